@@ -1,0 +1,94 @@
+"""polars_irmetrics: ranking metrics as polars expressions, exact to trec_eval.
+
+>>> import polars as pl
+>>> import polars_irmetrics as irm
+>>> judged = pl.DataFrame({
+...     "query_id": ["q1", "q1", "q1", "q2", "q2"],
+...     "doc_id": ["a", "b", "c", "a", "d"],
+...     "rank": [1, 2, 3, 1, 2],
+...     "relevance": [0, 2, 1, 1, 0],
+... })
+>>> judged.group_by("query_id").agg(irm.ndcg(k=10), irm.mrr()).sort("query_id")
+shape: (2, 3)
+┌──────────┬──────────┬─────┐
+│ query_id ┆ ndcg@10  ┆ mrr │
+│ ---      ┆ ---      ┆ --- │
+│ str      ┆ f64      ┆ f64 │
+╞══════════╪══════════╪═════╡
+│ q1       ┆ 0.669672 ┆ 0.5 │
+│ q2       ┆ 1.0      ┆ 1.0 │
+└──────────┴──────────┴─────┘
+"""
+
+from __future__ import annotations
+
+from . import namespace as _namespace  # registers df.irm and lf.irm
+from .errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    IrmError,
+    MetricParameterError,
+    QuerySetError,
+    TrecFormatError,
+    UnknownMetricError,
+)
+from .evaluate import evaluate
+from .expressions import (
+    bpref,
+    cg,
+    dcg,
+    f1,
+    hit_rate,
+    idcg,
+    map,
+    mrr,
+    ndcg,
+    num_rel,
+    num_rel_ret,
+    num_ret,
+    precision,
+    r_precision,
+    rank_by_score,
+    recall,
+)
+from .registry import DEFAULT_METRICS, MetricRequest, get_metric, list_metrics, parse_metric
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "ColumnNotFoundError",
+    "ColumnTypeError",
+    "DuplicateError",
+    "InvalidValueError",
+    "IrmError",
+    "MetricParameterError",
+    "MetricRequest",
+    "QuerySetError",
+    "TrecFormatError",
+    "UnknownMetricError",
+    "bpref",
+    "cg",
+    "dcg",
+    "evaluate",
+    "f1",
+    "get_metric",
+    "hit_rate",
+    "idcg",
+    "list_metrics",
+    "map",
+    "mrr",
+    "ndcg",
+    "num_rel",
+    "num_rel_ret",
+    "num_ret",
+    "parse_metric",
+    "precision",
+    "r_precision",
+    "rank_by_score",
+    "recall",
+]
+
+del _namespace

@@ -1,0 +1,56 @@
+"""The exceptions polars_irmetrics raises for bad input.
+
+Every error the library raises on purpose is an :class:`IrmError`, and also a
+built-in ``ValueError`` or ``TypeError``, so callers can catch either family.
+Messages name the column or value at fault and say how to fix it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ColumnNotFoundError",
+    "ColumnTypeError",
+    "DuplicateError",
+    "InvalidValueError",
+    "IrmError",
+    "MetricParameterError",
+    "QuerySetError",
+    "TrecFormatError",
+    "UnknownMetricError",
+]
+
+
+class IrmError(Exception):
+    """Base class of every error polars_irmetrics raises on purpose."""
+
+
+class ColumnNotFoundError(IrmError, ValueError):
+    """A column the evaluation needs is not in the frame."""
+
+
+class ColumnTypeError(IrmError, TypeError):
+    """A column has a dtype the evaluation cannot use (or two frames disagree)."""
+
+
+class InvalidValueError(IrmError, ValueError):
+    """A column holds a value the evaluation cannot use (null, NaN, rank < 1, ...)."""
+
+
+class DuplicateError(IrmError, ValueError):
+    """A document appears twice in one query of a run or of the judgments."""
+
+
+class UnknownMetricError(IrmError, ValueError):
+    """A metric name that the registry does not know."""
+
+
+class MetricParameterError(IrmError, ValueError):
+    """A metric parameter with a wrong value (k that is not a positive integer, ...)."""
+
+
+class QuerySetError(IrmError, ValueError):
+    """Run and judgments cover different queries and the policy says to raise."""
+
+
+class TrecFormatError(IrmError, ValueError):
+    """A malformed line in a TREC run or qrels file."""

@@ -1,0 +1,548 @@
+"""``evaluate()``: every requested metric for every query, in one lazy polars plan.
+
+The plan, for a run and judgments (qrels):
+
+1. **Rank** the run: the ``rank`` column as given, or ``score`` descending with ties
+   broken by ``doc_id`` descending compared as text (trec_eval's rule); an optional
+   ``depth`` keeps ranks 1..depth (trec_eval ``-M``).
+2. **Per-query run counts**, one group-by over the run: documents retrieved, plus
+   the data checks (null or duplicate ids, bad ranks, NaN scores) as counts.
+3. **Judged rows**: the judgments left-joined with the ranked run, so each judged
+   document carries its rank (null when not retrieved). Only judged rows take part
+   in the metrics; unjudged retrieved documents only count in ``num_ret``.
+4. **One group-by** over the judged rows and one marker row per run query computes
+   every metric of every cutoff at once (:mod:`polars_irmetrics.metrics`).
+5. The data checks raise, the query-set policies apply, and ``per_query=False``
+   averages per ``by`` group.
+
+Nothing is collected before the caller's ``collect()``; a DataFrame input is
+collected once at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeVar, overload
+
+import polars as pl
+
+from .errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError, MetricParameterError
+from .registry import MetricRequest, parse_metric
+from .spec import Scope
+from .validate import (
+    INTERNAL,
+    CheckSpec,
+    Policy,
+    check_numeric,
+    check_policy,
+    flag,
+    id_kind,
+    raise_on_bad_rows,
+    require_columns,
+)
+
+__all__ = ["Order", "evaluate"]
+
+Order = Literal["auto", "rank", "score"]
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+
+_RANK = f"{INTERNAL}rank"
+_REL = f"{INTERNAL}rel"
+_SRC = f"{INTERNAL}src"
+_NUM_RET = f"{INTERNAL}num_ret"
+_JUDGED = f"{INTERNAL}judged"
+_RETRIEVED = f"{INTERNAL}retrieved"
+
+#: How the plan's group-by sees the judged rows of one query.
+PLAN_SCOPE = Scope(
+    rank=pl.col(_RANK),
+    rel=pl.col(_REL),
+    num_ret=pl.col(_NUM_RET).max().fill_null(0),
+)
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """Everything resolved from the arguments and the schemas, before any data is read."""
+
+    keys: tuple[str, ...]
+    by: tuple[str, ...]
+    qrels_keys: tuple[str, ...]
+    run_only_by: tuple[str, ...]
+    order: Literal["rank", "score"]
+    doc_is_string: bool
+    cast_ids: dict[str, pl.DataType]
+    check: CheckSpec
+
+
+@overload
+def evaluate(
+    run: pl.DataFrame,
+    metrics: str | Iterable[str],
+    *,
+    qrels: pl.DataFrame | pl.LazyFrame | None = ...,
+    by: str | Sequence[str] | None = ...,
+    per_query: bool = ...,
+    order: Order = ...,
+    relevance_level: float = ...,
+    depth: int | None = ...,
+    unjudged: Policy = ...,
+    unretrieved: Policy = ...,
+    query_id: str = ...,
+    doc_id: str = ...,
+    rank: str = ...,
+    score: str = ...,
+    relevance: str = ...,
+) -> pl.DataFrame: ...
+
+
+@overload
+def evaluate(
+    run: pl.LazyFrame,
+    metrics: str | Iterable[str],
+    *,
+    qrels: pl.DataFrame | pl.LazyFrame | None = ...,
+    by: str | Sequence[str] | None = ...,
+    per_query: bool = ...,
+    order: Order = ...,
+    relevance_level: float = ...,
+    depth: int | None = ...,
+    unjudged: Policy = ...,
+    unretrieved: Policy = ...,
+    query_id: str = ...,
+    doc_id: str = ...,
+    rank: str = ...,
+    score: str = ...,
+    relevance: str = ...,
+) -> pl.LazyFrame: ...
+
+
+def evaluate(
+    run: pl.DataFrame | pl.LazyFrame,
+    metrics: str | Iterable[str],
+    *,
+    qrels: pl.DataFrame | pl.LazyFrame | None = None,
+    by: str | Sequence[str] | None = None,
+    per_query: bool = False,
+    order: Order = "auto",
+    relevance_level: float = 1,
+    depth: int | None = None,
+    unjudged: Policy = "drop",
+    unretrieved: Policy = "zero",
+    query_id: str = "query_id",
+    doc_id: str = "doc_id",
+    rank: str = "rank",
+    score: str = "score",
+    relevance: str = "relevance",
+) -> pl.DataFrame | pl.LazyFrame:
+    """Evaluate a run against judgments: per-query values or means, in one plan.
+
+    Parameters
+    ----------
+    run
+        One row per retrieved document: ``query_id``, ``doc_id`` and ``rank`` (1 = top)
+        and/or ``score``. With ``qrels=None`` it must be a *judged table* that also
+        carries ``relevance`` (its rows are then the judgments; documents not in the
+        table are unknown).
+    metrics
+        Metric names, e.g. ``["ndcg@10", "map", "P_10", "recall(denominator='capped')@100"]``
+        (canonical, ir_measures, trec_eval and ranx spellings; see
+        :func:`parse_metric`). Result columns are named by the strings as given.
+    qrels
+        Judgments: ``query_id``, ``doc_id``, ``relevance`` (integer or float). A
+        ``by`` key present in the judgments is matched too; otherwise the same
+        judgments serve every ``by`` group.
+    by
+        Extra keys (system, day, market): each combination is evaluated separately.
+    per_query
+        ``True``: one row per query (and ``by`` group) and one column per metric.
+        ``False`` (default): one row of means per ``by`` group, with ``num_q``, the
+        number of queries averaged.
+    order
+        ``"rank"``: the ``rank`` column gives positions (1 = top; gaps are allowed and
+        are positions holding no document). ``"score"``: ``score`` descending, ties
+        broken by ``doc_id`` descending compared as text, as trec_eval does.
+        ``"auto"`` (default): ``"rank"`` when the run has a ``rank`` column, else
+        ``"score"``. Input row order is never used.
+    relevance_level
+        A judged document is relevant when its relevance is ``>= relevance_level``
+        (trec_eval ``-l``; default 1). Graded metrics (nDCG, DCG) use the relevance
+        values themselves. Negative relevance means "in the pool but not judged"
+        (trec_eval's convention): neither relevant nor non-relevant, which matters
+        for bpref.
+    depth
+        Keep only ranks ``1..depth`` of each query (trec_eval ``-M``).
+    unjudged
+        Queries in the run but not in the judgments: ``"drop"`` (default, as
+        trec_eval), ``"zero"`` (every metric 0, counted in the mean) or ``"error"``.
+    unretrieved
+        Queries in the judgments but not in the run: ``"zero"`` (default, as
+        trec_eval ``-c`` and ir_measures: every metric 0, counted in the mean),
+        ``"drop"`` or ``"error"``.
+    query_id, doc_id, rank, score, relevance
+        Column names in ``run`` and ``qrels``.
+
+    Returns
+    -------
+    pl.DataFrame or pl.LazyFrame
+        The same kind as ``run``: a LazyFrame in gives a LazyFrame out with nothing
+        computed before ``collect()``.
+
+    Raises
+    ------
+    ColumnNotFoundError, ColumnTypeError
+        A missing column or one of the wrong dtype (found when the plan is built).
+    InvalidValueError, DuplicateError
+        Null ids or relevance, NaN or null scores, ranks below 1, duplicate ranks, a
+        document twice in one query (found when the plan runs).
+    QuerySetError
+        Queries on one side only, under an ``"error"`` policy.
+    UnknownMetricError, MetricParameterError
+        A metric name the registry does not know, or a bad cutoff.
+
+    Examples
+    --------
+    Two queries; ``q2`` has no relevant document, so its metrics are 0 and count in
+    the mean:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> run = pl.DataFrame({
+    ...     "query_id": ["q1", "q1", "q1", "q2", "q2"],
+    ...     "doc_id": ["a", "b", "c", "a", "d"],
+    ...     "score": [3.0, 2.0, 1.0, 2.0, 1.0],
+    ... })
+    >>> qrels = pl.DataFrame({
+    ...     "query_id": ["q1", "q1", "q2"],
+    ...     "doc_id": ["b", "x", "d"],
+    ...     "relevance": [1, 2, 0],
+    ... })
+    >>> irm.evaluate(run, ["P@2", "recall@3", "mrr"], qrels=qrels, per_query=True)
+    shape: (2, 4)
+    ┌──────────┬─────┬──────────┬─────┐
+    │ query_id ┆ P@2 ┆ recall@3 ┆ mrr │
+    │ ---      ┆ --- ┆ ---      ┆ --- │
+    │ str      ┆ f64 ┆ f64      ┆ f64 │
+    ╞══════════╪═════╪══════════╪═════╡
+    │ q1       ┆ 0.5 ┆ 0.5      ┆ 0.5 │
+    │ q2       ┆ 0.0 ┆ 0.0      ┆ 0.0 │
+    └──────────┴─────┴──────────┴─────┘
+    >>> irm.evaluate(run, ["P@2", "mrr"], qrels=qrels)
+    shape: (1, 3)
+    ┌───────┬──────┬──────┐
+    │ num_q ┆ P@2  ┆ mrr  │
+    │ ---   ┆ ---  ┆ ---  │
+    │ i64   ┆ f64  ┆ f64  │
+    ╞═══════╪══════╪══════╡
+    │ 2     ┆ 0.25 ┆ 0.25 │
+    └───────┴──────┴──────┘
+    """
+    _ensure_frame(run, "run")
+    if qrels is not None:
+        _ensure_frame(qrels, "qrels")
+    eager = isinstance(run, pl.DataFrame)
+    plan = build_plan(
+        run.lazy(),
+        metrics,
+        qrels=None if qrels is None else qrels.lazy(),
+        by=by,
+        per_query=per_query,
+        order=order,
+        relevance_level=relevance_level,
+        depth=depth,
+        unjudged=unjudged,
+        unretrieved=unretrieved,
+        query_id=query_id,
+        doc_id=doc_id,
+        rank=rank,
+        score=score,
+        relevance=relevance,
+    )
+    return plan.collect() if eager else plan
+
+
+def parse_metric_list(metrics: str | Iterable[str]) -> list[tuple[str, MetricRequest]]:
+    """``(label, request)`` per metric; a label is the string as the user gave it."""
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    if not names:
+        raise MetricParameterError("no metrics given: pass names such as ['ndcg@10', 'map']")
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        request = parse_metric(name)
+        if name in seen:
+            raise MetricParameterError(f"metric {name!r} is listed twice; list it once")
+        seen.add(name)
+        out.append((name, request))
+    return out
+
+
+def build_plan(
+    run: pl.LazyFrame,
+    metrics: str | Iterable[str],
+    *,
+    qrels: pl.LazyFrame | None,
+    by: str | Sequence[str] | None,
+    per_query: bool,
+    order: Order,
+    relevance_level: float,
+    depth: int | None,
+    unjudged: Policy,
+    unretrieved: Policy,
+    query_id: str,
+    doc_id: str,
+    rank: str,
+    score: str,
+    relevance: str,
+) -> pl.LazyFrame:
+    """The lazy plan behind :func:`evaluate` (see the module docstring)."""
+    requests = parse_metric_list(metrics)
+    setup = _setup(
+        run, qrels, by, order, relevance_level, depth, unjudged, unretrieved,
+        query_id, doc_id, rank, score, relevance,
+    )
+    keys = list(setup.keys)
+    run = run.with_columns(pl.col(c).cast(t) for c, t in setup.cast_ids.items())
+    if qrels is not None:
+        qrels = qrels.with_columns(
+            pl.col(c).cast(t) for c, t in setup.cast_ids.items() if c in (query_id, doc_id)
+        )
+
+    ranked = run.with_columns(_rank_expr(setup, keys, doc_id, rank, score).alias(_RANK))
+    within = pl.col(_RANK) <= depth if depth is not None else None
+
+    counts = ranked.group_by(keys).agg(
+        (within.sum() if within is not None else pl.len()).cast(pl.Int64).alias(_NUM_RET),
+        *_run_checks(setup, doc_id, rank, score),
+    )
+
+    if qrels is None:  # a judged table: its own rows are the judgments
+        rank_col = pl.col(_RANK) if within is None else pl.when(within).then(pl.col(_RANK))
+        judged = ranked.select(
+            *keys, doc_id, pl.col(relevance).alias(_REL), rank_col.alias(_RANK)
+        )
+    else:
+        judgments = qrels.select(*setup.qrels_keys, doc_id, pl.col(relevance).alias(_REL))
+        if setup.run_only_by:
+            groups = run.select(setup.run_only_by).unique()
+            judgments = groups.join(judgments, how="cross")
+        retrieved = ranked if within is None else ranked.filter(within)
+        judged = judgments.join(
+            retrieved.select(*keys, doc_id, _RANK),
+            on=[*keys, doc_id],
+            how="left",
+            nulls_equal=False,
+        )
+    rows = pl.concat(
+        [judged.with_columns(pl.lit(1, pl.Int8).alias(_SRC)), counts.with_columns(
+            pl.lit(0, pl.Int8).alias(_SRC))],
+        how="diagonal_relaxed",
+    )
+    is_judgment = pl.col(_SRC) == 1
+    per_query_frame = rows.group_by(keys).agg(
+        *(request.expr(PLAN_SCOPE, relevance_level).alias(label) for label, request in requests),
+        is_judgment.any().alias(_JUDGED),
+        (~is_judgment).any().alias(_RETRIEVED),
+        *(pl.col(flag(n)).max() for n in _run_flag_names(setup)),
+        pl.col(_REL).filter(is_judgment).null_count().alias(flag("q_null_rel")),
+        pl.col(doc_id).filter(is_judgment).null_count().alias(flag("q_null_doc")),
+        (is_judgment.sum() - pl.col(doc_id).filter(is_judgment).n_unique())
+        .alias(flag("q_dup_doc")),
+    )
+
+    labels = [label for label, _ in requests]
+    checked_schema = {
+        **{k: t for k, t in run.collect_schema().items() if k in keys},
+        **{label: _dtype(req) for label, req in requests},
+        _JUDGED: pl.Boolean(),
+        _RETRIEVED: pl.Boolean(),
+    }
+    spec = setup.check
+    checked = per_query_frame.map_batches(
+        lambda frame: raise_on_bad_rows(frame, spec),
+        schema=checked_schema,
+    )
+    keep = pl.lit(True)
+    if unjudged == "drop":
+        keep = keep & pl.col(_JUDGED)
+    if unretrieved == "drop":
+        keep = keep & pl.col(_RETRIEVED)
+    result = checked.filter(keep)
+    if per_query:
+        return result.select(*keys, *labels).sort(keys)
+    means = [pl.len().cast(pl.Int64).alias("num_q"), *(pl.col(label).mean() for label in labels)]
+    if setup.by:
+        return result.group_by(list(setup.by)).agg(means).sort(list(setup.by))
+    return result.select(means)
+
+
+def _dtype(request: MetricRequest) -> pl.DataType:
+    return pl.Int64() if request.metric.integer else pl.Float64()
+
+
+def _setup(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
+    by: str | Sequence[str] | None,
+    order: Order,
+    relevance_level: float,
+    depth: int | None,
+    unjudged: str,
+    unretrieved: str,
+    query_id: str,
+    doc_id: str,
+    rank: str,
+    score: str,
+    relevance: str,
+) -> _Setup:
+    by_keys = (by,) if isinstance(by, str) else tuple(by or ())
+    for key in by_keys:
+        if key in (query_id, doc_id):
+            raise InvalidValueError(
+                f"by={list(by_keys)!r} names {key!r}, which is already the query or "
+                "document id; list only extra keys such as 'system'"
+            )
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int | float):
+        raise InvalidValueError(
+            f"relevance_level must be a number, got {relevance_level!r}"
+        )
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
+                              or depth < 1):
+        raise InvalidValueError(f"depth must be a positive integer or None, got {depth!r}")
+    unjudged_policy = check_policy("unjudged", unjudged)
+    unretrieved_policy = check_policy("unretrieved", unretrieved)
+    if order not in ("auto", "rank", "score"):
+        raise InvalidValueError(
+            f"order={order!r} is not an order; choose 'auto', 'rank' or 'score'"
+        )
+
+    run_schema = run.collect_schema()
+    judged_table = qrels is None
+    frame = "judged table" if judged_table else "run"
+    require_columns(run_schema, [query_id, doc_id, *by_keys], frame,
+                    "pass the column names, e.g. query_id='qid', doc_id='docno'")
+    resolved: Literal["rank", "score"]
+    if order == "auto":
+        if rank in run_schema:
+            resolved = "rank"
+        elif score in run_schema:
+            resolved = "score"
+        else:
+            raise ColumnNotFoundError(
+                f"the {frame} has neither a {rank!r} nor a {score!r} column to order its "
+                f"documents (its columns: {', '.join(repr(c) for c in run_schema.names())}); "
+                "name yours with rank=... or score=..."
+            )
+    else:
+        resolved = order
+    order_col = rank if resolved == "rank" else score
+    require_columns(run_schema, [order_col], frame,
+                    f"pass rank=... or score=... to name it, or choose order= (now {order!r})")
+    check_numeric(run_schema, order_col, frame, integer=resolved == "rank")
+
+    cast_ids: dict[str, pl.DataType] = {}
+    query_kind = id_kind(run_schema, query_id, frame)
+    doc_kind = id_kind(run_schema, doc_id, frame)
+    for column, kind in ((query_id, query_kind), (doc_id, doc_kind)):
+        if kind == "string":
+            cast_ids[column] = pl.String()
+    if qrels is None:
+        require_columns(run_schema, [relevance], frame,
+                        "pass qrels=... with the judgments, or add the relevance column "
+                        "(name it with relevance=...)")
+        check_numeric(run_schema, relevance, frame, integer=False)
+        qrels_keys = (*by_keys, query_id)
+        run_only_by: tuple[str, ...] = ()
+    else:
+        qrels_schema = qrels.collect_schema()
+        require_columns(qrels_schema, [query_id, doc_id, relevance], "judgments",
+                        "pass the column names, e.g. relevance='label'")
+        check_numeric(qrels_schema, relevance, "judgments", integer=False)
+        for column, kind in ((query_id, query_kind), (doc_id, doc_kind)):
+            other = id_kind(qrels_schema, column, "judgments")
+            if other != kind:
+                raise ColumnTypeError(
+                    f"column {column!r} holds {kind}s in the run ({run_schema[column]}) but "
+                    f"{other}s in the judgments ({qrels_schema[column]}); cast one side, "
+                    f"e.g. pl.col({column!r}).cast(pl.String) on both"
+                )
+            if kind == "integer" and run_schema[column] != qrels_schema[column]:
+                cast_ids[column] = pl.Int64()
+        qrels_keys = (*(k for k in by_keys if k in qrels_schema), query_id)
+        run_only_by = tuple(k for k in by_keys if k not in qrels_schema)
+        for key in by_keys:
+            if key in qrels_schema and run_schema[key] != qrels_schema[key]:
+                raise ColumnTypeError(
+                    f"column {key!r} has dtype {run_schema[key]} in the run but "
+                    f"{qrels_schema[key]} in the judgments; cast one side to match"
+                )
+    check = CheckSpec(
+        keys=(*by_keys, query_id),
+        query_id=query_id,
+        doc_id=doc_id,
+        rank=rank if resolved == "rank" else None,
+        score=score if resolved == "score" else None,
+        relevance=relevance,
+        judged_table=judged_table,
+        unjudged=unjudged_policy,
+        unretrieved=unretrieved_policy,
+    )
+    return _Setup(
+        keys=(*by_keys, query_id),
+        by=by_keys,
+        qrels_keys=qrels_keys,
+        run_only_by=run_only_by,
+        order=resolved,
+        doc_is_string=doc_kind == "string",
+        cast_ids=cast_ids,
+        check=check,
+    )
+
+
+def _rank_expr(
+    setup: _Setup, keys: list[str], doc_id: str, rank: str, score: str
+) -> pl.Expr:
+    if setup.order == "rank":
+        return pl.col(rank).cast(pl.Int64)
+    tie = pl.col(doc_id) if setup.doc_is_string else pl.col(doc_id).cast(pl.String)
+    return pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(
+        keys, order_by=[pl.col(score), tie], descending=True
+    )
+
+
+def _run_flag_names(setup: _Setup) -> list[str]:
+    names = ["null_doc", "dup_doc"]
+    names += ["null_rank", "bad_rank", "dup_rank"] if setup.order == "rank" else [
+        "null_score", "nan_score"]
+    return names
+
+
+def _run_checks(setup: _Setup, doc_id: str, rank: str, score: str) -> list[pl.Expr]:
+    doc = pl.col(doc_id)
+    checks = [
+        doc.null_count().alias(flag("null_doc")),
+        (pl.len() - doc.n_unique()).alias(flag("dup_doc")),
+    ]
+    if setup.order == "rank":
+        r = pl.col(rank)
+        checks += [
+            r.null_count().alias(flag("null_rank")),
+            (r < 1).sum().alias(flag("bad_rank")),
+            (r.count() - r.drop_nulls().n_unique()).alias(flag("dup_rank")),
+        ]
+    else:
+        s = pl.col(score).cast(pl.Float64)
+        checks += [
+            s.null_count().alias(flag("null_score")),
+            s.is_nan().sum().alias(flag("nan_score")),
+        ]
+    return checks
+
+
+def _ensure_frame(frame: object, name: str) -> None:
+    if not isinstance(frame, pl.DataFrame | pl.LazyFrame):
+        raise ColumnTypeError(
+            f"{name} must be a polars DataFrame or LazyFrame, got {type(frame).__name__}; "
+            "convert it, e.g. pl.from_pandas(...) or pl.from_arrow(...)"
+        )

@@ -1,0 +1,333 @@
+"""Every metric, declared once: its formula, parameters, aliases and conventions.
+
+Each formula is one polars aggregation over the judged rows of one query (see
+:class:`polars_irmetrics.spec.Scope`): ``rank`` is the document's position (null when
+it was not retrieved), ``rel`` its judged relevance, ``num_ret`` the number of
+documents retrieved for the query. Conventions follow trec_eval 9/10:
+
+* a judged document is *relevant* when ``rel >= level`` (default level 1) and
+  ``rel >= 0``; a negative relevance means "in the pool but not judged";
+* ``R`` is the number of relevant documents in the judgments (retrieved or not);
+* gains for nDCG are the relevance values themselves (``gain='linear'``), only
+  positive values count, and the ideal ranking is built from all judged documents;
+* a ratio whose denominator is zero (no relevant document, empty ideal) is 0.
+
+Symbols in the formulas below: ``rel_ret@k`` = relevant documents at ranks 1..k,
+``R`` = relevant documents in the judgments, ``N`` = judged non-relevant documents.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from .spec import Alias, Metric, Param, Params, Scope
+
+__all__ = ["METRICS"]
+
+_GAIN = Param(
+    "gain",
+    "linear",
+    ("linear", "exponential"),
+    "gain of a document with relevance g: g (linear, trec_eval) or 2**g - 1 (exponential)",
+)
+_IDEAL = Param(
+    "ideal",
+    "judgments",
+    ("judgments", "retrieved"),
+    "ideal ranking from all judged documents (trec_eval) or from the retrieved ones only",
+)
+
+
+# --------------------------------------------------------------------------- helpers
+def _relevant(s: Scope, p: Params) -> pl.Expr:
+    return (s.rel >= p.level) & (s.rel >= 0)
+
+
+def _ranked(s: Scope, k: int | None) -> pl.Expr:
+    """Retrieved at rank 1..k (any rank when ``k`` is None)."""
+    return s.rank.is_not_null() if k is None else (s.rank <= k)
+
+
+def _num_rel(s: Scope, p: Params) -> pl.Expr:
+    return _relevant(s, p).sum().cast(pl.Float64)
+
+
+def _rel_ret(s: Scope, p: Params, k: int | None) -> pl.Expr:
+    return (_relevant(s, p) & _ranked(s, k)).sum().cast(pl.Float64)
+
+
+def _ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+    """``num / den``, and 0 where ``den`` is 0."""
+    return pl.when(den > 0).then(num / den).otherwise(0.0)
+
+
+def _gain(s: Scope, p: Params) -> pl.Expr:
+    rel = s.rel.cast(pl.Float64)
+    gain = rel if p.choice("gain") == "linear" else (pl.lit(2.0).pow(rel) - 1.0)
+    return pl.when(rel > 0).then(gain).otherwise(0.0)
+
+
+def _dcg(s: Scope, p: Params) -> pl.Expr:
+    discount = (s.rank.cast(pl.Float64) + 1.0).log(2)
+    return (_gain(s, p) / discount).filter(_ranked(s, p.k) & (s.rel > 0)).sum()
+
+
+def _idcg(s: Scope, p: Params) -> pl.Expr:
+    keep = s.rel > 0
+    if p.choice("ideal") == "retrieved":
+        keep = keep & s.rank.is_not_null()
+    gains = _gain(s, p).filter(keep).sort(descending=True)
+    if p.k is not None:
+        gains = gains.head(p.k)
+    positions = pl.int_range(2, gains.len() + 2, dtype=pl.Int64).cast(pl.Float64)
+    return (gains / positions.log(2)).sum()
+
+
+def _precision_at(s: Scope, p: Params) -> pl.Expr:
+    if p.k is None:
+        return _ratio(_rel_ret(s, p, None), s.num_ret.cast(pl.Float64))
+    return _rel_ret(s, p, p.k) / float(p.k)
+
+
+def _recall_at(s: Scope, p: Params) -> pl.Expr:
+    den = _num_rel(s, p)
+    if p.options.get("denominator") == "capped" and p.k is not None:
+        den = pl.min_horizontal(den, pl.lit(float(p.k)))
+    return _ratio(_rel_ret(s, p, p.k), den)
+
+
+# --------------------------------------------------------------------------- formulas
+def _precision(s: Scope, p: Params) -> pl.Expr:
+    return _precision_at(s, p)
+
+
+def _recall(s: Scope, p: Params) -> pl.Expr:
+    return _recall_at(s, p)
+
+
+def _f1(s: Scope, p: Params) -> pl.Expr:
+    prec, rec = _precision_at(s, p), _recall_at(s, p)
+    return _ratio(2.0 * prec * rec, prec + rec)
+
+
+def _r_precision(s: Scope, p: Params) -> pl.Expr:
+    r = _num_rel(s, p)
+    return _ratio((_relevant(s, p) & (s.rank <= r)).sum().cast(pl.Float64), r)
+
+
+def _hit_rate(s: Scope, p: Params) -> pl.Expr:
+    return (_rel_ret(s, p, p.k) > 0).cast(pl.Float64)
+
+
+def _mrr(s: Scope, p: Params) -> pl.Expr:
+    first = s.rank.filter(_relevant(s, p) & _ranked(s, p.k)).min()
+    return (1.0 / first.cast(pl.Float64)).fill_null(0.0)
+
+
+def _map(s: Scope, p: Params) -> pl.Expr:
+    ranks = s.rank.filter(_relevant(s, p) & _ranked(s, p.k)).cast(pl.Float64)
+    precision_sum = (ranks.rank("ordinal").cast(pl.Float64) / ranks).sum()
+    denominator = p.choice("denominator")
+    if denominator == "retrieved":
+        den = ranks.len().cast(pl.Float64)
+    elif denominator == "capped" and p.k is not None:
+        den = pl.min_horizontal(_num_rel(s, p), pl.lit(float(p.k)))
+    else:
+        den = _num_rel(s, p)
+    return _ratio(precision_sum, den)
+
+
+def _ndcg(s: Scope, p: Params) -> pl.Expr:
+    return _ratio(_dcg(s, p), _idcg(s, p))
+
+
+def _dcg_metric(s: Scope, p: Params) -> pl.Expr:
+    return _dcg(s, p)
+
+
+def _idcg_metric(s: Scope, p: Params) -> pl.Expr:
+    return _idcg(s, p)
+
+
+def _cg(s: Scope, p: Params) -> pl.Expr:
+    return _gain(s, p).filter(_ranked(s, p.k) & (s.rel > 0)).sum()
+
+
+def _bpref(s: Scope, p: Params) -> pl.Expr:
+    judged = s.rel >= 0
+    nonrel = judged & (s.rel < p.level)
+    r = _num_rel(s, p)
+    n = nonrel.sum().cast(pl.Float64)
+    retrieved = judged & s.rank.is_not_null()
+    order = s.rank.filter(retrieved)
+    nonrel_above = nonrel.filter(retrieved).sort_by(order).cum_sum().cast(pl.Float64)
+    is_rel = _relevant(s, p).filter(retrieved).sort_by(order)
+    cap = pl.max_horizontal(pl.min_horizontal(n, r), pl.lit(1.0))
+    terms = 1.0 - pl.min_horizontal(nonrel_above, r) / cap
+    return _ratio(terms.filter(is_rel).sum(), r)
+
+
+def _num_ret(s: Scope, p: Params) -> pl.Expr:
+    return s.num_ret.cast(pl.Int64)
+
+
+def _num_rel_count(s: Scope, p: Params) -> pl.Expr:
+    return _relevant(s, p).sum().cast(pl.Int64)
+
+
+def _num_rel_ret(s: Scope, p: Params) -> pl.Expr:
+    return (_relevant(s, p) & _ranked(s, p.k)).sum().cast(pl.Int64)
+
+
+# --------------------------------------------------------------------------- registry
+METRICS: tuple[Metric, ...] = (
+    Metric(
+        "precision",
+        "share of the top k that is relevant",
+        _precision,
+        aliases=(Alias("p"), Alias("prec"), Alias("set_p", cutoff="none")),
+        formula="rel_ret@k / k (trec_eval P_k: always divided by k, even when fewer than k "
+        "documents were retrieved); without k, rel_ret / num_ret (trec_eval set_P).",
+    ),
+    Metric(
+        "recall",
+        "share of the relevant documents found in the top k",
+        _recall,
+        params=(
+            Param(
+                "denominator",
+                "relevant",
+                ("relevant", "capped"),
+                "divide by R (trec_eval) or by min(k, R) (BEIR's R_cap)",
+            ),
+        ),
+        aliases=(Alias("r"), Alias("set_recall", cutoff="none")),
+        formula="rel_ret@k / R (trec_eval recall_k); denominator='capped': "
+        "rel_ret@k / min(k, R). 0 when R = 0.",
+    ),
+    Metric(
+        "f1",
+        "harmonic mean of precision@k and recall@k",
+        _f1,
+        aliases=(Alias("f"), Alias("set_f", cutoff="none")),
+        formula="2 P R / (P + R) with P = precision@k, R = recall@k; 0 when both are 0. "
+        "Without k: trec_eval set_F (beta = 1).",
+    ),
+    Metric(
+        "r_precision",
+        "precision at rank R, the number of relevant documents",
+        _r_precision,
+        cutoff="none",
+        aliases=(Alias("rprec"), Alias("r-precision"), Alias("r-prec"), Alias("rp")),
+        formula="rel_ret@R / R (trec_eval Rprec); 0 when R = 0.",
+    ),
+    Metric(
+        "hit_rate",
+        "1 when a relevant document is in the top k, else 0",
+        _hit_rate,
+        aliases=(Alias("success"),),
+        formula="1 if rel_ret@k > 0 else 0 (trec_eval success_k, ir_measures Success@k).",
+    ),
+    Metric(
+        "mrr",
+        "reciprocal rank of the first relevant document",
+        _mrr,
+        aliases=(Alias("rr"), Alias("recip_rank", cutoff="none")),
+        formula="1 / (rank of the first relevant document within the top k); 0 when there "
+        "is none (trec_eval recip_rank, ir_measures RR@k).",
+    ),
+    Metric(
+        "map",
+        "average precision over the relevant documents",
+        _map,
+        params=(
+            Param(
+                "denominator",
+                "relevant",
+                ("relevant", "capped", "retrieved"),
+                "divide by R (trec_eval), min(k, R) (Spark, Microsoft Recommenders) or the "
+                "relevant documents found in the top k (torchmetrics)",
+            ),
+        ),
+        aliases=(Alias("ap"), Alias("map_cut", cutoff="required")),
+        formula="sum over relevant documents at rank r <= k of precision@r, divided by R "
+        "(trec_eval map / map_cut_k); 0 when the denominator is 0.",
+    ),
+    Metric(
+        "ndcg",
+        "normalised discounted cumulative gain",
+        _ndcg,
+        params=(_GAIN, _IDEAL),
+        aliases=(
+            Alias("ndcg_cut", cutoff="required"),
+            Alias("ndcg_burges", {"gain": "exponential"}),
+            Alias("ndcg_jarvelin"),
+        ),
+        binary=False,
+        formula="DCG@k / IDCG@k with DCG@k = sum over ranks r <= k of gain(rel_r) / "
+        "log2(r + 1); IDCG@k is the DCG@k of the judged documents sorted by gain "
+        "(trec_eval ndcg / ndcg_cut_k, Järvelin & Kekäläinen 2002; gain='exponential' is "
+        "Burges et al. 2005). 0 when IDCG is 0.",
+    ),
+    Metric(
+        "dcg",
+        "discounted cumulative gain",
+        _dcg_metric,
+        params=(_GAIN,),
+        binary=False,
+        formula="sum over ranks r <= k of gain(rel_r) / log2(r + 1).",
+    ),
+    Metric(
+        "idcg",
+        "ideal discounted cumulative gain",
+        _idcg_metric,
+        params=(_GAIN, _IDEAL),
+        aliases=(Alias("ideal_dcg"),),
+        binary=False,
+        formula="DCG@k of the ideal ranking: judged documents sorted by gain, descending.",
+    ),
+    Metric(
+        "cg",
+        "cumulative gain",
+        _cg,
+        params=(_GAIN,),
+        binary=False,
+        formula="sum of gain(rel) over ranks 1..k.",
+    ),
+    Metric(
+        "bpref",
+        "binary preference: relevant documents ranked above judged non-relevant ones",
+        _bpref,
+        cutoff="none",
+        formula="(1/R) * sum over retrieved relevant d of (1 - min(n_d, R) / min(N, R)), "
+        "n_d = judged non-relevant documents ranked above d; unjudged documents are "
+        "ignored (Buckley & Voorhees 2004, trec_eval bpref).",
+    ),
+    Metric(
+        "num_ret",
+        "number of documents retrieved",
+        _num_ret,
+        cutoff="none",
+        aliases=(Alias("numret"),),
+        binary=False,
+        integer=True,
+        formula="count of retrieved documents (after depth truncation).",
+    ),
+    Metric(
+        "num_rel",
+        "number of relevant documents in the judgments",
+        _num_rel_count,
+        cutoff="none",
+        aliases=(Alias("numrel"),),
+        integer=True,
+        formula="R: judged documents with relevance >= level, retrieved or not.",
+    ),
+    Metric(
+        "num_rel_ret",
+        "number of relevant documents retrieved (in the top k)",
+        _num_rel_ret,
+        aliases=(Alias("numrelret"), Alias("hits"), Alias("relret")),
+        integer=True,
+        formula="rel_ret@k (trec_eval num_rel_ret; ranx hits@k).",
+    ),
+)

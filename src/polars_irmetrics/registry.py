@@ -1,0 +1,348 @@
+"""The metric registry: look a metric up by any of its names, parse metric strings.
+
+One parser reads every accepted spelling:
+
+* canonical names: ``ndcg@10``, ``map``, ``recall(denominator='capped')@10``;
+* ir_measures names: ``nDCG@10``, ``nDCG(dcg='exp-log2')@10``, ``AP(rel=2)``,
+  ``P@10``, ``R@100``, ``RR@10``, ``Success@10``;
+* trec_eval names: ``ndcg_cut_10``, ``P_10``, ``recall_100``, ``map_cut_10``,
+  ``success_10``, ``recip_rank``, ``Rprec``;
+* ranx names: ``ndcg_burges@10``, ``r-precision``, ``hit_rate@10``, ``hits@10``.
+
+Names are case-insensitive. :attr:`MetricRequest.name` is the canonical spelling, and
+it parses back to an equal request.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import polars as pl
+
+from .errors import MetricParameterError, UnknownMetricError
+from .metrics import METRICS
+from .spec import Alias, Metric, Params, ParamValue, Scope
+
+__all__ = ["DEFAULT_METRICS", "MetricRequest", "get_metric", "list_metrics", "parse_metric"]
+
+_BY_NAME: dict[str, tuple[Metric, Alias | None]] = {}
+for _m in METRICS:
+    _BY_NAME[_m.name] = (_m, None)
+    for _a in _m.aliases:
+        if _a.name in _BY_NAME:  # pragma: no cover - a declaration error
+            raise RuntimeError(f"metric alias {_a.name!r} declared twice")
+        _BY_NAME[_a.name] = (_m, _a)
+
+#: Parameter spellings from other tools: name -> (our name, value translation).
+_PARAM_ALIASES: dict[str, tuple[str, Mapping[str, str]]] = {
+    "dcg": ("gain", {"log2": "linear", "exp-log2": "exponential"}),
+}
+
+#: Every core metric at its usual cutoffs; ``evaluate(run, DEFAULT_METRICS, ...)``.
+DEFAULT_METRICS: tuple[str, ...] = (
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "map@10",
+    "map@100",
+    "r_precision",
+    "mrr",
+    "mrr@10",
+    "bpref",
+    "ndcg",
+    "ndcg@5",
+    "ndcg@10",
+    "ndcg@20",
+    "ndcg@100",
+    "precision@5",
+    "precision@10",
+    "precision@20",
+    "precision@100",
+    "recall@5",
+    "recall@10",
+    "recall@20",
+    "recall@100",
+    "f1@10",
+    "hit_rate@1",
+    "hit_rate@5",
+    "hit_rate@10",
+)
+
+_NAME_RE = re.compile(
+    r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-]*)\s*"
+    r"(?:\((?P<params>[^()]*)\))?\s*"
+    r"(?:@\s*(?P<k>\S+?))?\s*$"
+)
+_TREC_CUTOFF_RE = re.compile(r"^(?P<name>.+?)_(?P<k>\d+)$")
+_PARAM_RE = re.compile(r"^\s*(?P<key>[A-Za-z_]\w*)\s*=\s*(?P<value>.+?)\s*$")
+
+
+@dataclass(frozen=True)
+class MetricRequest:
+    """A metric with every parameter resolved: what one result column computes.
+
+    Attributes
+    ----------
+    metric
+        The registry entry.
+    k
+        Cutoff, or ``None`` for the whole ranking.
+    level
+        Relevance level set by the request (``AP(rel=2)``), or ``None`` to use the
+        evaluation's ``relevance_level``.
+    options
+        The metric's own parameters as ``(name, value)`` pairs, defaults included.
+    """
+
+    metric: Metric
+    k: int | None
+    level: float | None
+    options: tuple[tuple[str, ParamValue], ...]
+
+    @property
+    def name(self) -> str:
+        """Canonical name, e.g. ``"recall(denominator='capped')@10"``."""
+        parts = [
+            f"{key}={value!r}"
+            for key, value in self.options
+            if value != _default(self.metric, key)
+        ]
+        if self.level is not None:
+            parts.append(f"rel={_number(self.level)}")
+        text = self.metric.name
+        if parts:
+            text += "(" + ", ".join(parts) + ")"
+        if self.k is not None:
+            text += f"@{self.k}"
+        return text
+
+    def params(self, default_level: float) -> Params:
+        """The :class:`Params` a formula sees, with ``default_level`` filled in."""
+        level = default_level if self.level is None else self.level
+        return Params(k=self.k, level=level, options=dict(self.options))
+
+    def expr(self, scope: Scope, default_level: float) -> pl.Expr:
+        """The per-query aggregation expression over ``scope``."""
+        return self.metric.compute(scope, self.params(default_level))
+
+
+def _default(metric: Metric, key: str) -> ParamValue:
+    param = metric.param(key)
+    return None if param is None else param.default
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def list_metrics() -> list[Metric]:
+    """Every metric in the registry, in declaration order.
+
+    Examples
+    --------
+    >>> import polars_irmetrics as irm
+    >>> [m.name for m in irm.list_metrics()][:4]
+    ['precision', 'recall', 'f1', 'r_precision']
+    """
+    return list(METRICS)
+
+
+def get_metric(name: str) -> Metric:
+    """The registry entry for ``name`` (any alias, any case), without parameters.
+
+    Raises
+    ------
+    UnknownMetricError
+        When no metric has that name; the message lists close matches.
+    """
+    found = _BY_NAME.get(name.strip().lower())
+    if found is None:
+        raise _unknown(name)
+    return found[0]
+
+
+def _unknown(name: str) -> UnknownMetricError:
+    close = difflib.get_close_matches(name.strip().lower(), list(_BY_NAME), n=4, cutoff=0.5)
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    return UnknownMetricError(
+        f"unknown metric {name!r}.{hint} "
+        "See irm.list_metrics() for every metric and its aliases."
+    )
+
+
+def parse_metric(text: str) -> MetricRequest:
+    """Parse a metric string into a :class:`MetricRequest`.
+
+    Parameters
+    ----------
+    text
+        A metric name in canonical, ir_measures, trec_eval or ranx spelling.
+
+    Raises
+    ------
+    UnknownMetricError
+        For a name no metric has (with close matches in the message).
+    MetricParameterError
+        For a bad cutoff or parameter.
+
+    Examples
+    --------
+    >>> from polars_irmetrics import parse_metric
+    >>> parse_metric("nDCG@10").name
+    'ndcg@10'
+    >>> parse_metric("ndcg_cut_10").name
+    'ndcg@10'
+    >>> parse_metric("nDCG(dcg='exp-log2')@10").name
+    "ndcg(gain='exponential')@10"
+    >>> parse_metric("AP(rel=2)").name
+    'map(rel=2)'
+    >>> parse_metric("P_10").name
+    'precision@10'
+    """
+    if not isinstance(text, str):
+        raise MetricParameterError(
+            f"a metric must be given as a string such as 'ndcg@10', got {text!r}"
+        )
+    match = _NAME_RE.match(text)
+    if match is None:
+        raise UnknownMetricError(
+            f"cannot read metric {text!r}: expected NAME, NAME@K or NAME(param=value)@K, "
+            "e.g. 'ndcg@10' or \"recall(denominator='capped')@100\""
+        )
+    name = match["name"].lower()
+    k_text = match["k"]
+    if name not in _BY_NAME and k_text is None:
+        trec = _TREC_CUTOFF_RE.match(name)
+        if trec is not None and trec["name"] in _BY_NAME:
+            name, k_text = trec["name"], trec["k"]
+    found = _BY_NAME.get(name)
+    if found is None:
+        raise _unknown(match["name"])
+    metric, alias = found
+    k = None if k_text is None else _parse_k(k_text, text)
+    options = dict(alias.fixed) if alias is not None else {}
+    level: float | None = None
+    for key, value in _parse_params(match["params"], text).items():
+        if key == "rel":
+            level = _check_level(metric, value, text)
+        else:
+            options[key] = value
+    return _build(metric, alias, k, level, options, text)
+
+
+def request(
+    metric: str,
+    k: int | None = None,
+    level: float | None = None,
+    options: Mapping[str, ParamValue] | None = None,
+) -> MetricRequest:
+    """Build a request from keyword arguments (the path the expression functions take)."""
+    entry = get_metric(metric)
+    shown = f"irm.{entry.name}(...)"
+    if k is not None:
+        k = _check_k(k, shown)
+    if level is not None:
+        level = _check_level(entry, level, shown)
+    return _build(entry, None, k, level, dict(options or {}), shown)
+
+
+def _build(
+    metric: Metric,
+    alias: Alias | None,
+    k: int | None,
+    level: float | None,
+    options: dict[str, ParamValue],
+    shown: str,
+) -> MetricRequest:
+    cutoff = alias.cutoff if alias is not None and alias.cutoff is not None else metric.cutoff
+    called = alias.name if alias is not None else metric.name
+    if cutoff == "required" and k is None:
+        raise MetricParameterError(
+            f"metric {shown!r}: {called} needs a cutoff, e.g. '{called}@10'"
+        )
+    if cutoff == "none" and k is not None:
+        raise MetricParameterError(
+            f"metric {shown!r}: {called} takes no cutoff; use {metric.name!r} without '@{k}'"
+        )
+    resolved: list[tuple[str, ParamValue]] = []
+    for param in metric.params:
+        value = options.pop(param.name, param.default)
+        if param.choices is not None and value not in param.choices:
+            raise MetricParameterError(
+                f"metric {shown!r}: {param.name}={value!r} is not allowed; "
+                f"choose one of {', '.join(repr(c) for c in param.choices)}"
+            )
+        resolved.append((param.name, value))
+    if options:
+        known = [p.name for p in metric.params] + (["rel"] if metric.binary else [])
+        raise MetricParameterError(
+            f"metric {shown!r}: unknown parameter {next(iter(options))!r}; "
+            f"{metric.name} takes {', '.join(known) if known else 'no parameters'}"
+        )
+    return MetricRequest(metric, k, level, tuple(resolved))
+
+
+def _parse_k(k_text: str, shown: str) -> int:
+    if not re.fullmatch(r"\d+", k_text) or int(k_text) < 1:
+        raise MetricParameterError(
+            f"metric {shown!r}: the cutoff must be a positive integer, got {k_text!r}"
+        )
+    return int(k_text)
+
+
+def _check_k(k: object, shown: str) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise MetricParameterError(
+            f"metric {shown!r}: k must be a positive integer or None, got {k!r}"
+        )
+    return k
+
+
+def _check_level(metric: Metric, value: object, shown: str) -> float:
+    if not metric.binary:
+        raise MetricParameterError(
+            f"metric {shown!r}: {metric.name} uses graded relevance and takes no "
+            "relevance level 'rel'"
+        )
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MetricParameterError(
+            f"metric {shown!r}: rel must be a number (the relevance level), got {value!r}"
+        )
+    return float(value)
+
+
+def _parse_params(text: str | None, shown: str) -> dict[str, ParamValue]:
+    out: dict[str, ParamValue] = {}
+    if text is None or not text.strip():
+        return out
+    for item in text.split(","):
+        match = _PARAM_RE.match(item)
+        if match is None:
+            raise MetricParameterError(
+                f"metric {shown!r}: cannot read parameter {item.strip()!r}; "
+                "write key=value, e.g. gain='exponential'"
+            )
+        key, value = match["key"].lower(), _parse_value(match["value"])
+        if key in _PARAM_ALIASES:
+            key, translate = _PARAM_ALIASES[key]
+            if isinstance(value, str):
+                value = translate.get(value, value)
+        out[key] = value
+    return out
+
+
+def _parse_value(text: str) -> ParamValue:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text

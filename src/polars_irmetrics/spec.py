@@ -1,0 +1,155 @@
+"""The types a metric is declared with: parameters, the metric itself, and its scope.
+
+A metric is declared once (in :mod:`polars_irmetrics.metrics`) as a :class:`Metric`:
+its name, its parameters with defaults, its aliases, whether higher is better, and a
+``compute`` function. ``compute`` returns one polars aggregation expression over the
+*judged rows of one query* (see :class:`Scope`); the same expression serves the public
+expression API (``df.group_by("query_id").agg(irm.ndcg(k=10))``) and the evaluator's
+single query plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+import polars as pl
+
+__all__ = ["Alias", "Metric", "Param", "Params", "Scope"]
+
+ParamValue = int | float | str | None
+CutoffRule = Literal["optional", "required", "none"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One named parameter of a metric.
+
+    Attributes
+    ----------
+    name
+        Keyword used in metric names (``recall(denominator='capped')@10``) and in the
+        expression functions.
+    default
+        Value used when the parameter is not given. Defaults are never printed in
+        canonical names.
+    choices
+        Allowed values for a string parameter, or ``None`` for a number.
+    doc
+        One line for the docs and error messages.
+    """
+
+    name: str
+    default: ParamValue
+    choices: tuple[str, ...] | None = None
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Alias:
+    """Another name for a metric, with parameter values it implies.
+
+    ``Alias("ndcg_burges", {"gain": "exponential"})`` makes ``ndcg_burges@10`` mean
+    ``ndcg(gain='exponential')@10``. ``cutoff`` says whether the alias needs ``@k``
+    (trec_eval's ``P_10`` family) or refuses it (``recip_rank``).
+    """
+
+    name: str
+    fixed: Mapping[str, ParamValue] = field(default_factory=dict)
+    cutoff: CutoffRule | None = None
+
+
+@dataclass(frozen=True)
+class Params:
+    """The resolved parameters of one metric request.
+
+    ``k`` is the cutoff (``None``: the whole ranking), ``level`` the relevance level
+    (a judged document with relevance >= level is relevant), and ``options`` the
+    metric's own parameters, every one filled in (defaults included).
+    """
+
+    k: int | None
+    level: float
+    options: Mapping[str, ParamValue]
+
+    def choice(self, name: str) -> str:
+        """The string parameter ``name`` (a typed accessor for metric formulas)."""
+        value = self.options[name]
+        if not isinstance(value, str):  # pragma: no cover - guarded by the parser
+            raise TypeError(f"parameter {name!r} is not a string: {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a metric formula can see: the judged rows of one query.
+
+    Every row is one judged document of the query (a row of the judgments, or of a
+    judged table). Expressions are evaluated in a group-by aggregation context, one
+    group per query.
+
+    Attributes
+    ----------
+    rank
+        Position of the document in the ranking, 1 = top; null when the document was
+        not retrieved.
+    rel
+        The judged relevance. A negative value means "in the pool but not judged"
+        (trec_eval's convention): such a document is neither relevant nor
+        non-relevant.
+    num_ret
+        Number of documents retrieved for the query (a scalar per group).
+    """
+
+    rank: pl.Expr
+    rel: pl.Expr
+    num_ret: pl.Expr
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric, declared once.
+
+    Attributes
+    ----------
+    name
+        Canonical lowercase name (``"ndcg"``).
+    summary
+        One line saying what it measures.
+    compute
+        ``compute(scope, params) -> pl.Expr``: the per-query aggregation.
+    cutoff
+        Whether ``@k`` is ``"optional"``, ``"required"`` or not allowed (``"none"``).
+    params
+        The metric's own parameters (the cutoff and relevance level are common to all).
+    aliases
+        Other names (ir_measures, trec_eval, ranx) and the parameters they imply.
+    higher_is_better
+        ``False`` only for counts that are not quality measures.
+    binary
+        Whether the metric uses the relevance level (binary relevance). Graded
+        metrics (nDCG, DCG) ignore it, as trec_eval does.
+    integer
+        Whether the per-query value is a count (printed without decimals).
+    formula
+        The formula and its source, for the docs.
+    """
+
+    name: str
+    summary: str
+    compute: Callable[[Scope, Params], pl.Expr]
+    cutoff: CutoffRule = "optional"
+    params: tuple[Param, ...] = ()
+    aliases: tuple[Alias, ...] = ()
+    higher_is_better: bool = True
+    binary: bool = True
+    integer: bool = False
+    formula: str = ""
+
+    def param(self, name: str) -> Param | None:
+        """The parameter called ``name``, or ``None``."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        return None

@@ -1,0 +1,248 @@
+"""Input checks: column presence and dtypes up front, data checks inside the plan.
+
+Schema checks run when the plan is built (they only read the schema). Data checks
+(nulls, duplicates, bad ranks, NaN scores) are computed *inside* the evaluation plan
+as per-query counts, so they cost no extra pass over the data; :func:`raise_on_bad_rows`
+reads those counts from the small per-query result and raises the first problem with
+a message that names the column, the query and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+from .errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    QuerySetError,
+)
+
+__all__ = ["CheckSpec", "IdKind", "id_kind", "raise_on_bad_rows", "require_columns"]
+
+IdKind = Literal["string", "integer"]
+Policy = Literal["zero", "drop", "error"]
+POLICIES: tuple[str, ...] = ("zero", "drop", "error")
+
+#: Prefix of every internal column the plan adds; none reaches the user.
+INTERNAL = "__irm_"
+
+
+def require_columns(schema: pl.Schema, columns: Sequence[str], frame: str, hint: str) -> None:
+    """Raise :class:`ColumnNotFoundError` for the first of ``columns`` not in ``schema``."""
+    for name in columns:
+        if name not in schema:
+            have = ", ".join(repr(c) for c in schema.names()) or "none"
+            raise ColumnNotFoundError(
+                f"column {name!r} not found in the {frame} (its columns: {have}); {hint}"
+            )
+
+
+def id_kind(schema: pl.Schema, column: str, frame: str) -> IdKind:
+    """Whether an id column holds strings or integers; any other dtype is an error."""
+    dtype = schema[column]
+    if dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum):
+        return "string"
+    if dtype.is_integer():
+        return "integer"
+    raise ColumnTypeError(
+        f"column {column!r} in the {frame} has dtype {dtype}; ids must be strings or "
+        f"integers: cast it, e.g. pl.col({column!r}).cast(pl.String)"
+    )
+
+
+def check_numeric(schema: pl.Schema, column: str, frame: str, *, integer: bool) -> None:
+    """Raise :class:`ColumnTypeError` unless ``column`` is numeric (an integer if asked)."""
+    dtype = schema[column]
+    ok = dtype.is_integer() if integer else (dtype.is_numeric() or dtype == pl.Boolean)
+    if not ok:
+        want = "an integer" if integer else "numeric"
+        cast = "pl.Int64" if integer else "pl.Float64"
+        raise ColumnTypeError(
+            f"column {column!r} in the {frame} has dtype {dtype}; it must be {want}: "
+            f"cast it, e.g. pl.col({column!r}).cast({cast})"
+        )
+
+
+def check_policy(name: str, value: str) -> Policy:
+    """Validate a query-set policy argument."""
+    if value not in POLICIES:
+        raise InvalidValueError(
+            f"{name}={value!r} is not a policy; choose one of 'zero', 'drop', 'error'"
+        )
+    return value  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """What :func:`raise_on_bad_rows` checks and how it words the messages."""
+
+    keys: tuple[str, ...]
+    query_id: str
+    doc_id: str
+    rank: str | None
+    score: str | None
+    relevance: str
+    judged_table: bool
+    unjudged: Policy
+    unretrieved: Policy
+
+
+# (flag column, error class, message template). Templates see {col}, {query}, {n}.
+RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
+    (
+        "null_doc",
+        InvalidValueError,
+        "doc_id",
+        "column {col!r} of the {frame} has {n} null value(s) in query {query}; "
+        "every row needs a document id: drop them, e.g. .drop_nulls({col!r})",
+    ),
+    (
+        "dup_doc",
+        DuplicateError,
+        "doc_id",
+        "column {col!r} of the {frame}: query {query} lists {n} document(s) more than once; "
+        "each (query, document) pair may appear once (trec_eval refuses such runs too): "
+        "keep one row per document, e.g. .unique([query_id, {col!r}])",
+    ),
+    (
+        "null_rank",
+        InvalidValueError,
+        "rank",
+        "column {col!r} of the {frame} has {n} null value(s) in query {query}; "
+        "every retrieved document needs a rank: fill or drop them, or rank by score "
+        "with order='score'",
+    ),
+    (
+        "bad_rank",
+        InvalidValueError,
+        "rank",
+        "column {col!r} of the {frame} has {n} rank(s) below 1 in query {query}; "
+        "ranks start at 1 for the top document: add 1 to 0-based ranks, e.g. "
+        "pl.col({col!r}) + 1",
+    ),
+    (
+        "dup_rank",
+        DuplicateError,
+        "rank",
+        "column {col!r} of the {frame}: query {query} has {n} duplicate rank(s); each "
+        "rank may hold one document: break the ties, or rank by score with order='score'",
+    ),
+    (
+        "null_score",
+        InvalidValueError,
+        "score",
+        "column {col!r} of the {frame} has {n} null value(s) in query {query}; every "
+        "document needs a score to be ranked: fill or drop them, e.g. .drop_nulls({col!r})",
+    ),
+    (
+        "nan_score",
+        InvalidValueError,
+        "score",
+        "column {col!r} of the {frame} has {n} NaN value(s) in query {query}; NaN cannot be "
+        "ranked: replace them, e.g. pl.col({col!r}).fill_nan(float('-inf'))",
+    ),
+    (
+        "q_null_doc",
+        InvalidValueError,
+        "doc_id",
+        "column {col!r} of the {qframe} has {n} null value(s) in query {query}; "
+        "every judgment needs a document id: drop them, e.g. .drop_nulls({col!r})",
+    ),
+    (
+        "q_null_rel",
+        InvalidValueError,
+        "relevance",
+        "column {col!r} of the {qframe} has {n} null value(s) in query {query}; every "
+        "judged document needs a relevance label: fill them (e.g. .fill_null(0)) or drop them",
+    ),
+    (
+        "q_dup_doc",
+        DuplicateError,
+        "doc_id",
+        "column {col!r} of the {qframe}: query {query} judges {n} document(s) more than "
+        "once; keep one judgment per document, e.g. .unique([query_id, {col!r}])",
+    ),
+)
+
+FLAG_NAMES: tuple[str, ...] = tuple(name for name, *_ in RUN_FLAGS)
+
+
+def flag(name: str) -> str:
+    """Internal column name of a data-check count."""
+    return f"{INTERNAL}v_{name}"
+
+
+def raise_on_bad_rows(frame: pl.DataFrame, spec: CheckSpec) -> pl.DataFrame:
+    """Raise the first data problem recorded in the per-query frame, else drop the flags.
+
+    ``frame`` holds one row per query with the plan's check counts (``__irm_v_*``)
+    and the flags ``__irm_judged`` / ``__irm_retrieved``.
+    """
+    columns: Mapping[str, str | None] = {
+        "doc_id": spec.doc_id,
+        "rank": spec.rank,
+        "score": spec.score,
+        "relevance": spec.relevance,
+    }
+    run_frame = "judged table" if spec.judged_table else "run"
+    qrels_frame = "judged table" if spec.judged_table else "judgments"
+    for key in spec.keys:
+        if frame[key].null_count():
+            side = _side_of_null_key(frame, key)
+            raise InvalidValueError(
+                f"column {key!r} of the {side if not spec.judged_table else run_frame} has "
+                f"null values; every row needs a {key}: drop them, e.g. .drop_nulls({key!r})"
+            )
+    for name, error, role, template in RUN_FLAGS:
+        column = flag(name)
+        if column not in frame.columns:
+            continue
+        bad = frame.filter(pl.col(column) > 0)
+        if bad.height:
+            row = bad.row(0, named=True)
+            raise error(
+                template.format(
+                    col=columns[role],
+                    frame=run_frame,
+                    qframe=qrels_frame,
+                    query=_describe(row, spec),
+                    n=row[column],
+                )
+            )
+    judged, retrieved = pl.col(f"{INTERNAL}judged"), pl.col(f"{INTERNAL}retrieved")
+    if spec.unjudged == "error":
+        _raise_query_set(frame.filter(~judged), spec, "in the run but not in the judgments",
+                         "unjudged")
+    if spec.unretrieved == "error":
+        _raise_query_set(frame.filter(~retrieved), spec, "in the judgments but not in the run",
+                         "unretrieved")
+    return frame.select(c for c in frame.columns if not c.startswith(f"{INTERNAL}v_"))
+
+
+def _side_of_null_key(frame: pl.DataFrame, key: str) -> str:
+    row = frame.filter(pl.col(key).is_null()).row(0, named=True)
+    return "run" if row[f"{INTERNAL}retrieved"] else "judgments"
+
+
+def _describe(row: Mapping[str, object], spec: CheckSpec) -> str:
+    parts = [f"{key}={row[key]!r}" for key in spec.keys if key != spec.query_id]
+    text = repr(row[spec.query_id])
+    return f"{text} ({', '.join(parts)})" if parts else text
+
+
+def _raise_query_set(bad: pl.DataFrame, spec: CheckSpec, where: str, policy: str) -> None:
+    if not bad.height:
+        return
+    shown = ", ".join(_describe(r, spec) for r in bad.head(5).iter_rows(named=True))
+    more = f" and {bad.height - 5} more" if bad.height > 5 else ""
+    raise QuerySetError(
+        f"{bad.height} quer{'y is' if bad.height == 1 else 'ies are'} {where}: "
+        f"{shown}{more}; pass {policy}='zero' to score them 0 or {policy}='drop' to leave "
+        "them out"
+    )
