@@ -143,8 +143,9 @@ def evaluate(
     run
         One row per retrieved document: ``query_id``, ``doc_id`` and ``rank`` (1 = top)
         and/or ``score``. With ``qrels=None`` it must be a *judged table* that also
-        carries ``relevance`` (its rows are then the judgments; documents not in the
-        table are unknown).
+        carries ``relevance``: its rows are then the judgments, documents not in the
+        table are unknown, and a row with a null ``rank`` is a judged document that
+        was not retrieved.
     metrics
         Metric names, e.g. ``["ndcg@10", "map", "P_10", "recall(denominator='capped')@100"]``
         (canonical, ir_measures, trec_eval and ranx spellings; see
@@ -299,8 +300,19 @@ def build_plan(
     """The lazy plan behind :func:`evaluate` (see the module docstring)."""
     requests = parse_metric_list(metrics)
     setup = _setup(
-        run, qrels, by, order, relevance_level, depth, unjudged, unretrieved,
-        query_id, doc_id, rank, score, relevance,
+        run,
+        qrels,
+        by,
+        order,
+        relevance_level,
+        depth,
+        unjudged,
+        unretrieved,
+        query_id,
+        doc_id,
+        rank,
+        score,
+        relevance,
     )
     keys = list(setup.keys)
     run = run.with_columns(pl.col(c).cast(t) for c, t in setup.cast_ids.items())
@@ -313,15 +325,15 @@ def build_plan(
     within = pl.col(_RANK) <= depth if depth is not None else None
 
     counts = ranked.group_by(keys).agg(
-        (within.sum() if within is not None else pl.len()).cast(pl.Int64).alias(_NUM_RET),
+        (within.sum() if within is not None else pl.col(_RANK).count())
+        .cast(pl.Int64)
+        .alias(_NUM_RET),
         *_run_checks(setup, doc_id, rank, score),
     )
 
     if qrels is None:  # a judged table: its own rows are the judgments
         rank_col = pl.col(_RANK) if within is None else pl.when(within).then(pl.col(_RANK))
-        judged = ranked.select(
-            *keys, doc_id, pl.col(relevance).alias(_REL), rank_col.alias(_RANK)
-        )
+        judged = ranked.select(*keys, doc_id, pl.col(relevance).alias(_REL), rank_col.alias(_RANK))
     else:
         judgments = qrels.select(*setup.qrels_keys, doc_id, pl.col(relevance).alias(_REL))
         if setup.run_only_by:
@@ -335,8 +347,10 @@ def build_plan(
             nulls_equal=False,
         )
     rows = pl.concat(
-        [judged.with_columns(pl.lit(1, pl.Int8).alias(_SRC)), counts.with_columns(
-            pl.lit(0, pl.Int8).alias(_SRC))],
+        [
+            judged.with_columns(pl.lit(1, pl.Int8).alias(_SRC)),
+            counts.with_columns(pl.lit(0, pl.Int8).alias(_SRC)),
+        ],
         how="diagonal_relaxed",
     )
     is_judgment = pl.col(_SRC) == 1
@@ -347,13 +361,15 @@ def build_plan(
         *(pl.col(flag(n)).max() for n in _run_flag_names(setup)),
         pl.col(_REL).filter(is_judgment).null_count().alias(flag("q_null_rel")),
         pl.col(doc_id).filter(is_judgment).null_count().alias(flag("q_null_doc")),
-        (is_judgment.sum() - pl.col(doc_id).filter(is_judgment).n_unique())
-        .alias(flag("q_dup_doc")),
+        (is_judgment.sum() - pl.col(doc_id).filter(is_judgment).n_unique()).alias(
+            flag("q_dup_doc")
+        ),
     )
 
     labels = [label for label, _ in requests]
+    run_schema = run.collect_schema()
     checked_schema = {
-        **{k: t for k, t in run.collect_schema().items() if k in keys},
+        **{key: run_schema[key] for key in keys},
         **{label: _dtype(req) for label, req in requests},
         _JUDGED: pl.Boolean(),
         _RETRIEVED: pl.Boolean(),
@@ -404,11 +420,8 @@ def _setup(
                 "document id; list only extra keys such as 'system'"
             )
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, int | float):
-        raise InvalidValueError(
-            f"relevance_level must be a number, got {relevance_level!r}"
-        )
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
-                              or depth < 1):
+        raise InvalidValueError(f"relevance_level must be a number, got {relevance_level!r}")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
         raise InvalidValueError(f"depth must be a positive integer or None, got {depth!r}")
     unjudged_policy = check_policy("unjudged", unjudged)
     unretrieved_policy = check_policy("unretrieved", unretrieved)
@@ -420,8 +433,12 @@ def _setup(
     run_schema = run.collect_schema()
     judged_table = qrels is None
     frame = "judged table" if judged_table else "run"
-    require_columns(run_schema, [query_id, doc_id, *by_keys], frame,
-                    "pass the column names, e.g. query_id='qid', doc_id='docno'")
+    require_columns(
+        run_schema,
+        [query_id, doc_id, *by_keys],
+        frame,
+        "pass the column names, e.g. query_id='qid', doc_id='docno'",
+    )
     resolved: Literal["rank", "score"]
     if order == "auto":
         if rank in run_schema:
@@ -437,8 +454,12 @@ def _setup(
     else:
         resolved = order
     order_col = rank if resolved == "rank" else score
-    require_columns(run_schema, [order_col], frame,
-                    f"pass rank=... or score=... to name it, or choose order= (now {order!r})")
+    require_columns(
+        run_schema,
+        [order_col],
+        frame,
+        f"pass rank=... or score=... to name it, or choose order= (now {order!r})",
+    )
     check_numeric(run_schema, order_col, frame, integer=resolved == "rank")
 
     cast_ids: dict[str, pl.DataType] = {}
@@ -448,16 +469,24 @@ def _setup(
         if kind == "string":
             cast_ids[column] = pl.String()
     if qrels is None:
-        require_columns(run_schema, [relevance], frame,
-                        "pass qrels=... with the judgments, or add the relevance column "
-                        "(name it with relevance=...)")
+        require_columns(
+            run_schema,
+            [relevance],
+            frame,
+            "pass qrels=... with the judgments, or add the relevance column "
+            "(name it with relevance=...)",
+        )
         check_numeric(run_schema, relevance, frame, integer=False)
         qrels_keys = (*by_keys, query_id)
         run_only_by: tuple[str, ...] = ()
     else:
         qrels_schema = qrels.collect_schema()
-        require_columns(qrels_schema, [query_id, doc_id, relevance], "judgments",
-                        "pass the column names, e.g. relevance='label'")
+        require_columns(
+            qrels_schema,
+            [query_id, doc_id, relevance],
+            "judgments",
+            "pass the column names, e.g. relevance='label'",
+        )
         check_numeric(qrels_schema, relevance, "judgments", integer=False)
         for column, kind in ((query_id, query_kind), (doc_id, doc_kind)):
             other = id_kind(qrels_schema, column, "judgments")
@@ -500,9 +529,7 @@ def _setup(
     )
 
 
-def _rank_expr(
-    setup: _Setup, keys: list[str], doc_id: str, rank: str, score: str
-) -> pl.Expr:
+def _rank_expr(setup: _Setup, keys: list[str], doc_id: str, rank: str, score: str) -> pl.Expr:
     if setup.order == "rank":
         return pl.col(rank).cast(pl.Int64)
     tie = pl.col(doc_id) if setup.doc_is_string else pl.col(doc_id).cast(pl.String)
@@ -513,9 +540,11 @@ def _rank_expr(
 
 def _run_flag_names(setup: _Setup) -> list[str]:
     names = ["null_doc", "dup_doc"]
-    names += ["null_rank", "bad_rank", "dup_rank"] if setup.order == "rank" else [
-        "null_score", "nan_score"]
-    return names
+    if setup.order == "score":
+        return [*names, "null_score", "nan_score"]
+    if not setup.check.judged_table:
+        names.append("null_rank")
+    return [*names, "bad_rank", "dup_rank"]
 
 
 def _run_checks(setup: _Setup, doc_id: str, rank: str, score: str) -> list[pl.Expr]:
@@ -526,8 +555,9 @@ def _run_checks(setup: _Setup, doc_id: str, rank: str, score: str) -> list[pl.Ex
     ]
     if setup.order == "rank":
         r = pl.col(rank)
+        if not setup.check.judged_table:  # there, a null rank means "not retrieved"
+            checks.append(r.null_count().alias(flag("null_rank")))
         checks += [
-            r.null_count().alias(flag("null_rank")),
             (r < 1).sum().alias(flag("bad_rank")),
             (r.count() - r.drop_nulls().n_unique()).alias(flag("dup_rank")),
         ]

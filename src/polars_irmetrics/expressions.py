@@ -66,8 +66,7 @@ def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
     """
     tie = pl.col(doc_id).cast(pl.String)
     return (
-        pl.arg_sort_by([pl.col(score), tie], descending=[True, True]).arg_sort().cast(pl.Int64)
-        + 1
+        pl.arg_sort_by([pl.col(score), tie], descending=[True, True]).arg_sort().cast(pl.Int64) + 1
     ).alias("rank")
 
 
@@ -160,7 +159,11 @@ def recall(
     └──────────┴────────────────────────────────┘
     """
     return _expr(
-        "recall", k=k, relevance=relevance, rank=rank, level=relevance_level,
+        "recall",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        level=relevance_level,
         denominator=denominator,
     )
 
@@ -288,7 +291,11 @@ def map(
     True
     """
     return _expr(
-        "map", k=k, relevance=relevance, rank=rank, level=relevance_level,
+        "map",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        level=relevance_level,
         denominator=denominator,
     )
 
@@ -321,9 +328,7 @@ def ndcg(
     >>> math.isclose(df.select(irm.ndcg(k=3)).item(), dcg / idcg, rel_tol=1e-12)
     True
     """
-    return _expr(
-        "ndcg", k=k, relevance=relevance, rank=rank, level=1, gain=gain, ideal=ideal
-    )
+    return _expr("ndcg", k=k, relevance=relevance, rank=rank, level=1, gain=gain, ideal=ideal)
 
 
 def dcg(
@@ -366,9 +371,7 @@ def idcg(
     >>> math.isclose(df.select(irm.idcg(k=2)).item(), 2 + 1 / math.log2(3), rel_tol=1e-12)
     True
     """
-    return _expr(
-        "idcg", k=k, relevance=relevance, rank=rank, level=1, gain=gain, ideal=ideal
-    )
+    return _expr("idcg", k=k, relevance=relevance, rank=rank, level=1, gain=gain, ideal=ideal)
 
 
 def cg(

@@ -73,22 +73,31 @@ class _Namespace:
         return float("nan") if value is None else float(value)
 
     def precision(
-        self, k: int | None = None, *, relevance_level: float = 1,
+        self,
+        k: int | None = None,
+        *,
+        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> float:
         """Mean precision@k over queries; see :func:`polars_irmetrics.precision`."""
         return self._mean("precision", k, relevance_level, options)
 
     def recall(
-        self, k: int | None = None, *,
+        self,
+        k: int | None = None,
+        *,
         denominator: Literal["relevant", "capped"] = "relevant",
-        relevance_level: float = 1, **options: Unpack[EvaluateOptions],
+        relevance_level: float = 1,
+        **options: Unpack[EvaluateOptions],
     ) -> float:
         """Mean recall@k over queries; see :func:`polars_irmetrics.recall`."""
         return self._mean("recall", k, relevance_level, options, denominator=denominator)
 
     def f1(
-        self, k: int | None = None, *, relevance_level: float = 1,
+        self,
+        k: int | None = None,
+        *,
+        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> float:
         """Mean F1@k over queries; see :func:`polars_irmetrics.f1`."""
@@ -101,14 +110,20 @@ class _Namespace:
         return self._mean("r_precision", None, relevance_level, options)
 
     def hit_rate(
-        self, k: int | None = None, *, relevance_level: float = 1,
+        self,
+        k: int | None = None,
+        *,
+        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> float:
         """Mean hit rate@k (success@k); see :func:`polars_irmetrics.hit_rate`."""
         return self._mean("hit_rate", k, relevance_level, options)
 
     def mrr(
-        self, k: int | None = None, *, relevance_level: float = 1,
+        self,
+        k: int | None = None,
+        *,
+        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> float:
         """Mean reciprocal rank (within the top k); see :func:`polars_irmetrics.mrr`.
@@ -125,15 +140,20 @@ class _Namespace:
         return self._mean("mrr", k, relevance_level, options)
 
     def map(
-        self, k: int | None = None, *,
+        self,
+        k: int | None = None,
+        *,
         denominator: Literal["relevant", "capped", "retrieved"] = "relevant",
-        relevance_level: float = 1, **options: Unpack[EvaluateOptions],
+        relevance_level: float = 1,
+        **options: Unpack[EvaluateOptions],
     ) -> float:
         """Mean average precision (MAP@k); see :func:`polars_irmetrics.map`."""
         return self._mean("map", k, relevance_level, options, denominator=denominator)
 
     def ndcg(
-        self, k: int | None = None, *,
+        self,
+        k: int | None = None,
+        *,
         gain: Literal["linear", "exponential"] = "linear",
         ideal: Literal["judgments", "retrieved"] = "judgments",
         **options: Unpack[EvaluateOptions],
@@ -153,7 +173,9 @@ class _Namespace:
         return self._mean("ndcg", k, 1, options, gain=gain, ideal=ideal)
 
     def dcg(
-        self, k: int | None = None, *,
+        self,
+        k: int | None = None,
+        *,
         gain: Literal["linear", "exponential"] = "linear",
         **options: Unpack[EvaluateOptions],
     ) -> float:
@@ -161,7 +183,9 @@ class _Namespace:
         return self._mean("dcg", k, 1, options, gain=gain)
 
     def idcg(
-        self, k: int | None = None, *,
+        self,
+        k: int | None = None,
+        *,
         gain: Literal["linear", "exponential"] = "linear",
         ideal: Literal["judgments", "retrieved"] = "judgments",
         **options: Unpack[EvaluateOptions],
@@ -170,7 +194,9 @@ class _Namespace:
         return self._mean("idcg", k, 1, options, gain=gain, ideal=ideal)
 
     def cg(
-        self, k: int | None = None, *,
+        self,
+        k: int | None = None,
+        *,
         gain: Literal["linear", "exponential"] = "linear",
         **options: Unpack[EvaluateOptions],
     ) -> float:
@@ -190,7 +216,10 @@ class _Namespace:
         return self._mean("num_rel", None, relevance_level, options)
 
     def num_rel_ret(
-        self, k: int | None = None, *, relevance_level: float = 1,
+        self,
+        k: int | None = None,
+        *,
+        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> float:
         """Mean number of relevant documents retrieved (in the top k) per query."""

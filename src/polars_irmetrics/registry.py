@@ -169,8 +169,7 @@ def _unknown(name: str) -> UnknownMetricError:
     close = difflib.get_close_matches(name.strip().lower(), list(_BY_NAME), n=4, cutoff=0.5)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     return UnknownMetricError(
-        f"unknown metric {name!r}.{hint} "
-        "See irm.list_metrics() for every metric and its aliases."
+        f"unknown metric {name!r}.{hint} See irm.list_metrics() for every metric and its aliases."
     )
 
 

@@ -203,7 +203,7 @@ def raise_on_bad_rows(frame: pl.DataFrame, spec: CheckSpec) -> pl.DataFrame:
         column = flag(name)
         if column not in frame.columns:
             continue
-        bad = frame.filter(pl.col(column) > 0)
+        bad = frame.filter(pl.col(column) > 0).sort(spec.keys)
         if bad.height:
             row = bad.row(0, named=True)
             raise error(
@@ -217,11 +217,19 @@ def raise_on_bad_rows(frame: pl.DataFrame, spec: CheckSpec) -> pl.DataFrame:
             )
     judged, retrieved = pl.col(f"{INTERNAL}judged"), pl.col(f"{INTERNAL}retrieved")
     if spec.unjudged == "error":
-        _raise_query_set(frame.filter(~judged), spec, "in the run but not in the judgments",
-                         "unjudged")
+        _raise_query_set(
+            frame.filter(~judged).sort(spec.keys),
+            spec,
+            "in the run but not in the judgments",
+            "unjudged",
+        )
     if spec.unretrieved == "error":
-        _raise_query_set(frame.filter(~retrieved), spec, "in the judgments but not in the run",
-                         "unretrieved")
+        _raise_query_set(
+            frame.filter(~retrieved).sort(spec.keys),
+            spec,
+            "in the judgments but not in the run",
+            "unretrieved",
+        )
     return frame.select(c for c in frame.columns if not c.startswith(f"{INTERNAL}v_"))
 
 

@@ -1,0 +1,37 @@
+"""Shared fixtures: every behaviour is checked on a DataFrame and on a LazyFrame."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+
+Evaluate = Callable[..., pl.DataFrame]
+
+
+@pytest.fixture(params=["DataFrame", "LazyFrame"])
+def frame_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def evaluate(frame_kind: str) -> Evaluate:
+    """``irm.evaluate`` on eager or lazy inputs; checks the result's kind, returns a DataFrame."""
+
+    def run(run: pl.DataFrame, metrics: Any, **kwargs: Any) -> pl.DataFrame:
+        if frame_kind == "LazyFrame":
+            qrels = kwargs.get("qrels")
+            if isinstance(qrels, pl.DataFrame):
+                kwargs["qrels"] = qrels.lazy()
+            out = irm.evaluate(run.lazy(), metrics, **kwargs)
+            assert isinstance(out, pl.LazyFrame)
+            return out.collect()
+        result = irm.evaluate(run, metrics, **kwargs)
+        assert isinstance(result, pl.DataFrame)
+        return result
+
+    return run

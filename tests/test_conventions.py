@@ -1,0 +1,327 @@
+"""trec_eval's conventions, each pinned by a test that fails if it changes."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+
+from .conftest import Evaluate
+
+
+def test_ties_broken_by_doc_id_descending_as_text(evaluate: Evaluate) -> None:
+    # All scores tie: trec_eval orders d9 > d10 > d1 (strcmp, descending).
+    run = pl.DataFrame(
+        {"query_id": ["q"] * 3, "doc_id": ["d1", "d10", "d9"], "score": [1.0, 1.0, 1.0]}
+    )
+    for relevant, expected_rr in [("d9", 1.0), ("d10", 1 / 2), ("d1", 1 / 3)]:
+        qrels = pl.DataFrame({"query_id": ["q"], "doc_id": [relevant], "relevance": [1]})
+        assert evaluate(run, ["mrr"], qrels=qrels)["mrr"].item() == expected_rr
+
+
+def test_integer_doc_ids_tie_break_as_text_like_trec_eval(evaluate: Evaluate) -> None:
+    # As text "9" > "10" > "1"; trec_eval reads ids as text, so we compare them as text too.
+    run = pl.DataFrame({"query_id": [1, 1, 1], "doc_id": [1, 10, 9], "score": [0.5, 0.5, 0.5]})
+    qrels = pl.DataFrame({"query_id": [1], "doc_id": [10], "relevance": [1]})
+    assert evaluate(run, ["mrr"], qrels=qrels)["mrr"].item() == 1 / 2
+
+
+def test_input_order_is_never_used(evaluate: Evaluate) -> None:
+    run = pl.DataFrame(
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [1.0, 3.0, 2.0]}
+    )
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["c"], "relevance": [1]})
+    shuffled = run.reverse()
+    assert evaluate(run, ["mrr"], qrels=qrels)["mrr"].item() == 1 / 2
+    assert evaluate(shuffled, ["mrr"], qrels=qrels)["mrr"].item() == 1 / 2
+
+
+def test_rank_column_wins_over_score_when_present(evaluate: Evaluate) -> None:
+    run = pl.DataFrame(
+        {
+            "query_id": ["q"] * 2,
+            "doc_id": ["a", "b"],
+            "score": [2.0, 1.0],
+            "rank": [2, 1],
+        }
+    )
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]})
+    assert evaluate(run, ["mrr"], qrels=qrels)["mrr"].item() == 1.0
+    assert evaluate(run, ["mrr"], qrels=qrels, order="score")["mrr"].item() == 1 / 2
+
+
+def test_rank_gaps_are_positions(evaluate: Evaluate) -> None:
+    run = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"], "rank": [1, 5]})
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]})
+    row = evaluate(run, ["mrr", "P@4", "num_ret"], qrels=qrels, per_query=True).row(0, named=True)
+    assert row == {"query_id": "q", "mrr": 1 / 5, "P@4": 0.0, "num_ret": 2}
+
+
+RUN = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q2", "q3"],
+        "doc_id": ["a", "b", "a", "a"],
+        "rank": [1, 2, 1, 1],
+    }
+)
+# q1 and q2 are judged; q3 only retrieved; q4 only judged.
+QRELS = pl.DataFrame(
+    {
+        "query_id": ["q1", "q2", "q4"],
+        "doc_id": ["b", "a", "x"],
+        "relevance": [1, 1, 1],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("unjudged", "unretrieved", "queries", "mean_mrr"),
+    [
+        ("drop", "zero", ["q1", "q2", "q4"], (1 / 2 + 1 + 0) / 3),
+        ("drop", "drop", ["q1", "q2"], (1 / 2 + 1) / 2),
+        ("zero", "zero", ["q1", "q2", "q3", "q4"], (1 / 2 + 1 + 0 + 0) / 4),
+        ("zero", "drop", ["q1", "q2", "q3"], (1 / 2 + 1 + 0) / 3),
+    ],
+)
+def test_query_set_policies(
+    evaluate: Evaluate, unjudged: str, unretrieved: str, queries: list[str], mean_mrr: float
+) -> None:
+    kwargs = {"qrels": QRELS, "unjudged": unjudged, "unretrieved": unretrieved}
+    per_query = evaluate(RUN, ["mrr", "num_ret", "num_rel"], per_query=True, **kwargs)
+    assert per_query["query_id"].to_list() == queries
+    mean = evaluate(RUN, ["mrr"], **kwargs)
+    assert mean["num_q"].item() == len(queries)
+    assert mean["mrr"].item() == pytest.approx(mean_mrr, abs=1e-15)
+    counts = {r["query_id"]: (r["num_ret"], r["num_rel"]) for r in per_query.iter_rows(named=True)}
+    if "q3" in counts:
+        assert counts["q3"] == (1, 0)  # retrieved, nothing judged
+    if "q4" in counts:
+        assert counts["q4"] == (0, 1)  # judged, nothing retrieved
+
+
+def test_negative_labels_are_judged_but_not_judged(evaluate: Evaluate) -> None:
+    # d2 has label -1: in the pool, not judged. It neither counts as relevant nor as
+    # judged non-relevant, so for bpref it is skipped like an unjudged document.
+    run = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["d1", "d2", "d3"], "rank": [1, 2, 3]})
+    qrels = pl.DataFrame(
+        {"query_id": ["q"] * 3, "doc_id": ["d1", "d2", "d3"], "relevance": [0, -1, 1]}
+    )
+    row = evaluate(run, ["bpref", "num_rel", "P@3", "ndcg"], qrels=qrels, per_query=True).row(
+        0, named=True
+    )
+    assert row["num_rel"] == 1
+    assert row["P@3"] == 1 / 3
+    # R = 1, N = 1 (d1 only): one non-relevant above d3 -> 1 - min(1, 1) / min(1, 1) = 0.
+    assert row["bpref"] == 0.0
+    assert row["ndcg"] == pytest.approx((1 / math.log2(4)) / 1.0, abs=1e-15)
+
+
+def test_relevance_level(evaluate: Evaluate) -> None:
+    run = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "rank": [1, 2, 3]})
+    qrels = pl.DataFrame(
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [1, 2, 0]}
+    )
+    level1 = evaluate(run, ["P@3", "mrr", "ndcg@3"], qrels=qrels).row(0, named=True)
+    level2 = evaluate(
+        run, ["P@3", "mrr", "ndcg@3", "P(rel=1)@3"], qrels=qrels, relevance_level=2
+    ).row(0, named=True)
+    assert (level1["P@3"], level1["mrr"]) == (2 / 3, 1.0)
+    assert (level2["P@3"], level2["mrr"]) == (1 / 3, 1 / 2)
+    assert level2["P(rel=1)@3"] == 2 / 3  # the metric's own level wins
+    assert level1["ndcg@3"] == level2["ndcg@3"]  # graded metrics ignore the level
+
+
+def test_cutoff_past_the_end_of_the_list(evaluate: Evaluate) -> None:
+    run = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"], "rank": [1, 2]})
+    qrels = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "z"], "relevance": [1, 1]})
+    row = evaluate(
+        run,
+        ["P@10", "recall@10", "ndcg@10", "map@10", "hit_rate@10"],
+        qrels=qrels,
+        per_query=True,
+    ).row(0, named=True)
+    assert row["P@10"] == 1 / 10  # divided by k, not by the 2 retrieved
+    assert row["recall@10"] == 1 / 2
+    assert row["ndcg@10"] == pytest.approx(1 / (1 + 1 / math.log2(3)), abs=1e-15)
+    assert row["map@10"] == 1 / 2
+    assert row["hit_rate@10"] == 1.0
+
+
+def test_query_without_relevant_documents_scores_zero(evaluate: Evaluate) -> None:
+    run = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"], "rank": [1, 2]})
+    qrels = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"], "relevance": [0, 0]})
+    names = [
+        "P@2",
+        "recall@2",
+        "ndcg@2",
+        "ndcg",
+        "map",
+        "mrr",
+        "r_precision",
+        "bpref",
+        "f1@2",
+        "hit_rate@2",
+        "recall(denominator='capped')@2",
+        "map(denominator='capped')@2",
+        "map(denominator='retrieved')@2",
+    ]
+    row = evaluate(run, names, qrels=qrels, per_query=True).row(0, named=True)
+    assert {name: row[name] for name in names} == dict.fromkeys(names, 0.0)
+
+
+def test_depth_truncates_like_trec_eval_M(evaluate: Evaluate) -> None:
+    run = pl.DataFrame(
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]}
+    )
+    qrels = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["b", "c"], "relevance": [1, 1]})
+    row = evaluate(
+        run, ["num_ret", "num_rel", "num_rel_ret", "map"], qrels=qrels, depth=2, per_query=True
+    ).row(0, named=True)
+    assert row == {
+        "query_id": "q",
+        "num_ret": 2,
+        "num_rel": 2,
+        "num_rel_ret": 1,
+        "map": (1 / 2) / 2,
+    }
+
+
+def test_by_keys_are_separate_groups(evaluate: Evaluate) -> None:
+    run = pl.DataFrame(
+        {
+            "system": ["bm25", "bm25", "dense", "dense"],
+            "query_id": ["q1", "q2", "q1", "q2"],
+            "doc_id": ["a", "a", "b", "a"],
+            "rank": [1, 1, 1, 1],
+        }
+    )
+    qrels = pl.DataFrame(
+        {"query_id": ["q1", "q2", "q3"], "doc_id": ["a", "a", "a"], "relevance": [1, 1, 1]}
+    )
+    means = evaluate(run, ["P@1"], qrels=qrels, by="system")
+    # q3 is judged but retrieved by no system: it scores 0 in every group.
+    assert means.to_dicts() == [
+        {"system": "bm25", "num_q": 3, "P@1": 2 / 3},
+        {"system": "dense", "num_q": 3, "P@1": 1 / 3},
+    ]
+    per_query = evaluate(run, ["P@1"], qrels=qrels, by=["system"], per_query=True)
+    assert per_query.columns == ["system", "query_id", "P@1"]
+    assert per_query.height == 6
+
+
+def test_by_key_in_the_judgments_is_matched(evaluate: Evaluate) -> None:
+    run = pl.DataFrame(
+        {"market": ["us", "uk"], "query_id": ["q1", "q1"], "doc_id": ["a", "a"], "rank": [1, 1]}
+    )
+    qrels = pl.DataFrame(
+        {
+            "market": ["us", "uk"],
+            "query_id": ["q1", "q1"],
+            "doc_id": ["a", "b"],
+            "relevance": [1, 1],
+        }
+    )
+    means = evaluate(run, ["P@1"], qrels=qrels, by="market")
+    assert means.to_dicts() == [
+        {"market": "uk", "num_q": 1, "P@1": 0.0},
+        {"market": "us", "num_q": 1, "P@1": 1.0},
+    ]
+
+
+def test_judged_table_null_rank_is_judged_not_retrieved(evaluate: Evaluate) -> None:
+    table = pl.DataFrame(
+        {
+            "query_id": ["q"] * 3,
+            "doc_id": ["a", "b", "c"],
+            "rank": [1, 2, None],
+            "relevance": [0, 1, 1],
+        }
+    )
+    row = evaluate(table, ["recall@10", "num_ret", "num_rel"], per_query=True).row(0, named=True)
+    assert row == {"query_id": "q", "recall@10": 1 / 2, "num_ret": 2, "num_rel": 2}
+
+
+def test_fractional_and_integer_ids(evaluate: Evaluate) -> None:
+    run = pl.DataFrame(
+        {"query_id": [1, 1], "doc_id": [10, 20], "rank": [1, 2]},
+        schema={"query_id": pl.Int32, "doc_id": pl.Int64, "rank": pl.UInt8},
+    )
+    qrels = pl.DataFrame({"query_id": [1], "doc_id": [20], "relevance": [0.5]})
+    out = evaluate(run, ["mrr", "ndcg"], qrels=qrels, relevance_level=0.5, per_query=True)
+    assert out.row(0) == (1, 1 / 2, pytest.approx((0.5 / math.log2(3)) / 0.5))
+
+
+def test_categorical_ids(evaluate: Evaluate) -> None:
+    run = pl.DataFrame(
+        {"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 1.0]},
+        schema={"query_id": pl.Categorical, "doc_id": pl.Categorical, "score": pl.Float64},
+    )
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
+    assert evaluate(run, ["mrr"], qrels=qrels)["mrr"].item() == 1 / 2
+
+
+def test_empty_inputs_give_empty_results(evaluate: Evaluate) -> None:
+    run = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "rank": pl.Int64})
+    qrels = pl.DataFrame(
+        schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64}
+    )
+    per_query = evaluate(run, ["ndcg@10", "num_ret"], qrels=qrels, per_query=True)
+    assert per_query.shape == (0, 3)
+    assert per_query.schema == pl.Schema(
+        {"query_id": pl.String, "ndcg@10": pl.Float64, "num_ret": pl.Int64}
+    )
+    mean = evaluate(run, ["ndcg@10"], qrels=qrels)
+    assert mean.to_dicts() == [{"num_q": 0, "ndcg@10": None}]
+    by = evaluate(run.with_columns(system=pl.lit("x")), ["ndcg@10"], qrels=qrels, by="system")
+    assert by.height == 0
+
+
+def test_result_columns_are_named_as_given(evaluate: Evaluate) -> None:
+    run = pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "rank": [1]})
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
+    names = ["nDCG@10", "ndcg_cut_10", "P_1", "AP"]
+    out = evaluate(run, names, qrels=qrels)
+    assert out.columns == ["num_q", *names]
+    assert out.row(0) == (1, 1.0, 1.0, 1.0, 1.0)
+
+
+def test_custom_column_names(evaluate: Evaluate) -> None:
+    run = pl.DataFrame({"qid": ["q"], "docno": ["a"], "sim": [0.3]})
+    qrels = pl.DataFrame({"qid": ["q"], "docno": ["a"], "label": [2]})
+    out = evaluate(
+        run,
+        ["P@1"],
+        qrels=qrels,
+        query_id="qid",
+        doc_id="docno",
+        score="sim",
+        relevance="label",
+        per_query=True,
+    )
+    assert out.to_dicts() == [{"qid": "q", "P@1": 1.0}]
+
+
+def test_lazy_input_is_not_computed_before_collect() -> None:
+    def explode(frame: pl.DataFrame) -> pl.DataFrame:
+        raise RuntimeError("the run was read before collect()")
+
+    run = pl.LazyFrame({"query_id": ["q"], "doc_id": ["a"], "rank": [1]}).map_batches(explode)
+    qrels = pl.LazyFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
+    plan = irm.evaluate(run, ["ndcg@10", "map"], qrels=qrels)
+    assert isinstance(plan, pl.LazyFrame)
+    with pytest.raises(RuntimeError, match="the run was read before collect"):
+        plan.collect()
+
+
+def test_expressions_work_on_lazy_frames(frame_kind: str) -> None:
+    table = pl.DataFrame({"query_id": ["a", "a", "b"], "rank": [1, 2, 1], "relevance": [0, 1, 1]})
+    frame = table.lazy() if frame_kind == "LazyFrame" else table
+    out = frame.group_by("query_id").agg(irm.mrr(), irm.ndcg(k=2)).sort("query_id")
+    result = out.collect() if isinstance(out, pl.LazyFrame) else out
+    assert result.to_dicts() == [
+        {"query_id": "a", "mrr": 0.5, "ndcg@2": pytest.approx(1 / math.log2(3))},
+        {"query_id": "b", "mrr": 1.0, "ndcg@2": 1.0},
+    ]
