@@ -54,6 +54,13 @@ from .expressions import (
     recall,
 )
 from .registry import DEFAULT_METRICS, MetricRequest, get_metric, list_metrics, parse_metric
+from .trec_io import (
+    read_trec_qrels,
+    read_trec_run,
+    scan_trec_qrels,
+    scan_trec_run,
+    write_trec_run,
+)
 
 __version__ = "0.1.0"
 
@@ -88,7 +95,12 @@ __all__ = [
     "precision",
     "r_precision",
     "rank_by_score",
+    "read_trec_qrels",
+    "read_trec_run",
     "recall",
+    "scan_trec_qrels",
+    "scan_trec_run",
+    "write_trec_run",
 ]
 
 del _namespace
