@@ -1,0 +1,284 @@
+"""The ``irm`` command: evaluate Parquet, TREC, CSV or TSV logs from the shell.
+
+    irm evaluate run.parquet --qrels qrels.txt -m ndcg@10 -m map
+    irm evaluate --sample                     # the bundled sample data
+    irm trec-eval -q -m ndcg_cut.10 qrels.txt run.txt
+
+Errors print one line on stderr (``irm: error: ...``) and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+import polars as pl
+
+from . import trec_eval_cmd
+from .errors import InvalidValueError, IrmError
+from .evaluate import evaluate
+from .files import FORMATS, sample_paths, scan_qrels, scan_run
+from .registry import DEFAULT_METRICS
+from .report import OUTPUT_FORMATS, write_output
+
+__all__ = ["main"]
+
+#: Metrics ``irm evaluate`` reports when no ``-m`` is given.
+EVALUATE_DEFAULTS: tuple[str, ...] = ("ndcg@10", "map", "mrr", "precision@10", "recall@100")
+
+_EVALUATE_EPILOG = """\
+examples:
+  irm evaluate --sample
+  irm evaluate runs/bm25.parquet runs/dense.parquet --qrels qrels.txt -m ndcg@10 -m map
+  irm evaluate 'logs/*.parquet' --qrels qrels.parquet --by day -m "recall(denominator='capped')@10"
+  irm evaluate run.txt --qrels qrels.txt -m P_10 -m ndcg_cut_10 --per-query --format csv -o out.csv
+  irm evaluate judged.parquet -m ndcg@10          # a judged table: relevance in the run itself
+
+metric names: canonical (ndcg@10, map, mrr@10, recall@100), ir_measures (nDCG@10, AP, P@10,
+RR@10), trec_eval (ndcg_cut_10, P_10, recip_rank, Rprec) or ranx (ndcg_burges@10, hits@10).
+"""
+
+
+def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    for name, helptext in (
+        ("evaluate", "evaluate runs against judgments"),
+        ("demo", "evaluate the bundled sample data (same as: irm evaluate --sample)"),
+    ):
+        p = sub.add_parser(
+            name,
+            help=helptext,
+            description=helptext[0].upper() + helptext[1:] + ".",
+            epilog=_EVALUATE_EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.set_defaults(func=_run_evaluate, sample=name == "demo")
+        p.add_argument(
+            "runs",
+            nargs="*",
+            metavar="RUN",
+            help="run files: Parquet (file, glob, hive folder, URL), TREC, CSV or TSV; "
+            "several runs give one row each, named by file (e.g. runs/bm25.parquet)",
+        )
+        p.add_argument(
+            "--qrels",
+            metavar="QRELS",
+            help="judgments file (e.g. --qrels qrels.txt); omit for a judged table whose "
+            "rows carry a relevance column",
+        )
+        p.add_argument(
+            "-m",
+            "--metric",
+            action="append",
+            dest="metrics",
+            metavar="METRIC",
+            help=f"metric to report, repeatable (e.g. -m ndcg@10 -m map); default: "
+            f"{' '.join(EVALUATE_DEFAULTS)}; '-m default' gives every core metric",
+        )
+        p.add_argument(
+            "--per-query", action="store_true", help="one row per query instead of the means"
+        )
+        p.add_argument(
+            "--by",
+            action="append",
+            default=[],
+            metavar="COL",
+            help="extra group key, repeatable (e.g. --by system --by day)",
+        )
+        p.add_argument(
+            "--format",
+            choices=OUTPUT_FORMATS,
+            default="table",
+            help="output format (default: table; e.g. --format csv)",
+        )
+        p.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
+        p.add_argument(
+            "--sample",
+            action="store_true",
+            default=name == "demo",
+            help="evaluate the bundled sample (three systems, 30 queries)",
+        )
+        p.add_argument(
+            "--run-format",
+            choices=FORMATS,
+            default="auto",
+            help="run file format (default: auto, detected from the content)",
+        )
+        p.add_argument(
+            "--qrels-format",
+            choices=FORMATS,
+            default="auto",
+            help="judgments file format (default: auto)",
+        )
+        p.add_argument(
+            "--order",
+            choices=("auto", "rank", "score"),
+            default="auto",
+            help="rank column, or score descending with trec_eval's tie-break "
+            "(default: auto, the rank column when present)",
+        )
+        p.add_argument(
+            "--relevance-level",
+            type=float,
+            default=1,
+            metavar="L",
+            help="relevance >= L counts as relevant (default 1; e.g. --relevance-level 2)",
+        )
+        p.add_argument(
+            "--depth", type=int, metavar="N", help="keep ranks 1..N per query (trec_eval -M)"
+        )
+        p.add_argument(
+            "--unjudged",
+            choices=("drop", "zero", "error"),
+            default="drop",
+            help="queries in a run but not in the judgments (default: drop)",
+        )
+        p.add_argument(
+            "--unretrieved",
+            choices=("zero", "drop", "error"),
+            default="zero",
+            help="queries judged but not in a run: score 0 (default), drop or error",
+        )
+        for flag, default in (
+            ("query-id", "query_id"),
+            ("doc-id", "doc_id"),
+            ("rank", "rank"),
+            ("score", "score"),
+            ("relevance", "relevance"),
+        ):
+            p.add_argument(
+                f"--{flag}",
+                default=default,
+                metavar="COL",
+                help=f"name of the {flag.replace('-', ' ')} column (default: {default})",
+            )
+
+
+def _run_names(paths: Sequence[str]) -> list[str]:
+    stems = [Path(p.rstrip("/")).name.split(".")[0] or p for p in paths]
+    if len(set(stems)) == len(stems):
+        return stems
+    return list(paths)
+
+
+def _run_evaluate(args: argparse.Namespace) -> int:
+    runs: list[str] = list(args.runs)
+    qrels_source: str | None = args.qrels
+    if args.sample:
+        sample_runs, sample_qrels = sample_paths()
+        runs = runs or [str(p) for p in sample_runs]
+        qrels_source = qrels_source or str(sample_qrels)
+    if not runs:
+        raise InvalidValueError("no run given: name one or more run files, or pass --sample")
+    metrics = list(args.metrics or EVALUATE_DEFAULTS)
+    if metrics == ["default"]:
+        metrics = list(DEFAULT_METRICS)
+    ids = {"query_id": args.query_id, "doc_id": args.doc_id}
+    frames = [scan_run(path, args.run_format, **ids) for path in runs]
+    by = list(args.by)
+    if len(runs) > 1:
+        names = _run_names(runs)
+        frames = [
+            frame.with_columns(pl.lit(name).alias("run"))
+            for frame, name in zip(frames, names, strict=True)
+        ]
+        by = ["run", *by]
+    run = pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+    qrels = (
+        None
+        if qrels_source is None
+        else scan_qrels(qrels_source, args.qrels_format, relevance=args.relevance, **ids)
+    )
+    plan = evaluate(
+        run,
+        metrics,
+        qrels=qrels,
+        by=by or None,
+        per_query=args.per_query,
+        order=args.order,
+        relevance_level=args.relevance_level,
+        depth=args.depth,
+        unjudged=args.unjudged,
+        unretrieved=args.unretrieved,
+        rank=args.rank,
+        score=args.score,
+        relevance=args.relevance,
+        **ids,
+    )
+    with _Elapsed(sys.stderr):
+        result = plan.collect()
+    keys = [*by, args.query_id] if args.per_query else by
+    write_output(result, args.format, args.output, keys=keys, metrics=metrics)
+    return 0
+
+
+class _Elapsed:
+    """Elapsed time on stderr, only when it is a terminal and the work takes over a second."""
+
+    def __init__(self, stream: TextIO, delay: float = 1.0) -> None:
+        self._stream = stream
+        self._delay = delay
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._start = 0.0
+        self._shown = False
+
+    def __enter__(self) -> _Elapsed:
+        self._start = time.perf_counter()
+        if self._stream.isatty():
+            self._thread = threading.Thread(target=self._tick, daemon=True)
+            self._thread.start()
+        return self
+
+    def _tick(self) -> None:
+        if self._done.wait(self._delay):
+            return
+        while not self._done.wait(0.5):
+            self._shown = True
+            self._stream.write(f"\revaluating... {time.perf_counter() - self._start:.1f} s")
+            self._stream.flush()
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._shown:
+            self._stream.write(f"\rdone in {time.perf_counter() - self._start:.1f} s    \n")
+            self._stream.flush()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``irm`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="irm",
+        description="Evaluate search and recommendation runs with polars_irmetrics.",
+        epilog="run 'irm COMMAND --help' for a command's flags and examples",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _evaluate_parser(sub)
+    trec_eval_cmd.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``irm`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except (IrmError, OSError, pl.exceptions.PolarsError) as error:
+        message = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        print(f"irm: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("irm: interrupted", file=sys.stderr)
+        return 130
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

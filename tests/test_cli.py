@@ -1,0 +1,277 @@
+"""The ``irm evaluate`` command, the file readers behind it, and README's promises."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.cli import main
+from polars_irmetrics.files import detect_format, sample_paths, scan_qrels, scan_run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+RUN_TXT = "q1 Q0 a 1 3.0 sys\nq1 Q0 b 2 2.0 sys\nq2 Q0 a 1 1.0 sys\n"
+QRELS_TXT = "q1 0 b 1\nq2 0 a 0\nq3 0 z 2\n"
+
+
+@pytest.fixture
+def trec_files(tmp_path: Path) -> tuple[Path, Path]:
+    run, qrels = tmp_path / "bm25.txt", tmp_path / "qrels.txt"
+    run.write_text(RUN_TXT)
+    qrels.write_text(QRELS_TXT)
+    return run, qrels
+
+
+def test_sample_runs_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", "--sample"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == [
+        "run",
+        "num_q",
+        "ndcg@10",
+        "map",
+        "mrr",
+        "precision@10",
+        "recall@100",
+    ]
+    assert [line.split()[0] for line in out[2:]] == ["run_bm25", "run_dense", "run_hybrid"]
+    assert main(["demo", "-m", "map"]) == 0
+    assert "run_hybrid" in capsys.readouterr().out
+
+
+def test_sample_matches_the_library(capsys: pytest.CaptureFixture[str]) -> None:
+    runs, qrels = sample_paths()
+    main(["evaluate", str(runs[0]), "--qrels", str(qrels), "-m", "ndcg@10", "--format", "json"])
+    printed = json.loads(capsys.readouterr().out)
+    expected = irm.evaluate(pl.read_parquet(runs[0]), ["ndcg@10"], qrels=pl.read_parquet(qrels))
+    assert printed[0]["num_q"] == expected["num_q"].item()
+    assert printed[0]["ndcg@10"] == pytest.approx(expected["ndcg@10"].item(), abs=1e-15)
+
+
+def test_trec_files_table_and_per_query(
+    trec_files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    run, qrels = trec_files
+    assert main(["evaluate", str(run), "--qrels", str(qrels), "-m", "P_1", "-m", "mrr"]) == 0
+    assert capsys.readouterr().out == (
+        "num_q     P_1     mrr\n-----  ------  ------\n    3  0.0000  0.1667\n"
+    )
+    main(
+        [
+            "evaluate",
+            str(run),
+            "--qrels",
+            str(qrels),
+            "-m",
+            "mrr",
+            "--per-query",
+            "--format",
+            "csv",
+        ]
+    )
+    assert capsys.readouterr().out == "query_id,mrr\nq1,0.5\nq2,0.0\nq3,0.0\n"
+    main(
+        [
+            "evaluate",
+            str(run),
+            "--qrels",
+            str(qrels),
+            "-m",
+            "mrr",
+            "--per-query",
+            "--format",
+            "trec",
+            "--unretrieved",
+            "drop",
+        ]
+    )
+    assert capsys.readouterr().out == (
+        "mrr                   \tq1\t0.5000\nmrr                   \tq2\t0.0000\n"
+    )
+
+
+def test_several_runs_give_one_row_each(
+    trec_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run, qrels = trec_files
+    other = tmp_path / "dense.parquet"
+    pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "score": [1.0]}).write_parquet(other)
+    main(
+        [
+            "evaluate",
+            str(run),
+            str(other),
+            "--qrels",
+            str(qrels),
+            "-m",
+            "mrr",
+            "--format",
+            "markdown",
+        ]
+    )
+    assert capsys.readouterr().out == (
+        "| run | num_q | mrr |\n|---|---:|---:|\n| bm25 | 3 | 0.1667 |\n| dense | 3 | 0.3333 |\n"
+    )
+
+
+def test_parquet_output_needs_a_file(
+    trec_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run, qrels = trec_files
+    out = tmp_path / "out.parquet"
+    assert (
+        main(["evaluate", str(run), "--qrels", str(qrels), "--format", "parquet", "-o", str(out)])
+        == 0
+    )
+    assert pl.read_parquet(out).columns[0] == "num_q"
+    assert main(["evaluate", str(run), "--qrels", str(qrels), "--format", "parquet"]) == 2
+    assert capsys.readouterr().err == (
+        "irm: error: --format parquet writes a binary file: name it with -o FILE.parquet\n"
+    )
+
+
+def test_hive_partitioned_logs_group_by_partition(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for day, doc in (("2026-11-01", "a"), ("2026-11-02", "b")):
+        folder = tmp_path / "logs" / f"day={day}"
+        folder.mkdir(parents=True)
+        pl.DataFrame({"query_id": ["q1"], "doc_id": [doc], "rank": [1]}).write_parquet(
+            folder / "part.parquet"
+        )
+    qrels = tmp_path / "qrels.parquet"
+    pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [1]}).write_parquet(qrels)
+    main(
+        [
+            "evaluate",
+            str(tmp_path / "logs"),
+            "--qrels",
+            str(qrels),
+            "--by",
+            "day",
+            "-m",
+            "P@1",
+            "--format",
+            "csv",
+        ]
+    )
+    assert capsys.readouterr().out == "day,num_q,P@1\n2026-11-01,1,0.0\n2026-11-02,1,1.0\n"
+    lazy = pl.scan_parquet(tmp_path / "logs").irm.evaluate(
+        ["P@1"], qrels=pl.scan_parquet(qrels), by="day"
+    )
+    assert lazy.collect()["P@1"].to_list() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["evaluate", "missing.txt", "--qrels", "q.txt"], "irm: error: [Errno 2] No such file"),
+        (
+            ["evaluate", "{run}", "--qrels", "{qrels}", "-m", "ndcg@0"],
+            "irm: error: metric 'ndcg@0': the cutoff must be a positive integer, got '0'",
+        ),
+        (
+            ["evaluate", "{run}", "--qrels", "{qrels}", "-m", "mapp"],
+            "irm: error: unknown metric 'mapp'. Did you mean: map",
+        ),
+        (
+            ["evaluate", "{run}", "--qrels", "{qrels}", "--by", "system"],
+            "irm: error: column 'system' not found in the run",
+        ),
+        (["evaluate"], "irm: error: no run given: name one or more run files, or pass --sample"),
+    ],
+)
+def test_errors_are_one_line_on_stderr(
+    trec_files: tuple[Path, Path],
+    args: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run, qrels = trec_files
+    argv = [a.format(run=run, qrels=qrels) for a in args]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(message)
+    assert captured.err.count("\n") == 1
+
+
+def test_malformed_trec_line_names_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text("q1 Q0 a 1 3.0 sys\nq1 Q0 b 2 sys\n")
+    qrels.write_text(QRELS_TXT)
+    assert main(["evaluate", str(run), "--qrels", str(qrels)]) == 2
+    assert re.fullmatch(r"irm: error: .*run\.txt, line 2: .*\n", capsys.readouterr().err)
+
+
+def test_help_documents_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    text = capsys.readouterr().out
+    for flag in [
+        "--qrels",
+        "--metric",
+        "--per-query",
+        "--by",
+        "--format",
+        "--output",
+        "--sample",
+        "--run-format",
+        "--qrels-format",
+        "--order",
+        "--relevance-level",
+        "--depth",
+        "--unjudged",
+        "--unretrieved",
+        "--query-id",
+        "--doc-id",
+        "--rank",
+        "--score",
+        "--relevance",
+        "examples:",
+    ]:
+        assert flag in text
+
+
+def test_format_detection(tmp_path: Path) -> None:
+    (tmp_path / "run.trec").write_text("# comment\nq1 Q0 a 1 3.0 sys\n")
+    (tmp_path / "qrels").write_text("q1\t0\ta\t1\n")
+    (tmp_path / "table.txt").write_text("query_id,doc_id,rank\nq1,a,1\n")
+    (tmp_path / "table.tab").write_text("query_id\tdoc_id\trank\nq1\ta\t1\n")
+    pl.DataFrame({"a": [1]}).write_parquet(tmp_path / "noext")
+    assert detect_format(tmp_path / "run.trec") == "trec"
+    assert detect_format(tmp_path / "qrels") == "trec"
+    assert detect_format(tmp_path / "table.txt") == "csv"
+    assert detect_format(tmp_path / "table.tab") == "tsv"
+    assert detect_format(tmp_path / "noext") == "parquet"
+    assert detect_format("s3://bucket/logs/") == "parquet"
+    assert detect_format(str(tmp_path / "*.parquet")) == "parquet"
+    csv = scan_run(tmp_path / "table.txt").collect()
+    assert csv.schema["query_id"] == pl.String
+    assert scan_qrels(tmp_path / "qrels").collect().to_dicts() == [
+        {"query_id": "q1", "doc_id": "a", "relevance": 1}
+    ]
+
+
+def test_readme_commands_are_what_ci_runs() -> None:
+    readme = (ROOT / "README.md").read_text().splitlines()
+    assert readme[0] == "```bash"
+    install, tests = readme[1], readme[2]
+    assert readme[3] == "```"
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert install in ci
+    assert tests in ci
+    assert tests == ".venv/bin/python -m pytest"
+
+
+def test_readme_lists_every_metric() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for metric in irm.list_metrics():
+        assert f"`{metric.name}" in readme, metric.name
