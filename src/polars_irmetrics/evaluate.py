@@ -29,7 +29,7 @@ import polars as pl
 
 from .errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError, MetricParameterError
 from .registry import MetricRequest, parse_metric
-from .spec import Scope
+from .scope import PlanScope
 from .validate import (
     INTERNAL,
     CheckSpec,
@@ -53,13 +53,6 @@ _SRC = f"{INTERNAL}src"
 _NUM_RET = f"{INTERNAL}num_ret"
 _JUDGED = f"{INTERNAL}judged"
 _RETRIEVED = f"{INTERNAL}retrieved"
-
-#: How the plan's group-by sees the judged rows of one query.
-PLAN_SCOPE = Scope(
-    rank=pl.col(_RANK),
-    rel=pl.col(_REL),
-    num_ret=pl.col(_NUM_RET).max().fill_null(0),
-)
 
 
 @dataclass(frozen=True)
@@ -353,9 +346,15 @@ def build_plan(
         ],
         how="diagonal_relaxed",
     )
+    scope = PlanScope(_RANK, _REL, _NUM_RET, keys)
+    metric_exprs = [
+        request.expr(scope, relevance_level).alias(label) for label, request in requests
+    ]
+    if scope.derived:  # order-dependent per-row quantities, as window columns
+        rows = rows.sort([*keys, _RANK], nulls_last=True).with_columns(scope.derived.values())
     is_judgment = pl.col(_SRC) == 1
     per_query_frame = rows.group_by(keys).agg(
-        *(request.expr(PLAN_SCOPE, relevance_level).alias(label) for label, request in requests),
+        *metric_exprs,
         is_judgment.any().alias(_JUDGED),
         (~is_judgment).any().alias(_RETRIEVED),
         *(pl.col(flag(n)).max() for n in _run_flag_names(setup)),

@@ -22,7 +22,8 @@ from typing import Literal
 import polars as pl
 
 from .registry import request
-from .spec import ParamValue, Scope
+from .scope import TableScope
+from .spec import ParamValue
 
 __all__ = [
     "bpref",
@@ -70,11 +71,6 @@ def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
     ).alias("rank")
 
 
-def _scope(relevance: str, rank: RankSpec) -> Scope:
-    position = pl.col(rank) if isinstance(rank, str) else rank
-    return Scope(rank=position, rel=pl.col(relevance), num_ret=position.count())
-
-
 def _expr(
     metric: str,
     *,
@@ -85,7 +81,7 @@ def _expr(
     **options: ParamValue,
 ) -> pl.Expr:
     req = request(metric, k=k, options=options)
-    return req.expr(_scope(relevance, rank), float(level)).alias(req.name)
+    return req.expr(TableScope(relevance, rank), float(level)).alias(req.name)
 
 
 def precision(

@@ -1,7 +1,7 @@
 """Every metric, declared once: its formula, parameters, aliases and conventions.
 
 Each formula is one polars aggregation over the judged rows of one query (see
-:class:`polars_irmetrics.spec.Scope`): ``rank`` is the document's position (null when
+:class:`polars_irmetrics.scope.Scope`): ``rank`` is the document's position (null when
 it was not retrieved), ``rel`` its judged relevance, ``num_ret`` the number of
 documents retrieved for the query. Conventions follow trec_eval 9/10:
 
@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from .spec import Alias, Metric, Param, Params, Scope
+from .scope import Scope
+from .spec import Alias, Metric, Param, Params
 
 __all__ = ["METRICS"]
 
@@ -73,14 +74,10 @@ def _dcg(s: Scope, p: Params) -> pl.Expr:
 
 
 def _idcg(s: Scope, p: Params) -> pl.Expr:
-    keep = s.rel > 0
-    if p.choice("ideal") == "retrieved":
-        keep = keep & s.rank.is_not_null()
-    gains = _gain(s, p).filter(keep).sort(descending=True)
-    if p.k is not None:
-        gains = gains.head(p.k)
-    positions = pl.int_range(2, gains.len() + 2, dtype=pl.Int64).cast(pl.Float64)
-    return (gains / positions.log(2)).sum()
+    position = s.ideal_position(retrieved_only=p.choice("ideal") == "retrieved")
+    keep = position.is_not_null() if p.k is None else (position <= p.k)
+    discount = (position.cast(pl.Float64) + 1.0).log(2)
+    return (_gain(s, p) / discount).filter(keep).sum()
 
 
 def _precision_at(s: Scope, p: Params) -> pl.Expr:
@@ -125,11 +122,13 @@ def _mrr(s: Scope, p: Params) -> pl.Expr:
 
 
 def _map(s: Scope, p: Params) -> pl.Expr:
-    ranks = s.rank.filter(_relevant(s, p) & _ranked(s, p.k)).cast(pl.Float64)
-    precision_sum = (ranks.rank("ordinal").cast(pl.Float64) / ranks).sum()
+    relevant = _relevant(s, p)
+    found = relevant & _ranked(s, p.k)
+    precision = s.ranked_count(relevant).cast(pl.Float64) / s.rank.cast(pl.Float64)
+    precision_sum = precision.filter(found).sum()
     denominator = p.choice("denominator")
     if denominator == "retrieved":
-        den = ranks.len().cast(pl.Float64)
+        den = found.sum().cast(pl.Float64)
     elif denominator == "capped" and p.k is not None:
         den = pl.min_horizontal(_num_rel(s, p), pl.lit(float(p.k)))
     else:
@@ -154,17 +153,13 @@ def _cg(s: Scope, p: Params) -> pl.Expr:
 
 
 def _bpref(s: Scope, p: Params) -> pl.Expr:
-    judged = s.rel >= 0
-    nonrel = judged & (s.rel < p.level)
+    nonrel = (s.rel >= 0) & (s.rel < p.level)
     r = _num_rel(s, p)
     n = nonrel.sum().cast(pl.Float64)
-    retrieved = judged & s.rank.is_not_null()
-    order = s.rank.filter(retrieved)
-    nonrel_above = nonrel.filter(retrieved).sort_by(order).cum_sum().cast(pl.Float64)
-    is_rel = _relevant(s, p).filter(retrieved).sort_by(order)
+    nonrel_above = s.ranked_count(nonrel).cast(pl.Float64)
     cap = pl.max_horizontal(pl.min_horizontal(n, r), pl.lit(1.0))
     terms = 1.0 - pl.min_horizontal(nonrel_above, r) / cap
-    return _ratio(terms.filter(is_rel).sum(), r)
+    return _ratio(terms.filter(_relevant(s, p) & s.rank.is_not_null()).sum(), r)
 
 
 def _num_ret(s: Scope, p: Params) -> pl.Expr:

@@ -24,7 +24,8 @@ import polars as pl
 
 from .errors import MetricParameterError, UnknownMetricError
 from .metrics import METRICS
-from .spec import Alias, Metric, Params, ParamValue, Scope
+from .scope import Scope
+from .spec import Alias, Metric, Params, ParamValue
 
 __all__ = ["DEFAULT_METRICS", "MetricRequest", "get_metric", "list_metrics", "parse_metric"]
 

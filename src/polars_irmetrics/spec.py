@@ -3,7 +3,8 @@
 A metric is declared once (in :mod:`polars_irmetrics.metrics`) as a :class:`Metric`:
 its name, its parameters with defaults, its aliases, whether higher is better, and a
 ``compute`` function. ``compute`` returns one polars aggregation expression over the
-*judged rows of one query* (see :class:`Scope`); the same expression serves the public
+*judged rows of one query* (see :class:`polars_irmetrics.scope.Scope`); the same
+expression serves the public
 expression API (``df.group_by("query_id").agg(irm.ndcg(k=10))``) and the evaluator's
 single query plan.
 """
@@ -12,11 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
-__all__ = ["Alias", "Metric", "Param", "Params", "Scope"]
+if TYPE_CHECKING:
+    from .scope import Scope
+
+__all__ = ["Alias", "Metric", "Param", "Params"]
 
 ParamValue = int | float | str | None
 CutoffRule = Literal["optional", "required", "none"]
@@ -79,32 +83,6 @@ class Params:
         if not isinstance(value, str):  # pragma: no cover - guarded by the parser
             raise TypeError(f"parameter {name!r} is not a string: {value!r}")
         return value
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What a metric formula can see: the judged rows of one query.
-
-    Every row is one judged document of the query (a row of the judgments, or of a
-    judged table). Expressions are evaluated in a group-by aggregation context, one
-    group per query.
-
-    Attributes
-    ----------
-    rank
-        Position of the document in the ranking, 1 = top; null when the document was
-        not retrieved.
-    rel
-        The judged relevance. A negative value means "in the pool but not judged"
-        (trec_eval's convention): such a document is neither relevant nor
-        non-relevant.
-    num_ret
-        Number of documents retrieved for the query (a scalar per group).
-    """
-
-    rank: pl.Expr
-    rel: pl.Expr
-    num_ret: pl.Expr
 
 
 @dataclass(frozen=True)

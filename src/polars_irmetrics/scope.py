@@ -1,0 +1,116 @@
+"""How a metric formula sees the judged rows of one query, in two settings.
+
+A formula (:mod:`polars_irmetrics.metrics`) is one aggregation expression over the
+judged rows of a query. It may ask its :class:`Scope` for two order-dependent per-row
+quantities, which the two settings compute differently:
+
+* :class:`TableScope`: inside a user's ``df.group_by("query_id").agg(irm.ndcg(k=10))``.
+  Every per-row expression is put in rank order inside the group, and the
+  order-dependent quantities are cumulative sums and ranks within the group.
+* :class:`PlanScope`: inside :func:`polars_irmetrics.evaluate`. The plan sorts the
+  judged rows once by (query, rank) and computes each order-dependent quantity as a
+  window column *before* the group-by, so the group-by itself is made of plain
+  filtered sums and minima (cheap, and streamable).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import polars as pl
+
+__all__ = ["PlanScope", "Scope", "TableScope"]
+
+
+class Scope(ABC):
+    """The judged rows of one query, as a formula sees them.
+
+    Attributes
+    ----------
+    rank
+        Position of the document in the ranking, 1 = top; null when it was not
+        retrieved.
+    rel
+        The judged relevance. Negative means "in the pool but not judged" (trec_eval):
+        neither relevant nor non-relevant.
+    num_ret
+        Number of documents retrieved for the query (a scalar per group).
+    """
+
+    rank: pl.Expr
+    rel: pl.Expr
+    num_ret: pl.Expr
+
+    @abstractmethod
+    def ranked_count(self, condition: pl.Expr) -> pl.Expr:
+        """Per row: how many rows meeting ``condition`` are ranked at or above it.
+
+        Rows are in rank order, unretrieved rows last (their values are not meaningful).
+        ``condition`` must be built from :attr:`rank` and :attr:`rel`.
+        """
+
+    @abstractmethod
+    def ideal_position(self, retrieved_only: bool) -> pl.Expr:
+        """Per row: its 1-based position in the ideal ranking, null outside it.
+
+        The ideal ranking holds the judged documents with positive relevance (only the
+        retrieved ones if ``retrieved_only``), sorted by relevance descending; equal
+        labels take consecutive positions in any order (gains are equal).
+        """
+
+
+def _ideal_candidates(rank: pl.Expr, rel: pl.Expr, retrieved_only: bool) -> pl.Expr:
+    keep = rel > 0
+    if retrieved_only:
+        keep = keep & rank.is_not_null()
+    return pl.when(keep).then(rel)
+
+
+class TableScope(Scope):
+    """A judged table's rows inside a user's group-by (one group per query)."""
+
+    def __init__(self, relevance: str, rank: str | pl.Expr) -> None:
+        position = pl.col(rank) if isinstance(rank, str) else rank
+        self.rank = position.sort_by(position, nulls_last=True, maintain_order=True)
+        self.rel = pl.col(relevance).sort_by(position, nulls_last=True, maintain_order=True)
+        self.num_ret = position.count()
+
+    def ranked_count(self, condition: pl.Expr) -> pl.Expr:
+        return condition.cast(pl.Int64).cum_sum()
+
+    def ideal_position(self, retrieved_only: bool) -> pl.Expr:
+        candidates = _ideal_candidates(self.rank, self.rel, retrieved_only)
+        return candidates.rank("ordinal", descending=True)
+
+
+class PlanScope(Scope):
+    """The evaluator's judged rows: ``rank`` and ``rel`` columns, sorted by (keys, rank).
+
+    Order-dependent quantities are registered as window columns in :attr:`derived`
+    (name -> expression), which the plan adds before its group-by; asking twice for
+    the same quantity reuses one column.
+    """
+
+    def __init__(self, rank: str, rel: str, num_ret: str, keys: list[str]) -> None:
+        self.rank = pl.col(rank)
+        self.rel = pl.col(rel)
+        self.num_ret = pl.col(num_ret).max().fill_null(0)
+        self._keys = keys
+        self.derived: dict[str, pl.Expr] = {}
+        self._names: dict[str, str] = {}
+
+    def _register(self, expr: pl.Expr) -> pl.Expr:
+        key = str(expr)
+        name = self._names.get(key)
+        if name is None:
+            name = f"__irm_d{len(self._names)}"
+            self._names[key] = name
+            self.derived[name] = expr.over(self._keys).alias(name)
+        return pl.col(name)
+
+    def ranked_count(self, condition: pl.Expr) -> pl.Expr:
+        return self._register(condition.cast(pl.Int64).cum_sum())
+
+    def ideal_position(self, retrieved_only: bool) -> pl.Expr:
+        candidates = _ideal_candidates(self.rank, self.rel, retrieved_only)
+        return self._register(candidates.rank("ordinal", descending=True))
