@@ -1,9 +1,557 @@
-"""``irm trec-eval``: trec_eval's arguments and output (being written)."""
+"""``irm trec-eval``: trec_eval's command line and output, computed with polars.
+
+    irm trec-eval qrels.txt run.txt                      # trec_eval's 'official' measures
+    irm trec-eval -q -c -m ndcg_cut.10 -m P.5,10 qrels.txt run.txt
+    irm trec-eval -m all_trec -l 2 -M 100 qrels.txt run.parquet
+
+The flags, the measure syntax and the output follow trec_eval 9.x/10 (usnistgov
+``trec_eval.c``, ``measures.c``, ``meas_init.c``, ``meas_print_*.c``):
+
+* ``-m NAME[.PARAMS]`` marks a measure, a family with parameters (``P.5,10`` gives
+  ``P_5`` and ``P_10``; cutoffs are sorted, duplicates and cutoffs below 1 are errors)
+  or a nickname (``official``, the default; ``all_trec``; ``set``; ...). The first
+  parameters given for a family are the ones used, as in trec_eval.
+* Measures print in trec_eval's table order, not the ``-m`` order: ``runid`` and
+  ``num_q`` only in the summary, and only when marked (every nickname marks them).
+* Summary (``all``) lines give the mean over queries, except ``num_ret``,
+  ``num_rel`` and ``num_rel_ret`` (sums) and ``num_q`` (the number of queries).
+* Queries: those in both files, in query id order (compared as text); with ``-c`` every
+  query of the judgments, a query with no results scoring 0 (``num_rel`` keeps its
+  count), as trec_eval 10 does (it also prints such a query with ``-q``; trec_eval
+  9.0.x printed only queries with results, and with ``-c`` summed ``num_rel`` over
+  every judgment with relevance > 0 whatever ``-l`` said).
+* Relevance is read as trec_eval reads it, as an integer: a fractional label is
+  truncated toward zero. Documents are ordered by score, ties by document id
+  descending; the rank field of a run file is ignored.
+
+Measures that polars_irmetrics does not compute yet are named once on standard error
+and never printed.
+"""
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import itertools
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from .errors import InvalidValueError, MetricParameterError, QuerySetError, UnknownMetricError
+from .evaluate import Order, evaluate
+from .files import scan_qrels, scan_run
+from .report import trec_line
+from .validate import Policy
+
+__all__ = [
+    "ALL_TREC",
+    "MEASURE_ORDER",
+    "NICKNAMES",
+    "OFFICIAL",
+    "add_parser",
+    "run",
+]
+
+Kind = Literal[
+    "runid",  # the run's tag, summary only
+    "num_q",  # number of queries, summary only
+    "count",  # an integer count, summed in the summary
+    "single",  # one value, no parameters
+    "long_cut",  # one value per integer cutoff: NAME_k
+    "double_cut",  # one value per real cutoff: NAME_0.20
+    "params",  # one value, parameters appended to the name: NAME_params
+]
+
+_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+
+@dataclass(frozen=True)
+class _Family:
+    """One entry of trec_eval's measure table."""
+
+    name: str
+    kind: Kind
+    supported: bool = False
+    long_defaults: tuple[int, ...] = ()
+    double_defaults: tuple[float, ...] = ()
+
+
+#: trec_eval's measure table (``te_trec_measures`` in ``measures.c``), in the order
+#: trec_eval computes and prints them.
+_TABLE: tuple[_Family, ...] = (
+    _Family("runid", "runid", supported=True),
+    _Family("num_q", "num_q", supported=True),
+    _Family("num_ret", "count", supported=True),
+    _Family("num_rel", "count", supported=True),
+    _Family("num_rel_ret", "count", supported=True),
+    _Family("map", "single", supported=True),
+    _Family("gm_map", "single"),
+    _Family("Rprec", "single", supported=True),
+    _Family("bpref", "single", supported=True),
+    _Family("recip_rank", "single", supported=True),
+    _Family(
+        "iprec_at_recall",
+        "double_cut",
+        double_defaults=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+    ),
+    _Family("P", "long_cut", supported=True, long_defaults=_CUTOFFS),
+    _Family("relstring", "params"),
+    _Family("recall", "long_cut", supported=True, long_defaults=_CUTOFFS),
+    _Family("infAP", "single"),
+    _Family("gm_bpref", "single"),
+    _Family(
+        "Rprec_mult",
+        "double_cut",
+        double_defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+    ),
+    _Family("utility", "params"),
+    _Family("11pt_avg", "params"),
+    _Family("binG", "params"),
+    _Family("G", "params"),
+    _Family("dcg", "params"),
+    _Family("ideal_dcg", "params"),
+    _Family("ndcg", "params", supported=True),  # supported without gain parameters
+    _Family("ndcg_rel", "params"),
+    _Family("Rndcg", "params"),
+    _Family("ndcg_cut", "long_cut", supported=True, long_defaults=_CUTOFFS),
+    _Family("map_cut", "long_cut", supported=True, long_defaults=_CUTOFFS),
+    _Family("relative_P", "long_cut", long_defaults=_CUTOFFS),
+    _Family("success", "long_cut", supported=True, long_defaults=(1, 5, 10)),
+    _Family("set_P", "single", supported=True),
+    _Family("set_relative_P", "single"),
+    _Family("set_recall", "single", supported=True),
+    _Family("set_map", "single"),
+    _Family("set_F", "params", supported=True),  # supported for beta = 1 (the default)
+    _Family("num_nonrel_judged_ret", "count"),
+    _Family("prefs_num_prefs_poss", "count"),
+    _Family("prefs_num_prefs_ful", "count"),
+    _Family("prefs_num_prefs_ful_ret", "count"),
+    _Family("prefs_simp", "single"),
+    _Family("prefs_pair", "single"),
+    _Family("prefs_avgjg", "single"),
+    _Family("prefs_avgjg_Rnonrel", "single"),
+    _Family("prefs_simp_ret", "single"),
+    _Family("prefs_pair_ret", "single"),
+    _Family("prefs_avgjg_ret", "single"),
+    _Family("prefs_avgjg_Rnonrel_ret", "single"),
+    _Family("prefs_simp_imp", "single"),
+    _Family("prefs_pair_imp", "single"),
+    _Family("prefs_avgjg_imp", "single"),
+    _Family("map_avgjg", "single"),
+    _Family("P_avgjg", "params"),
+    _Family("Rprec_mult_avgjg", "params"),
+    _Family("yaap", "single"),
+    _Family("rbp", "params"),
+    _Family("rbp_resid", "params"),
+    _Family("unj", "long_cut", long_defaults=(5, 10, 20)),
+)
+_BY_NAME: dict[str, _Family] = {f.name: f for f in _TABLE}
+
+#: trec_eval's measure names, in its print order.
+MEASURE_ORDER: tuple[str, ...] = tuple(f.name for f in _TABLE)
+
+#: ``-m official`` (trec_eval's default when no ``-m`` is given).
+OFFICIAL: tuple[str, ...] = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
+    "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P",
+)  # fmt: skip
+
+#: ``-m all_trec``: every measure trec_eval computes from qrels and a run.
+ALL_TREC: tuple[str, ...] = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
+    "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "relstring",
+    "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref",
+    "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success",
+    "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G",
+    "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
+    "num_nonrel_judged_ret",
+)  # fmt: skip
+
+#: Every nickname ``-m`` accepts (``te_trec_measure_nicknames`` in ``measures.c``).
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": OFFICIAL,
+    "set": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+        "set_recall", "set_relative_P", "set_map", "set_F",
+    ),
+    "all_trec": ALL_TREC,
+    "all_prefs": (
+        "runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
+        "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
+        "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
+        "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp",
+    ),
+    "prefs": (
+        "runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
+        "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
+    ),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+}  # fmt: skip
+
+#: The polars_irmetrics name of each supported trec_eval measure without a cutoff.
+_LIBRARY_NAME: dict[str, str] = {
+    "num_ret": "num_ret",
+    "num_rel": "num_rel",
+    "num_rel_ret": "num_rel_ret",
+    "map": "map",
+    "Rprec": "Rprec",
+    "bpref": "bpref",
+    "recip_rank": "recip_rank",
+    "ndcg": "ndcg",
+    "set_P": "set_P",
+    "set_recall": "set_recall",
+    "set_F": "set_F",
+}
+
+_LONG_RE = re.compile(r"\s*([+-]?\d+)")
+_DOUBLE_RE = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+
+_EPILOG = """\
+examples:
+  irm trec-eval qrels.txt run.txt
+  irm trec-eval -q -m map -m ndcg_cut.10 -m P.5,10 qrels.txt run.txt
+  irm trec-eval -c -m all_trec -l 2 -M 1000 qrels.txt run.parquet
+
+measures (-m), in trec_eval's syntax: map, Rprec, bpref, recip_rank, ndcg, set_P,
+set_recall, set_F, num_ret, num_rel, num_rel_ret, and the families P, recall, ndcg_cut,
+map_cut (default cutoffs 5,10,15,20,30,100,200,500,1000) and success (1,5,10), e.g.
+P.5,10; nicknames official (the default), all_trec, set. Other trec_eval measures
+(gm_map, iprec_at_recall, infAP, ...) are not computed yet: they are named on stderr.
+"""
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One printed measure: trec_eval's name and the polars_irmetrics metric behind it."""
+
+    printed: str
+    metric: str
+    integer: bool
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """What ``-m`` asks for, resolved against the table."""
+
+    runid: bool
+    num_q: bool
+    columns: tuple[_Column, ...]
+    unsupported: tuple[str, ...]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the ``trec-eval`` subcommand."""
+    p = sub.add_parser(
+        "trec-eval",
+        help="trec_eval's command line: same flags, same output",
+        description="Evaluate a run against judgments with trec_eval's flags and output "
+        "format (measures computed by polars_irmetrics).",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.set_defaults(func=run)
+    p.add_argument(
+        "-q",
+        "--query_eval_wanted",
+        dest="query_eval",
+        action="store_true",
+        help="also print the measures of each query",
+    )
+    p.add_argument(
+        "-c",
+        "--complete_rel_info_wanted",
+        dest="complete",
+        action="store_true",
+        help="average over every query in the judgments (a query with no results "
+        "scores 0), not only the queries in both files",
+    )
+    p.add_argument(
+        "-n",
+        "--nosummary",
+        dest="no_summary",
+        action="store_true",
+        help="no summary ('all') lines",
+    )
+    p.add_argument(
+        "-l",
+        "--level_for_rel",
+        dest="level",
+        type=int,
+        default=1,
+        metavar="LEVEL",
+        help="relevance >= LEVEL counts as relevant (default 1; e.g. -l 2)",
+    )
+    p.add_argument(
+        "-M",
+        "--Max_retrieved_per_topic",
+        dest="max_docs",
+        type=int,
+        metavar="DEPTH",
+        help="evaluate only the top DEPTH documents of each query (e.g. -M 1000)",
+    )
+    p.add_argument(
+        "-m",
+        "--measure",
+        dest="measures",
+        action="append",
+        metavar="MEASURE",
+        help="measure, family with parameters or nickname, repeatable "
+        "(e.g. -m map -m P.5,10 -m all_trec); default: official",
+    )
+    p.add_argument("qrels", metavar="QRELS", help="judgments: TREC qrels, Parquet, CSV or TSV")
+    p.add_argument("run", metavar="RUN", help="run: TREC run, Parquet, CSV or TSV")
+
+
+# --------------------------------------------------------------------------- measures
+def _c_long(text: str) -> int:
+    """``strtol``'s reading of ``text``: leading digits, else 0."""
+    match = _LONG_RE.match(text)
+    return int(match.group(1)) if match else 0
+
+
+def _c_double(text: str) -> float:
+    """``atof``'s reading of ``text``: a leading number, else 0.0."""
+    match = _DOUBLE_RE.match(text)
+    return float(match.group(1)) if match else 0.0
+
+
+def _long_cutoffs(family: _Family, params: str | None) -> list[int]:
+    if params is None:
+        return list(family.long_defaults)
+    cutoffs = sorted(_c_long(part) for part in params.split(","))
+    if cutoffs[0] <= 0:
+        raise MetricParameterError(
+            f"measure '{family.name}.{params}': cutoffs must be positive integers, "
+            f"e.g. -m {family.name}.5,10"
+        )
+    for before, after in itertools.pairwise(cutoffs):
+        if before == after:
+            raise MetricParameterError(
+                f"measure '{family.name}.{params}': cutoff {after} is listed twice"
+            )
+    return cutoffs
+
+
+def _double_names(family: _Family, params: str | None) -> list[str]:
+    if params is None:
+        values = list(family.double_defaults)
+    else:
+        values = sorted(_c_double(part) for part in params.split(","))
+    return [f"{family.name}_{value:3.2f}" for value in values]
+
+
+def _suggest(name: str) -> str:
+    trec = re.fullmatch(r"(.+?)[_@](\d+)", name)
+    if trec is not None and trec.group(1) in _BY_NAME:
+        return f" Did you mean: {trec.group(1)}.{trec.group(2)}?"
+    candidates = [*MEASURE_ORDER, *NICKNAMES]
+    by_lower = {c.lower(): c for c in candidates}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=4, cutoff=0.6)
+    return f" Did you mean: {', '.join(by_lower[c] for c in close)}?" if close else ""
+
+
+def _parse_measure_args(values: Sequence[str]) -> tuple[list[str], dict[str, str], list[str]]:
+    """Marked families, the parameters of each, and notes on parameters given twice."""
+    marked: list[str] = []
+    params: dict[str, str] = {}
+    notes: list[str] = []
+    for value in values:
+        name, dot, param_text = value.partition(".")
+        if dot and not param_text:
+            raise MetricParameterError(
+                f"measure {value!r}: nothing after the '.'; give parameters "
+                f"(e.g. -m {name}.10) or leave the '.' out"
+            )
+        if name in NICKNAMES:
+            if dot:
+                raise MetricParameterError(
+                    f"measure {value!r}: nickname {name!r} takes no parameters"
+                )
+            marked.extend(NICKNAMES[name])
+            continue
+        family = _BY_NAME.get(name)
+        if family is None:
+            raise UnknownMetricError(
+                f"unknown trec_eval measure {name!r}.{_suggest(name)} Measures are named as "
+                "in trec_eval: -m map, -m P.5,10, -m ndcg_cut.10, -m official, -m all_trec"
+            )
+        if dot:
+            if family.supported and family.kind in ("single", "count", "runid", "num_q"):
+                raise MetricParameterError(
+                    f"measure {value!r}: {name} takes no parameters"
+                    + (f" (did you mean -m map_cut.{param_text}?)" if name == "map" else "")
+                )
+            if name in params:
+                notes.append(
+                    f"{name} was given parameters twice; using the first, "
+                    f"{name}.{params[name]}, as trec_eval does"
+                )
+            else:
+                params[name] = param_text
+        marked.append(name)
+    return marked, params, notes
+
+
+def _select_measures(values: Sequence[str] | None) -> tuple[_Selection, list[str]]:
+    """Resolve ``-m`` values (default ``official``) into printed columns, in table order.
+
+    Returns the selection and notes for standard error (parameters given twice).
+    """
+    marked, params, notes = _parse_measure_args(list(values) if values else ["official"])
+    wanted = set(marked)
+    columns: list[_Column] = []
+    unsupported: list[str] = []
+    for family in _TABLE:
+        if family.name not in wanted:
+            continue
+        param = params.get(family.name)
+        if family.kind == "long_cut":
+            cutoffs = _long_cutoffs(family, param)
+            names = [f"{family.name}_{k}" for k in cutoffs]
+            if family.supported:
+                columns += [_Column(n, n, integer=False) for n in names]
+            else:
+                unsupported += names
+        elif family.kind == "double_cut":
+            unsupported += _double_names(family, param)
+        elif family.kind in ("runid", "num_q"):
+            continue
+        else:
+            printed = family.name if param is None else f"{family.name}_{param}"
+            if family.supported and _computable(family, param):
+                columns.append(
+                    _Column(printed, _LIBRARY_NAME[family.name], integer=family.kind == "count")
+                )
+            else:
+                unsupported.append(printed)
+    selection = _Selection(
+        runid="runid" in wanted,
+        num_q="num_q" in wanted,
+        columns=tuple(columns),
+        unsupported=tuple(unsupported),
+    )
+    return selection, notes
+
+
+def _computable(family: _Family, param: str | None) -> bool:
+    if param is None:
+        return True
+    if family.name == "set_F":  # trec_eval's set_F uses its first parameter, beta
+        return _c_double(param.split(",")[0]) == 1.0
+    return False  # ndcg with gain parameters
+
+
+# --------------------------------------------------------------------------- data
+def _run_tag(frame: pl.DataFrame, source: str) -> str:
+    """trec_eval's ``runid``: the tag on the run's last line, else the file's stem."""
+    if "run_id" in frame.columns:
+        tags = frame.get_column("run_id").drop_nulls()
+        if len(tags):
+            return str(tags[-1])
+    return Path(source.rstrip("/")).name.split(".")[0] or source
+
+
+def _read_run(source: str) -> pl.DataFrame:
+    lazy = scan_run(source)
+    names = lazy.collect_schema().names()
+    keep = [c for c in ("query_id", "doc_id", "score", "rank", "run_id") if c in names]
+    frame = lazy.select(keep).collect()
+    if frame.height == 0:
+        raise InvalidValueError(f"run {source!r} has no results")
+    return frame
+
+
+def _read_qrels(source: str) -> pl.LazyFrame:
+    lazy = scan_qrels(source)
+    schema = lazy.collect_schema()
+    if "relevance" in schema and schema["relevance"].is_float():
+        # trec_eval reads relevance with atol: a fractional label is truncated
+        lazy = lazy.with_columns(pl.col("relevance").cast(pl.Int64, strict=False))
+    return lazy
+
+
+# --------------------------------------------------------------------------- command
+def run(args: argparse.Namespace) -> int:
+    """Run ``irm trec-eval``: print trec_eval's lines on standard output."""
+    selection, notes = _select_measures(args.measures)
+    if args.max_docs is not None and args.max_docs < 1:
+        raise InvalidValueError(f"-M must be a positive number of documents, got {args.max_docs}")
+    for note in notes:
+        print(f"irm trec-eval: {note}", file=sys.stderr)
+    if selection.unsupported:
+        print(
+            "irm trec-eval: not supported yet, not printed: " + ", ".join(selection.unsupported),
+            file=sys.stderr,
+        )
+    if not (selection.columns or selection.runid or selection.num_q):
+        raise UnknownMetricError(
+            "none of the requested measures is computed yet; supported: map, Rprec, bpref, "
+            "recip_rank, ndcg, P, recall, ndcg_cut, map_cut, success, set_P, set_recall, "
+            "set_F, num_ret, num_rel, num_rel_ret"
+        )
+
+    run_frame = _read_run(args.run)
+    qrels = _read_qrels(args.qrels)
+    # num_ret is always computed: with no measure to print it still gives the query set.
+    metrics = list(dict.fromkeys([*(c.metric for c in selection.columns), "num_ret"]))
+    order: Order = (
+        "score" if "score" in run_frame.columns or "rank" not in run_frame.columns else "rank"
+    )
+    unretrieved: Policy = "zero" if args.complete else "drop"
+    per_query = evaluate(
+        run_frame,
+        metrics,
+        qrels=qrels,
+        per_query=True,
+        order=order,
+        relevance_level=args.level,
+        depth=args.max_docs,
+        unjudged="drop",
+        unretrieved=unretrieved,
+    )
+    if per_query.height == 0:
+        raise QuerySetError(
+            "no queries with both results and relevance info: the run and the judgments "
+            "share no query id (compare the first field of both files)"
+        )
+    query_ids = [str(q) for q in per_query.get_column("query_id").to_list()]
+    order_idx = sorted(range(len(query_ids)), key=query_ids.__getitem__)
+    values = {c.printed: per_query.get_column(c.metric).to_list() for c in selection.columns}
+
+    out: list[str] = []
+    if args.query_eval:
+        for i in order_idx:
+            qid = query_ids[i]
+            for column in selection.columns:
+                out.append(
+                    trec_line(column.printed, qid, _value(values[column.printed][i], column))
+                )
+    if not args.no_summary:
+        if selection.runid:
+            out.append(trec_line("runid", "all", _run_tag(run_frame, args.run)))
+        if selection.num_q:
+            out.append(trec_line("num_q", "all", len(query_ids)))
+        for column in selection.columns:
+            column_values = [values[column.printed][i] for i in order_idx]
+            out.append(trec_line(column.printed, "all", _summary(column_values, column)))
+    sys.stdout.write("".join(out))
+    return 0
+
+
+def _value(value: Any, column: _Column) -> int | float:
+    return int(value) if column.integer else float(value)
+
+
+def _summary(values: Sequence[Any], column: _Column) -> int | float:
+    """trec_eval's summary: a sum for counts, else the mean, added up in query order."""
+    if column.integer:
+        return sum(int(v) for v in values)
+    total = 0.0
+    for v in values:  # in query order, as trec_eval accumulates
+        total += float(v)
+    return total / len(values)
