@@ -386,7 +386,10 @@ def build_plan(
     result = checked.filter(keep)
     if per_query:
         return result.select(*keys, *labels).sort(keys)
-    means = [pl.len().cast(pl.Int64).alias("num_q"), *(pl.col(label).mean() for label in labels)]
+    means = [
+        pl.len().cast(pl.Int64).alias("num_q"),
+        *(request.metric.summarize(label) for label, request in requests),
+    ]
     if setup.by:
         return result.group_by(list(setup.by)).agg(means).sort(list(setup.by))
     return result.select(means)

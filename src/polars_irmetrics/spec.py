@@ -24,6 +24,10 @@ __all__ = ["Alias", "Metric", "Param", "Params"]
 
 ParamValue = int | float | str | None
 CutoffRule = Literal["optional", "required", "none"]
+Aggregate = Literal["mean", "geometric"]
+
+#: Floor of a per-query value in a geometric mean (trec_eval's MIN_GEO_MEAN).
+MIN_GEO_MEAN = 0.00001
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,9 @@ class Metric:
         metrics (nDCG, DCG) ignore it, as trec_eval does.
     integer
         Whether the per-query value is a count (printed without decimals).
+    aggregate
+        How per-query values become one number: ``"mean"``, or ``"geometric"``:
+        ``exp(mean(log(max(value, 0.00001))))`` (trec_eval's gm_map, gm_bpref).
     formula
         The formula and its source, for the docs.
     """
@@ -123,7 +130,15 @@ class Metric:
     higher_is_better: bool = True
     binary: bool = True
     integer: bool = False
+    aggregate: Aggregate = "mean"
     formula: str = ""
+
+    def summarize(self, column: str) -> pl.Expr:
+        """The expression that averages the per-query values in ``column``."""
+        values = pl.col(column).cast(pl.Float64)
+        if self.aggregate == "geometric":
+            return values.clip(lower_bound=MIN_GEO_MEAN).log().mean().exp().alias(column)
+        return values.mean().alias(column)
 
     def param(self, name: str) -> Param | None:
         """The parameter called ``name``, or ``None``."""

@@ -1,4 +1,4 @@
-"""Every metric, declared once: its formula, parameters, aliases and conventions.
+"""The core metrics: precision, recall, F1, R-precision, hit rate, MRR, MAP, nDCG, bpref, counts.
 
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.scope.Scope`): ``rank`` is the document's position (null when
@@ -20,146 +20,94 @@ from __future__ import annotations
 
 import polars as pl
 
-from .scope import Scope
-from .spec import Alias, Metric, Param, Params
+from polars_irmetrics.scope import Scope
+from polars_irmetrics.spec import Alias, Metric, Param, Params
 
-__all__ = ["METRICS"]
-
-_GAIN = Param(
-    "gain",
-    "linear",
-    ("linear", "exponential"),
-    "gain of a document with relevance g: g (linear, trec_eval) or 2**g - 1 (exponential)",
+from ._common import (
+    GAIN,
+    IDEAL,
+    dcg,
+    gain,
+    idcg,
+    num_rel,
+    precision_at,
+    ranked,
+    ratio,
+    recall_at,
+    rel_ret,
+    relevant,
 )
-_IDEAL = Param(
-    "ideal",
-    "judgments",
-    ("judgments", "retrieved"),
-    "ideal ranking from all judged documents (trec_eval) or from the retrieved ones only",
-)
 
-
-# --------------------------------------------------------------------------- helpers
-def _relevant(s: Scope, p: Params) -> pl.Expr:
-    return (s.rel >= p.level) & (s.rel >= 0)
-
-
-def _ranked(s: Scope, k: int | None) -> pl.Expr:
-    """Retrieved at rank 1..k (any rank when ``k`` is None)."""
-    return s.rank.is_not_null() if k is None else (s.rank <= k)
-
-
-def _num_rel(s: Scope, p: Params) -> pl.Expr:
-    return _relevant(s, p).sum().cast(pl.Float64)
-
-
-def _rel_ret(s: Scope, p: Params, k: int | None) -> pl.Expr:
-    return (_relevant(s, p) & _ranked(s, k)).sum().cast(pl.Float64)
-
-
-def _ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
-    """``num / den``, and 0 where ``den`` is 0."""
-    return pl.when(den > 0).then(num / den).otherwise(0.0)
-
-
-def _gain(s: Scope, p: Params) -> pl.Expr:
-    rel = s.rel.cast(pl.Float64)
-    gain = rel if p.choice("gain") == "linear" else (pl.lit(2.0).pow(rel) - 1.0)
-    return pl.when(rel > 0).then(gain).otherwise(0.0)
-
-
-def _dcg(s: Scope, p: Params) -> pl.Expr:
-    discount = (s.rank.cast(pl.Float64) + 1.0).log(2)
-    return (_gain(s, p) / discount).filter(_ranked(s, p.k) & (s.rel > 0)).sum()
-
-
-def _idcg(s: Scope, p: Params) -> pl.Expr:
-    position = s.ideal_position(retrieved_only=p.choice("ideal") == "retrieved")
-    keep = position.is_not_null() if p.k is None else (position <= p.k)
-    discount = (position.cast(pl.Float64) + 1.0).log(2)
-    return (_gain(s, p) / discount).filter(keep).sum()
-
-
-def _precision_at(s: Scope, p: Params) -> pl.Expr:
-    if p.k is None:
-        return _ratio(_rel_ret(s, p, None), s.num_ret.cast(pl.Float64))
-    return _rel_ret(s, p, p.k) / float(p.k)
-
-
-def _recall_at(s: Scope, p: Params) -> pl.Expr:
-    den = _num_rel(s, p)
-    if p.options.get("denominator") == "capped" and p.k is not None:
-        den = pl.min_horizontal(den, pl.lit(float(p.k)))
-    return _ratio(_rel_ret(s, p, p.k), den)
+__all__ = ["CORE_METRICS"]
 
 
 # --------------------------------------------------------------------------- formulas
 def _precision(s: Scope, p: Params) -> pl.Expr:
-    return _precision_at(s, p)
+    return precision_at(s, p)
 
 
 def _recall(s: Scope, p: Params) -> pl.Expr:
-    return _recall_at(s, p)
+    return recall_at(s, p)
 
 
 def _f1(s: Scope, p: Params) -> pl.Expr:
-    prec, rec = _precision_at(s, p), _recall_at(s, p)
-    return _ratio(2.0 * prec * rec, prec + rec)
+    prec, rec = precision_at(s, p), recall_at(s, p)
+    return ratio(2.0 * prec * rec, prec + rec)
 
 
 def _r_precision(s: Scope, p: Params) -> pl.Expr:
-    r = _num_rel(s, p)
-    return _ratio((_relevant(s, p) & (s.rank <= r)).sum().cast(pl.Float64), r)
+    r = num_rel(s, p)
+    return ratio((relevant(s, p) & (s.rank <= r)).sum().cast(pl.Float64), r)
 
 
 def _hit_rate(s: Scope, p: Params) -> pl.Expr:
-    return (_rel_ret(s, p, p.k) > 0).cast(pl.Float64)
+    return (rel_ret(s, p, p.k) > 0).cast(pl.Float64)
 
 
 def _mrr(s: Scope, p: Params) -> pl.Expr:
-    first = s.rank.filter(_relevant(s, p) & _ranked(s, p.k)).min()
+    first = s.rank.filter(relevant(s, p) & ranked(s, p.k)).min()
     return (1.0 / first.cast(pl.Float64)).fill_null(0.0)
 
 
 def _map(s: Scope, p: Params) -> pl.Expr:
-    relevant = _relevant(s, p)
-    found = relevant & _ranked(s, p.k)
-    precision = s.ranked_count(relevant).cast(pl.Float64) / s.rank.cast(pl.Float64)
+    is_rel = relevant(s, p)
+    found = is_rel & ranked(s, p.k)
+    precision = s.ranked_count(is_rel).cast(pl.Float64) / s.rank.cast(pl.Float64)
     precision_sum = precision.filter(found).sum()
     denominator = p.choice("denominator")
     if denominator == "retrieved":
         den = found.sum().cast(pl.Float64)
     elif denominator == "capped" and p.k is not None:
-        den = pl.min_horizontal(_num_rel(s, p), pl.lit(float(p.k)))
+        den = pl.min_horizontal(num_rel(s, p), pl.lit(float(p.k)))
     else:
-        den = _num_rel(s, p)
-    return _ratio(precision_sum, den)
+        den = num_rel(s, p)
+    return ratio(precision_sum, den)
 
 
 def _ndcg(s: Scope, p: Params) -> pl.Expr:
-    return _ratio(_dcg(s, p), _idcg(s, p))
+    return ratio(dcg(s, p), idcg(s, p))
 
 
 def _dcg_metric(s: Scope, p: Params) -> pl.Expr:
-    return _dcg(s, p)
+    return dcg(s, p)
 
 
 def _idcg_metric(s: Scope, p: Params) -> pl.Expr:
-    return _idcg(s, p)
+    return idcg(s, p)
 
 
 def _cg(s: Scope, p: Params) -> pl.Expr:
-    return _gain(s, p).filter(_ranked(s, p.k) & (s.rel > 0)).sum()
+    return gain(s, p).filter(ranked(s, p.k) & (s.rel > 0)).sum()
 
 
 def _bpref(s: Scope, p: Params) -> pl.Expr:
     nonrel = (s.rel >= 0) & (s.rel < p.level)
-    r = _num_rel(s, p)
+    r = num_rel(s, p)
     n = nonrel.sum().cast(pl.Float64)
     nonrel_above = s.ranked_count(nonrel).cast(pl.Float64)
     cap = pl.max_horizontal(pl.min_horizontal(n, r), pl.lit(1.0))
     terms = 1.0 - pl.min_horizontal(nonrel_above, r) / cap
-    return _ratio(terms.filter(_relevant(s, p) & s.rank.is_not_null()).sum(), r)
+    return ratio(terms.filter(relevant(s, p) & s.rank.is_not_null()).sum(), r)
 
 
 def _num_ret(s: Scope, p: Params) -> pl.Expr:
@@ -167,15 +115,15 @@ def _num_ret(s: Scope, p: Params) -> pl.Expr:
 
 
 def _num_rel_count(s: Scope, p: Params) -> pl.Expr:
-    return _relevant(s, p).sum().cast(pl.Int64)
+    return relevant(s, p).sum().cast(pl.Int64)
 
 
 def _num_rel_ret(s: Scope, p: Params) -> pl.Expr:
-    return (_relevant(s, p) & _ranked(s, p.k)).sum().cast(pl.Int64)
+    return (relevant(s, p) & ranked(s, p.k)).sum().cast(pl.Int64)
 
 
 # --------------------------------------------------------------------------- registry
-METRICS: tuple[Metric, ...] = (
+CORE_METRICS: tuple[Metric, ...] = (
     Metric(
         "precision",
         "share of the top k that is relevant",
@@ -252,7 +200,7 @@ METRICS: tuple[Metric, ...] = (
         "ndcg",
         "normalised discounted cumulative gain",
         _ndcg,
-        params=(_GAIN, _IDEAL),
+        params=(GAIN, IDEAL),
         aliases=(
             Alias("ndcg_cut", cutoff="required"),
             Alias("ndcg_burges", {"gain": "exponential"}),
@@ -268,7 +216,7 @@ METRICS: tuple[Metric, ...] = (
         "dcg",
         "discounted cumulative gain",
         _dcg_metric,
-        params=(_GAIN,),
+        params=(GAIN,),
         binary=False,
         formula="sum over ranks r <= k of gain(rel_r) / log2(r + 1).",
     ),
@@ -276,7 +224,7 @@ METRICS: tuple[Metric, ...] = (
         "idcg",
         "ideal discounted cumulative gain",
         _idcg_metric,
-        params=(_GAIN, _IDEAL),
+        params=(GAIN, IDEAL),
         aliases=(Alias("ideal_dcg"),),
         binary=False,
         formula="DCG@k of the ideal ranking: judged documents sorted by gain, descending.",
@@ -285,7 +233,7 @@ METRICS: tuple[Metric, ...] = (
         "cg",
         "cumulative gain",
         _cg,
-        params=(_GAIN,),
+        params=(GAIN,),
         binary=False,
         formula="sum of gain(rel) over ranks 1..k.",
     ),
