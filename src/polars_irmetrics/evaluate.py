@@ -257,10 +257,18 @@ def evaluate(
 
 
 def parse_metric_list(metrics: str | Iterable[str]) -> list[tuple[str, MetricRequest]]:
-    """``(label, request)`` per metric; a label is the string as the user gave it."""
-    names = [metrics] if isinstance(metrics, str) else list(metrics)
-    if not names:
+    """``(label, request)`` per metric; a label is the string as the user gave it.
+
+    A cutoff range (``"recall@1..100"``, ``"P@10..100:10"``) becomes one entry per
+    cutoff, labelled with the user's spelling and that cutoff (``"recall@1"``, ...);
+    they all go into the plan's one group-by.
+    """
+    from .registry import expand_metric_names
+
+    given = [metrics] if isinstance(metrics, str) else list(metrics)
+    if not given:
         raise MetricParameterError("no metrics given: pass names such as ['ndcg@10', 'map']")
+    names = [name for text in given for name in expand_metric_names(text)]
     seen: set[str] = set()
     out = []
     for name in names:
@@ -350,8 +358,14 @@ def build_plan(
     metric_exprs = [
         request.expr(scope, relevance_level).alias(label) for label, request in requests
     ]
+    # Ordering each query's rows by (rank, label) makes the window columns and every
+    # floating-point sum the same from one run to the next: rows that tie on both carry
+    # the same values, so their order cannot change a result.
+    rows = rows.sort(
+        [*keys, _RANK, _REL], descending=[False] * len(keys) + [False, True], nulls_last=True
+    )
     if scope.derived:  # order-dependent per-row quantities, as window columns
-        rows = rows.sort([*keys, _RANK], nulls_last=True).with_columns(scope.derived.values())
+        rows = rows.with_columns(scope.derived.values())
     is_judgment = pl.col(_SRC) == 1
     per_query_frame = rows.group_by(keys).agg(
         *metric_exprs,
@@ -383,15 +397,15 @@ def build_plan(
         keep = keep & pl.col(_JUDGED)
     if unretrieved == "drop":
         keep = keep & pl.col(_RETRIEVED)
-    result = checked.filter(keep)
+    result = checked.filter(keep).sort(keys)  # query order fixes the sums of the means
     if per_query:
-        return result.select(*keys, *labels).sort(keys)
+        return result.select(*keys, *labels)
     means = [
         pl.len().cast(pl.Int64).alias("num_q"),
         *(request.metric.summarize(label) for label, request in requests),
     ]
     if setup.by:
-        return result.group_by(list(setup.by)).agg(means).sort(list(setup.by))
+        return result.group_by(list(setup.by), maintain_order=True).agg(means)
     return result.select(means)
 
 
