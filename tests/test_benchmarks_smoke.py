@@ -1,0 +1,109 @@
+"""Smoke test of benchmarks/ at a tiny size, so the scripts never rot.
+
+Runs the generator, the side-by-side harness (every library, both modes, one repeat)
+and the out-of-core script on tiny data under tmp_path. No time is asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+LIBS = ["irm-rank", "irm-score", "irm-full", "ranx", "pytrec_eval", "floor"]
+# mrr@10 is left out: pytrec_eval's recip_rank is not cut at 10
+SHARED_METRICS = ["ndcg@10", "map", "recall@100", "precision@10"]
+
+
+def _py(*args: object, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{args}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+@pytest.mark.parametrize("int_ids", [False, True])
+def test_generate_deterministic_and_consistent(tmp_path: Path, int_ids: bool) -> None:
+    flags = ["--queries", 20, "--docs", 10, "--chunk-queries", 8, "--hive"]
+    flags += ["--int-ids"] if int_ids else []
+    for name in ("a", "b"):
+        _py(BENCH / "generate.py", *flags, "--out", tmp_path / name)
+    a, b = tmp_path / "a", tmp_path / "b"
+    files = sorted(p.relative_to(a) for p in a.rglob("*.parquet"))
+    assert len(files) == 2 + 3  # run, qrels, 3 buckets (20 queries / 8)
+    for f in files:
+        assert (a / f).read_bytes() == (b / f).read_bytes(), f
+
+    run = pl.read_parquet(a / "run.parquet")
+    qrels = pl.read_parquet(a / "qrels.parquet")
+    hive = pl.scan_parquet(a / "run" / "**" / "*.parquet", hive_partitioning=True)
+    assert hive.drop("bucket").collect().equals(run)
+    id_type = pl.Int64 if int_ids else pl.String
+    assert run.schema == pl.Schema(
+        {"query_id": id_type, "doc_id": id_type, "rank": pl.Int32, "score": pl.Float64}
+    )
+    assert qrels.schema == pl.Schema(
+        {"query_id": id_type, "doc_id": id_type, "relevance": pl.Int64}
+    )
+    assert run.height == 200
+    assert run["query_id"].n_unique() == qrels["query_id"].n_unique() == 20
+    assert not run.select("query_id", "doc_id").is_duplicated().any()
+    assert not qrels.select("query_id", "doc_id").is_duplicated().any()
+    assert qrels["relevance"].is_between(0, 3).all()
+    # scores fall strictly with rank inside each query
+    assert run.select((pl.col("score").diff().over("query_id").fill_null(-1.0) < 0).all()).item()
+
+
+def test_harness_all_libraries(tmp_path: Path) -> None:
+    out, raw = tmp_path / "results.md", tmp_path / "results.json"
+    _py(
+        BENCH / "run.py",
+        *("--sizes", 20, "--docs", 10, "--repeats", 1, "--jobs", 2),
+        *("--out", out, "--json", raw, "--data-dir", tmp_path / "data"),
+    )
+    results = json.loads(raw.read_text())
+    assert {(r["lib"], r["mode"]) for r in results} == {
+        (lib, mode) for lib in LIBS for mode in ("e2e", "compute")
+    }
+    for r in results:
+        assert r["status"] == "ok", r
+        assert r["time_s"] >= 0
+        assert r["rss_peak_mib"] > 0
+    # every library computes the same means on the same data
+    ref = next(r for r in results if r["lib"] == "pytrec_eval")["values"]
+    for r in results:
+        if r["lib"] == "floor":
+            continue
+        for m in SHARED_METRICS:
+            assert r["values"][m] == pytest.approx(ref[m], abs=1e-9), (r["lib"], m)
+
+    md = out.read_text()
+    assert "## Times and peak memory" in md
+    for lib in LIBS:
+        assert f"| {lib} |" in md
+
+
+def test_out_of_core_small(tmp_path: Path) -> None:
+    out = tmp_path / "ooc.md"
+    _py(
+        BENCH / "out_of_core.py",
+        *("--rows", "1K,2K", "--docs", 10, "--chunk-queries", 50),
+        *("--out", out, "--data-dir", tmp_path / "data"),
+    )
+    rows = [line for line in out.read_text().splitlines() if line.startswith("| 1,000 ")]
+    rows += [line for line in out.read_text().splitlines() if line.startswith("| 2,000 ")]
+    assert len(rows) == 4  # 2 sizes x (irm-rank, floor)
+    assert all(line.rstrip().endswith("| ok |") for line in rows), rows
+    assert (tmp_path / "data" / "q200_d10_str_s0_c50" / "run" / "bucket=03").is_dir()
