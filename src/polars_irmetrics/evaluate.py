@@ -7,8 +7,9 @@ The plan, for a run and judgments (qrels):
    ``depth`` keeps ranks 1..depth (trec_eval ``-M``).
 2. **Per-query run counts**, one group-by over the run: documents retrieved, plus
    the data checks (null or duplicate ids, bad ranks, NaN scores) as counts.
-3. **Judged rows**: the judgments left-joined with the ranked run, so each judged
-   document carries its rank (null when not retrieved). Only judged rows take part
+3. **Judged rows**: the ranked run inner-joined with the judgments, plus the judged
+   documents it missed (an anti-join), so each judged document carries its rank
+   (null when not retrieved). Only judged rows take part
    in the metrics; unjudged retrieved documents only count in ``num_ret``.
 4. **One group-by** over the judged rows and one marker row per run query computes
    every metric of every cutoff at once (:mod:`polars_irmetrics.metrics`).
@@ -341,12 +342,15 @@ def build_plan(
             groups = run.select(setup.run_only_by).unique()
             judgments = groups.join(judgments, how="cross")
         retrieved = ranked if within is None else ranked.filter(within)
-        judged = judgments.join(
-            retrieved.select(*keys, doc_id, _RANK),
-            on=[*keys, doc_id],
-            how="left",
-            nulls_equal=False,
+        # Judged documents that were retrieved (an inner join, whose hash table is built
+        # on the small judgments side), then the judged ones that were not (rank null).
+        found = retrieved.select(*keys, doc_id, _RANK).join(
+            judgments, on=[*keys, doc_id], how="inner", nulls_equal=False
         )
+        missed = judgments.join(
+            found.select(*keys, doc_id), on=[*keys, doc_id], how="anti", nulls_equal=False
+        )
+        judged = pl.concat([found, missed], how="diagonal_relaxed")
     rows = pl.concat(
         [
             judged.with_columns(pl.lit(1, pl.Int8).alias(_SRC)),
