@@ -275,3 +275,41 @@ def test_readme_lists_every_metric() -> None:
     readme = (ROOT / "README.md").read_text()
     for metric in irm.list_metrics():
         assert f"`{metric.name}" in readme, metric.name
+
+
+class _FakeTerminal:
+    """A text stream that says it is a terminal and records what it gets."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_elapsed_time_only_on_a_terminal_and_only_when_slow(tty: bool) -> None:
+    import time
+
+    from polars_irmetrics.cli import _Elapsed
+
+    stream = _FakeTerminal(tty)
+    with _Elapsed(stream, delay=0.05):  # type: ignore[arg-type]
+        time.sleep(0.7)
+    if tty:
+        assert "evaluating... " in stream.text
+        assert re.search(r"\rdone in \d+\.\d s", stream.text)
+    else:
+        assert stream.text == ""
+    quick = _FakeTerminal(tty)
+    with _Elapsed(quick, delay=5.0):  # type: ignore[arg-type]
+        pass
+    assert quick.text == ""
