@@ -4,12 +4,15 @@ Every value printed is compared with trec_eval's own C code (through ``pytrec_ev
 the 4 decimals printed, on TREC files written here: tied scores, graded and negative
 labels, fractional labels, a query judged but not retrieved and one retrieved but not
 judged. The summary (``all``) lines are built from pytrec_eval's per-query values the way
-trec_eval builds them: sums for the counts, means (over every judged query with ``-c``,
-a query with no results scoring 0) for the rest.
+trec_eval builds them: sums for the counts, geometric means of max(value, 0.00001) for
+gm_map and gm_bpref, means (over every judged query with ``-c``, a query with no
+results scoring 0) for the rest. rbp, rbp_resid and unj, which pytrec_eval lacks, come
+from the reference in ``tests/test_trec_measures.py``.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
@@ -18,21 +21,49 @@ import pytest
 
 from polars_irmetrics.cli import main
 from polars_irmetrics.trec_eval_cmd import ALL_TREC, MEASURE_ORDER, NICKNAMES, OFFICIAL
+from tests.test_trec_measures import (
+    ranked_labels,
+    ref_ndcg,
+    ref_rbp,
+    ref_rbp_resid,
+    ref_unj,
+)
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
 
-COUNTS = {"num_ret", "num_rel", "num_rel_ret"}
+COUNTS = {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+#: Summary-only geometric means; pytrec_eval gives log(max(value, 0.00001)) per query.
+GEOMETRIC = {"gm_map", "gm_bpref"}
+MIN_GEO_MEAN = 0.00001
 CUTS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
+IPREC = [f"iprec_at_recall_{i / 10:.2f}" for i in range(11)]
 OFFICIAL_PRINTED = [
-    "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank",
-    *(f"P_{k}" for k in CUTS),
+    "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    *IPREC, *(f"P_{k}" for k in CUTS),
 ]  # fmt: skip
 #: pytrec_eval measures behind OFFICIAL_PRINTED.
-OFFICIAL_SPECS = {"num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank", "P"}
-OFFICIAL_UNSUPPORTED = "gm_map, " + ", ".join(f"iprec_at_recall_{i / 10:.2f}" for i in range(11))
+OFFICIAL_SPECS = {
+    "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P",
+}  # fmt: skip
+#: Every line of -m all_trec, in trec_eval's order (relstring, a string, is not printed).
+ALL_TREC_PRINTED = [
+    *OFFICIAL_PRINTED[:8], *IPREC, *(f"P_{k}" for k in CUTS), *(f"recall_{k}" for k in CUTS),
+    "infAP", "gm_bpref", *(f"Rprec_mult_{i / 5:.2f}" for i in range(1, 11)), "utility",
+    "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", *(f"ndcg_cut_{k}" for k in CUTS),
+    *(f"map_cut_{k}" for k in CUTS), *(f"relative_P_{k}" for k in CUTS), "success_1",
+    "success_5", "success_10", "set_P", "set_relative_P", "set_recall", "set_map", "set_F",
+    "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj_5", "unj_10", "unj_20",
+]  # fmt: skip
+ALL_TREC_SPECS = {
+    "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+    "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success",
+    "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
+}  # fmt: skip
 
 
 # --------------------------------------------------------------------------- data
@@ -97,6 +128,19 @@ def _fmt(name: str, qid: str, value: float) -> str:
     return f"{name:<22}\t{qid}\t{text}"
 
 
+def _reference(qrels: Qrels, run: Run) -> dict[str, dict[str, float]]:
+    """rbp, rbp_resid and unj (not in pytrec_eval) for the queries in both files."""
+    out = {}
+    for q in set(qrels) & set(run):
+        ranking, judged = ranked_labels(run[q], qrels[q]), list(qrels[q].values())
+        out[q] = {
+            "rbp": ref_rbp(ranking, judged, 0.9),
+            "rbp_resid": ref_rbp_resid(ranking, 0.9),
+            **{f"unj_{k}": ref_unj(ranking, k) for k in (5, 10, 20)},
+        }
+    return out
+
+
 def expected(
     specs: set[str],
     printed: list[str],
@@ -114,15 +158,18 @@ def expected(
     """trec_eval's lines, from pytrec_eval's per-query values of ``specs``."""
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, specs, relevance_level=level)
     values: dict[str, dict[str, float]] = evaluator.evaluate(_truncate(run, depth))
+    for q, extra in _reference(qrels, _truncate(run, depth)).items():
+        values[q].update(extra)
     queries = sorted(qrels if complete else values)
     for q in queries:  # -c: a judged query with no results scores 0
         if q not in values:
             values[q] = dict.fromkeys(printed, 0.0)
+            values[q].update(dict.fromkeys(GEOMETRIC, math.log(MIN_GEO_MEAN)))
             if "num_rel" in printed:
                 values[q]["num_rel"] = sum(rel >= level for rel in qrels[q].values())
     lines = []
-    if per_query:
-        lines += [_fmt(n, q, values[q][n]) for q in queries for n in printed]
+    if per_query:  # gm_map and gm_bpref: nothing per query
+        lines += [_fmt(n, q, values[q][n]) for q in queries for n in printed if n not in GEOMETRIC]
     if summary:
         if runid is not None:
             lines.append(f"{'runid':<22}\tall\t{runid}")
@@ -132,7 +179,12 @@ def expected(
             total = 0.0
             for q in queries:
                 total += values[q][name]
-            lines.append(_fmt(name, "all", total if name in COUNTS else total / len(queries)))
+            if name in COUNTS:
+                lines.append(_fmt(name, "all", total))
+            elif name in GEOMETRIC:
+                lines.append(_fmt(name, "all", math.exp(total / len(queries))))
+            else:
+                lines.append(_fmt(name, "all", total / len(queries)))
     return lines
 
 
@@ -156,6 +208,9 @@ def test_exact_text_of_a_tiny_case(tmp_path: Path, capsys: pytest.CaptureFixture
         "q2 Q0 d 1 1.0 mysys\n"
     )
     assert main(["trec-eval", "-q", "-m", "official", "-m", "P.1,2", str(qrels), str(run)]) == 0
+    # iprec_at_recall_x starts at the c-th relevant document, c = floor(x R + 0.9): q1
+    # (R = 2, a at rank 3) has c <= 1 up to x = 0.5 (precision 1/3), c = 2 > 1 found after.
+    # gm_map, only in the summary: sqrt(1/6 * 1).
     assert capsys.readouterr().out == (
         "num_ret               \tq1\t3\n"
         "num_rel               \tq1\t2\n"
@@ -164,7 +219,8 @@ def test_exact_text_of_a_tiny_case(tmp_path: Path, capsys: pytest.CaptureFixture
         "Rprec                 \tq1\t0.0000\n"
         "bpref                 \tq1\t0.0000\n"
         "recip_rank            \tq1\t0.3333\n"
-        "P_1                   \tq1\t0.0000\n"
+        + _iprec_lines("q1", ["0.3333"] * 6 + ["0.0000"] * 5)
+        + "P_1                   \tq1\t0.0000\n"
         "P_2                   \tq1\t0.0000\n"
         "num_ret               \tq2\t1\n"
         "num_rel               \tq2\t1\n"
@@ -173,7 +229,8 @@ def test_exact_text_of_a_tiny_case(tmp_path: Path, capsys: pytest.CaptureFixture
         "Rprec                 \tq2\t1.0000\n"
         "bpref                 \tq2\t1.0000\n"
         "recip_rank            \tq2\t1.0000\n"
-        "P_1                   \tq2\t1.0000\n"
+        + _iprec_lines("q2", ["1.0000"] * 11)
+        + "P_1                   \tq2\t1.0000\n"
         "P_2                   \tq2\t0.5000\n"
         "runid                 \tall\tmysys\n"
         "num_q                 \tall\t2\n"
@@ -181,12 +238,18 @@ def test_exact_text_of_a_tiny_case(tmp_path: Path, capsys: pytest.CaptureFixture
         "num_rel               \tall\t3\n"
         "num_rel_ret           \tall\t2\n"
         "map                   \tall\t0.5833\n"
+        "gm_map                \tall\t0.4082\n"
         "Rprec                 \tall\t0.5000\n"
         "bpref                 \tall\t0.5000\n"
         "recip_rank            \tall\t0.6667\n"
-        "P_1                   \tall\t0.5000\n"
+        + _iprec_lines("all", ["0.6667"] * 6 + ["0.5000"] * 5)
+        + "P_1                   \tall\t0.5000\n"
         "P_2                   \tall\t0.2500\n"
     )
+
+
+def _iprec_lines(qid: str, values: list[str]) -> str:
+    return "".join(f"{name:<22}\t{qid}\t{v}\n" for name, v in zip(IPREC, values, strict=True))
 
 
 def test_official_is_the_default(
@@ -194,7 +257,7 @@ def test_official_is_the_default(
 ) -> None:
     out, err = trec_eval(capsys, *files)
     assert out == expected(OFFICIAL_SPECS, OFFICIAL_PRINTED, runid="bm25", num_q=True)
-    assert err == f"irm trec-eval: not supported yet, not printed: {OFFICIAL_UNSUPPORTED}\n"
+    assert err == ""
     assert trec_eval(capsys, "-m", "official", *files) == (out, err)
 
 
@@ -321,29 +384,46 @@ def test_default_cutoffs_and_sorted_cutoffs(
     assert [line.split()[0] for line in out] == ["P_5", "P_7", "P_10", "ndcg_cut_23"]
 
 
-def test_all_trec(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    out, err = trec_eval(capsys, "-q", "-m", "all_trec", *files)
-    printed = [
-        *OFFICIAL_PRINTED, *(f"recall_{k}" for k in CUTS), "ndcg",
-        *(f"ndcg_cut_{k}" for k in CUTS), *(f"map_cut_{k}" for k in CUTS),
-        "success_1", "success_5", "success_10", "set_P", "set_recall", "set_F",
-    ]  # fmt: skip
-    specs = {"num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank"}
-    specs |= {"P", "recall", "ndcg", "ndcg_cut", "map_cut", "success", "set_P"}
-    specs |= {"set_recall", "set_F"}
-    assert out == expected(specs, printed, per_query=True, runid="bm25", num_q=True)
-    assert err.count("\n") == 1
-    note = err.removeprefix("irm trec-eval: not supported yet, not printed: ").strip()
-    assert note.split(", ") == [
-        "gm_map",
-        *(f"iprec_at_recall_{i / 10:.2f}" for i in range(11)),
-        "relstring", "infAP", "gm_bpref",
-        *(f"Rprec_mult_{i / 5:.2f}" for i in range(1, 11)),
-        "utility", "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg",
-        *(f"relative_P_{k}" for k in CUTS),
-        "set_relative_P", "set_map", "num_nonrel_judged_ret", "rbp", "rbp_resid",
-        "unj_5", "unj_10", "unj_20",
-    ]  # fmt: skip
+@pytest.mark.parametrize(
+    "flags",
+    [[], ["-c"], ["-M", "5"], ["-l", "2"], ["-c", "-l", "3", "-M", "7"], ["-n", "-c", "-M1"]],
+)
+def test_all_trec(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str], flags: list[str]
+) -> None:
+    out, err = trec_eval(capsys, "-q", *flags, "-m", "all_trec", *files)
+    level = int(flags[flags.index("-l") + 1]) if "-l" in flags else 1
+    depth = int(flags[flags.index("-M") + 1]) if "-M" in flags else 1 if "-M1" in flags else None
+    assert out == expected(
+        ALL_TREC_SPECS,
+        ALL_TREC_PRINTED,
+        level=level,
+        depth=depth,
+        complete="-c" in flags,
+        per_query=True,
+        summary="-n" not in flags,
+        runid="bm25",
+        num_q=True,
+    )
+    assert err == "irm trec-eval: not supported yet, not printed: relstring\n"
+
+
+def test_gm_measures_print_only_in_the_summary(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    measures = ["-m", "gm_map", "-m", "gm_bpref", "-m", "map"]
+    out, _ = trec_eval(capsys, "-q", "-c", *measures, *files)
+    assert [line.split()[0] for line in out if "\tall\t" not in line] == ["map"] * 9
+    assert out == expected({"gm_map", "gm_bpref", "map"}, ["map", "gm_map", "gm_bpref"],
+                           complete=True, per_query=True)  # fmt: skip
+    # By hand: q11 (judged, no results) counts as 0.00001 with -c, not at all without.
+    gm = {line.split()[0]: float(line.split()[2]) for line in out if "\tall\t" in line}
+    without, _ = trec_eval(capsys, "-m", "gm_map", *files)
+    ap = trec_eval(capsys, "-q", "-m", "map", *files)[0][:-1]
+    logs = [math.log(max(float(line.split()[2]), MIN_GEO_MEAN)) for line in ap]
+    assert without == [_fmt("gm_map", "all", math.exp(sum(logs) / 8))]
+    with_q11 = math.exp((sum(logs) + math.log(MIN_GEO_MEAN)) / 9)
+    assert gm["gm_map"] == pytest.approx(with_q11, abs=5e-5)
 
 
 def test_tables_match_trec_eval() -> None:
@@ -361,14 +441,97 @@ def test_parameters_are_named_like_trec_eval(
     out, err = trec_eval(
         capsys, "-m", "set_F.1", "-m", "ndcg.1=3,2=9", "-m", "iprec_at_recall..10,.5", *files
     )
-    assert [line.split()[0] for line in out] == ["set_F_1"]
-    assert out[0].split("\t")[2] == expected({"set_F"}, ["set_F"])[0].split("\t")[2]
-    assert err == (
-        "irm trec-eval: not supported yet, not printed: iprec_at_recall_0.10, "
-        "iprec_at_recall_0.50, ndcg_1=3,2=9\n"
-    )
+    names = ["iprec_at_recall_0.10", "iprec_at_recall_0.50", "ndcg_1=3,2=9", "set_F_1"]
+    assert [line.split()[0] for line in out] == names
+    iprec = expected({"iprec_at_recall"}, ["iprec_at_recall_0.10", "iprec_at_recall_0.50"])
+    assert out[:2] == iprec
+    assert out[2] == _fmt("ndcg_1=3,2=9", "all", _mean_gain_ndcg({1: 3.0, 2: 9.0}))
+    assert out[3].split("\t")[2] == expected({"set_F"}, ["set_F"])[0].split("\t")[2]
+    assert err == ""
     _, err = trec_eval(capsys, "-m", "set_F.0.5", "-m", "map", *files)
     assert err == "irm trec-eval: not supported yet, not printed: set_F_0.5\n"
+
+
+def _mean_gain_ndcg(gains: dict[int, float]) -> float:
+    """The summary of ndcg with a gain table, from the reference (not in pytrec_eval)."""
+    queries = sorted(set(QRELS) & set(RUN))
+    total = 0.0
+    for q in queries:
+        total += ref_ndcg(ranked_labels(RUN[q], QRELS[q]), list(QRELS[q].values()), gains)
+    return total / len(queries)
+
+
+def test_gain_tables_read_like_trec_eval(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Names that are not integers are ignored and the first gain of a label wins.
+    out, _ = trec_eval(capsys, "-m", "ndcg.1=3,x=5,1=7,2=9", *files)
+    assert out == [_fmt("ndcg_1=3,x=5,1=7,2=9", "all", _mean_gain_ndcg({1: 3.0, 2: 9.0}))]
+    out, _ = trec_eval(capsys, "-m", "ndcg.x=5", "-m", "ndcg_rel.y=1", *files)
+    plain = expected({"ndcg", "ndcg_rel"}, ["ndcg", "ndcg_rel"])
+    assert [line.split("\t")[2] for line in out] == [line.split("\t")[2] for line in plain]
+    assert [line.split()[0] for line in out] == ["ndcg_x=5", "ndcg_rel_y=1"]
+
+
+def test_rbp_utility_and_cutoff_parameters(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, err = trec_eval(
+        capsys, "-q", "-m", "rbp.p=0.5", "-m", "rbp_resid.p=0.8,p=0.5", "-m",
+        "utility.2,-0.5,-1,0", "-m", "Rprec_mult.1.5,0.5", "-m", "relative_P.3", "-m",
+        "unj.2", *files,
+    )  # fmt: skip
+    assert err == ""
+    by_query = {}
+    for line in out:
+        name, qid, value = line.split("\t")
+        by_query.setdefault(qid, {})[name.strip()] = value
+    specs = {"num_ret", "num_rel", "num_rel_ret", "Rprec_mult.0.5,1.5", "relative_P.3"}
+    counts = pytrec_eval.RelevanceEvaluator(QRELS, specs).evaluate(RUN)
+    for q in sorted(set(QRELS) & set(RUN)):
+        ranking, judged = ranked_labels(RUN[q], QRELS[q]), list(QRELS[q].values())
+        c = counts[q]
+        a, n, r = c["num_rel_ret"], c["num_ret"], c["num_rel"]
+        assert by_query[q] == {
+            "utility_2,-0.5,-1,0": f"{2 * a - 0.5 * (n - a) - 1 * (r - a):.4f}",
+            "Rprec_mult_0.50": f"{c['Rprec_mult_0.50']:.4f}",
+            "Rprec_mult_1.50": f"{c['Rprec_mult_1.50']:.4f}",
+            "relative_P_3": f"{c['relative_P_3']:.4f}",
+            "rbp_p=0.5": f"{ref_rbp(ranking, judged, 0.5):.4f}",
+            "rbp_resid_p=0.8,p=0.5": f"{ref_rbp_resid(ranking, 0.5):.4f}",  # the last p wins
+            "unj_2": f"{ref_unj(ranking, 2):.4f}",
+        }
+
+
+@pytest.mark.parametrize(
+    ("measure", "printed"),
+    [
+        ("11pt_avg.0.2,0.5", "11pt_avg_0.2,0.5"),  # trec_eval mishandles unsorted points
+        ("dcg.1=2", "dcg_1=2"),
+        ("ndcg.-1=2", "ndcg_-1=2"),  # a gain for documents missing from the judgments
+        ("rbp.1=2", "rbp_1=2"),  # rbp with a gain table
+        ("rbp.p=1.5", "rbp_p=1.5"),
+        ("Rndcg.1=0", "Rndcg_1=0"),  # a relevant label with no gain: nan in trec_eval
+    ],
+)
+def test_parameters_not_computed_are_named(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str], measure: str, printed: str
+) -> None:
+    out, err = trec_eval(capsys, "-m", measure, "-m", "map", *files)
+    assert [line.split()[0] for line in out] == ["map"]
+    assert err == f"irm trec-eval: not supported yet, not printed: {printed}\n"
+
+
+def test_rndcg_below_relevance_level_1_is_not_printed(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # -l 0: a query whose judgments are all 0 has R > 0 and no positive gain, and
+    # trec_eval prints nan for it.
+    out, err = trec_eval(capsys, "-l", "0", "-m", "Rndcg", "-m", "ndcg_rel", *files)
+    assert [line.split()[0] for line in out] == ["ndcg_rel"]
+    assert err == "irm trec-eval: not supported yet, not printed: Rndcg\n"
+    # ndcg_rel does not use the level (and pytrec_eval refuses level 0)
+    assert out == expected({"ndcg_rel"}, ["ndcg_rel"], level=1)
 
 
 def test_first_parameters_win(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -416,6 +579,11 @@ def _one_error_line(err: str) -> str:
         ("P.", "nothing after the '.'"),
         ("map.10", "did you mean -m map_cut.10?"),
         ("official.5", "takes no parameters"),
+        ("binG.1", "takes no parameters"),
+        ("iprec_at_recall.0.1,.1", "cutoff 0.1 is listed twice"),
+        ("utility.1,-1", "utility takes 4 coefficients"),
+        ("ndcg.1=3=4", "malformed parameters"),
+        ("G.1", "malformed parameters"),
     ],
 )
 def test_bad_measures(
@@ -429,11 +597,11 @@ def test_bad_measures(
 def test_only_unsupported_measures(
     files: tuple[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out, err = trec_eval(capsys, "-m", "gm_map", *files, status=2)
+    out, err = trec_eval(capsys, "-m", "relstring", *files, status=2)
     assert out == []
     note, error = err.splitlines()
-    assert note == "irm trec-eval: not supported yet, not printed: gm_map"
-    assert error.startswith("irm: error: none of the requested measures is computed yet")
+    assert note == "irm trec-eval: not supported yet, not printed: relstring"
+    assert error.startswith("irm: error: none of the requested measures is computed")
 
 
 def test_unreadable_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -143,7 +143,9 @@ def evaluate(
     metrics
         Metric names, e.g. ``["ndcg@10", "map", "P_10", "recall(denominator='capped')@100"]``
         (canonical, ir_measures, trec_eval and ranx spellings; see
-        :func:`parse_metric`). Result columns are named by the strings as given.
+        :func:`parse_metric`). Result columns are named by the strings as given; a
+        cutoff range (``"recall@1..100"``, ``"P@10..100:10"``) gives one column per
+        cutoff, all computed in the same pass.
     qrels
         Judgments: ``query_id``, ``doc_id``, ``relevance`` (integer or float). A
         ``by`` key present in the judgments is matched too; otherwise the same
@@ -170,11 +172,13 @@ def evaluate(
         Keep only ranks ``1..depth`` of each query (trec_eval ``-M``).
     unjudged
         Queries in the run but not in the judgments: ``"drop"`` (default, as
-        trec_eval), ``"zero"`` (every metric 0, counted in the mean) or ``"error"``.
+        trec_eval), ``"zero"`` (scored as a query with no relevant document: 0 for
+        every quality metric; counted in the mean) or ``"error"``.
     unretrieved
         Queries in the judgments but not in the run: ``"zero"`` (default, as
-        trec_eval ``-c`` and ir_measures: every metric 0, counted in the mean),
-        ``"drop"`` or ``"error"``.
+        trec_eval ``-c`` and ir_measures: scored as an empty ranking, which is 0 for
+        every metric but ``rbp_residual`` (1) and ``fcp`` (1/2); counted in the
+        mean), ``"drop"`` or ``"error"``.
     query_id, doc_id, rank, score, relevance
         Column names in ``run`` and ``qrels``.
 

@@ -17,6 +17,7 @@ arguments. The result column is named by the metric's canonical name
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 import polars as pl
@@ -26,13 +27,20 @@ from .scope import TableScope
 from .spec import ParamValue
 
 __all__ = [
+    "arhr",
     "bpref",
     "cg",
     "dcg",
+    "err",
     "f1",
+    "fcp",
     "hit_rate",
     "idcg",
+    "infap",
+    "iprec",
+    "judged",
     "map",
+    "mar",
     "mrr",
     "ndcg",
     "num_rel",
@@ -41,7 +49,13 @@ __all__ = [
     "precision",
     "r_precision",
     "rank_by_score",
+    "rbp",
+    "rbp_residual",
     "recall",
+    "relative_precision",
+    "rprec_mult",
+    "trec_ndcg",
+    "unjudged",
 ]
 
 RankSpec = str | pl.Expr
@@ -460,3 +474,386 @@ def num_rel_ret(
     (2, 1)
     """
     return _expr("num_rel_ret", k=k, relevance=relevance, rank=rank, level=relevance_level)
+
+
+# ------------------------------------------------------------- beyond trec_eval
+# A row whose relevance is null is a retrieved document without a judgment: it counts
+# in num_ret (and in judged's denominator) and is never relevant.
+
+
+def err(
+    k: int | None = None,
+    *,
+    max_grade: float = 4,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+) -> pl.Expr:
+    """Expected reciprocal rank (Chapelle et al. 2009), graded.
+
+    ``sum_{r <= k} R_r / r * prod_{i < r} (1 - R_i)`` with
+    ``R = (2**g - 1) / 2**max_grade`` for a document of grade ``g > 0`` (0 otherwise).
+    ``max_grade`` is a fixed 4 by default, as in gdeval, which ir_measures' ``ERR@k``
+    runs; grades above it count as ``max_grade``. Not normalised.
+
+    Parameters
+    ----------
+    k
+        Cutoff; ``None`` for the whole list.
+    max_grade
+        The highest grade, a positive number.
+    relevance, rank
+        Column names (``rank`` may be an expression, e.g. :func:`rank_by_score`).
+
+    Examples
+    --------
+    Grades 4 and 2 at ranks 2 and 3; a query with no relevant document scores 0:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({
+    ...     "query_id": [1, 1, 1, 2],
+    ...     "rank": [1, 2, 3, 1],
+    ...     "relevance": [0, 4, 2, 0],
+    ... })
+    >>> out = df.group_by("query_id").agg(irm.err(), irm.err(k=2)).sort("query_id")
+    >>> out.rows() == [(1, 15/16 / 2 + (1 - 15/16) * 3/16 / 3, 15/16 / 2), (2, 0.0, 0.0)]
+    True
+    """
+    return _expr("err", k=k, relevance=relevance, rank=rank, level=1, max_grade=max_grade)
+
+
+def rbp(
+    k: int | None = None,
+    *,
+    p: float = 0.8,
+    gain: Literal["binary", "linear"] = "binary",
+    relevance_level: float = 1,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+) -> pl.Expr:
+    """Rank-biased precision (Moffat & Zobel 2008) with persistence ``p``.
+
+    ``(1 - p) * sum over relevant documents at ranks r <= k of gain * p**(r - 1)``; the
+    gain is 1 (``gain="binary"``, ir_measures ``RBP(rel=1)``) or the label
+    (``"linear"``, ir_measures ``RBP`` without ``rel``). Positions past the end of the
+    list add nothing; :func:`rbp_residual` says how much the unknown positions could
+    add. trec_eval's own ``rbp`` (p = 0.9, scaled gains) is ``trec_rbp``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1, 0, 1]})
+    >>> df.select(irm.rbp(p=0.5)).item() == 0.5 * (1 + 0.5**2)
+    True
+    >>> df.select(irm.rbp(k=2, p=0.5)).item()  # the relevant document at rank 3 is past k
+    0.5
+    """
+    return _expr("rbp", k=k, relevance=relevance, rank=rank, level=relevance_level, p=p, gain=gain)
+
+
+def rbp_residual(
+    k: int | None = None,
+    *,
+    p: float = 0.8,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+) -> pl.Expr:
+    """RBP's residual: the weight of every position whose relevance is unknown.
+
+    ``1 - (1 - p) * sum over judged documents at ranks r <= k of p**(r - 1)``:
+    unjudged retrieved documents, empty positions and everything past the end of the
+    list or past ``k``. Binary RBP lies between ``rbp`` and ``rbp + rbp_residual``.
+
+    Examples
+    --------
+    Every retrieved document judged: the residual is the tail past the list, ``p**3``.
+    A null relevance marks a retrieved document without a judgment:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1, 0, 1]})
+    >>> df.select(irm.rbp_residual(p=0.5)).item()
+    0.125
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1, None, 1]})
+    >>> df.select(irm.rbp_residual(p=0.5)).item() == 0.5 * 0.5 + 0.5**3
+    True
+    """
+    return _expr("rbp_residual", k=k, relevance=relevance, rank=rank, level=1, p=p)
+
+
+def arhr(
+    k: int | None = None,
+    *,
+    relevance_level: float = 1,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+) -> pl.Expr:
+    """Average reciprocal hit rank (Deshpande & Karypis 2004): sum of 1/rank over hits.
+
+    Every relevant document in the top k adds ``1 / rank``, so unlike :func:`mrr` it
+    can exceed 1; averaged over queries it is ARHR.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [0, 1, 1]})
+    >>> df.select(irm.arhr()).item() == 1/2 + 1/3
+    True
+    >>> df.select(irm.arhr(k=1)).item()  # no hit in the top 1
+    0.0
+    """
+    return _expr("arhr", k=k, relevance=relevance, rank=rank, level=relevance_level)
+
+
+def mar(
+    k: int,
+    *,
+    relevance_level: float = 1,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+) -> pl.Expr:
+    """Mean average recall@k: ``(1/k) * sum_{j=1..k} recall@j``.
+
+    Equal to ``sum over relevant documents at ranks r <= k of (k - r + 1) / (k * R)``;
+    0 when there is no relevant document. ``k`` is required.
+
+    Examples
+    --------
+    R = 2 (one relevant document was not retrieved); recall@1..3 = 0, 1/2, 1/2:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, None], "relevance": [0, 1, 1]})
+    >>> df.select(irm.mar(k=3)).item() == (0 + 1/2 + 1/2) / 3
+    True
+    """
+    return _expr("mar", k=k, relevance=relevance, rank=rank, level=relevance_level)
+
+
+def fcp(
+    k: int | None = None,
+    *,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+) -> pl.Expr:
+    """Fraction of concordant pairs: judged pairs that the ranking orders by label.
+
+    Over pairs of judged documents (labels >= 0) with different labels,
+    ``(concordant + tied / 2) / pairs``. A pair is concordant when the higher label is
+    ranked higher. Documents past ``k`` or not retrieved rank below every retrieved
+    one and tie with each other (a tied pair counts one half). 0 when no pair has
+    different labels. Quadratic in the judged documents of a query.
+
+    Examples
+    --------
+    Labels 0, 2 at ranks 1, 2 and a label 1 not retrieved: of the three pairs only
+    (2, 1) is in order. With a single label there is no pair:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, None], "relevance": [0, 2, 1]})
+    >>> df.select(irm.fcp()).item() == 1 / 3
+    True
+    >>> df.select(irm.fcp(k=1)).item() == (0 + 1/2) / 3  # ranks 2 and "none" tie
+    True
+    >>> pl.DataFrame({"rank": [1, 2], "relevance": [1, 1]}).select(irm.fcp()).item()
+    0.0
+    """
+    return _expr("fcp", k=k, relevance=relevance, rank=rank, level=1)
+
+
+def judged(
+    k: int | None = None,
+    *,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+) -> pl.Expr:
+    """Judged@k: the share of the top k that has a judgment (label >= 0).
+
+    Divided by ``min(k, num_ret)`` as ir_measures' ``Judged@k`` does. In a judged
+    table, a retrieved row with a null relevance is a document without a judgment;
+    a negative label also means "not judged" (ir_measures counts it as judged).
+
+    Examples
+    --------
+    Three documents retrieved, so ``k=10`` divides by 3, not 10:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1, None, 0]})
+    >>> df.select(irm.judged(k=1), irm.judged(k=2), irm.judged(k=10)).row(0) == (1.0, 1/2, 2/3)
+    True
+    """
+    return _expr("judged", k=k, relevance=relevance, rank=rank, level=1)
+
+
+def _gains_text(gains: str | Mapping[int, float] | None) -> str | None:
+    if gains is None or isinstance(gains, str):
+        return gains
+    return ",".join(f"{label}={gain}" for label, gain in gains.items())
+
+
+def trec_ndcg(
+    k: int | None = None,
+    *,
+    gains: str | Mapping[int, float] | None = None,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+) -> pl.Expr:
+    """nDCG@k with a gain per relevance label: trec_eval's ``-m ndcg.1=3,2=9``.
+
+    ``gains`` maps labels to gains (``{1: 3, 2: 9}`` or ``"1=3,2=9"``); a label not
+    listed gains its own value, as in :func:`ndcg`. Any label >= 0, 0 included, may be
+    given any gain, negative too. The ideal ranking holds the judged documents with a
+    positive gain, largest first (sorted exactly, where trec_eval may misorder two
+    gains less than 1 apart).
+
+    Examples
+    --------
+    Label 1 worth 3 and label 2 worth 9: the label-2 document should come first.
+
+    >>> import math
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2], "relevance": [1, 2]})
+    >>> dcg, ideal = 3 + 9 / math.log2(3), 9 + 3 / math.log2(3)
+    >>> math.isclose(df.select(irm.trec_ndcg(gains={1: 3, 2: 9})).item(), dcg / ideal)
+    True
+    >>> df.select(irm.trec_ndcg(gains="2=9,1=3")).columns
+    ["trec_ndcg(gains='1=3,2=9')"]
+    """
+    return _expr(
+        "trec_ndcg", k=k, relevance=relevance, rank=rank, level=1, gains=_gains_text(gains)
+    )
+
+
+def iprec(
+    recall: float,
+    *,
+    relevance_level: float = 1,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+) -> pl.Expr:
+    """Interpolated precision at a recall level (trec_eval ``iprec_at_recall_x``).
+
+    The best precision at or below the rank where ``floor(recall * R + 0.9)``
+    relevant documents have been found (trec_eval's rounding); 0 when the ranking
+    never finds that many.
+
+    Examples
+    --------
+    Relevant at ranks 1 and 4, R = 2: at recall 0.5 the best precision from rank 1 on
+    is 1; at recall 1.0, from rank 4 on, 2/4.
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "relevance": [1, 0, 0, 1]})
+    >>> df.select(irm.iprec(0.5), irm.iprec(1.0)).row(0)
+    (1.0, 0.5)
+    """
+    return _expr(
+        "iprec", k=None, relevance=relevance, rank=rank, level=relevance_level, recall=recall
+    )
+
+
+def relative_precision(
+    k: int | None = None,
+    *,
+    relevance_level: float = 1,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+) -> pl.Expr:
+    """Relative precision@k: ``rel_ret@k / min(k, R)`` (trec_eval ``relative_P_k``).
+
+    Precision while k <= R, recall after. Without ``k``: ``rel_ret / min(num_ret, R)``
+    (trec_eval ``set_relative_P``). 0 when R = 0.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [1, 0, 1, 1]})
+    >>> df.select(irm.relative_precision(k=2), irm.relative_precision(k=10)).row(0)
+    (0.5, 0.6666666666666666)
+    """
+    return _expr("relative_precision", k=k, relevance=relevance, rank=rank, level=relevance_level)
+
+
+def rprec_mult(
+    multiple: float,
+    *,
+    relevance_level: float = 1,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+) -> pl.Expr:
+    """Precision at a multiple of R (trec_eval ``Rprec_mult_x``).
+
+    ``rel_ret@c / c`` with ``c = floor(multiple * R + 0.9)``; 0 when ``c`` is 0.
+    ``rprec_mult(1.0)`` is :func:`r_precision`.
+
+    Examples
+    --------
+    R = 2: multiple 0.5 looks at the top 1, multiple 2 at the top 4.
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "relevance": [1, 0, 0, 1]})
+    >>> df.select(irm.rprec_mult(0.5), irm.rprec_mult(2.0)).row(0)
+    (1.0, 0.5)
+    """
+    return _expr(
+        "rprec_mult",
+        k=None,
+        relevance=relevance,
+        rank=rank,
+        level=relevance_level,
+        multiple=multiple,
+    )
+
+
+def infap(
+    *,
+    relevance_level: float = 1,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+) -> pl.Expr:
+    """Inferred AP (Yilmaz & Aslam 2006), as trec_eval's ``infAP`` computes it.
+
+    AP estimated when only a sample of the pool was judged: a negative label marks a
+    pooled document left unjudged, counted as relevant in the proportion of the judged
+    ones above it. With every document judged it is AP.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1, 0, 1]})
+    >>> round(df.select(irm.infap()).item(), 6) == round((1 + 2 / 3) / 2, 6)
+    True
+    """
+    return _expr("infap", k=None, relevance=relevance, rank=rank, level=relevance_level)
+
+
+def unjudged(
+    k: int | None = None,
+    *,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+) -> pl.Expr:
+    """The share of the top k without a judgment (trec_eval ``unj_k``).
+
+    ``(min(k, num_ret) - judged in the top k) / k``: past the end of the ranking the
+    missing positions count as judged. A negative label means "not judged". Without
+    ``k``, divided by the number retrieved.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1, -1, 0]})
+    >>> df.select(irm.unjudged(k=2), irm.unjudged(k=10)).row(0)
+    (0.5, 0.1)
+    """
+    return _expr("unjudged", k=k, relevance=relevance, rank=rank, level=1)

@@ -225,6 +225,98 @@ class _Namespace:
         """Mean number of relevant documents retrieved (in the top k) per query."""
         return self._mean("num_rel_ret", k, relevance_level, options)
 
+    def err(
+        self,
+        k: int | None = None,
+        *,
+        max_grade: float = 4,
+        **options: Unpack[EvaluateOptions],
+    ) -> float:
+        """Mean expected reciprocal rank@k; see :func:`polars_irmetrics.err`."""
+        return self._mean("err", k, 1, options, max_grade=max_grade)
+
+    def rbp(
+        self,
+        k: int | None = None,
+        *,
+        p: float = 0.8,
+        gain: Literal["binary", "linear"] = "binary",
+        relevance_level: float = 1,
+        **options: Unpack[EvaluateOptions],
+    ) -> float:
+        """Mean rank-biased precision; see :func:`polars_irmetrics.rbp`."""
+        return self._mean("rbp", k, relevance_level, options, p=p, gain=gain)
+
+    def rbp_residual(
+        self, k: int | None = None, *, p: float = 0.8, **options: Unpack[EvaluateOptions]
+    ) -> float:
+        """Mean RBP residual; see :func:`polars_irmetrics.rbp_residual`."""
+        return self._mean("rbp_residual", k, 1, options, p=p)
+
+    def arhr(
+        self,
+        k: int | None = None,
+        *,
+        relevance_level: float = 1,
+        **options: Unpack[EvaluateOptions],
+    ) -> float:
+        """Average reciprocal hit rank@k; see :func:`polars_irmetrics.arhr`."""
+        return self._mean("arhr", k, relevance_level, options)
+
+    def mar(
+        self, k: int, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]
+    ) -> float:
+        """Mean average recall@k; see :func:`polars_irmetrics.mar`."""
+        return self._mean("mar", k, relevance_level, options)
+
+    def fcp(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> float:
+        """Mean fraction of concordant pairs; see :func:`polars_irmetrics.fcp`."""
+        return self._mean("fcp", k, 1, options)
+
+    def judged(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> float:
+        """Mean share of the top k that is judged; see :func:`polars_irmetrics.judged`."""
+        return self._mean("judged", k, 1, options)
+
+    def trec_ndcg(
+        self,
+        k: int | None = None,
+        *,
+        gains: str | None = None,
+        **options: Unpack[EvaluateOptions],
+    ) -> float:
+        """Mean nDCG@k with a gain per label; see :func:`polars_irmetrics.trec_ndcg`."""
+        return self._mean("trec_ndcg", k, 1, options, gains=gains)
+
+    def iprec(
+        self, recall: float, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]
+    ) -> float:
+        """Mean interpolated precision at a recall level; see :func:`polars_irmetrics.iprec`."""
+        return self._mean("iprec", None, relevance_level, options, recall=recall)
+
+    def relative_precision(
+        self,
+        k: int | None = None,
+        *,
+        relevance_level: float = 1,
+        **options: Unpack[EvaluateOptions],
+    ) -> float:
+        """Mean relative precision@k; see :func:`polars_irmetrics.relative_precision`."""
+        return self._mean("relative_precision", k, relevance_level, options)
+
+    def rprec_mult(
+        self, multiple: float, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]
+    ) -> float:
+        """Mean precision at a multiple of R; see :func:`polars_irmetrics.rprec_mult`."""
+        return self._mean("rprec_mult", None, relevance_level, options, multiple=multiple)
+
+    def infap(self, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]) -> float:
+        """Mean inferred AP; see :func:`polars_irmetrics.infap`."""
+        return self._mean("infap", None, relevance_level, options)
+
+    def unjudged(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> float:
+        """Mean share of the top k without a judgment; see :func:`polars_irmetrics.unjudged`."""
+        return self._mean("unjudged", k, 1, options)
+
 
 @pl.api.register_dataframe_namespace("irm")
 class IrmFrameNamespace(_Namespace):

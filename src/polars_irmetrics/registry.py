@@ -6,11 +6,14 @@ One parser reads every accepted spelling:
 * ir_measures names: ``nDCG@10``, ``nDCG(dcg='exp-log2')@10``, ``AP(rel=2)``,
   ``P@10``, ``R@100``, ``RR@10``, ``Success@10``;
 * trec_eval names: ``ndcg_cut_10``, ``P_10``, ``recall_100``, ``map_cut_10``,
-  ``success_10``, ``recip_rank``, ``Rprec``;
+  ``success_10``, ``recip_rank``, ``Rprec``, and real-valued ones,
+  ``iprec_at_recall_0.10`` and ``Rprec_mult_0.20`` (also ``IPrec@0.1``): the number
+  sets the metric's parameter, ``iprec(recall=0.1)``;
 * ranx names: ``ndcg_burges@10``, ``r-precision``, ``hit_rate@10``, ``hits@10``.
 
-Names are case-insensitive. :attr:`MetricRequest.name` is the canonical spelling, and
-it parses back to an equal request.
+A cutoff range, ``recall@1..100`` or ``P@10..100:10``, expands into one name per cutoff
+(:func:`expand_metric_names`). Names are case-insensitive. :attr:`MetricRequest.name`
+is the canonical spelling, and it parses back to an equal request.
 """
 
 from __future__ import annotations
@@ -24,13 +27,23 @@ import polars as pl
 
 from .errors import MetricParameterError, UnknownMetricError
 from .metrics import METRICS
+from .metrics.trec import NORMALIZE, REAL_CUTOFFS
 from .scope import Scope
 from .spec import Alias, Metric, Params, ParamValue
 
-__all__ = ["DEFAULT_METRICS", "MetricRequest", "get_metric", "list_metrics", "parse_metric"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "MetricRequest",
+    "expand_metric_names",
+    "get_metric",
+    "list_metrics",
+    "parse_metric",
+]
 
 _BY_NAME: dict[str, tuple[Metric, Alias | None]] = {}
 for _m in METRICS:
+    if _m.name in _BY_NAME:  # pragma: no cover - a declaration error
+        raise RuntimeError(f"metric name {_m.name!r} declared twice")
     _BY_NAME[_m.name] = (_m, None)
     for _a in _m.aliases:
         if _a.name in _BY_NAME:  # pragma: no cover - a declaration error
@@ -74,11 +87,17 @@ DEFAULT_METRICS: tuple[str, ...] = (
 )
 
 _NAME_RE = re.compile(
-    r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-]*)\s*"
+    r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9_\-]*(?:\.\d+)?)\s*"
     r"(?:\((?P<params>[^()]*)\))?\s*"
     r"(?:@\s*(?P<k>\S+?))?\s*$"
 )
 _TREC_CUTOFF_RE = re.compile(r"^(?P<name>.+?)_(?P<k>\d+)$")
+#: trec_eval's real-valued suffix (``iprec_at_recall_0.10``), for REAL_CUTOFFS metrics.
+_TREC_REAL_RE = re.compile(r"^(?P<name>.+?)_(?P<x>\d+(?:\.\d*)?|\.\d+)$")
+_RANGE_RE = re.compile(r"@\s*(?P<start>\d+)\s*\.\.\s*(?P<stop>\d+)\s*(?::\s*(?P<step>\d+)\s*)?$")
+#: The most cutoffs one range may expand to.
+MAX_RANGE_CUTOFFS = 10_000
+_ITEM_RE = re.compile(r"""(?:[^,'"]|'[^']*'|"[^"]*")+""")
 _PARAM_RE = re.compile(r"^\s*(?P<key>[A-Za-z_]\w*)\s*=\s*(?P<value>.+?)\s*$")
 
 
@@ -174,6 +193,63 @@ def _unknown(name: str) -> UnknownMetricError:
     )
 
 
+def expand_metric_names(text: str) -> list[str]:
+    """Expand a cutoff range into one metric name per cutoff.
+
+    ``NAME@a..b`` means every cutoff from ``a`` to ``b`` (both included) and
+    ``NAME@a..b:step`` every ``step``-th one from ``a``. Each name keeps the spelling
+    given, with the range replaced by one cutoff; a name without a range comes back
+    alone. :func:`polars_irmetrics.evaluate` expands its metric list this way, so
+    ``"recall@1..100"`` gives 100 result columns, ``recall@1`` to ``recall@100``,
+    computed in the same single pass.
+
+    Raises
+    ------
+    MetricParameterError
+        For an empty or reversed range, a zero cutoff or step, or more than 10,000
+        cutoffs.
+
+    Examples
+    --------
+    >>> from polars_irmetrics import expand_metric_names
+    >>> expand_metric_names("recall@1..3")
+    ['recall@1', 'recall@2', 'recall@3']
+    >>> expand_metric_names("P@10..35:10")
+    ['P@10', 'P@20', 'P@30']
+    >>> expand_metric_names("nDCG(dcg='exp-log2')@5..6")
+    ["nDCG(dcg='exp-log2')@5", "nDCG(dcg='exp-log2')@6"]
+    >>> expand_metric_names("map")
+    ['map']
+    """
+    if not isinstance(text, str):
+        raise MetricParameterError(
+            f"a metric must be given as a string such as 'ndcg@10', got {text!r}"
+        )
+    match = _RANGE_RE.search(text)
+    if match is None:
+        return [text]
+    start, stop = int(match["start"]), int(match["stop"])
+    step = 1 if match["step"] is None else int(match["step"])
+    if start < 1 or step < 1:
+        raise MetricParameterError(
+            f"metric {text!r}: cutoffs and the step of a range must be positive integers, "
+            "e.g. 'recall@1..100' or 'P@10..100:10'"
+        )
+    if stop < start:
+        raise MetricParameterError(
+            f"metric {text!r}: the range {start}..{stop} is empty; write the smaller "
+            f"cutoff first, e.g. '@{stop}..{start}'"
+        )
+    cutoffs = range(start, stop + 1, step)
+    if len(cutoffs) > MAX_RANGE_CUTOFFS:
+        raise MetricParameterError(
+            f"metric {text!r}: the range has {len(cutoffs)} cutoffs, more than "
+            f"{MAX_RANGE_CUTOFFS:,}; use a step, e.g. '@{start}..{stop}:10'"
+        )
+    name = text[: match.start()].strip()
+    return [f"{name}@{k}" for k in cutoffs]
+
+
 def parse_metric(text: str) -> MetricRequest:
     """Parse a metric string into a :class:`MetricRequest`.
 
@@ -215,16 +291,25 @@ def parse_metric(text: str) -> MetricRequest:
         )
     name = match["name"].lower()
     k_text = match["k"]
+    real: str | None = None  # iprec_at_recall_0.10, IPrec@0.1: a parameter, not a cutoff
     if name not in _BY_NAME and k_text is None:
-        trec = _TREC_CUTOFF_RE.match(name)
-        if trec is not None and trec["name"] in _BY_NAME:
-            name, k_text = trec["name"], trec["k"]
+        trec_real = _TREC_REAL_RE.match(name)
+        if trec_real is not None and _real_cutoff(trec_real["name"]) is not None:
+            name, real = trec_real["name"], trec_real["x"]
+        else:
+            trec = _TREC_CUTOFF_RE.match(name)
+            if trec is not None and trec["name"] in _BY_NAME:
+                name, k_text = trec["name"], trec["k"]
+    elif k_text is not None and _real_cutoff(name) is not None:
+        real, k_text = k_text, None
     found = _BY_NAME.get(name)
     if found is None:
         raise _unknown(match["name"])
     metric, alias = found
     k = None if k_text is None else _parse_k(k_text, text)
     options = dict(alias.fixed) if alias is not None else {}
+    if real is not None:
+        options[REAL_CUTOFFS[metric.name]] = _parse_real(real, text)
     level: float | None = None
     for key, value in _parse_params(match["params"], text).items():
         if key == "rel":
@@ -276,6 +361,12 @@ def _build(
                 f"metric {shown!r}: {param.name}={value!r} is not allowed; "
                 f"choose one of {', '.join(repr(c) for c in param.choices)}"
             )
+        fix = NORMALIZE.get((metric.name, param.name))
+        if fix is not None:
+            try:
+                value = fix(value)
+            except ValueError as error:
+                raise MetricParameterError(f"metric {shown!r}: {error}") from None
         resolved.append((param.name, value))
     if options:
         known = [p.name for p in metric.params] + (["rel"] if metric.binary else [])
@@ -284,6 +375,21 @@ def _build(
             f"{metric.name} takes {', '.join(known) if known else 'no parameters'}"
         )
     return MetricRequest(metric, k, level, tuple(resolved))
+
+
+def _real_cutoff(name: str) -> str | None:
+    """The parameter a real-valued cutoff of metric ``name`` sets, if it has one."""
+    found = _BY_NAME.get(name)
+    return None if found is None else REAL_CUTOFFS.get(found[0].name)
+
+
+def _parse_real(text: str, shown: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise MetricParameterError(
+            f"metric {shown!r}: expected a number after '@', got {text!r}, e.g. 'IPrec@0.1'"
+        ) from None
 
 
 def _parse_k(k_text: str, shown: str) -> int:
@@ -319,7 +425,7 @@ def _parse_params(text: str | None, shown: str) -> dict[str, ParamValue]:
     out: dict[str, ParamValue] = {}
     if text is None or not text.strip():
         return out
-    for item in text.split(","):
+    for item in _ITEM_RE.findall(text):  # commas inside quotes: gains='1=3,2=9'
         match = _PARAM_RE.match(item)
         if match is None:
             raise MetricParameterError(

@@ -1,12 +1,13 @@
 """How a metric formula sees the judged rows of one query, in two settings.
 
 A formula (:mod:`polars_irmetrics.metrics`) is one aggregation expression over the
-judged rows of a query. It may ask its :class:`Scope` for two order-dependent per-row
-quantities, which the two settings compute differently:
+judged rows of a query. It may ask its :class:`Scope` for a few per-row quantities
+that depend on the other rows of the query (counts and products over the rows ranked
+above, ranks by label), which the two settings compute differently:
 
 * :class:`TableScope`: inside a user's ``df.group_by("query_id").agg(irm.ndcg(k=10))``.
   Every per-row expression is put in rank order inside the group, and the
-  order-dependent quantities are cumulative sums and ranks within the group.
+  order-dependent quantities are cumulative sums, products and ranks within the group.
 * :class:`PlanScope`: inside :func:`polars_irmetrics.evaluate`. The plan sorts the
   judged rows once by (query, rank) and computes each order-dependent quantity as a
   window column *before* the group-by, so the group-by itself is made of plain
@@ -58,6 +59,56 @@ class Scope(ABC):
         labels take consecutive positions in any order (gains are equal).
         """
 
+    @abstractmethod
+    def product_above(self, value: pl.Expr) -> pl.Expr:
+        """Per row: the product of ``value`` over the rows ranked strictly above it.
+
+        1.0 for the top row. Rows are in rank order, unretrieved rows last (their
+        values are not meaningful). ``value`` must be a float built from :attr:`rank`
+        and :attr:`rel`, never null (ERR's probability of reaching a row).
+        """
+
+    @abstractmethod
+    def greater_above(self, value: pl.Expr) -> pl.Expr:
+        """Per row: how many rows ranked strictly above it have a strictly greater ``value``.
+
+        Null values never count, and a null ``value`` gives 0. Rows are in rank order,
+        unretrieved rows last (their values are not meaningful). Quadratic in the
+        number of judged rows of a query (a pairwise count, for fcp).
+        """
+
+    @abstractmethod
+    def count_greater(self, value: pl.Expr) -> pl.Expr:
+        """Per row: how many rows of the query have a strictly greater ``value``.
+
+        Independent of the order; null values never count, and a null ``value`` gives
+        null.
+        """
+
+    @abstractmethod
+    def window(self, expr: pl.Expr) -> pl.Expr:
+        """Per row: ``expr``, evaluated over all the rows of the query at once.
+
+        ``expr`` is a group-level expression built from :attr:`rank` and :attr:`rel`
+        (cumulative sums, sorts, ``gather`` by position, ``search_sorted`` on the
+        ranks) that returns one value per row; the rows are in rank order, unretrieved
+        rows last. The general form of the primitives above, for trec_eval's measures
+        that look a rank up in the ideal ranking (ndcg_rel, Rndcg, G).
+        """
+
+
+def _product_above(value: pl.Expr) -> pl.Expr:
+    return value.cast(pl.Float64).cum_prod().shift(1, fill_value=1.0)
+
+
+def _greater_above(value: pl.Expr) -> pl.Expr:
+    above = pl.element() > pl.element().last()
+    return value.cumulative_eval(above.sum()).fill_null(0).cast(pl.Int64)
+
+
+def _count_greater(value: pl.Expr) -> pl.Expr:
+    return (value.rank("min", descending=True) - 1).cast(pl.Int64)
+
 
 def _ideal_candidates(rank: pl.Expr, rel: pl.Expr, retrieved_only: bool) -> pl.Expr:
     keep = rel > 0
@@ -81,6 +132,18 @@ class TableScope(Scope):
     def ideal_position(self, retrieved_only: bool) -> pl.Expr:
         candidates = _ideal_candidates(self.rank, self.rel, retrieved_only)
         return candidates.rank("ordinal", descending=True)
+
+    def product_above(self, value: pl.Expr) -> pl.Expr:
+        return _product_above(value)
+
+    def greater_above(self, value: pl.Expr) -> pl.Expr:
+        return _greater_above(value)
+
+    def count_greater(self, value: pl.Expr) -> pl.Expr:
+        return _count_greater(value)
+
+    def window(self, expr: pl.Expr) -> pl.Expr:
+        return expr
 
 
 class PlanScope(Scope):
@@ -114,3 +177,15 @@ class PlanScope(Scope):
     def ideal_position(self, retrieved_only: bool) -> pl.Expr:
         candidates = _ideal_candidates(self.rank, self.rel, retrieved_only)
         return self._register(candidates.rank("ordinal", descending=True))
+
+    def product_above(self, value: pl.Expr) -> pl.Expr:
+        return self._register(_product_above(value))
+
+    def greater_above(self, value: pl.Expr) -> pl.Expr:
+        return self._register(_greater_above(value))
+
+    def count_greater(self, value: pl.Expr) -> pl.Expr:
+        return self._register(_count_greater(value))
+
+    def window(self, expr: pl.Expr) -> pl.Expr:
+        return self._register(expr)

@@ -13,19 +13,43 @@ The flags, the measure syntax and the output follow trec_eval 9.x/10 (usnistgov
   parameters given for a family are the ones used, as in trec_eval.
 * Measures print in trec_eval's table order, not the ``-m`` order: ``runid`` and
   ``num_q`` only in the summary, and only when marked (every nickname marks them).
-* Summary (``all``) lines give the mean over queries, except ``num_ret``,
-  ``num_rel`` and ``num_rel_ret`` (sums) and ``num_q`` (the number of queries).
+* Summary (``all``) lines give the mean over queries, except the counts (``num_ret``,
+  ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``: sums), ``num_q`` (the number
+  of queries) and ``gm_map``/``gm_bpref``: the geometric mean of max(value, 0.00001),
+  which trec_eval prints only in the summary, never per query.
 * Queries: those in both files, in query id order (compared as text); with ``-c`` every
   query of the judgments, a query with no results scoring 0 (``num_rel`` keeps its
   count), as trec_eval 10 does (it also prints such a query with ``-q``; trec_eval
   9.0.x printed only queries with results, and with ``-c`` summed ``num_rel`` over
-  every judgment with relevance > 0 whatever ``-l`` said).
+  every judgment with relevance > 0 whatever ``-l`` said). trec_eval 10 evaluates such
+  a query on a one-document ranking of an unjudged document, then resets ``num_ret``,
+  ``utility``, ``unj`` and ``rbp_resid``: every measure comes out 0, which in the
+  geometric means counts as 0.00001.
 * Relevance is read as trec_eval reads it, as an integer: a fractional label is
   truncated toward zero. Documents are ordered by score, ties by document id
   descending; the rank field of a run file is ignored.
 
-Measures that polars_irmetrics does not compute yet are named once on standard error
-and never printed.
+Every measure of ``-m all_trec`` is computed but ``relstring`` (a string, not a
+number). Parameters follow trec_eval: cutoffs (``P.5,10``, ``iprec_at_recall.0.1,0.5``,
+``Rprec_mult.0.5``), ``utility.a,b,c,d``, ``rbp.p=0.95``, ``rbp_resid.p=0.95`` and gain
+tables for ``ndcg``, ``ndcg_rel``, ``Rndcg`` and ``G`` (``ndcg.1=3,2=9``: labels not
+listed gain their own value). Two deliberate differences, both documented in the
+metrics' formulas (:mod:`polars_irmetrics.metrics.trec`):
+
+* trec_eval sorts a gain table with ``(int) (gain1 - gain2)``, so gains less than 1
+  apart (3.5 and 3.0) compare equal and its ideal ranking may put them out of order;
+  they are sorted exactly here, which is the value trec_eval means to print;
+* trec_eval's ``rbp`` scales gains with a minimum and maximum it never initialises
+  (``m_rbp.c``, undefined behaviour); the value printed is the one it gives when they
+  start at 0: gains divided by the query's largest label when that exceeds 1, binary
+  judgments unscaled.
+
+Measures or parameters it does not compute are named once on standard error and never
+printed: ``relstring``, the preference and judgment-group measures (``prefs_*``,
+``*_avgjg``, ``yaap``), parameters of ``11pt_avg``, ``dcg`` and ``ideal_dcg``, a gain
+for a negative label (it would apply to unjudged documents), gains for ``rbp``, a
+persistence outside [0, 1], and ``Rndcg`` where trec_eval would print ``nan`` (relevance
+level below 1, or a non-positive gain for a relevant label).
 """
 
 from __future__ import annotations
@@ -33,6 +57,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import itertools
+import math
 import re
 import sys
 from collections.abc import Sequence
@@ -90,44 +115,46 @@ _TABLE: tuple[_Family, ...] = (
     _Family("num_rel", "count", supported=True),
     _Family("num_rel_ret", "count", supported=True),
     _Family("map", "single", supported=True),
-    _Family("gm_map", "single"),
+    _Family("gm_map", "single", supported=True),
     _Family("Rprec", "single", supported=True),
     _Family("bpref", "single", supported=True),
     _Family("recip_rank", "single", supported=True),
     _Family(
         "iprec_at_recall",
         "double_cut",
+        supported=True,
         double_defaults=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
     ),
     _Family("P", "long_cut", supported=True, long_defaults=_CUTOFFS),
     _Family("relstring", "params"),
     _Family("recall", "long_cut", supported=True, long_defaults=_CUTOFFS),
-    _Family("infAP", "single"),
-    _Family("gm_bpref", "single"),
+    _Family("infAP", "single", supported=True),
+    _Family("gm_bpref", "single", supported=True),
     _Family(
         "Rprec_mult",
         "double_cut",
+        supported=True,
         double_defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
     ),
-    _Family("utility", "params"),
-    _Family("11pt_avg", "params"),
-    _Family("binG", "params"),
-    _Family("G", "params"),
-    _Family("dcg", "params"),
-    _Family("ideal_dcg", "params"),
-    _Family("ndcg", "params", supported=True),  # supported without gain parameters
-    _Family("ndcg_rel", "params"),
-    _Family("Rndcg", "params"),
+    _Family("utility", "params", supported=True),
+    _Family("11pt_avg", "params", supported=True),  # without parameters
+    _Family("binG", "single", supported=True),
+    _Family("G", "params", supported=True),
+    _Family("dcg", "params", supported=True),  # without parameters
+    _Family("ideal_dcg", "params", supported=True),  # without parameters
+    _Family("ndcg", "params", supported=True),
+    _Family("ndcg_rel", "params", supported=True),
+    _Family("Rndcg", "params", supported=True),
     _Family("ndcg_cut", "long_cut", supported=True, long_defaults=_CUTOFFS),
     _Family("map_cut", "long_cut", supported=True, long_defaults=_CUTOFFS),
-    _Family("relative_P", "long_cut", long_defaults=_CUTOFFS),
+    _Family("relative_P", "long_cut", supported=True, long_defaults=_CUTOFFS),
     _Family("success", "long_cut", supported=True, long_defaults=(1, 5, 10)),
     _Family("set_P", "single", supported=True),
-    _Family("set_relative_P", "single"),
+    _Family("set_relative_P", "single", supported=True),
     _Family("set_recall", "single", supported=True),
-    _Family("set_map", "single"),
+    _Family("set_map", "single", supported=True),
     _Family("set_F", "params", supported=True),  # supported for beta = 1 (the default)
-    _Family("num_nonrel_judged_ret", "count"),
+    _Family("num_nonrel_judged_ret", "count", supported=True),
     _Family("prefs_num_prefs_poss", "count"),
     _Family("prefs_num_prefs_ful", "count"),
     _Family("prefs_num_prefs_ful_ret", "count"),
@@ -146,9 +173,9 @@ _TABLE: tuple[_Family, ...] = (
     _Family("P_avgjg", "params"),
     _Family("Rprec_mult_avgjg", "params"),
     _Family("yaap", "single"),
-    _Family("rbp", "params"),
-    _Family("rbp_resid", "params"),
-    _Family("unj", "long_cut", long_defaults=(5, 10, 20)),
+    _Family("rbp", "params", supported=True),
+    _Family("rbp_resid", "params", supported=True),
+    _Family("unj", "long_cut", supported=True, long_defaults=(5, 10, 20)),
 )
 _BY_NAME: dict[str, _Family] = {f.name: f for f in _TABLE}
 
@@ -193,20 +220,48 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }  # fmt: skip
 
-#: The polars_irmetrics name of each supported trec_eval measure without a cutoff.
+#: The polars_irmetrics name of each supported trec_eval measure without a cutoff
+#: (the long-cutoff families keep their trec_eval names: ``P_10``, ``unj_5``).
 _LIBRARY_NAME: dict[str, str] = {
     "num_ret": "num_ret",
     "num_rel": "num_rel",
     "num_rel_ret": "num_rel_ret",
     "map": "map",
+    "gm_map": "gm_map",
     "Rprec": "Rprec",
     "bpref": "bpref",
     "recip_rank": "recip_rank",
+    "infAP": "infap",
+    "gm_bpref": "gm_bpref",
+    "utility": "utility",
+    "11pt_avg": "11pt_avg",
+    "binG": "bin_g",
+    "G": "g",
+    "dcg": "dcg",
+    "ideal_dcg": "idcg",
     "ndcg": "ndcg",
+    "ndcg_rel": "ndcg_rel",
+    "Rndcg": "rndcg",
     "set_P": "set_P",
+    "set_relative_P": "set_relative_P",
     "set_recall": "set_recall",
+    "set_map": "set_map",
     "set_F": "set_F",
+    "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+    "rbp": "trec_rbp",
+    "rbp_resid": "trec_rbp_resid",
 }
+#: The library metric behind each real-cutoff family, and the parameter it sets.
+_DOUBLE_METRIC: dict[str, tuple[str, str]] = {
+    "iprec_at_recall": ("iprec", "recall"),
+    "Rprec_mult": ("rprec_mult", "multiple"),
+}
+#: Measures that trec_eval prints only in the summary (te_print_single_meas_empty).
+_SUMMARY_ONLY = frozenset({"gm_map", "gm_bpref"})
+#: Measures whose summary is a geometric mean (te_calc_avg_meas_s_gm).
+_GEOMETRIC = frozenset({"gm_map", "gm_bpref"})
+#: trec_eval's MIN_GEO_MEAN.
+_MIN_GEO_MEAN = 0.00001
 
 _LONG_RE = re.compile(r"\s*([+-]?\d+)")
 _DOUBLE_RE = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
@@ -217,11 +272,14 @@ examples:
   irm trec-eval -q -m map -m ndcg_cut.10 -m P.5,10 qrels.txt run.txt
   irm trec-eval -c -m all_trec -l 2 -M 1000 qrels.txt run.parquet
 
-measures (-m), in trec_eval's syntax: map, Rprec, bpref, recip_rank, ndcg, set_P,
-set_recall, set_F, num_ret, num_rel, num_rel_ret, and the families P, recall, ndcg_cut,
-map_cut (default cutoffs 5,10,15,20,30,100,200,500,1000) and success (1,5,10), e.g.
-P.5,10; nicknames official (the default), all_trec, set. Other trec_eval measures
-(gm_map, iprec_at_recall, infAP, ...) are not computed yet: they are named on stderr.
+measures (-m), in trec_eval's syntax: every measure of all_trec but relstring, e.g.
+map, gm_map, Rprec, bpref, gm_bpref, recip_rank, infAP, ndcg, ndcg_rel, Rndcg, binG,
+G, 11pt_avg, utility, rbp, rbp_resid, set_P, set_recall, set_relative_P, set_map, set_F,
+the counts, and the families P, recall, ndcg_cut, map_cut, relative_P (default cutoffs
+5,10,15,20,30,100,200,500,1000), success (1,5,10), unj (5,10,20), iprec_at_recall
+(0.0,0.1,...,1.0) and Rprec_mult (0.2,0.4,...,2.0), e.g. P.5,10; parameters as in
+trec_eval (ndcg.1=3,2=9, rbp.p=0.95, utility.2,-1,0,0); nicknames official (the
+default), all_trec, set. Measures not computed are named on stderr.
 """
 
 
@@ -232,6 +290,8 @@ class _Column:
     printed: str
     metric: str
     integer: bool
+    geometric: bool = False  # summary: geometric mean (gm_map, gm_bpref)
+    per_query: bool = True  # printed per query with -q
 
 
 @dataclass(frozen=True)
@@ -337,12 +397,59 @@ def _long_cutoffs(family: _Family, params: str | None) -> list[int]:
     return cutoffs
 
 
-def _double_names(family: _Family, params: str | None) -> list[str]:
+def _double_cutoffs(family: _Family, params: str | None) -> list[float]:
     if params is None:
-        values = list(family.double_defaults)
-    else:
-        values = sorted(_c_double(part) for part in params.split(","))
-    return [f"{family.name}_{value:3.2f}" for value in values]
+        return list(family.double_defaults)
+    values = sorted(_c_double(part) for part in params.split(","))
+    for before, after in itertools.pairwise(values):
+        if before == after:
+            raise MetricParameterError(
+                f"measure '{family.name}.{params}': cutoff {after!r} is listed twice"
+            )
+    return values
+
+
+def _pairs(family: str, params: str) -> list[tuple[str, float]]:
+    """trec_eval's ``name=value`` parameters (get_param_pairs in meas_init.c)."""
+    items = params.split(",")
+    if any(item.count("=") != 1 for item in items):
+        raise MetricParameterError(
+            f"measure '{family}.{params}': malformed parameters; write name=value pairs, "
+            f"e.g. -m {family}.1=3,2=9"
+        )
+    return [(name, _c_double(value)) for name, _, value in (i.partition("=") for i in items)]
+
+
+def _gain_table(pairs: list[tuple[str, float]]) -> dict[int, float] | None:
+    """The gains of the labels a trec_eval gain table lists (setup_gains in gain_init.c).
+
+    Names that are not integers are ignored, and the first gain given for a label wins,
+    as in trec_eval. ``None`` when a negative label is given a gain: trec_eval would
+    apply it to unjudged documents (-1 not in the judgments, -2 judged negative).
+    """
+    table: dict[int, float] = {}
+    for name, value in pairs:
+        if not re.fullmatch(r"[+-]?\d+", name):
+            continue
+        label = int(name)
+        if label < 0:
+            return None
+        table.setdefault(label, value)
+    return table
+
+
+def _persistence(pairs: list[tuple[str, float]]) -> float | None:
+    """rbp's ``p=`` (the last one given, as in m_rbp.c), or None outside [0, 1]."""
+    p = 0.9
+    for name, value in pairs:
+        if name == "p":
+            p = value
+    return p if 0.0 <= p <= 1.0 else None
+
+
+def _with_params(metric: str, **params: object) -> str:
+    shown = ", ".join(f"{key}={value!r}" for key, value in params.items())
+    return f"{metric}({shown})" if shown else metric
 
 
 def _suggest(name: str) -> str:
@@ -397,10 +504,11 @@ def _parse_measure_args(values: Sequence[str]) -> tuple[list[str], dict[str, str
     return marked, params, notes
 
 
-def _select_measures(values: Sequence[str] | None) -> tuple[_Selection, list[str]]:
+def _select_measures(values: Sequence[str] | None, level: int = 1) -> tuple[_Selection, list[str]]:
     """Resolve ``-m`` values (default ``official``) into printed columns, in table order.
 
     Returns the selection and notes for standard error (parameters given twice).
+    ``level`` is ``-l``, which decides whether Rndcg can be printed.
     """
     marked, params, notes = _parse_measure_args(list(values) if values else ["official"])
     wanted = set(marked)
@@ -418,17 +526,27 @@ def _select_measures(values: Sequence[str] | None) -> tuple[_Selection, list[str
             else:
                 unsupported += names
         elif family.kind == "double_cut":
-            unsupported += _double_names(family, param)
+            metric, option = _DOUBLE_METRIC[family.name]
+            for value in _double_cutoffs(family, param):
+                printed = f"{family.name}_{value:3.2f}"
+                columns.append(_Column(printed, _with_params(metric, **{option: value}), False))
         elif family.kind in ("runid", "num_q"):
             continue
         else:
             printed = family.name if param is None else f"{family.name}_{param}"
-            if family.supported and _computable(family, param):
-                columns.append(
-                    _Column(printed, _LIBRARY_NAME[family.name], integer=family.kind == "count")
-                )
-            else:
+            metric_name = _library_metric(family, param, level) if family.supported else None
+            if metric_name is None:
                 unsupported.append(printed)
+            else:
+                columns.append(
+                    _Column(
+                        printed,
+                        metric_name,
+                        integer=family.kind == "count",
+                        geometric=family.name in _GEOMETRIC,
+                        per_query=family.name not in _SUMMARY_ONLY,
+                    )
+                )
     selection = _Selection(
         runid="runid" in wanted,
         num_q="num_q" in wanted,
@@ -438,12 +556,43 @@ def _select_measures(values: Sequence[str] | None) -> tuple[_Selection, list[str
     return selection, notes
 
 
-def _computable(family: _Family, param: str | None) -> bool:
+def _library_metric(family: _Family, param: str | None, level: int) -> str | None:
+    """The library metric that prints as ``family`` with ``param``; None if there is none."""
+    name = family.name
+    base = _LIBRARY_NAME[name]
+    if name == "Rndcg" and level < 1:
+        return None  # R > 0 with no positive gain: trec_eval prints nan
     if param is None:
-        return True
-    if family.name == "set_F":  # trec_eval's set_F uses its first parameter, beta
-        return _c_double(param.split(",")[0]) == 1.0
-    return False  # ndcg with gain parameters
+        return base
+    if name == "set_F":  # trec_eval's set_F uses its first parameter, beta
+        return base if _c_double(param.split(",")[0]) == 1.0 else None
+    if name == "utility":
+        coefficients = [_c_double(part) for part in param.split(",")]
+        if len(coefficients) != 4:
+            raise MetricParameterError(
+                f"measure 'utility.{param}': utility takes 4 coefficients (relevant "
+                "retrieved, non-relevant retrieved, relevant missed, non-relevant missed), "
+                "e.g. -m utility.1,-1,0,0"
+            )
+        keys = ("rel_ret", "nonrel_ret", "rel_missed", "nonrel_missed")
+        return _with_params(base, **dict(zip(keys, coefficients, strict=True)))
+    if name in ("rbp", "rbp_resid"):
+        pairs = _pairs(name, param)
+        p = _persistence(pairs)
+        if p is None or (name == "rbp" and _gain_table(pairs) != {}):
+            return None  # rbp with gains, or a persistence outside [0, 1]
+        return _with_params(base, p=p)
+    if name in ("ndcg", "ndcg_rel", "Rndcg", "G"):
+        table = _gain_table(_pairs(name, param))
+        if table is None:
+            return None
+        if name == "Rndcg" and any(g <= 0 for label, g in table.items() if label >= level):
+            return None  # a relevant label without a positive gain: nan in trec_eval
+        if not table:
+            return base
+        gains = ",".join(f"{label}={gain!r}" for label, gain in table.items())
+        return _with_params("trec_ndcg" if name == "ndcg" else base, gains=gains)
+    return None  # 11pt_avg, dcg and ideal_dcg with parameters
 
 
 # --------------------------------------------------------------------------- data
@@ -478,7 +627,7 @@ def _read_qrels(source: str) -> pl.LazyFrame:
 # --------------------------------------------------------------------------- command
 def run(args: argparse.Namespace) -> int:
     """Run ``irm trec-eval``: print trec_eval's lines on standard output."""
-    selection, notes = _select_measures(args.measures)
+    selection, notes = _select_measures(args.measures, args.level)
     if args.max_docs is not None and args.max_docs < 1:
         raise InvalidValueError(f"-M must be a positive number of documents, got {args.max_docs}")
     for note in notes:
@@ -490,9 +639,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if not (selection.columns or selection.runid or selection.num_q):
         raise UnknownMetricError(
-            "none of the requested measures is computed yet; supported: map, Rprec, bpref, "
-            "recip_rank, ndcg, P, recall, ndcg_cut, map_cut, success, set_P, set_recall, "
-            "set_F, num_ret, num_rel, num_rel_ret"
+            "none of the requested measures is computed; every measure of -m all_trec is, "
+            "but relstring"
         )
 
     run_frame = _read_run(args.run)
@@ -528,9 +676,9 @@ def run(args: argparse.Namespace) -> int:
         for i in order_idx:
             qid = query_ids[i]
             for column in selection.columns:
-                out.append(
-                    trec_line(column.printed, qid, _value(values[column.printed][i], column))
-                )
+                if column.per_query:
+                    value = _value(values[column.printed][i], column)
+                    out.append(trec_line(column.printed, qid, value))
     if not args.no_summary:
         if selection.runid:
             out.append(trec_line("runid", "all", _run_tag(run_frame, args.run)))
@@ -548,10 +696,13 @@ def _value(value: Any, column: _Column) -> int | float:
 
 
 def _summary(values: Sequence[Any], column: _Column) -> int | float:
-    """trec_eval's summary: a sum for counts, else the mean, added up in query order."""
+    """trec_eval's summary: a sum for counts, else the mean, added up in query order.
+
+    gm_map and gm_bpref: exp of the mean of log(max(value, 0.00001)).
+    """
     if column.integer:
         return sum(int(v) for v in values)
     total = 0.0
     for v in values:  # in query order, as trec_eval accumulates
-        total += float(v)
-    return total / len(values)
+        total += math.log(max(float(v), _MIN_GEO_MEAN)) if column.geometric else float(v)
+    return math.exp(total / len(values)) if column.geometric else total / len(values)

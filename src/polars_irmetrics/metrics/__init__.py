@@ -5,6 +5,11 @@ and this package joins them into :data:`METRICS`, which the registry reads:
 
 * :mod:`.core`: precision, recall, F1, R-precision, hit rate, MRR, MAP, nDCG, DCG,
   IDCG, CG, bpref and the counts.
+* :mod:`.beyond`: metrics trec_eval lacks: ERR, RBP and its residual, ARHR, MAR,
+  FCP, Judged.
+* :mod:`.trec`: the rest of trec_eval's catalogue: gm_map, gm_bpref, iprec_at_recall,
+  11pt_avg, relative_P, Rprec_mult, infAP, set_map, ndcg_rel, Rndcg, binG, G,
+  trec_eval's rbp and rbp_resid, unj, utility, num_nonrel_judged_ret.
 
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.scope.Scope`); shared building blocks live in
@@ -15,8 +20,10 @@ from __future__ import annotations
 
 from polars_irmetrics.spec import Metric
 
+from .beyond import BEYOND_METRICS
 from .core import CORE_METRICS
+from .trec import TREC_METRICS
 
 __all__ = ["METRICS"]
 
-METRICS: tuple[Metric, ...] = (*CORE_METRICS,)
+METRICS: tuple[Metric, ...] = (*CORE_METRICS, *BEYOND_METRICS, *TREC_METRICS)

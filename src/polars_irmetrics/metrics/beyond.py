@@ -1,0 +1,234 @@
+"""Metrics beyond trec_eval: ERR, RBP and its residual, ARHR, MAR, FCP, Judged.
+
+Each formula is one polars aggregation over the judged rows of one query (see
+:class:`polars_irmetrics.scope.Scope`), with the library's conventions (see
+:mod:`polars_irmetrics.metrics.core`): ``rank`` is a position (null: judged, not
+retrieved), a judged document is *relevant* when ``level <= rel`` and ``rel >= 0``,
+a negative label means "in the pool but not judged", ``R`` is the number of relevant
+judged documents, and a ratio over zero is 0. Unjudged retrieved documents are not
+rows: they count only in ``num_ret`` and are never relevant.
+
+Where ir_measures has the metric, the value is the same (``tests/test_beyond_metrics.py``
+compares them); where this module chooses differently, the ``formula`` text says so.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.scope import Scope
+from polars_irmetrics.spec import Alias, Metric, Param, Params
+
+from ._common import num_rel, ranked, ratio, relevant
+
+__all__ = ["BEYOND_METRICS"]
+
+#: gdeval's (and so ir_measures') highest relevance grade for ERR.
+ERR_MAX_GRADE = 4
+#: Moffat & Zobel's persistence in their examples, and ir_measures' default.
+RBP_P = 0.8
+
+
+def _number(p: Params, name: str, metric: str, low: float, high: float | None) -> float:
+    """The numeric parameter ``name``, checked: ``low < value`` (and ``< high``)."""
+    value = p.options[name]
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and value > low
+        and (high is None or value < high)
+    ):
+        return float(value)
+    bound = f"between {low:g} and {high:g} (exclusive)" if high is not None else f"> {low:g}"
+    raise MetricParameterError(
+        f"metric {metric!r}: {name} must be a number {bound}, got {value!r}"
+    )
+
+
+# --------------------------------------------------------------------------- formulas
+def _err(s: Scope, p: Params) -> pl.Expr:
+    max_grade = _number(p, "max_grade", "err", 0.0, None)
+    grade = s.rel.cast(pl.Float64).clip(upper_bound=max_grade)
+    # non-relevant, negative and null labels: the user goes on
+    stop = pl.when(grade > 0).then((pl.lit(2.0).pow(grade) - 1.0) / 2.0**max_grade).otherwise(0.0)
+    reach = s.product_above(1.0 - stop)
+    term = stop * reach / s.rank.cast(pl.Float64)
+    return term.filter(ranked(s, p.k) & (stop > 0)).sum()
+
+
+def _rbp_weight(s: Scope, persistence: float) -> pl.Expr:
+    return (1.0 - persistence) * pl.lit(persistence).pow(s.rank.cast(pl.Float64) - 1.0)
+
+
+def _rbp(s: Scope, p: Params) -> pl.Expr:
+    persistence = _number(p, "p", "rbp", 0.0, 1.0)
+    gain = pl.lit(1.0) if p.choice("gain") == "binary" else s.rel.cast(pl.Float64)
+    term = gain * _rbp_weight(s, persistence)
+    return term.filter(relevant(s, p) & ranked(s, p.k)).sum()
+
+
+def _rbp_residual(s: Scope, p: Params) -> pl.Expr:
+    persistence = _number(p, "p", "rbp_residual", 0.0, 1.0)
+    known = _rbp_weight(s, persistence).filter((s.rel >= 0) & ranked(s, p.k)).sum()
+    return 1.0 - known
+
+
+def _arhr(s: Scope, p: Params) -> pl.Expr:
+    return (1.0 / s.rank.cast(pl.Float64)).filter(relevant(s, p) & ranked(s, p.k)).sum()
+
+
+def _mar(s: Scope, p: Params) -> pl.Expr:
+    if p.k is None:  # pragma: no cover - the cutoff is required by the declaration
+        raise MetricParameterError("metric 'mar' needs a cutoff, e.g. 'mar@10'")
+    k = float(p.k)
+    cutoffs_found = (k - s.rank.cast(pl.Float64) + 1.0).filter(relevant(s, p) & ranked(s, p.k))
+    return ratio(cutoffs_found.sum(), k * num_rel(s, p))
+
+
+def _fcp(s: Scope, p: Params) -> pl.Expr:
+    graded = s.rel >= 0
+    top = ranked(s, p.k)
+    out = ~top.fill_null(False)
+    label = s.rel.cast(pl.Float64)
+    above = s.greater_above(pl.when(graded).then(label)).cast(pl.Float64)
+    greater_all = s.count_greater(pl.when(graded).then(label)).cast(pl.Float64)
+    greater_out = s.count_greater(pl.when(graded & out).then(label)).cast(pl.Float64)
+    pairs = greater_all.filter(graded).sum()
+    concordant = (
+        above.filter(graded & top).sum() + (greater_all - greater_out).filter(graded & out).sum()
+    )
+    tied = greater_out.filter(graded & out).sum()
+    return ratio(concordant + 0.5 * tied, pairs)
+
+
+def _judged(s: Scope, p: Params) -> pl.Expr:
+    found = ((s.rel >= 0) & ranked(s, p.k)).sum().cast(pl.Float64)
+    listed = s.num_ret.cast(pl.Float64)
+    if p.k is not None:
+        listed = pl.min_horizontal(listed, pl.lit(float(p.k)))
+    return ratio(found, listed)
+
+
+# --------------------------------------------------------------------------- registry
+BEYOND_METRICS: tuple[Metric, ...] = (
+    Metric(
+        "err",
+        "expected reciprocal rank: a cascade user who stops at a relevant document",
+        _err,
+        params=(
+            Param(
+                "max_grade",
+                ERR_MAX_GRADE,
+                doc="highest relevance grade g_max: a document of grade g stops the user "
+                "with probability (2**g - 1) / 2**g_max (gdeval and ir_measures: 4)",
+            ),
+        ),
+        binary=False,
+        formula="sum over ranks r <= k of R_r / r * prod_{i < r} (1 - R_i), with "
+        "R = (2^g - 1) / 2^g_max for a document of grade g > 0 and R = 0 otherwise "
+        "(non-relevant, negative label, unjudged) (Chapelle, Metzler, Zhang & Grinspan "
+        "2009). g_max is the parameter max_grade, a fixed 4 by default as in gdeval, "
+        "which ir_measures' ERR@k runs; grades above max_grade count as max_grade "
+        "(gdeval refuses them). Not normalised: a query with no relevant document, an "
+        "empty list or one whose relevant documents all lie past k scores 0; k past "
+        "the end of the list changes nothing.",
+    ),
+    Metric(
+        "rbp",
+        "rank-biased precision: the rate of gain of a user with persistence p",
+        _rbp,
+        params=(
+            Param(
+                "p",
+                RBP_P,
+                doc="persistence: the probability of going on to the next rank (0 < p < 1)",
+            ),
+            Param(
+                "gain",
+                "binary",
+                ("binary", "linear"),
+                "gain of a relevant document: 1 (binary, Moffat & Zobel) or its label "
+                "(linear, as trectools, which ir_measures' RBP without rel runs)",
+            ),
+        ),
+        formula="(1 - p) * sum over relevant documents at ranks r <= k of gain * p^(r-1) "
+        "(Moffat & Zobel 2008), gain 1 by default (ir_measures RBP(rel=1), which runs "
+        "cwl_eval); without k the whole list. Positions past the end of the list (or "
+        "past k) add nothing; how much they and unjudged documents could add is "
+        "rbp_residual. 0 for an empty list or a query with no relevant document. "
+        "gain='linear' is ir_measures' RBP without rel (trectools) on runs without tied "
+        "scores (trectools averages the weights of tied documents); trec_eval's rbp "
+        "scales its gains and fixes p = 0.9: that is trec_rbp.",
+    ),
+    Metric(
+        "rbp_residual",
+        "the most that unjudged and unseen positions could add to rbp",
+        _rbp_residual,
+        params=(
+            Param(
+                "p",
+                RBP_P,
+                doc="persistence: the probability of going on to the next rank (0 < p < 1)",
+            ),
+        ),
+        binary=False,
+        higher_is_better=False,
+        formula="1 - (1 - p) * sum over judged documents (label >= 0) at ranks r <= k of "
+        "p^(r-1): the weight of every position whose gain is unknown, i.e. unjudged "
+        "retrieved documents, empty positions, and everything past the end of the list "
+        "or past k (p^k) (Moffat & Zobel 2008). rbp + rbp_residual bounds binary RBP "
+        "from above. With ranks 1..n and no k this is trec_eval's rbp_resid "
+        "p^n + (1 - p) * sum over unjudged r of p^(r-1), except that trec_eval defaults "
+        "to p = 0.9 and reports 0 when no retrieved document is unjudged (that is "
+        "trec_rbp_resid). 1 for an empty list.",
+    ),
+    Metric(
+        "arhr",
+        "average reciprocal hit rank: the sum of 1/rank over relevant documents",
+        _arhr,
+        aliases=(Alias("average_reciprocal_hit_rank"),),
+        formula="sum over relevant documents at ranks r <= k of 1 / r (Deshpande & Karypis "
+        "2004); unlike mrr every hit counts, so it can exceed 1. 0 for an empty list or a "
+        "query with no relevant document; k past the end of the list changes nothing.",
+    ),
+    Metric(
+        "mar",
+        "mean average recall: recall@j averaged over the cutoffs j = 1..k",
+        _mar,
+        cutoff="required",
+        aliases=(Alias("mean_average_recall"),),
+        formula="(1/k) * sum_{j=1..k} recall@j = sum over relevant documents at ranks "
+        "r <= k of (k - r + 1) / (k * R): a relevant document at rank r counts in "
+        "recall@r..recall@k. 0 when R = 0 or nothing relevant is in the top k; k past "
+        "the end of the list keeps dividing by k (the recall@j there stays flat).",
+    ),
+    Metric(
+        "fcp",
+        "fraction of concordant pairs: judged pairs the ranking orders by their labels",
+        _fcp,
+        binary=False,
+        formula="over pairs of judged documents (labels >= 0) with different labels: "
+        "(concordant + tied / 2) / pairs (Koren & Sill 2011, with ties counted as half, "
+        "as in AUC). A pair is concordant when the document with the higher label is "
+        "ranked higher; documents outside the top k (or not retrieved) rank below every "
+        "retrieved one and tie with each other, so a pair of them is tied. Graded: labels "
+        "are compared as they are, not binarised. 0 when there is no such pair (every "
+        "judged document has the same label, or none is judged); an empty list scores "
+        "1/2 when there are pairs (every pair is tied). k past the end of the list "
+        "changes nothing. Quadratic in the judged documents of a query.",
+    ),
+    Metric(
+        "judged",
+        "share of the top k that has a judgment",
+        _judged,
+        binary=False,
+        formula="judged documents (labels >= 0) at ranks r <= k / min(k, num_ret) "
+        "(ir_measures Judged@k: when fewer than k documents are retrieved the "
+        "denominator is the number retrieved); without k, judged / num_ret. 0 for an "
+        "empty list. A negative label means 'not judged' here as everywhere in this "
+        "library (ir_measures counts every qrels entry as judged, negative ones too). "
+        "With rank gaps the denominator counts documents, not positions. Not "
+        "1 - unjudged@k when fewer than k are retrieved: trec_eval's unj_k divides by k.",
+    ),
+)

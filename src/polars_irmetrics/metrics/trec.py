@@ -1,0 +1,634 @@
+"""The rest of trec_eval's catalogue (``-m all_trec``), each measure as trec_eval computes it.
+
+Geometric means (gm_map, gm_bpref), interpolated precision (iprec_at_recall, 11pt_avg),
+relative precision (relative_P, set_relative_P), precision at multiples of R
+(Rprec_mult), inferred AP (infAP), set_map, num_nonrel_judged_ret, the gain-based
+experimental measures (ndcg_rel, Rndcg, binG, G), trec_eval's rank-biased precision
+and its residual (rbp, rbp_resid), the unjudged fraction (unj) and utility, and nDCG
+with trec_eval's custom gains (``ndcg.1=3,2=9``): ``trec_ndcg(gains='1=3,2=9')``.
+
+Each formula reproduces trec_eval 9/10's C code (usnistgov/trec_eval, ``m_*.c``; the
+versions pytrec-eval-terrier bundles), checked per query against it in
+``tests/test_trec_measures.py``. Conventions are the library's (see
+:mod:`polars_irmetrics.metrics.core`), which are trec_eval's: ``R`` is the number of
+relevant judged documents (``rel >= level``), ``n`` the number retrieved, a negative
+label means "in the pool but not judged". Two notes apply to every measure here:
+
+* *unjudged retrieved documents*: the evaluator's rows are the judged documents, so a
+  retrieved document missing from the judgments is only counted, never placed. The
+  measures that need its position (unj, rbp_resid) take the retrieved documents to
+  hold ranks 1..n, which is how trec_eval ranks them (rank gaps make them inexact);
+* *gains*: trec_eval's gain of a judged document is its label (``gains`` overrides
+  labels, ``'1=3,2=9'``; a label not listed keeps gain = label); negative labels and
+  documents missing from the judgments gain 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import polars as pl
+
+from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.scope import Scope
+from polars_irmetrics.spec import Alias, Metric, Param, Params, ParamValue
+
+from ._common import num_rel, ranked, ratio, rel_ret, relevant
+from .core import CORE_METRICS
+
+__all__ = [
+    "ELEVEN_POINTS",
+    "GAINS",
+    "INFAP_EPSILON",
+    "NORMALIZE",
+    "REAL_CUTOFFS",
+    "TREC_METRICS",
+    "parse_gains",
+]
+
+#: trec_eval's INFAP_EPSILON (trec_eval.h).
+INFAP_EPSILON = 0.00001
+#: trec_eval's rbp persistence when none is given (m_rbp.c).
+TREC_RBP_P = 0.9
+#: The recall levels of 11pt_avg (and trec_eval's default iprec_at_recall cutoffs).
+ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+#: Metrics whose real-valued "cutoff" is a parameter: ``iprec_at_recall_0.10``,
+#: ``IPrec@0.1`` and ``iprec(recall=0.1)`` are one metric (the registry reads these).
+REAL_CUTOFFS: dict[str, str] = {"iprec": "recall", "rprec_mult": "multiple"}
+
+GAINS = Param(
+    "gains",
+    None,
+    doc="gain per relevance label, 'label=gain,...' (trec_eval's ndcg.1=3,2=9); labels "
+    "not listed keep their usual gain",
+)
+
+
+# --------------------------------------------------------------------------- parameters
+def _format_number(value: float) -> str:
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def parse_gains(text: str) -> dict[int, float]:
+    """``'1=3,2=9.5'`` -> ``{1: 3.0, 2: 9.5}``: integer labels >= 0, finite gains.
+
+    Raises
+    ------
+    ValueError
+        For an item that is not ``label=gain``, a negative or non-integer label, a
+        label listed twice or a gain that is not a finite number.
+
+    Examples
+    --------
+    >>> parse_gains("2=9, 1=3.5")
+    {2: 9.0, 1: 3.5}
+    """
+    pairs: dict[int, float] = {}
+    for item in text.split(","):
+        label_text, equals, gain_text = item.partition("=")
+        try:
+            label = int(label_text.strip())
+            gain = float(gain_text.strip())
+        except ValueError:
+            label, gain = -1, math.nan
+        if not equals or label < 0 or not math.isfinite(gain):
+            raise ValueError(
+                f"gains={text!r}: cannot read {item.strip()!r}; write label=gain pairs with "
+                "integer labels >= 0, e.g. gains='1=3,2=9'"
+            )
+        if label in pairs:
+            raise ValueError(f"gains={text!r}: label {label} is listed twice")
+        pairs[label] = gain
+    return pairs
+
+
+def _normalize_gains(value: ParamValue) -> ParamValue:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"gains must be a string such as '1=3,2=9', got {value!r}")
+    pairs = parse_gains(value)
+    return ",".join(f"{label}={_format_number(g)}" for label, g in sorted(pairs.items()))
+
+
+def _real(metric: str, param: str, trec: str) -> Callable[[ParamValue], ParamValue]:
+    example = f"{metric}({param}=0.2), {metric}@0.2 or {trec}_0.20"
+
+    def check(value: ParamValue) -> ParamValue:
+        if value is None:
+            raise ValueError(f"{metric} needs its {param}, e.g. {example}")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{param} must be a number, e.g. {example}; got {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"{param} must be a finite number, got {value!r}")
+        return float(value)
+
+    return check
+
+
+#: Checks and canonical forms of parameter values, by (metric, parameter); the registry
+#: applies them, so ``iprec(recall=1)`` is ``iprec(recall=1.0)`` and ``gains`` lists
+#: its labels in order. A check raises ValueError with the message to show.
+NORMALIZE: dict[tuple[str, str], Callable[[ParamValue], ParamValue]] = {
+    ("iprec", "recall"): _real("iprec", "recall", "iprec_at_recall"),
+    ("rprec_mult", "multiple"): _real("rprec_mult", "multiple", "Rprec_mult"),
+    **{(m, "gains"): _normalize_gains for m in ("trec_ndcg", "ndcg_rel", "rndcg", "g")},
+}
+
+
+def _float_option(p: Params, name: str, metric: str) -> float:
+    value = p.options[name]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise MetricParameterError(f"metric {metric!r}: {name} must be a number, got {value!r}")
+    return float(value)
+
+
+def _persistence(p: Params, metric: str) -> float:
+    value = _float_option(p, "p", metric)
+    if not 0.0 <= value <= 1.0:
+        raise MetricParameterError(
+            f"metric {metric!r}: p must be a probability between 0 and 1, got {value!r}"
+        )
+    return value
+
+
+# --------------------------------------------------------------------------- building blocks
+def _f(expr: pl.Expr) -> pl.Expr:
+    return expr.cast(pl.Float64)
+
+
+def _judged(s: Scope) -> pl.Expr:
+    """A judgment (label >= 0); negative labels are "in the pool, not judged"."""
+    return s.rel >= 0
+
+
+def _nonrelevant(s: Scope, p: Params) -> pl.Expr:
+    return _judged(s) & (s.rel < p.level)
+
+
+def _retrieved(s: Scope) -> pl.Expr:
+    return s.rank.is_not_null()
+
+
+def _label_gain(s: Scope, p: Params) -> pl.Expr:
+    """Per row: the gain of the document, trec_eval's ``get_gain``.
+
+    A label listed in ``gains`` (``l >= 0``) gains its listed value, which may be 0 or
+    negative; any other label gains itself when positive, else 0 (negative labels and
+    the plan's marker row included).
+    """
+    rel = _f(s.rel)
+    gain = pl.when(rel > 0).then(rel).otherwise(0.0)
+    text = p.options.get("gains")
+    if isinstance(text, str):
+        for label, value in sorted(parse_gains(text).items(), reverse=True):
+            gain = pl.when(rel == float(label)).then(pl.lit(value)).otherwise(gain)
+    return gain
+
+
+def _positions() -> pl.Expr:
+    """Group context: 1..L, the positions of the query's rows."""
+    return pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+
+
+def _discount(position: pl.Expr) -> pl.Expr:
+    return (_f(position) + 1.0).log(2)
+
+
+def _ideal_gains(gain: pl.Expr, candidate: pl.Expr) -> pl.Expr:
+    """Group context: the positive gains of the candidates, largest first, then zeros.
+
+    trec_eval's ideal ranking (``setup_gains`` + the ideal loop of m_ndcg.c): every
+    judged document whose gain is positive, sorted by gain. trec_eval sorts the gain
+    levels with ``(int) (gain1 - gain2)``, which calls two gains less than 1 apart
+    equal and may leave them out of order; here they are sorted exactly.
+    """
+    return pl.when(candidate & (gain > 0)).then(gain).otherwise(0.0).sort(descending=True)
+
+
+def _at_position(values: pl.Expr, at: pl.Expr) -> pl.Expr:
+    """Group context: per row, ``values[at]`` (1-based), ``at`` capped at the last row.
+
+    Null where ``at`` is null.
+    """
+    last = pl.len().cast(pl.Int64)
+    index = pl.when(at > last).then(last).otherwise(at) - 1
+    return values.gather(index)
+
+
+def _cumulative_by_rank(values: pl.Expr) -> pl.Expr:
+    """Group context, rows in rank order: the running sum of ``values`` (nulls as 0)."""
+    return values.fill_null(0.0).cum_sum()
+
+
+# --------------------------------------------------------------------------- formulas
+def _core(name: str) -> Callable[[Scope, Params], pl.Expr]:
+    return next(m.compute for m in CORE_METRICS if m.name == name)
+
+
+def _gm_map(s: Scope, p: Params) -> pl.Expr:
+    ap = _core("map")
+    return ap(s, Params(k=None, level=p.level, options={"denominator": "relevant"}))
+
+
+def _gm_bpref(s: Scope, p: Params) -> pl.Expr:
+    return _core("bpref")(s, Params(k=None, level=p.level, options={}))
+
+
+def _iprec_at(s: Scope, p: Params, recall: float) -> pl.Expr:
+    """Interpolated precision at one recall level (m_iprec_at_recall.c)."""
+    r = num_rel(s, p)
+    cut = (recall * r + 0.9).floor()  # relevant documents to reach (trec_eval 9/10)
+    is_rel = relevant(s, p) & _retrieved(s)
+    found = _f(s.ranked_count(relevant(s, p)))
+    precision = found / _f(s.rank)
+    best = precision.filter(is_rel & (found >= pl.max_horizontal(cut, pl.lit(1.0)))).max()
+    return pl.when(cut > rel_ret(s, p, None)).then(0.0).otherwise(best.fill_null(0.0))
+
+
+def _iprec(s: Scope, p: Params) -> pl.Expr:
+    return _iprec_at(s, p, _float_option(p, "recall", "iprec"))
+
+
+def _eleven_pt_avg(s: Scope, p: Params) -> pl.Expr:
+    total = pl.lit(0.0)
+    for recall in reversed(ELEVEN_POINTS):  # trec_eval adds them from 1.0 down
+        total = total + _iprec_at(s, p, recall)
+    return total / float(len(ELEVEN_POINTS))
+
+
+def _relative_precision(s: Scope, p: Params) -> pl.Expr:
+    r = num_rel(s, p)
+    if p.k is None:
+        n = _f(s.num_ret)
+        den = pl.min_horizontal(n, r)
+        return pl.when(n > 0).then(ratio(rel_ret(s, p, None), den)).otherwise(0.0)
+    return ratio(rel_ret(s, p, p.k), pl.min_horizontal(pl.lit(float(p.k)), r))
+
+
+def _rprec_mult(s: Scope, p: Params) -> pl.Expr:
+    multiple = _float_option(p, "multiple", "rprec_mult")
+    cut = (multiple * num_rel(s, p) + 0.9).floor()
+    found = _f((relevant(s, p) & (_f(s.rank) <= cut)).sum())
+    return pl.when(cut >= 1.0).then(found / cut).otherwise(0.0)
+
+
+def _infap(s: Scope, p: Params) -> pl.Expr:
+    is_rel = relevant(s, p)
+    j = _f(s.rank) - 1.0  # documents above, judged or not
+    rel_above = _f(s.ranked_count(is_rel)) - 1.0
+    nonrel_above = _f(s.ranked_count(_nonrelevant(s, p)))
+    pooled_above = _f(s.ranked_count(s.rel < 0))  # in the pool, not judged
+    term = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((rel_above + nonrel_above + pooled_above) / j) * (
+        (rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2.0 * INFAP_EPSILON)
+    )
+    term = pl.when(j == 0.0).then(1.0).otherwise(term)
+    total = term.filter(is_rel & _retrieved(s)).sum()
+    r = num_rel(s, p)
+    return pl.when(r > 0).then(total / r).otherwise(total)
+
+
+def _set_map(s: Scope, p: Params) -> pl.Expr:
+    found, n, r = rel_ret(s, p, None), _f(s.num_ret), num_rel(s, p)
+    return pl.when((n > 0) & (r > 0)).then((found * found) / (n * r)).otherwise(0.0)
+
+
+def _num_nonrel_judged_ret(s: Scope, p: Params) -> pl.Expr:
+    return (_nonrelevant(s, p) & ranked(s, p.k)).sum().cast(pl.Int64)
+
+
+def _ndcg_rel(s: Scope, p: Params) -> pl.Expr:
+    gain = _label_gain(s, p)
+    retrieved = _retrieved(s)
+    term = gain / _discount(s.rank)
+    dcg_here = s.window(_cumulative_by_rank(term))
+    ideal = _ideal_gains(gain, _judged(s))
+    ideal_terms = ideal / _discount(_positions())
+    idcg_here = s.window(_at_position(ideal_terms.cum_sum(), s.rank))
+    at_relevant = (dcg_here / idcg_here).filter(retrieved & (gain > 0)).sum()
+    positive = _f((_judged(s) & (gain > 0)).sum())
+    positive_ret = _f((retrieved & (gain > 0)).sum())
+    dcg = term.filter(retrieved).sum()
+    idcg = s.window(ideal_terms).sum()
+    missed = pl.when(idcg > 0).then((positive - positive_ret) * dcg / idcg).otherwise(0.0)
+    total = at_relevant + missed
+    return pl.when(total > 0).then(total / positive).otherwise(0.0)
+
+
+def _rndcg(s: Scope, p: Params) -> pl.Expr:
+    gain = _label_gain(s, p)
+    retrieved = _retrieved(s)
+    term = gain / _discount(s.rank)
+    ideal = _ideal_gains(gain, _judged(s))
+    position = _positions()
+    idcg_cum = (ideal / _discount(position)).cum_sum()
+    # a change of ideal gain after position c: nDCG@c is one of the points averaged
+    change = (ideal > 0) & (ideal != ideal.shift(-1, fill_value=0.0))
+    # DCG of the ranks 1..c: the running DCG of the judged rows ranked at or above c
+    ranks = s.rank.fill_null(pl.lit(2**62, pl.Int64))
+    above = ranks.search_sorted(position, side="right").cast(pl.Int64)
+    dcg_cum = _cumulative_by_rank(term)
+    dcg_cum_at = dcg_cum.gather((above - 1).clip(lower_bound=0))
+    dcg_at = pl.when(above >= 1).then(dcg_cum_at).otherwise(0.0)
+    points = s.window(pl.when(change).then(dcg_at / idcg_cum).otherwise(0.0))
+    changes = _f(s.window(change.cast(pl.Int64)).sum())
+    # and nDCG at the end of the ranking, when it runs 2 or more past the ideal one
+    positive = _f((_judged(s) & (gain > 0)).sum())
+    dcg = term.filter(retrieved).sum()
+    idcg = s.window(ideal / _discount(position)).sum()
+    last = (_f(s.num_ret) >= positive + 2.0) & (idcg > 0)
+    total = points.sum() + pl.when(last).then(dcg / idcg).otherwise(0.0)
+    count = changes + _f(last.cast(pl.Int64))
+    return pl.when(num_rel(s, p) == 0).then(0.0).otherwise(ratio(total, count))
+
+
+def _bin_g(s: Scope, p: Params) -> pl.Expr:
+    is_rel = relevant(s, p)
+    nonrel_above = _f(s.rank) - _f(s.ranked_count(is_rel))  # every non-relevant doc
+    term = 1.0 / (2.0 + nonrel_above).log(2)
+    return ratio(term.filter(is_rel & _retrieved(s)).sum(), num_rel(s, p))
+
+
+def _g(s: Scope, p: Params) -> pl.Expr:
+    gain = _label_gain(s, p)
+    retrieved = _retrieved(s)
+    ideal = _ideal_gains(gain, _judged(s))
+    # the cost of ranks 1..r: the ideal gains, each at least 1 (trec_eval's min_cost)
+    cost_cum = ideal.clip(lower_bound=1.0).cum_sum()
+    rank = s.rank.cast(pl.Int64)
+    past = pl.when(rank > pl.len()).then(rank - pl.len()).otherwise(0)
+    cost = s.window(_at_position(cost_cum, rank) + _f(past))
+    gained = s.window(_cumulative_by_rank(pl.when(retrieved).then(gain)))
+    term = gain / ((2.0 + cost - gained).log(2))
+    total = term.filter(retrieved & (gain != 0)).sum()
+    ideal_total = gain.filter(_judged(s) & (gain > 0)).sum()
+    return ratio(total, ideal_total)
+
+
+def _trec_rbp(s: Scope, p: Params) -> pl.Expr:
+    persistence = _persistence(p, "trec_rbp")
+    rel = _f(s.rel)
+    gain = pl.when(rel > 0).then(rel).otherwise(0.0)
+    top = rel.filter(rel >= 0).max()  # gains are scaled to [0, 1] when one exceeds 1
+    scaled = pl.when(top > 1.0).then(gain / top).otherwise(gain)
+    weight = pl.lit(persistence).pow(_f(s.rank) - 1.0)
+    return (1.0 - persistence) * (scaled * weight).filter(_retrieved(s)).sum()
+
+
+def _trec_rbp_resid(s: Scope, p: Params) -> pl.Expr:
+    persistence = _persistence(p, "trec_rbp_resid")
+    judged_ret = _judged(s) & _retrieved(s)
+    unjudged = _f(s.num_ret) - _f(judged_ret.sum())
+    known = pl.lit(persistence).pow(_f(s.rank) - 1.0).filter(judged_ret).sum()
+    return pl.when(unjudged > 0).then(1.0 - (1.0 - persistence) * known).otherwise(0.0)
+
+
+def _unjudged(s: Scope, p: Params) -> pl.Expr:
+    n = _f(s.num_ret)
+    judged = _f((_judged(s) & ranked(s, p.k)).sum())
+    if p.k is None:
+        return ratio(n - judged, n)
+    k = float(p.k)
+    return (pl.min_horizontal(n, pl.lit(k)) - judged) / k
+
+
+def _utility(s: Scope, p: Params) -> pl.Expr:
+    coef = {
+        name: _float_option(p, name, "utility")
+        for name in ("rel_ret", "nonrel_ret", "rel_missed", "nonrel_missed", "collection")
+    }
+    found, n, r = rel_ret(s, p, None), _f(s.num_ret), num_rel(s, p)
+    return (
+        coef["rel_ret"] * found
+        + coef["nonrel_ret"] * (n - found)
+        + coef["rel_missed"] * (r - found)
+        + coef["nonrel_missed"] * (coef["collection"] + found - n - r)
+    )
+
+
+def _trec_ndcg(s: Scope, p: Params) -> pl.Expr:
+    """nDCG@k with the labels' gains overridden by ``gains`` (trec_eval ``ndcg.1=3,2=9``).
+
+    DCG adds every retrieved document's gain (negative gains too); the ideal ranking is
+    the judged documents with a positive gain, largest first.
+    """
+    gain = _label_gain(s, p)
+    dcg = (gain / _discount(s.rank)).filter(ranked(s, p.k)).sum()
+    candidate = _judged(s)
+    position = _positions()
+    terms = _ideal_gains(gain, candidate) / _discount(position)
+    if p.k is not None:
+        terms = pl.when(position <= p.k).then(terms).otherwise(0.0)
+    return ratio(dcg, s.window(terms).sum())
+
+
+# --------------------------------------------------------------------------- registry
+_P = Param("p", TREC_RBP_P, doc="persistence: the probability of going on to the next rank")
+
+TREC_METRICS: tuple[Metric, ...] = (
+    Metric(
+        "trec_ndcg",
+        "nDCG with trec_eval's gain table: a gain per relevance label",
+        _trec_ndcg,
+        params=(GAINS,),
+        binary=False,
+        formula="DCG@k / IDCG@k as ndcg, with gain(label) = the gain listed for the label "
+        "in gains='1=3,2=9', else the label (trec_eval ndcg.1=3,2=9). Any judged label "
+        ">= 0, 0 included, may be given any gain, negative too; DCG adds every retrieved "
+        "gain and the ideal ranking holds the judged documents with a positive gain, "
+        "largest first. trec_eval sorts the gains with an integer comparison, (int) "
+        "(g1 - g2), so two gains less than 1 apart (3.5 and 3) compare equal and may be "
+        "misordered in its ideal ranking; here they are sorted exactly. Without gains it "
+        "is ndcg. 0 when IDCG is 0.",
+    ),
+    Metric(
+        "gm_map",
+        "average precision, averaged over queries with a geometric mean",
+        _gm_map,
+        cutoff="none",
+        aliases=(Alias("gm_ap"),),
+        aggregate="geometric",
+        formula="per query, AP (trec_eval map); over queries exp(mean(log(max(AP, "
+        "0.00001)))) (trec_eval gm_map, MIN_GEO_MEAN = 0.00001), so a query with AP 0 "
+        "(or, with unretrieved='zero' / trec_eval -c, one with no results) counts as "
+        "0.00001. trec_eval prints it only in the summary, never per query.",
+    ),
+    Metric(
+        "gm_bpref",
+        "bpref, averaged over queries with a geometric mean",
+        _gm_bpref,
+        cutoff="none",
+        aggregate="geometric",
+        formula="per query, bpref; over queries exp(mean(log(max(bpref, 0.00001)))) "
+        "(trec_eval gm_bpref). Summary only in trec_eval's output.",
+    ),
+    Metric(
+        "iprec",
+        "interpolated precision at a recall level",
+        _iprec,
+        cutoff="none",
+        params=(Param("recall", None, doc="the recall level x, e.g. 0.1"),),
+        aliases=(Alias("iprec_at_recall"),),
+        formula="max over ranks r at or below the c-th relevant document of precision@r, "
+        "c = floor(x * R + 0.9) relevant documents (trec_eval 9.x/10.0 iprec_at_recall_x, "
+        "as pytrec_eval bundles it; trec_eval's development branch has since moved to "
+        "c = lround(x * R)); 0 when fewer than c relevant documents are retrieved; c <= 1 "
+        "gives the best precision at any relevant rank. Spelled iprec(recall=0.1), "
+        "IPrec@0.1 (ir_measures) or iprec_at_recall_0.10.",
+    ),
+    Metric(
+        "11pt_avg",
+        "interpolated precision averaged over the recall levels 0.0, 0.1, ..., 1.0",
+        _eleven_pt_avg,
+        cutoff="none",
+        aliases=(Alias("11-pt_avg"),),
+        formula="(1/11) * sum over x in 0.0, 0.1, ..., 1.0 of iprec(recall=x) "
+        "(trec_eval 11pt_avg).",
+    ),
+    Metric(
+        "relative_precision",
+        "precision@k relative to the best possible: rel_ret@k / min(k, R)",
+        _relative_precision,
+        aliases=(Alias("relative_p", cutoff="required"), Alias("set_relative_p", cutoff="none")),
+        formula="rel_ret@k / min(k, R) (trec_eval relative_P_k): precision up to R, recall "
+        "after; without k, rel_ret / min(num_ret, R) (trec_eval set_relative_P). 0 when "
+        "R = 0 or nothing is retrieved.",
+    ),
+    Metric(
+        "rprec_mult",
+        "precision at a multiple of R",
+        _rprec_mult,
+        cutoff="none",
+        params=(Param("multiple", None, doc="the multiple m of R, e.g. 0.2"),),
+        formula="rel_ret@c / c with c = floor(m * R + 0.9) (trec_eval Rprec_mult_m; past "
+        "the end of the ranking still divided by c); 0 when c = 0 (R = 0). "
+        "rprec_mult(multiple=1.0) is r_precision. Spelled rprec_mult(multiple=0.2), "
+        "rprec_mult@0.2 or Rprec_mult_0.20.",
+    ),
+    Metric(
+        "infap",
+        "inferred AP: AP estimated from a sample of the pool",
+        _infap,
+        cutoff="none",
+        formula="(1/R) * sum over retrieved relevant d at rank j+1 of 1 if j = 0, else "
+        "1/(j+1) + j/(j+1) * ((r + n + u)/j) * ((r + e)/(r + n + 2e)), with r, n, u the "
+        "relevant, judged non-relevant and pooled-unjudged (negative label) documents "
+        "above d and e = 0.00001 (Yilmaz & Aslam 2006, trec_eval infAP). Documents "
+        "missing from the judgments count in j only.",
+    ),
+    Metric(
+        "set_map",
+        "unranked AP: set precision times set recall",
+        _set_map,
+        cutoff="none",
+        aliases=(Alias("setap"),),
+        formula="rel_ret^2 / (num_ret * R) (trec_eval set_map, ir_measures SetAP); 0 when "
+        "R = 0 or nothing is retrieved.",
+    ),
+    Metric(
+        "num_nonrel_judged_ret",
+        "number of judged non-relevant documents retrieved (in the top k)",
+        _num_nonrel_judged_ret,
+        higher_is_better=False,
+        integer=True,
+        formula="judged documents with 0 <= rel < level at ranks 1..k (trec_eval "
+        "num_nonrel_judged_ret, summed in its summary).",
+    ),
+    Metric(
+        "ndcg_rel",
+        "nDCG averaged over the relevant documents",
+        _ndcg_rel,
+        cutoff="none",
+        params=(GAINS,),
+        binary=False,
+        formula="(1/G) * (sum over retrieved d with gain > 0 at rank r of DCG@r / "
+        "IDCG@min(r, G) + (G - those d) * DCG@n / IDCG), G = judged documents with "
+        "gain > 0 (trec_eval ndcg_rel); 0 when that sum is not positive.",
+    ),
+    Metric(
+        "rndcg",
+        "nDCG averaged at the ideal ranking's gain changes",
+        _rndcg,
+        cutoff="none",
+        params=(GAINS,),
+        formula="mean of DCG@c / IDCG@c over the positions c where the ideal gain drops "
+        "(the end of each gain level, the last one included), plus DCG@n / IDCG when "
+        "num_ret >= G + 2, G = judged documents with gain > 0 (trec_eval Rndcg). 0 when "
+        "R = 0 (the relevance level matters only there) or G = 0 (trec_eval: 0/0).",
+    ),
+    Metric(
+        "bin_g",
+        "binary G: 1 / log2(2 + non-relevant documents above), averaged over R",
+        _bin_g,
+        cutoff="none",
+        aliases=(Alias("bing"),),
+        formula="(1/R) * sum over retrieved relevant d of 1 / log2(2 + documents above d "
+        "that are not relevant, judged or not) (trec_eval binG).",
+    ),
+    Metric(
+        "g",
+        "normalised gain G: each gain discounted by the gain still missing",
+        _g,
+        cutoff="none",
+        params=(GAINS,),
+        binary=False,
+        formula="(1/sum of positive gains) * sum over retrieved d at rank r with gain != 0 "
+        "of gain(d) / log2(2 + cost(r) - gained(r)), cost(r) = sum over ideal positions "
+        "1..r of max(ideal gain, 1), gained(r) = gains at ranks 1..r (trec_eval G).",
+    ),
+    Metric(
+        "trec_rbp",
+        "trec_eval's rank-biased precision: graded, scaled gains, p = 0.9",
+        _trec_rbp,
+        cutoff="none",
+        params=(_P,),
+        binary=False,
+        formula="(1 - p) * sum over retrieved d at rank r of g(d) * p^(r-1), g = label / "
+        "max label of the query's judgments when that exceeds 1, else the label "
+        "(trec_eval rbp; labels <= 0 gain 0; the relevance level is not used). trec_eval "
+        "scales with a min and max it never initialises (m_rbp.c); this is its value "
+        "when they start at 0. Not the library's rbp (binary, p = 0.8).",
+    ),
+    Metric(
+        "trec_rbp_resid",
+        "trec_eval's rbp residual: what unjudged retrieved documents could add",
+        _trec_rbp_resid,
+        cutoff="none",
+        params=(_P,),
+        aliases=(Alias("rbp_resid"),),
+        binary=False,
+        higher_is_better=False,
+        formula="p^n + (1 - p) * sum over unjudged retrieved documents at rank r of "
+        "p^(r-1) = 1 - (1 - p) * sum over judged retrieved r of p^(r-1), and 0 when no "
+        "retrieved document is unjudged (trec_eval rbp_resid; ranks 1..n assumed).",
+    ),
+    Metric(
+        "unjudged",
+        "share of the top k without a judgment",
+        _unjudged,
+        aliases=(Alias("unj", cutoff="required"),),
+        binary=False,
+        higher_is_better=False,
+        formula="(min(k, num_ret) - judged documents at ranks 1..k) / k (trec_eval unj_k: "
+        "past the end of the ranking still divided by k); without k, divided by num_ret. "
+        "A negative label counts as unjudged; ranks 1..num_ret are assumed.",
+    ),
+    Metric(
+        "utility",
+        "set utility: a weighted sum of the retrieval contingency table",
+        _utility,
+        cutoff="none",
+        params=(
+            Param("rel_ret", 1.0, doc="worth of a relevant retrieved document"),
+            Param("nonrel_ret", -1.0, doc="worth of a non-relevant retrieved document"),
+            Param("rel_missed", 0.0, doc="worth of a relevant document not retrieved"),
+            Param("nonrel_missed", 0.0, doc="worth of a non-relevant document not retrieved"),
+            Param("collection", 0, doc="documents in the collection (trec_eval -N)"),
+        ),
+        formula="rel_ret * a + nonrel_ret * (num_ret - a) + rel_missed * (R - a) + "
+        "nonrel_missed * (collection + a - num_ret - R), a = relevant retrieved "
+        "(trec_eval utility, default coefficients 1, -1, 0, 0; unjudged retrieved "
+        "documents count as non-relevant).",
+    ),
+)

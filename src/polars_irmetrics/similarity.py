@@ -1,0 +1,140 @@
+"""Similarity of embeddings stored as list or array columns.
+
+:func:`cosine_similarity` compares two vectors per row. It is one polars expression,
+so it works in ``select``/``with_columns`` (one value per row) and inside
+``group_by(...).agg(...)`` (one value per row of the group, or an aggregate of them
+such as ``.mean()``), on DataFrames and LazyFrames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from .errors import ColumnTypeError, InvalidValueError
+
+__all__ = ["cosine_similarity"]
+
+_NAME = "cosine_similarity"
+
+
+def cosine_similarity(a: str | pl.Expr, b: str | pl.Expr) -> pl.Expr:
+    """Cosine similarity of two embedding columns, row by row.
+
+    ``a . b / (|a| |b|)`` for the vectors ``a`` and ``b`` of each row, clipped to
+    ``[-1, 1]`` (rounding can otherwise leave 1.0000000000000002).
+
+    Parameters
+    ----------
+    a, b
+        Column names or expressions holding ``pl.List`` or ``pl.Array`` values of
+        numbers, equal in length row by row (the lengths may differ between rows).
+
+    Returns
+    -------
+    pl.Expr
+        A ``Float64`` expression named ``cosine_similarity`` (rename it with
+        ``.alias(...)``).
+
+    Notes
+    -----
+    * A zero vector (every entry 0, or an empty vector) has no direction: its
+      similarity with anything is **0.0**, as in scikit-learn's ``cosine_similarity``
+      (and as every ratio over zero in this library).
+    * A null vector, or a vector with a null entry, gives null; a NaN entry gives NaN.
+    * Computed per batch with vectorised polars operations (no per-row Python).
+
+    Raises
+    ------
+    InvalidValueError
+        When the two vectors of a row differ in length (raised when the query runs);
+        the message names both columns and the two lengths.
+    ColumnTypeError
+        When a column does not hold lists or arrays of numbers.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({
+    ...     "query_id": ["q1", "q1", "q2"],
+    ...     "q": [[1.0, 0.0], [1.0, 0.0], [0.0, 0.0]],
+    ...     "d": [[2.0, 0.0], [1.0, 1.0], [3.0, 4.0]],
+    ... })
+    >>> df.with_columns(irm.cosine_similarity("q", "d").round(6))
+    shape: (3, 4)
+    ┌──────────┬────────────┬────────────┬───────────────────┐
+    │ query_id ┆ q          ┆ d          ┆ cosine_similarity │
+    │ ---      ┆ ---        ┆ ---        ┆ ---               │
+    │ str      ┆ list[f64]  ┆ list[f64]  ┆ f64               │
+    ╞══════════╪════════════╪════════════╪═══════════════════╡
+    │ q1       ┆ [1.0, 0.0] ┆ [2.0, 0.0] ┆ 1.0               │
+    │ q1       ┆ [1.0, 0.0] ┆ [1.0, 1.0] ┆ 0.707107          │
+    │ q2       ┆ [0.0, 0.0] ┆ [3.0, 4.0] ┆ 0.0               │
+    └──────────┴────────────┴────────────┴───────────────────┘
+    >>> df.group_by("query_id").agg(irm.cosine_similarity("q", "d").max()).sort("query_id")
+    shape: (2, 2)
+    ┌──────────┬───────────────────┐
+    │ query_id ┆ cosine_similarity │
+    │ ---      ┆ ---               │
+    │ str      ┆ f64               │
+    ╞══════════╪═══════════════════╡
+    │ q1       ┆ 1.0               │
+    │ q2       ┆ 0.0               │
+    └──────────┴───────────────────┘
+    """
+    left = pl.col(a) if isinstance(a, str) else a
+    right = pl.col(b) if isinstance(b, str) else b
+    return pl.map_batches(
+        [left, right],
+        _cosine_batch,
+        return_dtype=pl.Float64,
+        is_elementwise=True,
+    ).alias(_NAME)
+
+
+def _as_vectors(series: pl.Series) -> pl.Series:
+    """``series`` as ``List(Float64)``, or a :class:`ColumnTypeError` naming it."""
+    dtype = series.dtype
+    inner = dtype.inner if isinstance(dtype, pl.List | pl.Array) else None
+    if inner is None or not (inner.is_numeric() or inner == pl.Null):
+        raise ColumnTypeError(
+            f"{_NAME}: column {series.name!r} has dtype {dtype}; expected embeddings, a "
+            "list or array of numbers, e.g. pl.List(pl.Float32) or pl.Array(pl.Float32, 768)"
+        )
+    if isinstance(dtype, pl.Array):
+        series = series.arr.to_list()
+    vectors: pl.Series = series.cast(pl.List(pl.Float64))
+    return vectors
+
+
+def _cosine_batch(columns: Sequence[pl.Series]) -> pl.Series:
+    a_raw, b_raw = columns
+    a, b = _as_vectors(a_raw), _as_vectors(b_raw)
+    len_a, len_b = a.list.len(), b.list.len()
+    mismatch = (len_a != len_b).fill_null(False)
+    if mismatch.any():
+        row = int(mismatch.arg_true()[0])
+        raise InvalidValueError(
+            f"{_NAME}: columns {a_raw.name!r} and {b_raw.name!r} hold vectors of different "
+            f"lengths in the same row ({len_a[row]} and {len_b[row]}); embeddings must "
+            "have equal lengths"
+        )
+    frame = pl.DataFrame({"a": a, "b": b})
+    product = pl.col("a") * pl.col("b")
+    has_null = (pl.col("a").list.drop_nulls().list.len() != pl.col("a").list.len()) | (
+        pl.col("b").list.drop_nulls().list.len() != pl.col("b").list.len()
+    )
+    dot = product.list.sum()
+    norms = (pl.col("a") * pl.col("a")).list.sum().sqrt() * (
+        pl.col("b") * pl.col("b")
+    ).list.sum().sqrt()
+    cosine = (
+        pl.when(pl.col("a").is_null() | pl.col("b").is_null() | has_null)
+        .then(None)
+        .when(norms == 0.0)
+        .then(0.0)
+        .otherwise((dot / norms).clip(-1.0, 1.0))
+    )
+    return frame.select(cosine.cast(pl.Float64).alias(_NAME)).to_series()
