@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
+from hypothesis import HealthCheck, settings
 
 
 def judged_list(query_id: str, relevance: list[float]) -> pl.DataFrame:
@@ -16,3 +19,18 @@ def judged_list(query_id: str, relevance: list[float]) -> pl.DataFrame:
             "relevance": relevance,
         }
     )
+
+
+def property_settings(max_examples: int) -> settings:
+    """Hypothesis settings of the property tests: reproducible, no deadline."""
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
+def by_query(frame: pl.DataFrame) -> dict[str, dict[str, Any]]:
+    """A per-query result frame as ``{query_id: {metric: value}}``."""
+    return {row.pop("query_id"): row for row in frame.iter_rows(named=True)}

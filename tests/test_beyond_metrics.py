@@ -20,21 +20,17 @@ from typing import Any
 import ir_measures
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics import MetricParameterError, parse_metric
 
 from .conftest import Evaluate
-from .helpers import judged_list
+from .helpers import by_query, judged_list, property_settings
+from .oracle_cases import QrelsDict, RunDict, to_frames, trec_order
 
-SETTINGS = settings(
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+SETTINGS = property_settings(60)
 TOL = 1e-12
 
 
@@ -403,9 +399,6 @@ def test_declarations() -> None:
 DOC_POOL = [f"d{i}" for i in range(1, 16)]
 LABELS = [-1, 0, 0, 0, 1, 1, 2, 3, 4]
 
-QrelsDict = dict[str, dict[str, int]]
-RunDict = dict[str, dict[str, float]]
-
 
 @st.composite
 def runs(draw: st.DrawFn, *, ties: bool, negative: bool = True) -> tuple[RunDict, QrelsDict]:
@@ -429,25 +422,6 @@ def runs(draw: st.DrawFn, *, ties: bool, negative: bool = True) -> tuple[RunDict
             docs = draw(st.lists(st.sampled_from(DOC_POOL), min_size=1, max_size=10, unique=True))
             qrels[q] = {d: draw(st.sampled_from(labels)) for d in docs}
     return run, qrels
-
-
-def _frames(run: RunDict, qrels: QrelsDict) -> tuple[pl.DataFrame, pl.DataFrame]:
-    run_frame = pl.DataFrame(
-        [(q, d, s) for q, docs in run.items() for d, s in docs.items()],
-        schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64},
-        orient="row",
-    )
-    qrels_frame = pl.DataFrame(
-        [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()],
-        schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64},
-        orient="row",
-    )
-    return run_frame, qrels_frame
-
-
-def _ranking(docs: dict[str, float]) -> list[str]:
-    """trec_eval's order: score descending, then doc_id descending as text."""
-    return [d for d, _ in sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True)]
 
 
 def _err_ref(ranking: list[str], labels: dict[str, int], k: int | None, g_max: float) -> float:
@@ -539,12 +513,12 @@ REFERENCE_NAMES = list(_reference([], {}))
 @given(case=runs(ties=True))
 def test_generated_runs_match_the_formulas(case: tuple[RunDict, QrelsDict]) -> None:
     run, qrels = case
-    run_frame, qrels_frame = _frames(run, qrels)
+    run_frame, qrels_frame = to_frames(run, qrels)
     out = irm.evaluate(run_frame, REFERENCE_NAMES, qrels=qrels_frame, per_query=True)
-    got = {row.pop("query_id"): row for row in out.iter_rows(named=True)}
+    got = by_query(out)
     assert set(got) == set(qrels)
     for q, labels in qrels.items():
-        want = _reference(_ranking(run.get(q, {})), labels)
+        want = _reference(trec_order(run.get(q, {})), labels)
         for name in REFERENCE_NAMES:
             assert got[q][name] == pytest.approx(want[name], abs=1e-9), (q, name)
 
@@ -554,7 +528,7 @@ def test_generated_runs_match_the_formulas(case: tuple[RunDict, QrelsDict]) -> N
 def test_generated_runs_expression_api(case: tuple[RunDict, QrelsDict]) -> None:
     """The same values from a judged table and ``group_by(...).agg(...)`` (TableScope)."""
     run, qrels = case
-    run_frame, qrels_frame = _frames(run, qrels)
+    run_frame, qrels_frame = to_frames(run, qrels)
     ranked = run_frame.with_columns(irm.rank_by_score().over("query_id").alias("rank")).select(
         "query_id", "doc_id", "rank"
     )
@@ -575,7 +549,7 @@ def test_generated_runs_expression_api(case: tuple[RunDict, QrelsDict]) -> None:
     out = table.group_by("query_id").agg(exprs)
     for row in out.iter_rows(named=True):
         q = row.pop("query_id")
-        want = _reference(_ranking(run.get(q, {})), qrels[q])
+        want = _reference(trec_order(run.get(q, {})), qrels[q])
         for name, value in row.items():
             assert value == pytest.approx(want[name], abs=1e-9), (q, name)
 
@@ -600,9 +574,9 @@ def _compare(
     keep: Callable[[str], bool] = lambda q: True,
 ) -> int:
     """Compare our per-query values with ir_measures'; returns how many were compared."""
-    run_frame, qrels_frame = _frames(run, qrels)
+    run_frame, qrels_frame = to_frames(run, qrels)
     ours_frame = irm.evaluate(run_frame, [n for n, _ in pairs], qrels=qrels_frame, per_query=True)
-    ours = {row.pop("query_id"): row for row in ours_frame.iter_rows(named=True)}
+    ours = by_query(ours_frame)
     theirs = _ir_measures_values([m for _, m in pairs], qrels, run)
     compared = 0
     for (q, measure), value in theirs.items():
@@ -639,7 +613,7 @@ def test_judged_differs_from_ir_measures_on_negative_labels() -> None:
     qrels = {"1": {"a": -1, "b": 1}}
     theirs = _ir_measures_values([ir_measures.measures.Judged @ 2], qrels, run)
     assert theirs[("1", "Judged@2")] == 1.0  # ir_measures: any qrels entry is judged
-    run_frame, qrels_frame = _frames(run, qrels)
+    run_frame, qrels_frame = to_frames(run, qrels)
     ours = irm.evaluate(run_frame, ["judged@2"], qrels=qrels_frame)
     assert ours["judged@2"].item() == 1 / 2  # here: a negative label is not a judgment
 

@@ -12,36 +12,34 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 import pytest
 import pytrec_eval
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
 
-SETTINGS = settings(
-    max_examples=150,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+from .helpers import by_query, property_settings
+from .oracle_cases import Case, CasePools, QrelsDict, RunDict, cases, nested, padded, trec_order
+
+SETTINGS = property_settings(150)
+
+#: Up to 6 queries, ids that differ only in case or are numbers; scores exactly
+#: representable (trec_eval may hold them as C floats), few of them, so that ties are
+#: frequent; a query with no relevant document is judged -2, -1 or 0 (0 alone where
+#: negative labels are off).
+POOLS = CasePools(
+    queries=["q1", "q2", "q10", "q3", "Q3", "7"],
+    scores=[-1.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0],
+    not_relevant=[-2, -1, 0],
 )
 
-#: "d1" < "d10" < "d11" < ... < "d2" < "d20" as text, unlike their numbers.
-DOC_POOL = [f"d{i}" for i in range(1, 21)]
-QUERY_POOL = ["q1", "q2", "q10", "q3", "Q3", "7"]
-#: Exactly representable values (trec_eval may hold scores as C floats), few of them, so
-#: that ties are frequent.
-SCORES = [-1.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0]
-LABELS = [-2, -1, 0, 0, 1, 1, 2, 3, 4]
-NONNEG_LABELS = [0, 0, 1, 1, 2, 3, 4]
-NOT_RELEVANT = [-2, -1, 0]
-
+#: trec_eval measures without a cutoff whose name is also the measure's result name.
+SET_AND_COUNTS = ["num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall", "set_F"]
 #: trec_eval names, evaluated by us under exactly these names.
 TREC_NAMES = [
     "P_5",
@@ -59,12 +57,7 @@ TREC_NAMES = [
     "bpref",
     "success_1",
     "success_5",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "set_P",
-    "set_recall",
-    "set_F",
+    *SET_AND_COUNTS,
 ]
 TREC_MEASURES = {
     "P.5,10",
@@ -77,12 +70,7 @@ TREC_MEASURES = {
     "Rprec",
     "bpref",
     "success.1,5",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "set_P",
-    "set_recall",
-    "set_F",
+    *SET_AND_COUNTS,
 }
 #: The measures that depend on the relevance level (not the graded nDCG ones).
 BINARY_NAMES = [n for n in TREC_NAMES if not n.startswith("ndcg")]
@@ -90,114 +78,13 @@ BINARY_MEASURES = {m for m in TREC_MEASURES if not m.startswith("ndcg")}
 
 TOL = 1e-9
 
-RUN_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}
-QRELS_SCHEMA = {"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64}
-
-QrelsDict = dict[str, dict[str, int]]
-RunDict = dict[str, dict[str, float]]
-
-
-# ------------------------------------------------------------------------ generation
-@dataclass(frozen=True)
-class Case:
-    """A run (query_id, doc_id, score) and its judgments (query_id, doc_id, relevance)."""
-
-    run: pl.DataFrame
-    qrels: pl.DataFrame
-
-    @property
-    def run_dict(self) -> RunDict:
-        return _nested(self.run, "score", float)
-
-    @property
-    def qrels_dict(self) -> QrelsDict:
-        return _nested(self.qrels, "relevance", int)
-
-    @property
-    def both(self) -> set[str]:
-        return set(self.run["query_id"]) & set(self.qrels["query_id"])
-
-    @property
-    def unretrieved(self) -> set[str]:
-        return set(self.qrels["query_id"]) - set(self.run["query_id"])
-
-    def __repr__(self) -> str:  # readable falsifying examples
-        return f"Case(run={self.run.rows()!r}, qrels={self.qrels.rows()!r})"
-
-
-def _nested(frame: pl.DataFrame, value: str, cast: Callable[[Any], Any]) -> dict[str, Any]:
-    out: dict[str, dict[str, Any]] = {}
-    for q, d, v in frame.select("query_id", "doc_id", value).iter_rows():
-        out.setdefault(q, {})[d] = cast(v)
-    return out
-
-
-@st.composite
-def cases(draw: st.DrawFn, *, ties: bool = True, negative: bool = True) -> Case:
-    """Up to 6 queries, each in the run, the judgments or both; up to 15 documents each."""
-    queries = draw(st.lists(st.sampled_from(QUERY_POOL), min_size=1, max_size=6, unique=True))
-    labels = LABELS if negative else NONNEG_LABELS
-    run_rows: list[tuple[str, str, float]] = []
-    qrels_rows: list[tuple[str, str, int]] = []
-    for q in queries:
-        side = draw(st.sampled_from(["both", "both", "both", "run", "qrels"]))
-        if side != "qrels":
-            docs = draw(st.lists(st.sampled_from(DOC_POOL), min_size=1, max_size=15, unique=True))
-            if ties:
-                scores = draw(
-                    st.lists(st.sampled_from(SCORES), min_size=len(docs), max_size=len(docs))
-                )
-            else:
-                order = draw(st.permutations(range(len(docs))))
-                scores = [0.25 * i - 1.0 for i in order]
-            run_rows += [(q, d, s) for d, s in zip(docs, scores, strict=True)]
-        if side != "run":
-            judged = draw(
-                st.lists(st.sampled_from(DOC_POOL), min_size=1, max_size=12, unique=True)
-            )
-            no_relevant = NOT_RELEVANT if negative else [0]
-            pool = draw(st.sampled_from([labels, labels, labels, no_relevant]))
-            rels = draw(
-                st.lists(st.sampled_from(pool), min_size=len(judged), max_size=len(judged))
-            )
-            qrels_rows += [(q, d, r) for d, r in zip(judged, rels, strict=True)]
-    return Case(
-        run=pl.DataFrame(run_rows, schema=RUN_SCHEMA, orient="row"),
-        qrels=pl.DataFrame(qrels_rows, schema=QRELS_SCHEMA, orient="row"),
-    )
-
 
 # ------------------------------------------------------------------------ helpers
-def _ours(frame: pl.DataFrame) -> dict[str, dict[str, float]]:
-    return {row.pop("query_id"): row for row in frame.iter_rows(named=True)}
-
-
-#: A judged non-relevant document that no run retrieves (see :func:`_padded`).
-PAD_DOC = "~pad"
-
-
-def _padded(qrels: QrelsDict) -> QrelsDict:
-    """Judgments trec_eval can read without crashing, with the same measure values.
-
-    trec_eval (form_res_rels.c) sizes its per-query ``rel_levels`` array by the largest
-    label plus one; when every label of a query is negative that size is zero or
-    negative, and the process crashes (segfault with pytrec-eval-terrier 0.5.11 on a
-    query judged only ``-2``, with ``bpref`` among the measures; ir_measures, which calls
-    pytrec_eval, crashes the same way). Such a query has no relevant and no judged
-    non-relevant document, so every measure is 0 for it; one extra judged non-relevant
-    document that no run retrieves changes none of the measures compared here (all are
-    0 when R = 0, and ``num_ret`` ignores judgments).
-    """
-    return {
-        q: docs if max(docs.values()) >= 0 else {**docs, PAD_DOC: 0} for q, docs in qrels.items()
-    }
-
-
 def _trec(
     qrels: QrelsDict, run: RunDict, measures: set[str], level: int = 1
 ) -> dict[str, dict[str, float]]:
     """pytrec_eval's per-query values (queries in both the run and the judgments)."""
-    qrels = _padded(qrels)
+    qrels = padded(qrels)
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level)
     return dict(evaluator.evaluate(run))
 
@@ -220,13 +107,11 @@ def _mismatches(
 
 def _rank_like_trec_eval(run: pl.DataFrame) -> pl.DataFrame:
     """Explicit ranks 1..n: score descending, ties by doc_id descending as text."""
-    rows = []
-    by_query: dict[str, list[tuple[str, float]]] = {}
-    for q, d, s in run.select("query_id", "doc_id", "score").iter_rows():
-        by_query.setdefault(q, []).append((d, s))
-    for q, docs in by_query.items():
-        ordered = sorted(docs, key=lambda ds: (ds[1], ds[0].encode()), reverse=True)
-        rows += [(q, d, r) for r, (d, _) in enumerate(ordered, start=1)]
+    rows = [
+        (q, d, r)
+        for q, docs in nested(run, "score", float).items()
+        for r, d in enumerate(trec_order(docs), start=1)
+    ]
     return pl.DataFrame(
         rows,
         schema={"query_id": pl.String, "doc_id": pl.String, "rank": pl.Int64},
@@ -238,7 +123,7 @@ def _check_against_trec_eval(case: Case, names: list[str], measures: set[str], l
     got = irm.evaluate(
         case.run, names, qrels=case.qrels, per_query=True, order="score", relevance_level=level
     )
-    ours = _ours(got)
+    ours = by_query(got)
     theirs = _trec(case.qrels_dict, case.run_dict, measures, level)
     # Default policies: run-only queries dropped, judged-only queries kept (as zeros).
     assert set(ours) == case.both | case.unretrieved
@@ -254,13 +139,13 @@ def _check_against_trec_eval(case: Case, names: list[str], measures: set[str], l
 
 # ------------------------------------------------------------------------ trec_eval
 @SETTINGS
-@given(case=cases())
+@given(case=cases(POOLS))
 def test_per_query_values_equal_trec_eval(case: Case) -> None:
     _check_against_trec_eval(case, TREC_NAMES, TREC_MEASURES, level=1)
 
 
 @SETTINGS
-@given(case=cases())
+@given(case=cases(POOLS))
 def test_binary_metrics_at_relevance_level_2_equal_trec_eval(case: Case) -> None:
     _check_against_trec_eval(case, BINARY_NAMES, BINARY_MEASURES, level=2)
 
@@ -295,7 +180,7 @@ def test_every_trec_eval_name_parses_to_its_metric() -> None:
 
 # ------------------------------------------------------------------------ other paths
 @settings(SETTINGS, max_examples=100)
-@given(case=cases())
+@given(case=cases(POOLS))
 def test_lazyframe_input_gives_the_same_frame(case: Case) -> None:
     eager = irm.evaluate(case.run, TREC_NAMES, qrels=case.qrels, per_query=True, order="score")
     lazy = irm.evaluate(
@@ -346,7 +231,7 @@ def test_repeated_evaluation_is_bit_identical() -> None:
 
 
 @settings(SETTINGS, max_examples=100)
-@given(case=cases(), data=st.data())
+@given(case=cases(POOLS), data=st.data())
 def test_rank_column_equals_score_order(case: Case, data: st.DataObject) -> None:
     by_score = irm.evaluate(case.run, TREC_NAMES, qrels=case.qrels, per_query=True, order="score")
     ranked = _rank_like_trec_eval(case.run)
@@ -395,13 +280,13 @@ def _expressions(level: int = 1) -> dict[str, pl.Expr]:
 
 
 @SETTINGS
-@given(case=cases(), unjudged=st.sampled_from(["drop", "-1", "0"]))
+@given(case=cases(POOLS), unjudged=st.sampled_from(["drop", "-1", "0"]))
 def test_judged_table_equals_trec_eval_on_its_own_rows(case: Case, unjudged: str) -> None:
     table = _judged_table(case, unjudged)
     got = irm.evaluate(table, TREC_NAMES, per_query=True, order="score")
-    ours = _ours(got)
+    ours = by_query(got)
     # The table's rows are both the run and the judgments.
-    theirs = _trec(_nested(table, "relevance", int), _nested(table, "score", float), TREC_MEASURES)
+    theirs = _trec(nested(table, "relevance", int), nested(table, "score", float), TREC_MEASURES)
     queries = set(table["query_id"])
     assert set(ours) == queries == set(theirs)
     bad = _mismatches(ours, theirs, TREC_NAMES, queries)
@@ -409,7 +294,9 @@ def test_judged_table_equals_trec_eval_on_its_own_rows(case: Case, unjudged: str
 
 
 @settings(SETTINGS, max_examples=100)
-@given(case=cases(), unjudged=st.sampled_from(["drop", "-1", "0"]), level=st.sampled_from([1, 2]))
+@given(
+    case=cases(POOLS), unjudged=st.sampled_from(["drop", "-1", "0"]), level=st.sampled_from([1, 2])
+)
 def test_expression_api_equals_evaluate_on_a_judged_table(
     case: Case, unjudged: str, level: int
 ) -> None:
@@ -447,7 +334,7 @@ RANX_METRICS = [
 
 
 @settings(SETTINGS, max_examples=75)
-@given(case=cases(ties=False, negative=False))
+@given(case=cases(POOLS, ties=False, negative=False))
 def test_ranx_agrees_on_tie_free_runs(case: Case) -> None:
     import ranx
 
@@ -459,7 +346,7 @@ def test_ranx_agrees_on_tie_free_runs(case: Case) -> None:
     ranx_run = ranx.Run(run)
     ranx.evaluate(ranx.Qrels(qrels), ranx_run, RANX_METRICS, return_mean=False)
     theirs = {q: {m: float(ranx_run.scores[m][q]) for m in RANX_METRICS} for q in both}
-    ours = _ours(irm.evaluate(case.run, RANX_METRICS, qrels=case.qrels, per_query=True))
+    ours = by_query(irm.evaluate(case.run, RANX_METRICS, qrels=case.qrels, per_query=True))
     bad = _mismatches(ours, theirs, RANX_METRICS, both, tool="ranx")
     assert not bad, "disagreement with ranx:\n" + "\n".join(bad) + f"\n{case!r}"
 
@@ -491,15 +378,15 @@ IR_MEASURES_NAMES = ["nDCG@10", "AP", "RR@10", "P@10", "R@100"]
 
 
 @settings(SETTINGS, max_examples=100)
-@given(case=cases(ties=False))
+@given(case=cases(POOLS, ties=False))
 def test_ir_measures_agrees(case: Case) -> None:
     import ir_measures
 
     measures = [ir_measures.parse_measure(n) for n in IR_MEASURES_NAMES]
     theirs: dict[str, dict[str, float]] = {}
-    for m in ir_measures.iter_calc(measures, _padded(case.qrels_dict), case.run_dict):
+    for m in ir_measures.iter_calc(measures, padded(case.qrels_dict), case.run_dict):
         theirs.setdefault(m.query_id, {})[str(m.measure)] = float(m.value)
-    ours = _ours(
+    ours = by_query(
         irm.evaluate(case.run, IR_MEASURES_NAMES, qrels=case.qrels, per_query=True, order="score")
     )
     assert case.both <= set(theirs) <= set(ours)

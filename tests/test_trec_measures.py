@@ -17,35 +17,33 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+import pytrec_eval
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics import MetricParameterError, UnknownMetricError
 from polars_irmetrics.scope import TableScope
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
+from .helpers import by_query, property_settings
+from .oracle_cases import Case, CasePools, cases, padded, trec_order
 
-SETTINGS = settings(
-    max_examples=100,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+SETTINGS = property_settings(100)
 TOL = 1e-9
 MIN_GEO_MEAN = 0.00001
 
-DOC_POOL = [f"d{i}" for i in range(1, 21)]  # "d10" < "d9" as text
-QUERY_POOL = ["q1", "q2", "q10", "7"]
-SCORES = [0.0, 0.5, 1.0, 1.5, 2.0]  # few, so that ties are frequent
-LABELS = [-2, -1, 0, 0, 1, 1, 2, 3, 4]
-NOT_RELEVANT = [-1, 0]
+#: Up to 4 queries; few scores, so that ties are frequent; a query with no relevant
+#: document is judged -1 or 0.
+POOLS = CasePools(
+    queries=["q1", "q2", "q10", "7"],
+    scores=[0.0, 0.5, 1.0, 1.5, 2.0],
+    not_relevant=[-1, 0],
+)
 
 ELEVEN = [i / 10 for i in range(11)]
 MULTIPLES = [0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
@@ -79,82 +77,8 @@ LOG_VALUED = {"gm_map", "gm_bpref"}
 #: Measures with no pytrec_eval counterpart, checked against the reference below.
 REFERENCE_NAMES = ["rbp_resid", "unj_5", "unj_10", "unj_20", "trec_rbp", "trec_rbp(p=0.5)"]
 
-QrelsDict = dict[str, dict[str, int]]
-RunDict = dict[str, dict[str, float]]
-
-
-# ------------------------------------------------------------------------ generation
-@dataclass(frozen=True)
-class Case:
-    run: pl.DataFrame
-    qrels: pl.DataFrame
-
-    def run_dict(self) -> RunDict:
-        return _nested(self.run, "score", float)
-
-    def qrels_dict(self) -> QrelsDict:
-        return _nested(self.qrels, "relevance", int)
-
-    @property
-    def both(self) -> set[str]:
-        return set(self.run["query_id"]) & set(self.qrels["query_id"])
-
-    def __repr__(self) -> str:
-        return f"Case(run={self.run.rows()!r}, qrels={self.qrels.rows()!r})"
-
-
-def _nested(frame: pl.DataFrame, value: str, cast: Callable[[Any], Any]) -> dict[str, Any]:
-    out: dict[str, dict[str, Any]] = {}
-    for q, d, v in frame.select("query_id", "doc_id", value).iter_rows():
-        out.setdefault(q, {})[d] = cast(v)
-    return out
-
-
-@st.composite
-def cases(draw: st.DrawFn) -> Case:
-    """Up to 4 queries, each in the run, the judgments or both; ties, graded labels."""
-    queries = draw(st.lists(st.sampled_from(QUERY_POOL), min_size=1, max_size=4, unique=True))
-    run_rows: list[tuple[str, str, float]] = []
-    qrels_rows: list[tuple[str, str, int]] = []
-    for q in queries:
-        side = draw(st.sampled_from(["both", "both", "both", "run", "qrels"]))
-        if side != "qrels":
-            docs = draw(st.lists(st.sampled_from(DOC_POOL), min_size=1, max_size=15, unique=True))
-            scores = draw(
-                st.lists(st.sampled_from(SCORES), min_size=len(docs), max_size=len(docs))
-            )
-            run_rows += [(q, d, s) for d, s in zip(docs, scores, strict=True)]
-        if side != "run":
-            judged = draw(
-                st.lists(st.sampled_from(DOC_POOL), min_size=1, max_size=12, unique=True)
-            )
-            pool = draw(st.sampled_from([LABELS, LABELS, LABELS, NOT_RELEVANT]))
-            rels = draw(
-                st.lists(st.sampled_from(pool), min_size=len(judged), max_size=len(judged))
-            )
-            qrels_rows += [(q, d, r) for d, r in zip(judged, rels, strict=True)]
-    return Case(
-        run=pl.DataFrame(
-            run_rows,
-            schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64},
-            orient="row",
-        ),
-        qrels=pl.DataFrame(
-            qrels_rows,
-            schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64},
-            orient="row",
-        ),
-    )
-
 
 # ------------------------------------------------------------------------ references
-def trec_order(docs: Mapping[str, float]) -> list[str]:
-    """trec_eval's ranking: score descending, ties by document id descending (as text)."""
-    return [
-        d for d, _ in sorted(docs.items(), key=lambda ds: (ds[1], ds[0].encode()), reverse=True)
-    ]
-
-
 def ranked_labels(docs: Mapping[str, float], labels: Mapping[str, int]) -> list[int | None]:
     """The label of each retrieved document in rank order; None: not in the judgments."""
     return [labels.get(d) for d in trec_order(docs)]
@@ -253,8 +177,8 @@ def ref_rbp_resid(ranking: list[int | None], p: float) -> float:
 
 def reference(case: Case, query: str, name: str, level: int = 1) -> float:
     """The reference value of one of REFERENCE_NAMES (or a gain measure) for a query."""
-    labels = case.qrels_dict()[query]
-    ranking = ranked_labels(case.run_dict()[query], labels)
+    labels = case.qrels_dict[query]
+    ranking = ranked_labels(case.run_dict[query], labels)
     judged = list(labels.values())
     if name.startswith("unj_"):
         return ref_unj(ranking, int(name.removeprefix("unj_")))
@@ -268,28 +192,18 @@ def reference(case: Case, query: str, name: str, level: int = 1) -> float:
 
 
 # ------------------------------------------------------------------------ helpers
-def _padded(qrels: QrelsDict) -> QrelsDict:
-    """Judgments pytrec_eval can read: it crashes on a query judged only negative.
-
-    One extra judged non-relevant document that no run retrieves changes no measure
-    compared here (see tests/test_oracles.py).
-    """
-    return {q: d if max(d.values()) >= 0 else {**d, "~pad": 0} for q, d in qrels.items()}
-
-
 def _pytrec(case: Case, level: int, depth: int | None = None) -> dict[str, dict[str, float]]:
-    run = case.run_dict()
+    run = case.run_dict
     if depth is not None:
         run = {q: {d: docs[d] for d in trec_order(docs)[:depth]} for q, docs in run.items()}
     evaluator = pytrec_eval.RelevanceEvaluator(
-        _padded(case.qrels_dict()), PYTREC_MEASURES, relevance_level=level
+        padded(case.qrels_dict), PYTREC_MEASURES, relevance_level=level
     )
     return dict(evaluator.evaluate(run))
 
 
 def _ours(case: Case, names: list[str], **kwargs: Any) -> dict[str, dict[str, Any]]:
-    frame = irm.evaluate(case.run, names, qrels=case.qrels, per_query=True, **kwargs)
-    return {row.pop("query_id"): row for row in frame.iter_rows(named=True)}
+    return by_query(irm.evaluate(case.run, names, qrels=case.qrels, per_query=True, **kwargs))
 
 
 def _close(a: float, b: float) -> bool:
@@ -315,19 +229,19 @@ def _check_pytrec(case: Case, level: int, depth: int | None = None) -> None:
 
 # ------------------------------------------------------------------------ trec_eval
 @SETTINGS
-@given(case=cases(), level=st.sampled_from([1, 2]))
+@given(case=cases(POOLS), level=st.sampled_from([1, 2]))
 def test_per_query_values_equal_trec_eval(case: Case, level: int) -> None:
     _check_pytrec(case, level)
 
 
 @settings(SETTINGS, max_examples=50)
-@given(case=cases(), depth=st.sampled_from([1, 3, 7]))
+@given(case=cases(POOLS), depth=st.sampled_from([1, 3, 7]))
 def test_depth_equals_trec_eval_max_docs(case: Case, depth: int) -> None:
     _check_pytrec(case, 1, depth)
 
 
 @SETTINGS
-@given(case=cases())
+@given(case=cases(POOLS))
 def test_measures_pytrec_eval_lacks_equal_the_reference(case: Case) -> None:
     ours = _ours(case, REFERENCE_NAMES)
     bad = []
@@ -339,16 +253,16 @@ def test_measures_pytrec_eval_lacks_equal_the_reference(case: Case) -> None:
 
 
 @SETTINGS
-@given(case=cases(), level=st.sampled_from([1, 2]))
+@given(case=cases(POOLS), level=st.sampled_from([1, 2]))
 def test_gain_reference_equals_trec_eval(case: Case, level: int) -> None:
     # The reference gain measures (used below for custom gains) are trec_eval's.
     theirs = _pytrec(case, level)
-    ndcg = pytrec_eval.RelevanceEvaluator(_padded(case.qrels_dict()), {"ndcg"}).evaluate(
-        case.run_dict()
+    ndcg = pytrec_eval.RelevanceEvaluator(padded(case.qrels_dict), {"ndcg"}).evaluate(
+        case.run_dict
     )
     for q in case.both:
-        labels = case.qrels_dict()[q]
-        ranking, judged = ranked_labels(case.run_dict()[q], labels), list(labels.values())
+        labels = case.qrels_dict[q]
+        ranking, judged = ranked_labels(case.run_dict[q], labels), list(labels.values())
         assert _close(ref_ndcg(ranking, judged, {}), ndcg[q]["ndcg"])
         assert _close(ref_ndcg_rel(ranking, judged, {}), theirs[q]["ndcg_rel"])
         assert _close(ref_rndcg(ranking, judged, {}, level), theirs[q]["Rndcg"])
@@ -366,7 +280,7 @@ GAIN_TABLES: list[dict[int, float]] = [
 
 
 @SETTINGS
-@given(case=cases(), gains=st.sampled_from(GAIN_TABLES), level=st.sampled_from([1, 2]))
+@given(case=cases(POOLS), gains=st.sampled_from(GAIN_TABLES), level=st.sampled_from([1, 2]))
 def test_custom_gains_equal_the_reference(case: Case, gains: dict[int, float], level: int) -> None:
     text = ",".join(f"{label}={g}" for label, g in gains.items())
     names = {
@@ -378,8 +292,8 @@ def test_custom_gains_equal_the_reference(case: Case, gains: dict[int, float], l
     ours = _ours(case, list(names), relevance_level=level)
     bad = []
     for q in sorted(case.both):
-        labels = case.qrels_dict()[q]
-        ranking, judged = ranked_labels(case.run_dict()[q], labels), list(labels.values())
+        labels = case.qrels_dict[q]
+        ranking, judged = ranked_labels(case.run_dict[q], labels), list(labels.values())
         for name, ref in names.items():
             want = ref(ranking, judged, gains)
             if not _close(ours[q][name], want):
@@ -397,7 +311,7 @@ SCOPE_NAMES = [
 
 
 @settings(SETTINGS, max_examples=60)
-@given(case=cases(), level=st.sampled_from([1, 2]))
+@given(case=cases(POOLS), level=st.sampled_from([1, 2]))
 def test_expression_scope_equals_evaluate_on_a_judged_table(case: Case, level: int) -> None:
     table = case.run.join(case.qrels, on=["query_id", "doc_id"], how="left").with_columns(
         pl.col("relevance").fill_null(-1)
