@@ -7,7 +7,8 @@ judged. The summary (``all``) lines are built from pytrec_eval's per-query value
 trec_eval builds them: sums for the counts, geometric means of max(value, 0.00001) for
 gm_map and gm_bpref, means (over every judged query with ``-c``, a query with no
 results scoring 0) for the rest. rbp, rbp_resid and unj, which pytrec_eval lacks, come
-from the reference in ``tests/test_trec_measures.py``.
+from the reference in ``tests/test_trec_measures.py``; relstring (a string, per query
+only) from :func:`ref_relstring` here and hand-written text.
 """
 
 from __future__ import annotations
@@ -49,9 +50,10 @@ OFFICIAL_SPECS = {
     "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
     "iprec_at_recall", "P",
 }  # fmt: skip
-#: Every line of -m all_trec, in trec_eval's order (relstring, a string, is not printed).
+#: Every line of -m all_trec, in trec_eval's order (relstring: per query only).
 ALL_TREC_PRINTED = [
-    *OFFICIAL_PRINTED[:8], *IPREC, *(f"P_{k}" for k in CUTS), *(f"recall_{k}" for k in CUTS),
+    *OFFICIAL_PRINTED[:8], *IPREC, *(f"P_{k}" for k in CUTS), "relstring",
+    *(f"recall_{k}" for k in CUTS),
     "infAP", "gm_bpref", *(f"Rprec_mult_{i / 5:.2f}" for i in range(1, 11)), "utility",
     "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", *(f"ndcg_cut_{k}" for k in CUTS),
     *(f"map_cut_{k}" for k in CUTS), *(f"relative_P_{k}" for k in CUTS), "success_1",
@@ -123,6 +125,27 @@ def _truncate(run: Run, depth: int | None) -> Run:
     }
 
 
+def ref_relstring(judged: dict[str, int], docs: dict[str, float], length: int) -> str:
+    """m_relstring.c by hand: the first ``length`` documents in trec_eval's order."""
+    ranked = sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:length]
+    chars = []
+    for doc, _ in ranked:
+        rel = judged.get(doc)
+        chars.append("-" if rel is None else "." if rel < 0 else ">" if rel > 9 else str(rel))
+    return "".join(chars)
+
+
+def _relstring_line(name: str, qid: str, qrels: Qrels, run: Run) -> str:
+    """A relstring line; with -c, a judged query with no results prints '' as
+    ``relstring`` and '-' under a parameterised name (trec_eval 10's stand-in document)."""
+    length = 10 if name == "relstring" else int(name.split("_")[1])
+    if qid in run:
+        text = ref_relstring(qrels[qid], run[qid], length)
+    else:
+        text = "" if name == "relstring" else "-"[:length]
+    return f"{name:<22}\t{qid}\t'{text}'"
+
+
 def _fmt(name: str, qid: str, value: float) -> str:
     text = str(round(value)) if name in COUNTS else f"{value:.4f}"
     return f"{name:<22}\t{qid}\t{text}"
@@ -161,21 +184,27 @@ def expected(
     for q, extra in _reference(qrels, _truncate(run, depth)).items():
         values[q].update(extra)
     queries = sorted(qrels if complete else values)
+    numbers = [n for n in printed if not n.startswith("relstring")]  # relstring: -q only
     for q in queries:  # -c: a judged query with no results scores 0
         if q not in values:
-            values[q] = dict.fromkeys(printed, 0.0)
+            values[q] = dict.fromkeys(numbers, 0.0)
             values[q].update(dict.fromkeys(GEOMETRIC, math.log(MIN_GEO_MEAN)))
-            if "num_rel" in printed:
+            if "num_rel" in numbers:
                 values[q]["num_rel"] = sum(rel >= level for rel in qrels[q].values())
     lines = []
     if per_query:  # gm_map and gm_bpref: nothing per query
-        lines += [_fmt(n, q, values[q][n]) for q in queries for n in printed if n not in GEOMETRIC]
+        for q in queries:
+            for n in printed:
+                if n not in numbers:
+                    lines.append(_relstring_line(n, q, qrels, _truncate(run, depth)))
+                elif n not in GEOMETRIC:
+                    lines.append(_fmt(n, q, values[q][n]))
     if summary:
         if runid is not None:
             lines.append(f"{'runid':<22}\tall\t{runid}")
         if num_q:
             lines.append(f"{'num_q':<22}\tall\t{len(queries)}")
-        for name in printed:
+        for name in numbers:
             total = 0.0
             for q in queries:
                 total += values[q][name]
@@ -405,7 +434,12 @@ def test_all_trec(
         runid="bm25",
         num_q=True,
     )
-    assert err == "irm trec-eval: not supported yet, not printed: relstring\n"
+    assert err == ""  # every measure of all_trec is printed
+    strings = [line for line in out if line.startswith("relstring ")]
+    assert len(strings) == (9 if "-c" in flags else 8)  # one per query, none in the summary
+    at = out.index(strings[0])  # between P and recall, as in trec_eval's measure table
+    assert out[at - 1].startswith("P_1000 ")
+    assert out[at + 1].startswith("recall_5 ")
 
 
 def test_gm_measures_print_only_in_the_summary(
@@ -561,6 +595,109 @@ def test_fractional_relevance_is_truncated(
     assert out == expected({"ndcg", "map"}, ["map", "ndcg"], per_query=True)
 
 
+# --------------------------------------------------------------------------- relstring
+RELSTRING_QRELS = (
+    "q1 0 a 1\nq1 0 b 0\nq1 0 c 12\nq1 0 d -1\nq1 0 e 2.7\nq1 0 g -2\nq1 0 i 9\n"
+    "q1 0 k 1\nq2 0 x 1\nq3 0 y 3\n"  # q3: judged, not retrieved
+)
+#: q1 in trec_eval's order: a z b c d e g i h j k (z over b and i over h: tied scores,
+#: document id descending); z, h, j are not judged, d and g have negative labels.
+RELSTRING_RUN = [
+    ("q1", "a", 3.0), ("q1", "b", 2.0), ("q1", "z", 2.0), ("q1", "c", 1.5), ("q1", "d", 1.0),
+    ("q1", "e", 0.5), ("q1", "g", 0.2), ("q1", "h", 0.1), ("q1", "i", 0.1), ("q1", "j", 0.05),
+    ("q1", "k", 0.01), ("q2", "x", 1.0), ("q9", "x", 1.0),  # q9: not judged, not printed
+]  # fmt: skip
+
+
+@pytest.fixture
+def relstring_files(tmp_path: Path) -> tuple[str, str]:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(RELSTRING_QRELS)
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"{q} Q0 {d} 0 {s!r} sys\n" for q, d, s in RELSTRING_RUN))
+    return str(qrels), str(run)
+
+
+def test_relstring_exact_text(
+    relstring_files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    measures = ["-m", "recall.2", "-m", "relstring", "-m", "P.2"]
+    assert main(["trec-eval", "-q", *measures, *relstring_files]) == 0
+    # Labels 0-9 as digits (2.7 read as 2), 12 as '>', not judged '-', negative '.';
+    # the first 10 documents; between P and recall; nothing in the summary.
+    assert capsys.readouterr() == (
+        "P_2                   \tq1\t0.5000\n"
+        "relstring             \tq1\t'1-0>.2.9--'\n"
+        "recall_2              \tq1\t0.2000\n"
+        "P_2                   \tq2\t0.5000\n"
+        "relstring             \tq2\t'1'\n"
+        "recall_2              \tq2\t1.0000\n"
+        "P_2                   \tall\t0.5000\n"
+        "recall_2              \tall\t0.6000\n",
+        "",
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        # -c: a judged query with no results prints '' as relstring, but '-' under a
+        # parameterised name (trec_eval 10 ranks a stand-in document, not judged, and
+        # clears only the measure named exactly "relstring")
+        (["-c", "-m", "relstring"], ["'1-0>.2.9--'", "'1'", "''"]),
+        (["-c", "-M", "3", "-m", "relstring.20"], ["'1-0'", "'1'", "'-'"]),
+        (["-M4", "-m", "relstring.20"], ["'1-0>'", "'1'"]),
+        (["-m", "relstring.12"], ["'1-0>.2.9--1'", "'1'"]),
+        (["-c", "-m", "relstring.3.9,1"], ["'1-0'", "'1'", "'-'"]),  # N: (long) of 3.9
+        (["-c", "-m", "relstring.0"], ["''", "''", "''"]),
+        (["-m", "relstring.-2"], ["''", "''"]),
+    ],
+)
+def test_relstring_parameters_depth_and_complete(
+    relstring_files: tuple[str, str],
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    text: list[str],
+) -> None:
+    out, err = trec_eval(capsys, "-q", "-n", *args, *relstring_files)
+    name = next(a for a in args if a.startswith("relstring")).replace(".", "_", 1)
+    assert out == [f"{name:<22}\t{q}\t{t}" for q, t in zip(["q1", "q2", "q3"], text, strict=False)]
+    assert err == ""
+
+
+def test_relstring_only_prints_per_query(
+    relstring_files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert trec_eval(capsys, "-m", "relstring", *relstring_files) == ([], "")
+    assert trec_eval(capsys, "-c", "-m", "relstring", "-m", "num_q", *relstring_files) == (
+        [f"{'num_q':<22}\tall\t3"],
+        "",
+    )
+
+
+def test_relstring_of_a_run_ranked_by_its_rank_column(
+    tmp_path: Path, relstring_files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    ranked = sorted(RELSTRING_RUN, key=lambda r: (r[0], -r[2], tuple(-ord(c) for c in r[1])))
+    rows = [(q, d, 100 * i) for i, (q, d, _) in enumerate(ranked, start=1)]  # gaps: fine
+    frame = pl.DataFrame(rows, schema=["query_id", "doc_id", "rank"], orient="row")
+    frame.write_parquet(tmp_path / "ranked.parquet")
+    qrels, run = relstring_files
+    args = ["-q", "-c", "-m", "relstring.4"]
+    from_ranks, _ = trec_eval(capsys, *args, qrels, str(tmp_path / "ranked.parquet"))
+    assert from_ranks == trec_eval(capsys, *args, qrels, run)[0]
+    assert [line.split("\t")[2] for line in from_ranks] == ["'1-0>'", "'1'", "'-'"]
+
+
+def test_relstring_matches_the_reference(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, err = trec_eval(capsys, "-q", "-c", "-M", "6", "-m", "relstring.25", "-m", "map", *files)
+    assert out == expected({"map"}, ["map", "relstring_25"], depth=6, complete=True,
+                           per_query=True)  # fmt: skip
+    assert err == ""
+
+
 # --------------------------------------------------------------------------- errors
 def _one_error_line(err: str) -> str:
     assert err.count("\n") == 1
@@ -597,10 +734,10 @@ def test_bad_measures(
 def test_only_unsupported_measures(
     files: tuple[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out, err = trec_eval(capsys, "-m", "relstring", *files, status=2)
+    out, err = trec_eval(capsys, "-m", "yaap", *files, status=2)
     assert out == []
     note, error = err.splitlines()
-    assert note == "irm trec-eval: not supported yet, not printed: relstring"
+    assert note == "irm trec-eval: not supported yet, not printed: yaap"
     assert error.startswith("irm: error: none of the requested measures is computed")
 
 

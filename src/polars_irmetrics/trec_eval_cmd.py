@@ -29,12 +29,12 @@ The flags, the measure syntax and the output follow trec_eval 9.x/10 (usnistgov
   truncated toward zero. Documents are ordered by score, ties by document id
   descending; the rank field of a run file is ignored.
 
-Every measure of ``-m all_trec`` is computed but ``relstring`` (a string, not a
-number). Parameters follow trec_eval: cutoffs (``P.5,10``, ``iprec_at_recall.0.1,0.5``,
-``Rprec_mult.0.5``), ``utility.a,b,c,d``, ``rbp.p=0.95``, ``rbp_resid.p=0.95`` and gain
-tables for ``ndcg``, ``ndcg_rel``, ``Rndcg`` and ``G`` (``ndcg.1=3,2=9``: labels not
-listed gain their own value). Two deliberate differences, both documented in the
-metrics' formulas (:mod:`polars_irmetrics.metrics.trec`):
+Every measure of ``-m all_trec`` is printed. Parameters follow trec_eval: cutoffs
+(``P.5,10``, ``iprec_at_recall.0.1,0.5``, ``Rprec_mult.0.5``), ``utility.a,b,c,d``,
+``rbp.p=0.95``, ``rbp_resid.p=0.95``, ``relstring.20`` and gain tables for ``ndcg``,
+``ndcg_rel``, ``Rndcg`` and ``G`` (``ndcg.1=3,2=9``: labels not listed gain their own
+value). Two deliberate differences, both documented in the metrics' formulas
+(:mod:`polars_irmetrics.metrics.trec`):
 
 * trec_eval sorts a gain table with ``(int) (gain1 - gain2)``, so gains less than 1
   apart (3.5 and 3.0) compare equal and its ideal ranking may put them out of order;
@@ -44,10 +44,20 @@ metrics' formulas (:mod:`polars_irmetrics.metrics.trec`):
   start at 0: gains divided by the query's largest label when that exceeds 1, binary
   judgments unscaled.
 
+``relstring`` (``m_relstring.c``) is a string, printed only per query (``-q``) and never
+in the summary, in single quotes (``'21-.>0'``): one character for each of the first N
+documents retrieved (default 10; ``-m relstring.20`` prints ``relstring_20``, N being
+its first parameter truncated), in trec_eval's order and within ``-M``: the label if 0
+to 9, ``>`` above 9, ``-`` for a document not in the judgments and ``.`` for one judged
+with a negative label (trec_eval's "in the pool, unjudged"). With ``-c`` a judged query
+with no results prints ``''`` as ``relstring``, but ``'-'`` under a parameterised name:
+trec_eval 10 computes it on its one-document stand-in ranking (``ceci_nest_pas_un_docno``,
+not in the judgments) and clears only a measure named exactly ``relstring``.
+
 Measures or parameters it does not compute are named once on standard error and never
-printed: ``relstring``, the preference and judgment-group measures (``prefs_*``,
-``*_avgjg``, ``yaap``), parameters of ``11pt_avg``, ``dcg`` and ``ideal_dcg``, a gain
-for a negative label (it would apply to unjudged documents), gains for ``rbp``, a
+printed: the preference and judgment-group measures (``prefs_*``, ``*_avgjg``,
+``yaap``), parameters of ``11pt_avg``, ``dcg`` and ``ideal_dcg``, a gain for a negative
+label (it would apply to unjudged documents), gains for ``rbp``, a
 persistence outside [0, 1], and ``Rndcg`` where trec_eval would print ``nan`` (relevance
 level below 1, or a non-positive gain for a relevant label).
 """
@@ -69,6 +79,7 @@ import polars as pl
 
 from .errors import InvalidValueError, MetricParameterError, QuerySetError, UnknownMetricError
 from .evaluate import Order, evaluate
+from .expressions import rank_by_score
 from .files import scan_qrels, scan_run
 from .report import trec_line
 from .validate import Policy
@@ -126,7 +137,7 @@ _TABLE: tuple[_Family, ...] = (
         double_defaults=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
     ),
     _Family("P", "long_cut", supported=True, long_defaults=_CUTOFFS),
-    _Family("relstring", "params"),
+    _Family("relstring", "params", supported=True),
     _Family("recall", "long_cut", supported=True, long_defaults=_CUTOFFS),
     _Family("infAP", "single", supported=True),
     _Family("gm_bpref", "single", supported=True),
@@ -272,10 +283,11 @@ examples:
   irm trec-eval -q -m map -m ndcg_cut.10 -m P.5,10 qrels.txt run.txt
   irm trec-eval -c -m all_trec -l 2 -M 1000 qrels.txt run.parquet
 
-measures (-m), in trec_eval's syntax: every measure of all_trec but relstring, e.g.
+measures (-m), in trec_eval's syntax: every measure of all_trec, e.g.
 map, gm_map, Rprec, bpref, gm_bpref, recip_rank, infAP, ndcg, ndcg_rel, Rndcg, binG,
 G, 11pt_avg, utility, rbp, rbp_resid, set_P, set_recall, set_relative_P, set_map, set_F,
-the counts, and the families P, recall, ndcg_cut, map_cut, relative_P (default cutoffs
+relstring (per query only, -q; relstring.20 for 20 documents), the counts, and the
+families P, recall, ndcg_cut, map_cut, relative_P (default cutoffs
 5,10,15,20,30,100,200,500,1000), success (1,5,10), unj (5,10,20), iprec_at_recall
 (0.0,0.1,...,1.0) and Rprec_mult (0.2,0.4,...,2.0), e.g. P.5,10; parameters as in
 trec_eval (ndcg.1=3,2=9, rbp.p=0.95, utility.2,-1,0,0); nicknames official (the
@@ -292,6 +304,8 @@ class _Column:
     integer: bool
     geometric: bool = False  # summary: geometric mean (gm_map, gm_bpref)
     per_query: bool = True  # printed per query with -q
+    summary: bool = True  # printed in the summary
+    relstring: int | None = None  # relstring: how many documents it shows (no metric)
 
 
 @dataclass(frozen=True)
@@ -532,6 +546,11 @@ def _select_measures(values: Sequence[str] | None, level: int = 1) -> tuple[_Sel
                 columns.append(_Column(printed, _with_params(metric, **{option: value}), False))
         elif family.kind in ("runid", "num_q"):
             continue
+        elif family.name == "relstring":
+            printed = family.name if param is None else f"{family.name}_{param}"
+            columns.append(
+                _Column(printed, "", False, summary=False, relstring=_relstring_length(param))
+            )
         else:
             printed = family.name if param is None else f"{family.name}_{param}"
             metric_name = _library_metric(family, param, level) if family.supported else None
@@ -554,6 +573,14 @@ def _select_measures(values: Sequence[str] | None, level: int = 1) -> tuple[_Sel
         unsupported=tuple(unsupported),
     )
     return selection, notes
+
+
+def _relstring_length(param: str | None) -> int:
+    """relstring's N: ``(long)`` of its first parameter (default 10), at least 0."""
+    if param is None:
+        return 10
+    value = _c_double(param.split(",")[0])
+    return int(min(max(value, 0.0), float(2**62)))  # m_relstring.c: len < 0 gives 0
 
 
 def _library_metric(family: _Family, param: str | None, level: int) -> str | None:
@@ -639,14 +666,14 @@ def run(args: argparse.Namespace) -> int:
         )
     if not (selection.columns or selection.runid or selection.num_q):
         raise UnknownMetricError(
-            "none of the requested measures is computed; every measure of -m all_trec is, "
-            "but relstring"
+            "none of the requested measures is computed; every measure of -m all_trec is"
         )
 
     run_frame = _read_run(args.run)
     qrels = _read_qrels(args.qrels)
     # num_ret is always computed: with no measure to print it still gives the query set.
-    metrics = list(dict.fromkeys([*(c.metric for c in selection.columns), "num_ret"]))
+    computed = [c for c in selection.columns if c.relstring is None]
+    metrics = list(dict.fromkeys([*(c.metric for c in computed), "num_ret"]))
     order: Order = (
         "score" if "score" in run_frame.columns or "rank" not in run_frame.columns else "rank"
     )
@@ -669,14 +696,23 @@ def run(args: argparse.Namespace) -> int:
         )
     query_ids = [str(q) for q in per_query.get_column("query_id").to_list()]
     order_idx = sorted(range(len(query_ids)), key=query_ids.__getitem__)
-    values = {c.printed: per_query.get_column(c.metric).to_list() for c in selection.columns}
+    values = {c.printed: per_query.get_column(c.metric).to_list() for c in computed}
 
     out: list[str] = []
     if args.query_eval:
+        strings = {
+            c.printed: _relstrings(
+                run_frame, qrels, query_ids, order, args.max_docs, c.relstring, c.printed
+            )
+            for c in selection.columns
+            if c.relstring is not None
+        }
         for i in order_idx:
             qid = query_ids[i]
             for column in selection.columns:
-                if column.per_query:
+                if column.relstring is not None:
+                    out.append(trec_line(column.printed, qid, f"'{strings[column.printed][qid]}'"))
+                elif column.per_query:
                     value = _value(values[column.printed][i], column)
                     out.append(trec_line(column.printed, qid, value))
     if not args.no_summary:
@@ -684,11 +720,83 @@ def run(args: argparse.Namespace) -> int:
             out.append(trec_line("runid", "all", _run_tag(run_frame, args.run)))
         if selection.num_q:
             out.append(trec_line("num_q", "all", len(query_ids)))
-        for column in selection.columns:
+        for column in computed:
+            if not column.summary:
+                continue
             column_values = [values[column.printed][i] for i in order_idx]
             out.append(trec_line(column.printed, "all", _summary(column_values, column)))
     sys.stdout.write("".join(out))
     return 0
+
+
+#: The document trec_eval 10 ranks alone for a judged query with no results (with -c).
+_STAND_IN_DOC = "ceci_nest_pas_un_docno"
+
+
+def _relstrings(
+    run_frame: pl.DataFrame,
+    qrels: pl.LazyFrame,
+    query_ids: Sequence[str],
+    order: Order,
+    depth: int | None,
+    length: int,
+    printed: str,
+) -> dict[str, str]:
+    """relstring of each query of ``query_ids`` (m_relstring.c), keyed by query id.
+
+    Ranks each query's documents as the other measures do (score descending, ties by
+    document id descending as text, or the rank column), keeps ranks 1..depth (-M),
+    then the first ``length``, and left-joins the judgments: a label 0..9 prints as
+    itself, above 9 as ``>``, a document not judged as ``-``, a negative label as ``.``.
+    A judged query with no results (-c) is ranked as trec_eval 10 ranks it: its stand-in
+    document alone; and a measure named exactly ``relstring`` is then cleared to ``''``.
+    """
+    wanted = pl.Series("query_id", query_ids, dtype=pl.String)
+    ids = [pl.col("query_id").cast(pl.String), pl.col("doc_id").cast(pl.String)]
+    key = pl.col("rank") if order == "rank" else pl.col("score")
+    run = (
+        run_frame.lazy()
+        .select(*ids, key.cast(pl.Float64).alias("_key"))
+        .filter(pl.col("query_id").is_in(wanted.implode()))
+    )
+    missing = (
+        wanted.to_frame()
+        .lazy()
+        .join(run.select("query_id").unique(), on="query_id", how="anti")
+        .with_columns(pl.lit(_STAND_IN_DOC).alias("doc_id"), pl.lit(1.0).alias("_key"))
+    )
+    run = pl.concat([run, missing], how="vertical")
+    if order == "rank":
+        ranked = run.with_columns(pl.col("_key").alias("_rank"))
+    else:
+        ranked = run.with_columns(
+            rank_by_score("_key", "doc_id").over("query_id").cast(pl.Float64).alias("_rank")
+        )
+    if depth is not None:
+        ranked = ranked.filter(pl.col("_rank") <= depth)
+    judged = qrels.select(*ids, pl.col("relevance").alias("_rel"), pl.lit(True).alias("_in"))
+    rel = pl.col("_rel")
+    char = (
+        pl.when(pl.col("_in").is_null())
+        .then(pl.lit("-"))
+        .when(rel < 0)
+        .then(pl.lit("."))
+        .when(rel > 9)
+        .then(pl.lit(">"))
+        .otherwise(rel.cast(pl.Int64).cast(pl.String))
+    )
+    strings = (
+        ranked.join(judged, on=["query_id", "doc_id"], how="left")
+        .group_by("query_id")
+        .agg(char.sort_by("_rank").head(length).str.join("").alias("_string"))
+        .collect()
+    )
+    out = dict.fromkeys(query_ids, "")  # a rank column may leave a query nothing within -M
+    out.update(zip(strings["query_id"].to_list(), strings["_string"].to_list(), strict=True))
+    if printed == "relstring":  # trec_eval.c: clear_relstr() for the stand-in ranking
+        cleared = missing.select("query_id").collect().get_column("query_id").to_list()
+        out.update(dict.fromkeys(cleared, ""))
+    return out
 
 
 def _value(value: Any, column: _Column) -> int | float:
