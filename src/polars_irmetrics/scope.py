@@ -160,10 +160,10 @@ class PlanScope(Scope):
         self.num_ret = pl.col(num_ret).max().fill_null(0)
         self._keys = keys
         self.derived: dict[str, pl.Expr] = {}
-        self._names: dict[str, str] = {}
+        self._names: dict[bytes, str] = {}
 
     def _register(self, expr: pl.Expr) -> pl.Expr:
-        key = str(expr)
+        key = expr.meta.serialize()  # the whole expression, never a shortened display
         name = self._names.get(key)
         if name is None:
             name = f"__irm_d{len(self._names)}"
