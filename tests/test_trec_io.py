@@ -313,9 +313,14 @@ def test_missing_file(tmp_path: Path) -> None:
 
 def test_bytes_path_rejected() -> None:
     with pytest.raises(
-        TypeError, match=re.escape("source must be a str or os.PathLike[str], got b'run.txt'")
-    ):
+        ColumnTypeError,
+        match=re.escape(
+            "source must be a file path (str or os.PathLike[str]), got b'run.txt'; "
+            "pass it as text, e.g. os.fsdecode(path)"
+        ),
+    ) as info:
         read_trec_run(b"run.txt")  # type: ignore[arg-type]
+    assert isinstance(info.value, TypeError)
 
 
 def test_scan_trec_run_is_lazy_and_composes(tmp_path: Path) -> None:

@@ -319,7 +319,10 @@ def scan_trec_qrels(source: Source, *, relevance_dtype: DTypeArg = pl.Float64) -
 def _path(source: Source) -> str:
     path = os.fspath(source)
     if not isinstance(path, str):  # a bytes path-like slipped through the types
-        raise TypeError(f"source must be a str or os.PathLike[str], got {source!r}")
+        raise ColumnTypeError(
+            f"source must be a file path (str or os.PathLike[str]), got {source!r}; "
+            "pass it as text, e.g. os.fsdecode(path)"
+        )
     return path
 
 
