@@ -50,7 +50,7 @@ TREC_TO_CORE = {
     "recall_100": "recall@100",
     "P_10": "precision@10",
 }
-IRM_LIBS = ["irm-rank", "irm-score", "irm-full"]
+IRM_LIBS = ["irm-rank", "irm-score", "irm-full", "irm-unchecked"]
 PEER_LIBS = ["ranx", "pytrec_eval"]
 ALL_LIBS = [*IRM_LIBS, *PEER_LIBS, "floor"]
 REFERENCE = "irm-score"  # peers rank from score, so they are compared with this variant
@@ -191,6 +191,8 @@ class IrmBench(Bench):
         if self.order == "score":
             self.run_cols = ("query_id", "doc_id", "score")
         self.engine = job.get("engine", "auto")
+        # irm-unchecked: rank given, without the run's per-query duplicate checks
+        self.check_duplicates = variant != "unchecked"
 
     def e2e(self) -> Timing:
         import polars as pl
@@ -201,12 +203,19 @@ class IrmBench(Bench):
             self.metrics,
             qrels=pl.scan_parquet(self.job["qrels"]),
             order=self.order,
+            check_duplicates=self.check_duplicates,
         ).collect(engine=self.engine)
         return Timing(time.perf_counter() - t0, values=_frame_means(out))
 
     def compute(self, run: Any, qrels: Any) -> Timing:
         t0 = time.perf_counter()
-        out = self.irm.evaluate(run, self.metrics, qrels=qrels, order=self.order)
+        out = self.irm.evaluate(
+            run,
+            self.metrics,
+            qrels=qrels,
+            order=self.order,
+            check_duplicates=self.check_duplicates,
+        )
         return Timing(time.perf_counter() - t0, values=_frame_means(out))
 
 
@@ -290,6 +299,7 @@ BENCHES: dict[str, Callable[[dict[str, Any]], Bench]] = {
     "irm-rank": IrmBench,
     "irm-score": IrmBench,
     "irm-full": IrmBench,
+    "irm-unchecked": IrmBench,
     "ranx": RanxBench,
     "pytrec_eval": TrecBench,
     "floor": FloorBench,

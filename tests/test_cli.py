@@ -235,6 +235,7 @@ def test_help_documents_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
         "--rank",
         "--score",
         "--relevance",
+        "--no-duplicate-check",
         "examples:",
     ]:
         assert flag in text
@@ -313,3 +314,14 @@ def test_elapsed_time_only_on_a_terminal_and_only_when_slow(tty: bool) -> None:
     with _Elapsed(quick, delay=5.0):  # type: ignore[arg-type]
         pass
     assert quick.text == ""
+
+
+def test_no_duplicate_check_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text("q1 Q0 a 1 3.0 s\nq1 Q0 z 2 2.0 s\nq1 Q0 z 3 1.0 s\n")
+    qrels.write_text("q1 0 a 1\n")
+    assert main(["evaluate", str(run), "--qrels", str(qrels), "-m", "num_ret"]) == 2
+    assert "lists 1 document(s) more than once" in capsys.readouterr().err
+    argv = ["evaluate", str(run), "--qrels", str(qrels), "-m", "num_ret", "--format", "csv"]
+    assert main([*argv, "--no-duplicate-check"]) == 0
+    assert capsys.readouterr().out == "num_q,num_ret\n1,3.0\n"

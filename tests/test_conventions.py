@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import polars as pl
 import pytest
@@ -325,3 +326,54 @@ def test_expressions_work_on_lazy_frames(frame_kind: str) -> None:
         {"query_id": "a", "mrr": 0.5, "ndcg@2": pytest.approx(1 / math.log2(3))},
         {"query_id": "b", "mrr": 1.0, "ndcg@2": 1.0},
     ]
+
+
+def test_check_duplicates_off_still_refuses_judged_duplicates(evaluate: Evaluate) -> None:
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
+    # An unjudged document twice: not looked for, so it counts twice in num_ret.
+    unjudged_twice = pl.DataFrame(
+        {"query_id": ["q"] * 3, "doc_id": ["a", "z", "z"], "rank": [1, 2, 3]}
+    )
+    with pytest.raises(irm.DuplicateError, match="lists 1 document"):
+        evaluate(unjudged_twice, ["num_ret"], qrels=qrels)
+    row = evaluate(
+        unjudged_twice, ["num_ret", "P@1"], qrels=qrels, per_query=True, check_duplicates=False
+    ).row(0, named=True)
+    assert row == {"query_id": "q", "num_ret": 3, "P@1": 1.0}
+    # A judged document twice would change the metrics: still refused.
+    judged_twice = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "a"], "rank": [1, 2]})
+    with pytest.raises(
+        irm.DuplicateError,
+        match=re.escape(
+            "column 'doc_id': query 'q' has 1 judged document(s) listed more than once, in "
+            "the run or in the judgments (the run's own duplicate checks are off: "
+            "check_duplicates=False); keep one row per document"
+        ),
+    ):
+        evaluate(judged_twice, ["map"], qrels=qrels, check_duplicates=False)
+    # Two judged documents at one rank: still refused.
+    qrels2 = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"], "relevance": [1, 0]})
+    shared_rank = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"], "rank": [1, 1]})
+    with pytest.raises(
+        irm.DuplicateError,
+        match=re.escape(
+            "column 'rank' of the run: query 'q' has 1 judged document(s) at a rank another "
+            "judged document holds"
+        ),
+    ):
+        evaluate(shared_rank, ["map"], qrels=qrels2, check_duplicates=False)
+    with pytest.raises(
+        irm.InvalidValueError, match="check_duplicates must be True or False, got 'no'"
+    ):
+        evaluate(shared_rank, ["map"], qrels=qrels2, check_duplicates="no")
+
+
+def test_check_duplicates_off_gives_the_same_values_on_clean_runs(evaluate: Evaluate) -> None:
+    from polars_irmetrics.files import sample_paths
+
+    runs, qrels_path = sample_paths()
+    run, qrels = pl.read_parquet(runs[0]), pl.read_parquet(qrels_path)
+    names = list(irm.DEFAULT_METRICS)
+    checked = evaluate(run, names, qrels=qrels, per_query=True)
+    unchecked = evaluate(run, names, qrels=qrels, per_query=True, check_duplicates=False)
+    assert checked.equals(unchecked)

@@ -143,6 +143,13 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             default="zero",
             help="queries judged but not in a run: score 0 (default), drop or error",
         )
+        p.add_argument(
+            "--no-duplicate-check",
+            dest="check_duplicates",
+            action="store_false",
+            help="skip the run's per-query duplicate checks (faster on large clean logs; "
+            "duplicates among judged documents are still refused)",
+        )
         for flag, default in (
             ("query-id", "query_id"),
             ("doc-id", "doc_id"),
@@ -204,6 +211,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         depth=args.depth,
         unjudged=args.unjudged,
         unretrieved=args.unretrieved,
+        check_duplicates=args.check_duplicates,
         rank=args.rank,
         score=args.score,
         relevance=args.relevance,

@@ -83,6 +83,7 @@ def evaluate(
     depth: int | None = ...,
     unjudged: Policy = ...,
     unretrieved: Policy = ...,
+    check_duplicates: bool = ...,
     query_id: str = ...,
     doc_id: str = ...,
     rank: str = ...,
@@ -104,6 +105,7 @@ def evaluate(
     depth: int | None = ...,
     unjudged: Policy = ...,
     unretrieved: Policy = ...,
+    check_duplicates: bool = ...,
     query_id: str = ...,
     doc_id: str = ...,
     rank: str = ...,
@@ -124,6 +126,7 @@ def evaluate(
     depth: int | None = None,
     unjudged: Policy = "drop",
     unretrieved: Policy = "zero",
+    check_duplicates: bool = True,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
     rank: str = "rank",
@@ -179,6 +182,14 @@ def evaluate(
         trec_eval ``-c`` and ir_measures: scored as an empty ranking, which is 0 for
         every metric but ``rbp_residual`` (1) and ``fcp`` (1/2); counted in the
         mean), ``"drop"`` or ``"error"``.
+    check_duplicates
+        ``True`` (default): refuse a document listed twice in one query of the run, and
+        two documents at one rank, as trec_eval does. These checks keep a hash set of
+        every document id (and rank) per query, most of the plan's time and memory on
+        large logs. ``False`` skips them for runs known to be clean (straight from a
+        retriever): duplicates among *judged* documents, which would change metric
+        values, are still refused; an unjudged document listed twice is then counted
+        twice in ``num_ret`` (and, ranked by score, pushes the documents below it down).
     query_id, doc_id, rank, score, relevance
         Column names in ``run`` and ``qrels``.
 
@@ -252,6 +263,7 @@ def evaluate(
         depth=depth,
         unjudged=unjudged,
         unretrieved=unretrieved,
+        check_duplicates=check_duplicates,
         query_id=query_id,
         doc_id=doc_id,
         rank=rank,
@@ -297,6 +309,7 @@ def build_plan(
     depth: int | None,
     unjudged: Policy,
     unretrieved: Policy,
+    check_duplicates: bool,
     query_id: str,
     doc_id: str,
     rank: str,
@@ -314,6 +327,7 @@ def build_plan(
         depth,
         unjudged,
         unretrieved,
+        check_duplicates,
         query_id,
         doc_id,
         rank,
@@ -382,6 +396,7 @@ def build_plan(
         *(pl.col(flag(n)).max() for n in _run_flag_names(setup)),
         pl.col(_REL).filter(is_judgment).null_count().alias(flag("q_null_rel")),
         pl.col(doc_id).filter(is_judgment).null_count().alias(flag("q_null_doc")),
+        *_judged_rank_check(setup),
         (is_judgment.sum() - pl.col(doc_id).filter(is_judgment).n_unique()).alias(
             flag("q_dup_doc")
         ),
@@ -430,6 +445,7 @@ def _setup(
     depth: int | None,
     unjudged: str,
     unretrieved: str,
+    check_duplicates: bool,
     query_id: str,
     doc_id: str,
     rank: str,
@@ -449,6 +465,10 @@ def _setup(
         raise InvalidValueError(f"depth must be a positive integer or None, got {depth!r}")
     unjudged_policy = check_policy("unjudged", unjudged)
     unretrieved_policy = check_policy("unretrieved", unretrieved)
+    if not isinstance(check_duplicates, bool):
+        raise InvalidValueError(
+            f"check_duplicates must be True or False, got {check_duplicates!r}"
+        )
     if order not in ("auto", "rank", "score"):
         raise InvalidValueError(
             f"order={order!r} is not an order; choose 'auto', 'rank' or 'score'"
@@ -540,6 +560,7 @@ def _setup(
         judged_table=judged_table,
         unjudged=unjudged_policy,
         unretrieved=unretrieved_policy,
+        check_duplicates=check_duplicates,
     )
     return _Setup(
         keys=(*by_keys, query_id),
@@ -562,29 +583,38 @@ def _rank_expr(setup: _Setup, keys: list[str], doc_id: str, rank: str, score: st
     )
 
 
+def _judged_rank_check(setup: _Setup) -> list[pl.Expr]:
+    """Without the run's duplicate checks, still refuse judged documents sharing a rank."""
+    if setup.check.check_duplicates or setup.order == "score":
+        return []
+    ranks = pl.col(_RANK).filter(pl.col(_SRC) == 1).drop_nulls()
+    return [(ranks.count() - ranks.n_unique()).alias(flag("j_dup_rank"))]
+
+
 def _run_flag_names(setup: _Setup) -> list[str]:
-    names = ["null_doc", "dup_doc"]
+    dup = setup.check.check_duplicates
+    names = ["null_doc", *(["dup_doc"] if dup else [])]
     if setup.order == "score":
         return [*names, "null_score", "nan_score"]
     if not setup.check.judged_table:
         names.append("null_rank")
-    return [*names, "bad_rank", "dup_rank"]
+    return [*names, "bad_rank", *(["dup_rank"] if dup else [])]
 
 
 def _run_checks(setup: _Setup, doc_id: str, rank: str, score: str) -> list[pl.Expr]:
+    """Per-query counts of bad rows; the duplicate counts keep a hash set per query."""
     doc = pl.col(doc_id)
-    checks = [
-        doc.null_count().alias(flag("null_doc")),
-        (pl.len() - doc.n_unique()).alias(flag("dup_doc")),
-    ]
+    dup = setup.check.check_duplicates
+    checks = [doc.null_count().alias(flag("null_doc"))]
+    if dup:
+        checks.append((pl.len() - doc.n_unique()).alias(flag("dup_doc")))
     if setup.order == "rank":
         r = pl.col(rank)
         if not setup.check.judged_table:  # there, a null rank means "not retrieved"
             checks.append(r.null_count().alias(flag("null_rank")))
-        checks += [
-            (r < 1).sum().alias(flag("bad_rank")),
-            (r.count() - r.drop_nulls().n_unique()).alias(flag("dup_rank")),
-        ]
+        checks.append((r < 1).sum().alias(flag("bad_rank")))
+        if dup:
+            checks.append((r.count() - r.drop_nulls().n_unique()).alias(flag("dup_rank")))
     else:
         s = pl.col(score).cast(pl.Float64)
         checks += [

@@ -32,6 +32,7 @@ class EvaluateOptions(TypedDict, total=False):
     depth: int | None
     unjudged: Policy
     unretrieved: Policy
+    check_duplicates: bool
     query_id: str
     doc_id: str
     rank: str

@@ -91,6 +91,7 @@ class CheckSpec:
     judged_table: bool
     unjudged: Policy
     unretrieved: Policy
+    check_duplicates: bool = True
 
 
 # (flag column, error class, message template). Templates see {col}, {query}, {n}.
@@ -162,12 +163,27 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "judged document needs a relevance label: fill them (e.g. .fill_null(0)) or drop them",
     ),
     (
+        "j_dup_rank",
+        DuplicateError,
+        "rank",
+        "column {col!r} of the {frame}: query {query} has {n} judged document(s) at a rank "
+        "another judged document holds; each rank may hold one document: break the ties, "
+        "or rank by score with order='score'",
+    ),
+    (
         "q_dup_doc",
         DuplicateError,
         "doc_id",
         "column {col!r} of the {qframe}: query {query} judges {n} document(s) more than "
         "once; keep one judgment per document, e.g. .unique([query_id, {col!r}])",
     ),
+)
+
+#: With check_duplicates=False a judged document twice in the run also shows here.
+UNCHECKED_DUP_DOC = (
+    "column {col!r}: query {query} has {n} judged document(s) listed more than once, in "
+    "the {frame} or in the {qframe} (the run's own duplicate checks are off: "
+    "check_duplicates=False); keep one row per document, e.g. .unique([query_id, {col!r}])"
 )
 
 FLAG_NAMES: tuple[str, ...] = tuple(name for name, *_ in RUN_FLAGS)
@@ -206,6 +222,8 @@ def raise_on_bad_rows(frame: pl.DataFrame, spec: CheckSpec) -> pl.DataFrame:
         bad = frame.filter(pl.col(column) > 0).sort(spec.keys)
         if bad.height:
             row = bad.row(0, named=True)
+            if name == "q_dup_doc" and not spec.check_duplicates:
+                template = UNCHECKED_DUP_DOC
             raise error(
                 template.format(
                     col=columns[role],
