@@ -236,6 +236,7 @@ def test_help_documents_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
         "--score",
         "--relevance",
         "--no-duplicate-check",
+        "--buckets",
         "examples:",
     ]:
         assert flag in text
@@ -324,4 +325,6 @@ def test_no_duplicate_check_flag(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "lists 1 document(s) more than once" in capsys.readouterr().err
     argv = ["evaluate", str(run), "--qrels", str(qrels), "-m", "num_ret", "--format", "csv"]
     assert main([*argv, "--no-duplicate-check"]) == 0
+    assert capsys.readouterr().out == "num_q,num_ret\n1,3.0\n"
+    assert main([*argv, "--no-duplicate-check", "--buckets", "3"]) == 0
     assert capsys.readouterr().out == "num_q,num_ret\n1,3.0\n"

@@ -377,3 +377,27 @@ def test_check_duplicates_off_gives_the_same_values_on_clean_runs(evaluate: Eval
     checked = evaluate(run, names, qrels=qrels, per_query=True)
     unchecked = evaluate(run, names, qrels=qrels, per_query=True, check_duplicates=False)
     assert checked.equals(unchecked)
+
+
+@pytest.mark.parametrize("buckets", [1, 3, 7])
+def test_buckets_give_identical_results(evaluate: Evaluate, buckets: int) -> None:
+    from polars_irmetrics.files import sample_paths
+
+    runs, qrels_path = sample_paths()
+    # Three systems in one long table: 'system' is a by key the judgments lack, and the
+    # sample has a query missing from one run and a run query without judgments.
+    run = pl.concat([pl.read_parquet(p).with_columns(system=pl.lit(p.stem)) for p in runs])
+    qrels = pl.read_parquet(qrels_path)
+    names = [*irm.DEFAULT_METRICS, "gm_map", "err@10"]
+    for per_query in (True, False):
+        kwargs = {"qrels": qrels, "by": "system", "per_query": per_query, "unjudged": "zero"}
+        whole = evaluate(run, names, **kwargs)
+        split = evaluate(run, names, buckets=buckets, **kwargs)
+        assert split.equals(whole)
+
+
+def test_buckets_must_be_a_positive_integer(evaluate: Evaluate) -> None:
+    with pytest.raises(
+        irm.InvalidValueError, match=re.escape("buckets must be a positive integer or None, got 0")
+    ):
+        evaluate(RUN, ["map"], qrels=QRELS, buckets=0)

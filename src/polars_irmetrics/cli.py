@@ -144,6 +144,14 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             help="queries judged but not in a run: score 0 (default), drop or error",
         )
         p.add_argument(
+            "--buckets",
+            type=int,
+            metavar="N",
+            help="evaluate the queries in N hash buckets, one at a time: peak memory falls "
+            "about N-fold, the run is read N times (e.g. --buckets 8 for logs larger than "
+            "memory)",
+        )
+        p.add_argument(
             "--no-duplicate-check",
             dest="check_duplicates",
             action="store_false",
@@ -212,6 +220,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         unjudged=args.unjudged,
         unretrieved=args.unretrieved,
         check_duplicates=args.check_duplicates,
+        buckets=args.buckets,
         rank=args.rank,
         score=args.score,
         relevance=args.relevance,

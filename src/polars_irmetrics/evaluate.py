@@ -84,6 +84,7 @@ def evaluate(
     unjudged: Policy = ...,
     unretrieved: Policy = ...,
     check_duplicates: bool = ...,
+    buckets: int | None = ...,
     query_id: str = ...,
     doc_id: str = ...,
     rank: str = ...,
@@ -106,6 +107,7 @@ def evaluate(
     unjudged: Policy = ...,
     unretrieved: Policy = ...,
     check_duplicates: bool = ...,
+    buckets: int | None = ...,
     query_id: str = ...,
     doc_id: str = ...,
     rank: str = ...,
@@ -127,6 +129,7 @@ def evaluate(
     unjudged: Policy = "drop",
     unretrieved: Policy = "zero",
     check_duplicates: bool = True,
+    buckets: int | None = None,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
     rank: str = "rank",
@@ -190,6 +193,13 @@ def evaluate(
         retriever): duplicates among *judged* documents, which would change metric
         values, are still refused; an unjudged document listed twice is then counted
         twice in ``num_ret`` (and, ranked by score, pushes the documents below it down).
+    buckets
+        ``None`` (default): one pass over all queries. ``N``: split the queries into N
+        buckets by a hash of their id and evaluate each bucket by its own copy of the
+        plan on filtered inputs, inside the same lazy plan. Peak memory falls about
+        N-fold (the per-query checks, the judged rows and their windows only ever hold
+        one bucket), at the price of reading the run N times; results are identical.
+        For logs larger than memory.
     query_id, doc_id, rank, score, relevance
         Column names in ``run`` and ``qrels``.
 
@@ -264,6 +274,7 @@ def evaluate(
         unjudged=unjudged,
         unretrieved=unretrieved,
         check_duplicates=check_duplicates,
+        buckets=buckets,
         query_id=query_id,
         doc_id=doc_id,
         rank=rank,
@@ -310,6 +321,7 @@ def build_plan(
     unjudged: Policy,
     unretrieved: Policy,
     check_duplicates: bool,
+    buckets: int | None,
     query_id: str,
     doc_id: str,
     rank: str,
@@ -318,6 +330,10 @@ def build_plan(
 ) -> pl.LazyFrame:
     """The lazy plan behind :func:`evaluate` (see the module docstring)."""
     requests = parse_metric_list(metrics)
+    if buckets is not None and (
+        isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1
+    ):
+        raise InvalidValueError(f"buckets must be a positive integer or None, got {buckets!r}")
     setup = _setup(
         run,
         qrels,
@@ -341,6 +357,64 @@ def build_plan(
             pl.col(c).cast(t) for c, t in setup.cast_ids.items() if c in (query_id, doc_id)
         )
 
+    groups = (
+        run.select(setup.run_only_by).unique() if qrels is not None and setup.run_only_by else None
+    )
+    columns = _Columns(doc_id, rank, score, relevance)
+    if buckets is None:
+        result = _per_query(run, qrels, groups, setup, requests, depth, relevance_level, columns)
+    else:
+        # Queries split by a hash of their id; each bucket is evaluated by its own copy of
+        # the plan on filtered inputs, so no step holds more than about one bucket's rows.
+        bucket = pl.col(query_id).hash(seed=0x1E1A) % buckets
+        parts = [
+            _per_query(
+                run.filter(bucket == b),
+                None if qrels is None else qrels.filter(bucket == b),
+                groups,
+                setup,
+                requests,
+                depth,
+                relevance_level,
+                columns,
+            )
+            for b in range(buckets)
+        ]
+        result = pl.concat(parts, how="vertical")
+    result = result.sort(keys)  # query order fixes the sums of the means
+    labels = [label for label, _ in requests]
+    if per_query:
+        return result.select(*keys, *labels)
+    means = [
+        pl.len().cast(pl.Int64).alias("num_q"),
+        *(request.metric.summarize(label) for label, request in requests),
+    ]
+    if setup.by:
+        return result.group_by(list(setup.by), maintain_order=True).agg(means)
+    return result.select(means)
+
+
+@dataclass(frozen=True)
+class _Columns:
+    doc_id: str
+    rank: str
+    score: str
+    relevance: str
+
+
+def _per_query(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
+    groups: pl.LazyFrame | None,
+    setup: _Setup,
+    requests: list[tuple[str, MetricRequest]],
+    depth: int | None,
+    relevance_level: float,
+    columns: _Columns,
+) -> pl.LazyFrame:
+    """Checked per-query metric values of ``run`` (steps 1 to 5 of the module docstring)."""
+    keys = list(setup.keys)
+    doc_id, rank, score, relevance = columns.doc_id, columns.rank, columns.score, columns.relevance
     ranked = run.with_columns(_rank_expr(setup, keys, doc_id, rank, score).alias(_RANK))
     within = pl.col(_RANK) <= depth if depth is not None else None
 
@@ -356,8 +430,7 @@ def build_plan(
         judged = ranked.select(*keys, doc_id, pl.col(relevance).alias(_REL), rank_col.alias(_RANK))
     else:
         judgments = qrels.select(*setup.qrels_keys, doc_id, pl.col(relevance).alias(_REL))
-        if setup.run_only_by:
-            groups = run.select(setup.run_only_by).unique()
+        if groups is not None:
             judgments = groups.join(judgments, how="cross")
         retrieved = ranked if within is None else ranked.filter(within)
         # Judged documents that were retrieved (an inner join, whose hash table is built
@@ -402,7 +475,6 @@ def build_plan(
         ),
     )
 
-    labels = [label for label, _ in requests]
     run_schema = run.collect_schema()
     checked_schema = {
         **{key: run_schema[key] for key in keys},
@@ -416,20 +488,11 @@ def build_plan(
         schema=checked_schema,
     )
     keep = pl.lit(True)
-    if unjudged == "drop":
+    if setup.check.unjudged == "drop":
         keep = keep & pl.col(_JUDGED)
-    if unretrieved == "drop":
+    if setup.check.unretrieved == "drop":
         keep = keep & pl.col(_RETRIEVED)
-    result = checked.filter(keep).sort(keys)  # query order fixes the sums of the means
-    if per_query:
-        return result.select(*keys, *labels)
-    means = [
-        pl.len().cast(pl.Int64).alias("num_q"),
-        *(request.metric.summarize(label) for label, request in requests),
-    ]
-    if setup.by:
-        return result.group_by(list(setup.by), maintain_order=True).agg(means)
-    return result.select(means)
+    return checked.filter(keep)
 
 
 def _dtype(request: MetricRequest) -> pl.DataType:

@@ -33,6 +33,7 @@ class EvaluateOptions(TypedDict, total=False):
     unjudged: Policy
     unretrieved: Policy
     check_duplicates: bool
+    buckets: int | None
     query_id: str
     doc_id: str
     rank: str
