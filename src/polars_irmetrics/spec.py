@@ -134,11 +134,16 @@ class Metric:
     formula: str = ""
 
     def summarize(self, column: str) -> pl.Expr:
-        """The expression that averages the per-query values in ``column``."""
-        values = pl.col(column).cast(pl.Float64)
+        """The expression that averages the per-query values in ``column``.
+
+        The sum is a running sum in row order, so the mean comes out the same to the last
+        bit however the engine splits the rows into batches.
+        """
+        values = pl.col(column).cast(pl.Float64).drop_nulls()
         if self.aggregate == "geometric":
-            return values.clip(lower_bound=MIN_GEO_MEAN).log().mean().exp().alias(column)
-        return values.mean().alias(column)
+            values = values.clip(lower_bound=MIN_GEO_MEAN).log()
+        mean = values.cum_sum().last() / values.count()
+        return (mean.exp() if self.aggregate == "geometric" else mean).alias(column)
 
     def param(self, name: str) -> Param | None:
         """The parameter called ``name``, or ``None``."""
