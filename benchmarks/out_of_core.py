@@ -60,6 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=BENCH_DIR / "results_out_of_core.md")
     p.add_argument("--append", action="store_true", help="add a section to --out")
     p.add_argument("--timeout", type=float, default=3600, help="seconds per child")
+    p.add_argument(
+        "--irm-buckets",
+        default="0",
+        help="evaluate(buckets=N) values to try for the irm libraries, 0 = none, e.g. 0,8,16",
+    )
     args = p.parse_args(argv)
     libs = harness.parse_libs(args.libs)
     bad = [lib for lib in libs if lib not in ("irm-rank", "irm-score", "irm-full", "floor")]
@@ -77,9 +82,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"data for {spec.queries * spec.docs:,} rows ...", file=sys.stderr)
         folder = harness.generate_data(spec, args.data_dir / spec.name, flat=False, hive=True)
         disk = _dir_bytes(folder / "run")
-        for lib in libs:
+        runs = [
+            (lib, int(b) or None)
+            for lib in libs
+            for b in (args.irm_buckets.split(",") if lib.startswith("irm") else ["0"])
+        ]
+        for lib, buckets in runs:
+            label = lib if buckets is None else f"{lib} (buckets={buckets})"
             job: dict[str, Any] = {
                 "lib": lib,
+                "buckets": buckets,
                 "mode": "e2e",
                 "run": str(folder / "run"),
                 "qrels": str(folder / "qrels.parquet"),
@@ -93,13 +105,13 @@ def main(argv: list[str] | None = None) -> int:
             rss = res.get("rss_peak_mib") if t is not None else None
             status = "ok" if t is not None else f"{res['status']}: {res.get('error', '')}"
             print(
-                f"[{spec.queries * spec.docs:>12,} rows] {lib:<10} "
+                f"[{spec.queries * spec.docs:>12,} rows] {label:<22} "
                 + (f"{t:.2f}s, {rss:,.0f} MiB" if t is not None else status),
                 file=sys.stderr,
             )
             table.append(
                 f"| {spec.queries * spec.docs:,} | {spec.queries:,} | {spec.n_chunks} "
-                f"| {disk / 2**20:,.0f} MiB | {lib} | {harness._fmt_s(t)} "
+                f"| {disk / 2**20:,.0f} MiB | {label} | {harness._fmt_s(t)} "
                 f"| {harness._fmt_mib(rss)} "
                 f"| {'–' if rss is None else f'{rss * 2**20 / disk:.2f}'} "
                 f"| {status.replace('|', '/')} |"
@@ -113,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         "- versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
         f"- load average (1 min) at the end: {harness._load():.2f}",
         f"- command: `python benchmarks/out_of_core.py --rows {args.rows} --docs {args.docs} "
-        f"--libs {','.join(libs)} --engine {args.engine} --repeats {args.repeats}`",
+        f"--libs {','.join(libs)} --engine {args.engine} --repeats {args.repeats} "
+        f"--irm-buckets {args.irm_buckets}`",
         f"- metrics: {', '.join(harness.CORE_METRICS)}; string ids; hive-partitioned run "
         f"({args.chunk_queries:,} queries per bucket), one qrels.parquet",
         "",

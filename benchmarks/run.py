@@ -193,6 +193,7 @@ class IrmBench(Bench):
         self.engine = job.get("engine", "auto")
         # irm-unchecked: rank given, without the run's per-query duplicate checks
         self.check_duplicates = variant != "unchecked"
+        self.buckets = job.get("buckets")  # evaluate(buckets=N), out_of_core.py sets it
 
     def e2e(self) -> Timing:
         import polars as pl
@@ -204,6 +205,7 @@ class IrmBench(Bench):
             qrels=pl.scan_parquet(self.job["qrels"]),
             order=self.order,
             check_duplicates=self.check_duplicates,
+            buckets=self.buckets,
         ).collect(engine=self.engine)
         return Timing(time.perf_counter() - t0, values=_frame_means(out))
 
@@ -215,6 +217,7 @@ class IrmBench(Bench):
             qrels=qrels,
             order=self.order,
             check_duplicates=self.check_duplicates,
+            buckets=self.buckets,
         )
         return Timing(time.perf_counter() - t0, values=_frame_means(out))
 
