@@ -68,6 +68,12 @@ class _Setup:
     doc_is_string: bool
     cast_ids: dict[str, pl.DataType]
     check: CheckSpec
+    doc_id: str
+    rank: str
+    score: str
+    relevance: str
+    depth: int | None
+    relevance_level: float
 
 
 @overload
@@ -330,10 +336,6 @@ def build_plan(
 ) -> pl.LazyFrame:
     """The lazy plan behind :func:`evaluate` (see the module docstring)."""
     requests = parse_metric_list(metrics)
-    if buckets is not None and (
-        isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1
-    ):
-        raise InvalidValueError(f"buckets must be a positive integer or None, got {buckets!r}")
     setup = _setup(
         run,
         qrels,
@@ -344,6 +346,7 @@ def build_plan(
         unjudged,
         unretrieved,
         check_duplicates,
+        buckets,
         query_id,
         doc_id,
         rank,
@@ -360,9 +363,8 @@ def build_plan(
     groups = (
         run.select(setup.run_only_by).unique() if qrels is not None and setup.run_only_by else None
     )
-    columns = _Columns(doc_id, rank, score, relevance)
     if buckets is None:
-        result = _per_query(run, qrels, groups, setup, requests, depth, relevance_level, columns)
+        result = _per_query(run, qrels, groups, setup, requests)
     else:
         # Queries split by a hash of their id; each bucket is evaluated by its own copy of
         # the plan on filtered inputs, so no step holds more than about one bucket's rows.
@@ -374,9 +376,6 @@ def build_plan(
                 groups,
                 setup,
                 requests,
-                depth,
-                relevance_level,
-                columns,
             )
             for b in range(buckets)
         ]
@@ -394,35 +393,24 @@ def build_plan(
     return result.select(means)
 
 
-@dataclass(frozen=True)
-class _Columns:
-    doc_id: str
-    rank: str
-    score: str
-    relevance: str
-
-
 def _per_query(
     run: pl.LazyFrame,
     qrels: pl.LazyFrame | None,
     groups: pl.LazyFrame | None,
     setup: _Setup,
     requests: list[tuple[str, MetricRequest]],
-    depth: int | None,
-    relevance_level: float,
-    columns: _Columns,
 ) -> pl.LazyFrame:
     """Checked per-query metric values of ``run`` (steps 1 to 5 of the module docstring)."""
     keys = list(setup.keys)
-    doc_id, rank, score, relevance = columns.doc_id, columns.rank, columns.score, columns.relevance
-    ranked = run.with_columns(_rank_expr(setup, keys, doc_id, rank, score).alias(_RANK))
-    within = pl.col(_RANK) <= depth if depth is not None else None
+    doc_id, relevance = setup.doc_id, setup.relevance
+    ranked = run.with_columns(_rank_expr(setup).alias(_RANK))
+    within = pl.col(_RANK) <= setup.depth if setup.depth is not None else None
 
     counts = ranked.group_by(keys).agg(
         (within.sum() if within is not None else pl.col(_RANK).count())
         .cast(pl.Int64)
         .alias(_NUM_RET),
-        *_run_checks(setup, doc_id, rank, score),
+        *_run_checks(setup),
     )
 
     if qrels is None:  # a judged table: its own rows are the judgments
@@ -451,7 +439,7 @@ def _per_query(
     )
     scope = PlanScope(_RANK, _REL, _NUM_RET, keys)
     metric_exprs = [
-        request.expr(scope, relevance_level).alias(label) for label, request in requests
+        request.expr(scope, setup.relevance_level).alias(label) for label, request in requests
     ]
     # Ordering each query's rows by (rank, label) makes the window columns and every
     # floating-point sum the same from one run to the next: rows that tie on both carry
@@ -509,6 +497,7 @@ def _setup(
     unjudged: str,
     unretrieved: str,
     check_duplicates: bool,
+    buckets: int | None,
     query_id: str,
     doc_id: str,
     rank: str,
@@ -532,6 +521,10 @@ def _setup(
         raise InvalidValueError(
             f"check_duplicates must be True or False, got {check_duplicates!r}"
         )
+    if buckets is not None and (
+        isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1
+    ):
+        raise InvalidValueError(f"buckets must be a positive integer or None, got {buckets!r}")
     if order not in ("auto", "rank", "score"):
         raise InvalidValueError(
             f"order={order!r} is not an order; choose 'auto', 'rank' or 'score'"
@@ -634,15 +627,22 @@ def _setup(
         doc_is_string=doc_kind == "string",
         cast_ids=cast_ids,
         check=check,
+        doc_id=doc_id,
+        rank=rank,
+        score=score,
+        relevance=relevance,
+        depth=depth,
+        relevance_level=float(relevance_level),
     )
 
 
-def _rank_expr(setup: _Setup, keys: list[str], doc_id: str, rank: str, score: str) -> pl.Expr:
+def _rank_expr(setup: _Setup) -> pl.Expr:
     if setup.order == "rank":
-        return pl.col(rank).cast(pl.Int64)
-    tie = pl.col(doc_id) if setup.doc_is_string else pl.col(doc_id).cast(pl.String)
+        return pl.col(setup.rank).cast(pl.Int64)
+    doc = pl.col(setup.doc_id)
+    tie = doc if setup.doc_is_string else doc.cast(pl.String)
     return pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(
-        keys, order_by=[pl.col(score), tie], descending=True
+        list(setup.keys), order_by=[pl.col(setup.score), tie], descending=True
     )
 
 
@@ -664,22 +664,22 @@ def _run_flag_names(setup: _Setup) -> list[str]:
     return [*names, "bad_rank", *(["dup_rank"] if dup else [])]
 
 
-def _run_checks(setup: _Setup, doc_id: str, rank: str, score: str) -> list[pl.Expr]:
+def _run_checks(setup: _Setup) -> list[pl.Expr]:
     """Per-query counts of bad rows; the duplicate counts keep a hash set per query."""
-    doc = pl.col(doc_id)
+    doc = pl.col(setup.doc_id)
     dup = setup.check.check_duplicates
     checks = [doc.null_count().alias(flag("null_doc"))]
     if dup:
         checks.append((pl.len() - doc.n_unique()).alias(flag("dup_doc")))
     if setup.order == "rank":
-        r = pl.col(rank)
+        r = pl.col(setup.rank)
         if not setup.check.judged_table:  # there, a null rank means "not retrieved"
             checks.append(r.null_count().alias(flag("null_rank")))
         checks.append((r < 1).sum().alias(flag("bad_rank")))
         if dup:
             checks.append((r.count() - r.drop_nulls().n_unique()).alias(flag("dup_rank")))
     else:
-        s = pl.col(score).cast(pl.Float64)
+        s = pl.col(setup.score).cast(pl.Float64)
         checks += [
             s.null_count().alias(flag("null_score")),
             s.is_nan().sum().alias(flag("nan_score")),
