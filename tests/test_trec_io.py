@@ -124,17 +124,12 @@ RUN_PARSE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("lines_reader", ["scan_lines", "fallback"])
 @pytest.mark.parametrize(("text", "rows"), RUN_PARSE_CASES)
 def test_read_trec_run_parses(
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    lines_reader: str,
     text: str,
     rows: list[tuple[str, str, float, str]],
 ) -> None:
-    if lines_reader == "fallback":
-        monkeypatch.delattr(pl, "scan_lines")
     path = _write(tmp_path / "run.txt", text)
     expected = _run(rows)
     assert_frame_equal(read_trec_run(path), expected)
@@ -153,14 +148,9 @@ def test_read_trec_run_keep_rank(tmp_path: Path) -> None:
     assert_frame_equal(scan_trec_run(path, keep_rank=True).collect(), expected)
 
 
-@pytest.mark.parametrize("lines_reader", ["scan_lines", "fallback"])
 @pytest.mark.parametrize("keep_rank", [False, True])
 @pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n  \n"], ids=repr)
-def test_read_trec_run_empty(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines_reader: str, keep_rank: bool, text: str
-) -> None:
-    if lines_reader == "fallback":
-        monkeypatch.delattr(pl, "scan_lines")
+def test_read_trec_run_empty(tmp_path: Path, keep_rank: bool, text: str) -> None:
     path = _write(tmp_path / "run.txt", text)
     schema = RUN_SCHEMA_RANK if keep_rank else RUN_SCHEMA
     for frame in (
@@ -236,7 +226,6 @@ RUN_ERROR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("lines_reader", ["scan_lines", "fallback"])
 @pytest.mark.parametrize(
     "read",
     [
@@ -252,14 +241,11 @@ RUN_ERROR_CASES = [
 def test_read_trec_run_errors(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    lines_reader: str,
     read: Callable[[str, bool], pl.DataFrame],
     text: str,
     keep_rank: bool,
     message: str,
 ) -> None:
-    if lines_reader == "fallback":
-        monkeypatch.delattr(pl, "scan_lines")
     _write(tmp_path / "runs" / "bm25.txt", text)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(TrecFormatError, match=f"^{re.escape(message)}$"):
@@ -386,18 +372,13 @@ QRELS_PARSE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("lines_reader", ["scan_lines", "fallback"])
 @pytest.mark.parametrize(("text", "rows", "dtype"), QRELS_PARSE_CASES)
 def test_read_trec_qrels_parses(
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    lines_reader: str,
     text: str,
     rows: list[tuple[str, str, Any]],
     dtype: type[pl.DataType],
 ) -> None:
-    if lines_reader == "fallback":
-        monkeypatch.delattr(pl, "scan_lines")
     path = _write(tmp_path / "qrels.txt", text)
     assert_frame_equal(read_trec_qrels(path), _qrels(rows, dtype))
     floats = _qrels(rows, dtype).with_columns(pl.col("relevance").cast(pl.Float64))

@@ -328,27 +328,10 @@ def _path(source: Source) -> str:
 
 def _scan_lines(path: str) -> pl.LazyFrame:
     """Every line of the file (blank ones included) with its 1-based number."""
-    scan_lines = getattr(pl, "scan_lines", None)
-    if scan_lines is not None:
-        # Marked unstable in polars; we pin its behaviour with our own tests.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", pl.exceptions.UnstableWarning)
-            lines: pl.LazyFrame = scan_lines(
-                path, name=_LINE, row_index_name=_LN, row_index_offset=1, glob=False
-            )
-        return lines
-    # Older polars: read with a separator that does not occur in text files.
-    return pl.scan_csv(
-        path,
-        has_header=False,
-        separator="\x1f",
-        quote_char=None,
-        schema={_LINE: pl.String()},
-        row_index_name=_LN,
-        row_index_offset=1,
-        raise_if_empty=False,
-        glob=False,
-    ).with_columns(pl.col(_LINE).fill_null("").str.strip_suffix("\r"))
+    # Marked unstable in polars; we pin its behaviour with our own tests.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pl.exceptions.UnstableWarning)
+        return pl.scan_lines(path, name=_LINE, row_index_name=_LN, row_index_offset=1, glob=False)
 
 
 def _fields(path: str) -> pl.LazyFrame:
