@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -401,3 +402,68 @@ def test_buckets_must_be_a_positive_integer(evaluate: Evaluate) -> None:
         irm.InvalidValueError, match=re.escape("buckets must be a positive integer or None, got 0")
     ):
         evaluate(RUN, ["map"], qrels=QRELS, buckets=0)
+
+
+def test_division_by_a_cutoff_is_correctly_rounded(evaluate: Evaluate) -> None:
+    # polars multiplies a column by 1/10 when asked to divide it by 10, and
+    # 6 * 0.1 = 0.6000000000000001; trec_eval prints 6 / 10.0 = 0.6 (and 3 / 10.0 = 0.3).
+    run = pl.DataFrame(
+        {
+            "query_id": ["q1"] * 10 + ["q2"] * 10,
+            "doc_id": [f"d{i}" for i in range(10)] * 2,
+            "rank": list(range(1, 11)) * 2,
+        }
+    )
+    qrels = pl.DataFrame(
+        {
+            "query_id": ["q1"] * 6 + ["q2"] * 3,
+            "doc_id": [f"d{i}" for i in range(6)] + [f"d{i}" for i in range(3)],
+            "relevance": [1] * 9,
+        }
+    )
+    out = evaluate(run, ["P@10", "unjudged@10"], qrels=qrels, per_query=True)
+    assert out["P@10"].to_list() == [6 / 10, 3 / 10]
+    assert out["unjudged@10"].to_list() == [(10 - 6) / 10, (10 - 3) / 10]
+
+
+def _layouts(frame: pl.DataFrame) -> list[pl.DataFrame]:
+    """The same rows reversed, shuffled, and cut into many small chunks."""
+    pieces = [frame.slice(i, 7) for i in range(0, frame.height, 7)]
+    return [
+        frame.reverse(),
+        frame.sample(fraction=1.0, shuffle=True, seed=3),
+        pl.concat(pieces[::-1], rechunk=False),
+    ]
+
+
+def _synthetic(queries: int, docs: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A run with scores and about 20 graded judgments per query, half retrieved."""
+    rng = np.random.default_rng(7)
+    qid = np.repeat([f"q{q:04d}" for q in range(queries)], docs)
+    run = pl.DataFrame(
+        {
+            "query_id": qid,
+            "doc_id": [f"d{d:03d}" for d in rng.integers(0, 10 * docs, queries * docs)],
+            "score": rng.random(queries * docs).round(2),
+        }
+    ).unique(["query_id", "doc_id"], keep="first", maintain_order=True)
+    judged = pl.DataFrame(
+        {
+            "query_id": np.repeat([f"q{q:04d}" for q in range(queries)], 20),
+            "doc_id": [f"d{d:03d}" for d in rng.integers(0, 2 * docs, queries * 20)],
+            "relevance": rng.integers(-1, 4, queries * 20),
+        }
+    ).unique(["query_id", "doc_id"], keep="first", maintain_order=True)
+    return run, judged
+
+
+def test_values_do_not_depend_on_row_layout_or_engine(evaluate: Evaluate) -> None:
+    # Float sums are added in rank order (Scope.total), never as per-batch partial
+    # sums, whose rounding depends on where the engine's batches end.
+    run, qrels = _synthetic(400, 60)
+    names = [*irm.DEFAULT_METRICS, "err@10", "rbp", "infAP", "ndcg_rel", "Rndcg", "G"]
+    reference = evaluate(run, names, qrels=qrels, per_query=True)
+    for layout in _layouts(run):
+        assert evaluate(layout, names, qrels=qrels, per_query=True).equals(reference)
+    in_memory = irm.evaluate(run.lazy(), names, qrels=qrels, per_query=True)
+    assert in_memory.collect(engine="in-memory").equals(reference)

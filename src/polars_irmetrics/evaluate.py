@@ -449,6 +449,8 @@ def _per_query(
     )
     if scope.derived:  # order-dependent per-row quantities, as window columns
         rows = rows.with_columns(scope.derived.values())
+    if scope.totals:  # running sums in rank order, which may read the columns above
+        rows = rows.with_columns(scope.totals.values())
     is_judgment = pl.col(_SRC) == 1
     per_query_frame = rows.group_by(keys).agg(
         *metric_exprs,

@@ -86,6 +86,18 @@ class Scope(ABC):
         """
 
     @abstractmethod
+    def running(self, term: pl.Expr) -> pl.Expr:
+        """Per row: the running sum of a float ``term`` down to that row (nulls count as 0).
+
+        Added one row at a time in rank order (unretrieved rows last), so a sum read off
+        it (``.last()``, or the last row ranked at or above a cutoff) is the same to the
+        last bit however the engine splits the rows into batches: a plain ``.sum()``
+        inside a streaming group-by adds per-batch partial sums, whose rounding depends
+        on where the batches happen to end. ``term`` must be built from :attr:`rank`,
+        :attr:`rel` and the columns of :meth:`window` and the other primitives.
+        """
+
+    @abstractmethod
     def window(self, expr: pl.Expr) -> pl.Expr:
         """Per row: ``expr``, evaluated over all the rows of the query at once.
 
@@ -108,6 +120,10 @@ def _greater_above(value: pl.Expr) -> pl.Expr:
 
 def _count_greater(value: pl.Expr) -> pl.Expr:
     return (value.rank("min", descending=True) - 1).cast(pl.Int64)
+
+
+def _running_sum(term: pl.Expr) -> pl.Expr:
+    return term.cast(pl.Float64).fill_null(0.0).cum_sum()
 
 
 def _ideal_candidates(rank: pl.Expr, rel: pl.Expr, retrieved_only: bool) -> pl.Expr:
@@ -142,6 +158,9 @@ class TableScope(Scope):
     def count_greater(self, value: pl.Expr) -> pl.Expr:
         return _count_greater(value)
 
+    def running(self, term: pl.Expr) -> pl.Expr:
+        return _running_sum(term)
+
     def window(self, expr: pl.Expr) -> pl.Expr:
         return expr
 
@@ -151,7 +170,8 @@ class PlanScope(Scope):
 
     Order-dependent quantities are registered as window columns in :attr:`derived`
     (name -> expression), which the plan adds before its group-by; asking twice for
-    the same quantity reuses one column.
+    the same quantity reuses one column. Running sums (:meth:`running`) may read those
+    columns, so they are registered apart, in :attr:`totals`, added after them.
     """
 
     def __init__(self, rank: str, rel: str, num_ret: str, keys: list[str]) -> None:
@@ -160,15 +180,16 @@ class PlanScope(Scope):
         self.num_ret = pl.col(num_ret).max().fill_null(0)
         self._keys = keys
         self.derived: dict[str, pl.Expr] = {}
+        self.totals: dict[str, pl.Expr] = {}
         self._names: dict[bytes, str] = {}
 
-    def _register(self, expr: pl.Expr) -> pl.Expr:
+    def _register(self, expr: pl.Expr, stage: dict[str, pl.Expr] | None = None) -> pl.Expr:
         key = expr.meta.serialize()  # the whole expression, never a shortened display
         name = self._names.get(key)
         if name is None:
             name = f"__irm_d{len(self._names)}"
             self._names[key] = name
-            self.derived[name] = expr.over(self._keys).alias(name)
+            (self.derived if stage is None else stage)[name] = expr.over(self._keys).alias(name)
         return pl.col(name)
 
     def ranked_count(self, condition: pl.Expr) -> pl.Expr:
@@ -186,6 +207,9 @@ class PlanScope(Scope):
 
     def count_greater(self, value: pl.Expr) -> pl.Expr:
         return self._register(_count_greater(value))
+
+    def running(self, term: pl.Expr) -> pl.Expr:
+        return self._register(_running_sum(term), self.totals)
 
     def window(self, expr: pl.Expr) -> pl.Expr:
         return self._register(expr)

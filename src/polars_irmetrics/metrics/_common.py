@@ -43,33 +43,85 @@ def rel_ret(s: Scope, p: Params, k: int | None) -> pl.Expr:
     return (relevant(s, p) & ranked(s, k)).sum().cast(pl.Float64)
 
 
+def fsum(s: Scope, term: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
+    """The sum of a float ``term`` over the rows meeting ``where``, in rank order.
+
+    Every float sum of a formula goes through here or :func:`fsum_ranked`
+    (:meth:`Scope.running`), so a metric is the same to the last bit on any input
+    layout, engine or number of buckets.
+    """
+    return s.running(term if where is None else pl.when(where).then(term).otherwise(0.0)).last()
+
+
+def fsum_ranked(s: Scope, term: pl.Expr, where: pl.Expr, k: int | None) -> pl.Expr:
+    """The sum of ``term`` over the rows ranked 1..k (any rank if ``k`` is None) meeting
+    ``where``, added in rank order.
+
+    One running sum serves every cutoff: the rows are in rank order, so the sum down to
+    the last row ranked at or above ``k`` is the sum over ranks 1..k (``ndcg@1..100``
+    costs one column, not a hundred).
+    """
+    running = s.running(pl.when(where & s.rank.is_not_null()).then(term).otherwise(0.0))
+    if k is not None:
+        running = running.filter(s.rank <= k)
+    return running.last().fill_null(0.0)
+
+
+def divide(num: pl.Expr, den: float) -> pl.Expr:
+    """``num / den`` for a constant ``den``, correctly rounded.
+
+    polars divides a column of floats by a constant as a multiplication by the
+    constant's reciprocal, which can be off by one unit in the last place (6 / 10 gives
+    0.6000000000000001, not trec_eval's 0.6); dividing by a column of the same length
+    divides each value.
+    """
+    return num / (num * 0.0 + den)
+
+
 def ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
     """``num / den``, and 0 where ``den`` is 0."""
     return pl.when(den > 0).then(num / den).otherwise(0.0)
 
 
-def gain(s: Scope, p: Params) -> pl.Expr:
-    rel = s.rel.cast(pl.Float64)
+def gain_of(label: pl.Expr, p: Params) -> pl.Expr:
+    """The gain of a label: itself or 2**label - 1 (``gain``); 0 unless positive."""
+    rel = label.cast(pl.Float64)
     gain = rel if p.choice("gain") == "linear" else (pl.lit(2.0).pow(rel) - 1.0)
     return pl.when(rel > 0).then(gain).otherwise(0.0)
 
 
+def gain(s: Scope, p: Params) -> pl.Expr:
+    return gain_of(s.rel, p)
+
+
 def dcg(s: Scope, p: Params) -> pl.Expr:
     discount = (s.rank.cast(pl.Float64) + 1.0).log(2)
-    return (gain(s, p) / discount).filter(ranked(s, p.k) & (s.rel > 0)).sum()
+    return fsum_ranked(s, gain(s, p) / discount, s.rel > 0, p.k)
 
 
 def idcg(s: Scope, p: Params) -> pl.Expr:
-    position = s.ideal_position(retrieved_only=p.choice("ideal") == "retrieved")
-    keep = position.is_not_null() if p.k is None else (position <= p.k)
-    discount = (position.cast(pl.Float64) + 1.0).log(2)
-    return (gain(s, p) / discount).filter(keep).sum()
+    """DCG of the ideal ranking, added position by position as trec_eval does.
+
+    Row i of the query (in any order) carries the ideal DCG of positions 1..i+1: the
+    candidates' gains sorted, largest first. There are never more candidates than
+    rows, so the cutoff k reads row k (or the last row): one column for every k.
+    """
+    retrieved_only = p.choice("ideal") == "retrieved"
+    keep = s.rel > 0
+    if retrieved_only:
+        keep = keep & s.rank.is_not_null()
+    ideal = pl.when(keep).then(s.rel).sort(descending=True, nulls_last=True)
+    position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
+    cumulative = s.window((gain_of(ideal, p) / (position + 1.0).log(2)).cum_sum())
+    if p.k is None:
+        return cumulative.last()
+    return cumulative.filter(s.window(pl.int_range(pl.len(), dtype=pl.Int64)) < p.k).last()
 
 
 def precision_at(s: Scope, p: Params) -> pl.Expr:
     if p.k is None:
         return ratio(rel_ret(s, p, None), s.num_ret.cast(pl.Float64))
-    return rel_ret(s, p, p.k) / float(p.k)
+    return divide(rel_ret(s, p, p.k), float(p.k))
 
 
 def recall_at(s: Scope, p: Params) -> pl.Expr:

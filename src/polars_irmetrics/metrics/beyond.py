@@ -20,7 +20,7 @@ from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.scope import Scope
 from polars_irmetrics.spec import Alias, Metric, Param, Params
 
-from ._common import num_rel, ranked, ratio, relevant
+from ._common import fsum_ranked, num_rel, ranked, ratio, relevant
 
 __all__ = ["BEYOND_METRICS"]
 
@@ -54,7 +54,7 @@ def _err(s: Scope, p: Params) -> pl.Expr:
     stop = pl.when(grade > 0).then((pl.lit(2.0).pow(grade) - 1.0) / 2.0**max_grade).otherwise(0.0)
     reach = s.product_above(1.0 - stop)
     term = stop * reach / s.rank.cast(pl.Float64)
-    return term.filter(ranked(s, p.k) & (stop > 0)).sum()
+    return fsum_ranked(s, term, stop > 0, p.k)
 
 
 def _rbp_weight(s: Scope, persistence: float) -> pl.Expr:
@@ -65,23 +65,24 @@ def _rbp(s: Scope, p: Params) -> pl.Expr:
     persistence = _number(p, "p", "rbp", 0.0, 1.0)
     gain = pl.lit(1.0) if p.choice("gain") == "binary" else s.rel.cast(pl.Float64)
     term = gain * _rbp_weight(s, persistence)
-    return term.filter(relevant(s, p) & ranked(s, p.k)).sum()
+    return fsum_ranked(s, term, relevant(s, p), p.k)
 
 
 def _rbp_residual(s: Scope, p: Params) -> pl.Expr:
     persistence = _number(p, "p", "rbp_residual", 0.0, 1.0)
-    known = _rbp_weight(s, persistence).filter((s.rel >= 0) & ranked(s, p.k)).sum()
+    known = fsum_ranked(s, _rbp_weight(s, persistence), s.rel >= 0, p.k)
     return 1.0 - known
 
 
 def _arhr(s: Scope, p: Params) -> pl.Expr:
-    return (1.0 / s.rank.cast(pl.Float64)).filter(relevant(s, p) & ranked(s, p.k)).sum()
+    return fsum_ranked(s, 1.0 / s.rank.cast(pl.Float64), relevant(s, p), p.k)
 
 
 def _mar(s: Scope, p: Params) -> pl.Expr:
     if p.k is None:  # pragma: no cover - the cutoff is required by the declaration
         raise MetricParameterError("metric 'mar' needs a cutoff, e.g. 'mar@10'")
     k = float(p.k)
+    # integers below 2**53: a plain sum is exact in any order
     cutoffs_found = (k - s.rank.cast(pl.Float64) + 1.0).filter(relevant(s, p) & ranked(s, p.k))
     return ratio(cutoffs_found.sum(), k * num_rel(s, p))
 
@@ -94,6 +95,7 @@ def _fcp(s: Scope, p: Params) -> pl.Expr:
     above = s.greater_above(pl.when(graded).then(label)).cast(pl.Float64)
     greater_all = s.count_greater(pl.when(graded).then(label)).cast(pl.Float64)
     greater_out = s.count_greater(pl.when(graded & out).then(label)).cast(pl.Float64)
+    # counts of pairs, integers below 2**53: plain sums are exact in any order
     pairs = greater_all.filter(graded).sum()
     concordant = (
         above.filter(graded & top).sum() + (greater_all - greater_out).filter(graded & out).sum()

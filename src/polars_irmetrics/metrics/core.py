@@ -27,6 +27,8 @@ from ._common import (
     GAIN,
     IDEAL,
     dcg,
+    fsum,
+    fsum_ranked,
     gain,
     idcg,
     num_rel,
@@ -73,7 +75,7 @@ def _map(s: Scope, p: Params) -> pl.Expr:
     is_rel = relevant(s, p)
     found = is_rel & ranked(s, p.k)
     precision = s.ranked_count(is_rel).cast(pl.Float64) / s.rank.cast(pl.Float64)
-    precision_sum = precision.filter(found).sum()
+    precision_sum = fsum_ranked(s, precision, is_rel, p.k)
     denominator = p.choice("denominator")
     if denominator == "retrieved":
         den = found.sum().cast(pl.Float64)
@@ -97,7 +99,7 @@ def _idcg_metric(s: Scope, p: Params) -> pl.Expr:
 
 
 def _cg(s: Scope, p: Params) -> pl.Expr:
-    return gain(s, p).filter(ranked(s, p.k) & (s.rel > 0)).sum()
+    return fsum_ranked(s, gain(s, p), s.rel > 0, p.k)
 
 
 def _bpref(s: Scope, p: Params) -> pl.Expr:
@@ -107,7 +109,7 @@ def _bpref(s: Scope, p: Params) -> pl.Expr:
     nonrel_above = s.ranked_count(nonrel).cast(pl.Float64)
     cap = pl.max_horizontal(pl.min_horizontal(n, r), pl.lit(1.0))
     terms = 1.0 - pl.min_horizontal(nonrel_above, r) / cap
-    return ratio(terms.filter(relevant(s, p) & s.rank.is_not_null()).sum(), r)
+    return ratio(fsum(s, terms, relevant(s, p) & s.rank.is_not_null()), r)
 
 
 def _num_ret(s: Scope, p: Params) -> pl.Expr:

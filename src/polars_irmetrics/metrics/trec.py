@@ -34,7 +34,7 @@ from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.scope import Scope
 from polars_irmetrics.spec import Alias, Metric, Param, Params, ParamValue
 
-from ._common import num_rel, ranked, ratio, rel_ret, relevant
+from ._common import divide, fsum, fsum_ranked, num_rel, ranked, ratio, rel_ret, relevant
 from .core import CORE_METRICS
 
 __all__ = [
@@ -255,7 +255,7 @@ def _eleven_pt_avg(s: Scope, p: Params) -> pl.Expr:
     total = pl.lit(0.0)
     for recall in reversed(ELEVEN_POINTS):  # trec_eval adds them from 1.0 down
         total = total + _iprec_at(s, p, recall)
-    return total / float(len(ELEVEN_POINTS))
+    return divide(total, float(len(ELEVEN_POINTS)))
 
 
 def _relative_precision(s: Scope, p: Params) -> pl.Expr:
@@ -284,7 +284,7 @@ def _infap(s: Scope, p: Params) -> pl.Expr:
         (rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2.0 * INFAP_EPSILON)
     )
     term = pl.when(j == 0.0).then(1.0).otherwise(term)
-    total = term.filter(is_rel & _retrieved(s)).sum()
+    total = fsum(s, term, is_rel & _retrieved(s))
     r = num_rel(s, p)
     return pl.when(r > 0).then(total / r).otherwise(total)
 
@@ -306,11 +306,11 @@ def _ndcg_rel(s: Scope, p: Params) -> pl.Expr:
     ideal = _ideal_gains(gain, _judged(s))
     ideal_terms = ideal / _discount(_positions())
     idcg_here = s.window(_at_position(ideal_terms.cum_sum(), s.rank))
-    at_relevant = (dcg_here / idcg_here).filter(retrieved & (gain > 0)).sum()
+    at_relevant = fsum(s, dcg_here / idcg_here, retrieved & (gain > 0))
     positive = _f((_judged(s) & (gain > 0)).sum())
     positive_ret = _f((retrieved & (gain > 0)).sum())
-    dcg = term.filter(retrieved).sum()
-    idcg = s.window(ideal_terms).sum()
+    dcg = fsum(s, term, retrieved)
+    idcg = fsum(s, s.window(ideal_terms))
     missed = pl.when(idcg > 0).then((positive - positive_ret) * dcg / idcg).otherwise(0.0)
     total = at_relevant + missed
     return pl.when(total > 0).then(total / positive).otherwise(0.0)
@@ -335,10 +335,10 @@ def _rndcg(s: Scope, p: Params) -> pl.Expr:
     changes = _f(s.window(change.cast(pl.Int64)).sum())
     # and nDCG at the end of the ranking, when it runs 2 or more past the ideal one
     positive = _f((_judged(s) & (gain > 0)).sum())
-    dcg = term.filter(retrieved).sum()
-    idcg = s.window(ideal / _discount(position)).sum()
+    dcg = fsum(s, term, retrieved)
+    idcg = fsum(s, s.window(ideal / _discount(position)))
     last = (_f(s.num_ret) >= positive + 2.0) & (idcg > 0)
-    total = points.sum() + pl.when(last).then(dcg / idcg).otherwise(0.0)
+    total = fsum(s, points) + pl.when(last).then(dcg / idcg).otherwise(0.0)
     count = changes + _f(last.cast(pl.Int64))
     return pl.when(num_rel(s, p) == 0).then(0.0).otherwise(ratio(total, count))
 
@@ -347,7 +347,7 @@ def _bin_g(s: Scope, p: Params) -> pl.Expr:
     is_rel = relevant(s, p)
     nonrel_above = _f(s.rank) - _f(s.ranked_count(is_rel))  # every non-relevant doc
     term = 1.0 / (2.0 + nonrel_above).log(2)
-    return ratio(term.filter(is_rel & _retrieved(s)).sum(), num_rel(s, p))
+    return ratio(fsum(s, term, is_rel & _retrieved(s)), num_rel(s, p))
 
 
 def _g(s: Scope, p: Params) -> pl.Expr:
@@ -361,8 +361,8 @@ def _g(s: Scope, p: Params) -> pl.Expr:
     cost = s.window(_at_position(cost_cum, rank) + _f(past))
     gained = s.window(_cumulative_by_rank(pl.when(retrieved).then(gain)))
     term = gain / ((2.0 + cost - gained).log(2))
-    total = term.filter(retrieved & (gain != 0)).sum()
-    ideal_total = gain.filter(_judged(s) & (gain > 0)).sum()
+    total = fsum(s, term, retrieved & (gain != 0))
+    ideal_total = fsum(s, gain, _judged(s) & (gain > 0))
     return ratio(total, ideal_total)
 
 
@@ -373,14 +373,14 @@ def _trec_rbp(s: Scope, p: Params) -> pl.Expr:
     top = rel.filter(rel >= 0).max()  # gains are scaled to [0, 1] when one exceeds 1
     scaled = pl.when(top > 1.0).then(gain / top).otherwise(gain)
     weight = pl.lit(persistence).pow(_f(s.rank) - 1.0)
-    return (1.0 - persistence) * (scaled * weight).filter(_retrieved(s)).sum()
+    return (1.0 - persistence) * fsum(s, scaled * weight, _retrieved(s))
 
 
 def _trec_rbp_resid(s: Scope, p: Params) -> pl.Expr:
     persistence = _persistence(p, "trec_rbp_resid")
     judged_ret = _judged(s) & _retrieved(s)
     unjudged = _f(s.num_ret) - _f(judged_ret.sum())
-    known = pl.lit(persistence).pow(_f(s.rank) - 1.0).filter(judged_ret).sum()
+    known = fsum(s, pl.lit(persistence).pow(_f(s.rank) - 1.0), judged_ret)
     return pl.when(unjudged > 0).then(1.0 - (1.0 - persistence) * known).otherwise(0.0)
 
 
@@ -390,7 +390,7 @@ def _unjudged(s: Scope, p: Params) -> pl.Expr:
     if p.k is None:
         return ratio(n - judged, n)
     k = float(p.k)
-    return (pl.min_horizontal(n, pl.lit(k)) - judged) / k
+    return divide(pl.min_horizontal(n, pl.lit(k)) - judged, k)
 
 
 def _utility(s: Scope, p: Params) -> pl.Expr:
@@ -414,13 +414,13 @@ def _trec_ndcg(s: Scope, p: Params) -> pl.Expr:
     the judged documents with a positive gain, largest first.
     """
     gain = _label_gain(s, p)
-    dcg = (gain / _discount(s.rank)).filter(ranked(s, p.k)).sum()
+    dcg = fsum_ranked(s, gain / _discount(s.rank), pl.lit(True), p.k)
     candidate = _judged(s)
     position = _positions()
     terms = _ideal_gains(gain, candidate) / _discount(position)
     if p.k is not None:
         terms = pl.when(position <= p.k).then(terms).otherwise(0.0)
-    return ratio(dcg, s.window(terms).sum())
+    return ratio(dcg, fsum(s, s.window(terms)))
 
 
 # --------------------------------------------------------------------------- registry
