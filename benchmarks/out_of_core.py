@@ -42,6 +42,11 @@ def parse_count(text: str) -> int:
     return int(float(text.rstrip("KMGB")) * mult)
 
 
+def _buckets(text: str) -> int | str | None:
+    text = text.strip()
+    return text if text == "auto" else (int(text) or None)
+
+
 def _dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*.parquet"))
 
@@ -63,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--irm-buckets",
         default="0",
-        help="evaluate(buckets=N) values to try for the irm libraries, 0 = none, e.g. 0,8,16",
+        help="evaluate(buckets=...) values to try for the irm libraries: 0 = none (one "
+        "plan), N, or auto (one bucket per 4M rows), e.g. 0,auto",
     )
     args = p.parse_args(argv)
     libs = harness.parse_libs(args.libs)
@@ -73,9 +79,9 @@ def main(argv: list[str] | None = None) -> int:
 
     rows_list = [parse_count(r) for r in args.rows.split(",") if r.strip()]
     table = [
-        "| rows | queries | buckets | run on disk | library | e2e s | peak RSS MiB "
-        "| RSS / disk | status |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| rows | queries | hive parts | run on disk | library | e2e s | s per 10M rows "
+        "| peak RSS MiB | RSS / disk | status |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rows in rows_list:
         spec = Spec(max(1, rows // args.docs), args.docs, chunk_queries=args.chunk_queries)
@@ -83,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = harness.generate_data(spec, args.data_dir / spec.name, flat=False, hive=True)
         disk = _dir_bytes(folder / "run")
         runs = [
-            (lib, int(b) or None)
+            (lib, _buckets(b))
             for lib in libs
             for b in (args.irm_buckets.split(",") if lib.startswith("irm") else ["0"])
         ]
@@ -112,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             table.append(
                 f"| {spec.queries * spec.docs:,} | {spec.queries:,} | {spec.n_chunks} "
                 f"| {disk / 2**20:,.0f} MiB | {label} | {harness._fmt_s(t)} "
+                f"| {'–' if t is None else f'{t * 1e7 / (spec.queries * spec.docs):.2f}'} "
                 f"| {harness._fmt_mib(rss)} "
                 f"| {'–' if rss is None else f'{rss * 2**20 / disk:.2f}'} "
                 f"| {status.replace('|', '/')} |"

@@ -99,12 +99,13 @@ def test_out_of_core_small(tmp_path: Path) -> None:
     out = tmp_path / "ooc.md"
     _py(
         BENCH / "out_of_core.py",
-        *("--rows", "1K,2K", "--docs", 10, "--chunk-queries", 50, "--irm-buckets", "0,3"),
+        *("--rows", "1K,2K", "--docs", 10, "--chunk-queries", 50, "--irm-buckets", "0,3,auto"),
         *("--out", out, "--data-dir", tmp_path / "data"),
     )
     rows = [line for line in out.read_text().splitlines() if line.startswith("| 1,000 ")]
     rows += [line for line in out.read_text().splitlines() if line.startswith("| 2,000 ")]
-    assert len(rows) == 6  # 2 sizes x (irm-rank, irm-rank with 3 buckets, floor)
+    assert len(rows) == 8  # 2 sizes x (irm-rank: plain, 3 buckets, auto; floor)
     assert sum("| irm-rank (buckets=3) |" in line for line in rows) == 2
+    assert sum("| irm-rank (buckets=auto) |" in line for line in rows) == 2
     assert all(line.rstrip().endswith("| ok |") for line in rows), rows
     assert (tmp_path / "data" / "q200_d10_str_s0_c50" / "run" / "bucket=03").is_dir()

@@ -328,3 +328,25 @@ def test_no_duplicate_check_flag(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert capsys.readouterr().out == "num_q,num_ret\n1,3.0\n"
     assert main([*argv, "--no-duplicate-check", "--buckets", "3"]) == 0
     assert capsys.readouterr().out == "num_q,num_ret\n1,3.0\n"
+
+
+@pytest.mark.parametrize("buckets", ["2", "auto"])
+def test_buckets_flag_gives_the_same_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], buckets: str
+) -> None:
+    argv = ["evaluate", "--sample", "-m", "ndcg@10", "-m", "map", "--format", "csv"]
+    assert main(argv) == 0
+    whole = capsys.readouterr().out
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    assert main([*argv, "--buckets", buckets, "--spill-dir", str(spill)]) == 0
+    assert capsys.readouterr().out == whole
+    assert list(spill.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["0", "x", "-3"])
+def test_buckets_flag_refuses_bad_values(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["evaluate", "--sample", "--buckets", value])
+    assert exit_.value.code == 2
+    assert f"expected a positive integer or 'auto', got {value!r}" in capsys.readouterr().err

@@ -145,11 +145,17 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         )
         p.add_argument(
             "--buckets",
-            type=int,
-            metavar="N",
-            help="evaluate the queries in N hash buckets, one at a time: peak memory falls "
-            "about N-fold, the run is read N times (e.g. --buckets 8 for logs larger than "
-            "memory)",
+            type=_buckets,
+            metavar="N|auto",
+            help="out of core: split the queries into N hash buckets on disk and evaluate "
+            "them one at a time ('auto': one per 4M run rows); peak memory is about one "
+            "bucket's, every row is read twice, the results are the same",
+        )
+        p.add_argument(
+            "--spill-dir",
+            metavar="DIR",
+            help="folder for the buckets' temporary files (default: the system's temporary "
+            "folder)",
         )
         p.add_argument(
             "--no-duplicate-check",
@@ -171,6 +177,19 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
                 metavar="COL",
                 help=f"name of the {flag.replace('-', ' ')} column (default: {default})",
             )
+
+
+def _buckets(text: str) -> int | str:
+    """``--buckets``: a positive integer or ``auto``."""
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}")
+    return value
 
 
 def _run_names(paths: Sequence[str]) -> list[str]:
@@ -221,6 +240,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         unretrieved=args.unretrieved,
         check_duplicates=args.check_duplicates,
         buckets=args.buckets,
+        spill_dir=args.spill_dir,
         rank=args.rank,
         score=args.score,
         relevance=args.relevance,

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, TypeVar, overload
 
 import polars as pl
 
+from .buckets import Buckets, check_buckets, evaluate_in_buckets
 from .errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError, MetricParameterError
 from .registry import MetricRequest, parse_metric
 from .scope import PlanScope
@@ -90,7 +92,8 @@ def evaluate(
     unjudged: Policy = ...,
     unretrieved: Policy = ...,
     check_duplicates: bool = ...,
-    buckets: int | None = ...,
+    buckets: Buckets = ...,
+    spill_dir: str | Path | None = ...,
     query_id: str = ...,
     doc_id: str = ...,
     rank: str = ...,
@@ -113,7 +116,8 @@ def evaluate(
     unjudged: Policy = ...,
     unretrieved: Policy = ...,
     check_duplicates: bool = ...,
-    buckets: int | None = ...,
+    buckets: Buckets = ...,
+    spill_dir: str | Path | None = ...,
     query_id: str = ...,
     doc_id: str = ...,
     rank: str = ...,
@@ -135,7 +139,8 @@ def evaluate(
     unjudged: Policy = "drop",
     unretrieved: Policy = "zero",
     check_duplicates: bool = True,
-    buckets: int | None = None,
+    buckets: Buckets = None,
+    spill_dir: str | Path | None = None,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
     rank: str = "rank",
@@ -200,12 +205,19 @@ def evaluate(
         values, are still refused; an unjudged document listed twice is then counted
         twice in ``num_ret`` (and, ranked by score, pushes the documents below it down).
     buckets
-        ``None`` (default): one pass over all queries. ``N``: split the queries into N
-        buckets by a hash of their id and evaluate each bucket by its own copy of the
-        plan on filtered inputs, inside the same lazy plan. Peak memory falls about
-        N-fold (the per-query checks, the judged rows and their windows only ever hold
-        one bucket), at the price of reading the run N times; results are identical.
-        For logs larger than memory.
+        ``None`` (default): one plan over the whole input, the fastest path while the
+        log fits in memory (polars streams the scan, the join and the counts; the
+        judged rows are held in memory). ``N`` or ``"auto"``: out of core, for logs
+        larger than memory (:mod:`polars_irmetrics.buckets`): when collected, one
+        streaming pass writes the run and the judgments to Parquet in N buckets by a
+        hash of ``query_id``, then the buckets are evaluated one after the other by the
+        same plan. Peak memory is about one bucket's; every row is read twice; the
+        results are identical to ``None``'s. ``"auto"`` makes one bucket per 4 million
+        run rows (counting them is free for Parquet, one extra pass otherwise).
+    spill_dir
+        Folder for the buckets' temporary files (default: the system's temporary
+        folder, ``TMPDIR``); they need about the run's size on disk and are removed
+        when the evaluation ends. Ignored without ``buckets``.
     query_id, doc_id, rank, score, relevance
         Column names in ``run`` and ``qrels``.
 
@@ -281,6 +293,7 @@ def evaluate(
         unretrieved=unretrieved,
         check_duplicates=check_duplicates,
         buckets=buckets,
+        spill_dir=spill_dir,
         query_id=query_id,
         doc_id=doc_id,
         rank=rank,
@@ -327,7 +340,8 @@ def build_plan(
     unjudged: Policy,
     unretrieved: Policy,
     check_duplicates: bool,
-    buckets: int | None,
+    buckets: Buckets,
+    spill_dir: str | Path | None,
     query_id: str,
     doc_id: str,
     rank: str,
@@ -366,20 +380,22 @@ def build_plan(
     if buckets is None:
         result = _per_query(run, qrels, groups, setup, requests)
     else:
-        # Queries split by a hash of their id; each bucket is evaluated by its own copy of
-        # the plan on filtered inputs, so no step holds more than about one bucket's rows.
-        bucket = pl.col(query_id).hash(seed=0x1E1A) % buckets
-        parts = [
-            _per_query(
-                run.filter(bucket == b),
-                None if qrels is None else qrels.filter(bucket == b),
-                groups,
-                setup,
-                requests,
-            )
-            for b in range(buckets)
-        ]
-        result = pl.concat(parts, how="vertical")
+
+        def evaluate_part(
+            run: pl.LazyFrame, qrels: pl.LazyFrame | None, groups: pl.LazyFrame | None
+        ) -> pl.LazyFrame:
+            return _per_query(run, qrels, groups, setup, requests)
+
+        result = evaluate_in_buckets(
+            run,
+            qrels,
+            groups,
+            query_id=query_id,
+            buckets=buckets,
+            spill_dir=spill_dir,
+            evaluate_part=evaluate_part,
+            schema=evaluate_part(run, qrels, groups).collect_schema(),
+        )
     result = result.sort(keys)  # query order fixes the sums of the means
     labels = [label for label, _ in requests]
     if per_query:
@@ -499,7 +515,7 @@ def _setup(
     unjudged: str,
     unretrieved: str,
     check_duplicates: bool,
-    buckets: int | None,
+    buckets: Buckets,
     query_id: str,
     doc_id: str,
     rank: str,
@@ -523,10 +539,7 @@ def _setup(
         raise InvalidValueError(
             f"check_duplicates must be True or False, got {check_duplicates!r}"
         )
-    if buckets is not None and (
-        isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1
-    ):
-        raise InvalidValueError(f"buckets must be a positive integer or None, got {buckets!r}")
+    check_buckets(buckets)
     if order not in ("auto", "rank", "score"):
         raise InvalidValueError(
             f"order={order!r} is not an order; choose 'auto', 'rank' or 'score'"

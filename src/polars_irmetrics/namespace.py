@@ -9,10 +9,12 @@ queries as a Python float (``nan`` when no query is evaluated). Registered when
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 import polars as pl
 
+from .buckets import Buckets
 from .evaluate import Order, evaluate
 from .registry import request
 from .spec import ParamValue
@@ -33,7 +35,8 @@ class EvaluateOptions(TypedDict, total=False):
     unjudged: Policy
     unretrieved: Policy
     check_duplicates: bool
-    buckets: int | None
+    buckets: Buckets
+    spill_dir: str | Path | None
     query_id: str
     doc_id: str
     rank: str

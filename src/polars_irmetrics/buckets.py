@@ -1,0 +1,136 @@
+"""Out-of-core evaluation: queries split into hash buckets on disk, one bucket at a time.
+
+``evaluate(..., buckets=N)`` (or ``buckets="auto"``) runs in two passes when the
+result is collected:
+
+1. **Split.** One streaming pass writes the run (and the judgments) to Parquet files
+   in a temporary folder, partitioned by a hash of ``query_id``, so all rows of a
+   query land in the same bucket on both sides.
+2. **Evaluate.** Each bucket is read back and evaluated by the ordinary one-plan
+   evaluator, one bucket after the other; the per-query results are concatenated.
+
+Peak memory is that of one bucket (plus the split's write buffers), not of the whole
+log, and every row is read twice whatever the number of buckets. The per-query
+values are those of the one-plan path bit for bit (the same plan runs on each
+query's rows), and so are the means, which :func:`~polars_irmetrics.evaluate`
+sums in query order afterwards.
+
+The result is still lazy: the passes run inside ``collect()``, behind
+:func:`polars.defer`.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+import polars as pl
+
+from .errors import InvalidValueError
+from .validate import INTERNAL
+
+__all__ = ["ROWS_PER_BUCKET", "Buckets", "check_buckets", "evaluate_in_buckets"]
+
+#: ``buckets="auto"`` aims at this many run rows per bucket: about 0.5 GiB of peak
+#: memory per bucket for 100-document rankings with string ids (benchmarks/results).
+ROWS_PER_BUCKET = 4_000_000
+
+Buckets = int | Literal["auto"] | None
+
+_SEED = 0x1E1A
+_BUCKET = f"{INTERNAL}bucket"
+
+#: Evaluates one bucket: (run, judgments or None, by-groups or None) -> per-query plan.
+EvaluatePart = Callable[[pl.LazyFrame, pl.LazyFrame | None, pl.LazyFrame | None], pl.LazyFrame]
+
+
+def check_buckets(buckets: object) -> Buckets:
+    """``buckets`` as given, or :class:`InvalidValueError` naming the accepted values."""
+    if buckets is None or buckets == "auto":
+        return buckets
+    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+        raise InvalidValueError(
+            f"buckets must be a positive integer, 'auto' or None, got {buckets!r}"
+        )
+    return buckets
+
+
+def bucket_count(run: pl.LazyFrame, buckets: int | Literal["auto"]) -> int:
+    """The number of buckets: ``buckets`` itself, or one per :data:`ROWS_PER_BUCKET` rows.
+
+    ``"auto"`` counts the run's rows first: free for Parquet (the footers hold the
+    counts), one extra pass for any other source.
+    """
+    if buckets != "auto":
+        return buckets
+    rows: int = run.select(pl.len()).collect().item()
+    return max(1, math.ceil(rows / ROWS_PER_BUCKET))
+
+
+def evaluate_in_buckets(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
+    groups: pl.LazyFrame | None,
+    *,
+    query_id: str,
+    buckets: int | Literal["auto"],
+    spill_dir: str | Path | None,
+    evaluate_part: EvaluatePart,
+    schema: pl.Schema,
+) -> pl.LazyFrame:
+    """Per-query results of ``evaluate_part`` over hash buckets of queries (module doc).
+
+    Nothing runs until the returned LazyFrame is collected. The temporary folder is
+    made inside ``spill_dir`` (default: the system's temporary folder) and removed
+    when the evaluation ends, whether it succeeds or raises.
+    """
+
+    def run_buckets() -> pl.DataFrame:
+        with tempfile.TemporaryDirectory(prefix="irm-buckets-", dir=spill_dir) as folder:
+            return _split_and_evaluate(
+                run, qrels, groups, Path(folder), query_id, buckets, evaluate_part
+            )
+
+    return pl.defer(run_buckets, schema=schema)
+
+
+def _split_and_evaluate(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
+    groups: pl.LazyFrame | None,
+    folder: Path,
+    query_id: str,
+    buckets: int | Literal["auto"],
+    evaluate_part: EvaluatePart,
+) -> pl.DataFrame:
+    count = bucket_count(run, buckets)
+    key = (pl.col(query_id).hash(seed=_SEED) % count).alias(_BUCKET)
+    sides = {"run": run} if qrels is None else {"run": run, "qrels": qrels}
+    sinks = [
+        frame.sink_parquet(
+            pl.PartitionBy(folder / name, key=key, include_key=False), mkdir=True, lazy=True
+        )
+        for name, frame in sides.items()
+    ]
+    # The by-groups span buckets, so they are found once, over the whole run.
+    frames = pl.collect_all([*sinks, *([] if groups is None else [groups])])
+    all_groups = None if groups is None else frames[-1].lazy()
+    schemas = {name: frame.collect_schema() for name, frame in sides.items()}
+
+    def side(name: str, bucket: int) -> pl.LazyFrame:
+        part = folder / name / f"{_BUCKET}={bucket}"
+        if not part.is_dir():  # no row of this side hashed here
+            return pl.LazyFrame(schema=schemas[name])
+        found = pl.scan_parquet(part / "*.parquet")
+        return found.select(pl.col(c).cast(t) for c, t in schemas[name].items())
+
+    parts = [
+        evaluate_part(
+            side("run", b), None if qrels is None else side("qrels", b), all_groups
+        ).collect()
+        for b in range(count)
+    ]
+    return pl.concat(parts, how="vertical")
