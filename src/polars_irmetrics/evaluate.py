@@ -12,7 +12,11 @@ The plan, for a run and judgments (qrels):
    (null when not retrieved). Only judged rows take part
    in the metrics; unjudged retrieved documents only count in ``num_ret``.
 4. **One group-by** over the judged rows and one marker row per run query computes
-   every metric of every cutoff at once (:mod:`polars_irmetrics.metrics`).
+   every metric of every cutoff at once (:mod:`polars_irmetrics.metrics`). The rows
+   are sorted by (query, rank) first and the queries numbered in that order, so the
+   order-dependent columns (running counts and sums, the ideal gains) are vectorised
+   passes or windows on one integer, and every float sum is added in rank order: the
+   same bits on any input layout, engine or number of buckets.
 5. The data checks raise, the query-set policies apply, and ``per_query=False``
    averages per ``by`` group.
 
@@ -56,6 +60,9 @@ _SRC = f"{INTERNAL}src"
 _NUM_RET = f"{INTERNAL}num_ret"
 _JUDGED = f"{INTERNAL}judged"
 _RETRIEVED = f"{INTERNAL}retrieved"
+_GROUP = f"{INTERNAL}group"
+_FIRST = f"{INTERNAL}first"
+_START = f"{INTERNAL}start"
 
 
 @dataclass(frozen=True)
@@ -419,7 +426,8 @@ def _per_query(
     """Checked per-query metric values of ``run`` (steps 1 to 5 of the module docstring)."""
     keys = list(setup.keys)
     doc_id, relevance = setup.doc_id, setup.relevance
-    ranked = run.with_columns(_rank_expr(setup).alias(_RANK))
+    # cached: the counts and the join read the run once between them
+    ranked = run.with_columns(_rank_expr(setup).alias(_RANK)).cache()
     within = pl.col(_RANK) <= setup.depth if setup.depth is not None else None
 
     counts = ranked.group_by(keys).agg(
@@ -453,7 +461,7 @@ def _per_query(
         ],
         how="diagonal_relaxed",
     )
-    scope = PlanScope(_RANK, _REL, _NUM_RET, keys)
+    scope = PlanScope(_RANK, _REL, _NUM_RET, group=_GROUP, first=_FIRST, start=_START)
     metric_exprs = [
         request.expr(scope, setup.relevance_level).alias(label) for label, request in requests
     ]
@@ -463,22 +471,33 @@ def _per_query(
     rows = rows.sort(
         [*keys, _RANK, _REL], descending=[False] * len(keys) + [False, True], nulls_last=True
     )
+    # Queries numbered 1, 2, ... in that order, and each one's first row and its number.
+    row = pl.int_range(pl.len(), dtype=pl.Int64)
+    first = pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift()) for k in keys) | (row == 0)
+    rows = rows.with_columns(first.alias(_FIRST)).with_columns(
+        pl.col(_FIRST).cum_sum().alias(_GROUP),
+        pl.when(pl.col(_FIRST)).then(row).forward_fill().alias(_START),
+    )
     if scope.derived:  # order-dependent per-row quantities, as window columns
         rows = rows.with_columns(scope.derived.values())
     if scope.totals:  # running sums in rank order, which may read the columns above
         rows = rows.with_columns(scope.totals.values())
     is_judgment = pl.col(_SRC) == 1
-    per_query_frame = rows.group_by(keys).agg(
-        *metric_exprs,
-        is_judgment.any().alias(_JUDGED),
-        (~is_judgment).any().alias(_RETRIEVED),
-        *(pl.col(flag(n)).max() for n in _run_flag_names(setup)),
-        pl.col(_REL).filter(is_judgment).null_count().alias(flag("q_null_rel")),
-        pl.col(doc_id).filter(is_judgment).null_count().alias(flag("q_null_doc")),
-        *_judged_rank_check(setup),
-        (is_judgment.sum() - pl.col(doc_id).filter(is_judgment).n_unique()).alias(
-            flag("q_dup_doc")
-        ),
+    per_query_frame = (
+        rows.group_by(_GROUP)
+        .agg(
+            *(pl.col(key).first() for key in keys),
+            *metric_exprs,
+            is_judgment.any().alias(_JUDGED),
+            (~is_judgment).any().alias(_RETRIEVED),
+            *(pl.col(flag(n)).max() for n in _run_flag_names(setup)),
+            (pl.col(_REL).is_null() & is_judgment).sum().alias(flag("q_null_rel")),
+            (pl.col(doc_id).is_null() & is_judgment).sum().alias(flag("q_null_doc")),
+            *_judged_rank_check(setup),
+            # the marker row's id is null; a null judged id is reported before this
+            (is_judgment.sum() - pl.col(doc_id).drop_nulls().n_unique()).alias(flag("q_dup_doc")),
+        )
+        .drop(_GROUP)
     )
 
     run_schema = run.collect_schema()

@@ -98,6 +98,18 @@ class Scope(ABC):
         """
 
     @abstractmethod
+    def sorted_desc(self, value: pl.Expr) -> pl.Expr:
+        """Per row i of the query: the (i+1)-th largest ``value`` of the query, nulls last.
+
+        Not aligned with the rows' own values: the query's values sorted, laid over its
+        rows (the ideal ranking's gains, position by position).
+        """
+
+    @abstractmethod
+    def row_index(self) -> pl.Expr:
+        """Per row: its 0-based index among the query's rows (in rank order)."""
+
+    @abstractmethod
     def window(self, expr: pl.Expr) -> pl.Expr:
         """Per row: ``expr``, evaluated over all the rows of the query at once.
 
@@ -161,6 +173,12 @@ class TableScope(Scope):
     def running(self, term: pl.Expr) -> pl.Expr:
         return _running_sum(term)
 
+    def sorted_desc(self, value: pl.Expr) -> pl.Expr:
+        return value.sort(descending=True, nulls_last=True)
+
+    def row_index(self) -> pl.Expr:
+        return pl.int_range(pl.len(), dtype=pl.Int64)
+
     def window(self, expr: pl.Expr) -> pl.Expr:
         return expr
 
@@ -168,32 +186,58 @@ class TableScope(Scope):
 class PlanScope(Scope):
     """The evaluator's judged rows: ``rank`` and ``rel`` columns, sorted by (keys, rank).
 
+    The plan numbers the queries in that order (``group``: 1, 2, ... in row order) and
+    marks each query's first row (``first``, with its row number in ``start``), so
+    running counts and row indexes are plain vectorised passes over the sorted rows
+    (a global cumulative sum less its value before the query's first row: exact for
+    integers), and windows partition on one integer column instead of the keys.
+
     Order-dependent quantities are registered as window columns in :attr:`derived`
     (name -> expression), which the plan adds before its group-by; asking twice for
     the same quantity reuses one column. Running sums (:meth:`running`) may read those
     columns, so they are registered apart, in :attr:`totals`, added after them.
     """
 
-    def __init__(self, rank: str, rel: str, num_ret: str, keys: list[str]) -> None:
+    def __init__(
+        self, rank: str, rel: str, num_ret: str, *, group: str, first: str, start: str
+    ) -> None:
         self.rank = pl.col(rank)
         self.rel = pl.col(rel)
         self.num_ret = pl.col(num_ret).max().fill_null(0)
-        self._keys = keys
+        self._group = group
+        self._first = pl.col(first)
+        self._start = pl.col(start)
         self.derived: dict[str, pl.Expr] = {}
         self.totals: dict[str, pl.Expr] = {}
         self._names: dict[bytes, str] = {}
 
-    def _register(self, expr: pl.Expr, stage: dict[str, pl.Expr] | None = None) -> pl.Expr:
-        key = expr.meta.serialize()  # the whole expression, never a shortened display
+    def _register(
+        self, expr: pl.Expr, stage: dict[str, pl.Expr] | None = None, *, window: bool = True
+    ) -> pl.Expr:
+        key = expr.meta.serialize() + bytes([window])  # never a shortened display
         name = self._names.get(key)
         if name is None:
             name = f"__irm_d{len(self._names)}"
             self._names[key] = name
-            (self.derived if stage is None else stage)[name] = expr.over(self._keys).alias(name)
+            column = expr.over(self._group) if window else expr
+            (self.derived if stage is None else stage)[name] = column.alias(name)
         return pl.col(name)
 
     def ranked_count(self, condition: pl.Expr) -> pl.Expr:
-        return self._register(condition.cast(pl.Int64).cum_sum())
+        flag = condition.cast(pl.Int64).fill_null(0)
+        total = flag.cum_sum()
+        before = pl.when(self._first).then(total - flag).forward_fill()
+        return self._register(total - before, window=False)
+
+    def sorted_desc(self, value: pl.Expr) -> pl.Expr:
+        # One global sort by (query number, value): each query keeps its block of rows.
+        group = pl.col(self._group)
+        ordered = value.sort_by([group, value], descending=[False, True], nulls_last=True)
+        return self._register(ordered, window=False)
+
+    def row_index(self) -> pl.Expr:
+        index = pl.int_range(pl.len(), dtype=pl.Int64) - self._start
+        return self._register(index, window=False)
 
     def ideal_position(self, retrieved_only: bool) -> pl.Expr:
         candidates = _ideal_candidates(self.rank, self.rel, retrieved_only)

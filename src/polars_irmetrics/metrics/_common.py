@@ -102,20 +102,21 @@ def dcg(s: Scope, p: Params) -> pl.Expr:
 def idcg(s: Scope, p: Params) -> pl.Expr:
     """DCG of the ideal ranking, added position by position as trec_eval does.
 
-    Row i of the query (in any order) carries the ideal DCG of positions 1..i+1: the
-    candidates' gains sorted, largest first. There are never more candidates than
-    rows, so the cutoff k reads row k (or the last row): one column for every k.
+    The candidates' gains sorted largest first are laid over the query's rows
+    (:meth:`Scope.sorted_desc`), and row i carries the running ideal DCG of positions
+    1..i+1. There are never more candidates than rows, so the cutoff k reads row k
+    (or the last row): one column for every k.
     """
     retrieved_only = p.choice("ideal") == "retrieved"
     keep = s.rel > 0
     if retrieved_only:
         keep = keep & s.rank.is_not_null()
-    ideal = pl.when(keep).then(s.rel).sort(descending=True, nulls_last=True)
-    position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
-    cumulative = s.window((gain_of(ideal, p) / (position + 1.0).log(2)).cum_sum())
+    ideal = s.sorted_desc(pl.when(keep).then(s.rel))
+    position = s.row_index().cast(pl.Float64) + 1.0
+    cumulative = s.running(gain_of(ideal, p) / (position + 1.0).log(2))
     if p.k is None:
         return cumulative.last()
-    return cumulative.filter(s.window(pl.int_range(pl.len(), dtype=pl.Int64)) < p.k).last()
+    return cumulative.filter(s.row_index() < p.k).last()
 
 
 def precision_at(s: Scope, p: Params) -> pl.Expr:
