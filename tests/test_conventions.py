@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -379,66 +378,6 @@ def test_check_duplicates_off_gives_the_same_values_on_clean_runs(evaluate: Eval
     checked = evaluate(run, names, qrels=qrels, per_query=True)
     unchecked = evaluate(run, names, qrels=qrels, per_query=True, check_duplicates=False)
     assert checked.equals(unchecked)
-
-
-@pytest.mark.parametrize("buckets", [1, 3, 7, "auto"])
-def test_buckets_give_identical_results(
-    evaluate: Evaluate, buckets: int | str, tmp_path: Path
-) -> None:
-    from polars_irmetrics.files import sample_paths
-
-    runs, qrels_path = sample_paths()
-    # Three systems in one long table: 'system' is a by key the judgments lack, and the
-    # sample has a query missing from one run and a run query without judgments.
-    run = pl.concat([pl.read_parquet(p).with_columns(system=pl.lit(p.stem)) for p in runs])
-    qrels = pl.read_parquet(qrels_path)
-    names = [*irm.DEFAULT_METRICS, "gm_map", "err@10"]
-    for per_query in (True, False):
-        kwargs = {"qrels": qrels, "by": "system", "per_query": per_query, "unjudged": "zero"}
-        whole = evaluate(run, names, **kwargs)
-        split = evaluate(run, names, buckets=buckets, spill_dir=tmp_path, **kwargs)
-        assert split.equals(whole)
-    assert list(tmp_path.iterdir()) == []  # the temporary files are gone
-
-
-def test_buckets_of_a_judged_table(evaluate: Evaluate) -> None:
-    table = pl.DataFrame(
-        {
-            "query_id": ["q1", "q1", "q1", "q2", "q2", "q3"],
-            "doc_id": ["a", "b", "c", "a", "b", "z"],
-            "rank": [1, 2, None, 1, None, None],
-            "relevance": [0, 1, 2, 1, 0, 1],
-        }
-    )
-    names = ["ndcg@10", "map", "num_ret", "rbp_residual"]
-    whole = evaluate(table, names, per_query=True)
-    for buckets in (1, 2, 5):
-        assert evaluate(table, names, per_query=True, buckets=buckets).equals(whole)
-
-
-def test_buckets_spill_only_when_collected(tmp_path: Path) -> None:
-    plan = irm.evaluate(RUN.lazy(), ["map"], qrels=QRELS, buckets=2, spill_dir=tmp_path)
-    assert list(tmp_path.iterdir()) == []
-    assert plan.collect().equals(irm.evaluate(RUN, ["map"], qrels=QRELS))
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_buckets_raise_the_same_data_errors(evaluate: Evaluate, tmp_path: Path) -> None:
-    run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "a"], "rank": [1, 2]})
-    with pytest.raises(irm.DuplicateError) as whole:
-        evaluate(run, ["map"], qrels=QRELS)
-    with pytest.raises(irm.DuplicateError) as split:
-        evaluate(run, ["map"], qrels=QRELS, buckets=3, spill_dir=tmp_path)
-    assert str(split.value) == str(whole.value)
-    assert "query 'q1' lists 1 document(s) more than once" in str(split.value)
-    assert list(tmp_path.iterdir()) == []
-
-
-@pytest.mark.parametrize("buckets", [0, -1, True, 2.0, "8"])
-def test_buckets_must_be_a_positive_integer_or_auto(evaluate: Evaluate, buckets: object) -> None:
-    message = f"buckets must be a positive integer, 'auto' or None, got {buckets!r}"
-    with pytest.raises(irm.InvalidValueError, match=re.escape(message)):
-        evaluate(RUN, ["map"], qrels=QRELS, buckets=buckets)
 
 
 def test_division_by_a_cutoff_is_correctly_rounded(evaluate: Evaluate) -> None:

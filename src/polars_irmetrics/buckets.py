@@ -34,13 +34,16 @@ from .validate import INTERNAL
 
 __all__ = ["ROWS_PER_BUCKET", "Buckets", "check_buckets", "evaluate_in_buckets"]
 
-#: ``buckets="auto"`` aims at this many run rows per bucket: about 0.5 GiB of peak
-#: memory per bucket for 100-document rankings with string ids (benchmarks/results).
-ROWS_PER_BUCKET = 4_000_000
+#: ``buckets="auto"`` aims at this many run rows per bucket: evaluating one takes about
+#: 0.4 GiB with 100-document rankings and string ids (benchmarks/results_out_of_core.md).
+ROWS_PER_BUCKET = 2_000_000
 
 Buckets = int | Literal["auto"] | None
 
 _SEED = 0x1E1A
+#: Rows per row group of the bucket files: each open bucket buffers one row group
+#: while the split runs, so this bounds the split's memory whatever the bucket count.
+_ROW_GROUP = 65_536
 _BUCKET = f"{INTERNAL}bucket"
 
 #: Evaluates one bucket: (run, judgments or None, by-groups or None) -> per-query plan.
@@ -109,15 +112,15 @@ def _split_and_evaluate(
     count = bucket_count(run, buckets)
     key = (pl.col(query_id).hash(seed=_SEED) % count).alias(_BUCKET)
     sides = {"run": run} if qrels is None else {"run": run, "qrels": qrels}
-    sinks = [
+    # One side after the other: two partitioned sinks at once hold twice the buffers.
+    for name, frame in sides.items():
         frame.sink_parquet(
-            pl.PartitionBy(folder / name, key=key, include_key=False), mkdir=True, lazy=True
+            pl.PartitionBy(folder / name, key=key, include_key=False),
+            row_group_size=_ROW_GROUP,
+            mkdir=True,
         )
-        for name, frame in sides.items()
-    ]
     # The by-groups span buckets, so they are found once, over the whole run.
-    frames = pl.collect_all([*sinks, *([] if groups is None else [groups])])
-    all_groups = None if groups is None else frames[-1].lazy()
+    all_groups = None if groups is None else groups.collect().lazy()
     schemas = {name: frame.collect_schema() for name, frame in sides.items()}
 
     def side(name: str, bucket: int) -> pl.LazyFrame:

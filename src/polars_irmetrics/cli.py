@@ -148,7 +148,7 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             type=_buckets,
             metavar="N|auto",
             help="out of core: split the queries into N hash buckets on disk and evaluate "
-            "them one at a time ('auto': one per 4M run rows); peak memory is about one "
+            "them one at a time ('auto': one per 2M run rows); peak memory is about one "
             "bucket's, every row is read twice, the results are the same",
         )
         p.add_argument(

@@ -219,7 +219,7 @@ def evaluate(
         streaming pass writes the run and the judgments to Parquet in N buckets by a
         hash of ``query_id``, then the buckets are evaluated one after the other by the
         same plan. Peak memory is about one bucket's; every row is read twice; the
-        results are identical to ``None``'s. ``"auto"`` makes one bucket per 4 million
+        results are identical to ``None``'s. ``"auto"`` makes one bucket per 2 million
         run rows (counting them is free for Parquet, one extra pass otherwise).
     spill_dir
         Folder for the buckets' temporary files (default: the system's temporary
