@@ -2,16 +2,17 @@
 
 A formula (:mod:`polars_irmetrics.metrics`) is one aggregation expression over the
 judged rows of a query. It may ask its :class:`Scope` for a few per-row quantities
-that depend on the other rows of the query (counts and products over the rows ranked
-above, ranks by label), which the two settings compute differently:
+that depend on the other rows of the query (counts, products and sums over the rows
+ranked above, the ideal ranking's gains), which the two settings compute differently:
 
 * :class:`TableScope`: inside a user's ``df.group_by("query_id").agg(irm.ndcg(k=10))``.
   Every per-row expression is put in rank order inside the group, and the
   order-dependent quantities are cumulative sums, products and ranks within the group.
 * :class:`PlanScope`: inside :func:`polars_irmetrics.evaluate`. The plan sorts the
   judged rows once by (query, rank) and computes each order-dependent quantity as a
-  window column *before* the group-by, so the group-by itself is made of plain
-  filtered sums and minima (cheap, and streamable).
+  column *before* the group-by (vectorised over the sorted rows, or a window on the
+  query number), so the group-by itself is made of plain counts, minima and the last
+  value of each running sum (cheap, and streamable).
 """
 
 from __future__ import annotations
@@ -48,15 +49,6 @@ class Scope(ABC):
 
         Rows are in rank order, unretrieved rows last (their values are not meaningful).
         ``condition`` must be built from :attr:`rank` and :attr:`rel`.
-        """
-
-    @abstractmethod
-    def ideal_position(self, retrieved_only: bool) -> pl.Expr:
-        """Per row: its 1-based position in the ideal ranking, null outside it.
-
-        The ideal ranking holds the judged documents with positive relevance (only the
-        retrieved ones if ``retrieved_only``), sorted by relevance descending; equal
-        labels take consecutive positions in any order (gains are equal).
         """
 
     @abstractmethod
@@ -138,13 +130,6 @@ def _running_sum(term: pl.Expr) -> pl.Expr:
     return term.cast(pl.Float64).fill_null(0.0).cum_sum()
 
 
-def _ideal_candidates(rank: pl.Expr, rel: pl.Expr, retrieved_only: bool) -> pl.Expr:
-    keep = rel > 0
-    if retrieved_only:
-        keep = keep & rank.is_not_null()
-    return pl.when(keep).then(rel)
-
-
 class TableScope(Scope):
     """A judged table's rows inside a user's group-by (one group per query)."""
 
@@ -156,10 +141,6 @@ class TableScope(Scope):
 
     def ranked_count(self, condition: pl.Expr) -> pl.Expr:
         return condition.cast(pl.Int64).cum_sum()
-
-    def ideal_position(self, retrieved_only: bool) -> pl.Expr:
-        candidates = _ideal_candidates(self.rank, self.rel, retrieved_only)
-        return candidates.rank("ordinal", descending=True)
 
     def product_above(self, value: pl.Expr) -> pl.Expr:
         return _product_above(value)
@@ -238,10 +219,6 @@ class PlanScope(Scope):
     def row_index(self) -> pl.Expr:
         index = pl.int_range(pl.len(), dtype=pl.Int64) - self._start
         return self._register(index, window=False)
-
-    def ideal_position(self, retrieved_only: bool) -> pl.Expr:
-        candidates = _ideal_candidates(self.rank, self.rel, retrieved_only)
-        return self._register(candidates.rank("ordinal", descending=True))
 
     def product_above(self, value: pl.Expr) -> pl.Expr:
         return self._register(_product_above(value))
