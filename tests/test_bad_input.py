@@ -187,6 +187,40 @@ CASES = [
         "row per document, e.g. .unique([query_id, 'doc_id'])",
     ),
     (
+        "document twice in a query no judgment names",
+        lambda: (
+            pl.concat([_run(), _run(query_id=["q3"] * 3, doc_id=["c", "c", "d"])]),
+            {"qrels": _qrels()},
+        ),
+        DuplicateError,
+        "column 'doc_id' of the run: query 'q3' lists 1 document(s) more than once",
+    ),
+    (
+        "document twice in a query no judgment names, num_ret asked for",
+        lambda: (
+            pl.concat([_run(), _run(query_id=["q3"] * 3, doc_id=["c", "c", "d"])]),
+            {"qrels": _qrels(), "metrics": ["num_ret", "map"]},
+        ),
+        DuplicateError,
+        "column 'doc_id' of the run: query 'q3' lists 1 document(s) more than once",
+    ),
+    (
+        "NaN score in a query no judgment names",
+        lambda: (
+            pl.concat(
+                [
+                    _run(),
+                    _run(
+                        query_id=["q3"] * 3, doc_id=["c", "d", "e"], score=[1.0, float("nan"), 0.5]
+                    ),
+                ]
+            ),
+            {"qrels": _qrels()},
+        ),
+        InvalidValueError,
+        "column 'score' of the run has 1 NaN value(s) in query 'q3'",
+    ),
+    (
         "duplicate ranks",
         lambda: (_run(rank=[1, 1, 1]), {"qrels": _qrels()}),
         DuplicateError,

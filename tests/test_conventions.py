@@ -31,6 +31,28 @@ def test_integer_doc_ids_tie_break_as_text_like_trec_eval(evaluate: Evaluate) ->
     assert evaluate(run, ["mrr"], qrels=qrels)["mrr"].item() == 1 / 2
 
 
+def test_unjudged_documents_tied_above_push_a_judged_one_down(evaluate: Evaluate) -> None:
+    # Scores: a 3, then b, c, d10, d9 all 2, then e 1. The tie is ordered by id as text,
+    # descending: d9, d10, c, b. Only c is judged, so its position (4) depends on the
+    # unjudged documents it ties with: a (1), d9 (2), d10 (3), c (4), b (5), e (6).
+    run = pl.DataFrame(
+        {
+            "query_id": ["q"] * 6,
+            "doc_id": ["b", "c", "d10", "d9", "a", "e"],
+            "score": [2.0, 2.0, 2.0, 2.0, 3.0, 1.0],
+        }
+    )
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["c"], "relevance": [1]})
+    assert evaluate(run, ["mrr"], qrels=qrels)["mrr"].item() == 1 / 4
+    # depth cuts the tie: positions 1..3 keep a, d9, d10 and leave c out
+    assert evaluate(run, ["mrr", "num_ret"], qrels=qrels, depth=3).row(0) == (1, 0.0, 3.0)
+    assert evaluate(run, ["mrr"], qrels=qrels, depth=4)["mrr"].item() == 1 / 4
+    # a judged table ranks its rows the same way
+    table = run.with_columns(relevance=(pl.col("doc_id") == "c").cast(pl.Int64))
+    assert evaluate(table, ["mrr"])["mrr"].item() == 1 / 4
+    assert evaluate(table, ["mrr"], depth=3)["mrr"].item() == 0.0
+
+
 def test_input_order_is_never_used(evaluate: Evaluate) -> None:
     run = pl.DataFrame(
         {"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [1.0, 3.0, 2.0]}

@@ -2,17 +2,25 @@
 
 The plan, for a run and judgments (qrels):
 
-1. **Rank** the run: the ``rank`` column as given, or ``score`` descending with ties
-   broken by ``doc_id`` descending compared as text (trec_eval's rule); an optional
-   ``depth`` keeps ranks 1..depth (trec_eval ``-M``).
-2. **Per-query run counts**, one group-by over the run: documents retrieved, plus
-   the data checks (null or duplicate ids, bad ranks, NaN scores) as counts.
-3. **Judged rows**: the ranked run inner-joined with the judgments, plus the judged
-   documents it missed (an anti-join), so each judged document carries its rank
-   (null when not retrieved). Only judged rows take part
-   in the metrics; unjudged retrieved documents only count in ``num_ret``.
-4. **One group-by** over the judged rows and one marker row per run query computes
-   every metric of every cutoff at once (:mod:`polars_irmetrics.metrics`). The rows
+1. **Check the run** as given: rows with a null id, a bad rank or a bad score pass a
+   filter into a small group-by (on clean data nothing does, and Parquet row groups
+   are skipped by their statistics); the duplicate checks (a document twice in a
+   query, a rank held twice) are a group-by per query, skipped with
+   ``check_duplicates=False``. The count of documents per query (``num_ret``) joins
+   that group-by only where a metric or a query-set policy reads it: with the default
+   policies the queries evaluated are the judged ones.
+2. **Judged rows**: the run inner-joined with the judgments (the hash table is built on
+   the judgments), plus the judged documents it missed (an anti-join), so each judged
+   document carries its position (null when not retrieved). Only judged rows take
+   part in the metrics; unjudged retrieved documents only count in ``num_ret``.
+3. **Positions**: the ``rank`` column as given, or ``score`` descending with ties
+   broken by ``doc_id`` descending compared as text (trec_eval's rule), computed from
+   a min and max rank of the scores per query and, for the judged rows that tie, a
+   count of the tied documents with a greater id; ``depth`` keeps positions
+   1..depth (trec_eval ``-M``).
+4. **One group-by** over the judged rows (and one marker row per run query where
+   ``num_ret`` is needed) computes every metric of every cutoff at once
+   (:mod:`polars_irmetrics.metrics`). The rows
    are sorted by (query, rank) first and the queries numbered in that order, so the
    order-dependent columns (running counts and sums, the ideal gains) are vectorised
    passes or windows on one integer, and every float sum is added in rank order: the
@@ -26,7 +34,7 @@ collected once at the end.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar, overload
@@ -63,6 +71,9 @@ _RETRIEVED = f"{INTERNAL}retrieved"
 _GROUP = f"{INTERNAL}group"
 _FIRST = f"{INTERNAL}first"
 _START = f"{INTERNAL}start"
+_CHECK = f"{INTERNAL}check"
+_LOW = f"{INTERNAL}rank_min"
+_HIGH = f"{INTERNAL}rank_max"
 
 
 @dataclass(frozen=True)
@@ -426,45 +437,64 @@ def _per_query(
     """Checked per-query metric values of ``run`` (steps 1 to 5 of the module docstring)."""
     keys = list(setup.keys)
     doc_id, relevance = setup.doc_id, setup.relevance
-    # cached: the counts and the join read the run once between them
-    ranked = run.with_columns(_rank_expr(setup).alias(_RANK)).cache()
-    within = pl.col(_RANK) <= setup.depth if setup.depth is not None else None
-
-    counts = ranked.group_by(keys).agg(
-        (within.sum() if within is not None else pl.col(_RANK).count())
-        .cast(pl.Int64)
-        .alias(_NUM_RET),
-        *_run_checks(setup),
+    scope = PlanScope(_RANK, _REL, _NUM_RET, group=_GROUP, first=_FIRST, start=_START)
+    # Built first: they tell whether any formula reads num_ret.
+    metric_exprs = [
+        request.expr(scope, setup.relevance_level).alias(label) for label, request in requests
+    ]
+    # The checks and the counts read the run as given: only the join needs positions,
+    # and ranking by score (a window over every row) is done once, for it alone.
+    check = setup.check
+    check_frames = [_bad_rows(run, setup)]
+    # One row per query of the run (its num_ret), only where something needs it: a
+    # formula, a query-set policy that looks at the run's queries, or a judged table.
+    # With the defaults (unjudged='drop', unretrieved='zero') the queries evaluated are
+    # the judged ones, whatever the run holds, so the run is not grouped for them.
+    markers_needed = (
+        qrels is None
+        or scope.reads_num_ret
+        or check.unjudged != "drop"
+        or check.unretrieved != "zero"
     )
+    markers = None
+    if markers_needed:
+        markers = run.group_by(keys).agg(
+            _num_ret(setup).alias(_NUM_RET), *_duplicate_checks(setup)
+        )
+    elif check.check_duplicates:
+        check_frames.append(run.group_by(keys).agg(_duplicate_checks(setup)))
 
+    within = pl.col(_RANK) <= setup.depth if setup.depth is not None else None
     if qrels is None:  # a judged table: its own rows are the judgments
+        ranked = _with_positions(run, setup, lambda rows: rows)
         rank_col = pl.col(_RANK) if within is None else pl.when(within).then(pl.col(_RANK))
         judged = ranked.select(*keys, doc_id, pl.col(relevance).alias(_REL), rank_col.alias(_RANK))
     else:
         judgments = qrels.select(*setup.qrels_keys, doc_id, pl.col(relevance).alias(_REL))
         if groups is not None:
             judgments = groups.join(judgments, how="cross")
-        retrieved = ranked if within is None else ranked.filter(within)
-        # Judged documents that were retrieved (an inner join, whose hash table is built
-        # on the small judgments side), then the judged ones that were not (rank null).
-        found = retrieved.select(*keys, doc_id, _RANK).join(
-            judgments, on=[*keys, doc_id], how="inner", nulls_equal=False
-        )
+        carried = [_RANK] if setup.order == "rank" else [setup.score, _LOW, _HIGH]
+
+        def join_judgments(rows: pl.LazyFrame) -> pl.LazyFrame:
+            # an inner join, whose hash table is built on the small judgments side
+            return rows.select(*keys, doc_id, *carried).join(
+                judgments, on=[*keys, doc_id], how="inner", nulls_equal=False
+            )
+
+        found = _with_positions(run, setup, join_judgments).select(*keys, doc_id, _RANK, _REL)
+        if within is not None:
+            found = found.filter(within)
+        # the judged documents that were not retrieved (rank null)
         missed = judgments.join(
             found.select(*keys, doc_id), on=[*keys, doc_id], how="anti", nulls_equal=False
         )
         judged = pl.concat([found, missed], how="diagonal_relaxed")
-    rows = pl.concat(
-        [
-            judged.with_columns(pl.lit(1, pl.Int8).alias(_SRC)),
-            counts.with_columns(pl.lit(0, pl.Int8).alias(_SRC)),
-        ],
-        how="diagonal_relaxed",
-    )
-    scope = PlanScope(_RANK, _REL, _NUM_RET, group=_GROUP, first=_FIRST, start=_START)
-    metric_exprs = [
-        request.expr(scope, setup.relevance_level).alias(label) for label, request in requests
-    ]
+    rows = judged.with_columns(pl.lit(1, pl.Int8).alias(_SRC))
+    if markers is not None:
+        rows = pl.concat(
+            [rows, markers.with_columns(pl.lit(0, pl.Int8).alias(_SRC))],
+            how="diagonal_relaxed",
+        )
     # Ordering each query's rows by (rank, label) makes the window columns and every
     # floating-point sum the same from one run to the next: rows that tie on both carry
     # the same values, so their order cannot change a result.
@@ -483,6 +513,7 @@ def _per_query(
     if scope.totals:  # running sums in rank order, which may read the columns above
         rows = rows.with_columns(scope.totals.values())
     is_judgment = pl.col(_SRC) == 1
+    marker_flags = _duplicate_flag_names(setup) if markers is not None else []
     per_query_frame = (
         rows.group_by(_GROUP)
         .agg(
@@ -490,7 +521,7 @@ def _per_query(
             *metric_exprs,
             is_judgment.any().alias(_JUDGED),
             (~is_judgment).any().alias(_RETRIEVED),
-            *(pl.col(flag(n)).max() for n in _run_flag_names(setup)),
+            *(pl.col(flag(n)).max() for n in marker_flags),
             (pl.col(_REL).is_null() & is_judgment).sum().alias(flag("q_null_rel")),
             (pl.col(doc_id).is_null() & is_judgment).sum().alias(flag("q_null_doc")),
             *_judged_rank_check(setup),
@@ -498,6 +529,18 @@ def _per_query(
             (is_judgment.sum() - pl.col(doc_id).drop_nulls().n_unique()).alias(flag("q_dup_doc")),
         )
         .drop(_GROUP)
+    )
+    # The run's own checks are small frames of their own (one row per query with a bad
+    # row, or per query of the run for the duplicate checks), checked beside the
+    # per-query values and then dropped: a query of the run that no judgment names is
+    # checked too.
+    seen = [pl.lit(True).alias(c) for c in (_CHECK, _JUDGED, _RETRIEVED)]
+    checks = pl.concat(
+        [frame.with_columns(seen) for frame in check_frames], how="diagonal_relaxed"
+    )
+    combined = pl.concat(
+        [per_query_frame.with_columns(pl.lit(False).alias(_CHECK)), checks],
+        how="diagonal_relaxed",
     )
 
     run_schema = run.collect_schema()
@@ -507,15 +550,14 @@ def _per_query(
         _JUDGED: pl.Boolean(),
         _RETRIEVED: pl.Boolean(),
     }
-    spec = setup.check
-    checked = per_query_frame.map_batches(
-        lambda frame: raise_on_bad_rows(frame, spec),
+    checked = combined.map_batches(
+        lambda frame: raise_on_bad_rows(frame, check, check_rows=_CHECK),
         schema=checked_schema,
     )
     keep = pl.lit(True)
-    if setup.check.unjudged == "drop":
+    if check.unjudged == "drop":
         keep = keep & pl.col(_JUDGED)
-    if setup.check.unretrieved == "drop":
+    if check.unretrieved == "drop":
         keep = keep & pl.col(_RETRIEVED)
     return checked.filter(keep)
 
@@ -670,14 +712,66 @@ def _setup(
     )
 
 
-def _rank_expr(setup: _Setup) -> pl.Expr:
+def _with_positions(
+    run: pl.LazyFrame, setup: _Setup, keep: Callable[[pl.LazyFrame], pl.LazyFrame]
+) -> pl.LazyFrame:
+    """The rows ``keep`` takes from the run, with their position in ``_RANK`` (1 = top).
+
+    ``keep`` (a join with the judgments, or all rows of a judged table) must keep the
+    key, id and order columns. By rank, the position is the rank. By score, it is 1 +
+    the documents of the query with a higher score + those with the same score and a
+    greater id compared as text (trec_eval). The first two terms are a ``rank("min")``
+    of the scores within the query, and a ``rank("max")`` beside it (sharing the
+    window's grouping) tells which documents tie: only the kept rows that tie are then
+    matched with the query's other tied documents to count those with a greater id.
+    A window ordered by (score, id) would sort every query's whole list by two keys,
+    at several times the cost, to place documents that are mostly never read.
+    """
     if setup.order == "rank":
-        return pl.col(setup.rank).cast(pl.Int64)
+        return keep(run.with_columns(pl.col(setup.rank).cast(pl.Int64).alias(_RANK)))
+    keys = list(setup.keys)
+    score = setup.score
     doc = pl.col(setup.doc_id)
-    tie = doc if setup.doc_is_string else doc.cast(pl.String)
-    return pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(
-        list(setup.keys), order_by=[pl.col(setup.score), tie], descending=True
+    text = doc if setup.doc_is_string else doc.cast(pl.String)
+    low, high = pl.col(_LOW), pl.col(_HIGH)
+    other, above = f"{INTERNAL}other", f"{INTERNAL}above"
+    windowed = run.with_columns(
+        pl.col(score).rank("min", descending=True).over(keys).cast(pl.Int64).alias(_LOW),
+        pl.col(score).rank("max", descending=True).over(keys).cast(pl.Int64).alias(_HIGH),
+    ).cache()
+    tied = (low != high).fill_null(False)
+    rows = keep(windowed).cache()
+    place = [*keys, setup.doc_id, score]
+    ties = windowed.filter(tied).select(*keys, score, text.alias(other))
+    ahead = (
+        rows.filter(tied)
+        .select(place)
+        .unique()
+        .join(ties, on=[*keys, score], how="inner", nulls_equal=False)
+        .group_by(place)
+        .agg((pl.col(other) > text).sum().cast(pl.Int64).alias(above))
     )
+    return (
+        rows.join(ahead, on=place, how="left", nulls_equal=False)
+        .with_columns((low + pl.col(above).fill_null(0)).alias(_RANK))
+        .drop(_LOW, _HIGH, above)
+    )
+
+
+def _num_ret(setup: _Setup) -> pl.Expr:
+    """Documents retrieved for a query, within ``depth``, from the run as given.
+
+    Ranked by score, the positions are 1..n over the n documents with a score, so
+    ``depth`` keeps min(n, depth) of them.
+    """
+    if setup.order == "rank":
+        rank = pl.col(setup.rank)
+        kept = rank.count() if setup.depth is None else (rank <= setup.depth).sum()
+    else:
+        kept = pl.col(setup.score).count()
+        if setup.depth is not None:
+            kept = pl.min_horizontal(kept, pl.lit(setup.depth))
+    return kept.cast(pl.Int64)
 
 
 def _judged_rank_check(setup: _Setup) -> list[pl.Expr]:
@@ -688,36 +782,50 @@ def _judged_rank_check(setup: _Setup) -> list[pl.Expr]:
     return [(ranks.count() - ranks.n_unique()).alias(flag("j_dup_rank"))]
 
 
-def _run_flag_names(setup: _Setup) -> list[str]:
-    dup = setup.check.check_duplicates
-    names = ["null_doc", *(["dup_doc"] if dup else [])]
-    if setup.order == "score":
-        return [*names, "null_score", "nan_score"]
-    if not setup.check.judged_table:
-        names.append("null_rank")
-    return [*names, "bad_rank", *(["dup_rank"] if dup else [])]
+def _bad_rows(ranked: pl.LazyFrame, setup: _Setup) -> pl.LazyFrame:
+    """Per query, the run's rows with a null id, a bad rank or a bad score, by kind.
 
-
-def _run_checks(setup: _Setup) -> list[pl.Expr]:
-    """Per-query counts of bad rows; the duplicate counts keep a hash set per query."""
+    A filter, then a group-by of what passes it: on clean data nothing does, so this
+    costs one cheap predicate per row (and on Parquet whole row groups are skipped by
+    their statistics). A null key makes a row of its own, with the key null.
+    """
     doc = pl.col(setup.doc_id)
-    dup = setup.check.check_duplicates
-    checks = [doc.null_count().alias(flag("null_doc"))]
-    if dup:
-        checks.append((pl.len() - doc.n_unique()).alias(flag("dup_doc")))
+    kinds = {"null_doc": doc.is_null()}
     if setup.order == "rank":
         r = pl.col(setup.rank)
         if not setup.check.judged_table:  # there, a null rank means "not retrieved"
-            checks.append(r.null_count().alias(flag("null_rank")))
-        checks.append((r < 1).sum().alias(flag("bad_rank")))
-        if dup:
-            checks.append((r.count() - r.drop_nulls().n_unique()).alias(flag("dup_rank")))
+            kinds["null_rank"] = r.is_null()
+        kinds["bad_rank"] = (r < 1).fill_null(False)
     else:
         s = pl.col(setup.score).cast(pl.Float64)
-        checks += [
-            s.null_count().alias(flag("null_score")),
-            s.is_nan().sum().alias(flag("nan_score")),
-        ]
+        kinds["null_score"] = s.is_null()
+        kinds["nan_score"] = s.is_nan().fill_null(False)
+    null_key = pl.any_horizontal(pl.col(k).is_null() for k in setup.keys)
+    bad = pl.any_horizontal(null_key, *kinds.values())
+    return (
+        ranked.filter(bad)
+        .group_by(list(setup.keys))
+        .agg(cond.sum().cast(pl.Int64).alias(flag(name)) for name, cond in kinds.items())
+    )
+
+
+def _duplicate_flag_names(setup: _Setup) -> list[str]:
+    if not setup.check.check_duplicates:
+        return []
+    return ["dup_doc", *(["dup_rank"] if setup.order == "rank" else [])]
+
+
+def _duplicate_checks(setup: _Setup) -> list[pl.Expr]:
+    """Per query, documents listed twice and ranks held twice: a hash set per query."""
+    if not setup.check.check_duplicates:
+        return []
+    doc = pl.col(setup.doc_id)
+    checks = [(pl.len() - doc.n_unique()).cast(pl.Int64).alias(flag("dup_doc"))]
+    if setup.order == "rank":
+        r = pl.col(setup.rank)
+        checks.append(
+            (r.count() - r.drop_nulls().n_unique()).cast(pl.Int64).alias(flag("dup_rank"))
+        )
     return checks
 
 

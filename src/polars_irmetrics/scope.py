@@ -41,7 +41,11 @@ class Scope(ABC):
 
     rank: pl.Expr
     rel: pl.Expr
-    num_ret: pl.Expr
+
+    @property
+    @abstractmethod
+    def num_ret(self) -> pl.Expr:
+        """Number of documents retrieved for the query (a scalar per group)."""
 
     @abstractmethod
     def ranked_count(self, condition: pl.Expr) -> pl.Expr:
@@ -87,6 +91,16 @@ class Scope(ABC):
         inside a streaming group-by adds per-batch partial sums, whose rounding depends
         on where the batches happen to end. ``term`` must be built from :attr:`rank`,
         :attr:`rel` and the columns of :meth:`window` and the other primitives.
+        """
+
+    @abstractmethod
+    def last_where(self, value: pl.Expr, prefix: pl.Expr) -> pl.Expr:
+        """The aggregate: ``value`` at the last row, in rank order, where ``prefix`` holds.
+
+        Null when it holds nowhere. ``prefix`` must hold on a leading run of the
+        query's rows and nowhere after it (ranked within a cutoff, ``rank <= k``, or
+        among the first k rows, ``row_index() < k``): reading a running sum at a
+        cutoff.
         """
 
     @abstractmethod
@@ -137,7 +151,11 @@ class TableScope(Scope):
         position = pl.col(rank) if isinstance(rank, str) else rank
         self.rank = position.sort_by(position, nulls_last=True, maintain_order=True)
         self.rel = pl.col(relevance).sort_by(position, nulls_last=True, maintain_order=True)
-        self.num_ret = position.count()
+        self._num_ret = position.count()
+
+    @property
+    def num_ret(self) -> pl.Expr:
+        return self._num_ret
 
     def ranked_count(self, condition: pl.Expr) -> pl.Expr:
         return condition.cast(pl.Int64).cum_sum()
@@ -153,6 +171,9 @@ class TableScope(Scope):
 
     def running(self, term: pl.Expr) -> pl.Expr:
         return _running_sum(term)
+
+    def last_where(self, value: pl.Expr, prefix: pl.Expr) -> pl.Expr:
+        return value.filter(prefix).last()
 
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         return value.sort(descending=True, nulls_last=True)
@@ -184,13 +205,21 @@ class PlanScope(Scope):
     ) -> None:
         self.rank = pl.col(rank)
         self.rel = pl.col(rel)
-        self.num_ret = pl.col(num_ret).max().fill_null(0)
+        self._num_ret = pl.col(num_ret).max().fill_null(0)
+        #: Whether a formula read :attr:`num_ret`: only then does the plan count the
+        #: documents of every query of the run (a group-by over the whole run).
+        self.reads_num_ret = False
         self._group = group
         self._first = pl.col(first)
         self._start = pl.col(start)
         self.derived: dict[str, pl.Expr] = {}
         self.totals: dict[str, pl.Expr] = {}
         self._names: dict[bytes, str] = {}
+
+    @property
+    def num_ret(self) -> pl.Expr:
+        self.reads_num_ret = True
+        return self._num_ret
 
     def _register(
         self, expr: pl.Expr, stage: dict[str, pl.Expr] | None = None, *, window: bool = True
@@ -209,6 +238,17 @@ class PlanScope(Scope):
         total = flag.cum_sum()
         before = pl.when(self._first).then(total - flag).forward_fill()
         return self._register(total - before, window=False)
+
+    def last_where(self, value: pl.Expr, prefix: pl.Expr) -> pl.Expr:
+        # The last row of the prefix is a vectorised flag over the sorted rows (the next
+        # row is in another query, or outside the prefix), so the aggregate is a plain
+        # max over at most one value per query: no per-group filter, and exact.
+        held = prefix.fill_null(False)
+        group = pl.col(self._group)
+        continues = (group.shift(-1) == group) & held.shift(-1)
+        # registered beside the running sums: ``prefix`` may read a derived column
+        last = self._register(held & ~continues.fill_null(False), self.totals, window=False)
+        return pl.when(last).then(value).max()
 
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         # One global sort by (query number, value): each query keeps its block of rows.

@@ -194,11 +194,13 @@ def flag(name: str) -> str:
     return f"{INTERNAL}v_{name}"
 
 
-def raise_on_bad_rows(frame: pl.DataFrame, spec: CheckSpec) -> pl.DataFrame:
+def raise_on_bad_rows(frame: pl.DataFrame, spec: CheckSpec, *, check_rows: str) -> pl.DataFrame:
     """Raise the first data problem recorded in the per-query frame, else drop the flags.
 
     ``frame`` holds one row per query with the plan's check counts (``__irm_v_*``)
-    and the flags ``__irm_judged`` / ``__irm_retrieved``.
+    and the flags ``__irm_judged`` / ``__irm_retrieved``, followed by rows that only
+    carry check counts of the run (``check_rows`` true): they are read for the data
+    problems, then dropped with the flags.
     """
     columns: Mapping[str, str | None] = {
         "doc_id": spec.doc_id,
@@ -233,6 +235,7 @@ def raise_on_bad_rows(frame: pl.DataFrame, spec: CheckSpec) -> pl.DataFrame:
                     n=row[column],
                 )
             )
+    frame = frame.filter(~pl.col(check_rows))
     judged, retrieved = pl.col(f"{INTERNAL}judged"), pl.col(f"{INTERNAL}retrieved")
     if spec.unjudged == "error":
         _raise_query_set(
@@ -248,7 +251,9 @@ def raise_on_bad_rows(frame: pl.DataFrame, spec: CheckSpec) -> pl.DataFrame:
             "in the judgments but not in the run",
             "unretrieved",
         )
-    return frame.select(c for c in frame.columns if not c.startswith(f"{INTERNAL}v_"))
+    return frame.select(
+        c for c in frame.columns if not c.startswith(f"{INTERNAL}v_") and c != check_rows
+    )
 
 
 def _side_of_null_key(frame: pl.DataFrame, key: str) -> str:

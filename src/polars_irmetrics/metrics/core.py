@@ -67,7 +67,7 @@ def _hit_rate(s: Scope, p: Params) -> pl.Expr:
 
 
 def _mrr(s: Scope, p: Params) -> pl.Expr:
-    first = s.rank.filter(relevant(s, p) & ranked(s, p.k)).min()
+    first = pl.when(relevant(s, p) & ranked(s, p.k)).then(s.rank).min()
     return (1.0 / first.cast(pl.Float64)).fill_null(0.0)
 
 
