@@ -458,6 +458,8 @@ def _per_query(
     )
     markers = None
     if markers_needed:
+        # read whole by the counts and by the join: cached, the input is read once
+        run = run.cache()
         markers = run.group_by(keys).agg(
             _num_ret(setup).alias(_NUM_RET), *_duplicate_checks(setup)
         )
@@ -735,6 +737,7 @@ def _with_positions(
     text = doc if setup.doc_is_string else doc.cast(pl.String)
     low, high = pl.col(_LOW), pl.col(_HIGH)
     other, above = f"{INTERNAL}other", f"{INTERNAL}above"
+    # cached, as is ``rows``: each is read twice (the tied rows are matched against it)
     windowed = run.with_columns(
         pl.col(score).rank("min", descending=True).over(keys).cast(pl.Int64).alias(_LOW),
         pl.col(score).rank("max", descending=True).over(keys).cast(pl.Int64).alias(_HIGH),
@@ -782,7 +785,7 @@ def _judged_rank_check(setup: _Setup) -> list[pl.Expr]:
     return [(ranks.count() - ranks.n_unique()).alias(flag("j_dup_rank"))]
 
 
-def _bad_rows(ranked: pl.LazyFrame, setup: _Setup) -> pl.LazyFrame:
+def _bad_rows(run: pl.LazyFrame, setup: _Setup) -> pl.LazyFrame:
     """Per query, the run's rows with a null id, a bad rank or a bad score, by kind.
 
     A filter, then a group-by of what passes it: on clean data nothing does, so this
@@ -803,7 +806,7 @@ def _bad_rows(ranked: pl.LazyFrame, setup: _Setup) -> pl.LazyFrame:
     null_key = pl.any_horizontal(pl.col(k).is_null() for k in setup.keys)
     bad = pl.any_horizontal(null_key, *kinds.values())
     return (
-        ranked.filter(bad)
+        run.filter(bad)
         .group_by(list(setup.keys))
         .agg(cond.sum().cast(pl.Int64).alias(flag(name)) for name, cond in kinds.items())
     )

@@ -94,16 +94,6 @@ class Scope(ABC):
         """
 
     @abstractmethod
-    def last_where(self, value: pl.Expr, prefix: pl.Expr) -> pl.Expr:
-        """The aggregate: ``value`` at the last row, in rank order, where ``prefix`` holds.
-
-        Null when it holds nowhere. ``prefix`` must hold on a leading run of the
-        query's rows and nowhere after it (ranked within a cutoff, ``rank <= k``, or
-        among the first k rows, ``row_index() < k``): reading a running sum at a
-        cutoff.
-        """
-
-    @abstractmethod
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         """Per row i of the query: the (i+1)-th largest ``value`` of the query, nulls last.
 
@@ -172,9 +162,6 @@ class TableScope(Scope):
     def running(self, term: pl.Expr) -> pl.Expr:
         return _running_sum(term)
 
-    def last_where(self, value: pl.Expr, prefix: pl.Expr) -> pl.Expr:
-        return value.filter(prefix).last()
-
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         return value.sort(descending=True, nulls_last=True)
 
@@ -238,17 +225,6 @@ class PlanScope(Scope):
         total = flag.cum_sum()
         before = pl.when(self._first).then(total - flag).forward_fill()
         return self._register(total - before, window=False)
-
-    def last_where(self, value: pl.Expr, prefix: pl.Expr) -> pl.Expr:
-        # The last row of the prefix is a vectorised flag over the sorted rows (the next
-        # row is in another query, or outside the prefix), so the aggregate is a plain
-        # max over at most one value per query: no per-group filter, and exact.
-        held = prefix.fill_null(False)
-        group = pl.col(self._group)
-        continues = (group.shift(-1) == group) & held.shift(-1)
-        # registered beside the running sums: ``prefix`` may read a derived column
-        last = self._register(held & ~continues.fill_null(False), self.totals, window=False)
-        return pl.when(last).then(value).max()
 
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         # One global sort by (query number, value): each query keeps its block of rows.

@@ -62,9 +62,9 @@ def fsum_ranked(s: Scope, term: pl.Expr, where: pl.Expr, k: int | None) -> pl.Ex
     costs one column, not a hundred).
     """
     running = s.running(pl.when(where & s.rank.is_not_null()).then(term).otherwise(0.0))
-    if k is None:
-        return running.last().fill_null(0.0)
-    return s.last_where(running, s.rank <= k).fill_null(0.0)
+    if k is not None:
+        running = running.filter(s.rank <= k)
+    return running.last().fill_null(0.0)
 
 
 def divide(num: pl.Expr, den: float) -> pl.Expr:
@@ -116,7 +116,7 @@ def idcg(s: Scope, p: Params) -> pl.Expr:
     cumulative = s.running(gain_of(ideal, p) / (position + 1.0).log(2))
     if p.k is None:
         return cumulative.last()
-    return s.last_where(cumulative, s.row_index() < p.k)
+    return cumulative.filter(s.row_index() < p.k).last()
 
 
 def precision_at(s: Scope, p: Params) -> pl.Expr:
