@@ -515,7 +515,10 @@ def _per_query(
     if scope.totals:  # running sums in rank order, which may read the columns above
         rows = rows.with_columns(scope.totals.values())
     is_judgment = pl.col(_SRC) == 1
-    marker_flags = _duplicate_flag_names(setup) if markers is not None else []
+    # the duplicate counts ride on the marker rows where there are any
+    marker_flags = (
+        [e.meta.output_name() for e in _duplicate_checks(setup)] if markers is not None else []
+    )
     per_query_frame = (
         rows.group_by(_GROUP)
         .agg(
@@ -523,7 +526,7 @@ def _per_query(
             *metric_exprs,
             is_judgment.any().alias(_JUDGED),
             (~is_judgment).any().alias(_RETRIEVED),
-            *(pl.col(flag(n)).max() for n in marker_flags),
+            *(pl.col(name).max() for name in marker_flags),
             (pl.col(_REL).is_null() & is_judgment).sum().alias(flag("q_null_rel")),
             (pl.col(doc_id).is_null() & is_judgment).sum().alias(flag("q_null_doc")),
             *_judged_rank_check(setup),
@@ -537,11 +540,11 @@ def _per_query(
     # per-query values and then dropped: a query of the run that no judgment names is
     # checked too.
     seen = [pl.lit(True).alias(c) for c in (_CHECK, _JUDGED, _RETRIEVED)]
-    checks = pl.concat(
-        [frame.with_columns(seen) for frame in check_frames], how="diagonal_relaxed"
-    )
     combined = pl.concat(
-        [per_query_frame.with_columns(pl.lit(False).alias(_CHECK)), checks],
+        [
+            per_query_frame.with_columns(pl.lit(False).alias(_CHECK)),
+            *(frame.with_columns(seen) for frame in check_frames),
+        ],
         how="diagonal_relaxed",
     )
 
@@ -810,12 +813,6 @@ def _bad_rows(run: pl.LazyFrame, setup: _Setup) -> pl.LazyFrame:
         .group_by(list(setup.keys))
         .agg(cond.sum().cast(pl.Int64).alias(flag(name)) for name, cond in kinds.items())
     )
-
-
-def _duplicate_flag_names(setup: _Setup) -> list[str]:
-    if not setup.check.check_duplicates:
-        return []
-    return ["dup_doc", *(["dup_rank"] if setup.order == "rank" else [])]
 
 
 def _duplicate_checks(setup: _Setup) -> list[pl.Expr]:

@@ -2,9 +2,10 @@
 
 Schema checks run when the plan is built (they only read the schema). Data checks
 (nulls, duplicates, bad ranks, NaN scores) are computed *inside* the evaluation plan
-as per-query counts, so they cost no extra pass over the data; :func:`raise_on_bad_rows`
-reads those counts from the small per-query result and raises the first problem with
-a message that names the column, the query and the fix.
+as per-query counts: the run's bad values through a filter into a small group-by, its
+duplicates in a group-by per query, the judgments' problems beside the metrics.
+:func:`raise_on_bad_rows` reads those counts from the small per-query result and raises
+the first problem with a message that names the column, the query and the fix.
 """
 
 from __future__ import annotations
