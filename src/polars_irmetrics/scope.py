@@ -11,8 +11,12 @@ ranked above, the ideal ranking's gains), which the two settings compute differe
 * :class:`PlanScope`: inside :func:`polars_irmetrics.evaluate`. The plan sorts the
   judged rows once by (query, rank) and computes each order-dependent quantity as a
   column *before* the group-by (vectorised over the sorted rows, or a window on the
-  query number), so the group-by itself is made of plain counts, minima and the last
-  value of each running sum (cheap, and streamable).
+  query number), so the group-by itself is made of plain counts, minima and sums
+  (cheap, and streamable).
+
+Every float sum of a formula is a fixed-point sum
+(:func:`polars_irmetrics.metrics._common.exact_sum`), the same to the last bit in any
+row order, so neither setting needs to add terms in rank order.
 """
 
 from __future__ import annotations
@@ -82,18 +86,6 @@ class Scope(ABC):
         """
 
     @abstractmethod
-    def running(self, term: pl.Expr) -> pl.Expr:
-        """Per row: the running sum of a float ``term`` down to that row (nulls count as 0).
-
-        Added one row at a time in rank order (unretrieved rows last), so a sum read off
-        it (``.last()``, or the last row ranked at or above a cutoff) is the same to the
-        last bit however the engine splits the rows into batches: a plain ``.sum()``
-        inside a streaming group-by adds per-batch partial sums, whose rounding depends
-        on where the batches happen to end. ``term`` must be built from :attr:`rank`,
-        :attr:`rel` and the columns of :meth:`window` and the other primitives.
-        """
-
-    @abstractmethod
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         """Per row i of the query: the (i+1)-th largest ``value`` of the query, nulls last.
 
@@ -130,10 +122,6 @@ def _count_greater(value: pl.Expr) -> pl.Expr:
     return (value.rank("min", descending=True) - 1).cast(pl.Int64)
 
 
-def _running_sum(term: pl.Expr) -> pl.Expr:
-    return term.cast(pl.Float64).fill_null(0.0).cum_sum()
-
-
 class TableScope(Scope):
     """A judged table's rows inside a user's group-by (one group per query)."""
 
@@ -159,9 +147,6 @@ class TableScope(Scope):
     def count_greater(self, value: pl.Expr) -> pl.Expr:
         return _count_greater(value)
 
-    def running(self, term: pl.Expr) -> pl.Expr:
-        return _running_sum(term)
-
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         return value.sort(descending=True, nulls_last=True)
 
@@ -183,8 +168,7 @@ class PlanScope(Scope):
 
     Order-dependent quantities are registered as window columns in :attr:`derived`
     (name -> expression), which the plan adds before its group-by; asking twice for
-    the same quantity reuses one column. Running sums (:meth:`running`) may read those
-    columns, so they are registered apart, in :attr:`totals`, added after them.
+    the same quantity reuses one column.
     """
 
     def __init__(
@@ -200,7 +184,6 @@ class PlanScope(Scope):
         self._first = pl.col(first)
         self._start = pl.col(start)
         self.derived: dict[str, pl.Expr] = {}
-        self.totals: dict[str, pl.Expr] = {}
         self._names: dict[bytes, str] = {}
 
     @property
@@ -208,16 +191,14 @@ class PlanScope(Scope):
         self.reads_num_ret = True
         return self._num_ret
 
-    def _register(
-        self, expr: pl.Expr, stage: dict[str, pl.Expr] | None = None, *, window: bool = True
-    ) -> pl.Expr:
+    def _register(self, expr: pl.Expr, *, window: bool = True) -> pl.Expr:
         key = expr.meta.serialize() + bytes([window])  # never a shortened display
         name = self._names.get(key)
         if name is None:
             name = f"__irm_d{len(self._names)}"
             self._names[key] = name
             column = expr.over(self._group) if window else expr
-            (self.derived if stage is None else stage)[name] = column.alias(name)
+            self.derived[name] = column.alias(name)
         return pl.col(name)
 
     def ranked_count(self, condition: pl.Expr) -> pl.Expr:
@@ -244,9 +225,6 @@ class PlanScope(Scope):
 
     def count_greater(self, value: pl.Expr) -> pl.Expr:
         return self._register(_count_greater(value))
-
-    def running(self, term: pl.Expr) -> pl.Expr:
-        return self._register(_running_sum(term), self.totals)
 
     def window(self, expr: pl.Expr) -> pl.Expr:
         return self._register(expr)

@@ -43,28 +43,45 @@ def rel_ret(s: Scope, p: Params, k: int | None) -> pl.Expr:
     return (relevant(s, p) & ranked(s, k)).sum().cast(pl.Float64)
 
 
+#: Fixed point of :func:`exact_sum`: terms are counted in units of 2**-64.
+_SCALE = 2.0**64
+#: Terms at least this large (never met by a metric's terms, but labels are the user's)
+#: fall back to a plain float sum: the fixed-point total must stay below 2**127.
+_FIXED_LIMIT = 2.0**32
+
+
+def exact_sum(term: pl.Expr) -> pl.Expr:
+    """Group context: the sum of a float ``term`` (nulls as 0), independent of row order.
+
+    Each term is turned into an integer count of 2**-64 (exact for any term above
+    2**-11; below it, off by less than 2**-64), the counts are added as 128-bit
+    integers, which is exact in any order, and the total is turned back into a float.
+    So a metric is the same to the last bit whatever the input layout, the engine
+    (a streaming group-by adds per-batch partial sums) or the number of buckets, and
+    the sum is a plain reduction: no running sum in rank order, no window. The result
+    differs from adding the terms one by one in double precision by at most the
+    rounding of that addition (a unit in the last place, a few at most). Terms of 2**32
+    or more, or not finite, fall back to a plain float sum.
+    """
+    value = term.cast(pl.Float64).fill_null(0.0)
+    fixed = (value * _SCALE).cast(pl.Int128, strict=False).sum().cast(pl.Float64) / _SCALE
+    return pl.when(value.abs().max() < _FIXED_LIMIT).then(fixed).otherwise(value.sum())
+
+
 def fsum(s: Scope, term: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
-    """The sum of a float ``term`` over the rows meeting ``where``, in rank order.
+    """The sum of a float ``term`` over the rows meeting ``where``.
 
     Every float sum of a formula goes through here or :func:`fsum_ranked`
-    (:meth:`Scope.running`), so a metric is the same to the last bit on any input
+    (:func:`exact_sum`), so a metric is the same to the last bit on any input
     layout, engine or number of buckets.
     """
-    return s.running(term if where is None else pl.when(where).then(term).otherwise(0.0)).last()
+    return exact_sum(term if where is None else pl.when(where).then(term))
 
 
 def fsum_ranked(s: Scope, term: pl.Expr, where: pl.Expr, k: int | None) -> pl.Expr:
     """The sum of ``term`` over the rows ranked 1..k (any rank if ``k`` is None) meeting
-    ``where``, added in rank order.
-
-    One running sum serves every cutoff: the rows are in rank order, so the sum down to
-    the last row ranked at or above ``k`` is the sum over ranks 1..k (``ndcg@1..100``
-    costs one column, not a hundred).
-    """
-    running = s.running(pl.when(where & s.rank.is_not_null()).then(term).otherwise(0.0))
-    if k is not None:
-        running = running.filter(s.rank <= k)
-    return running.last().fill_null(0.0)
+    ``where`` (:func:`exact_sum`)."""
+    return exact_sum(pl.when(where & ranked(s, k)).then(term))
 
 
 def divide(num: pl.Expr, den: float) -> pl.Expr:
@@ -100,12 +117,11 @@ def dcg(s: Scope, p: Params) -> pl.Expr:
 
 
 def idcg(s: Scope, p: Params) -> pl.Expr:
-    """DCG of the ideal ranking, added position by position as trec_eval does.
+    """DCG of the ideal ranking: the judged documents' gains, largest first.
 
     The candidates' gains sorted largest first are laid over the query's rows
-    (:meth:`Scope.sorted_desc`), and row i carries the running ideal DCG of positions
-    1..i+1. There are never more candidates than rows, so the cutoff k reads row k
-    (or the last row): one column for every k.
+    (:meth:`Scope.sorted_desc`): row i holds the gain of ideal position i+1. There are
+    never more candidates than rows, so the ideal DCG@k is the sum over rows 0..k-1.
     """
     retrieved_only = p.choice("ideal") == "retrieved"
     keep = s.rel > 0
@@ -113,10 +129,8 @@ def idcg(s: Scope, p: Params) -> pl.Expr:
         keep = keep & s.rank.is_not_null()
     ideal = s.sorted_desc(pl.when(keep).then(s.rel))
     position = s.row_index().cast(pl.Float64) + 1.0
-    cumulative = s.running(gain_of(ideal, p) / (position + 1.0).log(2))
-    if p.k is None:
-        return cumulative.last()
-    return cumulative.filter(s.row_index() < p.k).last()
+    term = gain_of(ideal, p) / (position + 1.0).log(2)
+    return fsum(s, term, None if p.k is None else s.row_index() < p.k)
 
 
 def precision_at(s: Scope, p: Params) -> pl.Expr:
