@@ -289,6 +289,25 @@ CASES = [
         "1 query is in the judgments but not in the run: 'q2'; pass unretrieved='zero' to "
         "score them 0 or unretrieved='drop' to leave them out",
     ),
+    (
+        "a label too large for the exact sums",
+        lambda: (_run(), {"qrels": _qrels(relevance=[2**33, 0])}),
+        InvalidValueError,
+        "column 'relevance' of the judgments: in query 'q1', 1 judged document(s) give a "
+        "metric term of 2**32 or more, or not finite (a label of 2**32 or more, or of 32 "
+        "or more with gain='exponential'), more than evaluate's exact sums hold: rescale "
+        "the labels",
+    ),
+    (
+        "an exponential gain too large for the exact sums",
+        lambda: (
+            _run(),
+            {"qrels": _qrels(relevance=[40, 0]), "metrics": ["ndcg(gain='exponential')@10"]},
+        ),
+        InvalidValueError,
+        "column 'relevance' of the judgments: in query 'q1', 1 judged document(s) give a "
+        "metric term of 2**32 or more",
+    ),
 ]
 
 
@@ -339,3 +358,14 @@ def test_many_unjudged_queries_are_listed_briefly(evaluate: Evaluate) -> None:
         ),
     ):
         evaluate(run, ["map"], qrels=qrels, unjudged="error")
+
+
+def test_large_labels_within_the_exact_sums_are_accepted(evaluate: Evaluate) -> None:
+    # 40 is fine with the linear gain (the term is 40 / log2(2) = 40), and a label of
+    # 31 with the exponential gain (2**31 - 1) is still below 2**32.
+    out = evaluate(_run(), ["dcg@1", "ndcg@1"], qrels=_qrels(relevance=[40, 0]), per_query=True)
+    assert out.rows() == [("q1", 40.0, 1.0), ("q2", 0.0, 0.0)]
+    out = evaluate(
+        _run(), ["dcg(gain='exponential')@1"], qrels=_qrels(relevance=[31, 0]), per_query=True
+    )
+    assert out["dcg(gain='exponential')@1"].to_list() == [2.0**31 - 1.0, 0.0]

@@ -456,8 +456,8 @@ def _synthetic(queries: int, docs: int) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def test_values_do_not_depend_on_row_layout_or_engine(evaluate: Evaluate) -> None:
-    # Float sums are added in rank order (Scope.total), never as per-batch partial
-    # sums, whose rounding depends on where the engine's batches end.
+    # Float sums are fixed-point sums (Scope.sum), exact in any order: never per-batch
+    # float partial sums, whose rounding depends on where the engine's batches end.
     run, qrels = _synthetic(400, 60)
     names = [*irm.DEFAULT_METRICS, "err@10", "rbp", "infAP", "ndcg_rel", "Rndcg", "G"]
     reference = evaluate(run, names, qrels=qrels, per_query=True)

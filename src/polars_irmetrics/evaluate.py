@@ -22,9 +22,11 @@ The plan, for a run and judgments (qrels):
    ``num_ret`` is needed) computes every metric of every cutoff at once
    (:mod:`polars_irmetrics.metrics`). The rows
    are sorted by (query, rank) first and the queries numbered in that order, so the
-   order-dependent columns (running counts and sums, the ideal gains) are vectorised
-   passes or windows on one integer, and every float sum is added in rank order: the
-   same bits on any input layout, engine or number of buckets.
+   order-dependent columns (running counts, the ideal gains) are vectorised passes or
+   windows on one integer. Every float sum is a fixed-point sum (exact in any order,
+   :meth:`Scope.sum <polars_irmetrics.scope.Scope.sum>`), so the group-by is made of
+   plain reductions and gives the same bits on any input layout, engine or number of
+   buckets.
 5. The data checks raise, the query-set policies apply, and ``per_query=False``
    averages per ``by`` group.
 
@@ -46,7 +48,7 @@ import polars as pl
 from .buckets import Buckets, check_buckets, evaluate_in_buckets
 from .errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError, MetricParameterError
 from .registry import MetricRequest, parse_metric
-from .scope import PlanScope
+from .scope import FIXED_LIMIT, PlanScope
 from .validate import (
     INTERNAL,
     CheckSpec,
@@ -253,7 +255,9 @@ def evaluate(
         A missing column or one of the wrong dtype (found when the plan is built).
     InvalidValueError, DuplicateError
         Null ids or relevance, NaN or null scores, ranks below 1, duplicate ranks, a
-        document twice in one query (found when the plan runs).
+        document twice in one query, a label whose metric terms reach 2**32 (a label of
+        2**32 or more, or of 32 or more with ``gain='exponential'``: more than the exact
+        fixed-point sums hold) (found when the plan runs).
     QuerySetError
         Queries on one side only, under an ``"error"`` policy.
     UnknownMetricError, MetricParameterError
@@ -523,6 +527,8 @@ def _per_query(
     )
     if scope.derived:  # order-dependent per-row quantities, as window columns
         rows = rows.with_columns(scope.derived.values())
+    if scope.terms:  # the terms of the float sums, which may read the columns above
+        rows = rows.with_columns(scope.terms.values())
     is_judgment = pl.col(_SRC) == 1
     # the duplicate counts ride on the marker rows where there are any
     marker_flags = (
@@ -541,6 +547,7 @@ def _per_query(
             *_judged_rank_check(setup),
             # the marker row's id is null; a null judged id is reported before this
             (is_judgment.sum() - pl.col(doc_id).drop_nulls().n_unique()).alias(flag("q_dup_doc")),
+            *_term_check(scope),
         )
         .drop(_GROUP)
     )
@@ -797,6 +804,14 @@ def _judged_rank_check(setup: _Setup) -> list[pl.Expr]:
     # group-by from partitioning it
     ranks = pl.when(pl.col(_SRC) == 1).then(pl.col(_RANK)).drop_nulls()
     return [(ranks.count() - ranks.n_unique()).alias(flag("j_dup_rank"))]
+
+
+def _term_check(scope: PlanScope) -> list[pl.Expr]:
+    """Per query, the rows with a float-sum term the fixed-point sums cannot hold."""
+    if not scope.summed:
+        return []
+    too_big = (~(value.abs() < FIXED_LIMIT) for value in scope.summed)
+    return [pl.any_horizontal(*too_big).sum().cast(pl.Int64).alias(flag("q_big_term"))]
 
 
 def _bad_rows(run: pl.LazyFrame, setup: _Setup) -> pl.LazyFrame:

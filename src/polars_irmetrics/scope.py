@@ -14,9 +14,8 @@ ranked above, the ideal ranking's gains), which the two settings compute differe
   query number), so the group-by itself is made of plain counts, minima and sums
   (cheap, and streamable).
 
-Every float sum of a formula is a fixed-point sum
-(:func:`polars_irmetrics.metrics._common.exact_sum`), the same to the last bit in any
-row order, so neither setting needs to add terms in rank order.
+Every float sum of a formula is a fixed-point sum (:meth:`Scope.sum`), the same to the
+last bit in any row order, so neither setting needs to add terms in rank order.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from abc import ABC, abstractmethod
 
 import polars as pl
 
-__all__ = ["PlanScope", "Scope", "TableScope"]
+__all__ = ["FIXED_LIMIT", "PlanScope", "Scope", "TableScope", "fixed_sum"]
 
 
 class Scope(ABC):
@@ -86,6 +85,16 @@ class Scope(ABC):
         """
 
     @abstractmethod
+    def sum(self, term: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
+        """The sum of a float ``term`` over the query's rows meeting ``where``, exactly.
+
+        A fixed-point sum (:func:`fixed_sum`): the same to the last bit in any row
+        order, so a metric does not depend on the input layout, the engine (a streaming
+        group-by adds per-batch partial sums) or the number of buckets. ``term`` must
+        be elementwise; it may read the other primitives. Nulls count as 0.
+        """
+
+    @abstractmethod
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         """Per row i of the query: the (i+1)-th largest ``value`` of the query, nulls last.
 
@@ -107,6 +116,30 @@ class Scope(ABC):
         rows last. The general form of the primitives above, for trec_eval's measures
         that look a rank up in the ideal ranking (ndcg_rel, Rndcg, G).
         """
+
+
+#: Fixed point of :func:`fixed_sum`: terms are counted in units of 2**-64.
+_SCALE = 2.0**64
+#: The terms of a fixed-point sum stay below this: the total, in units of 2**-64, then
+#: fits in 128 bits for up to 2**31 terms.
+FIXED_LIMIT = 2.0**32
+
+
+def fixed_sum(value: pl.Expr) -> pl.Expr:
+    """Group context: the sum of float ``value`` (nulls as 0), independent of row order.
+
+    Each value becomes an integer count of 2**-64 (exact for any value above 2**-11;
+    below it, off by less than 2**-64), the counts are added as 128-bit integers,
+    which is exact in any order, and the total becomes a float again: the exact sum
+    of the values, correctly rounded but for the tiny ones, where trec_eval's
+    one-by-one addition may differ by a unit in the last place. A plain reduction, so
+    a group-by of such sums streams. Every value must be below :data:`FIXED_LIMIT` in
+    magnitude.
+    """
+    # floor first: a float-to-integer cast of a value with a fractional part rounds
+    # one way in one engine and the other way in another
+    counts = (value.fill_null(0.0) * _SCALE).floor().cast(pl.Int128, strict=False)
+    return counts.sum().cast(pl.Float64) / _SCALE
 
 
 def _product_above(value: pl.Expr) -> pl.Expr:
@@ -147,6 +180,13 @@ class TableScope(Scope):
     def count_greater(self, value: pl.Expr) -> pl.Expr:
         return _count_greater(value)
 
+    def sum(self, term: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
+        value = term.cast(pl.Float64)
+        value = value if where is None else pl.when(where).then(value)
+        # a user's group-by has no data checks to refuse huge terms: fall back instead
+        finite = value.abs().max() < FIXED_LIMIT
+        return pl.when(finite.fill_null(True)).then(fixed_sum(value)).otherwise(value.sum())
+
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         return value.sort(descending=True, nulls_last=True)
 
@@ -168,7 +208,12 @@ class PlanScope(Scope):
 
     Order-dependent quantities are registered as window columns in :attr:`derived`
     (name -> expression), which the plan adds before its group-by; asking twice for
-    the same quantity reuses one column.
+    the same quantity reuses one column. The terms of float sums (:meth:`sum`) may
+    read those columns, so they are registered apart, in :attr:`terms`, added after
+    them: each computed once, vectorised, however many cutoffs sum it. The plan
+    refuses a query where a term reaches :data:`FIXED_LIMIT` (labels of 2**32 or more,
+    or exponential gains of labels of 32 or more), so the fixed-point sums never
+    overflow.
     """
 
     def __init__(
@@ -184,6 +229,10 @@ class PlanScope(Scope):
         self._first = pl.col(first)
         self._start = pl.col(start)
         self.derived: dict[str, pl.Expr] = {}
+        self.terms: dict[str, pl.Expr] = {}
+        #: Every value a fixed-point sum adds (null where it adds nothing), for the
+        #: plan's check that none reaches FIXED_LIMIT.
+        self.summed: list[pl.Expr] = []
         self._names: dict[bytes, str] = {}
 
     @property
@@ -191,14 +240,16 @@ class PlanScope(Scope):
         self.reads_num_ret = True
         return self._num_ret
 
-    def _register(self, expr: pl.Expr, *, window: bool = True) -> pl.Expr:
+    def _register(
+        self, expr: pl.Expr, stage: dict[str, pl.Expr] | None = None, *, window: bool = True
+    ) -> pl.Expr:
         key = expr.meta.serialize() + bytes([window])  # never a shortened display
         name = self._names.get(key)
         if name is None:
             name = f"__irm_d{len(self._names)}"
             self._names[key] = name
             column = expr.over(self._group) if window else expr
-            self.derived[name] = column.alias(name)
+            (self.derived if stage is None else stage)[name] = column.alias(name)
         return pl.col(name)
 
     def ranked_count(self, condition: pl.Expr) -> pl.Expr:
@@ -206,6 +257,18 @@ class PlanScope(Scope):
         total = flag.cum_sum()
         before = pl.when(self._first).then(total - flag).forward_fill()
         return self._register(total - before, window=False)
+
+    def sum(self, term: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
+        # The term is a column, computed once for all the reductions that read it (the
+        # sums at every cutoff). A window per query, even for a term that reads only its
+        # own row: streaming and in-memory evaluations of some elementwise kernels
+        # (``pow`` of a literal base) differ by a unit in the last place over a whole
+        # column, never per query. The plan refuses terms of FIXED_LIMIT or more.
+        value = self._register(term.cast(pl.Float64), self.terms)
+        if where is not None:
+            value = pl.when(where).then(value)
+        self.summed.append(value)
+        return fixed_sum(value)
 
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         # One global sort by (query number, value): each query keeps its block of rows.

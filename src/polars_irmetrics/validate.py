@@ -178,6 +178,15 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "column {col!r} of the {qframe}: query {query} judges {n} document(s) more than "
         "once; keep one judgment per document, e.g. .unique([query_id, {col!r}])",
     ),
+    (
+        "q_big_term",
+        InvalidValueError,
+        "relevance",
+        "column {col!r} of the {qframe}: in query {query}, {n} judged document(s) give a "
+        "metric term of 2**32 or more, or not finite (a label of 2**32 or more, or of 32 "
+        "or more with gain='exponential'), more than evaluate's exact sums hold: rescale "
+        "the labels",
+    ),
 )
 
 #: With check_duplicates=False a judged document twice in the run also shows here.

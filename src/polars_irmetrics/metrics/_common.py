@@ -43,45 +43,20 @@ def rel_ret(s: Scope, p: Params, k: int | None) -> pl.Expr:
     return (relevant(s, p) & ranked(s, k)).sum().cast(pl.Float64)
 
 
-#: Fixed point of :func:`exact_sum`: terms are counted in units of 2**-64.
-_SCALE = 2.0**64
-#: Terms at least this large (never met by a metric's terms, but labels are the user's)
-#: fall back to a plain float sum: the fixed-point total must stay below 2**127.
-_FIXED_LIMIT = 2.0**32
-
-
-def exact_sum(term: pl.Expr) -> pl.Expr:
-    """Group context: the sum of a float ``term`` (nulls as 0), independent of row order.
-
-    Each term is turned into an integer count of 2**-64 (exact for any term above
-    2**-11; below it, off by less than 2**-64), the counts are added as 128-bit
-    integers, which is exact in any order, and the total is turned back into a float.
-    So a metric is the same to the last bit whatever the input layout, the engine
-    (a streaming group-by adds per-batch partial sums) or the number of buckets, and
-    the sum is a plain reduction: no running sum in rank order, no window. The result
-    differs from adding the terms one by one in double precision by at most the
-    rounding of that addition (a unit in the last place, a few at most). Terms of 2**32
-    or more, or not finite, fall back to a plain float sum.
-    """
-    value = term.cast(pl.Float64).fill_null(0.0)
-    fixed = (value * _SCALE).cast(pl.Int128, strict=False).sum().cast(pl.Float64) / _SCALE
-    return pl.when(value.abs().max() < _FIXED_LIMIT).then(fixed).otherwise(value.sum())
-
-
 def fsum(s: Scope, term: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
     """The sum of a float ``term`` over the rows meeting ``where``.
 
     Every float sum of a formula goes through here or :func:`fsum_ranked`
-    (:func:`exact_sum`), so a metric is the same to the last bit on any input
-    layout, engine or number of buckets.
+    (:meth:`Scope.sum`, exact in any order), so a metric is the same to the last bit on
+    any input layout, engine or number of buckets.
     """
-    return exact_sum(term if where is None else pl.when(where).then(term))
+    return s.sum(term, where)
 
 
 def fsum_ranked(s: Scope, term: pl.Expr, where: pl.Expr, k: int | None) -> pl.Expr:
     """The sum of ``term`` over the rows ranked 1..k (any rank if ``k`` is None) meeting
-    ``where`` (:func:`exact_sum`)."""
-    return exact_sum(pl.when(where & ranked(s, k)).then(term))
+    ``where``."""
+    return fsum(s, term, where & ranked(s, k))
 
 
 def divide(num: pl.Expr, den: float) -> pl.Expr:

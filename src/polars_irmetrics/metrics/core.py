@@ -27,7 +27,6 @@ from ._common import (
     GAIN,
     IDEAL,
     dcg,
-    fsum,
     fsum_ranked,
     gain,
     idcg,
@@ -103,13 +102,16 @@ def _cg(s: Scope, p: Params) -> pl.Expr:
 
 
 def _bpref(s: Scope, p: Params) -> pl.Expr:
+    # sum over the retrieved relevant d of 1 - min(n_d, R) / cap
+    #   = found - (sum of min(n_d, R)) / cap, an integer sum: exact in any order
     nonrel = (s.rel >= 0) & (s.rel < p.level)
-    r = num_rel(s, p)
-    n = nonrel.sum().cast(pl.Float64)
-    nonrel_above = s.ranked_count(nonrel).cast(pl.Float64)
-    cap = pl.max_horizontal(pl.min_horizontal(n, r), pl.lit(1.0))
-    terms = 1.0 - pl.min_horizontal(nonrel_above, r) / cap
-    return ratio(fsum(s, terms, relevant(s, p) & s.rank.is_not_null()), r)
+    r = relevant(s, p).sum().cast(pl.Int64)
+    n = nonrel.sum().cast(pl.Int64)
+    found = relevant(s, p) & s.rank.is_not_null()
+    nonrel_above = pl.min_horizontal(s.ranked_count(nonrel).cast(pl.Int64), r)
+    penalty = pl.when(found).then(nonrel_above).otherwise(0).sum().cast(pl.Float64)
+    cap = pl.max_horizontal(pl.min_horizontal(n, r), pl.lit(1)).cast(pl.Float64)
+    return ratio(found.sum().cast(pl.Float64) - penalty / cap, r.cast(pl.Float64))
 
 
 def _num_ret(s: Scope, p: Params) -> pl.Expr:
