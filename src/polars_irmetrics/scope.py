@@ -90,8 +90,9 @@ class Scope(ABC):
 
         A fixed-point sum (:func:`fixed_sum`): the same to the last bit in any row
         order, so a metric does not depend on the input layout, the engine (a streaming
-        group-by adds per-batch partial sums) or the number of buckets. ``term`` must
-        be elementwise; it may read the other primitives. Nulls count as 0.
+        group-by adds per-batch partial sums) or the number of buckets. ``term`` is
+        evaluated per query, one value per row; it may read the other primitives and
+        per-query aggregates. Nulls count as 0.
         """
 
     @abstractmethod
@@ -128,13 +129,12 @@ FIXED_LIMIT = 2.0**32
 def fixed_sum(value: pl.Expr) -> pl.Expr:
     """Group context: the sum of float ``value`` (nulls as 0), independent of row order.
 
-    Each value becomes an integer count of 2**-64 (exact for any value above 2**-11;
-    below it, off by less than 2**-64), the counts are added as 128-bit integers,
-    which is exact in any order, and the total becomes a float again: the exact sum
-    of the values, correctly rounded but for the tiny ones, where trec_eval's
-    one-by-one addition may differ by a unit in the last place. A plain reduction, so
-    a group-by of such sums streams. Every value must be below :data:`FIXED_LIMIT` in
-    magnitude.
+    Each value becomes a whole number of 2**-64 (exact for any value above 2**-11;
+    smaller ones are rounded down, by less than 2**-64), the counts are added as
+    128-bit integers, which is exact in any order, and the total becomes a float once.
+    trec_eval adds its terms one by one, so its last bit may differ: 0.1 + 0.2 + 0.3 is
+    0.6000000000000001 there and 0.6 here. A plain reduction, so a group-by of such sums
+    streams. Every value must be below :data:`FIXED_LIMIT` in magnitude.
     """
     # floor first: a float-to-integer cast of a value with a fractional part rounds
     # one way in one engine and the other way in another
@@ -210,7 +210,7 @@ class PlanScope(Scope):
     (name -> expression), which the plan adds before its group-by; asking twice for
     the same quantity reuses one column. The terms of float sums (:meth:`sum`) may
     read those columns, so they are registered apart, in :attr:`terms`, added after
-    them: each computed once, vectorised, however many cutoffs sum it. The plan
+    them: each computed once, however many cutoffs sum it. The plan
     refuses a query where a term reaches :data:`FIXED_LIMIT` (labels of 2**32 or more,
     or exponential gains of labels of 32 or more), so the fixed-point sums never
     overflow.
