@@ -221,11 +221,12 @@ def evaluate(
     check_duplicates
         ``True`` (default): refuse a document listed twice in one query of the run, and two
         documents at one rank, as trec_eval does. These checks keep a hash set of every
-        document id (and rank) per query, about a fifth of the plan's time and a third of
-        its memory on large logs. ``False`` skips them for runs known to be clean (straight
-        from a retriever): duplicates among *judged* documents, which would change metric
-        values, are still refused; an unjudged document listed twice is then counted twice
-        in ``num_ret`` (and, ranked by score, pushes the documents below it down).
+        document id (and rank) per query, about 40 % of the plan's time and half of its
+        memory on large logs with ranks given (benchmarks/results.md). ``False`` skips
+        them for runs known to be clean (straight from a retriever): duplicates among
+        *judged* documents, which would change metric values, are still refused; an
+        unjudged document listed twice is then counted twice in ``num_ret`` (and, ranked
+        by score, pushes the documents below it down).
     buckets
         ``None`` (default): one plan over the whole input, the fastest path while the
         log fits in memory (polars streams the scan, the join and the counts; the
