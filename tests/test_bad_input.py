@@ -299,6 +299,13 @@ CASES = [
         "the labels",
     ),
     (
+        "a NaN label, whose gain is not finite",
+        lambda: (_run(), {"qrels": _qrels(relevance=[float("nan"), 0.0])}),
+        InvalidValueError,
+        "column 'relevance' of the judgments: in query 'q1', 1 judged document(s) give a "
+        "metric term of 2**32 or more, or not finite",
+    ),
+    (
         "an exponential gain too large for the exact sums",
         lambda: (
             _run(),

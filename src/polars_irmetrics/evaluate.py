@@ -48,7 +48,7 @@ import polars as pl
 from .buckets import Buckets, check_buckets, evaluate_in_buckets
 from .errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError, MetricParameterError
 from .registry import MetricRequest, parse_metric
-from .scope import FIXED_LIMIT, PlanScope
+from .scope import PlanScope, beyond_fixed
 from .validate import (
     INTERNAL,
     CheckSpec,
@@ -811,8 +811,8 @@ def _term_check(scope: PlanScope) -> list[pl.Expr]:
     """Per query, the rows with a float-sum term the fixed-point sums cannot hold."""
     if not scope.summed:
         return []
-    too_big = (~(value.abs() < FIXED_LIMIT) for value in scope.summed)
-    return [pl.any_horizontal(*too_big).sum().cast(pl.Int64).alias(flag("q_big_term"))]
+    too_big = pl.any_horizontal(*(beyond_fixed(value) for value in scope.summed.values()))
+    return [too_big.sum().cast(pl.Int64).alias(flag("q_big_term"))]
 
 
 def _bad_rows(run: pl.LazyFrame, setup: _Setup) -> pl.LazyFrame:

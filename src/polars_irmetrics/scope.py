@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 
 import polars as pl
 
-__all__ = ["FIXED_LIMIT", "PlanScope", "Scope", "TableScope", "fixed_sum"]
+__all__ = ["FIXED_LIMIT", "PlanScope", "Scope", "TableScope", "beyond_fixed", "fixed_sum"]
 
 
 class Scope(ABC):
@@ -126,6 +126,12 @@ _SCALE = 2.0**64
 FIXED_LIMIT = 2.0**32
 
 
+def beyond_fixed(value: pl.Expr) -> pl.Expr:
+    """Per row: whether ``value`` is too large for :func:`fixed_sum`, or not finite
+    (null where ``value`` is null)."""
+    return ~(value.abs() < FIXED_LIMIT)
+
+
 def fixed_sum(value: pl.Expr) -> pl.Expr:
     """Group context: the sum of float ``value`` (nulls as 0), independent of row order.
 
@@ -183,9 +189,9 @@ class TableScope(Scope):
     def sum(self, term: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
         value = term.cast(pl.Float64)
         value = value if where is None else pl.when(where).then(value)
-        # a user's group-by has no data checks to refuse huge terms: fall back instead
-        finite = value.abs().max() < FIXED_LIMIT
-        return pl.when(finite.fill_null(True)).then(fixed_sum(value)).otherwise(value.sum())
+        # a user's group-by has no data checks to refuse huge or NaN terms: fall back
+        # to a float sum instead (which keeps a NaN)
+        return pl.when(beyond_fixed(value).any()).then(value.sum()).otherwise(fixed_sum(value))
 
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         return value.sort(descending=True, nulls_last=True)
@@ -230,9 +236,9 @@ class PlanScope(Scope):
         self._start = pl.col(start)
         self.derived: dict[str, pl.Expr] = {}
         self.terms: dict[str, pl.Expr] = {}
-        #: Every value a fixed-point sum adds (null where it adds nothing), for the
-        #: plan's check that none reaches FIXED_LIMIT.
-        self.summed: list[pl.Expr] = []
+        #: Every value a fixed-point sum adds (null where it adds nothing), once each,
+        #: for the plan's check that none is :func:`beyond_fixed`.
+        self.summed: dict[bytes, pl.Expr] = {}
         self._names: dict[bytes, str] = {}
 
     @property
@@ -267,7 +273,7 @@ class PlanScope(Scope):
         value = self._register(term.cast(pl.Float64), self.terms)
         if where is not None:
             value = pl.when(where).then(value)
-        self.summed.append(value)
+        self.summed.setdefault(value.meta.serialize(), value)
         return fixed_sum(value)
 
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
