@@ -256,9 +256,9 @@ def evaluate(
         A missing column or one of the wrong dtype (found when the plan is built).
     InvalidValueError, DuplicateError
         Null ids or relevance, NaN or null scores, ranks below 1, duplicate ranks, a
-        document twice in one query, a label whose metric terms reach 2**32 (a label of
-        2**32 or more, or of 32 or more with ``gain='exponential'``: more than the exact
-        fixed-point sums hold) (found when the plan runs).
+        document twice in one query, a label whose metric terms reach 2**32 or are not
+        finite (a label of 2**32 or more, of 32 or more with ``gain='exponential'``, or
+        NaN: more than the exact fixed-point sums hold) (found when the plan runs).
     QuerySetError
         Queries on one side only, under an ``"error"`` policy.
     UnknownMetricError, MetricParameterError
