@@ -91,8 +91,9 @@ class Scope(ABC):
         A fixed-point sum (:func:`fixed_sum`): the same to the last bit in any row
         order, so a metric does not depend on the input layout, the engine (a streaming
         group-by adds per-batch partial sums) or the number of buckets. ``term`` is
-        evaluated per query, one value per row; it may read the other primitives and
-        per-query aggregates. Nulls count as 0.
+        one value per row, computed row by row: it may read the row's columns and the
+        other primitives, and a per-query aggregate only through :meth:`window`. Nulls
+        count as 0.
         """
 
     @abstractmethod
@@ -266,11 +267,12 @@ class PlanScope(Scope):
 
     def sum(self, term: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
         # The term is a column, computed once for all the reductions that read it (the
-        # sums at every cutoff). A window per query, even for a term that reads only its
-        # own row: streaming and in-memory evaluations of some elementwise kernels
-        # (``pow`` of a literal base) differ by a unit in the last place over a whole
-        # column, never per query. The plan refuses terms of FIXED_LIMIT or more.
-        value = self._register(term.cast(pl.Float64), self.terms)
+        # sums at every cutoff), row by row: the formulas build terms from kernels that
+        # give the same bits whatever the length of the batch they run on
+        # (``_common.power``, ``_common.divide``), so no window is needed to make the
+        # streaming and in-memory engines agree. The plan refuses terms of
+        # FIXED_LIMIT or more.
+        value = self._register(term.cast(pl.Float64), self.terms, window=False)
         if where is not None:
             value = pl.when(where).then(value)
         self.summed.setdefault(value.meta.serialize(), value)

@@ -7,6 +7,8 @@ whose denominator is zero is 0.
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 
 from polars_irmetrics.scope import Scope
@@ -68,6 +70,23 @@ def divide(num: pl.Expr, den: float) -> pl.Expr:
     divides each value.
     """
     return num / (num * 0.0 + den)
+
+
+def power(base: float, exponent: pl.Expr) -> pl.Expr:
+    """``base ** exponent`` for a constant ``base`` in [0, 1], the same bits on any engine.
+
+    polars raises a constant to a column's powers with ``powf``, except where the
+    column holds one value, which it treats as a scalar and, for a whole number, raises
+    by repeated multiplication (``0.8 ** 4`` gives 0.40960000000000013 there and
+    0.4096000000000001 elsewhere). The streaming engine's batches can hold one row, so
+    the same document's term could differ by a unit in the last place from one run to
+    the next. ``exp(exponent * ln(base))`` has one kernel; it is within a few units in
+    the last place of ``powf`` for the exponents of a ranking (and exactly 1 at 0).
+    """
+    if not 0.0 <= base <= 1.0:  # pragma: no cover - the registry bounds the parameters
+        raise ValueError(f"power() takes a base in [0, 1], got {base!r}")
+    value = (exponent * math.log(base)).exp() if base > 0.0 else pl.lit(0.0)
+    return pl.when(exponent == 0.0).then(1.0).otherwise(value)
 
 
 def ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:

@@ -20,7 +20,7 @@ from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.scope import Scope
 from polars_irmetrics.spec import Alias, Metric, Param, Params
 
-from ._common import fsum_ranked, num_rel, ranked, ratio, relevant
+from ._common import divide, fsum_ranked, num_rel, power, ranked, ratio, relevant
 
 __all__ = ["BEYOND_METRICS"]
 
@@ -51,14 +51,15 @@ def _err(s: Scope, p: Params) -> pl.Expr:
     max_grade = _number(p, "max_grade", "err", 0.0, None)
     grade = s.rel.cast(pl.Float64).clip(upper_bound=max_grade)
     # non-relevant, negative and null labels: the user goes on
-    stop = pl.when(grade > 0).then((pl.lit(2.0).pow(grade) - 1.0) / 2.0**max_grade).otherwise(0.0)
+    chance = divide(pl.lit(2.0).pow(grade) - 1.0, 2.0**max_grade)
+    stop = pl.when(grade > 0).then(chance).otherwise(0.0)
     reach = s.product_above(1.0 - stop)
     term = stop * reach / s.rank.cast(pl.Float64)
     return fsum_ranked(s, term, stop > 0, p.k)
 
 
 def _rbp_weight(s: Scope, persistence: float) -> pl.Expr:
-    return (1.0 - persistence) * pl.lit(persistence).pow(s.rank.cast(pl.Float64) - 1.0)
+    return (1.0 - persistence) * power(persistence, s.rank.cast(pl.Float64) - 1.0)
 
 
 def _rbp(s: Scope, p: Params) -> pl.Expr:

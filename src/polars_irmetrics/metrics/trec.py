@@ -34,7 +34,7 @@ from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.scope import Scope
 from polars_irmetrics.spec import Alias, Metric, Param, Params, ParamValue
 
-from ._common import divide, fsum, fsum_ranked, num_rel, ranked, ratio, rel_ret, relevant
+from ._common import divide, fsum, fsum_ranked, num_rel, power, ranked, ratio, rel_ret, relevant
 from .core import CORE_METRICS
 
 __all__ = [
@@ -370,9 +370,10 @@ def _trec_rbp(s: Scope, p: Params) -> pl.Expr:
     persistence = _persistence(p, "trec_rbp")
     rel = _f(s.rel)
     gain = pl.when(rel > 0).then(rel).otherwise(0.0)
-    top = rel.filter(rel >= 0).max()  # gains are scaled to [0, 1] when one exceeds 1
+    # gains are scaled to [0, 1] when one exceeds 1; a per-query value inside a term
+    top = s.window(rel.filter(rel >= 0).max())
     scaled = pl.when(top > 1.0).then(gain / top).otherwise(gain)
-    weight = pl.lit(persistence).pow(_f(s.rank) - 1.0)
+    weight = power(persistence, _f(s.rank) - 1.0)
     return (1.0 - persistence) * fsum(s, scaled * weight, _retrieved(s))
 
 
@@ -380,7 +381,7 @@ def _trec_rbp_resid(s: Scope, p: Params) -> pl.Expr:
     persistence = _persistence(p, "trec_rbp_resid")
     judged_ret = _judged(s) & _retrieved(s)
     unjudged = _f(s.num_ret) - _f(judged_ret.sum())
-    known = fsum(s, pl.lit(persistence).pow(_f(s.rank) - 1.0), judged_ret)
+    known = fsum(s, power(persistence, _f(s.rank) - 1.0), judged_ret)
     return pl.when(unjudged > 0).then(1.0 - (1.0 - persistence) * known).otherwise(0.0)
 
 
