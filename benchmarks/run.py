@@ -1,4 +1,7 @@
-"""Side-by-side benchmark: polars_irmetrics vs ranx vs pytrec_eval vs a bare polars floor.
+"""Side-by-side benchmark: polars_irmetrics vs ranx vs pytrec_eval vs plain polars plans.
+
+The plain polars plans: ``minimal``, the five metrics written by hand with no checks,
+and ``floor``, a bare scan, join and group-by that no evaluation can undercut.
 
     python benchmarks/run.py --sizes 1000,10000,100000 --docs 100
 
@@ -52,7 +55,7 @@ TREC_TO_CORE = {
 }
 IRM_LIBS = ["irm-rank", "irm-score", "irm-full", "irm-unchecked"]
 PEER_LIBS = ["ranx", "pytrec_eval"]
-ALL_LIBS = [*IRM_LIBS, *PEER_LIBS, "floor"]
+ALL_LIBS = [*IRM_LIBS, *PEER_LIBS, "minimal", "floor"]
 REFERENCE = "irm-score"  # peers rank from score, so they are compared with this variant
 MODES = ["e2e", "compute"]
 RESULT_MARK = "@@RESULT@@ "
@@ -281,6 +284,74 @@ def _floor_plan(run: Any, qrels: Any) -> Any:
     )
 
 
+def _minimal_plan(run: Any, qrels: Any) -> Any:
+    """The five metrics written by hand in plain polars: ranks given, nothing checked.
+
+    What a user would write for ndcg@10, map, mrr@10, recall@100 and precision@10
+    alone, with trec_eval's conventions but none of the library's checks, exact sums or
+    query-set policies: one join with every judgment (non-relevant ones included, as any
+    metric set with bpref or judged@k needs), one group-by of the judged retrieved rows
+    (AP orders each query's relevant ranks), one group-by of the judgments (R and the
+    ideal DCG), a join of the two, the means. The same runtime-filter hint on the join
+    as the library's. Reads the ``rank`` column, so it is the rank path's yardstick.
+    """
+    import polars as pl
+
+    rel, rank = pl.col("relevance"), pl.col("rank")
+    hit = rel >= 1
+    hit_ranks = rank.filter(hit).sort()
+    found = run.join(
+        qrels.filter(pl.lit(True)),
+        on=["query_id", "doc_id"],
+        how="inner",
+        build_side="prefer_right",
+    )
+    per_run = found.group_by("query_id").agg(
+        pl.when((rank <= 10) & (rel > 0))
+        .then(rel / (rank + 1).cast(pl.Float64).log(2))
+        .sum()
+        .alias("dcg"),
+        (hit_ranks.cum_count() / hit_ranks).sum().alias("ap"),
+        pl.when(hit & (rank <= 10)).then(1.0 / rank).max().alias("rr"),
+        (hit & (rank <= 10)).sum().alias("hits10"),
+        (hit & (rank <= 100)).sum().alias("hits100"),
+    )
+    top = rel.filter(rel > 0).sort(descending=True).head(10)
+    ideal = qrels.group_by("query_id").agg(
+        hit.sum().cast(pl.Float64).alias("n_rel"),
+        (top / (top.cum_count().cast(pl.Float64) + 1.0).log(2)).sum().alias("idcg"),
+    )
+
+    def ratio(num: str, den: Any) -> Any:
+        return pl.when(den > 0).then(pl.col(num).fill_null(0) / den).otherwise(0.0)
+
+    n_rel = pl.col("n_rel")
+    return ideal.join(per_run, on="query_id", how="left").select(
+        ratio("dcg", pl.col("idcg")).mean().alias("ndcg@10"),
+        ratio("ap", n_rel).mean().alias("map"),
+        pl.col("rr").fill_null(0.0).mean().alias("mrr@10"),
+        ratio("hits100", n_rel).mean().alias("recall@100"),
+        (pl.col("hits10").fill_null(0) / 10).mean().alias("precision@10"),
+    )
+
+
+class MinimalBench(Bench):
+    run_cols = ("query_id", "doc_id", "rank")
+
+    def e2e(self) -> Timing:
+        t0 = time.perf_counter()
+        out = _minimal_plan(
+            _scan(self.job["run"], self.run_cols),
+            _scan(self.job["qrels"], ("query_id", "doc_id", "relevance")),
+        ).collect(engine=self.job.get("engine", "auto"))
+        return Timing(time.perf_counter() - t0, values=_frame_means(out))
+
+    def compute(self, run: Any, qrels: Any) -> Timing:
+        t0 = time.perf_counter()
+        out = _minimal_plan(run.lazy(), qrels.lazy()).collect()
+        return Timing(time.perf_counter() - t0, values=_frame_means(out))
+
+
 class FloorBench(Bench):
     run_cols = ("query_id", "doc_id", "rank")
 
@@ -305,6 +376,7 @@ BENCHES: dict[str, Callable[[dict[str, Any]], Bench]] = {
     "irm-unchecked": IrmBench,
     "ranx": RanxBench,
     "pytrec_eval": TrecBench,
+    "minimal": MinimalBench,
     "floor": FloorBench,
 }
 
@@ -575,6 +647,10 @@ Notes
 - pytrec_eval: the same dicts; `RelevanceEvaluator(qrels, {ndcg_cut.10, map, recip_rank,
   recall.100, P.10})`, evaluate, mean over queries in Python. Its `recip_rank` is NOT cut
   at 10 (it is trec_eval's full-ranking reciprocal rank), unlike `mrr@10` of the others.
+- minimal: the five metrics written by hand as one plain polars plan (ranks given, no
+  checks, float sums): a join with every judgment, a group-by of the judged retrieved
+  rows, a group-by of the judgments, a join, the means. The yardstick for `irm-rank`
+  and `irm-unchecked`: what the metrics themselves cost in polars.
 - floor: a bare polars plan over the same files: scan (query_id, doc_id, rank), one inner
   join with the judgments of relevance > 0, one group-by sum of rel / log2(rank + 1)
   per query, a mean. No library can do the job with less work.

@@ -16,7 +16,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
-LIBS = ["irm-rank", "irm-score", "irm-full", "irm-unchecked", "ranx", "pytrec_eval", "floor"]
+LIBS = [
+    "irm-rank", "irm-score", "irm-full", "irm-unchecked", "ranx", "pytrec_eval", "minimal", "floor"
+]  # fmt: skip
 # mrr@10 is left out: pytrec_eval's recip_rank is not cut at 10
 SHARED_METRICS = ["ndcg@10", "map", "recall@100", "precision@10"]
 
