@@ -335,38 +335,45 @@ def _minimal_plan(run: Any, qrels: Any) -> Any:
     )
 
 
-class MinimalBench(Bench):
+class PlainPolarsBench(Bench):
+    """A plain polars plan (``plan``) over the run's ids and ranks and the judgments."""
+
     run_cols = ("query_id", "doc_id", "rank")
+
+    def plan(self, run: Any, qrels: Any) -> Any:
+        raise NotImplementedError
+
+    def values(self, out: Any) -> dict[str, float]:
+        raise NotImplementedError
 
     def e2e(self) -> Timing:
         t0 = time.perf_counter()
-        out = _minimal_plan(
+        out = self.plan(
             _scan(self.job["run"], self.run_cols),
             _scan(self.job["qrels"], ("query_id", "doc_id", "relevance")),
         ).collect(engine=self.job.get("engine", "auto"))
-        return Timing(time.perf_counter() - t0, values=_frame_means(out))
+        return Timing(time.perf_counter() - t0, values=self.values(out))
 
     def compute(self, run: Any, qrels: Any) -> Timing:
         t0 = time.perf_counter()
-        out = _minimal_plan(run.lazy(), qrels.lazy()).collect()
-        return Timing(time.perf_counter() - t0, values=_frame_means(out))
+        out = self.plan(run.lazy(), qrels.lazy()).collect()
+        return Timing(time.perf_counter() - t0, values=self.values(out))
 
 
-class FloorBench(Bench):
-    run_cols = ("query_id", "doc_id", "rank")
+class MinimalBench(PlainPolarsBench):
+    def plan(self, run: Any, qrels: Any) -> Any:
+        return _minimal_plan(run, qrels)
 
-    def e2e(self) -> Timing:
-        t0 = time.perf_counter()
-        out = _floor_plan(
-            _scan(self.job["run"], self.run_cols),
-            _scan(self.job["qrels"], ("query_id", "doc_id", "relevance")),
-        ).collect(engine=self.job.get("engine", "auto"))
-        return Timing(time.perf_counter() - t0, values={"floor_dcg": float(out.item())})
+    def values(self, out: Any) -> dict[str, float]:
+        return _frame_means(out)
 
-    def compute(self, run: Any, qrels: Any) -> Timing:
-        t0 = time.perf_counter()
-        out = _floor_plan(run.lazy(), qrels.lazy()).collect()
-        return Timing(time.perf_counter() - t0, values={"floor_dcg": float(out.item())})
+
+class FloorBench(PlainPolarsBench):
+    def plan(self, run: Any, qrels: Any) -> Any:
+        return _floor_plan(run, qrels)
+
+    def values(self, out: Any) -> dict[str, float]:
+        return {"floor_dcg": float(out.item())}
 
 
 BENCHES: dict[str, Callable[[dict[str, Any]], Bench]] = {
