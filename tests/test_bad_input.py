@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import Any
 
@@ -376,3 +377,33 @@ def test_large_labels_within_the_exact_sums_are_accepted(evaluate: Evaluate) -> 
         _run(), ["dcg(gain='exponential')@1"], qrels=_qrels(relevance=[31, 0]), per_query=True
     )
     assert out["dcg(gain='exponential')@1"].to_list() == [2.0**31 - 1.0, 0.0]
+
+
+def _fingerprint_by_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the duplicate check's hash collide for every two ids of one length."""
+    module = importlib.import_module("polars_irmetrics.evaluate")
+    monkeypatch.setattr(module, "_doc_fingerprint", lambda doc, setup: doc.str.len_bytes())
+
+
+def test_a_hash_collision_alone_is_not_a_duplicate(
+    evaluate: Evaluate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The check counts distinct hashes of the ids; a query it flags is recounted
+    # exactly before anything is raised. Here "a" and "b" share a "hash" (their length),
+    # so the hashed count flags q1, and the exact count clears it.
+    expected = evaluate(_run(), ["map", "P@2"], qrels=_qrels(), per_query=True)
+    _fingerprint_by_length(monkeypatch)
+    got = evaluate(_run(), ["map", "P@2"], qrels=_qrels(), per_query=True)
+    assert got.equals(expected)
+
+
+def test_the_duplicate_count_reported_is_exact_despite_collisions(
+    evaluate: Evaluate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # q1 lists a, b, a: the colliding "hash" counts 2 extra rows, the message the exact 1.
+    _fingerprint_by_length(monkeypatch)
+    run = pl.DataFrame(
+        {"query_id": ["q1"] * 3, "doc_id": ["a", "b", "a"], "score": [3.0, 2.0, 1.0]}
+    )
+    with pytest.raises(DuplicateError, match=re.escape("query 'q1' lists 1 document(s) more")):
+        evaluate(run, ["map"], qrels=_qrels())

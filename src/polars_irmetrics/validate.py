@@ -10,7 +10,7 @@ the first problem with a message that names the column, the query and the fix.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -204,13 +204,29 @@ def flag(name: str) -> str:
     return f"{INTERNAL}v_{name}"
 
 
-def raise_on_bad_rows(frame: pl.DataFrame, spec: CheckSpec, *, check_rows: str) -> pl.DataFrame:
+#: Exact counts of one check for the queries the plan flagged (see ``recount`` below).
+Recount = Callable[[pl.DataFrame], pl.DataFrame]
+
+
+def raise_on_bad_rows(
+    frame: pl.DataFrame,
+    spec: CheckSpec,
+    *,
+    check_rows: str,
+    recount: Mapping[str, Recount] | None = None,
+) -> pl.DataFrame:
     """Raise the first data problem recorded in the per-query frame, else drop the flags.
 
     ``frame`` holds one row per query with the plan's check counts (``__irm_v_*``)
     and the flags ``__irm_judged`` / ``__irm_retrieved``, followed by rows that only
     carry check counts of the run (``check_rows`` true): they are read for the data
     problems, then dropped with the flags.
+
+    ``recount`` maps a check's name to a function for a plan count that can only err
+    upwards (a count of distinct hashes, where two ids may share a hash): given the
+    flagged rows (the keys and the count), it returns the exact counts of those
+    queries, read again from the input; only those are reported, and a query whose
+    exact count is 0 is not. It runs only when the plan flagged something.
     """
     columns: Mapping[str, str | None] = {
         "doc_id": spec.doc_id,
@@ -231,7 +247,10 @@ def raise_on_bad_rows(frame: pl.DataFrame, spec: CheckSpec, *, check_rows: str) 
         column = flag(name)
         if column not in frame.columns:
             continue
-        bad = frame.filter(pl.col(column) > 0).sort(spec.keys)
+        bad = frame.filter(pl.col(column) > 0)
+        if bad.height and recount is not None and name in recount:
+            bad = recount[name](bad.select(*spec.keys, column)).filter(pl.col(column) > 0)
+        bad = bad.sort(spec.keys)
         if bad.height:
             row = bad.row(0, named=True)
             if name == "q_dup_doc" and not spec.check_duplicates:
