@@ -518,3 +518,36 @@ def test_values_do_not_depend_on_the_streaming_engines_batch_size(order: str) ->
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("check_duplicates", [True, False])
+@pytest.mark.parametrize("order", ["score", "rank"])
+def test_the_metric_group_by_streams_for_every_metric(order: str, check_duplicates: bool) -> None:
+    # A plan guard, not a timing: polars' streaming group-by runs its partitioned
+    # aggregation only when every aggregate is a reduction of row-wise expressions; a
+    # row compared with a per-query value (R, a cut-off from R) or a filter inside the
+    # aggregation sends the whole group-by to a slower fallback, which polars logs
+    # (POLARS_VERBOSE) as "not partitionable". Formulas read per-query values through
+    # Scope.window and use when/then instead of filter.
+    script = textwrap.dedent(
+        f"""
+        import polars as pl, polars_irmetrics as irm
+        from tests.test_conventions import EVERY_METRIC, _synthetic
+        run, qrels = _synthetic(100, 20)
+        if {order!r} == "rank":
+            rank = pl.col("score").rank("ordinal", descending=True).over("query_id")
+            run = run.with_columns(rank.alias("rank")).drop("score")
+        irm.evaluate(
+            run.lazy(), EVERY_METRIC, qrels=qrels, check_duplicates={check_duplicates}
+        ).collect(engine="streaming")
+        """
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "POLARS_VERBOSE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    log = done.stderr + done.stdout
+    assert "running group-by in subgraph" in log  # the log is there to read
+    assert "not partitionable" not in log

@@ -58,7 +58,10 @@ def _f1(s: Scope, p: Params) -> pl.Expr:
 
 def _r_precision(s: Scope, p: Params) -> pl.Expr:
     r = num_rel(s, p)
-    return ratio((relevant(s, p) & (s.rank <= r)).sum().cast(pl.Float64), r)
+    # R beside every row through Scope.window: a row compared with a per-query value
+    # inside the aggregation would keep the plan's group-by from streaming
+    within_r = s.rank <= s.window(r)
+    return ratio((relevant(s, p) & within_r).sum().cast(pl.Float64), r)
 
 
 def _hit_rate(s: Scope, p: Params) -> pl.Expr:
@@ -108,7 +111,8 @@ def _bpref(s: Scope, p: Params) -> pl.Expr:
     r = relevant(s, p).sum().cast(pl.Int64)
     n = nonrel.sum().cast(pl.Int64)
     found = relevant(s, p) & s.rank.is_not_null()
-    nonrel_above = pl.min_horizontal(s.ranked_count(nonrel).cast(pl.Int64), r)
+    # R beside every row through Scope.window (see _r_precision)
+    nonrel_above = pl.min_horizontal(s.ranked_count(nonrel).cast(pl.Int64), s.window(r))
     penalty = pl.when(found).then(nonrel_above).otherwise(0).sum().cast(pl.Float64)
     cap = pl.max_horizontal(pl.min_horizontal(n, r), pl.lit(1)).cast(pl.Float64)
     return ratio(found.sum().cast(pl.Float64) - penalty / cap, r.cast(pl.Float64))

@@ -243,7 +243,11 @@ def _iprec_at(s: Scope, p: Params, recall: float) -> pl.Expr:
     is_rel = relevant(s, p) & _retrieved(s)
     found = _f(s.ranked_count(relevant(s, p)))
     precision = found / _f(s.rank)
-    best = precision.filter(is_rel & (found >= pl.max_horizontal(cut, pl.lit(1.0)))).max()
+    # ``when``, not ``filter``, and the cut beside every row through Scope.window: the
+    # plan's group-by then streams (a filter, or a row compared with a per-query value,
+    # inside the aggregation keeps it from partitioning)
+    reached = found >= s.window(pl.max_horizontal(cut, pl.lit(1.0)))
+    best = pl.when(is_rel & reached).then(precision).max()
     return pl.when(cut > rel_ret(s, p, None)).then(0.0).otherwise(best.fill_null(0.0))
 
 
@@ -270,7 +274,7 @@ def _relative_precision(s: Scope, p: Params) -> pl.Expr:
 def _rprec_mult(s: Scope, p: Params) -> pl.Expr:
     multiple = _float_option(p, "multiple", "rprec_mult")
     cut = (multiple * num_rel(s, p) + 0.9).floor()
-    found = _f((relevant(s, p) & (_f(s.rank) <= cut)).sum())
+    found = _f((relevant(s, p) & (_f(s.rank) <= s.window(cut))).sum())  # see _iprec_at
     return pl.when(cut >= 1.0).then(found / cut).otherwise(0.0)
 
 
