@@ -116,7 +116,10 @@ class Scope(ABC):
         (cumulative sums, sorts, ``gather`` by position, ``search_sorted`` on the
         ranks) that returns one value per row; the rows are in rank order, unretrieved
         rows last. The general form of the primitives above, for trec_eval's measures
-        that look a rank up in the ideal ranking (ndcg_rel, Rndcg, G).
+        that look a rank up in the ideal ranking (ndcg_rel, Rndcg, G). An aggregate
+        (R, a maximum) comes out broadcast to every row: that is how a formula compares
+        rows with a per-query value, which inside the aggregation itself would keep
+        the plan's streaming group-by from partitioning.
         """
 
 
