@@ -860,12 +860,17 @@ def _doc_fingerprint(doc: pl.Expr, setup: _Setup) -> pl.Expr:
     return doc.hash() if setup.doc_is_string else doc
 
 
+def _dup_doc(doc: pl.Expr) -> pl.Expr:
+    """Per query, the rows beyond the first of each distinct ``doc`` (its ids, or their
+    fingerprints): the plan's check and the exact recount count the same way."""
+    return (pl.len() - doc.n_unique()).cast(pl.Int64).alias(flag("dup_doc"))
+
+
 def _duplicate_checks(setup: _Setup) -> list[pl.Expr]:
     """Per query, documents listed twice and ranks held twice: a hash set per query."""
     if not setup.check.check_duplicates:
         return []
-    doc = _doc_fingerprint(pl.col(setup.doc_id), setup)
-    checks = [(pl.len() - doc.n_unique()).cast(pl.Int64).alias(flag("dup_doc"))]
+    checks = [_dup_doc(_doc_fingerprint(pl.col(setup.doc_id), setup))]
     if setup.order == "rank":
         r = pl.col(setup.rank)
         checks.append(
@@ -883,14 +888,13 @@ def _recount(run: pl.LazyFrame, setup: _Setup) -> dict[str, Recount]:
     if not setup.check.check_duplicates or not setup.doc_is_string:
         return {}
     keys = list(setup.keys)
-    exact = (pl.len() - pl.col(setup.doc_id).n_unique()).cast(pl.Int64).alias(flag("dup_doc"))
 
     def dup_doc(flagged: pl.DataFrame) -> pl.DataFrame:
         queries = flagged.lazy().select(keys)
         return (
             run.join(queries, on=keys, how="semi", nulls_equal=True)
             .group_by(keys)
-            .agg(exact)
+            .agg(_dup_doc(pl.col(setup.doc_id)))
             .collect()
         )
 
