@@ -10,19 +10,19 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.buckets import bucket_count
+from polars_irmetrics.plan.buckets import bucket_count
 
 from .conftest import Evaluate
 from .test_conventions import QRELS, RUN, _synthetic
 
-buckets_module = sys.modules["polars_irmetrics.buckets"]
+buckets_module = sys.modules["polars_irmetrics.plan.buckets"]
 
 
 @pytest.mark.parametrize("buckets", [1, 3, 7, "auto"])
 def test_buckets_give_identical_results(
     evaluate: Evaluate, buckets: int | str, tmp_path: Path
 ) -> None:
-    from polars_irmetrics.files import sample_paths
+    from polars_irmetrics.io.files import sample_paths
 
     runs, qrels_path = sample_paths()
     # Three systems in one long table: 'system' is a by key the judgments lack, and the

@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.cli import main
-from polars_irmetrics.files import detect_format, sample_paths, scan_qrels, scan_run
+from polars_irmetrics.cli.main import main
+from polars_irmetrics.io.files import detect_format, sample_paths, scan_qrels, scan_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -301,7 +301,7 @@ class _FakeTerminal:
 def test_elapsed_time_only_on_a_terminal_and_only_when_slow(tty: bool) -> None:
     import time
 
-    from polars_irmetrics.cli import _Elapsed
+    from polars_irmetrics.cli.main import _Elapsed
 
     stream = _FakeTerminal(tty)
     with _Elapsed(stream, delay=0.05):  # type: ignore[arg-type]

@@ -396,7 +396,7 @@ def test_check_duplicates_off_still_refuses_judged_duplicates(evaluate: Evaluate
 
 
 def test_check_duplicates_off_gives_the_same_values_on_clean_runs(evaluate: Evaluate) -> None:
-    from polars_irmetrics.files import sample_paths
+    from polars_irmetrics.io.files import sample_paths
 
     runs, qrels_path = sample_paths()
     run, qrels = pl.read_parquet(runs[0]), pl.read_parquet(qrels_path)

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.scope import FIXED_LIMIT, fixed_sum
+from polars_irmetrics.metrics.scope import FIXED_LIMIT, fixed_sum
 
 
 def _sum(values: list[float]) -> float:

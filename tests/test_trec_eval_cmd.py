@@ -20,8 +20,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from polars_irmetrics.cli import main
-from polars_irmetrics.trec_eval_cmd import ALL_TREC, MEASURE_ORDER, NICKNAMES, OFFICIAL
+from polars_irmetrics.cli.main import main
+from polars_irmetrics.cli.trec_eval import ALL_TREC, MEASURE_ORDER, NICKNAMES, OFFICIAL
 from tests.test_trec_measures import (
     ranked_labels,
     ref_ndcg,

@@ -1,4 +1,4 @@
-"""Tests of TREC run and qrels reading and writing (polars_irmetrics.trec_io)."""
+"""Tests of TREC run and qrels reading and writing (polars_irmetrics.io.trec)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     TrecFormatError,
 )
-from polars_irmetrics.trec_io import (
+from polars_irmetrics.io.trec import (
     read_trec_qrels,
     read_trec_run,
     scan_trec_qrels,

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics import MetricParameterError, UnknownMetricError
-from polars_irmetrics.scope import TableScope
+from polars_irmetrics.metrics.scope import TableScope
 
 from .helpers import by_query, property_settings
 from .oracle_cases import Case, CasePools, cases, padded, trec_order

@@ -22,8 +22,8 @@ shape: (2, 3)
 
 from __future__ import annotations
 
-from . import namespace as _namespace  # registers df.irm and lf.irm
-from .errors import (
+from polars_irmetrics import namespace as _namespace  # registers df.irm and lf.irm
+from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
     DuplicateError,
@@ -34,8 +34,7 @@ from .errors import (
     TrecFormatError,
     UnknownMetricError,
 )
-from .evaluate import evaluate
-from .expressions import (
+from polars_irmetrics.expressions import (
     arhr,
     bpref,
     cg,
@@ -66,7 +65,14 @@ from .expressions import (
     trec_ndcg,
     unjudged,
 )
-from .registry import (
+from polars_irmetrics.io.trec import (
+    read_trec_qrels,
+    read_trec_run,
+    scan_trec_qrels,
+    scan_trec_run,
+    write_trec_run,
+)
+from polars_irmetrics.metrics.registry import (
     DEFAULT_METRICS,
     MetricRequest,
     expand_metric_names,
@@ -74,14 +80,8 @@ from .registry import (
     list_metrics,
     parse_metric,
 )
-from .similarity import cosine_similarity
-from .trec_io import (
-    read_trec_qrels,
-    read_trec_run,
-    scan_trec_qrels,
-    scan_trec_run,
-    write_trec_run,
-)
+from polars_irmetrics.metrics.similarity import cosine_similarity
+from polars_irmetrics.plan.evaluate import evaluate
 
 __version__ = "0.1.0"
 

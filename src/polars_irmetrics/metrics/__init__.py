@@ -1,6 +1,6 @@
 """Every metric, declared once: its formula, parameters, aliases and conventions.
 
-One module per family; each declares a tuple of :class:`~polars_irmetrics.spec.Metric`
+One module per family; each declares a tuple of :class:`~polars_irmetrics.metrics.spec.Metric`
 and this package joins them into :data:`METRICS`, which the registry reads:
 
 * :mod:`.core`: precision, recall, F1, R-precision, hit rate, MRR, MAP, nDCG, DCG,
@@ -12,17 +12,16 @@ and this package joins them into :data:`METRICS`, which the registry reads:
   trec_eval's rbp and rbp_resid, unj, utility, num_nonrel_judged_ret.
 
 Each formula is one polars aggregation over the judged rows of one query (see
-:class:`polars_irmetrics.scope.Scope`); shared building blocks live in
+:class:`polars_irmetrics.metrics.scope.Scope`); shared building blocks live in
 :mod:`._common`.
 """
 
 from __future__ import annotations
 
-from polars_irmetrics.spec import Metric
-
-from .beyond import BEYOND_METRICS
-from .core import CORE_METRICS
-from .trec import TREC_METRICS
+from polars_irmetrics.metrics.beyond import BEYOND_METRICS
+from polars_irmetrics.metrics.core import CORE_METRICS
+from polars_irmetrics.metrics.spec import Metric
+from polars_irmetrics.metrics.trec import TREC_METRICS
 
 __all__ = ["METRICS"]
 

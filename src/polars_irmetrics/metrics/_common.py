@@ -11,8 +11,8 @@ import math
 
 import polars as pl
 
-from polars_irmetrics.scope import Scope
-from polars_irmetrics.spec import Param, Params
+from polars_irmetrics.metrics.scope import Scope
+from polars_irmetrics.metrics.spec import Param, Params
 
 GAIN = Param(
     "gain",

@@ -1,7 +1,7 @@
 """Metrics beyond trec_eval: ERR, RBP and its residual, ARHR, MAR, FCP, Judged.
 
 Each formula is one polars aggregation over the judged rows of one query (see
-:class:`polars_irmetrics.scope.Scope`), with the library's conventions (see
+:class:`polars_irmetrics.metrics.scope.Scope`), with the library's conventions (see
 :mod:`polars_irmetrics.metrics.core`): ``rank`` is a position (null: judged, not
 retrieved), a judged document is *relevant* when ``level <= rel`` and ``rel >= 0``,
 a negative label means "in the pool but not judged", ``R`` is the number of relevant
@@ -17,10 +17,17 @@ from __future__ import annotations
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
-from polars_irmetrics.scope import Scope
-from polars_irmetrics.spec import Alias, Metric, Param, Params
-
-from ._common import divide, fsum_ranked, num_rel, power, ranked, ratio, relevant
+from polars_irmetrics.metrics._common import (
+    divide,
+    fsum_ranked,
+    num_rel,
+    power,
+    ranked,
+    ratio,
+    relevant,
+)
+from polars_irmetrics.metrics.scope import Scope
+from polars_irmetrics.metrics.spec import Alias, Metric, Param, Params
 
 __all__ = ["BEYOND_METRICS"]
 

@@ -1,7 +1,7 @@
 """The core metrics: precision, recall, F1, R-precision, hit rate, MRR, MAP, nDCG, bpref, counts.
 
 Each formula is one polars aggregation over the judged rows of one query (see
-:class:`polars_irmetrics.scope.Scope`): ``rank`` is the document's position (null when
+:class:`polars_irmetrics.metrics.scope.Scope`): ``rank`` is the document's position (null when
 it was not retrieved), ``rel`` its judged relevance, ``num_ret`` the number of
 documents retrieved for the query. Conventions follow trec_eval 9/10:
 
@@ -20,10 +20,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_irmetrics.scope import Scope
-from polars_irmetrics.spec import Alias, Metric, Param, Params
-
-from ._common import (
+from polars_irmetrics.metrics._common import (
     GAIN,
     IDEAL,
     dcg,
@@ -38,6 +35,8 @@ from ._common import (
     rel_ret,
     relevant,
 )
+from polars_irmetrics.metrics.scope import Scope
+from polars_irmetrics.metrics.spec import Alias, Metric, Param, Params
 
 __all__ = ["CORE_METRICS"]
 

@@ -31,11 +31,20 @@ from collections.abc import Callable
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
-from polars_irmetrics.scope import Scope
-from polars_irmetrics.spec import Alias, Metric, Param, Params, ParamValue
-
-from ._common import divide, fsum, fsum_ranked, num_rel, power, ranked, ratio, rel_ret, relevant
-from .core import CORE_METRICS
+from polars_irmetrics.metrics._common import (
+    divide,
+    fsum,
+    fsum_ranked,
+    num_rel,
+    power,
+    ranked,
+    ratio,
+    rel_ret,
+    relevant,
+)
+from polars_irmetrics.metrics.core import CORE_METRICS
+from polars_irmetrics.metrics.scope import Scope
+from polars_irmetrics.metrics.spec import Alias, Metric, Param, Params, ParamValue
 
 __all__ = [
     "ELEVEN_POINTS",

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from .errors import MetricParameterError, UnknownMetricError
-from .metrics import METRICS
-from .metrics.trec import NORMALIZE, REAL_CUTOFFS
-from .scope import Scope
-from .spec import Alias, Metric, Params, ParamValue
+from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
+from polars_irmetrics.metrics import METRICS
+from polars_irmetrics.metrics.scope import Scope
+from polars_irmetrics.metrics.spec import Alias, Metric, Params, ParamValue
+from polars_irmetrics.metrics.trec import NORMALIZE, REAL_CUTOFFS
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -199,7 +199,7 @@ def expand_metric_names(text: str) -> list[str]:
     ``NAME@a..b`` means every cutoff from ``a`` to ``b`` (both included) and
     ``NAME@a..b:step`` every ``step``-th one from ``a``. Each name keeps the spelling
     given, with the range replaced by one cutoff; a name without a range comes back
-    alone. :func:`polars_irmetrics.evaluate` expands its metric list this way, so
+    alone. :func:`polars_irmetrics.plan.evaluate` expands its metric list this way, so
     ``"recall@1..100"`` gives 100 result columns, ``recall@1`` to ``recall@100``,
     computed in the same single pass.
 

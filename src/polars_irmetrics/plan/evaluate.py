@@ -24,7 +24,7 @@ The plan, for a run and judgments (qrels):
    are sorted by (query, rank) first and the queries numbered in that order, so the
    order-dependent columns (running counts, the ideal gains) are vectorised passes or
    windows on one integer. Every float sum is a fixed-point sum (exact in any order,
-   :meth:`Scope.sum <polars_irmetrics.scope.Scope.sum>`), so the group-by is made of
+   :meth:`Scope.sum <polars_irmetrics.metrics.scope.Scope.sum>`), so the group-by is made of
    plain reductions and gives the same bits on any input layout, engine or number of
    buckets.
 5. The data checks raise, the query-set policies apply, and ``per_query=False``
@@ -45,11 +45,16 @@ from typing import Literal, TypeVar, overload
 
 import polars as pl
 
-from .buckets import Buckets, check_buckets, evaluate_in_buckets
-from .errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError, MetricParameterError
-from .registry import MetricRequest, parse_metric
-from .scope import PlanScope, beyond_fixed
-from .validate import (
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    InvalidValueError,
+    MetricParameterError,
+)
+from polars_irmetrics.metrics.registry import MetricRequest, parse_metric
+from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
+from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
+from polars_irmetrics.plan.validate import (
     INTERNAL,
     CheckSpec,
     Policy,
@@ -233,7 +238,7 @@ def evaluate(
         ``None`` (default): one plan over the whole input, the fastest path while the
         log fits in memory (polars streams the scan, the join and the counts; the
         judged rows are held in memory). ``N`` or ``"auto"``: out of core, for logs
-        larger than memory (:mod:`polars_irmetrics.buckets`): when collected, one
+        larger than memory (:mod:`polars_irmetrics.plan.buckets`): when collected, one
         streaming pass writes the run and the judgments to Parquet in N buckets by a
         hash of ``query_id``, then the buckets are evaluated one after the other by the
         same plan. Peak memory is about one bucket's; every row is read twice; the
@@ -337,7 +342,7 @@ def parse_metric_list(metrics: str | Iterable[str]) -> list[tuple[str, MetricReq
     cutoff, labelled with the user's spelling and that cutoff (``"recall@1"``, ...);
     they all go into the plan's one group-by.
     """
-    from .registry import expand_metric_names
+    from polars_irmetrics.metrics.registry import expand_metric_names
 
     given = [metrics] if isinstance(metrics, str) else list(metrics)
     if not given:

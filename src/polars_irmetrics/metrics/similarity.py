@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from .errors import ColumnTypeError, InvalidValueError
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 
 __all__ = ["cosine_similarity"]
 

@@ -19,12 +19,12 @@ from typing import TextIO
 
 import polars as pl
 
-from . import trec_eval_cmd
-from .errors import InvalidValueError, IrmError
-from .evaluate import evaluate
-from .files import FORMATS, sample_paths, scan_qrels, scan_run
-from .registry import DEFAULT_METRICS
-from .report import OUTPUT_FORMATS, write_output
+from polars_irmetrics.cli import trec_eval as trec_eval_cmd
+from polars_irmetrics.errors import InvalidValueError, IrmError
+from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_run
+from polars_irmetrics.io.report import OUTPUT_FORMATS, write_output
+from polars_irmetrics.metrics.registry import DEFAULT_METRICS
+from polars_irmetrics.plan.evaluate import evaluate
 
 __all__ = ["main"]
 

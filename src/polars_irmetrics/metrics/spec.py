@@ -3,7 +3,7 @@
 A metric is declared once (in :mod:`polars_irmetrics.metrics`) as a :class:`Metric`:
 its name, its parameters with defaults, its aliases, whether higher is better, and a
 ``compute`` function. ``compute`` returns one polars aggregation expression over the
-*judged rows of one query* (see :class:`polars_irmetrics.scope.Scope`); the same
+*judged rows of one query* (see :class:`polars_irmetrics.metrics.scope.Scope`); the same
 expression serves the public
 expression API (``df.group_by("query_id").agg(irm.ndcg(k=10))``) and the evaluator's
 single query plan.
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 
 if TYPE_CHECKING:
-    from .scope import Scope
+    from polars_irmetrics.metrics.scope import Scope
 
 __all__ = ["Alias", "Metric", "Param", "Params"]
 

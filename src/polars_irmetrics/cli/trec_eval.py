@@ -77,12 +77,17 @@ from typing import Any, Literal
 
 import polars as pl
 
-from .errors import InvalidValueError, MetricParameterError, QuerySetError, UnknownMetricError
-from .evaluate import Order, evaluate
-from .expressions import rank_by_score
-from .files import scan_qrels, scan_run
-from .report import trec_line
-from .validate import Policy
+from polars_irmetrics.errors import (
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+    UnknownMetricError,
+)
+from polars_irmetrics.expressions import rank_by_score
+from polars_irmetrics.io.files import scan_qrels, scan_run
+from polars_irmetrics.io.report import trec_line
+from polars_irmetrics.plan.evaluate import Order, evaluate
+from polars_irmetrics.plan.validate import Policy
 
 __all__ = [
     "ALL_TREC",

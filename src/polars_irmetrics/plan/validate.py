@@ -16,7 +16,7 @@ from typing import Literal
 
 import polars as pl
 
-from .errors import (
+from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
     DuplicateError,

@@ -15,7 +15,7 @@ from typing import Literal
 
 import polars as pl
 
-from .errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError
 
 __all__ = ["OutputFormat", "render", "write_output"]
 
@@ -86,7 +86,7 @@ def render(
     Examples
     --------
     >>> import polars as pl
-    >>> from polars_irmetrics.report import render
+    >>> from polars_irmetrics.io.report import render
     >>> print(render(pl.DataFrame({"run": ["bm25"], "num_q": [2], "map": [0.25]}), "table"),
     ...       end="")
     run   num_q     map

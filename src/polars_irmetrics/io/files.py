@@ -17,8 +17,8 @@ from typing import Literal
 
 import polars as pl
 
-from .errors import InvalidValueError
-from .trec_io import read_trec_qrels, scan_trec_run
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.io.trec import read_trec_qrels, scan_trec_run
 
 __all__ = ["FileFormat", "detect_format", "sample_paths", "scan_qrels", "scan_run"]
 
@@ -32,7 +32,7 @@ def sample_paths() -> tuple[list[Path], Path]:
 
     Examples
     --------
-    >>> from polars_irmetrics.files import sample_paths
+    >>> from polars_irmetrics.io.files import sample_paths
     >>> runs, qrels = sample_paths()
     >>> [p.name for p in runs], qrels.name
     (['run_bm25.parquet', 'run_dense.parquet', 'run_hybrid.parquet'], 'qrels.parquet')

@@ -1,0 +1,76 @@
+"""The public surface: ``irm.__all__`` is pinned, and every name in it resolves."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+
+PUBLIC = [
+    "DEFAULT_METRICS",
+    "ColumnNotFoundError",
+    "ColumnTypeError",
+    "DuplicateError",
+    "InvalidValueError",
+    "IrmError",
+    "MetricParameterError",
+    "MetricRequest",
+    "QuerySetError",
+    "TrecFormatError",
+    "UnknownMetricError",
+    "arhr",
+    "bpref",
+    "cg",
+    "cosine_similarity",
+    "dcg",
+    "err",
+    "evaluate",
+    "expand_metric_names",
+    "f1",
+    "fcp",
+    "get_metric",
+    "hit_rate",
+    "idcg",
+    "infap",
+    "iprec",
+    "judged",
+    "list_metrics",
+    "map",
+    "mar",
+    "mrr",
+    "ndcg",
+    "num_rel",
+    "num_rel_ret",
+    "num_ret",
+    "parse_metric",
+    "precision",
+    "r_precision",
+    "rank_by_score",
+    "rbp",
+    "rbp_residual",
+    "read_trec_qrels",
+    "read_trec_run",
+    "recall",
+    "relative_precision",
+    "rprec_mult",
+    "scan_trec_qrels",
+    "scan_trec_run",
+    "trec_ndcg",
+    "unjudged",
+    "write_trec_run",
+]
+
+
+def test_all_is_pinned() -> None:
+    assert sorted(irm.__all__) == sorted(PUBLIC)
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_public_name_resolves(name: str) -> None:
+    assert getattr(irm, name) is not None
+
+
+@pytest.mark.parametrize("frame", [pl.DataFrame({"a": [1]}), pl.LazyFrame({"a": [1]})])
+def test_namespace_is_registered(frame: pl.DataFrame | pl.LazyFrame) -> None:
+    assert hasattr(frame, "irm")
