@@ -5,7 +5,7 @@ Each function returns a ``pl.Expr`` that aggregates the rows of one query of a
 (1 = top; a null rank means judged but not retrieved). The judgments are the table's
 own rows, so ``R`` (the number of relevant documents) and the ideal DCG come from
 the table; documents not in it are unknown. To evaluate a run against separate
-judgments, use :func:`polars_irmetrics.plan.evaluate`, which builds the judged rows for you.
+judgments, use :func:`polars_irmetrics.evaluate`, which builds the judged rows for you.
 
 To rank by score instead of a rank column, pass ``rank=irm.rank_by_score()``
 (score descending, ties broken by doc_id descending as text, as trec_eval does).
@@ -246,7 +246,7 @@ def mrr(
 ) -> pl.Expr:
     """Reciprocal rank of the first relevant document (within the top k); 0 if none.
 
-    Averaged over queries (as :func:`polars_irmetrics.plan.evaluate` does) this is MRR.
+    Averaged over queries (as :func:`polars_irmetrics.evaluate` does) this is MRR.
 
     Examples
     --------

@@ -1,6 +1,6 @@
 """The ``.irm`` namespace on ``pl.DataFrame`` and ``pl.LazyFrame``.
 
-Thin, explicit classes: ``df.irm.evaluate(...)`` calls :func:`polars_irmetrics.plan.evaluate`,
+Thin, explicit classes: ``df.irm.evaluate(...)`` calls :func:`polars_irmetrics.evaluate`,
 and each metric method (``df.irm.ndcg(k=10, qrels=qrels)``) returns the mean over
 queries as a Python float (``nan`` when no query is evaluated). Registered when
 ``polars_irmetrics`` is imported.
@@ -27,7 +27,7 @@ __all__ = ["IrmFrameNamespace", "IrmLazyFrameNamespace"]
 
 
 class EvaluateOptions(TypedDict, total=False):
-    """Keyword arguments shared with :func:`polars_irmetrics.plan.evaluate`."""
+    """Keyword arguments shared with :func:`polars_irmetrics.evaluate`."""
 
     qrels: pl.DataFrame | pl.LazyFrame | None
     order: Order
@@ -339,7 +339,7 @@ class IrmFrameNamespace(_Namespace):
         relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> pl.DataFrame:
-        """Evaluate this frame; see :func:`polars_irmetrics.plan.evaluate`.
+        """Evaluate this frame; see :func:`polars_irmetrics.evaluate`.
 
         Examples
         --------
@@ -377,7 +377,7 @@ class IrmLazyFrameNamespace(_Namespace):
         relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> pl.LazyFrame:
-        """Evaluate this LazyFrame; lazy in, lazy out. See :func:`polars_irmetrics.plan.evaluate`.
+        """Evaluate this LazyFrame; lazy in, lazy out. See :func:`polars_irmetrics.evaluate`.
 
         Examples
         --------

@@ -199,7 +199,7 @@ def expand_metric_names(text: str) -> list[str]:
     ``NAME@a..b`` means every cutoff from ``a`` to ``b`` (both included) and
     ``NAME@a..b:step`` every ``step``-th one from ``a``. Each name keeps the spelling
     given, with the range replaced by one cutoff; a name without a range comes back
-    alone. :func:`polars_irmetrics.plan.evaluate` expands its metric list this way, so
+    alone. :func:`polars_irmetrics.evaluate` expands its metric list this way, so
     ``"recall@1..100"`` gives 100 result columns, ``recall@1`` to ``recall@100``,
     computed in the same single pass.
 

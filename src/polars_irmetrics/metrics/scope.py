@@ -8,7 +8,7 @@ ranked above, the ideal ranking's gains), which the two settings compute differe
 * :class:`TableScope`: inside a user's ``df.group_by("query_id").agg(irm.ndcg(k=10))``.
   Every per-row expression is put in rank order inside the group, and the
   order-dependent quantities are cumulative sums, products and ranks within the group.
-* :class:`PlanScope`: inside :func:`polars_irmetrics.plan.evaluate`. The plan sorts the
+* :class:`PlanScope`: inside :func:`polars_irmetrics.evaluate`. The plan sorts the
   judged rows once by (query, rank) and computes each order-dependent quantity as a
   column *before* the group-by (vectorised over the sorted rows, or a window on the
   query number), so the group-by itself is made of plain counts, minima and sums

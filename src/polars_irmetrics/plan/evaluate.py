@@ -54,6 +54,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric
 from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
 from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
+from polars_irmetrics.plan.options import EvalOptions, Order
 from polars_irmetrics.plan.validate import (
     INTERNAL,
     CheckSpec,
@@ -67,9 +68,7 @@ from polars_irmetrics.plan.validate import (
     require_columns,
 )
 
-__all__ = ["Order", "evaluate"]
-
-Order = Literal["auto", "rank", "score"]
+__all__ = ["EvalOptions", "Order", "build_plan", "evaluate"]
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 _RANK = f"{INTERNAL}rank"
@@ -312,10 +311,7 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     eager = isinstance(run, pl.DataFrame)
-    plan = build_plan(
-        run.lazy(),
-        metrics,
-        qrels=None if qrels is None else qrels.lazy(),
+    options = EvalOptions(
         by=by,
         per_query=per_query,
         order=order,
@@ -332,6 +328,7 @@ def evaluate(
         score=score,
         relevance=relevance,
     )
+    plan = build_plan(run.lazy(), metrics, None if qrels is None else qrels.lazy(), options)
     return plan.collect() if eager else plan
 
 
@@ -362,43 +359,13 @@ def parse_metric_list(metrics: str | Iterable[str]) -> list[tuple[str, MetricReq
 def build_plan(
     run: pl.LazyFrame,
     metrics: str | Iterable[str],
-    *,
     qrels: pl.LazyFrame | None,
-    by: str | Sequence[str] | None,
-    per_query: bool,
-    order: Order,
-    relevance_level: float,
-    depth: int | None,
-    unjudged: Policy,
-    unretrieved: Policy,
-    check_duplicates: bool,
-    buckets: Buckets,
-    spill_dir: str | Path | None,
-    query_id: str,
-    doc_id: str,
-    rank: str,
-    score: str,
-    relevance: str,
+    options: EvalOptions,
 ) -> pl.LazyFrame:
     """The lazy plan behind :func:`evaluate` (see the module docstring)."""
     requests = parse_metric_list(metrics)
-    setup = _setup(
-        run,
-        qrels,
-        by,
-        order,
-        relevance_level,
-        depth,
-        unjudged,
-        unretrieved,
-        check_duplicates,
-        buckets,
-        query_id,
-        doc_id,
-        rank,
-        score,
-        relevance,
-    )
+    setup = _setup(run, qrels, options)
+    query_id, doc_id = options.query_id, options.doc_id
     keys = list(setup.keys)
     run = run.with_columns(pl.col(c).cast(t) for c, t in setup.cast_ids.items())
     if qrels is not None:
@@ -409,7 +376,7 @@ def build_plan(
     groups = (
         run.select(setup.run_only_by).unique() if qrels is not None and setup.run_only_by else None
     )
-    if buckets is None:
+    if options.buckets is None:
         result = _per_query(run, qrels, groups, setup, requests)
     else:
 
@@ -423,14 +390,14 @@ def build_plan(
             qrels,
             groups,
             query_id=query_id,
-            buckets=buckets,
-            spill_dir=spill_dir,
+            buckets=options.buckets,
+            spill_dir=options.spill_dir,
             evaluate_part=evaluate_part,
             schema=evaluate_part(run, qrels, groups).collect_schema(),
         )
     result = result.sort(keys)  # query order fixes the sums of the means
     labels = [label for label, _ in requests]
-    if per_query:
+    if options.per_query:
         return result.select(*keys, *labels)
     means = [
         pl.len().cast(pl.Int64).alias("num_q"),
@@ -596,24 +563,12 @@ def _dtype(request: MetricRequest) -> pl.DataType:
     return pl.Int64() if request.metric.integer else pl.Float64()
 
 
-def _setup(
-    run: pl.LazyFrame,
-    qrels: pl.LazyFrame | None,
-    by: str | Sequence[str] | None,
-    order: Order,
-    relevance_level: float,
-    depth: int | None,
-    unjudged: str,
-    unretrieved: str,
-    check_duplicates: bool,
-    buckets: Buckets,
-    query_id: str,
-    doc_id: str,
-    rank: str,
-    score: str,
-    relevance: str,
-) -> _Setup:
-    by_keys = (by,) if isinstance(by, str) else tuple(by or ())
+def _setup(run: pl.LazyFrame, qrels: pl.LazyFrame | None, options: EvalOptions) -> _Setup:
+    by_keys = options.by_keys
+    order, relevance_level, depth = options.order, options.relevance_level, options.depth
+    query_id, doc_id, rank = options.query_id, options.doc_id, options.rank
+    score, relevance = options.score, options.relevance
+    check_duplicates = options.check_duplicates
     for key in by_keys:
         if key in (query_id, doc_id):
             raise InvalidValueError(
@@ -624,13 +579,13 @@ def _setup(
         raise InvalidValueError(f"relevance_level must be a number, got {relevance_level!r}")
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
         raise InvalidValueError(f"depth must be a positive integer or None, got {depth!r}")
-    unjudged_policy = check_policy("unjudged", unjudged)
-    unretrieved_policy = check_policy("unretrieved", unretrieved)
+    unjudged_policy = check_policy("unjudged", options.unjudged)
+    unretrieved_policy = check_policy("unretrieved", options.unretrieved)
     if not isinstance(check_duplicates, bool):
         raise InvalidValueError(
             f"check_duplicates must be True or False, got {check_duplicates!r}"
         )
-    check_buckets(buckets)
+    check_buckets(options.buckets)
     if order not in ("auto", "rank", "score"):
         raise InvalidValueError(
             f"order={order!r} is not an order; choose 'auto', 'rank' or 'score'"
