@@ -86,7 +86,8 @@ def adjust(p_values: npt.ArrayLike, correction: Correction) -> npt.NDArray[np.fl
         )
     m = len(p)
     if correction is None or m == 0:
-        return p.copy()
+        unchanged: npt.NDArray[np.float64] = p.copy()
+        return unchanged
     if correction == "bonferroni":
         scaled: npt.NDArray[np.float64] = p * float(m)
         scaled[scaled > 1] = 1
