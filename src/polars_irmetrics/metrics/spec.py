@@ -25,6 +25,11 @@ __all__ = ["Alias", "Metric", "Param", "Params"]
 ParamValue = int | float | str | None
 CutoffRule = Literal["optional", "required", "none"]
 Aggregate = Literal["mean", "geometric"]
+#: The tables a metric reads: a ranked list (``"run"``: a run, recommendations or an
+#: impression log), relevance judgments (``"judgments"``), interaction history
+#: (``"interactions"``: popularity, what a user saw before), clicks and dwell of an
+#: impression log (``"clicks"``), item embeddings or features (``"item_features"``).
+Input = Literal["run", "judgments", "interactions", "clicks", "item_features"]
 
 #: Floor of a per-query value in a geometric mean (trec_eval's MIN_GEO_MEAN).
 MIN_GEO_MEAN = 0.00001
@@ -119,6 +124,12 @@ class Metric:
         ``exp(mean(log(max(value, 0.00001))))`` (trec_eval's gm_map, gm_bpref).
     formula
         The formula and its source, for the docs.
+    reads
+        The tables the metric reads (:data:`Input`), for the docs and for entry points
+        that must say which table is missing.
+    matches
+        Reference implementations the values are tested against, each with the name
+        there and the agreement (``{"trec_eval": "ndcg_cut_k, to 1e-9"}``), for the docs.
     """
 
     name: str
@@ -132,6 +143,8 @@ class Metric:
     integer: bool = False
     aggregate: Aggregate = "mean"
     formula: str = ""
+    reads: tuple[Input, ...] = ("run", "judgments")
+    matches: Mapping[str, str] = field(default_factory=dict)
 
     def summarize(self, column: str) -> pl.Expr:
         """The expression that averages the per-query values in ``column``.
