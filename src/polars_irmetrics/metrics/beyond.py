@@ -126,6 +126,11 @@ BEYOND_METRICS: tuple[Metric, ...] = (
         "err",
         "expected reciprocal rank: a cascade user who stops at a relevant document",
         _err,
+        matches={"ir_measures": "ERR@k (gdeval): to 1e-9"},
+        latex=(
+            r"\mathrm{ERR@}k = \sum_{r=1}^{k} \frac{R_r}{r}\prod_{i<r}(1 - R_i), \quad R_i ="
+            r" \frac{2^{\min(\ell_i, g_{\max})} - 1}{2^{g_{\max}}}"
+        ),
         params=(
             Param(
                 "max_grade",
@@ -148,6 +153,11 @@ BEYOND_METRICS: tuple[Metric, ...] = (
         "rbp",
         "rank-biased precision: the rate of gain of a user with persistence p",
         _rbp,
+        matches={"ir_measures": "RBP(rel=1) (cwl-eval): to 1e-9"},
+        latex=(
+            r"\mathrm{RBP@}k = (1-p)\sum_{r \le k,\ \ell_r \ge \lambda} w_r\, p^{r-1}, \quad"
+            r" w_r = 1 \text{ or } \ell_r"
+        ),
         params=(
             Param(
                 "p",
@@ -175,6 +185,7 @@ BEYOND_METRICS: tuple[Metric, ...] = (
         "rbp_residual",
         "the most that unjudged and unseen positions could add to rbp",
         _rbp_residual,
+        latex=r"\mathrm{RBP_{res}@}k = 1 - (1-p)\sum_{r \le k,\ d_r \text{ judged}} p^{r-1}",
         params=(
             Param(
                 "p",
@@ -197,6 +208,7 @@ BEYOND_METRICS: tuple[Metric, ...] = (
         "arhr",
         "average reciprocal hit rank: the sum of 1/rank over relevant documents",
         _arhr,
+        latex=r"\mathrm{ARHR@}k = \sum_{r \le k,\ \ell_r \ge \lambda} \frac{1}{r}",
         aliases=(Alias("average_reciprocal_hit_rank"),),
         formula="sum over relevant documents at ranks r <= k of 1 / r (Deshpande & Karypis "
         "2004); unlike mrr every hit counts, so it can exceed 1. 0 for an empty list or a "
@@ -206,6 +218,7 @@ BEYOND_METRICS: tuple[Metric, ...] = (
         "mar",
         "mean average recall: recall@j averaged over the cutoffs j = 1..k",
         _mar,
+        latex=r"\mathrm{MAR@}k = \frac{1}{k}\sum_{j=1}^{k} \mathrm{R@}j",
         cutoff="required",
         aliases=(Alias("mean_average_recall"),),
         formula="(1/k) * sum_{j=1..k} recall@j = sum over relevant documents at ranks "
@@ -217,6 +230,7 @@ BEYOND_METRICS: tuple[Metric, ...] = (
         "fcp",
         "fraction of concordant pairs: judged pairs the ranking orders by their labels",
         _fcp,
+        latex=r"\mathrm{FCP} = \frac{C + T/2}{|\{(d, d') : \ell_d \ne \ell_{d'}\}|}",
         binary=False,
         formula="over pairs of judged documents (labels >= 0) with different labels: "
         "(concordant + tied / 2) / pairs (Koren & Sill 2011, with ties counted as half, "
@@ -232,6 +246,11 @@ BEYOND_METRICS: tuple[Metric, ...] = (
         "judged",
         "share of the top k that has a judgment",
         _judged,
+        matches={"ir_measures": "Judged@k: to 1e-9"},
+        latex=(
+            r"\mathrm{Judged@}k = \frac{|\{r \le k : d_r \text{ judged}\}|}{\min(k,"
+            r" \mathrm{num\_ret})}"
+        ),
         binary=False,
         formula="judged documents (labels >= 0) at ranks r <= k / min(k, num_ret) "
         "(ir_measures Judged@k: when fewer than k documents are retrieved the "

@@ -135,6 +135,12 @@ CORE_METRICS: tuple[Metric, ...] = (
         "precision",
         "share of the top k that is relevant",
         _precision,
+        matches={
+            "trec_eval (through pytrec_eval)": "P_k, set_P: to 1e-9",
+            "ranx": "precision@k: to 1e-9",
+            "ir_measures": "P@k: to 1e-9",
+        },
+        latex=r"\mathrm{P@}k = \frac{1}{k}\sum_{r=1}^{k} \mathbb{1}[\ell_r \ge \lambda]",
         aliases=(Alias("p"), Alias("prec"), Alias("set_p", cutoff="none")),
         formula="rel_ret@k / k (trec_eval P_k: always divided by k, even when fewer than k "
         "documents were retrieved); without k, rel_ret / num_ret (trec_eval set_P).",
@@ -143,6 +149,16 @@ CORE_METRICS: tuple[Metric, ...] = (
         "recall",
         "share of the relevant documents found in the top k",
         _recall,
+        matches={
+            "trec_eval (through pytrec_eval)": "recall_k, set_recall: to 1e-9",
+            "ranx": "recall@k: to 1e-9",
+            "ir_measures": "R@k: to 1e-9",
+        },
+        latex=(
+            r"\mathrm{R@}k = \frac{1}{R}\sum_{r=1}^{k} \mathbb{1}[\ell_r \ge \lambda]"
+            r" \quad\text{or}\quad \frac{1}{\min(k, R)}\sum_{r=1}^{k} \mathbb{1}[\ell_r \ge"
+            r" \lambda]"
+        ),
         params=(
             Param(
                 "denominator",
@@ -159,6 +175,8 @@ CORE_METRICS: tuple[Metric, ...] = (
         "f1",
         "harmonic mean of precision@k and recall@k",
         _f1,
+        matches={"trec_eval (through pytrec_eval)": "set_F: to 1e-9"},
+        latex=r"F_1@k = \frac{2\,\mathrm{P@}k \cdot \mathrm{R@}k}{\mathrm{P@}k + \mathrm{R@}k}",
         aliases=(Alias("f"), Alias("set_f", cutoff="none")),
         formula="2 P R / (P + R) with P = precision@k, R = recall@k; 0 when both are 0. "
         "Without k: trec_eval set_F (beta = 1).",
@@ -167,6 +185,8 @@ CORE_METRICS: tuple[Metric, ...] = (
         "r_precision",
         "precision at rank R, the number of relevant documents",
         _r_precision,
+        matches={"trec_eval (through pytrec_eval)": "Rprec: to 1e-9"},
+        latex=r"\mathrm{Rprec} = \frac{1}{R}\sum_{r=1}^{R} \mathbb{1}[\ell_r \ge \lambda]",
         cutoff="none",
         aliases=(Alias("rprec"), Alias("r-precision"), Alias("r-prec"), Alias("rp")),
         formula="rel_ret@R / R (trec_eval Rprec); 0 when R = 0.",
@@ -175,6 +195,8 @@ CORE_METRICS: tuple[Metric, ...] = (
         "hit_rate",
         "1 when a relevant document is in the top k, else 0",
         _hit_rate,
+        matches={"trec_eval (through pytrec_eval)": "success_k: to 1e-9"},
+        latex=r"\mathrm{Hit@}k = \mathbb{1}\left[\exists\, r \le k : \ell_r \ge \lambda\right]",
         aliases=(Alias("success"),),
         formula="1 if rel_ret@k > 0 else 0 (trec_eval success_k, ir_measures Success@k).",
     ),
@@ -182,6 +204,15 @@ CORE_METRICS: tuple[Metric, ...] = (
         "mrr",
         "reciprocal rank of the first relevant document",
         _mrr,
+        matches={
+            "trec_eval (through pytrec_eval)": "recip_rank: to 1e-9",
+            "ranx": "mrr@k: to 1e-9",
+            "ir_measures": "RR@k: to 1e-9",
+        },
+        latex=(
+            r"\mathrm{RR@}k = \frac{1}{\min\{r \le k : \ell_r \ge \lambda\}} \quad (0 \text{"
+            r" if none})"
+        ),
         aliases=(Alias("rr"), Alias("recip_rank", cutoff="none")),
         formula="1 / (rank of the first relevant document within the top k); 0 when there "
         "is none (trec_eval recip_rank, ir_measures RR@k).",
@@ -190,6 +221,12 @@ CORE_METRICS: tuple[Metric, ...] = (
         "map",
         "average precision over the relevant documents",
         _map,
+        matches={
+            "trec_eval (through pytrec_eval)": "map, map_cut_k: to 1e-9",
+            "ranx": "map@k: to 1e-9",
+            "ir_measures": "AP: to 1e-9",
+        },
+        latex=r"\mathrm{AP@}k = \frac{1}{R}\sum_{r \le k,\ \ell_r \ge \lambda} \mathrm{P@}r",
         params=(
             Param(
                 "denominator",
@@ -207,6 +244,16 @@ CORE_METRICS: tuple[Metric, ...] = (
         "ndcg",
         "normalised discounted cumulative gain",
         _ndcg,
+        matches={
+            "trec_eval (through pytrec_eval)": "ndcg, ndcg_cut_k: to 1e-9",
+            "ranx": "ndcg@k, ndcg_burges@k (gain='exponential'): to 1e-9",
+            "ir_measures": "nDCG@k: to 1e-9",
+        },
+        latex=(
+            r"\mathrm{nDCG@}k = \frac{\mathrm{DCG@}k}{\mathrm{IDCG@}k}, \qquad \mathrm{DCG@}k"
+            r" = \sum_{r=1}^{k} \frac{g(\ell_r)}{\log_2(r+1)}, \quad g(\ell) = \ell \text{ or"
+            r" } 2^{\ell} - 1"
+        ),
         params=(GAIN, IDEAL),
         aliases=(
             Alias("ndcg_cut", cutoff="required"),
@@ -223,6 +270,10 @@ CORE_METRICS: tuple[Metric, ...] = (
         "dcg",
         "discounted cumulative gain",
         _dcg_metric,
+        latex=(
+            r"\mathrm{DCG@}k = \sum_{r=1}^{k} \frac{g(\ell_r)}{\log_2(r+1)}, \quad g(\ell) ="
+            r" \ell \text{ or } 2^{\ell} - 1 \ (\ell > 0)"
+        ),
         params=(GAIN,),
         binary=False,
         formula="sum over ranks r <= k of gain(rel_r) / log2(r + 1).",
@@ -231,6 +282,10 @@ CORE_METRICS: tuple[Metric, ...] = (
         "idcg",
         "ideal discounted cumulative gain",
         _idcg_metric,
+        latex=(
+            r"\mathrm{IDCG@}k = \sum_{r=1}^{k} \frac{g(\ell^{*}_r)}{\log_2(r+1)}, \quad"
+            r" \ell^{*} = \text{the judged labels, largest first}"
+        ),
         params=(GAIN, IDEAL),
         aliases=(Alias("ideal_dcg"),),
         binary=False,
@@ -240,6 +295,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         "cg",
         "cumulative gain",
         _cg,
+        latex=r"\mathrm{CG@}k = \sum_{r=1}^{k} g(\ell_r)",
         params=(GAIN,),
         binary=False,
         formula="sum of gain(rel) over ranks 1..k.",
@@ -248,6 +304,11 @@ CORE_METRICS: tuple[Metric, ...] = (
         "bpref",
         "binary preference: relevant documents ranked above judged non-relevant ones",
         _bpref,
+        matches={"trec_eval (through pytrec_eval)": "bpref: to 1e-9"},
+        latex=(
+            r"\mathrm{bpref} = \frac{1}{R}\sum_{d \text{ relevant, retrieved}} \left(1 -"
+            r" \frac{\min(n_d, R)}{\min(N, R)}\right)"
+        ),
         cutoff="none",
         formula="(1/R) * sum over retrieved relevant d of (1 - min(n_d, R) / min(N, R)), "
         "n_d = judged non-relevant documents ranked above d; unjudged documents are "
@@ -257,6 +318,8 @@ CORE_METRICS: tuple[Metric, ...] = (
         "num_ret",
         "number of documents retrieved",
         _num_ret,
+        matches={"trec_eval (through pytrec_eval)": "num_ret: exactly"},
+        latex=r"\mathrm{num\_ret} = |\{\text{retrieved documents}\}|",
         cutoff="none",
         aliases=(Alias("numret"),),
         binary=False,
@@ -267,6 +330,8 @@ CORE_METRICS: tuple[Metric, ...] = (
         "num_rel",
         "number of relevant documents in the judgments",
         _num_rel_count,
+        matches={"trec_eval (through pytrec_eval)": "num_rel: exactly"},
+        latex=r"R = |\{d : \ell_d \ge \lambda\}|",
         cutoff="none",
         aliases=(Alias("numrel"),),
         integer=True,
@@ -276,6 +341,8 @@ CORE_METRICS: tuple[Metric, ...] = (
         "num_rel_ret",
         "number of relevant documents retrieved (in the top k)",
         _num_rel_ret,
+        matches={"trec_eval (through pytrec_eval)": "num_rel_ret: exactly"},
+        latex=r"\mathrm{rel\_ret@}k = \sum_{r=1}^{k} \mathbb{1}[\ell_r \ge \lambda]",
         aliases=(Alias("numrelret"), Alias("hits"), Alias("relret")),
         integer=True,
         formula="rel_ret@k (trec_eval num_rel_ret; ranx hits@k).",

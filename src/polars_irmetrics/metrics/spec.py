@@ -124,6 +124,8 @@ class Metric:
         ``exp(mean(log(max(value, 0.00001))))`` (trec_eval's gm_map, gm_bpref).
     formula
         The formula and its source, for the docs.
+    latex
+        The formula in LaTeX (no delimiters), rendered by the metric catalogue.
     reads
         The tables the metric reads (:data:`Input`), for the docs and for entry points
         that must say which table is missing.
@@ -143,6 +145,7 @@ class Metric:
     integer: bool = False
     aggregate: Aggregate = "mean"
     formula: str = ""
+    latex: str = ""
     reads: tuple[Input, ...] = ("run", "judgments")
     matches: Mapping[str, str] = field(default_factory=dict)
 

@@ -445,6 +445,13 @@ TREC_METRICS: tuple[Metric, ...] = (
         "trec_ndcg",
         "nDCG with trec_eval's gain table: a gain per relevance label",
         _trec_ndcg,
+        matches={
+            "trec_eval": "ndcg.1=3,2=9 (a gains table): a transcription of m_ndcg.c, to 1e-9"
+        },
+        latex=(
+            r"\mathrm{nDCG@}k = \frac{\sum_{r=1}^{k} g(\ell_r) / \log_2(r+1)}{\sum_{r=1}^{k}"
+            r" g(\ell^{*}_r) / \log_2(r+1)}, \quad g = \text{the gains table}"
+        ),
         params=(GAINS,),
         binary=False,
         formula="DCG@k / IDCG@k as ndcg, with gain(label) = the gain listed for the label "
@@ -460,6 +467,11 @@ TREC_METRICS: tuple[Metric, ...] = (
         "gm_map",
         "average precision, averaged over queries with a geometric mean",
         _gm_map,
+        matches={"trec_eval (through pytrec_eval)": "gm_map: to 1e-9"},
+        latex=(
+            r"\mathrm{GM\_MAP} = \exp\Big(\frac{1}{|Q|}\sum_{q \in Q} \log"
+            r" \max(\mathrm{AP}_q, 10^{-5})\Big)"
+        ),
         cutoff="none",
         aliases=(Alias("gm_ap"),),
         aggregate="geometric",
@@ -472,6 +484,11 @@ TREC_METRICS: tuple[Metric, ...] = (
         "gm_bpref",
         "bpref, averaged over queries with a geometric mean",
         _gm_bpref,
+        matches={"trec_eval (through pytrec_eval)": "gm_bpref: to 1e-9"},
+        latex=(
+            r"\mathrm{GM\_bpref} = \exp\Big(\frac{1}{|Q|}\sum_{q \in Q} \log"
+            r" \max(\mathrm{bpref}_q, 10^{-5})\Big)"
+        ),
         cutoff="none",
         aggregate="geometric",
         formula="per query, bpref; over queries exp(mean(log(max(bpref, 0.00001)))) "
@@ -481,6 +498,11 @@ TREC_METRICS: tuple[Metric, ...] = (
         "iprec",
         "interpolated precision at a recall level",
         _iprec,
+        matches={"trec_eval (through pytrec_eval)": "iprec_at_recall_x: to 1e-9"},
+        latex=(
+            r"\mathrm{iprec}(x) = \max_{r \ge r_c} \mathrm{P@}r, \quad c = \lfloor xR + 0.9"
+            r" \rfloor, \ r_c = \text{rank of the } c\text{-th relevant retrieved}"
+        ),
         cutoff="none",
         params=(Param("recall", None, doc="the recall level x, e.g. 0.1"),),
         aliases=(Alias("iprec_at_recall"),),
@@ -495,6 +517,8 @@ TREC_METRICS: tuple[Metric, ...] = (
         "11pt_avg",
         "interpolated precision averaged over the recall levels 0.0, 0.1, ..., 1.0",
         _eleven_pt_avg,
+        matches={"trec_eval (through pytrec_eval)": "11pt_avg: to 1e-9"},
+        latex=r"\frac{1}{11}\sum_{x \in \{0, 0.1, \dots, 1\}} \mathrm{iprec}(x)",
         cutoff="none",
         aliases=(Alias("11-pt_avg"),),
         formula="(1/11) * sum over x in 0.0, 0.1, ..., 1.0 of iprec(recall=x) "
@@ -504,6 +528,8 @@ TREC_METRICS: tuple[Metric, ...] = (
         "relative_precision",
         "precision@k relative to the best possible: rel_ret@k / min(k, R)",
         _relative_precision,
+        matches={"trec_eval (through pytrec_eval)": "relative_P_k, set_relative_P: to 1e-9"},
+        latex=r"\frac{\mathrm{rel\_ret@}k}{\min(k, R)}",
         aliases=(Alias("relative_p", cutoff="required"), Alias("set_relative_p", cutoff="none")),
         formula="rel_ret@k / min(k, R) (trec_eval relative_P_k): precision up to R, recall "
         "after; without k, rel_ret / min(num_ret, R) (trec_eval set_relative_P). 0 when "
@@ -513,6 +539,8 @@ TREC_METRICS: tuple[Metric, ...] = (
         "rprec_mult",
         "precision at a multiple of R",
         _rprec_mult,
+        matches={"trec_eval (through pytrec_eval)": "Rprec_mult_m: to 1e-9"},
+        latex=r"\frac{\mathrm{rel\_ret@}c}{c}, \quad c = \lfloor mR + 0.9 \rfloor",
         cutoff="none",
         params=(Param("multiple", None, doc="the multiple m of R, e.g. 0.2"),),
         formula="rel_ret@c / c with c = floor(m * R + 0.9) (trec_eval Rprec_mult_m; past "
@@ -524,6 +552,13 @@ TREC_METRICS: tuple[Metric, ...] = (
         "infap",
         "inferred AP: AP estimated from a sample of the pool",
         _infap,
+        matches={"trec_eval (through pytrec_eval)": "infAP: to 1e-9"},
+        latex=(
+            r"\mathrm{infAP} = \frac{1}{R}\sum_{d \text{ rel. at rank } j+1} \begin{cases} 1"
+            r" & j = 0 \\ \frac{1}{j+1} +"
+            r" \frac{j}{j+1}\cdot\frac{r+n+u}{j}\cdot\frac{r+\epsilon}{r+n+2\epsilon} & j > 0"
+            r" \end{cases}"
+        ),
         cutoff="none",
         formula="(1/R) * sum over retrieved relevant d at rank j+1 of 1 if j = 0, else "
         "1/(j+1) + j/(j+1) * ((r + n + u)/j) * ((r + e)/(r + n + 2e)), with r, n, u the "
@@ -535,6 +570,8 @@ TREC_METRICS: tuple[Metric, ...] = (
         "set_map",
         "unranked AP: set precision times set recall",
         _set_map,
+        matches={"trec_eval (through pytrec_eval)": "set_map: to 1e-9"},
+        latex=r"\mathrm{SetAP} = \frac{\mathrm{rel\_ret}^2}{\mathrm{num\_ret} \cdot R}",
         cutoff="none",
         aliases=(Alias("setap"),),
         formula="rel_ret^2 / (num_ret * R) (trec_eval set_map, ir_measures SetAP); 0 when "
@@ -544,6 +581,8 @@ TREC_METRICS: tuple[Metric, ...] = (
         "num_nonrel_judged_ret",
         "number of judged non-relevant documents retrieved (in the top k)",
         _num_nonrel_judged_ret,
+        matches={"trec_eval (through pytrec_eval)": "num_nonrel_judged_ret: exactly"},
+        latex=r"\sum_{r=1}^{k} \mathbb{1}[0 \le \ell_r < \lambda]",
         higher_is_better=False,
         integer=True,
         formula="judged documents with 0 <= rel < level at ranks 1..k (trec_eval "
@@ -553,6 +592,12 @@ TREC_METRICS: tuple[Metric, ...] = (
         "ndcg_rel",
         "nDCG averaged over the relevant documents",
         _ndcg_rel,
+        matches={"trec_eval (through pytrec_eval)": "ndcg_rel: to 1e-9"},
+        latex=(
+            r"\frac{1}{G}\Big(\sum_{d:\, g_d > 0 \text{ at } r}"
+            r" \frac{\mathrm{DCG@}r}{\mathrm{IDCG@}\min(r, G)} + (G -"
+            r" m)\,\frac{\mathrm{DCG@}n}{\mathrm{IDCG}}\Big)"
+        ),
         cutoff="none",
         params=(GAINS,),
         binary=False,
@@ -564,6 +609,11 @@ TREC_METRICS: tuple[Metric, ...] = (
         "rndcg",
         "nDCG averaged at the ideal ranking's gain changes",
         _rndcg,
+        matches={"trec_eval (through pytrec_eval)": "Rndcg: to 1e-9"},
+        latex=(
+            r"\operatorname{mean}_{c \in C} \frac{\mathrm{DCG@}c}{\mathrm{IDCG@}c}, \quad C ="
+            r" \text{the ends of the ideal gain levels}"
+        ),
         cutoff="none",
         params=(GAINS,),
         formula="mean of DCG@c / IDCG@c over the positions c where the ideal gain drops "
@@ -575,6 +625,11 @@ TREC_METRICS: tuple[Metric, ...] = (
         "bin_g",
         "binary G: 1 / log2(2 + non-relevant documents above), averaged over R",
         _bin_g,
+        matches={"trec_eval (through pytrec_eval)": "binG: to 1e-9"},
+        latex=(
+            r"\mathrm{binG} = \frac{1}{R}\sum_{d \text{ relevant, retrieved}}"
+            r" \frac{1}{\log_2(2 + \text{non-relevant above } d)}"
+        ),
         cutoff="none",
         aliases=(Alias("bing"),),
         formula="(1/R) * sum over retrieved relevant d of 1 / log2(2 + documents above d "
@@ -584,6 +639,11 @@ TREC_METRICS: tuple[Metric, ...] = (
         "g",
         "normalised gain G: each gain discounted by the gain still missing",
         _g,
+        matches={"trec_eval (through pytrec_eval)": "G: to 1e-9"},
+        latex=(
+            r"G = \frac{1}{\sum g^{+}}\sum_{r:\, g_r \ne 0} \frac{g_r}{\log_2\big(2 +"
+            r" \mathrm{cost}(r) - \mathrm{gained}(r)\big)}"
+        ),
         cutoff="none",
         params=(GAINS,),
         binary=False,
@@ -595,6 +655,8 @@ TREC_METRICS: tuple[Metric, ...] = (
         "trec_rbp",
         "trec_eval's rank-biased precision: graded, scaled gains, p = 0.9",
         _trec_rbp,
+        matches={"trec_eval": "rbp: a transcription of m_rbp.c, to 1e-9"},
+        latex=r"(1-p)\sum_{r} g_r\, p^{r-1}, \quad g_r = \ell_r / \max(1, \max_d \ell_d)",
         cutoff="none",
         params=(_P,),
         binary=False,
@@ -608,6 +670,8 @@ TREC_METRICS: tuple[Metric, ...] = (
         "trec_rbp_resid",
         "trec_eval's rbp residual: what unjudged retrieved documents could add",
         _trec_rbp_resid,
+        matches={"trec_eval": "rbp_resid: a transcription of m_rbp_resid.c, to 1e-9"},
+        latex=r"1 - (1-p)\sum_{r:\, d_r \text{ judged}} p^{r-1}",
         cutoff="none",
         params=(_P,),
         aliases=(Alias("rbp_resid"),),
@@ -621,6 +685,11 @@ TREC_METRICS: tuple[Metric, ...] = (
         "unjudged",
         "share of the top k without a judgment",
         _unjudged,
+        matches={"trec_eval": "unj_k: a transcription of m_unj.c, to 1e-9"},
+        latex=(
+            r"\mathrm{unj@}k = \frac{\min(k, \mathrm{num\_ret}) - |\{r \le k : d_r \text{"
+            r" judged}\}|}{k}"
+        ),
         aliases=(Alias("unj", cutoff="required"),),
         binary=False,
         higher_is_better=False,
@@ -632,6 +701,11 @@ TREC_METRICS: tuple[Metric, ...] = (
         "utility",
         "set utility: a weighted sum of the retrieval contingency table",
         _utility,
+        matches={"trec_eval (through pytrec_eval)": "utility: to 1e-9"},
+        latex=(
+            r"a\,c_{rr} + (\mathrm{num\_ret} - a)\,c_{nr} + (R - a)\,c_{rm} + (C + a -"
+            r" \mathrm{num\_ret} - R)\,c_{nm}"
+        ),
         cutoff="none",
         params=(
             Param("rel_ret", 1.0, doc="worth of a relevant retrieved document"),

@@ -1,0 +1,198 @@
+"""The metric catalogue, generated from the registry: one entry per registered metric.
+
+The documentation site's metric page is this module's :func:`catalogue_markdown`,
+rendered when the site is built (``docs/hooks/catalogue.py``), so it can never drift
+from the code: names, aliases, parameters and defaults come from the declarations, and
+each worked example's number is computed by :func:`polars_irmetrics.evaluate` on
+:data:`EXAMPLE_RUN` and :data:`EXAMPLE_QRELS` at build time.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_irmetrics.errors import IrmError, MetricParameterError
+from polars_irmetrics.metrics.registry import list_metrics, parse_metric
+from polars_irmetrics.metrics.spec import Metric
+from polars_irmetrics.metrics.trec import REAL_CUTOFFS
+
+__all__ = ["EXAMPLE_QRELS", "EXAMPLE_RUN", "catalogue_markdown", "example_name"]
+
+#: The worked example's run: one query, six documents ranked 1..6.
+EXAMPLE_RUN = pl.DataFrame(
+    {
+        "query_id": ["q1"] * 6,
+        "doc_id": ["d1", "d2", "d3", "d4", "d5", "d6"],
+        "rank": [1, 2, 3, 4, 5, 6],
+    }
+)
+#: Its judgments: graded labels, a judged non-relevant document, an unjudged one (d4),
+#: a document in the pool but not judged (label -1) and a relevant one not retrieved.
+EXAMPLE_QRELS = pl.DataFrame(
+    {
+        "query_id": ["q1"] * 6,
+        "doc_id": ["d1", "d2", "d3", "d5", "d6", "d9"],
+        "relevance": [2, 0, 1, 3, -1, 1],
+    }
+)
+
+#: Family headings, by the module a metric's formula is declared in.
+_FAMILIES = {
+    "core": "Core metrics",
+    "beyond": "Beyond trec_eval",
+    "trec": "The rest of trec_eval",
+}
+
+#: An example value for metrics whose "cutoff" is a real-valued parameter.
+_REAL_EXAMPLES = {"recall": 0.5, "multiple": 2}
+
+
+def example_name(metric: Metric) -> str:
+    """The spelling the worked example evaluates: ``@5`` where a cutoff is allowed.
+
+    >>> from polars_irmetrics import get_metric
+    >>> example_name(get_metric("ndcg")), example_name(get_metric("iprec"))
+    ('ndcg@5', 'iprec@0.5')
+    """
+    if metric.name in REAL_CUTOFFS:
+        return f"{metric.name}@{_REAL_EXAMPLES[REAL_CUTOFFS[metric.name]]}"
+    if metric.cutoff in ("optional", "required"):
+        return f"{metric.name}@5"
+    return metric.name
+
+
+def _alias_spelling(metric: Metric, alias: str) -> str:
+    """The alias as written, or with the example's cutoff where it needs one."""
+    cutoff = example_name(metric).partition("@")[2] or "5"
+    for spelling in (alias, f"{alias}@{cutoff}"):
+        try:
+            parse_metric(spelling)
+        except IrmError:
+            continue
+        return spelling
+    raise MetricParameterError(f"alias {alias!r} parses neither alone nor with @5")
+
+
+def _shown(value: float | int | None) -> str:
+    if value is None:
+        return "—"
+    return str(value) if isinstance(value, int) else f"{value:.4f}"
+
+
+def _family(metric: Metric) -> str:
+    return metric.compute.__module__.rsplit(".", 1)[-1]
+
+
+def _reads_judged_run(metric: Metric) -> bool:
+    return set(metric.reads) <= {"run", "judgments"}
+
+
+def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
+    names = [example_name(m) for m in metrics if _reads_judged_run(m)]
+    row = EXAMPLE_RUN.lazy().pipe(lambda run: _evaluate(run, names)).collect().row(0, named=True)
+    return {name: row[name] for name in names}
+
+
+def _evaluate(run: pl.LazyFrame, names: list[str]) -> pl.LazyFrame:
+    from polars_irmetrics.plan.evaluate import evaluate
+
+    return evaluate(run, names, qrels=EXAMPLE_QRELS, per_query=True)
+
+
+def _code(text: str) -> str:
+    return f"`{text}`"
+
+
+def _entry(metric: Metric, value: float | int | None) -> list[str]:
+    lines = [f"### `{metric.name}` {{#{metric.name}}}", "", metric.summary, ""]
+    spellings = [example_name(metric), *(_alias_spelling(metric, a.name) for a in metric.aliases)]
+    rows = [
+        ("Spellings", ", ".join(_code(s) for s in spellings)),
+        (
+            "Cutoff",
+            {"optional": "optional `@k`", "required": "required `@k`", "none": "none"}[
+                metric.cutoff
+            ],
+        ),
+    ]
+    if metric.params:
+        rows.append(
+            (
+                "Parameters",
+                "<br>".join(
+                    f"`{p.name}={p.default!r}`"
+                    + (f" ({' / '.join(repr(c) for c in p.choices)})" if p.choices else "")
+                    + (f": {p.doc}" if p.doc else "")
+                    for p in metric.params
+                ),
+            )
+        )
+    relevance = (
+        "binary: relevant when label ≥ `relevance_level` (or `rel=`)"
+        if metric.binary
+        else "graded: the labels themselves"
+    )
+    rows.append(("Relevance", relevance))
+    rows.append(("Reads", ", ".join(metric.reads)))
+    rows.append(
+        (
+            "Over queries",
+            "geometric mean" if metric.aggregate == "geometric" else "arithmetic mean",
+        )
+    )
+    if metric.matches:
+        rows.append(
+            ("Matches", "<br>".join(f"{peer}: {how}" for peer, how in metric.matches.items()))
+        )
+    lines += ["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows), ""]
+    if metric.latex:
+        lines += ["$$", metric.latex, "$$", ""]
+    if metric.formula:
+        lines += [metric.formula, ""]
+    if _reads_judged_run(metric):
+        lines += [f"Worked example: `{example_name(metric)}` = **{_shown(value)}**", ""]
+    return lines
+
+
+def catalogue_markdown() -> str:
+    """The catalogue as Markdown: the worked example's tables, then one entry per metric.
+
+    Every registered metric (:func:`polars_irmetrics.list_metrics`) has an entry,
+    grouped by family, and every spelling shown parses back with
+    :func:`polars_irmetrics.parse_metric` (``tests/test_docs.py`` checks both).
+
+    >>> text = catalogue_markdown()
+    >>> "### `ndcg` {#ndcg}" in text and "Worked example: `ndcg@5`" in text
+    True
+    """
+    metrics = list_metrics()
+    values = _example_values(metrics)
+    lines = [
+        "Every metric below is computed on one worked example when this page is built:",
+        "",
+        "| doc_id | rank | relevance |",
+        "|---|---|---|",
+    ]
+    labels = dict(zip(EXAMPLE_QRELS["doc_id"], EXAMPLE_QRELS["relevance"], strict=True))
+    ranks = dict(zip(EXAMPLE_RUN["doc_id"], EXAMPLE_RUN["rank"], strict=True))
+    for doc in sorted(set(labels) | set(ranks)):
+        label = labels.get(doc)
+        lines.append(
+            f"| {doc} | {ranks.get(doc, 'not retrieved')} | "
+            f"{'unjudged' if label is None else label} |"
+        )
+    lines += [
+        "",
+        "R = 4 relevant documents (d1, d3, d5 and the unretrieved d9 have labels ≥ 1); d2 "
+        "is judged non-relevant, d4 is unjudged, and d6 (label −1) is in the pool but not "
+        "judged (trec_eval's convention).",
+        "",
+    ]
+    families: dict[str, list[Metric]] = {}
+    for metric in metrics:
+        families.setdefault(_family(metric), []).append(metric)
+    for family, members in families.items():
+        lines += [f"## {_FAMILIES.get(family, family.replace('_', ' ').capitalize())}", ""]
+        for metric in members:
+            lines += _entry(metric, values.get(example_name(metric)))
+    return "\n".join(lines)
