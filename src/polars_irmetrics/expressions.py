@@ -69,6 +69,18 @@ def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
     This is trec_eval's ordering (document ids compared as text). Use it as the
     ``rank=`` argument of any metric expression.
 
+    Parameters
+    ----------
+    score
+        The score column (higher is better).
+    doc_id
+        The document id column: ties are broken by it, descending, compared as text.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     Documents ``b`` and ``c`` tie on score; ``c`` sorts above ``b`` (descending id):
@@ -120,6 +132,11 @@ def precision(
     relevance, rank
         Column names (``rank`` may be an expression, e.g. :func:`rank_by_score`).
 
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     The cutoff past the end of the list still divides by k:
@@ -152,6 +169,25 @@ def recall(
 
     ``rel_ret@k / R`` (trec_eval ``recall_k``), or ``rel_ret@k / min(k, R)`` with
     ``denominator="capped"`` (BEIR's R_cap). 0 for a query with no relevant document.
+
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    denominator
+        ``'relevant'``: divide by R (trec_eval); ``'capped'``: by min(k, R) (BEIR).
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------
@@ -187,6 +223,23 @@ def f1(
 ) -> pl.Expr:
     """F1@k: harmonic mean of precision@k and recall@k (0 when both are 0).
 
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     >>> import polars as pl
@@ -205,6 +258,21 @@ def r_precision(
     rank: RankSpec = "rank",
 ) -> pl.Expr:
     """R-precision: precision at rank R, R the number of relevant documents.
+
+    Parameters
+    ----------
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------
@@ -225,6 +293,23 @@ def hit_rate(
     rank: RankSpec = "rank",
 ) -> pl.Expr:
     """Hit rate@k (success@k): 1 when a relevant document is in the top k, else 0.
+
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------
@@ -247,6 +332,23 @@ def mrr(
     """Reciprocal rank of the first relevant document (within the top k); 0 if none.
 
     Averaged over queries (as :func:`polars_irmetrics.evaluate` does) this is MRR.
+
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------
@@ -288,6 +390,26 @@ def map(
     (``denominator="capped"``: Spark, Microsoft Recommenders), or by the number of
     relevant documents found in the top k (``denominator="retrieved"``: torchmetrics).
 
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    denominator
+        ``'relevant'``: divide by R (trec_eval); ``'capped'``: by min(k, R) (Spark);
+        ``'retrieved'``: by the relevant documents retrieved in the top k (torchmetrics).
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     Relevant at ranks 2 and 4, R = 3 (one relevant document was not retrieved):
@@ -327,6 +449,26 @@ def ndcg(
     (trec_eval); ``"retrieved"`` from the retrieved documents only (scikit-learn).
     0 when the ideal DCG is 0 (no relevant document).
 
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    gain
+        ``'linear'``: the label itself; ``'exponential'``: 2^label − 1.
+    ideal
+        ``'judgments'``: the ideal ranking of every judged document; ``'retrieved'``: of
+        the retrieved ones only.
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     >>> import polars as pl
@@ -350,6 +492,23 @@ def dcg(
 ) -> pl.Expr:
     """Discounted cumulative gain: ``sum_{r <= k} gain(rel_r) / log2(r + 1)``.
 
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    gain
+        ``'linear'``: the label itself; ``'exponential'``: 2^label − 1.
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     >>> import polars as pl
@@ -372,6 +531,26 @@ def idcg(
 ) -> pl.Expr:
     """Ideal DCG@k: the DCG@k of the judged documents sorted by gain, descending.
 
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    gain
+        ``'linear'``: the label itself; ``'exponential'``: 2^label − 1.
+    ideal
+        ``'judgments'``: the ideal ranking of every judged document; ``'retrieved'``: of
+        the retrieved ones only.
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     >>> import polars as pl
@@ -392,6 +571,23 @@ def cg(
     rank: RankSpec = "rank",
 ) -> pl.Expr:
     """Cumulative gain: the sum of the gains of the top k.
+
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    gain
+        ``'linear'``: the label itself; ``'exponential'``: 2^label − 1.
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------
@@ -417,6 +613,21 @@ def bpref(
     judged non-relevant documents. Unjudged documents (negative relevance, or not in
     the judgments) do not count.
 
+    Parameters
+    ----------
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     >>> import polars as pl
@@ -430,6 +641,19 @@ def bpref(
 
 def num_ret(*, relevance: str = "relevance", rank: RankSpec = "rank") -> pl.Expr:
     """Number of retrieved documents (rows with a rank).
+
+    Parameters
+    ----------
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------
@@ -445,6 +669,21 @@ def num_rel(
     *, relevance_level: float = 1, relevance: str = "relevance", rank: RankSpec = "rank"
 ) -> pl.Expr:
     """Number of relevant documents among the judged rows (R).
+
+    Parameters
+    ----------
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------
@@ -464,6 +703,23 @@ def num_rel_ret(
     rank: RankSpec = "rank",
 ) -> pl.Expr:
     """Number of relevant documents retrieved (in the top k): ranx's ``hits@k``.
+
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------
@@ -504,6 +760,11 @@ def err(
     relevance, rank
         Column names (``rank`` may be an expression, e.g. :func:`rank_by_score`).
 
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     Grades 4 and 2 at ranks 2 and 3; a query with no relevant document scores 0:
@@ -539,6 +800,27 @@ def rbp(
     list add nothing; :func:`rbp_residual` says how much the unknown positions could
     add. trec_eval's own ``rbp`` (p = 0.9, scaled gains) is ``trec_rbp``.
 
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    p
+        Persistence: the probability of going on to the next rank.
+    gain
+        ``'linear'``: the label itself; ``'exponential'``: 2^label − 1.
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     >>> import polars as pl
@@ -564,6 +846,23 @@ def rbp_residual(
     ``1 - (1 - p) * sum over judged documents at ranks r <= k of p**(r - 1)``:
     unjudged retrieved documents, empty positions and everything past the end of the
     list or past ``k``. Binary RBP lies between ``rbp`` and ``rbp + rbp_residual``.
+
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    p
+        Persistence: the probability of going on to the next rank.
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------
@@ -594,6 +893,23 @@ def arhr(
     Every relevant document in the top k adds ``1 / rank``, so unlike :func:`mrr` it
     can exceed 1; averaged over queries it is ARHR.
 
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     >>> import polars as pl
@@ -618,6 +934,23 @@ def mar(
 
     Equal to ``sum over relevant documents at ranks r <= k of (k - r + 1) / (k * R)``;
     0 when there is no relevant document. ``k`` is required.
+
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------
@@ -645,6 +978,21 @@ def fcp(
     ranked higher. Documents past ``k`` or not retrieved rank below every retrieved
     one and tie with each other (a tied pair counts one half). 0 when no pair has
     different labels. Quadratic in the judged documents of a query.
+
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------
@@ -675,6 +1023,21 @@ def judged(
     Divided by ``min(k, num_ret)`` as ir_measures' ``Judged@k`` does. In a judged
     table, a retrieved row with a null relevance is a document without a judgment;
     a negative label also means "not judged" (ir_measures counts it as judged).
+
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------
@@ -710,6 +1073,24 @@ def trec_ndcg(
     positive gain, largest first (sorted exactly, where trec_eval may misorder two
     gains less than 1 apart).
 
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    gains
+        Gain per label, ``'1=3,2=9'`` (trec_eval's ``-m ndcg.1=3,2=9``); labels not
+        listed keep their label as gain.
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     Label 1 worth 3 and label 2 worth 9: the label-2 document should come first.
@@ -742,6 +1123,23 @@ def iprec(
     relevant documents have been found (trec_eval's rounding); 0 when the ranking
     never finds that many.
 
+    Parameters
+    ----------
+    recall
+        The recall level x, between 0 and 1.
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     Relevant at ranks 1 and 4, R = 2: at recall 0.5 the best precision from rank 1 on
@@ -770,6 +1168,23 @@ def relative_precision(
     Precision while k <= R, recall after. Without ``k``: ``rel_ret / min(num_ret, R)``
     (trec_eval ``set_relative_P``). 0 when R = 0.
 
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     >>> import polars as pl
@@ -792,6 +1207,23 @@ def rprec_mult(
 
     ``rel_ret@c / c`` with ``c = floor(multiple * R + 0.9)``; 0 when ``c`` is 0.
     ``rprec_mult(1.0)`` is :func:`r_precision`.
+
+    Parameters
+    ----------
+    multiple
+        The multiple m of R.
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------
@@ -825,6 +1257,21 @@ def infap(
     pooled document left unjudged, counted as relevant in the proportion of the judged
     ones above it. With every document judged it is AP.
 
+    Parameters
+    ----------
+    relevance_level
+        A document is relevant when its label is at or above this (trec_eval ``-l``).
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
     Examples
     --------
     >>> import polars as pl
@@ -847,6 +1294,21 @@ def unjudged(
     ``(min(k, num_ret) - judged in the top k) / k``: past the end of the ranking the
     missing positions count as judged. A negative label means "not judged". Without
     ``k``, divided by the number retrieved.
+
+    Parameters
+    ----------
+    k
+        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    relevance
+        The relevance label column.
+    rank
+        The rank column (1 = top; null = judged but not retrieved), or an expression such
+        as :func:`rank_by_score`.
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
 
     Examples
     --------

@@ -48,14 +48,14 @@ _REAL_EXAMPLES = {"recall": 0.5, "multiple": 2}
 
 
 def example_name(metric: Metric) -> str:
-    """The spelling the worked example evaluates: ``@5`` where a cutoff is allowed.
+    """The canonical name the worked example evaluates: ``@5`` where a cutoff is allowed.
 
     >>> from polars_irmetrics import get_metric
     >>> example_name(get_metric("ndcg")), example_name(get_metric("iprec"))
-    ('ndcg@5', 'iprec@0.5')
+    ('ndcg@5', 'iprec(recall=0.5)')
     """
     if metric.name in REAL_CUTOFFS:
-        return f"{metric.name}@{_REAL_EXAMPLES[REAL_CUTOFFS[metric.name]]}"
+        return parse_metric(f"{metric.name}@{_REAL_EXAMPLES[REAL_CUTOFFS[metric.name]]}").name
     if metric.cutoff in ("optional", "required"):
         return f"{metric.name}@5"
     return metric.name
@@ -63,7 +63,8 @@ def example_name(metric: Metric) -> str:
 
 def _alias_spelling(metric: Metric, alias: str) -> str:
     """The alias as written, or with the example's cutoff where it needs one."""
-    cutoff = example_name(metric).partition("@")[2] or "5"
+    real = REAL_CUTOFFS.get(metric.name)
+    cutoff = str(_REAL_EXAMPLES[real]) if real else "5"
     for spelling in (alias, f"{alias}@{cutoff}"):
         try:
             parse_metric(spelling)

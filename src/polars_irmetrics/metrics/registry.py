@@ -105,7 +105,10 @@ _PARAM_RE = re.compile(r"^\s*(?P<key>[A-Za-z_]\w*)\s*=\s*(?P<value>.+?)\s*$")
 class MetricRequest:
     """A metric with every parameter resolved: what one result column computes.
 
-    Attributes
+    Made by :func:`parse_metric`; its :attr:`name` is the canonical spelling, which
+    parses back to an equal request.
+
+    Parameters
     ----------
     metric
         The registry entry.
@@ -116,6 +119,17 @@ class MetricRequest:
         evaluation's ``relevance_level``.
     options
         The metric's own parameters as ``(name, value)`` pairs, defaults included.
+
+    Examples
+    --------
+    Defaults are filled in but never printed in the canonical name:
+
+    >>> import polars_irmetrics as irm
+    >>> request = irm.parse_metric("R@100")
+    >>> request.name, request.k, dict(request.options)
+    ('recall@100', 100, {'denominator': 'relevant'})
+    >>> irm.parse_metric(request.name) == request
+    True
     """
 
     metric: Metric
@@ -162,6 +176,11 @@ def _number(value: float) -> str:
 def list_metrics() -> list[Metric]:
     """Every metric in the registry, in declaration order.
 
+    Returns
+    -------
+    list of Metric
+        The declarations: name, summary, parameters, aliases, formula.
+
     Examples
     --------
     >>> import polars_irmetrics as irm
@@ -174,10 +193,26 @@ def list_metrics() -> list[Metric]:
 def get_metric(name: str) -> Metric:
     """The registry entry for ``name`` (any alias, any case), without parameters.
 
+    Parameters
+    ----------
+    name
+        A canonical name or an alias, without cutoff or parameters (``"AP"``).
+
+    Returns
+    -------
+    Metric
+        The declaration the name refers to.
+
     Raises
     ------
     UnknownMetricError
         When no metric has that name; the message lists close matches.
+
+    Examples
+    --------
+    >>> import polars_irmetrics as irm
+    >>> irm.get_metric("recip_rank").name
+    'mrr'
     """
     found = _BY_NAME.get(name.strip().lower())
     if found is None:
@@ -202,6 +237,16 @@ def expand_metric_names(text: str) -> list[str]:
     alone. :func:`polars_irmetrics.evaluate` expands its metric list this way, so
     ``"recall@1..100"`` gives 100 result columns, ``recall@1`` to ``recall@100``,
     computed in the same single pass.
+
+    Parameters
+    ----------
+    text
+        A metric name, with or without a cutoff range.
+
+    Returns
+    -------
+    list of str
+        One name per cutoff, in increasing order.
 
     Raises
     ------
@@ -257,6 +302,11 @@ def parse_metric(text: str) -> MetricRequest:
     ----------
     text
         A metric name in canonical, ir_measures, trec_eval or ranx spelling.
+
+    Returns
+    -------
+    MetricRequest
+        The metric with its cutoff and parameters resolved.
 
     Raises
     ------
