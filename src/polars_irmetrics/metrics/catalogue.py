@@ -145,8 +145,8 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         rows.append(
             ("Matches", "<br>".join(f"{peer}: {how}" for peer, how in metric.matches.items()))
         )
-    (head, value), *rest = rows
-    lines += [f"| {head} | {value} |", "|---|---|", *(f"| {k} | {v} |" for k, v in rest), ""]
+    (head, first), *rest = rows
+    lines += [f"| {head} | {first} |", "|---|---|", *(f"| {k} | {v} |" for k, v in rest), ""]
     if metric.latex:
         lines += ["$$", metric.latex, "$$", ""]
     if metric.formula:
