@@ -26,6 +26,7 @@ PUBLIC = [
     "dcg",
     "err",
     "evaluate",
+    "evaluate_online",
     "expand_metric_names",
     "f1",
     "fcp",

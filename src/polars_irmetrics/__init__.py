@@ -81,6 +81,7 @@ from polars_irmetrics.metrics.registry import (
     parse_metric,
 )
 from polars_irmetrics.metrics.similarity import cosine_similarity
+from polars_irmetrics.online.evaluate import evaluate_online
 from polars_irmetrics.plan.evaluate import evaluate
 
 __version__ = "0.1.0"
@@ -104,6 +105,7 @@ __all__ = [
     "dcg",
     "err",
     "evaluate",
+    "evaluate_online",
     "expand_metric_names",
     "f1",
     "fcp",
