@@ -19,6 +19,7 @@ PUBLIC = [
     "QuerySetError",
     "TrecFormatError",
     "UnknownMetricError",
+    "ab_test",
     "arhr",
     "bpref",
     "cg",

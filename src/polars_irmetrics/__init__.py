@@ -81,6 +81,7 @@ from polars_irmetrics.metrics.registry import (
     parse_metric,
 )
 from polars_irmetrics.metrics.similarity import cosine_similarity
+from polars_irmetrics.online.ab import ab_test
 from polars_irmetrics.online.evaluate import evaluate_online
 from polars_irmetrics.plan.evaluate import evaluate
 
@@ -98,6 +99,7 @@ __all__ = [
     "QuerySetError",
     "TrecFormatError",
     "UnknownMetricError",
+    "ab_test",
     "arhr",
     "bpref",
     "cg",
