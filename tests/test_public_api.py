@@ -35,6 +35,7 @@ PUBLIC = [
     "hit_rate",
     "idcg",
     "infap",
+    "interleaving_test",
     "iprec",
     "judged",
     "list_metrics",

@@ -83,6 +83,7 @@ from polars_irmetrics.metrics.registry import (
 from polars_irmetrics.metrics.similarity import cosine_similarity
 from polars_irmetrics.online.ab import ab_test
 from polars_irmetrics.online.evaluate import evaluate_online
+from polars_irmetrics.online.interleaving import interleaving_test
 from polars_irmetrics.plan.evaluate import evaluate
 
 __version__ = "0.1.0"
@@ -115,6 +116,7 @@ __all__ = [
     "hit_rate",
     "idcg",
     "infap",
+    "interleaving_test",
     "iprec",
     "judged",
     "list_metrics",
