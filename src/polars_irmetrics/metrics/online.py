@@ -38,7 +38,7 @@ from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics._common import ranked, ratio
 from polars_irmetrics.metrics.core import CORE_METRICS
 from polars_irmetrics.metrics.scope import Scope, TableScope
-from polars_irmetrics.metrics.spec import Alias, Metric, Param, Params
+from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params
 
 __all__ = ["ONLINE_METRICS", "ClickMetric", "ClickScope"]
 
@@ -241,7 +241,7 @@ def _ratio_metric(numerator: Compute, denominator: Compute) -> Compute:
     return compute
 
 
-_CLICKS = ("run", "clicks")
+_CLICKS: tuple[Input, ...] = ("run", "clicks")
 
 # --------------------------------------------------------------------------- registry
 ONLINE_METRICS: tuple[Metric, ...] = (

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
@@ -278,9 +279,7 @@ def _mixed_units(mixed: pl.DataFrame, arm: str, unit: str, strict: bool) -> list
         return []
     units = mixed.group_by(unit).agg(pl.col(arm).unique().sort()).sort(unit)
     first = units.row(0, named=True)
-    example = (
-        f"e.g. {first[unit]!r} in {' and '.join(repr(a) for a in first[arm])}"
-    )
+    example = f"e.g. {first[unit]!r} in {' and '.join(repr(a) for a in first[arm])}"
     if strict:
         raise InvalidValueError(
             f"{units.height} {unit} value(s) appear in more than one arm of column {arm!r} "
@@ -303,9 +302,7 @@ def _shares(split: Mapping[str, float] | None, arms: list[str], arm: str) -> dic
         )
     for name, weight in split.items():
         if isinstance(weight, bool) or not isinstance(weight, int | float) or not weight > 0:
-            raise InvalidValueError(
-                f"split[{name!r}] must be a positive share, got {weight!r}"
-            )
+            raise InvalidValueError(f"split[{name!r}] must be a positive share, got {weight!r}")
     missing = [a for a in arms if a not in split]
     if missing:
         raise InvalidValueError(
@@ -391,8 +388,9 @@ def _rows(
 
 
 def _moments(rows: pl.DataFrame, prefix: str) -> ArmMoments:
-    def col(name: str) -> np.ndarray:  # type: ignore[type-arg]
-        return rows[prefix + name].cast(pl.Float64).to_numpy()
+    def col(name: str) -> npt.NDArray[np.float64]:
+        values: npt.NDArray[np.float64] = rows[prefix + name].cast(pl.Float64).to_numpy()
+        return values
 
     return ArmMoments(*(col(m) for m in _MOMENTS))
 

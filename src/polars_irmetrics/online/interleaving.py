@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import overload
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 from scipy import stats
 
@@ -38,7 +39,9 @@ def _flag(name: str) -> str:
     return f"{INTERNAL}v_{name}"
 
 
-def sign_test_p_values(wins_a: np.ndarray, decided: np.ndarray) -> np.ndarray:  # type: ignore[type-arg]
+def sign_test_p_values(
+    wins_a: npt.NDArray[np.int64], decided: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float64]:
     """Two-sided sign-test p-values, ``binomtest(wins_a, decided, 0.5).pvalue``, vectorised.
 
     The binomial distribution with p = 1/2 is symmetric, so the two-sided p-value is
@@ -53,7 +56,8 @@ def sign_test_p_values(wins_a: np.ndarray, decided: np.ndarray) -> np.ndarray:  
     """
     k = np.minimum(wins_a, decided - wins_a)
     p = np.minimum(1.0, 2.0 * stats.binom.cdf(k, decided, 0.5))
-    return np.where(decided > 0, p, 1.0)
+    out: npt.NDArray[np.float64] = np.where(decided > 0, p, 1.0)
+    return out
 
 
 @overload
@@ -234,14 +238,13 @@ def _plan(
         ((credit_a == credit_b) & (credit_a > 0)).sum().cast(pl.Int64).alias("ties"),
         pl.col(_flag("teams")).max().cast(pl.Int64),
         *(pl.col(_flag(n)).sum() for n in ("null_team", "null_clicked", "unshown_click")),
-        pl.col(columns.session_id).filter(pl.col(_flag("unshown_click")) > 0).min().alias(
-            f"{INTERNAL}unshown_session"
-        ),
+        pl.col(columns.session_id)
+        .filter(pl.col(_flag("unshown_click")) > 0)
+        .min()
+        .alias(f"{INTERNAL}unshown_session"),
     ]
     segments = (
-        sessions.group_by(list(by)).agg(summary).sort(list(by))
-        if by
-        else sessions.select(summary)
+        sessions.group_by(list(by)).agg(summary).sort(list(by)) if by else sessions.select(summary)
     )
     out_schema = pl.Schema(
         {

@@ -32,7 +32,7 @@ from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.plan.validate import INTERNAL, require_columns
 
-__all__ = ["SessionPlan", "numerator", "denominator", "raise_on_bad_sessions", "session_plan"]
+__all__ = ["SessionPlan", "denominator", "numerator", "raise_on_bad_sessions", "session_plan"]
 
 
 def numerator(label: str) -> str:
