@@ -229,8 +229,11 @@ class ClickMetric(Metric):
         (CTR = clicks / impressions). A session's own value is its ratio (0 when its
         denominator is 0). ``None``: the metric is the mean of the per-session values
         that are not null.
+    binary
+        ``False``: a click metric has no relevance level (``rel=``).
     """
 
+    binary: bool = False
     ratio: tuple[Compute, Compute] | None = None
 
 
