@@ -111,7 +111,10 @@ def test_datetime_and_date_timestamps_are_seconds() -> None:
 
 def test_segments_and_column_names() -> None:
     log = pl.concat(
-        [LOG.with_columns(pl.lit("A").alias("arm")), LOG.head(4).with_columns(pl.lit("B").alias("arm"))]
+        [
+            LOG.with_columns(pl.lit("A").alias("arm")),
+            LOG.head(4).with_columns(pl.lit("B").alias("arm")),
+        ]
     ).rename({"session_id": "qid", "position": "pos", "clicked": "click"})
     out = irm.evaluate_online(
         log, ["ctr", "abandonment"], by="arm", session_id="qid", position="pos", clicked="click"

@@ -174,7 +174,12 @@ def ab_test(
         timestamp=timestamp,
     )
     plan = session_plan(lf, requests, columns, (*by_keys, arm, unit))
-    per_unit = _per_unit(plan.frame, requests, [*by_keys, arm, unit], unit).cache()
+    # sorted before each float reduction (a unit's mean, an arm's moments): the sums then
+    # add the same numbers in the same order however the log is laid out, so a result
+    # is the same to the last bit from one run, layout or segment filter to the next
+    unit_keys = [*by_keys, arm, unit]
+    sessions = plan.frame.sort(list(plan.keys))
+    per_unit = _per_unit(sessions, requests, unit_keys, unit).sort(unit_keys).cache()
     clean = per_unit.filter(pl.col(_ARMS) == 1)
     long = pl.concat(
         [
@@ -189,7 +194,7 @@ def ab_test(
         ]
     ).filter(pl.col(_X).is_not_null())
     x, y = pl.col(_X), pl.col(_Y)
-    moments_plan = long.group_by([*by_keys, "metric", arm]).agg(
+    moments_plan = long.group_by([*by_keys, "metric", arm], maintain_order=True).agg(
         pl.len().cast(pl.Float64).alias("n"),
         x.mean().alias("mx"),
         y.mean().alias("my"),
@@ -268,7 +273,7 @@ def _per_unit(
             exprs.append(pl.lit(1.0).alias(f"{_Y}:{label}"))
     arm = keys[-2]
     return (
-        sessions.group_by(keys)
+        sessions.group_by(keys, maintain_order=True)
         .agg(exprs)
         .with_columns(pl.col(arm).n_unique().over(unit).alias(_ARMS))
     )
