@@ -21,6 +21,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
 )
+from polars_irmetrics.io.files import sample_interactions_path
 
 Frame = pl.DataFrame | pl.LazyFrame
 AS_FRAME: list[Callable[[pl.DataFrame], Frame]] = [lambda f: f, lambda f: f.lazy()]
@@ -107,6 +108,17 @@ def test_datetime_and_date_timestamps_are_seconds() -> None:
     )
     out = irm.evaluate_online(days, "time_to_first_click")
     assert out["time_to_first_click"].item() == 86400.0  # one day later
+
+
+def test_same_bits_on_any_layout_and_engine() -> None:
+    log = pl.scan_parquet(sample_interactions_path())
+    names = ["ctr@10", "abandonment", "click_ndcg@10", "time_to_first_click",
+             "sat_click_rate", "median_click_position"]  # fmt: skip
+    reference = irm.evaluate_online(log, names, by="arm").collect()
+    streamed = irm.evaluate_online(log, names, by="arm").collect(engine="streaming")
+    assert streamed.equals(reference)
+    shuffled = log.collect().sample(fraction=1.0, shuffle=True, seed=2)
+    assert irm.evaluate_online(shuffled, names, by="arm").equals(reference)
 
 
 def test_segments_and_column_names() -> None:

@@ -16,6 +16,7 @@ import polars as pl
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.sessions import denominator, numerator, session_plan
 from polars_irmetrics.plan.evaluate import _ensure_frame, parse_metric_list
@@ -183,7 +184,11 @@ def _summary(label: str, request: MetricRequest) -> pl.Expr:
         num = pl.col(numerator(label)).sum()
         den = pl.col(denominator(label)).sum()
         return pl.when(den > 0).then(num / den).alias(label)
-    return metric.summarize(label)
+    # a fixed-point sum (exact, so the same in any row order and on any engine), unless a
+    # value is too large for it
+    values = pl.col(label).cast(pl.Float64).drop_nulls()
+    total = pl.when(beyond_fixed(values).any()).then(values.sum()).otherwise(fixed_sum(values))
+    return (total / values.count()).alias(label)
 
 
 def aggregate(
@@ -192,7 +197,11 @@ def aggregate(
     by: Sequence[str],
 ) -> pl.LazyFrame:
     """One row per ``by`` group of the per-session frame: ``num_sessions`` and each
-    metric (a ratio of sums for a ratio metric, else the mean of the non-null values)."""
+    metric (a ratio of sums for a ratio metric, else the mean of the non-null values).
+
+    Every sum is exact (integer counts, or a fixed-point sum of the session values), so
+    the result is the same to the last bit on any layout of the log and either engine.
+    """
     exprs = [pl.len().alias("num_sessions"), *(_summary(lab, req) for lab, req in requests)]
     if not by:
         return sessions.select(exprs)
