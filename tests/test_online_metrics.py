@@ -85,6 +85,21 @@ def test_worked_examples(as_frame: Callable[[pl.DataFrame], Frame]) -> None:
         assert overall[name].item() == pytest.approx(mean, abs=1e-15), name
 
 
+def test_click_metric_expressions_equal_the_session_values() -> None:
+    names = list(WORKED)
+    per_session = irm.evaluate_online(LOG, names, per_session=True)
+    ours = LOG.group_by("session_id").agg(irm.click_metric(n).alias(n) for n in names)
+    assert ours.sort("session_id").equals(per_session)
+    with pytest.raises(
+        MetricParameterError,
+        match=re.escape(
+            "metric 'ndcg@10' is not a click metric; use its expression function (e.g. "
+            "irm.ndcg(k=10)) on a judged table, or a click metric such as 'ctr@10'"
+        ),
+    ):
+        irm.click_metric("ndcg@10")
+
+
 def test_lazy_in_lazy_out() -> None:
     out = irm.evaluate_online(LOG.lazy(), ["ctr"])
     assert isinstance(out, pl.LazyFrame)

@@ -23,6 +23,7 @@ PUBLIC = [
     "arhr",
     "bpref",
     "cg",
+    "click_metric",
     "cosine_similarity",
     "dcg",
     "err",

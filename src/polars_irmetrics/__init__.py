@@ -83,6 +83,7 @@ from polars_irmetrics.metrics.registry import (
 from polars_irmetrics.metrics.similarity import cosine_similarity
 from polars_irmetrics.online.ab import ab_test
 from polars_irmetrics.online.evaluate import evaluate_online
+from polars_irmetrics.online.expressions import click_metric
 from polars_irmetrics.online.interleaving import interleaving_test
 from polars_irmetrics.plan.evaluate import evaluate
 
@@ -104,6 +105,7 @@ __all__ = [
     "arhr",
     "bpref",
     "cg",
+    "click_metric",
     "cosine_similarity",
     "dcg",
     "err",

@@ -264,6 +264,10 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         _offline("hit_rate"),
         aliases=(Alias("session_click_rate"),),
         reads=_CLICKS,
+        matches={
+            "irm.evaluate": "hit_rate@k of the session as a judged table (clicks as relevance), "
+            "to 1e-15"
+        },
         formula="per session, 1 if a position <= k was clicked, else 0 (hit_rate with clicks "
         "as relevance); mean over sessions.",
     ),
@@ -272,6 +276,11 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         "number of clicks in a session (in the top k)",
         _clicks_per_session,
         reads=_CLICKS,
+        matches={
+            "irm.evaluate": "num_rel_ret@k of the session as a judged table (clicks as "
+            "relevance), "
+            "to 1e-15"
+        },
         formula="per session, the clicks at positions <= k (num_rel_ret with clicks as "
         "relevance); mean over sessions.",
     ),
@@ -293,6 +302,10 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         params=(SIGNAL, DWELL),
         aliases=(Alias("click_rr"),),
         reads=_CLICKS,
+        matches={
+            "irm.evaluate": "mrr@k of the session as a judged table (clicks as relevance), "
+            "to 1e-15"
+        },
         formula="per session, 1 / position of the first click (within the top k), 0 without a "
         "click (mrr with clicks as relevance); mean over sessions.",
     ),
@@ -353,6 +366,10 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         _offline("ndcg", gain="linear", ideal="judgments"),
         params=(SIGNAL, DWELL),
         reads=_CLICKS,
+        matches={
+            "irm.evaluate": "ndcg@k of the session as a judged table (clicks as relevance), "
+            "to 1e-15"
+        },
         formula="ndcg@k of the session as a judged table: rank = position, relevance = 1 "
         "for a click (or a satisfied click), 0 otherwise; the ideal puts the clicks on top.",
     ),
@@ -362,6 +379,10 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         _offline("precision"),
         params=(SIGNAL, DWELL),
         reads=_CLICKS,
+        matches={
+            "irm.evaluate": "precision@k of the session as a judged table (clicks as relevance), "
+            "to 1e-15"
+        },
         formula="precision@k of the session as a judged table (clicks as relevance): "
         "clicks at positions <= k / k; mean over sessions.",
     ),
