@@ -179,7 +179,7 @@ def ab_test(
     # is the same to the last bit from one run, layout or segment filter to the next
     unit_keys = [*by_keys, arm, unit]
     sessions = plan.frame.sort(list(plan.keys))
-    per_unit = _per_unit(sessions, requests, unit_keys, unit).sort(unit_keys).cache()
+    per_unit = _per_unit(sessions, requests, unit_keys, arm, unit).sort(unit_keys).cache()
     clean = per_unit.filter(pl.col(_ARMS) == 1)
     long = pl.concat(
         [
@@ -259,6 +259,7 @@ def _per_unit(
     sessions: pl.LazyFrame,
     requests: Sequence[tuple[str, MetricRequest]],
     keys: list[str],
+    arm: str,
     unit: str,
 ) -> pl.LazyFrame:
     """One row per (segment, arm, unit): each metric's ``(x, y)`` and the unit's number
@@ -271,7 +272,6 @@ def _per_unit(
         else:
             exprs.append(pl.col(label).mean().cast(pl.Float64).alias(f"{_X}:{label}"))
             exprs.append(pl.lit(1.0).alias(f"{_Y}:{label}"))
-    arm = keys[-2]
     return (
         sessions.group_by(keys, maintain_order=True)
         .agg(exprs)

@@ -26,6 +26,7 @@ from polars_irmetrics.errors import (
     ColumnTypeError,
     DuplicateError,
     InvalidValueError,
+    MetricParameterError,
 )
 from polars_irmetrics.metrics.online import ClickMetric, ClickScope
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -149,8 +150,6 @@ class SessionPlan:
 def _ensure_click_metrics(requests: Iterable[tuple[str, MetricRequest]]) -> None:
     for label, req in requests:
         if "clicks" not in req.metric.reads:
-            from polars_irmetrics.errors import MetricParameterError
-
             raise MetricParameterError(
                 f"metric {label!r} needs relevance judgments, which an impression log does "
                 f"not have; evaluate it with irm.evaluate(run, [{label!r}], qrels=...), or "
