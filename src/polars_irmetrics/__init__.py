@@ -81,6 +81,10 @@ from polars_irmetrics.metrics.registry import (
     parse_metric,
 )
 from polars_irmetrics.metrics.similarity import cosine_similarity
+from polars_irmetrics.online.ab import ab_test
+from polars_irmetrics.online.evaluate import evaluate_online
+from polars_irmetrics.online.expressions import click_metric
+from polars_irmetrics.online.interleaving import interleaving_test
 from polars_irmetrics.plan.evaluate import evaluate
 
 __version__ = "0.1.0"
@@ -97,13 +101,16 @@ __all__ = [
     "QuerySetError",
     "TrecFormatError",
     "UnknownMetricError",
+    "ab_test",
     "arhr",
     "bpref",
     "cg",
+    "click_metric",
     "cosine_similarity",
     "dcg",
     "err",
     "evaluate",
+    "evaluate_online",
     "expand_metric_names",
     "f1",
     "fcp",
@@ -111,6 +118,7 @@ __all__ = [
     "hit_rate",
     "idcg",
     "infap",
+    "interleaving_test",
     "iprec",
     "judged",
     "list_metrics",

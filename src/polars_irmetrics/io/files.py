@@ -20,7 +20,15 @@ import polars as pl
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.io.trec import read_trec_qrels, scan_trec_run
 
-__all__ = ["FileFormat", "detect_format", "sample_paths", "scan_qrels", "scan_run"]
+__all__ = [
+    "FileFormat",
+    "detect_format",
+    "sample_interactions_path",
+    "sample_interleaving_path",
+    "sample_paths",
+    "scan_qrels",
+    "scan_run",
+]
 
 FileFormat = Literal["auto", "parquet", "trec", "csv", "tsv"]
 FORMATS: tuple[str, ...] = ("auto", "parquet", "trec", "csv", "tsv")
@@ -40,6 +48,30 @@ def sample_paths() -> tuple[list[Path], Path]:
     data = Path(str(resources.files("polars_irmetrics") / "data"))
     runs = [data / f"run_{name}.parquet" for name in ("bm25", "dense", "hybrid")]
     return runs, data / "qrels.parquet"
+
+
+def sample_interactions_path() -> Path:
+    """The bundled A/B test impression log (Parquet; ``scripts/make_interactions_sample.py``).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.io.files import sample_interactions_path
+    >>> sample_interactions_path().name
+    'interactions.parquet'
+    """
+    return Path(str(resources.files("polars_irmetrics") / "data")) / "interactions.parquet"
+
+
+def sample_interleaving_path() -> Path:
+    """The bundled team-draft interleaving log (Parquet).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.io.files import sample_interleaving_path
+    >>> sample_interleaving_path().name
+    'interleaving.parquet'
+    """
+    return Path(str(resources.files("polars_irmetrics") / "data")) / "interleaving.parquet"
 
 
 def detect_format(source: str | os.PathLike[str]) -> Literal["parquet", "trec", "csv", "tsv"]:

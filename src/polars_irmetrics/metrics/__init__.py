@@ -10,6 +10,9 @@ and this package joins them into :data:`METRICS`, which the registry reads:
 * :mod:`.trec`: the rest of trec_eval's catalogue: gm_map, gm_bpref, iprec_at_recall,
   11pt_avg, relative_P, Rprec_mult, infAP, set_map, ndcg_rel, Rndcg, binG, G,
   trec_eval's rbp and rbp_resid, unj, utility, num_nonrel_judged_ret.
+* :mod:`.online`: click metrics of an impression log (``reads=("run", "clicks")``):
+  CTR, session CTR, clicks per session, abandonment, click MRR, click positions, time
+  to first click, satisfied-click rate, conversion rate, click nDCG and precision.
 
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.metrics.scope.Scope`); shared building blocks live in
@@ -20,9 +23,10 @@ from __future__ import annotations
 
 from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
+from polars_irmetrics.metrics.online import ONLINE_METRICS
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.metrics.trec import TREC_METRICS
 
 __all__ = ["METRICS"]
 
-METRICS: tuple[Metric, ...] = (*CORE_METRICS, *BEYOND_METRICS, *TREC_METRICS)
+METRICS: tuple[Metric, ...] = (*CORE_METRICS, *BEYOND_METRICS, *TREC_METRICS, *ONLINE_METRICS)

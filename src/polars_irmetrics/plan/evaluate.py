@@ -364,6 +364,12 @@ def build_plan(
 ) -> pl.LazyFrame:
     """The lazy plan behind :func:`evaluate` (see the module docstring)."""
     requests = parse_metric_list(metrics)
+    for label, req in requests:
+        if "clicks" in req.metric.reads:
+            raise MetricParameterError(
+                f"metric {label!r} reads the clicks of an impression log, which a run and "
+                f"judgments do not have; compute it with irm.evaluate_online(log, [{label!r}])"
+            )
     setup = _setup(run, qrels, options)
     query_id, doc_id = options.query_id, options.doc_id
     keys = list(setup.keys)

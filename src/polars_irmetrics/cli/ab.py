@@ -1,0 +1,171 @@
+"""``irm ab``: an A/B test of an impression log from the shell.
+
+    irm ab --sample                                   # the bundled A/B log
+    irm ab logs/*.parquet --arm variant --unit user_id --control control -m ctr@10
+
+Errors print one line on stderr naming the log (``irm: error: LOG: ...``), exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import polars as pl
+
+from polars_irmetrics.errors import InvalidValueError, IrmError
+from polars_irmetrics.io.files import detect_format, sample_interactions_path
+from polars_irmetrics.io.report import OUTPUT_FORMATS, write_output
+from polars_irmetrics.online.ab import ab_test
+from polars_irmetrics.stats.multitest import CORRECTIONS
+
+__all__ = ["add_parser", "run"]
+
+#: Metrics ``irm ab`` compares when no ``-m`` is given.
+AB_DEFAULTS: tuple[str, ...] = ("ctr@10", "abandonment", "click_mrr", "sat_click_rate")
+
+#: The columns ``irm ab`` prints in its table (every column in csv, json, parquet).
+_SHOWN = (
+    "metric", "arm", "method", "units", "control_mean", "mean", "relative",
+    "ci_low", "ci_high", "p_value", "p_adjusted", "significant", "srm_p_value",
+)  # fmt: skip
+
+_EPILOG = """\
+examples:
+  irm ab --sample
+  irm ab --sample -m ctr@10 -m abandonment --by day
+  irm ab logs/*.parquet --arm variant --unit user_id --control control -m ctr@10 -m click_mrr
+  irm ab log.csv --split A=0.9 --split B=0.1 --format csv -o ab.csv
+
+the log: one row per impression with the arm, the unit (user), session_id, position
+(1 = top), clicked, and dwell / converted / timestamp where a metric reads them.
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the ``ab`` subcommand."""
+    p = sub.add_parser(
+        "ab",
+        help="A/B test of an impression log: click metrics per arm, at the user level",
+        description="Compare the arms of an A/B test on click metrics, with the statistics "
+        "at the randomization unit (Welch's t-test, delta method), a sample-ratio-mismatch "
+        "check and a multiple-testing correction.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.set_defaults(func=run)
+    p.add_argument("log", nargs="?", metavar="LOG", help="impression log: Parquet, CSV or TSV")
+    p.add_argument(
+        "--sample", action="store_true", help="use the bundled sample log (600 users, 2 arms)"
+    )
+    p.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help=f"click metric, repeatable (default: {' '.join(AB_DEFAULTS)})",
+    )
+    p.add_argument("--arm", default="arm", help="arm column (default: arm)")
+    p.add_argument("--unit", default="user_id", help="randomization unit (default: user_id)")
+    p.add_argument("--control", default="A", help="the control arm's value (default: A)")
+    p.add_argument(
+        "--split",
+        action="append",
+        default=[],
+        metavar="ARM=SHARE",
+        help="intended share of an arm, repeatable (e.g. --split A=0.5 --split B=0.5); "
+        "default: equal shares",
+    )
+    p.add_argument(
+        "--by", action="append", default=[], metavar="COL", help="segment key, repeatable"
+    )
+    p.add_argument("--alpha", type=float, default=0.05, help="test level (default: 0.05)")
+    p.add_argument(
+        "--correction",
+        choices=(*CORRECTIONS, "none"),
+        default="holm",
+        help="multiple-testing correction across metrics (default: holm)",
+    )
+    p.add_argument(
+        "--strict", action="store_true", help="a unit in two arms is an error, not a warning"
+    )
+    for column in ("session_id", "position", "clicked", "dwell", "converted", "timestamp"):
+        p.add_argument(
+            f"--{column.replace('_', '-')}",
+            dest=column,
+            default=column,
+            metavar="COL",
+            help=f"{column} column (default: {column})",
+        )
+    p.add_argument(
+        "--format",
+        choices=[f for f in OUTPUT_FORMATS if f != "trec"],
+        default="table",
+        help="output format (default: table, a subset of the columns; csv/json/parquet: all)",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
+
+
+def _split(items: list[str]) -> dict[str, float] | None:
+    if not items:
+        return None
+    out: dict[str, float] = {}
+    for item in items:
+        arm, sep, share = item.partition("=")
+        try:
+            out[arm] = float(share)
+        except ValueError:
+            sep = ""
+        if not sep or not arm:
+            raise InvalidValueError(f"--split {item!r}: write ARM=SHARE, e.g. --split A=0.5")
+    return out
+
+
+def _scan(source: str) -> pl.LazyFrame:
+    fmt = detect_format(source)
+    if fmt == "parquet":
+        return pl.scan_parquet(source)
+    if fmt in ("csv", "tsv"):
+        return pl.scan_csv(source, separator="," if fmt == "csv" else "\t")
+    raise InvalidValueError("not a Parquet, CSV or TSV file; an impression log is a table")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``irm ab``; errors name the log."""
+    source = str(sample_interactions_path()) if args.sample and not args.log else args.log
+    if source is None:
+        raise InvalidValueError("no log given: name an impression log, or pass --sample")
+    try:
+        result = ab_test(
+            _scan(source),
+            list(args.metrics or AB_DEFAULTS),
+            arm=args.arm,
+            unit=args.unit,
+            control=args.control,
+            split=_split(args.split),
+            by=list(args.by) or None,
+            alpha=args.alpha,
+            correction=None if args.correction == "none" else args.correction,
+            strict=args.strict,
+            session_id=args.session_id,
+            position=args.position,
+            clicked=args.clicked,
+            dwell=args.dwell,
+            converted=args.converted,
+            timestamp=args.timestamp,
+        )
+    except (IrmError, OSError, pl.exceptions.PolarsError) as error:
+        text = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        raise type(error)(f"{source}: {text}") from None
+    notes = sorted({note for row in result["warnings"].to_list() for note in row})
+    for note in notes:
+        print(f"irm: warning: {source}: {note}", file=sys.stderr)
+    if args.format == "table":
+        shown = result.select(*args.by, *_SHOWN)
+    elif args.format in ("csv", "markdown"):
+        shown = result.with_columns(pl.col("warnings").list.join("; "))
+    else:
+        shown = result
+    write_output(shown, args.format, args.output)
+    return 0

@@ -1,0 +1,473 @@
+"""``ab_test()``: compare the arms of an experiment at its randomization unit.
+
+The plan: the per-session group-by of :mod:`polars_irmetrics.online.sessions` (every
+metric and data check), then one group-by per unit (user) giving each metric's per-unit
+``(x, y)`` (:mod:`polars_irmetrics.online.stats`), then one group-by per (segment,
+metric, arm) giving the moments of those pairs; polars collects the moments, the units
+per arm and the units seen in two arms at once. The tests, intervals, sample-ratio
+check and the multiple-testing correction (:func:`polars_irmetrics.stats.multitest.adjust`)
+are then vectorised in numpy over the (segment, metric, arm) rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.metrics.online import ClickMetric
+from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.online.columns import LogColumns
+from polars_irmetrics.online.sessions import denominator, numerator, session_plan
+from polars_irmetrics.online.stats import ArmMoments, compare, srm_p_values
+from polars_irmetrics.plan.evaluate import _ensure_frame, parse_metric_list
+from polars_irmetrics.plan.validate import INTERNAL, require_columns
+from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
+
+__all__ = ["ab_test"]
+
+_X, _Y, _ARMS = f"{INTERNAL}x", f"{INTERNAL}y", f"{INTERNAL}arms"
+_MOMENTS = ("n", "mx", "my", "vxx", "vyy", "cxy")
+
+
+def _is_ratio(request: MetricRequest) -> bool:
+    metric = request.metric
+    return isinstance(metric, ClickMetric) and metric.ratio is not None
+
+
+def ab_test(
+    log: pl.DataFrame | pl.LazyFrame,
+    metrics: str | Iterable[str],
+    *,
+    arm: str = "arm",
+    unit: str = "user_id",
+    control: str = "A",
+    split: Mapping[str, float] | None = None,
+    by: str | Sequence[str] | None = None,
+    alpha: float = 0.05,
+    correction: Correction = "holm",
+    srm_alpha: float = 0.001,
+    strict: bool = False,
+    session_id: str = "session_id",
+    position: str = "position",
+    clicked: str = "clicked",
+    dwell: str = "dwell",
+    converted: str = "converted",
+    timestamp: str = "timestamp",
+) -> pl.DataFrame:
+    """Compare each treatment arm with the control arm, metric by metric, per unit.
+
+    The statistics are done at the randomization ``unit`` (a user sees one arm, and
+    her sessions are not independent): per unit, a per-unit mean metric (abandonment,
+    click MRR, clicks per session, ...) is the mean of the unit's session values, and
+    arms are compared by Welch's t-test on those means; a ratio metric (CTR, the
+    satisfied-click rate, the mean click position) is ``sum(numerator) /
+    sum(denominator)`` over the arm's units, compared by a z-test with the
+    delta-method variance (:mod:`polars_irmetrics.online.stats`).
+
+    Parameters
+    ----------
+    log
+        The impression log (see :func:`polars_irmetrics.evaluate_online`) with the
+        ``arm`` and ``unit`` columns. A LazyFrame is read in one pass.
+    metrics
+        Click metric names, e.g. ``["ctr@10", "abandonment"]``.
+    arm, unit, control
+        The arm column, the randomization unit column, and the control arm's value.
+    split
+        The intended share of units per arm, e.g. ``{"A": 0.5, "B": 0.5}`` (any
+        positive weights); default: equal shares over the arms in the log. The
+        sample-ratio-mismatch (SRM) check compares the units per arm with it
+        (chi-square); ``srm_p_value`` is on every row.
+    by
+        Segment keys (day, market, device): each segment is compared apart (and has its
+        own SRM check); all rows form one family for the correction.
+    alpha
+        Level of the confidence intervals (``1 - alpha``) and of ``significant``.
+    correction
+        Multiple-testing correction across every (segment, metric, arm) row:
+        ``"holm"`` (default), ``"bonferroni"``, ``"holm-sidak"``, ``"fdr_bh"``,
+        ``"fdr_by"`` or ``None`` (:func:`polars_irmetrics.stats.multitest.adjust`).
+    srm_alpha
+        An SRM p-value below it adds a warning to the rows of the segment (default
+        0.001, the usual threshold).
+    strict
+        A unit seen in more than one arm (a broken randomization): ``False`` (default)
+        leaves such units out and says so in ``warnings``; ``True`` raises.
+    session_id, position, clicked, dwell, converted, timestamp
+        Column names in ``log``.
+
+    Returns
+    -------
+    pl.DataFrame
+        One row per segment, metric and treatment arm (metrics in the order given):
+        ``metric``, ``arm``, ``control``, ``method`` (``"welch"`` or ``"delta"``),
+        ``units`` and ``control_units`` (units with a value), ``mean`` and
+        ``control_mean``, ``delta`` (mean - control_mean), ``relative`` (delta /
+        control_mean), ``std_error`` (of delta), ``ci_low``/``ci_high`` (of delta),
+        ``relative_ci_low``/``relative_ci_high``, ``p_value``, ``p_adjusted``,
+        ``significant`` (``p_adjusted < alpha``), ``srm_p_value`` and ``warnings``
+        (a list of messages: SRM, units in two arms).
+
+    Raises
+    ------
+    ColumnNotFoundError, ColumnTypeError
+        A missing column or a wrong dtype.
+    InvalidValueError
+        A bad option; a control arm not in the log; an arm of the log missing from
+        ``split``; an arm with fewer than two units with a value of a metric; a
+        metric undefined in an arm (no clicks); a unit in two arms under
+        ``strict=True``; the data errors of :func:`polars_irmetrics.evaluate_online`.
+
+    Examples
+    --------
+    Four users, two per arm, one session each (so the unit is also the session): in
+    arm A, user a1 clicks 1 of 2 impressions and a2 none; in B, b1 clicks 2 of 2, b2
+    1 of 2. Abandonment (per-unit mean) is 1/2 in A and 0 in B: Welch's t-test on
+    [0, 1] against [0, 0]. CTR (a ratio) is 1/4 in A and 3/4 in B:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> log = pl.DataFrame({
+    ...     "arm": ["A"] * 4 + ["B"] * 4,
+    ...     "user_id": ["a1", "a1", "a2", "a2", "b1", "b1", "b2", "b2"],
+    ...     "session_id": ["s1", "s1", "s2", "s2", "s3", "s3", "s4", "s4"],
+    ...     "position": [1, 2] * 4,
+    ...     "clicked": [True, False, False, False, True, True, False, True],
+    ... })
+    >>> out = irm.ab_test(log, ["ctr", "abandonment"])
+    >>> out.select("metric", "method", "mean", "control_mean", "delta", "relative")
+    shape: (2, 6)
+    ┌─────────────┬────────┬──────┬──────────────┬───────┬──────────┐
+    │ metric      ┆ method ┆ mean ┆ control_mean ┆ delta ┆ relative │
+    │ ---         ┆ ---    ┆ ---  ┆ ---          ┆ ---   ┆ ---      │
+    │ str         ┆ str    ┆ f64  ┆ f64          ┆ f64   ┆ f64      │
+    ╞═════════════╪════════╪══════╪══════════════╪═══════╪══════════╡
+    │ ctr         ┆ delta  ┆ 0.75 ┆ 0.25         ┆ 0.5   ┆ 2.0      │
+    │ abandonment ┆ welch  ┆ 0.0  ┆ 0.5          ┆ -0.5  ┆ -1.0     │
+    └─────────────┴────────┴──────┴──────────────┴───────┴──────────┘
+    >>> out["srm_p_value"].to_list()  # 2 users per arm, as intended
+    [1.0, 1.0]
+    """
+    _ensure_frame(log, "log")
+    by_keys = (by,) if isinstance(by, str) else tuple(by or ())
+    _check_options(alpha, srm_alpha, strict, arm, unit, control, by_keys, session_id)
+    correction = check_correction(correction)
+    requests = parse_metric_list(metrics)
+    lf = log.lazy()
+    require_columns(
+        lf.collect_schema(),
+        [arm, unit],
+        "log",
+        "name the experiment's columns, e.g. arm='variant', unit='user_id'",
+    )
+    columns = LogColumns(
+        session_id=session_id,
+        user_id=unit,
+        position=position,
+        clicked=clicked,
+        dwell=dwell,
+        converted=converted,
+        timestamp=timestamp,
+    )
+    plan = session_plan(lf, requests, columns, (*by_keys, arm, unit))
+    # sorted before each float reduction (a unit's mean, an arm's moments): the sums then
+    # add the same numbers in the same order however the log is laid out, so a result
+    # is the same to the last bit from one run, layout or segment filter to the next
+    unit_keys = [*by_keys, arm, unit]
+    sessions = plan.frame.sort(list(plan.keys))
+    per_unit = _per_unit(sessions, requests, unit_keys, arm, unit).sort(unit_keys).cache()
+    clean = per_unit.filter(pl.col(_ARMS) == 1)
+    long = pl.concat(
+        [
+            clean.select(
+                *by_keys,
+                pl.col(arm).cast(pl.String),
+                pl.lit(label).alias("metric"),
+                pl.col(f"{_X}:{label}").alias(_X),
+                pl.col(f"{_Y}:{label}").alias(_Y),
+            )
+            for label, _ in requests
+        ]
+    ).filter(pl.col(_X).is_not_null())
+    x, y = pl.col(_X), pl.col(_Y)
+    moments_plan = long.group_by([*by_keys, "metric", arm], maintain_order=True).agg(
+        pl.len().cast(pl.Float64).alias("n"),
+        x.mean().alias("mx"),
+        y.mean().alias("my"),
+        x.var().alias("vxx"),
+        y.var().alias("vyy"),
+        pl.cov(x, y).alias("cxy"),
+    )
+    counts_plan = clean.group_by([*by_keys, pl.col(arm).cast(pl.String)]).agg(
+        pl.len().alias("units")
+    )
+    mixed_plan = per_unit.filter(pl.col(_ARMS) > 1).select(
+        pl.col(unit), pl.col(arm).cast(pl.String)
+    )
+    moments, counts, mixed = pl.collect_all([moments_plan, counts_plan, mixed_plan])
+
+    warnings = _mixed_units(mixed, arm, unit, strict)
+    arms = sorted({*counts[arm].to_list(), *mixed[arm].to_list()})
+    if control not in arms:
+        shown = ", ".join(repr(a) for a in arms) or "none"
+        raise InvalidValueError(
+            f"control arm {control!r} is not in column {arm!r} of the log (its arms: "
+            f"{shown}); name the control arm with control=..."
+        )
+    shares = _shares(split, arms, arm)
+    srm = _srm(counts, by_keys, arm, shares)
+    rows = _rows(moments, counts, requests, by_keys, arm, control)
+    return _result(rows, requests, by_keys, arm, control, alpha, correction, srm,
+                   srm_alpha, shares, unit, warnings)  # fmt: skip
+
+
+def _check_options(
+    alpha: float,
+    srm_alpha: float,
+    strict: bool,
+    arm: str,
+    unit: str,
+    control: str,
+    by: Sequence[str],
+    session_id: str,
+) -> None:
+    for name, value in (("alpha", alpha), ("srm_alpha", srm_alpha)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+            raise InvalidValueError(f"{name} must be a number in (0, 1), e.g. 0.05; got {value!r}")
+    if not isinstance(strict, bool):
+        raise InvalidValueError(f"strict must be True or False, got {strict!r}")
+    if arm == unit:
+        raise InvalidValueError(
+            f"arm and unit name the same column {arm!r}; the unit is what was randomized "
+            "into arms, e.g. unit='user_id'"
+        )
+    for key in by:
+        if key in (arm, unit, session_id):
+            raise InvalidValueError(
+                f"by={list(by)!r} names {key!r}, which is already the arm, the unit or the "
+                "session; list only segment keys such as 'day'"
+            )
+    if not isinstance(control, str):
+        raise InvalidValueError(f"control must be the control arm's name, got {control!r}")
+
+
+def _per_unit(
+    sessions: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    keys: list[str],
+    arm: str,
+    unit: str,
+) -> pl.LazyFrame:
+    """One row per (segment, arm, unit): each metric's ``(x, y)`` and the unit's number
+    of arms (over the whole log)."""
+    exprs: list[pl.Expr] = []
+    for label, req in requests:
+        if _is_ratio(req):
+            exprs.append(pl.col(numerator(label)).sum().alias(f"{_X}:{label}"))
+            exprs.append(pl.col(denominator(label)).sum().alias(f"{_Y}:{label}"))
+        else:
+            exprs.append(pl.col(label).mean().cast(pl.Float64).alias(f"{_X}:{label}"))
+            exprs.append(pl.lit(1.0).alias(f"{_Y}:{label}"))
+    return (
+        sessions.group_by(keys, maintain_order=True)
+        .agg(exprs)
+        .with_columns(pl.col(arm).n_unique().over(unit).alias(_ARMS))
+    )
+
+
+def _mixed_units(mixed: pl.DataFrame, arm: str, unit: str, strict: bool) -> list[str]:
+    if not mixed.height:
+        return []
+    units = mixed.group_by(unit).agg(pl.col(arm).unique().sort()).sort(unit)
+    first = units.row(0, named=True)
+    example = f"e.g. {first[unit]!r} in {' and '.join(repr(a) for a in first[arm])}"
+    if strict:
+        raise InvalidValueError(
+            f"{units.height} {unit} value(s) appear in more than one arm of column {arm!r} "
+            f"({example}); randomization by {unit!r} is broken: fix the assignment, or "
+            "pass strict=False to leave those units out with a warning"
+        )
+    return [
+        f"{units.height} {unit} value(s) appear in more than one arm ({example}); they are "
+        "left out of the comparison (strict=True raises instead)"
+    ]
+
+
+def _shares(split: Mapping[str, float] | None, arms: list[str], arm: str) -> dict[str, float]:
+    if split is None:
+        return dict.fromkeys(arms, 1.0 / len(arms))
+    if not isinstance(split, Mapping) or not split:
+        raise InvalidValueError(
+            f"split must map each arm to its intended share, e.g. {{'A': 0.5, 'B': 0.5}}; "
+            f"got {split!r}"
+        )
+    for name, weight in split.items():
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not weight > 0:
+            raise InvalidValueError(f"split[{name!r}] must be a positive share, got {weight!r}")
+    missing = [a for a in arms if a not in split]
+    if missing:
+        raise InvalidValueError(
+            f"arm {missing[0]!r} of column {arm!r} is not in split={dict(split)!r}; give "
+            "every arm its intended share"
+        )
+    total = float(sum(split.values()))
+    return {str(name): float(weight) / total for name, weight in split.items()}
+
+
+def _segments(frame: pl.DataFrame, by: Sequence[str]) -> list[tuple[object, ...]]:
+    if not by:
+        return [()]
+    return list(frame.select(by).unique().sort(by).iter_rows())
+
+
+def _srm(
+    counts: pl.DataFrame, by: Sequence[str], arm: str, shares: dict[str, float]
+) -> dict[tuple[object, ...], tuple[float, dict[str, int]]]:
+    """Per segment: the SRM p-value and the units per arm."""
+    segments = _segments(counts, by)
+    names = list(shares)
+    observed = np.zeros((len(segments), len(names)))
+    index = {segment: i for i, segment in enumerate(segments)}
+    for row in counts.iter_rows(named=True):
+        segment = tuple(row[k] for k in by)
+        if row[arm] in shares:
+            observed[index[segment], names.index(row[arm])] = row["units"]
+    p = srm_p_values(observed, np.array([shares[n] for n in names]))
+    return {
+        segment: (float(p[i]), {n: int(observed[i, j]) for j, n in enumerate(names)})
+        for segment, i in index.items()
+    }
+
+
+def _describe(segment: Sequence[object], by: Sequence[str]) -> str:
+    if not by:
+        return ""
+    return " (" + ", ".join(f"{k}={v!r}" for k, v in zip(by, segment, strict=True)) + ")"
+
+
+def _rows(
+    moments: pl.DataFrame,
+    counts: pl.DataFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    by: Sequence[str],
+    arm: str,
+    control: str,
+) -> pl.DataFrame:
+    """Treatment rows joined with their control row; every arm checked for >= 2 units."""
+    order = pl.DataFrame(
+        {"metric": [label for label, _ in requests], "order": range(len(requests))},
+        schema={"metric": pl.String, "order": pl.Int64},
+    )
+    expected = counts.select(*by, arm).join(order, how="cross")
+    full = expected.join(moments, on=[*by, "metric", arm], how="left").with_columns(
+        pl.col("n").fill_null(0.0)
+    )
+    few = full.filter(pl.col("n") < 2).sort("order", *by, arm)
+    if few.height:
+        row = few.row(0, named=True)
+        segment = _describe([row[k] for k in by], by)
+        raise InvalidValueError(
+            f"arm {row[arm]!r}{segment} has {int(row['n'])} unit(s) with a value of "
+            f"{row['metric']!r}; comparing arms needs at least 2 units in each: check the "
+            f"{arm!r} column, or leave the metric out"
+        )
+    undefined = full.filter(pl.col("my") == 0).sort("order", *by, arm)
+    if undefined.height:
+        row = undefined.row(0, named=True)
+        segment = _describe([row[k] for k in by], by)
+        raise InvalidValueError(
+            f"metric {row['metric']!r} is undefined in arm {row[arm]!r}{segment}: its "
+            "denominator is 0 in every unit (no clicks, or no impressions in the top k); "
+            "leave it out"
+        )
+    keys = [*by, "metric"]
+    treated = full.filter(pl.col(arm) != control)
+    baseline = full.filter(pl.col(arm) == control).select(
+        *keys, *(pl.col(m).alias(f"c_{m}") for m in _MOMENTS)
+    )
+    return treated.join(baseline, on=keys, how="inner").sort("order", *by, arm)
+
+
+def _moments(rows: pl.DataFrame, prefix: str) -> ArmMoments:
+    def col(name: str) -> npt.NDArray[np.float64]:
+        values: npt.NDArray[np.float64] = rows[prefix + name].cast(pl.Float64).to_numpy()
+        return values
+
+    return ArmMoments(*(col(m) for m in _MOMENTS))
+
+
+def _result(
+    rows: pl.DataFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    by: Sequence[str],
+    arm: str,
+    control: str,
+    alpha: float,
+    correction: Correction,
+    srm: dict[tuple[object, ...], tuple[float, dict[str, int]]],
+    srm_alpha: float,
+    shares: dict[str, float],
+    unit: str,
+    warnings: list[str],
+) -> pl.DataFrame:
+    ratio_labels = {label for label, req in requests if _is_ratio(req)}
+    welch = ~rows["metric"].is_in(list(ratio_labels)).to_numpy()
+    treatment, baseline = _moments(rows, ""), _moments(rows, "c_")
+    result = compare(treatment, baseline, welch, alpha)
+    p_adjusted = adjust(result.p_value, correction)
+    segments = [tuple(row) for row in rows.select(by).iter_rows()] if by else [()] * rows.height
+    srm_p = [srm[s][0] for s in segments]
+    notes = {s: _srm_warning(srm[s], srm_alpha, shares, unit, by, s) for s in set(segments)}
+    out = rows.select(*by, "metric", pl.col(arm).alias("arm")).with_columns(
+        pl.lit(control).alias("control"),
+        pl.Series("method", np.where(welch, "welch", "delta"), dtype=pl.String),
+        pl.Series("units", treatment.n.astype(np.int64)),
+        pl.Series("control_units", baseline.n.astype(np.int64)),
+        pl.Series("mean", treatment.value),
+        pl.Series("control_mean", baseline.value),
+        pl.Series("delta", result.delta),
+        pl.Series("relative", result.relative),
+        pl.Series("std_error", result.std_error),
+        pl.Series("ci_low", result.ci_low),
+        pl.Series("ci_high", result.ci_high),
+        pl.Series("relative_ci_low", result.relative_ci_low),
+        pl.Series("relative_ci_high", result.relative_ci_high),
+        pl.Series("p_value", result.p_value),
+        pl.Series("p_adjusted", p_adjusted),
+        pl.Series("significant", p_adjusted < alpha),
+        pl.Series("srm_p_value", srm_p, dtype=pl.Float64),
+        pl.Series(
+            "warnings",
+            [[*notes[s], *warnings] for s in segments],
+            dtype=pl.List(pl.String),
+        ),
+    )
+    relative = ("relative", "relative_ci_low", "relative_ci_high")
+    # a control mean of 0 has no relative lift
+    return out.with_columns(
+        pl.when(pl.col("control_mean") != 0).then(pl.col(c)).alias(c) for c in relative
+    )
+
+
+def _srm_warning(
+    found: tuple[float, dict[str, int]],
+    srm_alpha: float,
+    shares: dict[str, float],
+    unit: str,
+    by: Sequence[str],
+    segment: tuple[object, ...],
+) -> list[str]:
+    p, observed = found
+    if p >= srm_alpha:
+        return []
+    seen = ", ".join(f"{a}: {n}" for a, n in observed.items())
+    intended = ", ".join(f"{a}: {s:.3g}" for a, s in shares.items())
+    return [
+        f"sample ratio mismatch{_describe(segment, by)}: {unit} per arm {{{seen}}} against "
+        f"the intended split {{{intended}}}, chi-square p = {p:.3g} < {srm_alpha}; the "
+        "assignment or the logging is broken: do not trust this comparison"
+    ]

@@ -1,0 +1,208 @@
+"""``evaluate_online()``: click metrics of an impression log, per session or per segment.
+
+One lazy plan: the per-session group-by of :mod:`polars_irmetrics.online.sessions`
+(every metric and every data check at once), then, unless ``per_session=True``, one
+group-by per ``by`` segment that averages the session values, or, for a ratio metric
+(CTR), divides the sum of its numerators by the sum of its denominators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import overload
+
+import polars as pl
+
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.metrics.online import ClickMetric
+from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
+from polars_irmetrics.online.columns import LogColumns
+from polars_irmetrics.online.sessions import denominator, numerator, session_plan
+from polars_irmetrics.plan.evaluate import _ensure_frame, parse_metric_list
+
+__all__ = ["aggregate", "evaluate_online"]
+
+
+@overload
+def evaluate_online(
+    log: pl.DataFrame,
+    metrics: str | Iterable[str],
+    *,
+    by: str | Sequence[str] | None = ...,
+    per_session: bool = ...,
+    session_id: str = ...,
+    position: str = ...,
+    clicked: str = ...,
+    dwell: str = ...,
+    converted: str = ...,
+    timestamp: str = ...,
+) -> pl.DataFrame: ...
+
+
+@overload
+def evaluate_online(
+    log: pl.LazyFrame,
+    metrics: str | Iterable[str],
+    *,
+    by: str | Sequence[str] | None = ...,
+    per_session: bool = ...,
+    session_id: str = ...,
+    position: str = ...,
+    clicked: str = ...,
+    dwell: str = ...,
+    converted: str = ...,
+    timestamp: str = ...,
+) -> pl.LazyFrame: ...
+
+
+def evaluate_online(
+    log: pl.DataFrame | pl.LazyFrame,
+    metrics: str | Iterable[str],
+    *,
+    by: str | Sequence[str] | None = None,
+    per_session: bool = False,
+    session_id: str = "session_id",
+    position: str = "position",
+    clicked: str = "clicked",
+    dwell: str = "dwell",
+    converted: str = "converted",
+    timestamp: str = "timestamp",
+) -> pl.DataFrame | pl.LazyFrame:
+    """Click metrics of an impression log, per session or per segment, in one plan.
+
+    Parameters
+    ----------
+    log
+        One row per impression (an item shown): ``session_id``, ``position``
+        (1 = top) and ``clicked`` (Boolean or 0/1); ``dwell`` (seconds), ``converted``
+        and ``timestamp`` where a metric reads them. A click on an impression that was
+        not shown (``clicked`` true with a null ``position``) is an error.
+    metrics
+        Click metric names (see :mod:`polars_irmetrics.metrics.online`), e.g.
+        ``["ctr@10", "abandonment", "click_ndcg@10", "sat_click_rate(dwell_threshold=10)"]``;
+        result columns are named by the strings as given.
+    by
+        Segment keys (arm, day, market, device): each combination is evaluated apart.
+    per_session
+        ``True``: one row per session (and segment), one column per metric.
+        ``False`` (default): one row per segment with ``num_sessions``; a ratio metric
+        (``ctr``, ``sat_click_rate``, ``mean_click_position``) is the sum of its
+        numerators over the sum of its denominators (``sum(clicks) / sum(impressions)``),
+        the others the mean of the session values that are not null.
+    session_id, position, clicked, dwell, converted, timestamp
+        Column names in ``log``.
+
+    Returns
+    -------
+    pl.DataFrame or pl.LazyFrame
+        The same kind as ``log``; a LazyFrame computes nothing before ``collect()``.
+        Rows are sorted by the keys.
+
+    Raises
+    ------
+    ColumnNotFoundError, ColumnTypeError
+        A missing column (one a requested metric reads) or a wrong dtype.
+    InvalidValueError, DuplicateError
+        A null click, a click on an impression with no position, a position below 1
+        or held twice in a session, a negative dwell, a null key (when the plan runs).
+    UnknownMetricError, MetricParameterError
+        An unknown metric, or one that needs judgments (``ndcg@10``: use
+        ``click_ndcg@10``).
+
+    Examples
+    --------
+    Two sessions of four impressions: ``s1`` clicks positions 2 and 3, ``s2`` nothing.
+    CTR@4 is 2 clicks / 8 impressions = 0.25 (not the mean of 0.5 and 0); click MRR is
+    (1/2 + 0) / 2 = 0.25, abandonment 1/2; the median click position is that of ``s1``
+    alone (2.5), as ``s2`` has no click:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> log = pl.DataFrame({
+    ...     "session_id": ["s1"] * 4 + ["s2"] * 4,
+    ...     "position": [1, 2, 3, 4] * 2,
+    ...     "clicked": [False, True, True, False] + [False] * 4,
+    ... })
+    >>> metrics = ["ctr@4", "click_mrr", "abandonment", "median_click_position"]
+    >>> irm.evaluate_online(log, metrics)
+    shape: (1, 5)
+    ┌──────────────┬───────┬───────────┬─────────────┬───────────────────────┐
+    │ num_sessions ┆ ctr@4 ┆ click_mrr ┆ abandonment ┆ median_click_position │
+    │ ---          ┆ ---   ┆ ---       ┆ ---         ┆ ---                   │
+    │ u32          ┆ f64   ┆ f64       ┆ f64         ┆ f64                   │
+    ╞══════════════╪═══════╪═══════════╪═════════════╪═══════════════════════╡
+    │ 2            ┆ 0.25  ┆ 0.25      ┆ 0.5         ┆ 2.5                   │
+    └──────────────┴───────┴───────────┴─────────────┴───────────────────────┘
+    >>> irm.evaluate_online(log, metrics, per_session=True)
+    shape: (2, 5)
+    ┌────────────┬───────┬───────────┬─────────────┬───────────────────────┐
+    │ session_id ┆ ctr@4 ┆ click_mrr ┆ abandonment ┆ median_click_position │
+    │ ---        ┆ ---   ┆ ---       ┆ ---         ┆ ---                   │
+    │ str        ┆ f64   ┆ f64       ┆ f64         ┆ f64                   │
+    ╞════════════╪═══════╪═══════════╪═════════════╪═══════════════════════╡
+    │ s1         ┆ 0.5   ┆ 0.5       ┆ 0.0         ┆ 2.5                   │
+    │ s2         ┆ 0.0   ┆ 0.0       ┆ 1.0         ┆ null                  │
+    └────────────┴───────┴───────────┴─────────────┴───────────────────────┘
+    """
+    _ensure_frame(log, "log")
+    eager = isinstance(log, pl.DataFrame)
+    columns = LogColumns(
+        session_id=session_id,
+        position=position,
+        clicked=clicked,
+        dwell=dwell,
+        converted=converted,
+        timestamp=timestamp,
+    )
+    by_keys = _by_keys(by, columns)
+    if not isinstance(per_session, bool):
+        raise InvalidValueError(f"per_session must be True or False, got {per_session!r}")
+    requests = parse_metric_list(metrics)
+    plan = session_plan(log.lazy(), requests, columns, by_keys)
+    if per_session:
+        labels = [label for label, _ in requests]
+        out = plan.frame.select(*plan.keys, *labels).sort(plan.keys)
+    else:
+        out = aggregate(plan.frame, requests, by_keys)
+    return out.collect() if eager else out
+
+
+def _by_keys(by: str | Sequence[str] | None, columns: LogColumns) -> tuple[str, ...]:
+    keys = (by,) if isinstance(by, str) else tuple(by or ())
+    if columns.session_id in keys:
+        raise InvalidValueError(
+            f"by={list(keys)!r} names {columns.session_id!r}, which is already the session "
+            "id; use per_session=True for one row per session"
+        )
+    return keys
+
+
+def _summary(label: str, request: MetricRequest) -> pl.Expr:
+    metric = request.metric
+    if isinstance(metric, ClickMetric) and metric.ratio is not None:
+        num = pl.col(numerator(label)).sum()
+        den = pl.col(denominator(label)).sum()
+        return pl.when(den > 0).then(num / den).alias(label)
+    # a fixed-point sum (exact, so the same in any row order and on any engine), unless a
+    # value is too large for it
+    values = pl.col(label).cast(pl.Float64).drop_nulls()
+    total = pl.when(beyond_fixed(values).any()).then(values.sum()).otherwise(fixed_sum(values))
+    return (total / values.count()).alias(label)
+
+
+def aggregate(
+    sessions: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    by: Sequence[str],
+) -> pl.LazyFrame:
+    """One row per ``by`` group of the per-session frame: ``num_sessions`` and each
+    metric (a ratio of sums for a ratio metric, else the mean of the non-null values).
+
+    Every sum is exact (integer counts, or a fixed-point sum of the session values), so
+    the result is the same to the last bit on any layout of the log and either engine.
+    """
+    exprs = [pl.len().alias("num_sessions"), *(_summary(lab, req) for lab, req in requests)]
+    if not by:
+        return sessions.select(exprs)
+    return sessions.group_by(list(by)).agg(exprs).sort(list(by))

@@ -1,0 +1,90 @@
+"""``click_metric()``: one click metric as a polars expression, for your own group-by."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.metrics.online import ClickScope
+from polars_irmetrics.metrics.registry import parse_metric
+
+__all__ = ["click_metric"]
+
+
+def _expr(column: str | pl.Expr) -> pl.Expr:
+    return pl.col(column) if isinstance(column, str) else column
+
+
+def click_metric(
+    name: str,
+    *,
+    position: str = "position",
+    clicked: str = "clicked",
+    dwell: str | pl.Expr = "dwell",
+    converted: str | pl.Expr = "converted",
+    timestamp: str | pl.Expr = "timestamp",
+) -> pl.Expr:
+    """A click metric over the impressions of one session, as a polars aggregation.
+
+    For ``log.group_by("session_id").agg(irm.click_metric("ctr@10"))``: the value of
+    each session, without :func:`polars_irmetrics.evaluate_online`'s data checks (a
+    null position or click is not refused here) and without its aggregation over
+    sessions (a ratio metric's session value is the session's own ratio).
+
+    Parameters
+    ----------
+    name
+        A click metric, e.g. ``"ctr@10"`` or ``"click_ndcg(signal='satisfied')@10"``.
+    position, clicked
+        Column names of the position (1 = top) and of the click (Boolean or 0/1).
+    dwell, converted, timestamp
+        Column names or expressions: the dwell in seconds, the conversion flag, and the
+        time of the impression in seconds (a number; for a Datetime column pass e.g.
+        ``pl.col("ts").dt.epoch("ms") / 1000``).
+
+    Returns
+    -------
+    pl.Expr
+        Named by the metric's canonical name.
+
+    Raises
+    ------
+    UnknownMetricError, MetricParameterError
+        An unknown metric, or one that is not a click metric.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> log = pl.DataFrame({
+    ...     "session_id": ["s1", "s1", "s1", "s2", "s2"],
+    ...     "position": [3, 1, 2, 1, 2],
+    ...     "clicked": [True, False, True, False, False],
+    ... })
+    >>> log.group_by("session_id").agg(
+    ...     irm.click_metric("click_mrr"), irm.click_metric("CTR@2")
+    ... ).sort("session_id")
+    shape: (2, 3)
+    ┌────────────┬───────────┬───────┐
+    │ session_id ┆ click_mrr ┆ ctr@2 │
+    │ ---        ┆ ---       ┆ ---   │
+    │ str        ┆ f64       ┆ f64   │
+    ╞════════════╪═══════════╪═══════╡
+    │ s1         ┆ 0.5       ┆ 0.5   │
+    │ s2         ┆ 0.0       ┆ 0.0   │
+    └────────────┴───────────┴───────┘
+    """
+    request = parse_metric(name)
+    if "clicks" not in request.metric.reads:
+        raise MetricParameterError(
+            f"metric {name!r} is not a click metric; use its expression function (e.g. "
+            "irm.ndcg(k=10)) on a judged table, or a click metric such as 'ctr@10'"
+        )
+    scope = ClickScope(
+        position,
+        clicked,
+        dwell=_expr(dwell).cast(pl.Float64),
+        converted=_expr(converted).cast(pl.Boolean),
+        timestamp=_expr(timestamp).cast(pl.Float64),
+    )
+    return request.expr(scope, 1.0).alias(request.name)

@@ -1,0 +1,323 @@
+"""``interleaving_test()``: team-draft interleaving, credit per click and a sign test.
+
+In team-draft interleaving (Radlinski, Kurup & Joachims, CIKM 2008) each session shows
+one list merged from two systems' rankings; every shown item carries the ``team``
+(system) that contributed it. A click credits the item's team. A session is a win for
+the team with more clicked items, a tie when both have as many (at least one), and
+sessions without a click are left out of the comparison (counted in ``no_click``).
+The preference of team A is Chapelle et al.'s (TOIS 2012)
+``Δ = (wins_a + ties / 2) / (wins_a + wins_b + ties) - 1/2`` (positive: A is
+preferred), and the p-value is the two-sided sign test of ``wins_a`` among the
+``wins_a + wins_b`` decided sessions (``scipy.stats.binomtest(wins_a, wins_a + wins_b,
+0.5)``; 1 when no session is decided).
+
+One lazy plan: a per-session group-by (credits and data checks), a per-segment
+group-by, and the test, vectorised over the segments, when the result is collected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import overload
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+from scipy import stats
+
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
+from polars_irmetrics.online.columns import LogColumns
+from polars_irmetrics.plan.evaluate import _ensure_frame
+from polars_irmetrics.plan.validate import INTERNAL, require_columns
+
+__all__ = ["interleaving_test", "sign_test_p_values"]
+
+_A, _B = f"{INTERNAL}team_a", f"{INTERNAL}team_b"
+
+
+def _flag(name: str) -> str:
+    return f"{INTERNAL}v_{name}"
+
+
+def sign_test_p_values(
+    wins_a: npt.NDArray[np.int64], decided: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float64]:
+    """Two-sided sign-test p-values, ``binomtest(wins_a, decided, 0.5).pvalue``, vectorised.
+
+    The binomial distribution with p = 1/2 is symmetric, so the two-sided p-value is
+    ``min(1, 2 P(X <= min(k, n - k)))``; 1 where ``decided`` is 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from polars_irmetrics.online.interleaving import sign_test_p_values
+    >>> sign_test_p_values(np.array([9, 5, 0]), np.array([10, 10, 0])).round(6).tolist()
+    [0.021484, 1.0, 1.0]
+    """
+    k = np.minimum(wins_a, decided - wins_a)
+    p = np.minimum(1.0, 2.0 * stats.binom.cdf(k, decided, 0.5))
+    out: npt.NDArray[np.float64] = np.where(decided > 0, p, 1.0)
+    return out
+
+
+@overload
+def interleaving_test(
+    log: pl.DataFrame,
+    *,
+    teams: tuple[str, str] | None = ...,
+    by: str | Sequence[str] | None = ...,
+    session_id: str = ...,
+    position: str = ...,
+    clicked: str = ...,
+    team: str = ...,
+) -> pl.DataFrame: ...
+
+
+@overload
+def interleaving_test(
+    log: pl.LazyFrame,
+    *,
+    teams: tuple[str, str] | None = ...,
+    by: str | Sequence[str] | None = ...,
+    session_id: str = ...,
+    position: str = ...,
+    clicked: str = ...,
+    team: str = ...,
+) -> pl.LazyFrame: ...
+
+
+def interleaving_test(
+    log: pl.DataFrame | pl.LazyFrame,
+    *,
+    teams: tuple[str, str] | None = None,
+    by: str | Sequence[str] | None = None,
+    session_id: str = "session_id",
+    position: str = "position",
+    clicked: str = "clicked",
+    team: str = "team",
+) -> pl.DataFrame | pl.LazyFrame:
+    """Analyse a team-draft interleaving log: wins, ties, losses and a sign test.
+
+    Parameters
+    ----------
+    log
+        One row per shown item: ``session_id`` (or query), ``position``, ``clicked``
+        (Boolean or 0/1) and ``team``, the system that contributed the item.
+    teams
+        The two teams ``(a, b)``; default: the two values of the ``team`` column of each
+        segment, in sorted order. A third team is an error.
+    by
+        Segment keys (day, market): each segment is analysed apart.
+    session_id, position, clicked, team
+        Column names in ``log``.
+
+    Returns
+    -------
+    pl.DataFrame or pl.LazyFrame
+        The same kind as ``log``, one row per segment: ``team_a``, ``team_b``,
+        ``sessions``, ``no_click`` (sessions without a click, left out), ``wins_a``,
+        ``wins_b``, ``ties``, ``preference`` (Δ, positive when ``team_a`` is
+        preferred), ``p_value`` (sign test) and ``preferred`` (the team with more wins,
+        null on a draw).
+
+    Raises
+    ------
+    ColumnNotFoundError, ColumnTypeError
+        A missing column or a wrong dtype.
+    InvalidValueError
+        A null team, click or key, a click on an item that was not shown (null
+        ``position``), or a segment without exactly two teams (when the plan runs).
+
+    Examples
+    --------
+    Five sessions of a log interleaving systems A and B: in s1 only A's item is
+    clicked (a win for A); in s2 only B's (a win for B); in s3 one item of each (a
+    tie); in s4 nothing (left out); in s5 two of B's items (a win for B). So
+    wins_a = 1, wins_b = 2, ties = 1, Δ = (1 + 1/2) / 4 - 1/2 = -0.125 (B preferred),
+    and the sign test of 1 win in 3 decided sessions gives p = 1:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> log = pl.DataFrame({
+    ...     "session_id": ["s1", "s1", "s2", "s2", "s3", "s3", "s4", "s4", "s5", "s5"],
+    ...     "position": [1, 2] * 5,
+    ...     "team": ["A", "B", "B", "A", "A", "B", "B", "A", "B", "B"],
+    ...     "clicked": [1, 0, 1, 0, 1, 1, 0, 0, 1, 1],
+    ... })
+    >>> irm.interleaving_test(log).select("wins_a", "wins_b", "ties", "no_click",
+    ...                                   "preference", "p_value", "preferred")
+    shape: (1, 7)
+    ┌────────┬────────┬──────┬──────────┬────────────┬─────────┬───────────┐
+    │ wins_a ┆ wins_b ┆ ties ┆ no_click ┆ preference ┆ p_value ┆ preferred │
+    │ ---    ┆ ---    ┆ ---  ┆ ---      ┆ ---        ┆ ---     ┆ ---       │
+    │ i64    ┆ i64    ┆ i64  ┆ i64      ┆ f64        ┆ f64     ┆ str       │
+    ╞════════╪════════╪══════╪══════════╪════════════╪═════════╪═══════════╡
+    │ 1      ┆ 2      ┆ 1    ┆ 1        ┆ -0.125     ┆ 1.0     ┆ B         │
+    └────────┴────────┴──────┴──────────┴────────────┴─────────┴───────────┘
+    """
+    _ensure_frame(log, "log")
+    eager = isinstance(log, pl.DataFrame)
+    columns = LogColumns(session_id=session_id, position=position, clicked=clicked, team=team)
+    by_keys = (by,) if isinstance(by, str) else tuple(by or ())
+    if teams is not None and (
+        not isinstance(teams, tuple | list)
+        or len(teams) != 2
+        or not all(isinstance(t, str) for t in teams)
+        or teams[0] == teams[1]
+    ):
+        raise InvalidValueError(
+            f"teams must be two different team names, e.g. ('bm25', 'dense'); got {teams!r}"
+        )
+    for key in by_keys:
+        if key in (session_id, team):
+            raise InvalidValueError(
+                f"by={list(by_keys)!r} names {key!r}, which is already the session or the "
+                "team; list only segment keys such as 'day'"
+            )
+    plan = _plan(log.lazy(), columns, by_keys, teams)
+    return plan.collect() if eager else plan
+
+
+def _plan(
+    lf: pl.LazyFrame,
+    columns: LogColumns,
+    by: tuple[str, ...],
+    teams: tuple[str, str] | None,
+) -> pl.LazyFrame:
+    schema = lf.collect_schema()
+    keys = [*by, columns.session_id]
+    require_columns(
+        schema,
+        [*keys, columns.position, columns.clicked, columns.team],
+        "log",
+        "name your columns, e.g. session_id='query_id', team='system'",
+    )
+    dtype = schema[columns.clicked]
+    if dtype == pl.Boolean:
+        click = pl.col(columns.clicked)
+    elif dtype.is_integer():
+        click = pl.col(columns.clicked) != 0
+    else:
+        raise ColumnTypeError(
+            f"column {columns.clicked!r} of the log has dtype {dtype}; a click must be "
+            f"Boolean or integers 0/1: cast it, e.g. pl.col({columns.clicked!r}).cast(pl.Boolean)"
+        )
+    name = pl.col(columns.team).cast(pl.String)
+    # the number of teams per segment (plus 1 when a team outside ``teams`` shows up)
+    found = name.drop_nulls().n_unique()
+    if teams is None:
+        a, b = name.min(), name.max()
+    else:
+        a, b = pl.lit(teams[0]), pl.lit(teams[1])
+        found = found + (~name.is_in(list(teams))).any().cast(pl.UInt32)
+    if by:
+        a, b, found = a.over(list(by)), b.over(list(by)), found.over(list(by))
+    pos = pl.col(columns.position)
+    sessions = (
+        lf.with_columns(a.alias(_A), b.alias(_B), found.alias(_flag("teams")))
+        .group_by(keys)
+        .agg(
+            pl.col(_A).first(),
+            pl.col(_B).first(),
+            pl.col(_flag("teams")).first(),
+            (click & (name == pl.col(_A))).sum().cast(pl.Int64).alias("credit_a"),
+            (click & (name == pl.col(_B))).sum().cast(pl.Int64).alias("credit_b"),
+            name.is_null().sum().cast(pl.Int64).alias(_flag("null_team")),
+            pl.col(columns.clicked).is_null().sum().cast(pl.Int64).alias(_flag("null_clicked")),
+            (click & pos.is_null()).sum().cast(pl.Int64).alias(_flag("unshown_click")),
+        )
+    )
+    credit_a, credit_b = pl.col("credit_a"), pl.col("credit_b")
+    summary = [
+        pl.col(_A).first().alias("team_a"),
+        pl.col(_B).first().alias("team_b"),
+        pl.len().cast(pl.Int64).alias("sessions"),
+        ((credit_a + credit_b) == 0).sum().cast(pl.Int64).alias("no_click"),
+        (credit_a > credit_b).sum().cast(pl.Int64).alias("wins_a"),
+        (credit_b > credit_a).sum().cast(pl.Int64).alias("wins_b"),
+        ((credit_a == credit_b) & (credit_a > 0)).sum().cast(pl.Int64).alias("ties"),
+        pl.col(_flag("teams")).max().cast(pl.Int64),
+        *(pl.col(_flag(n)).sum() for n in ("null_team", "null_clicked", "unshown_click")),
+        pl.col(columns.session_id)
+        .filter(pl.col(_flag("unshown_click")) > 0)
+        .min()
+        .alias(f"{INTERNAL}unshown_session"),
+    ]
+    segments = (
+        sessions.group_by(list(by)).agg(summary).sort(list(by)) if by else sessions.select(summary)
+    )
+    out_schema = pl.Schema(
+        {
+            **{k: schema[k] for k in by},
+            "team_a": pl.String(),
+            "team_b": pl.String(),
+            "sessions": pl.Int64(),
+            "no_click": pl.Int64(),
+            "wins_a": pl.Int64(),
+            "wins_b": pl.Int64(),
+            "ties": pl.Int64(),
+            "preference": pl.Float64(),
+            "p_value": pl.Float64(),
+            "preferred": pl.String(),
+        }
+    )
+    return segments.map_batches(
+        lambda frame: _finish(frame, columns, by, teams), schema=out_schema
+    )
+
+
+def _finish(
+    frame: pl.DataFrame,
+    columns: LogColumns,
+    by: Sequence[str],
+    teams: tuple[str, str] | None,
+) -> pl.DataFrame:
+    for key in [*by]:
+        if frame[key].null_count():
+            raise InvalidValueError(
+                f"column {key!r} of the log has null values; every impression needs a "
+                f"{key}: fill or drop them, e.g. .drop_nulls({key!r})"
+            )
+    for row in frame.iter_rows(named=True):
+        where = " (" + ", ".join(f"{k}={row[k]!r}" for k in by) + ")" if by else ""
+        if row[_flag("null_team")]:
+            raise InvalidValueError(
+                f"column {columns.team!r} of the log has {row[_flag('null_team')]} null "
+                f"value(s){where}; every shown item needs the team that contributed it"
+            )
+        if row[_flag("null_clicked")]:
+            raise InvalidValueError(
+                f"column {columns.clicked!r} of the log has {row[_flag('null_clicked')]} null "
+                f"value(s){where}; every impression is clicked or not: fill them"
+            )
+        if row[_flag("unshown_click")]:
+            raise InvalidValueError(
+                f"session {row[f'{INTERNAL}unshown_session']!r}{where} has a click on an item "
+                f"that was not shown (a null {columns.position!r}); a click needs the position "
+                "it was shown at: fix the join of clicks to impressions, or drop those rows"
+            )
+        if row[_flag("teams")] != 2:
+            expected = f"the teams {teams!r}" if teams is not None else "two teams"
+            raise InvalidValueError(
+                f"column {columns.team!r} of the log holds {row[_flag('teams')]} team(s)"
+                f"{where} where team-draft interleaving needs {expected}: "
+                "analyse one pair of systems at a time, e.g. filter the log"
+            )
+    wins_a = frame["wins_a"].to_numpy()
+    wins_b = frame["wins_b"].to_numpy()
+    ties = frame["ties"].to_numpy()
+    clicked = wins_a + wins_b + ties
+    with np.errstate(divide="ignore", invalid="ignore"):
+        preference = np.where(clicked > 0, (wins_a + ties / 2) / clicked - 0.5, np.nan)
+    p = sign_test_p_values(wins_a, wins_a + wins_b)
+    return frame.select(
+        *by, "team_a", "team_b", "sessions", "no_click", "wins_a", "wins_b", "ties"
+    ).with_columns(
+        pl.Series("preference", preference).fill_nan(None),
+        pl.Series("p_value", p, dtype=pl.Float64),
+        pl.when(pl.col("wins_a") > pl.col("wins_b"))
+        .then(pl.col("team_a"))
+        .when(pl.col("wins_b") > pl.col("wins_a"))
+        .then(pl.col("team_b"))
+        .alias("preferred"),
+    )

@@ -1,0 +1,338 @@
+"""One row per session: every click metric and the log's data checks, in one group-by.
+
+:func:`session_plan` is the lazy plan the online entry points share. It reads the
+schema first (missing columns and wrong dtypes raise when the plan is built), then
+groups the impressions by the keys (``by`` columns and the session id) and computes
+in one aggregation, per session:
+
+* each metric's value (the formulas of :mod:`polars_irmetrics.metrics.online` over a
+  :class:`~polars_irmetrics.metrics.online.ClickScope`), and for a ratio metric its
+  numerator and denominator (``__irm_num:LABEL``, ``__irm_den:LABEL``);
+* counts of bad rows (a null click, a click on an impression with no position, a
+  position below 1 or held twice, a negative dwell, ...), which
+  :func:`raise_on_bad_sessions` reads when the plan runs: the first problem raises an
+  error naming the column, the session and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+)
+from polars_irmetrics.metrics.online import ClickMetric, ClickScope
+from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.online.columns import LogColumns
+from polars_irmetrics.plan.validate import INTERNAL, require_columns
+
+__all__ = ["SessionPlan", "denominator", "numerator", "raise_on_bad_sessions", "session_plan"]
+
+
+def numerator(label: str) -> str:
+    """Internal column of a ratio metric's per-session numerator."""
+    return f"{INTERNAL}num:{label}"
+
+
+def denominator(label: str) -> str:
+    """Internal column of a ratio metric's per-session denominator."""
+    return f"{INTERNAL}den:{label}"
+
+
+def _flag(name: str) -> str:
+    return f"{INTERNAL}v_{name}"
+
+
+# (check, error class, column role, message). Templates see {col}, {session}, {n}.
+_CHECKS: tuple[tuple[str, type[Exception], str, str], ...] = (
+    (
+        "null_clicked",
+        InvalidValueError,
+        "clicked",
+        "column {col!r} of the log has {n} null value(s) in session {session}; every "
+        "impression is clicked or not: fill them, e.g. pl.col({col!r}).fill_null(False)",
+    ),
+    (
+        "bad_clicked",
+        InvalidValueError,
+        "clicked",
+        "column {col!r} of the log has {n} value(s) other than 0 and 1 in session {session}; "
+        "a click is a flag: use True/False or 0/1",
+    ),
+    (
+        "unshown_click",
+        InvalidValueError,
+        "position",
+        "session {session} has {n} click(s) on an impression that was not shown (a null "
+        "{col!r}); a click needs the position it was shown at: fix the join of clicks to "
+        "impressions, or drop those rows",
+    ),
+    (
+        "null_position",
+        InvalidValueError,
+        "position",
+        "column {col!r} of the log has {n} null value(s) in session {session}; every "
+        "impression needs the position it was shown at: fill or drop them",
+    ),
+    (
+        "bad_position",
+        InvalidValueError,
+        "position",
+        "column {col!r} of the log has {n} position(s) below 1 in session {session}; "
+        "positions start at 1 for the top: add 1 to 0-based positions, e.g. pl.col({col!r}) + 1",
+    ),
+    (
+        "dup_position",
+        DuplicateError,
+        "position",
+        "column {col!r} of the log: session {session} shows {n} impression(s) at a position "
+        "another impression holds; each position shows one item: keep one row per position, "
+        "e.g. .unique([session, {col!r}])",
+    ),
+    (
+        "negative_dwell",
+        InvalidValueError,
+        "dwell",
+        "column {col!r} of the log has {n} negative value(s) in session {session}; a dwell is "
+        "a duration in seconds, >= 0: fix or drop them",
+    ),
+    (
+        "null_dwell",
+        InvalidValueError,
+        "dwell",
+        "column {col!r} of the log has {n} clicked impression(s) without a dwell in session "
+        "{session}; a satisfied click is decided by its dwell: fill them, e.g. with 0",
+    ),
+    (
+        "null_converted",
+        InvalidValueError,
+        "converted",
+        "column {col!r} of the log has {n} null value(s) in session {session}; every "
+        "impression converted or not: fill them, e.g. pl.col({col!r}).fill_null(False)",
+    ),
+    (
+        "null_timestamp",
+        InvalidValueError,
+        "timestamp",
+        "column {col!r} of the log has {n} null value(s) in session {session}; every "
+        "impression needs its time for time_to_first_click: fill or drop them",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class SessionPlan:
+    """The per-session plan and how to read it.
+
+    Attributes
+    ----------
+    frame
+        One row per session: the keys, one column per metric label, the ratio
+        metrics' numerators and denominators; checked (a bad row raises when it runs).
+    keys
+        The group keys: the ``by`` columns, then the session id.
+    requests
+        ``(label, request)`` per metric, in the order given.
+    """
+
+    frame: pl.LazyFrame
+    keys: tuple[str, ...]
+    requests: tuple[tuple[str, MetricRequest], ...]
+
+
+def _ensure_click_metrics(requests: Iterable[tuple[str, MetricRequest]]) -> None:
+    for label, req in requests:
+        if "clicks" not in req.metric.reads:
+            raise MetricParameterError(
+                f"metric {label!r} needs relevance judgments, which an impression log does "
+                f"not have; evaluate it with irm.evaluate(run, [{label!r}], qrels=...), or "
+                "choose a click metric such as 'ctr@10' (irm.list_metrics())"
+            )
+
+
+def _as_flag(schema: pl.Schema, column: str, what: str) -> pl.Expr:
+    dtype = schema[column]
+    if dtype == pl.Boolean:
+        return pl.col(column)
+    if dtype.is_integer():
+        return pl.col(column) != 0
+    raise ColumnTypeError(
+        f"column {column!r} of the log has dtype {dtype}; {what} must be Boolean or integers "
+        f"0/1: cast it, e.g. pl.col({column!r}).cast(pl.Boolean)"
+    )
+
+
+def _seconds(schema: pl.Schema, column: str) -> pl.Expr:
+    dtype = schema[column]
+    if isinstance(dtype, pl.Datetime):
+        return pl.col(column).dt.epoch("us").cast(pl.Float64) / 1e6
+    if dtype == pl.Date:
+        return pl.col(column).dt.epoch("d").cast(pl.Float64) * 86400.0
+    if dtype.is_numeric():
+        return pl.col(column).cast(pl.Float64)
+    raise ColumnTypeError(
+        f"column {column!r} of the log has dtype {dtype}; a timestamp must be a Datetime, "
+        f"a Date or a number of seconds: cast it, e.g. pl.col({column!r}).str.to_datetime()"
+    )
+
+
+def _numeric(schema: pl.Schema, column: str) -> pl.Expr:
+    dtype = schema[column]
+    if not dtype.is_numeric():
+        raise ColumnTypeError(
+            f"column {column!r} of the log has dtype {dtype}; a dwell must be a number of "
+            f"seconds: cast it, e.g. pl.col({column!r}).cast(pl.Float64)"
+        )
+    return pl.col(column).cast(pl.Float64)
+
+
+def session_plan(
+    log: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    columns: LogColumns,
+    by: Sequence[str],
+) -> SessionPlan:
+    """The checked per-session values of ``requests`` over ``log``, grouped by
+    ``(*by, session)`` (see the module docstring)."""
+    _ensure_click_metrics(requests)
+    schema = log.collect_schema()
+    hint = "name your columns, e.g. session_id='query_id', clicked='click'"
+    keys = tuple(dict.fromkeys([*by, columns.session_id]))
+    require_columns(schema, [*keys, columns.position, columns.clicked], "log", hint)
+    if not schema[columns.position].is_integer():
+        raise ColumnTypeError(
+            f"column {columns.position!r} of the log has dtype {schema[columns.position]}; "
+            f"a position must be an integer (1 = top): cast it, e.g. "
+            f"pl.col({columns.position!r}).cast(pl.Int64)"
+        )
+    clicked = _as_flag(schema, columns.clicked, "a click")
+    optional = {
+        "dwell": columns.dwell,
+        "converted": columns.converted,
+        "timestamp": columns.timestamp,
+    }
+    exprs = {
+        "dwell": _numeric(schema, columns.dwell) if columns.dwell in schema else None,
+        "converted": (
+            _as_flag(schema, columns.converted, "a conversion")
+            if columns.converted in schema
+            else None
+        ),
+        "timestamp": (
+            _seconds(schema, columns.timestamp) if columns.timestamp in schema else None
+        ),
+    }
+    given: dict[str, pl.Expr] = {}
+    for role, name in optional.items():
+        expr = exprs[role]
+        given[role] = pl.col(name) if expr is None else expr
+    scope = ClickScope(
+        columns.position,
+        columns.clicked,
+        dwell=given["dwell"],
+        converted=given["converted"],
+        timestamp=given["timestamp"],
+    )
+    values: list[pl.Expr] = []
+    for label, req in requests:
+        params = req.params(1.0)
+        values.append(req.metric.compute(scope, params).alias(label))
+        metric = req.metric
+        if isinstance(metric, ClickMetric) and metric.ratio is not None:
+            num, den = metric.ratio
+            values.append(num(scope, params).alias(numerator(label)))
+            values.append(den(scope, params).alias(denominator(label)))
+    for role in sorted(scope.used):
+        name = optional[role]
+        if exprs[role] is None:
+            metric_names = ", ".join(repr(label) for label, _ in requests)
+            raise ColumnNotFoundError(
+                f"column {name!r} not found in the log (its columns: "
+                f"{', '.join(repr(c) for c in schema.names())}); a metric of {metric_names} "
+                f"reads the {role}: add it, or name yours with {role}=..."
+            )
+    checks = _checks(schema, columns, clicked, exprs, scope.used)
+    frame = log.group_by(list(keys)).agg(*values, *checks)
+    spec = _CheckSpec(keys=keys, columns=columns)
+    checked = frame.map_batches(
+        lambda batch: raise_on_bad_sessions(batch, spec), schema=_out_schema(frame)
+    )
+    return SessionPlan(frame=checked, keys=keys, requests=tuple(requests))
+
+
+def _checks(
+    schema: pl.Schema,
+    columns: LogColumns,
+    clicked: pl.Expr,
+    exprs: dict[str, pl.Expr | None],
+    used: set[str],
+) -> list[pl.Expr]:
+    position = pl.col(columns.position)
+    checks = {
+        "null_clicked": pl.col(columns.clicked).is_null().sum(),
+        "unshown_click": (clicked & position.is_null()).sum(),
+        "null_position": (clicked.not_().fill_null(True) & position.is_null()).sum(),
+        "bad_position": (position < 1).sum(),
+        "dup_position": position.count() - position.drop_nulls().n_unique(),
+    }
+    if schema[columns.clicked] != pl.Boolean:
+        checks["bad_clicked"] = (~pl.col(columns.clicked).is_in([0, 1])).sum()
+    dwell, converted, timestamp = exprs["dwell"], exprs["converted"], exprs["timestamp"]
+    if "dwell" in used and dwell is not None:
+        checks["negative_dwell"] = (dwell < 0).sum()
+        checks["null_dwell"] = (clicked & dwell.is_null()).sum()
+    if "converted" in used and converted is not None:
+        checks["null_converted"] = converted.is_null().sum()
+    if "timestamp" in used and timestamp is not None:
+        checks["null_timestamp"] = timestamp.is_null().sum()
+    return [expr.cast(pl.Int64).alias(_flag(name)) for name, expr in checks.items()]
+
+
+def _out_schema(frame: pl.LazyFrame) -> pl.Schema:
+    schema = frame.collect_schema()
+    return pl.Schema({k: v for k, v in schema.items() if not k.startswith(_flag(""))})
+
+
+@dataclass(frozen=True)
+class _CheckSpec:
+    keys: tuple[str, ...]
+    columns: LogColumns
+
+
+def raise_on_bad_sessions(frame: pl.DataFrame, spec: _CheckSpec) -> pl.DataFrame:
+    """Raise the first data problem the per-session frame records, else drop the counts."""
+    for key in spec.keys:
+        if frame[key].null_count():
+            raise InvalidValueError(
+                f"column {key!r} of the log has null values; every impression needs a "
+                f"{key}: fill or drop them, e.g. .drop_nulls({key!r})"
+            )
+    for name, error, role, template in _CHECKS:
+        column = _flag(name)
+        if column not in frame.columns:
+            continue
+        bad = frame.filter(pl.col(column) > 0).sort(spec.keys)
+        if bad.height:
+            row = bad.row(0, named=True)
+            raise error(
+                template.format(
+                    col=getattr(spec.columns, role),
+                    session=_describe(row, spec),
+                    n=row[column],
+                )
+            )
+    return frame.select(c for c in frame.columns if not c.startswith(_flag("")))
+
+
+def _describe(row: dict[str, object], spec: _CheckSpec) -> str:
+    session = spec.columns.session_id
+    parts = [f"{key}={row[key]!r}" for key in spec.keys if key != session]
+    text = repr(row[session])
+    return f"{text} ({', '.join(parts)})" if parts else text
