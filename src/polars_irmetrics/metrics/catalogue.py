@@ -36,11 +36,26 @@ EXAMPLE_QRELS = pl.DataFrame(
     }
 )
 
+#: The click metrics' worked example: an impression log of two sessions. In ``s1`` the
+#: items at positions 2 and 4 are clicked (12 s and 30 s after the page was shown, dwell
+#: 5 s and 40 s; the second converts); ``s2`` is abandoned (no click).
+EXAMPLE_LOG = pl.DataFrame(
+    {
+        "session_id": ["s1"] * 5 + ["s2"] * 3,
+        "position": [1, 2, 3, 4, 5, 1, 2, 3],
+        "clicked": [False, True, False, True, False, False, False, False],
+        "dwell": [None, 5.0, None, 40.0, None, None, None, None],
+        "converted": [False, False, False, True, False, False, False, False],
+        "timestamp": [100.0, 112.0, 100.0, 130.0, 100.0, 200.0, 200.0, 200.0],
+    }
+)
+
 #: Family headings, by the module a metric's formula is declared in.
 _FAMILIES = {
     "core": "Core metrics",
     "beyond": "Beyond trec_eval",
     "trec": "The rest of trec_eval",
+    "online": "Click metrics (impression logs)",
 }
 
 #: An example value for metrics whose "cutoff" is a real-valued parameter.
@@ -74,6 +89,12 @@ def _alias_spelling(metric: Metric, alias: str) -> str:
     raise MetricParameterError(f"alias {alias!r} parses neither alone nor with @5")
 
 
+def _markdown_table(frame: pl.DataFrame) -> str:
+    rows = [" | ".join("" if v is None else str(v) for v in row) for row in frame.iter_rows()]
+    head = " | ".join(frame.columns)
+    return "\n".join([f"| {head} |", "|" + "---|" * frame.width, *(f"| {r} |" for r in rows)])
+
+
 def _shown(value: float | int | None) -> str:
     if value is None:
         return "—"
@@ -88,16 +109,22 @@ def _reads_judged_run(metric: Metric) -> bool:
     return set(metric.reads) <= {"run", "judgments"}
 
 
+def _reads_clicks(metric: Metric) -> bool:
+    return set(metric.reads) <= {"run", "clicks"} and "clicks" in metric.reads
+
+
 def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
-    names = [example_name(m) for m in metrics if _reads_judged_run(m)]
-    row = EXAMPLE_RUN.lazy().pipe(lambda run: _evaluate(run, names)).collect().row(0, named=True)
-    return {name: row[name] for name in names}
-
-
-def _evaluate(run: pl.LazyFrame, names: list[str]) -> pl.LazyFrame:
+    from polars_irmetrics.online.evaluate import evaluate_online
     from polars_irmetrics.plan.evaluate import evaluate
 
-    return evaluate(run, names, qrels=EXAMPLE_QRELS, per_query=True)
+    offline = [example_name(m) for m in metrics if _reads_judged_run(m)]
+    online = [example_name(m) for m in metrics if _reads_clicks(m)]
+    values: dict[str, float | int | None] = evaluate(
+        EXAMPLE_RUN, offline, qrels=EXAMPLE_QRELS, per_query=True
+    ).row(0, named=True)
+    if online:
+        values |= evaluate_online(EXAMPLE_LOG, online).row(0, named=True)
+    return values
 
 
 def _code(text: str) -> str:
@@ -151,8 +178,12 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         lines += ["$$", metric.latex, "$$", ""]
     if metric.formula:
         lines += [metric.formula, ""]
-    if _reads_judged_run(metric):
-        lines += [f"Worked example: `{example_name(metric)}` = **{_shown(value)}**", ""]
+    if _reads_judged_run(metric) or _reads_clicks(metric):
+        table = "the judged run" if _reads_judged_run(metric) else "the impression log"
+        lines += [
+            f"Worked example on {table}: `{example_name(metric)}` = **{_shown(value)}**",
+            "",
+        ]
     return lines
 
 
@@ -164,7 +195,7 @@ def catalogue_markdown() -> str:
     :func:`polars_irmetrics.parse_metric` (``tests/test_docs.py`` checks both).
 
     >>> text = catalogue_markdown()
-    >>> "### `ndcg` {#ndcg}" in text and "Worked example: `ndcg@5`" in text
+    >>> "### `ndcg` {#ndcg}" in text and "`ndcg@5` = **0.7050**" in text
     True
     """
     metrics = list_metrics()
@@ -188,6 +219,10 @@ def catalogue_markdown() -> str:
         "R = 4 relevant documents (d1, d3, d5 and the unretrieved d9 have labels ≥ 1); d2 "
         "is judged non-relevant, d4 is unjudged, and d6 (label −1) is in the pool but not "
         "judged (trec_eval's convention).",
+        "",
+        "Click metrics are computed on an impression log of two sessions:",
+        "",
+        _markdown_table(EXAMPLE_LOG),
         "",
     ]
     families: dict[str, list[Metric]] = {}
