@@ -22,6 +22,7 @@ PUBLIC = [
     "arhr",
     "bpref",
     "cg",
+    "compare",
     "cosine_similarity",
     "dcg",
     "err",
@@ -57,6 +58,7 @@ PUBLIC = [
     "scan_trec_qrels",
     "scan_trec_run",
     "trec_ndcg",
+    "tukey_hsd",
     "unjudged",
     "write_trec_run",
 ]

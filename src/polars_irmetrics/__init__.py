@@ -23,6 +23,7 @@ shape: (2, 3)
 from __future__ import annotations
 
 from polars_irmetrics import namespace as _namespace  # registers df.irm and lf.irm
+from polars_irmetrics.comparison import compare, tukey_hsd
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -100,6 +101,7 @@ __all__ = [
     "arhr",
     "bpref",
     "cg",
+    "compare",
     "cosine_similarity",
     "dcg",
     "err",
@@ -135,6 +137,7 @@ __all__ = [
     "scan_trec_qrels",
     "scan_trec_run",
     "trec_ndcg",
+    "tukey_hsd",
     "unjudged",
     "write_trec_run",
 ]
