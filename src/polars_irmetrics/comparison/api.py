@@ -201,8 +201,7 @@ def comparisons(systems: list[str], options: CompareOptions) -> list[tuple[int, 
     if options.baseline is not None and options.baseline not in systems:
         shown = ", ".join(repr(s) for s in systems)
         raise InvalidValueError(
-            f"baseline={options.baseline!r} is not among the systems ({shown}); "
-            "pass one of them"
+            f"baseline={options.baseline!r} is not among the systems ({shown}); pass one of them"
         )
     if options.pairs:
         return [(j, i) for i in range(len(systems)) for j in range(i + 1, len(systems))]
@@ -229,7 +228,11 @@ def _check_values(values: PerQuery) -> None:
 
 
 def compare_values(
-    values: PerQuery, options: CompareOptions, *, per_query: bool = False, query_id: str = "query_id"
+    values: PerQuery,
+    options: CompareOptions,
+    *,
+    per_query: bool = False,
+    query_id: str = "query_id",
 ) -> pl.DataFrame:
     """:func:`compare`'s result from paired per-query values (``options`` checked).
 
@@ -246,7 +249,7 @@ def compare_values(
     ...                CompareOptions())
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.InvalidValueError: per-query value of 'map' for system 'a' on query 'q2' is NaN; NaN cannot be paired: fix or drop that query in every system
+    polars_irmetrics.errors.InvalidValueError: per-query value of 'map' for system 'a' on ...
     """
     pairs = comparisons(values.systems, options)
     _check_values(values)

@@ -66,7 +66,9 @@ def long_runs(runs: Runs, system: str) -> tuple[pl.LazyFrame, list[str] | None]:
             raise InvalidValueError(
                 f"run {name!r} is a {type(frame).__name__}; pass a polars DataFrame or LazyFrame"
             )
-    frames = [frame.lazy().with_columns(pl.lit(name).alias(system)) for name, frame in runs.items()]
+    frames = [
+        frame.lazy().with_columns(pl.lit(name).alias(system)) for name, frame in runs.items()
+    ]
     if not frames:
         return pl.LazyFrame(), names
     return pl.concat(frames, how="diagonal_relaxed"), names
@@ -94,7 +96,9 @@ def per_query_values(
         _too_few(names)
     unretrieved = "zero" if query_set == "judged" else "drop"
     plan_options = options.replace(by=system, per_query=True, unretrieved=unretrieved)
-    frame = build_plan(run, labels, None if qrels is None else qrels.lazy(), plan_options).collect()
+    frame = build_plan(
+        run, labels, None if qrels is None else qrels.lazy(), plan_options
+    ).collect()
     query_id = options.query_id
     found = frame.get_column(system).unique().sort().to_list()
     systems = names if names is not None else found

@@ -76,7 +76,7 @@ class CompareOptions:
     >>> CompareOptions(alpha=1.0).checked()
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.InvalidValueError: alpha=1.0 must be strictly between 0 and 1 (e.g. alpha=0.05)
+    polars_irmetrics.errors.InvalidValueError: alpha=1.0 must be strictly between 0 and 1 ...
     """
 
     baseline: str | None = None

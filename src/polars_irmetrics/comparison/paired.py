@@ -137,9 +137,7 @@ def randomization_p(
     return p
 
 
-def bootstrap_means(
-    d: Array, n_resamples: int, rng: np.random.Generator
-) -> tuple[Array, Array]:
+def bootstrap_means(d: Array, n_resamples: int, rng: np.random.Generator) -> tuple[Array, Array]:
     """``n_resamples × K`` bootstrap means of ``d``'s columns, and the p-value counts' input.
 
     Each resample draws n queries with replacement (the same draw for every column, so
@@ -173,6 +171,23 @@ def _percentile(means: Array, confidence: float, alternative: Alternative) -> tu
         return -inf, np.quantile(means, confidence, axis=0)
     low, high = np.quantile(means, [tail / 2, 1 - tail / 2], axis=0)
     return low, high
+
+
+def _wilcoxon_p(d: Array, live: npt.NDArray[np.bool_], alternative: Alternative) -> Array:
+    """scipy's ``wilcoxon`` p-value of each column, as if called on that column alone.
+
+    scipy's ``method="auto"`` picks the exact distribution only when the *whole* array
+    has no zero and no tie, so the columns are passed in two calls: those without zeros
+    or ties, and the others.
+    """
+    p = np.ones(d.shape[1])
+    magnitude = np.sort(np.abs(d), axis=0)
+    repeated = (magnitude[1:] == magnitude[:-1]) & (magnitude[1:] > 0)
+    tied = (magnitude == 0).any(axis=0) | repeated.any(axis=0)
+    for group in (live & ~tied, live & tied):  # two calls, not one per column
+        if group.any():
+            p[group] = scipy.stats.wilcoxon(d[:, group], axis=0, alternative=alternative).pvalue
+    return p
 
 
 def paired_stats(a: Array, b: Array, options: CompareOptions) -> PairedStats:
@@ -224,9 +239,7 @@ def paired_stats(a: Array, b: Array, options: CompareOptions) -> PairedStats:
         if options.test == "t":
             p = np.where(live, t_result.pvalue, 1.0)
         elif options.test == "wilcoxon":
-            if live.any():
-                w = scipy.stats.wilcoxon(d[:, live], axis=0, alternative=alternative)
-                p[live] = w.pvalue
+            p = _wilcoxon_p(d, live, alternative)
         elif options.test == "randomization":
             p = np.where(live, randomization_p(d, alternative, options.n_resamples, rng), 1.0)
         else:
