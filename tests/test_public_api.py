@@ -16,6 +16,7 @@ PUBLIC = [
     "IrmError",
     "MetricParameterError",
     "MetricRequest",
+    "MissingDependencyError",
     "QuerySetError",
     "TrecFormatError",
     "UnknownMetricError",
