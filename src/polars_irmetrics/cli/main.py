@@ -3,6 +3,7 @@
     irm evaluate run.parquet --qrels qrels.txt -m ndcg@10 -m map
     irm evaluate --sample                     # the bundled sample data
     irm trec-eval -q -m ndcg_cut.10 qrels.txt run.txt
+    irm compare --qrels qrels.txt bm25.txt dense.txt --baseline bm25 -m ndcg@10
 
 Errors print one line on stderr (``irm: error: ...``) and exit with status 2.
 """
@@ -19,6 +20,7 @@ from typing import TextIO
 
 import polars as pl
 
+from polars_irmetrics.cli import compare as compare_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_run
@@ -298,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _evaluate_parser(sub)
     trec_eval_cmd.add_parser(sub)
+    compare_cmd.add_parser(sub)
     return parser
 
 

@@ -42,7 +42,7 @@ def _figure(**kwargs: Any) -> Figure:
         raise MissingDependencyError(
             f"plots need matplotlib, which is not installed: {_INSTALL}"
         ) from error
-    return Figure(**kwargs)
+    return Figure(layout="constrained", **kwargs)
 
 
 def _save(figure: Figure, path: str | Path | None) -> Figure:
@@ -161,7 +161,7 @@ def plot_deltas(
     metric = _metric(per_query, metric)
     rows = per_query.filter(pl.col("metric") == metric)
     pairs = rows.select("system", "baseline").unique(maintain_order=True).rows()
-    figure = _figure(figsize=(6, 2.5 * len(pairs)))
+    figure = _figure(figsize=(7, 2.8 * len(pairs)))
     axes = figure.subplots(len(pairs), 1, squeeze=False)[:, 0]
     for ax, (system, baseline) in zip(axes, pairs, strict=True):
         pair = (pl.col("system") == system) & (pl.col("baseline") == baseline)
