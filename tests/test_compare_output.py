@@ -188,3 +188,18 @@ def test_cli_bad_input_one_line_exit_2(
 ) -> None:
     assert main([*_sample_args(), *extra]) == 2
     assert capsys.readouterr().err.splitlines() == [message]
+
+
+def test_benchmark_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
+    # No time is asserted: the script must keep working as the library changes.
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "r.md"
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/compare.py", "--systems", "3", "--queries", "50",
+         "--resamples", "200", "--ranx-tests", "1", "--out", str(out)],
+        cwd=root, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "| irm statistics" in out.read_text()
