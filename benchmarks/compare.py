@@ -128,6 +128,11 @@ def main(argv: list[str] | None = None) -> int:
         f"({args.docs} docs/query, {args.systems * args.queries * args.docs:,} run rows), "
         f"{args.resamples:,} randomization resamples, Holm over {comparisons} tests"
     )
+    full_tests = 49 * len(METRICS)
+    per_query_scale = 100_000 / args.queries * 10_000 / args.resamples  # and resamples
+    full_stats = t_stats * per_query_scale * full_tests / comparisons
+    full_eval = t_eval * (50 * 100_000 * args.docs) / (args.systems * args.queries * args.docs)
+    full_ranx = t_ranx * per_query_scale * full_tests / comparisons
     lines = [
         "# Comparison benchmark",
         "",
@@ -150,7 +155,15 @@ def main(argv: list[str] | None = None) -> int:
         f"(Monte Carlo error; 5 standard errors at this R is at most "
         f"{5 * np.sqrt(2 * 0.25 / args.resamples):.4f}).",
         "",
-        "Reproduce (the issue's full size; needs ~16 GB of memory):",
+        "Linear extrapolation to the issue's full size (50 systems × 100,000 queries × 5 "
+        "metrics: 245 tests, 100M run rows) — arithmetic, not a measurement: the "
+        "statistics scale with resamples × queries × tests, the evaluation with run rows, "
+        "ranx with queries × tests:",
+        "",
+        f"- irm statistics ≈ {full_stats:.0f} s, evaluation ≈ {full_eval:.0f} s, "
+        f"ranx ≈ {full_ranx:,.0f} s ({full_ranx / full_stats:.0f}× irm statistics).",
+        "",
+        "Reproduce the full size (on a machine with more memory and cores than this one):",
         "",
         "```sh",
         "PYTHONPATH=src python benchmarks/compare.py --systems 50 --queries 100000 "
