@@ -214,6 +214,11 @@ def test_bootstrap_within_monte_carlo_error_of_exact_bootstrap() -> None:
     exact_p = np.mean(np.abs(means - d.mean()) >= abs(d.mean()) - 1e-12)
     tolerance = 5 * math.sqrt(exact_p * (1 - exact_p) / n_resamples) + 1 / n_resamples
     assert abs(out["p_value"] - exact_p) <= tolerance
+    again = compare_values(
+        _values(d, np.zeros(5)),
+        CompareOptions(baseline="base", test="bootstrap", n_resamples=n_resamples, seed=1),
+    ).row(0, named=True)
+    assert again == out  # deterministic for a seed
     low, high = np.quantile(means, [0.025, 0.975])
     assert abs(out["ci_low"] - low) <= 0.011
     assert abs(out["ci_high"] - high) <= 0.011
