@@ -131,13 +131,17 @@ def _nested(frame: pl.DataFrame, value: str) -> dict[str, dict[str, Any]]:
 
 
 def test_randomization_within_monte_carlo_error_of_ranx(
-    sample: tuple[dict[str, pl.DataFrame], pl.DataFrame], per_query: dict[str, pl.DataFrame]
+    sample: tuple[dict[str, pl.DataFrame], pl.DataFrame],
 ) -> None:
     # Tolerance: each estimate of p has standard error sqrt(p(1 - p) / R) <= 0.5 / sqrt(R);
     # the difference of two independent estimates has at most sqrt(2) times that. We
     # allow 5 standard errors plus 1/R (ranx reports c / R, we report (1 + c) / (1 + R)).
     ranx = pytest.importorskip("ranx")
     runs, qrels = sample
+    bm25 = runs["bm25"]
+    for seed in (5, 6):  # bm25 with noisy scores: p-values far from 0 and 1
+        noise = np.random.default_rng(seed).normal(0, 0.5, bm25.height)
+        runs = {**runs, f"noisy{seed}": bm25.with_columns(score=pl.col("score") + noise)}
     # untie the scores in trec_eval's order (ranx breaks ties otherwise)
     runs = {
         name: run.sort(
@@ -156,9 +160,10 @@ def test_randomization_within_monte_carlo_error_of_ranx(
         n_permutations=n_resamples, random_seed=3, make_comparable=True,
     )  # fmt: skip
     for run in ranx_runs:  # ranx scored the same per-query values
-        assert run.scores["ndcg@10"] == pytest.approx(
-            dict(zip(*per_query[run.name].select("query_id", "ndcg@10"), strict=True)), abs=1e-12
-        )
+        ours = irm.evaluate(runs[run.name], "ndcg@10", qrels=qrels, per_query=True)
+        expected = dict(zip(*ours.select("query_id", "ndcg@10"), strict=True))
+        assert run.scores["ndcg@10"] == pytest.approx(expected, abs=1e-12)
+    assert out.filter(pl.col("p_value").is_between(0.1, 0.9)).height >= 3
     for row in out.iter_rows(named=True):
         theirs = report.comparisons[row["system"], row["baseline"]]["ndcg@10"]["p_value"]
         p = max(theirs, 1 / n_resamples)

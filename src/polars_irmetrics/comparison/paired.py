@@ -138,11 +138,21 @@ def randomization_p(
 
 
 def bootstrap_means(d: Array, n_resamples: int, rng: np.random.Generator) -> tuple[Array, Array]:
-    """``n_resamples × K`` bootstrap means of ``d``'s columns, and the p-value counts' input.
+    """The ``n_resamples × K`` bootstrap means of ``d``'s columns, and the observed means.
 
     Each resample draws n queries with replacement (the same draw for every column, so
-    comparisons stay paired); a chunk of resamples is a count matrix times ``d``.
-    Returns the resampled means and the observed means.
+    comparisons stay paired); a chunk of resamples is a count matrix (how many times
+    each query is drawn) times ``d``.
+
+    Examples
+    --------
+    A resample's mean is a mean of observed deltas, so it lies between their extremes:
+
+    >>> import numpy as np
+    >>> from polars_irmetrics.comparison.paired import bootstrap_means
+    >>> means, observed = bootstrap_means(np.array([[0.0], [1.0]]), 1000, np.random.default_rng(0))
+    >>> sorted(set(means[:, 0].tolist())), observed.tolist()
+    ([0.0, 0.5, 1.0], [0.5])
     """
     n, k = d.shape
     chunk = max(1, min(n_resamples, CHUNK_ELEMENTS // max(n, 1)))
