@@ -16,6 +16,7 @@ PUBLIC = [
     "IrmError",
     "MetricParameterError",
     "MetricRequest",
+    "MissingDependencyError",
     "QuerySetError",
     "TrecFormatError",
     "UnknownMetricError",
@@ -24,6 +25,7 @@ PUBLIC = [
     "bpref",
     "cg",
     "click_metric",
+    "compare",
     "cosine_similarity",
     "dcg",
     "err",
@@ -61,6 +63,7 @@ PUBLIC = [
     "scan_trec_qrels",
     "scan_trec_run",
     "trec_ndcg",
+    "tukey_hsd",
     "unjudged",
     "write_trec_run",
 ]

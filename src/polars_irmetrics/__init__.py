@@ -23,6 +23,7 @@ shape: (2, 3)
 from __future__ import annotations
 
 from polars_irmetrics import namespace as _namespace  # registers df.irm and lf.irm
+from polars_irmetrics.comparison import compare, tukey_hsd
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -30,6 +31,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     IrmError,
     MetricParameterError,
+    MissingDependencyError,
     QuerySetError,
     TrecFormatError,
     UnknownMetricError,
@@ -98,6 +100,7 @@ __all__ = [
     "IrmError",
     "MetricParameterError",
     "MetricRequest",
+    "MissingDependencyError",
     "QuerySetError",
     "TrecFormatError",
     "UnknownMetricError",
@@ -106,6 +109,7 @@ __all__ = [
     "bpref",
     "cg",
     "click_metric",
+    "compare",
     "cosine_similarity",
     "dcg",
     "err",
@@ -143,6 +147,7 @@ __all__ = [
     "scan_trec_qrels",
     "scan_trec_run",
     "trec_ndcg",
+    "tukey_hsd",
     "unjudged",
     "write_trec_run",
 ]

@@ -14,6 +14,7 @@ __all__ = [
     "InvalidValueError",
     "IrmError",
     "MetricParameterError",
+    "MissingDependencyError",
     "QuerySetError",
     "TrecFormatError",
     "UnknownMetricError",
@@ -54,3 +55,7 @@ class QuerySetError(IrmError, ValueError):
 
 class TrecFormatError(IrmError, ValueError):
     """A malformed line in a TREC run or qrels file."""
+
+
+class MissingDependencyError(IrmError, ImportError):
+    """An optional dependency (an extra, e.g. ``plot``) is not installed."""

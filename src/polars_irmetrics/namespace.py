@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import polars as pl
 
@@ -360,6 +360,25 @@ class IrmFrameNamespace(_Namespace):
         """
         return self._plan(metrics, by, per_query, relevance_level, options).collect()
 
+    def compare(
+        self, metrics: str | Iterable[str], *, system: str = "system", **options: Any
+    ) -> pl.DataFrame:
+        """Compare the systems of this long frame; see :func:`polars_irmetrics.compare`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_irmetrics as irm
+        >>> judged = pl.DataFrame({"run": ["a", "a", "b", "b"], "query_id": [1, 2, 1, 2],
+        ...                        "doc_id": [1, 1, 1, 1], "rank": [1, 1, 1, 1],
+        ...                        "relevance": [1, 0, 1, 1]})
+        >>> judged.irm.compare("P@1", qrels=None, system="run")["delta"].item()
+        0.5
+        """
+        from polars_irmetrics.comparison.api import compare
+
+        return compare(self._frame, metrics, system=system, **options)
+
 
 @pl.api.register_lazyframe_namespace("irm")
 class IrmLazyFrameNamespace(_Namespace):
@@ -389,3 +408,22 @@ class IrmLazyFrameNamespace(_Namespace):
         0.5
         """
         return self._plan(metrics, by, per_query, relevance_level, options)
+
+    def compare(
+        self, metrics: str | Iterable[str], *, system: str = "system", **options: Any
+    ) -> pl.DataFrame:
+        """Compare the systems of this long frame; see :func:`polars_irmetrics.compare`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_irmetrics as irm
+        >>> judged = pl.DataFrame({"run": ["a", "a", "b", "b"], "query_id": [1, 2, 1, 2],
+        ...                        "doc_id": [1, 1, 1, 1], "rank": [1, 1, 1, 1],
+        ...                        "relevance": [1, 0, 1, 1]})
+        >>> judged.lazy().irm.compare("P@1", qrels=None, system="run")["delta"].item()
+        0.5
+        """
+        from polars_irmetrics.comparison.api import compare
+
+        return compare(self._frame, metrics, system=system, **options)

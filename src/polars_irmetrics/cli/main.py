@@ -4,6 +4,7 @@
     irm evaluate --sample                     # the bundled sample data
     irm trec-eval -q -m ndcg_cut.10 qrels.txt run.txt
     irm ab --sample                           # an A/B test of an impression log
+    irm compare --qrels qrels.txt bm25.txt dense.txt --baseline bm25 -m ndcg@10
 
 Errors print one line on stderr (``irm: error: ...``) and exit with status 2.
 """
@@ -21,6 +22,7 @@ from typing import TextIO
 import polars as pl
 
 from polars_irmetrics.cli import ab as ab_cmd
+from polars_irmetrics.cli import compare as compare_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_run
@@ -301,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     _evaluate_parser(sub)
     trec_eval_cmd.add_parser(sub)
     ab_cmd.add_parser(sub)
+    compare_cmd.add_parser(sub)
     return parser
 
 

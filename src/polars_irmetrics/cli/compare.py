@@ -1,0 +1,154 @@
+"""``irm compare``: paired significance tests of several runs from the shell.
+
+    irm compare --qrels qrels.txt bm25.txt dense.txt --baseline bm25 -m ndcg@10 -m map \\
+        --test randomization --correction holm --format latex -o table.tex --plot deltas.png
+
+Systems are named by file stem (the path when two stems clash). Errors print one line
+on stderr (``irm: error: ...``) and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from polars_irmetrics.comparison.api import compare
+from polars_irmetrics.comparison.options import ALTERNATIVES, TESTS
+from polars_irmetrics.comparison.report import REPORT_FORMATS, write_report
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.io.files import FORMATS, scan_qrels, scan_run
+from polars_irmetrics.plan.options import EvalOptions
+from polars_irmetrics.stats.multitest import CORRECTIONS
+
+__all__ = ["add_parser", "run"]
+
+_EPILOG = """\
+examples:
+  irm compare --qrels qrels.txt bm25.txt dense.txt hybrid.txt --baseline bm25 -m ndcg@10 -m map
+  irm compare --qrels qrels.parquet runs/*.parquet --test randomization --n-resamples 10000 \\
+      --seed 1 --correction holm --format latex -o table.tex --plot deltas.png
+  irm compare --qrels qrels.txt a.txt b.txt c.txt --format csv -o pairs.csv   # every pair
+
+--plot draws the per-query deltas against the baseline (with --baseline) or the
+system x system significance matrix (every pair); PNG or SVG by suffix.
+"""
+
+_DEFAULT_METRICS = ("ndcg@10", "map")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the ``compare`` subcommand."""
+    p = sub.add_parser(
+        "compare",
+        help="compare runs: paired significance tests, corrections, intervals",
+        description="Compare runs on the same judged queries: paired tests, "
+        "multiple-testing correction, confidence intervals, wins/ties/losses.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.set_defaults(func=run)
+    p.add_argument("runs", nargs="+", metavar="RUN", help="two or more run files")
+    p.add_argument("--qrels", required=True, metavar="QRELS", help="judgments file")
+    p.add_argument(
+        "--baseline",
+        metavar="RUN",
+        help="the run the others are compared with (its name or path); default: every pair",
+    )
+    p.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help=f"metric, repeatable (default: {' '.join(_DEFAULT_METRICS)})",
+    )
+    p.add_argument("--test", choices=TESTS, default="t", help="paired test (default: t)")
+    p.add_argument(
+        "--alternative", choices=ALTERNATIVES, default="two-sided", help="(default: two-sided)"
+    )
+    p.add_argument(
+        "--correction",
+        choices=[*CORRECTIONS, "none"],
+        default="holm",
+        help="multiple-testing correction (default: holm)",
+    )
+    p.add_argument(
+        "--correction-scope",
+        choices=["all", "metric"],
+        default="all",
+        help="correct all comparisons x metrics together, or each metric (default: all)",
+    )
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
+    p.add_argument("--ci", choices=["t", "bootstrap"], help="interval method (default: t)")
+    p.add_argument("--n-resamples", type=int, default=10_000, help="resamples (10000)")
+    p.add_argument("--seed", type=int, help="random seed of the resampling tests")
+    p.add_argument(
+        "--query-set",
+        choices=["judged", "common", "error"],
+        default="judged",
+        help="paired queries: every judged one (default), those every run has, or refuse",
+    )
+    p.add_argument(
+        "--format", choices=REPORT_FORMATS, default="terminal", help="(default: terminal)"
+    )
+    p.add_argument(
+        "--markers", choices=["letters", "daggers"], default="letters", help="(letters)"
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
+    p.add_argument("--plot", metavar="FILE", help="save a plot (PNG or SVG)")
+    p.add_argument("--run-format", choices=FORMATS, default="auto", help="(auto)")
+    p.add_argument("--qrels-format", choices=FORMATS, default="auto", help="(auto)")
+
+
+def _names(paths: Sequence[str]) -> list[str]:
+    stems = [Path(p.rstrip("/")).name.split(".")[0] or p for p in paths]
+    return stems if len(set(stems)) == len(stems) else list(paths)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``irm compare``; returns the exit status."""
+    paths: list[str] = list(args.runs)
+    if len(paths) < 2:
+        raise InvalidValueError(f"irm compare needs two or more runs; got only {paths[0]}")
+    names = _names(paths)
+    for path in [*paths, args.qrels]:
+        if "*" not in path and "://" not in path and not Path(path).exists():
+            raise InvalidValueError(f"{path}: no such file")
+    baseline = args.baseline
+    if baseline is not None and baseline in paths:
+        baseline = names[paths.index(baseline)]
+    runs: dict[str, pl.LazyFrame] = {
+        name: scan_run(path, args.run_format) for name, path in zip(names, paths, strict=True)
+    }
+    qrels = scan_qrels(args.qrels, args.qrels_format)
+    kwargs = {
+        "qrels": qrels,
+        "baseline": baseline,
+        "test": args.test,
+        "alternative": args.alternative,
+        "correction": None if args.correction == "none" else args.correction,
+        "correction_scope": args.correction_scope,
+        "alpha": args.alpha,
+        "confidence": args.confidence,
+        "ci": args.ci,
+        "n_resamples": args.n_resamples,
+        "seed": args.seed,
+        "query_set": args.query_set,
+        "eval_options": EvalOptions(),
+    }
+    metrics = list(args.metrics or _DEFAULT_METRICS)
+    result = compare(runs, metrics, **kwargs)
+    write_report(result, args.output, args.format, markers=args.markers)
+    if args.plot is not None:
+        from polars_irmetrics.comparison import plot
+
+        if baseline is None:
+            plot.plot_significance_matrix(result, path=args.plot)
+        else:
+            deltas = compare(runs, metrics, per_query=True, **kwargs)
+            plot.plot_deltas(deltas, path=args.plot)
+    return 0

@@ -1,0 +1,22 @@
+"""Comparing systems: paired significance tests, corrections, intervals, reports, plots.
+
+* :func:`compare` (``irm.compare``): one row per metric and comparison
+  (:mod:`~polars_irmetrics.comparison.api`), from per-query values evaluated in one plan
+  (:mod:`~polars_irmetrics.comparison.frame`) and statistics vectorised over every
+  comparison at once (:mod:`~polars_irmetrics.comparison.paired`).
+* :func:`tukey_hsd` (``irm.tukey_hsd``): Tukey's HSD over all systems
+  (:mod:`~polars_irmetrics.comparison.tukey`).
+* :mod:`~polars_irmetrics.comparison.report`: terminal, Markdown, LaTeX, HTML tables.
+* :mod:`~polars_irmetrics.comparison.plot`: matplotlib figures (the ``plot`` extra).
+
+The folder is ``comparison`` rather than ``compare`` so that the function
+``irm.compare`` does not shadow a subpackage of the same name.
+"""
+
+from __future__ import annotations
+
+from polars_irmetrics.comparison.api import compare
+from polars_irmetrics.comparison.options import CompareOptions
+from polars_irmetrics.comparison.tukey import tukey_hsd
+
+__all__ = ["CompareOptions", "compare", "tukey_hsd"]

@@ -1,0 +1,311 @@
+"""``compare()``: paired significance tests of systems over the same queries.
+
+The per-query values come from one plan (:mod:`polars_irmetrics.comparison.frame`);
+the statistics are numpy over the ``queries × comparisons`` delta matrix
+(:mod:`polars_irmetrics.comparison.paired`); the corrections are
+:func:`polars_irmetrics.stats.multitest.adjust`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from polars_irmetrics.comparison.frame import PerQuery, Runs, per_query_values
+from polars_irmetrics.comparison.options import (
+    Alternative,
+    CompareOptions,
+    Interval,
+    Mode,
+    QuerySet,
+    Scope,
+    Test,
+)
+from polars_irmetrics.comparison.paired import paired_stats
+from polars_irmetrics.errors import InvalidValueError, QuerySetError
+from polars_irmetrics.plan.options import EvalOptions
+from polars_irmetrics.stats.multitest import Correction, adjust
+
+__all__ = ["RESULT_COLUMNS", "compare", "compare_values"]
+
+#: The columns of :func:`compare`'s result, in order.
+RESULT_COLUMNS: tuple[str, ...] = (
+    "metric", "system", "baseline", "n", "mean", "baseline_mean", "delta", "relative",
+    "effect_size", "ci_low", "ci_high", "p_value", "p_adjusted", "significant",
+    "wins", "ties", "losses",
+)  # fmt: skip
+
+
+def compare(
+    runs: Runs,
+    metrics: str | Iterable[str],
+    *,
+    qrels: pl.DataFrame | pl.LazyFrame | None,
+    system: str = "system",
+    baseline: str | None = None,
+    mode: Mode | None = None,
+    test: Test = "t",
+    alternative: Alternative = "two-sided",
+    correction: Correction = "holm",
+    correction_scope: Scope = "all",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    ci: Interval | None = None,
+    n_resamples: int = 10_000,
+    seed: int | None = None,
+    query_set: QuerySet = "judged",
+    per_query: bool = False,
+    eval_options: EvalOptions | None = None,
+) -> pl.DataFrame:
+    """Compare systems on the same queries: paired tests, corrections, intervals.
+
+    Parameters
+    ----------
+    runs
+        A dict ``{system name: run frame}`` (DataFrame or LazyFrame), or one long frame
+        whose ``system`` column names the system of each row.
+    metrics
+        Metric names as :func:`~polars_irmetrics.evaluate` takes them (cutoff ranges
+        included); the family of comparisons spans them all.
+    qrels
+        The judgments, shared by every system (``None``: judged tables).
+    system
+        The system column of a long frame (and of the per-query values).
+    baseline
+        The system every other is compared with (``mode="baseline"``, the default when
+        it is given). Without it every pair is compared (``mode="pairs"``).
+    mode
+        ``"baseline"`` or ``"pairs"``; in pairs, the earlier system (dict order, or
+        sorted names for a frame) is the ``baseline`` column of each row.
+    test
+        ``"t"`` (paired t-test), ``"wilcoxon"`` (signed-rank; zero deltas dropped, as
+        scipy's default), ``"randomization"`` (Fisher's sign flip; exact when
+        ``2**n <= n_resamples``) or ``"bootstrap"`` (paired, shift method). See
+        :mod:`polars_irmetrics.comparison.paired` for the exact definitions.
+    alternative
+        ``"two-sided"``, ``"greater"`` (the system beats the baseline) or ``"less"``.
+    correction
+        Multiple-testing correction (statsmodels' names): ``"bonferroni"``, ``"holm"``,
+        ``"holm-sidak"``, ``"fdr_bh"``, ``"fdr_by"`` or ``None``.
+    correction_scope
+        The family corrected together: ``"all"`` comparisons × metrics (default), or
+        each ``"metric"`` on its own.
+    alpha
+        ``significant`` is ``p_adjusted <= alpha``.
+    confidence
+        Confidence level of ``[ci_low, ci_high]``, the interval of ``delta``.
+    ci
+        ``"t"`` (default; bootstrap after a bootstrap test) or ``"bootstrap"``
+        (percentile interval of ``n_resamples`` bootstrap means).
+    n_resamples, seed
+        Resamples of the randomization and bootstrap tests, and their random seed
+        (the same seed gives the same p-values).
+    query_set
+        The paired queries. ``"judged"`` (default): every judged query; a system that
+        did not retrieve one scores it as an empty ranking (as ``evaluate`` does).
+        ``"common"``: the queries every system retrieved. ``"error"``: refuse systems
+        whose query sets differ.
+    per_query
+        ``True``: instead of the tests, the per-query values and deltas of every
+        comparison, one row per metric, comparison and query (the queries each test
+        used).
+    eval_options
+        Evaluation options (order, relevance level, column names, ...) as one
+        :class:`~polars_irmetrics.plan.options.EvalOptions`; ``by``, ``per_query`` and
+        ``unretrieved`` are set by ``compare``.
+
+    Returns
+    -------
+    pl.DataFrame
+        One row per metric and comparison: ``metric``, ``system``, ``baseline``, ``n``
+        (paired queries), ``mean``, ``baseline_mean``, ``delta`` (mean − baseline
+        mean), ``relative`` (delta / baseline mean; null when that is 0),
+        ``effect_size`` (Cohen's d_z), ``ci_low``, ``ci_high``, ``p_value``,
+        ``p_adjusted``, ``significant``, ``wins``, ``ties``, ``losses`` (queries where
+        the system is above, equal to, below the baseline).
+
+    Raises
+    ------
+    InvalidValueError
+        Fewer than two systems, a baseline that is not a system, an unknown test,
+        correction or mode, ``alpha`` or ``confidence`` outside (0, 1),
+        ``n_resamples < 1``, NaN per-query values.
+    QuerySetError
+        Fewer than two paired queries, or systems with different query sets under
+        ``query_set="error"``.
+
+    Examples
+    --------
+    Two systems on three queries, graded by precision at 1. ``b`` wins q1, ties q2
+    and loses q3: the deltas are +1, 0, -1, their mean is 0 and nothing is
+    significant. Every test gets the same rows.
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> qrels = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["x", "y", "z"],
+    ...                       "relevance": [1, 1, 1]})
+    >>> a = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["n", "y", "z"],
+    ...                   "rank": [1, 1, 1]})
+    >>> b = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["x", "y", "n"],
+    ...                   "rank": [1, 1, 1]})
+    >>> out = irm.compare({"a": a, "b": b}, "P@1", qrels=qrels, baseline="a")
+    >>> out.select("system", "baseline", "n", "delta", "p_value", "wins", "ties", "losses")
+    shape: (1, 8)
+    ┌────────┬──────────┬─────┬───────┬─────────┬──────┬──────┬────────┐
+    │ system ┆ baseline ┆ n   ┆ delta ┆ p_value ┆ wins ┆ ties ┆ losses │
+    │ ---    ┆ ---      ┆ --- ┆ ---   ┆ ---     ┆ ---  ┆ ---  ┆ ---    │
+    │ str    ┆ str      ┆ i64 ┆ f64   ┆ f64     ┆ i64  ┆ i64  ┆ i64    │
+    ╞════════╪══════════╪═════╪═══════╪═════════╪══════╪══════╪════════╡
+    │ b      ┆ a        ┆ 3   ┆ 0.0   ┆ 1.0     ┆ 1    ┆ 1    ┆ 1      │
+    └────────┴──────────┴─────┴───────┴─────────┴──────┴──────┴────────┘
+
+    A judged query a system never retrieved is an empty ranking (0), not a dropped
+    query; ``per_query=True`` lists the queries each test paired:
+
+    >>> c = a.filter(pl.col("query_id") != "q3")
+    >>> irm.compare({"a": a, "c": c}, "P@1", qrels=qrels, per_query=True)["delta"].to_list()
+    [0.0, 0.0, -1.0]
+    """
+    options = CompareOptions(
+        baseline=baseline,
+        mode=mode,
+        test=test,
+        alternative=alternative,
+        correction=correction,
+        correction_scope=correction_scope,
+        alpha=alpha,
+        confidence=confidence,
+        ci=ci,
+        n_resamples=n_resamples,
+        seed=seed,
+        query_set=query_set,
+    ).checked()
+    values = per_query_values(
+        runs,
+        metrics,
+        qrels,
+        system=system,
+        query_set=options.query_set,
+        options=eval_options or EvalOptions(),
+    )
+    return compare_values(
+        values, options, per_query=per_query, query_id=(eval_options or EvalOptions()).query_id
+    )
+
+
+def comparisons(systems: list[str], options: CompareOptions) -> list[tuple[int, int]]:
+    """``(system, baseline)`` index pairs, in result order."""
+    if options.baseline is not None and options.baseline not in systems:
+        shown = ", ".join(repr(s) for s in systems)
+        raise InvalidValueError(
+            f"baseline={options.baseline!r} is not among the systems ({shown}); pass one of them"
+        )
+    if options.pairs:
+        return [(j, i) for i in range(len(systems)) for j in range(i + 1, len(systems))]
+    base = systems.index(str(options.baseline))
+    return [(s, base) for s in range(len(systems)) if s != base]
+
+
+def _check_values(values: PerQuery) -> None:
+    n = values.values.shape[1]
+    if n < 2:
+        raise QuerySetError(
+            f"{n} paired quer{'y' if n == 1 else 'ies'}: a paired test needs at least two "
+            "queries that every system is scored on"
+            + (f" ({values.dropped} not common to every system)" if values.dropped else "")
+        )
+    nan = np.isnan(values.values)
+    if nan.any():
+        m, q, s = np.argwhere(nan)[0]
+        raise InvalidValueError(
+            f"per-query value of {values.metrics[m]!r} for system {values.systems[s]!r} "
+            f"on query {values.queries[int(q)]!r} is NaN; NaN cannot be paired: fix or "
+            "drop that query in every system"
+        )
+
+
+def compare_values(
+    values: PerQuery,
+    options: CompareOptions,
+    *,
+    per_query: bool = False,
+    query_id: str = "query_id",
+) -> pl.DataFrame:
+    """:func:`compare`'s result from paired per-query values (``options`` checked).
+
+    Examples
+    --------
+    The NaN check, on values built by hand:
+
+    >>> import numpy as np, polars as pl
+    >>> from polars_irmetrics.comparison.api import compare_values
+    >>> from polars_irmetrics.comparison.frame import PerQuery
+    >>> from polars_irmetrics.comparison.options import CompareOptions
+    >>> v = np.array([[[0.5, 0.1], [np.nan, 0.2]]])
+    >>> compare_values(PerQuery(["map"], ["a", "b"], pl.Series(["q1", "q2"]), v, 0),
+    ...                CompareOptions())
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: per-query value of 'map' for system 'a' on ...
+    """
+    pairs = comparisons(values.systems, options)
+    _check_values(values)
+    sys_idx = np.array([s for s, _ in pairs])
+    base_idx = np.array([b for _, b in pairs])
+    n_m, n, _ = values.values.shape
+    n_c = len(pairs)
+    # n × (metrics × comparisons), metric-major
+    a = values.values[:, :, sys_idx].transpose(1, 0, 2).reshape(n, n_m * n_c)
+    b = values.values[:, :, base_idx].transpose(1, 0, 2).reshape(n, n_m * n_c)
+    metric_col = np.repeat(np.array(values.metrics, dtype=object), n_c)
+    system_col = np.tile(np.array(values.systems, dtype=object)[sys_idx], n_m)
+    base_col = np.tile(np.array(values.systems, dtype=object)[base_idx], n_m)
+    if per_query:
+        return pl.DataFrame(
+            {
+                "metric": np.repeat(metric_col, n).tolist(),
+                "system": np.repeat(system_col, n).tolist(),
+                "baseline": np.repeat(base_col, n).tolist(),
+                query_id: pl.concat([values.queries] * (n_m * n_c)),
+                "value": a.T.ravel(),
+                "baseline_value": b.T.ravel(),
+                "delta": (a - b).T.ravel(),
+            }
+        )
+    stats = paired_stats(a, b, options)
+    if options.correction_scope == "all":
+        adjusted = adjust(stats.p_value, options.correction)
+    else:
+        adjusted = np.concatenate(
+            [adjust(row, options.correction) for row in stats.p_value.reshape(n_m, n_c)]
+        )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative: npt.NDArray[np.float64] = stats.delta / stats.baseline_mean
+    frame = pl.DataFrame(
+        {
+            "metric": metric_col.tolist(),
+            "system": system_col.tolist(),
+            "baseline": base_col.tolist(),
+            "n": np.full(n_m * n_c, stats.n, dtype=np.int64),
+            "mean": stats.mean,
+            "baseline_mean": stats.baseline_mean,
+            "delta": stats.delta,
+            "relative": relative,
+            "effect_size": stats.effect_size,
+            "ci_low": stats.ci_low,
+            "ci_high": stats.ci_high,
+            "p_value": stats.p_value,
+            "p_adjusted": adjusted,
+            "significant": adjusted <= options.alpha,
+            "wins": stats.wins,
+            "ties": stats.ties,
+            "losses": stats.losses,
+        },
+        schema_overrides={"metric": pl.String, "system": pl.String, "baseline": pl.String},
+    )
+    return frame.with_columns(
+        pl.when(pl.col("baseline_mean") != 0).then(pl.col("relative")).alias("relative")
+    )

@@ -1,0 +1,145 @@
+"""Per-query values of several systems: one plan, then a queries × systems matrix.
+
+Several runs (a dict of frames, or one long frame with a system column) become one
+long LazyFrame with a system column (``pl.concat``, lazily), evaluated by one
+:func:`~polars_irmetrics.plan.evaluate.build_plan` with ``by=<system>`` and
+``per_query=True``. Judgments without the system column serve every system, so under
+the default query set (``"judged"``) a judged query that a system did not retrieve
+scores as an empty ranking, as :func:`~polars_irmetrics.evaluate` does by default.
+The collected frame is scattered into a ``metrics × queries × systems`` array
+(vectorised: each row's query and system indices), which the statistics read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from polars_irmetrics.comparison.options import QuerySet
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, QuerySetError
+from polars_irmetrics.plan.evaluate import build_plan, parse_metric_list
+from polars_irmetrics.plan.options import EvalOptions
+
+__all__ = ["PerQuery", "Runs", "long_runs", "per_query_values"]
+
+Runs = Mapping[str, pl.DataFrame | pl.LazyFrame] | pl.DataFrame | pl.LazyFrame
+
+
+@dataclass(frozen=True)
+class PerQuery:
+    """Paired per-query values: ``values[m, q, s]`` is metric m of system s on query q."""
+
+    metrics: list[str]
+    systems: list[str]
+    queries: pl.Series
+    values: npt.NDArray[np.float64]
+    dropped: int
+
+
+def long_runs(runs: Runs, system: str) -> tuple[pl.LazyFrame, list[str] | None]:
+    """One long LazyFrame with a String ``system`` column, and the systems in order.
+
+    A dict gives its keys in insertion order; a frame gives ``None`` (its systems, in
+    sorted order, are known after the plan runs).
+    """
+    if isinstance(runs, pl.DataFrame | pl.LazyFrame):
+        if system not in runs.lazy().collect_schema():
+            raise ColumnNotFoundError(
+                f"column {system!r} (the system of each row) is not in the runs; "
+                "pass system='<your system column>' or a dict of runs"
+            )
+        return runs.lazy().with_columns(pl.col(system).cast(pl.String)), None
+    if not isinstance(runs, Mapping):
+        raise InvalidValueError(
+            f"runs must be a dict of frames or one frame with a system column, "
+            f"got {type(runs).__name__}"
+        )
+    names = list(runs)
+    for name, frame in runs.items():
+        if not isinstance(name, str):
+            raise InvalidValueError(f"system name {name!r} is not a string; name runs by text")
+        if not isinstance(frame, pl.DataFrame | pl.LazyFrame):
+            raise InvalidValueError(
+                f"run {name!r} is a {type(frame).__name__}; pass a polars DataFrame or LazyFrame"
+            )
+    frames = [
+        frame.lazy().with_columns(pl.lit(name).alias(system)) for name, frame in runs.items()
+    ]
+    if not frames:
+        return pl.LazyFrame(), names
+    return pl.concat(frames, how="diagonal_relaxed"), names
+
+
+def per_query_values(
+    runs: Runs,
+    metrics: str | Iterable[str],
+    qrels: pl.DataFrame | pl.LazyFrame | None,
+    *,
+    system: str,
+    query_set: QuerySet,
+    options: EvalOptions,
+) -> PerQuery:
+    """Evaluate every system in one plan and pair their per-query values.
+
+    ``query_set``: ``"judged"`` scores a judged query a system missed as an empty
+    ranking; ``"common"`` keeps the queries every system has a value for (the count
+    left out is ``dropped``); ``"error"`` raises :class:`QuerySetError` when systems
+    differ.
+    """
+    labels = [label for label, _ in parse_metric_list(metrics)]
+    run, names = long_runs(runs, system)
+    if names is not None and len(names) < 2:
+        _too_few(names)
+    unretrieved = "zero" if query_set == "judged" else "drop"
+    plan_options = options.replace(by=system, per_query=True, unretrieved=unretrieved)
+    frame = build_plan(
+        run, labels, None if qrels is None else qrels.lazy(), plan_options
+    ).collect()
+    query_id = options.query_id
+    found = frame.get_column(system).unique().sort().to_list()
+    systems = names if names is not None else found
+    if len(systems) < 2:
+        _too_few(systems)
+    index = frame.select(
+        pl.col(query_id).rank("dense").cast(pl.Int64).sub(1).alias("q"),
+        pl.col(system).replace_strict(systems, list(range(len(systems))), default=None).alias("s"),
+    )
+    queries = frame.get_column(query_id).unique().sort()
+    n_q, n_s = len(queries), len(systems)
+    q = index.get_column("q").to_numpy()
+    s = index.get_column("s").fill_null(-1).to_numpy()
+    present = np.zeros((n_q, n_s), dtype=bool)
+    present[q, s] = True
+    values = np.full((len(labels), n_q, n_s), np.nan)
+    for m, label in enumerate(labels):  # one scatter per metric column, not per query
+        values[m, q, s] = frame.get_column(label).cast(pl.Float64).to_numpy()
+    complete = present.all(axis=1)
+    dropped = int((~complete).sum())
+    if dropped and query_set != "common":
+        qi, si = np.argwhere(~present)[0]
+        hint = (
+            "pass query_set='common' to keep the queries every system has"
+            if query_set == "error"
+            else "systems were scored on different queries (unjudged='zero'?); "
+            "pass query_set='common' to keep the queries every system has"
+        )
+        raise QuerySetError(
+            f"system {systems[si]!r} has no value for query {queries[int(qi)]!r} "
+            f"({dropped} of {n_q} queries are missing from some system); {hint}"
+        )
+    if dropped:
+        values = values[:, complete, :]
+        queries = queries.filter(pl.Series(complete))
+    return PerQuery(labels, list(systems), queries, values, dropped)
+
+
+def _too_few(systems: list[str]) -> None:
+    shown = ", ".join(repr(s) for s in systems) or "none"
+    raise InvalidValueError(
+        f"compare needs at least two systems; got {len(systems)} ({shown}): "
+        "pass more runs, or a frame whose system column holds two or more values"
+    )

@@ -1,0 +1,136 @@
+"""The options of a comparison's statistics, carried as one frozen object.
+
+:func:`~polars_irmetrics.compare` packs its statistics keyword arguments into one
+:class:`CompareOptions` (and its evaluation options into one
+:class:`~polars_irmetrics.plan.options.EvalOptions`); :meth:`CompareOptions.checked`
+refuses a bad value with a message naming the argument and the fix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import operator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.stats.multitest import Correction, check_correction
+
+__all__ = [
+    "ALTERNATIVES",
+    "TESTS",
+    "Alternative",
+    "CompareOptions",
+    "Interval",
+    "Mode",
+    "QuerySet",
+    "Scope",
+    "Test",
+]
+
+Test = Literal["t", "wilcoxon", "randomization", "bootstrap"]
+Alternative = Literal["two-sided", "greater", "less"]
+Mode = Literal["baseline", "pairs"]
+QuerySet = Literal["judged", "common", "error"]
+Scope = Literal["all", "metric"]
+Interval = Literal["t", "bootstrap"]
+
+TESTS: tuple[str, ...] = ("t", "wilcoxon", "randomization", "bootstrap")
+ALTERNATIVES: tuple[str, ...] = ("two-sided", "greater", "less")
+_MODES: tuple[str, ...] = ("baseline", "pairs")
+_QUERY_SETS: tuple[str, ...] = ("judged", "common", "error")
+_SCOPES: tuple[str, ...] = ("all", "metric")
+_INTERVALS: tuple[str, ...] = ("t", "bootstrap")
+
+
+def _choose(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        names = ", ".join(repr(c) for c in choices)
+        raise InvalidValueError(f"{name}={value!r} is not valid; choose one of {names}")
+
+
+def _fraction(name: str, value: object, example: str) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or math.isnan(value)
+        or not 0 < value < 1
+    ):
+        raise InvalidValueError(
+            f"{name}={value!r} must be strictly between 0 and 1 (e.g. {name}={example})"
+        )
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """Every statistics option of :func:`~polars_irmetrics.compare`; the fields and
+    defaults are its keyword arguments'.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.comparison.options import CompareOptions
+    >>> options = CompareOptions(test="bootstrap").checked()
+    >>> options.interval, options.replace(alpha=0.01).alpha
+    ('bootstrap', 0.01)
+    >>> CompareOptions(alpha=1.0).checked()
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: alpha=1.0 must be strictly between 0 and 1 ...
+    """
+
+    baseline: str | None = None
+    mode: Mode | None = None
+    test: Test = "t"
+    alternative: Alternative = "two-sided"
+    correction: Correction = "holm"
+    correction_scope: Scope = "all"
+    alpha: float = 0.05
+    confidence: float = 0.95
+    ci: Interval | None = None
+    n_resamples: int = 10_000
+    seed: int | None = None
+    query_set: QuerySet = "judged"
+
+    @property
+    def pairs(self) -> bool:
+        """Every pair of systems (``mode="pairs"``, the default without a baseline)."""
+        return (self.mode or ("pairs" if self.baseline is None else "baseline")) == "pairs"
+
+    @property
+    def interval(self) -> Interval:
+        """The confidence interval's method: ``ci``, or the bootstrap's after a bootstrap test."""
+        return self.ci or ("bootstrap" if self.test == "bootstrap" else "t")
+
+    def checked(self) -> CompareOptions:
+        """``self`` when every field is valid, else :class:`InvalidValueError`."""
+        _choose("test", self.test, TESTS)
+        _choose("alternative", self.alternative, ALTERNATIVES)
+        check_correction(self.correction)
+        _choose("correction_scope", self.correction_scope, _SCOPES)
+        _choose("query_set", self.query_set, _QUERY_SETS)
+        if self.mode is not None:
+            _choose("mode", self.mode, _MODES)
+        if self.ci is not None:
+            _choose("ci", self.ci, _INTERVALS)
+        _fraction("alpha", self.alpha, "0.05")
+        _fraction("confidence", self.confidence, "0.95")
+        try:
+            n_resamples = operator.index(self.n_resamples)
+        except TypeError:
+            n_resamples = 0
+        if isinstance(self.n_resamples, bool) or n_resamples < 1:
+            raise InvalidValueError(
+                f"n_resamples={self.n_resamples!r} must be a positive integer "
+                "(e.g. n_resamples=10_000)"
+            )
+        if self.mode == "baseline" and self.baseline is None:
+            raise InvalidValueError(
+                "mode='baseline' needs baseline=...: name the system the others are "
+                "compared with, or use mode='pairs'"
+            )
+        return self
+
+    def replace(self, **changes: Any) -> CompareOptions:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)

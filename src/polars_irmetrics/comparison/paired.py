@@ -1,0 +1,279 @@
+"""Paired statistics of many comparisons at once, vectorised over a delta matrix.
+
+Every function takes ``a`` and ``b``, two ``n × K`` arrays (n paired queries, K
+comparisons: systems × metrics side by side), and returns one value per comparison.
+Nothing loops over comparisons, queries or resamples in Python; the resampling
+tests loop over *chunks* of resamples only, to bound memory.
+
+Definitions (``d = a - b``, the per-query deltas; ``mean`` is over queries):
+
+* **t**: Student's paired t-test, :func:`scipy.stats.ttest_rel` (its p-value and, for
+  ``ci="t"``, its confidence interval of the mean delta).
+* **wilcoxon**: the signed-rank test, :func:`scipy.stats.wilcoxon` with its defaults
+  (``zero_method="wilcox"``: zero deltas are dropped before ranking; ``method="auto"``:
+  exact distribution for small samples, else the normal approximation).
+* **randomization**: Fisher's sign-flip test. Under the null hypothesis each delta's
+  sign is a coin flip; the statistic is the mean delta. With ``2**n <= n_resamples``
+  every sign vector is enumerated and the p-value is exact (the share of sign vectors
+  whose mean is at least as extreme). Otherwise ``R = n_resamples`` random sign
+  vectors give ``p = (1 + c) / (1 + R)``, c the number at least as extreme (counting
+  the observed one, so p is never 0; ranx reports ``c / R``, which differs by at most
+  ``1 / R``). "At least as extreme" is ``|mean*| >= |mean|`` for
+  ``alternative="two-sided"``, ``mean* >= mean`` for ``"greater"`` and
+  ``mean* <= mean`` for ``"less"``, up to a rounding tolerance of 1e-12 of the sum of
+  ``|d|``, so that sign vectors giving the observed mean exactly count as ties.
+  The means are one matrix product: a chunk of 0/1 sign bits (``R_c × n``) times the
+  ``n × K`` deltas.
+* **bootstrap**: the paired bootstrap test of the mean delta (Efron & Tibshirani's
+  shift method): the deltas are centred on 0 (the null hypothesis) and resampled with
+  replacement; ``p = (1 + c) / (1 + R)``, c the resampled means at least as extreme
+  as the observed mean (as above). Each chunk of resamples is a count matrix (how
+  many times each query is drawn) times the deltas.
+* **intervals**: ``ci="t"``: scipy's t interval of the mean delta; ``ci="bootstrap"``:
+  the percentile interval of the bootstrap means of the (uncentred) deltas. One-sided
+  alternatives give one-sided intervals (an infinite bound), as scipy does.
+* **effect size**: paired Cohen's d_z, ``mean(d) / std(d, ddof=1)`` (NaN when the
+  deltas are constant).
+
+A comparison whose deltas are all zero gets p = 1 from every test (scipy returns NaN
+there: the systems are identical on these queries, nothing is significant).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import scipy.stats
+
+from polars_irmetrics.comparison.options import Alternative, CompareOptions
+
+__all__ = ["PairedStats", "bootstrap_means", "paired_stats", "randomization_p", "sign_bits"]
+
+Array = npt.NDArray[np.float64]
+
+#: Elements of one chunk of signs or counts (float64): 2**22 is 32 MiB.
+CHUNK_ELEMENTS = 2**22
+
+
+@dataclass(frozen=True)
+class PairedStats:
+    """One value per comparison (length-K arrays)."""
+
+    n: int
+    mean: Array
+    baseline_mean: Array
+    delta: Array
+    effect_size: Array
+    ci_low: Array
+    ci_high: Array
+    p_value: Array
+    wins: npt.NDArray[np.int64]
+    ties: npt.NDArray[np.int64]
+    losses: npt.NDArray[np.int64]
+
+
+def _extreme(resampled: Array, observed: Array, tol: Array, alternative: Alternative) -> Array:
+    """How many rows of ``resampled`` are at least as extreme as ``observed`` (per column)."""
+    if alternative == "greater":
+        hits = resampled >= observed - tol
+    elif alternative == "less":
+        hits = resampled <= observed + tol
+    else:
+        hits = np.abs(resampled) >= np.abs(observed) - tol
+    counted: Array = hits.sum(axis=0, dtype=np.float64)
+    return counted
+
+
+def sign_bits(rng: np.random.Generator, rows: int, n: int) -> Array:
+    """``rows × n`` random 0/1 values as float64, 8 bits from each random byte."""
+    packed = rng.integers(0, 256, size=(rows, (n + 7) // 8), dtype=np.uint8)
+    return np.unpackbits(packed, axis=1, count=n).astype(np.float64)
+
+
+def randomization_p(
+    d: Array, alternative: Alternative, n_resamples: int, rng: np.random.Generator
+) -> Array:
+    """Fisher's sign-flip p-value of the mean of each column of ``d`` (n × K).
+
+    A sign vector s (±1) gives the sum ``s @ d = 2 * (b @ d) - sum(d)`` with b = (s + 1)/2
+    in {0, 1}: one matrix product per chunk of sign vectors.
+
+    Examples
+    --------
+    Three deltas, all positive: of the 2**3 sign vectors only "all +" reaches a mean as
+    high, and "all -" one as low, so the exact two-sided p-value is 2/8:
+
+    >>> import numpy as np
+    >>> from polars_irmetrics.comparison.paired import randomization_p
+    >>> d = np.array([[0.1], [0.2], [0.3]])
+    >>> randomization_p(d, "two-sided", 10_000, np.random.default_rng(0)).tolist()
+    [0.25]
+    >>> randomization_p(d, "greater", 10_000, np.random.default_rng(0)).tolist()
+    [0.125]
+    """
+    n, k = d.shape
+    total = d.sum(axis=0)
+    tol = 1e-12 * np.abs(d).sum(axis=0)
+    count = np.zeros(k)
+    exact = n < 63 and 2**n <= n_resamples
+    draws = 2**n if exact else n_resamples
+    chunk = max(1, min(draws, CHUNK_ELEMENTS // max(n, 1)))
+    bits = np.arange(n, dtype=np.int64)
+    for start in range(0, draws, chunk):
+        rows = min(chunk, draws - start)
+        if exact:
+            codes = np.arange(start, start + rows, dtype=np.int64)[:, None]
+            b = ((codes >> bits) & 1).astype(np.float64)
+        else:
+            b = sign_bits(rng, rows, n)
+        count += _extreme(2.0 * (b @ d) - total, total, tol, alternative)
+    if exact:
+        exact_p: Array = count / draws
+        return exact_p
+    p: Array = (1.0 + count) / (1.0 + draws)
+    return p
+
+
+def bootstrap_means(d: Array, n_resamples: int, rng: np.random.Generator) -> tuple[Array, Array]:
+    """The ``n_resamples × K`` bootstrap means of ``d``'s columns, and the observed means.
+
+    Each resample draws n queries with replacement (the same draw for every column, so
+    comparisons stay paired); a chunk of resamples is a count matrix (how many times
+    each query is drawn) times ``d``.
+
+    Examples
+    --------
+    A resample's mean is a mean of observed deltas, so it lies between their extremes:
+
+    >>> import numpy as np
+    >>> from polars_irmetrics.comparison.paired import bootstrap_means
+    >>> means, observed = bootstrap_means(np.array([[0.0], [1.0]]), 1000, np.random.default_rng(0))
+    >>> sorted(set(means[:, 0].tolist())), observed.tolist()
+    ([0.0, 0.5, 1.0], [0.5])
+    """
+    n, k = d.shape
+    chunk = max(1, min(n_resamples, CHUNK_ELEMENTS // max(n, 1)))
+    means = np.empty((n_resamples, k))
+    for start in range(0, n_resamples, chunk):
+        rows = min(chunk, n_resamples - start)
+        draws = rng.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
+        means[start : start + rows] = (counts.astype(np.float64) @ d) / n
+    return means, d.mean(axis=0)
+
+
+def _bootstrap_p(means: Array, observed: Array, d: Array, alternative: Alternative) -> Array:
+    tol = 1e-12 * np.abs(d).sum(axis=0) / len(d)
+    count = _extreme(means - observed, observed, tol, alternative)
+    p: Array = (1.0 + count) / (1.0 + len(means))
+    return p
+
+
+def _percentile(means: Array, confidence: float, alternative: Alternative) -> tuple[Array, Array]:
+    tail = 1.0 - confidence
+    inf = np.full(means.shape[1], np.inf)
+    if alternative == "greater":
+        return np.quantile(means, tail, axis=0), inf
+    if alternative == "less":
+        return -inf, np.quantile(means, confidence, axis=0)
+    low, high = np.quantile(means, [tail / 2, 1 - tail / 2], axis=0)
+    return low, high
+
+
+def _wilcoxon_p(d: Array, live: npt.NDArray[np.bool_], alternative: Alternative) -> Array:
+    """scipy's ``wilcoxon`` p-value of each column, as if called on that column alone.
+
+    scipy's ``method="auto"`` picks the exact distribution only when the *whole* array
+    has no zero and no tie, so the columns are passed in two calls: those without zeros
+    or ties, and the others.
+    """
+    p = np.ones(d.shape[1])
+    magnitude = np.sort(np.abs(d), axis=0)
+    repeated = (magnitude[1:] == magnitude[:-1]) & (magnitude[1:] > 0)
+    tied = (magnitude == 0).any(axis=0) | repeated.any(axis=0)
+    for group in (live & ~tied, live & tied):  # two calls, not one per column
+        if group.any():
+            p[group] = scipy.stats.wilcoxon(d[:, group], axis=0, alternative=alternative).pvalue
+    return p
+
+
+def paired_stats(a: Array, b: Array, options: CompareOptions) -> PairedStats:
+    """Every statistic of :func:`~polars_irmetrics.compare` for the K columns of ``a - b``.
+
+    Parameters
+    ----------
+    a, b
+        ``n × K`` per-query values: the systems and their baselines, column by column.
+    options
+        The test, alternative, confidence, resamples and seed (checked already).
+
+    Returns
+    -------
+    PairedStats
+
+    Examples
+    --------
+    Four queries; the system wins two, ties one and loses one. The mean delta is
+    (0.2 + 0.1 + 0 - 0.1) / 4 = 0.05:
+
+    >>> import numpy as np
+    >>> from polars_irmetrics.comparison.options import CompareOptions
+    >>> from polars_irmetrics.comparison.paired import paired_stats
+    >>> a = np.array([[0.5], [0.4], [0.3], [0.1]])
+    >>> b = np.array([[0.3], [0.3], [0.3], [0.2]])
+    >>> s = paired_stats(a, b, CompareOptions())
+    >>> round(float(s.delta[0]), 12), s.wins.tolist(), s.ties.tolist(), s.losses.tolist()
+    (0.05, [2], [1], [1])
+    """
+    d = a - b
+    n, k = d.shape
+    delta = d.mean(axis=0)
+    wins = (d > 0).sum(axis=0).astype(np.int64)
+    ties = (d == 0).sum(axis=0).astype(np.int64)
+    losses = (d < 0).sum(axis=0).astype(np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = d.std(axis=0, ddof=1)
+        effect = np.where(sd > 0, delta / np.where(sd > 0, sd, 1.0), np.nan)
+    zero = ties == n
+    rng = np.random.default_rng(options.seed)
+    alternative = options.alternative
+    p = np.ones(k)
+    live = ~zero
+    boot: tuple[Array, Array] | None = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        t_result = scipy.stats.ttest_rel(a, b, axis=0, alternative=alternative)
+        if options.test == "t":
+            p = np.where(live, t_result.pvalue, 1.0)
+        elif options.test == "wilcoxon":
+            p = _wilcoxon_p(d, live, alternative)
+        elif options.test == "randomization":
+            p = np.where(live, randomization_p(d, alternative, options.n_resamples, rng), 1.0)
+        else:
+            boot = bootstrap_means(d, options.n_resamples, rng)
+            p = np.where(live, _bootstrap_p(boot[0], boot[1], d, alternative), 1.0)
+        if options.interval == "t":
+            interval = t_result.confidence_interval(options.confidence)
+            low, high = np.asarray(interval.low, float), np.asarray(interval.high, float)
+            low = np.where(sd > 0, low, np.where(alternative == "less", -np.inf, delta))
+            high = np.where(sd > 0, high, np.where(alternative == "greater", np.inf, delta))
+        else:
+            if boot is None:
+                boot = bootstrap_means(d, options.n_resamples, rng)
+            low, high = _percentile(boot[0], options.confidence, alternative)
+    return PairedStats(
+        n=n,
+        mean=a.mean(axis=0),
+        baseline_mean=b.mean(axis=0),
+        delta=delta,
+        effect_size=effect,
+        ci_low=np.asarray(low, dtype=np.float64),
+        ci_high=np.asarray(high, dtype=np.float64),
+        p_value=np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0),
+        wins=wins,
+        ties=ties,
+        losses=losses,
+    )
