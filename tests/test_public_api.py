@@ -20,6 +20,7 @@ PUBLIC = [
     "TrecFormatError",
     "UnknownMetricError",
     "arhr",
+    "beyond_accuracy",
     "bpref",
     "cg",
     "cosine_similarity",

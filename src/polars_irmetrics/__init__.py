@@ -82,6 +82,7 @@ from polars_irmetrics.metrics.registry import (
 )
 from polars_irmetrics.metrics.similarity import cosine_similarity
 from polars_irmetrics.plan.evaluate import evaluate
+from polars_irmetrics.recsys.evaluate import beyond_accuracy
 
 __version__ = "0.1.0"
 
@@ -98,6 +99,7 @@ __all__ = [
     "TrecFormatError",
     "UnknownMetricError",
     "arhr",
+    "beyond_accuracy",
     "bpref",
     "cg",
     "cosine_similarity",

@@ -10,6 +10,10 @@ and this package joins them into :data:`METRICS`, which the registry reads:
 * :mod:`.trec`: the rest of trec_eval's catalogue: gm_map, gm_bpref, iprec_at_recall,
   11pt_avg, relative_P, Rprec_mult, infAP, set_map, ndcg_rel, Rndcg, binG, G,
   trec_eval's rbp and rbp_resid, unj, utility, num_nonrel_judged_ret.
+* :mod:`.recsys`: beyond accuracy for recommenders: catalogue coverage, distributional
+  coverage, Gini index, novelty, intra-list diversity, serendipity, popularity bias.
+  Their formulas describe a whole recommendation table (:mod:`.collection`), not one
+  query.
 
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.metrics.scope.Scope`); shared building blocks live in
@@ -20,9 +24,10 @@ from __future__ import annotations
 
 from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
+from polars_irmetrics.metrics.recsys import RECSYS_METRICS
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.metrics.trec import TREC_METRICS
 
 __all__ = ["METRICS"]
 
-METRICS: tuple[Metric, ...] = (*CORE_METRICS, *BEYOND_METRICS, *TREC_METRICS)
+METRICS: tuple[Metric, ...] = (*CORE_METRICS, *BEYOND_METRICS, *TREC_METRICS, *RECSYS_METRICS)
