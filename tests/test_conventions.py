@@ -487,7 +487,9 @@ EVERY_METRIC = [
 
 def test_every_metric_is_in_the_engine_batch_test() -> None:
     covered = {irm.parse_metric(name).metric.name for name in EVERY_METRIC}
-    assert covered == {metric.name for metric in irm.list_metrics()}
+    # beyond-accuracy metrics (level "collection") are not per-query formulas of this
+    # plan: tests/test_recsys.py covers them
+    assert covered == {m.name for m in irm.list_metrics() if m.level == "query"}
 
 
 def _every_metric_in_a_fresh_polars(order: str, env: dict[str, str], evaluate: str) -> str:
