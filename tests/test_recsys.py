@@ -292,6 +292,7 @@ def test_registry_lists_and_parses_them() -> None:
 ITEMS = pl.DataFrame({"item_id": ["a", "b"], "features": [[1.0, 0.0], [0.0, 1.0]]})
 RECS = pl.DataFrame({"user_id": [1, 1], "item_id": ["a", "b"], "rank": [1, 2]})
 HISTORY = pl.DataFrame({"user_id": [1, 2], "item_id": ["a", "b"]})
+Z = HISTORY.head(1).with_columns(item_id=pl.lit("z"))
 
 #: (metrics, recommendations, interactions, item_features, error, message)
 ERRORS: list[tuple[list[str], pl.DataFrame, Any, Any, type[Exception], str]] = [
@@ -391,7 +392,7 @@ ERRORS: list[tuple[list[str], pl.DataFrame, Any, Any, type[Exception], str]] = [
         "recommendations",
     ),
     (
-        ["serendipity"], RECS, pl.concat([HISTORY, pl.DataFrame({"user_id": [1], "item_id": ["z"]})]),
+        ["serendipity"], RECS, pl.concat([HISTORY, Z]),
         ITEMS, InvalidValueError,
         "item 'z' (in the history of user 1) has no row in item_features (1 interactions "
         "name such items): serendipity compares each recommendation with every item of the "
@@ -415,7 +416,7 @@ ERRORS: list[tuple[list[str], pl.DataFrame, Any, Any, type[Exception], str]] = [
         "user's list, which a cutoff (@k) needs; name yours with rank=... or score=...",
     ),
     (
-        ["coverage"], RECS, HISTORY.with_columns(pl.col("item_id").cast(pl.Categorical).to_physical()),
+        ["coverage"], RECS, HISTORY.with_columns(pl.Series("item_id", [1, 2], pl.UInt32)),
         None, ColumnTypeError,
         "column 'item_id' holds strings in the recommendations (String) but integers in "
         "the interactions (UInt32); cast one side, e.g. pl.col('item_id').cast(pl.String) "
