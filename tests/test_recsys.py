@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +197,10 @@ def test_pair_sum_identity_equals_every_pair(lists: list[list[list[float]]]) -> 
     ]
     frame = pl.DataFrame(rows, schema=["user", "item", "unit"], orient="row").lazy()
     by_sums = pair_similarity_by_sums(frame, ["user"], "unit").collect().sort("user")
+    by_width = pair_similarity_by_sums(frame, ["user"], "unit", 3).collect().sort("user")
+    assert by_width["pair_similarity_sum"].to_list() == pytest.approx(
+        by_sums["pair_similarity_sum"].to_list(), abs=1e-12
+    )
     by_pairs = pair_similarity_by_self_join(frame, ["user"], "item", "unit").collect()
     pairs = dict(by_pairs.iter_rows())
     for user, value in by_sums.iter_rows():
@@ -477,3 +484,24 @@ def test_the_per_query_path_refuses_them() -> None:
         ),
     ):
         table.group_by("query_id").agg(request.expr(TableScope("rank", "relevance"), 1.0))
+
+
+def test_benchmark_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
+    # no time is asserted: the script must run and its plans agree (it exits otherwise)
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "results.md"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/recsys.py",
+            *("--users", "50", "--k", "3", "--dim", "4"),
+            *("--repeat", "1", "--out", str(out)),
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(root / "src")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "| 50 | 3 | 4 |" in out.read_text()

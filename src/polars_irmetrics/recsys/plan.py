@@ -90,14 +90,14 @@ def build_recsys_plan(
     interactions, item_features = tables.interactions, tables.item_features
     if "popularity" in scope.needs and interactions is not None:
         rows = _with_popularity(rows, interactions, scope, options, kinds)
-    features = None
+    features, width = None, _width(item_features, options)
     if (scope.pair_cutoffs or "history" in scope.needs) and item_features is not None:
         features, feature_checks = _unit_vectors(item_features, options, kinds)
         checks.append(feature_checks)
         rows = rows.join(features, on=item, how="left", nulls_equal=False)
     for k in sorted(scope.pair_cutoffs, key=lambda c: -1 if c is None else c):
         kept = rows if k is None else rows.filter(pl.col(POSITION) <= k)
-        pairs = pair_similarity_by_sums(kept, [*by, user], _UNIT)
+        pairs = pair_similarity_by_sums(kept, [*by, user], _UNIT, width)
         rows = rows.join(
             pairs.rename({"pair_similarity_sum": scope.pair_column(k)}),
             on=[*by, user],
@@ -105,7 +105,7 @@ def build_recsys_plan(
             nulls_equal=True,
         )
     if "history" in scope.needs and interactions is not None and features is not None:
-        rows, history_checks = _with_history(rows, interactions, features, options, kinds)
+        rows, history_checks = _with_history(rows, interactions, features, options, kinds, width)
         checks.append(history_checks)
 
     row_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "rows"]
@@ -236,6 +236,14 @@ def _check_vector(dtype: pl.DataType, column: str) -> None:
         )
 
 
+def _width(item_features: pl.LazyFrame | None, options: RecsysOptions) -> int | None:
+    """The feature vectors' length where the schema tells it (an ``Array`` column)."""
+    if item_features is None:
+        return None
+    dtype = item_features.collect_schema().get(options.features)
+    return dtype.size if isinstance(dtype, pl.Array) else None
+
+
 def _cast_ids(frame: pl.LazyFrame, kinds: dict[str, pl.DataType]) -> pl.LazyFrame:
     names = frame.collect_schema().names()
     return frame.with_columns(pl.col(c).cast(t) for c, t in kinds.items() if c in names)
@@ -356,21 +364,37 @@ def _unit_vectors(
     return units, checks
 
 
-def vector_sums(frame: pl.LazyFrame, keys: list[str], vector: str) -> pl.LazyFrame:
+def vector_sums(
+    frame: pl.LazyFrame, keys: list[str], vector: str, width: int | None = None
+) -> pl.LazyFrame:
     """Per ``keys`` group, the element-wise sum of the ``vector`` lists (a list column
-    named ``vector``): one group-by over the vectors' entries."""
-    entries = frame.select(*keys, vector, pl.int_ranges(pl.col(vector).list.len()).alias(_DIM))
-    by_dim = entries.explode([vector, _DIM]).group_by([*keys, _DIM]).agg(pl.col(vector).sum())
-    if not keys:
-        return by_dim.select(pl.col(vector).sort_by(_DIM).implode())
+    named ``vector``).
+
+    With the vectors' length ``width`` known from the schema (an ``Array`` column), one
+    group-by sums entry ``j`` of every vector for each ``j``; otherwise (a ``List``
+    column, whose length the schema does not tell) the entries are exploded into rows and
+    summed by (group, position): about 8 times slower (``benchmarks/results_recsys.md``).
+    """
+    if width is not None:
+        entries = [pl.col(vector).list.get(j).sum() for j in range(width)]
+        return frame.group_by(keys).agg(pl.concat_list(entries).alias(vector))
+    entries_frame = frame.select(
+        *keys, vector, pl.int_ranges(pl.col(vector).list.len()).alias(_DIM)
+    )
+    by_dim = (
+        entries_frame.explode([vector, _DIM]).group_by([*keys, _DIM]).agg(pl.col(vector).sum())
+    )
     return by_dim.group_by(keys).agg(pl.col(vector).sort_by(_DIM))
 
 
-def pair_similarity_by_sums(frame: pl.LazyFrame, keys: list[str], unit: str) -> pl.LazyFrame:
+def pair_similarity_by_sums(
+    frame: pl.LazyFrame, keys: list[str], unit: str, width: int | None = None
+) -> pl.LazyFrame:
     """Per ``keys`` group, ``sum_{i != j} cos(i, j)`` over the group's unit vectors, as
-    ``|sum_i u_i|^2 - sum_i |u_i|^2`` (column ``pair_similarity_sum``)."""
+    ``|sum_i u_i|^2 - sum_i |u_i|^2`` (column ``pair_similarity_sum``); ``width``: the
+    vectors' length, when the schema tells it (:func:`vector_sums`)."""
     square = (pl.col(unit) * pl.col(unit)).list.sum()
-    sums = vector_sums(frame, keys, unit).select(*keys, square.alias(_SUM))
+    sums = vector_sums(frame, keys, unit, width).select(*keys, square.alias(_SUM))
     own = frame.group_by(keys).agg(square.sum().alias(_SQUARES))
     return sums.join(own, on=keys, how="inner", nulls_equal=True).select(
         *keys, (pl.col(_SUM) - pl.col(_SQUARES)).alias("pair_similarity_sum")
@@ -399,6 +423,7 @@ def _with_history(
     features: pl.LazyFrame,
     options: RecsysOptions,
     kinds: dict[str, pl.DataType],
+    width: int | None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Each row's mean cosine similarity to its user's history, and the checks of the
     history's items."""
@@ -420,7 +445,7 @@ def _with_history(
         )
     )
     known = history.filter(~missing)
-    sums = vector_sums(known, keys, _UNIT).rename({_UNIT: _HISTORY})
+    sums = vector_sums(known, keys, _UNIT, width).rename({_UNIT: _HISTORY})
     sizes = history.group_by(keys).agg(pl.len().cast(pl.Float64).alias(_HISTORY_N))
     rows = rows.join(sums, on=keys, how="left", nulls_equal=True).join(
         sizes, on=keys, how="left", nulls_equal=True
