@@ -505,3 +505,20 @@ def test_benchmark_script_runs_at_a_tiny_size(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "| 50 | 3 | 4 |" in out.read_text()
+
+
+def test_an_empty_catalogue_of_one_group_names_the_group(frame_kind: str) -> None:
+    # the interactions carry the by key: each system is measured against its own
+    recs = pl.DataFrame({"system": ["a", "b"], "user_id": [1, 1], "item_id": ["x", "x"]})
+    history = pl.DataFrame({"system": ["a"], "user_id": [1], "item_id": ["x"]})
+    with pytest.raises(
+        InvalidValueError,
+        match=re.escape(
+            "the interactions table has no rows for system=b: the catalogue and the items' "
+            "popularity come from it; pass the interactions the recommender learned from as "
+            "interactions=..."
+        ),
+    ):
+        _run(frame_kind, recs, ["coverage"], interactions=history, by="system")
+    out = _run(frame_kind, recs.head(1), ["coverage"], interactions=history, by="system")
+    assert out.rows() == [("a", 1.0)]

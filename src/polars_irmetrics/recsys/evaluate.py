@@ -249,7 +249,10 @@ def with_beyond_accuracy(
     by = list(options.by_keys)
     if not by:
         return pl.concat([accuracy, beyond], how="horizontal")
-    return accuracy.join(beyond, on=by, how="left", nulls_equal=True, maintain_order="left")
+    # a full join: a group with no judged query still shows its beyond-accuracy values
+    return accuracy.join(
+        beyond, on=by, how="full", coalesce=True, nulls_equal=True, maintain_order="left_right"
+    )
 
 
 def _ensure_frame(frame: object, name: str) -> None:

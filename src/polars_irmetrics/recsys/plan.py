@@ -109,7 +109,8 @@ def build_recsys_plan(
         checks.append(history_checks)
 
     row_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "rows"]
-    row_exprs += _row_checks(scope, options, kinds)
+    keys = [] if interactions is None else _interaction_keys(interactions, options)
+    row_exprs += _row_checks(scope, options, kinds, keys)
     per_group = _aggregate(rows, by, row_exprs)
     user_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "users"]
     if user_exprs:
@@ -454,8 +455,19 @@ def _with_history(
     return rows.with_columns(similarity.alias(HISTORY_SIM)), checks
 
 
+def _group_text(keys: list[str]) -> pl.Expr:
+    """`` for system='a'`` (the group's ``keys`` and values), or nothing without keys."""
+    if not keys:
+        return pl.lit("")
+    parts = [pl.format(f"{key}={{}}", pl.col(key).cast(pl.String)) for key in keys]
+    return pl.concat_str([pl.lit(" for "), pl.concat_str(parts, separator=", ")])
+
+
 def _row_checks(
-    scope: CollectionScope, options: RecsysOptions, kinds: dict[str, pl.DataType]
+    scope: CollectionScope,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+    interaction_keys: list[str],
 ) -> list[pl.Expr]:
     """The checks computed over the recommendation rows of each group."""
     user, item = pl.col(options.user_id), pl.col(options.item_id)
@@ -481,7 +493,10 @@ def _row_checks(
     if "popularity" in scope.needs:
         catalog = pl.col(CATALOG).fill_null(0)
         out += flag(
-            "empty_catalog", catalog == 0, pl.lit(""), count=(catalog == 0).any().cast(pl.Int64)
+            "empty_catalog",
+            catalog == 0,
+            _group_text(interaction_keys),
+            count=(catalog == 0).any().cast(pl.Int64),
         )
         out += flag("no_popularity", (catalog > 0) & pl.col(POPULARITY).is_null(), named)
     if scope.pair_cutoffs or "history" in scope.needs:
