@@ -9,7 +9,7 @@ the item features lack is an error naming the fix, never a row left out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -17,7 +17,16 @@ import polars as pl
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
 from polars_irmetrics.plan.validate import INTERNAL
 
-__all__ = ["CHECKS", "Check", "flag", "flag_columns", "raise_on_flags", "shown"]
+__all__ = [
+    "CHECKS",
+    "Check",
+    "Recount",
+    "Shown",
+    "flag",
+    "flag_columns",
+    "raise_on_flags",
+    "shown",
+]
 
 
 @dataclass(frozen=True)
@@ -145,23 +154,40 @@ def _example(name: str) -> str:
     return f"{INTERNAL}eg_{name}"
 
 
-def shown(value: pl.Expr, dtype: pl.DataType) -> pl.Expr:
-    """``value`` as text for a message: quoted when it is a string (as ``repr`` does)."""
+def shown(value: pl.Expr, dtype: pl.DataType | None) -> pl.Expr:
+    """``value`` as text for a message: quoted when it is a string id (as ``repr`` does)."""
     text = value.cast(pl.String).fill_null("null")
-    if dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum):
+    if dtype is not None and (dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)):
         return pl.concat_str(pl.lit("'"), text, pl.lit("'"))
     return text
 
 
-def flag(name: str, bad: pl.Expr, example: pl.Expr, count: pl.Expr | None = None) -> list[pl.Expr]:
-    """The two aggregation expressions of check ``name``: how many rows are ``bad``
-    (or ``count``), and the ``example`` text of the first of them."""
+#: A value shown in a message: an expression and its id dtype (``None``: not an id).
+Shown = tuple[pl.Expr, "pl.DataType | None"]
+
+
+def flag(
+    name: str,
+    bad: pl.Expr,
+    template: str = "",
+    values: Sequence[Shown] = (),
+    *,
+    count: pl.Expr | None = None,
+    example: pl.Expr | None = None,
+) -> list[pl.Expr]:
+    """The two aggregation expressions of check ``name``: how many rows are ``bad`` (or
+    ``count``), and the example text: ``template`` filled with ``values`` from the first
+    bad row (or the aggregation ``example``). Only the picked values become text: on
+    clean data no string is built."""
     if name not in _BY_NAME:  # pragma: no cover - a declaration error
         raise KeyError(name)
     number = bad.sum() if count is None else count
+    if example is None:
+        picked = [shown(value.filter(bad).first(), dtype) for value, dtype in values]
+        example = pl.format(template, *picked) if picked else pl.lit(template)
     return [
         number.cast(pl.Int64).alias(_count(name)),
-        example.filter(bad).first().cast(pl.String).alias(_example(name)),
+        example.cast(pl.String).alias(_example(name)),
     ]
 
 
@@ -170,7 +196,12 @@ def flag_columns(schema: Sequence[str]) -> list[str]:
     return [c for c in schema if c.startswith((f"{INTERNAL}flag_", f"{INTERNAL}eg_"))]
 
 
-def raise_on_flags(frame: pl.DataFrame) -> pl.DataFrame:
+#: Exact count and example of a check whose plan count is an upper bound (a hash
+#: count), run only when that count is not zero: ``None`` when nothing is wrong.
+Recount = Callable[[], "tuple[int, str] | None"]
+
+
+def raise_on_flags(frame: pl.DataFrame, recount: Mapping[str, Recount]) -> pl.DataFrame:
     """Raise the first failed check of ``frame``; else ``frame`` without check columns."""
     for check in CHECKS:
         count = _count(check.name)
@@ -178,7 +209,11 @@ def raise_on_flags(frame: pl.DataFrame) -> pl.DataFrame:
             continue
         failed = frame.filter(pl.col(count) > 0)
         if failed.height:
-            total = int(failed[count].sum())
-            example = failed[_example(check.name)][0]
+            total, example = int(failed[count].sum()), failed[_example(check.name)][0]
+            if check.name in recount:
+                exact = recount[check.name]()
+                if exact is None:
+                    continue
+                total, example = exact
             raise check.error(check.message.format(count=total, example=example))
     return frame.drop(flag_columns(frame.columns))

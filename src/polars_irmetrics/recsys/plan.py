@@ -49,7 +49,7 @@ from polars_irmetrics.metrics.collection import (
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.plan.validate import INTERNAL, check_numeric, id_kind, require_columns
-from polars_irmetrics.recsys.checks import flag, flag_columns, raise_on_flags, shown
+from polars_irmetrics.recsys.checks import Recount, flag, flag_columns, raise_on_flags, shown
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
 
 __all__ = ["build_recsys_plan", "pair_similarity_by_self_join", "pair_similarity_by_sums"]
@@ -123,7 +123,8 @@ def build_recsys_plan(
     result = per_group.select(*by, *labels, *flag_columns(per_group.collect_schema().names()))
     schema = result.collect_schema()
     out_schema = pl.Schema({name: schema[name] for name in [*by, *labels]})
-    checked = result.map_batches(raise_on_flags, schema=out_schema)
+    recount = _recount(tables.recommendations, options, kinds)
+    checked = result.map_batches(lambda frame: raise_on_flags(frame, recount), schema=out_schema)
     return checked.sort(by) if by else checked
 
 
@@ -341,7 +342,7 @@ def _unit_vectors(
     length = pl.col(column).list.len()
     squares = (pl.col(column) * pl.col(column)).list.sum()
     finite = pl.col(column).list.eval(pl.element().is_finite().fill_null(False).all()).list.first()
-    name = shown(pl.col(item), kinds[item])
+    name = [(pl.col(item), kinds[item])]
     null = pl.col(column).is_null()
     empty = ~null & (length == 0)
     bad_value = ~null & ~empty & ~finite
@@ -349,14 +350,19 @@ def _unit_vectors(
     lengths = length.filter(~null & ~empty)
     ragged = ~null & ~empty & (length != lengths.min())
     checks = table.select(
-        *flag("null_features", null, name),
-        *flag("empty_features", empty, name),
-        *flag("nan_features", bad_value, name),
-        *flag("zero_features", zero, name),
-        *flag("ragged_features", ragged, pl.format("{} and {}", lengths.min(), length)),
+        *flag("null_features", null, "{}", name),
+        *flag("empty_features", empty, "{}", name),
+        *flag("nan_features", bad_value, "{}", name),
+        *flag("zero_features", zero, "{}", name),
+        *flag(
+            "ragged_features",
+            ragged,
+            example=pl.format("{} and {}", lengths.min(), length.filter(ragged).first()),
+        ),
         *flag(
             "dup_features",
             pl.col(item).is_duplicated(),
+            "{}",
             name,
             count=pl.len() - pl.col(item).n_unique(),
         ),
@@ -438,11 +444,8 @@ def _with_history(
         *flag(
             "no_history_features",
             missing,
-            pl.format(
-                "{} (in the history of user {})",
-                shown(pl.col(item), kinds[item]),
-                shown(pl.col(user), kinds[user]),
-            ),
+            "{} (in the history of user {})",
+            [(pl.col(item), kinds[item]), (pl.col(user), kinds[user])],
         )
     )
     known = history.filter(~missing)
@@ -455,14 +458,6 @@ def _with_history(
     return rows.with_columns(similarity.alias(HISTORY_SIM)), checks
 
 
-def _group_text(keys: list[str]) -> pl.Expr:
-    """`` for system='a'`` (the group's ``keys`` and values), or nothing without keys."""
-    if not keys:
-        return pl.lit("")
-    parts = [pl.format(f"{key}={{}}", pl.col(key).cast(pl.String)) for key in keys]
-    return pl.concat_str([pl.lit(" for "), pl.concat_str(parts, separator=", ")])
-
-
 def _row_checks(
     scope: CollectionScope,
     options: RecsysOptions,
@@ -471,37 +466,64 @@ def _row_checks(
 ) -> list[pl.Expr]:
     """The checks computed over the recommendation rows of each group."""
     user, item = pl.col(options.user_id), pl.col(options.item_id)
-    where = pl.format(
-        "user {} item {}",
-        shown(user, kinds[options.user_id]),
-        shown(item, kinds[options.item_id]),
-    )
-    named = pl.format(
-        "{} (recommended to user {})",
-        shown(item, kinds[options.item_id]),
-        shown(user, kinds[options.user_id]),
-    )
-    out = [*flag("null_id", user.is_null() | item.is_null(), where)]
+    ids = [(user, kinds[options.user_id]), (item, kinds[options.item_id])]
+    where = ("user {} item {}", ids)
+    named = ("{} (recommended to user {})", ids[::-1])
+    out = [*flag("null_id", user.is_null() | item.is_null(), *where)]
     if "order:rank" in scope.needs:
         rank = pl.col(options.rank)
-        out += flag("bad_rank", rank.is_null() | (rank < 1).fill_null(True), where)
+        out += flag("bad_rank", rank.is_null() | (rank < 1).fill_null(True), *where)
     if "order:score" in scope.needs:
         score = pl.col(options.score).cast(pl.Float64)
-        out += flag("bad_score", score.is_null() | score.is_nan().fill_null(True), where)
-    pair = pl.struct(user, item)
-    out += flag("dup_item", pair.is_duplicated(), where, count=pl.len() - pair.n_unique())
+        out += flag("bad_score", score.is_null() | score.is_nan().fill_null(True), *where)
+    # An upper bound (two pairs may share a hash): exact on the error path (_recount).
+    pairs = pl.len() - pl.struct(user, item).hash().n_unique()
+    out += flag("dup_item", pairs > 0, count=pairs, example=pl.lit(""))
     if "popularity" in scope.needs:
         catalog = pl.col(CATALOG).fill_null(0)
+        template = " for " + ", ".join(f"{key}={{}}" for key in interaction_keys)
         out += flag(
             "empty_catalog",
             catalog == 0,
-            _group_text(interaction_keys),
+            template if interaction_keys else "",
+            [(pl.col(key), None) for key in interaction_keys],
             count=(catalog == 0).any().cast(pl.Int64),
         )
-        out += flag("no_popularity", (catalog > 0) & pl.col(POPULARITY).is_null(), named)
+        out += flag("no_popularity", (catalog > 0) & pl.col(POPULARITY).is_null(), *named)
     if scope.pair_cutoffs or "history" in scope.needs:
-        out += flag("no_features", pl.col(_UNIT).is_null(), named)
+        out += flag("no_features", pl.col(_UNIT).is_null(), *named)
     if "history" in scope.needs:
         no_history = pl.col(_HISTORY_N).is_null()
-        out += flag("no_history", no_history, shown(user, kinds[options.user_id]))
+        out += flag("no_history", no_history, "{}", ids[:1])
     return out
+
+
+def _recount(
+    recommendations: pl.LazyFrame, options: RecsysOptions, kinds: dict[str, pl.DataType]
+) -> dict[str, Recount]:
+    """The exact duplicate count and first duplicate, run only when the hash count of the
+    plan is not zero."""
+    keys = [*options.by_keys, options.user_id, options.item_id]
+
+    def dup_item() -> tuple[int, str] | None:
+        extra = (
+            _cast_ids(recommendations.select(keys), kinds)
+            .group_by(keys)
+            .agg(pl.len())
+            .filter(pl.col("len") > 1)
+            .sort(keys)
+            .collect()
+        )
+        if not extra.height:
+            return None
+        user, item = options.user_id, options.item_id
+        first = extra.select(
+            pl.format(
+                "user {} item {}",
+                shown(pl.col(user), kinds[user]),
+                shown(pl.col(item), kinds[item]),
+            )
+        ).item(0, 0)
+        return int((extra["len"] - 1).sum()), str(first)
+
+    return {"dup_item": dup_item}
