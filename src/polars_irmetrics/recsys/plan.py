@@ -63,6 +63,7 @@ _HISTORY_N = f"{INTERNAL}history_n"
 _MASS = f"{INTERNAL}mass"
 _ABOVE = f"{INTERNAL}above"
 _OTHER = f"{INTERNAL}other"
+_KNOWN = f"{INTERNAL}known"
 
 
 def build_recsys_plan(
@@ -94,9 +95,16 @@ def build_recsys_plan(
     if (scope.pair_cutoffs or "history" in scope.needs) and item_features is not None:
         features, feature_checks = _unit_vectors(item_features, options, kinds)
         checks.append(feature_checks)
-        rows = rows.join(features, on=item, how="left", nulls_equal=False)
+        # The rows carry only whether the item has a vector: the vectors join slim
+        # branches (item ids and positions), which give back one number per user or row.
+        known = features.select(item, pl.lit(True).alias(_KNOWN))
+        rows = rows.join(known, on=item, how="left", nulls_equal=False)
+    slim = rows.select(*by, user, item, *([POSITION] if "position" in scope.needs else []))
     for k in sorted(scope.pair_cutoffs, key=lambda c: -1 if c is None else c):
-        kept = rows if k is None else rows.filter(pl.col(POSITION) <= k)
+        if features is None:
+            break
+        kept = slim if k is None else slim.filter(pl.col(POSITION) <= k)
+        kept = kept.join(features, on=item, how="inner", nulls_equal=False)
         pairs = pair_similarity_by_sums(kept, [*by, user], _UNIT, width)
         rows = rows.join(
             pairs.rename({"pair_similarity_sum": scope.pair_column(k)}),
@@ -105,7 +113,10 @@ def build_recsys_plan(
             nulls_equal=True,
         )
     if "history" in scope.needs and interactions is not None and features is not None:
-        rows, history_checks = _with_history(rows, interactions, features, options, kinds, width)
+        similarity, history_checks = _with_history(
+            slim, interactions, features, options, kinds, width
+        )
+        rows = rows.join(similarity, on=[*by, user, item], how="left", nulls_equal=True)
         checks.append(history_checks)
 
     row_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "rows"]
@@ -432,8 +443,9 @@ def _with_history(
     kinds: dict[str, pl.DataType],
     width: int | None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Each row's mean cosine similarity to its user's history, and the checks of the
-    history's items."""
+    """Per recommendation (``by`` keys, user, item): the mean cosine similarity of the
+    item to the user's history and the size of that history (null: no history); and
+    the checks of the history's items."""
     user, item = options.user_id, options.item_id
     keys = [*_interaction_keys(interactions, options), user]
     history = _cast_ids(interactions.select(*keys, item), kinds).join(
@@ -451,11 +463,16 @@ def _with_history(
     known = history.filter(~missing)
     sums = vector_sums(known, keys, _UNIT, width).rename({_UNIT: _HISTORY})
     sizes = history.group_by(keys).agg(pl.len().cast(pl.Float64).alias(_HISTORY_N))
-    rows = rows.join(sums, on=keys, how="left", nulls_equal=True).join(
-        sizes, on=keys, how="left", nulls_equal=True
-    )
     similarity = (pl.col(_UNIT) * pl.col(_HISTORY)).list.sum() / pl.col(_HISTORY_N)
-    return rows.with_columns(similarity.alias(HISTORY_SIM)), checks
+    by = list(options.by_keys)
+    per_row = (
+        rows.select(*by, user, item)
+        .join(features, on=item, how="left", nulls_equal=False)
+        .join(sizes, on=keys, how="left", nulls_equal=True)
+        .join(sums, on=keys, how="left", nulls_equal=True)
+        .select(*by, user, item, _HISTORY_N, similarity.alias(HISTORY_SIM))
+    )
+    return per_row, checks
 
 
 def _row_checks(
@@ -491,7 +508,7 @@ def _row_checks(
         )
         out += flag("no_popularity", (catalog > 0) & pl.col(POPULARITY).is_null(), *named)
     if scope.pair_cutoffs or "history" in scope.needs:
-        out += flag("no_features", pl.col(_UNIT).is_null(), *named)
+        out += flag("no_features", pl.col(_KNOWN).is_null(), *named)
     if "history" in scope.needs:
         no_history = pl.col(_HISTORY_N).is_null()
         out += flag("no_history", no_history, "{}", ids[:1])
