@@ -102,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         f"--dim {args.dim} --repeat {args.repeat}`; polars {pl.__version__}, "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs. The machine "
         "was shared with other busy processes while this ran: compare the ratios, not the "
-        "absolute times. Best of the repeats, seconds.",
+        "absolute times. Best of the repeats, seconds. A larger measurement: "
+        "`python benchmarks/recsys.py --users 200000 --k 10 20 50 --dim 64` (minutes, "
+        "most of them in the self-join at k = 50).",
         "",
         "| users | k | dim | sums, array (s) | sums, list (s) | self-join (s) "
         "| self-join / sums, array | self-join / sums, list | max rel. diff |",
