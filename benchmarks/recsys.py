@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from polars_irmetrics.recsys.plan import pair_similarity_by_self_join, pair_similarity_by_sums
+from polars_irmetrics.recsys.vectors import pair_similarity_by_self_join, pair_similarity_by_sums
 
 SEED = 20261125
 DEFAULT_OUT = Path(__file__).with_name("results_recsys.md")

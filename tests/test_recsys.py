@@ -32,7 +32,7 @@ from polars_irmetrics import (
     InvalidValueError,
     MetricParameterError,
 )
-from polars_irmetrics.recsys.plan import pair_similarity_by_self_join, pair_similarity_by_sums
+from polars_irmetrics.recsys.vectors import pair_similarity_by_self_join, pair_similarity_by_sums
 from tests.helpers import property_settings
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "recsys_reference.json").read_text())
