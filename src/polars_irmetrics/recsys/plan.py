@@ -8,15 +8,16 @@ item features), one lazy polars query:
    the user's list (``rank``, or ``score`` descending with ties broken by the item id
    descending compared as text, as :func:`~polars_irmetrics.evaluate` does); the
    item's popularity, the interactions total and the catalogue size (left joins with
-   one group-by of the interactions); the popularity head; the item's unit feature
-   vector.
-2. **Pairwise similarity per user list**, without pairs: for unit vectors
-   ``u_i = v_i / |v_i|``, ``sum_{i != j} cos(v_i, v_j) = |sum_i u_i|^2 - sum_i |u_i|^2``
-   (expand the square), exact up to float rounding. The vector sum of each user's list
-   is one group-by of the vectors' entries (``m x d`` rows for a list of ``m`` items
-   of dimension ``d``), so the cost is linear in the list length instead of the
-   ``m^2`` pairs of a self-join, and no pair of catalogue items is ever formed
-   (``benchmarks/results_recsys.md`` measures both).
+   one group-by of the interactions); the popularity head; whether the item has a
+   feature vector. The vectors themselves only join slim branches (ids, positions),
+   which return one number per user or per row.
+2. **Pairwise similarity per user list**, without pairs
+   (:mod:`polars_irmetrics.recsys.vectors`): for unit vectors ``u_i = v_i / |v_i|``,
+   ``sum_{i != j} cos(v_i, v_j) = |sum_i u_i|^2 - sum_i |u_i|^2``, exact up to float
+   rounding. The vector sum of each user's list is one group-by (per position of an
+   ``Array`` column, or of a ``List`` column's exploded entries), linear in the list
+   length instead of the ``m^2`` pairs of a self-join, and no pair of catalogue items
+   is ever formed (``benchmarks/results_recsys.md`` measures both).
 3. **Similarity to the user's history** the same way: ``mean_h cos(v_i, v_h) =
    u_i . (sum_h u_h) / |H|``, one vector sum per user of the history.
 4. **Two group-bys**: per ``by`` group over the rows (coverage, entropy, Gini,
