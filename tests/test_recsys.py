@@ -418,6 +418,18 @@ ERRORS: list[tuple[list[str], pl.DataFrame, Any, Any, type[Exception], str]] = [
         "order='score'",
     ),
     (
+        ["coverage@1"], RECS.drop("rank").with_columns(score=pl.Series([0.5, float("nan")])),
+        HISTORY, None, InvalidValueError,
+        "the recommendations have 1 rows with a null or NaN score (first: user 1 item 'b'): "
+        "fix or drop them, or order by rank with order='rank'",
+    ),
+    (
+        ["coverage"], RECS.with_columns(pl.Series("user_id", [1, None])), HISTORY, None,
+        InvalidValueError,
+        "the recommendations have 1 rows with a null user or item id (first: user null "
+        "item 'b'): fill or drop them",
+    ),
+    (
         ["coverage@1"], RECS.drop("rank"), HISTORY, None, ColumnNotFoundError,
         "the recommendations have neither a 'rank' nor a 'score' column to order each "
         "user's list, which a cutoff (@k) needs; name yours with rank=... or score=...",
@@ -522,3 +534,21 @@ def test_an_empty_catalogue_of_one_group_names_the_group(frame_kind: str) -> Non
         _run(frame_kind, recs, ["coverage"], interactions=history, by="system")
     out = _run(frame_kind, recs.head(1), ["coverage"], interactions=history, by="system")
     assert out.rows() == [("a", 1.0)]
+
+
+def test_evaluate_keeps_a_group_without_judged_queries() -> None:
+    run = pl.DataFrame(
+        {"system": ["a", "b"], "query_id": ["q1", "q2"], "doc_id": ["x", "x"], "rank": [1, 1]}
+    )
+    qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["x"], "relevance": [1]})
+    interactions = pl.DataFrame({"query_id": ["q9"], "doc_id": ["x"]})
+    out = irm.evaluate(
+        run,
+        ["P@1", "coverage"],
+        qrels=qrels,
+        interactions=interactions,
+        by="system",
+        unretrieved="drop",
+    )
+    # system b has no judged query: no accuracy mean, its coverage all the same
+    assert out.rows() == [("a", 1, 1.0, 1.0), ("b", None, None, 1.0)]
