@@ -7,7 +7,7 @@ For the beyond-accuracy metrics (``irm.beyond_accuracy``) the sample's runs doub
 recommendations: each query is a user, each document an item. Deterministic (numpy
 ``default_rng(SEED)``, no network): running it twice gives byte-identical files.
 
-* ``interactions.parquet``: ``user_id``, ``item_id`` (String), one row per interaction.
+* ``history.parquet``: ``user_id``, ``item_id`` (String), one row per interaction.
   The 31 query ids of the runs are users with 20 past interactions each; 300
   background users (``b001``..``b300``) with 30 each, drawn with Zipf-like popularity;
   and every document of the runs has at least one interaction, so each recommended
@@ -59,7 +59,7 @@ def make(data: Path = DATA, seed: int = SEED) -> dict[str, pl.DataFrame]:
     features = pl.DataFrame({"item_id": items.tolist()}).with_columns(
         pl.Series("features", vectors, dtype=pl.Array(pl.Float32, DIM))
     )
-    return {"interactions": interactions, "item_features": features}
+    return {"history": interactions, "item_features": features}
 
 
 def main(argv: list[str] | None = None) -> int:
