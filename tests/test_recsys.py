@@ -107,6 +107,20 @@ def test_per_item_novelty_equals_historical_item_novelty(case: int) -> None:
         assert value == pytest.approx(theirs[str(slot)], rel=1e-12)
 
 
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_per_user_diversity_equals_user_diversity(case: int) -> None:
+    # by= a copy of the user id: each group is one user; a one-item list has none
+    recs, _, features = _tables(CASES[case])
+    recs = recs.with_columns(pl.col("user_id").alias("who"))
+    out = irm.beyond_accuracy(recs, ["ild"], item_features=features, by="who")
+    theirs = CASES[case]["values"]["user_diversity"]
+    ours = {str(who): value for who, value in out.iter_rows() if value is not None}
+    assert ours.keys() == theirs.keys()
+    for who, value in ours.items():
+        assert value == pytest.approx(theirs[who], rel=1e-12)
+    assert out.filter(pl.col("who") == 0)["ild"].to_list() == [None]  # user 0: one item
+
+
 # --------------------------------------------------------------------------- arithmetic
 def test_worked_example_by_hand(frame_kind: str) -> None:
     # catalogue a, b, c, d with 4, 2, 1, 1 interactions (8 in all)
