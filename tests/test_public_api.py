@@ -22,6 +22,7 @@ PUBLIC = [
     "UnknownMetricError",
     "ab_test",
     "arhr",
+    "beyond_accuracy",
     "bpref",
     "cg",
     "click_metric",

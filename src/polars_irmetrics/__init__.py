@@ -88,6 +88,7 @@ from polars_irmetrics.online.evaluate import evaluate_online
 from polars_irmetrics.online.expressions import click_metric
 from polars_irmetrics.online.interleaving import interleaving_test
 from polars_irmetrics.plan.evaluate import evaluate
+from polars_irmetrics.recsys.evaluate import beyond_accuracy
 
 __version__ = "0.1.0"
 
@@ -106,6 +107,7 @@ __all__ = [
     "UnknownMetricError",
     "ab_test",
     "arhr",
+    "beyond_accuracy",
     "bpref",
     "cg",
     "click_metric",

@@ -13,6 +13,10 @@ and this package joins them into :data:`METRICS`, which the registry reads:
 * :mod:`.online`: click metrics of an impression log (``reads=("run", "clicks")``):
   CTR, session CTR, clicks per session, abandonment, click MRR, click positions, time
   to first click, satisfied-click rate, conversion rate, click nDCG and precision.
+* :mod:`.recsys`: beyond accuracy for recommenders: catalogue coverage, distributional
+  coverage, Gini index, novelty, intra-list diversity, serendipity, popularity bias.
+  Their formulas describe a whole recommendation table (:mod:`.collection`), not one
+  query.
 
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.metrics.scope.Scope`); shared building blocks live in
@@ -24,9 +28,16 @@ from __future__ import annotations
 from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
 from polars_irmetrics.metrics.online import ONLINE_METRICS
+from polars_irmetrics.metrics.recsys import RECSYS_METRICS
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.metrics.trec import TREC_METRICS
 
 __all__ = ["METRICS"]
 
-METRICS: tuple[Metric, ...] = (*CORE_METRICS, *BEYOND_METRICS, *TREC_METRICS, *ONLINE_METRICS)
+METRICS: tuple[Metric, ...] = (
+    *CORE_METRICS,
+    *BEYOND_METRICS,
+    *TREC_METRICS,
+    *ONLINE_METRICS,
+    *RECSYS_METRICS,
+)

@@ -50,12 +50,35 @@ EXAMPLE_LOG = pl.DataFrame(
     }
 )
 
+#: The beyond-accuracy metrics' worked example: two users' top-3 recommendations, the
+#: interaction history popularity and novelty come from, and 2-d item embeddings.
+EXAMPLE_RECOMMENDATIONS = pl.DataFrame(
+    {
+        "user_id": ["u1"] * 3 + ["u2"] * 3,
+        "item_id": ["a", "b", "c", "a", "d", "e"],
+        "rank": [1, 2, 3, 1, 2, 3],
+    }
+)
+EXAMPLE_HISTORY = pl.DataFrame(
+    {
+        "user_id": ["u1", "u1", "u2", "u2", "u3", "u3", "u3", "u3", "u3"],
+        "item_id": ["a", "b", "a", "f", "a", "c", "d", "e", "f"],
+    }
+)
+EXAMPLE_FEATURES = pl.DataFrame(
+    {
+        "item_id": ["a", "b", "c", "d", "e", "f"],
+        "features": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 0.5], [0.2, 1.0], [0.5, 0.5]],
+    }
+)
+
 #: Family headings, by the module a metric's formula is declared in.
 _FAMILIES = {
     "core": "Core metrics",
     "beyond": "Beyond trec_eval",
     "trec": "The rest of trec_eval",
     "online": "Click metrics (impression logs)",
+    "recsys": "Beyond accuracy (recommenders)",
 }
 
 #: An example value for metrics whose "cutoff" is a real-valued parameter.
@@ -71,7 +94,7 @@ def example_name(metric: Metric) -> str:
     """
     if metric.name in REAL_CUTOFFS:
         return parse_metric(f"{metric.name}@{_REAL_EXAMPLES[REAL_CUTOFFS[metric.name]]}").name
-    if metric.cutoff in ("optional", "required"):
+    if metric.cutoff == "required" or (metric.cutoff == "optional" and metric.level == "query"):
         return f"{metric.name}@5"
     return metric.name
 
@@ -106,16 +129,21 @@ def _family(metric: Metric) -> str:
 
 
 def _reads_judged_run(metric: Metric) -> bool:
-    return set(metric.reads) <= {"run", "judgments"}
+    return set(metric.reads) <= {"run", "judgments"} and metric.level == "query"
 
 
 def _reads_clicks(metric: Metric) -> bool:
     return set(metric.reads) <= {"run", "clicks"} and "clicks" in metric.reads
 
 
+def _reads_recommendations(metric: Metric) -> bool:
+    return metric.level == "collection"
+
+
 def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
     from polars_irmetrics.online.evaluate import evaluate_online
     from polars_irmetrics.plan.evaluate import evaluate
+    from polars_irmetrics.recsys.evaluate import beyond_accuracy
 
     offline = [example_name(m) for m in metrics if _reads_judged_run(m)]
     online = [example_name(m) for m in metrics if _reads_clicks(m)]
@@ -124,6 +152,14 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
     ).row(0, named=True)
     if online:
         values |= evaluate_online(EXAMPLE_LOG, online).row(0, named=True)
+    recsys = [example_name(m) for m in metrics if _reads_recommendations(m)]
+    if recsys:
+        values |= beyond_accuracy(
+            EXAMPLE_RECOMMENDATIONS,
+            recsys,
+            interactions=EXAMPLE_HISTORY,
+            item_features=EXAMPLE_FEATURES,
+        ).row(0, named=True)
     return values
 
 
@@ -178,8 +214,16 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         lines += ["$$", metric.latex, "$$", ""]
     if metric.formula:
         lines += [metric.formula, ""]
-    if _reads_judged_run(metric) or _reads_clicks(metric):
-        table = "the judged run" if _reads_judged_run(metric) else "the impression log"
+    table = (
+        "the judged run"
+        if _reads_judged_run(metric)
+        else "the impression log"
+        if _reads_clicks(metric)
+        else "the recommendations"
+        if _reads_recommendations(metric)
+        else None
+    )
+    if table is not None:
         lines += [
             f"Worked example on {table}: `{example_name(metric)}` = **{_shown(value)}**",
             "",
@@ -223,6 +267,15 @@ def catalogue_markdown() -> str:
         "Click metrics are computed on an impression log of two sessions:",
         "",
         _markdown_table(EXAMPLE_LOG),
+        "",
+        "Beyond-accuracy metrics are computed on two users' recommendations, with "
+        "popularity from an interaction history and similarity from item embeddings:",
+        "",
+        _markdown_table(EXAMPLE_RECOMMENDATIONS),
+        "",
+        _markdown_table(EXAMPLE_HISTORY),
+        "",
+        _markdown_table(EXAMPLE_FEATURES),
         "",
     ]
     families: dict[str, list[Metric]] = {}

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 
 if TYPE_CHECKING:
+    from polars_irmetrics.metrics.collection import CollectionFormula, CollectionScope
     from polars_irmetrics.metrics.scope import Scope
 
-__all__ = ["Alias", "Metric", "Param", "Params"]
+__all__ = ["Alias", "Level", "Metric", "Param", "Params"]
 
 ParamValue = int | float | str | None
 CutoffRule = Literal["optional", "required", "none"]
@@ -30,6 +31,11 @@ Aggregate = Literal["mean", "geometric"]
 #: (``"interactions"``: popularity, what a user saw before), clicks and dwell of an
 #: impression log (``"clicks"``), item embeddings or features (``"item_features"``).
 Input = Literal["run", "judgments", "interactions", "clicks", "item_features"]
+#: Where a metric's value comes from: one value per query (``"query"``, a formula over
+#: the judged rows of one query, averaged over queries), or one value per recommendation
+#: table (``"collection"``: catalogue coverage, novelty, diversity; see
+#: :mod:`polars_irmetrics.metrics.collection`).
+Level = Literal["query", "collection"]
 
 #: Floor of a per-query value in a geometric mean (trec_eval's MIN_GEO_MEAN).
 MIN_GEO_MEAN = 0.00001
@@ -132,6 +138,11 @@ class Metric:
     matches
         Reference implementations the values are tested against, each with the name
         there and the agreement (``{"trec_eval": "ndcg_cut_k, to 1e-9"}``), for the docs.
+    collection
+        For a metric of a whole recommendation table (:attr:`level` ``"collection"``):
+        ``collection(scope, params) -> CollectionFormula``, the formula over the
+        recommendations of one ``by`` group; ``compute`` then only raises an error that
+        names the entry points that compute it. ``None`` for per-query metrics.
     """
 
     name: str
@@ -148,6 +159,12 @@ class Metric:
     latex: str = ""
     reads: tuple[Input, ...] = ("run", "judgments")
     matches: Mapping[str, str] = field(default_factory=dict)
+    collection: Callable[[CollectionScope, Params], CollectionFormula] | None = None
+
+    @property
+    def level(self) -> Level:
+        """``"collection"`` for a metric of a whole recommendation table, else ``"query"``."""
+        return "query" if self.collection is None else "collection"
 
     def summarize(self, column: str) -> pl.Expr:
         """The expression that averages the per-query values in ``column``.

@@ -67,6 +67,7 @@ from polars_irmetrics.plan.validate import (
     raise_on_bad_rows,
     require_columns,
 )
+from polars_irmetrics.recsys.evaluate import split_metrics, with_beyond_accuracy
 
 __all__ = ["EvalOptions", "Order", "build_plan", "evaluate"]
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
@@ -111,6 +112,8 @@ def evaluate(
     metrics: str | Iterable[str],
     *,
     qrels: pl.DataFrame | pl.LazyFrame | None = ...,
+    interactions: pl.DataFrame | pl.LazyFrame | None = ...,
+    item_features: pl.DataFrame | pl.LazyFrame | None = ...,
     by: str | Sequence[str] | None = ...,
     per_query: bool = ...,
     order: Order = ...,
@@ -135,6 +138,8 @@ def evaluate(
     metrics: str | Iterable[str],
     *,
     qrels: pl.DataFrame | pl.LazyFrame | None = ...,
+    interactions: pl.DataFrame | pl.LazyFrame | None = ...,
+    item_features: pl.DataFrame | pl.LazyFrame | None = ...,
     by: str | Sequence[str] | None = ...,
     per_query: bool = ...,
     order: Order = ...,
@@ -158,6 +163,8 @@ def evaluate(
     metrics: str | Iterable[str],
     *,
     qrels: pl.DataFrame | pl.LazyFrame | None = None,
+    interactions: pl.DataFrame | pl.LazyFrame | None = None,
+    item_features: pl.DataFrame | pl.LazyFrame | None = None,
     by: str | Sequence[str] | None = None,
     per_query: bool = False,
     order: Order = "auto",
@@ -194,6 +201,12 @@ def evaluate(
         Judgments: ``query_id``, ``doc_id``, ``relevance`` (integer or float). A
         ``by`` key present in the judgments is matched too; otherwise the same
         judgments serve every ``by`` group.
+    interactions, item_features
+        For beyond-accuracy metrics (``catalog_coverage``, ``novelty``,
+        ``intra_list_diversity``, ``serendipity``...): the history the recommender
+        learned from and the items' feature vectors, with the run's queries as users and
+        its documents as items (see :func:`~polars_irmetrics.beyond_accuracy`). Their
+        values are joined beside the means (``per_query=False`` only).
     by
         Extra keys (system, day, market): each combination is evaluated separately.
     per_query
@@ -328,7 +341,15 @@ def evaluate(
         score=score,
         relevance=relevance,
     )
-    plan = build_plan(run.lazy(), metrics, None if qrels is None else qrels.lazy(), options)
+    accuracy, beyond = split_metrics(metrics)  # beyond accuracy: polars_irmetrics.recsys
+    judgments = None if qrels is None else qrels.lazy()
+    if beyond:
+        means = build_plan(run.lazy(), accuracy, judgments, options) if accuracy else None
+        plan = with_beyond_accuracy(
+            means, run.lazy(), beyond, interactions, item_features, options
+        )
+    else:
+        plan = build_plan(run.lazy(), accuracy, judgments, options)
     return plan.collect() if eager else plan
 
 

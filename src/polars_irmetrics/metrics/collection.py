@@ -1,0 +1,143 @@
+"""How a beyond-accuracy formula sees a recommendation table (one ``by`` group of it).
+
+Accuracy metrics are one value per query, a formula over the judged rows of that query
+(:mod:`polars_irmetrics.metrics.scope`). Beyond-accuracy metrics (catalogue coverage,
+novelty, diversity, serendipity, popularity bias; :mod:`polars_irmetrics.metrics.recsys`)
+describe a whole recommendation table: some are one aggregation over every
+recommendation of the group (coverage counts distinct items), others a value per user
+averaged over users (intra-list diversity). A formula says which, in a
+:class:`CollectionFormula`, and reads the per-row quantities it needs from a
+:class:`CollectionScope`: the item's popularity in the interactions, its similarity
+to the user's history, the pairwise similarity of the user's list. Asking for one
+registers it, and the plan (:mod:`polars_irmetrics.recsys.plan`) computes only what the
+requested formulas asked for, as columns beside the recommendation rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import polars as pl
+
+from polars_irmetrics.plan.validate import INTERNAL
+
+__all__ = ["CollectionFormula", "CollectionScope"]
+
+#: Columns the plan adds to each recommendation row (internal names).
+POSITION = f"{INTERNAL}position"
+POPULARITY = f"{INTERNAL}popularity"
+TOTAL = f"{INTERNAL}interactions"
+CATALOG = f"{INTERNAL}catalog"
+HISTORY_SIM = f"{INTERNAL}history_sim"
+RELEVANCE = f"{INTERNAL}relevance"
+
+
+def _cut(k: int | None) -> str:
+    return "all" if k is None else str(k)
+
+
+@dataclass(frozen=True)
+class CollectionFormula:
+    """A beyond-accuracy formula: what it aggregates and how.
+
+    Attributes
+    ----------
+    over
+        ``"rows"``: ``expr`` is one aggregation over every recommendation row of the
+        group (all users together), e.g. the distinct items recommended. ``"users"``:
+        ``expr`` is an aggregation over the rows of *one user*, and the metric is the
+        mean of the users' values (a null value, such as the diversity of a one-item
+        list, is left out of the mean).
+    expr
+        The aggregation expression.
+    """
+
+    over: Literal["rows", "users"]
+    expr: pl.Expr
+
+
+@dataclass
+class CollectionScope:
+    """The recommendation rows of one ``by`` group, as a formula sees them.
+
+    Attributes
+    ----------
+    item
+        The recommended item's id.
+    needs
+        What the formulas asked for, read by the plan: ``"position"``,
+        ``"popularity"`` (with the interactions total and catalogue size),
+        ``"history"`` (similarity to the user's history), ``"relevance"``.
+    pair_cutoffs
+        Cutoffs at which the pairwise similarity of each user's list is needed.
+    head_shares
+        Shares of interactions that define a popularity head (long-tail metrics).
+    """
+
+    item: pl.Expr
+    needs: set[str] = field(default_factory=set)
+    pair_cutoffs: set[int | None] = field(default_factory=set)
+    head_shares: set[float] = field(default_factory=set)
+
+    def top(self, k: int | None) -> pl.Expr:
+        """Per row: whether it is within the cutoff ``k`` of its user's list."""
+        if k is None:  # one value per row (a literal would be one value per group)
+            return pl.int_range(pl.len()) >= 0
+        self.needs.add("position")
+        return pl.col(POSITION) <= k
+
+    @property
+    def popularity(self) -> pl.Expr:
+        """Per row: the number of interactions with the row's item (``Float64``)."""
+        self.needs.add("popularity")
+        return pl.col(POPULARITY)
+
+    @property
+    def interactions(self) -> pl.Expr:
+        """The number of interactions (rows of the interactions table); a scalar."""
+        self.needs.add("popularity")
+        return pl.col(TOTAL).first()
+
+    @property
+    def catalog_size(self) -> pl.Expr:
+        """The number of distinct items in the interactions table; a scalar."""
+        self.needs.add("popularity")
+        return pl.col(CATALOG).first()
+
+    @property
+    def history_similarity(self) -> pl.Expr:
+        """Per row: the mean cosine similarity of the item to the items of the user's
+        history (every interaction of the user, duplicates counted)."""
+        self.needs.add("history")
+        return pl.col(HISTORY_SIM)
+
+    @property
+    def relevance(self) -> pl.Expr:
+        """Per row: the relevance weight of the recommendation (1.0 without a column)."""
+        self.needs.add("relevance")
+        return pl.col(RELEVANCE)
+
+    def pair_similarity_sum(self, k: int | None) -> pl.Expr:
+        """Per user (repeated on each row): the sum over ordered pairs ``i != j`` of the
+        user's top-``k`` items of ``cos(i, j)``."""
+        self.pair_cutoffs.add(k)
+        if k is not None:
+            self.needs.add("position")
+        return pl.col(self.pair_column(k))
+
+    def in_head(self, share: float) -> pl.Expr:
+        """Per row: whether the item is in the popularity head of ``share``."""
+        self.head_shares.add(share)
+        self.needs.add("popularity")
+        return pl.col(self.head_column(share))
+
+    @staticmethod
+    def pair_column(k: int | None) -> str:
+        """The internal column holding :meth:`pair_similarity_sum` at cutoff ``k``."""
+        return f"{INTERNAL}pairs_{_cut(k)}"
+
+    @staticmethod
+    def head_column(share: float) -> str:
+        """The internal column holding :meth:`in_head` for ``share``."""
+        return f"{INTERNAL}head_{share!r}"

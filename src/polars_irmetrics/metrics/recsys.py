@@ -1,0 +1,231 @@
+"""Beyond-accuracy metrics of recommendations: coverage, novelty, diversity, serendipity,
+popularity bias.
+
+They describe a whole recommendation table (or one ``by`` group of it), not one query,
+so each is declared with a ``collection`` formula (:mod:`.collection`) and computed by
+:func:`polars_irmetrics.beyond_accuracy` (or by :func:`polars_irmetrics.evaluate` given
+the tables they read). ``@k`` keeps each user's top ``k`` recommendations (by ``rank``,
+or ``score`` descending); without it, every row counts.
+
+Definitions follow Microsoft Recommenders' ``python_evaluation`` (values equal theirs
+to 1e-12, ``tests/test_recsys.py``), with item similarity from item feature vectors
+(their ``item_sim_measure='item_feature_vector'``): the interactions table is their
+``train_df``, the catalogue is the distinct items of the interactions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import polars as pl
+
+from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.metrics.collection import CollectionFormula, CollectionScope
+from polars_irmetrics.metrics.scope import Scope
+from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params
+
+__all__ = ["RECSYS_METRICS"]
+
+#: Share of interactions held by the popularity head (Abdollahpouri et al.'s 20 %).
+HEAD_SHARE = 0.2
+
+
+def _collection_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
+    def compute(scope: Scope, params: Params) -> pl.Expr:
+        raise MetricParameterError(
+            f"metric {name!r} describes a whole recommendation table, not one query: "
+            "compute it with irm.beyond_accuracy(recommendations, ...) or "
+            "irm.evaluate(..., interactions=..., item_features=...)"
+        )
+
+    return compute
+
+
+# --------------------------------------------------------------------------- formulas
+def _catalog_coverage(s: CollectionScope, p: Params) -> CollectionFormula:
+    distinct = s.item.filter(s.top(p.k)).n_unique().cast(pl.Float64)
+    return CollectionFormula("rows", distinct / s.catalog_size.cast(pl.Float64))
+
+
+def _counts(s: CollectionScope, p: Params) -> pl.Expr:
+    """How many times each distinct item is recommended (within the cutoff)."""
+    return s.item.filter(s.top(p.k)).unique_counts().cast(pl.Float64)
+
+
+def _distributional_coverage(s: CollectionScope, p: Params) -> CollectionFormula:
+    counts = _counts(s, p)
+    share = counts / counts.sum()
+    return CollectionFormula("rows", 0.0 - (share * share.log(2)).sum())  # 0.0, not -0.0
+
+
+def _gini_index(s: CollectionScope, p: Params) -> CollectionFormula:
+    # The m recommended items, by count ascending, hold places n - m + 1 .. n of the
+    # n catalogue items; the n - m items never recommended (share 0) add nothing.
+    counts = _counts(s, p).sort()
+    n = s.catalog_size.cast(pl.Float64)
+    place = counts.cum_count().cast(pl.Float64) + n - counts.len().cast(pl.Float64)
+    weighted = ((2.0 * place - n - 1.0) * counts).sum() / counts.sum()
+    return CollectionFormula("rows", pl.when(n > 1).then(weighted / (n - 1.0)).otherwise(0.0))
+
+
+def _novelty(s: CollectionScope, p: Params) -> CollectionFormula:
+    self_information = -(s.popularity / s.interactions.cast(pl.Float64)).log(2)
+    return CollectionFormula("rows", self_information.filter(s.top(p.k)).mean())
+
+
+def _intra_list_diversity(s: CollectionScope, p: Params) -> CollectionFormula:
+    listed = s.top(p.k).sum().cast(pl.Float64)
+    pairs = s.pair_similarity_sum(p.k).first()
+    mean_similarity = pairs / (listed * (listed - 1.0))
+    return CollectionFormula("users", pl.when(listed >= 2).then(1.0 - mean_similarity))
+
+
+def _serendipity(s: CollectionScope, p: Params) -> CollectionFormula:
+    surprise = (1.0 - s.history_similarity) * s.relevance
+    return CollectionFormula("users", surprise.filter(s.top(p.k)).mean())
+
+
+def _average_popularity(s: CollectionScope, p: Params) -> CollectionFormula:
+    return CollectionFormula("users", s.popularity.filter(s.top(p.k)).mean())
+
+
+def _head_share(p: Params) -> float:
+    value = p.options["head"]
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1:
+        return float(value)
+    raise MetricParameterError(
+        f"metric 'long_tail_share': head must be a number between 0 and 1 (exclusive), "
+        f"the share of interactions held by the popular head, got {value!r}"
+    )
+
+
+def _long_tail_share(s: CollectionScope, p: Params) -> CollectionFormula:
+    tail = (~s.in_head(_head_share(p))).cast(pl.Float64)
+    return CollectionFormula("users", tail.filter(s.top(p.k)).mean())
+
+
+# --------------------------------------------------------------------------- registry
+_RECOMMENDERS = "Microsoft Recommenders python_evaluation"
+
+
+def _metric(
+    name: str,
+    summary: str,
+    formula_fn: Callable[[CollectionScope, Params], CollectionFormula],
+    *,
+    reads: tuple[Input, ...],
+    formula: str,
+    matches: dict[str, str],
+    aliases: tuple[Alias, ...] = (),
+    params: tuple[Param, ...] = (),
+    higher_is_better: bool = True,
+) -> Metric:
+    return Metric(
+        name,
+        summary,
+        _collection_only(name),
+        binary=False,
+        aliases=aliases,
+        params=params,
+        higher_is_better=higher_is_better,
+        formula=formula,
+        reads=reads,
+        matches=matches,
+        collection=formula_fn,
+    )
+
+
+RECSYS_METRICS: tuple[Metric, ...] = (
+    _metric(
+        "catalog_coverage",
+        "share of the catalogue (the items of the interactions) that is recommended",
+        _catalog_coverage,
+        aliases=(Alias("coverage"),),
+        reads=("run", "interactions"),
+        formula="|distinct recommended items| / |distinct items in the interactions| "
+        "(Shani & Gunawardana 2010); a recommended item the interactions lack is an error",
+        matches={"recommenders": "catalog_coverage, to 1e-12"},
+    ),
+    _metric(
+        "distributional_coverage",
+        "Shannon entropy (bits) of how often each item is recommended",
+        _distributional_coverage,
+        aliases=(Alias("entropy"),),
+        reads=("run",),
+        formula="-sum_i p(i) log2 p(i), p(i) = recommendations of item i / all "
+        "recommendations (Shani & Gunawardana 2010, eq. 21)",
+        matches={"recommenders": "distributional_coverage, to 1e-12"},
+    ),
+    _metric(
+        "gini_index",
+        "Gini index of how often each catalogue item is recommended (0: even, 1: one item)",
+        _gini_index,
+        aliases=(Alias("gini"),),
+        reads=("run", "interactions"),
+        higher_is_better=False,
+        formula="1/(n-1) sum_j (2j - n - 1) p(i_j) over the n catalogue items sorted by "
+        "their share p of recommendations, ascending; 0 for a one-item catalogue "
+        "(Shani & Gunawardana 2010, eq. 20)",
+        matches={"numpy": "the formula as explicit arithmetic, to 1e-12"},
+    ),
+    _metric(
+        "novelty",
+        "mean self-information -log2(popularity) of the recommended items",
+        _novelty,
+        reads=("run", "interactions"),
+        formula="mean over recommendations of -log2(n_i / N), n_i the interactions with "
+        "item i and N all interactions (Castells, Vargas & Wang 2011); a recommended "
+        "item the interactions lack is an error",
+        matches={"recommenders": "novelty, to 1e-12"},
+    ),
+    _metric(
+        "intra_list_diversity",
+        "1 - mean pairwise cosine similarity of the items of a user's list, mean over users",
+        _intra_list_diversity,
+        aliases=(Alias("diversity"), Alias("ild")),
+        reads=("run", "item_features"),
+        formula="mean over users with 2+ items of 1 - mean_{i<j} cos(v_i, v_j); computed "
+        "as 1 - (|sum_i u_i|^2 - sum_i |u_i|^2) / (m (m - 1)) with u = v / |v| "
+        "(Ziegler et al. 2005)",
+        matches={"recommenders": "diversity(item_sim_measure='item_feature_vector'), to 1e-12"},
+    ),
+    _metric(
+        "serendipity",
+        "mean over users of the mean (1 - similarity to the user's history) of their items",
+        _serendipity,
+        reads=("run", "interactions", "item_features"),
+        formula="mean over users of mean over recommended items i of (1 - mean over the "
+        "user's interactions h of cos(v_i, v_h)) * relevance_i (Zhang et al. 2012)",
+        matches={"recommenders": "serendipity(item_sim_measure='item_feature_vector'), to 1e-12"},
+    ),
+    _metric(
+        "average_popularity",
+        "mean over users of the mean interaction count of their recommended items",
+        _average_popularity,
+        aliases=(Alias("arp"),),
+        reads=("run", "interactions"),
+        higher_is_better=False,
+        formula="ARP = mean over users of mean over the user's items of n_i, the "
+        "interactions with item i (Abdollahpouri, Burke & Mobasher 2019)",
+        matches={"numpy": "the formula as explicit arithmetic, to 1e-12"},
+    ),
+    _metric(
+        "long_tail_share",
+        "mean over users of the share of their recommended items outside the popular head",
+        _long_tail_share,
+        aliases=(Alias("aplt"),),
+        params=(
+            Param(
+                "head",
+                HEAD_SHARE,
+                doc="share of all interactions held by the head: an item is in the head "
+                "when the items more popular than it hold less than this share",
+            ),
+        ),
+        reads=("run", "interactions"),
+        formula="APLT = mean over users of |items of the list in the long tail| / |list|; "
+        "the head: items whose strictly more popular items hold < head x N interactions "
+        "(Abdollahpouri, Burke & Mobasher 2019)",
+        matches={"numpy": "the formula as explicit arithmetic, to 1e-12"},
+    ),
+)

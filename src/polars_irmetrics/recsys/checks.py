@@ -1,0 +1,219 @@
+"""The input checks of a beyond-accuracy plan, raised when the plan runs.
+
+Each check is a count of bad rows and one example, computed inside the lazy plan as
+two columns beside the metric values (:func:`flag`); :func:`raise_on_flags` runs on the
+small result frame, raises the first check that counted anything, with its message,
+and drops the check columns. Nothing is dropped silently: an item the interactions or
+the item features lack is an error naming the fix, never a row left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
+from polars_irmetrics.plan.validate import INTERNAL
+
+__all__ = [
+    "CHECKS",
+    "Check",
+    "Recount",
+    "Shown",
+    "flag",
+    "flag_columns",
+    "raise_on_flags",
+    "shown",
+]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One input check: its error class and message.
+
+    The message is formatted with ``count`` (the bad rows) and ``example`` (text built
+    in the plan, the first bad row).
+    """
+
+    name: str
+    error: type[IrmError]
+    message: str
+
+
+#: Every check, in the order they are reported (the first that fails raises).
+CHECKS: tuple[Check, ...] = (
+    Check(
+        "null_features",
+        InvalidValueError,
+        "item {example} has a null feature vector in item_features "
+        "({count} items): give every item a vector, or drop the item",
+    ),
+    Check(
+        "empty_features",
+        InvalidValueError,
+        "item {example} has an empty (zero-length) feature vector in item_features "
+        "({count} items): give every item a vector of the same length",
+    ),
+    Check(
+        "nan_features",
+        InvalidValueError,
+        "item {example} has a NaN, infinite or null value in its feature vector in "
+        "item_features ({count} items): fix the vector, or drop the item",
+    ),
+    Check(
+        "zero_features",
+        InvalidValueError,
+        "item {example} has a zero feature vector in item_features ({count} items): it "
+        "has no direction, so its cosine similarity is undefined; give it a nonzero "
+        "vector, or drop the item",
+    ),
+    Check(
+        "ragged_features",
+        InvalidValueError,
+        "the feature vectors in item_features differ in length ({example}): give every "
+        "item a vector of the same length",
+    ),
+    Check(
+        "dup_features",
+        DuplicateError,
+        "item {example} has more than one row in item_features ({count} extra rows): "
+        "keep one feature vector per item",
+    ),
+    Check(
+        "empty_catalog",
+        InvalidValueError,
+        "the interactions table has no rows{example}: the catalogue and the items' "
+        "popularity come from it; pass the interactions the recommender learned from "
+        "as interactions=...",
+    ),
+    Check(
+        "null_id",
+        InvalidValueError,
+        "the recommendations have {count} rows with a null user or item id (first: "
+        "{example}): fill or drop them",
+    ),
+    Check(
+        "bad_rank",
+        InvalidValueError,
+        "the recommendations have {count} rows with a null rank or a rank below 1 "
+        "(first: {example}): ranks are positions, 1 = top; fix them, or order by score "
+        "with order='score'",
+    ),
+    Check(
+        "bad_score",
+        InvalidValueError,
+        "the recommendations have {count} rows with a null or NaN score (first: "
+        "{example}): fix or drop them, or order by rank with order='rank'",
+    ),
+    Check(
+        "dup_item",
+        DuplicateError,
+        "the recommendations list an item twice for one user ({example}; {count} extra "
+        "rows): list each item once per user",
+    ),
+    Check(
+        "no_popularity",
+        InvalidValueError,
+        "item {example} never occurs in the interactions, so it has no popularity "
+        "({count} recommendations name such items): add its interactions to "
+        "interactions=..., or drop it from the recommendations",
+    ),
+    Check(
+        "no_features",
+        InvalidValueError,
+        "item {example} has no row in item_features ({count} recommendations name such "
+        "items): add its feature vector to item_features=..., or drop it from the "
+        "recommendations",
+    ),
+    Check(
+        "no_history_features",
+        InvalidValueError,
+        "item {example} has no row in item_features ({count} interactions name such "
+        "items): serendipity compares each recommendation with every item of the "
+        "user's history; add its feature vector to item_features=...",
+    ),
+    Check(
+        "no_history",
+        InvalidValueError,
+        "user {example} has recommendations but no row in the interactions ({count} "
+        "recommendations of such users): serendipity compares each recommendation with "
+        "the user's history; add the user's interactions to interactions=..., or drop "
+        "the user from the recommendations",
+    ),
+)
+_BY_NAME = {check.name: check for check in CHECKS}
+
+
+def _count(name: str) -> str:
+    return f"{INTERNAL}flag_{name}"
+
+
+def _example(name: str) -> str:
+    return f"{INTERNAL}eg_{name}"
+
+
+def shown(value: pl.Expr, dtype: pl.DataType | None) -> pl.Expr:
+    """``value`` as text for a message: quoted when it is a string id (as ``repr`` does)."""
+    text = value.cast(pl.String).fill_null("null")
+    if dtype is not None and (dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)):
+        return pl.concat_str(pl.lit("'"), text, pl.lit("'"))
+    return text
+
+
+#: A value shown in a message: an expression and its id dtype (``None``: not an id).
+Shown = tuple[pl.Expr, "pl.DataType | None"]
+
+
+def flag(
+    name: str,
+    bad: pl.Expr,
+    template: str = "",
+    values: Sequence[Shown] = (),
+    *,
+    count: pl.Expr | None = None,
+    example: pl.Expr | None = None,
+) -> list[pl.Expr]:
+    """The two aggregation expressions of check ``name``: how many rows are ``bad`` (or
+    ``count``), and the example text: ``template`` filled with ``values`` from the first
+    bad row (or the aggregation ``example``). Only the picked values become text: on
+    clean data no string is built."""
+    if name not in _BY_NAME:  # pragma: no cover - a declaration error
+        raise KeyError(name)
+    number = bad.sum() if count is None else count
+    if example is None:
+        picked = [shown(value.filter(bad).first(), dtype) for value, dtype in values]
+        example = pl.format(template, *picked) if picked else pl.lit(template)
+    return [
+        number.cast(pl.Int64).alias(_count(name)),
+        example.cast(pl.String).alias(_example(name)),
+    ]
+
+
+def flag_columns(schema: Sequence[str]) -> list[str]:
+    """The check columns among ``schema``'s names."""
+    return [c for c in schema if c.startswith((f"{INTERNAL}flag_", f"{INTERNAL}eg_"))]
+
+
+#: Exact count and example of a check whose plan count is an upper bound (a hash
+#: count), run only when that count is not zero: ``None`` when nothing is wrong.
+Recount = Callable[[], "tuple[int, str] | None"]
+
+
+def raise_on_flags(frame: pl.DataFrame, recount: Mapping[str, Recount]) -> pl.DataFrame:
+    """Raise the first failed check of ``frame``; else ``frame`` without check columns."""
+    for check in CHECKS:
+        count = _count(check.name)
+        if count not in frame.columns:
+            continue
+        failed = frame.filter(pl.col(count) > 0)
+        if failed.height:
+            total, example = int(failed[count].sum()), failed[_example(check.name)][0]
+            if check.name in recount:
+                exact = recount[check.name]()
+                if exact is None:
+                    continue
+                total, example = exact
+            raise check.error(check.message.format(count=total, example=example))
+    return frame.drop(flag_columns(frame.columns))

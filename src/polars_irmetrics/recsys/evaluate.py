@@ -1,0 +1,263 @@
+"""``beyond_accuracy()``: coverage, novelty, diversity, serendipity and popularity bias of
+recommendations, in one lazy plan; and the few lines :func:`~polars_irmetrics.evaluate`
+calls to put them next to accuracy metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal, TypeVar, overload
+
+import polars as pl
+
+from polars_irmetrics.errors import ColumnTypeError, MetricParameterError
+from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.plan.options import EvalOptions
+from polars_irmetrics.recsys.options import RecsysOptions, Tables
+from polars_irmetrics.recsys.plan import build_recsys_plan
+
+__all__ = ["beyond_accuracy", "split_metrics", "with_beyond_accuracy"]
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+Frame = pl.DataFrame | pl.LazyFrame
+
+
+@overload
+def beyond_accuracy(
+    recommendations: pl.DataFrame,
+    metrics: str | Iterable[str],
+    *,
+    interactions: Frame | None = ...,
+    item_features: Frame | None = ...,
+    by: str | Sequence[str] | None = ...,
+    user_id: str = ...,
+    item_id: str = ...,
+    order: Literal["auto", "rank", "score"] = ...,
+    rank: str = ...,
+    score: str = ...,
+    relevance: str | None = ...,
+    features: str = ...,
+) -> pl.DataFrame: ...
+
+
+@overload
+def beyond_accuracy(
+    recommendations: pl.LazyFrame,
+    metrics: str | Iterable[str],
+    *,
+    interactions: Frame | None = ...,
+    item_features: Frame | None = ...,
+    by: str | Sequence[str] | None = ...,
+    user_id: str = ...,
+    item_id: str = ...,
+    order: Literal["auto", "rank", "score"] = ...,
+    rank: str = ...,
+    score: str = ...,
+    relevance: str | None = ...,
+    features: str = ...,
+) -> pl.LazyFrame: ...
+
+
+def beyond_accuracy(
+    recommendations: Frame,
+    metrics: str | Iterable[str],
+    *,
+    interactions: Frame | None = None,
+    item_features: Frame | None = None,
+    by: str | Sequence[str] | None = None,
+    user_id: str = "user_id",
+    item_id: str = "item_id",
+    order: Literal["auto", "rank", "score"] = "auto",
+    rank: str = "rank",
+    score: str = "score",
+    relevance: str | None = None,
+    features: str = "features",
+) -> Frame:
+    """Beyond-accuracy metrics of a recommendation table, one row per ``by`` group.
+
+    Parameters
+    ----------
+    recommendations
+        One row per recommended item: ``user_id``, ``item_id``, and ``rank`` (1 = top)
+        or ``score`` where a metric has a cutoff (``novelty@10``).
+    metrics
+        Names such as ``["catalog_coverage", "distributional_coverage", "novelty@10",
+        "intra_list_diversity", "serendipity"]`` (aliases: ``coverage``, ``entropy``,
+        ``gini``, ``diversity``, ``ild``, ``arp``, ``aplt``). Result columns are named
+        by the strings as given.
+    interactions
+        The history the recommender learned from (Microsoft Recommenders'
+        ``train_df``): ``user_id``, ``item_id``, one row per interaction. Item
+        popularity (the number of its rows), the catalogue (its distinct items) and each
+        user's history come from it. A ``by`` key present in it is matched too;
+        otherwise it serves every ``by`` group.
+    item_features
+        One row per item: ``item_id`` and ``features``, a list or array of numbers (an
+        embedding, or a multi-hot category vector). Similarity is the cosine of two
+        items' vectors.
+    by
+        Keys (system, segment, day) evaluated separately.
+    user_id, item_id, rank, score, features
+        Column names.
+    order
+        How a cutoff ranks each user's list: ``"rank"`` (the ``rank`` column),
+        ``"score"`` (descending, ties broken by the item id descending compared as text,
+        as :func:`~polars_irmetrics.evaluate` does) or ``"auto"`` (``rank`` if present).
+    relevance
+        A column of the recommendations weighting each item's serendipity (Microsoft
+        Recommenders' ``col_relevance``; they store it as float16, so give 0/1 or other
+        values float16 holds to get their numbers); ``None``: 1 for every item.
+
+    Returns
+    -------
+    pl.DataFrame or pl.LazyFrame
+        The ``by`` keys and one ``Float64`` column per metric; the same kind as
+        ``recommendations``, nothing computed before ``collect()`` for a LazyFrame.
+
+    Raises
+    ------
+    MetricParameterError
+        A metric reads a table that was not passed (the message names the argument), or
+        is an accuracy metric (use :func:`~polars_irmetrics.evaluate`).
+    ColumnNotFoundError, ColumnTypeError
+        A missing column, ids of different kinds in two tables, or a feature column that
+        is not a list or array of numbers.
+    InvalidValueError, DuplicateError
+        When the plan runs: a recommended item the interactions or the item features
+        lack, a user without history (serendipity), an empty interactions table, a
+        null, empty, zero, NaN or ragged feature vector, an item twice in one list, a
+        bad rank or score.
+
+    Notes
+    -----
+    The definitions are Microsoft Recommenders' ``python_evaluation`` functions (same
+    values, tested to 1e-12), with similarity from item feature vectors
+    (``item_sim_measure='item_feature_vector'``); see ``irm.get_metric(name).formula``.
+    The diversity of a one-item list is undefined and left out of the mean over users,
+    as theirs. Where they drop rows (a recommended item without interactions counts 0
+    novelty there, a user without history is left out of serendipity), this function
+    raises instead.
+
+    Examples
+    --------
+    Two users, three catalogue items (``a`` has 2 of the 4 interactions):
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> recs = pl.DataFrame({"user_id": [1, 1, 2], "item_id": ["a", "b", "a"]})
+    >>> history = pl.DataFrame({"user_id": [1, 2, 2, 3], "item_id": ["c", "a", "b", "a"]})
+    >>> irm.beyond_accuracy(recs, ["coverage", "novelty"], interactions=history)
+    shape: (1, 2)
+    ┌──────────┬──────────┐
+    │ coverage ┆ novelty  │
+    │ ---      ┆ ---      │
+    │ f64      ┆ f64      │
+    ╞══════════╪══════════╡
+    │ 0.666667 ┆ 1.333333 │
+    └──────────┴──────────┘
+
+    Coverage is 2 of 3 items; novelty is the mean of ``-log2(2/4)``, ``-log2(1/4)`` and
+    ``-log2(2/4)``, (1 + 2 + 1) / 3. An item the interactions never saw has no
+    popularity, and is an error rather than a row left out:
+
+    >>> recs = pl.DataFrame({"user_id": [1], "item_id": ["z"]})
+    >>> irm.beyond_accuracy(recs, ["novelty"], interactions=history)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: item 'z' (recommended to user 1) never \
+occurs in the interactions, so it has no popularity (1 recommendations name such \
+items): add its interactions to interactions=..., or drop it from the recommendations
+    """
+    _ensure_frame(recommendations, "recommendations")
+    for name, frame in (("interactions", interactions), ("item_features", item_features)):
+        if frame is not None:
+            _ensure_frame(frame, name)
+    options = RecsysOptions(
+        by=by,
+        user_id=user_id,
+        item_id=item_id,
+        order=order,
+        rank=rank,
+        score=score,
+        relevance=relevance,
+        features=features,
+    )
+    tables = Tables(
+        recommendations.lazy(),
+        None if interactions is None else interactions.lazy(),
+        None if item_features is None else item_features.lazy(),
+    )
+    from polars_irmetrics.plan.evaluate import parse_metric_list
+
+    plan = build_recsys_plan(tables, parse_metric_list(metrics), options)
+    return plan.collect() if isinstance(recommendations, pl.DataFrame) else plan
+
+
+def split_metrics(
+    metrics: str | Iterable[str],
+) -> tuple[str | list[str], list[tuple[str, MetricRequest]]]:
+    """The metrics for the accuracy plan, and the beyond-accuracy requests.
+
+    Without a beyond-accuracy metric, ``metrics`` comes back as given (the accuracy
+    plan parses it and reports its errors).
+    """
+    from polars_irmetrics.plan.evaluate import parse_metric_list
+
+    if not isinstance(metrics, str):
+        metrics = list(metrics)
+    if not metrics:
+        return metrics, []
+    requests = parse_metric_list(metrics)
+    beyond = [(label, r) for label, r in requests if r.metric.level == "collection"]
+    if not beyond:
+        return metrics, []
+    return [label for label, r in requests if r.metric.level == "query"], beyond
+
+
+def with_beyond_accuracy(
+    accuracy: pl.LazyFrame | None,
+    run: pl.LazyFrame,
+    requests: list[tuple[str, MetricRequest]],
+    interactions: Frame | None,
+    item_features: Frame | None,
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """:func:`~polars_irmetrics.evaluate`'s means (``accuracy``, or ``None`` when every
+    metric is beyond accuracy) joined with the beyond-accuracy metrics of ``run``, its
+    queries as users and its documents as items."""
+    if options.per_query:
+        raise MetricParameterError(
+            f"metric {requests[0][0]!r} describes a whole recommendation table, not one "
+            "query: evaluate it with per_query=False"
+        )
+    recsys = RecsysOptions(
+        by=options.by_keys,
+        user_id=options.query_id,
+        item_id=options.doc_id,
+        order=options.order,
+        rank=options.rank,
+        score=options.score,
+        caller="irm.evaluate",
+    )
+    tables = Tables(
+        run,
+        None if interactions is None else interactions.lazy(),
+        None if item_features is None else item_features.lazy(),
+    )
+    beyond = build_recsys_plan(tables, requests, recsys)
+    if accuracy is None:
+        return beyond
+    by = list(options.by_keys)
+    if not by:
+        return pl.concat([accuracy, beyond], how="horizontal")
+    # a full join: a group with no judged query still shows its beyond-accuracy values
+    return accuracy.join(
+        beyond, on=by, how="full", coalesce=True, nulls_equal=True, maintain_order="left_right"
+    )
+
+
+def _ensure_frame(frame: object, name: str) -> None:
+    if not isinstance(frame, pl.DataFrame | pl.LazyFrame):
+        raise ColumnTypeError(
+            f"{name} must be a polars DataFrame or LazyFrame, got {type(frame).__name__}; "
+            "convert it, e.g. pl.from_pandas(...) or pl.from_arrow(...)"
+        )

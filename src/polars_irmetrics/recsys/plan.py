@@ -1,0 +1,491 @@
+"""The lazy plan behind :func:`~polars_irmetrics.beyond_accuracy`.
+
+From the recommendations (and, where a metric reads them, the interactions and the
+item features), one lazy polars query:
+
+1. **Rows**: the recommendations with the columns the requested formulas asked for
+   (:class:`~polars_irmetrics.metrics.collection.CollectionScope`): the position in
+   the user's list (``rank``, or ``score`` descending with ties broken by the item id
+   descending compared as text, as :func:`~polars_irmetrics.evaluate` does); the
+   item's popularity, the interactions total and the catalogue size (left joins with
+   one group-by of the interactions); the popularity head; whether the item has a
+   feature vector. The vectors themselves only join slim branches (ids, positions),
+   which return one number per user or per row.
+2. **Pairwise similarity per user list**, without pairs
+   (:mod:`polars_irmetrics.recsys.vectors`): for unit vectors ``u_i = v_i / |v_i|``,
+   ``sum_{i != j} cos(v_i, v_j) = |sum_i u_i|^2 - sum_i |u_i|^2``, exact up to float
+   rounding. The vector sum of each user's list is one group-by (per position of an
+   ``Array`` column, or of a ``List`` column's exploded entries), linear in the list
+   length instead of the ``m^2`` pairs of a self-join, and no pair of catalogue items
+   is ever formed (``benchmarks/results_recsys.md`` measures both).
+3. **Similarity to the user's history** the same way: ``mean_h cos(v_i, v_h) =
+   u_i . (sum_h u_h) / |H|``, one vector sum per user of the history.
+4. **Two group-bys**: per ``by`` group over the rows (coverage, entropy, Gini,
+   novelty, and the checks' counts), and per (``by``, user) then per ``by`` group (the
+   per-user metrics' means), joined on the ``by`` keys.
+5. The checks raise (:mod:`.checks`) when the plan runs; nothing is collected before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    InvalidValueError,
+    MetricParameterError,
+)
+from polars_irmetrics.metrics.collection import (
+    CATALOG,
+    HISTORY_SIM,
+    POPULARITY,
+    POSITION,
+    RELEVANCE,
+    TOTAL,
+    CollectionFormula,
+    CollectionScope,
+)
+from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.plan.validate import INTERNAL, check_numeric, id_kind, require_columns
+from polars_irmetrics.recsys.checks import Recount, flag, flag_columns, raise_on_flags, shown
+from polars_irmetrics.recsys.options import RecsysOptions, Tables
+from polars_irmetrics.recsys.vectors import pair_similarity_by_sums, vector_sums
+
+__all__ = ["build_recsys_plan"]
+
+_UNIT = f"{INTERNAL}unit"
+_HISTORY = f"{INTERNAL}history"
+_HISTORY_N = f"{INTERNAL}history_n"
+_MASS = f"{INTERNAL}mass"
+_ABOVE = f"{INTERNAL}above"
+_KNOWN = f"{INTERNAL}known"
+
+
+def build_recsys_plan(
+    tables: Tables,
+    requests: Sequence[tuple[str, MetricRequest]],
+    options: RecsysOptions,
+) -> pl.LazyFrame:
+    """One row per ``by`` group: the ``by`` keys, then one column per request label."""
+    scope = CollectionScope(item=pl.col(options.item_id))
+    formulas: list[tuple[str, CollectionFormula]] = []
+    for label, request in requests:
+        metric = request.metric
+        if metric.collection is None:
+            raise MetricParameterError(
+                f"metric {label!r} is an accuracy metric, one value per query against "
+                "judgments: compute it with irm.evaluate(run, metrics, qrels=...)"
+            )
+        _require_tables(label, request, tables, options)
+        formulas.append((label, metric.collection(scope, request.params(1.0))))
+
+    user, item, by = options.user_id, options.item_id, list(options.by_keys)
+    kinds = _check_schemas(tables, scope, options)
+    rows = _rows(tables.recommendations, scope, options, kinds)
+    checks: list[pl.LazyFrame] = []
+    interactions, item_features = tables.interactions, tables.item_features
+    if "popularity" in scope.needs and interactions is not None:
+        rows = _with_popularity(rows, interactions, scope, options, kinds)
+    features, width = None, _width(item_features, options)
+    if (scope.pair_cutoffs or "history" in scope.needs) and item_features is not None:
+        features, feature_checks = _unit_vectors(item_features, options, kinds)
+        checks.append(feature_checks)
+        # The rows carry only whether the item has a vector: the vectors join slim
+        # branches (item ids and positions), which give back one number per user or row.
+        known = features.select(item, pl.lit(True).alias(_KNOWN))
+        rows = rows.join(known, on=item, how="left", nulls_equal=False)
+    slim = rows.select(*by, user, item, *([POSITION] if "position" in scope.needs else []))
+    for k in sorted(scope.pair_cutoffs, key=lambda c: -1 if c is None else c):
+        if features is None:
+            break
+        kept = slim if k is None else slim.filter(pl.col(POSITION) <= k)
+        kept = kept.join(features, on=item, how="inner", nulls_equal=False)
+        pairs = pair_similarity_by_sums(kept, [*by, user], _UNIT, width)
+        rows = rows.join(
+            pairs.rename({"pair_similarity_sum": scope.pair_column(k)}),
+            on=[*by, user],
+            how="left",
+            nulls_equal=True,
+        )
+    if "history" in scope.needs and interactions is not None and features is not None:
+        similarity, history_checks = _with_history(
+            slim, interactions, features, options, kinds, width
+        )
+        rows = rows.join(similarity, on=[*by, user, item], how="left", nulls_equal=True)
+        checks.append(history_checks)
+
+    row_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "rows"]
+    keys = [] if interactions is None else _interaction_keys(interactions, options)
+    row_exprs += _row_checks(scope, options, kinds, keys)
+    per_group = _aggregate(rows, by, row_exprs)
+    user_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "users"]
+    if user_exprs:
+        per_user = rows.group_by([*by, user]).agg(user_exprs)
+        means = [pl.col(label).mean() for label, f in formulas if f.over == "users"]
+        per_group = _join(per_group, _aggregate(per_user, by, means), by)
+    for frame in checks:
+        per_group = per_group.join(frame, how="cross")
+    labels = [label for label, _ in formulas]
+    result = per_group.select(*by, *labels, *flag_columns(per_group.collect_schema().names()))
+    schema = result.collect_schema()
+    out_schema = pl.Schema({name: schema[name] for name in [*by, *labels]})
+    recount = _recount(tables.recommendations, options, kinds)
+    checked = result.map_batches(lambda frame: raise_on_flags(frame, recount), schema=out_schema)
+    return checked.sort(by) if by else checked
+
+
+def _aggregate(frame: pl.LazyFrame, by: list[str], exprs: list[pl.Expr]) -> pl.LazyFrame:
+    """``exprs`` per ``by`` group; without ``by``, over the whole frame as one group (a
+    group-by on a constant: polars 2.1's ``select`` refuses aggregations whose inner
+    filters differ in length, such as an entropy beside a count)."""
+    if by:
+        return frame.group_by(by).agg(exprs)
+    one = f"{INTERNAL}one"
+    return frame.with_columns(pl.lit(0).alias(one)).group_by(one).agg(exprs).drop(one)
+
+
+def _require_tables(
+    label: str, request: MetricRequest, tables: Tables, options: RecsysOptions
+) -> None:
+    reads = request.metric.reads
+    if "interactions" in reads and tables.interactions is None:
+        raise MetricParameterError(
+            f"metric {label!r} reads an interactions table (the history that item "
+            "popularity, the catalogue and each user's history come from): pass "
+            f"interactions=... to {options.caller}"
+        )
+    if "item_features" in reads and tables.item_features is None:
+        raise MetricParameterError(
+            f"metric {label!r} reads item feature vectors: pass item_features=... to "
+            f"{options.caller}, one row per item with columns {options.item_id!r} and "
+            f"{options.features!r} (a list or array of numbers)"
+        )
+
+
+def _check_schemas(
+    tables: Tables, scope: CollectionScope, options: RecsysOptions
+) -> dict[str, pl.DataType]:
+    """Check every column the plan reads; the dtype ids are cast to, by id column."""
+    user, item, by = options.user_id, options.item_id, list(options.by_keys)
+    for key in by:
+        if key in (user, item):
+            raise InvalidValueError(
+                f"by={by!r} names {key!r}, which is already the user or item id; list "
+                "only extra keys such as 'system'"
+            )
+    hint = "pass the column names, e.g. user_id='uid', item_id='iid'"
+    schema = tables.recommendations.collect_schema()
+    require_columns(schema, [user, item, *by], "recommendations", hint)
+    kinds = {c: id_kind(schema, c, "recommendations") for c in (user, item)}
+    if "position" in scope.needs:
+        order = options.order
+        if order == "auto":
+            if options.rank in schema:
+                order = "rank"
+            elif options.score in schema:
+                order = "score"
+            else:
+                raise ColumnNotFoundError(
+                    f"the recommendations have neither a {options.rank!r} nor a "
+                    f"{options.score!r} column to order each user's list, which a "
+                    "cutoff (@k) needs; name yours with rank=... or score=..."
+                )
+        elif order not in ("rank", "score"):
+            raise InvalidValueError(
+                f"order={order!r} is not an order; choose 'auto', 'rank' or 'score'"
+            )
+        column = options.rank if order == "rank" else options.score
+        require_columns(schema, [column], "recommendations", "name it with rank=... or score=...")
+        check_numeric(schema, column, "recommendations", integer=order == "rank")
+        scope.needs.add(f"order:{order}")
+    if options.relevance is not None:
+        require_columns(
+            schema, [options.relevance], "recommendations", "name it with relevance=..."
+        )
+        check_numeric(schema, options.relevance, "recommendations", integer=False)
+    others = [("interactions", tables.interactions, [item])]
+    if "history" in scope.needs:
+        others[0] = ("interactions", tables.interactions, [user, item])
+    others.append(("item_features", tables.item_features, [item, options.features]))
+    for name, frame, columns in others:
+        if frame is None:
+            continue
+        other = frame.collect_schema()
+        require_columns(other, columns, name, hint)
+        for column in columns:
+            if column == options.features:
+                _check_vector(other[column], column)
+                continue
+            kind = id_kind(other, column, name)
+            if kind != kinds[column]:
+                raise ColumnTypeError(
+                    f"column {column!r} holds {kinds[column]}s in the recommendations "
+                    f"({schema[column]}) but {kind}s in the {name} ({other[column]}); "
+                    f"cast one side, e.g. pl.col({column!r}).cast(pl.String) on both"
+                )
+        if name == "interactions":
+            for key in by:
+                if key in other and other[key] != schema[key]:
+                    raise ColumnTypeError(
+                        f"column {key!r} has dtype {schema[key]} in the recommendations "
+                        f"but {other[key]} in the interactions; cast one side to match"
+                    )
+    return {c: pl.String() if kinds[c] == "string" else pl.Int64() for c in (user, item)}
+
+
+def _check_vector(dtype: pl.DataType, column: str) -> None:
+    inner = dtype.inner if isinstance(dtype, pl.List | pl.Array) else None
+    if inner is None or not inner.is_numeric():
+        raise ColumnTypeError(
+            f"column {column!r} in the item_features has dtype {dtype}; it must hold one "
+            "feature vector per item, a list or array of numbers: e.g. "
+            f"pl.col({column!r}).cast(pl.List(pl.Float64)), or name the vector column "
+            "with features=..."
+        )
+
+
+def _width(item_features: pl.LazyFrame | None, options: RecsysOptions) -> int | None:
+    """The feature vectors' length where the schema tells it (an ``Array`` column)."""
+    if item_features is None:
+        return None
+    dtype = item_features.collect_schema().get(options.features)
+    return dtype.size if isinstance(dtype, pl.Array) else None
+
+
+def _cast_ids(frame: pl.LazyFrame, kinds: dict[str, pl.DataType]) -> pl.LazyFrame:
+    names = frame.collect_schema().names()
+    return frame.with_columns(pl.col(c).cast(t) for c, t in kinds.items() if c in names)
+
+
+def _rows(
+    recommendations: pl.LazyFrame,
+    scope: CollectionScope,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+) -> pl.LazyFrame:
+    """The recommendation rows with their position and relevance weight, if needed."""
+    user, item, by = options.user_id, options.item_id, list(options.by_keys)
+    keep = [*by, user, item]
+    if "order:rank" in scope.needs:
+        keep.append(options.rank)
+    if "order:score" in scope.needs:
+        keep.append(options.score)
+    if options.relevance is not None:
+        keep.append(options.relevance)
+    rows = _cast_ids(recommendations.select(list(dict.fromkeys(keep))), kinds)
+    if "order:rank" in scope.needs:
+        rows = rows.with_columns(pl.col(options.rank).cast(pl.Int64).alias(POSITION))
+    elif "order:score" in scope.needs:
+        text = pl.col(item).cast(pl.String)
+        tie_broken = pl.struct(pl.col(options.score).cast(pl.Float64), text)
+        rows = rows.with_columns(
+            tie_broken.rank("ordinal", descending=True)
+            .over([*by, user])
+            .cast(pl.Int64)
+            .alias(POSITION)
+        )
+    weight = pl.lit(1.0) if options.relevance is None else pl.col(options.relevance)
+    return rows.with_columns(weight.cast(pl.Float64).alias(RELEVANCE))
+
+
+def _interaction_keys(interactions: pl.LazyFrame, options: RecsysOptions) -> list[str]:
+    """The ``by`` keys the interactions carry: popularity is counted per those groups."""
+    names = interactions.collect_schema().names()
+    return [key for key in options.by_keys if key in names]
+
+
+def _join(left: pl.LazyFrame, right: pl.LazyFrame, on: list[str]) -> pl.LazyFrame:
+    if not on:
+        return left.join(right, how="cross")
+    return left.join(right, on=on, how="left", nulls_equal=True)
+
+
+def _with_popularity(
+    rows: pl.LazyFrame,
+    interactions: pl.LazyFrame,
+    scope: CollectionScope,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+) -> pl.LazyFrame:
+    """Each row's item popularity, the interactions total and catalogue size, and the
+    popularity head for each share asked for."""
+    item = options.item_id
+    keys = _interaction_keys(interactions, options)
+    history = _cast_ids(interactions.select(*keys, item), kinds)
+    counts = history.group_by([*keys, item]).agg(pl.len().cast(pl.Float64).alias(POPULARITY))
+    totals = [
+        pl.len().cast(pl.Int64).alias(TOTAL),
+        pl.col(item).n_unique().cast(pl.Int64).alias(CATALOG),
+    ]
+    sizes = history.group_by(keys).agg(totals) if keys else history.select(totals)
+    rows = rows.join(counts, on=[*keys, item], how="left", nulls_equal=False)
+    rows = _join(rows, sizes, keys)
+    if scope.head_shares:
+        # Interactions held by the items strictly more popular than each popularity.
+        levels = (
+            counts.group_by([*keys, POPULARITY])
+            .agg(pl.col(POPULARITY).sum().alias(_MASS))
+            .sort([*keys, POPULARITY], descending=[False] * len(keys) + [True])
+        )
+        running = pl.col(_MASS).cum_sum()
+        above = (running.over(keys) if keys else running) - pl.col(_MASS)
+        levels = levels.select(*keys, POPULARITY, above.alias(_ABOVE))
+        rows = rows.join(levels, on=[*keys, POPULARITY], how="left", nulls_equal=False)
+        rows = rows.with_columns(
+            (pl.col(_ABOVE) < share * pl.col(TOTAL)).alias(scope.head_column(share))
+            for share in scope.head_shares
+        )
+    return rows
+
+
+def _unit_vectors(
+    item_features: pl.LazyFrame, options: RecsysOptions, kinds: dict[str, pl.DataType]
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Each item's unit vector ``v / |v|``, and the one-row frame of the table's checks."""
+    item, column = options.item_id, options.features
+    vector = pl.col(column).cast(pl.List(pl.Float64))
+    table = _cast_ids(item_features.select(item, vector.alias(column)), kinds)
+    length = pl.col(column).list.len()
+    squares = (pl.col(column) * pl.col(column)).list.sum()
+    finite = pl.col(column).list.eval(pl.element().is_finite().fill_null(False).all()).list.first()
+    name = [(pl.col(item), kinds[item])]
+    null = pl.col(column).is_null()
+    empty = ~null & (length == 0)
+    bad_value = ~null & ~empty & ~finite
+    zero = ~null & ~empty & finite & (squares == 0)
+    lengths = length.filter(~null & ~empty)
+    ragged = ~null & ~empty & (length != lengths.min())
+    checks = table.select(
+        *flag("null_features", null, "{}", name),
+        *flag("empty_features", empty, "{}", name),
+        *flag("nan_features", bad_value, "{}", name),
+        *flag("zero_features", zero, "{}", name),
+        *flag(
+            "ragged_features",
+            ragged,
+            example=pl.format("{} and {}", lengths.min(), length.filter(ragged).first()),
+        ),
+        *flag(
+            "dup_features",
+            pl.col(item).is_duplicated(),
+            "{}",
+            name,
+            count=pl.len() - pl.col(item).n_unique(),
+        ),
+    )
+    units = table.select(item, (pl.col(column) / squares.sqrt()).alias(_UNIT))
+    return units, checks
+
+
+def _with_history(
+    rows: pl.LazyFrame,
+    interactions: pl.LazyFrame,
+    features: pl.LazyFrame,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+    width: int | None,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Per recommendation (``by`` keys, user, item): the mean cosine similarity of the
+    item to the user's history and the size of that history (null: no history); and
+    the checks of the history's items."""
+    user, item = options.user_id, options.item_id
+    keys = [*_interaction_keys(interactions, options), user]
+    history = _cast_ids(interactions.select(*keys, item), kinds).join(
+        features, on=item, how="left", nulls_equal=False
+    )
+    missing = pl.col(_UNIT).is_null()
+    checks = history.select(
+        *flag(
+            "no_history_features",
+            missing,
+            "{} (in the history of user {})",
+            [(pl.col(item), kinds[item]), (pl.col(user), kinds[user])],
+        )
+    )
+    known = history.filter(~missing)
+    sums = vector_sums(known, keys, _UNIT, width).rename({_UNIT: _HISTORY})
+    sizes = history.group_by(keys).agg(pl.len().cast(pl.Float64).alias(_HISTORY_N))
+    similarity = (pl.col(_UNIT) * pl.col(_HISTORY)).list.sum() / pl.col(_HISTORY_N)
+    by = list(options.by_keys)
+    per_row = (
+        rows.select(*by, user, item)
+        .join(features, on=item, how="left", nulls_equal=False)
+        .join(sizes, on=keys, how="left", nulls_equal=True)
+        .join(sums, on=keys, how="left", nulls_equal=True)
+        .select(*by, user, item, _HISTORY_N, similarity.alias(HISTORY_SIM))
+    )
+    return per_row, checks
+
+
+def _row_checks(
+    scope: CollectionScope,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+    interaction_keys: list[str],
+) -> list[pl.Expr]:
+    """The checks computed over the recommendation rows of each group."""
+    user, item = pl.col(options.user_id), pl.col(options.item_id)
+    ids = [(user, kinds[options.user_id]), (item, kinds[options.item_id])]
+    where = ("user {} item {}", ids)
+    named = ("{} (recommended to user {})", ids[::-1])
+    out = [*flag("null_id", user.is_null() | item.is_null(), *where)]
+    if "order:rank" in scope.needs:
+        rank = pl.col(options.rank)
+        out += flag("bad_rank", rank.is_null() | (rank < 1).fill_null(True), *where)
+    if "order:score" in scope.needs:
+        score = pl.col(options.score).cast(pl.Float64)
+        out += flag("bad_score", score.is_null() | score.is_nan().fill_null(True), *where)
+    # An upper bound (two pairs may share a hash): exact on the error path (_recount).
+    pairs = pl.len() - pl.struct(user, item).hash().n_unique()
+    out += flag("dup_item", pairs > 0, count=pairs, example=pl.lit(""))
+    if "popularity" in scope.needs:
+        catalog = pl.col(CATALOG).fill_null(0)
+        template = " for " + ", ".join(f"{key}={{}}" for key in interaction_keys)
+        out += flag(
+            "empty_catalog",
+            catalog == 0,
+            template if interaction_keys else "",
+            [(pl.col(key), None) for key in interaction_keys],
+            count=(catalog == 0).any().cast(pl.Int64),
+        )
+        out += flag("no_popularity", (catalog > 0) & pl.col(POPULARITY).is_null(), *named)
+    if scope.pair_cutoffs or "history" in scope.needs:
+        out += flag("no_features", pl.col(_KNOWN).is_null(), *named)
+    if "history" in scope.needs:
+        no_history = pl.col(_HISTORY_N).is_null()
+        out += flag("no_history", no_history, "{}", ids[:1])
+    return out
+
+
+def _recount(
+    recommendations: pl.LazyFrame, options: RecsysOptions, kinds: dict[str, pl.DataType]
+) -> dict[str, Recount]:
+    """The exact duplicate count and first duplicate, run only when the hash count of the
+    plan is not zero."""
+    keys = [*options.by_keys, options.user_id, options.item_id]
+
+    def dup_item() -> tuple[int, str] | None:
+        extra = (
+            _cast_ids(recommendations.select(keys), kinds)
+            .group_by(keys)
+            .agg(pl.len())
+            .filter(pl.col("len") > 1)
+            .sort(keys)
+            .collect()
+        )
+        if not extra.height:
+            return None
+        user, item = options.user_id, options.item_id
+        first = extra.select(
+            pl.format(
+                "user {} item {}",
+                shown(pl.col(user), kinds[user]),
+                shown(pl.col(item), kinds[item]),
+            )
+        ).item(0, 0)
+        return int((extra["len"] - 1).sum()), str(first)
+
+    return {"dup_item": dup_item}
