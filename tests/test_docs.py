@@ -77,3 +77,11 @@ def test_public_docstrings_follow_numpydoc(name: str) -> None:
         if code in NUMPYDOC_CHECKS
     ]
     assert not errors, errors
+
+
+@pytest.mark.parametrize("metric", irm.list_metrics(), ids=lambda m: m.name)
+def test_every_metric_declares_its_formula(metric: irm.metrics.spec.Metric) -> None:
+    # the catalogue renders both: the LaTeX formula and the plain-text one with its source
+    assert metric.latex.strip(), metric.name
+    assert metric.formula.strip(), metric.name
+    assert metric.latex.count("{") == metric.latex.count("}"), metric.latex

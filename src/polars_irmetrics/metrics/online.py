@@ -257,6 +257,10 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         reads=_CLICKS,
         formula="sum(clicks at positions <= k) / sum(impressions at positions <= k) over "
         "every session of the segment (a ratio of sums; the A/B test uses the delta method).",
+        latex=(
+            r"\mathrm{CTR@}k = \frac{\sum_{s} |\{\text{clicks at } r \le k\}|}{\sum_{s}"
+            r" |\{\text{impressions at } r \le k\}|}"
+        ),
     ),
     ClickMetric(
         "session_ctr",
@@ -270,6 +274,10 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         },
         formula="per session, 1 if a position <= k was clicked, else 0 (hit_rate with clicks "
         "as relevance); mean over sessions.",
+        latex=(
+            r"\frac{1}{|S|}\sum_{s \in S} \mathbb{1}\left[\exists\, r \le k : c_{s,r} ="
+            r" 1\right]"
+        ),
     ),
     ClickMetric(
         "clicks_per_session",
@@ -283,6 +291,7 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         },
         formula="per session, the clicks at positions <= k (num_rel_ret with clicks as "
         "relevance); mean over sessions.",
+        latex=r"\frac{1}{|S|}\sum_{s \in S} \sum_{r \le k} c_{s,r}",
     ),
     ClickMetric(
         "abandonment",
@@ -294,6 +303,7 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         reads=_CLICKS,
         formula="per session, 1 if nothing was clicked, else 0 (1 - hit_rate with clicks as "
         "relevance); mean over sessions.",
+        latex=r"\frac{1}{|S|}\sum_{s \in S} \mathbb{1}\left[\textstyle\sum_r c_{s,r} = 0\right]",
     ),
     ClickMetric(
         "click_mrr",
@@ -308,6 +318,7 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         },
         formula="per session, 1 / position of the first click (within the top k), 0 without a "
         "click (mrr with clicks as relevance); mean over sessions.",
+        latex=r"\frac{1}{|S|}\sum_{s \in S} \frac{1}{\min\{r \le k : c_{s,r} = 1\}}",
     ),
     ClickMetric(
         "mean_click_position",
@@ -319,6 +330,7 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         reads=_CLICKS,
         formula="sum of the positions of the clicks / number of clicks, over every click of "
         "the segment (a ratio of sums).",
+        latex=r"\frac{\sum_{s}\sum_{r} r\, c_{s,r}}{\sum_{s}\sum_{r} c_{s,r}}",
     ),
     ClickMetric(
         "median_click_position",
@@ -329,6 +341,10 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         reads=_CLICKS,
         formula="per session, the median position of its clicks (null without a click); mean "
         "over the sessions with a click.",
+        latex=(
+            r"\operatorname{mean}_{s:\, \text{clicked}} \operatorname{median}\{r : c_{s,r} ="
+            r" 1\}"
+        ),
     ),
     ClickMetric(
         "time_to_first_click",
@@ -339,6 +355,10 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         reads=_CLICKS,
         formula="per session, timestamp of the first click - first timestamp of the session, "
         "in seconds (null without a click); mean over the sessions with a click.",
+        latex=(
+            r"\operatorname{mean}_{s:\, \text{clicked}} \big(t_{\text{first click}} -"
+            r" t_{\text{first impression}}\big)"
+        ),
     ),
     ClickMetric(
         "sat_click_rate",
@@ -351,6 +371,7 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         reads=_CLICKS,
         formula="sum(clicks with dwell >= dwell_threshold) / sum(clicks) over every click of "
         "the segment (a ratio of sums; default threshold 30 s).",
+        latex=r"\frac{|\{\text{clicks with dwell} \ge \tau\}|}{|\{\text{clicks}\}|}",
     ),
     ClickMetric(
         "conversion_rate",
@@ -359,6 +380,10 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         cutoff="none",
         reads=_CLICKS,
         formula="per session, 1 if an impression converted, else 0; mean over sessions.",
+        latex=(
+            r"\frac{1}{|S|}\sum_{s \in S} \mathbb{1}\left[\exists\, r :"
+            r" \text{converted}_{s,r}\right]"
+        ),
     ),
     ClickMetric(
         "click_ndcg",
@@ -372,6 +397,7 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         },
         formula="ndcg@k of the session as a judged table: rank = position, relevance = 1 "
         "for a click (or a satisfied click), 0 otherwise; the ideal puts the clicks on top.",
+        latex=r"\frac{1}{|S|}\sum_{s} \mathrm{nDCG@}k\ \text{with } \ell_r = c_{s,r}",
     ),
     ClickMetric(
         "click_precision",
@@ -385,5 +411,6 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         },
         formula="precision@k of the session as a judged table (clicks as relevance): "
         "clicks at positions <= k / k; mean over sessions.",
+        latex=r"\frac{1}{|S|}\sum_{s} \frac{1}{k}\sum_{r \le k} c_{s,r}",
     ),
 )

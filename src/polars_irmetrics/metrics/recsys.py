@@ -119,6 +119,7 @@ def _metric(
     aliases: tuple[Alias, ...] = (),
     params: tuple[Param, ...] = (),
     higher_is_better: bool = True,
+    latex: str = "",
 ) -> Metric:
     return Metric(
         name,
@@ -132,6 +133,7 @@ def _metric(
         reads=reads,
         matches=matches,
         collection=formula_fn,
+        latex=latex,
     )
 
 
@@ -145,6 +147,10 @@ RECSYS_METRICS: tuple[Metric, ...] = (
         formula="|distinct recommended items| / |distinct items in the interactions| "
         "(Shani & Gunawardana 2010); a recommended item the interactions lack is an error",
         matches={"recommenders": "catalog_coverage, to 1e-12"},
+        latex=(
+            r"\frac{|\{\text{distinct recommended items}\}|}{|\{\text{distinct items in the"
+            r" interactions}\}|}"
+        ),
     ),
     _metric(
         "distributional_coverage",
@@ -155,6 +161,10 @@ RECSYS_METRICS: tuple[Metric, ...] = (
         formula="-sum_i p(i) log2 p(i), p(i) = recommendations of item i / all "
         "recommendations (Shani & Gunawardana 2010, eq. 21)",
         matches={"recommenders": "distributional_coverage, to 1e-12"},
+        latex=(
+            r"-\sum_{i} p(i) \log_2 p(i), \quad p(i) = \frac{\text{recommendations of }"
+            r" i}{\text{recommendations}}"
+        ),
     ),
     _metric(
         "gini_index",
@@ -167,6 +177,10 @@ RECSYS_METRICS: tuple[Metric, ...] = (
         "their share p of recommendations, ascending; 0 for a one-item catalogue "
         "(Shani & Gunawardana 2010, eq. 20)",
         matches={"numpy": "the formula as explicit arithmetic, to 1e-12"},
+        latex=(
+            r"\frac{1}{n-1}\sum_{j=1}^{n} (2j - n - 1)\, p(i_j), \quad p(i_1) \le \dots \le"
+            r" p(i_n)"
+        ),
     ),
     _metric(
         "novelty",
@@ -177,6 +191,7 @@ RECSYS_METRICS: tuple[Metric, ...] = (
         "item i and N all interactions (Castells, Vargas & Wang 2011); a recommended "
         "item the interactions lack is an error",
         matches={"recommenders": "novelty, to 1e-12"},
+        latex=r"\frac{1}{|L|}\sum_{i \in L} -\log_2 \frac{n_i}{N}",
     ),
     _metric(
         "intra_list_diversity",
@@ -188,6 +203,7 @@ RECSYS_METRICS: tuple[Metric, ...] = (
         "as 1 - (|sum_i u_i|^2 - sum_i |u_i|^2) / (m (m - 1)) with u = v / |v| "
         "(Ziegler et al. 2005)",
         matches={"recommenders": "diversity(item_sim_measure='item_feature_vector'), to 1e-12"},
+        latex=r"\operatorname{mean}_{u} \Big(1 - \frac{2}{m(m-1)}\sum_{i<j} \cos(v_i, v_j)\Big)",
     ),
     _metric(
         "serendipity",
@@ -197,6 +213,10 @@ RECSYS_METRICS: tuple[Metric, ...] = (
         formula="mean over users of mean over recommended items i of (1 - mean over the "
         "user's interactions h of cos(v_i, v_h)) * relevance_i (Zhang et al. 2012)",
         matches={"recommenders": "serendipity(item_sim_measure='item_feature_vector'), to 1e-12"},
+        latex=(
+            r"\operatorname{mean}_{u} \operatorname{mean}_{i \in L_u} \Big(1 -"
+            r" \operatorname{mean}_{h \in H_u} \cos(v_i, v_h)\Big)\, \mathrm{rel}_i"
+        ),
     ),
     _metric(
         "average_popularity",
@@ -208,6 +228,7 @@ RECSYS_METRICS: tuple[Metric, ...] = (
         formula="ARP = mean over users of mean over the user's items of n_i, the "
         "interactions with item i (Abdollahpouri, Burke & Mobasher 2019)",
         matches={"numpy": "the formula as explicit arithmetic, to 1e-12"},
+        latex=r"\mathrm{ARP} = \operatorname{mean}_{u} \frac{1}{|L_u|}\sum_{i \in L_u} n_i",
     ),
     _metric(
         "long_tail_share",
@@ -227,5 +248,6 @@ RECSYS_METRICS: tuple[Metric, ...] = (
         "the head: items whose strictly more popular items hold < head x N interactions "
         "(Abdollahpouri, Burke & Mobasher 2019)",
         matches={"numpy": "the formula as explicit arithmetic, to 1e-12"},
+        latex=r"\mathrm{APLT} = \operatorname{mean}_{u} \frac{|L_u \cap \text{tail}|}{|L_u|}",
     ),
 )
