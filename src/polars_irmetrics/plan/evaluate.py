@@ -262,9 +262,11 @@ def evaluate(
         A missing column or one of the wrong dtype (found when the plan is built).
     InvalidValueError, DuplicateError
         Null ids or relevance, NaN or null scores, ranks below 1, duplicate ranks, a
-        document twice in one query, a label whose metric terms reach 2**32 or are not
-        finite (a label of 2**32 or more, of 32 or more with ``gain='exponential'``, or
-        NaN: more than the exact fixed-point sums hold) (found when the plan runs).
+        document twice in one query, a NaN or infinite label or one of magnitude 2**32
+        or more, whatever the metrics asked for; a label whose metric terms reach 2**32
+        (32 or more with ``gain='exponential'``: more than the exact fixed-point sums
+        hold), for the metrics that sum such terms (found when the plan runs). Scores
+        of ``inf`` and ``-inf`` are ranked as they are, as trec_eval does.
     QuerySetError
         Queries on one side only, under an ``"error"`` policy.
     UnknownMetricError, MetricParameterError
@@ -518,6 +520,11 @@ def _per_query(
             (~is_judgment).any().alias(_RETRIEVED),
             *(pl.col(name).max() for name in marker_flags),
             (pl.col(_REL).is_null() & is_judgment).sum().alias(flag("q_null_rel")),
+            # whatever the metrics: NaN (which polars orders above every number, so
+            # ``NaN >= level`` would hold), infinite, or beyond the exact sums
+            (beyond_fixed(pl.col(_REL).cast(pl.Float64)) & is_judgment)
+            .sum()
+            .alias(flag("q_bad_rel")),
             (pl.col(doc_id).is_null() & is_judgment).sum().alias(flag("q_null_doc")),
             *_judged_rank_check(setup),
             # the marker row's id is null; a null judged id is reported before this
