@@ -337,7 +337,11 @@ def test_bad_input(evaluate: Evaluate, build: Any, error: type[Exception], messa
 def test_not_a_frame() -> None:
     with pytest.raises(
         ColumnTypeError,
-        match=re.escape("run must be a polars DataFrame or LazyFrame, got dict; convert it"),
+        match=re.escape(
+            "run must be a polars DataFrame or LazyFrame, a pandas DataFrame, a pyarrow Table "
+            "or RecordBatch, or a table with the Arrow PyCapsule interface (__arrow_c_stream__), "
+            "got dict; convert it to a table, e.g. pl.DataFrame(...) or pl.from_pandas(...)"
+        ),
     ):
         irm.evaluate({"query_id": [1]}, ["map"])  # type: ignore[call-overload]
 

@@ -54,6 +54,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric
 from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
 from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
+from polars_irmetrics.plan.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.plan.options import EvalOptions, Order
 from polars_irmetrics.plan.validate import (
     INTERNAL,
@@ -110,7 +111,7 @@ def evaluate(
     run: pl.DataFrame,
     metrics: str | Iterable[str],
     *,
-    qrels: pl.DataFrame | pl.LazyFrame | None = ...,
+    qrels: FrameInput | None = ...,
     by: str | Sequence[str] | None = ...,
     per_query: bool = ...,
     order: Order = ...,
@@ -134,7 +135,7 @@ def evaluate(
     run: pl.LazyFrame,
     metrics: str | Iterable[str],
     *,
-    qrels: pl.DataFrame | pl.LazyFrame | None = ...,
+    qrels: FrameInput | None = ...,
     by: str | Sequence[str] | None = ...,
     per_query: bool = ...,
     order: Order = ...,
@@ -153,11 +154,35 @@ def evaluate(
 ) -> pl.LazyFrame: ...
 
 
+@overload
 def evaluate(
-    run: pl.DataFrame | pl.LazyFrame,
+    run: ArrowStreamExportable,
     metrics: str | Iterable[str],
     *,
-    qrels: pl.DataFrame | pl.LazyFrame | None = None,
+    qrels: FrameInput | None = ...,
+    by: str | Sequence[str] | None = ...,
+    per_query: bool = ...,
+    order: Order = ...,
+    relevance_level: float = ...,
+    depth: int | None = ...,
+    unjudged: Policy = ...,
+    unretrieved: Policy = ...,
+    check_duplicates: bool = ...,
+    buckets: Buckets = ...,
+    spill_dir: str | Path | None = ...,
+    query_id: str = ...,
+    doc_id: str = ...,
+    rank: str = ...,
+    score: str = ...,
+    relevance: str = ...,
+) -> pl.DataFrame: ...
+
+
+def evaluate(
+    run: FrameInput,
+    metrics: str | Iterable[str],
+    *,
+    qrels: FrameInput | None = None,
     by: str | Sequence[str] | None = None,
     per_query: bool = False,
     order: Order = "auto",
@@ -180,10 +205,12 @@ def evaluate(
     ----------
     run
         One row per retrieved document: ``query_id``, ``doc_id`` and ``rank`` (1 = top)
-        and/or ``score``. With ``qrels=None`` it must be a *judged table* that also
-        carries ``relevance``: its rows are then the judgments, documents not in the
-        table are unknown, and a row with a null ``rank`` is a judged document that
-        was not retrieved.
+        and/or ``score``. A polars DataFrame or LazyFrame; a pandas DataFrame, a pyarrow
+        Table or RecordBatch, or any table with the Arrow PyCapsule interface
+        (``__arrow_c_stream__``) is converted to a polars DataFrame first. With
+        ``qrels=None`` it must be a *judged table* that also carries ``relevance``: its
+        rows are then the judgments, documents not in the table are unknown, and a row
+        with a null ``rank`` is a judged document that was not retrieved.
     metrics
         Metric names, e.g. ``["ndcg@10", "map", "P_10", "recall(denominator='capped')@100"]``
         (canonical, ir_measures, trec_eval and ranx spellings; see
@@ -191,7 +218,8 @@ def evaluate(
         cutoff range (``"recall@1..100"``, ``"P@10..100:10"``) gives one column per
         cutoff, all computed in the same pass.
     qrels
-        Judgments: ``query_id``, ``doc_id``, ``relevance`` (integer or float). A
+        Judgments: ``query_id``, ``doc_id``, ``relevance`` (integer or float), in any
+        of the kinds of table ``run`` may be. A
         ``by`` key present in the judgments is matched too; otherwise the same
         judgments serve every ``by`` group.
     by
@@ -253,13 +281,14 @@ def evaluate(
     Returns
     -------
     pl.DataFrame or pl.LazyFrame
-        The same kind as ``run``: a LazyFrame in gives a LazyFrame out with nothing
-        computed before ``collect()``.
+        A LazyFrame for a LazyFrame ``run``, with nothing computed before
+        ``collect()``; a DataFrame for any other kind of table.
 
     Raises
     ------
     ColumnNotFoundError, ColumnTypeError
-        A missing column or one of the wrong dtype (found when the plan is built).
+        A missing column or one of the wrong dtype (found when the plan is built); a
+        ``run`` or ``qrels`` that is not a table of a kind listed above.
     InvalidValueError, DuplicateError
         Null ids or relevance, NaN or null scores, ranks below 1, duplicate ranks, a
         document twice in one query, a NaN or infinite label or one of magnitude 2**32
@@ -309,9 +338,8 @@ def evaluate(
     │ 2     ┆ 0.25 ┆ 0.25 │
     └───────┴──────┴──────┘
     """
-    _ensure_frame(run, "run")
-    if qrels is not None:
-        _ensure_frame(qrels, "qrels")
+    run = as_polars(run, "run")
+    qrels = None if qrels is None else as_polars(qrels, "qrels")
     eager = isinstance(run, pl.DataFrame)
     options = EvalOptions(
         by=by,
@@ -866,11 +894,3 @@ def _recount(run: pl.LazyFrame, setup: _Setup) -> dict[str, Recount]:
         )
 
     return {"dup_doc": dup_doc}
-
-
-def _ensure_frame(frame: object, name: str) -> None:
-    if not isinstance(frame, pl.DataFrame | pl.LazyFrame):
-        raise ColumnTypeError(
-            f"{name} must be a polars DataFrame or LazyFrame, got {type(frame).__name__}; "
-            "convert it, e.g. pl.from_pandas(...) or pl.from_arrow(...)"
-        )
