@@ -11,9 +11,11 @@ __all__ = [
     "ColumnNotFoundError",
     "ColumnTypeError",
     "DuplicateError",
+    "FileFormatError",
     "InvalidValueError",
     "IrmError",
     "MetricParameterError",
+    "MissingFileError",
     "QuerySetError",
     "TrecFormatError",
     "UnknownMetricError",
@@ -52,5 +54,14 @@ class QuerySetError(IrmError, ValueError):
     """Run and judgments cover different queries and the policy says to raise."""
 
 
-class TrecFormatError(IrmError, ValueError):
+class FileFormatError(IrmError, ValueError):
+    """A file is not what a run or judgments file can be: binary data, text that is not
+    UTF-8, or a compressed stream that cannot be read."""
+
+
+class MissingFileError(IrmError, FileNotFoundError):
+    """A file named as a run or judgments does not exist."""
+
+
+class TrecFormatError(FileFormatError):
     """A malformed line in a TREC run or qrels file."""

@@ -4,12 +4,16 @@
 names, whatever the file format, so every path from a file to a metric is one plan.
 Parquet sources are anything ``pl.scan_parquet`` reads: a file, a glob, a
 hive-partitioned folder (partition columns become ordinary columns, usable as ``by``
-keys) or an object-store URL.
+keys) or an object-store URL. Text files (TREC, CSV, TSV) may be compressed with gzip,
+zstd, bzip2 or xz, and ``-`` reads standard input (:mod:`polars_irmetrics.io.sources`):
+a missing path raises :class:`~polars_irmetrics.errors.MissingFileError` and a binary
+file :class:`~polars_irmetrics.errors.FileFormatError`, naming the file and what was
+expected, when the scan is built.
 """
 
 from __future__ import annotations
 
-import gzip
+import io
 import os
 from importlib import resources
 from pathlib import Path
@@ -17,14 +21,16 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, MissingFileError
+from polars_irmetrics.io.sources import STDIN, is_local_path, open_text, stdin_bytes
 from polars_irmetrics.io.trec import read_trec_qrels, scan_trec_run
 
 __all__ = ["FileFormat", "detect_format", "sample_paths", "scan_qrels", "scan_run"]
 
 FileFormat = Literal["auto", "parquet", "trec", "csv", "tsv"]
 FORMATS: tuple[str, ...] = ("auto", "parquet", "trec", "csv", "tsv")
-_GZIP_MAGIC = b"\x1f\x8b"
+_RUN = "a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV or TSV"
+_QRELS = "judgments: Parquet, TREC qrels (query_id iteration doc_id relevance), CSV or TSV"
 
 
 def sample_paths() -> tuple[list[Path], Path]:
@@ -42,29 +48,40 @@ def sample_paths() -> tuple[list[Path], Path]:
     return runs, data / "qrels.parquet"
 
 
-def detect_format(source: str | os.PathLike[str]) -> Literal["parquet", "trec", "csv", "tsv"]:
+def detect_format(
+    source: str | os.PathLike[str], what: str = "a run or judgments file"
+) -> Literal["parquet", "trec", "csv", "tsv"]:
     """Tell a file's format from its name and first bytes.
 
     Parquet: a folder, a glob, a URL, a ``.parquet`` name or the ``PAR1`` magic bytes.
     CSV/TSV: a ``.csv``/``.tsv`` name, or a first line with commas (CSV) or tabs and a
     header (TSV). Anything else is read as TREC text (whitespace-separated fields).
+    ``-`` is standard input, told apart by its content. Text may be compressed (gzip,
+    zstd, bzip2, xz); binary data that is not Parquet raises
+    :class:`~polars_irmetrics.errors.FileFormatError`, and a missing path
+    :class:`~polars_irmetrics.errors.MissingFileError`, both naming ``what`` was
+    expected.
     """
     text = os.fspath(source)
-    lower = text.lower().removesuffix(".gz")
+    lower = text.lower()
+    for suffix in (".gz", ".bz2", ".xz", ".zst"):
+        lower = lower.removesuffix(suffix)
     if lower.endswith((".parquet", ".pq")) or "://" in text or any(c in text for c in "*?["):
         return "parquet"
+    if text != STDIN and Path(text).is_dir():
+        return "parquet"
+    if text != STDIN and Path(text).is_file():
+        with Path(text).open("rb") as handle:
+            if handle.read(4) == b"PAR1":
+                return "parquet"
+    elif text == STDIN and stdin_bytes().startswith(b"PAR1"):
+        return "parquet"
+    head = open_text(text, what).head  # raises for a missing or binary file
     if lower.endswith(".csv"):
         return "csv"
     if lower.endswith(".tsv"):
         return "tsv"
-    path = Path(text)
-    if path.is_dir():
-        return "parquet"
-    with path.open("rb") as handle:
-        head = handle.read(4)
-    if head == b"PAR1":
-        return "parquet"
-    first = _first_line(path)
+    first = _first_line(head)
     if "," in first:
         return "csv"
     if "\t" in first and not _looks_like_trec(first):
@@ -72,15 +89,11 @@ def detect_format(source: str | os.PathLike[str]) -> Literal["parquet", "trec", 
     return "trec"
 
 
-def _first_line(path: Path) -> str:
-    with path.open("rb") as raw:
-        zipped = raw.read(2) == _GZIP_MAGIC
-    opener = gzip.open if zipped else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            stripped = line.strip()
-            if stripped and not stripped.startswith("#"):
-                return stripped
+def _first_line(head: bytes) -> str:
+    for line in head.decode("utf-8", errors="replace").removeprefix("\ufeff").splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return stripped
     return ""
 
 
@@ -106,11 +119,16 @@ def _check_format(fmt: str, what: str) -> None:
         )
 
 
-def _scan_table(source: str, fmt: str, ids: tuple[str, str]) -> pl.LazyFrame:
+def _scan_table(source: str, fmt: str, ids: tuple[str, str], what: str) -> pl.LazyFrame:
     if fmt == "parquet":
+        if source == STDIN:
+            return pl.scan_parquet(io.BytesIO(stdin_bytes()))
+        if is_local_path(source) and not Path(source).exists():
+            raise MissingFileError(f"{source}: no such file or folder; expected {what}")
         return pl.scan_parquet(source)
     separator = "," if fmt == "csv" else "\t"
-    return pl.scan_csv(source, separator=separator, schema_overrides=dict.fromkeys(ids, pl.String))
+    data = open_text(source, what).data  # the path, or the bytes to read
+    return pl.scan_csv(data, separator=separator, schema_overrides=dict.fromkeys(ids, pl.String))
 
 
 def scan_run(
@@ -128,11 +146,11 @@ def scan_run(
     """
     _check_format(fmt, "run")
     text = os.fspath(source)
-    resolved = detect_format(text) if fmt == "auto" else fmt
+    resolved = detect_format(text, _RUN) if fmt == "auto" else fmt
     if resolved == "trec":
         frame = scan_trec_run(text)
         return frame.rename({"query_id": query_id, "doc_id": doc_id})
-    return _scan_table(text, resolved, (query_id, doc_id))
+    return _scan_table(text, resolved, (query_id, doc_id), _RUN)
 
 
 def scan_qrels(
@@ -150,8 +168,8 @@ def scan_qrels(
     """
     _check_format(fmt, "qrels")
     text = os.fspath(source)
-    resolved = detect_format(text) if fmt == "auto" else fmt
+    resolved = detect_format(text, _QRELS) if fmt == "auto" else fmt
     if resolved == "trec":
         frame = read_trec_qrels(text).lazy()
         return frame.rename({"query_id": query_id, "doc_id": doc_id, "relevance": relevance})
-    return _scan_table(text, resolved, (query_id, doc_id))
+    return _scan_table(text, resolved, (query_id, doc_id), _QRELS)
