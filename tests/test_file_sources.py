@@ -8,7 +8,7 @@ import io
 import lzma
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import polars as pl
@@ -49,7 +49,7 @@ def _write(path: Path, data: bytes) -> str:
 
 
 @pytest.fixture
-def stdin(monkeypatch: pytest.MonkeyPatch) -> Callable[[bytes], None]:
+def stdin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bytes], None]]:
     """Give the process these bytes as standard input (read once, then cached)."""
 
     def feed(data: bytes) -> None:
