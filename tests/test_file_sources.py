@@ -6,8 +6,10 @@ import bz2
 import gzip
 import io
 import lzma
+import os
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -53,11 +55,11 @@ def stdin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bytes], None]]:
     """Give the process these bytes as standard input (read once, then cached)."""
 
     def feed(data: bytes) -> None:
-        sources.stdin_bytes.cache_clear()
+        sources.stream_bytes.cache_clear()
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
 
     yield feed
-    sources.stdin_bytes.cache_clear()
+    sources.stream_bytes.cache_clear()
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
@@ -230,3 +232,16 @@ def test_parquet_from_standard_input(
     run.write_parquet(sink)
     stdin(sink.getvalue())
     assert scan_run("-").collect().equals(run)
+
+
+def test_a_pipe_named_by_its_path(tmp_path: Path) -> None:
+    # a shell's <(zcat run.gz): read whole once, like standard input
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=pipe.write_bytes, args=(bz2.compress(RUN),))
+    writer.start()
+    try:
+        got = scan_run(str(pipe)).collect()
+    finally:
+        writer.join()
+    assert got.equals(read_trec_run(_write(tmp_path / "run.txt", RUN)))

@@ -22,7 +22,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError, MissingFileError
-from polars_irmetrics.io.sources import STDIN, is_local_path, open_text, stdin_bytes
+from polars_irmetrics.io.sources import STDIN, is_local_path, open_text, raw_bytes
 from polars_irmetrics.io.trec import read_trec_qrels, scan_trec_run
 
 __all__ = ["FileFormat", "detect_format", "sample_paths", "scan_qrels", "scan_run"]
@@ -70,12 +70,14 @@ def detect_format(
         return "parquet"
     if text != STDIN and Path(text).is_dir():
         return "parquet"
-    if text != STDIN and Path(text).is_file():
+    raw = raw_bytes(text)  # standard input or a pipe, read whole once
+    if raw is not None:
+        if raw.startswith(b"PAR1"):
+            return "parquet"
+    elif Path(text).is_file():
         with Path(text).open("rb") as handle:
             if handle.read(4) == b"PAR1":
                 return "parquet"
-    elif text == STDIN and stdin_bytes().startswith(b"PAR1"):
-        return "parquet"
     head = open_text(text, what).head  # raises for a missing or binary file
     if lower.endswith(".csv"):
         return "csv"
@@ -121,8 +123,9 @@ def _check_format(fmt: str, what: str) -> None:
 
 def _scan_table(source: str, fmt: str, ids: tuple[str, str], what: str) -> pl.LazyFrame:
     if fmt == "parquet":
-        if source == STDIN:
-            return pl.scan_parquet(io.BytesIO(stdin_bytes()))
+        raw = None if not is_local_path(source) and source != STDIN else raw_bytes(source)
+        if raw is not None:
+            return pl.scan_parquet(io.BytesIO(raw))
         if is_local_path(source) and not Path(source).exists():
             raise MissingFileError(f"{source}: no such file or folder; expected {what}")
         return pl.scan_parquet(source)

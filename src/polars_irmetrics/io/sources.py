@@ -2,7 +2,8 @@
 
 polars reads plain, gzip and zstd files itself (from their content, whatever their
 name). This module adds what it does not: bzip2 and xz files (decompressed in memory
-with the standard library), ``-`` for standard input (read once per process), a clear
+with the standard library), ``-`` for standard input and paths of pipes (read once per
+process), a clear
 :class:`~polars_irmetrics.errors.MissingFileError` for a path that does not exist, and a
 :class:`~polars_irmetrics.errors.FileFormatError` for binary data, naming the file and
 what was expected, before polars would say ``invalid utf8`` without a name. It also
@@ -29,7 +30,9 @@ __all__ = [
     "first_undecodable_line",
     "is_local_path",
     "open_text",
+    "raw_bytes",
     "stdin_bytes",
+    "stream_bytes",
 ]
 
 #: The name that stands for standard input.
@@ -63,14 +66,29 @@ def display_name(source: str) -> str:
 
 
 @functools.cache
+def stream_bytes(source: str) -> bytes:
+    """All of standard input (``-``), or of a pipe or device named by its path (a
+    shell's ``<(zcat run.gz)``), read once per process: neither can be read twice."""
+    if source == STDIN:
+        return sys.stdin.buffer.read()
+    with open(source, "rb") as handle:
+        return handle.read()
+
+
 def stdin_bytes() -> bytes:
-    """All of standard input, read once per process (it cannot be read twice)."""
-    return sys.stdin.buffer.read()
+    """All of standard input, read once per process."""
+    return stream_bytes(STDIN)
 
 
-def _raw(source: str) -> bytes | None:
-    """The whole input for standard input, else None (polars reads the path)."""
-    return stdin_bytes() if source == STDIN else None
+def raw_bytes(source: str) -> bytes | None:
+    """The whole input of standard input or of a pipe, else None (polars reads a
+    regular file by its path)."""
+    if source == STDIN:
+        return stream_bytes(source)
+    path = Path(source)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        return stream_bytes(source)
+    return None
 
 
 def _read_head(source: str, data: bytes | None) -> bytes:
@@ -131,7 +149,7 @@ def open_text(source: str, what: str, line_error: type[FileFormatError] = FileFo
     polars_irmetrics.errors.MissingFileError: no/such/run.txt: no such file; expected a TREC run
     """
     name = display_name(source)
-    data = _raw(source)
+    data = raw_bytes(source)
     if data is None and not Path(source).is_file():
         if Path(source).exists():
             raise FileFormatError(f"{name}: not a file; expected {what}")
