@@ -245,3 +245,11 @@ def test_a_pipe_named_by_its_path(tmp_path: Path) -> None:
     finally:
         writer.join()
     assert got.equals(read_trec_run(_write(tmp_path / "run.txt", RUN)))
+
+
+def test_globs_and_urls_are_left_to_polars(tmp_path: Path) -> None:
+    for name in ("a.csv", "b.csv"):
+        _write(tmp_path / name, CSV_RUN)
+    assert scan_run(str(tmp_path / "*.csv"), "csv").collect().height == 6
+    url = "s3://bucket/run.txt"
+    assert sources.open_text(url, "a run") == sources.Text(name=url, data=url, head=b"")

@@ -130,7 +130,8 @@ def _scan_table(source: str, fmt: str, ids: tuple[str, str], what: str) -> pl.La
             raise MissingFileError(f"{source}: no such file or folder; expected {what}")
         return pl.scan_parquet(source)
     separator = "," if fmt == "csv" else "\t"
-    data = open_text(source, what).data  # the path, or the bytes to read
+    # the path, or the bytes to read; a glob is polars' to expand
+    data = source if any(c in source for c in "*?[") else open_text(source, what).data
     return pl.scan_csv(data, separator=separator, schema_overrides=dict.fromkeys(ids, pl.String))
 
 

@@ -149,6 +149,8 @@ def open_text(source: str, what: str, line_error: type[FileFormatError] = FileFo
     polars_irmetrics.errors.MissingFileError: no/such/run.txt: no such file; expected a TREC run
     """
     name = display_name(source)
+    if "://" in source:  # an object-store URL: polars reads it, nothing to look at here
+        return Text(name=name, data=source, head=b"")
     data = raw_bytes(source)
     if data is None and not Path(source).is_file():
         if Path(source).exists():
