@@ -294,17 +294,17 @@ CASES = [
         "a label too large for the exact sums",
         lambda: (_run(), {"qrels": _qrels(relevance=[2**33, 0])}),
         InvalidValueError,
-        "column 'relevance' of the judgments: in query 'q1', 1 judged document(s) give a "
-        "metric term of 2**32 or more, or not finite (a label of 2**32 or more, or of 32 "
-        "or more with gain='exponential'), more than evaluate's exact sums hold: rescale "
-        "the labels",
+        "column 'relevance' of the judgments has 1 label(s) that are NaN, infinite or of "
+        "magnitude 2**32 or more in query 'q1'; a relevance label must be a finite number "
+        "below 2**32 (what evaluate's exact sums hold): replace or drop them, or rescale the "
+        "labels",
     ),
     (
-        "a NaN label, whose gain is not finite",
-        lambda: (_run(), {"qrels": _qrels(relevance=[float("nan"), 0.0])}),
+        "a NaN label, refused whatever the metrics",
+        lambda: (_run(), {"qrels": _qrels(relevance=[float("nan"), 0.0]), "metrics": ["map"]}),
         InvalidValueError,
-        "column 'relevance' of the judgments: in query 'q1', 1 judged document(s) give a "
-        "metric term of 2**32 or more, or not finite",
+        "column 'relevance' of the judgments has 1 label(s) that are NaN, infinite or of "
+        "magnitude 2**32 or more in query 'q1'",
     ),
     (
         "an exponential gain too large for the exact sums",
@@ -314,7 +314,9 @@ CASES = [
         ),
         InvalidValueError,
         "column 'relevance' of the judgments: in query 'q1', 1 judged document(s) give a "
-        "metric term of 2**32 or more",
+        "metric term of 2**32 or more, or not finite (a label of 32 or more with "
+        "gain='exponential'), more than evaluate's exact sums hold: rescale the labels, or "
+        "use the linear gain",
     ),
 ]
 
@@ -335,7 +337,11 @@ def test_bad_input(evaluate: Evaluate, build: Any, error: type[Exception], messa
 def test_not_a_frame() -> None:
     with pytest.raises(
         ColumnTypeError,
-        match=re.escape("run must be a polars DataFrame or LazyFrame, got dict; convert it"),
+        match=re.escape(
+            "run must be a polars DataFrame or LazyFrame, a pandas DataFrame, a pyarrow Table "
+            "or RecordBatch, or a table with the Arrow PyCapsule interface (__arrow_c_stream__), "
+            "got dict; convert it to a table, e.g. pl.DataFrame(...) or pl.from_pandas(...)"
+        ),
     ):
         irm.evaluate({"query_id": [1]}, ["map"])  # type: ignore[call-overload]
 

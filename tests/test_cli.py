@@ -170,7 +170,7 @@ def test_hive_partitioned_logs_group_by_partition(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["evaluate", "missing.txt", "--qrels", "q.txt"], "irm: error: [Errno 2] No such file"),
+        (["evaluate", "missing.txt", "--qrels", "q.txt"], "irm: error: missing.txt: no such file"),
         (
             ["evaluate", "{run}", "--qrels", "{qrels}", "-m", "ndcg@0"],
             "irm: error: metric 'ndcg@0': the cutoff must be a positive integer, got '0'",

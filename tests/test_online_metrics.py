@@ -433,6 +433,10 @@ def test_bad_options() -> None:
         irm.evaluate_online(LOG, ["ctr"], by="session_id")
     with pytest.raises(
         ColumnTypeError,
-        match=re.escape("log must be a polars DataFrame or LazyFrame, got dict"),
+        match=re.escape(
+            "log must be a polars DataFrame or LazyFrame, a pandas DataFrame, a pyarrow "
+            "Table or RecordBatch, or a table with the Arrow PyCapsule interface "
+            "(__arrow_c_stream__), got dict; convert it to a table"
+        ),
     ):
         irm.evaluate_online(LOG.to_dict(as_series=False), ["ctr"])  # type: ignore[call-overload]

@@ -18,6 +18,7 @@ from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
     InvalidValueError,
+    MissingFileError,
     TrecFormatError,
 )
 from polars_irmetrics.io.trec import (
@@ -277,7 +278,11 @@ def test_read_trec_run_gzip_error_names_line(tmp_path: Path) -> None:
 def test_read_trec_run_invalid_utf8(tmp_path: Path) -> None:
     path = tmp_path / "run.txt"
     path.write_bytes(b"q1 Q0 d1 1 2.5 r\nq1 Q0 d\xff 2 1.5 r\n")
-    message = f"{path}, line 2: not valid UTF-8: b'q1 Q0 d\\xff 2 1.5 r'"
+    message = (
+        f"{path}, line 2: not valid UTF-8: b'q1 Q0 d\\xff 2 1.5 r'; expected a TREC run "
+        "(query_id Q0 doc_id rank score run_id) or qrels (query_id iteration doc_id "
+        "relevance) text file"
+    )
     with pytest.raises(TrecFormatError, match=f"^{re.escape(message)}$"):
         read_trec_run(path)
 
@@ -292,9 +297,9 @@ def test_missing_file(tmp_path: Path) -> None:
         read_trec_run(tmp_path / "missing.txt")
     with pytest.raises(FileNotFoundError):
         read_trec_qrels(tmp_path / "missing.txt")
-    lazy = scan_trec_run(tmp_path / "missing.txt")  # nothing is read yet
-    with pytest.raises(FileNotFoundError):
-        lazy.collect()
+    # a scan reads the file's first bytes (compression, binary data) when it is built
+    with pytest.raises(MissingFileError, match=re.escape("no such file; expected a TREC")):
+        scan_trec_run(tmp_path / "missing.txt")
 
 
 def test_bytes_path_rejected() -> None:

@@ -11,10 +11,12 @@ __all__ = [
     "ColumnNotFoundError",
     "ColumnTypeError",
     "DuplicateError",
+    "FileFormatError",
     "InvalidValueError",
     "IrmError",
     "MetricParameterError",
     "MissingDependencyError",
+    "MissingFileError",
     "QuerySetError",
     "TrecFormatError",
     "UnknownMetricError",
@@ -53,7 +55,16 @@ class QuerySetError(IrmError, ValueError):
     """Run and judgments cover different queries and the policy says to raise."""
 
 
-class TrecFormatError(IrmError, ValueError):
+class FileFormatError(IrmError, ValueError):
+    """A file is not what a run or judgments file can be: binary data, text that is not
+    UTF-8, or a compressed stream that cannot be read."""
+
+
+class MissingFileError(IrmError, FileNotFoundError):
+    """A file named as a run or judgments does not exist."""
+
+
+class TrecFormatError(FileFormatError):
     """A malformed line in a TREC run or qrels file."""
 
 

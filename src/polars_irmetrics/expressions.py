@@ -8,7 +8,12 @@ the table; documents not in it are unknown. To evaluate a run against separate
 judgments, use :func:`polars_irmetrics.evaluate`, which builds the judged rows for you.
 
 To rank by score instead of a rank column, pass ``rank=irm.rank_by_score()``
-(score descending, ties broken by doc_id descending as text, as trec_eval does).
+(score descending, ties broken by doc_id descending as text, as trec_eval does). A
+frame without the rank column is not ranked by its scores silently: when the query is
+planned (``collect()``, or the eager ``agg``), a missing rank, relevance or score
+column raises :class:`~polars_irmetrics.errors.ColumnNotFoundError` naming it and the
+argument that names it, and a rank or relevance column that is not numeric a
+:class:`~polars_irmetrics.errors.ColumnTypeError`.
 
 The formulas live in :mod:`polars_irmetrics.metrics`; these functions only bind
 arguments. The result column is named by the metric's canonical name
@@ -18,10 +23,13 @@ arguments. The result column is named by the metric's canonical name
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Literal
 
 import polars as pl
+import polars.selectors as cs
 
+from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.scope import TableScope
 from polars_irmetrics.metrics.spec import ParamValue
@@ -91,10 +99,53 @@ def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
     >>> df.select(irm.rank_by_score())["rank"].to_list()
     [3, 2, 1]
     """
-    tie = pl.col(doc_id).cast(pl.String)
+    fix = "name yours with irm.rank_by_score(score=..., doc_id=...)"
+    tie = _column(doc_id, "ids", fix, numeric=False).cast(pl.String)
+    by_score = _column(score, "scores", fix, numeric=True)
     return (
-        pl.arg_sort_by([pl.col(score), tie], descending=[True, True]).arg_sort().cast(pl.Int64) + 1
+        pl.arg_sort_by([by_score, tie], descending=[True, True]).arg_sort().cast(pl.Int64) + 1
     ).alias("rank")
+
+
+_PROBE = "__irm_probe"
+
+
+def _column(name: str, role: str, fix: str, *, numeric: bool) -> pl.Expr:
+    """``pl.col(name)``, or a library error when the frame has no such column.
+
+    The frame's schema is only known when the query is planned, so the check is
+    deferred to then (:func:`polars.pipe_with_dtype`, at no cost to the plan): a
+    struct of a placeholder and the column if the frame has it tells which it is.
+    ``numeric`` also refuses a column that is neither a number nor a boolean.
+    """
+    probe = pl.struct(pl.lit(0).alias(_PROBE), cs.by_name(name, require_all=False))
+    return pl.pipe_with_dtype([probe], _Resolve(name, role, fix, numeric))
+
+
+@dataclass(frozen=True)
+class _Resolve:
+    """The deferred check of :func:`_column` (a picklable callable: plans may be sent)."""
+
+    name: str
+    role: str
+    fix: str
+    numeric: bool
+
+    def __call__(self, inputs: list[tuple[pl.Expr, pl.DataType]]) -> pl.Expr:
+        ((_, dtype),) = inputs
+        fields = {field.name: field.dtype for field in getattr(dtype, "fields", [])}
+        found, name = fields.get(self.name), self.name
+        if found is None:
+            raise ColumnNotFoundError(
+                f"column {name!r} not found in the frame: the metric reads its {self.role} "
+                f"from it; {self.fix}"
+            )
+        if self.numeric and not (found.is_numeric() or found == pl.Boolean):
+            raise ColumnTypeError(
+                f"column {name!r} has dtype {found}; the metric reads its {self.role} from "
+                f"it, which must be numeric: cast it, e.g. pl.col({name!r}).cast(pl.Float64)"
+            )
+        return pl.col(name)
 
 
 def _expr(
@@ -107,7 +158,15 @@ def _expr(
     **options: ParamValue,
 ) -> pl.Expr:
     req = request(metric, k=k, options=options)
-    return req.expr(TableScope(relevance, rank), float(level)).alias(req.name)
+    rel = _column(relevance, "relevance labels", "name yours with relevance=...", numeric=True)
+    if isinstance(rank, str):
+        rank = _column(
+            rank,
+            "ranks (1 = top)",
+            "name yours with rank=..., or rank by score with rank=irm.rank_by_score()",
+            numeric=True,
+        )
+    return req.expr(TableScope(rel, rank), float(level)).alias(req.name)
 
 
 def precision(

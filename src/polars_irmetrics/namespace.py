@@ -18,6 +18,7 @@ from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.spec import ParamValue
 from polars_irmetrics.plan.buckets import Buckets
 from polars_irmetrics.plan.evaluate import Order, evaluate
+from polars_irmetrics.plan.inputs import FrameInput
 from polars_irmetrics.plan.validate import Policy
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ __all__ = ["IrmFrameNamespace", "IrmLazyFrameNamespace"]
 class EvaluateOptions(TypedDict, total=False):
     """Keyword arguments shared with :func:`polars_irmetrics.evaluate`."""
 
-    qrels: pl.DataFrame | pl.LazyFrame | None
+    qrels: FrameInput | None
     order: Order
     depth: int | None
     unjudged: Policy

@@ -27,6 +27,7 @@ from polars_irmetrics.cli import trec_eval as trec_eval_cmd
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_run
 from polars_irmetrics.io.report import OUTPUT_FORMATS, write_output
+from polars_irmetrics.io.sources import STDIN, display_name, first_undecodable_line
 from polars_irmetrics.metrics.registry import DEFAULT_METRICS
 from polars_irmetrics.plan.evaluate import evaluate
 
@@ -65,14 +66,15 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "runs",
             nargs="*",
             metavar="RUN",
-            help="run files: Parquet (file, glob, hive folder, URL), TREC, CSV or TSV; "
+            help="run files: Parquet (file, glob, hive folder, URL), TREC, CSV or TSV, "
+            "plain or compressed (gzip, bzip2, xz, zstd); '-' reads standard input; "
             "several runs give one row each, named by file (e.g. runs/bm25.parquet)",
         )
         p.add_argument(
             "--qrels",
             metavar="QRELS",
-            help="judgments file (e.g. --qrels qrels.txt); omit for a judged table whose "
-            "rows carry a relevance column",
+            help="judgments file (e.g. --qrels qrels.txt; '-' reads standard input); omit "
+            "for a judged table whose rows carry a relevance column",
         )
         p.add_argument(
             "-m",
@@ -292,6 +294,31 @@ class _Elapsed:
             self._stream.flush()
 
 
+def _input_files(args: argparse.Namespace) -> list[str]:
+    """The run and judgments files a command reads (any subcommand's arguments)."""
+    named = [*(getattr(args, "runs", None) or []), getattr(args, "run", None)]
+    named.append(getattr(args, "qrels", None))
+    return [source for source in named if isinstance(source, str)]
+
+
+def _stdin_once(args: argparse.Namespace) -> None:
+    if _input_files(args).count(STDIN) > 1:
+        raise InvalidValueError(
+            "standard input ('-') can only be read once: name one file '-' and the others "
+            "by their paths"
+        )
+
+
+def _undecodable(args: argparse.Namespace) -> str | None:
+    """The file and line polars could not decode (its own message names neither)."""
+    for source in _input_files(args):
+        found = first_undecodable_line(source)
+        if found is not None:
+            number, raw = found
+            return f"{display_name(source)}, line {number}: not valid UTF-8: {raw!r}"
+    return None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``irm`` argument parser."""
     parser = argparse.ArgumentParser(
@@ -312,9 +339,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _stdin_once(args)
         status: int = args.func(args)
     except (IrmError, OSError, pl.exceptions.PolarsError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        if isinstance(error, pl.exceptions.PolarsError) and "utf8" in message.lower():
+            message = _undecodable(args) or message
         print(f"irm: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

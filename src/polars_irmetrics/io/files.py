@@ -4,12 +4,16 @@
 names, whatever the file format, so every path from a file to a metric is one plan.
 Parquet sources are anything ``pl.scan_parquet`` reads: a file, a glob, a
 hive-partitioned folder (partition columns become ordinary columns, usable as ``by``
-keys) or an object-store URL.
+keys) or an object-store URL. Text files (TREC, CSV, TSV) may be compressed with gzip,
+zstd, bzip2 or xz, and ``-`` reads standard input (:mod:`polars_irmetrics.io.sources`):
+a missing path raises :class:`~polars_irmetrics.errors.MissingFileError` and a binary
+file :class:`~polars_irmetrics.errors.FileFormatError`, naming the file and what was
+expected, when the scan is built.
 """
 
 from __future__ import annotations
 
-import gzip
+import io
 import os
 from importlib import resources
 from pathlib import Path
@@ -17,7 +21,8 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, MissingFileError
+from polars_irmetrics.io.sources import STDIN, is_local_path, open_text, raw_bytes
 from polars_irmetrics.io.trec import read_trec_qrels, scan_trec_run
 
 __all__ = [
@@ -32,7 +37,8 @@ __all__ = [
 
 FileFormat = Literal["auto", "parquet", "trec", "csv", "tsv"]
 FORMATS: tuple[str, ...] = ("auto", "parquet", "trec", "csv", "tsv")
-_GZIP_MAGIC = b"\x1f\x8b"
+_RUN = "a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV or TSV"
+_QRELS = "judgments: Parquet, TREC qrels (query_id iteration doc_id relevance), CSV or TSV"
 
 
 def sample_paths() -> tuple[list[Path], Path]:
@@ -74,29 +80,42 @@ def sample_interleaving_path() -> Path:
     return Path(str(resources.files("polars_irmetrics") / "data")) / "interleaving.parquet"
 
 
-def detect_format(source: str | os.PathLike[str]) -> Literal["parquet", "trec", "csv", "tsv"]:
+def detect_format(
+    source: str | os.PathLike[str], what: str = "a run or judgments file"
+) -> Literal["parquet", "trec", "csv", "tsv"]:
     """Tell a file's format from its name and first bytes.
 
     Parquet: a folder, a glob, a URL, a ``.parquet`` name or the ``PAR1`` magic bytes.
     CSV/TSV: a ``.csv``/``.tsv`` name, or a first line with commas (CSV) or tabs and a
     header (TSV). Anything else is read as TREC text (whitespace-separated fields).
+    ``-`` is standard input, told apart by its content. Text may be compressed (gzip,
+    zstd, bzip2, xz); binary data that is not Parquet raises
+    :class:`~polars_irmetrics.errors.FileFormatError`, and a missing path
+    :class:`~polars_irmetrics.errors.MissingFileError`, both naming ``what`` was
+    expected.
     """
     text = os.fspath(source)
-    lower = text.lower().removesuffix(".gz")
+    lower = text.lower()
+    for suffix in (".gz", ".bz2", ".xz", ".zst"):
+        lower = lower.removesuffix(suffix)
     if lower.endswith((".parquet", ".pq")) or "://" in text or any(c in text for c in "*?["):
         return "parquet"
+    if text != STDIN and Path(text).is_dir():
+        return "parquet"
+    raw = raw_bytes(text)  # standard input or a pipe, read whole once
+    if raw is not None:
+        if raw.startswith(b"PAR1"):
+            return "parquet"
+    elif Path(text).is_file():
+        with Path(text).open("rb") as handle:
+            if handle.read(4) == b"PAR1":
+                return "parquet"
+    head = open_text(text, what).head  # raises for a missing or binary file
     if lower.endswith(".csv"):
         return "csv"
     if lower.endswith(".tsv"):
         return "tsv"
-    path = Path(text)
-    if path.is_dir():
-        return "parquet"
-    with path.open("rb") as handle:
-        head = handle.read(4)
-    if head == b"PAR1":
-        return "parquet"
-    first = _first_line(path)
+    first = _first_line(head)
     if "," in first:
         return "csv"
     if "\t" in first and not _looks_like_trec(first):
@@ -104,15 +123,11 @@ def detect_format(source: str | os.PathLike[str]) -> Literal["parquet", "trec", 
     return "trec"
 
 
-def _first_line(path: Path) -> str:
-    with path.open("rb") as raw:
-        zipped = raw.read(2) == _GZIP_MAGIC
-    opener = gzip.open if zipped else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            stripped = line.strip()
-            if stripped and not stripped.startswith("#"):
-                return stripped
+def _first_line(head: bytes) -> str:
+    for line in head.decode("utf-8", errors="replace").removeprefix("\ufeff").splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return stripped
     return ""
 
 
@@ -138,11 +153,18 @@ def _check_format(fmt: str, what: str) -> None:
         )
 
 
-def _scan_table(source: str, fmt: str, ids: tuple[str, str]) -> pl.LazyFrame:
+def _scan_table(source: str, fmt: str, ids: tuple[str, str], what: str) -> pl.LazyFrame:
     if fmt == "parquet":
+        raw = None if not is_local_path(source) and source != STDIN else raw_bytes(source)
+        if raw is not None:
+            return pl.scan_parquet(io.BytesIO(raw))
+        if is_local_path(source) and not Path(source).exists():
+            raise MissingFileError(f"{source}: no such file or folder; expected {what}")
         return pl.scan_parquet(source)
     separator = "," if fmt == "csv" else "\t"
-    return pl.scan_csv(source, separator=separator, schema_overrides=dict.fromkeys(ids, pl.String))
+    # the path, or the bytes to read; a glob is polars' to expand
+    data = source if any(c in source for c in "*?[") else open_text(source, what).data
+    return pl.scan_csv(data, separator=separator, schema_overrides=dict.fromkeys(ids, pl.String))
 
 
 def scan_run(
@@ -160,11 +182,11 @@ def scan_run(
     """
     _check_format(fmt, "run")
     text = os.fspath(source)
-    resolved = detect_format(text) if fmt == "auto" else fmt
+    resolved = detect_format(text, _RUN) if fmt == "auto" else fmt
     if resolved == "trec":
         frame = scan_trec_run(text)
         return frame.rename({"query_id": query_id, "doc_id": doc_id})
-    return _scan_table(text, resolved, (query_id, doc_id))
+    return _scan_table(text, resolved, (query_id, doc_id), _RUN)
 
 
 def scan_qrels(
@@ -182,8 +204,8 @@ def scan_qrels(
     """
     _check_format(fmt, "qrels")
     text = os.fspath(source)
-    resolved = detect_format(text) if fmt == "auto" else fmt
+    resolved = detect_format(text, _QRELS) if fmt == "auto" else fmt
     if resolved == "trec":
         frame = read_trec_qrels(text).lazy()
         return frame.rename({"query_id": query_id, "doc_id": doc_id, "relevance": relevance})
-    return _scan_table(text, resolved, (query_id, doc_id))
+    return _scan_table(text, resolved, (query_id, doc_id), _QRELS)

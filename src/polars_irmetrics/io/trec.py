@@ -10,7 +10,11 @@ and a *qrels* (relevance judgments) file one judged document per line::
 
 Fields are separated by any run of ASCII whitespace (spaces, tabs); leading and
 trailing whitespace, blank lines and lines whose first non-blank character is ``#``
-are ignored. Files compressed with gzip are read transparently (whatever their name).
+are ignored. Files compressed with gzip, zstd, bzip2 or xz are read transparently
+(whatever their name), ``-`` reads standard input, and a leading UTF-8 byte-order mark
+is stripped. A binary file, or a path that does not exist, raises
+:class:`~polars_irmetrics.errors.FileFormatError` or
+:class:`~polars_irmetrics.errors.MissingFileError` naming it.
 Query and document ids are always kept as strings: ``007`` stays ``"007"``.
 
 Parsing is vectorised in polars (the file is read as one string column and split with
@@ -38,6 +42,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     TrecFormatError,
 )
+from polars_irmetrics.io.sources import display_name, first_undecodable_line, open_text
 
 __all__ = [
     "read_trec_qrels",
@@ -57,6 +62,7 @@ _WHITESPACE = re.compile(r"[ \t\r\n\x0b\x0c]+")
 
 _RUN_FIELDS = "query_id Q0 doc_id rank score run_id"
 _QRELS_FIELDS = "query_id iteration doc_id relevance"
+_TEXT = f"a TREC run ({_RUN_FIELDS}) or qrels ({_QRELS_FIELDS}) text file"
 
 # Internal columns; the leading underscore keeps them apart from the output columns.
 _LN = "_ln"  # 1-based line number
@@ -119,8 +125,10 @@ def read_trec_run(source: Source, *, keep_rank: bool = False) -> pl.DataFrame:
         included; ``inf`` and ``-inf`` are accepted), or (with ``keep_rank=True``) its
         rank is not an integer. The message names the file, the 1-based line number
         and shows the line.
-    FileNotFoundError
-        The file does not exist.
+    MissingFileError
+        The file does not exist (a ``FileNotFoundError`` too).
+    FileFormatError
+        The file holds binary data, not UTF-8 text.
 
     See Also
     --------
@@ -230,8 +238,10 @@ def read_trec_qrels(source: Source, *, relevance_dtype: DTypeArg | None = None) 
         the file, the 1-based line number and shows the line.
     ColumnTypeError
         ``relevance_dtype`` is not ``None``, ``pl.Int64`` or ``pl.Float64``.
-    FileNotFoundError
-        The file does not exist.
+    MissingFileError
+        The file does not exist (a ``FileNotFoundError`` too).
+    FileFormatError
+        The file holds binary data, not UTF-8 text.
 
     See Also
     --------
@@ -327,11 +337,23 @@ def _path(source: Source) -> str:
 
 
 def _scan_lines(path: str) -> pl.LazyFrame:
-    """Every line of the file (blank ones included) with its 1-based number."""
+    """Every line of the file (blank ones included) with its 1-based number.
+
+    The file may be compressed (gzip, zstd, bzip2, xz) or ``-`` (standard input); a
+    leading UTF-8 byte-order mark is stripped (:mod:`polars_irmetrics.io.sources`).
+    """
+    text = open_text(path, _TEXT, TrecFormatError)
     # Marked unstable in polars; we pin its behaviour with our own tests.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pl.exceptions.UnstableWarning)
-        return pl.scan_lines(path, name=_LINE, row_index_name=_LN, row_index_offset=1, glob=False)
+        lines = pl.scan_lines(
+            text.data, name=_LINE, row_index_name=_LN, row_index_offset=1, glob=False
+        )
+    if text.bom:  # known from the first bytes: clean files pay nothing
+        line = pl.col(_LINE)
+        first = pl.when(pl.col(_LN) == 1).then(line.str.strip_prefix("\ufeff")).otherwise(line)
+        lines = lines.with_columns(first.alias(_LINE))
+    return lines
 
 
 def _fields(path: str) -> pl.LazyFrame:
@@ -427,7 +449,8 @@ def _checked(
     if bad.height:
         row = bad.row(int(bad[_LN].arg_min() or 0), named=True)
         number = row[_LN]
-        raise TrecFormatError(f"{path}, line {number}: {describe(row, _line_at(path, number))}")
+        line = _line_at(path, number)
+        raise TrecFormatError(f"{display_name(path)}, line {number}: {describe(row, line)}")
     if keep_all:
         return frame
     return frame.drop(_INTERNAL, strict=False)
@@ -445,28 +468,13 @@ def _collect(
     try:
         frame = lazy.collect()
     except pl.exceptions.ComputeError as err:
-        found = _first_undecodable_line(path)
+        found = first_undecodable_line(path)
         if found is None:
             raise
         number, raw = found
-        raise TrecFormatError(f"{path}, line {number}: not valid UTF-8: {raw!r}") from err
+        name = display_name(path)
+        raise TrecFormatError(f"{name}, line {number}: not valid UTF-8: {raw!r}") from err
     return _checked(frame, path=path, describe=describe, keep_all=keep_all)
-
-
-def _first_undecodable_line(path: str) -> tuple[int, bytes] | None:
-    """The first line that is not UTF-8 (only called after polars failed to read)."""
-    try:
-        with open(path, "rb") as probe:
-            gzipped = probe.read(2) == b"\x1f\x8b"
-        with gzip.open(path, "rb") if gzipped else open(path, "rb") as lines:
-            for number, raw in enumerate(lines, start=1):
-                try:
-                    raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    return number, raw.rstrip(b"\r\n")
-    except OSError:
-        return None
-    return None
 
 
 def _split(line: str) -> list[str]:

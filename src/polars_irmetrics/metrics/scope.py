@@ -168,10 +168,11 @@ def _count_greater(value: pl.Expr) -> pl.Expr:
 class TableScope(Scope):
     """A judged table's rows inside a user's group-by (one group per query)."""
 
-    def __init__(self, relevance: str, rank: str | pl.Expr) -> None:
+    def __init__(self, relevance: str | pl.Expr, rank: str | pl.Expr) -> None:
         position = pl.col(rank) if isinstance(rank, str) else rank
+        label = pl.col(relevance) if isinstance(relevance, str) else relevance
         self.rank = position.sort_by(position, nulls_last=True, maintain_order=True)
-        self.rel = pl.col(relevance).sort_by(position, nulls_last=True, maintain_order=True)
+        self.rel = label.sort_by(position, nulls_last=True, maintain_order=True)
         self._num_ret = position.count()
 
     @property

@@ -23,7 +23,8 @@ from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.sessions import denominator, numerator, session_plan
 from polars_irmetrics.online.stats import ArmMoments, compare, srm_p_values
-from polars_irmetrics.plan.evaluate import _ensure_frame, parse_metric_list
+from polars_irmetrics.plan.evaluate import parse_metric_list
+from polars_irmetrics.plan.inputs import as_polars
 from polars_irmetrics.plan.validate import INTERNAL, require_columns
 from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
 
@@ -152,7 +153,7 @@ def ab_test(
     >>> out["srm_p_value"].to_list()  # 2 users per arm, as intended
     [1.0, 1.0]
     """
-    _ensure_frame(log, "log")
+    log = as_polars(log, "log")
     by_keys = (by,) if isinstance(by, str) else tuple(by or ())
     _check_options(alpha, srm_alpha, strict, arm, unit, control, by_keys, session_id)
     correction = check_correction(correction)

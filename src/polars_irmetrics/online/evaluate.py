@@ -19,7 +19,8 @@ from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.sessions import denominator, numerator, session_plan
-from polars_irmetrics.plan.evaluate import _ensure_frame, parse_metric_list
+from polars_irmetrics.plan.evaluate import parse_metric_list
+from polars_irmetrics.plan.inputs import as_polars
 
 __all__ = ["aggregate", "evaluate_online"]
 
@@ -145,7 +146,7 @@ def evaluate_online(
     │ s2         ┆ 0.0   ┆ 0.0       ┆ 1.0         ┆ null                  │
     └────────────┴───────┴───────────┴─────────────┴───────────────────────┘
     """
-    _ensure_frame(log, "log")
+    log = as_polars(log, "log")
     eager = isinstance(log, pl.DataFrame)
     columns = LogColumns(
         session_id=session_id,

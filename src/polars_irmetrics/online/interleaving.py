@@ -27,7 +27,7 @@ from scipy import stats
 
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 from polars_irmetrics.online.columns import LogColumns
-from polars_irmetrics.plan.evaluate import _ensure_frame
+from polars_irmetrics.plan.inputs import as_polars
 from polars_irmetrics.plan.validate import INTERNAL, require_columns
 
 __all__ = ["interleaving_test", "sign_test_p_values"]
@@ -155,7 +155,7 @@ def interleaving_test(
     │ 1      ┆ 2      ┆ 1    ┆ 1        ┆ -0.125     ┆ 1.0     ┆ B         │
     └────────┴────────┴──────┴──────────┴────────────┴─────────┴───────────┘
     """
-    _ensure_frame(log, "log")
+    log = as_polars(log, "log")
     eager = isinstance(log, pl.DataFrame)
     columns = LogColumns(session_id=session_id, position=position, clicked=clicked, team=team)
     by_keys = (by,) if isinstance(by, str) else tuple(by or ())

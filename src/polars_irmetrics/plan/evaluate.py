@@ -54,6 +54,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric
 from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
 from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
+from polars_irmetrics.plan.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.plan.options import EvalOptions, Order
 from polars_irmetrics.plan.validate import (
     INTERNAL,
@@ -111,9 +112,9 @@ def evaluate(
     run: pl.DataFrame,
     metrics: str | Iterable[str],
     *,
-    qrels: pl.DataFrame | pl.LazyFrame | None = ...,
-    interactions: pl.DataFrame | pl.LazyFrame | None = ...,
-    item_features: pl.DataFrame | pl.LazyFrame | None = ...,
+    qrels: FrameInput | None = ...,
+    interactions: FrameInput | None = ...,
+    item_features: FrameInput | None = ...,
     by: str | Sequence[str] | None = ...,
     per_query: bool = ...,
     order: Order = ...,
@@ -137,9 +138,9 @@ def evaluate(
     run: pl.LazyFrame,
     metrics: str | Iterable[str],
     *,
-    qrels: pl.DataFrame | pl.LazyFrame | None = ...,
-    interactions: pl.DataFrame | pl.LazyFrame | None = ...,
-    item_features: pl.DataFrame | pl.LazyFrame | None = ...,
+    qrels: FrameInput | None = ...,
+    interactions: FrameInput | None = ...,
+    item_features: FrameInput | None = ...,
     by: str | Sequence[str] | None = ...,
     per_query: bool = ...,
     order: Order = ...,
@@ -158,13 +159,39 @@ def evaluate(
 ) -> pl.LazyFrame: ...
 
 
+@overload
 def evaluate(
-    run: pl.DataFrame | pl.LazyFrame,
+    run: ArrowStreamExportable,
     metrics: str | Iterable[str],
     *,
-    qrels: pl.DataFrame | pl.LazyFrame | None = None,
-    interactions: pl.DataFrame | pl.LazyFrame | None = None,
-    item_features: pl.DataFrame | pl.LazyFrame | None = None,
+    qrels: FrameInput | None = ...,
+    interactions: FrameInput | None = ...,
+    item_features: FrameInput | None = ...,
+    by: str | Sequence[str] | None = ...,
+    per_query: bool = ...,
+    order: Order = ...,
+    relevance_level: float = ...,
+    depth: int | None = ...,
+    unjudged: Policy = ...,
+    unretrieved: Policy = ...,
+    check_duplicates: bool = ...,
+    buckets: Buckets = ...,
+    spill_dir: str | Path | None = ...,
+    query_id: str = ...,
+    doc_id: str = ...,
+    rank: str = ...,
+    score: str = ...,
+    relevance: str = ...,
+) -> pl.DataFrame: ...
+
+
+def evaluate(
+    run: FrameInput,
+    metrics: str | Iterable[str],
+    *,
+    qrels: FrameInput | None = None,
+    interactions: FrameInput | None = None,
+    item_features: FrameInput | None = None,
     by: str | Sequence[str] | None = None,
     per_query: bool = False,
     order: Order = "auto",
@@ -187,10 +214,12 @@ def evaluate(
     ----------
     run
         One row per retrieved document: ``query_id``, ``doc_id`` and ``rank`` (1 = top)
-        and/or ``score``. With ``qrels=None`` it must be a *judged table* that also
-        carries ``relevance``: its rows are then the judgments, documents not in the
-        table are unknown, and a row with a null ``rank`` is a judged document that
-        was not retrieved.
+        and/or ``score``. A polars DataFrame or LazyFrame; a pandas DataFrame, a pyarrow
+        Table or RecordBatch, or any table with the Arrow PyCapsule interface
+        (``__arrow_c_stream__``) is converted to a polars DataFrame first. With
+        ``qrels=None`` it must be a *judged table* that also carries ``relevance``: its
+        rows are then the judgments, documents not in the table are unknown, and a row
+        with a null ``rank`` is a judged document that was not retrieved.
     metrics
         Metric names, e.g. ``["ndcg@10", "map", "P_10", "recall(denominator='capped')@100"]``
         (canonical, ir_measures, trec_eval and ranx spellings; see
@@ -198,7 +227,8 @@ def evaluate(
         cutoff range (``"recall@1..100"``, ``"P@10..100:10"``) gives one column per
         cutoff, all computed in the same pass.
     qrels
-        Judgments: ``query_id``, ``doc_id``, ``relevance`` (integer or float). A
+        Judgments: ``query_id``, ``doc_id``, ``relevance`` (integer or float), in any
+        of the kinds of table ``run`` may be. A
         ``by`` key present in the judgments is matched too; otherwise the same
         judgments serve every ``by`` group.
     interactions, item_features
@@ -266,18 +296,21 @@ def evaluate(
     Returns
     -------
     pl.DataFrame or pl.LazyFrame
-        The same kind as ``run``: a LazyFrame in gives a LazyFrame out with nothing
-        computed before ``collect()``.
+        A LazyFrame for a LazyFrame ``run``, with nothing computed before
+        ``collect()``; a DataFrame for any other kind of table.
 
     Raises
     ------
     ColumnNotFoundError, ColumnTypeError
-        A missing column or one of the wrong dtype (found when the plan is built).
+        A missing column or one of the wrong dtype (found when the plan is built); a
+        ``run`` or ``qrels`` that is not a table of a kind listed above.
     InvalidValueError, DuplicateError
         Null ids or relevance, NaN or null scores, ranks below 1, duplicate ranks, a
-        document twice in one query, a label whose metric terms reach 2**32 or are not
-        finite (a label of 2**32 or more, of 32 or more with ``gain='exponential'``, or
-        NaN: more than the exact fixed-point sums hold) (found when the plan runs).
+        document twice in one query, a NaN or infinite label or one of magnitude 2**32
+        or more, whatever the metrics asked for; a label whose metric terms reach 2**32
+        (32 or more with ``gain='exponential'``: more than the exact fixed-point sums
+        hold), for the metrics that sum such terms (found when the plan runs). Scores
+        of ``inf`` and ``-inf`` are ranked as they are, as trec_eval does.
     QuerySetError
         Queries on one side only, under an ``"error"`` policy.
     UnknownMetricError, MetricParameterError
@@ -320,9 +353,10 @@ def evaluate(
     │ 2     ┆ 0.25 ┆ 0.25 │
     └───────┴──────┴──────┘
     """
-    _ensure_frame(run, "run")
-    if qrels is not None:
-        _ensure_frame(qrels, "qrels")
+    run = as_polars(run, "run")
+    qrels = None if qrels is None else as_polars(qrels, "qrels")
+    interactions = None if interactions is None else as_polars(interactions, "interactions")
+    item_features = None if item_features is None else as_polars(item_features, "item_features")
     eager = isinstance(run, pl.DataFrame)
     options = EvalOptions(
         by=by,
@@ -545,6 +579,11 @@ def _per_query(
             (~is_judgment).any().alias(_RETRIEVED),
             *(pl.col(name).max() for name in marker_flags),
             (pl.col(_REL).is_null() & is_judgment).sum().alias(flag("q_null_rel")),
+            # whatever the metrics: NaN (which polars orders above every number, so
+            # ``NaN >= level`` would hold), infinite, or beyond the exact sums
+            (beyond_fixed(pl.col(_REL).cast(pl.Float64)) & is_judgment)
+            .sum()
+            .alias(flag("q_bad_rel")),
             (pl.col(doc_id).is_null() & is_judgment).sum().alias(flag("q_null_doc")),
             *_judged_rank_check(setup),
             # the marker row's id is null; a null judged id is reported before this
@@ -886,11 +925,3 @@ def _recount(run: pl.LazyFrame, setup: _Setup) -> dict[str, Recount]:
         )
 
     return {"dup_doc": dup_doc}
-
-
-def _ensure_frame(frame: object, name: str) -> None:
-    if not isinstance(frame, pl.DataFrame | pl.LazyFrame):
-        raise ColumnTypeError(
-            f"{name} must be a polars DataFrame or LazyFrame, got {type(frame).__name__}; "
-            "convert it, e.g. pl.from_pandas(...) or pl.from_arrow(...)"
-        )

@@ -164,6 +164,15 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "judged document needs a relevance label: fill them (e.g. .fill_null(0)) or drop them",
     ),
     (
+        "q_bad_rel",
+        InvalidValueError,
+        "relevance",
+        "column {col!r} of the {qframe} has {n} label(s) that are NaN, infinite or of "
+        "magnitude 2**32 or more in query {query}; a relevance label must be a finite number "
+        "below 2**32 (what evaluate's exact sums hold): replace or drop them, or rescale the "
+        "labels",
+    ),
+    (
         "j_dup_rank",
         DuplicateError,
         "rank",
@@ -183,9 +192,9 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
         InvalidValueError,
         "relevance",
         "column {col!r} of the {qframe}: in query {query}, {n} judged document(s) give a "
-        "metric term of 2**32 or more, or not finite (a label of 2**32 or more, or of 32 "
-        "or more with gain='exponential'), more than evaluate's exact sums hold: rescale "
-        "the labels",
+        "metric term of 2**32 or more, or not finite (a label of 32 or more with "
+        "gain='exponential'), more than evaluate's exact sums hold: rescale the labels, or "
+        "use the linear gain",
     ),
 )
 
@@ -286,8 +295,10 @@ def raise_on_bad_rows(
 
 
 def _side_of_null_key(frame: pl.DataFrame, key: str) -> str:
-    row = frame.filter(pl.col(key).is_null()).row(0, named=True)
-    return "run" if row[f"{INTERNAL}retrieved"] else "judgments"
+    # the run when any of its rows has the null key, whatever the order of the rows (the
+    # plan may put the run's and the judgments' null-key rows in one query or in two)
+    nulls = frame.filter(pl.col(key).is_null())
+    return "run" if nulls[f"{INTERNAL}retrieved"].any() else "judgments"
 
 
 def _describe(row: Mapping[str, object], spec: CheckSpec) -> str:

@@ -9,8 +9,9 @@ from typing import Literal, TypeVar, overload
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError, MetricParameterError
+from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.plan.inputs import as_polars
 from polars_irmetrics.plan.options import EvalOptions
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
 from polars_irmetrics.recsys.plan import build_recsys_plan
@@ -167,10 +168,9 @@ def beyond_accuracy(
 occurs in the interactions, so it has no popularity (1 recommendations name such \
 items): add its interactions to interactions=..., or drop it from the recommendations
     """
-    _ensure_frame(recommendations, "recommendations")
-    for name, frame in (("interactions", interactions), ("item_features", item_features)):
-        if frame is not None:
-            _ensure_frame(frame, name)
+    recommendations = as_polars(recommendations, "recommendations")
+    interactions = None if interactions is None else as_polars(interactions, "interactions")
+    item_features = None if item_features is None else as_polars(item_features, "item_features")
     options = RecsysOptions(
         by=by,
         user_id=user_id,
@@ -253,11 +253,3 @@ def with_beyond_accuracy(
     return accuracy.join(
         beyond, on=by, how="full", coalesce=True, nulls_equal=True, maintain_order="left_right"
     )
-
-
-def _ensure_frame(frame: object, name: str) -> None:
-    if not isinstance(frame, pl.DataFrame | pl.LazyFrame):
-        raise ColumnTypeError(
-            f"{name} must be a polars DataFrame or LazyFrame, got {type(frame).__name__}; "
-            "convert it, e.g. pl.from_pandas(...) or pl.from_arrow(...)"
-        )

@@ -1,0 +1,228 @@
+"""The bytes behind a run or judgments source: files, compressed files, standard input.
+
+polars reads plain, gzip and zstd files itself (from their content, whatever their
+name). This module adds what it does not: bzip2 and xz files (decompressed in memory
+with the standard library), ``-`` for standard input and paths of pipes (read once per
+process), a clear
+:class:`~polars_irmetrics.errors.MissingFileError` for a path that does not exist, and a
+:class:`~polars_irmetrics.errors.FileFormatError` for binary data, naming the file and
+what was expected, before polars would say ``invalid utf8`` without a name. It also
+tells whether the text starts with a UTF-8 byte-order mark, which readers strip.
+"""
+
+from __future__ import annotations
+
+import bz2
+import functools
+import gzip
+import io
+import lzma
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from polars_irmetrics.errors import FileFormatError, MissingFileError
+
+__all__ = [
+    "STDIN",
+    "Text",
+    "display_name",
+    "first_undecodable_line",
+    "is_local_path",
+    "open_text",
+    "raw_bytes",
+    "stdin_bytes",
+    "stream_bytes",
+]
+
+#: The name that stands for standard input.
+STDIN = "-"
+_GZIP = b"\x1f\x8b"
+_ZSTD = b"\x28\xb5\x2f\xfd"
+_BZIP2 = b"BZh"
+_XZ = b"\xfd7zXZ\x00"
+_BOM = b"\xef\xbb\xbf"
+#: How much of the text is looked at for binary data.
+_HEAD = 1 << 16
+
+
+@dataclass(frozen=True)
+class Text:
+    """A source ready for polars: ``data`` is the path itself, or the bytes to read."""
+
+    name: str
+    data: str | bytes
+    head: bytes
+
+    @property
+    def bom(self) -> bool:
+        """Whether the text starts with a UTF-8 byte-order mark."""
+        return self.head.startswith(_BOM)
+
+
+def display_name(source: str) -> str:
+    """How messages name a source: ``<stdin>`` for ``-``, else the path."""
+    return "<stdin>" if source == STDIN else source
+
+
+@functools.cache
+def stream_bytes(source: str) -> bytes:
+    """All of standard input (``-``), or of a pipe or device named by its path (a
+    shell's ``<(zcat run.gz)``), read once per process: neither can be read twice."""
+    if source == STDIN:
+        return sys.stdin.buffer.read()
+    with open(source, "rb") as handle:
+        return handle.read()
+
+
+def stdin_bytes() -> bytes:
+    """All of standard input, read once per process."""
+    return stream_bytes(STDIN)
+
+
+def raw_bytes(source: str) -> bytes | None:
+    """The whole input of standard input or of a pipe, else None (polars reads a
+    regular file by its path)."""
+    if source == STDIN:
+        return stream_bytes(source)
+    path = Path(source)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        return stream_bytes(source)
+    return None
+
+
+def _read_head(source: str, data: bytes | None) -> bytes:
+    if data is not None:
+        return data[:_HEAD]
+    with open(source, "rb") as handle:
+        return handle.read(_HEAD)
+
+
+def _decompress_head(name: str, head: bytes, stream: io.BufferedIOBase | None) -> bytes:
+    """The first bytes of the text inside a gzip or zstd ``head``."""
+    try:
+        if head.startswith(_GZIP):
+            with gzip.GzipFile(fileobj=stream or io.BytesIO(head)) as unzipped:
+                return unzipped.read(_HEAD)
+        import pyarrow as pa  # a dependency; imported only for zstd files
+
+        reader = pa.BufferReader(head) if stream is None else pa.PythonFile(stream, mode="r")
+        with pa.CompressedInputStream(reader, "zstd") as unzipped:
+            return bytes(unzipped.read(_HEAD))
+    except (OSError, EOFError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
+        raise FileFormatError(f"{name}: not a readable compressed file ({error})") from error
+
+
+def open_text(source: str, what: str, line_error: type[FileFormatError] = FileFormatError) -> Text:
+    """``source`` (a path or ``-``) as polars can read it, checked to be text.
+
+    Parameters
+    ----------
+    source
+        A file path, or ``-`` for standard input.
+    what
+        What the file should hold, for messages: ``"a TREC run (query_id Q0 doc_id rank
+        score run_id)"``.
+    line_error
+        The class raised for a line that is not UTF-8 (a TREC reader's own).
+
+    Raises
+    ------
+    MissingFileError
+        The path does not exist.
+    FileFormatError
+        The (decompressed) text has a NUL byte in its first 64 KiB (binary data), or a
+        compressed stream is corrupt; ``line_error`` for a line there that is not UTF-8.
+
+    Examples
+    --------
+    >>> import bz2, pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "run.bz2"
+    ...     _ = path.write_bytes(bz2.compress("\\ufeffq1 Q0 d1 1 2.0 r\\n".encode()))
+    ...     text = open_text(str(path), "a TREC run")
+    >>> text.data, text.bom
+    (b'\\xef\\xbb\\xbfq1 Q0 d1 1 2.0 r\\n', True)
+    >>> open_text("no/such/run.txt", "a TREC run")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MissingFileError: no/such/run.txt: no such file; expected a TREC run
+    """
+    name = display_name(source)
+    if "://" in source:  # an object-store URL: polars reads it, nothing to look at here
+        return Text(name=name, data=source, head=b"")
+    data = raw_bytes(source)
+    if data is None and not Path(source).is_file():
+        if Path(source).exists():
+            raise FileFormatError(f"{name}: not a file; expected {what}")
+        raise MissingFileError(f"{name}: no such file; expected {what}")
+    head = _read_head(source, data)
+    try:
+        if head.startswith(_BZIP2) or head.startswith(_XZ):
+            whole = data if data is not None else Path(source).read_bytes()
+            unpack = bz2.decompress if head.startswith(_BZIP2) else lzma.decompress
+            data = unpack(whole)
+            head = data[:_HEAD]
+    except (OSError, EOFError, ValueError, lzma.LZMAError) as error:
+        raise FileFormatError(f"{name}: not a readable compressed file ({error})") from error
+    if head.startswith((_GZIP, _ZSTD)):
+        if data is None:
+            with open(source, "rb") as handle:
+                head = _decompress_head(name, head, handle)
+        else:
+            head = _decompress_head(name, head, None)
+    _check_text(name, head, what, line_error)
+    return Text(name=name, data=source if data is None else data, head=head)
+
+
+def _check_text(name: str, head: bytes, what: str, error: type[FileFormatError]) -> None:
+    binary = head.find(b"\x00")
+    if binary >= 0:
+        raise FileFormatError(
+            f"{name}: binary data, not text (a NUL byte at byte {binary + 1}); expected "
+            f"{what}, as plain UTF-8 text or compressed with gzip, bzip2, xz or zstd"
+        )
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        if len(head) == _HEAD and bad.start >= len(head) - 3:
+            return  # a character cut by the end of the head
+        number = head.count(b"\n", 0, bad.start) + 1
+        start = head.rfind(b"\n", 0, bad.start) + 1
+        end = head.find(b"\n", bad.start)
+        raw = head[start : end if end >= 0 else len(head)].rstrip(b"\r")
+        raise error(f"{name}, line {number}: not valid UTF-8: {raw!r}; expected {what}") from None
+
+
+def first_undecodable_line(source: str) -> tuple[int, bytes] | None:
+    """The first line of ``source``'s text that is not UTF-8 (an error path only)."""
+    try:
+        text = open_text(source, "text")
+    except FileFormatError:
+        return None
+    data = text.data
+    if isinstance(data, str):
+        with open(data, "rb") as probe:
+            zipped = probe.read(4)
+        if zipped.startswith(_ZSTD):
+            import pyarrow as pa
+
+            with pa.CompressedInputStream(pa.OSFile(data), "zstd") as unzipped:
+                data = bytes(unzipped.read())
+        else:
+            opener = gzip.open if zipped.startswith(_GZIP) else open
+            with opener(data, "rb") as lines:
+                data = lines.read()
+    elif data.startswith(_GZIP):
+        data = gzip.decompress(data)
+    for number, raw in enumerate(io.BytesIO(data), start=1):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return number, raw.rstrip(b"\r\n")
+    return None
+
+
+def is_local_path(source: str) -> bool:
+    """Whether ``source`` names one local file (not a glob, a URL or standard input)."""
+    return source != STDIN and "://" not in source and not any(c in source for c in "*?[")

@@ -1,0 +1,78 @@
+"""What :func:`~polars_irmetrics.evaluate` accepts as a run or judgments, as polars frames.
+
+polars DataFrames and LazyFrames are used as they are. A pandas DataFrame, a pyarrow
+Table or RecordBatch, and any object with the Arrow PyCapsule stream interface
+(``__arrow_c_stream__``: DuckDB and Ibis results, nanoarrow, ...) are converted to a
+polars DataFrame first (``pl.from_pandas``, or ``pl.DataFrame``, which reads the Arrow
+stream, without a copy where the buffers allow it). pandas is not a dependency: it is
+only looked for when it was already imported.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Protocol, TypeAlias, runtime_checkable
+
+import polars as pl
+
+from polars_irmetrics.errors import ColumnTypeError
+
+__all__ = ["ArrowStreamExportable", "FrameInput", "as_polars", "type_name"]
+
+
+@runtime_checkable
+class ArrowStreamExportable(Protocol):
+    """An object with the Arrow PyCapsule stream interface (pyarrow, pandas 2.2+, DuckDB)."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+
+
+#: A run or judgments as :func:`~polars_irmetrics.evaluate` takes them.
+FrameInput: TypeAlias = "pl.DataFrame | pl.LazyFrame | ArrowStreamExportable"
+
+
+def type_name(value: object) -> str:
+    """The full name of ``value``'s type: ``pandas.core.series.Series``, ``dict``."""
+    kind = type(value)
+    module = kind.__module__
+    return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
+
+
+def as_polars(frame: object, name: str) -> pl.DataFrame | pl.LazyFrame:
+    """``frame`` as a polars DataFrame or LazyFrame, converted if it is a table of
+    another library; a :class:`~polars_irmetrics.errors.ColumnTypeError` otherwise.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> as_polars(pa.table({"query_id": ["q1"]}), "run")
+    shape: (1, 1)
+    ┌──────────┐
+    │ query_id │
+    │ ---      │
+    │ str      │
+    ╞══════════╡
+    │ q1       │
+    └──────────┘
+    >>> as_polars([("q1", "d1")], "run")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnTypeError: run must be a polars DataFrame or LazyFrame, ...
+    """
+    if isinstance(frame, pl.DataFrame | pl.LazyFrame):
+        return frame
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(frame, pandas.DataFrame):
+        return pl.from_pandas(frame)
+    what = type_name(frame)
+    if isinstance(frame, ArrowStreamExportable) and not isinstance(frame, pl.Series):
+        try:
+            return pl.DataFrame(frame)
+        except pl.exceptions.PolarsError:  # a stream of a column (pandas Series), not a table
+            what += ", whose Arrow stream is not a table"
+    raise ColumnTypeError(
+        f"{name} must be a polars DataFrame or LazyFrame, a pandas DataFrame, a pyarrow "
+        "Table or RecordBatch, or a table with the Arrow PyCapsule interface "
+        f"(__arrow_c_stream__), got {what}; convert it to a table, e.g. "
+        "pl.DataFrame(...) or pl.from_pandas(...)"
+    )
