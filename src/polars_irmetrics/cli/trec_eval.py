@@ -86,14 +86,17 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.io.files import scan_qrels, scan_run
 from polars_irmetrics.io.report import trec_line
+from polars_irmetrics.io.zscores import ZScores, read_trec_zscores
 from polars_irmetrics.plan.evaluate import Order, evaluate
 from polars_irmetrics.plan.validate import Policy
 
 __all__ = [
     "ALL_TREC",
+    "ALL_TREC_9",
     "MEASURE_ORDER",
     "NICKNAMES",
     "OFFICIAL",
+    "REL_FORMATS",
     "add_parser",
     "run",
 ]
@@ -109,6 +112,15 @@ Kind = Literal[
 ]
 
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+#: The judgment formats ``-R`` accepts, and the measures each gives by default.
+REL_FORMATS: tuple[str, ...] = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
+_DEFAULT_MEASURES: dict[str, str] = {
+    "qrels": "official",
+    "prefs": "prefs",
+    "qrels_prefs": "prefs",
+    "qrels_jg": "qrels_jg",
+}
 
 
 @dataclass(frozen=True)
@@ -194,6 +206,18 @@ _TABLE: tuple[_Family, ...] = (
     _Family("unj", "long_cut", supported=True, long_defaults=(5, 10, 20)),
 )
 _BY_NAME: dict[str, _Family] = {f.name: f for f in _TABLE}
+#: Measures trec_eval 9.0.8's table lacks (added in 10.0).
+_NEW_IN_10 = frozenset({"dcg", "ideal_dcg", "rbp", "rbp_resid", "unj"})
+
+Version = Literal[9, 10]
+
+
+def _table(version: Version) -> tuple[_Family, ...]:
+    """trec_eval's measure table in ``version`` (9.0.8 lacks dcg, ideal_dcg, rbp, unj)."""
+    if version == 10:
+        return _TABLE
+    return tuple(f for f in _TABLE if f.name not in _NEW_IN_10)
+
 
 #: trec_eval's measure names, in its print order.
 MEASURE_ORDER: tuple[str, ...] = tuple(f.name for f in _TABLE)
@@ -214,6 +238,9 @@ ALL_TREC: tuple[str, ...] = (
     "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
     "num_nonrel_judged_ret",
 )  # fmt: skip
+
+#: ``-m all_trec`` in trec_eval 9.0.8 (without unj, rbp and rbp_resid).
+ALL_TREC_9: tuple[str, ...] = tuple(name for name in ALL_TREC if name not in _NEW_IN_10)
 
 #: Every nickname ``-m`` accepts (``te_trec_measure_nicknames`` in ``measures.c``).
 NICKNAMES: dict[str, tuple[str, ...]] = {
@@ -382,6 +409,36 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="measure, family with parameters or nickname, repeatable "
         "(e.g. -m map -m P.5,10 -m all_trec); default: official",
     )
+    p.add_argument(
+        "-R",
+        "--Rel_info_format",
+        dest="rel_format",
+        default="qrels",
+        metavar="FORMAT",
+        help="format of the judgments file: qrels (default), prefs (preferences: "
+        "query_id jg jsg doc_id rel_level), qrels_prefs (qrels read as preferences) or "
+        "qrels_jg (qrels whose second field is a judgment group)",
+    )
+    p.add_argument(
+        "-Z",
+        "--Zscore",
+        dest="zscores",
+        metavar="ZMEAN_FILE",
+        help="print z-scores, (value - mean) / stddev, with the mean and standard "
+        "deviation of each query and measure read from ZMEAN_FILE (lines of "
+        "query_id measure mean stddev)",
+    )
+    p.add_argument(
+        "--trec-eval-version",
+        dest="trec_eval_version",
+        type=int,
+        choices=(9, 10),
+        default=10,
+        help="behave as trec_eval 10.0 (10, the default) or 9.0.8 (9): 10.0 rounds "
+        "iprec_at_recall's and 11pt_avg's recall levels with lround(x*R) where 9.0.8 "
+        "truncated x*R+0.9, adds unj, rbp and rbp_resid to all_trec, and with -c -q "
+        "prints the judged queries without results",
+    )
     p.add_argument("qrels", metavar="QRELS", help="judgments: TREC qrels, Parquet, CSV or TSV")
     p.add_argument("run", metavar="RUN", help="run: TREC run, Parquet, CSV or TSV")
 
@@ -481,7 +538,9 @@ def _suggest(name: str) -> str:
     return f" Did you mean: {', '.join(by_lower[c] for c in close)}?" if close else ""
 
 
-def _parse_measure_args(values: Sequence[str]) -> tuple[list[str], dict[str, str], list[str]]:
+def _parse_measure_args(
+    values: Sequence[str], version: Version = 10
+) -> tuple[list[str], dict[str, str], list[str]]:
     """Marked families, the parameters of each, and notes on parameters given twice."""
     marked: list[str] = []
     params: dict[str, str] = {}
@@ -498,9 +557,14 @@ def _parse_measure_args(values: Sequence[str]) -> tuple[list[str], dict[str, str
                 raise MetricParameterError(
                     f"measure {value!r}: nickname {name!r} takes no parameters"
                 )
-            marked.extend(NICKNAMES[name])
+            marked.extend(ALL_TREC_9 if version == 9 and name == "all_trec" else NICKNAMES[name])
             continue
         family = _BY_NAME.get(name)
+        if family is not None and version == 9 and name in _NEW_IN_10:
+            raise UnknownMetricError(
+                f"trec_eval measure {name!r} is new in trec_eval 10.0; "
+                "drop --trec-eval-version 9 to compute it"
+            )
         if family is None:
             raise UnknownMetricError(
                 f"unknown trec_eval measure {name!r}.{_suggest(name)} Measures are named as "
@@ -523,17 +587,21 @@ def _parse_measure_args(values: Sequence[str]) -> tuple[list[str], dict[str, str
     return marked, params, notes
 
 
-def _select_measures(values: Sequence[str] | None, level: int = 1) -> tuple[_Selection, list[str]]:
+def _select_measures(
+    values: Sequence[str] | None, level: int = 1, version: Version = 10
+) -> tuple[_Selection, list[str]]:
     """Resolve ``-m`` values (default ``official``) into printed columns, in table order.
 
     Returns the selection and notes for standard error (parameters given twice).
-    ``level`` is ``-l``, which decides whether Rndcg can be printed.
+    ``level`` is ``-l``, which decides whether Rndcg can be printed; ``version`` the
+    trec_eval version followed (its table, all_trec and iprec's rounding).
     """
-    marked, params, notes = _parse_measure_args(list(values) if values else ["official"])
+    marked, params, notes = _parse_measure_args(list(values) if values else ["official"], version)
     wanted = set(marked)
     columns: list[_Column] = []
     unsupported: list[str] = []
-    for family in _TABLE:
+    rounding = "lround" if version == 10 else "truncate"
+    for family in _table(version):
         if family.name not in wanted:
             continue
         param = params.get(family.name)
@@ -548,7 +616,10 @@ def _select_measures(values: Sequence[str] | None, level: int = 1) -> tuple[_Sel
             metric, option = _DOUBLE_METRIC[family.name]
             for value in _double_cutoffs(family, param):
                 printed = f"{family.name}_{value:3.2f}"
-                columns.append(_Column(printed, _with_params(metric, **{option: value}), False))
+                options: dict[str, object] = {option: value}
+                if family.name == "iprec_at_recall" and rounding != "truncate":
+                    options["rounding"] = rounding
+                columns.append(_Column(printed, _with_params(metric, **options), False))
         elif family.kind in ("runid", "num_q"):
             continue
         elif family.name == "relstring":
@@ -558,7 +629,9 @@ def _select_measures(values: Sequence[str] | None, level: int = 1) -> tuple[_Sel
             )
         else:
             printed = family.name if param is None else f"{family.name}_{param}"
-            metric_name = _library_metric(family, param, level) if family.supported else None
+            metric_name = (
+                _library_metric(family, param, level, rounding) if family.supported else None
+            )
             if metric_name is None:
                 unsupported.append(printed)
             else:
@@ -588,12 +661,24 @@ def _relstring_length(param: str | None) -> int:
     return int(min(max(value, 0.0), float(2**62)))  # m_relstring.c: len < 0 gives 0
 
 
-def _library_metric(family: _Family, param: str | None, level: int) -> str | None:
+def _library_metric(
+    family: _Family, param: str | None, level: int, rounding: str = "lround"
+) -> str | None:
     """The library metric that prints as ``family`` with ``param``; None if there is none."""
     name = family.name
     base = _LIBRARY_NAME[name]
     if name == "Rndcg" and level < 1:
         return None  # R > 0 with no positive gain: trec_eval prints nan
+    if name == "11pt_avg":
+        options: dict[str, object] = {}
+        if param is not None:  # get_double_params: atof of each, in the order given
+            levels = [_c_double(part) for part in param.split(",")]
+            if any(a >= b for a, b in itertools.pairwise(levels)):
+                return None  # m_11pt_avg.c assumes increasing levels: skips the others
+            options["recalls"] = ",".join(repr(x) for x in levels)
+        if rounding != "truncate":
+            options["rounding"] = rounding
+        return _with_params(base, **options)
     if param is None:
         return base
     if name == "set_F":  # trec_eval's set_F uses its first parameter, beta
@@ -624,7 +709,7 @@ def _library_metric(family: _Family, param: str | None, level: int) -> str | Non
             return base
         gains = ",".join(f"{label}={gain!r}" for label, gain in table.items())
         return _with_params("trec_ndcg" if name == "ndcg" else base, gains=gains)
-    return None  # 11pt_avg, dcg and ideal_dcg with parameters
+    return None  # dcg and ideal_dcg with parameters
 
 
 # --------------------------------------------------------------------------- data
@@ -659,7 +744,14 @@ def _read_qrels(source: str) -> pl.LazyFrame:
 # --------------------------------------------------------------------------- command
 def run(args: argparse.Namespace) -> int:
     """Run ``irm trec-eval``: print trec_eval's lines on standard output."""
-    selection, notes = _select_measures(args.measures, args.level)
+    version: Version = args.trec_eval_version
+    if args.rel_format not in REL_FORMATS:
+        raise InvalidValueError(
+            f"-R {args.rel_format!r}: unknown relevance format; choose one of "
+            + ", ".join(REL_FORMATS)
+        )
+    default = _DEFAULT_MEASURES[args.rel_format]
+    selection, notes = _select_measures(args.measures or [default], args.level, version)
     if args.max_docs is not None and args.max_docs < 1:
         raise InvalidValueError(f"-M must be a positive number of documents, got {args.max_docs}")
     for note in notes:
@@ -673,8 +765,11 @@ def run(args: argparse.Namespace) -> int:
         raise UnknownMetricError(
             "none of the requested measures is computed; every measure of -m all_trec is"
         )
+    zscores = read_trec_zscores(args.zscores) if args.zscores else None
 
     run_frame = _read_run(args.run)
+    if args.rel_format != "qrels":
+        return _run_other(args, selection, run_frame, version, zscores)
     qrels = _read_qrels(args.qrels)
     # num_ret is always computed: with no measure to print it still gives the query set.
     computed = [c for c in selection.columns if c.relstring is None]
@@ -700,10 +795,19 @@ def run(args: argparse.Namespace) -> int:
             "share no query id (compare the first field of both files)"
         )
     query_ids = [str(q) for q in per_query.get_column("query_id").to_list()]
-    order_idx = sorted(range(len(query_ids)), key=query_ids.__getitem__)
+    judged_ids = _query_ids(qrels)
+    retrieved = set(run_frame.get_column("query_id").cast(pl.String).to_list())
+    if not args.complete:
+        _warn_unretrieved(judged_ids - retrieved, args.run)
     values = {c.printed: per_query.get_column(c.metric).to_list() for c in computed}
-
-    out: list[str] = []
+    printed_ids = query_ids
+    if args.complete and version == 9:
+        # 9.0.8 evaluates (and prints with -q) only the queries with results; the
+        # summary divides by every judged query, and num_rel counts every judgment > 0
+        printed_ids = [q for q in query_ids if q in retrieved]
+    order_idx = sorted(range(len(query_ids)), key=query_ids.__getitem__)
+    shown = set(printed_ids)
+    strings: dict[str, dict[str, str]] = {}
     if args.query_eval:
         strings = {
             c.printed: _relstrings(
@@ -712,26 +816,139 @@ def run(args: argparse.Namespace) -> int:
             for c in selection.columns
             if c.relstring is not None
         }
-        for i in order_idx:
-            qid = query_ids[i]
+    summary_override: dict[str, int | float] = {}
+    if args.complete and version == 9 and any(c.printed == "num_rel" for c in computed):
+        summary_override["num_rel"] = _count_positive(qrels)
+    table = _Table(
+        query_ids=query_ids,
+        order=[i for i in order_idx if query_ids[i] in shown],
+        all_order=order_idx,
+        values=values,
+        strings=strings,
+        run_tag=_run_tag(run_frame, args.run),
+        summary_override=summary_override,
+    )
+    sys.stdout.write(_render(args, selection, table, zscores))
+    return 0
+
+
+@dataclass(frozen=True)
+class _Table:
+    """Per-query values of the printed columns, ready to print."""
+
+    query_ids: list[str]
+    order: list[int]  # indexes of the queries printed with -q, in query id order
+    all_order: list[int]  # indexes of the queries averaged in the summary
+    values: dict[str, list[Any]]
+    strings: dict[str, dict[str, str]]
+    run_tag: str
+    summary_override: dict[str, int | float]
+
+
+def _render(
+    args: argparse.Namespace,
+    selection: _Selection,
+    table: _Table,
+    zscores: ZScores | None,
+) -> str:
+    """trec_eval's output: per-query lines with -q, then the summary (unless -n)."""
+    computed = [c for c in selection.columns if c.relstring is None]
+    values = table.values
+    if zscores is not None:
+        undefined: list[str] = []
+        values = {
+            c.printed: zscores.convert(
+                c.printed,
+                table.query_ids,
+                values[c.printed],
+                missing_ok=c.geometric,
+                undefined=undefined,
+            )
+            for c in computed
+        }
+        for note in undefined:
+            print(
+                f"irm trec-eval: warning: z-score undefined, printed -1000000: {note}",
+                file=sys.stderr,
+            )
+    line = _z_line if zscores is not None else trec_line
+    out: list[str] = []
+    if args.query_eval:
+        for i in table.order:
+            qid = table.query_ids[i]
             for column in selection.columns:
                 if column.relstring is not None:
-                    out.append(trec_line(column.printed, qid, f"'{strings[column.printed][qid]}'"))
+                    text = f"'{table.strings[column.printed][qid]}'"
+                    out.append(trec_line(column.printed, qid, text))
                 elif column.per_query:
-                    value = _value(values[column.printed][i], column)
-                    out.append(trec_line(column.printed, qid, value))
+                    value = values[column.printed][i]
+                    shown = float(value) if zscores is not None else _value(value, column)
+                    out.append(line(column.printed, qid, shown))
     if not args.no_summary:
         if selection.runid:
-            out.append(trec_line("runid", "all", _run_tag(run_frame, args.run)))
+            out.append(trec_line("runid", "all", table.run_tag))
         if selection.num_q:
-            out.append(trec_line("num_q", "all", len(query_ids)))
+            out.append(line("num_q", "all", len(table.all_order)))
         for column in computed:
             if not column.summary:
                 continue
-            column_values = [values[column.printed][i] for i in order_idx]
-            out.append(trec_line(column.printed, "all", _summary(column_values, column)))
-    sys.stdout.write("".join(out))
-    return 0
+            if column.printed in table.summary_override and zscores is None:
+                total: int | float = table.summary_override[column.printed]
+            else:
+                column_values = [values[column.printed][i] for i in table.all_order]
+                if zscores is not None and column.integer:
+                    total = 0.0
+                    for v in column_values:  # trec_eval sums a count's z-scores
+                        total += float(v)
+                else:
+                    total = _summary(column_values, column)
+            out.append(line(column.printed, "all", total))
+    return "".join(out)
+
+
+def _z_line(measure: str, query: str, value: object) -> str:
+    """A line of ``-Z`` output: ``Z`` before the name, every value with 4 decimals."""
+    return f"Z{measure:<22}\t{query}\t{float(value):6.4f}\n"  # type: ignore[arg-type]
+
+
+def _query_ids(qrels: pl.LazyFrame) -> set[str]:
+    ids = qrels.select(pl.col("query_id").cast(pl.String).unique()).collect()
+    return set(ids.get_column("query_id").to_list())
+
+
+def _count_positive(qrels: pl.LazyFrame) -> int:
+    """trec_eval 9.0.8's ``-c`` num_rel: every judgment above 0, whatever ``-l`` says."""
+    found = qrels.select((pl.col("relevance") > 0).sum()).collect().item()
+    return int(found or 0)
+
+
+def _warn_unretrieved(missing: set[str], source: str) -> None:
+    """Name, on standard error, the judged queries that have no results (without -c).
+
+    trec_eval 9.0.8 skips them silently; trec_eval 10.0 stops with exit status 4
+    ("result qid ... not found in qrels"). They are skipped here, and said so.
+    """
+    if not missing:
+        return
+    ids = sorted(missing)
+    shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+    print(
+        f"irm trec-eval: warning: {len(ids)} judged "
+        f"{'query has' if len(ids) == 1 else 'queries have'} no results in {source} and "
+        f"{'is' if len(ids) == 1 else 'are'} left out (trec_eval 10.0 stops there with exit "
+        f"status 4; -c scores them 0): {shown}",
+        file=sys.stderr,
+    )
+
+
+def _run_other(
+    args: argparse.Namespace,
+    selection: _Selection,
+    run_frame: pl.DataFrame,
+    version: Version,
+    zscores: ZScores | None,
+) -> int:
+    raise InvalidValueError(f"-R {args.rel_format}: not supported yet")
 
 
 #: The document trec_eval 10 ranks alone for a judged query with no results (with -c).
