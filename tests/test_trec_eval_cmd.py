@@ -14,8 +14,8 @@ only) from :func:`ref_relstring` here and hand-written text.
 from __future__ import annotations
 
 import math
-import re
 import random
+import re
 from pathlib import Path
 
 import polars as pl

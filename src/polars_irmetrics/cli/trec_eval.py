@@ -85,8 +85,10 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.io.files import scan_qrels, scan_run
+from polars_irmetrics.io.prefs import read_trec_qrels_jg
 from polars_irmetrics.io.report import trec_line
 from polars_irmetrics.io.zscores import ZScores, read_trec_zscores
+from polars_irmetrics.metrics.jg import base_metric, evaluate_jg
 from polars_irmetrics.plan.evaluate import Order, evaluate
 from polars_irmetrics.plan.validate import Policy
 
@@ -197,9 +199,14 @@ _TABLE: tuple[_Family, ...] = (
     _Family("prefs_simp_imp", "single"),
     _Family("prefs_pair_imp", "single"),
     _Family("prefs_avgjg_imp", "single"),
-    _Family("map_avgjg", "single"),
-    _Family("P_avgjg", "params"),
-    _Family("Rprec_mult_avgjg", "params"),
+    _Family("map_avgjg", "single", supported=True),
+    _Family("P_avgjg", "long_cut", supported=True, long_defaults=_CUTOFFS),
+    _Family(
+        "Rprec_mult_avgjg",
+        "double_cut",
+        supported=True,
+        double_defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+    ),
     _Family("yaap", "single"),
     _Family("rbp", "params", supported=True),
     _Family("rbp_resid", "params", supported=True),
@@ -293,12 +300,16 @@ _LIBRARY_NAME: dict[str, str] = {
     "num_nonrel_judged_ret": "num_nonrel_judged_ret",
     "rbp": "trec_rbp",
     "rbp_resid": "trec_rbp_resid",
+    "map_avgjg": "map",
 }
 #: The library metric behind each real-cutoff family, and the parameter it sets.
 _DOUBLE_METRIC: dict[str, tuple[str, str]] = {
     "iprec_at_recall": ("iprec", "recall"),
     "Rprec_mult": ("rprec_mult", "multiple"),
+    "Rprec_mult_avgjg": ("rprec_mult", "multiple"),
 }
+#: The measures each ``-R`` format computes (trec_eval's other measures read qrels).
+_JG_FAMILIES = frozenset({"map_avgjg", "P_avgjg", "Rprec_mult_avgjg"})
 #: Measures that trec_eval prints only in the summary (te_print_single_meas_empty).
 _SUMMARY_ONLY = frozenset({"gm_map", "gm_bpref"})
 #: Measures whose summary is a geometric mean (te_calc_avg_meas_s_gm).
@@ -609,7 +620,7 @@ def _select_measures(
             cutoffs = _long_cutoffs(family, param)
             names = [f"{family.name}_{k}" for k in cutoffs]
             if family.supported:
-                columns += [_Column(n, n, integer=False) for n in names]
+                columns += [_Column(n, base_metric(n), integer=False) for n in names]
             else:
                 unsupported += names
         elif family.kind == "double_cut":
@@ -767,10 +778,10 @@ def run(args: argparse.Namespace) -> int:
         )
     zscores = read_trec_zscores(args.zscores) if args.zscores else None
 
+    _check_format_measures(args.rel_format, selection)
     run_frame = _read_run(args.run)
-    if args.rel_format != "qrels":
+    if args.rel_format in ("prefs", "qrels_prefs"):
         return _run_other(args, selection, run_frame, version, zscores)
-    qrels = _read_qrels(args.qrels)
     # num_ret is always computed: with no measure to print it still gives the query set.
     computed = [c for c in selection.columns if c.relstring is None]
     metrics = list(dict.fromkeys([*(c.metric for c in computed), "num_ret"]))
@@ -778,17 +789,31 @@ def run(args: argparse.Namespace) -> int:
         "score" if "score" in run_frame.columns or "rank" not in run_frame.columns else "rank"
     )
     unretrieved: Policy = "zero" if args.complete else "drop"
-    per_query = evaluate(
-        run_frame,
-        metrics,
-        qrels=qrels,
-        per_query=True,
-        order=order,
-        relevance_level=args.level,
-        depth=args.max_docs,
-        unjudged="drop",
-        unretrieved=unretrieved,
-    )
+    if args.rel_format == "qrels_jg":
+        judgments = read_trec_qrels_jg(args.qrels)
+        qrels = judgments.drop("jg").lazy()
+        per_query = evaluate_jg(
+            run_frame,
+            metrics,
+            judgments,
+            relevance_level=args.level,
+            depth=args.max_docs,
+            unretrieved=unretrieved,
+            order=order,
+        )
+    else:
+        qrels = _read_qrels(args.qrels)
+        per_query = evaluate(
+            run_frame,
+            metrics,
+            qrels=qrels,
+            per_query=True,
+            order=order,
+            relevance_level=args.level,
+            depth=args.max_docs,
+            unjudged="drop",
+            unretrieved=unretrieved,
+        )
     if per_query.height == 0:
         raise QuerySetError(
             "no queries with both results and relevance info: the run and the judgments "
@@ -939,6 +964,19 @@ def _warn_unretrieved(missing: set[str], source: str) -> None:
         f"status 4; -c scores them 0): {shown}",
         file=sys.stderr,
     )
+
+
+def _check_format_measures(rel_format: str, selection: _Selection) -> None:
+    """Refuse a measure that the judgments format of ``-R`` cannot give."""
+    for column in selection.columns:
+        jg = any(column.printed.startswith(name) for name in _JG_FAMILIES)
+        if rel_format == "qrels_jg" and not jg:
+            raise InvalidValueError(
+                f"measure {column.printed} needs -R qrels; -R qrels_jg gives map_avgjg, "
+                "P_avgjg and Rprec_mult_avgjg (-m qrels_jg)"
+            )
+        if rel_format == "qrels" and jg:
+            raise InvalidValueError(f"measure {column.printed} needs judgment groups: -R qrels_jg")
 
 
 def _run_other(
