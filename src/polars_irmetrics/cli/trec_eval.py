@@ -85,10 +85,11 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.io.files import scan_qrels, scan_run
-from polars_irmetrics.io.prefs import read_trec_qrels_jg
+from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.report import trec_line
 from polars_irmetrics.io.zscores import ZScores, read_trec_zscores
 from polars_irmetrics.metrics.jg import base_metric, evaluate_jg
+from polars_irmetrics.metrics.prefs import PREFS_MEASURES, evaluate_prefs
 from polars_irmetrics.plan.evaluate import Order, evaluate
 from polars_irmetrics.plan.validate import Policy
 
@@ -185,20 +186,20 @@ _TABLE: tuple[_Family, ...] = (
     _Family("set_map", "single", supported=True),
     _Family("set_F", "params", supported=True),  # supported for beta = 1 (the default)
     _Family("num_nonrel_judged_ret", "count", supported=True),
-    _Family("prefs_num_prefs_poss", "count"),
-    _Family("prefs_num_prefs_ful", "count"),
-    _Family("prefs_num_prefs_ful_ret", "count"),
-    _Family("prefs_simp", "single"),
-    _Family("prefs_pair", "single"),
-    _Family("prefs_avgjg", "single"),
-    _Family("prefs_avgjg_Rnonrel", "single"),
-    _Family("prefs_simp_ret", "single"),
-    _Family("prefs_pair_ret", "single"),
-    _Family("prefs_avgjg_ret", "single"),
-    _Family("prefs_avgjg_Rnonrel_ret", "single"),
-    _Family("prefs_simp_imp", "single"),
-    _Family("prefs_pair_imp", "single"),
-    _Family("prefs_avgjg_imp", "single"),
+    _Family("prefs_num_prefs_poss", "count", supported=True),
+    _Family("prefs_num_prefs_ful", "count", supported=True),
+    _Family("prefs_num_prefs_ful_ret", "count", supported=True),
+    _Family("prefs_simp", "single", supported=True),
+    _Family("prefs_pair", "single", supported=True),
+    _Family("prefs_avgjg", "single", supported=True),
+    _Family("prefs_avgjg_Rnonrel", "single", supported=True),
+    _Family("prefs_simp_ret", "single", supported=True),
+    _Family("prefs_pair_ret", "single", supported=True),
+    _Family("prefs_avgjg_ret", "single", supported=True),
+    _Family("prefs_avgjg_Rnonrel_ret", "single", supported=True),
+    _Family("prefs_simp_imp", "single", supported=True),
+    _Family("prefs_pair_imp", "single", supported=True),
+    _Family("prefs_avgjg_imp", "single", supported=True),
     _Family("map_avgjg", "single", supported=True),
     _Family("P_avgjg", "long_cut", supported=True, long_defaults=_CUTOFFS),
     _Family(
@@ -301,6 +302,7 @@ _LIBRARY_NAME: dict[str, str] = {
     "rbp": "trec_rbp",
     "rbp_resid": "trec_rbp_resid",
     "map_avgjg": "map",
+    **{name: name for name in PREFS_MEASURES},
 }
 #: The library metric behind each real-cutoff family, and the parameter it sets.
 _DOUBLE_METRIC: dict[str, tuple[str, str]] = {
@@ -780,8 +782,6 @@ def run(args: argparse.Namespace) -> int:
 
     _check_format_measures(args.rel_format, selection)
     run_frame = _read_run(args.run)
-    if args.rel_format in ("prefs", "qrels_prefs"):
-        return _run_other(args, selection, run_frame, version, zscores)
     # num_ret is always computed: with no measure to print it still gives the query set.
     computed = [c for c in selection.columns if c.relstring is None]
     metrics = list(dict.fromkeys([*(c.metric for c in computed), "num_ret"]))
@@ -789,7 +789,20 @@ def run(args: argparse.Namespace) -> int:
         "score" if "score" in run_frame.columns or "rank" not in run_frame.columns else "rank"
     )
     unretrieved: Policy = "zero" if args.complete else "drop"
-    if args.rel_format == "qrels_jg":
+    if args.rel_format in ("prefs", "qrels_prefs"):
+        reader = read_trec_prefs if args.rel_format == "prefs" else read_trec_qrels_prefs
+        prefs = reader(args.qrels)
+        qrels = prefs.select("query_id").lazy()
+        judged = sorted(set(prefs.get_column("query_id").to_list()))
+        per_query = evaluate_prefs(
+            run_frame, prefs, depth=args.max_docs, queries=judged if args.complete else None
+        )
+        if args.complete and version == 9:  # 9.0.8: a query without results adds 0
+            has_results = pl.col("query_id").is_in(run_frame.get_column("query_id").implode())
+            per_query = per_query.with_columns(
+                pl.when(has_results).then(pl.col(m)).otherwise(0).alias(m) for m in PREFS_MEASURES
+            )
+    elif args.rel_format == "qrels_jg":
         judgments = read_trec_qrels_jg(args.qrels)
         qrels = judgments.drop("jg").lazy()
         per_query = evaluate_jg(
@@ -977,16 +990,16 @@ def _check_format_measures(rel_format: str, selection: _Selection) -> None:
             )
         if rel_format == "qrels" and jg:
             raise InvalidValueError(f"measure {column.printed} needs judgment groups: -R qrels_jg")
-
-
-def _run_other(
-    args: argparse.Namespace,
-    selection: _Selection,
-    run_frame: pl.DataFrame,
-    version: Version,
-    zscores: ZScores | None,
-) -> int:
-    raise InvalidValueError(f"-R {args.rel_format}: not supported yet")
+        prefs = column.printed.startswith("prefs_")
+        if rel_format in ("prefs", "qrels_prefs") and not prefs:
+            raise InvalidValueError(
+                f"measure {column.printed} needs -R qrels; -R {rel_format} gives the "
+                "preference measures (-m all_prefs)"
+            )
+        if rel_format in ("qrels", "qrels_jg") and prefs:
+            raise InvalidValueError(
+                f"measure {column.printed} needs preferences: -R prefs or -R qrels_prefs"
+            )
 
 
 #: The document trec_eval 10 ranks alone for a judged query with no results (with -c).

@@ -20,7 +20,7 @@ import polars as pl
 from polars_irmetrics.errors import TrecFormatError
 from polars_irmetrics.io.text import read_fields
 
-__all__ = ["read_trec_prefs", "read_trec_qrels_jg"]
+__all__ = ["read_trec_prefs", "read_trec_qrels_jg", "read_trec_qrels_prefs"]
 
 _PREFS_FIELDS = "query_id jg jsg doc_id rel_level"
 _QRELS_JG_FIELDS = "query_id jg doc_id relevance"
@@ -116,4 +116,47 @@ def read_trec_qrels_jg(source: str | os.PathLike[str]) -> pl.DataFrame:
         pl.col("_fields").list.get(1).alias("jg"),
         pl.col("_fields").list.get(2).alias("doc_id"),
         relevance.cast(pl.Int64, strict=False).alias("relevance"),
+    )
+
+
+def read_trec_qrels_prefs(source: str | os.PathLike[str]) -> pl.DataFrame:
+    """Read a qrels file as preferences (``-R qrels_prefs``), as trec_eval reads it.
+
+    Each line ``query_id iteration doc_id relevance`` becomes a preference row: the
+    iteration field is the judgment group, the sub-group is ``"0"`` and the label is
+    the level (a float: ``2.5`` stays 2.5).
+
+    Parameters
+    ----------
+    source
+        Path of the qrels file.
+
+    Returns
+    -------
+    polars.DataFrame
+        The columns of :func:`read_trec_prefs`.
+
+    Raises
+    ------
+    TrecFormatError
+        A line without 4 fields, or a relevance that is not a number.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "qrels.txt"
+    ...     _ = path.write_text("q1 0 d1 2.5\\nq1 0 d2 0\\n")
+    ...     read_trec_qrels_prefs(path).rows()
+    [('q1', '0', '0', 'd1', 2.5), ('q1', '0', '0', 'd2', 0.0)]
+    """
+    path = os.fspath(source)
+    frame = read_fields(path, 4, "query_id iteration doc_id relevance")
+    level = _number(frame, 3, "relevance", path)
+    return frame.select(
+        pl.col("_fields").list.get(0).alias("query_id"),
+        pl.col("_fields").list.get(1).alias("jg"),
+        pl.lit("0").alias("jsg"),
+        pl.col("_fields").list.get(2).alias("doc_id"),
+        level.alias("rel_level"),
     )
