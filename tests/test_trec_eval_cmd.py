@@ -257,6 +257,8 @@ def expected(
             total = 0.0
             for q in queries:
                 total += values[q][name]
+            if name == "num_rel" and complete:  # m_num_rel.c: every judgment > 0
+                total = sum(rel > 0 for docs in qrels.values() for rel in docs.values())
             if name in COUNTS:
                 lines.append(_fmt(name, "all", total))
             elif name in GEOMETRIC:

@@ -20,8 +20,9 @@ The flags, the measure syntax and the output follow trec_eval 9.x/10 (usnistgov
 * Queries: those in both files, in query id order (compared as text); with ``-c`` every
   query of the judgments, a query with no results scoring 0 (``num_rel`` keeps its
   count), as trec_eval 10 does (it also prints such a query with ``-q``; trec_eval
-  9.0.x printed only queries with results, and with ``-c`` summed ``num_rel`` over
-  every judgment with relevance > 0 whatever ``-l`` said). trec_eval 10 evaluates such
+  9.0.x printed only queries with results). With ``-c`` both versions' summary
+  ``num_rel`` counts every judgment with relevance > 0, whatever ``-l`` says.
+  trec_eval 10 evaluates such
   a query on a one-document ranking of an unjudged document, then resets ``num_ret``,
   ``utility``, ``unj`` and ``rbp_resid``: every measure comes out 0, which in the
   geometric means counts as 0.00001.
@@ -855,7 +856,8 @@ def run(args: argparse.Namespace) -> int:
             if c.relstring is not None
         }
     summary_override: dict[str, int | float] = {}
-    if args.complete and version == 9 and any(c.printed == "num_rel" for c in computed):
+    if args.complete and any(c.printed == "num_rel" for c in computed):
+        # m_num_rel.c, both versions: with -c the summary counts every judgment > 0
         summary_override["num_rel"] = _count_positive(qrels)
     table = _Table(
         query_ids=query_ids,
@@ -955,7 +957,7 @@ def _query_ids(qrels: pl.LazyFrame) -> set[str]:
 
 
 def _count_positive(qrels: pl.LazyFrame) -> int:
-    """trec_eval 9.0.8's ``-c`` num_rel: every judgment above 0, whatever ``-l`` says."""
+    """trec_eval's ``-c`` summary num_rel: every judgment above 0, whatever ``-l`` says."""
     found = qrels.select((pl.col("relevance") > 0).sum()).collect().item()
     return int(found or 0)
 

@@ -155,13 +155,18 @@ def _check_consistent(pairs: pl.DataFrame, docs: pl.DataFrame) -> None:
     both = pairs.join(
         pairs.rename({"a": "b", "b": "a"}), on=[_Q, _JG, "a", "b"], how="semi"
     ).filter(pl.col("a") <= pl.col("b"))
-    if both.height:
-        q, jg, a, b = both.sort([_Q, _JG, "a", "b"]).row(0)
+    if both.height:  # a pair of documents first; a document preferred to itself else
+        first = both.sort(pl.col("a") == pl.col("b"), _Q, _JG, "a", "b")
+        q, jg, a, b = first.select(_Q, _JG, "a", "b").row(0)
         names = docs.filter((pl.col(_Q) == q) & pl.col("docid").is_in([a, b]))
         ids = sorted(names.get_column("doc_id").to_list())
+        what = (
+            f"{ids[0]!r} and {ids[1]!r} are each preferred to the other"
+            if len(ids) == 2
+            else f"{ids[0]!r} is preferred to itself"
+        )
         raise InvalidValueError(
-            f"preferences of query {q}, judgment group {jg} are inconsistent: "
-            f"{' and '.join(repr(i) for i in ids)} are each preferred to the other "
+            f"preferences of query {q}, judgment group {jg} are inconsistent: {what} "
             "(directly or through other documents); a judgment group must be one "
             "consistent order: put conflicting judgments in different groups"
         )
