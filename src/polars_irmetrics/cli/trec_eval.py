@@ -4,8 +4,31 @@
     irm trec-eval -q -c -m ndcg_cut.10 -m P.5,10 qrels.txt run.txt
     irm trec-eval -m all_trec -l 2 -M 100 qrels.txt run.parquet
 
-The flags, the measure syntax and the output follow trec_eval 9.x/10 (usnistgov
-``trec_eval.c``, ``measures.c``, ``meas_init.c``, ``meas_print_*.c``):
+The flags, the measure syntax and the output follow trec_eval 10.0 (usnistgov
+``trec_eval.c``, ``measures.c``, ``meas_init.c``, ``meas_print_*.c``), or 9.0.8 with
+``--trec-eval-version 9``; the output is byte-identical to each version's on its own
+``make quicktest``. What the versions change:
+
+* iprec_at_recall and 11pt_avg turn a recall level x into c = lround(x * R) relevant
+  documents in 10.0, c = (long) (x * R + 0.9) in 9.0.8 (the metrics' ``rounding``
+  parameter, ``'lround'`` or ``'truncate'``; Rprec_mult keeps + 0.9 in both);
+* 10.0's table adds dcg, ideal_dcg, rbp, rbp_resid and unj (all_trec: unj, rbp,
+  rbp_resid); 9.0.8 refuses them;
+* with ``-c``, 10.0 evaluates and prints (``-q``) the judged queries without results;
+  9.0.8 only counts them in the summary's denominator;
+* without ``-c``, 10.0 stops with exit status 4 at a judged query without results and
+  9.0.8 skips it silently: both skip it here, and name it on standard error.
+
+``-R prefs`` and ``-R qrels_prefs`` read preferences (``-m all_prefs``, the measures
+of :mod:`polars_irmetrics.metrics.prefs`), ``-R qrels_jg`` judgment groups (``-m
+qrels_jg``: map_avgjg, P_avgjg, Rprec_mult_avgjg, :mod:`polars_irmetrics.metrics.jg`).
+``-Z FILE`` prints z-scores, ``(value - mean) / stddev`` with the mean and standard
+deviation of each query and measure read from FILE (:mod:`polars_irmetrics.io.zscores`):
+names get a ``Z`` prefix, every value 4 decimals, counts summed; a query or measure
+missing from FILE is an error (trec_eval prints -1000000), except gm_map and gm_bpref,
+which trec_eval's files never list (their summary is then 0.0000, as in trec_eval); a
+standard deviation of 0 with a value other than the mean prints -1000000, as in
+trec_eval, and is named on standard error.
 
 * ``-m NAME[.PARAMS]`` marks a measure, a family with parameters (``P.5,10`` gives
   ``P_5`` and ``P_10``; cutoffs are sorted, duplicates and cutoffs below 1 are errors)
@@ -31,7 +54,8 @@ The flags, the measure syntax and the output follow trec_eval 9.x/10 (usnistgov
   descending; the rank field of a run file is ignored.
 
 Every measure of ``-m all_trec`` is printed. Parameters follow trec_eval: cutoffs
-(``P.5,10``, ``iprec_at_recall.0.1,0.5``, ``Rprec_mult.0.5``), ``utility.a,b,c,d``,
+(``P.5,10``, ``iprec_at_recall.0.1,0.5``, ``Rprec_mult.0.5``), recall levels of
+``11pt_avg`` (``11pt_avg..25,.5,.75``, in increasing order), ``utility.a,b,c,d``,
 ``rbp.p=0.95``, ``rbp_resid.p=0.95``, ``relstring.20`` and gain tables for ``ndcg``,
 ``ndcg_rel``, ``Rndcg`` and ``G`` (``ndcg.1=3,2=9``: labels not listed gain their own
 value). Two deliberate differences, both documented in the metrics' formulas
@@ -56,8 +80,8 @@ trec_eval 10 computes it on its one-document stand-in ranking (``ceci_nest_pas_u
 not in the judgments) and clears only a measure named exactly ``relstring``.
 
 Measures or parameters it does not compute are named once on standard error and never
-printed: the preference and judgment-group measures (``prefs_*``, ``*_avgjg``,
-``yaap``), parameters of ``11pt_avg``, ``dcg`` and ``ideal_dcg``, a gain for a negative
+printed: ``yaap``, ``11pt_avg`` levels not in increasing order (trec_eval skips
+levels then), parameters of ``dcg`` and ``ideal_dcg``, a gain for a negative
 label (it would apply to unjudged documents), gains for ``rbp``, a
 persistence outside [0, 1], and ``Rndcg`` where trec_eval would print ``nan`` (relevance
 level below 1, or a non-positive gain for a relevant label).
@@ -336,8 +360,15 @@ relstring (per query only, -q; relstring.20 for 20 documents), the counts, and t
 families P, recall, ndcg_cut, map_cut, relative_P (default cutoffs
 5,10,15,20,30,100,200,500,1000), success (1,5,10), unj (5,10,20), iprec_at_recall
 (0.0,0.1,...,1.0) and Rprec_mult (0.2,0.4,...,2.0), e.g. P.5,10; parameters as in
-trec_eval (ndcg.1=3,2=9, rbp.p=0.95, utility.2,-1,0,0); nicknames official (the
-default), all_trec, set. Measures not computed are named on stderr.
+trec_eval (ndcg.1=3,2=9, rbp.p=0.95, utility.2,-1,0,0, 11pt_avg..25,.5,.75); nicknames
+official (the default), all_trec, set; with -R prefs or -R qrels_prefs all_prefs and
+prefs, with -R qrels_jg qrels_jg. Measures not computed are named on stderr.
+
+versions: trec_eval 10.0 by default; --trec-eval-version 9 for 9.0.8 (pytrec_eval's
+version). They differ in iprec_at_recall and 11pt_avg (10.0: lround(x*R) relevant
+documents; 9.0.8: (long)(x*R + 0.9)), all_trec (10.0 adds unj, rbp, rbp_resid) and -c -q
+(10.0 prints the judged queries without results). A judged query without results is
+skipped with a warning unless -c is given (trec_eval 10.0 exits with status 4 there).
 """
 
 
