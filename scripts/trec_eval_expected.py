@@ -45,6 +45,9 @@ CASES: dict[str, list[str]] = {
     "prefs_cM_missing": [
         "-q", "-c", "-M", "6", "-m", "all_prefs", "-R", "prefs", "prefs_missing.txt", "run.txt",
     ],
+    "prefs_random": [
+        "-q", "-M", "9", "-m", "all_prefs", "-R", "prefs", "prefs_random.txt", "run.txt",
+    ],
     "qrels_prefs": ["-q", "-m", "all_prefs", "-R", "qrels_prefs", "qrels.txt", "run.txt"],
     "qrels_jg": ["-q", "-m", "qrels_jg", "-R", "qrels_jg", "qrels_jg.txt", "run.txt"],
     "qrels_jg_params": [
@@ -87,6 +90,7 @@ def make_inputs() -> None:
     prefs = _prefs(rng)
     _write("prefs.txt", [line for line in prefs if not line.startswith("q6 ")])
     _write("prefs_missing.txt", prefs)
+    _write("prefs_random.txt", _random_prefs(rng))
     jg: list[str] = []
     for q in _QUERIES[:5]:
         for user in ("alice", "bob", "carol")[: rng.randint(1, 3)]:
@@ -115,6 +119,20 @@ def _prefs(rng: random.Random) -> list[str]:
                         lines.append(f"{q} u{g} s{s} {d} {grade[d]}")
     lines += ["q1 zero s d3 0", "q1 zero s d4 0"]  # only non-relevant: no preference
     lines += ["q2 dup s d5 2", "q2 dup s d5 2", "q2 dup s d6 1"]  # a line given twice
+    return lines
+
+
+def _random_prefs(rng: random.Random) -> list[str]:
+    """Many users per query, half of them partial orders over 2 to 4 sub-groups."""
+    lines: list[str] = []
+    for q in _QUERIES:
+        for g in range(rng.randint(1, 4)):
+            docs = rng.sample(_DOCS, rng.randint(2, 20))
+            grade = {d: rng.choice([0, 0, 0, 0, 1, 2, 3, 4]) for d in docs}
+            subgroups = 1 if rng.random() < 0.5 else rng.randint(2, 4)
+            for s in range(subgroups):
+                chosen = docs if subgroups == 1 else rng.sample(docs, rng.randint(1, len(docs)))
+                lines += [f"{q} g{g} s{s} {d} {grade[d]}" for d in chosen]
     return lines
 
 

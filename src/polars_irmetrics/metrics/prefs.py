@@ -47,7 +47,11 @@ non-relevant documents are also compared with every non-relevant document (itsel
 included), each such pair possible and fulfilled when the other one is retrieved
 above it. A query's ``*_avgjg`` value is 0 when every group adds 0, and the
 ``*_Rnonrel`` ones are 0 when a group has no possible preference (trec_eval divides
-0 by 0 there).
+0 by 0 there). One case differs: with negative levels (which the format does not
+allow, but ``-R qrels_prefs`` reads from a qrels file's -1 labels) a group's lowest
+level may hold fewer than R documents while N > R; trec_eval's recount then reads
+past the end of that level's list (undefined behaviour), and here it takes the
+documents the level holds.
 
 :func:`evaluate_prefs` computes them all for every query, in polars; the transitive
 closure of a partial order repeats one join until no preference is added (as many
