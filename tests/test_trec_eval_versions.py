@@ -314,3 +314,30 @@ def test_a_bad_line_on_standard_input_is_named(
     assert err == (
         "irm: error: - (standard input), line 1: score 'x' is not a number: 'q1 Q0 d1 1 x sys'\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            "prefs_simp",
+            "metric 'prefs_simp' reads preference judgments, not qrels: use "
+            "irm.evaluate_prefs(run, irm.read_trec_prefs(path)) (see "
+            "polars_irmetrics.metrics.prefs)",
+        ),
+        (
+            "P_avgjg_10",
+            "metric 'P_avgjg_10' averages over judgment groups: use "
+            "irm.evaluate_jg(run, [...], irm.read_trec_qrels_jg(path)) (see "
+            "polars_irmetrics.metrics.jg)",
+        ),
+    ],
+)
+def test_evaluate_points_to_the_entry_point_of_other_tables(
+    evaluate: Evaluate, name: str, message: str
+) -> None:
+    run = pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": [1.0]})
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "relevance": [1]})
+    with pytest.raises(irm.UnknownMetricError) as caught:
+        evaluate(run, [name], qrels=qrels)
+    assert str(caught.value) == message
