@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from pathlib import Path
 
 import polars as pl
@@ -151,9 +152,48 @@ def _fmt(name: str, qid: str, value: float) -> str:
     return f"{name:<22}\t{qid}\t{text}"
 
 
-def _reference(qrels: Qrels, run: Run) -> dict[str, dict[str, float]]:
-    """rbp, rbp_resid and unj (not in pytrec_eval) for the queries in both files."""
-    out = {}
+def lround(value: float) -> int:
+    """C's lround for a value >= 0: halves away from zero."""
+    whole = math.floor(value)
+    return whole + (1 if value - whole >= 0.5 else 0)
+
+
+def ref_iprec_lround(
+    ranking: list[int | None], judged: list[int], level: int, recalls: list[float]
+) -> list[float]:
+    """trec_eval 10.0's m_iprec_at_recall.c, line by line: c = lround(x * R)."""
+    labels = [-1 if lab is None else lab for lab in ranking]
+    num_rel = sum(lab >= level for lab in judged)
+    rel_ret = sum(lab >= level for lab in labels)
+    cuts = [lround(x * num_rel) for x in recalls]
+    values = [0.0] * len(cuts)
+    current = len(cuts) - 1
+    while current >= 0 and cuts[current] > rel_ret:
+        current -= 1
+    best = rel_ret / len(labels) if labels else 0.0
+    so_far = rel_ret
+    i = len(labels)
+    while i > 0 and so_far > 0:
+        best = max(best, so_far / i)
+        if labels[i - 1] >= level:
+            while current >= 0 and so_far == cuts[current]:
+                values[current] = best
+                current -= 1
+            so_far -= 1
+        i -= 1
+    while current >= 0:
+        values[current] = best
+        current -= 1
+    return values
+
+
+def _reference(
+    qrels: Qrels, run: Run, level: int = 1, version: int = 10
+) -> dict[str, dict[str, float]]:
+    """rbp, rbp_resid and unj (not in pytrec_eval) for the queries in both files, and
+    with version 10 iprec_at_recall and 11pt_avg as trec_eval 10.0 rounds them."""
+    out: dict[str, dict[str, float]] = {}
+    points = [i / 10 for i in range(11)]
     for q in set(qrels) & set(run):
         ranking, judged = ranked_labels(run[q], qrels[q]), list(qrels[q].values())
         out[q] = {
@@ -161,6 +201,13 @@ def _reference(qrels: Qrels, run: Run) -> dict[str, dict[str, float]]:
             "rbp_resid": ref_rbp_resid(ranking, 0.9),
             **{f"unj_{k}": ref_unj(ranking, k) for k in (5, 10, 20)},
         }
+        if version == 10:
+            iprec = ref_iprec_lround(ranking, judged, level, points)
+            out[q].update(zip(IPREC, iprec, strict=True))
+            total = 0.0
+            for value in reversed(iprec):
+                total += value
+            out[q]["11pt_avg"] = total / 11
     return out
 
 
@@ -177,11 +224,13 @@ def expected(
     summary: bool = True,
     runid: str | None = None,
     num_q: bool = False,
+    version: int = 10,
 ) -> list[str]:
-    """trec_eval's lines, from pytrec_eval's per-query values of ``specs``."""
+    """trec_eval's lines, from pytrec_eval's per-query values of ``specs`` (9.0.x), with
+    iprec_at_recall and 11pt_avg as trec_eval 10.0 rounds them unless ``version`` is 9."""
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, specs, relevance_level=level)
     values: dict[str, dict[str, float]] = evaluator.evaluate(_truncate(run, depth))
-    for q, extra in _reference(qrels, _truncate(run, depth)).items():
+    for q, extra in _reference(qrels, _truncate(run, depth), level, version).items():
         values[q].update(extra)
     queries = sorted(qrels if complete else values)
     numbers = [n for n in printed if not n.startswith("relstring")]  # relstring: -q only
@@ -208,6 +257,8 @@ def expected(
             total = 0.0
             for q in queries:
                 total += values[q][name]
+            if name == "num_rel" and complete:  # m_num_rel.c: every judgment > 0
+                total = sum(rel > 0 for docs in qrels.values() for rel in docs.values())
             if name in COUNTS:
                 lines.append(_fmt(name, "all", total))
             elif name in GEOMETRIC:
@@ -217,12 +268,18 @@ def expected(
     return lines
 
 
+#: The warning for judged queries without results (tested in test_trec_eval_versions.py).
+_UNRETRIEVED = re.compile(r"irm trec-eval: warning: \d+ judged quer.* no results in .*\n")
+
+
 def trec_eval(
-    capsys: pytest.CaptureFixture[str], *args: str, status: int = 0
+    capsys: pytest.CaptureFixture[str], *args: str, status: int = 0, version: str = "10"
 ) -> tuple[list[str], str]:
-    assert main(["trec-eval", *args]) == status
+    """``irm trec-eval`` as trec_eval 9.0.8 (pytrec_eval's version) unless ``version``
+    says otherwise; standard error without the warning for judged queries left out."""
+    assert main(["trec-eval", "--trec-eval-version", version, *args]) == status
     captured = capsys.readouterr()
-    return captured.out.splitlines(), captured.err
+    return captured.out.splitlines(), _UNRETRIEVED.sub("", captured.err)
 
 
 # --------------------------------------------------------------------------- format
@@ -236,7 +293,8 @@ def test_exact_text_of_a_tiny_case(tmp_path: Path, capsys: pytest.CaptureFixture
         "q1 Q0 z 3 2.0 mysys\n"  # tied with a: z ranks above a (doc id descending)
         "q2 Q0 d 1 1.0 mysys\n"
     )
-    assert main(["trec-eval", "-q", "-m", "official", "-m", "P.1,2", str(qrels), str(run)]) == 0
+    args = ["-q", "-m", "official", "-m", "P.1,2", str(qrels), str(run)]
+    assert main(["trec-eval", "--trec-eval-version", "9", *args]) == 0
     # iprec_at_recall_x starts at the c-th relevant document, c = floor(x R + 0.9): q1
     # (R = 2, a at rank 3) has c <= 1 up to x = 0.5 (precision 1/3), c = 2 > 1 found after.
     # gm_map, only in the summary: sqrt(1/6 * 1).
@@ -540,7 +598,7 @@ def test_rbp_utility_and_cutoff_parameters(
 @pytest.mark.parametrize(
     ("measure", "printed"),
     [
-        ("11pt_avg.0.2,0.5", "11pt_avg_0.2,0.5"),  # trec_eval mishandles unsorted points
+        ("11pt_avg.0.5,0.2", "11pt_avg_0.5,0.2"),  # trec_eval mishandles unsorted points
         ("dcg.1=2", "dcg_1=2"),
         ("ndcg.-1=2", "ndcg_-1=2"),  # a gain for documents missing from the judgments
         ("rbp.1=2", "rbp_1=2"),  # rbp with a gain table
@@ -622,7 +680,7 @@ def test_relstring_exact_text(
     relstring_files: tuple[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     measures = ["-m", "recall.2", "-m", "relstring", "-m", "P.2"]
-    assert main(["trec-eval", "-q", *measures, *relstring_files]) == 0
+    assert main(["trec-eval", "--trec-eval-version", "9", "-q", *measures, *relstring_files]) == 0
     # Labels 0-9 as digits (2.7 read as 2), 12 as '>', not judged '-', negative '.';
     # the first 10 documents; between P and recall; nothing in the summary.
     assert capsys.readouterr() == (
@@ -634,7 +692,8 @@ def test_relstring_exact_text(
         "recall_2              \tq2\t1.0000\n"
         "P_2                   \tall\t0.5000\n"
         "recall_2              \tall\t0.6000\n",
-        "",
+        f"irm trec-eval: warning: 1 judged query has no results in {relstring_files[1]} and is "
+        "left out (trec_eval 10.0 stops there with exit status 4; -c scores them 0): q3\n",
     )
 
 

@@ -69,6 +69,7 @@ from polars_irmetrics.expressions import (
     trec_ndcg,
     unjudged,
 )
+from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg
 from polars_irmetrics.io.trec import (
     read_trec_qrels,
     read_trec_run,
@@ -76,6 +77,8 @@ from polars_irmetrics.io.trec import (
     scan_trec_run,
     write_trec_run,
 )
+from polars_irmetrics.metrics.jg import evaluate_jg
+from polars_irmetrics.metrics.prefs import evaluate_prefs
 from polars_irmetrics.metrics.registry import (
     DEFAULT_METRICS,
     MetricRequest,
@@ -120,7 +123,9 @@ __all__ = [
     "dcg",
     "err",
     "evaluate",
+    "evaluate_jg",
     "evaluate_online",
+    "evaluate_prefs",
     "expand_metric_names",
     "f1",
     "fcp",
@@ -145,7 +150,9 @@ __all__ = [
     "rank_by_score",
     "rbp",
     "rbp_residual",
+    "read_trec_prefs",
     "read_trec_qrels",
+    "read_trec_qrels_jg",
     "read_trec_run",
     "recall",
     "relative_precision",

@@ -1172,20 +1172,30 @@ def trec_ndcg(
 def iprec(
     recall: float,
     *,
+    rounding: Literal["truncate", "lround"] = "truncate",
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
 ) -> pl.Expr:
     """Interpolated precision at a recall level (trec_eval ``iprec_at_recall_x``).
 
-    The best precision at or below the rank where ``floor(recall * R + 0.9)``
-    relevant documents have been found (trec_eval's rounding); 0 when the ranking
-    never finds that many.
+    The best precision at or below the rank where c relevant documents have been
+    found; 0 when the ranking never finds that many. ``rounding`` says how the recall
+    level becomes c:
+
+    * ``'truncate'`` (default): ``c = floor(recall * R + 0.9)``, trec_eval 9.0.x's
+      ``(long) (x * R + 0.9)``, as pytrec_eval, ir_measures and most published numbers
+      compute it;
+    * ``'lround'``: ``c = lround(recall * R)``, ``recall * R`` rounded, halves away
+      from zero: trec_eval 10.0 (``irm trec-eval``'s default).
 
     Parameters
     ----------
     recall
         The recall level x, between 0 and 1.
+    rounding
+        How the recall level becomes the count c of relevant documents:
+        ``'truncate'`` (trec_eval 9.0.x, the default) or ``'lround'`` (trec_eval 10.0).
     relevance_level
         A document is relevant when its label is at or above this (trec_eval ``-l``).
     relevance
@@ -1209,9 +1219,21 @@ def iprec(
     >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "relevance": [1, 0, 0, 1]})
     >>> df.select(irm.iprec(0.5), irm.iprec(1.0)).row(0)
     (1.0, 0.5)
+
+    The two roundings part at recall 0.6: 0.6 * 2 + 0.9 = 2.1 truncates to 2 relevant
+    documents (best precision from rank 4 on, 2/4), 1.2 rounds to 1 (from rank 1 on):
+
+    >>> df.select(irm.iprec(0.6), irm.iprec(0.6, rounding="lround")).row(0)
+    (0.5, 1.0)
     """
     return _expr(
-        "iprec", k=None, relevance=relevance, rank=rank, level=relevance_level, recall=recall
+        "iprec",
+        k=None,
+        relevance=relevance,
+        rank=rank,
+        level=relevance_level,
+        recall=recall,
+        rounding=rounding,
     )
 
 

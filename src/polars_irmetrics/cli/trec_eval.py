@@ -4,8 +4,31 @@
     irm trec-eval -q -c -m ndcg_cut.10 -m P.5,10 qrels.txt run.txt
     irm trec-eval -m all_trec -l 2 -M 100 qrels.txt run.parquet
 
-The flags, the measure syntax and the output follow trec_eval 9.x/10 (usnistgov
-``trec_eval.c``, ``measures.c``, ``meas_init.c``, ``meas_print_*.c``):
+The flags, the measure syntax and the output follow trec_eval 10.0 (usnistgov
+``trec_eval.c``, ``measures.c``, ``meas_init.c``, ``meas_print_*.c``), or 9.0.8 with
+``--trec-eval-version 9``; the output is byte-identical to each version's on its own
+``make quicktest``. What the versions change:
+
+* iprec_at_recall and 11pt_avg turn a recall level x into c = lround(x * R) relevant
+  documents in 10.0, c = (long) (x * R + 0.9) in 9.0.8 (the metrics' ``rounding``
+  parameter, ``'lround'`` or ``'truncate'``; Rprec_mult keeps + 0.9 in both);
+* 10.0's table adds dcg, ideal_dcg, rbp, rbp_resid and unj (all_trec: unj, rbp,
+  rbp_resid); 9.0.8 refuses them;
+* with ``-c``, 10.0 evaluates and prints (``-q``) the judged queries without results;
+  9.0.8 only counts them in the summary's denominator;
+* without ``-c``, 10.0 stops with exit status 4 at a judged query without results and
+  9.0.8 skips it silently: both skip it here, and name it on standard error.
+
+``-R prefs`` and ``-R qrels_prefs`` read preferences (``-m all_prefs``, the measures
+of :mod:`polars_irmetrics.metrics.prefs`), ``-R qrels_jg`` judgment groups (``-m
+qrels_jg``: map_avgjg, P_avgjg, Rprec_mult_avgjg, :mod:`polars_irmetrics.metrics.jg`).
+``-Z FILE`` prints z-scores, ``(value - mean) / stddev`` with the mean and standard
+deviation of each query and measure read from FILE (:mod:`polars_irmetrics.io.zscores`):
+names get a ``Z`` prefix, every value 4 decimals, counts summed; a query or measure
+missing from FILE is an error (trec_eval prints -1000000), except gm_map and gm_bpref,
+which trec_eval's files never list (their summary is then 0.0000, as in trec_eval); a
+standard deviation of 0 with a value other than the mean prints -1000000, as in
+trec_eval, and is named on standard error.
 
 * ``-m NAME[.PARAMS]`` marks a measure, a family with parameters (``P.5,10`` gives
   ``P_5`` and ``P_10``; cutoffs are sorted, duplicates and cutoffs below 1 are errors)
@@ -20,8 +43,9 @@ The flags, the measure syntax and the output follow trec_eval 9.x/10 (usnistgov
 * Queries: those in both files, in query id order (compared as text); with ``-c`` every
   query of the judgments, a query with no results scoring 0 (``num_rel`` keeps its
   count), as trec_eval 10 does (it also prints such a query with ``-q``; trec_eval
-  9.0.x printed only queries with results, and with ``-c`` summed ``num_rel`` over
-  every judgment with relevance > 0 whatever ``-l`` said). trec_eval 10 evaluates such
+  9.0.x printed only queries with results). With ``-c`` both versions' summary
+  ``num_rel`` counts every judgment with relevance > 0, whatever ``-l`` says.
+  trec_eval 10 evaluates such
   a query on a one-document ranking of an unjudged document, then resets ``num_ret``,
   ``utility``, ``unj`` and ``rbp_resid``: every measure comes out 0, which in the
   geometric means counts as 0.00001.
@@ -30,7 +54,8 @@ The flags, the measure syntax and the output follow trec_eval 9.x/10 (usnistgov
   descending; the rank field of a run file is ignored.
 
 Every measure of ``-m all_trec`` is printed. Parameters follow trec_eval: cutoffs
-(``P.5,10``, ``iprec_at_recall.0.1,0.5``, ``Rprec_mult.0.5``), ``utility.a,b,c,d``,
+(``P.5,10``, ``iprec_at_recall.0.1,0.5``, ``Rprec_mult.0.5``), recall levels of
+``11pt_avg`` (``11pt_avg..25,.5,.75``, in increasing order), ``utility.a,b,c,d``,
 ``rbp.p=0.95``, ``rbp_resid.p=0.95``, ``relstring.20`` and gain tables for ``ndcg``,
 ``ndcg_rel``, ``Rndcg`` and ``G`` (``ndcg.1=3,2=9``: labels not listed gain their own
 value). Two deliberate differences, both documented in the metrics' formulas
@@ -55,8 +80,8 @@ trec_eval 10 computes it on its one-document stand-in ranking (``ceci_nest_pas_u
 not in the judgments) and clears only a measure named exactly ``relstring``.
 
 Measures or parameters it does not compute are named once on standard error and never
-printed: the preference and judgment-group measures (``prefs_*``, ``*_avgjg``,
-``yaap``), parameters of ``11pt_avg``, ``dcg`` and ``ideal_dcg``, a gain for a negative
+printed: ``yaap``, ``11pt_avg`` levels not in increasing order (trec_eval skips
+levels then), parameters of ``dcg`` and ``ideal_dcg``, a gain for a negative
 label (it would apply to unjudged documents), gains for ``rbp``, a
 persistence outside [0, 1], and ``Rndcg`` where trec_eval would print ``nan`` (relevance
 level below 1, or a non-positive gain for a relevant label).
@@ -65,222 +90,57 @@ level below 1, or a non-positive gain for a relevant label).
 from __future__ import annotations
 
 import argparse
-import difflib
-import itertools
 import math
-import re
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 
+from polars_irmetrics.cli.trec_eval_measures import (
+    _DEFAULT_MEASURES,
+    _JG_FAMILIES,
+    _MIN_GEO_MEAN,
+    ALL_TREC,
+    ALL_TREC_9,
+    MEASURE_ORDER,
+    NICKNAMES,
+    OFFICIAL,
+    REL_FORMATS,
+    Version,
+    _Column,
+    _select_measures,
+    _Selection,
+)
 from polars_irmetrics.errors import (
     InvalidValueError,
-    MetricParameterError,
     QuerySetError,
+    TrecFormatError,
     UnknownMetricError,
 )
 from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.io.files import scan_qrels, scan_run
+from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.report import trec_line
+from polars_irmetrics.io.zscores import ZScores, read_trec_zscores
+from polars_irmetrics.metrics.jg import evaluate_jg
+from polars_irmetrics.metrics.prefs import PREFS_MEASURES, evaluate_prefs
 from polars_irmetrics.plan.evaluate import Order, evaluate
 from polars_irmetrics.plan.validate import Policy
 
 __all__ = [
     "ALL_TREC",
+    "ALL_TREC_9",
     "MEASURE_ORDER",
     "NICKNAMES",
     "OFFICIAL",
+    "REL_FORMATS",
     "add_parser",
     "run",
 ]
-
-Kind = Literal[
-    "runid",  # the run's tag, summary only
-    "num_q",  # number of queries, summary only
-    "count",  # an integer count, summed in the summary
-    "single",  # one value, no parameters
-    "long_cut",  # one value per integer cutoff: NAME_k
-    "double_cut",  # one value per real cutoff: NAME_0.20
-    "params",  # one value, parameters appended to the name: NAME_params
-]
-
-_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-
-
-@dataclass(frozen=True)
-class _Family:
-    """One entry of trec_eval's measure table."""
-
-    name: str
-    kind: Kind
-    supported: bool = False
-    long_defaults: tuple[int, ...] = ()
-    double_defaults: tuple[float, ...] = ()
-
-
-#: trec_eval's measure table (``te_trec_measures`` in ``measures.c``), in the order
-#: trec_eval computes and prints them.
-_TABLE: tuple[_Family, ...] = (
-    _Family("runid", "runid", supported=True),
-    _Family("num_q", "num_q", supported=True),
-    _Family("num_ret", "count", supported=True),
-    _Family("num_rel", "count", supported=True),
-    _Family("num_rel_ret", "count", supported=True),
-    _Family("map", "single", supported=True),
-    _Family("gm_map", "single", supported=True),
-    _Family("Rprec", "single", supported=True),
-    _Family("bpref", "single", supported=True),
-    _Family("recip_rank", "single", supported=True),
-    _Family(
-        "iprec_at_recall",
-        "double_cut",
-        supported=True,
-        double_defaults=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
-    ),
-    _Family("P", "long_cut", supported=True, long_defaults=_CUTOFFS),
-    _Family("relstring", "params", supported=True),
-    _Family("recall", "long_cut", supported=True, long_defaults=_CUTOFFS),
-    _Family("infAP", "single", supported=True),
-    _Family("gm_bpref", "single", supported=True),
-    _Family(
-        "Rprec_mult",
-        "double_cut",
-        supported=True,
-        double_defaults=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
-    ),
-    _Family("utility", "params", supported=True),
-    _Family("11pt_avg", "params", supported=True),  # without parameters
-    _Family("binG", "single", supported=True),
-    _Family("G", "params", supported=True),
-    _Family("dcg", "params", supported=True),  # without parameters
-    _Family("ideal_dcg", "params", supported=True),  # without parameters
-    _Family("ndcg", "params", supported=True),
-    _Family("ndcg_rel", "params", supported=True),
-    _Family("Rndcg", "params", supported=True),
-    _Family("ndcg_cut", "long_cut", supported=True, long_defaults=_CUTOFFS),
-    _Family("map_cut", "long_cut", supported=True, long_defaults=_CUTOFFS),
-    _Family("relative_P", "long_cut", supported=True, long_defaults=_CUTOFFS),
-    _Family("success", "long_cut", supported=True, long_defaults=(1, 5, 10)),
-    _Family("set_P", "single", supported=True),
-    _Family("set_relative_P", "single", supported=True),
-    _Family("set_recall", "single", supported=True),
-    _Family("set_map", "single", supported=True),
-    _Family("set_F", "params", supported=True),  # supported for beta = 1 (the default)
-    _Family("num_nonrel_judged_ret", "count", supported=True),
-    _Family("prefs_num_prefs_poss", "count"),
-    _Family("prefs_num_prefs_ful", "count"),
-    _Family("prefs_num_prefs_ful_ret", "count"),
-    _Family("prefs_simp", "single"),
-    _Family("prefs_pair", "single"),
-    _Family("prefs_avgjg", "single"),
-    _Family("prefs_avgjg_Rnonrel", "single"),
-    _Family("prefs_simp_ret", "single"),
-    _Family("prefs_pair_ret", "single"),
-    _Family("prefs_avgjg_ret", "single"),
-    _Family("prefs_avgjg_Rnonrel_ret", "single"),
-    _Family("prefs_simp_imp", "single"),
-    _Family("prefs_pair_imp", "single"),
-    _Family("prefs_avgjg_imp", "single"),
-    _Family("map_avgjg", "single"),
-    _Family("P_avgjg", "params"),
-    _Family("Rprec_mult_avgjg", "params"),
-    _Family("yaap", "single"),
-    _Family("rbp", "params", supported=True),
-    _Family("rbp_resid", "params", supported=True),
-    _Family("unj", "long_cut", supported=True, long_defaults=(5, 10, 20)),
-)
-_BY_NAME: dict[str, _Family] = {f.name: f for f in _TABLE}
-
-#: trec_eval's measure names, in its print order.
-MEASURE_ORDER: tuple[str, ...] = tuple(f.name for f in _TABLE)
-
-#: ``-m official`` (trec_eval's default when no ``-m`` is given).
-OFFICIAL: tuple[str, ...] = (
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
-    "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P",
-)  # fmt: skip
-
-#: ``-m all_trec``: every measure trec_eval computes from qrels and a run.
-ALL_TREC: tuple[str, ...] = (
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
-    "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "relstring",
-    "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref",
-    "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success",
-    "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G",
-    "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
-    "num_nonrel_judged_ret",
-)  # fmt: skip
-
-#: Every nickname ``-m`` accepts (``te_trec_measure_nicknames`` in ``measures.c``).
-NICKNAMES: dict[str, tuple[str, ...]] = {
-    "official": OFFICIAL,
-    "set": (
-        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
-        "set_recall", "set_relative_P", "set_map", "set_F",
-    ),
-    "all_trec": ALL_TREC,
-    "all_prefs": (
-        "runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
-        "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
-        "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
-        "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp",
-    ),
-    "prefs": (
-        "runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
-        "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
-    ),
-    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
-}  # fmt: skip
-
-#: The polars_irmetrics name of each supported trec_eval measure without a cutoff
-#: (the long-cutoff families keep their trec_eval names: ``P_10``, ``unj_5``).
-_LIBRARY_NAME: dict[str, str] = {
-    "num_ret": "num_ret",
-    "num_rel": "num_rel",
-    "num_rel_ret": "num_rel_ret",
-    "map": "map",
-    "gm_map": "gm_map",
-    "Rprec": "Rprec",
-    "bpref": "bpref",
-    "recip_rank": "recip_rank",
-    "infAP": "infap",
-    "gm_bpref": "gm_bpref",
-    "utility": "utility",
-    "11pt_avg": "11pt_avg",
-    "binG": "bin_g",
-    "G": "g",
-    "dcg": "dcg",
-    "ideal_dcg": "idcg",
-    "ndcg": "ndcg",
-    "ndcg_rel": "ndcg_rel",
-    "Rndcg": "rndcg",
-    "set_P": "set_P",
-    "set_relative_P": "set_relative_P",
-    "set_recall": "set_recall",
-    "set_map": "set_map",
-    "set_F": "set_F",
-    "num_nonrel_judged_ret": "num_nonrel_judged_ret",
-    "rbp": "trec_rbp",
-    "rbp_resid": "trec_rbp_resid",
-}
-#: The library metric behind each real-cutoff family, and the parameter it sets.
-_DOUBLE_METRIC: dict[str, tuple[str, str]] = {
-    "iprec_at_recall": ("iprec", "recall"),
-    "Rprec_mult": ("rprec_mult", "multiple"),
-}
-#: Measures that trec_eval prints only in the summary (te_print_single_meas_empty).
-_SUMMARY_ONLY = frozenset({"gm_map", "gm_bpref"})
-#: Measures whose summary is a geometric mean (te_calc_avg_meas_s_gm).
-_GEOMETRIC = frozenset({"gm_map", "gm_bpref"})
-#: trec_eval's MIN_GEO_MEAN.
-_MIN_GEO_MEAN = 0.00001
-
-_LONG_RE = re.compile(r"\s*([+-]?\d+)")
-_DOUBLE_RE = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
 
 _EPILOG = """\
 examples:
@@ -295,32 +155,16 @@ relstring (per query only, -q; relstring.20 for 20 documents), the counts, and t
 families P, recall, ndcg_cut, map_cut, relative_P (default cutoffs
 5,10,15,20,30,100,200,500,1000), success (1,5,10), unj (5,10,20), iprec_at_recall
 (0.0,0.1,...,1.0) and Rprec_mult (0.2,0.4,...,2.0), e.g. P.5,10; parameters as in
-trec_eval (ndcg.1=3,2=9, rbp.p=0.95, utility.2,-1,0,0); nicknames official (the
-default), all_trec, set. Measures not computed are named on stderr.
+trec_eval (ndcg.1=3,2=9, rbp.p=0.95, utility.2,-1,0,0, 11pt_avg..25,.5,.75); nicknames
+official (the default), all_trec, set; with -R prefs or -R qrels_prefs all_prefs and
+prefs, with -R qrels_jg qrels_jg. Measures not computed are named on stderr.
+
+versions: trec_eval 10.0 by default; --trec-eval-version 9 for 9.0.8 (pytrec_eval's
+version). They differ in iprec_at_recall and 11pt_avg (10.0: lround(x*R) relevant
+documents; 9.0.8: (long)(x*R + 0.9)), all_trec (10.0 adds unj, rbp, rbp_resid) and -c -q
+(10.0 prints the judged queries without results). A judged query without results is
+skipped with a warning unless -c is given (trec_eval 10.0 exits with status 4 there).
 """
-
-
-@dataclass(frozen=True)
-class _Column:
-    """One printed measure: trec_eval's name and the polars_irmetrics metric behind it."""
-
-    printed: str
-    metric: str
-    integer: bool
-    geometric: bool = False  # summary: geometric mean (gm_map, gm_bpref)
-    per_query: bool = True  # printed per query with -q
-    summary: bool = True  # printed in the summary
-    relstring: int | None = None  # relstring: how many documents it shows (no metric)
-
-
-@dataclass(frozen=True)
-class _Selection:
-    """What ``-m`` asks for, resolved against the table."""
-
-    runid: bool
-    num_q: bool
-    columns: tuple[_Column, ...]
-    unsupported: tuple[str, ...]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -382,249 +226,38 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="measure, family with parameters or nickname, repeatable "
         "(e.g. -m map -m P.5,10 -m all_trec); default: official",
     )
+    p.add_argument(
+        "-R",
+        "--Rel_info_format",
+        dest="rel_format",
+        default="qrels",
+        metavar="FORMAT",
+        help="format of the judgments file: qrels (default), prefs (preferences: "
+        "query_id jg jsg doc_id rel_level), qrels_prefs (qrels read as preferences) or "
+        "qrels_jg (qrels whose second field is a judgment group)",
+    )
+    p.add_argument(
+        "-Z",
+        "--Zscore",
+        dest="zscores",
+        metavar="ZMEAN_FILE",
+        help="print z-scores, (value - mean) / stddev, with the mean and standard "
+        "deviation of each query and measure read from ZMEAN_FILE (lines of "
+        "query_id measure mean stddev)",
+    )
+    p.add_argument(
+        "--trec-eval-version",
+        dest="trec_eval_version",
+        type=int,
+        choices=(9, 10),
+        default=10,
+        help="behave as trec_eval 10.0 (10, the default) or 9.0.8 (9): 10.0 rounds "
+        "iprec_at_recall's and 11pt_avg's recall levels with lround(x*R) where 9.0.8 "
+        "truncated x*R+0.9, adds unj, rbp and rbp_resid to all_trec, and with -c -q "
+        "prints the judged queries without results",
+    )
     p.add_argument("qrels", metavar="QRELS", help="judgments: TREC qrels, Parquet, CSV or TSV")
     p.add_argument("run", metavar="RUN", help="run: TREC run, Parquet, CSV or TSV")
-
-
-# --------------------------------------------------------------------------- measures
-def _c_long(text: str) -> int:
-    """``strtol``'s reading of ``text``: leading digits, else 0."""
-    match = _LONG_RE.match(text)
-    return int(match.group(1)) if match else 0
-
-
-def _c_double(text: str) -> float:
-    """``atof``'s reading of ``text``: a leading number, else 0.0."""
-    match = _DOUBLE_RE.match(text)
-    return float(match.group(1)) if match else 0.0
-
-
-def _long_cutoffs(family: _Family, params: str | None) -> list[int]:
-    if params is None:
-        return list(family.long_defaults)
-    cutoffs = sorted(_c_long(part) for part in params.split(","))
-    if cutoffs[0] <= 0:
-        raise MetricParameterError(
-            f"measure '{family.name}.{params}': cutoffs must be positive integers, "
-            f"e.g. -m {family.name}.5,10"
-        )
-    for before, after in itertools.pairwise(cutoffs):
-        if before == after:
-            raise MetricParameterError(
-                f"measure '{family.name}.{params}': cutoff {after} is listed twice"
-            )
-    return cutoffs
-
-
-def _double_cutoffs(family: _Family, params: str | None) -> list[float]:
-    if params is None:
-        return list(family.double_defaults)
-    values = sorted(_c_double(part) for part in params.split(","))
-    for before, after in itertools.pairwise(values):
-        if before == after:
-            raise MetricParameterError(
-                f"measure '{family.name}.{params}': cutoff {after!r} is listed twice"
-            )
-    return values
-
-
-def _pairs(family: str, params: str) -> list[tuple[str, float]]:
-    """trec_eval's ``name=value`` parameters (get_param_pairs in meas_init.c)."""
-    items = params.split(",")
-    if any(item.count("=") != 1 for item in items):
-        raise MetricParameterError(
-            f"measure '{family}.{params}': malformed parameters; write name=value pairs, "
-            f"e.g. -m {family}.1=3,2=9"
-        )
-    return [(name, _c_double(value)) for name, _, value in (i.partition("=") for i in items)]
-
-
-def _gain_table(pairs: list[tuple[str, float]]) -> dict[int, float] | None:
-    """The gains of the labels a trec_eval gain table lists (setup_gains in gain_init.c).
-
-    Names that are not integers are ignored, and the first gain given for a label wins,
-    as in trec_eval. ``None`` when a negative label is given a gain: trec_eval would
-    apply it to unjudged documents (-1 not in the judgments, -2 judged negative).
-    """
-    table: dict[int, float] = {}
-    for name, value in pairs:
-        if not re.fullmatch(r"[+-]?\d+", name):
-            continue
-        label = int(name)
-        if label < 0:
-            return None
-        table.setdefault(label, value)
-    return table
-
-
-def _persistence(pairs: list[tuple[str, float]]) -> float | None:
-    """rbp's ``p=`` (the last one given, as in m_rbp.c), or None outside [0, 1]."""
-    p = 0.9
-    for name, value in pairs:
-        if name == "p":
-            p = value
-    return p if 0.0 <= p <= 1.0 else None
-
-
-def _with_params(metric: str, **params: object) -> str:
-    shown = ", ".join(f"{key}={value!r}" for key, value in params.items())
-    return f"{metric}({shown})" if shown else metric
-
-
-def _suggest(name: str) -> str:
-    trec = re.fullmatch(r"(.+?)[_@](\d+)", name)
-    if trec is not None and trec.group(1) in _BY_NAME:
-        return f" Did you mean: {trec.group(1)}.{trec.group(2)}?"
-    candidates = [*MEASURE_ORDER, *NICKNAMES]
-    by_lower = {c.lower(): c for c in candidates}
-    close = difflib.get_close_matches(name.lower(), list(by_lower), n=4, cutoff=0.6)
-    return f" Did you mean: {', '.join(by_lower[c] for c in close)}?" if close else ""
-
-
-def _parse_measure_args(values: Sequence[str]) -> tuple[list[str], dict[str, str], list[str]]:
-    """Marked families, the parameters of each, and notes on parameters given twice."""
-    marked: list[str] = []
-    params: dict[str, str] = {}
-    notes: list[str] = []
-    for value in values:
-        name, dot, param_text = value.partition(".")
-        if dot and not param_text:
-            raise MetricParameterError(
-                f"measure {value!r}: nothing after the '.'; give parameters "
-                f"(e.g. -m {name}.10) or leave the '.' out"
-            )
-        if name in NICKNAMES:
-            if dot:
-                raise MetricParameterError(
-                    f"measure {value!r}: nickname {name!r} takes no parameters"
-                )
-            marked.extend(NICKNAMES[name])
-            continue
-        family = _BY_NAME.get(name)
-        if family is None:
-            raise UnknownMetricError(
-                f"unknown trec_eval measure {name!r}.{_suggest(name)} Measures are named as "
-                "in trec_eval: -m map, -m P.5,10, -m ndcg_cut.10, -m official, -m all_trec"
-            )
-        if dot:
-            if family.supported and family.kind in ("single", "count", "runid", "num_q"):
-                raise MetricParameterError(
-                    f"measure {value!r}: {name} takes no parameters"
-                    + (f" (did you mean -m map_cut.{param_text}?)" if name == "map" else "")
-                )
-            if name in params:
-                notes.append(
-                    f"{name} was given parameters twice; using the first, "
-                    f"{name}.{params[name]}, as trec_eval does"
-                )
-            else:
-                params[name] = param_text
-        marked.append(name)
-    return marked, params, notes
-
-
-def _select_measures(values: Sequence[str] | None, level: int = 1) -> tuple[_Selection, list[str]]:
-    """Resolve ``-m`` values (default ``official``) into printed columns, in table order.
-
-    Returns the selection and notes for standard error (parameters given twice).
-    ``level`` is ``-l``, which decides whether Rndcg can be printed.
-    """
-    marked, params, notes = _parse_measure_args(list(values) if values else ["official"])
-    wanted = set(marked)
-    columns: list[_Column] = []
-    unsupported: list[str] = []
-    for family in _TABLE:
-        if family.name not in wanted:
-            continue
-        param = params.get(family.name)
-        if family.kind == "long_cut":
-            cutoffs = _long_cutoffs(family, param)
-            names = [f"{family.name}_{k}" for k in cutoffs]
-            if family.supported:
-                columns += [_Column(n, n, integer=False) for n in names]
-            else:
-                unsupported += names
-        elif family.kind == "double_cut":
-            metric, option = _DOUBLE_METRIC[family.name]
-            for value in _double_cutoffs(family, param):
-                printed = f"{family.name}_{value:3.2f}"
-                columns.append(_Column(printed, _with_params(metric, **{option: value}), False))
-        elif family.kind in ("runid", "num_q"):
-            continue
-        elif family.name == "relstring":
-            printed = family.name if param is None else f"{family.name}_{param}"
-            columns.append(
-                _Column(printed, "", False, summary=False, relstring=_relstring_length(param))
-            )
-        else:
-            printed = family.name if param is None else f"{family.name}_{param}"
-            metric_name = _library_metric(family, param, level) if family.supported else None
-            if metric_name is None:
-                unsupported.append(printed)
-            else:
-                columns.append(
-                    _Column(
-                        printed,
-                        metric_name,
-                        integer=family.kind == "count",
-                        geometric=family.name in _GEOMETRIC,
-                        per_query=family.name not in _SUMMARY_ONLY,
-                    )
-                )
-    selection = _Selection(
-        runid="runid" in wanted,
-        num_q="num_q" in wanted,
-        columns=tuple(columns),
-        unsupported=tuple(unsupported),
-    )
-    return selection, notes
-
-
-def _relstring_length(param: str | None) -> int:
-    """relstring's N: ``(long)`` of its first parameter (default 10), at least 0."""
-    if param is None:
-        return 10
-    value = _c_double(param.split(",")[0])
-    return int(min(max(value, 0.0), float(2**62)))  # m_relstring.c: len < 0 gives 0
-
-
-def _library_metric(family: _Family, param: str | None, level: int) -> str | None:
-    """The library metric that prints as ``family`` with ``param``; None if there is none."""
-    name = family.name
-    base = _LIBRARY_NAME[name]
-    if name == "Rndcg" and level < 1:
-        return None  # R > 0 with no positive gain: trec_eval prints nan
-    if param is None:
-        return base
-    if name == "set_F":  # trec_eval's set_F uses its first parameter, beta
-        return base if _c_double(param.split(",")[0]) == 1.0 else None
-    if name == "utility":
-        coefficients = [_c_double(part) for part in param.split(",")]
-        if len(coefficients) != 4:
-            raise MetricParameterError(
-                f"measure 'utility.{param}': utility takes 4 coefficients (relevant "
-                "retrieved, non-relevant retrieved, relevant missed, non-relevant missed), "
-                "e.g. -m utility.1,-1,0,0"
-            )
-        keys = ("rel_ret", "nonrel_ret", "rel_missed", "nonrel_missed")
-        return _with_params(base, **dict(zip(keys, coefficients, strict=True)))
-    if name in ("rbp", "rbp_resid"):
-        pairs = _pairs(name, param)
-        p = _persistence(pairs)
-        if p is None or (name == "rbp" and _gain_table(pairs) != {}):
-            return None  # rbp with gains, or a persistence outside [0, 1]
-        return _with_params(base, p=p)
-    if name in ("ndcg", "ndcg_rel", "Rndcg", "G"):
-        table = _gain_table(_pairs(name, param))
-        if table is None:
-            return None
-        if name == "Rndcg" and any(g <= 0 for label, g in table.items() if label >= level):
-            return None  # a relevant label without a positive gain: nan in trec_eval
-        if not table:
-            return base
-        gains = ",".join(f"{label}={gain!r}" for label, gain in table.items())
-        return _with_params("trec_ndcg" if name == "ndcg" else base, gains=gains)
-    return None  # 11pt_avg, dcg and ideal_dcg with parameters
 
 
 # --------------------------------------------------------------------------- data
@@ -638,6 +271,8 @@ def _run_tag(frame: pl.DataFrame, source: str) -> str:
 
 
 def _read_run(source: str) -> pl.DataFrame:
+    if source == "-":  # trec_eval 10.0: results from standard input
+        return _read_stdin_run()
     lazy = scan_run(source)
     names = lazy.collect_schema().names()
     keep = [c for c in ("query_id", "doc_id", "score", "rank", "run_id") if c in names]
@@ -645,6 +280,20 @@ def _read_run(source: str) -> pl.DataFrame:
     if frame.height == 0:
         raise InvalidValueError(f"run {source!r} has no results")
     return frame
+
+
+def _read_stdin_run() -> pl.DataFrame:
+    """The run on standard input (TREC text, read like a run file named ``-``)."""
+    data = sys.stdin.buffer.read()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "stdin.txt"
+        path.write_bytes(data)
+        try:
+            return _read_run(str(path))
+        except TrecFormatError as error:
+            raise TrecFormatError(str(error).replace(str(path), "- (standard input)")) from None
+        except InvalidValueError as error:
+            raise InvalidValueError(str(error).replace(repr(str(path)), "'-'")) from None
 
 
 def _read_qrels(source: str) -> pl.LazyFrame:
@@ -659,7 +308,14 @@ def _read_qrels(source: str) -> pl.LazyFrame:
 # --------------------------------------------------------------------------- command
 def run(args: argparse.Namespace) -> int:
     """Run ``irm trec-eval``: print trec_eval's lines on standard output."""
-    selection, notes = _select_measures(args.measures, args.level)
+    version: Version = args.trec_eval_version
+    if args.rel_format not in REL_FORMATS:
+        raise InvalidValueError(
+            f"-R {args.rel_format!r}: unknown relevance format; choose one of "
+            + ", ".join(REL_FORMATS)
+        )
+    default = _DEFAULT_MEASURES[args.rel_format]
+    selection, notes = _select_measures(args.measures or [default], args.level, version)
     if args.max_docs is not None and args.max_docs < 1:
         raise InvalidValueError(f"-M must be a positive number of documents, got {args.max_docs}")
     for note in notes:
@@ -673,9 +329,10 @@ def run(args: argparse.Namespace) -> int:
         raise UnknownMetricError(
             "none of the requested measures is computed; every measure of -m all_trec is"
         )
+    zscores = read_trec_zscores(args.zscores) if args.zscores else None
 
+    _check_format_measures(args.rel_format, selection)
     run_frame = _read_run(args.run)
-    qrels = _read_qrels(args.qrels)
     # num_ret is always computed: with no measure to print it still gives the query set.
     computed = [c for c in selection.columns if c.relstring is None]
     metrics = list(dict.fromkeys([*(c.metric for c in computed), "num_ret"]))
@@ -683,27 +340,63 @@ def run(args: argparse.Namespace) -> int:
         "score" if "score" in run_frame.columns or "rank" not in run_frame.columns else "rank"
     )
     unretrieved: Policy = "zero" if args.complete else "drop"
-    per_query = evaluate(
-        run_frame,
-        metrics,
-        qrels=qrels,
-        per_query=True,
-        order=order,
-        relevance_level=args.level,
-        depth=args.max_docs,
-        unjudged="drop",
-        unretrieved=unretrieved,
-    )
+    if args.rel_format in ("prefs", "qrels_prefs"):
+        reader = read_trec_prefs if args.rel_format == "prefs" else read_trec_qrels_prefs
+        prefs = reader(args.qrels)
+        qrels = prefs.select("query_id").lazy()
+        judged = sorted(set(prefs.get_column("query_id").to_list()))
+        per_query = evaluate_prefs(
+            run_frame, prefs, depth=args.max_docs, queries=judged if args.complete else None
+        )
+        if args.complete and version == 9:  # 9.0.8: a query without results adds 0
+            has_results = pl.col("query_id").is_in(run_frame.get_column("query_id").implode())
+            per_query = per_query.with_columns(
+                pl.when(has_results).then(pl.col(m)).otherwise(0).alias(m) for m in PREFS_MEASURES
+            )
+    elif args.rel_format == "qrels_jg":
+        judgments = read_trec_qrels_jg(args.qrels)
+        qrels = judgments.drop("jg").lazy()
+        per_query = evaluate_jg(
+            run_frame,
+            metrics,
+            judgments,
+            relevance_level=args.level,
+            depth=args.max_docs,
+            unretrieved=unretrieved,
+            order=order,
+        )
+    else:
+        qrels = _read_qrels(args.qrels)
+        per_query = evaluate(
+            run_frame,
+            metrics,
+            qrels=qrels,
+            per_query=True,
+            order=order,
+            relevance_level=args.level,
+            depth=args.max_docs,
+            unjudged="drop",
+            unretrieved=unretrieved,
+        )
     if per_query.height == 0:
         raise QuerySetError(
             "no queries with both results and relevance info: the run and the judgments "
             "share no query id (compare the first field of both files)"
         )
     query_ids = [str(q) for q in per_query.get_column("query_id").to_list()]
-    order_idx = sorted(range(len(query_ids)), key=query_ids.__getitem__)
+    judged_ids = _query_ids(qrels)
+    retrieved = set(run_frame.get_column("query_id").cast(pl.String).to_list())
+    if not args.complete:
+        _warn_unretrieved(judged_ids - retrieved, args.run)
     values = {c.printed: per_query.get_column(c.metric).to_list() for c in computed}
-
-    out: list[str] = []
+    printed_ids = query_ids
+    if args.complete and version == 9:
+        # 9.0.8 evaluates (and prints with -q) only the queries with results; the
+        # summary divides by every judged query, and num_rel counts every judgment > 0
+        printed_ids = [q for q in query_ids if q in retrieved]
+    order_idx = sorted(range(len(query_ids)), key=query_ids.__getitem__)
+    shown = set(printed_ids)
+    strings: dict[str, dict[str, str]] = {}
     if args.query_eval:
         strings = {
             c.printed: _relstrings(
@@ -712,26 +405,153 @@ def run(args: argparse.Namespace) -> int:
             for c in selection.columns
             if c.relstring is not None
         }
-        for i in order_idx:
-            qid = query_ids[i]
+    summary_override: dict[str, int | float] = {}
+    if args.complete and any(c.printed == "num_rel" for c in computed):
+        # m_num_rel.c, both versions: with -c the summary counts every judgment > 0
+        summary_override["num_rel"] = _count_positive(qrels)
+    table = _Table(
+        query_ids=query_ids,
+        order=[i for i in order_idx if query_ids[i] in shown],
+        all_order=order_idx,
+        values=values,
+        strings=strings,
+        run_tag=_run_tag(run_frame, args.run),
+        summary_override=summary_override,
+    )
+    sys.stdout.write(_render(args, selection, table, zscores))
+    return 0
+
+
+@dataclass(frozen=True)
+class _Table:
+    """Per-query values of the printed columns, ready to print."""
+
+    query_ids: list[str]
+    order: list[int]  # indexes of the queries printed with -q, in query id order
+    all_order: list[int]  # indexes of the queries averaged in the summary
+    values: dict[str, list[Any]]
+    strings: dict[str, dict[str, str]]
+    run_tag: str
+    summary_override: dict[str, int | float]
+
+
+def _render(
+    args: argparse.Namespace,
+    selection: _Selection,
+    table: _Table,
+    zscores: ZScores | None,
+) -> str:
+    """trec_eval's output: per-query lines with -q, then the summary (unless -n)."""
+    computed = [c for c in selection.columns if c.relstring is None]
+    values = table.values
+    if zscores is not None:
+        undefined: list[str] = []
+        values = {
+            c.printed: zscores.convert(
+                c.printed,
+                table.query_ids,
+                values[c.printed],
+                missing_ok=c.geometric,
+                undefined=undefined,
+            )
+            for c in computed
+        }
+        for note in undefined:
+            print(
+                f"irm trec-eval: warning: z-score undefined, printed -1000000: {note}",
+                file=sys.stderr,
+            )
+    line = _z_line if zscores is not None else trec_line
+    out: list[str] = []
+    if args.query_eval:
+        for i in table.order:
+            qid = table.query_ids[i]
             for column in selection.columns:
                 if column.relstring is not None:
-                    out.append(trec_line(column.printed, qid, f"'{strings[column.printed][qid]}'"))
+                    text = f"'{table.strings[column.printed][qid]}'"
+                    out.append(trec_line(column.printed, qid, text))
                 elif column.per_query:
-                    value = _value(values[column.printed][i], column)
-                    out.append(trec_line(column.printed, qid, value))
+                    value = values[column.printed][i]
+                    shown = float(value) if zscores is not None else _value(value, column)
+                    out.append(line(column.printed, qid, shown))
     if not args.no_summary:
         if selection.runid:
-            out.append(trec_line("runid", "all", _run_tag(run_frame, args.run)))
+            out.append(trec_line("runid", "all", table.run_tag))
         if selection.num_q:
-            out.append(trec_line("num_q", "all", len(query_ids)))
+            out.append(line("num_q", "all", len(table.all_order)))
         for column in computed:
             if not column.summary:
                 continue
-            column_values = [values[column.printed][i] for i in order_idx]
-            out.append(trec_line(column.printed, "all", _summary(column_values, column)))
-    sys.stdout.write("".join(out))
-    return 0
+            if column.printed in table.summary_override and zscores is None:
+                total: int | float = table.summary_override[column.printed]
+            else:
+                column_values = [values[column.printed][i] for i in table.all_order]
+                if zscores is not None and column.integer:
+                    total = 0.0
+                    for v in column_values:  # trec_eval sums a count's z-scores
+                        total += float(v)
+                else:
+                    total = _summary(column_values, column)
+            out.append(line(column.printed, "all", total))
+    return "".join(out)
+
+
+def _z_line(measure: str, query: str, value: object) -> str:
+    """A line of ``-Z`` output: ``Z`` before the name, every value with 4 decimals."""
+    return f"Z{measure:<22}\t{query}\t{float(value):6.4f}\n"  # type: ignore[arg-type]
+
+
+def _query_ids(qrels: pl.LazyFrame) -> set[str]:
+    ids = qrels.select(pl.col("query_id").cast(pl.String).unique()).collect()
+    return set(ids.get_column("query_id").to_list())
+
+
+def _count_positive(qrels: pl.LazyFrame) -> int:
+    """trec_eval's ``-c`` summary num_rel: every judgment above 0, whatever ``-l`` says."""
+    found = qrels.select((pl.col("relevance") > 0).sum()).collect().item()
+    return int(found or 0)
+
+
+def _warn_unretrieved(missing: set[str], source: str) -> None:
+    """Name, on standard error, the judged queries that have no results (without -c).
+
+    trec_eval 9.0.8 skips them silently; trec_eval 10.0 stops with exit status 4
+    ("result qid ... not found in qrels"). They are skipped here, and said so.
+    """
+    if not missing:
+        return
+    ids = sorted(missing)
+    shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+    print(
+        f"irm trec-eval: warning: {len(ids)} judged "
+        f"{'query has' if len(ids) == 1 else 'queries have'} no results in {source} and "
+        f"{'is' if len(ids) == 1 else 'are'} left out (trec_eval 10.0 stops there with exit "
+        f"status 4; -c scores them 0): {shown}",
+        file=sys.stderr,
+    )
+
+
+def _check_format_measures(rel_format: str, selection: _Selection) -> None:
+    """Refuse a measure that the judgments format of ``-R`` cannot give."""
+    for column in selection.columns:
+        jg = any(column.printed.startswith(name) for name in _JG_FAMILIES)
+        if rel_format == "qrels_jg" and not jg:
+            raise InvalidValueError(
+                f"measure {column.printed} needs -R qrels; -R qrels_jg gives map_avgjg, "
+                "P_avgjg and Rprec_mult_avgjg (-m qrels_jg)"
+            )
+        if rel_format == "qrels" and jg:
+            raise InvalidValueError(f"measure {column.printed} needs judgment groups: -R qrels_jg")
+        prefs = column.printed.startswith("prefs_")
+        if rel_format in ("prefs", "qrels_prefs") and not prefs:
+            raise InvalidValueError(
+                f"measure {column.printed} needs -R qrels; -R {rel_format} gives the "
+                "preference measures (-m all_prefs)"
+            )
+        if rel_format in ("qrels", "qrels_jg") and prefs:
+            raise InvalidValueError(
+                f"measure {column.printed} needs preferences: -R prefs or -R qrels_prefs"
+            )
 
 
 #: The document trec_eval 10 ranks alone for a judged query with no results (with -c).

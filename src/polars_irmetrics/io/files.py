@@ -133,7 +133,7 @@ def _first_line(head: bytes) -> str:
 
 def _looks_like_trec(line: str) -> bool:
     fields = line.split()
-    if len(fields) == 6:
+    if len(fields) >= 6:  # trec_eval ignores fields after the run tag
         return _is_number(fields[3]) and _is_number(fields[4])
     return len(fields) == 4 and _is_number(fields[3])
 

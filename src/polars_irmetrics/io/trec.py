@@ -121,7 +121,8 @@ def read_trec_run(source: Source, *, keep_rank: bool = False) -> pl.DataFrame:
     Raises
     ------
     TrecFormatError
-        A line does not have exactly 6 fields, or its score is not a number (``nan``
+        A line has fewer than 6 fields (fields after the run tag are ignored, as
+        trec_eval ignores them), or its score is not a number (``nan``
         included; ``inf`` and ``-inf`` are accepted), or (with ``keep_rank=True``) its
         rank is not an integer. The message names the file, the 1-based line number
         and shows the line.
@@ -402,7 +403,7 @@ def _parse_run(path: str, *, keep_rank: bool) -> pl.LazyFrame:
     columns += [score, _field(5).alias("run_id")]
     n = pl.col(_FIELDS).list.len()
     lazy = _fields(path).select(_LN, n.alias(_N), *columns)
-    bad = (pl.col(_N) != 6) | pl.col("score").is_null() | pl.col("score").is_nan()
+    bad = (pl.col(_N) < 6) | pl.col("score").is_null() | pl.col("score").is_nan()
     if keep_rank:
         bad = bad | pl.col("rank").is_null()
     return lazy.with_columns(bad.alias(_BAD))
@@ -484,7 +485,7 @@ def _split(line: str) -> list[str]:
 def _run_problem(keep_rank: bool) -> Describe:
     def describe(row: Mapping[str, Any], line: str) -> str:
         fields = _split(line)
-        if row[_N] != 6:
+        if row[_N] < 6:
             return (
                 f"expected 6 whitespace-separated fields ({_RUN_FIELDS}), got {row[_N]}: {line!r}"
             )

@@ -66,6 +66,15 @@ ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 #: ``IPrec@0.1`` and ``iprec(recall=0.1)`` are one metric (the registry reads these).
 REAL_CUTOFFS: dict[str, str] = {"iprec": "recall", "rprec_mult": "multiple"}
 
+ROUNDING = Param(
+    "rounding",
+    "truncate",
+    choices=("truncate", "lround"),
+    doc="how a recall level x becomes a number of relevant documents: 'truncate', "
+    "floor(x * R + 0.9) (trec_eval 9.0.x, pytrec_eval), or 'lround', x * R rounded "
+    "(trec_eval 10.0)",
+)
+
 GAINS = Param(
     "gains",
     None,
@@ -136,12 +145,54 @@ def _real(metric: str, param: str, trec: str) -> Callable[[ParamValue], ParamVal
     return check
 
 
+def parse_recalls(text: str) -> tuple[float, ...]:
+    """``'.25,.5,.75'`` -> ``(0.25, 0.5, 0.75)``: distinct finite recall levels, sorted.
+
+    Raises
+    ------
+    ValueError
+        For an item that is not a number, or a level listed twice.
+
+    Examples
+    --------
+    A level may be written as trec_eval's command line writes it (``.5``); the levels
+    come out sorted, as trec_eval sorts them:
+
+    >>> parse_recalls(".75,.25,0.5")
+    (0.25, 0.5, 0.75)
+    """
+    levels: list[float] = []
+    for item in text.split(","):
+        try:
+            level = float(item.strip())
+        except ValueError:
+            level = math.nan
+        if not math.isfinite(level):
+            raise ValueError(
+                f"recalls={text!r}: cannot read {item.strip()!r}; write recall levels "
+                "separated by commas, e.g. recalls='0.25,0.5,0.75'"
+            )
+        if level in levels:
+            raise ValueError(f"recalls={text!r}: recall level {level!r} is listed twice")
+        levels.append(level)
+    return tuple(sorted(levels))
+
+
+def _normalize_recalls(value: ParamValue) -> ParamValue:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"recalls must be a string such as '0.25,0.5,0.75', got {value!r}")
+    return ",".join(repr(level) for level in parse_recalls(value))
+
+
 #: Checks and canonical forms of parameter values, by (metric, parameter); the registry
 #: applies them, so ``iprec(recall=1)`` is ``iprec(recall=1.0)`` and ``gains`` lists
 #: its labels in order. A check raises ValueError with the message to show.
 NORMALIZE: dict[tuple[str, str], Callable[[ParamValue], ParamValue]] = {
     ("iprec", "recall"): _real("iprec", "recall", "iprec_at_recall"),
     ("rprec_mult", "multiple"): _real("rprec_mult", "multiple", "Rprec_mult"),
+    ("11pt_avg", "recalls"): _normalize_recalls,
     **{(m, "gains"): _normalize_gains for m in ("trec_ndcg", "ndcg_rel", "rndcg", "g")},
 }
 
@@ -245,10 +296,21 @@ def _gm_bpref(s: Scope, p: Params) -> pl.Expr:
     return _core("bpref")(s, Params(k=None, level=p.level, options={}))
 
 
+def _recall_cut(recall: float, r: pl.Expr, rounding: str) -> pl.Expr:
+    """Relevant documents to reach for recall level ``recall`` with R = ``r``.
+
+    ``'truncate'``: ``(long) (x * R + 0.9)`` (trec_eval 9.0.x, pytrec_eval);
+    ``'lround'``: ``lround(x * R)``, halves away from zero (trec_eval 10.0).
+    """
+    if rounding == "lround":
+        return (recall * r).round(0, mode="half_away_from_zero")
+    return (recall * r + 0.9).floor()
+
+
 def _iprec_at(s: Scope, p: Params, recall: float) -> pl.Expr:
     """Interpolated precision at one recall level (m_iprec_at_recall.c)."""
     r = num_rel(s, p)
-    cut = (recall * r + 0.9).floor()  # relevant documents to reach (trec_eval 9/10)
+    cut = _recall_cut(recall, r, p.choice("rounding"))  # relevant documents to reach
     is_rel = relevant(s, p) & _retrieved(s)
     found = _f(s.ranked_count(relevant(s, p)))
     precision = found / _f(s.rank)
@@ -265,10 +327,12 @@ def _iprec(s: Scope, p: Params) -> pl.Expr:
 
 
 def _eleven_pt_avg(s: Scope, p: Params) -> pl.Expr:
+    text = p.options.get("recalls")
+    levels = parse_recalls(text) if isinstance(text, str) else ELEVEN_POINTS
     total = pl.lit(0.0)
-    for recall in reversed(ELEVEN_POINTS):  # trec_eval adds them from 1.0 down
+    for recall in reversed(levels):  # trec_eval adds them from the highest down
         total = total + _iprec_at(s, p, recall)
-    return divide(total, float(len(ELEVEN_POINTS)))
+    return divide(total, float(len(levels)))
 
 
 def _relative_precision(s: Scope, p: Params) -> pl.Expr:
@@ -504,14 +568,16 @@ TREC_METRICS: tuple[Metric, ...] = (
             r" \rfloor, \ r_c = \text{rank of the } c\text{-th relevant retrieved}"
         ),
         cutoff="none",
-        params=(Param("recall", None, doc="the recall level x, e.g. 0.1"),),
+        params=(Param("recall", None, doc="the recall level x, e.g. 0.1"), ROUNDING),
         aliases=(Alias("iprec_at_recall"),),
         formula="max over ranks r at or below the c-th relevant document of precision@r, "
-        "c = floor(x * R + 0.9) relevant documents (trec_eval 9.x/10.0 iprec_at_recall_x, "
-        "as pytrec_eval bundles it; trec_eval's development branch has since moved to "
-        "c = lround(x * R)); 0 when fewer than c relevant documents are retrieved; c <= 1 "
-        "gives the best precision at any relevant rank. Spelled iprec(recall=0.1), "
-        "IPrec@0.1 (ir_measures) or iprec_at_recall_0.10.",
+        "with c relevant documents to reach: c = floor(x * R + 0.9) with "
+        "rounding='truncate' (the default: trec_eval 9.0.x, pytrec_eval, ir_measures and "
+        "most published numbers), c = lround(x * R) (x * R rounded, halves up) with "
+        "rounding='lround' (trec_eval 10.0, irm trec-eval's default); 0 when fewer than "
+        "c relevant documents are retrieved; c <= 1 gives the best precision at any "
+        "relevant rank. Spelled iprec(recall=0.1), IPrec@0.1 (ir_measures) or "
+        "iprec_at_recall_0.10.",
     ),
     Metric(
         "11pt_avg",
@@ -520,9 +586,20 @@ TREC_METRICS: tuple[Metric, ...] = (
         matches={"trec_eval (through pytrec_eval)": "11pt_avg: to 1e-9"},
         latex=r"\frac{1}{11}\sum_{x \in \{0, 0.1, \dots, 1\}} \mathrm{iprec}(x)",
         cutoff="none",
+        params=(
+            Param(
+                "recalls",
+                None,
+                doc="recall levels to average, e.g. '0.25,0.5,0.75' (trec_eval "
+                "11pt_avg..25,.5,.75); default 0.0, 0.1, ..., 1.0",
+            ),
+            ROUNDING,
+        ),
         aliases=(Alias("11-pt_avg"),),
-        formula="(1/11) * sum over x in 0.0, 0.1, ..., 1.0 of iprec(recall=x) "
-        "(trec_eval 11pt_avg).",
+        formula="(1/n) * sum over the n recall levels x (0.0, 0.1, ..., 1.0 unless "
+        "recalls is given) of iprec(recall=x, rounding=...) (trec_eval 11pt_avg, "
+        "11pt_avg_.25,.5,.75); rounding as for iprec: 'truncate' (trec_eval 9.0.x, the "
+        "default) or 'lround' (trec_eval 10.0).",
     ),
     Metric(
         "relative_precision",
@@ -543,7 +620,8 @@ TREC_METRICS: tuple[Metric, ...] = (
         latex=r"\frac{\mathrm{rel\_ret@}c}{c}, \quad c = \lfloor mR + 0.9 \rfloor",
         cutoff="none",
         params=(Param("multiple", None, doc="the multiple m of R, e.g. 0.2"),),
-        formula="rel_ret@c / c with c = floor(m * R + 0.9) (trec_eval Rprec_mult_m; past "
+        formula="rel_ret@c / c with c = floor(m * R + 0.9) (trec_eval Rprec_mult_m, the "
+        "same in 9.0.x and 10.0: its rounding change left Rprec_mult alone; past "
         "the end of the ranking still divided by c); 0 when c = 0 (R = 0). "
         "rprec_mult(multiple=1.0) is r_precision. Spelled rprec_mult(multiple=0.2), "
         "rprec_mult@0.2 or Rprec_mult_0.20.",

@@ -1,0 +1,162 @@
+"""trec_eval's other judgment formats: preferences (``-R prefs``) and judgment groups
+(``-R qrels_jg``).
+
+* **prefs**: ``query_id jg jsg doc_id rel_level`` per line. Within one judgment
+  sub-group (``jg``, ``jsg``) a document with a higher ``rel_level`` is preferred to
+  one with a lower level; a level of 0 means "judged non-relevant".
+* **qrels_jg**: a qrels file whose second field is a judgment group (one user's
+  judgments): ``query_id jg doc_id relevance``.
+
+Blank lines and ``#`` comment lines are skipped. A malformed line raises
+:class:`~polars_irmetrics.errors.TrecFormatError` naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import os
+
+import polars as pl
+
+from polars_irmetrics.errors import TrecFormatError
+from polars_irmetrics.io.text import read_fields
+
+__all__ = ["read_trec_prefs", "read_trec_qrels_jg", "read_trec_qrels_prefs"]
+
+_PREFS_FIELDS = "query_id jg jsg doc_id rel_level"
+_QRELS_JG_FIELDS = "query_id jg doc_id relevance"
+
+
+def _number(frame: pl.DataFrame, index: int, name: str, path: str) -> pl.Series:
+    """Field ``index`` as Float64; TrecFormatError for the first line where it is not."""
+    token = pl.col("_fields").list.get(index)
+    parsed = frame.select(
+        "_ln", "_line", token.alias("_token"), token.cast(pl.Float64, strict=False).alias("_v")
+    )
+    bad = parsed.filter(pl.col("_v").is_null() | pl.col("_v").is_nan())
+    if bad.height:
+        number, line, text, _ = bad.row(0)
+        raise TrecFormatError(f"{path}, line {number}: {name} {text!r} is not a number: {line!r}")
+    return parsed.get_column("_v")
+
+
+def read_trec_prefs(source: str | os.PathLike[str]) -> pl.DataFrame:
+    """Read trec_eval's preference file (``-R prefs``).
+
+    Parameters
+    ----------
+    source
+        Path of the file: ``query_id jg jsg doc_id rel_level`` per line.
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``query_id``, ``jg``, ``jsg``, ``doc_id`` (String) and ``rel_level``
+        (Float64), in file order.
+
+    Raises
+    ------
+    TrecFormatError
+        A line without 5 fields, or a ``rel_level`` that is not a number.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "prefs.txt"
+    ...     _ = path.write_text("# user 1\\nq1 u1 s1 d1 2\\nq1 u1 s1 d2 1\\n")
+    ...     read_trec_prefs(path).rows()
+    [('q1', 'u1', 's1', 'd1', 2.0), ('q1', 'u1', 's1', 'd2', 1.0)]
+    """
+    path = os.fspath(source)
+    frame = read_fields(path, 5, _PREFS_FIELDS)
+    level = _number(frame, 4, "rel_level", path)
+    return frame.select(
+        *(pl.col("_fields").list.get(i).alias(n) for i, n in ((0, "query_id"), (1, "jg"))),
+        pl.col("_fields").list.get(2).alias("jsg"),
+        pl.col("_fields").list.get(3).alias("doc_id"),
+        level.alias("rel_level"),
+    )
+
+
+def read_trec_qrels_jg(source: str | os.PathLike[str]) -> pl.DataFrame:
+    """Read a qrels file with judgment groups (``-R qrels_jg``).
+
+    Parameters
+    ----------
+    source
+        Path of the file: ``query_id jg doc_id relevance`` per line.
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``query_id``, ``jg``, ``doc_id`` (String) and ``relevance`` (Int64:
+        read as trec_eval reads it, a fractional label truncated toward zero).
+
+    Raises
+    ------
+    TrecFormatError
+        A line without 4 fields, or a relevance that is not a number.
+
+    Examples
+    --------
+    Two users judged d1; the label 2.7 is read as 2:
+
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "qrels_jg.txt"
+    ...     _ = path.write_text("q1 alice d1 1\\nq1 bob d1 2.7\\n")
+    ...     read_trec_qrels_jg(path).rows()
+    [('q1', 'alice', 'd1', 1), ('q1', 'bob', 'd1', 2)]
+    """
+    path = os.fspath(source)
+    frame = read_fields(path, 4, _QRELS_JG_FIELDS)
+    relevance = _number(frame, 3, "relevance", path)
+    return frame.select(
+        pl.col("_fields").list.get(0).alias("query_id"),
+        pl.col("_fields").list.get(1).alias("jg"),
+        pl.col("_fields").list.get(2).alias("doc_id"),
+        relevance.cast(pl.Int64, strict=False).alias("relevance"),
+    )
+
+
+def read_trec_qrels_prefs(source: str | os.PathLike[str]) -> pl.DataFrame:
+    """Read a qrels file as preferences (``-R qrels_prefs``), as trec_eval reads it.
+
+    Each line ``query_id iteration doc_id relevance`` becomes a preference row: the
+    iteration field is the judgment group, the sub-group is ``"0"`` and the label is
+    the level (a float: ``2.5`` stays 2.5).
+
+    Parameters
+    ----------
+    source
+        Path of the qrels file.
+
+    Returns
+    -------
+    polars.DataFrame
+        The columns of :func:`read_trec_prefs`.
+
+    Raises
+    ------
+    TrecFormatError
+        A line without 4 fields, or a relevance that is not a number.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "qrels.txt"
+    ...     _ = path.write_text("q1 0 d1 2.5\\nq1 0 d2 0\\n")
+    ...     read_trec_qrels_prefs(path).rows()
+    [('q1', '0', '0', 'd1', 2.5), ('q1', '0', '0', 'd2', 0.0)]
+    """
+    path = os.fspath(source)
+    frame = read_fields(path, 4, "query_id iteration doc_id relevance")
+    level = _number(frame, 3, "relevance", path)
+    return frame.select(
+        pl.col("_fields").list.get(0).alias("query_id"),
+        pl.col("_fields").list.get(1).alias("jg"),
+        pl.lit("0").alias("jsg"),
+        pl.col("_fields").list.get(2).alias("doc_id"),
+        level.alias("rel_level"),
+    )
