@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import io
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.io import sources
 
 Evaluate = Callable[..., pl.DataFrame]
 
@@ -35,3 +38,15 @@ def evaluate(frame_kind: str) -> Evaluate:
         return result
 
     return run
+
+
+@pytest.fixture
+def stdin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bytes], None]]:
+    """Give the process these bytes as standard input (read once, then cached)."""
+
+    def feed(data: bytes) -> None:
+        sources.stream_bytes.cache_clear()
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+    yield feed
+    sources.stream_bytes.cache_clear()

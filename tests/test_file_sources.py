@@ -8,9 +8,8 @@ import io
 import lzma
 import os
 import re
-import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -48,18 +47,6 @@ COMPRESSIONS: dict[str, Callable[[bytes], bytes]] = {
 def _write(path: Path, data: bytes) -> str:
     path.write_bytes(data)
     return str(path)
-
-
-@pytest.fixture
-def stdin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bytes], None]]:
-    """Give the process these bytes as standard input (read once, then cached)."""
-
-    def feed(data: bytes) -> None:
-        sources.stream_bytes.cache_clear()
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-
-    yield feed
-    sources.stream_bytes.cache_clear()
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)

@@ -9,9 +9,9 @@ is checked against the same outputs, on DataFrame and LazyFrame input.
 
 from __future__ import annotations
 
-import io
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -296,24 +296,21 @@ def test_trailing_fields_of_a_run_line_are_ignored(tmp_path: Path) -> None:
 
 
 def test_results_from_standard_input(
-    in_data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    in_data: Path, stdin: Callable[[bytes], None], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data = (DATA / "run.txt").read_bytes()
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+    stdin((DATA / "run.txt").read_bytes())
     status, out, _ = irm_trec_eval(capsys, "-q", "-m", "all_trec", "qrels.txt", "-")
     assert status == 0
     assert out == (DATA / "all_trec_q.v10.out").read_text()
 
 
 def test_a_bad_line_on_standard_input_is_named(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    stdin: Callable[[bytes], None], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"q1 Q0 d1 1 x sys\n")))
+    stdin(b"q1 Q0 d1 1 x sys\n")
     status, out, err = irm_trec_eval(capsys, str(DATA / "qrels.txt"), "-")
     assert (status, out) == (2, "")
-    assert err == (
-        "irm: error: - (standard input), line 1: score 'x' is not a number: 'q1 Q0 d1 1 x sys'\n"
-    )
+    assert err == ("irm: error: <stdin>, line 1: score 'x' is not a number: 'q1 Q0 d1 1 x sys'\n")
 
 
 @pytest.mark.parametrize(

@@ -92,7 +92,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,7 +117,6 @@ from polars_irmetrics.cli.trec_eval_measures import (
 from polars_irmetrics.errors import (
     InvalidValueError,
     QuerySetError,
-    TrecFormatError,
     UnknownMetricError,
 )
 from polars_irmetrics.expressions import rank_by_score
@@ -271,29 +269,13 @@ def _run_tag(frame: pl.DataFrame, source: str) -> str:
 
 
 def _read_run(source: str) -> pl.DataFrame:
-    if source == "-":  # trec_eval 10.0: results from standard input
-        return _read_stdin_run()
-    lazy = scan_run(source)
+    lazy = scan_run(source)  # "-": standard input (trec_eval 10.0 reads results there)
     names = lazy.collect_schema().names()
     keep = [c for c in ("query_id", "doc_id", "score", "rank", "run_id") if c in names]
     frame = lazy.select(keep).collect()
     if frame.height == 0:
         raise InvalidValueError(f"run {source!r} has no results")
     return frame
-
-
-def _read_stdin_run() -> pl.DataFrame:
-    """The run on standard input (TREC text, read like a run file named ``-``)."""
-    data = sys.stdin.buffer.read()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "stdin.txt"
-        path.write_bytes(data)
-        try:
-            return _read_run(str(path))
-        except TrecFormatError as error:
-            raise TrecFormatError(str(error).replace(str(path), "- (standard input)")) from None
-        except InvalidValueError as error:
-            raise InvalidValueError(str(error).replace(repr(str(path)), "'-'")) from None
 
 
 def _read_qrels(source: str) -> pl.LazyFrame:
