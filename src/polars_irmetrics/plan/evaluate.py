@@ -454,8 +454,13 @@ def _per_query(
         judged = ranked.select(*keys, doc_id, pl.col(relevance).alias(_REL), rank_col.alias(_RANK))
     else:
         judgments = qrels.select(*setup.qrels_keys, doc_id, pl.col(relevance).alias(_REL))
-        if groups is not None:
-            judgments = groups.join(judgments, how="cross")
+        # The join matches the run on the judgments' own keys: with ``by`` keys the
+        # judgments lack (several systems judged by one set of qrels), one hash table
+        # of the judgments serves every group, and the runtime filter below still
+        # applies. Only the judged documents a group missed need the judgments
+        # crossed with the groups.
+        joined_on = [*setup.qrels_keys, doc_id]
+        per_group = judgments if groups is None else groups.join(judgments, how="cross")
         carried = [_RANK] if setup.order == "rank" else [setup.score, _LOW, _HIGH]
 
         def join_judgments(rows: pl.LazyFrame) -> pl.LazyFrame:
@@ -467,7 +472,7 @@ def _per_query(
             # memory 530 -> 200 MiB. Results never depend on it.
             return rows.select(*keys, doc_id, *carried).join(
                 judgments.filter(pl.lit(True)),
-                on=[*keys, doc_id],
+                on=joined_on,
                 how="inner",
                 nulls_equal=False,
                 build_side="prefer_right",
@@ -477,7 +482,7 @@ def _per_query(
         if within is not None:
             found = found.filter(within)
         # the judged documents that were not retrieved (rank null)
-        missed = judgments.join(
+        missed = per_group.join(
             found.select(*keys, doc_id), on=[*keys, doc_id], how="anti", nulls_equal=False
         )
         judged = pl.concat([found, missed], how="diagonal_relaxed")
