@@ -245,8 +245,9 @@ def evaluate(
         run rows (counting them is free for Parquet, one extra pass otherwise).
     spill_dir
         Folder for the buckets' temporary files (default: the system's temporary
-        folder, ``TMPDIR``); they need about the run's size on disk and are removed
-        when the evaluation ends. Ignored without ``buckets``.
+        folder, ``TMPDIR``); they need up to twice the run's Parquet size on disk
+        (written uncompressed, for speed) and are removed when the evaluation ends.
+        Ignored without ``buckets``.
     query_id, doc_id, rank, score, relevance
         Column names in ``run`` and ``qrels``.
 
