@@ -56,6 +56,8 @@ TREC_TO_CORE = {
 IRM_LIBS = ["irm-rank", "irm-score", "irm-full", "irm-unchecked"]
 PEER_LIBS = ["ranx", "pytrec_eval"]
 ALL_LIBS = [*IRM_LIBS, *PEER_LIBS, "minimal", "floor"]
+#: ``--systems``: S runs in one table, evaluated in one call with ``by="system"``
+SYSTEMS_LIB = "irm-systems"
 REFERENCE = "irm-score"  # peers rank from score, so they are compared with this variant
 MODES = ["e2e", "compute"]
 RESULT_MARK = "@@RESULT@@ "
@@ -157,6 +159,10 @@ class Bench:
         from generate import Spec, make_chunk
 
         run, qrels = make_chunk(Spec(WARM_QUERIES, self.job["docs"], self.job["int_ids"]), 0)
+        if "system" in self.run_cols:
+            import polars as pl
+
+            run = run.with_columns(system=pl.lit("s00"))
         self.compute(run.select(self.run_cols), qrels)
 
     def load(self) -> tuple[Any, Any]:
@@ -186,6 +192,10 @@ class IrmBench(Bench):
         self.irm = irm
         variant = job["lib"].split("-", 1)[1]
         self.order = "score" if variant == "score" else "rank"
+        # irm-systems: S runs stacked in one table with a "system" column, one call
+        self.by = "system" if variant == "systems" else None
+        if self.by is not None:
+            self.run_cols = ("system", "query_id", "doc_id", "rank", "score")
         if variant == "full":
             self.metrics = list(getattr(irm, "DEFAULT_METRICS", CORE_METRICS))
         else:
@@ -209,6 +219,7 @@ class IrmBench(Bench):
             order=self.order,
             check_duplicates=self.check_duplicates,
             buckets=self.buckets,
+            by=self.by,
         ).collect(engine=self.engine)
         return Timing(time.perf_counter() - t0, values=_frame_means(out))
 
@@ -221,6 +232,7 @@ class IrmBench(Bench):
             order=self.order,
             check_duplicates=self.check_duplicates,
             buckets=self.buckets,
+            by=self.by,
         )
         return Timing(time.perf_counter() - t0, values=_frame_means(out))
 
@@ -385,6 +397,7 @@ BENCHES: dict[str, Callable[[dict[str, Any]], Bench]] = {
     "pytrec_eval": TrecBench,
     "minimal": MinimalBench,
     "floor": FloorBench,
+    SYSTEMS_LIB: IrmBench,
 }
 
 
@@ -399,14 +412,19 @@ def child_main(job: dict[str, Any]) -> int:
         out["rss_setup_mib"] = _rss_mib()
         frames = bench.load() if job["mode"] == "compute" else None
         best: Timing | None = None
+        cpu: list[float] = []
         for _ in range(job["repeats"]):
+            c0 = time.process_time()
             t = bench.e2e() if frames is None else bench.compute(*frames)
+            cpu.append(time.process_time() - c0)
             if best is None or t.total < best.total:
                 best = t
             del t
             gc.collect()
         assert best is not None
-        out.update(time_s=best.total, phases=best.phases, values=best.values)
+        # CPU seconds of the process (every thread), least of the repeats: on a loaded
+        # machine steadier than the wall-clock time
+        out.update(time_s=best.total, cpu_s=min(cpu), phases=best.phases, values=best.values)
         if frames is not None:
             out["rows"] = frames[0].height
     except BaseException as e:  # report, never hang the parent
@@ -452,6 +470,25 @@ def generate_data(spec: Any, folder: Path, *, flat: bool = True, hive: bool = Fa
     ]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return folder
+
+
+def stack_systems(run: Path, systems: int) -> Path:
+    """``systems`` copies of ``run`` in one file with a ``system`` column (s00, s01, ...),
+    written once by a subprocess (the parent never imports polars)."""
+    out = run.with_name(f"runs_{systems}sys.parquet")
+    if not out.exists():
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--stack", str(run), str(out)]
+        subprocess.run([*cmd, str(systems)], check=True, env=_child_env())
+    return out
+
+
+def _stack_main(run: str, out: str, systems: int) -> int:
+    import polars as pl
+
+    base = pl.scan_parquet(run)
+    copies = [base.select(pl.lit(f"s{i:02d}").alias("system"), pl.all()) for i in range(systems)]
+    pl.concat(copies).sink_parquet(out)
+    return 0
 
 
 def run_child(job: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -547,6 +584,10 @@ def _time(res: dict[str, Any] | None) -> float | None:
     return res.get("time_s") if res and res.get("status") == "ok" else None
 
 
+def _cpu(res: dict[str, Any] | None) -> float | None:
+    return res.get("cpu_s") if res and res.get("status") == "ok" else None
+
+
 def build_table(results: list[dict[str, Any]], sizes: Sequence[int], docs: int) -> list[str]:
     head = [
         "queries",
@@ -560,11 +601,14 @@ def build_table(results: list[dict[str, Any]], sizes: Sequence[int], docs: int) 
         "compute RSS MiB",
         "e2e / floor",
         "compute / floor",
+        "e2e CPU s",
+        "e2e CPU / floor",
         f"e2e / {REFERENCE}",
         f"compute / {REFERENCE}",
         "status",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    results = [r for r in results if r["lib"] != SYSTEMS_LIB]
     idx = {(r["queries"], r["lib"], r["mode"]): r for r in results}
     libs = [lib for lib in ALL_LIBS if any(r["lib"] == lib for r in results)]
     for q in sizes:
@@ -572,6 +616,7 @@ def build_table(results: list[dict[str, Any]], sizes: Sequence[int], docs: int) 
             e, c = idx.get((q, lib, "e2e")), idx.get((q, lib, "compute"))
             te, tc = _time(e), _time(c)
             fe, fc = (_time(idx.get((q, "floor", m))) for m in MODES)
+            floor_cpu = _cpu(idx.get((q, "floor", "e2e")))
             re_, rc = (_time(idx.get((q, REFERENCE, m))) for m in MODES)
             convert = (c or {}).get("phases", {}).get("convert") if tc is not None else None
             setups = [r["setup_s"] for r in (e, c) if r and "setup_s" in r]
@@ -597,6 +642,8 @@ def build_table(results: list[dict[str, Any]], sizes: Sequence[int], docs: int) 
                         _fmt_mib((c or {}).get("rss_peak_mib") if tc is not None else None),
                         "–" if lib == "floor" else _fmt_ratio(te, fe),
                         "–" if lib == "floor" else _fmt_ratio(tc, fc),
+                        _fmt_s(_cpu(e)),
+                        "–" if lib == "floor" else _fmt_ratio(_cpu(e), floor_cpu),
                         "–" if is_ref else _fmt_ratio(te, re_),
                         "–" if is_ref else _fmt_ratio(tc, rc),
                         status,
@@ -604,6 +651,45 @@ def build_table(results: list[dict[str, Any]], sizes: Sequence[int], docs: int) 
                 )
                 + " |"
             )
+    return lines
+
+
+def build_systems_table(results: list[dict[str, Any]], docs: int) -> list[str]:
+    """Many runs in one call: time against S times the one-system time."""
+    rows = sorted(
+        (r for r in results if r["lib"] == SYSTEMS_LIB), key=lambda r: (r["systems"], r["mode"])
+    )
+    if not rows:
+        return []
+    head = ["systems", "queries each", "rows", "e2e s", "compute s", "e2e RSS MiB"]
+    head += ["e2e / (S × one)", "compute / (S × one)", "e2e CPU s", "CPU / (S × one)", "status"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    idx = {(r["systems"], r["mode"]): r for r in rows}
+    one = {m: _time(idx.get((1, m))) for m in MODES}
+    one_cpu = _cpu(idx.get((1, "e2e")))
+    for systems in sorted({r["systems"] for r in rows}):
+        e, c = idx.get((systems, "e2e")), idx.get((systems, "compute"))
+        te, tc = _time(e), _time(c)
+        errors = [
+            f"{r['mode']}: {r.get('error', r['status'])}"
+            for r in (e, c)
+            if r and r.get("status") != "ok"
+        ]
+        q = (e or c or {}).get("queries", 0)
+        cells = [
+            str(systems),
+            f"{q:,}",
+            f"{systems * q * docs:,}",
+            _fmt_s(te),
+            _fmt_s(tc),
+            _fmt_mib((e or {}).get("rss_peak_mib") if te is not None else None),
+            _fmt_ratio(te, None if one["e2e"] is None else systems * one["e2e"]),
+            _fmt_ratio(tc, None if one["compute"] is None else systems * one["compute"]),
+            _fmt_s(_cpu(e)),
+            _fmt_ratio(_cpu(e), None if one_cpu is None else systems * one_cpu),
+            "ok" if not errors else "; ".join(errors).replace("|", "/"),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
@@ -626,7 +712,7 @@ def build_values(results: list[dict[str, Any]], sizes: Sequence[int]) -> list[st
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for q in sizes:
         for r in results:
-            if r["queries"] != q or r.get("status") != "ok" or r["lib"] == "floor":
+            if r["queries"] != q or r.get("status") != "ok" or r["lib"] in ("floor", SYSTEMS_LIB):
                 continue
             vals = [_lookup(r.get("values", {}), m) for m in CORE_METRICS]
             cells = ["–" if v is None else f"{v:.6f}" for v in vals]
@@ -684,6 +770,11 @@ def write_markdown(
         f"--docs {args.docs} --repeats {args.repeats} --libs {','.join(libs)}"
         + (" --int-ids" if args.int_ids else "")
         + (f" --jobs {args.jobs}" if args.jobs > 1 else "")
+        + (
+            f" --systems {args.systems} --systems-queries {args.systems_queries}"
+            if args.systems
+            else ""
+        )
         + "`",
         f"- data: `benchmarks/generate.py`, {args.docs} retrieved docs per query, ~10 judged "
         f"docs per query (about half retrieved), grades 0-3, "
@@ -694,6 +785,19 @@ def write_markdown(
     if args.jobs > 1:
         lines += [f"**Children ran {args.jobs} at a time: times are not comparable.**", ""]
     lines += ["## Times and peak memory", "", *build_table(results, sizes, args.docs), ""]
+    systems = build_systems_table(results, args.docs)
+    if systems:
+        lines += [
+            "## Many runs in one call",
+            "",
+            f"`irm-systems`: S copies of the {args.systems_queries:,}-query run stacked in one "
+            "table with a `system` column (judgments without one), the five metrics with "
+            '`by="system"` in one call; `S × one` is S times the one-system time of the '
+            "same run.",
+            "",
+            *systems,
+            "",
+        ]
     lines += ["## Mean metric values (sanity check)", "", *build_values(results, sizes), ""]
     lines += [NOTES]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -716,6 +820,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
         return child_main(json.loads(argv[1]))
+    if argv[:1] == ["--stack"]:
+        return _stack_main(argv[1], argv[2], int(argv[3]))
 
     sys.path.insert(0, str(BENCH_DIR))
     from generate import DATA_DIR, Spec  # lean: numpy/polars are not imported here
@@ -738,6 +844,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--jobs", type=int, default=1, help="children at once (>1 only for smoke tests)"
     )
+    p.add_argument(
+        "--systems",
+        default="",
+        help="also time S runs in one by='system' call, e.g. 1,10,50 (include 1 for the ratio)",
+    )
+    p.add_argument("--systems-queries", type=int, default=10_000, help="queries per system")
     args = p.parse_args(argv)
     args.load_start = _load()
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
@@ -779,6 +891,30 @@ def main(argv: list[str] | None = None) -> int:
 
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             results.extend(pool.map(one, jobs))
+
+    counts = [int(s) for s in args.systems.split(",") if s.strip()]
+    if counts:
+        spec = Spec(args.systems_queries, args.docs, args.int_ids, args.seed)
+        folder = generate_data(spec, args.data_dir / spec.name)
+        for systems in counts:
+            stacked = stack_systems(folder / "run.parquet", systems)
+            for mode in modes:
+                job = {
+                    "lib": SYSTEMS_LIB,
+                    "mode": mode,
+                    "run": str(stacked),
+                    "qrels": str(folder / "qrels.parquet"),
+                    "repeats": args.repeats,
+                    "engine": args.engine,
+                    "docs": args.docs,
+                    "int_ids": args.int_ids,
+                }
+                res = run_child(job, args.timeout)
+                res.update(queries=args.systems_queries, systems=systems)
+                t = _time(res)
+                msg = f"{t:.3f}s" if t is not None else f"{res['status']}: {res.get('error', '')}"
+                print(f"[{systems:>3} systems] {mode:<8} {msg}", file=sys.stderr)
+                results.append(res)
 
     table = build_table(results, sizes, args.docs)
     print("\n".join(table))

@@ -97,6 +97,30 @@ def test_harness_all_libraries(tmp_path: Path) -> None:
         assert f"| {lib} |" in md
 
 
+def test_harness_many_systems(tmp_path: Path) -> None:
+    # --systems: S copies of one run in one by="system" call; each system's means are
+    # the single run's
+    out, raw = tmp_path / "results.md", tmp_path / "results.json"
+    _py(
+        BENCH / "run.py",
+        *("--sizes", 20, "--docs", 10, "--repeats", 1, "--libs", "irm-rank"),
+        *("--systems", "1,3", "--systems-queries", 20, "--modes", "e2e"),
+        *("--out", out, "--json", raw, "--data-dir", tmp_path / "data"),
+    )
+    results = json.loads(raw.read_text())
+    systems = [r for r in results if r["lib"] == "irm-systems"]
+    assert sorted(r["systems"] for r in systems) == [1, 3]
+    single = next(r for r in results if r["lib"] == "irm-rank")["values"]
+    for r in systems:
+        assert r["status"] == "ok", r
+        assert r["cpu_s"] >= 0
+        for m in SHARED_METRICS:
+            assert r["values"][m] == single[m], (r["systems"], m)
+    md = out.read_text()
+    assert "## Many runs in one call" in md
+    assert md.count("| 3 | 20 | 600 |") == 1
+
+
 def test_out_of_core_small(tmp_path: Path) -> None:
     out = tmp_path / "ooc.md"
     _py(

@@ -45,6 +45,11 @@ _SEED = 0x1E1A
 #: while the split runs, so this bounds the split's memory whatever the bucket count.
 _ROW_GROUP = 65_536
 _BUCKET = f"{INTERNAL}bucket"
+#: The bucket files are written once and read once, then removed: uncompressed (still
+#: dictionary-encoded) they take about 1.8x the disk of zstd (polars' default), and
+#: the bucketed evaluation 20-27 % less CPU time (10M rows, 5 buckets, medians of two
+#: runs: 6.2 -> 4.7 CPU s, against 3.4 s in one plan; lz4: 1.3x the disk, 5.1 s).
+_SPILL_COMPRESSION: Literal["uncompressed"] = "uncompressed"
 
 #: Evaluates one bucket: (run, judgments or None, by-groups or None) -> per-query plan.
 EvaluatePart = Callable[[pl.LazyFrame, pl.LazyFrame | None, pl.LazyFrame | None], pl.LazyFrame]
@@ -117,6 +122,7 @@ def _split_and_evaluate(
         frame.sink_parquet(
             pl.PartitionBy(folder / name, key=key, include_key=False),
             row_group_size=_ROW_GROUP,
+            compression=_SPILL_COMPRESSION,
             mkdir=True,
         )
     # The by-groups span buckets, so they are found once, over the whole run.

@@ -288,8 +288,9 @@ def evaluate(
         run rows (counting them is free for Parquet, one extra pass otherwise).
     spill_dir
         Folder for the buckets' temporary files (default: the system's temporary
-        folder, ``TMPDIR``); they need about the run's size on disk and are removed
-        when the evaluation ends. Ignored without ``buckets``.
+        folder, ``TMPDIR``); they need up to twice the run's Parquet size on disk
+        (written uncompressed, for speed) and are removed when the evaluation ends.
+        Ignored without ``buckets``.
     query_id, doc_id, rank, score, relevance
         Column names in ``run`` and ``qrels``.
 
@@ -515,8 +516,13 @@ def _per_query(
         judged = ranked.select(*keys, doc_id, pl.col(relevance).alias(_REL), rank_col.alias(_RANK))
     else:
         judgments = qrels.select(*setup.qrels_keys, doc_id, pl.col(relevance).alias(_REL))
-        if groups is not None:
-            judgments = groups.join(judgments, how="cross")
+        # The join matches the run on the judgments' own keys: with ``by`` keys the
+        # judgments lack (several systems judged by one set of qrels), one hash table
+        # of the judgments serves every group, and the runtime filter below still
+        # applies. Only the judged documents a group missed need the judgments
+        # crossed with the groups.
+        joined_on = [*setup.qrels_keys, doc_id]
+        per_group = judgments if groups is None else groups.join(judgments, how="cross")
         carried = [_RANK] if setup.order == "rank" else [setup.score, _LOW, _HIGH]
 
         def join_judgments(rows: pl.LazyFrame) -> pl.LazyFrame:
@@ -528,7 +534,7 @@ def _per_query(
             # memory 530 -> 200 MiB. Results never depend on it.
             return rows.select(*keys, doc_id, *carried).join(
                 judgments.filter(pl.lit(True)),
-                on=[*keys, doc_id],
+                on=joined_on,
                 how="inner",
                 nulls_equal=False,
                 build_side="prefer_right",
@@ -538,7 +544,7 @@ def _per_query(
         if within is not None:
             found = found.filter(within)
         # the judged documents that were not retrieved (rank null)
-        missed = judgments.join(
+        missed = per_group.join(
             found.select(*keys, doc_id), on=[*keys, doc_id], how="anti", nulls_equal=False
         )
         judged = pl.concat([found, missed], how="diagonal_relaxed")
