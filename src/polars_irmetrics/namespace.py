@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import polars as pl
 
@@ -360,6 +360,23 @@ class IrmFrameNamespace(_Namespace):
         """
         return self._plan(metrics, by, per_query, relevance_level, options).collect()
 
+    def fuse(self, method: str = "rrf", *, system: str, **options: Any) -> pl.DataFrame:
+        """Fuse the runs of this long frame (one run per ``system`` value); see
+        :func:`polars_irmetrics.fuse`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_irmetrics as irm
+        >>> runs = pl.DataFrame({"run": ["a", "a", "b"], "query_id": "q", "doc_id": ["x", "y", "y"],
+        ...                      "score": [2.0, 1.0, 5.0]})
+        >>> runs.irm.fuse("sum", system="run")["doc_id"].to_list()
+        ['y', 'x']
+        """
+        from polars_irmetrics.fusion.fuse import fuse
+
+        return fuse(self._frame, method, system=system, **options)
+
 
 @pl.api.register_lazyframe_namespace("irm")
 class IrmLazyFrameNamespace(_Namespace):
@@ -389,3 +406,11 @@ class IrmLazyFrameNamespace(_Namespace):
         0.5
         """
         return self._plan(metrics, by, per_query, relevance_level, options)
+
+    def fuse(self, method: str = "rrf", *, system: str, **options: Any) -> pl.LazyFrame:
+        """Fuse the runs of this long LazyFrame; lazy in, lazy out. See
+        :func:`polars_irmetrics.fuse`."""
+        from polars_irmetrics.fusion.fuse import fuse
+
+        out = fuse(self._frame, method, system=system, **options)
+        return out.lazy()

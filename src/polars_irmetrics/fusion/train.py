@@ -136,7 +136,7 @@ def fit_fusion(
     >>> import polars_irmetrics as irm
     >>> a = pl.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d1", "d2", "d3", "d1"],
     ...                   "score": [2.0, 1.0, 2.0, 1.0]})
-    >>> b = a.with_columns(pl.lit("d9").alias("doc_id"), pl.Series("doc_id", ["d4", "d5", "d6", "d7"]))
+    >>> b = a.with_columns(pl.Series("doc_id", ["d4", "d5", "d6", "d7"]))
     >>> qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d1"], "relevance": [1, 1]})
     >>> irm.fit_fusion({"a": a, "b": b}, qrels, "posfuse")
     shape: (4, 4)
