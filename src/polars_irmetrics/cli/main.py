@@ -19,6 +19,7 @@ from typing import TextIO
 
 import polars as pl
 
+from polars_irmetrics.cli import fuse as fuse_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_run
@@ -298,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _evaluate_parser(sub)
     trec_eval_cmd.add_parser(sub)
+    fuse_cmd.add_parser(sub)
     return parser
 
 

@@ -56,11 +56,11 @@ def grid_points(param: str, n_runs: int, step: float | None) -> list[Any]:
 
     Examples
     --------
-    >>> from polars_irmetrics.fusion.optimize import grid_points
     Like ranx's, the weight grid keeps only vectors whose float sum is exactly 1: for
     three runs at step 0.1 that is 62 of the simplex's 66 points ((0.1, 0.2, 0.7) sums
     to 1.0000000000000002 and is left out, as in ranx).
 
+    >>> from polars_irmetrics.fusion.optimize import grid_points
     >>> len(grid_points("weights", 3, 0.1)), grid_points("k", 2, None)[:3]
     (62, [10, 20, 30])
     >>> grid_points("weights", 2, 0.5)
