@@ -52,6 +52,16 @@ _PX, _PY = "__irmf_px", "__irmf_py"
 _WINS = "__irmf_wins"
 
 
+RANK_KEY = "__irmf_key"
+
+
+def rank_key(score: str) -> pl.Expr:
+    """The fused score rounded to 12 significant digits, which the fused run is ranked by:
+    sums of the same terms in another order (``fuse`` and ``optimize_fusion`` add them
+    differently) then rank the same way, ties included."""
+    return pl.col(score).round_sig_figs(12).alias(RANK_KEY)
+
+
 def needs_score(method: FusionMethod, norm: str | None) -> bool:
     """Whether the fusion reads scores (not only positions)."""
     return method.uses == "score" or method.name == "segfuse" or norm in SCORE_NORMS
@@ -215,7 +225,9 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
             *flags_for(gathered.names, present),
         )
     rank = options.rank
-    ranked = positions(fused, [q], options.score, d, rank)
+    ranked = positions(fused.with_columns(rank_key(options.score)), [q], RANK_KEY, d, rank).drop(
+        RANK_KEY
+    )
     if options.depth is not None:
         ranked = ranked.filter((pl.col(rank) <= options.depth) | pl.col(BAD) | pl.col(DUP))
     ranked = ranked.select(q, d, options.score, rank, BAD, DUP).sort(q, rank)
@@ -343,7 +355,9 @@ def fuse(
     Notes
     -----
     Positions (for rank-based methods and the fused run's ranks) follow the score,
-    descending; ties are broken by document id, ascending, in every method. A
+    descending (the fused run by its score rounded to 12 significant digits, so that
+    sums in a different order rank alike); ties are broken by document id, ascending,
+    in every method. A
     document a run did not retrieve contributes nothing to that run's term (Borda:
     the average of the remaining points; BayesFuse: ranx's ``log(0.001/0.999)``).
     A query missing from some runs is fused from the runs that have it (ranx refuses

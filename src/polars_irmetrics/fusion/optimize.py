@@ -19,7 +19,7 @@ import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.fusion.frame import BAD, DUP, Runs, checked, flags_for, gather, positions
-from polars_irmetrics.fusion.fuse import _present, prepare
+from polars_irmetrics.fusion.fuse import RANK_KEY, _present, prepare, rank_key
 from polars_irmetrics.fusion.methods import POS, RUN, VALUE, get_fusion_method
 from polars_irmetrics.fusion.norms import resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions
@@ -236,7 +236,9 @@ def optimize_fusion(
     fused = wide.join(grid, how="cross").select(
         GRID, q, d, _fused_score(fusion.name, n).alias("__irmf_score")
     )
-    ranked = positions(fused, [GRID, q], "__irmf_score", d, _RANK)
+    ranked = positions(
+        fused.with_columns(rank_key("__irmf_score")), [GRID, q], RANK_KEY, d, _RANK
+    )
     from polars_irmetrics.plan.evaluate import evaluate
 
     judged = _judgments(qrels, q, d, relevance, gathered.id_dtypes)
