@@ -32,7 +32,9 @@ def make_runs(folder: Path, n_runs: int, n_queries: int, depth: int, seed: int) 
     for r in range(n_runs):
         docs = rng.integers(0, depth * 3, size=(n_queries, depth))
         # distinct documents per query: a random offset walk over a pool of 3 * depth
-        docs = (np.cumsum(rng.integers(1, 4, size=(n_queries, depth)), axis=1) + docs[:, :1]) % (depth * 6)
+        docs = (np.cumsum(rng.integers(1, 4, size=(n_queries, depth)), axis=1) + docs[:, :1]) % (
+            depth * 6
+        )
         scores = np.sort(rng.uniform(0, 10 ** (r % 3), size=(n_queries, depth)), axis=1)[:, ::-1]
         frame = pl.DataFrame(
             {
@@ -104,24 +106,37 @@ def main() -> None:
         folder = Path(tmp)
         paths = make_runs(folder, args.runs, args.queries, args.depth, 0)
         rows = sum(pl.scan_parquet(p).select(pl.len()).collect().item() for p in paths)
-        lines += [f"## fuse: {args.runs} runs x {args.queries} queries x {args.depth} docs ({rows:,} rows, Parquet)", ""]
+        lines += [
+            f"## fuse: {args.runs} runs x {args.queries} queries x {args.depth} docs ({rows:,} rows, Parquet)",
+            "",
+        ]
         lines += ["| what | seconds | ratio |", "|---|---:|---:|"]
 
         def scans() -> dict[str, pl.LazyFrame]:
             return {p.stem: pl.scan_parquet(p) for p in paths}
 
         floor, _ = timed(
-            lambda: pl.concat([pl.scan_parquet(p) for p in paths]).group_by("query_id", "doc_id").agg(pl.col("score").sum()).collect(),
+            lambda: (
+                pl.concat([pl.scan_parquet(p) for p in paths])
+                .group_by("query_id", "doc_id")
+                .agg(pl.col("score").sum())
+                .collect()
+            ),
             2,
         )
         ours = {}
         ours["rrf"], _ = timed(lambda: irm.fuse(scans(), "rrf").collect(), 2)
         ours["wsum"], _ = timed(
-            lambda: irm.fuse(scans(), "wsum", norm="min-max", weights=[1 / args.runs] * args.runs).collect(), 2
+            lambda: irm.fuse(
+                scans(), "wsum", norm="min-max", weights=[1 / args.runs] * args.runs
+            ).collect(),
+            2,
         )
         lines.append(f"| floor: scan + group_by(query, doc) sum | {floor:.2f} | 1.00 |")
         for name, t in ours.items():
-            lines.append(f"| irm.fuse {name} (from Parquet, end to end) | {t:.2f} | {t / floor:.2f}x floor |")
+            lines.append(
+                f"| irm.fuse {name} (from Parquet, end to end) | {t:.2f} | {t / floor:.2f}x floor |"
+            )
         if not args.skip_ranx:
             from ranx import fuse as ranx_fuse
 
@@ -129,7 +144,10 @@ def main() -> None:
             ranx_fuse(small, norm=None, method="rrf")
             ranx_fuse(small, norm="min-max", method="wsum", params={"weights": [0.5, 0.5]})
             load, runs = timed(lambda: [to_ranx(p) for p in paths])
-            for name, norm, params in (("rrf", None, {}), ("wsum", "min-max", {"weights": [1 / args.runs] * args.runs})):
+            for name, norm, params in (
+                ("rrf", None, {}),
+                ("wsum", "min-max", {"weights": [1 / args.runs] * args.runs}),
+            ):
                 t, _ = timed(lambda: ranx_fuse(runs, norm=norm, method=name, params=params))
                 lines.append(
                     f"| ranx.fuse {name} (fuse alone) | {t:.2f} | irm {t / ours[name]:.1f}x faster |"
@@ -138,19 +156,31 @@ def main() -> None:
                     f"| ranx load + fuse {name} | {load + t:.2f} | irm {(load + t) / ours[name]:.1f}x faster |"
                 )
             lines.append(f"| ranx load (Parquet -> ranx.Run, {args.runs} runs) | {load:.2f} | |")
-        lines += ["", f"## optimize_fusion: 3 runs x {args.opt_queries} queries, wsum + min-max, step 0.1 (ranx's grid: 62 points), ndcg@10", ""]
+        lines += [
+            "",
+            f"## optimize_fusion: 3 runs x {args.opt_queries} queries, wsum + min-max, step 0.1 (ranx's grid: 62 points), ndcg@10",
+            "",
+        ]
         lines += ["| what | seconds | ratio |", "|---|---:|---:|"]
         opt_paths = make_runs(folder / "..", 3, args.opt_queries, args.depth, 2)
         qrels_path = make_qrels(folder / "..", args.opt_queries, args.depth, 3)
         qrels = pl.read_parquet(qrels_path)
         frames = {p.stem: pl.read_parquet(p) for p in opt_paths}
         one, _ = timed(
-            lambda: irm.evaluate(irm.fuse(frames, "wsum", norm="min-max", weights=[0.4, 0.3, 0.3]), "ndcg@10", qrels=qrels),
+            lambda: irm.evaluate(
+                irm.fuse(frames, "wsum", norm="min-max", weights=[0.4, 0.3, 0.3]),
+                "ndcg@10",
+                qrels=qrels,
+            ),
             2,
         )
-        opt, best = timed(lambda: irm.optimize_fusion(frames, qrels, "wsum", "min-max", "ndcg@10"), 1)
+        opt, best = timed(
+            lambda: irm.optimize_fusion(frames, qrels, "wsum", "min-max", "ndcg@10"), 1
+        )
         lines.append(f"| one fuse + evaluate | {one:.2f} | 1.00 |")
-        lines.append(f"| irm.optimize_fusion (62 points, one plan) | {opt:.2f} | {opt / one:.1f}x one fuse+evaluate |")
+        lines.append(
+            f"| irm.optimize_fusion (62 points, one plan) | {opt:.2f} | {opt / one:.1f}x one fuse+evaluate |"
+        )
         if not args.skip_ranx:
             from ranx import Qrels
             from ranx import optimize_fusion as ranx_opt
@@ -162,10 +192,16 @@ def main() -> None:
             rruns = [to_ranx(p) for p in opt_paths]
             for r in rruns:
                 r.make_comparable(rq)  # ranx requires the same queries in runs and qrels
-            t, theirs = timed(lambda: ranx_opt(rq, rruns, norm="min-max", method="wsum", metric="ndcg@10", show_progress=False))
+            t, theirs = timed(
+                lambda: ranx_opt(
+                    rq, rruns, norm="min-max", method="wsum", metric="ndcg@10", show_progress=False
+                )
+            )
             lines.append(f"| ranx.optimize_fusion | {t:.2f} | irm {t / opt:.1f}x faster |")
             lines.append("")
-            lines.append(f"Best weights: irm {best['weights']}, ranx {[float(x) for x in theirs['weights']]}.")
+            lines.append(
+                f"Best weights: irm {best['weights']}, ranx {[float(x) for x in theirs['weights']]}."
+            )
     text = "\n".join(lines) + "\n"
     Path(args.out).write_text(text)
     print(text)

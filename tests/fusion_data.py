@@ -73,7 +73,9 @@ def our_scores(frame: pl.DataFrame | pl.LazyFrame) -> dict[tuple[str, str], floa
     return {(q, d): s for q, d, s in data.select("query_id", "doc_id", "score").iter_rows()}
 
 
-def assert_same_scores(ours: dict[tuple[str, str], float], theirs: dict[tuple[str, str], float]) -> None:
+def assert_same_scores(
+    ours: dict[tuple[str, str], float], theirs: dict[tuple[str, str], float]
+) -> None:
     assert ours.keys() == theirs.keys()
     worst = max(abs(ours[k] - theirs[k]) / max(1.0, abs(theirs[k])) for k in ours)
     assert worst <= 1e-9, worst

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 import polars as pl
 
@@ -368,14 +368,15 @@ class IrmFrameNamespace(_Namespace):
         --------
         >>> import polars as pl
         >>> import polars_irmetrics as irm
-        >>> runs = pl.DataFrame({"run": ["a", "a", "b"], "query_id": "q", "doc_id": ["x", "y", "y"],
+        >>> runs = pl.DataFrame({"run": ["a", "a", "b"], "query_id": "q",
+        ...                      "doc_id": ["x", "y", "y"],
         ...                      "score": [2.0, 1.0, 5.0]})
         >>> runs.irm.fuse("sum", system="run")["doc_id"].to_list()
         ['y', 'x']
         """
         from polars_irmetrics.fusion.fuse import fuse
 
-        return fuse(self._frame, method, system=system, **options)
+        return cast(pl.DataFrame, fuse(self._frame, method, system=system, **options))
 
 
 @pl.api.register_lazyframe_namespace("irm")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any, cast
 
 import polars as pl
 
@@ -38,11 +39,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.set_defaults(func=run)
     p.add_argument("runs", nargs="+", metavar="RUN", help="run files (two or more)")
-    p.add_argument("--method", default=None, help="fusion method (default rrf; wsum with --optimize)")
+    p.add_argument(
+        "--method", default=None, help="fusion method (default rrf; wsum with --optimize)"
+    )
     p.add_argument("--norm", default=None, help="normalisation (min-max, zmuv, ...; default none)")
     p.add_argument("--weights", default=None, help="comma-separated weights, one per run")
     p.add_argument("-k", type=float, default=None, help="rrf's k (default 60)")
-    p.add_argument("--depth", type=int, default=None, help="keep the top N fused documents per query")
+    p.add_argument(
+        "--depth", type=int, default=None, help="keep the top N fused documents per query"
+    )
     p.add_argument("-o", "--output", default=None, help="output file: .parquet, else a TREC run")
     p.add_argument("--run-id", default="fused", help="run name in the TREC output")
     p.add_argument("--optimize", action="store_true", help="search the parameters (needs --qrels)")
@@ -76,15 +81,18 @@ def run(args: argparse.Namespace) -> int:
         if args.qrels is None:
             raise InvalidValueError("--optimize needs --qrels QRELS (the judgments to tune on)")
         qrels = scan_qrels(args.qrels)
-        result = optimize_fusion(
-            runs,
-            qrels,
-            args.method or "wsum",
-            args.norm if args.norm is not None else "min-max",
-            args.metric,
-            step=args.step,
-            return_grid=True,
-            folds=args.folds,
+        result = cast(
+            tuple[Any, ...],
+            optimize_fusion(
+                runs,
+                qrels,
+                args.method or "wsum",
+                args.norm if args.norm is not None else "min-max",
+                args.metric,
+                step=args.step,
+                return_grid=True,
+                folds=args.folds,
+            ),
         )
         best, grid = result[0], result[1]
         print(f"best {args.metric}: {grid[args.metric].max():.4f} with {best}")
@@ -92,10 +100,15 @@ def run(args: argparse.Namespace) -> int:
             table = result[2]
             with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, fmt_table_cell_list_len=-1):
                 print(table)
-            print(f"cross-validated {args.metric}: {table['test'].mean():.4f} (mean of held-out folds)")
+            print(
+                f"cross-validated {args.metric}: {table['test'].mean():.4f} "
+                "(mean of held-out folds)"
+            )
         return 0
     if args.output is None:
-        raise InvalidValueError("irm fuse needs -o FILE (.parquet, else a TREC run), or --optimize")
+        raise InvalidValueError(
+            "irm fuse needs -o FILE (.parquet, else a TREC run), or --optimize"
+        )
     params = {} if args.k is None else {"k": args.k}
     fused = fuse(
         runs,

@@ -215,9 +215,10 @@ def resolve_weights(
     >>> resolve_weights(get_fusion_method("wsum"), {"dense": 0.3, "bm25": 0.7}, ["bm25", "dense"])
     (0.7, 0.3)
     >>> resolve_weights(get_fusion_method("wsum"), [0.0, 0.0], ["bm25", "dense"])
+    ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.InvalidValueError: weights are all zero; give at least one run a positive weight
+    polars_irmetrics.errors.InvalidValueError: weights are all zero; give at least one run a ...
     """
     listed = ", ".join(repr(n) for n in names)
     if not method.weighted:
@@ -304,8 +305,8 @@ def expand(frame: pl.LazyFrame, q: str, d: str) -> pl.LazyFrame:
     the run's other columns are null on the added rows. A run without the query adds
     no rows for it.
     """
-    candidates = frame.select(q, d).unique().with_columns(
-        pl.len().over(q).cast(pl.Int64).alias(CANDIDATES)
+    candidates = (
+        frame.select(q, d).unique().with_columns(pl.len().over(q).cast(pl.Int64).alias(CANDIDATES))
     )
     lists = frame.group_by(RUN, q).agg(pl.len().cast(pl.Int64).alias(LEN))
     present = frame.drop(LEN, strict=False).with_columns(pl.lit(True).alias(PRESENT))
@@ -361,12 +362,7 @@ def checked(
 def _raise_first_problem(gathered: Gathered, options: FusionOptions) -> None:
     q, d = options.query_id, options.doc_id
     long = gathered.frame
-    nulls = (
-        long.filter(pl.col(q).is_null() | pl.col(d).is_null())
-        .sort(RUN)
-        .head(1)
-        .collect()
-    )
+    nulls = long.filter(pl.col(q).is_null() | pl.col(d).is_null()).sort(RUN).head(1).collect()
     if nulls.height:
         row = nulls.row(0, named=True)
         column = q if row[q] is None else d
@@ -375,12 +371,7 @@ def _raise_first_problem(gathered: Gathered, options: FusionOptions) -> None:
             f"column {column!r} of run {name!r} has null values; every row needs a "
             f"{column}: drop them, e.g. .drop_nulls({column!r})"
         )
-    bad = (
-        long.filter(~pl.col(RAW).is_finite())
-        .sort(RUN, q, d, nulls_last=True)
-        .head(1)
-        .collect()
-    )
+    bad = long.filter(~pl.col(RAW).is_finite()).sort(RUN, q, d, nulls_last=True).head(1).collect()
     if bad.height:
         row = bad.row(0, named=True)
         name = gathered.names[row[RUN]]

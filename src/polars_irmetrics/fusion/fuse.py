@@ -117,7 +117,10 @@ def prepare(
             .then(1.0 - (pl.col(POS) - 1).cast(pl.Float64) / c)
             .otherwise(0.5 - (n - 1.0) / (2.0 * c))
             .alias(SCORE),
-            pl.when(pl.col(PRESENT)).then(pl.col(POS)).otherwise(pl.col(LEN) + absent_order).alias(POS),
+            pl.when(pl.col(PRESENT))
+            .then(pl.col(POS))
+            .otherwise(pl.col(LEN) + absent_order)
+            .alias(POS),
         ).with_columns(
             pl.col(CANDIDATES).alias(LEN),
             pl.lit(True).alias("__irmf_retrieved"),

@@ -69,7 +69,11 @@ class FusionParam:
         if ok and self.integer and not float(value).is_integer():  # type: ignore[arg-type]
             ok = False
         if not ok or not (self.low <= float(value) <= self.high):  # type: ignore[arg-type]
-            bounds = f">= {self.low:g}" if self.high == math.inf else f"in [{self.low:g}, {self.high:g}]"
+            bounds = (
+                f">= {self.low:g}"
+                if self.high == math.inf
+                else f"in [{self.low:g}, {self.high:g}]"
+            )
             raise MetricParameterError(
                 f"{method}: {self.name}={value!r} is not valid; it must be {kind} {bounds}"
             )
@@ -152,8 +156,7 @@ _PAPERS = {
     "borda": "Aslam & Montague, Models for metasearch, SIGIR 2001",
     "condorcet": "Montague & Aslam, Condorcet fusion for improved retrieval, CIKM 2002",
     "wmnz": "Wu, Data fusion in information retrieval, Springer 2012",
-    "mixed": "Wu, Crestani & Bi, Evaluating score normalization methods in data fusion, "
-    "AIRS 2006",
+    "mixed": "Wu, Crestani & Bi, Evaluating score normalization methods in data fusion, AIRS 2006",
     "probfuse": "Lillis, Toolan, Collier & Dunnion, ProbFuse: a probabilistic approach "
     "to data fusion, SIGIR 2006",
     "segfuse": "Shokouhi, Segmentation of search engine results for effective "
@@ -437,7 +440,7 @@ def get_fusion_method(name: str) -> FusionMethod:
     >>> get_fusion_method("rff")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.UnknownMetricError: unknown fusion method 'rff'; choose one of rrf, isr, ...
+    polars_irmetrics.errors.UnknownMetricError: unknown fusion method 'rff'; choose one of rrf, ...
     """
     method = _BY_ALIAS.get(name) if isinstance(name, str) else None
     if method is None:
@@ -455,10 +458,10 @@ def resolve_params(method: FusionMethod, given: Mapping[str, object]) -> dict[st
     >>> from polars_irmetrics.fusion.methods import get_fusion_method, resolve_params
     >>> resolve_params(get_fusion_method("rrf"), {})
     {'k': 60.0}
-    >>> resolve_params(get_fusion_method("gmnz"), {})
+    >>> resolve_params(get_fusion_method("gmnz"), {})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.MetricParameterError: gmnz needs the parameter gamma: pass it, e.g. fuse(runs, method='gmnz', gamma=...)
+    polars_irmetrics.errors.MetricParameterError: gmnz needs the parameter gamma: pass it, ...
     """
     known = {p.name: p for p in method.params}
     for name in given:

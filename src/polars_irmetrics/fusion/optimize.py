@@ -66,7 +66,9 @@ def grid_points(param: str, n_runs: int, step: float | None) -> list[Any]:
     >>> grid_points("weights", 2, 0.5)
     [(0.0, 1.0), (0.5, 0.5), (1.0, 0.0)]
     """
-    if step is not None and (isinstance(step, bool) or not isinstance(step, int | float) or step <= 0):
+    if step is not None and (
+        isinstance(step, bool) or not isinstance(step, int | float) or step <= 0
+    ):
         raise MetricParameterError(f"step={step!r} is not valid; it must be a number > 0")
     if param == "weights":
         step = 0.1 if step is None else step
@@ -170,8 +172,9 @@ def optimize_fusion(
 
     >>> import polars as pl
     >>> import polars_irmetrics as irm
-    >>> bm25 = pl.DataFrame({"query_id": "q1", "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
-    >>> dense = pl.DataFrame({"query_id": "q1", "doc_id": ["a", "b", "c"], "score": [0.1, 0.9, 0.5]})
+    >>> docs = {"query_id": "q1", "doc_id": ["a", "b", "c"]}
+    >>> bm25 = pl.DataFrame({**docs, "score": [3.0, 2.0, 1.0]})
+    >>> dense = pl.DataFrame({**docs, "score": [0.1, 0.9, 0.5]})
     >>> qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
     >>> best, grid = irm.optimize_fusion({"bm25": bm25, "dense": dense}, qrels, metric="mrr",
     ...                                  step=0.25, return_grid=True)
@@ -190,8 +193,13 @@ def optimize_fusion(
     if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
         raise MetricParameterError(f"folds={folds!r} is not valid; it must be an integer >= 2")
     options = FusionOptions(
-        method=fusion.name, norm=norm, system=system, query_id=query_id, doc_id=doc_id,
-        score=score, rank=rank,
+        method=fusion.name,
+        norm=norm,
+        system=system,
+        query_id=query_id,
+        doc_id=doc_id,
+        score=score,
+        rank=rank,
     )
     gathered = gather(runs, options)
     names = gathered.names
@@ -236,9 +244,7 @@ def optimize_fusion(
     fused = wide.join(grid, how="cross").select(
         GRID, q, d, _fused_score(fusion.name, n).alias("__irmf_score")
     )
-    ranked = positions(
-        fused.with_columns(rank_key("__irmf_score")), [GRID, q], RANK_KEY, d, _RANK
-    )
+    ranked = positions(fused.with_columns(rank_key("__irmf_score")), [GRID, q], RANK_KEY, d, _RANK)
     from polars_irmetrics.plan.evaluate import evaluate
 
     judged = _judgments(qrels, q, d, relevance, gathered.id_dtypes)

@@ -21,13 +21,13 @@ are, per method (ranx's ``*_train`` functions, hit = judged relevance >= 1):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any, overload
 
 import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
-from polars_irmetrics.fusion.frame import Runs, gather, positions
+from polars_irmetrics.fusion.frame import Runs, gather
 from polars_irmetrics.fusion.methods import (
     FIT_PARAMS,
     FITTED,
@@ -59,21 +59,6 @@ def _segment(pos0: pl.Expr, bounds: Sequence[int]) -> pl.Expr:
     """The segment of a 0-based position: ``k`` with ``bounds[k] <= pos0 < bounds[k+1]``;
     ``len(bounds) - 1`` past the last boundary."""
     return pl.sum_horizontal([(pos0 >= b).cast(pl.Int64) for b in bounds[1:]])
-
-
-@overload
-def fit_fusion(
-    runs: Mapping[str, pl.DataFrame] | pl.DataFrame,
-    qrels: pl.DataFrame | pl.LazyFrame,
-    method: str,
-    **kwargs: Any,
-) -> pl.DataFrame: ...
-
-
-@overload
-def fit_fusion(
-    runs: Runs, qrels: pl.DataFrame | pl.LazyFrame, method: str, **kwargs: Any
-) -> pl.DataFrame: ...
 
 
 def fit_fusion(
@@ -137,7 +122,7 @@ def fit_fusion(
     >>> a = pl.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d1", "d2", "d3", "d1"],
     ...                   "score": [2.0, 1.0, 2.0, 1.0]})
     >>> b = a.with_columns(pl.Series("doc_id", ["d4", "d5", "d6", "d7"]))
-    >>> qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d1"], "relevance": [1, 1]})
+    >>> qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": "d1", "relevance": 1})
     >>> irm.fit_fusion({"a": a, "b": b}, qrels, "posfuse")
     shape: (4, 4)
     ┌─────────┬─────┬───────┬───────┐
@@ -203,15 +188,18 @@ def fit_fusion(
         else:
             bounds = SEGFUSE_BOUNDS if name == "segfuse" else BAYES_CUTOFFS
             seg = _segment(pl.col(POS) - 1, bounds)
-            sizes = [b - a for a, b in zip(bounds, bounds[1:], strict=False)]
+            sizes = [b - a for a, b in itertools.pairwise(bounds)]
             count = len(sizes)
         per_query = hits.with_columns(seg.alias(_SEG)).filter(pl.col(_SEG) < count)
         if sizes is None:
             rate = pl.col(_HIT).mean()
         else:
-            rate = pl.col(_HIT).sum() / pl.col(_SEG).replace_strict(
-                dict(enumerate(sizes)), return_dtype=pl.Float64
-            ).first()
+            rate = (
+                pl.col(_HIT).sum()
+                / pl.col(_SEG)
+                .replace_strict(dict(enumerate(sizes)), return_dtype=pl.Float64)
+                .first()
+            )
         sums = (
             per_query.group_by(RUN, q, _SEG)
             .agg(rate.alias("__irmf_rate"))
@@ -223,7 +211,9 @@ def fit_fusion(
         )
         table = (
             grid.join(sums, on=[RUN, _SEG], how="left")
-            .with_columns((pl.col("__irmf_rate").fill_null(0.0) / pl.col("__irmf_nq")).alias("value"))
+            .with_columns(
+                (pl.col("__irmf_rate").fill_null(0.0) / pl.col("__irmf_nq")).alias("value")
+            )
             .rename({_SEG: _INDEX})
         )
         if name == "bayesfuse":
@@ -234,9 +224,9 @@ def fit_fusion(
             table = table.with_columns((p / neg).log().alias("value"))
     out = table.select(
         pl.lit(name).alias("method"),
-        pl.col(RUN).replace_strict(
-            dict(enumerate(gathered.names)), return_dtype=pl.String
-        ).alias("run"),
+        pl.col(RUN)
+        .replace_strict(dict(enumerate(gathered.names)), return_dtype=pl.String)
+        .alias("run"),
         pl.col(_INDEX).cast(pl.Int64).alias("index"),
         pl.col("value").cast(pl.Float64),
     ).sort("run", "index")
@@ -251,7 +241,9 @@ def _judgments(
     dtypes: tuple[pl.DataType, pl.DataType],
 ) -> pl.LazyFrame:
     if not isinstance(qrels, pl.DataFrame | pl.LazyFrame):
-        raise InvalidValueError(f"qrels must be a polars DataFrame or LazyFrame; got {type(qrels).__name__}")
+        raise InvalidValueError(
+            f"qrels must be a polars DataFrame or LazyFrame; got {type(qrels).__name__}"
+        )
     lazy = qrels.lazy()
     schema = lazy.collect_schema()
     for column in (q, d, relevance):
@@ -360,7 +352,9 @@ def apply_fitted(
     if name == "probfuse":
         segments = fitted.group_by(RUN).agg(pl.len().cast(pl.Int64).alias("__irmf_nseg"))
         size = (pl.col(LEN) / pl.col("__irmf_nseg")).ceil().cast(pl.Int64)
-        with_seg = long.join(segments, on=RUN, how="left").with_columns((pos0 // size).alias(_INDEX))
+        with_seg = long.join(segments, on=RUN, how="left").with_columns(
+            (pos0 // size).alias(_INDEX)
+        )
         joined = with_seg.join(fitted.rename({"index": _INDEX}), on=[RUN, _INDEX], how="left")
         return joined.with_columns(
             (value.fill_null(0.0) / (pl.col(_INDEX) + 1).cast(pl.Float64)).alias(FITTED)
@@ -385,8 +379,10 @@ def apply_fitted(
         .with_columns(pl.col("value").cum_sum().over(RUN).alias("__irmf_cum"))
         .select(RUN, (pl.col("index") + 1).alias(_INDEX), "__irmf_cum")
     )
-    zero = fitted.select(RUN).unique().with_columns(
-        pl.lit(0, pl.Int64).alias(_INDEX), pl.lit(0.0).alias("__irmf_cum")
+    zero = (
+        fitted.select(RUN)
+        .unique()
+        .with_columns(pl.lit(0, pl.Int64).alias(_INDEX), pl.lit(0.0).alias("__irmf_cum"))
     )
     prefix = pl.concat([zero, cumulative], how="vertical")
     length = fitted.group_by(RUN).agg(pl.len().cast(pl.Int64).alias("__irmf_len"))
@@ -400,9 +396,12 @@ def apply_fitted(
     )
     hi = prefix.rename({_INDEX: "__irmf_hi", "__irmf_cum": "__irmf_chi"})
     lo = prefix.rename({_INDEX: "__irmf_lo", "__irmf_cum": "__irmf_clo"})
-    joined = ends.join(hi, on=[RUN, "__irmf_hi"], how="left").join(lo, on=[RUN, "__irmf_lo"], how="left")
+    joined = ends.join(hi, on=[RUN, "__irmf_hi"], how="left").join(
+        lo, on=[RUN, "__irmf_lo"], how="left"
+    )
     width = (pl.col("__irmf_b") - pl.col("__irmf_a") + 1).cast(pl.Float64)
     return joined.with_columns(
         ((pl.col("__irmf_chi") - pl.col("__irmf_clo")) / width).alias(FITTED)
-    ).drop("__irmf_a", "__irmf_b", "__irmf_hi", "__irmf_lo", "__irmf_chi", "__irmf_clo", "__irmf_len")
-
+    ).drop(
+        "__irmf_a", "__irmf_b", "__irmf_hi", "__irmf_lo", "__irmf_chi", "__irmf_clo", "__irmf_len"
+    )
