@@ -288,7 +288,7 @@ def positions(
     windowed = frame.with_columns(
         v.rank("min", descending=True).over(keys).cast(pl.Int64).alias(_LOW),
         v.rank("max", descending=True).over(keys).cast(pl.Int64).alias(_HIGH),
-    )
+    ).cache()  # read twice below: computed once
     tie = (low != high).fill_null(False)
     untied = windowed.filter(~tie).with_columns(low.alias(out))
     tied = windowed.filter(tie).with_columns(

@@ -32,6 +32,54 @@ _PARAM = "__irmf_param"
 _CNT = "__irmf_cnt"
 _SUM = "__irmf_sum"
 _RANK = "__irmf_rank"
+_QCODE = "__irmf_qcode"
+_KEY = "__irmf_key2"
+
+#: Methods whose fused score is a convex combination of the runs' values (weights on
+#: the simplex), so that it lies between a document's lowest and highest value.
+CONVEX = ("wsum", "w_bordafuse")
+
+#: Metrics whose value at cutoff k reads only the top k of the ranking (and the
+#: judgments): the grid's rankings can be cut at k before evaluating.
+_TOP_K_METRICS = (
+    "precision", "recall", "f1", "hit_rate", "mrr", "map", "ndcg", "dcg",
+    "num_rel_ret", "arhr", "mar", "err",
+)  # fmt: skip
+
+
+def top_k_cutoff(metric: str) -> int | None:
+    """The cutoff k of a metric that reads only the top k, else ``None``.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.fusion.optimize import top_k_cutoff
+    >>> top_k_cutoff("ndcg@10"), top_k_cutoff("map"), top_k_cutoff("bpref")
+    (10, None, None)
+    """
+    from polars_irmetrics.metrics.registry import parse_metric
+
+    request = parse_metric(metric)
+    if request.k is None or request.metric.name not in _TOP_K_METRICS:
+        return None
+    if dict(request.options).get("ideal", "judgments") != "judgments":
+        return None
+    return int(request.k)
+
+
+def _prune(wide: pl.LazyFrame, n: int, q: str, k: int) -> pl.LazyFrame:
+    """Drop documents that no weight vector can bring into the top ``k``.
+
+    For a convex combination a document scores between its lowest and highest value
+    over the runs (an unretrieved one counting 0). When ``k`` documents of the query
+    have a lowest value above a document's highest (by a margin of 1e-9, far above the
+    rounding of the ranking key), ``k`` documents outscore it at every grid point.
+    """
+    values = [pl.col(f"__irmf_v{i}").fill_null(0.0) for i in range(n)]
+    low, high = pl.min_horizontal(values), pl.max_horizontal(values)
+    kth_low = pl.when(pl.len().over(q) > k).then(low.top_k(k).min().over(q))
+    margin = 1e-9 * pl.max_horizontal(pl.lit(1.0), kth_low.abs())
+    return wide.filter((high + margin >= kth_low).fill_null(True))
+
 
 #: Methods ``optimize_fusion`` searches, and the parameter it varies.
 SEARCHED = {
@@ -241,15 +289,26 @@ def optimize_fusion(
             {GRID: list(range(len(points))), _PARAM: [float(p) for p in points]},
             schema={GRID: pl.Int32, _PARAM: pl.Float64},
         )
+    cutoff = top_k_cutoff(metric)
+    if cutoff is not None and fusion.name in CONVEX:
+        wide = _prune(wide, n, q, cutoff)
+    # one integer group key for (grid point, query): cheaper windows than two keys
+    wide = wide.with_columns(pl.col(q).rank("dense").cast(pl.Int64).alias(_QCODE))
     fused = wide.join(grid, how="cross").select(
-        GRID, q, d, _fused_score(fusion.name, n).alias("__irmf_score")
+        GRID,
+        q,
+        d,
+        (pl.col(GRID).cast(pl.Int64) * 2**32 + pl.col(_QCODE)).alias(_KEY),
+        _fused_score(fusion.name, n).alias("__irmf_score"),
     )
-    ranked = positions(fused.with_columns(rank_key("__irmf_score")), [GRID, q], RANK_KEY, d, _RANK)
+    ranked = positions(fused.with_columns(rank_key("__irmf_score")), [_KEY], RANK_KEY, d, _RANK)
+    if cutoff is not None:
+        ranked = ranked.filter(pl.col(_RANK) <= cutoff)
     from polars_irmetrics.plan.evaluate import evaluate
 
     judged = _judgments(qrels, q, d, relevance, gathered.id_dtypes)
     per_query = evaluate(
-        ranked.select(GRID, q, d, _RANK),
+        ranked.select(GRID, q, d, _RANK).cache(),
         metric,
         qrels=judged,
         by=GRID,
