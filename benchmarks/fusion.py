@@ -1,8 +1,8 @@
 """Fusion benchmark: irm.fuse / irm.optimize_fusion against ranx, side by side.
 
-    PYTHONPATH=src python benchmarks/fusion.py                 # committed sizes (~3 min)
-    PYTHONPATH=src python benchmarks/fusion.py --queries 20000 --opt-queries 10000   # issue's sizes
-    PYTHONPATH=src python benchmarks/fusion.py --queries 100000 --skip-ranx         # floor at 50M rows
+    PYTHONPATH=src python benchmarks/fusion.py          # committed sizes (~3 min)
+    PYTHONPATH=src python benchmarks/fusion.py --queries 20000 --opt-queries 10000
+    PYTHONPATH=src python benchmarks/fusion.py --queries 100000 --skip-ranx  # 50M rows
 
 Writes benchmarks/results_fusion.md. Runs are seeded random Parquet files (partial
 overlap between runs, different score scales); ranx's numba functions are warmed on a
@@ -107,7 +107,8 @@ def main() -> None:
         paths = make_runs(folder, args.runs, args.queries, args.depth, 0)
         rows = sum(pl.scan_parquet(p).select(pl.len()).collect().item() for p in paths)
         lines += [
-            f"## fuse: {args.runs} runs x {args.queries} queries x {args.depth} docs ({rows:,} rows, Parquet)",
+            f"## fuse: {args.runs} runs x {args.queries} queries x {args.depth} docs "
+            f"({rows:,} rows, Parquet)",
             "",
         ]
         lines += ["| what | seconds | ratio |", "|---|---:|---:|"]
@@ -135,7 +136,8 @@ def main() -> None:
         lines.append(f"| floor: scan + group_by(query, doc) sum | {floor:.2f} | 1.00 |")
         for name, t in ours.items():
             lines.append(
-                f"| irm.fuse {name} (from Parquet, end to end) | {t:.2f} | {t / floor:.2f}x floor |"
+                f"| irm.fuse {name} (from Parquet, end to end) | {t:.2f} "
+                f"| {t / floor:.2f}x floor |"
             )
         if not args.skip_ranx:
             from ranx import fuse as ranx_fuse
@@ -148,17 +150,22 @@ def main() -> None:
                 ("rrf", None, {}),
                 ("wsum", "min-max", {"weights": [1 / args.runs] * args.runs}),
             ):
-                t, _ = timed(lambda: ranx_fuse(runs, norm=norm, method=name, params=params))
-                lines.append(
-                    f"| ranx.fuse {name} (fuse alone) | {t:.2f} | irm {t / ours[name]:.1f}x faster |"
+                t, _ = timed(
+                    lambda n=name, m=norm, p=params: ranx_fuse(runs, norm=m, method=n, params=p)
                 )
                 lines.append(
-                    f"| ranx load + fuse {name} | {load + t:.2f} | irm {(load + t) / ours[name]:.1f}x faster |"
+                    f"| ranx.fuse {name} (fuse alone) | {t:.2f} "
+                    f"| irm {t / ours[name]:.1f}x faster |"
+                )
+                lines.append(
+                    f"| ranx load + fuse {name} | {load + t:.2f} "
+                    f"| irm {(load + t) / ours[name]:.1f}x faster |"
                 )
             lines.append(f"| ranx load (Parquet -> ranx.Run, {args.runs} runs) | {load:.2f} | |")
         lines += [
             "",
-            f"## optimize_fusion: 3 runs x {args.opt_queries} queries, wsum + min-max, step 0.1 (ranx's grid: 62 points), ndcg@10",
+            f"## optimize_fusion: 3 runs x {args.opt_queries} queries x {args.depth} docs, "
+            "wsum + min-max, step 0.1 (ranx's grid: 62 points), ndcg@10",
             "",
         ]
         lines += ["| what | seconds | ratio |", "|---|---:|---:|"]
@@ -179,7 +186,8 @@ def main() -> None:
         )
         lines.append(f"| one fuse + evaluate | {one:.2f} | 1.00 |")
         lines.append(
-            f"| irm.optimize_fusion (62 points, one plan) | {opt:.2f} | {opt / one:.1f}x one fuse+evaluate |"
+            f"| irm.optimize_fusion (62 points, one plan) | {opt:.2f} "
+            f"| {opt / one:.1f}x one fuse+evaluate |"
         )
         if not args.skip_ranx:
             from ranx import Qrels
@@ -200,7 +208,8 @@ def main() -> None:
             lines.append(f"| ranx.optimize_fusion | {t:.2f} | irm {t / opt:.1f}x faster |")
             lines.append("")
             lines.append(
-                f"Best weights: irm {best['weights']}, ranx {[float(x) for x in theirs['weights']]}."
+                f"Best weights: irm {best['weights']}, "
+                f"ranx {[float(x) for x in theirs['weights']]}."
             )
     text = "\n".join(lines) + "\n"
     Path(args.out).write_text(text)
