@@ -555,3 +555,17 @@ def test_cli_fuse_and_optimize(tmp_path, capsys) -> None:  # type: ignore[no-unt
     assert "cross-validated ndcg@10: " in printed
     assert main(["fuse", str(bm25), str(tmp_path / "missing.run"), "-o", str(trec)]) == 2
     assert capsys.readouterr().err == f"irm: error: {tmp_path / 'missing.run'}: no such run file\n"
+
+
+@pytest.mark.parametrize(
+    ("method", "kwargs"),
+    [("rrf", {}), ("wsum", {"norm": "min-max", "weights": [0.2, 0.3, 0.5]}), ("bordafuse", {})],
+)
+def test_out_of_core_buckets_equal_one_plan(method: str, kwargs: dict, tmp_path) -> None:  # type: ignore[type-arg,no-untyped-def]
+    runs = random_runs(3, n_queries=20)
+    lazy = {n: f.lazy() for n, f in runs.items()}
+    bucketed = irm.fuse(lazy, method, buckets=3, spill_dir=tmp_path, **kwargs).collect()
+    one_plan = irm.fuse(runs, method, **kwargs)
+    assert_frame_equal(bucketed, one_plan, check_exact=False, rel_tol=1e-12)
+    assert bucketed["rank"].equals(one_plan["rank"])
+    assert list(tmp_path.iterdir()) == []  # the buckets' folder is removed

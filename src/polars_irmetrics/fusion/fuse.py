@@ -11,6 +11,8 @@ each query's candidates, and the trained methods first join their fitted tables
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, overload
 
 import polars as pl
@@ -44,6 +46,8 @@ from polars_irmetrics.fusion.methods import (
 )
 from polars_irmetrics.fusion.norms import SCORE_NORMS, normalise, resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions, Weights
+from polars_irmetrics.fusion.train import apply_fitted, check_fitted
+from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
 
 __all__ = ["build_fusion", "fuse", "prepare"]
 
@@ -205,34 +209,53 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
     gathered = gather(runs, options)
     weights = resolve_weights(method, options.weights, gathered.names)
     q, d = options.query_id, options.doc_id
+    buckets = check_buckets(options.buckets)
+    fitted_table: pl.LazyFrame | None = None
     if method.trained:
-        from polars_irmetrics.fusion.train import apply_fitted, check_fitted
-
-        fitted = check_fitted(method, options.fitted, gathered.names)
+        fitted_table = check_fitted(method, options.fitted, gathered.names)
     elif options.fitted is not None:
         raise MetricParameterError(
             f"{method.name} is not a trained method; drop fitted=, or use one of "
             "probfuse, segfuse, slidefuse, posfuse, bayesfuse, mapfuse"
         )
-    long = prepare(gathered, method, norm, weights, options)
-    present = _present(long)
-    if method.uses == "condorcet":
-        values = _condorcet(long, method.weighted, q, d)
-        checks = long.group_by(q, d).agg(flags_for(gathered.names, present))
-        fused = values.join(checks, on=[q, d], how="left").rename({VALUE: options.score})
-    else:
-        if method.trained:
-            long = apply_fitted(method, long, fitted, params, options)
-        fused = long.group_by(q, d).agg(
-            method.combine(method.contribution(params), params).alias(options.score),
-            *flags_for(gathered.names, present),
-        )
+
+    def fuse_part(part: pl.LazyFrame) -> pl.LazyFrame:
+        """The fused and ranked rows (with check flags) of the queries in ``part``."""
+        long = prepare(replace(gathered, frame=part), method, norm, weights, options)
+        present = _present(long)
+        if method.uses == "condorcet":
+            values = _condorcet(long, method.weighted, q, d)
+            checks = long.group_by(q, d).agg(flags_for(gathered.names, present))
+            fused = values.join(checks, on=[q, d], how="left").rename({VALUE: options.score})
+        else:
+            if fitted_table is not None:
+                long = apply_fitted(method, long, fitted_table, params, options)
+            fused = long.group_by(q, d).agg(
+                method.combine(method.contribution(params), params).alias(options.score),
+                *flags_for(gathered.names, present),
+            )
+        ranked = positions(
+            fused.with_columns(rank_key(options.score)), [q], RANK_KEY, d, options.rank
+        ).drop(RANK_KEY)
+        if options.depth is not None:
+            keep = (pl.col(options.rank) <= options.depth) | pl.col(BAD) | pl.col(DUP)
+            ranked = ranked.filter(keep)
+        return ranked.select(q, d, options.score, options.rank, BAD, DUP)
+
     rank = options.rank
-    ranked = positions(fused.with_columns(rank_key(options.score)), [q], RANK_KEY, d, rank).drop(
-        RANK_KEY
-    )
-    if options.depth is not None:
-        ranked = ranked.filter((pl.col(rank) <= options.depth) | pl.col(BAD) | pl.col(DUP))
+    if buckets is None:
+        ranked = fuse_part(gathered.frame)
+    else:
+        ranked = evaluate_in_buckets(
+            gathered.frame,
+            None,
+            None,
+            query_id=q,
+            buckets=buckets,
+            spill_dir=options.spill_dir,
+            evaluate_part=lambda part, _qrels, _groups: fuse_part(part),
+            schema=fuse_part(gathered.frame).collect_schema(),
+        )
     ranked = ranked.select(q, d, options.score, rank, BAD, DUP).sort(q, rank)
     schema = pl.Schema(
         {
@@ -254,6 +277,8 @@ def fuse(
     weights: Weights | None = ...,
     depth: int | None = ...,
     fitted: pl.DataFrame | pl.LazyFrame | None = ...,
+    buckets: Buckets = ...,
+    spill_dir: str | Path | None = ...,
     system: str | None = ...,
     query_id: str = ...,
     doc_id: str = ...,
@@ -272,6 +297,8 @@ def fuse(
     weights: Weights | None = ...,
     depth: int | None = ...,
     fitted: pl.DataFrame | pl.LazyFrame | None = ...,
+    buckets: Buckets = ...,
+    spill_dir: str | Path | None = ...,
     system: str | None = ...,
     query_id: str = ...,
     doc_id: str = ...,
@@ -289,6 +316,8 @@ def fuse(
     weights: Weights | None = None,
     depth: int | None = None,
     fitted: pl.DataFrame | pl.LazyFrame | None = None,
+    buckets: Buckets = None,
+    spill_dir: str | Path | None = None,
     system: str | None = None,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
@@ -331,6 +360,11 @@ def fuse(
         Keep the top ``depth`` fused documents per query (default: all).
     fitted
         Trained methods: the table :func:`~polars_irmetrics.fit_fusion` returned.
+    buckets, spill_dir
+        Out of core, as in :func:`~polars_irmetrics.evaluate`: ``N`` or ``"auto"``
+        splits the runs by a hash of the query into ``N`` Parquet buckets under
+        ``spill_dir`` and fuses one bucket at a time (every step is per query, so
+        the result is the same); ``None`` (default) fuses in one plan.
     system, query_id, doc_id, score, rank
         Column names. A run without a ``score`` column is ordered by ``rank``.
     **params
@@ -412,6 +446,8 @@ def fuse(
         params=params,
         depth=depth,
         fitted=fitted,
+        buckets=buckets,
+        spill_dir=spill_dir,
         system=system,
         query_id=query_id,
         doc_id=doc_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -33,6 +34,8 @@ class FusionOptions:
     params: Mapping[str, Any] = field(default_factory=dict)
     depth: int | None = None
     fitted: pl.DataFrame | pl.LazyFrame | None = None
+    buckets: int | str | None = None
+    spill_dir: str | Path | None = None
     system: str | None = None
     query_id: str = "query_id"
     doc_id: str = "doc_id"
