@@ -569,3 +569,21 @@ def test_out_of_core_buckets_equal_one_plan(method: str, kwargs: dict, tmp_path)
     assert_frame_equal(bucketed, one_plan, check_exact=False, rel_tol=1e-12)
     assert bucketed["rank"].equals(one_plan["rank"])
     assert list(tmp_path.iterdir()) == []  # the buckets' folder is removed
+
+
+def test_optimize_in_buckets_equals_one_plan(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    runs, qrels = random_runs(5, n_queries=12), random_qrels(6, n_queries=14)
+    one = irm.optimize_fusion(
+        runs, qrels, "wsum", "min-max", "ndcg@10", return_grid=True, buckets=None
+    )
+    split = irm.optimize_fusion(
+        runs, qrels, "wsum", "min-max", "ndcg@10", return_grid=True, buckets=4, spill_dir=tmp_path
+    )
+    assert one[0] == split[0]
+    assert_frame_equal(one[1], split[1], check_exact=False, rel_tol=1e-12)
+    # two judged queries (q12, q13) retrieved nothing: they count 0, as in evaluate
+    weights = one[0]["weights"]
+    fused = irm.fuse(runs, "wsum", norm="min-max", weights=weights)
+    expected = irm.evaluate(fused, "ndcg@10", qrels=qrels)
+    assert expected["num_q"].item() == 14
+    assert one[1]["ndcg@10"].max() == pytest.approx(expected["ndcg@10"].item(), abs=1e-12)

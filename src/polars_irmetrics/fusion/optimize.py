@@ -11,7 +11,9 @@ and, with ``folds``, a cross-validated estimate in numpy.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +26,7 @@ from polars_irmetrics.fusion.methods import POS, RUN, VALUE, get_fusion_method
 from polars_irmetrics.fusion.norms import resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions
 from polars_irmetrics.fusion.train import _judgments
+from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
 
 __all__ = ["grid_points", "optimize_fusion"]
 
@@ -163,6 +166,8 @@ def optimize_fusion(
     return_grid: bool = False,
     folds: int | None = None,
     seed: int = 0,
+    buckets: Buckets = "auto",
+    spill_dir: str | Path | None = None,
     system: str | None = None,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
@@ -195,6 +200,11 @@ def optimize_fusion(
     folds
         Cross-validate over ``folds`` random query folds (``seed``): for each fold,
         the best point on the other folds and its score on this one.
+    buckets, spill_dir
+        The grid multiplies the rows: ``"auto"`` (default) evaluates queries in hash
+        buckets of about 30 million (grid point, document) rows, one after the other
+        (:func:`~polars_irmetrics.evaluate`'s out-of-core path, under ``spill_dir``);
+        ``N`` sets the number of buckets, ``None`` runs one plan. Same result.
     system, query_id, doc_id, score, rank, relevance
         Column names.
 
@@ -238,6 +248,7 @@ def optimize_fusion(
             f"optimize_fusion searches {', '.join(SEARCHED)}; {fusion.name} has no grid "
             "(trained methods are fitted with fit_fusion)"
         )
+    buckets = check_buckets(buckets)
     if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
         raise MetricParameterError(f"folds={folds!r} is not valid; it must be an integer >= 2")
     options = FusionOptions(
@@ -292,35 +303,58 @@ def optimize_fusion(
     cutoff = top_k_cutoff(metric)
     if cutoff is not None and fusion.name in CONVEX:
         wide = _prune(wide, n, q, cutoff)
-    # one integer group key for (grid point, query): cheaper windows than two keys
-    wide = wide.with_columns(pl.col(q).rank("dense").cast(pl.Int64).alias(_QCODE))
-    fused = wide.join(grid, how="cross").select(
-        GRID,
-        q,
-        d,
-        (pl.col(GRID).cast(pl.Int64) * 2**32 + pl.col(_QCODE)).alias(_KEY),
-        _fused_score(fusion.name, n).alias("__irmf_score"),
-    )
-    ranked = positions(fused.with_columns(rank_key("__irmf_score")), [_KEY], RANK_KEY, d, _RANK)
-    if cutoff is not None:
-        ranked = ranked.filter(pl.col(_RANK) <= cutoff)
     from polars_irmetrics.plan.evaluate import evaluate
 
     judged = _judgments(qrels, q, d, relevance, gathered.id_dtypes)
-    per_query = evaluate(
-        ranked.select(GRID, q, d, _RANK).cache(),
-        metric,
-        qrels=judged,
-        by=GRID,
-        per_query=True,
-        order="rank",
-        query_id=q,
-        doc_id=d,
-        rank=_RANK,
-        relevance=relevance,
-    ).collect()
+
+    def evaluate_grid(
+        part: pl.LazyFrame, judged_part: pl.LazyFrame | None, _groups: pl.LazyFrame | None
+    ) -> pl.LazyFrame:
+        """Per (grid point, query) scores of the queries in ``part`` (the wide table)."""
+        # one integer group key for (grid point, query): cheaper windows than two keys
+        part = part.with_columns(pl.col(q).rank("dense").cast(pl.Int64).alias(_QCODE))
+        fused = part.join(grid, how="cross").select(
+            GRID,
+            q,
+            d,
+            (pl.col(GRID).cast(pl.Int64) * 2**32 + pl.col(_QCODE)).alias(_KEY),
+            _fused_score(fusion.name, n).alias("__irmf_score"),
+        )
+        ranked = positions(
+            fused.with_columns(rank_key("__irmf_score")), [_KEY], RANK_KEY, d, _RANK
+        )
+        if cutoff is not None:
+            ranked = ranked.filter(pl.col(_RANK) <= cutoff)
+        return evaluate(
+            ranked.select(GRID, q, d, _RANK).cache(),
+            metric,
+            qrels=judged_part,
+            by=GRID,
+            per_query=True,
+            order="rank",
+            query_id=q,
+            doc_id=d,
+            rank=_RANK,
+            relevance=relevance,
+        )
+
+    count = _bucket_count(gathered.frame, len(points), buckets)
+    if count == 1:
+        per_query = evaluate_grid(wide, judged, None).collect()
+    else:
+        per_query = evaluate_in_buckets(
+            wide,
+            judged,
+            None,
+            query_id=q,
+            buckets=count,
+            spill_dir=spill_dir,
+            evaluate_part=evaluate_grid,
+            schema=evaluate_grid(wide, judged, None).collect_schema(),
+        ).collect()
     label = next(c for c in per_query.columns if c not in (GRID, q))
-    matrix, _queries = _matrix(per_query, label, len(points), q)
+    queries = judged.select(pl.col(q).unique().sort()).collect()[q].to_list()
+    matrix = _matrix(per_query, label, len(points), q, queries)
     means = matrix.mean(axis=1) if matrix.shape[1] else np.zeros(len(points))
     best_index = _last_argmax(means)
 
@@ -338,15 +372,29 @@ def optimize_fusion(
 
 
 def _matrix(
-    per_query: pl.DataFrame, label: str, n_points: int, q: str
-) -> tuple[np.ndarray[Any, np.dtype[np.float64]], list[Any]]:
-    queries = per_query[q].unique().sort().to_list()
+    per_query: pl.DataFrame, label: str, n_points: int, q: str, queries: list[Any]
+) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """Grid points x judged queries; a query the plan has no row for scores 0 (it
+    retrieved nothing, as ``evaluate``'s ``unretrieved='zero'``)."""
     index = {v: i for i, v in enumerate(queries)}
     matrix = np.zeros((n_points, len(queries)))
     cols = np.array([index[v] for v in per_query[q].to_list()], dtype=np.int64)
     rows = per_query[GRID].to_numpy().astype(np.int64)
     matrix[rows, cols] = per_query[label].to_numpy()
-    return matrix, queries
+    return matrix
+
+
+#: ``buckets="auto"``: about this many (grid point, document) rows per bucket.
+ROWS_PER_BUCKET = 30_000_000
+
+
+def _bucket_count(long: pl.LazyFrame, n_points: int, buckets: Buckets) -> int:
+    if buckets is None:
+        return 1
+    if buckets != "auto":
+        return int(buckets)
+    rows: int = long.select(pl.len()).collect().item()
+    return max(1, math.ceil(rows * n_points / ROWS_PER_BUCKET))
 
 
 def _last_argmax(values: np.ndarray[Any, np.dtype[np.float64]]) -> int:
