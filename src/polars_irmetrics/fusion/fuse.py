@@ -256,7 +256,9 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
             evaluate_part=lambda part, _qrels, _groups: fuse_part(part),
             schema=fuse_part(gathered.frame).collect_schema(),
         )
-    ranked = ranked.select(q, d, options.score, rank, BAD, DUP).sort(q, rank)
+    ranked = ranked.select(q, d, options.score, rank, BAD, DUP)
+    if options.sort:
+        ranked = ranked.sort(q, rank)
     schema = pl.Schema(
         {
             q: gathered.id_dtypes[0],
@@ -277,6 +279,7 @@ def fuse(
     weights: Weights | None = ...,
     depth: int | None = ...,
     fitted: pl.DataFrame | pl.LazyFrame | None = ...,
+    sort: bool = ...,
     buckets: Buckets = ...,
     spill_dir: str | Path | None = ...,
     system: str | None = ...,
@@ -297,6 +300,7 @@ def fuse(
     weights: Weights | None = ...,
     depth: int | None = ...,
     fitted: pl.DataFrame | pl.LazyFrame | None = ...,
+    sort: bool = ...,
     buckets: Buckets = ...,
     spill_dir: str | Path | None = ...,
     system: str | None = ...,
@@ -316,6 +320,7 @@ def fuse(
     weights: Weights | None = None,
     depth: int | None = None,
     fitted: pl.DataFrame | pl.LazyFrame | None = None,
+    sort: bool = True,
     buckets: Buckets = None,
     spill_dir: str | Path | None = None,
     system: str | None = None,
@@ -360,6 +365,10 @@ def fuse(
         Keep the top ``depth`` fused documents per query (default: all).
     fitted
         Trained methods: the table :func:`~polars_irmetrics.fit_fusion` returned.
+    sort
+        Sort the result by query and rank (default). ``False`` leaves the rows in no
+        particular order and skips that sort, the plan's costliest step after the
+        group-by: :func:`~polars_irmetrics.evaluate` and the TREC writer do not need it.
     buckets, spill_dir
         Out of core, as in :func:`~polars_irmetrics.evaluate`: ``N`` or ``"auto"``
         splits the runs by a hash of the query into ``N`` Parquet buckets under
@@ -373,8 +382,8 @@ def fuse(
     Returns
     -------
     DataFrame or LazyFrame
-        ``query_id``, ``doc_id``, ``score``, ``rank``, sorted by query and rank; lazy
-        when any run is lazy.
+        ``query_id``, ``doc_id``, ``score``, ``rank`` (sorted by query and rank unless
+        ``sort=False``); lazy when any run is lazy.
 
     Raises
     ------
@@ -446,6 +455,7 @@ def fuse(
         params=params,
         depth=depth,
         fitted=fitted,
+        sort=sort,
         buckets=buckets,
         spill_dir=spill_dir,
         system=system,

@@ -34,6 +34,7 @@ class FusionOptions:
     params: Mapping[str, Any] = field(default_factory=dict)
     depth: int | None = None
     fitted: pl.DataFrame | pl.LazyFrame | None = None
+    sort: bool = True
     buckets: int | str | None = None
     spill_dir: str | Path | None = None
     system: str | None = None
