@@ -12,13 +12,69 @@ In the formulas, ``s_r`` is a document's (normalised) score in run ``r``, ``p_r`
 position (1 = top; ties in score broken by document id, ascending), ``w_r`` the run's
 weight, ``n`` the number of runs that retrieved the document, and sums run over those
 runs (a run that did not retrieve a document adds nothing, as in ranx).
+
+Every method, its formula and its paper (:func:`describe_fusion_methods` prints this
+list from the registry):
+
+- ``rrf`` (k=60): ``sum_r 1 / (k + p_r)``; Cormack, Clarke & Buettcher, Reciprocal rank
+  fusion outperforms Condorcet and individual rank learning methods, SIGIR 2009.
+- ``isr``: ``n * sum_r 1 / p_r^2``; Mourão, Martins & Magalhães, Multimodal medical
+  information retrieval with unsupervised rank fusion, Computerized Medical Imaging and
+  Graphics 2015.
+- ``log_isr``: ``ln(n) * sum_r 1 / p_r^2``; Mourão, Martins & Magalhães, Multimodal
+  medical information retrieval with unsupervised rank fusion, Computerized Medical
+  Imaging and Graphics 2015.
+- ``logn_isr`` (sigma=0.01): ``ln(n + sigma) * sum_r 1 / p_r^2``; Mourão, Martins &
+  Magalhães, Multimodal medical information retrieval with unsupervised rank fusion,
+  Computerized Medical Imaging and Graphics 2015.
+- ``rbc`` (phi): ``sum_r (1 - phi) * phi^(p_r - 1)``; Bailey, Moffat, Scholer & Thomas,
+  Retrieval consistency in the presence of query variations, SIGIR 2017.
+- ``bordafuse``: ``sum_r (c - p_r + 1), a run's unretrieved candidate scoring (c - n_r +
+  1) / 2``; Aslam & Montague, Models for metasearch, SIGIR 2001.
+- ``w_bordafuse`` [weights]: ``sum_r w_r * borda points_r``; Aslam & Montague, Models
+  for metasearch, SIGIR 2001.
+- ``condorcet``: ``c - i for the i-th document (from 0) by pairwise majority wins``;
+  Montague & Aslam, Condorcet fusion for improved retrieval, CIKM 2002.
+- ``w_condorcet`` [weights]: ``condorcet with run r's vote weighing w_r``; Montague &
+  Aslam, Condorcet fusion for improved retrieval, CIKM 2002.
+- ``sum``: ``sum_r s_r``; Fox & Shaw, Combination of multiple searches, TREC-2 (1994).
+- ``mnz``: ``n * sum_r s_r``; Fox & Shaw, Combination of multiple searches, TREC-2
+  (1994).
+- ``max``: ``max_r s_r``; Fox & Shaw, Combination of multiple searches, TREC-2 (1994).
+- ``min``: ``min_r s_r``; Fox & Shaw, Combination of multiple searches, TREC-2 (1994).
+- ``med``: ``median_r s_r``; Fox & Shaw, Combination of multiple searches, TREC-2
+  (1994).
+- ``anz``: ``sum_r s_r / n``; Fox & Shaw, Combination of multiple searches, TREC-2
+  (1994).
+- ``gmnz`` (gamma): ``n^gamma * sum_r s_r``; Joon Ho Lee, Analyses of multiple evidence
+  combination, SIGIR 1997.
+- ``wsum`` [weights]: ``sum_r w_r * s_r``; Fox & Shaw, Combination of multiple searches,
+  TREC-2 (1994), weighted.
+- ``wmnz`` [weights]: ``(sum_r w_r) * sum_r s_r``; Wu, Data fusion in information
+  retrieval, Springer 2012.
+- ``mixed`` [weights]: ``sqrt(n) * sum_r w_r * s_r``; Wu, Crestani & Bi, Evaluating
+  score normalization methods in data fusion, AIRS 2006.
+- ``probfuse`` [fitted]: ``sum_r P_r(segment of p_r) / (segment + 1)``; Lillis, Toolan,
+  Collier & Dunnion, ProbFuse: a probabilistic approach to data fusion, SIGIR 2006.
+- ``segfuse`` [fitted]: ``sum_r P_r(segment of p_r) * (s_r + 1)``; Shokouhi,
+  Segmentation of search engine results for effective data-fusion, ECIR 2007.
+- ``slidefuse`` (w) [fitted]: ``sum_r mean of P_r over positions p_r - w .. p_r + w``;
+  Lillis, Toolan, Collier & Dunnion, Extending probabilistic data fusion using sliding
+  windows, ECIR 2008.
+- ``posfuse`` [fitted]: ``sum_r P_r(p_r)``; Lillis et al., Estimating probabilities for
+  effective data fusion, SIGIR 2010.
+- ``bayesfuse`` [fitted]: ``sum_r log-odds_r(segment of p_r), an unretrieved document
+  scoring log(0.001/0.999)``; Aslam & Montague, Models for metasearch, SIGIR 2001.
+- ``mapfuse`` [fitted]: ``sum_r MAP_r / p_r``; Lillis, Zhang, Toolan, Collier, Leonard &
+  Dunnion, Estimating probabilities for effective data fusion, SIGIR 2010.
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import polars as pl
@@ -29,6 +85,7 @@ __all__ = [
     "FUSION_METHODS",
     "FusionMethod",
     "FusionParam",
+    "describe_fusion_methods",
     "get_fusion_method",
     "list_fusion_methods",
 ]
@@ -93,7 +150,6 @@ class FusionMethod:
     aliases: tuple[str, ...] = ()
     params: tuple[FusionParam, ...] = ()
     weighted: bool = False
-    fitted_by: tuple[str, ...] = field(default=())
 
     @property
     def trained(self) -> bool:
@@ -149,8 +205,8 @@ _PAPERS = {
     "joon": "Joon Ho Lee, Analyses of multiple evidence combination, SIGIR 1997",
     "rrf": "Cormack, Clarke & Buettcher, Reciprocal rank fusion outperforms Condorcet "
     "and individual rank learning methods, SIGIR 2009",
-    "isr": "Mourão, Martins & Magalhães, Inverse square rank fusion for multimodal "
-    "search, CBMI 2014",
+    "isr": "Mourão, Martins & Magalhães, Multimodal medical information retrieval "
+    "with unsupervised rank fusion, Computerized Medical Imaging and Graphics 2015",
     "rbc": "Bailey, Moffat, Scholer & Thomas, Retrieval consistency in the presence of "
     "query variations, SIGIR 2017",
     "borda": "Aslam & Montague, Models for metasearch, SIGIR 2001",
@@ -161,8 +217,8 @@ _PAPERS = {
     "to data fusion, SIGIR 2006",
     "segfuse": "Shokouhi, Segmentation of search engine results for effective "
     "data-fusion, ECIR 2007",
-    "slidefuse": "Lillis, Zhang, Toolan, Collier, Leonard & Dunnion, Estimating "
-    "probabilities for effective data fusion, SIGIR 2010",
+    "slidefuse": "Lillis, Toolan, Collier & Dunnion, Extending probabilistic data "
+    "fusion using sliding windows, ECIR 2008",
     "posfuse": "Lillis et al., Estimating probabilities for effective data fusion, SIGIR 2010",
     "bayesfuse": "Aslam & Montague, Models for metasearch, SIGIR 2001",
     "mapfuse": "Lillis, Zhang, Toolan, Collier, Leonard & Dunnion, Estimating "
@@ -322,7 +378,7 @@ _METHODS: tuple[FusionMethod, ...] = (
     FusionMethod(
         "wsum",
         "sum_r w_r * s_r",
-        _PAPERS["wmnz"],
+        _PAPERS["fox"] + ", weighted",
         "score",
         _score,
         _wsum,
@@ -356,7 +412,6 @@ _METHODS: tuple[FusionMethod, ...] = (
         _fitted,
         _sum,
         aliases=("prob_fuse",),
-        fitted_by=("n_segments",),
     ),
     FusionMethod(
         "segfuse",
@@ -427,6 +482,35 @@ def list_fusion_methods() -> list[str]:
     ['rrf', 'isr', 'log_isr', 'logn_isr']
     """
     return [m.name for m in _METHODS]
+
+
+def describe_fusion_methods() -> str:
+    """Every method as one line: name, parameters, formula and paper.
+
+    Examples
+    --------
+    The module docstring's list is this text, so the two cannot drift apart:
+
+    >>> from polars_irmetrics.fusion import methods
+    >>> methods.describe_fusion_methods() in methods.__doc__
+    True
+    >>> print(methods.describe_fusion_methods().split("- ``isr``")[0])
+    - ``rrf`` (k=60): ``sum_r 1 / (k + p_r)``; Cormack, Clarke & Buettcher, Reciprocal rank
+      fusion outperforms Condorcet and individual rank learning methods, SIGIR 2009.
+    <BLANKLINE>
+    """
+    lines = []
+    for m in _METHODS:
+        params = ", ".join(
+            p.name + ("" if p.default is None else f"={p.default:g}") for p in m.params
+        )
+        line = (
+            f"- ``{m.name}``{' (' + params + ')' if params else ''}"
+            f"{' [weights]' if m.weighted else ''}{' [fitted]' if m.trained else ''}: "
+            f"``{m.formula}``; {m.paper}."
+        )
+        lines.append(textwrap.fill(line, 88, subsequent_indent="  ", break_long_words=False))
+    return "\n".join(lines)
 
 
 def get_fusion_method(name: str) -> FusionMethod:
