@@ -46,6 +46,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--weights", default=None, help="comma-separated weights, one per run")
     p.add_argument("-k", type=float, default=None, help="rrf's k (default 60)")
     p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="another method parameter, e.g. phi=0.8 (rbc), gamma=0.5 (gmnz), sigma=0.01",
+    )
+    p.add_argument(
         "--depth", type=int, default=None, help="keep the top N fused documents per query"
     )
     p.add_argument("-o", "--output", default=None, help="output file: .parquet, else a TREC run")
@@ -66,6 +73,19 @@ def _weights(text: str | None) -> list[float] | None:
         raise InvalidValueError(
             f"--weights {text!r} is not a comma-separated list of numbers, e.g. 0.6,0.4"
         ) from None
+
+
+def _params(given: list[str]) -> dict[str, float]:
+    out = {}
+    for text in given:
+        name, _, value = text.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise InvalidValueError(
+                f"--param {text!r} is not NAME=NUMBER, e.g. --param phi=0.8"
+            ) from None
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -109,7 +129,9 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidValueError(
             "irm fuse needs -o FILE (.parquet, else a TREC run), or --optimize"
         )
-    params = {} if args.k is None else {"k": args.k}
+    params = _params(args.param)
+    if args.k is not None:
+        params["k"] = args.k
     fused = fuse(
         runs,
         args.method or "rrf",

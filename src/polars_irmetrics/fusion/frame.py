@@ -29,7 +29,6 @@ from polars_irmetrics.fusion.methods import (
     CANDIDATES,
     FUSION_METHODS,
     LEN,
-    POS,
     PRESENT,
     RUN,
     FusionMethod,
@@ -37,7 +36,20 @@ from polars_irmetrics.fusion.methods import (
 from polars_irmetrics.fusion.options import FusionOptions, Weights
 from polars_irmetrics.plan.validate import id_kind
 
-__all__ = ["Gathered", "Runs", "checked", "expand", "gather", "positions", "resolve_weights"]
+__all__ = [
+    "BAD",
+    "DUP",
+    "RAW",
+    "Gathered",
+    "Runs",
+    "checked",
+    "expand",
+    "flags",
+    "flags_for",
+    "gather",
+    "positions",
+    "resolve_weights",
+]
 
 #: The runs to fuse: a dict of run name to frame, or one long frame with ``system=``.
 Runs = Mapping[str, pl.DataFrame | pl.LazyFrame] | pl.DataFrame | pl.LazyFrame
@@ -396,6 +408,3 @@ def _raise_first_problem(gathered: Gathered, options: FusionOptions) -> None:
         f"run may list a document once per query: keep one row per document, e.g. "
         f".unique([{q!r}, {d!r}])"
     )
-
-
-__all__ += ["BAD", "DUP", "POS", "RAW", "flags", "flags_for"]
