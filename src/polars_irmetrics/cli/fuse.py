@@ -75,8 +75,8 @@ def _weights(text: str | None) -> list[float] | None:
         ) from None
 
 
-def _params(given: list[str]) -> dict[str, float]:
-    out = {}
+def _params(given: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for text in given:
         name, _, value = text.partition("=")
         try:
