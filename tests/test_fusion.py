@@ -527,6 +527,32 @@ def test_cli_fuse_and_optimize(tmp_path, capsys) -> None:  # type: ignore[no-unt
         weights=[0.6, 0.4],
     )
     assert_frame_equal(pl.read_parquet(out), expected)
+    rbc = tmp_path / "rbc.parquet"
+    assert (
+        main(
+            [
+                "fuse",
+                str(bm25),
+                str(dense),
+                "--method",
+                "rbc",
+                "--param",
+                "phi=0.9",
+                "-o",
+                str(rbc),
+            ]
+        )
+        == 0
+    )
+    expected = irm.fuse({"a": pl.read_parquet(bm25), "b": pl.read_parquet(dense)}, "rbc", phi=0.9)
+    assert_frame_equal(pl.read_parquet(rbc), expected)
+    assert (
+        main(["fuse", str(bm25), str(dense), "--method", "rbc", "--param", "phi", "-o", str(rbc)])
+        == 2
+    )
+    assert capsys.readouterr().err == (
+        "irm: error: --param 'phi' is not NAME=NUMBER, e.g. --param phi=0.8\n"
+    )
     trec = tmp_path / "fused.run"
     assert main(["fuse", str(bm25), str(dense), "-o", str(trec)]) == 0
     assert (
