@@ -12,6 +12,7 @@ small input first, and ranx's load (frame -> ranx.Run) is timed apart from its f
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 import warnings
@@ -64,6 +65,12 @@ def make_qrels(folder: Path, n_queries: int, depth: int, seed: int) -> Path:
     return path
 
 
+def _sub(folder: Path, name: str) -> Path:
+    path = folder / name
+    path.mkdir(exist_ok=True)
+    return path
+
+
 def timed(fn, repeat: int = 1):  # type: ignore[no-untyped-def]
     best, out = float("inf"), None
     for _ in range(repeat):
@@ -96,7 +103,9 @@ def main() -> None:
         "# Fusion benchmark",
         "",
         "Machine shared with 7 other busy engineers on 2 CPU cores (loaded): ratios matter "
-        "more than seconds. Best of 2 runs for polars; one run for ranx.",
+        "more than seconds. Load average (1 min) at start: "
+        f"{os.getloadavg()[0]:.1f}. Best of 3 runs for polars; one run for ranx (after "
+        "warming its numba functions).",
         "",
         f"Command: `PYTHONPATH=src python benchmarks/fusion.py --runs {args.runs} --queries "
         f"{args.queries} --depth {args.depth} --opt-queries {args.opt_queries}`",
@@ -123,22 +132,22 @@ def main() -> None:
                 .agg(pl.col("score").sum())
                 .collect()
             ),
-            2,
+            3,
         )
         ours = {}
-        ours["rrf"], _ = timed(lambda: irm.fuse(scans(), "rrf").collect(), 2)
-        ours["rrf unsorted"], _ = timed(lambda: irm.fuse(scans(), "rrf", sort=False).collect(), 2)
+        ours["rrf"], _ = timed(lambda: irm.fuse(scans(), "rrf").collect(), 3)
+        ours["rrf unsorted"], _ = timed(lambda: irm.fuse(scans(), "rrf", sort=False).collect(), 3)
         ours["wsum"], _ = timed(
             lambda: irm.fuse(
                 scans(), "wsum", norm="min-max", weights=[1 / args.runs] * args.runs
             ).collect(),
-            2,
+            3,
         )
         ours["wsum unsorted"], _ = timed(
             lambda: irm.fuse(
                 scans(), "wsum", norm="min-max", weights=[1 / args.runs] * args.runs, sort=False
             ).collect(),
-            2,
+            3,
         )
         lines.append(f"| floor: scan + group_by(query, doc) sum | {floor:.2f} | 1.00 |")
         for name, t in ours.items():
@@ -149,7 +158,7 @@ def main() -> None:
         if not args.skip_ranx:
             from ranx import fuse as ranx_fuse
 
-            small = [to_ranx(p) for p in make_runs(folder / "..", 2, 5, 10, 1)[:2]]
+            small = [to_ranx(p) for p in make_runs(_sub(folder, "warm"), 2, 5, 10, 1)[:2]]
             ranx_fuse(small, norm=None, method="rrf")
             ranx_fuse(small, norm="min-max", method="wsum", params={"weights": [0.5, 0.5]})
             load, runs = timed(lambda: [to_ranx(p) for p in paths])
@@ -177,8 +186,8 @@ def main() -> None:
             "",
         ]
         lines += ["| what | seconds | ratio |", "|---|---:|---:|"]
-        opt_paths = make_runs(folder / "..", 3, args.opt_queries, args.depth, 2)
-        qrels_path = make_qrels(folder / "..", args.opt_queries, args.depth, 3)
+        opt_paths = make_runs(_sub(folder, "opt"), 3, args.opt_queries, args.depth, 2)
+        qrels_path = make_qrels(_sub(folder, "opt"), args.opt_queries, args.depth, 3)
         qrels = pl.read_parquet(qrels_path)
         frames = {p.stem: pl.read_parquet(p) for p in opt_paths}
         one, _ = timed(
@@ -187,7 +196,7 @@ def main() -> None:
                 "ndcg@10",
                 qrels=qrels,
             ),
-            2,
+            3,
         )
         opt, best = timed(
             lambda: irm.optimize_fusion(frames, qrels, "wsum", "min-max", "ndcg@10"), 1
@@ -219,6 +228,14 @@ def main() -> None:
                 f"Best weights: irm {best['weights']}, "
                 f"ranx {[float(x) for x in theirs['weights']]}."
             )
+    lines.append("")
+    lines.append(f"Load average (1 min) at end: {os.getloadavg()[0]:.1f}.")
+    lines.append("")
+    lines.append(
+        "Issue's full sizes (5 runs x 20k queries x 100 docs; 3 runs x 10k queries for "
+        "optimize_fusion): `PYTHONPATH=src python benchmarks/fusion.py --queries 20000 "
+        "--opt-queries 10000`; the floor at 50M rows: `--queries 100000 --skip-ranx`."
+    )
     text = "\n".join(lines) + "\n"
     Path(args.out).write_text(text)
     print(text)
