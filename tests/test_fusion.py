@@ -3,8 +3,12 @@ search; the documented differences; bad input with exact messages."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -613,3 +617,30 @@ def test_optimize_in_buckets_equals_one_plan(tmp_path) -> None:  # type: ignore[
     expected = irm.evaluate(fused, "ndcg@10", qrels=qrels)
     assert expected["num_q"].item() == 14
     assert one[1]["ndcg@10"].max() == pytest.approx(expected["ndcg@10"].item(), abs=1e-12)
+
+
+def test_benchmark_script_runs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """benchmarks/fusion.py at a tiny size, so that it never rots; no time is asserted."""
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "results.md"
+    args = ["--runs", "2", "--queries", "6", "--depth", "10", "--opt-queries", "6"]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(root / "benchmarks" / "fusion.py"),
+            *args,
+            "--skip-ranx",
+            "--out",
+            str(out),
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(root / "src")},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    assert "| irm.fuse rrf (from Parquet, end to end) |" in text
+    assert "| irm.optimize_fusion (62 points, one plan) |" in text
