@@ -402,14 +402,14 @@ def fuse(
     -----
     Positions (for rank-based methods and the fused run's ranks) follow the score,
     descending (the fused run by its score rounded to 12 significant digits, so that
-    sums in a different order rank alike); ties are broken by document id, ascending,
-    in every method. A
-    document a run did not retrieve contributes nothing to that run's term (Borda:
-    the average of the remaining points; BayesFuse: ranx's ``log(0.001/0.999)``).
-    A query missing from some runs is fused from the runs that have it (ranx refuses
-    such runs). Condorcet is exactly ranx's when the runs' pairwise majorities form a
-    strict order; otherwise draws count half a win (Copeland) where ranx's result
-    depends on its sort's comparison order.
+    sums in a different order rank alike); ties are broken by document id,
+    ascending, in every method. A document a run did not retrieve contributes
+    nothing to that run's term (Borda: the average of the remaining points;
+    BayesFuse: ranx's ``log(0.001/0.999)``). Ids come back as String (string-like
+    ids) or Int64 (integer ids). A query missing from some runs is fused from the
+    runs that have it (ranx refuses such runs). Condorcet is exactly ranx's when the
+    runs' pairwise majorities form a strict order; otherwise a draw counts half a
+    win (Copeland), where ranx's result depends on its sort's comparison order.
 
     Examples
     --------
