@@ -103,7 +103,8 @@ def prepare(
             d,
             POS,
         ).drop(order)
-        long = long.with_columns(pl.len().over(by).cast(pl.Int64).alias(LEN))
+        if norm == "rank" or method.name in ("probfuse", "slidefuse"):
+            long = long.with_columns(pl.len().over(by).cast(pl.Int64).alias(LEN))
     if norm is None:
         long = long.with_columns(pl.col(RAW).alias(SCORE))
     elif norm in SCORE_NORMS:
