@@ -13,6 +13,7 @@ the plan into the library's errors.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -265,7 +266,7 @@ def resolve_weights(
             )
     out = []
     for name, value in zip(names, values, strict=True):
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
         if not ok or not math.isfinite(value) or value < 0:
             raise InvalidValueError(
                 f"weight {value!r} of run {name!r} is not valid; weights must be finite "

@@ -72,6 +72,7 @@ list from the registry):
 from __future__ import annotations
 
 import math
+import numbers
 import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -122,7 +123,7 @@ class FusionParam:
     def check(self, method: str, value: object) -> float:
         """The value as a number, or :class:`MetricParameterError` naming the range."""
         kind = "an integer" if self.integer else "a number"
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
         if ok and self.integer and not float(value).is_integer():  # type: ignore[arg-type]
             ok = False
         if not ok or not (self.low <= float(value) <= self.high):  # type: ignore[arg-type]
