@@ -69,6 +69,9 @@ from polars_irmetrics.expressions import (
     trec_ndcg,
     unjudged,
 )
+from polars_irmetrics.fusion.fuse import fuse
+from polars_irmetrics.fusion.optimize import optimize_fusion
+from polars_irmetrics.fusion.train import fit_fusion
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg
 from polars_irmetrics.io.trec import (
     read_trec_qrels,
@@ -129,6 +132,8 @@ __all__ = [
     "expand_metric_names",
     "f1",
     "fcp",
+    "fit_fusion",
+    "fuse",
     "get_metric",
     "hit_rate",
     "idcg",
@@ -144,6 +149,7 @@ __all__ = [
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "optimize_fusion",
     "parse_metric",
     "precision",
     "r_precision",

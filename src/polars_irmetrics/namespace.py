@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 import polars as pl
 
@@ -380,6 +380,24 @@ class IrmFrameNamespace(_Namespace):
 
         return compare(self._frame, metrics, system=system, **options)
 
+    def fuse(self, method: str = "rrf", *, system: str, **options: Any) -> pl.DataFrame:
+        """Fuse the runs of this long frame (one run per ``system`` value); see
+        :func:`polars_irmetrics.fuse`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_irmetrics as irm
+        >>> runs = pl.DataFrame({"run": ["a", "a", "b"], "query_id": "q",
+        ...                      "doc_id": ["x", "y", "y"],
+        ...                      "score": [2.0, 1.0, 5.0]})
+        >>> runs.irm.fuse("sum", system="run")["doc_id"].to_list()
+        ['y', 'x']
+        """
+        from polars_irmetrics.fusion.fuse import fuse
+
+        return cast(pl.DataFrame, fuse(self._frame, method, system=system, **options))
+
 
 @pl.api.register_lazyframe_namespace("irm")
 class IrmLazyFrameNamespace(_Namespace):
@@ -428,3 +446,11 @@ class IrmLazyFrameNamespace(_Namespace):
         from polars_irmetrics.comparison.api import compare
 
         return compare(self._frame, metrics, system=system, **options)
+
+    def fuse(self, method: str = "rrf", *, system: str, **options: Any) -> pl.LazyFrame:
+        """Fuse the runs of this long LazyFrame; lazy in, lazy out. See
+        :func:`polars_irmetrics.fuse`."""
+        from polars_irmetrics.fusion.fuse import fuse
+
+        out = fuse(self._frame, method, system=system, **options)
+        return out.lazy()

@@ -23,6 +23,7 @@ import polars as pl
 
 from polars_irmetrics.cli import ab as ab_cmd
 from polars_irmetrics.cli import compare as compare_cmd
+from polars_irmetrics.cli import fuse as fuse_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_run
@@ -331,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     trec_eval_cmd.add_parser(sub)
     ab_cmd.add_parser(sub)
     compare_cmd.add_parser(sub)
+    fuse_cmd.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,148 @@
+"""``irm fuse``: fuse run files into one, or tune a fusion against judgments.
+
+Runs are named by their paths, so an error about a run names its file (one line on
+stderr, exit status 2, as every ``irm`` command).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, cast
+
+import polars as pl
+
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.fusion.fuse import fuse
+from polars_irmetrics.fusion.optimize import optimize_fusion
+from polars_irmetrics.io.files import scan_qrels, scan_run
+from polars_irmetrics.io.trec import write_trec_run
+
+__all__ = ["add_parser", "run"]
+
+_EPILOG = """examples:
+  irm fuse bm25.run dense.run --method rrf -o fused.run
+  irm fuse bm25.run dense.run --method wsum --norm min-max --weights 0.6,0.4 -o fused.parquet
+  irm fuse bm25.run dense.run --optimize --qrels qrels.txt --metric ndcg@10 --folds 5
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the ``fuse`` subcommand."""
+    p = sub.add_parser(
+        "fuse",
+        help="fuse runs (RRF, CombSUM/MNZ, weighted sums...) or tune a fusion",
+        description="Fuse two or more runs (TREC, Parquet, CSV/TSV) into one, or, with "
+        "--optimize, search the fusion's parameters against judgments.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.set_defaults(func=run)
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run files (two or more)")
+    p.add_argument(
+        "--method", default=None, help="fusion method (default rrf; wsum with --optimize)"
+    )
+    p.add_argument("--norm", default=None, help="normalisation (min-max, zmuv, ...; default none)")
+    p.add_argument("--weights", default=None, help="comma-separated weights, one per run")
+    p.add_argument("-k", type=float, default=None, help="rrf's k (default 60)")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="another method parameter, e.g. phi=0.8 (rbc), gamma=0.5 (gmnz), sigma=0.01",
+    )
+    p.add_argument(
+        "--depth", type=int, default=None, help="keep the top N fused documents per query"
+    )
+    p.add_argument("-o", "--output", default=None, help="output file: .parquet, else a TREC run")
+    p.add_argument("--run-id", default="fused", help="run name in the TREC output")
+    p.add_argument("--optimize", action="store_true", help="search the parameters (needs --qrels)")
+    p.add_argument("--qrels", default=None, help="judgments, for --optimize")
+    p.add_argument("--metric", default="ndcg@10", help="metric to maximise (default ndcg@10)")
+    p.add_argument("--step", type=float, default=None, help="grid step (ranx's default)")
+    p.add_argument("--folds", type=int, default=None, help="cross-validate over N query folds")
+
+
+def _weights(text: str | None) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        return [float(x) for x in text.split(",")]
+    except ValueError:
+        raise InvalidValueError(
+            f"--weights {text!r} is not a comma-separated list of numbers, e.g. 0.6,0.4"
+        ) from None
+
+
+def _params(given: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for text in given:
+        name, _, value = text.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise InvalidValueError(
+                f"--param {text!r} is not NAME=NUMBER, e.g. --param phi=0.8"
+            ) from None
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``irm fuse``."""
+    runs: dict[str, pl.LazyFrame] = {}
+    for path in args.runs:
+        if path in runs:
+            raise InvalidValueError(f"{path}: the same run file is given twice")
+        if not Path(path).exists():
+            raise InvalidValueError(f"{path}: no such run file")
+        runs[path] = scan_run(path).select("query_id", "doc_id", "score")
+    if args.optimize:
+        if args.qrels is None:
+            raise InvalidValueError("--optimize needs --qrels QRELS (the judgments to tune on)")
+        qrels = scan_qrels(args.qrels)
+        result = cast(
+            tuple[Any, ...],
+            optimize_fusion(
+                runs,
+                qrels,
+                args.method or "wsum",
+                args.norm if args.norm is not None else "min-max",
+                args.metric,
+                step=args.step,
+                return_grid=True,
+                folds=args.folds,
+            ),
+        )
+        best, grid = result[0], result[1]
+        print(f"best {args.metric}: {grid[args.metric].max():.4f} with {best}")
+        if args.folds is not None:
+            table = result[2]
+            with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, fmt_table_cell_list_len=-1):
+                print(table)
+            print(
+                f"cross-validated {args.metric}: {table['test'].mean():.4f} "
+                "(mean of held-out folds)"
+            )
+        return 0
+    if args.output is None:
+        raise InvalidValueError(
+            "irm fuse needs -o FILE (.parquet, else a TREC run), or --optimize"
+        )
+    params = _params(args.param)
+    if args.k is not None:
+        params["k"] = args.k
+    fused = fuse(
+        runs,
+        args.method or "rrf",
+        norm=args.norm,
+        weights=_weights(args.weights),
+        depth=args.depth,
+        **params,
+    )
+    frame = fused.collect() if isinstance(fused, pl.LazyFrame) else fused
+    if args.output.endswith(".parquet"):
+        frame.write_parquet(args.output)
+    else:
+        write_trec_run(frame, args.output, run_id=args.run_id, rank="rank", score="score")
+    return 0

@@ -1,0 +1,411 @@
+"""From the user's runs to the long frame every fusion reads, and back to a run.
+
+The runs (a dict of frames, or one long frame with a run column) become one lazy
+frame with one row per (run, query, document): the run as an integer index, the ids,
+and the value that orders the run (its score, or minus its rank when it has no score
+column). :func:`positions` numbers each run's documents per query (1 = top; ties in
+the value broken by document id, ascending: the same rule for every method and for
+the fused run's own ranks), :func:`expand` adds a row for every candidate a run did
+not retrieve (Borda, Condorcet), and :func:`checked` turns the data checks counted in
+the plan into the library's errors.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+)
+from polars_irmetrics.fusion.methods import (
+    CANDIDATES,
+    FUSION_METHODS,
+    LEN,
+    PRESENT,
+    RUN,
+    FusionMethod,
+)
+from polars_irmetrics.fusion.options import FusionOptions, Weights
+from polars_irmetrics.plan.validate import id_kind
+
+__all__ = [
+    "BAD",
+    "DUP",
+    "RAW",
+    "Gathered",
+    "Runs",
+    "checked",
+    "expand",
+    "flags",
+    "flags_for",
+    "gather",
+    "positions",
+    "resolve_weights",
+]
+
+#: The runs to fuse: a dict of run name to frame, or one long frame with ``system=``.
+Runs = Mapping[str, pl.DataFrame | pl.LazyFrame] | pl.DataFrame | pl.LazyFrame
+
+RAW = "__irmf_raw"
+BAD = "__irmf_bad"
+DUP = "__irmf_dup"
+_LOW = "__irmf_low"
+_HIGH = "__irmf_high"
+_MAX_BITS = 62
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """The runs as one long lazy frame, with what the plan needs to know about them."""
+
+    frame: pl.LazyFrame
+    names: tuple[str, ...]
+    order_columns: tuple[str, ...]
+    has_score: bool
+    eager: bool
+    id_dtypes: tuple[pl.DataType, pl.DataType]
+
+
+def _id_cast(kind: str) -> pl.DataType:
+    return pl.String() if kind == "string" else pl.Int64()
+
+
+def gather(runs: Runs, options: FusionOptions) -> Gathered:
+    """The runs as one long frame: ``RUN`` (Int32 index), the ids, ``RAW`` (Float64)."""
+    q, d = options.query_id, options.doc_id
+    if isinstance(runs, pl.DataFrame | pl.LazyFrame):
+        return _gather_long(runs, options)
+    if not isinstance(runs, Mapping):
+        raise InvalidValueError(
+            f"runs must be a dict of run name to DataFrame/LazyFrame, or one frame with "
+            f"system=...; got {type(runs).__name__}"
+        )
+    names = tuple(str(name) for name in runs)
+    _require_two(names)
+    frames, order_columns, kinds = [], [], []
+    eager = True
+    for index, (name, run) in enumerate(zip(names, runs.values(), strict=True)):
+        if not isinstance(run, pl.DataFrame | pl.LazyFrame):
+            raise InvalidValueError(
+                f"run {name!r} is a {type(run).__name__}; each run must be a polars "
+                "DataFrame or LazyFrame"
+            )
+        eager = eager and isinstance(run, pl.DataFrame)
+        lazy = run.lazy()
+        schema = lazy.collect_schema()
+        frame = f"run {name!r}"
+        for column in (q, d):
+            if column not in schema:
+                have = ", ".join(repr(c) for c in schema.names()) or "none"
+                raise ColumnNotFoundError(
+                    f"column {column!r} not found in {frame} (its columns: {have}); name "
+                    f"the columns with query_id=... and doc_id=..."
+                )
+        kinds.append((id_kind(schema, q, frame), id_kind(schema, d, frame)))
+        order = _order_column(schema, name, options)
+        order_columns.append(order)
+        value = pl.col(order).cast(pl.Float64)
+        frames.append(
+            lazy.select(
+                pl.lit(index, pl.Int32).alias(RUN),
+                pl.col(q),
+                pl.col(d),
+                (value if order == options.score else -value).fill_null(math.nan).alias(RAW),
+            )
+        )
+    for position, column in enumerate((q, d)):
+        found = {kind[position] for kind in kinds}
+        if len(found) > 1:
+            raise ColumnTypeError(
+                f"column {column!r} holds strings in some runs and integers in others; "
+                f"cast it to one type in every run, e.g. pl.col({column!r}).cast(pl.String)"
+            )
+    dtypes = (_id_cast(kinds[0][0]), _id_cast(kinds[0][1]))
+    frames = [f.with_columns(pl.col(q).cast(dtypes[0]), pl.col(d).cast(dtypes[1])) for f in frames]
+    return Gathered(
+        frame=pl.concat(frames, how="vertical"),
+        names=names,
+        order_columns=tuple(order_columns),
+        has_score=all(c == options.score for c in order_columns),
+        eager=eager,
+        id_dtypes=dtypes,
+    )
+
+
+def _require_two(names: Sequence[str]) -> None:
+    if len(names) < 2:
+        got = ", ".join(repr(n) for n in names) or "none"
+        raise InvalidValueError(
+            f"fusion needs at least two runs; got {len(names)} ({got}): pass a dict of "
+            "two or more runs, or one frame whose system column names two or more runs"
+        )
+
+
+def _order_column(schema: pl.Schema, name: str, options: FusionOptions) -> str:
+    for column in (options.score, options.rank):
+        if column in schema:
+            dtype = schema[column]
+            if not dtype.is_numeric():
+                raise ColumnTypeError(
+                    f"column {column!r} of run {name!r} has dtype {dtype}; it must be "
+                    f"numeric: cast it, e.g. pl.col({column!r}).cast(pl.Float64)"
+                )
+            return column
+    have = ", ".join(repr(c) for c in schema.names()) or "none"
+    raise ColumnNotFoundError(
+        f"run {name!r} has neither a {options.score!r} nor a {options.rank!r} column (its "
+        f"columns: {have}); name its score column with score=... or its rank column "
+        "with rank=..."
+    )
+
+
+def _gather_long(frame: pl.DataFrame | pl.LazyFrame, options: FusionOptions) -> Gathered:
+    system = options.system
+    if system is None:
+        raise InvalidValueError(
+            "one frame of several runs needs system= naming its run column, e.g. "
+            "fuse(frame, system='run'); or pass a dict of run name to frame"
+        )
+    lazy = frame.lazy()
+    schema = lazy.collect_schema()
+    q, d = options.query_id, options.doc_id
+    for column in (system, q, d):
+        if column not in schema:
+            have = ", ".join(repr(c) for c in schema.names()) or "none"
+            raise ColumnNotFoundError(
+                f"column {column!r} not found in the runs (its columns: {have}); name the "
+                "columns with system=..., query_id=... and doc_id=..."
+            )
+    kinds = (id_kind(schema, q, "runs"), id_kind(schema, d, "runs"))
+    system_text = pl.col(system).cast(pl.String)
+    found = lazy.select(system_text.unique()).collect()[system]
+    if found.null_count():
+        raise InvalidValueError(
+            f"column {system!r} of the runs has null values; every row needs a run name: "
+            f"drop them, e.g. .drop_nulls({system!r})"
+        )
+    names = tuple(sorted(found.to_list()))
+    _require_two(names)
+    order = _order_column(schema, "runs", options)
+    value = pl.col(order).cast(pl.Float64)
+    dtypes = (_id_cast(kinds[0]), _id_cast(kinds[1]))
+    long = lazy.select(
+        system_text.replace_strict(
+            {name: i for i, name in enumerate(names)}, return_dtype=pl.Int32
+        ).alias(RUN),
+        pl.col(q).cast(dtypes[0]),
+        pl.col(d).cast(dtypes[1]),
+        (value if order == options.score else -value).fill_null(math.nan).alias(RAW),
+    )
+    return Gathered(
+        frame=long,
+        names=names,
+        order_columns=(order,) * len(names),
+        has_score=order == options.score,
+        eager=isinstance(frame, pl.DataFrame),
+        id_dtypes=dtypes,
+    )
+
+
+def resolve_weights(
+    method: FusionMethod, weights: Weights | None, names: Sequence[str]
+) -> tuple[float, ...] | None:
+    """One checked weight per run (in the runs' order), or ``None`` for unweighted methods.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.fusion.methods import get_fusion_method
+    >>> from polars_irmetrics.fusion.frame import resolve_weights
+    >>> resolve_weights(get_fusion_method("wsum"), {"dense": 0.3, "bm25": 0.7}, ["bm25", "dense"])
+    (0.7, 0.3)
+    >>> resolve_weights(get_fusion_method("wsum"), [0.0, 0.0], ["bm25", "dense"])
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: weights are all zero; give at least one run a ...
+    """
+    listed = ", ".join(repr(n) for n in names)
+    if not method.weighted:
+        if weights is not None:
+            weighted = ", ".join(m.name for m in FUSION_METHODS.values() if m.weighted)
+            raise MetricParameterError(
+                f"{method.name} takes no weights; drop weights=, or use a weighted method "
+                f"({weighted})"
+            )
+        return None
+    if weights is None:
+        raise MetricParameterError(
+            f"{method.name} needs weights, one per run ({listed}): pass them, e.g. "
+            f"weights={[round(1 / len(names), 3)] * len(names)}"
+        )
+    if isinstance(weights, Mapping):
+        missing = [n for n in names if n not in weights]
+        extra = [str(n) for n in weights if n not in names]
+        if missing or extra:
+            raise InvalidValueError(
+                f"weights must name every run ({listed}) once; missing: "
+                f"{', '.join(map(repr, missing)) or 'none'}; unknown: "
+                f"{', '.join(map(repr, extra)) or 'none'}"
+            )
+        values = [weights[n] for n in names]
+    else:
+        values = list(weights)
+        if len(values) != len(names):
+            raise InvalidValueError(
+                f"weights has {len(values)} value(s) for {len(names)} runs ({listed}); "
+                "give one weight per run, in the runs' order"
+            )
+    out = []
+    for name, value in zip(names, values, strict=True):
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value) or value < 0:
+            raise InvalidValueError(
+                f"weight {value!r} of run {name!r} is not valid; weights must be finite "
+                "numbers >= 0"
+            )
+        out.append(float(value))
+    if not any(out):
+        raise InvalidValueError("weights are all zero; give at least one run a positive weight")
+    return tuple(out)
+
+
+def positions(
+    frame: pl.LazyFrame, keys: Sequence[str], value: str, doc: str, out: str
+) -> pl.LazyFrame:
+    """``out``: 1 + the rows of the group with a higher ``value`` + tied rows with a
+    smaller ``doc``; a null ``value`` gets a null position.
+
+    Two windows over the group (``rank("min")`` and ``rank("max")``, sharing its
+    grouping) place every row; only rows that tie are then ordered by id, in a window
+    over the tied rows alone.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.fusion.frame import positions
+    >>> frame = pl.LazyFrame({"q": [1, 1, 1], "d": ["c", "a", "b"], "s": [0.5, 0.5, 0.9]})
+    >>> positions(frame, ["q"], "s", "d", "p").sort("p").collect()["d"].to_list()
+    ['b', 'a', 'c']
+    """
+    v = pl.col(value)
+    low, high = pl.col(_LOW), pl.col(_HIGH)
+    windowed = frame.with_columns(
+        v.rank("min", descending=True).over(keys).cast(pl.Int64).alias(_LOW),
+        v.rank("max", descending=True).over(keys).cast(pl.Int64).alias(_HIGH),
+    ).cache()  # read twice below: computed once
+    tie = (low != high).fill_null(False)
+    untied = windowed.filter(~tie).with_columns(low.alias(out))
+    tied = windowed.filter(tie).with_columns(
+        (low + pl.col(doc).rank("ordinal").over([*keys, value]).cast(pl.Int64) - 1).alias(out)
+    )
+    return pl.concat([untied, tied], how="vertical").drop(_LOW, _HIGH)
+
+
+def expand(frame: pl.LazyFrame, q: str, d: str) -> pl.LazyFrame:
+    """A row for every (run, candidate) of the runs that have the query.
+
+    Adds ``CANDIDATES`` (the query's candidates: documents retrieved by any run),
+    ``LEN`` (the run's list length) and ``PRESENT`` (whether the run retrieved it);
+    the run's other columns are null on the added rows. A run without the query adds
+    no rows for it.
+    """
+    candidates = (
+        frame.select(q, d).unique().with_columns(pl.len().over(q).cast(pl.Int64).alias(CANDIDATES))
+    )
+    lists = frame.group_by(RUN, q).agg(pl.len().cast(pl.Int64).alias(LEN))
+    present = frame.drop(LEN, strict=False).with_columns(pl.lit(True).alias(PRESENT))
+    return (
+        lists.join(candidates, on=q)
+        .join(present, on=[RUN, q, d], how="left", nulls_equal=True)
+        .with_columns(pl.col(PRESENT).fill_null(False))
+    )
+
+
+def flags(present: pl.Expr | None = None) -> list[pl.Expr]:
+    """The data checks of one (query, document) group, as two booleans.
+
+    ``BAD``: a retrieved row whose order value is NaN, infinite or null (nulls were
+    filled with NaN when gathered); ``DUP``: a run listing the document twice.
+    """
+    bad = ~pl.col(RAW).is_finite()
+    if present is not None:
+        bad = bad & present
+    bit = pl.lit(2, pl.Int64).pow(pl.col(RUN))
+    return [
+        bad.any().fill_null(False).alias(BAD),
+        (bit.sum() != bit.bitwise_or()).alias(DUP),
+    ]
+
+
+def flags_for(names: Sequence[str], present: pl.Expr | None = None) -> list[pl.Expr]:
+    """:func:`flags`, with a distinct count for more runs than an Int64 has bits."""
+    if len(names) <= _MAX_BITS:
+        return flags(present)
+    rows = pl.len() if present is None else present.sum()
+    rows_of_runs = pl.col(RUN) if present is None else pl.col(RUN).filter(present)
+    return [flags(present)[0], (rows != rows_of_runs.n_unique()).alias(DUP)]
+
+
+def checked(
+    fused: pl.LazyFrame, gathered: Gathered, options: FusionOptions, schema: pl.Schema
+) -> pl.LazyFrame:
+    """``fused`` with its check flags read: the first problem raised, else the flags dropped."""
+    q, d = options.query_id, options.doc_id
+
+    def check(frame: pl.DataFrame) -> pl.DataFrame:
+        problem = (
+            frame[q].null_count() or frame[d].null_count() or frame[BAD].any() or frame[DUP].any()
+        )
+        if problem:
+            _raise_first_problem(gathered, options)
+        return frame.drop(BAD, DUP)
+
+    return fused.map_batches(check, schema=schema)
+
+
+def _raise_first_problem(gathered: Gathered, options: FusionOptions) -> None:
+    q, d = options.query_id, options.doc_id
+    long = gathered.frame
+    nulls = long.filter(pl.col(q).is_null() | pl.col(d).is_null()).sort(RUN).head(1).collect()
+    if nulls.height:
+        row = nulls.row(0, named=True)
+        column = q if row[q] is None else d
+        name = gathered.names[row[RUN]]
+        raise InvalidValueError(
+            f"column {column!r} of run {name!r} has null values; every row needs a "
+            f"{column}: drop them, e.g. .drop_nulls({column!r})"
+        )
+    bad = long.filter(~pl.col(RAW).is_finite()).sort(RUN, q, d, nulls_last=True).head(1).collect()
+    if bad.height:
+        row = bad.row(0, named=True)
+        name = gathered.names[row[RUN]]
+        column = gathered.order_columns[row[RUN]]
+        raise InvalidValueError(
+            f"column {column!r} of run {name!r} has a NaN, infinite or null value (query "
+            f"{row[q]!r}, document {row[d]!r}); fusion needs a finite value on every row: "
+            f"fix or drop such rows, e.g. .filter(pl.col({column!r}).is_finite())"
+        )
+    dup = (
+        long.group_by(RUN, q, d)
+        .agg(pl.len().alias("n"))
+        .filter(pl.col("n") > 1)
+        .sort(RUN, q, d)
+        .head(1)
+        .collect()
+    )
+    row = dup.row(0, named=True)
+    name = gathered.names[row[RUN]]
+    raise DuplicateError(
+        f"run {name!r} lists document {row[d]!r} {row['n']} times in query {row[q]!r}; a "
+        f"run may list a document once per query: keep one row per document, e.g. "
+        f".unique([{q!r}, {d!r}])"
+    )

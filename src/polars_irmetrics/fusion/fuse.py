@@ -1,0 +1,469 @@
+"""``irm.fuse``: combine runs into one, in one lazy plan.
+
+The plan: the runs as one long frame (:mod:`.frame`), each run's positions and
+normalised scores per query as windows (:mod:`.norms`), each document's contribution
+per run and their combination per (query, document) as one group-by (:mod:`.methods`),
+then the fused run's ranks. Condorcet instead counts pairwise votes in a self-join of
+each query's candidates, and the trained methods first join their fitted tables
+(:mod:`.train`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, overload
+
+import polars as pl
+
+from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
+from polars_irmetrics.fusion.frame import (
+    BAD,
+    DUP,
+    RAW,
+    Gathered,
+    Runs,
+    checked,
+    expand,
+    flags_for,
+    gather,
+    positions,
+    resolve_weights,
+)
+from polars_irmetrics.fusion.methods import (
+    CANDIDATES,
+    LEN,
+    POS,
+    PRESENT,
+    RUN,
+    SCORE,
+    VALUE,
+    WEIGHT,
+    FusionMethod,
+    get_fusion_method,
+    resolve_params,
+)
+from polars_irmetrics.fusion.norms import SCORE_NORMS, normalise, resolve_norm
+from polars_irmetrics.fusion.options import FusionOptions, Weights
+from polars_irmetrics.fusion.train import apply_fitted, check_fitted
+from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
+
+__all__ = ["build_fusion", "fuse", "prepare"]
+
+_X, _Y = "__irmf_x", "__irmf_y"
+_PX, _PY = "__irmf_px", "__irmf_py"
+_WINS = "__irmf_wins"
+
+
+RANK_KEY = "__irmf_key"
+
+
+def rank_key(score: str) -> pl.Expr:
+    """The fused score rounded to 12 significant digits, which the fused run is ranked by:
+    sums of the same terms in another order (``fuse`` and ``optimize_fusion`` add them
+    differently) then rank the same way, ties included."""
+    return pl.col(score).round_sig_figs(12).alias(RANK_KEY)
+
+
+def needs_score(method: FusionMethod, norm: str | None) -> bool:
+    """Whether the fusion reads scores (not only positions)."""
+    return method.uses == "score" or method.name == "segfuse" or norm in SCORE_NORMS
+
+
+def prepare(
+    gathered: Gathered,
+    method: FusionMethod,
+    norm: str | None,
+    weights: tuple[float, ...] | None,
+    options: FusionOptions,
+) -> pl.LazyFrame:
+    """The long frame with ``SCORE`` normalised and, where the method reads them,
+    ``POS``/``LEN`` (and ``PRESENT``/``CANDIDATES`` for Borda and Condorcet).
+    """
+    q, d = options.query_id, options.doc_id
+    if needs_score(method, norm) and not gathered.has_score:
+        name = gathered.names[gathered.order_columns.index(options.rank)]
+        what = f"normalisation {norm!r}" if norm in SCORE_NORMS else f"method {method.name!r}"
+        raise ColumnNotFoundError(
+            f"run {name!r} has no {options.score!r} column, and {what} reads scores: give "
+            f"every run a score column (name it with score=...), or use a rank-based "
+            f"method such as 'rrf' with norm=None, 'rank' or 'borda'"
+        )
+    long = gathered.frame
+    by = [RUN, q]
+    inverted = norm == "min-max-inverted"
+    needs_positions = method.needs_positions or norm in ("rank", "borda")
+    if needs_positions:
+        order = "__irmf_order"
+        long = positions(
+            long.with_columns((-pl.col(RAW) if inverted else pl.col(RAW)).alias(order)),
+            by,
+            order,
+            d,
+            POS,
+        ).drop(order)
+        if norm == "rank" or method.name in ("probfuse", "slidefuse"):
+            long = long.with_columns(pl.len().over(by).cast(pl.Int64).alias(LEN))
+    if norm is None:
+        long = long.with_columns(pl.col(RAW).alias(SCORE))
+    elif norm in SCORE_NORMS:
+        long = long.with_columns(normalise(norm, pl.col(RAW), by).alias(SCORE))
+    elif norm == "rank":
+        long = long.with_columns(
+            (1.0 - (pl.col(POS) - 1).cast(pl.Float64) / pl.col(LEN)).alias(SCORE)
+        )
+    if norm == "borda":
+        long = expand(long, q, d)
+        c, n = pl.col(CANDIDATES).cast(pl.Float64), pl.col(LEN).cast(pl.Float64)
+        absent_order = pl.col(d).rank("ordinal").over([*by, PRESENT]).cast(pl.Int64)
+        long = long.with_columns(
+            pl.when(pl.col(PRESENT))
+            .then(1.0 - (pl.col(POS) - 1).cast(pl.Float64) / c)
+            .otherwise(0.5 - (n - 1.0) / (2.0 * c))
+            .alias(SCORE),
+            pl.when(pl.col(PRESENT))
+            .then(pl.col(POS))
+            .otherwise(pl.col(LEN) + absent_order)
+            .alias(POS),
+        ).with_columns(
+            pl.col(CANDIDATES).alias(LEN),
+            pl.lit(True).alias("__irmf_retrieved"),
+        )
+        # after Borda normalisation every candidate is in every run (as in ranx)
+        long = long.with_columns(pl.col("__irmf_retrieved").alias(PRESENT)).drop(
+            "__irmf_retrieved"
+        )
+    elif method.uses in ("borda", "condorcet"):
+        long = expand(long, q, d)
+    if weights is not None:
+        long = long.with_columns(
+            pl.col(RUN)
+            .replace_strict(dict(enumerate(weights)), return_dtype=pl.Float64)
+            .alias(WEIGHT)
+        )
+    return long
+
+
+def _present(long: pl.LazyFrame) -> pl.Expr | None:
+    return pl.col(PRESENT) if PRESENT in long.collect_schema() else None
+
+
+def _condorcet(long: pl.LazyFrame, weighted: bool, q: str, d: str) -> pl.LazyFrame:
+    """Score ``c - i`` for the ``i``-th candidate (from 0) by pairwise wins (Copeland).
+
+    Run ``r`` votes for ``x`` over ``y`` when it ranks ``x`` higher (a retrieved document
+    above one it did not retrieve); ``x`` beats ``y`` with more votes (weighted by the
+    runs' weights), a draw counts half. When the majority relation is a strict order
+    this is ranx's order; ranx breaks cycles and draws by its sort's comparisons.
+    """
+    weight = pl.col(WEIGHT) if weighted else pl.lit(1.0)
+    side = long.select(RUN, q, d, POS, weight.alias(WEIGHT))
+    pairs = side.rename({d: _X, POS: _PX}).join(
+        side.select(RUN, q, pl.col(d).alias(_Y), pl.col(POS).alias(_PY)), on=[RUN, q]
+    )
+    px, py = pl.col(_PX), pl.col(_PY)
+    x_vote = px.is_not_null() & (py.is_null() | (px < py))
+    y_vote = py.is_not_null() & (px.is_null() | (py < px))
+    votes = (
+        pairs.filter(pl.col(_X) != pl.col(_Y))
+        .group_by(q, _X, _Y)
+        .agg(
+            (x_vote.cast(pl.Float64) * pl.col(WEIGHT)).sum().alias("__irmf_vx"),
+            (y_vote.cast(pl.Float64) * pl.col(WEIGHT)).sum().alias("__irmf_vy"),
+        )
+        .group_by(q, _X)
+        .agg(
+            (
+                (pl.col("__irmf_vx") > pl.col("__irmf_vy")).cast(pl.Float64)
+                + 0.5 * (pl.col("__irmf_vx") == pl.col("__irmf_vy")).cast(pl.Float64)
+            )
+            .sum()
+            .alias(_WINS)
+        )
+        .rename({_X: d})
+    )
+    candidates = long.select(q, d, CANDIDATES).unique()
+    scored = candidates.join(votes, on=[q, d], how="left").with_columns(
+        pl.col(_WINS).fill_null(0.0)
+    )
+    placed = positions(scored, [q], _WINS, d, "__irmf_place")
+    return placed.select(
+        q,
+        d,
+        (pl.col(CANDIDATES) - pl.col("__irmf_place") + 1).cast(pl.Float64).alias(VALUE),
+    )
+
+
+def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool]:
+    """The lazy plan behind :func:`fuse`, and whether its input was eager."""
+    method = get_fusion_method(options.method)
+    norm = resolve_norm(options.norm)
+    params = resolve_params(method, options.params)
+    if options.depth is not None and (
+        isinstance(options.depth, bool) or not isinstance(options.depth, int) or options.depth < 1
+    ):
+        raise MetricParameterError(
+            f"depth={options.depth!r} is not valid; it must be an integer >= 1 (the number "
+            "of fused documents kept per query), or None for all"
+        )
+    gathered = gather(runs, options)
+    weights = resolve_weights(method, options.weights, gathered.names)
+    q, d = options.query_id, options.doc_id
+    buckets = check_buckets(options.buckets)
+    fitted_table: pl.LazyFrame | None = None
+    if method.trained:
+        fitted_table = check_fitted(method, options.fitted, gathered.names)
+    elif options.fitted is not None:
+        raise MetricParameterError(
+            f"{method.name} is not a trained method; drop fitted=, or use one of "
+            "probfuse, segfuse, slidefuse, posfuse, bayesfuse, mapfuse"
+        )
+
+    def fuse_part(part: pl.LazyFrame) -> pl.LazyFrame:
+        """The fused and ranked rows (with check flags) of the queries in ``part``."""
+        long = prepare(replace(gathered, frame=part), method, norm, weights, options)
+        present = _present(long)
+        if method.uses == "condorcet":
+            values = _condorcet(long, method.weighted, q, d)
+            checks = long.group_by(q, d).agg(flags_for(gathered.names, present))
+            fused = values.join(checks, on=[q, d], how="left").rename({VALUE: options.score})
+        else:
+            if fitted_table is not None:
+                long = apply_fitted(method, long, fitted_table, params, options)
+            fused = long.group_by(q, d).agg(
+                method.combine(method.contribution(params), params).alias(options.score),
+                *flags_for(gathered.names, present),
+            )
+        ranked = positions(
+            fused.with_columns(rank_key(options.score)), [q], RANK_KEY, d, options.rank
+        ).drop(RANK_KEY)
+        if options.depth is not None:
+            keep = (pl.col(options.rank) <= options.depth) | pl.col(BAD) | pl.col(DUP)
+            ranked = ranked.filter(keep)
+        return ranked.select(q, d, options.score, options.rank, BAD, DUP)
+
+    rank = options.rank
+    if buckets is None:
+        ranked = fuse_part(gathered.frame)
+    else:
+        ranked = evaluate_in_buckets(
+            gathered.frame,
+            None,
+            None,
+            query_id=q,
+            buckets=buckets,
+            spill_dir=options.spill_dir,
+            evaluate_part=lambda part, _qrels, _groups: fuse_part(part),
+            schema=fuse_part(gathered.frame).collect_schema(),
+        )
+    ranked = ranked.select(q, d, options.score, rank, BAD, DUP)
+    if options.sort:
+        ranked = ranked.sort(q, rank)
+    schema = pl.Schema(
+        {
+            q: gathered.id_dtypes[0],
+            d: gathered.id_dtypes[1],
+            options.score: pl.Float64(),
+            rank: pl.Int64(),
+        }
+    )
+    return checked(ranked, gathered, options, schema), gathered.eager
+
+
+@overload
+def fuse(
+    runs: Mapping[str, pl.DataFrame] | pl.DataFrame,
+    method: str = ...,
+    *,
+    norm: str | None = ...,
+    weights: Weights | None = ...,
+    depth: int | None = ...,
+    fitted: pl.DataFrame | pl.LazyFrame | None = ...,
+    sort: bool = ...,
+    buckets: Buckets = ...,
+    spill_dir: str | Path | None = ...,
+    system: str | None = ...,
+    query_id: str = ...,
+    doc_id: str = ...,
+    score: str = ...,
+    rank: str = ...,
+    **params: Any,
+) -> pl.DataFrame: ...
+
+
+@overload
+def fuse(
+    runs: Runs,
+    method: str = ...,
+    *,
+    norm: str | None = ...,
+    weights: Weights | None = ...,
+    depth: int | None = ...,
+    fitted: pl.DataFrame | pl.LazyFrame | None = ...,
+    sort: bool = ...,
+    buckets: Buckets = ...,
+    spill_dir: str | Path | None = ...,
+    system: str | None = ...,
+    query_id: str = ...,
+    doc_id: str = ...,
+    score: str = ...,
+    rank: str = ...,
+    **params: Any,
+) -> pl.DataFrame | pl.LazyFrame: ...
+
+
+def fuse(
+    runs: Runs,
+    method: str = "rrf",
+    *,
+    norm: str | None = None,
+    weights: Weights | None = None,
+    depth: int | None = None,
+    fitted: pl.DataFrame | pl.LazyFrame | None = None,
+    sort: bool = True,
+    buckets: Buckets = None,
+    spill_dir: str | Path | None = None,
+    system: str | None = None,
+    query_id: str = "query_id",
+    doc_id: str = "doc_id",
+    score: str = "score",
+    rank: str = "rank",
+    **params: Any,
+) -> pl.DataFrame | pl.LazyFrame:
+    """Fuse several runs into one run (RRF, CombSUM/MNZ, weighted sums, Borda, ...).
+
+    Each run's scores are normalised per query (``norm``), each document gets a value
+    per run from the method's formula, and the values are combined per (query,
+    document), in one lazy plan. The result is a run ready for
+    :func:`~polars_irmetrics.evaluate` and the TREC writer. Method and normalisation
+    names are ranx's (``ranx.fuse``), and fused scores equal ranx's to rounding; see
+    :mod:`polars_irmetrics.fusion.methods` for every formula and its paper.
+
+    Parameters
+    ----------
+    runs
+        A dict of run name to DataFrame/LazyFrame (each with ``query_id``, ``doc_id``
+        and ``score`` or ``rank``), or one long frame whose ``system`` column names the
+        run (runs are then ordered by name, which is the order of ``weights``).
+    method
+        ``rrf`` (``k``, default 60), ``isr``, ``log_isr``, ``logn_isr`` (``sigma``,
+        default 0.01), ``rbc`` (``phi``), ``bordafuse``, ``w_bordafuse``,
+        ``condorcet``, ``w_condorcet``, ``sum``, ``mnz``, ``max``, ``min``, ``med``,
+        ``anz``, ``gmnz`` (``gamma``), ``wsum``, ``wmnz``, ``mixed``; trained (with
+        ``fitted=``): ``probfuse``, ``segfuse``, ``slidefuse`` (``w``), ``posfuse``,
+        ``bayesfuse``, ``mapfuse``. Aliases such as ``combsum`` or ``reciprocal_rank``
+        are accepted.
+    norm
+        Per-(run, query) normalisation: ``min-max``, ``min-max-inverted``, ``max``,
+        ``sum``, ``zmuv``, ``rank``, ``borda``, or ``None`` (default: raw scores).
+        Unlike ``ranx.fuse`` (which defaults to ``min-max``), nothing is normalised
+        unless asked.
+    weights
+        Weighted methods: one weight per run (finite, >= 0, not all zero), as a list
+        in the runs' order or a dict by run name.
+    depth
+        Keep the top ``depth`` fused documents per query (default: all).
+    fitted
+        Trained methods: the table :func:`~polars_irmetrics.fit_fusion` returned.
+    sort
+        Sort the result by query and rank (default). ``False`` leaves the rows in no
+        particular order and skips that sort, the plan's costliest step after the
+        group-by: :func:`~polars_irmetrics.evaluate` and the TREC writer do not need it.
+    buckets, spill_dir
+        Out of core, as in :func:`~polars_irmetrics.evaluate`: ``N`` or ``"auto"``
+        splits the runs by a hash of the query into ``N`` Parquet buckets under
+        ``spill_dir`` and fuses one bucket at a time (every step is per query, so
+        the result is the same); ``None`` (default) fuses in one plan.
+    system, query_id, doc_id, score, rank
+        Column names. A run without a ``score`` column is ordered by ``rank``.
+    **params
+        The method's parameters (``k``, ``sigma``, ``phi``, ``gamma``, ``w``).
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        ``query_id``, ``doc_id``, ``score``, ``rank`` (sorted by query and rank unless
+        ``sort=False``); lazy when any run is lazy.
+
+    Raises
+    ------
+    InvalidValueError
+        Fewer than two runs; bad ``weights``; a NaN, infinite or null score or id.
+    UnknownMetricError
+        An unknown method or normalisation (the message lists the valid names).
+    MetricParameterError
+        A missing or invalid parameter; a trained method without ``fitted``.
+    DuplicateError
+        A run listing a document twice in one query.
+    ColumnNotFoundError, ColumnTypeError
+        A missing or mistyped column.
+
+    Notes
+    -----
+    Positions (for rank-based methods and the fused run's ranks) follow the score,
+    descending (the fused run by its score rounded to 12 significant digits, so that
+    sums in a different order rank alike); ties are broken by document id,
+    ascending, in every method. A document a run did not retrieve contributes
+    nothing to that run's term (Borda: the average of the remaining points;
+    BayesFuse: ranx's ``log(0.001/0.999)``). Ids come back as String (string-like
+    ids) or Int64 (integer ids). A query missing from some runs is fused from the
+    runs that have it (ranx refuses such runs). Condorcet is exactly ranx's when the
+    runs' pairwise majorities form a strict order; otherwise a draw counts half a
+    win (Copeland), where ranx's result depends on its sort's comparison order.
+
+    Examples
+    --------
+    RRF with ``k=60``: ``a`` is first in ``bm25`` and second in ``dense``, so it scores
+    ``1/61 + 1/62``; ``c`` only appears in ``dense``, at position 1: ``1/61``.
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> bm25 = pl.DataFrame({"query_id": "q1", "doc_id": ["a", "b"], "score": [12.0, 9.5]})
+    >>> dense = pl.DataFrame({"query_id": "q1", "doc_id": ["c", "a"], "score": [0.9, 0.8]})
+    >>> fused = irm.fuse({"bm25": bm25, "dense": dense}, "rrf")
+    >>> fused.with_columns(pl.col("score").round(6))
+    shape: (3, 4)
+    ┌──────────┬────────┬──────────┬──────┐
+    │ query_id ┆ doc_id ┆ score    ┆ rank │
+    │ ---      ┆ ---    ┆ ---      ┆ ---  │
+    │ str      ┆ str    ┆ f64      ┆ i64  │
+    ╞══════════╪════════╪══════════╪══════╡
+    │ q1       ┆ a      ┆ 0.032522 ┆ 1    │
+    │ q1       ┆ c      ┆ 0.016393 ┆ 2    │
+    │ q1       ┆ b      ┆ 0.016129 ┆ 3    │
+    └──────────┴────────┴──────────┴──────┘
+
+    Weighted sum of min-max normalised scores: ``a`` scores ``0.5 * 1 + 0.5 * 0`` and
+    ``c`` ``0.5 * 1``; the tie is broken by document id.
+
+    >>> irm.fuse({"bm25": bm25, "dense": dense}, "wsum", norm="min-max", weights=[0.5, 0.5])
+    shape: (3, 4)
+    ┌──────────┬────────┬───────┬──────┐
+    │ query_id ┆ doc_id ┆ score ┆ rank │
+    │ ---      ┆ ---    ┆ ---   ┆ ---  │
+    │ str      ┆ str    ┆ f64   ┆ i64  │
+    ╞══════════╪════════╪═══════╪══════╡
+    │ q1       ┆ a      ┆ 0.5   ┆ 1    │
+    │ q1       ┆ c      ┆ 0.5   ┆ 2    │
+    │ q1       ┆ b      ┆ 0.0   ┆ 3    │
+    └──────────┴────────┴───────┴──────┘
+    """
+    options = FusionOptions(
+        method=method,
+        norm=norm,
+        weights=weights,
+        params=params,
+        depth=depth,
+        fitted=fitted,
+        sort=sort,
+        buckets=buckets,
+        spill_dir=spill_dir,
+        system=system,
+        query_id=query_id,
+        doc_id=doc_id,
+        score=score,
+        rank=rank,
+    )
+    plan, eager = build_fusion(runs, options)
+    return plan.collect() if eager else plan

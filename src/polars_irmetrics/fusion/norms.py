@@ -1,0 +1,116 @@
+"""Per-(run, query) score normalisations, as polars window expressions.
+
+Each normalisation maps a run's scores for one query to a common scale before the
+runs are combined. The formulas, the ``1e-9`` floor on every denominator and the
+population standard deviation are ranx's (``ranx.normalization``), so that fused
+scores agree with ranx's to rounding.
+
+=====================  ==========================================================
+name                   normalised score of a document with score ``s``
+=====================  ==========================================================
+``min-max``            ``(s - min) / max(max - min, 1e-9)``
+``min-max-inverted``   ``(max - s) / max(max - min, 1e-9)`` (low scores first)
+``max``                ``s / max(max, 1e-9)``
+``sum``                ``(s - min) / max(sum - n * min, 1e-9)``
+``zmuv``               ``(s - mean) / max(std, 1e-9)`` (population std, ddof 0)
+``rank``               ``1 - (p - 1) / n`` at position ``p`` of ``n``
+``borda``              ``1 - (p - 1) / c`` at position ``p``; a candidate the run
+                       did not retrieve gets ``0.5 - (n - 1) / (2 c)``, with ``c``
+                       the query's candidates (documents retrieved by any run)
+=====================  ==========================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import polars as pl
+
+from polars_irmetrics.errors import UnknownMetricError
+
+__all__ = ["NORMS", "normalise", "resolve_norm"]
+
+FLOOR = 1e-9
+
+
+def _floor(expr: pl.Expr) -> pl.Expr:
+    return pl.max_horizontal(expr, pl.lit(FLOOR))
+
+
+def _min_max(s: pl.Expr, by: list[str]) -> pl.Expr:
+    low, high = s.min().over(by), s.max().over(by)
+    return (s - low) / _floor(high - low)
+
+
+def _min_max_inverted(s: pl.Expr, by: list[str]) -> pl.Expr:
+    low, high = s.min().over(by), s.max().over(by)
+    return (high - s) / _floor(high - low)
+
+
+def _max(s: pl.Expr, by: list[str]) -> pl.Expr:
+    return s / _floor(s.max().over(by))
+
+
+def _sum(s: pl.Expr, by: list[str]) -> pl.Expr:
+    low = s.min().over(by)
+    return (s - low) / _floor(s.sum().over(by) - low * pl.len().over(by))
+
+
+def _zmuv(s: pl.Expr, by: list[str]) -> pl.Expr:
+    return (s - s.mean().over(by)) / _floor(s.std(ddof=0).over(by))
+
+
+#: Score normalisations computed from the scores alone (``rank`` and ``borda`` use
+#: positions and are built in :mod:`polars_irmetrics.fusion.fuse`).
+SCORE_NORMS: dict[str, Callable[[pl.Expr, list[str]], pl.Expr]] = {
+    "min-max": _min_max,
+    "min-max-inverted": _min_max_inverted,
+    "max": _max,
+    "sum": _sum,
+    "zmuv": _zmuv,
+}
+
+#: Every normalisation's canonical name.
+NORMS: tuple[str, ...] = (*SCORE_NORMS, "rank", "borda")
+
+_ALIASES = {"min_max": "min-max", "minmax": "min-max", "min_max_inverted": "min-max-inverted"}
+
+
+def resolve_norm(norm: str | None) -> str | None:
+    """The canonical name of a normalisation (``None`` or ``"none"``: no normalisation).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.fusion.norms import resolve_norm
+    >>> resolve_norm("min_max"), resolve_norm("none")
+    ('min-max', None)
+    >>> resolve_norm("l2")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.UnknownMetricError: unknown normalisation 'l2'; choose one of ...
+    """
+    if norm is None or norm == "none":
+        return None
+    name = _ALIASES.get(norm, norm)
+    if name not in NORMS:
+        raise UnknownMetricError(
+            f"unknown normalisation {norm!r}; choose one of {', '.join(NORMS)}, or None"
+        )
+    return name
+
+
+def normalise(norm: str, score: pl.Expr, by: list[str]) -> pl.Expr:
+    """A score normalisation (one of ``SCORE_NORMS``) as a window over ``by``.
+
+    Examples
+    --------
+    Every denominator is floored at ``1e-9``: a query whose documents all score the
+    same maps them all to 0 under ``min-max`` rather than dividing by zero.
+
+    >>> import polars as pl
+    >>> from polars_irmetrics.fusion.norms import normalise
+    >>> frame = pl.DataFrame({"q": ["a", "a", "a", "b", "b"], "s": [3.0, 1.0, 2.0, 5.0, 5.0]})
+    >>> frame.select(normalise("min-max", pl.col("s"), ["q"]))["s"].to_list()
+    [1.0, 0.0, 0.5, 0.0, 0.0]
+    """
+    return SCORE_NORMS[norm](score, by)

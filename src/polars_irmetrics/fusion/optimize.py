@@ -1,0 +1,433 @@
+"""``irm.optimize_fusion``: search ranx's grid of fusion parameters in one plan.
+
+The normalised runs are pivoted to one row per (query, document) with a column per
+run, cross-joined with the grid (one row per weight vector, or per ``k``/``phi``/
+``gamma``/``sigma``), fused, ranked per (grid point, query) and evaluated with the
+grid point as one more group key: one polars plan, collected once, whatever the
+grid's size. The per-query scores (grid points x queries) then give the best point
+and, with ``folds``, a cross-validated estimate in numpy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.fusion.frame import BAD, DUP, Runs, checked, flags_for, gather, positions
+from polars_irmetrics.fusion.fuse import RANK_KEY, _present, prepare, rank_key
+from polars_irmetrics.fusion.methods import POS, RUN, VALUE, get_fusion_method
+from polars_irmetrics.fusion.norms import resolve_norm
+from polars_irmetrics.fusion.options import FusionOptions
+from polars_irmetrics.fusion.train import _judgments
+from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
+
+__all__ = ["grid_points", "optimize_fusion"]
+
+GRID = "__irmf_grid"
+_PARAM = "__irmf_param"
+_CNT = "__irmf_cnt"
+_SUM = "__irmf_sum"
+_RANK = "__irmf_rank"
+_QCODE = "__irmf_qcode"
+_KEY = "__irmf_key2"
+
+#: Methods whose fused score is a convex combination of the runs' values (weights on
+#: the simplex), so that it lies between a document's lowest and highest value.
+CONVEX = ("wsum", "w_bordafuse")
+
+#: Metrics whose value at cutoff k reads only the top k of the ranking (and the
+#: judgments): the grid's rankings can be cut at k before evaluating.
+_TOP_K_METRICS = (
+    "precision", "recall", "f1", "hit_rate", "mrr", "map", "ndcg", "dcg",
+    "num_rel_ret", "arhr", "mar", "err",
+)  # fmt: skip
+
+
+def top_k_cutoff(metric: str) -> int | None:
+    """The cutoff k of a metric that reads only the top k, else ``None``.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.fusion.optimize import top_k_cutoff
+    >>> top_k_cutoff("ndcg@10"), top_k_cutoff("map"), top_k_cutoff("bpref")
+    (10, None, None)
+    """
+    from polars_irmetrics.metrics.registry import parse_metric
+
+    request = parse_metric(metric)
+    if request.k is None or request.metric.name not in _TOP_K_METRICS:
+        return None
+    if dict(request.options).get("ideal", "judgments") != "judgments":
+        return None
+    return int(request.k)
+
+
+def _prune(wide: pl.LazyFrame, n: int, q: str, k: int) -> pl.LazyFrame:
+    """Drop documents that no weight vector can bring into the top ``k``.
+
+    For a convex combination a document scores between its lowest and highest value
+    over the runs (an unretrieved one counting 0). When ``k`` documents of the query
+    have a lowest value above a document's highest (by a margin of 1e-9, far above the
+    rounding of the ranking key), ``k`` documents outscore it at every grid point.
+    """
+    values = [pl.col(f"__irmf_v{i}").fill_null(0.0) for i in range(n)]
+    low, high = pl.min_horizontal(values), pl.max_horizontal(values)
+    kth_low = pl.when(pl.len().over(q) > k).then(low.top_k(k).min().over(q))
+    margin = 1e-9 * pl.max_horizontal(pl.lit(1.0), kth_low.abs())
+    return wide.filter((high + margin >= kth_low).fill_null(True))
+
+
+#: Methods ``optimize_fusion`` searches, and the parameter it varies.
+SEARCHED = {
+    "wsum": "weights",
+    "wmnz": "weights",
+    "mixed": "weights",
+    "w_bordafuse": "weights",
+    "rrf": "k",
+    "rbc": "phi",
+    "gmnz": "gamma",
+    "logn_isr": "sigma",
+}
+
+
+def _digits(step: float) -> int:
+    return str(step)[::-1].find(".")
+
+
+def grid_points(param: str, n_runs: int, step: float | None) -> list[Any]:
+    """ranx's grid (``ranx.fusion_optimization``): weight vectors on the simplex whose
+    float sum is exactly 1, ``k`` in 10..100, or 0.01..1 for ``phi``/``gamma``/``sigma``.
+
+    Examples
+    --------
+    Like ranx's, the weight grid keeps only vectors whose float sum is exactly 1: for
+    three runs at step 0.1 that is 62 of the simplex's 66 points ((0.1, 0.2, 0.7) sums
+    to 1.0000000000000002 and is left out, as in ranx).
+
+    >>> from polars_irmetrics.fusion.optimize import grid_points
+    >>> len(grid_points("weights", 3, 0.1)), grid_points("k", 2, None)[:3]
+    (62, [10, 20, 30])
+    >>> grid_points("weights", 2, 0.5)
+    [(0.0, 1.0), (0.5, 0.5), (1.0, 0.0)]
+    """
+    if step is not None and (
+        isinstance(step, bool) or not isinstance(step, int | float) or step <= 0
+    ):
+        raise MetricParameterError(f"step={step!r} is not valid; it must be a number > 0")
+    if param == "weights":
+        step = 0.1 if step is None else step
+        digits = _digits(step)
+        values = [round(float(x), digits) for x in np.arange(0, 1 + step, step)]
+        return [seq for seq in itertools.product(*[values] * n_runs) if sum(seq) == 1.0]
+    if param == "k":
+        return list(range(10, 101, int(step or 10)))
+    step = 0.01 if step is None else step
+    digits = _digits(step)
+    return [round(float(x), digits) for x in np.arange(0.01, 1.0 + step, step)]
+
+
+def _fused_score(method: str, n: int) -> pl.Expr:
+    v = [pl.col(f"__irmf_v{i}") for i in range(n)]
+    w = [pl.col(f"__irmf_w{i}") for i in range(n)]
+    p = pl.col(_PARAM)
+    filled = [x.fill_null(0.0) for x in v]
+    if method in ("wsum", "w_bordafuse"):
+        return pl.sum_horizontal([wi * vi for wi, vi in zip(w, filled, strict=True)])
+    if method == "wmnz":
+        present = [wi * vi.is_not_null().cast(pl.Float64) for wi, vi in zip(w, v, strict=True)]
+        return pl.sum_horizontal(filled) * pl.sum_horizontal(present)
+    if method == "mixed":
+        weighted = pl.sum_horizontal([wi * vi for wi, vi in zip(w, filled, strict=True)])
+        return weighted * pl.col(_CNT).sqrt()
+    if method == "rrf":
+        return pl.sum_horizontal([(1.0 / (p + x)).fill_null(0.0) for x in v])
+    if method == "rbc":
+        return pl.sum_horizontal([((1.0 - p) * p.pow(x - 1.0)).fill_null(0.0) for x in v])
+    if method == "gmnz":
+        return pl.col(_SUM) * pl.col(_CNT).pow(p)
+    return pl.col(_SUM) * (pl.col(_CNT) + p).log()  # logn_isr
+
+
+def optimize_fusion(
+    runs: Runs,
+    qrels: pl.DataFrame | pl.LazyFrame,
+    method: str = "wsum",
+    norm: str | None = "min-max",
+    metric: str = "ndcg@10",
+    *,
+    step: float | None = None,
+    return_grid: bool = False,
+    folds: int | None = None,
+    seed: int = 0,
+    buckets: Buckets = "auto",
+    spill_dir: str | Path | None = None,
+    system: str | None = None,
+    query_id: str = "query_id",
+    doc_id: str = "doc_id",
+    score: str = "score",
+    rank: str = "rank",
+    relevance: str = "relevance",
+) -> dict[str, Any] | tuple[Any, ...]:
+    """Find a fusion's best parameters on judged queries, over ranx's grid.
+
+    Searches the grid of ``ranx.optimize_fusion`` (weights on the simplex in steps of
+    ``step`` for ``wsum``, ``wmnz``, ``mixed``, ``w_bordafuse``; ``k`` for ``rrf``;
+    ``phi``, ``gamma``, ``sigma`` for ``rbc``, ``gmnz``, ``logn_isr``), evaluating
+    every grid point in one polars plan, and returns the point with the best mean
+    ``metric`` (among equals, the last, as ranx).
+
+    Parameters
+    ----------
+    runs
+        As in :func:`~polars_irmetrics.fuse`.
+    qrels
+        Judgments (``query_id``, ``doc_id``, ``relevance``).
+    method, norm
+        The fusion and normalisation (default ``wsum`` over ``min-max``, as ranx).
+    metric
+        One metric name, as in :func:`~polars_irmetrics.evaluate`.
+    step
+        The grid's step (ranx's defaults: 0.1 for weights, 10 for ``k``, 0.01 else).
+    return_grid
+        Also return every grid point's mean score.
+    folds
+        Cross-validate over ``folds`` random query folds (``seed``): for each fold,
+        the best point on the other folds and its score on this one.
+    seed
+        Seed of the random assignment of queries to folds (the same seed, the same
+        folds).
+    buckets, spill_dir
+        The grid multiplies the rows: ``"auto"`` (default) evaluates queries in hash
+        buckets of about 30 million (grid point, document) rows, one after the other
+        (:func:`~polars_irmetrics.evaluate`'s out-of-core path, under ``spill_dir``);
+        ``N`` sets the number of buckets, ``None`` runs one plan. Same result.
+    system, query_id, doc_id, score, rank, relevance
+        Column names.
+
+    Returns
+    -------
+    dict or tuple
+        ``{"weights": [...]}`` (or ``{"k": ...}``...) as ranx; with ``return_grid``,
+        ``(best, grid)``; with ``folds``, the fold table last: ``(best, folds)`` or
+        ``(best, grid, folds)``. ``grid``: the parameter and the metric's mean, one
+        row per point; ``folds``: ``fold``, ``queries``, the parameter, ``train`` and
+        ``test`` (the held-out score).
+
+    Raises
+    ------
+    MetricParameterError
+        A method without a search grid, a bad ``step`` or ``folds``.
+
+    Examples
+    --------
+    ``bm25`` ranks the relevant ``a`` first, ``dense`` ranks it last. After min-max,
+    ``a`` scores ``w_bm25`` and ``b`` ``0.5 w_bm25 + w_dense``: ``a`` is first once
+    ``bm25`` weighs more than 2/3 (weights 0.75 and 1.0); ties go to the last point.
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> docs = {"query_id": "q1", "doc_id": ["a", "b", "c"]}
+    >>> bm25 = pl.DataFrame({**docs, "score": [3.0, 2.0, 1.0]})
+    >>> dense = pl.DataFrame({**docs, "score": [0.1, 0.9, 0.5]})
+    >>> qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
+    >>> best, grid = irm.optimize_fusion({"bm25": bm25, "dense": dense}, qrels, metric="mrr",
+    ...                                  step=0.25, return_grid=True)
+    >>> best
+    {'weights': [1.0, 0.0]}
+    >>> grid["mrr"].to_list()
+    [0.3333333333333333, 0.3333333333333333, 0.5, 1.0, 1.0]
+    """
+    fusion = get_fusion_method(method)
+    param = SEARCHED.get(fusion.name)
+    if param is None:
+        raise MetricParameterError(
+            f"optimize_fusion searches {', '.join(SEARCHED)}; {fusion.name} has no grid "
+            "(trained methods are fitted with fit_fusion)"
+        )
+    buckets = check_buckets(buckets)
+    if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
+        raise MetricParameterError(f"folds={folds!r} is not valid; it must be an integer >= 2")
+    options = FusionOptions(
+        method=fusion.name,
+        norm=norm,
+        system=system,
+        query_id=query_id,
+        doc_id=doc_id,
+        score=score,
+        rank=rank,
+    )
+    gathered = gather(runs, options)
+    names = gathered.names
+    n = len(names)
+    points = grid_points(param, n, step)
+    q, d = query_id, doc_id
+    long = prepare(gathered, fusion, resolve_norm(norm), None, options)
+    present = _present(long)
+    if param == "weights":
+        row = fusion.contribution({})
+    elif param in ("k", "phi"):
+        row = pl.col(POS).cast(pl.Float64)
+    else:
+        row = fusion.contribution({})
+    long = long.with_columns(row.alias(VALUE))
+    per_run = [
+        pl.col(VALUE).filter(pl.col(RUN) == i).first().alias(f"__irmf_v{i}") for i in range(n)
+    ]
+    wide = long.group_by(q, d).agg(
+        *per_run,
+        pl.len().cast(pl.Float64).alias(_CNT),
+        pl.col(VALUE).sum().alias(_SUM),
+        *flags_for(names, present),
+    )
+    wide_schema = pl.Schema(
+        {k: v for k, v in wide.collect_schema().items() if k not in (BAD, DUP)}
+    )
+    wide = checked(wide, gathered, options, wide_schema)
+    if param == "weights":
+        grid = pl.LazyFrame(
+            {
+                GRID: list(range(len(points))),
+                **{f"__irmf_w{i}": [float(p[i]) for p in points] for i in range(n)},
+            },
+            schema={GRID: pl.Int32, **{f"__irmf_w{i}": pl.Float64 for i in range(n)}},
+        )
+    else:
+        grid = pl.LazyFrame(
+            {GRID: list(range(len(points))), _PARAM: [float(p) for p in points]},
+            schema={GRID: pl.Int32, _PARAM: pl.Float64},
+        )
+    cutoff = top_k_cutoff(metric)
+    if cutoff is not None and fusion.name in CONVEX:
+        wide = _prune(wide, n, q, cutoff)
+    from polars_irmetrics.plan.evaluate import evaluate
+
+    judged = _judgments(qrels, q, d, relevance, gathered.id_dtypes)
+
+    def evaluate_grid(
+        part: pl.LazyFrame, judged_part: pl.LazyFrame | None, _groups: pl.LazyFrame | None
+    ) -> pl.LazyFrame:
+        """Per (grid point, query) scores of the queries in ``part`` (the wide table)."""
+        # one integer group key for (grid point, query): cheaper windows than two keys
+        part = part.with_columns(pl.col(q).rank("dense").cast(pl.Int64).alias(_QCODE))
+        fused = part.join(grid, how="cross").select(
+            GRID,
+            q,
+            d,
+            (pl.col(GRID).cast(pl.Int64) * 2**32 + pl.col(_QCODE)).alias(_KEY),
+            _fused_score(fusion.name, n).alias("__irmf_score"),
+        )
+        ranked = positions(
+            fused.with_columns(rank_key("__irmf_score")), [_KEY], RANK_KEY, d, _RANK
+        )
+        if cutoff is not None:
+            ranked = ranked.filter(pl.col(_RANK) <= cutoff)
+        return evaluate(
+            ranked.select(GRID, q, d, _RANK).cache(),
+            metric,
+            qrels=judged_part,
+            by=GRID,
+            per_query=True,
+            order="rank",
+            query_id=q,
+            doc_id=d,
+            rank=_RANK,
+            relevance=relevance,
+        )
+
+    count = _bucket_count(gathered.frame, len(points), buckets)
+    if count == 1:
+        per_query = evaluate_grid(wide, judged, None).collect()
+    else:
+        per_query = evaluate_in_buckets(
+            wide,
+            judged,
+            None,
+            query_id=q,
+            buckets=count,
+            spill_dir=spill_dir,
+            evaluate_part=evaluate_grid,
+            schema=evaluate_grid(wide, judged, None).collect_schema(),
+        ).collect()
+    label = next(c for c in per_query.columns if c not in (GRID, q))
+    queries = judged.select(pl.col(q).unique().sort()).collect()[q].to_list()
+    matrix = _matrix(per_query, label, len(points), q, queries)
+    means = matrix.mean(axis=1) if matrix.shape[1] else np.zeros(len(points))
+    best_index = _last_argmax(means)
+
+    def as_value(point: Any) -> Any:
+        return [float(x) for x in point] if param == "weights" else point
+
+    best = {param: as_value(points[best_index])}
+    out: list[Any] = [best]
+    if return_grid:
+        column = pl.Series(param, [as_value(p) for p in points])
+        out.append(pl.DataFrame([column, pl.Series(label, means.tolist(), dtype=pl.Float64)]))
+    if folds is not None:
+        out.append(_cross_validate(matrix, folds, seed, points, param, as_value))
+    return best if len(out) == 1 else tuple(out)
+
+
+def _matrix(
+    per_query: pl.DataFrame, label: str, n_points: int, q: str, queries: list[Any]
+) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """Grid points x judged queries; a query the plan has no row for scores 0 (it
+    retrieved nothing, as ``evaluate``'s ``unretrieved='zero'``)."""
+    index = {v: i for i, v in enumerate(queries)}
+    matrix = np.zeros((n_points, len(queries)))
+    cols = np.array([index[v] for v in per_query[q].to_list()], dtype=np.int64)
+    rows = per_query[GRID].to_numpy().astype(np.int64)
+    matrix[rows, cols] = per_query[label].to_numpy()
+    return matrix
+
+
+#: ``buckets="auto"``: about this many (grid point, document) rows per bucket.
+ROWS_PER_BUCKET = 30_000_000
+
+
+def _bucket_count(long: pl.LazyFrame, n_points: int, buckets: Buckets) -> int:
+    if buckets is None:
+        return 1
+    if buckets != "auto":
+        return int(buckets)
+    rows: int = long.select(pl.len()).collect().item()
+    return max(1, math.ceil(rows * n_points / ROWS_PER_BUCKET))
+
+
+def _last_argmax(values: np.ndarray[Any, np.dtype[np.float64]]) -> int:
+    return int(len(values) - 1 - np.argmax(values[::-1]))
+
+
+def _cross_validate(
+    matrix: np.ndarray[Any, np.dtype[np.float64]],
+    folds: int,
+    seed: int,
+    points: Sequence[Any],
+    param: str,
+    as_value: Any,
+) -> pl.DataFrame:
+    n_queries = matrix.shape[1]
+    if n_queries < folds:
+        raise MetricParameterError(
+            f"folds={folds} needs at least {folds} evaluated queries; there are {n_queries}"
+        )
+    order = np.random.default_rng(seed).permutation(n_queries)
+    fold_of = np.empty(n_queries, dtype=np.int64)
+    fold_of[order] = np.arange(n_queries) % folds
+    rows: dict[str, list[Any]] = {"fold": [], "queries": [], param: [], "train": [], "test": []}
+    for fold in range(folds):
+        test = fold_of == fold
+        train_means = matrix[:, ~test].mean(axis=1)
+        chosen = _last_argmax(train_means)
+        rows["fold"].append(fold + 1)
+        rows["queries"].append(int(test.sum()))
+        rows[param].append(as_value(points[chosen]))
+        rows["train"].append(float(train_means[chosen]))
+        rows["test"].append(float(matrix[chosen, test].mean()))
+    return pl.DataFrame(rows)

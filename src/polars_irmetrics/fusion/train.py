@@ -1,0 +1,407 @@
+"""Trained fusions: ``irm.fit_fusion`` learns per-run tables from judgments, and
+:func:`apply_fitted` joins them onto the long frame inside ``fuse``'s plan.
+
+A fitted table is a DataFrame with one row per (run, index): ``method``, ``run``,
+``index`` (a 0-based position or segment) and ``value``. What the index and value
+are, per method (ranx's ``*_train`` functions, hit = judged relevance >= 1):
+
+=============  ================================================================
+``posfuse``    position ``i``: the share of training queries with a hit at ``i``,
+               among those whose list reaches ``i`` (also ``slidefuse``'s table)
+``probfuse``   segment ``k`` of ``n_segments`` equal parts of each list: the mean
+               over training queries of the hit rate within the segment
+``segfuse``    segment ``k`` of the boundaries 0, 5, 15, 35, ..., 5115: the mean
+               hit rate within the segment
+``bayesfuse``  segment ``k`` of the cut-offs 0, 5, 10, 15, 20, 30, 100, 200, 500,
+               1000: the log-odds ``log(p / (1 - p))`` of its mean precision ``p``
+               (0 and 1 moved to 0.001 and 0.999 as in ranx)
+``mapfuse``    index 0: the run's MAP
+=============  ================================================================
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
+from polars_irmetrics.fusion.frame import Runs, gather
+from polars_irmetrics.fusion.methods import (
+    FIT_PARAMS,
+    FITTED,
+    LEN,
+    MIN_LOG_ODDS,
+    POS,
+    RUN,
+    RUNS_OF_QUERY,
+    SCORE,
+    FusionMethod,
+    get_fusion_method,
+)
+from polars_irmetrics.fusion.norms import resolve_norm
+from polars_irmetrics.fusion.options import FusionOptions
+
+__all__ = ["apply_fitted", "check_fitted", "fit_fusion"]
+
+SEGFUSE_BOUNDS = (0, 5, 15, 35, 75, 155, 315, 635, 1275, 2555, 5115)
+BAYES_CUTOFFS = (0, 5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_HIT = "__irmf_hit"
+_SEG = "__irmf_seg"
+_INDEX = "__irmf_index"
+FITTED_SCHEMA = pl.Schema(
+    {"method": pl.String(), "run": pl.String(), "index": pl.Int64(), "value": pl.Float64()}
+)
+
+
+def _segment(pos0: pl.Expr, bounds: Sequence[int]) -> pl.Expr:
+    """The segment of a 0-based position: ``k`` with ``bounds[k] <= pos0 < bounds[k+1]``;
+    ``len(bounds) - 1`` past the last boundary."""
+    return pl.sum_horizontal([(pos0 >= b).cast(pl.Int64) for b in bounds[1:]])
+
+
+def fit_fusion(
+    runs: Runs,
+    qrels: pl.DataFrame | pl.LazyFrame,
+    method: str,
+    *,
+    norm: str | None = None,
+    n_segments: int | None = None,
+    relevance_level: float = 1,
+    system: str | None = None,
+    query_id: str = "query_id",
+    doc_id: str = "doc_id",
+    score: str = "score",
+    rank: str = "rank",
+    relevance: str = "relevance",
+) -> pl.DataFrame:
+    """Fit a trained fusion's per-run tables on judged (training) queries.
+
+    The tables are ranx's (``ranx.fusion.*_train``): per-position or per-segment hit
+    rates, log-odds or MAP, estimated on the queries of each run that have
+    judgments. Pass the result to :func:`~polars_irmetrics.fuse` as ``fitted=``,
+    usually on other (test) queries.
+
+    Parameters
+    ----------
+    runs
+        As in :func:`~polars_irmetrics.fuse`.
+    qrels
+        Judgments: ``query_id``, ``doc_id``, ``relevance``.
+    method
+        ``probfuse``, ``segfuse``, ``slidefuse``, ``posfuse``, ``bayesfuse`` or
+        ``mapfuse`` (or an alias).
+    norm
+        The normalisation ``fuse`` will use (it sets the positions; default none).
+    n_segments
+        ``probfuse``: the number of segments each list is cut into (required).
+    relevance_level
+        The lowest relevance that counts as a hit (ranx: 1).
+    system, query_id, doc_id, score, rank, relevance
+        Column names.
+
+    Returns
+    -------
+    DataFrame
+        ``method``, ``run``, ``index``, ``value`` (see the module docstring).
+
+    Raises
+    ------
+    MetricParameterError
+        An untrained method, or a missing ``n_segments`` for ``probfuse``.
+
+    Examples
+    --------
+    Two queries, each run lists two documents; ``d1`` is the only relevant one. In
+    ``a`` it is first in q1 and second in q2, so positions 0 and 1 are hits half of
+    the time; ``b`` never retrieves it.
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> a = pl.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d1", "d2", "d3", "d1"],
+    ...                   "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> b = a.with_columns(pl.Series("doc_id", ["d4", "d5", "d6", "d7"]))
+    >>> qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": "d1", "relevance": 1})
+    >>> irm.fit_fusion({"a": a, "b": b}, qrels, "posfuse")
+    shape: (4, 4)
+    ┌─────────┬─────┬───────┬───────┐
+    │ method  ┆ run ┆ index ┆ value │
+    │ ---     ┆ --- ┆ ---   ┆ ---   │
+    │ str     ┆ str ┆ i64   ┆ f64   │
+    ╞═════════╪═════╪═══════╪═══════╡
+    │ posfuse ┆ a   ┆ 0     ┆ 0.5   │
+    │ posfuse ┆ a   ┆ 1     ┆ 0.5   │
+    │ posfuse ┆ b   ┆ 0     ┆ 0.0   │
+    │ posfuse ┆ b   ┆ 1     ┆ 0.0   │
+    └─────────┴─────┴───────┴───────┘
+    """
+    fusion = get_fusion_method(method)
+    if not fusion.trained:
+        raise MetricParameterError(
+            f"{fusion.name} is not a trained method; fit_fusion fits probfuse, segfuse, "
+            "slidefuse, posfuse, bayesfuse or mapfuse"
+        )
+    if fusion.name == "probfuse":
+        if n_segments is None:
+            raise MetricParameterError(
+                "probfuse needs the parameter n_segments: pass it, e.g. "
+                "fit_fusion(runs, qrels, 'probfuse', n_segments=10)"
+            )
+        n_segments = int(FIT_PARAMS["probfuse"][0].check("probfuse", n_segments))
+    elif n_segments is not None:
+        raise MetricParameterError(f"{fusion.name} has no parameter 'n_segments'")
+    options = FusionOptions(
+        method=fusion.name,
+        norm=norm,
+        system=system,
+        query_id=query_id,
+        doc_id=doc_id,
+        score=score,
+        rank=rank,
+    )
+    from polars_irmetrics.fusion.fuse import prepare
+
+    gathered = gather(runs, options)
+    q, d = query_id, doc_id
+    long = prepare(gathered, fusion, resolve_norm(norm), None, options)
+    judged = _judgments(qrels, q, d, relevance, gathered.id_dtypes)
+    training = long.join(judged.select(q).unique(), on=q, how="semi")
+    hits = training.join(judged, on=[q, d], how="left").with_columns(
+        (pl.col(relevance) >= relevance_level).fill_null(False).cast(pl.Float64).alias(_HIT)
+    )
+    queries = training.group_by(RUN).agg(pl.col(q).n_unique().cast(pl.Float64).alias("__irmf_nq"))
+    name = fusion.name
+    if name in ("posfuse", "slidefuse"):
+        table = hits.group_by(RUN, (pl.col(POS) - 1).alias(_INDEX)).agg(
+            pl.col(_HIT).mean().alias("value")
+        )
+    elif name == "mapfuse":
+        table = _map_table(hits, judged, gathered.names, q, d, relevance, relevance_level)
+    else:
+        if name == "probfuse":
+            assert n_segments is not None
+            size = (pl.col(LEN) / n_segments).ceil().cast(pl.Int64)
+            seg = (pl.col(POS) - 1) // size
+            sizes = None
+            count = n_segments
+        else:
+            bounds = SEGFUSE_BOUNDS if name == "segfuse" else BAYES_CUTOFFS
+            seg = _segment(pl.col(POS) - 1, bounds)
+            sizes = [b - a for a, b in itertools.pairwise(bounds)]
+            count = len(sizes)
+        per_query = hits.with_columns(seg.alias(_SEG)).filter(pl.col(_SEG) < count)
+        if sizes is None:
+            rate = pl.col(_HIT).mean()
+        else:
+            rate = (
+                pl.col(_HIT).sum()
+                / pl.col(_SEG)
+                .replace_strict(dict(enumerate(sizes)), return_dtype=pl.Float64)
+                .first()
+            )
+        sums = (
+            per_query.group_by(RUN, q, _SEG)
+            .agg(rate.alias("__irmf_rate"))
+            .group_by(RUN, _SEG)
+            .agg(pl.col("__irmf_rate").sum())
+        )
+        grid = queries.join(
+            pl.LazyFrame({_SEG: list(range(count))}, schema={_SEG: pl.Int64}), how="cross"
+        )
+        table = (
+            grid.join(sums, on=[RUN, _SEG], how="left")
+            .with_columns(
+                (pl.col("__irmf_rate").fill_null(0.0) / pl.col("__irmf_nq")).alias("value")
+            )
+            .rename({_SEG: _INDEX})
+        )
+        if name == "bayesfuse":
+            p = pl.col("value")
+            p = pl.when(p == 0).then(0.001).otherwise(p)
+            neg = 1.0 - p
+            neg = pl.when(neg == 0).then(0.001).otherwise(neg)
+            table = table.with_columns((p / neg).log().alias("value"))
+    out = table.select(
+        pl.lit(name).alias("method"),
+        pl.col(RUN)
+        .replace_strict(dict(enumerate(gathered.names)), return_dtype=pl.String)
+        .alias("run"),
+        pl.col(_INDEX).cast(pl.Int64).alias("index"),
+        pl.col("value").cast(pl.Float64),
+    ).sort("run", "index")
+    return out.collect()
+
+
+def _judgments(
+    qrels: pl.DataFrame | pl.LazyFrame,
+    q: str,
+    d: str,
+    relevance: str,
+    dtypes: tuple[pl.DataType, pl.DataType],
+) -> pl.LazyFrame:
+    if not isinstance(qrels, pl.DataFrame | pl.LazyFrame):
+        raise InvalidValueError(
+            f"qrels must be a polars DataFrame or LazyFrame; got {type(qrels).__name__}"
+        )
+    lazy = qrels.lazy()
+    schema = lazy.collect_schema()
+    for column in (q, d, relevance):
+        if column not in schema:
+            have = ", ".join(repr(c) for c in schema.names()) or "none"
+            raise ColumnNotFoundError(
+                f"column {column!r} not found in the judgments (its columns: {have}); name "
+                "the columns with query_id=..., doc_id=... and relevance=..."
+            )
+    return lazy.select(pl.col(q).cast(dtypes[0]), pl.col(d).cast(dtypes[1]), pl.col(relevance))
+
+
+def _map_table(
+    hits: pl.LazyFrame,
+    judged: pl.LazyFrame,
+    names: Sequence[str],
+    q: str,
+    d: str,
+    relevance: str,
+    relevance_level: float,
+) -> pl.LazyFrame:
+    from polars_irmetrics.plan.evaluate import evaluate
+
+    run = hits.select(RUN, q, d, pl.col(POS).alias("__irmf_rank"))
+    means = evaluate(
+        run,
+        "map",
+        qrels=judged,
+        by=RUN,
+        order="rank",
+        relevance_level=relevance_level,
+        query_id=q,
+        doc_id=d,
+        rank="__irmf_rank",
+        relevance=relevance,
+    )
+    return means.select(RUN, pl.lit(0, pl.Int64).alias(_INDEX), pl.col("map").alias("value"))
+
+
+def check_fitted(
+    method: FusionMethod, fitted: pl.DataFrame | pl.LazyFrame | None, names: Sequence[str]
+) -> pl.LazyFrame:
+    """The fitted table for ``method``, checked against the runs; ``RUN`` as the index."""
+    if fitted is None:
+        raise MetricParameterError(
+            f"{method.name} is a trained method and needs fitted parameters: fit them on "
+            f"judged queries, e.g. fitted = irm.fit_fusion(runs, qrels, {method.name!r}), "
+            f"then fuse(runs, {method.name!r}, fitted=fitted)"
+        )
+    if not isinstance(fitted, pl.DataFrame | pl.LazyFrame):
+        raise InvalidValueError(
+            f"fitted must be the DataFrame fit_fusion returned; got {type(fitted).__name__}"
+        )
+    table = fitted.lazy().collect() if isinstance(fitted, pl.LazyFrame) else fitted
+    missing = [c for c in FITTED_SCHEMA.names() if c not in table.columns]
+    if missing:
+        raise ColumnNotFoundError(
+            f"fitted has no column {missing[0]!r}; pass the DataFrame fit_fusion returned "
+            "(columns method, run, index, value)"
+        )
+    methods = set(table["method"].unique().to_list())
+    if methods != {method.name}:
+        raise MetricParameterError(
+            f"fitted holds parameters of {', '.join(sorted(map(str, methods))) or 'no method'}, "
+            f"not {method.name}: fit them with fit_fusion(runs, qrels, {method.name!r})"
+        )
+    have = set(table["run"].to_list())
+    absent = [n for n in names if n not in have]
+    if absent:
+        raise MetricParameterError(
+            f"fitted has no parameters for run {absent[0]!r}; fit them on the same runs "
+            f"(fitted runs: {', '.join(map(repr, sorted(have)))})"
+        )
+    return (
+        table.lazy()
+        .filter(pl.col("run").is_in(list(names)))
+        .select(
+            pl.col("run")
+            .replace_strict({n: i for i, n in enumerate(names)}, return_dtype=pl.Int32)
+            .alias(RUN),
+            pl.col("index").cast(pl.Int64),
+            pl.col("value").cast(pl.Float64),
+        )
+    )
+
+
+def apply_fitted(
+    method: FusionMethod,
+    long: pl.LazyFrame,
+    fitted: pl.LazyFrame,
+    params: Mapping[str, float],
+    options: FusionOptions,
+) -> pl.LazyFrame:
+    """``long`` with ``FITTED``: each row's value from the fitted table (see ``methods``)."""
+    name = method.name
+    pos0 = pl.col(POS) - 1
+    value = pl.col("value")
+    if name == "mapfuse":
+        joined = long.join(fitted.select(RUN, "value"), on=RUN, how="left")
+        return joined.with_columns((value / pl.col(POS).cast(pl.Float64)).alias(FITTED))
+    if name == "posfuse":
+        joined = long.with_columns(pos0.alias(_INDEX)).join(
+            fitted.rename({"index": _INDEX}), on=[RUN, _INDEX], how="left"
+        )
+        return joined.with_columns(value.fill_null(0.0).alias(FITTED)).drop(_INDEX, "value")
+    if name == "probfuse":
+        segments = fitted.group_by(RUN).agg(pl.len().cast(pl.Int64).alias("__irmf_nseg"))
+        size = (pl.col(LEN) / pl.col("__irmf_nseg")).ceil().cast(pl.Int64)
+        with_seg = long.join(segments, on=RUN, how="left").with_columns(
+            (pos0 // size).alias(_INDEX)
+        )
+        joined = with_seg.join(fitted.rename({"index": _INDEX}), on=[RUN, _INDEX], how="left")
+        return joined.with_columns(
+            (value.fill_null(0.0) / (pl.col(_INDEX) + 1).cast(pl.Float64)).alias(FITTED)
+        ).drop(_INDEX, "value", "__irmf_nseg")
+    if name == "segfuse":
+        with_seg = long.with_columns(_segment(pos0, SEGFUSE_BOUNDS).alias(_INDEX))
+        joined = with_seg.join(fitted.rename({"index": _INDEX}), on=[RUN, _INDEX], how="left")
+        return joined.with_columns(
+            (value.fill_null(0.0) * (pl.col(SCORE) + 1.0)).alias(FITTED)
+        ).drop(_INDEX, "value")
+    if name == "bayesfuse":
+        with_seg = long.with_columns(_segment(pos0, BAYES_CUTOFFS).alias(_INDEX))
+        joined = with_seg.join(fitted.rename({"index": _INDEX}), on=[RUN, _INDEX], how="left")
+        return joined.with_columns(
+            value.fill_null(MIN_LOG_ODDS).alias(FITTED),
+            pl.col(RUN).n_unique().over(options.query_id).cast(pl.Float64).alias(RUNS_OF_QUERY),
+        ).drop(_INDEX, "value")
+    # slidefuse: the mean of the probabilities at positions p - w .. p + w of the list
+    w = int(params["w"])
+    cumulative = (
+        fitted.sort(RUN, "index")
+        .with_columns(pl.col("value").cum_sum().over(RUN).alias("__irmf_cum"))
+        .select(RUN, (pl.col("index") + 1).alias(_INDEX), "__irmf_cum")
+    )
+    zero = (
+        fitted.select(RUN)
+        .unique()
+        .with_columns(pl.lit(0, pl.Int64).alias(_INDEX), pl.lit(0.0).alias("__irmf_cum"))
+    )
+    prefix = pl.concat([zero, cumulative], how="vertical")
+    length = fitted.group_by(RUN).agg(pl.len().cast(pl.Int64).alias("__irmf_len"))
+    a = pl.max_horizontal(pos0 - w, pl.lit(0, pl.Int64))
+    b = pl.min_horizontal(pos0 + w, pl.col(LEN) - 1)
+    ends = long.join(length, on=RUN, how="left").with_columns(
+        a.alias("__irmf_a"),
+        b.alias("__irmf_b"),
+        pl.min_horizontal(b + 1, pl.col("__irmf_len")).alias("__irmf_hi"),
+        pl.min_horizontal(a, pl.col("__irmf_len")).alias("__irmf_lo"),
+    )
+    hi = prefix.rename({_INDEX: "__irmf_hi", "__irmf_cum": "__irmf_chi"})
+    lo = prefix.rename({_INDEX: "__irmf_lo", "__irmf_cum": "__irmf_clo"})
+    joined = ends.join(hi, on=[RUN, "__irmf_hi"], how="left").join(
+        lo, on=[RUN, "__irmf_lo"], how="left"
+    )
+    width = (pl.col("__irmf_b") - pl.col("__irmf_a") + 1).cast(pl.Float64)
+    return joined.with_columns(
+        ((pl.col("__irmf_chi") - pl.col("__irmf_clo")) / width).alias(FITTED)
+    ).drop(
+        "__irmf_a", "__irmf_b", "__irmf_hi", "__irmf_lo", "__irmf_chi", "__irmf_clo", "__irmf_len"
+    )
