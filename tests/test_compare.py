@@ -26,6 +26,7 @@ from polars_irmetrics.comparison.frame import PerQuery
 from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.comparison.paired import randomization_p
 from polars_irmetrics.io.files import sample_paths
+from polars_irmetrics.plan.options import EvalOptions
 
 from .helpers import property_settings
 
@@ -454,3 +455,26 @@ def test_nan_per_query_values_are_refused() -> None:
         "per-query value of 'm' for system 'sys' on query 'q1' is NaN; NaN cannot be "
         "paired: fix or drop that query in every system"
     )
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_ranked_run_beside_score_only_runs_is_compared_by_score(lazy: bool) -> None:
+    # a fused run carries ranks; the runs it came from only scores: one long table
+    # is ordered one way, by score, which every run has
+    run = pl.DataFrame(
+        {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["a", "b", "a", "b"],
+         "score": [2.0, 1.0, 1.0, 2.0]}
+    )  # fmt: skip
+    ranked = run.with_columns(rank=pl.Series([2, 1, 1, 2]))  # the ranks disagree with scores
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "a"], "relevance": [1, 1]})
+    runs = {"scores": run, "ranked": ranked}
+    if lazy:
+        runs = {name: frame.lazy() for name, frame in runs.items()}  # type: ignore[misc]
+    out = irm.compare(runs, ["P@1"], qrels=qrels, baseline="scores", test="t")
+    # ranked by score, "ranked" is the same run: P@1 = (1 + 0) / 2 on both sides
+    assert out.select("mean", "baseline_mean", "delta").row(0) == (0.5, 0.5, 0.0)
+    with pytest.raises(irm.InvalidValueError, match="column 'rank' of the run has 2 null value"):
+        irm.compare(
+            runs, ["P@1"], qrels=qrels, baseline="scores", test="t",
+            eval_options=EvalOptions(order="rank"),
+        )  # fmt: skip

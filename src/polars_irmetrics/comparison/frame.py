@@ -40,11 +40,17 @@ class PerQuery:
     dropped: int
 
 
-def long_runs(runs: Runs, system: str) -> tuple[pl.LazyFrame, list[str] | None]:
+def long_runs(
+    runs: Runs, system: str, order_columns: tuple[str, str] | None = None
+) -> tuple[pl.LazyFrame, list[str] | None]:
     """One long LazyFrame with a String ``system`` column, and the systems in order.
 
     A dict gives its keys in insertion order; a frame gives ``None`` (its systems, in
-    sorted order, are known after the plan runs).
+    sorted order, are known after the plan runs). With ``order_columns`` (``(rank,
+    score)``, for ``order="auto"``), when some runs of a dict have a ``rank`` column and
+    others do not (a fused run beside the score-only runs it came from), every run is
+    ranked by ``score``, as each of them has one: one long table orders all its rows
+    one way.
     """
     if isinstance(runs, pl.DataFrame | pl.LazyFrame):
         if system not in runs.lazy().collect_schema():
@@ -69,9 +75,19 @@ def long_runs(runs: Runs, system: str) -> tuple[pl.LazyFrame, list[str] | None]:
     frames = [
         frame.lazy().with_columns(pl.lit(name).alias(system)) for name, frame in runs.items()
     ]
+    if order_columns is not None:
+        frames = _one_order(frames, *order_columns)
     if not frames:
         return pl.LazyFrame(), names
     return pl.concat(frames, how="diagonal_relaxed"), names
+
+
+def _one_order(frames: list[pl.LazyFrame], rank: str, score: str) -> list[pl.LazyFrame]:
+    schemas = [frame.collect_schema() for frame in frames]
+    ranked = [rank in schema for schema in schemas]
+    if all(ranked) or not any(ranked) or not all(score in schema for schema in schemas):
+        return frames
+    return [frame.drop(rank) if has else frame for frame, has in zip(frames, ranked, strict=True)]
 
 
 def per_query_values(
@@ -91,7 +107,8 @@ def per_query_values(
     differ.
     """
     labels = [label for label, _ in parse_metric_list(metrics)]
-    run, names = long_runs(runs, system)
+    auto = (options.rank, options.score) if options.order == "auto" else None
+    run, names = long_runs(runs, system, auto)
     if names is not None and len(names) < 2:
         _too_few(names)
     unretrieved = "zero" if query_set == "judged" else "drop"
