@@ -11,6 +11,7 @@ __all__ = [
     "ColumnNotFoundError",
     "ColumnTypeError",
     "DuplicateError",
+    "EngineNotInstalledError",
     "InvalidValueError",
     "IrmError",
     "MetricParameterError",
@@ -54,3 +55,7 @@ class QuerySetError(IrmError, ValueError):
 
 class TrecFormatError(IrmError, ValueError):
     """A malformed line in a TREC run or qrels file."""
+
+
+class EngineNotInstalledError(IrmError, ImportError):
+    """An optional engine (Spark, Dask) is used without its extra installed."""
