@@ -12,6 +12,7 @@ PUBLIC = [
     "ColumnNotFoundError",
     "ColumnTypeError",
     "DuplicateError",
+    "EngineNotInstalledError",
     "InvalidValueError",
     "IrmError",
     "MetricParameterError",

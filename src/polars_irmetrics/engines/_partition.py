@@ -123,7 +123,9 @@ def prepare(
         options=options.replace(per_query=True),
         keys=(*by, options.query_id),
         by=by,
-        run_only_by=() if qrels_schema is None else tuple(k for k in by if k not in qrels_schema.names),
+        run_only_by=()
+        if qrels_schema is None
+        else tuple(k for k in by if k not in qrels_schema.names),
         per_query_schema=per_query,
         means_schema=means,
     )

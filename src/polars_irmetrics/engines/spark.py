@@ -29,8 +29,9 @@ as a Java stack trace.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics.engines._partition import (
@@ -45,7 +46,7 @@ from polars_irmetrics.engines._partition import (
 from polars_irmetrics.errors import ColumnTypeError, EngineNotInstalledError, InvalidValueError
 from polars_irmetrics.plan.options import EvalOptions, Order
 from polars_irmetrics.plan.progress import Progress, poll
-from polars_irmetrics.plan.validate import Policy
+from polars_irmetrics.plan.validate import INTERNAL, Policy
 
 try:
     from pyspark.sql import DataFrame, SparkSession
@@ -153,21 +154,22 @@ def evaluate(
     count = _partitions(spark, partitions)
     values = _per_query(run, qrels, job, count)
     if per_query:
-        result = values.orderBy(*job.keys)
+        result = values.orderBy(*job.keys).toDF(*job.per_query_schema)
     else:
-        result = _means(values, job)
+        result = _means(values, job).toDF(*job.means_schema)
     return _compute(result, spark, progress)
 
 
 def _per_query(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) -> DataFrame:
     """One row per query and ``by`` group: the plan run on each part's rows."""
-    schema = _spark_schema(job.per_query_schema)
+    schema = _spark_schema(job.per_query_schema, job.keys)
+    inner = schema.names
     query_id = job.options.query_id
     runs = run.withColumn(PART, _part(run, query_id, count)).groupBy(PART)
     if qrels is None:
 
         def one_side(table: pa.Table) -> pa.Table:
-            return evaluate_part(job, table, None)
+            return evaluate_part(job, table, None).rename_columns(inner)
 
         return runs.applyInArrow(one_side, schema)
     if job.run_only_by:
@@ -177,24 +179,29 @@ def _per_query(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) ->
     judged = qrels.withColumn(PART, _part(qrels, query_id, count)).groupBy(PART)
 
     def both_sides(run_part: pa.Table, qrels_part: pa.Table) -> pa.Table:
-        return evaluate_part(job, run_part, qrels_part)
+        return evaluate_part(job, run_part, qrels_part).rename_columns(inner)
 
     return runs.cogroup(judged).applyInArrow(both_sides, schema)
 
 
 def _means(values: DataFrame, job: Job) -> DataFrame:
     """One row of means per ``by`` group, each computed in one task (module doc)."""
-    schema = _spark_schema(job.means_schema)
+    schema = _spark_schema(job.means_schema, job.by)
+    inner, labels = schema.names, list(job.per_query_schema)
+
+    def summarize(table: pa.Table) -> pa.Table:
+        return summarize_part(job, table.rename_columns(labels)).rename_columns(inner)
+
     if job.by:
 
         def group(table: pa.Table) -> pa.Table:
-            return summarize_part(job, table)
+            return summarize(table)
 
         return values.groupBy(*job.by).applyInArrow(group, schema).orderBy(*job.by)
 
     def everything(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = pa.Table.from_batches(list(batches), schema=_arrow_values(job))
-        yield from summarize_part(job, table).to_batches()
+        yield from summarize(table).to_batches()
 
     # one partition holds every query, so the one row of means is there, even for none
     return values.repartition(1).mapInArrow(everything, schema)
@@ -249,11 +256,22 @@ def _arrow(schema: StructType) -> pa.Schema:
 
 
 def _arrow_values(job: Job) -> pa.Schema:
-    return arrow_schema(job.per_query_schema)
+    names = _spark_schema(job.per_query_schema, job.keys).names
+    return _renamed(arrow_schema(job.per_query_schema), names)
 
 
-def _spark_schema(schema: Any) -> StructType:
-    return from_arrow_schema(arrow_schema(schema))
+def _spark_schema(schema: pl.Schema, keys: tuple[str, ...]) -> StructType:
+    """``schema`` in Spark, its columns other than ``keys`` renamed ``__irm_c0``, ...:
+    pyspark resolves a column by name inside its Arrow functions, where a metric label
+    such as ``iprec@0.2`` would read as a nested field. The labels come back at the end.
+    """
+    arrow = arrow_schema(schema)
+    names = [n if n in keys else f"{INTERNAL}c{i}" for i, n in enumerate(arrow.names)]
+    return from_arrow_schema(_renamed(arrow, names))
+
+
+def _renamed(schema: pa.Schema, names: list[str]) -> pa.Schema:
+    return pa.schema(field.with_name(name) for field, name in zip(schema, names, strict=True))
 
 
 def _ensure_frame(frame: object, name: str) -> None:

@@ -70,9 +70,7 @@ class Progress:
             full = _WIDTH if self._total <= 0 else _WIDTH * min(done, self._total) // self._total
             bar = "#" * full + " " * (_WIDTH - full)
             seconds = time.perf_counter() - self._start
-            self._stream.write(
-                f"\r{self._label} [{bar}] {done}/{self._total}  {seconds:.1f} s   "
-            )
+            self._stream.write(f"\r{self._label} [{bar}] {done}/{self._total}  {seconds:.1f} s   ")
             self._stream.flush()
 
     def __exit__(self, *exc: object) -> None:
@@ -96,9 +94,9 @@ def track(items: Iterable[T], label: str, total: int, enabled: bool | None = Non
             bar.update(done)
 
 
-def poll(bar: Progress, read: Callable[[], tuple[int, int, str] | None], every: float = 0.5) -> (
-    Callable[[], None]
-):
+def poll(
+    bar: Progress, read: Callable[[], tuple[int, int, str] | None], every: float = 0.5
+) -> Callable[[], None]:
     """Redraw ``bar`` from ``read()`` (done, total, label) every ``every`` seconds in a
     thread; returns the function that stops it. Nothing starts when the bar is hidden."""
     if not bar.shown:
