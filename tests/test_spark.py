@@ -269,9 +269,8 @@ def test_spark_schema_errors_raise_before_any_job(
         irm_spark.evaluate(run, metrics, qrels=qrels, **options)
     assert part in str(raised.value)
     if "partitions" not in options:
-        single = {k: v for k, v in options.items()}
         with pytest.raises(error) as same:
-            irm.evaluate(ONE.drop(dropped), metrics, qrels=QRELS, **single)
+            irm.evaluate(ONE.drop(dropped), metrics, qrels=QRELS, **options)
         assert str(raised.value) == str(same.value)
     assert len(tracker.getJobIdsForGroup()) == jobs  # no Spark job ran
 

@@ -134,16 +134,12 @@ def prepare(
 def evaluate_part(job: Job, run: pa.Table, qrels: pa.Table | None) -> pa.Table:
     """The per-query values of one part: every row of its queries, from both sides.
 
-    A library error is raised as a :class:`CarriedError` that carries it (see
-    :func:`carry_error`), so that it survives the engine's own error handling.
+    A data error is the library's own exception, raised as the one-machine plan
+    raises it (Spark carries it back with :func:`carry_error`).
     """
-    try:
-        run_frame = _frame(run)
-        qrels_frame = None if qrels is None else _frame(qrels).lazy()
-        plan = build_plan(run_frame.lazy(), job.metrics, qrels_frame, job.options)
-        return _to_arrow(plan.collect(), job.per_query_schema)
-    except IrmError as exc:
-        raise carry_error(exc) from exc
+    qrels_frame = None if qrels is None else _frame(qrels).lazy()
+    plan = build_plan(_frame(run).lazy(), job.metrics, qrels_frame, job.options)
+    return _to_arrow(plan.collect(), job.per_query_schema)
 
 
 def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:

@@ -28,8 +28,8 @@ as a Java stack trace.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import pyarrow as pa
@@ -38,12 +38,18 @@ from polars_irmetrics.engines._partition import (
     PART,
     Job,
     arrow_schema,
+    carry_error,
     evaluate_part,
     prepare,
     raise_carried,
     summarize_part,
 )
-from polars_irmetrics.errors import ColumnTypeError, EngineNotInstalledError, InvalidValueError
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    EngineNotInstalledError,
+    InvalidValueError,
+    IrmError,
+)
 from polars_irmetrics.plan.options import EvalOptions, Order
 from polars_irmetrics.plan.progress import Progress, poll
 from polars_irmetrics.plan.validate import INTERNAL, Policy
@@ -127,7 +133,8 @@ def evaluate(
     >>> import polars_irmetrics.spark as irm_spark  # doctest: +SKIP
     >>> run = spark.read.parquet("s3://logs/run/")  # doctest: +SKIP
     >>> qrels = spark.read.parquet("s3://logs/qrels/")  # doctest: +SKIP
-    >>> irm_spark.evaluate(run, ["ndcg@10", "map"], qrels=qrels, by="system").show()  # doctest: +SKIP
+    >>> means = irm_spark.evaluate(run, ["ndcg@10"], qrels=qrels, by="day")  # doctest: +SKIP
+    >>> means.write.parquet("s3://reports/means/")  # doctest: +SKIP
     """
     _ensure_frame(run, "run")
     if qrels is not None:
@@ -169,7 +176,7 @@ def _per_query(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) ->
     if qrels is None:
 
         def one_side(table: pa.Table) -> pa.Table:
-            return evaluate_part(job, table, None).rename_columns(inner)
+            return _carrying(evaluate_part, job, table, None).rename_columns(inner)
 
         return runs.applyInArrow(one_side, schema)
     if job.run_only_by:
@@ -179,7 +186,7 @@ def _per_query(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) ->
     judged = qrels.withColumn(PART, _part(qrels, query_id, count)).groupBy(PART)
 
     def both_sides(run_part: pa.Table, qrels_part: pa.Table) -> pa.Table:
-        return evaluate_part(job, run_part, qrels_part).rename_columns(inner)
+        return _carrying(evaluate_part, job, run_part, qrels_part).rename_columns(inner)
 
     return runs.cogroup(judged).applyInArrow(both_sides, schema)
 
@@ -190,7 +197,8 @@ def _means(values: DataFrame, job: Job) -> DataFrame:
     inner, labels = schema.names, list(job.per_query_schema)
 
     def summarize(table: pa.Table) -> pa.Table:
-        return summarize_part(job, table.rename_columns(labels)).rename_columns(inner)
+        per_query = table.rename_columns(labels)
+        return _carrying(summarize_part, job, per_query).rename_columns(inner)
 
     if job.by:
 
@@ -230,6 +238,15 @@ def _compute(result: DataFrame, spark: SparkSession, progress: bool | None) -> D
             raise_carried(exc)
         finally:
             stop()
+
+
+def _carrying(function: Callable[..., pa.Table], *args: Any) -> pa.Table:
+    """``function(*args)`` in a task: a library error leaves as a :class:`CarriedError`,
+    whose text survives Spark's error handling (:func:`raise_carried` on the driver)."""
+    try:
+        return function(*args)
+    except IrmError as exc:
+        raise carry_error(exc) from exc
 
 
 def _part(frame: DataFrame, query_id: str, count: int) -> Column:
