@@ -16,14 +16,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 import polars_irmetrics as irm
 import polars_irmetrics.spark as irm_spark
-from polars_irmetrics.io.files import sample_paths
 
-# every metric of the registry (a parameter where one is required), and cutoff ranges
-METRICS = [
-    f"{m.name}@10" if m.cutoff == "required" else m.name
-    for m in irm.list_metrics()
-    if m.name not in ("iprec", "rprec_mult")
-] + ["iprec@0.2", "rprec_mult@0.5", "ndcg@1..20:5", "P@5", "recall(denominator='capped')@20"]
+from .engine_cases import ERRORS, MATRIX, METRICS, ONE, QRELS, RUN, single_message
 
 
 @pytest.fixture(scope="session")
@@ -51,31 +45,6 @@ def spark() -> Iterator[SparkSession]:
     session.stop()
 
 
-def _sample() -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Three systems in one long table (the sample has a query missing from one run
-    and a run query without judgments), and the judgments."""
-    runs, qrels_path = sample_paths()
-    run = pl.concat([pl.read_parquet(p).with_columns(system=pl.lit(p.stem)) for p in runs])
-    return run, pl.read_parquet(qrels_path)
-
-
-RUN, QRELS = _sample()
-RANKED = RUN.with_columns(
-    rank=pl.col("score").rank("ordinal", descending=True).over("system", "query_id").cast(pl.Int32)
-).drop("score")
-ONE = RUN.filter(pl.col("system") == RUN["system"][0]).drop("system")
-JUDGED = (
-    ONE.join(QRELS, on=["query_id", "doc_id"], how="full", coalesce=True)
-    .with_columns(
-        rank=pl.col("score").rank("ordinal", descending=True).over("query_id").cast(pl.Int32)
-    )
-    .filter(pl.col("relevance").is_not_null())
-    .drop("score")
-)
-INT_RUN = ONE.with_columns(pl.col("query_id").str.slice(1).cast(pl.Int64))
-INT_QRELS = QRELS.with_columns(pl.col("query_id").str.slice(1).cast(pl.Int32))
-
-
 def _spark_frame(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
     return spark.createDataFrame(frame.to_arrow())
 
@@ -86,24 +55,9 @@ def _polars(frame: DataFrame) -> pl.DataFrame:
     return out
 
 
-# (id, run, qrels, options): every metric family, by=, both orders, each query-set
-# policy, judged tables, integer ids of two widths, depth and relevance_level
-CASES: list[tuple[str, pl.DataFrame, pl.DataFrame | None, dict[str, Any]]] = [
-    ("by-system-score", RUN, QRELS, {"by": "system"}),
-    ("rank-order", RANKED, QRELS, {"by": ["system"], "order": "rank"}),
-    ("unjudged-zero", RUN, QRELS, {"by": "system", "unjudged": "zero"}),
-    ("unretrieved-drop", RUN, QRELS, {"by": "system", "unretrieved": "drop"}),
-    ("no-by-zero-drop", ONE, QRELS, {"unjudged": "zero", "unretrieved": "drop"}),
-    ("judged-table", JUDGED, None, {}),
-    ("integer-ids", INT_RUN, INT_QRELS, {"depth": 10, "relevance_level": 2}),
-    ("unchecked", RANKED, QRELS, {"by": "system", "check_duplicates": False}),
-]
-
-
 @pytest.mark.parametrize(
-    ("run", "qrels", "options"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+    ("run", "qrels", "options", "per_query"), [c[1:] for c in MATRIX], ids=[c[0] for c in MATRIX]
 )
-@pytest.mark.parametrize("per_query", [True, False], ids=["per_query", "means"])
 def test_spark_equals_evaluate_bit_for_bit(
     spark: SparkSession,
     run: pl.DataFrame,
@@ -138,52 +92,6 @@ def test_spark_means_of_no_query(spark: SparkSession) -> None:
     )
 
 
-def _message(run: pl.DataFrame, qrels: pl.DataFrame | None, metrics: list[str], **kw: Any) -> str:
-    with pytest.raises(irm.IrmError) as single:
-        irm.evaluate(run, metrics, qrels=qrels, **kw)
-    return str(single.value)
-
-
-# (id, run, qrels, metrics, options, error class, part of the message)
-ERRORS: list[
-    tuple[str, pl.DataFrame, pl.DataFrame | None, list[str], dict[str, Any], type, str]
-] = [
-    (
-        "duplicate-document",
-        ONE.with_columns(
-            doc_id=pl.when(pl.col("doc_id") == ONE["doc_id"][1])
-            .then(pl.lit(ONE["doc_id"][0]))
-            .otherwise("doc_id")
-        ),
-        QRELS,
-        ["map"],
-        {},
-        irm.DuplicateError,
-        "lists 1 document(s) more than once",
-    ),
-    (
-        "null-query-id",
-        ONE.with_columns(
-            query_id=pl.when(pl.col("doc_id") == ONE["doc_id"][5]).then(None).otherwise("query_id")
-        ),
-        QRELS,
-        ["ndcg@10"],
-        {},
-        irm.InvalidValueError,
-        "column 'query_id' of the run has null values",
-    ),
-    (
-        "unjudged-error",
-        RUN,
-        QRELS.filter(pl.col("query_id") != "q003"),
-        ["map"],
-        {"by": "system", "unjudged": "error"},
-        irm.QuerySetError,
-        "in the run but not in the judgments",
-    ),
-]
-
-
 @pytest.mark.parametrize(
     ("run", "qrels", "metrics", "options", "error", "part"),
     [e[1:] for e in ERRORS],
@@ -198,7 +106,7 @@ def test_spark_data_errors_are_the_librarys(
     error: type,
     part: str,
 ) -> None:
-    message = _message(run, qrels, metrics, **options)
+    message = single_message(run, qrels, metrics, **options)
     assert part in message
     with pytest.raises(error) as raised:
         irm_spark.evaluate(
