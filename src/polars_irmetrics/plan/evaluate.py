@@ -53,6 +53,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric
 from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
+from polars_irmetrics.plan.auto import resolve_buckets
 from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
 from polars_irmetrics.plan.options import EvalOptions, Order
 from polars_irmetrics.plan.validate import (
@@ -121,6 +122,8 @@ def evaluate(
     check_duplicates: bool = ...,
     buckets: Buckets = ...,
     spill_dir: str | Path | None = ...,
+    memory_limit: int | str | None = ...,
+    explain: bool = ...,
     query_id: str = ...,
     doc_id: str = ...,
     rank: str = ...,
@@ -145,6 +148,8 @@ def evaluate(
     check_duplicates: bool = ...,
     buckets: Buckets = ...,
     spill_dir: str | Path | None = ...,
+    memory_limit: int | str | None = ...,
+    explain: bool = ...,
     query_id: str = ...,
     doc_id: str = ...,
     rank: str = ...,
@@ -166,8 +171,10 @@ def evaluate(
     unjudged: Policy = "drop",
     unretrieved: Policy = "zero",
     check_duplicates: bool = True,
-    buckets: Buckets = None,
+    buckets: Buckets = "auto-memory",
     spill_dir: str | Path | None = None,
+    memory_limit: int | str | None = None,
+    explain: bool = False,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
     rank: str = "rank",
@@ -234,19 +241,28 @@ def evaluate(
         unjudged document listed twice is then counted twice in ``num_ret`` (and, ranked
         by score, pushes the documents below it down).
     buckets
-        ``None`` (default): one plan over the whole input, the fastest path while the
-        log fits in memory (polars streams the scan, the join and the counts; the
-        judged rows are held in memory). ``N`` or ``"auto"``: out of core, for logs
-        larger than memory (:mod:`polars_irmetrics.plan.buckets`): when collected, one
-        streaming pass writes the run and the judgments to Parquet in N buckets by a
-        hash of ``query_id``, then the buckets are evaluated one after the other by the
-        same plan. Peak memory is about one bucket's; every row is read twice; the
-        results are identical to ``None``'s. ``"auto"`` makes one bucket per 2 million
-        run rows (counting them is free for Parquet, one extra pass otherwise).
+        ``"auto-memory"`` (default): one plan or out of core, chosen from the run's size
+        (free for Parquet and DataFrames; other sources run in one plan) and
+        ``memory_limit`` (:mod:`polars_irmetrics.plan.auto`). ``None``: one plan over the
+        whole input, the fastest path while the log fits in memory (polars streams the
+        scan, the join and the counts; the judged rows are held in memory). ``N`` or
+        ``"auto"``: out of core, for logs larger than memory
+        (:mod:`polars_irmetrics.plan.buckets`): when collected, one streaming pass writes
+        the run and the judgments to Parquet in N buckets by a hash of ``query_id``, then
+        the buckets are evaluated one after the other by the same plan. Peak memory is
+        about one bucket's; every row is read twice; the results are identical to
+        ``None``'s. ``"auto"`` makes one bucket per 2 million run rows (counting them is
+        free for Parquet, one extra pass otherwise).
     spill_dir
         Folder for the buckets' temporary files (default: the system's temporary
         folder, ``TMPDIR``); they need about the run's size on disk and are removed
         when the evaluation ends. Ignored without ``buckets``.
+    memory_limit
+        The memory ``buckets="auto-memory"`` may plan for: bytes, or a size such as
+        ``"4GiB"``; default half the machine's (or the container's) memory.
+    explain
+        ``True``: print which plan ``buckets="auto-memory"`` chose and why (it is
+        logged at INFO level on the ``polars_irmetrics`` logger in any case).
     query_id, doc_id, rank, score, relevance
         Column names in ``run`` and ``qrels``.
 
@@ -322,6 +338,8 @@ def evaluate(
         check_duplicates=check_duplicates,
         buckets=buckets,
         spill_dir=spill_dir,
+        memory_limit=memory_limit,
+        explain=explain,
         query_id=query_id,
         doc_id=doc_id,
         rank=rank,
@@ -365,6 +383,9 @@ def build_plan(
     """The lazy plan behind :func:`evaluate` (see the module docstring)."""
     requests = parse_metric_list(metrics)
     setup = _setup(run, qrels, options)
+    buckets = options.buckets
+    if buckets == "auto-memory":  # one plan or out of core, from the run's size
+        buckets = resolve_buckets(run, options)
     query_id, doc_id = options.query_id, options.doc_id
     keys = list(setup.keys)
     run = run.with_columns(pl.col(c).cast(t) for c, t in setup.cast_ids.items())
@@ -376,7 +397,7 @@ def build_plan(
     groups = (
         run.select(setup.run_only_by).unique() if qrels is not None and setup.run_only_by else None
     )
-    if options.buckets is None:
+    if buckets is None:
         result = _per_query(run, qrels, groups, setup, requests)
     else:
 
@@ -390,7 +411,7 @@ def build_plan(
             qrels,
             groups,
             query_id=query_id,
-            buckets=options.buckets,
+            buckets=buckets,
             spill_dir=options.spill_dir,
             evaluate_part=evaluate_part,
             schema=evaluate_part(run, qrels, groups).collect_schema(),

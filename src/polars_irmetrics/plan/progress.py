@@ -34,7 +34,7 @@ class Progress:
     >>> with Progress("buckets", 4, stream=out, enabled=True) as bar:
     ...     bar.update(1)
     ...     bar.update(4)
-    >>> print(out.getvalue().replace("\\r", "\\n").strip().splitlines()[-1][:44])
+    >>> print(out.getvalue().replace("\\r", "\\n").strip().splitlines()[-1][:38])
     buckets [########################] 4/4
     >>> with Progress("buckets", 4, stream=io.StringIO()) as bar:  # not a terminal
     ...     bar.shown
