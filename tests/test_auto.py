@@ -90,3 +90,57 @@ def test_memory_limit_must_be_a_size(limit: object) -> None:
     with pytest.raises(irm.InvalidValueError) as raised:
         irm.evaluate(RUN, ["map"], qrels=QRELS, memory_limit=limit)  # type: ignore[arg-type]
     assert str(raised.value) == message
+
+
+def _hive(frame: pl.DataFrame, folder: Path) -> pl.LazyFrame:
+    """``frame`` written hive-partitioned by a hash of its query ids, and scanned."""
+    part = (pl.col("query_id").hash(seed=3) % 3).alias("qhash")
+    frame.with_columns(part).write_parquet(folder, partition_by="qhash")
+    return pl.scan_parquet(folder / "**" / "*.parquet", hive_partitioning=True)
+
+
+@pytest.mark.parametrize("qrels_partitioned", [True, False], ids=["qrels-too", "flat-qrels"])
+@pytest.mark.parametrize("per_query", [True, False])
+def test_hive_partitions_by_query_hash_are_evaluated_one_by_one(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    qrels_partitioned: bool,
+    per_query: bool,
+) -> None:
+    from polars_irmetrics.io.files import sample_paths
+
+    runs, qrels_path = sample_paths()
+    run = pl.concat([pl.read_parquet(p).with_columns(system=pl.lit(p.stem)) for p in runs])
+    qrels = pl.read_parquet(qrels_path)
+    names = [*irm.DEFAULT_METRICS, "rbp_residual", "fcp"]
+    options = {"by": "system", "per_query": per_query, "unjudged": "zero"}
+    expected = irm.evaluate(run, names, qrels=qrels, buckets=None, **options)
+    scanned_qrels = _hive(qrels, tmp_path / "qrels") if qrels_partitioned else qrels.lazy()
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    got = irm.evaluate(
+        _hive(run, tmp_path / "run"),
+        names,
+        qrels=scanned_qrels,
+        memory_limit="100KB",
+        partitioned_by="qhash",
+        explain=True,
+        spill_dir=spill,
+        **options,
+    ).collect()
+    assert got.equals(expected)
+    assert list(spill.iterdir()) == []  # nothing re-written
+    assert capsys.readouterr().out == (
+        "polars_irmetrics.evaluate: out of core, partition by partition of 'qhash' (each "
+        f"read alone): {run.height:,} run rows (Parquet metadata) need about "
+        "1.4 MiB, over memory_limit 97.7 KiB\n"  # 9,000 rows x 160 B; 100,000 B
+    )
+
+
+def test_partitioned_by_must_name_a_column_of_the_run() -> None:
+    with pytest.raises(irm.ColumnNotFoundError) as raised:
+        irm.evaluate(RUN, ["map"], qrels=QRELS, partitioned_by="qhash")
+    assert str(raised.value) == (
+        "partitioned_by='qhash' is not a column of the run; name its hive partition column "
+        "(e.g. partitioned_by='qhash' for run/qhash=07/...), or pass partitioned_by=None"
+    )

@@ -22,6 +22,7 @@ each. The choice is logged (logger ``polars_irmetrics``, level INFO) and printed
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
@@ -73,6 +74,7 @@ class Choice:
     need: int | None
     limit: int
     source: str
+    partitioned_by: str | None = None
 
     def describe(self) -> str:
         """One line saying what was chosen and why."""
@@ -85,6 +87,11 @@ class Choice:
         size = f"{self.rows:,} run rows ({self.source}) need about {_human(self.need)}"
         if self.buckets is None:
             return f"one plan: {size}, within {budget}"
+        if self.partitioned_by is not None:
+            return (
+                f"out of core, partition by partition of {self.partitioned_by!r} (each "
+                f"read alone): {size}, over {budget}"
+            )
         return f"out of core in {self.buckets} buckets: {size}, over {budget}"
 
 
@@ -158,6 +165,8 @@ def machine_memory() -> int:
 def resolve_buckets(run: pl.LazyFrame, options: EvalOptions) -> int | None:
     """``buckets="auto-memory"`` resolved for ``run``: ``None`` (one plan) or a count."""
     choice = choose(run, options.memory_limit)
+    if choice.buckets is not None and options.partitioned_by is not None:
+        choice = dataclasses.replace(choice, partitioned_by=options.partitioned_by)
     report(choice, options.explain)
     return choice.buckets
 

@@ -56,6 +56,7 @@ from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
 from polars_irmetrics.plan.auto import resolve_buckets
 from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
 from polars_irmetrics.plan.options import EvalOptions, Order
+from polars_irmetrics.plan.partitions import check_partition_column, evaluate_in_partitions
 from polars_irmetrics.plan.validate import (
     INTERNAL,
     CheckSpec,
@@ -124,6 +125,7 @@ def evaluate(
     spill_dir: str | Path | None = ...,
     memory_limit: int | str | None = ...,
     explain: bool = ...,
+    partitioned_by: str | None = ...,
     query_id: str = ...,
     doc_id: str = ...,
     rank: str = ...,
@@ -150,6 +152,7 @@ def evaluate(
     spill_dir: str | Path | None = ...,
     memory_limit: int | str | None = ...,
     explain: bool = ...,
+    partitioned_by: str | None = ...,
     query_id: str = ...,
     doc_id: str = ...,
     rank: str = ...,
@@ -175,6 +178,7 @@ def evaluate(
     spill_dir: str | Path | None = None,
     memory_limit: int | str | None = None,
     explain: bool = False,
+    partitioned_by: str | None = None,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
     rank: str = "rank",
@@ -263,6 +267,11 @@ def evaluate(
     explain
         ``True``: print which plan ``buckets="auto-memory"`` chose and why (it is
         logged at INFO level on the ``polars_irmetrics`` logger in any case).
+    partitioned_by
+        A column of the run (a hive partition column, such as a hash of the query) whose
+        partitions each hold whole queries: out of core, they are then evaluated one
+        after the other, each read alone (file pruning), instead of re-writing the run in
+        buckets (:mod:`polars_irmetrics.plan.partitions`).
     query_id, doc_id, rank, score, relevance
         Column names in ``run`` and ``qrels``.
 
@@ -340,6 +349,7 @@ def evaluate(
         spill_dir=spill_dir,
         memory_limit=memory_limit,
         explain=explain,
+        partitioned_by=partitioned_by,
         query_id=query_id,
         doc_id=doc_id,
         rank=rank,
@@ -397,8 +407,19 @@ def build_plan(
     groups = (
         run.select(setup.run_only_by).unique() if qrels is not None and setup.run_only_by else None
     )
+    check_partition_column(run, options.partitioned_by)
     if buckets is None:
         result = _per_query(run, qrels, groups, setup, requests)
+    elif options.partitioned_by is not None:  # whole queries per partition: no re-writing
+        result = evaluate_in_partitions(
+            run,
+            qrels,
+            groups,
+            query_id=query_id,
+            column=options.partitioned_by,
+            evaluate_part=lambda r, q, g: _per_query(r, q, g, setup, requests),
+            schema=_per_query(run, qrels, groups, setup, requests).collect_schema(),
+        )
     else:
 
         def evaluate_part(

@@ -48,6 +48,7 @@ class EvalOptions:
     spill_dir: str | Path | None = None
     memory_limit: int | str | None = None
     explain: bool = False
+    partitioned_by: str | None = None
     query_id: str = "query_id"
     doc_id: str = "doc_id"
     rank: str = "rank"
