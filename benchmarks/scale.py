@@ -28,7 +28,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 METRICS = ["ndcg@10", "map", "mrr@10", "recall@100", "P@10"]
-ENGINES = ("single", "spark", "dask")
+ENGINES = ("single", "spark", "spark-map", "dask")
 
 
 def _rows(text: str) -> int:
@@ -50,10 +50,14 @@ def child(engine: str, folder: Path, out: Path) -> None:
         means = irm.evaluate(run.drop("bucket"), METRICS, qrels=pl.scan_parquet(qrels_path))
         means = means.collect()
         elapsed = time.perf_counter() - start
-    elif engine == "spark":
+    elif engine.startswith("spark"):
         from pyspark.sql import SparkSession
 
         import polars_irmetrics.spark as irm_spark
+        from polars_irmetrics.engines import spark as engine_module
+
+        # "spark": groupBy(part).cogroup(...).applyInArrow; "spark-map": mapInArrow
+        engine_module.STRATEGY = "map" if engine == "spark-map" else "cogroup"
 
         os.environ["PYSPARK_PYTHON"] = sys.executable
         spark = (
@@ -196,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         "busy jobs: times are pessimistic and noisy)",
         f"- metrics: {', '.join(METRICS)}; string ids; {args.docs} documents per query; "
         "hive-partitioned run (8 parts), one qrels.parquet; means",
-        "- Spark local[2], 16 shuffle partitions; Dask LocalCluster(2 workers x 1 thread), "
+        "- Spark local[2], 16 shuffle partitions (spark: cogroup + applyInArrow, spark-map: "
+        "repartition + mapInArrow); Dask LocalCluster(2 workers x 1 thread), "
         "16 partitions; single: `buckets='auto-memory'` (the default)",
         "- seconds: the evaluation (engine started, Parquet read by the engine); RSS: peak "
         "of the whole process tree (driver, JVM, Python workers, Dask workers) and of its "

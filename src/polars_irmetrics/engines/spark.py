@@ -68,7 +68,13 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
-__all__ = ["evaluate"]
+__all__ = ["STRATEGY", "evaluate"]
+
+#: How the parts reach the Python tasks: ``"cogroup"``, ``groupBy(part).cogroup(...)
+#: .applyInArrow`` (Spark sorts each side by part, then hands one part at a time), or
+#: ``"map"``, ``repartition(part).mapInArrow`` over both sides in one frame (no sort;
+#: a task takes its whole partition at once). benchmarks/scale.py measures both.
+STRATEGY = "cogroup"
 
 
 def evaluate(
@@ -159,7 +165,7 @@ def evaluate(
     )
     spark = run.sparkSession
     count = _partitions(spark, partitions)
-    values = _per_query(run, qrels, job, count)
+    values = (_per_query_map if STRATEGY == "map" else _per_query)(run, qrels, job, count)
     if per_query:
         result = values.orderBy(*job.keys).toDF(*job.per_query_schema)
     else:
@@ -189,6 +195,45 @@ def _per_query(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) ->
         return _carrying(evaluate_part, job, run_part, qrels_part).rename_columns(inner)
 
     return runs.cogroup(judged).applyInArrow(both_sides, schema)
+
+
+def _per_query_map(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) -> DataFrame:
+    """As :func:`_per_query`, by ``repartition(count, part).mapInArrow``: both sides in one
+    frame (the judgments' columns renamed, a side flag), hash-partitioned on the part
+    number without sorting, and each partition's rows evaluated at once."""
+    schema = _spark_schema(job.per_query_schema, job.keys)
+    inner = schema.names
+    query_id = job.options.query_id
+    run_columns = run.columns
+    side = f"{INTERNAL}side"
+    both = run.withColumn(PART, _part(run, query_id, count)).withColumn(side, F.lit(0))
+    renamed: dict[str, str] = {}
+    if qrels is not None:
+        if job.run_only_by:
+            groups = run.select(*(F.col(k).alias(k) for k in job.run_only_by)).distinct()
+            qrels = qrels.crossJoin(F.broadcast(groups))
+        renamed = {c: f"{INTERNAL}q_{c}" for c in qrels.columns}
+        judged = qrels.withColumn(PART, _part(qrels, query_id, count)).select(
+            *(F.col(c).alias(n) for c, n in renamed.items()), PART, F.lit(1).alias(side)
+        )
+        both = both.unionByName(judged, allowMissingColumns=True)
+    one_side = qrels is None
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        found = list(batches)
+        if not found:  # no row, so no query, in this partition
+            return
+        frame = pl.from_arrow(pa.Table.from_batches(found))
+        assert isinstance(frame, pl.DataFrame)  # a Table always converts to a DataFrame
+        runs = frame.filter(pl.col(side) == 0).select(run_columns).to_arrow()
+        judged = None
+        if not one_side:
+            rows = frame.filter(pl.col(side) == 1)
+            judged = rows.select(pl.col(n).alias(c) for c, n in renamed.items()).to_arrow()
+        out = _carrying(evaluate_part, job, runs, judged).rename_columns(inner)
+        yield from out.to_batches()
+
+    return both.repartition(count, PART).mapInArrow(task, schema)
 
 
 def _means(values: DataFrame, job: Job) -> DataFrame:
