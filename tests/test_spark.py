@@ -200,3 +200,36 @@ def test_spark_module_without_pyspark_names_the_extra(monkeypatch: pytest.Monkey
         "pip install 'polars_irmetrics[spark]'"
     )
     assert isinstance(raised.value, ImportError)
+
+
+@pytest.mark.parametrize(
+    ("run", "qrels", "options", "per_query"),
+    [c[1:] for c in MATRIX if c[0] in ("by-system-score", "judged-table")],
+    ids=["by-system-score", "judged-table"],
+)
+def test_spark_map_strategy_equals_evaluate_bit_for_bit(
+    spark: SparkSession,
+    monkeypatch: pytest.MonkeyPatch,
+    run: pl.DataFrame,
+    qrels: pl.DataFrame | None,
+    options: dict[str, Any],
+    per_query: bool,
+) -> None:
+    # the other way to reach the tasks (repartition + mapInArrow), measured against
+    # the default in benchmarks/scale.py
+    from polars_irmetrics.engines import spark as engine
+
+    other = "map" if engine.STRATEGY == "cogroup" else "cogroup"
+    monkeypatch.setattr(engine, "STRATEGY", other)
+    expected = irm.evaluate(run, METRICS, qrels=qrels, per_query=per_query, **options)
+    got = irm_spark.evaluate(
+        _spark_frame(spark, run),
+        METRICS,
+        qrels=None if qrels is None else _spark_frame(spark, qrels),
+        per_query=per_query,
+        **options,
+    )
+    result = _polars(got)
+    assert result.schema == expected.schema
+    for column in expected.columns:
+        assert result[column].to_list() == expected[column].to_list(), column
