@@ -30,8 +30,9 @@ The plan, for a run and judgments (qrels):
 5. The data checks raise, the query-set policies apply, and ``per_query=False``
    averages per ``by`` group.
 
-Nothing is collected before the caller's ``collect()``; a DataFrame input is
-collected once at the end.
+Nothing is collected before the caller's ``collect()`` (but the row count that
+``buckets="auto-memory"`` reads from Parquet footers or an in-memory plan when the plan
+is built); a DataFrame input is collected once at the end.
 """
 
 from __future__ import annotations
@@ -279,7 +280,8 @@ def evaluate(
     -------
     pl.DataFrame or pl.LazyFrame
         The same kind as ``run``: a LazyFrame in gives a LazyFrame out with nothing
-        computed before ``collect()``.
+        computed before ``collect()`` (with ``buckets="auto-memory"``, the run's rows are
+        counted when that is free: Parquet footers, in-memory frames).
 
     Raises
     ------
