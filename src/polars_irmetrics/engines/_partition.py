@@ -15,6 +15,11 @@ is then raised on the driver, by the library, with its usual message. A data err
 found inside a task (a duplicate document, a null id) is carried back in the text of
 the engine's own exception (:func:`carry_error`) and raised again on the driver as
 the library's exception with its message (:func:`raise_carried`).
+
+Each part checks its own queries, so where several queries are at fault, the one
+reported is the first of the part whose task fails first, not always the first in key
+order as on one machine; and a ``QuerySetError`` (an ``"error"`` policy) counts and
+names the queries of that part only.
 """
 
 from __future__ import annotations
