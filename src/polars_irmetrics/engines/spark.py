@@ -6,11 +6,14 @@ How the work divides (see also :mod:`polars_irmetrics.engines`):
    frames of the two schemas (:func:`~polars_irmetrics.engines._partition.prepare`),
    so that a missing column, a wrong dtype, an unknown metric or a bad option raises
    the library's own error.
-2. **Co-grouped by query hash**: each row of the run and of the judgments gets a
-   part number, ``pmod(xxhash64(query_id), partitions)``; ``groupBy(part).cogroup(...)
-   .applyInArrow`` sends every row of a query, from both sides, to one Python task as
-   Arrow tables, where the ordinary polars plan computes the per-query values (no
-   pandas in between). Only the rows of the run and judgments cross the network once
+2. **Partitioned by query hash**: each row of the run and of the judgments gets a
+   part number, ``pmod(xxhash64(query_id), partitions)``; both sides, in one frame
+   (the judgments' columns renamed, a side flag), are ``repartition``-ed on it and
+   ``mapInArrow`` hands each partition's rows, from both sides, to one Python task as
+   Arrow batches, where the ordinary polars plan computes the per-query values (no
+   pandas in between). ``STRATEGY = "cogroup"`` uses ``groupBy(part).cogroup(...)
+   .applyInArrow`` instead (same values; benchmarks/results_scale.md: similar times,
+   more memory). Only the rows of the run and judgments cross the network once
    (the shuffle), and one row per query comes back. With ``by`` keys the judgments
    lack, the judgments are crossed with the run's ``by`` groups first (a broadcast of
    the distinct groups), as the one-machine plan does.
@@ -70,11 +73,14 @@ if TYPE_CHECKING:
 
 __all__ = ["STRATEGY", "evaluate"]
 
-#: How the parts reach the Python tasks: ``"cogroup"``, ``groupBy(part).cogroup(...)
-#: .applyInArrow`` (Spark sorts each side by part, then hands one part at a time), or
-#: ``"map"``, ``repartition(part).mapInArrow`` over both sides in one frame (no sort;
-#: a task takes its whole partition at once). benchmarks/scale.py measures both.
-STRATEGY = "cogroup"
+#: How the parts reach the Python tasks: ``"map"`` (default),
+#: ``repartition(part).mapInArrow`` over both sides in one frame (no sort; a task takes
+#: its whole partition at once), or ``"cogroup"``, ``groupBy(part).cogroup(...)
+#: .applyInArrow`` (Spark sorts each side by part, then hands one part at a time).
+#: Measured (benchmarks/results_scale.md, local[2], 1M-4M rows): times within the
+#: noise of a loaded machine either way (map 35 s against 40 s at 4M rows), the
+#: largest process half the size with ``"map"`` (759 against 1,530 MiB at 4M rows).
+STRATEGY = "map"
 
 
 def evaluate(
