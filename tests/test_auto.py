@@ -70,7 +70,8 @@ def test_a_csv_scan_runs_in_one_plan(tmp_path: Path, caplog: pytest.LogCaptureFi
     assert got.equals(irm.evaluate(RUN, ["map"], qrels=QRELS, buckets=None))
     assert caplog.messages == [
         "polars_irmetrics.evaluate: one plan: the run's size is not known without reading "
-        "it (not Parquet); pass buckets='auto' or buckets=N to evaluate out of core"
+        "it (not a plain Parquet scan or frame); pass buckets='auto' or buckets=N to "
+        "evaluate out of core"
     ]
 
 

@@ -6,8 +6,9 @@ built:
 
 * **The input's size**: its run rows, free where they are known without reading the
   data (a DataFrame; a Parquet scan, whose footers hold the counts; a LazyFrame over
-  DataFrames). A plan reading other sources (CSV, NDJSON, a Python source) is not
-  read twice to be measured: it runs in one plan, as polars streams those scans.
+  DataFrames; with projections and unions). A plan reading other sources (CSV,
+  NDJSON, a Python source) or that would have to run to be counted (a filter, a join,
+  a Python function) is not run twice to be measured: it runs in one plan.
 * **The memory it needs**: :data:`BYTES_PER_ROW` per run row, measured for the one
   plan (peak RSS over run rows, string ids, 100-document rankings:
   benchmarks/results_out_of_core.md), with a margin.
@@ -106,14 +107,19 @@ def choose(run: pl.LazyFrame, memory_limit: int | str | None = None) -> Choice:
     >>> run = pl.LazyFrame({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"]})
     >>> choose(run, "1GiB").describe()
     'one plan: 3 run rows (in memory) need about 480 B, within memory_limit 1.0 GiB'
-    >>> big = pl.LazyFrame({"x": [0]}).select(pl.int_range(10_000_000).alias("x"))
-    >>> choose(big.filter(pl.col("x") >= 0), "1GiB").buckets
+    >>> big = pl.DataFrame({"x": range(10_000_000)}).lazy()
+    >>> choose(big, "1GiB").buckets
     2
+
+    A plan that would have to run to be counted (a filter here) is not counted:
+
+    >>> choose(big.filter(pl.col("x") > 5), "1GiB").describe()[:56]
+    "one plan: the run's size is not known without reading it"
     """
     limit = parse_memory(memory_limit)
     source = _source(run)
     if source is None:
-        return Choice(None, None, None, limit, "not Parquet")
+        return Choice(None, None, None, limit, "not a plain Parquet scan or frame")
     rows = int(run.select(pl.len()).collect().item())
     need = rows * BYTES_PER_ROW
     buckets = None if need <= limit else math.ceil(need / limit)
@@ -180,15 +186,36 @@ def report(choice: Choice, explain: bool) -> None:
 
 
 def _source(run: pl.LazyFrame) -> str | None:
-    """Where the run's rows come from, if counting them reads no data, else ``None``."""
+    """Where the run's rows come from, if counting them reads no data, else ``None``.
+
+    Only a plan made of Parquet scans or in-memory frames, projections, column
+    expressions and unions qualifies: a filter, a join, an aggregation or a Python
+    function would have to run (and a lazy plan must not run before ``collect()``).
+    """
     plan = run.explain(optimized=False)
-    scans = re.findall(r"(\w+) SCAN", plan)
-    in_memory = "DF [" in plan
-    if any(kind != "Parquet" for kind in scans):
+    lines = [line.strip() for line in plan.splitlines() if line.strip()]
+    if "python_udf" in plan or any(not line.startswith(_FREE) for line in lines):
         return None
-    if scans:
+    if "Parquet SCAN" in plan:
         return "Parquet metadata"
-    return "in memory" if in_memory else None
+    return "in memory" if "DF [" in plan else None
+
+
+#: The lines of a plan whose row count is free (see :func:`_source`).
+_FREE = (
+    "Parquet SCAN",
+    "DF [",
+    "PROJECT",
+    "ESTIMATED ROWS",
+    "simple π",
+    "SELECT",
+    "WITH_COLUMNS",
+    "[",
+    "FROM",
+    "UNION",
+    "PLAN ",
+    "END UNION",
+)
 
 
 def _human(size: int) -> str:
