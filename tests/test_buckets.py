@@ -73,7 +73,7 @@ def test_buckets_raise_the_same_data_errors(evaluate: Evaluate, tmp_path: Path) 
 
 @pytest.mark.parametrize("buckets", [0, -1, True, 2.0, "8"])
 def test_buckets_must_be_a_positive_integer_or_auto(evaluate: Evaluate, buckets: object) -> None:
-    message = f"buckets must be a positive integer, 'auto' or None, got {buckets!r}"
+    message = f"buckets must be a positive integer, 'auto', 'auto-memory' or None, got {buckets!r}"
     with pytest.raises(irm.InvalidValueError, match=re.escape(message)):
         evaluate(RUN, ["map"], qrels=QRELS, buckets=buckets)
 

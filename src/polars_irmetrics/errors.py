@@ -69,4 +69,4 @@ class TrecFormatError(FileFormatError):
 
 
 class MissingDependencyError(IrmError, ImportError):
-    """An optional dependency (an extra, e.g. ``plot``) is not installed."""
+    """An optional dependency is not installed: an extra (``plot``, ``spark``, ``dask``)."""

@@ -38,6 +38,9 @@ class EvaluateOptions(TypedDict, total=False):
     check_duplicates: bool
     buckets: Buckets
     spill_dir: str | Path | None
+    memory_limit: int | str | None
+    explain: bool
+    partitioned_by: str | None
     query_id: str
     doc_id: str
     rank: str

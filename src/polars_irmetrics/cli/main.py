@@ -156,7 +156,8 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             metavar="N|auto",
             help="out of core: split the queries into N hash buckets on disk and evaluate "
             "them one at a time ('auto': one per 2M run rows); peak memory is about one "
-            "bucket's, every row is read twice, the results are the same",
+            "bucket's, every row is read twice, the results are the same (default: one "
+            "plan, or buckets when a Parquet run is larger than half the memory)",
         )
         p.add_argument(
             "--spill-dir",
@@ -246,7 +247,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         unjudged=args.unjudged,
         unretrieved=args.unretrieved,
         check_duplicates=args.check_duplicates,
-        buckets=args.buckets,
+        buckets="auto-memory" if args.buckets is None else args.buckets,
         spill_dir=args.spill_dir,
         rank=args.rank,
         score=args.score,

@@ -47,6 +47,7 @@ from polars_irmetrics.fusion.methods import (
 from polars_irmetrics.fusion.norms import SCORE_NORMS, normalise, resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions, Weights
 from polars_irmetrics.fusion.train import apply_fitted, check_fitted
+from polars_irmetrics.plan.auto import choose
 from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
 
 __all__ = ["build_fusion", "fuse", "prepare"]
@@ -210,7 +211,9 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
     gathered = gather(runs, options)
     weights = resolve_weights(method, options.weights, gathered.names)
     q, d = options.query_id, options.doc_id
-    buckets = check_buckets(options.buckets)
+    given = check_buckets(options.buckets)
+    # "auto-memory": one plan or buckets, chosen from the runs' size (plan.auto)
+    buckets = choose(gathered.frame).buckets if given == "auto-memory" else given
     fitted_table: pl.LazyFrame | None = None
     if method.trained:
         fitted_table = check_fitted(method, options.fitted, gathered.names)

@@ -30,6 +30,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.plan.progress import track
 from polars_irmetrics.plan.validate import INTERNAL
 
 __all__ = ["ROWS_PER_BUCKET", "Buckets", "check_buckets", "evaluate_in_buckets"]
@@ -38,7 +39,9 @@ __all__ = ["ROWS_PER_BUCKET", "Buckets", "check_buckets", "evaluate_in_buckets"]
 #: 0.4 GiB with 100-document rankings and string ids (benchmarks/results_out_of_core.md).
 ROWS_PER_BUCKET = 2_000_000
 
-Buckets = int | Literal["auto"] | None
+#: ``"auto-memory"`` (the default of evaluate) is resolved before the plan is built
+#: (:mod:`polars_irmetrics.plan.auto`); this module sees only the other values.
+Buckets = int | Literal["auto", "auto-memory"] | None
 
 _SEED = 0x1E1A
 #: Rows per row group of the bucket files: each open bucket buffers one row group
@@ -57,11 +60,11 @@ EvaluatePart = Callable[[pl.LazyFrame, pl.LazyFrame | None, pl.LazyFrame | None]
 
 def check_buckets(buckets: object) -> Buckets:
     """``buckets`` as given, or :class:`InvalidValueError` naming the accepted values."""
-    if buckets is None or buckets == "auto":
+    if buckets is None or buckets in ("auto", "auto-memory"):
         return buckets
     if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
         raise InvalidValueError(
-            f"buckets must be a positive integer, 'auto' or None, got {buckets!r}"
+            f"buckets must be a positive integer, 'auto', 'auto-memory' or None, got {buckets!r}"
         )
     return buckets
 
@@ -140,6 +143,6 @@ def _split_and_evaluate(
         evaluate_part(
             side("run", b), None if qrels is None else side("qrels", b), all_groups
         ).collect()
-        for b in range(count)
+        for b in track(range(count), "buckets", count)
     ]
     return pl.concat(parts, how="vertical")

@@ -30,8 +30,9 @@ The plan, for a run and judgments (qrels):
 5. The data checks raise, the query-set policies apply, and ``per_query=False``
    averages per ``by`` group.
 
-Nothing is collected before the caller's ``collect()``; a DataFrame input is
-collected once at the end.
+Nothing is collected before the caller's ``collect()`` (but the row count that
+``buckets="auto-memory"`` reads from Parquet footers or an in-memory plan when the plan
+is built); a DataFrame input is collected once at the end.
 """
 
 from __future__ import annotations
@@ -53,9 +54,11 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric
 from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
+from polars_irmetrics.plan.auto import resolve_buckets
 from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
 from polars_irmetrics.plan.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.plan.options import EvalOptions, Order
+from polars_irmetrics.plan.partitions import check_partition_column, evaluate_in_partitions
 from polars_irmetrics.plan.validate import (
     INTERNAL,
     CheckSpec,
@@ -125,6 +128,9 @@ def evaluate(
     check_duplicates: bool = ...,
     buckets: Buckets = ...,
     spill_dir: str | Path | None = ...,
+    memory_limit: int | str | None = ...,
+    explain: bool = ...,
+    partitioned_by: str | None = ...,
     query_id: str = ...,
     doc_id: str = ...,
     rank: str = ...,
@@ -151,6 +157,9 @@ def evaluate(
     check_duplicates: bool = ...,
     buckets: Buckets = ...,
     spill_dir: str | Path | None = ...,
+    memory_limit: int | str | None = ...,
+    explain: bool = ...,
+    partitioned_by: str | None = ...,
     query_id: str = ...,
     doc_id: str = ...,
     rank: str = ...,
@@ -177,6 +186,9 @@ def evaluate(
     check_duplicates: bool = ...,
     buckets: Buckets = ...,
     spill_dir: str | Path | None = ...,
+    memory_limit: int | str | None = ...,
+    explain: bool = ...,
+    partitioned_by: str | None = ...,
     query_id: str = ...,
     doc_id: str = ...,
     rank: str = ...,
@@ -200,8 +212,11 @@ def evaluate(
     unjudged: Policy = "drop",
     unretrieved: Policy = "zero",
     check_duplicates: bool = True,
-    buckets: Buckets = None,
+    buckets: Buckets = "auto-memory",
     spill_dir: str | Path | None = None,
+    memory_limit: int | str | None = None,
+    explain: bool = False,
+    partitioned_by: str | None = None,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
     rank: str = "rank",
@@ -277,20 +292,34 @@ def evaluate(
         unjudged document listed twice is then counted twice in ``num_ret`` (and, ranked
         by score, pushes the documents below it down).
     buckets
-        ``None`` (default): one plan over the whole input, the fastest path while the
-        log fits in memory (polars streams the scan, the join and the counts; the
-        judged rows are held in memory). ``N`` or ``"auto"``: out of core, for logs
-        larger than memory (:mod:`polars_irmetrics.plan.buckets`): when collected, one
-        streaming pass writes the run and the judgments to Parquet in N buckets by a
-        hash of ``query_id``, then the buckets are evaluated one after the other by the
-        same plan. Peak memory is about one bucket's; every row is read twice; the
-        results are identical to ``None``'s. ``"auto"`` makes one bucket per 2 million
-        run rows (counting them is free for Parquet, one extra pass otherwise).
+        ``"auto-memory"`` (default): one plan or out of core, chosen from the run's size
+        (free for Parquet and DataFrames; other sources run in one plan) and
+        ``memory_limit`` (:mod:`polars_irmetrics.plan.auto`). ``None``: one plan over the
+        whole input, the fastest path while the log fits in memory (polars streams the
+        scan, the join and the counts; the judged rows are held in memory). ``N`` or
+        ``"auto"``: out of core, for logs larger than memory
+        (:mod:`polars_irmetrics.plan.buckets`): when collected, one streaming pass writes
+        the run and the judgments to Parquet in N buckets by a hash of ``query_id``, then
+        the buckets are evaluated one after the other by the same plan. Peak memory is
+        about one bucket's; every row is read twice; the results are identical to
+        ``None``'s. ``"auto"`` makes one bucket per 2 million run rows (counting them is
+        free for Parquet, one extra pass otherwise).
     spill_dir
         Folder for the buckets' temporary files (default: the system's temporary
         folder, ``TMPDIR``); they need up to twice the run's Parquet size on disk
         (written uncompressed, for speed) and are removed when the evaluation ends.
         Ignored without ``buckets``.
+    memory_limit
+        The memory ``buckets="auto-memory"`` may plan for: bytes, or a size such as
+        ``"4GiB"``; default half the machine's (or the container's) memory.
+    explain
+        ``True``: print which plan ``buckets="auto-memory"`` chose and why (it is
+        logged at INFO level on the ``polars_irmetrics`` logger in any case).
+    partitioned_by
+        A column of the run (a hive partition column, such as a hash of the query) whose
+        partitions each hold whole queries: out of core, they are then evaluated one
+        after the other, each read alone (file pruning), instead of re-writing the run in
+        buckets (:mod:`polars_irmetrics.plan.partitions`).
     query_id, doc_id, rank, score, relevance
         Column names in ``run`` and ``qrels``.
 
@@ -298,7 +327,9 @@ def evaluate(
     -------
     pl.DataFrame or pl.LazyFrame
         A LazyFrame for a LazyFrame ``run``, with nothing computed before
-        ``collect()``; a DataFrame for any other kind of table.
+        ``collect()``; a DataFrame for any other kind of table. With
+        ``buckets="auto-memory"``, the run's rows are counted only where that is free
+        (Parquet footers, in-memory frames).
 
     Raises
     ------
@@ -370,6 +401,9 @@ def evaluate(
         check_duplicates=check_duplicates,
         buckets=buckets,
         spill_dir=spill_dir,
+        memory_limit=memory_limit,
+        explain=explain,
+        partitioned_by=partitioned_by,
         query_id=query_id,
         doc_id=doc_id,
         rank=rank,
@@ -427,6 +461,9 @@ def build_plan(
                 f"judgments do not have; compute it with irm.evaluate_online(log, [{label!r}])"
             )
     setup = _setup(run, qrels, options)
+    buckets = options.buckets
+    if buckets == "auto-memory":  # one plan or out of core, from the run's size
+        buckets = resolve_buckets(run, options)
     query_id, doc_id = options.query_id, options.doc_id
     keys = list(setup.keys)
     run = run.with_columns(pl.col(c).cast(t) for c, t in setup.cast_ids.items())
@@ -438,8 +475,19 @@ def build_plan(
     groups = (
         run.select(setup.run_only_by).unique() if qrels is not None and setup.run_only_by else None
     )
-    if options.buckets is None:
+    check_partition_column(run, options.partitioned_by)
+    if buckets is None:
         result = _per_query(run, qrels, groups, setup, requests)
+    elif options.partitioned_by is not None:  # whole queries per partition: no re-writing
+        result = evaluate_in_partitions(
+            run,
+            qrels,
+            groups,
+            query_id=query_id,
+            column=options.partitioned_by,
+            evaluate_part=lambda r, q, g: _per_query(r, q, g, setup, requests),
+            schema=_per_query(run, qrels, groups, setup, requests).collect_schema(),
+        )
     else:
 
         def evaluate_part(
@@ -452,7 +500,7 @@ def build_plan(
             qrels,
             groups,
             query_id=query_id,
-            buckets=options.buckets,
+            buckets=buckets,
             spill_dir=options.spill_dir,
             evaluate_part=evaluate_part,
             schema=evaluate_part(run, qrels, groups).collect_schema(),

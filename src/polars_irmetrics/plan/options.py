@@ -44,8 +44,11 @@ class EvalOptions:
     unjudged: Policy = "drop"
     unretrieved: Policy = "zero"
     check_duplicates: bool = True
-    buckets: Buckets = None
+    buckets: Buckets = "auto-memory"
     spill_dir: str | Path | None = None
+    memory_limit: int | str | None = None
+    explain: bool = False
+    partitioned_by: str | None = None
     query_id: str = "query_id"
     doc_id: str = "doc_id"
     rank: str = "rank"

@@ -1,0 +1,248 @@
+"""Scale out: one machine (auto), Spark local[2] and Dask LocalCluster(2 workers).
+
+For each size, the same hive-partitioned Parquet run and qrels (benchmarks/generate.py)
+are evaluated to means by each engine, in a child process of its own; the parent
+samples the resident memory (RSS) of the child's whole process tree (the driver, the
+JVM, Spark's Python workers, Dask's scheduler and workers) every 0.1 s, and reports
+the evaluation's time (the engine already started, the Parquet files read by the
+engine), time per 10M rows, the peak RSS of the tree and of its largest process. The
+means of every engine are checked equal to the single-machine ones.
+
+    python benchmarks/scale.py --rows 1M,2M --engines single,spark,dask
+    python benchmarks/scale.py --rows 50M,100M,200M   # the issue's sizes (hours here)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+METRICS = ["ndcg@10", "map", "mrr@10", "recall@100", "P@10"]
+ENGINES = ("single", "spark", "spark-map", "dask")
+
+
+def _rows(text: str) -> int:
+    text = text.strip().upper()
+    scale = {"K": 10**3, "M": 10**6}.get(text[-1:], 1)
+    return int(float(text.rstrip("KM")) * scale)
+
+
+def child(engine: str, folder: Path, out: Path) -> None:
+    """Evaluate in this process (and its engine's processes); write time and means."""
+    import polars as pl
+
+    import polars_irmetrics as irm
+    from polars_irmetrics.io.files import sample_paths
+
+    run_dir, qrels_path = folder / "run", folder / "qrels.parquet"
+    sample_run, sample_qrels = str(sample_paths()[0][0]), str(sample_paths()[1])
+    warm = time.perf_counter()
+    if engine == "single":
+        irm.evaluate(pl.read_parquet(sample_run), METRICS, qrels=pl.read_parquet(sample_qrels))
+        warm = time.perf_counter() - warm
+        start = time.perf_counter()
+        run = pl.scan_parquet(run_dir / "**" / "*.parquet", hive_partitioning=True)
+        means = irm.evaluate(run.drop("bucket"), METRICS, qrels=pl.scan_parquet(qrels_path))
+        means = means.collect()
+        elapsed = time.perf_counter() - start
+    elif engine.startswith("spark"):
+        from pyspark.sql import SparkSession
+
+        import polars_irmetrics.spark as irm_spark
+        from polars_irmetrics.engines import spark as engine_module
+
+        # "spark": groupBy(part).cogroup(...).applyInArrow; "spark-map": mapInArrow
+        engine_module.STRATEGY = "map" if engine == "spark-map" else "cogroup"
+
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.driver.memory", "2g")
+            .config("spark.sql.shuffle.partitions", "16")
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("ERROR")
+        # the first job starts the Python workers and warms the JVM: timed apart
+        warm = time.perf_counter()
+        irm_spark.evaluate(
+            spark.read.parquet(sample_run),
+            METRICS,
+            qrels=spark.read.parquet(sample_qrels),
+            progress=False,
+        ).collect()
+        warm = time.perf_counter() - warm
+        start = time.perf_counter()
+        result = irm_spark.evaluate(
+            spark.read.parquet(str(run_dir)).drop("bucket"),
+            METRICS,
+            qrels=spark.read.parquet(str(qrels_path)),
+            progress=False,
+        )
+        means = pl.from_arrow(result.toArrow())
+        elapsed = time.perf_counter() - start
+        spark.stop()
+    else:
+        import dask.dataframe as dd
+        from distributed import Client, LocalCluster
+
+        import polars_irmetrics.dask as irm_dask
+
+        with (
+            LocalCluster(
+                n_workers=2,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                memory_limit="4GiB",
+            ) as cluster,
+            Client(cluster),
+        ):
+            warm = time.perf_counter()
+            irm_dask.evaluate(
+                dd.read_parquet(sample_run), METRICS, qrels=dd.read_parquet(sample_qrels)
+            ).compute()
+            warm = time.perf_counter() - warm
+            start = time.perf_counter()
+            run = dd.read_parquet(str(run_dir)).drop(columns="bucket")
+            result = irm_dask.evaluate(
+                run, METRICS, qrels=dd.read_parquet(str(qrels_path)), partitions=16
+            ).compute()
+            import pyarrow as pa
+
+            means = pl.from_arrow(pa.Table.from_pandas(result, preserve_index=False))
+            elapsed = time.perf_counter() - start
+    assert isinstance(means, pl.DataFrame)
+    out.write_text(json.dumps({"seconds": elapsed, "warm": warm, "means": means.to_dicts()}))
+
+
+def measure(engine: str, folder: Path) -> dict[str, object]:
+    """Run ``child`` in a subprocess, sampling the RSS of its process tree."""
+    import psutil
+
+    out = folder / f"result_{engine}.json"
+    out.unlink(missing_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    wall = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", engine, "--folder", str(folder)],
+        env=env,
+        stderr=subprocess.DEVNULL,
+    )
+    top = psutil.Process(proc.pid)
+    peak_tree = peak_one = 0
+    while proc.poll() is None:
+        try:
+            tree = [top, *top.children(recursive=True)]
+            rss = []
+            for p in tree:
+                with contextlib.suppress(psutil.Error):
+                    rss.append(p.memory_info().rss)
+            peak_tree = max(peak_tree, sum(rss))
+            peak_one = max([peak_one, *rss])
+        except psutil.Error:
+            pass
+        time.sleep(0.1)
+    wall = time.perf_counter() - wall
+    if proc.returncode != 0 or not out.exists():
+        return {"status": f"failed (exit {proc.returncode})", "wall": wall}
+    found = json.loads(out.read_text())
+    return {
+        "status": "ok",
+        "seconds": found["seconds"],
+        "warm": found["warm"],
+        "means": found["means"],
+        "wall": wall,
+        "tree_mib": peak_tree / 2**20,
+        "one_mib": peak_one / 2**20,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rows", default="1M,2M", help="run rows, e.g. 1M,2M or 50M,100M,200M")
+    p.add_argument("--docs", type=int, default=100)
+    p.add_argument("--engines", default=",".join(ENGINES))
+    p.add_argument("--results", type=Path, default=BENCH_DIR / "results_scale.md")
+    p.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
+    p.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        child(args.child, args.folder, args.folder / f"result_{args.child}.json")
+        return 0
+    sys.path.insert(0, str(BENCH_DIR))
+    from generate import Spec, generate
+
+    engines = [e.strip() for e in args.engines.split(",")]
+    lines = []
+    for text in args.rows.split(","):
+        rows = _rows(text)
+        queries = rows // args.docs
+        spec = Spec(queries=queries, docs=args.docs, chunk_queries=max(1, queries // 8))
+        folder = generate(spec, flat=False, hive=True)
+        results = {engine: measure(engine, folder) for engine in engines}
+        base = results.get("single", {}).get("means")
+        for engine, r in results.items():
+            same = (
+                ""
+                if base is None or r["status"] != "ok"
+                else ("yes" if r["means"] == base else "NO")
+            )
+            if r["status"] != "ok":
+                lines.append(f"| {rows:,} | {engine} | {r['status']} | | | | | | |")
+                continue
+            seconds = float(r["seconds"])  # type: ignore[arg-type]
+            ratio = seconds / float(results["single"]["seconds"]) if "single" in results else 0
+            lines.append(
+                f"| {rows:,} | {engine} | {seconds:.1f} | {seconds * 1e7 / rows:.1f} | "
+                f"{ratio:.2f}x | {r['tree_mib']:,.0f} | {r['one_mib']:,.0f} | {same} | "
+                f"{float(r['warm']):.1f} |"  # type: ignore[arg-type]
+            )
+            print(lines[-1], flush=True)
+    load = os.getloadavg()[0]
+    header = [
+        f"## {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC: "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "",
+        f"- command: `python benchmarks/scale.py --rows {args.rows} --docs {args.docs} "
+        f"--engines {args.engines}`",
+        f"- load average (1 min) at the end: {load:.2f} (the machine was shared with other "
+        "busy jobs: times are pessimistic and noisy)",
+        f"- metrics: {', '.join(METRICS)}; string ids; {args.docs} documents per query; "
+        "hive-partitioned run (8 parts), one qrels.parquet; means",
+        "- Spark local[2], 16 shuffle partitions (spark: cogroup + applyInArrow, spark-map: "
+        "repartition + mapInArrow); Dask LocalCluster(2 workers x 1 thread), "
+        "16 partitions; single: `buckets='auto-memory'` (the default)",
+        "- seconds: the evaluation (engine started and warmed by a first call on the bundled "
+        "sample, timed apart; Parquet read by the engine); RSS: peak "
+        "of the whole process tree (driver, JVM, Python workers, Dask workers) and of its "
+        "largest process",
+        "",
+        "| run rows | engine | seconds | s per 10M rows | vs single | peak RSS tree MiB "
+        "| largest process MiB | means equal | first call s (sample) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    text = "\n".join([*header, *lines]) + "\n"
+    previous = (
+        args.results.read_text()
+        if args.results.exists()
+        else ("# Scale out: one machine, Spark, Dask\n\nSee `benchmarks/scale.py`.\n")
+    )
+    args.results.write_text(previous.rstrip() + "\n\n" + text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

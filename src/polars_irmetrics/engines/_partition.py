@@ -1,0 +1,243 @@
+"""What the Spark and Dask engines share: one part of an evaluation, through Arrow.
+
+An engine splits both sides by :func:`part_of` a query (a hash of ``query_id``), so
+every row of a query, in the run and in the judgments, reaches the same task. There
+:func:`evaluate_part` runs the ordinary one-machine plan on the part's rows and
+returns its per-query values; :func:`summarize_part` turns the per-query values of
+one ``by`` group (all of them, in one place) into the row of means that
+:func:`~polars_irmetrics.evaluate` gives: sorted by the keys, then the metrics' own
+``summarize`` expressions, a running sum in query order, so the means are equal to
+the last bit.
+
+Before any task runs, :func:`prepare` builds that same plan on empty frames of the
+inputs' schemas: a missing column, a wrong dtype, an unknown metric or a bad option
+is then raised on the driver, by the library, with its usual message. A data error
+found inside a task (a duplicate document, a null id) is carried back in the text of
+the engine's own exception (:func:`carry_error`) and raised again on the driver as
+the library's exception with its message (:func:`raise_carried`).
+
+Each part checks its own queries, so where several queries are at fault, the one
+reported is the first of the part whose task fails first, not always the first in key
+order as on one machine; and a ``QuerySetError`` (an ``"error"`` policy) counts and
+names the queries of that part only.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NoReturn
+
+import polars as pl
+import pyarrow as pa
+
+from polars_irmetrics import errors
+from polars_irmetrics.errors import IrmError
+from polars_irmetrics.plan.evaluate import build_plan, parse_metric_list
+from polars_irmetrics.plan.options import EvalOptions
+from polars_irmetrics.plan.validate import INTERNAL
+
+if TYPE_CHECKING:
+    from polars_irmetrics.metrics.registry import MetricRequest
+
+__all__ = [
+    "PART",
+    "CarriedError",
+    "Job",
+    "arrow_schema",
+    "carry_error",
+    "evaluate_part",
+    "prepare",
+    "raise_carried",
+    "summarize_part",
+]
+
+#: The column that holds a row's part (a hash of its query id modulo the part count).
+PART = f"{INTERNAL}part"
+
+_MARK = "IRM-ERROR"
+_CARRIED = re.compile(rf"{_MARK}\[(\w+)\]\[([A-Za-z0-9+/=]*)\]")
+
+
+class CarriedError(RuntimeError):
+    """A library error raised inside a task, its class and message in its text."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One evaluation, resolved on the driver and shipped to every task (it pickles).
+
+    ``run_only_by`` are the ``by`` keys the judgments lack: each of their groups is
+    matched with all the judgments, so the engines give every part the judgments
+    crossed with the groups found in the whole run (as the one-machine plan does).
+    """
+
+    metrics: tuple[str, ...]
+    options: EvalOptions
+    keys: tuple[str, ...]
+    by: tuple[str, ...]
+    run_only_by: tuple[str, ...]
+    per_query_schema: pl.Schema
+    means_schema: pl.Schema
+
+    @property
+    def requests(self) -> list[tuple[str, MetricRequest]]:
+        """``(label, request)`` for each metric column, in the result's order."""
+        return parse_metric_list(self.metrics)
+
+
+def prepare(
+    run_schema: pa.Schema,
+    qrels_schema: pa.Schema | None,
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+) -> Job:
+    """Check everything that can be checked without the data, on the driver.
+
+    The one-machine plan is built on empty frames of the two schemas: it raises
+    the library's errors for columns, dtypes, metric names and options, and gives the
+    schemas of the per-query values and of the means.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from polars_irmetrics.plan.options import EvalOptions
+    >>> run = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+    ...                  ("rank", pa.int32()), ("system", pa.string())])
+    >>> qrels = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+    ...                    ("relevance", pa.int64())])
+    >>> job = prepare(run, qrels, ["map", "P@5"], EvalOptions(by="system"))
+    >>> job.keys, job.run_only_by, list(job.means_schema)
+    (('system', 'query_id'), ('system',), ['system', 'num_q', 'map', 'P@5'])
+    >>> prepare(run, qrels, ["ndcg@ten"], EvalOptions())
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: ...
+    """
+    given = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    options = options.replace(buckets=None)
+    run = _empty(run_schema).lazy()
+    qrels = None if qrels_schema is None else _empty(qrels_schema).lazy()
+    per_query = build_plan(run, given, qrels, options.replace(per_query=True)).collect_schema()
+    means = build_plan(run, given, qrels, options.replace(per_query=False)).collect_schema()
+    by = options.by_keys
+    return Job(
+        metrics=given,
+        options=options.replace(per_query=True),
+        keys=(*by, options.query_id),
+        by=by,
+        run_only_by=()
+        if qrels_schema is None
+        else tuple(k for k in by if k not in qrels_schema.names),
+        per_query_schema=per_query,
+        means_schema=means,
+    )
+
+
+def evaluate_part(job: Job, run: pa.Table, qrels: pa.Table | None) -> pa.Table:
+    """The per-query values of one part: every row of its queries, from both sides.
+
+    A data error is the library's own exception, raised as the one-machine plan
+    raises it (Spark carries it back with :func:`carry_error`).
+    """
+    qrels_frame = None if qrels is None else _frame(qrels).lazy()
+    plan = build_plan(_frame(run).lazy(), job.metrics, qrels_frame, job.options)
+    return _to_arrow(plan.collect(), job.per_query_schema)
+
+
+def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:
+    """The means of per-query values, as :func:`~polars_irmetrics.evaluate` computes them.
+
+    ``per_query`` holds every per-query row of one or more whole ``by`` groups (every
+    row, without ``by``): they are sorted by the keys and averaged by each metric's
+    ``summarize`` expression, a running sum in query order.
+
+    Examples
+    --------
+    Without ``by``, no query at all still gives one row, with ``num_q`` 0:
+
+    >>> import pyarrow as pa
+    >>> from polars_irmetrics.plan.options import EvalOptions
+    >>> schema = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+    ...                     ("rank", pa.int64()), ("relevance", pa.int64())])
+    >>> job = prepare(schema, None, ["map"], EvalOptions())
+    >>> summarize_part(job, pa.table({"query_id": ["q2", "q1"], "map": [0.25, 0.5]}))
+    pyarrow.Table
+    num_q: int64
+    map: double
+    ----
+    num_q: [[2]]
+    map: [[0.375]]
+    >>> summarize_part(job, pa.table({"query_id": pa.array([], pa.string()),
+    ...                               "map": pa.array([], pa.float64())}))["num_q"]
+    <pyarrow.lib.ChunkedArray object at ...>
+    [
+      [
+        0
+      ]
+    ]
+    """
+    requests = job.requests
+    frame = _frame(per_query).sort(list(job.keys))
+    means = [
+        pl.len().cast(pl.Int64).alias("num_q"),
+        *(request.metric.summarize(label) for label, request in requests),
+    ]
+    if job.by:
+        out = frame.group_by(list(job.by), maintain_order=True).agg(means)
+    else:
+        out = frame.select(means)
+    return _to_arrow(out, job.means_schema)
+
+
+def carry_error(exc: IrmError) -> CarriedError:
+    """A :class:`CarriedError` whose text names ``exc``'s class and holds its message.
+
+    The message is base64-encoded, so that no engine's formatting of its exceptions
+    can change it.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.errors import DuplicateError
+    >>> carried = carry_error(DuplicateError("query 'q1' lists 'a' twice"))
+    >>> raise_carried(RuntimeError(f"Java said: {carried}"))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.DuplicateError: query 'q1' lists 'a' twice
+    """
+    text = base64.b64encode(str(exc).encode()).decode("ascii")
+    return CarriedError(f"{_MARK}[{type(exc).__name__}][{text}]")
+
+
+def raise_carried(exc: BaseException) -> NoReturn:
+    """Raise the library error carried in ``exc``'s text, or ``exc`` itself if none is."""
+    found = _CARRIED.search(str(exc))
+    if found is not None:
+        cls = getattr(errors, found.group(1), None)
+        if isinstance(cls, type) and issubclass(cls, IrmError):
+            raise cls(base64.b64decode(found.group(2)).decode()) from None
+    raise exc
+
+
+def arrow_schema(schema: pl.Schema) -> pa.Schema:
+    """``schema`` in Arrow, with the plain (32-bit offset) string and binary types."""
+    table = pl.DataFrame(schema=schema).to_arrow(compat_level=pl.CompatLevel.oldest())
+    small = {pa.large_string(): pa.string(), pa.large_binary(): pa.binary()}
+    return pa.schema(pa.field(f.name, small.get(f.type, f.type)) for f in table.schema)
+
+
+def _empty(schema: pa.Schema) -> pl.DataFrame:
+    return _frame(schema.empty_table())
+
+
+def _frame(table: pa.Table) -> pl.DataFrame:
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)  # a Table always converts to a DataFrame
+    return frame.drop(PART, strict=False)
+
+
+def _to_arrow(frame: pl.DataFrame, schema: pl.Schema) -> pa.Table:
+    table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
+    return table.cast(arrow_schema(schema))

@@ -1,0 +1,350 @@
+"""``polars_irmetrics.spark.evaluate``: the evaluation plan on Apache Spark.
+
+How the work divides (see also :mod:`polars_irmetrics.engines`):
+
+1. **On the driver**, before any Spark job: the one-machine plan is built on empty
+   frames of the two schemas (:func:`~polars_irmetrics.engines._partition.prepare`),
+   so that a missing column, a wrong dtype, an unknown metric or a bad option raises
+   the library's own error.
+2. **Partitioned by query hash**: each row of the run and of the judgments gets a
+   part number, ``pmod(xxhash64(query_id), partitions)``; both sides, in one frame
+   (the judgments' columns renamed, a side flag), are ``repartition``-ed on it and
+   ``mapInArrow`` hands each partition's rows, from both sides, to one Python task as
+   Arrow batches, where the ordinary polars plan computes the per-query values (no
+   pandas in between). ``STRATEGY = "cogroup"`` uses ``groupBy(part).cogroup(...)
+   .applyInArrow`` instead (same values; benchmarks/results_scale.md: similar times,
+   more memory). Only the rows of the run and judgments cross the network once
+   (the shuffle), and one row per query comes back. With ``by`` keys the judgments
+   lack, the judgments are crossed with the run's ``by`` groups first (a broadcast of
+   the distinct groups), as the one-machine plan does.
+3. **Means**: the per-query values of each ``by`` group go to one task
+   (``groupBy(by).applyInArrow``; without ``by`` one partition), sorted by the keys
+   and averaged by the same polars expression as on one machine (a running sum in
+   query order): equal to :func:`polars_irmetrics.evaluate`'s to the last bit, which
+   Spark's own ``avg`` (summing in task order) is not.
+
+The result is computed when :func:`evaluate` is called (one Spark job, kept with
+``localCheckpoint``), so that a data error found in a task (a duplicate document, a
+null id) is raised by the call as the library's own exception with its message, not
+as a Java stack trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+import pyarrow as pa
+
+from polars_irmetrics.engines._partition import (
+    PART,
+    Job,
+    arrow_schema,
+    carry_error,
+    evaluate_part,
+    prepare,
+    raise_carried,
+    summarize_part,
+)
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    InvalidValueError,
+    IrmError,
+    MissingDependencyError,
+)
+from polars_irmetrics.plan.options import EvalOptions, Order
+from polars_irmetrics.plan.progress import Progress, poll
+from polars_irmetrics.plan.validate import INTERNAL, Policy
+
+try:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
+    from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+    from pyspark.sql.types import IntegralType, StructType
+except ImportError as exc:  # pragma: no cover - the test environment has pyspark
+    raise MissingDependencyError(
+        "polars_irmetrics.spark needs Apache Spark's Python package: "
+        "pip install 'polars_irmetrics[spark]'"
+    ) from exc
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+__all__ = ["STRATEGY", "evaluate"]
+
+#: How the parts reach the Python tasks: ``"map"`` (default),
+#: ``repartition(part).mapInArrow`` over both sides in one frame (no sort; a task takes
+#: its whole partition at once), or ``"cogroup"``, ``groupBy(part).cogroup(...)
+#: .applyInArrow`` (Spark sorts each side by part, then hands one part at a time).
+#: Measured (benchmarks/results_scale.md, local[2], 1M-4M rows): times within the
+#: noise of a loaded machine either way (map 35 s against 40 s at 4M rows), the
+#: largest process half the size with ``"map"`` (759 against 1,530 MiB at 4M rows).
+STRATEGY = "map"
+
+
+def evaluate(
+    run: DataFrame,
+    metrics: str | Iterable[str],
+    *,
+    qrels: DataFrame | None = None,
+    by: str | Sequence[str] | None = None,
+    per_query: bool = False,
+    order: Order = "auto",
+    relevance_level: float = 1,
+    depth: int | None = None,
+    unjudged: Policy = "drop",
+    unretrieved: Policy = "zero",
+    check_duplicates: bool = True,
+    query_id: str = "query_id",
+    doc_id: str = "doc_id",
+    rank: str = "rank",
+    score: str = "score",
+    relevance: str = "relevance",
+    partitions: int | None = None,
+    progress: bool | None = None,
+) -> DataFrame:
+    """Evaluate a run held in Spark against judgments: per-query values or means.
+
+    The arguments, defaults, metric names, policies, errors and results are those of
+    :func:`polars_irmetrics.evaluate` (see there); only the frames are Spark's.
+
+    Parameters
+    ----------
+    run, qrels
+        Spark DataFrames with the columns :func:`polars_irmetrics.evaluate` reads.
+    metrics, by, per_query, order, relevance_level, depth, unjudged, unretrieved
+        As in :func:`polars_irmetrics.evaluate`.
+    check_duplicates, query_id, doc_id, rank, score, relevance
+        As in :func:`polars_irmetrics.evaluate`.
+    partitions
+        How many parts the queries are hashed into (each part is one task's work):
+        default ``spark.sql.shuffle.partitions``. A part's rows are held in one Python
+        worker's memory, so raise it for larger logs (aim at a few million run rows
+        per part).
+    progress
+        Draw the running stages' tasks on standard error: ``None`` (default) only on
+        a terminal, ``True`` always, ``False`` never.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        Computed (kept with ``localCheckpoint``) and sorted by the keys, with the
+        columns and values of :func:`polars_irmetrics.evaluate`'s result.
+
+    Raises
+    ------
+    ColumnNotFoundError, ColumnTypeError, UnknownMetricError, MetricParameterError
+        Raised on the driver before any Spark job starts.
+    InvalidValueError, DuplicateError, QuerySetError
+        Found in the data by a task and raised by this call, with the message
+        :func:`polars_irmetrics.evaluate` gives.
+
+    Examples
+    --------
+    >>> import polars_irmetrics.spark as irm_spark  # doctest: +SKIP
+    >>> run = spark.read.parquet("s3://logs/run/")  # doctest: +SKIP
+    >>> qrels = spark.read.parquet("s3://logs/qrels/")  # doctest: +SKIP
+    >>> means = irm_spark.evaluate(run, ["ndcg@10"], qrels=qrels, by="day")  # doctest: +SKIP
+    >>> means.write.parquet("s3://reports/means/")  # doctest: +SKIP
+    """
+    _ensure_frame(run, "run")
+    if qrels is not None:
+        _ensure_frame(qrels, "qrels")
+    options = EvalOptions(
+        by=by,
+        per_query=per_query,
+        order=order,
+        relevance_level=relevance_level,
+        depth=depth,
+        unjudged=unjudged,
+        unretrieved=unretrieved,
+        check_duplicates=check_duplicates,
+        query_id=query_id,
+        doc_id=doc_id,
+        rank=rank,
+        score=score,
+        relevance=relevance,
+    )
+    job = prepare(
+        _arrow(run.schema), None if qrels is None else _arrow(qrels.schema), metrics, options
+    )
+    spark = run.sparkSession
+    count = _partitions(spark, partitions)
+    values = (_per_query_map if STRATEGY == "map" else _per_query)(run, qrels, job, count)
+    if per_query:
+        result = values.orderBy(*job.keys).toDF(*job.per_query_schema)
+    else:
+        result = _means(values, job).toDF(*job.means_schema)
+    return _compute(result, spark, progress)
+
+
+def _per_query(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) -> DataFrame:
+    """One row per query and ``by`` group: the plan run on each part's rows."""
+    schema = _spark_schema(job.per_query_schema, job.keys)
+    inner = schema.names
+    query_id = job.options.query_id
+    runs = run.withColumn(PART, _part(run, query_id, count)).groupBy(PART)
+    if qrels is None:
+
+        def one_side(table: pa.Table) -> pa.Table:
+            return _carrying(evaluate_part, job, table, None).rename_columns(inner)
+
+        return runs.applyInArrow(one_side, schema)
+    if job.run_only_by:
+        # aliased: new column ids, so that Spark does not see a self-join of the run
+        groups = run.select(*(F.col(k).alias(k) for k in job.run_only_by)).distinct()
+        qrels = qrels.crossJoin(F.broadcast(groups))
+    judged = qrels.withColumn(PART, _part(qrels, query_id, count)).groupBy(PART)
+
+    def both_sides(run_part: pa.Table, qrels_part: pa.Table) -> pa.Table:
+        return _carrying(evaluate_part, job, run_part, qrels_part).rename_columns(inner)
+
+    return runs.cogroup(judged).applyInArrow(both_sides, schema)
+
+
+def _per_query_map(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) -> DataFrame:
+    """As :func:`_per_query`, by ``repartition(count, part).mapInArrow``: both sides in one
+    frame (the judgments' columns renamed, a side flag), hash-partitioned on the part
+    number without sorting, and each partition's rows evaluated at once."""
+    schema = _spark_schema(job.per_query_schema, job.keys)
+    inner = schema.names
+    query_id = job.options.query_id
+    run_columns = run.columns
+    side = f"{INTERNAL}side"
+    both = run.withColumn(PART, _part(run, query_id, count)).withColumn(side, F.lit(0))
+    renamed: dict[str, str] = {}
+    if qrels is not None:
+        if job.run_only_by:
+            groups = run.select(*(F.col(k).alias(k) for k in job.run_only_by)).distinct()
+            qrels = qrels.crossJoin(F.broadcast(groups))
+        renamed = {c: f"{INTERNAL}q_{c}" for c in qrels.columns}
+        judged = qrels.withColumn(PART, _part(qrels, query_id, count)).select(
+            *(F.col(c).alias(n) for c, n in renamed.items()), PART, F.lit(1).alias(side)
+        )
+        both = both.unionByName(judged, allowMissingColumns=True)
+    one_side = qrels is None
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        found = list(batches)
+        if not found:  # no row, so no query, in this partition
+            return
+        frame = pl.from_arrow(pa.Table.from_batches(found))
+        assert isinstance(frame, pl.DataFrame)  # a Table always converts to a DataFrame
+        runs = frame.filter(pl.col(side) == 0).select(run_columns).to_arrow()
+        judged = None
+        if not one_side:
+            rows = frame.filter(pl.col(side) == 1)
+            judged = rows.select(pl.col(n).alias(c) for c, n in renamed.items()).to_arrow()
+        out = _carrying(evaluate_part, job, runs, judged).rename_columns(inner)
+        yield from out.to_batches()
+
+    return both.repartition(count, PART).mapInArrow(task, schema)
+
+
+def _means(values: DataFrame, job: Job) -> DataFrame:
+    """One row of means per ``by`` group, each computed in one task (module doc)."""
+    schema = _spark_schema(job.means_schema, job.by)
+    inner, labels = schema.names, list(job.per_query_schema)
+
+    def summarize(table: pa.Table) -> pa.Table:
+        per_query = table.rename_columns(labels)
+        return _carrying(summarize_part, job, per_query).rename_columns(inner)
+
+    if job.by:
+
+        def group(table: pa.Table) -> pa.Table:
+            return summarize(table)
+
+        return values.groupBy(*job.by).applyInArrow(group, schema).orderBy(*job.by)
+
+    def everything(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = pa.Table.from_batches(list(batches), schema=_arrow_values(job))
+        yield from summarize(table).to_batches()
+
+    # one partition holds every query, so the one row of means is there, even for none
+    return values.repartition(1).mapInArrow(everything, schema)
+
+
+def _compute(result: DataFrame, spark: SparkSession, progress: bool | None) -> DataFrame:
+    """Run the job now, drawing its stages, and raise a task's library error as ours."""
+    context = spark.sparkContext
+    tracker = context.statusTracker()
+
+    def stages() -> tuple[int, int, str] | None:
+        infos = [tracker.getStageInfo(s) for s in tracker.getActiveStageIds()]
+        running = [i for i in infos if i is not None]
+        if not running:
+            return None
+        done = sum(i.numCompletedTasks for i in running)
+        total = sum(i.numTasks for i in running)
+        ids = ",".join(str(i.stageId) for i in running)
+        return done, total, f"spark stage {ids}"
+
+    with Progress("spark", 0, enabled=progress) as bar:
+        stop = poll(bar, stages)
+        try:
+            return result.localCheckpoint(eager=True)
+        except Exception as exc:  # a Spark error, which may carry one of ours
+            raise_carried(exc)
+        finally:
+            stop()
+
+
+def _carrying(function: Callable[..., pa.Table], *args: Any) -> pa.Table:
+    """``function(*args)`` in a task: a library error leaves as a :class:`CarriedError`,
+    whose text survives Spark's error handling (:func:`raise_carried` on the driver)."""
+    try:
+        return function(*args)
+    except IrmError as exc:
+        raise carry_error(exc) from exc
+
+
+def _part(frame: DataFrame, query_id: str, count: int) -> Column:
+    """A row's part: a hash of its query id (integers hashed as 64-bit, whatever their
+    width, so that the two sides agree), modulo the number of parts."""
+    column = F.col(query_id)
+    if isinstance(frame.schema[query_id].dataType, IntegralType):
+        column = column.cast("long")
+    return F.pmod(F.xxhash64(column), F.lit(count))
+
+
+def _partitions(spark: SparkSession, partitions: int | None) -> int:
+    if partitions is None:
+        return int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
+        raise InvalidValueError(
+            f"partitions must be a positive integer or None, got {partitions!r}"
+        )
+    return partitions
+
+
+def _arrow(schema: StructType) -> pa.Schema:
+    return to_arrow_schema(schema)
+
+
+def _arrow_values(job: Job) -> pa.Schema:
+    names = _spark_schema(job.per_query_schema, job.keys).names
+    return _renamed(arrow_schema(job.per_query_schema), names)
+
+
+def _spark_schema(schema: pl.Schema, keys: tuple[str, ...]) -> StructType:
+    """``schema`` in Spark, its columns other than ``keys`` renamed ``__irm_c0``, ...:
+    pyspark resolves a column by name inside its Arrow functions, where a metric label
+    such as ``iprec@0.2`` would read as a nested field. The labels come back at the end.
+    """
+    arrow = arrow_schema(schema)
+    names = [n if n in keys else f"{INTERNAL}c{i}" for i, n in enumerate(arrow.names)]
+    return from_arrow_schema(_renamed(arrow, names))
+
+
+def _renamed(schema: pa.Schema, names: list[str]) -> pa.Schema:
+    return pa.schema(field.with_name(name) for field, name in zip(schema, names, strict=True))
+
+
+def _ensure_frame(frame: object, name: str) -> None:
+    if not isinstance(frame, DataFrame):
+        raise ColumnTypeError(
+            f"{name} must be a Spark DataFrame, got {type(frame).__name__}; for polars "
+            "frames use polars_irmetrics.evaluate, or convert, e.g. spark.createDataFrame(...)"
+        )

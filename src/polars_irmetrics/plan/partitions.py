@@ -1,0 +1,92 @@
+"""Out of core without re-writing: a run already partitioned so that no query spans two
+partitions, evaluated partition by partition.
+
+Data lakes often store logs hive-partitioned by a hash of the query
+(``run/qhash=07/part-0.parquet``). With ``evaluate(..., partitioned_by="qhash")``,
+when the evaluation must go out of core (``buckets="auto-memory"`` finds the run
+larger than ``memory_limit``, or ``buckets=N`` / ``"auto"`` is given), each value of
+that column is evaluated in turn: a filter on a hive column reads only that
+partition's files (polars prunes the others), so nothing is written to disk and every
+row is read once, where :mod:`polars_irmetrics.plan.buckets` reads it twice.
+
+The judgments follow the same partitions when they carry the column too; otherwise
+each partition takes the judgments of its own queries (a semi-join), and the judged
+queries that no partition of the run holds are evaluated last, against an empty run
+(they are the unretrieved ones). The caller asserts that no query spans two partitions:
+a query that did would be evaluated twice, once per partition, each time with part of
+its rows.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_irmetrics.errors import ColumnNotFoundError
+from polars_irmetrics.plan.buckets import EvaluatePart
+from polars_irmetrics.plan.progress import track
+
+__all__ = ["check_partition_column", "evaluate_in_partitions"]
+
+
+def check_partition_column(run: pl.LazyFrame, column: str | None) -> None:
+    """Raise :class:`ColumnNotFoundError` unless ``column`` (when given) is in the run."""
+    if column is not None and column not in run.collect_schema():
+        raise ColumnNotFoundError(
+            f"partitioned_by={column!r} is not a column of the run; name its hive partition "
+            "column (e.g. partitioned_by='qhash' for run/qhash=07/...), or pass "
+            "partitioned_by=None"
+        )
+
+
+def evaluate_in_partitions(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
+    groups: pl.LazyFrame | None,
+    *,
+    query_id: str,
+    column: str,
+    evaluate_part: EvaluatePart,
+    schema: pl.Schema,
+) -> pl.LazyFrame:
+    """Per-query results of ``evaluate_part`` over the run's partitions (module doc).
+
+    Nothing runs until the returned LazyFrame is collected.
+
+    Examples
+    --------
+    Two partitions, the judgments without the column; ``q3`` is judged but retrieved
+    in no partition, so it is evaluated last, against an empty run:
+
+    >>> import polars as pl
+    >>> run = pl.LazyFrame({"part": [0, 0, 1], "query_id": ["q1", "q1", "q2"]})
+    >>> qrels = pl.LazyFrame({"query_id": ["q1", "q2", "q3"]})
+    >>> def count(run, qrels, groups):
+    ...     return pl.LazyFrame({"runs": [run.select(pl.len()).collect().item()],
+    ...                          "judged": [qrels.select(pl.len()).collect().item()]})
+    >>> evaluate_in_partitions(run, qrels, None, query_id="query_id", column="part",
+    ...     evaluate_part=count, schema=pl.Schema({"runs": pl.UInt32, "judged": pl.UInt32})
+    ... ).collect().rows()
+    [(2, 1), (1, 1), (0, 1)]
+    """
+
+    def run_partitions() -> pl.DataFrame:
+        values = run.select(pl.col(column).unique().sort()).collect().to_series()
+        qrels_split = qrels is not None and column in qrels.collect_schema()
+        all_groups = None if groups is None else groups.collect().lazy()
+        parts = []
+        for value in track(values, "partitions", len(values)):
+            part = run.filter(pl.col(column) == value)
+            if qrels is None:
+                judged = None
+            elif qrels_split:
+                judged = qrels.filter(pl.col(column) == value)
+            else:
+                judged = qrels.join(part.select(query_id).unique(), on=query_id, how="semi")
+            parts.append(evaluate_part(part, judged, all_groups).collect())
+        if qrels is not None:
+            retrieved = run.select(query_id).unique()
+            rest = qrels.join(retrieved, on=query_id, how="anti")
+            parts.append(evaluate_part(run.clear(), rest, all_groups).collect())
+        return pl.concat([p.cast(schema) for p in parts], how="vertical")
+
+    return pl.defer(run_partitions, schema=schema)

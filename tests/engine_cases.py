@@ -1,0 +1,117 @@
+"""The data and cases every engine is checked on against ``irm.evaluate``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.io.files import sample_paths
+
+# every metric of the registry (a parameter where one is required), and cutoff ranges
+METRICS = [
+    f"{m.name}@10" if m.cutoff == "required" else m.name
+    for m in irm.list_metrics()
+    if m.name not in ("iprec", "rprec_mult")
+] + ["iprec@0.2", "rprec_mult@0.5", "ndcg@1..20:5", "P@5", "recall(denominator='capped')@20"]
+
+
+def _sample() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Three systems in one long table (the sample has a query missing from one run
+    and a run query without judgments), and the judgments."""
+    runs, qrels_path = sample_paths()
+    run = pl.concat([pl.read_parquet(p).with_columns(system=pl.lit(p.stem)) for p in runs])
+    return run, pl.read_parquet(qrels_path)
+
+
+RUN, QRELS = _sample()
+RANKED = RUN.with_columns(
+    rank=pl.col("score").rank("ordinal", descending=True).over("system", "query_id").cast(pl.Int32)
+).drop("score")
+ONE = RUN.filter(pl.col("system") == RUN["system"][0]).drop("system")
+JUDGED = (
+    ONE.join(QRELS, on=["query_id", "doc_id"], how="full", coalesce=True)
+    .with_columns(
+        rank=pl.col("score").rank("ordinal", descending=True).over("query_id").cast(pl.Int32)
+    )
+    .filter(pl.col("relevance").is_not_null())
+    .drop("score")
+)
+INT_RUN = ONE.with_columns(pl.col("query_id").str.slice(1).cast(pl.Int64))
+INT_QRELS = QRELS.with_columns(pl.col("query_id").str.slice(1).cast(pl.Int32))
+
+
+# (id, run, qrels, options): every metric family, by=, both orders, each query-set
+# policy, judged tables, integer ids of two widths, depth and relevance_level
+CASES: list[tuple[str, pl.DataFrame, pl.DataFrame | None, dict[str, Any]]] = [
+    ("by-system-score", RUN, QRELS, {"by": "system"}),
+    ("rank-order", RANKED, QRELS, {"by": ["system"], "order": "rank"}),
+    ("unjudged-zero", RUN, QRELS, {"by": "system", "unjudged": "zero"}),
+    ("unretrieved-drop", RUN, QRELS, {"by": "system", "unretrieved": "drop"}),
+    ("no-by-zero-drop", ONE, QRELS, {"unjudged": "zero", "unretrieved": "drop"}),
+    ("judged-table", JUDGED, None, {}),
+    ("integer-ids", INT_RUN, INT_QRELS, {"depth": 10, "relevance_level": 2}),
+    ("unchecked", RANKED, QRELS, {"by": "system", "check_duplicates": False}),
+]
+
+
+#: (id, run, qrels, options, per_query): every case per query; the means (one code path
+#: whatever the case, over per-query values already checked) with and without ``by``
+MATRIX = [
+    *((name, run, qrels, options, True) for name, run, qrels, options in CASES),
+    *(
+        (f"means-{name}", run, qrels, options, False)
+        for name, run, qrels, options in CASES
+        if name in ("by-system-score", "no-by-zero-drop", "judged-table", "integer-ids")
+    ),
+]
+
+
+def single_message(
+    run: pl.DataFrame, qrels: pl.DataFrame | None, metrics: list[str], **kw: Any
+) -> str:
+    with pytest.raises(irm.IrmError) as single:
+        irm.evaluate(run, metrics, qrels=qrels, **kw)
+    return str(single.value)
+
+
+# (id, run, qrels, metrics, options, error class, part of the message)
+ERRORS: list[
+    tuple[str, pl.DataFrame, pl.DataFrame | None, list[str], dict[str, Any], type, str]
+] = [
+    (
+        "duplicate-document",
+        ONE.with_columns(
+            doc_id=pl.when(pl.col("doc_id") == ONE["doc_id"][1])
+            .then(pl.lit(ONE["doc_id"][0]))
+            .otherwise("doc_id")
+        ),
+        QRELS,
+        ["map"],
+        {},
+        irm.DuplicateError,
+        "lists 1 document(s) more than once",
+    ),
+    (
+        "null-query-id",
+        ONE.with_columns(
+            query_id=pl.when(pl.col("doc_id") == ONE["doc_id"][5]).then(None).otherwise("query_id")
+        ),
+        QRELS,
+        ["ndcg@10"],
+        {},
+        irm.InvalidValueError,
+        "column 'query_id' of the run has null values",
+    ),
+    (
+        "unjudged-error",
+        RUN,
+        QRELS.filter(pl.col("query_id") != "q003"),
+        ["map"],
+        {"by": "system", "unjudged": "error"},
+        irm.QuerySetError,
+        "in the run but not in the judgments",
+    ),
+]
