@@ -137,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
         "# Comparison benchmark",
         "",
         f"{dt.date.today()}, {platform.python_version()}, polars {pl.__version__}, "
-        f"numpy {np.__version__}, {os.cpu_count()} CPUs. **The machine was loaded** (shared "
-        "with other busy jobs), so absolute times are noisy; the ratios are what matter.",
+        f"numpy {np.__version__}, {os.cpu_count()} CPUs, load average (1 min) at start "
+        f"{os.getloadavg()[0]:.1f}: other processes make absolute times noisy; the ratios, "
+        "measured side by side in this run, are what matter.",
         "",
         f"Size: {size}.",
         "",

@@ -102,8 +102,8 @@ def main() -> None:
     lines = [
         "# Fusion benchmark",
         "",
-        "Machine shared with 7 other busy engineers on 2 CPU cores (loaded): ratios matter "
-        "more than seconds. Load average (1 min) at start: "
+        f"{os.cpu_count()} CPU cores, shared with other processes: ratios matter more than "
+        "seconds. Load average (1 min) at start: "
         f"{os.getloadavg()[0]:.1f}. Best of 3 runs for polars; one run for ranx (after "
         "warming its numba functions).",
         "",
