@@ -440,3 +440,85 @@ def test_bad_options() -> None:
         ),
     ):
         irm.evaluate_online(LOG.to_dict(as_series=False), ["ctr"])  # type: ignore[call-overload]
+
+
+#: (by, per_session) of the out-of-core comparisons
+BUCKET_CASES: list[tuple[str | list[str] | None, bool]] = [
+    (None, False),
+    ("arm", False),
+    (["arm", "device"], False),
+    ("arm", True),
+]
+
+
+@pytest.mark.parametrize("as_frame", AS_FRAME)
+@pytest.mark.parametrize(("by", "per_session"), BUCKET_CASES)
+def test_buckets_give_the_same_bits_as_one_plan(
+    as_frame: Callable[[pl.DataFrame], Frame],
+    by: str | list[str] | None,
+    per_session: bool,
+    tmp_path: Any,
+) -> None:
+    log = as_frame(pl.read_parquet(sample_interactions_path()))
+    names = ["ctr@10", "abandonment", "click_ndcg@10", "time_to_first_click",
+             "sat_click_rate", "median_click_position", "click_mrr"]  # fmt: skip
+
+    def run(**options: Any) -> pl.DataFrame:
+        out = irm.evaluate_online(log, names, by=by, per_session=per_session, **options)
+        if isinstance(log, pl.LazyFrame):
+            assert isinstance(out, pl.LazyFrame)  # lazy in, lazy out; nothing ran yet
+            return out.collect()
+        assert isinstance(out, pl.DataFrame)
+        return out
+
+    reference = run()
+    assert reference.height > 1 if per_session or by else reference.height == 1
+    for buckets in (3, "auto"):
+        bucketed = run(buckets=buckets, spill_dir=tmp_path)
+        assert bucketed.schema == reference.schema
+        assert bucketed.rows() == reference.rows()  # == on floats: the same bits
+    assert list(tmp_path.iterdir()) == []  # the spilled buckets are removed
+
+
+@pytest.mark.parametrize("as_frame", AS_FRAME)
+def test_more_buckets_than_sessions(as_frame: Callable[[pl.DataFrame], Frame]) -> None:
+    # three sessions in 16 buckets: most buckets are empty and add no row
+    names = list(WORKED)
+    for per_session in (False, True):
+        one = irm.evaluate_online(as_frame(LOG), names, per_session=per_session)
+        many = irm.evaluate_online(as_frame(LOG), names, per_session=per_session, buckets=16)
+        assert isinstance(many, type(one))  # the kind of the input
+        assert many.lazy().collect().rows() == one.lazy().collect().rows()
+        assert many.lazy().collect().height == (3 if per_session else 1)
+
+
+def test_buckets_raise_the_errors_of_one_plan() -> None:
+    log = _with("position", [1, 2, 3, 4, 1, 2, 3, 1, 1, 3])
+    message = re.escape("session 's3' shows 1 impression(s) at a position another")
+    for buckets in (None, 2):
+        with pytest.raises(DuplicateError, match=message):
+            irm.evaluate_online(log, ["ctr"], buckets=buckets)
+
+
+@pytest.mark.parametrize("as_frame", AS_FRAME)
+@pytest.mark.parametrize(
+    ("buckets", "message"),
+    [
+        (0, "buckets must be a positive integer, 'auto', 'auto-memory' or None, got 0"),
+        ("x", "buckets must be a positive integer, 'auto', 'auto-memory' or None, got 'x'"),
+        (True, "buckets must be a positive integer, 'auto', 'auto-memory' or None, got True"),
+        (
+            "auto-memory",
+            "buckets='auto-memory' is not available for an impression log; pass a positive "
+            "integer, 'auto' (one bucket per 2 million rows) or None (one plan)",
+        ),
+    ],
+)
+def test_bad_buckets(
+    as_frame: Callable[[pl.DataFrame], Frame], buckets: Any, message: str
+) -> None:
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate_online(as_frame(LOG), ["ctr"], buckets=buckets)
+    if buckets != "auto-memory":  # the message of irm.evaluate, word for word
+        with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+            irm.evaluate(as_frame(LOG), ["P@1"], qrels=LOG, buckets=buckets)

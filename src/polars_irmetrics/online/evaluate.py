@@ -4,12 +4,18 @@ One lazy plan: the per-session group-by of :mod:`polars_irmetrics.online.session
 (every metric and every data check at once), then, unless ``per_session=True``, one
 group-by per ``by`` segment that averages the session values, or, for a ratio metric
 (CTR), divides the sum of its numerators by the sum of its denominators.
+
+Out of core (``buckets=N`` or ``"auto"``), the per-session plan runs over hash buckets
+of sessions on disk (:func:`~polars_irmetrics.plan.buckets.evaluate_in_buckets`, the
+machinery of ``evaluate``), and the per-session frames are aggregated as above: every
+sum is exact, so the results are those of the one plan to the last bit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import overload
+from pathlib import Path
+from typing import Literal, overload
 
 import polars as pl
 
@@ -19,10 +25,14 @@ from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.sessions import denominator, numerator, session_plan
+from polars_irmetrics.plan.buckets import check_buckets, evaluate_in_buckets
 from polars_irmetrics.plan.evaluate import parse_metric_list
 from polars_irmetrics.plan.inputs import as_polars
 
-__all__ = ["aggregate", "evaluate_online"]
+__all__ = ["OnlineBuckets", "aggregate", "evaluate_online"]
+
+#: ``buckets`` of :func:`evaluate_online`: one plan (``None``), N buckets, or ``"auto"``.
+OnlineBuckets = int | Literal["auto"] | None
 
 
 @overload
@@ -32,6 +42,8 @@ def evaluate_online(
     *,
     by: str | Sequence[str] | None = ...,
     per_session: bool = ...,
+    buckets: OnlineBuckets = ...,
+    spill_dir: str | Path | None = ...,
     session_id: str = ...,
     position: str = ...,
     clicked: str = ...,
@@ -48,6 +60,8 @@ def evaluate_online(
     *,
     by: str | Sequence[str] | None = ...,
     per_session: bool = ...,
+    buckets: OnlineBuckets = ...,
+    spill_dir: str | Path | None = ...,
     session_id: str = ...,
     position: str = ...,
     clicked: str = ...,
@@ -63,6 +77,8 @@ def evaluate_online(
     *,
     by: str | Sequence[str] | None = None,
     per_session: bool = False,
+    buckets: OnlineBuckets = None,
+    spill_dir: str | Path | None = None,
     session_id: str = "session_id",
     position: str = "position",
     clicked: str = "clicked",
@@ -91,6 +107,20 @@ def evaluate_online(
         (``ctr``, ``sat_click_rate``, ``mean_click_position``) is the sum of its
         numerators over the sum of its denominators (``sum(clicks) / sum(impressions)``),
         the others the mean of the session values that are not null.
+    buckets
+        ``None`` (default): one plan over the whole log, the fastest path while the log
+        fits in memory. ``N`` or ``"auto"``: out of core, for logs larger than memory
+        (:mod:`polars_irmetrics.plan.buckets`): when collected, one streaming pass writes
+        the log to Parquet in N buckets by a hash of ``session_id``, then the buckets are
+        evaluated one after the other by the same per-session plan. Peak memory is about
+        one bucket's; every row is read twice; the results are identical to ``None``'s.
+        ``"auto"`` makes one bucket per 2 million log rows (counting them is free for
+        Parquet, one extra pass otherwise).
+    spill_dir
+        Folder for the buckets' temporary files (default: the system's temporary
+        folder, ``TMPDIR``); they need up to twice the log's Parquet size on disk
+        (written uncompressed, for speed) and are removed when the evaluation ends.
+        Ignored without ``buckets``.
     session_id, position, clicked, dwell, converted, timestamp
         Column names in ``log``.
 
@@ -106,7 +136,8 @@ def evaluate_online(
         A missing column (one a requested metric reads) or a wrong dtype.
     InvalidValueError, DuplicateError
         A null click, a click on an impression with no position, a position below 1
-        or held twice in a session, a negative dwell, a null key (when the plan runs).
+        or held twice in a session, a negative dwell, a null key (when the plan runs);
+        ``buckets`` not a positive integer, ``"auto"`` or ``None``.
     UnknownMetricError, MetricParameterError
         An unknown metric, or one that needs judgments (``ndcg@10``: use
         ``click_ndcg@10``).
@@ -145,6 +176,12 @@ def evaluate_online(
     │ s1         ┆ 0.5   ┆ 0.5       ┆ 0.0         ┆ 2.5                   │
     │ s2         ┆ 0.0   ┆ 0.0       ┆ 1.0         ┆ null                  │
     └────────────┴───────┴───────────┴─────────────┴───────────────────────┘
+
+    Out of core, in two hash buckets of sessions, the values are the same bits (a
+    bucket no session hashes to is simply empty):
+
+    >>> irm.evaluate_online(log, metrics, buckets=2).equals(irm.evaluate_online(log, metrics))
+    True
     """
     log = as_polars(log, "log")
     eager = isinstance(log, pl.DataFrame)
@@ -159,14 +196,43 @@ def evaluate_online(
     by_keys = _by_keys(by, columns)
     if not isinstance(per_session, bool):
         raise InvalidValueError(f"per_session must be True or False, got {per_session!r}")
+    _check_online_buckets(buckets)
     requests = parse_metric_list(metrics)
     plan = session_plan(log.lazy(), requests, columns, by_keys)
+    sessions = plan.frame
+    if buckets is not None:
+
+        def evaluate_part(
+            part: pl.LazyFrame, _qrels: pl.LazyFrame | None, _groups: pl.LazyFrame | None
+        ) -> pl.LazyFrame:
+            return session_plan(part, requests, columns, by_keys).frame
+
+        sessions = evaluate_in_buckets(
+            log.lazy(),
+            None,
+            None,
+            query_id=session_id,
+            buckets=buckets,
+            spill_dir=spill_dir,
+            evaluate_part=evaluate_part,
+            schema=plan.frame.collect_schema(),
+        )
     if per_session:
         labels = [label for label, _ in requests]
-        out = plan.frame.select(*plan.keys, *labels).sort(plan.keys)
+        out = sessions.select(*plan.keys, *labels).sort(plan.keys)
     else:
-        out = aggregate(plan.frame, requests, by_keys)
+        out = aggregate(sessions, requests, by_keys)
     return out.collect() if eager else out
+
+
+def _check_online_buckets(buckets: object) -> None:
+    """``buckets`` as :func:`~polars_irmetrics.evaluate` checks it, less ``"auto-memory"``
+    (its memory model is that of evaluate's plan, not measured for a log)."""
+    if check_buckets(buckets) == "auto-memory":
+        raise InvalidValueError(
+            "buckets='auto-memory' is not available for an impression log; pass a positive "
+            "integer, 'auto' (one bucket per 2 million rows) or None (one plan)"
+        )
 
 
 def _by_keys(by: str | Sequence[str] | None, columns: LogColumns) -> tuple[str, ...]:
