@@ -79,6 +79,7 @@ _FAMILIES = {
     "trec": "The rest of trec_eval",
     "online": "Click metrics (impression logs)",
     "recsys": "Beyond accuracy (recommenders)",
+    "preference": "Preference and judgment-group measures",
 }
 
 #: An example value for metrics whose "cutoff" is a real-valued parameter.
