@@ -25,6 +25,7 @@ from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_
 from polars_irmetrics.io.trec import read_trec_qrels, read_trec_run
 from polars_irmetrics.metrics.jg import evaluate_jg
 from polars_irmetrics.metrics.prefs import PREFS_MEASURES, evaluate_prefs
+from polars_irmetrics.metrics.scope import TableScope
 from tests.conftest import Evaluate
 from tests.helpers import property_settings
 from tests.test_trec_eval_cmd import ref_iprec_lround
@@ -318,23 +319,84 @@ def test_a_bad_line_on_standard_input_is_named(
     [
         (
             "prefs_simp",
-            "metric 'prefs_simp' reads preference judgments, not qrels: use "
-            "irm.evaluate_prefs(run, irm.read_trec_prefs(path)) (see "
-            "polars_irmetrics.metrics.prefs)",
+            "metric 'prefs_simp' reads preference judgments, which a run and judgments do "
+            "not have; compute it with irm.evaluate_prefs(run, irm.read_trec_prefs(path))",
+        ),
+        (
+            "prefs_avgjg_Rnonrel",
+            "metric 'prefs_avgjg_Rnonrel' reads preference judgments, which a run and "
+            "judgments do not have; compute it with "
+            "irm.evaluate_prefs(run, irm.read_trec_prefs(path))",
         ),
         (
             "P_avgjg_10",
-            "metric 'P_avgjg_10' averages over judgment groups: use "
-            "irm.evaluate_jg(run, [...], irm.read_trec_qrels_jg(path)) (see "
-            "polars_irmetrics.metrics.jg)",
+            "metric 'P_avgjg_10' averages over judgment groups, which a run and judgments "
+            "do not have; compute it with irm.evaluate_jg(run, ['P_avgjg_10'], "
+            "irm.read_trec_qrels_jg(path))",
+        ),
+        (
+            "rprec_mult_avgjg@0.2",
+            "metric 'rprec_mult_avgjg@0.2' averages over judgment groups, which a run and "
+            "judgments do not have; compute it with irm.evaluate_jg(run, "
+            "['rprec_mult_avgjg@0.2'], irm.read_trec_qrels_jg(path))",
         ),
     ],
 )
 def test_evaluate_points_to_the_entry_point_of_other_tables(
     evaluate: Evaluate, name: str, message: str
 ) -> None:
+    # the measures are registered (they parse) but read another table than evaluate's
     run = pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": [1.0]})
     qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "relevance": [1]})
-    with pytest.raises(irm.UnknownMetricError) as caught:
+    assert irm.parse_metric(name).metric.reads[0] == "run"
+    with pytest.raises(irm.MetricParameterError) as caught:
         evaluate(run, [name], qrels=qrels)
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            "prefs_pair",
+            "preference measures read preference judgments (query_id, jg, jsg, doc_id, "
+            "rel_level), not a judged table; compute them with "
+            "irm.evaluate_prefs(run, irm.read_trec_prefs(path))",
+        ),
+        (
+            "map_avgjg",
+            "judgment-group measures average over the judgment groups of qrels with a jg "
+            "column, not one judged table; compute them with "
+            "irm.evaluate_jg(run, metrics, irm.read_trec_qrels_jg(path))",
+        ),
+    ],
+)
+def test_the_expression_of_another_tables_measure_names_its_entry_point(
+    name: str, message: str
+) -> None:
+    # the expression over a judged table (the public expression API's scope)
+    with pytest.raises(irm.MetricParameterError) as caught:
+        irm.parse_metric(name).expr(TableScope("relevance", "rank"), 1.0)
+    assert str(caught.value) == message
+
+
+def test_registered_judgment_group_names_evaluate_as_trec_eval_spells_them() -> None:
+    # canonical registry names give evaluate_jg the same values as trec_eval's spellings
+    run = pl.DataFrame(
+        {"query_id": ["q1"] * 3, "doc_id": ["d1", "d2", "d3"], "score": [3.0, 2.0, 1.0]}
+    )
+    qrels = pl.DataFrame(
+        {
+            "query_id": ["q1"] * 4,
+            "jg": ["a", "a", "b", "b"],
+            "doc_id": ["d1", "d3", "d2", "d3"],
+            "relevance": [1, 1, 1, 0],
+        }
+    )
+    trec = evaluate_jg(run, ["map_avgjg", "P_avgjg_2", "Rprec_mult_avgjg_0.5"], qrels)
+    names = [irm.parse_metric(n).name for n in trec.columns[1:]]
+    assert names == ["map_avgjg", "precision_avgjg@2", "rprec_mult_avgjg(multiple=0.5)"]
+    canonical = evaluate_jg(run, names, qrels)
+    # a: AP (1 + 2/3) / 2, P@2 1/2, c = floor(0.5 * 2 + 0.9) = 1: 1; b: AP 1/2, P@2 1/2, c = 1: 0
+    assert trec.rows() == canonical.rows()
+    assert trec.row(0)[1:] == pytest.approx(((5 / 6 + 1 / 2) / 2, 0.5, 0.5), abs=1e-15)

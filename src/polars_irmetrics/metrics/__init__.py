@@ -17,6 +17,11 @@ and this package joins them into :data:`METRICS`, which the registry reads:
   coverage, Gini index, novelty, intra-list diversity, serendipity, popularity bias.
   Their formulas describe a whole recommendation table (:mod:`.collection`), not one
   query.
+* :mod:`.preference`: trec_eval's preference measures (``reads=("run", "prefs")``:
+  prefs_simp, prefs_pair, prefs_avgjg, ...) and judgment-group measures
+  (``reads=("run", "judgment_groups")``: map_avgjg, P_avgjg, Rprec_mult_avgjg),
+  computed by :func:`polars_irmetrics.evaluate_prefs` and
+  :func:`polars_irmetrics.evaluate_jg`.
 
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.metrics.scope.Scope`); shared building blocks live in
@@ -28,6 +33,7 @@ from __future__ import annotations
 from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
 from polars_irmetrics.metrics.online import ONLINE_METRICS
+from polars_irmetrics.metrics.preference import PREFERENCE_METRICS
 from polars_irmetrics.metrics.recsys import RECSYS_METRICS
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.metrics.trec import TREC_METRICS
@@ -40,4 +46,5 @@ METRICS: tuple[Metric, ...] = (
     *TREC_METRICS,
     *ONLINE_METRICS,
     *RECSYS_METRICS,
+    *PREFERENCE_METRICS,
 )

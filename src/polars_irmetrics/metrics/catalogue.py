@@ -4,7 +4,8 @@ The documentation site's metric page is this module's :func:`catalogue_markdown`
 rendered when the site is built (``docs/hooks/catalogue.py``), so it can never drift
 from the code: names, aliases, parameters and defaults come from the declarations, and
 each worked example's number is computed by :func:`polars_irmetrics.evaluate` on
-:data:`EXAMPLE_RUN` and :data:`EXAMPLE_QRELS` at build time.
+:data:`EXAMPLE_RUN` and :data:`EXAMPLE_QRELS` at build time (the other families' by
+their own entry points on the examples below).
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from polars_irmetrics.metrics.registry import list_metrics, parse_metric
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.metrics.trec import REAL_CUTOFFS
 
-__all__ = ["EXAMPLE_QRELS", "EXAMPLE_RUN", "catalogue_markdown", "example_name"]
+__all__ = [
+    "EXAMPLE_PREFS",
+    "EXAMPLE_QRELS",
+    "EXAMPLE_QRELS_JG",
+    "EXAMPLE_RUN",
+    "catalogue_markdown",
+    "example_name",
+]
 
 #: The worked example's run: one query, six documents ranked 1..6.
 EXAMPLE_RUN = pl.DataFrame(
@@ -72,6 +80,28 @@ EXAMPLE_FEATURES = pl.DataFrame(
     }
 )
 
+#: The preference measures' worked example: two users' preferences on the worked
+#: example's query (one sub-group each: a higher level is preferred to a lower one). The
+#: run is :data:`EXAMPLE_RUN` scored ``7 - rank``.
+EXAMPLE_PREFS = pl.DataFrame(
+    {
+        "query_id": ["q1"] * 6,
+        "jg": ["u1"] * 4 + ["u2"] * 2,
+        "jsg": ["s1"] * 6,
+        "doc_id": ["d1", "d3", "d2", "d9", "d2", "d1"],
+        "rel_level": [2, 1, 0, 1, 1, 0],
+    }
+)
+#: The judgment-group measures' worked example: two users' judgments of the query.
+EXAMPLE_QRELS_JG = pl.DataFrame(
+    {
+        "query_id": ["q1"] * 6,
+        "jg": ["u1"] * 3 + ["u2"] * 3,
+        "doc_id": ["d1", "d2", "d9", "d1", "d2", "d3"],
+        "relevance": [1, 0, 1, 0, 1, 1],
+    }
+)
+
 #: Family headings, by the module a metric's formula is declared in.
 _FAMILIES = {
     "core": "Core metrics",
@@ -79,6 +109,7 @@ _FAMILIES = {
     "trec": "The rest of trec_eval",
     "online": "Click metrics (impression logs)",
     "recsys": "Beyond accuracy (recommenders)",
+    "preference": "Preference and judgment-group measures",
 }
 
 #: An example value for metrics whose "cutoff" is a real-valued parameter.
@@ -140,7 +171,17 @@ def _reads_recommendations(metric: Metric) -> bool:
     return metric.level == "collection"
 
 
+def _reads_prefs(metric: Metric) -> bool:
+    return "prefs" in metric.reads
+
+
+def _reads_judgment_groups(metric: Metric) -> bool:
+    return "judgment_groups" in metric.reads
+
+
 def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
+    from polars_irmetrics.metrics.jg import evaluate_jg
+    from polars_irmetrics.metrics.prefs import evaluate_prefs
     from polars_irmetrics.online.evaluate import evaluate_online
     from polars_irmetrics.plan.evaluate import evaluate
     from polars_irmetrics.recsys.evaluate import beyond_accuracy
@@ -160,6 +201,13 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
             interactions=EXAMPLE_HISTORY,
             item_features=EXAMPLE_FEATURES,
         ).row(0, named=True)
+    if any(_reads_prefs(m) for m in metrics):  # every measure at once, trec_eval's names
+        scored = EXAMPLE_RUN.with_columns(score=(7 - pl.col("rank")).cast(pl.Float64))
+        measured = evaluate_prefs(scored, EXAMPLE_PREFS).row(0, named=True)
+        values |= {name.lower(): v for name, v in measured.items() if name != "query_id"}
+    groups = [example_name(m) for m in metrics if _reads_judgment_groups(m)]
+    if groups:
+        values |= evaluate_jg(EXAMPLE_RUN, groups, EXAMPLE_QRELS_JG).row(0, named=True)
     return values
 
 
@@ -221,6 +269,10 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         if _reads_clicks(metric)
         else "the recommendations"
         if _reads_recommendations(metric)
+        else "the preference judgments"
+        if _reads_prefs(metric)
+        else "the judgment groups"
+        if _reads_judgment_groups(metric)
         else None
     )
     if table is not None:
@@ -240,6 +292,13 @@ def catalogue_markdown() -> str:
 
     >>> text = catalogue_markdown()
     >>> "### `ndcg` {#ndcg}" in text and "`ndcg@5` = **0.7050**" in text
+    True
+
+    The preference example: u1 prefers d1 to d3, d2 and d9 and d3 and d9 to d2, u2
+    prefers d2 to d1; the ranking d1, d2, d3 (d9 not retrieved) fulfils d1 > d3,
+    d1 > d2 and d1 > d9, 3 of the 6:
+
+    >>> "`prefs_simp` = **0.5000**" in text and "`prefs_num_prefs_poss` = **6**" in text
     True
     """
     metrics = list_metrics()
@@ -276,6 +335,15 @@ def catalogue_markdown() -> str:
         _markdown_table(EXAMPLE_HISTORY),
         "",
         _markdown_table(EXAMPLE_FEATURES),
+        "",
+        "Preference measures (`irm.evaluate_prefs`) are computed on the run above (score "
+        "= 7 − rank) with two users' preference judgments (a higher `rel_level` is "
+        "preferred within a sub-group `jsg`), judgment-group measures (`irm.evaluate_jg`) "
+        "on the run with two users' judgments:",
+        "",
+        _markdown_table(EXAMPLE_PREFS),
+        "",
+        _markdown_table(EXAMPLE_QRELS_JG),
         "",
     ]
     families: dict[str, list[Metric]] = {}

@@ -222,18 +222,6 @@ def get_metric(name: str) -> Metric:
 
 def _unknown(name: str) -> UnknownMetricError:
     lowered = name.strip().lower()
-    if lowered.startswith("prefs_"):  # preference measures read another table
-        return UnknownMetricError(
-            f"metric {name!r} reads preference judgments, not qrels: use "
-            "irm.evaluate_prefs(run, irm.read_trec_prefs(path)) (see "
-            "polars_irmetrics.metrics.prefs)"
-        )
-    if "_avgjg" in lowered:  # judgment-group measures read qrels with a jg column
-        return UnknownMetricError(
-            f"metric {name!r} averages over judgment groups: use "
-            "irm.evaluate_jg(run, [...], irm.read_trec_qrels_jg(path)) (see "
-            "polars_irmetrics.metrics.jg)"
-        )
     close = difflib.get_close_matches(lowered, list(_BY_NAME), n=4, cutoff=0.5)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     return UnknownMetricError(

@@ -29,8 +29,12 @@ Aggregate = Literal["mean", "geometric"]
 #: The tables a metric reads: a ranked list (``"run"``: a run, recommendations or an
 #: impression log), relevance judgments (``"judgments"``), interaction history
 #: (``"interactions"``: popularity, what a user saw before), clicks and dwell of an
-#: impression log (``"clicks"``), item embeddings or features (``"item_features"``).
-Input = Literal["run", "judgments", "interactions", "clicks", "item_features"]
+#: impression log (``"clicks"``), item embeddings or features (``"item_features"``),
+#: preference judgments (``"prefs"``: trec_eval's ``-R prefs``) and relevance judgments
+#: with a judgment-group column (``"judgment_groups"``: trec_eval's ``-R qrels_jg``).
+Input = Literal[
+    "run", "judgments", "interactions", "clicks", "item_features", "prefs", "judgment_groups"
+]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation
 #: table (``"collection"``: catalogue coverage, novelty, diversity; see

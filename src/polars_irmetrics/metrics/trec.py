@@ -64,7 +64,12 @@ TREC_RBP_P = 0.9
 ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 #: Metrics whose real-valued "cutoff" is a parameter: ``iprec_at_recall_0.10``,
 #: ``IPrec@0.1`` and ``iprec(recall=0.1)`` are one metric (the registry reads these).
-REAL_CUTOFFS: dict[str, str] = {"iprec": "recall", "rprec_mult": "multiple"}
+#: (``rprec_mult_avgjg`` is :mod:`.preference`'s judgment-group average of rprec_mult.)
+REAL_CUTOFFS: dict[str, str] = {
+    "iprec": "recall",
+    "rprec_mult": "multiple",
+    "rprec_mult_avgjg": "multiple",
+}
 
 ROUNDING = Param(
     "rounding",
@@ -192,6 +197,7 @@ def _normalize_recalls(value: ParamValue) -> ParamValue:
 NORMALIZE: dict[tuple[str, str], Callable[[ParamValue], ParamValue]] = {
     ("iprec", "recall"): _real("iprec", "recall", "iprec_at_recall"),
     ("rprec_mult", "multiple"): _real("rprec_mult", "multiple", "Rprec_mult"),
+    ("rprec_mult_avgjg", "multiple"): _real("rprec_mult_avgjg", "multiple", "Rprec_mult_avgjg"),
     ("11pt_avg", "recalls"): _normalize_recalls,
     **{(m, "gains"): _normalize_gains for m in ("trec_ndcg", "ndcg_rel", "rndcg", "g")},
 }

@@ -460,6 +460,17 @@ def build_plan(
                 f"metric {label!r} reads the clicks of an impression log, which a run and "
                 f"judgments do not have; compute it with irm.evaluate_online(log, [{label!r}])"
             )
+        if "prefs" in req.metric.reads:
+            raise MetricParameterError(
+                f"metric {label!r} reads preference judgments, which a run and judgments do "
+                "not have; compute it with irm.evaluate_prefs(run, irm.read_trec_prefs(path))"
+            )
+        if "judgment_groups" in req.metric.reads:
+            raise MetricParameterError(
+                f"metric {label!r} averages over judgment groups, which a run and judgments "
+                f"do not have; compute it with irm.evaluate_jg(run, [{label!r}], "
+                "irm.read_trec_qrels_jg(path))"
+            )
     setup = _setup(run, qrels, options)
     buckets = options.buckets
     if buckets == "auto-memory":  # one plan or out of core, from the run's size
