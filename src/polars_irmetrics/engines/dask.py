@@ -111,11 +111,13 @@ def evaluate(
 
     Examples
     --------
-    >>> import dask.dataframe as dd  # doctest: +SKIP
-    >>> import polars_irmetrics.dask as irm_dask  # doctest: +SKIP
-    >>> run = dd.read_parquet("logs/run/")  # doctest: +SKIP
-    >>> qrels = dd.read_parquet("logs/qrels.parquet")  # doctest: +SKIP
-    >>> irm_dask.evaluate(run, ["ndcg@10"], qrels=qrels, by="day").compute()  # doctest: +SKIP
+    On a cluster's logs (a sketch, not run by the tests, which use a LocalCluster)::
+
+        import dask.dataframe as dd
+        import polars_irmetrics.dask as irm_dask
+        run = dd.read_parquet("logs/run/")
+        qrels = dd.read_parquet("logs/qrels.parquet")
+        irm_dask.evaluate(run, ["ndcg@10"], qrels=qrels, by="day").compute()
     """
     _ensure_frame(run, "run")
     if qrels is not None:

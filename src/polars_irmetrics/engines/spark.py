@@ -142,11 +142,13 @@ def evaluate(
 
     Examples
     --------
-    >>> import polars_irmetrics.spark as irm_spark  # doctest: +SKIP
-    >>> run = spark.read.parquet("s3://logs/run/")  # doctest: +SKIP
-    >>> qrels = spark.read.parquet("s3://logs/qrels/")  # doctest: +SKIP
-    >>> means = irm_spark.evaluate(run, ["ndcg@10"], qrels=qrels, by="day")  # doctest: +SKIP
-    >>> means.write.parquet("s3://reports/means/")  # doctest: +SKIP
+    On a cluster's logs (a sketch, not run by the tests, which use ``local[2]``)::
+
+        import polars_irmetrics.spark as irm_spark
+        run = spark.read.parquet("s3://logs/run/")
+        qrels = spark.read.parquet("s3://logs/qrels/")
+        means = irm_spark.evaluate(run, ["ndcg@10"], qrels=qrels, by="day")
+        means.write.parquet("s3://reports/means/")
     """
     _ensure_frame(run, "run")
     if qrels is not None:
