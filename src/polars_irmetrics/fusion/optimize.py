@@ -323,9 +323,14 @@ def optimize_fusion(
             (pl.col(GRID).cast(pl.Int64) * 2**32 + pl.col(_QCODE)).alias(_KEY),
             _fused_score(fusion.name, n).alias("__irmf_score"),
         )
-        ranked = positions(
-            fused.with_columns(rank_key("__irmf_score")), [_KEY], RANK_KEY, d, _RANK
-        )
+        keyed = fused.with_columns(rank_key("__irmf_score"))
+        if cutoff is not None:
+            # only rows scoring at least the group's k-th best can be in its top k, and
+            # every row above a kept row is kept, so positions among the kept rows are
+            # their positions in the whole list: rank a few rows per group, not all
+            kth = pl.col(RANK_KEY).top_k(cutoff).min().over(_KEY)
+            keyed = keyed.filter(pl.col(RANK_KEY) >= kth)
+        ranked = positions(keyed, [_KEY], RANK_KEY, d, _RANK)
         if cutoff is not None:
             ranked = ranked.filter(pl.col(_RANK) <= cutoff)
         return evaluate(
@@ -335,6 +340,9 @@ def optimize_fusion(
             by=GRID,
             per_query=True,
             order="rank",
+            # one row per (grid point, document) by construction, each run's
+            # duplicates refused when ``wide`` was checked
+            check_duplicates=False,
             query_id=q,
             doc_id=d,
             rank=_RANK,
