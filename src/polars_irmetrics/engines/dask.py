@@ -32,14 +32,10 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from polars_irmetrics.engines._partition import (
-    PART,
-    Job,
-    arrow_schema,
-    evaluate_part,
-    prepare,
-    summarize_part,
-)
+from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table, with_groups
+from polars_irmetrics.engines._dask_partitions import per_query_in_partitions
+from polars_irmetrics.engines._dask_progress import persist
+from polars_irmetrics.engines._partition import PART, Job, evaluate_part, prepare, summarize_part
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.plan.options import EvalOptions, Order
 from polars_irmetrics.plan.validate import Policy
@@ -75,6 +71,8 @@ def evaluate(
     score: str = "score",
     relevance: str = "relevance",
     partitions: int | None = None,
+    partitioned_by: str | None = None,
+    progress: bool = False,
 ) -> dd.DataFrame:
     """Evaluate a run held in a Dask DataFrame against judgments (lazily).
 
@@ -137,39 +135,41 @@ def evaluate(
         score=score,
         relevance=relevance,
     )
-    job = prepare(
-        _arrow(run._meta), None if qrels is None else _arrow(qrels._meta), metrics, options
-    )
-    count = _partitions(run, partitions)
-    runs = _shuffled(run, job, count)
-    values_meta = _meta(job.per_query_schema)
-    if qrels is None:
-        values = runs.map_partitions(_one_side, job, meta=values_meta, enforce_metadata=False)
-    else:
-        if job.run_only_by:
-            # a cross join (Dask has none): every judgment meets every group, the
-            # groups in one partition so that they are broadcast, not shuffled
-            one = f"{PART}_one"
-            groups = run[list(job.run_only_by)].drop_duplicates().repartition(npartitions=1)
-            qrels = (
-                qrels.assign(**{one: 1})
-                .merge(groups.assign(**{one: 1}), on=one, how="inner")
-                .drop(columns=one)
+    job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, options)
+    if partitioned_by is not None:
+        if partitions is not None:
+            raise InvalidValueError(
+                f"partitions={partitions!r} and partitioned_by={partitioned_by!r} exclude "
+                "each other: with partitioned_by the run's own partitions make the tasks; "
+                "drop partitions="
             )
-        judged = _shuffled(qrels, job, count)
-        values = dd.map_partitions(
-            _both_sides,
-            runs,
-            judged,
-            job,
-            meta=values_meta,
-            enforce_metadata=False,
-            align_dataframes=False,
+        values = per_query_in_partitions(run, qrels, job, partitioned_by)
+    else:
+        values = _per_query_shuffled(run, qrels, job, _partitions(run, partitions))
+    if not per_query:
+        values = values.repartition(npartitions=1).map_partitions(
+            _summarize, job, meta=meta(job.means_schema), enforce_metadata=False
         )
-    if per_query:
-        return values
-    return values.repartition(npartitions=1).map_partitions(
-        _summarize, job, meta=_meta(job.means_schema), enforce_metadata=False
+    return persist(values) if progress else values
+
+
+def _per_query_shuffled(
+    run: dd.DataFrame, qrels: dd.DataFrame | None, job: Job, count: int
+) -> dd.DataFrame:
+    """The per-query values, both sides shuffled by query hash into ``count`` parts."""
+    runs = _shuffled(run, job, count)
+    values_meta = meta(job.per_query_schema)
+    if qrels is None:
+        return runs.map_partitions(_one_side, job, meta=values_meta, enforce_metadata=False)
+    judged = _shuffled(with_groups(run, qrels, job), job, count)
+    return dd.map_partitions(
+        _both_sides,
+        runs,
+        judged,
+        job,
+        meta=values_meta,
+        enforce_metadata=False,
+        align_dataframes=False,
     )
 
 
@@ -190,35 +190,15 @@ def _tag(frame: pd.DataFrame, query_id: str, count: int) -> pd.DataFrame:
 
 
 def _one_side(run: pd.DataFrame, job: Job) -> pd.DataFrame:
-    return _pandas(evaluate_part(job, _table(run), None))
+    return to_pandas(evaluate_part(job, to_table(run), None))
 
 
 def _both_sides(run: pd.DataFrame, qrels: pd.DataFrame, job: Job) -> pd.DataFrame:
-    return _pandas(evaluate_part(job, _table(run), _table(qrels)))
+    return to_pandas(evaluate_part(job, to_table(run), to_table(qrels)))
 
 
 def _summarize(values: pd.DataFrame, job: Job) -> pd.DataFrame:
-    return _pandas(summarize_part(job, _table(values)))
-
-
-def _table(frame: pd.DataFrame) -> pa.Table:
-    return pa.Table.from_pandas(frame, preserve_index=False)
-
-
-def _pandas(table: pa.Table) -> pd.DataFrame:
-    return table.to_pandas(types_mapper=pd.ArrowDtype)
-
-
-def _meta(schema: pl.Schema) -> pd.DataFrame:
-    return _pandas(arrow_schema(schema).empty_table())
-
-
-def _arrow(meta: pd.DataFrame) -> pa.Schema:
-    """The Arrow schema of a Dask frame, from its empty ``_meta`` (an object column,
-    which holds Python strings in Dask, reads as a string column)."""
-    schema = pa.Schema.from_pandas(meta, preserve_index=False)
-    fields = [f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in schema]
-    return pa.schema(fields)
+    return to_pandas(summarize_part(job, to_table(values)))
 
 
 def _partitions(run: dd.DataFrame, partitions: int | None) -> int:
