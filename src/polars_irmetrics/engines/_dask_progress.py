@@ -1,10 +1,10 @@
 """Dask, ``progress=True``: the result persisted now, its tasks drawn on standard error.
 
-With a ``distributed.Client`` connected, the frame is persisted on its cluster and the
-scheduler reports the tasks done (the result's and all they depend on) to a
-:class:`~polars_irmetrics.plan.progress.Progress` bar; without one, the local
-scheduler's callbacks do. A library error raised by a task is raised by the call as
-the library's own exception.
+With a ``distributed.Client`` connected (the scheduler Dask would compute with), the
+frame is persisted on its cluster and the scheduler reports the tasks done (the
+result's and all they depend on) to a :class:`~polars_irmetrics.plan.progress.Progress`
+bar; without one, the local scheduler's callbacks do. A library error raised by a task
+is raised by the call as the library's own exception.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 import dask.dataframe as dd
+from dask.base import get_scheduler
 from dask.callbacks import Callback
 
 from polars_irmetrics.engines._partition import raise_carried
@@ -37,14 +38,14 @@ def persist(frame: dd.DataFrame, stream: TextIO | None = None) -> dd.DataFrame:
 
 
 def _client() -> Any:
+    """The ``distributed.Client`` Dask would compute with now, or ``None`` (no client
+    connected, or ``dask.config``'s ``scheduler`` names a local one)."""
     try:
-        from distributed import default_client
+        from distributed import Client
     except ImportError:  # pragma: no cover - the dask extra brings distributed
         return None
-    try:
-        return default_client()
-    except ValueError:  # no client: the local scheduler
-        return None
+    client = getattr(get_scheduler(), "__self__", None)
+    return client if isinstance(client, Client) else None
 
 
 def _on_cluster(client: Any, frame: dd.DataFrame, bar: Progress) -> dd.DataFrame:

@@ -14,9 +14,19 @@ How the work divides (see also :mod:`polars_irmetrics.engines`):
    ordinary plan (``map_partitions``); one row per query comes back. With ``by`` keys
    the judgments lack, the judgments are crossed with the run's distinct ``by``
    groups first, as the one-machine plan does.
+   With ``partitioned_by=`` (a column no query spans two values of, e.g. the hive
+   column of ``dd.read_parquet("run/")``), the run is **not shuffled**: its own
+   partitions are grouped into tasks by that column's values, found by a small pass
+   over that one column at the call, and only the judgments travel to them
+   (:mod:`~polars_irmetrics.engines._dask_partitions`); a query found in two tasks
+   raises :class:`~polars_irmetrics.errors.InvalidValueError` rather than a wrong value.
 3. **Means**: the per-query values are gathered in one partition, sorted by the keys
    and averaged by the same polars expression as on one machine, so they equal
    :func:`polars_irmetrics.evaluate`'s to the last bit.
+4. **Progress**: with ``progress=True`` the result is persisted at the call (on the
+   connected ``distributed.Client``'s cluster, else by the local scheduler) while a
+   bar of the tasks done is drawn on standard error
+   (:mod:`~polars_irmetrics.engines._dask_progress`).
 
 The result is a lazy Dask DataFrame with pyarrow-backed columns (no NaN stands for a
 null); a data error found in a task (a duplicate document, a null id) is raised by
@@ -90,22 +100,40 @@ def evaluate(
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default the run's number of partitions. A part's rows are held in one worker's
-        memory: aim at a few million run rows per part.
+        memory: aim at a few million run rows per part. Not with ``partitioned_by``.
+    partitioned_by
+        A column of the run (a hive partition column such as ``bucket`` of
+        ``run/bucket=07/part-0.parquet``) that keeps each query whole: no query has
+        rows under two of its values, in the run or, when they carry it, in the
+        judgments. Then the run is not shuffled: the call reads that column once to
+        find each partition's values, partitions sharing a value make one task, and
+        only the judgments are moved (shuffled by task when they carry the column,
+        otherwise gathered in one partition and semi-joined by each task; the judged
+        queries no task retrieves are evaluated once against an empty run). As in
+        :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
+    progress
+        Persist the result now (on the connected ``distributed.Client``'s cluster,
+        else with the local scheduler) and draw the tasks done on standard error until
+        it is finished. Default ``False``: return the lazy frame at once.
 
     Returns
     -------
     dask.dataframe.DataFrame
-        Lazy; ``compute()`` gives a pandas DataFrame with pyarrow-backed columns and
-        the columns and values of :func:`polars_irmetrics.evaluate`'s result (per-query
-        rows in partition order, means sorted by the ``by`` keys).
+        Lazy (persisted with ``progress=True``); ``compute()`` gives a pandas
+        DataFrame with pyarrow-backed columns and the columns and values of
+        :func:`polars_irmetrics.evaluate`'s result (per-query rows in partition (or
+        task) order, means sorted by the ``by`` keys).
 
     Raises
     ------
     ColumnNotFoundError, ColumnTypeError, UnknownMetricError, MetricParameterError
-        Raised by this call, before any task is built.
+        Raised by this call, before any task is built (``partitioned_by`` not a column
+        of the run included).
     InvalidValueError, DuplicateError, QuerySetError
-        Found in the data by a task and raised by ``compute()``, with the message
-        :func:`polars_irmetrics.evaluate` gives.
+        Found in the data by a task and raised by ``compute()`` (by this call with
+        ``progress=True``), with the message :func:`polars_irmetrics.evaluate` gives;
+        with ``partitioned_by``, an ``InvalidValueError`` names a query found under two
+        of the column's values.
 
     Examples
     --------
@@ -116,6 +144,14 @@ def evaluate(
         run = dd.read_parquet("logs/run/")
         qrels = dd.read_parquet("logs/qrels.parquet")
         irm_dask.evaluate(run, ["ndcg@10"], qrels=qrels, by="day").compute()
+
+    A run hive-partitioned by a hash of the query (``logs/run/bucket=07/...``) is
+    evaluated where it lies, with a progress bar::
+
+        run = dd.read_parquet("logs/run/")
+        means = irm_dask.evaluate(
+            run, ["ndcg@10"], qrels=qrels, partitioned_by="bucket", progress=True
+        )
     """
     _ensure_frame(run, "run")
     if qrels is not None:
@@ -175,8 +211,8 @@ def _per_query_shuffled(
 
 def _shuffled(frame: dd.DataFrame, job: Job, count: int) -> dd.DataFrame:
     """``frame`` with its part column, shuffled on it into ``count`` partitions."""
-    meta = frame._meta.assign(**{PART: pd.Series([], dtype="int64")})
-    tagged = frame.map_partitions(_tag, job.options.query_id, count, meta=meta)
+    tagged_meta = frame._meta.assign(**{PART: pd.Series([], dtype="int64")})
+    tagged = frame.map_partitions(_tag, job.options.query_id, count, meta=tagged_meta)
     return tagged.shuffle(on=PART, npartitions=count, ignore_index=True)
 
 
