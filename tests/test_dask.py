@@ -23,6 +23,7 @@ import polars_irmetrics as irm
 import polars_irmetrics.dask as irm_dask
 
 from .engine_cases import (
+    DENSE,
     ERRORS,
     MATRIX,
     METRICS,
@@ -346,3 +347,22 @@ def test_dask_progress_on_the_local_scheduler(
     assert drawn.startswith("dask tasks [########################] ")
     assert futures_of(got) == []  # held in this process, not on a cluster
     assert _polars(got).rows() == irm.evaluate(ONE, ["map"], qrels=QRELS).rows()
+
+
+@pytest.mark.parametrize("bucketed", [False, True], ids=["flat-qrels", "bucketed-qrels"])
+def test_dask_partitioned_by_unretrieved_error_as_evaluate(
+    client: Client, tmp_path: Path, bucketed: bool
+) -> None:
+    # DENSE misses a judged query: it is evaluated once, against an empty run, where
+    # the "error" policy names it as irm.evaluate does
+    message = single_message(DENSE, QRELS, ["map"], unretrieved="error")
+    lazy = irm_dask.evaluate(
+        _hive(with_bucket(DENSE), tmp_path / "run"),
+        ["map"],
+        qrels=_dask(with_bucket(QRELS) if bucketed else QRELS, 2),
+        unretrieved="error",
+        partitioned_by="bucket",
+    )
+    with pytest.raises(irm.QuerySetError) as raised:
+        lazy.compute()
+    assert str(raised.value) == message
