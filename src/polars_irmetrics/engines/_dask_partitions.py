@@ -134,8 +134,14 @@ def _tasks(values: list[list[str | None]]) -> tuple[list[list[int]], dict[str | 
 
     Examples
     --------
-    >>> _tasks([["1"], ["2"], ["1", "3"], ["3"], ["4"]])
-    ([[0, 2, 3], [1], [4]], {'1': 0, '3': 0, '2': 1, '4': 2})
+    Partition 2 holds values 1 and 3, so it joins partitions 0 (value 1) and 3 (value
+    3) in one task; an empty partition is a task of its own, with no rows:
+
+    >>> groups, task_of = _tasks([["1"], ["2"], ["1", "3"], ["3"], ["4"], []])
+    >>> groups
+    [[0, 2, 3], [1], [4], [5]]
+    >>> sorted(task_of.items())
+    [('1', 0), ('2', 1), ('3', 0), ('4', 2)]
     """
     parent = list(range(len(values)))
 
@@ -186,11 +192,9 @@ def _task(
     query_id = job.options.query_id
     table = run if isinstance(run, pa.Table) else to_table(run)
     judged = None if qrels is None else to_table(qrels)
-    ids = pl.from_arrow(table.select([query_id]))
-    assert isinstance(ids, pl.DataFrame)  # a Table always converts to a DataFrame
+    ids = _polars(table.select([query_id]))
     if judged is not None:
-        judgments = pl.from_arrow(judged)
-        assert isinstance(judgments, pl.DataFrame)
+        judgments = _polars(judged)
         if semi:  # the judgments of this task's queries
             judgments = judgments.join(ids.unique(), on=query_id, how="semi")
             judged = judgments.to_arrow()
@@ -203,24 +207,17 @@ def _unretrieved(
     empty: pa.Table, qrels: pd.DataFrame, retrieved: pa.Table, job: Job
 ) -> pd.DataFrame:
     """The judged queries no task retrieves, evaluated against an empty run."""
-    judged = pl.from_arrow(to_table(qrels))
-    assert isinstance(judged, pl.DataFrame)  # a Table always converts to a DataFrame
+    judged = _polars(to_table(qrels))
     query_id = job.options.query_id
-    ids = pl.from_arrow(retrieved)
-    assert isinstance(ids, pl.DataFrame)
+    ids = _polars(retrieved)
     rest = judged.join(ids.cast(judged.select(query_id).schema), on=query_id, how="anti")
     return to_pandas(evaluate_part(job, empty, rest.to_arrow()))
 
 
 def _whole(column: str, query_id: str, *ids: pa.Table) -> pa.Table:
     """Every task's query ids, once each; a query found in two tasks is an error."""
-    frames = [pl.from_arrow(t) for t in ids]
     found = pl.concat(
-        [
-            f.with_columns(pl.lit(n).alias(PART))
-            for n, f in enumerate(frames)
-            if isinstance(f, pl.DataFrame)
-        ],
+        [_polars(t).with_columns(pl.lit(n).alias(PART)) for n, t in enumerate(ids)],
         how="vertical_relaxed",
     )
     twice = found.filter(pl.len().over(query_id) > 1).sort(query_id, nulls_last=True)
@@ -232,6 +229,12 @@ def _whole(column: str, query_id: str, *ids: pa.Table) -> pa.Table:
             "or drop partitioned_by= to shuffle the rows by query"
         )
     return found.select(query_id).to_arrow()
+
+
+def _polars(table: pa.Table) -> pl.DataFrame:
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)  # a Table always converts to a DataFrame
+    return frame
 
 
 def _after(values: pd.DataFrame, checked: pa.Table) -> pd.DataFrame:
