@@ -8,7 +8,9 @@ The caller asserts that no query spans two values of the column (a hive column s
    keeps its distinct values (a few per partition). The partitions are the frame's
    own, as ``run.npartitions`` counts them (one per file for ``dd.read_parquet``):
    Dask's optimizer is not let fuse them, since it would fuse the two passes'
-   partitions differently.
+   partitions differently (the one column's few bytes into fewer partitions than the
+   whole rows'); the column alone is read where Dask's logical simplification pushes
+   the projection into the reader (Parquet), else each partition is computed whole.
 2. **Tasks**: partitions that share a value are grouped into one task (connected
    components; a partition usually holds one value, a value often spans several
    files). The run's partitions are regrouped as they are (``to_delayed``), never
@@ -118,7 +120,19 @@ def per_query_in_partitions(
 
 def _values(run: dd.DataFrame, column: str) -> list[list[str | None]]:
     """The distinct values of ``column`` in each partition of the run, as text."""
-    found = [delayed(_distinct)(part) for part in run[column].to_delayed(optimize_graph=False)]
+    values = run[column]
+    # Dask's logical simplification reads that one column only (a projection pushed
+    # into the reader) without fusing partitions; kept only if the partitions stay
+    # the run's own
+    try:  # dask's own (not public) constructor of a frame from an expression
+        from dask._collections import new_collection
+    except ImportError:  # pragma: no cover - another Dask: each partition computed whole
+        pass
+    else:
+        simplified = new_collection(values.expr.simplify())
+        if simplified.npartitions == run.npartitions:
+            values = simplified
+    found = [delayed(_distinct)(part) for part in values.to_delayed(optimize_graph=False)]
     return list(compute(*found))
 
 
