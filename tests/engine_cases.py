@@ -119,3 +119,35 @@ ERRORS: list[
         "in the run but not in the judgments",
     ),
 ]
+
+
+# A run "partitioned by query": ``bucket`` is a hash of the query id, so no query spans
+# two buckets; the judged query DENSE never retrieves gets a bucket of its own (9),
+# which no partition of DENSE's run holds
+DENSE = RUN.filter(pl.col("system") == "run_dense").drop("system")
+UNRETRIEVED = sorted(set(QRELS["query_id"]) - set(DENSE["query_id"]))
+
+
+def with_bucket(frame: pl.DataFrame, buckets: int = 4) -> pl.DataFrame:
+    """``frame`` with a ``bucket`` column: a hash of its query id modulo ``buckets``."""
+    query = pl.col("query_id").cast(pl.String)
+    return frame.with_columns(
+        bucket=pl.when(query.is_in(UNRETRIEVED))
+        .then(9)
+        .otherwise(query.hash(seed=7) % buckets)
+        .cast(pl.Int64)
+    )
+
+
+#: (id, run, qrels, options, per_query) for ``partitioned_by="bucket"``: a flat or a
+#: bucketed judgments table, ``by`` groups the judgments lack, the query-set policies
+#: (DENSE misses a judged query), a judged table and integer ids
+PARTITIONED: list[tuple[str, pl.DataFrame, pl.DataFrame | None, dict[str, Any], bool]] = [
+    ("by-system", RUN, QRELS, {"by": "system"}, True),
+    ("means-by-system", RUN, QRELS, {"by": "system"}, False),
+    ("unretrieved-zero", DENSE, QRELS, {}, True),
+    ("means-unretrieved-zero", DENSE, QRELS, {}, False),
+    ("zero-drop", DENSE, QRELS, {"unjudged": "zero", "unretrieved": "drop"}, True),
+    ("judged-table", JUDGED, None, {}, True),
+    ("integer-ids", INT_RUN, INT_QRELS, {"depth": 10, "relevance_level": 2}, True),
+]

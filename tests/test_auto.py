@@ -138,6 +138,30 @@ def test_hive_partitions_by_query_hash_are_evaluated_one_by_one(
     )
 
 
+@pytest.mark.parametrize("qrels_partitioned", [True, False], ids=["qrels-too", "flat-qrels"])
+def test_hive_partitions_evaluate_an_unretrieved_query_once(
+    tmp_path: Path, qrels_partitioned: bool
+) -> None:
+    # the dense run misses judged query q017, whose hash bucket the run holds: it is
+    # evaluated once (by its partition, or last against an empty run), not twice
+    from polars_irmetrics.io.files import sample_paths
+
+    runs, qrels_path = sample_paths()
+    run = pl.read_parquet(next(p for p in runs if p.stem == "run_dense"))
+    qrels = pl.read_parquet(qrels_path)
+    assert "q017" not in run["query_id"].to_list()
+    expected = irm.evaluate(run, ["map"], qrels=qrels, per_query=True, buckets=None)
+    got = irm.evaluate(
+        _hive(run, tmp_path / "run"),
+        ["map"],
+        qrels=_hive(qrels, tmp_path / "qrels") if qrels_partitioned else qrels.lazy(),
+        per_query=True,
+        partitioned_by="qhash",
+        buckets=2,
+    ).collect()
+    assert got.equals(expected)
+
+
 def test_partitioned_by_must_name_a_column_of_the_run() -> None:
     with pytest.raises(irm.ColumnNotFoundError) as raised:
         irm.evaluate(RUN, ["map"], qrels=QRELS, partitioned_by="qhash")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import dask
@@ -14,12 +15,25 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
-from distributed import Client, LocalCluster
+from dask.core import get_deps
+from dask.utils import key_split
+from distributed import Client, LocalCluster, futures_of
 
 import polars_irmetrics as irm
 import polars_irmetrics.dask as irm_dask
 
-from .engine_cases import ERRORS, MATRIX, METRICS, ONE, QRELS, RUN, single_message
+from .engine_cases import (
+    DENSE,
+    ERRORS,
+    MATRIX,
+    METRICS,
+    ONE,
+    PARTITIONED,
+    QRELS,
+    RUN,
+    single_message,
+    with_bucket,
+)
 
 
 @pytest.fixture(scope="session")
@@ -107,6 +121,14 @@ def test_dask_data_errors_are_the_librarys(
     [
         (["mapp"], {}, irm.UnknownMetricError, None),
         (["map"], {"order": "rank"}, irm.ColumnNotFoundError, None),
+        (["map"], {"partitioned_by": "bucket"}, irm.ColumnNotFoundError, None),
+        (
+            ["map"],
+            {"partitions": 2, "partitioned_by": "doc_id"},
+            irm.InvalidValueError,
+            "partitions=2 and partitioned_by='doc_id' exclude each other: with "
+            "partitioned_by the run's own partitions make the tasks; drop partitions=",
+        ),
         (
             ["map"],
             {"partitions": 0},
@@ -114,7 +136,13 @@ def test_dask_data_errors_are_the_librarys(
             "partitions must be a positive integer or None, got 0",
         ),
     ],
-    ids=["unknown-metric", "missing-rank", "bad-partitions"],
+    ids=[
+        "unknown-metric",
+        "missing-rank",
+        "unknown-partition-column",
+        "partitions-and-partitioned-by",
+        "bad-partitions",
+    ],
 )
 def test_dask_schema_errors_raise_at_the_call(
     metrics: list[str], options: dict[str, Any], error: type, message: str | None
@@ -149,3 +177,196 @@ def test_dask_module_without_dask_names_the_extra(monkeypatch: pytest.MonkeyPatc
         "polars_irmetrics.dask needs Dask's dataframe package: "
         "pip install 'polars_irmetrics[dask]'"
     )
+
+
+def _hive(frame: pl.DataFrame, folder: Path, files: int = 3) -> dd.DataFrame:
+    """``frame`` written as ``folder/bucket=NN/part-K.parquet`` (``files`` files per
+    bucket, without the column, as data lakes hold them), read back by Dask with
+    pyarrow-backed columns (an integer column with nulls stays an integer column)."""
+    for (bucket,), rows in frame.group_by("bucket"):
+        (folder / f"bucket={bucket:02d}").mkdir(parents=True)
+        size = -(-rows.height // files)
+        for k, piece in enumerate(rows.drop("bucket").iter_slices(size)):
+            piece.write_parquet(folder / f"bucket={bucket:02d}" / f"part-{k}.parquet")
+    return dd.read_parquet(str(folder), dtype_backend="pyarrow")
+
+
+def _equal(got: dd.DataFrame, expected: pl.DataFrame, per_query: bool) -> None:
+    result = _polars(got)
+    if per_query:  # rows come in task order
+        result = result.sort(list(expected.columns[: result.columns.index(METRICS[0])]))
+    assert result.schema == expected.schema
+    assert result.height == expected.height > 0
+    for column in expected.columns:
+        assert result[column].to_list() == expected[column].to_list(), column
+
+
+# each case with flat judgments, and with judgments that carry the bucket too
+PARTITIONED_CASES = [
+    (f"{name}-{kind}", run, qrels, options, per_query, kind == "bucketed")
+    for name, run, qrels, options, per_query in PARTITIONED
+    for kind in ("flat", "bucketed")
+    if qrels is not None or kind == "flat"
+]
+
+
+@pytest.mark.parametrize(
+    ("run", "qrels", "options", "per_query", "bucketed"),
+    [c[1:] for c in PARTITIONED_CASES],
+    ids=[c[0] for c in PARTITIONED_CASES],
+)
+def test_dask_partitioned_by_equals_evaluate(
+    client: Client,
+    tmp_path: Path,
+    run: pl.DataFrame,
+    qrels: pl.DataFrame | None,
+    options: dict[str, Any],
+    per_query: bool,
+    bucketed: bool,
+) -> None:
+    expected = irm.evaluate(run, METRICS, qrels=qrels, per_query=per_query, **options)
+    judged = None if qrels is None else _dask(with_bucket(qrels) if bucketed else qrels, 2)
+    got = irm_dask.evaluate(
+        _hive(with_bucket(run), tmp_path / "run"),
+        METRICS,
+        qrels=judged,
+        per_query=per_query,
+        partitioned_by="bucket",
+        **options,
+    )
+    _equal(got, expected, per_query)
+
+
+@pytest.mark.parametrize("bucketed", [False, True], ids=["flat-qrels", "bucketed-qrels"])
+def test_dask_partitioned_by_groups_partitions_sharing_a_value(
+    client: Client, bucketed: bool
+) -> None:
+    # rows sorted by bucket, cut into 3 partitions: partitions share buckets, so they
+    # are grouped into one task per connected bucket range
+    run = _dask(with_bucket(RUN).sort("bucket"), 3)
+    assert max(len(set(p)) for p in dask.compute(*run["bucket"].to_delayed())) > 1
+    qrels = _dask(with_bucket(QRELS) if bucketed else QRELS, 2)
+    expected = irm.evaluate(RUN, METRICS, qrels=QRELS, by="system", per_query=True)
+    got = irm_dask.evaluate(
+        run, METRICS, qrels=qrels, by="system", per_query=True, partitioned_by="bucket"
+    )
+    _equal(got, expected, True)
+
+
+def _shuffles(frame: dd.DataFrame) -> tuple[int, set[str]]:
+    """How many shuffle tasks the graph holds, and the read tasks (``read_parquet``,
+    the run's) that any of them depends on."""
+    graph = dict(frame.__dask_graph__())
+    dependencies, _ = get_deps(graph)
+    words = ("shuffle", "p2p", "set_partitions")
+    shuffles = [k for k in graph if any(w in key_split(k) for w in words)]
+    seen: set[Any] = set()
+    todo = list(shuffles)
+    while todo:
+        for dep in dependencies.get(todo.pop(), ()):
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return len(shuffles), {key_split(k) for k in seen if key_split(k).startswith("read_parquet")}
+
+
+@pytest.mark.parametrize("bucketed", [False, True], ids=["flat-qrels", "bucketed-qrels"])
+def test_dask_partitioned_by_does_not_shuffle_the_run(
+    client: Client, tmp_path: Path, bucketed: bool
+) -> None:
+    run = _hive(with_bucket(ONE), tmp_path / "run")
+    qrels = _dask(with_bucket(QRELS) if bucketed else QRELS, 2)
+    shuffled = irm_dask.evaluate(run, ["map"], qrels=qrels, per_query=True)
+    count, reads = _shuffles(shuffled)
+    assert count > 0  # the check can fail: the shuffle path moves the run's rows
+    assert reads == {"read_parquet"}
+    kept = irm_dask.evaluate(run, ["map"], qrels=qrels, per_query=True, partitioned_by="bucket")
+    count, reads = _shuffles(kept)
+    assert (count > 0) is bucketed  # bucketed judgments alone are shuffled to their tasks
+    assert reads == set()
+    assert _polars(kept).sort("query_id").equals(_polars(shuffled).sort("query_id"))
+
+
+@pytest.mark.parametrize("per_query", [True, False], ids=["per-query", "means"])
+@pytest.mark.parametrize("bucketed", [False, True], ids=["flat-qrels", "bucketed-qrels"])
+def test_dask_partitioned_by_a_false_claim_is_an_error(
+    client: Client, tmp_path: Path, per_query: bool, bucketed: bool
+) -> None:
+    # every other row of a query in another bucket: each query spans two buckets
+    run = ONE.with_columns(bucket=pl.int_range(pl.len()).mod(2).cast(pl.Int64))
+    qrels = with_bucket(QRELS, 2) if bucketed else QRELS
+    lazy = irm_dask.evaluate(
+        _hive(run, tmp_path / "run", files=2),
+        ["map"],
+        qrels=_dask(qrels, 2),
+        per_query=per_query,
+        partitioned_by="bucket",
+    )
+    with pytest.raises(irm.InvalidValueError) as raised:
+        lazy.compute()
+    assert str(raised.value) == (
+        "partitioned_by='bucket': query 'q001' has rows under more than one value of "
+        "'bucket' (in the run or the judgments), so the partitions do not keep each query "
+        "whole; partition by a function of 'query_id' alone, or drop partitioned_by= to "
+        "shuffle the rows by query"
+    )
+
+
+def test_dask_progress_draws_the_tasks_and_persists(
+    client: Client, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = irm.evaluate(RUN, ["map", "ndcg@10"], qrels=QRELS, by="system")
+    got = irm_dask.evaluate(
+        _dask(RUN, 3), ["map", "ndcg@10"], qrels=_dask(QRELS, 2), by="system", progress=True
+    )
+    drawn = capsys.readouterr().err.split("\r")[-1]
+    assert drawn.startswith("dask tasks [########################] ")
+    done, total = drawn.split("] ")[1].split()[0].split("/")
+    assert done == total
+    assert int(total) > 3
+    assert isinstance(got, dd.DataFrame)
+    assert all(f.status == "finished" for f in futures_of(got))  # already computed
+    assert _polars(got).rows() == expected.rows()
+    lazy = irm_dask.evaluate(_dask(RUN, 3), ["map"], qrels=_dask(QRELS, 2), by="system")
+    assert futures_of(lazy) == []
+    lazy.compute()
+    assert capsys.readouterr().err == ""
+
+
+def test_dask_progress_raises_a_tasks_error_at_the_call(client: Client) -> None:
+    _, run, qrels, metrics, options, error, _ = ERRORS[0]
+    with pytest.raises(error) as raised:
+        irm_dask.evaluate(_dask(run, 2), metrics, qrels=_dask(qrels, 2), progress=True)
+    assert str(raised.value) == single_message(run, qrels, metrics, **options)
+
+
+def test_dask_progress_on_the_local_scheduler(
+    client: Client, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the session's client stays connected, but Dask is told to compute locally (and
+    # to shuffle by tasks: its default with a client, P2P, needs the cluster)
+    with dask.config.set({"scheduler": "threads", "dataframe.shuffle.method": "tasks"}):
+        got = irm_dask.evaluate(_dask(ONE, 3), ["map"], qrels=_dask(QRELS, 2), progress=True)
+    drawn = capsys.readouterr().err.split("\r")[-1]
+    assert drawn.startswith("dask tasks [########################] ")
+    assert futures_of(got) == []  # held in this process, not on a cluster
+    assert _polars(got).rows() == irm.evaluate(ONE, ["map"], qrels=QRELS).rows()
+
+
+@pytest.mark.parametrize("bucketed", [False, True], ids=["flat-qrels", "bucketed-qrels"])
+def test_dask_partitioned_by_unretrieved_error_as_evaluate(
+    client: Client, tmp_path: Path, bucketed: bool
+) -> None:
+    # DENSE misses a judged query: it is evaluated once, against an empty run, where
+    # the "error" policy names it as irm.evaluate does
+    message = single_message(DENSE, QRELS, ["map"], unretrieved="error")
+    lazy = irm_dask.evaluate(
+        _hive(with_bucket(DENSE), tmp_path / "run"),
+        ["map"],
+        qrels=_dask(with_bucket(QRELS) if bucketed else QRELS, 2),
+        unretrieved="error",
+        partitioned_by="bucket",
+    )
+    with pytest.raises(irm.QuerySetError) as raised:
+        lazy.compute()
+    assert str(raised.value) == message

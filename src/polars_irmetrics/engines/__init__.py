@@ -10,5 +10,7 @@ polars expression as on one machine, so they are equal to the last bit.
 * :mod:`._partition`: what both engines share (the checks on the driver, one part's
   evaluation through Arrow, the means, and carrying the library's errors back).
 * :mod:`.spark`: :func:`polars_irmetrics.spark.evaluate`.
-* :mod:`.dask`: :func:`polars_irmetrics.dask.evaluate`.
+* :mod:`.dask`: :func:`polars_irmetrics.dask.evaluate`; :mod:`._dask_partitions` (a run
+  already partitioned by query, ``partitioned_by=``), :mod:`._dask_progress`
+  (``progress=True``) and :mod:`._dask_frames` (what they share).
 """

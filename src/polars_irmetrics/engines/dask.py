@@ -14,9 +14,19 @@ How the work divides (see also :mod:`polars_irmetrics.engines`):
    ordinary plan (``map_partitions``); one row per query comes back. With ``by`` keys
    the judgments lack, the judgments are crossed with the run's distinct ``by``
    groups first, as the one-machine plan does.
+   With ``partitioned_by=`` (a column no query spans two values of, e.g. the hive
+   column of ``dd.read_parquet("run/")``), the run is **not shuffled**: its own
+   partitions are grouped into tasks by that column's values, found by a small pass
+   over that one column at the call, and only the judgments travel to them
+   (:mod:`~polars_irmetrics.engines._dask_partitions`); a query found in two tasks
+   raises :class:`~polars_irmetrics.errors.InvalidValueError` rather than a wrong value.
 3. **Means**: the per-query values are gathered in one partition, sorted by the keys
    and averaged by the same polars expression as on one machine, so they equal
    :func:`polars_irmetrics.evaluate`'s to the last bit.
+4. **Progress**: with ``progress=True`` the result is persisted at the call (on the
+   connected ``distributed.Client``'s cluster, else by the local scheduler) while a
+   bar of the tasks done is drawn on standard error
+   (:mod:`~polars_irmetrics.engines._dask_progress`).
 
 The result is a lazy Dask DataFrame with pyarrow-backed columns (no NaN stands for a
 null); a data error found in a task (a duplicate document, a null id) is raised by
@@ -32,14 +42,10 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from polars_irmetrics.engines._partition import (
-    PART,
-    Job,
-    arrow_schema,
-    evaluate_part,
-    prepare,
-    summarize_part,
-)
+from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table, with_groups
+from polars_irmetrics.engines._dask_partitions import per_query_in_partitions
+from polars_irmetrics.engines._dask_progress import persist
+from polars_irmetrics.engines._partition import PART, Job, evaluate_part, prepare, summarize_part
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.plan.options import EvalOptions, Order
 from polars_irmetrics.plan.validate import Policy
@@ -75,6 +81,8 @@ def evaluate(
     score: str = "score",
     relevance: str = "relevance",
     partitions: int | None = None,
+    partitioned_by: str | None = None,
+    progress: bool = False,
 ) -> dd.DataFrame:
     """Evaluate a run held in a Dask DataFrame against judgments (lazily).
 
@@ -92,22 +100,40 @@ def evaluate(
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default the run's number of partitions. A part's rows are held in one worker's
-        memory: aim at a few million run rows per part.
+        memory: aim at a few million run rows per part. Not with ``partitioned_by``.
+    partitioned_by
+        A column of the run (a hive partition column such as ``bucket`` of
+        ``run/bucket=07/part-0.parquet``) that keeps each query whole: no query has
+        rows under two of its values, in the run or, when they carry it, in the
+        judgments. Then the run is not shuffled: the call reads that column once to
+        find each partition's values, partitions sharing a value make one task, and
+        only the judgments are moved (shuffled by task when they carry the column,
+        otherwise gathered in one partition and semi-joined by each task; the judged
+        queries no task retrieves are evaluated once against an empty run). As in
+        :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
+    progress
+        Persist the result now (on the connected ``distributed.Client``'s cluster,
+        else with the local scheduler) and draw the tasks done on standard error until
+        it is finished. Default ``False``: return the lazy frame at once.
 
     Returns
     -------
     dask.dataframe.DataFrame
-        Lazy; ``compute()`` gives a pandas DataFrame with pyarrow-backed columns and
-        the columns and values of :func:`polars_irmetrics.evaluate`'s result (per-query
-        rows in partition order, means sorted by the ``by`` keys).
+        Lazy (persisted with ``progress=True``); ``compute()`` gives a pandas
+        DataFrame with pyarrow-backed columns and the columns and values of
+        :func:`polars_irmetrics.evaluate`'s result (per-query rows in partition (or
+        task) order, means sorted by the ``by`` keys).
 
     Raises
     ------
     ColumnNotFoundError, ColumnTypeError, UnknownMetricError, MetricParameterError
-        Raised by this call, before any task is built.
+        Raised by this call, before any task is built (``partitioned_by`` not a column
+        of the run included).
     InvalidValueError, DuplicateError, QuerySetError
-        Found in the data by a task and raised by ``compute()``, with the message
-        :func:`polars_irmetrics.evaluate` gives.
+        Found in the data by a task and raised by ``compute()`` (by this call with
+        ``progress=True``), with the message :func:`polars_irmetrics.evaluate` gives;
+        with ``partitioned_by``, an ``InvalidValueError`` names a query found under two
+        of the column's values.
 
     Examples
     --------
@@ -118,6 +144,14 @@ def evaluate(
         run = dd.read_parquet("logs/run/")
         qrels = dd.read_parquet("logs/qrels.parquet")
         irm_dask.evaluate(run, ["ndcg@10"], qrels=qrels, by="day").compute()
+
+    A run hive-partitioned by a hash of the query (``logs/run/bucket=07/...``) is
+    evaluated where it lies, with a progress bar::
+
+        run = dd.read_parquet("logs/run/")
+        means = irm_dask.evaluate(
+            run, ["ndcg@10"], qrels=qrels, partitioned_by="bucket", progress=True
+        )
     """
     _ensure_frame(run, "run")
     if qrels is not None:
@@ -137,46 +171,48 @@ def evaluate(
         score=score,
         relevance=relevance,
     )
-    job = prepare(
-        _arrow(run._meta), None if qrels is None else _arrow(qrels._meta), metrics, options
-    )
-    count = _partitions(run, partitions)
-    runs = _shuffled(run, job, count)
-    values_meta = _meta(job.per_query_schema)
-    if qrels is None:
-        values = runs.map_partitions(_one_side, job, meta=values_meta, enforce_metadata=False)
-    else:
-        if job.run_only_by:
-            # a cross join (Dask has none): every judgment meets every group, the
-            # groups in one partition so that they are broadcast, not shuffled
-            one = f"{PART}_one"
-            groups = run[list(job.run_only_by)].drop_duplicates().repartition(npartitions=1)
-            qrels = (
-                qrels.assign(**{one: 1})
-                .merge(groups.assign(**{one: 1}), on=one, how="inner")
-                .drop(columns=one)
+    job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, options)
+    if partitioned_by is not None:
+        if partitions is not None:
+            raise InvalidValueError(
+                f"partitions={partitions!r} and partitioned_by={partitioned_by!r} exclude "
+                "each other: with partitioned_by the run's own partitions make the tasks; "
+                "drop partitions="
             )
-        judged = _shuffled(qrels, job, count)
-        values = dd.map_partitions(
-            _both_sides,
-            runs,
-            judged,
-            job,
-            meta=values_meta,
-            enforce_metadata=False,
-            align_dataframes=False,
+        values = per_query_in_partitions(run, qrels, job, partitioned_by)
+    else:
+        values = _per_query_shuffled(run, qrels, job, _partitions(run, partitions))
+    if not per_query:
+        values = values.repartition(npartitions=1).map_partitions(
+            _summarize, job, meta=meta(job.means_schema), enforce_metadata=False
         )
-    if per_query:
-        return values
-    return values.repartition(npartitions=1).map_partitions(
-        _summarize, job, meta=_meta(job.means_schema), enforce_metadata=False
+    return persist(values) if progress else values
+
+
+def _per_query_shuffled(
+    run: dd.DataFrame, qrels: dd.DataFrame | None, job: Job, count: int
+) -> dd.DataFrame:
+    """The per-query values, both sides shuffled by query hash into ``count`` parts."""
+    runs = _shuffled(run, job, count)
+    values_meta = meta(job.per_query_schema)
+    if qrels is None:
+        return runs.map_partitions(_one_side, job, meta=values_meta, enforce_metadata=False)
+    judged = _shuffled(with_groups(run, qrels, job), job, count)
+    return dd.map_partitions(
+        _both_sides,
+        runs,
+        judged,
+        job,
+        meta=values_meta,
+        enforce_metadata=False,
+        align_dataframes=False,
     )
 
 
 def _shuffled(frame: dd.DataFrame, job: Job, count: int) -> dd.DataFrame:
     """``frame`` with its part column, shuffled on it into ``count`` partitions."""
-    meta = frame._meta.assign(**{PART: pd.Series([], dtype="int64")})
-    tagged = frame.map_partitions(_tag, job.options.query_id, count, meta=meta)
+    tagged_meta = frame._meta.assign(**{PART: pd.Series([], dtype="int64")})
+    tagged = frame.map_partitions(_tag, job.options.query_id, count, meta=tagged_meta)
     return tagged.shuffle(on=PART, npartitions=count, ignore_index=True)
 
 
@@ -190,35 +226,15 @@ def _tag(frame: pd.DataFrame, query_id: str, count: int) -> pd.DataFrame:
 
 
 def _one_side(run: pd.DataFrame, job: Job) -> pd.DataFrame:
-    return _pandas(evaluate_part(job, _table(run), None))
+    return to_pandas(evaluate_part(job, to_table(run), None))
 
 
 def _both_sides(run: pd.DataFrame, qrels: pd.DataFrame, job: Job) -> pd.DataFrame:
-    return _pandas(evaluate_part(job, _table(run), _table(qrels)))
+    return to_pandas(evaluate_part(job, to_table(run), to_table(qrels)))
 
 
 def _summarize(values: pd.DataFrame, job: Job) -> pd.DataFrame:
-    return _pandas(summarize_part(job, _table(values)))
-
-
-def _table(frame: pd.DataFrame) -> pa.Table:
-    return pa.Table.from_pandas(frame, preserve_index=False)
-
-
-def _pandas(table: pa.Table) -> pd.DataFrame:
-    return table.to_pandas(types_mapper=pd.ArrowDtype)
-
-
-def _meta(schema: pl.Schema) -> pd.DataFrame:
-    return _pandas(arrow_schema(schema).empty_table())
-
-
-def _arrow(meta: pd.DataFrame) -> pa.Schema:
-    """The Arrow schema of a Dask frame, from its empty ``_meta`` (an object column,
-    which holds Python strings in Dask, reads as a string column)."""
-    schema = pa.Schema.from_pandas(meta, preserve_index=False)
-    fields = [f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in schema]
-    return pa.schema(fields)
+    return to_pandas(summarize_part(job, to_table(values)))
 
 
 def _partitions(run: dd.DataFrame, partitions: int | None) -> int:

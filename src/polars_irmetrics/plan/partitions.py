@@ -9,10 +9,11 @@ that column is evaluated in turn: a filter on a hive column reads only that
 partition's files (polars prunes the others), so nothing is written to disk and every
 row is read once, where :mod:`polars_irmetrics.plan.buckets` reads it twice.
 
-The judgments follow the same partitions when they carry the column too; otherwise
-each partition takes the judgments of its own queries (a semi-join), and the judged
-queries that no partition of the run holds are evaluated last, against an empty run
-(they are the unretrieved ones). The caller asserts that no query spans two partitions:
+The judgments follow the same partitions when they carry the column too (those of a
+value no partition of the run holds are evaluated last, against an empty run);
+otherwise each partition takes the judgments of its own queries (a semi-join), and the
+judged queries that no partition of the run holds are evaluated last, against an empty
+run (they are the unretrieved ones). The caller asserts that no query spans two partitions:
 a query that did would be evaluated twice, once per partition, each time with part of
 its rows.
 """
@@ -84,8 +85,12 @@ def evaluate_in_partitions(
                 judged = qrels.join(part.select(query_id).unique(), on=query_id, how="semi")
             parts.append(evaluate_part(part, judged, all_groups).collect())
         if qrels is not None:
-            retrieved = run.select(query_id).unique()
-            rest = qrels.join(retrieved, on=query_id, how="anti")
+            if qrels_split:  # the judgments of values no partition holds
+                held = values.cast(pl.String).implode()
+                rest = qrels.filter(~pl.col(column).cast(pl.String).is_in(held))
+            else:
+                retrieved = run.select(query_id).unique()
+                rest = qrels.join(retrieved, on=query_id, how="anti")
             parts.append(evaluate_part(run.clear(), rest, all_groups).collect())
         return pl.concat([p.cast(schema) for p in parts], how="vertical")
 

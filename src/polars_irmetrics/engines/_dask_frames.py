@@ -1,0 +1,54 @@
+"""What the Dask engine's modules share: pandas partitions to Arrow and back, the
+frames' schemas, and the judgments crossed with the run's ``by`` groups."""
+
+from __future__ import annotations
+
+import dask.dataframe as dd
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+
+from polars_irmetrics.engines._partition import PART, Job, arrow_schema
+
+__all__ = ["arrow_of", "meta", "to_pandas", "to_table", "with_groups"]
+
+
+def to_table(frame: pd.DataFrame) -> pa.Table:
+    """A pandas partition as an Arrow table (its index dropped)."""
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def to_pandas(table: pa.Table) -> pd.DataFrame:
+    """An Arrow table as a pandas frame with pyarrow-backed columns (no NaN for null)."""
+    return table.to_pandas(types_mapper=pd.ArrowDtype)
+
+
+def meta(schema: pl.Schema) -> pd.DataFrame:
+    """The empty pandas frame Dask takes as the ``meta`` of a result of ``schema``."""
+    return to_pandas(arrow_schema(schema).empty_table())
+
+
+def arrow_of(frame: dd.DataFrame) -> pa.Schema:
+    """The Arrow schema of a Dask frame, from its empty ``_meta`` (an object column,
+    which holds Python strings in Dask, reads as a string column)."""
+    schema = pa.Schema.from_pandas(frame._meta, preserve_index=False)
+    fields = [f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in schema]
+    return pa.schema(fields)
+
+
+def with_groups(run: dd.DataFrame, qrels: dd.DataFrame, job: Job) -> dd.DataFrame:
+    """The judgments, crossed with the run's distinct groups of the ``by`` keys they
+    lack (as the one-machine plan does); unchanged when they lack none.
+
+    Dask has no cross join: the groups, found by a tree reduction over the run (no
+    shuffle of its rows) into one partition, are merged on a constant column.
+    """
+    if not job.run_only_by:
+        return qrels
+    one = f"{PART}_one"
+    groups = run[list(job.run_only_by)].drop_duplicates(split_out=1).repartition(npartitions=1)
+    return (
+        qrels.assign(**{one: 1})
+        .merge(groups.assign(**{one: 1}), on=one, how="inner")
+        .drop(columns=one)
+    )

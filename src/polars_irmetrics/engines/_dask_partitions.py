@@ -1,0 +1,256 @@
+"""Dask, ``partitioned_by=``: a run whose partitions already keep each query whole,
+evaluated without a shuffle of its rows.
+
+The caller asserts that no query spans two values of the column (a hive column such as
+``bucket=07`` of ``dd.read_parquet("run/")``, a hash of the query). Then:
+
+1. **A metadata pass**, at the call, reads that one column of every partition and
+   keeps its distinct values (a few per partition). The partitions are the frame's
+   own, as ``run.npartitions`` counts them (one per file for ``dd.read_parquet``):
+   Dask's optimizer is not let fuse them, since it would fuse the two passes'
+   partitions differently (the one column's few bytes into fewer partitions than the
+   whole rows'); the column alone is read where Dask's logical simplification pushes
+   the projection into the reader (Parquet), else each partition is computed whole.
+2. **Tasks**: partitions that share a value are grouped into one task (connected
+   components; a partition usually holds one value, a value often spans several
+   files). The run's partitions are regrouped as they are (``to_delayed``), never
+   shuffled.
+3. **Judgments**: when they carry the column too, each judgment is tagged with the
+   task of its value and only the judgments are shuffled (``set_index`` on the task
+   number, one partition per task); the judgments of a value no partition of the run
+   holds are evaluated once more, against an empty run. When they lack the column,
+   they are gathered in one partition that every task reads, and each task takes the
+   judgments of its own queries (a semi-join); the judged queries that no task
+   retrieves are evaluated once, against an empty run, so the ``unretrieved=``
+   policies give :func:`polars_irmetrics.evaluate`'s results.
+4. **The claim is checked**: every task also returns the distinct query ids of its
+   rows (run and judgments), and one small task gathers them before any result is
+   released: a query found in two tasks raises
+   :class:`~polars_irmetrics.errors.InvalidValueError` naming the column and the query,
+   instead of evaluating the query twice on parts of its rows. Only one id per query
+   and task travels, as many as the per-query values themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dask.dataframe as dd
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+from dask.base import compute
+from dask.delayed import delayed
+
+from polars_irmetrics.engines._dask_frames import (
+    arrow_of,
+    meta,
+    to_pandas,
+    to_table,
+    with_groups,
+)
+from polars_irmetrics.engines._partition import PART, Job, evaluate_part
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
+
+__all__ = ["per_query_in_partitions"]
+
+
+def per_query_in_partitions(
+    run: dd.DataFrame, qrels: dd.DataFrame | None, job: Job, column: str
+) -> dd.DataFrame:
+    """The per-query values, one task per group of the run's partitions (module doc)."""
+    if column not in run.columns:
+        raise ColumnNotFoundError(
+            f"partitioned_by={column!r} is not a column of the run; name its hive partition "
+            "column (e.g. partitioned_by='qhash' for run/qhash=07/...), or pass "
+            "partitioned_by=None"
+        )
+    # the frame's own partitions, as ``run.npartitions`` counts them: Dask's optimizer
+    # would fuse small files into partitions that differ between the two passes
+    parts = run.to_delayed(optimize_graph=False)
+    groups, task_of = _tasks(_values(run, column))
+    runs = [
+        parts[members[0]]
+        if len(members) == 1
+        else delayed(_concat)(*map(parts.__getitem__, members))
+        for members in groups
+    ]
+    count = len(runs)
+    query_id = job.options.query_id
+    empty = arrow_of(run).empty_table()
+    outputs: list[Any] = []
+    ids: list[Any] = []
+    rest: Any = None
+    if qrels is None:
+        for part in runs:
+            values, found = delayed(_task, nout=2)(part, None, job, False)
+            outputs.append(values)
+            ids.append(found)
+    elif column in qrels.columns:
+        tagged = with_groups(run, qrels, job)
+        tagged = tagged.map_partitions(
+            _tag,
+            column,
+            task_of,
+            count,
+            meta=tagged._meta.assign(**{PART: pd.Series([], dtype="int64")}),
+        )
+        judged = tagged.set_index(PART, divisions=tuple(range(count + 2)), sorted=False)
+        shares = judged.to_delayed()
+        for part, share in zip(runs, shares, strict=False):
+            values, found = delayed(_task, nout=2)(part, share, job, False)
+            outputs.append(values)
+            ids.append(found)
+        rest, found = delayed(_task, nout=2)(empty, shares[count], job, False)
+        ids.append(found)
+    else:
+        everything = with_groups(run, qrels, job).repartition(npartitions=1).to_delayed()[0]
+        for part in runs:
+            values, found = delayed(_task, nout=2)(part, everything, job, True)
+            outputs.append(values)
+            ids.append(found)
+    retrieved = delayed(_whole)(column, query_id, *ids)
+    if qrels is not None and column not in qrels.columns:
+        rest = delayed(_unretrieved)(empty, everything, retrieved, job)
+    if rest is not None:
+        outputs.append(rest)
+    released = [delayed(_after)(values, retrieved) for values in outputs]
+    return dd.from_delayed(released, meta=meta(job.per_query_schema), verify_meta=False)
+
+
+def _values(run: dd.DataFrame, column: str) -> list[list[str | None]]:
+    """The distinct values of ``column`` in each partition of the run, as text."""
+    values = run[column]
+    # Dask's logical simplification reads that one column only (a projection pushed
+    # into the reader) without fusing partitions; kept only if the partitions stay
+    # the run's own
+    try:  # dask's own (not public) constructor of a frame from an expression
+        from dask._collections import new_collection
+    except ImportError:  # pragma: no cover - another Dask: each partition computed whole
+        pass
+    else:
+        simplified = new_collection(values.expr.simplify())
+        if simplified.npartitions == run.npartitions:
+            values = simplified
+    found = [delayed(_distinct)(part) for part in values.to_delayed(optimize_graph=False)]
+    return list(compute(*found))
+
+
+def _distinct(values: pd.Series) -> list[str | None]:
+    series = pl.from_arrow(pa.Table.from_pandas(values.to_frame(), preserve_index=False))
+    assert isinstance(series, pl.DataFrame)  # a Table always converts to a DataFrame
+    return series.to_series().cast(pl.String).unique().to_list()
+
+
+def _tasks(values: list[list[str | None]]) -> tuple[list[list[int]], dict[str | None, int]]:
+    """Partitions grouped so that partitions sharing a value are in one group (connected
+    components), groups in the order of their first partition; and each value's group.
+
+    Examples
+    --------
+    Partition 2 holds values 1 and 3, so it joins partitions 0 (value 1) and 3 (value
+    3) in one task; an empty partition is a task of its own, with no rows:
+
+    >>> groups, task_of = _tasks([["1"], ["2"], ["1", "3"], ["3"], ["4"], []])
+    >>> groups
+    [[0, 2, 3], [1], [4], [5]]
+    >>> sorted(task_of.items())
+    [('1', 0), ('2', 1), ('3', 0), ('4', 2)]
+    """
+    parent = list(range(len(values)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[str | None, int] = {}
+    for index, held in enumerate(values):
+        for value in held:
+            other = first.setdefault(value, index)
+            a, b = root(index), root(other)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[int]] = {}
+    for index in range(len(values)):
+        groups.setdefault(root(index), []).append(index)
+    number = {top: n for n, top in enumerate(groups)}
+    task_of = {value: number[root(index)] for value, index in first.items()}
+    return list(groups.values()), task_of
+
+
+def _concat(*parts: pd.DataFrame) -> pd.DataFrame:
+    return pd.concat(parts, ignore_index=True)
+
+
+def _tag(
+    frame: pd.DataFrame, column: str, task_of: dict[str | None, int], count: int
+) -> pd.DataFrame:
+    """Each judgment's task: that of its value, ``count`` (evaluated against an empty
+    run) for a value no partition of the run holds."""
+    values = pl.from_arrow(pa.Table.from_pandas(frame[[column]], preserve_index=False))
+    assert isinstance(values, pl.DataFrame)  # a Table always converts to a DataFrame
+    tasks = (
+        values.to_series()
+        .cast(pl.String)
+        .replace_strict(task_of, default=count, return_dtype=pl.Int64)
+    )
+    return frame.assign(**{PART: tasks.to_numpy()})
+
+
+def _task(
+    run: pd.DataFrame | pa.Table, qrels: pd.DataFrame | None, job: Job, semi: bool
+) -> tuple[pd.DataFrame, pa.Table]:
+    """One task's per-query values, and the distinct query ids of its rows."""
+    query_id = job.options.query_id
+    table = run if isinstance(run, pa.Table) else to_table(run)
+    judged = None if qrels is None else to_table(qrels)
+    ids = _polars(table.select([query_id]))
+    if judged is not None:
+        judgments = _polars(judged)
+        if semi:  # the judgments of this task's queries
+            judgments = judgments.join(ids.unique(), on=query_id, how="semi")
+            judged = judgments.to_arrow()
+        ids = pl.concat([ids, judgments.select(query_id)], how="vertical_relaxed")
+    values = to_pandas(evaluate_part(job, table, judged))
+    return values, ids.unique().to_arrow()
+
+
+def _unretrieved(
+    empty: pa.Table, qrels: pd.DataFrame, retrieved: pa.Table, job: Job
+) -> pd.DataFrame:
+    """The judged queries no task retrieves, evaluated against an empty run."""
+    judged = _polars(to_table(qrels))
+    query_id = job.options.query_id
+    ids = _polars(retrieved)
+    rest = judged.join(ids.cast(judged.select(query_id).schema), on=query_id, how="anti")
+    return to_pandas(evaluate_part(job, empty, rest.to_arrow()))
+
+
+def _whole(column: str, query_id: str, *ids: pa.Table) -> pa.Table:
+    """Every task's query ids, once each; a query found in two tasks is an error."""
+    found = pl.concat(
+        [_polars(t).with_columns(pl.lit(n).alias(PART)) for n, t in enumerate(ids)],
+        how="vertical_relaxed",
+    )
+    twice = found.filter(pl.len().over(query_id) > 1).sort(query_id, nulls_last=True)
+    if twice.height:
+        raise InvalidValueError(
+            f"partitioned_by={column!r}: query {twice[query_id][0]!r} has rows under more "
+            f"than one value of {column!r} (in the run or the judgments), so the partitions "
+            f"do not keep each query whole; partition by a function of {query_id!r} alone, "
+            "or drop partitioned_by= to shuffle the rows by query"
+        )
+    return found.select(query_id).to_arrow()
+
+
+def _polars(table: pa.Table) -> pl.DataFrame:
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)  # a Table always converts to a DataFrame
+    return frame
+
+
+def _after(values: pd.DataFrame, checked: pa.Table) -> pd.DataFrame:
+    """``values``, released once every task's queries are known to be apart."""
+    return values
