@@ -28,7 +28,9 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 METRICS = ["ndcg@10", "map", "mrr@10", "recall@100", "P@10"]
-ENGINES = ("single", "spark", "spark-map", "dask")
+ENGINES = ("single", "spark", "spark-map", "dask", "dask-part")
+#: run rows per part (a Spark/Dask task, a hive bucket): a task holds its part in memory
+ROWS_PER_PART = 2_000_000
 
 
 def _rows(text: str) -> int:
@@ -37,7 +39,7 @@ def _rows(text: str) -> int:
     return int(float(text.rstrip("KM")) * scale)
 
 
-def child(engine: str, folder: Path, out: Path) -> None:
+def child(engine: str, folder: Path, out: Path, parts: int) -> None:
     """Evaluate in this process (and its engine's processes); write time and means."""
     import polars as pl
 
@@ -70,7 +72,7 @@ def child(engine: str, folder: Path, out: Path) -> None:
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.driver.memory", "2g")
-            .config("spark.sql.shuffle.partitions", "16")
+            .config("spark.sql.shuffle.partitions", str(parts))
             .getOrCreate()
         )
         spark.sparkContext.setLogLevel("ERROR")
@@ -115,10 +117,15 @@ def child(engine: str, folder: Path, out: Path) -> None:
             ).compute()
             warm = time.perf_counter() - warm
             start = time.perf_counter()
-            run = dd.read_parquet(str(run_dir)).drop(columns="bucket")
-            result = irm_dask.evaluate(
-                run, METRICS, qrels=dd.read_parquet(str(qrels_path)), partitions=16
-            ).compute()
+            run = dd.read_parquet(str(run_dir))
+            qrels = dd.read_parquet(str(qrels_path))
+            if engine == "dask-part":  # the hive buckets keep queries whole: no shuffle
+                result = irm_dask.evaluate(run, METRICS, qrels=qrels, partitioned_by="bucket")
+            else:
+                result = irm_dask.evaluate(
+                    run.drop(columns="bucket"), METRICS, qrels=qrels, partitions=parts
+                )
+            result = result.compute()
             import pyarrow as pa
 
             means = pl.from_arrow(pa.Table.from_pandas(result, preserve_index=False))
@@ -127,7 +134,7 @@ def child(engine: str, folder: Path, out: Path) -> None:
     out.write_text(json.dumps({"seconds": elapsed, "warm": warm, "means": means.to_dicts()}))
 
 
-def measure(engine: str, folder: Path) -> dict[str, object]:
+def measure(engine: str, folder: Path, parts: int) -> dict[str, object]:
     """Run ``child`` in a subprocess, sampling the RSS of its process tree."""
     import psutil
 
@@ -135,8 +142,9 @@ def measure(engine: str, folder: Path) -> dict[str, object]:
     out.unlink(missing_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     wall = time.perf_counter()
+    command = [sys.executable, __file__, "--child", engine, "--folder", str(folder)]
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--child", engine, "--folder", str(folder)],
+        [*command, "--parts", str(parts)],
         env=env,
         stderr=subprocess.DEVNULL,
     )
@@ -177,9 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--results", type=Path, default=BENCH_DIR / "results_scale.md")
     p.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
     p.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
+    p.add_argument("--parts", type=int, default=16, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        child(args.child, args.folder, args.folder / f"result_{args.child}.json")
+        child(args.child, args.folder, args.folder / f"result_{args.child}.json", args.parts)
         return 0
     sys.path.insert(0, str(BENCH_DIR))
     from generate import Spec, generate
@@ -189,9 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     for text in args.rows.split(","):
         rows = _rows(text)
         queries = rows // args.docs
-        spec = Spec(queries=queries, docs=args.docs, chunk_queries=max(1, queries // 8))
+        parts = max(8, -(-rows // ROWS_PER_PART))
+        spec = Spec(queries=queries, docs=args.docs, chunk_queries=max(1, -(-queries // parts)))
         folder = generate(spec, flat=False, hive=True)
-        results = {engine: measure(engine, folder) for engine in engines}
+        results = {engine: measure(engine, folder, parts) for engine in engines}
         base = results.get("single", {}).get("means")
         for engine, r in results.items():
             same = (
@@ -220,10 +230,12 @@ def main(argv: list[str] | None = None) -> int:
         f"- load average (1 min) at the end: {load:.2f} (the machine was shared with other "
         "busy jobs: times are pessimistic and noisy)",
         f"- metrics: {', '.join(METRICS)}; string ids; {args.docs} documents per query; "
-        "hive-partitioned run (8 parts), one qrels.parquet; means",
-        "- Spark local[2], 16 shuffle partitions (spark: cogroup + applyInArrow, spark-map: "
-        "repartition + mapInArrow); Dask LocalCluster(2 workers x 1 thread), "
-        "16 partitions; single: `buckets='auto-memory'` (the default)",
+        f"hive-partitioned run (one bucket per {ROWS_PER_PART:,} rows, at least 8), one "
+        "qrels.parquet; means",
+        "- Spark local[2] (spark: cogroup + applyInArrow, spark-map: repartition + "
+        "mapInArrow) and Dask LocalCluster(2 workers x 1 thread, dask: shuffled by query "
+        "hash; dask-part: `partitioned_by='bucket'`, no shuffle of the run), one part per "
+        "bucket; single: `buckets='auto-memory'` (the default)",
         "- seconds: the evaluation (engine started and warmed by a first call on the bundled "
         "sample, timed apart; Parquet read by the engine); RSS: peak "
         "of the whole process tree (driver, JVM, Python workers, Dask workers) and of its "

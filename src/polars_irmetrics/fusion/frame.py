@@ -68,6 +68,10 @@ class Gathered:
     """The runs as one long lazy frame, with what the plan needs to know about them."""
 
     frame: pl.LazyFrame
+    #: The same rows, one frame per run (when the runs came as a dict and ``frame`` is
+    #: all of them), so that per-(run, query) windows group by the query alone,
+    #: which is cheaper than two keys; ``None`` otherwise.
+    parts: tuple[pl.LazyFrame, ...] | None
     names: tuple[str, ...]
     order_columns: tuple[str, ...]
     has_score: bool
@@ -133,6 +137,7 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
     frames = [f.with_columns(pl.col(q).cast(dtypes[0]), pl.col(d).cast(dtypes[1])) for f in frames]
     return Gathered(
         frame=pl.concat(frames, how="vertical"),
+        parts=tuple(frames),
         names=names,
         order_columns=tuple(order_columns),
         has_score=all(c == options.score for c in order_columns),
@@ -208,6 +213,7 @@ def _gather_long(frame: pl.DataFrame | pl.LazyFrame, options: FusionOptions) -> 
     )
     return Gathered(
         frame=long,
+        parts=None,
         names=names,
         order_columns=(order,) * len(names),
         has_score=order == options.score,

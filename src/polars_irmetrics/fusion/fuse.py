@@ -91,33 +91,17 @@ def prepare(
             f"every run a score column (name it with score=...), or use a rank-based "
             f"method such as 'rrf' with norm=None, 'rank' or 'borda'"
         )
-    long = gathered.frame
-    by = [RUN, q]
-    inverted = norm == "min-max-inverted"
-    needs_positions = method.needs_positions or norm in ("rank", "borda")
-    if needs_positions:
-        order = "__irmf_order"
-        long = positions(
-            long.with_columns((-pl.col(RAW) if inverted else pl.col(RAW)).alias(order)),
-            by,
-            order,
-            d,
-            POS,
-        ).drop(order)
-        if norm == "rank" or method.name in ("probfuse", "slidefuse"):
-            long = long.with_columns(pl.len().over(by).cast(pl.Int64).alias(LEN))
-    if norm is None:
-        long = long.with_columns(pl.col(RAW).alias(SCORE))
-    elif norm in SCORE_NORMS:
-        long = long.with_columns(normalise(norm, pl.col(RAW), by).alias(SCORE))
-    elif norm == "rank":
-        long = long.with_columns(
-            (1.0 - (pl.col(POS) - 1).cast(pl.Float64) / pl.col(LEN)).alias(SCORE)
+    if gathered.parts is None:
+        long = _per_run(gathered.frame, [RUN, q], method, norm, options)
+    else:  # each run alone: its windows group by the query only
+        long = pl.concat(
+            [_per_run(part, [q], method, norm, options) for part in gathered.parts],
+            how="vertical",
         )
     if norm == "borda":
         long = expand(long, q, d)
         c, n = pl.col(CANDIDATES).cast(pl.Float64), pl.col(LEN).cast(pl.Float64)
-        absent_order = pl.col(d).rank("ordinal").over([*by, PRESENT]).cast(pl.Int64)
+        absent_order = pl.col(d).rank("ordinal").over([RUN, q, PRESENT]).cast(pl.Int64)
         long = long.with_columns(
             pl.when(pl.col(PRESENT))
             .then(1.0 - (pl.col(POS) - 1).cast(pl.Float64) / c)
@@ -142,6 +126,40 @@ def prepare(
             pl.col(RUN)
             .replace_strict(dict(enumerate(weights)), return_dtype=pl.Float64)
             .alias(WEIGHT)
+        )
+    return long
+
+
+def _per_run(
+    long: pl.LazyFrame,
+    by: list[str],
+    method: FusionMethod,
+    norm: str | None,
+    options: FusionOptions,
+) -> pl.LazyFrame:
+    """The per-(run, query) columns: ``POS``, ``LEN`` and the normalised ``SCORE``,
+    as windows over ``by`` (the run and the query, or the query of one run's rows)."""
+    d = options.doc_id
+    inverted = norm == "min-max-inverted"
+    needs_positions = method.needs_positions or norm in ("rank", "borda")
+    if needs_positions:
+        order = "__irmf_order"
+        long = positions(
+            long.with_columns((-pl.col(RAW) if inverted else pl.col(RAW)).alias(order)),
+            by,
+            order,
+            d,
+            POS,
+        ).drop(order)
+        if norm == "rank" or method.name in ("probfuse", "slidefuse"):
+            long = long.with_columns(pl.len().over(by).cast(pl.Int64).alias(LEN))
+    if norm is None:
+        long = long.with_columns(pl.col(RAW).alias(SCORE))
+    elif norm in SCORE_NORMS:
+        long = long.with_columns(normalise(norm, pl.col(RAW), by).alias(SCORE))
+    elif norm == "rank":
+        long = long.with_columns(
+            (1.0 - (pl.col(POS) - 1).cast(pl.Float64) / pl.col(LEN)).alias(SCORE)
         )
     return long
 
@@ -225,7 +243,9 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
 
     def fuse_part(part: pl.LazyFrame) -> pl.LazyFrame:
         """The fused and ranked rows (with check flags) of the queries in ``part``."""
-        long = prepare(replace(gathered, frame=part), method, norm, weights, options)
+        # a bucket's rows are not the runs' frames: its windows group by run and query
+        own = gathered if part is gathered.frame else replace(gathered, frame=part, parts=None)
+        long = prepare(own, method, norm, weights, options)
         present = _present(long)
         if method.uses == "condorcet":
             values = _condorcet(long, method.weighted, q, d)
