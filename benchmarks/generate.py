@@ -12,6 +12,7 @@ plus ``_c{N}`` for a non-default ``--chunk-queries``)::
     run.parquet        query_id, doc_id, rank (Int32), score (Float64)
     qrels.parquet      query_id, doc_id, relevance (Int64)
     run/bucket=NN/part.parquet   (with --hive: the same run, hive-partitioned)
+    qrels/bucket=NN/part.parquet (with --hive: the judgments, in the run's buckets)
 
 Everything is generated in chunks of ``--chunk-queries`` queries with
 ``numpy.random.default_rng([seed, chunk_index])`` and streamed to disk, so even
@@ -218,6 +219,8 @@ def generate(
             w.close()
     if need_hive:
         done_marker.touch()
+    if hive:
+        hive_qrels(spec, out)
     if verbose:
         print(
             f"generated {spec.name}: {rows:,} run rows in {time.perf_counter() - t0:.1f}s"
@@ -225,6 +228,28 @@ def generate(
             file=sys.stderr,
         )
     return out
+
+
+def hive_qrels(spec: Spec, out: Path) -> Path:
+    """``qrels/bucket=NN/part.parquet``: the judgments in the run's buckets (chunk ``c``
+    holds queries ``c * chunk_queries`` up to the next chunk), from ``qrels.parquet``."""
+    import polars as pl
+
+    folder = out / "qrels"
+    if (folder / "_SUCCESS").exists():
+        return folder
+    if folder.exists():
+        shutil.rmtree(folder)
+    width = max(2, len(str(spec.n_chunks - 1)))
+    qrels = pl.read_parquet(out / "qrels.parquet")
+    number = pl.col("query_id") if spec.int_ids else pl.col("query_id").str.slice(1).cast(pl.Int64)
+    bucket = (number // spec.chunk_queries).alias("bucket")
+    for (c,), part in qrels.with_columns(bucket).partition_by("bucket", as_dict=True).items():
+        path = folder / f"bucket={c:0{width}d}"
+        path.mkdir(parents=True, exist_ok=True)
+        part.drop("bucket").write_parquet(path / "part.parquet", compression="zstd")
+    (folder / "_SUCCESS").touch()
+    return folder
 
 
 def main(argv: list[str] | None = None) -> int:

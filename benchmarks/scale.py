@@ -118,8 +118,12 @@ def child(engine: str, folder: Path, out: Path, parts: int) -> None:
             warm = time.perf_counter() - warm
             start = time.perf_counter()
             run = dd.read_parquet(str(run_dir))
-            qrels = dd.read_parquet(str(qrels_path))
+            # one file: without split_row_groups it is one partition, 20M rows at 200M
+            # run rows, more than a worker's 4 GiB once shuffled
+            qrels = dd.read_parquet(str(qrels_path), split_row_groups=True)
             if engine == "dask-part":  # the hive buckets keep queries whole: no shuffle
+                if (folder / "qrels" / "_SUCCESS").exists():  # judgments in the same buckets
+                    qrels = dd.read_parquet(str(folder / "qrels"))
                 result = irm_dask.evaluate(run, METRICS, qrels=qrels, partitioned_by="bucket")
             else:
                 result = irm_dask.evaluate(
@@ -134,6 +138,10 @@ def child(engine: str, folder: Path, out: Path, parts: int) -> None:
     out.write_text(json.dumps({"seconds": elapsed, "warm": warm, "means": means.to_dicts()}))
 
 
+def _mib(value: object) -> str:
+    return f"{float(value):,.0f}" if value else "-"  # type: ignore[arg-type]
+
+
 def measure(engine: str, folder: Path, parts: int) -> dict[str, object]:
     """Run ``child`` in a subprocess, sampling the RSS of its process tree."""
     import psutil
@@ -143,26 +151,32 @@ def measure(engine: str, folder: Path, parts: int) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     wall = time.perf_counter()
     command = [sys.executable, __file__, "--child", engine, "--folder", str(folder)]
-    proc = subprocess.Popen(
-        [*command, "--parts", str(parts)],
-        env=env,
-        stderr=subprocess.DEVNULL,
-    )
+    errors = (folder / f"stderr_{engine}.txt").open("w")  # Spark's and Dask's chatter
+    proc = subprocess.Popen([*command, "--parts", str(parts)], env=env, stderr=errors)
     top = psutil.Process(proc.pid)
-    peak_tree = peak_one = 0
+    peak_tree = 0
+    # peaks by role: the driver (this child: the client, Spark's driver program), the
+    # JVM (Spark's driver and executor in local mode), the largest worker (Spark's
+    # Python workers, Dask's worker processes and nannies, the Dask scheduler)
+    peaks = {"driver": 0, "jvm": 0, "worker": 0}
     while proc.poll() is None:
         try:
             tree = [top, *top.children(recursive=True)]
-            rss = []
+            total = 0
             for p in tree:
                 with contextlib.suppress(psutil.Error):
-                    rss.append(p.memory_info().rss)
-            peak_tree = max(peak_tree, sum(rss))
-            peak_one = max([peak_one, *rss])
+                    rss = p.memory_info().rss
+                    total += rss
+                    role = "driver" if p.pid == top.pid else "worker"
+                    if "java" in p.name():
+                        role = "jvm"
+                    peaks[role] = max(peaks[role], rss)
+            peak_tree = max(peak_tree, total)
         except psutil.Error:
             pass
         time.sleep(0.1)
     wall = time.perf_counter() - wall
+    errors.close()
     if proc.returncode != 0 or not out.exists():
         return {"status": f"failed (exit {proc.returncode})", "wall": wall}
     found = json.loads(out.read_text())
@@ -173,7 +187,7 @@ def measure(engine: str, folder: Path, parts: int) -> dict[str, object]:
         "means": found["means"],
         "wall": wall,
         "tree_mib": peak_tree / 2**20,
-        "one_mib": peak_one / 2**20,
+        **{f"{role}_mib": peak / 2**20 for role, peak in peaks.items()},
     }
 
 
@@ -200,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         queries = rows // args.docs
         parts = max(8, -(-rows // ROWS_PER_PART))
         spec = Spec(queries=queries, docs=args.docs, chunk_queries=max(1, -(-queries // parts)))
-        folder = generate(spec, flat=False, hive=True)
+        folder = generate(spec, flat=False, hive=True)  # with the qrels in the same buckets
         results = {engine: measure(engine, folder, parts) for engine in engines}
         base = results.get("single", {}).get("means")
         for engine, r in results.items():
@@ -210,13 +224,14 @@ def main(argv: list[str] | None = None) -> int:
                 else ("yes" if r["means"] == base else "NO")
             )
             if r["status"] != "ok":
-                lines.append(f"| {rows:,} | {engine} | {r['status']} | | | | | | |")
+                lines.append(f"| {rows:,} | {engine} | {r['status']} | | | | | | | | |")
                 continue
             seconds = float(r["seconds"])  # type: ignore[arg-type]
             ratio = seconds / float(results["single"]["seconds"]) if "single" in results else 0
             lines.append(
                 f"| {rows:,} | {engine} | {seconds:.1f} | {seconds * 1e7 / rows:.1f} | "
-                f"{ratio:.2f}x | {r['tree_mib']:,.0f} | {r['one_mib']:,.0f} | {same} | "
+                f"{ratio:.2f}x | {r['tree_mib']:,.0f} | {r['driver_mib']:,.0f} | "
+                f"{_mib(r['jvm_mib'])} | {_mib(r['worker_mib'])} | {same} | "
                 f"{float(r['warm']):.1f} |"  # type: ignore[arg-type]
             )
             print(lines[-1], flush=True)
@@ -230,20 +245,23 @@ def main(argv: list[str] | None = None) -> int:
         f"- load average (1 min) at the end: {load:.2f} (the machine was shared with other "
         "busy jobs: times are pessimistic and noisy)",
         f"- metrics: {', '.join(METRICS)}; string ids; {args.docs} documents per query; "
-        f"hive-partitioned run (one bucket per {ROWS_PER_PART:,} rows, at least 8), one "
-        "qrels.parquet; means",
+        f"hive-partitioned run (one bucket per {ROWS_PER_PART:,} rows, at least 8) and "
+        "judgments (qrels.parquet for single, spark and dask; the same buckets for "
+        "dask-part); means",
         "- Spark local[2] (spark: cogroup + applyInArrow, spark-map: repartition + "
         "mapInArrow) and Dask LocalCluster(2 workers x 1 thread, dask: shuffled by query "
         "hash; dask-part: `partitioned_by='bucket'`, no shuffle of the run), one part per "
         "bucket; single: `buckets='auto-memory'` (the default)",
         "- seconds: the evaluation (engine started and warmed by a first call on the bundled "
         "sample, timed apart; Parquet read by the engine); RSS: peak "
-        "of the whole process tree (driver, JVM, Python workers, Dask workers) and of its "
-        "largest process",
+        "of the whole process tree, and of each role's largest process: the driver (the "
+        "process that calls evaluate), Spark's JVM (driver and executor in local mode, "
+        "`spark.driver.memory` 2g), the largest worker (a Spark Python worker, a Dask "
+        "worker, nanny or scheduler)",
         "",
         "| run rows | engine | seconds | s per 10M rows | vs single | peak RSS tree MiB "
-        "| largest process MiB | means equal | first call s (sample) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| driver MiB | JVM MiB | largest worker MiB | means equal | first call s (sample) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     text = "\n".join([*header, *lines]) + "\n"
     previous = (
