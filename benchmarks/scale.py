@@ -196,6 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rows", default="1M,2M", help="run rows, e.g. 1M,2M or 50M,100M,200M")
     p.add_argument("--docs", type=int, default=100)
     p.add_argument("--engines", default=",".join(ENGINES))
+    p.add_argument(
+        "--task-rows",
+        type=int,
+        default=ROWS_PER_PART,
+        help="run rows per Spark/Dask shuffle partition (the hive buckets hold 2M rows)",
+    )
     p.add_argument("--results", type=Path, default=BENCH_DIR / "results_scale.md")
     p.add_argument("--child", choices=ENGINES, help=argparse.SUPPRESS)
     p.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
@@ -212,9 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     for text in args.rows.split(","):
         rows = _rows(text)
         queries = rows // args.docs
-        parts = max(8, -(-rows // ROWS_PER_PART))
-        spec = Spec(queries=queries, docs=args.docs, chunk_queries=max(1, -(-queries // parts)))
+        buckets = max(8, -(-rows // ROWS_PER_PART))
+        chunk = max(1, -(-queries // buckets))
+        spec = Spec(queries=queries, docs=args.docs, chunk_queries=chunk)
         folder = generate(spec, flat=False, hive=True)  # with the qrels in the same buckets
+        parts = max(8, -(-rows // args.task_rows))  # Spark's and Dask's shuffle partitions
         results = {engine: measure(engine, folder, parts) for engine in engines}
         base = results.get("single", {}).get("means")
         for engine, r in results.items():
@@ -241,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
         "",
         f"- command: `python benchmarks/scale.py --rows {args.rows} --docs {args.docs} "
-        f"--engines {args.engines}`",
+        f"--engines {args.engines} --task-rows {args.task_rows}`",
         f"- load average (1 min) at the end: {load:.2f} (the machine was shared with other "
         "busy jobs: times are pessimistic and noisy)",
         f"- metrics: {', '.join(METRICS)}; string ids; {args.docs} documents per query; "
@@ -250,8 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         "dask-part); means",
         "- Spark local[2] (spark: cogroup + applyInArrow, spark-map: repartition + "
         "mapInArrow) and Dask LocalCluster(2 workers x 1 thread, dask: shuffled by query "
-        "hash; dask-part: `partitioned_by='bucket'`, no shuffle of the run), one part per "
-        "bucket; single: `buckets='auto-memory'` (the default)",
+        "hash; dask-part: `partitioned_by='bucket'`, no shuffle of the run), shuffled into "
+        "one partition per `--task-rows` run rows; single: `buckets='auto-memory'` (the default)",
         "- seconds: the evaluation (engine started and warmed by a first call on the bundled "
         "sample, timed apart; Parquet read by the engine); RSS: peak "
         "of the whole process tree, and of each role's largest process: the driver (the "

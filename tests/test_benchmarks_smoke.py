@@ -44,7 +44,7 @@ def test_generate_deterministic_and_consistent(tmp_path: Path, int_ids: bool) ->
         _py(BENCH / "generate.py", *flags, "--out", tmp_path / name)
     a, b = tmp_path / "a", tmp_path / "b"
     files = sorted(p.relative_to(a) for p in a.rglob("*.parquet"))
-    assert len(files) == 2 + 3  # run, qrels, 3 buckets (20 queries / 8)
+    assert len(files) == 2 + 3 + 3  # run, qrels, 3 buckets (20 queries / 8) of each
     for f in files:
         assert (a / f).read_bytes() == (b / f).read_bytes(), f
 
@@ -52,6 +52,17 @@ def test_generate_deterministic_and_consistent(tmp_path: Path, int_ids: bool) ->
     qrels = pl.read_parquet(a / "qrels.parquet")
     hive = pl.scan_parquet(a / "run" / "**" / "*.parquet", hive_partitioning=True)
     assert hive.drop("bucket").collect().equals(run)
+    # the judgments in the run's buckets: the same rows, each query in its run's bucket
+    hive_qrels = pl.read_parquet(a / "qrels" / "**" / "*.parquet", hive_partitioning=True)
+    assert (
+        hive_qrels.drop("bucket")
+        .sort("query_id", "doc_id")
+        .equals(qrels.sort("query_id", "doc_id"))
+    )
+    run_buckets = hive.select("query_id", "bucket").unique().collect()
+    assert run_buckets["query_id"].n_unique() == run_buckets.height == 20
+    pairs = hive_qrels.select("query_id", "bucket").unique()
+    assert pairs.join(run_buckets, on=["query_id", "bucket"]).height == pairs.height == 20
     id_type = pl.Int64 if int_ids else pl.String
     assert run.schema == pl.Schema(
         {"query_id": id_type, "doc_id": id_type, "rank": pl.Int32, "score": pl.Float64}
