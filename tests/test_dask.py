@@ -82,13 +82,7 @@ def test_dask_equals_evaluate_bit_for_bit(
         per_query=per_query,
         **options,
     )
-    result = _polars(got)
-    if per_query:  # rows come in partition order
-        result = result.sort(list(expected.columns[: result.columns.index(METRICS[0])]))
-    assert result.schema == expected.schema
-    assert result.height == expected.height > 0
-    for column in expected.columns:
-        assert result[column].to_list() == expected[column].to_list(), column
+    _equal(got, expected, per_query)
 
 
 @pytest.mark.parametrize(
@@ -193,7 +187,7 @@ def _hive(frame: pl.DataFrame, folder: Path, files: int = 3) -> dd.DataFrame:
 
 def _equal(got: dd.DataFrame, expected: pl.DataFrame, per_query: bool) -> None:
     result = _polars(got)
-    if per_query:  # rows come in task order
+    if per_query:  # rows come in partition (task) order
         result = result.sort(list(expected.columns[: result.columns.index(METRICS[0])]))
     assert result.schema == expected.schema
     assert result.height == expected.height > 0
