@@ -228,11 +228,12 @@ def evaluate_online(
 def _check_online_buckets(buckets: object) -> None:
     """``buckets`` as :func:`~polars_irmetrics.evaluate` checks it, less ``"auto-memory"``
     (its memory model is that of evaluate's plan, not measured for a log)."""
-    if check_buckets(buckets) == "auto-memory":
+    if buckets == "auto-memory":
         raise InvalidValueError(
             "buckets='auto-memory' is not available for an impression log; pass a positive "
             "integer, 'auto' (one bucket per 2 million rows) or None (one plan)"
         )
+    check_buckets(buckets, ("auto",))
 
 
 def _by_keys(by: str | Sequence[str] | None, columns: LogColumns) -> tuple[str, ...]:

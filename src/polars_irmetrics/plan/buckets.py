@@ -25,7 +25,7 @@ import math
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import polars as pl
 
@@ -58,13 +58,15 @@ _SPILL_COMPRESSION: Literal["uncompressed"] = "uncompressed"
 EvaluatePart = Callable[[pl.LazyFrame, pl.LazyFrame | None, pl.LazyFrame | None], pl.LazyFrame]
 
 
-def check_buckets(buckets: object) -> Buckets:
-    """``buckets`` as given, or :class:`InvalidValueError` naming the accepted values."""
-    if buckets is None or buckets in ("auto", "auto-memory"):
-        return buckets
+def check_buckets(buckets: object, modes: tuple[str, ...] = ("auto", "auto-memory")) -> Buckets:
+    """``buckets`` as given, or :class:`InvalidValueError` naming the accepted values
+    (a positive integer, one of ``modes``, or ``None``)."""
+    if buckets is None or buckets in modes:
+        return cast(Buckets, buckets)  # None or one of Buckets' literal modes
     if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+        named = ", ".join(repr(mode) for mode in modes)
         raise InvalidValueError(
-            f"buckets must be a positive integer, 'auto', 'auto-memory' or None, got {buckets!r}"
+            f"buckets must be a positive integer, {named} or None, got {buckets!r}"
         )
     return buckets
 
