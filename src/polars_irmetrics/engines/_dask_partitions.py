@@ -49,8 +49,9 @@ from polars_irmetrics.engines._dask_frames import (
     to_table,
     with_groups,
 )
-from polars_irmetrics.engines._partition import PART, Job, evaluate_part
-from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
+from polars_irmetrics.engines._partition import PART, Job, as_polars_frame, evaluate_part
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.plan.partitions import check_partition_column
 
 __all__ = ["per_query_in_partitions"]
 
@@ -59,12 +60,7 @@ def per_query_in_partitions(
     run: dd.DataFrame, qrels: dd.DataFrame | None, job: Job, column: str
 ) -> dd.DataFrame:
     """The per-query values, one task per group of the run's partitions (module doc)."""
-    if column not in run.columns:
-        raise ColumnNotFoundError(
-            f"partitioned_by={column!r} is not a column of the run; name its hive partition "
-            "column (e.g. partitioned_by='qhash' for run/qhash=07/...), or pass "
-            "partitioned_by=None"
-        )
+    check_partition_column(list(run.columns), column)
     # the frame's own partitions, as ``run.npartitions`` counts them: Dask's optimizer
     # would fuse small files into partitions that differ between the two passes
     parts = run.to_delayed(optimize_graph=False)
@@ -78,15 +74,13 @@ def per_query_in_partitions(
     count = len(runs)
     query_id = job.options.query_id
     empty = arrow_of(run).empty_table()
-    outputs: list[Any] = []
-    ids: list[Any] = []
-    rest: Any = None
-    if qrels is None:
-        for part in runs:
-            values, found = delayed(_task, nout=2)(part, None, job, False)
-            outputs.append(values)
-            ids.append(found)
-    elif column in qrels.columns:
+    # each task's share of the judgments (the flat judgments whole, semi-joined there)
+    flat = qrels is not None and column not in qrels.columns
+    shares: list[Any] = [None] * count
+    if qrels is not None and flat:
+        everything = with_groups(run, qrels, job).repartition(npartitions=1).to_delayed()[0]
+        shares = [everything] * count
+    elif qrels is not None:  # one share per task, then those of values the run lacks
         tagged = with_groups(run, qrels, job)
         tagged = tagged.map_partitions(
             _tag,
@@ -97,23 +91,19 @@ def per_query_in_partitions(
         )
         judged = tagged.set_index(PART, divisions=tuple(range(count + 2)), sorted=False)
         shares = judged.to_delayed()
-        for part, share in zip(runs, shares, strict=False):
-            values, found = delayed(_task, nout=2)(part, share, job, False)
-            outputs.append(values)
-            ids.append(found)
+    tasks = [
+        delayed(_task, nout=2)(part, share, job, flat)
+        for part, share in zip(runs, shares, strict=False)
+    ]
+    outputs = [values for values, _ in tasks]
+    ids = [found for _, found in tasks]
+    if len(shares) > count:  # the judgments of values no partition of the run holds
         rest, found = delayed(_task, nout=2)(empty, shares[count], job, False)
-        ids.append(found)
-    else:
-        everything = with_groups(run, qrels, job).repartition(npartitions=1).to_delayed()[0]
-        for part in runs:
-            values, found = delayed(_task, nout=2)(part, everything, job, True)
-            outputs.append(values)
-            ids.append(found)
-    retrieved = delayed(_whole)(column, query_id, *ids)
-    if qrels is not None and column not in qrels.columns:
-        rest = delayed(_unretrieved)(empty, everything, retrieved, job)
-    if rest is not None:
         outputs.append(rest)
+        ids.append(found)
+    retrieved = delayed(_whole)(column, query_id, *ids)
+    if flat:  # the judged queries that no task retrieves
+        outputs.append(delayed(_unretrieved)(empty, everything, retrieved, job))
     released = [delayed(_after)(values, retrieved) for values in outputs]
     return dd.from_delayed(released, meta=meta(job.per_query_schema), verify_meta=False)
 
@@ -137,9 +127,8 @@ def _values(run: dd.DataFrame, column: str) -> list[list[str | None]]:
 
 
 def _distinct(values: pd.Series) -> list[str | None]:
-    series = pl.from_arrow(pa.Table.from_pandas(values.to_frame(), preserve_index=False))
-    assert isinstance(series, pl.DataFrame)  # a Table always converts to a DataFrame
-    return series.to_series().cast(pl.String).unique().to_list()
+    series = as_polars_frame(to_table(values.to_frame())).to_series()
+    return series.cast(pl.String).unique().to_list()
 
 
 def _tasks(values: list[list[str | None]]) -> tuple[list[list[int]], dict[str | None, int]]:
@@ -189,8 +178,7 @@ def _tag(
 ) -> pd.DataFrame:
     """Each judgment's task: that of its value, ``count`` (evaluated against an empty
     run) for a value no partition of the run holds."""
-    values = pl.from_arrow(pa.Table.from_pandas(frame[[column]], preserve_index=False))
-    assert isinstance(values, pl.DataFrame)  # a Table always converts to a DataFrame
+    values = as_polars_frame(to_table(frame[[column]]))
     tasks = (
         values.to_series()
         .cast(pl.String)
@@ -206,9 +194,9 @@ def _task(
     query_id = job.options.query_id
     table = run if isinstance(run, pa.Table) else to_table(run)
     judged = None if qrels is None else to_table(qrels)
-    ids = _polars(table.select([query_id]))
+    ids = as_polars_frame(table.select([query_id]))
     if judged is not None:
-        judgments = _polars(judged)
+        judgments = as_polars_frame(judged)
         if semi:  # the judgments of this task's queries
             judgments = judgments.join(ids.unique(), on=query_id, how="semi")
             judged = judgments.to_arrow()
@@ -221,9 +209,9 @@ def _unretrieved(
     empty: pa.Table, qrels: pd.DataFrame, retrieved: pa.Table, job: Job
 ) -> pd.DataFrame:
     """The judged queries no task retrieves, evaluated against an empty run."""
-    judged = _polars(to_table(qrels))
+    judged = as_polars_frame(to_table(qrels))
     query_id = job.options.query_id
-    ids = _polars(retrieved)
+    ids = as_polars_frame(retrieved)
     rest = judged.join(ids.cast(judged.select(query_id).schema), on=query_id, how="anti")
     return to_pandas(evaluate_part(job, empty, rest.to_arrow()))
 
@@ -231,7 +219,7 @@ def _unretrieved(
 def _whole(column: str, query_id: str, *ids: pa.Table) -> pa.Table:
     """Every task's query ids, once each; a query found in two tasks is an error."""
     found = pl.concat(
-        [_polars(t).with_columns(pl.lit(n).alias(PART)) for n, t in enumerate(ids)],
+        [as_polars_frame(t).with_columns(pl.lit(n).alias(PART)) for n, t in enumerate(ids)],
         how="vertical_relaxed",
     )
     twice = found.filter(pl.len().over(query_id) > 1).sort(query_id, nulls_last=True)
@@ -243,12 +231,6 @@ def _whole(column: str, query_id: str, *ids: pa.Table) -> pa.Table:
             "or drop partitioned_by= to shuffle the rows by query"
         )
     return found.select(query_id).to_arrow()
-
-
-def _polars(table: pa.Table) -> pl.DataFrame:
-    frame = pl.from_arrow(table)
-    assert isinstance(frame, pl.DataFrame)  # a Table always converts to a DataFrame
-    return frame
 
 
 def _after(values: pd.DataFrame, checked: pa.Table) -> pd.DataFrame:

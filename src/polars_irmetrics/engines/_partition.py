@@ -47,6 +47,7 @@ __all__ = [
     "CarriedError",
     "Job",
     "arrow_schema",
+    "as_polars_frame",
     "carry_error",
     "evaluate_part",
     "prepare",
@@ -232,10 +233,16 @@ def _empty(schema: pa.Schema) -> pl.DataFrame:
     return _frame(schema.empty_table())
 
 
-def _frame(table: pa.Table) -> pl.DataFrame:
+def as_polars_frame(table: pa.Table) -> pl.DataFrame:
+    """An Arrow table as a polars DataFrame (typed as one: a Table always converts to a
+    DataFrame, where ``pl.from_arrow`` is typed for a Series too)."""
     frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)  # a Table always converts to a DataFrame
-    return frame.drop(PART, strict=False)
+    return frame
+
+
+def _frame(table: pa.Table) -> pl.DataFrame:
+    return as_polars_frame(table).drop(PART, strict=False)
 
 
 def _to_arrow(frame: pl.DataFrame, schema: pl.Schema) -> pa.Table:

@@ -40,12 +40,18 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import polars as pl
-import pyarrow as pa
 
 from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table, with_groups
 from polars_irmetrics.engines._dask_partitions import per_query_in_partitions
 from polars_irmetrics.engines._dask_progress import persist
-from polars_irmetrics.engines._partition import PART, Job, evaluate_part, prepare, summarize_part
+from polars_irmetrics.engines._partition import (
+    PART,
+    Job,
+    as_polars_frame,
+    evaluate_part,
+    prepare,
+    summarize_part,
+)
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.plan.options import EvalOptions, Order
 from polars_irmetrics.plan.validate import Policy
@@ -217,8 +223,7 @@ def _shuffled(frame: dd.DataFrame, job: Job, count: int) -> dd.DataFrame:
 
 
 def _tag(frame: pd.DataFrame, query_id: str, count: int) -> pd.DataFrame:
-    ids = pl.from_arrow(pa.Table.from_pandas(frame[[query_id]], preserve_index=False))
-    assert isinstance(ids, pl.DataFrame)  # a Table always converts to a DataFrame
+    ids = as_polars_frame(to_table(frame[[query_id]]))
     column = pl.col(query_id)
     column = column.cast(pl.Int64) if ids.schema[query_id].is_integer() else column
     parts = ids.select((column.cast(pl.String).hash(seed=0x1E1A) % count).cast(pl.Int64))

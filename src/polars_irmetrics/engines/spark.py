@@ -41,6 +41,7 @@ from polars_irmetrics.engines._partition import (
     PART,
     Job,
     arrow_schema,
+    as_polars_frame,
     carry_error,
     evaluate_part,
     prepare,
@@ -231,8 +232,7 @@ def _per_query_map(run: DataFrame, qrels: DataFrame | None, job: Job, count: int
         found = list(batches)
         if not found:  # no row, so no query, in this partition
             return
-        frame = pl.from_arrow(pa.Table.from_batches(found))
-        assert isinstance(frame, pl.DataFrame)  # a Table always converts to a DataFrame
+        frame = as_polars_frame(pa.Table.from_batches(found))
         runs = frame.filter(pl.col(side) == 0).select(run_columns).to_arrow()
         judged = None
         if not one_side:

@@ -486,7 +486,7 @@ def build_plan(
     groups = (
         run.select(setup.run_only_by).unique() if qrels is not None and setup.run_only_by else None
     )
-    check_partition_column(run, options.partitioned_by)
+    check_partition_column(run.collect_schema().names(), options.partitioned_by)
     if buckets is None:
         result = _per_query(run, qrels, groups, setup, requests)
     elif options.partitioned_by is not None:  # whole queries per partition: no re-writing

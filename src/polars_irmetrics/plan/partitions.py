@@ -20,6 +20,8 @@ its rows.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError
@@ -29,9 +31,10 @@ from polars_irmetrics.plan.progress import track
 __all__ = ["check_partition_column", "evaluate_in_partitions"]
 
 
-def check_partition_column(run: pl.LazyFrame, column: str | None) -> None:
-    """Raise :class:`ColumnNotFoundError` unless ``column`` (when given) is in the run."""
-    if column is not None and column not in run.collect_schema():
+def check_partition_column(columns: Collection[str], column: str | None) -> None:
+    """Raise :class:`ColumnNotFoundError` unless ``column`` (when given) is one of the
+    run's ``columns`` (those of a polars schema, or of a Dask frame)."""
+    if column is not None and column not in columns:
         raise ColumnNotFoundError(
             f"partitioned_by={column!r} is not a column of the run; name its hive partition "
             "column (e.g. partitioned_by='qhash' for run/qhash=07/...), or pass "
