@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from polars_irmetrics.comparison.api import compare_values  # noqa: E402
 from polars_irmetrics.comparison.frame import per_query_values  # noqa: E402
 from polars_irmetrics.comparison.options import CompareOptions  # noqa: E402
-from polars_irmetrics.plan.options import EvalOptions  # noqa: E402
+from polars_irmetrics.ground.options import EvalOptions  # noqa: E402
 
 METRICS = ["ndcg@10", "map", "mrr", "P@10", "recall@100"]
 JUDGED = 10

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.plan.auto import BYTES_PER_ROW, choose, machine_memory, parse_memory
+from polars_irmetrics.ground.auto import BYTES_PER_ROW, choose, machine_memory, parse_memory
 
 from .conftest import Evaluate
 from .test_conventions import QRELS, RUN

@@ -10,12 +10,12 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.plan.buckets import bucket_count
+from polars_irmetrics.ground.buckets import bucket_count
 
 from .conftest import Evaluate
 from .test_conventions import QRELS, RUN, _synthetic
 
-buckets_module = sys.modules["polars_irmetrics.plan.buckets"]
+buckets_module = sys.modules["polars_irmetrics.ground.buckets"]
 
 
 @pytest.mark.parametrize("buckets", [1, 3, 7, "auto"])

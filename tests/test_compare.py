@@ -26,7 +26,7 @@ from polars_irmetrics.comparison.frame import PerQuery
 from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.comparison.paired import randomization_p
 from polars_irmetrics.io.files import sample_paths
-from polars_irmetrics.plan.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions
 
 from .helpers import property_settings
 

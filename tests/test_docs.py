@@ -15,7 +15,7 @@ import pytest
 from numpydoc.validate import validate
 
 import polars_irmetrics as irm
-from polars_irmetrics.metrics.catalogue import catalogue_markdown
+from polars_irmetrics.door.catalogue import catalogue_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 #: numpydoc checks every public docstring must pass: a docstring, every parameter

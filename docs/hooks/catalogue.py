@@ -10,6 +10,6 @@ MARKER = "<!-- catalogue -->"
 def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
     if MARKER not in markdown:
         return markdown
-    from polars_irmetrics.metrics.catalogue import catalogue_markdown
+    from polars_irmetrics.door.catalogue import catalogue_markdown
 
     return markdown.replace(MARKER, catalogue_markdown())

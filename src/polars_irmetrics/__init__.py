@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from polars_irmetrics import namespace as _namespace  # registers df.irm and lf.irm
 from polars_irmetrics.comparison import compare, tukey_hsd
+from polars_irmetrics.door.evaluate import evaluate
+from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -80,8 +82,6 @@ from polars_irmetrics.io.trec import (
     scan_trec_run,
     write_trec_run,
 )
-from polars_irmetrics.metrics.jg import evaluate_jg
-from polars_irmetrics.metrics.prefs import evaluate_prefs
 from polars_irmetrics.metrics.registry import (
     DEFAULT_METRICS,
     MetricRequest,
@@ -91,11 +91,11 @@ from polars_irmetrics.metrics.registry import (
     parse_metric,
 )
 from polars_irmetrics.metrics.similarity import cosine_similarity
+from polars_irmetrics.offline.prefs import evaluate_prefs
 from polars_irmetrics.online.ab import ab_test
 from polars_irmetrics.online.evaluate import evaluate_online
 from polars_irmetrics.online.expressions import click_metric
 from polars_irmetrics.online.interleaving import interleaving_test
-from polars_irmetrics.plan.evaluate import evaluate
 from polars_irmetrics.recsys.evaluate import beyond_accuracy
 
 __version__ = "0.1.0"

@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 import polars as pl
 
+from polars_irmetrics.comparison.api import compare
+from polars_irmetrics.door.evaluate import evaluate
+from polars_irmetrics.fusion.fuse import fuse
+from polars_irmetrics.ground.buckets import Buckets
+from polars_irmetrics.ground.inputs import FrameInput
+from polars_irmetrics.ground.options import Order
+from polars_irmetrics.ground.validate import Policy
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.spec import ParamValue
-from polars_irmetrics.plan.buckets import Buckets
-from polars_irmetrics.plan.evaluate import Order, evaluate
-from polars_irmetrics.plan.inputs import FrameInput
-from polars_irmetrics.plan.validate import Policy
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -379,8 +382,6 @@ class IrmFrameNamespace(_Namespace):
         >>> judged.irm.compare("P@1", qrels=None, system="run")["delta"].item()
         0.5
         """
-        from polars_irmetrics.comparison.api import compare
-
         return compare(self._frame, metrics, system=system, **options)
 
     def fuse(self, method: str = "rrf", *, system: str, **options: Any) -> pl.DataFrame:
@@ -397,8 +398,6 @@ class IrmFrameNamespace(_Namespace):
         >>> runs.irm.fuse("sum", system="run")["doc_id"].to_list()
         ['y', 'x']
         """
-        from polars_irmetrics.fusion.fuse import fuse
-
         return cast(pl.DataFrame, fuse(self._frame, method, system=system, **options))
 
 
@@ -446,14 +445,10 @@ class IrmLazyFrameNamespace(_Namespace):
         >>> judged.lazy().irm.compare("P@1", qrels=None, system="run")["delta"].item()
         0.5
         """
-        from polars_irmetrics.comparison.api import compare
-
         return compare(self._frame, metrics, system=system, **options)
 
     def fuse(self, method: str = "rrf", *, system: str, **options: Any) -> pl.LazyFrame:
         """Fuse the runs of this long LazyFrame; lazy in, lazy out. See
         :func:`polars_irmetrics.fuse`."""
-        from polars_irmetrics.fusion.fuse import fuse
-
         out = fuse(self._frame, method, system=system, **options)
         return out.lazy()

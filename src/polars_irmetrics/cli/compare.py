@@ -15,12 +15,13 @@ from pathlib import Path
 
 import polars as pl
 
+from polars_irmetrics.comparison import plot
 from polars_irmetrics.comparison.api import compare
 from polars_irmetrics.comparison.options import ALTERNATIVES, TESTS
 from polars_irmetrics.comparison.report import REPORT_FORMATS, write_report
 from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.io.files import FORMATS, scan_qrels, scan_run
-from polars_irmetrics.plan.options import EvalOptions
 from polars_irmetrics.stats.multitest import CORRECTIONS
 
 __all__ = ["add_parser", "run"]
@@ -144,8 +145,6 @@ def run(args: argparse.Namespace) -> int:
     result = compare(runs, metrics, **kwargs)
     write_report(result, args.output, args.format, markers=args.markers)
     if args.plot is not None:
-        from polars_irmetrics.comparison import plot
-
         if baseline is None:
             plot.plot_significance_matrix(result, path=args.plot)
         else:

@@ -25,12 +25,12 @@ from polars_irmetrics.cli import ab as ab_cmd
 from polars_irmetrics.cli import compare as compare_cmd
 from polars_irmetrics.cli import fuse as fuse_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
+from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_run
 from polars_irmetrics.io.report import OUTPUT_FORMATS, write_output
 from polars_irmetrics.io.sources import STDIN, display_name, first_undecodable_line
 from polars_irmetrics.metrics.registry import DEFAULT_METRICS
-from polars_irmetrics.plan.evaluate import evaluate
 
 __all__ = ["main"]
 

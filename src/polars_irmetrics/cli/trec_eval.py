@@ -20,8 +20,8 @@ The flags, the measure syntax and the output follow trec_eval 10.0 (usnistgov
   9.0.8 skips it silently: both skip it here, and name it on standard error.
 
 ``-R prefs`` and ``-R qrels_prefs`` read preferences (``-m all_prefs``, the measures
-of :mod:`polars_irmetrics.metrics.prefs`), ``-R qrels_jg`` judgment groups (``-m
-qrels_jg``: map_avgjg, P_avgjg, Rprec_mult_avgjg, :mod:`polars_irmetrics.metrics.jg`).
+of :mod:`polars_irmetrics.offline.prefs`), ``-R qrels_jg`` judgment groups (``-m
+qrels_jg``: map_avgjg, P_avgjg, Rprec_mult_avgjg, :mod:`polars_irmetrics.door.jg`).
 ``-Z FILE`` prints z-scores, ``(value - mean) / stddev`` with the mean and standard
 deviation of each query and measure read from FILE (:mod:`polars_irmetrics.io.zscores`):
 names get a ``Z`` prefix, every value 4 decimals, counts summed; a query or measure
@@ -114,20 +114,21 @@ from polars_irmetrics.cli.trec_eval_measures import (
     _select_measures,
     _Selection,
 )
+from polars_irmetrics.door.evaluate import evaluate
+from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import (
     InvalidValueError,
     QuerySetError,
     UnknownMetricError,
 )
 from polars_irmetrics.expressions import rank_by_score
+from polars_irmetrics.ground.options import Order
+from polars_irmetrics.ground.validate import Policy
 from polars_irmetrics.io.files import scan_qrels, scan_run
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.report import trec_line
 from polars_irmetrics.io.zscores import ZScores, read_trec_zscores
-from polars_irmetrics.metrics.jg import evaluate_jg
-from polars_irmetrics.metrics.prefs import PREFS_MEASURES, evaluate_prefs
-from polars_irmetrics.plan.evaluate import Order, evaluate
-from polars_irmetrics.plan.validate import Policy
+from polars_irmetrics.offline.prefs import PREFS_MEASURES, evaluate_prefs
 
 __all__ = [
     "ALL_TREC",

@@ -26,7 +26,7 @@ from polars_irmetrics.comparison.options import (
 )
 from polars_irmetrics.comparison.paired import paired_stats
 from polars_irmetrics.errors import InvalidValueError, QuerySetError
-from polars_irmetrics.plan.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.stats.multitest import Correction, adjust
 
 __all__ = ["RESULT_COLUMNS", "compare", "compare_values"]
@@ -114,7 +114,7 @@ def compare(
         used).
     eval_options
         Evaluation options (order, relevance level, column names, ...) as one
-        :class:`~polars_irmetrics.plan.options.EvalOptions`; ``by``, ``per_query`` and
+        :class:`~polars_irmetrics.ground.options.EvalOptions`; ``by``, ``per_query`` and
         ``unretrieved`` are set by ``compare``.
 
     Returns

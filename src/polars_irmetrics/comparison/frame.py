@@ -2,7 +2,7 @@
 
 Several runs (a dict of frames, or one long frame with a system column) become one
 long LazyFrame with a system column (``pl.concat``, lazily), evaluated by one
-:func:`~polars_irmetrics.plan.evaluate.build_plan` with ``by=<system>`` and
+:func:`~polars_irmetrics.offline.plan.build_plan` with ``by=<system>`` and
 ``per_query=True``. Judgments without the system column serve every system, so under
 the default query set (``"judged"``) a judged query that a system did not retrieve
 scores as an empty ranking, as :func:`~polars_irmetrics.evaluate` does by default.
@@ -21,8 +21,9 @@ import polars as pl
 
 from polars_irmetrics.comparison.options import QuerySet
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, QuerySetError
-from polars_irmetrics.plan.evaluate import build_plan, parse_metric_list
-from polars_irmetrics.plan.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.metrics.registry import parse_metric_list
+from polars_irmetrics.offline.plan import build_plan
 
 __all__ = ["PerQuery", "Runs", "long_runs", "per_query_values"]
 

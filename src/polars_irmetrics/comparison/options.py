@@ -2,7 +2,7 @@
 
 :func:`~polars_irmetrics.compare` packs its statistics keyword arguments into one
 :class:`CompareOptions` (and its evaluation options into one
-:class:`~polars_irmetrics.plan.options.EvalOptions`); :meth:`CompareOptions.checked`
+:class:`~polars_irmetrics.ground.options.EvalOptions`); :meth:`CompareOptions.checked`
 refuses a bad value with a message naming the argument and the fix.
 """
 

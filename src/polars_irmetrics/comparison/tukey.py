@@ -17,7 +17,7 @@ import scipy.stats
 from polars_irmetrics.comparison.api import _check_values
 from polars_irmetrics.comparison.frame import Runs, per_query_values
 from polars_irmetrics.comparison.options import CompareOptions, QuerySet
-from polars_irmetrics.plan.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions
 
 __all__ = ["tukey_hsd"]
 

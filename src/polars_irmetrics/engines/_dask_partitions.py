@@ -51,7 +51,7 @@ from polars_irmetrics.engines._dask_frames import (
 )
 from polars_irmetrics.engines._partition import PART, Job, as_polars_frame, evaluate_part
 from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.plan.partitions import check_partition_column
+from polars_irmetrics.ground.partitions import check_partition_column
 
 __all__ = ["per_query_in_partitions"]
 

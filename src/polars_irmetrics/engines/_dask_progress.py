@@ -2,7 +2,7 @@
 
 With a ``distributed.Client`` connected (the scheduler Dask would compute with), the
 frame is persisted on its cluster and the scheduler reports the tasks done (the
-result's and all they depend on) to a :class:`~polars_irmetrics.plan.progress.Progress`
+result's and all they depend on) to a :class:`~polars_irmetrics.ground.progress.Progress`
 bar; without one, the local scheduler's callbacks do. A library error raised by a task
 is raised by the call as the library's own exception.
 """
@@ -16,7 +16,7 @@ from dask.base import get_scheduler
 from dask.callbacks import Callback
 
 from polars_irmetrics.engines._partition import raise_carried
-from polars_irmetrics.plan.progress import Progress
+from polars_irmetrics.ground.progress import Progress
 
 __all__ = ["persist"]
 

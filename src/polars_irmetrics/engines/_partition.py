@@ -35,9 +35,10 @@ import pyarrow as pa
 
 from polars_irmetrics import errors
 from polars_irmetrics.errors import IrmError
-from polars_irmetrics.plan.evaluate import build_plan, parse_metric_list
-from polars_irmetrics.plan.options import EvalOptions
-from polars_irmetrics.plan.validate import INTERNAL
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.metrics.registry import parse_metric_list
+from polars_irmetrics.offline.plan import build_plan
 
 if TYPE_CHECKING:
     from polars_irmetrics.metrics.registry import MetricRequest
@@ -104,7 +105,7 @@ def prepare(
     Examples
     --------
     >>> import pyarrow as pa
-    >>> from polars_irmetrics.plan.options import EvalOptions
+    >>> from polars_irmetrics.ground.options import EvalOptions
     >>> run = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
     ...                  ("rank", pa.int32()), ("system", pa.string())])
     >>> qrels = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
@@ -160,7 +161,7 @@ def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:
     Without ``by``, no query at all still gives one row, with ``num_q`` 0:
 
     >>> import pyarrow as pa
-    >>> from polars_irmetrics.plan.options import EvalOptions
+    >>> from polars_irmetrics.ground.options import EvalOptions
     >>> schema = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
     ...                     ("rank", pa.int64()), ("relevance", pa.int64())])
     >>> job = prepare(schema, None, ["map"], EvalOptions())

@@ -53,8 +53,8 @@ from polars_irmetrics.engines._partition import (
     summarize_part,
 )
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
-from polars_irmetrics.plan.options import EvalOptions, Order
-from polars_irmetrics.plan.validate import Policy
+from polars_irmetrics.ground.options import EvalOptions, Order
+from polars_irmetrics.ground.validate import Policy
 
 try:
     import dask.dataframe as dd

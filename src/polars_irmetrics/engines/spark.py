@@ -54,9 +54,9 @@ from polars_irmetrics.errors import (
     IrmError,
     MissingDependencyError,
 )
-from polars_irmetrics.plan.options import EvalOptions, Order
-from polars_irmetrics.plan.progress import Progress, poll
-from polars_irmetrics.plan.validate import INTERNAL, Policy
+from polars_irmetrics.ground.options import EvalOptions, Order
+from polars_irmetrics.ground.progress import Progress, poll
+from polars_irmetrics.ground.validate import INTERNAL, Policy
 
 try:
     from pyspark.sql import DataFrame, SparkSession

@@ -35,7 +35,7 @@ from polars_irmetrics.fusion.methods import (
     FusionMethod,
 )
 from polars_irmetrics.fusion.options import FusionOptions, Weights
-from polars_irmetrics.plan.validate import id_kind
+from polars_irmetrics.ground.validate import id_kind
 
 __all__ = [
     "BAD",

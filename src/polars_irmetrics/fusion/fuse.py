@@ -18,6 +18,7 @@ from typing import Any, overload
 import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
+from polars_irmetrics.fusion.fitted import apply_fitted, check_fitted
 from polars_irmetrics.fusion.frame import (
     BAD,
     DUP,
@@ -46,9 +47,8 @@ from polars_irmetrics.fusion.methods import (
 )
 from polars_irmetrics.fusion.norms import SCORE_NORMS, normalise, resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions, Weights
-from polars_irmetrics.fusion.train import apply_fitted, check_fitted
-from polars_irmetrics.plan.auto import choose
-from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
+from polars_irmetrics.ground.auto import choose
+from polars_irmetrics.ground.buckets import Buckets, check_buckets, evaluate_in_buckets
 
 __all__ = ["build_fusion", "fuse", "prepare"]
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.fusion.frame import BAD, DUP, Runs, checked, flags_for, gather, positions
 from polars_irmetrics.fusion.fuse import RANK_KEY, _present, prepare, rank_key
@@ -26,7 +27,7 @@ from polars_irmetrics.fusion.methods import POS, RUN, VALUE, get_fusion_method
 from polars_irmetrics.fusion.norms import resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions
 from polars_irmetrics.fusion.train import _judgments
-from polars_irmetrics.plan.buckets import Buckets, check_buckets, evaluate_in_buckets
+from polars_irmetrics.ground.buckets import Buckets, check_buckets, evaluate_in_buckets
 
 __all__ = ["grid_points", "optimize_fusion"]
 
@@ -306,8 +307,6 @@ def optimize_fusion(
     cutoff = top_k_cutoff(metric)
     if cutoff is not None and fusion.name in CONVEX:
         wide = _prune(wide, n, q, cutoff)
-    from polars_irmetrics.plan.evaluate import evaluate
-
     judged = _judgments(qrels, q, d, relevance, gathered.id_dtypes)
 
     def evaluate_grid(

@@ -22,43 +22,30 @@ are, per method (ranx's ``*_train`` functions, hit = judged relevance >= 1):
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import polars as pl
 
+from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
+from polars_irmetrics.fusion.fitted import BAYES_CUTOFFS, SEGFUSE_BOUNDS, segment
 from polars_irmetrics.fusion.frame import Runs, gather
+from polars_irmetrics.fusion.fuse import prepare
 from polars_irmetrics.fusion.methods import (
     FIT_PARAMS,
-    FITTED,
     LEN,
-    MIN_LOG_ODDS,
     POS,
     RUN,
-    RUNS_OF_QUERY,
-    SCORE,
-    FusionMethod,
     get_fusion_method,
 )
 from polars_irmetrics.fusion.norms import resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions
 
-__all__ = ["apply_fitted", "check_fitted", "fit_fusion"]
+__all__ = ["fit_fusion"]
 
-SEGFUSE_BOUNDS = (0, 5, 15, 35, 75, 155, 315, 635, 1275, 2555, 5115)
-BAYES_CUTOFFS = (0, 5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _HIT = "__irmf_hit"
 _SEG = "__irmf_seg"
 _INDEX = "__irmf_index"
-FITTED_SCHEMA = pl.Schema(
-    {"method": pl.String(), "run": pl.String(), "index": pl.Int64(), "value": pl.Float64()}
-)
-
-
-def _segment(pos0: pl.Expr, bounds: Sequence[int]) -> pl.Expr:
-    """The segment of a 0-based position: ``k`` with ``bounds[k] <= pos0 < bounds[k+1]``;
-    ``len(bounds) - 1`` past the last boundary."""
-    return pl.sum_horizontal([(pos0 >= b).cast(pl.Int64) for b in bounds[1:]])
 
 
 def fit_fusion(
@@ -160,8 +147,6 @@ def fit_fusion(
         score=score,
         rank=rank,
     )
-    from polars_irmetrics.fusion.fuse import prepare
-
     gathered = gather(runs, options)
     q, d = query_id, doc_id
     long = prepare(gathered, fusion, resolve_norm(norm), None, options)
@@ -187,7 +172,7 @@ def fit_fusion(
             count = n_segments
         else:
             bounds = SEGFUSE_BOUNDS if name == "segfuse" else BAYES_CUTOFFS
-            seg = _segment(pl.col(POS) - 1, bounds)
+            seg = segment(pl.col(POS) - 1, bounds)
             sizes = [b - a for a, b in itertools.pairwise(bounds)]
             count = len(sizes)
         per_query = hits.with_columns(seg.alias(_SEG)).filter(pl.col(_SEG) < count)
@@ -265,8 +250,6 @@ def _map_table(
     relevance: str,
     relevance_level: float,
 ) -> pl.LazyFrame:
-    from polars_irmetrics.plan.evaluate import evaluate
-
     run = hits.select(RUN, q, d, pl.col(POS).alias("__irmf_rank"))
     means = evaluate(
         run,
@@ -281,127 +264,3 @@ def _map_table(
         relevance=relevance,
     )
     return means.select(RUN, pl.lit(0, pl.Int64).alias(_INDEX), pl.col("map").alias("value"))
-
-
-def check_fitted(
-    method: FusionMethod, fitted: pl.DataFrame | pl.LazyFrame | None, names: Sequence[str]
-) -> pl.LazyFrame:
-    """The fitted table for ``method``, checked against the runs; ``RUN`` as the index."""
-    if fitted is None:
-        raise MetricParameterError(
-            f"{method.name} is a trained method and needs fitted parameters: fit them on "
-            f"judged queries, e.g. fitted = irm.fit_fusion(runs, qrels, {method.name!r}), "
-            f"then fuse(runs, {method.name!r}, fitted=fitted)"
-        )
-    if not isinstance(fitted, pl.DataFrame | pl.LazyFrame):
-        raise InvalidValueError(
-            f"fitted must be the DataFrame fit_fusion returned; got {type(fitted).__name__}"
-        )
-    table = fitted.lazy().collect() if isinstance(fitted, pl.LazyFrame) else fitted
-    missing = [c for c in FITTED_SCHEMA.names() if c not in table.columns]
-    if missing:
-        raise ColumnNotFoundError(
-            f"fitted has no column {missing[0]!r}; pass the DataFrame fit_fusion returned "
-            "(columns method, run, index, value)"
-        )
-    methods = set(table["method"].unique().to_list())
-    if methods != {method.name}:
-        raise MetricParameterError(
-            f"fitted holds parameters of {', '.join(sorted(map(str, methods))) or 'no method'}, "
-            f"not {method.name}: fit them with fit_fusion(runs, qrels, {method.name!r})"
-        )
-    have = set(table["run"].to_list())
-    absent = [n for n in names if n not in have]
-    if absent:
-        raise MetricParameterError(
-            f"fitted has no parameters for run {absent[0]!r}; fit them on the same runs "
-            f"(fitted runs: {', '.join(map(repr, sorted(have)))})"
-        )
-    return (
-        table.lazy()
-        .filter(pl.col("run").is_in(list(names)))
-        .select(
-            pl.col("run")
-            .replace_strict({n: i for i, n in enumerate(names)}, return_dtype=pl.Int32)
-            .alias(RUN),
-            pl.col("index").cast(pl.Int64),
-            pl.col("value").cast(pl.Float64),
-        )
-    )
-
-
-def apply_fitted(
-    method: FusionMethod,
-    long: pl.LazyFrame,
-    fitted: pl.LazyFrame,
-    params: Mapping[str, float],
-    options: FusionOptions,
-) -> pl.LazyFrame:
-    """``long`` with ``FITTED``: each row's value from the fitted table (see ``methods``)."""
-    name = method.name
-    pos0 = pl.col(POS) - 1
-    value = pl.col("value")
-    if name == "mapfuse":
-        joined = long.join(fitted.select(RUN, "value"), on=RUN, how="left")
-        return joined.with_columns((value / pl.col(POS).cast(pl.Float64)).alias(FITTED))
-    if name == "posfuse":
-        joined = long.with_columns(pos0.alias(_INDEX)).join(
-            fitted.rename({"index": _INDEX}), on=[RUN, _INDEX], how="left"
-        )
-        return joined.with_columns(value.fill_null(0.0).alias(FITTED)).drop(_INDEX, "value")
-    if name == "probfuse":
-        segments = fitted.group_by(RUN).agg(pl.len().cast(pl.Int64).alias("__irmf_nseg"))
-        size = (pl.col(LEN) / pl.col("__irmf_nseg")).ceil().cast(pl.Int64)
-        with_seg = long.join(segments, on=RUN, how="left").with_columns(
-            (pos0 // size).alias(_INDEX)
-        )
-        joined = with_seg.join(fitted.rename({"index": _INDEX}), on=[RUN, _INDEX], how="left")
-        return joined.with_columns(
-            (value.fill_null(0.0) / (pl.col(_INDEX) + 1).cast(pl.Float64)).alias(FITTED)
-        ).drop(_INDEX, "value", "__irmf_nseg")
-    if name == "segfuse":
-        with_seg = long.with_columns(_segment(pos0, SEGFUSE_BOUNDS).alias(_INDEX))
-        joined = with_seg.join(fitted.rename({"index": _INDEX}), on=[RUN, _INDEX], how="left")
-        return joined.with_columns(
-            (value.fill_null(0.0) * (pl.col(SCORE) + 1.0)).alias(FITTED)
-        ).drop(_INDEX, "value")
-    if name == "bayesfuse":
-        with_seg = long.with_columns(_segment(pos0, BAYES_CUTOFFS).alias(_INDEX))
-        joined = with_seg.join(fitted.rename({"index": _INDEX}), on=[RUN, _INDEX], how="left")
-        return joined.with_columns(
-            value.fill_null(MIN_LOG_ODDS).alias(FITTED),
-            pl.col(RUN).n_unique().over(options.query_id).cast(pl.Float64).alias(RUNS_OF_QUERY),
-        ).drop(_INDEX, "value")
-    # slidefuse: the mean of the probabilities at positions p - w .. p + w of the list
-    w = int(params["w"])
-    cumulative = (
-        fitted.sort(RUN, "index")
-        .with_columns(pl.col("value").cum_sum().over(RUN).alias("__irmf_cum"))
-        .select(RUN, (pl.col("index") + 1).alias(_INDEX), "__irmf_cum")
-    )
-    zero = (
-        fitted.select(RUN)
-        .unique()
-        .with_columns(pl.lit(0, pl.Int64).alias(_INDEX), pl.lit(0.0).alias("__irmf_cum"))
-    )
-    prefix = pl.concat([zero, cumulative], how="vertical")
-    length = fitted.group_by(RUN).agg(pl.len().cast(pl.Int64).alias("__irmf_len"))
-    a = pl.max_horizontal(pos0 - w, pl.lit(0, pl.Int64))
-    b = pl.min_horizontal(pos0 + w, pl.col(LEN) - 1)
-    ends = long.join(length, on=RUN, how="left").with_columns(
-        a.alias("__irmf_a"),
-        b.alias("__irmf_b"),
-        pl.min_horizontal(b + 1, pl.col("__irmf_len")).alias("__irmf_hi"),
-        pl.min_horizontal(a, pl.col("__irmf_len")).alias("__irmf_lo"),
-    )
-    hi = prefix.rename({_INDEX: "__irmf_hi", "__irmf_cum": "__irmf_chi"})
-    lo = prefix.rename({_INDEX: "__irmf_lo", "__irmf_cum": "__irmf_clo"})
-    joined = ends.join(hi, on=[RUN, "__irmf_hi"], how="left").join(
-        lo, on=[RUN, "__irmf_lo"], how="left"
-    )
-    width = (pl.col("__irmf_b") - pl.col("__irmf_a") + 1).cast(pl.Float64)
-    return joined.with_columns(
-        ((pl.col("__irmf_chi") - pl.col("__irmf_clo")) / width).alias(FITTED)
-    ).drop(
-        "__irmf_a", "__irmf_b", "__irmf_hi", "__irmf_lo", "__irmf_chi", "__irmf_clo", "__irmf_len"
-    )

@@ -20,7 +20,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.plan.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL
 
 __all__ = ["CollectionFormula", "CollectionScope"]
 

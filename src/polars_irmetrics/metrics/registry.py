@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -38,6 +38,7 @@ __all__ = [
     "get_metric",
     "list_metrics",
     "parse_metric",
+    "parse_metric_list",
 ]
 
 _BY_NAME: dict[str, tuple[Metric, Alias | None]] = {}
@@ -503,3 +504,25 @@ def _parse_value(text: str) -> ParamValue:
         return float(text)
     except ValueError:
         return text
+
+
+def parse_metric_list(metrics: str | Iterable[str]) -> list[tuple[str, MetricRequest]]:
+    """``(label, request)`` per metric; a label is the string as the user gave it.
+
+    A cutoff range (``"recall@1..100"``, ``"P@10..100:10"``) becomes one entry per
+    cutoff, labelled with the user's spelling and that cutoff (``"recall@1"``, ...);
+    they all go into the plan's one group-by.
+    """
+    given = [metrics] if isinstance(metrics, str) else list(metrics)
+    if not given:
+        raise MetricParameterError("no metrics given: pass names such as ['ndcg@10', 'map']")
+    names = [name for text in given for name in expand_metric_names(text)]
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        request = parse_metric(name)
+        if name in seen:
+            raise MetricParameterError(f"metric {name!r} is listed twice; list it once")
+        seen.add(name)
+        out.append((name, request))
+    return out

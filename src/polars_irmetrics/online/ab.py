@@ -18,14 +18,13 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.ground.inputs import as_polars
+from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics.online import ClickMetric
-from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.sessions import denominator, numerator, session_plan
 from polars_irmetrics.online.stats import ArmMoments, compare, srm_p_values
-from polars_irmetrics.plan.evaluate import parse_metric_list
-from polars_irmetrics.plan.inputs import as_polars
-from polars_irmetrics.plan.validate import INTERNAL, require_columns
 from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
 
 __all__ = ["ab_test"]

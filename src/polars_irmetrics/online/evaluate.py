@@ -6,7 +6,7 @@ group-by per ``by`` segment that averages the session values, or, for a ratio me
 (CTR), divides the sum of its numerators by the sum of its denominators.
 
 Out of core (``buckets=N`` or ``"auto"``), the per-session plan runs over hash buckets
-of sessions on disk (:func:`~polars_irmetrics.plan.buckets.evaluate_in_buckets`, the
+of sessions on disk (:func:`~polars_irmetrics.ground.buckets.evaluate_in_buckets`, the
 machinery of ``evaluate``), and the per-session frames are aggregated as above: every
 sum is exact, so the results are those of the one plan to the last bit.
 """
@@ -20,14 +20,13 @@ from typing import Literal, overload
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.ground.buckets import check_buckets, evaluate_in_buckets
+from polars_irmetrics.ground.inputs import as_polars
 from polars_irmetrics.metrics.online import ClickMetric
-from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.sessions import denominator, numerator, session_plan
-from polars_irmetrics.plan.buckets import check_buckets, evaluate_in_buckets
-from polars_irmetrics.plan.evaluate import parse_metric_list
-from polars_irmetrics.plan.inputs import as_polars
 
 __all__ = ["OnlineBuckets", "aggregate", "evaluate_online"]
 
@@ -110,7 +109,7 @@ def evaluate_online(
     buckets
         ``None`` (default): one plan over the whole log, the fastest path while the log
         fits in memory. ``N`` or ``"auto"``: out of core, for logs larger than memory
-        (:mod:`polars_irmetrics.plan.buckets`): when collected, one streaming pass writes
+        (:mod:`polars_irmetrics.ground.buckets`): when collected, one streaming pass writes
         the log to Parquet in N buckets by a hash of ``session_id``, then the buckets are
         evaluated one after the other by the same per-session plan. Peak memory is about
         one bucket's; every row is read twice; the results are identical to ``None``'s.

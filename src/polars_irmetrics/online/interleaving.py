@@ -26,9 +26,9 @@ import polars as pl
 from scipy import stats
 
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
+from polars_irmetrics.ground.inputs import as_polars
+from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.online.columns import LogColumns
-from polars_irmetrics.plan.inputs import as_polars
-from polars_irmetrics.plan.validate import INTERNAL, require_columns
 
 __all__ = ["interleaving_test", "sign_test_p_values"]
 

@@ -28,10 +28,10 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
 )
+from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics.online import ClickMetric, ClickScope
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.online.columns import LogColumns
-from polars_irmetrics.plan.validate import INTERNAL, require_columns
 
 __all__ = ["SessionPlan", "denominator", "numerator", "raise_on_bad_sessions", "session_plan"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
-from polars_irmetrics.plan.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL
 
 __all__ = [
     "CHECKS",

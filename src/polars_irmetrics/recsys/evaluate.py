@@ -10,9 +10,9 @@ from typing import Literal, TypeVar, overload
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
-from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.plan.inputs import as_polars
-from polars_irmetrics.plan.options import EvalOptions
+from polars_irmetrics.ground.inputs import as_polars
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
 from polars_irmetrics.recsys.plan import build_recsys_plan
 
@@ -186,8 +186,6 @@ items): add its interactions to interactions=..., or drop it from the recommenda
         None if interactions is None else interactions.lazy(),
         None if item_features is None else item_features.lazy(),
     )
-    from polars_irmetrics.plan.evaluate import parse_metric_list
-
     plan = build_recsys_plan(tables, parse_metric_list(metrics), options)
     return plan.collect() if isinstance(recommendations, pl.DataFrame) else plan
 
@@ -200,8 +198,6 @@ def split_metrics(
     Without a beyond-accuracy metric, ``metrics`` comes back as given (the accuracy
     plan parses it and reports its errors).
     """
-    from polars_irmetrics.plan.evaluate import parse_metric_list
-
     if not isinstance(metrics, str):
         metrics = list(metrics)
     if not metrics:

@@ -38,6 +38,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
 )
+from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
 from polars_irmetrics.metrics.collection import (
     CATALOG,
     HISTORY_SIM,
@@ -49,7 +50,6 @@ from polars_irmetrics.metrics.collection import (
     CollectionScope,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.plan.validate import INTERNAL, check_numeric, id_kind, require_columns
 from polars_irmetrics.recsys.checks import Recount, flag, flag_columns, raise_on_flags, shown
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
 from polars_irmetrics.recsys.vectors import pair_similarity_by_sums, vector_sums

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_irmetrics.plan.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL
 
 __all__ = ["pair_similarity_by_self_join", "pair_similarity_by_sums", "vector_sums"]
 

@@ -30,8 +30,8 @@ from typing import Literal, cast
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.plan.progress import track
-from polars_irmetrics.plan.validate import INTERNAL
+from polars_irmetrics.ground.progress import track
+from polars_irmetrics.ground.validate import INTERNAL
 
 __all__ = ["ROWS_PER_BUCKET", "Buckets", "check_buckets", "evaluate_in_buckets"]
 
@@ -40,7 +40,7 @@ __all__ = ["ROWS_PER_BUCKET", "Buckets", "check_buckets", "evaluate_in_buckets"]
 ROWS_PER_BUCKET = 2_000_000
 
 #: ``"auto-memory"`` (the default of evaluate) is resolved before the plan is built
-#: (:mod:`polars_irmetrics.plan.auto`); this module sees only the other values.
+#: (:mod:`polars_irmetrics.ground.auto`); this module sees only the other values.
 Buckets = int | Literal["auto", "auto-memory"] | None
 
 _SEED = 0x1E1A

@@ -7,7 +7,7 @@ when the evaluation must go out of core (``buckets="auto-memory"`` finds the run
 larger than ``memory_limit``, or ``buckets=N`` / ``"auto"`` is given), each value of
 that column is evaluated in turn: a filter on a hive column reads only that
 partition's files (polars prunes the others), so nothing is written to disk and every
-row is read once, where :mod:`polars_irmetrics.plan.buckets` reads it twice.
+row is read once, where :mod:`polars_irmetrics.ground.buckets` reads it twice.
 
 The judgments follow the same partitions when they carry the column too (those of a
 value no partition of the run holds are evaluated last, against an empty run);
@@ -25,8 +25,8 @@ from collections.abc import Collection
 import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError
-from polars_irmetrics.plan.buckets import EvaluatePart
-from polars_irmetrics.plan.progress import track
+from polars_irmetrics.ground.buckets import EvaluatePart
+from polars_irmetrics.ground.progress import track
 
 __all__ = ["check_partition_column", "evaluate_in_partitions"]
 

@@ -12,10 +12,15 @@ from __future__ import annotations
 
 import polars as pl
 
+from polars_irmetrics.door.evaluate import evaluate
+from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import IrmError, MetricParameterError
 from polars_irmetrics.metrics.registry import list_metrics, parse_metric
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.metrics.trec import REAL_CUTOFFS
+from polars_irmetrics.offline.prefs import evaluate_prefs
+from polars_irmetrics.online.evaluate import evaluate_online
+from polars_irmetrics.recsys.evaluate import beyond_accuracy
 
 __all__ = [
     "EXAMPLE_PREFS",
@@ -180,11 +185,6 @@ def _reads_judgment_groups(metric: Metric) -> bool:
 
 
 def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
-    from polars_irmetrics.metrics.jg import evaluate_jg
-    from polars_irmetrics.metrics.prefs import evaluate_prefs
-    from polars_irmetrics.online.evaluate import evaluate_online
-    from polars_irmetrics.plan.evaluate import evaluate
-    from polars_irmetrics.recsys.evaluate import beyond_accuracy
 
     offline = [example_name(m) for m in metrics if _reads_judged_run(m)]
     online = [example_name(m) for m in metrics if _reads_clicks(m)]

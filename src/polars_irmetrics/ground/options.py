@@ -2,7 +2,7 @@
 
 :func:`~polars_irmetrics.evaluate` (and every engine and capability built on it:
 comparison, fusion, Spark, Dask) takes its options as keyword arguments and packs them
-into one :class:`EvalOptions`, which :func:`~polars_irmetrics.plan.evaluate.build_plan`
+into one :class:`EvalOptions`, which :func:`~polars_irmetrics.offline.plan.build_plan`
 reads. Values are checked when the plan is built, not here, so that a bad value gets
 the same error from every entry point.
 """
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from polars_irmetrics.plan.buckets import Buckets
-from polars_irmetrics.plan.validate import Policy
+from polars_irmetrics.ground.buckets import Buckets
+from polars_irmetrics.ground.validate import Policy
 
 __all__ = ["EvalOptions", "Order"]
 
@@ -30,7 +30,7 @@ class EvalOptions:
 
     Examples
     --------
-    >>> from polars_irmetrics.plan.options import EvalOptions
+    >>> from polars_irmetrics.ground.options import EvalOptions
     >>> options = EvalOptions(by="system", query_id="qid")
     >>> options.by_keys, options.replace(per_query=True).per_query
     (('system',), True)

@@ -24,9 +24,10 @@ from collections.abc import Iterable
 
 import polars as pl
 
+from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import ColumnNotFoundError
-from polars_irmetrics.plan.evaluate import Order, evaluate
-from polars_irmetrics.plan.validate import Policy
+from polars_irmetrics.ground.options import Order
+from polars_irmetrics.ground.validate import Policy
 
 __all__ = ["AVGJG_MEASURES", "base_metric", "evaluate_jg"]
 

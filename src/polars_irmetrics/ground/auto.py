@@ -1,7 +1,7 @@
 """One machine, without flags: in one plan or out of core, chosen from the input's size.
 
 ``evaluate(..., buckets="auto-memory")`` (the default) resolves to ``None`` (one plan)
-or a number of buckets (:mod:`polars_irmetrics.plan.buckets`) before the plan is
+or a number of buckets (:mod:`polars_irmetrics.ground.buckets`) before the plan is
 built:
 
 * **The input's size**: its run rows, free where they are known without reading the
@@ -37,7 +37,7 @@ import polars as pl
 from polars_irmetrics.errors import InvalidValueError
 
 if TYPE_CHECKING:
-    from polars_irmetrics.plan.options import EvalOptions
+    from polars_irmetrics.ground.options import EvalOptions
 
 __all__ = [
     "BYTES_PER_ROW",

@@ -1,0 +1,168 @@
+"""Fitted tables of the trained fusions: :func:`check_fitted` checks one against the
+runs, :func:`apply_fitted` joins it onto the long frame inside ``fuse``'s plan
+(:func:`~polars_irmetrics.fit_fusion` in :mod:`.train` learns them)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
+from polars_irmetrics.fusion.methods import (
+    FITTED,
+    LEN,
+    MIN_LOG_ODDS,
+    POS,
+    RUN,
+    RUNS_OF_QUERY,
+    SCORE,
+    FusionMethod,
+)
+from polars_irmetrics.fusion.options import FusionOptions
+
+__all__ = [
+    "BAYES_CUTOFFS",
+    "FITTED_SCHEMA",
+    "SEGFUSE_BOUNDS",
+    "apply_fitted",
+    "check_fitted",
+    "segment",
+]
+
+SEGFUSE_BOUNDS = (0, 5, 15, 35, 75, 155, 315, 635, 1275, 2555, 5115)
+BAYES_CUTOFFS = (0, 5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_INDEX = "__irmf_index"
+FITTED_SCHEMA = pl.Schema(
+    {"method": pl.String(), "run": pl.String(), "index": pl.Int64(), "value": pl.Float64()}
+)
+
+
+def segment(pos0: pl.Expr, bounds: Sequence[int]) -> pl.Expr:
+    """The segment of a 0-based position: ``k`` with ``bounds[k] <= pos0 < bounds[k+1]``;
+    ``len(bounds) - 1`` past the last boundary."""
+    return pl.sum_horizontal([(pos0 >= b).cast(pl.Int64) for b in bounds[1:]])
+
+
+def check_fitted(
+    method: FusionMethod, fitted: pl.DataFrame | pl.LazyFrame | None, names: Sequence[str]
+) -> pl.LazyFrame:
+    """The fitted table for ``method``, checked against the runs; ``RUN`` as the index."""
+    if fitted is None:
+        raise MetricParameterError(
+            f"{method.name} is a trained method and needs fitted parameters: fit them on "
+            f"judged queries, e.g. fitted = irm.fit_fusion(runs, qrels, {method.name!r}), "
+            f"then fuse(runs, {method.name!r}, fitted=fitted)"
+        )
+    if not isinstance(fitted, pl.DataFrame | pl.LazyFrame):
+        raise InvalidValueError(
+            f"fitted must be the DataFrame fit_fusion returned; got {type(fitted).__name__}"
+        )
+    table = fitted.lazy().collect() if isinstance(fitted, pl.LazyFrame) else fitted
+    missing = [c for c in FITTED_SCHEMA.names() if c not in table.columns]
+    if missing:
+        raise ColumnNotFoundError(
+            f"fitted has no column {missing[0]!r}; pass the DataFrame fit_fusion returned "
+            "(columns method, run, index, value)"
+        )
+    methods = set(table["method"].unique().to_list())
+    if methods != {method.name}:
+        raise MetricParameterError(
+            f"fitted holds parameters of {', '.join(sorted(map(str, methods))) or 'no method'}, "
+            f"not {method.name}: fit them with fit_fusion(runs, qrels, {method.name!r})"
+        )
+    have = set(table["run"].to_list())
+    absent = [n for n in names if n not in have]
+    if absent:
+        raise MetricParameterError(
+            f"fitted has no parameters for run {absent[0]!r}; fit them on the same runs "
+            f"(fitted runs: {', '.join(map(repr, sorted(have)))})"
+        )
+    return (
+        table.lazy()
+        .filter(pl.col("run").is_in(list(names)))
+        .select(
+            pl.col("run")
+            .replace_strict({n: i for i, n in enumerate(names)}, return_dtype=pl.Int32)
+            .alias(RUN),
+            pl.col("index").cast(pl.Int64),
+            pl.col("value").cast(pl.Float64),
+        )
+    )
+
+
+def apply_fitted(
+    method: FusionMethod,
+    long: pl.LazyFrame,
+    fitted: pl.LazyFrame,
+    params: Mapping[str, float],
+    options: FusionOptions,
+) -> pl.LazyFrame:
+    """``long`` with ``FITTED``: each row's value from the fitted table (see ``methods``)."""
+    name = method.name
+    pos0 = pl.col(POS) - 1
+    value = pl.col("value")
+    if name == "mapfuse":
+        joined = long.join(fitted.select(RUN, "value"), on=RUN, how="left")
+        return joined.with_columns((value / pl.col(POS).cast(pl.Float64)).alias(FITTED))
+    if name == "posfuse":
+        joined = long.with_columns(pos0.alias(_INDEX)).join(
+            fitted.rename({"index": _INDEX}), on=[RUN, _INDEX], how="left"
+        )
+        return joined.with_columns(value.fill_null(0.0).alias(FITTED)).drop(_INDEX, "value")
+    if name == "probfuse":
+        segments = fitted.group_by(RUN).agg(pl.len().cast(pl.Int64).alias("__irmf_nseg"))
+        size = (pl.col(LEN) / pl.col("__irmf_nseg")).ceil().cast(pl.Int64)
+        with_seg = long.join(segments, on=RUN, how="left").with_columns(
+            (pos0 // size).alias(_INDEX)
+        )
+        joined = with_seg.join(fitted.rename({"index": _INDEX}), on=[RUN, _INDEX], how="left")
+        return joined.with_columns(
+            (value.fill_null(0.0) / (pl.col(_INDEX) + 1).cast(pl.Float64)).alias(FITTED)
+        ).drop(_INDEX, "value", "__irmf_nseg")
+    if name == "segfuse":
+        with_seg = long.with_columns(segment(pos0, SEGFUSE_BOUNDS).alias(_INDEX))
+        joined = with_seg.join(fitted.rename({"index": _INDEX}), on=[RUN, _INDEX], how="left")
+        return joined.with_columns(
+            (value.fill_null(0.0) * (pl.col(SCORE) + 1.0)).alias(FITTED)
+        ).drop(_INDEX, "value")
+    if name == "bayesfuse":
+        with_seg = long.with_columns(segment(pos0, BAYES_CUTOFFS).alias(_INDEX))
+        joined = with_seg.join(fitted.rename({"index": _INDEX}), on=[RUN, _INDEX], how="left")
+        return joined.with_columns(
+            value.fill_null(MIN_LOG_ODDS).alias(FITTED),
+            pl.col(RUN).n_unique().over(options.query_id).cast(pl.Float64).alias(RUNS_OF_QUERY),
+        ).drop(_INDEX, "value")
+    # slidefuse: the mean of the probabilities at positions p - w .. p + w of the list
+    w = int(params["w"])
+    cumulative = (
+        fitted.sort(RUN, "index")
+        .with_columns(pl.col("value").cum_sum().over(RUN).alias("__irmf_cum"))
+        .select(RUN, (pl.col("index") + 1).alias(_INDEX), "__irmf_cum")
+    )
+    zero = (
+        fitted.select(RUN)
+        .unique()
+        .with_columns(pl.lit(0, pl.Int64).alias(_INDEX), pl.lit(0.0).alias("__irmf_cum"))
+    )
+    prefix = pl.concat([zero, cumulative], how="vertical")
+    length = fitted.group_by(RUN).agg(pl.len().cast(pl.Int64).alias("__irmf_len"))
+    a = pl.max_horizontal(pos0 - w, pl.lit(0, pl.Int64))
+    b = pl.min_horizontal(pos0 + w, pl.col(LEN) - 1)
+    ends = long.join(length, on=RUN, how="left").with_columns(
+        a.alias("__irmf_a"),
+        b.alias("__irmf_b"),
+        pl.min_horizontal(b + 1, pl.col("__irmf_len")).alias("__irmf_hi"),
+        pl.min_horizontal(a, pl.col("__irmf_len")).alias("__irmf_lo"),
+    )
+    hi = prefix.rename({_INDEX: "__irmf_hi", "__irmf_cum": "__irmf_chi"})
+    lo = prefix.rename({_INDEX: "__irmf_lo", "__irmf_cum": "__irmf_clo"})
+    joined = ends.join(hi, on=[RUN, "__irmf_hi"], how="left").join(
+        lo, on=[RUN, "__irmf_lo"], how="left"
+    )
+    width = (pl.col("__irmf_b") - pl.col("__irmf_a") + 1).cast(pl.Float64)
+    return joined.with_columns(
+        ((pl.col("__irmf_chi") - pl.col("__irmf_clo")) / width).alias(FITTED)
+    ).drop(
+        "__irmf_a", "__irmf_b", "__irmf_hi", "__irmf_lo", "__irmf_chi", "__irmf_clo", "__irmf_len"
+    )
