@@ -56,7 +56,7 @@ TREC_TO_CORE = {
 IRM_LIBS = ["irm-rank", "irm-score", "irm-full", "irm-unchecked"]
 PEER_LIBS = ["ranx", "pytrec_eval"]
 ALL_LIBS = [*IRM_LIBS, *PEER_LIBS, "minimal", "floor"]
-#: ``--systems``: S runs in one table, evaluated in one call with ``by="system"``
+#: ``--systems``: S runs in one table, evaluated in one call with ``systems="system"``
 SYSTEMS_LIB = "irm-systems"
 REFERENCE = "irm-score"  # peers rank from score, so they are compared with this variant
 MODES = ["e2e", "compute"]
@@ -792,7 +792,7 @@ def write_markdown(
             "",
             f"`irm-systems`: S copies of the {args.systems_queries:,}-query run stacked in one "
             "table with a `system` column (judgments without one), the five metrics with "
-            '`by="system"` in one call; `S × one` is S times the one-system time of the '
+            '`systems="system"` in one call; `S × one` is S times the one-system time of the '
             "same run.",
             "",
             *systems,
@@ -847,7 +847,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--systems",
         default="",
-        help="also time S runs in one by='system' call, e.g. 1,10,50 (include 1 for the ratio)",
+        help="also time S runs in one systems='system' call, e.g. 1,10,50 (include 1 for the ratio)",
     )
     p.add_argument("--systems-queries", type=int, default=10_000, help="queries per system")
     args = p.parse_args(argv)

@@ -349,7 +349,7 @@ def test_not_a_frame() -> None:
 def test_the_run_is_named_by_its_query_and_by_keys(evaluate: Evaluate) -> None:
     run = _run(system=["x", "x", "y"], doc_id=["a", "a", "a"])
     with pytest.raises(DuplicateError, match=re.escape("query 'q1' (system='x') lists")):
-        evaluate(run, ["map"], qrels=_qrels(), by="system")
+        evaluate(run, ["map"], qrels=_qrels(), systems="system")
 
 
 def test_no_error_is_raised_before_collect_on_lazy_input() -> None:

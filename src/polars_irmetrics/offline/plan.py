@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -48,11 +48,9 @@ import polars as pl
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
-    InvalidValueError,
-    MetricParameterError,
 )
 from polars_irmetrics.ground.auto import resolve_buckets
-from polars_irmetrics.ground.buckets import check_buckets, evaluate_in_buckets
+from polars_irmetrics.ground.buckets import evaluate_in_buckets
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.partitions import check_partition_column, evaluate_in_partitions
 from polars_irmetrics.ground.validate import (
@@ -60,14 +58,14 @@ from polars_irmetrics.ground.validate import (
     CheckSpec,
     Recount,
     check_numeric,
-    check_policy,
     flag,
     id_kind,
     raise_on_bad_rows,
     require_columns,
 )
-from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
+from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
+from polars_irmetrics.offline.attributes import with_query_attributes
 
 __all__ = ["build_plan"]
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
@@ -108,30 +106,21 @@ class _Setup:
 
 def build_plan(
     run: pl.LazyFrame,
-    metrics: str | Iterable[str],
+    requests: list[tuple[str, MetricRequest]],
     qrels: pl.LazyFrame | None,
     options: EvalOptions,
+    *,
+    queries: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
-    """The lazy plan behind :func:`evaluate` (see the module docstring)."""
-    requests = parse_metric_list(metrics)
-    for label, req in requests:
-        if "clicks" in req.metric.reads:
-            raise MetricParameterError(
-                f"metric {label!r} reads the clicks of an impression log, which a run and "
-                f"judgments do not have; compute it with irm.evaluate_online(log, [{label!r}])"
-            )
-        if "prefs" in req.metric.reads:
-            raise MetricParameterError(
-                f"metric {label!r} reads preference judgments, which a run and judgments do "
-                "not have; compute it with irm.evaluate_prefs(run, irm.read_trec_prefs(path))"
-            )
-        if "judgment_groups" in req.metric.reads:
-            raise MetricParameterError(
-                f"metric {label!r} averages over judgment groups, which a run and judgments "
-                f"do not have; compute it with irm.evaluate_jg(run, [{label!r}], "
-                "irm.read_trec_qrels_jg(path))"
-            )
-    setup = _setup(run, qrels, options)
+    """The offline wing's lazy plan: ``requests`` (parsed metrics, all of them per-query
+    metrics of a run and judgments) over ``run`` and ``qrels`` (see the module
+    docstring), ``options`` checked (:meth:`EvalOptions.build
+    <polars_irmetrics.ground.options.EvalOptions.build>`), and the attributes of the
+    queries in ``queries`` (:mod:`polars_irmetrics.offline.attributes`)."""
+    from_queries: tuple[str, ...] = ()
+    if queries is not None:
+        run, qrels, from_queries = with_query_attributes(run, qrels, queries, options)
+    setup = _setup(run, qrels, options, from_queries)
     buckets = options.buckets
     if buckets == "auto-memory":  # one plan or out of core, from the run's size
         buckets = resolve_buckets(run, options)
@@ -217,6 +206,7 @@ def _per_query(
         or scope.reads_num_ret
         or check.unjudged != "drop"
         or check.unretrieved != "zero"
+        or bool(check.unplaced)  # which judged queries each group retrieved
     )
     markers = None
     if markers_needed:
@@ -354,33 +344,16 @@ def _dtype(request: MetricRequest) -> pl.DataType:
     return pl.Int64() if request.metric.integer else pl.Float64()
 
 
-def _setup(run: pl.LazyFrame, qrels: pl.LazyFrame | None, options: EvalOptions) -> _Setup:
+def _setup(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
+    options: EvalOptions,
+    from_queries: tuple[str, ...] = (),
+) -> _Setup:
     by_keys = options.by_keys
-    order, relevance_level, depth = options.order, options.relevance_level, options.depth
+    order, depth = options.order, options.depth
     query_id, doc_id, rank = options.query_id, options.doc_id, options.rank
     score, relevance = options.score, options.relevance
-    check_duplicates = options.check_duplicates
-    for key in by_keys:
-        if key in (query_id, doc_id):
-            raise InvalidValueError(
-                f"by={list(by_keys)!r} names {key!r}, which is already the query or "
-                "document id; list only extra keys such as 'system'"
-            )
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int | float):
-        raise InvalidValueError(f"relevance_level must be a number, got {relevance_level!r}")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise InvalidValueError(f"depth must be a positive integer or None, got {depth!r}")
-    unjudged_policy = check_policy("unjudged", options.unjudged)
-    unretrieved_policy = check_policy("unretrieved", options.unretrieved)
-    if not isinstance(check_duplicates, bool):
-        raise InvalidValueError(
-            f"check_duplicates must be True or False, got {check_duplicates!r}"
-        )
-    check_buckets(options.buckets)
-    if order not in ("auto", "rank", "score"):
-        raise InvalidValueError(
-            f"order={order!r} is not an order; choose 'auto', 'rank' or 'score'"
-        )
 
     run_schema = run.collect_schema()
     judged_table = qrels is None
@@ -466,9 +439,11 @@ def _setup(run: pl.LazyFrame, qrels: pl.LazyFrame | None, options: EvalOptions) 
         score=score if resolved == "score" else None,
         relevance=relevance,
         judged_table=judged_table,
-        unjudged=unjudged_policy,
-        unretrieved=unretrieved_policy,
-        check_duplicates=check_duplicates,
+        unjudged=options.unjudged,
+        unretrieved=options.unretrieved,
+        check_duplicates=options.check_duplicates,
+        unplaced=tuple(k for k in options.attribute_keys if k in run_only_by),
+        from_queries=from_queries,
     )
     return _Setup(
         keys=(*by_keys, query_id),
@@ -484,7 +459,7 @@ def _setup(run: pl.LazyFrame, qrels: pl.LazyFrame | None, options: EvalOptions) 
         score=score,
         relevance=relevance,
         depth=depth,
-        relevance_level=float(relevance_level),
+        relevance_level=float(options.relevance_level),
     )
 
 
