@@ -236,9 +236,7 @@ def main() -> None:
             ),
             3,
         )
-        opt, best = timed(
-            lambda: irm.optimize_fusion(frames, qrels, "wsum", "min-max", "ndcg@10"), 1
-        )
+        opt, best = timed(lambda: irm.optimize_fusion(frames, "ndcg@10", qrels=qrels), 1)
         lines.append(f"| one fuse + evaluate | {one:.2f} | 1.00 |")
         lines.append(
             f"| irm.optimize_fusion (62 points, one plan) | {opt:.2f} "

@@ -158,7 +158,7 @@ def test_trained_equal_to_ranx(method: str, norm: str | None) -> None:
     rx = rx if norm is None else [norm_switch(norm)(r) for r in rx]
     train = getattr(rf, f"{method}_train")
     theirs_fit = train(to_ranx_qrels(qrels), rx, *fit_kw.values())
-    fitted = irm.fit_fusion(runs, qrels, method, norm=norm, **fit_kw)
+    fitted = irm.fit_fusion(runs, method, qrels=qrels, norm=norm, **fit_kw)
     for i, expected in enumerate(theirs_fit):
         got = fitted.filter(run=f"run{i}").sort("index")["value"].to_numpy()
         expected = np.atleast_1d(np.asarray(expected, dtype=float))
@@ -264,7 +264,9 @@ def test_optimize_grid_is_ranx_grid_and_each_point_is_fuse_then_evaluate(
     rx = [to_ranx_run(f, n) for n, f in runs.items()]
     kwargs = {"step": 0.2} if method in ("wsum", "wmnz", "mixed", "w_bordafuse") else {}
     kwargs |= {"step": 0.1} if method in ("rbc", "gmnz", "logn_isr") else {}
-    best, grid = irm.optimize_fusion(runs, qrels, method, norm, metric, return_grid=True, **kwargs)
+    best, grid = irm.optimize_fusion(
+        runs, metric, qrels=qrels, method=method, norm=norm, return_grid=True, **kwargs
+    )
     _, report = ranx.optimize_fusion(
         to_ranx_qrels(qrels),
         rx,
@@ -301,7 +303,7 @@ def test_optimize_without_ties_equals_ranx() -> None:
     runs, qrels = random_runs(5, n_queries=8), random_qrels(6, n_queries=8)
     rx = [to_ranx_run(f, n) for n, f in runs.items()]
     best, grid = irm.optimize_fusion(
-        runs, qrels, "gmnz", "min-max", "ndcg@10", step=0.05, return_grid=True
+        runs, "ndcg@10", qrels=qrels, method="gmnz", step=0.05, return_grid=True
     )
     theirs, report = ranx.optimize_fusion(
         to_ranx_qrels(qrels),
@@ -322,7 +324,7 @@ def test_optimize_without_ties_equals_ranx() -> None:
 def test_optimize_folds() -> None:
     runs, qrels = random_runs(5, n_queries=10), random_qrels(6, n_queries=10)
     best, grid, folds = irm.optimize_fusion(
-        runs, qrels, "rrf", None, "ndcg@10", return_grid=True, folds=5, seed=3
+        runs, "ndcg@10", qrels=qrels, method="rrf", norm=None, return_grid=True, folds=5, seed=3
     )
     scores = grid["ndcg@10"].to_list()
     assert best == {"k": grid["k"][len(scores) - 1 - scores[::-1].index(max(scores))]}
@@ -438,7 +440,7 @@ BAD_INPUT = [
         {"method": "posfuse"},
         MetricParameterError,
         "posfuse is a trained method and needs fitted parameters: fit them on judged queries, "
-        "e.g. fitted = irm.fit_fusion(runs, qrels, 'posfuse'), then fuse(runs, 'posfuse', "
+        "e.g. fitted = irm.fit_fusion(runs, 'posfuse', qrels=qrels), then fuse(runs, 'posfuse', "
         "fitted=fitted)",
     ),
     (
@@ -480,21 +482,21 @@ def test_bad_input_optimize_and_fit() -> None:
             "sum has no grid (trained methods are fitted with fit_fusion)"
         ),
     ):
-        irm.optimize_fusion({"a": A, "b": B}, qrels, "sum")
+        irm.optimize_fusion({"a": A, "b": B}, qrels=qrels, method="sum")
     with pytest.raises(
         MetricParameterError,
         match=re.escape(
-            "probfuse needs the parameter n_segments: pass it, e.g. fit_fusion(runs, qrels, "
-            "'probfuse', n_segments=10)"
+            "probfuse needs the parameter n_segments: pass it, e.g. fit_fusion(runs, 'probfuse', "
+            "qrels=qrels, n_segments=10)"
         ),
     ):
-        irm.fit_fusion({"a": A, "b": B}, qrels, "probfuse")
-    fitted = irm.fit_fusion({"a": A, "b": B}, qrels, "posfuse")
+        irm.fit_fusion({"a": A, "b": B}, "probfuse", qrels=qrels)
+    fitted = irm.fit_fusion({"a": A, "b": B}, "posfuse", qrels=qrels)
     with pytest.raises(
         MetricParameterError,
         match=re.escape(
             "fitted holds parameters of posfuse, not mapfuse: fit them with fit_fusion(runs, "
-            "qrels, 'mapfuse')"
+            "'mapfuse', qrels=qrels)"
         ),
     ):
         irm.fuse({"a": A, "b": B}, "mapfuse", fitted=fitted)
@@ -603,11 +605,9 @@ def test_out_of_core_buckets_equal_one_plan(method: str, kwargs: dict, tmp_path)
 
 def test_optimize_in_buckets_equals_one_plan(tmp_path) -> None:  # type: ignore[no-untyped-def]
     runs, qrels = random_runs(5, n_queries=12), random_qrels(6, n_queries=14)
-    one = irm.optimize_fusion(
-        runs, qrels, "wsum", "min-max", "ndcg@10", return_grid=True, buckets=None
-    )
+    one = irm.optimize_fusion(runs, "ndcg@10", qrels=qrels, return_grid=True, buckets=None)
     split = irm.optimize_fusion(
-        runs, qrels, "wsum", "min-max", "ndcg@10", return_grid=True, buckets=4, spill_dir=tmp_path
+        runs, "ndcg@10", qrels=qrels, return_grid=True, buckets=4, spill_dir=tmp_path
     )
     assert one[0] == split[0]
     assert_frame_equal(one[1], split[1], check_exact=False, rel_tol=1e-12)

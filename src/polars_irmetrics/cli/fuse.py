@@ -105,10 +105,10 @@ def run(args: argparse.Namespace) -> int:
             tuple[Any, ...],
             optimize_fusion(
                 runs,
-                qrels,
-                args.method or "wsum",
-                args.norm if args.norm is not None else "min-max",
                 args.metric,
+                qrels=qrels,
+                method=args.method or "wsum",
+                norm=args.norm if args.norm is not None else "min-max",
                 step=args.step,
                 return_grid=True,
                 folds=args.folds,

@@ -51,7 +51,7 @@ def check_fitted(
     if fitted is None:
         raise MetricParameterError(
             f"{method.name} is a trained method and needs fitted parameters: fit them on "
-            f"judged queries, e.g. fitted = irm.fit_fusion(runs, qrels, {method.name!r}), "
+            f"judged queries, e.g. fitted = irm.fit_fusion(runs, {method.name!r}, qrels=qrels), "
             f"then fuse(runs, {method.name!r}, fitted=fitted)"
         )
     if not isinstance(fitted, pl.DataFrame | pl.LazyFrame):
@@ -69,7 +69,7 @@ def check_fitted(
     if methods != {method.name}:
         raise MetricParameterError(
             f"fitted holds parameters of {', '.join(sorted(map(str, methods))) or 'no method'}, "
-            f"not {method.name}: fit them with fit_fusion(runs, qrels, {method.name!r})"
+            f"not {method.name}: fit them with fit_fusion(runs, {method.name!r}, qrels=qrels)"
         )
     have = set(table["run"].to_list())
     absent = [n for n in names if n not in have]

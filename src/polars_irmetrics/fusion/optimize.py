@@ -158,11 +158,11 @@ def _fused_score(method: str, n: int) -> pl.Expr:
 
 def optimize_fusion(
     runs: Runs,
+    metric: str = "ndcg@10",
+    *,
     qrels: pl.DataFrame | pl.LazyFrame,
     method: str = "wsum",
     norm: str | None = "min-max",
-    metric: str = "ndcg@10",
-    *,
     step: float | None = None,
     return_grid: bool = False,
     folds: int | None = None,
@@ -238,7 +238,7 @@ def optimize_fusion(
     >>> bm25 = pl.DataFrame({**docs, "score": [3.0, 2.0, 1.0]})
     >>> dense = pl.DataFrame({**docs, "score": [0.1, 0.9, 0.5]})
     >>> qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
-    >>> best, grid = irm.optimize_fusion({"bm25": bm25, "dense": dense}, qrels, metric="mrr",
+    >>> best, grid = irm.optimize_fusion({"bm25": bm25, "dense": dense}, "mrr", qrels=qrels,
     ...                                  step=0.25, return_grid=True)
     >>> best
     {'weights': [1.0, 0.0]}

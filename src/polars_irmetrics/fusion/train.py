@@ -50,9 +50,9 @@ _INDEX = "__irmf_index"
 
 def fit_fusion(
     runs: Runs,
-    qrels: pl.DataFrame | pl.LazyFrame,
     method: str,
     *,
+    qrels: pl.DataFrame | pl.LazyFrame,
     norm: str | None = None,
     n_segments: int | None = None,
     relevance_level: float = 1,
@@ -110,7 +110,7 @@ def fit_fusion(
     ...                   "score": [2.0, 1.0, 2.0, 1.0]})
     >>> b = a.with_columns(pl.Series("doc_id", ["d4", "d5", "d6", "d7"]))
     >>> qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": "d1", "relevance": 1})
-    >>> irm.fit_fusion({"a": a, "b": b}, qrels, "posfuse")
+    >>> irm.fit_fusion({"a": a, "b": b}, "posfuse", qrels=qrels)
     shape: (4, 4)
     ┌─────────┬─────┬───────┬───────┐
     │ method  ┆ run ┆ index ┆ value │
@@ -133,7 +133,7 @@ def fit_fusion(
         if n_segments is None:
             raise MetricParameterError(
                 "probfuse needs the parameter n_segments: pass it, e.g. "
-                "fit_fusion(runs, qrels, 'probfuse', n_segments=10)"
+                "fit_fusion(runs, 'probfuse', qrels=qrels, n_segments=10)"
             )
         n_segments = int(FIT_PARAMS["probfuse"][0].check("probfuse", n_segments))
     elif n_segments is not None:
