@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from polars_irmetrics import namespace as _namespace  # registers df.irm and lf.irm
 from polars_irmetrics.comparison import compare, tukey_hsd
+from polars_irmetrics.comparison.publish import Report, report
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import (
@@ -113,6 +114,7 @@ __all__ = [
     "MissingDependencyError",
     "MissingFileError",
     "QuerySetError",
+    "Report",
     "TrecFormatError",
     "UnknownMetricError",
     "ab_test",
@@ -162,6 +164,7 @@ __all__ = [
     "read_trec_run",
     "recall",
     "relative_precision",
+    "report",
     "rprec_mult",
     "scan_trec_qrels",
     "scan_trec_run",

@@ -25,6 +25,7 @@ from polars_irmetrics.comparison.options import (
     Test,
 )
 from polars_irmetrics.comparison.paired import paired_stats
+from polars_irmetrics.comparison.record import Record, remember
 from polars_irmetrics.errors import InvalidValueError, QuerySetError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.stats.multitest import Correction, adjust
@@ -191,9 +192,9 @@ def compare(
         query_set=options.query_set,
         options=eval_options or EvalOptions(),
     )
-    return compare_values(
-        values, options, per_query=per_query, query_id=(eval_options or EvalOptions()).query_id
-    )
+    query_id = (eval_options or EvalOptions()).query_id
+    result = compare_values(values, options, per_query=per_query, query_id=query_id)
+    return result if per_query else remember(result, Record(options, values, query_id))
 
 
 def comparisons(systems: list[str], options: CompareOptions) -> list[tuple[int, int]]:
