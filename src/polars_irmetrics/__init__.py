@@ -75,6 +75,7 @@ from polars_irmetrics.expressions import (
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.optimize import optimize_fusion
 from polars_irmetrics.fusion.train import fit_fusion
+from polars_irmetrics.ground.progress import set_progress
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg
 from polars_irmetrics.io.trec import (
     read_trec_qrels,
@@ -168,6 +169,7 @@ __all__ = [
     "rprec_mult",
     "scan_trec_qrels",
     "scan_trec_run",
+    "set_progress",
     "trec_ndcg",
     "tukey_hsd",
     "unjudged",

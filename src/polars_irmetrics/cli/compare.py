@@ -13,15 +13,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 
 from polars_irmetrics.comparison import plot
 from polars_irmetrics.comparison.api import compare
-from polars_irmetrics.comparison.options import ALTERNATIVES, TESTS
 from polars_irmetrics.comparison.frame import long_runs
+from polars_irmetrics.comparison.options import ALTERNATIVES, TESTS
 from polars_irmetrics.comparison.publish import report, write_atomic
-from polars_irmetrics.comparison.report import REPORT_FORMATS, write_report
+from polars_irmetrics.comparison.report import REPORT_FORMATS, ReportFormat, write_report
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
@@ -182,7 +183,8 @@ def run(args: argparse.Namespace) -> int:
     }
     metrics = list(args.metrics or _DEFAULT_METRICS)
     result = compare(runs, metrics, **kwargs)
-    fmt = args.format or _SUFFIX_FORMATS.get(Path(args.output or "").suffix.lower(), "terminal")
+    suffix = Path(args.output or "").suffix.lower()
+    fmt = cast(ReportFormat, args.format or _SUFFIX_FORMATS.get(suffix, "terminal"))
     if fmt == "html":
         page = report(result, curves=_curves(runs, metrics, qrels), markers=args.markers)
         if args.output is None:

@@ -60,6 +60,7 @@ def compare(
     query_set: QuerySet = "judged",
     per_query: bool = False,
     eval_options: EvalOptions | None = None,
+    progress: bool | None = None,
 ) -> pl.DataFrame:
     """Compare systems on the same queries: paired tests, corrections, intervals.
 
@@ -117,6 +118,10 @@ def compare(
         Evaluation options (order, relevance level, column names, ...) as one
         :class:`~polars_irmetrics.ground.options.EvalOptions`; ``by``, ``per_query`` and
         ``unretrieved`` are set by ``compare``.
+    progress
+        A bar of the resampling tests' chunks (when there is more than one chunk of
+        resamples): ``None`` draws in a terminal or notebook only, ``True`` always,
+        ``False`` never (:mod:`polars_irmetrics.ground.progress`).
 
     Returns
     -------
@@ -183,6 +188,7 @@ def compare(
         n_resamples=n_resamples,
         seed=seed,
         query_set=query_set,
+        progress=progress,
     ).checked()
     values = per_query_values(
         runs,

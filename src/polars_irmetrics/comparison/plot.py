@@ -23,8 +23,8 @@ p-values, whose labels are black or white by the cell's luminance (WCAG contrast
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np

@@ -54,7 +54,7 @@ from polars_irmetrics.metrics.registry import parse_metric
 try:
     import great_tables as _gt
 except ImportError:  # pragma: no cover - the report extra is installed in tests
-    _gt = None
+    _gt = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from great_tables import GT
@@ -190,7 +190,8 @@ class Report:
             styled = styled.tab_header(title=self.title)
         for line in [*self.table.legend, self.note]:
             styled = styled.tab_source_note(gt.html(html.escape(line)))
-        return styled.opt_css(_CSS)
+        done: GT = styled.opt_css(_CSS)
+        return done
 
     def _repr_html_(self) -> str:
         return str(self.to_gt().as_raw_html())
@@ -400,7 +401,8 @@ def report(
     <BLANKLINE>
     †/‡: significantly better/worse than a (adjusted p <= alpha)
     <BLANKLINE>
-    Two-sided paired t-test, Holm correction over 1 comparisons (all metrics together), significant at adjusted p ≤ 0.05; 5 queries; baseline: a.
+    Two-sided paired t-test, Holm correction over 1 comparisons (all metrics together),
+    significant at adjusted p ≤ 0.05; 5 queries; baseline: a.
     >>> table.frame()["P@1"].to_list() == [result["baseline_mean"][0], result["mean"][0]]
     True
 

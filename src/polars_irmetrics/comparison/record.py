@@ -88,9 +88,12 @@ def describe(result: pl.DataFrame, options: CompareOptions | None) -> str:
     ...                        "baseline": ["a", "a"], "n": [50, 50]})
     >>> options = CompareOptions(baseline="a", test="randomization", n_resamples=1000, seed=1)
     >>> describe(result, options)
-    'Two-sided randomization (sign-flip) test (1000 resamples, seed 1), Holm correction over 2 comparisons (all metrics together), significant at adjusted p ≤ 0.05; 50 queries; baseline: a.'
+    'Two-sided randomization (sign-flip) test (1000 resamples, seed 1), Holm correction over 2
+    comparisons (all metrics together), significant at adjusted p ≤ 0.05; 50 queries; baseline:
+    a.'
     >>> describe(result, None)
-    'Test, correction and alpha not recorded (pass options=CompareOptions(...)); 50 queries; baseline: a.'
+    'Test, correction and alpha not recorded (pass options=CompareOptions(...)); 50 queries;
+    baseline: a.'
     """
     parts: list[str] = []
     if options is None:

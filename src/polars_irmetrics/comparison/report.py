@@ -211,7 +211,8 @@ def render_report(
     <BLANKLINE>
     superscript x: significantly better than system x (adjusted p <= alpha)
     a = a, b = b, c = c
-    Test, correction and alpha not recorded (pass options=CompareOptions(...)); 20 queries; baseline: a.
+    Test, correction and alpha not recorded (pass options=CompareOptions(...)); 20 queries;
+    baseline: a.
 
     LaTeX: booktabs, numbers aligned on the decimal point (``r@{.}l``), the best bold:
 
@@ -229,7 +230,9 @@ def render_report(
     \\bottomrule
     \\end{tabular}
     <BLANKLINE>
-    \\par\\smallskip{\\footnotesize $\\dagger$/$\\ddagger$: significantly better/worse than a (adjusted p $\\leq$ alpha). Two-sided paired t-test, no correction for multiple testing, significant at p $\\leq$ 0.05; 20 queries; baseline: a.}
+    \\par\\smallskip{\\footnotesize $\\dagger$/$\\ddagger$: significantly better/worse than a
+    (adjusted p $\\leq$ alpha). Two-sided paired t-test, no correction for multiple testing,
+    significant at p $\\leq$ 0.05; 20 queries; baseline: a.}
     """
     if fmt == "csv":
         return result.write_csv()
