@@ -94,7 +94,40 @@ def _need_great_tables() -> Any:
 class Report:
     """A comparison rendered for people: a table (HTML, LaTeX, Markdown, text) and plots.
 
-    Build it with :func:`report`. ``str(report)`` is the terminal table.
+    Build it with :func:`report` (the parameters are its own). ``str(report)`` is the
+    terminal table.
+
+    Parameters
+    ----------
+    result
+        The frame :func:`~polars_irmetrics.compare` returned.
+    per_query
+        ``compare(..., per_query=True)``; default: from what ``compare`` recorded.
+    curves
+        ``evaluate(runs, "ndcg@1..20", by=system)``; default: from the result.
+    options
+        The comparison's options; default: those ``compare`` recorded.
+    markers
+        ``"letters"`` or ``"daggers"``.
+    digits
+        Decimals of the means.
+    title
+        The table's and page's title.
+    system
+        The system column of :meth:`frame`.
+
+    Examples
+    --------
+    A frame built by hand: the numbers are its means, the footnote says that the test
+    was not recorded.
+
+    >>> import polars as pl
+    >>> from polars_irmetrics.comparison.publish import Report
+    >>> result = pl.DataFrame({"metric": ["map"], "system": ["b"], "baseline": ["a"],
+    ...     "n": [9], "mean": [0.5], "baseline_mean": [0.25], "delta": [0.25],
+    ...     "significant": [False]})
+    >>> Report(result).frame().rows()
+    [('a', 0.25), ('b', 0.5)]
     """
 
     def __init__(
@@ -194,7 +227,7 @@ class Report:
         return done
 
     def _repr_html_(self) -> str:
-        return str(self.to_gt().as_raw_html())
+        return _scoped(str(self.to_gt().as_raw_html()))
 
     def to_latex(self) -> str:
         """A booktabs tabular: decimal-aligned ``r@{.}l`` columns, the best bold, the
@@ -245,7 +278,7 @@ class Report:
             f"<style>{_PAGE_CSS}</style></head>",
             "<body>",
             f"<h1>{title}</h1>",
-            str(self.to_gt(header=False).as_raw_html()),
+            _scoped(str(self.to_gt(header=False).as_raw_html())),
         ]
         section = None
         for i, (name, caption, figure) in enumerate(self.figures() if plots else []):
@@ -298,6 +331,16 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _scoped(fragment: str) -> str:
+    """great_tables' CSS with its few unscoped rules (``tbody, tr, td ...``, which would
+    restyle every other table of a notebook or docs page) scoped to the report's table."""
+    fragment = fragment.replace(
+        f"#{_ID} thead, tbody, tfoot, tr, td, th {{",
+        ", ".join(f"#{_ID} {t}" for t in ("thead", "tbody", "tfoot", "tr", "td", "th")) + " {",
+    )
+    return fragment.replace("\n tr { background-color", f"\n#{_ID} tr {{ background-color")
 
 
 def _umask() -> int:

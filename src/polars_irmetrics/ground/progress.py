@@ -46,6 +46,17 @@ def set_progress(enabled: bool | None) -> None:
     It applies where ``progress=`` is not given (or is ``None``); it overrides the
     environment variable ``IRM_PROGRESS`` (``0``: never, ``1``: always).
 
+    Parameters
+    ----------
+    enabled
+        ``True``: every bar, on any stream; ``False``: none (a batch job that logs
+        standard error); ``None``: in a terminal or a notebook only (the default).
+
+    Raises
+    ------
+    InvalidValueError
+        ``enabled`` is not a bool or None.
+
     Examples
     --------
     >>> import io
