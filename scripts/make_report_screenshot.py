@@ -29,6 +29,10 @@ OUT = ROOT / "docs" / "assets" / "compare_report.png"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome")
 
 
+def _run(command: list[str]) -> None:
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
@@ -50,11 +54,11 @@ def main() -> int:
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
     flags += ["--force-device-scale-factor=1", "--no-first-run", "--disable-extensions"]
     shot = [*flags, f"--window-size=1000,{args.height}", f"--screenshot={args.out}"]
-    subprocess.run([browser, *shot, page.as_uri()], check=True, capture_output=True, timeout=120)
+    _run([browser, *shot, page.as_uri()])
     print(f"wrote {args.out}")
     if args.pdf is not None:
         pdf = [*flags, f"--print-to-pdf={args.pdf.resolve()}", "--no-pdf-header-footer"]
-        subprocess.run([browser, *pdf, page.as_uri()], check=True, capture_output=True, timeout=120)
+        _run([browser, *pdf, page.as_uri()])
         print(f"wrote {args.pdf}")
     shutil.rmtree(folder)
     return 0

@@ -116,6 +116,17 @@ def test_report_numbers_equal_the_tidy_result(result: pl.DataFrame) -> None:
     assert hybrid[1] == f"**{expected['hybrid', 'ndcg@5']:.4f}**ᵃ"
 
 
+def test_table_css_restyles_no_other_table(result: pl.DataFrame) -> None:
+    # a notebook or a docs page holds other tables: every rule is scoped to this one
+    css = re.search(r"<style>(.*?)</style>", irm.report(result)._repr_html_(), re.S)
+    assert css is not None
+    selectors = [rule.split("{")[0] for rule in css.group(1).split("}") if "{" in rule]
+    assert len(selectors) > 20
+    for selector in selectors:
+        for part in selector.split(","):
+            assert part.strip().startswith("#irm-report"), selector
+
+
 def test_footnote_names_test_correction_alpha_queries_and_baseline(result: pl.DataFrame) -> None:
     note = (
         "Two-sided randomization (sign-flip) test (2000 resamples, seed 7), "

@@ -241,6 +241,9 @@ class Report:
     def __str__(self) -> str:
         return terminal(self.table, self.digits, self.note)
 
+    def __repr__(self) -> str:  # a terminal REPL shows the table too
+        return str(self)
+
     # --- the plots -------------------------------------------------------------------
 
     def figures(self) -> list[tuple[str, str, Figure]]:
