@@ -48,7 +48,7 @@ from polars_irmetrics.comparison.report import (
     table,
     terminal,
 )
-from polars_irmetrics.errors import InvalidValueError, MissingDependencyError
+from polars_irmetrics.errors import InvalidValueError, IrmError, MissingDependencyError
 from polars_irmetrics.metrics.registry import parse_metric
 
 try:
@@ -170,8 +170,12 @@ class Report:
         """Means per system of the metrics with two or more cutoffs of one family."""
         cutoffs: dict[str, int] = {}
         for metric in self.table.metrics:
-            family = metric.rsplit("@", 1)[0] if "@" in metric else metric
-            if parse_metric(metric).k is not None:
+            try:
+                k = parse_metric(metric).k
+            except IrmError:  # a label that is no metric name: no curve
+                continue
+            if k is not None and "@" in metric:
+                family = metric.rsplit("@", 1)[0]
                 cutoffs[family] = cutoffs.get(family, 0) + 1
         columns = [m for m in self.table.metrics if cutoffs.get(m.rsplit("@", 1)[0], 0) >= 2]
         if not columns:
@@ -307,11 +311,6 @@ class Report:
                 f"report file {str(path)!r} must end in .html, .tex, .md or .txt "
                 "(the tidy result: result.write_parquet / write_csv / write_json)"
             )
-        if not target.parent.is_dir():
-            raise InvalidValueError(
-                f"report file {str(path)!r}: folder {str(target.parent)!r} does not exist; "
-                "create it first"
-            )
         text = {
             "html": self.to_html,
             "latex": self.to_latex,
@@ -323,8 +322,32 @@ class Report:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to a temporary file beside ``path``, then rename it over."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write ``text`` (UTF-8) to a temporary file beside ``path``, then rename it over.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from polars_irmetrics.comparison.publish import write_atomic
+    >>> write_atomic(Path("no/such/folder/report.html"), "<p>")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: report file 'no/such/folder/report.html': ...
+    does not exist; create it first
+    """
+    if not path.parent.is_dir():
+        raise InvalidValueError(
+            f"report file {str(path)!r}: folder {str(path.parent)!r} does not exist; "
+            "create it first"
+        )
+    try:
+        handle, temporary = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+        )
+    except OSError as error:
+        raise InvalidValueError(
+            f"report file {str(path)!r} cannot be written ({error.strerror}); "
+            "choose a folder you can write to"
+        ) from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
             out.write(text)
