@@ -37,7 +37,12 @@ def test_terminal_letters_follow_significance(pairs: pl.DataFrame) -> None:
     assert pairs["significant"].all()
     assert lines[4].split() == ["c", "run_hybrid", "0.7702ᵃᵇ", "0.6027ᵃᵇ"]
     assert lines[2].split() == ["a", "run_bm25", "0.2643", "0.1685"]
-    assert lines[-1] == "a = run_bm25, b = run_dense, c = run_hybrid"
+    assert lines[-2] == "a = run_bm25, b = run_dense, c = run_hybrid"
+    assert lines[-1] == (
+        "Two-sided paired t-test, Holm correction over 6 comparisons (all metrics "
+        "together), significant at adjusted p ≤ 0.05; 30 queries; every pair of systems "
+        "compared."
+    )
 
 
 def test_markers_only_where_significant() -> None:
@@ -54,12 +59,17 @@ def test_markers_only_where_significant() -> None:
     assert markdown[:2] == ["| system | map |", "|---|---:|"]
     assert markdown[4] == "| c | **0.4000**ᵇ |"
     latex = render_report(result, "latex").splitlines()
-    assert latex[:4] == ["\\begin{tabular}{ll}", "\\toprule", "System & map \\\\", "\\midrule"]
-    assert latex[4] == "a & 0.3000$^{b}$ \\\\"
-    assert latex[6] == "c & \\textbf{0.4000}$^{b}$ \\\\"
-    assert latex[7:9] == ["\\bottomrule", "\\end{tabular}"]
-    page = render_report(result, "html")
-    assert "<td>c</td><td><b>0.4000</b><sup>b</sup></td>" in page
+    assert latex[1:5] == [
+        "\\begin{tabular}{lr@{.}l}",
+        "\\toprule",
+        "System & \\multicolumn{2}{c}{map} \\\\",
+        "\\midrule",
+    ]
+    assert latex[5] == "a & 0&3000$^{b}$ \\\\"
+    assert latex[7] == "c & \\textbf{0}&\\textbf{4000}$^{b}$ \\\\"
+    assert latex[8:10] == ["\\bottomrule", "\\end{tabular}"]
+    with pytest.raises(irm.InvalidValueError, match="not a text format"):
+        render_report(result, "html")
     with pytest.raises(irm.InvalidValueError) as info:
         render_report(result, markers="daggers")
     assert str(info.value) == (
@@ -140,7 +150,7 @@ def test_plot_errors(pairs: pl.DataFrame, monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(irm.InvalidValueError) as info:
         plot.plot_ci(pairs, metric="P@5")
     assert str(info.value) == "metric 'P@5' is not in the frame; choose one of 'ndcg@10', 'map'"
-    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    monkeypatch.setattr(plot, "_Figure", None)
     with pytest.raises(irm.MissingDependencyError) as info:
         plot.plot_ci(pairs)
     assert str(info.value) == (
@@ -168,6 +178,7 @@ def test_cli_equals_the_library(
         runs, ["ndcg@10", "map"], qrels=qrels, baseline="run_bm25", test="randomization", seed=3
     )
     assert out.read_text() == render_report(expected, "latex")
+    assert "randomization (sign-flip) test (10000 resamples, seed 3), Holm" in out.read_text()
     _check_image(tmp_path / "d.png")
     assert main([*args, "--format", "json"]) == 0
     assert pl.DataFrame(json.loads(capsys.readouterr().out)).equals(expected)

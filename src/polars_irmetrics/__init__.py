@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from polars_irmetrics import namespace as _namespace  # registers df.irm and lf.irm
 from polars_irmetrics.comparison import compare, tukey_hsd
+from polars_irmetrics.comparison.publish import Report, report
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import (
@@ -75,6 +76,7 @@ from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.optimize import optimize_fusion
 from polars_irmetrics.fusion.train import fit_fusion
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.progress import set_progress
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg
 from polars_irmetrics.io.trec import (
     read_trec_qrels,
@@ -115,6 +117,7 @@ __all__ = [
     "MissingDependencyError",
     "MissingFileError",
     "QuerySetError",
+    "Report",
     "TrecFormatError",
     "UnknownMetricError",
     "ab_test",
@@ -164,9 +167,11 @@ __all__ = [
     "read_trec_run",
     "recall",
     "relative_precision",
+    "report",
     "rprec_mult",
     "scan_trec_qrels",
     "scan_trec_run",
+    "set_progress",
     "trec_ndcg",
     "tukey_hsd",
     "unjudged",

@@ -10,17 +10,23 @@ on stderr (``irm: error: ...``) and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 
 from polars_irmetrics.comparison import plot
 from polars_irmetrics.comparison.api import compare
+from polars_irmetrics.comparison.frame import long_runs
 from polars_irmetrics.comparison.options import ALTERNATIVES, TESTS
-from polars_irmetrics.comparison.report import REPORT_FORMATS, write_report
+from polars_irmetrics.comparison.publish import report, write_atomic
+from polars_irmetrics.comparison.report import REPORT_FORMATS, ReportFormat, write_report
+from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.io.files import FORMATS, scan_qrels, scan_run
+from polars_irmetrics.metrics.registry import parse_metric
 from polars_irmetrics.stats.multitest import CORRECTIONS
 
 __all__ = ["add_parser", "run"]
@@ -31,6 +37,12 @@ examples:
   irm compare --qrels qrels.parquet runs/*.parquet --test randomization --n-resamples 10000 \\
       --seed 1 --correction holm --format latex -o table.tex --plot deltas.png
   irm compare --qrels qrels.txt a.txt b.txt c.txt --format csv -o pairs.csv   # every pair
+  irm compare --qrels qrels.txt bm25.txt dense.txt --baseline bm25 -o report.html
+
+-o FILE picks the format by its suffix (.html .tex .md .csv .json .parquet) unless
+--format is given. The .html report is one self-contained page: the table, the
+per-query deltas, metric@k curves (k = 1 .. each metric's cutoff), the significance
+matrices and confidence intervals, as inline SVG (no external URL).
 
 --plot draws the per-query deltas against the baseline (with --baseline) or the
 system x system significance matrix (every pair); PNG or SVG by suffix.
@@ -93,7 +105,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="paired queries: every judged one (default), those every run has, or refuse",
     )
     p.add_argument(
-        "--format", choices=REPORT_FORMATS, default="terminal", help="(default: terminal)"
+        "--format",
+        choices=REPORT_FORMATS,
+        help="(default: by the suffix of -o, else terminal)",
     )
     p.add_argument(
         "--markers", choices=["letters", "daggers"], default="letters", help="(letters)"
@@ -107,6 +121,32 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def _names(paths: Sequence[str]) -> list[str]:
     stems = [Path(p.rstrip("/")).name.split(".")[0] or p for p in paths]
     return stems if len(set(stems)) == len(stems) else list(paths)
+
+
+_SUFFIX_FORMATS = {
+    ".html": "html", ".htm": "html", ".tex": "latex", ".md": "markdown", ".csv": "csv",
+    ".json": "json", ".parquet": "parquet",
+}  # fmt: skip
+
+
+def _curves(
+    runs: dict[str, pl.LazyFrame], metrics: list[str], qrels: pl.LazyFrame
+) -> pl.DataFrame | None:
+    """Mean metric@1..k per system for each metric with a cutoff k >= 2 (None if none)."""
+    ranges: dict[str, int] = {}
+    for metric in metrics:
+        k = parse_metric(metric).k
+        if k is not None and k >= 2 and "@" in metric:
+            family = metric.rsplit("@", 1)[0]
+            ranges[family] = max(ranges.get(family, 0), k)
+    if not ranges:
+        return None
+    long, _ = long_runs(runs, "system")
+    names = [f"{family}@1..{k}" for family, k in ranges.items()]
+    means = evaluate(long, names, qrels=qrels, by="system")
+    frame = means.collect() if isinstance(means, pl.LazyFrame) else means
+    order = pl.Enum(list(runs))
+    return frame.sort(pl.col("system").cast(order))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,7 +181,16 @@ def run(args: argparse.Namespace) -> int:
     }
     metrics = list(args.metrics or _DEFAULT_METRICS)
     result = compare(runs, metrics, **kwargs)
-    write_report(result, args.output, args.format, markers=args.markers)
+    suffix = Path(args.output or "").suffix.lower()
+    fmt = cast(ReportFormat, args.format or _SUFFIX_FORMATS.get(suffix, "terminal"))
+    if fmt == "html":
+        page = report(result, curves=_curves(runs, metrics, qrels), markers=args.markers)
+        if args.output is None:
+            sys.stdout.write(page.to_html())
+        else:
+            write_atomic(Path(args.output), page.to_html())
+    else:
+        write_report(result, args.output, fmt, markers=args.markers)
     if args.plot is not None:
         if baseline is None:
             plot.plot_significance_matrix(result, path=args.plot)

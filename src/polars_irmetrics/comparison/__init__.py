@@ -6,7 +6,11 @@
   comparison at once (:mod:`~polars_irmetrics.comparison.paired`).
 * :func:`tukey_hsd` (``irm.tukey_hsd``): Tukey's HSD over all systems
   (:mod:`~polars_irmetrics.comparison.tukey`).
-* :mod:`~polars_irmetrics.comparison.report`: terminal, Markdown, LaTeX, HTML tables.
+* :mod:`~polars_irmetrics.comparison.record`: the options and per-query values
+  ``compare`` remembers for the frame it returns (for reports).
+* :mod:`~polars_irmetrics.comparison.report`: terminal, Markdown, LaTeX tables.
+* :mod:`~polars_irmetrics.comparison.publish`: ``irm.report``, the great_tables HTML
+  table and the self-contained HTML page with the plots (the ``report`` extra).
 * :mod:`~polars_irmetrics.comparison.plot`: matplotlib figures (the ``plot`` extra).
 
 The folder is ``comparison`` rather than ``compare`` so that the function

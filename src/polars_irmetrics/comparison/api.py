@@ -26,6 +26,7 @@ from polars_irmetrics.comparison.options import (
     Test,
 )
 from polars_irmetrics.comparison.paired import paired_stats
+from polars_irmetrics.comparison.record import Record, remember
 from polars_irmetrics.errors import InvalidValueError, QuerySetError
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.options import EvalOptions, PlanKwargs
@@ -63,6 +64,7 @@ def compare(
     seed: int | None = None,
     query_set: QuerySet = "judged",
     per_query: bool = False,
+    progress: bool | None = None,
     **options: Unpack[PlanKwargs],
 ) -> pl.DataFrame:
     """Compare systems on the same queries: paired tests, corrections, intervals.
@@ -117,6 +119,10 @@ def compare(
         ``True``: instead of the tests, the per-query values and deltas of every
         comparison, one row per metric, comparison and query (the queries each test
         used).
+    progress
+        A bar of the resampling tests' chunks (when there is more than one chunk of
+        resamples): ``None`` draws in a terminal or notebook only, ``True`` always,
+        ``False`` never (:mod:`polars_irmetrics.ground.progress`).
     options
         :func:`~polars_irmetrics.evaluate`'s keyword arguments (``order``,
         ``relevance_level``, ``depth``, the column names ``query_id=``, ``relevance=``,
@@ -188,6 +194,7 @@ def compare(
         n_resamples=n_resamples,
         seed=seed,
         query_set=query_set,
+        progress=progress,
     ).checked()
     values = per_query_values(
         runs,
@@ -197,7 +204,9 @@ def compare(
         query_set=checked.query_set,
         options=plan_options,
     )
-    return compare_values(values, checked, per_query=per_query, query_id=plan_options.query_id)
+    query_id = plan_options.query_id
+    result = compare_values(values, checked, per_query=per_query, query_id=query_id)
+    return result if per_query else remember(result, Record(checked, values, query_id))
 
 
 def compare_eval_options(options: Mapping[str, object]) -> EvalOptions:

@@ -91,6 +91,7 @@ class CompareOptions:
     n_resamples: int = 10_000
     seed: int | None = None
     query_set: QuerySet = "judged"
+    progress: bool | None = None
 
     @property
     def pairs(self) -> bool:

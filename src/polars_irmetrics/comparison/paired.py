@@ -42,6 +42,7 @@ there: the systems are identical on these queries, nothing is significant).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +50,7 @@ import numpy.typing as npt
 import scipy.stats
 
 from polars_irmetrics.comparison.options import Alternative, CompareOptions
+from polars_irmetrics.ground.progress import track
 
 __all__ = ["PairedStats", "bootstrap_means", "paired_stats", "randomization_p", "sign_bits"]
 
@@ -93,8 +95,21 @@ def sign_bits(rng: np.random.Generator, rows: int, n: int) -> Array:
     return np.unpackbits(packed, axis=1, count=n).astype(np.float64)
 
 
+def _chunks(draws: int, chunk: int, label: str, progress: bool | None) -> Iterator[int]:
+    """The first resample of each chunk, with a bar of the chunks when more than one."""
+    count = -(-draws // chunk)
+    starts = range(0, draws, chunk)
+    if count == 1 and progress is not True:
+        return iter(starts)
+    return track(starts, f"{label}, {draws} resamples", count, enabled=progress)
+
+
 def randomization_p(
-    d: Array, alternative: Alternative, n_resamples: int, rng: np.random.Generator
+    d: Array,
+    alternative: Alternative,
+    n_resamples: int,
+    rng: np.random.Generator,
+    progress: bool | None = None,
 ) -> Array:
     """Fisher's sign-flip p-value of the mean of each column of ``d`` (n × K).
 
@@ -122,7 +137,7 @@ def randomization_p(
     draws = 2**n if exact else n_resamples
     chunk = max(1, min(draws, CHUNK_ELEMENTS // max(n, 1)))
     bits = np.arange(n, dtype=np.int64)
-    for start in range(0, draws, chunk):
+    for start in _chunks(draws, chunk, "randomization test", progress):
         rows = min(chunk, draws - start)
         if exact:
             codes = np.arange(start, start + rows, dtype=np.int64)[:, None]
@@ -137,7 +152,9 @@ def randomization_p(
     return p
 
 
-def bootstrap_means(d: Array, n_resamples: int, rng: np.random.Generator) -> tuple[Array, Array]:
+def bootstrap_means(
+    d: Array, n_resamples: int, rng: np.random.Generator, progress: bool | None = None
+) -> tuple[Array, Array]:
     """The ``n_resamples × K`` bootstrap means of ``d``'s columns, and the observed means.
 
     Each resample draws n queries with replacement (the same draw for every column, so
@@ -157,7 +174,7 @@ def bootstrap_means(d: Array, n_resamples: int, rng: np.random.Generator) -> tup
     n, k = d.shape
     chunk = max(1, min(n_resamples, CHUNK_ELEMENTS // max(n, 1)))
     means = np.empty((n_resamples, k))
-    for start in range(0, n_resamples, chunk):
+    for start in _chunks(n_resamples, chunk, "bootstrap", progress):
         rows = min(chunk, n_resamples - start)
         draws = rng.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
         counts = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
@@ -251,9 +268,13 @@ def paired_stats(a: Array, b: Array, options: CompareOptions) -> PairedStats:
         elif options.test == "wilcoxon":
             p = _wilcoxon_p(d, live, alternative)
         elif options.test == "randomization":
-            p = np.where(live, randomization_p(d, alternative, options.n_resamples, rng), 1.0)
+            p = np.where(
+                live,
+                randomization_p(d, alternative, options.n_resamples, rng, options.progress),
+                1.0,
+            )
         else:
-            boot = bootstrap_means(d, options.n_resamples, rng)
+            boot = bootstrap_means(d, options.n_resamples, rng, options.progress)
             p = np.where(live, _bootstrap_p(boot[0], boot[1], d, alternative), 1.0)
         if options.interval == "t":
             interval = t_result.confidence_interval(options.confidence)
@@ -262,7 +283,7 @@ def paired_stats(a: Array, b: Array, options: CompareOptions) -> PairedStats:
             high = np.where(sd > 0, high, np.where(alternative == "greater", np.inf, delta))
         else:
             if boot is None:
-                boot = bootstrap_means(d, options.n_resamples, rng)
+                boot = bootstrap_means(d, options.n_resamples, rng, options.progress)
             low, high = _percentile(boot[0], options.confidence, alternative)
     return PairedStats(
         n=n,

@@ -8,15 +8,22 @@
   cells marked, from ``compare(..., mode="pairs")``.
 * :func:`plot_ci`: each comparison's delta with its confidence interval.
 
-Each returns a :class:`matplotlib.figure.Figure` (built without pyplot, so no
-backend or global state is touched) and, given ``path``, saves it as PNG or SVG (by
-the suffix). Without matplotlib they raise :class:`MissingDependencyError` naming the
-extra.
+Each returns the :class:`matplotlib.figure.Figure` it drew on, so that it can be
+restyled and saved; given ``ax=`` (one :class:`~matplotlib.axes.Axes`, or one per
+panel) it draws there, in the caller's figure; without it, it builds a new figure
+(without pyplot, so no backend or global state is touched). Given ``path``, the figure
+is saved as PNG or SVG (by the suffix). Without matplotlib they raise
+:class:`MissingDependencyError` naming the extra.
+
+Colours are colour-blind safe: the Okabe-Ito blue and vermillion for wins and losses,
+the cividis map (readable by every form of colour blindness, and in grey) for
+p-values, whose labels are black or white by the cell's luminance (WCAG contrast).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,23 +33,90 @@ import polars as pl
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.metrics.registry import parse_metric
 
+try:
+    import matplotlib as _mpl
+    from matplotlib.figure import Figure as _Figure
+except ImportError:  # pragma: no cover - the plot extra is installed in tests
+    _mpl = None  # type: ignore[assignment]
+    _Figure = None  # type: ignore[assignment,misc]
+
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["plot_ci", "plot_deltas", "plot_metric_curves", "plot_significance_matrix"]
+__all__ = [
+    "BLUE",
+    "OKABE_ITO",
+    "VERMILLION",
+    "label_color",
+    "plot_ci",
+    "plot_deltas",
+    "plot_metric_curves",
+    "plot_significance_matrix",
+]
 
 _INSTALL = "pip install 'polars_irmetrics[plot]'"
 _RESULT = "the result of irm.compare"
+#: Okabe-Ito colours (colour-blind safe): wins, losses, ties.
+BLUE, VERMILLION, GREY = "#0072B2", "#D55E00", "#999999"
+#: Okabe-Ito's colour-blind safe palette (yellow last: faint on white), for lines.
+OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+             "#F0E442")  # fmt: skip
+_CMAP = "cividis_r"
+
+
+def _need_matplotlib() -> None:
+    if _Figure is None:
+        raise MissingDependencyError(f"plots need matplotlib, which is not installed: {_INSTALL}")
 
 
 def _figure(**kwargs: Any) -> Figure:
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as error:
-        raise MissingDependencyError(
-            f"plots need matplotlib, which is not installed: {_INSTALL}"
-        ) from error
-    return Figure(layout="constrained", **kwargs)
+    _need_matplotlib()
+    return _Figure(layout="constrained", **kwargs)
+
+
+def _axes(
+    ax: Axes | Sequence[Axes] | None,
+    panels: int,
+    what: str,
+    *,
+    grid: tuple[int, int],
+    figsize: tuple[float, float],
+) -> list[Axes]:
+    """``panels`` axes: the given ones, or those of a new figure laid out as ``grid``."""
+    _need_matplotlib()
+    if ax is None:
+        figure = _figure(figsize=figsize)
+        return list(figure.subplots(*grid, squeeze=False).ravel())
+    given = list(ax) if isinstance(ax, Sequence) else [ax]
+    if len(given) != panels:
+        raise InvalidValueError(
+            f"ax= has {len(given)} axes but this plot draws {panels} panel"
+            f"{'s' if panels != 1 else ''} ({what}); pass {panels} axes, or ax=None"
+        )
+    return given
+
+
+def _root(ax: Axes) -> Figure:
+    figure: Any = ax.figure
+    while not isinstance(figure, _Figure):  # a SubFigure: its parent
+        figure = figure.figure
+    return figure
+
+
+def label_color(rgba: Sequence[float]) -> str:
+    """``"black"`` or ``"white"``, whichever contrasts more with the colour ``rgba``
+    (WCAG relative luminance; black wins above 0.179).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.comparison.plot import label_color
+    >>> label_color((1.0, 0.9, 0.2, 1.0)), label_color((0.0, 0.13, 0.3, 1.0))
+    ('black', 'white')
+    """
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3]]
+    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    return "black" if luminance > 0.179 else "white"
 
 
 def _save(figure: Figure, path: str | Path | None) -> Figure:
@@ -75,7 +149,11 @@ def _metric(frame: pl.DataFrame, metric: str | None) -> str:
 
 
 def plot_metric_curves(
-    means: pl.DataFrame, *, system: str = "system", path: str | Path | None = None
+    means: pl.DataFrame,
+    *,
+    system: str = "system",
+    path: str | Path | None = None,
+    ax: Axes | Sequence[Axes] | None = None,
 ) -> Figure:
     """metric@k against k, one line per system (one panel per metric family).
 
@@ -88,10 +166,13 @@ def plot_metric_curves(
         The system column.
     path
         Save as PNG or SVG (by suffix).
+    ax
+        Draw on these axes (one per metric family) instead of a new figure.
 
     Returns
     -------
     matplotlib.figure.Figure
+        The figure drawn on (``ax``'s own when given).
 
     Examples
     --------
@@ -116,22 +197,33 @@ def plot_metric_curves(
         raise InvalidValueError(
             "no metric@k columns to plot: evaluate a cutoff range, e.g. 'ndcg@1..20'"
         )
-    figure = _figure(figsize=(4.5 * len(families), 3.5))
-    axes = figure.subplots(1, len(families), squeeze=False)[0]
-    for ax, (family, columns) in zip(axes, families.items(), strict=True):
+    n = len(families)
+    axes = _axes(ax, n, "one per metric family", grid=(1, n), figsize=(4.5 * n, 3.5))
+    markers = "osD^vP*X"
+    for panel, (family, columns) in zip(axes, families.items(), strict=True):
         columns.sort()
         ks = [k for k, _ in columns]
-        for row in means.iter_rows(named=True):
-            ax.plot(ks, [row[c] for _, c in columns], marker="o", label=str(row[system]))
-        ax.set_xlabel("k")
-        ax.set_ylabel(f"{family}@k")
-        ax.grid(alpha=0.3)
-        ax.legend()
-    return _save(figure, path)
+        for i, row in enumerate(means.iter_rows(named=True)):
+            panel.plot(
+                ks,
+                [row[c] for _, c in columns],
+                marker=markers[i % len(markers)],
+                color=OKABE_ITO[i % len(OKABE_ITO)],
+                label=str(row[system]),
+            )
+        panel.set_xlabel("k")
+        panel.set_ylabel(f"{family}@k")
+        panel.grid(alpha=0.3)
+        panel.legend()
+    return _save(_root(axes[0]), path)
 
 
 def plot_deltas(
-    per_query: pl.DataFrame, *, metric: str | None = None, path: str | Path | None = None
+    per_query: pl.DataFrame,
+    *,
+    metric: str | None = None,
+    path: str | Path | None = None,
+    ax: Axes | Sequence[Axes] | None = None,
 ) -> Figure:
     """Per-query deltas (system − baseline) as bars sorted by delta, one panel per comparison.
 
@@ -143,10 +235,13 @@ def plot_deltas(
         The metric to plot (default: the first).
     path
         Save as PNG or SVG (by suffix).
+    ax
+        Draw on these axes (one per comparison) instead of a new figure.
 
     Returns
     -------
     matplotlib.figure.Figure
+        The figure drawn on (``ax``'s own when given).
 
     Examples
     --------
@@ -161,27 +256,34 @@ def plot_deltas(
     metric = _metric(per_query, metric)
     rows = per_query.filter(pl.col("metric") == metric)
     pairs = rows.select("system", "baseline").unique(maintain_order=True).rows()
-    figure = _figure(figsize=(7, 2.8 * len(pairs)))
-    axes = figure.subplots(len(pairs), 1, squeeze=False)[:, 0]
-    for ax, (system, baseline) in zip(axes, pairs, strict=True):
+    n = len(pairs)
+    axes = _axes(ax, n, "one per comparison", grid=(n, 1), figsize=(7, 2.8 * n))
+    for panel, (system, baseline) in zip(axes, pairs, strict=True):
         pair = (pl.col("system") == system) & (pl.col("baseline") == baseline)
         delta = np.sort(rows.filter(pair).get_column("delta").to_numpy())[::-1]
-        colors = np.where(delta > 0, "tab:green", np.where(delta < 0, "tab:red", "tab:gray"))
-        ax.bar(np.arange(len(delta)), delta, width=1.0, color=colors)
-        ax.axhline(0, color="black", linewidth=0.8)
+        colors = np.where(delta > 0, BLUE, np.where(delta < 0, VERMILLION, GREY))
+        panel.bar(np.arange(len(delta)), delta, width=1.0, color=colors)
+        panel.axhline(0, color="black", linewidth=0.8)
         wins, ties, losses = (delta > 0).sum(), (delta == 0).sum(), (delta < 0).sum()
-        ax.set_title(
+        panel.set_title(
             f"{system} vs {baseline} ({metric}): {wins} wins, {ties} ties, {losses} losses"
         )
-        ax.set_xlabel("queries, sorted by delta")
-        ax.set_ylabel("delta")
-    return _save(figure, path)
+        panel.set_xlabel("queries, sorted by delta")
+        panel.set_ylabel("delta")
+    return _save(_root(axes[0]), path)
 
 
 def plot_significance_matrix(
-    result: pl.DataFrame, *, metric: str | None = None, path: str | Path | None = None
+    result: pl.DataFrame,
+    *,
+    metric: str | None = None,
+    path: str | Path | None = None,
+    ax: Axes | None = None,
 ) -> Figure:
     """System × system adjusted p-values (pairs); significant cells are starred.
+
+    The cells are coloured by cividis (dark: small p); each label is black or white,
+    whichever contrasts more with its cell (:func:`label_color`).
 
     Parameters
     ----------
@@ -191,10 +293,13 @@ def plot_significance_matrix(
         The metric to plot (default: the first).
     path
         Save as PNG or SVG (by suffix).
+    ax
+        Draw on this axes instead of a new figure (the colour bar goes beside it).
 
     Returns
     -------
     matplotlib.figure.Figure
+        The figure drawn on (``ax``'s own when given).
 
     Examples
     --------
@@ -204,6 +309,16 @@ def plot_significance_matrix(
     ...                        "p_adjusted": [0.01], "significant": [True]})
     >>> plot_significance_matrix(result).axes[0].get_title()
     'map: adjusted p-values (* significant)'
+
+    Drawn on a given axes, it returns that axes' figure; a small p is a light cell,
+    so its label is black (not white on yellow):
+
+    >>> from matplotlib.figure import Figure
+    >>> figure = Figure()
+    >>> plot_significance_matrix(result, ax=figure.subplots()) is figure
+    True
+    >>> [(t.get_text(), t.get_color()) for t in figure.axes[0].texts]
+    [('0.010*', 'black'), ('0.010*', 'black')]
     """
     _need(result, ("metric", "system", "baseline", "p_adjusted", "significant"), _RESULT)
     metric = _metric(result, metric)
@@ -222,23 +337,29 @@ def plot_significance_matrix(
         i, j = systems.index(system), systems.index(baseline)
         matrix[i, j] = matrix[j, i] = p
         stars[i, j] = stars[j, i] = significant
-    figure = _figure(figsize=(1.2 * k + 2.5, 1.0 * k + 1.5))
-    ax = figure.subplots()
-    image = ax.imshow(matrix, vmin=0, vmax=1, cmap="viridis_r")
-    figure.colorbar(image, ax=ax, label="adjusted p-value")
-    ax.set_xticks(range(k), systems, rotation=45, ha="right")
-    ax.set_yticks(range(k), systems)
+    (panel,) = _axes(ax, 1, "the matrix", grid=(1, 1), figsize=(1.2 * k + 2.5, 1.0 * k + 1.5))
+    figure = _root(panel)
+    cmap = _mpl.colormaps[_CMAP]
+    image = panel.imshow(matrix, vmin=0, vmax=1, cmap=cmap)
+    figure.colorbar(image, ax=panel, label="adjusted p-value")
+    panel.set_xticks(range(k), systems, rotation=45, ha="right")
+    panel.set_yticks(range(k), systems)
     for i in range(k):
         for j in range(k):
             if not math.isnan(matrix[i, j]):
                 label = f"{matrix[i, j]:.3f}" + ("*" if stars[i, j] else "")
-                ax.text(j, i, label, ha="center", va="center", color="white", fontsize=8)
-    ax.set_title(f"{metric}: adjusted p-values (* significant)")
+                color = label_color(cmap(float(matrix[i, j])))
+                panel.text(j, i, label, ha="center", va="center", color=color, fontsize=8)
+    panel.set_title(f"{metric}: adjusted p-values (* significant)")
     return _save(figure, path)
 
 
 def plot_ci(
-    result: pl.DataFrame, *, metric: str | None = None, path: str | Path | None = None
+    result: pl.DataFrame,
+    *,
+    metric: str | None = None,
+    path: str | Path | None = None,
+    ax: Axes | None = None,
 ) -> Figure:
     """Each comparison's delta with its confidence interval (whiskers), zero marked.
 
@@ -250,10 +371,13 @@ def plot_ci(
         The metric to plot (default: the first).
     path
         Save as PNG or SVG (by suffix).
+    ax
+        Draw on this axes instead of a new figure.
 
     Returns
     -------
     matplotlib.figure.Figure
+        The figure drawn on (``ax``'s own when given).
 
     Examples
     --------
@@ -278,13 +402,12 @@ def plot_ci(
     low = np.where(np.isfinite(low), low, finite.min() - span)
     high = np.where(np.isfinite(high), high, finite.max() + span)
     labels = [f"{s} vs {b}" for s, b in rows.select("system", "baseline").iter_rows()]
-    figure = _figure(figsize=(6, 0.5 * len(labels) + 1.5))
-    ax = figure.subplots()
+    (panel,) = _axes(ax, 1, "the intervals", grid=(1, 1), figsize=(6, 0.5 * len(labels) + 1.5))
     y = np.arange(len(labels))
-    ax.errorbar(delta, y, xerr=[delta - low, high - delta], fmt="o", capsize=4)
-    ax.axvline(0, color="gray", linestyle="--", linewidth=0.8)
-    ax.set_yticks(y, labels)
-    ax.invert_yaxis()
-    ax.set_xlabel(f"delta of {metric}")
-    ax.set_title(f"{metric}: delta and confidence interval")
-    return _save(figure, path)
+    panel.errorbar(delta, y, xerr=[delta - low, high - delta], fmt="o", capsize=4, color=BLUE)
+    panel.axvline(0, color="gray", linestyle="--", linewidth=0.8)
+    panel.set_yticks(y, labels)
+    panel.invert_yaxis()
+    panel.set_xlabel(f"delta of {metric}")
+    panel.set_title(f"{metric}: delta and confidence interval")
+    return _save(_root(panel), path)

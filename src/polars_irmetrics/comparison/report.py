@@ -1,17 +1,23 @@
-"""Reports of a comparison: one row per system, one column per metric, with markers.
+"""Text reports of a comparison: one row per system, one column per metric, with markers.
 
 A cell is the system's mean; its markers say which systems it is *significantly
 better than* (``significant`` in :func:`~polars_irmetrics.compare`'s result, i.e. the
 adjusted p-value is at most ``alpha``): ranx-style letters (each system gets a letter,
 ``ᵃ`` = better than system a), or, against a baseline, daggers (``†`` better than the
-baseline, ``‡`` worse). A legend explains them. The best mean of each metric (the
-lowest where lower is better) is bold in Markdown, LaTeX (booktabs; markers as
-superscripts) and HTML. CSV, JSON and Parquet write the tidy result itself.
+baseline, ``‡`` worse). A legend explains them, and a footnote names the test, the
+correction, alpha, the number of queries and the baseline
+(:func:`~polars_irmetrics.comparison.record.describe`). The best mean of each metric
+(the lowest where lower is better) is bold in Markdown and LaTeX. The LaTeX is
+booktabs with each metric in an ``r@{.}l`` column pair, so the numbers align on the
+decimal point with nothing but ``booktabs`` loaded (great_tables' LaTeX was measured
+and not used: it drops bold, aligns nothing on the decimal point and writes HTML
+``<sup>`` markup into the cells). CSV, JSON and Parquet write the tidy result itself.
+The HTML report (great_tables, with the plots) is
+:mod:`~polars_irmetrics.comparison.publish`.
 """
 
 from __future__ import annotations
 
-import html
 import io
 import math
 import sys
@@ -21,12 +27,27 @@ from typing import Literal
 
 import polars as pl
 
+from polars_irmetrics.comparison.options import CompareOptions
+from polars_irmetrics.comparison.record import describe, recall
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, IrmError
 from polars_irmetrics.metrics.registry import parse_metric
 
-__all__ = ["REPORT_FORMATS", "Markers", "ReportFormat", "render_report", "write_report"]
+__all__ = [
+    "REPORT_FORMATS",
+    "Markers",
+    "ReportFormat",
+    "Table",
+    "footnote",
+    "latex",
+    "markdown",
+    "render_report",
+    "table",
+    "write_report",
+]
 
 ReportFormat = Literal["terminal", "markdown", "latex", "html", "csv", "json", "parquet"]
+#: Every format of ``irm compare --format`` (``html`` is the page of
+#: :mod:`~polars_irmetrics.comparison.publish`).
 REPORT_FORMATS: tuple[str, ...] = (
     "terminal", "markdown", "latex", "html", "csv", "json", "parquet"
 )  # fmt: skip
@@ -41,7 +62,9 @@ _NEEDED = ("metric", "system", "baseline", "mean", "baseline_mean", "delta", "si
 
 
 @dataclass(frozen=True)
-class _Table:
+class Table:
+    """The means, markers and legend of a report (``means[system, metric]``)."""
+
     systems: list[str]
     metrics: list[str]
     means: dict[tuple[str, str], float]
@@ -53,7 +76,8 @@ def _letter(i: int) -> str:
     return "abcdefghijklmnopqrstuvwxyz"[i] if i < 26 else str(i + 1)
 
 
-def _table(result: pl.DataFrame, markers: Markers) -> _Table:
+def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
+    """The report's cells from :func:`~polars_irmetrics.compare`'s result."""
     missing = [c for c in _NEEDED if c not in result.columns]
     if missing:
         raise ColumnNotFoundError(
@@ -98,14 +122,15 @@ def _table(result: pl.DataFrame, markers: Markers) -> _Table:
             "superscript x: significantly better than system x (adjusted p <= alpha)",
             ", ".join(f"{letter[s]} = {s}" for s in systems),
         ]
-    return _Table(systems, metrics, means, marks, legend)
+    return Table(systems, metrics, means, marks, legend)
 
 
 def _number(value: float, digits: int) -> str:
     return "nan" if math.isnan(value) else f"{value:.{digits}f}"
 
 
-def _best(table: _Table, metric: str) -> float:
+def best(table: Table, metric: str) -> float:
+    """The best mean of ``metric`` (the lowest where lower is better; NaN when none)."""
     values = [table.means[s, metric] for s in table.systems if (s, metric) in table.means]
     finite = [v for v in values if not math.isnan(v)]
     if not finite:
@@ -117,12 +142,24 @@ def _best(table: _Table, metric: str) -> float:
     return max(finite) if higher else min(finite)
 
 
+def footnote(
+    result: pl.DataFrame, options: CompareOptions | None = None, *, recorded: bool = True
+) -> str:
+    """:func:`~polars_irmetrics.comparison.record.describe` with ``options``, or with
+    those :func:`~polars_irmetrics.compare` recorded for ``result`` (``recorded``)."""
+    if options is None and recorded:
+        record = recall(result)
+        options = None if record is None else record.options
+    return describe(result, options)
+
+
 def render_report(
     result: pl.DataFrame,
     fmt: ReportFormat = "terminal",
     *,
     markers: Markers = "letters",
     digits: int = 4,
+    options: CompareOptions | None = None,
 ) -> str:
     """The report of a comparison as text.
 
@@ -132,11 +169,16 @@ def render_report(
         The frame :func:`~polars_irmetrics.compare` returned (``per_query=False``).
     fmt
         ``"terminal"`` (aligned text), ``"markdown"``, ``"latex"`` (booktabs),
-        ``"html"``, ``"csv"`` or ``"json"`` (the tidy frame itself).
+        ``"html"`` (the self-contained page of
+        :func:`~polars_irmetrics.report`), ``"csv"`` or ``"json"`` (the tidy frame
+        itself).
     markers
         ``"letters"`` (ranx style) or ``"daggers"`` (one baseline only).
     digits
         Decimals of the means.
+    options
+        The comparison's options, for the footnote; default: those
+        :func:`~polars_irmetrics.compare` recorded for this very frame.
 
     Returns
     -------
@@ -151,14 +193,15 @@ def render_report(
 
     Examples
     --------
-    ``b`` beats ``a`` significantly, ``c`` does not differ from ``a``:
+    ``b`` beats ``a`` significantly, ``c`` does not differ from ``a``. The frame is
+    built by hand, so the footnote says the test was not recorded:
 
     >>> import polars as pl
     >>> from polars_irmetrics.comparison.report import render_report
     >>> result = pl.DataFrame({
     ...     "metric": ["map", "map"], "system": ["b", "c"], "baseline": ["a", "a"],
-    ...     "mean": [0.5, 0.31], "baseline_mean": [0.3, 0.3], "delta": [0.2, 0.01],
-    ...     "significant": [True, False]})
+    ...     "n": [20, 20], "mean": [0.5, 0.31], "baseline_mean": [0.3, 0.3],
+    ...     "delta": [0.2, 0.01], "significant": [True, False]})
     >>> print(render_report(result))
     #  system  map
     -  ------  -------
@@ -168,17 +211,28 @@ def render_report(
     <BLANKLINE>
     superscript x: significantly better than system x (adjusted p <= alpha)
     a = a, b = b, c = c
-    >>> print(render_report(result, "latex", markers="daggers"))
-    \\begin{tabular}{ll}
+    Test, correction and alpha not recorded (pass options=CompareOptions(...)); 20 queries;
+    baseline: a.
+
+    LaTeX: booktabs, numbers aligned on the decimal point (``r@{.}l``), the best bold:
+
+    >>> from polars_irmetrics.comparison.options import CompareOptions
+    >>> print(render_report(result, "latex", markers="daggers",
+    ...                     options=CompareOptions(baseline="a", correction=None)))
+    % needs \\usepackage{booktabs}; numbers align on the decimal point (r@{.}l)
+    \\begin{tabular}{lr@{.}l}
     \\toprule
-    System & map \\\\
+    System & \\multicolumn{2}{c}{map} \\\\
     \\midrule
-    a & 0.3000 \\\\
-    b & \\textbf{0.5000}$^{\\dagger}$ \\\\
-    c & 0.3100 \\\\
+    a & 0&3000 \\\\
+    b & \\textbf{0}&\\textbf{5000}$^{\\dagger}$ \\\\
+    c & 0&3100 \\\\
     \\bottomrule
     \\end{tabular}
-    % $\\dagger$/$\\ddagger$: significantly better/worse than a (adjusted p <= alpha)
+    <BLANKLINE>
+    \\par\\smallskip{\\footnotesize $\\dagger$/$\\ddagger$: significantly better/worse than a
+    (adjusted p $\\leq$ alpha). Two-sided paired t-test, no correction for multiple testing,
+    significant at p $\\leq$ 0.05; 20 queries; baseline: a.}
     """
     if fmt == "csv":
         return result.write_csv()
@@ -186,26 +240,27 @@ def render_report(
         buffer = io.StringIO()
         result.write_json(buffer)
         return buffer.getvalue() + "\n"
-    table = _table(result, markers)
+    if fmt not in ("terminal", "markdown", "latex"):
+        raise InvalidValueError(
+            f"report format {fmt!r} is not a text format; choose one of "
+            "terminal, markdown, latex, csv, json (html: irm.report(result).to_html(); "
+            "parquet needs a file)"
+        )
+    cells = table(result, markers)
+    note = footnote(result, options)
     if fmt == "terminal":
-        return _terminal(table, digits)
+        return terminal(cells, digits, note)
     if fmt == "markdown":
-        return _markdown(table, digits)
-    if fmt == "latex":
-        return _latex(table, digits)
-    if fmt == "html":
-        return _html(table, digits)
-    raise InvalidValueError(
-        f"report format {fmt!r} is not a text format; choose one of "
-        f"{', '.join(REPORT_FORMATS)} (parquet needs a file)"
-    )
+        return markdown(cells, digits, note)
+    return latex(cells, digits, note)
 
 
 def _sup(marks: list[str]) -> str:
     return "".join(_SUPERSCRIPT.get(m, m) for m in marks)
 
 
-def _terminal(table: _Table, digits: int) -> str:
+def terminal(table: Table, digits: int = 4, note: str = "") -> str:
+    """Aligned text: a letter per system, the means with superscript markers."""
     header = ["#", "system", *table.metrics]
     rows = [
         [_letter(i), s]
@@ -222,10 +277,11 @@ def _terminal(table: _Table, digits: int) -> str:
     text = "\n".join(
         "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in lines
     )
-    return text + "\n\n" + "\n".join(table.legend) + "\n"
+    return text + "\n\n" + "\n".join([*table.legend, note] if note else table.legend) + "\n"
 
 
-def _markdown(table: _Table, digits: int) -> str:
+def markdown(table: Table, digits: int = 4, note: str = "") -> str:
+    """A Markdown table (numbers right-aligned, the best bold) and its legend."""
     out = ["| system | " + " | ".join(table.metrics) + " |"]
     out.append("|---|" + "---:|" * len(table.metrics))
     for s in table.systems:
@@ -233,18 +289,29 @@ def _markdown(table: _Table, digits: int) -> str:
         for m in table.metrics:
             value = table.means.get((s, m), math.nan)
             text = _number(value, digits)
-            if value == _best(table, m):
+            if value == best(table, m):
                 text = f"**{text}**"
             cells.append(text + _sup(table.marks.get((s, m), [])))
         out.append(f"| {s} | " + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n\n" + "\n".join(table.legend) + "\n"
+    legend = [*table.legend, note] if note else table.legend
+    return "\n".join(out) + "\n\n" + "\n\n".join(legend) + "\n"
+
+
+_LATEX_TEXT = (
+    ("\\", "\\textbackslash{}"), ("_", "\\_"), ("%", "\\%"), ("&", "\\&"), ("#", "\\#"),
+    ("$", "\\$"), ("{", "\\{"), ("}", "\\}"), ("~", "\\textasciitilde{}"),
+    ("^", "\\textasciicircum{}"),
+)  # fmt: skip
+_LATEX_SYMBOLS = {
+    "≤": "$\\leq$", "†": "$\\dagger$", "‡": "$\\ddagger$", "Š": "\\v{S}", "á": "\\'a",
+    "×": "$\\times$",
+}  # fmt: skip
 
 
 def _latex_escape(text: str) -> str:
-    for old, new in (("\\", "\\textbackslash{}"), ("_", "\\_"), ("%", "\\%"), ("&", "\\&"),
-                     ("#", "\\#"), ("$", "\\$"), ("{", "\\{"), ("}", "\\}")):  # fmt: skip
+    for old, new in (*_LATEX_TEXT, ("<=", "≤")):
         text = text.replace(old, new)
-    return text
+    return "".join(_LATEX_SYMBOLS.get(c, c) for c in text)
 
 
 def _latex_marks(marks: list[str]) -> str:
@@ -254,43 +321,37 @@ def _latex_marks(marks: list[str]) -> str:
     return "$^{" + "".join(names.get(m, m) for m in marks) + "}$"
 
 
-def _latex(table: _Table, digits: int) -> str:
-    out = ["\\begin{tabular}{l" + "l" * len(table.metrics) + "}", "\\toprule"]
-    out.append("System & " + " & ".join(_latex_escape(m) for m in table.metrics) + " \\\\")
-    out.append("\\midrule")
+def _latex_cell(value: float, digits: int, bold: bool, marks: str) -> str:
+    if math.isnan(value):
+        return "\\multicolumn{2}{c}{--}"
+    whole, _, fraction = f"{value:.{digits}f}".partition(".")
+    if bold:
+        whole, fraction = f"\\textbf{{{whole}}}", f"\\textbf{{{fraction}}}" if fraction else ""
+    return f"{whole}&{fraction}{marks}"
+
+
+def latex(table: Table, digits: int = 4, note: str = "") -> str:
+    """A booktabs tabular, each metric an ``r@{.}l`` pair (decimal point aligned)."""
+    out = [
+        "% needs \\usepackage{booktabs}; numbers align on the decimal point (r@{.}l)",
+        "\\begin{tabular}{l" + "r@{.}l" * len(table.metrics) + "}",
+        "\\toprule",
+        "System & "
+        + " & ".join(f"\\multicolumn{{2}}{{c}}{{{_latex_escape(m)}}}" for m in table.metrics)
+        + " \\\\",
+        "\\midrule",
+    ]
     for s in table.systems:
         cells = []
         for m in table.metrics:
             value = table.means.get((s, m), math.nan)
-            text = _number(value, digits)
-            if value == _best(table, m):
-                text = f"\\textbf{{{text}}}"
-            cells.append(text + _latex_marks(table.marks.get((s, m), [])))
+            marks = _latex_marks(table.marks.get((s, m), []))
+            cells.append(_latex_cell(value, digits, value == best(table, m), marks))
         out.append(_latex_escape(s) + " & " + " & ".join(cells) + " \\\\")
-    out += ["\\bottomrule", "\\end{tabular}"]
-    legend = [line.replace("†", "$\\dagger$").replace("‡", "$\\ddagger$") for line in table.legend]
-    return "\n".join(out + [f"% {line}" for line in legend]) + "\n"
-
-
-def _html(table: _Table, digits: int) -> str:
-    out = ["<table>", "<thead><tr><th>system</th>"]
-    out[-1] += "".join(f"<th>{html.escape(m)}</th>" for m in table.metrics) + "</tr></thead>"
-    out.append("<tbody>")
-    for s in table.systems:
-        cells = []
-        for m in table.metrics:
-            value = table.means.get((s, m), math.nan)
-            text = _number(value, digits)
-            if value == _best(table, m):
-                text = f"<b>{text}</b>"
-            marks = table.marks.get((s, m), [])
-            sup = f"<sup>{html.escape(''.join(marks))}</sup>" if marks else ""
-            cells.append(f"<td>{text}{sup}</td>")
-        out.append(f"<tr><td>{html.escape(s)}</td>" + "".join(cells) + "</tr>")
-    out.append("</tbody>")
-    out.append("<caption>" + html.escape(" ".join(table.legend)) + "</caption>")
-    out.append("</table>")
-    return "\n".join(out) + "\n"
+    out += ["\\bottomrule", "\\end{tabular}", ""]
+    legend = [*table.legend, note] if note else table.legend
+    text = " ".join(_latex_escape(line if line.endswith(".") else line + ".") for line in legend)
+    return "\n".join(out) + f"\n\\par\\smallskip{{\\footnotesize {text}}}\n"
 
 
 def write_report(
@@ -300,15 +361,17 @@ def write_report(
     *,
     markers: Markers = "letters",
     digits: int = 4,
+    options: CompareOptions | None = None,
 ) -> None:
     """Write :func:`render_report`'s text to ``path`` (``None``: standard output);
-    ``"parquet"`` writes the tidy result to ``path``."""
+    ``"parquet"`` writes the tidy result to ``path``. (``"html"``: use
+    :func:`~polars_irmetrics.report`'s ``save``.)"""
     if fmt == "parquet":
         if path is None:
             raise InvalidValueError("format 'parquet' writes a binary file: name the file")
         result.write_parquet(path)
         return
-    text = render_report(result, fmt, markers=markers, digits=digits)
+    text = render_report(result, fmt, markers=markers, digits=digits, options=options)
     if path is None:
         sys.stdout.write(text)
     else:

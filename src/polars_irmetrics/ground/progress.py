@@ -1,31 +1,114 @@
-"""A progress bar for long evaluations, on a terminal only; silent in pipelines.
+"""A progress bar for long evaluations: in a terminal and a notebook, silent in pipelines.
 
-Out of core (one step per bucket), on Spark (the tasks of the running stages) and on
-Dask (the partitions done), the work is counted in steps. :class:`Progress` draws one
-line on standard error, redrawn in place, and nothing at all when standard error is
-not a terminal (a pipeline, a log file, a notebook's captured stream) or when
-``enabled=False``.
+Out of core (one step per bucket, fusion grids included), on Spark (the tasks of the
+running stages), on Dask (the partitions done) and in ``compare``'s resampling tests
+(one step per chunk of resamples, when there is more than one), the work is counted
+in steps. :class:`Progress` draws one line on standard error, redrawn in place:
+
+* where: by default (``progress=None``) when standard error is a terminal **or** the
+  code runs in a Jupyter kernel (IPython with a kernel: JupyterLab, Notebook, VS Code,
+  Colab), whose output area redraws the line in place; nothing at all in a pipeline or
+  a log file (not a terminal, not a kernel). ``progress=True`` draws on any stream,
+  ``progress=False`` never. Where a function has no ``progress=`` (``irm.evaluate``'s
+  out-of-core buckets and partitions, fusion grids), :func:`set_progress` (``False``:
+  never, ``True``: always, ``None``: the default) or the environment variable
+  ``IRM_PROGRESS=0`` / ``1`` decide.
+* how: with tqdm when it is installed (the ``progress`` extra: rate, elapsed and
+  remaining time), else the library's own bar (``label [####    ] done/total  1.2 s``).
+  tqdm's text bar, not its ipywidgets one: it works in every notebook front end
+  without ipywidgets, and runtime dependencies stay polars, pyarrow, numpy and scipy.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TextIO, TypeVar
+from typing import Any, TextIO, TypeVar
 
-__all__ = ["Progress", "track"]
+from polars_irmetrics.errors import InvalidValueError
+
+try:
+    from tqdm.std import tqdm as _tqdm
+except ImportError:  # pragma: no cover - the progress extra is installed in tests
+    _tqdm = None
+
+__all__ = ["Progress", "in_notebook", "set_progress", "track"]
+
+_DEFAULT: list[bool | None] = [None]
+
+
+def set_progress(enabled: bool | None) -> None:
+    """Draw every bar (``True``), none (``False``), or decide by the stream (``None``).
+
+    It applies where ``progress=`` is not given (or is ``None``); it overrides the
+    environment variable ``IRM_PROGRESS`` (``0``: never, ``1``: always).
+
+    Parameters
+    ----------
+    enabled
+        ``True``: every bar, on any stream; ``False``: none (a batch job that logs
+        standard error); ``None``: in a terminal or a notebook only (the default).
+
+    Raises
+    ------
+    InvalidValueError
+        ``enabled`` is not a bool or None.
+
+    Examples
+    --------
+    >>> import io
+    >>> from polars_irmetrics.ground.progress import Progress, set_progress
+    >>> set_progress(True)
+    >>> Progress("buckets", 3, stream=io.StringIO()).shown
+    True
+    >>> set_progress(None)
+    >>> Progress("buckets", 3, stream=io.StringIO()).shown
+    False
+    """
+    if enabled is not None and not isinstance(enabled, bool):
+        raise InvalidValueError(f"set_progress({enabled!r}): pass True, False or None")
+    _DEFAULT[0] = enabled
+
+
+def _default(stream: TextIO) -> bool:
+    if _DEFAULT[0] is not None:
+        return _DEFAULT[0]
+    env = os.environ.get("IRM_PROGRESS", "").strip().lower()
+    if env in ("0", "false", "no", "off"):
+        return False
+    if env in ("1", "true", "yes", "on"):
+        return True
+    return _isatty(stream) or in_notebook()
+
 
 T = TypeVar("T")
 _WIDTH = 24
 
 
-class Progress:
-    """``label [#####     ] done/total  12.3 s`` on ``stream``, when it is a terminal.
+def in_notebook() -> bool:
+    """Whether this code runs in a Jupyter kernel (an IPython shell with a kernel).
 
-    ``enabled=None`` (default) draws only on a terminal; ``True`` draws on any stream
-    (for a notebook or a test), ``False`` never.
+    Examples
+    --------
+    >>> from polars_irmetrics.ground.progress import in_notebook
+    >>> in_notebook()  # a doctest runs in no kernel
+    False
+    """
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    shell = get() if callable(get) else None
+    return getattr(shell, "kernel", None) is not None
+
+
+class Progress:
+    """A bar of ``done/total`` steps on ``stream`` (standard error).
+
+    ``enabled=None`` (default) draws on a terminal or in a notebook (a Jupyter kernel),
+    never elsewhere; ``True`` draws on any stream, ``False`` never. tqdm draws it
+    when installed, else the library's own ``label [####    ] done/total  1.2 s``.
 
     Examples
     --------
@@ -34,9 +117,9 @@ class Progress:
     >>> with Progress("buckets", 4, stream=out, enabled=True) as bar:
     ...     bar.update(1)
     ...     bar.update(4)
-    >>> print(out.getvalue().replace("\\r", "\\n").strip().splitlines()[-1][:38])
-    buckets [########################] 4/4
-    >>> with Progress("buckets", 4, stream=io.StringIO()) as bar:  # not a terminal
+    >>> "buckets" in out.getvalue() and "4/4" in out.getvalue()
+    True
+    >>> with Progress("buckets", 4, stream=io.StringIO()) as bar:  # a log file
     ...     bar.shown
     False
     """
@@ -52,12 +135,22 @@ class Progress:
         self._label = label
         self._total = total
         self._stream = sys.stderr if stream is None else stream
-        self.shown = self._stream.isatty() if enabled is None else enabled
+        self.shown = _default(self._stream) if enabled is None else enabled
         self._start = time.perf_counter()
         self._lock = threading.Lock()
+        self._bar: Any = None
 
     def __enter__(self) -> Progress:
         self._start = time.perf_counter()
+        if self.shown and _tqdm is not None:
+            self._bar = _tqdm(
+                total=self._total or None,
+                desc=self._label,
+                file=self._stream,
+                dynamic_ncols=True,
+                mininterval=0.2,
+                leave=True,
+            )
         return self
 
     def update(self, done: int, total: int | None = None, label: str | None = None) -> None:
@@ -65,6 +158,15 @@ class Progress:
         if not self.shown:
             return
         with self._lock:
+            if self._bar is not None:
+                if total is not None and total != self._bar.total:
+                    self._bar.total = total or None
+                if label is not None and label != self._label:
+                    self._label = label
+                    self._bar.set_description_str(label, refresh=False)
+                self._bar.n = done
+                self._bar.refresh()
+                return
             self._total = self._total if total is None else total
             self._label = self._label if label is None else label
             full = _WIDTH if self._total <= 0 else _WIDTH * min(done, self._total) // self._total
@@ -74,12 +176,28 @@ class Progress:
             self._stream.flush()
 
     def __exit__(self, *exc: object) -> None:
-        if self.shown:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        elif self.shown:
             self._stream.write("\n")
             self._stream.flush()
 
 
-def track(items: Iterable[T], label: str, total: int, enabled: bool | None = None) -> Iterator[T]:
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+def track(
+    items: Iterable[T],
+    label: str,
+    total: int,
+    enabled: bool | None = None,
+    stream: TextIO | None = None,
+) -> Iterator[T]:
     """``items``, drawing a bar of the steps done as they are consumed.
 
     Examples
@@ -87,7 +205,7 @@ def track(items: Iterable[T], label: str, total: int, enabled: bool | None = Non
     >>> [x * 2 for x in track(range(3), "buckets", 3)]
     [0, 2, 4]
     """
-    with Progress(label, total, enabled=enabled) as bar:
+    with Progress(label, total, enabled=enabled, stream=stream) as bar:
         bar.update(0)
         for done, item in enumerate(items, start=1):
             yield item

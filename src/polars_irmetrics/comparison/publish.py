@@ -1,0 +1,492 @@
+"""``irm.report(result)``: a comparison as a publication table and a self-contained page.
+
+:func:`report` wraps :func:`~polars_irmetrics.compare`'s tidy result in a
+:class:`Report`: one row per system, one column per metric, significance markers, the
+best value bold and a footnote naming the test, the correction, alpha, the number of
+queries and the baseline (:func:`~polars_irmetrics.comparison.record.describe`; the
+options are those ``compare`` recorded for that very frame, or ``options=``).
+
+* In a notebook it displays as that table (``_repr_html_``), rendered by great_tables
+  (the engine of polars' ``DataFrame.style``; the ``report`` extra). Numbers align on
+  the decimal point: the same decimals, tabular figures, and each column's markers in
+  a box of one width.
+* :meth:`Report.to_html` is one HTML document holding the table and the plots (per-query
+  deltas, metric@k curves, significance matrices, confidence intervals) as inline SVG:
+  no script, no external URL (the SVGs' namespace declarations are dropped, which HTML
+  does not need), readable offline and printable (each figure kept on one page).
+* :meth:`Report.to_latex` (booktabs, decimal-aligned ``r@{.}l`` columns) and
+  :meth:`Report.to_markdown` are :mod:`~polars_irmetrics.comparison.report`'s: great_tables'
+  own LaTeX drops bold and does not align decimals.
+* :meth:`Report.save` writes by suffix (``.html``, ``.tex``, ``.md``, ``.txt``), to a
+  temporary file in the target folder renamed over the target (``os.replace``), so a
+  reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from polars_irmetrics.comparison import plot
+from polars_irmetrics.comparison.api import compare_values
+from polars_irmetrics.comparison.options import CompareOptions
+from polars_irmetrics.comparison.record import recall
+from polars_irmetrics.comparison.report import (
+    Markers,
+    Table,
+    best,
+    footnote,
+    latex,
+    markdown,
+    table,
+    terminal,
+)
+from polars_irmetrics.errors import InvalidValueError, IrmError, MissingDependencyError
+from polars_irmetrics.metrics.registry import parse_metric
+
+try:
+    import great_tables as _gt
+except ImportError:  # pragma: no cover - the report extra is installed in tests
+    _gt = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from great_tables import GT
+    from matplotlib.figure import Figure
+
+__all__ = ["Report", "report"]
+
+_INSTALL = "pip install 'polars_irmetrics[report]'"
+_ID = "irm-report"
+_SUFFIXES = {".html": "html", ".htm": "html", ".tex": "latex", ".md": "markdown", ".txt": "text"}
+_CSS = f"""
+#{_ID} td.gt_row {{ font-variant-numeric: tabular-nums; white-space: nowrap; }}
+#{_ID} .irm-mark {{ display: inline-block; text-align: left; }}
+#{_ID} .irm-mark sup {{ font-size: 70%; }}
+"""
+_PAGE_CSS = """
+body { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif;
+       color: #222; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.4; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
+.irm-figures { display: grid; gap: 1rem;
+               grid-template-columns: repeat(auto-fit, minmax(24rem, 1fr)); }
+figure { margin: 0; break-inside: avoid; page-break-inside: avoid; }
+figure svg { max-width: 100%; height: auto; }
+figcaption { font-size: 0.9rem; color: #444; text-align: center; }
+@media print { body { margin: 0; max-width: none; } h2 { break-after: avoid; } }
+"""
+
+
+def _need_great_tables() -> Any:
+    if _gt is None:
+        raise MissingDependencyError(
+            f"HTML reports need great_tables, which is not installed: {_INSTALL}"
+        )
+    return _gt
+
+
+class Report:
+    """A comparison rendered for people: a table (HTML, LaTeX, Markdown, text) and plots.
+
+    Build it with :func:`report` (the parameters are its own). ``str(report)`` is the
+    terminal table.
+
+    Parameters
+    ----------
+    result
+        The frame :func:`~polars_irmetrics.compare` returned.
+    per_query
+        ``compare(..., per_query=True)``; default: from what ``compare`` recorded.
+    curves
+        ``evaluate(runs, "ndcg@1..20", by=system)``; default: from the result.
+    options
+        The comparison's options; default: those ``compare`` recorded.
+    markers
+        ``"letters"`` or ``"daggers"``.
+    digits
+        Decimals of the means.
+    title
+        The table's and page's title.
+    system
+        The system column of :meth:`frame`.
+
+    Examples
+    --------
+    A frame built by hand: the numbers are its means, the footnote says that the test
+    was not recorded.
+
+    >>> import polars as pl
+    >>> from polars_irmetrics.comparison.publish import Report
+    >>> result = pl.DataFrame({"metric": ["map"], "system": ["b"], "baseline": ["a"],
+    ...     "n": [9], "mean": [0.5], "baseline_mean": [0.25], "delta": [0.25],
+    ...     "significant": [False]})
+    >>> Report(result).frame().rows()
+    [('a', 0.25), ('b', 0.5)]
+    """
+
+    def __init__(
+        self,
+        result: pl.DataFrame,
+        *,
+        per_query: pl.DataFrame | None = None,
+        curves: pl.DataFrame | None = None,
+        options: CompareOptions | None = None,
+        markers: Markers = "letters",
+        digits: int = 4,
+        title: str | None = None,
+        system: str = "system",
+    ) -> None:
+        if not isinstance(result, pl.DataFrame):
+            raise InvalidValueError(
+                f"result is a {type(result).__name__}; pass the DataFrame irm.compare "
+                "returned (collect a LazyFrame first)"
+            )
+        if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 12:
+            raise InvalidValueError(f"digits={digits!r} must be an integer in 0..12 (e.g. 4)")
+        self.result = result
+        self.table: Table = table(result, markers)
+        record = recall(result)
+        if options is None and record is not None:
+            options = record.options
+        self.options = options
+        self.note = footnote(result, self.options, recorded=False)
+        self.digits = digits
+        self.title = title
+        self.system = system
+        if per_query is None and record is not None and record.values is not None:
+            per_query = compare_values(
+                record.values, record.options, per_query=True, query_id=record.query_id
+            )
+        self.per_query = per_query
+        self.curves = curves if curves is not None else self._curves_from_result()
+
+    def _curves_from_result(self) -> pl.DataFrame | None:
+        """Means per system of the metrics with two or more cutoffs of one family."""
+        cutoffs: dict[str, int] = {}
+        for metric in self.table.metrics:
+            try:
+                k = parse_metric(metric).k
+            except IrmError:  # a label that is no metric name: no curve
+                continue
+            if k is not None and "@" in metric:
+                family = metric.rsplit("@", 1)[0]
+                cutoffs[family] = cutoffs.get(family, 0) + 1
+        columns = [m for m in self.table.metrics if cutoffs.get(m.rsplit("@", 1)[0], 0) >= 2]
+        if not columns:
+            return None
+        return self.frame().select(self.system, *columns)
+
+    def frame(self) -> pl.DataFrame:
+        """The table's numbers: one row per system, one Float64 column per metric (the
+        means of :func:`~polars_irmetrics.compare`'s ``mean``/``baseline_mean``)."""
+        data: dict[str, Any] = {self.system: self.table.systems}
+        for m in self.table.metrics:
+            data[m] = [self.table.means.get((s, m)) for s in self.table.systems]
+        return pl.DataFrame(
+            data,
+            schema={self.system: pl.String, **dict.fromkeys(self.table.metrics, pl.Float64)},
+        )
+
+    # --- the table -------------------------------------------------------------------
+
+    def to_gt(self, *, header: bool = True) -> GT:
+        """The table as a great_tables ``GT`` (restyle it, then render it yourself);
+        ``header``: with the title, if any."""
+        gt = _need_great_tables()
+        frame = self.frame()
+        widths = {
+            m: max((len(self.table.marks.get((s, m), [])) for s in self.table.systems), default=0)
+            for m in self.table.metrics
+        }
+        styled = gt.GT(frame, rowname_col=self.system).with_id(_ID)
+        for i, s in enumerate(self.table.systems):
+            for m in self.table.metrics:
+                marks = html.escape("".join(self.table.marks.get((s, m), [])))
+                sup = f"<sup>{marks}</sup>" if marks else ""
+                box = f'<span class="irm-mark" style="min-width: {widths[m] * 0.75:.2f}em">'
+                box += f"{sup}</span>"
+                styled = styled.fmt(
+                    lambda v, box=box: ("nan" if v is None else f"{v:.{self.digits}f}") + box,
+                    columns=m,
+                    rows=[i],
+                )
+                value = self.table.means.get((s, m))
+                if value is not None and value == best(self.table, m):
+                    styled = styled.tab_style(
+                        gt.style.text(weight="bold"), gt.loc.body(columns=m, rows=[i])
+                    )
+        styled = styled.cols_align("right", columns=self.table.metrics)
+        styled = styled.tab_stubhead(label=self.system)
+        if self.title and header:
+            styled = styled.tab_header(title=self.title)
+        for line in [*self.table.legend, self.note]:
+            styled = styled.tab_source_note(gt.html(html.escape(line)))
+        done: GT = styled.opt_css(_CSS)
+        return done
+
+    def _repr_html_(self) -> str:
+        return _scoped(str(self.to_gt().as_raw_html()))
+
+    def to_latex(self) -> str:
+        """A booktabs tabular: decimal-aligned ``r@{.}l`` columns, the best bold, the
+        markers as superscripts, the footnote below."""
+        return latex(self.table, self.digits, self.note)
+
+    def to_markdown(self) -> str:
+        """A Markdown table (the best bold, markers as superscripts) and the footnote."""
+        return markdown(self.table, self.digits, self.note)
+
+    def __str__(self) -> str:
+        return terminal(self.table, self.digits, self.note)
+
+    def __repr__(self) -> str:  # a terminal REPL shows the table too
+        return str(self)
+
+    # --- the plots -------------------------------------------------------------------
+
+    def figures(self) -> list[tuple[str, str, Figure]]:
+        """The page's plots as ``(section, caption, figure)``: per-query deltas, metric@k
+        curves, significance matrices and confidence intervals (those the data allows)."""
+        out: list[tuple[str, str, Figure]] = []
+        metrics = self.table.metrics
+        if self.per_query is not None:
+            for m in self.per_query.get_column("metric").unique(maintain_order=True):
+                figure = plot.plot_deltas(self.per_query, metric=m)
+                out.append(("Per-query deltas", str(m), figure))
+        if self.curves is not None:
+            figure = plot.plot_metric_curves(self.curves, system=self.system)
+            out.append(("Metric@k", "mean metric@k per system", figure))
+        if "p_adjusted" in self.result.columns:
+            for m in metrics:
+                figure = plot.plot_significance_matrix(self.result, metric=m)
+                out.append(("Significance", m, figure))
+        if {"ci_low", "ci_high"} <= set(self.result.columns):
+            for m in metrics:
+                figure = plot.plot_ci(self.result, metric=m)
+                out.append(("Deltas and confidence intervals", m, figure))
+        return out
+
+    def to_html(self, *, plots: bool = True) -> str:
+        """One self-contained HTML document: the table and (``plots``) every figure as
+        inline SVG. No script, no external URL."""
+        title = html.escape(self.title or "Comparison of systems")
+        parts = [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            '<head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{title}</title>",
+            f"<style>{_PAGE_CSS}</style></head>",
+            "<body>",
+            f"<h1>{title}</h1>",
+            _scoped(str(self.to_gt(header=False).as_raw_html())),
+        ]
+        section = None
+        for i, (name, caption, figure) in enumerate(self.figures() if plots else []):
+            if name != section:
+                if section is not None:
+                    parts.append("</div></section>")
+                parts.append(f'<section><h2>{html.escape(name)}</h2><div class="irm-figures">')
+                section = name
+            svg = _inline_svg(figure, f"irm-fig{i}", f"{name}: {caption}")
+            parts.append(f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption></figure>")
+        if section is not None:
+            parts.append("</div></section>")
+        parts += ["</body>", "</html>", ""]
+        return "\n".join(parts)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the report by ``path``'s suffix: ``.html`` (:meth:`to_html`), ``.tex``,
+        ``.md``, ``.txt``; atomically (a temporary file renamed over ``path``)."""
+        target = Path(path)
+        kind = _SUFFIXES.get(target.suffix.lower())
+        if kind is None:
+            raise InvalidValueError(
+                f"report file {str(path)!r} must end in .html, .tex, .md or .txt "
+                "(the tidy result: result.write_parquet / write_csv / write_json)"
+            )
+        text = {
+            "html": self.to_html,
+            "latex": self.to_latex,
+            "markdown": self.to_markdown,
+            "text": self.__str__,
+        }[kind]()
+        write_atomic(target, text)
+        return target
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to a temporary file beside ``path``, then rename it over.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from polars_irmetrics.comparison.publish import write_atomic
+    >>> write_atomic(Path("no/such/folder/report.html"), "<p>")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: report file 'no/such/folder/report.html': ...
+    does not exist; create it first
+    """
+    if not path.parent.is_dir():
+        raise InvalidValueError(
+            f"report file {str(path)!r}: folder {str(path.parent)!r} does not exist; "
+            "create it first"
+        )
+    try:
+        handle, temporary = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+        )
+    except OSError as error:
+        raise InvalidValueError(
+            f"report file {str(path)!r} cannot be written ({error.strerror}); "
+            "choose a folder you can write to"
+        ) from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+            out.write(text)
+        # mkstemp makes the file private (0600); give it the mode a plain open() would
+        os.chmod(temporary, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _scoped(fragment: str) -> str:
+    """great_tables' CSS with its few unscoped rules (``tbody, tr, td ...``, which would
+    restyle every other table of a notebook or docs page) scoped to the report's table."""
+    fragment = fragment.replace(
+        f"#{_ID} thead, tbody, tfoot, tr, td, th {{",
+        ", ".join(f"#{_ID} {t}" for t in ("thead", "tbody", "tfoot", "tr", "td", "th")) + " {",
+    )
+    return fragment.replace("\n tr { background-color", f"\n#{_ID} tr {{ background-color")
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _inline_svg(figure: Figure, prefix: str, label: str) -> str:
+    """``figure`` as an ``<svg>`` element for an HTML page: no XML prolog, DOCTYPE,
+    metadata or namespace URLs; its ids prefixed (several figures share a page)."""
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
+    text = buffer.getvalue()
+    text = text[text.index("<svg") :]
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+    text = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", text)
+    text = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}-\1"', text)
+    text = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', text)
+    text = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", text)
+    return text.replace("<svg", f'<svg role="img" aria-label="{html.escape(label)}"', 1)
+
+
+def report(
+    result: pl.DataFrame,
+    *,
+    per_query: pl.DataFrame | None = None,
+    curves: pl.DataFrame | None = None,
+    options: CompareOptions | None = None,
+    markers: Markers = "letters",
+    digits: int = 4,
+    title: str | None = None,
+    system: str = "system",
+) -> Report:
+    """A comparison as a publication table and a self-contained HTML page.
+
+    Parameters
+    ----------
+    result
+        The frame :func:`~polars_irmetrics.compare` returned (``per_query=False``).
+    per_query
+        ``compare(..., per_query=True)`` for the per-query delta plots; default: from
+        the values ``compare`` recorded for ``result`` (none for a frame built or
+        filtered by hand).
+    curves
+        ``evaluate(runs, "ndcg@1..20", by=system)`` for the metric@k plot; default: the
+        result's own metrics with two or more cutoffs of one family, if any.
+    options
+        The comparison's options, named in the footnote; default: those ``compare``
+        recorded for ``result``. Without either the footnote says they were not recorded.
+    markers
+        ``"letters"`` (ranx style: ``ᵃ`` = significantly better than system a) or
+        ``"daggers"`` (one baseline: ``†`` better, ``‡`` worse).
+    digits
+        Decimals of the means (0..12).
+    title
+        The table's (and page's) title.
+    system
+        The name of the system column in :meth:`Report.frame`.
+
+    Returns
+    -------
+    Report
+        ``_repr_html_`` (notebooks), ``to_html()``, ``to_latex()``, ``to_markdown()``,
+        ``str()``, ``frame()`` (the numbers, Float64), ``figures()`` and ``save(path)``.
+
+    Raises
+    ------
+    ColumnNotFoundError
+        ``result`` is not a comparison result.
+    InvalidValueError
+        Bad ``markers`` or ``digits``, daggers without a single baseline, a ``save``
+        suffix other than .html/.tex/.md/.txt.
+    MissingDependencyError
+        great_tables (the ``report`` extra) for HTML, matplotlib (``plot``) for plots.
+
+    See Also
+    --------
+    polars_irmetrics.compare : the tidy result, one row per metric and comparison.
+    polars_irmetrics.comparison.plot : the plots, one function each.
+
+    Examples
+    --------
+    ``b`` finds the relevant document on five queries, ``a`` on one; the footnote names
+    what ``compare`` recorded (one comparison: Holm changes nothing):
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> queries = ["q1", "q2", "q3", "q4", "q5"]
+    >>> qrels = pl.DataFrame({"query_id": queries, "doc_id": "x", "relevance": 1})
+    >>> a = pl.DataFrame({"query_id": queries, "doc_id": ["x", "n", "n", "n", "n"],
+    ...                   "rank": 1})
+    >>> b = pl.DataFrame({"query_id": queries, "doc_id": "x", "rank": 1})
+    >>> result = irm.compare({"a": a, "b": b}, "P@1", qrels=qrels, baseline="a")
+    >>> table = irm.report(result, markers="daggers")
+    >>> print(table.to_markdown())
+    | system | P@1 |
+    |---|---:|
+    | a | 0.2000 |
+    | b | **1.0000**† |
+    <BLANKLINE>
+    †/‡: significantly better/worse than a (adjusted p <= alpha)
+    <BLANKLINE>
+    Two-sided paired t-test, Holm correction over 1 comparisons (all metrics together),
+    significant at adjusted p ≤ 0.05; 5 queries; baseline: a.
+    >>> table.frame()["P@1"].to_list() == [result["baseline_mean"][0], result["mean"][0]]
+    True
+
+    A filtered frame is a new frame, with no record: name the options yourself.
+
+    >>> irm.report(result.filter(pl.col("metric") == "P@1")).note[:40]
+    'Test, correction and alpha not recorded '
+    """
+    return Report(
+        result,
+        per_query=per_query,
+        curves=curves,
+        options=options,
+        markers=markers,
+        digits=digits,
+        title=title,
+        system=system,
+    )

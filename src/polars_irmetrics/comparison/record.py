@@ -1,0 +1,132 @@
+"""What produced a comparison's result: remembered by :func:`~polars_irmetrics.compare`.
+
+A polars frame carries no metadata, yet a report must name the test, the correction
+and alpha behind its markers. :func:`~polars_irmetrics.compare` therefore
+*remembers* the options and paired per-query values of each result frame it returns
+(keyed by the frame's identity, held weakly: the record goes when the frame does),
+and :func:`recall` gives them back for that very frame. A frame derived from it
+(filtered, sorted, read back from a file) is a new object with no record: a report
+of it says that the test and correction were not recorded, or takes them from
+``options=``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_irmetrics.comparison.frame import PerQuery
+from polars_irmetrics.comparison.options import CompareOptions
+
+__all__ = ["Record", "describe", "recall", "remember"]
+
+
+@dataclass(frozen=True)
+class Record:
+    """The options of a comparison and its paired per-query values."""
+
+    options: CompareOptions
+    values: PerQuery | None
+    query_id: str = "query_id"
+
+
+_RECORDS: dict[int, tuple[weakref.ref[pl.DataFrame], Record]] = {}
+
+
+def remember(result: pl.DataFrame, record: Record) -> pl.DataFrame:
+    """Remember ``record`` for ``result`` (while it lives); returns ``result``."""
+    key = id(result)
+    _RECORDS[key] = (weakref.ref(result), record)
+    weakref.finalize(result, _RECORDS.pop, key, None)
+    return result
+
+
+def recall(result: pl.DataFrame) -> Record | None:
+    """The record of ``result`` if :func:`~polars_irmetrics.compare` returned it, else None.
+
+    Examples
+    --------
+    A frame built by hand (or filtered from a result) has no record:
+
+    >>> import polars as pl
+    >>> from polars_irmetrics.comparison.record import recall
+    >>> recall(pl.DataFrame({"metric": ["map"]})) is None
+    True
+    """
+    entry = _RECORDS.get(id(result))
+    if entry is None or entry[0]() is not result:
+        return None
+    return entry[1]
+
+
+_TESTS = {
+    "t": "paired t-test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "randomization": "randomization (sign-flip) test",
+    "bootstrap": "paired bootstrap test",
+}
+_CORRECTIONS = {
+    "bonferroni": "Bonferroni",
+    "holm": "Holm",
+    "holm-sidak": "Holm-Šidák",
+    "fdr_bh": "Benjamini-Hochberg (FDR)",
+    "fdr_by": "Benjamini-Yekutieli (FDR)",
+}
+
+
+def describe(result: pl.DataFrame, options: CompareOptions | None) -> str:
+    """One sentence naming the test, correction, alpha, queries and baseline.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.comparison.options import CompareOptions
+    >>> from polars_irmetrics.comparison.record import describe
+    >>> result = pl.DataFrame({"metric": ["map", "P@5"], "system": ["b", "b"],
+    ...                        "baseline": ["a", "a"], "n": [50, 50]})
+    >>> options = CompareOptions(baseline="a", test="randomization", n_resamples=1000, seed=1)
+    >>> describe(result, options)
+    'Two-sided randomization (sign-flip) test (1000 resamples, seed 1), Holm correction over 2
+    comparisons (all metrics together), significant at adjusted p ≤ 0.05; 50 queries; baseline:
+    a.'
+    >>> describe(result, None)
+    'Test, correction and alpha not recorded (pass options=CompareOptions(...)); 50 queries;
+    baseline: a.'
+    """
+    parts: list[str] = []
+    if options is None:
+        parts.append("Test, correction and alpha not recorded (pass options=CompareOptions(...))")
+    else:
+        test = f"{options.alternative.capitalize()} {_TESTS[options.test]}"
+        if options.test in ("randomization", "bootstrap"):
+            seed = "" if options.seed is None else f", seed {options.seed}"
+            test += f" ({options.n_resamples} resamples{seed})"
+        count = result.height
+        if options.correction_scope == "metric" and "metric" in result.columns:
+            count //= max(1, result.get_column("metric").n_unique())
+        scope = (
+            "all metrics together"
+            if options.correction_scope == "all"
+            else "each metric on its own"
+        )
+        if options.correction is None:
+            correction = "no correction for multiple testing"
+            threshold = f"significant at p ≤ {options.alpha:g}"
+        else:
+            name = _CORRECTIONS.get(options.correction, options.correction)
+            correction = f"{name} correction over {count} comparisons ({scope})"
+            threshold = f"significant at adjusted p ≤ {options.alpha:g}"
+        parts.append(f"{test}, {correction}, {threshold}")
+    if "n" in result.columns and result.height:
+        counts = sorted(set(result.get_column("n").to_list()))
+        parts.append(f"{'/'.join(str(c) for c in counts)} queries")
+    if "baseline" in result.columns and result.height:
+        baselines = result.get_column("baseline").unique(maintain_order=True).to_list()
+        pairs = options is not None and options.pairs
+        if not pairs and len(baselines) == 1:
+            parts.append(f"baseline: {baselines[0]}")
+        else:
+            parts.append("every pair of systems compared")
+    return "; ".join(parts) + "."

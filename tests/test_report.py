@@ -1,0 +1,357 @@
+"""irm.report: the publication table (HTML, LaTeX, Markdown), the self-contained page,
+plots on given axes with readable colours, and the progress bar's where and when."""
+
+from __future__ import annotations
+
+import io
+import re
+import stat
+import sys
+import types
+from html.parser import HTMLParser
+from pathlib import Path
+
+import polars as pl
+import pytest
+from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+
+import polars_irmetrics as irm
+from polars_irmetrics.cli.main import main
+from polars_irmetrics.comparison import plot, publish
+from polars_irmetrics.comparison.options import CompareOptions
+from polars_irmetrics.ground import progress
+from polars_irmetrics.io.files import sample_paths
+
+METRICS = ["ndcg@5", "ndcg@10", "map"]
+
+
+@pytest.fixture(scope="module")
+def sample() -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    paths, qrels = sample_paths()
+    return {p.stem.removeprefix("run_"): pl.read_parquet(p) for p in paths}, pl.read_parquet(qrels)
+
+
+@pytest.fixture(scope="module")
+def result(sample: tuple[dict[str, pl.DataFrame], pl.DataFrame]) -> pl.DataFrame:
+    runs, qrels = sample
+    return irm.compare(
+        runs, METRICS, qrels=qrels, baseline="bm25", test="randomization", seed=7,
+        n_resamples=2000, correction="fdr_bh", alpha=0.1,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def page(result: pl.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    path = tmp_path_factory.mktemp("page") / "report.html"
+    irm.report(result, title="Sample").save(path)
+    return path, path.read_text(encoding="utf-8")
+
+
+class _Cells(HTMLParser):
+    """The text of each body cell of the table, row by row (<th> stub, then <td>s)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self.bold: list[tuple[int, int]] = []
+        self._body = self._cell = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tbody":
+            self._body = True
+        elif self._body and tag == "tr":
+            self.rows.append([])
+        elif self._body and tag in ("td", "th"):
+            self._cell = True
+            self.rows[-1].append("")
+            if "font-weight: bold" in (dict(attrs).get("style") or ""):
+                self.bold.append((len(self.rows) - 1, len(self.rows[-1]) - 1))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "tbody":
+            self._body = False
+        elif tag in ("td", "th"):
+            self._cell = False
+
+    def handle_data(self, data: str) -> None:
+        if self._body and self._cell:
+            self.rows[-1][-1] += data.strip()
+
+
+def _expected(result: pl.DataFrame) -> dict[tuple[str, str], float]:
+    means = {(s, m): v for m, s, v in result.select("metric", "system", "mean").iter_rows()}
+    for m, b, v in result.select("metric", "baseline", "baseline_mean").iter_rows():
+        means[b, m] = v
+    return means
+
+
+def test_report_numbers_equal_the_tidy_result(result: pl.DataFrame) -> None:
+    report = irm.report(result)
+    frame = report.frame()
+    assert frame.columns == ["system", *METRICS]
+    assert frame["system"].to_list() == ["bm25", "dense", "hybrid"]
+    expected = _expected(result)
+    got = {
+        (s, m): v for s, *values in frame.iter_rows() for m, v in zip(METRICS, values, strict=True)
+    }
+    assert got == expected  # the same floats, not re-computed
+    # every rendering shows them rounded to 4 decimals
+    cells = _Cells()
+    cells.feed(report._repr_html_())
+    shown = {(row[0], m): row[1 + j] for row in cells.rows for j, m in enumerate(METRICS)}
+    significant = {
+        (s, m) for m, s, sig in result.select("metric", "system", "significant").iter_rows()
+        if sig
+    }  # fmt: skip
+    for key, value in expected.items():
+        marks = "a" if key in significant else ""
+        assert shown[key] == f"{value:.4f}{marks}", key
+    best = {m: max(v for (_, mm), v in expected.items() if mm == m) for m in METRICS}
+    bold = {(cells.rows[i][0], METRICS[j - 1]) for i, j in cells.bold}
+    assert bold == {(s, m) for (s, m), v in expected.items() if v == best[m]}
+    markdown = report.to_markdown().splitlines()
+    hybrid = markdown[4].split(" | ")
+    assert hybrid[0] == "| hybrid"
+    assert hybrid[1] == f"**{expected['hybrid', 'ndcg@5']:.4f}**ᵃ"
+
+
+def test_table_css_restyles_no_other_table(result: pl.DataFrame) -> None:
+    # a notebook or a docs page holds other tables: every rule is scoped to this one
+    css = re.search(r"<style>(.*?)</style>", irm.report(result)._repr_html_(), re.S)
+    assert css is not None
+    selectors = [rule.split("{")[0] for rule in css.group(1).split("}") if "{" in rule]
+    assert len(selectors) > 20
+    for selector in selectors:
+        for part in selector.split(","):
+            assert part.strip().startswith("#irm-report"), selector
+
+
+def test_footnote_names_test_correction_alpha_queries_and_baseline(result: pl.DataFrame) -> None:
+    note = (
+        "Two-sided randomization (sign-flip) test (2000 resamples, seed 7), "
+        "Benjamini-Hochberg (FDR) correction over 6 comparisons (all metrics together), "
+        "significant at adjusted p ≤ 0.1; 30 queries; baseline: bm25."
+    )
+    report = irm.report(result)
+    assert report.note == note
+    assert note in report._repr_html_()
+    assert report.to_markdown().rstrip().endswith(note)
+    # a derived frame has no record: the footnote says so, or names what it is given
+    derived = result.filter(pl.col("metric") != "map")
+    assert irm.report(derived).note.startswith(
+        "Test, correction and alpha not recorded (pass options=CompareOptions(...))"
+    )
+    options = CompareOptions(baseline="bm25", test="wilcoxon", correction=None, alpha=0.01)
+    assert irm.report(derived, options=options).note == (
+        "Two-sided Wilcoxon signed-rank test, no correction for multiple testing, "
+        "significant at p ≤ 0.01; 30 queries; baseline: bm25."
+    )
+
+
+def test_latex_is_booktabs_aligned_on_the_decimal_point(result: pl.DataFrame) -> None:
+    text = irm.report(result, markers="daggers").to_latex()
+    lines = text.splitlines()
+    start = lines.index("\\begin{tabular}{lr@{.}lr@{.}lr@{.}l}")
+    assert lines[start + 1] == "\\toprule"
+    assert lines[start + 2] == (
+        "System & \\multicolumn{2}{c}{ndcg@5} & \\multicolumn{2}{c}{ndcg@10} & "
+        "\\multicolumn{2}{c}{map} \\\\"
+    )
+    assert lines[start + 3] == "\\midrule"
+    rows = lines[start + 4 : start + 7]
+    assert lines[start + 7 : start + 9] == ["\\bottomrule", "\\end{tabular}"]
+    expected = _expected(result)
+    for row, system in zip(rows, ["bm25", "dense", "hybrid"], strict=True):
+        assert row.endswith(" \\\\")
+        cells = row.removesuffix(" \\\\").split(" & ")
+        assert cells[0] == system
+        for cell, metric in zip(cells[1:], METRICS, strict=True):
+            whole, fraction = cell.split("&")  # the r@{.}l pair: no '.' is written
+            number = f"{expected[system, metric]:.4f}".split(".")
+            bold = system == "hybrid"
+            assert whole == (f"\\textbf{{{number[0]}}}" if bold else number[0])
+            assert fraction.startswith(f"\\textbf{{{number[1]}}}" if bold else number[1])
+            assert fraction.endswith("$^{\\dagger}$") == (system != "bm25")
+    assert text.count("{") == text.count("}")
+    footnote = lines[-1]
+    assert footnote.startswith("\\par\\smallskip{\\footnotesize $\\dagger$/$\\ddagger$:")
+    assert "Benjamini-Hochberg (FDR) correction" in footnote
+    assert "adjusted p $\\leq$ 0.1; 30 queries; baseline: bm25.}" in footnote
+    assert not re.search(r"[^\x00-\x7f]", text)  # pdflatex-safe: ASCII only
+
+
+def test_html_page_is_self_contained(page: tuple[Path, str], result: pl.DataFrame) -> None:
+    path, text = page
+    assert "http" not in text.lower()
+    assert not re.search(r"<(script|link|iframe|img)\b", text)
+    assert "@import" not in text
+    assert "url(" not in text.replace("url(#irm-fig", "")
+    assert text.startswith("<!DOCTYPE html>")
+    # the table, then the plots: 3 delta figures, 1 metric@k, 3 matrices, 3 intervals
+    assert text.count("<svg") == 10
+    sections = re.findall(r"<h2>([^<]+)</h2>", text)
+    assert sections == [
+        "Per-query deltas", "Metric@k", "Significance", "Deltas and confidence intervals"
+    ]  # fmt: skip
+    ids = re.findall(r'\bid="([^"]+)"', text)
+    assert len(ids) == len(set(ids))  # the figures' ids do not collide
+    for ref in set(re.findall(r'href="#([^"]+)"', text)):
+        assert ref in ids
+    assert "break-inside: avoid" in text  # a figure is not split across printed pages
+    assert stat.S_IMODE(path.stat().st_mode) & 0o044  # readable as a plain file, not 0600
+    assert [p.name for p in path.parent.iterdir()] == ["report.html"]  # no temporary left
+    cells = _Cells()
+    cells.feed(text)
+    assert [row[0] for row in cells.rows] == ["bm25", "dense", "hybrid"]
+
+
+def test_save_by_suffix_and_errors(result: pl.DataFrame, tmp_path: Path) -> None:
+    report = irm.report(result)
+    assert report.save(tmp_path / "t.tex").read_text() == report.to_latex()
+    assert report.save(tmp_path / "t.md").read_text() == report.to_markdown()
+    assert report.save(tmp_path / "t.txt").read_text() == str(report)
+    with pytest.raises(irm.InvalidValueError) as info:
+        report.save(tmp_path / "t.pdf")
+    assert str(info.value) == (
+        f"report file {str(tmp_path / 't.pdf')!r} must end in .html, .tex, .md or .txt "
+        "(the tidy result: result.write_parquet / write_csv / write_json)"
+    )
+    with pytest.raises(irm.InvalidValueError, match=re.escape("does not exist; create it")):
+        report.save(tmp_path / "nope" / "t.md")
+    with pytest.raises(irm.InvalidValueError) as info:
+        irm.report(result, digits=-1)
+    assert str(info.value) == "digits=-1 must be an integer in 0..12 (e.g. 4)"
+    with pytest.raises(irm.InvalidValueError) as info:
+        irm.report(result.lazy())  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "result is a LazyFrame; pass the DataFrame irm.compare returned (collect a "
+        "LazyFrame first)"
+    )
+    with pytest.raises(irm.ColumnNotFoundError) as info:
+        irm.report(result.drop("significant"))
+    assert str(info.value) == (
+        "column 'significant' is not in the frame; pass the result of irm.compare"
+    )
+
+
+def test_html_needs_great_tables(result: pl.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    report = irm.report(result)
+    monkeypatch.setattr(publish, "_gt", None)
+    assert report.to_latex()  # LaTeX and Markdown need nothing more
+    with pytest.raises(irm.MissingDependencyError) as info:
+        report._repr_html_()
+    assert str(info.value) == (
+        "HTML reports need great_tables, which is not installed: "
+        "pip install 'polars_irmetrics[report]'"
+    )
+
+
+def test_cli_writes_the_html_page(tmp_path: Path) -> None:
+    paths, qrels = sample_paths()
+    out = tmp_path / "report.html"
+    args = ["compare", "--qrels", str(qrels), *map(str, paths), "--baseline", "run_bm25"]
+    assert main([*args, "-m", "P@3", "-o", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "http" not in text.lower()
+    # deltas, P@1..3 curves, matrix, interval
+    assert text.count("<svg") == 4
+    assert "Metric@k" in text
+    assert "Two-sided paired t-test, Holm correction over 2 comparisons" in text
+    assert main([*args, "-m", "P@3", "-o", str(tmp_path / "t.md")]) == 0
+    assert (tmp_path / "t.md").read_text().startswith("| system | P@3 |")
+
+
+def test_plots_draw_on_given_axes_and_return_their_figure(result: pl.DataFrame) -> None:
+    per_query = irm.report(result).per_query
+    assert per_query is not None
+    figure = Figure()
+    left, right = figure.subplots(1, 2)
+    assert plot.plot_ci(result, metric="map", ax=left) is figure
+    assert plot.plot_significance_matrix(result, metric="map", ax=right) is figure
+    assert left.get_title() == "map: delta and confidence interval"
+    two = Figure()
+    axes = list(two.subplots(2, 1))
+    assert plot.plot_deltas(per_query, metric="map", ax=axes) is two
+    assert [a.get_title().split(" (")[0] for a in axes] == ["dense vs bm25", "hybrid vs bm25"]
+    with pytest.raises(irm.InvalidValueError) as info:
+        plot.plot_deltas(per_query, metric="map", ax=axes[0])
+    assert str(info.value) == (
+        "ax= has 1 axes but this plot draws 2 panels (one per comparison); pass 2 axes, or ax=None"
+    )
+    sub = Figure().subfigures(1, 2)[0]
+    assert plot.plot_ci(result, ax=sub.subplots()) is sub.figure
+
+
+def _luminance(rgb: tuple[float, ...]) -> float:
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def test_matrix_labels_contrast_with_their_cells() -> None:
+    p = [0.001, 0.2, 0.4, 0.5, 0.6, 0.8, 1.0]
+    systems = [f"s{i}" for i in range(len(p) + 1)]
+    frame = pl.DataFrame({
+        "metric": "map", "system": systems[1:], "baseline": "s0", "p_adjusted": p,
+        "significant": [x <= 0.05 for x in p],
+    })  # fmt: skip
+    figure = plot.plot_significance_matrix(frame)
+    ax = figure.axes[0]
+    image = ax.images[0]
+    for text in ax.texts:
+        x, y = text.get_position()
+        cell = image.cmap(image.norm(image.get_array()[int(y), int(x)]))
+        light, dark = sorted([_luminance(cell), _luminance(to_rgb(text.get_color()))])[::-1]
+        # WCAG AA contrast for normal text is 4.5
+        assert (light + 0.05) / (dark + 0.05) >= 4.5, (text.get_text(), text.get_color())
+    assert image.cmap.name == "cividis_r"  # colour-blind safe
+
+
+class _Notebook:
+    kernel = object()  # what an IPython shell inside a Jupyter kernel has
+
+
+@pytest.mark.parametrize("tqdm", [True, False], ids=["tqdm", "own-bar"])
+def test_bar_draws_in_a_notebook_and_stays_silent_in_a_log(
+    tqdm: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not tqdm:
+        monkeypatch.setattr(progress, "_tqdm", None)
+    log = io.StringIO()  # not a terminal: a pipeline's or a log file's stream
+    assert list(progress.track(range(3), "buckets", 3, stream=log)) == [0, 1, 2]
+    assert log.getvalue() == ""
+    ipython = types.ModuleType("IPython")
+    ipython.get_ipython = _Notebook  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    cell = io.StringIO()  # a notebook's output stream is no terminal either
+    assert list(progress.track(range(3), "buckets", 3, stream=cell)) == [0, 1, 2]
+    drawn = cell.getvalue().rstrip("\n").split("\r")[-1]
+    assert drawn.startswith("buckets")
+    assert re.search(r" 3/3\b", drawn)
+    off = io.StringIO()
+    assert list(progress.track(range(3), "buckets", 3, enabled=False, stream=off)) == [0, 1, 2]
+    assert off.getvalue() == ""
+    monkeypatch.setenv("IRM_PROGRESS", "0")
+    assert not progress.Progress("x", 1, stream=io.StringIO()).shown
+    progress.set_progress(True)
+    try:
+        assert progress.Progress("x", 1, stream=io.StringIO()).shown
+    finally:
+        progress.set_progress(None)
+    with pytest.raises(irm.InvalidValueError) as info:
+        progress.set_progress("yes")  # type: ignore[arg-type]
+    assert str(info.value) == "set_progress('yes'): pass True, False or None"
+
+
+def test_compare_draws_its_resampling_chunks(
+    sample: tuple[dict[str, pl.DataFrame], pl.DataFrame],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    runs, qrels = sample
+    two = {k: runs[k] for k in ("bm25", "dense")}
+    kwargs = {"qrels": qrels, "baseline": "bm25", "test": "bootstrap", "seed": 1}
+    drawn = irm.compare(two, "map", n_resamples=500, progress=True, **kwargs)
+    assert "bootstrap, 500 resamples" in capsys.readouterr().err
+    quiet = irm.compare(two, "map", n_resamples=500, progress=False, **kwargs)
+    assert capsys.readouterr().err == ""
+    assert drawn.equals(quiet)
