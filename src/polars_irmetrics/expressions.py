@@ -58,7 +58,8 @@ arguments. The result column is named by the metric's canonical name
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -161,10 +162,15 @@ def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
     True
     """
     fix = "name yours with irm.rank_by_score(score=..., doc_id=...)"
-    tie = _column(doc_id, "ids", fix, numeric=False).cast(pl.String)
-    by_score = _column(score, "scores", fix, numeric=True)
-    nan = by_score.cast(pl.Float64).is_nan()
-    key = pl.when(~nan).then(by_score)  # NaN sorts with the nulls, below every score
+    needs = (_Need(score, "scores", fix, numeric=True), _Need(doc_id, "ids", fix, numeric=False))
+    return _columns(needs, _rank_by_score).alias("rank")
+
+
+def _rank_by_score(score: pl.Expr, doc_id: pl.Expr) -> pl.Expr:
+    """:func:`rank_by_score` of columns known to exist (built once the plan is)."""
+    tie = doc_id.cast(pl.String)
+    nan = score.cast(pl.Float64).is_nan()
+    key = pl.when(~nan).then(score)  # NaN sorts with the nulls, below every score
     order = pl.arg_sort_by([key, tie], descending=[True, True], nulls_last=True).arg_sort()
     unrankable = nan | tie.is_null() | tie.is_duplicated()
     return (
@@ -172,37 +178,24 @@ def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
         .then(pl.lit(0, pl.Int64))
         .when(key.is_not_null())
         .then(order.cast(pl.Int64) + 1)
-        .alias("rank")
     )
 
 
 _PROBE = "__irm_probe"
 
 
-def _column(name: str, role: str, fix: str, *, numeric: bool) -> pl.Expr:
-    """``pl.col(name)``, or a library error when the frame has no such column.
-
-    The frame's schema is only known when the query is planned, so the check is
-    deferred to then (:func:`polars.pipe_with_dtype`, at no cost to the plan): a
-    struct of a placeholder and the column if the frame has it tells which it is.
-    ``numeric`` also refuses a column that is neither a number nor a boolean.
-    """
-    probe = pl.struct(pl.lit(0).alias(_PROBE), cs.by_name(name, require_all=False))
-    return pl.pipe_with_dtype([probe], _Resolve(name, role, fix, numeric))
-
-
 @dataclass(frozen=True)
-class _Resolve:
-    """The deferred check of :func:`_column` (a picklable callable: plans may be sent)."""
+class _Need:
+    """A column an expression reads: its name, what it holds, and how to name yours."""
 
     name: str
     role: str
     fix: str
     numeric: bool
 
-    def __call__(self, inputs: list[tuple[pl.Expr, pl.DataType]]) -> pl.Expr:
-        ((_, dtype),) = inputs
-        fields = {field.name: field.dtype for field in getattr(dtype, "fields", [])}
+    def resolve(self, fields: Mapping[str, pl.DataType]) -> pl.Expr:
+        """``pl.col(name)``, or a library error when the frame lacks it or its dtype is
+        wrong (``numeric``: neither a number nor a boolean)."""
         found, name = fields.get(self.name), self.name
         if found is None:
             raise ColumnNotFoundError(
@@ -215,6 +208,50 @@ class _Resolve:
                 f"it, which must be numeric: cast it, e.g. pl.col({name!r}).cast(pl.Float64)"
             )
         return pl.col(name)
+
+
+def _same(column: pl.Expr) -> pl.Expr:
+    return column
+
+
+def _column(name: str, role: str, fix: str, *, numeric: bool) -> pl.Expr:
+    """``pl.col(name)``, or a library error when the frame has no such column."""
+    return _columns((_Need(name, role, fix, numeric),), _same)
+
+
+def _columns(needs: tuple[_Need, ...], build: Callable[..., pl.Expr]) -> pl.Expr:
+    """``build(pl.col(...) for each need)``, once the frame is known to hold them.
+
+    The frame's schema is only known when the query is planned, so the check is
+    deferred to then (:func:`polars.pipe_with_dtype`, at no cost to the plan): a
+    struct of a placeholder and the columns the frame has tells which they are. One
+    deferred node for all the columns keeps the expression small where it is read
+    many times (a rank, inside every metric).
+    """
+    names = list(dict.fromkeys(need.name for need in needs))
+    probe = pl.struct(pl.lit(0).alias(_PROBE), cs.by_name(*names, require_all=False))
+    return pl.pipe_with_dtype([probe], _Resolve(needs, build))
+
+
+@dataclass(frozen=True)
+class _Resolve:
+    """The deferred check of :func:`_columns` (a picklable callable: plans may be sent)."""
+
+    needs: tuple[_Need, ...]
+    build: Callable[..., pl.Expr]
+
+    def __call__(self, inputs: list[tuple[pl.Expr, pl.DataType]]) -> pl.Expr:
+        ((_, dtype),) = inputs
+        fields = tuple((field.name, field.dtype) for field in getattr(dtype, "fields", []))
+        return _resolved(self, fields)
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(resolve: _Resolve, fields: tuple[tuple[str, pl.DataType], ...]) -> pl.Expr:
+    """What ``resolve`` gives a frame with these columns, built once: a rank expression
+    is read dozens of times by each metric, and each read is resolved on its own."""
+    found = dict(fields)
+    return resolve.build(*(need.resolve(found) for need in resolve.needs))
 
 
 @dataclass(frozen=True)

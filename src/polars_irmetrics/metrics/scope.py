@@ -186,7 +186,7 @@ class TableScope(Scope):
     ) -> None:
         position = pl.col(rank) if isinstance(rank, str) else rank
         label = pl.col(relevance) if isinstance(relevance, str) else relevance
-        self.rank = position.sort_by(position, nulls_last=True, maintain_order=True)
+        self.rank = position.sort(nulls_last=True)  # = sorted by itself, read once
         self.rel = label.sort_by(position, nulls_last=True, maintain_order=True)
         self._num_ret = position.count()
         self._position = position
