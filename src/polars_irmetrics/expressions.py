@@ -117,11 +117,13 @@ def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
 
     A null score is a judged document the system did not retrieve (a full join of a
     run with its judgments leaves one): its rank is null, as in a judged table's rank
-    column, and the other documents are ranked 1, 2, ... among themselves. A row that
-    cannot be ranked gets rank 0, which no metric expression accepts (its value for
-    the group is null, where ``evaluate`` refuses the table): a NaN score, a null
-    document id, or a document listed more than once in the group (several queries
-    in one group).
+    column, and the other documents are ranked 1, 2, ... among themselves. A NaN score
+    cannot be ranked: its rank is 0, which no metric expression accepts (the group's
+    value is null, where ``evaluate`` refuses the table).
+
+    The ranks are distinct, so a group holding several queries is told by its
+    documents: the metric's ``doc_id=`` column (``doc_id`` by default) must name the
+    same column as this ``doc_id``.
 
     Parameters
     ----------
@@ -133,8 +135,8 @@ def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
     Returns
     -------
     pl.Expr
-        Int64 ranks named ``rank``: 1 = top, null where the score is null, 0 for a row
-        that cannot be ranked.
+        Int64 ranks named ``rank``: 1 = top, null where the score is null, 0 where it
+        is NaN.
 
     See Also
     --------
@@ -151,13 +153,13 @@ def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
     >>> df.select(irm.rank_by_score())["rank"].to_list()
     [3, 2, 1, None]
 
-    Two queries in one group list document ``a`` twice: not one ranking. Its rows get
-    rank 0 (the others keep their places), so a metric of the group is null:
+    Two queries in one group list document ``a`` twice: not one ranking, so the
+    metric is null (it reads the ``doc_id`` column too):
 
     >>> two = pl.DataFrame({"doc_id": ["a", "b", "a"], "score": [3.0, 2.0, 1.0],
     ...                     "relevance": [1, 0, 1]})
     >>> two.select(irm.rank_by_score())["rank"].to_list()
-    [0, 2, 0]
+    [1, 2, 3]
     >>> two.select(irm.ndcg(k=10, rank=irm.rank_by_score())).item() is None
     True
     """
@@ -167,18 +169,17 @@ def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
 
 
 def _rank_by_score(score: pl.Expr, doc_id: pl.Expr) -> pl.Expr:
-    """:func:`rank_by_score` of columns known to exist (built once the plan is)."""
-    tie = doc_id.cast(pl.String)
+    """:func:`rank_by_score` of columns known to exist (built once the plan is).
+
+    Kept small: a metric reads its rank a few hundred times. Repeated documents are
+    the metric's check (once per group), not this expression's (once per read).
+    """
+    order = pl.arg_sort_by(
+        [score, doc_id.cast(pl.String)], descending=[True, True], nulls_last=True
+    ).arg_sort()
     nan = score.cast(pl.Float64).is_nan()
-    key = pl.when(~nan).then(score)  # NaN sorts with the nulls, below every score
-    order = pl.arg_sort_by([key, tie], descending=[True, True], nulls_last=True).arg_sort()
-    unrankable = nan | tie.is_null() | tie.is_duplicated()
-    return (
-        pl.when(unrankable)
-        .then(pl.lit(0, pl.Int64))
-        .when(key.is_not_null())
-        .then(order.cast(pl.Int64) + 1)
-    )
+    rank = order.cast(pl.Int64) + 1
+    return pl.when(nan).then(pl.lit(0, pl.Int64)).when(score.is_not_null()).then(rank)
 
 
 _PROBE = "__irm_probe"
