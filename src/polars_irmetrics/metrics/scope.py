@@ -8,6 +8,8 @@ ranked above, the ideal ranking's gains), which the two settings compute differe
 * :class:`TableScope`: inside a user's ``df.group_by("query_id").agg(irm.ndcg(k=10))``.
   Every per-row expression is put in rank order inside the group, and the
   order-dependent quantities are cumulative sums, products and ranks within the group.
+  A group that is not one ranking (a rank held twice or below 1, a document listed
+  twice) has no value: :meth:`TableScope.when_one_ranking` makes it null.
 * :class:`PlanScope`: inside :func:`polars_irmetrics.evaluate`. The plan sorts the
   judged rows once by (query, rank) and computes each order-dependent quantity as a
   column *before* the group-by (vectorised over the sorted rows, or a window on the
