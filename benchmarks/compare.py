@@ -7,7 +7,7 @@ Synthetic data: S systems × Q queries × D retrieved documents (ranks given), 1
 documents per query. Three timings, side by side, on the same per-query values:
 
 1. **evaluation**: the one lazy plan that gives every system's per-query values
-   (``comparison.frame.per_query_values``: ``build_plan(..., by="system",
+   (``comparison.frame.per_query_values``: ``build_plan(..., systems="system",
    per_query=True)`` and the scatter into a matrix);
 2. **irm statistics**: ``comparison.api.compare_values`` with a baseline, Fisher's
    randomization test (``--resamples``, default 10,000), Holm over every comparison ×

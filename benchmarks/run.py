@@ -56,7 +56,7 @@ TREC_TO_CORE = {
 IRM_LIBS = ["irm-rank", "irm-score", "irm-full", "irm-unchecked"]
 PEER_LIBS = ["ranx", "pytrec_eval"]
 ALL_LIBS = [*IRM_LIBS, *PEER_LIBS, "minimal", "floor"]
-#: ``--systems``: S runs in one table, evaluated in one call with ``by="system"``
+#: ``--systems``: S runs in one table, evaluated in one call with ``systems="system"``
 SYSTEMS_LIB = "irm-systems"
 REFERENCE = "irm-score"  # peers rank from score, so they are compared with this variant
 MODES = ["e2e", "compute"]
@@ -207,6 +207,9 @@ class IrmBench(Bench):
         # irm-unchecked: rank given, without the run's per-query duplicate checks
         self.check_duplicates = variant != "unchecked"
         self.buckets = job.get("buckets")  # evaluate(buckets=N), out_of_core.py sets it
+        # systems= since the one door; a --baseline checkout from before it says by=
+        door = hasattr(irm, "EvalOptions")
+        self.groups = {} if self.by is None else {"systems" if door else "by": self.by}
 
     def e2e(self) -> Timing:
         import polars as pl
@@ -219,7 +222,7 @@ class IrmBench(Bench):
             order=self.order,
             check_duplicates=self.check_duplicates,
             buckets=self.buckets,
-            by=self.by,
+            **self.groups,
         ).collect(engine=self.engine)
         return Timing(time.perf_counter() - t0, values=_frame_means(out))
 
@@ -232,7 +235,7 @@ class IrmBench(Bench):
             order=self.order,
             check_duplicates=self.check_duplicates,
             buckets=self.buckets,
-            by=self.by,
+            **self.groups,
         )
         return Timing(time.perf_counter() - t0, values=_frame_means(out))
 
@@ -442,11 +445,21 @@ def child_main(job: dict[str, Any]) -> int:
 # =====================================================================================
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(src: Path = SRC) -> dict[str, str]:
     env = dict(os.environ)
     # use the checkout's polars_irmetrics even when the package is not installed
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(src), env.get("PYTHONPATH", "")) if p)
     return env
+
+
+def baseline_src(rev: str) -> Path:
+    """The ``src`` folder of a checkout of ``rev`` (a git worktree under
+    ``benchmarks/.work``, made once), for ``--baseline``."""
+    folder = BENCH_DIR / ".work" / f"baseline-{rev}"
+    if not folder.exists():
+        cmd = ["git", "-C", str(REPO), "worktree", "add", "--detach", str(folder), rev]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return folder / "src"
 
 
 def generate_data(spec: Any, folder: Path, *, flat: bool = True, hive: bool = False) -> Path:
@@ -493,10 +506,11 @@ def _stack_main(run: str, out: str, systems: int) -> int:
 
 def run_child(job: dict[str, Any], timeout: float) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(job)]
-    base = {"lib": job["lib"], "mode": job["mode"]}
+    base = {"lib": job["lib"], "mode": job["mode"], "baseline": "src" in job}
     try:
+        src = Path(job["src"]) if "src" in job else SRC
         proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=timeout, env=_child_env()
+            cmd, capture_output=True, text=True, timeout=timeout, env=_child_env(src)
         )
     except subprocess.TimeoutExpired:
         return {**base, "status": "timeout", "error": f"timeout after {timeout:.0f}s"}
@@ -586,6 +600,28 @@ def _time(res: dict[str, Any] | None) -> float | None:
 
 def _cpu(res: dict[str, Any] | None) -> float | None:
     return res.get("cpu_s") if res and res.get("status") == "ok" else None
+
+
+def build_baseline_table(results: list[dict[str, Any]], rev: str) -> list[str]:
+    """Per (queries, library, mode): the time before (``rev``) and after, and the ratio."""
+    lines = [
+        "| queries | library | mode | before s | after s | after / before | before MiB "
+        "| after MiB |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    before = {(r["queries"], r["lib"], r["mode"]): r for r in results if r.get("baseline")}
+    for r in results:
+        if r.get("baseline") or r["lib"] not in IRM_LIBS:
+            continue
+        b = before.get((r["queries"], r["lib"], r["mode"]))
+        tb, ta = _time(b), _time(r)
+        ratio = f"{ta / tb:.2f}" if ta is not None and tb else "-"
+        lines.append(
+            f"| {r['queries']:,} | {r['lib']} | {r['mode']} | {_fmt_s(tb)} | {_fmt_s(ta)} "
+            f"| {ratio} | {_fmt_mib((b or {}).get('rss_peak_mib'))} "
+            f"| {_fmt_mib(r.get('rss_peak_mib'))} |"
+        )
+    return lines
 
 
 def build_table(results: list[dict[str, Any]], sizes: Sequence[int], docs: int) -> list[str]:
@@ -769,6 +805,7 @@ def write_markdown(
         f"- command: `python benchmarks/run.py --sizes {','.join(map(str, sizes))} "
         f"--docs {args.docs} --repeats {args.repeats} --libs {','.join(libs)}"
         + (" --int-ids" if args.int_ids else "")
+        + (f" --baseline {args.baseline}" if args.baseline else "")
         + (f" --jobs {args.jobs}" if args.jobs > 1 else "")
         + (
             f" --systems {args.systems} --systems-queries {args.systems_queries}"
@@ -784,7 +821,19 @@ def write_markdown(
     ]
     if args.jobs > 1:
         lines += [f"**Children ran {args.jobs} at a time: times are not comparable.**", ""]
-    lines += ["## Times and peak memory", "", *build_table(results, sizes, args.docs), ""]
+    current = [r for r in results if not r.get("baseline")]
+    lines += ["## Times and peak memory", "", *build_table(current, sizes, args.docs), ""]
+    if args.baseline:
+        lines += [
+            f"## Before and after: this checkout against `{args.baseline}`",
+            "",
+            "The same polars_irmetrics jobs on a checkout of the baseline revision, run "
+            "interleaved with this checkout's in the same run; `after / before` below 1 is "
+            "faster.",
+            "",
+            *build_baseline_table(results, args.baseline),
+            "",
+        ]
     systems = build_systems_table(results, args.docs)
     if systems:
         lines += [
@@ -792,7 +841,7 @@ def write_markdown(
             "",
             f"`irm-systems`: S copies of the {args.systems_queries:,}-query run stacked in one "
             "table with a `system` column (judgments without one), the five metrics with "
-            '`by="system"` in one call; `S × one` is S times the one-system time of the '
+            '`systems="system"` in one call; `S × one` is S times the one-system time of the '
             "same run.",
             "",
             *systems,
@@ -839,6 +888,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data-dir", type=Path, default=DATA_DIR)
     p.add_argument("--int-ids", action="store_true", help="Int64 ids instead of strings")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also run the polars_irmetrics jobs on a checkout of git revision REV, "
+        "interleaved, and print before/after ratios (e.g. --baseline HEAD~3)",
+    )
     p.add_argument("--timeout", type=float, default=1800, help="seconds per child")
     p.add_argument("--engine", default="auto", help="polars engine for the lazy plans")
     p.add_argument(
@@ -847,7 +902,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--systems",
         default="",
-        help="also time S runs in one by='system' call, e.g. 1,10,50 (include 1 for the ratio)",
+        help="also time S runs in one systems='system' call, e.g. 1,10,50 (1 for the ratio)",
     )
     p.add_argument("--systems-queries", type=int, default=10_000, help="queries per system")
     args = p.parse_args(argv)
@@ -876,17 +931,25 @@ def main(argv: list[str] | None = None) -> int:
             for lib in libs
             for mode in modes
         ]
+        if args.baseline:  # the same irm jobs on the baseline checkout, interleaved
+            before = str(baseline_src(args.baseline))
+            jobs = [
+                one_job
+                for job in jobs
+                for one_job in ([job, {**job, "src": before}] if job["lib"] in IRM_LIBS else [job])
+            ]
 
         def one(job: dict[str, Any], q: int = q) -> dict[str, Any]:
             res = run_child(job, args.timeout)
-            res["queries"] = q
+            res.update(queries=q, baseline="src" in job)
             t = _time(res)
             msg = (
                 f"{t:.3f}s, {res.get('rss_peak_mib', 0):,.0f} MiB"
                 if t is not None
                 else (f"{res['status']}: {res.get('error', '')}")
             )
-            print(f"[{q:>9,} q] {job['lib']:<12} {job['mode']:<8} {msg}", file=sys.stderr)
+            label = job["lib"] + ("@" + args.baseline if "src" in job else "")
+            print(f"[{q:>9,} q] {label:<12} {job['mode']:<8} {msg}", file=sys.stderr)
             return res
 
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -916,8 +979,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"[{systems:>3} systems] {mode:<8} {msg}", file=sys.stderr)
                 results.append(res)
 
-    table = build_table(results, sizes, args.docs)
+    table = build_table([r for r in results if not r.get("baseline")], sizes, args.docs)
     print("\n".join(table))
+    if args.baseline:
+        print("\n".join(["", *build_baseline_table(results, args.baseline)]))
     write_markdown(args.out, results, args, sizes, libs)
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -349,7 +349,7 @@ def test_not_a_frame() -> None:
 def test_the_run_is_named_by_its_query_and_by_keys(evaluate: Evaluate) -> None:
     run = _run(system=["x", "x", "y"], doc_id=["a", "a", "a"])
     with pytest.raises(DuplicateError, match=re.escape("query 'q1' (system='x') lists")):
-        evaluate(run, ["map"], qrels=_qrels(), by="system")
+        evaluate(run, ["map"], qrels=_qrels(), systems="system")
 
 
 def test_no_error_is_raised_before_collect_on_lazy_input() -> None:
@@ -387,8 +387,8 @@ def test_large_labels_within_the_exact_sums_are_accepted(evaluate: Evaluate) -> 
 
 def _fingerprint_by_length(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the duplicate check's hash collide for every two ids of one length."""
-    module = importlib.import_module("polars_irmetrics.offline.plan")
-    monkeypatch.setattr(module, "_doc_fingerprint", lambda doc, setup: doc.str.len_bytes())
+    module = importlib.import_module("polars_irmetrics.offline.checks")
+    monkeypatch.setattr(module, "doc_fingerprint", lambda doc, setup: doc.str.len_bytes())
 
 
 def test_a_hash_collision_alone_is_not_a_duplicate(

@@ -109,7 +109,7 @@ def test_harness_all_libraries(tmp_path: Path) -> None:
 
 
 def test_harness_many_systems(tmp_path: Path) -> None:
-    # --systems: S copies of one run in one by="system" call; each system's means are
+    # --systems: S copies of one run in one systems="system" call; each system's means are
     # the single run's
     out, raw = tmp_path / "results.md", tmp_path / "results.json"
     _py(

@@ -180,7 +180,7 @@ def test_hive_partitioned_logs_group_by_partition(
             "irm: error: unknown metric 'mapp'. Did you mean: map",
         ),
         (
-            ["evaluate", "{run}", "--qrels", "{qrels}", "--by", "system"],
+            ["evaluate", "{run}", "--qrels", "{qrels}", "--systems", "system"],
             "irm: error: column 'system' not found in the run",
         ),
         (["evaluate"], "irm: error: no run given: name one or more run files, or pass --sample"),

@@ -25,7 +25,6 @@ from polars_irmetrics.comparison.api import RESULT_COLUMNS, compare_values
 from polars_irmetrics.comparison.frame import PerQuery
 from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.comparison.paired import randomization_p
-from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.io.files import sample_paths
 
 from .helpers import property_settings
@@ -477,5 +476,5 @@ def test_a_ranked_run_beside_score_only_runs_is_compared_by_score(lazy: bool) ->
     with pytest.raises(irm.InvalidValueError, match="column 'rank' of the run has 2 null value"):
         irm.compare(
             runs, ["P@1"], qrels=qrels, baseline="scores", test="t",
-            eval_options=EvalOptions(order="rank"),
+            order="rank",
         )  # fmt: skip

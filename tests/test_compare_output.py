@@ -119,7 +119,7 @@ def test_every_plot_renders(
 ) -> None:
     runs, qrels = sample
     long = pl.concat([r.with_columns(system=pl.lit(n)) for n, r in runs.items()])
-    means = irm.evaluate(long, "ndcg@1..10", qrels=qrels, by="system")
+    means = irm.evaluate(long, "ndcg@1..10", qrels=qrels, systems="system")
     per_query = irm.compare(runs, "ndcg@10", qrels=qrels, baseline="run_bm25", per_query=True)
     figures = {
         "curves": lambda p: plot.plot_metric_curves(means, path=p),

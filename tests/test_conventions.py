@@ -229,13 +229,13 @@ def test_by_keys_are_separate_groups(evaluate: Evaluate) -> None:
     qrels = pl.DataFrame(
         {"query_id": ["q1", "q2", "q3"], "doc_id": ["a", "a", "a"], "relevance": [1, 1, 1]}
     )
-    means = evaluate(run, ["P@1"], qrels=qrels, by="system")
+    means = evaluate(run, ["P@1"], qrels=qrels, systems="system")
     # q3 is judged but retrieved by no system: it scores 0 in every group.
     assert means.to_dicts() == [
         {"system": "bm25", "num_q": 3, "P@1": 2 / 3},
         {"system": "dense", "num_q": 3, "P@1": 1 / 3},
     ]
-    per_query = evaluate(run, ["P@1"], qrels=qrels, by=["system"], per_query=True)
+    per_query = evaluate(run, ["P@1"], qrels=qrels, systems=["system"], per_query=True)
     assert per_query.columns == ["system", "query_id", "P@1"]
     assert per_query.height == 6
 
@@ -303,7 +303,7 @@ def test_empty_inputs_give_empty_results(evaluate: Evaluate) -> None:
     )
     mean = evaluate(run, ["ndcg@10"], qrels=qrels)
     assert mean.to_dicts() == [{"num_q": 0, "ndcg@10": None}]
-    by = evaluate(run.with_columns(system=pl.lit("x")), ["ndcg@10"], qrels=qrels, by="system")
+    by = evaluate(run.with_columns(system=pl.lit("x")), ["ndcg@10"], qrels=qrels, systems="system")
     assert by.height == 0
 
 

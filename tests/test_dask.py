@@ -155,8 +155,10 @@ def test_dask_refuses_polars_frames() -> None:
 
 def test_dask_means_of_the_whole_sample_by_system(client: Client) -> None:
     # a worked check beside the exact ones: the three systems' MAP, as irm.evaluate says
-    got = _polars(irm_dask.evaluate(_dask(RUN, 4), ["map"], qrels=_dask(QRELS, 1), by="system"))
-    expected = irm.evaluate(RUN, ["map"], qrels=QRELS, by="system")
+    got = _polars(
+        irm_dask.evaluate(_dask(RUN, 4), ["map"], qrels=_dask(QRELS, 1), systems="system")
+    )
+    expected = irm.evaluate(RUN, ["map"], qrels=QRELS, systems="system")
     assert got.rows() == expected.rows()
     assert got["num_q"].to_list() == expected["num_q"].to_list()
 
@@ -240,9 +242,9 @@ def test_dask_partitioned_by_groups_partitions_sharing_a_value(
     run = _dask(with_bucket(RUN).sort("bucket"), 3)
     assert max(len(set(p)) for p in dask.compute(*run["bucket"].to_delayed())) > 1
     qrels = _dask(with_bucket(QRELS) if bucketed else QRELS, 2)
-    expected = irm.evaluate(RUN, METRICS, qrels=QRELS, by="system", per_query=True)
+    expected = irm.evaluate(RUN, METRICS, qrels=QRELS, systems="system", per_query=True)
     got = irm_dask.evaluate(
-        run, METRICS, qrels=qrels, by="system", per_query=True, partitioned_by="bucket"
+        run, METRICS, qrels=qrels, systems="system", per_query=True, partitioned_by="bucket"
     )
     _equal(got, expected, True)
 
@@ -309,9 +311,9 @@ def test_dask_partitioned_by_a_false_claim_is_an_error(
 def test_dask_progress_draws_the_tasks_and_persists(
     client: Client, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    expected = irm.evaluate(RUN, ["map", "ndcg@10"], qrels=QRELS, by="system")
+    expected = irm.evaluate(RUN, ["map", "ndcg@10"], qrels=QRELS, systems="system")
     got = irm_dask.evaluate(
-        _dask(RUN, 3), ["map", "ndcg@10"], qrels=_dask(QRELS, 2), by="system", progress=True
+        _dask(RUN, 3), ["map", "ndcg@10"], qrels=_dask(QRELS, 2), systems="system", progress=True
     )
     drawn = capsys.readouterr().err.split("\r")[-1]
     assert drawn.startswith("dask tasks [########################] ")
@@ -321,7 +323,7 @@ def test_dask_progress_draws_the_tasks_and_persists(
     assert isinstance(got, dd.DataFrame)
     assert all(f.status == "finished" for f in futures_of(got))  # already computed
     assert _polars(got).rows() == expected.rows()
-    lazy = irm_dask.evaluate(_dask(RUN, 3), ["map"], qrels=_dask(QRELS, 2), by="system")
+    lazy = irm_dask.evaluate(_dask(RUN, 3), ["map"], qrels=_dask(QRELS, 2), systems="system")
     assert futures_of(lazy) == []
     lazy.compute()
     assert capsys.readouterr().err == ""

@@ -1,4 +1,4 @@
-"""Many runs in one call (``by="system"``): each system's values are its own, to the last bit.
+"""Many runs in one call (``systems="system"``): each system's values are its own, to the last bit.
 
 With a ``by`` key the judgments lack, the plan joins every system's rows with one
 hash table of the judgments (not the judgments crossed with the systems); these tests
@@ -34,7 +34,7 @@ def test_each_system_as_if_alone(evaluate: Evaluate, order: str, policies: dict[
     if order == "rank":
         rank = pl.col("score").rank("ordinal", descending=True).over("system", "query_id")
         run = run.with_columns(rank.cast(pl.Int64).alias("rank")).drop("score")
-    together = evaluate(run, NAMES, qrels=qrels, by="system", per_query=True, **policies)
+    together = evaluate(run, NAMES, qrels=qrels, systems="system", per_query=True, **policies)
     alone = pl.concat(
         [
             evaluate(part.drop("system"), NAMES, qrels=qrels, per_query=True, **policies).select(
@@ -59,8 +59,8 @@ def test_a_document_of_two_systems_is_no_duplicate(evaluate: Evaluate) -> None:
     )
     qrels = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "c"], "relevance": [1, 1]})
     clean = evaluate(
-        run.filter(pl.col("system") == "x"), ["P@1", "recall@2"], qrels=qrels, by="system"
+        run.filter(pl.col("system") == "x"), ["P@1", "recall@2"], qrels=qrels, systems="system"
     )
     assert clean.to_dicts() == [{"system": "x", "num_q": 1, "P@1": 1.0, "recall@2": 0.5}]
     with pytest.raises(irm.DuplicateError, match="query 'q1' \\(system='y'\\) lists 1 document"):
-        evaluate(run, ["P@1"], qrels=qrels, by="system")
+        evaluate(run, ["P@1"], qrels=qrels, systems="system")

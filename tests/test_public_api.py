@@ -12,6 +12,7 @@ PUBLIC = [
     "ColumnNotFoundError",
     "ColumnTypeError",
     "DuplicateError",
+    "EvalOptions",
     "FileFormatError",
     "InvalidValueError",
     "IrmError",

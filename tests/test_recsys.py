@@ -280,14 +280,18 @@ def test_evaluate_puts_them_next_to_accuracy_metrics(evaluate: Any) -> None:
     qrels = pl.DataFrame({"query_id": ["u1", "u2"], "doc_id": ["a", "c"], "relevance": [1, 1]})
     interactions = pl.DataFrame({"query_id": ["u3"] * 4, "doc_id": ["a", "a", "b", "c"]})
     out = evaluate(
-        run, ["P@1", "coverage", "novelty@1"], qrels=qrels, interactions=interactions, by="system"
+        run,
+        ["P@1", "coverage", "novelty@1"],
+        qrels=qrels,
+        interactions=interactions,
+        systems="system",
     )
     assert out.columns == ["system", "num_q", "P@1", "coverage", "novelty@1"]
     assert out.rows() == [
         ("s1", 2, 0.5, 2 / 3, pytest.approx(1.0)),
         ("s2", 2, 0.5, 2 / 3, pytest.approx(2.0)),
     ]
-    alone = evaluate(run, ["coverage"], interactions=interactions, by="system")
+    alone = evaluate(run, ["coverage"], interactions=interactions, systems="system")
     assert alone.rows() == [("s1", 2 / 3), ("s2", 2 / 3)]
 
 

@@ -74,6 +74,7 @@ from polars_irmetrics.expressions import (
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.optimize import optimize_fusion
 from polars_irmetrics.fusion.train import fit_fusion
+from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg
 from polars_irmetrics.io.trec import (
     read_trec_qrels,
@@ -105,6 +106,7 @@ __all__ = [
     "ColumnNotFoundError",
     "ColumnTypeError",
     "DuplicateError",
+    "EvalOptions",
     "FileFormatError",
     "InvalidValueError",
     "IrmError",

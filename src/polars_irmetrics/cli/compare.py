@@ -20,7 +20,6 @@ from polars_irmetrics.comparison.api import compare
 from polars_irmetrics.comparison.options import ALTERNATIVES, TESTS
 from polars_irmetrics.comparison.report import REPORT_FORMATS, write_report
 from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.io.files import FORMATS, scan_qrels, scan_run
 from polars_irmetrics.stats.multitest import CORRECTIONS
 
@@ -139,7 +138,6 @@ def run(args: argparse.Namespace) -> int:
         "n_resamples": args.n_resamples,
         "seed": args.seed,
         "query_set": args.query_set,
-        "eval_options": EvalOptions(),
     }
     metrics = list(args.metrics or _DEFAULT_METRICS)
     result = compare(runs, metrics, **kwargs)

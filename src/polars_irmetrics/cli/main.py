@@ -27,7 +27,7 @@ from polars_irmetrics.cli import fuse as fuse_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import InvalidValueError, IrmError
-from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_run
+from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_queries, scan_run
 from polars_irmetrics.io.report import OUTPUT_FORMATS, write_output
 from polars_irmetrics.io.sources import STDIN, display_name, first_undecodable_line
 from polars_irmetrics.metrics.registry import DEFAULT_METRICS
@@ -41,7 +41,7 @@ _EVALUATE_EPILOG = """\
 examples:
   irm evaluate --sample
   irm evaluate runs/bm25.parquet runs/dense.parquet --qrels qrels.txt -m ndcg@10 -m map
-  irm evaluate 'logs/*.parquet' --qrels qrels.parquet --by day -m "recall(denominator='capped')@10"
+  irm evaluate 'logs/*.parquet' --qrels qrels.parquet --by day --queries days.csv -m map
   irm evaluate run.txt --qrels qrels.txt -m P_10 -m ndcg_cut_10 --per-query --format csv -o out.csv
   irm evaluate judged.parquet -m ndcg@10          # a judged table: relevance in the run itself
 
@@ -94,7 +94,23 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             action="append",
             default=[],
             metavar="COL",
-            help="extra group key, repeatable (e.g. --by system --by day)",
+            help="attribute of the query to group by, repeatable (e.g. --by day --by market): "
+            "a judged query counts in the group its own value names (from the judgments, "
+            "--queries, or the run)",
+        )
+        p.add_argument(
+            "--systems",
+            action="append",
+            default=[],
+            metavar="COL",
+            help="column naming systems or runs, repeatable: each is scored on every judged "
+            "query (several run files are told apart by a 'run' column of this kind)",
+        )
+        p.add_argument(
+            "--queries",
+            metavar="FILE",
+            help="table of query attributes (query id and --by columns; Parquet, CSV, JSON "
+            "lines) placing each judged query in its group",
         )
         p.add_argument(
             "--format",
@@ -221,25 +237,28 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         metrics = list(DEFAULT_METRICS)
     ids = {"query_id": args.query_id, "doc_id": args.doc_id}
     frames = [scan_run(path, args.run_format, **ids) for path in runs]
-    by = list(args.by)
+    by, systems = list(args.by), list(args.systems)
     if len(runs) > 1:
         names = _run_names(runs)
         frames = [
             frame.with_columns(pl.lit(name).alias("run"))
             for frame, name in zip(frames, names, strict=True)
         ]
-        by = ["run", *by]
+        systems = ["run", *systems]
     run = pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
     qrels = (
         None
         if qrels_source is None
         else scan_qrels(qrels_source, args.qrels_format, relevance=args.relevance, **ids)
     )
+    queries = None if args.queries is None else scan_queries(args.queries, query_id=args.query_id)
     plan = evaluate(
         run,
         metrics,
         qrels=qrels,
+        queries=queries,
         by=by or None,
+        systems=systems or None,
         per_query=args.per_query,
         order=args.order,
         relevance_level=args.relevance_level,
@@ -256,7 +275,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     )
     with _Elapsed(sys.stderr):
         result = plan.collect()
-    keys = [*by, args.query_id] if args.per_query else by
+    keys = [*systems, *by, args.query_id] if args.per_query else [*systems, *by]
     write_output(result, args.format, args.output, keys=keys, metrics=metrics)
     return 0
 

@@ -128,7 +128,7 @@ from polars_irmetrics.io.files import scan_qrels, scan_run
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.report import trec_line
 from polars_irmetrics.io.zscores import ZScores, read_trec_zscores
-from polars_irmetrics.offline.prefs import PREFS_MEASURES, evaluate_prefs
+from polars_irmetrics.offline.prefs import PREFS_MEASURES, prefs_measures
 
 __all__ = [
     "ALL_TREC",
@@ -328,7 +328,7 @@ def run(args: argparse.Namespace) -> int:
         prefs = reader(args.qrels)
         qrels = prefs.select("query_id").lazy()
         judged = sorted(set(prefs.get_column("query_id").to_list()))
-        per_query = evaluate_prefs(
+        per_query = prefs_measures(
             run_frame, prefs, depth=args.max_docs, queries=judged if args.complete else None
         )
         if args.complete and version == 9:  # 9.0.8: a query without results adds 0
@@ -342,7 +342,7 @@ def run(args: argparse.Namespace) -> int:
         per_query = evaluate_jg(
             run_frame,
             metrics,
-            judgments,
+            qrels_jg=judgments,
             relevance_level=args.level,
             depth=args.max_docs,
             unretrieved=unretrieved,

@@ -8,7 +8,8 @@ the statistics are numpy over the ``queries × comparisons`` delta matrix
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -26,8 +27,12 @@ from polars_irmetrics.comparison.options import (
 )
 from polars_irmetrics.comparison.paired import paired_stats
 from polars_irmetrics.errors import InvalidValueError, QuerySetError
-from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.inputs import FrameInput
+from polars_irmetrics.ground.options import EvalOptions, PlanKwargs
 from polars_irmetrics.stats.multitest import Correction, adjust
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["RESULT_COLUMNS", "compare", "compare_values"]
 
@@ -43,7 +48,7 @@ def compare(
     runs: Runs,
     metrics: str | Iterable[str],
     *,
-    qrels: pl.DataFrame | pl.LazyFrame | None,
+    qrels: FrameInput | None,
     system: str = "system",
     baseline: str | None = None,
     mode: Mode | None = None,
@@ -58,7 +63,7 @@ def compare(
     seed: int | None = None,
     query_set: QuerySet = "judged",
     per_query: bool = False,
-    eval_options: EvalOptions | None = None,
+    **options: Unpack[PlanKwargs],
 ) -> pl.DataFrame:
     """Compare systems on the same queries: paired tests, corrections, intervals.
 
@@ -112,10 +117,10 @@ def compare(
         ``True``: instead of the tests, the per-query values and deltas of every
         comparison, one row per metric, comparison and query (the queries each test
         used).
-    eval_options
-        Evaluation options (order, relevance level, column names, ...) as one
-        :class:`~polars_irmetrics.ground.options.EvalOptions`; ``by``, ``per_query`` and
-        ``unretrieved`` are set by ``compare``.
+    options
+        :func:`~polars_irmetrics.evaluate`'s keyword arguments (``order``,
+        ``relevance_level``, ``depth``, the column names ``query_id=``, ``relevance=``,
+        ...); the groups, ``per_query`` and ``unretrieved`` are set by ``compare``.
 
     Returns
     -------
@@ -169,7 +174,8 @@ def compare(
     >>> irm.compare({"a": a, "c": c}, "P@1", qrels=qrels, per_query=True)["delta"].to_list()
     [0.0, 0.0, -1.0]
     """
-    options = CompareOptions(
+    plan_options = compare_eval_options(options)
+    checked = CompareOptions(
         baseline=baseline,
         mode=mode,
         test=test,
@@ -188,12 +194,21 @@ def compare(
         metrics,
         qrels,
         system=system,
-        query_set=options.query_set,
-        options=eval_options or EvalOptions(),
+        query_set=checked.query_set,
+        options=plan_options,
     )
-    return compare_values(
-        values, options, per_query=per_query, query_id=(eval_options or EvalOptions()).query_id
-    )
+    return compare_values(values, checked, per_query=per_query, query_id=plan_options.query_id)
+
+
+def compare_eval_options(options: Mapping[str, object]) -> EvalOptions:
+    """The evaluation options of a comparison, from its keyword arguments (checked)."""
+    for name in ("by", "systems", "per_query", "unretrieved"):
+        if name in options:
+            raise InvalidValueError(
+                f"compare sets {name}= itself (the systems are its groups, and query_set= "
+                f"chooses the queries); drop {name}=..."
+            )
+    return EvalOptions.build(**options)
 
 
 def comparisons(systems: list[str], options: CompareOptions) -> list[tuple[int, int]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Union
 
 import numpy as np
 import numpy.typing as npt
@@ -21,13 +22,16 @@ import polars as pl
 
 from polars_irmetrics.comparison.options import QuerySet
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, QuerySetError
+from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list
 from polars_irmetrics.offline.plan import build_plan
 
 __all__ = ["PerQuery", "Runs", "long_runs", "per_query_values"]
 
-Runs = Mapping[str, pl.DataFrame | pl.LazyFrame] | pl.DataFrame | pl.LazyFrame
+#: A dict of runs (any table :func:`~polars_irmetrics.evaluate` takes), or one long
+#: table with a system column.
+Runs = Union[Mapping[str, FrameInput], FrameInput]  # noqa: UP007 - FrameInput is a string
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,8 @@ def long_runs(
     ranked by ``score``, as each of them has one: one long table orders all its rows
     one way.
     """
+    if not isinstance(runs, Mapping):
+        runs = as_polars(runs, "runs")
     if isinstance(runs, pl.DataFrame | pl.LazyFrame):
         if system not in runs.lazy().collect_schema():
             raise ColumnNotFoundError(
@@ -66,15 +72,12 @@ def long_runs(
             f"got {type(runs).__name__}"
         )
     names = list(runs)
-    for name, frame in runs.items():
+    for name in runs:
         if not isinstance(name, str):
             raise InvalidValueError(f"system name {name!r} is not a string; name runs by text")
-        if not isinstance(frame, pl.DataFrame | pl.LazyFrame):
-            raise InvalidValueError(
-                f"run {name!r} is a {type(frame).__name__}; pass a polars DataFrame or LazyFrame"
-            )
     frames = [
-        frame.lazy().with_columns(pl.lit(name).alias(system)) for name, frame in runs.items()
+        as_polars(frame, f"run {name!r}").lazy().with_columns(pl.lit(name).alias(system))
+        for name, frame in runs.items()
     ]
     if order_columns is not None:
         frames = _one_order(frames, *order_columns)
@@ -94,7 +97,7 @@ def _one_order(frames: list[pl.LazyFrame], rank: str, score: str) -> list[pl.Laz
 def per_query_values(
     runs: Runs,
     metrics: str | Iterable[str],
-    qrels: pl.DataFrame | pl.LazyFrame | None,
+    qrels: FrameInput | None,
     *,
     system: str,
     query_set: QuerySet,
@@ -107,16 +110,16 @@ def per_query_values(
     left out is ``dropped``); ``"error"`` raises :class:`QuerySetError` when systems
     differ.
     """
-    labels = [label for label, _ in parse_metric_list(metrics)]
+    requests = parse_metric_list(metrics)
+    labels = [label for label, _ in requests]
     auto = (options.rank, options.score) if options.order == "auto" else None
     run, names = long_runs(runs, system, auto)
     if names is not None and len(names) < 2:
         _too_few(names)
     unretrieved = "zero" if query_set == "judged" else "drop"
-    plan_options = options.replace(by=system, per_query=True, unretrieved=unretrieved)
-    frame = build_plan(
-        run, labels, None if qrels is None else qrels.lazy(), plan_options
-    ).collect()
+    plan_options = options.replace(systems=system, per_query=True, unretrieved=unretrieved)
+    judgments = None if qrels is None else as_polars(qrels, "qrels").lazy()
+    frame = build_plan(run, requests, judgments, plan_options).collect()
     query_id = options.query_id
     found = frame.get_column(system).unique().sort().to_list()
     systems = names if names is not None else found

@@ -1,6 +1,6 @@
 """Plots of a comparison (matplotlib, the ``plot`` extra).
 
-* :func:`plot_metric_curves`: metric@k per system, from ``evaluate(..., by=system)``
+* :func:`plot_metric_curves`: metric@k per system, from ``evaluate(..., systems=system)``
   over a cutoff range (``"ndcg@1..20"``).
 * :func:`plot_deltas`: per-query deltas against the baseline, sorted, from
   ``compare(..., per_query=True)``.
@@ -82,7 +82,7 @@ def plot_metric_curves(
     Parameters
     ----------
     means
-        ``evaluate(runs, "ndcg@1..20", by=system)``: a system column and one column
+        ``evaluate(runs, "ndcg@1..20", systems=system)``: a system column and one column
         per cutoff.
     system
         The system column.
@@ -102,7 +102,7 @@ def plot_metric_curves(
     >>> len(plot_metric_curves(means).axes)
     1
     """
-    _need(means, (system,), "evaluate(..., by=system) over a cutoff range")
+    _need(means, (system,), "evaluate(..., systems=system) over a cutoff range")
     families: dict[str, list[tuple[int, str]]] = {}
     for column in means.columns:
         if column in (system, "num_q"):

@@ -9,15 +9,20 @@ distribution (so no further correction applies).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 import scipy.stats
 
-from polars_irmetrics.comparison.api import _check_values
+from polars_irmetrics.comparison.api import _check_values, compare_eval_options
 from polars_irmetrics.comparison.frame import Runs, per_query_values
 from polars_irmetrics.comparison.options import CompareOptions, QuerySet
-from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.inputs import FrameInput
+from polars_irmetrics.ground.options import PlanKwargs
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["tukey_hsd"]
 
@@ -26,18 +31,18 @@ def tukey_hsd(
     runs: Runs,
     metrics: str | Iterable[str],
     *,
-    qrels: pl.DataFrame | pl.LazyFrame | None,
+    qrels: FrameInput | None,
     system: str = "system",
     alpha: float = 0.05,
     confidence: float = 0.95,
     query_set: QuerySet = "judged",
-    eval_options: EvalOptions | None = None,
+    **options: Unpack[PlanKwargs],
 ) -> pl.DataFrame:
     """Tukey's HSD for every pair of systems, per metric.
 
     Parameters
     ----------
-    runs, metrics, qrels, system, query_set, eval_options
+    runs, metrics, qrels, system, query_set, options
         As for :func:`~polars_irmetrics.compare`.
     alpha
         ``significant`` is ``p_value <= alpha``.
@@ -80,14 +85,15 @@ def tukey_hsd(
     │ c      ┆ b        ┆ 0.5   ┆ false       │
     └────────┴──────────┴───────┴─────────────┘
     """
-    options = CompareOptions(alpha=alpha, confidence=confidence, query_set=query_set).checked()
+    plan_options = compare_eval_options(options)
+    checked = CompareOptions(alpha=alpha, confidence=confidence, query_set=query_set).checked()
     values = per_query_values(
         runs,
         metrics,
         qrels,
         system=system,
-        query_set=options.query_set,
-        options=eval_options or EvalOptions(),
+        query_set=checked.query_set,
+        options=plan_options,
     )
     _check_values(values)
     k = len(values.systems)

@@ -18,7 +18,7 @@ from polars_irmetrics.errors import IrmError, MetricParameterError
 from polars_irmetrics.metrics.registry import list_metrics, parse_metric
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.metrics.trec import REAL_CUTOFFS
-from polars_irmetrics.offline.prefs import evaluate_prefs
+from polars_irmetrics.offline.prefs import prefs_measures
 from polars_irmetrics.online.evaluate import evaluate_online
 from polars_irmetrics.recsys.evaluate import beyond_accuracy
 
@@ -203,11 +203,11 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
         ).row(0, named=True)
     if any(_reads_prefs(m) for m in metrics):  # every measure at once, trec_eval's names
         scored = EXAMPLE_RUN.with_columns(score=(7 - pl.col("rank")).cast(pl.Float64))
-        measured = evaluate_prefs(scored, EXAMPLE_PREFS).row(0, named=True)
+        measured = prefs_measures(scored, EXAMPLE_PREFS).row(0, named=True)
         values |= {name.lower(): v for name, v in measured.items() if name != "query_id"}
     groups = [example_name(m) for m in metrics if _reads_judgment_groups(m)]
     if groups:
-        values |= evaluate_jg(EXAMPLE_RUN, groups, EXAMPLE_QRELS_JG).row(0, named=True)
+        values |= evaluate_jg(EXAMPLE_RUN, groups, qrels_jg=EXAMPLE_QRELS_JG).row(0, named=True)
     return values
 
 

@@ -1,149 +1,179 @@
 """The door: :func:`evaluate`, every metric of the library through one call.
 
 The metric list is parsed once (:func:`~polars_irmetrics.metrics.registry.parse_metric_list`)
-and each metric is routed by the tables it reads (``Metric.reads``, ``Metric.level``) to
-the wing that computes it: the offline plan of a run and judgments
-(:mod:`polars_irmetrics.offline`), beyond-accuracy metrics of a recommendation table
-(:mod:`polars_irmetrics.recsys`).
+and each metric is routed by the tables it reads (``Metric.reads``, ``Metric.level``), as
+ir_measures routes a measure to the provider that computes it:
+
+* ``offline``: a run and judgments, or a judged table (:mod:`polars_irmetrics.offline`);
+* ``recsys``: a whole recommendation table (``level`` ``"collection"``), with the
+  interactions and item features (:mod:`polars_irmetrics.recsys`);
+* ``online``: an impression log's clicks (:mod:`polars_irmetrics.online`);
+* ``prefs``: preference judgments (:mod:`polars_irmetrics.offline.prefs`);
+* ``jg``: judgments with judgment groups (:mod:`polars_irmetrics.door.jg`).
+
+A metric whose table was not given is refused by one message, written once
+(:func:`check_inputs`), naming the keyword to pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import overload
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Literal, overload
 
 import polars as pl
 
-from polars_irmetrics.ground.buckets import Buckets
+from polars_irmetrics.door.jg import build_jg_plan
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
-from polars_irmetrics.ground.options import EvalOptions, Order
-from polars_irmetrics.ground.validate import Policy
+from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
+from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
+from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.offline.plan import build_plan
-from polars_irmetrics.recsys.evaluate import split_metrics, with_beyond_accuracy
+from polars_irmetrics.offline.prefs import build_prefs_plan
+from polars_irmetrics.online.columns import LogColumns
+from polars_irmetrics.online.evaluate import build_online_plan
+from polars_irmetrics.recsys.evaluate import with_beyond_accuracy
 
-__all__ = ["evaluate"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["Route", "check_inputs", "evaluate", "route"]
+
+Requests = list[tuple[str, MetricRequest]]
+Route = Literal["offline", "recsys", "online", "prefs", "jg"]
+
+#: What each input a metric reads is, and the keyword of evaluate that takes it
+#: (``run`` and ``clicks`` are the table itself).
+INPUTS: Mapping[str, tuple[str, str]] = {
+    "judgments": ("relevance judgments", "qrels"),
+    "interactions": ("the interaction history", "interactions"),
+    "item_features": ("the items' features", "item_features"),
+    "prefs": ("preference judgments", "prefs"),
+    "judgment_groups": ("judgments with a judgment-group column", "qrels_jg"),
+}
+#: Routes whose results can be put side by side (one row per query or group).
+_JOINABLE: frozenset[Route] = frozenset({"offline", "recsys"})
+
+
+def route(metric: Metric) -> Route:
+    """The wing that computes ``metric``, from what it reads."""
+    if metric.level == "collection":
+        return "recsys"
+    if "clicks" in metric.reads:
+        return "online"
+    if "prefs" in metric.reads:
+        return "prefs"
+    if "judgment_groups" in metric.reads:
+        return "jg"
+    return "offline"
+
+
+def check_inputs(requests: Requests, given: Mapping[str, object]) -> None:
+    """Refuse the first metric that reads a table which was not given.
+
+    ``given`` maps an input of :data:`INPUTS` to its table (``None``: not given).
+    Relevance judgments may be absent: the run is then a judged table.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> check_inputs(parse_metric_list(["prefs_simp"]), {"prefs": None})
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric 'prefs_simp' reads preference
+    judgments, which were not given: pass prefs=...
+    """
+    for label, request in requests:
+        for needed in request.metric.reads:
+            if needed not in INPUTS or needed == "judgments":
+                continue
+            what, keyword = INPUTS[needed]
+            if given.get(needed) is None:
+                raise MetricParameterError(
+                    f"metric {label!r} reads {what}, which were not given: pass {keyword}=..."
+                )
+
+
+def _routes(requests: Requests) -> dict[Route, Requests]:
+    routes: dict[Route, Requests] = {}
+    for label, request in requests:
+        routes.setdefault(route(request.metric), []).append((label, request))
+    kinds = list(routes)
+    if len(kinds) > 1 and not set(kinds) <= _JOINABLE:
+        (a, *_), (b, *_) = routes[kinds[0]][0], routes[kinds[1]][0]
+        raise MetricParameterError(
+            f"metrics {a!r} and {b!r} are computed from different tables ({kinds[0]}: "
+            f"{_TABLES[kinds[0]]}; {kinds[1]}: {_TABLES[kinds[1]]}): evaluate them in two "
+            "calls"
+        )
+    return routes
+
+
+_TABLES: Mapping[Route, str] = {
+    "offline": "a run and judgments",
+    "recsys": "a recommendation table",
+    "online": "an impression log",
+    "prefs": "a run and preference judgments",
+    "jg": "a run and judgment groups",
+}
 
 
 @overload
 def evaluate(
-    run: pl.DataFrame,
+    table: pl.DataFrame | ArrowStreamExportable,
     metrics: str | Iterable[str],
     *,
     qrels: FrameInput | None = ...,
+    queries: FrameInput | None = ...,
     interactions: FrameInput | None = ...,
     item_features: FrameInput | None = ...,
-    by: str | Sequence[str] | None = ...,
-    per_query: bool = ...,
-    order: Order = ...,
-    relevance_level: float = ...,
-    depth: int | None = ...,
-    unjudged: Policy = ...,
-    unretrieved: Policy = ...,
-    check_duplicates: bool = ...,
-    buckets: Buckets = ...,
-    spill_dir: str | Path | None = ...,
-    memory_limit: int | str | None = ...,
-    explain: bool = ...,
-    partitioned_by: str | None = ...,
-    query_id: str = ...,
-    doc_id: str = ...,
-    rank: str = ...,
-    score: str = ...,
-    relevance: str = ...,
+    prefs: FrameInput | None = ...,
+    qrels_jg: FrameInput | None = ...,
+    **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame: ...
 
 
 @overload
 def evaluate(
-    run: pl.LazyFrame,
+    table: pl.LazyFrame,
     metrics: str | Iterable[str],
     *,
     qrels: FrameInput | None = ...,
+    queries: FrameInput | None = ...,
     interactions: FrameInput | None = ...,
     item_features: FrameInput | None = ...,
-    by: str | Sequence[str] | None = ...,
-    per_query: bool = ...,
-    order: Order = ...,
-    relevance_level: float = ...,
-    depth: int | None = ...,
-    unjudged: Policy = ...,
-    unretrieved: Policy = ...,
-    check_duplicates: bool = ...,
-    buckets: Buckets = ...,
-    spill_dir: str | Path | None = ...,
-    memory_limit: int | str | None = ...,
-    explain: bool = ...,
-    partitioned_by: str | None = ...,
-    query_id: str = ...,
-    doc_id: str = ...,
-    rank: str = ...,
-    score: str = ...,
-    relevance: str = ...,
+    prefs: FrameInput | None = ...,
+    qrels_jg: FrameInput | None = ...,
+    **options: Unpack[EvalKwargs],
 ) -> pl.LazyFrame: ...
 
 
-@overload
 def evaluate(
-    run: ArrowStreamExportable,
-    metrics: str | Iterable[str],
-    *,
-    qrels: FrameInput | None = ...,
-    interactions: FrameInput | None = ...,
-    item_features: FrameInput | None = ...,
-    by: str | Sequence[str] | None = ...,
-    per_query: bool = ...,
-    order: Order = ...,
-    relevance_level: float = ...,
-    depth: int | None = ...,
-    unjudged: Policy = ...,
-    unretrieved: Policy = ...,
-    check_duplicates: bool = ...,
-    buckets: Buckets = ...,
-    spill_dir: str | Path | None = ...,
-    memory_limit: int | str | None = ...,
-    explain: bool = ...,
-    partitioned_by: str | None = ...,
-    query_id: str = ...,
-    doc_id: str = ...,
-    rank: str = ...,
-    score: str = ...,
-    relevance: str = ...,
-) -> pl.DataFrame: ...
-
-
-def evaluate(
-    run: FrameInput,
+    table: FrameInput,
     metrics: str | Iterable[str],
     *,
     qrels: FrameInput | None = None,
+    queries: FrameInput | None = None,
     interactions: FrameInput | None = None,
     item_features: FrameInput | None = None,
-    by: str | Sequence[str] | None = None,
-    per_query: bool = False,
-    order: Order = "auto",
-    relevance_level: float = 1,
-    depth: int | None = None,
-    unjudged: Policy = "drop",
-    unretrieved: Policy = "zero",
-    check_duplicates: bool = True,
-    buckets: Buckets = "auto-memory",
-    spill_dir: str | Path | None = None,
-    memory_limit: int | str | None = None,
-    explain: bool = False,
-    partitioned_by: str | None = None,
-    query_id: str = "query_id",
-    doc_id: str = "doc_id",
-    rank: str = "rank",
-    score: str = "score",
-    relevance: str = "relevance",
+    prefs: FrameInput | None = None,
+    qrels_jg: FrameInput | None = None,
+    **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame | pl.LazyFrame:
-    """Evaluate a run against judgments: per-query values or means, in one plan.
+    """Evaluate every metric the library has: per-query values or means, in one plan.
+
+    The metric list is parsed once and each metric is routed by the tables it reads
+    (:attr:`Metric.reads <polars_irmetrics.metrics.spec.Metric.reads>`): a run and
+    judgments (``qrels``, or a judged table), a recommendation table with
+    ``interactions`` and ``item_features`` (beyond-accuracy metrics), an impression log
+    (click metrics: the table is the log, its sessions the queries), preference
+    judgments (``prefs``) or judgments with a judgment-group column (``qrels_jg``). A
+    metric whose table is missing is refused with the keyword to pass.
 
     Parameters
     ----------
-    run
-        One row per retrieved document: ``query_id``, ``doc_id`` and ``rank`` (1 = top)
+    table
+        The run: one row per retrieved document: ``query_id``, ``doc_id`` and ``rank`` (1 = top)
         and/or ``score``. A polars DataFrame or LazyFrame; a pandas DataFrame, a pyarrow
         Table or RecordBatch, or any table with the Arrow PyCapsule interface
         (``__arrow_c_stream__``) is converted to a polars DataFrame first. With
@@ -162,6 +192,18 @@ def evaluate(
         of the kinds of table ``run`` may be. A
         ``by`` key present in the judgments is matched too; otherwise the same
         judgments serve every ``by`` group.
+    queries
+        Attributes of the queries (``query_id`` and ``by`` keys such as day, market or
+        segment): each judged query is counted in the group its own value names,
+        whether the run retrieved it or not (see ``by``). A query with several rows
+        counts in each of their groups.
+    prefs
+        Preference judgments for the ``prefs_*`` measures (trec_eval ``-R prefs``):
+        ``query_id``, ``jg``, ``jsg``, ``doc_id``, ``rel_level``
+        (:func:`~polars_irmetrics.read_trec_prefs`).
+    qrels_jg
+        Judgments with a judgment-group column ``jg``, for the ``*_avgjg`` measures
+        (trec_eval ``-R qrels_jg``; :func:`~polars_irmetrics.read_trec_qrels_jg`).
     interactions, item_features
         For beyond-accuracy metrics (``catalog_coverage``, ``novelty``,
         ``intra_list_diversity``, ``serendipity``...): the history the recommender
@@ -169,7 +211,17 @@ def evaluate(
         its documents as items (see :func:`~polars_irmetrics.beyond_accuracy`). Their
         values are joined beside the means (``per_query=False`` only).
     by
-        Extra keys (system, day, market): each combination is evaluated separately.
+        Attributes of the query (day, market, segment, query length): each combination
+        is evaluated apart, and a judged query counts in the group its own value names.
+        That value comes from the judgments when they carry the key, else from
+        ``queries``, else from the run; a judged query the run did not retrieve then has
+        no value, and a group that did not retrieve a judged query is refused unless
+        ``unretrieved='drop'`` (the numbers would depend on what the key means).
+    systems
+        Keys naming systems or runs (``"system"``, ``"run"``): each group is scored on
+        every judged query, a judged query it did not retrieve counting 0 (as
+        :func:`~polars_irmetrics.compare` does). Output columns: ``systems``' keys, then
+        ``by``'s.
     per_query
         ``True``: one row per query (and ``by`` group) and one column per metric.
         ``False`` (default): one row of means per ``by`` group, with ``num_q``, the
@@ -237,7 +289,11 @@ def evaluate(
         after the other, each read alone (file pruning), instead of re-writing the run in
         buckets (:mod:`polars_irmetrics.ground.partitions`).
     query_id, doc_id, rank, score, relevance
-        Column names in ``run`` and ``qrels``.
+        Column names in ``table`` and ``qrels`` (for an impression log, ``query_id`` is
+        its session and ``rank`` its position).
+    clicked, dwell, converted, timestamp
+        Column names of an impression log, for the click metrics
+        (:func:`~polars_irmetrics.evaluate_online`).
 
     Returns
     -------
@@ -301,38 +357,105 @@ def evaluate(
     │ 2     ┆ 0.25 ┆ 0.25 │
     └───────┴──────┴──────┘
     """
-    run = as_polars(run, "run")
-    qrels = None if qrels is None else as_polars(qrels, "qrels")
-    interactions = None if interactions is None else as_polars(interactions, "interactions")
-    item_features = None if item_features is None else as_polars(item_features, "item_features")
-    eager = isinstance(run, pl.DataFrame)
-    options = EvalOptions(
-        by=by,
-        per_query=per_query,
-        order=order,
-        relevance_level=relevance_level,
-        depth=depth,
-        unjudged=unjudged,
-        unretrieved=unretrieved,
-        check_duplicates=check_duplicates,
-        buckets=buckets,
-        spill_dir=spill_dir,
-        memory_limit=memory_limit,
-        explain=explain,
-        partitioned_by=partitioned_by,
-        query_id=query_id,
-        doc_id=doc_id,
-        rank=rank,
-        score=score,
-        relevance=relevance,
-    )
-    accuracy, beyond = split_metrics(metrics)  # beyond accuracy: polars_irmetrics.recsys
-    judgments = None if qrels is None else qrels.lazy()
-    if beyond:
-        means = build_plan(run.lazy(), accuracy, judgments, options) if accuracy else None
-        plan = with_beyond_accuracy(
-            means, run.lazy(), beyond, interactions, item_features, options
+    frame = as_polars(table, "run")
+    eager = isinstance(frame, pl.DataFrame)
+    tables = {
+        name: None if t is None else as_polars(t, name).lazy()
+        for name, t in (
+            ("qrels", qrels),
+            ("queries", queries),
+            ("interactions", interactions),
+            ("item_features", item_features),
+            ("prefs", prefs),
+            ("qrels_jg", qrels_jg),
         )
-    else:
-        plan = build_plan(run.lazy(), accuracy, judgments, options)
+    }
+    plan = evaluate_plan(
+        frame.lazy(),
+        parse_metric_list(metrics),
+        tables,
+        EvalOptions.build(**options),
+    )
     return plan.collect() if eager else plan
+
+
+def evaluate_plan(
+    table: pl.LazyFrame,
+    requests: Requests,
+    tables: Mapping[str, pl.LazyFrame | None],
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """:func:`evaluate`'s lazy plan from parsed metrics, tables and checked options."""
+    check_inputs(
+        requests,
+        {
+            "interactions": tables.get("interactions"),
+            "item_features": tables.get("item_features"),
+            "prefs": tables.get("prefs"),
+            "judgment_groups": tables.get("qrels_jg"),
+        },
+    )
+    routes = _routes(requests)
+    qrels, queries = tables.get("qrels"), tables.get("queries")
+    if "online" in routes:
+        return _online(table, routes["online"], options)
+    if "prefs" in routes or "jg" in routes:
+        if options.by_keys:
+            raise InvalidValueError(
+                "by= and systems= are not available for the preference and judgment-group "
+                "measures; evaluate each group's rows in a call of its own"
+            )
+        if "prefs" in routes:
+            per_query = build_prefs_plan(table, routes["prefs"], tables["prefs"], options)
+        else:
+            per_query = build_jg_plan(table, routes["jg"], tables["qrels_jg"], options)
+        if options.per_query:
+            return per_query
+        return _means(per_query, routes.get("prefs") or routes["jg"])
+    if "recsys" not in routes:
+        return build_plan(table, routes["offline"], qrels, options, queries=queries)
+    accuracy = routes.get("offline")
+    means = build_plan(table, accuracy, qrels, options, queries=queries) if accuracy else None
+    return with_beyond_accuracy(
+        means,
+        table,
+        routes["recsys"],
+        tables.get("interactions"),
+        tables.get("item_features"),
+        options,
+    )
+
+
+def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
+    """Click metrics: the table is an impression log, its sessions the queries."""
+    if options.systems is not None:
+        raise InvalidValueError(
+            "systems= is not available for click metrics: an impression log's arms or "
+            "systems are segments, by=..."
+        )
+    columns = LogColumns(
+        session_id=options.query_id,
+        position=options.rank,
+        clicked=options.clicked,
+        dwell=options.dwell,
+        converted=options.converted,
+        timestamp=options.timestamp,
+    )
+    buckets = options.buckets
+    return build_online_plan(
+        log,
+        requests,
+        columns,
+        options.attribute_keys,
+        per_session=options.per_query,
+        buckets=None if buckets == "auto-memory" else buckets,
+        spill_dir=options.spill_dir,
+    )
+
+
+def _means(per_query: pl.LazyFrame, requests: Requests) -> pl.LazyFrame:
+    """``num_q`` and each metric's mean over the per-query values."""
+    return per_query.select(
+        pl.len().cast(pl.Int64).alias("num_q"),
+        *(request.metric.summarize(label) for label, request in requests),
+    )

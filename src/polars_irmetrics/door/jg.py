@@ -21,15 +21,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import polars as pl
 
-from polars_irmetrics.door.evaluate import evaluate
-from polars_irmetrics.errors import ColumnNotFoundError
-from polars_irmetrics.ground.options import Order
-from polars_irmetrics.ground.validate import Policy
+from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
+from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
+from polars_irmetrics.metrics.registry import MetricRequest, parse_metric
+from polars_irmetrics.offline.plan import build_plan
 
-__all__ = ["AVGJG_MEASURES", "base_metric", "evaluate_jg"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["AVGJG_MEASURES", "base_metric", "build_jg_plan", "evaluate_jg"]
 
 #: trec_eval's judgment-group measures and the metric each averages over groups.
 AVGJG_MEASURES: dict[str, str] = {
@@ -56,16 +60,53 @@ def base_metric(name: str) -> str:
     return match.group(1) + (match.group(2) or "")
 
 
+def build_jg_plan(
+    run: pl.LazyFrame,
+    requests: list[tuple[str, MetricRequest]],
+    qrels_jg: pl.LazyFrame | None,
+    options: EvalOptions,
+    *,
+    jg: str = "jg",
+) -> pl.LazyFrame:
+    """Per-query values of the judgment-group ``requests``: each metric against each
+    group's judgments alone (one offline plan over (query, group) keys), averaged over
+    the query's groups; ``query_id`` and one Float64 column per request."""
+    if qrels_jg is None:  # guarded by the door's input check
+        raise MetricParameterError("judgment-group measures need qrels_jg=...")
+    query_id = options.query_id
+    if jg not in qrels_jg.collect_schema().names():
+        raise ColumnNotFoundError(
+            f"qrels_jg has no column {jg!r} (the judgment group); pass jg='your_column' "
+            "or read trec_eval's file with irm.read_trec_qrels_jg"
+        )
+    qid = pl.col(query_id).cast(pl.String)
+    key = pl.concat_str(qid, pl.lit(_SEP), pl.col(jg).cast(pl.String)).alias(query_id)
+    groups = qrels_jg.select(qid.alias("_qid"), key).unique()
+    paired = run.with_columns(qid.alias("_qid")).drop(query_id)
+    paired = paired.join(groups, on="_qid", how="inner").drop("_qid")
+    bases = {label: parse_metric(base_metric(label)) for label, _ in requests}
+    distinct = {req.name: req for req in bases.values()}
+    per_group = build_plan(
+        paired,
+        list(distinct.items()),
+        qrels_jg.with_columns(key).drop(jg),
+        options.replace(per_query=True, buckets=None),
+    )
+    return (
+        per_group.with_columns(pl.col(query_id).str.split(_SEP).list.first())
+        .group_by(query_id)
+        .agg(pl.col(req.name).cast(pl.Float64).mean().alias(label) for label, req in bases.items())
+        .sort(query_id)
+    )
+
+
 def evaluate_jg(
     run: pl.DataFrame | pl.LazyFrame,
     metrics: str | Iterable[str],
-    qrels_jg: pl.DataFrame | pl.LazyFrame,
     *,
+    qrels_jg: pl.DataFrame | pl.LazyFrame,
     jg: str = "jg",
-    relevance_level: float = 1,
-    depth: int | None = None,
-    unretrieved: Policy = "drop",
-    order: Order = "auto",
+    **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame:
     """Per-query values of ``metrics``, each averaged over the query's judgment groups.
 
@@ -79,13 +120,15 @@ def evaluate_jg(
         trec_eval's judgment-group names (``map_avgjg``, ``P_avgjg_10``); the output
         columns keep the names given.
     qrels_jg
-        ``query_id``, ``jg`` (the judgment group), ``doc_id`` and ``relevance``
+        Keyword only: ``query_id``, ``jg`` (the judgment group), ``doc_id`` and ``relevance``
         (:func:`polars_irmetrics.io.prefs.read_trec_qrels_jg` reads trec_eval's file).
     jg
         The judgment-group column of ``qrels_jg``.
-    relevance_level, depth, unretrieved, order
-        As for :func:`polars_irmetrics.evaluate` (``unretrieved='zero'``: a judged
-        query with no results scores 0 in each group, trec_eval's ``-c``).
+    options
+        :func:`polars_irmetrics.evaluate`'s options (``per_query``: default ``True``
+        here, one row per query; ``relevance_level``, ``depth``,
+        ``order``, ``unretrieved``: ``'zero'`` scores a judged query with no results 0
+        in each group, trec_eval's ``-c``; default here ``'drop'``, as trec_eval).
 
     Returns
     -------
@@ -107,37 +150,16 @@ def evaluate_jg(
     ...                     "score": [2.0, 1.0]})
     >>> qrels = pl.DataFrame({"query_id": ["q1"] * 4, "jg": ["alice", "alice", "bob", "bob"],
     ...                       "doc_id": ["d1", "d2", "d1", "d2"], "relevance": [1, 0, 0, 1]})
-    >>> evaluate_jg(run, ["map_avgjg", "P_avgjg_1"], qrels).rows()
+    >>> evaluate_jg(run, ["map_avgjg", "P_avgjg_1"], qrels_jg=qrels).rows()
     [('q1', 0.75, 0.5)]
     """
     names = [metrics] if isinstance(metrics, str) else list(metrics)
-    judgments = qrels_jg.lazy()
-    if jg not in judgments.collect_schema().names():
-        raise ColumnNotFoundError(
-            f"qrels_jg has no column {jg!r} (the judgment group); pass jg='your_column' "
-            "or read trec_eval's file with polars_irmetrics.io.prefs.read_trec_qrels_jg"
-        )
-    qid = pl.col("query_id").cast(pl.String)
-    key = pl.concat_str(qid, pl.lit(_SEP), pl.col(jg).cast(pl.String)).alias("query_id")
-    groups = judgments.select(qid.alias("_qid"), key).unique()
-    run_lazy = run.lazy().with_columns(qid.alias("_qid")).drop("query_id")
-    paired = run_lazy.join(groups, on="_qid", how="inner").drop("_qid")
-    pairs = [(n, base_metric(n)) for n in names]
-    per_group = evaluate(
-        paired,
-        list(dict.fromkeys(base for _, base in pairs)),
-        qrels=judgments.with_columns(key).drop(jg),
-        per_query=True,
-        order=order,
-        relevance_level=relevance_level,
-        depth=depth,
-        unretrieved=unretrieved,
-    )
-    return (
-        per_group.lazy()
-        .with_columns(pl.col("query_id").str.split(_SEP).list.first())
-        .group_by("query_id")
-        .agg(pl.col(base).cast(pl.Float64).mean().alias(name) for name, base in pairs)
-        .sort("query_id")
-        .collect()
+    requests = [(name, parse_metric(base_metric(name))) for name in names]
+    built = EvalOptions.build(**{"unretrieved": "drop", "per_query": True, **options})
+    values = build_jg_plan(run.lazy(), requests, qrels_jg.lazy(), built, jg=jg).collect()
+    if built.per_query:
+        return values
+    return values.select(
+        pl.len().cast(pl.Int64).alias("num_q"),
+        *(pl.col(label).mean() for label, _ in requests),
     )

@@ -25,6 +25,7 @@ names the queries of that part only.
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -84,9 +85,14 @@ class Job:
     per_query_schema: pl.Schema
     means_schema: pl.Schema
 
-    @property
+    def __getstate__(self) -> dict[str, object]:
+        """The job as it travels: the parsed requests stay behind (parsed again once)."""
+        return {k: v for k, v in self.__dict__.items() if k != "requests"}
+
+    @functools.cached_property
     def requests(self) -> list[tuple[str, MetricRequest]]:
-        """``(label, request)`` for each metric column, in the result's order."""
+        """``(label, request)`` for each metric column, in the result's order: parsed once
+        per process (the job travels to the workers as metric names)."""
         return parse_metric_list(self.metrics)
 
 
@@ -110,7 +116,7 @@ def prepare(
     ...                  ("rank", pa.int32()), ("system", pa.string())])
     >>> qrels = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
     ...                    ("relevance", pa.int64())])
-    >>> job = prepare(run, qrels, ["map", "P@5"], EvalOptions(by="system"))
+    >>> job = prepare(run, qrels, ["map", "P@5"], EvalOptions(systems="system"))
     >>> job.keys, job.run_only_by, list(job.means_schema)
     (('system', 'query_id'), ('system',), ['system', 'num_q', 'map', 'P@5'])
     >>> prepare(run, qrels, ["ndcg@ten"], EvalOptions())
@@ -122,8 +128,9 @@ def prepare(
     options = options.replace(buckets=None)
     run = _empty(run_schema).lazy()
     qrels = None if qrels_schema is None else _empty(qrels_schema).lazy()
-    per_query = build_plan(run, given, qrels, options.replace(per_query=True)).collect_schema()
-    means = build_plan(run, given, qrels, options.replace(per_query=False)).collect_schema()
+    requests = parse_metric_list(given)
+    per_query = build_plan(run, requests, qrels, options.replace(per_query=True)).collect_schema()
+    means = build_plan(run, requests, qrels, options.replace(per_query=False)).collect_schema()
     by = options.by_keys
     return Job(
         metrics=given,
@@ -145,7 +152,7 @@ def evaluate_part(job: Job, run: pa.Table, qrels: pa.Table | None) -> pa.Table:
     raises it (Spark carries it back with :func:`carry_error`).
     """
     qrels_frame = None if qrels is None else _frame(qrels).lazy()
-    plan = build_plan(_frame(run).lazy(), job.metrics, qrels_frame, job.options)
+    plan = build_plan(_frame(run).lazy(), job.requests, qrels_frame, job.options)
     return _to_arrow(plan.collect(), job.per_query_schema)
 
 

@@ -1,42 +1,103 @@
-"""The options of one evaluation, carried as one object from the entry points to the plan.
+"""The options of one evaluation, built once at the door and carried inward as one object.
 
-:func:`~polars_irmetrics.evaluate` (and every engine and capability built on it:
-comparison, fusion, Spark, Dask) takes its options as keyword arguments and packs them
-into one :class:`EvalOptions`, which :func:`~polars_irmetrics.offline.plan.build_plan`
-reads. Values are checked when the plan is built, not here, so that a bad value gets
-the same error from every entry point.
+:func:`~polars_irmetrics.evaluate` and every door built on it (comparison, fusion,
+Spark, Dask, the namespace, the command line) take the same keyword arguments,
+typed once as :class:`EvalKwargs`; :meth:`EvalOptions.build` turns them into one
+checked :class:`EvalOptions`, which the wings' plans read. A value that needs no data
+to be judged (a policy, a depth, a key listed twice) is refused here, whatever the
+metrics; what needs the tables' schemas is checked when a plan is built.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
-from polars_irmetrics.ground.buckets import Buckets
-from polars_irmetrics.ground.validate import Policy
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.ground.buckets import Buckets, check_buckets
+from polars_irmetrics.ground.validate import Policy, check_policy
 
-__all__ = ["EvalOptions", "Order"]
+__all__ = ["EvalKwargs", "EvalOptions", "Keys", "Order", "PlanKwargs"]
 
 Order = Literal["auto", "rank", "score"]
+Keys = str | Sequence[str] | None
+
+
+class PlanKwargs(TypedDict, total=False):
+    """The keyword arguments of an evaluation that a door built on it passes through
+    unchanged (:func:`~polars_irmetrics.compare` sets the groups and the query set)."""
+
+    order: Order
+    relevance_level: float
+    depth: int | None
+    unjudged: Policy
+    check_duplicates: bool
+    buckets: Buckets
+    spill_dir: str | Path | None
+    memory_limit: int | str | None
+    explain: bool
+    partitioned_by: str | None
+    query_id: str
+    doc_id: str
+    rank: str
+    score: str
+    relevance: str
+    clicked: str
+    dwell: str
+    converted: str
+    timestamp: str
+
+
+class EvalKwargs(PlanKwargs, total=False):
+    """The keyword arguments every evaluating door takes (see :class:`EvalOptions`).
+
+    Typed once here, so that :func:`~polars_irmetrics.evaluate`'s overloads, the
+    namespace and the engines carry them with ``**options: Unpack[EvalKwargs]``.
+    """
+
+    by: Keys
+    systems: Keys
+    per_query: bool
+    unretrieved: Policy
+
+
+def _keys(name: str, value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Sequence) and all(isinstance(k, str) for k in value):
+        return tuple(value)
+    raise InvalidValueError(
+        f"{name} must be a column name or a list of column names, got {value!r}"
+    )
 
 
 @dataclass(frozen=True)
 class EvalOptions:
-    """Everything :func:`~polars_irmetrics.evaluate` takes besides the run, the metrics
-    and the judgments; the fields and defaults are its keyword arguments'.
+    """Everything an evaluation takes besides its tables and metrics; the fields and
+    defaults are :func:`~polars_irmetrics.evaluate`'s keyword arguments.
+
+    Build it with :meth:`build` (checked) from the keyword arguments of a door.
 
     Examples
     --------
     >>> from polars_irmetrics.ground.options import EvalOptions
-    >>> options = EvalOptions(by="system", query_id="qid")
+    >>> options = EvalOptions.build(systems="system", by="day", query_id="qid")
     >>> options.by_keys, options.replace(per_query=True).per_query
-    (('system',), True)
+    (('system', 'day'), True)
+    >>> EvalOptions.build(by=["day", "day"])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: by lists 'day' twice; list each key once
     """
 
-    by: str | Sequence[str] | None = None
+    by: Keys = None
+    systems: Keys = None
     per_query: bool = False
     order: Order = "auto"
     relevance_level: float = 1
@@ -54,12 +115,84 @@ class EvalOptions:
     rank: str = "rank"
     score: str = "score"
     relevance: str = "relevance"
+    clicked: str = "clicked"
+    dwell: str = "dwell"
+    converted: str = "converted"
+    timestamp: str = "timestamp"
+
+    @classmethod
+    def build(cls, **options: Any) -> EvalOptions:
+        """The options of one evaluation from a door's keyword arguments, checked.
+
+        An unknown keyword is refused with the list of those accepted.
+        """
+        fields = {f.name for f in dataclasses.fields(cls)}
+        for name in options:
+            if name not in fields:
+                raise InvalidValueError(
+                    f"unknown option {name}=...; the options are {', '.join(sorted(fields))}"
+                )
+        built = cls(**options)
+        built.check()
+        return built
+
+    def check(self) -> None:
+        """Refuse a value that is wrong whatever the data (see the module)."""
+        by = _keys("by", self.by)
+        systems = _keys("systems", self.systems)
+        for name, keys in (("by", by), ("systems", systems)):
+            for key in keys:
+                if keys.count(key) > 1:
+                    raise InvalidValueError(f"{name} lists {key!r} twice; list each key once")
+                if key in (self.query_id, self.doc_id):
+                    raise InvalidValueError(
+                        f"{name}={list(keys)!r} names {key!r}, which is already the query or "
+                        "document id; list only extra keys such as 'system' or 'day'"
+                    )
+        for key in by:
+            if key in systems:
+                raise InvalidValueError(
+                    f"{key!r} is in both systems= and by=; a key names systems (systems=) or "
+                    "an attribute of the query (by=), not both"
+                )
+        if self.query_id == self.doc_id:
+            raise InvalidValueError(
+                f"query_id and doc_id both name column {self.query_id!r}; name two columns"
+            )
+        level = self.relevance_level
+        if isinstance(level, bool) or not isinstance(level, int | float) or math.isnan(level):
+            raise InvalidValueError(f"relevance_level must be a number, got {level!r}")
+        depth = self.depth
+        if depth is not None and (
+            isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
+        ):
+            raise InvalidValueError(f"depth must be a positive integer or None, got {depth!r}")
+        check_policy("unjudged", self.unjudged)
+        check_policy("unretrieved", self.unretrieved)
+        for name in ("per_query", "check_duplicates", "explain"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise InvalidValueError(f"{name} must be True or False, got {value!r}")
+        check_buckets(self.buckets)
+        if self.order not in ("auto", "rank", "score"):
+            raise InvalidValueError(
+                f"order={self.order!r} is not an order; choose 'auto', 'rank' or 'score'"
+            )
+
+    @property
+    def system_keys(self) -> tuple[str, ...]:
+        """The keys that name systems or runs (``systems``)."""
+        return _keys("systems", self.systems)
+
+    @property
+    def attribute_keys(self) -> tuple[str, ...]:
+        """The keys that are attributes of the query (``by``)."""
+        return _keys("by", self.by)
 
     @property
     def by_keys(self) -> tuple[str, ...]:
-        """``by`` as a tuple of column names (empty without ``by``)."""
-        by = self.by
-        return (by,) if isinstance(by, str) else tuple(by or ())
+        """Every group key: the systems' first, then the query attributes."""
+        return (*self.system_keys, *self.attribute_keys)
 
     def replace(self, **changes: Any) -> EvalOptions:
         """A copy with some fields changed."""

@@ -93,6 +93,11 @@ class CheckSpec:
     unjudged: Policy
     unretrieved: Policy
     check_duplicates: bool = True
+    #: ``by`` keys of the run alone (attributes of the query with no value for the
+    #: judged queries): a judged query a group did not retrieve cannot be placed.
+    unplaced: tuple[str, ...] = ()
+    #: ``by`` keys brought from ``queries=`` (a null one: a query it has no row for).
+    from_queries: tuple[str, ...] = ()
 
 
 # (flag column, error class, message template). Templates see {col}, {query}, {n}.
@@ -246,6 +251,12 @@ def raise_on_bad_rows(
     run_frame = "judged table" if spec.judged_table else "run"
     qrels_frame = "judged table" if spec.judged_table else "judgments"
     for key in spec.keys:
+        if frame[key].null_count() and key in spec.from_queries:
+            queries = frame.filter(pl.col(key).is_null()).get_column(spec.query_id)
+            raise QuerySetError(
+                f"query {queries.sort()[0]!r} has no {key!r} in queries=: give every query of "
+                f"the run and the judgments a row there ({queries.n_unique()} have none)"
+            )
         if frame[key].null_count():
             side = _side_of_null_key(frame, key)
             raise InvalidValueError(
@@ -275,6 +286,8 @@ def raise_on_bad_rows(
             )
     frame = frame.filter(~pl.col(check_rows))
     judged, retrieved = pl.col(f"{INTERNAL}judged"), pl.col(f"{INTERNAL}retrieved")
+    if spec.unplaced and spec.unretrieved != "drop":
+        _raise_unplaced(frame.filter(judged & ~retrieved).sort(spec.keys), spec)
     if spec.unjudged == "error":
         _raise_query_set(
             frame.filter(~judged).sort(spec.keys),
@@ -305,6 +318,26 @@ def _describe(row: Mapping[str, object], spec: CheckSpec) -> str:
     parts = [f"{key}={row[key]!r}" for key in spec.keys if key != spec.query_id]
     text = repr(row[spec.query_id])
     return f"{text} ({', '.join(parts)})" if parts else text
+
+
+def _raise_unplaced(bad: pl.DataFrame, spec: CheckSpec) -> None:
+    """A ``by`` key of the run alone, and a judged query some group did not retrieve:
+    whether it counts (0) in that group depends on what the key means."""
+    if not bad.height:
+        return
+    key = spec.unplaced[0]
+    shown = ", ".join(_describe(r, spec) for r in bad.head(3).iter_rows(named=True))
+    more = f" and {bad.height - 3} more" if bad.height > 3 else ""
+    raise QuerySetError(
+        f"by key {key!r} is in the run but not in the judgments, and {bad.height} judged "
+        f"(query, group) pair(s) were not retrieved: {shown}{more}. Whether such a query "
+        f"counts 0 in that group depends on what {key!r} means: if it names systems or "
+        f"runs (each scored on every judged query), pass systems={key!r} instead of by=; if "
+        f"it is an attribute of the query (day, market, segment), give each judged query "
+        f"its {key!r}, in a {key!r} column of the judgments or with queries= (a table of "
+        f"query ids and {key!r}); or pass unretrieved='drop' to score each group on the "
+        "queries it retrieved"
+    )
 
 
 def _raise_query_set(bad: pl.DataFrame, spec: CheckSpec, where: str, policy: str) -> None:

@@ -21,8 +21,8 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError, MissingFileError
-from polars_irmetrics.io.sources import STDIN, is_local_path, open_text, raw_bytes
+from polars_irmetrics.errors import FileFormatError, InvalidValueError, MissingFileError
+from polars_irmetrics.io.sources import STDIN, display_name, is_local_path, open_text, raw_bytes
 from polars_irmetrics.io.trec import read_trec_qrels, scan_trec_run
 
 __all__ = [
@@ -32,12 +32,14 @@ __all__ = [
     "sample_interleaving_path",
     "sample_paths",
     "scan_qrels",
+    "scan_queries",
     "scan_run",
 ]
 
 FileFormat = Literal["auto", "parquet", "trec", "csv", "tsv"]
 FORMATS: tuple[str, ...] = ("auto", "parquet", "trec", "csv", "tsv")
 _RUN = "a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV or TSV"
+_QUERIES = "query attributes: Parquet, CSV or TSV with a header"
 _QRELS = "judgments: Parquet, TREC qrels (query_id iteration doc_id relevance), CSV or TSV"
 
 
@@ -209,3 +211,15 @@ def scan_qrels(
         frame = read_trec_qrels(text).lazy()
         return frame.rename({"query_id": query_id, "doc_id": doc_id, "relevance": relevance})
     return _scan_table(text, resolved, (query_id, doc_id), _QRELS)
+
+
+def scan_queries(source: str | os.PathLike[str], *, query_id: str = "query_id") -> pl.LazyFrame:
+    """A table of query attributes (``query_id`` and group keys) from a file, lazily."""
+    text = os.fspath(source)
+    resolved = detect_format(text, _QUERIES)
+    if resolved == "trec":
+        raise FileFormatError(
+            f"{display_name(text)}: not a table with a header; query attributes are read from "
+            "Parquet, CSV or TSV with columns such as query_id,day"
+        )
+    return _scan_table(text, resolved, (query_id, query_id), _QUERIES)

@@ -36,7 +36,7 @@ def _prefs(s: Scope, p: Params) -> pl.Expr:
     raise MetricParameterError(
         "preference measures read preference judgments (query_id, jg, jsg, doc_id, "
         "rel_level), not a judged table; compute them with "
-        "irm.evaluate_prefs(run, irm.read_trec_prefs(path))"
+        "irm.evaluate(run, metrics, prefs=irm.read_trec_prefs(path))"
     )
 
 
@@ -44,7 +44,7 @@ def _jg(s: Scope, p: Params) -> pl.Expr:
     raise MetricParameterError(
         "judgment-group measures average over the judgment groups of qrels with a jg "
         "column, not one judged table; compute them with "
-        "irm.evaluate_jg(run, metrics, irm.read_trec_qrels_jg(path))"
+        "irm.evaluate(run, metrics, qrels_jg=irm.read_trec_qrels_jg(path))"
     )
 
 

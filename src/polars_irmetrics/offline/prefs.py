@@ -53,18 +53,29 @@ level may hold fewer than R documents while N > R; trec_eval's recount then read
 past the end of that level's list (undefined behaviour), and here it takes the
 documents the level holds.
 
-:func:`evaluate_prefs` computes them all for every query, in polars; the transitive
+:func:`prefs_measures` computes them all for every query, in polars; the transitive
 closure of a partial order repeats one join until no preference is added (as many
 rounds as the longest chain of preferences).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import polars as pl
 
-from polars_irmetrics.errors import DuplicateError, InvalidValueError
+from polars_irmetrics.errors import DuplicateError, InvalidValueError, MetricParameterError
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import Policy
+from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
 
-__all__ = ["PREFS_MEASURES", "evaluate_prefs", "prefs_from_qrels"]
+__all__ = [
+    "PREFS_MEASURES",
+    "build_prefs_plan",
+    "evaluate_prefs",
+    "prefs_from_qrels",
+    "prefs_measures",
+]
 
 #: Every preference measure, in trec_eval's print order.
 PREFS_MEASURES: tuple[str, ...] = (
@@ -176,7 +187,7 @@ def _check_consistent(pairs: pl.DataFrame, docs: pl.DataFrame) -> None:
         )
 
 
-def evaluate_prefs(
+def prefs_measures(
     run: pl.DataFrame | pl.LazyFrame,
     prefs: pl.DataFrame | pl.LazyFrame,
     *,
@@ -224,7 +235,7 @@ def evaluate_prefs(
     ...                       "doc_id": ["a", "b", "c"], "rel_level": [2.0, 1.0, 0.0]})
     >>> run = pl.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["b", "a", "c"],
     ...                     "score": [3.0, 2.0, 1.0]})
-    >>> out = evaluate_prefs(run, prefs)
+    >>> out = prefs_measures(run, prefs)
     >>> out.select("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_simp").row(0)
     (3, 2, 0.6666666666666666)
     """
@@ -254,6 +265,81 @@ def evaluate_prefs(
     docs = _docids(run_lazy, p, depth).collect()
     rows = p.join(docs.lazy(), on=[_Q, "doc_id"]).collect()
     return _measures(rows, docs, wanted.collect().get_column(_Q).to_list())
+
+
+def build_prefs_plan(
+    run: pl.LazyFrame,
+    requests: list[tuple[str, MetricRequest]],
+    prefs: pl.LazyFrame | None,
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """The per-query values of the preference measures in ``requests``: ``query_id`` and
+    one column per request.
+
+    The measures are computed eagerly (the transitive closure repeats a join until no
+    preference is added); the result is returned lazily.
+    """
+    if prefs is None:  # guarded by the door's input check
+        raise MetricParameterError("preference measures need prefs=...")
+    if options.query_id != _Q or options.doc_id != "doc_id":
+        raise InvalidValueError(
+            "the preference measures read columns query_id and doc_id (as trec_eval's "
+            "prefs files name them); rename yours, e.g. .rename({'qid': 'query_id'})"
+        )
+    queries = None
+    if options.unretrieved == "zero":
+        queries = prefs.select(pl.col(_Q).cast(pl.String)).unique().collect().to_series()
+    values = prefs_measures(
+        run,
+        prefs,
+        depth=options.depth,
+        queries=None if queries is None else queries.sort().to_list(),
+    )
+    return values.lazy().select(
+        _Q, *(pl.col(request.metric.name).alias(label) for label, request in requests)
+    )
+
+
+def evaluate_prefs(
+    run: pl.DataFrame | pl.LazyFrame,
+    metrics: str | Iterable[str] = PREFS_MEASURES,
+    *,
+    prefs: pl.DataFrame | pl.LazyFrame,
+    per_query: bool = True,
+    depth: int | None = None,
+    unretrieved: Policy = "drop",
+) -> pl.DataFrame:
+    """The preference measures ``metrics`` of every query (a thin door: see
+    :func:`polars_irmetrics.evaluate` with ``prefs=``).
+
+    ``unretrieved='zero'``: a query of ``prefs`` with no results is evaluated on an
+    empty ranking (trec_eval 10.0's ``-c``); ``'drop'`` (default): the queries in both.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> prefs = pl.DataFrame({"query_id": ["q1"] * 3, "jg": ["u"] * 3, "jsg": ["s"] * 3,
+    ...                       "doc_id": ["a", "b", "c"], "rel_level": [2.0, 1.0, 0.0]})
+    >>> run = pl.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["b", "a", "c"],
+    ...                     "score": [3.0, 2.0, 1.0]})
+    >>> evaluate_prefs(run, ["prefs_simp", "prefs_num_prefs_ful"], prefs=prefs).rows()
+    [('q1', 0.6666666666666666, 2)]
+    """
+    requests = parse_metric_list(metrics)
+    options = EvalOptions.build(per_query=per_query, depth=depth, unretrieved=unretrieved)
+    for label, request in requests:
+        if "prefs" not in request.metric.reads:
+            raise MetricParameterError(
+                f"metric {label!r} is not a preference measure; evaluate it with "
+                "irm.evaluate(run, metrics, qrels=...)"
+            )
+    values = build_prefs_plan(run.lazy(), requests, prefs.lazy(), options).collect()
+    if per_query:
+        return values
+    return values.select(
+        pl.len().cast(pl.Int64).alias("num_q"),
+        *(request.metric.summarize(label) for label, request in requests),
+    )
 
 
 def _measures(rows: pl.DataFrame, docs: pl.DataFrame, queries: list[str]) -> pl.DataFrame:

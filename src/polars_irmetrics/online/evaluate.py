@@ -28,7 +28,13 @@ from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.sessions import denominator, numerator, session_plan
 
-__all__ = ["OnlineBuckets", "aggregate", "evaluate_online"]
+__all__ = [
+    "OnlineBuckets",
+    "aggregate",
+    "build_online_plan",
+    "check_online_buckets",
+    "evaluate_online",
+]
 
 #: ``buckets`` of :func:`evaluate_online`: one plan (``None``), N buckets, or ``"auto"``.
 OnlineBuckets = int | Literal["auto"] | None
@@ -195,9 +201,32 @@ def evaluate_online(
     by_keys = _by_keys(by, columns)
     if not isinstance(per_session, bool):
         raise InvalidValueError(f"per_session must be True or False, got {per_session!r}")
-    _check_online_buckets(buckets)
-    requests = parse_metric_list(metrics)
-    plan = session_plan(log.lazy(), requests, columns, by_keys)
+    check_online_buckets(buckets)
+    out = build_online_plan(
+        log.lazy(),
+        parse_metric_list(metrics),
+        columns,
+        by_keys,
+        per_session=per_session,
+        buckets=buckets,
+        spill_dir=spill_dir,
+    )
+    return out.collect() if eager else out
+
+
+def build_online_plan(
+    log: pl.LazyFrame,
+    requests: list[tuple[str, MetricRequest]],
+    columns: LogColumns,
+    by_keys: tuple[str, ...],
+    *,
+    per_session: bool,
+    buckets: OnlineBuckets,
+    spill_dir: str | Path | None,
+) -> pl.LazyFrame:
+    """The online wing's plan: per-session values of ``requests`` (``per_session``) or
+    their aggregates per ``by`` group, in one plan or out of core in ``buckets``."""
+    plan = session_plan(log, requests, columns, by_keys)
     sessions = plan.frame
     if buckets is not None:
 
@@ -207,10 +236,10 @@ def evaluate_online(
             return session_plan(part, requests, columns, by_keys).frame
 
         sessions = evaluate_in_buckets(
-            log.lazy(),
+            log,
             None,
             None,
-            query_id=session_id,
+            query_id=columns.session_id,
             buckets=buckets,
             spill_dir=spill_dir,
             evaluate_part=evaluate_part,
@@ -218,13 +247,11 @@ def evaluate_online(
         )
     if per_session:
         labels = [label for label, _ in requests]
-        out = sessions.select(*plan.keys, *labels).sort(plan.keys)
-    else:
-        out = aggregate(sessions, requests, by_keys)
-    return out.collect() if eager else out
+        return sessions.select(*plan.keys, *labels).sort(plan.keys)
+    return aggregate(sessions, requests, by_keys)
 
 
-def _check_online_buckets(buckets: object) -> None:
+def check_online_buckets(buckets: object) -> None:
     """``buckets`` as :func:`~polars_irmetrics.evaluate` checks it, less ``"auto-memory"``
     (its memory model is that of evaluate's plan, not measured for a log)."""
     if buckets == "auto-memory":

@@ -1,0 +1,72 @@
+"""Attributes of the query from a table of their own (``queries=``).
+
+A ``by`` key such as day, market or segment is an attribute of the query: a judged
+query counts in the group its own value names, whether the run retrieved it or not.
+:func:`with_query_attributes` brings the attributes of ``queries`` onto the judgments
+(and onto the run where it lacks them), so that the plan matches them as keys of the
+judgments (:mod:`polars_irmetrics.offline.plan`).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import require_columns
+
+__all__ = ["with_query_attributes"]
+
+
+def with_query_attributes(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
+    queries: pl.LazyFrame,
+    options: EvalOptions,
+) -> tuple[pl.LazyFrame, pl.LazyFrame | None, tuple[str, ...]]:
+    """``run`` and ``qrels`` with the ``by`` keys that ``queries`` holds, and those keys.
+
+    A judged (or retrieved) query with no row in ``queries`` gets a null key, which the
+    plan's checks refuse by name; a query with several rows counts in each group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> run = pl.LazyFrame({"query_id": ["q1"], "doc_id": ["a"], "rank": [1]})
+    >>> qrels = pl.LazyFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    >>> queries = pl.LazyFrame({"query_id": ["q1", "q2"], "day": ["mon", "tue"]})
+    >>> run, qrels, keys = with_query_attributes(
+    ...     run, qrels, queries, EvalOptions.build(by="day")
+    ... )
+    >>> keys, qrels.collect().rows()
+    (('day',), [('q1', 'a', 1, 'mon'), ('q2', 'b', 1, 'tue')])
+    """
+    query_id = options.query_id
+    schema = queries.collect_schema()
+    require_columns(
+        schema, [query_id], "queries", "queries= holds one row per query: its id and attributes"
+    )
+    keys = [k for k in options.attribute_keys if k in schema]
+    if not keys:
+        raise InvalidValueError(
+            f"queries= has none of the by= keys {list(options.attribute_keys)!r} (its "
+            f"columns: {', '.join(map(repr, schema.names()))}); add them, or drop queries="
+        )
+    if qrels is not None:
+        given = [k for k in keys if k in qrels.collect_schema()]
+        if given:
+            raise InvalidValueError(
+                f"by key {given[0]!r} is both in queries= and in the judgments; give each "
+                "judged query its value once: drop the column from one of them"
+            )
+    attributes = queries.select(query_id, *keys).unique()
+    run_schema = run.collect_schema()
+    if query_id in run_schema and schema[query_id] != run_schema[query_id]:
+        attributes = attributes.with_columns(pl.col(query_id).cast(run_schema[query_id]))
+    if qrels is not None:
+        qrels = qrels.join(attributes, on=query_id, how="left", nulls_equal=False)
+    missing = [k for k in keys if k not in run_schema]
+    if missing:
+        run = run.join(attributes.select(query_id, *missing), on=query_id, how="left")
+    return run, qrels, tuple(keys)

@@ -1,0 +1,130 @@
+"""The offline plan's data checks, computed inside the plan as per-query counts.
+
+The run's bad rows (null ids, bad ranks, NaN scores) pass a filter into a small
+group-by; its duplicates (a document twice in a query, a rank held twice) are counted
+in a group-by per query; the judgments' problems are counted beside the metrics.
+:func:`~polars_irmetrics.ground.validate.raise_on_bad_rows` reads the counts.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+
+import polars as pl
+
+from polars_irmetrics.ground.validate import Recount, flag
+from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
+from polars_irmetrics.offline.columns import RANK, SRC
+from polars_irmetrics.offline.setup import Setup
+
+__all__ = [
+    "bad_rows",
+    "doc_fingerprint",
+    "duplicate_checks",
+    "judged_rank_check",
+    "recount",
+    "term_check",
+]
+
+
+def judged_rank_check(setup: Setup) -> list[pl.Expr]:
+    """Without the run's duplicate checks, still refuse judged documents sharing a rank."""
+    if setup.check.check_duplicates or setup.order == "score":
+        return []
+    # ``when``, not ``filter``: a filter inside the aggregation keeps the streaming
+    # group-by from partitioning it
+    ranks = pl.when(pl.col(SRC) == 1).then(pl.col(RANK)).drop_nulls()
+    return [(ranks.count() - ranks.n_unique()).alias(flag("j_dup_rank"))]
+
+
+def term_check(scope: PlanScope) -> list[pl.Expr]:
+    """Per query, the rows with a float-sum term the fixed-point sums cannot hold."""
+    if not scope.summed:
+        return []
+    too_big = pl.any_horizontal(*(beyond_fixed(value) for value in scope.summed.values()))
+    return [too_big.sum().cast(pl.Int64).alias(flag("q_big_term"))]
+
+
+def bad_rows(run: pl.LazyFrame, setup: Setup) -> pl.LazyFrame:
+    """Per query, the run's rows with a null id, a bad rank or a bad score, by kind.
+
+    A filter, then a group-by of what passes it: on clean data nothing does, so this
+    costs one cheap predicate per row (and on Parquet whole row groups are skipped by
+    their statistics). A null key makes a row of its own, with the key null.
+    """
+    doc = pl.col(setup.doc_id)
+    kinds = {"null_doc": doc.is_null()}
+    if setup.order == "rank":
+        r = pl.col(setup.rank)
+        if not setup.check.judged_table:  # there, a null rank means "not retrieved"
+            kinds["null_rank"] = r.is_null()
+        kinds["bad_rank"] = r < 1  # null for a null rank: the filter drops it, sum skips it
+    else:
+        s = pl.col(setup.score).cast(pl.Float64)
+        if not setup.check.judged_table:  # there, a null score means "not retrieved"
+            kinds["null_score"] = s.is_null()
+        kinds["nan_score"] = s.is_nan()
+    # an ``|`` chain without ``fill_null`` (unlike ``any_horizontal``, or a
+    # ``fill_null`` inside the chain): Parquet statistics can then skip row groups for
+    # it (measured: 0.002 s against 0.13 s on 10M rows)
+    bad = functools.reduce(
+        operator.or_, [*(pl.col(k).is_null() for k in setup.keys), *kinds.values()]
+    )
+    return (
+        run.filter(bad)
+        .group_by(list(setup.keys))
+        .agg(cond.sum().cast(pl.Int64).alias(flag(name)) for name, cond in kinds.items())
+    )
+
+
+def doc_fingerprint(doc: pl.Expr, setup: Setup) -> pl.Expr:
+    """What the duplicate check counts distinct values of: a string id's 64-bit hash.
+
+    Hashing first makes the per-query sets hold integers instead of strings (measured
+    on 10M rows: 9 % less time and 150 MiB less memory for the whole plan). Two ids of
+    one query may share a hash, so the count can only err upwards; a flagged query is
+    recounted exactly before anything is raised (:func:`recount`).
+    """
+    return doc.hash() if setup.doc_is_string else doc
+
+
+def _dup_doc(doc: pl.Expr) -> pl.Expr:
+    """Per query, the rows beyond the first of each distinct ``doc`` (its ids, or their
+    fingerprints): the plan's check and the exact recount count the same way."""
+    return (pl.len() - doc.n_unique()).cast(pl.Int64).alias(flag("dup_doc"))
+
+
+def duplicate_checks(setup: Setup) -> list[pl.Expr]:
+    """Per query, documents listed twice and ranks held twice: a hash set per query."""
+    if not setup.check.check_duplicates:
+        return []
+    checks = [_dup_doc(doc_fingerprint(pl.col(setup.doc_id), setup))]
+    if setup.order == "rank":
+        r = pl.col(setup.rank)
+        checks.append(
+            (r.count() - r.drop_nulls().n_unique()).cast(pl.Int64).alias(flag("dup_rank"))
+        )
+    return checks
+
+
+def recount(run: pl.LazyFrame, setup: Setup) -> dict[str, Recount]:
+    """Exact duplicate-document counts for the queries the hashed check flagged.
+
+    Runs only on the error path (:func:`raise_on_bad_rows`), as a query of its own over
+    the run as given, restricted to the flagged queries.
+    """
+    if not setup.check.check_duplicates or not setup.doc_is_string:
+        return {}
+    keys = list(setup.keys)
+
+    def dup_doc(flagged: pl.DataFrame) -> pl.DataFrame:
+        queries = flagged.lazy().select(keys)
+        return (
+            run.join(queries, on=keys, how="semi", nulls_equal=True)
+            .group_by(keys)
+            .agg(_dup_doc(pl.col(setup.doc_id)))
+            .collect()
+        )
+
+    return {"dup_doc": dup_doc}

@@ -1,0 +1,159 @@
+"""The offline plan's arguments resolved against the tables' schemas, before any data
+is read: which keys, which order, which ids are cast, what the data checks check.
+
+Everything that needs no data is checked once by :meth:`EvalOptions.build
+<polars_irmetrics.ground.options.EvalOptions.build>`; :func:`resolve` adds what the
+schemas tell (missing columns, dtypes, where each group key lives).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import CheckSpec, check_numeric, id_kind, require_columns
+
+__all__ = ["Setup", "resolve"]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything resolved from the arguments and the schemas, before any data is read."""
+
+    keys: tuple[str, ...]
+    by: tuple[str, ...]
+    qrels_keys: tuple[str, ...]
+    run_only_by: tuple[str, ...]
+    order: Literal["rank", "score"]
+    doc_is_string: bool
+    cast_ids: dict[str, pl.DataType]
+    check: CheckSpec
+    doc_id: str
+    rank: str
+    score: str
+    relevance: str
+    depth: int | None
+    relevance_level: float
+
+
+def resolve(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
+    options: EvalOptions,
+    from_queries: tuple[str, ...] = (),
+) -> Setup:
+    by_keys = options.by_keys
+    order, depth = options.order, options.depth
+    query_id, doc_id, rank = options.query_id, options.doc_id, options.rank
+    score, relevance = options.score, options.relevance
+
+    run_schema = run.collect_schema()
+    judged_table = qrels is None
+    frame = "judged table" if judged_table else "run"
+    require_columns(
+        run_schema,
+        [query_id, doc_id, *by_keys],
+        frame,
+        "pass the column names, e.g. query_id='qid', doc_id='docno'",
+    )
+    resolved: Literal["rank", "score"]
+    if order == "auto":
+        if rank in run_schema:
+            resolved = "rank"
+        elif score in run_schema:
+            resolved = "score"
+        else:
+            raise ColumnNotFoundError(
+                f"the {frame} has neither a {rank!r} nor a {score!r} column to order its "
+                f"documents (its columns: {', '.join(repr(c) for c in run_schema.names())}); "
+                "name yours with rank=... or score=..."
+            )
+    else:
+        resolved = order
+    order_col = rank if resolved == "rank" else score
+    require_columns(
+        run_schema,
+        [order_col],
+        frame,
+        f"pass rank=... or score=... to name it, or choose order= (now {order!r})",
+    )
+    check_numeric(run_schema, order_col, frame, integer=resolved == "rank")
+
+    cast_ids: dict[str, pl.DataType] = {}
+    query_kind = id_kind(run_schema, query_id, frame)
+    doc_kind = id_kind(run_schema, doc_id, frame)
+    for column, kind in ((query_id, query_kind), (doc_id, doc_kind)):
+        if kind == "string":
+            cast_ids[column] = pl.String()
+    if qrels is None:
+        require_columns(
+            run_schema,
+            [relevance],
+            frame,
+            "pass qrels=... with the judgments, or add the relevance column "
+            "(name it with relevance=...)",
+        )
+        check_numeric(run_schema, relevance, frame, integer=False)
+        qrels_keys = (*by_keys, query_id)
+        run_only_by: tuple[str, ...] = ()
+    else:
+        qrels_schema = qrels.collect_schema()
+        require_columns(
+            qrels_schema,
+            [query_id, doc_id, relevance],
+            "judgments",
+            "pass the column names, e.g. relevance='label'",
+        )
+        check_numeric(qrels_schema, relevance, "judgments", integer=False)
+        for column, kind in ((query_id, query_kind), (doc_id, doc_kind)):
+            other = id_kind(qrels_schema, column, "judgments")
+            if other != kind:
+                raise ColumnTypeError(
+                    f"column {column!r} holds {kind}s in the run ({run_schema[column]}) but "
+                    f"{other}s in the judgments ({qrels_schema[column]}); cast one side, "
+                    f"e.g. pl.col({column!r}).cast(pl.String) on both"
+                )
+            if kind == "integer" and run_schema[column] != qrels_schema[column]:
+                cast_ids[column] = pl.Int64()
+        qrels_keys = (*(k for k in by_keys if k in qrels_schema), query_id)
+        run_only_by = tuple(k for k in by_keys if k not in qrels_schema)
+        for key in by_keys:
+            if key in qrels_schema and run_schema[key] != qrels_schema[key]:
+                raise ColumnTypeError(
+                    f"column {key!r} has dtype {run_schema[key]} in the run but "
+                    f"{qrels_schema[key]} in the judgments; cast one side to match"
+                )
+    check = CheckSpec(
+        keys=(*by_keys, query_id),
+        query_id=query_id,
+        doc_id=doc_id,
+        rank=rank if resolved == "rank" else None,
+        score=score if resolved == "score" else None,
+        relevance=relevance,
+        judged_table=judged_table,
+        unjudged=options.unjudged,
+        unretrieved=options.unretrieved,
+        check_duplicates=options.check_duplicates,
+        unplaced=tuple(k for k in options.attribute_keys if k in run_only_by),
+        from_queries=from_queries,
+    )
+    return Setup(
+        keys=(*by_keys, query_id),
+        by=by_keys,
+        qrels_keys=qrels_keys,
+        run_only_by=run_only_by,
+        order=resolved,
+        doc_is_string=doc_kind == "string",
+        cast_ids=cast_ids,
+        check=check,
+        doc_id=doc_id,
+        rank=rank,
+        score=score,
+        relevance=relevance,
+        depth=depth,
+        relevance_level=float(options.relevance_level),
+    )
