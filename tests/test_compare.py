@@ -359,7 +359,8 @@ def test_namespace_compare_equals_function(
     expected = irm.compare(long, METRICS, qrels=qrels, system="run", baseline="bm25")
     assert long.irm.compare(METRICS, qrels=qrels, system="run", baseline="bm25").equals(expected)
     lazy = long.lazy().irm.compare(METRICS, qrels=qrels, system="run", baseline="bm25")
-    assert lazy.equals(expected)
+    assert isinstance(lazy, pl.LazyFrame)  # lazy in, lazy out
+    assert lazy.collect().equals(expected)
 
 
 def _bad(**changes: Any) -> dict[str, Any]:

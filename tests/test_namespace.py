@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+)
 from polars_irmetrics.namespace import IrmFrameNamespace, IrmLazyFrameNamespace
 
 RUN = pl.DataFrame(
@@ -22,7 +30,7 @@ QRELS = pl.DataFrame(
     {"query_id": ["q1", "q1", "q2"], "doc_id": ["b", "x", "d"], "relevance": [1, 2, 1]}
 )
 
-# method -> (kwargs, metric name for evaluate)
+# method -> (kwargs, metric name for evaluate): every metric method
 METHODS = {
     "precision": ({"k": 2}, "precision@2"),
     "recall": ({"k": 2, "denominator": "capped"}, "recall(denominator='capped')@2"),
@@ -39,39 +47,154 @@ METHODS = {
     "num_ret": ({}, "num_ret"),
     "num_rel": ({}, "num_rel"),
     "num_rel_ret": ({"k": 2}, "num_rel_ret@2"),
+    "err": ({"k": 2, "max_grade": 2}, "err(max_grade=2)@2"),
+    "rbp": ({"p": 0.5}, "rbp(p=0.5)"),
+    "rbp_residual": ({"k": 2}, "rbp_residual@2"),
+    "arhr": ({}, "arhr"),
+    "mar": ({"k": 2}, "mar@2"),
+    "fcp": ({}, "fcp"),
+    "judged": ({"k": 2}, "judged@2"),
+    "trec_ndcg": ({"gains": "1=3,2=9"}, "trec_ndcg(gains='1=3,2=9')"),
+    "iprec": ({"recall": 0.5}, "iprec(recall=0.5)"),
+    "relative_precision": ({"k": 2}, "relative_precision@2"),
+    "rprec_mult": ({"multiple": 2.0}, "rprec_mult(multiple=2.0)"),
+    "infap": ({}, "infap"),
+    "unjudged": ({"k": 2}, "unjudged@2"),
 }
 
 
+class Counted:
+    """A LazyFrame of RUN whose rows are counted each time the plan reads them."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def frame(self, source: pl.DataFrame = RUN) -> pl.LazyFrame:
+        def count(score: pl.Series) -> pl.Series:
+            self.reads += 1
+            return score
+
+        return source.lazy().with_columns(
+            pl.col("score").map_batches(count, return_dtype=pl.Float64)
+        )
+
+
 @pytest.mark.parametrize("method", sorted(METHODS))
-def test_each_method_returns_the_mean_as_float(frame_kind: str, method: str) -> None:
+def test_a_dataframe_method_returns_the_mean_as_float(method: str) -> None:
     kwargs, name = METHODS[method]
-    frame = RUN.lazy() if frame_kind == "LazyFrame" else RUN
-    value = getattr(frame.irm, method)(qrels=QRELS, **kwargs)
+    value = getattr(RUN.irm, method)(qrels=QRELS, **kwargs)
     assert isinstance(value, float)
-    expected = irm.evaluate(RUN, [name], qrels=QRELS)[name].item()
-    assert value == pytest.approx(expected, abs=1e-15)
+    assert value == irm.evaluate(RUN, [name], qrels=QRELS)[name].item()
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_a_lazyframe_method_returns_a_plan_of_the_mean(method: str) -> None:
+    kwargs, name = METHODS[method]
+    counted = Counted()
+    plan = getattr(counted.frame().irm, method)(qrels=QRELS, **kwargs)
+    assert isinstance(plan, pl.LazyFrame)
+    assert counted.reads == 0  # nothing has run
+    expected = irm.evaluate(RUN, [name], qrels=QRELS).select(name)
+    assert_frame_equal(plan.collect(), expected)
+    assert counted.reads > 0
 
 
 def test_methods_pass_evaluate_options(frame_kind: str) -> None:
     frame = RUN.lazy() if frame_kind == "LazyFrame" else RUN
     qrels = QRELS.with_columns(pl.col("relevance") * 2).rename({"relevance": "label"})
+
+    def mean(value: float | pl.LazyFrame) -> float:
+        return float(value.collect().item()) if isinstance(value, pl.LazyFrame) else value
+
     # labels b=2, x=4 (q1), d=2 (q2): at level 2, b and d count, both at rank 2
-    assert frame.irm.mrr(qrels=qrels, relevance="label", relevance_level=2) == 1 / 2
-    assert frame.irm.mrr(qrels=qrels, relevance="label", relevance_level=3) == 0.0
-    assert frame.irm.num_ret(qrels=QRELS, depth=1) == 1.0
+    assert mean(frame.irm.mrr(qrels=qrels, relevance="label", relevance_level=2)) == 1 / 2
+    assert mean(frame.irm.mrr(qrels=qrels, relevance="label", relevance_level=3)) == 0.0
+    assert mean(frame.irm.num_ret(qrels=QRELS, depth=1)) == 1.0
 
 
-def test_mean_of_no_query_is_nan(frame_kind: str) -> None:
+def test_mean_of_no_query_is_nan_or_null(frame_kind: str) -> None:
     empty = RUN.clear()
-    frame = empty.lazy() if frame_kind == "LazyFrame" else empty
-    assert math.isnan(frame.irm.ndcg(k=10, qrels=QRELS, unretrieved="drop"))
+    if frame_kind == "DataFrame":
+        assert math.isnan(empty.irm.ndcg(k=10, qrels=QRELS, unretrieved="drop"))
+    else:
+        plan = empty.lazy().irm.ndcg(k=10, qrels=QRELS, unretrieved="drop")
+        assert plan.collect().rows() == [(None,)]
 
 
 def test_evaluate_methods_keep_the_frame_kind() -> None:
-    assert isinstance(RUN.irm.evaluate(["map"], qrels=QRELS), pl.DataFrame)
-    lazy = RUN.lazy().irm.evaluate(["map"], qrels=QRELS, per_query=True)
+    assert_frame_equal(
+        RUN.irm.evaluate(["map"], qrels=QRELS), irm.evaluate(RUN, ["map"], qrels=QRELS)
+    )
+    counted = Counted()
+    lazy = counted.frame().irm.evaluate(["map"], qrels=QRELS, per_query=True)
     assert isinstance(lazy, pl.LazyFrame)
+    assert counted.reads == 0
     assert lazy.collect().columns == ["query_id", "map"]
+
+
+#: Two systems of one long frame, as compare and fuse take them.
+SYSTEMS = pl.concat([RUN.with_columns(system=pl.lit(s)) for s in ("a", "b")]).with_columns(
+    score=pl.when(pl.col("system") == "b").then(-pl.col("score")).otherwise(pl.col("score"))
+)
+
+
+def test_compare_keeps_the_frame_kind() -> None:
+    expected = irm.compare(SYSTEMS, ["map", "P@1"], qrels=QRELS)
+    assert_frame_equal(SYSTEMS.irm.compare(["map", "P@1"], qrels=QRELS), expected)
+    counted = Counted()
+    plan = counted.frame(SYSTEMS).irm.compare(["map", "P@1"], qrels=QRELS)
+    assert isinstance(plan, pl.LazyFrame)
+    assert counted.reads == 0
+    assert_frame_equal(plan.collect(), expected)
+    reads = counted.reads
+    assert plan.collect_schema() == expected.schema
+    assert_frame_equal(plan.collect(), expected)
+    assert counted.reads == reads  # the comparison ran once
+
+
+def test_fuse_keeps_the_frame_kind() -> None:
+    expected = irm.fuse(SYSTEMS, "sum", system="system")
+    assert isinstance(expected, pl.DataFrame)
+    assert_frame_equal(SYSTEMS.irm.fuse("sum", system="system"), expected)
+    plan = SYSTEMS.lazy().irm.fuse("sum", system="system")
+    assert isinstance(plan, pl.LazyFrame)
+    assert_frame_equal(plan.collect(), expected)
+
+
+def test_argument_errors_are_raised_when_called(frame_kind: str) -> None:
+    frame = RUN.lazy() if frame_kind == "LazyFrame" else RUN
+    with pytest.raises(
+        MetricParameterError,
+        match=re.escape("metric 'irm.ndcg(...)': k must be a positive integer or None, got 0"),
+    ):
+        frame.irm.ndcg(k=0, qrels=QRELS)
+    with pytest.raises(
+        ColumnNotFoundError,
+        match=re.escape(
+            "column 'relevance' not found in the judgments (its columns: 'query_id', "
+            "'doc_id'); pass the column names, e.g. relevance='label'"
+        ),
+    ):
+        frame.irm.map(qrels=QRELS.drop("relevance"))
+    with pytest.raises(
+        InvalidValueError,
+        match=re.escape("unjudged='x' is not a policy; choose one of 'zero', 'drop', 'error'"),
+    ):
+        frame.irm.precision(k=1, qrels=QRELS, unjudged="x")  # type: ignore[typeddict-item]
+
+
+def test_data_errors_of_a_lazyframe_are_raised_when_collected() -> None:
+    twice = pl.concat([RUN, RUN])
+    message = re.escape(
+        "column 'doc_id' of the run: query 'q1' lists 3 document(s) more than once; each "
+        "(query, document) pair may appear once (trec_eval refuses such runs too): keep one "
+        "row per document, e.g. .unique([query_id, 'doc_id'])"
+    )
+    with pytest.raises(DuplicateError, match=message):
+        twice.irm.ndcg(k=3, qrels=QRELS)
+    plan = twice.lazy().irm.ndcg(k=3, qrels=QRELS)
+    with pytest.raises(DuplicateError, match=message):
+        plan.collect()
 
 
 @pytest.mark.parametrize("cls", [IrmFrameNamespace, IrmLazyFrameNamespace])

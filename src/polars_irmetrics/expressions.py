@@ -8,8 +8,44 @@ the table; documents not in it are unknown. To evaluate a run against separate
 judgments, use :func:`polars_irmetrics.evaluate`, which builds the judged rows for you.
 
 To rank by score instead of a rank column, pass ``rank=irm.rank_by_score()``
-(score descending, ties broken by doc_id descending as text, as trec_eval does). A
-frame without the rank column is not ranked by its scores silently: when the query is
+(score descending, ties broken by doc_id descending as text, as trec_eval does; a
+null score, like a null rank, is a judged document that was not retrieved). On the
+same judged table, every expression gives what :func:`polars_irmetrics.evaluate`
+with ``qrels=None`` gives per query.
+
+**One group, one ranking.** A group whose rows are not one ranking of one query has
+no value: the expression is null for a group where a rank is held twice or is below
+1, or (when the frame has the ``doc_id`` column, named by ``doc_id=``) a document is
+listed twice or has no id — where ``evaluate`` refuses the table. Grouping by
+anything coarser than the query (a segment, a day) gives nulls, never a number; to
+average per segment, group by the segment and the query, then average the
+per-query values per segment. A group holding several queries whose
+ranks and documents never repeat (one document each, say) cannot be told from one
+query, so group by the query:
+
+>>> import polars as pl
+>>> import polars_irmetrics as irm
+>>> judged = pl.DataFrame({
+...     "segment": ["web"] * 4,
+...     "query_id": ["q1", "q1", "q2", "q2"],
+...     "doc_id": ["a", "b", "a", "c"],
+...     "rank": [1, 2, 1, 2],
+...     "relevance": [1, 0, 0, 1],
+... })
+>>> judged.group_by("segment").agg(irm.ndcg(k=10), irm.map())
+shape: (1, 3)
+┌─────────┬─────────┬──────┐
+│ segment ┆ ndcg@10 ┆ map  │
+│ ---     ┆ ---     ┆ ---  │
+│ str     ┆ f64     ┆ f64  │
+╞═════════╪═════════╪══════╡
+│ web     ┆ null    ┆ null │
+└─────────┴─────────┴──────┘
+>>> per_query = judged.group_by("segment", "query_id").agg(irm.map())
+>>> per_query.group_by("segment").agg(pl.col("map").mean()).item(0, "map")
+0.75
+
+A frame without the rank column is not ranked by its scores silently: when the query is
 planned (``collect()``, or the eager ``agg``), a missing rank, relevance or score
 column raises :class:`~polars_irmetrics.errors.ColumnNotFoundError` naming it and the
 argument that names it, and a rank or relevance column that is not numeric a
@@ -22,7 +58,8 @@ arguments. The result column is named by the metric's canonical name
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -74,66 +111,92 @@ Ideal = Literal["judgments", "retrieved"]
 def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
     """Rank within the group by ``score`` descending, ties by ``doc_id`` descending.
 
-    This is trec_eval's ordering (document ids compared as text). Use it as the
+    This is trec_eval's ordering (document ids compared as text), the one
+    :func:`polars_irmetrics.evaluate` gives a table with scores. Use it as the
     ``rank=`` argument of any metric expression.
+
+    A null score is a judged document the system did not retrieve (a full join of a
+    run with its judgments leaves one): its rank is null, as in a judged table's rank
+    column, and the other documents are ranked 1, 2, ... among themselves. A NaN score
+    cannot be ranked: its rank is 0, which no metric expression accepts (the group's
+    value is null, where ``evaluate`` refuses the table).
+
+    The ranks are distinct, so a group holding several queries is told by its
+    documents: the metric's ``doc_id=`` column (``doc_id`` by default) must name the
+    same column as this ``doc_id``.
 
     Parameters
     ----------
     score
-        The score column (higher is better).
+        The score column (higher is better; null: not retrieved).
     doc_id
         The document id column: ties are broken by it, descending, compared as text.
 
     Returns
     -------
     pl.Expr
-        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+        Int64 ranks named ``rank``: 1 = top, null where the score is null, 0 where it
+        is NaN.
+
+    See Also
+    --------
+    polars_irmetrics.evaluate : ranks a table with scores the same way.
 
     Examples
     --------
-    Documents ``b`` and ``c`` tie on score; ``c`` sorts above ``b`` (descending id):
+    Documents ``b`` and ``c`` tie on score; ``c`` sorts above ``b`` (descending id).
+    ``d`` has no score: it was judged but not retrieved.
 
     >>> import polars as pl
     >>> import polars_irmetrics as irm
-    >>> df = pl.DataFrame({"doc_id": ["a", "b", "c"], "score": [1.0, 2.0, 2.0]})
+    >>> df = pl.DataFrame({"doc_id": ["a", "b", "c", "d"], "score": [1.0, 2.0, 2.0, None]})
     >>> df.select(irm.rank_by_score())["rank"].to_list()
-    [3, 2, 1]
+    [3, 2, 1, None]
+
+    Two queries in one group list document ``a`` twice: not one ranking, so the
+    metric is null (it reads the ``doc_id`` column too):
+
+    >>> two = pl.DataFrame({"doc_id": ["a", "b", "a"], "score": [3.0, 2.0, 1.0],
+    ...                     "relevance": [1, 0, 1]})
+    >>> two.select(irm.rank_by_score())["rank"].to_list()
+    [1, 2, 3]
+    >>> two.select(irm.ndcg(k=10, rank=irm.rank_by_score())).item() is None
+    True
     """
     fix = "name yours with irm.rank_by_score(score=..., doc_id=...)"
-    tie = _column(doc_id, "ids", fix, numeric=False).cast(pl.String)
-    by_score = _column(score, "scores", fix, numeric=True)
-    return (
-        pl.arg_sort_by([by_score, tie], descending=[True, True]).arg_sort().cast(pl.Int64) + 1
-    ).alias("rank")
+    needs = (_Need(score, "scores", fix, numeric=True), _Need(doc_id, "ids", fix, numeric=False))
+    return _columns(needs, _rank_by_score).alias("rank")
+
+
+def _rank_by_score(score: pl.Expr, doc_id: pl.Expr) -> pl.Expr:
+    """:func:`rank_by_score` of columns known to exist (built once the plan is).
+
+    Kept small: a metric reads its rank a few hundred times. Repeated documents are
+    the metric's check (once per group), not this expression's (once per read).
+    """
+    order = pl.arg_sort_by(
+        [score, doc_id.cast(pl.String)], descending=[True, True], nulls_last=True
+    ).arg_sort()
+    nan = score.cast(pl.Float64).is_nan()
+    rank = order.cast(pl.Int64) + 1
+    return pl.when(nan).then(pl.lit(0, pl.Int64)).when(score.is_not_null()).then(rank)
 
 
 _PROBE = "__irm_probe"
 
 
-def _column(name: str, role: str, fix: str, *, numeric: bool) -> pl.Expr:
-    """``pl.col(name)``, or a library error when the frame has no such column.
-
-    The frame's schema is only known when the query is planned, so the check is
-    deferred to then (:func:`polars.pipe_with_dtype`, at no cost to the plan): a
-    struct of a placeholder and the column if the frame has it tells which it is.
-    ``numeric`` also refuses a column that is neither a number nor a boolean.
-    """
-    probe = pl.struct(pl.lit(0).alias(_PROBE), cs.by_name(name, require_all=False))
-    return pl.pipe_with_dtype([probe], _Resolve(name, role, fix, numeric))
-
-
 @dataclass(frozen=True)
-class _Resolve:
-    """The deferred check of :func:`_column` (a picklable callable: plans may be sent)."""
+class _Need:
+    """A column an expression reads: its name, what it holds, and how to name yours."""
 
     name: str
     role: str
     fix: str
     numeric: bool
 
-    def __call__(self, inputs: list[tuple[pl.Expr, pl.DataType]]) -> pl.Expr:
-        ((_, dtype),) = inputs
-        fields = {field.name: field.dtype for field in getattr(dtype, "fields", [])}
+    def resolve(self, fields: Mapping[str, pl.DataType]) -> pl.Expr:
+        """``pl.col(name)``, or a library error when the frame lacks it or its dtype is
+        wrong (``numeric``: neither a number nor a boolean)."""
         found, name = fields.get(self.name), self.name
         if found is None:
             raise ColumnNotFoundError(
@@ -148,12 +211,77 @@ class _Resolve:
         return pl.col(name)
 
 
+def _same(column: pl.Expr) -> pl.Expr:
+    return column
+
+
+def _column(name: str, role: str, fix: str, *, numeric: bool) -> pl.Expr:
+    """``pl.col(name)``, or a library error when the frame has no such column."""
+    return _columns((_Need(name, role, fix, numeric),), _same)
+
+
+def _columns(needs: tuple[_Need, ...], build: Callable[..., pl.Expr]) -> pl.Expr:
+    """``build(pl.col(...) for each need)``, once the frame is known to hold them.
+
+    The frame's schema is only known when the query is planned, so the check is
+    deferred to then (:func:`polars.pipe_with_dtype`, at no cost to the plan): a
+    struct of a placeholder and the columns the frame has tells which they are. One
+    deferred node for all the columns keeps the expression small where it is read
+    many times (a rank, inside every metric).
+    """
+    names = list(dict.fromkeys(need.name for need in needs))
+    probe = pl.struct(pl.lit(0).alias(_PROBE), cs.by_name(*names, require_all=False))
+    return pl.pipe_with_dtype([probe], _Resolve(needs, build))
+
+
+@dataclass(frozen=True)
+class _Resolve:
+    """The deferred check of :func:`_columns` (a picklable callable: plans may be sent)."""
+
+    needs: tuple[_Need, ...]
+    build: Callable[..., pl.Expr]
+
+    def __call__(self, inputs: list[tuple[pl.Expr, pl.DataType]]) -> pl.Expr:
+        ((_, dtype),) = inputs
+        fields = tuple((field.name, field.dtype) for field in getattr(dtype, "fields", []))
+        return _resolved(self, fields)
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(resolve: _Resolve, fields: tuple[tuple[str, pl.DataType], ...]) -> pl.Expr:
+    """What ``resolve`` gives a frame with these columns, built once: a rank expression
+    is read dozens of times by each metric, and each read is resolved on its own."""
+    found = dict(fields)
+    return resolve.build(*(need.resolve(found) for need in resolve.needs))
+
+
+@dataclass(frozen=True)
+class _DistinctDocuments:
+    """Group-level: the ids of column ``name`` are all present and distinct; true when
+    the frame has no such column (deferred as :func:`_column` is)."""
+
+    name: str
+
+    def __call__(self, inputs: list[tuple[pl.Expr, pl.DataType]]) -> pl.Expr:
+        ((_, dtype),) = inputs
+        if self.name not in {field.name for field in getattr(dtype, "fields", [])}:
+            return pl.lit(True)
+        doc = pl.col(self.name)
+        return (doc.null_count() == 0) & (doc.n_unique() == doc.len())
+
+
+def _distinct_documents(name: str) -> pl.Expr:
+    probe = pl.struct(pl.lit(0).alias(_PROBE), cs.by_name(name, require_all=False))
+    return pl.pipe_with_dtype([probe], _DistinctDocuments(name))
+
+
 def _expr(
     metric: str,
     *,
     k: int | None,
     relevance: str,
     rank: RankSpec,
+    doc_id: str,
     level: float,
     **options: ParamValue,
 ) -> pl.Expr:
@@ -166,7 +294,8 @@ def _expr(
             "name yours with rank=..., or rank by score with rank=irm.rank_by_score()",
             numeric=True,
         )
-    return req.expr(TableScope(rel, rank), float(level)).alias(req.name)
+    scope = TableScope(rel, rank, _distinct_documents(doc_id))
+    return scope.when_one_ranking(req.expr(scope, float(level))).alias(req.name)
 
 
 def precision(
@@ -175,6 +304,7 @@ def precision(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Precision@k: the share of the top k that is relevant.
 
@@ -190,6 +320,9 @@ def precision(
         Relevance at or above which a document is relevant.
     relevance, rank
         Column names (``rank`` may be an expression, e.g. :func:`rank_by_score`).
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -213,7 +346,9 @@ def precision(
     │ 0.5         ┆ 0.2          ┆ 0.666667  │
     └─────────────┴──────────────┴───────────┘
     """
-    return _expr("precision", k=k, relevance=relevance, rank=rank, level=relevance_level)
+    return _expr(
+        "precision", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level
+    )
 
 
 def recall(
@@ -223,6 +358,7 @@ def recall(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Recall@k: the share of the relevant documents found in the top k.
 
@@ -242,6 +378,9 @@ def recall(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -268,6 +407,7 @@ def recall(
         k=k,
         relevance=relevance,
         rank=rank,
+        doc_id=doc_id,
         level=relevance_level,
         denominator=denominator,
     )
@@ -279,6 +419,7 @@ def f1(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """F1@k: harmonic mean of precision@k and recall@k (0 when both are 0).
 
@@ -293,6 +434,9 @@ def f1(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -307,7 +451,7 @@ def f1(
     >>> df.select(irm.f1(k=2)).item()  # P = 1/2, R = 1/2
     0.5
     """
-    return _expr("f1", k=k, relevance=relevance, rank=rank, level=relevance_level)
+    return _expr("f1", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level)
 
 
 def r_precision(
@@ -315,6 +459,7 @@ def r_precision(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """R-precision: precision at rank R, R the number of relevant documents.
 
@@ -327,6 +472,9 @@ def r_precision(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -341,7 +489,9 @@ def r_precision(
     >>> df.select(irm.r_precision()).item()  # R = 2, one relevant in the top 2
     0.5
     """
-    return _expr("r_precision", k=None, relevance=relevance, rank=rank, level=relevance_level)
+    return _expr(
+        "r_precision", k=None, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level
+    )
 
 
 def hit_rate(
@@ -350,6 +500,7 @@ def hit_rate(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Hit rate@k (success@k): 1 when a relevant document is in the top k, else 0.
 
@@ -364,6 +515,9 @@ def hit_rate(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -378,7 +532,9 @@ def hit_rate(
     >>> df.select(irm.hit_rate(k=2), irm.hit_rate(k=3)).row(0)
     (0.0, 1.0)
     """
-    return _expr("hit_rate", k=k, relevance=relevance, rank=rank, level=relevance_level)
+    return _expr(
+        "hit_rate", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level
+    )
 
 
 def mrr(
@@ -387,6 +543,7 @@ def mrr(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Reciprocal rank of the first relevant document (within the top k); 0 if none.
 
@@ -403,6 +560,9 @@ def mrr(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -431,7 +591,7 @@ def mrr(
     │ 2        ┆ 0.0      ┆ 0.0   │
     └──────────┴──────────┴───────┘
     """
-    return _expr("mrr", k=k, relevance=relevance, rank=rank, level=relevance_level)
+    return _expr("mrr", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level)
 
 
 def map(
@@ -441,6 +601,7 @@ def map(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Average precision (AP@k); averaged over queries it is MAP.
 
@@ -463,6 +624,9 @@ def map(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -486,6 +650,7 @@ def map(
         k=k,
         relevance=relevance,
         rank=rank,
+        doc_id=doc_id,
         level=relevance_level,
         denominator=denominator,
     )
@@ -498,6 +663,7 @@ def ndcg(
     ideal: Ideal = "judgments",
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Normalised discounted cumulative gain (nDCG@k).
 
@@ -522,6 +688,9 @@ def ndcg(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -539,7 +708,9 @@ def ndcg(
     >>> math.isclose(df.select(irm.ndcg(k=3)).item(), dcg / idcg, rel_tol=1e-12)
     True
     """
-    return _expr("ndcg", k=k, relevance=relevance, rank=rank, level=1, gain=gain, ideal=ideal)
+    return _expr(
+        "ndcg", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1, gain=gain, ideal=ideal
+    )
 
 
 def dcg(
@@ -548,6 +719,7 @@ def dcg(
     gain: Gain = "linear",
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Discounted cumulative gain: ``sum_{r <= k} gain(rel_r) / log2(r + 1)``.
 
@@ -562,6 +734,9 @@ def dcg(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -577,7 +752,7 @@ def dcg(
     >>> math.isclose(df.select(irm.dcg(k=2)).item(), 4 / math.log2(3), rel_tol=1e-12)
     True
     """
-    return _expr("dcg", k=k, relevance=relevance, rank=rank, level=1, gain=gain)
+    return _expr("dcg", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1, gain=gain)
 
 
 def idcg(
@@ -587,6 +762,7 @@ def idcg(
     ideal: Ideal = "judgments",
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Ideal DCG@k: the DCG@k of the judged documents sorted by gain, descending.
 
@@ -604,6 +780,9 @@ def idcg(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -619,7 +798,9 @@ def idcg(
     >>> math.isclose(df.select(irm.idcg(k=2)).item(), 2 + 1 / math.log2(3), rel_tol=1e-12)
     True
     """
-    return _expr("idcg", k=k, relevance=relevance, rank=rank, level=1, gain=gain, ideal=ideal)
+    return _expr(
+        "idcg", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1, gain=gain, ideal=ideal
+    )
 
 
 def cg(
@@ -628,6 +809,7 @@ def cg(
     gain: Gain = "linear",
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Cumulative gain: the sum of the gains of the top k.
 
@@ -642,6 +824,9 @@ def cg(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -656,7 +841,7 @@ def cg(
     >>> df.select(irm.cg(k=2)).item()
     4.0
     """
-    return _expr("cg", k=k, relevance=relevance, rank=rank, level=1, gain=gain)
+    return _expr("cg", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1, gain=gain)
 
 
 def bpref(
@@ -664,6 +849,7 @@ def bpref(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Binary preference (Buckley & Voorhees 2004), as trec_eval computes it.
 
@@ -681,6 +867,9 @@ def bpref(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -695,10 +884,14 @@ def bpref(
     >>> df.select(irm.bpref()).item()  # R = 2, N = 1: (1 - 1/1) + (1 - 1/1)
     0.0
     """
-    return _expr("bpref", k=None, relevance=relevance, rank=rank, level=relevance_level)
+    return _expr(
+        "bpref", k=None, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level
+    )
 
 
-def num_ret(*, relevance: str = "relevance", rank: RankSpec = "rank") -> pl.Expr:
+def num_ret(
+    *, relevance: str = "relevance", rank: RankSpec = "rank", doc_id: str = "doc_id"
+) -> pl.Expr:
     """Number of retrieved documents (rows with a rank).
 
     Parameters
@@ -708,6 +901,9 @@ def num_ret(*, relevance: str = "relevance", rank: RankSpec = "rank") -> pl.Expr
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -721,11 +917,15 @@ def num_ret(*, relevance: str = "relevance", rank: RankSpec = "rank") -> pl.Expr
     >>> pl.DataFrame({"rank": [1, 2, None], "relevance": [1, 0, 1]}).select(irm.num_ret()).item()
     2
     """
-    return _expr("num_ret", k=None, relevance=relevance, rank=rank, level=1)
+    return _expr("num_ret", k=None, relevance=relevance, rank=rank, doc_id=doc_id, level=1)
 
 
 def num_rel(
-    *, relevance_level: float = 1, relevance: str = "relevance", rank: RankSpec = "rank"
+    *,
+    relevance_level: float = 1,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Number of relevant documents among the judged rows (R).
 
@@ -738,6 +938,9 @@ def num_rel(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -751,7 +954,9 @@ def num_rel(
     >>> pl.DataFrame({"rank": [1, 2, None], "relevance": [1, 0, 2]}).select(irm.num_rel()).item()
     2
     """
-    return _expr("num_rel", k=None, relevance=relevance, rank=rank, level=relevance_level)
+    return _expr(
+        "num_rel", k=None, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level
+    )
 
 
 def num_rel_ret(
@@ -760,6 +965,7 @@ def num_rel_ret(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Number of relevant documents retrieved (in the top k): ranx's ``hits@k``.
 
@@ -774,6 +980,9 @@ def num_rel_ret(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -788,7 +997,9 @@ def num_rel_ret(
     >>> df.select(irm.num_rel_ret(), irm.num_rel_ret(k=1)).row(0)
     (2, 1)
     """
-    return _expr("num_rel_ret", k=k, relevance=relevance, rank=rank, level=relevance_level)
+    return _expr(
+        "num_rel_ret", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level
+    )
 
 
 # ------------------------------------------------------------- beyond trec_eval
@@ -802,6 +1013,7 @@ def err(
     max_grade: float = 4,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Expected reciprocal rank (Chapelle et al. 2009), graded.
 
@@ -818,6 +1030,9 @@ def err(
         The highest grade, a positive number.
     relevance, rank
         Column names (``rank`` may be an expression, e.g. :func:`rank_by_score`).
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -839,7 +1054,9 @@ def err(
     >>> out.rows() == [(1, 15/16 / 2 + (1 - 15/16) * 3/16 / 3, 15/16 / 2), (2, 0.0, 0.0)]
     True
     """
-    return _expr("err", k=k, relevance=relevance, rank=rank, level=1, max_grade=max_grade)
+    return _expr(
+        "err", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1, max_grade=max_grade
+    )
 
 
 def rbp(
@@ -850,6 +1067,7 @@ def rbp(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Rank-biased precision (Moffat & Zobel 2008) with persistence ``p``.
 
@@ -874,6 +1092,9 @@ def rbp(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -890,7 +1111,16 @@ def rbp(
     >>> df.select(irm.rbp(k=2, p=0.5)).item()  # the relevant document at rank 3 is past k
     0.5
     """
-    return _expr("rbp", k=k, relevance=relevance, rank=rank, level=relevance_level, p=p, gain=gain)
+    return _expr(
+        "rbp",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        doc_id=doc_id,
+        level=relevance_level,
+        p=p,
+        gain=gain,
+    )
 
 
 def rbp_residual(
@@ -899,6 +1129,7 @@ def rbp_residual(
     p: float = 0.8,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """RBP's residual: the weight of every position whose relevance is unknown.
 
@@ -917,6 +1148,9 @@ def rbp_residual(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -937,7 +1171,7 @@ def rbp_residual(
     >>> df.select(irm.rbp_residual(p=0.5)).item() == 0.5 * 0.5 + 0.5**3
     True
     """
-    return _expr("rbp_residual", k=k, relevance=relevance, rank=rank, level=1, p=p)
+    return _expr("rbp_residual", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1, p=p)
 
 
 def arhr(
@@ -946,6 +1180,7 @@ def arhr(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Average reciprocal hit rank (Deshpande & Karypis 2004): sum of 1/rank over hits.
 
@@ -963,6 +1198,9 @@ def arhr(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -979,7 +1217,7 @@ def arhr(
     >>> df.select(irm.arhr(k=1)).item()  # no hit in the top 1
     0.0
     """
-    return _expr("arhr", k=k, relevance=relevance, rank=rank, level=relevance_level)
+    return _expr("arhr", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level)
 
 
 def mar(
@@ -988,6 +1226,7 @@ def mar(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Mean average recall@k: ``(1/k) * sum_{j=1..k} recall@j``.
 
@@ -1005,6 +1244,9 @@ def mar(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -1021,7 +1263,7 @@ def mar(
     >>> df.select(irm.mar(k=3)).item() == (0 + 1/2 + 1/2) / 3
     True
     """
-    return _expr("mar", k=k, relevance=relevance, rank=rank, level=relevance_level)
+    return _expr("mar", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level)
 
 
 def fcp(
@@ -1029,6 +1271,7 @@ def fcp(
     *,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Fraction of concordant pairs: judged pairs that the ranking orders by label.
 
@@ -1047,6 +1290,9 @@ def fcp(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -1068,7 +1314,7 @@ def fcp(
     >>> pl.DataFrame({"rank": [1, 2], "relevance": [1, 1]}).select(irm.fcp()).item()
     0.0
     """
-    return _expr("fcp", k=k, relevance=relevance, rank=rank, level=1)
+    return _expr("fcp", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1)
 
 
 def judged(
@@ -1076,6 +1322,7 @@ def judged(
     *,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Judged@k: the share of the top k that has a judgment (label >= 0).
 
@@ -1092,6 +1339,9 @@ def judged(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -1108,7 +1358,7 @@ def judged(
     >>> df.select(irm.judged(k=1), irm.judged(k=2), irm.judged(k=10)).row(0) == (1.0, 1/2, 2/3)
     True
     """
-    return _expr("judged", k=k, relevance=relevance, rank=rank, level=1)
+    return _expr("judged", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1)
 
 
 def _gains_text(gains: str | Mapping[int, float] | None) -> str | None:
@@ -1123,6 +1373,7 @@ def trec_ndcg(
     gains: str | Mapping[int, float] | None = None,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """nDCG@k with a gain per relevance label: trec_eval's ``-m ndcg.1=3,2=9``.
 
@@ -1144,6 +1395,9 @@ def trec_ndcg(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -1165,7 +1419,13 @@ def trec_ndcg(
     ["trec_ndcg(gains='1=3,2=9')"]
     """
     return _expr(
-        "trec_ndcg", k=k, relevance=relevance, rank=rank, level=1, gains=_gains_text(gains)
+        "trec_ndcg",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        doc_id=doc_id,
+        level=1,
+        gains=_gains_text(gains),
     )
 
 
@@ -1176,6 +1436,7 @@ def iprec(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Interpolated precision at a recall level (trec_eval ``iprec_at_recall_x``).
 
@@ -1203,6 +1464,9 @@ def iprec(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -1231,6 +1495,7 @@ def iprec(
         k=None,
         relevance=relevance,
         rank=rank,
+        doc_id=doc_id,
         level=relevance_level,
         recall=recall,
         rounding=rounding,
@@ -1243,6 +1508,7 @@ def relative_precision(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Relative precision@k: ``rel_ret@k / min(k, R)`` (trec_eval ``relative_P_k``).
 
@@ -1260,6 +1526,9 @@ def relative_precision(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -1274,7 +1543,14 @@ def relative_precision(
     >>> df.select(irm.relative_precision(k=2), irm.relative_precision(k=10)).row(0)
     (0.5, 0.6666666666666666)
     """
-    return _expr("relative_precision", k=k, relevance=relevance, rank=rank, level=relevance_level)
+    return _expr(
+        "relative_precision",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        doc_id=doc_id,
+        level=relevance_level,
+    )
 
 
 def rprec_mult(
@@ -1283,6 +1559,7 @@ def rprec_mult(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Precision at a multiple of R (trec_eval ``Rprec_mult_x``).
 
@@ -1300,6 +1577,9 @@ def rprec_mult(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -1321,6 +1601,7 @@ def rprec_mult(
         k=None,
         relevance=relevance,
         rank=rank,
+        doc_id=doc_id,
         level=relevance_level,
         multiple=multiple,
     )
@@ -1331,6 +1612,7 @@ def infap(
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Inferred AP (Yilmaz & Aslam 2006), as trec_eval's ``infAP`` computes it.
 
@@ -1347,6 +1629,9 @@ def infap(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -1361,7 +1646,9 @@ def infap(
     >>> round(df.select(irm.infap()).item(), 6) == round((1 + 2 / 3) / 2, 6)
     True
     """
-    return _expr("infap", k=None, relevance=relevance, rank=rank, level=relevance_level)
+    return _expr(
+        "infap", k=None, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level
+    )
 
 
 def unjudged(
@@ -1369,6 +1656,7 @@ def unjudged(
     *,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
 ) -> pl.Expr:
     """The share of the top k without a judgment (trec_eval ``unj_k``).
 
@@ -1385,6 +1673,9 @@ def unjudged(
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    doc_id
+        The document id column, when the frame has one: a group that lists a document
+        twice, or one without an id, is not one ranking (the value is null).
 
     Returns
     -------
@@ -1399,4 +1690,4 @@ def unjudged(
     >>> df.select(irm.unjudged(k=2), irm.unjudged(k=10)).row(0)
     (0.5, 0.1)
     """
-    return _expr("unjudged", k=k, relevance=relevance, rank=rank, level=1)
+    return _expr("unjudged", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1)

@@ -1,19 +1,33 @@
 """The ``.irm`` namespace on ``pl.DataFrame`` and ``pl.LazyFrame``.
 
-Thin, explicit classes: ``df.irm.evaluate(...)`` calls :func:`polars_irmetrics.evaluate`,
-and each metric method (``df.irm.ndcg(k=10, qrels=qrels)``) returns the mean over
-queries as a Python float (``nan`` when no query is evaluated). Registered when
-``polars_irmetrics`` is imported.
+Thin forwarding to the public functions: ``df.irm.evaluate(...)`` is
+:func:`polars_irmetrics.evaluate`, ``df.irm.compare(...)`` :func:`polars_irmetrics.compare`
+and ``df.irm.fuse(...)`` :func:`polars_irmetrics.fuse`, on the frame. Each metric method
+(``df.irm.ndcg(k=10, qrels=qrels)``) evaluates the metric that the expression function
+of the same name (:func:`polars_irmetrics.ndcg`) names, averaged over queries. The
+frame's kind is kept:
+
+* on a DataFrame, a metric method returns the mean as a Python float (``nan`` when no
+  query is evaluated), and the others a DataFrame;
+* on a LazyFrame, every method returns a LazyFrame and runs nothing: a metric method
+  gives one row with one column named by the metric (null when no query is evaluated),
+  computed when it is collected. Arguments are checked, and a missing column refused,
+  when the method is called.
+
+Registered when ``polars_irmetrics`` is imported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cast
 
 import polars as pl
 
+from polars_irmetrics import expressions as exprs
 from polars_irmetrics.comparison.api import compare
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.fusion.fuse import fuse
@@ -21,13 +35,14 @@ from polars_irmetrics.ground.buckets import Buckets
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.options import Order
 from polars_irmetrics.ground.validate import Policy
-from polars_irmetrics.metrics.registry import request
-from polars_irmetrics.metrics.spec import ParamValue
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = ["IrmFrameNamespace", "IrmLazyFrameNamespace"]
+
+#: What a metric method returns: a float on a DataFrame, a LazyFrame on a LazyFrame.
+Mean = TypeVar("Mean", float, pl.LazyFrame)
 
 
 class EvaluateOptions(TypedDict, total=False):
@@ -51,38 +66,12 @@ class EvaluateOptions(TypedDict, total=False):
     relevance: str
 
 
-class _Namespace:
-    def __init__(self, frame: pl.DataFrame | pl.LazyFrame) -> None:
-        self._frame = frame
+class _Namespace(ABC, Generic[Mean]):
+    """The metric methods, shared by both namespaces; :meth:`_mean` keeps the kind."""
 
-    def _plan(
-        self,
-        metrics: str | Iterable[str],
-        by: str | Sequence[str] | None,
-        per_query: bool,
-        relevance_level: float,
-        options: EvaluateOptions,
-    ) -> pl.LazyFrame:
-        return evaluate(
-            self._frame.lazy(),
-            metrics,
-            by=by,
-            per_query=per_query,
-            relevance_level=relevance_level,
-            **options,
-        )
-
-    def _mean(
-        self,
-        metric: str,
-        k: int | None,
-        relevance_level: float,
-        options: EvaluateOptions,
-        **params: ParamValue,
-    ) -> float:
-        name = request(metric, k=k, options=params).name
-        value = self._plan([name], None, False, relevance_level, options).collect()[name][0]
-        return float("nan") if value is None else float(value)
+    @abstractmethod
+    def _mean(self, metric: pl.Expr, relevance_level: float, options: EvaluateOptions) -> Mean:
+        """The mean over queries of the metric the expression ``metric`` names."""
 
     def precision(
         self,
@@ -90,9 +79,9 @@ class _Namespace:
         *,
         relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean precision@k over queries; see :func:`polars_irmetrics.precision`."""
-        return self._mean("precision", k, relevance_level, options)
+        return self._mean(exprs.precision(k), relevance_level, options)
 
     def recall(
         self,
@@ -101,9 +90,9 @@ class _Namespace:
         denominator: Literal["relevant", "capped"] = "relevant",
         relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean recall@k over queries; see :func:`polars_irmetrics.recall`."""
-        return self._mean("recall", k, relevance_level, options, denominator=denominator)
+        return self._mean(exprs.recall(k, denominator=denominator), relevance_level, options)
 
     def f1(
         self,
@@ -111,15 +100,15 @@ class _Namespace:
         *,
         relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean F1@k over queries; see :func:`polars_irmetrics.f1`."""
-        return self._mean("f1", k, relevance_level, options)
+        return self._mean(exprs.f1(k), relevance_level, options)
 
     def r_precision(
         self, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]
-    ) -> float:
+    ) -> Mean:
         """Mean R-precision over queries; see :func:`polars_irmetrics.r_precision`."""
-        return self._mean("r_precision", None, relevance_level, options)
+        return self._mean(exprs.r_precision(), relevance_level, options)
 
     def hit_rate(
         self,
@@ -127,9 +116,9 @@ class _Namespace:
         *,
         relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean hit rate@k (success@k); see :func:`polars_irmetrics.hit_rate`."""
-        return self._mean("hit_rate", k, relevance_level, options)
+        return self._mean(exprs.hit_rate(k), relevance_level, options)
 
     def mrr(
         self,
@@ -137,7 +126,7 @@ class _Namespace:
         *,
         relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean reciprocal rank (within the top k); see :func:`polars_irmetrics.mrr`.
 
         Examples
@@ -149,7 +138,7 @@ class _Namespace:
         >>> run.irm.mrr()  # (1/2 + 1) / 2
         0.75
         """
-        return self._mean("mrr", k, relevance_level, options)
+        return self._mean(exprs.mrr(k), relevance_level, options)
 
     def map(
         self,
@@ -158,9 +147,9 @@ class _Namespace:
         denominator: Literal["relevant", "capped", "retrieved"] = "relevant",
         relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean average precision (MAP@k); see :func:`polars_irmetrics.map`."""
-        return self._mean("map", k, relevance_level, options, denominator=denominator)
+        return self._mean(exprs.map(k, denominator=denominator), relevance_level, options)
 
     def ndcg(
         self,
@@ -169,7 +158,7 @@ class _Namespace:
         gain: Literal["linear", "exponential"] = "linear",
         ideal: Literal["judgments", "retrieved"] = "judgments",
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean nDCG@k over queries; see :func:`polars_irmetrics.ndcg`.
 
         Examples
@@ -182,7 +171,7 @@ class _Namespace:
         >>> run.irm.ndcg(k=10, qrels=qrels)
         1.0
         """
-        return self._mean("ndcg", k, 1, options, gain=gain, ideal=ideal)
+        return self._mean(exprs.ndcg(k, gain=gain, ideal=ideal), 1, options)
 
     def dcg(
         self,
@@ -190,9 +179,9 @@ class _Namespace:
         *,
         gain: Literal["linear", "exponential"] = "linear",
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean DCG@k over queries; see :func:`polars_irmetrics.dcg`."""
-        return self._mean("dcg", k, 1, options, gain=gain)
+        return self._mean(exprs.dcg(k, gain=gain), 1, options)
 
     def idcg(
         self,
@@ -201,9 +190,9 @@ class _Namespace:
         gain: Literal["linear", "exponential"] = "linear",
         ideal: Literal["judgments", "retrieved"] = "judgments",
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean ideal DCG@k over queries; see :func:`polars_irmetrics.idcg`."""
-        return self._mean("idcg", k, 1, options, gain=gain, ideal=ideal)
+        return self._mean(exprs.idcg(k, gain=gain, ideal=ideal), 1, options)
 
     def cg(
         self,
@@ -211,21 +200,21 @@ class _Namespace:
         *,
         gain: Literal["linear", "exponential"] = "linear",
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean cumulative gain@k over queries; see :func:`polars_irmetrics.cg`."""
-        return self._mean("cg", k, 1, options, gain=gain)
+        return self._mean(exprs.cg(k, gain=gain), 1, options)
 
-    def bpref(self, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]) -> float:
+    def bpref(self, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean bpref over queries; see :func:`polars_irmetrics.bpref`."""
-        return self._mean("bpref", None, relevance_level, options)
+        return self._mean(exprs.bpref(), relevance_level, options)
 
-    def num_ret(self, **options: Unpack[EvaluateOptions]) -> float:
+    def num_ret(self, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean number of retrieved documents per query."""
-        return self._mean("num_ret", None, 1, options)
+        return self._mean(exprs.num_ret(), 1, options)
 
-    def num_rel(self, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]) -> float:
+    def num_rel(self, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean number of relevant documents per query."""
-        return self._mean("num_rel", None, relevance_level, options)
+        return self._mean(exprs.num_rel(), relevance_level, options)
 
     def num_rel_ret(
         self,
@@ -233,9 +222,9 @@ class _Namespace:
         *,
         relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean number of relevant documents retrieved (in the top k) per query."""
-        return self._mean("num_rel_ret", k, relevance_level, options)
+        return self._mean(exprs.num_rel_ret(k), relevance_level, options)
 
     def err(
         self,
@@ -243,9 +232,9 @@ class _Namespace:
         *,
         max_grade: float = 4,
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean expected reciprocal rank@k; see :func:`polars_irmetrics.err`."""
-        return self._mean("err", k, 1, options, max_grade=max_grade)
+        return self._mean(exprs.err(k, max_grade=max_grade), 1, options)
 
     def rbp(
         self,
@@ -255,15 +244,15 @@ class _Namespace:
         gain: Literal["binary", "linear"] = "binary",
         relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean rank-biased precision; see :func:`polars_irmetrics.rbp`."""
-        return self._mean("rbp", k, relevance_level, options, p=p, gain=gain)
+        return self._mean(exprs.rbp(k, p=p, gain=gain), relevance_level, options)
 
     def rbp_residual(
         self, k: int | None = None, *, p: float = 0.8, **options: Unpack[EvaluateOptions]
-    ) -> float:
+    ) -> Mean:
         """Mean RBP residual; see :func:`polars_irmetrics.rbp_residual`."""
-        return self._mean("rbp_residual", k, 1, options, p=p)
+        return self._mean(exprs.rbp_residual(k, p=p), 1, options)
 
     def arhr(
         self,
@@ -271,23 +260,23 @@ class _Namespace:
         *,
         relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Average reciprocal hit rank@k; see :func:`polars_irmetrics.arhr`."""
-        return self._mean("arhr", k, relevance_level, options)
+        return self._mean(exprs.arhr(k), relevance_level, options)
 
     def mar(
         self, k: int, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]
-    ) -> float:
+    ) -> Mean:
         """Mean average recall@k; see :func:`polars_irmetrics.mar`."""
-        return self._mean("mar", k, relevance_level, options)
+        return self._mean(exprs.mar(k), relevance_level, options)
 
-    def fcp(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> float:
+    def fcp(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean fraction of concordant pairs; see :func:`polars_irmetrics.fcp`."""
-        return self._mean("fcp", k, 1, options)
+        return self._mean(exprs.fcp(k), 1, options)
 
-    def judged(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> float:
+    def judged(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean share of the top k that is judged; see :func:`polars_irmetrics.judged`."""
-        return self._mean("judged", k, 1, options)
+        return self._mean(exprs.judged(k), 1, options)
 
     def trec_ndcg(
         self,
@@ -295,15 +284,15 @@ class _Namespace:
         *,
         gains: str | None = None,
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean nDCG@k with a gain per label; see :func:`polars_irmetrics.trec_ndcg`."""
-        return self._mean("trec_ndcg", k, 1, options, gains=gains)
+        return self._mean(exprs.trec_ndcg(k, gains=gains), 1, options)
 
     def iprec(
         self, recall: float, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]
-    ) -> float:
+    ) -> Mean:
         """Mean interpolated precision at a recall level; see :func:`polars_irmetrics.iprec`."""
-        return self._mean("iprec", None, relevance_level, options, recall=recall)
+        return self._mean(exprs.iprec(recall=recall), relevance_level, options)
 
     def relative_precision(
         self,
@@ -311,31 +300,41 @@ class _Namespace:
         *,
         relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
-    ) -> float:
+    ) -> Mean:
         """Mean relative precision@k; see :func:`polars_irmetrics.relative_precision`."""
-        return self._mean("relative_precision", k, relevance_level, options)
+        return self._mean(exprs.relative_precision(k), relevance_level, options)
 
     def rprec_mult(
         self, multiple: float, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]
-    ) -> float:
+    ) -> Mean:
         """Mean precision at a multiple of R; see :func:`polars_irmetrics.rprec_mult`."""
-        return self._mean("rprec_mult", None, relevance_level, options, multiple=multiple)
+        return self._mean(exprs.rprec_mult(multiple=multiple), relevance_level, options)
 
-    def infap(self, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]) -> float:
+    def infap(self, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean inferred AP; see :func:`polars_irmetrics.infap`."""
-        return self._mean("infap", None, relevance_level, options)
+        return self._mean(exprs.infap(), relevance_level, options)
 
-    def unjudged(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> float:
+    def unjudged(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean share of the top k without a judgment; see :func:`polars_irmetrics.unjudged`."""
-        return self._mean("unjudged", k, 1, options)
+        return self._mean(exprs.unjudged(k), 1, options)
 
 
 @pl.api.register_dataframe_namespace("irm")
-class IrmFrameNamespace(_Namespace):
-    """``df.irm``: evaluate a run (or judged table) held in a DataFrame."""
+class IrmFrameNamespace(_Namespace[float]):
+    """``df.irm``: evaluate a run (or judged table) held in a DataFrame.
+
+    Metric methods return the mean over queries as a float (``nan`` when no query is
+    evaluated); the other methods return DataFrames.
+    """
 
     def __init__(self, df: pl.DataFrame) -> None:
-        super().__init__(df)
+        self._frame = df
+
+    def _mean(self, metric: pl.Expr, relevance_level: float, options: EvaluateOptions) -> float:
+        name = metric.meta.output_name()
+        value = evaluate(self._frame, [name], relevance_level=relevance_level, **options)
+        mean = value[name].item()
+        return float("nan") if mean is None else float(mean)
 
     def evaluate(
         self,
@@ -365,7 +364,14 @@ class IrmFrameNamespace(_Namespace):
         │ b        ┆ 1.0 ┆ 1.0 │
         └──────────┴─────┴─────┘
         """
-        return self._plan(metrics, by, per_query, relevance_level, options).collect()
+        return evaluate(
+            self._frame,
+            metrics,
+            by=by,
+            per_query=per_query,
+            relevance_level=relevance_level,
+            **options,
+        )
 
     def compare(
         self, metrics: str | Iterable[str], *, system: str = "system", **options: Any
@@ -402,11 +408,44 @@ class IrmFrameNamespace(_Namespace):
 
 
 @pl.api.register_lazyframe_namespace("irm")
-class IrmLazyFrameNamespace(_Namespace):
-    """``lf.irm``: evaluate a run held in a LazyFrame (e.g. ``pl.scan_parquet``)."""
+class IrmLazyFrameNamespace(_Namespace[pl.LazyFrame]):
+    """``lf.irm``: evaluate a run held in a LazyFrame (e.g. ``pl.scan_parquet``).
+
+    Lazy in, lazy out: every method returns a LazyFrame and nothing runs before it is
+    collected. A metric method gives one row with the mean over queries in one column
+    named by the metric (null when no query is evaluated).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> run = pl.LazyFrame({"query_id": [1, 1, 2], "doc_id": [7, 8, 7],
+    ...                     "rank": [1, 2, 1], "relevance": [0, 1, 1]})
+    >>> mean = run.irm.mrr()  # a plan: nothing has run yet
+    >>> mean.collect()
+    shape: (1, 1)
+    ┌──────┐
+    │ mrr  │
+    │ ---  │
+    │ f64  │
+    ╞══════╡
+    │ 0.75 │
+    └──────┘
+    >>> import math
+    >>> value = run.irm.ndcg(k=10).collect().item()
+    >>> math.isclose(value, (1 / math.log2(3) + 1) / 2)  # q1 finds its document at rank 2
+    True
+    """
 
     def __init__(self, lf: pl.LazyFrame) -> None:
-        super().__init__(lf)
+        self._frame = lf
+
+    def _mean(
+        self, metric: pl.Expr, relevance_level: float, options: EvaluateOptions
+    ) -> pl.LazyFrame:
+        name = metric.meta.output_name()
+        plan = evaluate(self._frame, [name], relevance_level=relevance_level, **options)
+        return plan.select(name)
 
     def evaluate(
         self,
@@ -428,27 +467,58 @@ class IrmLazyFrameNamespace(_Namespace):
         >>> lf.irm.evaluate(["P@2"]).collect()["P@2"].item()
         0.5
         """
-        return self._plan(metrics, by, per_query, relevance_level, options)
+        return evaluate(
+            self._frame,
+            metrics,
+            by=by,
+            per_query=per_query,
+            relevance_level=relevance_level,
+            **options,
+        )
 
     def compare(
         self, metrics: str | Iterable[str], *, system: str = "system", **options: Any
-    ) -> pl.DataFrame:
-        """Compare the systems of this long frame; see :func:`polars_irmetrics.compare`.
+    ) -> pl.LazyFrame:
+        """Compare the systems of this long LazyFrame; see :func:`polars_irmetrics.compare`.
+
+        Lazy in, lazy out: the comparison runs (once) when the result is collected, or
+        when its schema is asked for. Arguments are checked then too.
 
         Examples
         --------
         >>> import polars as pl
         >>> import polars_irmetrics as irm
-        >>> judged = pl.DataFrame({"run": ["a", "a", "b", "b"], "query_id": [1, 2, 1, 2],
+        >>> judged = pl.LazyFrame({"run": ["a", "a", "b", "b"], "query_id": [1, 2, 1, 2],
         ...                        "doc_id": [1, 1, 1, 1], "rank": [1, 1, 1, 1],
         ...                        "relevance": [1, 0, 1, 1]})
-        >>> judged.lazy().irm.compare("P@1", qrels=None, system="run")["delta"].item()
+        >>> judged.irm.compare("P@1", qrels=None, system="run").collect()["delta"].item()
         0.5
         """
-        return compare(self._frame, metrics, system=system, **options)
+        once = _Once(lambda: compare(self._frame, metrics, system=system, **options))
+        return pl.defer(once, schema=once.schema)
 
     def fuse(self, method: str = "rrf", *, system: str, **options: Any) -> pl.LazyFrame:
         """Fuse the runs of this long LazyFrame; lazy in, lazy out. See
-        :func:`polars_irmetrics.fuse`."""
-        out = fuse(self._frame, method, system=system, **options)
-        return out.lazy()
+        :func:`polars_irmetrics.fuse`.
+
+        The fused run is a plan; only the ``system`` column's distinct values are read
+        when this is called (they order the runs, as ``weights`` does).
+        """
+        return cast(pl.LazyFrame, fuse(self._frame, method, system=system, **options))
+
+
+@dataclass
+class _Once:
+    """A frame made on first use and kept: :func:`polars.defer` asks for the schema
+    and then for the frame, and both come from one run."""
+
+    make: Callable[[], pl.DataFrame]
+    made: list[pl.DataFrame] = field(default_factory=list)
+
+    def __call__(self) -> pl.DataFrame:
+        if not self.made:
+            self.made.append(self.make())
+        return self.made[0]
+
+    def schema(self) -> pl.Schema:
+        return self().schema

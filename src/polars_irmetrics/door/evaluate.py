@@ -179,7 +179,8 @@ def evaluate(
         (``__arrow_c_stream__``) is converted to a polars DataFrame first. With
         ``qrels=None`` it must be a *judged table* that also carries ``relevance``: its
         rows are then the judgments, documents not in the table are unknown, and a row
-        with a null ``rank`` is a judged document that was not retrieved.
+        with a null ``rank`` (ranked by score: a null ``score``) is a judged document
+        that was not retrieved.
     metrics
         Metric names, e.g. ``["ndcg@10", "map", "P_10", "recall(denominator='capped')@100"]``
         (canonical, ir_measures, trec_eval and ranx spellings; see

@@ -8,6 +8,8 @@ ranked above, the ideal ranking's gains), which the two settings compute differe
 * :class:`TableScope`: inside a user's ``df.group_by("query_id").agg(irm.ndcg(k=10))``.
   Every per-row expression is put in rank order inside the group, and the
   order-dependent quantities are cumulative sums, products and ranks within the group.
+  A group that is not one ranking (a rank held twice or below 1, a document listed
+  twice) has no value: :meth:`TableScope.when_one_ranking` makes it null.
 * :class:`PlanScope`: inside :func:`polars_irmetrics.evaluate`. The plan sorts the
   judged rows once by (query, rank) and computes each order-dependent quantity as a
   column *before* the group-by (vectorised over the sorted rows, or a window on the
@@ -166,14 +168,50 @@ def _count_greater(value: pl.Expr) -> pl.Expr:
 
 
 class TableScope(Scope):
-    """A judged table's rows inside a user's group-by (one group per query)."""
+    """A judged table's rows inside a user's group-by (one group per query).
 
-    def __init__(self, relevance: str | pl.Expr, rank: str | pl.Expr) -> None:
+    Parameters
+    ----------
+    relevance, rank
+        The label and the rank (1 = top; null: judged, not retrieved), as column names
+        or expressions.
+    distinct_documents
+        A group-level boolean: whether the group's document ids are all present and
+        distinct (``None``: not checked). Read by :meth:`one_ranking`.
+    """
+
+    def __init__(
+        self,
+        relevance: str | pl.Expr,
+        rank: str | pl.Expr,
+        distinct_documents: pl.Expr | None = None,
+    ) -> None:
         position = pl.col(rank) if isinstance(rank, str) else rank
         label = pl.col(relevance) if isinstance(relevance, str) else relevance
-        self.rank = position.sort_by(position, nulls_last=True, maintain_order=True)
+        self.rank = position.sort(nulls_last=True)  # = sorted by itself, read once
         self.rel = label.sort_by(position, nulls_last=True, maintain_order=True)
         self._num_ret = position.count()
+        self._position = position
+        self._distinct_documents = distinct_documents
+
+    def one_ranking(self) -> pl.Expr:
+        """Group-level: whether the group's rows are one ranking of one query.
+
+        No rank is held twice and none is below 1, and (where the scope was given
+        ``distinct_documents``) no document is listed twice or without an id: the
+        judged tables :func:`polars_irmetrics.evaluate` accepts. A group that fails
+        this (several queries in one group, a broken rank column) has no ranking to
+        measure. Null ranks (judged, not retrieved) may repeat.
+        """
+        ranks = self._position.drop_nulls()
+        ok = (ranks.n_unique() == ranks.len()) & (ranks.min().fill_null(1) >= 1)
+        if self._distinct_documents is not None:
+            ok = ok & self._distinct_documents
+        return ok
+
+    def when_one_ranking(self, value: pl.Expr) -> pl.Expr:
+        """Group-level: ``value`` where the rows are :meth:`one_ranking`, else null."""
+        return pl.when(self.one_ranking()).then(value)
 
     @property
     def num_ret(self) -> pl.Expr:

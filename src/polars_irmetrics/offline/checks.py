@@ -62,7 +62,8 @@ def bad_rows(run: pl.LazyFrame, setup: Setup) -> pl.LazyFrame:
         kinds["bad_rank"] = r < 1  # null for a null rank: the filter drops it, sum skips it
     else:
         s = pl.col(setup.score).cast(pl.Float64)
-        kinds["null_score"] = s.is_null()
+        if not setup.check.judged_table:  # there, a null score means "not retrieved"
+            kinds["null_score"] = s.is_null()
         kinds["nan_score"] = s.is_nan()
     # an ``|`` chain without ``fill_null`` (unlike ``any_horizontal``, or a
     # ``fill_null`` inside the chain): Parquet statistics can then skip row groups for
