@@ -4,7 +4,8 @@ The metric list is parsed once (:func:`~polars_irmetrics.metrics.registry.parse_
 and each metric is routed by the tables it reads (``Metric.reads``, ``Metric.level``) to
 the wing that computes it: the offline plan of a run and judgments
 (:mod:`polars_irmetrics.offline`), beyond-accuracy metrics of a recommendation table
-(:mod:`polars_irmetrics.recsys`).
+(:mod:`polars_irmetrics.recsys`), prediction metrics of a label and a prediction per row
+(:mod:`polars_irmetrics.prediction`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ import polars as pl
 
 from polars_irmetrics.ground.buckets import Buckets
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
-from polars_irmetrics.ground.options import EvalOptions, Order
+from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.ground.options import EvalOptions, Order, Unmatched
 from polars_irmetrics.ground.validate import Policy
+from polars_irmetrics.metrics.registry import parse_metric_list
 from polars_irmetrics.offline.plan import build_plan
+from polars_irmetrics.prediction.evaluate import build_prediction_plan
 from polars_irmetrics.recsys.evaluate import split_metrics, with_beyond_accuracy
 
 __all__ = ["evaluate"]
@@ -51,6 +55,12 @@ def evaluate(
     rank: str = ...,
     score: str = ...,
     relevance: str = ...,
+    labels: FrameInput | None = ...,
+    label: str = ...,
+    prediction: str = ...,
+    sample_weight: str | None = ...,
+    positive_label: float | str = ...,
+    unmatched: Unmatched = ...,
 ) -> pl.DataFrame: ...
 
 
@@ -80,6 +90,12 @@ def evaluate(
     rank: str = ...,
     score: str = ...,
     relevance: str = ...,
+    labels: FrameInput | None = ...,
+    label: str = ...,
+    prediction: str = ...,
+    sample_weight: str | None = ...,
+    positive_label: float | str = ...,
+    unmatched: Unmatched = ...,
 ) -> pl.LazyFrame: ...
 
 
@@ -109,6 +125,12 @@ def evaluate(
     rank: str = ...,
     score: str = ...,
     relevance: str = ...,
+    labels: FrameInput | None = ...,
+    label: str = ...,
+    prediction: str = ...,
+    sample_weight: str | None = ...,
+    positive_label: float | str = ...,
+    unmatched: Unmatched = ...,
 ) -> pl.DataFrame: ...
 
 
@@ -137,6 +159,12 @@ def evaluate(
     rank: str = "rank",
     score: str = "score",
     relevance: str = "relevance",
+    labels: FrameInput | None = None,
+    label: str = "label",
+    prediction: str = "prediction",
+    sample_weight: str | None = None,
+    positive_label: float | str = 1,
+    unmatched: Unmatched = "error",
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate a run against judgments: per-query values or means, in one plan.
 
@@ -237,6 +265,25 @@ def evaluate(
         buckets (:mod:`polars_irmetrics.ground.partitions`).
     query_id, doc_id, rank, score, relevance
         Column names in ``run`` and ``qrels``.
+    labels
+        Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...: every metric that
+        reads ``"predictions"``; see :mod:`polars_irmetrics.prediction`), two-table
+        form: the true labels, one row per ``(query_id, doc_id)`` (user, item) with the
+        ``label`` column, joined to ``run`` (the predictions) on those keys, as Microsoft
+        Recommenders joins ``rating_true`` and ``rating_pred``. Without it, ``run`` holds
+        both the ``label`` and the ``prediction`` columns.
+    label, prediction, sample_weight
+        Prediction metrics: the columns of the label (0/1, the positive label, or a
+        rating), the prediction (a probability or score, or a rating) and optional
+        non-negative row weights. ``query_id`` groups rows into queries (users) for
+        ``gauc`` and ``per_query=True``.
+    positive_label
+        Prediction metrics: the label value of a positive row (default 1); other labels
+        must be 0 (a text label: one other value).
+    unmatched
+        Prediction metrics with ``labels``: a pair with a prediction but no label, or a
+        label but no prediction, is an error (``"error"``, default; the message counts
+        them on each side) or left out (``"drop"``, Recommenders' inner merge).
 
     Returns
     -------
@@ -324,7 +371,28 @@ def evaluate(
         rank=rank,
         score=score,
         relevance=relevance,
+        label=label,
+        prediction=prediction,
+        sample_weight=sample_weight,
+        positive_label=positive_label,
+        unmatched=unmatched,
     )
+    # --- prediction metrics (polars_irmetrics.prediction); the lead re-does this routing
+    metrics = metrics if isinstance(metrics, str) else list(metrics)
+    predicted = parse_metric_list(metrics) if metrics else []
+    reading = [r for r in predicted if "predictions" in r[1].metric.reads]
+    if reading or labels is not None:
+        if len(reading) != len(predicted):
+            others = [name for name, r in predicted if "predictions" not in r.metric.reads]
+            raise MetricParameterError(
+                f"metrics {others!r} read a run and judgments, not predictions: evaluate "
+                "prediction metrics (auc, gauc, logloss, rmse...) in a call of their own"
+                + (" (labels= is only for prediction metrics)" if not reading else "")
+            )
+        truth = None if labels is None else as_polars(labels, "labels").lazy()
+        plan = build_prediction_plan(run.lazy(), reading, options, truth)
+        return plan.collect() if eager else plan
+    # --- end of prediction metrics
     accuracy, beyond = split_metrics(metrics)  # beyond accuracy: polars_irmetrics.recsys
     judgments = None if qrels is None else qrels.lazy()
     if beyond:

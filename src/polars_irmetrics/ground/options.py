@@ -18,9 +18,10 @@ from typing import Any, Literal
 from polars_irmetrics.ground.buckets import Buckets
 from polars_irmetrics.ground.validate import Policy
 
-__all__ = ["EvalOptions", "Order"]
+__all__ = ["EvalOptions", "Order", "Unmatched"]
 
 Order = Literal["auto", "rank", "score"]
+Unmatched = Literal["error", "drop"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,11 @@ class EvalOptions:
     rank: str = "rank"
     score: str = "score"
     relevance: str = "relevance"
+    label: str = "label"
+    prediction: str = "prediction"
+    sample_weight: str | None = None
+    positive_label: int | float | str = 1
+    unmatched: Unmatched = "error"
 
     @property
     def by_keys(self) -> tuple[str, ...]:
