@@ -201,7 +201,8 @@ def _gauc(s: PredictionScope, p: Params) -> pl.Expr:
     per_query = auc_expr(s).over(s.query_id)
     share = s.weights if gauc_weighting(p) == "rows" else 1.0 / pl.len().over(s.query_id)
     defined = per_query.is_not_null()
-    return (per_query * share).filter(defined).sum() / share.filter(defined).sum()
+    value = (per_query * share).filter(defined).sum() / share.filter(defined).sum()
+    return pl.when(defined.any()).then(value)
 
 
 def gauc_one_class(s: PredictionScope) -> pl.Expr:
@@ -380,8 +381,7 @@ PREDICTION_METRICS: tuple[Metric, ...] = (
     ),
     _metric(
         "logloss",
-        "log loss (binary cross-entropy, natural log), predictions clipped as "
-        "scikit-learn does",
+        "log loss (binary cross-entropy, natural log), predictions clipped as scikit-learn does",
         aliases=(Alias("nll"), Alias("log_loss"), Alias("cross_entropy")),
         higher_is_better=False,
         formula="-sum_i w_i (y_i ln p_i + (1 - y_i) ln(1 - p_i)) / W, with p_i (and "
@@ -425,8 +425,7 @@ PREDICTION_METRICS: tuple[Metric, ...] = (
     ),
     _metric(
         "ece",
-        "expected calibration error over equal-width probability bins (ece@B: B bins, "
-        "default 10)",
+        "expected calibration error over equal-width probability bins (ece@B: B bins, default 10)",
         cutoff="optional",
         higher_is_better=False,
         formula="sum_b |sum_{i in b} w_i (p_i - y_i)| / W over the bins b = "

@@ -81,6 +81,8 @@ class _Check:
     example: pl.Expr
     error: type[Exception]
     template: str
+    #: the example is the smallest offending value (rows of a join come in no set order)
+    smallest: bool = False
 
     @property
     def count(self) -> str:
@@ -93,7 +95,13 @@ class _Check:
     def exprs(self) -> list[pl.Expr]:
         return [
             self.bad.sum().cast(pl.Int64).alias(self.count),
-            self.example.filter(self.bad).first().cast(pl.String).alias(self.first),
+            (
+                self.example.filter(self.bad).min()
+                if self.smallest
+                else self.example.filter(self.bad).first()
+            )
+            .cast(pl.String)
+            .alias(self.first),
         ]
 
 
@@ -418,6 +426,7 @@ def _checks(
                 "{n} row(s) share a ({query_id}, {doc_id}) pair with another row on the "
                 "same side (e.g. {example}); keep one prediction and one label per pair, "
                 "e.g. .unique([{query_id!r}, {doc_id!r}])",
+                smallest=True,
             ),
             _Check(
                 "only_pred",
@@ -427,6 +436,7 @@ def _checks(
                 "{n} ({query_id}, {doc_id}) pair(s) have a prediction but no label (e.g. "
                 "{example}); pass unmatched='drop' to evaluate only the pairs on both "
                 "sides (as Microsoft Recommenders' inner merge does)",
+                smallest=True,
             ),
             _Check(
                 "only_labels",
@@ -436,6 +446,7 @@ def _checks(
                 "{n} ({query_id}, {doc_id}) pair(s) have a label but no prediction (e.g. "
                 "{example}); pass unmatched='drop' to evaluate only the pairs on both "
                 "sides (as Microsoft Recommenders' inner merge does)",
+                smallest=True,
             ),
         ]
     return checks
