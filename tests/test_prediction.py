@@ -171,7 +171,8 @@ def test_gauc_by_hand() -> None:
     rows = {r["segment"]: r for r in out.iter_rows(named=True)}
     _close(rows["a"]["gauc"], (3 * 0.75 + 2 * 0.0) / 5)
     _close(rows["a"]["gauc(weighting='uniform')"], (0.75 + 0.0) / 2)
-    assert rows["a"]["gauc_one_class"] == 1 and rows["b"]["gauc_one_class"] == 1
+    assert rows["a"]["gauc_one_class"] == 1
+    assert rows["b"]["gauc_one_class"] == 1
     _close(rows["b"]["gauc"], 0.5)
     assert rows["a"]["num_rows"] == 6
     # the expression agrees inside an ordinary group_by
@@ -201,8 +202,9 @@ def test_gauc_of_one_class_queries_only_is_null_with_a_count() -> None:
 )
 def test_gauc_equals_a_loop_of_scikit_learn(data: Any, weighting: str, weighted: bool) -> None:
     table = data.draw(binary_tables())
-    users = data.draw(st.lists(st.sampled_from(["u1", "u2", "u3"]), min_size=table.height,
-                               max_size=table.height))  # fmt: skip
+    users = data.draw(
+        st.lists(st.sampled_from(["u1", "u2", "u3"]), min_size=table.height, max_size=table.height)
+    )
     table = table.with_columns(query_id=pl.Series(users))
     num = den = 0.0
     one_class = 0
@@ -221,7 +223,8 @@ def test_gauc_equals_a_loop_of_scikit_learn(data: Any, weighting: str, weighted:
     expr = table.select(irm.gauc(weighting=weighting, sample_weight=weight)).item()  # type: ignore[arg-type]
     assert out[f"{name}_one_class"].item() == one_class
     if den == 0:
-        assert out[name].item() is None and expr is None
+        assert out[name].item() is None
+        assert expr is None
     else:
         _close(out[name].item(), num / den)
         _close(expr, num / den)
@@ -271,8 +274,13 @@ def test_positive_label() -> None:
 
 
 def test_a_segment_with_one_class_has_null_auc() -> None:
-    out = irm.evaluate(GAUC_LOG.filter(pl.col("user") != "u4"), ["auc", "pr_auc", "ne"],
-                       label="clicked", prediction="p_click", by="segment")  # fmt: skip
+    out = irm.evaluate(
+        GAUC_LOG.filter(pl.col("user") != "u4"),
+        ["auc", "pr_auc", "ne"],
+        label="clicked",
+        prediction="p_click",
+        by="segment",
+    )
     b = out.filter(pl.col("segment") == "b").row(0, named=True)
     assert b == {"segment": "b", "num_rows": 1, "auc": None, "pr_auc": None, "ne": None}
 
@@ -304,9 +312,14 @@ def _recommenders_merge(truth: pl.DataFrame, pred: pl.DataFrame) -> tuple[Any, A
 def test_two_tables_match_recommenders(lazy: bool) -> None:
     pred = PRED.lazy() if lazy else PRED
     out = irm.evaluate(
-        pred, RATING_METRICS, labels=TRUTH, label="rating", prediction="p",
-        query_id="user", doc_id="item",
-    )  # fmt: skip
+        pred,
+        RATING_METRICS,
+        labels=TRUTH,
+        label="rating",
+        prediction="p",
+        query_id="user",
+        doc_id="item",
+    )
     assert isinstance(out, pl.LazyFrame) is lazy
     row = (out.collect() if isinstance(out, pl.LazyFrame) else out).row(0, named=True)
     y, p = _recommenders_merge(TRUTH, PRED)
@@ -318,8 +331,12 @@ def test_two_tables_match_recommenders(lazy: bool) -> None:
 def test_two_tables_one_sided_pairs() -> None:
     truth = TRUTH.vstack(pl.DataFrame({"user": [4], "item": [14], "rating": [3]}))
     pred = PRED.vstack(pl.DataFrame({"user": [5, 5], "item": [15, 16], "p": [1.0, 2.0]}))
-    kw: dict[str, Any] = {"label": "rating", "prediction": "p", "query_id": "user",
-                          "doc_id": "item"}  # fmt: skip
+    kw: dict[str, Any] = {
+        "label": "rating",
+        "prediction": "p",
+        "query_id": "user",
+        "doc_id": "item",
+    }
     with pytest.raises(
         irm.QuerySetError,
         match=re.escape(
@@ -350,16 +367,30 @@ def test_two_tables_duplicate_pair() -> None:
             ".unique(['user', 'item'])"
         ),
     ):
-        irm.evaluate(PRED, ["mae"], labels=TRUTH.vstack(TRUTH.head(1)), label="rating",
-                     prediction="p", query_id="user", doc_id="item")  # fmt: skip
+        irm.evaluate(
+            PRED,
+            ["mae"],
+            labels=TRUTH.vstack(TRUTH.head(1)),
+            label="rating",
+            prediction="p",
+            query_id="user",
+            doc_id="item",
+        )
     assert truth.height == 6
 
 
 def test_recommenders_auc_and_logloss_formulas() -> None:
     truth = TRUTH.with_columns(rating=(pl.col("rating") >= 3).cast(pl.Int64))
     pred = PRED.with_columns(p=pl.col("p") / 5)
-    out = irm.evaluate(pred, ["auc", "logloss"], labels=truth, label="rating", prediction="p",
-                       query_id="user", doc_id="item")  # fmt: skip
+    out = irm.evaluate(
+        pred,
+        ["auc", "logloss"],
+        labels=truth,
+        label="rating",
+        prediction="p",
+        query_id="user",
+        doc_id="item",
+    )
     y, p = _recommenders_merge(truth, pred)
     _close(out["auc"].item(), skm.roc_auc_score(y, p))
     _close(out["logloss"].item(), skm.log_loss(y, p))
@@ -436,30 +467,49 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize(("case", "data", "metrics", "error", "message"), BAD,
-                         ids=[b[0] for b in BAD])  # fmt: skip
+@pytest.mark.parametrize(
+    ("case", "data", "metrics", "error", "message"), BAD, ids=[b[0] for b in BAD]
+)
 @pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
 def test_bad_input(
-    case: str, data: dict[str, Any], metrics: list[str], error: type[Exception], message: str,
+    case: str,
+    data: dict[str, Any],
+    metrics: list[str],
+    error: type[Exception],
+    message: str,
     lazy: bool,
-) -> None:  # fmt: skip
+) -> None:
     table = pl.DataFrame(data)
     weight = "w" if "w" in data else None
     positive: int | str = "a" if case == "three text labels" else 1
+    out = (
+        irm.evaluate(table.lazy(), metrics, sample_weight=weight, positive_label=positive)
+        if lazy and error is irm.InvalidValueError
+        else None
+    )
+    # lazy: the plan is built, the data checks run when it is collected
+    run = (
+        out.collect
+        if out is not None
+        else lambda: irm.evaluate(
+            table.lazy() if lazy else table, metrics, sample_weight=weight, positive_label=positive
+        )
+    )
     with pytest.raises(error, match=re.escape(message)):
-        out = irm.evaluate(table.lazy() if lazy else table, metrics, sample_weight=weight,
-                           positive_label=positive)  # fmt: skip
-        if isinstance(out, pl.LazyFrame):
-            out.collect()
+        run()
 
 
 def test_bad_input_names_the_group() -> None:
-    log = GAUC_LOG.with_columns(p_click=pl.when(pl.col("user") == "u4").then(2.0)
-                                .otherwise(pl.col("p_click")))  # fmt: skip
-    with pytest.raises(irm.InvalidValueError, match=re.escape(
-        "column 'p_click' has 2 value(s) outside [0, 1] (first in the group segment='b') "
-        "(e.g. 2.0); ne need(s) a probability"
-    )):  # fmt: skip
+    log = GAUC_LOG.with_columns(
+        p_click=pl.when(pl.col("user") == "u4").then(2.0).otherwise(pl.col("p_click"))
+    )
+    with pytest.raises(
+        irm.InvalidValueError,
+        match=re.escape(
+            "column 'p_click' has 2 value(s) outside [0, 1] (first in the group segment='b') "
+            "(e.g. 2.0); ne need(s) a probability"
+        ),
+    ):
         irm.evaluate(log, ["ne"], label="clicked", prediction="p_click", by="segment")
     # a rating metric reads any number: no error
     out = irm.evaluate(log, ["rmse"], label="clicked", prediction="p_click", by="segment")

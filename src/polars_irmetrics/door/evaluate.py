@@ -16,9 +16,9 @@ from typing import overload
 
 import polars as pl
 
+from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.buckets import Buckets
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
-from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions, Order, Unmatched
 from polars_irmetrics.ground.validate import Policy
 from polars_irmetrics.metrics.registry import parse_metric_list

@@ -1,4 +1,4 @@
-"""The lazy plan behind ``irm.evaluate(table, ["auc", "gauc", "logloss"], label=..., prediction=...)``.
+"""The lazy plan of ``irm.evaluate(table, ["auc", "gauc"], label=..., prediction=...)``.
 
 One lazy polars query over a table of predictions (one row per prediction, with its
 label):
