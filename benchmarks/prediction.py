@@ -49,11 +49,16 @@ def main() -> None:
     parser.add_argument("--sample-users", type=int, default=2_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--decimals", type=int, default=4, help="round the probabilities (-1: keep all)"
+    )
     args = parser.parse_args()
 
     rng = np.random.default_rng(args.seed)
     user = rng.integers(0, args.users, args.rows)
-    p = np.round(1.0 / (1.0 + np.exp(-rng.normal(-2.0, 1.5, args.rows))), 4)
+    p = 1.0 / (1.0 + np.exp(-rng.normal(-2.0, 1.5, args.rows)))
+    if args.decimals >= 0:
+        p = np.round(p, args.decimals)
     y = (rng.random(args.rows) < p).astype(np.int8)
     log = pl.DataFrame({"user": user, "clicked": y, "p_click": p})
     kw: dict[str, str] = {"label": "clicked", "prediction": "p_click", "query_id": "user"}
@@ -88,7 +93,8 @@ def main() -> None:
     threads = pl.thread_pool_size()
     print(
         f"rows={args.rows:,} users={args.users:,} cpus={os.cpu_count()} "
-        f"polars_threads={threads} repeats={args.repeats} (best of)"
+        f"polars_threads={threads} repeats={args.repeats} (best of) "
+        f"distinct predictions={len(np.unique(p)):,}"
     )
     print(f"values: {values.row(0, named=True)}")
     print(f"sklearn roc_auc_score         {t_sk:8.3f} s")

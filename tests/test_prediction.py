@@ -96,6 +96,10 @@ def test_equal_to_scikit_learn(
     plan = irm.evaluate(table.lazy(), [name], sample_weight=weight)
     assert isinstance(plan, pl.LazyFrame)
     _close(plan.collect()[name].item(), expected)
+    # out of core (auc and pr_auc from score histograms), by a segment
+    segmented = table.with_columns(segment=pl.lit("s"))
+    out = irm.evaluate(segmented, [name], sample_weight=weight, buckets=2, by="segment")
+    _close(out[name].item(), expected)
 
 
 @property_settings(max_examples=25)

@@ -45,6 +45,8 @@ __all__ = [
     "ece_bins",
     "gauc_one_class",
     "gauc_weighting",
+    "histogram_auc",
+    "histogram_pr_auc",
 ]
 
 #: Log loss clips probabilities to ``[EPS, 1 - EPS]``, as scikit-learn's ``log_loss``
@@ -173,6 +175,30 @@ def auc_expr(s: PredictionScope) -> pl.Expr:
         level = through.gather(last) - below  # the negatives of the tie
         value = (w * y * (below + level / 2.0)).sum() / (n1 * n0)
     return pl.when((n1 > 0) & (n0 > 0)).then(value)
+
+
+def histogram_auc(score: str, positives: str, negatives: str) -> pl.Expr:
+    """ROC AUC from a score histogram: one row per distinct score with the (weighted)
+    positives and negatives that have it.
+
+    ``sum_s pos(s) (neg(< s) + neg(s) / 2) / (P N)``: equal to :func:`auc_expr` on the
+    rows, since AUC depends on the rows only through these counts. Histograms of parts of
+    a table merge by adding the counts of equal scores, so this is exact out of core.
+    """
+    pos = pl.col(positives).sort_by(score)
+    neg = pl.col(negatives).sort_by(score)
+    below = neg.cum_sum() - neg
+    n1, n0 = pos.sum(), neg.sum()
+    return pl.when((n1 > 0) & (n0 > 0)).then((pos * (below + neg / 2.0)).sum() / (n1 * n0))
+
+
+def histogram_pr_auc(score: str, positives: str, negatives: str) -> pl.Expr:
+    """Average precision from a score histogram (see :func:`histogram_auc`)."""
+    pos = pl.col(positives).sort_by(score, descending=True)
+    seen = (pl.col(positives) + pl.col(negatives)).sort_by(score, descending=True).cum_sum()
+    gain = pl.when(pos > 0).then(pos * pos.cum_sum() / seen).otherwise(0.0)
+    n1 = pos.sum()
+    return pl.when(n1 > 0).then(gain.sum() / n1)
 
 
 def _auc(s: PredictionScope, p: Params) -> pl.Expr:

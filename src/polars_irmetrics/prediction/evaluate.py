@@ -26,12 +26,19 @@ group) when a metric needs a binary label
 (:data:`~polars_irmetrics.metrics.prediction.BINARY_METRICS`); rating metrics read any
 number.
 
-Out of core: every metric but ``auc`` and ``pr_auc`` is a sum over rows (``gauc`` a sum
-over queries), so ``per_query`` values and ``gauc`` can be computed per bucket of queries
-(:mod:`polars_irmetrics.ground.buckets`); this plan itself runs in one polars query
-(streamed where polars streams it). The global ``auc`` ranks all the rows of a group:
-it needs them sorted, which polars does out of core only as far as its streaming sort
-spills; no bucketed exact method is provided yet.
+AUC in memory and out of core: by default ``auc`` and ``pr_auc`` rank the rows of each
+group (average ranks: one sort, as scikit-learn's ``roc_auc_score`` sorts). With
+``buckets=`` a number or ``"auto"`` (out of core), they come instead from a *score
+histogram*: one row per (by group, distinct score) with the positives' and negatives'
+(weighted) counts, a ``group_by`` that polars streams and whose memory grows with the
+distinct scores, not the rows; AUC and average precision depend on the rows only
+through these counts, so the value is exact, equal to the ranked one (tested), and
+histograms of parts of a table merge by adding counts. It is much faster when scores
+repeat (probabilities rounded to 4 decimals: ~5x faster than the ranked AUC at 1M rows)
+and slower when every score is distinct (~3x slower), see
+``benchmarks/results_prediction.md``. Every other metric is a sum over rows (``gauc`` a
+sum over queries); the plan runs as one polars query either way (the run-and-judgments
+buckets of :mod:`polars_irmetrics.ground.buckets` are not used here).
 """
 
 from __future__ import annotations
@@ -57,6 +64,8 @@ from polars_irmetrics.metrics.prediction import (
     PredictionScope,
     auc_expr,
     gauc_weighting,
+    histogram_auc,
+    histogram_pr_auc,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 
@@ -177,10 +186,14 @@ def build_prediction_plan(
 
     metric_exprs: list[pl.Expr] = []
     gauc_requests: list[tuple[str, MetricRequest]] = []
+    histogram_requests: list[tuple[str, MetricRequest]] = []
     for label, req in requests:
         name = req.metric.name
         if name == "gauc" and not options.per_query:
             gauc_requests.append((label, req))
+            continue
+        if name in ("auc", "pr_auc") and not options.per_query and _out_of_core(options):
+            histogram_requests.append((label, req))
             continue
         formula = PREDICTION_FORMULAS["auc" if name == "gauc" else name]
         metric_exprs.append(formula(scope, req.params(1.0)).alias(label))
@@ -193,6 +206,8 @@ def build_prediction_plan(
         counts = table.select(check_exprs)
         result = pl.concat([result, counts], how="horizontal")
         result = result.with_columns(pl.col(c.count).fill_null(0) for c in checks)
+    if histogram_requests:
+        result = _with_histogram(result, rows, scope, histogram_requests, options)
     if gauc_requests:
         result = _with_gauc(result, rows, scope, gauc_requests, options)
     columns_out = [*keys, NUM_ROWS]
@@ -226,6 +241,40 @@ def _group(rows: pl.LazyFrame, keys: list[str], aggs: list[pl.Expr]) -> pl.LazyF
     return rows.select(aggs)
 
 
+def _out_of_core(options: EvalOptions) -> bool:
+    """``buckets`` asks for out of core (a number or ``"auto"``): ``auc`` and ``pr_auc``
+    then come from score histograms, whose memory grows with the distinct scores, not the
+    rows."""
+    return options.buckets is not None and options.buckets != "auto-memory"
+
+
+def _beside(result: pl.LazyFrame, other: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+    if by:
+        return result.join(other, on=by, how="left", nulls_equal=True)
+    return pl.concat([result, other], how="horizontal")
+
+
+def _with_histogram(
+    result: pl.LazyFrame,
+    rows: pl.LazyFrame,
+    scope: PredictionScope,
+    requests: list[tuple[str, MetricRequest]],
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """``result`` with ``auc`` and ``pr_auc`` from each group's score histogram: one
+    row per (by, distinct score) with its positives and negatives (weighted), a sum
+    that merges exactly across parts of the table (:func:`histogram_auc`)."""
+    by = list(options.by_keys)
+    score, pos, neg = f"{INTERNAL}score", f"{INTERNAL}pos", f"{INTERNAL}neg"
+    histogram = rows.group_by([*by, scope.p.alias(score)]).agg(
+        scope.weighted(scope.y).sum().alias(pos),
+        scope.weighted(1.0 - scope.y).sum().alias(neg),
+    )
+    formulas = {"auc": histogram_auc, "pr_auc": histogram_pr_auc}
+    aggs = [formulas[req.metric.name](score, pos, neg).alias(label) for label, req in requests]
+    return _beside(result, histogram.group_by(by).agg(aggs) if by else histogram.select(aggs), by)
+
+
 def _with_gauc(
     result: pl.LazyFrame,
     rows: pl.LazyFrame,
@@ -247,10 +296,7 @@ def _with_gauc(
         value = (auc_q * share).filter(defined).sum() / share.filter(defined).sum()
         aggs.append(pl.when(defined.any()).then(value).alias(label))
         aggs.append(auc_q.is_null().sum().cast(pl.UInt32).alias(f"{label}_one_class"))
-    if by:
-        gauc = per_query.group_by(by).agg(aggs)
-        return result.join(gauc, on=by, how="left", nulls_equal=True)
-    return pl.concat([result, per_query.select(aggs)], how="horizontal")
+    return _beside(result, per_query.group_by(by).agg(aggs) if by else per_query.select(aggs), by)
 
 
 def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
