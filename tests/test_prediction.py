@@ -542,3 +542,24 @@ def test_registry_entries() -> None:
         match=re.escape("metric 'auc@10': auc takes no cutoff; use 'auc' without '@10'"),
     ):
         irm.parse_metric("auc@10")
+
+
+def test_two_tables_by_segment() -> None:
+    pred = PRED.with_columns(segment=pl.col("user") % 2)
+    out = irm.evaluate(
+        pred,
+        ["mae"],
+        labels=TRUTH,
+        label="rating",
+        prediction="p",
+        query_id="user",
+        doc_id="item",
+        by="segment",
+    )
+    for segment, users in ((0, {2}), (1, {1, 3})):
+        y, p = _recommenders_merge(
+            TRUTH.filter(pl.col("user").is_in(users)), PRED.filter(pl.col("user").is_in(users))
+        )
+        row = out.filter(pl.col("segment") == segment).row(0, named=True)
+        assert row["num_rows"] == len(y)
+        _close(row["mae"], skm.mean_absolute_error(y, p))

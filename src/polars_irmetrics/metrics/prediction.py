@@ -50,8 +50,9 @@ __all__ = [
 ]
 
 #: Log loss clips probabilities to ``[EPS, 1 - EPS]``, as scikit-learn's ``log_loss``
-#: does since 1.5: the machine epsilon of float64 (``np.finfo(np.float64).eps``,
-#: 2.220446049250313e-16).
+#: does for float64 predictions (read in scikit-learn 1.9.1's source: ``eps =
+#: finfo(y_proba.dtype).eps``, then ``clip(y_proba, eps, 1 - eps)`` on both columns
+#: ``1 - p`` and ``p``): the machine epsilon of float64, 2.220446049250313e-16.
 EPS: float = float(np.finfo(np.float64).eps)
 
 #: Default number of equal-width bins of ``ece`` (``ece@10``).
@@ -412,7 +413,7 @@ PREDICTION_METRICS: tuple[Metric, ...] = (
         higher_is_better=False,
         formula="-sum_i w_i (y_i ln p_i + (1 - y_i) ln(1 - p_i)) / W, with p_i (and "
         "1 - p_i) clipped to [eps, 1 - eps], eps = 2.22e-16 (float64's machine epsilon, "
-        "scikit-learn >= 1.5)",
+        "as scikit-learn's log_loss for float64 input; checked against 1.9.1)",
         latex=r"-\frac{1}{W}\sum_i w_i \left(y_i \ln p_i + (1 - y_i)\ln(1 - p_i)\right)",
         matches={
             _SKLEARN: "log_loss (sample_weight too), to 1e-12",

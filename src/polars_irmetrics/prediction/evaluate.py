@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import polars as pl
 
@@ -202,9 +203,8 @@ def build_prediction_plan(
     if labels is None:
         result = _group(rows, keys, [*aggs, *check_exprs])
     else:  # the checks count the one-sided pairs too: over every joined row
-        result = _group(rows, keys, aggs)
-        counts = table.select(check_exprs)
-        result = pl.concat([result, counts], how="horizontal")
+        counts = _group(table, keys, check_exprs)
+        result = _beside(_group(rows, keys, aggs), counts, keys, how="full")
         result = result.with_columns(pl.col(c.count).fill_null(0) for c in checks)
     if histogram_requests:
         result = _with_histogram(result, rows, scope, histogram_requests, options)
@@ -248,9 +248,12 @@ def _out_of_core(options: EvalOptions) -> bool:
     return options.buckets is not None and options.buckets != "auto-memory"
 
 
-def _beside(result: pl.LazyFrame, other: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+def _beside(
+    result: pl.LazyFrame, other: pl.LazyFrame, by: list[str], how: Literal["left", "full"] = "left"
+) -> pl.LazyFrame:
+    """``other``'s columns beside ``result``'s, on the ``by`` keys (one row each without)."""
     if by:
-        return result.join(other, on=by, how="left", nulls_equal=True)
+        return result.join(other, on=by, how=how, coalesce=True, nulls_equal=True)
     return pl.concat([result, other], how="horizontal")
 
 
@@ -529,7 +532,7 @@ def _raise_on_flags(
         first = bad.row(0, named=True)
         total = int(bad[check.count].sum())
         place = ", ".join(f"{k}={first[k]!r}" for k in keys)
-        where = f" (first in the group {place})" if keys and check.name[:4] != "only" else ""
+        where = f" (first in the group {place})" if keys else ""
         raise check.error(
             check.template.format(
                 n=total, where=where, example=first[check.first], metrics=metrics, **fields
