@@ -80,6 +80,8 @@ _IN_LABELS = f"{INTERNAL}in_labels"
 _DUP = f"{INTERNAL}dup"
 _AUC_Q = f"{INTERNAL}auc_q"
 _WEIGHT_Q = f"{INTERNAL}weight_q"
+_RANK = f"{INTERNAL}rank"
+_POS = f"{INTERNAL}pos"
 
 
 @dataclass(frozen=True)
@@ -287,10 +289,31 @@ def _with_gauc(
 ) -> pl.LazyFrame:
     """``result`` with each ``gauc`` request's value and excluded-query count beside it."""
     by = list(options.by_keys)
-    weight = pl.len().cast(pl.Float64) if scope.w is None else scope.w.sum()
-    per_query = rows.group_by([*by, options.query_id]).agg(
-        auc_expr(scope).alias(_AUC_Q), weight.alias(_WEIGHT_Q)
-    )
+    query = [*by, options.query_id]
+    if scope.w is None:
+        # each row's rank within its query by a window, then sums per query: measured
+        # ~25% faster than ranking inside the group_by (benchmarks/results_prediction.md)
+        ranked = rows.with_columns(scope.p.rank("average").over(query).alias(_RANK))
+        y = scope.y
+        n1, n = pl.col(_POS), pl.col(_WEIGHT_Q)
+        n0 = n - n1
+        per_query = (
+            ranked.group_by(query)
+            .agg(
+                (y * pl.col(_RANK)).sum().alias(_RANK),
+                y.sum().alias(_POS),
+                pl.len().cast(pl.Float64).alias(_WEIGHT_Q),
+            )
+            .with_columns(
+                pl.when((n1 > 0) & (n0 > 0))
+                .then((pl.col(_RANK) - n1 * (n1 + 1.0) / 2.0) / (n1 * n0))
+                .alias(_AUC_Q)
+            )
+        )
+    else:
+        per_query = rows.group_by(query).agg(
+            auc_expr(scope).alias(_AUC_Q), scope.w.sum().alias(_WEIGHT_Q)
+        )
     auc_q, weight_q = pl.col(_AUC_Q), pl.col(_WEIGHT_Q)
     defined = auc_q.is_not_null()
     aggs: list[pl.Expr] = []
