@@ -329,6 +329,183 @@ class _Namespace:
         """Mean share of the top k without a judgment; see :func:`polars_irmetrics.unjudged`."""
         return self._mean("unjudged", k, 1, options)
 
+    # ------------------------------------------------------------ prediction quality
+    def _prediction(
+        self,
+        metric: str,
+        label: str,
+        prediction: str,
+        sample_weight: str | None,
+        positive_label: float | str = 1,
+        query_id: str = "query_id",
+        k: int | None = None,
+        **params: ParamValue,
+    ) -> float:
+        name = request(metric, k=k, options=params).name
+        plan = evaluate(
+            self._frame.lazy(),
+            [name],
+            label=label,
+            prediction=prediction,
+            sample_weight=sample_weight,
+            positive_label=positive_label,
+            query_id=query_id,
+        )
+        value = plan.collect()[name][0]
+        return float("nan") if value is None else float(value)
+
+    def auc(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> float:
+        """ROC AUC of the rows (checked); see :func:`polars_irmetrics.auc`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_irmetrics as irm
+        >>> log = pl.DataFrame({"clicked": [1, 0, 1, 0], "p": [0.9, 0.4, 0.4, 0.1]})
+        >>> log.irm.auc("clicked", "p")  # one tie: 3.5 of 4 pairs
+        0.875
+        """
+        return self._prediction("auc", label, prediction, sample_weight, positive_label)
+
+    def pr_auc(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> float:
+        """Average precision of the rows; see :func:`polars_irmetrics.pr_auc`."""
+        return self._prediction("pr_auc", label, prediction, sample_weight, positive_label)
+
+    def gauc(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        query_id: str = "query_id",
+        weighting: Literal["rows", "uniform"] = "rows",
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> float:
+        """Group AUC over the queries (users); see :func:`polars_irmetrics.gauc`."""
+        return self._prediction(
+            "gauc", label, prediction, sample_weight, positive_label, query_id, weighting=weighting
+        )
+
+    def logloss(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> float:
+        """Log loss of the rows; see :func:`polars_irmetrics.logloss`."""
+        return self._prediction("logloss", label, prediction, sample_weight, positive_label)
+
+    def ne(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> float:
+        """Normalised entropy of the rows; see :func:`polars_irmetrics.ne`."""
+        return self._prediction("ne", label, prediction, sample_weight, positive_label)
+
+    def brier(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> float:
+        """Brier score of the rows; see :func:`polars_irmetrics.brier`."""
+        return self._prediction("brier", label, prediction, sample_weight, positive_label)
+
+    def calibration(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> float:
+        """Predicted over observed positives; see :func:`polars_irmetrics.calibration`."""
+        return self._prediction("calibration", label, prediction, sample_weight, positive_label)
+
+    def ece(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        bins: int = 10,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> float:
+        """Expected calibration error in equal-width bins; see :func:`polars_irmetrics.ece`."""
+        return self._prediction("ece", label, prediction, sample_weight, positive_label, k=bins)
+
+    def rmse(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+    ) -> float:
+        """Root mean squared error; see :func:`polars_irmetrics.rmse`."""
+        return self._prediction("rmse", label, prediction, sample_weight)
+
+    def mse(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+    ) -> float:
+        """Mean squared error; see :func:`polars_irmetrics.mse`."""
+        return self._prediction("mse", label, prediction, sample_weight)
+
+    def mae(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+    ) -> float:
+        """Mean absolute error; see :func:`polars_irmetrics.mae`."""
+        return self._prediction("mae", label, prediction, sample_weight)
+
+    def r2(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+    ) -> float:
+        """Coefficient of determination; see :func:`polars_irmetrics.r2`."""
+        return self._prediction("r2", label, prediction, sample_weight)
+
+    def explained_variance(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+    ) -> float:
+        """Explained variance; see :func:`polars_irmetrics.explained_variance`."""
+        return self._prediction("explained_variance", label, prediction, sample_weight)
+
 
 @pl.api.register_dataframe_namespace("irm")
 class IrmFrameNamespace(_Namespace):
