@@ -81,7 +81,7 @@ def _close(ours: float | None, theirs: float) -> None:
 
 @pytest.mark.parametrize(("name", "fn", "peer", "kind"), CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
-@property_settings(max_examples=25)
+@property_settings(max_examples=15)
 @given(data=st.data())
 def test_equal_to_scikit_learn(
     name: str, fn: Callable[..., pl.Expr], peer: SkFn, kind: str, weighted: bool, data: Any
