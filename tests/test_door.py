@@ -215,9 +215,17 @@ def test_click_metrics_through_the_door(lazy: bool) -> None:
 @pytest.mark.parametrize(
     ("metrics", "kwargs", "message"),
     [
-        (["prefs_simp"], {}, "metric 'prefs_simp' reads preference judgments, which were not "),
-        (["map_avgjg"], {}, "metric 'map_avgjg' reads judgments with a judgment-group column"),
-        (["novelty"], {}, "metric 'novelty' reads the interaction history, which were not"),
+        (
+            ["prefs_simp"],
+            {},
+            "metric 'prefs_simp' reads preference judgments: pass prefs=... to irm.evaluate",
+        ),
+        (
+            ["map_avgjg"],
+            {},
+            "metric 'map_avgjg' reads judgments with a judgment-group column: pass qrels_jg=...",
+        ),
+        (["novelty"], {}, "metric 'novelty' reads the interaction history (where item"),
         (
             ["ndcg@10", "ctr@10"],
             {"qrels": pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "relevance": [1]})},

@@ -256,10 +256,11 @@ def test_negative_dwell_threshold() -> None:
 def test_evaluate_refuses_click_metrics_and_online_refuses_judged_ones() -> None:
     judged = pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "rank": [1], "relevance": [1]})
     with pytest.raises(
-        MetricParameterError,
+        ColumnNotFoundError,
         match=re.escape(
-            "metric 'ctr@10' reads the clicks of an impression log, which a run and judgments "
-            "do not have; compute it with irm.evaluate_online(log, ['ctr@10'])"
+            "column 'clicked' not found in the log (its columns: 'query_id', 'doc_id', 'rank', "
+            "'relevance'); an impression log's sessions are the queries: name your columns, "
+            "e.g. query_id='session_id', rank='position', clicked='click'"
         ),
     ):
         irm.evaluate(judged, ["ctr@10"])

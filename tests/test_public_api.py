@@ -80,6 +80,20 @@ PUBLIC = [
     "tukey_hsd",
     "unjudged",
     "write_trec_run",
+    # prediction quality (polars_irmetrics.prediction)
+    "auc",
+    "brier",
+    "calibration",
+    "ece",
+    "explained_variance",
+    "gauc",
+    "logloss",
+    "mae",
+    "mse",
+    "ne",
+    "pr_auc",
+    "r2",
+    "rmse",
 ]
 
 

@@ -323,15 +323,14 @@ Z = HISTORY.head(1).with_columns(item_id=pl.lit("z"))
 ERRORS: list[tuple[list[str], pl.DataFrame, Any, Any, type[Exception], str]] = [
     (
         ["novelty"], RECS, None, None, MetricParameterError,
-        "metric 'novelty' reads an interactions table (the history that item popularity, "
-        "the catalogue and each user's history come from): pass interactions=... to "
+        "metric 'novelty' reads the interaction history (where item popularity, the "
+        "catalogue and each user's history come from): pass interactions=... to "
         "irm.beyond_accuracy",
     ),
     (
         ["ild"], RECS, None, None, MetricParameterError,
-        "metric 'ild' reads item feature vectors: pass item_features=... to "
-        "irm.beyond_accuracy, one row per item with columns 'item_id' and 'features' (a "
-        "list or array of numbers)",
+        "metric 'ild' reads the items' feature vectors (one row per item: its id and a "
+        "list or array of numbers): pass item_features=... to irm.beyond_accuracy",
     ),
     (
         ["ndcg@10"], RECS, None, None, MetricParameterError,
@@ -483,9 +482,9 @@ def test_evaluate_errors_name_the_argument(evaluate: Any) -> None:
     with pytest.raises(
         MetricParameterError,
         match=re.escape(
-            "metric 'novelty' reads an interactions table (the history that item "
-            "popularity, the catalogue and each user's history come from): pass "
-            "interactions=... to irm.evaluate"
+            "metric 'novelty' reads the interaction history (where item popularity, the "
+            "catalogue and each user's history come from): pass interactions=... to "
+            "irm.evaluate"
         ),
     ):
         evaluate(run, ["novelty"])

@@ -20,9 +20,8 @@ Registered when ``polars_irmetrics`` is imported.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cast
 
 import polars as pl
@@ -31,10 +30,10 @@ from polars_irmetrics import expressions as exprs
 from polars_irmetrics.comparison.api import compare
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.fusion.fuse import fuse
-from polars_irmetrics.ground.buckets import Buckets
 from polars_irmetrics.ground.inputs import FrameInput
-from polars_irmetrics.ground.options import Order
-from polars_irmetrics.ground.validate import Policy
+from polars_irmetrics.ground.options import EvalKwargs
+from polars_irmetrics.metrics.registry import request
+from polars_irmetrics.metrics.spec import ParamValue
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -45,86 +44,69 @@ __all__ = ["IrmFrameNamespace", "IrmLazyFrameNamespace"]
 Mean = TypeVar("Mean", float, pl.LazyFrame)
 
 
-class EvaluateOptions(TypedDict, total=False):
-    """Keyword arguments shared with :func:`polars_irmetrics.evaluate`."""
-
+class _Tables(TypedDict, total=False):
     qrels: FrameInput | None
-    order: Order
-    depth: int | None
-    unjudged: Policy
-    unretrieved: Policy
-    check_duplicates: bool
-    buckets: Buckets
-    spill_dir: str | Path | None
-    memory_limit: int | str | None
-    explain: bool
-    partitioned_by: str | None
-    query_id: str
-    doc_id: str
-    rank: str
-    score: str
-    relevance: str
+    queries: FrameInput | None
+    interactions: FrameInput | None
+    item_features: FrameInput | None
+    prefs: FrameInput | None
+    qrels_jg: FrameInput | None
+    labels: FrameInput | None
+
+
+class EvaluateOptions(EvalKwargs, _Tables, total=False):
+    """:func:`polars_irmetrics.evaluate`'s keyword arguments: its tables and its options
+    (:class:`~polars_irmetrics.ground.options.EvalKwargs`, typed once)."""
 
 
 class _Namespace(ABC, Generic[Mean]):
     """The metric methods, shared by both namespaces; :meth:`_mean` keeps the kind."""
 
     @abstractmethod
-    def _mean(self, metric: pl.Expr, relevance_level: float, options: EvaluateOptions) -> Mean:
-        """The mean over queries of the metric the expression ``metric`` names."""
+    def _mean(self, metric: pl.Expr | str, options: EvaluateOptions) -> Mean:
+        """The mean over queries of ``metric`` (a name, or the expression that names it)."""
 
     def precision(
         self,
         k: int | None = None,
-        *,
-        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean precision@k over queries; see :func:`polars_irmetrics.precision`."""
-        return self._mean(exprs.precision(k), relevance_level, options)
+        return self._mean(exprs.precision(k), options)
 
     def recall(
         self,
         k: int | None = None,
         *,
         denominator: Literal["relevant", "capped"] = "relevant",
-        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean recall@k over queries; see :func:`polars_irmetrics.recall`."""
-        return self._mean(exprs.recall(k, denominator=denominator), relevance_level, options)
+        return self._mean(exprs.recall(k, denominator=denominator), options)
 
     def f1(
         self,
         k: int | None = None,
-        *,
-        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean F1@k over queries; see :func:`polars_irmetrics.f1`."""
-        return self._mean(exprs.f1(k), relevance_level, options)
+        return self._mean(exprs.f1(k), options)
 
-    def r_precision(
-        self, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]
-    ) -> Mean:
+    def r_precision(self, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean R-precision over queries; see :func:`polars_irmetrics.r_precision`."""
-        return self._mean(exprs.r_precision(), relevance_level, options)
+        return self._mean(exprs.r_precision(), options)
 
     def hit_rate(
         self,
         k: int | None = None,
-        *,
-        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean hit rate@k (success@k); see :func:`polars_irmetrics.hit_rate`."""
-        return self._mean(exprs.hit_rate(k), relevance_level, options)
+        return self._mean(exprs.hit_rate(k), options)
 
     def mrr(
         self,
         k: int | None = None,
-        *,
-        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean reciprocal rank (within the top k); see :func:`polars_irmetrics.mrr`.
@@ -138,18 +120,17 @@ class _Namespace(ABC, Generic[Mean]):
         >>> run.irm.mrr()  # (1/2 + 1) / 2
         0.75
         """
-        return self._mean(exprs.mrr(k), relevance_level, options)
+        return self._mean(exprs.mrr(k), options)
 
     def map(
         self,
         k: int | None = None,
         *,
         denominator: Literal["relevant", "capped", "retrieved"] = "relevant",
-        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean average precision (MAP@k); see :func:`polars_irmetrics.map`."""
-        return self._mean(exprs.map(k, denominator=denominator), relevance_level, options)
+        return self._mean(exprs.map(k, denominator=denominator), options)
 
     def ndcg(
         self,
@@ -171,7 +152,7 @@ class _Namespace(ABC, Generic[Mean]):
         >>> run.irm.ndcg(k=10, qrels=qrels)
         1.0
         """
-        return self._mean(exprs.ndcg(k, gain=gain, ideal=ideal), 1, options)
+        return self._mean(exprs.ndcg(k, gain=gain, ideal=ideal), options)
 
     def dcg(
         self,
@@ -181,7 +162,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean DCG@k over queries; see :func:`polars_irmetrics.dcg`."""
-        return self._mean(exprs.dcg(k, gain=gain), 1, options)
+        return self._mean(exprs.dcg(k, gain=gain), options)
 
     def idcg(
         self,
@@ -192,7 +173,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean ideal DCG@k over queries; see :func:`polars_irmetrics.idcg`."""
-        return self._mean(exprs.idcg(k, gain=gain, ideal=ideal), 1, options)
+        return self._mean(exprs.idcg(k, gain=gain, ideal=ideal), options)
 
     def cg(
         self,
@@ -202,29 +183,27 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean cumulative gain@k over queries; see :func:`polars_irmetrics.cg`."""
-        return self._mean(exprs.cg(k, gain=gain), 1, options)
+        return self._mean(exprs.cg(k, gain=gain), options)
 
-    def bpref(self, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]) -> Mean:
+    def bpref(self, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean bpref over queries; see :func:`polars_irmetrics.bpref`."""
-        return self._mean(exprs.bpref(), relevance_level, options)
+        return self._mean(exprs.bpref(), options)
 
     def num_ret(self, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean number of retrieved documents per query."""
-        return self._mean(exprs.num_ret(), 1, options)
+        return self._mean(exprs.num_ret(), options)
 
-    def num_rel(self, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]) -> Mean:
+    def num_rel(self, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean number of relevant documents per query."""
-        return self._mean(exprs.num_rel(), relevance_level, options)
+        return self._mean(exprs.num_rel(), options)
 
     def num_rel_ret(
         self,
         k: int | None = None,
-        *,
-        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean number of relevant documents retrieved (in the top k) per query."""
-        return self._mean(exprs.num_rel_ret(k), relevance_level, options)
+        return self._mean(exprs.num_rel_ret(k), options)
 
     def err(
         self,
@@ -234,7 +213,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean expected reciprocal rank@k; see :func:`polars_irmetrics.err`."""
-        return self._mean(exprs.err(k, max_grade=max_grade), 1, options)
+        return self._mean(exprs.err(k, max_grade=max_grade), options)
 
     def rbp(
         self,
@@ -242,41 +221,36 @@ class _Namespace(ABC, Generic[Mean]):
         *,
         p: float = 0.8,
         gain: Literal["binary", "linear"] = "binary",
-        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean rank-biased precision; see :func:`polars_irmetrics.rbp`."""
-        return self._mean(exprs.rbp(k, p=p, gain=gain), relevance_level, options)
+        return self._mean(exprs.rbp(k, p=p, gain=gain), options)
 
     def rbp_residual(
         self, k: int | None = None, *, p: float = 0.8, **options: Unpack[EvaluateOptions]
     ) -> Mean:
         """Mean RBP residual; see :func:`polars_irmetrics.rbp_residual`."""
-        return self._mean(exprs.rbp_residual(k, p=p), 1, options)
+        return self._mean(exprs.rbp_residual(k, p=p), options)
 
     def arhr(
         self,
         k: int | None = None,
-        *,
-        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Average reciprocal hit rank@k; see :func:`polars_irmetrics.arhr`."""
-        return self._mean(exprs.arhr(k), relevance_level, options)
+        return self._mean(exprs.arhr(k), options)
 
-    def mar(
-        self, k: int, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]
-    ) -> Mean:
+    def mar(self, k: int, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean average recall@k; see :func:`polars_irmetrics.mar`."""
-        return self._mean(exprs.mar(k), relevance_level, options)
+        return self._mean(exprs.mar(k), options)
 
     def fcp(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean fraction of concordant pairs; see :func:`polars_irmetrics.fcp`."""
-        return self._mean(exprs.fcp(k), 1, options)
+        return self._mean(exprs.fcp(k), options)
 
     def judged(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean share of the top k that is judged; see :func:`polars_irmetrics.judged`."""
-        return self._mean(exprs.judged(k), 1, options)
+        return self._mean(exprs.judged(k), options)
 
     def trec_ndcg(
         self,
@@ -286,37 +260,205 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean nDCG@k with a gain per label; see :func:`polars_irmetrics.trec_ndcg`."""
-        return self._mean(exprs.trec_ndcg(k, gains=gains), 1, options)
+        return self._mean(exprs.trec_ndcg(k, gains=gains), options)
 
-    def iprec(
-        self, recall: float, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]
-    ) -> Mean:
+    def iprec(self, recall: float, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean interpolated precision at a recall level; see :func:`polars_irmetrics.iprec`."""
-        return self._mean(exprs.iprec(recall=recall), relevance_level, options)
+        return self._mean(exprs.iprec(recall=recall), options)
 
     def relative_precision(
         self,
         k: int | None = None,
-        *,
-        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean relative precision@k; see :func:`polars_irmetrics.relative_precision`."""
-        return self._mean(exprs.relative_precision(k), relevance_level, options)
+        return self._mean(exprs.relative_precision(k), options)
 
-    def rprec_mult(
-        self, multiple: float, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]
-    ) -> Mean:
+    def rprec_mult(self, multiple: float, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean precision at a multiple of R; see :func:`polars_irmetrics.rprec_mult`."""
-        return self._mean(exprs.rprec_mult(multiple=multiple), relevance_level, options)
+        return self._mean(exprs.rprec_mult(multiple=multiple), options)
 
-    def infap(self, *, relevance_level: float = 1, **options: Unpack[EvaluateOptions]) -> Mean:
+    def infap(self, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean inferred AP; see :func:`polars_irmetrics.infap`."""
-        return self._mean(exprs.infap(), relevance_level, options)
+        return self._mean(exprs.infap(), options)
 
     def unjudged(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean share of the top k without a judgment; see :func:`polars_irmetrics.unjudged`."""
-        return self._mean(exprs.unjudged(k), 1, options)
+        return self._mean(exprs.unjudged(k), options)
+
+    # ------------------------------------------------------------ prediction quality
+    def _prediction(
+        self,
+        metric: str,
+        label: str,
+        prediction: str,
+        sample_weight: str | None,
+        positive_label: float | str = 1,
+        query_id: str = "query_id",
+        k: int | None = None,
+        **params: ParamValue,
+    ) -> Mean:
+        name = request(metric, k=k, options=params).name
+        options: EvaluateOptions = {
+            "label": label,
+            "prediction": prediction,
+            "sample_weight": sample_weight,
+            "positive_label": positive_label,
+            "query_id": query_id,
+        }
+        return self._mean(name, options)
+
+    def auc(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> Mean:
+        """ROC AUC of the rows (checked); see :func:`polars_irmetrics.auc`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_irmetrics as irm
+        >>> log = pl.DataFrame({"clicked": [1, 0, 1, 0], "p": [0.9, 0.4, 0.4, 0.1]})
+        >>> log.irm.auc("clicked", "p")  # one tie: 3.5 of 4 pairs
+        0.875
+        """
+        return self._prediction("auc", label, prediction, sample_weight, positive_label)
+
+    def pr_auc(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> Mean:
+        """Average precision of the rows; see :func:`polars_irmetrics.pr_auc`."""
+        return self._prediction("pr_auc", label, prediction, sample_weight, positive_label)
+
+    def gauc(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        query_id: str = "query_id",
+        weighting: Literal["rows", "uniform"] = "rows",
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> Mean:
+        """Group AUC over the queries (users); see :func:`polars_irmetrics.gauc`."""
+        return self._prediction(
+            "gauc", label, prediction, sample_weight, positive_label, query_id, weighting=weighting
+        )
+
+    def logloss(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> Mean:
+        """Log loss of the rows; see :func:`polars_irmetrics.logloss`."""
+        return self._prediction("logloss", label, prediction, sample_weight, positive_label)
+
+    def ne(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> Mean:
+        """Normalised entropy of the rows; see :func:`polars_irmetrics.ne`."""
+        return self._prediction("ne", label, prediction, sample_weight, positive_label)
+
+    def brier(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> Mean:
+        """Brier score of the rows; see :func:`polars_irmetrics.brier`."""
+        return self._prediction("brier", label, prediction, sample_weight, positive_label)
+
+    def calibration(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> Mean:
+        """Predicted over observed positives; see :func:`polars_irmetrics.calibration`."""
+        return self._prediction("calibration", label, prediction, sample_weight, positive_label)
+
+    def ece(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        bins: int = 10,
+        sample_weight: str | None = None,
+        positive_label: float | str = 1,
+    ) -> Mean:
+        """Expected calibration error in equal-width bins; see :func:`polars_irmetrics.ece`."""
+        return self._prediction("ece", label, prediction, sample_weight, positive_label, k=bins)
+
+    def rmse(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+    ) -> Mean:
+        """Root mean squared error; see :func:`polars_irmetrics.rmse`."""
+        return self._prediction("rmse", label, prediction, sample_weight)
+
+    def mse(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+    ) -> Mean:
+        """Mean squared error; see :func:`polars_irmetrics.mse`."""
+        return self._prediction("mse", label, prediction, sample_weight)
+
+    def mae(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+    ) -> Mean:
+        """Mean absolute error; see :func:`polars_irmetrics.mae`."""
+        return self._prediction("mae", label, prediction, sample_weight)
+
+    def r2(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+    ) -> Mean:
+        """Coefficient of determination; see :func:`polars_irmetrics.r2`."""
+        return self._prediction("r2", label, prediction, sample_weight)
+
+    def explained_variance(
+        self,
+        label: str = "label",
+        prediction: str = "prediction",
+        *,
+        sample_weight: str | None = None,
+    ) -> Mean:
+        """Explained variance; see :func:`polars_irmetrics.explained_variance`."""
+        return self._prediction("explained_variance", label, prediction, sample_weight)
 
 
 @pl.api.register_dataframe_namespace("irm")
@@ -330,19 +472,15 @@ class IrmFrameNamespace(_Namespace[float]):
     def __init__(self, df: pl.DataFrame) -> None:
         self._frame = df
 
-    def _mean(self, metric: pl.Expr, relevance_level: float, options: EvaluateOptions) -> float:
-        name = metric.meta.output_name()
-        value = evaluate(self._frame, [name], relevance_level=relevance_level, **options)
+    def _mean(self, metric: pl.Expr | str, options: EvaluateOptions) -> float:
+        name = metric if isinstance(metric, str) else metric.meta.output_name()
+        value = evaluate(self._frame, [name], **options)
         mean = value[name].item()
         return float("nan") if mean is None else float(mean)
 
     def evaluate(
         self,
         metrics: str | Iterable[str],
-        *,
-        by: str | Sequence[str] | None = None,
-        per_query: bool = False,
-        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> pl.DataFrame:
         """Evaluate this frame; see :func:`polars_irmetrics.evaluate`.
@@ -364,14 +502,7 @@ class IrmFrameNamespace(_Namespace[float]):
         │ b        ┆ 1.0 ┆ 1.0 │
         └──────────┴─────┴─────┘
         """
-        return evaluate(
-            self._frame,
-            metrics,
-            by=by,
-            per_query=per_query,
-            relevance_level=relevance_level,
-            **options,
-        )
+        return evaluate(self._frame, metrics, **options)
 
     def compare(
         self, metrics: str | Iterable[str], *, system: str = "system", **options: Any
@@ -440,20 +571,14 @@ class IrmLazyFrameNamespace(_Namespace[pl.LazyFrame]):
     def __init__(self, lf: pl.LazyFrame) -> None:
         self._frame = lf
 
-    def _mean(
-        self, metric: pl.Expr, relevance_level: float, options: EvaluateOptions
-    ) -> pl.LazyFrame:
-        name = metric.meta.output_name()
-        plan = evaluate(self._frame, [name], relevance_level=relevance_level, **options)
+    def _mean(self, metric: pl.Expr | str, options: EvaluateOptions) -> pl.LazyFrame:
+        name = metric if isinstance(metric, str) else metric.meta.output_name()
+        plan = evaluate(self._frame, [name], **options)
         return plan.select(name)
 
     def evaluate(
         self,
         metrics: str | Iterable[str],
-        *,
-        by: str | Sequence[str] | None = None,
-        per_query: bool = False,
-        relevance_level: float = 1,
         **options: Unpack[EvaluateOptions],
     ) -> pl.LazyFrame:
         """Evaluate this LazyFrame; lazy in, lazy out. See :func:`polars_irmetrics.evaluate`.
@@ -467,14 +592,7 @@ class IrmLazyFrameNamespace(_Namespace[pl.LazyFrame]):
         >>> lf.irm.evaluate(["P@2"]).collect()["P@2"].item()
         0.5
         """
-        return evaluate(
-            self._frame,
-            metrics,
-            by=by,
-            per_query=per_query,
-            relevance_level=relevance_level,
-            **options,
-        )
+        return evaluate(self._frame, metrics, **options)
 
     def compare(
         self, metrics: str | Iterable[str], *, system: str = "system", **options: Any

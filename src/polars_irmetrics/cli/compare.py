@@ -143,7 +143,7 @@ def _curves(
         return None
     long, _ = long_runs(runs, "system")
     names = [f"{family}@1..{k}" for family, k in ranges.items()]
-    means = evaluate(long, names, qrels=qrels, by="system")
+    means = evaluate(long, names, qrels=qrels, systems="system")
     frame = means.collect() if isinstance(means, pl.LazyFrame) else means
     order = pl.Enum(list(runs))
     return frame.sort(pl.col("system").cast(order))

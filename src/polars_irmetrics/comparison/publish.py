@@ -104,7 +104,7 @@ class Report:
     per_query
         ``compare(..., per_query=True)``; default: from what ``compare`` recorded.
     curves
-        ``evaluate(runs, "ndcg@1..20", by=system)``; default: from the result.
+        ``evaluate(runs, "ndcg@1..20", systems=system)``; default: from the result.
     options
         The comparison's options; default: those ``compare`` recorded.
     markers
@@ -412,7 +412,7 @@ def report(
         the values ``compare`` recorded for ``result`` (none for a frame built or
         filtered by hand).
     curves
-        ``evaluate(runs, "ndcg@1..20", by=system)`` for the metric@k plot; default: the
+        ``evaluate(runs, "ndcg@1..20", systems=system)`` for the metric@k plot; default: the
         result's own metrics with two or more cutoffs of one family, if any.
     options
         The comparison's options, named in the footnote; default: those ``compare``

@@ -15,6 +15,7 @@ import polars as pl
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import IrmError, MetricParameterError
+from polars_irmetrics.metrics.prediction import BINARY_METRICS, PROBABILITY_METRICS
 from polars_irmetrics.metrics.registry import list_metrics, parse_metric
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.metrics.trec import REAL_CUTOFFS
@@ -23,6 +24,7 @@ from polars_irmetrics.online.evaluate import evaluate_online
 from polars_irmetrics.recsys.evaluate import beyond_accuracy
 
 __all__ = [
+    "EXAMPLE_PREDICTIONS",
     "EXAMPLE_PREFS",
     "EXAMPLE_QRELS",
     "EXAMPLE_QRELS_JG",
@@ -107,6 +109,16 @@ EXAMPLE_QRELS_JG = pl.DataFrame(
     }
 )
 
+#: The prediction metrics' worked example: a click model's predicted probabilities for
+#: two users' impressions (``u1`` has both classes, with a tie at 0.4; ``u2`` only clicks).
+EXAMPLE_PREDICTIONS = pl.DataFrame(
+    {
+        "query_id": ["u1"] * 4 + ["u2"] * 2,
+        "label": [1, 0, 1, 0, 1, 1],
+        "prediction": [0.9, 0.4, 0.4, 0.2, 0.7, 0.3],
+    }
+)
+
 #: Family headings, by the module a metric's formula is declared in.
 _FAMILIES = {
     "core": "Core metrics",
@@ -115,6 +127,7 @@ _FAMILIES = {
     "online": "Click metrics (impression logs)",
     "recsys": "Beyond accuracy (recommenders)",
     "preference": "Preference and judgment-group measures",
+    "prediction": "Prediction quality (click and rating models)",
 }
 
 #: An example value for metrics whose "cutoff" is a real-valued parameter.
@@ -184,6 +197,10 @@ def _reads_judgment_groups(metric: Metric) -> bool:
     return "judgment_groups" in metric.reads
 
 
+def _reads_predictions(metric: Metric) -> bool:
+    return "predictions" in metric.reads
+
+
 def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
 
     offline = [example_name(m) for m in metrics if _reads_judged_run(m)]
@@ -205,10 +222,21 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
         scored = EXAMPLE_RUN.with_columns(score=(7 - pl.col("rank")).cast(pl.Float64))
         measured = prefs_measures(scored, EXAMPLE_PREFS).row(0, named=True)
         values |= {name.lower(): v for name, v in measured.items() if name != "query_id"}
+    predicted = [example_name(m) for m in metrics if _reads_predictions(m)]
+    if predicted:
+        values |= evaluate(EXAMPLE_PREDICTIONS, predicted).row(0, named=True)
     groups = [example_name(m) for m in metrics if _reads_judgment_groups(m)]
     if groups:
         values |= evaluate_jg(EXAMPLE_RUN, groups, qrels_jg=EXAMPLE_QRELS_JG).row(0, named=True)
     return values
+
+
+def _prediction_label(metric: Metric) -> str:
+    if metric.name in PROBABILITY_METRICS:
+        return "binary (`positive_label`, default 1); predictions are probabilities in [0, 1]"
+    if metric.name in BINARY_METRICS:
+        return "binary (`positive_label`, default 1); predictions are any real scores"
+    return "a number (rating); predictions are numbers"
 
 
 def _code(text: str) -> str:
@@ -244,14 +272,19 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         if metric.binary
         else "graded: the labels themselves"
     )
-    rows.append(("Relevance", relevance))
-    rows.append(("Reads", ", ".join(metric.reads)))
-    rows.append(
-        (
-            "Over queries",
-            "geometric mean" if metric.aggregate == "geometric" else "arithmetic mean",
+    if _reads_predictions(metric):
+        rows.append(("Label", _prediction_label(metric)))
+        rows.append(("Reads", ", ".join(metric.reads)))
+        rows.append(("Over", "the rows of each `by` group (each query with `per_query=True`)"))
+    else:
+        rows.append(("Relevance", relevance))
+        rows.append(("Reads", ", ".join(metric.reads)))
+        rows.append(
+            (
+                "Over queries",
+                "geometric mean" if metric.aggregate == "geometric" else "arithmetic mean",
+            )
         )
-    )
     if metric.matches:
         rows.append(
             ("Matches", "<br>".join(f"{peer}: {how}" for peer, how in metric.matches.items()))
@@ -273,6 +306,8 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         if _reads_prefs(metric)
         else "the judgment groups"
         if _reads_judgment_groups(metric)
+        else "the predictions"
+        if _reads_predictions(metric)
         else None
     )
     if table is not None:
@@ -344,6 +379,12 @@ def catalogue_markdown() -> str:
         _markdown_table(EXAMPLE_PREFS),
         "",
         _markdown_table(EXAMPLE_QRELS_JG),
+        "",
+        "Prediction metrics (`label=`, `prediction=`) are computed on a click model's "
+        "predictions for two users' impressions (rating metrics read the same 0/1 labels "
+        "as ratings):",
+        "",
+        _markdown_table(EXAMPLE_PREDICTIONS),
         "",
     ]
     families: dict[str, list[Metric]] = {}

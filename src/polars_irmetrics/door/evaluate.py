@@ -9,10 +9,12 @@ ir_measures routes a measure to the provider that computes it:
   interactions and item features (:mod:`polars_irmetrics.recsys`);
 * ``online``: an impression log's clicks (:mod:`polars_irmetrics.online`);
 * ``prefs``: preference judgments (:mod:`polars_irmetrics.offline.prefs`);
-* ``jg``: judgments with judgment groups (:mod:`polars_irmetrics.door.jg`).
+* ``jg``: judgments with judgment groups (:mod:`polars_irmetrics.door.jg`);
+* ``prediction``: a label and a prediction per row, or predictions beside ``labels=``
+  (:mod:`polars_irmetrics.prediction`).
 
 A metric whose table was not given is refused by one message, written once
-(:func:`check_inputs`), naming the keyword to pass.
+(:func:`~polars_irmetrics.metrics.registry.check_inputs`), naming the keyword to pass.
 """
 
 from __future__ import annotations
@@ -26,31 +28,23 @@ from polars_irmetrics.door.jg import build_jg_plan
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
-from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
+from polars_irmetrics.metrics.registry import MetricRequest, check_inputs, parse_metric_list
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.offline.plan import build_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.evaluate import build_online_plan
+from polars_irmetrics.prediction.evaluate import build_prediction_plan
 from polars_irmetrics.recsys.evaluate import with_beyond_accuracy
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Route", "check_inputs", "evaluate", "route"]
+__all__ = ["Route", "evaluate", "evaluate_plan", "route"]
 
 Requests = list[tuple[str, MetricRequest]]
-Route = Literal["offline", "recsys", "online", "prefs", "jg"]
+Route = Literal["offline", "recsys", "online", "prefs", "jg", "prediction"]
 
-#: What each input a metric reads is, and the keyword of evaluate that takes it
-#: (``run`` and ``clicks`` are the table itself).
-INPUTS: Mapping[str, tuple[str, str]] = {
-    "judgments": ("relevance judgments", "qrels"),
-    "interactions": ("the interaction history", "interactions"),
-    "item_features": ("the items' features", "item_features"),
-    "prefs": ("preference judgments", "prefs"),
-    "judgment_groups": ("judgments with a judgment-group column", "qrels_jg"),
-}
 #: Routes whose results can be put side by side (one row per query or group).
 _JOINABLE: frozenset[Route] = frozenset({"offline", "recsys"})
 
@@ -65,33 +59,9 @@ def route(metric: Metric) -> Route:
         return "prefs"
     if "judgment_groups" in metric.reads:
         return "jg"
+    if "predictions" in metric.reads:
+        return "prediction"
     return "offline"
-
-
-def check_inputs(requests: Requests, given: Mapping[str, object]) -> None:
-    """Refuse the first metric that reads a table which was not given.
-
-    ``given`` maps an input of :data:`INPUTS` to its table (``None``: not given).
-    Relevance judgments may be absent: the run is then a judged table.
-
-    Examples
-    --------
-    >>> from polars_irmetrics.metrics.registry import parse_metric_list
-    >>> check_inputs(parse_metric_list(["prefs_simp"]), {"prefs": None})
-    Traceback (most recent call last):
-    ...
-    polars_irmetrics.errors.MetricParameterError: metric 'prefs_simp' reads preference
-    judgments, which were not given: pass prefs=...
-    """
-    for label, request in requests:
-        for needed in request.metric.reads:
-            if needed not in INPUTS or needed == "judgments":
-                continue
-            what, keyword = INPUTS[needed]
-            if given.get(needed) is None:
-                raise MetricParameterError(
-                    f"metric {label!r} reads {what}, which were not given: pass {keyword}=..."
-                )
 
 
 def _routes(requests: Requests) -> dict[Route, Requests]:
@@ -115,6 +85,7 @@ _TABLES: Mapping[Route, str] = {
     "online": "an impression log",
     "prefs": "a run and preference judgments",
     "jg": "a run and judgment groups",
+    "prediction": "labels and predictions",
 }
 
 
@@ -129,6 +100,7 @@ def evaluate(
     item_features: FrameInput | None = ...,
     prefs: FrameInput | None = ...,
     qrels_jg: FrameInput | None = ...,
+    labels: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame: ...
 
@@ -144,6 +116,7 @@ def evaluate(
     item_features: FrameInput | None = ...,
     prefs: FrameInput | None = ...,
     qrels_jg: FrameInput | None = ...,
+    labels: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.LazyFrame: ...
 
@@ -158,6 +131,7 @@ def evaluate(
     item_features: FrameInput | None = None,
     prefs: FrameInput | None = None,
     qrels_jg: FrameInput | None = None,
+    labels: FrameInput | None = None,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate every metric the library has: per-query values or means, in one plan.
@@ -204,6 +178,13 @@ def evaluate(
     qrels_jg
         Judgments with a judgment-group column ``jg``, for the ``*_avgjg`` measures
         (trec_eval ``-R qrels_jg``; :func:`~polars_irmetrics.read_trec_qrels_jg`).
+    labels
+        Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...: every metric that
+        reads ``"predictions"``; see :mod:`polars_irmetrics.prediction`), two-table
+        form: the true labels, one row per ``(query_id, doc_id)`` (user, item) with the
+        ``label`` column, joined to ``table`` (the predictions) on those keys, as
+        Microsoft Recommenders joins ``rating_true`` and ``rating_pred``. Without it,
+        ``table`` holds both the ``label`` and the ``prediction`` columns.
     interactions, item_features
         For beyond-accuracy metrics (``catalog_coverage``, ``novelty``,
         ``intra_list_diversity``, ``serendipity``...): the history the recommender
@@ -291,6 +272,18 @@ def evaluate(
     query_id, doc_id, rank, score, relevance
         Column names in ``table`` and ``qrels`` (for an impression log, ``query_id`` is
         its session and ``rank`` its position).
+    label, prediction, sample_weight
+        Prediction metrics: the columns of the label (0/1, the positive label, or a
+        rating), the prediction (a probability or score, or a rating) and optional
+        non-negative row weights. ``query_id`` groups rows into queries (users) for
+        ``gauc`` and ``per_query=True``.
+    positive_label
+        Prediction metrics: the label value of a positive row (default 1); other labels
+        must be 0 (a text label: one other value).
+    unmatched
+        Prediction metrics with ``labels``: a pair with a prediction but no label, or a
+        label but no prediction, is an error (``"error"``, default; the message counts
+        them on each side) or left out (``"drop"``, Recommenders' inner merge).
     clicked, dwell, converted, timestamp
         Column names of an impression log, for the click metrics
         (:func:`~polars_irmetrics.evaluate_online`).
@@ -368,6 +361,7 @@ def evaluate(
             ("item_features", item_features),
             ("prefs", prefs),
             ("qrels_jg", qrels_jg),
+            ("labels", labels),
         )
     }
     plan = evaluate_plan(
@@ -397,6 +391,13 @@ def evaluate_plan(
     )
     routes = _routes(requests)
     qrels, queries = tables.get("qrels"), tables.get("queries")
+    if "prediction" in routes:
+        return build_prediction_plan(table, routes["prediction"], options, tables.get("labels"))
+    if tables.get("labels") is not None:
+        raise MetricParameterError(
+            "labels= holds the true labels of prediction metrics (auc, logloss, rmse...), "
+            "and no metric asked for reads them: drop labels=, or use qrels= for judgments"
+        )
     if "online" in routes:
         return _online(table, routes["online"], options)
     if "prefs" in routes or "jg" in routes:
@@ -450,6 +451,8 @@ def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.L
         per_session=options.per_query,
         buckets=None if buckets == "auto-memory" else buckets,
         spill_dir=options.spill_dir,
+        hint="an impression log's sessions are the queries: name your columns, e.g. "
+        "query_id='session_id', rank='position', clicked='click'",
     )
 
 

@@ -336,7 +336,7 @@ def optimize_fusion(
             ranked.select(GRID, q, d, _RANK).cache(),
             metric,
             qrels=judged_part,
-            by=GRID,
+            systems=GRID,
             per_query=True,
             order="rank",
             # one row per (grid point, document) by construction, each run's

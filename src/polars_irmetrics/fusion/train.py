@@ -255,7 +255,7 @@ def _map_table(
         run,
         "map",
         qrels=judged,
-        by=RUN,
+        systems=RUN,
         order="rank",
         relevance_level=relevance_level,
         query_id=q,

@@ -21,9 +21,10 @@ from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.buckets import Buckets, check_buckets
 from polars_irmetrics.ground.validate import Policy, check_policy
 
-__all__ = ["EvalKwargs", "EvalOptions", "Keys", "Order", "PlanKwargs"]
+__all__ = ["EvalKwargs", "EvalOptions", "Keys", "Order", "PlanKwargs", "Unmatched"]
 
 Order = Literal["auto", "rank", "score"]
+Unmatched = Literal["error", "drop"]
 Keys = str | Sequence[str] | None
 
 
@@ -50,6 +51,11 @@ class PlanKwargs(TypedDict, total=False):
     dwell: str
     converted: str
     timestamp: str
+    label: str
+    prediction: str
+    sample_weight: str | None
+    positive_label: int | float | str
+    unmatched: Unmatched
 
 
 class EvalKwargs(PlanKwargs, total=False):
@@ -119,6 +125,11 @@ class EvalOptions:
     dwell: str = "dwell"
     converted: str = "converted"
     timestamp: str = "timestamp"
+    label: str = "label"
+    prediction: str = "prediction"
+    sample_weight: str | None = None
+    positive_label: int | float | str = 1
+    unmatched: Unmatched = "error"
 
     @classmethod
     def build(cls, **options: Any) -> EvalOptions:

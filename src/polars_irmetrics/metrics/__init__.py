@@ -22,6 +22,11 @@ and this package joins them into :data:`METRICS`, which the registry reads:
   (``reads=("run", "judgment_groups")``: map_avgjg, P_avgjg, Rprec_mult_avgjg),
   computed by :func:`polars_irmetrics.evaluate_prefs` and
   :func:`polars_irmetrics.evaluate_jg`.
+* :mod:`.prediction`: prediction quality of a click or rating model
+  (``reads=("predictions",)``: a label and a prediction per row): AUC, PR AUC, group
+  AUC, log loss, normalised entropy, Brier score, calibration, ECE, RMSE, MAE, MSE, R²
+  and explained variance, computed by :func:`polars_irmetrics.evaluate` with
+  ``label=`` and ``prediction=`` and by their expression functions.
 
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.metrics.scope.Scope`); shared building blocks live in
@@ -33,6 +38,7 @@ from __future__ import annotations
 from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
 from polars_irmetrics.metrics.online import ONLINE_METRICS
+from polars_irmetrics.metrics.prediction import PREDICTION_METRICS
 from polars_irmetrics.metrics.preference import PREFERENCE_METRICS
 from polars_irmetrics.metrics.recsys import RECSYS_METRICS
 from polars_irmetrics.metrics.spec import Metric
@@ -47,4 +53,5 @@ METRICS: tuple[Metric, ...] = (
     *ONLINE_METRICS,
     *RECSYS_METRICS,
     *PREFERENCE_METRICS,
+    *PREDICTION_METRICS,
 )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -33,7 +33,9 @@ from polars_irmetrics.metrics.trec import NORMALIZE, REAL_CUTOFFS
 
 __all__ = [
     "DEFAULT_METRICS",
+    "INPUTS",
     "MetricRequest",
+    "check_inputs",
     "expand_metric_names",
     "get_metric",
     "list_metrics",
@@ -526,3 +528,52 @@ def parse_metric_list(metrics: str | Iterable[str]) -> list[tuple[str, MetricReq
         seen.add(name)
         out.append((name, request))
     return out
+
+
+#: What each input a metric reads is, and the keyword of the entry points that takes it
+#: (``run`` and ``clicks`` are the table itself).
+INPUTS: Mapping[str, tuple[str, str]] = {
+    "judgments": ("relevance judgments", "qrels"),
+    "interactions": (
+        "the interaction history (where item popularity, the catalogue and each user's "
+        "history come from)",
+        "interactions",
+    ),
+    "item_features": (
+        "the items' feature vectors (one row per item: its id and a list or array of numbers)",
+        "item_features",
+    ),
+    "prefs": ("preference judgments", "prefs"),
+    "judgment_groups": ("judgments with a judgment-group column", "qrels_jg"),
+}
+
+
+def check_inputs(
+    requests: Sequence[tuple[str, MetricRequest]],
+    given: Mapping[str, object],
+    caller: str = "irm.evaluate",
+) -> None:
+    """Refuse the first metric that reads a table which was not given.
+
+    ``given`` maps an input of :data:`INPUTS` to its table (``None``: not given);
+    ``caller`` is the entry point named in the message. Relevance judgments are not
+    checked: without them the run is a judged table.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> check_inputs(parse_metric_list(["prefs_simp"]), {"prefs": None})
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric 'prefs_simp' reads preference
+    judgments: pass prefs=... to irm.evaluate
+    """
+    for label, request in requests:
+        for needed in request.metric.reads:
+            if needed not in INPUTS or needed == "judgments":
+                continue
+            what, keyword = INPUTS[needed]
+            if needed in given and given[needed] is None:
+                raise MetricParameterError(
+                    f"metric {label!r} reads {what}: pass {keyword}=... to {caller}"
+                )

@@ -31,9 +31,18 @@ Aggregate = Literal["mean", "geometric"]
 #: (``"interactions"``: popularity, what a user saw before), clicks and dwell of an
 #: impression log (``"clicks"``), item embeddings or features (``"item_features"``),
 #: preference judgments (``"prefs"``: trec_eval's ``-R prefs``) and relevance judgments
-#: with a judgment-group column (``"judgment_groups"``: trec_eval's ``-R qrels_jg``).
+#: with a judgment-group column (``"judgment_groups"``: trec_eval's ``-R qrels_jg``), and
+#: a model's predictions with their labels (``"predictions"``: a label and a prediction
+#: per row, in one table or two joined on keys; :mod:`polars_irmetrics.metrics.prediction`).
 Input = Literal[
-    "run", "judgments", "interactions", "clicks", "item_features", "prefs", "judgment_groups"
+    "run",
+    "judgments",
+    "interactions",
+    "clicks",
+    "item_features",
+    "prefs",
+    "judgment_groups",
+    "predictions",
 ]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation

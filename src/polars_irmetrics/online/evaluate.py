@@ -223,17 +223,18 @@ def build_online_plan(
     per_session: bool,
     buckets: OnlineBuckets,
     spill_dir: str | Path | None,
+    hint: str = "name your columns, e.g. session_id='query_id', clicked='click'",
 ) -> pl.LazyFrame:
     """The online wing's plan: per-session values of ``requests`` (``per_session``) or
     their aggregates per ``by`` group, in one plan or out of core in ``buckets``."""
-    plan = session_plan(log, requests, columns, by_keys)
+    plan = session_plan(log, requests, columns, by_keys, hint)
     sessions = plan.frame
     if buckets is not None:
 
         def evaluate_part(
             part: pl.LazyFrame, _qrels: pl.LazyFrame | None, _groups: pl.LazyFrame | None
         ) -> pl.LazyFrame:
-            return session_plan(part, requests, columns, by_keys).frame
+            return session_plan(part, requests, columns, by_keys, hint).frame
 
         sessions = evaluate_in_buckets(
             log,

@@ -198,12 +198,12 @@ def session_plan(
     requests: Sequence[tuple[str, MetricRequest]],
     columns: LogColumns,
     by: Sequence[str],
+    hint: str = "name your columns, e.g. session_id='query_id', clicked='click'",
 ) -> SessionPlan:
     """The checked per-session values of ``requests`` over ``log``, grouped by
     ``(*by, session)`` (see the module docstring)."""
     _ensure_click_metrics(requests)
     schema = log.collect_schema()
-    hint = "name your columns, e.g. session_id='query_id', clicked='click'"
     keys = tuple(dict.fromkeys([*by, columns.session_id]))
     require_columns(schema, [*keys, columns.position, columns.clicked], "log", hint)
     if not schema[columns.position].is_integer():

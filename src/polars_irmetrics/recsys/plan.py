@@ -49,7 +49,7 @@ from polars_irmetrics.metrics.collection import (
     CollectionFormula,
     CollectionScope,
 )
-from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.registry import MetricRequest, check_inputs
 from polars_irmetrics.recsys.checks import Recount, flag, flag_columns, raise_on_flags, shown
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
 from polars_irmetrics.recsys.vectors import pair_similarity_by_sums, vector_sums
@@ -71,6 +71,8 @@ def build_recsys_plan(
 ) -> pl.LazyFrame:
     """One row per ``by`` group: the ``by`` keys, then one column per request label."""
     scope = CollectionScope(item=pl.col(options.item_id))
+    given = {"interactions": tables.interactions, "item_features": tables.item_features}
+    check_inputs(requests, given, options.caller)
     formulas: list[tuple[str, CollectionFormula]] = []
     for label, request in requests:
         metric = request.metric
@@ -79,7 +81,6 @@ def build_recsys_plan(
                 f"metric {label!r} is an accuracy metric, one value per query against "
                 "judgments: compute it with irm.evaluate(run, metrics, qrels=...)"
             )
-        _require_tables(label, request, tables, options)
         formulas.append((label, metric.collection(scope, request.params(1.0))))
 
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
@@ -145,24 +146,6 @@ def _aggregate(frame: pl.LazyFrame, by: list[str], exprs: list[pl.Expr]) -> pl.L
         return frame.group_by(by).agg(exprs)
     one = f"{INTERNAL}one"
     return frame.with_columns(pl.lit(0).alias(one)).group_by(one).agg(exprs).drop(one)
-
-
-def _require_tables(
-    label: str, request: MetricRequest, tables: Tables, options: RecsysOptions
-) -> None:
-    reads = request.metric.reads
-    if "interactions" in reads and tables.interactions is None:
-        raise MetricParameterError(
-            f"metric {label!r} reads an interactions table (the history that item "
-            "popularity, the catalogue and each user's history come from): pass "
-            f"interactions=... to {options.caller}"
-        )
-    if "item_features" in reads and tables.item_features is None:
-        raise MetricParameterError(
-            f"metric {label!r} reads item feature vectors: pass item_features=... to "
-            f"{options.caller}, one row per item with columns {options.item_id!r} and "
-            f"{options.features!r} (a list or array of numbers)"
-        )
 
 
 def _check_schemas(

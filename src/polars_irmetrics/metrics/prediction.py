@@ -1,0 +1,519 @@
+"""Prediction quality: AUC, group AUC, log loss, normalised entropy, calibration, rating
+errors.
+
+These metrics judge a model's predictions point by point, not a ranked list: they read
+one table of predictions (``reads=("predictions",)``) with a label column and a
+prediction column (and optionally a sample-weight column), and each is one polars
+aggregation over the rows of a group (:class:`PredictionScope`), usable in any
+``group_by``. They are computed by :func:`polars_irmetrics.evaluate` with ``label=`` and
+``prediction=`` (:mod:`polars_irmetrics.prediction`) and by the expression functions
+:func:`polars_irmetrics.auc`, :func:`polars_irmetrics.logloss`, ...
+
+Conventions (each tested against scikit-learn where it has the metric):
+
+* Binary metrics (``auc``, ``pr_auc``, ``gauc``, ``logloss``, ``ne``, ``brier``,
+  ``calibration``, ``ece``) read a label that is positive when it equals the positive
+  label (``1`` by default) and negative otherwise.
+* Probability metrics (``logloss``, ``ne``, ``brier``, ``calibration``, ``ece``) need
+  predictions in ``[0, 1]``; ``auc``, ``pr_auc`` and ``gauc`` read any real score.
+* Weighted sums: with a sample weight ``w`` every sum is a weighted sum; without, every
+  weight is 1.
+* A value that is undefined is null, never a made-up number: AUC of a group with one
+  class, normalised entropy with a base rate of 0 or 1, calibration without positives,
+  R² and explained variance with constant labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.metrics.scope import Scope
+from polars_irmetrics.metrics.spec import Alias, CutoffRule, Metric, Param, Params, ParamValue
+
+__all__ = [
+    "BINARY_METRICS",
+    "EPS",
+    "PREDICTION_FORMULAS",
+    "PREDICTION_METRICS",
+    "PROBABILITY_METRICS",
+    "PredictionScope",
+    "ece_bins",
+    "gauc_one_class",
+    "gauc_weighting",
+    "histogram_auc",
+    "histogram_pr_auc",
+]
+
+#: Log loss clips probabilities to ``[EPS, 1 - EPS]``, as scikit-learn's ``log_loss``
+#: does for float64 predictions (read in scikit-learn 1.9.1's source: ``eps =
+#: finfo(y_proba.dtype).eps``, then ``clip(y_proba, eps, 1 - eps)`` on both columns
+#: ``1 - p`` and ``p``): the machine epsilon of float64, 2.220446049250313e-16.
+EPS: float = float(np.finfo(np.float64).eps)
+
+#: Default number of equal-width bins of ``ece`` (``ece@10``).
+DEFAULT_BINS = 10
+
+
+@dataclass(frozen=True)
+class PredictionScope:
+    """The columns of one prediction table, as expressions over the rows of one group.
+
+    Parameters
+    ----------
+    label
+        The label column: 0/1 (or the positive label) for binary metrics, the true
+        rating for rating metrics.
+    prediction
+        The predicted probability or score (or rating).
+    sample_weight
+        A column of non-negative weights, or ``None`` (every row weighs 1).
+    positive
+        The label value that counts as positive (default 1).
+    query_id
+        The column grouping rows into queries (users) for ``gauc``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> s = PredictionScope("clicked", "p")
+    >>> pl.DataFrame({"clicked": [True, False], "p": [0.9, 0.2]}).select(s.y).to_series().to_list()
+    [1.0, 0.0]
+    """
+
+    label: str = "label"
+    prediction: str = "prediction"
+    sample_weight: str | None = None
+    positive: ParamValue = 1
+    query_id: str = "query_id"
+
+    @property
+    def y(self) -> pl.Expr:
+        """1.0 for a positive row, 0.0 for a negative one."""
+        positive = self.positive
+        if isinstance(positive, int | float):  # bool is an int: True == 1
+            hit = pl.col(self.label).cast(pl.Float64) == float(positive)
+        else:
+            hit = pl.col(self.label).cast(pl.String) == positive
+        return hit.cast(pl.Float64)
+
+    @property
+    def value(self) -> pl.Expr:
+        """The label as a number (the true rating)."""
+        return pl.col(self.label).cast(pl.Float64)
+
+    @property
+    def p(self) -> pl.Expr:
+        """The prediction as float64."""
+        return pl.col(self.prediction).cast(pl.Float64)
+
+    @property
+    def w(self) -> pl.Expr | None:
+        """The sample weight as float64, or ``None``."""
+        return None if self.sample_weight is None else pl.col(self.sample_weight).cast(pl.Float64)
+
+    @property
+    def weights(self) -> pl.Expr:
+        """The sample weight per row, 1.0 on every row without weights."""
+        w = self.w
+        return self.y * 0.0 + 1.0 if w is None else w
+
+    def weighted(self, term: pl.Expr) -> pl.Expr:
+        """``term`` times the weight (``term`` itself without weights)."""
+        w = self.w
+        return term if w is None else term * w
+
+    @property
+    def total(self) -> pl.Expr:
+        """The sum of the weights (the row count without weights)."""
+        w = self.w
+        return pl.len().cast(pl.Float64) if w is None else w.sum()
+
+    def mean(self, term: pl.Expr) -> pl.Expr:
+        """The weighted mean of ``term``."""
+        return self.weighted(term).sum() / self.total
+
+
+def _predictions_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
+    def compute(scope: Scope, params: Params) -> pl.Expr:
+        raise MetricParameterError(
+            f"metric {name!r} reads predictions and labels, not a ranked run: compute it "
+            "with irm.evaluate(table, [...], label=..., prediction=...) or the expression "
+            f"irm.{name}(label=..., prediction=...)"
+        )
+
+    return compute
+
+
+# --------------------------------------------------------------------------- formulas
+def auc_expr(s: PredictionScope) -> pl.Expr:
+    """ROC AUC of the rows (ties count one half; null with one class).
+
+    Without weights, the Mann-Whitney statistic with average ranks
+    (Hanley & McNeil 1982): ``(sum of positives' ranks - n1 (n1 + 1) / 2) / (n1 n0)``.
+    With weights ``w``: ``sum_i w_i y_i (N_<(i) + N_=(i) / 2) / (W1 W0)``, where
+    ``N_<(i)`` and ``N_=(i)`` are the weights of the negatives scored below and level
+    with row ``i`` (read from a cumulative sum in score order at the ends of each tie).
+    """
+    y, p, w = s.y, s.p, s.w
+    if w is None:
+        n1 = y.sum()
+        n0 = pl.len().cast(pl.Float64) - n1
+        ranks = p.rank("average")
+        value = ((y * ranks).sum() - n1 * (n1 + 1.0) / 2.0) / (n1 * n0)
+    else:
+        n1 = (w * y).sum()
+        n0 = (w * (1.0 - y)).sum()
+        negative = (w * (1.0 - y)).sort_by(p)
+        through = negative.cum_sum()
+        first = p.rank("min").cast(pl.Int64) - 1
+        last = p.rank("max").cast(pl.Int64) - 1
+        below = through.gather(first) - negative.gather(first)  # before the tie
+        level = through.gather(last) - below  # the negatives of the tie
+        value = (w * y * (below + level / 2.0)).sum() / (n1 * n0)
+    return pl.when((n1 > 0) & (n0 > 0)).then(value)
+
+
+def histogram_auc(score: str, positives: str, negatives: str) -> pl.Expr:
+    """ROC AUC from a score histogram: one row per distinct score with the (weighted)
+    positives and negatives that have it.
+
+    ``sum_s pos(s) (neg(< s) + neg(s) / 2) / (P N)``: equal to :func:`auc_expr` on the
+    rows, since AUC depends on the rows only through these counts. Histograms of parts of
+    a table merge by adding the counts of equal scores, so this is exact out of core.
+    """
+    pos = pl.col(positives).sort_by(score)
+    neg = pl.col(negatives).sort_by(score)
+    below = neg.cum_sum() - neg
+    n1, n0 = pos.sum(), neg.sum()
+    return pl.when((n1 > 0) & (n0 > 0)).then((pos * (below + neg / 2.0)).sum() / (n1 * n0))
+
+
+def histogram_pr_auc(score: str, positives: str, negatives: str) -> pl.Expr:
+    """Average precision from a score histogram (see :func:`histogram_auc`)."""
+    pos = pl.col(positives).sort_by(score, descending=True)
+    seen = (pl.col(positives) + pl.col(negatives)).sort_by(score, descending=True).cum_sum()
+    gain = pl.when(pos > 0).then(pos * pos.cum_sum() / seen).otherwise(0.0)
+    n1 = pos.sum()
+    return pl.when(n1 > 0).then(gain.sum() / n1)
+
+
+def _auc(s: PredictionScope, p: Params) -> pl.Expr:
+    return auc_expr(s)
+
+
+def _pr_auc(s: PredictionScope, p: Params) -> pl.Expr:
+    # scikit-learn's average_precision_score: sum over thresholds (the distinct scores,
+    # descending) of (R_n - R_{n-1}) P_n, i.e. each positive's weight times the
+    # precision at the end of its tie, over the positives' weight
+    y, score, w = s.y, s.p, s.weights
+    last = score.rank("max", descending=True).cast(pl.Int64) - 1
+    hits = (w * y).sort_by(score, descending=True).cum_sum().gather(last)
+    seen = w.sort_by(score, descending=True).cum_sum().gather(last)
+    gain = pl.when(w * y > 0).then(w * y * hits / seen).otherwise(0.0)
+    positives = (w * y).sum()
+    return pl.when(positives > 0).then(gain.sum() / positives)
+
+
+def gauc_weighting(params: Params) -> str:
+    """``"rows"`` or ``"uniform"``: how ``gauc`` weighs its queries."""
+    return params.choice("weighting")
+
+
+def _gauc(s: PredictionScope, p: Params) -> pl.Expr:
+    per_query = auc_expr(s).over(s.query_id)
+    share = s.weights if gauc_weighting(p) == "rows" else 1.0 / pl.len().over(s.query_id)
+    defined = per_query.is_not_null()
+    value = (per_query * share).filter(defined).sum() / share.filter(defined).sum()
+    return pl.when(defined.any()).then(value)
+
+
+def gauc_one_class(s: PredictionScope) -> pl.Expr:
+    """How many queries of the group ``gauc`` leaves out (one class only), as u32."""
+    return pl.col(s.query_id).filter(auc_expr(s).over(s.query_id).is_null()).n_unique()
+
+
+def _logloss(s: PredictionScope, p: Params) -> pl.Expr:
+    prob = s.p
+    right = pl.when(s.y == 1.0).then(prob).otherwise(1.0 - prob)
+    return -s.mean(right.clip(EPS, 1.0 - EPS).log())
+
+
+def _entropy(rate: pl.Expr) -> pl.Expr:
+    return -(rate * rate.log() + (1.0 - rate) * (1.0 - rate).log())
+
+
+def _ne(s: PredictionScope, p: Params) -> pl.Expr:
+    rate = s.mean(s.y)
+    return pl.when((rate > 0) & (rate < 1)).then(_logloss(s, p) / _entropy(rate))
+
+
+def _brier(s: PredictionScope, p: Params) -> pl.Expr:
+    return s.mean((s.p - s.y) ** 2)
+
+
+def _calibration(s: PredictionScope, p: Params) -> pl.Expr:
+    clicks = s.weighted(s.y).sum()
+    return pl.when(clicks > 0).then(s.weighted(s.p).sum() / clicks)
+
+
+def ece_bins(params: Params) -> int:
+    """The number of bins of ``ece@bins`` (10 without ``@``)."""
+    return DEFAULT_BINS if params.k is None else params.k
+
+
+def _ece(s: PredictionScope, p: Params) -> pl.Expr:
+    bins = ece_bins(p)
+    index = (s.p * bins).floor().clip(0, bins - 1).cast(pl.Int64)
+    gap = s.weighted(s.p - s.y).sum().over(index).abs()
+    return (gap / pl.len().over(index).cast(pl.Float64)).sum() / s.total
+
+
+def _mse(s: PredictionScope, p: Params) -> pl.Expr:
+    return s.mean((s.p - s.value) ** 2)
+
+
+def _rmse(s: PredictionScope, p: Params) -> pl.Expr:
+    return _mse(s, p).sqrt()
+
+
+def _mae(s: PredictionScope, p: Params) -> pl.Expr:
+    return s.mean((s.p - s.value).abs())
+
+
+def _spread(s: PredictionScope, term: pl.Expr) -> pl.Expr:
+    """Weighted sum of squares of ``term`` around its weighted mean."""
+    return s.weighted((term - s.mean(term)) ** 2).sum()
+
+
+def _r2(s: PredictionScope, p: Params) -> pl.Expr:
+    total = _spread(s, s.value)
+    residual = s.weighted((s.value - s.p) ** 2).sum()
+    return pl.when(total > 0).then(1.0 - residual / total)
+
+
+def _explained_variance(s: PredictionScope, p: Params) -> pl.Expr:
+    total = _spread(s, s.value)
+    return pl.when(total > 0).then(1.0 - _spread(s, s.value - s.p) / total)
+
+
+#: The formula of each prediction metric, by canonical name.
+PREDICTION_FORMULAS: dict[str, Callable[[PredictionScope, Params], pl.Expr]] = {
+    "auc": _auc,
+    "pr_auc": _pr_auc,
+    "gauc": _gauc,
+    "logloss": _logloss,
+    "ne": _ne,
+    "brier": _brier,
+    "calibration": _calibration,
+    "ece": _ece,
+    "rmse": _rmse,
+    "mae": _mae,
+    "mse": _mse,
+    "r2": _r2,
+    "explained_variance": _explained_variance,
+}
+#: Metrics whose label is binary (positive label or not).
+BINARY_METRICS = frozenset(
+    {"auc", "pr_auc", "gauc", "logloss", "ne", "brier", "calibration", "ece"}
+)
+#: Metrics whose prediction must be a probability in [0, 1].
+PROBABILITY_METRICS = frozenset({"logloss", "ne", "brier", "calibration", "ece"})
+
+# --------------------------------------------------------------------------- registry
+_SKLEARN = "scikit-learn"
+_RECOMMENDERS = "recommenders"
+_CHECKED = "Microsoft Recommenders python_evaluation's formula, as explicit arithmetic"
+
+
+def _metric(
+    name: str,
+    summary: str,
+    *,
+    formula: str,
+    latex: str,
+    matches: dict[str, str],
+    aliases: tuple[Alias, ...] = (),
+    params: tuple[Param, ...] = (),
+    higher_is_better: bool = True,
+    cutoff: CutoffRule = "none",
+) -> Metric:
+    return Metric(
+        name,
+        summary,
+        _predictions_only(name),
+        cutoff=cutoff,
+        binary=False,
+        aliases=aliases,
+        params=params,
+        higher_is_better=higher_is_better,
+        formula=formula,
+        latex=latex,
+        reads=("predictions",),
+        matches=matches,
+    )
+
+
+PREDICTION_METRICS: tuple[Metric, ...] = (
+    _metric(
+        "auc",
+        "ROC AUC: the chance a random positive is scored above a random negative "
+        "(ties count one half)",
+        aliases=(Alias("roc_auc"),),
+        formula="Mann-Whitney U / (n1 n0) with average ranks (Hanley & McNeil 1982): "
+        "(sum of the positives' ranks - n1 (n1 + 1) / 2) / (n1 n0); weighted: "
+        "sum over positive-negative pairs of w_i w_j ([s_i > s_j] + [s_i = s_j] / 2) "
+        "/ (W1 W0). Null when the group has one class (never 0.5).",
+        latex=r"\frac{\sum_{i \in +} \sum_{j \in -} w_i w_j \left([s_i > s_j] + "
+        r"\tfrac{1}{2}[s_i = s_j]\right)}{W_+ W_-}",
+        matches={
+            _SKLEARN: "roc_auc_score (sample_weight too), to 1e-12",
+            _RECOMMENDERS: "auc (roc_auc_score), to 1e-12",
+        },
+    ),
+    _metric(
+        "pr_auc",
+        "average precision: the area under the precision-recall curve, as a step sum",
+        aliases=(Alias("average_precision"), Alias("ap_score")),
+        formula="sum over thresholds n (the distinct scores, descending) of "
+        "(R_n - R_{n-1}) P_n, scikit-learn's average_precision_score (no interpolation); "
+        "null without positives",
+        latex=r"\sum_n (R_n - R_{n-1}) P_n",
+        matches={_SKLEARN: "average_precision_score (sample_weight too), to 1e-12"},
+    ),
+    _metric(
+        "gauc",
+        "group AUC: the AUC of each query (user), averaged weighted by its rows; "
+        "queries with one class are left out and counted",
+        params=(
+            Param(
+                "weighting",
+                "rows",
+                ("rows", "uniform"),
+                "'rows': each query weighs its rows (its sample weights' sum), as Zhou et "
+                "al. 2018 weigh by impressions; 'uniform': each query weighs 1",
+            ),
+        ),
+        formula="sum_q n_q AUC_q / sum_q n_q over the queries q with both classes "
+        "(Zhou et al. 2018, Deep Interest Network, eq. 8; n_q = rows or weight of q); "
+        "the queries left out are counted in the column '<name>_one_class' of "
+        "irm.evaluate",
+        latex=r"\frac{\sum_{q:\,n_q^+ n_q^- > 0} n_q \,\mathrm{AUC}_q}"
+        r"{\sum_{q:\,n_q^+ n_q^- > 0} n_q}",
+        matches={_SKLEARN: "a loop of roc_auc_score over the queries, to 1e-12"},
+    ),
+    _metric(
+        "logloss",
+        "log loss (binary cross-entropy, natural log), predictions clipped as scikit-learn does",
+        aliases=(Alias("nll"), Alias("log_loss"), Alias("cross_entropy")),
+        higher_is_better=False,
+        formula="-sum_i w_i (y_i ln p_i + (1 - y_i) ln(1 - p_i)) / W, with p_i (and "
+        "1 - p_i) clipped to [eps, 1 - eps], eps = 2.22e-16 (float64's machine epsilon, "
+        "as scikit-learn's log_loss for float64 input; checked against 1.9.1)",
+        latex=r"-\frac{1}{W}\sum_i w_i \left(y_i \ln p_i + (1 - y_i)\ln(1 - p_i)\right)",
+        matches={
+            _SKLEARN: "log_loss (sample_weight too), to 1e-12",
+            _RECOMMENDERS: "logloss (log_loss), to 1e-12",
+        },
+    ),
+    _metric(
+        "ne",
+        "normalised entropy: log loss over the entropy of the base rate (below 1 beats "
+        "predicting the base rate)",
+        aliases=(Alias("normalized_entropy"), Alias("normalised_entropy")),
+        higher_is_better=False,
+        formula="logloss / H(r), r = sum_i w_i y_i / W, H(r) = -(r ln r + (1 - r) "
+        "ln(1 - r)) (He et al. 2014, Practical Lessons from Predicting Clicks on Ads at "
+        "Facebook); null when r is 0 or 1",
+        latex=r"\frac{\mathrm{logloss}}{-\left(r \ln r + (1 - r)\ln(1 - r)\right)}",
+        matches={_SKLEARN: "log_loss over the entropy of the mean label, to 1e-12"},
+    ),
+    _metric(
+        "brier",
+        "Brier score: the mean squared error of a probability",
+        aliases=(Alias("brier_score"),),
+        higher_is_better=False,
+        formula="sum_i w_i (p_i - y_i)^2 / W (Brier 1950)",
+        latex=r"\frac{1}{W}\sum_i w_i (p_i - y_i)^2",
+        matches={_SKLEARN: "brier_score_loss (sample_weight too), to 1e-12"},
+    ),
+    _metric(
+        "calibration",
+        "predicted over observed positives: 1 is calibrated, above 1 over-predicts",
+        higher_is_better=False,
+        formula="sum_i w_i p_i / sum_i w_i y_i (He et al. 2014); null without positives. "
+        "Closer to 1 is better (higher_is_better=False only marks that larger is not better)",
+        latex=r"\frac{\sum_i w_i p_i}{\sum_i w_i y_i}",
+        matches={"numpy": "explicit arithmetic, to 1e-12"},
+    ),
+    _metric(
+        "ece",
+        "expected calibration error over equal-width probability bins (ece@B: B bins, default 10)",
+        cutoff="optional",
+        higher_is_better=False,
+        formula="sum_b |sum_{i in b} w_i (p_i - y_i)| / W over the bins b = "
+        "min(floor(p B), B - 1) of [0, 1] (equal width, the last one closed; Naeini et "
+        "al. 2015, Guo et al. 2017); empty bins add nothing",
+        latex=r"\sum_{b=1}^{B} \frac{W_b}{W}\left|\bar p_b - \bar y_b\right|",
+        matches={"numpy": "explicit arithmetic (hand-computed bins), to 1e-12"},
+    ),
+    _metric(
+        "rmse",
+        "root mean squared error of a predicted rating",
+        higher_is_better=False,
+        formula="sqrt(sum_i w_i (p_i - y_i)^2 / W)",
+        latex=r"\sqrt{\frac{1}{W}\sum_i w_i (p_i - y_i)^2}",
+        matches={
+            _SKLEARN: "root_mean_squared_error (sample_weight too), to 1e-12",
+            _RECOMMENDERS: f"rmse: {_CHECKED}, to 1e-12",
+        },
+    ),
+    _metric(
+        "mae",
+        "mean absolute error of a predicted rating",
+        higher_is_better=False,
+        formula="sum_i w_i |p_i - y_i| / W",
+        latex=r"\frac{1}{W}\sum_i w_i |p_i - y_i|",
+        matches={
+            _SKLEARN: "mean_absolute_error (sample_weight too), to 1e-12",
+            _RECOMMENDERS: f"mae: {_CHECKED}, to 1e-12",
+        },
+    ),
+    _metric(
+        "mse",
+        "mean squared error of a predicted rating",
+        higher_is_better=False,
+        formula="sum_i w_i (p_i - y_i)^2 / W",
+        latex=r"\frac{1}{W}\sum_i w_i (p_i - y_i)^2",
+        matches={_SKLEARN: "mean_squared_error (sample_weight too), to 1e-12"},
+    ),
+    _metric(
+        "r2",
+        "coefficient of determination R² of a predicted rating",
+        aliases=(Alias("rsquared"), Alias("r_squared")),
+        formula="1 - sum_i w_i (y_i - p_i)^2 / sum_i w_i (y_i - ybar)^2, ybar the weighted "
+        "mean label; null when the labels are constant (scikit-learn returns 1.0 or 0.0 "
+        "there)",
+        latex=r"1 - \frac{\sum_i w_i (y_i - p_i)^2}{\sum_i w_i (y_i - \bar y)^2}",
+        matches={
+            _SKLEARN: "r2_score (sample_weight too), to 1e-12",
+            _RECOMMENDERS: f"rsquared: {_CHECKED}, to 1e-12",
+        },
+    ),
+    _metric(
+        "explained_variance",
+        "explained variance of a predicted rating",
+        aliases=(Alias("exp_var"),),
+        formula="1 - Var_w(y - p) / Var_w(y), weighted variances around weighted means; "
+        "null when the labels are constant (scikit-learn returns 1.0 or 0.0 there)",
+        latex=r"1 - \frac{\mathrm{Var}_w(y - p)}{\mathrm{Var}_w(y)}",
+        matches={
+            _SKLEARN: "explained_variance_score (sample_weight too), to 1e-12",
+            _RECOMMENDERS: f"exp_var: {_CHECKED}, to 1e-12",
+        },
+    ),
+)

@@ -1,0 +1,565 @@
+"""The lazy plan of ``irm.evaluate(table, ["auc", "gauc"], label=..., prediction=...)``.
+
+One lazy polars query over a table of predictions (one row per prediction, with its
+label):
+
+1. Two-table form (``labels=`` given): the predictions and the labels are joined on
+   ``(query_id, doc_id)`` (Microsoft Recommenders' ``rating_pred`` and ``rating_true``
+   on user and item). A pair on one side only is an error under ``unmatched="error"``
+   (the default; the message counts them on each side and names one), or left out under
+   ``unmatched="drop"`` (Recommenders' inner merge). A pair twice on one side is an
+   error.
+2. One ``group_by`` over the ``by`` keys (and ``query_id`` with ``per_query=True``) with
+   every metric's aggregation (:mod:`polars_irmetrics.metrics.prediction`) and the data
+   checks as counts. ``gauc`` without ``per_query`` is a second ``group_by`` over
+   ``(by, query_id)`` (each query's AUC and weight) and a weighted mean per ``by`` group,
+   joined beside the others; with ``per_query=True`` it is each query's AUC.
+3. A last step reads the check counts from the small result and raises the first
+   problem (:func:`_raise_on_flags`), then drops them.
+
+Checks, whatever the metrics: null labels, predictions or weights, NaN predictions,
+labels or weights, negative or infinite weights. Checks by what the metrics read:
+predictions outside ``[0, 1]`` when a metric needs a probability
+(:data:`~polars_irmetrics.metrics.prediction.PROBABILITY_METRICS`), and labels that are
+neither 0 nor the positive label (for a text label: more than two distinct labels in a
+group) when a metric needs a binary label
+(:data:`~polars_irmetrics.metrics.prediction.BINARY_METRICS`); rating metrics read any
+number.
+
+AUC in memory and out of core: by default ``auc`` and ``pr_auc`` rank the rows of each
+group (average ranks: one sort, as scikit-learn's ``roc_auc_score`` sorts). With
+``buckets=`` a number or ``"auto"`` (out of core), they come instead from a *score
+histogram*: one row per (by group, distinct score) with the positives' and negatives'
+(weighted) counts, a ``group_by`` that polars streams and whose memory grows with the
+distinct scores, not the rows; AUC and average precision depend on the rows only
+through these counts, so the value is exact, equal to the ranked one (tested), and
+histograms of parts of a table merge by adding counts. It is much faster when scores
+repeat (probabilities rounded to 4 decimals: 0.22 s against 1.07 s for the ranked AUC at
+1M rows) and slower when every score is distinct (a hash group-by over every row: 3.07 s
+at 1M, about 2x ``roc_auc_score``), see ``benchmarks/results_prediction.md``. Every
+other metric is a sum over rows (``gauc`` a sum over queries); the plan runs as one
+polars query either way (the run-and-judgments buckets of
+:mod:`polars_irmetrics.ground.buckets` are not used here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+)
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL, require_columns
+from polars_irmetrics.metrics.prediction import (
+    BINARY_METRICS,
+    PREDICTION_FORMULAS,
+    PROBABILITY_METRICS,
+    PredictionScope,
+    auc_expr,
+    gauc_weighting,
+    histogram_auc,
+    histogram_pr_auc,
+)
+from polars_irmetrics.metrics.registry import MetricRequest
+
+__all__ = ["NUM_ROWS", "build_prediction_plan"]
+
+#: The count column of a prediction evaluation: the rows (predictions) of the group.
+NUM_ROWS = "num_rows"
+_SIDE = f"{INTERNAL}side"
+_IN_PRED = f"{INTERNAL}in_pred"
+_IN_LABELS = f"{INTERNAL}in_labels"
+_DUP = f"{INTERNAL}dup"
+_AUC_Q = f"{INTERNAL}auc_q"
+_WEIGHT_Q = f"{INTERNAL}weight_q"
+_RANK = f"{INTERNAL}rank"
+_POS = f"{INTERNAL}pos"
+
+
+@dataclass(frozen=True)
+class _Check:
+    """One data check: a row condition, counted per group, with one example value."""
+
+    name: str
+    bad: pl.Expr
+    example: pl.Expr
+    error: type[Exception]
+    template: str
+    #: the example is the smallest offending value (rows of a join come in no set order)
+    smallest: bool = False
+
+    @property
+    def count(self) -> str:
+        return f"{INTERNAL}n_{self.name}"
+
+    @property
+    def first(self) -> str:
+        return f"{INTERNAL}e_{self.name}"
+
+    def exprs(self) -> list[pl.Expr]:
+        return [
+            self.bad.sum().cast(pl.Int64).alias(self.count),
+            (
+                self.example.filter(self.bad).min()
+                if self.smallest
+                else self.example.filter(self.bad).first()
+            )
+            .cast(pl.String)
+            .alias(self.first),
+        ]
+
+
+def build_prediction_plan(
+    table: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    options: EvalOptions,
+    labels: pl.LazyFrame | None = None,
+) -> pl.LazyFrame:
+    """The lazy evaluation of prediction metrics over ``table``.
+
+    Parameters
+    ----------
+    table
+        One row per prediction: ``options.prediction``, ``options.label`` (unless
+        ``labels`` is given), ``options.sample_weight`` if set, the ``by`` keys, and
+        ``options.query_id`` for ``per_query`` or ``gauc``.
+    requests
+        The parsed metrics (result column, request); every one reads ``"predictions"``.
+    options
+        The evaluation's options; see :func:`polars_irmetrics.evaluate`.
+    labels
+        The two-table form: the true labels, one row per ``(query_id, doc_id)`` with
+        ``options.label``, joined to ``table`` on those keys.
+
+    Returns
+    -------
+    pl.LazyFrame
+        ``per_query=True``: one row per ``(by, query_id)``; else one row per ``by`` group
+        (one row without ``by``). Columns: the keys, ``num_rows`` (u32), one Float64
+        column per metric, and ``<gauc>_one_class`` (u32: the queries left out) after
+        each ``gauc`` column of the means. Sorted by the keys.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> log = pl.LazyFrame({"label": [1, 0, 1], "prediction": [0.8, 0.3, 0.2]})
+    >>> plan = build_prediction_plan(log, parse_metric_list(["auc"]), EvalOptions())
+    >>> plan.collect().row(0)
+    (3, 0.5)
+    """
+    for label, req in requests:
+        if "predictions" not in req.metric.reads:  # pragma: no cover - routed by the door
+            raise MetricParameterError(f"metric {label!r} does not read predictions")
+    names = {req.metric.name for _, req in requests}
+    needs_query = options.per_query or "gauc" in names
+    if labels is not None:
+        table = _joined(table, labels, options)
+    schema = table.collect_schema()
+    frame = "predictions" if labels is not None else "table"
+    hint = "name it with the keyword label=, prediction=, sample_weight=, query_id= or by="
+    columns = [options.prediction, *options.by_keys]
+    if labels is None:
+        columns.insert(0, options.label)
+    if options.sample_weight is not None:
+        columns.append(options.sample_weight)
+    if needs_query and labels is None:
+        columns.append(options.query_id)
+    require_columns(schema, columns, frame, hint)
+    _check_dtypes(schema, options)
+    scope = PredictionScope(
+        options.label,
+        options.prediction,
+        options.sample_weight,
+        options.positive_label,
+        options.query_id,
+    )
+    checks = _checks(scope, schema, options, two_tables=labels is not None)
+    keys = [*options.by_keys, *([options.query_id] if options.per_query else [])]
+    rows = table.filter(pl.col(_SIDE) == "both") if labels is not None else table
+
+    metric_exprs: list[pl.Expr] = []
+    gauc_requests: list[tuple[str, MetricRequest]] = []
+    histogram_requests: list[tuple[str, MetricRequest]] = []
+    for label, req in requests:
+        name = req.metric.name
+        if name == "gauc" and not options.per_query:
+            gauc_requests.append((label, req))
+            continue
+        if name in ("auc", "pr_auc") and not options.per_query and _out_of_core(options):
+            histogram_requests.append((label, req))
+            continue
+        formula = PREDICTION_FORMULAS["auc" if name == "gauc" else name]
+        metric_exprs.append(formula(scope, req.params(1.0)).alias(label))
+    check_exprs = [e for check in checks for e in check.exprs()]
+    aggs = [pl.len().alias(NUM_ROWS), *metric_exprs]
+    if labels is None:
+        result = _group(rows, keys, [*aggs, *check_exprs])
+    else:  # the checks count the one-sided pairs too: over every joined row
+        counts = _group(table, keys, check_exprs)
+        result = _beside(_group(rows, keys, aggs), counts, keys, how="full")
+        result = result.with_columns(pl.col(c.count).fill_null(0) for c in checks)
+    if histogram_requests:
+        result = _with_histogram(result, rows, scope, histogram_requests, options)
+    if gauc_requests:
+        result = _with_gauc(result, rows, scope, gauc_requests, options)
+    columns_out = [*keys, NUM_ROWS]
+    for label, req in requests:
+        columns_out.append(label)
+        if req.metric.name == "gauc" and not options.per_query:
+            columns_out.append(f"{label}_one_class")
+    flag_columns = [c for check in checks for c in (check.count, check.first)]
+    result = result.select(*columns_out, *flag_columns)
+    if keys:
+        result = result.sort(keys, nulls_last=True)
+    out_schema = result.select(columns_out).collect_schema()
+    raised = _raised_checks(checks, names)
+    fields: dict[str, object] = {
+        "label": options.label,
+        "prediction": options.prediction,
+        "weight": options.sample_weight,
+        "positive": options.positive_label,
+        "query_id": options.query_id,
+        "doc_id": options.doc_id,
+    }
+    return result.map_batches(
+        lambda frame: _raise_on_flags(frame, raised, flag_columns, keys, fields),
+        schema=out_schema,
+    )
+
+
+def _group(rows: pl.LazyFrame, keys: list[str], aggs: list[pl.Expr]) -> pl.LazyFrame:
+    if keys:
+        return rows.group_by(keys).agg(aggs)
+    return rows.select(aggs)
+
+
+def _out_of_core(options: EvalOptions) -> bool:
+    """``buckets`` asks for out of core (a number or ``"auto"``): ``auc`` and ``pr_auc``
+    then come from score histograms, whose memory grows with the distinct scores, not the
+    rows."""
+    return options.buckets is not None and options.buckets != "auto-memory"
+
+
+def _beside(
+    result: pl.LazyFrame, other: pl.LazyFrame, by: list[str], how: Literal["left", "full"] = "left"
+) -> pl.LazyFrame:
+    """``other``'s columns beside ``result``'s, on the ``by`` keys (one row each without)."""
+    if by:
+        return result.join(other, on=by, how=how, coalesce=True, nulls_equal=True)
+    return pl.concat([result, other], how="horizontal")
+
+
+def _with_histogram(
+    result: pl.LazyFrame,
+    rows: pl.LazyFrame,
+    scope: PredictionScope,
+    requests: list[tuple[str, MetricRequest]],
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """``result`` with ``auc`` and ``pr_auc`` from each group's score histogram: one
+    row per (by, distinct score) with its positives and negatives (weighted), a sum
+    that merges exactly across parts of the table (:func:`histogram_auc`)."""
+    by = list(options.by_keys)
+    score, pos, neg = f"{INTERNAL}score", f"{INTERNAL}pos", f"{INTERNAL}neg"
+    histogram = rows.group_by([*by, scope.p.alias(score)]).agg(
+        scope.weighted(scope.y).sum().alias(pos),
+        scope.weighted(1.0 - scope.y).sum().alias(neg),
+    )
+    formulas = {"auc": histogram_auc, "pr_auc": histogram_pr_auc}
+    aggs = [formulas[req.metric.name](score, pos, neg).alias(label) for label, req in requests]
+    return _beside(result, histogram.group_by(by).agg(aggs) if by else histogram.select(aggs), by)
+
+
+def _with_gauc(
+    result: pl.LazyFrame,
+    rows: pl.LazyFrame,
+    scope: PredictionScope,
+    requests: list[tuple[str, MetricRequest]],
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """``result`` with each ``gauc`` request's value and excluded-query count beside it."""
+    by = list(options.by_keys)
+    query = [*by, options.query_id]
+    if scope.w is None:
+        # each row's rank within its query by a window, then sums per query: measured
+        # ~25% faster than ranking inside the group_by (benchmarks/results_prediction.md)
+        ranked = rows.with_columns(scope.p.rank("average").over(query).alias(_RANK))
+        y = scope.y
+        n1, n = pl.col(_POS), pl.col(_WEIGHT_Q)
+        n0 = n - n1
+        per_query = (
+            ranked.group_by(query)
+            .agg(
+                (y * pl.col(_RANK)).sum().alias(_RANK),
+                y.sum().alias(_POS),
+                pl.len().cast(pl.Float64).alias(_WEIGHT_Q),
+            )
+            .with_columns(
+                pl.when((n1 > 0) & (n0 > 0))
+                .then((pl.col(_RANK) - n1 * (n1 + 1.0) / 2.0) / (n1 * n0))
+                .alias(_AUC_Q)
+            )
+        )
+    else:
+        per_query = rows.group_by(query).agg(
+            auc_expr(scope).alias(_AUC_Q), scope.w.sum().alias(_WEIGHT_Q)
+        )
+    auc_q, weight_q = pl.col(_AUC_Q), pl.col(_WEIGHT_Q)
+    defined = auc_q.is_not_null()
+    aggs: list[pl.Expr] = []
+    for label, req in requests:
+        share = weight_q if gauc_weighting(req.params(1.0)) == "rows" else pl.lit(1.0)
+        value = (auc_q * share).filter(defined).sum() / share.filter(defined).sum()
+        aggs.append(pl.when(defined.any()).then(value).alias(label))
+        aggs.append(auc_q.is_null().sum().cast(pl.UInt32).alias(f"{label}_one_class"))
+    return _beside(result, per_query.group_by(by).agg(aggs) if by else per_query.select(aggs), by)
+
+
+def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
+    """Predictions and labels on ``(query_id, doc_id)``, every pair with its side."""
+    keys = [options.query_id, options.doc_id]
+    hint = "name the key columns with query_id= and doc_id= (user and item)"
+    pred_schema = table.collect_schema()
+    label_schema = labels.collect_schema()
+    require_columns(pred_schema, keys, "predictions", hint)
+    require_columns(
+        label_schema,
+        [*keys, options.label],
+        "labels",
+        "name the label column with label=, the keys with query_id= and doc_id=",
+    )
+    for key in keys:
+        if pred_schema[key] != label_schema[key]:
+            raise ColumnTypeError(
+                f"column {key!r} is {pred_schema[key]} in the predictions but "
+                f"{label_schema[key]} in the labels; cast one side so that the pairs match, "
+                f"e.g. pl.col({key!r}).cast(pl.String)"
+            )
+    keep = [c for c in pred_schema.names() if c != options.label]
+    left = table.select(keep).with_columns(pl.lit(True).alias(_IN_PRED))
+    right = labels.select(*keys, options.label).with_columns(pl.lit(True).alias(_IN_LABELS))
+    joined = left.join(right, on=keys, how="full", coalesce=True, nulls_equal=False)
+    side = (
+        pl.when(pl.col(_IN_PRED) & pl.col(_IN_LABELS))
+        .then(pl.lit("both"))
+        .when(pl.col(_IN_PRED))
+        .then(pl.lit("predictions"))
+        .otherwise(pl.lit("labels"))
+    )
+    joined = joined.with_columns(side.alias(_SIDE))
+    if options.unmatched == "drop":
+        joined = joined.filter(pl.col(_SIDE) == "both")
+    return joined.with_columns((pl.len().over(keys) > 1).alias(_DUP))
+
+
+def _check_dtypes(schema: pl.Schema, options: EvalOptions) -> None:
+    numeric = [options.prediction]
+    if options.sample_weight is not None:
+        numeric.append(options.sample_weight)
+    for column in numeric:
+        dtype = schema[column]
+        if not dtype.is_numeric():
+            raise ColumnTypeError(
+                f"column {column!r} has dtype {dtype}; predictions and weights must be "
+                f"numbers: cast it, e.g. pl.col({column!r}).cast(pl.Float64)"
+            )
+    dtype = schema[options.label]
+    if not (dtype.is_numeric() or dtype == pl.Boolean or dtype == pl.String):
+        raise ColumnTypeError(
+            f"column {options.label!r} has dtype {dtype}; labels must be numbers, booleans "
+            f"or strings: cast it, e.g. pl.col({options.label!r}).cast(pl.Float64)"
+        )
+    positive = options.positive_label
+    if dtype == pl.String and not isinstance(positive, str):
+        raise ColumnTypeError(
+            f"column {options.label!r} holds strings but positive_label={positive!r} is "
+            f"not one: name the positive label, e.g. positive_label='click'"
+        )
+    if dtype != pl.String and isinstance(positive, str):
+        raise ColumnTypeError(
+            f"column {options.label!r} has dtype {dtype} but positive_label={positive!r} is "
+            "a string: pass a number (positive_label=1) or cast the labels to strings"
+        )
+
+
+def _checks(
+    scope: PredictionScope, schema: pl.Schema, options: EvalOptions, *, two_tables: bool
+) -> list[_Check]:
+    label, pred = pl.col(scope.label), pl.col(scope.prediction)
+    float_label = schema[scope.label].is_float()
+    both = pl.col(_SIDE) == "both" if two_tables else pl.lit(True)
+    checks = [
+        _Check(
+            "label_null",
+            both & label.is_null(),
+            pl.lit(None),
+            InvalidValueError,
+            "column {label!r} has {n} null value(s){where}; every prediction needs a "
+            "label: drop those rows, e.g. .drop_nulls({label!r})",
+        ),
+        _Check(
+            "pred_null",
+            both & pred.is_null(),
+            pl.lit(None),
+            InvalidValueError,
+            "column {prediction!r} has {n} null value(s){where}; every row needs a "
+            "prediction: drop those rows, e.g. .drop_nulls({prediction!r})",
+        ),
+        _Check(
+            "pred_nan",
+            both & pred.cast(pl.Float64).is_nan(),
+            pred,
+            InvalidValueError,
+            "column {prediction!r} has {n} NaN value(s){where}; a NaN prediction has no "
+            "rank nor loss: fix the model's output or drop those rows, e.g. "
+            ".filter(pl.col({prediction!r}).is_not_nan())",
+        ),
+    ]
+    if float_label:
+        checks.append(
+            _Check(
+                "label_nan",
+                both & label.is_nan(),
+                label,
+                InvalidValueError,
+                "column {label!r} has {n} NaN value(s){where}; every prediction needs a "
+                "label: drop those rows, e.g. .filter(pl.col({label!r}).is_not_nan())",
+            )
+        )
+    if scope.sample_weight is not None:
+        w = pl.col(scope.sample_weight).cast(pl.Float64)
+        checks.append(
+            _Check(
+                "weight",
+                both & (w.is_null() | w.is_nan() | w.is_infinite() | (w < 0)),
+                pl.col(scope.sample_weight),
+                InvalidValueError,
+                "column {weight!r} has {n} weight(s) that are null, NaN, infinite or "
+                "negative{where} (e.g. {example}); sample weights must be finite and >= 0",
+            )
+        )
+    checks.append(
+        _Check(
+            "range",
+            both & ((pred < 0) | (pred > 1)),
+            pred,
+            InvalidValueError,
+            "column {prediction!r} has {n} value(s) outside [0, 1]{where} (e.g. "
+            "{example}); {metrics} need(s) a probability: pass probabilities (e.g. a "
+            "sigmoid of the score), or use auc, pr_auc or gauc, which read any score",
+        )
+    )
+    if schema[scope.label] == pl.String:
+        binary = both & (label.drop_nulls().n_unique() > 2)
+        example = label.drop_nulls().unique().sort().str.join(", ")
+        checks.append(
+            _Check(
+                "binary",
+                binary,
+                example,
+                InvalidValueError,
+                "column {label!r} holds more than two labels{where} ({example}); {metrics} "
+                "need(s) a binary label: positive_label={positive!r} is positive, and one "
+                "other label negative",
+            )
+        )
+    else:
+        positive = float(scope.positive) if isinstance(scope.positive, int | float) else 1.0
+        value = label.cast(pl.Float64)
+        checks.append(
+            _Check(
+                "binary",
+                both & ~((value == 0.0) | (value == positive)),
+                label,
+                InvalidValueError,
+                "column {label!r} has {n} label(s) that are neither 0 nor the positive "
+                "label {positive!r}{where} (e.g. {example}); {metrics} need(s) a binary "
+                "label: map the labels to 0/1, or declare the positive one with "
+                "positive_label=",
+            )
+        )
+    if two_tables:
+        checks += [
+            _Check(
+                "dup",
+                pl.col(_DUP),
+                pl.format("({}, {})", pl.col(options.query_id), pl.col(options.doc_id)),
+                DuplicateError,
+                "{n} row(s) share a ({query_id}, {doc_id}) pair with another row on the "
+                "same side (e.g. {example}); keep one prediction and one label per pair, "
+                "e.g. .unique([{query_id!r}, {doc_id!r}])",
+                smallest=True,
+            ),
+            _Check(
+                "only_pred",
+                pl.col(_SIDE) == "predictions",
+                pl.format("({}, {})", pl.col(options.query_id), pl.col(options.doc_id)),
+                QuerySetError,
+                "{n} ({query_id}, {doc_id}) pair(s) have a prediction but no label (e.g. "
+                "{example}); pass unmatched='drop' to evaluate only the pairs on both "
+                "sides (as Microsoft Recommenders' inner merge does)",
+                smallest=True,
+            ),
+            _Check(
+                "only_labels",
+                pl.col(_SIDE) == "labels",
+                pl.format("({}, {})", pl.col(options.query_id), pl.col(options.doc_id)),
+                QuerySetError,
+                "{n} ({query_id}, {doc_id}) pair(s) have a label but no prediction (e.g. "
+                "{example}); pass unmatched='drop' to evaluate only the pairs on both "
+                "sides (as Microsoft Recommenders' inner merge does)",
+                smallest=True,
+            ),
+        ]
+    return checks
+
+
+def _raised_checks(checks: list[_Check], names: set[str]) -> list[tuple[_Check, str]]:
+    """The checks whose problems are errors for these metrics, with their context."""
+    probability = sorted(names & PROBABILITY_METRICS)
+    binary = sorted(names & BINARY_METRICS)
+    raised: list[tuple[_Check, str]] = []
+    for check in checks:
+        if check.name == "range":
+            if probability:
+                raised.append((check, ", ".join(probability)))
+        elif check.name == "binary":
+            if binary:
+                raised.append((check, ", ".join(binary)))
+        else:
+            raised.append((check, ""))
+    return raised
+
+
+def _raise_on_flags(
+    frame: pl.DataFrame,
+    checks: list[tuple[_Check, str]],
+    flag_columns: list[str],
+    keys: list[str],
+    fields: dict[str, object],
+) -> pl.DataFrame:
+    for check, metrics in checks:
+        bad = frame.filter(pl.col(check.count) > 0)
+        if not bad.height:
+            continue
+        first = bad.row(0, named=True)
+        total = int(bad[check.count].sum())
+        place = ", ".join(f"{k}={first[k]!r}" for k in keys)
+        where = f" (first in the group {place})" if keys else ""
+        raise check.error(
+            check.template.format(
+                n=total, where=where, example=first[check.first], metrics=metrics, **fields
+            )
+        )
+    return frame.drop(flag_columns)

@@ -1,0 +1,565 @@
+"""Prediction quality: AUC, group AUC, log loss, NE, calibration, ECE, rating errors.
+
+Against scikit-learn for every metric it has (random inputs with ties and weights),
+hand arithmetic for gauc, ne, ece and calibration, Microsoft Recommenders'
+python_evaluation rating/AUC/log-loss functions through their own recipe (an inner merge
+of rating_true and rating_pred on user and item, then scikit-learn: recommenders itself
+pulls in jupyterlab, transformers and lightgbm and is not a test dependency), and the
+bad inputs with their exact messages.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import hypothesis.strategies as st
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given
+from sklearn import metrics as skm
+
+import polars_irmetrics as irm
+
+from .helpers import property_settings
+
+SkFn = Callable[..., float]
+
+
+def _log_loss(y: Any, p: Any, sample_weight: Any = None) -> float:
+    return float(skm.log_loss(y, p, sample_weight=sample_weight, labels=[0, 1]))
+
+
+#: metric, the expression function, scikit-learn's function, what the label is
+CASES: list[tuple[str, Callable[..., pl.Expr], SkFn, str]] = [
+    ("auc", irm.auc, skm.roc_auc_score, "binary"),
+    ("pr_auc", irm.pr_auc, skm.average_precision_score, "binary"),
+    ("logloss", irm.logloss, _log_loss, "binary"),
+    ("brier", irm.brier, skm.brier_score_loss, "binary"),
+    ("rmse", irm.rmse, skm.root_mean_squared_error, "rating"),
+    ("mse", irm.mse, skm.mean_squared_error, "rating"),
+    ("mae", irm.mae, skm.mean_absolute_error, "rating"),
+    ("r2", irm.r2, skm.r2_score, "rating"),
+    ("explained_variance", irm.explained_variance, skm.explained_variance_score, "rating"),
+]
+
+PROBS = [0.0, 0.1, 0.25, 0.5, 0.5, 0.75, 0.9, 1.0]  # few values: many ties
+WEIGHTS = [0.5, 1.0, 2.0, 3.0]
+
+
+@st.composite
+def binary_tables(draw: st.DrawFn) -> pl.DataFrame:
+    n = draw(st.integers(2, 30))
+    labels = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    labels[0], labels[1] = 0, 1  # both classes
+    return pl.DataFrame(
+        {
+            "label": labels,
+            "prediction": draw(st.lists(st.sampled_from(PROBS), min_size=n, max_size=n)),
+            "w": draw(st.lists(st.sampled_from(WEIGHTS), min_size=n, max_size=n)),
+        }
+    )
+
+
+@st.composite
+def rating_tables(draw: st.DrawFn) -> pl.DataFrame:
+    n = draw(st.integers(2, 30))
+    labels = draw(st.lists(st.integers(1, 5), min_size=n, max_size=n))
+    labels[0], labels[1] = 1, 5  # not constant
+    preds = draw(st.lists(st.sampled_from([1.0, 2.5, 3.0, 4.25, 5.0]), min_size=n, max_size=n))
+    weights = draw(st.lists(st.sampled_from(WEIGHTS), min_size=n, max_size=n))
+    return pl.DataFrame({"label": labels, "prediction": preds, "w": weights})
+
+
+def _close(ours: float | None, theirs: float) -> None:
+    assert ours is not None
+    assert math.isclose(ours, theirs, rel_tol=1e-12, abs_tol=1e-12), (ours, theirs)
+
+
+@pytest.mark.parametrize(("name", "fn", "peer", "kind"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@property_settings(max_examples=15)
+@given(data=st.data())
+def test_equal_to_scikit_learn(
+    name: str, fn: Callable[..., pl.Expr], peer: SkFn, kind: str, weighted: bool, data: Any
+) -> None:
+    table = data.draw(binary_tables() if kind == "binary" else rating_tables())
+    y, p, w = (table[c].to_numpy() for c in ("label", "prediction", "w"))
+    expected = peer(y, p, sample_weight=w if weighted else None)
+    weight = "w" if weighted else None
+    # the expression, eagerly
+    _close(table.select(fn(sample_weight=weight)).item(), expected)
+    # the door, lazily: a LazyFrame comes back, nothing computed before collect
+    plan = irm.evaluate(table.lazy(), [name], sample_weight=weight)
+    assert isinstance(plan, pl.LazyFrame)
+    _close(plan.collect()[name].item(), expected)
+    # out of core (auc and pr_auc from score histograms), by a segment
+    segmented = table.with_columns(segment=pl.lit("s"))
+    out = irm.evaluate(segmented, [name], sample_weight=weight, buckets=2, by="segment")
+    _close(out[name].item(), expected)
+
+
+@property_settings(max_examples=25)
+@given(table=binary_tables(), weighted=st.booleans())
+def test_ne_is_logloss_over_the_base_rate_entropy(table: pl.DataFrame, weighted: bool) -> None:
+    y, p, w = (table[c].to_numpy() for c in ("label", "prediction", "w"))
+    weights = w if weighted else np.ones(len(y))
+    rate = float((weights * y).sum() / weights.sum())
+    entropy = -(rate * math.log(rate) + (1 - rate) * math.log(1 - rate))
+    expected = _log_loss(y, p, sample_weight=weights) / entropy
+    got = irm.evaluate(table, ["ne"], sample_weight="w" if weighted else None)["ne"].item()
+    _close(got, expected)
+
+
+def test_ne_calibration_and_ece_by_hand() -> None:
+    # 4 rows, 1 click: base rate 1/4
+    table = pl.DataFrame({"label": [1, 0, 0, 0], "prediction": [0.5, 0.5, 0.125, 0.875]})
+    logloss = -(math.log(0.5) + math.log(0.5) + math.log(0.875) + math.log(0.125)) / 4
+    entropy = -(0.25 * math.log(0.25) + 0.75 * math.log(0.75))
+    out = irm.evaluate(table, ["ne", "calibration", "ece@2", "ece", "logloss"])
+    _close(out["logloss"].item(), logloss)
+    _close(out["ne"].item(), logloss / entropy)
+    _close(out["calibration"].item(), (0.5 + 0.5 + 0.125 + 0.875) / 1)
+    # 2 bins: [0, 0.5) holds 0.125 (no click); [0.5, 1] holds 0.5, 0.5, 0.875 (1 click)
+    _close(out["ece@2"].item(), (abs(0.125 - 0) + abs(1.875 - 1)) / 4)
+    # 10 bins: 0.125 in bin 1, 0.5 (x2, 1 click) in bin 5, 0.875 in bin 8
+    _close(out["ece"].item(), (0.125 + abs(1.0 - 1) + 0.875) / 4)
+
+
+def test_ece_edges_and_weights_by_hand() -> None:
+    # 1.0 falls in the last bin; 0.0 in the first; weights scale each row
+    table = pl.DataFrame(
+        {"label": [1, 0, 1, 0], "prediction": [1.0, 0.0, 0.3, 0.7], "w": [2.0, 1.0, 1.0, 1.0]}
+    )
+    # 2 bins: [0, .5): 0.0 (w1, y0), 0.3 (w1, y1): |0 + 0.3 - 1| = 0.7
+    #         [.5, 1]: 1.0 (w2, y1), 0.7 (w1, y0): |2 * 0 + 0.7| = 0.7
+    got = table.select(irm.ece(bins=2, sample_weight="w")).item()
+    _close(got, (0.7 + 0.7) / 5)
+    assert table.select(irm.ece(bins=2, sample_weight="w")).columns == ["ece@2"]
+
+
+# --------------------------------------------------------------------------- gauc
+GAUC_LOG = pl.DataFrame(
+    {
+        "segment": ["a"] * 6 + ["b"] * 3,
+        "user": ["u1", "u1", "u1", "u2", "u2", "u3", "u4", "u4", "u5"],
+        "clicked": [1, 0, 0, 1, 0, 1, 1, 0, 0],
+        "p_click": [0.8, 0.3, 0.8, 0.1, 0.6, 0.5, 0.4, 0.4, 0.2],
+    }
+)
+
+
+def test_gauc_by_hand() -> None:
+    # a: u1 AUC (1 + 0.5) / 2 = 0.75 over 3 rows; u2 AUC 0 over 2 rows; u3 one class
+    # b: u4 AUC 0.5 (a tie) over 2 rows; u5 one class
+    out = irm.evaluate(
+        GAUC_LOG,
+        ["gauc", "gauc(weighting='uniform')", "auc"],
+        label="clicked",
+        prediction="p_click",
+        query_id="user",
+        by="segment",
+    )
+    assert out.columns == [
+        "segment",
+        "num_rows",
+        "gauc",
+        "gauc_one_class",
+        "gauc(weighting='uniform')",
+        "gauc(weighting='uniform')_one_class",
+        "auc",
+    ]
+    rows = {r["segment"]: r for r in out.iter_rows(named=True)}
+    _close(rows["a"]["gauc"], (3 * 0.75 + 2 * 0.0) / 5)
+    _close(rows["a"]["gauc(weighting='uniform')"], (0.75 + 0.0) / 2)
+    assert rows["a"]["gauc_one_class"] == 1
+    assert rows["b"]["gauc_one_class"] == 1
+    _close(rows["b"]["gauc"], 0.5)
+    assert rows["a"]["num_rows"] == 6
+    # the expression agrees inside an ordinary group_by
+    expr = (
+        GAUC_LOG.group_by("segment")
+        .agg(irm.gauc("clicked", "p_click", query_id="user"))
+        .sort("segment")["gauc"]
+        .to_list()
+    )
+    assert expr == pytest.approx([rows["a"]["gauc"], rows["b"]["gauc"]], abs=1e-15)
+
+
+def test_gauc_of_one_class_queries_only_is_null_with_a_count() -> None:
+    log = pl.DataFrame({"query_id": ["q1", "q2"], "label": [1, 0], "prediction": [0.3, 0.2]})
+    out = irm.evaluate(log, ["gauc", "auc"])
+    assert out["gauc"].item() is None
+    assert out["gauc_one_class"].item() == 2
+    _close(out["auc"].item(), 1.0)  # over both rows, two classes
+    assert log.select(irm.gauc()).item() is None
+
+
+@property_settings(max_examples=20)
+@given(
+    data=st.data(),
+    weighting=st.sampled_from(["rows", "uniform"]),
+    weighted=st.booleans(),
+)
+def test_gauc_equals_a_loop_of_scikit_learn(data: Any, weighting: str, weighted: bool) -> None:
+    table = data.draw(binary_tables())
+    users = data.draw(
+        st.lists(st.sampled_from(["u1", "u2", "u3"]), min_size=table.height, max_size=table.height)
+    )
+    table = table.with_columns(query_id=pl.Series(users))
+    num = den = 0.0
+    one_class = 0
+    for user in sorted(set(users)):
+        part = table.filter(pl.col("query_id") == user)
+        y, p, w = (part[c].to_numpy() for c in ("label", "prediction", "w"))
+        if len(set(y.tolist())) < 2:
+            one_class += 1
+            continue
+        share = (w.sum() if weighted else len(y)) if weighting == "rows" else 1.0
+        num += share * skm.roc_auc_score(y, p, sample_weight=w if weighted else None)
+        den += share
+    name = f"gauc(weighting={weighting!r})"
+    weight = "w" if weighted else None
+    out = irm.evaluate(table.lazy(), [name], sample_weight=weight).collect()
+    expr = table.select(irm.gauc(weighting=weighting, sample_weight=weight)).item()  # type: ignore[arg-type]
+    assert out[f"{name}_one_class"].item() == one_class
+    if den == 0:
+        assert out[name].item() is None
+        assert expr is None
+    else:
+        _close(out[name].item(), num / den)
+        _close(expr, num / den)
+
+
+def test_per_query_gives_each_users_auc() -> None:
+    out = irm.evaluate(
+        GAUC_LOG.lazy(),
+        ["auc", "gauc", "logloss"],
+        label="clicked",
+        prediction="p_click",
+        query_id="user",
+        per_query=True,
+    ).collect()
+    assert out.columns == ["user", "num_rows", "auc", "gauc", "logloss"]
+    assert out["user"].to_list() == ["u1", "u2", "u3", "u4", "u5"]
+    assert out["auc"].to_list() == [0.75, 0.0, None, 0.5, None]
+    assert out["gauc"].to_list() == out["auc"].to_list()
+    _close(out["logloss"][1], -(math.log(0.1) + math.log(0.4)) / 2)
+
+
+def test_by_segments_in_an_ordinary_group_by() -> None:
+    out = (
+        GAUC_LOG.group_by("segment")
+        .agg(irm.auc(label="clicked", prediction="p_click"), irm.calibration("clicked", "p_click"))
+        .sort("segment")
+    )
+    for row in out.iter_rows(named=True):
+        part = GAUC_LOG.filter(pl.col("segment") == row["segment"])
+        y, p = part["clicked"].to_numpy(), part["p_click"].to_numpy()
+        _close(row["auc"], skm.roc_auc_score(y, p))
+        _close(row["calibration"], p.sum() / y.sum())
+
+
+def test_positive_label() -> None:
+    log = pl.DataFrame({"label": ["click", "skip", "click", "skip"], "p": [0.9, 0.2, 0.4, 0.6]})
+    y = (log["label"] == "click").to_numpy().astype(int)
+    expected = skm.roc_auc_score(y, log["p"].to_numpy())
+    out = irm.evaluate(log, ["auc", "logloss"], prediction="p", positive_label="click")
+    _close(out["auc"].item(), expected)
+    _close(out["logloss"].item(), _log_loss(y, log["p"].to_numpy()))
+    _close(log.select(irm.auc(prediction="p", positive_label="click")).item(), expected)
+    booleans = pl.DataFrame({"label": [True, False, True], "prediction": [0.9, 0.5, 0.1]})
+    _close(booleans.select(irm.auc()).item(), 0.5)
+    numbers = pl.DataFrame({"label": [2, 0, 2, 0], "prediction": [0.9, 0.2, 0.4, 0.6]})
+    _close(irm.evaluate(numbers, ["auc"], positive_label=2)["auc"].item(), 0.75)
+
+
+def test_a_segment_with_one_class_has_null_auc() -> None:
+    out = irm.evaluate(
+        GAUC_LOG.filter(pl.col("user") != "u4"),
+        ["auc", "pr_auc", "ne"],
+        label="clicked",
+        prediction="p_click",
+        by="segment",
+    )
+    b = out.filter(pl.col("segment") == "b").row(0, named=True)
+    assert b == {"segment": "b", "num_rows": 1, "auc": None, "pr_auc": None, "ne": None}
+
+
+# --------------------------------------------------------------------------- two tables
+TRUTH = pl.DataFrame(
+    {"user": [1, 1, 2, 2, 3], "item": [10, 11, 10, 12, 13], "rating": [5, 3, 4, 1, 2]}
+)
+PRED = pl.DataFrame(
+    {"user": [1, 1, 2, 2, 3], "item": [11, 10, 12, 10, 13], "p": [3.5, 4.0, 2.0, 4.5, 2.5]}
+)
+RATING_METRICS = ["rmse", "mae", "rsquared", "exp_var"]
+RECOMMENDERS = {  # Recommenders' python_evaluation: sklearn on the merged arrays
+    "rmse": lambda y, p: math.sqrt(skm.mean_squared_error(y, p)),
+    "mae": skm.mean_absolute_error,
+    "rsquared": skm.r2_score,
+    "exp_var": skm.explained_variance_score,
+}
+
+
+def _recommenders_merge(truth: pl.DataFrame, pred: pl.DataFrame) -> tuple[Any, Any]:
+    """pd.merge(rating_true, rating_pred, on=[user, item]): the pairs on both sides."""
+    predicted = {(u, i): p for u, i, p in pred.iter_rows()}
+    pairs = [(r, predicted[(u, i)]) for u, i, r in truth.iter_rows() if (u, i) in predicted]
+    return np.array([r for r, _ in pairs], float), np.array([p for _, p in pairs], float)
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+def test_two_tables_match_recommenders(lazy: bool) -> None:
+    pred = PRED.lazy() if lazy else PRED
+    out = irm.evaluate(
+        pred,
+        RATING_METRICS,
+        labels=TRUTH,
+        label="rating",
+        prediction="p",
+        query_id="user",
+        doc_id="item",
+    )
+    assert isinstance(out, pl.LazyFrame) is lazy
+    row = (out.collect() if isinstance(out, pl.LazyFrame) else out).row(0, named=True)
+    y, p = _recommenders_merge(TRUTH, PRED)
+    assert row["num_rows"] == 5
+    for name in RATING_METRICS:
+        _close(row[name], RECOMMENDERS[name](y, p))
+
+
+def test_two_tables_one_sided_pairs() -> None:
+    truth = TRUTH.vstack(pl.DataFrame({"user": [4], "item": [14], "rating": [3]}))
+    pred = PRED.vstack(pl.DataFrame({"user": [5, 5], "item": [15, 16], "p": [1.0, 2.0]}))
+    kw: dict[str, Any] = {
+        "label": "rating",
+        "prediction": "p",
+        "query_id": "user",
+        "doc_id": "item",
+    }
+    with pytest.raises(
+        irm.QuerySetError,
+        match=re.escape(
+            "2 (user, item) pair(s) have a prediction but no label (e.g. (5, 15)); pass "
+            "unmatched='drop' to evaluate only the pairs on both sides (as Microsoft "
+            "Recommenders' inner merge does)"
+        ),
+    ):
+        irm.evaluate(pred, ["rmse"], labels=truth, **kw)
+    with pytest.raises(
+        irm.QuerySetError, match=re.escape("1 (user, item) pair(s) have a label but no prediction")
+    ):
+        irm.evaluate(PRED, ["rmse"], labels=truth, **kw)
+    dropped = irm.evaluate(pred, RATING_METRICS, labels=truth, unmatched="drop", **kw)
+    y, p = _recommenders_merge(truth, pred)
+    assert dropped["num_rows"].item() == 5
+    for name in RATING_METRICS:
+        _close(dropped[name].item(), RECOMMENDERS[name](y, p))
+
+
+def test_two_tables_duplicate_pair() -> None:
+    truth = TRUTH.vstack(TRUTH.head(1))
+    with pytest.raises(
+        irm.DuplicateError,
+        match=re.escape(
+            "2 row(s) share a (user, item) pair with another row on the same side (e.g. "
+            "(1, 10)); keep one prediction and one label per pair, e.g. "
+            ".unique(['user', 'item'])"
+        ),
+    ):
+        irm.evaluate(
+            PRED,
+            ["mae"],
+            labels=TRUTH.vstack(TRUTH.head(1)),
+            label="rating",
+            prediction="p",
+            query_id="user",
+            doc_id="item",
+        )
+    assert truth.height == 6
+
+
+def test_recommenders_auc_and_logloss_formulas() -> None:
+    truth = TRUTH.with_columns(rating=(pl.col("rating") >= 3).cast(pl.Int64))
+    pred = PRED.with_columns(p=pl.col("p") / 5)
+    out = irm.evaluate(
+        pred,
+        ["auc", "logloss"],
+        labels=truth,
+        label="rating",
+        prediction="p",
+        query_id="user",
+        doc_id="item",
+    )
+    y, p = _recommenders_merge(truth, pred)
+    _close(out["auc"].item(), skm.roc_auc_score(y, p))
+    _close(out["logloss"].item(), skm.log_loss(y, p))
+
+
+# --------------------------------------------------------------------------- bad input
+BAD = [
+    (
+        "nan prediction",
+        {"label": [1, 0], "prediction": [float("nan"), 0.5]},
+        ["auc"],
+        irm.InvalidValueError,
+        "column 'prediction' has 1 NaN value(s); a NaN prediction has no rank nor loss: fix "
+        "the model's output or drop those rows, e.g. .filter(pl.col('prediction').is_not_nan())",
+    ),
+    (
+        "null label",
+        {"label": [1, None], "prediction": [0.1, 0.5]},
+        ["rmse"],
+        irm.InvalidValueError,
+        "column 'label' has 1 null value(s); every prediction needs a label: drop those "
+        "rows, e.g. .drop_nulls('label')",
+    ),
+    (
+        "probability above 1",
+        {"label": [1, 0], "prediction": [1.5, 0.5]},
+        ["auc", "logloss", "brier"],
+        irm.InvalidValueError,
+        "column 'prediction' has 1 value(s) outside [0, 1] (e.g. 1.5); brier, logloss "
+        "need(s) a probability: pass probabilities (e.g. a sigmoid of the score), or use "
+        "auc, pr_auc or gauc, which read any score",
+    ),
+    (
+        "label 2",
+        {"label": [1, 2], "prediction": [0.5, 0.5]},
+        ["logloss"],
+        irm.InvalidValueError,
+        "column 'label' has 1 label(s) that are neither 0 nor the positive label 1 (e.g. 2); "
+        "logloss need(s) a binary label: map the labels to 0/1, or declare the positive one "
+        "with positive_label=",
+    ),
+    (
+        "negative weight",
+        {"label": [1, 0], "prediction": [0.5, 0.5], "w": [1.0, -1.0]},
+        ["auc"],
+        irm.InvalidValueError,
+        "column 'w' has 1 weight(s) that are null, NaN, infinite or negative (e.g. -1.0); "
+        "sample weights must be finite and >= 0",
+    ),
+    (
+        "three text labels",
+        {"label": ["a", "b", "c"], "prediction": [0.5, 0.5, 0.1]},
+        ["auc"],
+        irm.InvalidValueError,
+        "column 'label' holds more than two labels (a, b, c); auc need(s) a binary label: "
+        "positive_label='a' is positive, and one other label negative",
+    ),
+    (
+        "missing column",
+        {"label": [1, 0], "score": [0.5, 0.5]},
+        ["auc"],
+        irm.ColumnNotFoundError,
+        "column 'prediction' not found in the table (its columns: 'label', 'score'); name it "
+        "with the keyword label=, prediction=, sample_weight=, query_id= or by=",
+    ),
+    (
+        "text prediction",
+        {"label": [1, 0], "prediction": ["a", "b"]},
+        ["auc"],
+        irm.ColumnTypeError,
+        "column 'prediction' has dtype String; predictions and weights must be numbers: cast "
+        "it, e.g. pl.col('prediction').cast(pl.Float64)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "data", "metrics", "error", "message"), BAD, ids=[b[0] for b in BAD]
+)
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+def test_bad_input(
+    case: str,
+    data: dict[str, Any],
+    metrics: list[str],
+    error: type[Exception],
+    message: str,
+    lazy: bool,
+) -> None:
+    table = pl.DataFrame(data)
+    weight = "w" if "w" in data else None
+    positive: int | str = "a" if case == "three text labels" else 1
+    out = (
+        irm.evaluate(table.lazy(), metrics, sample_weight=weight, positive_label=positive)
+        if lazy and error is irm.InvalidValueError
+        else None
+    )
+    # lazy: the plan is built, the data checks run when it is collected
+    run = (
+        out.collect
+        if out is not None
+        else lambda: irm.evaluate(
+            table.lazy() if lazy else table, metrics, sample_weight=weight, positive_label=positive
+        )
+    )
+    with pytest.raises(error, match=re.escape(message)):
+        run()
+
+
+def test_bad_input_names_the_group() -> None:
+    log = GAUC_LOG.with_columns(
+        p_click=pl.when(pl.col("user") == "u4").then(2.0).otherwise(pl.col("p_click"))
+    )
+    with pytest.raises(
+        irm.InvalidValueError,
+        match=re.escape(
+            "column 'p_click' has 2 value(s) outside [0, 1] (first in the group segment='b') "
+            "(e.g. 2.0); ne need(s) a probability"
+        ),
+    ):
+        irm.evaluate(log, ["ne"], label="clicked", prediction="p_click", by="segment")
+    # a rating metric reads any number: no error
+    out = irm.evaluate(log, ["rmse"], label="clicked", prediction="p_click", by="segment")
+    assert out.height == 2
+
+
+def test_prediction_metrics_do_not_mix_with_ranking_metrics() -> None:
+    with pytest.raises(
+        irm.MetricParameterError,
+        match=re.escape(
+            "metrics 'auc' and 'ndcg@10' are computed from different tables (prediction: "
+            "labels and predictions; offline: a run and judgments): evaluate them in two calls"
+        ),
+    ):
+        irm.evaluate(GAUC_LOG, ["auc", "ndcg@10"])
+
+
+def test_registry_entries() -> None:
+    assert irm.parse_metric("nll").metric.name == "logloss"
+    assert irm.parse_metric("average_precision").metric.name == "pr_auc"
+    assert irm.parse_metric("ece@20").name == "ece@20"
+    for name in ["auc", "gauc", "logloss", "ne", "rmse"]:
+        assert irm.get_metric(name).reads == ("predictions",)
+    with pytest.raises(
+        irm.MetricParameterError,
+        match=re.escape("metric 'auc@10': auc takes no cutoff; use 'auc' without '@10'"),
+    ):
+        irm.parse_metric("auc@10")
+
+
+def test_two_tables_by_segment() -> None:
+    pred = PRED.with_columns(segment=pl.col("user") % 2)
+    out = irm.evaluate(
+        pred,
+        ["mae"],
+        labels=TRUTH,
+        label="rating",
+        prediction="p",
+        query_id="user",
+        doc_id="item",
+        by="segment",
+    )
+    for segment, users in ((0, {2}), (1, {1, 3})):
+        y, p = _recommenders_merge(
+            TRUTH.filter(pl.col("user").is_in(users)), PRED.filter(pl.col("user").is_in(users))
+        )
+        row = out.filter(pl.col("segment") == segment).row(0, named=True)
+        assert row["num_rows"] == len(y)
+        _close(row["mae"], skm.mean_absolute_error(y, p))
