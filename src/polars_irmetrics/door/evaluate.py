@@ -17,6 +17,7 @@ import polars as pl
 
 from polars_irmetrics.ground.buckets import Buckets
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
+from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalOptions, Order
 from polars_irmetrics.ground.validate import Policy
 from polars_irmetrics.offline.plan import build_plan
@@ -149,7 +150,9 @@ def evaluate(
         (``__arrow_c_stream__``) is converted to a polars DataFrame first. With
         ``qrels=None`` it must be a *judged table* that also carries ``relevance``: its
         rows are then the judgments, documents not in the table are unknown, and a row
-        with a null ``rank`` is a judged document that was not retrieved.
+        with a null ``rank`` is a judged document that was not retrieved. A ``doc_id``
+        of ``List`` dtype holds one query's ranking per row (rank = 1-based position; a
+        parallel ``List`` in ``score`` is kept): :mod:`polars_irmetrics.ground.lists`.
     metrics
         Metric names, e.g. ``["ndcg@10", "map", "P_10", "recall(denominator='capped')@100"]``
         (canonical, ir_measures, trec_eval and ranx spellings; see
@@ -158,7 +161,9 @@ def evaluate(
         cutoff, all computed in the same pass.
     qrels
         Judgments: ``query_id``, ``doc_id``, ``relevance`` (integer or float), in any
-        of the kinds of table ``run`` may be. A
+        of the kinds of table ``run`` may be; a ``List`` ``doc_id`` lists each query's
+        relevant documents (relevance 1, or labels from a parallel ``List`` in
+        ``relevance``). A
         ``by`` key present in the judgments is matched too; otherwise the same
         judgments serve every ``by`` group.
     interactions, item_features
@@ -302,6 +307,10 @@ def evaluate(
     """
     run = as_polars(run, "run")
     qrels = None if qrels is None else as_polars(qrels, "qrels")
+    # list-shaped run and judgments (one row per query) in the long form: ground/lists.py
+    ids = {"query_id": query_id, "doc_id": doc_id}
+    run = long_run(run, **ids, rank=rank, score=score, relevance=relevance)
+    qrels = None if qrels is None else long_judgments(qrels, **ids, relevance=relevance)
     interactions = None if interactions is None else as_polars(interactions, "interactions")
     item_features = None if item_features is None else as_polars(item_features, "item_features")
     eager = isinstance(run, pl.DataFrame)
