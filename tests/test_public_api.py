@@ -48,6 +48,7 @@ PUBLIC = [
     "interleaving_test",
     "iprec",
     "judged",
+    "knn",
     "list_metrics",
     "map",
     "mar",

@@ -97,6 +97,7 @@ from polars_irmetrics.online.evaluate import evaluate_online
 from polars_irmetrics.online.expressions import click_metric
 from polars_irmetrics.online.interleaving import interleaving_test
 from polars_irmetrics.recsys.evaluate import beyond_accuracy
+from polars_irmetrics.vectors.knn import knn
 
 __version__ = "0.1.0"
 
@@ -141,6 +142,7 @@ __all__ = [
     "interleaving_test",
     "iprec",
     "judged",
+    "knn",
     "list_metrics",
     "map",
     "mar",
