@@ -15,6 +15,7 @@ from typing import overload
 
 import polars as pl
 
+from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.buckets import Buckets
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
@@ -22,6 +23,7 @@ from polars_irmetrics.ground.options import EvalOptions, Order
 from polars_irmetrics.ground.validate import Policy
 from polars_irmetrics.offline.plan import build_plan
 from polars_irmetrics.recsys.evaluate import split_metrics, with_beyond_accuracy
+from polars_irmetrics.vectors.neighbors import build_neighbors_plan, neighbor_requests
 
 __all__ = ["evaluate"]
 
@@ -34,6 +36,7 @@ def evaluate(
     qrels: FrameInput | None = ...,
     interactions: FrameInput | None = ...,
     item_features: FrameInput | None = ...,
+    neighbors: FrameInput | None = ...,
     by: str | Sequence[str] | None = ...,
     per_query: bool = ...,
     order: Order = ...,
@@ -63,6 +66,7 @@ def evaluate(
     qrels: FrameInput | None = ...,
     interactions: FrameInput | None = ...,
     item_features: FrameInput | None = ...,
+    neighbors: FrameInput | None = ...,
     by: str | Sequence[str] | None = ...,
     per_query: bool = ...,
     order: Order = ...,
@@ -92,6 +96,7 @@ def evaluate(
     qrels: FrameInput | None = ...,
     interactions: FrameInput | None = ...,
     item_features: FrameInput | None = ...,
+    neighbors: FrameInput | None = ...,
     by: str | Sequence[str] | None = ...,
     per_query: bool = ...,
     order: Order = ...,
@@ -120,6 +125,7 @@ def evaluate(
     qrels: FrameInput | None = None,
     interactions: FrameInput | None = None,
     item_features: FrameInput | None = None,
+    neighbors: FrameInput | None = None,
     by: str | Sequence[str] | None = None,
     per_query: bool = False,
     order: Order = "auto",
@@ -172,6 +178,12 @@ def evaluate(
         learned from and the items' feature vectors, with the run's queries as users and
         its documents as items (see :func:`~polars_irmetrics.beyond_accuracy`). Their
         values are joined beside the means (``per_query=False`` only).
+    neighbors
+        For the neighbour-recall metrics (``neighbor_recall@k``,
+        ``neighbor_recall_rel@k``): the exact nearest neighbours (e.g.
+        :func:`~polars_irmetrics.knn`'s run), against which ``run`` (an approximate
+        index's, with true scores) is measured; ``qrels`` is then not read
+        (:mod:`polars_irmetrics.vectors.neighbors`).
     by
         Extra keys (system, day, market): each combination is evaluated separately.
     per_query
@@ -334,6 +346,18 @@ def evaluate(
         score=score,
         relevance=relevance,
     )
+    # neighbour recall of an approximate run against the exact one: polars_irmetrics.vectors
+    metrics = metrics if isinstance(metrics, str) else list(metrics)
+    neighbor_metrics = neighbor_requests(metrics)
+    if neighbor_metrics is not None:
+        if neighbors is None:
+            raise MetricParameterError(
+                "neighbour recall needs the exact neighbours: pass neighbors=exact_run "
+                "(e.g. irm.knn(queries, corpus, k=...))"
+            )
+        exact = long_run(as_polars(neighbors, "neighbors"), **ids, rank=rank, score=score)
+        plan = build_neighbors_plan(run.lazy(), exact.lazy(), neighbor_metrics, options)
+        return plan.collect() if eager else plan
     accuracy, beyond = split_metrics(metrics)  # beyond accuracy: polars_irmetrics.recsys
     judgments = None if qrels is None else qrels.lazy()
     if beyond:

@@ -31,9 +31,18 @@ Aggregate = Literal["mean", "geometric"]
 #: (``"interactions"``: popularity, what a user saw before), clicks and dwell of an
 #: impression log (``"clicks"``), item embeddings or features (``"item_features"``),
 #: preference judgments (``"prefs"``: trec_eval's ``-R prefs``) and relevance judgments
-#: with a judgment-group column (``"judgment_groups"``: trec_eval's ``-R qrels_jg``).
+#: with a judgment-group column (``"judgment_groups"``: trec_eval's ``-R qrels_jg``), and
+#: an exact nearest-neighbour run (``"neighbors"``: the truth an approximate index is
+#: measured against).
 Input = Literal[
-    "run", "judgments", "interactions", "clicks", "item_features", "prefs", "judgment_groups"
+    "run",
+    "judgments",
+    "interactions",
+    "clicks",
+    "item_features",
+    "prefs",
+    "judgment_groups",
+    "neighbors",
 ]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation

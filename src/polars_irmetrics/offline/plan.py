@@ -125,6 +125,12 @@ def build_plan(
                 f"metric {label!r} reads preference judgments, which a run and judgments do "
                 "not have; compute it with irm.evaluate_prefs(run, irm.read_trec_prefs(path))"
             )
+        if "neighbors" in req.metric.reads:
+            raise MetricParameterError(
+                f"metric {label!r} compares an approximate run with the exact neighbours, "
+                "which a run and judgments do not have; compute it with "
+                f"irm.evaluate(approx_run, [{label!r}], neighbors=exact_run)"
+            )
         if "judgment_groups" in req.metric.reads:
             raise MetricParameterError(
                 f"metric {label!r} averages over judgment groups, which a run and judgments "
