@@ -64,6 +64,7 @@ PUBLIC = [
     "rank_by_score",
     "rbp",
     "rbp_residual",
+    "read_beir",
     "read_trec_prefs",
     "read_trec_qrels",
     "read_trec_qrels_jg",

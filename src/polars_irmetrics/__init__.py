@@ -74,6 +74,7 @@ from polars_irmetrics.expressions import (
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.optimize import optimize_fusion
 from polars_irmetrics.fusion.train import fit_fusion
+from polars_irmetrics.io.beir import read_beir
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg
 from polars_irmetrics.io.trec import (
     read_trec_qrels,
@@ -158,6 +159,7 @@ __all__ = [
     "rank_by_score",
     "rbp",
     "rbp_residual",
+    "read_beir",
     "read_trec_prefs",
     "read_trec_qrels",
     "read_trec_qrels_jg",
