@@ -172,13 +172,14 @@ def knn(
         if id_dtype is None:
             id_dtype = block.ids.dtype
         parts_s, parts_i = [], []
+        floor = _kth_largest(best_s, k)  # a score below it cannot enter the top k
         for start in range(0, n_q, q_step):
             stop = min(n_q, start + q_step)
             block_scores = _scores(q_vectors[start:stop], d_vectors, metric)
             if self_pos is not None:
                 _mask_self(block_scores, block.ids, self_pos, start, stop, doc_id)
-            top = _top_with_ties(block_scores, k)
-            parts_s.append(np.take_along_axis(block_scores, top, axis=1))
+            top_s, top = _block_top(block_scores, k, floor[start:stop])
+            parts_s.append(top_s)
             parts_i.append(ids[top])
         cand_s = _hstack_rows(best_s, parts_s, -np.inf)
         cand_i = _hstack_rows(best_id, parts_i, ids[:1][0] if len(ids) else 0)
@@ -358,6 +359,67 @@ def _mask_self(
         scores[rows, matches.get_column("col").to_numpy()] = -np.inf
 
 
+def _kth_largest(scores: npt.NDArray[Any], k: int) -> npt.NDArray[Any]:
+    """Each row's ``k``-th largest score (``-inf`` for a row with fewer columns)."""
+    n, width = scores.shape
+    if width < k:
+        return np.full(n, -np.inf, dtype=scores.dtype)
+    kth: npt.NDArray[Any] = np.partition(scores, width - k, axis=1)[:, width - k]
+    return kth
+
+
+def _block_top(
+    scores: npt.NDArray[Any], k: int, floor: npt.NDArray[Any]
+) -> tuple[npt.NDArray[Any], npt.NDArray[np.intp]]:
+    """The scores and column indices of each row's top ``k`` (ties with the ``k``-th
+    included) among the scores ``>= floor``; padding entries score ``-inf``.
+
+    Most scores of a block are below both the running ``k``-th best (``floor``) and the
+    ``k``-th best of the block's first columns, which bounds the block's own ``k``-th
+    best from below: one comparison drops them, and only the few left are partitioned.
+    """
+    n, width = scores.shape
+    if width > k:
+        head = min(width, max(8 * k, 2048))
+        if head < width:
+            floor = np.maximum(floor, _kth_largest(scores[:, :head], k))
+        mask = scores >= floor[:, None]
+        counts = mask.sum(axis=1)
+        most = int(counts.max()) if n else 0
+        if most * 4 <= width:
+            rows, cols = _sparse_nonzero(mask)
+            starts = np.cumsum(counts) - counts
+            place = np.arange(len(rows)) - starts[rows]
+            packed = np.full((n, most), -np.inf, dtype=scores.dtype)
+            packed[rows, place] = scores[rows, cols]
+            columns = np.zeros((n, most), dtype=np.intp)
+            columns[rows, place] = cols
+            chosen = _top_with_ties(packed, k)
+            return (
+                np.take_along_axis(packed, chosen, axis=1),
+                np.take_along_axis(columns, chosen, axis=1),
+            )
+    top = _top_with_ties(scores, k)
+    return np.take_along_axis(scores, top, axis=1), top
+
+
+def _sparse_nonzero(
+    mask: npt.NDArray[np.bool_],
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """``np.nonzero`` of a sparse C-contiguous 2-d mask, in row-major order: the mask is
+    read 8 bytes at a time and only the nonzero words are looked into."""
+    width = mask.shape[1]
+    flat = mask.reshape(-1)
+    if flat.size % 8:
+        found = np.flatnonzero(flat)
+    else:
+        words = np.flatnonzero(flat.view(np.uint64))
+        candidates = (words[:, None] * 8 + np.arange(8)).reshape(-1)
+        found = candidates[flat[candidates]]
+    rows, cols = np.divmod(found, width)
+    return rows, cols
+
+
 def _top_with_ties(scores: npt.NDArray[Any], k: int) -> npt.NDArray[np.intp]:
     """Column indices of each row's ``k`` best scores and of every score tied with the
     ``k``-th (one width for all rows: the widest row's, the others padded with lower
@@ -366,12 +428,17 @@ def _top_with_ties(scores: npt.NDArray[Any], k: int) -> npt.NDArray[np.intp]:
     if width <= k:
         every: npt.NDArray[np.intp] = np.broadcast_to(np.arange(width), (n, width)).copy()
         return every
-    part = np.argpartition(-scores, k - 1, axis=1)
-    kth = np.take_along_axis(scores, part[:, k - 1 : k], axis=1)
+    # ascending partition: no negated copy; the last k columns hold the k largest
+    part = np.argpartition(scores, width - k, axis=1)
+    kth = np.take_along_axis(scores, part[:, width - k : width - k + 1], axis=1)
     need = int((scores >= kth).sum(axis=1).max())
-    if need > k:
-        part = np.argpartition(-scores, need - 1, axis=1) if need < width else part
-    top: npt.NDArray[np.intp] = part[:, :need]
+    if need > k:  # scores tied with the k-th: keep them all (the ties are broken by id)
+        if need >= width:
+            need = width
+            part = np.broadcast_to(np.arange(width), (n, width))
+        else:
+            part = np.argpartition(scores, width - need, axis=1)
+    top: npt.NDArray[np.intp] = part[:, width - need :]
     return top
 
 
