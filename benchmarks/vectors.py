@@ -62,9 +62,7 @@ def _child_out_of_core(args: argparse.Namespace) -> None:
     )
     before = _vm("VmRSS")
     start = time.perf_counter()
-    run = irm.knn(
-        queries, pl.scan_parquet(args.parquet), k=args.k, block_size=args.block_size
-    )
+    run = irm.knn(queries, pl.scan_parquet(args.parquet), k=args.k, block_size=args.block_size)
     seconds = time.perf_counter() - start
     print(json.dumps({"seconds": seconds, "beyond": _vm("VmHWM") - before, "rows": run.height}))
 
@@ -162,7 +160,6 @@ def main() -> None:
         "",
     ]
     print("\n".join(lines[-10:]), flush=True)
-    del docs, run
 
     # 2. out of core from Parquet
     data = Path(args.data)
@@ -255,7 +252,8 @@ def main() -> None:
     run_d = -np.where(ids >= 0, -np.sqrt(np.maximum(distances, 0)), -np.inf)
     threshold = true_d[:, 99:100] + 1e-3  # ann-benchmarks' knn_threshold
     reference = (run_d.astype(np.float32).astype(np.float64) <= threshold).sum(axis=1) / 100
-    assert isinstance(per_query, pl.DataFrame) and isinstance(means, pl.DataFrame)
+    assert isinstance(per_query, pl.DataFrame)
+    assert isinstance(means, pl.DataFrame)
     equal = np.array_equal(per_query["neighbor_recall@100"].to_numpy(), reference)
     lines += [
         f"## neighbor_recall@100: faiss IndexIVFFlat (nlist 64, nprobe 4) over "

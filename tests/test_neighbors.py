@@ -166,6 +166,14 @@ def test_by_groups_and_queries_missing_from_the_run() -> None:
     assert means.rows() == [("s1", 2, 0.25), ("s2", 2, 0.5)]
 
 
+def test_namespace_takes_neighbors() -> None:
+    exact = pl.DataFrame({"query_id": ["a", "a"], "doc_id": [1, 2], "score": [-1.0, -2.0]})
+    approx = pl.DataFrame({"query_id": ["a", "a"], "doc_id": [2, 7], "score": [-2.0, -3.0]})
+    assert approx.irm.evaluate(["neighbor_recall@2"], neighbors=exact).row(0) == (1, 0.5)
+    lazy = approx.lazy().irm.evaluate(["neighbor_recall@2"], neighbors=exact.lazy())
+    assert lazy.collect().row(0) == (1, 0.5)
+
+
 def test_list_shaped_runs() -> None:
     exact = pl.DataFrame({"query_id": ["a"], "doc_id": [[1, 2]], "score": [[-1.0, -2.0]]})
     approx = pl.DataFrame({"query_id": ["a"], "doc_id": [[2, 7]], "score": [[-2.0, -3.0]]})

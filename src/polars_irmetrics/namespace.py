@@ -34,6 +34,7 @@ class EvaluateOptions(TypedDict, total=False):
     """Keyword arguments shared with :func:`polars_irmetrics.evaluate`."""
 
     qrels: FrameInput | None
+    neighbors: FrameInput | None
     order: Order
     depth: int | None
     unjudged: Policy
