@@ -156,6 +156,18 @@ def test_numpy_matrices_and_float32() -> None:
     assert_frame_equal(frames, run)
 
 
+def test_a_null_inside_an_array_embedding() -> None:
+    corpus = pl.DataFrame(
+        {"doc_id": ["a", "b"], "embedding": [[1.0, None], [2.0, 0.0]]},
+        schema={"doc_id": pl.String, "embedding": pl.Array(pl.Float32, 2)},
+    )
+    with pytest.raises(
+        InvalidValueError,
+        match=re.escape("a NaN, infinite or null value in the embedding of id 'a'"),
+    ):
+        irm.knn(QUERIES, corpus)
+
+
 def test_out_of_core_parquet_equals_in_memory(tmp_path: Path) -> None:
     rng = np.random.default_rng(1)
     docs = pl.DataFrame(
@@ -226,8 +238,8 @@ CORPUS = pl.DataFrame({"doc_id": ["a", "b"], "embedding": [[1.0, 1.0], [2.0, 0.0
             CORPUS.with_columns(pl.Series("embedding", [[1.0, float("nan")], [2.0, 0.0]])),
             {},
             InvalidValueError,
-            "column 'embedding' of the corpus has a NaN or infinite value in the embedding of "
-            "id 'a'; embeddings must be finite: fix or drop that row",
+            "column 'embedding' of the corpus has a NaN, infinite or null value in the "
+            "embedding of id 'a'; embeddings must be finite: fix or drop that row",
         ),
         (
             QUERIES.with_columns(pl.Series("embedding", [[1.0, 0.0], [0.0, 0.0]])),

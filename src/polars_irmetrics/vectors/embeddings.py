@@ -59,21 +59,23 @@ def block_of(
             f"column {column!r} of the {what} has a null embedding (id {at!r}); every row "
             "needs a vector: drop those rows"
         )
-    if isinstance(series.dtype, pl.Array):
+    if isinstance(series.dtype, pl.Array):  # read without a copy; a null inside is NaN
         width = series.dtype.size
-        flat = series.arr.explode() if len(series) else pl.Series([], dtype=pl.Float64)
-    else:
-        lengths = series.list.len()
-        width = int(lengths[0]) if len(series) else 0
-        bad = lengths != width
-        if bad.any():
-            at = ids.filter(bad)[0]
-            raise InvalidValueError(
-                f"column {column!r} of the {what} mixes dimensions: id {ids[0]!r} has "
-                f"{width} values, id {at!r} has {int(lengths.filter(bad)[0])}; every "
-                "embedding must have the same length"
-            )
-        flat = series.explode()
+        raw = series.to_numpy() if len(series) else np.empty((0, width))
+        array: Matrix = np.asarray(raw, dtype=dtype).reshape(len(series), width)
+        check_matrix(array, ids, column, what)
+        return Block(ids, array)
+    lengths = series.list.len()
+    width = int(lengths[0]) if len(series) else 0
+    bad = lengths != width
+    if bad.any():
+        at = ids.filter(bad)[0]
+        raise InvalidValueError(
+            f"column {column!r} of the {what} mixes dimensions: id {ids[0]!r} has "
+            f"{width} values, id {at!r} has {int(lengths.filter(bad)[0])}; every "
+            "embedding must have the same length"
+        )
+    flat = series.explode()
     if flat.null_count():
         nulls = flat.is_null().to_numpy().reshape(len(series), width).any(axis=1)
         raise InvalidValueError(
@@ -91,6 +93,6 @@ def check_matrix(vectors: Matrix, ids: pl.Series, column: str, what: str) -> Non
     if not finite.all():
         at = ids[int(np.argmin(finite))]
         raise InvalidValueError(
-            f"column {column!r} of the {what} has a NaN or infinite value in the embedding "
-            f"of id {at!r}; embeddings must be finite: fix or drop that row"
+            f"column {column!r} of the {what} has a NaN, infinite or null value in the "
+            f"embedding of id {at!r}; embeddings must be finite: fix or drop that row"
         )

@@ -70,8 +70,10 @@ def knn(
         queries ``0..n-1``.
     corpus
         One row per document: ``doc_id`` and ``embedding``, as ``queries``. A LazyFrame
-        (e.g. ``pl.scan_parquet(...)``) is read in blocks of ``block_size`` rows: a
-        corpus larger than memory is searched exactly.
+        (e.g. ``pl.scan_parquet(...)``) is read in blocks of ``block_size`` rows, one
+        slice of the LazyFrame each (a Parquet scan reads only the row groups of the
+        block; collect a LazyFrame over a costly computation first): a corpus larger
+        than memory is searched exactly.
     k
         How many documents per query (fewer when the corpus is smaller).
     metric
@@ -277,16 +279,17 @@ def _corpus_blocks(
     _check_schema(lazy.collect_schema(), doc_id, embedding, "corpus")
     ids_only = lazy.select(doc_id)
     _check_corpus_ids(ids_only, doc_id)
+    columns = lazy.select(doc_id, embedding)
     if isinstance(frame, pl.DataFrame):
-        batches: Iterator[pl.DataFrame] = iter(
-            frame.select(doc_id, embedding).iter_slices(block_size)
+        pieces: Iterator[pl.DataFrame] = frame.select(doc_id, embedding).iter_slices(block_size)
+    else:  # one slice per block: a scan of Parquet reads only that block's row groups
+        total = columns.select(pl.len()).collect().item()
+        pieces = (
+            columns.slice(offset, block_size).collect() for offset in range(0, total, block_size)
         )
-    else:
-        batches = iter(lazy.select(doc_id, embedding).collect_batches(chunk_size=block_size))
-    for batch in batches:
-        for piece in batch.iter_slices(block_size):
-            if piece.height:
-                yield block_of(piece, doc_id, embedding, "corpus", dtype)
+    for piece in pieces:
+        if piece.height:
+            yield block_of(piece, doc_id, embedding, "corpus", dtype)
 
 
 def _check_corpus_ids(ids: pl.LazyFrame, doc_id: str) -> None:
