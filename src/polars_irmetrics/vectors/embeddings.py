@@ -62,7 +62,7 @@ def block_of(
     if isinstance(series.dtype, pl.Array):  # read without a copy; a null inside is NaN
         width = series.dtype.size
         raw = series.to_numpy() if len(series) else np.empty((0, width))
-        array: Matrix = np.asarray(raw, dtype=dtype).reshape(len(series), width)
+        array: Matrix = np.asarray(raw.reshape(len(series), width), dtype=dtype)
         check_matrix(array, ids, column, what)
         return Block(ids, array)
     lengths = series.list.len()
