@@ -146,3 +146,17 @@ def test_out_of_core_small(tmp_path: Path) -> None:
     assert sum("| irm-rank (buckets=auto) |" in line for line in rows) == 2
     assert all(line.rstrip().endswith("| ok |") for line in rows), rows
     assert (tmp_path / "data" / "q200_d10_str_s0_c50" / "run" / "bucket=03").is_dir()
+
+
+def test_vectors_benchmark_runs(tmp_path: Path) -> None:
+    out = tmp_path / "results.md"
+    _py(
+        BENCH / "vectors.py",
+        *("--corpus", 300, "--queries", 20, "--dim", 8, "--k", 5, "--repeats", 1),
+        *("--ooc-rows", 600, "--ooc-queries", 10, "--block-size", 128),
+        *("--recall-queries", 200, "--recall-corpus", 2000),
+        *("--data", tmp_path / "data", "--out", out),
+    )
+    text = out.read_text()
+    assert "ratio to faiss" in text
+    assert "formula over the numpy arrays: True" in text

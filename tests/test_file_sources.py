@@ -95,14 +95,14 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
     missing = str(tmp_path / "nope.txt")
     run_message = (
         f"{missing}: no such file; expected a run: Parquet, a TREC run (query_id Q0 doc_id "
-        "rank score run_id), CSV or TSV"
+        "rank score run_id), CSV, TSV or JSON lines"
     )
     with pytest.raises(MissingFileError, match=f"^{re.escape(run_message)}$") as info:
         scan_run(missing)
     assert isinstance(info.value, FileNotFoundError)
     qrels_message = (
         f"{missing}: no such file; expected judgments: Parquet, TREC qrels (query_id "
-        "iteration doc_id relevance), CSV or TSV"
+        "iteration doc_id relevance), CSV, TSV or JSON lines"
     )
     with pytest.raises(MissingFileError, match=f"^{re.escape(qrels_message)}$"):
         scan_qrels(missing)
@@ -114,7 +114,8 @@ def test_a_binary_file_is_named(tmp_path: Path) -> None:
     binary = _write(tmp_path / "run.bin", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     message = (
         f"{binary}: binary data, not text (a NUL byte at byte 9); expected a run: Parquet, a "
-        "TREC run (query_id Q0 doc_id rank score run_id), CSV or TSV, as plain UTF-8 text or "
+        "TREC run (query_id Q0 doc_id rank score run_id), CSV, TSV or JSON lines, as plain "
+        "UTF-8 text or "
         "compressed with gzip, bzip2, xz or zstd"
     )
     with pytest.raises(FileFormatError, match=f"^{re.escape(message)}$"):

@@ -77,6 +77,7 @@ from polars_irmetrics.fusion.optimize import optimize_fusion
 from polars_irmetrics.fusion.train import fit_fusion
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.progress import set_progress
+from polars_irmetrics.io.beir import read_beir
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg
 from polars_irmetrics.io.trec import (
     read_trec_qrels,
@@ -115,6 +116,7 @@ from polars_irmetrics.prediction.expressions import (
     rmse,
 )
 from polars_irmetrics.recsys.evaluate import beyond_accuracy
+from polars_irmetrics.vectors.knn import knn
 
 __version__ = "0.1.0"
 
@@ -167,6 +169,7 @@ __all__ = [
     "interleaving_test",
     "iprec",
     "judged",
+    "knn",
     "list_metrics",
     "logloss",
     "mae",
@@ -188,6 +191,7 @@ __all__ = [
     "rank_by_score",
     "rbp",
     "rbp_residual",
+    "read_beir",
     "read_trec_prefs",
     "read_trec_qrels",
     "read_trec_qrels_jg",

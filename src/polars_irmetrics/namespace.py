@@ -52,6 +52,7 @@ class _Tables(TypedDict, total=False):
     prefs: FrameInput | None
     qrels_jg: FrameInput | None
     labels: FrameInput | None
+    neighbors: FrameInput | None
 
 
 class EvaluateOptions(EvalKwargs, _Tables, total=False):

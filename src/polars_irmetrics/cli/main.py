@@ -67,8 +67,9 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "runs",
             nargs="*",
             metavar="RUN",
-            help="run files: Parquet (file, glob, hive folder, URL), TREC, CSV or TSV, "
-            "plain or compressed (gzip, bzip2, xz, zstd); '-' reads standard input; "
+            help="run files: Parquet (file, glob, hive folder, URL), TREC, CSV, TSV or JSON "
+            "lines (list-shaped runs: one row per query), plain or compressed (gzip, bzip2, "
+            "xz, zstd); '-' reads standard input; "
             "several runs give one row each, named by file (e.g. runs/bm25.parquet)",
         )
         p.add_argument(

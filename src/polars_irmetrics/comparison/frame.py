@@ -23,6 +23,7 @@ import polars as pl
 from polars_irmetrics.comparison.options import QuerySet
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, QuerySetError
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
+from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list
 from polars_irmetrics.offline.plan import build_plan
@@ -113,12 +114,19 @@ def per_query_values(
     requests = parse_metric_list(metrics)
     labels = [label for label, _ in requests]
     auto = (options.rank, options.score) if options.order == "auto" else None
-    run, names = long_runs(runs, system, auto)
+    run, names = long_runs(_from_lists(runs, options), system, auto)
+    judgments = None
+    if qrels is not None:  # (judgments listing each query's relevant documents: long)
+        judgments = long_judgments(
+            as_polars(qrels, "qrels").lazy(),
+            query_id=options.query_id,
+            doc_id=options.doc_id,
+            relevance=options.relevance,
+        )
     if names is not None and len(names) < 2:
         _too_few(names)
     unretrieved = "zero" if query_set == "judged" else "drop"
     plan_options = options.replace(systems=system, per_query=True, unretrieved=unretrieved)
-    judgments = None if qrels is None else as_polars(qrels, "qrels").lazy()
     frame = build_plan(run, requests, judgments, plan_options).collect()
     query_id = options.query_id
     found = frame.get_column(system).unique().sort().to_list()
@@ -156,6 +164,25 @@ def per_query_values(
         values = values[:, complete, :]
         queries = queries.filter(pl.Series(complete))
     return PerQuery(labels, list(systems), queries, values, dropped)
+
+
+def _from_lists(runs: Runs, options: EvalOptions) -> Runs:
+    """``runs`` with list-shaped runs (one row per query) in the long form."""
+    names = {
+        "query_id": options.query_id,
+        "doc_id": options.doc_id,
+        "rank": options.rank,
+        "score": options.score,
+        "relevance": options.relevance,
+    }
+    if isinstance(runs, pl.DataFrame | pl.LazyFrame):
+        return long_run(runs, **names)
+    if not isinstance(runs, Mapping):
+        return runs  # long_runs says what it takes
+    return {
+        name: long_run(frame, **names) if isinstance(frame, pl.DataFrame | pl.LazyFrame) else frame
+        for name, frame in runs.items()
+    }
 
 
 def _too_few(systems: list[str]) -> None:

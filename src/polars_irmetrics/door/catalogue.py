@@ -120,12 +120,31 @@ EXAMPLE_PREDICTIONS = pl.DataFrame(
 )
 
 #: Family headings, by the module a metric's formula is declared in.
+#: Neighbour recall's worked example: the exact 5 nearest neighbours of one query
+#: (l2, score = -distance) and an approximate index's 5, which missed n2 and n5 and
+#: returned x1 (0.0005 past the 5th true distance) and x2.
+EXAMPLE_EXACT = pl.DataFrame(
+    {
+        "query_id": ["q1"] * 5,
+        "doc_id": ["n1", "n2", "n3", "n4", "n5"],
+        "score": [-0.1, -0.2, -0.3, -0.4, -0.5],
+    }
+)
+EXAMPLE_APPROX = pl.DataFrame(
+    {
+        "query_id": ["q1"] * 5,
+        "doc_id": ["n1", "n3", "n4", "x1", "x2"],
+        "score": [-0.1, -0.3, -0.4, -0.5005, -0.6],
+    }
+)
+
 _FAMILIES = {
     "core": "Core metrics",
     "beyond": "Beyond trec_eval",
     "trec": "The rest of trec_eval",
     "online": "Click metrics (impression logs)",
     "recsys": "Beyond accuracy (recommenders)",
+    "neighbors": "Vector search: recall of approximate neighbours",
     "preference": "Preference and judgment-group measures",
     "prediction": "Prediction quality (click and rating models)",
 }
@@ -201,9 +220,14 @@ def _reads_predictions(metric: Metric) -> bool:
     return "predictions" in metric.reads
 
 
+def _reads_neighbors(metric: Metric) -> bool:
+    return "neighbors" in metric.reads
+
+
 def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
 
     offline = [example_name(m) for m in metrics if _reads_judged_run(m)]
+    nearest = [example_name(m) for m in metrics if _reads_neighbors(m)]
     online = [example_name(m) for m in metrics if _reads_clicks(m)]
     values: dict[str, float | int | None] = evaluate(
         EXAMPLE_RUN, offline, qrels=EXAMPLE_QRELS, per_query=True
@@ -225,6 +249,8 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
     predicted = [example_name(m) for m in metrics if _reads_predictions(m)]
     if predicted:
         values |= evaluate(EXAMPLE_PREDICTIONS, predicted).row(0, named=True)
+    if nearest:
+        values |= evaluate(EXAMPLE_APPROX, nearest, neighbors=EXAMPLE_EXACT).row(0, named=True)
     groups = [example_name(m) for m in metrics if _reads_judgment_groups(m)]
     if groups:
         values |= evaluate_jg(EXAMPLE_RUN, groups, qrels_jg=EXAMPLE_QRELS_JG).row(0, named=True)
@@ -308,6 +334,8 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         if _reads_judgment_groups(metric)
         else "the predictions"
         if _reads_predictions(metric)
+        else "the approximate and exact neighbours"
+        if _reads_neighbors(metric)
         else None
     )
     if table is not None:
@@ -385,6 +413,13 @@ def catalogue_markdown() -> str:
         "as ratings):",
         "",
         _markdown_table(EXAMPLE_PREDICTIONS),
+        "",
+        "Neighbour recall is computed on an approximate index's five neighbours of a query "
+        "against the exact five (score = −distance):",
+        "",
+        _markdown_table(EXAMPLE_APPROX),
+        "",
+        _markdown_table(EXAMPLE_EXACT),
         "",
     ]
     families: dict[str, list[Metric]] = {}

@@ -11,7 +11,12 @@ ir_measures routes a measure to the provider that computes it:
 * ``prefs``: preference judgments (:mod:`polars_irmetrics.offline.prefs`);
 * ``jg``: judgments with judgment groups (:mod:`polars_irmetrics.door.jg`);
 * ``prediction``: a label and a prediction per row, or predictions beside ``labels=``
-  (:mod:`polars_irmetrics.prediction`).
+  (:mod:`polars_irmetrics.prediction`);
+* ``neighbors``: an approximate nearest-neighbour run against the exact one
+  (:mod:`polars_irmetrics.vectors`).
+
+A run or judgments whose ``doc_id`` is a ``List`` (one row per query) are turned into
+the long form first (:mod:`polars_irmetrics.ground.lists`), inside the plan.
 
 A metric whose table was not given is refused by one message, written once
 (:func:`~polars_irmetrics.metrics.registry.check_inputs`), naming the keyword to pass.
@@ -27,6 +32,7 @@ import polars as pl
 from polars_irmetrics.door.jg import build_jg_plan
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
+from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest, check_inputs, parse_metric_list
 from polars_irmetrics.metrics.spec import Metric
@@ -36,6 +42,7 @@ from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.evaluate import build_online_plan
 from polars_irmetrics.prediction.evaluate import build_prediction_plan
 from polars_irmetrics.recsys.evaluate import with_beyond_accuracy
+from polars_irmetrics.vectors.neighbors import build_neighbors_plan
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -43,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["Route", "evaluate", "evaluate_plan", "route"]
 
 Requests = list[tuple[str, MetricRequest]]
-Route = Literal["offline", "recsys", "online", "prefs", "jg", "prediction"]
+Route = Literal["offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors"]
 
 #: Routes whose results can be put side by side (one row per query or group).
 _JOINABLE: frozenset[Route] = frozenset({"offline", "recsys"})
@@ -61,6 +68,8 @@ def route(metric: Metric) -> Route:
         return "jg"
     if "predictions" in metric.reads:
         return "prediction"
+    if "neighbors" in metric.reads:
+        return "neighbors"
     return "offline"
 
 
@@ -86,6 +95,7 @@ _TABLES: Mapping[Route, str] = {
     "prefs": "a run and preference judgments",
     "jg": "a run and judgment groups",
     "prediction": "labels and predictions",
+    "neighbors": "an approximate run and the exact neighbours",
 }
 
 
@@ -101,6 +111,7 @@ def evaluate(
     prefs: FrameInput | None = ...,
     qrels_jg: FrameInput | None = ...,
     labels: FrameInput | None = ...,
+    neighbors: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame: ...
 
@@ -117,6 +128,7 @@ def evaluate(
     prefs: FrameInput | None = ...,
     qrels_jg: FrameInput | None = ...,
     labels: FrameInput | None = ...,
+    neighbors: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.LazyFrame: ...
 
@@ -132,6 +144,7 @@ def evaluate(
     prefs: FrameInput | None = None,
     qrels_jg: FrameInput | None = None,
     labels: FrameInput | None = None,
+    neighbors: FrameInput | None = None,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate every metric the library has: per-query values or means, in one plan.
@@ -154,7 +167,10 @@ def evaluate(
         ``qrels=None`` it must be a *judged table* that also carries ``relevance``: its
         rows are then the judgments, documents not in the table are unknown, and a row
         with a null ``rank`` (ranked by score: a null ``score``) is a judged document
-        that was not retrieved.
+        that was not retrieved. A ``doc_id`` of ``List`` dtype holds one query's ranking
+        per row (rank = 1-based position; a parallel ``List`` in ``score`` is kept), and
+        judgments with a ``List`` ``doc_id`` list each query's relevant documents
+        (:mod:`polars_irmetrics.ground.lists`).
     metrics
         Metric names, e.g. ``["ndcg@10", "map", "P_10", "recall(denominator='capped')@100"]``
         (canonical, ir_measures, trec_eval and ranx spellings; see
@@ -178,6 +194,11 @@ def evaluate(
     qrels_jg
         Judgments with a judgment-group column ``jg``, for the ``*_avgjg`` measures
         (trec_eval ``-R qrels_jg``; :func:`~polars_irmetrics.read_trec_qrels_jg`).
+    neighbors
+        For the neighbour-recall metrics (``neighbor_recall@k``,
+        ``neighbor_recall_rel@k``): the exact nearest neighbours (e.g.
+        :func:`~polars_irmetrics.knn`'s run), against which ``table`` (an approximate
+        index's, with true scores) is measured (:mod:`polars_irmetrics.vectors.neighbors`).
     labels
         Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...: every metric that
         reads ``"predictions"``; see :mod:`polars_irmetrics.prediction`), two-table
@@ -362,14 +383,11 @@ def evaluate(
             ("prefs", prefs),
             ("qrels_jg", qrels_jg),
             ("labels", labels),
+            ("neighbors", neighbors),
         )
     }
-    plan = evaluate_plan(
-        frame.lazy(),
-        parse_metric_list(metrics),
-        tables,
-        EvalOptions.build(**options),
-    )
+    built = EvalOptions.build(**options)
+    plan = evaluate_plan(frame.lazy(), parse_metric_list(metrics), tables, built)
     return plan.collect() if eager else plan
 
 
@@ -380,6 +398,23 @@ def evaluate_plan(
     options: EvalOptions,
 ) -> pl.LazyFrame:
     """:func:`evaluate`'s lazy plan from parsed metrics, tables and checked options."""
+    columns = {
+        "query_id": options.query_id,
+        "doc_id": options.doc_id,
+        "rank": options.rank,
+        "score": options.score,
+    }
+    # list-shaped run and judgments (one row per query) in the long form
+    table = long_run(table, **columns, relevance=options.relevance)
+    tables = dict(tables)
+    listed = tables.get("qrels")
+    if listed is not None:
+        tables["qrels"] = long_judgments(
+            listed,
+            query_id=options.query_id,
+            doc_id=options.doc_id,
+            relevance=options.relevance,
+        )
     check_inputs(
         requests,
         {
@@ -387,10 +422,17 @@ def evaluate_plan(
             "item_features": tables.get("item_features"),
             "prefs": tables.get("prefs"),
             "judgment_groups": tables.get("qrels_jg"),
+            "neighbors": tables.get("neighbors"),
         },
     )
     routes = _routes(requests)
     qrels, queries = tables.get("qrels"), tables.get("queries")
+    if "neighbors" in routes:
+        exact = tables.get("neighbors")
+        if exact is None:  # refused by check_inputs above, with the metric's name
+            raise MetricParameterError("neighbour recall needs neighbors=...")
+        exact = long_run(exact, **columns)
+        return build_neighbors_plan(table, exact, routes["neighbors"], options)
     if "prediction" in routes:
         return build_prediction_plan(table, routes["prediction"], options, tables.get("labels"))
     if tables.get("labels") is not None:

@@ -2,5 +2,6 @@
 
 * :mod:`.trec`: TREC run and qrels readers and the run writer.
 * :mod:`.files`: a run or judgments from any path the command line accepts.
+* :mod:`.beir`: BEIR/MTEB folders (corpus, queries, judgments).
 * :mod:`.report`: metric tables as text, CSV, JSON, Parquet and trec_eval lines.
 """

@@ -1,4 +1,10 @@
-"""Runs and judgments from files: Parquet, TREC text, CSV or TSV, told apart by content.
+"""Runs and judgments from files: Parquet, TREC text, CSV, TSV or JSON lines, told apart
+by content.
+
+JSON lines (``.jsonl``/``.ndjson``, or text whose first line starts with ``{``) are
+read by ``pl.scan_ndjson``: one object per line, such as a list-shaped run
+``{"query_id": "q1", "doc_id": [11, 1, 17], "score": [0.9, 0.8, 0.7]}`` (see
+:mod:`polars_irmetrics.ground.lists`); Parquet files may hold list columns too.
 
 :func:`scan_run` and :func:`scan_qrels` return LazyFrames with the library's column
 names, whatever the file format, so every path from a file to a metric is one plan.
@@ -36,11 +42,13 @@ __all__ = [
     "scan_run",
 ]
 
-FileFormat = Literal["auto", "parquet", "trec", "csv", "tsv"]
-FORMATS: tuple[str, ...] = ("auto", "parquet", "trec", "csv", "tsv")
-_RUN = "a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV or TSV"
+FileFormat = Literal["auto", "parquet", "trec", "csv", "tsv", "jsonl"]
+FORMATS: tuple[str, ...] = ("auto", "parquet", "trec", "csv", "tsv", "jsonl")
+_RUN = "a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV, TSV or JSON lines"
+_QRELS = (
+    "judgments: Parquet, TREC qrels (query_id iteration doc_id relevance), CSV, TSV or JSON lines"
+)
 _QUERIES = "query attributes: Parquet, CSV or TSV with a header"
-_QRELS = "judgments: Parquet, TREC qrels (query_id iteration doc_id relevance), CSV or TSV"
 
 
 def sample_paths() -> tuple[list[Path], Path]:
@@ -84,12 +92,13 @@ def sample_interleaving_path() -> Path:
 
 def detect_format(
     source: str | os.PathLike[str], what: str = "a run or judgments file"
-) -> Literal["parquet", "trec", "csv", "tsv"]:
+) -> Literal["parquet", "trec", "csv", "tsv", "jsonl"]:
     """Tell a file's format from its name and first bytes.
 
     Parquet: a folder, a glob, a URL, a ``.parquet`` name or the ``PAR1`` magic bytes.
     CSV/TSV: a ``.csv``/``.tsv`` name, or a first line with commas (CSV) or tabs and a
-    header (TSV). Anything else is read as TREC text (whitespace-separated fields).
+    header (TSV). JSON lines: a ``.jsonl``/``.ndjson`` name or a first line starting
+    with ``{``. Anything else is read as TREC text (whitespace-separated fields).
     ``-`` is standard input, told apart by its content. Text may be compressed (gzip,
     zstd, bzip2, xz); binary data that is not Parquet raises
     :class:`~polars_irmetrics.errors.FileFormatError`, and a missing path
@@ -118,6 +127,8 @@ def detect_format(
     if lower.endswith(".tsv"):
         return "tsv"
     first = _first_line(head)
+    if lower.endswith((".jsonl", ".ndjson")) or first.startswith("{"):
+        return "jsonl"
     if "," in first:
         return "csv"
     if "\t" in first and not _looks_like_trec(first):
@@ -163,6 +174,8 @@ def _scan_table(source: str, fmt: str, ids: tuple[str, str], what: str) -> pl.La
         if is_local_path(source) and not Path(source).exists():
             raise MissingFileError(f"{source}: no such file or folder; expected {what}")
         return pl.scan_parquet(source)
+    if fmt == "jsonl":
+        return pl.scan_ndjson(open_text(source, what).data)
     separator = "," if fmt == "csv" else "\t"
     # the path, or the bytes to read; a glob is polars' to expand
     data = source if any(c in source for c in "*?[") else open_text(source, what).data

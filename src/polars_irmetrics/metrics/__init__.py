@@ -28,6 +28,10 @@ and this package joins them into :data:`METRICS`, which the registry reads:
   and explained variance, computed by :func:`polars_irmetrics.evaluate` with
   ``label=`` and ``prediction=`` and by their expression functions.
 
+* :mod:`.neighbors`: the recall of approximate nearest neighbours against an exact run
+  (``reads=("run", "neighbors")``: ``neighbor_recall``, ``neighbor_recall_rel``),
+  computed by ``irm.evaluate(approx_run, metrics, neighbors=exact_run)``.
+
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.metrics.scope.Scope`); shared building blocks live in
 :mod:`._common`.
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
+from polars_irmetrics.metrics.neighbors import NEIGHBOR_METRICS
 from polars_irmetrics.metrics.online import ONLINE_METRICS
 from polars_irmetrics.metrics.prediction import PREDICTION_METRICS
 from polars_irmetrics.metrics.preference import PREFERENCE_METRICS
@@ -54,4 +59,5 @@ METRICS: tuple[Metric, ...] = (
     *RECSYS_METRICS,
     *PREFERENCE_METRICS,
     *PREDICTION_METRICS,
+    *NEIGHBOR_METRICS,
 )

@@ -545,6 +545,10 @@ INPUTS: Mapping[str, tuple[str, str]] = {
     ),
     "prefs": ("preference judgments", "prefs"),
     "judgment_groups": ("judgments with a judgment-group column", "qrels_jg"),
+    "neighbors": (
+        "the exact nearest neighbours (e.g. irm.knn(queries, corpus, k=...))",
+        "neighbors",
+    ),
 }
 
 

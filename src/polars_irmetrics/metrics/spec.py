@@ -34,6 +34,8 @@ Aggregate = Literal["mean", "geometric"]
 #: with a judgment-group column (``"judgment_groups"``: trec_eval's ``-R qrels_jg``), and
 #: a model's predictions with their labels (``"predictions"``: a label and a prediction
 #: per row, in one table or two joined on keys; :mod:`polars_irmetrics.metrics.prediction`).
+#: an exact nearest-neighbour run (``"neighbors"``: the truth an approximate index is
+#: measured against).
 Input = Literal[
     "run",
     "judgments",
@@ -43,6 +45,7 @@ Input = Literal[
     "prefs",
     "judgment_groups",
     "predictions",
+    "neighbors",
 ]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation

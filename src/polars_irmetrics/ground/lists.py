@@ -1,0 +1,261 @@
+"""List-shaped runs and judgments, as the long tables the evaluation reads.
+
+Embedding retrieval and vector search return one list of ids per query, and their
+ground truth is one list of relevant ids per query::
+
+    results      = [[11, 1, 17, 7, 21], [4, 9, 2], ...]
+    ground_truth = [[11, 1, 7, 17, 21], [2, 8], ...]
+
+A run whose ``doc_id`` column is a ``List`` (or ``Array``) holds one row per query, its
+ranking in order: the document at list position ``i`` (0-based) gets rank ``i + 1``,
+and a parallel ``List`` in ``score`` (same length) is kept as the score. Judgments whose
+``doc_id`` is a ``List`` list a query's relevant documents (relevance 1), or give graded
+labels in a parallel ``List`` named by ``relevance=`` (a scalar ``relevance`` applies to
+every listed document).
+
+:func:`long_run` and :func:`long_judgments` turn such frames into the long form, one row
+per (query, document), inside the lazy plan (an ``explode``; nothing is collected). A
+frame whose ``doc_id`` is not a list is returned as it is. An empty list is a query with
+no document (dropped: a run's query then counts as unretrieved, judgments' as having no
+relevant document). A null list, or parallel lists of different lengths, raise
+:class:`~polars_irmetrics.errors.InvalidValueError` naming the column and the query when
+the plan runs; null ids or labels *inside* a list are found by the evaluation's own
+checks, as in the long form.
+"""
+
+from __future__ import annotations
+
+from typing import overload
+
+import polars as pl
+
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.ground.validate import INTERNAL
+
+__all__ = ["is_list_column", "long_judgments", "long_run"]
+
+
+def is_list_column(schema: pl.Schema, column: str) -> bool:
+    """Whether ``column`` is in ``schema`` and holds lists (``List`` or ``Array``)."""
+    return column in schema and isinstance(schema[column], pl.List | pl.Array)
+
+
+@overload
+def long_run(
+    run: pl.DataFrame,
+    *,
+    query_id: str = ...,
+    doc_id: str = ...,
+    rank: str = ...,
+    score: str = ...,
+    relevance: str = ...,
+) -> pl.DataFrame: ...
+
+
+@overload
+def long_run(
+    run: pl.LazyFrame,
+    *,
+    query_id: str = ...,
+    doc_id: str = ...,
+    rank: str = ...,
+    score: str = ...,
+    relevance: str = ...,
+) -> pl.LazyFrame: ...
+
+
+@overload
+def long_run(
+    run: pl.DataFrame | pl.LazyFrame,
+    *,
+    query_id: str = ...,
+    doc_id: str = ...,
+    rank: str = ...,
+    score: str = ...,
+    relevance: str = ...,
+) -> pl.DataFrame | pl.LazyFrame: ...
+
+
+def long_run(
+    run: pl.DataFrame | pl.LazyFrame,
+    *,
+    query_id: str = "query_id",
+    doc_id: str = "doc_id",
+    rank: str = "rank",
+    score: str = "score",
+    relevance: str = "relevance",
+) -> pl.DataFrame | pl.LazyFrame:
+    """``run`` in the long form: one row per retrieved document, with its ``rank``.
+
+    A run whose ``doc_id`` is not a list is returned unchanged. Otherwise each row's
+    list is exploded in order; ``rank`` is the 1-based position unless ``rank`` is a
+    parallel list itself; ``score`` (and ``relevance``, for a judged table) are exploded
+    beside it when they are lists. Other columns (``by`` keys) are repeated.
+
+    Returns
+    -------
+    pl.DataFrame or pl.LazyFrame
+        The same kind of frame; ``rank`` is ``Int64`` when made from positions.
+
+    Examples
+    --------
+    Query ``q2`` has an empty list: it retrieved nothing.
+
+    >>> import polars as pl
+    >>> run = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": [[11, 1, 17], []]})
+    >>> long_run(run)
+    shape: (3, 3)
+    ┌──────────┬────────┬──────┐
+    │ query_id ┆ doc_id ┆ rank │
+    │ ---      ┆ ---    ┆ ---  │
+    │ str      ┆ i64    ┆ i64  │
+    ╞══════════╪════════╪══════╡
+    │ q1       ┆ 11     ┆ 1    │
+    │ q1       ┆ 1      ┆ 2    │
+    │ q1       ┆ 17     ┆ 3    │
+    └──────────┴────────┴──────┘
+
+    Parallel lists must have the same length:
+
+    >>> bad = pl.DataFrame({"query_id": ["q1"], "doc_id": [[11, 1]], "score": [[0.9]]})
+    >>> long_run(bad)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column 'score' of the run holds a list of ...
+    """
+    schema = run.collect_schema()
+    if not is_list_column(schema, doc_id):
+        return run
+    parallel: list[str] = [c for c in (score, rank, relevance) if is_list_column(schema, c)]
+    lists: list[str] = [doc_id, *parallel]
+    positions: list[str] = [] if rank in parallel else [rank]
+    lazy = _checked(_as_lists(run.lazy(), schema, lists), lists, query_id, "run")
+    length = pl.col(doc_id).list.len()
+    exploded = (
+        lazy.filter(length > 0)
+        .with_columns(pl.int_ranges(1, length + 1, dtype=pl.Int64).alias(c) for c in positions)
+        .explode([*lists, *positions])
+    )
+    return exploded.collect() if isinstance(run, pl.DataFrame) else exploded
+
+
+@overload
+def long_judgments(
+    qrels: pl.DataFrame,
+    *,
+    query_id: str = ...,
+    doc_id: str = ...,
+    relevance: str = ...,
+) -> pl.DataFrame: ...
+
+
+@overload
+def long_judgments(
+    qrels: pl.LazyFrame,
+    *,
+    query_id: str = ...,
+    doc_id: str = ...,
+    relevance: str = ...,
+) -> pl.LazyFrame: ...
+
+
+@overload
+def long_judgments(
+    qrels: pl.DataFrame | pl.LazyFrame,
+    *,
+    query_id: str = ...,
+    doc_id: str = ...,
+    relevance: str = ...,
+) -> pl.DataFrame | pl.LazyFrame: ...
+
+
+def long_judgments(
+    qrels: pl.DataFrame | pl.LazyFrame,
+    *,
+    query_id: str = "query_id",
+    doc_id: str = "doc_id",
+    relevance: str = "relevance",
+) -> pl.DataFrame | pl.LazyFrame:
+    """``qrels`` in the long form: one row per judged document, with its ``relevance``.
+
+    Judgments whose ``doc_id`` is not a list are returned unchanged. Otherwise each row
+    lists relevant documents: ``relevance`` is 1 (``Int64``) when the frame has no such
+    column, the parallel list's labels when it is a list, and the row's value for every
+    listed document when it is a scalar.
+
+    Returns
+    -------
+    pl.DataFrame or pl.LazyFrame
+        The same kind of frame.
+
+    Examples
+    --------
+    Graded labels from a parallel list:
+
+    >>> import polars as pl
+    >>> qrels = pl.DataFrame({
+    ...     "query_id": ["q1"], "doc_id": [["a", "b"]], "relevance": [[2, 1]],
+    ... })
+    >>> long_judgments(qrels)
+    shape: (2, 3)
+    ┌──────────┬────────┬───────────┐
+    │ query_id ┆ doc_id ┆ relevance │
+    │ ---      ┆ ---    ┆ ---       │
+    │ str      ┆ str    ┆ i64       │
+    ╞══════════╪════════╪═══════════╡
+    │ q1       ┆ a      ┆ 2         │
+    │ q1       ┆ b      ┆ 1         │
+    └──────────┴────────┴───────────┘
+    """
+    schema = qrels.collect_schema()
+    if not is_list_column(schema, doc_id):
+        return qrels
+    lists = [doc_id, *([relevance] if is_list_column(schema, relevance) else [])]
+    lazy = _checked(_as_lists(qrels.lazy(), schema, lists), lists, query_id, "judgments")
+    if relevance not in schema:
+        lazy = lazy.with_columns(pl.lit(1, dtype=pl.Int64).alias(relevance))
+    exploded = lazy.filter(pl.col(doc_id).list.len() > 0).explode(lists)
+    return exploded.collect() if isinstance(qrels, pl.DataFrame) else exploded
+
+
+def _as_lists(frame: pl.LazyFrame, schema: pl.Schema, lists: list[str]) -> pl.LazyFrame:
+    """``frame`` with its ``Array`` columns among ``lists`` cast to ``List``."""
+    casts = []
+    for column in lists:
+        dtype = schema[column]
+        if isinstance(dtype, pl.Array):
+            casts.append(pl.col(column).cast(pl.List(dtype.inner)))
+    return frame.with_columns(casts)
+
+
+def _checked(frame: pl.LazyFrame, lists: list[str], query_id: str, what: str) -> pl.LazyFrame:
+    """``frame`` with a row-wise check of its list columns, run on each batch."""
+    schema = frame.collect_schema()
+    lengths = [f"{INTERNAL}len_{i}" for i in range(len(lists))]
+
+    def check(batch: pl.DataFrame) -> pl.DataFrame:
+        sizes = batch.select(
+            pl.col(query_id) if query_id in batch.columns else pl.lit(None).alias(query_id),
+            *(pl.col(c).list.len().alias(n) for c, n in zip(lists, lengths, strict=True)),
+        )
+        for column, name in zip(lists, lengths, strict=True):
+            nulls = sizes.filter(pl.col(name).is_null())
+            if nulls.height:
+                raise InvalidValueError(
+                    f"column {column!r} of the {what} has a null list in query "
+                    f"{nulls[query_id][0]!r}; a query with no document is an empty list: "
+                    f"fill them, e.g. pl.col({column!r}).fill_null([]), or drop those rows"
+                )
+        for column, name in zip(lists[1:], lengths[1:], strict=True):
+            bad = sizes.filter(pl.col(name) != pl.col(lengths[0]))
+            if bad.height:
+                row = bad.row(0, named=True)
+                raise InvalidValueError(
+                    f"column {column!r} of the {what} holds a list of {row[name]} value(s) "
+                    f"in query {row[query_id]!r}, where column {lists[0]!r} holds "
+                    f"{row[lengths[0]]}; parallel lists must have the same length, one "
+                    "value per document"
+                )
+        return batch
+
+    return frame.map_batches(check, schema=schema, streamable=True)

@@ -1,0 +1,98 @@
+"""Embedding columns as numpy matrices, checked: one dimension, finite, no null.
+
+An embedding column is ``Array[Float32|Float64, d]`` (read without a copy where polars
+allows) or ``List[Float32|Float64]`` whose lists all have the same length. A numpy
+matrix (``n × d``, float32 or float64) is taken as it is, its rows numbered ``0..n-1``
+as ids. Every problem raises the library's error naming the table, the column and the
+first id at fault.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
+
+__all__ = ["Block", "FloatType", "Matrix", "block_of", "check_matrix", "embedding_dtype"]
+
+#: An ``n × d`` matrix of float32 or float64 embeddings.
+Matrix = npt.NDArray[np.floating[Any]]
+#: The float type a kNN computes in.
+FloatType = type[np.float32] | type[np.float64]
+
+
+@dataclass(frozen=True)
+class Block:
+    """Ids (a polars Series) and their embeddings (an ``n × d`` matrix)."""
+
+    ids: pl.Series
+    vectors: Matrix
+
+
+def embedding_dtype(schema: pl.Schema, column: str, what: str) -> FloatType:
+    """The float dtype of the embedding ``column``; a :class:`ColumnTypeError` otherwise."""
+    dtype = schema[column]
+    inner = dtype.inner if isinstance(dtype, pl.List | pl.Array) else None
+    if inner is None or inner not in (pl.Float32, pl.Float64):
+        raise ColumnTypeError(
+            f"column {column!r} of the {what} has dtype {dtype}; embeddings must be "
+            "Array or List of Float32 or Float64: cast it, e.g. "
+            f"pl.col({column!r}).cast(pl.Array(pl.Float32, d))"
+        )
+    return np.float32 if inner == pl.Float32 else np.float64
+
+
+def block_of(
+    frame: pl.DataFrame, id_column: str, column: str, what: str, dtype: FloatType
+) -> Block:
+    """The ids and the checked matrix of ``frame``'s embeddings, as ``dtype``."""
+    ids = frame.get_column(id_column)
+    series = frame.get_column(column)
+    if series.null_count():
+        at = ids.filter(series.is_null())[0]
+        raise InvalidValueError(
+            f"column {column!r} of the {what} has a null embedding (id {at!r}); every row "
+            "needs a vector: drop those rows"
+        )
+    if isinstance(series.dtype, pl.Array):  # read without a copy; a null inside is NaN
+        width = series.dtype.size
+        raw = series.to_numpy() if len(series) else np.empty((0, width))
+        array: Matrix = np.asarray(raw.reshape(len(series), width), dtype=dtype)
+        check_matrix(array, ids, column, what)
+        return Block(ids, array)
+    lengths = series.list.len()
+    width = int(lengths[0]) if len(series) else 0
+    bad = lengths != width
+    if bad.any():
+        at = ids.filter(bad)[0]
+        raise InvalidValueError(
+            f"column {column!r} of the {what} mixes dimensions: id {ids[0]!r} has "
+            f"{width} values, id {at!r} has {int(lengths.filter(bad)[0])}; every "
+            "embedding must have the same length"
+        )
+    flat = series.explode()
+    if flat.null_count():
+        nulls = flat.is_null().to_numpy().reshape(len(series), width).any(axis=1)
+        raise InvalidValueError(
+            f"column {column!r} of the {what} has a null value in the embedding of id "
+            f"{ids.filter(pl.Series(nulls))[0]!r}; fill or drop it"
+        )
+    vectors: Matrix = np.asarray(flat.to_numpy().reshape(len(series), width), dtype=dtype)
+    check_matrix(vectors, ids, column, what)
+    return Block(ids, vectors)
+
+
+def check_matrix(vectors: Matrix, ids: pl.Series, column: str, what: str) -> None:
+    """Raise :class:`InvalidValueError` for a NaN or infinite value in ``vectors``."""
+    finite = np.isfinite(vectors).all(axis=1)
+    if not finite.all():
+        at = ids[int(np.argmin(finite))]
+        raise InvalidValueError(
+            f"column {column!r} of the {what} has a NaN, infinite or null value in the "
+            f"embedding of id {at!r}; embeddings must be finite: fix or drop that row"
+        )

@@ -1,0 +1,251 @@
+"""Neighbour recall: ann-benchmarks' formulas over numpy arrays, faiss' intersection."""
+
+from __future__ import annotations
+
+import re
+
+import faiss
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+
+
+def _ann_benchmarks_recalls(
+    true_distances: list[np.ndarray],
+    run_distances: list[np.ndarray],
+    count: int,
+    rel: bool,
+    epsilon: float,
+) -> np.ndarray:
+    """ann-benchmarks' get_recall_values (ann_benchmarks/plotting/metrics.py), per query:
+    the count of run_distances[i][:count] at most the threshold, over count."""
+    recalls = np.zeros(len(run_distances))
+    for i in range(len(run_distances)):
+        data = true_distances[i]
+        t = data[count - 1] * (1 + epsilon) if rel else data[count - 1] + epsilon
+        actual = 0
+        for d in run_distances[i][:count]:
+            if d <= t:
+                actual += 1
+        recalls[i] = actual
+    return recalls / float(count)
+
+
+@st.composite
+def _runs(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """An exact run (10 neighbours a query, sorted distances with ties) and an
+    approximate run of up to 10 of the corpus' documents, in its own order."""
+    n_q = draw(st.integers(1, 5))
+    exact_rows, approx_rows = [], []
+    for q in range(n_q):
+        corpus = draw(
+            st.lists(st.integers(0, 40).map(lambda x: x / 20), min_size=12, max_size=20)
+        )  # distances of the corpus' documents to the query (ties likely)
+        order = sorted(range(len(corpus)), key=lambda i: corpus[i])
+        exact_rows += [(f"q{q}", i, -corpus[i], r + 1) for r, i in enumerate(order[:10])]
+        found = draw(st.lists(st.integers(0, len(corpus) - 1), max_size=10, unique=True))
+        approx_rows += [(f"q{q}", i, -corpus[i], r + 1) for r, i in enumerate(found)]
+    schema = {"query_id": pl.String, "doc_id": pl.Int64, "score": pl.Float64, "rank": pl.Int64}
+    exact = pl.DataFrame(exact_rows, schema=schema, orient="row")
+    approx = pl.DataFrame(approx_rows, schema=schema, orient="row")
+    return exact, approx
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_runs(), st.integers(1, 10), st.sampled_from([0.0, 1e-3, 0.05, 0.5]))
+def test_equals_ann_benchmarks(
+    tables: tuple[pl.DataFrame, pl.DataFrame], k: int, eps: float
+) -> None:
+    exact, approx = tables
+    queries = exact["query_id"].unique().sort().to_list()
+    true_d = [
+        (-exact.filter(pl.col("query_id") == q).sort("rank")["score"]).to_numpy() for q in queries
+    ]
+    run_d = [
+        (-approx.filter(pl.col("query_id") == q).sort("rank")["score"]).to_numpy() for q in queries
+    ]
+    names = [f"neighbor_recall(epsilon={eps})@{k}", f"neighbor_recall_rel(epsilon={eps})@{k}"]
+    got = irm.evaluate(approx.lazy(), names, neighbors=exact.lazy(), per_query=True).collect()
+    assert got["query_id"].to_list() == queries
+    for name, rel in zip(names, (False, True), strict=True):
+        want = _ann_benchmarks_recalls(true_d, run_d, k, rel, eps)
+        assert got[name].to_list() == want.tolist(), name
+    means = irm.evaluate(approx, names, neighbors=exact)
+    assert means["num_q"].item() == len(queries)
+    assert means[names[0]].item() == pytest.approx(
+        _ann_benchmarks_recalls(true_d, run_d, k, False, eps).mean(), abs=1e-15
+    )
+
+
+def test_default_epsilon_and_ties_of_the_kth_distance() -> None:
+    exact = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": [1, 2, 3], "score": [-1.0, -2.0, -3.0]})
+    # 7 is 0.0005 past the 2nd true distance (counts with 1e-3), 8 ties with it, 9 is far
+    approx = pl.DataFrame(
+        {"query_id": ["q"] * 3, "doc_id": [7, 8, 9], "score": [-2.0005, -2.0, -9.0]}
+    )
+    out = irm.evaluate(
+        approx,
+        ["neighbor_recall@2", "neighbor_recall(epsilon=0)@2", "neighbor_recall@3"],
+        neighbors=exact,
+    )
+    assert out.row(0) == (1, 1.0, 0.5, 2 / 3)
+
+
+def test_faiss_intersection_with_an_ivf_index() -> None:
+    rng = np.random.default_rng(7)
+    d, n, n_q, k = 16, 2000, 50, 10
+    corpus = rng.standard_normal((n, d)).astype(np.float32)
+    queries = rng.standard_normal((n_q, d)).astype(np.float32)
+    exact = irm.knn(queries, corpus, k=k, metric="l2")
+    flat = faiss.IndexFlatL2(d)
+    flat.add(corpus)
+    _, exact_ids = flat.search(queries, k)
+    assert exact["doc_id"].to_numpy().reshape(n_q, k).tolist() == exact_ids.tolist()
+    ivf = faiss.IndexIVFFlat(faiss.IndexFlatL2(d), d, 32)
+    ivf.train(corpus)
+    ivf.add(corpus)
+    ivf.nprobe = 2
+    distances, ids = ivf.search(queries, k)
+    found = ids >= 0
+    approx = pl.DataFrame(
+        {
+            "query_id": np.repeat(np.arange(n_q), k)[found.ravel()],
+            "doc_id": ids.ravel()[found.ravel()],
+            "score": -np.sqrt(np.maximum(distances.ravel()[found.ravel()].astype(np.float64), 0)),
+            "rank": np.tile(np.arange(1, k + 1), n_q)[found.ravel()],
+        }
+    )
+    intersection = faiss.eval_intersection(ids, exact_ids) / (k * n_q)
+    assert 0.2 < intersection < 1.0  # a real approximation: some neighbours missed
+    shared = np.array(
+        [len(set(a) & set(b)) / k for a, b in zip(ids.tolist(), exact_ids.tolist(), strict=True)]
+    )
+    # epsilon=0 is the plain overlap when both runs carry the same scores for a document
+    every = irm.knn(queries, corpus, k=n, metric="l2").select("query_id", "doc_id", "score")
+    rescored = approx.drop("score").join(every, on=["query_id", "doc_id"])
+    plain = "neighbor_recall(epsilon=0)@10"
+    got = irm.evaluate(rescored, [plain], neighbors=exact, per_query=True)
+    assert got[plain].to_list() == pytest.approx(shared.tolist(), abs=1e-12)
+    mean = irm.evaluate(rescored, [plain], neighbors=exact)[plain].item()
+    assert mean == pytest.approx(intersection, abs=1e-12)
+    # faiss' own distances differ from knn's in the last bits: with the default epsilon
+    # (1e-3) the counts are the shared ids where no 11th neighbour is that close to the 10th
+    true_11, _ = flat.search(queries, k + 1)
+    apart = np.sqrt(true_11[:, k]) - np.sqrt(true_11[:, k - 1]) > 2e-3
+    assert apart.sum() > n_q // 2
+    default = irm.evaluate(approx, ["neighbor_recall@10"], neighbors=exact, per_query=True)
+    values = default["neighbor_recall@10"].to_numpy()
+    assert values[apart].tolist() == pytest.approx(shared[apart].tolist(), abs=1e-12)
+
+
+def test_by_groups_and_queries_missing_from_the_run() -> None:
+    exact = pl.DataFrame(
+        {
+            "query_id": ["a", "a", "b", "b"],
+            "doc_id": [1, 2, 3, 4],
+            "score": [-1.0, -2.0, -1.0, -2.0],
+        }
+    )
+    approx = pl.DataFrame(
+        {
+            "shard": ["s1", "s1", "s2", "s2", "s2"],
+            "query_id": ["a", "a", "a", "b", "c"],
+            "doc_id": [1, 9, 1, 3, 5],
+            "score": [-1.0, -5.0, -1.0, -1.0, -1.0],
+        }
+    )
+    out = irm.evaluate(approx, ["neighbor_recall@2"], neighbors=exact, by="shard", per_query=True)
+    # s1 lacks query b: 0; query c has no truth: left out
+    assert out.rows() == [("s1", "a", 0.5), ("s1", "b", 0.0), ("s2", "a", 0.5), ("s2", "b", 0.5)]
+    means = irm.evaluate(approx, ["neighbor_recall@2"], neighbors=exact, by="shard")
+    assert means.rows() == [("s1", 2, 0.25), ("s2", 2, 0.5)]
+
+
+def test_namespace_takes_neighbors() -> None:
+    exact = pl.DataFrame({"query_id": ["a", "a"], "doc_id": [1, 2], "score": [-1.0, -2.0]})
+    approx = pl.DataFrame({"query_id": ["a", "a"], "doc_id": [2, 7], "score": [-2.0, -3.0]})
+    assert approx.irm.evaluate(["neighbor_recall@2"], neighbors=exact).row(0) == (1, 0.5)
+    lazy = approx.lazy().irm.evaluate(["neighbor_recall@2"], neighbors=exact.lazy())
+    assert lazy.collect().row(0) == (1, 0.5)
+
+
+def test_list_shaped_runs() -> None:
+    exact = pl.DataFrame({"query_id": ["a"], "doc_id": [[1, 2]], "score": [[-1.0, -2.0]]})
+    approx = pl.DataFrame({"query_id": ["a"], "doc_id": [[2, 7]], "score": [[-2.0, -3.0]]})
+    assert (
+        irm.evaluate(approx, ["neighbor_recall@2"], neighbors=exact)["neighbor_recall@2"].item()
+        == 0.5
+    )
+
+
+EXACT = pl.DataFrame({"query_id": ["a"], "doc_id": [1], "score": [-1.0]})
+
+
+@pytest.mark.parametrize(
+    ("metrics", "kwargs", "error", "message"),
+    [
+        (
+            ["neighbor_recall@1"],
+            {},
+            MetricParameterError,
+            "metric 'neighbor_recall@1' reads the exact nearest neighbours (e.g. "
+            "irm.knn(queries, corpus, k=...)): pass neighbors=... to irm.evaluate",
+        ),
+        (
+            ["neighbor_recall@1", "ndcg@10"],
+            {"neighbors": EXACT},
+            MetricParameterError,
+            "metrics 'neighbor_recall@1' and 'ndcg@10' are computed from different tables "
+            "(neighbors: an approximate run and the exact neighbours; offline: a run and "
+            "judgments): evaluate them in two calls",
+        ),
+        (
+            ["neighbor_recall(epsilon=-1)@1"],
+            {"neighbors": EXACT},
+            MetricParameterError,
+            "metric 'neighbor_recall': epsilon must be a number >= 0, got -1",
+        ),
+        (
+            ["neighbor_recall@1"],
+            {"neighbors": EXACT.with_columns(score=pl.lit(float("nan")))},
+            InvalidValueError,
+            "column 'score' of the neighbors has null or NaN values in query 'a'",
+        ),
+        (
+            ["neighbor_recall@1"],
+            {"neighbors": EXACT.drop("score")},
+            irm.ColumnNotFoundError,
+            "column 'score' not found in the neighbors",
+        ),
+        (
+            ["neighbor_recall"],
+            {"neighbors": EXACT},
+            MetricParameterError,
+            "neighbor_recall",
+        ),
+    ],
+)
+@pytest.mark.parametrize("lazy", [False, True])
+def test_bad_input(
+    metrics: list[str], kwargs: dict[str, object], error: type[Exception], message: str, lazy: bool
+) -> None:
+    run = EXACT.lazy() if lazy else EXACT
+
+    def evaluate() -> None:  # a LazyFrame's data checks run when it is collected
+        out = irm.evaluate(run, metrics, **kwargs)  # type: ignore[call-overload]
+        if isinstance(out, pl.LazyFrame):
+            out.collect()
+
+    with pytest.raises(error, match=re.escape(message)):
+        evaluate()
+
+
+def test_judgment_entry_points_name_the_neighbors_argument() -> None:
+    qrels = pl.DataFrame({"query_id": ["a"], "doc_id": [1], "relevance": [1]})
+    with pytest.raises(MetricParameterError, match=re.escape("neighbors=exact_run")):
+        irm.compare({"x": EXACT, "y": EXACT}, ["neighbor_recall@1"], qrels=qrels)
