@@ -185,7 +185,7 @@ def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:
     frame = _frame(per_query).sort(list(job.keys))
     means = [
         pl.len().cast(pl.Int64).alias("num_q"),
-        *(request.metric.summarize(label) for label, request in requests),
+        *(request.summarize(label) for label, request in requests),
     ]
     if job.by:
         out = frame.group_by(list(job.by), maintain_order=True).agg(means)

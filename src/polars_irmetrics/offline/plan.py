@@ -182,7 +182,7 @@ def build_plan(
         return result.select(*keys, *labels)
     means = [
         pl.len().cast(pl.Int64).alias("num_q"),
-        *(request.metric.summarize(label) for label, request in requests),
+        *(request.summarize(label) for label, request in requests),
     ]
     if setup.by:
         return result.group_by(list(setup.by), maintain_order=True).agg(means)
