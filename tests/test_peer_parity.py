@@ -205,7 +205,7 @@ def _peer_computes(measure: Any) -> bool:
     """Whether the installed ir_measures has a provider for ``measure`` here."""
     try:
         ir_measures.calc_aggregate([measure], {"q": {"a": 1, "b": 0}}, {"q": {"a": 1.0}})
-    except Exception:  # noqa: BLE001 - any provider failure means "not computable here"
+    except Exception:  # any provider failure means "not computable here"
         return False
     return True
 
@@ -299,3 +299,78 @@ def test_ranx_values_equal_per_query_and_aggregated(case: Case) -> None:
         if not _close(aggregated[name].item(), float(means[name])):
             bad.append(f"{name}: ours={aggregated[name].item()!r} ranx={means[name]!r}")
     assert not bad, "\n".join(bad) + f"\n{case!r}"
+
+
+# ------------------------------------------------------------------------ aggregations
+def _frames(run: RunDict, qrels: QrelsDict) -> tuple[pl.DataFrame, pl.DataFrame]:
+    return (
+        pl.DataFrame(
+            [(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+            schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64},
+            orient="row",
+        ),
+        pl.DataFrame(
+            [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()],
+            schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64},
+            orient="row",
+        ),
+    )
+
+
+#: Three queries: map = 1/2, 1, 1 (d2 first, d1 relevant at rank 2, then hits at 1).
+AGG_QRELS: QrelsDict = {"a": {"d1": 1, "d2": 0}, "b": {"d1": 1}, "c": {"d2": 2}}
+AGG_RUN: RunDict = {
+    "a": {"d1": 1.0, "d2": 2.0},
+    "b": {"d1": 0.5, "d3": 0.2},
+    "c": {"d2": 1.0, "d1": 0.3},
+}
+
+
+def test_agg_std_equals_ranx_return_std() -> None:
+    report = ranx.evaluate(
+        ranx.Qrels(AGG_QRELS), ranx.Run(AGG_RUN), ["ndcg@2", "map"], return_std=True
+    )
+    run, qrels = _frames(AGG_RUN, AGG_QRELS)
+    ours = irm.evaluate(run.lazy(), ["ndcg(agg='std')@2", "map(agg='std')"], qrels=qrels.lazy())
+    ours_frame = ours.collect()
+    assert math.isclose(ours_frame["ndcg(agg='std')@2"].item(), report["ndcg@2"]["std"])
+    assert math.isclose(ours_frame["map(agg='std')"].item(), report["map"]["std"])
+    # population standard deviation of (1/2, 1, 1): sqrt(((1/3)^2 * 2 + (2/3)^2) / 9)
+    assert math.isclose(report["map"]["std"], math.sqrt(2.0) / 6.0)
+
+
+@pytest.mark.parametrize(
+    ("agg", "expected"),
+    [("mean", 5.0 / 6.0), ("median", 1.0), ("min", 0.5), ("max", 1.0), ("sum", 2.5)],
+)
+def test_agg_summarizes_per_query_values(agg: str, expected: float) -> None:
+    # torchmetrics' aggregation= (mean, median, min, max) over map's per-query 1/2, 1, 1
+    run, qrels = _frames(AGG_RUN, AGG_QRELS)
+    name = f"map(agg={agg!r})"
+    assert math.isclose(irm.evaluate(run, [name], qrels=qrels)[name].item(), expected)
+
+
+def test_agg_median_of_an_even_count_averages_the_middle_two() -> None:
+    run, qrels = _frames({"a": {"d1": 1.0}, "b": {"d9": 1.0}}, {"a": {"d1": 1}, "b": {"d1": 1}})
+    got = irm.evaluate(run, ["precision(agg='median')@1"], qrels=qrels)
+    assert got["precision(agg='median')@1"].item() == 0.5  # median of 1 and 0
+
+
+# ------------------------------------------------------------------------ ranx's bugs
+def test_ranx_bpref_bugs_are_documented_not_copied() -> None:
+    # 1. one relevant document retrieved and no judged non-relevant one: ranx divides by
+    #    min(R, N) = 0 and returns NaN; trec_eval (and here) scores 1.
+    qrels: QrelsDict = {"q": {"a": 1}}
+    run: RunDict = {"q": {"a": 1.0, "x": 0.5}}
+    assert math.isnan(ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), "bpref"))
+    frames = _frames(run, qrels)
+    assert irm.evaluate(frames[0], ["bpref"], qrels=frames[1])["bpref"].item() == 1.0
+    # 2. a query without relevant documents, then one whose relevant document is
+    #    retrieved, in one numba thread: ranx scores the second 0; trec_eval and here 1.
+    qrels = {"a": {"d1": 0}, "b": {"d1": 1}}
+    run = {"a": {"d1": 0.0}, "b": {"d1": 0.0}}
+    theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), "bpref", return_mean=False, threads=1)
+    assert [float(v) for v in theirs] == [0.0, 0.0]
+    frames = _frames(run, qrels)
+    ours = by_query(irm.evaluate(frames[0], ["bpref"], qrels=frames[1], per_query=True))
+    assert (ours["a"]["bpref"], ours["b"]["bpref"]) == (0.0, 1.0)
