@@ -374,3 +374,20 @@ def test_ranx_bpref_bugs_are_documented_not_copied() -> None:
     frames = _frames(run, qrels)
     ours = by_query(irm.evaluate(frames[0], ["bpref"], qrels=frames[1], per_query=True))
     assert (ours["a"]["bpref"], ours["b"]["bpref"]) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_f1_beta_expression_equals_ir_measures_setf(lazy: bool) -> None:
+    qrels: QrelsDict = {"q": {"a": 1, "b": 1, "c": 1, "x": 0}}
+    run: RunDict = {"q": {"a": 3.0, "x": 2.0}}
+    measure = irm_measures.SetF(beta=2.0)
+    theirs = ir_measures.calc_aggregate([measure], qrels, run)[measure]
+    judged = pl.DataFrame(
+        {"query_id": ["q"] * 4, "rank": [1, 2, None, None], "relevance": [1, 0, 1, 1]}
+    )
+    frame = judged.lazy() if lazy else judged
+    got = frame.group_by("query_id").agg(irm.f1(beta=2.0))
+    table = got.collect() if isinstance(got, pl.LazyFrame) else got
+    assert table.columns == ["query_id", "f1(beta=2.0)"]
+    assert math.isclose(table["f1(beta=2.0)"].item(), theirs)  # P = 1/2, R = 1/3: 0.375
+    assert math.isclose(theirs, 0.375)
