@@ -391,3 +391,10 @@ def test_f1_beta_expression_equals_ir_measures_setf(lazy: bool) -> None:
     assert table.columns == ["query_id", "f1(beta=2.0)"]
     assert math.isclose(table["f1(beta=2.0)"].item(), theirs)  # P = 1/2, R = 1/3: 0.375
     assert math.isclose(theirs, 0.375)
+
+
+def test_num_q_by_its_canonical_name_is_the_num_q_column() -> None:
+    run, qrels = _frames(AGG_RUN, AGG_QRELS)
+    got = irm.evaluate(run, ["num_q", "NumQ", "map"], qrels=qrels)
+    assert got.columns == ["num_q", "NumQ", "map"]
+    assert (got["num_q"].item(), got["NumQ"].item()) == (3, 3.0)
