@@ -482,6 +482,7 @@ EVERY_METRIC = [
     "Rprec_mult_0.60", "infAP", "set_map", "num_nonrel_judged_ret", "ndcg_rel", "Rndcg",
     "binG", "G", "utility", "trec_rbp", "rbp_resid", "unjudged@10",
     "trec_ndcg(gains='1=3,2=9')@5", "g(gains='0=1,3=-2')", "rndcg(gains='1=0.5,4=10')",
+    "NumQ", "SetF(beta=2.0)", "precision(agg='median')@5", "map(agg='std')", "NumRet(rel=2)",
 ]  # fmt: skip
 
 

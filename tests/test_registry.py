@@ -44,9 +44,9 @@ PARSES = [
     ("RR@10", "mrr@10"),
     ("Success@10", "hit_rate@10"),
     ("Rprec", "r_precision"),
-    ("NumRet", "num_ret"),
-    ("NumRel", "num_rel"),
-    ("NumRelRet", "num_rel_ret"),
+    ("NumRet", "num_ret(agg='sum')"),
+    ("NumRel", "num_rel(agg='sum')"),
+    ("NumRelRet", "num_rel_ret(agg='sum')"),
     # trec_eval
     ("ndcg_cut_10", "ndcg@10"),
     ("P_10", "precision@10"),

@@ -416,6 +416,7 @@ def recall(
 def f1(
     k: int | None = None,
     *,
+    beta: float = 1.0,
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
@@ -427,6 +428,10 @@ def f1(
     ----------
     k
         Cutoff: only ranks 1..k count; ``None`` for the whole list.
+    beta
+        Weight b of recall against precision, (1 + b) P R / (b P + R), as trec_eval's
+        ``set_F`` and ir_measures' ``SetF(beta=b)``: b is not squared (scikit-learn's
+        ``fbeta_score(beta=x)`` is ``beta=x**2``).
     relevance_level
         A document is relevant when its label is at or above this (trec_eval ``-l``).
     relevance
@@ -450,8 +455,12 @@ def f1(
     >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "relevance": [1, 0, 0, 1]})
     >>> df.select(irm.f1(k=2)).item()  # P = 1/2, R = 1/2
     0.5
+    >>> df.select(irm.f1(k=3, beta=2.0)).item()  # P = 1/3, R = 1/2: (3 P R) / (2 P + R)
+    0.4285714285714286
     """
-    return _expr("f1", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level)
+    return _expr(
+        "f1", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level, beta=beta
+    )
 
 
 def r_precision(

@@ -502,5 +502,5 @@ def _means(per_query: pl.LazyFrame, requests: Requests) -> pl.LazyFrame:
     """``num_q`` and each metric's mean over the per-query values."""
     return per_query.select(
         pl.len().cast(pl.Int64).alias("num_q"),
-        *(request.metric.summarize(label) for label, request in requests),
+        *(request.summarize(label) for label, request in requests),
     )

@@ -192,7 +192,8 @@ def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:
     frame = _frame(per_query).sort(list(job.keys))
     means = [
         pl.len().cast(pl.Int64).alias("num_q"),
-        *(request.metric.summarize(label) for label, request in requests),
+        # a metric labelled num_q (NumQ's canonical name) is that column: the queries
+        *(request.summarize(label) for label, request in requests if label != "num_q"),
     ]
     if job.by:
         out = frame.group_by(list(job.by), maintain_order=True).agg(means)

@@ -52,7 +52,10 @@ def _recall(s: Scope, p: Params) -> pl.Expr:
 
 def _f1(s: Scope, p: Params) -> pl.Expr:
     prec, rec = precision_at(s, p), recall_at(s, p)
-    return ratio(2.0 * prec * rec, prec + rec)
+    # trec_eval's set_F weight (m_set_F.c): (1 + b) P R / (b P + R), b not squared
+    beta = p.options.get("beta", 1.0)
+    b = float(beta) if isinstance(beta, int | float) else 1.0
+    return ratio((1.0 + b) * prec * rec, b * prec + rec)
 
 
 def _r_precision(s: Scope, p: Params) -> pl.Expr:
@@ -117,6 +120,10 @@ def _bpref(s: Scope, p: Params) -> pl.Expr:
     return ratio(found.sum().cast(pl.Float64) - penalty / cap, r.cast(pl.Float64))
 
 
+def _num_q(s: Scope, p: Params) -> pl.Expr:
+    return pl.len().clip(upper_bound=1).cast(pl.Int64)
+
+
 def _num_ret(s: Scope, p: Params) -> pl.Expr:
     return s.num_ret.cast(pl.Int64)
 
@@ -141,7 +148,12 @@ CORE_METRICS: tuple[Metric, ...] = (
             "ir_measures": "P@k: to 1e-9",
         },
         latex=r"\mathrm{P@}k = \frac{1}{k}\sum_{r=1}^{k} \mathbb{1}[\ell_r \ge \lambda]",
-        aliases=(Alias("p"), Alias("prec"), Alias("set_p", cutoff="none")),
+        aliases=(
+            Alias("p"),
+            Alias("prec"),
+            Alias("set_p", cutoff="none"),
+            Alias("setp", cutoff="none"),
+        ),
         formula="rel_ret@k / k (trec_eval P_k: always divided by k, even when fewer than k "
         "documents were retrieved); without k, rel_ret / num_ret (trec_eval set_P).",
     ),
@@ -167,7 +179,11 @@ CORE_METRICS: tuple[Metric, ...] = (
                 "divide by R (trec_eval) or by min(k, R) (BEIR's R_cap)",
             ),
         ),
-        aliases=(Alias("r"), Alias("set_recall", cutoff="none")),
+        aliases=(
+            Alias("r"),
+            Alias("set_recall", cutoff="none"),
+            Alias("setr", cutoff="none"),
+        ),
         formula="rel_ret@k / R (trec_eval recall_k); denominator='capped': "
         "rel_ret@k / min(k, R). 0 when R = 0.",
     ),
@@ -175,11 +191,29 @@ CORE_METRICS: tuple[Metric, ...] = (
         "f1",
         "harmonic mean of precision@k and recall@k",
         _f1,
-        matches={"trec_eval (through pytrec_eval)": "set_F: to 1e-9"},
-        latex=r"F_1@k = \frac{2\,\mathrm{P@}k \cdot \mathrm{R@}k}{\mathrm{P@}k + \mathrm{R@}k}",
-        aliases=(Alias("f"), Alias("set_f", cutoff="none")),
-        formula="2 P R / (P + R) with P = precision@k, R = recall@k; 0 when both are 0. "
-        "Without k: trec_eval set_F (beta = 1).",
+        matches={
+            "trec_eval (through pytrec_eval)": "set_F: to 1e-9",
+            "ir_measures": "SetF, SetF(beta=b): to 1e-9",
+            "ranx": "f1@k: to 1e-9",
+        },
+        latex=(
+            r"F@k = \frac{(1 + b)\,\mathrm{P@}k \cdot \mathrm{R@}k}"
+            r"{b\,\mathrm{P@}k + \mathrm{R@}k}"
+        ),
+        params=(
+            Param(
+                "beta",
+                1.0,
+                None,
+                "weight b of recall against precision as trec_eval's set_F and ir_measures' "
+                "SetF(beta=b) use it, not squared: van Rijsbergen's F_beta is b = beta**2",
+            ),
+        ),
+        aliases=(Alias("f"), Alias("set_f", cutoff="none"), Alias("setf", cutoff="none")),
+        formula="(1 + b) P R / (b P + R) with P = precision@k, R = recall@k, b = beta "
+        "(trec_eval m_set_F.c, not squared; 1: the harmonic mean 2 P R / (P + R)); 0 when "
+        "both are 0. Without k: trec_eval set_F, ir_measures SetF(beta=b). scikit-learn's "
+        "fbeta_score(beta=x) is beta=x**2 here.",
     ),
     Metric(
         "r_precision",
@@ -275,8 +309,11 @@ CORE_METRICS: tuple[Metric, ...] = (
             r" \ell \text{ or } 2^{\ell} - 1 \ (\ell > 0)"
         ),
         params=(GAIN,),
+        aliases=(Alias("dcg_burges", {"gain": "exponential"}), Alias("dcg_jarvelin")),
+        matches={"ranx": "dcg@k, dcg_burges@k (gain='exponential'): to 1e-9"},
         binary=False,
-        formula="sum over ranks r <= k of gain(rel_r) / log2(r + 1).",
+        formula="sum over ranks r <= k of gain(rel_r) / log2(r + 1) (ranx dcg; "
+        "dcg_burges is gain='exponential').",
     ),
     Metric(
         "idcg",
@@ -315,16 +352,31 @@ CORE_METRICS: tuple[Metric, ...] = (
         "ignored (Buckley & Voorhees 2004, trec_eval bpref).",
     ),
     Metric(
+        "num_q",
+        "number of queries evaluated (1 per query, summed)",
+        _num_q,
+        matches={"ir_measures": "NumQ: exactly"},
+        latex=r"\mathrm{num\_q} = |\{\text{queries}\}|",
+        cutoff="none",
+        aliases=(Alias("numq"),),
+        binary=False,
+        integer=True,
+        aggregate="sum",
+        formula="1 for every query evaluated, summed over queries (ir_measures NumQ, "
+        "trec_eval num_q).",
+    ),
+    Metric(
         "num_ret",
         "number of documents retrieved",
         _num_ret,
         matches={"trec_eval (through pytrec_eval)": "num_ret: exactly"},
         latex=r"\mathrm{num\_ret} = |\{\text{retrieved documents}\}|",
         cutoff="none",
-        aliases=(Alias("numret"),),
+        aliases=(Alias("numret", aggregate="sum"),),
         binary=False,
         integer=True,
-        formula="count of retrieved documents (after depth truncation).",
+        formula="count of retrieved documents (after depth truncation). ir_measures' "
+        "NumRet is its sum over queries, num_ret(agg='sum').",
     ),
     Metric(
         "num_rel",
@@ -333,7 +385,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         matches={"trec_eval (through pytrec_eval)": "num_rel: exactly"},
         latex=r"R = |\{d : \ell_d \ge \lambda\}|",
         cutoff="none",
-        aliases=(Alias("numrel"),),
+        aliases=(Alias("numrel", aggregate="sum"),),
         integer=True,
         formula="R: judged documents with relevance >= level, retrieved or not.",
     ),
@@ -343,7 +395,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         _num_rel_ret,
         matches={"trec_eval (through pytrec_eval)": "num_rel_ret: exactly"},
         latex=r"\mathrm{rel\_ret@}k = \sum_{r=1}^{k} \mathbb{1}[\ell_r \ge \lambda]",
-        aliases=(Alias("numrelret"), Alias("hits"), Alias("relret")),
+        aliases=(Alias("numrelret", aggregate="sum"), Alias("hits"), Alias("relret")),
         integer=True,
         formula="rel_ret@k (trec_eval num_rel_ret; ranx hits@k).",
     ),

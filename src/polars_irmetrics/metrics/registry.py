@@ -9,7 +9,19 @@ One parser reads every accepted spelling:
   ``success_10``, ``recip_rank``, ``Rprec``, and real-valued ones,
   ``iprec_at_recall_0.10`` and ``Rprec_mult_0.20`` (also ``IPrec@0.1``): the number
   sets the metric's parameter, ``iprec(recall=0.1)``;
-* ranx names: ``ndcg_burges@10``, ``r-precision``, ``hit_rate@10``, ``hits@10``.
+* ranx names: ``ndcg_burges@10``, ``dcg_burges@10``, ``r-precision``, ``hit_rate@10``,
+  ``hits@10``, ``rbp.95`` (``rbp(p=0.95, gain='linear')``) and a relevance level as
+  ranx writes it, ``map@10-l2`` (``map(rel=2)@10``);
+* ir_measures' parameters that pick another measure: ``SetP(relative=True)`` is
+  ``relative_precision``, ``NumRet(rel=2)`` the relevant retrieved at level 2
+  (``num_rel_ret(rel=2)``), and its printed gains, ``nDCG(gains={0:1,1:4})``
+  (``trec_ndcg(gains='0=1,1=4')``).
+
+Any metric takes ``agg=`` (``'mean'``, ``'sum'``, ``'median'``, ``'min'``, ``'max'``,
+``'std'``, ``'geometric'``): how its per-query values become one number
+(``precision(agg='median')@10``; ir_measures' counts are sums: ``NumRet`` is
+``num_ret(agg='sum')``). Measures of ir_measures and ranx that have no equal here are
+refused with a message that names the nearest one (:data:`REFUSED`).
 
 A cutoff range, ``recall@1..100`` or ``P@10..100:10``, expands into one name per cutoff
 (:func:`expand_metric_names`). Names are case-insensitive. :attr:`MetricRequest.name`
@@ -28,12 +40,20 @@ import polars as pl
 from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
 from polars_irmetrics.metrics import METRICS
 from polars_irmetrics.metrics.scope import Scope
-from polars_irmetrics.metrics.spec import Alias, Metric, Params, ParamValue
+from polars_irmetrics.metrics.spec import (
+    AGGREGATES,
+    Aggregate,
+    Alias,
+    Metric,
+    Params,
+    ParamValue,
+)
 from polars_irmetrics.metrics.trec import NORMALIZE, REAL_CUTOFFS
 
 __all__ = [
     "DEFAULT_METRICS",
     "INPUTS",
+    "REFUSED",
     "MetricRequest",
     "check_inputs",
     "expand_metric_names",
@@ -56,6 +76,59 @@ for _m in METRICS:
 #: Parameter spellings from other tools: name -> (our name, value translation).
 _PARAM_ALIASES: dict[str, tuple[str, Mapping[str, str]]] = {
     "dcg": ("gain", {"log2": "linear", "exp-log2": "exponential"}),
+}
+
+#: ir_measures parameters that turn one measure into another:
+#: (name, parameter) -> the name it becomes. ``relative`` is consumed (a flag),
+#: ``rel`` stays (the relevance level of the new measure).
+_SWITCHES: dict[tuple[str, str], str] = {
+    ("setp", "relative"): "setrelp",
+    ("numret", "rel"): "numrelret",
+    ("ndcg", "gains"): "trec_ndcg",
+}
+
+_INTENT = (
+    "it needs subtopic (intent) judgments, which polars_irmetrics does not read; "
+    "the nearest is {near} per query, or {near} on each subtopic's judgments "
+    "averaged with by="
+)
+#: Measures of ir_measures (and their ranx cousins) with no equal here:
+#: lowercase name -> why, and the nearest metric that is here.
+REFUSED: dict[str, str] = {
+    "ap_ia": _INTENT.format(near="'map'"),
+    "map_ia": _INTENT.format(near="'map'"),
+    "p_ia": _INTENT.format(near="'precision@k'"),
+    "err_ia": _INTENT.format(near="'err@k'"),
+    "nerr_ia": _INTENT.format(near="'err@k'"),
+    "alpha_dcg": _INTENT.format(near="'dcg@k'"),
+    "alpha_ndcg": _INTENT.format(near="'ndcg@k'"),
+    "\u03b1_dcg": _INTENT.format(near="'dcg@k'"),
+    "\u03b1_ndcg": _INTENT.format(near="'ndcg@k'"),
+    "strecall": _INTENT.format(near="'recall@k'"),
+    "accuracy": "ir_measures' Accuracy (the probability that a retrieved relevant "
+    "document is ranked before a retrieved non-relevant one) is not implemented; the "
+    "nearest is 'fcp', the fraction of concordant pairs, or 'bpref'",
+    "bpm": "the Bejeweled player model (BPM) is not implemented; the nearest "
+    "user-model metrics are 'rbp' and 'err@k'",
+    "compat": "Clarke's compatibility measure needs preference judgments in its own "
+    "ideal-ranking form and is not implemented; the nearest are 'rbp' and "
+    "irm.evaluate_prefs' 'prefs_simp'",
+    "insq": "the INSQ user model is not implemented; the nearest is 'rbp' (a fixed "
+    "persistence instead of one adapting to T)",
+    "inst": "the INST user model is not implemented; the nearest is 'rbp' (a fixed "
+    "persistence instead of one adapting to T)",
+    "nerr8": "NERR8..NERR11 (Sakai's normalized ERR variants) are not implemented; the "
+    "nearest is 'err@k'",
+    "nerr9": "NERR8..NERR11 (Sakai's normalized ERR variants) are not implemented; the "
+    "nearest is 'err@k'",
+    "nerr10": "NERR8..NERR11 (Sakai's normalized ERR variants) are not implemented; the "
+    "nearest is 'err@k'",
+    "nerr11": "NERR8..NERR11 (Sakai's normalized ERR variants) are not implemented; the "
+    "nearest is 'err@k'",
+    "nrbp": "novelty-and-rank-biased precision needs subtopic judgments; the nearest is 'rbp'",
+    "nnrbp": "novelty-and-rank-biased precision needs subtopic judgments; the nearest is 'rbp'",
+    "sdcg": "scaled DCG (SDCG, DCG divided by its largest possible value for any "
+    "judgments) is not implemented; the nearest is 'ndcg@k'",
 }
 
 #: Every core metric at its usual cutoffs; ``evaluate(run, DEFAULT_METRICS, ...)``.
@@ -100,7 +173,13 @@ _TREC_REAL_RE = re.compile(r"^(?P<name>.+?)_(?P<x>\d+(?:\.\d*)?|\.\d+)$")
 _RANGE_RE = re.compile(r"@\s*(?P<start>\d+)\s*\.\.\s*(?P<stop>\d+)\s*(?::\s*(?P<step>\d+)\s*)?$")
 #: The most cutoffs one range may expand to.
 MAX_RANGE_CUTOFFS = 10_000
-_ITEM_RE = re.compile(r"""(?:[^,'"]|'[^']*'|"[^"]*")+""")
+_ITEM_RE = re.compile(r"""(?:[^,'"{}]|'[^']*'|"[^"]*"|\{[^{}]*\})+""")
+#: ranx's relevance level suffix: ``ndcg@10-l2``.
+_RANX_LEVEL_RE = re.compile(r"-l(?P<level>\d+)\s*$")
+#: ranx's RBP persistence: ``rbp.95`` is p = 0.95.
+_RANX_RBP_RE = re.compile(r"^rbp\.(?P<p>\d+)$")
+#: The name at the start of a metric string, whatever its characters (for refusals).
+_HEAD_RE = re.compile(r"^\s*(?P<name>[^\s(@]+)")
 _PARAM_RE = re.compile(r"^\s*(?P<key>[A-Za-z_]\w*)\s*=\s*(?P<value>.+?)\s*$")
 
 
@@ -122,6 +201,9 @@ class MetricRequest:
         evaluation's ``relevance_level``.
     options
         The metric's own parameters as ``(name, value)`` pairs, defaults included.
+    aggregate
+        How per-query values are summarized (``agg=`` in the name), or ``None`` for the
+        metric's own :attr:`Metric.aggregate`.
 
     Examples
     --------
@@ -133,12 +215,18 @@ class MetricRequest:
     ('recall@100', 100, {'denominator': 'relevant'})
     >>> irm.parse_metric(request.name) == request
     True
+
+    ir_measures sums its counts over queries, so its spelling carries ``agg='sum'``:
+
+    >>> irm.parse_metric("NumRet(rel=2)").name
+    "num_rel_ret(rel=2, agg='sum')"
     """
 
     metric: Metric
     k: int | None
     level: float | None
     options: tuple[tuple[str, ParamValue], ...]
+    aggregate: Aggregate | None = None
 
     @property
     def name(self) -> str:
@@ -150,6 +238,8 @@ class MetricRequest:
         ]
         if self.level is not None:
             parts.append(f"rel={_number(self.level)}")
+        if self.aggregate is not None and self.aggregate != self.metric.aggregate:
+            parts.append(f"agg={self.aggregate!r}")
         text = self.metric.name
         if parts:
             text += "(" + ", ".join(parts) + ")"
@@ -165,6 +255,10 @@ class MetricRequest:
     def expr(self, scope: Scope, default_level: float) -> pl.Expr:
         """The per-query aggregation expression over ``scope``."""
         return self.metric.compute(scope, self.params(default_level))
+
+    def summarize(self, column: str) -> pl.Expr:
+        """The expression that summarizes the per-query values in ``column`` (``agg``)."""
+        return self.metric.summarize(column, self.aggregate)
 
 
 def _default(metric: Metric, key: str) -> ParamValue:
@@ -332,12 +426,35 @@ def parse_metric(text: str) -> MetricRequest:
     'map(rel=2)'
     >>> parse_metric("P_10").name
     'precision@10'
+    >>> parse_metric("SetP(relative=True)").name
+    'relative_precision'
+    >>> parse_metric("map@10-l2").name
+    'map(rel=2)@10'
+
+    A measure of a peer with no equal here is refused, naming the nearest:
+
+    >>> parse_metric("SDCG@10")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.UnknownMetricError: metric 'SDCG@10' ... the nearest is 'ndcg@k'
     """
     if not isinstance(text, str):
         raise MetricParameterError(
             f"a metric must be given as a string such as 'ndcg@10', got {text!r}"
         )
-    match = _NAME_RE.match(text)
+    head = _HEAD_RE.match(text)
+    if head is not None and head["name"].lower() in REFUSED:
+        raise UnknownMetricError(
+            f"metric {text!r} is not supported: {REFUSED[head['name'].lower()]}"
+        )
+    ranx_level: int | None = None
+    ranx_tail = _RANX_LEVEL_RE.search(text)
+    if ranx_tail is not None:
+        ranx_level = int(ranx_tail["level"])
+        text_core = text[: ranx_tail.start()]
+    else:
+        text_core = text
+    match = _NAME_RE.match(text_core)
     if match is None:
         raise UnknownMetricError(
             f"cannot read metric {text!r}: expected NAME, NAME@K or NAME(param=value)@K, "
@@ -345,6 +462,27 @@ def parse_metric(text: str) -> MetricRequest:
         )
     name = match["name"].lower()
     k_text = match["k"]
+    params = _parse_params(match["params"], text)
+    if ranx_level is not None:
+        _ranx_level(name, ranx_level, params, text)
+    rbp = _RANX_RBP_RE.match(name)
+    if rbp is not None:  # ranx: rbp.95 is p = 0.95, its gain the label
+        name = "rbp"
+        params = {"p": float("0." + rbp["p"]), "gain": "linear", **params}
+    for key in list(params):
+        target = _SWITCHES.get((name, key))
+        if target is None:
+            continue
+        if key == "relative":
+            flag = params.pop(key)
+            if str(flag).lower() not in ("true", "false", "1", "0"):
+                raise MetricParameterError(
+                    f"metric {text!r}: relative must be True or False, got {flag!r}"
+                )
+            if str(flag).lower() in ("true", "1"):
+                name = target
+        else:
+            name = target
     real: str | None = None  # iprec_at_recall_0.10, IPrec@0.1: a parameter, not a cutoff
     if name not in _BY_NAME and k_text is None:
         trec_real = _TREC_REAL_RE.match(name)
@@ -365,12 +503,15 @@ def parse_metric(text: str) -> MetricRequest:
     if real is not None:
         options[REAL_CUTOFFS[metric.name]] = _parse_real(real, text)
     level: float | None = None
-    for key, value in _parse_params(match["params"], text).items():
+    aggregate = alias.aggregate if alias is not None else None
+    for key, value in params.items():
         if key == "rel":
             level = _check_level(metric, value, text)
+        elif key == "agg":
+            aggregate = _check_aggregate(value, text)
         else:
             options[key] = value
-    return _build(metric, alias, k, level, options, text)
+    return _build(metric, alias, k, level, options, text, aggregate)
 
 
 def request(
@@ -378,6 +519,7 @@ def request(
     k: int | None = None,
     level: float | None = None,
     options: Mapping[str, ParamValue] | None = None,
+    aggregate: str | None = None,
 ) -> MetricRequest:
     """Build a request from keyword arguments (the path the expression functions take)."""
     entry = get_metric(metric)
@@ -386,7 +528,8 @@ def request(
         k = _check_k(k, shown)
     if level is not None:
         level = _check_level(entry, level, shown)
-    return _build(entry, None, k, level, dict(options or {}), shown)
+    agg = None if aggregate is None else _check_aggregate(aggregate, shown)
+    return _build(entry, None, k, level, dict(options or {}), shown, agg)
 
 
 def _build(
@@ -396,6 +539,7 @@ def _build(
     level: float | None,
     options: dict[str, ParamValue],
     shown: str,
+    aggregate: Aggregate | None = None,
 ) -> MetricRequest:
     cutoff = alias.cutoff if alias is not None and alias.cutoff is not None else metric.cutoff
     called = alias.name if alias is not None else metric.name
@@ -423,12 +567,57 @@ def _build(
                 raise MetricParameterError(f"metric {shown!r}: {error}") from None
         resolved.append((param.name, value))
     if options:
+        unknown = next(iter(options))
+        if unknown == "judged_only":
+            raise MetricParameterError(
+                f"metric {shown!r}: judged_only (ir_measures: unjudged documents removed "
+                "before scoring) is a property of the run, not of one metric here; keep "
+                "the judged documents first, run.join(qrels, on=['query_id', 'doc_id'], "
+                "how='semi'), and evaluate that run (the ranks close up, as ir_measures "
+                "does)"
+            )
         known = [p.name for p in metric.params] + (["rel"] if metric.binary else [])
+        known.append("agg")
         raise MetricParameterError(
-            f"metric {shown!r}: unknown parameter {next(iter(options))!r}; "
-            f"{metric.name} takes {', '.join(known) if known else 'no parameters'}"
+            f"metric {shown!r}: unknown parameter {unknown!r}; "
+            f"{metric.name} takes {', '.join(known)}"
         )
-    return MetricRequest(metric, k, level, tuple(resolved))
+    if aggregate == metric.aggregate:
+        aggregate = None
+    return MetricRequest(metric, k, level, tuple(resolved), aggregate)
+
+
+def _check_aggregate(value: object, shown: str) -> Aggregate:
+    for name in AGGREGATES:
+        if value == name:
+            return name
+    raise MetricParameterError(
+        f"metric {shown!r}: agg={value!r} is not allowed; choose one of "
+        f"{', '.join(repr(a) for a in AGGREGATES)}"
+    )
+
+
+def _ranx_level(name: str, level: int, params: dict[str, ParamValue], shown: str) -> None:
+    """ranx's ``-lN``: the relevance level of a binary metric; for ranx's graded ones,
+    labels below N gain 0 (``ndcg@10-l2`` is ``trec_ndcg(gains='1=0')@10``)."""
+    found = _BY_NAME.get(name)
+    if found is None or found[0].binary:
+        params["rel"] = level
+        return
+    metric, alias = found
+    if metric.name == "ndcg" and not (alias is not None and alias.fixed):
+        if level > 1:
+            params["gains"] = ",".join(f"{label}=0" for label in range(1, level))
+        return
+    if level <= 1:  # ranx's default: labels >= 1 gain, as here
+        return
+    raise MetricParameterError(
+        f"metric {shown!r}: ranx's -l{level} on {name} gives labels below {level} no gain; "
+        f"that is not expressible for {metric.name} here. The nearest is "
+        f"trec_ndcg(gains='{','.join(f'{x}=0' for x in range(1, level))}') for ndcg "
+        f"with linear gains, or {metric.name} on judgments with the labels below {level} "
+        "set to 0"
+    )
 
 
 def _real_cutoff(name: str) -> str | None:
@@ -487,12 +676,29 @@ def _parse_params(text: str | None, shown: str) -> dict[str, ParamValue]:
                 "write key=value, e.g. gain='exponential'"
             )
         key, value = match["key"].lower(), _parse_value(match["value"])
+        if key == "gains" and match["value"].startswith("{"):
+            value = _gains_dict(match["value"], shown)
         if key in _PARAM_ALIASES:
             key, translate = _PARAM_ALIASES[key]
             if isinstance(value, str):
                 value = translate.get(value, value)
         out[key] = value
     return out
+
+
+def _gains_dict(text: str, shown: str) -> str:
+    """ir_measures' printed gains, ``{0:1,1:4}``, as a gains table, ``'0=1,1=4'``."""
+    inner = text.strip()[1:-1].strip()
+    pairs = []
+    for item in inner.split(",") if inner else []:
+        label, sep, value = item.partition(":")
+        if not sep or not label.strip() or not value.strip():
+            raise MetricParameterError(
+                f"metric {shown!r}: cannot read gains {text!r}; write {{label: gain, ...}}, "
+                "e.g. gains={0:1,1:4}"
+            )
+        pairs.append(f"{label.strip()}={value.strip()}")
+    return ",".join(pairs)
 
 
 def _parse_value(text: str) -> ParamValue:

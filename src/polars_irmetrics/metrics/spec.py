@@ -21,11 +21,13 @@ if TYPE_CHECKING:
     from polars_irmetrics.metrics.collection import CollectionFormula, CollectionScope
     from polars_irmetrics.metrics.scope import Scope
 
-__all__ = ["Alias", "Level", "Metric", "Param", "Params"]
+__all__ = ["AGGREGATES", "Alias", "Level", "Metric", "Param", "Params"]
 
 ParamValue = int | float | str | None
 CutoffRule = Literal["optional", "required", "none"]
-Aggregate = Literal["mean", "geometric"]
+Aggregate = Literal["mean", "geometric", "sum", "median", "min", "max", "std"]
+#: Every way of summarizing per-query values, for ``agg=`` in a metric name.
+AGGREGATES: tuple[Aggregate, ...] = ("mean", "geometric", "sum", "median", "min", "max", "std")
 #: The tables a metric reads: a ranked list (``"run"``: a run, recommendations or an
 #: impression log), relevance judgments (``"judgments"``), interaction history
 #: (``"interactions"``: popularity, what a user saw before), clicks and dwell of an
@@ -87,12 +89,15 @@ class Alias:
 
     ``Alias("ndcg_burges", {"gain": "exponential"})`` makes ``ndcg_burges@10`` mean
     ``ndcg(gain='exponential')@10``. ``cutoff`` says whether the alias needs ``@k``
-    (trec_eval's ``P_10`` family) or refuses it (``recip_rank``).
+    (trec_eval's ``P_10`` family) or refuses it (``recip_rank``). ``aggregate`` is how
+    the alias's tool summarizes per-query values when it differs from the metric's own
+    (ir_measures sums its counts, ``NumRet``: ``num_ret(agg='sum')``).
     """
 
     name: str
     fixed: Mapping[str, ParamValue] = field(default_factory=dict)
     cutoff: CutoffRule | None = None
+    aggregate: Aggregate | None = None
 
 
 @dataclass(frozen=True)
@@ -142,8 +147,12 @@ class Metric:
     integer
         Whether the per-query value is a count (printed without decimals).
     aggregate
-        How per-query values become one number: ``"mean"``, or ``"geometric"``:
-        ``exp(mean(log(max(value, 0.00001))))`` (trec_eval's gm_map, gm_bpref).
+        How per-query values become one number by default: ``"mean"``, or
+        ``"geometric"``: ``exp(mean(log(max(value, 0.00001))))`` (trec_eval's gm_map,
+        gm_bpref), or ``"sum"`` (a count of queries). A request may override it with
+        ``agg=`` (:data:`AGGREGATES`: also ``"median"``, ``"min"``, ``"max"`` as
+        torchmetrics' ``aggregation``, and ``"std"``, the population standard deviation
+        as ranx's ``return_std``).
     formula
         The formula and its source, for the docs.
     latex
@@ -182,17 +191,35 @@ class Metric:
         """``"collection"`` for a metric of a whole recommendation table, else ``"query"``."""
         return "query" if self.collection is None else "collection"
 
-    def summarize(self, column: str) -> pl.Expr:
-        """The expression that averages the per-query values in ``column``.
+    def summarize(self, column: str, how: Aggregate | None = None) -> pl.Expr:
+        """The expression that summarizes the per-query values in ``column``.
 
-        The sum is a running sum in row order, so the mean comes out the same to the last
-        bit however the engine splits the rows into batches.
+        ``how`` overrides :attr:`aggregate`. Sums are running sums in row order, so a
+        mean comes out the same to the last bit however the engine splits the rows into
+        batches. ``"std"`` is the population standard deviation (``ddof=0``, numpy's and
+        ranx's); ``"median"`` averages the two middle values of an even count. With no
+        query, a sum is 0 and every other summary null.
         """
+        how = self.aggregate if how is None else how
         values = pl.col(column).cast(pl.Float64).drop_nulls()
-        if self.aggregate == "geometric":
+        if how == "geometric":
             values = values.clip(lower_bound=MIN_GEO_MEAN).log()
         mean = values.cum_sum().last() / values.count()
-        return (mean.exp() if self.aggregate == "geometric" else mean).alias(column)
+        if how == "sum":
+            out = values.cum_sum().last().fill_null(0.0)
+        elif how == "median":
+            out = values.median()
+        elif how == "min":
+            out = values.min()
+        elif how == "max":
+            out = values.max()
+        elif how == "std":
+            out = values.std(ddof=0)
+        elif how == "geometric":
+            out = mean.exp()
+        else:
+            out = mean
+        return out.alias(column)
 
     def param(self, name: str) -> Param | None:
         """The parameter called ``name``, or ``None``."""

@@ -613,7 +613,11 @@ TREC_METRICS: tuple[Metric, ...] = (
         _relative_precision,
         matches={"trec_eval (through pytrec_eval)": "relative_P_k, set_relative_P: to 1e-9"},
         latex=r"\frac{\mathrm{rel\_ret@}k}{\min(k, R)}",
-        aliases=(Alias("relative_p", cutoff="required"), Alias("set_relative_p", cutoff="none")),
+        aliases=(
+            Alias("relative_p", cutoff="required"),
+            Alias("set_relative_p", cutoff="none"),
+            Alias("setrelp", cutoff="none"),
+        ),
         formula="rel_ret@k / min(k, R) (trec_eval relative_P_k): precision up to R, recall "
         "after; without k, rel_ret / min(num_ret, R) (trec_eval set_relative_P). 0 when "
         "R = 0 or nothing is retrieved.",

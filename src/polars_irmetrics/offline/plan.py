@@ -146,7 +146,8 @@ def build_plan(
         return result.select(*keys, *labels)
     means = [
         pl.len().cast(pl.Int64).alias("num_q"),
-        *(request.metric.summarize(label) for label, request in requests),
+        # a metric labelled num_q (NumQ's canonical name) is that column: the queries
+        *(request.summarize(label) for label, request in requests if label != "num_q"),
     ]
     if setup.by:
         return result.group_by(list(setup.by), maintain_order=True).agg(means)

@@ -338,7 +338,7 @@ def evaluate_prefs(
         return values
     return values.select(
         pl.len().cast(pl.Int64).alias("num_q"),
-        *(request.metric.summarize(label) for label, request in requests),
+        *(request.summarize(label) for label, request in requests),
     )
 
 

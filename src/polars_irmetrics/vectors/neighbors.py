@@ -139,7 +139,7 @@ def build_neighbors_plan(
     ).drop(_BAD, _TBAD)
     if options.per_query:
         return checked.sort(keys).select(*keys, *labels)
-    means = [request.metric.summarize(label) for label, request in requests]
+    means = [request.summarize(label) for label, request in requests]
     if by:
         return (
             checked.group_by(by)
