@@ -25,8 +25,8 @@ from polars_irmetrics.comparison.api import RESULT_COLUMNS, compare_values
 from polars_irmetrics.comparison.frame import PerQuery
 from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.comparison.paired import randomization_p
-from polars_irmetrics.io.files import sample_paths
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.io.files import sample_paths
 
 from .helpers import property_settings
 
