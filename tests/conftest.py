@@ -1,17 +1,35 @@
-"""Shared fixtures: every behaviour is checked on a DataFrame and on a LazyFrame."""
+"""Shared fixtures: every behaviour is checked on a DataFrame and on a LazyFrame; one
+local Spark session and one Dask cluster serve every test that asks for ``spark`` or
+``client``.
+
+The suite runs on pytest-xdist workers (``-n auto --dist loadgroup`` in pyproject's
+addopts). Every test that uses the ``spark`` or ``client`` fixture is put in one xdist
+group, so a single worker starts the JVM and the Dask cluster, once each, and the other
+workers run the rest of the suite meanwhile; a new test file needs nothing more than to
+ask for the fixture.
+"""
 
 from __future__ import annotations
 
 import io
+import os
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+import dask
 import polars as pl
 import pytest
+from distributed import Client, LocalCluster
+from pyspark.sql import SparkSession
 
 import polars_irmetrics as irm
 from polars_irmetrics.io import sources
+
+#: the fixtures whose tests share one xdist worker (a JVM and a cluster are started once)
+ENGINE_FIXTURES = frozenset({"spark", "client"})
+ENGINE_GROUP = "engines"
 
 Evaluate = Callable[..., pl.DataFrame]
 
@@ -50,3 +68,62 @@ def stdin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bytes], None]]:
 
     yield feed
     sources.stream_bytes.cache_clear()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests using a Spark session or a Dask cluster run on one xdist worker (one JVM,
+    one cluster for the whole run); runs before xdist reads the groups."""
+    # pytest-xdist (3.8) groups by a suffix it adds to ``item._nodeid``; pytest 9.2 keeps
+    # the node id in ``item._id`` instead, where that suffix never lands, so it is added
+    # here in that case (on an xdist worker with --dist loadgroup only)
+    suffix_here = getattr(config.option, "loadgroup", False)
+    for item in items:
+        if not ENGINE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            continue
+        item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
+        if suffix_here and not hasattr(item, "_nodeid") and hasattr(item, "_id"):
+            item._id = type(item._id).parse(f"{item.nodeid}@{ENGINE_GROUP}")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """One local Spark session (2 cores) for every test; its Python workers run this
+    interpreter and import this checkout of the library."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    source = str(Path(irm.__file__).resolve().parents[1])
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (source, os.environ.get("PYTHONPATH")) if p
+    )
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("polars_irmetrics tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("OFF")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def client() -> Iterator[Client]:
+    """A real ``distributed.LocalCluster``: two worker processes of one thread each,
+    shared by every test."""
+    with (
+        dask.config.set({"distributed.logging.distributed": "error"}),
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        ) as cluster,
+        Client(cluster) as session,
+    ):
+        yield session

@@ -1,12 +1,12 @@
 """``polars_irmetrics.dask.evaluate`` on a real ``distributed.LocalCluster`` (2 worker
-processes): equal to ``irm.evaluate`` to the last bit, and the library's own errors."""
+processes, the ``client`` fixture of conftest.py): equal to ``irm.evaluate`` to the last
+bit, and the library's own errors."""
 
 from __future__ import annotations
 
 import importlib
 import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 from dask.core import get_deps
 from dask.utils import key_split
-from distributed import Client, LocalCluster, futures_of
+from distributed import Client, futures_of
 
 import polars_irmetrics as irm
 import polars_irmetrics.dask as irm_dask
@@ -35,23 +35,6 @@ from .engine_cases import (
     single_message,
     with_bucket,
 )
-
-
-@pytest.fixture(scope="session")
-def client() -> Iterator[Client]:
-    """Two worker processes of one thread each, shared by every test."""
-    with (
-        dask.config.set({"distributed.logging.distributed": "error"}),
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=50,
-        ) as cluster,
-        Client(cluster) as session,
-    ):
-        yield session
 
 
 def _dask(frame: pl.DataFrame, parts: int) -> dd.DataFrame:

@@ -1,13 +1,11 @@
-"""``polars_irmetrics.spark.evaluate`` on a real local Spark session: equal to
-``irm.evaluate`` to the last bit, and the library's own errors."""
+"""``polars_irmetrics.spark.evaluate`` on a real local Spark session (the ``spark``
+fixture of conftest.py): equal to ``irm.evaluate`` to the last bit, and the library's
+own errors."""
 
 from __future__ import annotations
 
 import importlib
-import os
 import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -18,31 +16,6 @@ import polars_irmetrics as irm
 import polars_irmetrics.spark as irm_spark
 
 from .engine_cases import ERRORS, MATRIX, METRICS, ONE, QRELS, RUN, single_message
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    """One local Spark session (2 cores) for every test; its Python workers run this
-    interpreter and import this checkout of the library."""
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    source = str(Path(irm.__file__).resolve().parents[1])
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (source, os.environ.get("PYTHONPATH")) if p
-    )
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("polars_irmetrics tests")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("OFF")
-    yield session
-    session.stop()
 
 
 def _spark_frame(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
