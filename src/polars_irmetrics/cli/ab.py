@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import cast
 
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.io.files import detect_format, sample_interactions_path
-from polars_irmetrics.io.report import OUTPUT_FORMATS, write_output
+from polars_irmetrics.io.output import resolve_format
+from polars_irmetrics.io.report import OUTPUT_FORMATS, OutputFormat, write_output
 from polars_irmetrics.online.ab import ab_test
 from polars_irmetrics.stats.multitest import CORRECTIONS
 
@@ -101,10 +103,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--format",
         choices=[f for f in OUTPUT_FORMATS if f != "trec"],
-        default="table",
-        help="output format (default: table, a subset of the columns; csv/json/parquet: all)",
+        default=None,
+        help="output format (default: the one -o FILE's suffix names, .parquet .csv .json "
+        ".md .tex, else table; table, markdown and latex show a subset of the columns, "
+        "csv/json/parquet all)",
     )
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE (atomically), not stdout; its suffix picks the format",
+    )
 
 
 def _split(items: list[str]) -> dict[str, float] | None:
@@ -161,11 +170,12 @@ def run(args: argparse.Namespace) -> int:
     notes = sorted({note for row in result["warnings"].to_list() for note in row})
     for note in notes:
         print(f"irm: warning: {source}: {note}", file=sys.stderr)
-    if args.format == "table":
+    fmt = resolve_format(args.output, args.format, default="table", flag="--format")
+    if fmt in ("table", "markdown", "latex"):
         shown = result.select(*args.by, *_SHOWN)
-    elif args.format in ("csv", "markdown"):
+    elif fmt == "csv":
         shown = result.with_columns(pl.col("warnings").list.join("; "))
     else:
         shown = result
-    write_output(shown, args.format, args.output)
+    write_output(shown, cast(OutputFormat, fmt), args.output)
     return 0

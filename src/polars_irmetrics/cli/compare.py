@@ -94,12 +94,21 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="paired queries: every judged one (default), those every run has, or refuse",
     )
     p.add_argument(
-        "--format", choices=REPORT_FORMATS, default="terminal", help="(default: terminal)"
+        "--format",
+        choices=REPORT_FORMATS,
+        default=None,
+        help="(default: the one -o FILE's suffix names, .parquet .csv .json .md .tex, "
+        "else terminal)",
     )
     p.add_argument(
         "--markers", choices=["letters", "daggers"], default="letters", help="(letters)"
     )
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the report to FILE (atomically); its suffix picks the format",
+    )
     p.add_argument("--plot", metavar="FILE", help="save a plot (PNG or SVG)")
     p.add_argument("--run-format", choices=FORMATS, default="auto", help="(auto)")
     p.add_argument("--qrels-format", choices=FORMATS, default="auto", help="(auto)")

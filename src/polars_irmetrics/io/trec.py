@@ -42,6 +42,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     TrecFormatError,
 )
+from polars_irmetrics.io.output import write_atomic
 from polars_irmetrics.io.sources import display_name, first_undecodable_line, open_text
 
 __all__ = [
@@ -642,11 +643,15 @@ def write_trec_run(
         )
     )
     target = _path(path)
-    if target.endswith(".gz"):
-        with gzip.open(target, "wb") as handle:
-            _write_lines(out, cast(IO[bytes], handle))
+    write_atomic(target, partial(_write_file, out, compress=target.endswith(".gz")))
+
+
+def _write_file(out: pl.DataFrame, handle: IO[bytes], *, compress: bool) -> None:
+    if compress:
+        with gzip.GzipFile(fileobj=handle, mode="wb") as packed:
+            _write_lines(out, cast(IO[bytes], packed))
     else:
-        _write_lines(out, target)
+        _write_lines(out, handle)
 
 
 def _write_lines(out: pl.DataFrame, target: str | IO[bytes]) -> None:

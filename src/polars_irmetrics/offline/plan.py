@@ -437,7 +437,7 @@ def _setup(run: pl.LazyFrame, qrels: pl.LazyFrame | None, options: EvalOptions) 
             qrels_schema,
             [query_id, doc_id, relevance],
             "judgments",
-            "pass the column names, e.g. relevance='label'",
+            "pass the column names, e.g. query_id='qid', doc_id='docno', relevance='label'",
         )
         check_numeric(qrels_schema, relevance, "judgments", integer=False)
         for column, kind in ((query_id, query_kind), (doc_id, doc_kind)):
