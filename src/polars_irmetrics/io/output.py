@@ -1,7 +1,7 @@
 """Every file the library and the ``irm`` command write: one dispatch, atomic writes.
 
 :func:`write_table` picks the format from the file's suffix (``.parquet``, ``.csv``,
-``.json``, ``.md``, ``.tex``, ``.txt``) unless ``format=`` names one, renders the frame
+``.json``, ``.md``, ``.tex``) unless ``format=`` names one, renders the frame
 and writes it *atomically*: to a temporary file in the target folder, renamed into
 place with :func:`os.replace`, so a reader (or a second writer) never sees half a file.
 :func:`write_atomic` is the same guarantee for any writer (TREC runs, reports).
@@ -135,7 +135,6 @@ _SUFFIXES: dict[str, str] = {
     ".md": "markdown",
     ".markdown": "markdown",
     ".tex": "latex",
-    ".txt": "table",
 }
 #: Formats that are not text (never written to a terminal).
 _BINARY: set[str] = {"parquet"}
@@ -304,7 +303,7 @@ def write_table(
     format
         ``"parquet"``, ``"csv"``, ``"json"``, ``"markdown"``, ``"latex"``, ``"table"``
         (aligned text) or a registered one; ``None`` takes it from the suffix
-        (``.parquet``, ``.csv``, ``.json``, ``.md``, ``.tex``, ``.txt``).
+        (``.parquet``, ``.csv``, ``.json``, ``.md``, ``.tex``).
     renderers
         Renderers that replace the built-in ones for this call (by format name).
     default
