@@ -207,7 +207,7 @@ def test_cli_errors_name_flags_not_keywords(tmp_path: Path) -> None:
         "'query_id', 'doc_id', 'label'); pass the column names, e.g. --query-id qid, "
         "--doc-id docno, --relevance label\n"
     )
-    done = irm_cli("evaluate", "--sample", "--spill-dir", "x", "--relevance-level", "nan")
+    done = irm_cli("evaluate", "--sample", "--relevance-level", "nan")
     assert done.returncode == 2
     assert "relevance_level" not in done.stderr
     assert "--relevance-level" in done.stderr

@@ -38,8 +38,9 @@ is built); a DataFrame input is collected once at the end.
 from __future__ import annotations
 
 import functools
+import math
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -131,7 +132,7 @@ def build_plan(
                 f"do not have; compute it with irm.evaluate_jg(run, [{label!r}], "
                 "irm.read_trec_qrels_jg(path))"
             )
-    setup = _setup(run, qrels, options)
+    setup = _setup(run, qrels, options, outputs=[label for label, _ in requests])
     buckets = options.buckets
     if buckets == "auto-memory":  # one plan or out of core, from the run's size
         buckets = resolve_buckets(run, options)
@@ -350,11 +351,68 @@ def _per_query(
     return checked.filter(keep)
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def _common_integer(left: pl.DataType, right: pl.DataType) -> pl.DataType:
+    """An integer dtype that holds every value of both id columns: Int64, or where a
+    UInt64 (ids up to 2**64 - 1) is involved UInt64 beside unsigned, Int128 beside signed."""
+    if pl.UInt64() not in (left, right):
+        return pl.Int64()
+    signed = left.is_signed_integer() or right.is_signed_integer()
+    return pl.Int128() if signed else pl.UInt64()
+
+
 def _dtype(request: MetricRequest) -> pl.DataType:
     return pl.Int64() if request.metric.integer else pl.Float64()
 
 
-def _setup(run: pl.LazyFrame, qrels: pl.LazyFrame | None, options: EvalOptions) -> _Setup:
+def _check_names(
+    options: EvalOptions, order: Literal["rank", "score"], outputs: Sequence[str], judged_table: bool
+) -> None:
+    """Each role (query id, document id, order, relevance) its own column; ``by`` keys
+    none of them and none of the result's columns (``num_q``, the metric labels)."""
+    roles = {"query_id": options.query_id, "doc_id": options.doc_id}
+    roles[order] = options.rank if order == "rank" else options.score
+    if judged_table:
+        roles["relevance"] = options.relevance
+    seen: dict[str, str] = {}
+    for role, column in roles.items():
+        if column in seen:
+            raise InvalidValueError(
+                f"{seen[column]}={column!r} and {role}={column!r} name the same column; each "
+                f"needs its own column: pass {role}= with the name of the {role} column"
+            )
+        seen[column] = role
+    by_keys = options.by_keys
+    for key in by_keys:
+        if key in (options.query_id, options.doc_id):
+            raise InvalidValueError(
+                f"by={list(by_keys)!r} names {key!r}, which is already the query or "
+                "document id; list only extra keys such as 'system'"
+            )
+        if key in seen:
+            raise InvalidValueError(
+                f"by={list(by_keys)!r} names {key!r}, which is the {seen[key]} column; "
+                "group by another column, or pass the " + seen[key] + " column's name as "
+                f"{seen[key]}="
+            )
+        taken = ["num_q", *outputs] if not options.per_query else list(outputs)
+        if key in taken:
+            raise InvalidValueError(
+                f"by={list(by_keys)!r} names {key!r}, which is also a column of the result "
+                f"({', '.join(repr(c) for c in taken)}); rename the key first, e.g. "
+                f"run.rename({{{key!r}: {key + '_key'!r}}}), and pass by={key + '_key'!r}"
+            )
+
+
+def _setup(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
+    options: EvalOptions,
+    *,
+    outputs: Sequence[str] = (),
+) -> _Setup:
     by_keys = options.by_keys
     order, relevance_level, depth = options.order, options.relevance_level, options.depth
     query_id, doc_id, rank = options.query_id, options.doc_id, options.rank
@@ -368,6 +426,12 @@ def _setup(run: pl.LazyFrame, qrels: pl.LazyFrame | None, options: EvalOptions) 
             )
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, int | float):
         raise InvalidValueError(f"relevance_level must be a number, got {relevance_level!r}")
+    if not math.isfinite(relevance_level):
+        raise InvalidValueError(
+            f"relevance_level={relevance_level!r} is not a finite number: no label would count "
+            "as relevant (or every one would); pass the lowest relevant label, e.g. "
+            "relevance_level=1"
+        )
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
         raise InvalidValueError(f"depth must be a positive integer or None, got {depth!r}")
     unjudged_policy = check_policy("unjudged", options.unjudged)
@@ -406,6 +470,7 @@ def _setup(run: pl.LazyFrame, qrels: pl.LazyFrame | None, options: EvalOptions) 
     else:
         resolved = order
     order_col = rank if resolved == "rank" else score
+    _check_names(options, resolved, outputs, judged_table)
     require_columns(
         run_schema,
         [order_col],
@@ -449,7 +514,7 @@ def _setup(run: pl.LazyFrame, qrels: pl.LazyFrame | None, options: EvalOptions) 
                     f"e.g. pl.col({column!r}).cast(pl.String) on both"
                 )
             if kind == "integer" and run_schema[column] != qrels_schema[column]:
-                cast_ids[column] = pl.Int64()
+                cast_ids[column] = _common_integer(run_schema[column], qrels_schema[column])
         qrels_keys = (*(k for k in by_keys if k in qrels_schema), query_id)
         run_only_by = tuple(k for k in by_keys if k not in qrels_schema)
         for key in by_keys:
@@ -504,7 +569,10 @@ def _with_positions(
     at several times the cost, to place documents that are mostly never read.
     """
     if setup.order == "rank":
-        return keep(run.with_columns(pl.col(setup.rank).cast(pl.Int64).alias(_RANK)))
+        # not strict: a rank beyond Int64 (a UInt64 at 2**63 or more) is refused by the
+        # data checks (big_rank), not by polars' cast
+        rank = pl.col(setup.rank).cast(pl.Int64, strict=False)
+        return keep(run.with_columns(rank.alias(_RANK)))
     keys = list(setup.keys)
     score = setup.score
     doc = pl.col(setup.doc_id)
@@ -583,6 +651,7 @@ def _bad_rows(run: pl.LazyFrame, setup: _Setup) -> pl.LazyFrame:
         if not setup.check.judged_table:  # there, a null rank means "not retrieved"
             kinds["null_rank"] = r.is_null()
         kinds["bad_rank"] = r < 1  # null for a null rank: the filter drops it, sum skips it
+        kinds["big_rank"] = r > _INT64_MAX
     else:
         s = pl.col(setup.score).cast(pl.Float64)
         kinds["null_score"] = s.is_null()
