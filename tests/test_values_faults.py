@@ -4,13 +4,22 @@ cleaned on SIGTERM."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import polars as pl
 import pytest
 
-from polars_irmetrics.errors import InvalidValueError
+import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError, MissingFileError
 from tests.conftest import Evaluate
+
+ROOT = Path(__file__).resolve().parents[1]
 
 BIG = 2**63 + 5
 
@@ -83,3 +92,65 @@ def test_arguments_refused_naming_the_argument(
     qrels = QRELS.with_columns(pl.col("query_id").alias("doc_id")) if "query_id" in kwargs else QRELS
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         evaluate(run, ["map"], qrels=qrels, **kwargs)
+
+
+# ------------------------------------------------------------------ faults: spill folder
+@pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame"])
+def test_missing_or_unwritable_spill_dir_is_refused_before_any_work(
+    kind: str, tmp_path: Path
+) -> None:
+    run = RUN.lazy() if kind == "LazyFrame" else RUN
+    missing = tmp_path / "nope"
+    with pytest.raises(MissingFileError, match=re.escape(
+        f"spill_dir={str(missing)!r} does not exist; create the folder first, or pass "
+        "spill_dir=None for the system's temporary folder"
+    )):  # fmt: skip
+        irm.evaluate(run, ["map"], qrels=QRELS, buckets=2, spill_dir=missing)
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    with pytest.raises(InvalidValueError, match=re.escape(
+        f"spill_dir={str(a_file)!r} is a file, not a folder; name a folder"
+    )):  # fmt: skip
+        irm.evaluate(run, ["map"], qrels=QRELS, buckets=2, spill_dir=a_file)
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    if os.access(locked, os.W_OK):  # root writes anywhere: the check cannot be exercised
+        locked.chmod(0o700)
+        return
+    with pytest.raises(InvalidValueError, match=re.escape("is not writable by this process")):
+        irm.evaluate(run, ["map"], qrels=QRELS, buckets=2, spill_dir=locked)
+
+
+_SIGTERM_SCRIPT = """
+import sys, time
+import polars as pl
+import polars_irmetrics as irm
+
+run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "rank": [1, 2]})
+qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]})
+# the judgments arrive slowly: the spill folder exists while they are awaited
+slow = pl.defer(lambda: (time.sleep(3), qrels)[1], schema=qrels.schema)
+irm.evaluate(run, ["map"], qrels=slow, buckets=2, spill_dir=sys.argv[1])
+"""
+
+
+def test_sigterm_removes_the_spill_folder(tmp_path: Path) -> None:
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SIGTERM_SCRIPT, str(spill)], env=env, stderr=subprocess.PIPE
+    )
+    try:
+        for _ in range(600):  # the spill folder appears once the split starts
+            if any(spill.iterdir()) or process.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert [p.name[:12] for p in spill.iterdir()] == ["irm-buckets-"]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == -signal.SIGTERM
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert list(spill.iterdir()) == []

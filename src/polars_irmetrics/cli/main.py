@@ -30,6 +30,7 @@ from polars_irmetrics.cli import metrics as metrics_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import InvalidValueError, IrmError
+from polars_irmetrics.ground.buckets import spill_guard
 from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_run
 from polars_irmetrics.io.report import OUTPUT_FORMATS, write_output
 from polars_irmetrics.io.sources import STDIN, display_name, first_undecodable_line
@@ -418,7 +419,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         _stdin_once(args)
-        status: int = args.func(args)
+        with spill_guard():  # SIGTERM removes the out-of-core spill folders, as Ctrl-C
+            status: int = args.func(args)
     except (IrmError, OSError, pl.exceptions.PolarsError) as error:
         message = _one_line(str(error)) or repr(error)
         if isinstance(error, pl.exceptions.PolarsError) and "utf8" in message.lower():

@@ -15,7 +15,7 @@ from typing import overload
 
 import polars as pl
 
-from polars_irmetrics.ground.buckets import Buckets
+from polars_irmetrics.ground.buckets import Buckets, collect_guarded
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.options import EvalOptions, Order
 from polars_irmetrics.ground.validate import Policy
@@ -334,4 +334,4 @@ def evaluate(
         )
     else:
         plan = build_plan(run.lazy(), accuracy, judgments, options)
-    return plan.collect() if eager else plan
+    return collect_guarded(plan) if eager else plan

@@ -53,7 +53,7 @@ from polars_irmetrics.errors import (
     MetricParameterError,
 )
 from polars_irmetrics.ground.auto import resolve_buckets
-from polars_irmetrics.ground.buckets import check_buckets, evaluate_in_buckets
+from polars_irmetrics.ground.buckets import check_buckets, check_spill_dir, evaluate_in_buckets
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.partitions import check_partition_column, evaluate_in_partitions
 from polars_irmetrics.ground.validate import (
@@ -441,6 +441,7 @@ def _setup(
             f"check_duplicates must be True or False, got {check_duplicates!r}"
         )
     check_buckets(options.buckets)
+    check_spill_dir(options.spill_dir)
     if order not in ("auto", "rank", "score"):
         raise InvalidValueError(
             f"order={order!r} is not an order; choose 'auto', 'rank' or 'score'"

@@ -20,7 +20,7 @@ from typing import Literal, overload
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.ground.buckets import check_buckets, evaluate_in_buckets
+from polars_irmetrics.ground.buckets import check_buckets, collect_guarded, evaluate_in_buckets
 from polars_irmetrics.ground.inputs import as_polars
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
@@ -221,7 +221,7 @@ def evaluate_online(
         out = sessions.select(*plan.keys, *labels).sort(plan.keys)
     else:
         out = aggregate(sessions, requests, by_keys)
-    return out.collect() if eager else out
+    return collect_guarded(out) if eager else out
 
 
 def _check_online_buckets(buckets: object) -> None:
