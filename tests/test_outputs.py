@@ -181,7 +181,7 @@ def test_write_trec_run_is_atomic(tmp_path: Path) -> None:
 def test_irm_metrics_lists_names_aliases_summaries() -> None:
     done = irm_cli("metrics", "recip_rank")
     assert done.returncode == 0, done.stderr
-    header, rule, row = done.stdout.splitlines()
+    header, _, row = done.stdout.splitlines()
     assert header.split() == ["name", "aliases", "reads", "summary"]
     mrr = irm.get_metric("mrr")
     assert row.startswith("mrr")
@@ -214,7 +214,9 @@ def test_cli_errors_name_flags_not_keywords(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ README
-def test_readme_thirty_second_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_readme_thirty_second_example_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     text = (ROOT / "README.md").read_text()
     block = text.split("## Thirty seconds", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     runs, qrels = sample_paths()
@@ -227,9 +229,7 @@ def test_readme_thirty_second_example_runs(tmp_path: Path, monkeypatch: pytest.M
     exec(compile(block, "README.md", "exec"), names)
     judged = names["judged"]
     assert isinstance(judged, pl.LazyFrame)
-    by_expression = (
-        judged.group_by("query_id").agg(irm.ndcg(k=10)).collect().sort("query_id")
-    )
+    by_expression = judged.group_by("query_id").agg(irm.ndcg(k=10)).collect().sort("query_id")
     by_evaluate = irm.evaluate(
         pl.read_parquet(runs[0]), ["ndcg@10"], qrels=pl.read_parquet(qrels), per_query=True
     ).sort("query_id")

@@ -33,9 +33,7 @@ def test_uint64_ids_at_or_above_2_63_are_evaluated_exactly(
     evaluate: Evaluate, qrels_dtype: pl.DataType
 ) -> None:
     # query BIG: the judged document 2 at rank 2 -> AP 1/2; query 7: d 9 at rank 1 -> 1
-    run = pl.DataFrame(
-        {"query_id": _u64(BIG, BIG, 7), "doc_id": _u64(1, 2, 9), "rank": [1, 2, 1]}
-    )
+    run = pl.DataFrame({"query_id": _u64(BIG, BIG, 7), "doc_id": _u64(1, 2, 9), "rank": [1, 2, 1]})
     qrels = pl.DataFrame({"query_id": [7, 7], "doc_id": [9, 3], "relevance": [1, 0]})
     qrels = qrels.with_columns(pl.col("query_id", "doc_id").cast(qrels_dtype))
     if qrels_dtype == pl.UInt64:
@@ -89,7 +87,9 @@ def test_arguments_refused_naming_the_argument(
     evaluate: Evaluate, run_extra: dict[str, str], kwargs: dict[str, object], message: str
 ) -> None:
     run = RUN.with_columns(pl.lit(v).alias(k) for k, v in run_extra.items())
-    qrels = QRELS.with_columns(pl.col("query_id").alias("doc_id")) if "query_id" in kwargs else QRELS
+    qrels = (
+        QRELS.with_columns(pl.col("query_id").alias("doc_id")) if "query_id" in kwargs else QRELS
+    )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         evaluate(run, ["map"], qrels=qrels, **kwargs)
 

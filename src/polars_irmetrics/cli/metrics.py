@@ -1,8 +1,8 @@
 """``irm metrics [PATTERN]``: the metric names the other commands accept.
 
-    irm metrics                 # every metric: name, aliases, what it reads, summary
-    irm metrics ndcg            # names, aliases or summaries containing 'ndcg'
-    irm metrics 'P_*'           # a shell-style pattern over names and aliases
+irm metrics                 # every metric: name, aliases, what it reads, summary
+irm metrics ndcg            # names, aliases or summaries containing 'ndcg'
+irm metrics 'P_*'           # a shell-style pattern over names and aliases
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ _EPILOG = """\
 examples:
   irm metrics
   irm metrics ndcg
-  irm metrics 'P_*'
+  irm metrics 'ndcg*'
   irm metrics --format markdown -o metrics.md
 
-a name is used as NAME, NAME@K or NAME(param=value)@K, e.g. -m ndcg@10 -m "recall(denominator='capped')@10".
+a name is used as NAME, NAME@K or NAME(param=value)@K, e.g. -m ndcg@10 -m map
+-m "recall(denominator='capped')@10".
 """
 
 
@@ -46,7 +47,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         nargs="?",
         metavar="PATTERN",
         help="keep metrics whose name, an alias or the summary contains PATTERN (any case), "
-        "or whose name or an alias matches it as a shell pattern ('P_*')",
+        "or whose name or an alias matches it as a shell pattern ('ndcg*')",
     )
     p.add_argument(
         "--format",

@@ -125,8 +125,8 @@ from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.ground.options import Order
 from polars_irmetrics.ground.validate import Policy
 from polars_irmetrics.io.files import scan_qrels, scan_run
-from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.output import format_of, write_table, write_text
+from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.report import trec_line
 from polars_irmetrics.io.zscores import ZScores, read_trec_zscores
 from polars_irmetrics.offline.prefs import PREFS_MEASURES, evaluate_prefs

@@ -22,7 +22,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, IrmError
-from polars_irmetrics.io.output import write_table
+from polars_irmetrics.io.output import Renderer, write_table
 from polars_irmetrics.metrics.registry import parse_metric
 
 __all__ = ["REPORT_FORMATS", "Markers", "ReportFormat", "render_report", "write_report"]
@@ -307,13 +307,15 @@ def write_report(
     ``.json``, ``.parquet``; ``"terminal"`` for any other); ``"parquet"`` writes the tidy
     result. The file is written atomically (:func:`~polars_irmetrics.io.output.write_table`).
     """
-    table_formats = ("terminal", "markdown", "latex", "html")
-    renderers = {
+    table_formats: tuple[ReportFormat, ...] = ("terminal", "markdown", "latex", "html")
+    renderers: dict[str, Renderer] = {
         name: partial(_report_bytes, fmt=name, markers=markers, digits=digits)
         for name in table_formats
     }
     write_table(result, path, fmt, renderers=renderers, default="terminal")
 
 
-def _report_bytes(result: pl.DataFrame, *, fmt: ReportFormat, markers: Markers, digits: int) -> bytes:
+def _report_bytes(
+    result: pl.DataFrame, *, fmt: ReportFormat, markers: Markers, digits: int
+) -> bytes:
     return render_report(result, fmt, markers=markers, digits=digits).encode()

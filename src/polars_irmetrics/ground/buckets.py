@@ -102,7 +102,7 @@ def check_spill_dir(spill_dir: str | os.PathLike[str] | None) -> None:
     >>> check_spill_dir("/no/such/folder")
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.MissingFileError: spill_dir='/no/such/folder' does not exist; create the folder first, or pass spill_dir=None for the system's temporary folder
+    polars_irmetrics.errors.MissingFileError: spill_dir='/no/such/folder' does not exist; ...
     """
     if spill_dir is None:
         return

@@ -184,8 +184,7 @@ def resolve_format(
         known = [*_RENDERERS, *(n for n in renderers or {} if n not in _RENDERERS)]
         if format not in known:
             raise InvalidValueError(
-                f"{flag} {format!r} is not a known output format; choose one of "
-                f"{', '.join(known)}"
+                f"{flag} {format!r} is not a known output format; choose one of {', '.join(known)}"
             )
         return format
     found = None if path is None else format_of(path)
@@ -218,8 +217,7 @@ def _writable_folder(target: Path) -> Path:
         raise InvalidValueError(f"{target}: is a folder; name the file to write")
     if not folder.is_dir():
         raise MissingFileError(
-            f"{target}: cannot write, the folder {str(folder)!r} does not exist; create it "
-            "first"
+            f"{target}: cannot write, the folder {str(folder)!r} does not exist; create it first"
         )
     if not os.access(folder, os.W_OK | os.X_OK):
         raise InvalidValueError(
@@ -229,7 +227,7 @@ def _writable_folder(target: Path) -> Path:
     return folder
 
 
-def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], None]) -> None:
+def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> None:
     """Call ``write`` on a temporary file in ``path``'s folder, then rename it to ``path``.
 
     Readers see the old file or the whole new one, never a half-written file; two
@@ -332,9 +330,7 @@ def write_table(
     chosen = resolve_format(path, format, default=default, renderers=renderers)
     if path is None:
         if chosen in _BINARY:
-            raise InvalidValueError(
-                f"format {chosen!r} writes a binary file: name the file"
-            )
+            raise InvalidValueError(f"format {chosen!r} writes a binary file: name the file")
         sys.stdout.write(render_table(frame, chosen, renderers=renderers).decode())
         return
     data = render_table(frame, chosen, renderers=renderers)

@@ -368,7 +368,10 @@ def _dtype(request: MetricRequest) -> pl.DataType:
 
 
 def _check_names(
-    options: EvalOptions, order: Literal["rank", "score"], outputs: Sequence[str], judged_table: bool
+    options: EvalOptions,
+    order: Literal["rank", "score"],
+    outputs: Sequence[str],
+    judged_table: bool,
 ) -> None:
     """Each role (query id, document id, order, relevance) its own column; ``by`` keys
     none of them and none of the result's columns (``num_q``, the metric labels)."""
