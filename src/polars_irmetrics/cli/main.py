@@ -33,7 +33,7 @@ from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.ground.buckets import spill_guard
 from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_run
 from polars_irmetrics.io.report import OUTPUT_FORMATS, write_output
-from polars_irmetrics.io.sources import STDIN, display_name, first_undecodable_line
+from polars_irmetrics.io.sources import STDIN, display_name, excerpt, first_undecodable_line
 from polars_irmetrics.metrics.registry import DEFAULT_METRICS
 
 __all__ = ["main"]
@@ -327,7 +327,7 @@ def _undecodable(args: argparse.Namespace) -> str | None:
         found = first_undecodable_line(source)
         if found is not None:
             number, raw = found
-            return f"{display_name(source)}, line {number}: not valid UTF-8: {raw!r}"
+            return f"{display_name(source)}, line {number}: not valid UTF-8: {excerpt(raw)}"
     return None
 
 
