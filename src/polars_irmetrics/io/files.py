@@ -229,7 +229,8 @@ def _parquet_schema(files: list[Path], what: str) -> None:
     first: tuple[Path, pl.Schema] | None = None
     for path in files:
         try:
-            schema = pl.read_parquet_schema(path)
+            with path.open("rb") as handle:  # a handle: '[' in a name is no pattern
+                schema = pl.read_parquet_schema(handle)
         except (pl.exceptions.PolarsError, OSError):
             raise FileFormatError(
                 f"{path}: a damaged Parquet file (its footer cannot be read); write it "
