@@ -73,9 +73,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help=f"click metric, repeatable (default: {' '.join(AB_DEFAULTS)}, less those "
         "reading a column the log lacks)",
     )
-    p.add_argument("--arm", default="arm", help="arm column (default: arm)")
-    p.add_argument("--unit", default="user_id", help="randomization unit (default: user_id)")
-    p.add_argument("--control", default="A", help="the control arm's value (default: A)")
+    p.add_argument("--arm", default="arm", metavar="COL", help="arm column (default: arm)")
+    p.add_argument(
+        "--unit", default="user_id", metavar="COL", help="randomization unit (default: user_id)"
+    )
+    p.add_argument(
+        "--control", default="A", metavar="ARM", help="the control arm's value (default: A)"
+    )
     p.add_argument(
         "--split",
         action="append",

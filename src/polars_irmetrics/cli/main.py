@@ -355,7 +355,7 @@ _KEYWORD_DESTS: dict[str, tuple[str, ...]] = {
     "metric": ("metrics",),
 }
 _KEYWORD = re.compile(
-    r"(?<![\w(,.-])(?P<name>[a-z_]+)=(?P<value>'[^']*'|\"[^\"]*\"|\.\.\.|[\w.\-]+)?"
+    r"(?<![\w,.-])(?<!\w\()(?P<name>[a-z_]+)=(?P<value>'[^']*'|\"[^\"]*\"|\.\.\.|[\w.\-]+)?"
 )
 #: The longest message printed; longer ones (a whole malformed line) are cut.
 _MAX_MESSAGE = 400

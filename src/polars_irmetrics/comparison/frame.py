@@ -12,6 +12,7 @@ The collected frame is scattered into a ``metrics × queries × systems`` array
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -118,6 +119,8 @@ def per_query_values(
         run, labels, None if qrels is None else qrels.lazy(), plan_options
     ).collect()
     query_id = options.query_id
+    if names is not None and qrels is not None and query_set == "judged":
+        frame = _with_empty_systems(frame, run, names, labels, qrels, system, plan_options)
     found = frame.get_column(system).unique().sort().to_list()
     systems = names if names is not None else found
     if len(systems) < 2:
@@ -153,6 +156,35 @@ def per_query_values(
         values = values[:, complete, :]
         queries = queries.filter(pl.Series(complete))
     return PerQuery(labels, list(systems), queries, values, dropped)
+
+
+def _with_empty_systems(
+    frame: pl.DataFrame,
+    run: pl.LazyFrame,
+    names: list[str],
+    labels: list[str],
+    qrels: pl.DataFrame | pl.LazyFrame,
+    system: str,
+    options: EvalOptions,
+) -> pl.DataFrame:
+    """A system whose run is empty retrieved nothing: every judged query is scored as an
+    empty ranking (0 for the ranking metrics), as a judged query it missed is; said in a
+    warning, since an empty run is more often a mistake than a result."""
+    found = set(frame.get_column(system).to_list())
+    empty = [name for name in names if name not in found]
+    if not empty:
+        return frame
+    nothing = run.filter(pl.lit(False)).drop(system)
+    scored = build_plan(nothing, labels, qrels.lazy(), options.replace(by=None)).collect()
+    for name in empty:
+        warnings.warn(
+            f"system {name!r} has an empty run: it is scored as retrieving nothing on every "
+            "judged query (0 for the ranking metrics); check its file or frame",
+            UserWarning,
+            stacklevel=4,
+        )
+    added = [scored.with_columns(pl.lit(name).alias(system)) for name in empty]
+    return pl.concat([frame, *(f.select(frame.columns) for f in added)], how="vertical_relaxed")
 
 
 def _too_few(systems: list[str]) -> None:
