@@ -72,8 +72,10 @@ def test_ab_test_with_one_arm_is_refused(frame_kind: str, tmp_path: Path) -> Non
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 
     def irm_ab(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "polars_irmetrics", "ab", *args],
-                              capture_output=True, text=True, cwd=tmp_path, env=env, check=False)  # fmt: skip
+        command = [sys.executable, "-m", "polars_irmetrics", "ab", *args]
+        return subprocess.run(
+            command, capture_output=True, text=True, cwd=tmp_path, env=env, check=False
+        )
 
     done = irm_ab("one.parquet")
     assert (done.returncode, done.stderr) == (
@@ -100,3 +102,24 @@ def test_ab_test_with_one_arm_is_refused(frame_kind: str, tmp_path: Path) -> Non
     done = irm_ab("b.parquet", "-m", "sat_click_rate")
     assert done.returncode == 2
     assert "'sat_click_rate' reads the dwell: add it, name yours with --dwell COL" in done.stderr
+
+
+# ------------------------------------------------------------------ cold items
+def test_unseen_items_drop_policy_against_the_formula(frame_kind: str) -> None:
+    recs = pl.DataFrame({"user_id": [1, 1, 2, 2], "item_id": ["a", "z", "a", "b"]})
+    history = pl.DataFrame({"user_id": [1, 2, 2, 3], "item_id": ["c", "a", "b", "a"]})
+    with pytest.raises(InvalidValueError, match=re.escape("item 'z' (recommended to user 1)")):
+        irm.beyond_accuracy(recs.lazy(), ["novelty"], interactions=history).collect()
+    out = irm.beyond_accuracy(
+        _kind(recs, frame_kind), ["coverage", "novelty"], interactions=history,
+        unseen_items="drop",
+    )  # fmt: skip
+    got = out.collect() if isinstance(out, pl.LazyFrame) else out
+    # z left out: recommended a, a, b of the catalogue a, b, c -> coverage 2/3; novelty
+    # is the mean of -log2(pop/4) over the kept rows: a (2/4), a (2/4), b (1/4) -> 4/3
+    assert got.row(0) == pytest.approx((2 / 3, (1 + 1 + 2) / 3))
+    with pytest.raises(InvalidValueError, match=re.escape(
+        "unseen_items='zero' is not a policy; choose 'error' (refuse a recommended item the "
+        "interactions or item_features lack) or 'drop' (leave such recommendations out)"
+    )):  # fmt: skip
+        irm.beyond_accuracy(recs, ["novelty"], interactions=history, unseen_items="zero")  # type: ignore[arg-type]
