@@ -203,9 +203,8 @@ def test_cli_errors_name_flags_not_keywords(tmp_path: Path) -> None:
     done = irm_cli("evaluate", "run.txt", "--qrels", "qrels.csv", "-m", "map", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr == (
-        "irm: error: column 'relevance' not found in the judgments (its columns: "
-        "'query_id', 'doc_id', 'label'); pass the column names, e.g. --query-id qid, "
-        "--doc-id docno, --relevance label\n"
+        "irm: error: qrels.csv: no column 'relevance' (its columns: 'query_id', 'doc_id', "
+        "'label'); name the relevance column with --relevance COL\n"
     )
     done = irm_cli("evaluate", "--sample", "--relevance-level", "nan")
     assert done.returncode == 2

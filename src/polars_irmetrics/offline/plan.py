@@ -506,7 +506,7 @@ def _setup(
             qrels_schema,
             [query_id, doc_id, relevance],
             "judgments",
-            "pass the column names, e.g. query_id='qid', doc_id='docno', relevance='label'",
+            "pass the column names, e.g. relevance='label'",
         )
         check_numeric(qrels_schema, relevance, "judgments", integer=False)
         for column, kind in ((query_id, query_kind), (doc_id, doc_kind)):
