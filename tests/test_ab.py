@@ -356,7 +356,7 @@ def test_cli_errors_name_the_log(tmp_path: Any) -> None:
         assert main(["ab", str(path), "-m", "ctr", "--control", "C"]) == 2
     assert stderr.getvalue() == (
         f"irm: error: {path}: control arm 'C' is not in column 'arm' of the log (its arms: "
-        "'A', 'B'); name the control arm with control=...\n"
+        "'A', 'B'); name the control arm with --control ARM\n"
     )
     mixed = tmp_path / "mixed.csv"
     pl.concat([TWO_ARMS, _log([("A", "b1", [(0, 3)])])]).write_csv(mixed)

@@ -248,6 +248,7 @@ def test_format_detection(tmp_path: Path) -> None:
     (tmp_path / "table.txt").write_text("query_id,doc_id,rank\nq1,a,1\n")
     (tmp_path / "table.tab").write_text("query_id\tdoc_id\trank\nq1\ta\t1\n")
     pl.DataFrame({"a": [1]}).write_parquet(tmp_path / "noext")
+    pl.DataFrame({"a": [1]}).write_parquet(tmp_path / "a.parquet")
     assert detect_format(tmp_path / "run.trec") == "trec"
     assert detect_format(tmp_path / "qrels") == "trec"
     assert detect_format(tmp_path / "table.txt") == "csv"

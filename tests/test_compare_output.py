@@ -187,10 +187,10 @@ def test_cli_equals_the_library(
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--baseline", "nope"], "irm: error: baseline='nope' is not among the systems "
+        (["--baseline", "nope"], "irm: error: --baseline nope is not among the systems "
          "('run_bm25', 'run_dense', 'run_hybrid'); pass one of them"),
-        (["--alpha", "2"], "irm: error: alpha=2.0 must be strictly between 0 and 1 "
-         "(e.g. alpha=0.05)"),
+        (["--alpha", "2"], "irm: error: --alpha 2.0 must be strictly between 0 and 1 "
+         "(e.g. --alpha 0.05)"),
         (["missing.txt"], "irm: error: missing.txt: no such file"),
     ],
 )  # fmt: skip

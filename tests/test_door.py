@@ -137,7 +137,7 @@ def test_queries_table_missing_a_judged_query_is_refused() -> None:
         (
             {"relevance_level": float("nan")},
             InvalidValueError,
-            "relevance_level must be a number, got nan",
+            "relevance_level=nan is not a finite number",
         ),
         ({"cutoff": 3}, InvalidValueError, "unknown option cutoff=...; the options are"),
         ({"by": 3}, InvalidValueError, "by must be a column name or a list of column names"),

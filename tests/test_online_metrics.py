@@ -297,8 +297,8 @@ BAD: list[tuple[str, pl.DataFrame, list[str], type[Exception], str]] = [
         ["ctr", "sat_click_rate"],
         ColumnNotFoundError,
         "column 'dwell' not found in the log (its columns: 'session_id', 'position', "
-        "'clicked', 'converted', 'timestamp'); a metric of 'ctr', 'sat_click_rate' reads the "
-        "dwell: add it, or name yours with dwell=...",
+        "'clicked', 'converted', 'timestamp'); 'sat_click_rate' reads the dwell: add it, "
+        "name yours with dwell=..., or leave the metric out",
     ),
     (
         "click not shown",

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import cast
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError, IrmError
+from polars_irmetrics.errors import FileFormatError, InvalidValueError, IrmError
 from polars_irmetrics.io.files import detect_format, sample_interactions_path
-from polars_irmetrics.io.report import OUTPUT_FORMATS, write_output
+from polars_irmetrics.io.output import resolve_format
+from polars_irmetrics.io.report import OUTPUT_FORMATS, OutputFormat, write_output
+from polars_irmetrics.metrics.registry import parse_metric_list
 from polars_irmetrics.online.ab import ab_test
+from polars_irmetrics.online.sessions import optional_columns
 from polars_irmetrics.stats.multitest import CORRECTIONS
 
 __all__ = ["add_parser", "run"]
@@ -25,9 +29,11 @@ __all__ = ["add_parser", "run"]
 AB_DEFAULTS: tuple[str, ...] = ("ctr@10", "abandonment", "click_mrr", "sat_click_rate")
 
 #: The columns ``irm ab`` prints in its table (every column in csv, json, parquet).
+#: The absolute difference and the relative lift each beside its own interval.
 _SHOWN = (
-    "metric", "arm", "method", "units", "control_mean", "mean", "relative",
-    "ci_low", "ci_high", "p_value", "p_adjusted", "significant", "srm_p_value",
+    "metric", "arm", "method", "units", "control_mean", "mean",
+    "delta", "ci_low", "ci_high", "relative", "relative_ci_low", "relative_ci_high",
+    "p_value", "p_adjusted", "significant", "srm_p_value",
 )  # fmt: skip
 
 _EPILOG = """\
@@ -64,11 +70,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="append",
         dest="metrics",
         metavar="METRIC",
-        help=f"click metric, repeatable (default: {' '.join(AB_DEFAULTS)})",
+        help=f"click metric, repeatable (default: {' '.join(AB_DEFAULTS)}, less those "
+        "reading a column the log lacks)",
     )
-    p.add_argument("--arm", default="arm", help="arm column (default: arm)")
-    p.add_argument("--unit", default="user_id", help="randomization unit (default: user_id)")
-    p.add_argument("--control", default="A", help="the control arm's value (default: A)")
+    p.add_argument("--arm", default="arm", metavar="COL", help="arm column (default: arm)")
+    p.add_argument(
+        "--unit", default="user_id", metavar="COL", help="randomization unit (default: user_id)"
+    )
+    p.add_argument(
+        "--control", default="A", metavar="ARM", help="the control arm's value (default: A)"
+    )
     p.add_argument(
         "--split",
         action="append",
@@ -101,10 +112,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--format",
         choices=[f for f in OUTPUT_FORMATS if f != "trec"],
-        default="table",
-        help="output format (default: table, a subset of the columns; csv/json/parquet: all)",
+        default=None,
+        help="output format (default: the one -o FILE's suffix names, .parquet .csv .json "
+        ".md .tex, else table; table, markdown and latex show a subset of the columns, "
+        "csv/json/parquet all)",
     )
-    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE (atomically), not stdout; its suffix picks the format",
+    )
 
 
 def _split(items: list[str]) -> dict[str, float] | None:
@@ -131,15 +149,42 @@ def _scan(source: str) -> pl.LazyFrame:
     raise InvalidValueError("not a Parquet, CSV or TSV file; an impression log is a table")
 
 
+def _feedable_defaults(log: pl.LazyFrame, args: argparse.Namespace, source: str) -> list[str]:
+    """The default metrics the log can feed; each left out is named on stderr with the
+    column it reads (with -m, a metric whose column is missing is an error instead)."""
+    try:
+        have = set(log.collect_schema().names())
+    except pl.exceptions.PolarsError:
+        raise FileFormatError(f"{source}: its columns cannot be read") from None
+    kept = []
+    for label, roles in optional_columns(parse_metric_list(AB_DEFAULTS)).items():
+        missing = [
+            getattr(args, role) for role in sorted(roles) if getattr(args, role) not in have
+        ]
+        if missing:
+            flags = ", ".join(f"--{r.replace('_', '-')} COL" for r in sorted(roles))
+            print(
+                f"irm: warning: {source}: {label} left out: it reads column "
+                f"{', '.join(repr(c) for c in missing)}, which the log lacks (name yours with "
+                f"{flags})",
+                file=sys.stderr,
+            )
+        else:
+            kept.append(label)
+    return kept
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``irm ab``; errors name the log."""
     source = str(sample_interactions_path()) if args.sample and not args.log else args.log
     if source is None:
         raise InvalidValueError("no log given: name an impression log, or pass --sample")
+    log = _scan(source)
+    metrics = list(args.metrics) if args.metrics else _feedable_defaults(log, args, source)
     try:
         result = ab_test(
-            _scan(source),
-            list(args.metrics or AB_DEFAULTS),
+            log,
+            metrics,
             arm=args.arm,
             unit=args.unit,
             control=args.control,
@@ -161,11 +206,12 @@ def run(args: argparse.Namespace) -> int:
     notes = sorted({note for row in result["warnings"].to_list() for note in row})
     for note in notes:
         print(f"irm: warning: {source}: {note}", file=sys.stderr)
-    if args.format == "table":
+    fmt = resolve_format(args.output, args.format, default="table", flag="--format")
+    if fmt in ("table", "markdown", "latex"):
         shown = result.select(*args.by, *_SHOWN)
-    elif args.format in ("csv", "markdown"):
+    elif fmt == "csv":
         shown = result.with_columns(pl.col("warnings").list.join("; "))
     else:
         shown = result
-    write_output(shown, args.format, args.output)
+    write_output(shown, cast(OutputFormat, fmt), args.output)
     return 0

@@ -107,12 +107,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--format",
         choices=REPORT_FORMATS,
-        help="(default: by the suffix of -o, else terminal)",
+        default=None,
+        help="(default: the one -o FILE's suffix names, .parquet .csv .json .md .tex, "
+        "else terminal)",
     )
     p.add_argument(
         "--markers", choices=["letters", "daggers"], default="letters", help="(letters)"
     )
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the report to FILE (atomically); its suffix picks the format",
+    )
     p.add_argument("--plot", metavar="FILE", help="save a plot (PNG or SVG)")
     p.add_argument("--run-format", choices=FORMATS, default="auto", help="(auto)")
     p.add_argument("--qrels-format", choices=FORMATS, default="auto", help="(auto)")

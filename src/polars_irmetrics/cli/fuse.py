@@ -16,9 +16,12 @@ from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.optimize import optimize_fusion
 from polars_irmetrics.io.files import scan_qrels, scan_run
+from polars_irmetrics.io.output import format_of, write_table
 from polars_irmetrics.io.trec import write_trec_run
 
 __all__ = ["add_parser", "run"]
+
+_FORMATS = ("trec", "parquet", "csv", "json", "markdown", "latex")
 
 _EPILOG = """examples:
   irm fuse bm25.run dense.run --method rrf -o fused.run
@@ -55,7 +58,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--depth", type=int, default=None, help="keep the top N fused documents per query"
     )
-    p.add_argument("-o", "--output", default=None, help="output file: .parquet, else a TREC run")
+    p.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="FILE",
+        help="output file, written atomically, in the format its suffix names (.parquet, "
+        ".csv, .json, .md, .tex), else a TREC run",
+    )
+    p.add_argument(
+        "--format",
+        choices=_FORMATS,
+        default=None,
+        help="output format, overriding the suffix (default: from -o FILE, else trec)",
+    )
     p.add_argument("--run-id", default="fused", help="run name in the TREC output")
     p.add_argument("--optimize", action="store_true", help="search the parameters (needs --qrels)")
     p.add_argument("--qrels", default=None, help="judgments, for --optimize")
@@ -141,8 +157,9 @@ def run(args: argparse.Namespace) -> int:
         **params,
     )
     frame = fused.collect() if isinstance(fused, pl.LazyFrame) else fused
-    if args.output.endswith(".parquet"):
-        frame.write_parquet(args.output)
-    else:
+    fmt = args.format or format_of(args.output) or "trec"
+    if fmt == "trec":
         write_trec_run(frame, args.output, run_id=args.run_id, rank="rank", score="score")
+    else:
+        write_table(frame, args.output, fmt)
     return 0

@@ -5,6 +5,7 @@
     irm trec-eval -q -m ndcg_cut.10 qrels.txt run.txt
     irm ab --sample                           # an A/B test of an impression log
     irm compare --qrels qrels.txt bm25.txt dense.txt --baseline bm25 -m ndcg@10
+    irm metrics ndcg                          # metric names, aliases, summaries
 
 Errors print one line on stderr (``irm: error: ...``) and exit with status 2.
 """
@@ -12,6 +13,7 @@ Errors print one line on stderr (``irm: error: ...``) and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import threading
 import time
@@ -24,12 +26,14 @@ import polars as pl
 from polars_irmetrics.cli import ab as ab_cmd
 from polars_irmetrics.cli import compare as compare_cmd
 from polars_irmetrics.cli import fuse as fuse_cmd
+from polars_irmetrics.cli import metrics as metrics_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import InvalidValueError, IrmError
+from polars_irmetrics.ground.buckets import spill_guard
 from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_queries, scan_run
 from polars_irmetrics.io.report import OUTPUT_FORMATS, write_output
-from polars_irmetrics.io.sources import STDIN, display_name, first_undecodable_line
+from polars_irmetrics.io.sources import STDIN, display_name, excerpt, first_undecodable_line
 from polars_irmetrics.metrics.registry import DEFAULT_METRICS
 
 __all__ = ["main"]
@@ -116,10 +120,16 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         p.add_argument(
             "--format",
             choices=OUTPUT_FORMATS,
-            default="table",
-            help="output format (default: table; e.g. --format csv)",
+            default=None,
+            help="output format (default: the one -o FILE's suffix names, .parquet .csv "
+            ".json .md .tex, else table; e.g. --format csv)",
         )
-        p.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
+        p.add_argument(
+            "-o",
+            "--output",
+            metavar="FILE",
+            help="write to FILE (atomically), not stdout; its suffix picks the format",
+        )
         p.add_argument(
             "--sample",
             action="store_true",
@@ -337,7 +347,7 @@ def _undecodable(args: argparse.Namespace) -> str | None:
         found = first_undecodable_line(source)
         if found is not None:
             number, raw = found
-            return f"{display_name(source)}, line {number}: not valid UTF-8: {raw!r}"
+            return f"{display_name(source)}, line {number}: not valid UTF-8: {excerpt(raw)}"
     return None
 
 
@@ -354,7 +364,73 @@ def build_parser() -> argparse.ArgumentParser:
     ab_cmd.add_parser(sub)
     compare_cmd.add_parser(sub)
     fuse_cmd.add_parser(sub)
+    metrics_cmd.add_parser(sub)
     return parser
+
+
+#: Python keyword arguments whose flag has another name in some command.
+_KEYWORD_DESTS: dict[str, tuple[str, ...]] = {
+    "relevance_level": ("level",),
+    "depth": ("max_docs",),
+    "metric": ("metrics",),
+}
+_KEYWORD = re.compile(
+    r"(?<![\w,.-])(?<!\w\()(?P<name>[a-z_]+)=(?P<value>'[^']*'|\"[^\"]*\"|\.\.\.|[\w.\-]+)?"
+)
+#: The longest message printed; longer ones (a whole malformed line) are cut.
+_MAX_MESSAGE = 400
+
+
+def _flags(parser: argparse.ArgumentParser, command: str | None) -> dict[str, argparse.Action]:
+    """The flags of ``command`` (``irm COMMAND``) by their destination."""
+    found: dict[str, argparse.Action] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            sub = action.choices[command]
+            for inner in sub._actions:
+                if inner.option_strings and inner.dest != "help":
+                    found.setdefault(inner.dest, inner)
+    return found
+
+
+def as_flags(message: str, flags: dict[str, argparse.Action]) -> str:
+    """``message`` with the Python keyword arguments it suggests (``relevance='label'``)
+    written as the command's flags (``--relevance label``).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.cli.main import as_flags, build_parser, _flags
+    >>> flags = _flags(build_parser(), "evaluate")
+    >>> as_flags("pass the column names, e.g. relevance='label' or rank=...", flags)
+    'pass the column names, e.g. --relevance label or --rank COL'
+    >>> print(as_flags("pass check_duplicates=False, or ndcg(gain='exponential')", flags))
+    pass --no-duplicate-check, or ndcg(gain='exponential')
+    """
+
+    def flag(match: re.Match[str]) -> str:
+        name, value = match.group("name"), match.group("value")
+        action = flags.get(name)
+        for dest in _KEYWORD_DESTS.get(name, ()):
+            action = action or flags.get(dest)
+        if action is None:
+            return match.group(0)
+        option = max(action.option_strings, key=len)
+        if action.nargs == 0:  # a switch: store_true / store_false
+            return option
+        if value is None:
+            return option
+        if value == "...":
+            return f"{option} {action.metavar or 'VALUE'}"
+        return f"{option} {value.strip(chr(39)).strip(chr(34))}"
+
+    return _KEYWORD.sub(flag, message)
+
+
+def _one_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    if len(line) > _MAX_MESSAGE:
+        line = line[: _MAX_MESSAGE - 1] + "…"
+    return line
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -363,11 +439,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         _stdin_once(args)
-        status: int = args.func(args)
+        with spill_guard():  # SIGTERM removes the out-of-core spill folders, as Ctrl-C
+            status: int = args.func(args)
     except (IrmError, OSError, pl.exceptions.PolarsError) as error:
-        message = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        message = _one_line(str(error)) or repr(error)
         if isinstance(error, pl.exceptions.PolarsError) and "utf8" in message.lower():
             message = _undecodable(args) or message
+        message = as_flags(message, _flags(parser, args.command))
         print(f"irm: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -125,6 +125,7 @@ from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.ground.options import Order
 from polars_irmetrics.ground.validate import Policy
 from polars_irmetrics.io.files import scan_qrels, scan_run
+from polars_irmetrics.io.output import format_of, write_table, write_text
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.report import trec_line
 from polars_irmetrics.io.zscores import ZScores, read_trec_zscores
@@ -255,6 +256,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "truncated x*R+0.9, adds unj, rbp and rbp_resid to all_trec, and with -c -q "
         "prints the judged queries without results",
     )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE (atomically), not stdout: trec_eval's lines, or with a .parquet, "
+        ".csv, .json, .md or .tex suffix a table of measure, query_id, value",
+    )
+    p.add_argument(
+        "--format",
+        choices=("trec", "parquet", "csv", "json", "markdown", "latex"),
+        default=None,
+        help="format of -o FILE, overriding its suffix (default: from the suffix, else trec)",
+    )
     p.add_argument("qrels", metavar="QRELS", help="judgments: TREC qrels, Parquet, CSV or TSV")
     p.add_argument("run", metavar="RUN", help="run: TREC run, Parquet, CSV or TSV")
 
@@ -273,14 +287,21 @@ def _read_run(source: str) -> pl.DataFrame:
     lazy = scan_run(source)  # "-": standard input (trec_eval 10.0 reads results there)
     names = lazy.collect_schema().names()
     keep = [c for c in ("query_id", "doc_id", "score", "rank", "run_id") if c in names]
-    frame = lazy.select(keep).collect()
+    frame = lazy.select(keep).with_columns(_as_text(names)).collect()
     if frame.height == 0:
         raise InvalidValueError(f"run {source!r} has no results")
     return frame
 
 
+def _as_text(names: list[str]) -> list[pl.Expr]:
+    """trec_eval reads every id as text: a Parquet run's integer query ids meet a TREC
+    qrels file's text ones (``7`` and ``"7"`` are the same query)."""
+    return [pl.col(c).cast(pl.String) for c in ("query_id", "doc_id") if c in names]
+
+
 def _read_qrels(source: str) -> pl.LazyFrame:
     lazy = scan_qrels(source)
+    lazy = lazy.with_columns(_as_text(lazy.collect_schema().names()))
     schema = lazy.collect_schema()
     if "relevance" in schema and schema["relevance"].is_float():
         # trec_eval reads relevance with atol: a fractional label is truncated
@@ -401,8 +422,31 @@ def run(args: argparse.Namespace) -> int:
         run_tag=_run_tag(run_frame, args.run),
         summary_override=summary_override,
     )
-    sys.stdout.write(_render(args, selection, table, zscores))
+    text = _render(args, selection, table, zscores)
+    fmt = args.format or (None if args.output is None else format_of(args.output)) or "trec"
+    if fmt == "trec":
+        if args.output is None:
+            sys.stdout.write(text)
+        else:
+            write_text(args.output, text)
+    else:
+        write_table(_lines_table(text), args.output, fmt)
     return 0
+
+
+def _lines_table(text: str) -> pl.DataFrame:
+    """trec_eval's lines as a table: measure, query_id, value (Float64; runid as null)."""
+    rows = [line.split("\t") for line in text.splitlines() if line]
+    frame = pl.DataFrame(
+        {
+            "measure": [r[0].strip() for r in rows],
+            "query_id": [r[1] for r in rows],
+            "text": [r[2] for r in rows],
+        },
+        schema={"measure": pl.String, "query_id": pl.String, "text": pl.String},
+    )
+    value = pl.col("text").cast(pl.Float64, strict=False)
+    return frame.select("measure", "query_id", value.alias("value"))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ The collected frame is scattered into a ``metrics × queries × systems`` array
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Union
@@ -25,7 +26,7 @@ from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, Quer
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.metrics.registry import parse_metric_list
+from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
 from polars_irmetrics.offline.plan import build_plan
 
 __all__ = ["PerQuery", "Runs", "long_runs", "per_query_values"]
@@ -129,6 +130,8 @@ def per_query_values(
     plan_options = options.replace(systems=system, per_query=True, unretrieved=unretrieved)
     frame = build_plan(run, requests, judgments, plan_options).collect()
     query_id = options.query_id
+    if names is not None and judgments is not None and query_set == "judged":
+        frame = _with_empty_systems(frame, run, names, requests, judgments, system, plan_options)
     found = frame.get_column(system).unique().sort().to_list()
     systems = names if names is not None else found
     if len(systems) < 2:
@@ -183,6 +186,36 @@ def _from_lists(runs: Runs, options: EvalOptions) -> Runs:
         name: long_run(frame, **names) if isinstance(frame, pl.DataFrame | pl.LazyFrame) else frame
         for name, frame in runs.items()
     }
+
+
+def _with_empty_systems(
+    frame: pl.DataFrame,
+    run: pl.LazyFrame,
+    names: list[str],
+    requests: list[tuple[str, MetricRequest]],
+    qrels: pl.LazyFrame,
+    system: str,
+    options: EvalOptions,
+) -> pl.DataFrame:
+    """A system whose run is empty retrieved nothing: every judged query is scored as an
+    empty ranking (0 for the ranking metrics), as a judged query it missed is; said in a
+    warning, since an empty run is more often a mistake than a result."""
+    found = set(frame.get_column(system).to_list())
+    empty = [name for name in names if name not in found]
+    if not empty:
+        return frame
+    nothing = run.filter(pl.lit(False)).drop(system)
+    alone = options.replace(systems=None)
+    scored = build_plan(nothing, requests, qrels, alone).collect()
+    for name in empty:
+        warnings.warn(
+            f"system {name!r} has an empty run: it is scored as retrieving nothing on every "
+            "judged query (0 for the ranking metrics); check its file or frame",
+            UserWarning,
+            stacklevel=4,
+        )
+    added = [scored.with_columns(pl.lit(name).alias(system)) for name in empty]
+    return pl.concat([frame, *(f.select(frame.columns) for f in added)], how="vertical_relaxed")
 
 
 def _too_few(systems: list[str]) -> None:

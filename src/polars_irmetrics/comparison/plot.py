@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MissingDependencyError
+from polars_irmetrics.io.output import write_atomic
 from polars_irmetrics.metrics.registry import parse_metric
 
 try:
@@ -126,7 +127,10 @@ def _save(figure: Figure, path: str | Path | None) -> Figure:
             raise InvalidValueError(
                 f"plot file {str(path)!r} must end in .png or .svg (e.g. deltas.png)"
             )
-        figure.savefig(path, format=suffix[1:], dpi=100, bbox_inches="tight")
+        write_atomic(  # written whole or not at all, as every output
+            path,
+            lambda handle: figure.savefig(handle, format=suffix[1:], dpi=100, bbox_inches="tight"),
+        )
     return figure
 
 

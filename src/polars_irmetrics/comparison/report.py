@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import io
 import math
-import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -30,6 +30,7 @@ import polars as pl
 from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.comparison.record import describe, recall
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, IrmError
+from polars_irmetrics.io.output import Renderer, write_table
 from polars_irmetrics.metrics.registry import parse_metric
 
 __all__ = [
@@ -357,22 +358,26 @@ def latex(table: Table, digits: int = 4, note: str = "") -> str:
 def write_report(
     result: pl.DataFrame,
     path: str | Path | None,
-    fmt: ReportFormat = "terminal",
+    fmt: ReportFormat | None = None,
     *,
     markers: Markers = "letters",
     digits: int = 4,
     options: CompareOptions | None = None,
 ) -> None:
-    """Write :func:`render_report`'s text to ``path`` (``None``: standard output);
-    ``"parquet"`` writes the tidy result to ``path``. (``"html"``: use
-    :func:`~polars_irmetrics.report`'s ``save``.)"""
-    if fmt == "parquet":
-        if path is None:
-            raise InvalidValueError("format 'parquet' writes a binary file: name the file")
-        result.write_parquet(path)
-        return
-    text = render_report(result, fmt, markers=markers, digits=digits, options=options)
-    if path is None:
-        sys.stdout.write(text)
-    else:
-        Path(path).write_text(text, encoding="utf-8")
+    """Write :func:`render_report`'s text to ``path`` (``None``: standard output), in
+    ``fmt``, else the format ``path``'s suffix names (``.md``, ``.tex``, ``.csv``,
+    ``.json``, ``.parquet``; ``"terminal"`` for any other); ``"parquet"`` writes the tidy
+    result. The file is written atomically (:func:`~polars_irmetrics.io.output.write_table`).
+    """
+    table_formats: tuple[ReportFormat, ...] = ("terminal", "markdown", "latex", "html")
+    renderers: dict[str, Renderer] = {
+        name: partial(_report_bytes, fmt=name, markers=markers, digits=digits)
+        for name in table_formats
+    }
+    write_table(result, path, fmt, renderers=renderers, default="terminal")
+
+
+def _report_bytes(
+    result: pl.DataFrame, *, fmt: ReportFormat, markers: Markers, digits: int
+) -> bytes:
+    return render_report(result, fmt, markers=markers, digits=digits).encode()

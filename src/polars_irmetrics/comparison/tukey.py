@@ -101,10 +101,20 @@ def tukey_hsd(
     rows: list[pl.DataFrame] = []
     for m, metric in enumerate(values.metrics):  # one scipy call per metric
         samples = values.values[m].T
-        result = scipy.stats.tukey_hsd(*samples)
-        interval = result.confidence_interval(confidence)
         means = samples.mean(axis=1)
-        p = result.pvalue[upper_j, upper_i]
+        if np.all(samples == samples[:, :1]):  # no spread in any system: no scipy call
+            # (it would divide by a zero variance): equal means differ by exactly 0, p = 1
+            # as compare gives; unequal constant means differ without doubt, p = 0
+            delta = means[:, None] - means[None, :]
+            low = high = delta[upper_j, upper_i]
+            statistic = delta
+            p = np.where(delta[upper_j, upper_i] == 0, 1.0, 0.0)
+        else:
+            result = scipy.stats.tukey_hsd(*samples)
+            interval = result.confidence_interval(confidence)
+            low, high = interval.low[upper_j, upper_i], interval.high[upper_j, upper_i]
+            statistic = result.statistic
+            p = result.pvalue[upper_j, upper_i]
         rows.append(
             pl.DataFrame(
                 {
@@ -114,9 +124,9 @@ def tukey_hsd(
                     "n": np.full(len(p), values.values.shape[1], dtype=np.int64),
                     "mean": means[upper_j],
                     "baseline_mean": means[upper_i],
-                    "delta": result.statistic[upper_j, upper_i],
-                    "ci_low": interval.low[upper_j, upper_i],
-                    "ci_high": interval.high[upper_j, upper_i],
+                    "delta": statistic[upper_j, upper_i],
+                    "ci_low": low,
+                    "ci_high": high,
                     "p_value": p,
                     "significant": p <= alpha,
                 }

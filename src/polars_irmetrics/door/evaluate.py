@@ -31,6 +31,7 @@ import polars as pl
 
 from polars_irmetrics.door.jg import build_jg_plan
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.ground.buckets import collect_guarded
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
@@ -388,7 +389,7 @@ def evaluate(
     }
     built = EvalOptions.build(**options)
     plan = evaluate_plan(frame.lazy(), parse_metric_list(metrics), tables, built)
-    return plan.collect() if eager else plan
+    return collect_guarded(plan) if eager else plan
 
 
 def evaluate_plan(

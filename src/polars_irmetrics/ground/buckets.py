@@ -17,23 +17,45 @@ sums in query order afterwards.
 
 The result is still lazy: the passes run inside ``collect()``, behind
 :func:`polars.defer`.
+
+Faults: ``spill_dir`` is checked when the plan is built (it must be an existing folder
+this process can write), before any work starts. The temporary folder is removed when
+the evaluation ends, raises or is interrupted (Ctrl-C); a SIGTERM (a scheduler's stop, a
+timeout) removes it too while :func:`spill_guard` is active: the ``irm`` command and
+the eager (DataFrame) entry points collect inside it, and so can a caller that
+collects a LazyFrame from the main thread (``with spill_guard(): plan.collect()``).
+The guard installs its handler only for its duration and restores the previous one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import shutil
+import signal
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Literal, cast
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, MissingFileError
 from polars_irmetrics.ground.progress import track
 from polars_irmetrics.ground.validate import INTERNAL
 
-__all__ = ["ROWS_PER_BUCKET", "Buckets", "check_buckets", "evaluate_in_buckets"]
+__all__ = [
+    "ROWS_PER_BUCKET",
+    "Buckets",
+    "check_buckets",
+    "check_spill_dir",
+    "collect_guarded",
+    "evaluate_in_buckets",
+    "spill_guard",
+]
 
 #: ``buckets="auto"`` aims at this many run rows per bucket: evaluating one takes about
 #: 0.4 GiB with 100-document rankings and string ids (benchmarks/results_out_of_core.md).
@@ -71,6 +93,108 @@ def check_buckets(buckets: object, modes: tuple[str, ...] = ("auto", "auto-memor
     return buckets
 
 
+def check_spill_dir(spill_dir: str | os.PathLike[str] | None) -> None:
+    """Refuse a ``spill_dir`` that is not an existing folder this process can write.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.ground.buckets import check_spill_dir
+    >>> check_spill_dir("/no/such/folder")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MissingFileError: spill_dir='/no/such/folder' does not exist; ...
+    """
+    if spill_dir is None:
+        return
+    folder = Path(os.fspath(spill_dir))
+    shown = f"spill_dir={os.fspath(spill_dir)!r}"
+    if not folder.exists():
+        raise MissingFileError(
+            f"{shown} does not exist; create the folder first, or pass spill_dir=None for "
+            "the system's temporary folder"
+        )
+    if not folder.is_dir():
+        raise InvalidValueError(f"{shown} is a file, not a folder; name a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InvalidValueError(
+            f"{shown} is not writable by this process; choose a folder you can write"
+        )
+
+
+#: The spill folders of the out-of-core runs in progress (removed on SIGTERM).
+_LIVE: set[str] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def _remove_live() -> None:
+    with _LIVE_LOCK:
+        folders = list(_LIVE)
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def spill_guard() -> Iterator[None]:
+    """While active, a SIGTERM first removes the spill folders of the out-of-core runs
+    in progress, then does what the previous handler did (by default: the process
+    ends, killed by SIGTERM). Installed only from the main thread (elsewhere a no-op)
+    and only when SIGTERM is not ignored; the previous handler is restored on exit.
+
+    Examples
+    --------
+    >>> import signal
+    >>> from polars_irmetrics.ground.buckets import spill_guard
+    >>> before = signal.getsignal(signal.SIGTERM)
+    >>> with spill_guard():
+    ...     signal.getsignal(signal.SIGTERM) is before
+    False
+    >>> signal.getsignal(signal.SIGTERM) is before
+    True
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous == signal.SIG_IGN or previous is None:
+        yield
+        return
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        _remove_live()
+        signal.signal(signal.SIGTERM, previous)
+        if callable(previous):
+            previous(signum, frame)
+        else:  # SIG_DFL: end as the signal would have ended the process
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGTERM) is on_sigterm:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def collect_guarded(plan: pl.LazyFrame) -> pl.DataFrame:
+    """``plan.collect()`` under :func:`spill_guard` (the eager entry points' collect)."""
+    with spill_guard():
+        return plan.collect()
+
+
+@contextlib.contextmanager
+def _spill_folder(spill_dir: str | Path | None) -> Iterator[Path]:
+    """A temporary folder in ``spill_dir``, registered for :func:`spill_guard` and
+    removed on exit (success, error or Ctrl-C)."""
+    with tempfile.TemporaryDirectory(prefix="irm-buckets-", dir=spill_dir) as folder:
+        with _LIVE_LOCK:
+            _LIVE.add(folder)
+        try:
+            yield Path(folder)
+        finally:
+            with _LIVE_LOCK:
+                _LIVE.discard(folder)
+
+
 def bucket_count(run: pl.LazyFrame, buckets: int | Literal["auto"]) -> int:
     """The number of buckets: ``buckets`` itself, or one per :data:`ROWS_PER_BUCKET` rows.
 
@@ -96,15 +220,17 @@ def evaluate_in_buckets(
 ) -> pl.LazyFrame:
     """Per-query results of ``evaluate_part`` over hash buckets of queries (module doc).
 
-    Nothing runs until the returned LazyFrame is collected. The temporary folder is
-    made inside ``spill_dir`` (default: the system's temporary folder) and removed
-    when the evaluation ends, whether it succeeds or raises.
+    Nothing runs until the returned LazyFrame is collected; ``spill_dir`` is checked
+    now (:func:`check_spill_dir`). The temporary folder is made inside ``spill_dir``
+    (default: the system's temporary folder) and removed when the evaluation ends,
+    whether it succeeds or raises, and on SIGTERM under :func:`spill_guard`.
     """
+    check_spill_dir(spill_dir)
 
     def run_buckets() -> pl.DataFrame:
-        with tempfile.TemporaryDirectory(prefix="irm-buckets-", dir=spill_dir) as folder:
+        with spill_guard(), _spill_folder(spill_dir) as folder:
             return _split_and_evaluate(
-                run, qrels, groups, Path(folder), query_id, buckets, evaluate_part
+                run, qrels, groups, folder, query_id, buckets, evaluate_part
             )
 
     return pl.defer(run_buckets, schema=schema)

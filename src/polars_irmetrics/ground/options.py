@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.ground.buckets import Buckets, check_buckets
+from polars_irmetrics.ground.buckets import Buckets, check_buckets, check_spill_dir
 from polars_irmetrics.ground.validate import Policy, check_policy
 
 __all__ = ["EvalKwargs", "EvalOptions", "Keys", "Order", "PlanKwargs", "Unmatched"]
@@ -171,8 +171,14 @@ class EvalOptions:
                 f"query_id and doc_id both name column {self.query_id!r}; name two columns"
             )
         level = self.relevance_level
-        if isinstance(level, bool) or not isinstance(level, int | float) or math.isnan(level):
+        if isinstance(level, bool) or not isinstance(level, int | float):
             raise InvalidValueError(f"relevance_level must be a number, got {level!r}")
+        if not math.isfinite(level):
+            raise InvalidValueError(
+                f"relevance_level={level!r} is not a finite number: no label would count as "
+                "relevant (or every one would); pass the lowest relevant label, e.g. "
+                "relevance_level=1"
+            )
         depth = self.depth
         if depth is not None and (
             isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
@@ -185,6 +191,7 @@ class EvalOptions:
             if not isinstance(value, bool):
                 raise InvalidValueError(f"{name} must be True or False, got {value!r}")
         check_buckets(self.buckets)
+        check_spill_dir(self.spill_dir)
         if self.order not in ("auto", "rank", "score"):
             raise InvalidValueError(
                 f"order={self.order!r} is not an order; choose 'auto', 'rank' or 'score'"

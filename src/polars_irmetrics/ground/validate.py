@@ -134,6 +134,14 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "pl.col({col!r}) + 1",
     ),
     (
+        "big_rank",
+        InvalidValueError,
+        "rank",
+        "column {col!r} of the {frame} has {n} rank(s) of 2**63 or more in query {query}; "
+        "a rank counts positions in one list: renumber them 1, 2, 3, ..., e.g. "
+        "pl.col({col!r}).rank('ordinal').over(query_id)",
+    ),
+    (
         "dup_rank",
         DuplicateError,
         "rank",

@@ -19,6 +19,7 @@ expected, when the scan is built.
 
 from __future__ import annotations
 
+import glob
 import io
 import os
 from importlib import resources
@@ -27,8 +28,21 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.errors import FileFormatError, InvalidValueError, MissingFileError
-from polars_irmetrics.io.sources import STDIN, display_name, is_local_path, open_text, raw_bytes
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    FileFormatError,
+    InvalidValueError,
+    MissingFileError,
+)
+from polars_irmetrics.io.sources import (
+    STDIN,
+    display_name,
+    excerpt,
+    is_glob,
+    is_local_path,
+    open_text,
+    raw_bytes,
+)
 from polars_irmetrics.io.trec import read_trec_qrels, scan_trec_run
 
 __all__ = [
@@ -109,7 +123,9 @@ def detect_format(
     lower = text.lower()
     for suffix in (".gz", ".bz2", ".xz", ".zst"):
         lower = lower.removesuffix(suffix)
-    if lower.endswith((".parquet", ".pq")) or "://" in text or any(c in text for c in "*?["):
+    if is_glob(text):
+        return _glob_format(text, what)
+    if lower.endswith((".parquet", ".pq")) or "://" in text:
         return "parquet"
     if text != STDIN and Path(text).is_dir():
         return "parquet"
@@ -127,6 +143,8 @@ def detect_format(
     if lower.endswith(".tsv"):
         return "tsv"
     first = _first_line(head)
+    if _looks_like_trec(first):  # before the comma: a TREC doc id may hold one
+        return "trec"
     if lower.endswith((".jsonl", ".ndjson")) or first.startswith("{"):
         return "jsonl"
     if "," in first:
@@ -134,6 +152,21 @@ def detect_format(
     if "\t" in first and not _looks_like_trec(first):
         return "tsv"
     return "trec"
+
+
+def _glob_format(pattern: str, what: str) -> Literal["parquet", "csv", "tsv", "jsonl"]:
+    """The format of the files a glob matches (that of the first); refused when it
+    matches none, or TREC text (name TREC files one by one)."""
+    matches = sorted(p for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
+    if not matches:
+        raise MissingFileError(f"{pattern}: the pattern matches no file; expected {what}")
+    found = detect_format(glob.escape(matches[0]), what)
+    if found == "trec":
+        raise FileFormatError(
+            f"{pattern}: matches TREC text files ({matches[0]}); a pattern reads Parquet, "
+            "CSV or TSV: name the TREC files one by one"
+        )
+    return found
 
 
 def _first_line(head: bytes) -> str:
@@ -166,20 +199,149 @@ def _check_format(fmt: str, what: str) -> None:
         )
 
 
+def _parquet_files(source: str, what: str) -> list[Path]:
+    """The local Parquet files behind ``source`` (a file, a glob or a folder), each
+    checked to end with Parquet's footer; a folder or glob with none is refused."""
+    if is_glob(source):
+        files = sorted(Path(p) for p in glob.glob(source, recursive=True) if Path(p).is_file())
+        if not files:
+            raise MissingFileError(f"{source}: the pattern matches no file; expected {what}")
+    elif Path(source).is_dir():
+        files = sorted(
+            p for p in Path(source).rglob("*") if p.is_file() and not p.name.startswith((".", "_"))
+        )
+        if not files:
+            raise MissingFileError(f"{source}: the folder holds no file; expected {what}")
+    elif Path(source).exists():
+        files = [Path(source)]
+    else:
+        raise MissingFileError(f"{source}: no such file or folder; expected {what}")
+    for path in files:
+        _check_parquet_footer(path, what)
+    return files
+
+
+def _check_parquet_footer(path: Path, what: str) -> None:
+    with path.open("rb") as handle:
+        head = handle.read(4)
+        size = handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, size - 4))
+        tail = handle.read(4)
+    if head != b"PAR1":
+        raise FileFormatError(f"{path}: not a Parquet file (it does not start with PAR1); "
+                              f"expected {what}")  # fmt: skip
+    if size < 12 or tail != b"PAR1":
+        raise FileFormatError(
+            f"{path}: a truncated Parquet file (it does not end with Parquet's footer, "
+            f"{size} bytes); write it again, or copy it whole; expected {what}"
+        )
+
+
+def _parquet_schema(files: list[Path], what: str) -> None:
+    """Every file's footer read, and their columns the same (a glob or folder)."""
+    first: tuple[Path, pl.Schema] | None = None
+    for path in files:
+        try:
+            with path.open("rb") as handle:  # a handle: '[' in a name is no pattern
+                schema = pl.read_parquet_schema(handle)
+        except (pl.exceptions.PolarsError, OSError):
+            raise FileFormatError(
+                f"{path}: a damaged Parquet file (its footer cannot be read); write it "
+                f"again; expected {what}"
+            ) from None
+        if first is None:
+            first = (path, pl.Schema(schema))
+            continue
+        other = first[1]
+        for name in [*other.names(), *schema]:
+            if name not in schema or name not in other:
+                shown = first[0] if name not in schema else path
+                missing = path if name not in schema else first[0]
+                raise FileFormatError(
+                    f"{missing}: no column {name!r}, which {shown} has; every file of "
+                    f"{what.split(':')[0]} needs the same columns"
+                )
+
+
 def _scan_table(source: str, fmt: str, ids: tuple[str, str], what: str) -> pl.LazyFrame:
     if fmt == "parquet":
         raw = None if not is_local_path(source) and source != STDIN else raw_bytes(source)
         if raw is not None:
             return pl.scan_parquet(io.BytesIO(raw))
-        if is_local_path(source) and not Path(source).exists():
-            raise MissingFileError(f"{source}: no such file or folder; expected {what}")
-        return pl.scan_parquet(source)
+        if "://" in source:
+            return pl.scan_parquet(source)
+        files = _parquet_files(source, what)
+        _parquet_schema(files, what)
+        return pl.scan_parquet(source, glob=is_glob(source) or Path(source).is_dir())
     if fmt == "jsonl":
         return pl.scan_ndjson(open_text(source, what).data)
     separator = "," if fmt == "csv" else "\t"
-    # the path, or the bytes to read; a glob is polars' to expand
-    data = source if any(c in source for c in "*?[") else open_text(source, what).data
-    return pl.scan_csv(data, separator=separator, schema_overrides=dict.fromkeys(ids, pl.String))
+    if is_glob(source):  # polars expands the pattern; every file is typed as a whole
+        return pl.scan_csv(
+            source,
+            separator=separator,
+            schema_overrides=dict.fromkeys(ids, pl.String),
+            infer_schema_length=None,
+        )
+    data = open_text(source, what).data
+    lazy = pl.scan_csv(
+        data,
+        separator=separator,
+        schema_overrides=dict.fromkeys(ids, pl.String),
+        infer_schema_length=None,  # a fractional label or a bad score after row 100
+    )
+    return _check_numbers(lazy, display_name(source))
+
+
+#: Columns that must hold numbers when a table has them (under their default names).
+_NUMBERS = ("rank", "score", "relevance")
+
+
+def _check_numbers(lazy: pl.LazyFrame, name: str) -> pl.LazyFrame:
+    """A CSV/TSV column meant to hold numbers that came out as text: the first line
+    whose value is not a number, named with the file."""
+    try:
+        schema = lazy.collect_schema()
+    except pl.exceptions.PolarsError:
+        raise FileFormatError(
+            f"{name}: not a table polars can read as CSV/TSV (a line with a different "
+            "number of fields, or an unclosed quote); check the separator and the quoting"
+        ) from None
+    for column in _NUMBERS:
+        if column not in schema or schema[column] != pl.String:
+            continue
+        value = pl.col(column)
+        bad = (
+            value.is_not_null() & value.str.strip_chars().cast(pl.Float64, strict=False).is_null()
+        )
+        found = lazy.select(value).with_row_index("line", offset=2).filter(bad).head(1).collect()
+        if found.height:
+            line, text = found.row(0)
+            raise FileFormatError(
+                f"{name}, line {line}: column {column!r} holds {excerpt(text)}, not a number; "
+                "fix or drop the line"
+            )
+    return lazy
+
+
+def _with_columns(table: pl.LazyFrame, source: str, needed: dict[str, str]) -> pl.LazyFrame:
+    """``table``, or :class:`ColumnNotFoundError` naming the file and the argument that
+    names the column it lacks."""
+    try:
+        have = table.collect_schema().names()
+    except pl.exceptions.PolarsError:
+        raise FileFormatError(
+            f"{display_name(source)}: its columns cannot be read (a damaged file, or files "
+            "of a pattern or folder that disagree)"
+        ) from None
+    for keyword, column in needed.items():
+        if column not in have:
+            shown = ", ".join(repr(c) for c in have) or "none"
+            raise ColumnNotFoundError(
+                f"{display_name(source)}: no column {column!r} (its columns: {shown}); name "
+                f"the {keyword.replace('_', ' ')} column with {keyword}=..."
+            )
+    return table
 
 
 def scan_run(
@@ -201,7 +363,8 @@ def scan_run(
     if resolved == "trec":
         frame = scan_trec_run(text)
         return frame.rename({"query_id": query_id, "doc_id": doc_id})
-    return _scan_table(text, resolved, (query_id, doc_id), _RUN)
+    table = _scan_table(text, resolved, (query_id, doc_id), _RUN)
+    return _with_columns(table, text, {"query_id": query_id, "doc_id": doc_id})
 
 
 def scan_qrels(
@@ -223,7 +386,9 @@ def scan_qrels(
     if resolved == "trec":
         frame = read_trec_qrels(text).lazy()
         return frame.rename({"query_id": query_id, "doc_id": doc_id, "relevance": relevance})
-    return _scan_table(text, resolved, (query_id, doc_id), _QRELS)
+    table = _scan_table(text, resolved, (query_id, doc_id), _QRELS)
+    names = {"query_id": query_id, "doc_id": doc_id, "relevance": relevance}
+    return _with_columns(table, text, names)
 
 
 def scan_queries(source: str | os.PathLike[str], *, query_id: str = "query_id") -> pl.LazyFrame:

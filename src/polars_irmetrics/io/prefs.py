@@ -18,6 +18,7 @@ import os
 import polars as pl
 
 from polars_irmetrics.errors import TrecFormatError
+from polars_irmetrics.io.sources import excerpt
 from polars_irmetrics.io.text import read_fields
 
 __all__ = ["read_trec_prefs", "read_trec_qrels_jg", "read_trec_qrels_prefs"]
@@ -35,7 +36,9 @@ def _number(frame: pl.DataFrame, index: int, name: str, path: str) -> pl.Series:
     bad = parsed.filter(pl.col("_v").is_null() | pl.col("_v").is_nan())
     if bad.height:
         number, line, text, _ = bad.row(0)
-        raise TrecFormatError(f"{path}, line {number}: {name} {text!r} is not a number: {line!r}")
+        raise TrecFormatError(
+            f"{path}, line {number}: {name} {excerpt(text)} is not a number: {excerpt(line)}"
+        )
     return parsed.get_column("_v")
 
 

@@ -27,7 +27,9 @@ __all__ = [
     "STDIN",
     "Text",
     "display_name",
+    "excerpt",
     "first_undecodable_line",
+    "is_glob",
     "is_local_path",
     "open_text",
     "raw_bytes",
@@ -58,6 +60,28 @@ class Text:
     def bom(self) -> bool:
         """Whether the text starts with a UTF-8 byte-order mark."""
         return self.head.startswith(_BOM)
+
+
+#: How much of a line or field an error message shows.
+EXCERPT = 80
+
+
+def excerpt(value: str | bytes, limit: int = EXCERPT) -> str:
+    """``repr(value)``, cut to ``limit`` characters (or bytes) with the full length said:
+    an error names the line at fault without echoing a 30 MB line whole.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.io.sources import excerpt
+    >>> excerpt("q1 Q0 d1 1 x")
+    "'q1 Q0 d1 1 x'"
+    >>> excerpt("x" * 1000, limit=5)
+    "'xxxxx'... (1000 characters)"
+    """
+    if len(value) <= limit:
+        return repr(value)
+    unit = "bytes" if isinstance(value, bytes) else "characters"
+    return f"{value[:limit]!r}... ({len(value)} {unit})"
 
 
 def display_name(source: str) -> str:
@@ -191,7 +215,9 @@ def _check_text(name: str, head: bytes, what: str, error: type[FileFormatError])
         start = head.rfind(b"\n", 0, bad.start) + 1
         end = head.find(b"\n", bad.start)
         raw = head[start : end if end >= 0 else len(head)].rstrip(b"\r")
-        raise error(f"{name}, line {number}: not valid UTF-8: {raw!r}; expected {what}") from None
+        raise error(
+            f"{name}, line {number}: not valid UTF-8: {excerpt(raw)}; expected {what}"
+        ) from None
 
 
 def first_undecodable_line(source: str) -> tuple[int, bytes] | None:
@@ -223,6 +249,14 @@ def first_undecodable_line(source: str) -> tuple[int, bytes] | None:
     return None
 
 
+def is_glob(source: str) -> bool:
+    """Whether ``source`` is a pattern of local files (``runs/*.parquet``): it has ``*``,
+    ``?`` or ``[`` and names no existing path itself (``runs/[2024].txt`` may be a file)."""
+    if source == STDIN or "://" in source or not any(c in source for c in "*?["):
+        return False
+    return not Path(source).exists()
+
+
 def is_local_path(source: str) -> bool:
     """Whether ``source`` names one local file (not a glob, a URL or standard input)."""
-    return source != STDIN and "://" not in source and not any(c in source for c in "*?[")
+    return source != STDIN and "://" not in source and not is_glob(source)

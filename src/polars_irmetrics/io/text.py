@@ -12,6 +12,7 @@ import warnings
 import polars as pl
 
 from polars_irmetrics.errors import TrecFormatError
+from polars_irmetrics.io.sources import excerpt
 
 __all__ = ["read_fields"]
 
@@ -68,6 +69,6 @@ def read_fields(path: str, count: int, names: str) -> pl.DataFrame:
         number, line, fields = bad.row(0)
         raise TrecFormatError(
             f"{path}, line {number}: expected {count} whitespace-separated fields ({names}), "
-            f"got {len(fields)}: {line!r}"
+            f"got {len(fields)}: {excerpt(line)}"
         )
     return frame

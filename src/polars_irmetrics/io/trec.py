@@ -42,7 +42,13 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     TrecFormatError,
 )
-from polars_irmetrics.io.sources import display_name, first_undecodable_line, open_text
+from polars_irmetrics.io.output import write_atomic
+from polars_irmetrics.io.sources import (
+    display_name,
+    excerpt,
+    first_undecodable_line,
+    open_text,
+)
 
 __all__ = [
     "read_trec_qrels",
@@ -474,7 +480,7 @@ def _collect(
             raise
         number, raw = found
         name = display_name(path)
-        raise TrecFormatError(f"{name}, line {number}: not valid UTF-8: {raw!r}") from err
+        raise TrecFormatError(f"{name}, line {number}: not valid UTF-8: {excerpt(raw)}") from err
     return _checked(frame, path=path, describe=describe, keep_all=keep_all)
 
 
@@ -487,25 +493,29 @@ def _run_problem(keep_rank: bool) -> Describe:
         fields = _split(line)
         if row[_N] < 6:
             return (
-                f"expected 6 whitespace-separated fields ({_RUN_FIELDS}), got {row[_N]}: {line!r}"
+                f"expected 6 whitespace-separated fields ({_RUN_FIELDS}), got {row[_N]}: "
+                f"{excerpt(line)}"
             )
         if keep_rank and row["rank"] is None:
-            return f"rank {fields[3]!r} is not an integer: {line!r}"
-        return f"score {fields[4]!r} is not a number: {line!r}"
+            return f"rank {excerpt(fields[3])} is not an integer: {excerpt(line)}"
+        return f"score {excerpt(fields[4])} is not a number: {excerpt(line)}"
 
     return describe
 
 
 def _qrels_problem(row: Mapping[str, Any], line: str) -> str:
     if row[_N] != 4:
-        return f"expected 4 whitespace-separated fields ({_QRELS_FIELDS}), got {row[_N]}: {line!r}"
+        return (
+            f"expected 4 whitespace-separated fields ({_QRELS_FIELDS}), got {row[_N]}: "
+            f"{excerpt(line)}"
+        )
     token = _split(line)[3]
     value = row[_REL_FLOAT]
     if value is None:
-        return f"relevance {token!r} is not a number: {line!r}"
+        return f"relevance {excerpt(token)} is not a number: {excerpt(line)}"
     if not math.isfinite(value):
-        return f"relevance {token!r} is not a finite number: {line!r}"
-    return f"relevance {token!r} is not an integer (relevance_dtype=Int64): {line!r}"
+        return f"relevance {excerpt(token)} is not a finite number: {excerpt(line)}"
+    return f"relevance {excerpt(token)} is not an integer (relevance_dtype=Int64): {excerpt(line)}"
 
 
 # --------------------------------------------------------------------------- writing
@@ -642,11 +652,15 @@ def write_trec_run(
         )
     )
     target = _path(path)
-    if target.endswith(".gz"):
-        with gzip.open(target, "wb") as handle:
-            _write_lines(out, cast(IO[bytes], handle))
+    write_atomic(target, partial(_write_file, out, compress=target.endswith(".gz")))
+
+
+def _write_file(out: pl.DataFrame, handle: IO[bytes], *, compress: bool) -> None:
+    if compress:
+        with gzip.GzipFile(fileobj=handle, mode="wb") as packed:
+            _write_lines(out, cast(IO[bytes], packed))
     else:
-        _write_lines(out, target)
+        _write_lines(out, handle)
 
 
 def _write_lines(out: pl.DataFrame, target: str | IO[bytes]) -> None:

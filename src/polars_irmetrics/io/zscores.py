@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError, TrecFormatError
+from polars_irmetrics.io.sources import excerpt
 from polars_irmetrics.io.text import read_fields
 
 __all__ = ["ZScores", "read_trec_zscores"]
@@ -170,12 +171,14 @@ def read_trec_zscores(source: str | os.PathLike[str]) -> ZScores:
                 value = float(text)  # nan is read, as trec_eval's atof reads it
             except ValueError:
                 raise TrecFormatError(
-                    f"{path}, line {number}: {name} {text!r} is not a number: {line!r}"
+                    f"{path}, line {number}: {name} {excerpt(text)} is not a number: "
+                    f"{excerpt(line)}"
                 ) from None
             numbers.append(value)
         if numbers[1] < 0:
             raise TrecFormatError(
-                f"{path}, line {number}: standard deviation {std_text!r} is negative: {line!r}"
+                f"{path}, line {number}: standard deviation {excerpt(std_text)} is negative: "
+                f"{excerpt(line)}"
             )
         if (qid, measure) in entries:
             raise TrecFormatError(

@@ -18,6 +18,8 @@ from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
 from polars_irmetrics.offline.columns import RANK, SRC
 from polars_irmetrics.offline.setup import Setup
 
+_INT64_MAX = 2**63 - 1
+
 __all__ = [
     "bad_rows",
     "doc_fingerprint",
@@ -60,6 +62,7 @@ def bad_rows(run: pl.LazyFrame, setup: Setup) -> pl.LazyFrame:
         if not setup.check.judged_table:  # there, a null rank means "not retrieved"
             kinds["null_rank"] = r.is_null()
         kinds["bad_rank"] = r < 1  # null for a null rank: the filter drops it, sum skips it
+        kinds["big_rank"] = r > _INT64_MAX
     else:
         s = pl.col(setup.score).cast(pl.Float64)
         if not setup.check.judged_table:  # there, a null score means "not retrieved"

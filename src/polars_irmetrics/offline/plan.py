@@ -95,7 +95,7 @@ def build_plan(
     from_queries: tuple[str, ...] = ()
     if queries is not None:
         run, qrels, from_queries = with_query_attributes(run, qrels, queries, options)
-    setup = resolve(run, qrels, options, from_queries)
+    setup = resolve(run, qrels, options, from_queries, outputs=[label for label, _ in requests])
     buckets = options.buckets
     if buckets == "auto-memory":  # one plan or out of core, from the run's size
         buckets = resolve_buckets(run, options)
@@ -334,7 +334,10 @@ def _with_positions(
     at several times the cost, to place documents that are mostly never read.
     """
     if setup.order == "rank":
-        return keep(run.with_columns(pl.col(setup.rank).cast(pl.Int64).alias(RANK)))
+        # not strict: a rank beyond Int64 (a UInt64 at 2**63 or more) is refused by the
+        # data checks (big_rank), not by polars' cast
+        rank = pl.col(setup.rank).cast(pl.Int64, strict=False)
+        return keep(run.with_columns(rank.alias(RANK)))
     keys = list(setup.keys)
     score = setup.score
     doc = pl.col(setup.doc_id)

@@ -8,12 +8,13 @@ schemas tell (missing columns, dtypes, where each group key lives).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError
+from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import CheckSpec, check_numeric, id_kind, require_columns
 
@@ -40,11 +41,59 @@ class Setup:
     relevance_level: float
 
 
+def _common_integer(left: pl.DataType, right: pl.DataType) -> pl.DataType:
+    """An integer dtype that holds every value of both id columns: Int64, or where a
+    UInt64 (ids up to 2**64 - 1) is involved UInt64 beside unsigned, Int128 beside signed."""
+    if pl.UInt64() not in (left, right):
+        return pl.Int64()
+    signed = left.is_signed_integer() or right.is_signed_integer()
+    return pl.Int128() if signed else pl.UInt64()
+
+
+def _check_names(
+    options: EvalOptions,
+    order: Literal["rank", "score"],
+    outputs: Sequence[str],
+    judged_table: bool,
+) -> None:
+    """Each role (query id, document id, order, relevance) its own column; group keys
+    none of them and none of the result's columns (``num_q``, the metric labels)."""
+    roles = {"query_id": options.query_id, "doc_id": options.doc_id}
+    roles[order] = options.rank if order == "rank" else options.score
+    if judged_table:
+        roles["relevance"] = options.relevance
+    seen: dict[str, str] = {}
+    for role, column in roles.items():
+        if column in seen:
+            raise InvalidValueError(
+                f"{seen[column]}={column!r} and {role}={column!r} name the same column; each "
+                f"needs its own column: pass {role}= with the name of the {role} column"
+            )
+        seen[column] = role
+    by_keys = options.by_keys
+    for key in by_keys:
+        if key in seen:
+            raise InvalidValueError(
+                f"by={list(by_keys)!r} names {key!r}, which is the {seen[key]} column; "
+                "group by another column, or pass the " + seen[key] + " column's name as "
+                f"{seen[key]}="
+            )
+        taken = ["num_q", *outputs] if not options.per_query else list(outputs)
+        if key in taken:
+            raise InvalidValueError(
+                f"by={list(by_keys)!r} names {key!r}, which is also a column of the result "
+                f"({', '.join(repr(c) for c in taken)}); rename the key first, e.g. "
+                f"run.rename({{{key!r}: {key + '_key'!r}}}), and pass by={key + '_key'!r}"
+            )
+
+
 def resolve(
     run: pl.LazyFrame,
     qrels: pl.LazyFrame | None,
     options: EvalOptions,
     from_queries: tuple[str, ...] = (),
+    *,
+    outputs: Sequence[str] = (),
 ) -> Setup:
     by_keys = options.by_keys
     order, depth = options.order, options.depth
@@ -75,6 +124,7 @@ def resolve(
     else:
         resolved = order
     order_col = rank if resolved == "rank" else score
+    _check_names(options, resolved, outputs, judged_table)
     require_columns(
         run_schema,
         [order_col],
@@ -118,7 +168,7 @@ def resolve(
                     f"e.g. pl.col({column!r}).cast(pl.String) on both"
                 )
             if kind == "integer" and run_schema[column] != qrels_schema[column]:
-                cast_ids[column] = pl.Int64()
+                cast_ids[column] = _common_integer(run_schema[column], qrels_schema[column])
         qrels_keys = (*(k for k in by_keys if k in qrels_schema), query_id)
         run_only_by = tuple(k for k in by_keys if k not in qrels_schema)
         for key in by_keys:

@@ -218,6 +218,11 @@ def ab_test(
             f"control arm {control!r} is not in column {arm!r} of the log (its arms: "
             f"{shown}); name the control arm with control=..."
         )
+    if len(arms) < 2:
+        raise InvalidValueError(
+            f"column {arm!r} of the log holds one arm ({control!r}); an A/B test needs a "
+            "control and at least one treatment: check the arm column (arm=...) or the log"
+        )
     shares = _shares(split, arms, arm)
     srm = _srm(counts, by_keys, arm, shares)
     rows = _rows(moments, counts, requests, by_keys, arm, control)

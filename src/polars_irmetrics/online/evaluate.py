@@ -20,7 +20,7 @@ from typing import Literal, overload
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.ground.buckets import check_buckets, evaluate_in_buckets
+from polars_irmetrics.ground.buckets import check_buckets, collect_guarded, evaluate_in_buckets
 from polars_irmetrics.ground.inputs import as_polars
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
@@ -211,7 +211,7 @@ def evaluate_online(
         buckets=buckets,
         spill_dir=spill_dir,
     )
-    return out.collect() if eager else out
+    return collect_guarded(out) if eager else out
 
 
 def build_online_plan(

@@ -33,7 +33,14 @@ from polars_irmetrics.metrics.online import ClickMetric, ClickScope
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.online.columns import LogColumns
 
-__all__ = ["SessionPlan", "denominator", "numerator", "raise_on_bad_sessions", "session_plan"]
+__all__ = [
+    "SessionPlan",
+    "denominator",
+    "numerator",
+    "optional_columns",
+    "raise_on_bad_sessions",
+    "session_plan",
+]
 
 
 def numerator(label: str) -> str:
@@ -193,6 +200,44 @@ def _numeric(schema: pl.Schema, column: str) -> pl.Expr:
     return pl.col(column).cast(pl.Float64)
 
 
+def _metric_values(scope: ClickScope, label: str, req: MetricRequest) -> list[pl.Expr]:
+    params = req.params(1.0)
+    values = [req.metric.compute(scope, params).alias(label)]
+    metric = req.metric
+    if isinstance(metric, ClickMetric) and metric.ratio is not None:
+        num, den = metric.ratio
+        values.append(num(scope, params).alias(numerator(label)))
+        values.append(den(scope, params).alias(denominator(label)))
+    return values
+
+
+def optional_columns(requests: Sequence[tuple[str, MetricRequest]]) -> dict[str, set[str]]:
+    """The optional log columns (``"dwell"``, ``"converted"``, ``"timestamp"``) each
+    click metric reads, by label: what a log without them cannot feed.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> from polars_irmetrics.online.sessions import optional_columns
+    >>> optional_columns(parse_metric_list(["ctr@10", "sat_click_rate"]))
+    {'ctr@10': set(), 'sat_click_rate': {'dwell'}}
+    """
+    _ensure_click_metrics(requests)
+    scope = ClickScope(
+        "position",
+        "clicked",
+        dwell=pl.col("dwell"),
+        converted=pl.col("converted"),
+        timestamp=pl.col("timestamp"),
+    )
+    out: dict[str, set[str]] = {}
+    for label, req in requests:
+        scope.used = set()
+        _metric_values(scope, label, req)
+        out[label] = set(scope.used)
+    return out
+
+
 def session_plan(
     log: pl.LazyFrame,
     requests: Sequence[tuple[str, MetricRequest]],
@@ -241,22 +286,23 @@ def session_plan(
         timestamp=given["timestamp"],
     )
     values: list[pl.Expr] = []
+    reads: dict[str, set[str]] = {}
+    used: set[str] = set()
     for label, req in requests:
-        params = req.params(1.0)
-        values.append(req.metric.compute(scope, params).alias(label))
-        metric = req.metric
-        if isinstance(metric, ClickMetric) and metric.ratio is not None:
-            num, den = metric.ratio
-            values.append(num(scope, params).alias(numerator(label)))
-            values.append(den(scope, params).alias(denominator(label)))
-    for role in sorted(scope.used):
+        scope.used = set()
+        values.extend(_metric_values(scope, label, req))
+        reads[label] = set(scope.used)
+        used |= scope.used
+    scope.used = used
+    for role in sorted(used):
         name = optional[role]
         if exprs[role] is None:
-            metric_names = ", ".join(repr(label) for label, _ in requests)
+            metric_names = ", ".join(repr(label) for label, _ in requests if role in reads[label])
             raise ColumnNotFoundError(
                 f"column {name!r} not found in the log (its columns: "
-                f"{', '.join(repr(c) for c in schema.names())}); a metric of {metric_names} "
-                f"reads the {role}: add it, or name yours with {role}=..."
+                f"{', '.join(repr(c) for c in schema.names())}); {metric_names} read"
+                f"{'s' if metric_names.count(',') == 0 else ''} the {role}: add it, name yours "
+                f"with {role}=..., or leave the metric out"
             )
     checks = _checks(schema, columns, clicked, exprs, scope.used)
     frame = log.group_by(list(keys)).agg(*values, *checks)

@@ -9,7 +9,7 @@ from typing import Literal, TypeVar, overload
 
 import polars as pl
 
-from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.inputs import as_polars
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
@@ -20,6 +20,10 @@ __all__ = ["beyond_accuracy", "split_metrics", "with_beyond_accuracy"]
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 Frame = pl.DataFrame | pl.LazyFrame
+
+
+#: What :func:`beyond_accuracy` does with a recommended item it has no data for.
+UnseenItems = Literal["error", "drop"]
 
 
 @overload
@@ -37,6 +41,7 @@ def beyond_accuracy(
     score: str = ...,
     relevance: str | None = ...,
     features: str = ...,
+    unseen_items: UnseenItems = ...,
 ) -> pl.DataFrame: ...
 
 
@@ -55,6 +60,7 @@ def beyond_accuracy(
     score: str = ...,
     relevance: str | None = ...,
     features: str = ...,
+    unseen_items: UnseenItems = ...,
 ) -> pl.LazyFrame: ...
 
 
@@ -72,6 +78,7 @@ def beyond_accuracy(
     score: str = "score",
     relevance: str | None = None,
     features: str = "features",
+    unseen_items: UnseenItems = "error",
 ) -> Frame:
     """Beyond-accuracy metrics of a recommendation table, one row per ``by`` group.
 
@@ -103,6 +110,12 @@ def beyond_accuracy(
         How a cutoff ranks each user's list: ``"rank"`` (the ``rank`` column),
         ``"score"`` (descending, ties broken by the item id descending compared as text,
         as :func:`~polars_irmetrics.evaluate` does) or ``"auto"`` (``rank`` if present).
+    unseen_items
+        A recommended item the interactions never saw (no popularity: novelty), or that
+        has no row in ``item_features`` (similarity: diversity, serendipity): ``"error"``
+        (the default) refuses the call naming the item; ``"drop"`` leaves such
+        recommendations out of every metric, as if they had not been made (a cold item
+        then counts neither in coverage nor in a list's novelty or diversity).
     relevance
         A column of the recommendations weighting each item's serendipity (Microsoft
         Recommenders' ``col_relevance``; they store it as float16, so give 0/1 or other
@@ -171,6 +184,12 @@ items): add its interactions to interactions=..., or drop it from the recommenda
     recommendations = as_polars(recommendations, "recommendations")
     interactions = None if interactions is None else as_polars(interactions, "interactions")
     item_features = None if item_features is None else as_polars(item_features, "item_features")
+    if unseen_items not in ("error", "drop"):
+        raise InvalidValueError(
+            f"unseen_items={unseen_items!r} is not a policy; choose 'error' (refuse a "
+            "recommended item the interactions or item_features lack) or 'drop' (leave "
+            "such recommendations out)"
+        )
     options = RecsysOptions(
         by=by,
         user_id=user_id,
@@ -186,8 +205,27 @@ items): add its interactions to interactions=..., or drop it from the recommenda
         None if interactions is None else interactions.lazy(),
         None if item_features is None else item_features.lazy(),
     )
+    if unseen_items == "drop":
+        tables = _without_unseen(tables, options)
     plan = build_recsys_plan(tables, parse_metric_list(metrics), options)
     return plan.collect() if isinstance(recommendations, pl.DataFrame) else plan
+
+
+def _without_unseen(tables: Tables, options: RecsysOptions) -> Tables:
+    """The recommendations less the items the interactions (of the same ``by`` group,
+    where the interactions carry its keys) or the item features do not have."""
+    recommendations = tables.recommendations
+    item = options.item_id
+    for known in (tables.interactions, tables.item_features):
+        if known is None:
+            continue
+        names = known.collect_schema().names()
+        if item not in names:
+            continue  # the plan's own check names the missing column
+        keys = [k for k in options.by_keys if k in names]
+        seen = known.select(*keys, item).unique()
+        recommendations = recommendations.join(seen, on=[*keys, item], how="semi")
+    return Tables(recommendations, tables.interactions, tables.item_features)
 
 
 def split_metrics(

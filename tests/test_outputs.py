@@ -1,0 +1,236 @@
+"""Every output goes through io/output.py: the suffix names the format, --format overrides,
+files are written atomically; ``irm metrics``; CLI errors name flags; README's example runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_irmetrics as irm
+from polars_irmetrics.cli.main import main
+from polars_irmetrics.errors import InvalidValueError, MissingFileError
+from polars_irmetrics.io.files import sample_paths
+from polars_irmetrics.io.output import write_atomic, write_table
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN_TXT = "q1 Q0 a 1 3.0 sys\nq1 Q0 b 2 2.0 sys\nq2 Q0 a 1 1.0 sys\n"
+QRELS_TXT = "q1 0 b 1\nq2 0 a 0\nq3 0 z 2\n"
+
+
+def irm_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The ``irm`` command in a fresh process (the exit status and stderr are the contract)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(
+        [sys.executable, "-m", "polars_irmetrics", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.fixture
+def trec_files(tmp_path: Path) -> tuple[Path, Path]:
+    run, qrels = tmp_path / "bm25.txt", tmp_path / "qrels.txt"
+    run.write_text(RUN_TXT)
+    qrels.write_text(QRELS_TXT)
+    return run, qrels
+
+
+def _expected(run: Path, qrels: Path) -> pl.DataFrame:
+    return irm.evaluate(irm.read_trec_run(run), ["map"], qrels=irm.read_trec_qrels(qrels))
+
+
+# ------------------------------------------------------------------ suffix picks the format
+def test_evaluate_output_suffix_picks_the_format(
+    trec_files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    run, qrels = trec_files
+    args = ["evaluate", str(run), "--qrels", str(qrels), "-m", "map"]
+    expected = _expected(run, qrels)
+    for suffix in (".parquet", ".csv", ".json", ".md", ".tex"):
+        assert main([*args, "-o", str(tmp_path / f"out{suffix}")]) == 0
+    assert_frame_equal(pl.read_parquet(tmp_path / "out.parquet"), expected)
+    assert_frame_equal(pl.read_csv(tmp_path / "out.csv"), expected, check_dtypes=False)
+    assert json.loads((tmp_path / "out.json").read_text()) == expected.to_dicts()
+    num_q, map_text = expected["num_q"].item(), f"{expected['map'].item():.4f}"
+    assert (tmp_path / "out.md").read_text() == (
+        f"| num_q | map |\n|---:|---:|\n| {num_q} | {map_text} |\n"
+    )
+    assert (tmp_path / "out.tex").read_text() == (
+        "\\begin{tabular}{rr}\n\\toprule\nnum\\_q & map \\\\\n\\midrule\n"
+        f"{num_q} & {map_text} \\\\\n\\bottomrule\n\\end{{tabular}}\n"
+    )
+    # --format overrides the suffix; an unknown suffix is the aligned table
+    assert main([*args, "-o", str(tmp_path / "x.parquet"), "--format", "csv"]) == 0
+    assert (tmp_path / "x.parquet").read_text() == (tmp_path / "out.csv").read_text()
+    assert main([*args, "-o", str(tmp_path / "x.out")]) == 0
+    assert (tmp_path / "x.out").read_text().splitlines()[0].split() == ["num_q", "map"]
+
+
+def test_compare_and_ab_and_metrics_follow_the_suffix(tmp_path: Path) -> None:
+    runs, qrels = sample_paths()
+    args = ["compare", "--qrels", str(qrels), *map(str, runs[:2]), "-m", "map"]
+    assert main([*args, "-o", str(tmp_path / "c.parquet")]) == 0
+    assert main([*args, "-o", str(tmp_path / "c.tex")]) == 0
+    tidy = pl.read_parquet(tmp_path / "c.parquet")
+    assert tidy.select("metric", "system", "baseline").row(0) == ("map", "run_dense", "run_bm25")
+    assert (tmp_path / "c.tex").read_text().startswith("\\begin{tabular}{ll}\n\\toprule")
+    assert main(["ab", "--sample", "-m", "ctr@10", "-o", str(tmp_path / "ab.parquet")]) == 0
+    assert "warnings" in pl.read_parquet(tmp_path / "ab.parquet").columns
+    assert main(["metrics", "recip_rank", "-o", str(tmp_path / "m.csv")]) == 0
+    assert pl.read_csv(tmp_path / "m.csv").row(0)[:1] == ("mrr",)
+
+
+def test_fuse_and_trec_eval_follow_the_suffix(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("q1 Q0 x 1 3 a\nq1 Q0 y 2 2 a\n")
+    (tmp_path / "b.txt").write_text("q1 Q0 y 1 5 b\nq1 Q0 z 2 1 b\n")
+    (tmp_path / "q.txt").write_text("q1 0 y 1\n")
+    runs = [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    assert main(["fuse", *runs, "-o", str(tmp_path / "f.csv")]) == 0
+    assert main(["fuse", *runs, "-o", str(tmp_path / "f.run")]) == 0
+    fused = pl.read_csv(tmp_path / "f.csv")
+    assert fused["doc_id"].to_list() == ["y", "x", "z"]
+    assert (tmp_path / "f.run").read_text().splitlines()[0].split()[:4] == ["q1", "Q0", "y", "1"]
+    te = ["trec-eval", "-m", "map", "-m", "P.1", str(tmp_path / "q.txt"), runs[0]]
+    assert main([*te, "-o", str(tmp_path / "t.txt")]) == 0
+    assert main([*te, "-o", str(tmp_path / "t.parquet")]) == 0
+    assert (tmp_path / "t.txt").read_text().splitlines()[0].split() == ["map", "all", "0.5000"]
+    assert pl.read_parquet(tmp_path / "t.parquet").rows() == [
+        ("map", "all", 0.5),
+        ("P_1", "all", 0.0),
+    ]  # fmt: skip
+
+
+def test_evaluate_output_errors_one_line_exit_2(
+    trec_files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    run, qrels = trec_files
+    args = ["evaluate", str(run), "--qrels", str(qrels), "-m", "map"]
+    missing = tmp_path / "nope" / "out.csv"
+    done = irm_cli(*args, "-o", str(missing))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"irm: error: {missing}: cannot write, the folder {str(missing.parent)!r} does not "
+        "exist; create it first\n"
+    )
+    done = irm_cli(*args, "--format", "parquet")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "irm: error: --format parquet writes a binary file: name it with -o FILE.parquet\n"
+    )
+
+
+# ------------------------------------------------------------------ atomic writes
+@pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame"])
+def test_write_table_is_atomic_and_leaves_no_temporary(kind: str, tmp_path: Path) -> None:
+    target = tmp_path / "out.parquet"
+    target.write_bytes(b"the previous output")
+    frame = pl.DataFrame({"a": [1, 2]})
+    source = frame.lazy() if kind == "LazyFrame" else frame
+    written = source.collect() if isinstance(source, pl.LazyFrame) else source
+    write_table(written, target)
+    assert_frame_equal(pl.read_parquet(target), frame)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.parquet"]
+
+    def half_then_fail(handle: object) -> None:
+        handle.write(b"half")  # type: ignore[attr-defined]
+        raise RuntimeError("stopped")
+
+    with pytest.raises(RuntimeError, match="stopped"):
+        write_atomic(target, half_then_fail)
+    assert_frame_equal(pl.read_parquet(target), frame)  # the old file, whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.parquet"]
+
+
+def test_write_table_refusals(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"a": [1]})
+    with pytest.raises(InvalidValueError, match=re.escape(
+        f"{tmp_path / 'x.xyz'}: the suffix names no output format; use one of .csv, .json, "
+        ".markdown, .md, .parquet, .pq, .tex, or name the format (format csv)"
+    )):  # fmt: skip
+        write_table(frame, tmp_path / "x.xyz")
+    with pytest.raises(MissingFileError, match=re.escape("does not exist; create it first")):
+        write_table(frame, tmp_path / "no" / "x.csv")
+    with pytest.raises(InvalidValueError, match=re.escape(
+        "format 'yaml' is not a known output format; choose one of table, csv, json, "
+        "markdown, latex, parquet"
+    )):  # fmt: skip
+        write_table(frame, tmp_path / "x.csv", "yaml")
+
+
+def test_write_trec_run_is_atomic(tmp_path: Path) -> None:
+    target = tmp_path / "run.txt"
+    frame = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]})
+    for run in (frame, frame.lazy()):
+        irm.write_trec_run(run, target)
+        assert target.read_text() == "q1 Q0 d1 1 1.0 irm\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.txt"]
+
+
+# ------------------------------------------------------------------ irm metrics
+def test_irm_metrics_lists_names_aliases_summaries() -> None:
+    done = irm_cli("metrics", "recip_rank")
+    assert done.returncode == 0, done.stderr
+    header, _, row = done.stdout.splitlines()
+    assert header.split() == ["name", "aliases", "reads", "summary"]
+    mrr = irm.get_metric("mrr")
+    assert row.startswith("mrr")
+    assert ", ".join(a.name for a in mrr.aliases) in row
+    assert row.endswith(mrr.summary.splitlines()[0])
+    every = irm_cli("metrics")
+    assert len(every.stdout.splitlines()) == 2 + len(irm.list_metrics())
+    none = irm_cli("metrics", "no-such-metric")
+    assert (none.returncode, none.stderr) == (
+        2,
+        "irm: error: no metric matches 'no-such-metric'; run 'irm metrics' for every metric\n",
+    )
+
+
+# ------------------------------------------------------------------ flags, not keywords
+def test_cli_errors_name_flags_not_keywords(tmp_path: Path) -> None:
+    (tmp_path / "run.txt").write_text(RUN_TXT)
+    (tmp_path / "qrels.csv").write_text("query_id,doc_id,label\nq1,b,1\n")
+    done = irm_cli("evaluate", "run.txt", "--qrels", "qrels.csv", "-m", "map", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "irm: error: qrels.csv: no column 'relevance' (its columns: 'query_id', 'doc_id', "
+        "'label'); name the relevance column with --relevance COL\n"
+    )
+    done = irm_cli("evaluate", "--sample", "--relevance-level", "nan")
+    assert done.returncode == 2
+    assert "relevance_level" not in done.stderr
+    assert "--relevance-level" in done.stderr
+
+
+# ------------------------------------------------------------------ README
+def test_readme_thirty_second_example_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## Thirty seconds", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    runs, qrels = sample_paths()
+    (tmp_path / "runs").mkdir()
+    shutil.copy(runs[0], tmp_path / "runs" / "bm25.parquet")
+    shutil.copy(runs[1], tmp_path / "runs" / "dense.parquet")
+    shutil.copy(qrels, tmp_path / "qrels.parquet")
+    monkeypatch.chdir(tmp_path)
+    names: dict[str, object] = {}
+    exec(compile(block, "README.md", "exec"), names)
+    judged = names["judged"]
+    assert isinstance(judged, pl.LazyFrame)
+    by_expression = judged.group_by("query_id").agg(irm.ndcg(k=10)).collect().sort("query_id")
+    by_evaluate = irm.evaluate(
+        pl.read_parquet(runs[0]), ["ndcg@10"], qrels=pl.read_parquet(qrels), per_query=True
+    ).sort("query_id")
+    assert_frame_equal(by_expression, by_evaluate.select(by_expression.columns))
