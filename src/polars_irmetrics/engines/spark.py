@@ -69,6 +69,9 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
         "pip install 'polars_irmetrics[spark]'"
     ) from exc
 
+# after pyspark's own import, which names the extra when it is missing
+from polars_irmetrics.engines._spark_partitions import per_query_in_partitions
+
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
@@ -103,6 +106,7 @@ def evaluate(
     score: str = "score",
     relevance: str = "relevance",
     partitions: int | None = None,
+    partitioned_by: str | None = None,
     progress: bool | None = None,
 ) -> DataFrame:
     """Evaluate a run held in Spark against judgments: per-query values or means.
@@ -122,7 +126,19 @@ def evaluate(
         How many parts the queries are hashed into (each part is one task's work):
         default ``spark.sql.shuffle.partitions``. A part's rows are held in one Python
         worker's memory, so raise it for larger logs (aim at a few million run rows
-        per part).
+        per part). Not with ``partitioned_by``.
+    partitioned_by
+        A hive partition column of the run's Parquet files (``qhash`` of
+        ``run/qhash=07/part-0.parquet``) that keeps each query whole: no query has rows
+        under two of its values, in the run or, when they carry it, in the judgments.
+        Then the run is **not shuffled**: the run must be a plain read of those files
+        (``spark.read.parquet(...)``, columns selected or not), one task per value
+        reads its files with polars on the executor, and only the per-query values
+        travel. Judgments stored the same way are read by the task of their value;
+        other judgments are collected on the driver and broadcast (keep them small, or
+        store them in the same partitions). A query found under two values raises
+        :class:`~polars_irmetrics.errors.InvalidValueError` naming it. As in
+        :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
     progress
         Draw the running stages' tasks on standard error: ``None`` (default) only on
         a terminal, ``True`` always, ``False`` never.
@@ -136,7 +152,9 @@ def evaluate(
     Raises
     ------
     ColumnNotFoundError, ColumnTypeError, UnknownMetricError, MetricParameterError
-        Raised on the driver before any Spark job starts.
+        Raised on the driver before any Spark job starts (``partitioned_by`` not a
+        column of the run included; not a hive partition column of a plain read of
+        Parquet files: :class:`~polars_irmetrics.errors.InvalidValueError`).
     InvalidValueError, DuplicateError, QuerySetError
         Found in the data by a task and raised by this call, with the message
         :func:`polars_irmetrics.evaluate` gives.
@@ -150,6 +168,11 @@ def evaluate(
         qrels = spark.read.parquet("s3://logs/qrels/")
         means = irm_spark.evaluate(run, ["ndcg@10"], qrels=qrels, by="day")
         means.write.parquet("s3://reports/means/")
+
+    Logs hive-partitioned by a hash of the query, evaluated where they lie::
+
+        run = spark.read.parquet("s3://logs/run/")  # run/qhash=00/ ... run/qhash=63/
+        means = irm_spark.evaluate(run, ["ndcg@10"], qrels=qrels, partitioned_by="qhash")
     """
     _ensure_frame(run, "run")
     if qrels is not None:
@@ -173,8 +196,24 @@ def evaluate(
         _arrow(run.schema), None if qrels is None else _arrow(qrels.schema), metrics, options
     )
     spark = run.sparkSession
-    count = _partitions(spark, partitions)
-    values = (_per_query_map if STRATEGY == "map" else _per_query)(run, qrels, job, count)
+    if partitioned_by is not None:
+        if partitions is not None:
+            raise InvalidValueError(
+                f"partitions={partitions!r} and partitioned_by={partitioned_by!r} exclude "
+                "each other: with partitioned_by each value of the column makes one task; "
+                "drop partitions="
+            )
+        values = per_query_in_partitions(
+            run,
+            qrels,
+            job,
+            partitioned_by,
+            _spark_schema(job.per_query_schema, job.keys),
+            lambda frame: _compute(frame, spark, progress),
+        )
+    else:
+        count = _partitions(spark, partitions)
+        values = (_per_query_map if STRATEGY == "map" else _per_query)(run, qrels, job, count)
     if per_query:
         result = values.orderBy(*job.keys).toDF(*job.per_query_schema)
     else:
