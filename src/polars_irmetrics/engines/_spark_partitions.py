@@ -81,7 +81,8 @@ class FileLayout:
         """Each file's value of the hive column ``column``, in its Spark type."""
         dtype = _polars_schema(self.schema)[column]
         texts = [dict(values).get(column) for _, values in self.files]
-        return pl.Series(column, texts, dtype=pl.String).cast(dtype).to_list()
+        values: list[Any] = pl.Series(column, texts, dtype=pl.String).cast(dtype).to_list()
+        return values
 
 
 def read_layout(frame: DataFrame) -> FileLayout | None:
@@ -256,7 +257,7 @@ def _checked(
     if judged is None:
         return values
     everything = as_polars_frame(judged)
-    retrieved = ids.select(query_id).cast(dict(everything.select(query_id).schema))
+    retrieved = ids.select(pl.col(query_id).cast(everything.schema[query_id]))
     rest = everything.join(retrieved, on=query_id, how="anti")
     if not rest.height:
         return values
@@ -297,7 +298,7 @@ def _read(layout: FileLayout, indexes: Sequence[int]) -> pl.DataFrame:
     if not frames:
         return pl.DataFrame(schema=schema)
     lazy = pl.concat(frames, how="vertical_relaxed").select(layout.columns)
-    return lazy.cast(dict(schema)).collect()
+    return lazy.cast(schema).collect()
 
 
 def _local(path: str) -> str:
