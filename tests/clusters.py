@@ -81,6 +81,8 @@ def spark_env(folder: Path) -> dict[str, str]:
         SPARK_WORKER_DIR=str(folder / "work"),
         PYSPARK_PYTHON=sys.executable,
         PYSPARK_DRIVER_PYTHON=sys.executable,
+        # no REST submission server (it would take the fixed port 6066)
+        SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false",
     )
     return env
 

@@ -451,3 +451,27 @@ def test_spark_partitioned_by_refusals(spark: SparkSession, tmp_path: Path) -> N
             irm_spark.evaluate(frame, ["map"], qrels=qrels, **options)
         assert str(raised.value) == message
     assert len(tracker.getJobIdsForGroup()) == jobs  # no Spark job ran
+
+
+def test_spark_progress_draws_every_stage_done(
+    spark: SparkSession, capsys: pytest.CaptureFixture[str]
+) -> None:
+    context = spark.sparkContext
+    context.setLocalProperty("spark.jobGroup.id", "callers-group")
+    got = irm_spark.evaluate(
+        _spark_frame(spark, ONE), ["map"], qrels=_spark_frame(spark, QRELS), progress=True
+    )
+    drawn = capsys.readouterr().err.rstrip("\n").split("\r")[-1]
+    stages, bar = drawn.split(" [")
+    done, total = stages.removeprefix("spark stage ").split("/")
+    assert stages.startswith("spark stage ")
+    assert done == total
+    assert int(total) >= 2  # the shuffle's two sides at least
+    assert bar.startswith("########################] ")
+    tasks, of = bar.split("] ")[1].split()[0].split("/")
+    assert tasks == of
+    assert context.getLocalProperty("spark.jobGroup.id") == "callers-group"  # restored
+    context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    assert _polars(got).rows() == irm.evaluate(ONE, ["map"], qrels=QRELS).rows()
+    irm_spark.evaluate(_spark_frame(spark, ONE), ["map"], qrels=_spark_frame(spark, QRELS))
+    assert capsys.readouterr().err == ""  # not a terminal: nothing drawn by default
