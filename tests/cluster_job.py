@@ -23,6 +23,10 @@ def _where(_: object) -> str:
     return str(polars_irmetrics.__file__)
 
 
+def _path(_: object) -> str:
+    return "|".join(sys.path[:6])
+
+
 def main(run_dir: str, qrels_dir: str, out: str, partitioned_by: str | None) -> None:
     spark = SparkSession.builder.appName("polars_irmetrics cluster job").getOrCreate()
     run = spark.read.parquet(run_dir)
@@ -37,8 +41,10 @@ def main(run_dir: str, qrels_dir: str, out: str, partitioned_by: str | None) -> 
     )
     rows = [row.asDict() for row in means.collect()]
     executors = spark.sparkContext.parallelize(range(4), 4).map(_where).distinct().collect()
+    paths = spark.sparkContext.parallelize(range(2), 2).map(_path).distinct().collect()
     with open(out, "w") as f:
-        json.dump({"means": rows, "driver": _where(None), "executors": executors}, f)
+        found = {"means": rows, "driver": _where(None), "executors": executors, "paths": paths}
+        json.dump(found, f)
     spark.stop()
 
 
