@@ -1,12 +1,13 @@
 """Spark, ``partitioned_by=``: a run stored hive-partitioned by a hash of the query
 (``run/qhash=07/part-0.parquet``), evaluated where it lies, without a shuffle of its rows.
 
-Designs measured (benchmarks/results_scale.md, 22:xx section): Spark's own file scan
-packs files of several values into one partition and splits large files between
-partitions, so keeping a query whole through it needs a shuffle on the column (what
-``partitioned_by=None`` does on a hash of the query); Spark's bucketed tables need the
-logs re-written by ``bucketBy`` into a catalog table (the rewrite is the shuffle). What
-is kept:
+Designs (benchmarks/results_scale.md, the second round): Spark's own file scan packs
+files of several values into one partition and splits large files between partitions,
+so keeping a query whole through it (``mapInArrow`` over the scan's partitions) needs a
+shuffle on the column, which is what ``partitioned_by=None`` already does on a hash of
+the query (measured: 5x slower at 5M rows); Spark's bucketed tables need the logs
+re-written by ``bucketBy`` into a catalog table (the rewrite is the shuffle, once). Not
+built, for those reasons. What is kept:
 
 1. **On the driver**, the run must be a plain read of Parquet files (``spark.read
    .parquet(...)``, a catalog table over files, with columns selected or not): its

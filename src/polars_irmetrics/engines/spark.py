@@ -322,10 +322,12 @@ def _compute(result: DataFrame, spark: SparkSession, progress: bool | None) -> D
     group = f"polars_irmetrics-{uuid.uuid4().hex}"
     previous = context.getLocalProperty(_GROUP)
 
-    def stages() -> tuple[int, int, str] | None:
+    def stages(final: bool = False) -> tuple[int, int, str] | None:
         jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(group)]
         ids = sorted({s for job in jobs if job is not None for s in job.stageIds})
         infos = [i for i in (tracker.getStageInfo(s) for s in ids) if i is not None]
+        if final:  # a stage with no task done was skipped (its output reused)
+            infos = [i for i in infos if i.numCompletedTasks > 0]
         if not infos:
             return None
         done = sum(i.numCompletedTasks for i in infos)
@@ -344,7 +346,7 @@ def _compute(result: DataFrame, spark: SparkSession, progress: bool | None) -> D
             context.setLocalProperty(_GROUP, previous)  # type: ignore[arg-type]
             stop()
         if bar.shown:  # the last state, all stages done
-            last = stages()
+            last = stages(final=True)
             if last is not None:
                 bar.update(*last)
         return computed
