@@ -1,4 +1,5 @@
-"""Scale out: one machine (auto), Spark local[2] and Dask LocalCluster(2 workers).
+"""Scale out: one machine (auto), Spark local[2] or standalone, Dask LocalCluster or a
+scheduler with command-line workers.
 
 For each size, the same hive-partitioned Parquet run and qrels (benchmarks/generate.py)
 are evaluated to means by each engine, in a child process of its own; the parent
@@ -9,6 +10,14 @@ engine), time per 10M rows, the peak RSS of the tree and of its largest process.
 means of every engine are checked equal to the single-machine ones.
 
     python benchmarks/scale.py --rows 1M,2M --engines single,spark,dask
+    python benchmarks/scale.py --rows 5M --engines single,spark-map,spark-part,dask-part
+
+Engines: ``spark`` / ``spark-map`` (shuffled by query hash: cogroup, mapInArrow),
+``spark-part`` (``partitioned_by="bucket"``, the judgments in the run's buckets),
+``spark-part-bcast`` (the same, the judgments one flat file, broadcast),
+``spark-standalone`` (``spark-part`` on a standalone master and 2 workers x 1 core
+started from ``spark-class``), ``dask`` (shuffled), ``dask-part`` (``partitioned_by``,
+LocalCluster), ``dask-sched`` (``dask-part`` on ``dask scheduler`` + 2 ``dask worker``).
     python benchmarks/scale.py --rows 50M,100M,200M   # the issue's sizes (hours here)
 """
 
@@ -28,7 +37,17 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 METRICS = ["ndcg@10", "map", "mrr@10", "recall@100", "P@10"]
-ENGINES = ("single", "spark", "spark-map", "dask", "dask-part")
+ENGINES = (
+    "single",
+    "spark",
+    "spark-map",
+    "spark-part",
+    "spark-part-bcast",
+    "spark-standalone",
+    "dask",
+    "dask-part",
+    "dask-sched",
+)
 #: run rows per part (a Spark/Dask task, a hive bucket): a task holds its part in memory
 ROWS_PER_PART = 2_000_000
 
@@ -64,53 +83,90 @@ def child(engine: str, folder: Path, out: Path, parts: int) -> None:
         from polars_irmetrics.engines import spark as engine_module
 
         # "spark": groupBy(part).cogroup(...).applyInArrow; "spark-map": mapInArrow
-        engine_module.STRATEGY = "map" if engine == "spark-map" else "cogroup"
+        engine_module.STRATEGY = "cogroup" if engine == "spark" else "map"
 
         os.environ["PYSPARK_PYTHON"] = sys.executable
-        spark = (
-            SparkSession.builder.master("local[2]")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.driver.memory", "2g")
-            .config("spark.sql.shuffle.partitions", str(parts))
-            .getOrCreate()
-        )
-        spark.sparkContext.setLogLevel("ERROR")
-        # the first job starts the Python workers and warms the JVM: timed apart
-        warm = time.perf_counter()
-        irm_spark.evaluate(
-            spark.read.parquet(sample_run),
-            METRICS,
-            qrels=spark.read.parquet(sample_qrels),
-            progress=False,
-        ).collect()
-        warm = time.perf_counter() - warm
-        start = time.perf_counter()
-        result = irm_spark.evaluate(
-            spark.read.parquet(str(run_dir)).drop("bucket"),
-            METRICS,
-            qrels=spark.read.parquet(str(qrels_path)),
-            progress=False,
-        )
-        means = pl.from_arrow(result.toArrow())
-        elapsed = time.perf_counter() - start
-        spark.stop()
+        with contextlib.ExitStack() as stack:
+            builder = SparkSession.builder.master("local[2]")
+            if engine == "spark-standalone":
+                sys.path.insert(0, str(ROOT / "tests"))
+                from clusters import LOOPBACK, spark_standalone
+
+                os.environ["SPARK_LOCAL_IP"] = LOOPBACK
+                cluster = stack.enter_context(
+                    spark_standalone(folder / "standalone", workers=2, cores=1, memory="2g")
+                )
+                builder = (
+                    SparkSession.builder.master(cluster.address)
+                    .config("spark.executor.cores", "1")
+                    .config("spark.executor.memory", "1g")
+                    .config("spark.executorEnv.PYTHONPATH", str(ROOT / "src"))
+                    .config("spark.pyspark.python", sys.executable)
+                )
+            spark = (
+                builder.config("spark.ui.enabled", "false")
+                .config("spark.ui.showConsoleProgress", "false")
+                .config("spark.driver.memory", "2g")
+                .config("spark.sql.shuffle.partitions", str(parts))
+                .getOrCreate()
+            )
+            spark.sparkContext.setLogLevel("ERROR")
+            # the first job starts the Python workers and warms the JVM: timed apart
+            warm = time.perf_counter()
+            irm_spark.evaluate(
+                spark.read.parquet(sample_run),
+                METRICS,
+                qrels=spark.read.parquet(sample_qrels),
+                progress=False,
+            ).collect()
+            warm = time.perf_counter() - warm
+            start = time.perf_counter()
+            if engine in ("spark-part", "spark-standalone", "spark-part-bcast"):
+                qrels_dir = folder / "qrels"
+                bucketed = engine != "spark-part-bcast" and (qrels_dir / "_SUCCESS").exists()
+                result = irm_spark.evaluate(
+                    spark.read.parquet(str(run_dir)),
+                    METRICS,
+                    qrels=spark.read.parquet(str(qrels_dir if bucketed else qrels_path)),
+                    partitioned_by="bucket",
+                    progress=False,
+                )
+            else:
+                result = irm_spark.evaluate(
+                    spark.read.parquet(str(run_dir)).drop("bucket"),
+                    METRICS,
+                    qrels=spark.read.parquet(str(qrels_path)),
+                    progress=False,
+                )
+            means = pl.from_arrow(result.toArrow())
+            elapsed = time.perf_counter() - start
+            spark.stop()
     else:
         import dask.dataframe as dd
         from distributed import Client, LocalCluster
 
         import polars_irmetrics.dask as irm_dask
 
-        with (
-            LocalCluster(
-                n_workers=2,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                memory_limit="4GiB",
-            ) as cluster,
-            Client(cluster),
-        ):
+        with contextlib.ExitStack() as stack:
+            if engine == "dask-sched":
+                sys.path.insert(0, str(ROOT / "tests"))
+                from clusters import dask_cli
+
+                cluster = stack.enter_context(
+                    dask_cli(folder / "dask-cli", workers=2, memory="4GiB")
+                )
+                stack.enter_context(Client(cluster.address))
+            else:
+                local = stack.enter_context(
+                    LocalCluster(
+                        n_workers=2,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=None,
+                        memory_limit="4GiB",
+                    )
+                )
+                stack.enter_context(Client(local))
             warm = time.perf_counter()
             irm_dask.evaluate(
                 dd.read_parquet(sample_run), METRICS, qrels=dd.read_parquet(sample_qrels)
@@ -121,7 +177,7 @@ def child(engine: str, folder: Path, out: Path, parts: int) -> None:
             # one file: without split_row_groups it is one partition, 20M rows at 200M
             # run rows, more than a worker's 4 GiB once shuffled
             qrels = dd.read_parquet(str(qrels_path), split_row_groups=True)
-            if engine == "dask-part":  # the hive buckets keep queries whole: no shuffle
+            if engine in ("dask-part", "dask-sched"):  # buckets keep queries whole
                 if (folder / "qrels" / "_SUCCESS").exists():  # judgments in the same buckets
                     qrels = dd.read_parquet(str(folder / "qrels"))
                 result = irm_dask.evaluate(run, METRICS, qrels=qrels, partitioned_by="bucket")
@@ -142,6 +198,19 @@ def _mib(value: object) -> str:
     return f"{float(value):,.0f}" if value else "-"  # type: ignore[arg-type]
 
 
+def _every(every: dict[int, tuple[str, int]]) -> str:
+    """Each process's peak, by role, largest first: ``jvm 817, 402; py 1,001, 990``
+    (processes under 50 MiB, such as shell wrappers, left out)."""
+    roles: dict[str, list[int]] = {}
+    for role, peak in every.values():
+        if peak >= 50 * 2**20:
+            roles.setdefault(role, []).append(peak)
+    return "; ".join(
+        f"{role} " + ", ".join(f"{p / 2**20:,.0f}" for p in sorted(peaks, reverse=True))
+        for role, peaks in sorted(roles.items())
+    )
+
+
 def measure(engine: str, folder: Path, parts: int) -> dict[str, object]:
     """Run ``child`` in a subprocess, sampling the RSS of its process tree."""
     import psutil
@@ -159,6 +228,7 @@ def measure(engine: str, folder: Path, parts: int) -> dict[str, object]:
     # JVM (Spark's driver and executor in local mode), the largest worker (Spark's
     # Python workers, Dask's worker processes and nannies, the Dask scheduler)
     peaks = {"driver": 0, "jvm": 0, "worker": 0}
+    every: dict[int, tuple[str, int]] = {}  # each process's role and peak
     while proc.poll() is None:
         try:
             tree = [top, *top.children(recursive=True)]
@@ -171,6 +241,8 @@ def measure(engine: str, folder: Path, parts: int) -> dict[str, object]:
                     if "java" in p.name():
                         role = "jvm"
                     peaks[role] = max(peaks[role], rss)
+                    name = "py" if role == "worker" else role
+                    every[p.pid] = (name, max(rss, every.get(p.pid, (name, 0))[1]))
             peak_tree = max(peak_tree, total)
         except psutil.Error:
             pass
@@ -187,6 +259,7 @@ def measure(engine: str, folder: Path, parts: int) -> dict[str, object]:
         "means": found["means"],
         "wall": wall,
         "tree_mib": peak_tree / 2**20,
+        "every": _every(every),
         **{f"{role}_mib": peak / 2**20 for role, peak in peaks.items()},
     }
 
@@ -232,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
                 else ("yes" if r["means"] == base else "NO")
             )
             if r["status"] != "ok":
-                lines.append(f"| {rows:,} | {engine} | {r['status']} | | | | | | | | |")
+                lines.append(f"| {rows:,} | {engine} | {r['status']} | | | | | | | | | |")
                 continue
             seconds = float(r["seconds"])  # type: ignore[arg-type]
             ratio = seconds / float(results["single"]["seconds"]) if "single" in results else 0
@@ -240,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {rows:,} | {engine} | {seconds:.1f} | {seconds * 1e7 / rows:.1f} | "
                 f"{ratio:.2f}x | {r['tree_mib']:,.0f} | {r['driver_mib']:,.0f} | "
                 f"{_mib(r['jvm_mib'])} | {_mib(r['worker_mib'])} | {same} | "
-                f"{float(r['warm']):.1f} |"  # type: ignore[arg-type]
+                f"{float(r['warm']):.1f} | {r['every']} |"  # type: ignore[arg-type]
             )
             print(lines[-1], flush=True)
     load = os.getloadavg()[0]
@@ -254,22 +327,28 @@ def main(argv: list[str] | None = None) -> int:
         "busy jobs: times are pessimistic and noisy)",
         f"- metrics: {', '.join(METRICS)}; string ids; {args.docs} documents per query; "
         f"hive-partitioned run (one bucket per {ROWS_PER_PART:,} rows, at least 8) and "
-        "judgments (qrels.parquet for single, spark and dask; the same buckets for "
-        "dask-part); means",
+        "judgments (qrels.parquet for single, spark, spark-map, spark-part-bcast and dask; "
+        "the same buckets for spark-part, spark-standalone, dask-part and dask-sched); means",
         "- Spark local[2] (spark: cogroup + applyInArrow, spark-map: repartition + "
-        "mapInArrow) and Dask LocalCluster(2 workers x 1 thread, dask: shuffled by query "
-        "hash; dask-part: `partitioned_by='bucket'`, no shuffle of the run), shuffled into "
-        "one partition per `--task-rows` run rows; single: `buckets='auto-memory'` (the default)",
+        "mapInArrow, both shuffled into one partition per `--task-rows` run rows; "
+        "spark-part(-bcast): `partitioned_by='bucket'`, one task per bucket reading its files "
+        "with polars, no shuffle); spark-standalone: spark-part on a standalone master + 2 "
+        "workers x 1 core (executors 1g); Dask LocalCluster(2 workers x 1 thread, dask: "
+        "shuffled by query hash; dask-part: `partitioned_by='bucket'`, no shuffle of the "
+        "run); dask-sched: dask-part on `dask scheduler` + 2 `dask worker` (1 thread, 4GiB); "
+        "single: `buckets='auto-memory'` (the default)",
         "- seconds: the evaluation (engine started and warmed by a first call on the bundled "
         "sample, timed apart; Parquet read by the engine); RSS: peak "
         "of the whole process tree, and of each role's largest process: the driver (the "
         "process that calls evaluate), Spark's JVM (driver and executor in local mode, "
-        "`spark.driver.memory` 2g), the largest worker (a Spark Python worker, a Dask "
-        "worker, nanny or scheduler)",
+        "`spark.driver.memory` 2g; the largest JVM with standalone: master, workers, "
+        "executors, driver), the largest worker (a Spark Python worker, a Dask "
+        "worker, nanny or scheduler); and every process over 50 MiB by role",
         "",
         "| run rows | engine | seconds | s per 10M rows | vs single | peak RSS tree MiB "
-        "| driver MiB | JVM MiB | largest worker MiB | means equal | first call s (sample) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| driver MiB | JVM MiB | largest worker MiB | means equal | first call s (sample) "
+        "| every process's peak MiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     text = "\n".join([*header, *lines]) + "\n"
     previous = (

@@ -50,14 +50,14 @@ INT_QRELS = QRELS.with_columns(pl.col("query_id").str.slice(1).cast(pl.Int32))
 # (id, run, qrels, options): every metric family, by=, both orders, each query-set
 # policy, judged tables, integer ids of two widths, depth and relevance_level
 CASES: list[tuple[str, pl.DataFrame, pl.DataFrame | None, dict[str, Any]]] = [
-    ("by-system-score", RUN, QRELS, {"by": "system"}),
-    ("rank-order", RANKED, QRELS, {"by": ["system"], "order": "rank"}),
-    ("unjudged-zero", RUN, QRELS, {"by": "system", "unjudged": "zero"}),
-    ("unretrieved-drop", RUN, QRELS, {"by": "system", "unretrieved": "drop"}),
+    ("by-system-score", RUN, QRELS, {"systems": "system"}),
+    ("rank-order", RANKED, QRELS, {"systems": ["system"], "order": "rank"}),
+    ("unjudged-zero", RUN, QRELS, {"systems": "system", "unjudged": "zero"}),
+    ("unretrieved-drop", RUN, QRELS, {"systems": "system", "unretrieved": "drop"}),
     ("no-by-zero-drop", ONE, QRELS, {"unjudged": "zero", "unretrieved": "drop"}),
     ("judged-table", JUDGED, None, {}),
     ("integer-ids", INT_RUN, INT_QRELS, {"depth": 10, "relevance_level": 2}),
-    ("unchecked", RANKED, QRELS, {"by": "system", "check_duplicates": False}),
+    ("unchecked", RANKED, QRELS, {"systems": "system", "check_duplicates": False}),
 ]
 
 
@@ -114,7 +114,7 @@ ERRORS: list[
         RUN,
         QRELS.filter(pl.col("query_id") != "q003"),
         ["map"],
-        {"by": "system", "unjudged": "error"},
+        {"systems": "system", "unjudged": "error"},
         irm.QuerySetError,
         "in the run but not in the judgments",
     ),
@@ -143,8 +143,8 @@ def with_bucket(frame: pl.DataFrame, buckets: int = 4) -> pl.DataFrame:
 #: bucketed judgments table, ``by`` groups the judgments lack, the query-set policies
 #: (DENSE misses a judged query), a judged table and integer ids
 PARTITIONED: list[tuple[str, pl.DataFrame, pl.DataFrame | None, dict[str, Any], bool]] = [
-    ("by-system", RUN, QRELS, {"by": "system"}, True),
-    ("means-by-system", RUN, QRELS, {"by": "system"}, False),
+    ("by-system", RUN, QRELS, {"systems": "system"}, True),
+    ("means-by-system", RUN, QRELS, {"systems": "system"}, False),
     ("unretrieved-zero", DENSE, QRELS, {}, True),
     ("means-unretrieved-zero", DENSE, QRELS, {}, False),
     ("zero-drop", DENSE, QRELS, {"unjudged": "zero", "unretrieved": "drop"}, True),

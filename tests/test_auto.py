@@ -114,7 +114,7 @@ def test_hive_partitions_by_query_hash_are_evaluated_one_by_one(
     run = pl.concat([pl.read_parquet(p).with_columns(system=pl.lit(p.stem)) for p in runs])
     qrels = pl.read_parquet(qrels_path)
     names = [*irm.DEFAULT_METRICS, "rbp_residual", "fcp"]
-    options = {"by": "system", "per_query": per_query, "unjudged": "zero"}
+    options = {"systems": "system", "per_query": per_query, "unjudged": "zero"}
     expected = irm.evaluate(run, names, qrels=qrels, buckets=None, **options)
     scanned_qrels = _hive(qrels, tmp_path / "qrels") if qrels_partitioned else qrels.lazy()
     spill = tmp_path / "spill"

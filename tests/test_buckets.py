@@ -31,7 +31,7 @@ def test_buckets_give_identical_results(
     qrels = pl.read_parquet(qrels_path)
     names = [*irm.DEFAULT_METRICS, "gm_map", "err@10"]
     for per_query in (True, False):
-        kwargs = {"qrels": qrels, "by": "system", "per_query": per_query, "unjudged": "zero"}
+        kwargs = {"qrels": qrels, "systems": "system", "per_query": per_query, "unjudged": "zero"}
         whole = evaluate(run, names, **kwargs)
         split = evaluate(run, names, buckets=buckets, spill_dir=tmp_path, **kwargs)
         assert split.equals(whole)

@@ -5,7 +5,9 @@ own errors."""
 from __future__ import annotations
 
 import importlib
+import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -15,7 +17,18 @@ from pyspark.sql import DataFrame, SparkSession
 import polars_irmetrics as irm
 import polars_irmetrics.spark as irm_spark
 
-from .engine_cases import ERRORS, MATRIX, METRICS, ONE, QRELS, RUN, single_message
+from .engine_cases import (
+    DENSE,
+    ERRORS,
+    MATRIX,
+    METRICS,
+    ONE,
+    PARTITIONED,
+    QRELS,
+    RUN,
+    single_message,
+    with_bucket,
+)
 
 
 def _spark_frame(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
@@ -206,3 +219,233 @@ def test_spark_map_strategy_equals_evaluate_bit_for_bit(
     assert result.schema == expected.schema
     for column in expected.columns:
         assert result[column].to_list() == expected[column].to_list(), column
+
+
+def _hive(frame: pl.DataFrame, folder: Path, files: int = 2) -> Path:
+    """``frame`` written as ``folder/bucket=NN/part-K.parquet`` (``files`` files per
+    bucket, without the column, as data lakes hold them)."""
+    for (bucket,), rows in frame.group_by("bucket"):
+        (folder / f"bucket={bucket:02d}").mkdir(parents=True)
+        size = -(-rows.height // files)
+        for k, piece in enumerate(rows.drop("bucket").iter_slices(size)):
+            piece.write_parquet(folder / f"bucket={bucket:02d}" / f"part-{k}.parquet")
+    return folder
+
+
+# the cases with flat judgments (broadcast) or judgments in the run's buckets: each
+# case once at least, each way of the judgments with and without unretrieved queries
+PARTITIONED_CASES = [
+    (f"{name}-{kind}", run, qrels, options, per_query, kind == "bucketed")
+    for name, run, qrels, options, per_query in PARTITIONED
+    for kind in ("flat", "bucketed")
+    if f"{name}-{kind}"
+    in {
+        "by-system-bucketed",
+        "means-by-system-flat",
+        "unretrieved-zero-flat",
+        "means-unretrieved-zero-bucketed",
+        "zero-drop-bucketed",
+        "judged-table-flat",
+        "integer-ids-bucketed",
+    }
+]
+
+
+def _judged(spark: SparkSession, qrels: pl.DataFrame | None, bucketed: bool, folder: Path) -> Any:
+    if qrels is None:
+        return None
+    if bucketed:
+        return spark.read.parquet(str(_hive(with_bucket(qrels), folder / "qrels")))
+    return _spark_frame(spark, qrels)
+
+
+@pytest.mark.parametrize(
+    ("run", "qrels", "options", "per_query", "bucketed"),
+    [c[1:] for c in PARTITIONED_CASES],
+    ids=[c[0] for c in PARTITIONED_CASES],
+)
+def test_spark_partitioned_by_equals_evaluate_bit_for_bit(
+    spark: SparkSession,
+    tmp_path: Path,
+    run: pl.DataFrame,
+    qrels: pl.DataFrame | None,
+    options: dict[str, Any],
+    per_query: bool,
+    bucketed: bool,
+) -> None:
+    expected = irm.evaluate(run, METRICS, qrels=qrels, per_query=per_query, **options)
+    got = irm_spark.evaluate(
+        spark.read.parquet(str(_hive(with_bucket(run), tmp_path / "run"))),
+        METRICS,
+        qrels=_judged(spark, qrels, bucketed, tmp_path),
+        per_query=per_query,
+        partitioned_by="bucket",
+        **options,
+    )
+    result = _polars(got)
+    assert result.schema == expected.schema
+    assert result.height == expected.height > 0
+    for column in expected.columns:
+        assert result[column].to_list() == expected[column].to_list(), column
+
+
+@pytest.mark.parametrize("bucketed", [False, True], ids=["flat-qrels", "bucketed-qrels"])
+def test_spark_partitioned_by_does_not_shuffle_or_scan_the_run(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, bucketed: bool
+) -> None:
+    from polars_irmetrics.engines import spark as engine
+
+    plans: list[str] = []
+    compute = engine._compute
+
+    def recording(frame: DataFrame, *args: Any) -> DataFrame:
+        plans.append(frame._jdf.queryExecution().executedPlan().toString())
+        return compute(frame, *args)
+
+    monkeypatch.setattr(engine, "_compute", recording)
+    run = spark.read.parquet(str(_hive(with_bucket(ONE), tmp_path / "run")))
+    qrels = _judged(spark, QRELS, bucketed, tmp_path)
+    shuffled = irm_spark.evaluate(run, ["map"], qrels=qrels, per_query=True)
+    # the check can fail: the shuffle path scans the run's files in Spark and moves them
+    assert "Exchange" in plans[-1]
+    assert "FileScan parquet" in plans[-1]
+    plans.clear()
+    kept = irm_spark.evaluate(run, ["map"], qrels=qrels, per_query=True, partitioned_by="bucket")
+    first = plans[0]  # the tasks reading the files: no exchange, no scan by Spark
+    assert "Exchange" not in first
+    assert "FileScan" not in first
+    assert "MapInArrow" in first
+    assert _polars(kept).equals(_polars(shuffled))
+
+
+@pytest.mark.parametrize("per_query", [True, False], ids=["per-query", "means"])
+@pytest.mark.parametrize("bucketed", [False, True], ids=["flat-qrels", "bucketed-qrels"])
+def test_spark_partitioned_by_a_false_claim_is_an_error(
+    spark: SparkSession, tmp_path: Path, per_query: bool, bucketed: bool
+) -> None:
+    # every other row of a query in another bucket: each query spans two buckets
+    run = ONE.with_columns(bucket=pl.int_range(pl.len()).mod(2).cast(pl.Int64))
+    if bucketed:
+        qrels = spark.read.parquet(str(_hive(with_bucket(QRELS, 2), tmp_path / "qrels")))
+    else:
+        qrels = _spark_frame(spark, QRELS)
+    with pytest.raises(irm.InvalidValueError) as raised:
+        irm_spark.evaluate(
+            spark.read.parquet(str(_hive(run, tmp_path / "run"))),
+            ["map"],
+            qrels=qrels,
+            per_query=per_query,
+            partitioned_by="bucket",
+        )
+    assert str(raised.value) == (
+        "partitioned_by='bucket': query 'q001' has rows under more than one value of "
+        "'bucket' (in the run or the judgments), so the partitions do not keep each query "
+        "whole; partition by a function of 'query_id' alone, or drop partitioned_by= to "
+        "shuffle the rows by query"
+    )
+
+
+def test_spark_partitioned_by_a_judgments_only_false_claim_is_an_error(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # the run keeps its queries whole, the judgments put q001 under a second bucket
+    judged = with_bucket(QRELS).with_columns(
+        bucket=pl.when((pl.col("query_id") == "q001") & (pl.int_range(pl.len()) % 2 == 0))
+        .then(pl.col("bucket") + 1)
+        .otherwise("bucket")
+    )
+    with pytest.raises(irm.InvalidValueError, match=re.escape("query 'q001' has rows under")):
+        irm_spark.evaluate(
+            spark.read.parquet(str(_hive(with_bucket(ONE), tmp_path / "run"))),
+            ["map"],
+            qrels=spark.read.parquet(str(_hive(judged, tmp_path / "qrels"))),
+            partitioned_by="bucket",
+        )
+
+
+def test_spark_partitioned_by_unretrieved_error_as_evaluate(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # DENSE misses a judged query: with broadcast judgments it is evaluated on the
+    # driver against an empty run, where the "error" policy names it as irm.evaluate does
+    message = single_message(DENSE, QRELS, ["map"], unretrieved="error")
+    with pytest.raises(irm.QuerySetError) as raised:
+        irm_spark.evaluate(
+            spark.read.parquet(str(_hive(with_bucket(DENSE), tmp_path / "run"))),
+            ["map"],
+            qrels=_spark_frame(spark, QRELS),
+            unretrieved="error",
+            partitioned_by="bucket",
+        )
+    assert str(raised.value) == message
+
+
+def test_spark_partitioned_by_refusals(spark: SparkSession, tmp_path: Path) -> None:
+    folder = str(_hive(with_bucket(ONE), tmp_path / "run"))
+    run = spark.read.parquet(folder)
+    qrels = _spark_frame(spark, QRELS)
+    tracker = spark.sparkContext.statusTracker()
+    jobs = len(tracker.getJobIdsForGroup())
+    refusals: list[tuple[DataFrame, dict[str, Any], type, str]] = [
+        (
+            run.drop("bucket"),
+            {"partitioned_by": "bucket"},
+            irm.ColumnNotFoundError,
+            "partitioned_by='bucket' is not a column of the run; name its hive partition "
+            "column (e.g. partitioned_by='qhash' for run/qhash=07/...), or pass "
+            "partitioned_by=None",
+        ),
+        (
+            run,
+            {"partitioned_by": "doc_id"},
+            irm.InvalidValueError,
+            "partitioned_by='doc_id' is not a hive partition column of the run's files "
+            "(they are partitioned by ['bucket']); name one, e.g. 'qhash' for "
+            "run/qhash=07/..., or drop partitioned_by= to shuffle the rows by query",
+        ),
+        (
+            run.filter("score > 0"),
+            {"partitioned_by": "bucket"},
+            irm.InvalidValueError,
+            "partitioned_by='bucket' reads the run's files where they lie, so the run must "
+            "be a plain read of Parquet files (spark.read.parquet(...), columns selected "
+            "or not); filter or join after evaluating, or drop partitioned_by= to shuffle "
+            "the rows by query",
+        ),
+        (
+            run,
+            {"partitioned_by": "bucket", "partitions": 2},
+            irm.InvalidValueError,
+            "partitions=2 and partitioned_by='bucket' exclude each other: with "
+            "partitioned_by each value of the column makes one task; drop partitions=",
+        ),
+    ]
+    for frame, options, error, message in refusals:
+        with pytest.raises(error) as raised:
+            irm_spark.evaluate(frame, ["map"], qrels=qrels, **options)
+        assert str(raised.value) == message
+    assert len(tracker.getJobIdsForGroup()) == jobs  # no Spark job ran
+
+
+def test_spark_progress_draws_every_stage_done(
+    spark: SparkSession, capsys: pytest.CaptureFixture[str]
+) -> None:
+    context = spark.sparkContext
+    context.setLocalProperty("spark.jobGroup.id", "callers-group")
+    got = irm_spark.evaluate(
+        _spark_frame(spark, ONE), ["map"], qrels=_spark_frame(spark, QRELS), progress=True
+    )
+    drawn = capsys.readouterr().err.rstrip("\n").split("\r")[-1]
+    stages, bar = drawn.split(" [")
+    done, total = stages.removeprefix("spark stage ").split("/")
+    assert stages.startswith("spark stage ")
+    assert done == total
+    assert int(total) >= 2  # the shuffle's two sides at least
+    assert bar.startswith("########################] ")
+    tasks, of = bar.split("] ")[1].split()[0].split("/")
+    assert tasks == of
+    assert context.getLocalProperty("spark.jobGroup.id") == "callers-group"  # restored
+    context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    assert _polars(got).rows() == irm.evaluate(ONE, ["map"], qrels=QRELS).rows()
+    irm_spark.evaluate(_spark_frame(spark, ONE), ["map"], qrels=_spark_frame(spark, QRELS))
+    assert capsys.readouterr().err == ""  # not a terminal: nothing drawn by default

@@ -9,7 +9,9 @@ polars expression as on one machine, so they are equal to the last bit.
 
 * :mod:`._partition`: what both engines share (the checks on the driver, one part's
   evaluation through Arrow, the means, and carrying the library's errors back).
-* :mod:`.spark`: :func:`polars_irmetrics.spark.evaluate`.
+* :mod:`.spark`: :func:`polars_irmetrics.spark.evaluate`; :mod:`._spark_partitions`
+  (hive partitions that keep queries whole, ``partitioned_by=``: one task per value
+  reads its files with polars, no shuffle).
 * :mod:`.dask`: :func:`polars_irmetrics.dask.evaluate`; :mod:`._dask_partitions` (a run
   already partitioned by query, ``partitioned_by=``), :mod:`._dask_progress`
   (``progress=True``) and :mod:`._dask_frames` (what they share).

@@ -49,8 +49,13 @@ from polars_irmetrics.engines._dask_frames import (
     to_table,
     with_groups,
 )
-from polars_irmetrics.engines._partition import PART, Job, as_polars_frame, evaluate_part
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.engines._partition import (
+    PART,
+    Job,
+    as_polars_frame,
+    evaluate_part,
+    spanning_error,
+)
 from polars_irmetrics.ground.partitions import check_partition_column
 
 __all__ = ["per_query_in_partitions"]
@@ -224,12 +229,7 @@ def _whole(column: str, query_id: str, *ids: pa.Table) -> pa.Table:
     )
     twice = found.filter(pl.len().over(query_id) > 1).sort(query_id, nulls_last=True)
     if twice.height:
-        raise InvalidValueError(
-            f"partitioned_by={column!r}: query {twice[query_id][0]!r} has rows under more "
-            f"than one value of {column!r} (in the run or the judgments), so the partitions "
-            f"do not keep each query whole; partition by a function of {query_id!r} alone, "
-            "or drop partitioned_by= to shuffle the rows by query"
-        )
+        raise spanning_error(column, query_id, twice[query_id][0])
     return found.select(query_id).to_arrow()
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "evaluate_part",
     "prepare",
     "raise_carried",
+    "spanning_error",
     "summarize_part",
 ]
 
@@ -200,6 +201,23 @@ def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:
     else:
         out = frame.select(means)
     return _to_arrow(out, job.means_schema)
+
+
+def spanning_error(column: str, query_id: str, query: object) -> errors.InvalidValueError:
+    """The error for a ``partitioned_by=`` claim found false: ``query`` has rows under
+    two values of ``column`` (both engines raise it, with this message).
+
+    Examples
+    --------
+    >>> print(spanning_error("qhash", "query_id", 7))  # doctest: +ELLIPSIS
+    partitioned_by='qhash': query 7 has rows under more than one value of 'qhash' ...
+    """
+    return errors.InvalidValueError(
+        f"partitioned_by={column!r}: query {query!r} has rows under more than one value of "
+        f"{column!r} (in the run or the judgments), so the partitions do not keep each query "
+        f"whole; partition by a function of {query_id!r} alone, or drop partitioned_by= to "
+        "shuffle the rows by query"
+    )
 
 
 def carry_error(exc: IrmError) -> CarriedError:

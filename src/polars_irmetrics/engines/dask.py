@@ -74,6 +74,7 @@ def evaluate(
     *,
     qrels: dd.DataFrame | None = None,
     by: str | Sequence[str] | None = None,
+    systems: str | Sequence[str] | None = None,
     per_query: bool = False,
     order: Order = "auto",
     relevance_level: float = 1,
@@ -99,7 +100,7 @@ def evaluate(
     ----------
     run, qrels
         Dask DataFrames with the columns :func:`polars_irmetrics.evaluate` reads.
-    metrics, by, per_query, order, relevance_level, depth, unjudged, unretrieved
+    metrics, by, systems, per_query, order, relevance_level, depth, unjudged, unretrieved
         As in :func:`polars_irmetrics.evaluate`.
     check_duplicates, query_id, doc_id, rank, score, relevance
         As in :func:`polars_irmetrics.evaluate`.
@@ -162,8 +163,9 @@ def evaluate(
     _ensure_frame(run, "run")
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
-    options = EvalOptions(
+    options = EvalOptions.build(
         by=by,
+        systems=systems,
         per_query=per_query,
         order=order,
         relevance_level=relevance_level,

@@ -31,6 +31,7 @@ as a Java stack trace.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -69,10 +70,15 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
         "pip install 'polars_irmetrics[spark]'"
     ) from exc
 
+# after pyspark's own import, which names the extra when it is missing
+from polars_irmetrics.engines._spark_partitions import per_query_in_partitions
+
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
 __all__ = ["STRATEGY", "evaluate"]
+
+_GROUP = "spark.jobGroup.id"  # the local property that names a thread's job group
 
 #: How the parts reach the Python tasks: ``"map"`` (default),
 #: ``repartition(part).mapInArrow`` over both sides in one frame (no sort; a task takes
@@ -90,6 +96,7 @@ def evaluate(
     *,
     qrels: DataFrame | None = None,
     by: str | Sequence[str] | None = None,
+    systems: str | Sequence[str] | None = None,
     per_query: bool = False,
     order: Order = "auto",
     relevance_level: float = 1,
@@ -103,6 +110,7 @@ def evaluate(
     score: str = "score",
     relevance: str = "relevance",
     partitions: int | None = None,
+    partitioned_by: str | None = None,
     progress: bool | None = None,
 ) -> DataFrame:
     """Evaluate a run held in Spark against judgments: per-query values or means.
@@ -114,7 +122,7 @@ def evaluate(
     ----------
     run, qrels
         Spark DataFrames with the columns :func:`polars_irmetrics.evaluate` reads.
-    metrics, by, per_query, order, relevance_level, depth, unjudged, unretrieved
+    metrics, by, systems, per_query, order, relevance_level, depth, unjudged, unretrieved
         As in :func:`polars_irmetrics.evaluate`.
     check_duplicates, query_id, doc_id, rank, score, relevance
         As in :func:`polars_irmetrics.evaluate`.
@@ -122,7 +130,19 @@ def evaluate(
         How many parts the queries are hashed into (each part is one task's work):
         default ``spark.sql.shuffle.partitions``. A part's rows are held in one Python
         worker's memory, so raise it for larger logs (aim at a few million run rows
-        per part).
+        per part). Not with ``partitioned_by``.
+    partitioned_by
+        A hive partition column of the run's Parquet files (``qhash`` of
+        ``run/qhash=07/part-0.parquet``) that keeps each query whole: no query has rows
+        under two of its values, in the run or, when they carry it, in the judgments.
+        Then the run is **not shuffled**: the run must be a plain read of those files
+        (``spark.read.parquet(...)``, columns selected or not), one task per value
+        reads its files with polars on the executor, and only the per-query values
+        travel. Judgments stored the same way are read by the task of their value;
+        other judgments are collected on the driver and broadcast (keep them small, or
+        store them in the same partitions). A query found under two values raises
+        :class:`~polars_irmetrics.errors.InvalidValueError` naming it. As in
+        :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
     progress
         Draw the running stages' tasks on standard error: ``None`` (default) only on
         a terminal, ``True`` always, ``False`` never.
@@ -136,7 +156,9 @@ def evaluate(
     Raises
     ------
     ColumnNotFoundError, ColumnTypeError, UnknownMetricError, MetricParameterError
-        Raised on the driver before any Spark job starts.
+        Raised on the driver before any Spark job starts (``partitioned_by`` not a
+        column of the run included; not a hive partition column of a plain read of
+        Parquet files: :class:`~polars_irmetrics.errors.InvalidValueError`).
     InvalidValueError, DuplicateError, QuerySetError
         Found in the data by a task and raised by this call, with the message
         :func:`polars_irmetrics.evaluate` gives.
@@ -150,12 +172,18 @@ def evaluate(
         qrels = spark.read.parquet("s3://logs/qrels/")
         means = irm_spark.evaluate(run, ["ndcg@10"], qrels=qrels, by="day")
         means.write.parquet("s3://reports/means/")
+
+    Logs hive-partitioned by a hash of the query, evaluated where they lie::
+
+        run = spark.read.parquet("s3://logs/run/")  # run/qhash=00/ ... run/qhash=63/
+        means = irm_spark.evaluate(run, ["ndcg@10"], qrels=qrels, partitioned_by="qhash")
     """
     _ensure_frame(run, "run")
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
-    options = EvalOptions(
+    options = EvalOptions.build(
         by=by,
+        systems=systems,
         per_query=per_query,
         order=order,
         relevance_level=relevance_level,
@@ -173,8 +201,24 @@ def evaluate(
         _arrow(run.schema), None if qrels is None else _arrow(qrels.schema), metrics, options
     )
     spark = run.sparkSession
-    count = _partitions(spark, partitions)
-    values = (_per_query_map if STRATEGY == "map" else _per_query)(run, qrels, job, count)
+    if partitioned_by is not None:
+        if partitions is not None:
+            raise InvalidValueError(
+                f"partitions={partitions!r} and partitioned_by={partitioned_by!r} exclude "
+                "each other: with partitioned_by each value of the column makes one task; "
+                "drop partitions="
+            )
+        values = per_query_in_partitions(
+            run,
+            qrels,
+            job,
+            partitioned_by,
+            _spark_schema(job.per_query_schema, job.keys),
+            lambda frame: _compute(frame, spark, progress),
+        )
+    else:
+        count = _partitions(spark, partitions)
+        values = (_per_query_map if STRATEGY == "map" else _per_query)(run, qrels, job, count)
     if per_query:
         result = values.orderBy(*job.keys).toDF(*job.per_query_schema)
     else:
@@ -269,28 +313,45 @@ def _means(values: DataFrame, job: Job) -> DataFrame:
 
 
 def _compute(result: DataFrame, spark: SparkSession, progress: bool | None) -> DataFrame:
-    """Run the job now, drawing its stages, and raise a task's library error as ours."""
+    """Run the job now, drawing its stages, and raise a task's library error as ours.
+
+    The job's stages are found through a job group of its own (the caller's group is
+    restored after): the bar counts the tasks done over every stage of this
+    computation, finished ones included, and says how many stages are done
+    (``spark stage 2/3 [#####   ] 5/6  4.1 s``)."""
     context = spark.sparkContext
     tracker = context.statusTracker()
+    group = f"polars_irmetrics-{uuid.uuid4().hex}"
+    previous = context.getLocalProperty(_GROUP)
 
-    def stages() -> tuple[int, int, str] | None:
-        infos = [tracker.getStageInfo(s) for s in tracker.getActiveStageIds()]
-        running = [i for i in infos if i is not None]
-        if not running:
+    def stages(final: bool = False) -> tuple[int, int, str] | None:
+        jobs = [tracker.getJobInfo(j) for j in tracker.getJobIdsForGroup(group)]
+        ids = sorted({s for job in jobs if job is not None for s in job.stageIds})
+        infos = [i for i in (tracker.getStageInfo(s) for s in ids) if i is not None]
+        if final:  # a stage with no task done was skipped (its output reused)
+            infos = [i for i in infos if i.numCompletedTasks > 0]
+        if not infos:
             return None
-        done = sum(i.numCompletedTasks for i in running)
-        total = sum(i.numTasks for i in running)
-        ids = ",".join(str(i.stageId) for i in running)
-        return done, total, f"spark stage {ids}"
+        done = sum(i.numCompletedTasks for i in infos)
+        total = sum(i.numTasks for i in infos)
+        finished = sum(i.numCompletedTasks >= i.numTasks for i in infos)
+        return done, total, f"spark stage {finished}/{len(infos)}"
 
     with Progress("spark", 0, enabled=progress) as bar:
         stop = poll(bar, stages)
+        context.setLocalProperty(_GROUP, group)
         try:
-            return result.localCheckpoint(eager=True)
+            computed = result.localCheckpoint(eager=True)
         except Exception as exc:  # a Spark error, which may carry one of ours
             raise_carried(exc)
         finally:
+            context.setLocalProperty(_GROUP, previous)  # type: ignore[arg-type]
             stop()
+        if bar.shown:  # the last state, all stages done
+            last = stages(final=True)
+            if last is not None:
+                bar.update(*last)
+        return computed
 
 
 def _carrying(function: Callable[..., pa.Table], *args: Any) -> pa.Table:
