@@ -264,10 +264,15 @@ def test_format_detection(tmp_path: Path) -> None:
 
 
 def test_readme_commands_are_what_ci_runs() -> None:
+    # the title, one sentence, then the first code block: the two set-up commands
     readme = (ROOT / "README.md").read_text().splitlines()
-    assert readme[0] == "```bash"
-    install, tests = readme[1], readme[2]
-    assert readme[3] == "```"
+    assert readme[0] == "# polars_irmetrics"
+    assert readme[1] == ""
+    assert readme[2].endswith(".")
+    assert readme[3] == ""
+    assert readme[4] == "```bash"
+    install, tests = readme[5], readme[6]
+    assert readme[7] == "```"
     # the main job's install takes no extra; the second command brings the test extra
     assert ".venv/bin/pip install -e . &&" in install
     assert install.endswith(".venv/bin/irm evaluate --sample")

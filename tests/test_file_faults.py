@@ -17,7 +17,8 @@ from polars_irmetrics.io.files import detect_format, scan_qrels, scan_run
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN_SUFFIX = (
-    "expected a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV or TSV"
+    "expected a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV, TSV or "
+    "JSON lines"
 )
 
 

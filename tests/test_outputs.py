@@ -85,7 +85,10 @@ def test_compare_and_ab_and_metrics_follow_the_suffix(tmp_path: Path) -> None:
     assert main([*args, "-o", str(tmp_path / "c.tex")]) == 0
     tidy = pl.read_parquet(tmp_path / "c.parquet")
     assert tidy.select("metric", "system", "baseline").row(0) == ("map", "run_dense", "run_bm25")
-    assert (tmp_path / "c.tex").read_text().startswith("\\begin{tabular}{ll}\n\\toprule")
+    # irm.report's booktabs table: numbers aligned on the decimal point
+    tex = (tmp_path / "c.tex").read_text()
+    assert tex.startswith("% needs \\usepackage{booktabs}")
+    assert "\\begin{tabular}{lr@{.}l}\n\\toprule" in tex
     assert main(["ab", "--sample", "-m", "ctr@10", "-o", str(tmp_path / "ab.parquet")]) == 0
     assert "warnings" in pl.read_parquet(tmp_path / "ab.parquet").columns
     assert main(["metrics", "recip_rank", "-o", str(tmp_path / "m.csv")]) == 0

@@ -265,7 +265,9 @@ def test_evaluate_jg_matches_trec_eval(lazy: bool) -> None:
     judgments = read_trec_qrels_jg(DATA / "qrels_jg.txt")
     run = _run()
     names = ["map_avgjg", "P_avgjg_5", "P_avgjg_10", "Rprec_mult_avgjg_0.20"]
-    out = evaluate_jg(run.lazy() if lazy else run, names, judgments.lazy() if lazy else judgments)
+    out = evaluate_jg(
+        run.lazy() if lazy else run, names, qrels_jg=judgments.lazy() if lazy else judgments
+    )
     printed = _printed("qrels_jg", 10)
     assert out.height == 5
     for row in out.iter_rows(named=True):
@@ -281,7 +283,7 @@ def test_evaluate_prefs_matches_trec_eval(case: str, reader: object, lazy: bool)
     source = "prefs.txt" if case == "prefs" else "qrels.txt"
     prefs = reader(DATA / source)
     run = _run()
-    out = evaluate_prefs(run.lazy() if lazy else run, prefs.lazy() if lazy else prefs)
+    out = evaluate_prefs(run.lazy() if lazy else run, prefs=prefs.lazy() if lazy else prefs)
     printed = _printed(case, 10)
     for row in out.iter_rows(named=True):
         for name in PREFS_MEASURES:
@@ -319,26 +321,22 @@ def test_a_bad_line_on_standard_input_is_named(
     [
         (
             "prefs_simp",
-            "metric 'prefs_simp' reads preference judgments, which a run and judgments do "
-            "not have; compute it with irm.evaluate_prefs(run, irm.read_trec_prefs(path))",
+            "metric 'prefs_simp' reads preference judgments: pass prefs=... to irm.evaluate",
         ),
         (
             "prefs_avgjg_Rnonrel",
-            "metric 'prefs_avgjg_Rnonrel' reads preference judgments, which a run and "
-            "judgments do not have; compute it with "
-            "irm.evaluate_prefs(run, irm.read_trec_prefs(path))",
+            "metric 'prefs_avgjg_Rnonrel' reads preference judgments: pass prefs=... to "
+            "irm.evaluate",
         ),
         (
             "P_avgjg_10",
-            "metric 'P_avgjg_10' averages over judgment groups, which a run and judgments "
-            "do not have; compute it with irm.evaluate_jg(run, ['P_avgjg_10'], "
-            "irm.read_trec_qrels_jg(path))",
+            "metric 'P_avgjg_10' reads judgments with a judgment-group column: pass "
+            "qrels_jg=... to irm.evaluate",
         ),
         (
             "rprec_mult_avgjg@0.2",
-            "metric 'rprec_mult_avgjg@0.2' averages over judgment groups, which a run and "
-            "judgments do not have; compute it with irm.evaluate_jg(run, "
-            "['rprec_mult_avgjg@0.2'], irm.read_trec_qrels_jg(path))",
+            "metric 'rprec_mult_avgjg@0.2' reads judgments with a judgment-group column: "
+            "pass qrels_jg=... to irm.evaluate",
         ),
     ],
 )
@@ -361,13 +359,13 @@ def test_evaluate_points_to_the_entry_point_of_other_tables(
             "prefs_pair",
             "preference measures read preference judgments (query_id, jg, jsg, doc_id, "
             "rel_level), not a judged table; compute them with "
-            "irm.evaluate_prefs(run, irm.read_trec_prefs(path))",
+            "irm.evaluate(run, metrics, prefs=irm.read_trec_prefs(path))",
         ),
         (
             "map_avgjg",
             "judgment-group measures average over the judgment groups of qrels with a jg "
             "column, not one judged table; compute them with "
-            "irm.evaluate_jg(run, metrics, irm.read_trec_qrels_jg(path))",
+            "irm.evaluate(run, metrics, qrels_jg=irm.read_trec_qrels_jg(path))",
         ),
     ],
 )
@@ -393,10 +391,10 @@ def test_registered_judgment_group_names_evaluate_as_trec_eval_spells_them() -> 
             "relevance": [1, 1, 1, 0],
         }
     )
-    trec = evaluate_jg(run, ["map_avgjg", "P_avgjg_2", "Rprec_mult_avgjg_0.5"], qrels)
+    trec = evaluate_jg(run, ["map_avgjg", "P_avgjg_2", "Rprec_mult_avgjg_0.5"], qrels_jg=qrels)
     names = [irm.parse_metric(n).name for n in trec.columns[1:]]
     assert names == ["map_avgjg", "precision_avgjg@2", "rprec_mult_avgjg(multiple=0.5)"]
-    canonical = evaluate_jg(run, names, qrels)
+    canonical = evaluate_jg(run, names, qrels_jg=qrels)
     # a: AP (1 + 2/3) / 2, P@2 1/2, c = floor(0.5 * 2 + 0.9) = 1: 1; b: AP 1/2, P@2 1/2, c = 1: 0
     assert trec.rows() == canonical.rows()
     assert trec.row(0)[1:] == pytest.approx(((5 / 6 + 1 / 2) / 2, 0.5, 0.5), abs=1e-15)

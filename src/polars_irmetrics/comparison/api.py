@@ -123,7 +123,7 @@ def compare(
         A bar of the resampling tests' chunks (when there is more than one chunk of
         resamples): ``None`` draws in a terminal or notebook only, ``True`` always,
         ``False`` never (:mod:`polars_irmetrics.ground.progress`).
-    options
+    **options
         :func:`~polars_irmetrics.evaluate`'s keyword arguments (``order``,
         ``relevance_level``, ``depth``, the column names ``query_id=``, ``relevance=``,
         ...); the groups, ``per_query`` and ``unretrieved`` are set by ``compare``.

@@ -42,7 +42,7 @@ def tukey_hsd(
 
     Parameters
     ----------
-    runs, metrics, qrels, system, query_set, options
+    runs, metrics, qrels, system, query_set, **options
         As for :func:`~polars_irmetrics.compare`.
     alpha
         ``significant`` is ``p_value <= alpha``.

@@ -213,102 +213,125 @@ def evaluate(
         learned from and the items' feature vectors, with the run's queries as users and
         its documents as items (see :func:`~polars_irmetrics.beyond_accuracy`). Their
         values are joined beside the means (``per_query=False`` only).
-    by
-        Attributes of the query (day, market, segment, query length): each combination
-        is evaluated apart, and a judged query counts in the group its own value names.
-        That value comes from the judgments when they carry the key, else from
-        ``queries``, else from the run; a judged query the run did not retrieve then has
-        no value, and a group that did not retrieve a judged query is refused unless
-        ``unretrieved='drop'`` (the numbers would depend on what the key means).
-    systems
-        Keys naming systems or runs (``"system"``, ``"run"``): each group is scored on
-        every judged query, a judged query it did not retrieve counting 0 (as
-        :func:`~polars_irmetrics.compare` does). Output columns: ``systems``' keys, then
-        ``by``'s.
-    per_query
-        ``True``: one row per query (and ``by`` group) and one column per metric.
-        ``False`` (default): one row of means per ``by`` group, with ``num_q``, the
-        number of queries averaged.
-    order
-        ``"rank"``: the ``rank`` column gives positions (1 = top; gaps are allowed and
-        are positions holding no document). ``"score"``: ``score`` descending, ties
-        broken by ``doc_id`` descending compared as text, as trec_eval does.
-        ``"auto"`` (default): ``"rank"`` when the run has a ``rank`` column, else
-        ``"score"``. Input row order is never used.
-    relevance_level
-        A judged document is relevant when its relevance is ``>= relevance_level``
-        (trec_eval ``-l``; default 1). Graded metrics (nDCG, DCG) use the relevance
-        values themselves. Negative relevance means "in the pool but not judged"
-        (trec_eval's convention): neither relevant nor non-relevant, which matters
-        for bpref.
-    depth
-        Keep only ranks ``1..depth`` of each query (trec_eval ``-M``).
-    unjudged
-        Queries in the run but not in the judgments: ``"drop"`` (default, as
-        trec_eval), ``"zero"`` (scored as a query with no relevant document: 0 for
-        every quality metric; counted in the mean) or ``"error"``.
-    unretrieved
-        Queries in the judgments but not in the run: ``"zero"`` (default, as
-        trec_eval ``-c`` and ir_measures: scored as an empty ranking, which is 0 for
-        every metric but ``rbp_residual`` (1) and ``fcp`` (1/2); counted in the
-        mean), ``"drop"`` or ``"error"``.
-    check_duplicates
-        ``True`` (default): refuse a document listed twice in one query of the run, and two
-        documents at one rank, as trec_eval does. These checks keep a set of every
-        document id's hash (and rank) per query, about 40 % of the plan's time and of
-        its memory on large logs with ranks given (benchmarks/results.md); a query they
-        flag is recounted exactly before an error is raised. ``False`` skips
-        them for runs known to be clean (straight from a retriever): duplicates among
-        *judged* documents, which would change metric values, are still refused; an
-        unjudged document listed twice is then counted twice in ``num_ret`` (and, ranked
-        by score, pushes the documents below it down).
-    buckets
-        ``"auto-memory"`` (default): one plan or out of core, chosen from the run's size
-        (free for Parquet and DataFrames; other sources run in one plan) and
-        ``memory_limit`` (:mod:`polars_irmetrics.ground.auto`). ``None``: one plan over the
-        whole input, the fastest path while the log fits in memory (polars streams the
-        scan, the join and the counts; the judged rows are held in memory). ``N`` or
-        ``"auto"``: out of core, for logs larger than memory
-        (:mod:`polars_irmetrics.ground.buckets`): when collected, one streaming pass writes
-        the run and the judgments to Parquet in N buckets by a hash of ``query_id``, then
-        the buckets are evaluated one after the other by the same plan. Peak memory is
-        about one bucket's; every row is read twice; the results are identical to
-        ``None``'s. ``"auto"`` makes one bucket per 2 million run rows (counting them is
-        free for Parquet, one extra pass otherwise).
-    spill_dir
-        Folder for the buckets' temporary files (default: the system's temporary
-        folder, ``TMPDIR``); they need up to twice the run's Parquet size on disk
-        (written uncompressed, for speed) and are removed when the evaluation ends.
-        Ignored without ``buckets``.
-    memory_limit
-        The memory ``buckets="auto-memory"`` may plan for: bytes, or a size such as
-        ``"4GiB"``; default half the machine's (or the container's) memory.
-    explain
-        ``True``: print which plan ``buckets="auto-memory"`` chose and why (it is
-        logged at INFO level on the ``polars_irmetrics`` logger in any case).
-    partitioned_by
-        A column of the run (a hive partition column, such as a hash of the query) whose
-        partitions each hold whole queries: out of core, they are then evaluated one
-        after the other, each read alone (file pruning), instead of re-writing the run in
-        buckets (:mod:`polars_irmetrics.ground.partitions`).
-    query_id, doc_id, rank, score, relevance
-        Column names in ``table`` and ``qrels`` (for an impression log, ``query_id`` is
-        its session and ``rank`` its position).
-    label, prediction, sample_weight
-        Prediction metrics: the columns of the label (0/1, the positive label, or a
-        rating), the prediction (a probability or score, or a rating) and optional
-        non-negative row weights. ``query_id`` groups rows into queries (users) for
-        ``gauc`` and ``per_query=True``.
-    positive_label
-        Prediction metrics: the label value of a positive row (default 1); other labels
-        must be 0 (a text label: one other value).
-    unmatched
-        Prediction metrics with ``labels``: a pair with a prediction but no label, or a
-        label but no prediction, is an error (``"error"``, default; the message counts
-        them on each side) or left out (``"drop"``, Recommenders' inner merge).
-    clicked, dwell, converted, timestamp
-        Column names of an impression log, for the click metrics
-        (:func:`~polars_irmetrics.evaluate_online`).
+    **options
+        The options of the evaluation, the same keywords at every door (typed once
+        as :class:`~polars_irmetrics.ground.options.EvalKwargs`, checked once into
+        :class:`~polars_irmetrics.EvalOptions`):
+
+        ``by``
+            Attributes of the query (day, market, segment, query length): each combination
+            is evaluated apart, and a judged query counts in the group its own value names.
+            That value comes from the judgments when they carry the key, else from
+            ``queries``, else from the run; a judged query the run did not retrieve then has
+            no value, and a group that did not retrieve a judged query is refused unless
+            ``unretrieved='drop'`` (the numbers would depend on what the key means).
+
+        ``systems``
+            Keys naming systems or runs (``"system"``, ``"run"``): each group is scored on
+            every judged query, a judged query it did not retrieve counting 0 (as
+            :func:`~polars_irmetrics.compare` does). Output columns: ``systems``' keys, then
+            ``by``'s.
+
+        ``per_query``
+            ``True``: one row per query (and ``by`` group) and one column per metric.
+            ``False`` (default): one row of means per ``by`` group, with ``num_q``, the
+            number of queries averaged.
+
+        ``order``
+            ``"rank"``: the ``rank`` column gives positions (1 = top; gaps are allowed and
+            are positions holding no document). ``"score"``: ``score`` descending, ties
+            broken by ``doc_id`` descending compared as text, as trec_eval does.
+            ``"auto"`` (default): ``"rank"`` when the run has a ``rank`` column, else
+            ``"score"``. Input row order is never used.
+
+        ``relevance_level``
+            A judged document is relevant when its relevance is ``>= relevance_level``
+            (trec_eval ``-l``; default 1). Graded metrics (nDCG, DCG) use the relevance
+            values themselves. Negative relevance means "in the pool but not judged"
+            (trec_eval's convention): neither relevant nor non-relevant, which matters
+            for bpref.
+
+        ``depth``
+            Keep only ranks ``1..depth`` of each query (trec_eval ``-M``).
+
+        ``unjudged``
+            Queries in the run but not in the judgments: ``"drop"`` (default, as
+            trec_eval), ``"zero"`` (scored as a query with no relevant document: 0 for
+            every quality metric; counted in the mean) or ``"error"``.
+
+        ``unretrieved``
+            Queries in the judgments but not in the run: ``"zero"`` (default, as
+            trec_eval ``-c`` and ir_measures: scored as an empty ranking, which is 0 for
+            every metric but ``rbp_residual`` (1) and ``fcp`` (1/2); counted in the
+            mean), ``"drop"`` or ``"error"``.
+
+        ``check_duplicates``
+            ``True`` (default): refuse a document listed twice in one query of the run, and two
+            documents at one rank, as trec_eval does. These checks keep a set of every
+            document id's hash (and rank) per query, about 40 % of the plan's time and of
+            its memory on large logs with ranks given (benchmarks/results.md); a query they
+            flag is recounted exactly before an error is raised. ``False`` skips
+            them for runs known to be clean (straight from a retriever): duplicates among
+            *judged* documents, which would change metric values, are still refused; an
+            unjudged document listed twice is then counted twice in ``num_ret`` (and, ranked
+            by score, pushes the documents below it down).
+
+        ``buckets``
+            ``"auto-memory"`` (default): one plan or out of core, chosen from the run's size
+            (free for Parquet and DataFrames; other sources run in one plan) and
+            ``memory_limit`` (:mod:`polars_irmetrics.ground.auto`). ``None``: one plan over the
+            whole input, the fastest path while the log fits in memory (polars streams the
+            scan, the join and the counts; the judged rows are held in memory). ``N`` or
+            ``"auto"``: out of core, for logs larger than memory
+            (:mod:`polars_irmetrics.ground.buckets`): when collected, one streaming pass writes
+            the run and the judgments to Parquet in N buckets by a hash of ``query_id``, then
+            the buckets are evaluated one after the other by the same plan. Peak memory is
+            about one bucket's; every row is read twice; the results are identical to
+            ``None``'s. ``"auto"`` makes one bucket per 2 million run rows (counting them is
+            free for Parquet, one extra pass otherwise).
+
+        ``spill_dir``
+            Folder for the buckets' temporary files (default: the system's temporary
+            folder, ``TMPDIR``); they need up to twice the run's Parquet size on disk
+            (written uncompressed, for speed) and are removed when the evaluation ends.
+            Ignored without ``buckets``.
+
+        ``memory_limit``
+            The memory ``buckets="auto-memory"`` may plan for: bytes, or a size such as
+            ``"4GiB"``; default half the machine's (or the container's) memory.
+
+        ``explain``
+            ``True``: print which plan ``buckets="auto-memory"`` chose and why (it is
+            logged at INFO level on the ``polars_irmetrics`` logger in any case).
+
+        ``partitioned_by``
+            A column of the run (a hive partition column, such as a hash of the query) whose
+            partitions each hold whole queries: out of core, they are then evaluated one
+            after the other, each read alone (file pruning), instead of re-writing the run in
+            buckets (:mod:`polars_irmetrics.ground.partitions`).
+
+        ``query_id``, ``doc_id``, ``rank``, ``score``, ``relevance``
+            Column names in ``table`` and ``qrels`` (for an impression log, ``query_id`` is
+            its session and ``rank`` its position).
+
+        ``label``, ``prediction``, ``sample_weight``
+            Prediction metrics: the columns of the label (0/1, the positive label, or a
+            rating), the prediction (a probability or score, or a rating) and optional
+            non-negative row weights. ``query_id`` groups rows into queries (users) for
+            ``gauc`` and ``per_query=True``.
+
+        ``positive_label``
+            Prediction metrics: the label value of a positive row (default 1); other labels
+            must be 0 (a text label: one other value).
+
+        ``unmatched``
+            Prediction metrics with ``labels``: a pair with a prediction but no label, or a
+            label but no prediction, is an error (``"error"``, default; the message counts
+            them on each side) or left out (``"drop"``, Recommenders' inner merge).
+
+        ``clicked``, ``dwell``, ``converted``, ``timestamp``
+            Column names of an impression log, for the click metrics
+            (:func:`~polars_irmetrics.evaluate_online`).
 
     Returns
     -------

@@ -124,7 +124,7 @@ def evaluate_jg(
         (:func:`polars_irmetrics.io.prefs.read_trec_qrels_jg` reads trec_eval's file).
     jg
         The judgment-group column of ``qrels_jg``.
-    options
+    **options
         :func:`polars_irmetrics.evaluate`'s options (``per_query``: default ``True``
         here, one row per query; ``relevance_level``, ``depth``,
         ``order``, ``unretrieved``: ``'zero'`` scores a judged query with no results 0

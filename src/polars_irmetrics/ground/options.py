@@ -90,6 +90,18 @@ class EvalOptions:
 
     Build it with :meth:`build` (checked) from the keyword arguments of a door.
 
+    Parameters
+    ----------
+    by, systems, per_query, order, relevance_level, depth, unjudged, unretrieved
+        The groups and the conventions, as :func:`~polars_irmetrics.evaluate` takes
+        them.
+    check_duplicates, buckets, spill_dir, memory_limit, explain, partitioned_by
+        The checks and the out-of-core plan, likewise.
+    query_id, doc_id, rank, score, relevance, clicked, dwell, converted, timestamp
+        Column names, likewise.
+    label, prediction, sample_weight, positive_label, unmatched
+        The prediction metrics' columns and policy, likewise.
+
     Examples
     --------
     >>> from polars_irmetrics.ground.options import EvalOptions

@@ -328,13 +328,18 @@ def _with_columns(table: pl.LazyFrame, source: str, needed: dict[str, str]) -> p
     """``table``, or :class:`ColumnNotFoundError` naming the file and the argument that
     names the column it lacks."""
     try:
-        have = table.collect_schema().names()
+        schema = table.collect_schema()
     except pl.exceptions.PolarsError:
         raise FileFormatError(
             f"{display_name(source)}: its columns cannot be read (a damaged file, or files "
             "of a pattern or folder that disagree)"
         ) from None
+    have = schema.names()
+    doc_id = needed.get("doc_id")
+    listed = doc_id in schema and isinstance(schema[doc_id], pl.List | pl.Array)
     for keyword, column in needed.items():
+        if keyword == "relevance" and listed:
+            continue  # judgments listing each query's relevant documents (relevance 1)
         if column not in have:
             shown = ", ".join(repr(c) for c in have) or "none"
             raise ColumnNotFoundError(

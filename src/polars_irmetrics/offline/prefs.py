@@ -295,8 +295,9 @@ def build_prefs_plan(
         depth=options.depth,
         queries=None if queries is None else queries.sort().to_list(),
     )
+    column = {name.lower(): name for name in PREFS_MEASURES}  # the registry's are lowercase
     return values.lazy().select(
-        _Q, *(pl.col(request.metric.name).alias(label) for label, request in requests)
+        _Q, *(pl.col(column[request.metric.name]).alias(label) for label, request in requests)
     )
 
 
@@ -312,8 +313,27 @@ def evaluate_prefs(
     """The preference measures ``metrics`` of every query (a thin door: see
     :func:`polars_irmetrics.evaluate` with ``prefs=``).
 
-    ``unretrieved='zero'``: a query of ``prefs`` with no results is evaluated on an
-    empty ranking (trec_eval 10.0's ``-c``); ``'drop'`` (default): the queries in both.
+    Parameters
+    ----------
+    run
+        ``query_id``, ``doc_id`` and ``score`` (see :func:`prefs_measures`).
+    metrics
+        Preference measure names (default: every one of :data:`PREFS_MEASURES`).
+    prefs
+        The preference judgments (:func:`~polars_irmetrics.read_trec_prefs`).
+    per_query
+        ``True`` (default): one row per query; ``False``: ``num_q`` and the means.
+    depth
+        Keep only the top ``depth`` documents of each query (trec_eval ``-M``).
+    unretrieved
+        ``'zero'``: a query of ``prefs`` with no results is evaluated on an empty
+        ranking (trec_eval 10.0's ``-c``); ``'drop'`` (default): the queries in both.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``query_id`` and one column per metric (Int64 counts, Float64 ratios), sorted by
+        ``query_id``; or ``num_q`` and the Float64 means.
 
     Examples
     --------
