@@ -336,7 +336,7 @@ def _with_columns(table: pl.LazyFrame, source: str, needed: dict[str, str]) -> p
         ) from None
     have = schema.names()
     doc_id = needed.get("doc_id")
-    listed = doc_id in schema and isinstance(schema[doc_id], pl.List | pl.Array)
+    listed = doc_id is not None and isinstance(schema.get(doc_id), pl.List | pl.Array)
     for keyword, column in needed.items():
         if keyword == "relevance" and listed:
             continue  # judgments listing each query's relevant documents (relevance 1)
