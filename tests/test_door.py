@@ -132,7 +132,8 @@ def test_queries_table_missing_a_judged_query_is_refused() -> None:
         (
             {"query_id": "id", "doc_id": "id"},
             InvalidValueError,
-            "query_id and doc_id both name column 'id'; name two columns",
+            "query_id='id' and doc_id='id' name the same column; each needs its own column: "
+            "pass doc_id= with the name of the doc_id column",
         ),
         (
             {"relevance_level": float("nan")},

@@ -179,8 +179,10 @@ class EvalOptions:
                     "an attribute of the query (by=), not both"
                 )
         if self.query_id == self.doc_id:
+            column = self.query_id
             raise InvalidValueError(
-                f"query_id and doc_id both name column {self.query_id!r}; name two columns"
+                f"query_id={column!r} and doc_id={column!r} name the same column; each needs "
+                "its own column: pass doc_id= with the name of the doc_id column"
             )
         level = self.relevance_level
         if isinstance(level, bool) or not isinstance(level, int | float):
