@@ -356,3 +356,17 @@ def test_dask_partitioned_by_unretrieved_error_as_evaluate(
     with pytest.raises(irm.QuerySetError) as raised:
         lazy.compute()
     assert str(raised.value) == message
+
+
+def test_dask_refuses_a_by_key_only_the_run_has(client: Client) -> None:
+    # one machine refuses it where a group missed a judged query; a part cannot tell
+    message = (
+        "by key 'system' is in the run but not in the judgments: on Spark and Dask each "
+        "part sees its own queries, so a judged query that some 'system' group did not "
+        "retrieve cannot be placed."
+    )
+    with pytest.raises(irm.QuerySetError, match=re.escape(message)):
+        irm_dask.evaluate(_dask(RUN, 2), ["map"], qrels=_dask(QRELS, 1), by="system")
+    # the way out it names: the key as systems (the same values as one machine)
+    got = irm_dask.evaluate(_dask(RUN, 2), ["map"], qrels=_dask(QRELS, 1), systems="system")
+    assert _polars(got).rows() == irm.evaluate(RUN, ["map"], qrels=QRELS, systems="system").rows()

@@ -450,3 +450,15 @@ def test_spark_progress_draws_every_stage_done(
     assert _polars(got).rows() == irm.evaluate(ONE, ["map"], qrels=QRELS).rows()
     irm_spark.evaluate(_spark_frame(spark, ONE), ["map"], qrels=_spark_frame(spark, QRELS))
     assert capsys.readouterr().err == ""  # not a terminal: nothing drawn by default
+
+
+def test_spark_refuses_a_by_key_only_the_run_has(spark: SparkSession) -> None:
+    # as on Dask (engines._partition.prepare): refused on the driver, before any job
+    message = (
+        "by key 'system' is in the run but not in the judgments: on Spark and Dask each "
+        "part sees its own queries"
+    )
+    with pytest.raises(irm.QuerySetError, match=re.escape(message)):
+        irm_spark.evaluate(
+            _spark_frame(spark, RUN), ["map"], qrels=_spark_frame(spark, QRELS), by="system"
+        )

@@ -124,7 +124,26 @@ def prepare(
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.MetricParameterError: ...
+
+    A ``by`` key the judgments lack is refused here, where one machine refuses it only
+    when a group missed a judged query: each part sees its own queries only.
+
+    >>> prepare(run, qrels, ["map"], EvalOptions(by="system"))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.QuerySetError: by key 'system' is in the run but not in the ...
     """
+    unplaced = [k for k in options.attribute_keys if k not in (qrels_schema or run_schema).names]
+    if qrels_schema is not None and unplaced and options.unretrieved != "drop":
+        key = unplaced[0]
+        raise errors.QuerySetError(
+            f"by key {key!r} is in the run but not in the judgments: on Spark and Dask each "
+            f"part sees its own queries, so a judged query that some {key!r} group did not "
+            "retrieve cannot be placed. If it names systems or runs (each scored on every "
+            f"judged query), pass systems={key!r} instead of by=; if it is an attribute of "
+            f"the query (day, market, segment), add a {key!r} column to the judgments; or "
+            "pass unretrieved='drop' to score each group on the queries it retrieved"
+        )
     given = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     options = options.replace(buckets=None)
     run = _empty(run_schema).lazy()
