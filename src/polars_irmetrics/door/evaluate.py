@@ -35,7 +35,7 @@ from polars_irmetrics.ground.buckets import collect_guarded
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
-from polars_irmetrics.metrics.registry import MetricRequest, check_inputs, parse_metric_list
+from polars_irmetrics.metrics.registry import MetricRequest, check_inputs, means, parse_metric_list
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.offline.plan import build_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
@@ -524,7 +524,4 @@ def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.L
 
 def _means(per_query: pl.LazyFrame, requests: Requests) -> pl.LazyFrame:
     """``num_q`` and each metric's mean over the per-query values."""
-    return per_query.select(
-        pl.len().cast(pl.Int64).alias("num_q"),
-        *(request.summarize(label) for label, request in requests),
-    )
+    return per_query.select(means(requests))

@@ -38,7 +38,7 @@ from polars_irmetrics import errors
 from polars_irmetrics.errors import IrmError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
-from polars_irmetrics.metrics.registry import parse_metric_list
+from polars_irmetrics.metrics.registry import means, parse_metric_list
 from polars_irmetrics.offline.plan import build_plan
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ def prepare(
     qrels = None if qrels_schema is None else _empty(qrels_schema).lazy()
     requests = parse_metric_list(given)
     per_query = build_plan(run, requests, qrels, options.replace(per_query=True)).collect_schema()
-    means = build_plan(run, requests, qrels, options.replace(per_query=False)).collect_schema()
+    averaged = build_plan(run, requests, qrels, options.replace(per_query=False))
     by = options.by_keys
     return Job(
         metrics=given,
@@ -161,7 +161,7 @@ def prepare(
         if qrels_schema is None
         else tuple(k for k in by if k not in qrels_schema.names),
         per_query_schema=per_query,
-        means_schema=means,
+        means_schema=averaged.collect_schema(),
     )
 
 
@@ -210,15 +210,11 @@ def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:
     """
     requests = job.requests
     frame = _frame(per_query).sort(list(job.keys))
-    means = [
-        pl.len().cast(pl.Int64).alias("num_q"),
-        # a metric labelled num_q (NumQ's canonical name) is that column: the queries
-        *(request.summarize(label) for label, request in requests if label != "num_q"),
-    ]
+    summaries = means(requests)
     if job.by:
-        out = frame.group_by(list(job.by), maintain_order=True).agg(means)
+        out = frame.group_by(list(job.by), maintain_order=True).agg(summaries)
     else:
-        out = frame.select(means)
+        out = frame.select(summaries)
     return _to_arrow(out, job.means_schema)
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "expand_metric_names",
     "get_metric",
     "list_metrics",
+    "means",
     "parse_metric",
     "parse_metric_list",
 ]
@@ -787,3 +788,14 @@ def check_inputs(
                 raise MetricParameterError(
                     f"metric {label!r} reads {what}: pass {keyword}=... to {caller}"
                 )
+
+
+def means(requests: Sequence[tuple[str, MetricRequest]]) -> list[pl.Expr]:
+    """The aggregations that turn per-query values into means: ``num_q``, the queries
+    averaged, then each metric's summary (a running sum in row order, so every engine
+    gives the same bits). A metric labelled ``num_q`` (NumQ's canonical name) is that
+    column."""
+    return [
+        pl.len().cast(pl.Int64).alias("num_q"),
+        *(request.summarize(label) for label, request in requests if label != "num_q"),
+    ]

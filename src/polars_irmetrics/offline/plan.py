@@ -50,7 +50,7 @@ from polars_irmetrics.ground.validate import (
     flag,
     raise_on_bad_rows,
 )
-from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.registry import MetricRequest, means
 from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
 from polars_irmetrics.offline.attributes import with_query_attributes
 from polars_irmetrics.offline.checks import (
@@ -144,14 +144,10 @@ def build_plan(
     labels = [label for label, _ in requests]
     if options.per_query:
         return result.select(*keys, *labels)
-    means = [
-        pl.len().cast(pl.Int64).alias("num_q"),
-        # a metric labelled num_q (NumQ's canonical name) is that column: the queries
-        *(request.summarize(label) for label, request in requests if label != "num_q"),
-    ]
+    summaries = means(requests)
     if setup.by:
-        return result.group_by(list(setup.by), maintain_order=True).agg(means)
-    return result.select(means)
+        return result.group_by(list(setup.by), maintain_order=True).agg(summaries)
+    return result.select(summaries)
 
 
 def _per_query(

@@ -67,7 +67,7 @@ import polars as pl
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import Policy
-from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
+from polars_irmetrics.metrics.registry import MetricRequest, means, parse_metric_list
 
 __all__ = [
     "PREFS_MEASURES",
@@ -356,10 +356,7 @@ def evaluate_prefs(
     values = build_prefs_plan(run.lazy(), requests, prefs.lazy(), options).collect()
     if per_query:
         return values
-    return values.select(
-        pl.len().cast(pl.Int64).alias("num_q"),
-        *(request.summarize(label) for label, request in requests),
-    )
+    return values.select(means(requests))
 
 
 def _measures(rows: pl.DataFrame, docs: pl.DataFrame, queries: list[str]) -> pl.DataFrame:
