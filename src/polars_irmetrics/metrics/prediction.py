@@ -42,11 +42,15 @@ __all__ = [
     "PREDICTION_METRICS",
     "PROBABILITY_METRICS",
     "PredictionScope",
+    "ece_bin",
     "ece_bins",
+    "entropy",
     "gauc_one_class",
     "gauc_weighting",
     "histogram_auc",
     "histogram_pr_auc",
+    "log_likelihood",
+    "spread",
 ]
 
 #: Log loss clips probabilities to ``[EPS, 1 - EPS]``, as scikit-learn's ``log_loss``
@@ -237,19 +241,26 @@ def gauc_one_class(s: PredictionScope) -> pl.Expr:
     return pl.col(s.query_id).filter(auc_expr(s).over(s.query_id).is_null()).n_unique()
 
 
-def _logloss(s: PredictionScope, p: Params) -> pl.Expr:
+def log_likelihood(s: PredictionScope) -> pl.Expr:
+    """Each row's log-likelihood ``ln p`` (positive) or ``ln(1 - p)`` (negative), the
+    probability clipped to ``[EPS, 1 - EPS]`` as scikit-learn's ``log_loss`` does."""
     prob = s.p
     right = pl.when(s.y == 1.0).then(prob).otherwise(1.0 - prob)
-    return -s.mean(right.clip(EPS, 1.0 - EPS).log())
+    return right.clip(EPS, 1.0 - EPS).log()
 
 
-def _entropy(rate: pl.Expr) -> pl.Expr:
+def _logloss(s: PredictionScope, p: Params) -> pl.Expr:
+    return -s.mean(log_likelihood(s))
+
+
+def entropy(rate: pl.Expr) -> pl.Expr:
+    """The entropy (natural log) of a base rate, the denominator of ``ne``."""
     return -(rate * rate.log() + (1.0 - rate) * (1.0 - rate).log())
 
 
 def _ne(s: PredictionScope, p: Params) -> pl.Expr:
     rate = s.mean(s.y)
-    return pl.when((rate > 0) & (rate < 1)).then(_logloss(s, p) / _entropy(rate))
+    return pl.when((rate > 0) & (rate < 1)).then(_logloss(s, p) / entropy(rate))
 
 
 def _brier(s: PredictionScope, p: Params) -> pl.Expr:
@@ -266,9 +277,13 @@ def ece_bins(params: Params) -> int:
     return DEFAULT_BINS if params.k is None else params.k
 
 
+def ece_bin(s: PredictionScope, bins: int) -> pl.Expr:
+    """Each row's bin of ``ece@bins``: ``min(floor(p bins), bins - 1)``, clipped at 0."""
+    return (s.p * bins).floor().clip(0, bins - 1).cast(pl.Int64)
+
+
 def _ece(s: PredictionScope, p: Params) -> pl.Expr:
-    bins = ece_bins(p)
-    index = (s.p * bins).floor().clip(0, bins - 1).cast(pl.Int64)
+    index = ece_bin(s, ece_bins(p))
     gap = s.weighted(s.p - s.y).sum().over(index).abs()
     return (gap / pl.len().over(index).cast(pl.Float64)).sum() / s.total
 
@@ -285,20 +300,20 @@ def _mae(s: PredictionScope, p: Params) -> pl.Expr:
     return s.mean((s.p - s.value).abs())
 
 
-def _spread(s: PredictionScope, term: pl.Expr) -> pl.Expr:
+def spread(s: PredictionScope, term: pl.Expr) -> pl.Expr:
     """Weighted sum of squares of ``term`` around its weighted mean."""
     return s.weighted((term - s.mean(term)) ** 2).sum()
 
 
 def _r2(s: PredictionScope, p: Params) -> pl.Expr:
-    total = _spread(s, s.value)
+    total = spread(s, s.value)
     residual = s.weighted((s.value - s.p) ** 2).sum()
     return pl.when(total > 0).then(1.0 - residual / total)
 
 
 def _explained_variance(s: PredictionScope, p: Params) -> pl.Expr:
-    total = _spread(s, s.value)
-    return pl.when(total > 0).then(1.0 - _spread(s, s.value - s.p) / total)
+    total = spread(s, s.value)
+    return pl.when(total > 0).then(1.0 - spread(s, s.value - s.p) / total)
 
 
 #: The formula of each prediction metric, by canonical name.

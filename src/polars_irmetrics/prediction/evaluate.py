@@ -71,7 +71,21 @@ from polars_irmetrics.metrics.prediction import (
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 
-__all__ = ["NUM_ROWS", "build_prediction_plan"]
+__all__ = [
+    "AUC_Q",
+    "NEG",
+    "NUM_ROWS",
+    "POS",
+    "SCORE",
+    "WEIGHT_Q",
+    "Prepared",
+    "beside",
+    "build_prediction_plan",
+    "group",
+    "per_query_auc",
+    "prepare_rows",
+    "score_histogram",
+]
 
 #: The count column of a prediction evaluation: the rows (predictions) of the group.
 NUM_ROWS = "num_rows"
@@ -79,10 +93,14 @@ _SIDE = f"{INTERNAL}side"
 _IN_PRED = f"{INTERNAL}in_pred"
 _IN_LABELS = f"{INTERNAL}in_labels"
 _DUP = f"{INTERNAL}dup"
-_AUC_Q = f"{INTERNAL}auc_q"
-_WEIGHT_Q = f"{INTERNAL}weight_q"
+#: The columns of :func:`per_query_auc`: each query's AUC and weight.
+AUC_Q = f"{INTERNAL}auc_q"
+WEIGHT_Q = f"{INTERNAL}weight_q"
+#: The columns of :func:`score_histogram`: a distinct score, its positives and negatives.
+SCORE = f"{INTERNAL}score"
+POS = f"{INTERNAL}pos"
+NEG = f"{INTERNAL}neg"
 _RANK = f"{INTERNAL}rank"
-_POS = f"{INTERNAL}pos"
 
 
 @dataclass(frozen=True)
@@ -158,10 +176,105 @@ def build_prediction_plan(
     >>> plan.collect().row(0)
     (3, 0.5)
     """
+    prepared = prepare_rows(table, requests, options, labels)
+    scope, rows = prepared.scope, prepared.rows
+    keys = [*options.by_keys, *([options.query_id] if options.per_query else [])]
+
+    metric_exprs: list[pl.Expr] = []
+    gauc_requests: list[tuple[str, MetricRequest]] = []
+    histogram_requests: list[tuple[str, MetricRequest]] = []
+    for label, req in requests:
+        name = req.metric.name
+        if name == "gauc" and not options.per_query:
+            gauc_requests.append((label, req))
+            continue
+        if name in ("auc", "pr_auc") and not options.per_query and _out_of_core(options):
+            histogram_requests.append((label, req))
+            continue
+        formula = PREDICTION_FORMULAS["auc" if name == "gauc" else name]
+        metric_exprs.append(formula(scope, req.params(1.0)).alias(label))
+    aggs = [pl.len().alias(NUM_ROWS), *metric_exprs]
+    result = prepared.grouped(keys, aggs)
+    if histogram_requests:
+        result = _with_histogram(result, rows, scope, histogram_requests, options)
+    if gauc_requests:
+        result = _with_gauc(result, rows, scope, gauc_requests, options)
+    columns_out = [*keys, NUM_ROWS]
+    for label, req in requests:
+        columns_out.append(label)
+        if req.metric.name == "gauc" and not options.per_query:
+            columns_out.append(f"{label}_one_class")
+    result = result.select(*columns_out, *prepared.flag_columns)
+    if keys:
+        result = result.sort(keys, nulls_last=True)
+    return prepared.raising(result, keys)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A prediction table checked and ready: what every plan over it shares.
+
+    ``table`` holds every row (with labels, every joined pair and its side); ``rows``
+    the rows the metrics read (the pairs on both sides). The data checks are counted
+    per group by :meth:`grouped` and raised by :meth:`raising`.
+    """
+
+    table: pl.LazyFrame
+    rows: pl.LazyFrame
+    scope: PredictionScope
+    checks: list[_Check]
+    names: frozenset[str]
+    options: EvalOptions
+    two_tables: bool
+
+    @property
+    def flag_columns(self) -> list[str]:
+        """The check columns :meth:`grouped` adds (counts and examples)."""
+        return [c for check in self.checks for c in (check.count, check.first)]
+
+    def grouped(self, keys: list[str], aggs: list[pl.Expr]) -> pl.LazyFrame:
+        """``aggs`` over the rows of each group of ``keys``, with the check columns."""
+        check_exprs = [e for check in self.checks for e in check.exprs()]
+        if not self.two_tables:
+            return group(self.rows, keys, [*aggs, *check_exprs])
+        # the checks count the one-sided pairs too: over every joined row
+        counts = group(self.table, keys, check_exprs)
+        result = beside(group(self.rows, keys, aggs), counts, keys, how="full")
+        return result.with_columns(pl.col(c.count).fill_null(0) for c in self.checks)
+
+    def raising(self, result: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+        """``result`` without its check columns, raising the first problem they count
+        when it is collected (:func:`_raise_on_flags`)."""
+        flags = self.flag_columns
+        out_schema = result.drop(flags).collect_schema()
+        raised = _raised_checks(self.checks, set(self.names))
+        options = self.options
+        fields: dict[str, object] = {
+            "label": options.label,
+            "prediction": options.prediction,
+            "weight": options.sample_weight,
+            "positive": options.positive_label,
+            "query_id": options.query_id,
+            "doc_id": options.doc_id,
+        }
+        return result.map_batches(
+            lambda frame: _raise_on_flags(frame, raised, flags, keys, fields),
+            schema=out_schema,
+        )
+
+
+def prepare_rows(
+    table: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    options: EvalOptions,
+    labels: pl.LazyFrame | None = None,
+) -> Prepared:
+    """Join the two tables (``labels`` given), check the columns and dtypes (raised
+    now), and build the data checks (raised when the plan runs)."""
     for label, req in requests:
         if "predictions" not in req.metric.reads:  # pragma: no cover - routed by the door
             raise MetricParameterError(f"metric {label!r} does not read predictions")
-    names = {req.metric.name for _, req in requests}
+    names = frozenset(req.metric.name for _, req in requests)
     needs_query = options.per_query or "gauc" in names
     if labels is not None:
         table = _joined(table, labels, options)
@@ -185,60 +298,12 @@ def build_prediction_plan(
         options.query_id,
     )
     checks = _checks(scope, schema, options, two_tables=labels is not None)
-    keys = [*options.by_keys, *([options.query_id] if options.per_query else [])]
     rows = table.filter(pl.col(_SIDE) == "both") if labels is not None else table
-
-    metric_exprs: list[pl.Expr] = []
-    gauc_requests: list[tuple[str, MetricRequest]] = []
-    histogram_requests: list[tuple[str, MetricRequest]] = []
-    for label, req in requests:
-        name = req.metric.name
-        if name == "gauc" and not options.per_query:
-            gauc_requests.append((label, req))
-            continue
-        if name in ("auc", "pr_auc") and not options.per_query and _out_of_core(options):
-            histogram_requests.append((label, req))
-            continue
-        formula = PREDICTION_FORMULAS["auc" if name == "gauc" else name]
-        metric_exprs.append(formula(scope, req.params(1.0)).alias(label))
-    check_exprs = [e for check in checks for e in check.exprs()]
-    aggs = [pl.len().alias(NUM_ROWS), *metric_exprs]
-    if labels is None:
-        result = _group(rows, keys, [*aggs, *check_exprs])
-    else:  # the checks count the one-sided pairs too: over every joined row
-        counts = _group(table, keys, check_exprs)
-        result = _beside(_group(rows, keys, aggs), counts, keys, how="full")
-        result = result.with_columns(pl.col(c.count).fill_null(0) for c in checks)
-    if histogram_requests:
-        result = _with_histogram(result, rows, scope, histogram_requests, options)
-    if gauc_requests:
-        result = _with_gauc(result, rows, scope, gauc_requests, options)
-    columns_out = [*keys, NUM_ROWS]
-    for label, req in requests:
-        columns_out.append(label)
-        if req.metric.name == "gauc" and not options.per_query:
-            columns_out.append(f"{label}_one_class")
-    flag_columns = [c for check in checks for c in (check.count, check.first)]
-    result = result.select(*columns_out, *flag_columns)
-    if keys:
-        result = result.sort(keys, nulls_last=True)
-    out_schema = result.select(columns_out).collect_schema()
-    raised = _raised_checks(checks, names)
-    fields: dict[str, object] = {
-        "label": options.label,
-        "prediction": options.prediction,
-        "weight": options.sample_weight,
-        "positive": options.positive_label,
-        "query_id": options.query_id,
-        "doc_id": options.doc_id,
-    }
-    return result.map_batches(
-        lambda frame: _raise_on_flags(frame, raised, flag_columns, keys, fields),
-        schema=out_schema,
-    )
+    return Prepared(table, rows, scope, checks, names, options, labels is not None)
 
 
-def _group(rows: pl.LazyFrame, keys: list[str], aggs: list[pl.Expr]) -> pl.LazyFrame:
+def group(rows: pl.LazyFrame, keys: list[str], aggs: list[pl.Expr]) -> pl.LazyFrame:
+    """``aggs`` per group of ``keys`` (one row over every row without keys)."""
     if keys:
         return rows.group_by(keys).agg(aggs)
     return rows.select(aggs)
@@ -251,7 +316,7 @@ def _out_of_core(options: EvalOptions) -> bool:
     return options.buckets is not None and options.buckets != "auto-memory"
 
 
-def _beside(
+def beside(
     result: pl.LazyFrame, other: pl.LazyFrame, by: list[str], how: Literal["left", "full"] = "left"
 ) -> pl.LazyFrame:
     """``other``'s columns beside ``result``'s, on the ``by`` keys (one row each without)."""
@@ -267,18 +332,22 @@ def _with_histogram(
     requests: list[tuple[str, MetricRequest]],
     options: EvalOptions,
 ) -> pl.LazyFrame:
-    """``result`` with ``auc`` and ``pr_auc`` from each group's score histogram: one
-    row per (by, distinct score) with its positives and negatives (weighted), a sum
-    that merges exactly across parts of the table (:func:`histogram_auc`)."""
+    """``result`` with ``auc`` and ``pr_auc`` from each group's score histogram
+    (:func:`score_histogram`, a sum that merges exactly across parts of the table)."""
     by = list(options.by_keys)
-    score, pos, neg = f"{INTERNAL}score", f"{INTERNAL}pos", f"{INTERNAL}neg"
-    histogram = rows.group_by([*by, scope.p.alias(score)]).agg(
-        scope.weighted(scope.y).sum().alias(pos),
-        scope.weighted(1.0 - scope.y).sum().alias(neg),
-    )
+    histogram = score_histogram(rows, scope, by)
     formulas = {"auc": histogram_auc, "pr_auc": histogram_pr_auc}
-    aggs = [formulas[req.metric.name](score, pos, neg).alias(label) for label, req in requests]
-    return _beside(result, histogram.group_by(by).agg(aggs) if by else histogram.select(aggs), by)
+    aggs = [formulas[req.metric.name](SCORE, POS, NEG).alias(label) for label, req in requests]
+    return beside(result, group(histogram, by, aggs), by)
+
+
+def score_histogram(rows: pl.LazyFrame, scope: PredictionScope, by: list[str]) -> pl.LazyFrame:
+    """One row per (``by`` group, distinct score): the score and the (weighted)
+    positives and negatives that have it (:func:`histogram_auc`)."""
+    return rows.group_by([*by, scope.p.alias(SCORE)]).agg(
+        scope.weighted(scope.y).sum().alias(POS),
+        scope.weighted(1.0 - scope.y).sum().alias(NEG),
+    )
 
 
 def _with_gauc(
@@ -290,32 +359,8 @@ def _with_gauc(
 ) -> pl.LazyFrame:
     """``result`` with each ``gauc`` request's value and excluded-query count beside it."""
     by = list(options.by_keys)
-    query = [*by, options.query_id]
-    if scope.w is None:
-        # each row's rank within its query by a window, then sums per query: measured
-        # ~25% faster than ranking inside the group_by (benchmarks/results_prediction.md)
-        ranked = rows.with_columns(scope.p.rank("average").over(query).alias(_RANK))
-        y = scope.y
-        n1, n = pl.col(_POS), pl.col(_WEIGHT_Q)
-        n0 = n - n1
-        per_query = (
-            ranked.group_by(query)
-            .agg(
-                (y * pl.col(_RANK)).sum().alias(_RANK),
-                y.sum().alias(_POS),
-                pl.len().cast(pl.Float64).alias(_WEIGHT_Q),
-            )
-            .with_columns(
-                pl.when((n1 > 0) & (n0 > 0))
-                .then((pl.col(_RANK) - n1 * (n1 + 1.0) / 2.0) / (n1 * n0))
-                .alias(_AUC_Q)
-            )
-        )
-    else:
-        per_query = rows.group_by(query).agg(
-            auc_expr(scope).alias(_AUC_Q), scope.w.sum().alias(_WEIGHT_Q)
-        )
-    auc_q, weight_q = pl.col(_AUC_Q), pl.col(_WEIGHT_Q)
+    per_query = per_query_auc(rows, scope, [*by, options.query_id])
+    auc_q, weight_q = pl.col(AUC_Q), pl.col(WEIGHT_Q)
     defined = auc_q.is_not_null()
     aggs: list[pl.Expr] = []
     for label, req in requests:
@@ -323,7 +368,36 @@ def _with_gauc(
         value = (auc_q * share).filter(defined).sum() / share.filter(defined).sum()
         aggs.append(pl.when(defined.any()).then(value).alias(label))
         aggs.append(auc_q.is_null().sum().cast(pl.UInt32).alias(f"{label}_one_class"))
-    return _beside(result, per_query.group_by(by).agg(aggs) if by else per_query.select(aggs), by)
+    return beside(result, group(per_query, by, aggs), by)
+
+
+def per_query_auc(rows: pl.LazyFrame, scope: PredictionScope, query: list[str]) -> pl.LazyFrame:
+    """One row per query (the ``query`` keys): its AUC (``AUC_Q``, null with one class)
+    and its weight (``WEIGHT_Q``: its rows, or its sample weights' sum)."""
+    if scope.w is not None:
+        return rows.group_by(query).agg(
+            auc_expr(scope).alias(AUC_Q), scope.w.sum().alias(WEIGHT_Q)
+        )
+    # each row's rank within its query by a window, then sums per query: measured
+    # ~25% faster than ranking inside the group_by (benchmarks/results_prediction.md)
+    ranked = rows.with_columns(scope.p.rank("average").over(query).alias(_RANK))
+    y = scope.y
+    n1, n = pl.col(POS), pl.col(WEIGHT_Q)
+    n0 = n - n1
+    return (
+        ranked.group_by(query)
+        .agg(
+            (y * pl.col(_RANK)).sum().alias(_RANK),
+            y.sum().alias(POS),
+            pl.len().cast(pl.Float64).alias(WEIGHT_Q),
+        )
+        .with_columns(
+            pl.when((n1 > 0) & (n0 > 0))
+            .then((pl.col(_RANK) - n1 * (n1 + 1.0) / 2.0) / (n1 * n0))
+            .alias(AUC_Q)
+        )
+        .select(*query, AUC_Q, WEIGHT_Q)
+    )
 
 
 def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
