@@ -36,6 +36,9 @@ from .engine_cases import (
     single_message,
     with_bucket,
 )
+from .prediction_cases import BINARY_KW, PREDICTION_CASES, assert_histogram_exact, assert_same
+from .prediction_cases import LOG as PREDICTION_LOG
+from .prediction_cases import expected as prediction_expected
 
 
 def _dask(frame: pl.DataFrame, parts: int) -> dd.DataFrame:
@@ -394,3 +397,60 @@ def test_dask_refuses_the_one_machine_options(client: Client) -> None:
     )
     with pytest.raises(irm.InvalidValueError, match=re.escape(message)):
         irm_dask.evaluate(_dask(DENSE, 2), ["map"], qrels=_dask(QRELS, 1), buckets=4)
+
+
+# --------------------------------------------------------------------------- prediction
+@pytest.mark.parametrize(
+    ("table", "labels", "metrics", "options", "per_query"),
+    [c[1:] for c in PREDICTION_CASES],
+    ids=[c[0] for c in PREDICTION_CASES],
+)
+def test_dask_prediction_metrics_equal_evaluate(
+    client: Client,
+    table: pl.DataFrame,
+    labels: pl.DataFrame | None,
+    metrics: list[str],
+    options: dict[str, Any],
+    per_query: bool,
+) -> None:
+    want = prediction_expected(table, labels, metrics, options, per_query)
+    got = _polars(
+        irm_dask.evaluate(
+            _dask(table, 3),
+            metrics,
+            labels=None if labels is None else _dask(labels, 2),
+            per_query=per_query,
+            partitions=4,
+            **options,
+        )
+    )
+    if per_query:  # rows come in partition (task) order
+        got = got.sort(want.columns[: want.columns.index("num_rows")])
+    assert_same(got, want, options, per_query)
+    if not per_query:
+        assert_histogram_exact(got, table, labels, metrics, options)
+
+
+def test_dask_prediction_errors_are_the_librarys(client: Client) -> None:
+    log = PREDICTION_LOG.with_columns(p=pl.when(pl.col("user") == 5).then(1.5).otherwise("p"))
+    with pytest.raises(irm.InvalidValueError) as raised:
+        irm_dask.evaluate(_dask(log, 2), ["auc", "logloss"], **BINARY_KW).compute()
+    with pytest.raises(irm.InvalidValueError) as one_machine:
+        irm.evaluate(log, ["auc", "logloss"], **BINARY_KW)
+    assert str(raised.value) == str(one_machine.value)
+    frame = _dask(PREDICTION_LOG, 2)
+    with pytest.raises(
+        irm.InvalidValueError,
+        match=re.escape(
+            "qrels= is not read by prediction metrics (auc, logloss, rmse...): the table "
+            "holds the label= and prediction= columns, or labels= the true labels; drop qrels="
+        ),
+    ):
+        irm_dask.evaluate(frame, ["auc"], qrels=frame, **BINARY_KW)
+    with pytest.raises(irm.ColumnNotFoundError, match=re.escape("column 'score' not found")):
+        irm_dask.evaluate(frame, ["auc"], **{**BINARY_KW, "prediction": "score"})
+    with pytest.raises(
+        irm.MetricParameterError,
+        match=re.escape("labels= holds the true labels of prediction metrics"),
+    ):
+        irm_dask.evaluate(frame, ["map"], labels=frame, query_id="user", doc_id="item")

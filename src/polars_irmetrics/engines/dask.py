@@ -54,6 +54,8 @@ from polars_irmetrics.engines._partition import (
     prepare,
     summarize_part,
 )
+from polars_irmetrics.engines._prediction import check_prediction_inputs, reads_predictions
+from polars_irmetrics.engines._prediction_dask import prediction_frame
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
 
@@ -78,6 +80,7 @@ def evaluate(
     *,
     qrels: dd.DataFrame | None = None,
     queries: dd.DataFrame | None = None,
+    labels: dd.DataFrame | None = None,
     partitions: int | None = None,
     progress: bool = False,
     **options: Unpack[EvalKwargs],
@@ -98,6 +101,14 @@ def evaluate(
         in :func:`polars_irmetrics.evaluate`: joined onto the judgments (and onto the
         run where it lacks a key), so that each judged query counts in the group its
         own value names.
+    labels
+        Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...), two-table form:
+        the true labels, joined to ``run`` (the predictions) on ``query_id`` and
+        ``doc_id``, as in :func:`polars_irmetrics.evaluate`. With prediction metrics,
+        ``run`` is the table of predictions (with its ``label`` column in the one-table
+        form); each part gives its per-query values or, for the means, sums and score
+        histograms merged exactly in one partition
+        (:mod:`polars_irmetrics.engines._prediction`).
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default the run's number of partitions. A part's rows are held in one worker's
@@ -165,6 +176,20 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
+    predictions = reads_predictions(metrics)
+    check_prediction_inputs("Dask", built, predictions, qrels=qrels, queries=queries, labels=labels)
+    if predictions:
+        if labels is not None:
+            _ensure_frame(labels, "labels")
+        values = prediction_frame(
+            run,
+            metrics,
+            labels=labels,
+            count=_partitions(run, partitions),
+            options=built,
+            tag=_tag,
+        )
+        return persist(values) if progress else values
     partitioned_by = built.partitioned_by
     if queries is not None:
         _ensure_frame(queries, "queries")

@@ -51,6 +51,7 @@ from polars_irmetrics.engines._partition import (
     raise_carried,
     summarize_part,
 )
+from polars_irmetrics.engines._prediction import check_prediction_inputs, reads_predictions
 from polars_irmetrics.errors import (
     ColumnTypeError,
     InvalidValueError,
@@ -73,6 +74,7 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
     ) from exc
 
 # after pyspark's own import, which names the extra when it is missing
+from polars_irmetrics.engines._prediction_spark import prediction_frame
 from polars_irmetrics.engines._spark_partitions import per_query_in_partitions
 
 if TYPE_CHECKING:
@@ -99,6 +101,7 @@ def evaluate(
     *,
     qrels: DataFrame | None = None,
     queries: DataFrame | None = None,
+    labels: DataFrame | None = None,
     partitions: int | None = None,
     progress: bool | None = None,
     **options: Unpack[EvalKwargs],
@@ -120,6 +123,14 @@ def evaluate(
         (and onto the run where it lacks a key), so that each judged query counts in
         the group its own value names. With ``partitioned_by`` the run must carry the
         keys itself.
+    labels
+        Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...), two-table form:
+        the true labels, joined to ``run`` (the predictions) on ``query_id`` and
+        ``doc_id``, as in :func:`polars_irmetrics.evaluate`. With prediction metrics,
+        ``run`` is the table of predictions (with its ``label`` column in the one-table
+        form); each part's rows go to one task, which gives its per-query values or,
+        for the means, sums and score histograms merged exactly per ``by`` group
+        (:mod:`polars_irmetrics.engines._prediction`).
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default ``spark.sql.shuffle.partitions``. A part's rows are held in one Python
@@ -183,6 +194,24 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Spark")
+    predictions = reads_predictions(metrics)
+    check_prediction_inputs(
+        "Spark", built, predictions, qrels=qrels, queries=queries, labels=labels
+    )
+    if predictions:
+        if labels is not None:
+            _ensure_frame(labels, "labels")
+        spark = run.sparkSession
+        result = prediction_frame(
+            run,
+            metrics,
+            labels=labels,
+            count=_partitions(spark, partitions),
+            options=built,
+            part=_part,
+            spark_schema=_spark_schema,
+        )
+        return _compute(result, spark, progress)
     partitioned_by = built.partitioned_by
     if queries is not None:
         _ensure_frame(queries, "queries")

@@ -1,0 +1,218 @@
+"""Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...) on the engines.
+
+Both engines split the prediction table (and, in the two-table form, the ``labels``)
+by a hash of ``query_id``, as they split a run, so that each query (user) is whole in
+one part. Then:
+
+* ``per_query=True``: each part is evaluated by the one-machine plan
+  (:func:`~polars_irmetrics.prediction.evaluate.build_prediction_plan`); a query's
+  values are computed from its own rows, in one part, as on one machine.
+* means: a global metric (the AUC of all rows, the log loss of all rows) does not
+  divide into per-query values, so each part gives instead its *statistics*
+  (:func:`~polars_irmetrics.prediction.parts.part_statistics`: sums, the spreads of
+  ``r2``, each query's AUC for ``gauc``, and the score histogram of ``auc`` and
+  ``pr_auc``), and the statistics of each ``by`` group are merged in one task
+  (:func:`~polars_irmetrics.prediction.parts.merge_statistics`). Nothing is
+  approximated: sums agree with one machine to the rounding of floating-point
+  addition, and an unweighted AUC is equal to the last bit to one machine's
+  histogram path (``buckets=``). The task that merges a group holds one row per
+  distinct score of the group (for ``auc`` and ``pr_auc``).
+
+Before any task runs, :func:`prepare_prediction` builds both plans on empty frames of
+the schemas: a missing column, a wrong dtype or an unknown metric is raised there.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import polars as pl
+import pyarrow as pa
+
+from polars_irmetrics.door.evaluate import route
+from polars_irmetrics.engines._partition import _empty, _frame, _to_arrow
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.metrics.registry import parse_metric_list
+from polars_irmetrics.prediction.evaluate import build_prediction_plan
+from polars_irmetrics.prediction.parts import merge_statistics, part_statistics
+
+if TYPE_CHECKING:
+    from polars_irmetrics.metrics.registry import MetricRequest
+
+__all__ = [
+    "PredictionJob",
+    "prediction_part",
+    "prediction_summary",
+    "prepare_prediction",
+    "check_prediction_inputs",
+    "reads_predictions",
+]
+
+
+@dataclass(frozen=True)
+class PredictionJob:
+    """One evaluation of prediction metrics, resolved on the driver (it pickles).
+
+    ``part_schema`` is what a part gives: per-query values (``per_query``) or
+    statistics; ``result_schema`` is :func:`polars_irmetrics.evaluate`'s result.
+    """
+
+    metrics: tuple[str, ...]
+    options: EvalOptions
+    by: tuple[str, ...]
+    keys: tuple[str, ...]
+    part_schema: pl.Schema
+    result_schema: pl.Schema
+    two_tables: bool
+
+    def __getstate__(self) -> dict[str, object]:
+        """The job as it travels: the parsed requests stay behind (parsed again once)."""
+        return {k: v for k, v in self.__dict__.items() if k != "requests"}
+
+    @functools.cached_property
+    def requests(self) -> list[tuple[str, MetricRequest]]:
+        """``(label, request)`` for each metric column, parsed once per process."""
+        return parse_metric_list(self.metrics)
+
+
+def reads_predictions(metrics: str | Iterable[str]) -> bool:
+    """Whether the metrics are prediction metrics (a mix with others is refused).
+
+    Examples
+    --------
+    >>> reads_predictions(["auc", "logloss"]), reads_predictions("ndcg@10")
+    (True, False)
+    >>> reads_predictions(["auc", "ndcg@10"])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metrics 'auc' and 'ndcg@10' are computed ...
+    """
+    requests = parse_metric_list(metrics)
+    found = [label for label, req in requests if route(req.metric) == "prediction"]
+    if not found:
+        return False
+    other = [label for label, req in requests if route(req.metric) != "prediction"]
+    if other:
+        raise MetricParameterError(
+            f"metrics {found[0]!r} and {other[0]!r} are computed from different tables "
+            "(prediction: labels and predictions; the other: a run and judgments): "
+            "evaluate them in two calls"
+        )
+    return True
+
+
+def check_prediction_inputs(
+    engine: str,
+    options: EvalOptions,
+    predictions: bool,
+    *,
+    qrels: object,
+    queries: object,
+    labels: object,
+) -> None:
+    """Refuse by name a table the metrics do not read (nothing is ignored silently):
+    ``labels`` without prediction metrics; ``qrels``, ``queries`` or ``partitioned_by``
+    with them.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> check_prediction_inputs("Spark", EvalOptions(), True, qrels=None, queries=None,
+    ...                         labels=object())
+    >>> check_prediction_inputs("Spark", EvalOptions(), True, qrels=object(), queries=None,
+    ...                         labels=None)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: qrels= is not read by prediction metrics ...
+    """
+    if not predictions:
+        if labels is not None:
+            raise MetricParameterError(
+                "labels= holds the true labels of prediction metrics (auc, logloss, "
+                "rmse...), and no metric asked for reads them: drop labels=, or use qrels= "
+                "for judgments"
+            )
+        return
+    for name, given in (("qrels", qrels), ("queries", queries)):
+        if given is not None:
+            raise InvalidValueError(
+                f"{name}= is not read by prediction metrics (auc, logloss, rmse...): the "
+                "table holds the label= and prediction= columns, or labels= the true "
+                f"labels; drop {name}="
+            )
+    if options.partitioned_by is not None:
+        raise InvalidValueError(
+            f"partitioned_by= is not available for prediction metrics on {engine}: the "
+            "table is shuffled by query hash; drop partitioned_by="
+        )
+
+
+def prepare_prediction(
+    table_schema: pa.Schema,
+    labels_schema: pa.Schema | None,
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+) -> PredictionJob:
+    """Check everything that can be checked without the data, on the driver: both plans
+    are built on empty frames of the schemas (raising the library's errors for columns,
+    dtypes and metric names), which gives the schemas of a part and of the result.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> log = pa.schema([("user", pa.int64()), ("clicked", pa.int8()), ("p", pa.float64())])
+    >>> options = EvalOptions(label="clicked", prediction="p", query_id="user")
+    >>> job = prepare_prediction(log, None, ["auc", "gauc"], options)
+    >>> list(job.result_schema)
+    ['num_rows', 'auc', 'gauc', 'gauc_one_class']
+    >>> prepare_prediction(log, None, ["auc"], options.replace(prediction="score"))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnNotFoundError: column 'score' not found in the table ...
+    """
+    given = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    requests = parse_metric_list(given)
+    options = options.replace(buckets=None, partitioned_by=None)
+    table = _empty(table_schema).lazy()
+    labels = None if labels_schema is None else _empty(labels_schema).lazy()
+    result = build_prediction_plan(table, requests, options, labels).collect_schema()
+    if options.per_query:
+        part = result
+        keys = (*options.by_keys, options.query_id)
+    else:
+        part = part_statistics(table, requests, options, labels).collect_schema()
+        keys = options.by_keys
+    return PredictionJob(
+        metrics=given,
+        options=options,
+        by=options.by_keys,
+        keys=keys,
+        part_schema=part,
+        result_schema=result,
+        two_tables=labels_schema is not None,
+    )
+
+
+def prediction_part(job: PredictionJob, table: pa.Table, labels: pa.Table | None) -> pa.Table:
+    """One part's per-query values (``per_query``) or statistics: every row of its
+    queries, from both tables. A data error is the library's own exception, raised as
+    the one-machine plan raises it."""
+    frame = _frame(table).lazy()
+    truth = None if labels is None else _frame(labels).lazy()
+    if job.options.per_query:
+        plan = build_prediction_plan(frame, job.requests, job.options, truth)
+    else:
+        plan = part_statistics(frame, job.requests, job.options, truth)
+    return _to_arrow(plan.collect(), job.part_schema)
+
+
+def prediction_summary(job: PredictionJob, statistics: pa.Table) -> pa.Table:
+    """The means of whole ``by`` groups (every group without ``by``) from the
+    statistics of every part, as :func:`polars_irmetrics.evaluate` gives them."""
+    merged = merge_statistics(_frame(statistics).lazy(), job.requests, job.options)
+    return _to_arrow(merged.collect(), job.result_schema)

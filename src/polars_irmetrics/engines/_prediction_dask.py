@@ -1,0 +1,87 @@
+"""Prediction metrics on Dask (:mod:`polars_irmetrics.engines._prediction`).
+
+The table (and the ``labels``) get each row's part number (a polars hash of its
+``query_id``) and are shuffled on it into ``partitions`` partitions; each partition
+(with the same partition of the labels) gives its per-query values or statistics
+(``map_partitions``). Means: the statistics are gathered in one partition and merged.
+:mod:`polars_irmetrics.engines.dask` passes its own part numbering (this module does not
+import it: it imports this one) and persists the result with ``progress=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import dask.dataframe as dd
+import pandas as pd
+
+from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
+from polars_irmetrics.engines._partition import PART
+from polars_irmetrics.engines._prediction import (
+    PredictionJob,
+    prediction_part,
+    prediction_summary,
+    prepare_prediction,
+)
+from polars_irmetrics.ground.options import EvalOptions
+
+__all__ = ["prediction_frame"]
+
+#: ``(partition, query_id, count) -> partition with its part column`` (the engine's).
+Tag = Callable[[pd.DataFrame, str, int], pd.DataFrame]
+
+
+def prediction_frame(
+    table: dd.DataFrame,
+    metrics: str | Iterable[str],
+    *,
+    labels: dd.DataFrame | None,
+    count: int,
+    options: EvalOptions,
+    tag: Tag,
+) -> dd.DataFrame:
+    """:func:`polars_irmetrics.dask.evaluate`'s lazy result for prediction metrics
+    (module doc); ``tag`` is the engine's part numbering (both tables are numbered
+    alike, so a query's rows and labels meet in one partition)."""
+    job = prepare_prediction(
+        arrow_of(table), None if labels is None else arrow_of(labels), metrics, options
+    )
+    query_id = job.options.query_id
+    rows = _shuffled(table, query_id, count, tag)
+    part_meta = meta(job.part_schema)
+    if labels is None:
+        values = rows.map_partitions(_one_table, job, meta=part_meta, enforce_metadata=False)
+    else:
+        values = dd.map_partitions(
+            _two_tables,
+            rows,
+            _shuffled(labels, query_id, count, tag),
+            job,
+            meta=part_meta,
+            enforce_metadata=False,
+            align_dataframes=False,
+        )
+    if not job.options.per_query:
+        values = values.repartition(npartitions=1).map_partitions(
+            _summarize, job, meta=meta(job.result_schema), enforce_metadata=False
+        )
+    return values
+
+
+def _shuffled(frame: dd.DataFrame, query_id: str, count: int, tag: Tag) -> dd.DataFrame:
+    """``frame`` with its part column, shuffled on it into ``count`` partitions."""
+    tagged_meta = frame._meta.assign(**{PART: pd.Series([], dtype="int64")})
+    tagged = frame.map_partitions(tag, query_id, count, meta=tagged_meta)
+    return tagged.shuffle(on=PART, npartitions=count, ignore_index=True)
+
+
+def _one_table(rows: pd.DataFrame, job: PredictionJob) -> pd.DataFrame:
+    return to_pandas(prediction_part(job, to_table(rows), None))
+
+
+def _two_tables(rows: pd.DataFrame, labels: pd.DataFrame, job: PredictionJob) -> pd.DataFrame:
+    return to_pandas(prediction_part(job, to_table(rows), to_table(labels)))
+
+
+def _summarize(statistics: pd.DataFrame, job: PredictionJob) -> pd.DataFrame:
+    return to_pandas(prediction_summary(job, to_table(statistics)))
