@@ -30,6 +30,9 @@ from .engine_cases import (
     single_message,
     with_bucket,
 )
+from .prediction_cases import BINARY_KW, PREDICTION_CASES, assert_histogram_exact, assert_same
+from .prediction_cases import LOG as PREDICTION_LOG
+from .prediction_cases import expected as prediction_expected
 
 
 def _spark_frame(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
@@ -494,3 +497,52 @@ def test_spark_refuses_the_one_machine_options(spark: SparkSession) -> None:
         irm_spark.evaluate(
             _spark_frame(spark, DENSE), ["map"], qrels=_spark_frame(spark, QRELS), spill_dir="/tmp"
         )
+
+
+# --------------------------------------------------------------------------- prediction
+@pytest.mark.parametrize(
+    ("table", "labels", "metrics", "options", "per_query"),
+    [c[1:] for c in PREDICTION_CASES],
+    ids=[c[0] for c in PREDICTION_CASES],
+)
+def test_spark_prediction_metrics_equal_evaluate(
+    spark: SparkSession,
+    table: pl.DataFrame,
+    labels: pl.DataFrame | None,
+    metrics: list[str],
+    options: dict[str, Any],
+    per_query: bool,
+) -> None:
+    want = prediction_expected(table, labels, metrics, options, per_query)
+    got = irm_spark.evaluate(
+        _spark_frame(spark, table),
+        metrics,
+        labels=None if labels is None else _spark_frame(spark, labels),
+        per_query=per_query,
+        partitions=3,
+        **options,
+    )
+    result = _polars(got)  # sorted by the keys, as evaluate's
+    assert_same(result, want, options, per_query)
+    if not per_query:
+        assert_histogram_exact(result, table, labels, metrics, options)
+
+
+def test_spark_prediction_errors_are_the_librarys(spark: SparkSession) -> None:
+    log = PREDICTION_LOG.with_columns(p=pl.when(pl.col("user") == 5).then(1.5).otherwise("p"))
+    with pytest.raises(irm.InvalidValueError) as one_machine:
+        irm.evaluate(log, ["auc", "logloss"], **BINARY_KW)
+    with pytest.raises(irm.InvalidValueError) as raised:  # found in a task
+        irm_spark.evaluate(_spark_frame(spark, log), ["auc", "logloss"], **BINARY_KW)
+    assert str(raised.value) == str(one_machine.value)
+    frame = _spark_frame(spark, PREDICTION_LOG)
+    with pytest.raises(
+        irm.InvalidValueError,
+        match=re.escape(
+            "partitioned_by= is not available for prediction metrics on Spark: the table is "
+            "shuffled by query hash; drop partitioned_by="
+        ),
+    ):
+        irm_spark.evaluate(frame, ["auc"], partitioned_by="segment", **BINARY_KW)
+    with pytest.raises(irm.ColumnNotFoundError, match=re.escape("column 'score' not found")):
+        irm_spark.evaluate(frame, ["auc"], **{**BINARY_KW, "prediction": "score"})

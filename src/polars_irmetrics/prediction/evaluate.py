@@ -162,8 +162,8 @@ def build_prediction_plan(
     -------
     pl.LazyFrame
         ``per_query=True``: one row per ``(by, query_id)``; else one row per ``by`` group
-        (one row without ``by``). Columns: the keys, ``num_rows`` (u32), one Float64
-        column per metric, and ``<gauc>_one_class`` (u32: the queries left out) after
+        (one row without ``by``). Columns: the keys, ``num_rows`` (i64), one Float64
+        column per metric, and ``<gauc>_one_class`` (i64: the queries left out) after
         each ``gauc`` column of the means. Sorted by the keys.
 
     Examples
@@ -193,7 +193,7 @@ def build_prediction_plan(
             continue
         formula = PREDICTION_FORMULAS["auc" if name == "gauc" else name]
         metric_exprs.append(formula(scope, req.params(1.0)).alias(label))
-    aggs = [pl.len().alias(NUM_ROWS), *metric_exprs]
+    aggs = [pl.len().cast(pl.Int64).alias(NUM_ROWS), *metric_exprs]
     result = prepared.grouped(keys, aggs)
     if histogram_requests:
         result = _with_histogram(result, rows, scope, histogram_requests, options)
@@ -367,7 +367,7 @@ def _with_gauc(
         share = weight_q if gauc_weighting(req.params(1.0)) == "rows" else pl.lit(1.0)
         value = (auc_q * share).filter(defined).sum() / share.filter(defined).sum()
         aggs.append(pl.when(defined.any()).then(value).alias(label))
-        aggs.append(auc_q.is_null().sum().cast(pl.UInt32).alias(f"{label}_one_class"))
+        aggs.append(auc_q.is_null().sum().cast(pl.Int64).alias(f"{label}_one_class"))
     return beside(result, group(per_query, by, aggs), by)
 
 

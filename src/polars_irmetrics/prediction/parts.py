@@ -124,7 +124,7 @@ def part_statistics(
     -------
     pl.LazyFrame
         Sums rows (``HISTOGRAM`` false; one per ``by`` group, one without ``by``) with
-        the ``by`` keys and the sums (Float64; the rows as u32), then, when ``auc`` or
+        the ``by`` keys and the sums (Float64; the rows as i64), then, when ``auc`` or
         ``pr_auc`` is asked for, histogram rows (``HISTOGRAM`` true) with the ``by`` keys,
         a score and its positives and negatives.
 
@@ -173,7 +173,7 @@ def part_statistics(
             for b in range(bins):
                 sums[_ece_column(bins, b)] = gap.filter(index == b).sum()
         gauc = gauc or name == "gauc"
-    aggs = [e.cast(pl.UInt32 if c == _N else pl.Float64).alias(c) for c, e in sums.items()]
+    aggs = [e.cast(pl.Int64 if c == _N else pl.Float64).alias(c) for c, e in sums.items()]
     result = prepared.grouped(by, aggs)
     if gauc:
         result = beside(result, _gauc_sums(rows, s, by, options.query_id), by)
@@ -234,7 +234,7 @@ def merge_statistics(
     ┌──────────┬──────┬──────────┐
     │ num_rows ┆ auc  ┆ logloss  │
     │ ---      ┆ ---  ┆ ---      │
-    │ u32      ┆ f64  ┆ f64      │
+    │ i64      ┆ f64  ┆ f64      │
     ╞══════════╪══════╪══════════╡
     │ 3        ┆ 0.25 ┆ 0.924196 │
     └──────────┴──────┴──────────┘
@@ -243,7 +243,7 @@ def merge_statistics(
     sums = statistics.filter(~pl.col(HISTOGRAM))
     w = pl.col(_W).sum()
     log_loss = -pl.col(_LOG).sum() / w
-    aggs: list[pl.Expr] = [pl.col(_N).sum().cast(pl.UInt32).alias(NUM_ROWS)]
+    aggs: list[pl.Expr] = [pl.col(_N).sum().cast(pl.Int64).alias(NUM_ROWS)]
     columns = [*by, NUM_ROWS]
     histogram: list[pl.Expr] = []
     for label, req in requests:
@@ -260,7 +260,7 @@ def merge_statistics(
                 pl.col(num).sum() / pl.col(den).sum()
             )
             aggs.append(value.alias(label))
-            aggs.append(pl.col(_G_ONE).sum().cast(pl.UInt32).alias(f"{label}_one_class"))
+            aggs.append(pl.col(_G_ONE).sum().cast(pl.Int64).alias(f"{label}_one_class"))
             columns.append(f"{label}_one_class")
             continue
         if name == "logloss":
