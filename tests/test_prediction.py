@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given
+from scipy import stats
 from sklearn import metrics as skm
 
 import polars_irmetrics as irm
@@ -563,3 +564,77 @@ def test_two_tables_by_segment() -> None:
         row = out.filter(pl.col("segment") == segment).row(0, named=True)
         assert row["num_rows"] == len(y)
         _close(row["mae"], skm.mean_absolute_error(y, p))
+
+
+# --------------------------------------------------------------------------- compare
+def _two_models() -> pl.DataFrame:
+    """Two models' click probabilities on one log, in one long frame with a system column;
+    user 'u0' has no click (no AUC)."""
+    rng = np.random.default_rng(5)
+    n = 400
+    users = [f"u{i}" for i in rng.integers(0, 12, n)]
+    clicked = rng.integers(0, 2, n)
+    clicked[[u == "u0" for u in users]] = 0
+    a = np.round(rng.random(n), 2)
+    b = np.clip(np.round(0.6 * a + 0.4 * clicked * rng.random(n), 2), 0, 1)
+    log = pl.DataFrame({"user": users, "clicked": clicked})
+    return pl.concat(
+        [log.with_columns(system=pl.lit(s), p=pl.Series(v)) for s, v in (("A", a), ("B", b))]
+    )
+
+
+def test_compare_per_user_auc_with_scipy_paired_tests() -> None:
+    log = _two_models()
+    kw: dict[str, Any] = {"label": "clicked", "prediction": "p", "query_id": "user"}
+    users = sorted(set(log["user"].to_list()) - {"u0"})
+    per_user = {
+        s: np.array(
+            [
+                skm.roc_auc_score(part["clicked"].to_numpy(), part["p"].to_numpy())
+                for u in users
+                for part in [log.filter((pl.col("system") == s) & (pl.col("user") == u))]
+            ]
+        )
+        for s in ("A", "B")
+    }
+    message = (
+        "1 of 12 queries ('user', e.g. 'u0') have an undefined value (null: an AUC of a "
+        "query with one class, ne with a base rate of 0 or 1, r2 with constant labels) in "
+        "some system and are left out of every paired test"
+    )
+    for test, peer in (("t", stats.ttest_rel), ("wilcoxon", stats.wilcoxon)):
+        with pytest.warns(UserWarning, match=re.escape(message)):
+            out = irm.compare(log, ["auc"], qrels=None, baseline="A", test=test, **kw)
+        row = out.row(0, named=True)
+        assert row["n"] == len(users) == 11
+        _close(row["mean"], float(per_user["B"].mean()))
+        _close(row["delta"], float((per_user["B"] - per_user["A"]).mean()))
+        _close(row["p_value"], float(peer(per_user["B"], per_user["A"]).pvalue))
+    # a dict of frames, and the per-query deltas
+    models = {s: log.filter(pl.col("system") == s).drop("system") for s in ("A", "B")}
+    with pytest.warns(UserWarning, match=re.escape(message)):
+        deltas = irm.compare(models, "auc", qrels=None, per_query=True, **kw)
+    assert deltas["user"].to_list() == users
+    assert deltas["delta"].to_list() == pytest.approx(list(per_user["B"] - per_user["A"]))
+
+
+def test_compare_prediction_metrics_refusals() -> None:
+    log = _two_models()
+    kw: dict[str, Any] = {"label": "clicked", "prediction": "p", "query_id": "user"}
+    with pytest.raises(
+        irm.InvalidValueError,
+        match=re.escape(
+            "prediction metrics (auc, gauc, logloss, rmse...) read the label= and "
+            "prediction= columns of each system's table, not judgments: pass qrels=None "
+            "(join the true labels onto each system's predictions first)"
+        ),
+    ):
+        irm.compare(log, ["logloss"], qrels=log, **kw)
+    with pytest.raises(
+        irm.MetricParameterError,
+        match=re.escape(
+            "metrics 'auc' and 'ndcg@10' are computed from different tables (prediction: "
+            "labels and predictions; the other: a run and judgments): compare them in two calls"
+        ),
+    ):
+        irm.compare(log, ["auc", "ndcg@10"], qrels=None, **kw)

@@ -78,7 +78,11 @@ def compare(
         Metric names as :func:`~polars_irmetrics.evaluate` takes them (cutoff ranges
         included); the family of comparisons spans them all.
     qrels
-        The judgments, shared by every system (``None``: judged tables).
+        The judgments, shared by every system (``None``: judged tables; ``None`` for
+        prediction metrics such as ``auc``, ``gauc`` or ``logloss``, whose per-query
+        values are each user's, read from every system's ``label=`` and
+        ``prediction=`` columns; a user with an undefined value, such as the AUC of a
+        user with one class, is left out of every test, with a warning).
     system
         The system column of a long frame (and of the per-query values).
     baseline

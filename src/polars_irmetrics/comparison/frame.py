@@ -6,6 +6,11 @@ long LazyFrame with a system column (``pl.concat``, lazily), evaluated by one
 ``per_query=True``. Judgments without the system column serve every system, so under
 the default query set (``"judged"``) a judged query that a system did not retrieve
 scores as an empty ranking, as :func:`~polars_irmetrics.evaluate` does by default.
+Prediction metrics (``auc``, ``gauc``, ``logloss``...) are evaluated instead by
+:func:`~polars_irmetrics.prediction.evaluate.build_prediction_plan` per system and query
+(user), each system's table holding the ``label`` and ``prediction`` columns; a query
+with an undefined value (the AUC of a user with one class) is left out of the tests,
+with a warning.
 The collected frame is scattered into a ``metrics × queries × systems`` array
 (vectorised: each row's query and system indices), which the statistics read.
 """
@@ -22,12 +27,19 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_irmetrics.comparison.options import QuerySet
-from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, QuerySetError
+from polars_irmetrics.door.evaluate import route
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+)
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
 from polars_irmetrics.offline.plan import build_plan
+from polars_irmetrics.prediction.evaluate import build_prediction_plan
 
 __all__ = ["PerQuery", "Runs", "long_runs", "per_query_values"]
 
@@ -114,7 +126,8 @@ def per_query_values(
     """
     requests = parse_metric_list(metrics)
     labels = [label for label, _ in requests]
-    auto = (options.rank, options.score) if options.order == "auto" else None
+    predictions = _reads_predictions(requests, qrels)
+    auto = (options.rank, options.score) if options.order == "auto" and not predictions else None
     run, names = long_runs(_from_lists(runs, options), system, auto)
     judgments = None
     if qrels is not None:  # (judgments listing each query's relevant documents: long)
@@ -128,8 +141,12 @@ def per_query_values(
         _too_few(names)
     unretrieved = "zero" if query_set == "judged" else "drop"
     plan_options = options.replace(systems=system, per_query=True, unretrieved=unretrieved)
-    frame = build_plan(run, requests, judgments, plan_options).collect()
     query_id = options.query_id
+    if predictions:
+        per_system = options.replace(systems=system, per_query=True)
+        frame = _defined(build_prediction_plan(run, requests, per_system).collect(), labels, options)
+    else:
+        frame = build_plan(run, requests, judgments, plan_options).collect()
     if names is not None and judgments is not None and query_set == "judged":
         frame = _with_empty_systems(frame, run, names, requests, judgments, system, plan_options)
     found = frame.get_column(system).unique().sort().to_list()
@@ -167,6 +184,49 @@ def per_query_values(
         values = values[:, complete, :]
         queries = queries.filter(pl.Series(complete))
     return PerQuery(labels, list(systems), queries, values, dropped)
+
+
+def _reads_predictions(requests: list[tuple[str, MetricRequest]], qrels: object) -> bool:
+    """Whether the metrics are prediction metrics (per-query values per user: each
+    system's table holds the ``label`` and ``prediction`` columns); a mix is refused."""
+    kinds = {route(req.metric) == "prediction" for _, req in requests}
+    if kinds == {True, False}:
+        found = next(label for label, req in requests if route(req.metric) == "prediction")
+        other = next(label for label, req in requests if route(req.metric) != "prediction")
+        raise MetricParameterError(
+            f"metrics {found!r} and {other!r} are computed from different tables "
+            "(prediction: labels and predictions; the other: a run and judgments): compare "
+            "them in two calls"
+        )
+    if kinds == {True} and qrels is not None:
+        raise InvalidValueError(
+            "prediction metrics (auc, gauc, logloss, rmse...) read the label= and "
+            "prediction= columns of each system's table, not judgments: pass qrels=None "
+            "(join the true labels onto each system's predictions first)"
+        )
+    return kinds == {True}
+
+
+def _defined(frame: pl.DataFrame, labels: list[str], options: EvalOptions) -> pl.DataFrame:
+    """The per-query values of prediction metrics without the queries that have an
+    undefined (null) value in some system and metric, e.g. the AUC of a user with one
+    class: they cannot be paired, so they are left out of every test, said in a
+    warning."""
+    query_id = options.query_id
+    undefined = pl.any_horizontal(pl.col(labels).is_null())
+    left_out = frame.filter(undefined).get_column(query_id).unique().sort()
+    if left_out.len() == 0:
+        return frame
+    total = frame.get_column(query_id).n_unique()
+    warnings.warn(
+        f"{left_out.len()} of {total} queries ({query_id!r}, e.g. {left_out[0]!r}) have an "
+        "undefined value (null: an AUC of a query with one class, ne with a base rate of 0 "
+        "or 1, r2 with constant labels) in some system and are left out of every paired "
+        "test",
+        UserWarning,
+        stacklevel=4,
+    )
+    return frame.filter(~pl.col(query_id).is_in(left_out.implode()))
 
 
 def _from_lists(runs: Runs, options: EvalOptions) -> Runs:
