@@ -2,17 +2,20 @@
 
 Against scikit-learn for every metric it has (random inputs with ties and weights),
 hand arithmetic for gauc, ne, ece and calibration, Microsoft Recommenders'
-python_evaluation rating/AUC/log-loss functions through their own recipe (an inner merge
-of rating_true and rating_pred on user and item, then scikit-learn: recommenders itself
-pulls in jupyterlab, transformers and lightgbm and is not a test dependency), and the
-bad inputs with their exact messages.
+python_evaluation rating/AUC/log-loss functions (their values on random inputs, written
+by scripts/recommenders_prediction_reference.py into tests/data/: recommenders itself
+pins packages of its own and is not a test dependency; and their recipe, an inner merge of
+rating_true and rating_pred on user and item then scikit-learn), compare's paired tests
+of per-user AUC against scipy, and the bad inputs with their exact messages.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import hypothesis.strategies as st
@@ -638,3 +641,41 @@ def test_compare_prediction_metrics_refusals() -> None:
         ),
     ):
         irm.compare(log, ["auc", "ndcg@10"], qrels=None, **kw)
+
+
+# --------------------------------------------------------------------------- Recommenders
+#: Microsoft Recommenders' python_evaluation values on random inputs, written by
+#: scripts/recommenders_prediction_reference.py (recommenders is not a test dependency)
+RECOMMENDERS_REFERENCE = json.loads(
+    (Path(__file__).parent / "data" / "recommenders_prediction.json").read_text()
+)
+
+
+@pytest.mark.parametrize(
+    "case",
+    RECOMMENDERS_REFERENCE["cases"],
+    ids=[
+        f"{'binary' if c['binary'] else 'rating'}-{len(c['rating_true']['userID'])}"
+        for c in RECOMMENDERS_REFERENCE["cases"]
+    ],
+)
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+def test_equal_to_recommenders_python_evaluation(case: dict[str, Any], lazy: bool) -> None:
+    truth = pl.DataFrame(case["rating_true"])
+    predicted = pl.DataFrame(case["rating_pred"])
+    names = list(case["values"])  # Recommenders' names, which the registry takes as aliases
+    out = irm.evaluate(
+        predicted.lazy() if lazy else predicted,
+        names,
+        labels=truth.lazy() if lazy else truth,
+        label="rating",
+        query_id="userID",
+        doc_id="itemID",
+        unmatched="drop",  # Recommenders' inner merge
+    )
+    row = (out.collect() if isinstance(out, pl.LazyFrame) else out).row(0, named=True)
+    pairs = set(zip(truth["userID"], truth["itemID"], strict=True))
+    both = pairs & set(zip(predicted["userID"], predicted["itemID"], strict=True))
+    assert row["num_rows"] == len(both) < len(pairs)
+    for name, value in case["values"].items():
+        _close(row[name], value)
