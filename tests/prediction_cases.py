@@ -58,10 +58,11 @@ PREDICTION_CASES: list[
     tuple[str, pl.DataFrame, pl.DataFrame | None, list[str], dict[str, Any], bool]
 ] = [
     ("means", LOG, None, BINARY, BINARY_KW, False),
-    ("weighted-by-segment", LOG, None, BINARY, {**BINARY_KW, "sample_weight": "w", "by": "segment"}, False),
+    ("weighted-by-segment", LOG, None, BINARY, {**BINARY_KW, "sample_weight": "w", "by": "segment"}, False),  # noqa: E501
     ("per-user-by-segment", LOG, None, BINARY, {**BINARY_KW, "by": "segment"}, True),
     ("two-tables-by-segment", PREDICTED, TRUTH, RATING, {**RATING_KW, "by": "segment"}, False),
 ]  # fmt: skip
+
 
 def expected(
     table: pl.DataFrame,

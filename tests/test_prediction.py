@@ -428,8 +428,9 @@ BAD = [
         ["auc", "logloss", "brier"],
         irm.InvalidValueError,
         "column 'prediction' has 1 value(s) outside [0, 1] (e.g. 1.5); brier, logloss "
-        "need(s) a probability: pass probabilities (e.g. a sigmoid of the score), or use "
-        "auc, pr_auc or gauc, which read any score",
+        "read(s) it as a probability, so it is refused for them (auc, pr_auc and gauc read "
+        "any score, the rating metrics any number): pass probabilities (e.g. a sigmoid of "
+        "the score)",
     ),
     (
         "label 2",
@@ -437,8 +438,9 @@ BAD = [
         ["logloss"],
         irm.InvalidValueError,
         "column 'label' has 1 label(s) that are neither 0 nor the positive label 1 (e.g. 2); "
-        "logloss need(s) a binary label: map the labels to 0/1, or declare the positive one "
-        "with positive_label=",
+        "logloss read(s) it as a binary label, so it is refused for them (the rating metrics "
+        "read any number): map the labels to 0/1, or declare the positive one with "
+        "positive_label=",
     ),
     (
         "negative weight",
@@ -453,8 +455,8 @@ BAD = [
         {"label": ["a", "b", "c"], "prediction": [0.5, 0.5, 0.1]},
         ["auc"],
         irm.InvalidValueError,
-        "column 'label' holds more than two labels (a, b, c); auc need(s) a binary label: "
-        "positive_label='a' is positive, and one other label negative",
+        "column 'label' holds more than two labels (a, b, c); auc read(s) it as a binary "
+        "label: positive_label='a' is positive, and one other label negative",
     ),
     (
         "missing column",
@@ -463,6 +465,15 @@ BAD = [
         irm.ColumnNotFoundError,
         "column 'prediction' not found in the table (its columns: 'label', 'score'); name it "
         "with the keyword label=, prediction=, sample_weight=, query_id= or by=",
+    ),
+    (
+        "text label, rating metric",
+        {"label": ["a", "b"], "prediction": [0.5, 0.5]},
+        ["rmse", "auc"],
+        irm.ColumnTypeError,
+        "column 'label' holds strings, and rmse read(s) the label as a number (a rating): "
+        "cast it, e.g. pl.col('label').cast(pl.Float64), or evaluate the binary metrics "
+        "(auc, logloss...) of a text label in a call of their own",
     ),
     (
         "text prediction",
@@ -489,7 +500,7 @@ def test_bad_input(
 ) -> None:
     table = pl.DataFrame(data)
     weight = "w" if "w" in data else None
-    positive: int | str = "a" if case == "three text labels" else 1
+    positive: int | str = "a" if case.startswith(("three text", "text label")) else 1
     out = (
         irm.evaluate(table.lazy(), metrics, sample_weight=weight, positive_label=positive)
         if lazy and error is irm.InvalidValueError
@@ -515,13 +526,25 @@ def test_bad_input_names_the_group() -> None:
         irm.InvalidValueError,
         match=re.escape(
             "column 'p_click' has 2 value(s) outside [0, 1] (first in the group segment='b') "
-            "(e.g. 2.0); ne need(s) a probability"
+            "(e.g. 2.0); ne read(s) it as a probability"
         ),
     ):
         irm.evaluate(log, ["ne"], label="clicked", prediction="p_click", by="segment")
     # a rating metric reads any number: no error
     out = irm.evaluate(log, ["rmse"], label="clicked", prediction="p_click", by="segment")
     assert out.height == 2
+
+
+@pytest.mark.parametrize("name", ["qrels", "queries", "interactions"])
+def test_tables_prediction_metrics_do_not_read_are_refused(name: str) -> None:
+    with pytest.raises(
+        irm.InvalidValueError,
+        match=re.escape(
+            f"{name}= is not read by prediction metrics (auc, logloss, rmse...): the table "
+            f"holds the label= and prediction= columns, or labels= the true labels; drop {name}="
+        ),
+    ):
+        irm.evaluate(GAUC_LOG, ["auc"], label="clicked", prediction="p_click", **{name: GAUC_LOG})
 
 
 def test_prediction_metrics_do_not_mix_with_ranking_metrics() -> None:

@@ -144,7 +144,9 @@ def per_query_values(
     query_id = options.query_id
     if predictions:
         per_system = options.replace(systems=system, per_query=True)
-        frame = _defined(build_prediction_plan(run, requests, per_system).collect(), labels, options)
+        frame = _defined(
+            build_prediction_plan(run, requests, per_system).collect(), labels, options
+        )
     else:
         frame = build_plan(run, requests, judgments, plan_options).collect()
     if names is not None and judgments is not None and query_set == "judged":

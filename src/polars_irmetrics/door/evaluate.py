@@ -458,6 +458,13 @@ def evaluate_plan(
         exact = long_run(exact, **columns)
         return build_neighbors_plan(table, exact, routes["neighbors"], options)
     if "prediction" in routes:
+        for name, given in tables.items():
+            if given is not None and name != "labels":  # nothing ignored silently
+                raise InvalidValueError(
+                    f"{name}= is not read by prediction metrics (auc, logloss, rmse...): the "
+                    "table holds the label= and prediction= columns, or labels= the true "
+                    f"labels; drop {name}="
+                )
         return build_prediction_plan(table, routes["prediction"], options, tables.get("labels"))
     if tables.get("labels") is not None:
         raise MetricParameterError(

@@ -45,10 +45,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PredictionJob",
+    "check_prediction_inputs",
     "prediction_part",
     "prediction_summary",
     "prepare_prediction",
-    "check_prediction_inputs",
     "reads_predictions",
 ]
 

@@ -177,7 +177,9 @@ def evaluate(
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
     predictions = reads_predictions(metrics)
-    check_prediction_inputs("Dask", built, predictions, qrels=qrels, queries=queries, labels=labels)
+    check_prediction_inputs(
+        "Dask", built, predictions, qrels=qrels, queries=queries, labels=labels
+    )
     if predictions:
         if labels is not None:
             _ensure_frame(labels, "labels")

@@ -18,13 +18,25 @@ label):
    problem (:func:`_raise_on_flags`), then drops them.
 
 Checks, whatever the metrics: null labels, predictions or weights, NaN predictions,
-labels or weights, negative or infinite weights. Checks by what the metrics read:
-predictions outside ``[0, 1]`` when a metric needs a probability
-(:data:`~polars_irmetrics.metrics.prediction.PROBABILITY_METRICS`), and labels that are
-neither 0 nor the positive label (for a text label: more than two distinct labels in a
-group) when a metric needs a binary label
-(:data:`~polars_irmetrics.metrics.prediction.BINARY_METRICS`); rating metrics read any
-number.
+labels or weights, negative or infinite weights, and (two tables) duplicate and
+one-sided pairs. Two checks are of a value's *meaning*, and are raised only for the
+metrics that give the column that meaning (the library's rule elsewhere is that which
+checks run never depends on the metrics; here the same number is valid for one metric
+and meaningless for another, so a check for every metric would refuse valid input):
+
+* a prediction outside ``[0, 1]`` is refused for the metrics that read it as a
+  probability (:data:`~polars_irmetrics.metrics.prediction.PROBABILITY_METRICS`:
+  ``logloss``, ``ne``, ``brier``, ``calibration``, ``ece``); it is a valid score for
+  ``auc``, ``pr_auc`` and ``gauc`` (they read only its order) and a valid rating for
+  the rating metrics;
+* a label that is neither 0 nor the positive label (for a text label: more than two
+  distinct labels in a group) is refused for the metrics that read it as a click
+  (:data:`~polars_irmetrics.metrics.prediction.BINARY_METRICS`); it is a valid rating
+  for ``rmse``, ``mae``, ``mse``, ``r2`` and ``explained_variance``.
+
+Both are counted whatever the metrics (one pass); the message names the metrics that
+refuse the value and those that would read it. A text label is refused for the rating
+metrics when the plan is built (a rating is a number).
 
 AUC in memory and out of core: by default ``auc`` and ``pr_auc`` rank the rows of each
 group (average ranks: one sort, as scikit-learn's ``roc_auc_score`` sorts). With
@@ -289,7 +301,7 @@ def prepare_rows(
     if needs_query and labels is None:
         columns.append(options.query_id)
     require_columns(schema, columns, frame, hint)
-    _check_dtypes(schema, options)
+    _check_dtypes(schema, options, names)
     scope = PredictionScope(
         options.label,
         options.prediction,
@@ -437,7 +449,7 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
     return joined.with_columns((pl.len().over(keys) > 1).alias(_DUP))
 
 
-def _check_dtypes(schema: pl.Schema, options: EvalOptions) -> None:
+def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]) -> None:
     numeric = [options.prediction]
     if options.sample_weight is not None:
         numeric.append(options.sample_weight)
@@ -453,6 +465,14 @@ def _check_dtypes(schema: pl.Schema, options: EvalOptions) -> None:
         raise ColumnTypeError(
             f"column {options.label!r} has dtype {dtype}; labels must be numbers, booleans "
             f"or strings: cast it, e.g. pl.col({options.label!r}).cast(pl.Float64)"
+        )
+    rating = sorted(names - BINARY_METRICS)
+    if dtype == pl.String and rating:
+        raise ColumnTypeError(
+            f"column {options.label!r} holds strings, and {', '.join(rating)} read(s) the "
+            "label as a number (a rating): cast it, e.g. "
+            f"pl.col({options.label!r}).cast(pl.Float64), or evaluate the binary metrics "
+            "(auc, logloss...) of a text label in a call of their own"
         )
     positive = options.positive_label
     if dtype == pl.String and not isinstance(positive, str):
@@ -530,8 +550,9 @@ def _checks(
             pred,
             InvalidValueError,
             "column {prediction!r} has {n} value(s) outside [0, 1]{where} (e.g. "
-            "{example}); {metrics} need(s) a probability: pass probabilities (e.g. a "
-            "sigmoid of the score), or use auc, pr_auc or gauc, which read any score",
+            "{example}); {metrics} read(s) it as a probability, so it is refused for "
+            "them (auc, pr_auc and gauc read any score, the rating metrics any number): "
+            "pass probabilities (e.g. a sigmoid of the score)",
         )
     )
     if schema[scope.label] == pl.String:
@@ -544,8 +565,8 @@ def _checks(
                 example,
                 InvalidValueError,
                 "column {label!r} holds more than two labels{where} ({example}); {metrics} "
-                "need(s) a binary label: positive_label={positive!r} is positive, and one "
-                "other label negative",
+                "read(s) it as a binary label: positive_label={positive!r} is positive, "
+                "and one other label negative",
             )
         )
     else:
@@ -558,8 +579,9 @@ def _checks(
                 label,
                 InvalidValueError,
                 "column {label!r} has {n} label(s) that are neither 0 nor the positive "
-                "label {positive!r}{where} (e.g. {example}); {metrics} need(s) a binary "
-                "label: map the labels to 0/1, or declare the positive one with "
+                "label {positive!r}{where} (e.g. {example}); {metrics} read(s) it as a "
+                "binary label, so it is refused for them (the rating metrics read any "
+                "number): map the labels to 0/1, or declare the positive one with "
                 "positive_label=",
             )
         )
