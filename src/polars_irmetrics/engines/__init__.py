@@ -12,6 +12,9 @@ polars expression as on one machine, so they are equal to the last bit.
 * :mod:`.spark`: :func:`polars_irmetrics.spark.evaluate`; :mod:`._spark_partitions`
   (hive partitions that keep queries whole, ``partitioned_by=``: one task per value
   reads its files with polars, no shuffle).
+* :mod:`._prediction`: prediction metrics (``auc``, ``gauc``, ``logloss``...), per query
+  in each part, and means from per-part sums and score histograms merged exactly
+  (:mod:`._prediction_spark`, :mod:`._prediction_dask`).
 * :mod:`.dask`: :func:`polars_irmetrics.dask.evaluate`; :mod:`._dask_partitions` (a run
   already partitioned by query, ``partitioned_by=``), :mod:`._dask_progress`
   (``progress=True``) and :mod:`._dask_frames` (what they share).

@@ -176,6 +176,7 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
+    metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)  # read twice
     predictions = reads_predictions(metrics)
     check_prediction_inputs(
         "Dask", built, predictions, qrels=qrels, queries=queries, labels=labels

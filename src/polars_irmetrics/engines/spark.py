@@ -194,6 +194,7 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Spark")
+    metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)  # read twice
     predictions = reads_predictions(metrics)
     check_prediction_inputs(
         "Spark", built, predictions, qrels=qrels, queries=queries, labels=labels
