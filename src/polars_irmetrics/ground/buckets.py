@@ -50,11 +50,15 @@ from polars_irmetrics.ground.validate import INTERNAL
 __all__ = [
     "ROWS_PER_BUCKET",
     "Buckets",
+    "bucket_count",
     "check_buckets",
     "check_spill_dir",
     "collect_guarded",
     "evaluate_in_buckets",
+    "read_bucket",
+    "sink_buckets",
     "spill_guard",
+    "spilling",
 ]
 
 #: ``buckets="auto"`` aims at this many run rows per bucket: evaluating one takes about
@@ -274,3 +278,31 @@ def _split_and_evaluate(
         for b in track(range(count), "buckets", count)
     ]
     return pl.concat(parts, how="vertical")
+
+
+def sink_buckets(frame: pl.LazyFrame, key: pl.Expr, folder: Path) -> None:
+    """Write ``frame`` to Parquet under ``folder``, one folder per value of ``key``
+    (``<folder>/__irm_bucket=<value>/``), in one streaming pass, as the split does."""
+    frame.sink_parquet(
+        pl.PartitionBy(folder, key=key.alias(_BUCKET), include_key=False),
+        row_group_size=_ROW_GROUP,
+        compression=_SPILL_COMPRESSION,
+        mkdir=True,
+    )
+
+
+def read_bucket(folder: Path, bucket: int, schema: pl.Schema) -> pl.LazyFrame:
+    """Bucket ``bucket`` of :func:`sink_buckets` (an empty frame of ``schema`` when no
+    row went there)."""
+    part = folder / f"{_BUCKET}={bucket}"
+    if not part.is_dir():
+        return pl.LazyFrame(schema=schema)
+    return pl.scan_parquet(part / "*.parquet").select(pl.col(c).cast(t) for c, t in schema.items())
+
+
+@contextlib.contextmanager
+def spilling(spill_dir: str | Path | None) -> Iterator[Path]:
+    """A temporary folder in ``spill_dir`` for buckets, removed on exit (success, error,
+    Ctrl-C, and SIGTERM under :func:`spill_guard`, which this enters)."""
+    with spill_guard(), _spill_folder(spill_dir) as folder:
+        yield folder

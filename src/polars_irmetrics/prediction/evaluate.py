@@ -40,18 +40,15 @@ metrics when the plan is built (a rating is a number).
 
 AUC in memory and out of core: by default ``auc`` and ``pr_auc`` rank the rows of each
 group (average ranks: one sort, as scikit-learn's ``roc_auc_score`` sorts). With
-``buckets=`` a number or ``"auto"`` (out of core), they come instead from a *score
-histogram*: one row per (by group, distinct score) with the positives' and negatives'
-(weighted) counts, a ``group_by`` that polars streams and whose memory grows with the
-distinct scores, not the rows; AUC and average precision depend on the rows only
-through these counts, so the value is exact, equal to the ranked one (tested), and
-histograms of parts of a table merge by adding counts. It is much faster when scores
-repeat (probabilities rounded to 4 decimals: 0.22 s against 1.07 s for the ranked AUC at
-1M rows) and slower when every score is distinct (a hash group-by over every row: 3.07 s
-at 1M, about 2x ``roc_auc_score``), see ``benchmarks/results_prediction.md``. Every
-other metric is a sum over rows (``gauc`` a sum over queries); the plan runs as one
-polars query either way (the run-and-judgments buckets of
-:mod:`polars_irmetrics.ground.buckets` are not used here).
+``buckets=`` a number or ``"auto"`` (out of core), they come instead from score ranges
+written to disk and read one at a time (:mod:`polars_irmetrics.prediction.ranges`):
+each range's *score histogram* (its distinct scores' positives and negatives), whose
+sums, carried from range to range, give the exact value, equal to the ranked one
+(tested; an unweighted AUC to the last bit of the histogram formula). Peak memory is
+that of one range, not of the table (measured in ``benchmarks/results_prediction.md``).
+Every other metric is a sum over rows (``gauc`` a sum over queries), which polars
+computes in one streaming pass. On Spark and Dask, parts' histograms and sums are merged
+instead (:mod:`polars_irmetrics.prediction.parts`).
 """
 
 from __future__ import annotations
@@ -78,10 +75,9 @@ from polars_irmetrics.metrics.prediction import (
     PredictionScope,
     auc_expr,
     gauc_weighting,
-    histogram_auc,
-    histogram_pr_auc,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.prediction.ranges import ranked_in_ranges
 
 __all__ = [
     "AUC_Q",
@@ -208,7 +204,11 @@ def build_prediction_plan(
     aggs = [pl.len().cast(pl.Int64).alias(NUM_ROWS), *metric_exprs]
     result = prepared.grouped(keys, aggs)
     if histogram_requests:
-        result = _with_histogram(result, rows, scope, histogram_requests, options)
+        by = list(options.by_keys)
+        ranked = ranked_in_ranges(
+            rows, scope, by, histogram_requests, options.buckets, options.spill_dir
+        )
+        result = beside(result, ranked, by)
     if gauc_requests:
         result = _with_gauc(result, rows, scope, gauc_requests, options)
     columns_out = [*keys, NUM_ROWS]
@@ -335,22 +335,6 @@ def beside(
     if by:
         return result.join(other, on=by, how=how, coalesce=True, nulls_equal=True)
     return pl.concat([result, other], how="horizontal")
-
-
-def _with_histogram(
-    result: pl.LazyFrame,
-    rows: pl.LazyFrame,
-    scope: PredictionScope,
-    requests: list[tuple[str, MetricRequest]],
-    options: EvalOptions,
-) -> pl.LazyFrame:
-    """``result`` with ``auc`` and ``pr_auc`` from each group's score histogram
-    (:func:`score_histogram`, a sum that merges exactly across parts of the table)."""
-    by = list(options.by_keys)
-    histogram = score_histogram(rows, scope, by)
-    formulas = {"auc": histogram_auc, "pr_auc": histogram_pr_auc}
-    aggs = [formulas[req.metric.name](SCORE, POS, NEG).alias(label) for label, req in requests]
-    return beside(result, group(histogram, by, aggs), by)
 
 
 def score_histogram(rows: pl.LazyFrame, scope: PredictionScope, by: list[str]) -> pl.LazyFrame:

@@ -1,0 +1,214 @@
+"""``auc`` and ``pr_auc`` out of core, exactly: score ranges on disk, one at a time.
+
+With ``buckets=`` a number or ``"auto"``, :func:`polars_irmetrics.evaluate` computes
+the global ``auc`` and ``pr_auc`` of each ``by`` group in passes that run when the plan
+is collected (behind :func:`polars.defer`), with memory bounded by one score range:
+
+1. **Ranges.** One streaming pass finds the smallest and largest finite score; a second
+   counts the rows of 4,096 equal-width slices of that interval (a ``group_by`` of at
+   most 4,096 rows), and consecutive slices are joined into ``N`` ranges of about equal
+   row counts (``N`` = ``buckets``, or one per 2 million rows for ``"auto"``). The
+   ranges keep the scores' order: every score of range *b* is below every score of
+   range *b + 1* (infinite scores go to the first and last range).
+2. **Split.** One streaming pass writes each row's ``by`` keys, score, and (weighted)
+   positive and negative to Parquet, partitioned by range
+   (:func:`~polars_irmetrics.ground.buckets.sink_buckets`).
+3. **Evaluate.** The ranges are read one at a time, from the highest scores down. Each
+   range's score histogram (its distinct scores' positives and negatives) gives, per
+   ``by`` group, ``sum pos(s) (neg below s in the range + neg(s) / 2)`` and its
+   positives and negatives; and, with the positives and rows of the ranges above
+   carried down, average precision's ``sum pos(s) H(s) / S(s)`` (``H`` and ``S`` the
+   positives and rows scored ``>= s``).
+4. **Merge.** ``AUC = sum_b (local_b + pos_b * neg below range b) / (P N)``, ``AP =
+   sum_b gain_b / P``.
+
+The values are those of :func:`~polars_irmetrics.metrics.prediction.histogram_auc` on the
+whole histogram: nothing is approximated, only the sums are grouped by range (an
+unweighted AUC adds half-integers, exactly: it is equal to the last bit). Peak memory is
+that of the largest range's histogram plus the split's buffers; a range is as large as
+the 4,096 slices allow: scores concentrated in one slice of ``[min, max]`` (a few huge
+outliers) make one large range. Measured in ``benchmarks/results_prediction.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from polars_irmetrics.ground.buckets import (
+    Buckets,
+    bucket_count,
+    read_bucket,
+    sink_buckets,
+    spilling,
+)
+from polars_irmetrics.ground.progress import track
+from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.metrics.prediction import PredictionScope
+from polars_irmetrics.metrics.registry import MetricRequest
+
+__all__ = ["SLICES", "ranked_in_ranges"]
+
+#: Equal-width slices of ``[min, max]`` that the ranges are made of.
+SLICES = 4096
+
+_SCORE = f"{INTERNAL}score"
+_POS = f"{INTERNAL}pos"
+_NEG = f"{INTERNAL}neg"
+_SLICE = f"{INTERNAL}slice"
+_RANGE = f"{INTERNAL}range"
+_LOCAL = f"{INTERNAL}auc_local"
+_GAIN = f"{INTERNAL}ap_gain"
+_P = f"{INTERNAL}range_pos"
+_N = f"{INTERNAL}range_neg"
+_H = f"{INTERNAL}above_pos"
+_S = f"{INTERNAL}above_rows"
+
+
+def ranked_in_ranges(
+    rows: pl.LazyFrame,
+    scope: PredictionScope,
+    by: list[str],
+    requests: Sequence[tuple[str, MetricRequest]],
+    buckets: Buckets,
+    spill_dir: str | Path | None,
+) -> pl.LazyFrame:
+    """Each ``by`` group's ``auc`` and ``pr_auc`` (the ``requests``), out of core (module
+    doc); nothing runs before the result is collected.
+
+    Returns
+    -------
+    pl.LazyFrame
+        One row per ``by`` group (one row without ``by``): the keys, then one Float64
+        column per request, null where undefined (one class; no positive).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.metrics.prediction import PredictionScope
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> log = pl.LazyFrame({"label": [1, 0, 1, 0], "prediction": [0.9, 0.1, 0.4, 0.6]})
+    >>> plan = ranked_in_ranges(log, PredictionScope(), [], parse_metric_list(["auc"]), 2, None)
+    >>> plan.collect().item()
+    0.75
+    """
+    s = scope
+    schema = rows.select(*by).collect_schema()
+    labels = [(label, req.metric.name) for label, req in requests]
+    out_schema = pl.Schema({**schema, **{label: pl.Float64 for label, _ in labels}})
+    scored = rows.filter(s.p.is_not_null() & s.p.is_not_nan()).select(
+        *by,
+        s.p.alias(_SCORE),
+        s.weighted(s.y).alias(_POS),
+        s.weighted(1.0 - s.y).alias(_NEG),
+    )
+
+    def compute() -> pl.DataFrame:
+        with spilling(spill_dir) as folder:
+            count = buckets if isinstance(buckets, int) else bucket_count(scored, "auto")
+            ranges = _split(scored, count, folder)
+            kept = scored.collect_schema()
+            per_range: list[pl.DataFrame] = []
+            above = pl.DataFrame(schema={**schema, _H: pl.Float64, _S: pl.Float64})
+            if not by:  # one group: nothing above the first range
+                above = pl.DataFrame({_H: [0.0], _S: [0.0]})
+            for b in track(reversed(range(ranges)), "score ranges", ranges):
+                local = _range_sums(read_bucket(folder, b, kept), by, above).collect()
+                per_range.append(local.with_columns(pl.lit(b).alias(_RANGE)))
+                above = _carried(above, local, by)
+            return _merged(per_range, by, labels, out_schema)
+
+    return pl.defer(compute, schema=out_schema)
+
+
+def _split(scored: pl.LazyFrame, count: int, folder: Path) -> int:
+    """Write the rows by score range (module doc, steps 1 and 2); the number of ranges."""
+    finite = pl.col(_SCORE).filter(pl.col(_SCORE).is_finite())
+    low, high = (
+        scored.select(finite.min().alias("low"), finite.max().alias("high")).collect().row(0)
+    )
+    low = 0.0 if low is None else low
+    width = 1.0 if high is None or high <= low else high - low
+    slice_of = ((pl.col(_SCORE) - low) / width * SLICES).floor().clip(0, SLICES - 1)
+    slice_of = slice_of.cast(pl.Int64)
+    counts = scored.group_by(slice_of.alias(_SLICE)).agg(pl.len().alias(_N)).sort(_SLICE).collect()
+    total = int(counts[_N].sum())
+    if total == 0:
+        return 0
+    # each slice's range: its first row's place among all rows, times count / total
+    before = counts[_N].cum_sum() - counts[_N]
+    range_of = (before * count // total).cast(pl.Int64)
+    # the ranges' first slices, and the scores where they start: a row's range is found
+    # by a binary search of its score among them (numpy, block by block); a score on a
+    # boundary may land in the range beside the one its slice counted in, which changes
+    # the ranges' sizes, never their order
+    starts = counts.filter(range_of.diff().fill_null(1) > 0)[_SLICE].to_list()
+    bounds = np.array([low + start * width / SLICES for start in starts[1:]], dtype=np.float64)
+
+    def range_of_scores(scores: pl.Series) -> pl.Series:
+        return pl.Series(np.searchsorted(bounds, scores.to_numpy(), side="right"), dtype=pl.Int64)
+
+    key = pl.col(_SCORE).map_batches(range_of_scores, return_dtype=pl.Int64, is_elementwise=True)
+    sink_buckets(scored, key, folder)
+    return len(starts)
+
+
+def _range_sums(part: pl.LazyFrame, by: list[str], above: pl.DataFrame) -> pl.LazyFrame:
+    """Per ``by`` group of one range: the AUC numerator within the range, the average
+    precision gain (with the positives and rows of the ranges above), and the range's
+    positives and negatives."""
+    histogram = part.group_by([*by, _SCORE]).agg(pl.col(_POS).sum(), pl.col(_NEG).sum())
+    carried = above.lazy()
+    if by:
+        histogram = histogram.join(carried, on=by, how="left", nulls_equal=True)
+    else:
+        histogram = histogram.join(carried, how="cross")
+    pos = pl.col(_POS).sort_by(_SCORE)
+    neg = pl.col(_NEG).sort_by(_SCORE)
+    down = pl.col(_POS).sort_by(_SCORE, descending=True)
+    seen = (pl.col(_POS) + pl.col(_NEG)).sort_by(_SCORE, descending=True).cum_sum()
+    h_above = pl.col(_H).fill_null(0.0).first()
+    s_above = pl.col(_S).fill_null(0.0).first()
+    gain = pl.when(down > 0).then(down * (h_above + down.cum_sum()) / (s_above + seen))
+    aggs = [
+        (pos * (neg.cum_sum() - neg + neg / 2.0)).sum().alias(_LOCAL),
+        gain.otherwise(0.0).sum().alias(_GAIN),
+        pos.sum().alias(_P),
+        neg.sum().alias(_N),
+    ]
+    return histogram.group_by(by).agg(aggs) if by else histogram.select(aggs)
+
+
+def _carried(above: pl.DataFrame, local: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """The positives and rows of the ranges above the next one, per ``by`` group."""
+    added = local.select(*by, pl.col(_P).alias(_H), (pl.col(_P) + pl.col(_N)).alias(_S))
+    both = pl.concat([above, added], how="vertical_relaxed")
+    sums = [pl.col(_H).sum(), pl.col(_S).sum()]
+    return both.group_by(by).agg(sums) if by else both.select(sums)
+
+
+def _merged(
+    per_range: list[pl.DataFrame],
+    by: list[str],
+    labels: list[tuple[str, str]],
+    schema: pl.Schema,
+) -> pl.DataFrame:
+    """Each ``by`` group's values from its ranges' sums (module doc, step 4)."""
+    if not per_range:
+        empty = pl.DataFrame(schema=schema)
+        return empty if by else pl.DataFrame({c: [None] for c in schema}, schema=schema)
+    sums = pl.concat(per_range, how="vertical_relaxed")
+    neg = pl.col(_N).sort_by(_RANGE)
+    below = neg.cum_sum() - neg
+    n1, n0 = pl.col(_P).sum(), pl.col(_N).sum()
+    auc = (pl.col(_LOCAL).sort_by(_RANGE) + pl.col(_P).sort_by(_RANGE) * below).sum()
+    formulas = {
+        "auc": pl.when((n1 > 0) & (n0 > 0)).then(auc / (n1 * n0)),
+        "pr_auc": pl.when(n1 > 0).then(pl.col(_GAIN).sum() / n1),
+    }
+    aggs = [formulas[name].alias(label) for label, name in labels]
+    out = sums.group_by(by).agg(aggs) if by else sums.select(aggs)
+    return out.select(schema.names()).cast(dict(schema))
