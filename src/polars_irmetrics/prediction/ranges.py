@@ -98,7 +98,7 @@ def ranked_in_ranges(
     s = scope
     schema = rows.select(*by).collect_schema()
     labels = [(label, req.metric.name) for label, req in requests]
-    out_schema = pl.Schema({**schema, **{label: pl.Float64 for label, _ in labels}})
+    out_schema = pl.Schema([*schema.items(), *((label, pl.Float64()) for label, _ in labels)])
     scored = rows.filter(s.p.is_not_null() & s.p.is_not_nan()).select(
         *by,
         s.p.alias(_SCORE),
@@ -211,4 +211,4 @@ def _merged(
     }
     aggs = [formulas[name].alias(label) for label, name in labels]
     out = sums.group_by(by).agg(aggs) if by else sums.select(aggs)
-    return out.select(schema.names()).cast(dict(schema))
+    return out.select(schema.names()).cast(schema)
