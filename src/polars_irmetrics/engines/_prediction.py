@@ -15,7 +15,7 @@ one part. Then:
   (:func:`~polars_irmetrics.prediction.parts.merge_statistics`). Nothing is
   approximated: sums agree with one machine to the rounding of floating-point
   addition, and an unweighted AUC is equal to the last bit to one machine's
-  histogram path (``buckets=``). The task that merges a group holds one row per
+  out-of-core path (``buckets=``). The task that merges a group holds one row per
   distinct score of the group (for ``auc`` and ``pr_auc``).
 
 Before any task runs, :func:`prepare_prediction` builds both plans on empty frames of

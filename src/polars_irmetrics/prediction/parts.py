@@ -40,9 +40,10 @@ every one                       rows, ``W = sum w``
 Every value is exact in the sense that nothing is approximated (no binning of scores,
 no sampling): the sums are those of one machine, added in another order, so they agree
 with :func:`polars_irmetrics.evaluate` to the rounding of floating-point addition
-(tested to 1e-12); an unweighted ``auc`` and ``pr_auc`` add integer counts and are equal
-to the last bit to one machine's histogram (``buckets=``) path. The histogram of one
-``by`` group is held in one place: its size is the number of distinct scores, not rows.
+(tested to 1e-12); an unweighted ``auc`` adds half-integers, exactly, and is equal to
+the last bit to one machine's out-of-core path (``buckets=``,
+:mod:`polars_irmetrics.prediction.ranges`). The merged histogram of one ``by`` group is
+held in one task: its size is the number of distinct scores, not rows.
 """
 
 from __future__ import annotations
