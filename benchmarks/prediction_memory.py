@@ -85,7 +85,7 @@ def main() -> None:
         )
         for buckets in ("none", "4"):
             found = measure(path, buckets)
-            label = "ranked   (buckets=None)" if buckets == "none" else "histogram (buckets=4)"
+            label = "ranked (buckets=None)" if buckets == "none" else "ranges (buckets=4)   "
             print(
                 f"{label}  {found['seconds']:7.2f} s  peak {found['peak_mib']:7.0f} MiB  "
                 f"auc={found['auc']!r} logloss={found['logloss']!r}"
