@@ -27,6 +27,9 @@ from scipy import stats
 from sklearn import metrics as skm
 
 import polars_irmetrics as irm
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.metrics.registry import parse_metric_list
+from polars_irmetrics.prediction.parts import merge_statistics, part_statistics
 
 from .helpers import property_settings
 
@@ -756,3 +759,52 @@ def test_out_of_core_auc_equals_the_ranked_auc(
         if positives and negatives:  # every pair, by hand
             pairs = sum((p > q) + (p == q) / 2 for p in positives for q in negatives)
             assert ranges["auc"].item() == pairs / (len(positives) * len(negatives))
+
+
+# --------------------------------------------------------------------------- parts
+@property_settings(max_examples=15)
+@given(
+    data=st.data(),
+    parts=st.integers(1, 4),
+    weighted=st.booleans(),
+    by=st.sampled_from([None, "segment"]),
+    kind=st.sampled_from(["binary", "rating"]),
+)
+def test_part_statistics_merge_to_evaluate(
+    data: Any, parts: int, weighted: bool, by: str | None, kind: str
+) -> None:
+    """The engines' means: statistics of parts of a log (split by user), merged, equal
+    evaluate's over the whole log (to 1e-12; row and left-out counts exactly)."""
+    table = data.draw(binary_tables() if kind == "binary" else rating_tables())
+    n = table.height
+    table = table.with_columns(
+        query_id=pl.Series(data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n))),
+        segment=pl.Series(data.draw(st.lists(st.sampled_from("ab"), min_size=n, max_size=n))),
+    )
+    metrics = (
+        ["auc", "pr_auc", "gauc", "gauc(weighting='uniform')", "logloss", "ne", "brier"]
+        + ["calibration", "ece@3"]
+        if kind == "binary"
+        else ["rmse", "mae", "mse", "r2", "explained_variance"]
+    )
+    kw: dict[str, Any] = {"sample_weight": "w" if weighted else None, "by": by}
+    want = irm.evaluate(table, metrics, **kw)
+    options = EvalOptions.build(**kw)
+    requests = parse_metric_list(metrics)
+    pieces = [
+        part_statistics(table.filter(pl.col("query_id") % parts == k).lazy(), requests, options)
+        for k in range(parts)
+    ]
+    got = merge_statistics(pl.concat(pieces, how="diagonal"), requests, options).collect()
+    assert got.schema == want.schema
+    for column in want.columns:
+        a, b = got[column].to_list(), want[column].to_list()
+        if want.schema[column] != pl.Float64:
+            assert a == b, column
+            continue
+        for x, y in zip(a, b, strict=True):
+            if y is None:
+                assert x is None, column
+            else:
+                assert x is not None, column
+                _close(x, y)
