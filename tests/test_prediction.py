@@ -781,12 +781,9 @@ def test_part_statistics_merge_to_evaluate(
         query_id=pl.Series(data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n))),
         segment=pl.Series(data.draw(st.lists(st.sampled_from("ab"), min_size=n, max_size=n))),
     )
-    metrics = (
-        ["auc", "pr_auc", "gauc", "gauc(weighting='uniform')", "logloss", "ne", "brier"]
-        + ["calibration", "ece@3"]
-        if kind == "binary"
-        else ["rmse", "mae", "mse", "r2", "explained_variance"]
-    )
+    binary = ["auc", "pr_auc", "gauc", "gauc(weighting='uniform')", "logloss", "ne"]
+    binary += ["brier", "calibration", "ece@3"]
+    metrics = binary if kind == "binary" else ["rmse", "mae", "mse", "r2", "explained_variance"]
     kw: dict[str, Any] = {"sample_weight": "w" if weighted else None, "by": by}
     want = irm.evaluate(table, metrics, **kw)
     options = EvalOptions.build(**kw)
