@@ -1,13 +1,10 @@
 """irm.report: the publication table (HTML, LaTeX, Markdown), the self-contained page,
-plots on given axes with readable colours, and the progress bar's where and when."""
+plots on given axes with readable colours (the progress bar: test_progress.py)."""
 
 from __future__ import annotations
 
-import io
 import re
 import stat
-import sys
-import types
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -20,7 +17,6 @@ import polars_irmetrics as irm
 from polars_irmetrics.cli.main import main
 from polars_irmetrics.comparison import plot, publish
 from polars_irmetrics.comparison.options import CompareOptions
-from polars_irmetrics.ground import progress
 from polars_irmetrics.io.files import sample_paths
 
 METRICS = ["ndcg@5", "ndcg@10", "map"]
@@ -305,53 +301,3 @@ def test_matrix_labels_contrast_with_their_cells() -> None:
         # WCAG AA contrast for normal text is 4.5
         assert (light + 0.05) / (dark + 0.05) >= 4.5, (text.get_text(), text.get_color())
     assert image.cmap.name == "cividis_r"  # colour-blind safe
-
-
-class _Notebook:
-    kernel = object()  # what an IPython shell inside a Jupyter kernel has
-
-
-@pytest.mark.parametrize("tqdm", [True, False], ids=["tqdm", "own-bar"])
-def test_bar_draws_in_a_notebook_and_stays_silent_in_a_log(
-    tqdm: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if not tqdm:
-        monkeypatch.setattr(progress, "_tqdm", None)
-    log = io.StringIO()  # not a terminal: a pipeline's or a log file's stream
-    assert list(progress.track(range(3), "buckets", 3, stream=log)) == [0, 1, 2]
-    assert log.getvalue() == ""
-    ipython = types.ModuleType("IPython")
-    ipython.get_ipython = _Notebook  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "IPython", ipython)
-    cell = io.StringIO()  # a notebook's output stream is no terminal either
-    assert list(progress.track(range(3), "buckets", 3, stream=cell)) == [0, 1, 2]
-    drawn = cell.getvalue().rstrip("\n").split("\r")[-1]
-    assert drawn.startswith("buckets")
-    assert re.search(r" 3/3\b", drawn)
-    off = io.StringIO()
-    assert list(progress.track(range(3), "buckets", 3, enabled=False, stream=off)) == [0, 1, 2]
-    assert off.getvalue() == ""
-    monkeypatch.setenv("IRM_PROGRESS", "0")
-    assert not progress.Progress("x", 1, stream=io.StringIO()).shown
-    progress.set_progress(True)
-    try:
-        assert progress.Progress("x", 1, stream=io.StringIO()).shown
-    finally:
-        progress.set_progress(None)
-    with pytest.raises(irm.InvalidValueError) as info:
-        progress.set_progress("yes")  # type: ignore[arg-type]
-    assert str(info.value) == "set_progress('yes'): pass True, False or None"
-
-
-def test_compare_draws_its_resampling_chunks(
-    sample: tuple[dict[str, pl.DataFrame], pl.DataFrame],
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    runs, qrels = sample
-    two = {k: runs[k] for k in ("bm25", "dense")}
-    kwargs = {"qrels": qrels, "baseline": "bm25", "test": "bootstrap", "seed": 1}
-    drawn = irm.compare(two, "map", n_resamples=500, progress=True, **kwargs)
-    assert "bootstrap, 500 resamples" in capsys.readouterr().err
-    quiet = irm.compare(two, "map", n_resamples=500, progress=False, **kwargs)
-    assert capsys.readouterr().err == ""
-    assert drawn.equals(quiet)

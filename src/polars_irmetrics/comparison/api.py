@@ -66,7 +66,6 @@ def compare(
     seed: int | None = None,
     query_set: QuerySet = "judged",
     per_query: bool = False,
-    progress: bool | None = None,
     **options: Unpack[PlanKwargs],
 ) -> pl.DataFrame:
     """Compare systems on the same queries: paired tests, corrections, intervals.
@@ -121,14 +120,15 @@ def compare(
         ``True``: instead of the tests, the per-query values and deltas of every
         comparison, one row per metric, comparison and query (the queries each test
         used).
-    progress
-        A bar of the resampling tests' chunks (when there is more than one chunk of
-        resamples): ``None`` draws in a terminal or notebook only, ``True`` always,
-        ``False`` never (:mod:`polars_irmetrics.ground.progress`).
     **options
         :func:`~polars_irmetrics.evaluate`'s keyword arguments (``order``,
         ``relevance_level``, ``depth``, the column names ``query_id=``, ``relevance=``,
         ...); the groups, ``per_query`` and ``unretrieved`` are set by ``compare``.
+        ``progress=`` among them draws a bar of the long steps, the out-of-core
+        evaluation's buckets and the resampling tests' chunks of resamples (when there
+        is more than one): ``None`` (default) in a terminal or a notebook only,
+        ``True`` on any stream, ``False`` never
+        (:mod:`polars_irmetrics.ground.progress`).
 
     Returns
     -------
@@ -198,7 +198,7 @@ def compare(
         n_resamples=n_resamples,
         seed=seed,
         query_set=query_set,
-        progress=progress,
+        progress=plan_options.progress,
     ).checked()
     values = per_query_values(
         runs,

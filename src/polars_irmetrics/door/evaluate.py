@@ -310,6 +310,14 @@ def evaluate(
             after the other, each read alone (file pruning), instead of re-writing the run in
             buckets (:mod:`polars_irmetrics.ground.partitions`).
 
+        ``progress``
+            A bar of the out-of-core steps (buckets, partitions; for an impression log,
+            buckets of sessions) when the result is collected: ``None`` (default) in a
+            terminal or a notebook (a Jupyter kernel) only, silent in a pipeline or a
+            log; ``True`` on any stream; ``False`` never
+            (:mod:`polars_irmetrics.ground.progress`; tqdm's bar with the ``progress``
+            extra). One plan has no steps, so it draws nothing.
+
         ``query_id``, ``doc_id``, ``rank``, ``score``, ``relevance``
             Column names in ``table`` and ``qrels`` (for an impression log, ``query_id`` is
             its session and ``rank`` its position).
@@ -517,6 +525,7 @@ def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.L
         per_session=options.per_query,
         buckets=None if buckets == "auto-memory" else buckets,
         spill_dir=options.spill_dir,
+        progress=options.progress,
         hint="an impression log's sessions are the queries: name your columns, e.g. "
         "query_id='session_id', rank='position', clicked='click'",
     )

@@ -89,7 +89,7 @@ def evaluate(
     relevance: str = "relevance",
     partitions: int | None = None,
     partitioned_by: str | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> dd.DataFrame:
     """Evaluate a run held in a Dask DataFrame against judgments (lazily).
 
@@ -119,9 +119,12 @@ def evaluate(
         queries no task retrieves are evaluated once against an empty run). As in
         :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
     progress
-        Persist the result now (on the connected ``distributed.Client``'s cluster,
-        else with the local scheduler) and draw the tasks done on standard error until
-        it is finished. Default ``False``: return the lazy frame at once.
+        ``True``: persist the result now (on the connected ``distributed.Client``'s
+        cluster, else with the local scheduler) and draw the tasks done on standard
+        error until it is finished. ``None`` (default) and ``False``: return the lazy
+        frame at once, drawing nothing (a bar needs the work to run in this call, and
+        whether it runs now must not depend on the terminal: Dask's own
+        ``dask.diagnostics.ProgressBar`` draws a later ``compute()``).
 
     Returns
     -------
@@ -178,6 +181,7 @@ def evaluate(
         rank=rank,
         score=score,
         relevance=relevance,
+        progress=progress,
     )
     job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, options)
     if partitioned_by is not None:
@@ -194,7 +198,7 @@ def evaluate(
         values = values.repartition(npartitions=1).map_partitions(
             _summarize, job, meta=meta(job.means_schema), enforce_metadata=False
         )
-    return persist(values) if progress else values
+    return persist(values) if options.progress else values
 
 
 def _per_query_shuffled(

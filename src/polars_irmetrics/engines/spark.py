@@ -144,8 +144,9 @@ def evaluate(
         :class:`~polars_irmetrics.errors.InvalidValueError` naming it. As in
         :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
     progress
-        Draw the running stages' tasks on standard error: ``None`` (default) only on
-        a terminal, ``True`` always, ``False`` never.
+        Draw the running stages' tasks on standard error: ``None`` (default) in a
+        terminal or a notebook (a Jupyter kernel) only, ``True`` on any stream,
+        ``False`` never (:mod:`polars_irmetrics.ground.progress`).
 
     Returns
     -------
@@ -196,7 +197,9 @@ def evaluate(
         rank=rank,
         score=score,
         relevance=relevance,
+        progress=progress,
     )
+    progress = options.progress
     job = prepare(
         _arrow(run.schema), None if qrels is None else _arrow(qrels.schema), metrics, options
     )

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypedDict
 
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.buckets import Buckets, check_buckets, check_spill_dir
+from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.ground.validate import Policy, check_policy
 
 __all__ = ["EvalKwargs", "EvalOptions", "Keys", "Order", "PlanKwargs", "Unmatched"]
@@ -42,6 +43,7 @@ class PlanKwargs(TypedDict, total=False):
     memory_limit: int | str | None
     explain: bool
     partitioned_by: str | None
+    progress: bool | None
     query_id: str
     doc_id: str
     rank: str
@@ -97,6 +99,11 @@ class EvalOptions:
         them.
     check_duplicates, buckets, spill_dir, memory_limit, explain, partitioned_by
         The checks and the out-of-core plan, likewise.
+    progress
+        A bar of the steps of a long evaluation (out-of-core buckets and partitions,
+        Spark's tasks, Dask's, ``compare``'s resamples, fusion grids): ``None``
+        (default) in a terminal or a notebook only, ``True`` on any stream, ``False``
+        never (:mod:`polars_irmetrics.ground.progress`).
     query_id, doc_id, rank, score, relevance, clicked, dwell, converted, timestamp
         Column names, likewise.
     label, prediction, sample_weight, positive_label, unmatched
@@ -112,6 +119,13 @@ class EvalOptions:
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.InvalidValueError: by lists 'day' twice; list each key once
+
+    ``progress`` is a switch, not a stream or a label:
+
+    >>> EvalOptions.build(progress="tqdm")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: progress must be True, False or None ...
     """
 
     by: Keys = None
@@ -128,6 +142,7 @@ class EvalOptions:
     memory_limit: int | str | None = None
     explain: bool = False
     partitioned_by: str | None = None
+    progress: bool | None = None
     query_id: str = "query_id"
     doc_id: str = "doc_id"
     rank: str = "rank"
@@ -204,6 +219,7 @@ class EvalOptions:
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise InvalidValueError(f"{name} must be True or False, got {value!r}")
+        check_progress(self.progress)
         check_buckets(self.buckets)
         check_spill_dir(self.spill_dir)
         if self.order not in ("auto", "rank", "score"):

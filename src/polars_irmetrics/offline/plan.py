@@ -122,6 +122,7 @@ def build_plan(
             column=options.partitioned_by,
             evaluate_part=lambda r, q, g: _per_query(r, q, g, setup, requests),
             schema=_per_query(run, qrels, groups, setup, requests).collect_schema(),
+            progress=options.progress,
         )
     else:
 
@@ -139,6 +140,7 @@ def build_plan(
             spill_dir=options.spill_dir,
             evaluate_part=evaluate_part,
             schema=evaluate_part(run, qrels, groups).collect_schema(),
+            progress=options.progress,
         )
     result = result.sort(keys)  # query order fixes the sums of the means
     labels = [label for label, _ in requests]
