@@ -1,12 +1,18 @@
-"""irm.report: the publication table (HTML, LaTeX, Markdown), the self-contained page,
-plots on given axes with readable colours (the progress bar: test_progress.py)."""
+"""irm.report: the publication table (HTML, LaTeX, Markdown), the self-contained page
+(rendered in headless Chromium too), plots on given axes with readable colours (the
+progress bar: test_progress.py)."""
 
 from __future__ import annotations
 
+import html
+import json
 import re
+import shutil
 import stat
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -177,6 +183,7 @@ def test_latex_is_booktabs_aligned_on_the_decimal_point(result: pl.DataFrame) ->
     assert not re.search(r"[^\x00-\x7f]", text)  # pdflatex-safe: ASCII only
 
 
+@pytest.mark.xdist_group("report-page")  # one worker builds the page for both tests
 def test_html_page_is_self_contained(page: tuple[Path, str], result: pl.DataFrame) -> None:
     path, text = page
     assert "http" not in text.lower()
@@ -301,3 +308,114 @@ def test_matrix_labels_contrast_with_their_cells() -> None:
         # WCAG AA contrast for normal text is 4.5
         assert (light + 0.05) / (dark + 0.05) >= 4.5, (text.get_text(), text.get_color())
     assert image.cmap.name == "cividis_r"  # colour-blind safe
+
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+#: CSS pixels: A4 portrait at 96 dpi is 794 wide, so a page laid out in 800 prints
+WIDTH = 800
+
+#: Added to a copy of the page (the saved file holds no script). After the load event
+#: it writes what the browser laid out into an attribute that --dump-dom prints.
+PROBE = """<script>
+window.addEventListener("load", function () {
+  var cells = function (tr) {
+    return Array.from(tr.children).map(function (c) {
+      return [c.innerText.trim(), Number(getComputedStyle(c).fontWeight)];
+    });
+  };
+  var outer = Array.from(document.querySelectorAll("svg")).filter(function (s) {
+    return !s.parentElement.closest("svg");
+  });
+  var out = {
+    rows: Array.from(document.querySelectorAll("tbody tr")).map(cells),
+    svgs: outer.map(function (s) {
+      var box = s.getBoundingClientRect(), drawn = s.getBBox();
+      return [box.width, box.height, drawn.width, drawn.height];
+    }),
+    images: Array.from(document.images).map(function (i) { return i.naturalWidth; }),
+    figures: Array.from(document.querySelectorAll("figure")).map(function (f) {
+      return getComputedStyle(f).breakInside;
+    }),
+    resources: performance.getEntriesByType("resource").map(function (e) { return e.name; }),
+    scrollWidth: document.documentElement.scrollWidth,
+    text: document.body.innerText
+  };
+  document.body.setAttribute("data-probe", JSON.stringify(out));
+});
+</script>"""
+
+
+def _browser() -> str:
+    found = next((path for path in map(shutil.which, BROWSERS) if path), None)
+    if found is None:
+        pytest.fail(
+            "no Chromium on PATH: the HTML report is tested in a real browser. Install "
+            "it: apt-get install -y chromium (Debian; Ubuntu: chromium-browser), or put "
+            "any Chromium or Chrome on PATH",
+            pytrace=False,
+        )
+    return found
+
+
+def _render(page: Path, folder: Path) -> dict[str, Any]:
+    """What Chromium laid out for ``page``: the probe's findings."""
+    probed = folder / "probed.html"
+    text = page.read_text(encoding="utf-8")
+    end = text.rindex("</body>")
+    probed.write_text(text[:end] + PROBE + text[end:], encoding="utf-8")
+    command = [
+        _browser(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+        "--no-first-run", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--disable-extensions", f"--user-data-dir={folder / 'profile'}",
+        # no name resolves: a reference to the network fails here instead of reaching it
+        "--host-resolver-rules=MAP * ~NOTFOUND", f"--window-size={WIDTH},1000",
+        "--dump-dom", probed.as_uri(),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<body[^>]*\bdata-probe="([^"]*)"', done.stdout)
+    assert found is not None, "the probe did not run: " + done.stdout[:500]
+    probe: dict[str, Any] = json.loads(html.unescape(found.group(1)))
+    return probe
+
+
+@pytest.mark.browser
+@pytest.mark.xdist_group("report-page")
+def test_chromium_renders_the_report_page(
+    page: tuple[Path, str], result: pl.DataFrame, tmp_path: Path
+) -> None:
+    """The page in a real browser: Chromium (a system package, ``apt-get install -y
+    chromium``; .ci/run installs it) lays out the saved file headless, and a probe
+    reads back what it drew (``--dump-dom`` of a copy carrying the probe script: the
+    file itself holds none). Without Chromium the test fails, saying so; never skipped.
+    """
+    report = irm.report(result, title="Sample")
+    probe = _render(page[0], tmp_path)
+
+    # the table's numbers are the tidy result's, marked where significant, the best bold
+    means = _expected(result)
+    marked = set(result.filter("significant").select("system", "metric").iter_rows())
+    best = {m: max(v for (_, mm), v in means.items() if mm == m) for m in METRICS}
+    rows = probe["rows"]
+    assert [row[0][0] for row in rows] == ["bm25", "dense", "hybrid"]
+    for (system, _), *cells in rows:
+        for metric, (shown, weight) in zip(METRICS, cells, strict=True):
+            value = means[system, metric]
+            assert shown == f"{value:.4f}" + ("a" if (system, metric) in marked else "")
+            assert (weight >= 700) == (value == best[metric]), (system, metric, weight)
+    assert report.note in probe["text"]  # the footnote is shown, not only in the source
+
+    # deltas (one per metric), the metric@k curves, the matrices, the intervals: each
+    # laid out at a readable size and drawn (its content has an extent), none cut off
+    assert len(probe["svgs"]) == 3 + 1 + 3 + 3
+    for width, height, drawn_width, drawn_height in probe["svgs"]:
+        assert 300 <= width <= WIDTH, width
+        assert height >= 150, height
+        assert drawn_width > 0.5 * width
+        assert drawn_height > 0.5 * height
+    assert all(width > 0 for width in probe["images"])  # any <img> decoded
+    assert probe["scrollWidth"] <= WIDTH  # no horizontal scrolling: it prints on A4
+    assert len(probe["figures"]) == len(probe["svgs"])
+    assert set(probe["figures"]) == {"avoid"}  # each figure on one printed page
+    # and the browser fetched nothing: no stylesheet, font, image or script
+    assert probe["resources"] == []
