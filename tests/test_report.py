@@ -183,6 +183,51 @@ def test_latex_is_booktabs_aligned_on_the_decimal_point(result: pl.DataFrame) ->
     assert not re.search(r"[^\x00-\x7f]", text)  # pdflatex-safe: ASCII only
 
 
+@pytest.mark.latex
+def test_latex_compiles_with_pdflatex(
+    sample: tuple[dict[str, pl.DataFrame], pl.DataFrame], result: pl.DataFrame, tmp_path: Path
+) -> None:
+    """The tables compile in a document with nothing but booktabs: letters, daggers,
+    every pair with 3 digits, and system names that LaTeX must escape (``run_bm25``).
+    pdflatex is a system package (Debian: texlive-latex-base, with booktabs in
+    texlive-latex-recommended; .ci/run installs them); never skipped."""
+    engine = shutil.which("pdflatex")
+    if engine is None:
+        pytest.fail(
+            "no pdflatex on PATH: the report's LaTeX is compiled in a test. Install it: "
+            "apt-get install -y texlive-latex-base texlive-latex-recommended",
+            pytrace=False,
+        )
+    runs, qrels = sample
+    named = {f"run_{name}": run for name, run in runs.items()}
+    pairs = irm.compare(named, "ndcg@10", qrels=qrels, correction="holm-sidak")
+    tables = {
+        "letters": irm.report(result).to_latex(),
+        "daggers": irm.report(result, markers="daggers").to_latex(),
+        "pairs": irm.report(pairs, digits=3).to_latex(),
+    }
+    floats = "".join(
+        f"\\begin{{table}}\\centering\n{text}\n\\caption{{{name}}}\n\\end{{table}}\n"
+        for name, text in tables.items()
+    )
+    (tmp_path / "doc.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+        f"{floats}\\end{{document}}\n",
+        encoding="ascii",
+    )
+    command = [engine, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"]
+    done = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
+    log = (tmp_path / "doc.log").read_text(encoding="latin-1")
+    assert done.returncode == 0, log[-3000:]
+    assert (tmp_path / "doc.pdf").stat().st_size > 0
+    # nothing dropped or overflowing: every glyph exists, every table fits the page
+    for trouble in ("Missing character", "Overfull \\hbox", "LaTeX Warning", "Underfull"):
+        assert trouble not in log, trouble
+    assert "run\\_bm25" in tables["pairs"]
+
+
 @pytest.mark.xdist_group("report-page")  # one worker builds the page for both tests
 def test_html_page_is_self_contained(page: tuple[Path, str], result: pl.DataFrame) -> None:
     path, text = page
