@@ -31,6 +31,7 @@ from .engine_cases import (
     ONE,
     PARTITIONED,
     QRELS,
+    QUERIES,
     RUN,
     single_message,
     with_bucket,
@@ -370,3 +371,26 @@ def test_dask_refuses_a_by_key_only_the_run_has(client: Client) -> None:
     # the way out it names: the key as systems (the same values as one machine)
     got = irm_dask.evaluate(_dask(RUN, 2), ["map"], qrels=_dask(QRELS, 1), systems="system")
     assert _polars(got).rows() == irm.evaluate(RUN, ["map"], qrels=QRELS, systems="system").rows()
+
+
+@pytest.mark.parametrize("per_query", [True, False], ids=["per-query", "means"])
+def test_dask_queries_place_unretrieved_judged_queries(client: Client, per_query: bool) -> None:
+    options: dict[str, Any] = {"by": "segment", "per_query": per_query}
+    expected = irm.evaluate(DENSE, METRICS, qrels=QRELS, queries=QUERIES, **options)
+    got = _polars(
+        irm_dask.evaluate(
+            _dask(DENSE, 2), METRICS, qrels=_dask(QRELS, 2), queries=_dask(QUERIES, 1), **options
+        )
+    )
+    assert got.sort(["segment", "query_id"] if per_query else "segment").rows() == expected.rows()
+    assert expected["segment"].n_unique() == 2
+
+
+def test_dask_refuses_the_one_machine_options(client: Client) -> None:
+    message = (
+        "buckets= is an option of the one-machine out-of-core plan "
+        "(polars_irmetrics.evaluate); on Dask the work divides into partitions= parts "
+        "(or by partitioned_by=): drop buckets="
+    )
+    with pytest.raises(irm.InvalidValueError, match=re.escape(message)):
+        irm_dask.evaluate(_dask(DENSE, 2), ["map"], qrels=_dask(QRELS, 1), buckets=4)

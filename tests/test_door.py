@@ -178,6 +178,9 @@ def test_preference_measures_through_the_door(lazy: bool) -> None:
     assert _collect(out).rows() == [("q1", 2 / 3)]
     assert irm.evaluate(run, "prefs_simp", prefs=prefs).rows() == [(1, 2 / 3)]
     assert irm.evaluate_prefs(run, ["prefs_simp"], prefs=prefs).rows() == [("q1", 2 / 3)]
+    thin = irm.evaluate_prefs(_maybe_lazy(run, lazy), "prefs_simp", prefs=prefs, per_query=False)
+    assert isinstance(thin, pl.LazyFrame) is lazy
+    assert _collect(thin).rows() == [(1, 2 / 3)]
 
 
 @pytest.mark.parametrize("lazy", LAZY)
@@ -195,6 +198,10 @@ def test_judgment_group_measures_through_the_door(lazy: bool) -> None:
     out = irm.evaluate(_maybe_lazy(run, lazy), ["map_avgjg"], qrels_jg=groups, per_query=True)
     assert _collect(out).rows() == [("q1", 0.75)]
     assert irm.evaluate_jg(run, "map_avgjg", qrels_jg=groups).rows() == [("q1", 0.75)]
+    # the thin door's means are the door's: the same running sum, the same num_q
+    door = irm.evaluate(run, ["map_avgjg"], qrels_jg=groups)
+    thin = irm.evaluate_jg(_maybe_lazy(run, lazy), "map_avgjg", qrels_jg=groups, per_query=False)
+    assert _collect(thin).rows() == door.rows() == [(1, 0.75)]
 
 
 @pytest.mark.parametrize("lazy", LAZY)

@@ -25,6 +25,7 @@ from .engine_cases import (
     ONE,
     PARTITIONED,
     QRELS,
+    QUERIES,
     RUN,
     single_message,
     with_bucket,
@@ -461,4 +462,35 @@ def test_spark_refuses_a_by_key_only_the_run_has(spark: SparkSession) -> None:
     with pytest.raises(irm.QuerySetError, match=re.escape(message)):
         irm_spark.evaluate(
             _spark_frame(spark, RUN), ["map"], qrels=_spark_frame(spark, QRELS), by="system"
+        )
+
+
+@pytest.mark.parametrize("per_query", [True, False], ids=["per-query", "means"])
+def test_spark_queries_place_unretrieved_judged_queries(
+    spark: SparkSession, per_query: bool
+) -> None:
+    options: dict[str, Any] = {"by": "segment", "per_query": per_query}
+    expected = irm.evaluate(DENSE, METRICS, qrels=QRELS, queries=QUERIES, **options)
+    got = _polars(
+        irm_spark.evaluate(
+            _spark_frame(spark, DENSE),
+            METRICS,
+            qrels=_spark_frame(spark, QRELS),
+            queries=_spark_frame(spark, QUERIES),
+            **options,
+        )
+    )
+    assert got.rows() == expected.rows()
+    assert expected["segment"].n_unique() == 2
+
+
+def test_spark_refuses_the_one_machine_options(spark: SparkSession) -> None:
+    message = (
+        "spill_dir= is an option of the one-machine out-of-core plan "
+        "(polars_irmetrics.evaluate); on Spark the work divides into partitions= parts "
+        "(or by partitioned_by=): drop spill_dir="
+    )
+    with pytest.raises(irm.InvalidValueError, match=re.escape(message)):
+        irm_spark.evaluate(
+            _spark_frame(spark, DENSE), ["map"], qrels=_spark_frame(spark, QRELS), spill_dir="/tmp"
         )

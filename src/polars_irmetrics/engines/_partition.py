@@ -27,7 +27,7 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn
 
@@ -35,10 +35,11 @@ import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics import errors
-from polars_irmetrics.errors import IrmError
+from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.registry import means, parse_metric_list
+from polars_irmetrics.offline.attributes import with_query_attributes
 from polars_irmetrics.offline.plan import build_plan
 
 if TYPE_CHECKING:
@@ -50,7 +51,9 @@ __all__ = [
     "Job",
     "arrow_schema",
     "as_polars_frame",
+    "attribute_columns",
     "carry_error",
+    "engine_options",
     "evaluate_part",
     "prepare",
     "raise_carried",
@@ -95,6 +98,70 @@ class Job:
         """``(label, request)`` for each metric column, in the result's order: parsed once
         per process (the job travels to the workers as metric names)."""
         return parse_metric_list(self.metrics)
+
+
+#: The options of the one-machine out-of-core plan, which an engine divides otherwise.
+ONE_MACHINE = ("buckets", "spill_dir", "memory_limit", "explain")
+
+
+def engine_options(options: Mapping[str, object], engine: str) -> EvalOptions:
+    """An engine's keyword arguments (:class:`~polars_irmetrics.ground.options.EvalKwargs`)
+    as one checked :class:`~polars_irmetrics.ground.options.EvalOptions`.
+
+    The options of the one-machine out-of-core plan are refused by name: an engine
+    divides the work by its own partitions.
+
+    Examples
+    --------
+    >>> engine_options({"by": "day", "query_id": "qid"}, "Spark").by_keys
+    ('day',)
+    >>> engine_options({"buckets": 16}, "Spark")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: buckets= is an option of the one-machine ...
+    """
+    for name in ONE_MACHINE:
+        if name in options:
+            raise InvalidValueError(
+                f"{name}= is an option of the one-machine out-of-core plan "
+                f"(polars_irmetrics.evaluate); on {engine} the work divides into "
+                f"partitions= parts (or by partitioned_by=): drop {name}="
+            )
+    return EvalOptions.build(**options)
+
+
+def attribute_columns(
+    run_schema: pa.Schema,
+    qrels_schema: pa.Schema | None,
+    queries_schema: pa.Schema,
+    options: EvalOptions,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The ``by`` keys a ``queries=`` table gives, and those of them the run lacks.
+
+    Checked on the driver as one machine checks them
+    (:func:`~polars_irmetrics.offline.attributes.with_query_attributes`, on empty frames
+    of the schemas): the engine then joins ``queries`` onto the judgments (or the judged
+    table) and onto the run where it lacks a key, so that each judged query counts in
+    the group its own value names.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> run = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()), ("rank", pa.int64())])
+    >>> qrels = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+    ...                    ("relevance", pa.int64())])
+    >>> queries = pa.schema([("query_id", pa.string()), ("day", pa.string())])
+    >>> attribute_columns(run, qrels, queries, EvalOptions(by="day"))
+    (('day',), ('day',))
+    """
+    _, _, keys = with_query_attributes(
+        _empty(run_schema).lazy(),
+        None if qrels_schema is None else _empty(qrels_schema).lazy(),
+        _empty(queries_schema).lazy(),
+        options,
+    )
+    return keys, tuple(k for k in keys if k not in run_schema.names)
 
 
 def prepare(
@@ -145,7 +212,7 @@ def prepare(
             "pass unretrieved='drop' to score each group on the queries it retrieved"
         )
     given = (metrics,) if isinstance(metrics, str) else tuple(metrics)
-    options = options.replace(buckets=None)
+    options = options.replace(buckets=None, partitioned_by=None)
     run = _empty(run_schema).lazy()
     qrels = None if qrels_schema is None else _empty(qrels_schema).lazy()
     requests = parse_metric_list(given)

@@ -36,8 +36,8 @@ in partition order; sort them if the order matters.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -48,13 +48,14 @@ from polars_irmetrics.engines._partition import (
     PART,
     Job,
     as_polars_frame,
+    attribute_columns,
+    engine_options,
     evaluate_part,
     prepare,
     summarize_part,
 )
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
-from polars_irmetrics.ground.options import EvalOptions, Order
-from polars_irmetrics.ground.validate import Policy
+from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
 
 try:
     import dask.dataframe as dd
@@ -65,6 +66,9 @@ except ImportError as exc:  # pragma: no cover - the test environment has dask
         "pip install 'polars_irmetrics[dask]'"
     ) from exc
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 __all__ = ["evaluate"]
 
 
@@ -73,23 +77,9 @@ def evaluate(
     metrics: str | Iterable[str],
     *,
     qrels: dd.DataFrame | None = None,
-    by: str | Sequence[str] | None = None,
-    systems: str | Sequence[str] | None = None,
-    per_query: bool = False,
-    order: Order = "auto",
-    relevance_level: float = 1,
-    depth: int | None = None,
-    unjudged: Policy = "drop",
-    unretrieved: Policy = "zero",
-    check_duplicates: bool = True,
-    query_id: str = "query_id",
-    doc_id: str = "doc_id",
-    rank: str = "rank",
-    score: str = "score",
-    relevance: str = "relevance",
+    queries: dd.DataFrame | None = None,
     partitions: int | None = None,
-    partitioned_by: str | None = None,
-    progress: bool | None = None,
+    **options: Unpack[EvalKwargs],
 ) -> dd.DataFrame:
     """Evaluate a run held in a Dask DataFrame against judgments (lazily).
 
@@ -100,15 +90,18 @@ def evaluate(
     ----------
     run, qrels
         Dask DataFrames with the columns :func:`polars_irmetrics.evaluate` reads.
-    metrics, by, systems, per_query, order, relevance_level, depth, unjudged, unretrieved
+    metrics
         As in :func:`polars_irmetrics.evaluate`.
-    check_duplicates, query_id, doc_id, rank, score, relevance
-        As in :func:`polars_irmetrics.evaluate`.
+    queries
+        Attributes of the queries (``query_id`` and ``by`` keys), a Dask DataFrame, as
+        in :func:`polars_irmetrics.evaluate`: joined onto the judgments (and onto the
+        run where it lacks a key), so that each judged query counts in the group its
+        own value names.
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default the run's number of partitions. A part's rows are held in one worker's
         memory: aim at a few million run rows per part. Not with ``partitioned_by``.
-    partitioned_by
+    partitioned_by (in ``**options``)
         A column of the run (a hive partition column such as ``bucket`` of
         ``run/bucket=07/part-0.parquet``) that keeps each query whole: no query has
         rows under two of its values, in the run or, when they carry it, in the
@@ -118,13 +111,20 @@ def evaluate(
         otherwise gathered in one partition and semi-joined by each task; the judged
         queries no task retrieves are evaluated once against an empty run). As in
         :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
-    progress
+    progress (in ``**options``)
         ``True``: persist the result now (on the connected ``distributed.Client``'s
         cluster, else with the local scheduler) and draw the tasks done on standard
         error until it is finished. ``None`` (default) and ``False``: return the lazy
         frame at once, drawing nothing (a bar needs the work to run in this call, and
         whether it runs now must not depend on the terminal: Dask's own
         ``dask.diagnostics.ProgressBar`` draws a later ``compute()``).
+    **options
+        The keyword arguments of :func:`polars_irmetrics.evaluate` (``by``,
+        ``systems``, ``per_query``, ``order``, ``relevance_level``, ``depth``,
+        ``unjudged``, ``unretrieved``, ``check_duplicates`` and the column names), with
+        their defaults and meaning, and ``partitioned_by`` and ``progress`` as above.
+        Those of the one-machine out-of-core plan (``buckets``, ``spill_dir``,
+        ``memory_limit``, ``explain``) are refused: the work divides by ``partitions``.
 
     Returns
     -------
@@ -166,24 +166,12 @@ def evaluate(
     _ensure_frame(run, "run")
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
-    options = EvalOptions.build(
-        by=by,
-        systems=systems,
-        per_query=per_query,
-        order=order,
-        relevance_level=relevance_level,
-        depth=depth,
-        unjudged=unjudged,
-        unretrieved=unretrieved,
-        check_duplicates=check_duplicates,
-        query_id=query_id,
-        doc_id=doc_id,
-        rank=rank,
-        score=score,
-        relevance=relevance,
-        progress=progress,
-    )
-    job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, options)
+    built = engine_options(options, "Dask")
+    partitioned_by = built.partitioned_by
+    if queries is not None:
+        _ensure_frame(queries, "queries")
+        run, qrels = _with_attributes(run, qrels, queries, built)
+    job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, built)
     if partitioned_by is not None:
         if partitions is not None:
             raise InvalidValueError(
@@ -194,11 +182,28 @@ def evaluate(
         values = per_query_in_partitions(run, qrels, job, partitioned_by)
     else:
         values = _per_query_shuffled(run, qrels, job, _partitions(run, partitions))
-    if not per_query:
+    if not built.per_query:
         values = values.repartition(npartitions=1).map_partitions(
             _summarize, job, meta=meta(job.means_schema), enforce_metadata=False
         )
-    return persist(values) if options.progress else values
+    return persist(values) if built.progress else values
+
+
+def _with_attributes(
+    run: dd.DataFrame, qrels: dd.DataFrame | None, queries: dd.DataFrame, options: EvalOptions
+) -> tuple[dd.DataFrame, dd.DataFrame | None]:
+    """``run`` and ``qrels`` with the ``by`` keys that ``queries`` holds."""
+    query_id = options.query_id
+    keys, missing = attribute_columns(
+        arrow_of(run), None if qrels is None else arrow_of(qrels), arrow_of(queries), options
+    )
+    attributes = queries[[query_id, *keys]].drop_duplicates()
+    attributes[query_id] = attributes[query_id].astype(run[query_id].dtype)
+    if qrels is not None:
+        qrels = qrels.merge(attributes, on=query_id, how="left")
+    if missing:
+        run = run.merge(attributes[[query_id, *missing]], on=query_id, how="left")
+    return run, qrels
 
 
 def _per_query_shuffled(

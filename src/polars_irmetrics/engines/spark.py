@@ -32,7 +32,7 @@ as a Java stack trace.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -43,7 +43,9 @@ from polars_irmetrics.engines._partition import (
     Job,
     arrow_schema,
     as_polars_frame,
+    attribute_columns,
     carry_error,
+    engine_options,
     evaluate_part,
     prepare,
     raise_carried,
@@ -55,9 +57,9 @@ from polars_irmetrics.errors import (
     IrmError,
     MissingDependencyError,
 )
-from polars_irmetrics.ground.options import EvalOptions, Order
+from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
 from polars_irmetrics.ground.progress import Progress, poll
-from polars_irmetrics.ground.validate import INTERNAL, Policy
+from polars_irmetrics.ground.validate import INTERNAL
 
 try:
     from pyspark.sql import DataFrame, SparkSession
@@ -75,6 +77,7 @@ from polars_irmetrics.engines._spark_partitions import per_query_in_partitions
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
+    from typing_extensions import Unpack
 
 __all__ = ["STRATEGY", "evaluate"]
 
@@ -95,23 +98,9 @@ def evaluate(
     metrics: str | Iterable[str],
     *,
     qrels: DataFrame | None = None,
-    by: str | Sequence[str] | None = None,
-    systems: str | Sequence[str] | None = None,
-    per_query: bool = False,
-    order: Order = "auto",
-    relevance_level: float = 1,
-    depth: int | None = None,
-    unjudged: Policy = "drop",
-    unretrieved: Policy = "zero",
-    check_duplicates: bool = True,
-    query_id: str = "query_id",
-    doc_id: str = "doc_id",
-    rank: str = "rank",
-    score: str = "score",
-    relevance: str = "relevance",
+    queries: DataFrame | None = None,
     partitions: int | None = None,
-    partitioned_by: str | None = None,
-    progress: bool | None = None,
+    **options: Unpack[EvalKwargs],
 ) -> DataFrame:
     """Evaluate a run held in Spark against judgments: per-query values or means.
 
@@ -122,16 +111,20 @@ def evaluate(
     ----------
     run, qrels
         Spark DataFrames with the columns :func:`polars_irmetrics.evaluate` reads.
-    metrics, by, systems, per_query, order, relevance_level, depth, unjudged, unretrieved
+    metrics
         As in :func:`polars_irmetrics.evaluate`.
-    check_duplicates, query_id, doc_id, rank, score, relevance
-        As in :func:`polars_irmetrics.evaluate`.
+    queries
+        Attributes of the queries (``query_id`` and ``by`` keys), a Spark DataFrame, as
+        in :func:`polars_irmetrics.evaluate`: broadcast and joined onto the judgments
+        (and onto the run where it lacks a key), so that each judged query counts in
+        the group its own value names. With ``partitioned_by`` the run must carry the
+        keys itself.
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default ``spark.sql.shuffle.partitions``. A part's rows are held in one Python
         worker's memory, so raise it for larger logs (aim at a few million run rows
         per part). Not with ``partitioned_by``.
-    partitioned_by
+    partitioned_by (in ``**options``)
         A hive partition column of the run's Parquet files (``qhash`` of
         ``run/qhash=07/part-0.parquet``) that keeps each query whole: no query has rows
         under two of its values, in the run or, when they carry it, in the judgments.
@@ -143,10 +136,17 @@ def evaluate(
         store them in the same partitions). A query found under two values raises
         :class:`~polars_irmetrics.errors.InvalidValueError` naming it. As in
         :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
-    progress
+    progress (in ``**options``)
         Draw the running stages' tasks on standard error: ``None`` (default) in a
         terminal or a notebook (a Jupyter kernel) only, ``True`` on any stream,
         ``False`` never (:mod:`polars_irmetrics.ground.progress`).
+    **options
+        The keyword arguments of :func:`polars_irmetrics.evaluate` (``by``,
+        ``systems``, ``per_query``, ``order``, ``relevance_level``, ``depth``,
+        ``unjudged``, ``unretrieved``, ``check_duplicates`` and the column names), with
+        their defaults and meaning, and ``partitioned_by`` and ``progress`` as above.
+        Those of the one-machine out-of-core plan (``buckets``, ``spill_dir``,
+        ``memory_limit``, ``explain``) are refused: the work divides by ``partitions``.
 
     Returns
     -------
@@ -182,26 +182,14 @@ def evaluate(
     _ensure_frame(run, "run")
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
-    options = EvalOptions.build(
-        by=by,
-        systems=systems,
-        per_query=per_query,
-        order=order,
-        relevance_level=relevance_level,
-        depth=depth,
-        unjudged=unjudged,
-        unretrieved=unretrieved,
-        check_duplicates=check_duplicates,
-        query_id=query_id,
-        doc_id=doc_id,
-        rank=rank,
-        score=score,
-        relevance=relevance,
-        progress=progress,
-    )
-    progress = options.progress
+    built = engine_options(options, "Spark")
+    partitioned_by = built.partitioned_by
+    if queries is not None:
+        _ensure_frame(queries, "queries")
+        run, qrels = _with_attributes(run, qrels, queries, built)
+    progress = built.progress
     job = prepare(
-        _arrow(run.schema), None if qrels is None else _arrow(qrels.schema), metrics, options
+        _arrow(run.schema), None if qrels is None else _arrow(qrels.schema), metrics, built
     )
     spark = run.sparkSession
     if partitioned_by is not None:
@@ -222,11 +210,38 @@ def evaluate(
     else:
         count = _partitions(spark, partitions)
         values = (_per_query_map if STRATEGY == "map" else _per_query)(run, qrels, job, count)
-    if per_query:
+    if built.per_query:
         result = values.orderBy(*job.keys).toDF(*job.per_query_schema)
     else:
         result = _means(values, job).toDF(*job.means_schema)
     return _compute(result, spark, progress)
+
+
+def _with_attributes(
+    run: DataFrame, qrels: DataFrame | None, queries: DataFrame, options: EvalOptions
+) -> tuple[DataFrame, DataFrame | None]:
+    """``run`` and ``qrels`` with the ``by`` keys that ``queries`` holds (broadcast)."""
+    query_id = options.query_id
+    keys, missing = attribute_columns(
+        _arrow(run.schema),
+        None if qrels is None else _arrow(qrels.schema),
+        _arrow(queries.schema),
+        options,
+    )
+    if missing and options.partitioned_by is not None:
+        raise InvalidValueError(
+            f"queries= gives the by key {missing[0]!r}, which the run lacks; with "
+            "partitioned_by= the run is read where it lies and cannot be joined first: "
+            f"add a {missing[0]!r} column to the run's files, or drop partitioned_by="
+        )
+    attributes = queries.select(
+        F.col(query_id).cast(run.schema[query_id].dataType).alias(query_id), *keys
+    ).distinct()
+    if qrels is not None:
+        qrels = qrels.join(F.broadcast(attributes), on=query_id, how="left")
+    if missing:
+        run = run.join(F.broadcast(attributes.select(query_id, *missing)), on=query_id, how="left")
+    return run, qrels
 
 
 def _per_query(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) -> DataFrame:

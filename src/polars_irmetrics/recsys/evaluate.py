@@ -5,7 +5,7 @@ calls to put them next to accuracy metrics."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal, TypeVar, overload
+from typing import Literal, overload
 
 import polars as pl
 
@@ -18,7 +18,6 @@ from polars_irmetrics.recsys.plan import build_recsys_plan
 
 __all__ = ["beyond_accuracy", "split_metrics", "with_beyond_accuracy"]
 
-FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 Frame = pl.DataFrame | pl.LazyFrame
 
 
