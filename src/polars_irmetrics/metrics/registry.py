@@ -212,8 +212,8 @@ class MetricRequest:
 
     >>> import polars_irmetrics as irm
     >>> request = irm.parse_metric("R@100")
-    >>> request.name, request.k, dict(request.options)
-    ('recall@100', 100, {'denominator': 'relevant'})
+    >>> request.name, request.k, dict(request.options)["denominator"]
+    ('recall@100', 100, 'relevant')
     >>> irm.parse_metric(request.name) == request
     True
 
