@@ -148,7 +148,8 @@ def _beyond_values(case: dict[str, Any], measures: tuple[str, ...]) -> dict[str,
         values[f"serendipity_{measure}"] = float(ev.serendipity(train, reco, **sim))
         per_user = ev.user_diversity(train, reco, **sim)
         values[f"user_diversity_{measure}"] = {
-            str(u): float(v) for u, v in zip(per_user["user_id"], per_user["user_diversity"], strict=True)
+            str(u): float(v)
+            for u, v in zip(per_user["user_id"], per_user["user_diversity"], strict=True)
         }
         per_user = ev.user_serendipity(train, reco, **sim)
         values[f"user_serendipity_{measure}"] = {

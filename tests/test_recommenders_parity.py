@@ -103,13 +103,14 @@ def test_r_precision_at_k_per_user_equals_recommenders_mean_is_over_every_user(
 ) -> None:
     data = REFERENCE["ranking"][case]
     run, truth = _ranking_tables(data)
+    binary = truth.with_columns(relevance=pl.lit(1))
     for theirs in data["values"]:
         if theirs["relevancy_method"] != "top_k":
             continue
         label = f"r_precision@{theirs['k']}"
         per_user = _collect(
             irm.evaluate(
-                _lazy(run, frame_kind), [label], qrels=_lazy(truth.with_columns(relevance=pl.lit(1)), frame_kind),
+                _lazy(run, frame_kind), [label], qrels=_lazy(binary, frame_kind),
                 unretrieved="drop", per_query=True,
             ),
             frame_kind,
@@ -118,9 +119,7 @@ def test_r_precision_at_k_per_user_equals_recommenders_mean_is_over_every_user(
         hits = per_user.filter(per_user > 0)
         assert hits.mean() == pytest.approx(theirs["r_precision_at_k"], abs=1e-12)
         # here every user counts, a user without a hit as 0
-        mean = irm.evaluate(
-            run, [label], qrels=truth.with_columns(relevance=pl.lit(1)), unretrieved="drop"
-        )[label].item()
+        mean = irm.evaluate(run, [label], qrels=binary, unretrieved="drop")[label].item()
         assert mean == pytest.approx(hits.sum() / per_user.len(), abs=1e-12)
         if hits.len() < per_user.len():
             assert mean < theirs["r_precision_at_k"]
@@ -229,7 +228,9 @@ def test_cooccurrence_diversity_and_serendipity_equal_recommenders(
     theirs = data["values"]
     names = [f"diversity(item_sim_measure='{COOC}')", f"serendipity(item_sim_measure='{COOC}')"]
     got = _collect(
-        irm.beyond_accuracy(_lazy(recs, frame_kind), names, interactions=_lazy(history, frame_kind)),
+        irm.beyond_accuracy(
+            _lazy(recs, frame_kind), names, interactions=_lazy(history, frame_kind)
+        ),
         frame_kind,
     )
     assert got.row(0) == pytest.approx(

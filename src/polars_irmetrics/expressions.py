@@ -512,10 +512,11 @@ def r_precision(
     With ``k = 1`` below R, only the top 1 counts, and the divisor stays R (Recommenders'
     ``r_precision_at_k``), unless capped at k:
 
-    >>> df.select(irm.r_precision(1)).item(), df.select(irm.r_precision(1, denominator="capped")).item()
+    >>> capped = irm.r_precision(1, denominator="capped")
+    >>> df.select(irm.r_precision(1)).item(), df.select(capped).item()
     (0.0, 0.0)
     >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1, 0, 1]})
-    >>> df.select(irm.r_precision(1)).item(), df.select(irm.r_precision(1, denominator="capped")).item()
+    >>> df.select(irm.r_precision(1)).item(), df.select(capped).item()
     (0.5, 1.0)
     """
     return _expr(

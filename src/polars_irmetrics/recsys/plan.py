@@ -132,7 +132,10 @@ def build_recsys_plan(
         pairs = pair_similarity_by_sums(kept, [*by, user], _UNIT, width)
         column = scope.pair_column(k, FEATURES)
         rows = rows.join(
-            pairs.rename({"pair_similarity_sum": column}), on=[*by, user], how="left", nulls_equal=True
+            pairs.rename({"pair_similarity_sum": column}),
+            on=[*by, user],
+            how="left",
+            nulls_equal=True,
         ).with_columns(
             # a list none of whose items has a vector (unseen_items='recommenders' only;
             # refused otherwise): every pair has similarity 0, as Recommenders' fillna(0)
@@ -152,8 +155,11 @@ def build_recsys_plan(
         rows = rows.join(pairs, on=[*by, user], how="left", nulls_equal=True)
     if scope.needs & {"history", "history_cooc"} and interactions is not None:
         keys = [*_interaction_keys(interactions, options), user]
-        sizes = _cast_ids(interactions.select(keys), kinds).group_by(keys)
-        sizes = sizes.agg(pl.len().cast(pl.Float64).alias(_HISTORY_N))
+        sizes = (
+            _cast_ids(interactions.select(keys), kinds)
+            .group_by(keys)
+            .agg(pl.len().cast(pl.Float64).alias(_HISTORY_N))
+        )
         rows = rows.join(sizes, on=keys, how="left", nulls_equal=True)
     if "history" in scope.needs and interactions is not None and features is not None:
         similarity, history_checks = _with_history(
@@ -196,7 +202,9 @@ def _reads(request: MetricRequest) -> tuple[str, ...]:
 
 
 def _check_tables(
-    requests: Sequence[tuple[str, MetricRequest]], given: dict[str, pl.LazyFrame | None], caller: str
+    requests: Sequence[tuple[str, MetricRequest]],
+    given: dict[str, pl.LazyFrame | None],
+    caller: str,
 ) -> None:
     """Refuse the first metric that reads a table which was not given (the message of
     :func:`~polars_irmetrics.metrics.registry.check_inputs`)."""
