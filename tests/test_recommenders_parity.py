@@ -426,3 +426,28 @@ def test_cooccurrence_errors_name_the_fix(frame_kind: str) -> None:
     assert dropped.item() is None
     kept = irm.beyond_accuracy(recs, [name], interactions=history, unseen_items="recommenders")
     assert kept.item() == 1.0  # 1 and 7 share no user: similarity 0
+
+
+def test_evaluate_takes_the_cooccurrence_without_item_features(frame_kind: str) -> None:
+    history = pl.DataFrame({"query_id": [1, 1, 2, 2, 3], "doc_id": [1, 2, 1, 3, 2]})
+    run = pl.DataFrame({"query_id": [3, 3], "doc_id": [1, 3], "rank": [1, 2]})
+    qrels = pl.DataFrame({"query_id": [3], "doc_id": [1], "relevance": [1]})
+    name = f"diversity(item_sim_measure='{COOC}')"
+    got = _collect(
+        irm.evaluate(
+            _lazy(run, frame_kind), ["precision@1", name], qrels=qrels,
+            interactions=_lazy(history, frame_kind),
+        ),
+        frame_kind,
+    )  # fmt: skip
+    # sim(1, 3): one user (2) of the two of item 1 and the one of item 3
+    assert got.select("precision@1", name).row(0) == pytest.approx((1.0, 1 - 1 / math.sqrt(2)))
+    with pytest.raises(
+        MetricParameterError,
+        match=re.escape(
+            f"metric {name!r} reads the interaction history (where item popularity, the "
+            "catalogue and each user's history come from): pass interactions=... to "
+            "irm.evaluate"
+        ),
+    ):
+        irm.evaluate(_lazy(run, frame_kind), [name], qrels=qrels)

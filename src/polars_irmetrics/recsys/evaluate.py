@@ -196,6 +196,21 @@ def beyond_accuracy(
     polars_irmetrics.errors.InvalidValueError: item 'z' (recommended to user 1) never \
 occurs in the interactions, so it has no popularity (1 recommendations name such \
 items): add its interactions to interactions=..., or drop it from the recommendations
+
+    Microsoft Recommenders' convention instead: the cold item adds 0 novelty (the mean
+    still counts its row) and counts among the covered items (of a catalogue of 3):
+
+    >>> irm.beyond_accuracy(
+    ...     recs, ["novelty", "coverage"], interactions=history, unseen_items="recommenders"
+    ... )
+    shape: (1, 2)
+    ┌─────────┬──────────┐
+    │ novelty ┆ coverage │
+    │ ---     ┆ ---      │
+    │ f64     ┆ f64      │
+    ╞═════════╪══════════╡
+    │ 0.0     ┆ 0.333333 │
+    └─────────┴──────────┘
     """
     recommendations = as_polars(recommendations, "recommendations")
     interactions = None if interactions is None else as_polars(interactions, "interactions")

@@ -57,7 +57,7 @@ from polars_irmetrics.metrics.collection import (
     CollectionFormula,
     CollectionScope,
 )
-from polars_irmetrics.metrics.registry import INPUTS, MetricRequest
+from polars_irmetrics.metrics.registry import MetricRequest, check_inputs
 from polars_irmetrics.recsys.checks import Recount, flag, flag_columns, raise_on_flags, shown
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
 from polars_irmetrics.recsys.vectors import pair_similarity_by_sums, vector_sums
@@ -88,7 +88,7 @@ def build_recsys_plan(
     """One row per ``by`` group: the ``by`` keys, then one column per request label."""
     scope = CollectionScope(item=pl.col(options.item_id))
     given = {"interactions": tables.interactions, "item_features": tables.item_features}
-    _check_tables(requests, given, options.caller)
+    check_inputs(requests, given, options.caller)
     formulas: list[tuple[str, CollectionFormula]] = []
     for label, request in requests:
         metric = request.metric
@@ -190,31 +190,6 @@ def build_recsys_plan(
     recount = _recount(tables.recommendations, options, kinds)
     checked = result.map_batches(lambda frame: raise_on_flags(frame, recount), schema=out_schema)
     return checked.sort(by) if by else checked
-
-
-def _reads(request: MetricRequest) -> tuple[str, ...]:
-    """The tables ``request`` reads: its metric's, except that a co-occurrence
-    similarity reads the interactions instead of the item features."""
-    reads = request.metric.reads
-    if request.params(1.0).options.get("item_sim_measure") == COOCCURRENCE:
-        reads = (*(r for r in reads if r != "item_features"), "interactions")
-    return tuple(dict.fromkeys(reads))
-
-
-def _check_tables(
-    requests: Sequence[tuple[str, MetricRequest]],
-    given: dict[str, pl.LazyFrame | None],
-    caller: str,
-) -> None:
-    """Refuse the first metric that reads a table which was not given (the message of
-    :func:`~polars_irmetrics.metrics.registry.check_inputs`)."""
-    for label, request in requests:
-        for needed in _reads(request):
-            if needed in given and given[needed] is None:
-                what, keyword = INPUTS[needed]
-                raise MetricParameterError(
-                    f"metric {label!r} reads {what}: pass {keyword}=... to {caller}"
-                )
 
 
 def _aggregate(frame: pl.LazyFrame, by: list[str], exprs: list[pl.Expr]) -> pl.LazyFrame:
