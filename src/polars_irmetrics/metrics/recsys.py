@@ -8,9 +8,12 @@ the tables they read). ``@k`` keeps each user's top ``k`` recommendations (by ``
 or ``score`` descending); without it, every row counts.
 
 Definitions follow Microsoft Recommenders' ``python_evaluation`` (values equal theirs
-to 1e-12, ``tests/test_recsys.py``), with item similarity from item feature vectors
-(their ``item_sim_measure='item_feature_vector'``): the interactions table is their
-``train_df``, the catalogue is the distinct items of the interactions.
+to 1e-12, ``tests/test_recsys.py`` and ``tests/test_recommenders_parity.py``), with item
+similarity from item feature vectors (their ``item_sim_measure='item_feature_vector'``,
+the default here) or from co-occurrence in the interactions (their default,
+``item_sim_measure='item_cooccurrence_count'``, a parameter of diversity and
+serendipity): the interactions table is their ``train_df``, the catalogue is the
+distinct items of the interactions.
 """
 
 from __future__ import annotations

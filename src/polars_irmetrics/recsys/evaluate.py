@@ -97,7 +97,9 @@ def beyond_accuracy(
     item_features
         One row per item: ``item_id`` and ``features``, a list or array of numbers (an
         embedding, or a multi-hot category vector). Similarity is the cosine of two
-        items' vectors.
+        items' vectors, unless a metric asks for
+        ``item_sim_measure='item_cooccurrence_count'`` (the interactions' users shared
+        by two items; no item features needed).
     by
         Keys (system, segment, day) evaluated separately.
     user_id, item_id, rank, score, features
