@@ -451,3 +451,59 @@ def test_evaluate_takes_the_cooccurrence_without_item_features(frame_kind: str) 
         ),
     ):
         irm.evaluate(_lazy(run, frame_kind), [name], qrels=qrels)
+
+
+@given(
+    st.lists(st.lists(st.integers(0, 2), min_size=0, max_size=8), min_size=1, max_size=5),
+    st.integers(1, 6),
+    st.integers(1, 9),
+    st.integers(0, 3),
+)
+@property_settings(40)
+def test_by_threshold_equals_recommenders_arithmetic(
+    lists: list[list[int]], k: int, threshold: int, missing: int
+) -> None:
+    """Recommenders' formulas per user, written out: the top ``threshold`` count, k divides.
+
+    Labels 0..2 (0: judged non-relevant), ``missing`` relevant items never retrieved per
+    user, empty lists and users without a relevant item included.
+    """
+    run_rows, qrel_rows, expected = [], [], []
+    for user, labels in enumerate(lists):
+        for rank, label in enumerate(labels, start=1):
+            run_rows.append((user, f"d{rank}", rank))
+            qrel_rows.append((user, f"d{rank}", label))
+        for extra in range(missing):
+            qrel_rows.append((user, f"m{extra}", 1))
+        if not qrel_rows or qrel_rows[-1][0] != user:
+            qrel_rows.append((user, "m", 0))  # judged, so the user is evaluated
+        hits = [rank for rank, label in enumerate(labels, start=1) if label > 0]
+        big_r = len(hits) + missing
+        top = [r for r in hits if r <= threshold]
+        gains = [label for label in labels if label > 0] + [1] * missing
+        ideal = sorted(gains, reverse=True)[:k]
+        idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+        dcg = sum(labels[r - 1] / math.log2(r + 1) for r in top)
+        ap = sum((i + 1) / r for i, r in enumerate(top))
+        expected.append(
+            (
+                len(top) / k,
+                len(top) / big_r if big_r else 0.0,
+                ap / min(k, big_r) if big_r else 0.0,
+                dcg / idcg if idcg else 0.0,
+            )
+        )
+    ids = {"query_id": pl.Int64, "doc_id": pl.String}
+    run = pl.DataFrame(run_rows, schema={**ids, "rank": pl.Int64}, orient="row")
+    qrels = pl.DataFrame(qrel_rows, schema={**ids, "relevance": pl.Int64}, orient="row")
+    by = f"relevancy_method='by_threshold',threshold={threshold}"
+    names = [
+        f"precision({by})@{k}",
+        f"recall({by})@{k}",
+        f"map(denominator='capped',{by})@{k}",
+        f"ndcg({by})@{k}",
+    ]
+    got = irm.evaluate(run, names, qrels=qrels, per_query=True).sort("query_id")
+    assert [tuple(row) for row in got.select(names).rows()] == [
+        pytest.approx(values, abs=1e-12) for values in expected
+    ]
