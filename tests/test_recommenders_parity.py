@@ -507,3 +507,34 @@ def test_by_threshold_equals_recommenders_arithmetic(
     assert [tuple(row) for row in got.select(names).rows()] == [
         pytest.approx(values, abs=1e-12) for values in expected
     ]
+
+
+def test_cooccurrence_by_groups_equal_separate_evaluations(frame_kind: str) -> None:
+    data = REFERENCE["cooccurrence"]
+    parts = []
+    for day, case in enumerate(data[:2]):
+        recs, history, _ = _beyond_tables(case)
+        parts.append((recs.with_columns(day=pl.lit(day)), history.with_columns(day=pl.lit(day))))
+    names = [
+        f"diversity(item_sim_measure='{COOC}')@3",
+        f"serendipity(item_sim_measure='{COOC}')",
+        "novelty",
+    ]
+    recs = pl.concat([r for r, _ in parts]).with_columns(
+        rank=pl.int_range(pl.len()).over("day", "user_id") + 1
+    )
+    history = pl.concat([h for _, h in parts])
+    together = _collect(
+        irm.beyond_accuracy(
+            _lazy(recs, frame_kind), names, interactions=_lazy(history, frame_kind), by="day"
+        ),
+        frame_kind,
+    )
+    for day in range(2):
+        alone = irm.beyond_accuracy(
+            recs.filter(pl.col("day") == day), names,
+            interactions=history.filter(pl.col("day") == day),
+        )  # fmt: skip
+        assert together.filter(pl.col("day") == day).select(names).row(0) == pytest.approx(
+            alone.row(0), abs=1e-12
+        )
