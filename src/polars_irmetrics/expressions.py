@@ -464,7 +464,9 @@ def f1(
 
 
 def r_precision(
+    k: int | None = None,
     *,
+    denominator: Literal["relevant", "capped"] = "relevant",
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
@@ -472,8 +474,17 @@ def r_precision(
 ) -> pl.Expr:
     """R-precision: precision at rank R, R the number of relevant documents.
 
+    ``rel_ret@R / R`` (trec_eval ``Rprec``). With a cutoff ``k``, Microsoft
+    Recommenders' ``r_precision_at_k``: the relevant documents among the top
+    ``min(k, R)``, over ``R`` (or over ``min(k, R)`` with ``denominator="capped"``).
+
     Parameters
     ----------
+    k
+        Only the top k count (``None``: R-precision as trec_eval has it).
+    denominator
+        With ``k``: divide by ``R`` (``"relevant"``, Recommenders' code) or by
+        ``min(k, R)`` (``"capped"``, precision@k once R >= k, as their docstring says).
     relevance_level
         A document is relevant when its label is at or above this (trec_eval ``-l``).
     relevance
@@ -497,9 +508,25 @@ def r_precision(
     >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "relevance": [0, 1, 1, 0]})
     >>> df.select(irm.r_precision()).item()  # R = 2, one relevant in the top 2
     0.5
+
+    With ``k = 1`` below R, only the top 1 counts, and the divisor stays R (Recommenders'
+    ``r_precision_at_k``), unless capped at k:
+
+    >>> capped = irm.r_precision(1, denominator="capped")
+    >>> df.select(irm.r_precision(1)).item(), df.select(capped).item()
+    (0.0, 0.0)
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1, 0, 1]})
+    >>> df.select(irm.r_precision(1)).item(), df.select(capped).item()
+    (0.5, 1.0)
     """
     return _expr(
-        "r_precision", k=None, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level
+        "r_precision",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        doc_id=doc_id,
+        level=relevance_level,
+        denominator=denominator,
     )
 
 

@@ -11,6 +11,7 @@ import math
 
 import polars as pl
 
+from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Param, Params
 
@@ -26,6 +27,62 @@ IDEAL = Param(
     ("judgments", "retrieved"),
     "ideal ranking from all judged documents (trec_eval) or from the retrieved ones only",
 )
+
+
+#: Microsoft Recommenders' ``relevancy_method`` and ``threshold`` (their
+#: ``merge_ranking_true_pred``): which of a user's recommendations count as
+#: recommended. ``'top_k'``: the top k; ``'by_threshold'``: the top ``threshold``,
+#: while the formula's k (precision's divisor, map's min(k, R), the ideal DCG's
+#: length) stays k. Their code cuts each list with pandas ``head(threshold)``: a count
+#: of items, not a bound on the predicted score.
+RELEVANCY = (
+    Param(
+        "relevancy_method",
+        "top_k",
+        ("top_k", "by_threshold"),
+        "which recommendations count (Microsoft Recommenders' relevancy_method): the "
+        "top k ('top_k'), or the top `threshold` while the formula keeps dividing by "
+        "k ('by_threshold'; a count of items, not a score bound)",
+    ),
+    Param(
+        "threshold",
+        None,
+        None,
+        "with relevancy_method='by_threshold': how many of each list's top items count "
+        "(a positive whole number, Recommenders' threshold)",
+    ),
+)
+
+
+def list_cutoff(p: Params, metric: str) -> int | None:
+    """The rank cutoff of the recommendations that count: ``k``, or ``threshold`` under
+    ``relevancy_method='by_threshold'`` (:data:`RELEVANCY`), checked."""
+    method = p.options.get("relevancy_method", "top_k")
+    threshold = p.options.get("threshold")
+    if method == "top_k":
+        if threshold is not None:
+            raise MetricParameterError(
+                f"metric {metric!r}: threshold={threshold!r} applies only with "
+                f"relevancy_method='by_threshold'; add it, e.g. {metric}(relevancy_method="
+                f"'by_threshold',threshold={threshold!r})@10, or drop threshold"
+            )
+        return p.k
+    if p.k is None:
+        raise MetricParameterError(
+            f"metric {metric!r}: relevancy_method='by_threshold' needs a cutoff k (the "
+            f"divisor Microsoft Recommenders keeps), e.g. {metric}(relevancy_method="
+            "'by_threshold',threshold=5)@10"
+        )
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
+        raise MetricParameterError(
+            f"metric {metric!r}: relevancy_method='by_threshold' needs threshold, a "
+            f"positive whole number of top items per user, got {threshold!r}. Microsoft "
+            "Recommenders' by_threshold keeps each user's top `threshold` items (pandas "
+            "head), not the items scored above a threshold: to count only "
+            "recommendations scored above t, filter the run first, "
+            "run.filter(pl.col('score') > t)"
+        )
+    return threshold
 
 
 def relevant(s: Scope, p: Params) -> pl.Expr:
@@ -127,14 +184,18 @@ def idcg(s: Scope, p: Params) -> pl.Expr:
     return fsum(s, term, None if p.k is None else s.row_index() < p.k)
 
 
-def precision_at(s: Scope, p: Params) -> pl.Expr:
+def precision_at(s: Scope, p: Params, metric: str = "precision") -> pl.Expr:
+    """rel_ret@cut / k (``cut``: :func:`list_cutoff`); without k, rel_ret / num_ret."""
+    cut = list_cutoff(p, metric)
     if p.k is None:
         return ratio(rel_ret(s, p, None), s.num_ret.cast(pl.Float64))
-    return divide(rel_ret(s, p, p.k), float(p.k))
+    return divide(rel_ret(s, p, cut), float(p.k))
 
 
-def recall_at(s: Scope, p: Params) -> pl.Expr:
+def recall_at(s: Scope, p: Params, metric: str = "recall") -> pl.Expr:
+    """rel_ret@cut / R, or / min(k, R) (``denominator='capped'``)."""
+    cut = list_cutoff(p, metric)
     den = num_rel(s, p)
     if p.options.get("denominator") == "capped" and p.k is not None:
         den = pl.min_horizontal(den, pl.lit(float(p.k)))
-    return ratio(rel_ret(s, p, p.k), den)
+    return ratio(rel_ret(s, p, cut), den)

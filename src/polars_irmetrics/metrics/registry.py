@@ -44,6 +44,7 @@ from polars_irmetrics.metrics.spec import (
     AGGREGATES,
     Aggregate,
     Alias,
+    Input,
     Metric,
     Params,
     ParamValue,
@@ -212,8 +213,8 @@ class MetricRequest:
 
     >>> import polars_irmetrics as irm
     >>> request = irm.parse_metric("R@100")
-    >>> request.name, request.k, dict(request.options)
-    ('recall@100', 100, {'denominator': 'relevant'})
+    >>> request.name, request.k, dict(request.options)["denominator"]
+    ('recall@100', 100, 'relevant')
     >>> irm.parse_metric(request.name) == request
     True
 
@@ -247,6 +248,16 @@ class MetricRequest:
         if self.k is not None:
             text += f"@{self.k}"
         return text
+
+    @property
+    def reads(self) -> tuple[Input, ...]:
+        """The tables this request reads: its metric's, except that an item similarity
+        from co-occurrence (``item_sim_measure='item_cooccurrence_count'``) reads the
+        interactions instead of the item features."""
+        reads = self.metric.reads
+        if dict(self.options).get("item_sim_measure") == "item_cooccurrence_count":
+            reads = (*(r for r in reads if r != "item_features"), "interactions")
+        return tuple(dict.fromkeys(reads))
 
     def params(self, default_level: float) -> Params:
         """The :class:`Params` a formula sees, with ``default_level`` filled in."""
@@ -780,7 +791,7 @@ def check_inputs(
     judgments: pass prefs=... to irm.evaluate
     """
     for label, request in requests:
-        for needed in request.metric.reads:
+        for needed in request.reads:
             if needed not in INPUTS or needed == "judgments":
                 continue
             what, keyword = INPUTS[needed]

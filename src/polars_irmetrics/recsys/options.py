@@ -13,7 +13,12 @@ from typing import Literal
 
 import polars as pl
 
-__all__ = ["RecsysOptions", "Tables"]
+__all__ = ["UNSEEN_POLICIES", "RecsysOptions", "Tables", "UnseenItems"]
+
+#: What a beyond-accuracy evaluation does with a recommended item it has no data for
+#: (:func:`~polars_irmetrics.beyond_accuracy`'s ``unseen_items``).
+UnseenItems = Literal["error", "drop", "recommenders"]
+UNSEEN_POLICIES: tuple[UnseenItems, ...] = ("error", "drop", "recommenders")
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,8 @@ class RecsysOptions:
     score: str = "score"
     relevance: str | None = None
     features: str = "features"
+    #: What to do with a recommended item the interactions or item features lack.
+    unseen_items: UnseenItems = "error"
     #: The function the user called, for error messages.
     caller: str = "irm.beyond_accuracy"
 
