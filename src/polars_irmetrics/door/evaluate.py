@@ -341,6 +341,12 @@ def evaluate(
             Column names of an impression log, for the click metrics
             (:func:`~polars_irmetrics.evaluate_online`).
 
+        ``unseen_items``, ``features``
+            Beyond-accuracy metrics: what a recommended item the interactions (or
+            ``item_features``) never saw does (``"error"``, default; ``"drop"``; or
+            ``"recommenders"``, Microsoft Recommenders' convention), and the item
+            features' vector column; as :func:`~polars_irmetrics.beyond_accuracy` takes them.
+
     Returns
     -------
     pl.DataFrame or pl.LazyFrame

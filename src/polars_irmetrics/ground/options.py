@@ -22,10 +22,24 @@ from polars_irmetrics.ground.buckets import Buckets, check_buckets, check_spill_
 from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.ground.validate import Policy, check_policy
 
-__all__ = ["EvalKwargs", "EvalOptions", "Keys", "Order", "PlanKwargs", "Unmatched"]
+__all__ = [
+    "UNSEEN_POLICIES",
+    "EvalKwargs",
+    "EvalOptions",
+    "Keys",
+    "Order",
+    "PlanKwargs",
+    "Unmatched",
+    "UnseenItems",
+    "check_unseen_items",
+]
 
 Order = Literal["auto", "rank", "score"]
 Unmatched = Literal["error", "drop"]
+#: What a beyond-accuracy evaluation does with a recommended item it has no data for
+#: (:func:`~polars_irmetrics.beyond_accuracy`'s ``unseen_items``).
+UnseenItems = Literal["error", "drop", "recommenders"]
+UNSEEN_POLICIES: tuple[UnseenItems, ...] = ("error", "drop", "recommenders")
 Keys = str | Sequence[str] | None
 
 
@@ -58,6 +72,8 @@ class PlanKwargs(TypedDict, total=False):
     sample_weight: str | None
     positive_label: int | float | str
     unmatched: Unmatched
+    unseen_items: UnseenItems
+    features: str
 
 
 class EvalKwargs(PlanKwargs, total=False):
@@ -71,6 +87,17 @@ class EvalKwargs(PlanKwargs, total=False):
     systems: Keys
     per_query: bool
     unretrieved: Policy
+
+
+def check_unseen_items(value: object) -> None:
+    """Refuse an ``unseen_items`` that is not one of :data:`UNSEEN_POLICIES`."""
+    if value not in UNSEEN_POLICIES:
+        raise InvalidValueError(
+            f"unseen_items={value!r} is not a policy; choose 'error' (refuse a "
+            "recommended item the interactions or item_features lack), 'drop' (leave "
+            "such recommendations out) or 'recommenders' (Microsoft Recommenders' "
+            "convention: such an item counts 0 novelty and 0 similarity)"
+        )
 
 
 def _keys(name: str, value: object) -> tuple[str, ...]:
@@ -108,6 +135,9 @@ class EvalOptions:
         Column names, likewise.
     label, prediction, sample_weight, positive_label, unmatched
         The prediction metrics' columns and policy, likewise.
+    unseen_items, features
+        The beyond-accuracy metrics' policy for cold items and the item features'
+        column, likewise.
 
     Examples
     --------
@@ -157,6 +187,8 @@ class EvalOptions:
     sample_weight: str | None = None
     positive_label: int | float | str = 1
     unmatched: Unmatched = "error"
+    unseen_items: UnseenItems = "error"
+    features: str = "features"
 
     @classmethod
     def build(cls, **options: Any) -> EvalOptions:
@@ -220,6 +252,7 @@ class EvalOptions:
             if not isinstance(value, bool):
                 raise InvalidValueError(f"{name} must be True or False, got {value!r}")
         check_progress(self.progress)
+        check_unseen_items(self.unseen_items)
         check_buckets(self.buckets)
         check_spill_dir(self.spill_dir)
         if self.order not in ("auto", "rank", "score"):

@@ -9,11 +9,11 @@ from typing import Literal, overload
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.inputs import as_polars
-from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions, UnseenItems, check_unseen_items
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
-from polars_irmetrics.recsys.options import UNSEEN_POLICIES, RecsysOptions, Tables, UnseenItems
+from polars_irmetrics.recsys.options import RecsysOptions, Tables
 from polars_irmetrics.recsys.plan import build_recsys_plan
 
 __all__ = ["beyond_accuracy", "split_metrics", "with_beyond_accuracy"]
@@ -216,13 +216,7 @@ items): add its interactions to interactions=..., or drop it from the recommenda
     recommendations = as_polars(recommendations, "recommendations")
     interactions = None if interactions is None else as_polars(interactions, "interactions")
     item_features = None if item_features is None else as_polars(item_features, "item_features")
-    if unseen_items not in UNSEEN_POLICIES:
-        raise InvalidValueError(
-            f"unseen_items={unseen_items!r} is not a policy; choose 'error' (refuse a "
-            "recommended item the interactions or item_features lack), 'drop' (leave "
-            "such recommendations out) or 'recommenders' (Microsoft Recommenders' "
-            "convention: such an item counts 0 novelty and 0 similarity)"
-        )
+    check_unseen_items(unseen_items)
     options = RecsysOptions(
         by=by,
         user_id=user_id,
@@ -304,6 +298,8 @@ def with_beyond_accuracy(
         order=options.order,
         rank=options.rank,
         score=options.score,
+        features=options.features,
+        unseen_items=options.unseen_items,
         caller="irm.evaluate",
     )
     tables = Tables(

@@ -13,12 +13,9 @@ from typing import Literal
 
 import polars as pl
 
-__all__ = ["UNSEEN_POLICIES", "RecsysOptions", "Tables", "UnseenItems"]
+from polars_irmetrics.ground.options import UnseenItems
 
-#: What a beyond-accuracy evaluation does with a recommended item it has no data for
-#: (:func:`~polars_irmetrics.beyond_accuracy`'s ``unseen_items``).
-UnseenItems = Literal["error", "drop", "recommenders"]
-UNSEEN_POLICIES: tuple[UnseenItems, ...] = ("error", "drop", "recommenders")
+__all__ = ["RecsysOptions", "Tables"]
 
 
 @dataclass(frozen=True)
