@@ -10,6 +10,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from matplotlib.figure import Figure
 
 import polars_irmetrics as irm
 from polars_irmetrics.cli.main import main
-from polars_irmetrics.comparison import plot, publish
+from polars_irmetrics.comparison import plot
 from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.io.files import sample_paths
 
@@ -285,7 +286,7 @@ def test_save_by_suffix_and_errors(result: pl.DataFrame, tmp_path: Path) -> None
 
 def test_html_needs_great_tables(result: pl.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
     report = irm.report(result)
-    monkeypatch.setattr(publish, "_gt", None)
+    monkeypatch.setitem(sys.modules, "great_tables", None)  # as if not installed
     assert report.to_latex()  # LaTeX and Markdown need nothing more
     with pytest.raises(irm.MissingDependencyError) as info:
         report._repr_html_()
