@@ -23,6 +23,8 @@ import polars as pl
 from polars_irmetrics.metrics._common import (
     GAIN,
     IDEAL,
+    LOG_BASE,
+    TIES,
     dcg,
     fsum_ranked,
     gain,
@@ -282,38 +284,57 @@ CORE_METRICS: tuple[Metric, ...] = (
             "trec_eval (through pytrec_eval)": "ndcg, ndcg_cut_k: to 1e-9",
             "ranx": "ndcg@k, ndcg_burges@k (gain='exponential'): to 1e-9",
             "ir_measures": "nDCG@k: to 1e-9",
+            "scikit-learn": "ndcg_score(k=k) (ignore_ties=False): ndcg(ties='average', "
+            "ideal='retrieved')@k, alias ndcg_score@k, to 1e-9; ignore_ties=True: "
+            "ideal='retrieved' on untied scores",
         },
         latex=(
             r"\mathrm{nDCG@}k = \frac{\mathrm{DCG@}k}{\mathrm{IDCG@}k}, \qquad \mathrm{DCG@}k"
             r" = \sum_{r=1}^{k} \frac{g(\ell_r)}{\log_2(r+1)}, \quad g(\ell) = \ell \text{ or"
             r" } 2^{\ell} - 1"
         ),
-        params=(GAIN, IDEAL),
+        params=(GAIN, IDEAL, TIES),
         aliases=(
             Alias("ndcg_cut", cutoff="required"),
             Alias("ndcg_burges", {"gain": "exponential"}),
             Alias("ndcg_jarvelin"),
+            Alias("ndcg_score", {"ties": "average", "ideal": "retrieved"}),
         ),
         binary=False,
         formula="DCG@k / IDCG@k with DCG@k = sum over ranks r <= k of gain(rel_r) / "
         "log2(r + 1); IDCG@k is the DCG@k of the judged documents sorted by gain "
         "(trec_eval ndcg / ndcg_cut_k, Järvelin & Kekäläinen 2002; gain='exponential' is "
-        "Burges et al. 2005). 0 when IDCG is 0.",
+        "Burges et al. 2005). 0 when IDCG is 0. ties='average': tied scores share their "
+        "group's mean gain over the group's positions (scikit-learn ndcg_score's "
+        "default); scikit-learn's ideal ranks the candidates it was given, the retrieved "
+        "documents (ideal='retrieved'); the alias ndcg_score sets both.",
     ),
     Metric(
         "dcg",
         "discounted cumulative gain",
         _dcg_metric,
         latex=(
-            r"\mathrm{DCG@}k = \sum_{r=1}^{k} \frac{g(\ell_r)}{\log_2(r+1)}, \quad g(\ell) ="
+            r"\mathrm{DCG@}k = \sum_{r=1}^{k} \frac{g(\ell_r)}{\log_b(r+1)}, \quad g(\ell) ="
             r" \ell \text{ or } 2^{\ell} - 1 \ (\ell > 0)"
         ),
-        params=(GAIN,),
-        aliases=(Alias("dcg_burges", {"gain": "exponential"}), Alias("dcg_jarvelin")),
-        matches={"ranx": "dcg@k, dcg_burges@k (gain='exponential'): to 1e-9"},
+        params=(GAIN, TIES, LOG_BASE),
+        aliases=(
+            Alias("dcg_burges", {"gain": "exponential"}),
+            Alias("dcg_jarvelin"),
+            Alias("dcg_score", {"ties": "average"}),
+        ),
+        matches={
+            "ranx": "dcg@k, dcg_burges@k (gain='exponential'): to 1e-9",
+            "scikit-learn": "dcg_score(k=k, log_base=b) (ignore_ties=False): "
+            "dcg(ties='average', log_base=b)@k, alias dcg_score@k, to 1e-9 on labels >= 0",
+        },
         binary=False,
-        formula="sum over ranks r <= k of gain(rel_r) / log2(r + 1) (ranx dcg; "
-        "dcg_burges is gain='exponential').",
+        formula="sum over ranks r <= k of gain(rel_r) / log_b(r + 1), b = log_base, 2 by "
+        "default (ranx dcg; dcg_burges is gain='exponential'). ties='average': the "
+        "documents of a tie group at positions low..high share the group's mean gain, "
+        "each position of the group within the top k discounting it (scikit-learn "
+        "dcg_score's default, ignore_ties=False; McSherry & Najork 2008); the alias "
+        "dcg_score sets it. Only positive labels gain (scikit-learn adds negative ones).",
     ),
     Metric(
         "idcg",
@@ -323,7 +344,7 @@ CORE_METRICS: tuple[Metric, ...] = (
             r"\mathrm{IDCG@}k = \sum_{r=1}^{k} \frac{g(\ell^{*}_r)}{\log_2(r+1)}, \quad"
             r" \ell^{*} = \text{the judged labels, largest first}"
         ),
-        params=(GAIN, IDEAL),
+        params=(GAIN, IDEAL, LOG_BASE),
         aliases=(Alias("ideal_dcg"),),
         binary=False,
         formula="DCG@k of the ideal ranking: judged documents sorted by gain, descending.",

@@ -9,6 +9,9 @@ One parser reads every accepted spelling:
   ``success_10``, ``recip_rank``, ``Rprec``, and real-valued ones,
   ``iprec_at_recall_0.10`` and ``Rprec_mult_0.20`` (also ``IPrec@0.1``): the number
   sets the metric's parameter, ``iprec(recall=0.1)``;
+* scikit-learn's ``ndcg_score@10`` and ``dcg_score@10`` (tie-averaged gains,
+  ``ndcg(ties='average', ideal='retrieved')@10``), its ``ignore_ties=False`` as
+  ``ties='average'`` and ``log_base=10``;
 * ranx names: ``ndcg_burges@10``, ``dcg_burges@10``, ``r-precision``, ``hit_rate@10``,
   ``hits@10``, ``rbp.95`` (``rbp(p=0.95, gain='linear')``) and a relevance level as
   ranx writes it, ``map@10-l2`` (``map(rel=2)@10``);
@@ -77,6 +80,8 @@ for _m in METRICS:
 #: Parameter spellings from other tools: name -> (our name, value translation).
 _PARAM_ALIASES: dict[str, tuple[str, Mapping[str, str]]] = {
     "dcg": ("gain", {"log2": "linear", "exp-log2": "exponential"}),
+    # scikit-learn's dcg_score / ndcg_score flag
+    "ignore_ties": ("ties", {"false": "average", "true": "break"}),
 }
 
 #: ir_measures parameters that turn one measure into another:
@@ -682,7 +687,7 @@ def _parse_params(text: str | None, shown: str) -> dict[str, ParamValue]:
         if key in _PARAM_ALIASES:
             key, translate = _PARAM_ALIASES[key]
             if isinstance(value, str):
-                value = translate.get(value, value)
+                value = translate.get(value.lower() if key == "ties" else value, value)
         out[key] = value
     return out
 

@@ -191,6 +191,16 @@ def _normalize_recalls(value: ParamValue) -> ParamValue:
     return ",".join(repr(level) for level in parse_recalls(value))
 
 
+def _normalize_log_base(value: ParamValue) -> ParamValue:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(float(value)) or float(value) <= 1.0:  # type: ignore[arg-type]
+        raise ValueError(
+            f"log_base must be a number above 1 (the discount is 1 / log_b(r + 1)), "
+            f"got {value!r}, e.g. log_base=10"
+        )
+    return value
+
+
 #: Checks and canonical forms of parameter values, by (metric, parameter); the registry
 #: applies them, so ``iprec(recall=1)`` is ``iprec(recall=1.0)`` and ``gains`` lists
 #: its labels in order. A check raises ValueError with the message to show.
@@ -200,6 +210,7 @@ NORMALIZE: dict[tuple[str, str], Callable[[ParamValue], ParamValue]] = {
     ("rprec_mult_avgjg", "multiple"): _real("rprec_mult_avgjg", "multiple", "Rprec_mult_avgjg"),
     ("11pt_avg", "recalls"): _normalize_recalls,
     **{(m, "gains"): _normalize_gains for m in ("trec_ndcg", "ndcg_rel", "rndcg", "g")},
+    **{(m, "log_base"): _normalize_log_base for m in ("dcg", "idcg")},
 }
 
 

@@ -41,6 +41,7 @@ from collections.abc import Callable
 
 import polars as pl
 
+from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.auto import resolve_buckets
 from polars_irmetrics.ground.buckets import evaluate_in_buckets
 from polars_irmetrics.ground.options import EvalOptions
@@ -160,11 +161,22 @@ def _per_query(
     """Checked per-query metric values of ``run`` (steps 1 to 5 of the module docstring)."""
     keys = list(setup.keys)
     doc_id, relevance = setup.doc_id, setup.relevance
-    scope = PlanScope(RANK, REL, NUM_RET, group=GROUP, first=FIRST, start=START)
-    # Built first: they tell whether any formula reads num_ret.
+    scope = PlanScope(
+        RANK, REL, NUM_RET, group=GROUP, first=FIRST, start=START, tied=(LOW, HIGH)
+    )
+    # Built first: they tell whether any formula reads num_ret or the tie groups.
     metric_exprs = [
         request.expr(scope, setup.relevance_level).alias(label) for label, request in requests
     ]
+    ties = [LOW, HIGH] if scope.reads_ties else []
+    if ties and setup.order == "rank":
+        label = next(label for label, r in requests if dict(r.options).get("ties") == "average")
+        raise MetricParameterError(
+            f"metric {label!r}: ties='average' shares the gain of documents with the same "
+            f"score, and the {'judged table' if qrels is None else 'run'} is ordered by its "
+            f"rank column {setup.rank!r}; evaluate by score: order='score' (and score=... "
+            "to name the score column)"
+        )
     # The checks and the counts read the run as given: only the join needs positions,
     # and ranking by score (a window over every row) is done once, for it alone.
     check = setup.check
@@ -190,9 +202,11 @@ def _per_query(
 
     within = pl.col(RANK) <= setup.depth if setup.depth is not None else None
     if qrels is None:  # a judged table: its own rows are the judgments
-        ranked = _with_positions(run, setup, lambda rows: rows)
+        ranked = _with_positions(run, setup, lambda rows: rows, keep_ties=bool(ties))
         rank_col = pl.col(RANK) if within is None else pl.when(within).then(pl.col(RANK))
-        judged = ranked.select(*keys, doc_id, pl.col(relevance).alias(REL), rank_col.alias(RANK))
+        judged = ranked.select(
+            *keys, doc_id, pl.col(relevance).alias(REL), rank_col.alias(RANK), *ties
+        )
     else:
         judgments = qrels.select(*setup.qrels_keys, doc_id, pl.col(relevance).alias(REL))
         # The join matches the run on the judgments' own keys: with ``by`` keys the
@@ -219,7 +233,9 @@ def _per_query(
                 build_side="prefer_right",
             )
 
-        found = _with_positions(run, setup, join_judgments).select(*keys, doc_id, RANK, REL)
+        found = _with_positions(run, setup, join_judgments, keep_ties=bool(ties)).select(
+            *keys, doc_id, RANK, REL, *ties
+        )
         if within is not None:
             found = found.filter(within)
         # the judged documents that were not retrieved (rank null)
@@ -315,9 +331,16 @@ def _dtype(request: MetricRequest) -> pl.DataType:
 
 
 def _with_positions(
-    run: pl.LazyFrame, setup: Setup, keep: Callable[[pl.LazyFrame], pl.LazyFrame]
+    run: pl.LazyFrame,
+    setup: Setup,
+    keep: Callable[[pl.LazyFrame], pl.LazyFrame],
+    *,
+    keep_ties: bool = False,
 ) -> pl.LazyFrame:
     """The rows ``keep`` takes from the run, with their position in ``RANK`` (1 = top).
+
+    ``keep_ties`` (by score only) keeps each row's tie group, its first and last
+    position (``LOW``, ``HIGH``), for the tie-averaged gains (``ties='average'``).
 
     ``keep`` (a join with the judgments, or all rows of a judged table) must keep the
     key, id and order columns. By rank, the position is the rank. By score, it is 1 +
@@ -360,7 +383,7 @@ def _with_positions(
     return (
         rows.join(ahead, on=place, how="left", nulls_equal=False)
         .with_columns((low + pl.col(above).fill_null(0)).alias(RANK))
-        .drop(LOW, HIGH, above)
+        .drop(above if keep_ties else [LOW, HIGH, above])
     )
 
 

@@ -1,0 +1,212 @@
+"""Peers' variants, each a named parameter equal to its peer (issue 29).
+
+* scikit-learn's ``dcg_score`` / ``ndcg_score`` defaults: tie-averaged gains
+  (``ignore_ties=False``) and ``log_base``: ``dcg(ties='average', log_base=b)@k`` and
+  ``ndcg(ties='average', ideal='retrieved')@k`` (aliases ``dcg_score``, ``ndcg_score``),
+  tested against the installed scikit-learn on random runs with tied scores, graded
+  labels and queries without a relevant document; through ``irm.evaluate`` (DataFrame
+  and LazyFrame) and the expression functions.
+
+scikit-learn reads one array of labels and one of scores per query: the candidates are
+the retrieved documents, an unjudged one labelled 0. Each query's arrays are padded
+with one document of label 0 scored below all the others (a gain of 0 at the bottom
+changes no DCG and no ideal), so a query with one document can be scored (scikit-learn
+refuses nDCG of one document) and the queries stack into one matrix for the mean.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from sklearn.metrics import dcg_score, ndcg_score
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
+
+from .helpers import by_query, property_settings
+from .oracle_cases import Case, CasePools, cases
+
+SETTINGS = property_settings(20)
+POOLS = CasePools(queries=["q1", "q2", "q10"], scores=[0.0, 0.5, 1.0, 2.0], not_relevant=[0])
+TOL = 1e-9
+CUTOFFS = [None, 1, 3, 5]
+
+
+# ------------------------------------------------------------------------ scikit-learn
+def _sklearn_arrays(case: Case, query: str, width: int) -> tuple[list[float], list[float]]:
+    """scikit-learn's ``y_true`` and ``y_score`` of one query, padded to ``width``."""
+    labels = dict(
+        case.qrels.filter(pl.col("query_id") == query).select("doc_id", "relevance").iter_rows()
+    )
+    rows = case.run.filter(pl.col("query_id") == query).select("doc_id", "score").rows()
+    y_true = [float(labels.get(d, 0)) for d, _ in rows]
+    y_score = [s for _, s in rows]
+    low = min(y_score) - 1.0
+    pad = width - len(rows)
+    return y_true + [0.0] * pad, y_score + [low - i for i in range(pad)]
+
+
+def _sklearn_names(k: int | None) -> dict[str, tuple[str, dict[str, object]]]:
+    at = "" if k is None else f"@{k}"
+    return {
+        f"ndcg_score{at}": ("ndcg", {}),
+        f"dcg_score{at}": ("dcg", {}),
+        f"dcg(ignore_ties=False, log_base=10){at}": ("dcg", {"log_base": 10}),
+    }
+
+
+def _sklearn(
+    kind: str, y_true: np.ndarray, y_score: np.ndarray, k: int | None, **kw: object
+) -> float:
+    if kind == "ndcg":
+        return float(ndcg_score(y_true, y_score, k=k))
+    return float(dcg_score(y_true, y_score, k=k, **kw))  # type: ignore[arg-type]
+
+
+@settings(SETTINGS)
+@given(case=cases(POOLS, negative=False))
+@pytest.mark.parametrize("k", CUTOFFS)
+@pytest.mark.parametrize("lazy", [False, True])
+def test_sklearn_dcg_ndcg_per_query_and_mean(case: Case, k: int | None, lazy: bool) -> None:
+    names = _sklearn_names(k)
+    both = sorted(case.both)
+    if not both:
+        return
+    width = 1 + max(case.run.filter(pl.col("query_id") == q).height for q in both)
+    arrays = [_sklearn_arrays(case, q, width) for q in both]
+    y_true = np.array([a[0] for a in arrays])
+    y_score = np.array([a[1] for a in arrays])
+    run = case.run.filter(pl.col("query_id").is_in(both))
+    qrels = case.qrels.filter(pl.col("query_id").is_in(both))
+    tied_names = list(names)
+    args = (run.lazy(), qrels.lazy()) if lazy else (run, qrels)
+    per_query = irm.evaluate(args[0], tied_names, qrels=args[1], per_query=True, order="score")
+    mean = irm.evaluate(args[0], tied_names, qrels=args[1], order="score")
+    if lazy:
+        assert isinstance(per_query, pl.LazyFrame) and isinstance(mean, pl.LazyFrame)
+        per_query, mean = per_query.collect(), mean.collect()
+    ours = by_query(per_query)
+    bad = []
+    for name in tied_names:
+        kind, kw = names[name]
+        for i, q in enumerate(both):
+            theirs = _sklearn(kind, y_true[i : i + 1], y_score[i : i + 1], k, **kw)
+            if not math.isclose(ours[q][name], theirs, abs_tol=TOL):
+                bad.append(f"{q} {name}: ours={ours[q][name]!r} sklearn={theirs!r}")
+        theirs = _sklearn(kind, y_true, y_score, k, **kw)
+        if not math.isclose(mean[name].item(), theirs, abs_tol=TOL):
+            bad.append(f"mean {name}: ours={mean[name].item()!r} sklearn={theirs!r}")
+    assert not bad, "\n".join(bad) + f"\n{case!r}"
+
+
+@settings(SETTINGS)
+@given(case=cases(POOLS, negative=False, ties=False))
+def test_sklearn_ignore_ties_true_is_the_untied_ndcg(case: Case) -> None:
+    # without tied scores every order agrees: ignore_ties=True is ideal='retrieved'
+    both = sorted(case.both)
+    if not both:
+        return
+    width = 1 + max(case.run.filter(pl.col("query_id") == q).height for q in both)
+    ours = by_query(
+        irm.evaluate(
+            case.run.filter(pl.col("query_id").is_in(both)),
+            ["ndcg(ideal='retrieved')@3", "ndcg(ignore_ties=True, ideal='retrieved')@3"],
+            qrels=case.qrels,
+            per_query=True,
+        )
+    )
+    for q in both:
+        y_true, y_score = _sklearn_arrays(case, q, width)
+        theirs = float(ndcg_score([y_true], [y_score], k=3, ignore_ties=True))
+        assert math.isclose(ours[q]["ndcg(ideal='retrieved')@3"], theirs, abs_tol=TOL), case
+        assert (
+            ours[q]["ndcg(ignore_ties=True, ideal='retrieved')@3"]
+            == ours[q]["ndcg(ideal='retrieved')@3"]
+        )
+
+
+@settings(SETTINGS)
+@given(case=cases(POOLS, negative=False))
+def test_sklearn_through_the_expression_functions(case: Case) -> None:
+    # a judged table: the run with each document's label (0 unjudged), in a group-by
+    table = case.run.join(case.qrels, on=["query_id", "doc_id"], how="left").with_columns(
+        pl.col("relevance").fill_null(0),
+        irm.rank_by_score().over("query_id"),
+    )
+    if table.is_empty():
+        return
+    got = (
+        table.lazy()
+        .group_by("query_id")
+        .agg(
+            irm.ndcg(k=3, ties="average", ideal="retrieved").alias("ndcg"),
+            irm.dcg(k=3, ties="average", log_base=10).alias("dcg"),
+            irm.idcg(k=3, ideal="retrieved", log_base=10).alias("idcg"),
+        )
+        .collect()
+    )
+    for q, ndcg, dcg, idcg in got.select("query_id", "ndcg", "dcg", "idcg").iter_rows():
+        rows = table.filter(pl.col("query_id") == q)
+        y_true = [rows["relevance"].cast(pl.Float64).to_list() + [0.0]]
+        y_score = [rows["score"].to_list() + [min(rows["score"]) - 1.0]]
+        assert math.isclose(ndcg, ndcg_score(y_true, y_score, k=3), abs_tol=TOL), case
+        assert math.isclose(dcg, dcg_score(y_true, y_score, k=3, log_base=10), abs_tol=TOL), case
+        ideal = dcg_score(y_true, y_true, k=3, log_base=10)
+        assert math.isclose(idcg, ideal, abs_tol=TOL), case
+
+
+def test_sklearn_tie_averaging_by_hand() -> None:
+    # scores 3, 2, 2, 2, 1: positions 2..4 tie; only b (label 2) of them is relevant,
+    # so each of the three positions gets 2/3 of a gain; e (label 1) is at position 5
+    run = pl.DataFrame(
+        {"query_id": ["q"] * 5, "doc_id": list("abcde"), "score": [3.0, 2.0, 2.0, 2.0, 1.0]}
+    )
+    qrels = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["b", "e"], "relevance": [2, 1]})
+    got = irm.evaluate(run, ["dcg_score@3", "dcg_score", "dcg(log_base=10)@3"], qrels=qrels)
+    share = 2 / 3
+    assert math.isclose(got["dcg_score@3"].item(), share * (1 / math.log2(3) + 1 / math.log2(4)))
+    whole = share * sum(1 / math.log2(r + 1) for r in (2, 3, 4)) + 1 / math.log2(6)
+    assert math.isclose(got["dcg_score"].item(), whole)
+    # trec_eval's order puts d, c, b at 2, 3, 4: b is beyond the cutoff
+    assert math.isclose(got["dcg(log_base=10)@3"].item(), 0.0)
+
+
+SKLEARN_REFUSALS = [
+    (
+        "dcg(log_base=1)@3",
+        "metric 'dcg(log_base=1)@3': log_base must be a number above 1 (the discount is "
+        "1 / log_b(r + 1)), got 1, e.g. log_base=10",
+    ),
+    (
+        "ndcg(ties='mean')",
+        "metric \"ndcg(ties='mean')\": ties='mean' is not allowed; choose one of 'break', "
+        "'average'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), SKLEARN_REFUSALS)
+def test_sklearn_parameters_refused(text: str, message: str) -> None:
+    with pytest.raises(MetricParameterError, match="^" + re.escape(message) + "$"):
+        irm.parse_metric(text)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_ties_average_needs_scores(lazy: bool) -> None:
+    run = pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "rank": [1]})
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
+    message = (
+        "metric 'ndcg_score@10': ties='average' shares the gain of documents with the same "
+        "score, and the run is ordered by its rank column 'rank'; evaluate by score: "
+        "order='score' (and score=... to name the score column)"
+    )
+    with pytest.raises(MetricParameterError, match="^" + re.escape(message) + "$"):
+        irm.evaluate(run.lazy() if lazy else run, ["ndcg_score@10"], qrels=qrels)
+    table = run.with_columns(relevance=pl.lit(1))
+    with pytest.raises(ColumnNotFoundError, match=re.escape("column 'score' not found")):
+        table.select(irm.dcg(ties="average"))
