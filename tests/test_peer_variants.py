@@ -88,7 +88,8 @@ def test_sklearn_dcg_ndcg_per_query_and_mean(case: Case, k: int | None, lazy: bo
     per_query = irm.evaluate(args[0], tied_names, qrels=args[1], per_query=True, order="score")
     mean = irm.evaluate(args[0], tied_names, qrels=args[1], order="score")
     if lazy:
-        assert isinstance(per_query, pl.LazyFrame) and isinstance(mean, pl.LazyFrame)
+        assert isinstance(per_query, pl.LazyFrame)
+        assert isinstance(mean, pl.LazyFrame)
         per_query, mean = per_query.collect(), mean.collect()
     ours = by_query(per_query)
     bad = []
@@ -152,8 +153,8 @@ def test_sklearn_through_the_expression_functions(case: Case) -> None:
     )
     for q, ndcg, dcg, idcg in got.select("query_id", "ndcg", "dcg", "idcg").iter_rows():
         rows = table.filter(pl.col("query_id") == q)
-        y_true = [rows["relevance"].cast(pl.Float64).to_list() + [0.0]]
-        y_score = [rows["score"].to_list() + [min(rows["score"]) - 1.0]]
+        y_true = [[*rows["relevance"].cast(pl.Float64).to_list(), 0.0]]
+        y_score = [[*rows["score"].to_list(), min(rows["score"]) - 1.0]]
         assert math.isclose(ndcg, ndcg_score(y_true, y_score, k=3), abs_tol=TOL), case
         assert math.isclose(dcg, dcg_score(y_true, y_score, k=3, log_base=10), abs_tol=TOL), case
         ideal = dcg_score(y_true, y_true, k=3, log_base=10)
