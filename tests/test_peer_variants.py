@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 
+import ir_measures
 import numpy as np
 import polars as pl
 import pytest
@@ -26,10 +27,10 @@ from hypothesis import given, settings
 from sklearn.metrics import dcg_score, ndcg_score
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
 
 from .helpers import by_query, property_settings
-from .oracle_cases import Case, CasePools, cases
+from .oracle_cases import Case, CasePools, RunDict, cases, padded, trec_order
 
 SETTINGS = property_settings(20)
 POOLS = CasePools(queries=["q1", "q2", "q10"], scores=[0.0, 0.5, 1.0, 2.0], not_relevant=[0])
@@ -211,3 +212,120 @@ def test_ties_average_needs_scores(lazy: bool) -> None:
     table = run.with_columns(relevance=pl.lit(1))
     with pytest.raises(ColumnNotFoundError, match=re.escape("column 'score' not found")):
         table.select(irm.dcg(ties="average"))
+
+
+# ------------------------------------------------------------------------ judged_only
+#: ir_measures' measures with judged_only=True (its pytrec_eval provider: trec_eval -J).
+JUDGED_ONLY = [
+    "P@5",
+    "RR",
+    "Rprec",
+    "AP",
+    "AP@5",
+    "nDCG",
+    "nDCG@5",
+    "R@5",
+    "SetP",
+    "SetF",
+    "Success@3",
+    "IPrec@0.2",
+]
+JUDGED_POOLS = CasePools(
+    queries=["q1", "q2", "q10"], scores=[0.0, 0.5, 1.0, 2.0], not_relevant=[-1, 0]
+)
+
+
+def _untied(run: RunDict) -> RunDict:
+    """Ties broken as trec_eval breaks them (scores n, n-1, ..., 1), for the peer."""
+    return {
+        q: {d: float(len(docs) - i) for i, d in enumerate(trec_order(docs))}
+        for q, docs in run.items()
+    }
+
+
+@settings(SETTINGS)
+@given(case=cases(JUDGED_POOLS))
+@pytest.mark.parametrize("lazy", [False, True])
+def test_judged_only_equals_ir_measures(case: Case, lazy: bool) -> None:
+    # negative labels included: trec_eval -J (and so ir_measures) removes them as unjudged
+    measures = [ir_measures.parse_measure(m)(judged_only=True) for m in JUDGED_ONLY]
+    names = [str(m) for m in measures]
+    theirs: dict[str, dict[str, float]] = {}
+    qrels_dict = padded(case.qrels_dict)
+    for m in ir_measures.iter_calc(measures, qrels_dict, _untied(case.run_dict)):
+        theirs.setdefault(m.query_id, {})[str(m.measure)] = float(m.value)
+    run, qrels = (case.run.lazy(), case.qrels.lazy()) if lazy else (case.run, case.qrels)
+    by_name = irm.evaluate(run, names, qrels=qrels, per_query=True, order="score")
+    by_option = irm.evaluate(
+        run, JUDGED_ONLY, qrels=qrels, per_query=True, order="score", judged_only=True
+    )
+    if lazy:
+        assert isinstance(by_name, pl.LazyFrame)
+        assert isinstance(by_option, pl.LazyFrame)
+        by_name, by_option = by_name.collect(), by_option.collect()
+    ours, option = by_query(by_name), by_query(by_option)
+    # trec_eval -J leaves a query whose retrieved documents are all unjudged with no
+    # ranking, and its iprec_at_recall divides 0 by 0 (NaN); here it is 0, as every
+    # other measure of an empty ranking is there (see the migration guide)
+    bad = [
+        f"{q} {name}: ours={ours[q][name]!r} ir_measures={value!r}"
+        for q in sorted(case.both)
+        for name, value in theirs.get(q, {}).items()
+        if not math.isclose(ours[q][name], 0.0 if math.isnan(value) else value, abs_tol=TOL)
+        or (
+            math.isnan(value)
+            and (not name.startswith("IPrec") or ours[q]["SetP(judged_only=True)"])
+        )
+    ]
+    assert not bad, "\n".join(bad) + f"\n{case!r}"
+    assert [list(v.values()) for v in ours.values()] == [list(v.values()) for v in option.values()]
+
+
+def test_judged_only_by_hand() -> None:
+    # a (label -1: pooled, not judged) and c (no judgment) leave the run; b moves to 1
+    run = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "rank": [1, 2, 3]})
+    qrels = pl.DataFrame(
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "z"], "relevance": [-1, 1, 0]}
+    )
+    metrics = ["precision@1", "num_ret", "map", "mrr"]
+    plain = irm.evaluate(run, metrics, qrels=qrels).row(0, named=True)
+    judged = irm.evaluate(run, metrics, qrels=qrels, judged_only=True).row(0, named=True)
+    assert plain == {"num_q": 1, "precision@1": 0.0, "num_ret": 3.0, "map": 0.5, "mrr": 0.5}
+    assert judged == {"num_q": 1, "precision@1": 1.0, "num_ret": 1.0, "map": 1.0, "mrr": 1.0}
+    # a judged table: its own labels say which rows are judged
+    table = run.join(qrels, on=["query_id", "doc_id"], how="left").drop_nulls("relevance")
+    assert irm.evaluate(table, metrics, judged_only=True).row(0, named=True) == judged
+
+
+JUDGED_ONLY_REFUSALS = [
+    (
+        ["AP(judged_only=True)", "P@1"],
+        {},
+        MetricParameterError,
+        "metric 'AP(judged_only=True)' says judged_only=True and 'P@1' does not: it removes "
+        "the unjudged documents from the run, for every metric of one evaluation; pass "
+        "judged_only=True to irm.evaluate, or evaluate the two lists apart",
+    ),
+    (
+        ["AP(judged_only=maybe)"],
+        {},
+        MetricParameterError,
+        "metric 'AP(judged_only=maybe)': judged_only must be True or False, got 'maybe'",
+    ),
+    (
+        ["map"],
+        {"judged_only": "yes"},
+        InvalidValueError,
+        "judged_only must be True or False, got 'yes'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("metrics", "options", "error", "message"), JUDGED_ONLY_REFUSALS)
+def test_judged_only_refusals(
+    metrics: list[str], options: dict[str, object], error: type[Exception], message: str
+) -> None:
+    run = pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "rank": [1]})
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
+    with pytest.raises(error, match="^" + re.escape(message) + "$"):
+        irm.evaluate(run, metrics, qrels=qrels, **options)  # type: ignore[arg-type]

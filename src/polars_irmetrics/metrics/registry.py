@@ -210,6 +210,11 @@ class MetricRequest:
     aggregate
         How per-query values are summarized (``agg=`` in the name), or ``None`` for the
         metric's own :attr:`Metric.aggregate`.
+    judged_only
+        ir_measures' ``judged_only=True`` (trec_eval ``-J``): the run's unjudged
+        documents are removed before the positions are given. An option of the whole
+        evaluation (``irm.evaluate(..., judged_only=True)``); in a metric name, every
+        metric of the list must say it alike.
 
     Examples
     --------
@@ -233,6 +238,7 @@ class MetricRequest:
     level: float | None
     options: tuple[tuple[str, ParamValue], ...]
     aggregate: Aggregate | None = None
+    judged_only: bool = False
 
     @property
     def name(self) -> str:
@@ -246,6 +252,8 @@ class MetricRequest:
             parts.append(f"rel={_number(self.level)}")
         if self.aggregate is not None and self.aggregate != self.metric.aggregate:
             parts.append(f"agg={self.aggregate!r}")
+        if self.judged_only:
+            parts.append("judged_only=True")
         text = self.metric.name
         if parts:
             text += "(" + ", ".join(parts) + ")"
@@ -557,6 +565,7 @@ def _build(
         raise MetricParameterError(
             f"metric {shown!r}: {called} takes no cutoff; use {metric.name!r} without '@{k}'"
         )
+    judged_only = _check_judged_only(metric, options.pop("judged_only", False), shown)
     resolved: list[tuple[str, ParamValue]] = []
     for param in metric.params:
         value = options.pop(param.name, param.default)
@@ -574,14 +583,6 @@ def _build(
         resolved.append((param.name, value))
     if options:
         unknown = next(iter(options))
-        if unknown == "judged_only":
-            raise MetricParameterError(
-                f"metric {shown!r}: judged_only (ir_measures: unjudged documents removed "
-                "before scoring) is a property of the run, not of one metric here; keep "
-                "the judged documents first, run.join(qrels, on=['query_id', 'doc_id'], "
-                "how='semi'), and evaluate that run (the ranks close up, as ir_measures "
-                "does)"
-            )
         known = [p.name for p in metric.params] + (["rel"] if metric.binary else [])
         known.append("agg")
         raise MetricParameterError(
@@ -590,7 +591,22 @@ def _build(
         )
     if aggregate == metric.aggregate:
         aggregate = None
-    return MetricRequest(metric, k, level, tuple(resolved), aggregate)
+    return MetricRequest(metric, k, level, tuple(resolved), aggregate, judged_only)
+
+
+def _check_judged_only(metric: Metric, value: ParamValue, shown: str) -> bool:
+    """ir_measures' ``judged_only=True``: unjudged documents removed before scoring."""
+    flag = str(value).lower()
+    if flag not in ("true", "false", "1", "0"):
+        raise MetricParameterError(
+            f"metric {shown!r}: judged_only must be True or False, got {value!r}"
+        )
+    if flag in ("true", "1") and "judgments" not in metric.reads:
+        raise MetricParameterError(
+            f"metric {shown!r}: judged_only removes the run's unjudged documents; "
+            f"{metric.name} reads no relevance judgments"
+        )
+    return flag in ("true", "1")
 
 
 def _check_aggregate(value: object, shown: str) -> Aggregate:

@@ -93,6 +93,7 @@ def build_plan(
     docstring), ``options`` checked (:meth:`EvalOptions.build
     <polars_irmetrics.ground.options.EvalOptions.build>`), and the attributes of the
     queries in ``queries`` (:mod:`polars_irmetrics.offline.attributes`)."""
+    options = _judged_only_option(requests, options)
     from_queries: tuple[str, ...] = ()
     if queries is not None:
         run, qrels, from_queries = with_query_attributes(run, qrels, queries, options)
@@ -151,6 +152,24 @@ def build_plan(
     return result.select(summaries)
 
 
+def _judged_only_option(
+    requests: list[tuple[str, MetricRequest]], options: EvalOptions
+) -> EvalOptions:
+    """``options`` with ``judged_only`` set where the metric names say it
+    (``AP(judged_only=True)``): every metric alike, since it changes the ranking."""
+    flagged = [label for label, request in requests if request.judged_only]
+    if not flagged or options.judged_only:
+        return options
+    if len(flagged) < len(requests):
+        other = next(label for label, request in requests if not request.judged_only)
+        raise MetricParameterError(
+            f"metric {flagged[0]!r} says judged_only=True and {other!r} does not: it removes "
+            "the unjudged documents from the run, for every metric of one evaluation; pass "
+            "judged_only=True to irm.evaluate, or evaluate the two lists apart"
+        )
+    return options.replace(judged_only=True)
+
+
 def _per_query(
     run: pl.LazyFrame,
     qrels: pl.LazyFrame | None,
@@ -161,9 +180,7 @@ def _per_query(
     """Checked per-query metric values of ``run`` (steps 1 to 5 of the module docstring)."""
     keys = list(setup.keys)
     doc_id, relevance = setup.doc_id, setup.relevance
-    scope = PlanScope(
-        RANK, REL, NUM_RET, group=GROUP, first=FIRST, start=START, tied=(LOW, HIGH)
-    )
+    scope = PlanScope(RANK, REL, NUM_RET, group=GROUP, first=FIRST, start=START, tied=(LOW, HIGH))
     # Built first: they tell whether any formula reads num_ret or the tie groups.
     metric_exprs = [
         request.expr(scope, setup.relevance_level).alias(label) for label, request in requests
@@ -193,16 +210,26 @@ def _per_query(
         or bool(check.unplaced)  # which judged queries each group retrieved
     )
     markers = None
+    ranked_run = run  # the documents that are ranked (judged_only: the judged ones)
     if markers_needed:
         # read whole by the counts and by the join: cached, the input is read once
-        run = run.cache()
-        markers = run.group_by(keys).agg(_num_ret(setup).alias(NUM_RET), *duplicate_checks(setup))
-    elif check.check_duplicates:
-        check_frames.append(run.group_by(keys).agg(duplicate_checks(setup)))
+        run = ranked_run = run.cache()
+        if setup.judged_only:
+            ranked_run = _judged_only(run, qrels, setup)
+            if check.check_duplicates:  # the run as given, unjudged documents too
+                check_frames.append(run.group_by(keys).agg(duplicate_checks(setup)))
+        markers = ranked_run.group_by(keys).agg(
+            _num_ret(setup).alias(NUM_RET), *duplicate_checks(setup)
+        )
+    else:
+        if setup.judged_only:
+            ranked_run = _judged_only(run, qrels, setup)
+        if check.check_duplicates:
+            check_frames.append(run.group_by(keys).agg(duplicate_checks(setup)))
 
     within = pl.col(RANK) <= setup.depth if setup.depth is not None else None
     if qrels is None:  # a judged table: its own rows are the judgments
-        ranked = _with_positions(run, setup, lambda rows: rows, keep_ties=bool(ties))
+        ranked = _with_positions(ranked_run, setup, lambda rows: rows, keep_ties=bool(ties))
         rank_col = pl.col(RANK) if within is None else pl.when(within).then(pl.col(RANK))
         judged = ranked.select(
             *keys, doc_id, pl.col(relevance).alias(REL), rank_col.alias(RANK), *ties
@@ -233,7 +260,7 @@ def _per_query(
                 build_side="prefer_right",
             )
 
-        found = _with_positions(run, setup, join_judgments, keep_ties=bool(ties)).select(
+        found = _with_positions(ranked_run, setup, join_judgments, keep_ties=bool(ties)).select(
             *keys, doc_id, RANK, REL, *ties
         )
         if within is not None:
@@ -324,6 +351,29 @@ def _per_query(
     if check.unretrieved == "drop":
         keep = keep & pl.col(RETRIEVED)
     return checked.filter(keep)
+
+
+def _judged_only(run: pl.LazyFrame, qrels: pl.LazyFrame | None, setup: Setup) -> pl.LazyFrame:
+    """The run without its unjudged documents (ir_measures' ``judged_only=True``,
+    trec_eval ``-J``): those with no judgment, or a negative one (trec_eval's "in the
+    pool, not judged"), are removed before the positions are given, so the positions
+    close up (by rank: 1, 2, ... in the order of the given ranks) and ``num_ret``
+    counts the judged documents. A judged table keeps its rows
+    with a label of 0 or more (and those without a label, which the checks refuse)."""
+    label = pl.col(setup.relevance)
+    if qrels is None:
+        kept = run.filter(label.is_null() | (label >= 0))
+    else:
+        judged = qrels.filter(label >= 0).select(*setup.qrels_keys, setup.doc_id).unique()
+        on = [*setup.qrels_keys, setup.doc_id]
+        kept = run.join(judged, on=on, how="semi", nulls_equal=False)
+    if setup.order == "score":  # positions are given from the scores of the kept rows
+        return kept
+    # the ranks close up: 1, 2, ... in the order of the given ranks
+    rank = pl.col(setup.rank)
+    return kept.with_columns(
+        rank.rank("min").over(list(setup.keys)).cast(pl.Int64).alias(setup.rank)
+    )
 
 
 def _dtype(request: MetricRequest) -> pl.DataType:
