@@ -179,7 +179,7 @@ REFUSALS = [
         "map(agg='mode')",
         MetricParameterError,
         "metric \"map(agg='mode')\": agg='mode' is not allowed; choose one of 'mean', "
-        "'geometric', 'sum', 'median', 'min', 'max', 'std'",
+        "'geometric', 'sum', 'median', 'min', 'max', 'std', 'median_low'",
     ),
     (
         "nDCG(gains={0:1,4})",

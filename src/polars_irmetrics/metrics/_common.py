@@ -175,6 +175,9 @@ def idcg(s: Scope, p: Params) -> pl.Expr:
 def precision_at(s: Scope, p: Params) -> pl.Expr:
     if p.k is None:
         return ratio(rel_ret(s, p, None), s.num_ret.cast(pl.Float64))
+    if p.options.get("adaptive_k"):  # torchmetrics: P@min(k, n), n documents retrieved
+        shown = pl.min_horizontal(s.num_ret.cast(pl.Float64), pl.lit(float(p.k)))
+        return ratio(rel_ret(s, p, p.k), shown)
     return divide(rel_ret(s, p, p.k), float(p.k))
 
 

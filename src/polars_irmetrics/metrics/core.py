@@ -148,8 +148,19 @@ CORE_METRICS: tuple[Metric, ...] = (
             "trec_eval (through pytrec_eval)": "P_k, set_P: to 1e-9",
             "ranx": "precision@k: to 1e-9",
             "ir_measures": "P@k: to 1e-9",
+            "torchmetrics (its formula, as arithmetic)": "RetrievalPrecision(top_k=k, "
+            "adaptive_k=True): precision(adaptive_k=True)@k, to 1e-9",
         },
         latex=r"\mathrm{P@}k = \frac{1}{k}\sum_{r=1}^{k} \mathbb{1}[\ell_r \ge \lambda]",
+        params=(
+            Param(
+                "adaptive_k",
+                False,
+                None,
+                "True: divide by min(k, n), n the documents retrieved (torchmetrics' "
+                "RetrievalPrecision(adaptive_k=True)); False: by k (trec_eval P_k)",
+            ),
+        ),
         aliases=(
             Alias("p"),
             Alias("prec"),
@@ -157,7 +168,9 @@ CORE_METRICS: tuple[Metric, ...] = (
             Alias("setp", cutoff="none"),
         ),
         formula="rel_ret@k / k (trec_eval P_k: always divided by k, even when fewer than k "
-        "documents were retrieved); without k, rel_ret / num_ret (trec_eval set_P).",
+        "documents were retrieved); without k, rel_ret / num_ret (trec_eval set_P). "
+        "adaptive_k=True: rel_ret@k / min(k, num_ret) (torchmetrics adaptive_k), 0 when "
+        "nothing was retrieved.",
     ),
     Metric(
         "recall",

@@ -21,9 +21,13 @@ One parser reads every accepted spelling:
   (``trec_ndcg(gains='0=1,1=4')``).
 
 Any metric takes ``agg=`` (``'mean'``, ``'sum'``, ``'median'``, ``'min'``, ``'max'``,
-``'std'``, ``'geometric'``): how its per-query values become one number
-(``precision(agg='median')@10``; ir_measures' counts are sums: ``NumRet`` is
-``num_ret(agg='sum')``). Measures of ir_measures and ranx that have no equal here are
+``'std'``, ``'geometric'``, ``'median_low'``): how its per-query values become one
+number (``precision(agg='median')@10``; ir_measures' counts are sums: ``NumRet`` is
+``num_ret(agg='sum')``). torchmetrics' retrieval options are parameters too:
+``precision(adaptive_k=True)@10`` (P@min(k, n)) and, on any per-query score of the
+judgments, ``empty_target_action='skip'`` / ``'neg'`` / ``'pos'`` / ``'error'`` (the
+value of a query without a relevant document); ir_measures' ``judged_only=True`` is an
+option of the whole evaluation (every metric of a list must say it alike). Measures of ir_measures and ranx that have no equal here are
 refused with a message that names the nearest one (:data:`REFUSED`).
 
 A cutoff range, ``recall@1..100`` or ``P@10..100:10``, expands into one name per cutoff
@@ -42,6 +46,7 @@ import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
 from polars_irmetrics.metrics import METRICS
+from polars_irmetrics.metrics._common import relevant
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import (
     AGGREGATES,
@@ -55,6 +60,7 @@ from polars_irmetrics.metrics.trec import NORMALIZE, REAL_CUTOFFS
 
 __all__ = [
     "DEFAULT_METRICS",
+    "EMPTY_TARGET_ACTIONS",
     "INPUTS",
     "REFUSED",
     "MetricRequest",
@@ -66,6 +72,11 @@ __all__ = [
     "parse_metric",
     "parse_metric_list",
 ]
+
+#: torchmetrics' ``empty_target_action``: the value of a query without a relevant
+#: document. ``'skip'``: none (null per query, left out of the mean, which is 0 when
+#: every query is left out); ``'neg'``: 0; ``'pos'``: 1; ``'error'``: refused.
+EMPTY_TARGET_ACTIONS: tuple[str, ...] = ("skip", "neg", "pos", "error")
 
 _BY_NAME: dict[str, tuple[Metric, Alias | None]] = {}
 for _m in METRICS:
@@ -210,6 +221,10 @@ class MetricRequest:
     aggregate
         How per-query values are summarized (``agg=`` in the name), or ``None`` for the
         metric's own :attr:`Metric.aggregate`.
+    empty
+        torchmetrics' ``empty_target_action`` (:data:`EMPTY_TARGET_ACTIONS`): the value
+        of a query without a relevant document (at the relevance level; for a graded
+        metric, without a positive label), or ``None``: the formula's own (0 for most).
     judged_only
         ir_measures' ``judged_only=True`` (trec_eval ``-J``): the run's unjudged
         documents are removed before the positions are given. An option of the whole
@@ -239,6 +254,7 @@ class MetricRequest:
     options: tuple[tuple[str, ParamValue], ...]
     aggregate: Aggregate | None = None
     judged_only: bool = False
+    empty: str | None = None
 
     @property
     def name(self) -> str:
@@ -252,6 +268,8 @@ class MetricRequest:
             parts.append(f"rel={_number(self.level)}")
         if self.aggregate is not None and self.aggregate != self.metric.aggregate:
             parts.append(f"agg={self.aggregate!r}")
+        if self.empty is not None:
+            parts.append(f"empty_target_action={self.empty!r}")
         if self.judged_only:
             parts.append("judged_only=True")
         text = self.metric.name
@@ -267,12 +285,38 @@ class MetricRequest:
         return Params(k=self.k, level=level, options=dict(self.options))
 
     def expr(self, scope: Scope, default_level: float) -> pl.Expr:
-        """The per-query aggregation expression over ``scope``."""
-        return self.metric.compute(scope, self.params(default_level))
+        """The per-query aggregation expression over ``scope``.
+
+        With :attr:`empty` ``'skip'``, ``'neg'`` or ``'pos'``, a query without a
+        relevant document (:meth:`no_relevant`) is null, 0 or 1; ``'error'`` is the
+        plan's to raise.
+        """
+        value = self.metric.compute(scope, self.params(default_level))
+        if self.empty is None or self.empty == "error":
+            return value
+        fill = {"skip": None, "neg": 0.0, "pos": 1.0}[self.empty]
+        return (
+            pl.when(self.no_relevant(scope, default_level))
+            .then(pl.lit(fill, pl.Float64))
+            .otherwise(value)
+        )
+
+    def no_relevant(self, scope: Scope, default_level: float) -> pl.Expr:
+        """Per query: whether it has no relevant document (torchmetrics' "no positive
+        target"): none at the relevance level, or for a graded metric none with a
+        positive label."""
+        if self.metric.binary:
+            found = relevant(scope, self.params(default_level))
+        else:
+            found = scope.rel > 0
+        return found.sum() == 0
 
     def summarize(self, column: str) -> pl.Expr:
         """The expression that summarizes the per-query values in ``column`` (``agg``)."""
-        return self.metric.summarize(column, self.aggregate)
+        out = self.metric.summarize(column, self.aggregate)
+        if self.empty == "skip":  # torchmetrics: 0 when every query was left out
+            out = out.fill_null(0.0)
+        return out
 
 
 def _default(metric: Metric, key: str) -> ParamValue:
@@ -566,6 +610,7 @@ def _build(
             f"metric {shown!r}: {called} takes no cutoff; use {metric.name!r} without '@{k}'"
         )
     judged_only = _check_judged_only(metric, options.pop("judged_only", False), shown)
+    empty = _check_empty(metric, options.pop("empty_target_action", None), shown)
     resolved: list[tuple[str, ParamValue]] = []
     for param in metric.params:
         value = options.pop(param.name, param.default)
@@ -591,7 +636,24 @@ def _build(
         )
     if aggregate == metric.aggregate:
         aggregate = None
-    return MetricRequest(metric, k, level, tuple(resolved), aggregate, judged_only)
+    return MetricRequest(metric, k, level, tuple(resolved), aggregate, judged_only, empty)
+
+
+def _check_empty(metric: Metric, value: ParamValue, shown: str) -> str | None:
+    """torchmetrics' ``empty_target_action``: a query without a relevant document."""
+    if value is None:
+        return None
+    if value not in EMPTY_TARGET_ACTIONS:
+        raise MetricParameterError(
+            f"metric {shown!r}: empty_target_action={value!r} is not allowed; choose one of "
+            f"{', '.join(repr(a) for a in EMPTY_TARGET_ACTIONS)}"
+        )
+    if metric.integer or metric.level != "query" or "judgments" not in metric.reads:
+        raise MetricParameterError(
+            f"metric {shown!r}: empty_target_action sets the value of a query without a "
+            f"relevant document; {metric.name} is not a per-query score of the judgments"
+        )
+    return str(value)
 
 
 def _check_judged_only(metric: Metric, value: ParamValue, shown: str) -> bool:

@@ -41,7 +41,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.errors import MetricParameterError, QuerySetError
 from polars_irmetrics.ground.auto import resolve_buckets
 from polars_irmetrics.ground.buckets import evaluate_in_buckets
 from polars_irmetrics.ground.options import EvalOptions
@@ -185,6 +185,13 @@ def _per_query(
     metric_exprs = [
         request.expr(scope, setup.relevance_level).alias(label) for label, request in requests
     ]
+    # torchmetrics' empty_target_action='error': whether each query has a relevant
+    # document, per such metric, checked once the query set is known
+    empty_checks = {
+        f"{INTERNAL}empty{i}": (label, request)
+        for i, (label, request) in enumerate(requests)
+        if request.empty == "error"
+    }
     ties = [LOW, HIGH] if scope.reads_ties else []
     if ties and setup.order == "rank":
         label = next(label for label, r in requests if dict(r.options).get("ties") == "average")
@@ -317,6 +324,10 @@ def _per_query(
             # the marker row's id is null; a null judged id is reported before this
             (is_judgment.sum() - pl.col(doc_id).drop_nulls().n_unique()).alias(flag("q_dup_doc")),
             *term_check(scope),
+            *(
+                request.no_relevant(scope, setup.relevance_level).alias(name)
+                for name, (_, request) in empty_checks.items()
+            ),
         )
         .drop(GROUP)
     )
@@ -339,6 +350,7 @@ def _per_query(
         **{label: _dtype(req) for label, req in requests},
         JUDGED: pl.Boolean(),
         RETRIEVED: pl.Boolean(),
+        **{name: pl.Boolean() for name in empty_checks},
     }
     recounts = recount(run, setup)
     checked = combined.map_batches(
@@ -350,7 +362,31 @@ def _per_query(
         keep = keep & pl.col(JUDGED)
     if check.unretrieved == "drop":
         keep = keep & pl.col(RETRIEVED)
-    return checked.filter(keep)
+    kept = checked.filter(keep)
+    if not empty_checks:
+        return kept
+    schema = {c: t for c, t in checked_schema.items() if c not in empty_checks}
+    return kept.map_batches(
+        lambda frame: _raise_on_empty(frame, empty_checks, keys), schema=schema
+    )
+
+
+def _raise_on_empty(
+    frame: pl.DataFrame, checks: dict[str, tuple[str, MetricRequest]], keys: list[str]
+) -> pl.DataFrame:
+    """Refuse a query without a relevant document for a metric that says
+    ``empty_target_action='error'`` (torchmetrics' ``ValueError``), else drop the checks."""
+    for name, (label, _) in checks.items():
+        empty = frame.filter(pl.col(name)).sort(keys)
+        if empty.height:
+            query = empty.row(0, named=True)[keys[-1]]
+            raise QuerySetError(
+                f"metric {label!r}: query {query!r} has no relevant document, and "
+                "empty_target_action='error' refuses such a query (as torchmetrics' "
+                f"empty_target_action does; queries without one: {empty.height}). Choose "
+                "empty_target_action='skip' (left out of the mean), 'neg' (0) or 'pos' (1)"
+            )
+    return frame.drop(list(checks))
 
 
 def _judged_only(run: pl.LazyFrame, qrels: pl.LazyFrame | None, setup: Setup) -> pl.LazyFrame:
