@@ -27,7 +27,12 @@ from hypothesis import given, settings
 from sklearn.metrics import dcg_score, ndcg_score
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+)
 
 from .helpers import by_query, property_settings
 from .oracle_cases import Case, CasePools, RunDict, cases, padded, trec_order
@@ -329,3 +334,177 @@ def test_judged_only_refusals(
     qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
     with pytest.raises(error, match="^" + re.escape(message) + "$"):
         irm.evaluate(run, metrics, qrels=qrels, **options)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------ torchmetrics
+# torchmetrics is not a test dependency (from PyPI it pulls a CUDA build of torch), so
+# its retrieval module's arithmetic is written out here, from torchmetrics 1.x:
+# ``RetrievalMetric.compute`` splits by query; a query whose targets are all 0 gets
+# ``empty_target_action`` ('error' raises, 'pos' 1.0, 'neg' 0.0, 'skip' nothing); the
+# values are aggregated (mean, torch.median: the lower middle value, min, max), and
+# 0.0 when nothing is left. ``retrieval_precision``: top_k = n when None; with
+# adaptive_k and top_k > n, top_k = n; relevant in the top_k / top_k.
+# ``retrieval_reciprocal_rank``: 1 / position of the first relevant in the top_k.
+# A query is the list of its targets in score order (the scores are distinct here).
+
+
+def _tm_precision(targets: list[int], k: int | None, adaptive: bool) -> float:
+    top = len(targets) if k is None else k
+    if adaptive and top > len(targets):
+        top = len(targets)
+    return sum(targets[:top]) / top
+
+
+def _tm_reciprocal_rank(targets: list[int], k: int | None) -> float:
+    top = targets if k is None else targets[:k]
+    return 1.0 / (top.index(1) + 1) if 1 in top else 0.0
+
+
+def _tm_compute(values: list[tuple[list[int], float]], action: str, aggregation: str) -> float:
+    res: list[float] = []
+    for targets, value in values:
+        if not sum(targets):
+            if action == "error":
+                raise ValueError(
+                    "`compute` method was provided with a query with no positive target."
+                )
+            if action == "pos":
+                res.append(1.0)
+            elif action == "neg":
+                res.append(0.0)
+        else:
+            res.append(value)
+    if not res:
+        return 0.0
+    ordered = sorted(res)
+    return {
+        "mean": sum(res) / len(res),
+        "median_low": ordered[(len(ordered) - 1) // 2],
+        "min": ordered[0],
+        "max": ordered[-1],
+    }[aggregation]
+
+
+TM_POOLS = CasePools(queries=["q1", "q2", "q10", "Q3"], scores=[0.0], not_relevant=[0])
+
+
+def _judged_table(case: Case) -> tuple[pl.DataFrame, dict[str, list[int]]]:
+    """torchmetrics' input (indexes, preds, target): the run, each document's target 1
+    when judged relevant, else 0; and each query's targets in score order."""
+    table = case.run.join(case.qrels, on=["query_id", "doc_id"], how="left").with_columns(
+        (pl.col("relevance").fill_null(0) >= 1).cast(pl.Int64).alias("relevance")
+    )
+    ordered = table.sort(["query_id", "score"], descending=[False, True])
+    targets = {
+        q: g["relevance"].to_list()
+        for (q,), g in ordered.group_by("query_id", maintain_order=True)
+    }
+    return table, targets
+
+
+@settings(SETTINGS)
+@given(case=cases(TM_POOLS, ties=False, negative=False))
+@pytest.mark.parametrize("lazy", [False, True])
+def test_torchmetrics_precision_reciprocal_rank_empty_and_aggregation(
+    case: Case, lazy: bool
+) -> None:
+    table, targets = _judged_table(case)
+    if not targets:  # no query: nothing to compute (torchmetrics has no input either)
+        return
+    spellings: dict[str, tuple[str, int | None, bool, str, str]] = {}
+    for k in (None, 2, 5):
+        at = "" if k is None else f"@{k}"
+        for action in ("skip", "neg", "pos"):
+            for agg in ("mean", "median_low", "min", "max"):
+                opts = f"empty_target_action='{action}', agg='{agg}'"
+                spellings[f"P(adaptive_k=True, {opts}){at}"] = ("P", k, True, action, agg)
+                spellings[f"P({opts}){at}"] = ("P", k, False, action, agg)
+                spellings[f"RR({opts}){at}"] = ("RR", k, False, action, agg)
+    frame = table.lazy() if lazy else table
+    got = irm.evaluate(frame, list(spellings), order="score")
+    if lazy:
+        assert isinstance(got, pl.LazyFrame)
+        got = got.collect()
+    bad = []
+    for name, (kind, k, adaptive, action, agg) in spellings.items():
+        values = [
+            (t, _tm_precision(t, k, adaptive) if kind == "P" else _tm_reciprocal_rank(t, k))
+            for t in targets.values()
+        ]
+        theirs = _tm_compute(values, action, agg)
+        if not math.isclose(got[name].item(), theirs, abs_tol=TOL):
+            bad.append(f"{name}: ours={got[name].item()!r} torchmetrics={theirs!r}")
+    assert not bad, "\n".join(bad) + f"\n{case!r}"
+
+
+def test_torchmetrics_adaptive_k_and_empty_by_hand() -> None:
+    # q: 2 documents, the first relevant; r: no relevant document
+    table = pl.DataFrame(
+        {
+            "query_id": ["q", "q", "r"],
+            "doc_id": ["a", "b", "c"],
+            "rank": [1, 2, 1],
+            "relevance": [1, 0, 0],
+        }
+    )
+    names = [
+        "P@5",
+        "P(adaptive_k=True)@5",
+        "P(adaptive_k=True, empty_target_action='skip')@5",
+        "P(adaptive_k=True, empty_target_action='pos')@5",
+    ]
+    got = irm.evaluate(table, names, per_query=True)
+    assert got.rows() == [("q", 1 / 5, 1 / 2, 1 / 2, 1 / 2), ("r", 0.0, 0.0, None, 1.0)]
+    means = irm.evaluate(table.lazy(), names).collect()
+    assert means.row(0) == (2, 1 / 10, 1 / 4, 1 / 2, 3 / 4)
+    message = (
+        "metric \"P(empty_target_action='error')@5\": query 'r' has no relevant document, and "
+        "empty_target_action='error' refuses such a query (as torchmetrics' "
+        "empty_target_action does; queries without one: 1). Choose "
+        "empty_target_action='skip' (left out of the mean), 'neg' (0) or 'pos' (1)"
+    )
+    for frame in (table, table.lazy()):
+        with pytest.raises(QuerySetError, match="^" + re.escape(message) + "$"):
+            irm.evaluate(
+                frame, ["P(empty_target_action='error')@5"], per_query=True
+            ).lazy().collect()
+    # every query left out: torchmetrics' mean is 0.0
+    only_r = table.filter(pl.col("query_id") == "r")
+    assert irm.evaluate(only_r, ["P(empty_target_action='skip')@5"]).row(0) == (1, 0.0)
+
+
+TM_REFUSALS = [
+    (
+        "P(empty_target_action='drop')@5",
+        "metric \"P(empty_target_action='drop')@5\": empty_target_action='drop' is not "
+        "allowed; choose one of 'skip', 'neg', 'pos', 'error'",
+    ),
+    (
+        "num_ret(empty_target_action='skip')",
+        "metric \"num_ret(empty_target_action='skip')\": empty_target_action sets the value "
+        "of a query without a relevant document; num_ret is not a per-query score of the "
+        "judgments",
+    ),
+    (
+        "P(adaptive_k=maybe)@5",
+        "metric 'P(adaptive_k=maybe)@5': adaptive_k must be True or False, got 'maybe'",
+    ),
+    (
+        "IPrec@10",
+        "metric 'IPrec@10': recall must be a recall level between 0 and 1, got 10.0: the "
+        "number after '@' in iprec@x (ir_measures' IPrec@x) and iprec_at_recall_x is the "
+        "recall level, not a rank cutoff, e.g. iprec(recall=0.2), iprec@0.2 or "
+        "iprec_at_recall_0.20; for the precision of the top documents use 'P@10'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), TM_REFUSALS)
+def test_torchmetrics_and_iprec_refusals(text: str, message: str) -> None:
+    with pytest.raises(MetricParameterError, match="^" + re.escape(message) + "$"):
+        irm.parse_metric(text)
+
+
+def test_iprec_at_one_is_recall_one() -> None:
+    # ir_measures refuses IPrec@1 (an int where it wants a float); its meaning is recall 1
+    assert irm.parse_metric("IPrec@1").name == "iprec(recall=1.0)"
