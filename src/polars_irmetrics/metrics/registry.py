@@ -27,8 +27,9 @@ number (``precision(agg='median')@10``; ir_measures' counts are sums: ``NumRet``
 ``precision(adaptive_k=True)@10`` (P@min(k, n)) and, on any per-query score of the
 judgments, ``empty_target_action='skip'`` / ``'neg'`` / ``'pos'`` / ``'error'`` (the
 value of a query without a relevant document); ir_measures' ``judged_only=True`` is an
-option of the whole evaluation (every metric of a list must say it alike). Measures of ir_measures and ranx that have no equal here are
-refused with a message that names the nearest one (:data:`REFUSED`).
+option of the whole evaluation (every metric of a list must say it alike). Measures of
+ir_measures and ranx that have no equal here are refused with a message that names the
+nearest one (:data:`REFUSED`).
 
 A cutoff range, ``recall@1..100`` or ``P@10..100:10``, expands into one name per cutoff
 (:func:`expand_metric_names`). Names are case-insensitive. :attr:`MetricRequest.name`
