@@ -16,6 +16,7 @@ refuses nDCG of one document) and the queries stack into one matrix for the mean
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -23,19 +24,23 @@ import ir_measures
 import numpy as np
 import polars as pl
 import pytest
+import ranx
 from hypothesis import given, settings
 from sklearn.metrics import dcg_score, ndcg_score
 
 import polars_irmetrics as irm
+from polars_irmetrics.cli.main import main
+from polars_irmetrics.comparison.report import render_report, with_std
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     InvalidValueError,
     MetricParameterError,
     QuerySetError,
 )
+from polars_irmetrics.io.files import sample_paths
 
 from .helpers import by_query, property_settings
-from .oracle_cases import Case, CasePools, RunDict, cases, padded, trec_order
+from .oracle_cases import Case, CasePools, RunDict, cases, nested, padded, trec_order
 
 SETTINGS = property_settings(20)
 POOLS = CasePools(queries=["q1", "q2", "q10"], scores=[0.0, 0.5, 1.0, 2.0], not_relevant=[0])
@@ -508,3 +513,85 @@ def test_torchmetrics_and_iprec_refusals(text: str, message: str) -> None:
 def test_iprec_at_one_is_recall_one() -> None:
     # ir_measures refuses IPrec@1 (an int where it wants a float); its meaning is recall 1
     assert irm.parse_metric("IPrec@1").name == "iprec(recall=1.0)"
+
+
+# ------------------------------------------------------------------------ ranx return_std
+RANX_STD = ["map", "ndcg@5", "mrr", "precision@3", "recall@5"]
+
+
+@settings(SETTINGS, max_examples=10)
+@given(case=cases(POOLS, negative=False, ties=False))
+@pytest.mark.parametrize("lazy", [False, True])
+def test_agg_std_is_ranx_return_std(case: Case, lazy: bool) -> None:
+    both = sorted(case.both)
+    if not both:
+        return
+    run = case.run.filter(pl.col("query_id").is_in(both))
+    qrels = case.qrels.filter(pl.col("query_id").is_in(both))
+    theirs = ranx.evaluate(
+        ranx.Qrels(nested(qrels, "relevance", int)),
+        ranx.Run(nested(run, "score", float)),
+        RANX_STD,
+        return_std=True,
+        threads=1,
+    )
+    names = [
+        *RANX_STD,
+        *(
+            f"{m.split('@')[0]}(agg='std')" + (f"@{m.split('@')[1]}" if "@" in m else "")
+            for m in RANX_STD
+        ),
+    ]
+    got = irm.evaluate(run.lazy() if lazy else run, names, qrels=qrels.lazy() if lazy else qrels)
+    if lazy:
+        assert isinstance(got, pl.LazyFrame)
+        got = got.collect()
+    for mean_name, std_name in zip(names[: len(RANX_STD)], names[len(RANX_STD) :], strict=True):
+        assert math.isclose(
+            got[mean_name].item(), float(theirs[mean_name]["mean"]), abs_tol=TOL
+        ), case
+        assert math.isclose(got[std_name].item(), float(theirs[mean_name]["std"]), abs_tol=TOL), (
+            case
+        )
+
+
+def test_compare_report_shows_ranx_std(capsys: pytest.CaptureFixture[str]) -> None:
+    paths, qrels_path = sample_paths()
+    runs = {p.stem: pl.read_parquet(p) for p in paths}
+    qrels = pl.read_parquet(qrels_path)
+    metrics = ["ndcg@10", "map"]
+    result = irm.compare(runs, metrics, qrels=qrels, baseline="run_bm25")
+    spread = with_std(
+        result, irm.compare(runs, metrics, qrels=qrels, baseline="run_bm25", per_query=True)
+    )
+    # each system's std equals ranx's return_std on the same queries
+    judged = nested(qrels, "relevance", int)
+    for name, run in runs.items():
+        theirs = ranx.evaluate(  # ties broken as here (the sample runs have some)
+            ranx.Qrels(judged),
+            ranx.Run(_untied(nested(run, "score", float))),
+            metrics,
+            return_std=True,
+            threads=1,
+            make_comparable=True,  # a judged query the run lacks scores 0, as here
+        )
+        column = "baseline_std" if name == "run_bm25" else "std"
+        side = "baseline" if name == "run_bm25" else "system"
+        for metric in metrics:
+            ours = spread.filter((pl.col(side) == name) & (pl.col("metric") == metric))[column]
+            assert all(math.isclose(v, float(theirs[metric]["std"]), abs_tol=TOL) for v in ours)
+    text = render_report(spread)
+    bm25 = spread.filter(pl.col("metric") == "map")["baseline_std"][0]
+    assert f"± {bm25:.4f}" in text
+    assert "mean ± standard deviation of the per-query values (ddof=0)" in text
+    assert "$\\pm$" in render_report(spread, "latex")
+    # the command line: --std gives the same report, and std columns in json
+    args = ["compare", "--qrels", str(qrels_path), *map(str, paths), "--baseline", "run_bm25"]
+    args += ["-m", "ndcg@10", "-m", "map", "--std"]
+    assert main(args) == 0
+    assert capsys.readouterr().out == render_report(spread)
+    assert main([*args, "--format", "json"]) == 0
+    printed = pl.DataFrame(json.loads(capsys.readouterr().out))
+    assert printed.select("std", "baseline_std").equals(spread.select("std", "baseline_std"))
+    with pytest.raises(ColumnNotFoundError, match=re.escape("column 'value' is not in per_query")):
+        with_std(result, result)
