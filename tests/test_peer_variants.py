@@ -30,6 +30,7 @@ from sklearn.metrics import dcg_score, ndcg_score
 
 import polars_irmetrics as irm
 from polars_irmetrics.cli.main import main
+from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.comparison.report import render_report, with_std
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
@@ -596,6 +597,7 @@ def test_compare_report_shows_ranx_std(capsys: pytest.CaptureFixture[str]) -> No
     assert main([*args, "--format", "json"]) == 0
     printed = pl.DataFrame(json.loads(capsys.readouterr().out))
     assert printed.select("std", "baseline_std").equals(spread.select("std", "baseline_std"))
-    assert render_report(printed) == render_report(spread)
+    options = CompareOptions(baseline="run_bm25")
+    assert render_report(printed, options=options) == render_report(spread, options=options)
     with pytest.raises(ColumnNotFoundError, match=re.escape("column 'value' is not in per_query")):
         with_std(result, result)
