@@ -466,6 +466,9 @@ def test_torchmetrics_adaptive_k_and_empty_by_hand() -> None:
     ]
     got = irm.evaluate(table, names, per_query=True)
     assert got.rows() == [("q", 1 / 5, 1 / 2, 1 / 2, 1 / 2), ("r", 0.0, 0.0, None, 1.0)]
+    expression = irm.precision(k=5, adaptive_k=True)
+    grouped = table.lazy().group_by("query_id").agg(expression).sort("query_id").collect()
+    assert grouped.rows() == [("q", 1 / 2), ("r", 0.0)]
     means = irm.evaluate(table.lazy(), names).collect()
     assert means.row(0) == (2, 1 / 10, 1 / 4, 1 / 2, 3 / 4)
     message = (

@@ -306,6 +306,7 @@ def _expr(
 def precision(
     k: int | None = None,
     *,
+    adaptive_k: bool = False,
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
@@ -321,6 +322,9 @@ def precision(
     ----------
     k
         Cutoff; ``None`` for the whole list.
+    adaptive_k
+        Divide by ``min(k, n)``, n the documents retrieved, instead of ``k``
+        (torchmetrics' ``RetrievalPrecision(adaptive_k=True)``).
     relevance_level
         Relevance at or above which a document is relevant.
     relevance, rank
@@ -350,9 +354,20 @@ def precision(
     ╞═════════════╪══════════════╪═══════════╡
     │ 0.5         ┆ 0.2          ┆ 0.666667  │
     └─────────────┴──────────────┴───────────┘
+
+    torchmetrics' ``adaptive_k``: three documents, so P@10 divides by 3:
+
+    >>> df.select(irm.precision(k=10, adaptive_k=True)).item() == 2 / 3
+    True
     """
     return _expr(
-        "precision", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level
+        "precision",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        doc_id=doc_id,
+        level=relevance_level,
+        adaptive_k=adaptive_k,
     )
 
 
