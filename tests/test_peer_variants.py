@@ -31,6 +31,7 @@ from sklearn.metrics import dcg_score, ndcg_score
 import polars_irmetrics as irm
 from polars_irmetrics.cli.main import main
 from polars_irmetrics.comparison.options import CompareOptions
+from polars_irmetrics.comparison.publish import report
 from polars_irmetrics.comparison.report import render_report, with_std
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
@@ -594,6 +595,7 @@ def test_compare_report_shows_ranx_std(capsys: pytest.CaptureFixture[str]) -> No
     assert f"± {bm25:.4f}" in text
     assert "mean ± standard deviation of the per-query values (ddof=0)" in text
     assert "$\\pm$" in render_report(spread, "latex")
+    assert f"</span> ± {bm25:.4f}" in report(spread).to_html(plots=False)
     # the command line: --std gives the same report, and std columns in json
     args = ["compare", "--qrels", str(qrels_path), *map(str, paths), "--baseline", "run_bm25"]
     args += ["-m", "ndcg@10", "-m", "map", "--std"]
