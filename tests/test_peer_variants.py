@@ -221,6 +221,14 @@ def test_ties_average_needs_scores(lazy: bool) -> None:
     )
     with pytest.raises(MetricParameterError, match="^" + re.escape(message) + "$"):
         irm.evaluate(run.lazy() if lazy else run, ["ndcg_score@10"], qrels=qrels)
+    scored = run.rename({"rank": "score"})
+    message = (
+        "metric 'ndcg_score@10': ties='average' shares the gain of a tie group over its "
+        "positions, and depth=5 would cut a group in two; use a cutoff, 'ndcg_score@5', "
+        "instead of depth"
+    )
+    with pytest.raises(MetricParameterError, match="^" + re.escape(message) + "$"):
+        irm.evaluate(scored.lazy() if lazy else scored, ["ndcg_score@10"], qrels=qrels, depth=5)
     table = run.with_columns(relevance=pl.lit(1))
     with pytest.raises(ColumnNotFoundError, match=re.escape("column 'score' not found")):
         table.select(irm.dcg(ties="average"))

@@ -193,6 +193,13 @@ def _per_query(
         if request.empty == "error"
     }
     ties = [LOW, HIGH] if scope.reads_ties else []
+    if ties and setup.depth is not None:
+        label = next(label for label, r in requests if dict(r.options).get("ties") == "average")
+        raise MetricParameterError(
+            f"metric {label!r}: ties='average' shares the gain of a tie group over its "
+            f"positions, and depth={setup.depth} would cut a group in two; use a cutoff, "
+            f"'{label.split('@')[0]}@{setup.depth}', instead of depth"
+        )
     if ties and setup.order == "rank":
         label = next(label for label, r in requests if dict(r.options).get("ties") == "average")
         raise MetricParameterError(
