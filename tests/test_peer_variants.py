@@ -188,6 +188,10 @@ def test_sklearn_tie_averaging_by_hand() -> None:
     assert math.isclose(got["dcg_score"].item(), whole)
     # trec_eval's order puts d, c, b at 2, 3, 4: b is beyond the cutoff
     assert math.isclose(got["dcg(log_base=10)@3"].item(), 0.0)
+    # the df.irm namespace takes the same parameters
+    assert run.irm.dcg(3, ties="average", qrels=qrels) == got["dcg_score@3"].item()
+    lazy = run.lazy().irm.ndcg(3, ties="average", ideal="retrieved", qrels=qrels)
+    assert lazy.collect().item() == irm.evaluate(run, ["ndcg_score@3"], qrels=qrels).item(0, 1)
 
 
 SKLEARN_REFUSALS = [
@@ -480,6 +484,7 @@ def test_torchmetrics_adaptive_k_and_empty_by_hand() -> None:
     assert grouped.rows() == [("q", 1 / 2), ("r", 0.0)]
     means = irm.evaluate(table.lazy(), names).collect()
     assert means.row(0) == (2, 1 / 10, 1 / 4, 1 / 2, 3 / 4)
+    assert table.irm.precision(5, adaptive_k=True) == 1 / 4
     message = (
         "metric \"P(empty_target_action='error')@5\": query 'r' has no relevant document, and "
         "empty_target_action='error' refuses such a query (as torchmetrics' "
