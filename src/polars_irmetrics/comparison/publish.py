@@ -208,6 +208,8 @@ class Report:
                 sup = f"<sup>{marks}</sup>" if marks else ""
                 box = f'<span class="irm-mark" style="min-width: {widths[m] * 0.75:.2f}em">'
                 box += f"{sup}</span>"
+                if self.table.stds is not None and (s, m) in self.table.stds:  # with_std
+                    box += f" ± {self.table.stds[s, m]:.{self.digits}f}"
                 styled = styled.fmt(
                     lambda v, box=box: ("nan" if v is None else f"{v:.{self.digits}f}") + box,
                     columns=m,

@@ -254,6 +254,13 @@ def evaluate(
         ``depth``
             Keep only ranks ``1..depth`` of each query (trec_eval ``-M``).
 
+        ``judged_only``
+            ``True``: remove the run's unjudged documents (no judgment, or a negative
+            one) before the positions are given, so the judged ones close up and
+            ``num_ret`` counts them (ir_measures' ``judged_only=True``, trec_eval
+            ``-J``); default ``False``. A metric name may say it instead,
+            ``AP(judged_only=True)``, when every metric of the list does.
+
         ``unjudged``
             Queries in the run but not in the judgments: ``"drop"`` (default, as
             trec_eval), ``"zero"`` (scored as a query with no relevant document: 0 for

@@ -50,6 +50,7 @@ class PlanKwargs(TypedDict, total=False):
     order: Order
     relevance_level: float
     depth: int | None
+    judged_only: bool
     unjudged: Policy
     check_duplicates: bool
     buckets: Buckets
@@ -121,7 +122,7 @@ class EvalOptions:
 
     Parameters
     ----------
-    by, systems, per_query, order, relevance_level, depth, unjudged, unretrieved
+    by, systems, per_query, order, relevance_level, depth, judged_only, unjudged, unretrieved
         The groups and the conventions, as :func:`~polars_irmetrics.evaluate` takes
         them.
     check_duplicates, buckets, spill_dir, memory_limit, explain, partitioned_by
@@ -164,6 +165,7 @@ class EvalOptions:
     order: Order = "auto"
     relevance_level: float = 1
     depth: int | None = None
+    judged_only: bool = False
     unjudged: Policy = "drop"
     unretrieved: Policy = "zero"
     check_duplicates: bool = True
@@ -247,7 +249,7 @@ class EvalOptions:
             raise InvalidValueError(f"depth must be a positive integer or None, got {depth!r}")
         check_policy("unjudged", self.unjudged)
         check_policy("unretrieved", self.unretrieved)
-        for name in ("per_query", "check_duplicates", "explain"):
+        for name in ("per_query", "check_duplicates", "explain", "judged_only"):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise InvalidValueError(f"{name} must be True or False, got {value!r}")

@@ -25,7 +25,9 @@ import polars as pl
 from polars_irmetrics.metrics._common import (
     GAIN,
     IDEAL,
+    LOG_BASE,
     RELEVANCY,
+    TIES,
     dcg,
     fsum_ranked,
     gain,
@@ -157,9 +159,20 @@ CORE_METRICS: tuple[Metric, ...] = (
             "ir_measures": "P@k: to 1e-9",
             "recommenders": "precision_at_k (relevancy_method 'top_k' and "
             "'by_threshold'): to 1e-12",
+            "torchmetrics (its formula, as arithmetic)": "RetrievalPrecision(top_k=k, "
+            "adaptive_k=True): precision(adaptive_k=True)@k, to 1e-9",
         },
         latex=r"\mathrm{P@}k = \frac{1}{k}\sum_{r=1}^{k} \mathbb{1}[\ell_r \ge \lambda]",
-        params=RELEVANCY,
+        params=(
+            *RELEVANCY,
+            Param(
+                "adaptive_k",
+                False,
+                None,
+                "True: divide by min(k, n), n the documents retrieved (torchmetrics' "
+                "RetrievalPrecision(adaptive_k=True)); False: by k (trec_eval P_k)",
+            ),
+        ),
         aliases=(
             Alias("p"),
             Alias("prec"),
@@ -169,7 +182,8 @@ CORE_METRICS: tuple[Metric, ...] = (
         formula="rel_ret@k / k (trec_eval P_k: always divided by k, even when fewer than k "
         "documents were retrieved); without k, rel_ret / num_ret (trec_eval set_P). "
         "relevancy_method='by_threshold' (Microsoft Recommenders): rel_ret@threshold / k, "
-        "which exceeds 1 when threshold > k, as theirs.",
+        "which exceeds 1 when threshold > k, as theirs. adaptive_k=True: rel_ret@k / "
+        "min(k, num_ret) (torchmetrics adaptive_k), 0 when nothing was retrieved.",
     ),
     Metric(
         "recall",
@@ -326,39 +340,58 @@ CORE_METRICS: tuple[Metric, ...] = (
             "trec_eval (through pytrec_eval)": "ndcg, ndcg_cut_k: to 1e-9",
             "ranx": "ndcg@k, ndcg_burges@k (gain='exponential'): to 1e-9",
             "ir_measures": "nDCG@k: to 1e-9",
+            "scikit-learn": "ndcg_score(k=k) (ignore_ties=False): ndcg(ties='average', "
+            "ideal='retrieved')@k, alias ndcg_score@k, to 1e-9; ignore_ties=True: "
+            "ideal='retrieved' on untied scores",
         },
         latex=(
             r"\mathrm{nDCG@}k = \frac{\mathrm{DCG@}k}{\mathrm{IDCG@}k}, \qquad \mathrm{DCG@}k"
             r" = \sum_{r=1}^{k} \frac{g(\ell_r)}{\log_2(r+1)}, \quad g(\ell) = \ell \text{ or"
             r" } 2^{\ell} - 1"
         ),
-        params=(GAIN, IDEAL, *RELEVANCY),
+        params=(GAIN, IDEAL, TIES, *RELEVANCY),
         aliases=(
             Alias("ndcg_cut", cutoff="required"),
             Alias("ndcg_burges", {"gain": "exponential"}),
             Alias("ndcg_jarvelin"),
+            Alias("ndcg_score", {"ties": "average", "ideal": "retrieved"}),
         ),
         binary=False,
         formula="DCG@k / IDCG@k with DCG@k = sum over ranks r <= k of gain(rel_r) / "
         "log2(r + 1); IDCG@k is the DCG@k of the judged documents sorted by gain "
         "(trec_eval ndcg / ndcg_cut_k, Järvelin & Kekäläinen 2002; gain='exponential' is "
         "Burges et al. 2005). 0 when IDCG is 0. relevancy_method='by_threshold' "
-        "(Microsoft Recommenders): DCG@threshold / IDCG@k.",
+        "(Microsoft Recommenders): DCG@threshold / IDCG@k. ties='average': tied scores "
+        "share their group's mean gain over the group's positions (scikit-learn "
+        "ndcg_score's default); scikit-learn's ideal ranks the candidates it was given, "
+        "the retrieved documents (ideal='retrieved'); the alias ndcg_score sets both.",
     ),
     Metric(
         "dcg",
         "discounted cumulative gain",
         _dcg_metric,
         latex=(
-            r"\mathrm{DCG@}k = \sum_{r=1}^{k} \frac{g(\ell_r)}{\log_2(r+1)}, \quad g(\ell) ="
+            r"\mathrm{DCG@}k = \sum_{r=1}^{k} \frac{g(\ell_r)}{\log_b(r+1)}, \quad g(\ell) ="
             r" \ell \text{ or } 2^{\ell} - 1 \ (\ell > 0)"
         ),
-        params=(GAIN,),
-        aliases=(Alias("dcg_burges", {"gain": "exponential"}), Alias("dcg_jarvelin")),
-        matches={"ranx": "dcg@k, dcg_burges@k (gain='exponential'): to 1e-9"},
+        params=(GAIN, TIES, LOG_BASE),
+        aliases=(
+            Alias("dcg_burges", {"gain": "exponential"}),
+            Alias("dcg_jarvelin"),
+            Alias("dcg_score", {"ties": "average"}),
+        ),
+        matches={
+            "ranx": "dcg@k, dcg_burges@k (gain='exponential'): to 1e-9",
+            "scikit-learn": "dcg_score(k=k, log_base=b) (ignore_ties=False): "
+            "dcg(ties='average', log_base=b)@k, alias dcg_score@k, to 1e-9 on labels >= 0",
+        },
         binary=False,
-        formula="sum over ranks r <= k of gain(rel_r) / log2(r + 1) (ranx dcg; "
-        "dcg_burges is gain='exponential').",
+        formula="sum over ranks r <= k of gain(rel_r) / log_b(r + 1), b = log_base, 2 by "
+        "default (ranx dcg; dcg_burges is gain='exponential'). ties='average': the "
+        "documents of a tie group at positions low..high share the group's mean gain, "
+        "each position of the group within the top k discounting it (scikit-learn "
+        "dcg_score's default, ignore_ties=False; McSherry & Najork 2008); the alias "
+        "dcg_score sets it. Only positive labels gain (scikit-learn adds negative ones).",
     ),
     Metric(
         "idcg",
@@ -368,7 +401,7 @@ CORE_METRICS: tuple[Metric, ...] = (
             r"\mathrm{IDCG@}k = \sum_{r=1}^{k} \frac{g(\ell^{*}_r)}{\log_2(r+1)}, \quad"
             r" \ell^{*} = \text{the judged labels, largest first}"
         ),
-        params=(GAIN, IDEAL),
+        params=(GAIN, IDEAL, LOG_BASE),
         aliases=(Alias("ideal_dcg"),),
         binary=False,
         formula="DCG@k of the ideal ranking: judged documents sorted by gain, descending.",
