@@ -1,8 +1,9 @@
 """Render the sample comparison's HTML report in headless Chromium: docs/assets/compare_report.png.
 
 The screenshot on the docs site (docs/guides/compare.md) is this script's output,
-committed, because a browser cannot be guaranteed where the tests run; the tests check
-the page's structure (tests/test_report.py). Run it after changing the report's look:
+committed (the docs build needs no browser). The tests render the page in the same
+headless Chromium and check what it laid out (tests/test_report.py,
+test_chromium_renders_the_report_page). Run it after changing the report's look:
 
     apt-get install -y chromium   # or any Chromium / Chrome on PATH
     python scripts/make_report_screenshot.py [--pdf report.pdf]

@@ -77,13 +77,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # pytest-xdist (3.8) groups by a suffix it adds to ``item._nodeid``; pytest 9.2 keeps
     # the node id in ``item._id`` instead, where that suffix never lands, so it is added
     # here in that case (on an xdist worker with --dist loadgroup only)
+    # (and for a test's own ``xdist_group`` marker: the report page's tests share a worker)
     suffix_here = getattr(config.option, "loadgroup", False)
     for item in items:
-        if not ENGINE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        if ENGINE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
+        marker = item.get_closest_marker("xdist_group")
+        if marker is None:
             continue
-        item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
+        group = marker.args[0] if marker.args else marker.kwargs.get("name", "default")
         if suffix_here and not hasattr(item, "_nodeid") and hasattr(item, "_id"):
-            item._id = type(item._id).parse(f"{item.nodeid}@{ENGINE_GROUP}")
+            item._id = type(item._id).parse(f"{item.nodeid}@{group}")
 
 
 @pytest.fixture(scope="session")

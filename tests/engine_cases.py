@@ -155,11 +155,10 @@ PARTITIONED: list[tuple[str, pl.DataFrame, pl.DataFrame | None, dict[str, Any], 
 
 #: Attributes of every judged or retrieved query, for ``queries=`` with ``by="segment"``:
 #: DENSE's unretrieved judged queries count in their own segment, as on one machine
-QUERIES = (
-    pl.DataFrame({"query_id": sorted(set(QRELS["query_id"]) | set(DENSE["query_id"]))})
-    .with_columns(
-        segment=pl.when(pl.col("query_id").hash(seed=3) % 2 == 0)
-        .then(pl.lit("mobile"))
-        .otherwise(pl.lit("desktop"))
-    )
+QUERIES = pl.DataFrame(
+    {"query_id": sorted(set(QRELS["query_id"]) | set(DENSE["query_id"]))}
+).with_columns(
+    segment=pl.when(pl.col("query_id").hash(seed=3) % 2 == 0)
+    .then(pl.lit("mobile"))
+    .otherwise(pl.lit("desktop"))
 )

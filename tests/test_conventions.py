@@ -500,17 +500,17 @@ def test_every_metric_is_in_the_engine_batch_test() -> None:
     assert covered == offline
 
 
-def _every_metric_in_a_fresh_polars(order: str, env: dict[str, str], evaluate: str) -> str:
-    """Run ``evaluate`` (code using ``plan``, the lazy evaluation of every metric) in a
-    process of its own, where polars reads ``env`` at start; its output and log."""
+def _every_metric_in_a_fresh_polars(env: dict[str, str], evaluate: str) -> str:
+    """Run ``evaluate`` in a process of its own, where polars reads ``env`` at start: code
+    using ``runs``, ``{order: run}`` by score and by rank, of every metric's synthetic
+    case, and ``qrels``; its output and log."""
     script = textwrap.dedent(
-        f"""
+        """
         import polars as pl, polars_irmetrics as irm
         from tests.test_conventions import EVERY_METRIC, _synthetic
         run, qrels = _synthetic(150, 30)
-        if {order!r} == "rank":
-            rank = pl.col("score").rank("ordinal", descending=True).over("query_id")
-            run = run.with_columns(rank.alias("rank")).drop("score")
+        rank = pl.col("score").rank("ordinal", descending=True).over("query_id")
+        runs = {"score": run, "rank": run.with_columns(rank.alias("rank")).drop("score")}
         """
     ) + textwrap.dedent(evaluate)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -525,44 +525,51 @@ def _every_metric_in_a_fresh_polars(order: str, env: dict[str, str], evaluate: s
     return done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("order", ["score", "rank"])
-def test_values_do_not_depend_on_the_streaming_engines_batch_size(order: str) -> None:
+def test_values_do_not_depend_on_the_streaming_engines_batch_size() -> None:
     # With one-row batches (POLARS_IDEAL_MORSEL_SIZE=1, read when polars starts, so in a
     # process of its own): polars raises a constant to a column's powers, and divides a
     # column by a constant, differently on a batch of one row, so a term built with
     # those kernels would differ by a unit in the last place from the in-memory engine.
-    # The formulas use metrics._common.power and divide instead.
+    # The formulas use metrics._common.power and divide instead. Both orders, one process.
     out = _every_metric_in_a_fresh_polars(
-        order,
         {"POLARS_IDEAL_MORSEL_SIZE": "1"},
         """
-        plan = irm.evaluate(run.lazy(), EVERY_METRIC, qrels=qrels, per_query=True)
-        streaming = plan.collect(engine="streaming")
-        in_memory = plan.collect(engine="in-memory")
-        print("differ:", [c for c in streaming.columns if not streaming[c].equals(in_memory[c])])
+        for order, run in runs.items():
+            plan = irm.evaluate(run.lazy(), EVERY_METRIC, qrels=qrels, per_query=True)
+            streaming = plan.collect(engine="streaming")
+            in_memory = plan.collect(engine="in-memory")
+            differ = [c for c in streaming.columns if not streaming[c].equals(in_memory[c])]
+            print(f"{order} differ:", differ)
         """,
     )
-    assert "differ: []" in out
+    assert "score differ: []" in out
+    assert "rank differ: []" in out
 
 
-@pytest.mark.parametrize("check_duplicates", [True, False])
-@pytest.mark.parametrize("order", ["score", "rank"])
-def test_the_metric_group_by_streams_for_every_metric(order: str, check_duplicates: bool) -> None:
+def test_the_metric_group_by_streams_for_every_metric() -> None:
     # A plan guard, not a timing: polars' streaming group-by runs its partitioned
     # aggregation only when every aggregate is a reduction of row-wise expressions; a
     # row compared with a per-query value (R, a cut-off from R) or a filter inside the
     # aggregation sends the whole group-by to a slower fallback, which polars logs
     # (POLARS_VERBOSE) as "not partitionable". Formulas read per-query values through
-    # Scope.window and use when/then instead of filter.
+    # Scope.window and use when/then instead of filter. Each order, with and without
+    # the duplicate checks, in one process: a marker line on standard error between them.
     log = _every_metric_in_a_fresh_polars(
-        order,
         {"POLARS_VERBOSE": "1"},
-        f"""
-        plan = irm.evaluate(
-            run.lazy(), EVERY_METRIC, qrels=qrels, check_duplicates={check_duplicates}
-        )
-        plan.collect(engine="streaming")
+        """
+        import sys
+        for order, run in runs.items():
+            for checked in (True, False):
+                print(f"== case {order} check_duplicates={checked}", file=sys.stderr)
+                plan = irm.evaluate(
+                    run.lazy(), EVERY_METRIC, qrels=qrels, check_duplicates=checked
+                )
+                plan.collect(engine="streaming")
         """,
     )
-    assert "running group-by in subgraph" in log  # the log is there to read
-    assert "not partitionable" not in log
+    cases = log.split("== case ")[1:]
+    assert len(cases) == 4
+    for case in cases:
+        name = case.splitlines()[0]
+        assert "running group-by in subgraph" in case, name  # the log is there to read
+        assert "not partitionable" not in case, name

@@ -178,6 +178,9 @@ def test_preference_measures_through_the_door(lazy: bool) -> None:
     assert _collect(out).rows() == [("q1", 2 / 3)]
     assert irm.evaluate(run, "prefs_simp", prefs=prefs).rows() == [(1, 2 / 3)]
     assert irm.evaluate_prefs(run, ["prefs_simp"], prefs=prefs).rows() == [("q1", 2 / 3)]
+    thin = irm.evaluate_prefs(_maybe_lazy(run, lazy), "prefs_simp", prefs=prefs, per_query=False)
+    assert isinstance(thin, pl.LazyFrame) is lazy
+    assert _collect(thin).rows() == [(1, 2 / 3)]
 
 
 @pytest.mark.parametrize("lazy", LAZY)
@@ -195,6 +198,10 @@ def test_judgment_group_measures_through_the_door(lazy: bool) -> None:
     out = irm.evaluate(_maybe_lazy(run, lazy), ["map_avgjg"], qrels_jg=groups, per_query=True)
     assert _collect(out).rows() == [("q1", 0.75)]
     assert irm.evaluate_jg(run, "map_avgjg", qrels_jg=groups).rows() == [("q1", 0.75)]
+    # the thin door's means are the door's: the same running sum, the same num_q
+    door = irm.evaluate(run, ["map_avgjg"], qrels_jg=groups)
+    thin = irm.evaluate_jg(_maybe_lazy(run, lazy), "map_avgjg", qrels_jg=groups, per_query=False)
+    assert _collect(thin).rows() == door.rows() == [(1, 0.75)]
 
 
 @pytest.mark.parametrize("lazy", LAZY)
@@ -261,3 +268,22 @@ def test_compare_takes_evaluates_keywords_and_pandas() -> None:
     ]
     with pytest.raises(InvalidValueError, match=re.escape("compare sets by= itself")):
         irm.compare(runs, ["P@1"], qrels=qrels, by="day")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("lazy", LAZY)
+def test_beyond_accuracy_options_through_the_door(lazy: bool) -> None:
+    # a cold item: refused by default, Recommenders' convention when asked (novelty 0,
+    # its row still counted; coverage 1 of the 3 catalogue items), as beyond_accuracy
+    recs = pl.DataFrame({"query_id": [1], "doc_id": ["z"], "rank": [1]})
+    history = pl.DataFrame({"query_id": [1, 2, 2, 3], "doc_id": ["c", "a", "b", "a"]})
+    with pytest.raises(irm.InvalidValueError, match="never occurs in the interactions"):
+        _collect(irm.evaluate(_maybe_lazy(recs, lazy), ["novelty"], interactions=history))
+    out = irm.evaluate(
+        _maybe_lazy(recs, lazy),
+        ["novelty", "coverage"],
+        interactions=history,
+        unseen_items="recommenders",
+    )
+    assert _collect(out).rows() == [(0.0, 1 / 3)]
+    with pytest.raises(irm.InvalidValueError, match=re.escape("unseen_items='zero' is not")):
+        irm.evaluate(recs, ["map"], qrels=recs.with_columns(relevance=1), unseen_items="zero")

@@ -14,12 +14,23 @@ from polars_irmetrics.stats.multitest import CORRECTIONS, adjust
 p_value = st.floats(0, 1, allow_nan=False) | st.sampled_from([0.0, 1.0, 0.05, 1e-300])
 
 
-@pytest.mark.parametrize("correction", CORRECTIONS)
+def _equals_statsmodels(correction: str, values: list[float]) -> None:
+    expected = multipletests(np.array(values), alpha=0.05, method=correction)[1]
+    assert adjust(values, correction).tolist() == expected.tolist()  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("correction", [c for c in CORRECTIONS if c != "holm"])
 @settings(max_examples=200, deadline=None)
 @given(values=st.lists(p_value, min_size=1, max_size=40))
 def test_equals_statsmodels(correction: str, values: list[float]) -> None:
-    expected = multipletests(np.array(values), alpha=0.05, method=correction)[1]
-    assert adjust(values, correction).tolist() == expected.tolist()  # type: ignore[arg-type]
+    _equals_statsmodels(correction, values)
+
+
+@settings(max_examples=40, deadline=None)
+@given(values=st.lists(p_value, min_size=1, max_size=40))
+def test_holm_equals_statsmodels(values: list[float]) -> None:
+    # fewer examples: statsmodels' holm takes about 80 ms a call (the others 0.05 ms)
+    _equals_statsmodels("holm", values)
 
 
 def test_none_keeps_the_p_values() -> None:

@@ -179,7 +179,7 @@ def test_every_trec_eval_name_parses_to_its_metric() -> None:
 
 
 # ------------------------------------------------------------------------ other paths
-@settings(SETTINGS, max_examples=100)
+@settings(SETTINGS, max_examples=40)
 @given(case=cases(POOLS))
 def test_lazyframe_input_gives_the_same_frame(case: Case) -> None:
     eager = irm.evaluate(case.run, TREC_NAMES, qrels=case.qrels, per_query=True, order="score")
@@ -230,7 +230,7 @@ def test_repeated_evaluation_is_bit_identical() -> None:
     assert seen == {trec}, f"ndcg over 200 identical calls: {sorted(seen)}; trec_eval: {trec}"
 
 
-@settings(SETTINGS, max_examples=100)
+@settings(SETTINGS, max_examples=60)
 @given(case=cases(POOLS), data=st.data())
 def test_rank_column_equals_score_order(case: Case, data: st.DataObject) -> None:
     by_score = irm.evaluate(case.run, TREC_NAMES, qrels=case.qrels, per_query=True, order="score")
@@ -293,7 +293,7 @@ def test_judged_table_equals_trec_eval_on_its_own_rows(case: Case, unjudged: str
     assert not bad, "judged table vs trec_eval:\n" + "\n".join(bad) + f"\n{table.rows()!r}"
 
 
-@settings(SETTINGS, max_examples=100)
+@settings(SETTINGS, max_examples=50)
 @given(
     case=cases(POOLS), unjudged=st.sampled_from(["drop", "-1", "0"]), level=st.sampled_from([1, 2])
 )

@@ -133,6 +133,10 @@ ISSUE_SPELLINGS = [
     ("map@10-l2", "map(rel=2)@10"),
     ("ndcg@10-l3", "trec_ndcg(gains='1=0,2=0')@10"),
     ("precision(agg='median')@10", "precision(agg='median')@10"),
+    ("AP(judged_only=True)@10", "map(judged_only=True)@10"),
+    ("nDCG(judged_only=False)", "ndcg"),
+    ("ndcg_score@10", "ndcg(ideal='retrieved', ties='average')@10"),
+    ("dcg_score(log_base=10)", "dcg(ties='average', log_base=10)"),
 ]
 
 
@@ -156,10 +160,9 @@ REFUSALS = [
         "metric '\u03b1_nDCG@10' is not supported: it needs subtopic (intent) judgments",
     ),
     (
-        "AP(judged_only=True)",
+        "AP(judged_only=maybe)",
         MetricParameterError,
-        "metric 'AP(judged_only=True)': judged_only (ir_measures: unjudged documents removed "
-        "before scoring) is a property of the run",
+        "metric 'AP(judged_only=maybe)': judged_only must be True or False, got 'maybe'",
     ),
     (
         "dcg@5-l2",
@@ -176,7 +179,7 @@ REFUSALS = [
         "map(agg='mode')",
         MetricParameterError,
         "metric \"map(agg='mode')\": agg='mode' is not allowed; choose one of 'mean', "
-        "'geometric', 'sum', 'median', 'min', 'max', 'std'",
+        "'geometric', 'sum', 'median', 'min', 'max', 'std', 'median_low'",
     ),
     (
         "nDCG(gains={0:1,4})",

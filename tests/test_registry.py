@@ -191,7 +191,13 @@ def test_default_metrics_parse() -> None:
 def test_metric_declarations() -> None:
     ndcg = irm.get_metric("ndcg")
     assert ndcg.higher_is_better
-    assert [p.name for p in ndcg.params] == ["gain", "ideal"]
+    assert [p.name for p in ndcg.params] == [
+        "gain",
+        "ideal",
+        "ties",
+        "relevancy_method",
+        "threshold",
+    ]
     assert ndcg.param("gain") is not None
     assert ndcg.param("nope") is None
     assert irm.get_metric("num_ret").integer

@@ -120,6 +120,8 @@ def test_unseen_items_drop_policy_against_the_formula(frame_kind: str) -> None:
     assert got.row(0) == pytest.approx((2 / 3, (1 + 1 + 2) / 3))
     with pytest.raises(InvalidValueError, match=re.escape(
         "unseen_items='zero' is not a policy; choose 'error' (refuse a recommended item the "
-        "interactions or item_features lack) or 'drop' (leave such recommendations out)"
+        "interactions or item_features lack), 'drop' (leave such recommendations out) or "
+        "'recommenders' (Microsoft Recommenders' convention: such an item counts 0 novelty "
+        "and 0 similarity)"
     )):  # fmt: skip
         irm.beyond_accuracy(recs, ["novelty"], interactions=history, unseen_items="zero")  # type: ignore[arg-type]

@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 import polars_irmetrics as irm
 from polars_irmetrics.cli.main import main
 from polars_irmetrics.door.jg import evaluate_jg
+from polars_irmetrics.door.prefs import evaluate_prefs
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.trec import read_trec_qrels, read_trec_run
 from polars_irmetrics.metrics.scope import TableScope
-from polars_irmetrics.offline.prefs import PREFS_MEASURES, evaluate_prefs
+from polars_irmetrics.offline.prefs import PREFS_MEASURES
 from tests.conftest import Evaluate
 from tests.helpers import property_settings
 from tests.test_trec_eval_cmd import ref_iprec_lround
@@ -268,6 +269,8 @@ def test_evaluate_jg_matches_trec_eval(lazy: bool) -> None:
     out = evaluate_jg(
         run.lazy() if lazy else run, names, qrels_jg=judgments.lazy() if lazy else judgments
     )
+    assert isinstance(out, pl.LazyFrame) is lazy  # lazy in, lazy out
+    out = out.lazy().collect()
     printed = _printed("qrels_jg", 10)
     assert out.height == 5
     for row in out.iter_rows(named=True):
@@ -284,6 +287,8 @@ def test_evaluate_prefs_matches_trec_eval(case: str, reader: object, lazy: bool)
     prefs = reader(DATA / source)
     run = _run()
     out = evaluate_prefs(run.lazy() if lazy else run, prefs=prefs.lazy() if lazy else prefs)
+    assert isinstance(out, pl.LazyFrame) is lazy  # lazy in, lazy out
+    out = out.lazy().collect()
     printed = _printed(case, 10)
     for row in out.iter_rows(named=True):
         for name in PREFS_MEASURES:

@@ -27,6 +27,7 @@ from polars_irmetrics.comparison import compare, tukey_hsd
 from polars_irmetrics.comparison.publish import Report, report
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.door.jg import evaluate_jg
+from polars_irmetrics.door.prefs import evaluate_prefs
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -95,7 +96,6 @@ from polars_irmetrics.metrics.registry import (
     parse_metric,
 )
 from polars_irmetrics.metrics.similarity import cosine_similarity
-from polars_irmetrics.offline.prefs import evaluate_prefs
 from polars_irmetrics.online.ab import ab_test
 from polars_irmetrics.online.evaluate import evaluate_online
 from polars_irmetrics.online.expressions import click_metric

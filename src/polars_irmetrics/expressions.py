@@ -106,6 +106,7 @@ __all__ = [
 RankSpec = str | pl.Expr
 Gain = Literal["linear", "exponential"]
 Ideal = Literal["judgments", "retrieved"]
+Ties = Literal["break", "average"]
 
 
 def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
@@ -283,6 +284,7 @@ def _expr(
     rank: RankSpec,
     doc_id: str,
     level: float,
+    score: str | None = None,
     **options: ParamValue,
 ) -> pl.Expr:
     req = request(metric, k=k, options=options)
@@ -294,13 +296,17 @@ def _expr(
             "name yours with rank=..., or rank by score with rank=irm.rank_by_score()",
             numeric=True,
         )
-    scope = TableScope(rel, rank, _distinct_documents(doc_id))
+    scores = None
+    if score is not None:
+        scores = _column(score, "scores", "name yours with score=...", numeric=True)
+    scope = TableScope(rel, rank, _distinct_documents(doc_id), scores)
     return scope.when_one_ranking(req.expr(scope, float(level))).alias(req.name)
 
 
 def precision(
     k: int | None = None,
     *,
+    adaptive_k: bool = False,
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
@@ -316,6 +322,9 @@ def precision(
     ----------
     k
         Cutoff; ``None`` for the whole list.
+    adaptive_k
+        Divide by ``min(k, n)``, n the documents retrieved, instead of ``k``
+        (torchmetrics' ``RetrievalPrecision(adaptive_k=True)``).
     relevance_level
         Relevance at or above which a document is relevant.
     relevance, rank
@@ -345,9 +354,20 @@ def precision(
     ╞═════════════╪══════════════╪═══════════╡
     │ 0.5         ┆ 0.2          ┆ 0.666667  │
     └─────────────┴──────────────┴───────────┘
+
+    torchmetrics' ``adaptive_k``: three documents, so P@10 divides by 3:
+
+    >>> df.select(irm.precision(k=10, adaptive_k=True)).item() == 2 / 3
+    True
     """
     return _expr(
-        "precision", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level
+        "precision",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        doc_id=doc_id,
+        level=relevance_level,
+        adaptive_k=adaptive_k,
     )
 
 
@@ -464,7 +484,9 @@ def f1(
 
 
 def r_precision(
+    k: int | None = None,
     *,
+    denominator: Literal["relevant", "capped"] = "relevant",
     relevance_level: float = 1,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
@@ -472,8 +494,17 @@ def r_precision(
 ) -> pl.Expr:
     """R-precision: precision at rank R, R the number of relevant documents.
 
+    ``rel_ret@R / R`` (trec_eval ``Rprec``). With a cutoff ``k``, Microsoft
+    Recommenders' ``r_precision_at_k``: the relevant documents among the top
+    ``min(k, R)``, over ``R`` (or over ``min(k, R)`` with ``denominator="capped"``).
+
     Parameters
     ----------
+    k
+        Only the top k count (``None``: R-precision as trec_eval has it).
+    denominator
+        With ``k``: divide by ``R`` (``"relevant"``, Recommenders' code) or by
+        ``min(k, R)`` (``"capped"``, precision@k once R >= k, as their docstring says).
     relevance_level
         A document is relevant when its label is at or above this (trec_eval ``-l``).
     relevance
@@ -497,9 +528,25 @@ def r_precision(
     >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "relevance": [0, 1, 1, 0]})
     >>> df.select(irm.r_precision()).item()  # R = 2, one relevant in the top 2
     0.5
+
+    With ``k = 1`` below R, only the top 1 counts, and the divisor stays R (Recommenders'
+    ``r_precision_at_k``), unless capped at k:
+
+    >>> capped = irm.r_precision(1, denominator="capped")
+    >>> df.select(irm.r_precision(1)).item(), df.select(capped).item()
+    (0.0, 0.0)
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1, 0, 1]})
+    >>> df.select(irm.r_precision(1)).item(), df.select(capped).item()
+    (0.5, 1.0)
     """
     return _expr(
-        "r_precision", k=None, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level
+        "r_precision",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        doc_id=doc_id,
+        level=relevance_level,
+        denominator=denominator,
     )
 
 
@@ -670,8 +717,10 @@ def ndcg(
     *,
     gain: Gain = "linear",
     ideal: Ideal = "judgments",
+    ties: Ties = "break",
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    score: str = "score",
     doc_id: str = "doc_id",
 ) -> pl.Expr:
     """Normalised discounted cumulative gain (nDCG@k).
@@ -692,11 +741,18 @@ def ndcg(
     ideal
         ``'judgments'``: the ideal ranking of every judged document; ``'retrieved'``: of
         the retrieved ones only.
+    ties
+        ``'break'``: documents with the same score are ranked one by one, as ``rank``
+        orders them; ``'average'``: each document of a tie group gets the group's mean
+        gain over the group's positions (scikit-learn's ``ndcg_score`` default,
+        ``ignore_ties=False``), read from the ``score`` column.
     relevance
         The relevance label column.
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    score
+        The score column, read only with ``ties='average'``.
     doc_id
         The document id column, when the frame has one: a group that lists a document
         twice, or one without an id, is not one ranking (the value is null).
@@ -704,7 +760,12 @@ def ndcg(
     Returns
     -------
     pl.Expr
-        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+        Float64 per query, named by the metric's canonical name (e.g. ``ndcg@10``).
+
+    See Also
+    --------
+    dcg : the numerator, with scikit-learn's ``log_base``.
+    idcg : the denominator.
 
     Examples
     --------
@@ -716,9 +777,27 @@ def ndcg(
     >>> idcg = 2 / math.log2(2) + 1 / math.log2(3)
     >>> math.isclose(df.select(irm.ndcg(k=3)).item(), dcg / idcg, rel_tol=1e-12)
     True
+
+    scikit-learn's ``ndcg_score(k=1)``: the top two documents tie on score, so each
+    gets half of the relevant one's gain at rank 1, and the ideal is 1 (the ideal of
+    the retrieved documents):
+
+    >>> tied = pl.DataFrame({"relevance": [1, 0, 0], "score": [0.9, 0.9, 0.2]})
+    >>> tied = tied.with_columns(rank=pl.int_range(1, 4))
+    >>> tied.select(irm.ndcg(k=1, ties="average", ideal="retrieved")).item()
+    0.5
     """
     return _expr(
-        "ndcg", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1, gain=gain, ideal=ideal
+        "ndcg",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        doc_id=doc_id,
+        level=1,
+        score=score if ties == "average" else None,
+        gain=gain,
+        ideal=ideal,
+        ties=ties,
     )
 
 
@@ -726,11 +805,14 @@ def dcg(
     k: int | None = None,
     *,
     gain: Gain = "linear",
+    ties: Ties = "break",
+    log_base: float = 2,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
+    score: str = "score",
     doc_id: str = "doc_id",
 ) -> pl.Expr:
-    """Discounted cumulative gain: ``sum_{r <= k} gain(rel_r) / log2(r + 1)``.
+    """Discounted cumulative gain: ``sum_{r <= k} gain(rel_r) / log_b(r + 1)``.
 
     Parameters
     ----------
@@ -738,11 +820,20 @@ def dcg(
         Cutoff: only ranks 1..k count; ``None`` for the whole list.
     gain
         ``'linear'``: the label itself; ``'exponential'``: 2^label − 1.
+    ties
+        ``'break'``: documents with the same score are ranked one by one, as ``rank``
+        orders them; ``'average'``: each document of a tie group gets the group's mean
+        gain over the group's positions (scikit-learn's ``dcg_score`` default,
+        ``ignore_ties=False``), read from the ``score`` column.
+    log_base
+        Base b of the discount's logarithm (scikit-learn's ``log_base``), above 1.
     relevance
         The relevance label column.
     rank
         The rank column (1 = top; null = judged but not retrieved), or an expression such
         as :func:`rank_by_score`.
+    score
+        The score column, read only with ``ties='average'``.
     doc_id
         The document id column, when the frame has one: a group that lists a document
         twice, or one without an id, is not one ranking (the value is null).
@@ -760,8 +851,26 @@ def dcg(
     >>> import math
     >>> math.isclose(df.select(irm.dcg(k=2)).item(), 4 / math.log2(3), rel_tol=1e-12)
     True
+
+    Base 10, as ``sklearn.metrics.dcg_score(..., log_base=10)``:
+
+    >>> math.isclose(
+    ...     df.select(irm.dcg(k=2, log_base=10)).item(), 4 / math.log10(3), rel_tol=1e-12
+    ... )
+    True
     """
-    return _expr("dcg", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1, gain=gain)
+    return _expr(
+        "dcg",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        doc_id=doc_id,
+        level=1,
+        score=score if ties == "average" else None,
+        gain=gain,
+        ties=ties,
+        log_base=log_base,
+    )
 
 
 def idcg(
@@ -769,6 +878,7 @@ def idcg(
     *,
     gain: Gain = "linear",
     ideal: Ideal = "judgments",
+    log_base: float = 2,
     relevance: str = "relevance",
     rank: RankSpec = "rank",
     doc_id: str = "doc_id",
@@ -784,6 +894,8 @@ def idcg(
     ideal
         ``'judgments'``: the ideal ranking of every judged document; ``'retrieved'``: of
         the retrieved ones only.
+    log_base
+        Base b of the discount's logarithm (scikit-learn's ``log_base``), above 1.
     relevance
         The relevance label column.
     rank
@@ -808,7 +920,15 @@ def idcg(
     True
     """
     return _expr(
-        "idcg", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1, gain=gain, ideal=ideal
+        "idcg",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        doc_id=doc_id,
+        level=1,
+        gain=gain,
+        ideal=ideal,
+        log_base=log_base,
     )
 
 

@@ -70,10 +70,12 @@ class _Namespace(ABC, Generic[Mean]):
     def precision(
         self,
         k: int | None = None,
+        *,
+        adaptive_k: bool = False,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean precision@k over queries; see :func:`polars_irmetrics.precision`."""
-        return self._mean(exprs.precision(k), options)
+        return self._mean(exprs.precision(k, adaptive_k=adaptive_k), options)
 
     def recall(
         self,
@@ -139,6 +141,7 @@ class _Namespace(ABC, Generic[Mean]):
         *,
         gain: Literal["linear", "exponential"] = "linear",
         ideal: Literal["judgments", "retrieved"] = "judgments",
+        ties: Literal["break", "average"] = "break",
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean nDCG@k over queries; see :func:`polars_irmetrics.ndcg`.
@@ -153,17 +156,19 @@ class _Namespace(ABC, Generic[Mean]):
         >>> run.irm.ndcg(k=10, qrels=qrels)
         1.0
         """
-        return self._mean(exprs.ndcg(k, gain=gain, ideal=ideal), options)
+        return self._mean(exprs.ndcg(k, gain=gain, ideal=ideal, ties=ties), options)
 
     def dcg(
         self,
         k: int | None = None,
         *,
         gain: Literal["linear", "exponential"] = "linear",
+        ties: Literal["break", "average"] = "break",
+        log_base: float = 2,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean DCG@k over queries; see :func:`polars_irmetrics.dcg`."""
-        return self._mean(exprs.dcg(k, gain=gain), options)
+        return self._mean(exprs.dcg(k, gain=gain, ties=ties, log_base=log_base), options)
 
     def idcg(
         self,
@@ -171,10 +176,11 @@ class _Namespace(ABC, Generic[Mean]):
         *,
         gain: Literal["linear", "exponential"] = "linear",
         ideal: Literal["judgments", "retrieved"] = "judgments",
+        log_base: float = 2,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean ideal DCG@k over queries; see :func:`polars_irmetrics.idcg`."""
-        return self._mean(exprs.idcg(k, gain=gain, ideal=ideal), options)
+        return self._mean(exprs.idcg(k, gain=gain, ideal=ideal, log_base=log_base), options)
 
     def cg(
         self,

@@ -22,7 +22,12 @@ from polars_irmetrics.comparison.api import compare
 from polars_irmetrics.comparison.frame import long_runs
 from polars_irmetrics.comparison.options import ALTERNATIVES, TESTS
 from polars_irmetrics.comparison.publish import report, write_atomic
-from polars_irmetrics.comparison.report import REPORT_FORMATS, ReportFormat, write_report
+from polars_irmetrics.comparison.report import (
+    REPORT_FORMATS,
+    ReportFormat,
+    with_std,
+    write_report,
+)
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.io.files import FORMATS, scan_qrels, scan_run
@@ -120,6 +125,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="FILE",
         help="write the report to FILE (atomically); its suffix picks the format",
     )
+    p.add_argument(
+        "--std",
+        action="store_true",
+        help="show the standard deviation of the per-query values beside each mean "
+        "(population, ranx's return_std=True; columns std and baseline_std in csv, json "
+        "and parquet)",
+    )
     p.add_argument("--plot", metavar="FILE", help="save a plot (PNG or SVG)")
     p.add_argument("--run-format", choices=FORMATS, default="auto", help="(auto)")
     p.add_argument("--qrels-format", choices=FORMATS, default="auto", help="(auto)")
@@ -188,6 +200,8 @@ def run(args: argparse.Namespace) -> int:
     }
     metrics = list(args.metrics or _DEFAULT_METRICS)
     result = compare(runs, metrics, **kwargs)
+    if args.std:
+        result = with_std(result, compare(runs, metrics, per_query=True, **kwargs))
     suffix = Path(args.output or "").suffix.lower()
     fmt = cast(ReportFormat, args.format or _SUFFIX_FORMATS.get(suffix, "terminal"))
     if fmt == "html":

@@ -38,9 +38,11 @@ if TYPE_CHECKING:
 __all__ = ["RESULT_COLUMNS", "compare", "compare_values"]
 
 #: The columns of :func:`compare`'s result, in order.
+#: The answer first (the identity, the delta and whether it is significant, where a
+#: notebook's wide table shows them without scrolling), then the detail.
 RESULT_COLUMNS: tuple[str, ...] = (
-    "metric", "system", "baseline", "n", "mean", "baseline_mean", "delta", "relative",
-    "effect_size", "ci_low", "ci_high", "p_value", "p_adjusted", "significant",
+    "metric", "system", "baseline", "delta", "p_value", "p_adjusted", "significant",
+    "mean", "baseline_mean", "relative", "effect_size", "ci_low", "ci_high", "n",
     "wins", "ties", "losses",
 )  # fmt: skip
 
@@ -64,7 +66,6 @@ def compare(
     seed: int | None = None,
     query_set: QuerySet = "judged",
     per_query: bool = False,
-    progress: bool | None = None,
     **options: Unpack[PlanKwargs],
 ) -> pl.DataFrame:
     """Compare systems on the same queries: paired tests, corrections, intervals.
@@ -123,24 +124,27 @@ def compare(
         ``True``: instead of the tests, the per-query values and deltas of every
         comparison, one row per metric, comparison and query (the queries each test
         used).
-    progress
-        A bar of the resampling tests' chunks (when there is more than one chunk of
-        resamples): ``None`` draws in a terminal or notebook only, ``True`` always,
-        ``False`` never (:mod:`polars_irmetrics.ground.progress`).
     **options
         :func:`~polars_irmetrics.evaluate`'s keyword arguments (``order``,
         ``relevance_level``, ``depth``, the column names ``query_id=``, ``relevance=``,
         ...); the groups, ``per_query`` and ``unretrieved`` are set by ``compare``.
+        ``progress=`` among them draws a bar of the long steps, the out-of-core
+        evaluation's buckets and the resampling tests' chunks of resamples (when there
+        is more than one): ``None`` (default) in a terminal or a notebook only,
+        ``True`` on any stream, ``False`` never
+        (:mod:`polars_irmetrics.ground.progress`).
 
     Returns
     -------
     pl.DataFrame
-        One row per metric and comparison: ``metric``, ``system``, ``baseline``, ``n``
-        (paired queries), ``mean``, ``baseline_mean``, ``delta`` (mean − baseline
-        mean), ``relative`` (delta / baseline mean; null when that is 0),
-        ``effect_size`` (Cohen's d_z), ``ci_low``, ``ci_high``, ``p_value``,
-        ``p_adjusted``, ``significant``, ``wins``, ``ties``, ``losses`` (queries where
-        the system is above, equal to, below the baseline).
+        One row per metric and comparison, in this order (:data:`RESULT_COLUMNS`):
+        ``metric``, ``system``, ``baseline`` (String); ``delta`` (mean − baseline
+        mean), ``p_value``, ``p_adjusted`` (Float64), ``significant`` (Boolean:
+        ``p_adjusted <= alpha``); ``mean``, ``baseline_mean``, ``relative`` (delta /
+        baseline mean; null when that is 0), ``effect_size`` (Cohen's d_z),
+        ``ci_low``, ``ci_high`` (Float64); ``n`` (paired queries), ``wins``, ``ties``,
+        ``losses`` (Int64: queries where the system is above, equal to, below the
+        baseline).
 
     Raises
     ------
@@ -198,7 +202,7 @@ def compare(
         n_resamples=n_resamples,
         seed=seed,
         query_set=query_set,
-        progress=progress,
+        progress=plan_options.progress,
     ).checked()
     values = per_query_values(
         runs,
@@ -317,17 +321,17 @@ def compare_values(
             "metric": metric_col.tolist(),
             "system": system_col.tolist(),
             "baseline": base_col.tolist(),
-            "n": np.full(n_m * n_c, stats.n, dtype=np.int64),
+            "delta": stats.delta,
+            "p_value": stats.p_value,
+            "p_adjusted": adjusted,
+            "significant": adjusted <= options.alpha,
             "mean": stats.mean,
             "baseline_mean": stats.baseline_mean,
-            "delta": stats.delta,
             "relative": relative,
             "effect_size": stats.effect_size,
             "ci_low": stats.ci_low,
             "ci_high": stats.ci_high,
-            "p_value": stats.p_value,
-            "p_adjusted": adjusted,
-            "significant": adjusted <= options.alpha,
+            "n": np.full(n_m * n_c, stats.n, dtype=np.int64),
             "wins": stats.wins,
             "ties": stats.ties,
             "losses": stats.losses,

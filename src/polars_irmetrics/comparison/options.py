@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.stats.multitest import Correction, check_correction
 
 __all__ = [
@@ -116,6 +117,7 @@ class CompareOptions:
             _choose("ci", self.ci, _INTERVALS)
         _fraction("alpha", self.alpha, "0.05")
         _fraction("confidence", self.confidence, "0.95")
+        check_progress(self.progress)
         try:
             n_resamples = operator.index(self.n_resamples)
         except TypeError:

@@ -44,13 +44,19 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import scipy.stats
 
 from polars_irmetrics.comparison.options import Alternative, CompareOptions
+from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.progress import track
+
+if TYPE_CHECKING:
+    import scipy.stats as scipy_stats
+else:
+    scipy_stats = LazyModule("scipy.stats")  # imported at the first test (import time)
 
 __all__ = ["PairedStats", "bootstrap_means", "paired_stats", "randomization_p", "sign_bits"]
 
@@ -213,7 +219,7 @@ def _wilcoxon_p(d: Array, live: npt.NDArray[np.bool_], alternative: Alternative)
     tied = (magnitude == 0).any(axis=0) | repeated.any(axis=0)
     for group in (live & ~tied, live & tied):  # two calls, not one per column
         if group.any():
-            p[group] = scipy.stats.wilcoxon(d[:, group], axis=0, alternative=alternative).pvalue
+            p[group] = scipy_stats.wilcoxon(d[:, group], axis=0, alternative=alternative).pvalue
     return p
 
 
@@ -262,7 +268,7 @@ def paired_stats(a: Array, b: Array, options: CompareOptions) -> PairedStats:
     boot: tuple[Array, Array] | None = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        t_result = scipy.stats.ttest_rel(a, b, axis=0, alternative=alternative)
+        t_result = scipy_stats.ttest_rel(a, b, axis=0, alternative=alternative)
         if options.test == "t":
             p = np.where(live, t_result.pvalue, 1.0)
         elif options.test == "wilcoxon":

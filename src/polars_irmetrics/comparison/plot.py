@@ -30,20 +30,22 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MissingDependencyError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
+from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.io.output import write_atomic
 from polars_irmetrics.metrics.registry import parse_metric
 
-try:
-    import matplotlib as _mpl
-    from matplotlib.figure import Figure as _Figure
-except ImportError:  # pragma: no cover - the plot extra is installed in tests
-    _mpl = None  # type: ignore[assignment]
-    _Figure = None  # type: ignore[assignment,misc]
+_INSTALL = "pip install 'polars_irmetrics[plot]'"
+_MISSING = f"plots need matplotlib, which is not installed: {_INSTALL}"
 
 if TYPE_CHECKING:
+    import matplotlib as _mpl
+    import matplotlib.figure as _mpl_figure
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+else:  # imported at the first plot (import time)
+    _mpl = LazyModule("matplotlib", missing=_MISSING)
+    _mpl_figure = LazyModule("matplotlib.figure", missing=_MISSING)
 
 __all__ = [
     "BLUE",
@@ -56,7 +58,6 @@ __all__ = [
     "plot_significance_matrix",
 ]
 
-_INSTALL = "pip install 'polars_irmetrics[plot]'"
 _RESULT = "the result of irm.compare"
 #: Okabe-Ito colours (colour-blind safe): wins, losses, ties.
 BLUE, VERMILLION, GREY = "#0072B2", "#D55E00", "#999999"
@@ -67,13 +68,12 @@ _CMAP = "cividis_r"
 
 
 def _need_matplotlib() -> None:
-    if _Figure is None:
-        raise MissingDependencyError(f"plots need matplotlib, which is not installed: {_INSTALL}")
+    _mpl_figure.Figure  # noqa: B018 (imports matplotlib, or names the extra)
 
 
 def _figure(**kwargs: Any) -> Figure:
     _need_matplotlib()
-    return _Figure(layout="constrained", **kwargs)
+    return _mpl_figure.Figure(layout="constrained", **kwargs)
 
 
 def _axes(
@@ -100,7 +100,7 @@ def _axes(
 
 def _root(ax: Axes) -> Figure:
     figure: Any = ax.figure
-    while not isinstance(figure, _Figure):  # a SubFigure: its parent
+    while not isinstance(figure, _mpl_figure.Figure):  # a SubFigure: its parent
         figure = figure.figure
     return figure
 

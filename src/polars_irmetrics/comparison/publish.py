@@ -48,13 +48,15 @@ from polars_irmetrics.comparison.report import (
     table,
     terminal,
 )
-from polars_irmetrics.errors import InvalidValueError, IrmError, MissingDependencyError
+from polars_irmetrics.errors import InvalidValueError, IrmError
+from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.metrics.registry import parse_metric
 
-try:
-    import great_tables as _gt
-except ImportError:  # pragma: no cover - the report extra is installed in tests
-    _gt = None  # type: ignore[assignment]
+_INSTALL = "pip install 'polars_irmetrics[report]'"
+#: great_tables, imported at the first HTML or LaTeX table (import time)
+_GT = LazyModule(
+    "great_tables", missing=f"HTML reports need great_tables, which is not installed: {_INSTALL}"
+)
 
 if TYPE_CHECKING:
     from great_tables import GT
@@ -62,7 +64,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Report", "report"]
 
-_INSTALL = "pip install 'polars_irmetrics[report]'"
 _ID = "irm-report"
 _SUFFIXES = {".html": "html", ".htm": "html", ".tex": "latex", ".md": "markdown", ".txt": "text"}
 _CSS = f"""
@@ -84,11 +85,7 @@ figcaption { font-size: 0.9rem; color: #444; text-align: center; }
 
 
 def _need_great_tables() -> Any:
-    if _gt is None:
-        raise MissingDependencyError(
-            f"HTML reports need great_tables, which is not installed: {_INSTALL}"
-        )
-    return _gt
+    return _GT.module
 
 
 class Report:
@@ -211,6 +208,8 @@ class Report:
                 sup = f"<sup>{marks}</sup>" if marks else ""
                 box = f'<span class="irm-mark" style="min-width: {widths[m] * 0.75:.2f}em">'
                 box += f"{sup}</span>"
+                if self.table.stds is not None and (s, m) in self.table.stds:  # with_std
+                    box += f" ± {self.table.stds[s, m]:.{self.digits}f}"
                 styled = styled.fmt(
                     lambda v, box=box: ("nan" if v is None else f"{v:.{self.digits}f}") + box,
                     columns=m,

@@ -43,6 +43,7 @@ __all__ = [
     "markdown",
     "render_report",
     "table",
+    "with_std",
     "write_report",
 ]
 
@@ -71,14 +72,51 @@ class Table:
     means: dict[tuple[str, str], float]
     marks: dict[tuple[str, str], list[str]]
     legend: list[str]
+    #: The standard deviation of the per-query values beside each mean, where the
+    #: result has ``std`` columns (:func:`with_std`).
+    stds: dict[tuple[str, str], float] | None = None
 
 
 def _letter(i: int) -> str:
     return "abcdefghijklmnopqrstuvwxyz"[i] if i < 26 else str(i + 1)
 
 
+def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
+    """``result`` with ``std`` and ``baseline_std``: the standard deviation of each
+    system's per-query values over the pair's queries (population, ``ddof=0``: ranx's
+    ``evaluate(..., return_std=True)``), from the ``per_query=True`` result of the same
+    :func:`~polars_irmetrics.compare` call. The reports show them as ``mean ± std``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.comparison.report import with_std
+    >>> result = pl.DataFrame({"metric": ["map"], "system": ["b"], "baseline": ["a"]})
+    >>> per_query = pl.DataFrame({
+    ...     "metric": ["map"] * 2, "system": ["b"] * 2, "baseline": ["a"] * 2,
+    ...     "value": [0.5, 1.0], "baseline_value": [0.2, 0.2]})
+    >>> with_std(result, per_query).row(0)
+    ('map', 'b', 'a', 0.25, 0.0)
+    """
+    keys = ["metric", "system", "baseline"]
+    missing = [c for c in (*keys, "value", "baseline_value") if c not in per_query.columns]
+    if missing:
+        raise ColumnNotFoundError(
+            f"column {missing[0]!r} is not in per_query; pass the per_query=True result of "
+            "irm.compare"
+        )
+    spread = per_query.group_by(keys).agg(
+        pl.col("value").std(ddof=0).alias("std"),
+        pl.col("baseline_value").std(ddof=0).alias("baseline_std"),
+    )
+    return result.drop("std", "baseline_std", strict=False).join(
+        spread, on=keys, how="left", maintain_order="left"
+    )
+
+
 def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
-    """The report's cells from :func:`~polars_irmetrics.compare`'s result."""
+    """The report's cells from :func:`~polars_irmetrics.compare`'s result (with the
+    standard deviations where it has :func:`with_std`'s columns)."""
     missing = [c for c in _NEEDED if c not in result.columns]
     if missing:
         raise ColumnNotFoundError(
@@ -115,6 +153,13 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
             marks.setdefault((winner, metric), []).append(letter[loser])
     for key in marks:
         marks[key].sort()
+    stds: dict[tuple[str, str], float] | None = None
+    if {"std", "baseline_std"} <= set(result.columns):
+        stds = {}
+        spread = result.select("metric", "system", "baseline", "std", "baseline_std")
+        for metric, system, baseline, std, baseline_std in spread.iter_rows():
+            stds[system, metric] = math.nan if std is None else std
+            stds[baseline, metric] = math.nan if baseline_std is None else baseline_std
     if markers == "daggers":
         (base,) = baselines
         legend = [f"†/‡: significantly better/worse than {base} (adjusted p <= alpha)"]
@@ -123,11 +168,20 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
             "superscript x: significantly better than system x (adjusted p <= alpha)",
             ", ".join(f"{letter[s]} = {s}" for s in systems),
         ]
-    return Table(systems, metrics, means, marks, legend)
+    if stds is not None:
+        legend.append("mean ± standard deviation of the per-query values (ddof=0)")
+    return Table(systems, metrics, means, marks, legend, stds)
 
 
 def _number(value: float, digits: int) -> str:
     return "nan" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _spread(table: Table, system: str, metric: str, digits: int, sign: str = " ± ") -> str:
+    """`` ± std`` after a mean, where the table has standard deviations."""
+    if table.stds is None or (system, metric) not in table.stds:
+        return ""
+    return sign + _number(table.stds[system, metric], digits)
 
 
 def best(table: Table, metric: str) -> float:
@@ -266,7 +320,9 @@ def terminal(table: Table, digits: int = 4, note: str = "") -> str:
     rows = [
         [_letter(i), s]
         + [
-            _number(table.means[s, m], digits) + _sup(table.marks.get((s, m), []))
+            _number(table.means[s, m], digits)
+            + _sup(table.marks.get((s, m), []))
+            + _spread(table, s, m, digits)
             if (s, m) in table.means
             else ""
             for m in table.metrics
@@ -292,7 +348,7 @@ def markdown(table: Table, digits: int = 4, note: str = "") -> str:
             text = _number(value, digits)
             if value == best(table, m):
                 text = f"**{text}**"
-            cells.append(text + _sup(table.marks.get((s, m), [])))
+            cells.append(text + _sup(table.marks.get((s, m), [])) + _spread(table, s, m, digits))
         out.append(f"| {s} | " + " | ".join(cells) + " |")
     legend = [*table.legend, note] if note else table.legend
     return "\n".join(out) + "\n\n" + "\n\n".join(legend) + "\n"
@@ -305,7 +361,7 @@ _LATEX_TEXT = (
 )  # fmt: skip
 _LATEX_SYMBOLS = {
     "≤": "$\\leq$", "†": "$\\dagger$", "‡": "$\\ddagger$", "Š": "\\v{S}", "á": "\\'a",
-    "×": "$\\times$",
+    "×": "$\\times$", "±": "$\\pm$",
 }  # fmt: skip
 
 
@@ -347,7 +403,8 @@ def latex(table: Table, digits: int = 4, note: str = "") -> str:
         for m in table.metrics:
             value = table.means.get((s, m), math.nan)
             marks = _latex_marks(table.marks.get((s, m), []))
-            cells.append(_latex_cell(value, digits, value == best(table, m), marks))
+            spread = _spread(table, s, m, digits, sign=" $\\pm$ ")
+            cells.append(_latex_cell(value, digits, value == best(table, m), marks + spread))
         out.append(_latex_escape(s) + " & " + " & ".join(cells) + " \\\\")
     out += ["\\bottomrule", "\\end{tabular}", ""]
     legend = [*table.legend, note] if note else table.legend

@@ -13,16 +13,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
-import scipy.stats
 
 from polars_irmetrics.comparison.api import _check_values, compare_eval_options
 from polars_irmetrics.comparison.frame import Runs, per_query_values
 from polars_irmetrics.comparison.options import CompareOptions, QuerySet
 from polars_irmetrics.ground.inputs import FrameInput
+from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import PlanKwargs
 
 if TYPE_CHECKING:
+    import scipy.stats as scipy_stats
     from typing_extensions import Unpack
+else:
+    scipy_stats = LazyModule("scipy.stats")  # imported at the first test (import time)
 
 __all__ = ["tukey_hsd"]
 
@@ -110,7 +113,7 @@ def tukey_hsd(
             statistic = delta
             p = np.where(delta[upper_j, upper_i] == 0, 1.0, 0.0)
         else:
-            result = scipy.stats.tukey_hsd(*samples)
+            result = scipy_stats.tukey_hsd(*samples)
             interval = result.confidence_interval(confidence)
             low, high = interval.low[upper_j, upper_i], interval.high[upper_j, upper_i]
             statistic = result.statistic

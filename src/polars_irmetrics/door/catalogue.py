@@ -16,8 +16,8 @@ from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import IrmError, MetricParameterError
 from polars_irmetrics.metrics.prediction import BINARY_METRICS, PROBABILITY_METRICS
-from polars_irmetrics.metrics.registry import list_metrics, parse_metric
-from polars_irmetrics.metrics.spec import Metric
+from polars_irmetrics.metrics.registry import EMPTY_TARGET_ACTIONS, list_metrics, parse_metric
+from polars_irmetrics.metrics.spec import AGGREGATES, Metric
 from polars_irmetrics.metrics.trec import REAL_CUTOFFS
 from polars_irmetrics.offline.prefs import prefs_measures
 from polars_irmetrics.online.evaluate import evaluate_online
@@ -420,6 +420,14 @@ def catalogue_markdown() -> str:
         _markdown_table(EXAMPLE_APPROX),
         "",
         _markdown_table(EXAMPLE_EXACT),
+        "",
+        "Besides its own parameters, every metric takes `agg=`, how its per-query values "
+        f"become one number ({', '.join(f'`{a!r}`' for a in AGGREGATES)}; `'std'` is "
+        "ranx's `return_std`, `'median_low'` torchmetrics' median), and every per-query "
+        "score of the judgments `empty_target_action=` "
+        f"({', '.join(f'`{a!r}`' for a in EMPTY_TARGET_ACTIONS)}: torchmetrics' value of a "
+        "query without a relevant document) and `judged_only=True` (ir_measures': the "
+        "run's unjudged documents removed first; every metric of one evaluation alike).",
         "",
     ]
     families: dict[str, list[Metric]] = {}

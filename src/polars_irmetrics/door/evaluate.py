@@ -254,6 +254,13 @@ def evaluate(
         ``depth``
             Keep only ranks ``1..depth`` of each query (trec_eval ``-M``).
 
+        ``judged_only``
+            ``True``: remove the run's unjudged documents (no judgment, or a negative
+            one) before the positions are given, so the judged ones close up and
+            ``num_ret`` counts them (ir_measures' ``judged_only=True``, trec_eval
+            ``-J``); default ``False``. A metric name may say it instead,
+            ``AP(judged_only=True)``, when every metric of the list does.
+
         ``unjudged``
             Queries in the run but not in the judgments: ``"drop"`` (default, as
             trec_eval), ``"zero"`` (scored as a query with no relevant document: 0 for
@@ -310,6 +317,14 @@ def evaluate(
             after the other, each read alone (file pruning), instead of re-writing the run in
             buckets (:mod:`polars_irmetrics.ground.partitions`).
 
+        ``progress``
+            A bar of the out-of-core steps (buckets, partitions; for an impression log,
+            buckets of sessions) when the result is collected: ``None`` (default) in a
+            terminal or a notebook (a Jupyter kernel) only, silent in a pipeline or a
+            log; ``True`` on any stream; ``False`` never
+            (:mod:`polars_irmetrics.ground.progress`; tqdm's bar with the ``progress``
+            extra). One plan has no steps, so it draws nothing.
+
         ``query_id``, ``doc_id``, ``rank``, ``score``, ``relevance``
             Column names in ``table`` and ``qrels`` (for an impression log, ``query_id`` is
             its session and ``rank`` its position).
@@ -332,6 +347,12 @@ def evaluate(
         ``clicked``, ``dwell``, ``converted``, ``timestamp``
             Column names of an impression log, for the click metrics
             (:func:`~polars_irmetrics.evaluate_online`).
+
+        ``unseen_items``, ``features``
+            Beyond-accuracy metrics: what a recommended item the interactions (or
+            ``item_features``) never saw does (``"error"``, default; ``"drop"``; or
+            ``"recommenders"``, Microsoft Recommenders' convention), and the item
+            features' vector column; as :func:`~polars_irmetrics.beyond_accuracy` takes them.
 
     Returns
     -------
@@ -524,6 +545,7 @@ def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.L
         per_session=options.per_query,
         buckets=None if buckets == "auto-memory" else buckets,
         spill_dir=options.spill_dir,
+        progress=options.progress,
         hint="an impression log's sessions are the queries: name your columns, e.g. "
         "query_id='session_id', rank='position', clicked='click'",
     )

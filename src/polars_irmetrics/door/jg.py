@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
+from polars_irmetrics.ground.buckets import collect_guarded
+from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
-from polars_irmetrics.metrics.registry import MetricRequest, parse_metric
+from polars_irmetrics.metrics.registry import MetricRequest, means, parse_metric
 from polars_irmetrics.offline.plan import build_plan
 
 if TYPE_CHECKING:
@@ -100,14 +102,36 @@ def build_jg_plan(
     )
 
 
+@overload
+def evaluate_jg(
+    run: pl.LazyFrame,
+    metrics: str | Iterable[str],
+    *,
+    qrels_jg: FrameInput,
+    jg: str = ...,
+    **options: Unpack[EvalKwargs],
+) -> pl.LazyFrame: ...
+
+
+@overload
+def evaluate_jg(
+    run: pl.DataFrame,
+    metrics: str | Iterable[str],
+    *,
+    qrels_jg: FrameInput,
+    jg: str = ...,
+    **options: Unpack[EvalKwargs],
+) -> pl.DataFrame: ...
+
+
 def evaluate_jg(
     run: pl.DataFrame | pl.LazyFrame,
     metrics: str | Iterable[str],
     *,
-    qrels_jg: pl.DataFrame | pl.LazyFrame,
+    qrels_jg: FrameInput,
     jg: str = "jg",
     **options: Unpack[EvalKwargs],
-) -> pl.DataFrame:
+) -> pl.DataFrame | pl.LazyFrame:
     """Per-query values of ``metrics``, each averaged over the query's judgment groups.
 
     Parameters
@@ -132,8 +156,11 @@ def evaluate_jg(
 
     Returns
     -------
-    polars.DataFrame
-        ``query_id`` and one Float64 column per metric, sorted by ``query_id``.
+    polars.DataFrame or polars.LazyFrame
+        As the run came: ``query_id`` and one Float64 column per metric, sorted by
+        ``query_id``; with ``per_query=False``, ``num_q`` (Int64) and the Float64 means
+        of the per-query values, summed in query order as
+        :func:`polars_irmetrics.evaluate` sums them.
 
     Raises
     ------
@@ -152,14 +179,18 @@ def evaluate_jg(
     ...                       "doc_id": ["d1", "d2", "d1", "d2"], "relevance": [1, 0, 0, 1]})
     >>> evaluate_jg(run, ["map_avgjg", "P_avgjg_1"], qrels_jg=qrels).rows()
     [('q1', 0.75, 0.5)]
+
+    A LazyFrame in gives a LazyFrame out, nothing computed:
+
+    >>> evaluate_jg(run.lazy(), "map", qrels_jg=qrels, per_query=False).collect().rows()
+    [(1, 0.75)]
     """
+    frame = as_polars(run, "run")
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     requests = [(name, parse_metric(base_metric(name))) for name in names]
     built = EvalOptions.build(**{"unretrieved": "drop", "per_query": True, **options})
-    values = build_jg_plan(run.lazy(), requests, qrels_jg.lazy(), built, jg=jg).collect()
-    if built.per_query:
-        return values
-    return values.select(
-        pl.len().cast(pl.Int64).alias("num_q"),
-        *(pl.col(label).mean() for label, _ in requests),
-    )
+    judgments = as_polars(qrels_jg, "qrels_jg").lazy()
+    plan = build_jg_plan(frame.lazy(), requests, judgments, built, jg=jg)
+    if not built.per_query:
+        plan = plan.select(means(requests))
+    return collect_guarded(plan) if isinstance(frame, pl.DataFrame) else plan

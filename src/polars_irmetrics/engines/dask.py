@@ -82,7 +82,6 @@ def evaluate(
     queries: dd.DataFrame | None = None,
     labels: dd.DataFrame | None = None,
     partitions: int | None = None,
-    progress: bool = False,
     **options: Unpack[EvalKwargs],
 ) -> dd.DataFrame:
     """Evaluate a run held in a Dask DataFrame against judgments (lazily).
@@ -123,17 +122,20 @@ def evaluate(
         otherwise gathered in one partition and semi-joined by each task; the judged
         queries no task retrieves are evaluated once against an empty run). As in
         :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
-    progress
-        Persist the result now (on the connected ``distributed.Client``'s cluster,
-        else with the local scheduler) and draw the tasks done on standard error until
-        it is finished. Default ``False``: return the lazy frame at once.
+    progress (in ``**options``)
+        ``True``: persist the result now (on the connected ``distributed.Client``'s
+        cluster, else with the local scheduler) and draw the tasks done on standard
+        error until it is finished. ``None`` (default) and ``False``: return the lazy
+        frame at once, drawing nothing (a bar needs the work to run in this call, and
+        whether it runs now must not depend on the terminal: Dask's own
+        ``dask.diagnostics.ProgressBar`` draws a later ``compute()``).
     **options
         The keyword arguments of :func:`polars_irmetrics.evaluate` (``by``,
         ``systems``, ``per_query``, ``order``, ``relevance_level``, ``depth``,
         ``unjudged``, ``unretrieved``, ``check_duplicates`` and the column names), with
-        their defaults and meaning, and ``partitioned_by`` as below. Those of the
-        one-machine out-of-core plan (``buckets``, ``spill_dir``, ``memory_limit``,
-        ``explain``) are refused: the work divides by ``partitions``.
+        their defaults and meaning, and ``partitioned_by`` and ``progress`` as above.
+        Those of the one-machine out-of-core plan (``buckets``, ``spill_dir``,
+        ``memory_limit``, ``explain``) are refused: the work divides by ``partitions``.
 
     Returns
     -------
@@ -212,7 +214,7 @@ def evaluate(
         values = values.repartition(npartitions=1).map_partitions(
             _summarize, job, meta=meta(job.means_schema), enforce_metadata=False
         )
-    return persist(values) if progress else values
+    return persist(values) if built.progress else values
 
 
 def _with_attributes(

@@ -103,7 +103,6 @@ def evaluate(
     queries: DataFrame | None = None,
     labels: DataFrame | None = None,
     partitions: int | None = None,
-    progress: bool | None = None,
     **options: Unpack[EvalKwargs],
 ) -> DataFrame:
     """Evaluate a run held in Spark against judgments: per-query values or means.
@@ -148,16 +147,17 @@ def evaluate(
         store them in the same partitions). A query found under two values raises
         :class:`~polars_irmetrics.errors.InvalidValueError` naming it. As in
         :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
-    progress
-        Draw the running stages' tasks on standard error: ``None`` (default) only on
-        a terminal, ``True`` always, ``False`` never.
+    progress (in ``**options``)
+        Draw the running stages' tasks on standard error: ``None`` (default) in a
+        terminal or a notebook (a Jupyter kernel) only, ``True`` on any stream,
+        ``False`` never (:mod:`polars_irmetrics.ground.progress`).
     **options
         The keyword arguments of :func:`polars_irmetrics.evaluate` (``by``,
         ``systems``, ``per_query``, ``order``, ``relevance_level``, ``depth``,
         ``unjudged``, ``unretrieved``, ``check_duplicates`` and the column names), with
-        their defaults and meaning, and ``partitioned_by`` as below. Those of the
-        one-machine out-of-core plan (``buckets``, ``spill_dir``, ``memory_limit``,
-        ``explain``) are refused: the work divides by ``partitions``.
+        their defaults and meaning, and ``partitioned_by`` and ``progress`` as above.
+        Those of the one-machine out-of-core plan (``buckets``, ``spill_dir``,
+        ``memory_limit``, ``explain``) are refused: the work divides by ``partitions``.
 
     Returns
     -------
@@ -217,6 +217,7 @@ def evaluate(
     if queries is not None:
         _ensure_frame(queries, "queries")
         run, qrels = _with_attributes(run, qrels, queries, built)
+    progress = built.progress
     job = prepare(
         _arrow(run.schema), None if qrels is None else _arrow(qrels.schema), metrics, built
     )

@@ -49,6 +49,7 @@ from polars_irmetrics.fusion.norms import SCORE_NORMS, normalise, resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions, Weights
 from polars_irmetrics.ground.auto import choose
 from polars_irmetrics.ground.buckets import Buckets, check_buckets, evaluate_in_buckets
+from polars_irmetrics.ground.progress import check_progress
 
 __all__ = ["build_fusion", "fuse", "prepare"]
 
@@ -230,6 +231,7 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
     weights = resolve_weights(method, options.weights, gathered.names)
     q, d = options.query_id, options.doc_id
     given = check_buckets(options.buckets)
+    check_progress(options.progress)
     # "auto-memory": one plan or buckets, chosen from the runs' size (plan.auto)
     buckets = choose(gathered.frame).buckets if given == "auto-memory" else given
     fitted_table: pl.LazyFrame | None = None
@@ -279,6 +281,7 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
             spill_dir=options.spill_dir,
             evaluate_part=lambda part, _qrels, _groups: fuse_part(part),
             schema=fuse_part(gathered.frame).collect_schema(),
+            progress=options.progress,
         )
     ranked = ranked.select(q, d, options.score, rank, BAD, DUP)
     if options.sort:
@@ -306,6 +309,7 @@ def fuse(
     sort: bool = ...,
     buckets: Buckets = ...,
     spill_dir: str | Path | None = ...,
+    progress: bool | None = ...,
     system: str | None = ...,
     query_id: str = ...,
     doc_id: str = ...,
@@ -327,6 +331,7 @@ def fuse(
     sort: bool = ...,
     buckets: Buckets = ...,
     spill_dir: str | Path | None = ...,
+    progress: bool | None = ...,
     system: str | None = ...,
     query_id: str = ...,
     doc_id: str = ...,
@@ -347,6 +352,7 @@ def fuse(
     sort: bool = True,
     buckets: Buckets = None,
     spill_dir: str | Path | None = None,
+    progress: bool | None = None,
     system: str | None = None,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
@@ -398,6 +404,10 @@ def fuse(
         splits the runs by a hash of the query into ``N`` Parquet buckets under
         ``spill_dir`` and fuses one bucket at a time (every step is per query, so
         the result is the same); ``None`` (default) fuses in one plan.
+    progress
+        Out of core, a bar of the buckets fused: ``None`` (default) in a terminal or
+        a notebook only, ``True`` on any stream, ``False`` never
+        (:mod:`polars_irmetrics.ground.progress`).
     system, query_id, doc_id, score, rank
         Column names. A run without a ``score`` column is ordered by ``rank``.
     **params
@@ -482,6 +492,7 @@ def fuse(
         sort=sort,
         buckets=buckets,
         spill_dir=spill_dir,
+        progress=progress,
         system=system,
         query_id=query_id,
         doc_id=doc_id,

@@ -28,6 +28,7 @@ from polars_irmetrics.fusion.norms import resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions
 from polars_irmetrics.fusion.train import _judgments
 from polars_irmetrics.ground.buckets import Buckets, check_buckets, evaluate_in_buckets
+from polars_irmetrics.ground.progress import check_progress
 
 __all__ = ["grid_points", "optimize_fusion"]
 
@@ -169,6 +170,7 @@ def optimize_fusion(
     seed: int = 0,
     buckets: Buckets = "auto",
     spill_dir: str | Path | None = None,
+    progress: bool | None = None,
     system: str | None = None,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
@@ -209,6 +211,10 @@ def optimize_fusion(
         buckets of about 30 million (grid point, document) rows, one after the other
         (:func:`~polars_irmetrics.evaluate`'s out-of-core path, under ``spill_dir``);
         ``N`` sets the number of buckets, ``None`` runs one plan. Same result.
+    progress
+        A bar of the grid's buckets evaluated (with more than one bucket; one plan has
+        no steps to count): ``None`` (default) in a terminal or a notebook only,
+        ``True`` on any stream, ``False`` never (:mod:`polars_irmetrics.ground.progress`).
     system, query_id, doc_id, score, rank, relevance
         Column names.
 
@@ -253,6 +259,7 @@ def optimize_fusion(
             "(trained methods are fitted with fit_fusion)"
         )
     buckets = check_buckets(buckets)
+    check_progress(progress)
     if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
         raise MetricParameterError(f"folds={folds!r} is not valid; it must be an integer >= 2")
     options = FusionOptions(
@@ -361,6 +368,7 @@ def optimize_fusion(
             spill_dir=spill_dir,
             evaluate_part=evaluate_grid,
             schema=evaluate_grid(wide, judged, None).collect_schema(),
+            progress=progress,
         ).collect()
     label = next(c for c in per_query.columns if c not in (GRID, q))
     queries = judged.select(pl.col(q).unique().sort()).collect()[q].to_list()

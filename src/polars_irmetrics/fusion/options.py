@@ -37,6 +37,7 @@ class FusionOptions:
     sort: bool = True
     buckets: int | str | None = None
     spill_dir: str | Path | None = None
+    progress: bool | None = None
     system: str | None = None
     query_id: str = "query_id"
     doc_id: str = "doc_id"

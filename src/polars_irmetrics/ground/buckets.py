@@ -221,20 +221,23 @@ def evaluate_in_buckets(
     spill_dir: str | Path | None,
     evaluate_part: EvaluatePart,
     schema: pl.Schema,
+    progress: bool | None = None,
 ) -> pl.LazyFrame:
     """Per-query results of ``evaluate_part`` over hash buckets of queries (module doc).
 
     Nothing runs until the returned LazyFrame is collected; ``spill_dir`` is checked
     now (:func:`check_spill_dir`). The temporary folder is made inside ``spill_dir``
     (default: the system's temporary folder) and removed when the evaluation ends,
-    whether it succeeds or raises, and on SIGTERM under :func:`spill_guard`.
+    whether it succeeds or raises, and on SIGTERM under :func:`spill_guard`. A bar
+    counts the buckets evaluated (``progress``:
+    :class:`~polars_irmetrics.ground.progress.Progress`'s ``enabled``).
     """
     check_spill_dir(spill_dir)
 
     def run_buckets() -> pl.DataFrame:
         with spill_guard(), _spill_folder(spill_dir) as folder:
             return _split_and_evaluate(
-                run, qrels, groups, folder, query_id, buckets, evaluate_part
+                run, qrels, groups, folder, query_id, buckets, evaluate_part, progress
             )
 
     return pl.defer(run_buckets, schema=schema)
@@ -248,6 +251,7 @@ def _split_and_evaluate(
     query_id: str,
     buckets: int | Literal["auto"],
     evaluate_part: EvaluatePart,
+    progress: bool | None,
 ) -> pl.DataFrame:
     count = bucket_count(run, buckets)
     key = (pl.col(query_id).hash(seed=_SEED) % count).alias(_BUCKET)
@@ -275,7 +279,7 @@ def _split_and_evaluate(
         evaluate_part(
             side("run", b), None if qrels is None else side("qrels", b), all_groups
         ).collect()
-        for b in track(range(count), "buckets", count)
+        for b in track(range(count), "buckets", count, enabled=progress)
     ]
     return pl.concat(parts, how="vertical")
 

@@ -19,12 +19,27 @@ from typing import Any, Literal, TypedDict
 
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.buckets import Buckets, check_buckets, check_spill_dir
+from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.ground.validate import Policy, check_policy
 
-__all__ = ["EvalKwargs", "EvalOptions", "Keys", "Order", "PlanKwargs", "Unmatched"]
+__all__ = [
+    "UNSEEN_POLICIES",
+    "EvalKwargs",
+    "EvalOptions",
+    "Keys",
+    "Order",
+    "PlanKwargs",
+    "Unmatched",
+    "UnseenItems",
+    "check_unseen_items",
+]
 
 Order = Literal["auto", "rank", "score"]
 Unmatched = Literal["error", "drop"]
+#: What a beyond-accuracy evaluation does with a recommended item it has no data for
+#: (:func:`~polars_irmetrics.beyond_accuracy`'s ``unseen_items``).
+UnseenItems = Literal["error", "drop", "recommenders"]
+UNSEEN_POLICIES: tuple[UnseenItems, ...] = ("error", "drop", "recommenders")
 Keys = str | Sequence[str] | None
 
 
@@ -35,6 +50,7 @@ class PlanKwargs(TypedDict, total=False):
     order: Order
     relevance_level: float
     depth: int | None
+    judged_only: bool
     unjudged: Policy
     check_duplicates: bool
     buckets: Buckets
@@ -42,6 +58,7 @@ class PlanKwargs(TypedDict, total=False):
     memory_limit: int | str | None
     explain: bool
     partitioned_by: str | None
+    progress: bool | None
     query_id: str
     doc_id: str
     rank: str
@@ -56,6 +73,8 @@ class PlanKwargs(TypedDict, total=False):
     sample_weight: str | None
     positive_label: int | float | str
     unmatched: Unmatched
+    unseen_items: UnseenItems
+    features: str
 
 
 class EvalKwargs(PlanKwargs, total=False):
@@ -69,6 +88,17 @@ class EvalKwargs(PlanKwargs, total=False):
     systems: Keys
     per_query: bool
     unretrieved: Policy
+
+
+def check_unseen_items(value: object) -> None:
+    """Refuse an ``unseen_items`` that is not one of :data:`UNSEEN_POLICIES`."""
+    if value not in UNSEEN_POLICIES:
+        raise InvalidValueError(
+            f"unseen_items={value!r} is not a policy; choose 'error' (refuse a "
+            "recommended item the interactions or item_features lack), 'drop' (leave "
+            "such recommendations out) or 'recommenders' (Microsoft Recommenders' "
+            "convention: such an item counts 0 novelty and 0 similarity)"
+        )
 
 
 def _keys(name: str, value: object) -> tuple[str, ...]:
@@ -92,15 +122,23 @@ class EvalOptions:
 
     Parameters
     ----------
-    by, systems, per_query, order, relevance_level, depth, unjudged, unretrieved
+    by, systems, per_query, order, relevance_level, depth, judged_only, unjudged, unretrieved
         The groups and the conventions, as :func:`~polars_irmetrics.evaluate` takes
         them.
     check_duplicates, buckets, spill_dir, memory_limit, explain, partitioned_by
         The checks and the out-of-core plan, likewise.
+    progress
+        A bar of the steps of a long evaluation (out-of-core buckets and partitions,
+        Spark's tasks, Dask's, ``compare``'s resamples, fusion grids): ``None``
+        (default) in a terminal or a notebook only, ``True`` on any stream, ``False``
+        never (:mod:`polars_irmetrics.ground.progress`).
     query_id, doc_id, rank, score, relevance, clicked, dwell, converted, timestamp
         Column names, likewise.
     label, prediction, sample_weight, positive_label, unmatched
         The prediction metrics' columns and policy, likewise.
+    unseen_items, features
+        The beyond-accuracy metrics' policy for cold items and the item features'
+        column, likewise.
 
     Examples
     --------
@@ -112,6 +150,13 @@ class EvalOptions:
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.InvalidValueError: by lists 'day' twice; list each key once
+
+    ``progress`` is a switch, not a stream or a label:
+
+    >>> EvalOptions.build(progress="tqdm")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: progress must be True, False or None, got ...
     """
 
     by: Keys = None
@@ -120,6 +165,7 @@ class EvalOptions:
     order: Order = "auto"
     relevance_level: float = 1
     depth: int | None = None
+    judged_only: bool = False
     unjudged: Policy = "drop"
     unretrieved: Policy = "zero"
     check_duplicates: bool = True
@@ -128,6 +174,7 @@ class EvalOptions:
     memory_limit: int | str | None = None
     explain: bool = False
     partitioned_by: str | None = None
+    progress: bool | None = None
     query_id: str = "query_id"
     doc_id: str = "doc_id"
     rank: str = "rank"
@@ -142,6 +189,8 @@ class EvalOptions:
     sample_weight: str | None = None
     positive_label: int | float | str = 1
     unmatched: Unmatched = "error"
+    unseen_items: UnseenItems = "error"
+    features: str = "features"
 
     @classmethod
     def build(cls, **options: Any) -> EvalOptions:
@@ -200,10 +249,12 @@ class EvalOptions:
             raise InvalidValueError(f"depth must be a positive integer or None, got {depth!r}")
         check_policy("unjudged", self.unjudged)
         check_policy("unretrieved", self.unretrieved)
-        for name in ("per_query", "check_duplicates", "explain"):
+        for name in ("per_query", "check_duplicates", "explain", "judged_only"):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise InvalidValueError(f"{name} must be True or False, got {value!r}")
+        check_progress(self.progress)
+        check_unseen_items(self.unseen_items)
         check_buckets(self.buckets)
         check_spill_dir(self.spill_dir)
         if self.order not in ("auto", "rank", "score"):

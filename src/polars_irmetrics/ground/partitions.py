@@ -51,10 +51,13 @@ def evaluate_in_partitions(
     column: str,
     evaluate_part: EvaluatePart,
     schema: pl.Schema,
+    progress: bool | None = None,
 ) -> pl.LazyFrame:
     """Per-query results of ``evaluate_part`` over the run's partitions (module doc).
 
-    Nothing runs until the returned LazyFrame is collected.
+    Nothing runs until the returned LazyFrame is collected. A bar counts the partitions
+    evaluated (``progress``: :class:`~polars_irmetrics.ground.progress.Progress`'s
+    ``enabled``).
 
     Examples
     --------
@@ -78,7 +81,7 @@ def evaluate_in_partitions(
         qrels_split = qrels is not None and column in qrels.collect_schema()
         all_groups = None if groups is None else groups.collect().lazy()
         parts = []
-        for value in track(values, "partitions", len(values)):
+        for value in track(values, "partitions", len(values), enabled=progress):
             part = run.filter(pl.col(column) == value)
             if qrels is None:
                 judged = None

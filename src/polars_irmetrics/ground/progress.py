@@ -9,10 +9,13 @@ in steps. :class:`Progress` draws one line on standard error, redrawn in place:
   code runs in a Jupyter kernel (IPython with a kernel: JupyterLab, Notebook, VS Code,
   Colab), whose output area redraws the line in place; nothing at all in a pipeline or
   a log file (not a terminal, not a kernel). ``progress=True`` draws on any stream,
-  ``progress=False`` never. Where a function has no ``progress=`` (``irm.evaluate``'s
-  out-of-core buckets and partitions, fusion grids), :func:`set_progress` (``False``:
-  never, ``True``: always, ``None``: the default) or the environment variable
-  ``IRM_PROGRESS=0`` / ``1`` decide.
+  ``progress=False`` never. Every long evaluation takes ``progress=``
+  (:func:`~polars_irmetrics.evaluate` and the doors built on it carry it in their
+  one options object, :class:`~polars_irmetrics.ground.options.EvalOptions`; the
+  fusion functions, ``evaluate_online`` and the Spark and Dask engines take it too).
+  Where it is left at ``None``, :func:`set_progress` (``False``: never, ``True``:
+  always, ``None``: the default) or the environment variable ``IRM_PROGRESS=0`` /
+  ``1`` decide for the whole process (a batch job that logs standard error).
 * how: with tqdm when it is installed (the ``progress`` extra: rate, elapsed and
   remaining time), else the library's own bar (``label [####    ] done/total  1.2 s``).
   tqdm's text bar, not its ipywidgets one: it works in every notebook front end
@@ -35,7 +38,7 @@ try:
 except ImportError:  # pragma: no cover - the progress extra is installed in tests
     _tqdm = None
 
-__all__ = ["Progress", "in_notebook", "set_progress", "track"]
+__all__ = ["Progress", "check_progress", "in_notebook", "set_progress", "track"]
 
 _DEFAULT: list[bool | None] = [None]
 
@@ -71,6 +74,25 @@ def set_progress(enabled: bool | None) -> None:
     if enabled is not None and not isinstance(enabled, bool):
         raise InvalidValueError(f"set_progress({enabled!r}): pass True, False or None")
     _DEFAULT[0] = enabled
+
+
+def check_progress(progress: object) -> None:
+    """Refuse a ``progress=`` that is not ``True``, ``False`` or ``None``.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.ground.progress import check_progress
+    >>> check_progress(None)
+    >>> check_progress(1)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: progress must be True, False or None, got ...
+    """
+    if progress is not None and not isinstance(progress, bool):
+        raise InvalidValueError(
+            f"progress must be True, False or None, got {progress!r}: True draws a bar on "
+            "any stream, False none, None (default) in a terminal or a notebook only"
+        )
 
 
 def _default(stream: TextIO) -> bool:

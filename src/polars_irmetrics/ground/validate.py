@@ -218,8 +218,6 @@ UNCHECKED_DUP_DOC = (
     "check_duplicates=False); keep one row per document, e.g. .unique([query_id, {col!r}])"
 )
 
-FLAG_NAMES: tuple[str, ...] = tuple(name for name, *_ in RUN_FLAGS)
-
 
 def flag(name: str) -> str:
     """Internal column name of a data-check count."""

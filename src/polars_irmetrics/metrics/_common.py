@@ -11,6 +11,7 @@ import math
 
 import polars as pl
 
+from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Param, Params
 
@@ -26,6 +27,79 @@ IDEAL = Param(
     ("judgments", "retrieved"),
     "ideal ranking from all judged documents (trec_eval) or from the retrieved ones only",
 )
+
+TIES = Param(
+    "ties",
+    "break",
+    ("break", "average"),
+    "documents with the same score: ranked one by one, ties broken by doc_id descending "
+    "(trec_eval, the default), or 'average': each shares the mean gain of its tie group "
+    "over the group's positions (scikit-learn's dcg_score / ndcg_score default, "
+    "ignore_ties=False; McSherry & Najork 2008); needs the scores",
+)
+LOG_BASE = Param(
+    "log_base",
+    2,
+    None,
+    "base b of the discount 1 / log_b(r + 1) (scikit-learn's dcg_score log_base); "
+    "nDCG does not depend on it",
+)
+
+
+#: Microsoft Recommenders' ``relevancy_method`` and ``threshold`` (their
+#: ``merge_ranking_true_pred``): which of a user's recommendations count as
+#: recommended. ``'top_k'``: the top k; ``'by_threshold'``: the top ``threshold``,
+#: while the formula's k (precision's divisor, map's min(k, R), the ideal DCG's
+#: length) stays k. Their code cuts each list with pandas ``head(threshold)``: a count
+#: of items, not a bound on the predicted score.
+RELEVANCY = (
+    Param(
+        "relevancy_method",
+        "top_k",
+        ("top_k", "by_threshold"),
+        "which recommendations count (Microsoft Recommenders' relevancy_method): the "
+        "top k ('top_k'), or the top `threshold` while the formula keeps dividing by "
+        "k ('by_threshold'; a count of items, not a score bound)",
+    ),
+    Param(
+        "threshold",
+        None,
+        None,
+        "with relevancy_method='by_threshold': how many of each list's top items count "
+        "(a positive whole number, Recommenders' threshold)",
+    ),
+)
+
+
+def list_cutoff(p: Params, metric: str) -> int | None:
+    """The rank cutoff of the recommendations that count: ``k``, or ``threshold`` under
+    ``relevancy_method='by_threshold'`` (:data:`RELEVANCY`), checked."""
+    method = p.options.get("relevancy_method", "top_k")
+    threshold = p.options.get("threshold")
+    if method == "top_k":
+        if threshold is not None:
+            raise MetricParameterError(
+                f"metric {metric!r}: threshold={threshold!r} applies only with "
+                f"relevancy_method='by_threshold'; add it, e.g. {metric}(relevancy_method="
+                f"'by_threshold',threshold={threshold!r})@10, or drop threshold"
+            )
+        return p.k
+    if p.k is None:
+        raise MetricParameterError(
+            f"metric {metric!r}: relevancy_method='by_threshold' needs a cutoff k (the "
+            f"divisor Microsoft Recommenders keeps), e.g. {metric}(relevancy_method="
+            "'by_threshold',threshold=5)@10"
+        )
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
+        raise MetricParameterError(
+            f"metric {metric!r}: relevancy_method='by_threshold' needs threshold, a "
+            f"positive whole number of top items per user, got {threshold!r}. Microsoft "
+            "Recommenders' by_threshold keeps each user's top `threshold` items (pandas "
+            "head), not the items scored above a threshold: to count only "
+            "recommendations scored above t, filter the run first, "
+            "run.filter(pl.col('score') > t)"
+        )
+    return threshold
 
 
 def relevant(s: Scope, p: Params) -> pl.Expr:
@@ -105,8 +179,36 @@ def gain(s: Scope, p: Params) -> pl.Expr:
     return gain_of(s.rel, p)
 
 
+def log_base(p: Params) -> float:
+    """The base of the discount's logarithm (2 unless ``log_base`` says otherwise)."""
+    value = p.options.get("log_base", 2)
+    return 2.0 if not isinstance(value, int | float) else float(value)
+
+
+def _log(position: pl.Expr, base: float) -> pl.Expr:
+    """``log_base(position)``; base 2 as trec_eval's ``log2`` (bit for bit)."""
+    return position.log(2) if base == 2.0 else position.log(base)
+
+
 def dcg(s: Scope, p: Params) -> pl.Expr:
-    discount = (s.rank.cast(pl.Float64) + 1.0).log(2)
+    """DCG@k; with ``ties='average'`` scikit-learn's tie-averaged DCG.
+
+    Tie-averaged (McSherry & Najork 2008, scikit-learn's ``_tie_averaged_dcg``): the
+    documents of a tie group at positions low..high share the group's mean gain, and
+    the group counts at each of its positions within the top k. Only judged documents
+    gain, so the group's gain sum is the sum over its judged rows: each adds
+    ``gain / (high - low + 1) * sum_{r = low}^{min(high, k)} 1 / log_b(r + 1)``.
+    """
+    base = log_base(p)
+    if p.options.get("ties") == "average":
+        low, high = s.tied()
+        top = high if p.k is None else pl.min_horizontal(high, pl.lit(p.k, pl.Int64))
+        positions = pl.int_ranges(low, top + 1, dtype=pl.Int64)
+        discounts = positions.list.eval(1.0 / _log(pl.element().cast(pl.Float64) + 1.0, base))
+        size = (high - low + 1).cast(pl.Float64)
+        term = gain(s, p) / size * discounts.list.sum()
+        return fsum(s, term, (s.rel > 0) & low.is_not_null())
+    discount = _log(s.rank.cast(pl.Float64) + 1.0, base)
     return fsum_ranked(s, gain(s, p) / discount, s.rel > 0, p.k)
 
 
@@ -123,18 +225,25 @@ def idcg(s: Scope, p: Params) -> pl.Expr:
         keep = keep & s.rank.is_not_null()
     ideal = s.sorted_desc(pl.when(keep).then(s.rel))
     position = s.row_index().cast(pl.Float64) + 1.0
-    term = gain_of(ideal, p) / (position + 1.0).log(2)
+    term = gain_of(ideal, p) / _log(position + 1.0, log_base(p))
     return fsum(s, term, None if p.k is None else s.row_index() < p.k)
 
 
-def precision_at(s: Scope, p: Params) -> pl.Expr:
+def precision_at(s: Scope, p: Params, metric: str = "precision") -> pl.Expr:
+    """rel_ret@cut / k (``cut``: :func:`list_cutoff`); without k, rel_ret / num_ret."""
+    cut = list_cutoff(p, metric)
     if p.k is None:
         return ratio(rel_ret(s, p, None), s.num_ret.cast(pl.Float64))
-    return divide(rel_ret(s, p, p.k), float(p.k))
+    if p.options.get("adaptive_k"):  # torchmetrics: P@min(k, n), n documents retrieved
+        shown = pl.min_horizontal(s.num_ret.cast(pl.Float64), pl.lit(float(p.k)))
+        return ratio(rel_ret(s, p, cut), shown)
+    return divide(rel_ret(s, p, cut), float(p.k))
 
 
-def recall_at(s: Scope, p: Params) -> pl.Expr:
+def recall_at(s: Scope, p: Params, metric: str = "recall") -> pl.Expr:
+    """rel_ret@cut / R, or / min(k, R) (``denominator='capped'``)."""
+    cut = list_cutoff(p, metric)
     den = num_rel(s, p)
     if p.options.get("denominator") == "capped" and p.k is not None:
         den = pl.min_horizontal(den, pl.lit(float(p.k)))
-    return ratio(rel_ret(s, p, p.k), den)
+    return ratio(rel_ret(s, p, cut), den)

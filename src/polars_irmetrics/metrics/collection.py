@@ -22,7 +22,7 @@ import polars as pl
 
 from polars_irmetrics.ground.validate import INTERNAL
 
-__all__ = ["CollectionFormula", "CollectionScope"]
+__all__ = ["COOCCURRENCE", "FEATURES", "CollectionFormula", "CollectionScope", "SimMeasure"]
 
 #: Columns the plan adds to each recommendation row (internal names).
 POSITION = f"{INTERNAL}position"
@@ -31,6 +31,13 @@ TOTAL = f"{INTERNAL}interactions"
 CATALOG = f"{INTERNAL}catalog"
 HISTORY_SIM = f"{INTERNAL}history_sim"
 RELEVANCE = f"{INTERNAL}relevance"
+
+#: How two items' similarity is measured (Microsoft Recommenders' ``item_sim_measure``):
+#: the cosine of their feature vectors, or the cosine of their columns in the binary
+#: user-item matrix of the interactions (co-occurrence counts, normalised).
+SimMeasure = Literal["item_feature_vector", "item_cooccurrence_count"]
+FEATURES: SimMeasure = "item_feature_vector"
+COOCCURRENCE: SimMeasure = "item_cooccurrence_count"
 
 
 def _cut(k: int | None) -> str:
@@ -68,16 +75,19 @@ class CollectionScope:
     needs
         What the formulas asked for, read by the plan: ``"position"``,
         ``"popularity"`` (with the interactions total and catalogue size),
-        ``"history"`` (similarity to the user's history), ``"relevance"``.
+        ``"history"`` (feature similarity to the user's history), ``"history_cooc"``
+        (co-occurrence similarity to it), ``"cooccurrence"`` (some co-occurrence
+        similarity: which items the interactions know), ``"relevance"``.
     pair_cutoffs
-        Cutoffs at which the pairwise similarity of each user's list is needed.
+        The (cutoff, similarity measure) pairs at which the pairwise similarity of each
+        user's list is needed.
     head_shares
         Shares of interactions that define a popularity head (long-tail metrics).
     """
 
     item: pl.Expr
     needs: set[str] = field(default_factory=set)
-    pair_cutoffs: set[int | None] = field(default_factory=set)
+    pair_cutoffs: set[tuple[int | None, SimMeasure]] = field(default_factory=set)
     head_shares: set[float] = field(default_factory=set)
 
     def top(self, k: int | None) -> pl.Expr:
@@ -107,10 +117,18 @@ class CollectionScope:
 
     @property
     def history_similarity(self) -> pl.Expr:
-        """Per row: the mean cosine similarity of the item to the items of the user's
-        history (every interaction of the user, duplicates counted)."""
-        self.needs.add("history")
-        return pl.col(HISTORY_SIM)
+        """Per row: the mean cosine similarity of the item's feature vector to those of
+        the items of the user's history (every interaction of the user, duplicates
+        counted)."""
+        return self.history_similarity_by(FEATURES)
+
+    def history_similarity_by(self, measure: SimMeasure) -> pl.Expr:
+        """Per row: the mean similarity (``measure``) of the item to the items of the
+        user's history (every interaction of the user, duplicates counted)."""
+        self.needs.add("history" if measure == FEATURES else "history_cooc")
+        if measure == COOCCURRENCE:
+            self.needs.add("cooccurrence")
+        return pl.col(HISTORY_SIM if measure == FEATURES else f"{HISTORY_SIM}_cooc")
 
     @property
     def relevance(self) -> pl.Expr:
@@ -118,13 +136,15 @@ class CollectionScope:
         self.needs.add("relevance")
         return pl.col(RELEVANCE)
 
-    def pair_similarity_sum(self, k: int | None) -> pl.Expr:
+    def pair_similarity_sum(self, k: int | None, measure: SimMeasure = FEATURES) -> pl.Expr:
         """Per user (repeated on each row): the sum over ordered pairs ``i != j`` of the
-        user's top-``k`` items of ``cos(i, j)``."""
-        self.pair_cutoffs.add(k)
+        user's top-``k`` items of their similarity (``measure``)."""
+        self.pair_cutoffs.add((k, measure))
         if k is not None:
             self.needs.add("position")
-        return pl.col(self.pair_column(k))
+        if measure == COOCCURRENCE:
+            self.needs.add("cooccurrence")
+        return pl.col(self.pair_column(k, measure))
 
     def in_head(self, share: float) -> pl.Expr:
         """Per row: whether the item is in the popularity head of ``share``."""
@@ -133,9 +153,10 @@ class CollectionScope:
         return pl.col(self.head_column(share))
 
     @staticmethod
-    def pair_column(k: int | None) -> str:
+    def pair_column(k: int | None, measure: SimMeasure = FEATURES) -> str:
         """The internal column holding :meth:`pair_similarity_sum` at cutoff ``k``."""
-        return f"{INTERNAL}pairs_{_cut(k)}"
+        suffix = "" if measure == FEATURES else "_cooc"
+        return f"{INTERNAL}pairs_{_cut(k)}{suffix}"
 
     @staticmethod
     def head_column(share: float) -> str:

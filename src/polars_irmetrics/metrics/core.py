@@ -18,15 +18,21 @@ Symbols in the formulas below: ``rel_ret@k`` = relevant documents at ranks 1..k,
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 
 from polars_irmetrics.metrics._common import (
     GAIN,
     IDEAL,
+    LOG_BASE,
+    RELEVANCY,
+    TIES,
     dcg,
     fsum_ranked,
     gain,
     idcg,
+    list_cutoff,
     num_rel,
     precision_at,
     ranked,
@@ -63,7 +69,10 @@ def _r_precision(s: Scope, p: Params) -> pl.Expr:
     # R beside every row through Scope.window: a row compared with a per-query value
     # inside the aggregation would keep the plan's group-by from streaming
     within_r = s.rank <= s.window(r)
-    return ratio((relevant(s, p) & within_r).sum().cast(pl.Float64), r)
+    found = (relevant(s, p) & within_r & ranked(s, p.k)).sum().cast(pl.Float64)
+    if p.k is not None and p.choice("denominator") == "capped":
+        return ratio(found, pl.min_horizontal(r, pl.lit(float(p.k))))
+    return ratio(found, r)
 
 
 def _hit_rate(s: Scope, p: Params) -> pl.Expr:
@@ -76,10 +85,11 @@ def _mrr(s: Scope, p: Params) -> pl.Expr:
 
 
 def _map(s: Scope, p: Params) -> pl.Expr:
+    cut = list_cutoff(p, "map")
     is_rel = relevant(s, p)
-    found = is_rel & ranked(s, p.k)
+    found = is_rel & ranked(s, cut)
     precision = s.ranked_count(is_rel).cast(pl.Float64) / s.rank.cast(pl.Float64)
-    precision_sum = fsum_ranked(s, precision, is_rel, p.k)
+    precision_sum = fsum_ranked(s, precision, is_rel, cut)
     denominator = p.choice("denominator")
     if denominator == "retrieved":
         den = found.sum().cast(pl.Float64)
@@ -91,7 +101,8 @@ def _map(s: Scope, p: Params) -> pl.Expr:
 
 
 def _ndcg(s: Scope, p: Params) -> pl.Expr:
-    return ratio(dcg(s, p), idcg(s, p))
+    # by_threshold: the DCG of the top `threshold`, over the ideal DCG of k
+    return ratio(dcg(s, replace(p, k=list_cutoff(p, "ndcg"))), idcg(s, p))
 
 
 def _dcg_metric(s: Scope, p: Params) -> pl.Expr:
@@ -146,8 +157,22 @@ CORE_METRICS: tuple[Metric, ...] = (
             "trec_eval (through pytrec_eval)": "P_k, set_P: to 1e-9",
             "ranx": "precision@k: to 1e-9",
             "ir_measures": "P@k: to 1e-9",
+            "recommenders": "precision_at_k (relevancy_method 'top_k' and "
+            "'by_threshold'): to 1e-12",
+            "torchmetrics (its formula, as arithmetic)": "RetrievalPrecision(top_k=k, "
+            "adaptive_k=True): precision(adaptive_k=True)@k, to 1e-9",
         },
         latex=r"\mathrm{P@}k = \frac{1}{k}\sum_{r=1}^{k} \mathbb{1}[\ell_r \ge \lambda]",
+        params=(
+            *RELEVANCY,
+            Param(
+                "adaptive_k",
+                False,
+                None,
+                "True: divide by min(k, n), n the documents retrieved (torchmetrics' "
+                "RetrievalPrecision(adaptive_k=True)); False: by k (trec_eval P_k)",
+            ),
+        ),
         aliases=(
             Alias("p"),
             Alias("prec"),
@@ -155,7 +180,10 @@ CORE_METRICS: tuple[Metric, ...] = (
             Alias("setp", cutoff="none"),
         ),
         formula="rel_ret@k / k (trec_eval P_k: always divided by k, even when fewer than k "
-        "documents were retrieved); without k, rel_ret / num_ret (trec_eval set_P).",
+        "documents were retrieved); without k, rel_ret / num_ret (trec_eval set_P). "
+        "relevancy_method='by_threshold' (Microsoft Recommenders): rel_ret@threshold / k, "
+        "which exceeds 1 when threshold > k, as theirs. adaptive_k=True: rel_ret@k / "
+        "min(k, num_ret) (torchmetrics adaptive_k), 0 when nothing was retrieved.",
     ),
     Metric(
         "recall",
@@ -178,6 +206,7 @@ CORE_METRICS: tuple[Metric, ...] = (
                 ("relevant", "capped"),
                 "divide by R (trec_eval) or by min(k, R) (BEIR's R_cap)",
             ),
+            *RELEVANCY,
         ),
         aliases=(
             Alias("r"),
@@ -185,7 +214,8 @@ CORE_METRICS: tuple[Metric, ...] = (
             Alias("setr", cutoff="none"),
         ),
         formula="rel_ret@k / R (trec_eval recall_k); denominator='capped': "
-        "rel_ret@k / min(k, R). 0 when R = 0.",
+        "rel_ret@k / min(k, R). 0 when R = 0. relevancy_method='by_threshold' (Microsoft "
+        "Recommenders): rel_ret@threshold / R.",
     ),
     Metric(
         "f1",
@@ -219,11 +249,35 @@ CORE_METRICS: tuple[Metric, ...] = (
         "r_precision",
         "precision at rank R, the number of relevant documents",
         _r_precision,
-        matches={"trec_eval (through pytrec_eval)": "Rprec: to 1e-9"},
-        latex=r"\mathrm{Rprec} = \frac{1}{R}\sum_{r=1}^{R} \mathbb{1}[\ell_r \ge \lambda]",
-        cutoff="none",
-        aliases=(Alias("rprec"), Alias("r-precision"), Alias("r-prec"), Alias("rp")),
-        formula="rel_ret@R / R (trec_eval Rprec); 0 when R = 0.",
+        matches={
+            "trec_eval (through pytrec_eval)": "Rprec: to 1e-9",
+            "recommenders": "r_precision_at_k per user (r_precision@k), to 1e-12; their "
+            "mean leaves out users without a hit, this one does not",
+        },
+        latex=(
+            r"\mathrm{Rprec@}k = \frac{1}{R}\sum_{r=1}^{\min(k, R)} \mathbb{1}[\ell_r \ge"
+            r" \lambda]"
+        ),
+        params=(
+            Param(
+                "denominator",
+                "relevant",
+                ("relevant", "capped"),
+                "with a cutoff k: divide by R (Microsoft Recommenders' r_precision_at_k "
+                "code) or by min(k, R) (precision@k once R >= k, as their docstring says)",
+            ),
+        ),
+        aliases=(
+            Alias("rprec", cutoff="none"),
+            Alias("r-precision", cutoff="none"),
+            Alias("r-prec", cutoff="none"),
+            Alias("rp", cutoff="none"),
+        ),
+        formula="rel_ret@R / R (trec_eval Rprec); 0 when R = 0. With a cutoff k "
+        "(Microsoft Recommenders' r_precision_at_k): rel_ret@min(k, R) / R, the relevant "
+        "among the top min(k, R) over R; denominator='capped' divides by min(k, R). "
+        "Averaged over every query (user), a user without a hit counting 0; "
+        "Recommenders averages over the users with a hit only.",
     ),
     Metric(
         "hit_rate",
@@ -266,13 +320,17 @@ CORE_METRICS: tuple[Metric, ...] = (
                 "denominator",
                 "relevant",
                 ("relevant", "capped", "retrieved"),
-                "divide by R (trec_eval), min(k, R) (Spark, Microsoft Recommenders) or the "
-                "relevant documents found in the top k (torchmetrics)",
+                "divide by R (trec_eval), min(k, R) (Spark, Microsoft Recommenders' map_at_k) "
+                "or the relevant documents found in the top k (torchmetrics)",
             ),
+            *RELEVANCY,
         ),
         aliases=(Alias("ap"), Alias("map_cut", cutoff="required")),
         formula="sum over relevant documents at rank r <= k of precision@r, divided by R "
-        "(trec_eval map / map_cut_k); 0 when the denominator is 0.",
+        "(trec_eval map / map_cut_k; Microsoft Recommenders' map); 0 when the "
+        "denominator is 0. denominator='capped' is Recommenders' map_at_k (min(k, R)). "
+        "relevancy_method='by_threshold' (Recommenders): the sum over ranks r <= "
+        "threshold, the denominator unchanged.",
     ),
     Metric(
         "ndcg",
@@ -282,38 +340,58 @@ CORE_METRICS: tuple[Metric, ...] = (
             "trec_eval (through pytrec_eval)": "ndcg, ndcg_cut_k: to 1e-9",
             "ranx": "ndcg@k, ndcg_burges@k (gain='exponential'): to 1e-9",
             "ir_measures": "nDCG@k: to 1e-9",
+            "scikit-learn": "ndcg_score(k=k) (ignore_ties=False): ndcg(ties='average', "
+            "ideal='retrieved')@k, alias ndcg_score@k, to 1e-9; ignore_ties=True: "
+            "ideal='retrieved' on untied scores",
         },
         latex=(
             r"\mathrm{nDCG@}k = \frac{\mathrm{DCG@}k}{\mathrm{IDCG@}k}, \qquad \mathrm{DCG@}k"
             r" = \sum_{r=1}^{k} \frac{g(\ell_r)}{\log_2(r+1)}, \quad g(\ell) = \ell \text{ or"
             r" } 2^{\ell} - 1"
         ),
-        params=(GAIN, IDEAL),
+        params=(GAIN, IDEAL, TIES, *RELEVANCY),
         aliases=(
             Alias("ndcg_cut", cutoff="required"),
             Alias("ndcg_burges", {"gain": "exponential"}),
             Alias("ndcg_jarvelin"),
+            Alias("ndcg_score", {"ties": "average", "ideal": "retrieved"}),
         ),
         binary=False,
         formula="DCG@k / IDCG@k with DCG@k = sum over ranks r <= k of gain(rel_r) / "
         "log2(r + 1); IDCG@k is the DCG@k of the judged documents sorted by gain "
         "(trec_eval ndcg / ndcg_cut_k, Järvelin & Kekäläinen 2002; gain='exponential' is "
-        "Burges et al. 2005). 0 when IDCG is 0.",
+        "Burges et al. 2005). 0 when IDCG is 0. relevancy_method='by_threshold' "
+        "(Microsoft Recommenders): DCG@threshold / IDCG@k. ties='average': tied scores "
+        "share their group's mean gain over the group's positions (scikit-learn "
+        "ndcg_score's default); scikit-learn's ideal ranks the candidates it was given, "
+        "the retrieved documents (ideal='retrieved'); the alias ndcg_score sets both.",
     ),
     Metric(
         "dcg",
         "discounted cumulative gain",
         _dcg_metric,
         latex=(
-            r"\mathrm{DCG@}k = \sum_{r=1}^{k} \frac{g(\ell_r)}{\log_2(r+1)}, \quad g(\ell) ="
+            r"\mathrm{DCG@}k = \sum_{r=1}^{k} \frac{g(\ell_r)}{\log_b(r+1)}, \quad g(\ell) ="
             r" \ell \text{ or } 2^{\ell} - 1 \ (\ell > 0)"
         ),
-        params=(GAIN,),
-        aliases=(Alias("dcg_burges", {"gain": "exponential"}), Alias("dcg_jarvelin")),
-        matches={"ranx": "dcg@k, dcg_burges@k (gain='exponential'): to 1e-9"},
+        params=(GAIN, TIES, LOG_BASE),
+        aliases=(
+            Alias("dcg_burges", {"gain": "exponential"}),
+            Alias("dcg_jarvelin"),
+            Alias("dcg_score", {"ties": "average"}),
+        ),
+        matches={
+            "ranx": "dcg@k, dcg_burges@k (gain='exponential'): to 1e-9",
+            "scikit-learn": "dcg_score(k=k, log_base=b) (ignore_ties=False): "
+            "dcg(ties='average', log_base=b)@k, alias dcg_score@k, to 1e-9 on labels >= 0",
+        },
         binary=False,
-        formula="sum over ranks r <= k of gain(rel_r) / log2(r + 1) (ranx dcg; "
-        "dcg_burges is gain='exponential').",
+        formula="sum over ranks r <= k of gain(rel_r) / log_b(r + 1), b = log_base, 2 by "
+        "default (ranx dcg; dcg_burges is gain='exponential'). ties='average': the "
+        "documents of a tie group at positions low..high share the group's mean gain, "
+        "each position of the group within the top k discounting it (scikit-learn "
+        "dcg_score's default, ignore_ties=False; McSherry & Najork 2008); the alias "
+        "dcg_score sets it. Only positive labels gain (scikit-learn adds negative ones).",
     ),
     Metric(
         "idcg",
@@ -323,7 +401,7 @@ CORE_METRICS: tuple[Metric, ...] = (
             r"\mathrm{IDCG@}k = \sum_{r=1}^{k} \frac{g(\ell^{*}_r)}{\log_2(r+1)}, \quad"
             r" \ell^{*} = \text{the judged labels, largest first}"
         ),
-        params=(GAIN, IDEAL),
+        params=(GAIN, IDEAL, LOG_BASE),
         aliases=(Alias("ideal_dcg"),),
         binary=False,
         formula="DCG@k of the ideal ranking: judged documents sorted by gain, descending.",

@@ -8,9 +8,12 @@ the tables they read). ``@k`` keeps each user's top ``k`` recommendations (by ``
 or ``score`` descending); without it, every row counts.
 
 Definitions follow Microsoft Recommenders' ``python_evaluation`` (values equal theirs
-to 1e-12, ``tests/test_recsys.py``), with item similarity from item feature vectors
-(their ``item_sim_measure='item_feature_vector'``): the interactions table is their
-``train_df``, the catalogue is the distinct items of the interactions.
+to 1e-12, ``tests/test_recsys.py`` and ``tests/test_recommenders_parity.py``), with item
+similarity from item feature vectors (their ``item_sim_measure='item_feature_vector'``,
+the default here) or from co-occurrence in the interactions (their default,
+``item_sim_measure='item_cooccurrence_count'``, a parameter of diversity and
+serendipity): the interactions table is their ``train_df``, the catalogue is the
+distinct items of the interactions.
 """
 
 from __future__ import annotations
@@ -20,7 +23,13 @@ from collections.abc import Callable
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
-from polars_irmetrics.metrics.collection import CollectionFormula, CollectionScope
+from polars_irmetrics.metrics.collection import (
+    COOCCURRENCE,
+    FEATURES,
+    CollectionFormula,
+    CollectionScope,
+    SimMeasure,
+)
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params
 
@@ -70,18 +79,34 @@ def _gini_index(s: CollectionScope, p: Params) -> CollectionFormula:
 
 def _novelty(s: CollectionScope, p: Params) -> CollectionFormula:
     self_information = -(s.popularity / s.interactions.cast(pl.Float64)).log(2)
-    return CollectionFormula("rows", self_information.filter(s.top(p.k)).mean())
+    # A null popularity (an item the interactions never saw) reaches the mean only
+    # under unseen_items='recommenders' (the plan refuses it otherwise): Microsoft
+    # Recommenders counts such a row 0 and still divides by every row.
+    counted = self_information.fill_null(0.0)
+    return CollectionFormula("rows", counted.filter(s.top(p.k)).mean())
+
+
+def _sim_measure(p: Params, metric: str) -> SimMeasure:
+    value = p.choice("item_sim_measure")
+    if value == COOCCURRENCE:
+        return COOCCURRENCE
+    if value == FEATURES:
+        return FEATURES
+    raise MetricParameterError(  # pragma: no cover - the parser checks the choices
+        f"metric {metric!r}: item_sim_measure={value!r} is not a similarity"
+    )
 
 
 def _intra_list_diversity(s: CollectionScope, p: Params) -> CollectionFormula:
     listed = s.top(p.k).sum().cast(pl.Float64)
-    pairs = s.pair_similarity_sum(p.k).first()
+    pairs = s.pair_similarity_sum(p.k, _sim_measure(p, "intra_list_diversity")).first()
     mean_similarity = pairs / (listed * (listed - 1.0))
     return CollectionFormula("users", pl.when(listed >= 2).then(1.0 - mean_similarity))
 
 
 def _serendipity(s: CollectionScope, p: Params) -> CollectionFormula:
-    surprise = (1.0 - s.history_similarity) * s.relevance
+    similarity = s.history_similarity_by(_sim_measure(p, "serendipity"))
+    surprise = (1.0 - similarity) * s.relevance
     return CollectionFormula("users", surprise.filter(s.top(p.k)).mean())
 
 
@@ -106,6 +131,19 @@ def _long_tail_share(s: CollectionScope, p: Params) -> CollectionFormula:
 
 # --------------------------------------------------------------------------- registry
 _RECOMMENDERS = "Microsoft Recommenders python_evaluation"
+
+#: Microsoft Recommenders' ``item_sim_measure``, as a parameter of the metrics that
+#: compare items (their default is the co-occurrence; here the feature cosine, as
+#: before the parameter existed).
+ITEM_SIM_MEASURE = Param(
+    "item_sim_measure",
+    FEATURES,
+    (FEATURES, COOCCURRENCE),
+    "item similarity: the cosine of the items' feature vectors (item_features=...), or "
+    "'item_cooccurrence_count', users who interacted with both items over the square "
+    "root of the product of each item's users (the cosine of their columns in the "
+    "binary user-item matrix of interactions=...; Recommenders' default)",
+)
 
 
 def _metric(
@@ -198,21 +236,37 @@ RECSYS_METRICS: tuple[Metric, ...] = (
         "1 - mean pairwise cosine similarity of the items of a user's list, mean over users",
         _intra_list_diversity,
         aliases=(Alias("diversity"), Alias("ild")),
+        params=(ITEM_SIM_MEASURE,),
         reads=("run", "item_features"),
-        formula="mean over users with 2+ items of 1 - mean_{i<j} cos(v_i, v_j); computed "
-        "as 1 - (|sum_i u_i|^2 - sum_i |u_i|^2) / (m (m - 1)) with u = v / |v| "
-        "(Ziegler et al. 2005)",
-        matches={"recommenders": "diversity(item_sim_measure='item_feature_vector'), to 1e-12"},
+        formula="mean over users with 2+ items of 1 - mean_{i<j} sim(i, j) (Ziegler et al. "
+        "2005). sim is cos(v_i, v_j) of the feature vectors, computed as "
+        "1 - (|sum_i u_i|^2 - sum_i |u_i|^2) / (m (m - 1)) with u = v / |v|; or, with "
+        "item_sim_measure='item_cooccurrence_count' (which reads the interactions "
+        "instead of item_features), |U_i & U_j| / sqrt(|U_i| |U_j|), U_i the users who "
+        "interacted with item i (0 for a pair no user shares), from a self-join of the "
+        "distinct (user, item) pairs of the interactions on the user",
+        matches={
+            "recommenders": "diversity(item_sim_measure='item_feature_vector' or "
+            "'item_cooccurrence_count'), to 1e-12"
+        },
         latex=r"\operatorname{mean}_{u} \Big(1 - \frac{2}{m(m-1)}\sum_{i<j} \cos(v_i, v_j)\Big)",
     ),
     _metric(
         "serendipity",
         "mean over users of the mean (1 - similarity to the user's history) of their items",
         _serendipity,
+        params=(ITEM_SIM_MEASURE,),
         reads=("run", "interactions", "item_features"),
         formula="mean over users of mean over recommended items i of (1 - mean over the "
-        "user's interactions h of cos(v_i, v_h)) * relevance_i (Zhang et al. 2012)",
-        matches={"recommenders": "serendipity(item_sim_measure='item_feature_vector'), to 1e-12"},
+        "user's interactions h of sim(i, h)) * relevance_i (Zhang et al. 2012); sim is "
+        "cos(v_i, v_h) of the feature vectors, or with "
+        "item_sim_measure='item_cooccurrence_count' (no item_features needed) "
+        "|U_i & U_h| / sqrt(|U_i| |U_h|) over the users U of each item in the "
+        "interactions (1 for h = i, 0 for items no user shares)",
+        matches={
+            "recommenders": "serendipity(item_sim_measure='item_feature_vector' or "
+            "'item_cooccurrence_count'), to 1e-12"
+        },
         latex=(
             r"\operatorname{mean}_{u} \operatorname{mean}_{i \in L_u} \Big(1 -"
             r" \operatorname{mean}_{h \in H_u} \cos(v_i, v_h)\Big)\, \mathrm{rel}_i"

@@ -9,6 +9,9 @@ One parser reads every accepted spelling:
   ``success_10``, ``recip_rank``, ``Rprec``, and real-valued ones,
   ``iprec_at_recall_0.10`` and ``Rprec_mult_0.20`` (also ``IPrec@0.1``): the number
   sets the metric's parameter, ``iprec(recall=0.1)``;
+* scikit-learn's ``ndcg_score@10`` and ``dcg_score@10`` (tie-averaged gains,
+  ``ndcg(ties='average', ideal='retrieved')@10``), its ``ignore_ties=False`` as
+  ``ties='average'`` and ``log_base=10``;
 * ranx names: ``ndcg_burges@10``, ``dcg_burges@10``, ``r-precision``, ``hit_rate@10``,
   ``hits@10``, ``rbp.95`` (``rbp(p=0.95, gain='linear')``) and a relevance level as
   ranx writes it, ``map@10-l2`` (``map(rel=2)@10``);
@@ -18,10 +21,15 @@ One parser reads every accepted spelling:
   (``trec_ndcg(gains='0=1,1=4')``).
 
 Any metric takes ``agg=`` (``'mean'``, ``'sum'``, ``'median'``, ``'min'``, ``'max'``,
-``'std'``, ``'geometric'``): how its per-query values become one number
-(``precision(agg='median')@10``; ir_measures' counts are sums: ``NumRet`` is
-``num_ret(agg='sum')``). Measures of ir_measures and ranx that have no equal here are
-refused with a message that names the nearest one (:data:`REFUSED`).
+``'std'``, ``'geometric'``, ``'median_low'``): how its per-query values become one
+number (``precision(agg='median')@10``; ir_measures' counts are sums: ``NumRet`` is
+``num_ret(agg='sum')``). torchmetrics' retrieval options are parameters too:
+``precision(adaptive_k=True)@10`` (P@min(k, n)) and, on any per-query score of the
+judgments, ``empty_target_action='skip'`` / ``'neg'`` / ``'pos'`` / ``'error'`` (the
+value of a query without a relevant document); ir_measures' ``judged_only=True`` is an
+option of the whole evaluation (every metric of a list must say it alike). Measures of
+ir_measures and ranx that have no equal here are refused with a message that names the
+nearest one (:data:`REFUSED`).
 
 A cutoff range, ``recall@1..100`` or ``P@10..100:10``, expands into one name per cutoff
 (:func:`expand_metric_names`). Names are case-insensitive. :attr:`MetricRequest.name`
@@ -39,11 +47,13 @@ import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
 from polars_irmetrics.metrics import METRICS
+from polars_irmetrics.metrics._common import relevant
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import (
     AGGREGATES,
     Aggregate,
     Alias,
+    Input,
     Metric,
     Params,
     ParamValue,
@@ -52,6 +62,7 @@ from polars_irmetrics.metrics.trec import NORMALIZE, REAL_CUTOFFS
 
 __all__ = [
     "DEFAULT_METRICS",
+    "EMPTY_TARGET_ACTIONS",
     "INPUTS",
     "REFUSED",
     "MetricRequest",
@@ -63,6 +74,11 @@ __all__ = [
     "parse_metric",
     "parse_metric_list",
 ]
+
+#: torchmetrics' ``empty_target_action``: the value of a query without a relevant
+#: document. ``'skip'``: none (null per query, left out of the mean, which is 0 when
+#: every query is left out); ``'neg'``: 0; ``'pos'``: 1; ``'error'``: refused.
+EMPTY_TARGET_ACTIONS: tuple[str, ...] = ("skip", "neg", "pos", "error")
 
 _BY_NAME: dict[str, tuple[Metric, Alias | None]] = {}
 for _m in METRICS:
@@ -77,6 +93,8 @@ for _m in METRICS:
 #: Parameter spellings from other tools: name -> (our name, value translation).
 _PARAM_ALIASES: dict[str, tuple[str, Mapping[str, str]]] = {
     "dcg": ("gain", {"log2": "linear", "exp-log2": "exponential"}),
+    # scikit-learn's dcg_score / ndcg_score flag
+    "ignore_ties": ("ties", {"false": "average", "true": "break"}),
 }
 
 #: ir_measures parameters that turn one measure into another:
@@ -205,6 +223,15 @@ class MetricRequest:
     aggregate
         How per-query values are summarized (``agg=`` in the name), or ``None`` for the
         metric's own :attr:`Metric.aggregate`.
+    empty
+        torchmetrics' ``empty_target_action`` (:data:`EMPTY_TARGET_ACTIONS`): the value
+        of a query without a relevant document (at the relevance level; for a graded
+        metric, without a positive label), or ``None``: the formula's own (0 for most).
+    judged_only
+        ir_measures' ``judged_only=True`` (trec_eval ``-J``): the run's unjudged
+        documents are removed before the positions are given. An option of the whole
+        evaluation (``irm.evaluate(..., judged_only=True)``); in a metric name, every
+        metric of the list must say it alike.
 
     Examples
     --------
@@ -212,8 +239,8 @@ class MetricRequest:
 
     >>> import polars_irmetrics as irm
     >>> request = irm.parse_metric("R@100")
-    >>> request.name, request.k, dict(request.options)
-    ('recall@100', 100, {'denominator': 'relevant'})
+    >>> request.name, request.k, dict(request.options)["denominator"]
+    ('recall@100', 100, 'relevant')
     >>> irm.parse_metric(request.name) == request
     True
 
@@ -228,6 +255,8 @@ class MetricRequest:
     level: float | None
     options: tuple[tuple[str, ParamValue], ...]
     aggregate: Aggregate | None = None
+    judged_only: bool = False
+    empty: str | None = None
 
     @property
     def name(self) -> str:
@@ -241,6 +270,10 @@ class MetricRequest:
             parts.append(f"rel={_number(self.level)}")
         if self.aggregate is not None and self.aggregate != self.metric.aggregate:
             parts.append(f"agg={self.aggregate!r}")
+        if self.empty is not None:
+            parts.append(f"empty_target_action={self.empty!r}")
+        if self.judged_only:
+            parts.append("judged_only=True")
         text = self.metric.name
         if parts:
             text += "(" + ", ".join(parts) + ")"
@@ -248,18 +281,54 @@ class MetricRequest:
             text += f"@{self.k}"
         return text
 
+    @property
+    def reads(self) -> tuple[Input, ...]:
+        """The tables this request reads: its metric's, except that an item similarity
+        from co-occurrence (``item_sim_measure='item_cooccurrence_count'``) reads the
+        interactions instead of the item features."""
+        reads = self.metric.reads
+        if dict(self.options).get("item_sim_measure") == "item_cooccurrence_count":
+            reads = (*(r for r in reads if r != "item_features"), "interactions")
+        return tuple(dict.fromkeys(reads))
+
     def params(self, default_level: float) -> Params:
         """The :class:`Params` a formula sees, with ``default_level`` filled in."""
         level = default_level if self.level is None else self.level
         return Params(k=self.k, level=level, options=dict(self.options))
 
     def expr(self, scope: Scope, default_level: float) -> pl.Expr:
-        """The per-query aggregation expression over ``scope``."""
-        return self.metric.compute(scope, self.params(default_level))
+        """The per-query aggregation expression over ``scope``.
+
+        With :attr:`empty` ``'skip'``, ``'neg'`` or ``'pos'``, a query without a
+        relevant document (:meth:`no_relevant`) is null, 0 or 1; ``'error'`` is the
+        plan's to raise.
+        """
+        value = self.metric.compute(scope, self.params(default_level))
+        if self.empty is None or self.empty == "error":
+            return value
+        fill = {"skip": None, "neg": 0.0, "pos": 1.0}[self.empty]
+        return (
+            pl.when(self.no_relevant(scope, default_level))
+            .then(pl.lit(fill, pl.Float64))
+            .otherwise(value)
+        )
+
+    def no_relevant(self, scope: Scope, default_level: float) -> pl.Expr:
+        """Per query: whether it has no relevant document (torchmetrics' "no positive
+        target"): none at the relevance level, or for a graded metric none with a
+        positive label."""
+        if self.metric.binary:
+            found = relevant(scope, self.params(default_level))
+        else:
+            found = scope.rel > 0
+        return found.sum() == 0
 
     def summarize(self, column: str) -> pl.Expr:
         """The expression that summarizes the per-query values in ``column`` (``agg``)."""
-        return self.metric.summarize(column, self.aggregate)
+        out = self.metric.summarize(column, self.aggregate)
+        if self.empty == "skip":  # torchmetrics: 0 when every query was left out
+            out = out.fill_null(0.0)
+        return out
 
 
 def _default(metric: Metric, key: str) -> ParamValue:
@@ -552,6 +621,8 @@ def _build(
         raise MetricParameterError(
             f"metric {shown!r}: {called} takes no cutoff; use {metric.name!r} without '@{k}'"
         )
+    judged_only = _check_judged_only(metric, options.pop("judged_only", False), shown)
+    empty = _check_empty(metric, options.pop("empty_target_action", None), shown)
     resolved: list[tuple[str, ParamValue]] = []
     for param in metric.params:
         value = options.pop(param.name, param.default)
@@ -569,14 +640,6 @@ def _build(
         resolved.append((param.name, value))
     if options:
         unknown = next(iter(options))
-        if unknown == "judged_only":
-            raise MetricParameterError(
-                f"metric {shown!r}: judged_only (ir_measures: unjudged documents removed "
-                "before scoring) is a property of the run, not of one metric here; keep "
-                "the judged documents first, run.join(qrels, on=['query_id', 'doc_id'], "
-                "how='semi'), and evaluate that run (the ranks close up, as ir_measures "
-                "does)"
-            )
         known = [p.name for p in metric.params] + (["rel"] if metric.binary else [])
         known.append("agg")
         raise MetricParameterError(
@@ -585,7 +648,39 @@ def _build(
         )
     if aggregate == metric.aggregate:
         aggregate = None
-    return MetricRequest(metric, k, level, tuple(resolved), aggregate)
+    return MetricRequest(metric, k, level, tuple(resolved), aggregate, judged_only, empty)
+
+
+def _check_empty(metric: Metric, value: ParamValue, shown: str) -> str | None:
+    """torchmetrics' ``empty_target_action``: a query without a relevant document."""
+    if value is None:
+        return None
+    if value not in EMPTY_TARGET_ACTIONS:
+        raise MetricParameterError(
+            f"metric {shown!r}: empty_target_action={value!r} is not allowed; choose one of "
+            f"{', '.join(repr(a) for a in EMPTY_TARGET_ACTIONS)}"
+        )
+    if metric.integer or metric.level != "query" or "judgments" not in metric.reads:
+        raise MetricParameterError(
+            f"metric {shown!r}: empty_target_action sets the value of a query without a "
+            f"relevant document; {metric.name} is not a per-query score of the judgments"
+        )
+    return str(value)
+
+
+def _check_judged_only(metric: Metric, value: ParamValue, shown: str) -> bool:
+    """ir_measures' ``judged_only=True``: unjudged documents removed before scoring."""
+    flag = str(value).lower()
+    if flag not in ("true", "false", "1", "0"):
+        raise MetricParameterError(
+            f"metric {shown!r}: judged_only must be True or False, got {value!r}"
+        )
+    if flag in ("true", "1") and "judgments" not in metric.reads:
+        raise MetricParameterError(
+            f"metric {shown!r}: judged_only removes the run's unjudged documents; "
+            f"{metric.name} reads no relevance judgments"
+        )
+    return flag in ("true", "1")
 
 
 def _check_aggregate(value: object, shown: str) -> Aggregate:
@@ -682,7 +777,7 @@ def _parse_params(text: str | None, shown: str) -> dict[str, ParamValue]:
         if key in _PARAM_ALIASES:
             key, translate = _PARAM_ALIASES[key]
             if isinstance(value, str):
-                value = translate.get(value, value)
+                value = translate.get(value.lower() if key == "ties" else value, value)
         out[key] = value
     return out
 
@@ -780,7 +875,7 @@ def check_inputs(
     judgments: pass prefs=... to irm.evaluate
     """
     for label, request in requests:
-        for needed in request.metric.reads:
+        for needed in request.reads:
             if needed not in INPUTS or needed == "judgments":
                 continue
             what, keyword = INPUTS[needed]

@@ -26,6 +26,8 @@ from abc import ABC, abstractmethod
 
 import polars as pl
 
+from polars_irmetrics.errors import MetricParameterError
+
 __all__ = ["FIXED_LIMIT", "PlanScope", "Scope", "TableScope", "beyond_fixed", "fixed_sum"]
 
 
@@ -111,6 +113,19 @@ class Scope(ABC):
         """Per row: its 0-based index among the query's rows (in rank order)."""
 
     @abstractmethod
+    def tied(self) -> tuple[pl.Expr, pl.Expr]:
+        """Per row: the first and last position of the row's tie group, ``(low, high)``.
+
+        A tie group is the documents of the query's ranking with the same score (all of
+        the ranking's documents, judged or not); ``low`` is 1 + the documents with a
+        higher score and ``high`` that + the other documents with the same score. Null
+        where the row was not retrieved. Read by the tie-averaged gains of
+        scikit-learn's ``dcg_score`` (``ties='average'``); it needs the scores, and
+        raises :class:`~polars_irmetrics.errors.MetricParameterError` where the rows
+        were ranked without them.
+        """
+
+    @abstractmethod
     def window(self, expr: pl.Expr) -> pl.Expr:
         """Per row: ``expr``, evaluated over all the rows of the query at once.
 
@@ -185,6 +200,7 @@ class TableScope(Scope):
         relevance: str | pl.Expr,
         rank: str | pl.Expr,
         distinct_documents: pl.Expr | None = None,
+        score: pl.Expr | None = None,
     ) -> None:
         position = pl.col(rank) if isinstance(rank, str) else rank
         label = pl.col(relevance) if isinstance(relevance, str) else relevance
@@ -193,6 +209,7 @@ class TableScope(Scope):
         self._num_ret = position.count()
         self._position = position
         self._distinct_documents = distinct_documents
+        self._score = score
 
     def one_ranking(self) -> pl.Expr:
         """Group-level: whether the group's rows are one ranking of one query.
@@ -242,6 +259,22 @@ class TableScope(Scope):
     def row_index(self) -> pl.Expr:
         return pl.int_range(pl.len(), dtype=pl.Int64)
 
+    def tied(self) -> tuple[pl.Expr, pl.Expr]:
+        if self._score is None:
+            raise MetricParameterError(
+                "ties='average' averages the gains of documents with the same score: pass "
+                "the score column, score='score'"
+            )
+        # the scores of the retrieved rows only (a judged row without a rank has none)
+        score = pl.when(self._position.is_not_null()).then(self._score)
+        low, high = (
+            score.rank(method, descending=True)
+            .cast(pl.Int64)
+            .sort_by(self._position, nulls_last=True, maintain_order=True)
+            for method in ("min", "max")
+        )
+        return low, high
+
     def window(self, expr: pl.Expr) -> pl.Expr:
         return expr
 
@@ -266,7 +299,15 @@ class PlanScope(Scope):
     """
 
     def __init__(
-        self, rank: str, rel: str, num_ret: str, *, group: str, first: str, start: str
+        self,
+        rank: str,
+        rel: str,
+        num_ret: str,
+        *,
+        group: str,
+        first: str,
+        start: str,
+        tied: tuple[str, str] | None = None,
     ) -> None:
         self.rank = pl.col(rank)
         self.rel = pl.col(rel)
@@ -283,6 +324,10 @@ class PlanScope(Scope):
         #: for the plan's check that none is :func:`beyond_fixed`.
         self.summed: dict[bytes, pl.Expr] = {}
         self._names: dict[bytes, str] = {}
+        #: Whether a formula read :meth:`tied`: only then does the plan carry each
+        #: judged row's tie group (which needs the scores).
+        self.reads_ties = False
+        self._tied = tied
 
     @property
     def num_ret(self) -> pl.Expr:
@@ -338,6 +383,12 @@ class PlanScope(Scope):
 
     def count_greater(self, value: pl.Expr) -> pl.Expr:
         return self._register(_count_greater(value))
+
+    def tied(self) -> tuple[pl.Expr, pl.Expr]:
+        if self._tied is None:  # pragma: no cover - the plan always names the columns
+            raise MetricParameterError("ties='average' needs the scores")
+        self.reads_ties = True
+        return pl.col(self._tied[0]), pl.col(self._tied[1])
 
     def window(self, expr: pl.Expr) -> pl.Expr:
         return self._register(expr)

@@ -25,9 +25,18 @@ __all__ = ["AGGREGATES", "Alias", "Level", "Metric", "Param", "Params"]
 
 ParamValue = int | float | str | None
 CutoffRule = Literal["optional", "required", "none"]
-Aggregate = Literal["mean", "geometric", "sum", "median", "min", "max", "std"]
+Aggregate = Literal["mean", "geometric", "sum", "median", "min", "max", "std", "median_low"]
 #: Every way of summarizing per-query values, for ``agg=`` in a metric name.
-AGGREGATES: tuple[Aggregate, ...] = ("mean", "geometric", "sum", "median", "min", "max", "std")
+AGGREGATES: tuple[Aggregate, ...] = (
+    "mean",
+    "geometric",
+    "sum",
+    "median",
+    "min",
+    "max",
+    "std",
+    "median_low",
+)
 #: The tables a metric reads: a ranked list (``"run"``: a run, recommendations or an
 #: impression log), relevance judgments (``"judgments"``), interaction history
 #: (``"interactions"``: popularity, what a user saw before), clicks and dwell of an
@@ -150,9 +159,10 @@ class Metric:
         How per-query values become one number by default: ``"mean"``, or
         ``"geometric"``: ``exp(mean(log(max(value, 0.00001))))`` (trec_eval's gm_map,
         gm_bpref), or ``"sum"`` (a count of queries). A request may override it with
-        ``agg=`` (:data:`AGGREGATES`: also ``"median"``, ``"min"``, ``"max"`` as
-        torchmetrics' ``aggregation``, and ``"std"``, the population standard deviation
-        as ranx's ``return_std``).
+        ``agg=`` (:data:`AGGREGATES`: also ``"median"``, ``"min"``, ``"max"``, and
+        ``"median_low"``, the lower middle value, as torchmetrics'
+        ``aggregation="median"`` (``torch.median``), and ``"std"``, the population
+        standard deviation as ranx's ``return_std``).
     formula
         The formula and its source, for the docs.
     latex
@@ -197,7 +207,9 @@ class Metric:
         ``how`` overrides :attr:`aggregate`. Sums are running sums in row order, so a
         mean comes out the same to the last bit however the engine splits the rows into
         batches. ``"std"`` is the population standard deviation (``ddof=0``, numpy's and
-        ranx's); ``"median"`` averages the two middle values of an even count. With no
+        ranx's); ``"median"`` averages the two middle values of an even count and
+        ``"median_low"`` takes the lower one (``torch.median``, so torchmetrics'
+        ``aggregation="median"``; Python's ``statistics.median_low``). With no
         query, a sum is 0 and every other summary null.
         """
         how = self.aggregate if how is None else how
@@ -209,6 +221,8 @@ class Metric:
             out = values.cum_sum().last().fill_null(0.0)
         elif how == "median":
             out = values.median()
+        elif how == "median_low":  # torch.median: the lower of the two middle values
+            out = values.quantile(0.5, interpolation="lower")
         elif how == "min":
             out = values.min()
         elif how == "max":

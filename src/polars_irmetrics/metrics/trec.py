@@ -135,7 +135,10 @@ def _normalize_gains(value: ParamValue) -> ParamValue:
     return ",".join(f"{label}={_format_number(g)}" for label, g in sorted(pairs.items()))
 
 
-def _real(metric: str, param: str, trec: str) -> Callable[[ParamValue], ParamValue]:
+def _real(
+    metric: str, param: str, trec: str, *, at_most_one: bool = False
+) -> Callable[[ParamValue], ParamValue]:
+    """The check of a real-valued parameter; ``at_most_one``: a recall level, in [0, 1]."""
     example = f"{metric}({param}=0.2), {metric}@0.2 or {trec}_0.20"
 
     def check(value: ParamValue) -> ParamValue:
@@ -145,6 +148,14 @@ def _real(metric: str, param: str, trec: str) -> Callable[[ParamValue], ParamVal
             raise ValueError(f"{param} must be a number, e.g. {example}; got {value!r}")
         if not math.isfinite(value):
             raise ValueError(f"{param} must be a finite number, got {value!r}")
+        if at_most_one and not 0.0 <= value <= 1.0:
+            whole = f"'P@{int(value)}'" if float(value).is_integer() and value > 1 else "'P@k'"
+            raise ValueError(
+                f"{param} must be a recall level between 0 and 1, got {float(value)!r}: "
+                f"the number after '@' in {metric}@x (ir_measures' IPrec@x) and {trec}_x "
+                f"is the recall level, not a rank cutoff, e.g. {example}; for the precision "
+                f"of the top documents use {whole}"
+            )
         return float(value)
 
     return check
@@ -191,15 +202,34 @@ def _normalize_recalls(value: ParamValue) -> ParamValue:
     return ",".join(repr(level) for level in parse_recalls(value))
 
 
+def _normalize_log_base(value: ParamValue) -> ParamValue:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(float(value)) or float(value) <= 1.0:  # type: ignore[arg-type]
+        raise ValueError(
+            f"log_base must be a number above 1 (the discount is 1 / log_b(r + 1)), "
+            f"got {value!r}, e.g. log_base=10"
+        )
+    return value
+
+
+def _normalize_flag(value: ParamValue) -> ParamValue:
+    text = str(value).lower()
+    if text not in ("true", "false", "1", "0"):
+        raise ValueError(f"adaptive_k must be True or False, got {value!r}")
+    return text in ("true", "1")
+
+
 #: Checks and canonical forms of parameter values, by (metric, parameter); the registry
 #: applies them, so ``iprec(recall=1)`` is ``iprec(recall=1.0)`` and ``gains`` lists
 #: its labels in order. A check raises ValueError with the message to show.
 NORMALIZE: dict[tuple[str, str], Callable[[ParamValue], ParamValue]] = {
-    ("iprec", "recall"): _real("iprec", "recall", "iprec_at_recall"),
+    ("iprec", "recall"): _real("iprec", "recall", "iprec_at_recall", at_most_one=True),
     ("rprec_mult", "multiple"): _real("rprec_mult", "multiple", "Rprec_mult"),
     ("rprec_mult_avgjg", "multiple"): _real("rprec_mult_avgjg", "multiple", "Rprec_mult_avgjg"),
     ("11pt_avg", "recalls"): _normalize_recalls,
     **{(m, "gains"): _normalize_gains for m in ("trec_ndcg", "ndcg_rel", "rndcg", "g")},
+    **{(m, "log_base"): _normalize_log_base for m in ("dcg", "idcg")},
+    ("precision", "adaptive_k"): _normalize_flag,
 }
 
 

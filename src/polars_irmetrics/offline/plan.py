@@ -41,6 +41,7 @@ from collections.abc import Callable
 
 import polars as pl
 
+from polars_irmetrics.errors import MetricParameterError, QuerySetError
 from polars_irmetrics.ground.auto import resolve_buckets
 from polars_irmetrics.ground.buckets import evaluate_in_buckets
 from polars_irmetrics.ground.options import EvalOptions
@@ -92,6 +93,7 @@ def build_plan(
     docstring), ``options`` checked (:meth:`EvalOptions.build
     <polars_irmetrics.ground.options.EvalOptions.build>`), and the attributes of the
     queries in ``queries`` (:mod:`polars_irmetrics.offline.attributes`)."""
+    options = _judged_only_option(requests, options)
     from_queries: tuple[str, ...] = ()
     if queries is not None:
         run, qrels, from_queries = with_query_attributes(run, qrels, queries, options)
@@ -122,6 +124,7 @@ def build_plan(
             column=options.partitioned_by,
             evaluate_part=lambda r, q, g: _per_query(r, q, g, setup, requests),
             schema=_per_query(run, qrels, groups, setup, requests).collect_schema(),
+            progress=options.progress,
         )
     else:
 
@@ -139,6 +142,7 @@ def build_plan(
             spill_dir=options.spill_dir,
             evaluate_part=evaluate_part,
             schema=evaluate_part(run, qrels, groups).collect_schema(),
+            progress=options.progress,
         )
     result = result.sort(keys)  # query order fixes the sums of the means
     labels = [label for label, _ in requests]
@@ -148,6 +152,24 @@ def build_plan(
     if setup.by:
         return result.group_by(list(setup.by), maintain_order=True).agg(summaries)
     return result.select(summaries)
+
+
+def _judged_only_option(
+    requests: list[tuple[str, MetricRequest]], options: EvalOptions
+) -> EvalOptions:
+    """``options`` with ``judged_only`` set where the metric names say it
+    (``AP(judged_only=True)``): every metric alike, since it changes the ranking."""
+    flagged = [label for label, request in requests if request.judged_only]
+    if not flagged or options.judged_only:
+        return options
+    if len(flagged) < len(requests):
+        other = next(label for label, request in requests if not request.judged_only)
+        raise MetricParameterError(
+            f"metric {flagged[0]!r} says judged_only=True and {other!r} does not: it removes "
+            "the unjudged documents from the run, for every metric of one evaluation; pass "
+            "judged_only=True to irm.evaluate, or evaluate the two lists apart"
+        )
+    return options.replace(judged_only=True)
 
 
 def _per_query(
@@ -160,11 +182,34 @@ def _per_query(
     """Checked per-query metric values of ``run`` (steps 1 to 5 of the module docstring)."""
     keys = list(setup.keys)
     doc_id, relevance = setup.doc_id, setup.relevance
-    scope = PlanScope(RANK, REL, NUM_RET, group=GROUP, first=FIRST, start=START)
-    # Built first: they tell whether any formula reads num_ret.
+    scope = PlanScope(RANK, REL, NUM_RET, group=GROUP, first=FIRST, start=START, tied=(LOW, HIGH))
+    # Built first: they tell whether any formula reads num_ret or the tie groups.
     metric_exprs = [
         request.expr(scope, setup.relevance_level).alias(label) for label, request in requests
     ]
+    # torchmetrics' empty_target_action='error': whether each query has a relevant
+    # document, per such metric, checked once the query set is known
+    empty_checks = {
+        f"{INTERNAL}empty{i}": (label, request)
+        for i, (label, request) in enumerate(requests)
+        if request.empty == "error"
+    }
+    ties = [LOW, HIGH] if scope.reads_ties else []
+    if ties and setup.depth is not None:
+        label = next(label for label, r in requests if dict(r.options).get("ties") == "average")
+        raise MetricParameterError(
+            f"metric {label!r}: ties='average' shares the gain of a tie group over its "
+            f"positions, and depth={setup.depth} would cut a group in two; use a cutoff, "
+            f"'{label.split('@')[0]}@{setup.depth}', instead of depth"
+        )
+    if ties and setup.order == "rank":
+        label = next(label for label, r in requests if dict(r.options).get("ties") == "average")
+        raise MetricParameterError(
+            f"metric {label!r}: ties='average' shares the gain of documents with the same "
+            f"score, and the {'judged table' if qrels is None else 'run'} is ordered by its "
+            f"rank column {setup.rank!r}; evaluate by score: order='score' (and score=... "
+            "to name the score column)"
+        )
     # The checks and the counts read the run as given: only the join needs positions,
     # and ranking by score (a window over every row) is done once, for it alone.
     check = setup.check
@@ -181,18 +226,30 @@ def _per_query(
         or bool(check.unplaced)  # which judged queries each group retrieved
     )
     markers = None
+    ranked_run = run  # the documents that are ranked (judged_only: the judged ones)
     if markers_needed:
         # read whole by the counts and by the join: cached, the input is read once
-        run = run.cache()
-        markers = run.group_by(keys).agg(_num_ret(setup).alias(NUM_RET), *duplicate_checks(setup))
-    elif check.check_duplicates:
-        check_frames.append(run.group_by(keys).agg(duplicate_checks(setup)))
+        run = ranked_run = run.cache()
+        if setup.judged_only:
+            ranked_run = _judged_only(run, qrels, setup)
+            if check.check_duplicates:  # the run as given, unjudged documents too
+                check_frames.append(run.group_by(keys).agg(duplicate_checks(setup)))
+        markers = ranked_run.group_by(keys).agg(
+            _num_ret(setup).alias(NUM_RET), *duplicate_checks(setup)
+        )
+    else:
+        if setup.judged_only:
+            ranked_run = _judged_only(run, qrels, setup)
+        if check.check_duplicates:
+            check_frames.append(run.group_by(keys).agg(duplicate_checks(setup)))
 
     within = pl.col(RANK) <= setup.depth if setup.depth is not None else None
     if qrels is None:  # a judged table: its own rows are the judgments
-        ranked = _with_positions(run, setup, lambda rows: rows)
+        ranked = _with_positions(ranked_run, setup, lambda rows: rows, keep_ties=bool(ties))
         rank_col = pl.col(RANK) if within is None else pl.when(within).then(pl.col(RANK))
-        judged = ranked.select(*keys, doc_id, pl.col(relevance).alias(REL), rank_col.alias(RANK))
+        judged = ranked.select(
+            *keys, doc_id, pl.col(relevance).alias(REL), rank_col.alias(RANK), *ties
+        )
     else:
         judgments = qrels.select(*setup.qrels_keys, doc_id, pl.col(relevance).alias(REL))
         # The join matches the run on the judgments' own keys: with ``by`` keys the
@@ -219,7 +276,9 @@ def _per_query(
                 build_side="prefer_right",
             )
 
-        found = _with_positions(run, setup, join_judgments).select(*keys, doc_id, RANK, REL)
+        found = _with_positions(ranked_run, setup, join_judgments, keep_ties=bool(ties)).select(
+            *keys, doc_id, RANK, REL, *ties
+        )
         if within is not None:
             found = found.filter(within)
         # the judged documents that were not retrieved (rank null)
@@ -274,6 +333,10 @@ def _per_query(
             # the marker row's id is null; a null judged id is reported before this
             (is_judgment.sum() - pl.col(doc_id).drop_nulls().n_unique()).alias(flag("q_dup_doc")),
             *term_check(scope),
+            *(
+                request.no_relevant(scope, setup.relevance_level).alias(name)
+                for name, (_, request) in empty_checks.items()
+            ),
         )
         .drop(GROUP)
     )
@@ -296,6 +359,7 @@ def _per_query(
         **{label: _dtype(req) for label, req in requests},
         JUDGED: pl.Boolean(),
         RETRIEVED: pl.Boolean(),
+        **{name: pl.Boolean() for name in empty_checks},
     }
     recounts = recount(run, setup)
     checked = combined.map_batches(
@@ -307,7 +371,54 @@ def _per_query(
         keep = keep & pl.col(JUDGED)
     if check.unretrieved == "drop":
         keep = keep & pl.col(RETRIEVED)
-    return checked.filter(keep)
+    kept = checked.filter(keep)
+    if not empty_checks:
+        return kept
+    schema = {c: t for c, t in checked_schema.items() if c not in empty_checks}
+    return kept.map_batches(
+        lambda frame: _raise_on_empty(frame, empty_checks, keys), schema=schema
+    )
+
+
+def _raise_on_empty(
+    frame: pl.DataFrame, checks: dict[str, tuple[str, MetricRequest]], keys: list[str]
+) -> pl.DataFrame:
+    """Refuse a query without a relevant document for a metric that says
+    ``empty_target_action='error'`` (torchmetrics' ``ValueError``), else drop the checks."""
+    for name, (label, _) in checks.items():
+        empty = frame.filter(pl.col(name)).sort(keys)
+        if empty.height:
+            query = empty.row(0, named=True)[keys[-1]]
+            raise QuerySetError(
+                f"metric {label!r}: query {query!r} has no relevant document, and "
+                "empty_target_action='error' refuses such a query (as torchmetrics' "
+                f"empty_target_action does; queries without one: {empty.height}). Choose "
+                "empty_target_action='skip' (left out of the mean), 'neg' (0) or 'pos' (1)"
+            )
+    return frame.drop(list(checks))
+
+
+def _judged_only(run: pl.LazyFrame, qrels: pl.LazyFrame | None, setup: Setup) -> pl.LazyFrame:
+    """The run without its unjudged documents (ir_measures' ``judged_only=True``,
+    trec_eval ``-J``): those with no judgment, or a negative one (trec_eval's "in the
+    pool, not judged"), are removed before the positions are given, so the positions
+    close up (by rank: 1, 2, ... in the order of the given ranks) and ``num_ret``
+    counts the judged documents. A judged table keeps its rows
+    with a label of 0 or more (and those without a label, which the checks refuse)."""
+    label = pl.col(setup.relevance)
+    if qrels is None:
+        kept = run.filter(label.is_null() | (label >= 0))
+    else:
+        judged = qrels.filter(label >= 0).select(*setup.qrels_keys, setup.doc_id).unique()
+        on = [*setup.qrels_keys, setup.doc_id]
+        kept = run.join(judged, on=on, how="semi", nulls_equal=False)
+    if setup.order == "score":  # positions are given from the scores of the kept rows
+        return kept
+    # the ranks close up: 1, 2, ... in the order of the given ranks
+    rank = pl.col(setup.rank)
+    return kept.with_columns(
+        rank.rank("min").over(list(setup.keys)).cast(pl.Int64).alias(setup.rank)
+    )
 
 
 def _dtype(request: MetricRequest) -> pl.DataType:
@@ -315,9 +426,16 @@ def _dtype(request: MetricRequest) -> pl.DataType:
 
 
 def _with_positions(
-    run: pl.LazyFrame, setup: Setup, keep: Callable[[pl.LazyFrame], pl.LazyFrame]
+    run: pl.LazyFrame,
+    setup: Setup,
+    keep: Callable[[pl.LazyFrame], pl.LazyFrame],
+    *,
+    keep_ties: bool = False,
 ) -> pl.LazyFrame:
     """The rows ``keep`` takes from the run, with their position in ``RANK`` (1 = top).
+
+    ``keep_ties`` (by score only) keeps each row's tie group, its first and last
+    position (``LOW``, ``HIGH``), for the tie-averaged gains (``ties='average'``).
 
     ``keep`` (a join with the judgments, or all rows of a judged table) must keep the
     key, id and order columns. By rank, the position is the rank. By score, it is 1 +
@@ -360,7 +478,7 @@ def _with_positions(
     return (
         rows.join(ahead, on=place, how="left", nulls_equal=False)
         .with_columns((low + pl.col(above).fill_null(0)).alias(RANK))
-        .drop(LOW, HIGH, above)
+        .drop(above if keep_ties else [LOW, HIGH, above])
     )
 
 

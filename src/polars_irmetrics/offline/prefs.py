@@ -60,19 +60,15 @@ rounds as the longest chain of preferences).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import polars as pl
 
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import Policy
-from polars_irmetrics.metrics.registry import MetricRequest, means, parse_metric_list
+from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = [
     "PREFS_MEASURES",
     "build_prefs_plan",
-    "evaluate_prefs",
     "prefs_from_qrels",
     "prefs_measures",
 ]
@@ -299,64 +295,6 @@ def build_prefs_plan(
     return values.lazy().select(
         _Q, *(pl.col(column[request.metric.name]).alias(label) for label, request in requests)
     )
-
-
-def evaluate_prefs(
-    run: pl.DataFrame | pl.LazyFrame,
-    metrics: str | Iterable[str] = PREFS_MEASURES,
-    *,
-    prefs: pl.DataFrame | pl.LazyFrame,
-    per_query: bool = True,
-    depth: int | None = None,
-    unretrieved: Policy = "drop",
-) -> pl.DataFrame:
-    """The preference measures ``metrics`` of every query (a thin door: see
-    :func:`polars_irmetrics.evaluate` with ``prefs=``).
-
-    Parameters
-    ----------
-    run
-        ``query_id``, ``doc_id`` and ``score`` (see :func:`prefs_measures`).
-    metrics
-        Preference measure names (default: every one of :data:`PREFS_MEASURES`).
-    prefs
-        The preference judgments (:func:`~polars_irmetrics.read_trec_prefs`).
-    per_query
-        ``True`` (default): one row per query; ``False``: ``num_q`` and the means.
-    depth
-        Keep only the top ``depth`` documents of each query (trec_eval ``-M``).
-    unretrieved
-        ``'zero'``: a query of ``prefs`` with no results is evaluated on an empty
-        ranking (trec_eval 10.0's ``-c``); ``'drop'`` (default): the queries in both.
-
-    Returns
-    -------
-    polars.DataFrame
-        ``query_id`` and one column per metric (Int64 counts, Float64 ratios), sorted by
-        ``query_id``; or ``num_q`` and the Float64 means.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> prefs = pl.DataFrame({"query_id": ["q1"] * 3, "jg": ["u"] * 3, "jsg": ["s"] * 3,
-    ...                       "doc_id": ["a", "b", "c"], "rel_level": [2.0, 1.0, 0.0]})
-    >>> run = pl.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["b", "a", "c"],
-    ...                     "score": [3.0, 2.0, 1.0]})
-    >>> evaluate_prefs(run, ["prefs_simp", "prefs_num_prefs_ful"], prefs=prefs).rows()
-    [('q1', 0.6666666666666666, 2)]
-    """
-    requests = parse_metric_list(metrics)
-    options = EvalOptions.build(per_query=per_query, depth=depth, unretrieved=unretrieved)
-    for label, request in requests:
-        if "prefs" not in request.metric.reads:
-            raise MetricParameterError(
-                f"metric {label!r} is not a preference measure; evaluate it with "
-                "irm.evaluate(run, metrics, qrels=...)"
-            )
-    values = build_prefs_plan(run.lazy(), requests, prefs.lazy(), options).collect()
-    if per_query:
-        return values
-    return values.select(means(requests))
 
 
 def _measures(rows: pl.DataFrame, docs: pl.DataFrame, queries: list[str]) -> pl.DataFrame:

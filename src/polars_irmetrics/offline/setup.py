@@ -39,6 +39,9 @@ class Setup:
     relevance: str
     depth: int | None
     relevance_level: float
+    #: ir_measures' ``judged_only=True`` (trec_eval ``-J``): the run's documents without
+    #: a judgment of 0 or more are removed before ranking.
+    judged_only: bool = False
 
 
 def _common_integer(left: pl.DataType, right: pl.DataType) -> pl.DataType:
@@ -206,4 +209,5 @@ def resolve(
         relevance=relevance,
         depth=depth,
         relevance_level=float(options.relevance_level),
+        judged_only=options.judged_only,
     )

@@ -22,6 +22,7 @@ import polars as pl
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.buckets import check_buckets, collect_guarded, evaluate_in_buckets
 from polars_irmetrics.ground.inputs import as_polars
+from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
@@ -49,6 +50,7 @@ def evaluate_online(
     per_session: bool = ...,
     buckets: OnlineBuckets = ...,
     spill_dir: str | Path | None = ...,
+    progress: bool | None = ...,
     session_id: str = ...,
     position: str = ...,
     clicked: str = ...,
@@ -67,6 +69,7 @@ def evaluate_online(
     per_session: bool = ...,
     buckets: OnlineBuckets = ...,
     spill_dir: str | Path | None = ...,
+    progress: bool | None = ...,
     session_id: str = ...,
     position: str = ...,
     clicked: str = ...,
@@ -84,6 +87,7 @@ def evaluate_online(
     per_session: bool = False,
     buckets: OnlineBuckets = None,
     spill_dir: str | Path | None = None,
+    progress: bool | None = None,
     session_id: str = "session_id",
     position: str = "position",
     clicked: str = "clicked",
@@ -126,6 +130,10 @@ def evaluate_online(
         folder, ``TMPDIR``); they need up to twice the log's Parquet size on disk
         (written uncompressed, for speed) and are removed when the evaluation ends.
         Ignored without ``buckets``.
+    progress
+        A bar of the buckets evaluated: ``None`` (default) in a terminal or a notebook
+        only, ``True`` on any stream, ``False`` never
+        (:mod:`polars_irmetrics.ground.progress`).
     session_id, position, clicked, dwell, converted, timestamp
         Column names in ``log``.
 
@@ -202,6 +210,7 @@ def evaluate_online(
     if not isinstance(per_session, bool):
         raise InvalidValueError(f"per_session must be True or False, got {per_session!r}")
     check_online_buckets(buckets)
+    check_progress(progress)
     out = build_online_plan(
         log.lazy(),
         parse_metric_list(metrics),
@@ -210,6 +219,7 @@ def evaluate_online(
         per_session=per_session,
         buckets=buckets,
         spill_dir=spill_dir,
+        progress=progress,
     )
     return collect_guarded(out) if eager else out
 
@@ -223,6 +233,7 @@ def build_online_plan(
     per_session: bool,
     buckets: OnlineBuckets,
     spill_dir: str | Path | None,
+    progress: bool | None = None,
     hint: str = "name your columns, e.g. session_id='query_id', clicked='click'",
 ) -> pl.LazyFrame:
     """The online wing's plan: per-session values of ``requests`` (``per_session``) or
@@ -244,6 +255,7 @@ def build_online_plan(
             buckets=buckets,
             spill_dir=spill_dir,
             evaluate_part=evaluate_part,
+            progress=progress,
             schema=plan.frame.collect_schema(),
         )
     if per_session:

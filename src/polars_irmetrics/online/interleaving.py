@@ -18,17 +18,22 @@ group-by, and the test, vectorised over the segments, when the result is collect
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
-from scipy import stats
 
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 from polars_irmetrics.ground.inputs import as_polars
+from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.online.columns import LogColumns
+
+if TYPE_CHECKING:
+    from scipy import stats
+else:
+    stats = LazyModule("scipy.stats")  # imported at the first test (import time)
 
 __all__ = ["interleaving_test", "sign_test_p_values"]
 

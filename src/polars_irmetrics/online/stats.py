@@ -25,10 +25,17 @@ the absolute one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
+
+from polars_irmetrics.ground.lazy import LazyModule
+
+if TYPE_CHECKING:
+    from scipy import stats
+else:
+    stats = LazyModule("scipy.stats")  # imported at the first test (import time)
 
 __all__ = ["ArmMoments", "Comparison", "compare", "ratio_variance", "srm_p_values"]
 

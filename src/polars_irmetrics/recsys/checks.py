@@ -4,7 +4,8 @@ Each check is a count of bad rows and one example, computed inside the lazy plan
 two columns beside the metric values (:func:`flag`); :func:`raise_on_flags` runs on the
 small result frame, raises the first check that counted anything, with its message,
 and drops the check columns. Nothing is dropped silently: an item the interactions or
-the item features lack is an error naming the fix, never a row left out.
+the item features lack is an error naming the fix, never a row left out, unless the
+caller chose a policy for them (``unseen_items='drop'`` or ``'recommenders'``).
 """
 
 from __future__ import annotations
@@ -119,6 +120,15 @@ CHECKS: tuple[Check, ...] = (
         "item {example} never occurs in the interactions, so it has no popularity "
         "({count} recommendations name such items): add its interactions to "
         "interactions=..., or drop it from the recommendations",
+    ),
+    Check(
+        "no_cooccurrence",
+        InvalidValueError,
+        "item {example} never occurs in the interactions, so its co-occurrence "
+        "similarity to any item is undefined ({count} recommendations name such items): "
+        "add its interactions to interactions=..., drop it from the recommendations "
+        "(unseen_items='drop'), or count it similar 0 to every item as Microsoft "
+        "Recommenders does (unseen_items='recommenders')",
     ),
     Check(
         "no_features",

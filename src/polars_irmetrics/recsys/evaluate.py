@@ -5,25 +5,20 @@ calls to put them next to accuracy metrics."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal, TypeVar, overload
+from typing import Literal, overload
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.inputs import as_polars
-from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions, UnseenItems, check_unseen_items
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
 from polars_irmetrics.recsys.plan import build_recsys_plan
 
 __all__ = ["beyond_accuracy", "split_metrics", "with_beyond_accuracy"]
 
-FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 Frame = pl.DataFrame | pl.LazyFrame
-
-
-#: What :func:`beyond_accuracy` does with a recommended item it has no data for.
-UnseenItems = Literal["error", "drop"]
 
 
 @overload
@@ -101,7 +96,9 @@ def beyond_accuracy(
     item_features
         One row per item: ``item_id`` and ``features``, a list or array of numbers (an
         embedding, or a multi-hot category vector). Similarity is the cosine of two
-        items' vectors.
+        items' vectors, unless a metric asks for
+        ``item_sim_measure='item_cooccurrence_count'`` (the interactions' users shared
+        by two items; no item features needed).
     by
         Keys (system, segment, day) evaluated separately.
     user_id, item_id, rank, score, features
@@ -111,11 +108,27 @@ def beyond_accuracy(
         ``"score"`` (descending, ties broken by the item id descending compared as text,
         as :func:`~polars_irmetrics.evaluate` does) or ``"auto"`` (``rank`` if present).
     unseen_items
-        A recommended item the interactions never saw (no popularity: novelty), or that
-        has no row in ``item_features`` (similarity: diversity, serendipity): ``"error"``
-        (the default) refuses the call naming the item; ``"drop"`` leaves such
-        recommendations out of every metric, as if they had not been made (a cold item
-        then counts neither in coverage nor in a list's novelty or diversity).
+        A recommended item the interactions never saw (no popularity: novelty; no
+        co-occurrence: ``item_sim_measure='item_cooccurrence_count'``), or that has no
+        row in ``item_features`` (feature similarity: diversity, serendipity):
+
+        * ``"error"`` (the default) refuses the call naming the item;
+        * ``"drop"`` leaves such recommendations out of every metric, as if they had
+          not been made (a cold item then counts neither in coverage nor in a list's
+          novelty or diversity);
+        * ``"recommenders"``: Microsoft Recommenders' own convention (their
+          ``python_evaluation`` code, 1.2.1): such a recommendation stays a row of
+          every metric. ``novelty``: it adds 0 to the sum, and the mean still divides
+          by every recommendation (their inner merge of item counts and novelties).
+          ``catalog_coverage``: it counts among the distinct recommended items, while
+          the catalogue is still the items of the interactions, so coverage can exceed
+          1. ``intra_list_diversity`` and ``serendipity``: every pair with no
+          similarity (a cold item, an item without a vector, a history item without
+          a vector) counts similarity 0 (their ``fillna(0)``), and the means still
+          count those pairs. A user without history is left out of ``serendipity``
+          (their inner merge with ``train_df``). Metrics Recommenders lacks
+          (``gini_index``, ``average_popularity``, ``long_tail_share``) are refused
+          under this policy.
     relevance
         A column of the recommendations weighting each item's serendipity (Microsoft
         Recommenders' ``col_relevance``; they store it as float16, so give 0/1 or other
@@ -149,7 +162,11 @@ def beyond_accuracy(
     The diversity of a one-item list is undefined and left out of the mean over users,
     as theirs. Where they drop rows (a recommended item without interactions counts 0
     novelty there, a user without history is left out of serendipity), this function
-    raises instead.
+    raises instead, unless ``unseen_items='recommenders'`` asks for their convention.
+    Their default similarity, ``item_sim_measure='item_cooccurrence_count'``, is a
+    parameter of ``intra_list_diversity`` and ``serendipity``:
+    ``"diversity(item_sim_measure='item_cooccurrence_count')"`` reads the interactions
+    (users who interacted with both items, normalised) instead of item features.
 
     Examples
     --------
@@ -180,16 +197,26 @@ def beyond_accuracy(
     polars_irmetrics.errors.InvalidValueError: item 'z' (recommended to user 1) never \
 occurs in the interactions, so it has no popularity (1 recommendations name such \
 items): add its interactions to interactions=..., or drop it from the recommendations
+
+    Microsoft Recommenders' convention instead: the cold item adds 0 novelty (the mean
+    still counts its row) and counts among the covered items (of a catalogue of 3):
+
+    >>> irm.beyond_accuracy(
+    ...     recs, ["novelty", "coverage"], interactions=history, unseen_items="recommenders"
+    ... )
+    shape: (1, 2)
+    ┌─────────┬──────────┐
+    │ novelty ┆ coverage │
+    │ ---     ┆ ---      │
+    │ f64     ┆ f64      │
+    ╞═════════╪══════════╡
+    │ 0.0     ┆ 0.333333 │
+    └─────────┴──────────┘
     """
     recommendations = as_polars(recommendations, "recommendations")
     interactions = None if interactions is None else as_polars(interactions, "interactions")
     item_features = None if item_features is None else as_polars(item_features, "item_features")
-    if unseen_items not in ("error", "drop"):
-        raise InvalidValueError(
-            f"unseen_items={unseen_items!r} is not a policy; choose 'error' (refuse a "
-            "recommended item the interactions or item_features lack) or 'drop' (leave "
-            "such recommendations out)"
-        )
+    check_unseen_items(unseen_items)
     options = RecsysOptions(
         by=by,
         user_id=user_id,
@@ -199,6 +226,7 @@ items): add its interactions to interactions=..., or drop it from the recommenda
         score=score,
         relevance=relevance,
         features=features,
+        unseen_items=unseen_items,
     )
     tables = Tables(
         recommendations.lazy(),
@@ -270,6 +298,8 @@ def with_beyond_accuracy(
         order=options.order,
         rank=options.rank,
         score=options.score,
+        features=options.features,
+        unseen_items=options.unseen_items,
         caller="irm.evaluate",
     )
     tables = Tables(

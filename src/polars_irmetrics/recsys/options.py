@@ -13,6 +13,8 @@ from typing import Literal
 
 import polars as pl
 
+from polars_irmetrics.ground.options import UnseenItems
+
 __all__ = ["RecsysOptions", "Tables"]
 
 
@@ -35,6 +37,8 @@ class RecsysOptions:
     score: str = "score"
     relevance: str | None = None
     features: str = "features"
+    #: What to do with a recommended item the interactions or item features lack.
+    unseen_items: UnseenItems = "error"
     #: The function the user called, for error messages.
     caller: str = "irm.beyond_accuracy"
 

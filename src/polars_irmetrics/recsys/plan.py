@@ -20,6 +20,12 @@ item features), one lazy polars query:
    is ever formed (``benchmarks/results_recsys.md`` measures both).
 3. **Similarity to the user's history** the same way: ``mean_h cos(v_i, v_h) =
    u_i . (sum_h u_h) / |H|``, one vector sum per user of the history.
+   With ``item_sim_measure='item_cooccurrence_count'`` (Microsoft Recommenders'
+   default) the similarity of two items is the number of users who interacted with
+   both over ``sqrt(|U_i| |U_j|)``: a self-join of the distinct (user, item) pairs of
+   the interactions on the user, its left side cut to the recommended items, counted
+   per item pair; each user's list (or list and history) is then a self-join on the
+   user, looked up in it (0 for a pair no user shares).
 4. **Two group-bys**: per ``by`` group over the rows (coverage, entropy, Gini,
    novelty, and the checks' counts), and per (``by``, user) then per ``by`` group (the
    per-user metrics' means), joined on the ``by`` keys.
@@ -41,6 +47,8 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
 from polars_irmetrics.metrics.collection import (
     CATALOG,
+    COOCCURRENCE,
+    FEATURES,
     HISTORY_SIM,
     POPULARITY,
     POSITION,
@@ -62,6 +70,14 @@ _HISTORY_N = f"{INTERNAL}history_n"
 _MASS = f"{INTERNAL}mass"
 _ABOVE = f"{INTERNAL}above"
 _KNOWN = f"{INTERNAL}known"
+_OTHER = f"{INTERNAL}other"
+_SIM = f"{INTERNAL}sim"
+_USERS = f"{INTERNAL}users"
+_USERS_OTHER = f"{INTERNAL}users_other"
+_HISTORY_COOC = f"{HISTORY_SIM}_cooc"
+
+#: Metrics Microsoft Recommenders does not have, so has no convention for unseen items.
+_NOT_RECOMMENDERS = ("gini_index", "average_popularity", "long_tail_share")
 
 
 def build_recsys_plan(
@@ -81,6 +97,13 @@ def build_recsys_plan(
                 f"metric {label!r} is an accuracy metric, one value per query against "
                 "judgments: compute it with irm.evaluate(run, metrics, qrels=...)"
             )
+        if options.unseen_items == "recommenders" and metric.name in _NOT_RECOMMENDERS:
+            raise MetricParameterError(
+                f"metric {label!r}: unseen_items='recommenders' is Microsoft Recommenders' "
+                "convention for their metrics (catalog_coverage, distributional_coverage, "
+                f"novelty, intra_list_diversity, serendipity); they have no {metric.name}, "
+                "so it has none: use unseen_items='error' or 'drop'"
+            )
         formulas.append((label, metric.collection(scope, request.params(1.0))))
 
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
@@ -88,10 +111,12 @@ def build_recsys_plan(
     rows = _rows(tables.recommendations, scope, options, kinds)
     checks: list[pl.LazyFrame] = []
     interactions, item_features = tables.interactions, tables.item_features
-    if "popularity" in scope.needs and interactions is not None:
+    by_features = {k for k, measure in scope.pair_cutoffs if measure == FEATURES}
+    by_cooccurrence = {k for k, measure in scope.pair_cutoffs if measure == COOCCURRENCE}
+    if scope.needs & {"popularity", "cooccurrence"} and interactions is not None:
         rows = _with_popularity(rows, interactions, scope, options, kinds)
     features, width = None, _width(item_features, options)
-    if (scope.pair_cutoffs or "history" in scope.needs) and item_features is not None:
+    if (by_features or "history" in scope.needs) and item_features is not None:
         features, feature_checks = _unit_vectors(item_features, options, kinds)
         checks.append(feature_checks)
         # The rows carry only whether the item has a vector: the vectors join slim
@@ -99,24 +124,53 @@ def build_recsys_plan(
         known = features.select(item, pl.lit(True).alias(_KNOWN))
         rows = rows.join(known, on=item, how="left", nulls_equal=False)
     slim = rows.select(*by, user, item, *([POSITION] if "position" in scope.needs else []))
-    for k in sorted(scope.pair_cutoffs, key=lambda c: -1 if c is None else c):
+    for k in sorted(by_features, key=lambda c: -1 if c is None else c):
         if features is None:
             break
         kept = slim if k is None else slim.filter(pl.col(POSITION) <= k)
         kept = kept.join(features, on=item, how="inner", nulls_equal=False)
         pairs = pair_similarity_by_sums(kept, [*by, user], _UNIT, width)
+        column = scope.pair_column(k, FEATURES)
         rows = rows.join(
-            pairs.rename({"pair_similarity_sum": scope.pair_column(k)}),
+            pairs.rename({"pair_similarity_sum": column}),
             on=[*by, user],
             how="left",
             nulls_equal=True,
+        ).with_columns(
+            # a list none of whose items has a vector (unseen_items='recommenders' only;
+            # refused otherwise): every pair has similarity 0, as Recommenders' fillna(0)
+            pl.col(column).fill_null(0.0)
         )
+    cooccurrence = None
+    if "cooccurrence" in scope.needs and interactions is not None:
+        cooccurrence = _cooccurrence(interactions, slim, options, kinds)
+    for k in sorted(by_cooccurrence, key=lambda c: -1 if c is None else c):
+        if cooccurrence is None:
+            break
+        kept = slim if k is None else slim.filter(pl.col(POSITION) <= k)
+        column = scope.pair_column(k, COOCCURRENCE)
+        pairs = _pair_cooccurrence(kept, cooccurrence, options, interactions).rename(
+            {_SIM: column}
+        )
+        rows = rows.join(pairs, on=[*by, user], how="left", nulls_equal=True)
+    if scope.needs & {"history", "history_cooc"} and interactions is not None:
+        keys = [*_interaction_keys(interactions, options), user]
+        sizes = (
+            _cast_ids(interactions.select(keys), kinds)
+            .group_by(keys)
+            .agg(pl.len().cast(pl.Float64).alias(_HISTORY_N))
+        )
+        rows = rows.join(sizes, on=keys, how="left", nulls_equal=True)
     if "history" in scope.needs and interactions is not None and features is not None:
         similarity, history_checks = _with_history(
             slim, interactions, features, options, kinds, width
         )
         rows = rows.join(similarity, on=[*by, user, item], how="left", nulls_equal=True)
-        checks.append(history_checks)
+        if options.unseen_items != "recommenders":
+            checks.append(history_checks)
+    if "history_cooc" in scope.needs and interactions is not None and cooccurrence is not None:
+        similarity = _history_cooccurrence(slim, interactions, cooccurrence, options, kinds)
+        rows = rows.join(similarity, on=[*by, user, item], how="left", nulls_equal=True)
 
     row_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "rows"]
     keys = [] if interactions is None else _interaction_keys(interactions, options)
@@ -190,7 +244,7 @@ def _check_schemas(
         )
         check_numeric(schema, options.relevance, "recommendations", integer=False)
     others = [("interactions", tables.interactions, [item])]
-    if "history" in scope.needs:
+    if scope.needs & {"history", "history_cooc", "cooccurrence"}:
         others[0] = ("interactions", tables.interactions, [user, item])
     others.append(("item_features", tables.item_features, [item, options.features]))
     for name, frame, columns in others:
@@ -391,16 +445,100 @@ def _with_history(
     known = history.filter(~missing)
     sums = vector_sums(known, keys, _UNIT, width).rename({_UNIT: _HISTORY})
     sizes = history.group_by(keys).agg(pl.len().cast(pl.Float64).alias(_HISTORY_N))
-    similarity = (pl.col(_UNIT) * pl.col(_HISTORY)).list.sum() / pl.col(_HISTORY_N)
+    dot = (pl.col(_UNIT) * pl.col(_HISTORY)).list.sum() / pl.col(_HISTORY_N)
+    # A recommended item without a vector, or a history none of whose items has one,
+    # reaches here only under unseen_items='recommenders' (refused otherwise): its
+    # similarity to every item of the history is 0, as Recommenders' fillna(0); the
+    # mean still divides by the whole history. Null only for a user without history.
+    similarity = pl.when(pl.col(_HISTORY_N).is_not_null()).then(dot.fill_null(0.0))
     by = list(options.by_keys)
     per_row = (
         rows.select(*by, user, item)
         .join(features, on=item, how="left", nulls_equal=False)
         .join(sizes, on=keys, how="left", nulls_equal=True)
         .join(sums, on=keys, how="left", nulls_equal=True)
-        .select(*by, user, item, _HISTORY_N, similarity.alias(HISTORY_SIM))
+        .select(*by, user, item, similarity.alias(HISTORY_SIM))
     )
     return per_row, checks
+
+
+def _cooccurrence(
+    interactions: pl.LazyFrame,
+    recommended: pl.LazyFrame,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+) -> pl.LazyFrame:
+    """Microsoft Recommenders' co-occurrence similarity of every recommended item
+    ``i`` with every other item ``j`` that shares a user with it, per interaction key:
+    ``|U_i & U_j| / sqrt(|U_i| |U_j|)`` (columns: the interaction keys, the item id,
+    ``_OTHER``, ``_SIM``). A pair no user shares has no row (similarity 0)."""
+    user, item = options.user_id, options.item_id
+    keys = _interaction_keys(interactions, options)
+    pairs = _cast_ids(interactions.select(*keys, user, item), kinds).unique()
+    users = pairs.group_by([*keys, item]).agg(pl.len().cast(pl.Float64).alias(_USERS))
+    wanted = recommended.select(*keys, item).unique()
+    left = pairs.join(wanted, on=[*keys, item], how="semi", nulls_equal=True)
+    right = pairs.rename({item: _OTHER})
+    counts = (
+        left.join(right, on=[*keys, user], how="inner", nulls_equal=True)
+        .filter(pl.col(item) != pl.col(_OTHER))
+        .group_by([*keys, item, _OTHER])
+        .agg(pl.len().cast(pl.Float64).alias(_SIM))
+    )
+    other_users = users.rename({item: _OTHER, _USERS: _USERS_OTHER})
+    norm = pl.col(_USERS).sqrt() * pl.col(_USERS_OTHER).sqrt()
+    return (
+        counts.join(users, on=[*keys, item], how="inner", nulls_equal=True)
+        .join(other_users, on=[*keys, _OTHER], how="inner", nulls_equal=True)
+        .select(*keys, item, _OTHER, (pl.col(_SIM) / norm).alias(_SIM))
+    )
+
+
+def _pair_cooccurrence(
+    kept: pl.LazyFrame,
+    cooccurrence: pl.LazyFrame,
+    options: RecsysOptions,
+    interactions: pl.LazyFrame | None,
+) -> pl.LazyFrame:
+    """Per (``by``, user): the sum of the co-occurrence similarity over the ordered
+    pairs of different items of the user's list ``kept`` (column ``_SIM``)."""
+    user, item, by = options.user_id, options.item_id, list(options.by_keys)
+    keys = [] if interactions is None else _interaction_keys(interactions, options)
+    listed = kept.select(*by, user, item)
+    pairs = listed.join(
+        listed.rename({item: _OTHER}), on=[*by, user], how="inner", nulls_equal=True
+    ).filter(pl.col(item) != pl.col(_OTHER))
+    return (
+        pairs.join(cooccurrence, on=[*keys, item, _OTHER], how="left", nulls_equal=True)
+        .group_by([*by, user])
+        .agg(pl.col(_SIM).fill_null(0.0).sum())
+    )
+
+
+def _history_cooccurrence(
+    rows: pl.LazyFrame,
+    interactions: pl.LazyFrame,
+    cooccurrence: pl.LazyFrame,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+) -> pl.LazyFrame:
+    """Per recommendation (``by`` keys, user, item): the mean co-occurrence similarity
+    of the item to the items of the user's history, every interaction counted (an item
+    is similar 1 to itself, 0 to an item no user shares with it); no row for a user
+    without history."""
+    user, item, by = options.user_id, options.item_id, list(options.by_keys)
+    keys = _interaction_keys(interactions, options)
+    history = _cast_ids(interactions.select(*keys, user, item), kinds).rename({item: _OTHER})
+    similarity = (
+        pl.when(pl.col(item) == pl.col(_OTHER)).then(1.0).otherwise(pl.col(_SIM).fill_null(0.0))
+    )
+    return (
+        rows.select(*by, user, item)
+        .join(history, on=[*keys, user], how="inner", nulls_equal=True)
+        .join(cooccurrence, on=[*keys, item, _OTHER], how="left", nulls_equal=True)
+        .group_by([*by, user, item])
+        .agg(similarity.mean().alias(_HISTORY_COOC))
+    )
 
 
 def _row_checks(
@@ -424,7 +562,7 @@ def _row_checks(
     # An upper bound (two pairs may share a hash): exact on the error path (_recount).
     pairs = pl.len() - pl.struct(user, item).hash().n_unique()
     out += flag("dup_item", pairs > 0, count=pairs, example=pl.lit(""))
-    if "popularity" in scope.needs:
+    if scope.needs & {"popularity", "cooccurrence"}:
         catalog = pl.col(CATALOG).fill_null(0)
         template = " for " + ", ".join(f"{key}={{}}" for key in interaction_keys)
         out += flag(
@@ -434,10 +572,18 @@ def _row_checks(
             [(pl.col(key), None) for key in interaction_keys],
             count=(catalog == 0).any().cast(pl.Int64),
         )
-        out += flag("no_popularity", (catalog > 0) & pl.col(POPULARITY).is_null(), *named)
-    if scope.pair_cutoffs or "history" in scope.needs:
+        unseen = (catalog > 0) & pl.col(POPULARITY).is_null()
+        if options.unseen_items == "recommenders":
+            pass  # counted as Microsoft Recommenders counts them
+        elif "popularity" in scope.needs:
+            out += flag("no_popularity", unseen, *named)
+        else:
+            out += flag("no_cooccurrence", unseen, *named)
+    if options.unseen_items == "recommenders":
+        return out  # unseen items and users without history: Recommenders' convention
+    if any(m == FEATURES for _, m in scope.pair_cutoffs) or "history" in scope.needs:
         out += flag("no_features", pl.col(_KNOWN).is_null(), *named)
-    if "history" in scope.needs:
+    if scope.needs & {"history", "history_cooc"}:
         no_history = pl.col(_HISTORY_N).is_null()
         out += flag("no_history", no_history, "{}", ids[:1])
     return out
