@@ -194,7 +194,7 @@ def evaluate(
             options=built,
             tag=_tag,
         )
-        return persist(values) if progress else values
+        return persist(values) if built.progress else values
     partitioned_by = built.partitioned_by
     if queries is not None:
         _ensure_frame(queries, "queries")

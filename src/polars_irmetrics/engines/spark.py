@@ -212,7 +212,7 @@ def evaluate(
             part=_part,
             spark_schema=_spark_schema,
         )
-        return _compute(result, spark, progress)
+        return _compute(result, spark, built.progress)
     partitioned_by = built.partitioned_by
     if queries is not None:
         _ensure_frame(queries, "queries")

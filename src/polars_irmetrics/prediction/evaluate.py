@@ -206,7 +206,13 @@ def build_prediction_plan(
     if histogram_requests:
         by = list(options.by_keys)
         ranked = ranked_in_ranges(
-            rows, scope, by, histogram_requests, options.buckets, options.spill_dir
+            rows,
+            scope,
+            by,
+            histogram_requests,
+            options.buckets,
+            options.spill_dir,
+            options.progress,
         )
         result = beside(result, ranked, by)
     if gauc_requests:

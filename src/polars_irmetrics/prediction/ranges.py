@@ -75,6 +75,7 @@ def ranked_in_ranges(
     requests: Sequence[tuple[str, MetricRequest]],
     buckets: Buckets,
     spill_dir: str | Path | None,
+    progress: bool | None = None,
 ) -> pl.LazyFrame:
     """Each ``by`` group's ``auc`` and ``pr_auc`` (the ``requests``), out of core (module
     doc); nothing runs before the result is collected.
@@ -83,7 +84,8 @@ def ranked_in_ranges(
     -------
     pl.LazyFrame
         One row per ``by`` group (one row without ``by``): the keys, then one Float64
-        column per request, null where undefined (one class; no positive).
+        column per request, null where undefined (one class; no positive). A bar counts
+        the ranges read (``progress``, as :func:`~polars_irmetrics.ground.progress.track`).
 
     Examples
     --------
@@ -115,7 +117,7 @@ def ranked_in_ranges(
             above = pl.DataFrame(schema={**schema, _H: pl.Float64, _S: pl.Float64})
             if not by:  # one group: nothing above the first range
                 above = pl.DataFrame({_H: [0.0], _S: [0.0]})
-            for b in track(reversed(range(ranges)), "score ranges", ranges):
+            for b in track(reversed(range(ranges)), "score ranges", ranges, enabled=progress):
                 local = _range_sums(read_bucket(folder, b, kept), by, above).collect()
                 per_range.append(local.with_columns(pl.lit(b).alias(_RANGE)))
                 above = _carried(above, local, by)
