@@ -633,7 +633,7 @@ def test_compare_per_user_auc_with_scipy_paired_tests() -> None:
     )
     for test, peer in (("t", stats.ttest_rel), ("wilcoxon", stats.wilcoxon)):
         with pytest.warns(UserWarning, match=re.escape(message)):
-            out = irm.compare(log, ["auc"], qrels=None, baseline="A", test=test, **kw)
+            out = irm.compare(log, ["auc"], baseline="A", test=test, **kw)
         row = out.row(0, named=True)
         assert row["n"] == len(users) == 11
         _close(row["mean"], float(per_user["B"].mean()))
@@ -654,7 +654,7 @@ def test_compare_prediction_metrics_refusals() -> None:
         irm.InvalidValueError,
         match=re.escape(
             "prediction metrics (auc, gauc, logloss, rmse...) read the label= and "
-            "prediction= columns of each system's table, not judgments: pass qrels=None "
+            "prediction= columns of each system's table, not judgments: drop qrels= "
             "(join the true labels onto each system's predictions first)"
         ),
     ):

@@ -51,7 +51,7 @@ def compare(
     runs: Runs,
     metrics: str | Iterable[str],
     *,
-    qrels: FrameInput | None,
+    qrels: FrameInput | None = None,
     system: str = "system",
     baseline: str | None = None,
     mode: Mode | None = None,
@@ -79,7 +79,7 @@ def compare(
         Metric names as :func:`~polars_irmetrics.evaluate` takes them (cutoff ranges
         included); the family of comparisons spans them all.
     qrels
-        The judgments, shared by every system (``None``: judged tables; ``None`` for
+        The judgments, shared by every system (``None``, the default: judged tables; for
         prediction metrics such as ``auc``, ``gauc`` or ``logloss``, whose per-query
         values are each user's, read from every system's ``label=`` and
         ``prediction=`` columns; a user with an undefined value, such as the AUC of a

@@ -203,7 +203,7 @@ def _reads_predictions(requests: list[tuple[str, MetricRequest]], qrels: object)
     if kinds == {True} and qrels is not None:
         raise InvalidValueError(
             "prediction metrics (auc, gauc, logloss, rmse...) read the label= and "
-            "prediction= columns of each system's table, not judgments: pass qrels=None "
+            "prediction= columns of each system's table, not judgments: drop qrels= "
             "(join the true labels onto each system's predictions first)"
         )
     return kinds == {True}

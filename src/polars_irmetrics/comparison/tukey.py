@@ -34,7 +34,7 @@ def tukey_hsd(
     runs: Runs,
     metrics: str | Iterable[str],
     *,
-    qrels: FrameInput | None,
+    qrels: FrameInput | None = None,
     system: str = "system",
     alpha: float = 0.05,
     confidence: float = 0.95,
