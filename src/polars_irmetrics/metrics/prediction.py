@@ -237,8 +237,10 @@ def _gauc(s: PredictionScope, p: Params) -> pl.Expr:
 
 
 def gauc_one_class(s: PredictionScope) -> pl.Expr:
-    """How many queries of the group ``gauc`` leaves out (one class only), as u32."""
-    return pl.col(s.query_id).filter(auc_expr(s).over(s.query_id).is_null()).n_unique()
+    """How many queries of the group ``gauc`` leaves out (one class only), as Int64 (as
+    every count of the library, ``num_q`` included)."""
+    left_out = pl.col(s.query_id).filter(auc_expr(s).over(s.query_id).is_null())
+    return left_out.n_unique().cast(pl.Int64)
 
 
 def log_likelihood(s: PredictionScope) -> pl.Expr:
