@@ -130,16 +130,20 @@ run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "rank": [1, 2]
 qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]})
 # the judgments arrive slowly: the spill folder exists while they are awaited
 slow = pl.defer(lambda: (time.sleep(3), qrels)[1], schema=qrels.schema)
-irm.evaluate(run, ["map"], qrels=slow, buckets=2, spill_dir=sys.argv[1])
+if sys.argv[2] == "lazy":  # the caller collects the plan, outside the library
+    irm.evaluate(run.lazy(), ["map"], qrels=slow, buckets=2, spill_dir=sys.argv[1]).collect()
+else:
+    irm.evaluate(run, ["map"], qrels=slow, buckets=2, spill_dir=sys.argv[1])
 """
 
 
-def test_sigterm_removes_the_spill_folder(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["eager", "lazy"])
+def test_sigterm_removes_the_spill_folder(tmp_path: Path, kind: str) -> None:
     spill = tmp_path / "spill"
     spill.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     process = subprocess.Popen(
-        [sys.executable, "-c", _SIGTERM_SCRIPT, str(spill)], env=env, stderr=subprocess.PIPE
+        [sys.executable, "-c", _SIGTERM_SCRIPT, str(spill), kind], env=env, stderr=subprocess.PIPE
     )
     try:
         for _ in range(600):  # the spill folder appears once the split starts

@@ -21,10 +21,12 @@ The result is still lazy: the passes run inside ``collect()``, behind
 Faults: ``spill_dir`` is checked when the plan is built (it must be an existing folder
 this process can write), before any work starts. The temporary folder is removed when
 the evaluation ends, raises or is interrupted (Ctrl-C); a SIGTERM (a scheduler's stop, a
-timeout) removes it too while :func:`spill_guard` is active: the ``irm`` command and
-the eager (DataFrame) entry points collect inside it, and so can a caller that
-collects a LazyFrame from the main thread (``with spill_guard(): plan.collect()``).
-The guard installs its handler only for its duration and restores the previous one.
+timeout) removes it too. The ``irm`` command and the eager (DataFrame) entry points
+collect inside :func:`spill_guard`, which installs its handler for its duration and
+restores the previous one; a plan returned lazily, to be collected later by the
+caller, installs :func:`keep_spill_cleanup`'s handler when it is built (from the main
+thread), which stays: it removes the spill folders of the runs in progress, then does
+what the handler before it did.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ __all__ = [
     "check_spill_dir",
     "collect_guarded",
     "evaluate_in_buckets",
+    "keep_spill_cleanup",
     "read_bucket",
     "sink_buckets",
     "spill_guard",
@@ -179,6 +182,51 @@ def spill_guard() -> Iterator[None]:
             signal.signal(signal.SIGTERM, previous)
 
 
+#: The handler :func:`keep_spill_cleanup` installed, if it is in place.
+_KEPT: list[Callable[[int, FrameType | None], None]] = []
+
+
+def keep_spill_cleanup() -> None:
+    """Install, once and from the main thread, a SIGTERM handler that removes the spill
+    folders of the out-of-core runs in progress, then does what the handler before it
+    did (by default: the process ends, killed by SIGTERM).
+
+    Called when an out-of-core plan is built, so that a LazyFrame collected later,
+    outside :func:`spill_guard`, leaves nothing behind on a scheduler's stop. Not
+    installed from another thread, when SIGTERM is ignored, or when the handler in place
+    is already this one.
+
+    Examples
+    --------
+    >>> import signal
+    >>> before = signal.getsignal(signal.SIGTERM)
+    >>> keep_spill_cleanup()
+    >>> installed = signal.getsignal(signal.SIGTERM)
+    >>> installed is not before, keep_spill_cleanup() is None
+    (True, True)
+    >>> signal.getsignal(signal.SIGTERM) is installed  # once
+    True
+    >>> _ = signal.signal(signal.SIGTERM, before); _KEPT.clear()  # as it was
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous == signal.SIG_IGN or previous is None or (_KEPT and previous is _KEPT[0]):
+        return
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        _remove_live()
+        _KEPT.clear()
+        signal.signal(signal.SIGTERM, previous)
+        if callable(previous):
+            previous(signum, frame)
+        else:  # SIG_DFL: end as the signal would have ended the process
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    _KEPT[:] = [on_sigterm]
+
+
 def collect_guarded(plan: pl.LazyFrame) -> pl.DataFrame:
     """``plan.collect()`` under :func:`spill_guard` (the eager entry points' collect)."""
     with spill_guard():
@@ -233,6 +281,7 @@ def evaluate_in_buckets(
     :class:`~polars_irmetrics.ground.progress.Progress`'s ``enabled``).
     """
     check_spill_dir(spill_dir)
+    keep_spill_cleanup()
 
     def run_buckets() -> pl.DataFrame:
         with spill_guard(), _spill_folder(spill_dir) as folder:

@@ -41,6 +41,7 @@ import polars as pl
 from polars_irmetrics.ground.buckets import (
     Buckets,
     bucket_count,
+    keep_spill_cleanup,
     read_bucket,
     sink_buckets,
     spilling,
@@ -107,6 +108,8 @@ def ranked_in_ranges(
         s.weighted(s.y).alias(_POS),
         s.weighted(1.0 - s.y).alias(_NEG),
     )
+
+    keep_spill_cleanup()  # a SIGTERM while the caller collects removes the spill folder
 
     def compute() -> pl.DataFrame:
         with spilling(spill_dir) as folder:
