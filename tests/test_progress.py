@@ -99,7 +99,7 @@ class _Kernel:
 
 
 def _last_line(err: str) -> str:
-    """The bar as last drawn (tqdm and the own bar redraw the line after a '\\r')."""
+    """The bar as last drawn (tqdm redraws the line after a '\\r')."""
     return err.rstrip("\n").split("\r")[-1].split("\n")[-1]
 
 
@@ -167,12 +167,9 @@ def test_the_options_object_carries_progress() -> None:
             call()
 
 
-@pytest.mark.parametrize("tqdm", [True, False], ids=["tqdm", "own-bar"])
 def test_bar_draws_in_a_notebook_and_stays_silent_in_a_log(
-    tqdm: bool, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    if not tqdm:
-        monkeypatch.setattr(progress, "_tqdm", None)
     monkeypatch.delenv("IRM_PROGRESS", raising=False)
     log = io.StringIO()  # not a terminal: a pipeline's or a log file's stream
     assert list(progress.track(range(3), "buckets", 3, stream=log)) == [0, 1, 2]

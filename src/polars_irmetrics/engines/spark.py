@@ -366,7 +366,7 @@ def _compute(result: DataFrame, spark: SparkSession, progress: bool | None) -> D
     The job's stages are found through a job group of its own (the caller's group is
     restored after): the bar counts the tasks done over every stage of this
     computation, finished ones included, and says how many stages are done
-    (``spark stage 2/3 [#####   ] 5/6  4.1 s``)."""
+    (``spark stage 2/3``, tqdm's bar)."""
     context = spark.sparkContext
     tracker = context.statusTracker()
     group = f"polars_irmetrics-{uuid.uuid4().hex}"

@@ -16,10 +16,8 @@ in steps. :class:`Progress` draws one line on standard error, redrawn in place:
   Where it is left at ``None``, :func:`set_progress` (``False``: never, ``True``:
   always, ``None``: the default) or the environment variable ``IRM_PROGRESS=0`` /
   ``1`` decide for the whole process (a batch job that logs standard error).
-* how: with tqdm when it is installed (the ``progress`` extra: rate, elapsed and
-  remaining time), else the library's own bar (``label [####    ] done/total  1.2 s``).
-  tqdm's text bar, not its ipywidgets one: it works in every notebook front end
-  without ipywidgets, and runtime dependencies stay polars, pyarrow, numpy and scipy.
+* how: tqdm's text bar (rate, elapsed and remaining time), not its ipywidgets one: it
+  works in every notebook front end without ipywidgets.
 """
 
 from __future__ import annotations
@@ -27,16 +25,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO, TypeVar
 
-from polars_irmetrics.errors import InvalidValueError
+from tqdm.std import tqdm as _tqdm
 
-try:
-    from tqdm.std import tqdm as _tqdm
-except ImportError:  # pragma: no cover - the progress extra is installed in tests
-    _tqdm = None
+from polars_irmetrics.errors import InvalidValueError
 
 __all__ = ["Progress", "check_progress", "in_notebook", "set_progress", "track"]
 
@@ -107,7 +101,6 @@ def _default(stream: TextIO) -> bool:
 
 
 T = TypeVar("T")
-_WIDTH = 24
 
 
 def in_notebook() -> bool:
@@ -129,8 +122,7 @@ class Progress:
     """A bar of ``done/total`` steps on ``stream`` (standard error).
 
     ``enabled=None`` (default) draws on a terminal or in a notebook (a Jupyter kernel),
-    never elsewhere; ``True`` draws on any stream, ``False`` never. tqdm draws it
-    when installed, else the library's own ``label [####    ] done/total  1.2 s``.
+    never elsewhere; ``True`` draws on any stream, ``False`` never (tqdm's text bar).
 
     Examples
     --------
@@ -158,13 +150,11 @@ class Progress:
         self._total = total
         self._stream = sys.stderr if stream is None else stream
         self.shown = _default(self._stream) if enabled is None else enabled
-        self._start = time.perf_counter()
         self._lock = threading.Lock()
         self._bar: Any = None
 
     def __enter__(self) -> Progress:
-        self._start = time.perf_counter()
-        if self.shown and _tqdm is not None:
+        if self.shown:
             self._bar = _tqdm(
                 total=self._total or None,
                 desc=self._label,
@@ -180,30 +170,20 @@ class Progress:
         if not self.shown:
             return
         with self._lock:
-            if self._bar is not None:
-                if total is not None and total != self._bar.total:
-                    self._bar.total = total or None
-                if label is not None and label != self._label:
-                    self._label = label
-                    self._bar.set_description_str(label, refresh=False)
-                self._bar.n = done
-                self._bar.refresh()
+            if self._bar is None:  # drawn only inside the with block
                 return
-            self._total = self._total if total is None else total
-            self._label = self._label if label is None else label
-            full = _WIDTH if self._total <= 0 else _WIDTH * min(done, self._total) // self._total
-            bar = "#" * full + " " * (_WIDTH - full)
-            seconds = time.perf_counter() - self._start
-            self._stream.write(f"\r{self._label} [{bar}] {done}/{self._total}  {seconds:.1f} s   ")
-            self._stream.flush()
+            if total is not None and total != self._bar.total:
+                self._bar.total = total or None
+            if label is not None and label != self._label:
+                self._label = label
+                self._bar.set_description_str(label, refresh=False)
+            self._bar.n = done
+            self._bar.refresh()
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
-        elif self.shown:
-            self._stream.write("\n")
-            self._stream.flush()
 
 
 def _isatty(stream: TextIO) -> bool:
