@@ -225,10 +225,13 @@ def expected(
     runid: str | None = None,
     num_q: bool = False,
     version: int = 10,
+    judged_only: bool = False,
 ) -> list[str]:
     """trec_eval's lines, from pytrec_eval's per-query values of ``specs`` (9.0.x), with
     iprec_at_recall and 11pt_avg as trec_eval 10.0 rounds them unless ``version`` is 9."""
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels, specs, relevance_level=level)
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, specs, relevance_level=level, judged_docs_only_flag=judged_only
+    )
     values: dict[str, dict[str, float]] = evaluator.evaluate(_truncate(run, depth))
     for q, extra in _reference(qrels, _truncate(run, depth), level, version).items():
         values[q].update(extra)
@@ -434,6 +437,23 @@ def test_max_docs_per_topic(
     assert out == expected(specs, printed, depth=depth, per_query=True)
     joined, _ = trec_eval(capsys, "-q", f"-M{depth}", *args, *files)
     assert joined == out
+
+
+def test_judged_docs_only(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    # trec_eval -J (pytrec_eval's judged_docs_only_flag): unjudged documents leave each
+    # ranking before any measure, so the judged ones move up
+    specs = {"num_ret", "num_rel_ret", "map", "Rprec", "bpref", "P.2,5", "recall.5", "ndcg"}
+    printed = ["num_ret", "num_rel_ret", "map", "Rprec", "bpref", "P_2", "P_5", "recall_5"]
+    printed.append("ndcg")
+    args = [a for m in sorted(specs) for a in ("-m", m)]
+    out, _ = trec_eval(capsys, "-q", "-J", *args, *files)
+    assert out == expected(specs, printed, per_query=True, judged_only=True)
+    assert out != expected(specs, printed, per_query=True)  # the flag changes the values
+    err = trec_eval(capsys, "-J", "-R", "prefs", *files, status=2)[1]
+    assert err == (
+        "irm: error: -J (judged documents only) is not available with -R prefs: the "
+        "preference measures count judged documents themselves; drop -J\n"
+    )
 
 
 def test_families_and_print_order(

@@ -218,6 +218,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="evaluate only the top DEPTH documents of each query (e.g. -M 1000)",
     )
     p.add_argument(
+        "-J",
+        "--Judged_docs_only",
+        dest="judged_only",
+        action="store_true",
+        help="evaluate only the judged documents: unjudged ones are removed from each "
+        "ranking before any measure (trec_eval -J; ir_measures' judged_only=True)",
+    )
+    p.add_argument(
         "-m",
         "--measure",
         dest="measures",
@@ -336,6 +344,16 @@ def run(args: argparse.Namespace) -> int:
     zscores = read_trec_zscores(args.zscores) if args.zscores else None
 
     _check_format_measures(args.rel_format, selection)
+    if args.judged_only and args.rel_format in ("prefs", "qrels_prefs"):
+        raise InvalidValueError(
+            f"-J (judged documents only) is not available with -R {args.rel_format}: the "
+            "preference measures count judged documents themselves; drop -J"
+        )
+    if args.judged_only and args.query_eval and any(c.relstring for c in selection.columns):
+        raise InvalidValueError(
+            "-J (judged documents only) with -q and the relstring measure is not "
+            "available: drop -J, or -m relstring"
+        )
     run_frame = _read_run(args.run)
     # num_ret is always computed: with no measure to print it still gives the query set.
     computed = [c for c in selection.columns if c.relstring is None]
@@ -368,6 +386,7 @@ def run(args: argparse.Namespace) -> int:
             depth=args.max_docs,
             unretrieved=unretrieved,
             order=order,
+            judged_only=args.judged_only,
         )
     else:
         qrels = _read_qrels(args.qrels)
@@ -381,6 +400,7 @@ def run(args: argparse.Namespace) -> int:
             depth=args.max_docs,
             unjudged="drop",
             unretrieved=unretrieved,
+            judged_only=args.judged_only,
         )
     if per_query.height == 0:
         raise QuerySetError(

@@ -237,6 +237,15 @@ def _per_query(
         markers = ranked_run.group_by(keys).agg(
             _num_ret(setup).alias(NUM_RET), *duplicate_checks(setup)
         )
+        if setup.judged_only:
+            # a query of the run whose documents are all unjudged is still one of its
+            # queries, with nothing retrieved (trec_eval -J: num_ret 0, every measure 0)
+            markers = (
+                run.select(keys)
+                .unique()
+                .join(markers, on=keys, how="left", nulls_equal=True)
+                .with_columns(pl.exclude(keys).fill_null(0))
+            )
     else:
         if setup.judged_only:
             ranked_run = _judged_only(run, qrels, setup)
