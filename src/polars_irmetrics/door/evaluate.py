@@ -457,6 +457,12 @@ def evaluate_plan(
             raise MetricParameterError("neighbour recall needs neighbors=...")
         exact = long_run(exact, **columns)
         return build_neighbors_plan(table, exact, routes["neighbors"], options)
+    if tables.get("neighbors") is not None:
+        raise MetricParameterError(
+            "neighbors= holds the exact nearest neighbours of neighbor_recall@k and "
+            "neighbor_recall_rel@k, and no metric asked for reads them: drop neighbors=, or "
+            "ask for one of them (in a call of its own)"
+        )
     if "prediction" in routes:
         return build_prediction_plan(table, routes["prediction"], options, tables.get("labels"))
     if tables.get("labels") is not None:
