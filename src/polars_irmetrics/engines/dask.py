@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table, with_groups
+from polars_irmetrics.engines._dask_lists import dask_long_form
 from polars_irmetrics.engines._dask_partitions import per_query_in_partitions
 from polars_irmetrics.engines._dask_progress import persist
 from polars_irmetrics.engines._partition import (
@@ -166,6 +167,8 @@ def evaluate(
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
     partitioned_by = built.partitioned_by
+    if partitioned_by is None:  # list-shaped sides (one row per query) in the long form
+        run, qrels = dask_long_form(run, qrels, built)
     if queries is not None:
         _ensure_frame(queries, "queries")
         run, qrels = _with_attributes(run, qrels, queries, built)

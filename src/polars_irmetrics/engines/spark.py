@@ -73,6 +73,7 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
     ) from exc
 
 # after pyspark's own import, which names the extra when it is missing
+from polars_irmetrics.engines._spark_lists import spark_long_form
 from polars_irmetrics.engines._spark_partitions import per_query_in_partitions
 
 if TYPE_CHECKING:
@@ -184,6 +185,8 @@ def evaluate(
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Spark")
     partitioned_by = built.partitioned_by
+    if partitioned_by is None:  # list-shaped sides (one row per query) in the long form
+        run, qrels = spark_long_form(run, qrels, built)
     if queries is not None:
         _ensure_frame(queries, "queries")
         run, qrels = _with_attributes(run, qrels, queries, built)
