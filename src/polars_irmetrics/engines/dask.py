@@ -91,7 +91,11 @@ def evaluate(
     Parameters
     ----------
     run, qrels
-        Dask DataFrames with the columns :func:`polars_irmetrics.evaluate` reads.
+        Dask DataFrames with the columns :func:`polars_irmetrics.evaluate` reads. A
+        list-shaped side (``doc_id`` of Arrow lists, or the ``object`` column of arrays
+        that ``dd.read_parquet`` gives: one row per query) is put in the long form first
+        by :func:`polars_irmetrics.evaluate`'s own conversion, per partition (not with
+        ``partitioned_by``, whose files must hold the long form).
     metrics
         As in :func:`polars_irmetrics.evaluate`.
     queries

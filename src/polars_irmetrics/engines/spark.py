@@ -112,7 +112,10 @@ def evaluate(
     Parameters
     ----------
     run, qrels
-        Spark DataFrames with the columns :func:`polars_irmetrics.evaluate` reads.
+        Spark DataFrames with the columns :func:`polars_irmetrics.evaluate` reads. A
+        list-shaped side (``doc_id`` an ``ArrayType``: one row per query) is put in the long
+        form first by :func:`polars_irmetrics.evaluate`'s own conversion, per partition
+        (not with ``partitioned_by``, whose files must hold the long form).
     metrics
         As in :func:`polars_irmetrics.evaluate`.
     queries
