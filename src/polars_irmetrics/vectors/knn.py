@@ -14,10 +14,8 @@ evaluates the same whether ranked by its ``rank`` or by its ``score``.
 
 from __future__ import annotations
 
-import queue
-import threading
 from collections.abc import Iterator
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -47,7 +45,6 @@ CELLS = 1 << 24
 _QPOS = f"{INTERNAL}qpos"
 
 Table = pl.DataFrame | pl.LazyFrame | np.ndarray
-_T = TypeVar("_T")
 
 
 def knn(
@@ -290,71 +287,9 @@ def _corpus_blocks(
         pieces = (
             columns.slice(offset, block_size).collect() for offset in range(0, total, block_size)
         )
-        blocks = (
-            block_of(piece, doc_id, embedding, "corpus", dtype) for piece in pieces if piece.height
-        )
-        # the next block is read and decoded (polars and numpy release the GIL) while this
-        # one is scored: at most two blocks wait beside the one in use
-        yield from prefetched(blocks)
-        return
     for piece in pieces:
         if piece.height:
             yield block_of(piece, doc_id, embedding, "corpus", dtype)
-
-
-def prefetched(items: Iterator[_T], depth: int = 1) -> Iterator[_T]:
-    """``items``, produced in a background thread up to ``depth`` ahead of the consumer;
-    an exception raised by ``items`` is raised here, in the consumer's thread.
-
-    Examples
-    --------
-    >>> list(prefetched(iter(range(5))))
-    [0, 1, 2, 3, 4]
-    >>> def failing():
-    ...     yield 1
-    ...     raise ValueError("bad block")
-    >>> got = prefetched(failing())
-    >>> next(got)
-    1
-    >>> next(got)
-    Traceback (most recent call last):
-    ValueError: bad block
-    """
-    slots: queue.Queue[tuple[bool, object]] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def offer(item: tuple[bool, object]) -> bool:
-        while not stop.is_set():
-            try:
-                slots.put(item, timeout=0.1)
-            except queue.Full:
-                continue
-            return True
-        return False
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not offer((True, item)):
-                    return
-        except BaseException as error:  # handed to the consumer, raised there
-            offer((False, error))
-            return
-        offer((False, None))
-
-    worker = threading.Thread(target=produce, name="irm-knn-prefetch", daemon=True)
-    worker.start()
-    try:
-        while True:
-            ok, item = slots.get()
-            if not ok:
-                if item is not None:
-                    raise item  # type: ignore[misc]
-                return
-            yield item  # type: ignore[misc]
-    finally:
-        stop.set()
-        worker.join()
 
 
 def _check_corpus_ids(ids: pl.LazyFrame, doc_id: str) -> None:
