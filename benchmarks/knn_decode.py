@@ -30,8 +30,9 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--block-size", type=int, default=65_536)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--data", default=str(BENCH_DIR / "data" / "vectors"))
     args = parser.parse_args()
-    data = BENCH_DIR / "data" / "vectors"
+    data = Path(args.data)
     data.mkdir(parents=True, exist_ok=True)
     path = data / f"decode_{args.rows}_{args.dim}.parquet"
     if not path.exists():
