@@ -56,6 +56,11 @@ def test_read_beir(tmp_path: Path) -> None:
     assert renamed.judgments.collect_schema().names() == ["qid", "docno", "label"]
 
 
+def _append(path: Path, text: str) -> None:
+    with path.open("a") as handle:
+        handle.write(text)
+
+
 @pytest.mark.parametrize(
     ("damage", "error", "message"),
     [
@@ -67,14 +72,51 @@ def test_read_beir(tmp_path: Path) -> None:
         (
             lambda root: (root / "queries.jsonl").write_text("_id\ttext\n"),
             FileFormatError,
-            "queries.jsonl: first line '_id\\ttext' is not a JSON object with an '_id'; "
-            "expected the BEIR queries, one JSON object per line",
+            "queries.jsonl, line 1: not valid JSON: '_id\\ttext'; expected the BEIR "
+            "queries, one JSON object with an '_id' per line",
+        ),
+        (
+            lambda root: _append(root / "corpus.jsonl", '{"_id": "x", "text": "cut\n'),
+            FileFormatError,
+            'corpus.jsonl, line 31: not valid JSON: \'{"_id": "x", "text": "cut\'; '
+            "expected the BEIR corpus, one JSON object with an '_id' per line",
+        ),
+        (
+            lambda root: _append(root / "corpus.jsonl", '\n{"title": "no id"}\n'),
+            FileFormatError,
+            "corpus.jsonl, line 32: no '_id' (or a null one): '{\"title\": \"no id\"}'",
+        ),
+        (
+            lambda root: _append(root / "queries.jsonl", '["q9", "text"]\n'),
+            FileFormatError,
+            'queries.jsonl, line 7: not a JSON object: \'["q9", "text"]\'',
         ),
         (
             lambda root: (root / "qrels" / "test.tsv").write_text("q1\td1\t1\n"),
             FileFormatError,
-            "test.tsv: first line ('q1', 'd1', '1') is not BEIR's qrels header "
+            "test.tsv, line 1: ('q1', 'd1', '1') is not BEIR's qrels header "
             "'query-id<TAB>corpus-id<TAB>score'",
+        ),
+        (
+            lambda root: _append(root / "qrels" / "test.tsv", "5\td1\n"),
+            FileFormatError,
+            "test.tsv, line 26: 2 tab-separated field(s) '5\\td1', not 3; expected BEIR "
+            "judgments: query-id<TAB>corpus-id<TAB>score (an integer) per line",
+        ),
+        (
+            lambda root: _append(root / "qrels" / "test.tsv", "5\td1\t1\t0\n"),
+            FileFormatError,
+            "test.tsv, line 26: 4 tab-separated field(s) '5\\td1\\t1\\t0', not 3",
+        ),
+        (
+            lambda root: _append(root / "qrels" / "test.tsv", "5\td1\t0.5\n"),
+            FileFormatError,
+            "test.tsv, line 26: score '0.5' is not an integer",
+        ),
+        (
+            lambda root: _append(root / "qrels" / "test.tsv", "5\t\t1\n"),
+            FileFormatError,
+            "test.tsv, line 26: an empty id: '5\\t\\t1'",
         ),
         (
             lambda root: (root / "qrels" / "test.tsv").rename(root / "qrels" / "dev.tsv"),
@@ -91,6 +133,13 @@ def test_bad_folders_name_the_file(
     damage(tmp_path)  # type: ignore[operator]
     with pytest.raises(error, match=re.escape(message)):
         irm.read_beir(tmp_path)
+
+
+def test_quotes_in_qrels_ids_are_kept(tmp_path: Path) -> None:
+    _write_beir(tmp_path, n_docs=3, n_queries=2)
+    _append(tmp_path / "qrels" / "test.tsv", '"q\td"1\t2\n')
+    judgments = irm.read_beir(tmp_path).judgments.collect()
+    assert judgments.row(-1) == ('"q', 'd"1', 2)
 
 
 def test_missing_folder(tmp_path: Path) -> None:

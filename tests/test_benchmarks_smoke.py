@@ -159,3 +159,13 @@ def test_vectors_benchmark_runs(tmp_path: Path) -> None:
     text = out.read_text()
     assert "ratio to faiss" in text
     assert "formula over the numpy arrays: True" in text
+
+
+def test_knn_decode_benchmark_runs(tmp_path: Path) -> None:
+    done = _py(
+        BENCH / "knn_decode.py",
+        *("--rows", 3000, "--dim", 8, "--block-size", 1000, "--repeats", 1),
+        *("--data", tmp_path),
+    )
+    assert (tmp_path / "decode_3000_8.parquet").is_file()
+    assert "pyarrow ParquetFile.iter_batches: " in done.stdout

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -363,3 +366,93 @@ def test_buckets_flag_refuses_bad_values(capsys: pytest.CaptureFixture[str], val
         main(["evaluate", "--sample", "--buckets", value])
     assert exit_.value.code == 2
     assert f"expected a positive integer or 'auto', got {value!r}" in capsys.readouterr().err
+
+
+def _irm(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(
+        [sys.executable, "-m", "polars_irmetrics", *args],
+        capture_output=True, text=True, cwd=cwd, env=env, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def neighbor_files(tmp_path: Path) -> Path:
+    # q1: the exact top 2 are a (0.9), b (0.8); the index returned a and c (0.5): 1 of 2.
+    # q2: exact c (0.6), a (0.7) ... the index returned b at 0.65 (within the 2nd true
+    # score 0.6 plus epsilon) and c: 2 of 2.
+    pl.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q2", "q2"],
+            "doc_id": ["a", "b", "a", "c"],
+            "score": [0.9, 0.8, 0.7, 0.6],
+        }
+    ).write_parquet(tmp_path / "exact.parquet")
+    pl.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q2", "q2"],
+            "doc_id": ["a", "c", "b", "c"],
+            "score": [0.9, 0.5, 0.65, 0.6],
+        }
+    ).write_parquet(tmp_path / "approx.parquet")
+    (tmp_path / "exact.txt").write_text("q1 Q0 a 1 0.9 exact\nq1 Q0 b 2 exact\n")
+    return tmp_path
+
+
+def test_neighbors_flag_gives_neighbor_recall(neighbor_files: Path) -> None:
+    done = _irm(
+        "evaluate", "approx.parquet", "--neighbors", "exact.parquet",
+        "-m", "neighbor_recall@2", "--per-query", "--format", "csv", cwd=neighbor_files,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines() == ["query_id,neighbor_recall@2", "q1,0.5", "q2,1.0"]
+    approx = pl.read_parquet(neighbor_files / "approx.parquet")
+    exact = pl.read_parquet(neighbor_files / "exact.parquet")
+    means = _irm(
+        "evaluate", "approx.parquet", "--neighbors", "exact.parquet",
+        "-m", "neighbor_recall@2", "--format", "json", cwd=neighbor_files,
+    )  # fmt: skip
+    library = irm.evaluate(approx, ["neighbor_recall@2"], neighbors=exact)
+    assert json.loads(means.stdout) == library.to_dicts()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--neighbors", "missing.parquet"],
+            "irm: error: missing.parquet: no such file or folder",
+        ),
+        (
+            ["--neighbors", "exact.txt"],
+            "irm: error: exact.txt, line 2: expected 6 whitespace-separated fields",
+        ),
+        (
+            [],
+            "irm: error: metric 'neighbor_recall@2' reads the exact nearest neighbours "
+            "(e.g. irm.knn(queries, corpus, k=...)): pass --neighbors FILE",
+        ),
+    ],
+)
+def test_neighbors_flag_errors_name_the_file(
+    neighbor_files: Path, args: list[str], message: str
+) -> None:
+    done = _irm("evaluate", "approx.parquet", *args, "-m", "neighbor_recall@2", cwd=neighbor_files)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith(message)
+    assert done.stderr.count("\n") == 1
+
+
+def test_neighbors_flag_without_its_metric_is_refused(neighbor_files: Path) -> None:
+    (neighbor_files / "qrels.txt").write_text(QRELS_TXT)
+    done = _irm(
+        "evaluate", "approx.parquet", "--qrels", "qrels.txt", "--neighbors", "exact.parquet",
+        "-m", "ndcg@10", cwd=neighbor_files,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == (
+        "irm: error: --neighbors holds the exact nearest neighbours of neighbor_recall@k and "
+        "neighbor_recall_rel@k, and no metric asked for reads them: drop --neighbors, or ask "
+        "for one of them (in a call of its own)\n"
+    )

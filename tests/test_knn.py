@@ -185,6 +185,33 @@ def test_out_of_core_parquet_equals_in_memory(tmp_path: Path) -> None:
         assert_frame_equal(blocks, whole)
 
 
+def test_out_of_core_errors_of_a_later_block_and_of_the_consumer(tmp_path: Path) -> None:
+    # an error found in a block read late (a NaN in block 7 of 9), and one of the scoring
+    # loop (ids of different kinds under exclude_self), are raised by the call
+    rng = np.random.default_rng(2)
+    vectors = rng.standard_normal((300, 4)).astype(np.float32)
+    vectors[250, 1] = np.nan
+    pl.DataFrame({"doc_id": np.arange(300), "embedding": vectors}).write_parquet(
+        tmp_path / "nan.parquet", row_group_size=50
+    )
+    queries = pl.DataFrame({"query_id": [1, 2], "embedding": vectors[:2]})
+    with pytest.raises(
+        InvalidValueError,
+        match=re.escape("column 'embedding' of the corpus has a NaN, infinite or null value "
+                        "in the embedding of id 250"),
+    ):  # fmt: skip
+        irm.knn(queries, pl.scan_parquet(tmp_path / "nan.parquet"), k=3, block_size=37)
+    text_ids = queries.with_columns(pl.col("query_id").cast(pl.String))
+    with pytest.raises(ColumnTypeError, match=re.escape("exclude_self=True compares query ids")):
+        irm.knn(
+            text_ids,
+            pl.scan_parquet(tmp_path / "nan.parquet"),
+            k=3,
+            block_size=37,
+            exclude_self=True,
+        )
+
+
 def test_exclude_self() -> None:
     corpus = pl.DataFrame({"doc_id": ["a", "b", "c"], "embedding": [[1.0], [2.0], [4.0]]})
     queries = corpus.rename({"doc_id": "query_id"})

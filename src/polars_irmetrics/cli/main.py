@@ -48,6 +48,7 @@ examples:
   irm evaluate 'logs/*.parquet' --qrels qrels.parquet --by day --queries days.csv -m map
   irm evaluate run.txt --qrels qrels.txt -m P_10 -m ndcg_cut_10 --per-query --format csv -o out.csv
   irm evaluate judged.parquet -m ndcg@10          # a judged table: relevance in the run itself
+  irm evaluate hnsw.parquet --neighbors exact.parquet -m neighbor_recall@10   # ANN recall
 
 metric names: canonical (ndcg@10, map, mrr@10, recall@100), ir_measures (nDCG@10, AP, P@10,
 RR@10), trec_eval (ndcg_cut_10, P_10, recip_rank, Rprec) or ranx (ndcg_burges@10, hits@10).
@@ -110,6 +111,14 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             metavar="COL",
             help="column naming systems or runs, repeatable: each is scored on every judged "
             "query (several run files are told apart by a 'run' column of this kind)",
+        )
+        p.add_argument(
+            "--neighbors",
+            metavar="FILE",
+            help="the exact nearest neighbours of each query (a run file: query id, doc id, "
+            "score = similarity or negative distance, e.g. from irm.knn), against which the "
+            "runs are measured by neighbor_recall@k and neighbor_recall_rel@k (e.g. "
+            "--neighbors exact.parquet -m neighbor_recall@10); read as the runs are",
         )
         p.add_argument(
             "--queries",
@@ -263,11 +272,15 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         else scan_qrels(qrels_source, args.qrels_format, relevance=args.relevance, **ids)
     )
     queries = None if args.queries is None else scan_queries(args.queries, query_id=args.query_id)
+    neighbors = (
+        None if args.neighbors is None else scan_run(args.neighbors, args.run_format, **ids)
+    )
     plan = evaluate(
         run,
         metrics,
         qrels=qrels,
         queries=queries,
+        neighbors=neighbors,
         by=by or None,
         systems=systems or None,
         per_query=args.per_query,
@@ -330,6 +343,7 @@ def _input_files(args: argparse.Namespace) -> list[str]:
     """The run and judgments files a command reads (any subcommand's arguments)."""
     named = [*(getattr(args, "runs", None) or []), getattr(args, "run", None)]
     named.append(getattr(args, "qrels", None))
+    named.append(getattr(args, "neighbors", None))
     return [source for source in named if isinstance(source, str)]
 
 

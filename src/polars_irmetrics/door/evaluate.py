@@ -478,6 +478,12 @@ def evaluate_plan(
             raise MetricParameterError("neighbour recall needs neighbors=...")
         exact = long_run(exact, **columns)
         return build_neighbors_plan(table, exact, routes["neighbors"], options)
+    if tables.get("neighbors") is not None:
+        raise MetricParameterError(
+            "neighbors= holds the exact nearest neighbours of neighbor_recall@k and "
+            "neighbor_recall_rel@k, and no metric asked for reads them: drop neighbors=, or "
+            "ask for one of them (in a call of its own)"
+        )
     if "prediction" in routes:
         for name, given in tables.items():
             if given is not None and name != "labels":  # nothing ignored silently

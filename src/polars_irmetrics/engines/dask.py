@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table, with_groups
+from polars_irmetrics.engines._dask_lists import dask_long_form
 from polars_irmetrics.engines._dask_partitions import per_query_in_partitions
 from polars_irmetrics.engines._dask_progress import persist
 from polars_irmetrics.engines._partition import (
@@ -92,7 +93,11 @@ def evaluate(
     Parameters
     ----------
     run, qrels
-        Dask DataFrames with the columns :func:`polars_irmetrics.evaluate` reads.
+        Dask DataFrames with the columns :func:`polars_irmetrics.evaluate` reads. A
+        list-shaped side (``doc_id`` of Arrow lists, or the ``object`` column of arrays
+        that ``dd.read_parquet`` gives: one row per query) is put in the long form first
+        by :func:`polars_irmetrics.evaluate`'s own conversion, per partition (not with
+        ``partitioned_by``, whose files must hold the long form).
     metrics
         As in :func:`polars_irmetrics.evaluate`.
     queries
@@ -196,6 +201,8 @@ def evaluate(
         )
         return persist(values) if built.progress else values
     partitioned_by = built.partitioned_by
+    if partitioned_by is None:  # list-shaped sides (one row per query) in the long form
+        run, qrels = dask_long_form(run, qrels, built)
     if queries is not None:
         _ensure_frame(queries, "queries")
         run, qrels = _with_attributes(run, qrels, queries, built)

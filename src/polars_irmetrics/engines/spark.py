@@ -75,6 +75,7 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
 
 # after pyspark's own import, which names the extra when it is missing
 from polars_irmetrics.engines._prediction_spark import prediction_frame
+from polars_irmetrics.engines._spark_lists import spark_long_form
 from polars_irmetrics.engines._spark_partitions import per_query_in_partitions
 
 if TYPE_CHECKING:
@@ -113,7 +114,10 @@ def evaluate(
     Parameters
     ----------
     run, qrels
-        Spark DataFrames with the columns :func:`polars_irmetrics.evaluate` reads.
+        Spark DataFrames with the columns :func:`polars_irmetrics.evaluate` reads. A
+        list-shaped side (``doc_id`` an ``ArrayType``: one row per query) is put in the long
+        form first by :func:`polars_irmetrics.evaluate`'s own conversion, per partition
+        (not with ``partitioned_by``, whose files must hold the long form).
     metrics
         As in :func:`polars_irmetrics.evaluate`.
     queries
@@ -214,6 +218,8 @@ def evaluate(
         )
         return _compute(result, spark, built.progress)
     partitioned_by = built.partitioned_by
+    if partitioned_by is None:  # list-shaped sides (one row per query) in the long form
+        run, qrels = spark_long_form(run, qrels, built)
     if queries is not None:
         _ensure_frame(queries, "queries")
         run, qrels = _with_attributes(run, qrels, queries, built)

@@ -6,10 +6,11 @@ The layout of every BEIR dataset (``scifact/``, ``nfcorpus/``, ...)::
     queries.jsonl     {"_id": "q1", "text": "...", "metadata": {...}}
     qrels/test.tsv    query-id <tab> corpus-id <tab> score   (with that header)
 
-:func:`read_beir` scans the three (``pl.scan_ndjson``, ``pl.scan_csv``): nothing is read
-but the first line of each file, checked so that a missing or malformed part is
-reported naming the file when the call is made. Ids are read as strings (BEIR's ids
-are text, some of them digits).
+:func:`read_beir` checks every line of the three files when it is called (one pass of
+polars' parser over each, reading only the ids; a line polars refuses, or one without
+an id, is then looked for line by line, so that the error names the file and the line)
+and returns lazy scans (``pl.scan_ndjson``, ``pl.scan_csv``), read again when
+collected. Ids are read as strings (BEIR's ids are text, some of them digits).
 """
 
 from __future__ import annotations
@@ -72,8 +73,10 @@ def read_beir(
         The folder or one of the three files does not exist (the message lists the
         splits that do).
     FileFormatError
-        A file whose first line is not what BEIR writes: a JSON object with ``_id``, or
-        the qrels header ``query-id corpus-id score``.
+        A line that is not what BEIR writes (the message names the file and the line):
+        in the JSON lines files, a JSON object with an ``_id``; in the qrels, the header
+        ``query-id corpus-id score`` and then three tab-separated fields, two ids and an
+        integer score.
 
     See Also
     --------
@@ -95,12 +98,21 @@ def read_beir(
     >>> judgments.collect().rows(), corpus.collect().columns
     ([('1', 'd1', 1)], ['doc_id', 'title', 'text'])
 
-    Query id ``1`` stays the string ``'1'``. A split that is not there:
+    Query id ``1`` stays the string ``'1'``. Every line is checked, and the error names
+    the line:
 
+    >>> _ = (root / "qrels" / "dev.tsv").write_text(qrels + "2\\td1\\n")
     >>> irm.read_beir(root, split="dev")
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.MissingFileError: ...dev.tsv: no such file; ... the splits here: test
+    polars_irmetrics.errors.FileFormatError: ...dev.tsv, line 3: 2 tab-separated field(s) ...
+
+    A split that is not there:
+
+    >>> irm.read_beir(root, split="train")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MissingFileError: ...train.tsv: no such file; ... here: dev, test
     """
     root = Path(folder)
     if not root.is_dir():
@@ -117,40 +129,118 @@ def read_beir(
             f"{qrels_path}: no such file; expected BEIR judgments (query-id, corpus-id, "
             f"score); the splits here: {', '.join(found) or 'none'}"
         )
-    with qrels_path.open(encoding="utf-8", errors="replace") as handle:
-        header = tuple(handle.readline().strip().split("\t"))
-    if header != _QRELS_HEADER:
-        raise FileFormatError(
-            f"{qrels_path}: first line {header!r} is not BEIR's qrels header "
-            "'query-id<TAB>corpus-id<TAB>score'"
-        )
+    _check_qrels(qrels_path)
     corpus = pl.scan_ndjson(
         corpus_path, schema={"_id": pl.String, "title": pl.String, "text": pl.String}
     ).rename({"_id": doc_id})
     queries = pl.scan_ndjson(queries_path, schema={"_id": pl.String, "text": pl.String}).rename(
         {"_id": query_id}
     )
-    judgments = pl.scan_csv(
-        qrels_path,
-        separator="\t",
-        schema={"query-id": pl.String, "corpus-id": pl.String, "score": pl.Int64},
-    ).rename({"query-id": query_id, "corpus-id": doc_id, "score": relevance})
+    judgments = _scan_qrels(qrels_path).rename(
+        {"query-id": query_id, "corpus-id": doc_id, "score": relevance}
+    )
     return BeirDataset(corpus, queries, judgments)
 
 
+def _scan_qrels(path: Path) -> pl.LazyFrame:
+    # no quoting: a BEIR id may hold a quote character
+    return pl.scan_csv(
+        path,
+        separator="\t",
+        quote_char=None,
+        schema={"query-id": pl.String, "corpus-id": pl.String, "score": pl.Int64},
+    )
+
+
 def _check_jsonl(path: Path, what: str) -> Path:
+    """Every line of ``path`` a JSON object with a non-null ``_id``: one pass of polars'
+    parser over the ids; where it fails, the first bad line is found line by line."""
     if not path.is_file():
         raise MissingFileError(f"{path}: no such file; expected {what} (JSON lines)")
-    with path.open("rb") as handle:
-        first = handle.readline()
     try:
-        row = json.loads(first)
-    except (ValueError, UnicodeDecodeError):
-        row = None
-    if not isinstance(row, dict) or "_id" not in row:
-        shown = first[:60].decode("utf-8", errors="replace").strip()
-        raise FileFormatError(
-            f"{path}: first line {shown!r} is not a JSON object with an '_id'; expected "
-            f"{what}, one JSON object per line"
+        ids = pl.scan_ndjson(path, schema={"_id": pl.String}).select(pl.col("_id"))
+        clean = not ids.select(pl.col("_id").is_null().any()).collect().item()
+    except pl.exceptions.PolarsError as error:
+        clean, reason = False, str(error).strip().splitlines()[0] if str(error).strip() else ""
+    else:
+        reason = "a line without an '_id'"
+    if not clean:
+        raise _bad_line(
+            path,
+            _first_bad_jsonl_line(path),
+            reason,
+            f"{what}, one JSON object with an '_id' per line",
         )
     return path
+
+
+def _first_bad_jsonl_line(path: Path) -> tuple[int, str] | None:
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue  # polars skips blank lines
+            try:
+                row = json.loads(raw)
+            except UnicodeDecodeError:
+                return number, "not valid UTF-8"
+            except ValueError:
+                return number, f"not valid JSON: {_shown(raw)}"
+            if not isinstance(row, dict):
+                return number, f"not a JSON object: {_shown(raw)}"
+            if row.get("_id") is None:
+                return number, f"no '_id' (or a null one): {_shown(raw)}"
+    return None
+
+
+def _check_qrels(path: Path) -> None:
+    """The header, then three tab-separated fields per line (two ids, an integer)."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        header = tuple(handle.readline().strip().split("\t"))
+    if header != _QRELS_HEADER:
+        raise FileFormatError(
+            f"{path}, line 1: {header!r} is not BEIR's qrels header "
+            "'query-id<TAB>corpus-id<TAB>score'"
+        )
+    try:
+        nulls = _scan_qrels(path).select(pl.any_horizontal(pl.all().is_null()).any())
+        clean = not nulls.collect().item()
+    except pl.exceptions.PolarsError as error:
+        clean, reason = False, str(error).strip().splitlines()[0] if str(error).strip() else ""
+    else:
+        reason = "an empty field"
+    if not clean:
+        expected = "BEIR judgments: query-id<TAB>corpus-id<TAB>score (an integer) per line"
+        raise _bad_line(path, _first_bad_qrels_line(path), reason, expected)
+
+
+def _first_bad_qrels_line(path: Path) -> tuple[int, str] | None:
+    with path.open("rb") as handle:
+        handle.readline()  # the header, checked
+        for number, raw in enumerate(handle, start=2):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError:
+                return number, "not valid UTF-8"
+            fields = line.split("\t")
+            if len(fields) != 3:
+                return number, f"{len(fields)} tab-separated field(s) {_shown(raw)}, not 3"
+            if not fields[0] or not fields[1]:
+                return number, f"an empty id: {_shown(raw)}"
+            try:
+                int(fields[2])
+            except ValueError:
+                return number, f"score {fields[2]!r} is not an integer"
+    return None
+
+
+def _bad_line(
+    path: Path, found: tuple[int, str] | None, reason: str, expected: str
+) -> FileFormatError:
+    if found is None:  # polars refused the file, and no line is wrong to Python's eyes
+        return FileFormatError(f"{path}: {reason}; expected {expected}")
+    number, what = found
+    return FileFormatError(f"{path}, line {number}: {what}; expected {expected}")
+
+
+def _shown(raw: bytes) -> str:
+    return repr(raw[:60].decode("utf-8", errors="replace").strip())

@@ -319,7 +319,8 @@ def _prepared(vectors: Matrix, metric: str, ids: pl.Series, embedding: str, what
     """``vectors`` divided by their norms under cosine; unchanged otherwise."""
     if metric != "cosine":
         return vectors
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    # the squared norms by einsum: no temporary matrix (np.linalg.norm makes one)
+    norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]
     zero = norms[:, 0] == 0
     if zero.any():
         at = ids[int(np.argmax(zero))]

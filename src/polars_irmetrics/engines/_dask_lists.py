@@ -1,0 +1,61 @@
+"""List-shaped runs and judgments on Dask: exploded to the long form first.
+
+Each partition of a side whose ``doc_id`` holds lists goes through
+:class:`~polars_irmetrics.engines._long_form.LongForm` (``map_partitions``, through
+Arrow and polars: no shuffle). A list column typed as such (``pd.ArrowDtype`` of a
+list, as ``dd.read_parquet(..., dtype_backend="pyarrow")`` gives) is seen in the
+frame's ``meta``; an ``object`` column (Python lists in pandas) is told from a column
+of ids by its first value (``head(1)``: the first partition is computed once).
+"""
+
+from __future__ import annotations
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from polars_irmetrics.engines._dask_frames import arrow_of, to_pandas, to_table
+from polars_irmetrics.engines._long_form import LongForm, long_forms
+from polars_irmetrics.ground.options import EvalOptions
+
+__all__ = ["dask_long_form"]
+
+
+def dask_long_form(
+    run: dd.DataFrame, qrels: dd.DataFrame | None, options: EvalOptions
+) -> tuple[dd.DataFrame, dd.DataFrame | None]:
+    """``run`` and ``qrels`` in the long form (each unchanged unless it is list-shaped)."""
+    lists = (options.doc_id, options.score, options.rank, options.relevance)
+    run_schema = _schema(run, lists)
+    qrels_schema = None if qrels is None else _schema(qrels, lists)
+    run_form, qrels_form = long_forms(run_schema, qrels_schema, options)
+    if run_form is not None:
+        run = _exploded(run, run_schema, run_form)
+    if qrels is not None and qrels_schema is not None and qrels_form is not None:
+        qrels = _exploded(qrels, qrels_schema, qrels_form)
+    return run, qrels
+
+
+def _schema(frame: dd.DataFrame, lists: tuple[str, ...]) -> pa.Schema:
+    """The Arrow schema of ``frame``, with the types of its ``object`` columns among
+    ``lists`` read from their first row when ``doc_id`` (``lists[0]``) is one."""
+    schema = arrow_of(frame)
+    objects = [c for c in lists if c in frame.columns and frame._meta[c].dtype == object]
+    if lists[0] not in objects:
+        return schema
+    first = frame[objects].head(1)
+    if not len(first) or not isinstance(first[lists[0]].iloc[0], list | tuple | np.ndarray):
+        return schema
+    types = to_table(first).schema
+    return pa.schema(types.field(f.name) if f.name in objects else f for f in schema)
+
+
+def _exploded(frame: dd.DataFrame, schema: pa.Schema, form: LongForm) -> dd.DataFrame:
+    target = form.schema(schema)
+
+    def part(pandas: pd.DataFrame) -> pd.DataFrame:
+        table = pa.Table.from_pandas(pandas, schema=schema, preserve_index=False)
+        return to_pandas(form.table(table))
+
+    return frame.map_partitions(part, meta=to_pandas(target.empty_table()), enforce_metadata=False)
