@@ -117,30 +117,32 @@ def evaluate(
         How many parts the queries are hashed into (each part is one task's work):
         default the run's number of partitions. A part's rows are held in one worker's
         memory: aim at a few million run rows per part. Not with ``partitioned_by``.
-    partitioned_by (in ``**options``)
-        A column of the run (a hive partition column such as ``bucket`` of
-        ``run/bucket=07/part-0.parquet``) that keeps each query whole: no query has
-        rows under two of its values, in the run or, when they carry it, in the
-        judgments. Then the run is not shuffled: the call reads that column once to
-        find each partition's values, partitions sharing a value make one task, and
-        only the judgments are moved (shuffled by task when they carry the column,
-        otherwise gathered in one partition and semi-joined by each task; the judged
-        queries no task retrieves are evaluated once against an empty run). As in
-        :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
-    progress (in ``**options``)
-        ``True``: persist the result now (on the connected ``distributed.Client``'s
-        cluster, else with the local scheduler) and draw the tasks done on standard
-        error until it is finished. ``None`` (default) and ``False``: return the lazy
-        frame at once, drawing nothing (a bar needs the work to run in this call, and
-        whether it runs now must not depend on the terminal: Dask's own
-        ``dask.diagnostics.ProgressBar`` draws a later ``compute()``).
     **options
         The keyword arguments of :func:`polars_irmetrics.evaluate` (``by``,
         ``systems``, ``per_query``, ``order``, ``relevance_level``, ``depth``,
         ``unjudged``, ``unretrieved``, ``check_duplicates`` and the column names), with
-        their defaults and meaning, and ``partitioned_by`` and ``progress`` as above.
+        their defaults and meaning, and ``partitioned_by`` and ``progress`` as below.
         Those of the one-machine out-of-core plan (``buckets``, ``spill_dir``,
         ``memory_limit``, ``explain``) are refused: the work divides by ``partitions``.
+
+        ``partitioned_by``
+            A column of the run (a hive partition column such as ``bucket`` of
+            ``run/bucket=07/part-0.parquet``) that keeps each query whole: no query has
+            rows under two of its values, in the run or, when they carry it, in the
+            judgments. Then the run is not shuffled: the call reads that column once to
+            find each partition's values, partitions sharing a value make one task, and
+            only the judgments are moved (shuffled by task when they carry the column,
+            otherwise gathered in one partition and semi-joined by each task; the judged
+            queries no task retrieves are evaluated once against an empty run). As in
+            :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
+
+        ``progress``
+            ``True``: persist the result now (on the connected ``distributed.Client``'s
+            cluster, else with the local scheduler) and draw the tasks done on standard
+            error until it is finished. ``None`` (default) and ``False``: return the lazy
+            frame at once, drawing nothing (a bar needs the work to run in this call, and
+            whether it runs now must not depend on the terminal: Dask's own
+            ``dask.diagnostics.ProgressBar`` draws a later ``compute()``).
 
     Returns
     -------

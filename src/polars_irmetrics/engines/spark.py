@@ -139,29 +139,31 @@ def evaluate(
         default ``spark.sql.shuffle.partitions``. A part's rows are held in one Python
         worker's memory, so raise it for larger logs (aim at a few million run rows
         per part). Not with ``partitioned_by``.
-    partitioned_by (in ``**options``)
-        A hive partition column of the run's Parquet files (``qhash`` of
-        ``run/qhash=07/part-0.parquet``) that keeps each query whole: no query has rows
-        under two of its values, in the run or, when they carry it, in the judgments.
-        Then the run is **not shuffled**: the run must be a plain read of those files
-        (``spark.read.parquet(...)``, columns selected or not), one task per value
-        reads its files with polars on the executor, and only the per-query values
-        travel. Judgments stored the same way are read by the task of their value;
-        other judgments are collected on the driver and broadcast (keep them small, or
-        store them in the same partitions). A query found under two values raises
-        :class:`~polars_irmetrics.errors.InvalidValueError` naming it. As in
-        :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
-    progress (in ``**options``)
-        Draw the running stages' tasks on standard error: ``None`` (default) in a
-        terminal or a notebook (a Jupyter kernel) only, ``True`` on any stream,
-        ``False`` never (:mod:`polars_irmetrics.ground.progress`).
     **options
         The keyword arguments of :func:`polars_irmetrics.evaluate` (``by``,
         ``systems``, ``per_query``, ``order``, ``relevance_level``, ``depth``,
         ``unjudged``, ``unretrieved``, ``check_duplicates`` and the column names), with
-        their defaults and meaning, and ``partitioned_by`` and ``progress`` as above.
+        their defaults and meaning, and ``partitioned_by`` and ``progress`` as below.
         Those of the one-machine out-of-core plan (``buckets``, ``spill_dir``,
         ``memory_limit``, ``explain``) are refused: the work divides by ``partitions``.
+
+        ``partitioned_by``
+            A hive partition column of the run's Parquet files (``qhash`` of
+            ``run/qhash=07/part-0.parquet``) that keeps each query whole: no query has rows
+            under two of its values, in the run or, when they carry it, in the judgments.
+            Then the run is **not shuffled**: the run must be a plain read of those files
+            (``spark.read.parquet(...)``, columns selected or not), one task per value
+            reads its files with polars on the executor, and only the per-query values
+            travel. Judgments stored the same way are read by the task of their value;
+            other judgments are collected on the driver and broadcast (keep them small, or
+            store them in the same partitions). A query found under two values raises
+            :class:`~polars_irmetrics.errors.InvalidValueError` naming it. As in
+            :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
+
+        ``progress``
+            Draw the running stages' tasks on standard error: ``None`` (default) in a
+            terminal or a notebook (a Jupyter kernel) only, ``True`` on any stream,
+            ``False`` never (:mod:`polars_irmetrics.ground.progress`).
 
     Returns
     -------
