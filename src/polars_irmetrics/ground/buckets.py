@@ -131,6 +131,8 @@ def check_spill_dir(spill_dir: str | os.PathLike[str] | None) -> None:
 #: The spill folders of the out-of-core runs in progress (removed on SIGTERM).
 _LIVE: set[str] = set()
 _LIVE_LOCK = threading.Lock()
+#: The handler :func:`keep_spill_cleanup` installed, while it is in place.
+_KEPT: list[Callable[[int, FrameType | None], None]] = []
 
 
 def _remove_live() -> None:
@@ -138,6 +140,25 @@ def _remove_live() -> None:
         folders = list(_LIVE)
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+Handler = Callable[[int, FrameType | None], None]
+
+
+def _cleanup_then(previous: Handler | int) -> Handler:
+    """A SIGTERM handler that removes the live spill folders, puts ``previous`` back and
+    does what it did (``SIG_DFL``: the process ends, killed by SIGTERM)."""
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        _remove_live()
+        _KEPT.clear()
+        signal.signal(signal.SIGTERM, previous)
+        if callable(previous):
+            previous(signum, frame)
+        else:  # SIG_DFL: end as the signal would have ended the process
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return on_sigterm
 
 
 @contextlib.contextmanager
@@ -166,24 +187,13 @@ def spill_guard() -> Iterator[None]:
         yield
         return
 
-    def on_sigterm(signum: int, frame: FrameType | None) -> None:
-        _remove_live()
-        signal.signal(signal.SIGTERM, previous)
-        if callable(previous):
-            previous(signum, frame)
-        else:  # SIG_DFL: end as the signal would have ended the process
-            os.kill(os.getpid(), signal.SIGTERM)
-
+    on_sigterm = _cleanup_then(previous)
     signal.signal(signal.SIGTERM, on_sigterm)
     try:
         yield
     finally:
         if signal.getsignal(signal.SIGTERM) is on_sigterm:
             signal.signal(signal.SIGTERM, previous)
-
-
-#: The handler :func:`keep_spill_cleanup` installed, if it is in place.
-_KEPT: list[Callable[[int, FrameType | None], None]] = []
 
 
 def keep_spill_cleanup() -> None:
@@ -202,7 +212,7 @@ def keep_spill_cleanup() -> None:
     >>> keep_spill_cleanup()
     >>> installed = signal.getsignal(signal.SIGTERM)
     >>> installed.__qualname__
-    'keep_spill_cleanup.<locals>.on_sigterm'
+    '_cleanup_then.<locals>.on_sigterm'
     >>> keep_spill_cleanup()  # once: the handler in place stays
     >>> signal.getsignal(signal.SIGTERM) is installed
     True
@@ -213,15 +223,7 @@ def keep_spill_cleanup() -> None:
     if previous == signal.SIG_IGN or previous is None or (_KEPT and previous is _KEPT[0]):
         return
 
-    def on_sigterm(signum: int, frame: FrameType | None) -> None:
-        _remove_live()
-        _KEPT.clear()
-        signal.signal(signal.SIGTERM, previous)
-        if callable(previous):
-            previous(signum, frame)
-        else:  # SIG_DFL: end as the signal would have ended the process
-            os.kill(os.getpid(), signal.SIGTERM)
-
+    on_sigterm = _cleanup_then(previous)
     signal.signal(signal.SIGTERM, on_sigterm)
     _KEPT[:] = [on_sigterm]
 
