@@ -6,16 +6,11 @@ The suite runs on pytest-xdist workers (``-n auto --dist loadgroup`` in pyprojec
 addopts). Every test that uses the ``spark`` or ``client`` fixture is put in one xdist
 group, so a single worker starts the JVM and the Dask cluster, once each, and the other
 workers run the rest of the suite meanwhile; a new test file needs nothing more than to
-ask for the fixture. Likewise every test that calls ranx (its source names it) runs on
-one worker: ranx's numba functions are compiled on their first call in a fresh
-environment (about 80 s of CPU for ten metrics), then loaded from numba's cache on
-disk, so one worker compiles them once instead of every worker compiling them at once.
+ask for the fixture.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import io
 import os
 import sys
@@ -75,18 +70,6 @@ def stdin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bytes], None]]:
     sources.stream_bytes.cache_clear()
 
 
-#: the tests that call ranx share one xdist worker (its numba functions compiled once)
-RANX_GROUP = "ranx"
-
-
-@functools.cache
-def _calls_ranx(function: Callable[..., object]) -> bool:
-    try:
-        return "ranx" in inspect.getsource(function)
-    except (OSError, TypeError):
-        return False
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests using a Spark session or a Dask cluster run on one xdist worker (one JVM,
@@ -99,10 +82,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if ENGINE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
-        elif item.get_closest_marker("xdist_group") is None and _calls_ranx(
-            getattr(item, "function", None)
-        ):
-            item.add_marker(pytest.mark.xdist_group(RANX_GROUP))
         marker = item.get_closest_marker("xdist_group")
         if marker is None:
             continue

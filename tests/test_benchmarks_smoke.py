@@ -79,7 +79,6 @@ def test_generate_deterministic_and_consistent(tmp_path: Path, int_ids: bool) ->
     assert run.select((pl.col("score").diff().over("query_id").fill_null(-1.0) < 0).all()).item()
 
 
-@pytest.mark.xdist_group("ranx")  # its ranx child compiles ranx's functions (conftest)
 def test_harness_all_libraries(tmp_path: Path) -> None:
     # every library in the compute mode (one child each); the end-to-end mode, which
     # adds the file reading, runs in test_harness_many_systems
