@@ -11,8 +11,17 @@ ask for the fixture.
 
 from __future__ import annotations
 
-import io
 import os
+
+# ranx, a test oracle, runs interpreted: the same Python code and the same values as its
+# numba-compiled form, on the tests' small inputs in a fraction of a second, where
+# compiling its functions costs minutes of CPU in every fresh environment (80 s for ten
+# metrics, measured; cached after). Set before anything imports numba; subprocesses
+# inherit it. The one test that shows a bug of ranx's compiled form runs it in a
+# subprocess with the JIT on (tests/test_peer_parity.py).
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
+
+import io
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path

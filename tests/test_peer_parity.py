@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 import re
+import subprocess
+import sys
 from typing import Any
 
 import ir_measures
@@ -370,10 +373,25 @@ def test_ranx_bpref_bugs_are_documented_not_copied() -> None:
     assert irm.evaluate(frames[0], ["bpref"], qrels=frames[1])["bpref"].item() == 1.0
     # 2. a query without relevant documents, then one whose relevant document is
     #    retrieved, in one numba thread: ranx scores the second 0; trec_eval and here 1.
+    #    A bug of ranx's numba-compiled form: run with the JIT on, in a process of its own
+    #    (the tests run ranx interpreted, tests/conftest.py).
     qrels = {"a": {"d1": 0}, "b": {"d1": 1}}
     run = {"a": {"d1": 0.0}, "b": {"d1": 0.0}}
-    theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), "bpref", return_mean=False, threads=1)
-    assert [float(v) for v in theirs] == [0.0, 0.0]
+    script = (
+        "import ranx\n"
+        f"q, r = ranx.Qrels({qrels!r}), ranx.Run({run!r})\n"
+        "print([float(v) for v in ranx.evaluate(q, r, 'bpref', return_mean=False, "
+        "threads=1)])\n"
+    )
+    compiled = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "NUMBA_DISABLE_JIT": "0"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert compiled.returncode == 0, compiled.stderr
+    assert compiled.stdout.split("\n")[-2] == "[0.0, 0.0]"
     frames = _frames(run, qrels)
     ours = by_query(irm.evaluate(frames[0], ["bpref"], qrels=frames[1], per_query=True))
     assert (ours["a"]["bpref"], ours["b"]["bpref"]) == (0.0, 1.0)
