@@ -360,6 +360,25 @@ def test_buckets_flag_gives_the_same_table(
     assert list(spill.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("flag", "drawn"), [("--progress", True), ("--no-progress", False), (None, False)]
+)
+def test_progress_flag_draws_the_buckets_bar(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    flag: str | None,
+    drawn: bool,
+) -> None:
+    # standard error is captured (not a terminal): only --progress draws the bar
+    monkeypatch.delenv("IRM_PROGRESS", raising=False)
+    argv = ["evaluate", "--sample", "-m", "map", "--format", "csv", "--buckets", "3"]
+    assert main([*argv] if flag is None else [*argv, flag]) == 0
+    captured = capsys.readouterr()
+    assert ("buckets" in captured.err and "3/3" in captured.err) is drawn
+    assert drawn or captured.err == ""
+    assert captured.out.startswith("run,num_q,map\n")
+
+
 @pytest.mark.parametrize("value", ["0", "x", "-3"])
 def test_buckets_flag_refuses_bad_values(capsys: pytest.CaptureFixture[str], value: str) -> None:
     with pytest.raises(SystemExit) as exit_:

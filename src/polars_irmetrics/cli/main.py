@@ -13,6 +13,7 @@ Errors print one line on stderr (``irm: error: ...``) and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 import threading
@@ -202,6 +203,14 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "folder)",
         )
         p.add_argument(
+            "--progress",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="a progress bar of the buckets evaluated out of core, on standard error "
+            "(default: when it is a terminal, with the elapsed time of an in-memory plan; "
+            "--no-progress: nothing)",
+        )
+        p.add_argument(
             "--no-duplicate-check",
             dest="check_duplicates",
             action="store_false",
@@ -292,12 +301,14 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         check_duplicates=args.check_duplicates,
         buckets="auto-memory" if args.buckets is None else args.buckets,
         spill_dir=args.spill_dir,
+        progress=args.progress,
         rank=args.rank,
         score=args.score,
         relevance=args.relevance,
         **ids,
     )
-    with _Elapsed(sys.stderr):
+    # the elapsed-time line only where no bar was asked for or refused
+    with _Elapsed(sys.stderr) if args.progress is None else contextlib.nullcontext():
         result = plan.collect()
     keys = [*systems, *by, args.query_id] if args.per_query else [*systems, *by]
     write_output(result, args.format, args.output, keys=keys, metrics=metrics)

@@ -397,9 +397,12 @@ def _raise_on_empty(
     for name, (label, _) in checks.items():
         empty = frame.filter(pl.col(name)).sort(keys)
         if empty.height:
-            query = empty.row(0, named=True)[keys[-1]]
+            row = empty.row(0, named=True)
+            query = row[keys[-1]]
+            # the system and by keys of the query, where the table has them
+            where = "".join(f", {key}={row[key]!r}" for key in keys[:-1])
             raise QuerySetError(
-                f"metric {label!r}: query {query!r} has no relevant document, and "
+                f"metric {label!r}: query {query!r}{where} has no relevant document, and "
                 "empty_target_action='error' refuses such a query (as torchmetrics' "
                 f"empty_target_action does; queries without one: {empty.height}). Choose "
                 "empty_target_action='skip' (left out of the mean), 'neg' (0) or 'pos' (1)"
