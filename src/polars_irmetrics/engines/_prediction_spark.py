@@ -25,6 +25,7 @@ from pyspark.sql.types import StructType
 from polars_irmetrics.engines._partition import PART, arrow_schema, as_polars_frame, carry_error
 from polars_irmetrics.engines._prediction import (
     PredictionJob,
+    means_job,
     prediction_part,
     prediction_summary,
     prepare_prediction,
@@ -62,6 +63,15 @@ def prediction_frame(
         metrics,
         options,
     )
+    first = means_job(job)
+    if first is not None:  # r2, explained_variance: the means first, collected here
+        rows = _summaries(
+            _parts(table, labels, first, count, part, spark_schema), first, spark_schema
+        )
+        means = pl.DataFrame(
+            [tuple(r) for r in rows.collect()], schema=first.result_schema, orient="row"
+        )
+        job = job.with_means(means)
     parts = _parts(table, labels, job, count, part, spark_schema)
     if job.options.per_query:
         return parts.orderBy(*job.keys).toDF(*job.result_schema)
