@@ -12,11 +12,13 @@ one part. Then:
   (:func:`~polars_irmetrics.prediction.parts.part_statistics`: sums, the spreads of
   ``r2``, each query's AUC for ``gauc``, and the score histogram of ``auc`` and
   ``pr_auc``), and the statistics of each ``by`` group are merged in one task
-  (:func:`~polars_irmetrics.prediction.parts.merge_statistics`). Nothing is
-  approximated: sums agree with one machine to the rounding of floating-point
-  addition, and an unweighted AUC is equal to the last bit to one machine's
-  out-of-core path (``buckets=``). The task that merges a group holds one row per
-  distinct score of the group (for ``auc`` and ``pr_auc``).
+  (:func:`~polars_irmetrics.prediction.parts.merge_statistics`). Every sum is kept
+  as integer units of 2**-64, so the means equal one machine's (and its out-of-core
+  path's, ``buckets=``) to the last bit (:mod:`polars_irmetrics.prediction.statistics`).
+  ``r2`` and ``explained_variance`` evaluate the parts twice: first each group's exact
+  means (:func:`means_job`, computed at the call), then the spreads around them. The
+  task that merges a group holds one row per distinct score of the group (for ``auc``
+  and ``pr_auc``).
 
 Before any task runs, :func:`prepare_prediction` builds both plans on empty frames of
 the schemas: a missing column, a wrong dtype or an unknown metric is raised there.

@@ -53,7 +53,7 @@ def prediction_frame(
     first = means_job(job)
     if first is not None:  # r2, explained_variance: the means first, computed here
         means = _evaluated(rows, truth, first).compute()
-        job = job.with_means(as_polars_frame(to_table(means)).cast(dict(first.result_schema)))
+        job = job.with_means(as_polars_frame(to_table(means)).cast(first.result_schema))
     return _evaluated(rows, truth, job)
 
 

@@ -227,9 +227,13 @@ def auc_term(pos: pl.Expr, neg: pl.Expr, below: pl.Expr, n1: pl.Expr, n0: pl.Exp
     positives and negatives, the negatives scored below it, and the group's totals.
 
     The same integers give the same float on every path, whatever the split of the rows
-    (by part, by score range), and the terms are added as :func:`units`."""
+    (by part, by score range), and the terms are added as :func:`units`. The totals are
+    multiplied by their reciprocals, never divided by: polars divides a column by a
+    broadcast scalar in one way in one context and in another way in another (measured:
+    10/11 differed in the last bit between an eager and a lazy select)."""
     f = pl.Float64
-    return (pos.cast(f) / n1.cast(f)) * ((below.cast(f) + neg.cast(f) * 0.5) / n0.cast(f)) * AREA
+    part = (below.cast(f) + neg.cast(f) * 0.5) * (1.0 / n0.cast(f))
+    return pos.cast(f) * (1.0 / n1.cast(f)) * part * AREA
 
 
 def pr_auc_term(pos: pl.Expr, hits: pl.Expr, seen: pl.Expr, n1: pl.Expr) -> pl.Expr:
@@ -237,7 +241,7 @@ def pr_auc_term(pos: pl.Expr, hits: pl.Expr, seen: pl.Expr, n1: pl.Expr) -> pl.E
     hits / seen`` (the positives and rows scored at or above it), from exact integer
     counts (see :func:`auc_term`); 0 for a score without positives."""
     f = pl.Float64
-    share = (pos.cast(f) / n1.cast(f)) * (hits.cast(f) / seen.cast(f)) * AREA
+    share = pos.cast(f) * (1.0 / n1.cast(f)) * (hits.cast(f) / seen.cast(f)) * AREA
     return pl.when(pos > 0).then(share).otherwise(0.0)
 
 

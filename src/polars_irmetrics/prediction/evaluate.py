@@ -38,13 +38,16 @@ Both are counted whatever the metrics (one pass); the message names the metrics 
 refuse the value and those that would read it. A text label is refused for the rating
 metrics when the plan is built (a rating is a number).
 
-AUC in memory and out of core: by default ``auc`` and ``pr_auc`` rank the rows of each
-group (average ranks: one sort, as scikit-learn's ``roc_auc_score`` sorts). With
+Means: every mean comes from integer statistics
+(:mod:`polars_irmetrics.prediction.statistics`), the same on one machine, out of core and
+on the engines, so the values are equal to the last bit on every path. AUC in memory and
+out of core: by default ``auc`` and ``pr_auc`` come from each group's score histogram
+(one ``group_by`` of the distinct scores); ``per_query=True`` ranks each query's rows. With
 ``buckets=`` a number or ``"auto"`` (out of core), they come instead from score ranges
 written to disk and read one at a time (:mod:`polars_irmetrics.prediction.ranges`):
 each range's *score histogram* (its distinct scores' positives and negatives), whose
-sums, carried from range to range, give the exact value, equal to the ranked one
-(tested; an unweighted AUC to the last bit of the histogram formula). Peak memory is
+integer counts, carried from range to range, give the in-memory histogram's value to
+the last bit (tested). Peak memory is
 that of one range, not of the table (measured in ``benchmarks/results_prediction.md``).
 Every other metric is a sum over rows (``gauc`` a sum over queries), which polars
 computes in one streaming pass. On Spark and Dask, parts' histograms and sums are merged

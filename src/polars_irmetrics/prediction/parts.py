@@ -12,38 +12,22 @@ then come from two steps:
    histograms merged by adding the counts of equal scores, and each metric computed
    from them.
 
-What each metric keeps (``w`` the sample weight, 1 without; ``y`` the 0/1 label, ``v``
-the label as a number, ``p`` the prediction):
+What each metric keeps: the statistics of
+:mod:`polars_irmetrics.prediction.statistics` (integer units of 2**-64 per sum, with a
+float fallback beyond 2**32), the score histogram of ``auc`` and ``pr_auc`` (integer
+units per distinct score), and for ``gauc`` each query's AUC, computed whole in its part
+(a query never spans two parts), summed over queries as units. ``r2`` and
+``explained_variance`` take two passes: :func:`part_means` on every part, merged by
+:func:`merge_means` into each group's exact means, which every part then reads
+(``part_statistics(..., means=)``) to sum its spreads around them.
 
-==============================  ==========================================================
-metric                          sums per part
-==============================  ==========================================================
-every one                       rows, ``W = sum w``
-``logloss``, ``ne``             ``sum w ln(clipped p or 1 - p)``; ``ne`` also ``sum w y``
-``brier``                       ``sum w (p - y)^2``
-``calibration``                 ``sum w p``, ``sum w y``
-``ece@B``                       ``sum w (p - y)`` in each of the B bins
-``mse``, ``rmse``, ``r2``       ``sum w (p - v)^2``
-``mae``                         ``sum w |p - v|``
-``r2``, ``explained_variance``  ``sum w v`` and ``sum w (v - mean_part)^2`` (and the same
-                                of ``v - p``): spreads around each part's own mean, merged
-                                by the law of total variance, ``M2 = sum_k M2_k +
-                                sum_k W_k (mean_k - mean)^2`` (no cancellation of large
-                                sums of squares)
-``gauc``                        per query its AUC and weight, computed whole in its part
-                                (a query never spans two parts): ``sum share AUC_q``,
-                                ``sum share`` over the queries with both classes, and the
-                                count of those left out
-``auc``, ``pr_auc``             the score histogram (:func:`histogram_auc`)
-==============================  ==========================================================
-
-Every value is exact in the sense that nothing is approximated (no binning of scores,
-no sampling): the sums are those of one machine, added in another order, so they agree
-with :func:`polars_irmetrics.evaluate` to the rounding of floating-point addition
-(tested to 1e-12); an unweighted ``auc`` adds half-integers, exactly, and is equal to
-the last bit to one machine's out-of-core path (``buckets=``,
-:mod:`polars_irmetrics.prediction.ranges`). The merged histogram of one ``by`` group is
-held in one task: its size is the number of distinct scores, not rows.
+Int128 has no Arrow, Spark or pandas type: each Int128 column travels as two Int64
+halves (``hi * 2**62 + lo``) and is made whole again before the merge. The merge adds
+integers, exactly, and computes every metric from them with the one-machine float
+operations: the means equal :func:`polars_irmetrics.evaluate`'s to the last bit (in
+memory, LazyFrame and ``buckets=``), except where a sum falls back to floats. The merged
+histogram of one ``by`` group is held in one task: its size is the number of distinct
+scores, not rows.
 """
 
 from __future__ import annotations

@@ -13,18 +13,18 @@ is collected (behind :func:`polars.defer`), with memory bounded by one score ran
 2. **Split.** One streaming pass writes each row's ``by`` keys, score, and (weighted)
    positive and negative to Parquet, partitioned by range
    (:func:`~polars_irmetrics.ground.buckets.sink_buckets`).
-3. **Evaluate.** The ranges are read one at a time, from the highest scores down. Each
-   range's score histogram (its distinct scores' positives and negatives) gives, per
-   ``by`` group, ``sum pos(s) (neg below s in the range + neg(s) / 2)`` and its
-   positives and negatives; and, with the positives and rows of the ranges above
-   carried down, average precision's ``sum pos(s) H(s) / S(s)`` (``H`` and ``S`` the
-   positives and rows scored ``>= s``).
-4. **Merge.** ``AUC = sum_b (local_b + pos_b * neg below range b) / (P N)``, ``AP =
-   sum_b gain_b / P``.
+3. **Evaluate.** One streaming pass counts each ``by`` group's positives and negatives
+   (integer units of 2**-64). The ranges are then read one at a time, from the highest
+   scores down. Each range's score histogram (its distinct scores' positives and
+   negatives, in units) gives, with the totals and the positives and rows of the ranges
+   above carried down (integers), each score's exact counts below and above it, hence
+   its AUC and average precision terms
+   (:func:`~polars_irmetrics.metrics.prediction.auc_term`), added as units.
+4. **Merge.** The ranges' units are added and converted once.
 
 The values are those of :func:`~polars_irmetrics.metrics.prediction.histogram_auc` on the
-whole histogram: nothing is approximated, only the sums are grouped by range (an
-unweighted AUC adds half-integers, exactly: it is equal to the last bit). Peak memory is
+whole histogram to the last bit: the same integers and the same float operations per
+score, only added by range (integers, exactly). Peak memory is
 that of the largest range's histogram plus the split's buffers; a range is as large as
 the 4,096 slices allow: scores concentrated in one slice of ``[min, max]`` (a few huge
 outliers) make one large range. Measured in ``benchmarks/results_prediction.md``.
@@ -87,32 +87,25 @@ def ranked_in_ranges(
     progress: bool | None = None,
 ) -> pl.LazyFrame:
     """Each ``by`` group's ``auc`` and ``pr_auc`` (the ``requests``), out of core (module
-        doc); nothing runs before the result is collected.
+    doc); nothing runs before the result is collected.
 
-        Returns
-        -------
-        pl.LazyFrame
-            One row per ``by`` group (one row without ``by``): the keys, then one Float64
-            column per request, null where undefined (one class; no positive). A bar counts
-            the ranges read (``progress``, as :func:`~polars_irmetrics.ground.progress.track`).
+    Returns
+    -------
+    pl.LazyFrame
+        One row per ``by`` group (one row without ``by``): the keys, then one Float64
+        column per request, null where undefined (one class; no positive). A bar counts
+        the ranges read (``progress``, as :func:`~polars_irmetrics.ground.progress.track`).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polars_irmetrics.metrics.prediction import (
-        AREA,
-        PredictionScope,
-        auc_term,
-        from_units,
-        pr_auc_term,
-        units,
-    )
-        >>> from polars_irmetrics.metrics.registry import parse_metric_list
-        >>> log = pl.LazyFrame({"label": [1, 0, 1, 0], "prediction": [0.9, 0.1, 0.4, 0.6]})
-        >>> requests = parse_metric_list(["auc"])
-        >>> plan = ranked_in_ranges(log, PredictionScope(), [], requests, 2, None)
-        >>> plan.collect().item()
-        0.75
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.metrics.prediction import PredictionScope
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> log = pl.LazyFrame({"label": [1, 0, 1, 0], "prediction": [0.9, 0.1, 0.4, 0.6]})
+    >>> requests = parse_metric_list(["auc"])
+    >>> plan = ranked_in_ranges(log, PredictionScope(), [], requests, 2, None)
+    >>> plan.collect().item()
+    0.75
     """
     s = scope
     schema = rows.select(*by).collect_schema()
