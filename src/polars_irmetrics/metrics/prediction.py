@@ -245,9 +245,10 @@ def pr_auc_term(pos: pl.Expr, hits: pl.Expr, seen: pl.Expr, n1: pl.Expr) -> pl.E
     return pl.when(pos > 0).then(share).otherwise(0.0)
 
 
-def histogram_auc(score: str, positives: str, negatives: str) -> pl.Expr:
-    """ROC AUC from a score histogram: one row per distinct score with the positives
-    and negatives that have it, in :func:`units` (Int128) of their weights.
+def histogram_auc(positives: str, negatives: str) -> pl.Expr:
+    """ROC AUC from a score histogram: one row per distinct score, **in ascending score
+    order**, with the positives and negatives that have it, in :func:`units` (Int128) of
+    their weights.
 
     ``sum_s pos(s) (neg(< s) + neg(s) / 2) / (P N)``: the AUC of the rows, since AUC
     depends on the rows only through these counts. Histograms of parts of a table merge
@@ -259,22 +260,24 @@ def histogram_auc(score: str, positives: str, negatives: str) -> pl.Expr:
     --------
     >>> import polars as pl
     >>> h = pl.DataFrame({"s": [0.1, 0.5], "pos": [0, 2], "neg": [1, 1]})
-    >>> h.select(histogram_auc("s", "pos", "neg")).item()  # (2 (1 + 1/2)) / (2 * 2)
+    >>> h.sort("s").select(histogram_auc("pos", "neg")).item()  # (2 (1 + 1/2)) / (2 * 2)
     0.75
     """
-    pos = pl.col(positives).sort_by(score)
-    neg = pl.col(negatives).sort_by(score)
+    pos, neg = pl.col(positives), pl.col(negatives)
     n1, n0 = pos.sum(), neg.sum()
     terms = units(auc_term(pos, neg, neg.cum_sum() - neg, n1, n0))
     return pl.when((n1 > 0) & (n0 > 0)).then(from_units(terms.sum()) / AREA)
 
 
-def histogram_pr_auc(score: str, positives: str, negatives: str) -> pl.Expr:
-    """Average precision from a score histogram (see :func:`histogram_auc`)."""
-    pos = pl.col(positives).sort_by(score, descending=True)
-    seen = (pl.col(positives) + pl.col(negatives)).sort_by(score, descending=True).cum_sum()
-    n1 = pos.sum()
-    terms = units(pr_auc_term(pos, pos.cum_sum(), seen, n1))
+def histogram_pr_auc(positives: str, negatives: str) -> pl.Expr:
+    """Average precision from a score histogram in ascending score order (see
+    :func:`histogram_auc`): each score's positives and rows at or above it are the
+    totals less those below it (integers)."""
+    pos, neg = pl.col(positives), pl.col(negatives)
+    n1, n0 = pos.sum(), neg.sum()
+    hits = n1 - (pos.cum_sum() - pos)
+    seen = (n1 + n0) - ((pos + neg).cum_sum() - (pos + neg))
+    terms = units(pr_auc_term(pos, hits, seen, n1))
     return pl.when(n1 > 0).then(from_units(terms.sum()) / AREA)
 
 

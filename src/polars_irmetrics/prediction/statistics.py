@@ -279,14 +279,16 @@ def score_histogram(rows: pl.LazyFrame, scope: PredictionScope, keys: list[str])
 def histogram_values(
     histogram: pl.LazyFrame, by: list[str], requests: Sequence[tuple[str, MetricRequest]]
 ) -> pl.LazyFrame:
-    """Each ``by`` group's ``auc`` and ``pr_auc`` (of ``requests``) from its histogram."""
+    """Each ``by`` group's ``auc`` and ``pr_auc`` (of ``requests``) from its histogram
+    (sorted by score once: a group keeps the order of its rows)."""
     aggs = []
     for label, req in requests:
         name = req.metric.name
         if name in HISTOGRAM_METRICS:
             formula = histogram_auc if name == "auc" else histogram_pr_auc
-            aggs.append(formula(SCORE, POS, NEG).alias(label))
-    return histogram.group_by(by).agg(aggs) if by else histogram.select(aggs)
+            aggs.append(formula(POS, NEG).alias(label))
+    ordered = histogram.sort(SCORE)
+    return ordered.group_by(by, maintain_order=True).agg(aggs) if by else ordered.select(aggs)
 
 
 def per_query_auc(rows: pl.LazyFrame, scope: PredictionScope, query: list[str]) -> pl.LazyFrame:
@@ -297,7 +299,8 @@ def per_query_auc(rows: pl.LazyFrame, scope: PredictionScope, query: list[str]) 
     if scope.w is not None:
         histogram = score_histogram(rows, scope, query)
         weights = rows.group_by(query).agg(from_units(units(scope.w).sum()).alias(WEIGHT_Q))
-        area = histogram.group_by(query).agg(histogram_auc(SCORE, POS, NEG).alias(AUC_Q))
+        ordered = histogram.sort(SCORE)
+        area = ordered.group_by(query).agg(histogram_auc(POS, NEG).alias(AUC_Q))
         return area.join(weights, on=query, how="left", nulls_equal=True).select(
             *query, AUC_Q, WEIGHT_Q
         )
