@@ -814,3 +814,33 @@ def test_part_statistics_merge_to_evaluate(
         irm.evaluate(table.lazy(), metrics, **kw).collect(),
     ):
         assert other.to_dict(as_series=False) == want.to_dict(as_series=False)
+
+
+def test_sums_beyond_the_units_fall_back_to_floats() -> None:
+    """A term of 2**32 or more (a rating error of 65,536 or more) does not fit the
+    fixed-point units: that sum is added as floats (the value still scikit-learn's), and
+    the parts' merge gives it too (to 1e-12: only then may paths differ in the last
+    bits); the sums without such terms stay exact."""
+    table = pl.DataFrame(
+        {
+            "label": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            "prediction": [1.5, 2.0, 70_000.0, 4.5, 5.0, 6.5],
+            "query_id": [0, 0, 1, 1, 2, 2],
+        }
+    )
+    metrics = ["mse", "mae", "r2", "explained_variance"]
+    got = irm.evaluate(table, metrics)
+    y, p = table["label"].to_numpy(), table["prediction"].to_numpy()
+    _close(got["mse"].item(), skm.mean_squared_error(y, p))
+    _close(got["mae"].item(), skm.mean_absolute_error(y, p))
+    _close(got["r2"].item(), skm.r2_score(y, p))
+    _close(got["explained_variance"].item(), skm.explained_variance_score(y, p))
+    options, requests = EvalOptions.build(), parse_metric_list(metrics)
+    split = [table.filter(pl.col("query_id") == k).lazy() for k in range(3)]
+    means = merge_means(pl.concat([part_means(t, requests, options) for t in split]), options)
+    pieces = [part_statistics(t, requests, options, means=means.collect()) for t in split]
+    merged = merge_statistics(pl.concat(pieces, how="diagonal"), requests, options).collect()
+    for column in metrics:
+        _close(merged[column].item(), got[column].item())
+    # mae's terms are below 2**32: exact on every path
+    assert merged["mae"].item() == got["mae"].item()

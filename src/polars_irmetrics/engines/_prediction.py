@@ -56,6 +56,7 @@ __all__ = [
     "check_prediction_inputs",
     "means_job",
     "prediction_part",
+    "prediction_route",
     "prediction_summary",
     "prepare_prediction",
     "reads_predictions",
@@ -169,6 +170,33 @@ def check_prediction_inputs(
             f"partitioned_by= is not available for prediction metrics on {engine}: the "
             "table is shuffled by query hash; drop partitioned_by="
         )
+
+
+def prediction_route(
+    engine: str,
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+    *,
+    qrels: object,
+    queries: object,
+    labels: object,
+) -> tuple[tuple[str, ...], bool]:
+    """The engines' first step: the metric names as a tuple (they are read twice) and
+    whether they are prediction metrics (:func:`reads_predictions`), with the tables
+    checked against them (:func:`check_prediction_inputs`).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> prediction_route("Dask", "auc", EvalOptions(), qrels=None, queries=None, labels=None)
+    (('auc',), True)
+    """
+    names = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    predictions = reads_predictions(names)
+    check_prediction_inputs(
+        engine, options, predictions, qrels=qrels, queries=queries, labels=labels
+    )
+    return names, predictions
 
 
 def prepare_prediction(

@@ -217,7 +217,7 @@ def _means_plan(
     if "gauc" in names:
         per_query = per_query_auc(prepared.rows, scope, [*by, options.query_id])
         stats = beside(stats, gauc_statistics(per_query, by), by)
-    result = stats.with_columns(value.alias(label) for label, value in finished(requests, pl.col))
+    result = stats.with_columns(value.alias(label) for label, value in finished(requests))
     if names & set(HISTOGRAM_METRICS):
         if _out_of_core(options):
             values = ranked_in_ranges(

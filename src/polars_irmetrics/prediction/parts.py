@@ -240,7 +240,7 @@ def merge_statistics(
     skip = {*by, HISTOGRAM, SCORE, POS, NEG}
     stats = [c for c in schema.names() if c not in skip]
     result = group(sums, by, [pl.col(c).sum() for c in stats])
-    result = result.with_columns(value.alias(label) for label, value in finished(requests, pl.col))
+    result = result.with_columns(value.alias(label) for label, value in finished(requests))
     if any(req.metric.name in HISTOGRAM_METRICS for _, req in requests):
         merged = (
             whole.filter(pl.col(HISTOGRAM))

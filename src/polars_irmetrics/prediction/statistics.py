@@ -196,21 +196,20 @@ def _value(name: str, total: Total) -> pl.Expr:
     return pl.when(total(beyond) > 0).then(total(plain)).otherwise(from_units(total(fixed)))
 
 
-def finished(
-    requests: Sequence[tuple[str, MetricRequest]], total: Total
-) -> list[tuple[str, pl.Expr]]:
-    """``(label, value)`` of each metric but ``auc`` and ``pr_auc``, from the totals of
-    the statistics (:func:`statistic_aggs`, :func:`gauc_statistics`): ``total`` is
-    ``pl.col`` where there is one row per group, a sum where the rows are parts. The
-    same float operations on every path."""
+def finished(requests: Sequence[tuple[str, MetricRequest]]) -> list[tuple[str, pl.Expr]]:
+    """``(label, value)`` of each metric but ``auc`` and ``pr_auc``, over one row per
+    ``by`` group holding the totals of its statistics (:func:`statistic_aggs`,
+    :func:`gauc_statistics`; the engines add their parts' first): the same float
+    operations on every path."""
+    total: Total = pl.col
     w = _value(_W, total)
+    log_loss = -_value(_LOG, total) / w  # only in the plan where a metric reads it
     out: list[tuple[str, pl.Expr]] = []
     for label, req in requests:
         name = req.metric.name
         value: pl.Expr
         if name in HISTOGRAM_METRICS:
             continue
-        log_loss = -_value(_LOG, total) / w if name in ("logloss", "ne") else None
         if name == "gauc":
             num, den = _gauc_columns(gauc_weighting(req.params(1.0)))
             defined = total(_G_DEFINED)
@@ -218,9 +217,9 @@ def finished(
             out.append((label, value))
             out.append((f"{label}_one_class", total(_G_ONE).cast(pl.Int64)))
             continue
-        if name == "logloss" and log_loss is not None:
+        if name == "logloss":
             value = log_loss
-        elif name == "ne" and log_loss is not None:
+        elif name == "ne":
             rate = _value(_Y, total) / w
             value = pl.when((rate > 0) & (rate < 1)).then(log_loss / entropy(rate))
         elif name == "brier":
