@@ -61,6 +61,7 @@ PREDICTION_CASES: list[
     ("weighted-by-segment", LOG, None, BINARY, {**BINARY_KW, "sample_weight": "w", "by": "segment"}, False),  # noqa: E501
     ("per-user-by-segment", LOG, None, BINARY, {**BINARY_KW, "by": "segment"}, True),
     ("two-tables-by-segment", PREDICTED, TRUTH, RATING, {**RATING_KW, "by": "segment"}, False),
+    ("weighted-ratings", LOG, None, RATING, {**RATING_KW, "label": "rating", "prediction": "rating_hat", "sample_weight": "w"}, False),  # noqa: E501
 ]  # fmt: skip
 
 
@@ -80,18 +81,20 @@ def assert_same(
 ) -> None:
     """The schema, the keys, the counts and the order to the last bit, and:
 
+    * means: every value to the last bit (nulls equal): both add the same integers
+      (units of 2**-64) and compute each metric from them with the same float operations
+      (:mod:`polars_irmetrics.prediction.statistics`);
     * per query, unweighted ``auc`` and ``gauc`` to the last bit (a query is whole in one
-      part, and its AUC adds ranks, multiples of 1/2, exactly in any order);
-    * means without weights, ``auc`` to the last bit of one machine's out-of-core path
-      (``buckets=``; :func:`assert_histogram_exact`);
-    * every other value to 1e-12: sums of floats, which an engine adds in another order
-      (a query's rows arrive in another order; the parts' sums are added after).
+      part, and its AUC adds ranks, multiples of 1/2, exactly in any order); every other
+      per-query value to 1e-12 (a query's rows arrive in another order).
     """
     assert got.schema == want.schema
     assert got.height == want.height > 0
     unweighted = options.get("sample_weight") is None
     exact = {c for c in want.columns if c not in want.select(pl.selectors.float()).columns}
-    if per_query and unweighted:
+    if not per_query:
+        exact = set(want.columns)
+    elif unweighted:
         exact |= {c for c in want.columns if c == "auc" or c.startswith("gauc")}
     for column in want.columns:
         a, b = got[column].to_list(), want[column].to_list()
@@ -111,9 +114,11 @@ def assert_histogram_exact(
     metrics: list[str],
     options: dict[str, Any],
 ) -> None:
-    """Means without weights: ``auc`` equal to the last bit to one machine's out-of-core
-    path (``buckets=``): both add the same half-integers, exactly."""
-    if "auc" not in metrics or options.get("sample_weight") is not None:
-        return
-    out_of_core = irm.evaluate(table, ["auc"], labels=labels, buckets=2, **options)
-    assert got["auc"].to_list() == out_of_core["auc"].to_list()
+    """Means: every value equal to the last bit to one machine's out-of-core path
+    (``buckets=``: ``auc`` and ``pr_auc`` from score ranges on disk) and to a LazyFrame's."""
+    out_of_core = irm.evaluate(table, metrics, labels=labels, buckets=2, **options)
+    assert got.to_dict(as_series=False) == out_of_core.to_dict(as_series=False)
+    lazy = irm.evaluate(
+        table.lazy(), metrics, labels=None if labels is None else labels.lazy(), **options
+    ).collect()
+    assert got.to_dict(as_series=False) == lazy.to_dict(as_series=False)

@@ -29,7 +29,12 @@ from sklearn import metrics as skm
 import polars_irmetrics as irm
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list
-from polars_irmetrics.prediction.parts import merge_statistics, part_statistics
+from polars_irmetrics.prediction.parts import (
+    merge_means,
+    merge_statistics,
+    part_means,
+    part_statistics,
+)
 
 from .helpers import property_settings
 
@@ -450,8 +455,18 @@ BAD = [
         {"label": [1, 0], "prediction": [0.5, 0.5], "w": [1.0, -1.0]},
         ["auc"],
         irm.InvalidValueError,
-        "column 'w' has 1 weight(s) that are null, NaN, infinite or negative (e.g. -1.0); "
-        "sample weights must be finite and >= 0",
+        "column 'w' has 1 weight(s) that are null, NaN, negative or 2**32 or more (infinite "
+        "too) (e.g. -1.0); sample weights must be >= 0 and below 2**32 = 4294967296: rescale "
+        "them (every prediction metric is unchanged when all weights are multiplied by one "
+        "number)",
+    ),
+    (
+        "huge weight",
+        {"label": [1, 0], "prediction": [0.5, 0.5], "w": [1.0, 2.0**32]},
+        ["logloss"],
+        irm.InvalidValueError,
+        "column 'w' has 1 weight(s) that are null, NaN, negative or 2**32 or more (infinite "
+        "too) (e.g. 4294967296.0); sample weights must be >= 0 and below 2**32",
     ),
     (
         "three text labels",
@@ -740,25 +755,20 @@ def scored_logs(draw: st.DrawFn) -> pl.DataFrame:
 def test_out_of_core_auc_equals_the_ranked_auc(
     log: pl.DataFrame, buckets: int, weighted: bool, by: str | None
 ) -> None:
-    """auc and pr_auc by score ranges on disk (buckets=) against the in-memory ranked
-    formulas: to 1e-12, and an unweighted auc to the last bit of the histogram formula."""
+    """auc and pr_auc by score ranges on disk (buckets=) equal the in-memory histogram's
+    to the last bit (nulls equal), weighted or not; the unweighted auc equals the count of
+    ordered pairs by hand (to 1e-15: the area adds one rounded share per score)."""
     kw: dict[str, Any] = {"sample_weight": "w" if weighted else None, "by": by}
     ranked = irm.evaluate(log.lazy(), ["auc", "pr_auc"], buckets=None, **kw).collect()
     ranges = irm.evaluate(log.lazy(), ["auc", "pr_auc"], buckets=buckets, **kw).collect()
-    assert ranges.columns == ranked.columns
-    assert ranges.height == ranked.height
-    for column in ("auc", "pr_auc"):
-        for got, want in zip(ranges[column], ranked[column], strict=True):
-            if want is None:
-                assert got is None, column
-            else:
-                _close(got, want)
+    assert ranges.to_dict(as_series=False) == ranked.to_dict(as_series=False)
     if not weighted and by is None and log.height:
         positives = log.filter(pl.col("label") == 1)["prediction"].to_list()
         negatives = log.filter(pl.col("label") == 0)["prediction"].to_list()
         if positives and negatives:  # every pair, by hand
             pairs = sum((p > q) + (p == q) / 2 for p in positives for q in negatives)
-            assert ranges["auc"].item() == pairs / (len(positives) * len(negatives))
+            want = pairs / (len(positives) * len(negatives))
+            assert math.isclose(ranges["auc"].item(), want, rel_tol=1e-15, abs_tol=1e-15)
 
 
 # --------------------------------------------------------------------------- parts
@@ -774,7 +784,7 @@ def test_part_statistics_merge_to_evaluate(
     data: Any, parts: int, weighted: bool, by: str | None, kind: str
 ) -> None:
     """The engines' means: statistics of parts of a log (split by user), merged, equal
-    evaluate's over the whole log (to 1e-12; row and left-out counts exactly)."""
+    evaluate's over the whole log to the last bit (DataFrame, LazyFrame, buckets=)."""
     table = data.draw(binary_tables() if kind == "binary" else rating_tables())
     n = table.height
     table = table.with_columns(
@@ -788,20 +798,49 @@ def test_part_statistics_merge_to_evaluate(
     want = irm.evaluate(table, metrics, **kw)
     options = EvalOptions.build(**kw)
     requests = parse_metric_list(metrics)
-    pieces = [
-        part_statistics(table.filter(pl.col("query_id") % parts == k).lazy(), requests, options)
-        for k in range(parts)
-    ]
+    split = [table.filter(pl.col("query_id") % parts == k).lazy() for k in range(parts)]
+    means = None
+    if kind == "rating":  # r2 and explained_variance: the means first (two passes)
+        first = pl.concat([part_means(t, requests, options) for t in split])
+        means = merge_means(first, options).collect()
+    pieces = [part_statistics(t, requests, options, means=means) for t in split]
     got = merge_statistics(pl.concat(pieces, how="diagonal"), requests, options).collect()
+    # every value to the last bit, nulls equal: the same integers, the same float steps
     assert got.schema == want.schema
-    for column in want.columns:
-        a, b = got[column].to_list(), want[column].to_list()
-        if want.schema[column] != pl.Float64:
-            assert a == b, column
-            continue
-        for x, y in zip(a, b, strict=True):
-            if y is None:
-                assert x is None, column
-            else:
-                assert x is not None, column
-                _close(x, y)
+    assert got.to_dict(as_series=False) == want.to_dict(as_series=False)
+    # and out of core, and from a LazyFrame
+    for other in (
+        irm.evaluate(table, metrics, buckets=3, **kw),
+        irm.evaluate(table.lazy(), metrics, **kw).collect(),
+    ):
+        assert other.to_dict(as_series=False) == want.to_dict(as_series=False)
+
+
+def test_sums_beyond_the_units_fall_back_to_floats() -> None:
+    """A term of 2**32 or more (a rating error of 65,536 or more) does not fit the
+    fixed-point units: that sum is added as floats (the value still scikit-learn's), and
+    the parts' merge gives it too (to 1e-12: only then may paths differ in the last
+    bits); the sums without such terms stay exact."""
+    table = pl.DataFrame(
+        {
+            "label": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            "prediction": [1.5, 2.0, 70_000.0, 4.5, 5.0, 6.5],
+            "query_id": [0, 0, 1, 1, 2, 2],
+        }
+    )
+    metrics = ["mse", "mae", "r2", "explained_variance"]
+    got = irm.evaluate(table, metrics)
+    y, p = table["label"].to_numpy(), table["prediction"].to_numpy()
+    _close(got["mse"].item(), skm.mean_squared_error(y, p))
+    _close(got["mae"].item(), skm.mean_absolute_error(y, p))
+    _close(got["r2"].item(), skm.r2_score(y, p))
+    _close(got["explained_variance"].item(), skm.explained_variance_score(y, p))
+    options, requests = EvalOptions.build(), parse_metric_list(metrics)
+    split = [table.filter(pl.col("query_id") == k).lazy() for k in range(3)]
+    means = merge_means(pl.concat([part_means(t, requests, options) for t in split]), options)
+    pieces = [part_statistics(t, requests, options, means=means.collect()) for t in split]
+    merged = merge_statistics(pl.concat(pieces, how="diagonal"), requests, options).collect()
+    for column in metrics:
+        _close(merged[column].item(), got[column].item())
+    # mae's terms are below 2**32: exact on every path
+    assert merged["mae"].item() == got["mae"].item()

@@ -12,11 +12,13 @@ one part. Then:
   (:func:`~polars_irmetrics.prediction.parts.part_statistics`: sums, the spreads of
   ``r2``, each query's AUC for ``gauc``, and the score histogram of ``auc`` and
   ``pr_auc``), and the statistics of each ``by`` group are merged in one task
-  (:func:`~polars_irmetrics.prediction.parts.merge_statistics`). Nothing is
-  approximated: sums agree with one machine to the rounding of floating-point
-  addition, and an unweighted AUC is equal to the last bit to one machine's
-  out-of-core path (``buckets=``). The task that merges a group holds one row per
-  distinct score of the group (for ``auc`` and ``pr_auc``).
+  (:func:`~polars_irmetrics.prediction.parts.merge_statistics`). Every sum is kept
+  as integer units of 2**-64, so the means equal one machine's (and its out-of-core
+  path's, ``buckets=``) to the last bit (:mod:`polars_irmetrics.prediction.statistics`).
+  ``r2`` and ``explained_variance`` evaluate the parts twice: first each group's exact
+  means (:func:`means_job`, computed at the call), then the spreads around them. The
+  task that merges a group holds one row per distinct score of the group (for ``auc``
+  and ``pr_auc``).
 
 Before any task runs, :func:`prepare_prediction` builds both plans on empty frames of
 the schemas: a missing column, a wrong dtype or an unknown metric is raised there.
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -38,7 +40,13 @@ from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list
 from polars_irmetrics.prediction.evaluate import build_prediction_plan
-from polars_irmetrics.prediction.parts import merge_statistics, part_statistics
+from polars_irmetrics.prediction.parts import (
+    merge_means,
+    merge_statistics,
+    part_means,
+    part_statistics,
+)
+from polars_irmetrics.prediction.statistics import needs_means
 
 if TYPE_CHECKING:
     from polars_irmetrics.metrics.registry import MetricRequest
@@ -46,7 +54,9 @@ if TYPE_CHECKING:
 __all__ = [
     "PredictionJob",
     "check_prediction_inputs",
+    "means_job",
     "prediction_part",
+    "prediction_route",
     "prediction_summary",
     "prepare_prediction",
     "reads_predictions",
@@ -68,6 +78,17 @@ class PredictionJob:
     part_schema: pl.Schema
     result_schema: pl.Schema
     two_tables: bool
+    #: ``"means"``: the first pass of ``r2`` and ``explained_variance`` (each part's
+    #: :func:`~polars_irmetrics.prediction.parts.part_means`, merged into the means)
+    stage: str = "values"
+    #: the means of the first pass, read by every part of the second
+    means: pl.DataFrame | None = None
+    #: the schemas of the first pass's parts and result, when there is one
+    first_pass: tuple[pl.Schema, pl.Schema] | None = None
+
+    def with_means(self, means: pl.DataFrame) -> PredictionJob:
+        """This job, its parts reading ``means`` (the first pass's result)."""
+        return replace(self, means=means)
 
     def __getstate__(self) -> dict[str, object]:
         """The job as it travels: the parsed requests stay behind (parsed again once)."""
@@ -151,6 +172,33 @@ def check_prediction_inputs(
         )
 
 
+def prediction_route(
+    engine: str,
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+    *,
+    qrels: object,
+    queries: object,
+    labels: object,
+) -> tuple[tuple[str, ...], bool]:
+    """The engines' first step: the metric names as a tuple (they are read twice) and
+    whether they are prediction metrics (:func:`reads_predictions`), with the tables
+    checked against them (:func:`check_prediction_inputs`).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> prediction_route("Dask", "auc", EvalOptions(), qrels=None, queries=None, labels=None)
+    (('auc',), True)
+    """
+    names = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    predictions = reads_predictions(names)
+    check_prediction_inputs(
+        engine, options, predictions, qrels=qrels, queries=queries, labels=labels
+    )
+    return names, predictions
+
+
 def prepare_prediction(
     table_schema: pa.Schema,
     labels_schema: pa.Schema | None,
@@ -181,12 +229,16 @@ def prepare_prediction(
     table = _empty(table_schema).lazy()
     labels = None if labels_schema is None else _empty(labels_schema).lazy()
     result = build_prediction_plan(table, requests, options, labels).collect_schema()
+    first_pass = None
     if options.per_query:
         part = result
         keys = (*options.by_keys, options.query_id)
     else:
         part = part_statistics(table, requests, options, labels).collect_schema()
         keys = options.by_keys
+        if needs_means(requests):
+            means = part_means(table, requests, options, labels)
+            first_pass = (means.collect_schema(), merge_means(means, options).collect_schema())
     return PredictionJob(
         metrics=given,
         options=options,
@@ -195,7 +247,29 @@ def prepare_prediction(
         part_schema=part,
         result_schema=result,
         two_tables=labels_schema is not None,
+        first_pass=first_pass,
     )
+
+
+def means_job(job: PredictionJob) -> PredictionJob | None:
+    """The first pass of ``job`` (the means of ``r2`` and ``explained_variance``, which
+    their spreads are summed around), or ``None`` when it reads none.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> log = pa.schema([("label", pa.float64()), ("prediction", pa.float64())])
+    >>> job = prepare_prediction(log, None, ["rmse", "r2"], EvalOptions())
+    >>> list(means_job(job).result_schema)
+    ['__irm_mean_v', '__irm_mean_r']
+    >>> means_job(prepare_prediction(log, None, ["rmse"], EvalOptions())) is None
+    True
+    """
+    if job.first_pass is None:
+        return None
+    part, result = job.first_pass
+    return replace(job, stage="means", part_schema=part, result_schema=result, first_pass=None)
 
 
 def prediction_part(job: PredictionJob, table: pa.Table, labels: pa.Table | None) -> pa.Table:
@@ -206,13 +280,19 @@ def prediction_part(job: PredictionJob, table: pa.Table, labels: pa.Table | None
     truth = None if labels is None else _frame(labels).lazy()
     if job.options.per_query:
         plan = build_prediction_plan(frame, job.requests, job.options, truth)
+    elif job.stage == "means":
+        plan = part_means(frame, job.requests, job.options, truth)
     else:
-        plan = part_statistics(frame, job.requests, job.options, truth)
+        plan = part_statistics(frame, job.requests, job.options, truth, job.means)
     return _to_arrow(plan.collect(), job.part_schema)
 
 
 def prediction_summary(job: PredictionJob, statistics: pa.Table) -> pa.Table:
     """The means of whole ``by`` groups (every group without ``by``) from the
     statistics of every part, as :func:`polars_irmetrics.evaluate` gives them."""
-    merged = merge_statistics(_frame(statistics).lazy(), job.requests, job.options)
+    frame = _frame(statistics).lazy()
+    if job.stage == "means":
+        merged = merge_means(frame, job.options)
+    else:
+        merged = merge_statistics(frame, job.requests, job.options)
     return _to_arrow(merged.collect(), job.result_schema)

@@ -16,9 +16,10 @@ import dask.dataframe as dd
 import pandas as pd
 
 from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
-from polars_irmetrics.engines._partition import PART
+from polars_irmetrics.engines._partition import PART, as_polars_frame
 from polars_irmetrics.engines._prediction import (
     PredictionJob,
+    means_job,
     prediction_part,
     prediction_summary,
     prepare_prediction,
@@ -48,14 +49,24 @@ def prediction_frame(
     )
     query_id = job.options.query_id
     rows = _shuffled(table, query_id, count, tag)
+    truth = None if labels is None else _shuffled(labels, query_id, count, tag)
+    first = means_job(job)
+    if first is not None:  # r2, explained_variance: the means first, computed here
+        means = _evaluated(rows, truth, first).compute()
+        job = job.with_means(as_polars_frame(to_table(means)).cast(first.result_schema))
+    return _evaluated(rows, truth, job)
+
+
+def _evaluated(rows: dd.DataFrame, truth: dd.DataFrame | None, job: PredictionJob) -> dd.DataFrame:
+    """Each part's values or statistics, and (means) their summary."""
     part_meta = meta(job.part_schema)
-    if labels is None:
+    if truth is None:
         values = rows.map_partitions(_one_table, job, meta=part_meta, enforce_metadata=False)
     else:
         values = dd.map_partitions(
             _two_tables,
             rows,
-            _shuffled(labels, query_id, count, tag),
+            truth,
             job,
             meta=part_meta,
             enforce_metadata=False,

@@ -13,33 +13,30 @@ and schema functions (this module does not import it: it imports this one).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from polars_irmetrics.engines._partition import PART, arrow_schema, as_polars_frame, carry_error
+from polars_irmetrics.engines._partition import arrow_schema
 from polars_irmetrics.engines._prediction import (
     PredictionJob,
+    means_job,
     prediction_part,
     prediction_summary,
     prepare_prediction,
 )
-from polars_irmetrics.errors import IrmError
+from polars_irmetrics.engines._spark_pairs import PartOf, carrying, paired_map
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column
+    pass
 
 __all__ = ["prediction_frame"]
 
-#: ``(frame, query_id, count) -> part column`` (the engine's :func:`_part`).
-PartOf = Callable[[DataFrame, str, int], "Column"]
 #: ``(schema, keys) -> Spark schema`` with the non-key columns renamed (the engine's).
 SparkSchema = Callable[[pl.Schema, tuple[str, ...]], StructType]
 
@@ -62,19 +59,19 @@ def prediction_frame(
         metrics,
         options,
     )
+    first = means_job(job)
+    if first is not None:  # r2, explained_variance: the means first, collected here
+        rows = _summaries(
+            _parts(table, labels, first, count, part, spark_schema), first, spark_schema
+        )
+        means = pl.DataFrame(
+            [tuple(r) for r in rows.collect()], schema=first.result_schema, orient="row"
+        )
+        job = job.with_means(means)
     parts = _parts(table, labels, job, count, part, spark_schema)
     if job.options.per_query:
         return parts.orderBy(*job.keys).toDF(*job.result_schema)
     return _summaries(parts, job, spark_schema).toDF(*job.result_schema)
-
-
-def _carrying(function: Callable[..., pa.Table], *args: Any) -> pa.Table:
-    """``function(*args)`` in a task, a library error carried in the text of a
-    :class:`~polars_irmetrics.engines._partition.CarriedError`."""
-    try:
-        return function(*args)
-    except IrmError as exc:
-        raise carry_error(exc) from exc
 
 
 def _parts(
@@ -86,34 +83,20 @@ def _parts(
     spark_schema: SparkSchema,
 ) -> DataFrame:
     """Each part's per-query values or statistics, one task per partition."""
-    schema = spark_schema(job.part_schema, job.keys)
-    inner = schema.names
-    query_id = job.options.query_id
-    columns = table.columns
-    side = f"{INTERNAL}side"
-    both = table.withColumn(PART, part(table, query_id, count)).withColumn(side, F.lit(0))
-    renamed: dict[str, str] = {}
-    if labels is not None:
-        renamed = {c: f"{INTERNAL}l_{c}" for c in labels.columns}
-        truth = labels.withColumn(PART, part(labels, query_id, count)).select(
-            *(F.col(c).alias(n) for c, n in renamed.items()), PART, F.lit(1).alias(side)
-        )
-        both = both.unionByName(truth, allowMissingColumns=True)
 
-    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        found = list(batches)
-        if not found:  # no row, so no query, in this partition
-            return
-        frame = as_polars_frame(pa.Table.from_batches(found))
-        rows = frame.filter(pl.col(side) == 0).select(columns).to_arrow()
-        truth = None
-        if renamed:
-            kept = frame.filter(pl.col(side) == 1)
-            truth = kept.select(pl.col(n).alias(c) for c, n in renamed.items()).to_arrow()
-        out = _carrying(prediction_part, job, rows, truth).rename_columns(inner)
-        yield from out.to_batches()
+    def evaluate(rows: pa.Table, truth: pa.Table | None) -> pa.Table:
+        return carrying(prediction_part, job, rows, truth)
 
-    return both.repartition(count, PART).mapInArrow(task, schema)
+    return paired_map(
+        table,
+        labels,
+        evaluate,
+        query_id=job.options.query_id,
+        count=count,
+        part=part,
+        schema=spark_schema(job.part_schema, job.keys),
+        prefix="l",
+    )
 
 
 def _summaries(parts: DataFrame, job: PredictionJob, spark_schema: SparkSchema) -> DataFrame:
@@ -124,7 +107,7 @@ def _summaries(parts: DataFrame, job: PredictionJob, spark_schema: SparkSchema) 
     statistics = pa.schema(field.with_name(name) for field, name in fields)
 
     def summarize(table: pa.Table) -> pa.Table:
-        merged = _carrying(prediction_summary, job, table.rename_columns(names))
+        merged = carrying(prediction_summary, job, table.rename_columns(names))
         return merged.rename_columns(inner)
 
     if job.by:

@@ -55,7 +55,7 @@ from polars_irmetrics.engines._partition import (
     prepare,
     summarize_part,
 )
-from polars_irmetrics.engines._prediction import check_prediction_inputs, reads_predictions
+from polars_irmetrics.engines._prediction import prediction_route
 from polars_irmetrics.engines._prediction_dask import prediction_frame
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
@@ -185,10 +185,8 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
-    metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)  # read twice
-    predictions = reads_predictions(metrics)
-    check_prediction_inputs(
-        "Dask", built, predictions, qrels=qrels, queries=queries, labels=labels
+    metrics, predictions = prediction_route(
+        "Dask", metrics, built, qrels=qrels, queries=queries, labels=labels
     )
     if predictions:
         if labels is not None:

@@ -32,8 +32,8 @@ as a Java stack trace.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import polars as pl
 import pyarrow as pa
@@ -42,20 +42,17 @@ from polars_irmetrics.engines._partition import (
     PART,
     Job,
     arrow_schema,
-    as_polars_frame,
     attribute_columns,
-    carry_error,
     engine_options,
     evaluate_part,
     prepare,
     raise_carried,
     summarize_part,
 )
-from polars_irmetrics.engines._prediction import check_prediction_inputs, reads_predictions
+from polars_irmetrics.engines._prediction import prediction_route
 from polars_irmetrics.errors import (
     ColumnTypeError,
     InvalidValueError,
-    IrmError,
     MissingDependencyError,
 )
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
@@ -76,6 +73,7 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
 # after pyspark's own import, which names the extra when it is missing
 from polars_irmetrics.engines._prediction_spark import prediction_frame
 from polars_irmetrics.engines._spark_lists import spark_long_form
+from polars_irmetrics.engines._spark_pairs import carrying, paired_map
 from polars_irmetrics.engines._spark_partitions import per_query_in_partitions
 
 if TYPE_CHECKING:
@@ -200,10 +198,8 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Spark")
-    metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)  # read twice
-    predictions = reads_predictions(metrics)
-    check_prediction_inputs(
-        "Spark", built, predictions, qrels=qrels, queries=queries, labels=labels
+    metrics, predictions = prediction_route(
+        "Spark", metrics, built, qrels=qrels, queries=queries, labels=labels
     )
     if predictions:
         if labels is not None:
@@ -291,7 +287,7 @@ def _per_query(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) ->
     if qrels is None:
 
         def one_side(table: pa.Table) -> pa.Table:
-            return _carrying(evaluate_part, job, table, None).rename_columns(inner)
+            return carrying(evaluate_part, job, table, None).rename_columns(inner)
 
         return runs.applyInArrow(one_side, schema)
     if job.run_only_by:
@@ -301,7 +297,7 @@ def _per_query(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) ->
     judged = qrels.withColumn(PART, _part(qrels, query_id, count)).groupBy(PART)
 
     def both_sides(run_part: pa.Table, qrels_part: pa.Table) -> pa.Table:
-        return _carrying(evaluate_part, job, run_part, qrels_part).rename_columns(inner)
+        return carrying(evaluate_part, job, run_part, qrels_part).rename_columns(inner)
 
     return runs.cogroup(judged).applyInArrow(both_sides, schema)
 
@@ -309,39 +305,25 @@ def _per_query(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) ->
 def _per_query_map(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) -> DataFrame:
     """As :func:`_per_query`, by ``repartition(count, part).mapInArrow``: both sides in one
     frame (the judgments' columns renamed, a side flag), hash-partitioned on the part
-    number without sorting, and each partition's rows evaluated at once."""
-    schema = _spark_schema(job.per_query_schema, job.keys)
-    inner = schema.names
-    query_id = job.options.query_id
-    run_columns = run.columns
-    side = f"{INTERNAL}side"
-    both = run.withColumn(PART, _part(run, query_id, count)).withColumn(side, F.lit(0))
-    renamed: dict[str, str] = {}
-    if qrels is not None:
-        if job.run_only_by:
-            groups = run.select(*(F.col(k).alias(k) for k in job.run_only_by)).distinct()
-            qrels = qrels.crossJoin(F.broadcast(groups))
-        renamed = {c: f"{INTERNAL}q_{c}" for c in qrels.columns}
-        judged = qrels.withColumn(PART, _part(qrels, query_id, count)).select(
-            *(F.col(c).alias(n) for c, n in renamed.items()), PART, F.lit(1).alias(side)
-        )
-        both = both.unionByName(judged, allowMissingColumns=True)
-    one_side = qrels is None
+    number without sorting, and each partition's rows evaluated at once
+    (:func:`~polars_irmetrics.engines._spark_pairs.paired_map`)."""
+    if qrels is not None and job.run_only_by:
+        groups = run.select(*(F.col(k).alias(k) for k in job.run_only_by)).distinct()
+        qrels = qrels.crossJoin(F.broadcast(groups))
 
-    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        found = list(batches)
-        if not found:  # no row, so no query, in this partition
-            return
-        frame = as_polars_frame(pa.Table.from_batches(found))
-        runs = frame.filter(pl.col(side) == 0).select(run_columns).to_arrow()
-        judged = None
-        if not one_side:
-            rows = frame.filter(pl.col(side) == 1)
-            judged = rows.select(pl.col(n).alias(c) for c, n in renamed.items()).to_arrow()
-        out = _carrying(evaluate_part, job, runs, judged).rename_columns(inner)
-        yield from out.to_batches()
+    def evaluate(runs: pa.Table, judged: pa.Table | None) -> pa.Table:
+        return carrying(evaluate_part, job, runs, judged)
 
-    return both.repartition(count, PART).mapInArrow(task, schema)
+    return paired_map(
+        run,
+        qrels,
+        evaluate,
+        query_id=job.options.query_id,
+        count=count,
+        part=_part,
+        schema=_spark_schema(job.per_query_schema, job.keys),
+        prefix="q",
+    )
 
 
 def _means(values: DataFrame, job: Job) -> DataFrame:
@@ -351,7 +333,7 @@ def _means(values: DataFrame, job: Job) -> DataFrame:
 
     def summarize(table: pa.Table) -> pa.Table:
         per_query = table.rename_columns(labels)
-        return _carrying(summarize_part, job, per_query).rename_columns(inner)
+        return carrying(summarize_part, job, per_query).rename_columns(inner)
 
     if job.by:
 
@@ -408,15 +390,6 @@ def _compute(result: DataFrame, spark: SparkSession, progress: bool | None) -> D
             if last is not None:
                 bar.update(*last)
         return computed
-
-
-def _carrying(function: Callable[..., pa.Table], *args: Any) -> pa.Table:
-    """``function(*args)`` in a task: a library error leaves as a :class:`CarriedError`,
-    whose text survives Spark's error handling (:func:`raise_carried` on the driver)."""
-    try:
-        return function(*args)
-    except IrmError as exc:
-        raise carry_error(exc) from exc
 
 
 def _part(frame: DataFrame, query_id: str, count: int) -> Column:

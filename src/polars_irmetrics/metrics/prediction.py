@@ -36,21 +36,27 @@ from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Alias, CutoffRule, Metric, Param, Params, ParamValue
 
 __all__ = [
+    "AREA",
     "BINARY_METRICS",
     "EPS",
     "PREDICTION_FORMULAS",
     "PREDICTION_METRICS",
     "PROBABILITY_METRICS",
+    "UNIT",
     "PredictionScope",
+    "auc_term",
     "ece_bin",
     "ece_bins",
     "entropy",
+    "from_units",
     "gauc_one_class",
     "gauc_weighting",
     "histogram_auc",
     "histogram_pr_auc",
     "log_likelihood",
+    "pr_auc_term",
     "spread",
+    "units",
 ]
 
 #: Log loss clips probabilities to ``[EPS, 1 - EPS]``, as scikit-learn's ``log_loss``
@@ -182,28 +188,97 @@ def auc_expr(s: PredictionScope) -> pl.Expr:
     return pl.when((n1 > 0) & (n0 > 0)).then(value)
 
 
-def histogram_auc(score: str, positives: str, negatives: str) -> pl.Expr:
-    """ROC AUC from a score histogram: one row per distinct score with the (weighted)
-    positives and negatives that have it.
+#: The means of :func:`polars_irmetrics.evaluate` add every float in whole units of
+#: 2**-64 (:func:`units`), as :func:`~polars_irmetrics.metrics.scope.fixed_sum` does:
+#: integers, added exactly in any order and converted to a float once.
+UNIT: float = 2.0**64
+#: The terms of a histogram's area (each at most 1) are added times 2**31, so that a
+#: term's rounding down to a unit costs 2**-95 of the area, not 2**-64.
+AREA: float = 2.0**31
 
-    ``sum_s pos(s) (neg(< s) + neg(s) / 2) / (P N)``: equal to :func:`auc_expr` on the
-    rows, since AUC depends on the rows only through these counts. Histograms of parts of
-    a table merge by adding the counts of equal scores, so this is exact out of core.
+
+def units(value: pl.Expr) -> pl.Expr:
+    """Per row: ``value`` (nulls as 0) in whole units of 2**-64, rounded down, as Int128.
+
+    The sum of a group's units, converted once (:func:`from_units`), is
+    :func:`~polars_irmetrics.metrics.scope.fixed_sum`: the same to the last bit in any
+    order and any split of the rows. Null where the value is
+    :func:`~polars_irmetrics.metrics.scope.beyond_fixed` (2**32 or more, or not finite).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pl.select(units(pl.lit(0.5)).alias("u")).item() == 2**63
+    True
     """
-    pos = pl.col(positives).sort_by(score)
-    neg = pl.col(negatives).sort_by(score)
-    below = neg.cum_sum() - neg
+    # floor first: a float-to-integer cast of a value with a fraction rounds one way in
+    # one engine and the other way in another
+    return (value.fill_null(0.0) * UNIT).floor().cast(pl.Int128, strict=False)
+
+
+def from_units(total: pl.Expr) -> pl.Expr:
+    """A sum of :func:`units` (Int128) as the float it counts."""
+    return total.cast(pl.Float64) / UNIT
+
+
+def auc_term(pos: pl.Expr, neg: pl.Expr, below: pl.Expr, n1: pl.Expr, n0: pl.Expr) -> pl.Expr:
+    """One distinct score's share of the ROC AUC, times :data:`AREA`: ``pos (below +
+    neg / 2) / (n1 n0)``, from exact integer counts (:func:`units` of the weights) of its
+    positives and negatives, the negatives scored below it, and the group's totals.
+
+    The same integers give the same float on every path, whatever the split of the rows
+    (by part, by score range), and the terms are added as :func:`units`. The totals are
+    multiplied by their reciprocals, never divided by: polars divides a column by a
+    broadcast scalar in one way in one context and in another way in another (measured:
+    10/11 differed in the last bit between an eager and a lazy select)."""
+    f = pl.Float64
+    part = (below.cast(f) + neg.cast(f) * 0.5) * (1.0 / n0.cast(f))
+    return pos.cast(f) * (1.0 / n1.cast(f)) * part * AREA
+
+
+def pr_auc_term(pos: pl.Expr, hits: pl.Expr, seen: pl.Expr, n1: pl.Expr) -> pl.Expr:
+    """One distinct score's share of average precision, times :data:`AREA`: ``pos / n1 *
+    hits / seen`` (the positives and rows scored at or above it), from exact integer
+    counts (see :func:`auc_term`); 0 for a score without positives."""
+    f = pl.Float64
+    share = pos.cast(f) * (1.0 / n1.cast(f)) * (hits.cast(f) / seen.cast(f)) * AREA
+    return pl.when(pos > 0).then(share).otherwise(0.0)
+
+
+def histogram_auc(positives: str, negatives: str) -> pl.Expr:
+    """ROC AUC from a score histogram: one row per distinct score, **in ascending score
+    order**, with the positives and negatives that have it, in :func:`units` (Int128) of
+    their weights.
+
+    ``sum_s pos(s) (neg(< s) + neg(s) / 2) / (P N)``: the AUC of the rows, since AUC
+    depends on the rows only through these counts. Histograms of parts of a table merge
+    by adding the (integer) counts of equal scores, and each term (:func:`auc_term`) is
+    computed from integers and added as units, so the value is the same to the last bit
+    however the rows were split (parts, score ranges out of core).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> h = pl.DataFrame({"s": [0.1, 0.5], "pos": [0, 2], "neg": [1, 1]})
+    >>> h.sort("s").select(histogram_auc("pos", "neg")).item()  # (2 (1 + 1/2)) / (2 * 2)
+    0.75
+    """
+    pos, neg = pl.col(positives), pl.col(negatives)
     n1, n0 = pos.sum(), neg.sum()
-    return pl.when((n1 > 0) & (n0 > 0)).then((pos * (below + neg / 2.0)).sum() / (n1 * n0))
+    terms = units(auc_term(pos, neg, neg.cum_sum() - neg, n1, n0))
+    return pl.when((n1 > 0) & (n0 > 0)).then(from_units(terms.sum()) / AREA)
 
 
-def histogram_pr_auc(score: str, positives: str, negatives: str) -> pl.Expr:
-    """Average precision from a score histogram (see :func:`histogram_auc`)."""
-    pos = pl.col(positives).sort_by(score, descending=True)
-    seen = (pl.col(positives) + pl.col(negatives)).sort_by(score, descending=True).cum_sum()
-    gain = pl.when(pos > 0).then(pos * pos.cum_sum() / seen).otherwise(0.0)
-    n1 = pos.sum()
-    return pl.when(n1 > 0).then(gain.sum() / n1)
+def histogram_pr_auc(positives: str, negatives: str) -> pl.Expr:
+    """Average precision from a score histogram in ascending score order (see
+    :func:`histogram_auc`): each score's positives and rows at or above it are the
+    totals less those below it (integers)."""
+    pos, neg = pl.col(positives), pl.col(negatives)
+    n1, n0 = pos.sum(), neg.sum()
+    hits = n1 - (pos.cum_sum() - pos)
+    seen = (n1 + n0) - ((pos + neg).cum_sum() - (pos + neg))
+    terms = units(pr_auc_term(pos, hits, seen, n1))
+    return pl.when(n1 > 0).then(from_units(terms.sum()) / AREA)
 
 
 def _auc(s: PredictionScope, p: Params) -> pl.Expr:

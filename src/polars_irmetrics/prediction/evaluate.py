@@ -38,13 +38,16 @@ Both are counted whatever the metrics (one pass); the message names the metrics 
 refuse the value and those that would read it. A text label is refused for the rating
 metrics when the plan is built (a rating is a number).
 
-AUC in memory and out of core: by default ``auc`` and ``pr_auc`` rank the rows of each
-group (average ranks: one sort, as scikit-learn's ``roc_auc_score`` sorts). With
+Means: every mean comes from integer statistics
+(:mod:`polars_irmetrics.prediction.statistics`), the same on one machine, out of core and
+on the engines, so the values are equal to the last bit on every path. AUC in memory and
+out of core: by default ``auc`` and ``pr_auc`` come from each group's score histogram
+(one ``group_by`` of the distinct scores); ``per_query=True`` ranks each query's rows. With
 ``buckets=`` a number or ``"auto"`` (out of core), they come instead from score ranges
 written to disk and read one at a time (:mod:`polars_irmetrics.prediction.ranges`):
 each range's *score histogram* (its distinct scores' positives and negatives), whose
-sums, carried from range to range, give the exact value, equal to the ranked one
-(tested; an unweighted AUC to the last bit of the histogram formula). Peak memory is
+integer counts, carried from range to range, give the in-memory histogram's value to
+the last bit (tested). Peak memory is
 that of one range, not of the table (measured in ``benchmarks/results_prediction.md``).
 Every other metric is a sum over rows (``gauc`` a sum over queries), which polars
 computes in one streaming pass. On Spark and Dask, parts' histograms and sums are merged
@@ -54,7 +57,7 @@ instead (:mod:`polars_irmetrics.prediction.parts`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import polars as pl
@@ -73,42 +76,39 @@ from polars_irmetrics.metrics.prediction import (
     PREDICTION_FORMULAS,
     PROBABILITY_METRICS,
     PredictionScope,
-    auc_expr,
-    gauc_weighting,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import FIXED_LIMIT
 from polars_irmetrics.prediction.ranges import ranked_in_ranges
+from polars_irmetrics.prediction.statistics import (
+    HISTOGRAM_METRICS,
+    NUM_ROWS,
+    finished,
+    gauc_statistics,
+    histogram_values,
+    mean_terms,
+    means_from,
+    needs_means,
+    per_query_auc,
+    score_histogram,
+    statistic_aggs,
+    statistic_terms,
+)
 
 __all__ = [
-    "AUC_Q",
-    "NEG",
     "NUM_ROWS",
-    "POS",
-    "SCORE",
-    "WEIGHT_Q",
     "Prepared",
     "beside",
     "build_prediction_plan",
     "group",
-    "per_query_auc",
     "prepare_rows",
-    "score_histogram",
+    "with_means",
 ]
 
-#: The count column of a prediction evaluation: the rows (predictions) of the group.
-NUM_ROWS = "num_rows"
 _SIDE = f"{INTERNAL}side"
 _IN_PRED = f"{INTERNAL}in_pred"
 _IN_LABELS = f"{INTERNAL}in_labels"
 _DUP = f"{INTERNAL}dup"
-#: The columns of :func:`per_query_auc`: each query's AUC and weight.
-AUC_Q = f"{INTERNAL}auc_q"
-WEIGHT_Q = f"{INTERNAL}weight_q"
-#: The columns of :func:`score_histogram`: a distinct score, its positives and negatives.
-SCORE = f"{INTERNAL}score"
-POS = f"{INTERNAL}pos"
-NEG = f"{INTERNAL}neg"
-_RANK = f"{INTERNAL}rank"
 
 
 @dataclass(frozen=True)
@@ -185,47 +185,74 @@ def build_prediction_plan(
     (3, 0.5)
     """
     prepared = prepare_rows(table, requests, options, labels)
-    scope, rows = prepared.scope, prepared.rows
-    keys = [*options.by_keys, *([options.query_id] if options.per_query else [])]
+    if not options.per_query:
+        return _means_plan(prepared, requests, options)
+    scope = prepared.scope
+    keys = [*options.by_keys, options.query_id]
+    metric_exprs = [
+        PREDICTION_FORMULAS["auc" if req.metric.name == "gauc" else req.metric.name](
+            scope, req.params(1.0)
+        ).alias(label)
+        for label, req in requests
+    ]
+    result = prepared.grouped(keys, [pl.len().cast(pl.Int64).alias(NUM_ROWS), *metric_exprs])
+    columns_out = [*keys, NUM_ROWS, *(label for label, _ in requests)]
+    result = result.select(*columns_out, *prepared.flag_columns).sort(keys, nulls_last=True)
+    return prepared.raising(result, keys)
 
-    metric_exprs: list[pl.Expr] = []
-    gauc_requests: list[tuple[str, MetricRequest]] = []
-    histogram_requests: list[tuple[str, MetricRequest]] = []
-    for label, req in requests:
-        name = req.metric.name
-        if name == "gauc" and not options.per_query:
-            gauc_requests.append((label, req))
-            continue
-        if name in ("auc", "pr_auc") and not options.per_query and _out_of_core(options):
-            histogram_requests.append((label, req))
-            continue
-        formula = PREDICTION_FORMULAS["auc" if name == "gauc" else name]
-        metric_exprs.append(formula(scope, req.params(1.0)).alias(label))
-    aggs = [pl.len().cast(pl.Int64).alias(NUM_ROWS), *metric_exprs]
-    result = prepared.grouped(keys, aggs)
-    if histogram_requests:
-        by = list(options.by_keys)
-        ranked = ranked_in_ranges(
-            rows,
-            scope,
-            by,
-            histogram_requests,
-            options.buckets,
-            options.spill_dir,
-            options.progress,
-        )
-        result = beside(result, ranked, by)
-    if gauc_requests:
-        result = _with_gauc(result, rows, scope, gauc_requests, options)
-    columns_out = [*keys, NUM_ROWS]
+
+def _means_plan(
+    prepared: Prepared, requests: Sequence[tuple[str, MetricRequest]], options: EvalOptions
+) -> pl.LazyFrame:
+    """The means of each ``by`` group from its statistics
+    (:mod:`~polars_irmetrics.prediction.statistics`), computed as the engines compute
+    them from their parts' statistics, with the same float operations."""
+    by = list(options.by_keys)
+    scope = prepared.scope
+    if needs_means(requests):
+        prepared = replace(prepared, rows=with_means(prepared.rows, scope, by))
+    terms = statistic_terms(scope, requests)
+    stats = prepared.grouped(by, [pl.len().cast(pl.Int64).alias(NUM_ROWS), *statistic_aggs(terms)])
+    names = {req.metric.name for _, req in requests}
+    if "gauc" in names:
+        per_query = per_query_auc(prepared.rows, scope, [*by, options.query_id])
+        stats = beside(stats, gauc_statistics(per_query, by), by)
+    result = stats.with_columns(value.alias(label) for label, value in finished(requests))
+    if names & set(HISTOGRAM_METRICS):
+        if _out_of_core(options):
+            values = ranked_in_ranges(
+                prepared.rows,
+                scope,
+                by,
+                [(label, req) for label, req in requests if req.metric.name in HISTOGRAM_METRICS],
+                options.buckets,
+                options.spill_dir,
+                options.progress,
+            )
+        else:
+            values = histogram_values(score_histogram(prepared.rows, scope, by), by, requests)
+        result = beside(result, values, by)
+    columns_out = [*by, NUM_ROWS]
     for label, req in requests:
         columns_out.append(label)
-        if req.metric.name == "gauc" and not options.per_query:
+        if req.metric.name == "gauc":
             columns_out.append(f"{label}_one_class")
     result = result.select(*columns_out, *prepared.flag_columns)
-    if keys:
-        result = result.sort(keys, nulls_last=True)
-    return prepared.raising(result, keys)
+    if by:
+        result = result.sort(by, nulls_last=True)
+    return prepared.raising(result, by)
+
+
+def with_means(rows: pl.LazyFrame, scope: PredictionScope, by: list[str]) -> pl.LazyFrame:
+    """``rows`` with their group's mean label and mean residual beside each row (the
+    first pass of ``r2`` and ``explained_variance``), computed from the same statistics
+    as the engines' (:func:`~polars_irmetrics.prediction.statistics.means_from`)."""
+    terms = mean_terms(scope)
+    aggs = statistic_aggs(terms)
+    windows = [a.over(by) for a in aggs] if by else aggs
+    totals = {a.meta.output_name(): w for a, w in zip(aggs, windows, strict=True)}
+    means = means_from(lambda c: totals[c])
+    return rows.with_columns(means)
 
 
 @dataclass(frozen=True)
@@ -341,65 +368,6 @@ def beside(
     if by:
         return result.join(other, on=by, how=how, coalesce=True, nulls_equal=True)
     return pl.concat([result, other], how="horizontal")
-
-
-def score_histogram(rows: pl.LazyFrame, scope: PredictionScope, by: list[str]) -> pl.LazyFrame:
-    """One row per (``by`` group, distinct score): the score and the (weighted)
-    positives and negatives that have it (:func:`histogram_auc`)."""
-    return rows.group_by([*by, scope.p.alias(SCORE)]).agg(
-        scope.weighted(scope.y).sum().alias(POS),
-        scope.weighted(1.0 - scope.y).sum().alias(NEG),
-    )
-
-
-def _with_gauc(
-    result: pl.LazyFrame,
-    rows: pl.LazyFrame,
-    scope: PredictionScope,
-    requests: list[tuple[str, MetricRequest]],
-    options: EvalOptions,
-) -> pl.LazyFrame:
-    """``result`` with each ``gauc`` request's value and excluded-query count beside it."""
-    by = list(options.by_keys)
-    per_query = per_query_auc(rows, scope, [*by, options.query_id])
-    auc_q, weight_q = pl.col(AUC_Q), pl.col(WEIGHT_Q)
-    defined = auc_q.is_not_null()
-    aggs: list[pl.Expr] = []
-    for label, req in requests:
-        share = weight_q if gauc_weighting(req.params(1.0)) == "rows" else pl.lit(1.0)
-        value = (auc_q * share).filter(defined).sum() / share.filter(defined).sum()
-        aggs.append(pl.when(defined.any()).then(value).alias(label))
-        aggs.append(auc_q.is_null().sum().cast(pl.Int64).alias(f"{label}_one_class"))
-    return beside(result, group(per_query, by, aggs), by)
-
-
-def per_query_auc(rows: pl.LazyFrame, scope: PredictionScope, query: list[str]) -> pl.LazyFrame:
-    """One row per query (the ``query`` keys): its AUC (``AUC_Q``, null with one class)
-    and its weight (``WEIGHT_Q``: its rows, or its sample weights' sum)."""
-    if scope.w is not None:
-        return rows.group_by(query).agg(
-            auc_expr(scope).alias(AUC_Q), scope.w.sum().alias(WEIGHT_Q)
-        )
-    # each row's rank within its query by a window, then sums per query: measured
-    # ~25% faster than ranking inside the group_by (benchmarks/results_prediction.md)
-    ranked = rows.with_columns(scope.p.rank("average").over(query).alias(_RANK))
-    y = scope.y
-    n1, n = pl.col(POS), pl.col(WEIGHT_Q)
-    n0 = n - n1
-    return (
-        ranked.group_by(query)
-        .agg(
-            (y * pl.col(_RANK)).sum().alias(_RANK),
-            y.sum().alias(POS),
-            pl.len().cast(pl.Float64).alias(WEIGHT_Q),
-        )
-        .with_columns(
-            pl.when((n1 > 0) & (n0 > 0))
-            .then((pl.col(_RANK) - n1 * (n1 + 1.0) / 2.0) / (n1 * n0))
-            .alias(AUC_Q)
-        )
-        .select(*query, AUC_Q, WEIGHT_Q)
-    )
 
 
 def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
@@ -526,11 +494,13 @@ def _checks(
         checks.append(
             _Check(
                 "weight",
-                both & (w.is_null() | w.is_nan() | w.is_infinite() | (w < 0)),
+                both & (w.is_null() | w.is_nan() | (w < 0) | (w >= FIXED_LIMIT)),
                 pl.col(scope.sample_weight),
                 InvalidValueError,
-                "column {weight!r} has {n} weight(s) that are null, NaN, infinite or "
-                "negative{where} (e.g. {example}); sample weights must be finite and >= 0",
+                "column {weight!r} has {n} weight(s) that are null, NaN, negative or "
+                "2**32 or more (infinite too){where} (e.g. {example}); sample weights must "
+                "be >= 0 and below 2**32 = 4294967296: rescale them (every prediction "
+                "metric is unchanged when all weights are multiplied by one number)",
             )
         )
     checks.append(

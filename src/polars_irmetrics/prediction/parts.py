@@ -12,103 +12,136 @@ then come from two steps:
    histograms merged by adding the counts of equal scores, and each metric computed
    from them.
 
-What each metric keeps (``w`` the sample weight, 1 without; ``y`` the 0/1 label, ``v``
-the label as a number, ``p`` the prediction):
+What each metric keeps: the statistics of
+:mod:`polars_irmetrics.prediction.statistics` (integer units of 2**-64 per sum, with a
+float fallback beyond 2**32), the score histogram of ``auc`` and ``pr_auc`` (integer
+units per distinct score), and for ``gauc`` each query's AUC, computed whole in its part
+(a query never spans two parts), summed over queries as units. ``r2`` and
+``explained_variance`` take two passes: :func:`part_means` on every part, merged by
+:func:`merge_means` into each group's exact means, which every part then reads
+(``part_statistics(..., means=)``) to sum its spreads around them.
 
-==============================  ==========================================================
-metric                          sums per part
-==============================  ==========================================================
-every one                       rows, ``W = sum w``
-``logloss``, ``ne``             ``sum w ln(clipped p or 1 - p)``; ``ne`` also ``sum w y``
-``brier``                       ``sum w (p - y)^2``
-``calibration``                 ``sum w p``, ``sum w y``
-``ece@B``                       ``sum w (p - y)`` in each of the B bins
-``mse``, ``rmse``, ``r2``       ``sum w (p - v)^2``
-``mae``                         ``sum w |p - v|``
-``r2``, ``explained_variance``  ``sum w v`` and ``sum w (v - mean_part)^2`` (and the same
-                                of ``v - p``): spreads around each part's own mean, merged
-                                by the law of total variance, ``M2 = sum_k M2_k +
-                                sum_k W_k (mean_k - mean)^2`` (no cancellation of large
-                                sums of squares)
-``gauc``                        per query its AUC and weight, computed whole in its part
-                                (a query never spans two parts): ``sum share AUC_q``,
-                                ``sum share`` over the queries with both classes, and the
-                                count of those left out
-``auc``, ``pr_auc``             the score histogram (:func:`histogram_auc`)
-==============================  ==========================================================
-
-Every value is exact in the sense that nothing is approximated (no binning of scores,
-no sampling): the sums are those of one machine, added in another order, so they agree
-with :func:`polars_irmetrics.evaluate` to the rounding of floating-point addition
-(tested to 1e-12); an unweighted ``auc`` adds half-integers, exactly, and is equal to
-the last bit to one machine's out-of-core path (``buckets=``,
-:mod:`polars_irmetrics.prediction.ranges`). The merged histogram of one ``by`` group is
-held in one task: its size is the number of distinct scores, not rows.
+Int128 has no Arrow, Spark or pandas type: each Int128 column travels as two Int64
+halves (``hi * 2**62 + lo``) and is made whole again before the merge. The merge adds
+integers, exactly, and computes every metric from them with the one-machine float
+operations: the means equal :func:`polars_irmetrics.evaluate`'s to the last bit (in
+memory, LazyFrame and ``buckets=``), except where a sum falls back to floats. The merged
+histogram of one ``by`` group is held in one task: its size is the number of distinct
+scores, not rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
-from polars_irmetrics.metrics.prediction import (
-    PredictionScope,
-    ece_bin,
-    ece_bins,
-    entropy,
-    gauc_weighting,
-    histogram_auc,
-    histogram_pr_auc,
-    log_likelihood,
-    spread,
-)
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.prediction.evaluate import (
-    AUC_Q,
-    NEG,
     NUM_ROWS,
-    POS,
-    SCORE,
-    WEIGHT_Q,
+    Prepared,
     beside,
     group,
-    per_query_auc,
     prepare_rows,
+    with_means,
+)
+from polars_irmetrics.prediction.statistics import (
+    HISTOGRAM_METRICS,
+    NEG,
+    POS,
+    SCORE,
+    finished,
+    gauc_statistics,
+    histogram_values,
+    mean_terms,
+    means_from,
+    needs_means,
+    per_query_auc,
     score_histogram,
+    statistic_aggs,
+    statistic_terms,
 )
 
-__all__ = ["HISTOGRAM", "merge_statistics", "part_statistics"]
+__all__ = ["HISTOGRAM", "merge_means", "merge_statistics", "part_means", "part_statistics"]
 
 #: Boolean column of :func:`part_statistics`: a score-histogram row (else a sums row).
 HISTOGRAM = f"{INTERNAL}histogram"
-
-_N = f"{INTERNAL}s_n"
-_W = f"{INTERNAL}s_w"
-_LOG = f"{INTERNAL}s_log"
-_Y = f"{INTERNAL}s_y"
-_P = f"{INTERNAL}s_p"
-_BRIER = f"{INTERNAL}s_brier"
-_SQ = f"{INTERNAL}s_sq"
-_ABS = f"{INTERNAL}s_abs"
-_V = f"{INTERNAL}s_v"
-_M2V = f"{INTERNAL}s_m2v"
-_R = f"{INTERNAL}s_r"
-_M2R = f"{INTERNAL}s_m2r"
-_G_DEFINED = f"{INTERNAL}g_defined"
-_G_ONE = f"{INTERNAL}g_one_class"
-_HISTOGRAM_METRICS = ("auc", "pr_auc")
+#: Int128 columns travel as two Int64 halves (Arrow, Spark and pandas have no Int128):
+#: ``hi * 2**62 + lo``, ``0 <= lo < 2**62``.
+_HALF = 2**62
+_HI, _LO = "_hi", "_lo"
 
 
-def _ece_column(bins: int, b: int) -> str:
-    return f"{INTERNAL}s_ece{bins}_{b}"
+def _halves(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """Each Int128 column as two Int64 columns (``<name>_hi``, ``<name>_lo``), in place."""
+    schema = frame.collect_schema()
+    columns: list[pl.Expr] = []
+    for name, dtype in schema.items():
+        if dtype == pl.Int128:
+            c = pl.col(name)
+            columns.append((c // _HALF).cast(pl.Int64).alias(name + _HI))
+            columns.append((c % _HALF).cast(pl.Int64).alias(name + _LO))
+        else:
+            columns.append(pl.col(name))
+    return frame.select(columns)
 
 
-def _gauc_columns(weighting: str) -> tuple[str, str]:
-    return f"{INTERNAL}g_num_{weighting}", f"{INTERNAL}g_den_{weighting}"
+def _whole(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """The Int128 columns again from their halves (:func:`_halves`)."""
+    schema = frame.collect_schema()
+    columns: list[pl.Expr] = []
+    for name in schema.names():
+        if name.endswith(_LO) and name[: -len(_LO)] + _HI in schema:
+            continue
+        if name.endswith(_HI) and name[: -len(_HI)] + _LO in schema:
+            base = name[: -len(_HI)]
+            hi = pl.col(name).cast(pl.Int128) * pl.lit(_HALF, dtype=pl.Int128)
+            columns.append((hi + pl.col(base + _LO).cast(pl.Int128)).alias(base))
+        else:
+            columns.append(pl.col(name))
+    return frame.select(columns)
+
+
+def _with_part_means(prepared: Prepared, by: list[str], means: pl.DataFrame | None) -> Prepared:
+    """The rows with their group's means beside them: the whole table's (``means``, from
+    :func:`merge_means`), or this part's own when it is the whole table (``None``)."""
+    rows = prepared.rows
+    if means is None:
+        rows = with_means(rows, prepared.scope, by)
+    elif by:
+        rows = rows.join(means.lazy(), on=by, how="left", nulls_equal=True)
+    else:
+        rows = rows.join(means.lazy(), how="cross")
+    return replace(prepared, rows=rows)
+
+
+def part_means(
+    table: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    options: EvalOptions,
+    labels: pl.LazyFrame | None = None,
+) -> pl.LazyFrame:
+    """The first pass of ``r2`` and ``explained_variance`` on one part: per ``by`` group
+    the statistics of its weight, label and residual (Int128 units as Int64 halves),
+    which :func:`merge_means` turns into the whole table's means. The data checks are
+    those of :func:`part_statistics` (the second pass)."""
+    prepared = prepare_rows(table, requests, options, labels)
+    by = list(options.by_keys)
+    return _halves(group(prepared.rows, by, statistic_aggs(mean_terms(prepared.scope))))
+
+
+def merge_means(statistics: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
+    """Each ``by`` group's mean label and mean residual from every part's
+    :func:`part_means`: the means :func:`part_statistics` reads (``means=``)."""
+    by = list(options.by_keys)
+    whole = _whole(statistics)
+    stats = [c for c in whole.collect_schema().names() if c not in by]
+    summed = group(whole, by, [pl.col(c).sum() for c in stats])
+    return summed.select(*by, *means_from(pl.col))
 
 
 def part_statistics(
@@ -116,18 +149,23 @@ def part_statistics(
     requests: Sequence[tuple[str, MetricRequest]],
     options: EvalOptions,
     labels: pl.LazyFrame | None = None,
+    means: pl.DataFrame | None = None,
 ) -> pl.LazyFrame:
     """One part's statistics of ``requests`` (module doc), lazily; the data checks of
     :func:`~polars_irmetrics.prediction.evaluate.build_prediction_plan` are raised when
-    it is collected.
+    it is collected. ``means``: for ``r2`` and ``explained_variance``, each ``by``
+    group's means over the whole table (:func:`merge_means`); ``None`` when the part is
+    the whole table.
 
     Returns
     -------
     pl.LazyFrame
         Sums rows (``HISTOGRAM`` false; one per ``by`` group, one without ``by``) with
-        the ``by`` keys and the sums (Float64; the rows as i64), then, when ``auc`` or
-        ``pr_auc`` is asked for, histogram rows (``HISTOGRAM`` true) with the ``by`` keys,
-        a score and its positives and negatives.
+        the ``by`` keys, ``num_rows`` (i64) and each statistic's units (as two i64
+        halves, ``<name>_hi`` and ``<name>_lo``), float sum (f64) and count of terms
+        beyond the units (i64), then, when ``auc`` or ``pr_auc`` is asked for,
+        histogram rows (``HISTOGRAM`` true) with the ``by`` keys, a score and its
+        positives and negatives (units, as halves).
 
     Examples
     --------
@@ -136,79 +174,30 @@ def part_statistics(
     >>> from polars_irmetrics.metrics.registry import parse_metric_list
     >>> log = pl.LazyFrame({"label": [1, 0, 1], "prediction": [0.5, 0.5, 0.25]})
     >>> stats = part_statistics(log, parse_metric_list(["auc"]), EvalOptions()).collect()
-    >>> stats.filter("__irm_histogram").sort("__irm_score").select("__irm_score", "__irm_pos",
-    ...                                                            "__irm_neg").rows()
-    [(0.25, 1.0, 0.0), (0.5, 1.0, 1.0)]
+    >>> stats.filter("__irm_histogram").sort("__irm_score").select(  # 1 = 4 * 2**62 units
+    ...     "__irm_score", "__irm_pos_hi", "__irm_neg_hi").rows()
+    [(0.25, 4, 0), (0.5, 4, 4)]
     """
     if options.per_query:  # pragma: no cover - the engines evaluate per query directly
         raise MetricParameterError("part statistics are for means; per query, evaluate each part")
     prepared = prepare_rows(table, requests, options, labels)
-    s, rows = prepared.scope, prepared.rows
     by = list(options.by_keys)
-    sums: dict[str, pl.Expr] = {_N: pl.len(), _W: s.total}
-    gauc = False
-    for _, req in requests:
-        name = req.metric.name
-        if name in ("logloss", "ne"):
-            sums[_LOG] = s.weighted(log_likelihood(s)).sum()
-        if name in ("ne", "calibration"):
-            sums[_Y] = s.weighted(s.y).sum()
-        if name == "calibration":
-            sums[_P] = s.weighted(s.p).sum()
-        if name == "brier":
-            sums[_BRIER] = s.weighted((s.p - s.y) ** 2).sum()
-        if name in ("mse", "rmse", "r2"):
-            sums[_SQ] = s.weighted((s.p - s.value) ** 2).sum()
-        if name == "mae":
-            sums[_ABS] = s.weighted((s.p - s.value).abs()).sum()
-        if name in ("r2", "explained_variance"):
-            sums[_V] = s.weighted(s.value).sum()
-            sums[_M2V] = spread(s, s.value)
-        if name == "explained_variance":
-            sums[_R] = s.weighted(s.value - s.p).sum()
-            sums[_M2R] = spread(s, s.value - s.p)
-        if name == "ece":
-            bins = ece_bins(req.params(1.0))
-            index = ece_bin(s, bins)
-            gap = s.weighted(s.p - s.y)
-            for b in range(bins):
-                sums[_ece_column(bins, b)] = gap.filter(index == b).sum()
-        gauc = gauc or name == "gauc"
-    aggs = [e.cast(pl.Int64 if c == _N else pl.Float64).alias(c) for c, e in sums.items()]
+    if needs_means(requests):
+        prepared = _with_part_means(prepared, by, means)
+    s = prepared.scope
+    aggs = [pl.len().cast(pl.Int64).alias(NUM_ROWS), *statistic_aggs(statistic_terms(s, requests))]
     result = prepared.grouped(by, aggs)
-    if gauc:
-        result = beside(result, _gauc_sums(rows, s, by, options.query_id), by)
-    result = result.select(*by, *sums, *_gauc_names(gauc), *prepared.flag_columns)
+    if any(req.metric.name == "gauc" for _, req in requests):
+        per_query = per_query_auc(prepared.rows, s, [*by, options.query_id])
+        result = beside(result, gauc_statistics(per_query, by), by)
     result = prepared.raising(result, by)
-    result = result.with_columns(pl.lit(False).alias(HISTOGRAM))
-    if not any(req.metric.name in _HISTOGRAM_METRICS for _, req in requests):
+    result = _halves(result).with_columns(pl.lit(False).alias(HISTOGRAM))
+    if not any(req.metric.name in HISTOGRAM_METRICS for _, req in requests):
         return result
-    histogram = score_histogram(rows, s, by).with_columns(pl.lit(True).alias(HISTOGRAM))
-    return pl.concat([result, histogram], how="diagonal")
-
-
-def _gauc_names(gauc: bool) -> list[str]:
-    if not gauc:
-        return []
-    return [*_gauc_columns("rows"), *_gauc_columns("uniform"), _G_DEFINED, _G_ONE]
-
-
-def _gauc_sums(
-    rows: pl.LazyFrame, s: PredictionScope, by: list[str], query_id: str
-) -> pl.LazyFrame:
-    """Per ``by`` group: each weighting's ``sum share AUC_q`` and ``sum share`` over the
-    queries with both classes, their count and the count of the others."""
-    per_query = per_query_auc(rows, s, [*by, query_id])
-    auc_q, weight_q = pl.col(AUC_Q), pl.col(WEIGHT_Q)
-    defined = auc_q.is_not_null()
-    aggs: list[pl.Expr] = []
-    for weighting, share in (("rows", weight_q), ("uniform", pl.lit(1.0))):
-        num, den = _gauc_columns(weighting)
-        aggs.append((auc_q * share).filter(defined).sum().alias(num))
-        aggs.append(share.filter(defined).sum().cast(pl.Float64).alias(den))
-    aggs.append(defined.sum().cast(pl.Float64).alias(_G_DEFINED))
-    aggs.append(auc_q.is_null().sum().cast(pl.Float64).alias(_G_ONE))
-    return group(per_query, by, aggs)
+    histogram = _halves(score_histogram(prepared.rows, s, by))
+    return pl.concat(
+        [result, histogram.with_columns(pl.lit(True).alias(HISTOGRAM))], how="diagonal"
+    )
 
 
 def merge_statistics(
@@ -217,20 +206,22 @@ def merge_statistics(
     options: EvalOptions,
 ) -> pl.LazyFrame:
     """The means of :func:`polars_irmetrics.evaluate` from the statistics of every part
-    (of whole ``by`` groups): the columns and order of its result.
+    (of whole ``by`` groups): the columns and order of its result, to the last bit.
 
     Examples
     --------
     Two parts of one log, merged, give the log's values:
 
     >>> import polars as pl
+    >>> import polars_irmetrics as irm
     >>> from polars_irmetrics.ground.options import EvalOptions
     >>> from polars_irmetrics.metrics.registry import parse_metric_list
     >>> requests = parse_metric_list(["auc", "logloss"])
     >>> a = pl.LazyFrame({"label": [1, 0], "prediction": [0.5, 0.5]})
     >>> b = pl.LazyFrame({"label": [1], "prediction": [0.25]})
     >>> parts = [part_statistics(t, requests, EvalOptions()) for t in (a, b)]
-    >>> merge_statistics(pl.concat(parts, how="diagonal"), requests, EvalOptions()).collect()
+    >>> merged = merge_statistics(pl.concat(parts, how="diagonal"), requests, EvalOptions())
+    >>> merged.collect()
     shape: (1, 3)
     ┌──────────┬──────┬──────────┐
     │ num_rows ┆ auc  ┆ logloss  │
@@ -239,74 +230,28 @@ def merge_statistics(
     ╞══════════╪══════╪══════════╡
     │ 3        ┆ 0.25 ┆ 0.924196 │
     └──────────┴──────┴──────────┘
+    >>> merged.collect().equals(irm.evaluate(pl.concat([a, b]).collect(), ["auc", "logloss"]))
+    True
     """
     by = list(options.by_keys)
-    sums = statistics.filter(~pl.col(HISTOGRAM))
-    w = pl.col(_W).sum()
-    log_loss = -pl.col(_LOG).sum() / w
-    aggs: list[pl.Expr] = [pl.col(_N).sum().cast(pl.Int64).alias(NUM_ROWS)]
-    columns = [*by, NUM_ROWS]
-    histogram: list[pl.Expr] = []
-    for label, req in requests:
-        name = req.metric.name
-        columns.append(label)
-        value: pl.Expr
-        if name in _HISTOGRAM_METRICS:
-            formula = histogram_auc if name == "auc" else histogram_pr_auc
-            histogram.append(formula(SCORE, POS, NEG).alias(label))
-            continue
-        if name == "gauc":
-            num, den = _gauc_columns(gauc_weighting(req.params(1.0)))
-            value = pl.when(pl.col(_G_DEFINED).sum() > 0).then(
-                pl.col(num).sum() / pl.col(den).sum()
-            )
-            aggs.append(value.alias(label))
-            aggs.append(pl.col(_G_ONE).sum().cast(pl.Int64).alias(f"{label}_one_class"))
-            columns.append(f"{label}_one_class")
-            continue
-        if name == "logloss":
-            value = log_loss
-        elif name == "ne":
-            rate = pl.col(_Y).sum() / w
-            value = pl.when((rate > 0) & (rate < 1)).then(log_loss / entropy(rate))
-        elif name == "brier":
-            value = pl.col(_BRIER).sum() / w
-        elif name == "calibration":
-            clicks = pl.col(_Y).sum()
-            value = pl.when(clicks > 0).then(pl.col(_P).sum() / clicks)
-        elif name == "ece":
-            bins = ece_bins(req.params(1.0))
-            gaps = [pl.col(_ece_column(bins, b)).sum().abs() for b in range(bins)]
-            value = pl.sum_horizontal(gaps) / w
-        elif name in ("mse", "rmse"):
-            value = pl.col(_SQ).sum() / w
-            value = value.sqrt() if name == "rmse" else value
-        elif name == "mae":
-            value = pl.col(_ABS).sum() / w
-        elif name == "r2":
-            total = _merged_spread(_V, _M2V)
-            value = pl.when(total > 0).then(1.0 - pl.col(_SQ).sum() / total)
-        elif name == "explained_variance":
-            total = _merged_spread(_V, _M2V)
-            value = pl.when(total > 0).then(1.0 - _merged_spread(_R, _M2R) / total)
-        else:  # pragma: no cover - every prediction metric is listed above
-            raise MetricParameterError(f"metric {label!r} has no part statistics")
-        aggs.append(value.alias(label))
-    result = group(sums, by, aggs)
-    if histogram:
+    whole = _whole(statistics)
+    schema = whole.collect_schema()
+    sums = whole.filter(~pl.col(HISTOGRAM))
+    skip = {*by, HISTOGRAM, SCORE, POS, NEG}
+    stats = [c for c in schema.names() if c not in skip]
+    result = group(sums, by, [pl.col(c).sum() for c in stats])
+    result = result.with_columns(value.alias(label) for label, value in finished(requests))
+    if any(req.metric.name in HISTOGRAM_METRICS for _, req in requests):
         merged = (
-            statistics.filter(pl.col(HISTOGRAM))
+            whole.filter(pl.col(HISTOGRAM))
             .group_by([*by, SCORE])
             .agg(pl.col(POS).sum(), pl.col(NEG).sum())
         )
-        result = beside(result, group(merged, by, histogram), by)
+        result = beside(result, histogram_values(merged, by, requests), by)
+    columns = [*by, NUM_ROWS]
+    for label, req in requests:
+        columns.append(label)
+        if req.metric.name == "gauc":
+            columns.append(f"{label}_one_class")
     result = result.select(columns)
     return result.sort(by, nulls_last=True) if by else result
-
-
-def _merged_spread(total: str, m2: str) -> pl.Expr:
-    """``sum w (x - mean)^2`` over every part, from each part's weight, ``sum w x`` and
-    spread around its own mean: ``sum_k M2_k + sum_k W_k (mean_k - mean)^2``."""
-    w, s, m = pl.col(_W), pl.col(total), pl.col(m2)
-    mean = s.sum() / w.sum()
-    return m.sum() + (w * (s / w - mean) ** 2).filter(w > 0).sum()

@@ -13,18 +13,18 @@ is collected (behind :func:`polars.defer`), with memory bounded by one score ran
 2. **Split.** One streaming pass writes each row's ``by`` keys, score, and (weighted)
    positive and negative to Parquet, partitioned by range
    (:func:`~polars_irmetrics.ground.buckets.sink_buckets`).
-3. **Evaluate.** The ranges are read one at a time, from the highest scores down. Each
-   range's score histogram (its distinct scores' positives and negatives) gives, per
-   ``by`` group, ``sum pos(s) (neg below s in the range + neg(s) / 2)`` and its
-   positives and negatives; and, with the positives and rows of the ranges above
-   carried down, average precision's ``sum pos(s) H(s) / S(s)`` (``H`` and ``S`` the
-   positives and rows scored ``>= s``).
-4. **Merge.** ``AUC = sum_b (local_b + pos_b * neg below range b) / (P N)``, ``AP =
-   sum_b gain_b / P``.
+3. **Evaluate.** One streaming pass counts each ``by`` group's positives and negatives
+   (integer units of 2**-64). The ranges are then read one at a time, from the highest
+   scores down. Each range's score histogram (its distinct scores' positives and
+   negatives, in units) gives, with the totals and the positives and rows of the ranges
+   above carried down (integers), each score's exact counts below and above it, hence
+   its AUC and average precision terms
+   (:func:`~polars_irmetrics.metrics.prediction.auc_term`), added as units.
+4. **Merge.** The ranges' units are added and converted once.
 
 The values are those of :func:`~polars_irmetrics.metrics.prediction.histogram_auc` on the
-whole histogram: nothing is approximated, only the sums are grouped by range (an
-unweighted AUC adds half-integers, exactly: it is equal to the last bit). Peak memory is
+whole histogram to the last bit: the same integers and the same float operations per
+score, only added by range (integers, exactly). Peak memory is
 that of the largest range's histogram plus the split's buffers; a range is as large as
 the 4,096 slices allow: scores concentrated in one slice of ``[min, max]`` (a few huge
 outliers) make one large range. Measured in ``benchmarks/results_prediction.md``.
@@ -48,7 +48,14 @@ from polars_irmetrics.ground.buckets import (
 )
 from polars_irmetrics.ground.progress import track
 from polars_irmetrics.ground.validate import INTERNAL
-from polars_irmetrics.metrics.prediction import PredictionScope
+from polars_irmetrics.metrics.prediction import (
+    AREA,
+    PredictionScope,
+    auc_term,
+    from_units,
+    pr_auc_term,
+    units,
+)
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = ["SLICES", "ranked_in_ranges"]
@@ -60,13 +67,14 @@ _SCORE = f"{INTERNAL}score"
 _POS = f"{INTERNAL}pos"
 _NEG = f"{INTERNAL}neg"
 _SLICE = f"{INTERNAL}slice"
-_RANGE = f"{INTERNAL}range"
 _LOCAL = f"{INTERNAL}auc_local"
 _GAIN = f"{INTERNAL}ap_gain"
 _P = f"{INTERNAL}range_pos"
 _N = f"{INTERNAL}range_neg"
 _H = f"{INTERNAL}above_pos"
 _S = f"{INTERNAL}above_rows"
+_TP = f"{INTERNAL}total_pos"
+_TN = f"{INTERNAL}total_neg"
 
 
 def ranked_in_ranges(
@@ -94,7 +102,8 @@ def ranked_in_ranges(
     >>> from polars_irmetrics.metrics.prediction import PredictionScope
     >>> from polars_irmetrics.metrics.registry import parse_metric_list
     >>> log = pl.LazyFrame({"label": [1, 0, 1, 0], "prediction": [0.9, 0.1, 0.4, 0.6]})
-    >>> plan = ranked_in_ranges(log, PredictionScope(), [], parse_metric_list(["auc"]), 2, None)
+    >>> requests = parse_metric_list(["auc"])
+    >>> plan = ranked_in_ranges(log, PredictionScope(), [], requests, 2, None)
     >>> plan.collect().item()
     0.75
     """
@@ -117,14 +126,15 @@ def ranked_in_ranges(
             ranges = _split(scored, count, folder)
             kept = scored.collect_schema()
             per_range: list[pl.DataFrame] = []
-            above = pl.DataFrame(schema={**schema, _H: pl.Float64, _S: pl.Float64})
-            if not by:  # one group: nothing above the first range
-                above = pl.DataFrame({_H: [0.0], _S: [0.0]})
+            totals = _totals(scored, by)
+            # nothing above the first range
+            zero = pl.lit(0, dtype=pl.Int128)
+            above = totals.with_columns(zero.alias(_H), zero.alias(_S))
             for b in track(reversed(range(ranges)), "score ranges", ranges, enabled=progress):
                 local = _range_sums(read_bucket(folder, b, kept), by, above).collect()
-                per_range.append(local.with_columns(pl.lit(b).alias(_RANGE)))
+                per_range.append(local)
                 above = _carried(above, local, by)
-            return _merged(per_range, by, labels, out_schema)
+            return _merged(per_range, totals, by, labels, out_schema)
 
     return pl.defer(compute, schema=out_schema)
 
@@ -161,26 +171,36 @@ def _split(scored: pl.LazyFrame, count: int, folder: Path) -> int:
     return len(starts)
 
 
+def _totals(scored: pl.LazyFrame, by: list[str]) -> pl.DataFrame:
+    """Each ``by`` group's positives and negatives (units, Int128): one streaming pass."""
+    aggs = [units(pl.col(_POS)).sum().alias(_TP), units(pl.col(_NEG)).sum().alias(_TN)]
+    return (scored.group_by(by).agg(aggs) if by else scored.select(aggs)).collect()
+
+
 def _range_sums(part: pl.LazyFrame, by: list[str], above: pl.DataFrame) -> pl.LazyFrame:
-    """Per ``by`` group of one range: the AUC numerator within the range, the average
-    precision gain (with the positives and rows of the ranges above), and the range's
-    positives and negatives."""
-    histogram = part.group_by([*by, _SCORE]).agg(pl.col(_POS).sum(), pl.col(_NEG).sum())
+    """Per ``by`` group of one range: the units of its scores' AUC and average precision
+    terms (:func:`~polars_irmetrics.metrics.prediction.auc_term`, from the same integers
+    as the whole histogram: the group's totals and the positives and rows of the ranges
+    above), and the range's positives and negatives."""
+    histogram = part.group_by([*by, _SCORE]).agg(
+        units(pl.col(_POS)).sum().alias(_POS), units(pl.col(_NEG)).sum().alias(_NEG)
+    )
     carried = above.lazy()
     if by:
         histogram = histogram.join(carried, on=by, how="left", nulls_equal=True)
     else:
         histogram = histogram.join(carried, how="cross")
-    pos = pl.col(_POS).sort_by(_SCORE)
-    neg = pl.col(_NEG).sort_by(_SCORE)
-    down = pl.col(_POS).sort_by(_SCORE, descending=True)
-    seen = (pl.col(_POS) + pl.col(_NEG)).sort_by(_SCORE, descending=True).cum_sum()
-    h_above = pl.col(_H).fill_null(0.0).first()
-    s_above = pl.col(_S).fill_null(0.0).first()
-    gain = pl.when(down > 0).then(down * (h_above + down.cum_sum()) / (s_above + seen))
+    pos = pl.col(_POS).sort_by(_SCORE, descending=True)
+    neg = pl.col(_NEG).sort_by(_SCORE, descending=True)
+    h_above, s_above = pl.col(_H).first(), pl.col(_S).first()
+    n1, n0 = pl.col(_TP).first(), pl.col(_TN).first()
+    hits = h_above + pos.cum_sum()
+    seen = s_above + (pos + neg).cum_sum()
+    # the negatives below each score: all but those above the range and at or above it
+    below = n0 - (s_above - h_above) - neg.cum_sum()
     aggs = [
-        (pos * (neg.cum_sum() - neg + neg / 2.0)).sum().alias(_LOCAL),
-        gain.otherwise(0.0).sum().alias(_GAIN),
+        units(auc_term(pos, neg, below, n1, n0)).sum().alias(_LOCAL),
+        units(pr_auc_term(pos, hits, seen, n1)).sum().alias(_GAIN),
         pos.sum().alias(_P),
         neg.sum().alias(_N),
     ]
@@ -188,32 +208,45 @@ def _range_sums(part: pl.LazyFrame, by: list[str], above: pl.DataFrame) -> pl.La
 
 
 def _carried(above: pl.DataFrame, local: pl.DataFrame, by: list[str]) -> pl.DataFrame:
-    """The positives and rows of the ranges above the next one, per ``by`` group."""
-    added = local.select(*by, pl.col(_P).alias(_H), (pl.col(_P) + pl.col(_N)).alias(_S))
-    both = pl.concat([above, added], how="vertical_relaxed")
-    sums = [pl.col(_H).sum(), pl.col(_S).sum()]
-    return both.group_by(by).agg(sums) if by else both.select(sums)
+    """The totals, and the positives and rows of the ranges above the next one, per
+    ``by`` group."""
+    if not by:
+        h, s = above[_H].item() + local[_P].item(), above[_S].item()
+        s += local[_P].item() + local[_N].item()
+        return above.with_columns(
+            pl.lit(h, dtype=pl.Int128).alias(_H), pl.lit(s, dtype=pl.Int128).alias(_S)
+        )
+    added = local.select(*by, pl.col(_P).alias("p"), (pl.col(_P) + pl.col(_N)).alias("s"))
+    both = above.join(added, on=by, how="left", nulls_equal=True)
+    return both.select(
+        *by,
+        _TP,
+        _TN,
+        (pl.col(_H) + pl.col("p").fill_null(0)).alias(_H),
+        (pl.col(_S) + pl.col("s").fill_null(0)).alias(_S),
+    )
 
 
 def _merged(
     per_range: list[pl.DataFrame],
+    totals: pl.DataFrame,
     by: list[str],
     labels: list[tuple[str, str]],
     schema: pl.Schema,
 ) -> pl.DataFrame:
-    """Each ``by`` group's values from its ranges' sums (module doc, step 4)."""
+    """Each ``by`` group's values from its ranges' sums (module doc, step 4): the units
+    added (integers, exactly), converted once."""
     if not per_range:
         empty = pl.DataFrame(schema=schema)
         return empty if by else pl.DataFrame({c: [None] for c in schema}, schema=schema)
     sums = pl.concat(per_range, how="vertical_relaxed")
-    neg = pl.col(_N).sort_by(_RANGE)
-    below = neg.cum_sum() - neg
-    n1, n0 = pl.col(_P).sum(), pl.col(_N).sum()
-    auc = (pl.col(_LOCAL).sort_by(_RANGE) + pl.col(_P).sort_by(_RANGE) * below).sum()
+    aggs = [pl.col(_LOCAL).sum(), pl.col(_GAIN).sum()]
+    sums = sums.group_by(by).agg(aggs) if by else sums.select(aggs)
+    sums = sums.join(totals, on=by, how="left", nulls_equal=True) if by else sums.hstack(totals)
+    n1, n0 = pl.col(_TP), pl.col(_TN)
     formulas = {
-        "auc": pl.when((n1 > 0) & (n0 > 0)).then(auc / (n1 * n0)),
-        "pr_auc": pl.when(n1 > 0).then(pl.col(_GAIN).sum() / n1),
+        "auc": pl.when((n1 > 0) & (n0 > 0)).then(from_units(pl.col(_LOCAL)) / AREA),
+        "pr_auc": pl.when(n1 > 0).then(from_units(pl.col(_GAIN)) / AREA),
     }
-    aggs = [formulas[name].alias(label) for label, name in labels]
-    out = sums.group_by(by).agg(aggs) if by else sums.select(aggs)
+    out = sums.select(*by, *(formulas[name].alias(label) for label, name in labels))
     return out.select(schema.names()).cast(schema)

@@ -1,0 +1,85 @@
+"""Two Spark frames evaluated together, query by query, in one ``mapInArrow`` task each.
+
+Both the run-and-judgments route of :mod:`polars_irmetrics.engines.spark` and its
+prediction metrics (:mod:`polars_irmetrics.engines._prediction_spark`, predictions and
+``labels=``) pair two frames the same way: the rows of both in one frame (the second's
+columns renamed, a side flag), ``repartition``-ed on each row's part number (a hash of
+its query id, the engine's own), and each partition's rows split back into the two
+tables and evaluated at once by a Python function. A library error raised in a task
+leaves as a :class:`~polars_irmetrics.engines._partition.CarriedError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
+from pyspark.sql.types import StructType
+
+from polars_irmetrics.engines._partition import PART, as_polars_frame, carry_error
+from polars_irmetrics.errors import IrmError
+from polars_irmetrics.ground.validate import INTERNAL
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+__all__ = ["PartOf", "carrying", "paired_map"]
+
+#: ``(frame, query_id, count) -> part column`` (the engine's ``_part``).
+PartOf = Callable[[DataFrame, str, int], "Column"]
+
+
+def carrying(function: Callable[..., pa.Table], *args: Any) -> pa.Table:
+    """``function(*args)`` in a task: a library error leaves as a
+    :class:`~polars_irmetrics.engines._partition.CarriedError`, whose text survives
+    Spark's error handling (raised again on the driver)."""
+    try:
+        return function(*args)
+    except IrmError as exc:
+        raise carry_error(exc) from exc
+
+
+def paired_map(
+    first: DataFrame,
+    second: DataFrame | None,
+    evaluate: Callable[[pa.Table, pa.Table | None], pa.Table],
+    *,
+    query_id: str,
+    count: int,
+    part: PartOf,
+    schema: StructType,
+    prefix: str,
+) -> DataFrame:
+    """``evaluate(first rows, second rows)`` on each of ``count`` partitions of both
+    frames (module doc), its result's columns renamed to ``schema``'s; a partition
+    without rows gives none. ``prefix`` names the second frame's renamed columns."""
+    side = f"{INTERNAL}side"
+    columns = first.columns
+    inner = schema.names
+    both = first.withColumn(PART, part(first, query_id, count)).withColumn(side, F.lit(0))
+    renamed: dict[str, str] = {}
+    if second is not None:
+        renamed = {c: f"{INTERNAL}{prefix}_{c}" for c in second.columns}
+        other = second.withColumn(PART, part(second, query_id, count)).select(
+            *(F.col(c).alias(n) for c, n in renamed.items()), PART, F.lit(1).alias(side)
+        )
+        both = both.unionByName(other, allowMissingColumns=True)
+    paired = second is not None
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        found = list(batches)
+        if not found:  # no row, so no query, in this partition
+            return
+        frame = as_polars_frame(pa.Table.from_batches(found))
+        rows = frame.filter(pl.col(side) == 0).select(columns).to_arrow()
+        other = None
+        if paired:
+            kept = frame.filter(pl.col(side) == 1)
+            other = kept.select(pl.col(n).alias(c) for c, n in renamed.items()).to_arrow()
+        yield from evaluate(rows, other).rename_columns(inner).to_batches()
+
+    return both.repartition(count, PART).mapInArrow(task, schema)

@@ -1,0 +1,325 @@
+"""The sums behind the means of prediction metrics: integers, the same on every path.
+
+Every mean of :func:`polars_irmetrics.evaluate` over prediction metrics (``auc``,
+``logloss``, ``r2``...) is a function of a few *statistics* per ``by`` group, and every
+statistic is a sum of one float per row (or per query, or per distinct score). Each
+such sum is kept as whole units of 2**-64
+(:func:`~polars_irmetrics.metrics.prediction.units`, Int128), so that adding them is
+exact in any order and any split of the rows: one machine (in memory), the out-of-core
+path (``buckets=``), and the Spark and Dask engines (:mod:`polars_irmetrics.prediction.parts`,
+which add the parts' integers) hold the same integers, convert them once, and compute
+each metric from them with the same float operations. The means are then equal to the
+last bit on every path.
+
+A sum whose terms reach 2**32 in magnitude (or are not finite: an infinite rating)
+does not fit the units (:func:`~polars_irmetrics.metrics.scope.beyond_fixed`); each
+statistic also keeps its plain float sum and the count of such terms, and the float
+sum is used where that count is not 0. Only then may two paths differ in the last bits
+(they add floats in another order). Sample weights of 2**32 or more are refused (every
+prediction metric is unchanged when all weights are multiplied by one number).
+
+A term below 2**-64 in magnitude is rounded down to a unit (a squared error of 1e-10
+counts as 0): the sums are exact to 2**-64 per term, the precision of the library's
+other fixed-point sums.
+
+``r2`` and ``explained_variance`` read the spread of the labels (and of the residuals)
+around the group's mean: two passes, first the exact mean (its sums, converted once),
+then the sum of ``w (v - mean)^2`` as units. One machine computes the mean with a
+window over the group; the engines evaluate their parts twice (:func:`mean_terms`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import polars as pl
+
+from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.metrics.prediction import (
+    PredictionScope,
+    ece_bin,
+    ece_bins,
+    entropy,
+    from_units,
+    gauc_weighting,
+    histogram_auc,
+    histogram_pr_auc,
+    log_likelihood,
+    units,
+)
+from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import beyond_fixed
+
+__all__ = [
+    "AUC_Q",
+    "HISTOGRAM_METRICS",
+    "MEAN_R",
+    "MEAN_V",
+    "NEG",
+    "NUM_ROWS",
+    "POS",
+    "SCORE",
+    "WEIGHT_Q",
+    "Total",
+    "finished",
+    "gauc_statistics",
+    "histogram_values",
+    "mean_terms",
+    "means_from",
+    "needs_means",
+    "per_query_auc",
+    "score_histogram",
+    "statistic_aggs",
+    "statistic_columns",
+    "statistic_terms",
+]
+
+#: The count column of a prediction evaluation: the rows (predictions) of the group.
+NUM_ROWS = "num_rows"
+#: The columns of :func:`per_query_auc`: each query's AUC and weight.
+AUC_Q = f"{INTERNAL}auc_q"
+WEIGHT_Q = f"{INTERNAL}weight_q"
+#: The columns of :func:`score_histogram`: a distinct score, its positives and
+#: negatives (Int128 units of their weights).
+SCORE = f"{INTERNAL}score"
+POS = f"{INTERNAL}pos"
+NEG = f"{INTERNAL}neg"
+#: The group's mean label and mean residual (``r2``, ``explained_variance``), per row.
+MEAN_V = f"{INTERNAL}mean_v"
+MEAN_R = f"{INTERNAL}mean_r"
+#: ``auc`` and ``pr_auc``: computed from the score histogram.
+HISTOGRAM_METRICS = ("auc", "pr_auc")
+
+_RANK = f"{INTERNAL}rank"
+_W = f"{INTERNAL}s_w"
+_LOG = f"{INTERNAL}s_log"
+_Y = f"{INTERNAL}s_y"
+_P = f"{INTERNAL}s_p"
+_BRIER = f"{INTERNAL}s_brier"
+_SQ = f"{INTERNAL}s_sq"
+_ABS = f"{INTERNAL}s_abs"
+_V = f"{INTERNAL}s_v"
+_M2V = f"{INTERNAL}s_m2v"
+_R = f"{INTERNAL}s_r"
+_M2R = f"{INTERNAL}s_m2r"
+_G_DEFINED = f"{INTERNAL}g_defined"
+_G_ONE = f"{INTERNAL}g_one_class"
+
+#: ``column -> its total``: ``pl.col`` over one row per group, or a sum over parts.
+Total = Callable[[str], pl.Expr]
+
+
+def _ece_column(bins: int, b: int) -> str:
+    return f"{INTERNAL}s_ece{bins}_{b}"
+
+
+def _gauc_columns(weighting: str) -> tuple[str, str]:
+    return f"{INTERNAL}g_num_{weighting}", f"{INTERNAL}g_den_{weighting}"
+
+
+def needs_means(requests: Sequence[tuple[str, MetricRequest]]) -> bool:
+    """Whether a metric reads a spread around the group's mean (two passes)."""
+    return any(req.metric.name in ("r2", "explained_variance") for _, req in requests)
+
+
+def mean_terms(s: PredictionScope) -> dict[str, pl.Expr]:
+    """The first pass of ``r2`` and ``explained_variance``: the terms of the weight, the
+    label and the residual ``v - p``, whose sums give the group's means."""
+    return {_W: s.weights, _V: s.weighted(s.value), _R: s.weighted(s.value - s.p)}
+
+
+def means_from(total: Total) -> list[pl.Expr]:
+    """The group's mean label (``MEAN_V``) and mean residual (``MEAN_R``) from the totals
+    of :func:`mean_terms` (statistic columns)."""
+    w = _value(_W, total)
+    return [(_value(_V, total) / w).alias(MEAN_V), (_value(_R, total) / w).alias(MEAN_R)]
+
+
+def statistic_terms(
+    s: PredictionScope, requests: Sequence[tuple[str, MetricRequest]]
+) -> dict[str, pl.Expr]:
+    """Per row, the term of each statistic the ``requests`` read (module doc). The
+    spreads of ``r2`` and ``explained_variance`` read the columns ``MEAN_V`` and
+    ``MEAN_R`` (the group's means, beside each row)."""
+    terms: dict[str, pl.Expr] = {_W: s.weights}
+    for _, req in requests:
+        name = req.metric.name
+        if name in ("logloss", "ne"):
+            terms[_LOG] = s.weighted(log_likelihood(s))
+        if name in ("ne", "calibration"):
+            terms[_Y] = s.weighted(s.y)
+        if name == "calibration":
+            terms[_P] = s.weighted(s.p)
+        if name == "brier":
+            terms[_BRIER] = s.weighted((s.p - s.y) ** 2)
+        if name in ("mse", "rmse", "r2"):
+            terms[_SQ] = s.weighted((s.p - s.value) ** 2)
+        if name == "mae":
+            terms[_ABS] = s.weighted((s.p - s.value).abs())
+        if name in ("r2", "explained_variance"):
+            terms[_M2V] = s.weighted((s.value - pl.col(MEAN_V)) ** 2)
+        if name == "explained_variance":
+            terms[_M2R] = s.weighted((s.value - s.p - pl.col(MEAN_R)) ** 2)
+        if name == "ece":
+            bins = ece_bins(req.params(1.0))
+            index = ece_bin(s, bins)
+            for b in range(bins):
+                terms[_ece_column(bins, b)] = pl.when(index == b).then(s.weighted(s.p - s.y))
+    return terms
+
+
+def statistic_columns(name: str) -> tuple[str, str, str]:
+    """A statistic's columns: its units (Int128), its float sum, its count of terms
+    beyond the units."""
+    return name, f"{name}_f", f"{name}_b"
+
+
+def statistic_aggs(terms: dict[str, pl.Expr]) -> list[pl.Expr]:
+    """Group context: each term's sum as units (Int128), as a float, and the count of
+    terms beyond the units (:func:`statistic_columns`)."""
+    aggs: list[pl.Expr] = []
+    for name, term in terms.items():
+        fixed, plain, beyond = statistic_columns(name)
+        aggs += [
+            units(term).sum().alias(fixed),
+            term.sum().cast(pl.Float64).alias(plain),
+            beyond_fixed(term).sum().cast(pl.Int64).alias(beyond),
+        ]
+    return aggs
+
+
+def _value(name: str, total: Total) -> pl.Expr:
+    """A statistic's sum: its units converted once, or its float sum where a term is
+    beyond the units."""
+    fixed, plain, beyond = statistic_columns(name)
+    return pl.when(total(beyond) > 0).then(total(plain)).otherwise(from_units(total(fixed)))
+
+
+def finished(requests: Sequence[tuple[str, MetricRequest]]) -> list[tuple[str, pl.Expr]]:
+    """``(label, value)`` of each metric but ``auc`` and ``pr_auc``, over one row per
+    ``by`` group holding the totals of its statistics (:func:`statistic_aggs`,
+    :func:`gauc_statistics`; the engines add their parts' first): the same float
+    operations on every path."""
+    total: Total = pl.col
+    w = _value(_W, total)
+    log_loss = -_value(_LOG, total) / w  # only in the plan where a metric reads it
+    out: list[tuple[str, pl.Expr]] = []
+    for label, req in requests:
+        name = req.metric.name
+        value: pl.Expr
+        if name in HISTOGRAM_METRICS:
+            continue
+        if name == "gauc":
+            num, den = _gauc_columns(gauc_weighting(req.params(1.0)))
+            defined = total(_G_DEFINED)
+            value = pl.when(defined > 0).then(_value(num, total) / _value(den, total))
+            out.append((label, value))
+            out.append((f"{label}_one_class", total(_G_ONE).cast(pl.Int64)))
+            continue
+        if name == "logloss":
+            value = log_loss
+        elif name == "ne":
+            rate = _value(_Y, total) / w
+            value = pl.when((rate > 0) & (rate < 1)).then(log_loss / entropy(rate))
+        elif name == "brier":
+            value = _value(_BRIER, total) / w
+        elif name == "calibration":
+            clicks = _value(_Y, total)
+            value = pl.when(clicks > 0).then(_value(_P, total) / clicks)
+        elif name == "ece":
+            bins = ece_bins(req.params(1.0))
+            gaps = [_value(_ece_column(bins, b), total).abs() for b in range(bins)]
+            value = pl.sum_horizontal(gaps) / w
+        elif name in ("mse", "rmse"):
+            value = _value(_SQ, total) / w
+            value = value.sqrt() if name == "rmse" else value
+        elif name == "mae":
+            value = _value(_ABS, total) / w
+        elif name == "r2":
+            spread = _value(_M2V, total)
+            value = pl.when(spread > 0).then(1.0 - _value(_SQ, total) / spread)
+        elif name == "explained_variance":
+            spread = _value(_M2V, total)
+            value = pl.when(spread > 0).then(1.0 - _value(_M2R, total) / spread)
+        else:  # pragma: no cover - every prediction metric is listed above
+            raise MetricParameterError(f"metric {label!r} has no statistics")
+        out.append((label, value))
+    return out
+
+
+def gauc_statistics(per_query: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+    """Per ``by`` group, from :func:`per_query_auc`: each weighting's ``sum share AUC_q``
+    and ``sum share`` (statistics) over the queries with both classes, their count and
+    the count of the others (Int64)."""
+    auc_q, weight_q = pl.col(AUC_Q), pl.col(WEIGHT_Q)
+    defined = auc_q.is_not_null()
+    terms: dict[str, pl.Expr] = {}
+    for weighting, share in (("rows", weight_q), ("uniform", pl.lit(1.0))):
+        num, den = _gauc_columns(weighting)
+        terms[num] = pl.when(defined).then(auc_q * share)
+        terms[den] = pl.when(defined).then(share)
+    aggs = statistic_aggs(terms)
+    aggs.append(defined.sum().cast(pl.Int64).alias(_G_DEFINED))
+    aggs.append(auc_q.is_null().sum().cast(pl.Int64).alias(_G_ONE))
+    return per_query.group_by(by).agg(aggs) if by else per_query.select(aggs)
+
+
+def score_histogram(rows: pl.LazyFrame, scope: PredictionScope, keys: list[str]) -> pl.LazyFrame:
+    """One row per (``keys`` group, distinct score): the score and the positives and
+    negatives that have it, as :func:`~polars_irmetrics.metrics.prediction.units` of
+    their weights (Int128)."""
+    return rows.group_by([*keys, scope.p.alias(SCORE)]).agg(
+        units(scope.weighted(scope.y)).sum().alias(POS),
+        units(scope.weighted(1.0 - scope.y)).sum().alias(NEG),
+    )
+
+
+def histogram_values(
+    histogram: pl.LazyFrame, by: list[str], requests: Sequence[tuple[str, MetricRequest]]
+) -> pl.LazyFrame:
+    """Each ``by`` group's ``auc`` and ``pr_auc`` (of ``requests``) from its histogram
+    (sorted by score once: a group keeps the order of its rows)."""
+    aggs = []
+    for label, req in requests:
+        name = req.metric.name
+        if name in HISTOGRAM_METRICS:
+            formula = histogram_auc if name == "auc" else histogram_pr_auc
+            aggs.append(formula(POS, NEG).alias(label))
+    ordered = histogram.sort(SCORE)
+    return ordered.group_by(by, maintain_order=True).agg(aggs) if by else ordered.select(aggs)
+
+
+def per_query_auc(rows: pl.LazyFrame, scope: PredictionScope, query: list[str]) -> pl.LazyFrame:
+    """One row per query (the ``query`` keys): its AUC (``AUC_Q``, null with one class)
+    and its weight (``WEIGHT_Q``: its rows, or its sample weights' sum), the same to the
+    last bit in any order of its rows: without weights from ranks (sums of half-integers,
+    exact), with weights from the query's score histogram (integers)."""
+    if scope.w is not None:
+        histogram = score_histogram(rows, scope, query)
+        weights = rows.group_by(query).agg(from_units(units(scope.w).sum()).alias(WEIGHT_Q))
+        ordered = histogram.sort(SCORE)
+        area = ordered.group_by(query).agg(histogram_auc(POS, NEG).alias(AUC_Q))
+        return area.join(weights, on=query, how="left", nulls_equal=True).select(
+            *query, AUC_Q, WEIGHT_Q
+        )
+    # each row's rank within its query by a window, then sums per query: measured
+    # ~25% faster than ranking inside the group_by (benchmarks/results_prediction.md)
+    ranked = rows.with_columns(scope.p.rank("average").over(query).alias(_RANK))
+    y = scope.y
+    n1, n = pl.col(POS), pl.col(WEIGHT_Q)
+    n0 = n - n1
+    return (
+        ranked.group_by(query)
+        .agg(
+            (y * pl.col(_RANK)).sum().alias(_RANK),
+            y.sum().alias(POS),
+            pl.len().cast(pl.Float64).alias(WEIGHT_Q),
+        )
+        .with_columns(
+            pl.when((n1 > 0) & (n0 > 0))
+            .then((pl.col(_RANK) - n1 * (n1 + 1.0) / 2.0) / (n1 * n0))
+            .alias(AUC_Q)
+        )
+        .select(*query, AUC_Q, WEIGHT_Q)
+    )
