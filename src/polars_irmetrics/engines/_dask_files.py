@@ -26,15 +26,15 @@ import dask.dataframe as dd
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
-from fsspec.implementations.local import LocalFileSystem
 
 from polars_irmetrics.engines._dask_frames import arrow_of
 from polars_irmetrics.engines._partition import as_polars_frame
 
-try:  # Dask's (not public) expression of a Parquet read
-    from dask.dataframe.dask_expr.io.parquet import ReadParquetFSSpec
+_ReadParquet: type[Any] | None
+try:  # Dask's (not public) expression of a Parquet read through fsspec
+    from dask.dataframe.dask_expr.io.parquet import ReadParquetFSSpec as _ReadParquet
 except ImportError:  # pragma: no cover - another Dask: its partitions are read as before
-    ReadParquetFSSpec = None
+    _ReadParquet = None
 
 __all__ = ["Files", "Layout", "Piece", "read_files", "read_layout"]
 
@@ -89,7 +89,7 @@ class Layout:
 def read_layout(frame: dd.DataFrame) -> Layout | None:
     """The pieces behind ``frame`` when it is a plain read of local Parquet files (its
     columns selected or not, some of its partitions taken or not), else ``None``."""
-    if ReadParquetFSSpec is None:  # pragma: no cover - another Dask
+    if _ReadParquet is None:  # pragma: no cover - another Dask
         return None
     try:
         return _layout(frame)
@@ -98,13 +98,16 @@ def read_layout(frame: dd.DataFrame) -> Layout | None:
 
 
 def _layout(frame: dd.DataFrame) -> Layout | None:
-    expr = frame.expr.simplify()  # a projection is pushed into the read
-    if not isinstance(expr, ReadParquetFSSpec) or expr.operand("filters") is not None:
+    expr: Any = frame.expr.simplify()  # a projection is pushed into the read
+    if _ReadParquet is None or not isinstance(expr, _ReadParquet):
+        return None
+    if expr.operand("filters") is not None:
         return None
     if list(expr.columns) != list(frame.columns):
         return None
     info: dict[str, Any] = expr._dataset_info
-    if not isinstance(info["fs"], LocalFileSystem):
+    protocol = info["fs"].protocol  # fsspec's: "file" (and "local") for local files
+    if "file" not in ((protocol,) if isinstance(protocol, str) else tuple(protocol)):
         return None
     plan: dict[str, Any] = expr._plan
     common = plan["common_kwargs"]
@@ -188,4 +191,4 @@ def read_files(files: Files) -> pl.LazyFrame:
         frames.append(lazy.select(data).with_columns(values).select(files.columns))
     if not frames:
         return pl.LazyFrame(schema=schema)
-    return pl.concat([f.cast(dict(schema)) for f in frames], how="vertical")
+    return pl.concat([f.cast(schema) for f in frames], how="vertical")

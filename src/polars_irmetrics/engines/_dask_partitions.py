@@ -47,7 +47,7 @@ The caller asserts that no query spans two values of the column (a hive column s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import dask.dataframe as dd
 import pandas as pd
@@ -76,7 +76,7 @@ from polars_irmetrics.ground.partitions import check_partition_column
 __all__ = ["per_query_in_partitions"]
 
 #: What a task is given of one side: Dask's pandas rows, files to read, or a table.
-Source = pd.DataFrame | Files | pa.Table
+Source: TypeAlias = pd.DataFrame | Files | pa.Table
 
 
 def per_query_in_partitions(
