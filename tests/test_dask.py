@@ -429,6 +429,18 @@ def test_dask_progress_draws_the_tasks_and_persists(
     assert capsys.readouterr().err == ""
 
 
+def test_dask_progress_of_tasks_reading_their_files(
+    client: Client, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _hive(with_bucket(ONE), tmp_path / "run")
+    qrels = _judgments(QRELS, "files", tmp_path / "qrels")
+    got = irm_dask.evaluate(run, ["map"], qrels=qrels, partitioned_by="bucket", progress=True)
+    done, total = _last_bar(capsys.readouterr().err)
+    assert done == total > 4  # a task per bucket, the check, the means
+    assert all(f.status == "finished" for f in futures_of(got))
+    assert _polars(got).rows() == irm.evaluate(ONE, ["map"], qrels=QRELS).rows()
+
+
 def test_dask_progress_raises_a_tasks_error_at_the_call(client: Client) -> None:
     _, run, qrels, metrics, options, error, _ = ERRORS[0]
     with pytest.raises(error) as raised:
