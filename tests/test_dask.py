@@ -302,6 +302,44 @@ READS = [
 
 
 @pytest.mark.parametrize(
+    ("run", "qrels", "metrics", "options", "error", "part"),
+    [e[1:] for e in ERRORS],
+    ids=[e[0] for e in ERRORS],
+)
+def test_dask_partitioned_by_data_errors_of_files_are_the_librarys(
+    client: Client,
+    tmp_path: Path,
+    run: pl.DataFrame,
+    qrels: pl.DataFrame | None,
+    metrics: list[str],
+    options: dict[str, Any],
+    error: type,
+    part: str,
+) -> None:
+    # raised by the streaming plan of a task that reads its files, as on one machine;
+    # a query-set error names the queries of the task's bucket (those of one machine's
+    # message that the bucket holds)
+    message = single_message(run, qrels, metrics, **options)
+    lazy = irm_dask.evaluate(
+        _hive(with_bucket(run), tmp_path / "run"),
+        metrics,
+        qrels=None if qrels is None else _judgments(qrels, "files", tmp_path / "qrels"),
+        partitioned_by="bucket",
+        **options,
+    )
+    with pytest.raises(error) as raised:
+        lazy.compute()
+    assert type(raised.value) is error
+    if error is not irm.QuerySetError:
+        assert str(raised.value) == message
+        return
+    named = re.compile(r"'q\d+' \(system='\w+'\)")
+    assert set(named.findall(str(raised.value))) <= set(named.findall(message))
+    assert named.findall(str(raised.value))
+    assert str(raised.value).split("; ")[-1] == message.split("; ")[-1]
+
+
+@pytest.mark.parametrize(
     ("read", "rows", "by_tasks"), [c[1:] for c in READS], ids=[c[0] for c in READS]
 )
 @pytest.mark.parametrize("kind", ["bucketed", "files"])
