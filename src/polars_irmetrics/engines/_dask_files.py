@@ -77,14 +77,15 @@ class Layout:
         """These pieces, to be read as rows of this frame."""
         return Files(tuple(pieces), self.columns, self.hive, self.schema)
 
-    def text_of(self, piece: Piece, column: str) -> str | None:
-        """The value of the hive column ``column`` in ``piece``, in the frame's type,
-        written as text (as :func:`polars.Expr.cast` to ``String`` writes it: ``07``
-        of an integer column is ``"7"``)."""
+    def texts(self, pieces: Sequence[Piece], column: str) -> list[str | None]:
+        """The value of the hive column ``column`` in each piece, in the frame's type,
+        written as text (as :meth:`polars.Expr.cast` to ``String`` writes it: ``07`` of
+        an integer column is ``"7"``), one cast for all of them."""
         dtype = as_polars_frame(self.schema.empty_table()).schema[column]
-        text = dict(piece.hive).get(column)
-        value = pl.Series([text], dtype=pl.String).cast(dtype).cast(pl.String)
-        found: str | None = value[0]
+        texts = [dict(piece.hive).get(column) for piece in pieces]
+        found: list[str | None] = (
+            pl.Series(texts, dtype=pl.String).cast(dtype).cast(pl.String).to_list()
+        )
         return found
 
 

@@ -86,9 +86,7 @@ def per_query_in_partitions(
     check_partition_column(list(run.columns), column)
     layout = read_layout(run)
     if layout is not None and column in layout.hive:  # the values from the paths
-        values = [
-            list(dict.fromkeys(layout.text_of(p, column) for p in part)) for part in layout.parts
-        ]
+        values = [list(dict.fromkeys(layout.texts(part, column))) for part in layout.parts]
     else:
         values = _values(run, column)
     groups, task_of = _tasks(values)
@@ -123,8 +121,8 @@ def per_query_in_partitions(
             crossing = groups_of.repartition(npartitions=1).to_delayed()[0]
         mine: list[list[Piece]] = [[] for _ in range(count)]
         theirs: dict[str | None, list[Piece]] = {}
-        for piece in (p for part in judged.parts for p in part):
-            text = judged.text_of(piece, column)
+        every = [p for part in judged.parts for p in part]
+        for piece, text in zip(every, judged.texts(every, column), strict=True):
             if text in task_of:
                 mine[task_of[text]].append(piece)
             else:
