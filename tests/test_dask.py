@@ -163,16 +163,18 @@ def test_dask_module_without_dask_names_the_extra(monkeypatch: pytest.MonkeyPatc
     )
 
 
-def _hive(frame: pl.DataFrame, folder: Path, files: int = 3) -> dd.DataFrame:
+def _hive(frame: pl.DataFrame, folder: Path, files: int = 3, **read: Any) -> dd.DataFrame:
     """``frame`` written as ``folder/bucket=NN/part-K.parquet`` (``files`` files per
-    bucket, without the column, as data lakes hold them), read back by Dask with
-    pyarrow-backed columns (an integer column with nulls stays an integer column)."""
+    bucket, without the column, as data lakes hold them; row groups of 100 rows), read
+    back by Dask with pyarrow-backed columns (an integer column with nulls stays an
+    integer column) and the options ``read``."""
     for (bucket,), rows in frame.group_by("bucket"):
         (folder / f"bucket={bucket:02d}").mkdir(parents=True)
         size = -(-rows.height // files)
         for k, piece in enumerate(rows.drop("bucket").iter_slices(size)):
-            piece.write_parquet(folder / f"bucket={bucket:02d}" / f"part-{k}.parquet")
-    return dd.read_parquet(str(folder), dtype_backend="pyarrow")
+            path = folder / f"bucket={bucket:02d}" / f"part-{k}.parquet"
+            piece.write_parquet(path, row_group_size=100)
+    return dd.read_parquet(str(folder), dtype_backend="pyarrow", **read)
 
 
 def _equal(got: dd.DataFrame, expected: pl.DataFrame, per_query: bool) -> None:
@@ -185,17 +187,28 @@ def _equal(got: dd.DataFrame, expected: pl.DataFrame, per_query: bool) -> None:
         assert result[column].to_list() == expected[column].to_list(), column
 
 
-# each case with flat judgments, and with judgments that carry the bucket too
+def _judgments(qrels: pl.DataFrame, kind: str, folder: Path) -> dd.DataFrame:
+    """The judgments as a Dask frame: ``flat`` (no bucket), ``bucketed`` (a bucket
+    column, from pandas: shuffled to the tasks) or ``files`` (hive-partitioned files by
+    bucket, read by the tasks; the unretrieved judged queries in a bucket of their own,
+    which the run lacks)."""
+    if kind == "files":
+        return _hive(with_bucket(qrels), folder, files=2)
+    return _dask(with_bucket(qrels) if kind == "bucketed" else qrels, 2)
+
+
+# each case with flat judgments, with judgments that carry the bucket, and with
+# judgments in hive files by bucket
 PARTITIONED_CASES = [
-    (f"{name}-{kind}", run, qrels, options, per_query, kind == "bucketed")
+    (f"{name}-{kind}", run, qrels, options, per_query, kind)
     for name, run, qrels, options, per_query in PARTITIONED
-    for kind in ("flat", "bucketed")
+    for kind in ("flat", "bucketed", "files")
     if qrels is not None or kind == "flat"
 ]
 
 
 @pytest.mark.parametrize(
-    ("run", "qrels", "options", "per_query", "bucketed"),
+    ("run", "qrels", "options", "per_query", "kind"),
     [c[1:] for c in PARTITIONED_CASES],
     ids=[c[0] for c in PARTITIONED_CASES],
 )
@@ -206,10 +219,10 @@ def test_dask_partitioned_by_equals_evaluate(
     qrels: pl.DataFrame | None,
     options: dict[str, Any],
     per_query: bool,
-    bucketed: bool,
+    kind: str,
 ) -> None:
     expected = irm.evaluate(run, METRICS, qrels=qrels, per_query=per_query, **options)
-    judged = None if qrels is None else _dask(with_bucket(qrels) if bucketed else qrels, 2)
+    judged = None if qrels is None else _judgments(qrels, kind, tmp_path / "qrels")
     got = irm_dask.evaluate(
         _hive(with_bucket(run), tmp_path / "run"),
         METRICS,
@@ -254,21 +267,152 @@ def _shuffles(frame: dd.DataFrame) -> tuple[int, set[str]]:
     return len(shuffles), {key_split(k) for k in seen if key_split(k).startswith("read_parquet")}
 
 
-@pytest.mark.parametrize("bucketed", [False, True], ids=["flat-qrels", "bucketed-qrels"])
+@pytest.mark.parametrize("kind", ["flat", "bucketed", "files"])
 def test_dask_partitioned_by_does_not_shuffle_the_run(
-    client: Client, tmp_path: Path, bucketed: bool
+    client: Client, tmp_path: Path, kind: str
 ) -> None:
     run = _hive(with_bucket(ONE), tmp_path / "run")
-    qrels = _dask(with_bucket(QRELS) if bucketed else QRELS, 2)
+    qrels = _judgments(QRELS, kind, tmp_path / "qrels")
     shuffled = irm_dask.evaluate(run, ["map"], qrels=qrels, per_query=True)
     count, reads = _shuffles(shuffled)
     assert count > 0  # the check can fail: the shuffle path moves the run's rows
     assert reads == {"read_parquet"}
     kept = irm_dask.evaluate(run, ["map"], qrels=qrels, per_query=True, partitioned_by="bucket")
     count, reads = _shuffles(kept)
-    assert (count > 0) is bucketed  # bucketed judgments alone are shuffled to their tasks
+    # judgments with a bucket column alone are shuffled to their tasks; files are read
+    # by the tasks, as the run's are
+    assert (count > 0) is (kind == "bucketed")
     assert reads == set()
+    # nor read by Dask at all: each task reads its own files
+    assert not any(key_split(k).startswith("read_parquet") for k in kept.__dask_graph__())
     assert _polars(kept).sort("query_id").equals(_polars(shuffled).sort("query_id"))
+
+
+def _reads(frame: dd.DataFrame) -> bool:
+    """Whether Dask reads Parquet files in ``frame``'s graph (rather than its tasks)."""
+    return any(key_split(k).startswith("read_parquet") for k in frame.__dask_graph__())
+
+
+# (id, options of dd.read_parquet, the rows the frame holds, read by the tasks)
+READS = [
+    ("row-groups", {"split_row_groups": True}, None, True),
+    ("columns", {"columns": ["query_id", "doc_id", "score", "bucket"]}, None, True),
+    ("filtered", {"filters": [("bucket", "!=", 1)]}, pl.col("bucket") != 1, False),
+]
+
+
+@pytest.mark.parametrize(
+    ("run", "qrels", "metrics", "options", "error", "part"),
+    [e[1:] for e in ERRORS],
+    ids=[e[0] for e in ERRORS],
+)
+def test_dask_partitioned_by_data_errors_of_files_are_the_librarys(
+    client: Client,
+    tmp_path: Path,
+    run: pl.DataFrame,
+    qrels: pl.DataFrame | None,
+    metrics: list[str],
+    options: dict[str, Any],
+    error: type,
+    part: str,
+) -> None:
+    # raised by the streaming plan of a task that reads its files, as on one machine;
+    # a query-set error names the queries of the task's bucket (those of one machine's
+    # message that the bucket holds)
+    message = single_message(run, qrels, metrics, **options)
+    lazy = irm_dask.evaluate(
+        _hive(with_bucket(run), tmp_path / "run"),
+        metrics,
+        qrels=None if qrels is None else _judgments(qrels, "files", tmp_path / "qrels"),
+        partitioned_by="bucket",
+        **options,
+    )
+    with pytest.raises(error) as raised:
+        lazy.compute()
+    assert type(raised.value) is error
+    if error is not irm.QuerySetError:
+        assert str(raised.value) == message
+        return
+    named = re.compile(r"'q\d+' \(system='\w+'\)")
+    assert set(named.findall(str(raised.value))) <= set(named.findall(message))
+    assert named.findall(str(raised.value))
+    assert str(raised.value).split("; ")[-1] == message.split("; ")[-1]
+
+
+@pytest.mark.parametrize(
+    ("read", "rows", "by_tasks"), [c[1:] for c in READS], ids=[c[0] for c in READS]
+)
+@pytest.mark.parametrize("kind", ["bucketed", "files"])
+def test_dask_partitioned_by_reads_of_the_files(
+    client: Client,
+    tmp_path: Path,
+    read: dict[str, Any],
+    rows: pl.Expr | None,
+    by_tasks: bool,
+    kind: str,
+) -> None:
+    # pieces of files (row groups), a projection (a column the metrics do not read
+    # left out) are read by the tasks; a filtered read is Dask's to make (its
+    # partitions, as for any frame that is not a plain read)
+    run = with_bucket(ONE).with_columns(extra=pl.lit("x"))
+    frame = _hive(run, tmp_path / "run", files=2, **read)
+    kept = run if rows is None else run.filter(rows)
+    queries = kept["query_id"].unique()
+    qrels = QRELS.filter(pl.col("query_id").is_in(queries.implode()))
+    expected = irm.evaluate(kept.drop("bucket", "extra"), METRICS, qrels=qrels, per_query=True)
+    got = irm_dask.evaluate(
+        frame,
+        METRICS,
+        qrels=_judgments(qrels, kind, tmp_path / "qrels"),
+        per_query=True,
+        partitioned_by="bucket",
+    )
+    assert _reads(got) is not by_tasks
+    _equal(got, expected, True)
+
+
+def test_dask_partitioned_by_a_column_of_the_files(client: Client, tmp_path: Path) -> None:
+    # the bucket is a column inside the files, not a hive directory: its values come
+    # from a pass over that column at the call, and the tasks read their files
+    (tmp_path / "run").mkdir()
+    run = with_bucket(ONE).sort("bucket")
+    for k, piece in enumerate(run.iter_slices(-(-run.height // 5))):
+        piece.write_parquet(tmp_path / "run" / f"part-{k}.parquet")
+    frame = dd.read_parquet(str(tmp_path / "run"), dtype_backend="pyarrow")
+    assert frame.npartitions == 5
+    got = irm_dask.evaluate(
+        frame,
+        METRICS,
+        qrels=_judgments(QRELS, "files", tmp_path / "qrels"),
+        per_query=True,
+        partitioned_by="bucket",
+    )
+    assert not _reads(got)
+    expected = irm.evaluate(ONE, METRICS, qrels=QRELS, per_query=True)
+    _equal(got, expected, True)
+
+
+def test_dask_partitioned_by_judgment_files_of_a_false_claim(
+    client: Client, tmp_path: Path
+) -> None:
+    # the run in 4 buckets, the judgments' files in 3: a query whose two hashes differ
+    # is in two tasks, and the first such query is named
+    run, qrels = with_bucket(ONE, 4), with_bucket(QRELS, 3)
+    both = run.join(qrels, on="query_id", suffix="_judged").filter(
+        pl.col("bucket") != pl.col("bucket_judged")
+    )
+    query = both["query_id"].min()
+    lazy = irm_dask.evaluate(
+        _hive(run, tmp_path / "run"),
+        ["map"],
+        qrels=_hive(qrels, tmp_path / "qrels", files=1),
+        partitioned_by="bucket",
+    )
+    with pytest.raises(irm.InvalidValueError) as raised:
+        lazy.compute()
+    assert str(raised.value).startswith(
+        f"partitioned_by='bucket': query {query!r} has rows under more than one value of "
+    )
 
 
 @pytest.mark.parametrize("per_query", [True, False], ids=["per-query", "means"])
@@ -321,6 +465,18 @@ def test_dask_progress_draws_the_tasks_and_persists(
     assert futures_of(lazy) == []
     lazy.compute()
     assert capsys.readouterr().err == ""
+
+
+def test_dask_progress_of_tasks_reading_their_files(
+    client: Client, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _hive(with_bucket(ONE), tmp_path / "run")
+    qrels = _judgments(QRELS, "files", tmp_path / "qrels")
+    got = irm_dask.evaluate(run, ["map"], qrels=qrels, partitioned_by="bucket", progress=True)
+    done, total = _last_bar(capsys.readouterr().err)
+    assert done == total > 4  # a task per bucket, the check, the means
+    assert all(f.status == "finished" for f in futures_of(got))
+    assert _polars(got).rows() == irm.evaluate(ONE, ["map"], qrels=QRELS).rows()
 
 
 def test_dask_progress_raises_a_tasks_error_at_the_call(client: Client) -> None:

@@ -4,25 +4,39 @@ evaluated without a shuffle of its rows.
 The caller asserts that no query spans two values of the column (a hive column such as
 ``bucket=07`` of ``dd.read_parquet("run/")``, a hash of the query). Then:
 
-1. **A metadata pass**, at the call, reads that one column of every partition and
-   keeps its distinct values (a few per partition). The partitions are the frame's
-   own, as ``run.npartitions`` counts them (one per file for ``dd.read_parquet``):
-   Dask's optimizer is not let fuse them, since it would fuse the two passes'
-   partitions differently (the one column's few bytes into fewer partitions than the
-   whole rows'); the column alone is read where Dask's logical simplification pushes
-   the projection into the reader (Parquet), else each partition is computed whole.
+1. **The values of the column** in each partition of the run: when the run is a plain
+   ``dd.read_parquet`` of local files and the column is a hive partition column, they
+   are read from the files' paths (:mod:`~polars_irmetrics.engines._dask_files`), with
+   no pass over the data. Otherwise a metadata pass, at the call, reads that one column
+   of every partition and keeps its distinct values (a few per partition). The
+   partitions are the frame's own, as ``run.npartitions`` counts them (one per file for
+   ``dd.read_parquet``): Dask's optimizer is not let fuse them, since it would fuse the
+   two passes' partitions differently; the column alone is read where Dask's logical
+   simplification pushes the projection into the reader (Parquet), else each partition
+   is computed whole.
 2. **Tasks**: partitions that share a value are grouped into one task (connected
    components; a partition usually holds one value, a value often spans several
-   files). The run's partitions are regrouped as they are (``to_delayed``), never
-   shuffled.
-3. **Judgments**: when they carry the column too, each judgment is tagged with the
-   task of its value and only the judgments are shuffled (``set_index`` on the task
-   number, one partition per task); the judgments of a value no partition of the run
-   holds are evaluated once more, against an empty run. When they lack the column,
-   they are gathered in one partition that every task reads, and each task takes the
-   judgments of its own queries (a semi-join); the judged queries that no task
-   retrieves are evaluated once, against an empty run, so the ``unretrieved=``
-   policies give :func:`polars_irmetrics.evaluate`'s results.
+   files). The run is never shuffled. When it is a plain read of local Parquet files,
+   each task is given the names of its files and reads them itself with polars, lazily,
+   into the plan that evaluates them, collected by polars' streaming engine
+   (:func:`~polars_irmetrics.engines._partition.evaluate_lazy`): no pandas partition
+   is held by a worker, read ahead of its task or sent between workers, and a task's
+   memory holds a batch of its rows at a time (measured on 2,000,000-row buckets:
+   benchmarks/results_scale.md). Otherwise Dask's partitions are regrouped as they
+   are (``to_delayed``) and each task evaluates its pandas rows.
+3. **Judgments**: when they are a plain read of local files hive-partitioned by the
+   column too, each task reads the files of its values; the files of a value no
+   partition of the run holds make a task of their own, against an empty run. When
+   they carry the column otherwise, each judgment is tagged with the task of its value
+   and only the judgments are shuffled (``set_index`` on the task number, one partition
+   per task); the judgments of a value no partition of the run holds are evaluated once
+   more, against an empty run. When they lack the column, they are gathered in one
+   partition that every task reads, and each task takes the judgments of its own
+   queries (a semi-join); the judged queries that no task retrieves are evaluated once,
+   against an empty run, so the ``unretrieved=`` policies give
+   :func:`polars_irmetrics.evaluate`'s results. With ``by`` keys the judgments lack,
+   the run's distinct groups of them (one small partition) are crossed with each
+   task's judgments, as the one-machine plan does.
 4. **The claim is checked**: every task also returns the distinct query ids of its
    rows (run and judgments), and one small task gathers them before any result is
    released: a query found in two tasks raises
@@ -33,7 +47,7 @@ The caller asserts that no query spans two values of the column (a hive column s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import dask.dataframe as dd
 import pandas as pd
@@ -42,6 +56,7 @@ import pyarrow as pa
 from dask.base import compute
 from dask.delayed import delayed
 
+from polars_irmetrics.engines._dask_files import Files, Piece, read_files, read_layout
 from polars_irmetrics.engines._dask_frames import (
     arrow_of,
     meta,
@@ -53,12 +68,15 @@ from polars_irmetrics.engines._partition import (
     PART,
     Job,
     as_polars_frame,
-    evaluate_part,
+    evaluate_lazy,
     spanning_error,
 )
 from polars_irmetrics.ground.partitions import check_partition_column
 
 __all__ = ["per_query_in_partitions"]
+
+#: What a task is given of one side: Dask's pandas rows, files to read, or a table.
+Source: TypeAlias = pd.DataFrame | Files | pa.Table
 
 
 def per_query_in_partitions(
@@ -66,25 +84,51 @@ def per_query_in_partitions(
 ) -> dd.DataFrame:
     """The per-query values, one task per group of the run's partitions (module doc)."""
     check_partition_column(list(run.columns), column)
-    # the frame's own partitions, as ``run.npartitions`` counts them: Dask's optimizer
-    # would fuse small files into partitions that differ between the two passes
-    parts = run.to_delayed(optimize_graph=False)
-    groups, task_of = _tasks(_values(run, column))
-    runs = [
-        parts[members[0]]
-        if len(members) == 1
-        else delayed(_concat)(*map(parts.__getitem__, members))
-        for members in groups
-    ]
+    layout = read_layout(run)
+    if layout is not None and column in layout.hive:  # the values from the paths
+        values = [list(dict.fromkeys(layout.texts(part, column))) for part in layout.parts]
+    else:
+        values = _values(run, column)
+    groups, task_of = _tasks(values)
+    runs: list[Any]
+    if layout is not None:  # each task reads its files
+        runs = [layout.files([p for m in members for p in layout.parts[m]]) for members in groups]
+    else:  # the frame's own partitions (Dask's optimizer would fuse small files)
+        parts = run.to_delayed(optimize_graph=False)
+        runs = [
+            parts[members[0]]
+            if len(members) == 1
+            else delayed(_concat)(*map(parts.__getitem__, members))
+            for members in groups
+        ]
     count = len(runs)
     query_id = job.options.query_id
     empty = arrow_of(run).empty_table()
     # each task's share of the judgments (the flat judgments whole, semi-joined there)
     flat = qrels is not None and column not in qrels.columns
+    judged = None if qrels is None or flat else read_layout(qrels)
+    if judged is not None and column not in judged.hive:
+        judged = None
+    crossing: Any = None
     shares: list[Any] = [None] * count
+    extra: list[Any] = []  # the judgments of values no partition of the run holds
     if qrels is not None and flat:
         everything = with_groups(run, qrels, job).repartition(npartitions=1).to_delayed()[0]
         shares = [everything] * count
+    elif qrels is not None and judged is not None:  # each task reads its values' files
+        if job.run_only_by:  # the run's groups of the by keys the judgments lack
+            groups_of = run[list(job.run_only_by)].drop_duplicates(split_out=1)
+            crossing = groups_of.repartition(npartitions=1).to_delayed()[0]
+        mine: list[list[Piece]] = [[] for _ in range(count)]
+        theirs: dict[str | None, list[Piece]] = {}
+        every = [p for part in judged.parts for p in part]
+        for piece, text in zip(every, judged.texts(every, column), strict=True):
+            if text in task_of:
+                mine[task_of[text]].append(piece)
+            else:
+                theirs.setdefault(text, []).append(piece)
+        shares = [judged.files(pieces) for pieces in mine]
+        extra = [judged.files(pieces) for pieces in theirs.values()]
     elif qrels is not None:  # one share per task, then those of values the run lacks
         tagged = with_groups(run, qrels, job)
         tagged = tagged.map_partitions(
@@ -94,19 +138,18 @@ def per_query_in_partitions(
             count,
             meta=tagged._meta.assign(**{PART: pd.Series([], dtype="int64")}),
         )
-        judged = tagged.set_index(PART, divisions=tuple(range(count + 2)), sorted=False)
-        shares = judged.to_delayed()
+        shuffled = tagged.set_index(PART, divisions=tuple(range(count + 2)), sorted=False)
+        *shares, last = shuffled.to_delayed()
+        extra = [last]
     tasks = [
-        delayed(_task, nout=2)(part, share, job, flat)
-        for part, share in zip(runs, shares, strict=False)
+        delayed(_task, nout=2)(part, share, crossing, job, flat)
+        for part, share in zip(runs, shares, strict=True)
     ]
+    tasks += [delayed(_task, nout=2)(empty, share, crossing, job, False) for share in extra]
     outputs = [values for values, _ in tasks]
     ids = [found for _, found in tasks]
-    if len(shares) > count:  # the judgments of values no partition of the run holds
-        rest, found = delayed(_task, nout=2)(empty, shares[count], job, False)
-        outputs.append(rest)
-        ids.append(found)
-    retrieved = delayed(_whole)(column, query_id, *ids)
+    # the ids travel on (to the judged queries no task retrieves) only where read
+    retrieved = delayed(_whole)(column, query_id, flat, *ids)
     if flat:  # the judged queries that no task retrieves
         outputs.append(delayed(_unretrieved)(empty, everything, retrieved, job))
     released = [delayed(_after)(values, retrieved) for values in outputs]
@@ -193,21 +236,30 @@ def _tag(
 
 
 def _task(
-    run: pd.DataFrame | pa.Table, qrels: pd.DataFrame | None, job: Job, semi: bool
+    run: Source, qrels: Source | None, crossing: pd.DataFrame | None, job: Job, semi: bool
 ) -> tuple[pd.DataFrame, pa.Table]:
     """One task's per-query values, and the distinct query ids of its rows."""
     query_id = job.options.query_id
-    table = run if isinstance(run, pa.Table) else to_table(run)
-    judged = None if qrels is None else to_table(qrels)
-    ids = as_polars_frame(table.select([query_id]))
+    runs = _lazy(run)
+    ids = runs.select(query_id).unique().collect(engine="streaming")
+    judged = None if qrels is None else _lazy(qrels)
     if judged is not None:
-        judgments = as_polars_frame(judged)
         if semi:  # the judgments of this task's queries
-            judgments = judgments.join(ids.unique(), on=query_id, how="semi")
-            judged = judgments.to_arrow()
-        ids = pl.concat([ids, judgments.select(query_id)], how="vertical_relaxed")
-    values = to_pandas(evaluate_part(job, table, judged))
-    return values, ids.unique().to_arrow()
+            judged = judged.join(ids.lazy(), on=query_id, how="semi")
+        found = judged.select(query_id).unique().collect(engine="streaming")
+        ids = pl.concat([ids, found], how="vertical_relaxed").unique()
+        if crossing is not None:  # the run's groups of the by keys the judgments lack
+            judged = judged.join(_lazy(crossing), how="cross")
+    values = to_pandas(evaluate_lazy(job, runs, judged))
+    return values, ids.to_arrow()
+
+
+def _lazy(source: Source) -> pl.LazyFrame:
+    """One side of a task as a lazy frame (files are read by the plan that uses them)."""
+    if isinstance(source, Files):
+        return read_files(source)
+    table = source if isinstance(source, pa.Table) else to_table(source)
+    return as_polars_frame(table).lazy()
 
 
 def _unretrieved(
@@ -218,21 +270,38 @@ def _unretrieved(
     query_id = job.options.query_id
     ids = as_polars_frame(retrieved)
     rest = judged.join(ids.cast(judged.select(query_id).schema), on=query_id, how="anti")
-    return to_pandas(evaluate_part(job, empty, rest.to_arrow()))
+    return to_pandas(evaluate_lazy(job, _lazy(empty), rest.lazy()))
 
 
-def _whole(column: str, query_id: str, *ids: pa.Table) -> pa.Table:
-    """Every task's query ids, once each; a query found in two tasks is an error."""
-    found = pl.concat(
-        [as_polars_frame(t).with_columns(pl.lit(n).alias(PART)) for n, t in enumerate(ids)],
-        how="vertical_relaxed",
-    )
-    twice = found.filter(pl.len().over(query_id) > 1).sort(query_id, nulls_last=True)
-    if twice.height:
-        raise spanning_error(column, query_id, twice[query_id][0])
-    return found.select(query_id).to_arrow()
+def _whole(column: str, query_id: str, keep: bool, *ids: pa.Table) -> pa.Table | None:
+    """Every task's query ids, once each (``keep``; else ``None``, a token of the check
+    passed); a query found in two tasks is an error.
+
+    Sorted rather than grouped: a query in two tasks is one next to itself, and a sort
+    holds less than a group per query (measured with 2,000,000 ids: 100 MiB against
+    480 MiB for a window over the query).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> _whole("bucket", "query_id", True, pa.table({"query_id": ["b", "a"]}),
+    ...        pa.table({"query_id": ["c"]}))["query_id"].to_pylist()
+    ['a', 'b', 'c']
+    >>> _whole("bucket", "query_id", False, pa.table({"query_id": ["b", None, "a"]}),
+    ...        pa.table({"query_id": [None, "b"]}))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: partitioned_by='bucket': query 'b' has rows ...
+    """
+    found = pl.concat([as_polars_frame(t) for t in ids], how="vertical_relaxed")
+    ordered = found.to_series().sort(nulls_last=True)
+    later = ordered.slice(1)
+    twice = later.filter(later.eq_missing(ordered.slice(0, max(len(ordered) - 1, 0))))
+    if len(twice):
+        raise spanning_error(column, query_id, twice[0])
+    return ordered.to_frame(query_id).to_arrow() if keep else None
 
 
-def _after(values: pd.DataFrame, checked: pa.Table) -> pd.DataFrame:
+def _after(values: pd.DataFrame, checked: pa.Table | None) -> pd.DataFrame:
     """``values``, released once every task's queries are known to be apart."""
     return values

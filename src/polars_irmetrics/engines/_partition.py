@@ -54,6 +54,7 @@ __all__ = [
     "attribute_columns",
     "carry_error",
     "engine_options",
+    "evaluate_lazy",
     "evaluate_part",
     "prepare",
     "raise_carried",
@@ -241,6 +242,16 @@ def evaluate_part(job: Job, run: pa.Table, qrels: pa.Table | None) -> pa.Table:
     qrels_frame = None if qrels is None else _frame(qrels).lazy()
     plan = build_plan(_frame(run).lazy(), job.requests, qrels_frame, job.options)
     return _to_arrow(plan.collect(), job.per_query_schema)
+
+
+def evaluate_lazy(job: Job, run: pl.LazyFrame, qrels: pl.LazyFrame | None) -> pa.Table:
+    """:func:`evaluate_part` of lazy frames (files not read yet), collected by polars'
+    streaming engine: the rows are read, joined and aggregated in batches, so a task's
+    memory holds a part of its rows at a time (the metrics' sums are exact in any
+    batching: :func:`~polars_irmetrics.metrics.scope.fixed_sum`)."""
+    judged = None if qrels is None else qrels.drop(PART, strict=False)
+    plan = build_plan(run.drop(PART, strict=False), job.requests, judged, job.options)
+    return _to_arrow(plan.collect(engine="streaming"), job.per_query_schema)
 
 
 def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:

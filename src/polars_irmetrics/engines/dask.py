@@ -16,10 +16,13 @@ How the work divides (see also :mod:`polars_irmetrics.engines`):
    groups first, as the one-machine plan does.
    With ``partitioned_by=`` (a column no query spans two values of, e.g. the hive
    column of ``dd.read_parquet("run/")``), the run is **not shuffled**: its own
-   partitions are grouped into tasks by that column's values, found by a small pass
-   over that one column at the call, and only the judgments travel to them
-   (:mod:`~polars_irmetrics.engines._dask_partitions`); a query found in two tasks
-   raises :class:`~polars_irmetrics.errors.InvalidValueError` rather than a wrong value.
+   partitions are grouped into tasks by that column's values (from the files' paths
+   for a hive column of a plain ``dd.read_parquet``, else found by a small pass over
+   that one column at the call); a plain read of local files is read by each task
+   itself, with polars, from its files, and only the judgments that are not such a
+   read travel to the tasks (:mod:`~polars_irmetrics.engines._dask_partitions`); a
+   query found in two tasks raises :class:`~polars_irmetrics.errors.InvalidValueError`
+   rather than a wrong value.
 3. **Means**: the per-query values are gathered in one partition, sorted by the keys
    and averaged by the same polars expression as on one machine, so they equal
    :func:`polars_irmetrics.evaluate`'s to the last bit.
@@ -129,12 +132,16 @@ def evaluate(
             A column of the run (a hive partition column such as ``bucket`` of
             ``run/bucket=07/part-0.parquet``) that keeps each query whole: no query has
             rows under two of its values, in the run or, when they carry it, in the
-            judgments. Then the run is not shuffled: the call reads that column once to
-            find each partition's values, partitions sharing a value make one task, and
-            only the judgments are moved (shuffled by task when they carry the column,
-            otherwise gathered in one partition and semi-joined by each task; the judged
-            queries no task retrieves are evaluated once against an empty run). As in
-            :func:`polars_irmetrics.evaluate`. Default ``None``: shuffle by query hash.
+            judgments. Then the run is not shuffled: partitions sharing a value make one
+            task (the values from the paths of a hive column, else from a pass over the
+            column at the call). A plain ``dd.read_parquet`` of local files is read by
+            each task from its own files, with polars (no pandas partition held by a
+            worker); judgments so read and hive-partitioned by the column too are read
+            the same way, other judgments are moved (shuffled by task when they carry
+            the column, otherwise gathered in one partition and semi-joined by each
+            task; the judged queries no task retrieves are evaluated once against an
+            empty run). As in :func:`polars_irmetrics.evaluate`. Default ``None``:
+            shuffle by query hash.
 
         ``progress``
             ``True``: persist the result now (on the connected ``distributed.Client``'s
