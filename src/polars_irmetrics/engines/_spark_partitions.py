@@ -17,7 +17,9 @@ built, for those reasons. What is kept:
 2. **Tasks**: a small frame of task numbers, one per Spark partition
    (``spark.range(n, numPartitions=n)``), goes through ``mapInArrow``; each task reads
    its value's files with polars on the executor (the hive columns added from the
-   paths, the types cast to Spark's), and evaluates them with the ordinary plan. Only
+   paths, the types cast to Spark's), lazily, and evaluates them with the ordinary plan,
+   collected by polars' streaming engine (a part of the rows in memory at a time: the
+   largest Python worker at 50M run rows from 700 to 404 MiB). Only
    the task numbers and the per-query values travel through Spark.
 3. **Judgments**: files hive-partitioned by the same column are read by the task of
    their value (the values only the judgments hold make tasks of their own, with an
@@ -51,6 +53,7 @@ from pyspark.sql.types import LongType, StructField, StructType
 from polars_irmetrics.engines._partition import (
     Job,
     as_polars_frame,
+    evaluate_lazy,
     evaluate_part,
     spanning_error,
 )
@@ -206,23 +209,25 @@ def _task(
     job = work.job
     query_id = job.options.query_id
     run_files, qrels_files = work.tasks[number]
+    # the files are read lazily: the query ids in a pass of that one column, then the
+    # evaluation by polars' streaming engine, which holds a part of the rows at a time
     run = _read(work.run, run_files)
-    ids = run.select(query_id)
-    qrels: pl.DataFrame | None = None
+    ids = run.select(query_id).unique().collect()
+    qrels: pl.LazyFrame | None = None
     if work.qrels is not None:
         qrels = _read(work.qrels, qrels_files)
         if work.groups is not None:
-            qrels = as_polars_frame(_with_groups(qrels.to_arrow(), work.groups))
+            qrels = qrels.join(as_polars_frame(work.groups).lazy(), how="cross")
     elif work.broadcast is not None:
         everything = as_polars_frame(pa.ipc.open_stream(work.broadcast.value).read_all())
-        qrels = everything.join(ids.unique(), on=query_id, how="semi")
+        judged = everything.join(ids, on=query_id, how="semi")
         if work.groups is not None:
-            qrels = as_polars_frame(_with_groups(qrels.to_arrow(), work.groups))
+            judged = as_polars_frame(_with_groups(judged.to_arrow(), work.groups))
+        qrels = judged.lazy()
     if qrels is not None:
-        ids = pl.concat([ids, qrels.select(query_id)], how="vertical_relaxed")
-    values = as_polars_frame(
-        evaluate_part(job, run.to_arrow(), None if qrels is None else qrels.to_arrow())
-    )
+        judged_ids = qrels.select(query_id).unique().collect()
+        ids = pl.concat([ids, judged_ids], how="vertical_relaxed")
+    values = as_polars_frame(evaluate_lazy(job, run, qrels))
     out = pl.concat(
         [
             values.rename(dict(zip(values.columns, names, strict=True))).with_columns(
@@ -282,9 +287,9 @@ def _with_groups(qrels: pa.Table, groups: pa.Table | None) -> pa.Table:
     return crossed.to_arrow()
 
 
-def _read(layout: FileLayout, indexes: Sequence[int]) -> pl.DataFrame:
+def _read(layout: FileLayout, indexes: Sequence[int]) -> pl.LazyFrame:
     """The rows of these files of ``layout``, its hive columns from the paths, cast to
-    Spark's types (no file: an empty frame of the schema)."""
+    Spark's types (no file: an empty frame of the schema), not read yet."""
     schema = _polars_schema(layout.schema)
     data = [c for c in layout.columns if c not in layout.partition_columns]
     frames = []
@@ -297,9 +302,9 @@ def _read(layout: FileLayout, indexes: Sequence[int]) -> pl.DataFrame:
         ]
         frames.append(pl.scan_parquet(_local(path)).select(data).with_columns(hive))
     if not frames:
-        return pl.DataFrame(schema=schema)
+        return pl.LazyFrame(schema=schema)
     lazy = pl.concat(frames, how="vertical_relaxed").select(layout.columns)
-    return lazy.cast(schema).collect()
+    return lazy.cast(schema)
 
 
 def _local(path: str) -> str:
