@@ -22,6 +22,7 @@ from __future__ import annotations
 import glob
 import io
 import os
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -222,22 +223,26 @@ def _parquet_files(source: str, what: str) -> list[Path]:
     return files
 
 
-def parquet_files(source: str | os.PathLike[str], what: str) -> list[Path]:
+def parquet_files(
+    source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], what: str
+) -> list[Path]:
     """The local Parquet files behind ``source`` (a file, a glob or a folder, whose files
-    are taken in name order), each checked to start and end as Parquet and to have a
-    readable footer, and all with the same columns.
+    are taken in name order, or a list of them, in the list's order), each checked to
+    start and end as Parquet and to have a readable footer, and all with the same
+    columns.
 
     A missing path, or a glob or folder without files, raises
     :class:`~polars_irmetrics.errors.MissingFileError`; anything else
     :class:`~polars_irmetrics.errors.FileFormatError`, naming the file and ``what`` was
     expected.
 
-    >>> parquet_files("no/such/corpus.parquet", "a corpus")
+    >>> parquet_files(["no/such/corpus.parquet"], "a corpus")
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.MissingFileError: no/such/corpus.parquet: no such file or folder; expected a corpus
+    polars_irmetrics.errors.MissingFileError: no/such/corpus.parquet: no such file or ...
     """
-    files = _parquet_files(os.fspath(source), what)
+    items = [source] if isinstance(source, str | os.PathLike) else list(source)
+    files = [path for item in items for path in _parquet_files(os.fspath(item), what)]
     _parquet_schema(files, what)
     return files
 

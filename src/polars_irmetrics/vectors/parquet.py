@@ -69,17 +69,19 @@ class CorpusFiles:
     def __init__(self, paths: list[Path], id_column: str, embedding: str) -> None:
         self.paths = paths
         self.files = [_open(path) for path in paths]
-        self.schemas = [_polars_schema(file, path) for file, path in zip(self.files, paths, strict=True)]
+        self.schemas = [
+            _polars_schema(file, path) for file, path in zip(self.files, paths, strict=True)
+        ]
         self.schema = self.schemas[0]
         for path, schema in zip(paths[1:], self.schemas[1:], strict=True):
             for column in (id_column, embedding):
-                if column in schema and column in self.schema:
-                    if schema[column] != self.schema[column]:
-                        raise FileFormatError(
-                            f"{path}: column {column!r} has dtype {schema[column]}, where "
-                            f"{paths[0]} has {self.schema[column]}; every file of the corpus "
-                            "needs the same dtypes: write them again with one schema"
-                        )
+                first = self.schema.get(column)
+                if column in schema and first is not None and schema[column] != first:
+                    raise FileFormatError(
+                        f"{path}: column {column!r} has dtype {schema[column]}, where "
+                        f"{paths[0]} has {first}; every file of the corpus needs the same "
+                        "dtypes: write them again with one schema"
+                    )
 
     def ids(self, column: str) -> pl.Series:
         """The id column of every file, one after the other."""
@@ -90,16 +92,14 @@ class CorpusFiles:
             except (pa.ArrowException, OSError):
                 raise _damaged(path, column) from None
             parts.append(pl.Series(column, table.column(0)))
-        series = pl.concat(parts) if len(parts) > 1 else parts[0]
-        return series.rechunk()
+        whole: pl.Series = (pl.concat(parts) if len(parts) > 1 else parts[0]).rechunk()
+        return whole
 
 
 def corpus_files(source: PathSource, id_column: str, embedding: str) -> CorpusFiles:
     """The Parquet files ``source`` names, in order (a list's items in the list's order;
     a glob's or folder's files by name), opened."""
-    items = [source] if isinstance(source, str | os.PathLike) else list(source)
-    paths = [path for item in items for path in parquet_files(item, _WHAT)]
-    return CorpusFiles(paths, id_column, embedding)
+    return CorpusFiles(parquet_files(source, _WHAT), id_column, embedding)
 
 
 def parquet_blocks(
@@ -199,7 +199,9 @@ def _block(chunks: list[pa.Array], ids: pl.Series, column: str, dtype: FloatType
     :func:`~polars_irmetrics.vectors.embeddings.block_of` checks a DataFrame's (the same
     errors, naming the same ids)."""
     if any(chunk.null_count for chunk in chunks):
-        nulls = np.concatenate([chunk.is_null().to_numpy(zero_copy_only=False) for chunk in chunks])
+        nulls = np.concatenate(
+            [chunk.is_null().to_numpy(zero_copy_only=False) for chunk in chunks]
+        )
         raise InvalidValueError(
             f"column {column!r} of the corpus has a null embedding (id "
             f"{ids[int(np.argmax(nulls))]!r}); every row needs a vector: drop those rows"
