@@ -70,7 +70,7 @@ def main() -> None:
     pool = ThreadPoolExecutor(2)
 
     def two_row_groups() -> None:
-        handles = [pq.ParquetFile(path, memory_map=True, pre_buffer=False) for _ in range(2)]
+        handles = [pq.ParquetFile(path, pre_buffer=False) for _ in range(2)]
 
         def one(group: int) -> None:
             table = handles[group % 2].read_row_group(group, ["embedding"], use_threads=False)

@@ -106,6 +106,9 @@ def main() -> None:
     parser.add_argument("--ooc-rows", type=int, default=2_000_000)
     parser.add_argument("--ooc-queries", type=int, default=1_000)
     parser.add_argument("--block-size", type=int, default=65_536)
+    parser.add_argument(
+        "--ooc-repeats", type=int, default=1, help="rounds of the out-of-core part (best of)"
+    )
     parser.add_argument("--recall-queries", type=int, default=10_000)
     parser.add_argument("--recall-corpus", type=int, default=20_000)
     parser.add_argument("--data", default=str(BENCH_DIR / "data" / "vectors"))
@@ -239,11 +242,6 @@ def _ooc_part(args: argparse.Namespace) -> list[str]:
         )
         return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
-    load = [os.getloadavg()[0]]
-    by_path = child("path")
-    load.append(os.getloadavg()[0])
-    by_scan = child("lazy")
-    load.append(os.getloadavg()[0])
     in_rng = np.random.default_rng(11)
     ooc_queries = pl.DataFrame(
         {
@@ -252,10 +250,19 @@ def _ooc_part(args: argparse.Namespace) -> list[str]:
         }
     )
     whole = pl.read_parquet(path)
-    start = time.perf_counter()
-    irm.knn(ooc_queries, whole, k=args.k, block_size=args.block_size)
-    t_memory = time.perf_counter() - start
-    load.append(os.getloadavg()[0])
+    # the three in turn, --ooc-repeats rounds, the best of each: a load that changes
+    # during the run weighs on all three
+    load = [os.getloadavg()[0]]
+    by_path: dict[str, float] = {"seconds": float("inf")}
+    by_scan: dict[str, float] = {"seconds": float("inf")}
+    t_memory = float("inf")
+    for _ in range(args.ooc_repeats):
+        by_path = min(by_path, child("path"), key=lambda result: result["seconds"])
+        by_scan = min(by_scan, child("lazy"), key=lambda result: result["seconds"])
+        start = time.perf_counter()
+        irm.knn(ooc_queries, whole, k=args.k, block_size=args.block_size)
+        t_memory = min(t_memory, time.perf_counter() - start)
+        load.append(os.getloadavg()[0])
     del whole
     per_row_mem = t_memory / args.ooc_rows * 1e6
 
@@ -280,8 +287,9 @@ def _ooc_part(args: argparse.Namespace) -> list[str]:
         f"{per_row_mem:.2f} | 1.00× | (the corpus: "
         f"{args.ooc_rows * args.dim * 4 / 2**20:,.0f} MiB) |",
         "",
-        "Load average (1 min) before the path run, before the LazyFrame run, before and after "
-        f"the in-memory run: {', '.join(f'{x:.1f}' for x in load)} on {os.cpu_count()} cores.",
+        f"Best of {args.ooc_repeats} round(s) of the three in turn. Load average (1 min) at "
+        f"the start and after each round: {', '.join(f'{x:.1f}' for x in load)} on "
+        f"{os.cpu_count()} cores.",
         "",
     ]
     print("\n".join(lines), flush=True)

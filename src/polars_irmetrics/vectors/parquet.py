@@ -129,9 +129,11 @@ def parquet_blocks(
 
 def _open(path: Path) -> pq.ParquetFile:
     try:
-        # pre_buffer off: a block's row groups are read as they are decoded (measured
-        # faster from a local disk, and no second copy of the compressed pages)
-        return pq.ParquetFile(path, memory_map=True, pre_buffer=False)
+        # pre_buffer off: the pages are read as they are decoded (measured faster from a
+        # local disk: no copy of a whole column chunk first). No memory map: it decodes
+        # about 10 % faster, but every page read stays mapped, and counted in the
+        # process' resident memory, until the file is closed (3.5 GiB at 2M × 384)
+        return pq.ParquetFile(path, memory_map=False, pre_buffer=False)
     except (pa.ArrowException, OSError):
         raise FileFormatError(
             f"{path}: a damaged Parquet file (its footer cannot be read); write it again; "
