@@ -131,7 +131,7 @@ def _open(path: Path) -> pq.ParquetFile:
     try:
         # pre_buffer off: the pages are read as they are decoded (measured faster from a
         # local disk: no copy of a whole column chunk first). No memory map: it decodes
-        # about 10 % faster, but every page read stays mapped, and counted in the
+        # 10 to 15 % faster, but every page read stays mapped, and counted in the
         # process' resident memory, until the file is closed (3.5 GiB at 2M × 384)
         return pq.ParquetFile(path, memory_map=False, pre_buffer=False)
     except (pa.ArrowException, OSError):
