@@ -60,7 +60,8 @@ def is_remote(source: PathSource) -> bool:
 
 
 class CorpusFiles:
-    """The files of a corpus, opened, with their columns checked and their ids read.
+    """The files of a corpus, with their columns checked. Each file is opened only
+    while it is read (a folder of thousands of files holds one open at a time).
 
     ``schema`` is the columns' polars dtypes (the first file's; every file must have
     the same dtypes for the id and the embedding column).
@@ -68,10 +69,10 @@ class CorpusFiles:
 
     def __init__(self, paths: list[Path], id_column: str, embedding: str) -> None:
         self.paths = paths
-        self.files = [_open(path) for path in paths]
-        self.schemas = [
-            _polars_schema(file, path) for file, path in zip(self.files, paths, strict=True)
-        ]
+        self.schemas = []
+        for path in paths:
+            with _open(path) as file:
+                self.schemas.append(_polars_schema(file, path))
         self.schema = self.schemas[0]
         for path, schema in zip(paths[1:], self.schemas[1:], strict=True):
             for column in (id_column, embedding):
@@ -86,9 +87,10 @@ class CorpusFiles:
     def ids(self, column: str) -> pl.Series:
         """The id column of every file, one after the other."""
         parts = []
-        for file, path in zip(self.files, self.paths, strict=True):
+        for path in self.paths:
             try:
-                table = file.read(columns=[column])
+                with _open(path) as file:
+                    table = file.read(columns=[column])
             except (pa.ArrowException, OSError):
                 raise _damaged(path, column) from None
             parts.append(pl.Series(column, table.column(0)))
@@ -114,8 +116,8 @@ def parquet_blocks(
     pending: list[pa.Array] = []
     count = 0
     offset = 0
-    for file, path in zip(files.files, files.paths, strict=True):
-        for batch in _batches(file, path, embedding, block_size):
+    for path in files.paths:
+        for batch in _batches(path, embedding, block_size):
             pending.append(batch)
             count += len(batch)
             while count >= block_size:
@@ -157,19 +159,20 @@ def _damaged(path: Path, column: str) -> FileFormatError:
     )
 
 
-def _batches(file: pq.ParquetFile, path: Path, column: str, size: int) -> Iterator[pa.Array]:
-    """The ``column`` of ``file`` in arrays of ``size`` rows (pyarrow's batches run
+def _batches(path: Path, column: str, size: int) -> Iterator[pa.Array]:
+    """The ``column`` of the file in arrays of ``size`` rows (pyarrow's batches run
     across row groups; the last of the file is shorter)."""
-    reader = file.iter_batches(batch_size=size, columns=[column], use_threads=False)
-    while True:
-        try:
-            batch = next(reader)
-        except StopIteration:
-            return
-        except (pa.ArrowException, OSError):
-            raise _damaged(path, column) from None
-        if batch.num_rows:
-            yield batch.column(0)
+    with _open(path) as file:
+        reader = file.iter_batches(batch_size=size, columns=[column], use_threads=False)
+        while True:
+            try:
+                batch = next(reader)
+            except StopIteration:
+                return
+            except (pa.ArrowException, OSError):
+                raise _damaged(path, column) from None
+            if batch.num_rows:
+                yield batch.column(0)
 
 
 def _split(pending: list[pa.Array], size: int) -> tuple[list[pa.Array], list[pa.Array]]:
