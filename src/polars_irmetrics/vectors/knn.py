@@ -219,6 +219,7 @@ def knn(
         keep = _top_with_ties(cand_s, k)
         best_s = np.take_along_axis(cand_s, keep, axis=1)
         best_id = np.take_along_axis(cand_i, keep, axis=1)
+        del block, d_vectors  # freed before the next block is read: one block at a time
     return _as_run(query.ids, best_s, best_id, id_dtype, k, (query_id, doc_id), dtype)
 
 
@@ -330,6 +331,7 @@ def _corpus_blocks(
     for piece in pieces:
         if piece.height:
             yield block_of(piece, doc_id, embedding, "corpus", dtype)
+        del piece  # not held while the next block is read
 
 
 def _check_corpus_ids(ids: pl.LazyFrame, doc_id: str) -> None:

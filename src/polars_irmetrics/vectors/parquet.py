@@ -124,6 +124,7 @@ def parquet_blocks(
                 chunks, pending = _split(pending, block_size)
                 count -= block_size
                 yield _block(chunks, ids.slice(offset, block_size), embedding, dtype)
+                del chunks  # not held while the next batch is decoded
                 offset += block_size
     if count:
         yield _block(pending, ids.slice(offset, count), embedding, dtype)
