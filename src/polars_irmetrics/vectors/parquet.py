@@ -126,6 +126,7 @@ def parquet_blocks(
                 yield _block(chunks, ids.slice(offset, block_size), embedding, dtype)
                 del chunks  # not held while the next batch is decoded
                 offset += block_size
+            del batch  # (what is left of it is in pending)
     if count:
         yield _block(pending, ids.slice(offset, count), embedding, dtype)
 
