@@ -123,12 +123,21 @@ def parquet_blocks(
             while count >= block_size:
                 chunks, pending = _split(pending, block_size)
                 count -= block_size
-                yield _block(chunks, ids.slice(offset, block_size), embedding, dtype)
+                yield _released(_block(chunks, ids.slice(offset, block_size), embedding, dtype))
                 del chunks  # not held while the next batch is decoded
                 offset += block_size
             del batch  # (what is left of it is in pending)
     if count:
-        yield _block(pending, ids.slice(offset, count), embedding, dtype)
+        yield _released(_block(pending, ids.slice(offset, count), embedding, dtype))
+
+
+def _released(block: Block) -> Block:
+    """``block``, once pyarrow's allocator (mimalloc) has given back the memory it
+    decoded with, which it would keep beside numpy's arrays while the block is scored
+    (measured: 935 MiB beyond the queries without this, 775 with it, 400,000 × 384 and
+    1,000 queries, at the same speed)."""
+    pa.default_memory_pool().release_unused()
+    return block
 
 
 def _open(path: Path) -> pq.ParquetFile:
