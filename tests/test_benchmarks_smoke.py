@@ -158,6 +158,8 @@ def test_vectors_benchmark_runs(tmp_path: Path) -> None:
     )
     text = out.read_text()
     assert "ratio to faiss" in text
+    assert "| irm.knn(queries, path): pyarrow (child process) |" in text
+    assert "| irm.knn(queries, pl.scan_parquet(path)): polars (child process) |" in text
     assert "formula over the numpy arrays: True" in text
 
 
@@ -169,3 +171,4 @@ def test_knn_decode_benchmark_runs(tmp_path: Path) -> None:
     )
     assert (tmp_path / "decode_3000_8.parquet").is_file()
     assert "pyarrow ParquetFile.iter_batches: " in done.stdout
+    assert "irm.knn's path reader (pyarrow, checked blocks): " in done.stdout

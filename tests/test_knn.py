@@ -5,17 +5,26 @@ from __future__ import annotations
 
 import math
 import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import ColumnTypeError, DuplicateError, InvalidValueError
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    DuplicateError,
+    FileFormatError,
+    InvalidValueError,
+    MissingFileError,
+)
+from polars_irmetrics.vectors.parquet import corpus_files, parquet_blocks
 
 
 def _oracle(
@@ -68,7 +77,7 @@ def _tables(draw: st.DrawFn) -> tuple[list[list[float]], list[list[float]], list
     st.integers(1, 6),
     st.sampled_from(["dot", "l2", "cosine"]),
     st.integers(1, 5),
-    st.sampled_from(["DataFrame", "LazyFrame", "Array"]),
+    st.sampled_from(["DataFrame", "LazyFrame", "Array", "path"]),
 )
 def test_knn_equals_the_brute_force_oracle(
     tables: tuple[list[list[float]], list[list[float]], list[int]],
@@ -92,7 +101,12 @@ def test_knn_equals_the_brute_force_oracle(
         q_frame = q_frame.cast({"embedding": pl.Array(pl.Float64, dim)})
         d_frame = d_frame.cast({"embedding": pl.Array(pl.Float64, dim)})
     corpus = d_frame.lazy() if kind == "LazyFrame" else d_frame
-    got = irm.knn(q_frame, corpus, k=k, metric=metric, block_size=block_size)  # type: ignore[arg-type]
+    with tempfile.TemporaryDirectory() as folder:
+        if kind == "path":  # two files: blocks run across them
+            corpus = Path(folder)  # type: ignore[assignment]
+            d_frame.head(len(docs) // 2).write_parquet(Path(folder) / "a.parquet")
+            d_frame.slice(len(docs) // 2).write_parquet(Path(folder) / "b.parquet")
+        got = irm.knn(q_frame, corpus, k=k, metric=metric, block_size=block_size)  # type: ignore[arg-type]
     want = _oracle(
         list(zip(q_ids, queries, strict=True)), list(zip(doc_ids, docs, strict=True)), k, metric
     )
@@ -323,16 +337,321 @@ CORPUS = pl.DataFrame({"doc_id": ["a", "b"], "embedding": [[1.0, 1.0], [2.0, 0.0
         ),
     ],
 )
-@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame", "path"])
 def test_bad_input(
     queries: pl.DataFrame,
     corpus: pl.DataFrame | np.ndarray,
     kwargs: dict[str, object],
     error: type[Exception],
     message: str,
-    lazy: bool,
+    kind: str,
+    tmp_path: Path,
 ) -> None:
-    if lazy and isinstance(corpus, pl.DataFrame):
-        corpus = corpus.lazy()  # type: ignore[assignment]
+    source: object = corpus
+    if kind == "LazyFrame" and isinstance(corpus, pl.DataFrame):
+        source = corpus.lazy()
+    if kind == "path" and isinstance(corpus, pl.DataFrame):
+        corpus.write_parquet(tmp_path / "corpus.parquet")
+        source = str(tmp_path / "corpus.parquet")
     with pytest.raises(error, match=re.escape(message)):
-        irm.knn(queries, corpus, **kwargs)  # type: ignore[arg-type]
+        irm.knn(queries, source, **kwargs)  # type: ignore[arg-type]
+
+
+# --- a corpus given as Parquet path(s), read with pyarrow -----------------------------
+
+#: File sizes of the corpus split into files (blocks run across row groups and files).
+_SPLITS = (70, 130, 100)
+
+
+def _corpus(ids: str, embedding: pl.DataType, rows: int = 300, dim: int = 6) -> pl.DataFrame:
+    """A corpus with ties: rows 5..9 repeat rows 0..4 (the same vectors under other ids)."""
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((rows, dim))
+    vectors[5:10] = vectors[0:5]
+    vectors[200:203] = vectors[0]
+    doc_ids = [f"d{i}" for i in range(rows)] if ids == "str" else list(range(rows))
+    frame = pl.DataFrame({"doc_id": doc_ids, "embedding": vectors})
+    return frame.cast({"embedding": embedding})
+
+
+def _write(frame: pl.DataFrame, folder: Path, source: str) -> object:
+    """``frame`` as Parquet in ``folder``, named as ``source`` says (one file for "file"
+    and "Path", three files of ``_SPLITS`` rows for the others, row groups of 33)."""
+    folder.mkdir(exist_ok=True)
+    if source in ("file", "Path"):
+        frame.write_parquet(folder / "corpus.parquet", row_group_size=33)
+        return str(folder / "corpus.parquet") if source == "file" else folder / "corpus.parquet"
+    paths, offset = [], 0
+    for part, size in enumerate(_SPLITS):
+        path = folder / f"part-{part}.parquet"
+        frame.slice(offset, size).write_parquet(path, row_group_size=33)
+        paths.append(path)
+        offset += size
+    return {
+        "glob": str(folder / "part-*.parquet"),
+        "folder": folder,
+        "list": [str(p) for p in paths],
+    }[source]
+
+
+@pytest.mark.parametrize(
+    ("metric", "embedding", "ids", "block_size", "source", "exclude_self"),
+    [
+        ("cosine", pl.Array(pl.Float32, 6), "str", 37, "glob", False),
+        ("dot", pl.List(pl.Float32), "int", 1000, "file", False),
+        ("l2", pl.List(pl.Float64), "str", 64, "folder", True),
+        ("cosine", pl.Array(pl.Float64, 6), "int", 100, "list", False),
+        ("dot", pl.Array(pl.Float32, 6), "int", 1, "Path", False),
+        ("l2", pl.List(pl.Float32), "str", 70, "list", False),
+        ("cosine", pl.List(pl.Float64), "int", 33, "glob", True),
+    ],
+)
+def test_a_parquet_path_gives_the_in_memory_run_bit_for_bit(
+    metric: str,
+    embedding: pl.DataType,
+    ids: str,
+    block_size: int,
+    source: str,
+    exclude_self: bool,
+    tmp_path: Path,
+) -> None:
+    docs = _corpus(ids, embedding)
+    # float32 queries for float32 corpora; an Array[f64] corpus is cast to float32 queries
+    q_type = pl.Array(pl.Float32, 6) if embedding != pl.List(pl.Float64) else embedding
+    queries = docs.slice(0, 12).rename({"doc_id": "query_id"}).cast({"embedding": q_type})
+    path = _write(docs, tmp_path / "corpus", source)
+    options = {"k": 8, "metric": metric, "exclude_self": exclude_self}
+    # the same block_size: BLAS may round a product of another shape differently
+    whole = irm.knn(queries, docs, block_size=block_size, **options)  # type: ignore[arg-type]
+    scanned = irm.knn(queries, pl.scan_parquet(path), block_size=block_size, **options)  # type: ignore[arg-type]
+    from_path = irm.knn(queries, path, block_size=block_size, **options)  # type: ignore[arg-type]
+    assert_frame_equal(from_path, whole, check_exact=True)
+    assert_frame_equal(from_path, scanned, check_exact=True)
+    assert from_path.height == 12 * 8
+    # the five copies of row 0's vector (ids 0, 5, 200, 201, 202) tie: broken by id as text
+    if metric == "cosine" and not exclude_self:
+        first = from_path.filter(pl.col("query_id") == docs["doc_id"][0]).head(5)
+        assert first["doc_id"].cast(pl.String).to_list() == sorted(
+            [str(docs["doc_id"][i]) for i in (0, 5, 200, 201, 202)], reverse=True
+        )
+
+
+def _set(frame: pl.DataFrame, row: int, **values: object) -> pl.DataFrame:
+    """``frame`` with the cells of ``row`` replaced (as Python objects)."""
+    rows = frame.rows(named=True)
+    rows[row] = {**rows[row], **values}
+    return pl.DataFrame(rows, schema=frame.schema)
+
+
+_LIST = _corpus("str", pl.List(pl.Float64))
+_ARRAY = _corpus("int", pl.Array(pl.Float32, 6))
+
+
+@pytest.mark.parametrize(
+    ("corpus", "error", "message"),
+    [
+        (  # in the second file, in the fourth block of 37 rows
+            _set(_LIST, 150, embedding=[1.0] * 5),
+            InvalidValueError,
+            "column 'embedding' of the corpus mixes dimensions: id 'd148' has 6 values, id "
+            "'d150' has 5; every embedding must have the same length",
+        ),
+        (
+            _set(_LIST, 140, embedding=None),
+            InvalidValueError,
+            "column 'embedding' of the corpus has a null embedding (id 'd140'); every row "
+            "needs a vector: drop those rows",
+        ),
+        (
+            _set(_LIST, 160, embedding=[1.0, None, 1.0, 1.0, 1.0, 1.0]),
+            InvalidValueError,
+            "column 'embedding' of the corpus has a null value in the embedding of id "
+            "'d160'; fill or drop it",
+        ),
+        (
+            _set(_ARRAY, 170, embedding=[1.0, float("nan"), 1.0, 1.0, 1.0, 1.0]),
+            InvalidValueError,
+            "column 'embedding' of the corpus has a NaN, infinite or null value in the "
+            "embedding of id 170; embeddings must be finite: fix or drop that row",
+        ),
+        (
+            _set(_ARRAY, 180, embedding=[1.0, None, 1.0, 1.0, 1.0, 1.0]),
+            InvalidValueError,
+            "column 'embedding' of the corpus has a NaN, infinite or null value in the "
+            "embedding of id 180; embeddings must be finite: fix or drop that row",
+        ),
+        (
+            _set(_ARRAY, 290, embedding=[float("inf"), 1.0, 1.0, 1.0, 1.0, 1.0]),
+            InvalidValueError,
+            "column 'embedding' of the corpus has a NaN, infinite or null value in the "
+            "embedding of id 290",
+        ),
+        (
+            _set(_LIST, 190, embedding=[0.0] * 6),
+            InvalidValueError,
+            "column 'embedding' of the corpus holds a zero vector (id 'd190'), which has no "
+            "direction for cosine similarity; drop it, or use metric='dot' or 'l2'",
+        ),
+        (  # the same id in the first and the third file
+            _set(_LIST, 250, doc_id="d10"),
+            DuplicateError,
+            "column 'doc_id' of the corpus: id 'd10' appears more than once; each id may "
+            "appear once: keep one row per id, e.g. .unique('doc_id')",
+        ),
+        (
+            _set(_ARRAY, 120, doc_id=None),
+            InvalidValueError,
+            "column 'doc_id' of the corpus has null value(s); every row needs an id: drop "
+            "them, e.g. .drop_nulls('doc_id')",
+        ),
+        (
+            _corpus("int", pl.Array(pl.Float32, 5), dim=5),
+            InvalidValueError,
+            "column 'embedding': the queries' embeddings have 6 dimensions and the corpus' "
+            "5; both must come from one model",
+        ),
+        (
+            _LIST.rename({"doc_id": "id"}),
+            irm.ColumnNotFoundError,
+            "column 'doc_id' not found in the corpus (its columns: 'id', 'embedding')",
+        ),
+        (
+            _ARRAY.cast({"embedding": pl.Array(pl.Int32, 6)}),
+            ColumnTypeError,
+            "column 'embedding' of the corpus has dtype Array(Int32, shape=(6,)); embeddings "
+            "must be Array or List of Float32 or Float64",
+        ),
+        (
+            _ARRAY.cast({"doc_id": pl.Float64}),
+            ColumnTypeError,
+            "column 'doc_id' in the corpus has dtype Float64; ids must be strings or integers",
+        ),
+    ],
+)
+@pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame", "path"])
+def test_a_corpus_error_is_the_same_from_memory_a_scan_and_a_path(
+    corpus: pl.DataFrame, error: type[Exception], message: str, kind: str, tmp_path: Path
+) -> None:
+    source: object = corpus
+    if kind != "DataFrame":
+        source = _write(corpus, tmp_path / "corpus", "list")
+        if kind == "LazyFrame":
+            source = pl.scan_parquet(source)  # type: ignore[arg-type]
+    queries = pl.DataFrame(
+        {"query_id": ["q"], "embedding": [[1.0, 0.0, 0.0, 0.0, 0.0, 0.0]]},
+        schema={"query_id": pl.String, "embedding": pl.List(pl.Float64)},
+    )
+    with pytest.raises(error, match=re.escape(message)):
+        irm.knn(queries, source, k=3, block_size=37)  # type: ignore[arg-type]
+
+
+_EXPECTED = "expected a corpus of embeddings: Parquet files with an id and an embedding column"
+
+
+def _damage(path: Path, column: int) -> None:
+    """Overwrite the page header of ``column`` in the second row group of ``path``."""
+    offset = pq.ParquetFile(path).metadata.row_group(1).column(column).data_page_offset
+    raw = bytearray(path.read_bytes())
+    raw[offset : offset + 16] = b"\xff" * 16
+    path.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize(
+    ("name", "error", "message"),
+    [
+        ("missing", MissingFileError, "{d}/nope.parquet: no such file or folder; {e}"),
+        ("no match", MissingFileError, "{d}/*.pq: the pattern matches no file; {e}"),
+        ("empty folder", MissingFileError, "{d}/empty: the folder holds no file; {e}"),
+        ("missing in a list", MissingFileError, "{d}/nope.parquet: no such file or folder"),
+        (
+            "not Parquet",
+            FileFormatError,
+            "{d}/notes.parquet: not a Parquet file (it does not start with PAR1); {e}",
+        ),
+        (
+            "truncated",
+            FileFormatError,
+            "{d}/a.parquet: a truncated Parquet file (it does not end with Parquet's footer, "
+            "100 bytes); write it again, or copy it whole; {e}",
+        ),
+        (
+            "damaged embedding",
+            FileFormatError,
+            "{d}/a.parquet: a damaged Parquet file (column 'embedding' cannot be decoded); "
+            "write it again; {e}",
+        ),
+        (
+            "damaged ids",
+            FileFormatError,
+            "{d}/a.parquet: a damaged Parquet file (column 'doc_id' cannot be decoded); "
+            "write it again; {e}",
+        ),
+        (
+            "other dtypes",
+            FileFormatError,
+            "{d}/b.parquet: column 'embedding' has dtype List(Float32), where {d}/a.parquet "
+            "has Array(Float32, shape=(6,)); every file of the corpus needs the same dtypes",
+        ),
+        (
+            "other columns",
+            FileFormatError,
+            "{d}/b.parquet: no column 'doc_id', which {d}/a.parquet has; every file of a "
+            "corpus of embeddings needs the same columns",
+        ),
+    ],
+)
+def test_a_corpus_path_that_cannot_be_read(
+    name: str, error: type[Exception], message: str, tmp_path: Path
+) -> None:
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    _ARRAY.write_parquet(a, row_group_size=100)
+    source: object = a
+    if name == "missing":
+        source = tmp_path / "nope.parquet"
+    elif name == "no match":
+        source = str(tmp_path / "*.pq")
+    elif name == "empty folder":
+        (tmp_path / "empty").mkdir()
+        source = tmp_path / "empty"
+    elif name == "missing in a list":
+        source = [a, tmp_path / "nope.parquet"]
+    elif name == "not Parquet":
+        source = tmp_path / "notes.parquet"
+        source.write_text("doc_id,embedding\n")
+    elif name == "truncated":
+        a.write_bytes(a.read_bytes()[:100])
+    elif name.startswith("damaged"):
+        _damage(a, 1 if name == "damaged embedding" else 0)
+    elif name == "other dtypes":
+        _ARRAY.cast({"embedding": pl.List(pl.Float32)}).write_parquet(b)
+        source = [a, b]
+    else:
+        _ARRAY.rename({"doc_id": "id"}).write_parquet(b)
+        source = [a, b]
+    queries = _ARRAY.head(1).rename({"doc_id": "query_id"})
+    expected = message.format(d=tmp_path, e=_EXPECTED)
+    with pytest.raises(error, match=re.escape(expected)):
+        irm.knn(queries, source, k=3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("embedding", [pl.Array(pl.Float32, 6), pl.List(pl.Float32)])
+def test_parquet_blocks_are_cut_every_block_size_rows_without_copying(
+    embedding: pl.DataType, tmp_path: Path
+) -> None:
+    corpus = _corpus("int", embedding)
+    paths = [tmp_path / f"{i}.parquet" for i in range(3)]
+    for path, (offset, size) in zip(paths, [(0, 128), (128, 100), (228, 72)], strict=True):
+        corpus.slice(offset, size).write_parquet(path, row_group_size=50)
+    files = corpus_files(paths, "doc_id", "embedding")
+    ids = files.ids("doc_id")
+    assert ids.to_list() == list(range(300))
+    blocks = list(parquet_blocks(files, ids, "embedding", 64, np.float32))
+    assert [len(b.ids) for b in blocks] == [64, 64, 64, 64, 44]
+    assert [b.ids[0] for b in blocks] == [0, 64, 128, 192, 256]
+    expected = corpus.cast({"embedding": pl.Array(pl.Float32, 6)})["embedding"].to_numpy()
+    assert np.array_equal(np.concatenate([b.vectors for b in blocks]), expected)
+    # a block that is one of pyarrow's batches is a view of its buffer (read-only: not
+    # copied), across row groups too; rows 192..255 run over two files and rows 256..299
+    # over two batches of the third file (whose batches start at its row 0, row 228):
+    # joined, a copy
+    assert [b.vectors.flags.writeable for b in blocks] == [False, False, False, True, True]

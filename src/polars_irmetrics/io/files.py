@@ -22,6 +22,7 @@ from __future__ import annotations
 import glob
 import io
 import os
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -48,6 +49,7 @@ from polars_irmetrics.io.trec import read_trec_qrels, scan_trec_run
 __all__ = [
     "FileFormat",
     "detect_format",
+    "parquet_files",
     "sample_interactions_path",
     "sample_interleaving_path",
     "sample_paths",
@@ -218,6 +220,30 @@ def _parquet_files(source: str, what: str) -> list[Path]:
         raise MissingFileError(f"{source}: no such file or folder; expected {what}")
     for path in files:
         _check_parquet_footer(path, what)
+    return files
+
+
+def parquet_files(
+    source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], what: str
+) -> list[Path]:
+    """The local Parquet files behind ``source`` (a file, a glob or a folder, whose files
+    are taken in name order, or a list of them, in the list's order), each checked to
+    start and end as Parquet and to have a readable footer, and all with the same
+    columns.
+
+    A missing path, or a glob or folder without files, raises
+    :class:`~polars_irmetrics.errors.MissingFileError`; anything else
+    :class:`~polars_irmetrics.errors.FileFormatError`, naming the file and ``what`` was
+    expected.
+
+    >>> parquet_files(["no/such/corpus.parquet"], "a corpus")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MissingFileError: no/such/corpus.parquet: no such file or ...
+    """
+    items = [source] if isinstance(source, str | os.PathLike) else list(source)
+    files = [path for item in items for path in _parquet_files(os.fspath(item), what)]
+    _parquet_schema(files, what)
     return files
 
 
