@@ -655,3 +655,28 @@ def test_parquet_blocks_are_cut_every_block_size_rows_without_copying(
     # over two batches of the third file (whose batches start at its row 0, row 228):
     # joined, a copy
     assert [b.vectors.flags.writeable for b in blocks] == [False, False, False, True, True]
+
+
+@pytest.mark.parametrize("side", ["corpus", "queries"])
+def test_a_damaged_file_under_a_lazyframe_is_the_librarys_error(side: str, tmp_path: Path) -> None:
+    # polars reads a scan_parquet LazyFrame: its error is wrapped, with the fix
+    a = tmp_path / "a.parquet"
+    _ARRAY.write_parquet(a, row_group_size=100)
+    _damage(a, 1)
+    damaged = pl.scan_parquet(a)
+    queries = _ARRAY.head(1).rename({"doc_id": "query_id"})
+    pair = (
+        (queries, damaged)
+        if side == "corpus"
+        else (damaged.rename({"doc_id": "query_id"}), _ARRAY)
+    )
+    with pytest.raises(FileFormatError) as raised:
+        irm.knn(*pair, k=3)
+    message = str(raised.value)
+    assert message.startswith(f"the {side} could not be read (ComputeError: ")
+    assert message.endswith(
+        "); if it scans Parquet files, one may be damaged: pass the files' path instead of "
+        "a LazyFrame (e.g. irm.knn(queries, 'corpus/*.parquet')) to have the file and "
+        "column named"
+    )
+    assert isinstance(raised.value.__cause__, pl.exceptions.PolarsError)

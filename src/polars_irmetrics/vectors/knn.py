@@ -25,7 +25,9 @@ import polars as pl
 from polars_irmetrics.errors import (
     ColumnTypeError,
     DuplicateError,
+    FileFormatError,
     InvalidValueError,
+    IrmError,
 )
 from polars_irmetrics.ground.inputs import as_polars, type_name
 from polars_irmetrics.ground.validate import INTERNAL, id_kind, require_columns
@@ -182,7 +184,12 @@ def knn(
     polars_irmetrics.errors.MissingFileError: .../missing.parquet: no such file or folder; ...
     """
     _check_options(k, metric, block_size)
-    query = _queries(queries, query_id, embedding)
+    try:
+        query = _queries(queries, query_id, embedding)
+    except IrmError:
+        raise
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise _unreadable("queries", error) from error
     dtype: FloatType = np.float32 if query.vectors.dtype == np.float32 else np.float64
     width = query.vectors.shape[1] if query.vectors.ndim == 2 else 0
     q_vectors = _prepared(query.vectors, metric, query.ids, embedding, "queries")
@@ -192,7 +199,7 @@ def knn(
     self_pos = pl.DataFrame({doc_id: query.ids, _QPOS: np.arange(n_q)}) if exclude_self else None
     q_step = max(1, CELLS // block_size)
     id_dtype: pl.DataType | None = None
-    for block in _corpus_blocks(corpus, doc_id, embedding, block_size, dtype):
+    for block in _reading(_corpus_blocks(corpus, doc_id, embedding, block_size, dtype)):
         if block.vectors.shape[1] != width and n_q:
             raise InvalidValueError(
                 f"column {embedding!r}: the queries' embeddings have {width} dimensions and "
@@ -332,6 +339,31 @@ def _corpus_blocks(
         if piece.height:
             yield block_of(piece, doc_id, embedding, "corpus", dtype)
         del piece  # not held while the next block is read
+
+
+def _reading(blocks: Iterator[Block]) -> Iterator[Block]:
+    """The corpus' ``blocks``, with an error of polars reading a LazyFrame (a damaged
+    file that it scans) raised as the library's."""
+    while True:
+        try:
+            block = next(blocks)
+        except StopIteration:
+            return
+        except IrmError:
+            raise
+        except (pl.exceptions.PolarsError, OSError) as error:
+            raise _unreadable("corpus", error) from error
+        yield block
+
+
+def _unreadable(what: str, error: Exception) -> FileFormatError:
+    """A LazyFrame of ``what`` that polars could not read: its reason, and the fix."""
+    reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return FileFormatError(
+        f"the {what} could not be read ({type(error).__name__}: {reason}); if it scans "
+        "Parquet files, one may be damaged: pass the files' path instead of a LazyFrame "
+        "(e.g. irm.knn(queries, 'corpus/*.parquet')) to have the file and column named"
+    )
 
 
 def _check_corpus_ids(ids: pl.LazyFrame, doc_id: str) -> None:
