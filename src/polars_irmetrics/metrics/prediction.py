@@ -245,7 +245,11 @@ def pr_auc_term(pos: pl.Expr, hits: pl.Expr, seen: pl.Expr, n1: pl.Expr) -> pl.E
     return pl.when(pos > 0).then(share).otherwise(0.0)
 
 
-def histogram_auc(positives: str, negatives: str) -> pl.Expr:
+def _column(name: str | pl.Expr) -> pl.Expr:
+    return pl.col(name) if isinstance(name, str) else name
+
+
+def histogram_auc(positives: str | pl.Expr, negatives: str | pl.Expr) -> pl.Expr:
     """ROC AUC from a score histogram: one row per distinct score, **in ascending score
     order**, with the positives and negatives that have it, in :func:`units` (Int128) of
     their weights.
@@ -263,17 +267,17 @@ def histogram_auc(positives: str, negatives: str) -> pl.Expr:
     >>> h.sort("s").select(histogram_auc("pos", "neg")).item()  # (2 (1 + 1/2)) / (2 * 2)
     0.75
     """
-    pos, neg = pl.col(positives), pl.col(negatives)
+    pos, neg = _column(positives), _column(negatives)
     n1, n0 = pos.sum(), neg.sum()
     terms = units(auc_term(pos, neg, neg.cum_sum() - neg, n1, n0))
     return pl.when((n1 > 0) & (n0 > 0)).then(from_units(terms.sum()) / AREA)
 
 
-def histogram_pr_auc(positives: str, negatives: str) -> pl.Expr:
+def histogram_pr_auc(positives: str | pl.Expr, negatives: str | pl.Expr) -> pl.Expr:
     """Average precision from a score histogram in ascending score order (see
     :func:`histogram_auc`): each score's positives and rows at or above it are the
     totals less those below it (integers)."""
-    pos, neg = pl.col(positives), pl.col(negatives)
+    pos, neg = _column(positives), _column(negatives)
     n1, n0 = pos.sum(), neg.sum()
     hits = n1 - (pos.cum_sum() - pos)
     seen = (n1 + n0) - ((pos + neg).cum_sum() - (pos + neg))

@@ -63,12 +63,17 @@ __all__ = [
     "WEIGHT_Q",
     "Total",
     "finished",
+    "gauc_aggs",
     "gauc_statistics",
+    "group_auc",
+    "group_histogram",
+    "group_values",
     "histogram_values",
     "mean_terms",
     "means_from",
     "needs_means",
     "per_query_auc",
+    "query_weight",
     "score_histogram",
     "statistic_aggs",
     "statistic_columns",
@@ -91,7 +96,6 @@ MEAN_R = f"{INTERNAL}mean_r"
 #: ``auc`` and ``pr_auc``: computed from the score histogram.
 HISTOGRAM_METRICS = ("auc", "pr_auc")
 
-_RANK = f"{INTERNAL}rank"
 _W = f"{INTERNAL}s_w"
 _LOG = f"{INTERNAL}s_log"
 _Y = f"{INTERNAL}s_y"
@@ -137,11 +141,15 @@ def means_from(total: Total) -> list[pl.Expr]:
 
 
 def statistic_terms(
-    s: PredictionScope, requests: Sequence[tuple[str, MetricRequest]]
+    s: PredictionScope,
+    requests: Sequence[tuple[str, MetricRequest]],
+    means: tuple[pl.Expr, pl.Expr] = (pl.col(MEAN_V), pl.col(MEAN_R)),
 ) -> dict[str, pl.Expr]:
     """Per row, the term of each statistic the ``requests`` read (module doc). The
-    spreads of ``r2`` and ``explained_variance`` read the columns ``MEAN_V`` and
-    ``MEAN_R`` (the group's means, beside each row)."""
+    spreads of ``r2`` and ``explained_variance`` read the group's mean label and mean
+    residual ``means``: the columns ``MEAN_V`` and ``MEAN_R`` beside each row, or (in a
+    group context, :func:`group_values`) their aggregations."""
+    mean_v, mean_r = means
     terms: dict[str, pl.Expr] = {_W: s.weights}
     for _, req in requests:
         name = req.metric.name
@@ -158,9 +166,9 @@ def statistic_terms(
         if name == "mae":
             terms[_ABS] = s.weighted((s.p - s.value).abs())
         if name in ("r2", "explained_variance"):
-            terms[_M2V] = s.weighted((s.value - pl.col(MEAN_V)) ** 2)
+            terms[_M2V] = s.weighted((s.value - mean_v) ** 2)
         if name == "explained_variance":
-            terms[_M2R] = s.weighted((s.value - s.p - pl.col(MEAN_R)) ** 2)
+            terms[_M2R] = s.weighted((s.value - s.p - mean_r) ** 2)
         if name == "ece":
             bins = ece_bins(req.params(1.0))
             index = ece_bin(s, bins)
@@ -196,14 +204,19 @@ def _value(name: str, total: Total) -> pl.Expr:
     return pl.when(total(beyond) > 0).then(total(plain)).otherwise(from_units(total(fixed)))
 
 
-def finished(requests: Sequence[tuple[str, MetricRequest]]) -> list[tuple[str, pl.Expr]]:
+def finished(
+    requests: Sequence[tuple[str, MetricRequest]], total: Total = pl.col
+) -> list[tuple[str, pl.Expr]]:
     """``(label, value)`` of each metric but ``auc`` and ``pr_auc``, over one row per
     ``by`` group holding the totals of its statistics (:func:`statistic_aggs`,
-    :func:`gauc_statistics`; the engines add their parts' first): the same float
-    operations on every path."""
-    total: Total = pl.col
+    :func:`gauc_statistics`; the engines add their parts' first), or (``total``) from
+    the aggregations of those totals in a group context (:func:`group_values`): the
+    same float operations on every path."""
     w = _value(_W, total)
-    log_loss = -_value(_LOG, total) / w  # only in the plan where a metric reads it
+
+    def log_loss() -> pl.Expr:
+        return -_value(_LOG, total) / w
+
     out: list[tuple[str, pl.Expr]] = []
     for label, req in requests:
         name = req.metric.name
@@ -218,10 +231,10 @@ def finished(requests: Sequence[tuple[str, MetricRequest]]) -> list[tuple[str, p
             out.append((f"{label}_one_class", total(_G_ONE).cast(pl.Int64)))
             continue
         if name == "logloss":
-            value = log_loss
+            value = log_loss()
         elif name == "ne":
             rate = _value(_Y, total) / w
-            value = pl.when((rate > 0) & (rate < 1)).then(log_loss / entropy(rate))
+            value = pl.when((rate > 0) & (rate < 1)).then(log_loss() / entropy(rate))
         elif name == "brier":
             value = _value(_BRIER, total) / w
         elif name == "calibration":
@@ -248,11 +261,11 @@ def finished(requests: Sequence[tuple[str, MetricRequest]]) -> list[tuple[str, p
     return out
 
 
-def gauc_statistics(per_query: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
-    """Per ``by`` group, from :func:`per_query_auc`: each weighting's ``sum share AUC_q``
-    and ``sum share`` (statistics) over the queries with both classes, their count and
-    the count of the others (Int64)."""
-    auc_q, weight_q = pl.col(AUC_Q), pl.col(WEIGHT_Q)
+def gauc_aggs(auc_q: pl.Expr, weight_q: pl.Expr) -> list[pl.Expr]:
+    """Group context, over one row per query (its AUC ``auc_q``, null with one class,
+    and its weight ``weight_q``): each weighting's ``sum share AUC_q`` and ``sum share``
+    (statistics) over the queries with both classes, their count and the count of the
+    others (Int64), which :func:`finished` reads for ``gauc``."""
     defined = auc_q.is_not_null()
     terms: dict[str, pl.Expr] = {}
     for weighting, share in (("rows", weight_q), ("uniform", pl.lit(1.0))):
@@ -262,6 +275,12 @@ def gauc_statistics(per_query: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
     aggs = statistic_aggs(terms)
     aggs.append(defined.sum().cast(pl.Int64).alias(_G_DEFINED))
     aggs.append(auc_q.is_null().sum().cast(pl.Int64).alias(_G_ONE))
+    return aggs
+
+
+def gauc_statistics(per_query: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+    """Per ``by`` group, from :func:`per_query_auc`: :func:`gauc_aggs`."""
+    aggs = gauc_aggs(pl.col(AUC_Q), pl.col(WEIGHT_Q))
     return per_query.group_by(by).agg(aggs) if by else per_query.select(aggs)
 
 
@@ -276,13 +295,20 @@ def score_histogram(rows: pl.LazyFrame, scope: PredictionScope, keys: list[str])
 
 
 def histogram_values(
-    histogram: pl.LazyFrame, by: list[str], requests: Sequence[tuple[str, MetricRequest]]
+    histogram: pl.LazyFrame,
+    by: list[str],
+    requests: Sequence[tuple[str, MetricRequest]],
+    *,
+    gauc_of_query: bool = False,
 ) -> pl.LazyFrame:
-    """Each ``by`` group's ``auc`` and ``pr_auc`` (of ``requests``) from its histogram
-    (sorted by score once: a group keeps the order of its rows)."""
+    """Each ``by`` group's ``auc`` and ``pr_auc`` (of ``requests``; ``gauc`` too with
+    ``gauc_of_query``: the group is one query, its ``gauc`` is its AUC) from its
+    histogram (sorted by score once: a group keeps the order of its rows)."""
     aggs = []
     for label, req in requests:
         name = req.metric.name
+        if name == "gauc" and gauc_of_query:
+            name = "auc"
         if name in HISTOGRAM_METRICS:
             formula = histogram_auc if name == "auc" else histogram_pr_auc
             aggs.append(formula(POS, NEG).alias(label))
@@ -290,36 +316,94 @@ def histogram_values(
     return ordered.group_by(by, maintain_order=True).agg(aggs) if by else ordered.select(aggs)
 
 
+def group_histogram(s: PredictionScope) -> tuple[pl.Expr, pl.Expr]:
+    """Group context: the group's score histogram (:func:`score_histogram`) as two
+    expressions, one value per distinct score in ascending order, its positives and its
+    negatives (Int128 units of their weights). Each is a difference of cumulative
+    integer sums in score order at the ends of the ties: the same integers in any order
+    of the rows."""
+    ordered = s.p.sort()
+    end = ordered.ne_missing(ordered.shift(-1))  # the last row of each tie
+
+    def counts(term: pl.Expr) -> pl.Expr:
+        through = units(term).sort_by(s.p).cum_sum().filter(end)
+        return through - through.shift(1, fill_value=0)
+
+    return counts(s.weighted(s.y)), counts(s.weighted(1.0 - s.y))
+
+
+def group_auc(s: PredictionScope) -> pl.Expr:
+    """Group context: the ROC AUC of the group's rows from its score histogram
+    (:func:`group_histogram`), to the last bit the ``auc`` of :func:`histogram_values`
+    over the same rows."""
+    return histogram_auc(*group_histogram(s))
+
+
+def query_weight(s: PredictionScope) -> pl.Expr:
+    """Group context: a query's weight in ``gauc``: its rows, or the sum of its sample
+    weights (as units, converted once)."""
+    w = s.w
+    return pl.len().cast(pl.Float64) if w is None else from_units(units(w).sum())
+
+
 def per_query_auc(rows: pl.LazyFrame, scope: PredictionScope, query: list[str]) -> pl.LazyFrame:
     """One row per query (the ``query`` keys): its AUC (``AUC_Q``, null with one class)
-    and its weight (``WEIGHT_Q``: its rows, or its sample weights' sum), the same to the
-    last bit in any order of its rows: without weights from ranks (sums of half-integers,
-    exact), with weights from the query's score histogram (integers)."""
-    if scope.w is not None:
-        histogram = score_histogram(rows, scope, query)
-        weights = rows.group_by(query).agg(from_units(units(scope.w).sum()).alias(WEIGHT_Q))
-        ordered = histogram.sort(SCORE)
-        area = ordered.group_by(query).agg(histogram_auc(POS, NEG).alias(AUC_Q))
-        return area.join(weights, on=query, how="left", nulls_equal=True).select(
-            *query, AUC_Q, WEIGHT_Q
-        )
-    # each row's rank within its query by a window, then sums per query: measured
-    # ~25% faster than ranking inside the group_by (benchmarks/results_prediction.md)
-    ranked = rows.with_columns(scope.p.rank("average").over(query).alias(_RANK))
-    y = scope.y
-    n1, n = pl.col(POS), pl.col(WEIGHT_Q)
-    n0 = n - n1
+    and its weight (``WEIGHT_Q``), from the queries' score histograms
+    (:func:`score_histogram`, :func:`histogram_auc`): the same to the last bit in any
+    order of its rows, and as :func:`group_auc` and :func:`query_weight` give them. A
+    row's positive and negative units add up to the units of its weight (its label is 0
+    or 1), so the weight is the histogram's total."""
+    total = from_units(pl.col(POS).sum() + pl.col(NEG).sum())
     return (
-        ranked.group_by(query)
-        .agg(
-            (y * pl.col(_RANK)).sum().alias(_RANK),
-            y.sum().alias(POS),
-            pl.len().cast(pl.Float64).alias(WEIGHT_Q),
-        )
-        .with_columns(
-            pl.when((n1 > 0) & (n0 > 0))
-            .then((pl.col(_RANK) - n1 * (n1 + 1.0) / 2.0) / (n1 * n0))
-            .alias(AUC_Q)
-        )
-        .select(*query, AUC_Q, WEIGHT_Q)
+        score_histogram(rows, scope, query)
+        .sort(SCORE)
+        .group_by(query, maintain_order=True)
+        .agg(histogram_auc(POS, NEG).alias(AUC_Q), total.alias(WEIGHT_Q))
     )
+
+
+def _totals(aggs: list[pl.Expr]) -> dict[str, pl.Expr]:
+    return {a.meta.output_name(): a for a in aggs}
+
+
+def group_values(
+    s: PredictionScope,
+    requests: Sequence[tuple[str, MetricRequest]],
+    *,
+    gauc_of_query: bool = False,
+) -> dict[str, pl.Expr]:
+    """Group context (``group_by(...).agg``, ``select``): each metric's value over the
+    rows of the group, by label, from the same statistics and the same float operations
+    as :func:`finished` and :func:`histogram_values`: to the last bit the value that
+    :func:`polars_irmetrics.evaluate` gives for a ``by`` group of the same rows (in any
+    order). ``gauc`` reads the query column and averages each query's AUC over the
+    group's queries; with ``gauc_of_query`` (the group is one query: ``per_query=True``)
+    it is the group's AUC. The ``<label>_one_class`` count of ``gauc`` is left out."""
+    values: dict[str, pl.Expr] = {}
+    rest: list[tuple[str, MetricRequest]] = []
+    pos, neg = group_histogram(s)
+    for label, req in requests:
+        name = req.metric.name
+        if name == "auc" or (name == "gauc" and gauc_of_query):
+            values[label] = histogram_auc(pos, neg)
+        elif name == "pr_auc":
+            values[label] = histogram_pr_auc(pos, neg)
+        else:
+            rest.append((label, req))
+    if not rest:
+        return values
+    means = (pl.col(MEAN_V), pl.col(MEAN_R))
+    if needs_means(rest):
+        mean_totals = _totals(statistic_aggs(mean_terms(s)))
+        mean_v, mean_r = means_from(lambda c: mean_totals[c])
+        means = (mean_v, mean_r)
+    totals = _totals(statistic_aggs(statistic_terms(s, rest, means)))
+    if any(req.metric.name == "gauc" for _, req in rest):
+        query = pl.col(s.query_id)
+        first = query.is_first_distinct()
+        auc_q = group_auc(s).over(query).filter(first)
+        weight_q = query_weight(s).over(query).filter(first)
+        totals.update(_totals(gauc_aggs(auc_q, weight_q)))
+    labels = {label for label, _ in rest}
+    values.update((k, v) for k, v in finished(rest, lambda c: totals[c]) if k in labels)
+    return values
