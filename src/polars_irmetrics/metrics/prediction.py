@@ -3,11 +3,13 @@ errors.
 
 These metrics judge a model's predictions point by point, not a ranked list: they read
 one table of predictions (``reads=("predictions",)``) with a label column and a
-prediction column (and optionally a sample-weight column), and each is one polars
-aggregation over the rows of a group (:class:`PredictionScope`), usable in any
-``group_by``. They are computed by :func:`polars_irmetrics.evaluate` with ``label=`` and
-``prediction=`` (:mod:`polars_irmetrics.prediction`) and by the expression functions
-:func:`polars_irmetrics.auc`, :func:`polars_irmetrics.logloss`, ...
+prediction column (and optionally a sample-weight column). This module holds their
+registry entries and the pieces of their formulas (:class:`PredictionScope`, the units
+of 2**-64, the histogram areas); every value, mean or per query, is computed from integer
+statistics by :mod:`polars_irmetrics.prediction.statistics`, for
+:func:`polars_irmetrics.evaluate` with ``label=`` and ``prediction=``
+(:mod:`polars_irmetrics.prediction`) and for the expression functions
+:func:`polars_irmetrics.auc`, :func:`polars_irmetrics.logloss`, ... alike.
 
 Conventions (each tested against scikit-learn where it has the metric):
 
@@ -39,7 +41,6 @@ __all__ = [
     "AREA",
     "BINARY_METRICS",
     "EPS",
-    "PREDICTION_FORMULAS",
     "PREDICTION_METRICS",
     "PROBABILITY_METRICS",
     "UNIT",
@@ -49,13 +50,11 @@ __all__ = [
     "ece_bins",
     "entropy",
     "from_units",
-    "gauc_one_class",
     "gauc_weighting",
     "histogram_auc",
     "histogram_pr_auc",
     "log_likelihood",
     "pr_auc_term",
-    "spread",
     "units",
 ]
 
@@ -160,34 +159,6 @@ def _predictions_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
 
 
 # --------------------------------------------------------------------------- formulas
-def auc_expr(s: PredictionScope) -> pl.Expr:
-    """ROC AUC of the rows (ties count one half; null with one class).
-
-    Without weights, the Mann-Whitney statistic with average ranks
-    (Hanley & McNeil 1982): ``(sum of positives' ranks - n1 (n1 + 1) / 2) / (n1 n0)``.
-    With weights ``w``: ``sum_i w_i y_i (N_<(i) + N_=(i) / 2) / (W1 W0)``, where
-    ``N_<(i)`` and ``N_=(i)`` are the weights of the negatives scored below and level
-    with row ``i`` (read from a cumulative sum in score order at the ends of each tie).
-    """
-    y, p, w = s.y, s.p, s.w
-    if w is None:
-        n1 = y.sum()
-        n0 = pl.len().cast(pl.Float64) - n1
-        ranks = p.rank("average")
-        value = ((y * ranks).sum() - n1 * (n1 + 1.0) / 2.0) / (n1 * n0)
-    else:
-        n1 = (w * y).sum()
-        n0 = (w * (1.0 - y)).sum()
-        negative = (w * (1.0 - y)).sort_by(p)
-        through = negative.cum_sum()
-        first = p.rank("min").cast(pl.Int64) - 1
-        last = p.rank("max").cast(pl.Int64) - 1
-        below = through.gather(first) - negative.gather(first)  # before the tie
-        level = through.gather(last) - below  # the negatives of the tie
-        value = (w * y * (below + level / 2.0)).sum() / (n1 * n0)
-    return pl.when((n1 > 0) & (n0 > 0)).then(value)
-
-
 #: The means of :func:`polars_irmetrics.evaluate` add every float in whole units of
 #: 2**-64 (:func:`units`), as :func:`~polars_irmetrics.metrics.scope.fixed_sum` does:
 #: integers, added exactly in any order and converted to a float once.
@@ -285,41 +256,9 @@ def histogram_pr_auc(positives: str | pl.Expr, negatives: str | pl.Expr) -> pl.E
     return pl.when(n1 > 0).then(from_units(terms.sum()) / AREA)
 
 
-def _auc(s: PredictionScope, p: Params) -> pl.Expr:
-    return auc_expr(s)
-
-
-def _pr_auc(s: PredictionScope, p: Params) -> pl.Expr:
-    # scikit-learn's average_precision_score: sum over thresholds (the distinct scores,
-    # descending) of (R_n - R_{n-1}) P_n, i.e. each positive's weight times the
-    # precision at the end of its tie, over the positives' weight
-    y, score, w = s.y, s.p, s.weights
-    last = score.rank("max", descending=True).cast(pl.Int64) - 1
-    hits = (w * y).sort_by(score, descending=True).cum_sum().gather(last)
-    seen = w.sort_by(score, descending=True).cum_sum().gather(last)
-    gain = pl.when(w * y > 0).then(w * y * hits / seen).otherwise(0.0)
-    positives = (w * y).sum()
-    return pl.when(positives > 0).then(gain.sum() / positives)
-
-
 def gauc_weighting(params: Params) -> str:
     """``"rows"`` or ``"uniform"``: how ``gauc`` weighs its queries."""
     return params.choice("weighting")
-
-
-def _gauc(s: PredictionScope, p: Params) -> pl.Expr:
-    per_query = auc_expr(s).over(s.query_id)
-    share = s.weights if gauc_weighting(p) == "rows" else 1.0 / pl.len().over(s.query_id)
-    defined = per_query.is_not_null()
-    value = (per_query * share).filter(defined).sum() / share.filter(defined).sum()
-    return pl.when(defined.any()).then(value)
-
-
-def gauc_one_class(s: PredictionScope) -> pl.Expr:
-    """How many queries of the group ``gauc`` leaves out (one class only), as Int64 (as
-    every count of the library, ``num_q`` included)."""
-    left_out = pl.col(s.query_id).filter(auc_expr(s).over(s.query_id).is_null())
-    return left_out.n_unique().cast(pl.Int64)
 
 
 def log_likelihood(s: PredictionScope) -> pl.Expr:
@@ -330,27 +269,9 @@ def log_likelihood(s: PredictionScope) -> pl.Expr:
     return right.clip(EPS, 1.0 - EPS).log()
 
 
-def _logloss(s: PredictionScope, p: Params) -> pl.Expr:
-    return -s.mean(log_likelihood(s))
-
-
 def entropy(rate: pl.Expr) -> pl.Expr:
     """The entropy (natural log) of a base rate, the denominator of ``ne``."""
     return -(rate * rate.log() + (1.0 - rate) * (1.0 - rate).log())
-
-
-def _ne(s: PredictionScope, p: Params) -> pl.Expr:
-    rate = s.mean(s.y)
-    return pl.when((rate > 0) & (rate < 1)).then(_logloss(s, p) / entropy(rate))
-
-
-def _brier(s: PredictionScope, p: Params) -> pl.Expr:
-    return s.mean((s.p - s.y) ** 2)
-
-
-def _calibration(s: PredictionScope, p: Params) -> pl.Expr:
-    clicks = s.weighted(s.y).sum()
-    return pl.when(clicks > 0).then(s.weighted(s.p).sum() / clicks)
 
 
 def ece_bins(params: Params) -> int:
@@ -363,56 +284,6 @@ def ece_bin(s: PredictionScope, bins: int) -> pl.Expr:
     return (s.p * bins).floor().clip(0, bins - 1).cast(pl.Int64)
 
 
-def _ece(s: PredictionScope, p: Params) -> pl.Expr:
-    index = ece_bin(s, ece_bins(p))
-    gap = s.weighted(s.p - s.y).sum().over(index).abs()
-    return (gap / pl.len().over(index).cast(pl.Float64)).sum() / s.total
-
-
-def _mse(s: PredictionScope, p: Params) -> pl.Expr:
-    return s.mean((s.p - s.value) ** 2)
-
-
-def _rmse(s: PredictionScope, p: Params) -> pl.Expr:
-    return _mse(s, p).sqrt()
-
-
-def _mae(s: PredictionScope, p: Params) -> pl.Expr:
-    return s.mean((s.p - s.value).abs())
-
-
-def spread(s: PredictionScope, term: pl.Expr) -> pl.Expr:
-    """Weighted sum of squares of ``term`` around its weighted mean."""
-    return s.weighted((term - s.mean(term)) ** 2).sum()
-
-
-def _r2(s: PredictionScope, p: Params) -> pl.Expr:
-    total = spread(s, s.value)
-    residual = s.weighted((s.value - s.p) ** 2).sum()
-    return pl.when(total > 0).then(1.0 - residual / total)
-
-
-def _explained_variance(s: PredictionScope, p: Params) -> pl.Expr:
-    total = spread(s, s.value)
-    return pl.when(total > 0).then(1.0 - spread(s, s.value - s.p) / total)
-
-
-#: The formula of each prediction metric, by canonical name.
-PREDICTION_FORMULAS: dict[str, Callable[[PredictionScope, Params], pl.Expr]] = {
-    "auc": _auc,
-    "pr_auc": _pr_auc,
-    "gauc": _gauc,
-    "logloss": _logloss,
-    "ne": _ne,
-    "brier": _brier,
-    "calibration": _calibration,
-    "ece": _ece,
-    "rmse": _rmse,
-    "mae": _mae,
-    "mse": _mse,
-    "r2": _r2,
-    "explained_variance": _explained_variance,
-}
 #: Metrics whose label is binary (positive label or not).
 BINARY_METRICS = frozenset(
     {"auc", "pr_auc", "gauc", "logloss", "ne", "brier", "calibration", "ece"}

@@ -22,10 +22,20 @@ A term below 2**-64 in magnitude is rounded down to a unit (a squared error of 1
 counts as 0): the sums are exact to 2**-64 per term, the precision of the library's
 other fixed-point sums.
 
+Per query (``per_query=True``) the query is one more group key: the same statistics
+per query, and ``auc``, ``pr_auc`` (and ``gauc``, the query's AUC) from each query's
+score histogram. The expression functions (``irm.logloss(...)``,
+:mod:`polars_irmetrics.prediction.expressions`) compute the same statistics in a group
+context (:func:`group_values`; the histogram from cumulative integer sums in score
+order, :func:`group_histogram`): in a user's own ``group_by`` they give the values of
+:func:`polars_irmetrics.evaluate` (per query, or the means of ``by`` groups of the same
+rows) to the last bit, and over a whole table its mean.
+
 ``r2`` and ``explained_variance`` read the spread of the labels (and of the residuals)
 around the group's mean: two passes, first the exact mean (its sums, converted once),
 then the sum of ``w (v - mean)^2`` as units. One machine computes the mean with a
-window over the group; the engines evaluate their parts twice (:func:`mean_terms`).
+window over the group (an aggregation in a group context); the engines evaluate their
+parts twice (:func:`mean_terms`).
 """
 
 from __future__ import annotations
