@@ -45,6 +45,7 @@ __all__ = [
     "PROBABILITY_METRICS",
     "UNIT",
     "PredictionScope",
+    "auc_area",
     "auc_term",
     "ece_bin",
     "ece_bins",
@@ -54,6 +55,7 @@ __all__ = [
     "histogram_auc",
     "histogram_pr_auc",
     "log_likelihood",
+    "pr_auc_area",
     "pr_auc_term",
     "units",
 ]
@@ -239,8 +241,15 @@ def histogram_auc(positives: str | pl.Expr, negatives: str | pl.Expr) -> pl.Expr
     0.75
     """
     pos, neg = _column(positives), _column(negatives)
-    n1, n0 = pos.sum(), neg.sum()
-    terms = units(auc_term(pos, neg, neg.cum_sum() - neg, n1, n0))
+    return auc_area(pos, neg, neg.cum_sum() - neg, pos.sum(), neg.sum())
+
+
+def auc_area(pos: pl.Expr, neg: pl.Expr, below: pl.Expr, n1: pl.Expr, n0: pl.Expr) -> pl.Expr:
+    """The ROC AUC from the integer counts (:func:`units`) of each distinct score in
+    ascending order (its positives, negatives and the negatives below it) and the
+    totals: the terms of :func:`auc_term` added as units (:func:`histogram_auc`); null
+    with one class."""
+    terms = units(auc_term(pos, neg, below, n1, n0))
     return pl.when((n1 > 0) & (n0 > 0)).then(from_units(terms.sum()) / AREA)
 
 
@@ -252,6 +261,14 @@ def histogram_pr_auc(positives: str | pl.Expr, negatives: str | pl.Expr) -> pl.E
     n1, n0 = pos.sum(), neg.sum()
     hits = n1 - (pos.cum_sum() - pos)
     seen = (n1 + n0) - ((pos + neg).cum_sum() - (pos + neg))
+    return pr_auc_area(pos, hits, seen, n1)
+
+
+def pr_auc_area(pos: pl.Expr, hits: pl.Expr, seen: pl.Expr, n1: pl.Expr) -> pl.Expr:
+    """Average precision from the integer counts of each distinct score (its positives,
+    the positives and rows at or above it) and the positives' total: the terms of
+    :func:`pr_auc_term` added as units (:func:`histogram_pr_auc`); null without
+    positives."""
     terms = units(pr_auc_term(pos, hits, seen, n1))
     return pl.when(n1 > 0).then(from_units(terms.sum()) / AREA)
 

@@ -48,6 +48,7 @@ from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.prediction import (
     PredictionScope,
+    auc_area,
     ece_bin,
     ece_bins,
     entropy,
@@ -56,6 +57,7 @@ from polars_irmetrics.metrics.prediction import (
     histogram_auc,
     histogram_pr_auc,
     log_likelihood,
+    pr_auc_area,
     units,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -327,26 +329,41 @@ def histogram_values(
 
 
 def group_histogram(s: PredictionScope) -> tuple[pl.Expr, pl.Expr]:
-    """Group context: the group's score histogram (:func:`score_histogram`) as two
-    expressions, one value per distinct score in ascending order, its positives and its
-    negatives (Int128 units of their weights). Each is a difference of cumulative
-    integer sums in score order at the ends of the ties: the same integers in any order
-    of the rows."""
-    ordered = s.p.sort()
-    end = ordered.ne_missing(ordered.shift(-1))  # the last row of each tie
+    """Group context: the group's score histogram (:func:`score_histogram`) as the
+    cumulative positives and negatives at each distinct score, in ascending order (Int128
+    units of their weights): cumulative integer sums in score order read at the last row
+    of each tie, the same integers in any order of the rows."""
+    end = s.p.sort().is_last_distinct()  # the last row of each tie
 
-    def counts(term: pl.Expr) -> pl.Expr:
-        through = units(term).sort_by(s.p).cum_sum().filter(end)
-        return through - through.shift(1, fill_value=0)
+    def through(term: pl.Expr) -> pl.Expr:
+        return units(term).sort_by(s.p).cum_sum().filter(end)
 
-    return counts(s.weighted(s.y)), counts(s.weighted(1.0 - s.y))
+    return through(s.weighted(s.y)), through(s.weighted(1.0 - s.y))
+
+
+def _areas(s: PredictionScope) -> tuple[pl.Expr, pl.Expr]:
+    """Group context: the ``auc`` and ``pr_auc`` of the group's rows from its cumulative
+    histogram (:func:`group_histogram`), with the integers and float operations of
+    :func:`~polars_irmetrics.metrics.prediction.histogram_auc` and
+    :func:`~polars_irmetrics.metrics.prediction.histogram_pr_auc` over its score
+    histogram (each cumulative sum is read as few times as can be: a group context
+    evaluates every reference again)."""
+    pos_through, neg_through = group_histogram(s)
+    n1 = units(s.weighted(s.y)).sum()  # the last cumulative sums, without a sort
+    n0 = units(s.weighted(1.0 - s.y)).sum()
+    pos_below = pos_through.shift(1, fill_value=0)
+    neg_below = neg_through.shift(1, fill_value=0)
+    pos = pos_through - pos_below
+    auc = auc_area(pos, neg_through - neg_below, neg_below, n1, n0)
+    seen = (n1 + n0) - (pos_below + neg_below)
+    pr_auc = pr_auc_area(pos, n1 - pos_below, seen, n1)
+    return auc, pr_auc
 
 
 def group_auc(s: PredictionScope) -> pl.Expr:
-    """Group context: the ROC AUC of the group's rows from its score histogram
-    (:func:`group_histogram`), to the last bit the ``auc`` of :func:`histogram_values`
-    over the same rows."""
-    return histogram_auc(*group_histogram(s))
+    """Group context: the ROC AUC of the group's rows, to the last bit the ``auc`` of
+    :func:`histogram_values` over the same rows."""
+    return _areas(s)[0]
 
 
 def query_weight(s: PredictionScope) -> pl.Expr:
@@ -391,13 +408,13 @@ def group_values(
     it is the group's AUC. The ``<label>_one_class`` count of ``gauc`` is left out."""
     values: dict[str, pl.Expr] = {}
     rest: list[tuple[str, MetricRequest]] = []
-    pos, neg = group_histogram(s)
+    auc, pr_auc = _areas(s)
     for label, req in requests:
         name = req.metric.name
         if name == "auc" or (name == "gauc" and gauc_of_query):
-            values[label] = histogram_auc(pos, neg)
+            values[label] = auc
         elif name == "pr_auc":
-            values[label] = histogram_pr_auc(pos, neg)
+            values[label] = pr_auc
         else:
             rest.append((label, req))
     if not rest:
