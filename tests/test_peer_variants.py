@@ -497,15 +497,13 @@ def test_torchmetrics_adaptive_k_and_empty_by_hand() -> None:
                 frame, ["P(empty_target_action='error')@5"], per_query=True
             ).lazy().collect()
     # with by= segments (several systems in one table), the message names the segment
-    systems = pl.concat(
-        [table.with_columns(system=pl.lit(name)) for name in ("A", "B")]
-    ).filter((pl.col("system") == "A") | (pl.col("query_id") == "q") | (pl.col("rank") > 1))
+    systems = pl.concat([table.with_columns(system=pl.lit(name)) for name in ("A", "B")]).filter(
+        (pl.col("system") == "A") | (pl.col("query_id") == "q") | (pl.col("rank") > 1)
+    )
     message = message.replace("query 'r' has", "query 'r', system='A' has")
     for frame in (systems, systems.lazy()):
         with pytest.raises(QuerySetError, match="^" + re.escape(message) + "$"):
-            irm.evaluate(
-                frame, ["P(empty_target_action='error')@5"], by="system"
-            ).lazy().collect()
+            irm.evaluate(frame, ["P(empty_target_action='error')@5"], by="system").lazy().collect()
     # every query left out: torchmetrics' mean is 0.0
     only_r = table.filter(pl.col("query_id") == "r")
     assert irm.evaluate(only_r, ["P(empty_target_action='skip')@5"]).row(0) == (1, 0.0)

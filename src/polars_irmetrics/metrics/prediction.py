@@ -47,9 +47,11 @@ __all__ = [
     "PredictionScope",
     "auc_area",
     "auc_term",
+    "doubled_u",
     "ece_bin",
     "ece_bins",
     "entropy",
+    "exact_auc",
     "from_units",
     "gauc_weighting",
     "histogram_auc",
@@ -57,7 +59,9 @@ __all__ = [
     "log_likelihood",
     "pr_auc_area",
     "pr_auc_term",
+    "rows_of",
     "units",
+    "whole_rows",
 ]
 
 #: Log loss clips probabilities to ``[EPS, 1 - EPS]``, as scikit-learn's ``log_loss``
@@ -247,10 +251,57 @@ def histogram_auc(positives: str | pl.Expr, negatives: str | pl.Expr) -> pl.Expr
 def auc_area(pos: pl.Expr, neg: pl.Expr, below: pl.Expr, n1: pl.Expr, n0: pl.Expr) -> pl.Expr:
     """The ROC AUC from the integer counts (:func:`units`) of each distinct score in
     ascending order (its positives, negatives and the negatives below it) and the
-    totals: the terms of :func:`auc_term` added as units (:func:`histogram_auc`); null
-    with one class."""
+    totals; null with one class.
+
+    Where every count is a whole number of rows (no weights, or whole weights), the
+    AUC is :func:`exact_auc` of the doubled Mann-Whitney count ``2U = sum pos (2 below +
+    neg)`` (Int128, exact): the correctly rounded ``U / (P N)``, the value of the rank
+    formula too. Otherwise the terms of :func:`auc_term`, added as units."""
     terms = units(auc_term(pos, neg, below, n1, n0))
-    return pl.when((n1 > 0) & (n0 > 0)).then(from_units(terms.sum()) / AREA)
+    fractional = from_units(terms.sum()) / AREA
+    exact = exact_auc(doubled_u(pos, neg, below), rows_of(n1), rows_of(n0))
+    whole = whole_rows(pos, neg)
+    return pl.when((n1 > 0) & (n0 > 0)).then(pl.when(whole).then(exact).otherwise(fractional))
+
+
+#: One row in :func:`units` (Int128).
+_ONE = pl.lit(2**64, pl.Int128)
+
+
+def whole_rows(pos: pl.Expr, neg: pl.Expr) -> pl.Expr:
+    """Aggregate: whether every count (:func:`units`) is a whole number of rows (no
+    weights, or whole weights): then :func:`exact_auc` applies."""
+    return ((pos % _ONE == 0) & (neg % _ONE == 0)).all()
+
+
+def rows_of(count: pl.Expr) -> pl.Expr:
+    """A count in :func:`units` as the rows it counts (Int128; whole where
+    :func:`whole_rows`)."""
+    return count // _ONE
+
+
+def doubled_u(pos: pl.Expr, neg: pl.Expr, below: pl.Expr) -> pl.Expr:
+    """Aggregate: the doubled Mann-Whitney count ``2U = sum pos (2 below + neg)`` of a
+    histogram's scores (counts in :func:`units`, whole numbers of rows), Int128."""
+    return (rows_of(pos) * (2 * rows_of(below) + rows_of(neg))).sum()
+
+
+def exact_auc(two_u: pl.Expr, n1: pl.Expr, n0: pl.Expr) -> pl.Expr:
+    """The ROC AUC ``U / (P N)`` from the doubled Mann-Whitney count ``2U`` and the
+    positives ``P`` and negatives ``N`` (whole numbers, Int128): one float division,
+    correctly rounded while ``2U`` and ``2 P N`` are below 2**53. The same operations
+    on every path (a histogram, ranks in a group, score ranges out of core), so the
+    same bits.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> i128 = pl.Int128
+    >>> pl.select(exact_auc(pl.lit(3, i128), pl.lit(2, i128), pl.lit(2, i128))).item()
+    0.375
+    """
+    f = pl.Float64
+    return two_u.cast(f) / (2.0 * n1.cast(f) * n0.cast(f))
 
 
 def histogram_pr_auc(positives: str | pl.Expr, negatives: str | pl.Expr) -> pl.Expr:

@@ -82,6 +82,7 @@ from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import FIXED_LIMIT
 from polars_irmetrics.prediction.ranges import ranked_in_ranges
 from polars_irmetrics.prediction.statistics import (
+    AUC_Q,
     HISTOGRAM_METRICS,
     NUM_ROWS,
     finished,
@@ -199,6 +200,13 @@ def build_prediction_plan(
     values = group_values(prepared.scope, rest)
     metric_exprs = [values[label].alias(label) for label, _ in rest]
     result = prepared.grouped(keys, [pl.len().cast(pl.Int64).alias(NUM_ROWS), *metric_exprs])
+    if histogram and prepared.scope.w is None:  # AUCs from ranks: the same bits, faster
+        ranked = [(label, req) for label, req in histogram if req.metric.name != "pr_auc"]
+        histogram = [(label, req) for label, req in histogram if req.metric.name == "pr_auc"]
+        if ranked:
+            auc_q = per_query_auc(prepared.rows, prepared.scope, keys)
+            aucs = auc_q.select(*keys, *(pl.col(AUC_Q).alias(label) for label, _ in ranked))
+            result = beside(result, aucs, keys)
     if histogram:
         counts = score_histogram(prepared.rows, prepared.scope, keys)
         areas_q = histogram_values(counts, keys, histogram, gauc_of_query=True)

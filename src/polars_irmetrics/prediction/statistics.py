@@ -52,6 +52,7 @@ from polars_irmetrics.metrics.prediction import (
     ece_bin,
     ece_bins,
     entropy,
+    exact_auc,
     from_units,
     gauc_weighting,
     histogram_auc,
@@ -94,6 +95,8 @@ __all__ = [
 
 #: The count column of a prediction evaluation: the rows (predictions) of the group.
 NUM_ROWS = "num_rows"
+#: Each row's rank in its query (:func:`per_query_auc`).
+_RANK = f"{INTERNAL}rank"
 #: The columns of :func:`per_query_auc`: each query's AUC and weight.
 AUC_Q = f"{INTERNAL}auc_q"
 WEIGHT_Q = f"{INTERNAL}weight_q"
@@ -362,8 +365,25 @@ def _areas(s: PredictionScope) -> tuple[pl.Expr, pl.Expr]:
 
 def group_auc(s: PredictionScope) -> pl.Expr:
     """Group context: the ROC AUC of the group's rows, to the last bit the ``auc`` of
-    :func:`histogram_values` over the same rows."""
+    :func:`histogram_values` over the same rows: without weights from the ranks of its
+    scores (:func:`ranked_auc`, no sort of the rows), with weights from its histogram."""
+    if s.w is None:
+        return ranked_auc(s.y, s.p.rank("average"))
     return _areas(s)[0]
+
+
+def ranked_auc(y: pl.Expr, rank: pl.Expr) -> pl.Expr:
+    """Group context: the ROC AUC from each row's 0/1 label ``y`` and the average rank of
+    its score in the group (1 = lowest): ``2U = 2 R1 - P (P + 1)`` with ``R1`` the sum of
+    the positives' ranks (half-integers, so ``2 R1`` is a whole number), then
+    :func:`~polars_irmetrics.metrics.prediction.exact_auc`: the same bits as the
+    histogram's ``auc`` (whose counts are whole numbers without weights)."""
+    # 64-bit integers: exact up to 3e9 rows in the group (n (n + 1) < 2**63)
+    i64 = pl.Int64
+    two_r1 = (y * rank * 2.0).cast(i64).sum()
+    n1 = y.cast(i64).sum()
+    n0 = pl.len().cast(i64) - n1
+    return pl.when((n1 > 0) & (n0 > 0)).then(exact_auc(two_r1 - n1 * (n1 + 1), n1, n0))
 
 
 def query_weight(s: PredictionScope) -> pl.Expr:
@@ -375,11 +395,18 @@ def query_weight(s: PredictionScope) -> pl.Expr:
 
 def per_query_auc(rows: pl.LazyFrame, scope: PredictionScope, query: list[str]) -> pl.LazyFrame:
     """One row per query (the ``query`` keys): its AUC (``AUC_Q``, null with one class)
-    and its weight (``WEIGHT_Q``), from the queries' score histograms
-    (:func:`score_histogram`, :func:`histogram_auc`): the same to the last bit in any
+    and its weight (``WEIGHT_Q``): without weights from the ranks of its scores (a
+    window, :func:`ranked_auc`), with weights from the queries' score histograms
+    (:func:`score_histogram`, :func:`histogram_auc`); the same to the last bit in any
     order of its rows, and as :func:`group_auc` and :func:`query_weight` give them. A
     row's positive and negative units add up to the units of its weight (its label is 0
     or 1), so the weight is the histogram's total."""
+    if scope.w is None:  # ranks by a window (no sort of the rows), then sums per query
+        ranked = rows.with_columns(scope.p.rank("average").over(query).alias(_RANK))
+        return ranked.group_by(query).agg(
+            ranked_auc(scope.y, pl.col(_RANK)).alias(AUC_Q),
+            pl.len().cast(pl.Float64).alias(WEIGHT_Q),
+        )
     total = from_units(pl.col(POS).sum() + pl.col(NEG).sum())
     return (
         score_histogram(rows, scope, query)
@@ -408,7 +435,7 @@ def group_values(
     it is the group's AUC. The ``<label>_one_class`` count of ``gauc`` is left out."""
     values: dict[str, pl.Expr] = {}
     rest: list[tuple[str, MetricRequest]] = []
-    auc, pr_auc = _areas(s)
+    auc, pr_auc = group_auc(s), _areas(s)[1]
     for label, req in requests:
         name = req.metric.name
         if name == "auc" or (name == "gauc" and gauc_of_query):
