@@ -9,6 +9,8 @@ memory, as a polars DataFrame and as numpy arrays (not timed). Timed, best of
 * ``irm.evaluate(log.lazy(), ["auc"], ...).collect()``;
 * ``irm.evaluate(log.lazy(), ["gauc"], query_id="user", ...).collect()``;
 * ``irm.evaluate(log.lazy(), ["auc", "gauc", "logloss"], ...).collect()`` (one plan);
+* per user: ``irm.evaluate(log.lazy(), ["auc", "logloss"], per_query=True, ...)`` and
+  the same two as expressions in ``log.lazy().group_by("user").agg(...)``;
 * GAUC as a per-user loop of ``roc_auc_score``: the log is split by user beforehand (not
   timed), the loop runs over a random sample of ``--sample-users`` users and its time is
   extrapolated to all users (time x users / sample).
@@ -74,6 +76,12 @@ def main() -> None:
     t_auc = best(ours(["auc"]), args.repeats)
     t_gauc = best(ours(["gauc"]), args.repeats)
     t_all = best(ours(["auc", "gauc", "logloss"]), args.repeats)
+    t_per_user = best(
+        lambda: irm.evaluate(log.lazy(), ["auc", "logloss"], per_query=True, **kw).collect(),
+        args.repeats,
+    )
+    exprs = [irm.auc("clicked", "p_click"), irm.logloss("clicked", "p_click")]
+    t_exprs = best(lambda: log.lazy().group_by("user").agg(exprs).collect(), args.repeats)
 
     # the per-user loop: split once (untimed), time the loop on a sample, extrapolate
     order = np.argsort(user, kind="stable")
@@ -106,6 +114,8 @@ def main() -> None:
         f"{t_loop / t_gauc:.0f}x"
     )
     print(f"irm auc+gauc+logloss          {t_all:8.3f} s   ratio to irm auc {t_all / t_auc:.2f}x")
+    print(f"irm per-user auc+logloss      {t_per_user:8.3f} s   (per_query=True)")
+    print(f"group_by(user) irm.auc+logloss {t_exprs:7.3f} s   (expressions)")
 
 
 if __name__ == "__main__":

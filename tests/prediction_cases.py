@@ -60,9 +60,18 @@ PREDICTION_CASES: list[
     ("means", LOG, None, BINARY, BINARY_KW, False),
     ("weighted-by-segment", LOG, None, BINARY, {**BINARY_KW, "sample_weight": "w", "by": "segment"}, False),  # noqa: E501
     ("per-user-by-segment", LOG, None, BINARY, {**BINARY_KW, "by": "segment"}, True),
+    ("weighted-per-user-by-segment", LOG, None, BINARY, {**BINARY_KW, "sample_weight": "w", "by": "segment"}, True),  # noqa: E501
+    ("two-tables-per-user", PREDICTED, TRUTH, RATING, RATING_KW, True),
     ("two-tables-by-segment", PREDICTED, TRUTH, RATING, {**RATING_KW, "by": "segment"}, False),
     ("weighted-ratings", LOG, None, RATING, {**RATING_KW, "label": "rating", "prediction": "rating_hat", "sample_weight": "w"}, False),  # noqa: E501
+    ("weighted-ratings-per-user", LOG, None, RATING, {**RATING_KW, "sample_weight": "w"}, True),
 ]  # fmt: skip
+
+
+def shuffled(table: pl.DataFrame, seed: int = 7) -> pl.DataFrame:
+    """The rows of ``table`` in another order: a query's rows reach each path in its own
+    order, and the values must not depend on it."""
+    return table.sample(fraction=1.0, shuffle=True, seed=seed)
 
 
 def expected(
@@ -72,39 +81,27 @@ def expected(
     options: dict[str, Any],
     per_query: bool,
 ) -> pl.DataFrame:
-    """``irm.evaluate``'s result, the one every engine must give."""
-    return irm.evaluate(table, metrics, labels=labels, per_query=per_query, **options)
+    """``irm.evaluate``'s result on the rows in another order (:func:`shuffled`), the one
+    every engine must give from the rows in their own order."""
+    return irm.evaluate(
+        shuffled(table),
+        metrics,
+        labels=None if labels is None else shuffled(labels),
+        per_query=per_query,
+        **options,
+    )
 
 
-def assert_same(
-    got: pl.DataFrame, want: pl.DataFrame, options: dict[str, Any], per_query: bool
-) -> None:
-    """The schema, the keys, the counts and the order to the last bit, and:
-
-    * means: every value to the last bit (nulls equal): both add the same integers
-      (units of 2**-64) and compute each metric from them with the same float operations
-      (:mod:`polars_irmetrics.prediction.statistics`);
-    * per query, unweighted ``auc`` and ``gauc`` to the last bit (a query is whole in one
-      part, and its AUC adds ranks, multiples of 1/2, exactly in any order); every other
-      per-query value to 1e-12 (a query's rows arrive in another order).
-    """
+def assert_same(got: pl.DataFrame, want: pl.DataFrame) -> None:
+    """The schema, the keys, the counts, the order and every value (means and per-query
+    values, weighted or not) to the last bit, nulls equal: both add the same integers
+    (units of 2**-64, per ``by`` group or per query) and compute each metric from them
+    with the same float operations (:mod:`polars_irmetrics.prediction.statistics`),
+    whatever the order the rows arrive in."""
     assert got.schema == want.schema
     assert got.height == want.height > 0
-    unweighted = options.get("sample_weight") is None
-    exact = {c for c in want.columns if c not in want.select(pl.selectors.float()).columns}
-    if not per_query:
-        exact = set(want.columns)
-    elif unweighted:
-        exact |= {c for c in want.columns if c == "auc" or c.startswith("gauc")}
     for column in want.columns:
-        a, b = got[column].to_list(), want[column].to_list()
-        if column in exact:
-            assert a == b, column
-            continue
-        assert [x is None for x in a] == [y is None for y in b], column
-        for x, y in zip(a, b, strict=True):
-            if x is not None:
-                assert abs(x - y) <= 1e-12 * max(1.0, abs(y)), (column, x, y)
+        assert got[column].to_list() == want[column].to_list(), column
 
 
 def assert_histogram_exact(
@@ -113,12 +110,16 @@ def assert_histogram_exact(
     labels: pl.DataFrame | None,
     metrics: list[str],
     options: dict[str, Any],
+    per_query: bool,
 ) -> None:
-    """Means: every value equal to the last bit to one machine's out-of-core path
-    (``buckets=``: ``auc`` and ``pr_auc`` from score ranges on disk) and to a LazyFrame's."""
-    out_of_core = irm.evaluate(table, metrics, labels=labels, buckets=2, **options)
+    """Every value equal to the last bit to one machine's out-of-core path (``buckets=``:
+    for the means ``auc`` and ``pr_auc`` from score ranges on disk) and to a LazyFrame's,
+    the rows in yet another order."""
+    kw = {**options, "per_query": per_query}
+    table, labels = shuffled(table, 11), None if labels is None else shuffled(labels, 11)
+    out_of_core = irm.evaluate(table, metrics, labels=labels, buckets=2, **kw)
     assert got.to_dict(as_series=False) == out_of_core.to_dict(as_series=False)
     lazy = irm.evaluate(
-        table.lazy(), metrics, labels=None if labels is None else labels.lazy(), **options
+        table.lazy(), metrics, labels=None if labels is None else labels.lazy(), **kw
     ).collect()
     assert got.to_dict(as_series=False) == lazy.to_dict(as_series=False)

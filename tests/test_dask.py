@@ -582,9 +582,8 @@ def test_dask_prediction_metrics_equal_evaluate(
     )
     if per_query:  # rows come in partition (task) order
         got = got.sort(want.columns[: want.columns.index("num_rows")])
-    assert_same(got, want, options, per_query)
-    if not per_query:
-        assert_histogram_exact(got, table, labels, metrics, options)
+    assert_same(got, want)
+    assert_histogram_exact(got, table, labels, metrics, options, per_query)
 
 
 def test_dask_prediction_errors_are_the_librarys(client: Client) -> None:

@@ -844,3 +844,59 @@ def test_sums_beyond_the_units_fall_back_to_floats() -> None:
         _close(merged[column].item(), got[column].item())
     # mae's terms are below 2**32: exact on every path
     assert merged["mae"].item() == got["mae"].item()
+
+
+# --------------------------------------------------------------------------- same bits
+def _expressions(kind: str, weight: str | None, *, per_query: bool) -> dict[str, pl.Expr]:
+    """Each metric of the shuffle test as its expression function (``gauc`` per query is
+    the query's AUC, as ``per_query=True`` gives it)."""
+    kw: dict[str, Any] = {"sample_weight": weight}
+    if kind == "rating":
+        fns = [irm.rmse, irm.mae, irm.mse, irm.r2, irm.explained_variance]
+        return {f.__name__: f(**kw) for f in fns}
+    out = {f.__name__: f(**kw) for f in (irm.auc, irm.pr_auc, irm.logloss, irm.ne, irm.brier)}
+    out["calibration"] = irm.calibration(**kw)
+    out["ece@3"] = irm.ece(bins=3, **kw)
+    out["gauc"] = irm.auc(**kw) if per_query else irm.gauc(query_id="query_id", **kw)
+    return out
+
+
+@property_settings(max_examples=15)
+@given(data=st.data(), weighted=st.booleans(), kind=st.sampled_from(["binary", "rating"]))
+def test_shuffled_rows_give_the_same_bits_on_every_path(
+    data: Any, weighted: bool, kind: str
+) -> None:
+    """The same rows in another order give the same bits: per-query values of a
+    DataFrame, a LazyFrame and buckets=, the expression functions in a group_by (per
+    query and per segment) and over the whole table, all equal, weighted or not."""
+    table = data.draw(binary_tables() if kind == "binary" else rating_tables())
+    n = table.height
+    table = table.with_columns(
+        query_id=pl.Series(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n))),
+        segment=pl.Series(data.draw(st.lists(st.sampled_from("ab"), min_size=n, max_size=n))),
+    )
+    order = data.draw(st.permutations(range(n)))
+    other = table[order]
+    weight = "w" if weighted else None
+    exprs = _expressions(kind, weight, per_query=True)
+    metrics = list(exprs)
+    kw: dict[str, Any] = {"sample_weight": weight, "by": "segment"}
+    want = irm.evaluate(table, metrics, per_query=True, **kw).to_dict(as_series=False)
+    for got in (
+        irm.evaluate(other.lazy(), metrics, per_query=True, **kw).collect(),
+        irm.evaluate(other, metrics, per_query=True, buckets=2, **kw),
+    ):
+        assert got.to_dict(as_series=False) == want
+    keys = ["segment", "query_id"]
+    grouped = other.group_by(keys).agg(e.alias(m) for m, e in exprs.items()).sort(keys)
+    for metric in metrics:
+        assert grouped[metric].to_list() == want[metric], metric
+    # means: per segment and over the whole table
+    exprs = _expressions(kind, weight, per_query=False)
+    means = irm.evaluate(table, metrics, **kw)
+    grouped = other.group_by("segment").agg(e.alias(m) for m, e in exprs.items()).sort("segment")
+    whole = irm.evaluate(table, metrics, sample_weight=weight)
+    selected = other.select(e.alias(m) for m, e in exprs.items())
+    for metric in metrics:
+        assert grouped[metric].to_list() == means[metric].to_list(), metric
+        assert selected[metric].to_list() == whole[metric].to_list(), metric

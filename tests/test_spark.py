@@ -523,9 +523,8 @@ def test_spark_prediction_metrics_equal_evaluate(
         **options,
     )
     result = _polars(got)  # sorted by the keys, as evaluate's
-    assert_same(result, want, options, per_query)
-    if not per_query:
-        assert_histogram_exact(result, table, labels, metrics, options)
+    assert_same(result, want)
+    assert_histogram_exact(result, table, labels, metrics, options, per_query)
 
 
 def test_spark_prediction_errors_are_the_librarys(spark: SparkSession) -> None:

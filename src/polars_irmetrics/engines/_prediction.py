@@ -6,7 +6,8 @@ one part. Then:
 
 * ``per_query=True``: each part is evaluated by the one-machine plan
   (:func:`~polars_irmetrics.prediction.evaluate.build_prediction_plan`); a query's
-  values are computed from its own rows, in one part, as on one machine.
+  values are computed from its own rows, in one part, as on one machine, from integer
+  statistics: to the last bit, whatever order its rows arrive in.
 * means: a global metric (the AUC of all rows, the log loss of all rows) does not
   divide into per-query values, so each part gives instead its *statistics*
   (:func:`~polars_irmetrics.prediction.parts.part_statistics`: sums, the spreads of

@@ -3,11 +3,13 @@ errors.
 
 These metrics judge a model's predictions point by point, not a ranked list: they read
 one table of predictions (``reads=("predictions",)``) with a label column and a
-prediction column (and optionally a sample-weight column), and each is one polars
-aggregation over the rows of a group (:class:`PredictionScope`), usable in any
-``group_by``. They are computed by :func:`polars_irmetrics.evaluate` with ``label=`` and
-``prediction=`` (:mod:`polars_irmetrics.prediction`) and by the expression functions
-:func:`polars_irmetrics.auc`, :func:`polars_irmetrics.logloss`, ...
+prediction column (and optionally a sample-weight column). This module holds their
+registry entries and the pieces of their formulas (:class:`PredictionScope`, the units
+of 2**-64, the histogram areas); every value, mean or per query, is computed from integer
+statistics by :mod:`polars_irmetrics.prediction.statistics`, for
+:func:`polars_irmetrics.evaluate` with ``label=`` and ``prediction=``
+(:mod:`polars_irmetrics.prediction`) and for the expression functions
+:func:`polars_irmetrics.auc`, :func:`polars_irmetrics.logloss`, ... alike.
 
 Conventions (each tested against scikit-learn where it has the metric):
 
@@ -39,24 +41,27 @@ __all__ = [
     "AREA",
     "BINARY_METRICS",
     "EPS",
-    "PREDICTION_FORMULAS",
     "PREDICTION_METRICS",
     "PROBABILITY_METRICS",
     "UNIT",
     "PredictionScope",
+    "auc_area",
     "auc_term",
+    "doubled_u",
     "ece_bin",
     "ece_bins",
     "entropy",
+    "exact_auc",
     "from_units",
-    "gauc_one_class",
     "gauc_weighting",
     "histogram_auc",
     "histogram_pr_auc",
     "log_likelihood",
+    "pr_auc_area",
     "pr_auc_term",
-    "spread",
+    "rows_of",
     "units",
+    "whole_rows",
 ]
 
 #: Log loss clips probabilities to ``[EPS, 1 - EPS]``, as scikit-learn's ``log_loss``
@@ -160,34 +165,6 @@ def _predictions_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
 
 
 # --------------------------------------------------------------------------- formulas
-def auc_expr(s: PredictionScope) -> pl.Expr:
-    """ROC AUC of the rows (ties count one half; null with one class).
-
-    Without weights, the Mann-Whitney statistic with average ranks
-    (Hanley & McNeil 1982): ``(sum of positives' ranks - n1 (n1 + 1) / 2) / (n1 n0)``.
-    With weights ``w``: ``sum_i w_i y_i (N_<(i) + N_=(i) / 2) / (W1 W0)``, where
-    ``N_<(i)`` and ``N_=(i)`` are the weights of the negatives scored below and level
-    with row ``i`` (read from a cumulative sum in score order at the ends of each tie).
-    """
-    y, p, w = s.y, s.p, s.w
-    if w is None:
-        n1 = y.sum()
-        n0 = pl.len().cast(pl.Float64) - n1
-        ranks = p.rank("average")
-        value = ((y * ranks).sum() - n1 * (n1 + 1.0) / 2.0) / (n1 * n0)
-    else:
-        n1 = (w * y).sum()
-        n0 = (w * (1.0 - y)).sum()
-        negative = (w * (1.0 - y)).sort_by(p)
-        through = negative.cum_sum()
-        first = p.rank("min").cast(pl.Int64) - 1
-        last = p.rank("max").cast(pl.Int64) - 1
-        below = through.gather(first) - negative.gather(first)  # before the tie
-        level = through.gather(last) - below  # the negatives of the tie
-        value = (w * y * (below + level / 2.0)).sum() / (n1 * n0)
-    return pl.when((n1 > 0) & (n0 > 0)).then(value)
-
-
 #: The means of :func:`polars_irmetrics.evaluate` add every float in whole units of
 #: 2**-64 (:func:`units`), as :func:`~polars_irmetrics.metrics.scope.fixed_sum` does:
 #: integers, added exactly in any order and converted to a float once.
@@ -245,7 +222,11 @@ def pr_auc_term(pos: pl.Expr, hits: pl.Expr, seen: pl.Expr, n1: pl.Expr) -> pl.E
     return pl.when(pos > 0).then(share).otherwise(0.0)
 
 
-def histogram_auc(positives: str, negatives: str) -> pl.Expr:
+def _column(name: str | pl.Expr) -> pl.Expr:
+    return pl.col(name) if isinstance(name, str) else name
+
+
+def histogram_auc(positives: str | pl.Expr, negatives: str | pl.Expr) -> pl.Expr:
     """ROC AUC from a score histogram: one row per distinct score, **in ascending score
     order**, with the positives and negatives that have it, in :func:`units` (Int128) of
     their weights.
@@ -263,59 +244,89 @@ def histogram_auc(positives: str, negatives: str) -> pl.Expr:
     >>> h.sort("s").select(histogram_auc("pos", "neg")).item()  # (2 (1 + 1/2)) / (2 * 2)
     0.75
     """
-    pos, neg = pl.col(positives), pl.col(negatives)
-    n1, n0 = pos.sum(), neg.sum()
-    terms = units(auc_term(pos, neg, neg.cum_sum() - neg, n1, n0))
-    return pl.when((n1 > 0) & (n0 > 0)).then(from_units(terms.sum()) / AREA)
+    pos, neg = _column(positives), _column(negatives)
+    return auc_area(pos, neg, neg.cum_sum() - neg, pos.sum(), neg.sum())
 
 
-def histogram_pr_auc(positives: str, negatives: str) -> pl.Expr:
+def auc_area(pos: pl.Expr, neg: pl.Expr, below: pl.Expr, n1: pl.Expr, n0: pl.Expr) -> pl.Expr:
+    """The ROC AUC from the integer counts (:func:`units`) of each distinct score in
+    ascending order (its positives, negatives and the negatives below it) and the
+    totals; null with one class.
+
+    Where every count is a whole number of rows (no weights, or whole weights), the
+    AUC is :func:`exact_auc` of the doubled Mann-Whitney count ``2U = sum pos (2 below +
+    neg)`` (Int128, exact): the correctly rounded ``U / (P N)``, the value of the rank
+    formula too. Otherwise the terms of :func:`auc_term`, added as units."""
+    terms = units(auc_term(pos, neg, below, n1, n0))
+    fractional = from_units(terms.sum()) / AREA
+    exact = exact_auc(doubled_u(pos, neg, below), rows_of(n1), rows_of(n0))
+    whole = whole_rows(pos, neg)
+    return pl.when((n1 > 0) & (n0 > 0)).then(pl.when(whole).then(exact).otherwise(fractional))
+
+
+#: One row in :func:`units` (Int128).
+_ONE = pl.lit(2**64, pl.Int128)
+
+
+def whole_rows(pos: pl.Expr, neg: pl.Expr) -> pl.Expr:
+    """Aggregate: whether every count (:func:`units`) is a whole number of rows (no
+    weights, or whole weights): then :func:`exact_auc` applies."""
+    return ((pos % _ONE == 0) & (neg % _ONE == 0)).all()
+
+
+def rows_of(count: pl.Expr) -> pl.Expr:
+    """A count in :func:`units` as the rows it counts (Int128; whole where
+    :func:`whole_rows`)."""
+    return count // _ONE
+
+
+def doubled_u(pos: pl.Expr, neg: pl.Expr, below: pl.Expr) -> pl.Expr:
+    """Aggregate: the doubled Mann-Whitney count ``2U = sum pos (2 below + neg)`` of a
+    histogram's scores (counts in :func:`units`, whole numbers of rows), Int128."""
+    return (rows_of(pos) * (2 * rows_of(below) + rows_of(neg))).sum()
+
+
+def exact_auc(two_u: pl.Expr, n1: pl.Expr, n0: pl.Expr) -> pl.Expr:
+    """The ROC AUC ``U / (P N)`` from the doubled Mann-Whitney count ``2U`` and the
+    positives ``P`` and negatives ``N`` (whole numbers, Int128): one float division,
+    correctly rounded while ``2U`` and ``2 P N`` are below 2**53. The same operations
+    on every path (a histogram, ranks in a group, score ranges out of core), so the
+    same bits.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> i128 = pl.Int128
+    >>> pl.select(exact_auc(pl.lit(3, i128), pl.lit(2, i128), pl.lit(2, i128))).item()
+    0.375
+    """
+    f = pl.Float64
+    return two_u.cast(f) / (2.0 * n1.cast(f) * n0.cast(f))
+
+
+def histogram_pr_auc(positives: str | pl.Expr, negatives: str | pl.Expr) -> pl.Expr:
     """Average precision from a score histogram in ascending score order (see
     :func:`histogram_auc`): each score's positives and rows at or above it are the
     totals less those below it (integers)."""
-    pos, neg = pl.col(positives), pl.col(negatives)
+    pos, neg = _column(positives), _column(negatives)
     n1, n0 = pos.sum(), neg.sum()
     hits = n1 - (pos.cum_sum() - pos)
     seen = (n1 + n0) - ((pos + neg).cum_sum() - (pos + neg))
+    return pr_auc_area(pos, hits, seen, n1)
+
+
+def pr_auc_area(pos: pl.Expr, hits: pl.Expr, seen: pl.Expr, n1: pl.Expr) -> pl.Expr:
+    """Average precision from the integer counts of each distinct score (its positives,
+    the positives and rows at or above it) and the positives' total: the terms of
+    :func:`pr_auc_term` added as units (:func:`histogram_pr_auc`); null without
+    positives."""
     terms = units(pr_auc_term(pos, hits, seen, n1))
     return pl.when(n1 > 0).then(from_units(terms.sum()) / AREA)
-
-
-def _auc(s: PredictionScope, p: Params) -> pl.Expr:
-    return auc_expr(s)
-
-
-def _pr_auc(s: PredictionScope, p: Params) -> pl.Expr:
-    # scikit-learn's average_precision_score: sum over thresholds (the distinct scores,
-    # descending) of (R_n - R_{n-1}) P_n, i.e. each positive's weight times the
-    # precision at the end of its tie, over the positives' weight
-    y, score, w = s.y, s.p, s.weights
-    last = score.rank("max", descending=True).cast(pl.Int64) - 1
-    hits = (w * y).sort_by(score, descending=True).cum_sum().gather(last)
-    seen = w.sort_by(score, descending=True).cum_sum().gather(last)
-    gain = pl.when(w * y > 0).then(w * y * hits / seen).otherwise(0.0)
-    positives = (w * y).sum()
-    return pl.when(positives > 0).then(gain.sum() / positives)
 
 
 def gauc_weighting(params: Params) -> str:
     """``"rows"`` or ``"uniform"``: how ``gauc`` weighs its queries."""
     return params.choice("weighting")
-
-
-def _gauc(s: PredictionScope, p: Params) -> pl.Expr:
-    per_query = auc_expr(s).over(s.query_id)
-    share = s.weights if gauc_weighting(p) == "rows" else 1.0 / pl.len().over(s.query_id)
-    defined = per_query.is_not_null()
-    value = (per_query * share).filter(defined).sum() / share.filter(defined).sum()
-    return pl.when(defined.any()).then(value)
-
-
-def gauc_one_class(s: PredictionScope) -> pl.Expr:
-    """How many queries of the group ``gauc`` leaves out (one class only), as Int64 (as
-    every count of the library, ``num_q`` included)."""
-    left_out = pl.col(s.query_id).filter(auc_expr(s).over(s.query_id).is_null())
-    return left_out.n_unique().cast(pl.Int64)
 
 
 def log_likelihood(s: PredictionScope) -> pl.Expr:
@@ -326,27 +337,9 @@ def log_likelihood(s: PredictionScope) -> pl.Expr:
     return right.clip(EPS, 1.0 - EPS).log()
 
 
-def _logloss(s: PredictionScope, p: Params) -> pl.Expr:
-    return -s.mean(log_likelihood(s))
-
-
 def entropy(rate: pl.Expr) -> pl.Expr:
     """The entropy (natural log) of a base rate, the denominator of ``ne``."""
     return -(rate * rate.log() + (1.0 - rate) * (1.0 - rate).log())
-
-
-def _ne(s: PredictionScope, p: Params) -> pl.Expr:
-    rate = s.mean(s.y)
-    return pl.when((rate > 0) & (rate < 1)).then(_logloss(s, p) / entropy(rate))
-
-
-def _brier(s: PredictionScope, p: Params) -> pl.Expr:
-    return s.mean((s.p - s.y) ** 2)
-
-
-def _calibration(s: PredictionScope, p: Params) -> pl.Expr:
-    clicks = s.weighted(s.y).sum()
-    return pl.when(clicks > 0).then(s.weighted(s.p).sum() / clicks)
 
 
 def ece_bins(params: Params) -> int:
@@ -359,56 +352,6 @@ def ece_bin(s: PredictionScope, bins: int) -> pl.Expr:
     return (s.p * bins).floor().clip(0, bins - 1).cast(pl.Int64)
 
 
-def _ece(s: PredictionScope, p: Params) -> pl.Expr:
-    index = ece_bin(s, ece_bins(p))
-    gap = s.weighted(s.p - s.y).sum().over(index).abs()
-    return (gap / pl.len().over(index).cast(pl.Float64)).sum() / s.total
-
-
-def _mse(s: PredictionScope, p: Params) -> pl.Expr:
-    return s.mean((s.p - s.value) ** 2)
-
-
-def _rmse(s: PredictionScope, p: Params) -> pl.Expr:
-    return _mse(s, p).sqrt()
-
-
-def _mae(s: PredictionScope, p: Params) -> pl.Expr:
-    return s.mean((s.p - s.value).abs())
-
-
-def spread(s: PredictionScope, term: pl.Expr) -> pl.Expr:
-    """Weighted sum of squares of ``term`` around its weighted mean."""
-    return s.weighted((term - s.mean(term)) ** 2).sum()
-
-
-def _r2(s: PredictionScope, p: Params) -> pl.Expr:
-    total = spread(s, s.value)
-    residual = s.weighted((s.value - s.p) ** 2).sum()
-    return pl.when(total > 0).then(1.0 - residual / total)
-
-
-def _explained_variance(s: PredictionScope, p: Params) -> pl.Expr:
-    total = spread(s, s.value)
-    return pl.when(total > 0).then(1.0 - spread(s, s.value - s.p) / total)
-
-
-#: The formula of each prediction metric, by canonical name.
-PREDICTION_FORMULAS: dict[str, Callable[[PredictionScope, Params], pl.Expr]] = {
-    "auc": _auc,
-    "pr_auc": _pr_auc,
-    "gauc": _gauc,
-    "logloss": _logloss,
-    "ne": _ne,
-    "brier": _brier,
-    "calibration": _calibration,
-    "ece": _ece,
-    "rmse": _rmse,
-    "mae": _mae,
-    "mse": _mse,
-    "r2": _r2,
-    "explained_variance": _explained_variance,
-}
 #: Metrics whose label is binary (positive label or not).
 BINARY_METRICS = frozenset(
     {"auc", "pr_auc", "gauc", "logloss", "ne", "brier", "calibration", "ece"}

@@ -2,9 +2,13 @@
 
 Each function returns one ``pl.Expr`` that aggregates the rows of a group (or of the
 whole frame in ``select``): a label column and a prediction column, optionally a
-sample-weight column. The formulas live in :mod:`polars_irmetrics.metrics.prediction`;
-these functions only bind the column names. The result column is named by the metric's
-canonical name (``auc``, ``ece@20``); rename it with ``.alias(...)``.
+sample-weight column. The values come from the statistics of
+:mod:`polars_irmetrics.prediction.statistics` (sums as integer units of 2**-64, AUC from
+the group's score histogram; :func:`~polars_irmetrics.prediction.statistics.group_values`):
+a group's value is, to the last bit, the one :func:`polars_irmetrics.evaluate` gives for
+the same rows in any order, as a mean (``by=`` the group's keys) or per query
+(``per_query=True``, grouped by the query column). The result column is named by the
+metric's canonical name (``auc``, ``ece@20``); rename it with ``.alias(...)``.
 
 The expressions compute, they do not check: a NaN prediction gives NaN, a null is
 skipped by some sums and not others. :func:`polars_irmetrics.evaluate` with
@@ -18,12 +22,10 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.metrics.prediction import (
-    PREDICTION_FORMULAS,
-    PredictionScope,
-)
+from polars_irmetrics.metrics.prediction import PredictionScope
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.spec import ParamValue
+from polars_irmetrics.prediction.statistics import group_values
 
 __all__ = [
     "auc",
@@ -57,8 +59,7 @@ def _expr(
 ) -> pl.Expr:
     req = request(name, k=k, options=options)
     scope = PredictionScope(label, prediction, sample_weight, positive, query_id)
-    params = req.params(1.0)
-    return PREDICTION_FORMULAS[req.metric.name](scope, params).alias(req.name)
+    return group_values(scope, [(req.name, req)])[req.name].alias(req.name)
 
 
 def auc(

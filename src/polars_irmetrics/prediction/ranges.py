@@ -52,9 +52,13 @@ from polars_irmetrics.metrics.prediction import (
     AREA,
     PredictionScope,
     auc_term,
+    doubled_u,
+    exact_auc,
     from_units,
     pr_auc_term,
+    rows_of,
     units,
+    whole_rows,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 
@@ -69,6 +73,8 @@ _NEG = f"{INTERNAL}neg"
 _SLICE = f"{INTERNAL}slice"
 _LOCAL = f"{INTERNAL}auc_local"
 _GAIN = f"{INTERNAL}ap_gain"
+_TWO_U = f"{INTERNAL}two_u"
+_WHOLE = f"{INTERNAL}whole"
 _P = f"{INTERNAL}range_pos"
 _N = f"{INTERNAL}range_neg"
 _H = f"{INTERNAL}above_pos"
@@ -201,6 +207,8 @@ def _range_sums(part: pl.LazyFrame, by: list[str], above: pl.DataFrame) -> pl.La
     aggs = [
         units(auc_term(pos, neg, below, n1, n0)).sum().alias(_LOCAL),
         units(pr_auc_term(pos, hits, seen, n1)).sum().alias(_GAIN),
+        doubled_u(pos, neg, below).alias(_TWO_U),
+        whole_rows(pos, neg).alias(_WHOLE),
         pos.sum().alias(_P),
         neg.sum().alias(_N),
     ]
@@ -240,12 +248,15 @@ def _merged(
         empty = pl.DataFrame(schema=schema)
         return empty if by else pl.DataFrame({c: [None] for c in schema}, schema=schema)
     sums = pl.concat(per_range, how="vertical_relaxed")
-    aggs = [pl.col(_LOCAL).sum(), pl.col(_GAIN).sum()]
+    aggs = [pl.col(_LOCAL).sum(), pl.col(_GAIN).sum(), pl.col(_TWO_U).sum(), pl.col(_WHOLE).all()]
     sums = sums.group_by(by).agg(aggs) if by else sums.select(aggs)
     sums = sums.join(totals, on=by, how="left", nulls_equal=True) if by else sums.hstack(totals)
     n1, n0 = pl.col(_TP), pl.col(_TN)
+    # whole counts (no weights): the exact AUC, as auc_area gives it on the whole histogram
+    exact = exact_auc(pl.col(_TWO_U), rows_of(n1), rows_of(n0))
+    area = pl.when(pl.col(_WHOLE)).then(exact).otherwise(from_units(pl.col(_LOCAL)) / AREA)
     formulas = {
-        "auc": pl.when((n1 > 0) & (n0 > 0)).then(from_units(pl.col(_LOCAL)) / AREA),
+        "auc": pl.when((n1 > 0) & (n0 > 0)).then(area),
         "pr_auc": pl.when(n1 > 0).then(from_units(pl.col(_GAIN)) / AREA),
     }
     out = sums.select(*by, *(formulas[name].alias(label) for label, name in labels))

@@ -22,10 +22,20 @@ A term below 2**-64 in magnitude is rounded down to a unit (a squared error of 1
 counts as 0): the sums are exact to 2**-64 per term, the precision of the library's
 other fixed-point sums.
 
+Per query (``per_query=True``) the query is one more group key: the same statistics
+per query, and ``auc``, ``pr_auc`` (and ``gauc``, the query's AUC) from each query's
+score histogram. The expression functions (``irm.logloss(...)``,
+:mod:`polars_irmetrics.prediction.expressions`) compute the same statistics in a group
+context (:func:`group_values`; the histogram from cumulative integer sums in score
+order, :func:`group_histogram`): in a user's own ``group_by`` they give the values of
+:func:`polars_irmetrics.evaluate` (per query, or the means of ``by`` groups of the same
+rows) to the last bit, and over a whole table its mean.
+
 ``r2`` and ``explained_variance`` read the spread of the labels (and of the residuals)
 around the group's mean: two passes, first the exact mean (its sums, converted once),
 then the sum of ``w (v - mean)^2`` as units. One machine computes the mean with a
-window over the group; the engines evaluate their parts twice (:func:`mean_terms`).
+window over the group (an aggregation in a group context); the engines evaluate their
+parts twice (:func:`mean_terms`).
 """
 
 from __future__ import annotations
@@ -38,14 +48,17 @@ from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.prediction import (
     PredictionScope,
+    auc_area,
     ece_bin,
     ece_bins,
     entropy,
+    exact_auc,
     from_units,
     gauc_weighting,
     histogram_auc,
     histogram_pr_auc,
     log_likelihood,
+    pr_auc_area,
     units,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -63,12 +76,17 @@ __all__ = [
     "WEIGHT_Q",
     "Total",
     "finished",
+    "gauc_aggs",
     "gauc_statistics",
+    "group_auc",
+    "group_histogram",
+    "group_values",
     "histogram_values",
     "mean_terms",
     "means_from",
     "needs_means",
     "per_query_auc",
+    "query_weight",
     "score_histogram",
     "statistic_aggs",
     "statistic_columns",
@@ -77,6 +95,8 @@ __all__ = [
 
 #: The count column of a prediction evaluation: the rows (predictions) of the group.
 NUM_ROWS = "num_rows"
+#: Each row's rank in its query (:func:`per_query_auc`).
+_RANK = f"{INTERNAL}rank"
 #: The columns of :func:`per_query_auc`: each query's AUC and weight.
 AUC_Q = f"{INTERNAL}auc_q"
 WEIGHT_Q = f"{INTERNAL}weight_q"
@@ -91,7 +111,6 @@ MEAN_R = f"{INTERNAL}mean_r"
 #: ``auc`` and ``pr_auc``: computed from the score histogram.
 HISTOGRAM_METRICS = ("auc", "pr_auc")
 
-_RANK = f"{INTERNAL}rank"
 _W = f"{INTERNAL}s_w"
 _LOG = f"{INTERNAL}s_log"
 _Y = f"{INTERNAL}s_y"
@@ -137,11 +156,15 @@ def means_from(total: Total) -> list[pl.Expr]:
 
 
 def statistic_terms(
-    s: PredictionScope, requests: Sequence[tuple[str, MetricRequest]]
+    s: PredictionScope,
+    requests: Sequence[tuple[str, MetricRequest]],
+    means: tuple[pl.Expr, pl.Expr] = (pl.col(MEAN_V), pl.col(MEAN_R)),
 ) -> dict[str, pl.Expr]:
     """Per row, the term of each statistic the ``requests`` read (module doc). The
-    spreads of ``r2`` and ``explained_variance`` read the columns ``MEAN_V`` and
-    ``MEAN_R`` (the group's means, beside each row)."""
+    spreads of ``r2`` and ``explained_variance`` read the group's mean label and mean
+    residual ``means``: the columns ``MEAN_V`` and ``MEAN_R`` beside each row, or (in a
+    group context, :func:`group_values`) their aggregations."""
+    mean_v, mean_r = means
     terms: dict[str, pl.Expr] = {_W: s.weights}
     for _, req in requests:
         name = req.metric.name
@@ -158,9 +181,9 @@ def statistic_terms(
         if name == "mae":
             terms[_ABS] = s.weighted((s.p - s.value).abs())
         if name in ("r2", "explained_variance"):
-            terms[_M2V] = s.weighted((s.value - pl.col(MEAN_V)) ** 2)
+            terms[_M2V] = s.weighted((s.value - mean_v) ** 2)
         if name == "explained_variance":
-            terms[_M2R] = s.weighted((s.value - s.p - pl.col(MEAN_R)) ** 2)
+            terms[_M2R] = s.weighted((s.value - s.p - mean_r) ** 2)
         if name == "ece":
             bins = ece_bins(req.params(1.0))
             index = ece_bin(s, bins)
@@ -196,14 +219,19 @@ def _value(name: str, total: Total) -> pl.Expr:
     return pl.when(total(beyond) > 0).then(total(plain)).otherwise(from_units(total(fixed)))
 
 
-def finished(requests: Sequence[tuple[str, MetricRequest]]) -> list[tuple[str, pl.Expr]]:
+def finished(
+    requests: Sequence[tuple[str, MetricRequest]], total: Total = pl.col
+) -> list[tuple[str, pl.Expr]]:
     """``(label, value)`` of each metric but ``auc`` and ``pr_auc``, over one row per
     ``by`` group holding the totals of its statistics (:func:`statistic_aggs`,
-    :func:`gauc_statistics`; the engines add their parts' first): the same float
-    operations on every path."""
-    total: Total = pl.col
+    :func:`gauc_statistics`; the engines add their parts' first), or (``total``) from
+    the aggregations of those totals in a group context (:func:`group_values`): the
+    same float operations on every path."""
     w = _value(_W, total)
-    log_loss = -_value(_LOG, total) / w  # only in the plan where a metric reads it
+
+    def log_loss() -> pl.Expr:
+        return -_value(_LOG, total) / w
+
     out: list[tuple[str, pl.Expr]] = []
     for label, req in requests:
         name = req.metric.name
@@ -218,10 +246,10 @@ def finished(requests: Sequence[tuple[str, MetricRequest]]) -> list[tuple[str, p
             out.append((f"{label}_one_class", total(_G_ONE).cast(pl.Int64)))
             continue
         if name == "logloss":
-            value = log_loss
+            value = log_loss()
         elif name == "ne":
             rate = _value(_Y, total) / w
-            value = pl.when((rate > 0) & (rate < 1)).then(log_loss / entropy(rate))
+            value = pl.when((rate > 0) & (rate < 1)).then(log_loss() / entropy(rate))
         elif name == "brier":
             value = _value(_BRIER, total) / w
         elif name == "calibration":
@@ -248,11 +276,11 @@ def finished(requests: Sequence[tuple[str, MetricRequest]]) -> list[tuple[str, p
     return out
 
 
-def gauc_statistics(per_query: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
-    """Per ``by`` group, from :func:`per_query_auc`: each weighting's ``sum share AUC_q``
-    and ``sum share`` (statistics) over the queries with both classes, their count and
-    the count of the others (Int64)."""
-    auc_q, weight_q = pl.col(AUC_Q), pl.col(WEIGHT_Q)
+def gauc_aggs(auc_q: pl.Expr, weight_q: pl.Expr) -> list[pl.Expr]:
+    """Group context, over one row per query (its AUC ``auc_q``, null with one class,
+    and its weight ``weight_q``): each weighting's ``sum share AUC_q`` and ``sum share``
+    (statistics) over the queries with both classes, their count and the count of the
+    others (Int64), which :func:`finished` reads for ``gauc``."""
     defined = auc_q.is_not_null()
     terms: dict[str, pl.Expr] = {}
     for weighting, share in (("rows", weight_q), ("uniform", pl.lit(1.0))):
@@ -262,6 +290,12 @@ def gauc_statistics(per_query: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
     aggs = statistic_aggs(terms)
     aggs.append(defined.sum().cast(pl.Int64).alias(_G_DEFINED))
     aggs.append(auc_q.is_null().sum().cast(pl.Int64).alias(_G_ONE))
+    return aggs
+
+
+def gauc_statistics(per_query: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+    """Per ``by`` group, from :func:`per_query_auc`: :func:`gauc_aggs`."""
+    aggs = gauc_aggs(pl.col(AUC_Q), pl.col(WEIGHT_Q))
     return per_query.group_by(by).agg(aggs) if by else per_query.select(aggs)
 
 
@@ -276,13 +310,20 @@ def score_histogram(rows: pl.LazyFrame, scope: PredictionScope, keys: list[str])
 
 
 def histogram_values(
-    histogram: pl.LazyFrame, by: list[str], requests: Sequence[tuple[str, MetricRequest]]
+    histogram: pl.LazyFrame,
+    by: list[str],
+    requests: Sequence[tuple[str, MetricRequest]],
+    *,
+    gauc_of_query: bool = False,
 ) -> pl.LazyFrame:
-    """Each ``by`` group's ``auc`` and ``pr_auc`` (of ``requests``) from its histogram
-    (sorted by score once: a group keeps the order of its rows)."""
+    """Each ``by`` group's ``auc`` and ``pr_auc`` (of ``requests``; ``gauc`` too with
+    ``gauc_of_query``: the group is one query, its ``gauc`` is its AUC) from its
+    histogram (sorted by score once: a group keeps the order of its rows)."""
     aggs = []
     for label, req in requests:
         name = req.metric.name
+        if name == "gauc" and gauc_of_query:
+            name = "auc"
         if name in HISTOGRAM_METRICS:
             formula = histogram_auc if name == "auc" else histogram_pr_auc
             aggs.append(formula(POS, NEG).alias(label))
@@ -290,36 +331,133 @@ def histogram_values(
     return ordered.group_by(by, maintain_order=True).agg(aggs) if by else ordered.select(aggs)
 
 
+def group_histogram(s: PredictionScope) -> tuple[pl.Expr, pl.Expr]:
+    """Group context: the group's score histogram (:func:`score_histogram`) as the
+    cumulative positives and negatives at each distinct score, in ascending order (Int128
+    units of their weights): cumulative integer sums in score order read at the last row
+    of each tie, the same integers in any order of the rows."""
+    end = s.p.sort().is_last_distinct()  # the last row of each tie
+
+    def through(term: pl.Expr) -> pl.Expr:
+        return units(term).sort_by(s.p).cum_sum().filter(end)
+
+    return through(s.weighted(s.y)), through(s.weighted(1.0 - s.y))
+
+
+def _areas(s: PredictionScope) -> tuple[pl.Expr, pl.Expr]:
+    """Group context: the ``auc`` and ``pr_auc`` of the group's rows from its cumulative
+    histogram (:func:`group_histogram`), with the integers and float operations of
+    :func:`~polars_irmetrics.metrics.prediction.histogram_auc` and
+    :func:`~polars_irmetrics.metrics.prediction.histogram_pr_auc` over its score
+    histogram (each cumulative sum is read as few times as can be: a group context
+    evaluates every reference again)."""
+    pos_through, neg_through = group_histogram(s)
+    n1 = units(s.weighted(s.y)).sum()  # the last cumulative sums, without a sort
+    n0 = units(s.weighted(1.0 - s.y)).sum()
+    pos_below = pos_through.shift(1, fill_value=0)
+    neg_below = neg_through.shift(1, fill_value=0)
+    pos = pos_through - pos_below
+    auc = auc_area(pos, neg_through - neg_below, neg_below, n1, n0)
+    seen = (n1 + n0) - (pos_below + neg_below)
+    pr_auc = pr_auc_area(pos, n1 - pos_below, seen, n1)
+    return auc, pr_auc
+
+
+def group_auc(s: PredictionScope) -> pl.Expr:
+    """Group context: the ROC AUC of the group's rows, to the last bit the ``auc`` of
+    :func:`histogram_values` over the same rows: without weights from the ranks of its
+    scores (:func:`ranked_auc`, no sort of the rows), with weights from its histogram."""
+    if s.w is None:
+        return ranked_auc(s.y, s.p.rank("average"))
+    return _areas(s)[0]
+
+
+def ranked_auc(y: pl.Expr, rank: pl.Expr) -> pl.Expr:
+    """Group context: the ROC AUC from each row's 0/1 label ``y`` and the average rank of
+    its score in the group (1 = lowest): ``2U = 2 R1 - P (P + 1)`` with ``R1`` the sum of
+    the positives' ranks (half-integers, so ``2 R1`` is a whole number), then
+    :func:`~polars_irmetrics.metrics.prediction.exact_auc`: the same bits as the
+    histogram's ``auc`` (whose counts are whole numbers without weights)."""
+    # 64-bit integers: exact up to 3e9 rows in the group (n (n + 1) < 2**63)
+    i64 = pl.Int64
+    two_r1 = (y * rank * 2.0).cast(i64).sum()
+    n1 = y.cast(i64).sum()
+    n0 = pl.len().cast(i64) - n1
+    return pl.when((n1 > 0) & (n0 > 0)).then(exact_auc(two_r1 - n1 * (n1 + 1), n1, n0))
+
+
+def query_weight(s: PredictionScope) -> pl.Expr:
+    """Group context: a query's weight in ``gauc``: its rows, or the sum of its sample
+    weights (as units, converted once)."""
+    w = s.w
+    return pl.len().cast(pl.Float64) if w is None else from_units(units(w).sum())
+
+
 def per_query_auc(rows: pl.LazyFrame, scope: PredictionScope, query: list[str]) -> pl.LazyFrame:
     """One row per query (the ``query`` keys): its AUC (``AUC_Q``, null with one class)
-    and its weight (``WEIGHT_Q``: its rows, or its sample weights' sum), the same to the
-    last bit in any order of its rows: without weights from ranks (sums of half-integers,
-    exact), with weights from the query's score histogram (integers)."""
-    if scope.w is not None:
-        histogram = score_histogram(rows, scope, query)
-        weights = rows.group_by(query).agg(from_units(units(scope.w).sum()).alias(WEIGHT_Q))
-        ordered = histogram.sort(SCORE)
-        area = ordered.group_by(query).agg(histogram_auc(POS, NEG).alias(AUC_Q))
-        return area.join(weights, on=query, how="left", nulls_equal=True).select(
-            *query, AUC_Q, WEIGHT_Q
-        )
-    # each row's rank within its query by a window, then sums per query: measured
-    # ~25% faster than ranking inside the group_by (benchmarks/results_prediction.md)
-    ranked = rows.with_columns(scope.p.rank("average").over(query).alias(_RANK))
-    y = scope.y
-    n1, n = pl.col(POS), pl.col(WEIGHT_Q)
-    n0 = n - n1
-    return (
-        ranked.group_by(query)
-        .agg(
-            (y * pl.col(_RANK)).sum().alias(_RANK),
-            y.sum().alias(POS),
+    and its weight (``WEIGHT_Q``): without weights from the ranks of its scores (a
+    window, :func:`ranked_auc`), with weights from the queries' score histograms
+    (:func:`score_histogram`, :func:`histogram_auc`); the same to the last bit in any
+    order of its rows, and as :func:`group_auc` and :func:`query_weight` give them. A
+    row's positive and negative units add up to the units of its weight (its label is 0
+    or 1), so the weight is the histogram's total."""
+    if scope.w is None:  # ranks by a window (no sort of the rows), then sums per query
+        ranked = rows.with_columns(scope.p.rank("average").over(query).alias(_RANK))
+        return ranked.group_by(query).agg(
+            ranked_auc(scope.y, pl.col(_RANK)).alias(AUC_Q),
             pl.len().cast(pl.Float64).alias(WEIGHT_Q),
         )
-        .with_columns(
-            pl.when((n1 > 0) & (n0 > 0))
-            .then((pl.col(_RANK) - n1 * (n1 + 1.0) / 2.0) / (n1 * n0))
-            .alias(AUC_Q)
-        )
-        .select(*query, AUC_Q, WEIGHT_Q)
+    total = from_units(pl.col(POS).sum() + pl.col(NEG).sum())
+    return (
+        score_histogram(rows, scope, query)
+        .sort(SCORE)
+        .group_by(query, maintain_order=True)
+        .agg(histogram_auc(POS, NEG).alias(AUC_Q), total.alias(WEIGHT_Q))
     )
+
+
+def _totals(aggs: list[pl.Expr]) -> dict[str, pl.Expr]:
+    return {a.meta.output_name(): a for a in aggs}
+
+
+def group_values(
+    s: PredictionScope,
+    requests: Sequence[tuple[str, MetricRequest]],
+    *,
+    gauc_of_query: bool = False,
+) -> dict[str, pl.Expr]:
+    """Group context (``group_by(...).agg``, ``select``): each metric's value over the
+    rows of the group, by label, from the same statistics and the same float operations
+    as :func:`finished` and :func:`histogram_values`: to the last bit the value that
+    :func:`polars_irmetrics.evaluate` gives for a ``by`` group of the same rows (in any
+    order). ``gauc`` reads the query column and averages each query's AUC over the
+    group's queries; with ``gauc_of_query`` (the group is one query: ``per_query=True``)
+    it is the group's AUC. The ``<label>_one_class`` count of ``gauc`` is left out."""
+    values: dict[str, pl.Expr] = {}
+    rest: list[tuple[str, MetricRequest]] = []
+    auc, pr_auc = group_auc(s), _areas(s)[1]
+    for label, req in requests:
+        name = req.metric.name
+        if name == "auc" or (name == "gauc" and gauc_of_query):
+            values[label] = auc
+        elif name == "pr_auc":
+            values[label] = pr_auc
+        else:
+            rest.append((label, req))
+    if not rest:
+        return values
+    means = (pl.col(MEAN_V), pl.col(MEAN_R))
+    if needs_means(rest):
+        mean_totals = _totals(statistic_aggs(mean_terms(s)))
+        mean_v, mean_r = means_from(lambda c: mean_totals[c])
+        means = (mean_v, mean_r)
+    totals = _totals(statistic_aggs(statistic_terms(s, rest, means)))
+    if any(req.metric.name == "gauc" for _, req in rest):
+        query = pl.col(s.query_id)
+        first = query.is_first_distinct()
+        auc_q = group_auc(s).over(query).filter(first)
+        weight_q = query_weight(s).over(query).filter(first)
+        totals.update(_totals(gauc_aggs(auc_q, weight_q)))
+    labels = {label for label, _ in rest}
+    values.update((k, v) for k, v in finished(rest, lambda c: totals[c]) if k in labels)
+    return values
