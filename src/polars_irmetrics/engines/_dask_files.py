@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
 
 import dask.dataframe as dd
 import polars as pl
@@ -31,6 +30,7 @@ import pyarrow.parquet as pq
 
 from polars_irmetrics.engines._dask_frames import arrow_of
 from polars_irmetrics.engines._partition import as_polars_frame
+from polars_irmetrics.ground.partitions import hive_values
 
 _ReadParquet: type[Any] | None
 try:  # Dask's (not public) expression of a Parquet read through fsspec
@@ -39,8 +39,6 @@ except ImportError:  # pragma: no cover - another Dask: its partitions are read 
     _ReadParquet = None
 
 __all__ = ["Files", "Layout", "Piece", "read_files", "read_layout"]
-
-_DEFAULT = "__HIVE_DEFAULT_PARTITION__"
 
 
 @dataclass(frozen=True)
@@ -147,26 +145,8 @@ def _pieces(part: Any, hive: Sequence[str]) -> tuple[Piece, ...] | None:
         if not isinstance(path, str):
             return None
         groups = None if row_groups is None else tuple(int(g) for g in row_groups)
-        found.append(Piece(path, groups, _hive_values(path, hive)))
+        found.append(Piece(path, groups, hive_values(path, hive)))
     return tuple(found)
-
-
-def _hive_values(path: str, columns: Sequence[str]) -> tuple[tuple[str, str | None], ...]:
-    """The hive values of ``columns`` in ``path`` (``.../bucket=07/...``), as text.
-
-    Examples
-    --------
-    >>> _hive_values("/data/run/day=2024-01-02/bucket=07/part.parquet", ["bucket"])
-    (('bucket', '07'),)
-    """
-    found: dict[str, str | None] = {}
-    for segment in path.split("/")[:-1]:
-        name, equals, text = segment.partition("=")
-        name = unquote(name)
-        if equals and name in columns:
-            value = unquote(text)
-            found[name] = None if value == _DEFAULT else value
-    return tuple(found.items())
 
 
 def read_files(files: Files) -> pl.LazyFrame:

@@ -58,7 +58,7 @@ from polars_irmetrics.engines._partition import (
     spanning_error,
 )
 from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.ground.partitions import check_partition_column
+from polars_irmetrics.ground.partitions import check_partition_column, hive_values
 from polars_irmetrics.ground.validate import INTERNAL
 
 __all__ = ["BATCH_ROWS", "FileLayout", "per_query_in_partitions", "read_layout"]
@@ -68,7 +68,6 @@ BATCH_ROWS = 100_000
 
 _TASK = f"{INTERNAL}task"
 _KIND = f"{INTERNAL}kind"  # 0: a per-query value, 1: a query id the task holds
-_DEFAULT = "__HIVE_DEFAULT_PARTITION__"
 
 
 @dataclass(frozen=True)
@@ -110,7 +109,8 @@ def read_layout(frame: DataFrame) -> FileLayout | None:
     partitioning = StructType.fromJson(_json(relation.partitionSchema().json()))
     partition_columns = tuple(partitioning.names)
     files = tuple(
-        (path, _hive_values(path, partition_columns)) for path in sorted(frame.inputFiles())
+        (path, hive_values(urlparse(path).path, partition_columns))
+        for path in sorted(frame.inputFiles())
     )
     return FileLayout(
         files=files,
@@ -311,18 +311,6 @@ def _local(path: str) -> str:
     """A path as polars reads it: ``file:`` URIs as local paths, others unchanged."""
     parsed = urlparse(path)
     return unquote(parsed.path) if parsed.scheme == "file" else path
-
-
-def _hive_values(path: str, columns: Sequence[str]) -> tuple[tuple[str, str | None], ...]:
-    """The hive values of ``columns`` in ``path`` (``.../qhash=07/...``), as text."""
-    found: dict[str, str | None] = {}
-    for segment in urlparse(path).path.split("/")[:-1]:
-        name, equals, text = segment.partition("=")
-        name = unquote(name)
-        if equals and name in columns:
-            value = unquote(text)
-            found[name] = None if value == _DEFAULT else value
-    return tuple(found.items())
 
 
 def _polars_schema(schema: pa.Schema) -> pl.Schema:

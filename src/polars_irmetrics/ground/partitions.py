@@ -20,7 +20,8 @@ its rows.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from urllib.parse import unquote
 
 import polars as pl
 
@@ -28,7 +29,10 @@ from polars_irmetrics.errors import ColumnNotFoundError
 from polars_irmetrics.ground.buckets import EvaluatePart
 from polars_irmetrics.ground.progress import track
 
-__all__ = ["check_partition_column", "evaluate_in_partitions"]
+__all__ = ["check_partition_column", "evaluate_in_partitions", "hive_values"]
+
+#: The folder name Spark and Hive write for a null value (``bucket=__HIVE_DEFAULT_PARTITION__``)
+_DEFAULT = "__HIVE_DEFAULT_PARTITION__"
 
 
 def check_partition_column(columns: Collection[str], column: str | None) -> None:
@@ -101,3 +105,24 @@ def evaluate_in_partitions(
         return pl.concat([p.cast(schema) for p in parts], how="vertical")
 
     return pl.defer(run_partitions, schema=schema)
+
+
+def hive_values(path: str, columns: Sequence[str]) -> tuple[tuple[str, str | None], ...]:
+    """The hive values of ``columns`` in a file's local ``path`` (``.../bucket=07/...``),
+    as text, in the order of the path (null for Hive's default partition).
+
+    Examples
+    --------
+    >>> hive_values("/data/run/day=2024-01-02/bucket=07/part.parquet", ["bucket"])
+    (('bucket', '07'),)
+    >>> hive_values("/run/bucket=__HIVE_DEFAULT_PARTITION__/a.parquet", ["bucket"])
+    (('bucket', None),)
+    """
+    found: dict[str, str | None] = {}
+    for segment in path.split("/")[:-1]:
+        name, equals, text = segment.partition("=")
+        name = unquote(name)
+        if equals and name in columns:
+            value = unquote(text)
+            found[name] = None if value == _DEFAULT else value
+    return tuple(found.items())
