@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -116,19 +118,37 @@ def parquet_blocks(
     pending: list[pa.Array] = []
     count = 0
     offset = 0
-    for path in files.paths:
-        for batch in _batches(path, embedding, block_size):
-            pending.append(batch)
-            count += len(batch)
-            while count >= block_size:
-                chunks, pending = _split(pending, block_size)
-                count -= block_size
-                yield _released(_block(chunks, ids.slice(offset, block_size), embedding, dtype))
-                del chunks  # not held while the next batch is decoded
-                offset += block_size
-            del batch  # (what is left of it is in pending)
+    batches = chain.from_iterable(_batches(path, embedding, block_size) for path in files.paths)
+    for batch in _ahead(batches):
+        pending.append(batch)
+        count += len(batch)
+        while count >= block_size:
+            chunks, pending = _split(pending, block_size)
+            count -= block_size
+            yield _released(_block(chunks, ids.slice(offset, block_size), embedding, dtype))
+            del chunks  # not held while the next batch is decoded
+            offset += block_size
+        del batch  # (what is left of it is in pending)
     if count:
         yield _released(_block(pending, ids.slice(offset, count), embedding, dtype))
+
+
+_END = object()
+
+
+def _ahead(items: Iterator[pa.Array]) -> Iterator[pa.Array]:
+    """``items``, the next one decoded in a thread while the caller scores the current
+    one: pyarrow decodes a column on one core (and lets go of the GIL), so the decoding
+    of the next batch overlaps the scoring of this one (measured in
+    ``benchmarks/results_vectors.md``). One batch is decoded ahead, no more."""
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(next, items, _END)
+        while True:
+            item = future.result()
+            if item is _END:
+                return
+            future = pool.submit(next, items, _END)
+            yield item
 
 
 def _released(block: Block) -> Block:
