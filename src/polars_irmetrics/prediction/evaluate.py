@@ -192,15 +192,16 @@ def build_prediction_plan(
         return _means_plan(prepared, requests, options)
     keys = [*options.by_keys, options.query_id]
     # each query's auc, pr_auc and gauc (its AUC) from the histogram of every query at
-    # once (one group_by of the distinct scores: faster than a sort inside each query);
-    # the rest from the query's statistics: the values of group_values to the last bit
+    # once (one group_by of the distinct scores: faster than a sort inside each query),
+    # without weights its auc and gauc from ranks by a window (per_query_auc); the rest
+    # from the query's statistics: the values of group_values to the last bit
     areas = (*HISTOGRAM_METRICS, "gauc")
     histogram = [(label, req) for label, req in requests if req.metric.name in areas]
     rest = [(label, req) for label, req in requests if req.metric.name not in areas]
     values = group_values(prepared.scope, rest)
     metric_exprs = [values[label].alias(label) for label, _ in rest]
     result = prepared.grouped(keys, [pl.len().cast(pl.Int64).alias(NUM_ROWS), *metric_exprs])
-    if histogram and prepared.scope.w is None:  # AUCs from ranks: the same bits, faster
+    if histogram and prepared.scope.w is None:  # the same bits (exact_auc), faster
         ranked = [(label, req) for label, req in histogram if req.metric.name != "pr_auc"]
         histogram = [(label, req) for label, req in histogram if req.metric.name == "pr_auc"]
         if ranked:

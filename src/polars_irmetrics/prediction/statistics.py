@@ -24,7 +24,10 @@ other fixed-point sums.
 
 Per query (``per_query=True``) the query is one more group key: the same statistics
 per query, and ``auc``, ``pr_auc`` (and ``gauc``, the query's AUC) from each query's
-score histogram. The expression functions (``irm.logloss(...)``,
+score histogram; without weights a query's AUC comes from the ranks of its scores
+instead (:func:`ranked_auc`), faster and with the same bits: both give the exact
+``U / (P N)`` (:func:`~polars_irmetrics.metrics.prediction.exact_auc`). The expression
+functions (``irm.logloss(...)``,
 :mod:`polars_irmetrics.prediction.expressions`) compute the same statistics in a group
 context (:func:`group_values`; the histogram from cumulative integer sums in score
 order, :func:`group_histogram`): in a user's own ``group_by`` they give the values of

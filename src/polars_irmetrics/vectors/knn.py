@@ -132,7 +132,8 @@ def knn(
     MissingFileError, FileFormatError
         A corpus path that names no file (or a glob or folder without files); a file
         that is not Parquet, is truncated or damaged, or whose id or embedding column
-        has another dtype than the first file's.
+        has another dtype than the first file's; a LazyFrame of the queries or the
+        corpus that polars cannot read (a damaged file it scans).
 
     See Also
     --------

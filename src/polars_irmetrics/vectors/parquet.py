@@ -71,12 +71,12 @@ class CorpusFiles:
 
     def __init__(self, paths: list[Path], id_column: str, embedding: str) -> None:
         self.paths = paths
-        self.schemas = []
+        schemas = []
         for path in paths:
             with _open(path) as file:
-                self.schemas.append(_polars_schema(file, path))
-        self.schema = self.schemas[0]
-        for path, schema in zip(paths[1:], self.schemas[1:], strict=True):
+                schemas.append(_polars_schema(file, path))
+        self.schema = schemas[0]
+        for path, schema in zip(paths[1:], schemas[1:], strict=True):
             for column in (id_column, embedding):
                 first = self.schema.get(column)
                 if column in schema and first is not None and schema[column] != first:
