@@ -26,11 +26,10 @@ from typing import Any
 import dask.dataframe as dd
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from polars_irmetrics.engines._dask_frames import arrow_of
 from polars_irmetrics.engines._partition import as_polars_frame
-from polars_irmetrics.ground.partitions import hive_values
+from polars_irmetrics.ground.partitions import hive_values, scan_hive_files
 
 _ReadParquet: type[Any] | None
 try:  # Dask's (not public) expression of a Parquet read through fsspec
@@ -151,27 +150,8 @@ def _pieces(part: Any, hive: Sequence[str]) -> tuple[Piece, ...] | None:
 
 def read_files(files: Files) -> pl.LazyFrame:
     """The rows of these pieces as the Dask frame holds them: its columns, the hive
-    ones from the paths, in its types (no piece: an empty frame of the schema).
-
-    Lazy: the plan that evaluates them reads the files (whole files by polars' scan,
-    some row groups by pyarrow).
-    """
+    ones from the paths, in its types (no piece: an empty frame of the schema), not
+    read yet (:func:`~polars_irmetrics.ground.partitions.scan_hive_files`)."""
     schema = as_polars_frame(files.schema.empty_table()).schema
-    data = [c for c in files.columns if c not in files.hive]
-    frames = []
-    for piece in files.pieces:
-        if piece.row_groups is None:
-            lazy = pl.scan_parquet(piece.path, hive_partitioning=False)
-        else:
-            table = pq.ParquetFile(piece.path).read_row_groups(list(piece.row_groups), data)
-            lazy = as_polars_frame(table).lazy()
-        texts = dict(piece.hive)
-        values = [
-            pl.lit(texts.get(name), pl.String).cast(schema[name]).alias(name)
-            for name in files.hive
-            if name in schema
-        ]
-        frames.append(lazy.select(data).with_columns(values).select(files.columns))
-    if not frames:
-        return pl.LazyFrame(schema=schema)
-    return pl.concat([f.cast(schema) for f in frames], how="vertical")
+    pieces = [(piece.path, piece.row_groups, piece.hive) for piece in files.pieces]
+    return scan_hive_files(pieces, files.columns, files.hive, schema)

@@ -58,7 +58,11 @@ from polars_irmetrics.engines._partition import (
     spanning_error,
 )
 from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.ground.partitions import check_partition_column, hive_values
+from polars_irmetrics.ground.partitions import (
+    check_partition_column,
+    hive_values,
+    scan_hive_files,
+)
 from polars_irmetrics.ground.validate import INTERNAL
 
 __all__ = ["BATCH_ROWS", "FileLayout", "per_query_in_partitions", "read_layout"]
@@ -289,22 +293,11 @@ def _with_groups(qrels: pa.Table, groups: pa.Table | None) -> pa.Table:
 
 def _read(layout: FileLayout, indexes: Sequence[int]) -> pl.LazyFrame:
     """The rows of these files of ``layout``, its hive columns from the paths, cast to
-    Spark's types (no file: an empty frame of the schema), not read yet."""
+    Spark's types (no file: an empty frame of the schema), not read yet
+    (:func:`~polars_irmetrics.ground.partitions.scan_hive_files`)."""
+    files = [(_local(layout.files[i][0]), None, layout.files[i][1]) for i in indexes]
     schema = _polars_schema(layout.schema)
-    data = [c for c in layout.columns if c not in layout.partition_columns]
-    frames = []
-    for index in indexes:
-        path, values = layout.files[index]
-        hive = [
-            pl.lit(text, pl.String).cast(schema[name]).alias(name)
-            for name, text in values
-            if name in layout.columns
-        ]
-        frames.append(pl.scan_parquet(_local(path)).select(data).with_columns(hive))
-    if not frames:
-        return pl.LazyFrame(schema=schema)
-    lazy = pl.concat(frames, how="vertical_relaxed").select(layout.columns)
-    return lazy.cast(schema)
+    return scan_hive_files(files, layout.columns, layout.partition_columns, schema)
 
 
 def _local(path: str) -> str:

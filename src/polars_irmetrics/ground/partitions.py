@@ -24,12 +24,13 @@ from collections.abc import Collection, Sequence
 from urllib.parse import unquote
 
 import polars as pl
+import pyarrow.parquet as pq
 
 from polars_irmetrics.errors import ColumnNotFoundError
 from polars_irmetrics.ground.buckets import EvaluatePart
 from polars_irmetrics.ground.progress import track
 
-__all__ = ["check_partition_column", "evaluate_in_partitions", "hive_values"]
+__all__ = ["check_partition_column", "evaluate_in_partitions", "hive_values", "scan_hive_files"]
 
 #: The folder name Spark and Hive write for a null value (``bucket=__HIVE_DEFAULT_PARTITION__``)
 _DEFAULT = "__HIVE_DEFAULT_PARTITION__"
@@ -126,3 +127,51 @@ def hive_values(path: str, columns: Sequence[str]) -> tuple[tuple[str, str | Non
             value = unquote(text)
             found[name] = None if value == _DEFAULT else value
     return tuple(found.items())
+
+
+#: One file to read: its local path, the row groups to read of it (``None``: all), and
+#: its hive values as text (:func:`hive_values`).
+HiveFile = tuple[str, Sequence[int] | None, Sequence[tuple[str, str | None]]]
+
+
+def scan_hive_files(
+    files: Sequence[HiveFile], columns: Sequence[str], hive: Sequence[str], schema: pl.Schema
+) -> pl.LazyFrame:
+    """The rows of ``files`` as a frame of ``columns`` holds them (an engine's task
+    reading its partition's files): the data columns from each file, the ``hive``
+    columns from its path (null where the path lacks one), every column cast to
+    ``schema``; no file: an empty frame of the schema.
+
+    Lazy: the plan that evaluates them reads the files (whole files by polars' scan,
+    some row groups by pyarrow).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp()) / "bucket=07"
+    >>> folder.mkdir()
+    >>> pl.DataFrame({"query_id": ["q1"]}).write_parquet(folder / "part.parquet")
+    >>> path = str(folder / "part.parquet")
+    >>> schema = pl.Schema({"query_id": pl.String, "bucket": pl.Int64})
+    >>> files = [(path, None, hive_values(path, ["bucket"]))]
+    >>> scan_hive_files(files, ["query_id", "bucket"], ["bucket"], schema).collect().row(0)
+    ('q1', 7)
+    """
+    data = [c for c in columns if c not in hive]
+    frames = []
+    for path, row_groups, values in files:
+        if row_groups is None:
+            lazy = pl.scan_parquet(path, hive_partitioning=False)
+        else:
+            table = pq.ParquetFile(path).read_row_groups(list(row_groups), data)
+            lazy = pl.DataFrame(table).lazy()
+        texts = dict(values)
+        literals = [
+            pl.lit(texts.get(name), pl.String).cast(schema[name]).alias(name)
+            for name in hive
+            if name in schema
+        ]
+        frames.append(lazy.select(data).with_columns(literals).select(columns))
+    if not frames:
+        return pl.LazyFrame(schema=schema)
+    return pl.concat([frame.cast(schema) for frame in frames], how="vertical")
