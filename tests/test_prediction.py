@@ -678,7 +678,7 @@ def test_compare_prediction_metrics_refusals() -> None:
         irm.MetricParameterError,
         match=re.escape(
             "metrics 'auc' and 'ndcg@10' are computed from different tables (prediction: "
-            "labels and predictions; the other: a run and judgments): compare them in two calls"
+            "labels and predictions; offline: a run and judgments): compare them in two calls"
         ),
     ):
         irm.compare(log, ["auc", "ndcg@10"], qrels=None, **kw)

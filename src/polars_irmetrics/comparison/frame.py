@@ -27,17 +27,15 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_irmetrics.comparison.options import QuerySet
-from polars_irmetrics.door.evaluate import route
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     InvalidValueError,
-    MetricParameterError,
     QuerySetError,
 )
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
+from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list, split_routes
 from polars_irmetrics.offline.plan import build_plan
 from polars_irmetrics.prediction.evaluate import build_prediction_plan
 
@@ -191,22 +189,14 @@ def per_query_values(
 def _reads_predictions(requests: list[tuple[str, MetricRequest]], qrels: object) -> bool:
     """Whether the metrics are prediction metrics (per-query values per user: each
     system's table holds the ``label`` and ``prediction`` columns); a mix is refused."""
-    kinds = {route(req.metric) == "prediction" for _, req in requests}
-    if kinds == {True, False}:
-        found = next(label for label, req in requests if route(req.metric) == "prediction")
-        other = next(label for label, req in requests if route(req.metric) != "prediction")
-        raise MetricParameterError(
-            f"metrics {found!r} and {other!r} are computed from different tables "
-            "(prediction: labels and predictions; the other: a run and judgments): compare "
-            "them in two calls"
-        )
-    if kinds == {True} and qrels is not None:
+    predictions = "prediction" in split_routes(requests, calls="compare")
+    if predictions and qrels is not None:
         raise InvalidValueError(
             "prediction metrics (auc, gauc, logloss, rmse...) read the label= and "
             "prediction= columns of each system's table, not judgments: drop qrels= "
             "(join the true labels onto each system's predictions first)"
         )
-    return kinds == {True}
+    return predictions
 
 
 def _defined(frame: pl.DataFrame, labels: list[str], options: EvalOptions) -> pl.DataFrame:

@@ -17,7 +17,7 @@ from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import IrmError, MetricParameterError
 from polars_irmetrics.metrics.prediction import BINARY_METRICS, PROBABILITY_METRICS
 from polars_irmetrics.metrics.registry import EMPTY_TARGET_ACTIONS, list_metrics, parse_metric
-from polars_irmetrics.metrics.spec import AGGREGATES, Metric
+from polars_irmetrics.metrics.spec import AGGREGATES, Metric, Route
 from polars_irmetrics.metrics.trec import REAL_CUTOFFS
 from polars_irmetrics.offline.prefs import prefs_measures
 from polars_irmetrics.online.evaluate import evaluate_online
@@ -196,45 +196,29 @@ def _family(metric: Metric) -> str:
     return metric.compute.__module__.rsplit(".", 1)[-1]
 
 
-def _reads_judged_run(metric: Metric) -> bool:
-    return set(metric.reads) <= {"run", "judgments"} and metric.level == "query"
-
-
-def _reads_clicks(metric: Metric) -> bool:
-    return set(metric.reads) <= {"run", "clicks"} and "clicks" in metric.reads
-
-
-def _reads_recommendations(metric: Metric) -> bool:
-    return metric.level == "collection"
-
-
-def _reads_prefs(metric: Metric) -> bool:
-    return "prefs" in metric.reads
-
-
-def _reads_judgment_groups(metric: Metric) -> bool:
-    return "judgment_groups" in metric.reads
-
-
-def _reads_predictions(metric: Metric) -> bool:
-    return "predictions" in metric.reads
-
-
-def _reads_neighbors(metric: Metric) -> bool:
-    return "neighbors" in metric.reads
+#: The worked example's table of each route.
+_EXAMPLE_TABLES: dict[Route, str] = {
+    "offline": "the judged run",
+    "online": "the impression log",
+    "recsys": "the recommendations",
+    "prefs": "the preference judgments",
+    "jg": "the judgment groups",
+    "prediction": "the predictions",
+    "neighbors": "the approximate and exact neighbours",
+}
 
 
 def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
 
-    offline = [example_name(m) for m in metrics if _reads_judged_run(m)]
-    nearest = [example_name(m) for m in metrics if _reads_neighbors(m)]
-    online = [example_name(m) for m in metrics if _reads_clicks(m)]
+    offline = [example_name(m) for m in metrics if m.route == "offline"]
+    nearest = [example_name(m) for m in metrics if m.route == "neighbors"]
+    online = [example_name(m) for m in metrics if m.route == "online"]
     values: dict[str, float | int | None] = evaluate(
         EXAMPLE_RUN, offline, qrels=EXAMPLE_QRELS, per_query=True
     ).row(0, named=True)
     if online:
         values |= evaluate_online(EXAMPLE_LOG, online).row(0, named=True)
-    recsys = [example_name(m) for m in metrics if _reads_recommendations(m)]
+    recsys = [example_name(m) for m in metrics if m.route == "recsys"]
     if recsys:
         values |= beyond_accuracy(
             EXAMPLE_RECOMMENDATIONS,
@@ -242,16 +226,16 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
             interactions=EXAMPLE_HISTORY,
             item_features=EXAMPLE_FEATURES,
         ).row(0, named=True)
-    if any(_reads_prefs(m) for m in metrics):  # every measure at once, trec_eval's names
+    if any(m.route == "prefs" for m in metrics):  # every measure at once, trec_eval's names
         scored = EXAMPLE_RUN.with_columns(score=(7 - pl.col("rank")).cast(pl.Float64))
         measured = prefs_measures(scored, EXAMPLE_PREFS).row(0, named=True)
         values |= {name.lower(): v for name, v in measured.items() if name != "query_id"}
-    predicted = [example_name(m) for m in metrics if _reads_predictions(m)]
+    predicted = [example_name(m) for m in metrics if m.route == "prediction"]
     if predicted:
         values |= evaluate(EXAMPLE_PREDICTIONS, predicted).row(0, named=True)
     if nearest:
         values |= evaluate(EXAMPLE_APPROX, nearest, neighbors=EXAMPLE_EXACT).row(0, named=True)
-    groups = [example_name(m) for m in metrics if _reads_judgment_groups(m)]
+    groups = [example_name(m) for m in metrics if m.route == "jg"]
     if groups:
         values |= evaluate_jg(EXAMPLE_RUN, groups, qrels_jg=EXAMPLE_QRELS_JG).row(0, named=True)
     return values
@@ -298,7 +282,7 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         if metric.binary
         else "graded: the labels themselves"
     )
-    if _reads_predictions(metric):
+    if metric.route == "prediction":
         rows.append(("Label", _prediction_label(metric)))
         rows.append(("Reads", ", ".join(metric.reads)))
         rows.append(("Over", "the rows of each `by` group (each query with `per_query=True`)"))
@@ -321,28 +305,11 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         lines += ["$$", metric.latex, "$$", ""]
     if metric.formula:
         lines += [metric.formula, ""]
-    table = (
-        "the judged run"
-        if _reads_judged_run(metric)
-        else "the impression log"
-        if _reads_clicks(metric)
-        else "the recommendations"
-        if _reads_recommendations(metric)
-        else "the preference judgments"
-        if _reads_prefs(metric)
-        else "the judgment groups"
-        if _reads_judgment_groups(metric)
-        else "the predictions"
-        if _reads_predictions(metric)
-        else "the approximate and exact neighbours"
-        if _reads_neighbors(metric)
-        else None
-    )
-    if table is not None:
-        lines += [
-            f"Worked example on {table}: `{example_name(metric)}` = **{_shown(value)}**",
-            "",
-        ]
+    lines += [
+        f"Worked example on {_EXAMPLE_TABLES[metric.route]}: `{example_name(metric)}` = "
+        f"**{_shown(value)}**",
+        "",
+    ]
     return lines
 
 

@@ -1,8 +1,9 @@
 """The door: :func:`evaluate`, every metric of the library through one call.
 
 The metric list is parsed once (:func:`~polars_irmetrics.metrics.registry.parse_metric_list`)
-and each metric is routed by the tables it reads (``Metric.reads``, ``Metric.level``), as
-ir_measures routes a measure to the provider that computes it:
+and each metric is routed by the tables it reads (``Metric.route``, decided once from
+``Metric.reads`` and ``Metric.level``), as ir_measures routes a measure to the provider
+that computes it:
 
 * ``offline``: a run and judgments, or a judged table (:mod:`polars_irmetrics.offline`);
 * ``recsys``: a whole recommendation table (``level`` ``"collection"``), with the
@@ -25,7 +26,7 @@ A metric whose table was not given is refused by one message, written once
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING, overload
 
 import polars as pl
 
@@ -35,8 +36,13 @@ from polars_irmetrics.ground.buckets import collect_guarded
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
-from polars_irmetrics.metrics.registry import MetricRequest, check_inputs, means, parse_metric_list
-from polars_irmetrics.metrics.spec import Metric
+from polars_irmetrics.metrics.registry import (
+    MetricRequest,
+    check_inputs,
+    means,
+    parse_metric_list,
+    split_routes,
+)
 from polars_irmetrics.offline.plan import build_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
 from polars_irmetrics.online.columns import LogColumns
@@ -48,56 +54,9 @@ from polars_irmetrics.vectors.neighbors import build_neighbors_plan
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Route", "evaluate", "evaluate_plan", "route"]
+__all__ = ["evaluate", "evaluate_plan"]
 
 Requests = list[tuple[str, MetricRequest]]
-Route = Literal["offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors"]
-
-#: Routes whose results can be put side by side (one row per query or group).
-_JOINABLE: frozenset[Route] = frozenset({"offline", "recsys"})
-
-
-def route(metric: Metric) -> Route:
-    """The wing that computes ``metric``, from what it reads."""
-    if metric.level == "collection":
-        return "recsys"
-    if "clicks" in metric.reads:
-        return "online"
-    if "prefs" in metric.reads:
-        return "prefs"
-    if "judgment_groups" in metric.reads:
-        return "jg"
-    if "predictions" in metric.reads:
-        return "prediction"
-    if "neighbors" in metric.reads:
-        return "neighbors"
-    return "offline"
-
-
-def _routes(requests: Requests) -> dict[Route, Requests]:
-    routes: dict[Route, Requests] = {}
-    for label, request in requests:
-        routes.setdefault(route(request.metric), []).append((label, request))
-    kinds = list(routes)
-    if len(kinds) > 1 and not set(kinds) <= _JOINABLE:
-        (a, *_), (b, *_) = routes[kinds[0]][0], routes[kinds[1]][0]
-        raise MetricParameterError(
-            f"metrics {a!r} and {b!r} are computed from different tables ({kinds[0]}: "
-            f"{_TABLES[kinds[0]]}; {kinds[1]}: {_TABLES[kinds[1]]}): evaluate them in two "
-            "calls"
-        )
-    return routes
-
-
-_TABLES: Mapping[Route, str] = {
-    "offline": "a run and judgments",
-    "recsys": "a recommendation table",
-    "online": "an impression log",
-    "prefs": "a run and preference judgments",
-    "jg": "a run and judgment groups",
-    "prediction": "labels and predictions",
-    "neighbors": "an approximate run and the exact neighbours",
-}
 
 
 @overload
@@ -470,7 +429,7 @@ def evaluate_plan(
             "neighbors": tables.get("neighbors"),
         },
     )
-    routes = _routes(requests)
+    routes = split_routes(requests)
     qrels, queries = tables.get("qrels"), tables.get("queries")
     if "neighbors" in routes:
         exact = tables.get("neighbors")

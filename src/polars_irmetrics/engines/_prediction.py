@@ -35,11 +35,10 @@ from typing import TYPE_CHECKING
 import polars as pl
 import pyarrow as pa
 
-from polars_irmetrics.door.evaluate import route
 from polars_irmetrics.engines._partition import _empty, _frame, _to_arrow
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.metrics.registry import parse_metric_list
+from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
 from polars_irmetrics.prediction.evaluate import build_prediction_plan
 from polars_irmetrics.prediction.parts import (
     merge_means,
@@ -113,18 +112,7 @@ def reads_predictions(metrics: str | Iterable[str]) -> bool:
     ...
     polars_irmetrics.errors.MetricParameterError: metrics 'auc' and 'ndcg@10' are computed ...
     """
-    requests = parse_metric_list(metrics)
-    found = [label for label, req in requests if route(req.metric) == "prediction"]
-    if not found:
-        return False
-    other = [label for label, req in requests if route(req.metric) != "prediction"]
-    if other:
-        raise MetricParameterError(
-            f"metrics {found[0]!r} and {other[0]!r} are computed from different tables "
-            "(prediction: labels and predictions; the other: a run and judgments): "
-            "evaluate them in two calls"
-        )
-    return True
+    return "prediction" in split_routes(parse_metric_list(metrics))
 
 
 def check_prediction_inputs(

@@ -41,7 +41,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
@@ -51,12 +51,15 @@ from polars_irmetrics.metrics._common import relevant
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import (
     AGGREGATES,
+    JOINABLE,
+    ROUTE_TABLES,
     Aggregate,
     Alias,
     Input,
     Metric,
     Params,
     ParamValue,
+    Route,
 )
 from polars_irmetrics.metrics.trec import NORMALIZE, REAL_CUTOFFS
 
@@ -73,6 +76,7 @@ __all__ = [
     "means",
     "parse_metric",
     "parse_metric_list",
+    "split_routes",
 ]
 
 #: torchmetrics' ``empty_target_action``: the value of a query without a relevant
@@ -232,6 +236,9 @@ class MetricRequest:
         documents are removed before the positions are given. An option of the whole
         evaluation (``irm.evaluate(..., judged_only=True)``); in a metric name, every
         metric of the list must say it alike.
+    given
+        The string as the user gave it (set by :func:`parse_metric_list`; not compared):
+        see :attr:`label`.
 
     Examples
     --------
@@ -257,6 +264,22 @@ class MetricRequest:
     aggregate: Aggregate | None = None
     judged_only: bool = False
     empty: str | None = None
+    given: str | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        """The result column's name: the string as given, else the canonical :attr:`name`."""
+        return self.name if self.given is None else self.given
+
+    @property
+    def route(self) -> Route:
+        """The wing that computes this request (:attr:`Metric.route`)."""
+        return self.metric.route
+
+    @property
+    def higher_is_better(self) -> bool:
+        """The direction of the metric (:attr:`Metric.higher_is_better`)."""
+        return self.metric.higher_is_better
 
     @property
     def name(self) -> str:
@@ -828,8 +851,40 @@ def parse_metric_list(metrics: str | Iterable[str]) -> list[tuple[str, MetricReq
         if name in seen:
             raise MetricParameterError(f"metric {name!r} is listed twice; list it once")
         seen.add(name)
-        out.append((name, request))
+        out.append((name, replace(request, given=name)))
     return out
+
+
+def split_routes(
+    requests: Sequence[tuple[str, MetricRequest]], *, calls: str = "evaluate"
+) -> dict[Route, list[tuple[str, MetricRequest]]]:
+    """The requests by route (:attr:`Metric.route`), in the order given; the one
+    refusal of metrics that one call cannot put side by side (computed from different
+    tables). ``calls`` is the verb of the message's fix.
+
+    Examples
+    --------
+    >>> list(split_routes(parse_metric_list(["ndcg@10", "coverage"])))
+    ['offline', 'recsys']
+    >>> split_routes(parse_metric_list(["auc", "ndcg@10"]), calls="compare")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metrics 'auc' and 'ndcg@10' are computed
+    from different tables (prediction: labels and predictions; offline: a run and
+    judgments): compare them in two calls
+    """
+    routes: dict[Route, list[tuple[str, MetricRequest]]] = {}
+    for label, request in requests:
+        routes.setdefault(request.route, []).append((label, request))
+    kinds = list(routes)
+    if len(kinds) > 1 and not set(kinds) <= JOINABLE:
+        a, b = kinds[0], kinds[1]
+        raise MetricParameterError(
+            f"metrics {routes[a][0][0]!r} and {routes[b][0][0]!r} are computed from "
+            f"different tables ({a}: {ROUTE_TABLES[a]}; {b}: {ROUTE_TABLES[b]}): {calls} "
+            "them in two calls"
+        )
+    return routes
 
 
 #: What each input a metric reads is, and the keyword of the entry points that takes it

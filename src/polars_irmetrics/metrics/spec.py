@@ -21,7 +21,17 @@ if TYPE_CHECKING:
     from polars_irmetrics.metrics.collection import CollectionFormula, CollectionScope
     from polars_irmetrics.metrics.scope import Scope
 
-__all__ = ["AGGREGATES", "Alias", "Level", "Metric", "Param", "Params"]
+__all__ = [
+    "AGGREGATES",
+    "JOINABLE",
+    "ROUTE_TABLES",
+    "Alias",
+    "Level",
+    "Metric",
+    "Param",
+    "Params",
+    "Route",
+]
 
 ParamValue = int | float | str | None
 CutoffRule = Literal["optional", "required", "none"]
@@ -63,6 +73,33 @@ Input = Literal[
 #: table (``"collection"``: catalogue coverage, novelty, diversity; see
 #: :mod:`polars_irmetrics.metrics.collection`).
 Level = Literal["query", "collection"]
+#: The wing that computes a metric (:attr:`Metric.route`), decided once from what it
+#: reads: a run and judgments (``"offline"``), a whole recommendation table
+#: (``"recsys"``), an impression log's clicks (``"online"``), preference judgments
+#: (``"prefs"``), judgment groups (``"jg"``), labels and predictions (``"prediction"``)
+#: or an approximate run and the exact neighbours (``"neighbors"``).
+Route = Literal["offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors"]
+#: What each route computes from, for the messages that refuse a mix of routes.
+ROUTE_TABLES: Mapping[Route, str] = {
+    "offline": "a run and judgments",
+    "recsys": "a recommendation table",
+    "online": "an impression log",
+    "prefs": "a run and preference judgments",
+    "jg": "a run and judgment groups",
+    "prediction": "labels and predictions",
+    "neighbors": "an approximate run and the exact neighbours",
+}
+#: Routes whose results can be put side by side in one call (one row per query or group).
+JOINABLE: frozenset[Route] = frozenset({"offline", "recsys"})
+
+#: The first table of this list that a per-query metric reads names its route.
+_READ_ROUTES: tuple[tuple[Input, Route], ...] = (
+    ("clicks", "online"),
+    ("prefs", "prefs"),
+    ("judgment_groups", "jg"),
+    ("predictions", "prediction"),
+    ("neighbors", "neighbors"),
+)
 
 #: Floor of a per-query value in a geometric mean (trec_eval's MIN_GEO_MEAN).
 MIN_GEO_MEAN = 0.00001
@@ -200,6 +237,25 @@ class Metric:
     def level(self) -> Level:
         """``"collection"`` for a metric of a whole recommendation table, else ``"query"``."""
         return "query" if self.collection is None else "collection"
+
+    @property
+    def route(self) -> Route:
+        """The wing that computes this metric (:data:`Route`), from :attr:`level` and
+        :attr:`reads`: the one rule every entry point, the comparison, the engines and
+        the docs ask.
+
+        Examples
+        --------
+        >>> from polars_irmetrics.metrics.registry import get_metric
+        >>> [get_metric(n).route for n in ("ndcg", "coverage", "ctr", "auc", "map_avgjg")]
+        ['offline', 'recsys', 'online', 'prediction', 'jg']
+        """
+        if self.level == "collection":
+            return "recsys"
+        for needed, route in _READ_ROUTES:
+            if needed in self.reads:
+                return route
+        return "offline"
 
     def summarize(self, column: str, how: Aggregate | None = None) -> pl.Expr:
         """The expression that summarizes the per-query values in ``column``.
