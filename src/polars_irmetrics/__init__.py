@@ -27,7 +27,9 @@ from polars_irmetrics.comparison import compare, tukey_hsd
 from polars_irmetrics.comparison.publish import Report, report
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.door.jg import evaluate_jg
+from polars_irmetrics.door.online import evaluate_online
 from polars_irmetrics.door.prefs import evaluate_prefs
+from polars_irmetrics.door.recsys import beyond_accuracy
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -97,7 +99,6 @@ from polars_irmetrics.metrics.registry import (
 )
 from polars_irmetrics.metrics.similarity import cosine_similarity
 from polars_irmetrics.online.ab import ab_test
-from polars_irmetrics.online.evaluate import evaluate_online
 from polars_irmetrics.online.expressions import click_metric
 from polars_irmetrics.online.interleaving import interleaving_test
 from polars_irmetrics.prediction.expressions import (
@@ -115,7 +116,6 @@ from polars_irmetrics.prediction.expressions import (
     r2,
     rmse,
 )
-from polars_irmetrics.recsys.evaluate import beyond_accuracy
 from polars_irmetrics.vectors.knn import knn
 
 __version__ = "0.1.0"

@@ -14,14 +14,14 @@ import polars as pl
 
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.door.jg import evaluate_jg
+from polars_irmetrics.door.online import evaluate_online
+from polars_irmetrics.door.recsys import beyond_accuracy
 from polars_irmetrics.errors import IrmError, MetricParameterError
 from polars_irmetrics.metrics.prediction import BINARY_METRICS, PROBABILITY_METRICS
 from polars_irmetrics.metrics.registry import EMPTY_TARGET_ACTIONS, list_metrics, parse_metric
 from polars_irmetrics.metrics.spec import AGGREGATES, Metric, Route
 from polars_irmetrics.metrics.trec import REAL_CUTOFFS
 from polars_irmetrics.offline.prefs import prefs_measures
-from polars_irmetrics.online.evaluate import evaluate_online
-from polars_irmetrics.recsys.evaluate import beyond_accuracy
 
 __all__ = [
     "EXAMPLE_PREDICTIONS",

@@ -1,6 +1,7 @@
 """Online evaluation of an impression log: click metrics, A/B tests, interleaving.
 
-* :mod:`.evaluate`: :func:`evaluate_online`, click metrics per session or segment.
+* :mod:`.evaluate`: the per-segment plan of click metrics behind
+  :func:`~polars_irmetrics.evaluate_online` (:mod:`polars_irmetrics.door.online`).
 * :mod:`.expressions`: :func:`click_metric`, one click metric as a polars expression.
 * :mod:`.ab`: :func:`ab_test`, arms compared at the randomization unit.
 * :mod:`.interleaving`: :func:`interleaving_test`, team-draft interleaving credit.
@@ -11,6 +12,5 @@
 from __future__ import annotations
 
 from polars_irmetrics.online.columns import LogColumns
-from polars_irmetrics.online.evaluate import evaluate_online
 
-__all__ = ["LogColumns", "evaluate_online"]
+__all__ = ["LogColumns"]

@@ -1,0 +1,218 @@
+"""``evaluate_online()``: click metrics of an impression log, per session or per segment.
+
+One lazy plan: the per-session group-by of :mod:`polars_irmetrics.online.sessions`
+(every metric and every data check at once), then, unless ``per_session=True``, one
+group-by per ``by`` segment that averages the session values, or, for a ratio metric
+(CTR), divides the sum of its numerators by the sum of its denominators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import overload
+
+import polars as pl
+
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.ground.buckets import collect_guarded
+from polars_irmetrics.ground.inputs import as_polars
+from polars_irmetrics.ground.progress import check_progress
+from polars_irmetrics.metrics.registry import parse_metric_list
+from polars_irmetrics.online.columns import LogColumns
+from polars_irmetrics.online.evaluate import OnlineBuckets, build_online_plan, check_online_buckets
+
+__all__ = ["evaluate_online"]
+
+
+@overload
+def evaluate_online(
+    log: pl.DataFrame,
+    metrics: str | Iterable[str],
+    *,
+    by: str | Sequence[str] | None = ...,
+    per_session: bool = ...,
+    buckets: OnlineBuckets = ...,
+    spill_dir: str | Path | None = ...,
+    progress: bool | None = ...,
+    session_id: str = ...,
+    position: str = ...,
+    clicked: str = ...,
+    dwell: str = ...,
+    converted: str = ...,
+    timestamp: str = ...,
+) -> pl.DataFrame: ...
+
+
+@overload
+def evaluate_online(
+    log: pl.LazyFrame,
+    metrics: str | Iterable[str],
+    *,
+    by: str | Sequence[str] | None = ...,
+    per_session: bool = ...,
+    buckets: OnlineBuckets = ...,
+    spill_dir: str | Path | None = ...,
+    progress: bool | None = ...,
+    session_id: str = ...,
+    position: str = ...,
+    clicked: str = ...,
+    dwell: str = ...,
+    converted: str = ...,
+    timestamp: str = ...,
+) -> pl.LazyFrame: ...
+
+
+def evaluate_online(
+    log: pl.DataFrame | pl.LazyFrame,
+    metrics: str | Iterable[str],
+    *,
+    by: str | Sequence[str] | None = None,
+    per_session: bool = False,
+    buckets: OnlineBuckets = None,
+    spill_dir: str | Path | None = None,
+    progress: bool | None = None,
+    session_id: str = "session_id",
+    position: str = "position",
+    clicked: str = "clicked",
+    dwell: str = "dwell",
+    converted: str = "converted",
+    timestamp: str = "timestamp",
+) -> pl.DataFrame | pl.LazyFrame:
+    """Click metrics of an impression log, per session or per segment, in one plan.
+
+    Parameters
+    ----------
+    log
+        One row per impression (an item shown): ``session_id``, ``position``
+        (1 = top) and ``clicked`` (Boolean or 0/1); ``dwell`` (seconds), ``converted``
+        and ``timestamp`` where a metric reads them. A click on an impression that was
+        not shown (``clicked`` true with a null ``position``) is an error.
+    metrics
+        Click metric names (see :mod:`polars_irmetrics.metrics.online`), e.g.
+        ``["ctr@10", "abandonment", "click_ndcg@10", "sat_click_rate(dwell_threshold=10)"]``;
+        result columns are named by the strings as given.
+    by
+        Segment keys (arm, day, market, device): each combination is evaluated apart.
+    per_session
+        ``True``: one row per session (and segment), one column per metric.
+        ``False`` (default): one row per segment with ``num_sessions``; a ratio metric
+        (``ctr``, ``sat_click_rate``, ``mean_click_position``) is the sum of its
+        numerators over the sum of its denominators (``sum(clicks) / sum(impressions)``),
+        the others the mean of the session values that are not null.
+    buckets
+        ``None`` (default): one plan over the whole log, the fastest path while the log
+        fits in memory. ``N`` or ``"auto"``: out of core, for logs larger than memory
+        (:mod:`polars_irmetrics.ground.buckets`): when collected, one streaming pass writes
+        the log to Parquet in N buckets by a hash of ``session_id``, then the buckets are
+        evaluated one after the other by the same per-session plan. Peak memory is about
+        one bucket's; every row is read twice; the results are identical to ``None``'s.
+        ``"auto"`` makes one bucket per 2 million log rows (counting them is free for
+        Parquet, one extra pass otherwise).
+    spill_dir
+        Folder for the buckets' temporary files (default: the system's temporary
+        folder, ``TMPDIR``); they need up to twice the log's Parquet size on disk
+        (written uncompressed, for speed) and are removed when the evaluation ends.
+        Ignored without ``buckets``.
+    progress
+        A bar of the buckets evaluated: ``None`` (default) in a terminal or a notebook
+        only, ``True`` on any stream, ``False`` never
+        (:mod:`polars_irmetrics.ground.progress`).
+    session_id, position, clicked, dwell, converted, timestamp
+        Column names in ``log``.
+
+    Returns
+    -------
+    pl.DataFrame or pl.LazyFrame
+        The same kind as ``log``; a LazyFrame computes nothing before ``collect()``.
+        Rows are sorted by the keys.
+
+    Raises
+    ------
+    ColumnNotFoundError, ColumnTypeError
+        A missing column (one a requested metric reads) or a wrong dtype.
+    InvalidValueError, DuplicateError
+        A null click, a click on an impression with no position, a position below 1
+        or held twice in a session, a negative dwell, a null key (when the plan runs);
+        ``buckets`` not a positive integer, ``"auto"`` or ``None``.
+    UnknownMetricError, MetricParameterError
+        An unknown metric, or one that needs judgments (``ndcg@10``: use
+        ``click_ndcg@10``).
+
+    Examples
+    --------
+    Two sessions of four impressions: ``s1`` clicks positions 2 and 3, ``s2`` nothing.
+    CTR@4 is 2 clicks / 8 impressions = 0.25 (not the mean of 0.5 and 0); click MRR is
+    (1/2 + 0) / 2 = 0.25, abandonment 1/2; the median click position is that of ``s1``
+    alone (2.5), as ``s2`` has no click:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> log = pl.DataFrame({
+    ...     "session_id": ["s1"] * 4 + ["s2"] * 4,
+    ...     "position": [1, 2, 3, 4] * 2,
+    ...     "clicked": [False, True, True, False] + [False] * 4,
+    ... })
+    >>> metrics = ["ctr@4", "click_mrr", "abandonment", "median_click_position"]
+    >>> irm.evaluate_online(log, metrics)
+    shape: (1, 5)
+    ┌──────────────┬───────┬───────────┬─────────────┬───────────────────────┐
+    │ num_sessions ┆ ctr@4 ┆ click_mrr ┆ abandonment ┆ median_click_position │
+    │ ---          ┆ ---   ┆ ---       ┆ ---         ┆ ---                   │
+    │ u32          ┆ f64   ┆ f64       ┆ f64         ┆ f64                   │
+    ╞══════════════╪═══════╪═══════════╪═════════════╪═══════════════════════╡
+    │ 2            ┆ 0.25  ┆ 0.25      ┆ 0.5         ┆ 2.5                   │
+    └──────────────┴───────┴───────────┴─────────────┴───────────────────────┘
+    >>> irm.evaluate_online(log, metrics, per_session=True)
+    shape: (2, 5)
+    ┌────────────┬───────┬───────────┬─────────────┬───────────────────────┐
+    │ session_id ┆ ctr@4 ┆ click_mrr ┆ abandonment ┆ median_click_position │
+    │ ---        ┆ ---   ┆ ---       ┆ ---         ┆ ---                   │
+    │ str        ┆ f64   ┆ f64       ┆ f64         ┆ f64                   │
+    ╞════════════╪═══════╪═══════════╪═════════════╪═══════════════════════╡
+    │ s1         ┆ 0.5   ┆ 0.5       ┆ 0.0         ┆ 2.5                   │
+    │ s2         ┆ 0.0   ┆ 0.0       ┆ 1.0         ┆ null                  │
+    └────────────┴───────┴───────────┴─────────────┴───────────────────────┘
+
+    Out of core, in two hash buckets of sessions, the values are the same bits (a
+    bucket no session hashes to is simply empty):
+
+    >>> irm.evaluate_online(log, metrics, buckets=2).equals(irm.evaluate_online(log, metrics))
+    True
+    """
+    log = as_polars(log, "log")
+    eager = isinstance(log, pl.DataFrame)
+    columns = LogColumns(
+        session_id=session_id,
+        position=position,
+        clicked=clicked,
+        dwell=dwell,
+        converted=converted,
+        timestamp=timestamp,
+    )
+    by_keys = _by_keys(by, columns)
+    if not isinstance(per_session, bool):
+        raise InvalidValueError(f"per_session must be True or False, got {per_session!r}")
+    check_online_buckets(buckets)
+    check_progress(progress)
+    out = build_online_plan(
+        log.lazy(),
+        parse_metric_list(metrics),
+        columns,
+        by_keys,
+        per_session=per_session,
+        buckets=buckets,
+        spill_dir=spill_dir,
+        progress=progress,
+    )
+    return collect_guarded(out) if eager else out
+
+
+def _by_keys(by: str | Sequence[str] | None, columns: LogColumns) -> tuple[str, ...]:
+    keys = (by,) if isinstance(by, str) else tuple(by or ())
+    if columns.session_id in keys:
+        raise InvalidValueError(
+            f"by={list(keys)!r} names {columns.session_id!r}, which is already the session "
+            "id; use per_session=True for one row per session"
+        )
+    return keys
