@@ -21,7 +21,7 @@ The flags, the measure syntax and the output follow trec_eval 10.0 (usnistgov
 
 ``-R prefs`` and ``-R qrels_prefs`` read preferences (``-m all_prefs``, the measures
 of :mod:`polars_irmetrics.offline.prefs`), ``-R qrels_jg`` judgment groups (``-m
-qrels_jg``: map_avgjg, P_avgjg, Rprec_mult_avgjg, :mod:`polars_irmetrics.door.jg`).
+qrels_jg``: map_avgjg, P_avgjg, Rprec_mult_avgjg, :mod:`polars_irmetrics.offline.jg`).
 ``-Z FILE`` prints z-scores, ``(value - mean) / stddev`` with the mean and standard
 deviation of each query and measure read from FILE (:mod:`polars_irmetrics.io.zscores`):
 names get a ``Z`` prefix, every value 4 decimals, counts summed; a query or measure
@@ -115,7 +115,6 @@ from polars_irmetrics.cli.trec_eval_measures import (
     _Selection,
 )
 from polars_irmetrics.door.evaluate import evaluate
-from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import (
     InvalidValueError,
     QuerySetError,
@@ -129,6 +128,7 @@ from polars_irmetrics.io.output import format_of, write_table, write_text
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.report import trec_line
 from polars_irmetrics.io.zscores import ZScores, read_trec_zscores
+from polars_irmetrics.offline.jg import evaluate_jg
 from polars_irmetrics.offline.prefs import PREFS_MEASURES, prefs_measures
 
 __all__ = [

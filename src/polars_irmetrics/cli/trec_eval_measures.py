@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from polars_irmetrics.door.jg import base_metric
 from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
+from polars_irmetrics.offline.jg import base_metric
 from polars_irmetrics.offline.prefs import PREFS_MEASURES
 
 __all__ = ["ALL_TREC", "ALL_TREC_9", "MEASURE_ORDER", "NICKNAMES", "OFFICIAL", "REL_FORMATS"]

@@ -10,7 +10,7 @@ that computes it:
   interactions and item features (:mod:`polars_irmetrics.recsys`);
 * ``online``: an impression log's clicks (:mod:`polars_irmetrics.online`);
 * ``prefs``: preference judgments (:mod:`polars_irmetrics.offline.prefs`);
-* ``jg``: judgments with judgment groups (:mod:`polars_irmetrics.door.jg`);
+* ``jg``: judgments with judgment groups (:mod:`polars_irmetrics.offline.jg`);
 * ``prediction``: a label and a prediction per row, or predictions beside ``labels=``
   (:mod:`polars_irmetrics.prediction`);
 * ``neighbors``: an approximate nearest-neighbour run against the exact one
@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, overload
 
 import polars as pl
 
-from polars_irmetrics.door.jg import build_jg_plan
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.buckets import collect_guarded
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
@@ -43,6 +42,7 @@ from polars_irmetrics.metrics.registry import (
     parse_metric_list,
     split_routes,
 )
+from polars_irmetrics.offline.jg import build_jg_plan
 from polars_irmetrics.offline.plan import build_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
 from polars_irmetrics.online.columns import LogColumns
