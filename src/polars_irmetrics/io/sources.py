@@ -33,7 +33,6 @@ __all__ = [
     "is_local_path",
     "open_text",
     "raw_bytes",
-    "stdin_bytes",
     "stream_bytes",
 ]
 
@@ -97,11 +96,6 @@ def stream_bytes(source: str) -> bytes:
         return sys.stdin.buffer.read()
     with open(source, "rb") as handle:
         return handle.read()
-
-
-def stdin_bytes() -> bytes:
-    """All of standard input, read once per process."""
-    return stream_bytes(STDIN)
 
 
 def raw_bytes(source: str) -> bytes | None:

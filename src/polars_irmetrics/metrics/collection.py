@@ -115,13 +115,6 @@ class CollectionScope:
         self.needs.add("popularity")
         return pl.col(CATALOG).first()
 
-    @property
-    def history_similarity(self) -> pl.Expr:
-        """Per row: the mean cosine similarity of the item's feature vector to those of
-        the items of the user's history (every interaction of the user, duplicates
-        counted)."""
-        return self.history_similarity_by(FEATURES)
-
     def history_similarity_by(self, measure: SimMeasure) -> pl.Expr:
         """Per row: the mean similarity (``measure``) of the item to the items of the
         user's history (every interaction of the user, duplicates counted)."""
