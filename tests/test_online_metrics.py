@@ -260,7 +260,8 @@ def test_evaluate_refuses_click_metrics_and_online_refuses_judged_ones() -> None
         match=re.escape(
             "column 'clicked' not found in the log (its columns: 'query_id', 'doc_id', 'rank', "
             "'relevance'); an impression log's sessions are the queries: name your columns, "
-            "e.g. query_id='session_id', rank='position', clicked='click'"
+            "e.g. query_id='session_id', rank='position', clicked='click' "
+            "(irm.evaluate_online's session_id= and position=)"
         ),
     ):
         irm.evaluate(judged, ["ctr@10"])
@@ -288,8 +289,9 @@ BAD: list[tuple[str, pl.DataFrame, list[str], type[Exception], str]] = [
         ["ctr"],
         ColumnNotFoundError,
         "column 'clicked' not found in the log (its columns: 'session_id', 'position', "
-        "'dwell', 'converted', 'timestamp'); name your columns, e.g. session_id='query_id', "
-        "clicked='click'",
+        "'dwell', 'converted', 'timestamp'); an impression log's sessions are the queries: "
+        "name your columns, e.g. query_id='session_id', rank='position', clicked='click' "
+        "(irm.evaluate_online's session_id= and position=)",
     ),
     (
         "missing dwell",
@@ -427,8 +429,8 @@ def test_bad_options() -> None:
     with pytest.raises(
         InvalidValueError,
         match=re.escape(
-            "by=['session_id'] names 'session_id', which is already the session id; use "
-            "per_session=True for one row per session"
+            "by=['session_id'] names 'session_id', which is already the query or document "
+            "id; list only extra keys such as 'system' or 'day'"
         ),
     ):
         irm.evaluate_online(LOG, ["ctr"], by="session_id")
@@ -505,22 +507,16 @@ def test_buckets_raise_the_errors_of_one_plan() -> None:
 @pytest.mark.parametrize(
     ("buckets", "message"),
     [
-        (0, "buckets must be a positive integer, 'auto' or None, got 0"),
-        ("x", "buckets must be a positive integer, 'auto' or None, got 'x'"),
-        (True, "buckets must be a positive integer, 'auto' or None, got True"),
-        (
-            "auto-memory",
-            "buckets='auto-memory' is not available for an impression log; pass a positive "
-            "integer, 'auto' (one bucket per 2 million rows) or None (one plan)",
-        ),
+        (0, "buckets must be a positive integer, 'auto', 'auto-memory' or None, got 0"),
+        ("x", "buckets must be a positive integer, 'auto', 'auto-memory' or None, got 'x'"),
+        (True, "buckets must be a positive integer, 'auto', 'auto-memory' or None, got True"),
     ],
 )
 def test_bad_buckets(
     as_frame: Callable[[pl.DataFrame], Frame], buckets: Any, message: str
 ) -> None:
+    """The door's check and message, through either door."""
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         irm.evaluate_online(as_frame(LOG), ["ctr"], buckets=buckets)
-    if buckets != "auto-memory":  # irm.evaluate's message, which accepts 'auto-memory' too
-        offline = message.replace("'auto' or None", "'auto', 'auto-memory' or None")
-        with pytest.raises(InvalidValueError, match=f"^{re.escape(offline)}$"):
-            irm.evaluate(as_frame(LOG), ["P@1"], qrels=LOG, buckets=buckets)
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(as_frame(LOG), ["P@1"], qrels=LOG, buckets=buckets)

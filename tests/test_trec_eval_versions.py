@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics.cli.main import main
+from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.door.prefs import evaluate_prefs
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.trec import read_trec_qrels, read_trec_run
 from polars_irmetrics.metrics.scope import TableScope
-from polars_irmetrics.offline.jg import evaluate_jg
 from polars_irmetrics.offline.prefs import PREFS_MEASURES
 from tests.conftest import Evaluate
 from tests.helpers import property_settings

@@ -26,6 +26,7 @@ from polars_irmetrics import namespace as _namespace  # registers df.irm and lf.
 from polars_irmetrics.comparison import compare, tukey_hsd
 from polars_irmetrics.comparison.publish import Report, report
 from polars_irmetrics.door.evaluate import evaluate
+from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.door.online import evaluate_online
 from polars_irmetrics.door.prefs import evaluate_prefs
 from polars_irmetrics.door.recsys import beyond_accuracy
@@ -97,7 +98,6 @@ from polars_irmetrics.metrics.registry import (
     parse_metric,
 )
 from polars_irmetrics.metrics.similarity import cosine_similarity
-from polars_irmetrics.offline.jg import evaluate_jg
 from polars_irmetrics.online.ab import ab_test
 from polars_irmetrics.online.expressions import click_metric
 from polars_irmetrics.online.interleaving import interleaving_test

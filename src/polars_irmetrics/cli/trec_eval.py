@@ -115,6 +115,7 @@ from polars_irmetrics.cli.trec_eval_measures import (
     _Selection,
 )
 from polars_irmetrics.door.evaluate import evaluate
+from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import (
     InvalidValueError,
     QuerySetError,
@@ -128,7 +129,6 @@ from polars_irmetrics.io.output import format_of, write_table, write_text
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.report import trec_line
 from polars_irmetrics.io.zscores import ZScores, read_trec_zscores
-from polars_irmetrics.offline.jg import evaluate_jg
 from polars_irmetrics.offline.prefs import PREFS_MEASURES, prefs_measures
 
 __all__ = [

@@ -13,6 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 from polars_irmetrics.door.evaluate import evaluate
+from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.door.online import evaluate_online
 from polars_irmetrics.door.recsys import beyond_accuracy
 from polars_irmetrics.errors import IrmError, MetricParameterError
@@ -20,7 +21,6 @@ from polars_irmetrics.metrics.prediction import BINARY_METRICS, PROBABILITY_METR
 from polars_irmetrics.metrics.registry import EMPTY_TARGET_ACTIONS, list_metrics, parse_metric
 from polars_irmetrics.metrics.spec import AGGREGATES, Metric, Route
 from polars_irmetrics.metrics.trec import REAL_CUTOFFS
-from polars_irmetrics.offline.jg import evaluate_jg
 from polars_irmetrics.offline.prefs import prefs_measures
 
 __all__ = [

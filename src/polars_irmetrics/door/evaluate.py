@@ -26,7 +26,7 @@ A metric whose table was not given is refused by one message, written once
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import polars as pl
 
@@ -42,6 +42,7 @@ from polars_irmetrics.metrics.registry import (
     parse_metric_list,
     split_routes,
 )
+from polars_irmetrics.metrics.spec import Route
 from polars_irmetrics.offline.jg import build_jg_plan
 from polars_irmetrics.offline.plan import build_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
@@ -54,7 +55,7 @@ from polars_irmetrics.vectors.neighbors import build_neighbors_plan
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["evaluate", "evaluate_plan"]
+__all__ = ["evaluate", "evaluate_plan", "evaluate_tables"]
 
 Requests = list[tuple[str, MetricRequest]]
 
@@ -307,11 +308,18 @@ def evaluate(
             Column names of an impression log, for the click metrics
             (:func:`~polars_irmetrics.evaluate_online`).
 
-        ``unseen_items``, ``features``
+        ``unseen_items``, ``features``, ``serendipity_relevance``
             Beyond-accuracy metrics: what a recommended item the interactions (or
-            ``item_features``) never saw does (``"error"``, default; ``"drop"``; or
-            ``"recommenders"``, Microsoft Recommenders' convention), and the item
-            features' vector column; as :func:`~polars_irmetrics.beyond_accuracy` takes them.
+            ``item_features``) never saw does (``"error"``, default; ``"drop"``: its
+            recommendations are left out of the beyond-accuracy metrics, not of the
+            accuracy ones; or ``"recommenders"``, Microsoft Recommenders' convention), the
+            item features' vector column, and a column of the run weighting each item's
+            serendipity (``None``, default: 1 each; refused without a beyond-accuracy
+            metric); as :func:`~polars_irmetrics.beyond_accuracy` takes them (its
+            ``relevance``).
+
+        ``jg``
+            The judgment-group column of ``qrels_jg`` (default ``"jg"``).
 
     Returns
     -------
@@ -375,24 +383,41 @@ def evaluate(
     │ 2     ┆ 0.25 ┆ 0.25 │
     └───────┴──────┴──────┘
     """
-    frame = as_polars(table, "run")
-    eager = isinstance(frame, pl.DataFrame)
-    tables = {
-        name: None if t is None else as_polars(t, name).lazy()
-        for name, t in (
-            ("qrels", qrels),
-            ("queries", queries),
-            ("interactions", interactions),
-            ("item_features", item_features),
-            ("prefs", prefs),
-            ("qrels_jg", qrels_jg),
-            ("labels", labels),
-            ("neighbors", neighbors),
-        )
+    given = {
+        "qrels": qrels,
+        "queries": queries,
+        "interactions": interactions,
+        "item_features": item_features,
+        "prefs": prefs,
+        "qrels_jg": qrels_jg,
+        "labels": labels,
+        "neighbors": neighbors,
     }
+    return evaluate_tables(table, metrics, given, options)
+
+
+def evaluate_tables(
+    table: FrameInput,
+    metrics: str | Iterable[str],
+    tables: Mapping[str, FrameInput | None],
+    options: Mapping[str, Any],
+    *,
+    route: Route | None = None,
+    caller: str = "irm.evaluate",
+    table_name: str = "run",
+) -> pl.DataFrame | pl.LazyFrame:
+    """:func:`evaluate` from its tables by keyword (``qrels``, ``interactions``...) and
+    its options as a mapping: the one body of every evaluating door
+    (:func:`~polars_irmetrics.evaluate_online`, :func:`~polars_irmetrics.beyond_accuracy`,
+    :func:`~polars_irmetrics.evaluate_jg`, :func:`~polars_irmetrics.evaluate_prefs`
+    translate their keywords and call it). ``route`` and ``caller``: see
+    :func:`evaluate_plan`; ``table_name``: the first argument's name, in messages."""
+    frame = as_polars(table, table_name)
+    lazy = {name: None if t is None else as_polars(t, name).lazy() for name, t in tables.items()}
     built = EvalOptions.build(**options)
-    plan = evaluate_plan(frame.lazy(), parse_metric_list(metrics), tables, built)
-    return collect_guarded(plan) if eager else plan
+    requests = parse_metric_list(metrics)
+    plan = evaluate_plan(frame.lazy(), requests, lazy, built, route=route, caller=caller)
+    return collect_guarded(plan) if isinstance(frame, pl.DataFrame) else plan
 
 
 def evaluate_plan(
@@ -400,8 +425,20 @@ def evaluate_plan(
     requests: Requests,
     tables: Mapping[str, pl.LazyFrame | None],
     options: EvalOptions,
+    *,
+    route: Route | None = None,
+    caller: str = "irm.evaluate",
 ) -> pl.LazyFrame:
-    """:func:`evaluate`'s lazy plan from parsed metrics, tables and checked options."""
+    """:func:`evaluate`'s lazy plan from parsed metrics, tables and checked options: the
+    one plan builder behind every door (the comparison and the engines call it too).
+
+    ``route``: ``None`` routes each metric by :attr:`Metric.route
+    <polars_irmetrics.metrics.spec.Metric.route>`; a route sends every metric to that
+    wing, which refuses the metrics it does not compute (the doors of one wing:
+    ``"online"``, ``"recsys"``), and ``"jg"`` averages any metric over the judgment
+    groups (:func:`~polars_irmetrics.evaluate_jg`). ``caller``: the entry point the
+    messages name.
+    """
     columns = {
         "query_id": options.query_id,
         "doc_id": options.doc_id,
@@ -428,8 +465,9 @@ def evaluate_plan(
             "judgment_groups": tables.get("qrels_jg"),
             "neighbors": tables.get("neighbors"),
         },
+        caller,
     )
-    routes = split_routes(requests)
+    routes = split_routes(requests) if route is None else {route: list(requests)}
     qrels, queries = tables.get("qrels"), tables.get("queries")
     if "neighbors" in routes:
         exact = tables.get("neighbors")
@@ -468,11 +506,19 @@ def evaluate_plan(
         if "prefs" in routes:
             per_query = build_prefs_plan(table, routes["prefs"], tables["prefs"], options)
         else:
-            per_query = build_jg_plan(table, routes["jg"], tables["qrels_jg"], options)
+            per_query = build_jg_plan(
+                table, routes["jg"], tables["qrels_jg"], options, jg=options.jg
+            )
         if options.per_query:
             return per_query
         return _means(per_query, routes.get("prefs") or routes["jg"])
     if "recsys" not in routes:
+        if options.serendipity_relevance is not None:
+            raise InvalidValueError(
+                "serendipity_relevance= weights the items of a recommendation table in "
+                "serendipity, and no metric asked for is a beyond-accuracy metric: drop "
+                "serendipity_relevance="
+            )
         return build_plan(table, routes["offline"], qrels, options, queries=queries)
     accuracy = routes.get("offline")
     means = build_plan(table, accuracy, qrels, options, queries=queries) if accuracy else None
@@ -483,6 +529,7 @@ def evaluate_plan(
         tables.get("interactions"),
         tables.get("item_features"),
         options,
+        caller=caller,
     )
 
 
@@ -512,7 +559,8 @@ def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.L
         spill_dir=options.spill_dir,
         progress=options.progress,
         hint="an impression log's sessions are the queries: name your columns, e.g. "
-        "query_id='session_id', rank='position', clicked='click'",
+        "query_id='session_id', rank='position', clicked='click' (irm.evaluate_online's "
+        "session_id= and position=)",
     )
 
 

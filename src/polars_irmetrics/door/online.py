@@ -4,6 +4,11 @@ One lazy plan: the per-session group-by of :mod:`polars_irmetrics.online.session
 (every metric and every data check at once), then, unless ``per_session=True``, one
 group-by per ``by`` segment that averages the session values, or, for a ratio metric
 (CTR), divides the sum of its numerators by the sum of its denominators.
+
+It is :func:`~polars_irmetrics.evaluate` on the log, its keywords translated:
+``session_id`` is ``query_id``, ``position`` is ``rank`` and ``per_session`` is
+``per_query``; so the same log gives the same numbers, or the same refusal (named in
+:func:`~polars_irmetrics.evaluate`'s keywords), through either door.
 """
 
 from __future__ import annotations
@@ -14,13 +19,8 @@ from typing import overload
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.ground.buckets import collect_guarded
-from polars_irmetrics.ground.inputs import as_polars
-from polars_irmetrics.ground.progress import check_progress
-from polars_irmetrics.metrics.registry import parse_metric_list
-from polars_irmetrics.online.columns import LogColumns
-from polars_irmetrics.online.evaluate import OnlineBuckets, build_online_plan, check_online_buckets
+from polars_irmetrics.door.evaluate import evaluate_tables
+from polars_irmetrics.ground.buckets import Buckets
 
 __all__ = ["evaluate_online"]
 
@@ -32,7 +32,7 @@ def evaluate_online(
     *,
     by: str | Sequence[str] | None = ...,
     per_session: bool = ...,
-    buckets: OnlineBuckets = ...,
+    buckets: Buckets = ...,
     spill_dir: str | Path | None = ...,
     progress: bool | None = ...,
     session_id: str = ...,
@@ -51,7 +51,7 @@ def evaluate_online(
     *,
     by: str | Sequence[str] | None = ...,
     per_session: bool = ...,
-    buckets: OnlineBuckets = ...,
+    buckets: Buckets = ...,
     spill_dir: str | Path | None = ...,
     progress: bool | None = ...,
     session_id: str = ...,
@@ -69,7 +69,7 @@ def evaluate_online(
     *,
     by: str | Sequence[str] | None = None,
     per_session: bool = False,
-    buckets: OnlineBuckets = None,
+    buckets: Buckets = None,
     spill_dir: str | Path | None = None,
     progress: bool | None = None,
     session_id: str = "session_id",
@@ -95,7 +95,8 @@ def evaluate_online(
     by
         Segment keys (arm, day, market, device): each combination is evaluated apart.
     per_session
-        ``True``: one row per session (and segment), one column per metric.
+        ``evaluate``'s ``per_query``. ``True``: one row per session (and segment), one
+        column per metric.
         ``False`` (default): one row per segment with ``num_sessions``; a ratio metric
         (``ctr``, ``sat_click_rate``, ``mean_click_position``) is the sum of its
         numerators over the sum of its denominators (``sum(clicks) / sum(impressions)``),
@@ -108,7 +109,8 @@ def evaluate_online(
         evaluated one after the other by the same per-session plan. Peak memory is about
         one bucket's; every row is read twice; the results are identical to ``None``'s.
         ``"auto"`` makes one bucket per 2 million log rows (counting them is free for
-        Parquet, one extra pass otherwise).
+        Parquet, one extra pass otherwise). ``"auto-memory"`` (``evaluate``'s default)
+        is one plan too: its memory model is that of a run, not measured for a log.
     spill_dir
         Folder for the buckets' temporary files (default: the system's temporary
         folder, ``TMPDIR``); they need up to twice the log's Parquet size on disk
@@ -119,7 +121,8 @@ def evaluate_online(
         only, ``True`` on any stream, ``False`` never
         (:mod:`polars_irmetrics.ground.progress`).
     session_id, position, clicked, dwell, converted, timestamp
-        Column names in ``log``.
+        Column names in ``log`` (``session_id`` is ``evaluate``'s ``query_id``, ``position``
+        its ``rank``; messages name them so).
 
     Returns
     -------
@@ -180,39 +183,19 @@ def evaluate_online(
     >>> irm.evaluate_online(log, metrics, buckets=2).equals(irm.evaluate_online(log, metrics))
     True
     """
-    log = as_polars(log, "log")
-    eager = isinstance(log, pl.DataFrame)
-    columns = LogColumns(
-        session_id=session_id,
-        position=position,
-        clicked=clicked,
-        dwell=dwell,
-        converted=converted,
-        timestamp=timestamp,
+    options = {
+        "by": by,
+        "per_query": per_session,
+        "buckets": buckets,
+        "spill_dir": spill_dir,
+        "progress": progress,
+        "query_id": session_id,
+        "rank": position,
+        "clicked": clicked,
+        "dwell": dwell,
+        "converted": converted,
+        "timestamp": timestamp,
+    }
+    return evaluate_tables(
+        log, metrics, {}, options, route="online", caller="irm.evaluate_online", table_name="log"
     )
-    by_keys = _by_keys(by, columns)
-    if not isinstance(per_session, bool):
-        raise InvalidValueError(f"per_session must be True or False, got {per_session!r}")
-    check_online_buckets(buckets)
-    check_progress(progress)
-    out = build_online_plan(
-        log.lazy(),
-        parse_metric_list(metrics),
-        columns,
-        by_keys,
-        per_session=per_session,
-        buckets=buckets,
-        spill_dir=spill_dir,
-        progress=progress,
-    )
-    return collect_guarded(out) if eager else out
-
-
-def _by_keys(by: str | Sequence[str] | None, columns: LogColumns) -> tuple[str, ...]:
-    keys = (by,) if isinstance(by, str) else tuple(by or ())
-    if columns.session_id in keys:
-        raise InvalidValueError(
-            f"by={list(keys)!r} names {columns.session_id!r}, which is already the session "
-            "id; use per_session=True for one row per session"
-        )
-    return keys

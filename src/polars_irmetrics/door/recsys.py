@@ -1,5 +1,6 @@
 """``beyond_accuracy()``: coverage, novelty, diversity, serendipity and popularity bias of
-recommendations, in one lazy plan."""
+recommendations: :func:`~polars_irmetrics.evaluate` with ``interactions=`` and
+``item_features=``, under the names Microsoft Recommenders gives the columns."""
 
 from __future__ import annotations
 
@@ -8,12 +9,10 @@ from typing import Literal, overload
 
 import polars as pl
 
-from polars_irmetrics.ground.inputs import as_polars
-from polars_irmetrics.ground.options import UnseenItems, check_unseen_items
-from polars_irmetrics.metrics.registry import parse_metric_list
-from polars_irmetrics.recsys.evaluate import Frame, _without_unseen
-from polars_irmetrics.recsys.options import RecsysOptions, Tables
-from polars_irmetrics.recsys.plan import build_recsys_plan
+from polars_irmetrics.door.evaluate import evaluate_tables
+from polars_irmetrics.ground.options import UnseenItems
+
+Frame = pl.DataFrame | pl.LazyFrame
 
 __all__ = ["beyond_accuracy"]
 
@@ -73,6 +72,11 @@ def beyond_accuracy(
     unseen_items: UnseenItems = "error",
 ) -> Frame:
     """Beyond-accuracy metrics of a recommendation table, one row per ``by`` group.
+
+    :func:`~polars_irmetrics.evaluate` with ``interactions=`` and ``item_features=``,
+    its keywords translated (``user_id`` is ``query_id``, ``item_id`` is ``doc_id``,
+    ``relevance`` is ``serendipity_relevance``): the same tables give the same numbers,
+    or the same refusal, through either door.
 
     Parameters
     ----------
@@ -210,27 +214,24 @@ items): add its interactions to interactions=..., or drop it from the recommenda
     │ 0.0     ┆ 0.333333 │
     └─────────┴──────────┘
     """
-    recommendations = as_polars(recommendations, "recommendations")
-    interactions = None if interactions is None else as_polars(interactions, "interactions")
-    item_features = None if item_features is None else as_polars(item_features, "item_features")
-    check_unseen_items(unseen_items)
-    options = RecsysOptions(
-        by=by,
-        user_id=user_id,
-        item_id=item_id,
-        order=order,
-        rank=rank,
-        score=score,
-        relevance=relevance,
-        features=features,
-        unseen_items=unseen_items,
+    tables = {"interactions": interactions, "item_features": item_features}
+    options = {
+        "by": by,
+        "query_id": user_id,
+        "doc_id": item_id,
+        "order": order,
+        "rank": rank,
+        "score": score,
+        "serendipity_relevance": relevance,
+        "features": features,
+        "unseen_items": unseen_items,
+    }
+    return evaluate_tables(
+        recommendations,
+        metrics,
+        tables,
+        options,
+        route="recsys",
+        caller="irm.beyond_accuracy",
+        table_name="recommendations",
     )
-    tables = Tables(
-        recommendations.lazy(),
-        None if interactions is None else interactions.lazy(),
-        None if item_features is None else item_features.lazy(),
-    )
-    if unseen_items == "drop":
-        tables = _without_unseen(tables, options)
-    plan = build_recsys_plan(tables, parse_metric_list(metrics), options)
-    return plan.collect() if isinstance(recommendations, pl.DataFrame) else plan

@@ -75,6 +75,8 @@ class PlanKwargs(TypedDict, total=False):
     unmatched: Unmatched
     unseen_items: UnseenItems
     features: str
+    serendipity_relevance: str | None
+    jg: str
 
 
 class EvalKwargs(PlanKwargs, total=False):
@@ -136,9 +138,11 @@ class EvalOptions:
         Column names, likewise.
     label, prediction, sample_weight, positive_label, unmatched
         The prediction metrics' columns and policy, likewise.
-    unseen_items, features
-        The beyond-accuracy metrics' policy for cold items and the item features'
-        column, likewise.
+    unseen_items, features, serendipity_relevance
+        The beyond-accuracy metrics' policy for cold items, the item features' column
+        and the column weighting each item's serendipity, likewise.
+    jg
+        The judgment-group column of ``qrels_jg``, likewise.
 
     Examples
     --------
@@ -191,6 +195,8 @@ class EvalOptions:
     unmatched: Unmatched = "error"
     unseen_items: UnseenItems = "error"
     features: str = "features"
+    serendipity_relevance: str | None = None
+    jg: str = "jg"
 
     @classmethod
     def build(cls, **options: Any) -> EvalOptions:

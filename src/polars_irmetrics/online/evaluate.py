@@ -19,8 +19,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.ground.buckets import check_buckets, evaluate_in_buckets
+from polars_irmetrics.ground.buckets import evaluate_in_buckets
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
@@ -31,10 +30,9 @@ __all__ = [
     "OnlineBuckets",
     "aggregate",
     "build_online_plan",
-    "check_online_buckets",
 ]
 
-#: ``buckets`` of :func:`evaluate_online`: one plan (``None``), N buckets, or ``"auto"``.
+#: ``buckets`` of the online plan: one plan (``None``), N buckets, or ``"auto"``.
 OnlineBuckets = int | Literal["auto"] | None
 
 
@@ -76,17 +74,6 @@ def build_online_plan(
         labels = [label for label, _ in requests]
         return sessions.select(*plan.keys, *labels).sort(plan.keys)
     return aggregate(sessions, requests, by_keys)
-
-
-def check_online_buckets(buckets: object) -> None:
-    """``buckets`` as :func:`~polars_irmetrics.evaluate` checks it, less ``"auto-memory"``
-    (its memory model is that of evaluate's plan, not measured for a log)."""
-    if buckets == "auto-memory":
-        raise InvalidValueError(
-            "buckets='auto-memory' is not available for an impression log; pass a positive "
-            "integer, 'auto' (one bucket per 2 million rows) or None (one plan)"
-        )
-    check_buckets(buckets, ("auto",))
 
 
 def _summary(label: str, request: MetricRequest) -> pl.Expr:

@@ -3,22 +3,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
+from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
 from polars_irmetrics.recsys.plan import build_recsys_plan
 
-__all__ = ["split_metrics", "with_beyond_accuracy"]
+__all__ = ["with_beyond_accuracy", "without_unseen"]
 
 Frame = pl.DataFrame | pl.LazyFrame
 
 
-def _without_unseen(tables: Tables, options: RecsysOptions) -> Tables:
+def without_unseen(tables: Tables, options: RecsysOptions) -> Tables:
     """The recommendations less the items the interactions (of the same ``by`` group,
     where the interactions carry its keys) or the item features do not have."""
     recommendations = tables.recommendations
@@ -35,25 +33,6 @@ def _without_unseen(tables: Tables, options: RecsysOptions) -> Tables:
     return Tables(recommendations, tables.interactions, tables.item_features)
 
 
-def split_metrics(
-    metrics: str | Iterable[str],
-) -> tuple[str | list[str], list[tuple[str, MetricRequest]]]:
-    """The metrics for the accuracy plan, and the beyond-accuracy requests.
-
-    Without a beyond-accuracy metric, ``metrics`` comes back as given (the accuracy
-    plan parses it and reports its errors).
-    """
-    if not isinstance(metrics, str):
-        metrics = list(metrics)
-    if not metrics:
-        return metrics, []
-    requests = parse_metric_list(metrics)
-    beyond = [(label, r) for label, r in requests if r.metric.level == "collection"]
-    if not beyond:
-        return metrics, []
-    return [label for label, r in requests if r.metric.level == "query"], beyond
-
-
 def with_beyond_accuracy(
     accuracy: pl.LazyFrame | None,
     run: pl.LazyFrame,
@@ -61,10 +40,14 @@ def with_beyond_accuracy(
     interactions: Frame | None,
     item_features: Frame | None,
     options: EvalOptions,
+    *,
+    caller: str = "irm.evaluate",
 ) -> pl.LazyFrame:
     """:func:`~polars_irmetrics.evaluate`'s means (``accuracy``, or ``None`` when every
     metric is beyond accuracy) joined with the beyond-accuracy metrics of ``run``, its
-    queries as users and its documents as items."""
+    queries as users and its documents as items. With ``unseen_items='drop'``, the
+    recommendations of items the interactions or the item features lack are left out
+    of the beyond-accuracy metrics (:func:`without_unseen`), not of the accuracy ones."""
     if options.per_query:
         raise MetricParameterError(
             f"metric {requests[0][0]!r} describes a whole recommendation table, not one "
@@ -77,15 +60,18 @@ def with_beyond_accuracy(
         order=options.order,
         rank=options.rank,
         score=options.score,
+        relevance=options.serendipity_relevance,
         features=options.features,
         unseen_items=options.unseen_items,
-        caller="irm.evaluate",
+        caller=caller,
     )
     tables = Tables(
         run,
         None if interactions is None else interactions.lazy(),
         None if item_features is None else item_features.lazy(),
     )
+    if options.unseen_items == "drop":  # the cold items left out of these metrics only
+        tables = without_unseen(tables, recsys)
     beyond = build_recsys_plan(tables, requests, recsys)
     if accuracy is None:
         return beyond
