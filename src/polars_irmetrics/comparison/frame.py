@@ -1,16 +1,16 @@
 """Per-query values of several systems: one plan, then a queries × systems matrix.
 
 Several runs (a dict of frames, or one long frame with a system column) become one
-long LazyFrame with a system column (``pl.concat``, lazily), evaluated by one
-:func:`~polars_irmetrics.offline.plan.build_plan` with ``by=<system>`` and
-``per_query=True``. Judgments without the system column serve every system, so under
-the default query set (``"judged"``) a judged query that a system did not retrieve
-scores as an empty ranking, as :func:`~polars_irmetrics.evaluate` does by default.
-Prediction metrics (``auc``, ``gauc``, ``logloss``...) are evaluated instead by
-:func:`~polars_irmetrics.prediction.evaluate.build_prediction_plan` per system and query
-(user), each system's table holding the ``label`` and ``prediction`` columns; a query
-with an undefined value (the AUC of a user with one class) is left out of the tests,
-with a warning.
+long LazyFrame with a system column (``pl.concat``, lazily), evaluated by the door's
+one plan (:func:`~polars_irmetrics.door.evaluate.evaluate_plan`) with
+``systems=<system>`` and ``per_query=True``. Judgments without the system column
+serve every system, so under the default query set (``"judged"``) a judged query that
+a system did not retrieve scores as an empty ranking, as
+:func:`~polars_irmetrics.evaluate` does by default. Prediction metrics (``auc``,
+``gauc``, ``logloss``...) are routed by the same plan to the prediction wing, per
+system and query (user), each system's table holding the ``label`` and ``prediction``
+columns; a query with an undefined value (the AUC of a user with one class) is left
+out of the tests, with a warning.
 The collected frame is scattered into a ``metrics × queries × systems`` array
 (vectorised: each row's query and system indices), which the statistics read.
 """
@@ -27,6 +27,7 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_irmetrics.comparison.options import QuerySet
+from polars_irmetrics.door.evaluate import evaluate_plan
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     InvalidValueError,
@@ -36,8 +37,6 @@ from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list, split_routes
-from polars_irmetrics.offline.plan import build_plan
-from polars_irmetrics.prediction.evaluate import build_prediction_plan
 
 __all__ = ["PerQuery", "Runs", "long_runs", "per_query_values"]
 
@@ -142,11 +141,9 @@ def per_query_values(
     query_id = options.query_id
     if predictions:
         per_system = options.replace(systems=system, per_query=True)
-        frame = _defined(
-            build_prediction_plan(run, requests, per_system).collect(), labels, options
-        )
+        frame = _defined(evaluate_plan(run, requests, {}, per_system).collect(), labels, options)
     else:
-        frame = build_plan(run, requests, judgments, plan_options).collect()
+        frame = evaluate_plan(run, requests, {"qrels": judgments}, plan_options).collect()
     if names is not None and judgments is not None and query_set == "judged":
         frame = _with_empty_systems(frame, run, names, requests, judgments, system, plan_options)
     found = frame.get_column(system).unique().sort().to_list()
@@ -258,7 +255,7 @@ def _with_empty_systems(
         return frame
     nothing = run.filter(pl.lit(False)).drop(system)
     alone = options.replace(systems=None)
-    scored = build_plan(nothing, requests, qrels, alone).collect()
+    scored = evaluate_plan(nothing, requests, {"qrels": qrels}, alone).collect()
     for name in empty:
         warnings.warn(
             f"system {name!r} has an empty run: it is scored as retrieving nothing on every "

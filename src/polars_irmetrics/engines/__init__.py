@@ -1,8 +1,8 @@
 """Distributed engines: the same evaluation plan run on Apache Spark or on Dask.
 
 Every query's rows are independent of every other query's, so an evaluation divides
-by a hash of ``query_id``: each task runs the ordinary polars plan
-(:func:`~polars_irmetrics.offline.plan.build_plan`) on the rows of its queries, from
+by a hash of ``query_id``: each task runs the door's polars plan
+(:func:`~polars_irmetrics.door.evaluate.evaluate_plan`) on the rows of its queries, from
 both sides, and only per-query values travel back. Means are then computed in one
 place per ``by`` group, over the per-query values sorted by the keys, by the same
 polars expression as on one machine, so they are equal to the last bit.

@@ -35,12 +35,12 @@ import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics import errors
+from polars_irmetrics.door.evaluate import evaluate_plan
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.registry import means, parse_metric_list
 from polars_irmetrics.offline.attributes import with_query_attributes
-from polars_irmetrics.offline.plan import build_plan
 
 if TYPE_CHECKING:
     from polars_irmetrics.metrics.registry import MetricRequest
@@ -217,8 +217,9 @@ def prepare(
     run = _empty(run_schema).lazy()
     qrels = None if qrels_schema is None else _empty(qrels_schema).lazy()
     requests = parse_metric_list(given)
-    per_query = build_plan(run, requests, qrels, options.replace(per_query=True)).collect_schema()
-    averaged = build_plan(run, requests, qrels, options.replace(per_query=False))
+    tables = {"qrels": qrels}
+    per_query = evaluate_plan(run, requests, tables, options.replace(per_query=True))
+    averaged = evaluate_plan(run, requests, tables, options.replace(per_query=False))
     by = options.by_keys
     return Job(
         metrics=given,
@@ -228,7 +229,7 @@ def prepare(
         run_only_by=()
         if qrels_schema is None
         else tuple(k for k in by if k not in qrels_schema.names),
-        per_query_schema=per_query,
+        per_query_schema=per_query.collect_schema(),
         means_schema=averaged.collect_schema(),
     )
 
@@ -240,7 +241,7 @@ def evaluate_part(job: Job, run: pa.Table, qrels: pa.Table | None) -> pa.Table:
     raises it (Spark carries it back with :func:`carry_error`).
     """
     qrels_frame = None if qrels is None else _frame(qrels).lazy()
-    plan = build_plan(_frame(run).lazy(), job.requests, qrels_frame, job.options)
+    plan = evaluate_plan(_frame(run).lazy(), job.requests, {"qrels": qrels_frame}, job.options)
     return _to_arrow(plan.collect(), job.per_query_schema)
 
 
@@ -250,7 +251,9 @@ def evaluate_lazy(job: Job, run: pl.LazyFrame, qrels: pl.LazyFrame | None) -> pa
     memory holds a part of its rows at a time (the metrics' sums are exact in any
     batching: :func:`~polars_irmetrics.metrics.scope.fixed_sum`)."""
     judged = None if qrels is None else qrels.drop(PART, strict=False)
-    plan = build_plan(run.drop(PART, strict=False), job.requests, judged, job.options)
+    plan = evaluate_plan(
+        run.drop(PART, strict=False), job.requests, {"qrels": judged}, job.options
+    )
     return _to_arrow(plan.collect(engine="streaming"), job.per_query_schema)
 
 

@@ -5,7 +5,7 @@ by a hash of ``query_id``, as they split a run, so that each query (user) is who
 one part. Then:
 
 * ``per_query=True``: each part is evaluated by the one-machine plan
-  (:func:`~polars_irmetrics.prediction.evaluate.build_prediction_plan`); a query's
+  (the door's :func:`~polars_irmetrics.door.evaluate.evaluate_plan`); a query's
   values are computed from its own rows, in one part, as on one machine, from integer
   statistics: to the last bit, whatever order its rows arrive in.
 * means: a global metric (the AUC of all rows, the log loss of all rows) does not
@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING
 import polars as pl
 import pyarrow as pa
 
+from polars_irmetrics.door.evaluate import evaluate_plan
 from polars_irmetrics.engines._partition import _empty, _frame, _to_arrow
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
-from polars_irmetrics.prediction.evaluate import build_prediction_plan
 from polars_irmetrics.prediction.parts import (
     merge_means,
     merge_statistics,
@@ -217,7 +217,7 @@ def prepare_prediction(
     options = options.replace(buckets=None, partitioned_by=None)
     table = _empty(table_schema).lazy()
     labels = None if labels_schema is None else _empty(labels_schema).lazy()
-    result = build_prediction_plan(table, requests, options, labels).collect_schema()
+    result = evaluate_plan(table, requests, {"labels": labels}, options).collect_schema()
     first_pass = None
     if options.per_query:
         part = result
@@ -268,7 +268,7 @@ def prediction_part(job: PredictionJob, table: pa.Table, labels: pa.Table | None
     frame = _frame(table).lazy()
     truth = None if labels is None else _frame(labels).lazy()
     if job.options.per_query:
-        plan = build_prediction_plan(frame, job.requests, job.options, truth)
+        plan = evaluate_plan(frame, job.requests, {"labels": truth}, job.options)
     elif job.stage == "means":
         plan = part_means(frame, job.requests, job.options, truth)
     else:
