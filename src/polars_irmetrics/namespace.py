@@ -90,14 +90,21 @@ class _Namespace(ABC, Generic[Mean]):
     def f1(
         self,
         k: int | None = None,
+        *,
+        beta: float = 1.0,
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
-        """Mean F1@k over queries; see :func:`polars_irmetrics.f1`."""
-        return self._mean(exprs.f1(k), options)
+        """Mean F1@k (F-beta@k) over queries; see :func:`polars_irmetrics.f1`."""
+        return self._mean(exprs.f1(k, beta=beta), options)
 
-    def r_precision(self, **options: Unpack[EvaluateOptions]) -> Mean:
+    def r_precision(
+        self,
+        *,
+        denominator: Literal["relevant", "capped"] = "relevant",
+        **options: Unpack[EvaluateOptions],
+    ) -> Mean:
         """Mean R-precision over queries; see :func:`polars_irmetrics.r_precision`."""
-        return self._mean(exprs.r_precision(), options)
+        return self._mean(exprs.r_precision(denominator=denominator), options)
 
     def hit_rate(
         self,
@@ -269,9 +276,15 @@ class _Namespace(ABC, Generic[Mean]):
         """Mean nDCG@k with a gain per label; see :func:`polars_irmetrics.trec_ndcg`."""
         return self._mean(exprs.trec_ndcg(k, gains=gains), options)
 
-    def iprec(self, recall: float, **options: Unpack[EvaluateOptions]) -> Mean:
+    def iprec(
+        self,
+        recall: float,
+        *,
+        rounding: Literal["truncate", "lround"] = "truncate",
+        **options: Unpack[EvaluateOptions],
+    ) -> Mean:
         """Mean interpolated precision at a recall level; see :func:`polars_irmetrics.iprec`."""
-        return self._mean(exprs.iprec(recall=recall), options)
+        return self._mean(exprs.iprec(recall=recall, rounding=rounding), options)
 
     def relative_precision(
         self,
