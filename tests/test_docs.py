@@ -8,16 +8,34 @@ follow numpydoc.
 
 from __future__ import annotations
 
+import doctest
+import importlib.util
 import re
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from numpydoc.validate import validate
 
 import polars_irmetrics as irm
-from polars_irmetrics.door.catalogue import catalogue_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _hook(name: str) -> ModuleType:
+    """A docs build hook (docs/hooks/), which is not part of the package."""
+    spec = importlib.util.spec_from_file_location(
+        f"_docs_hook_{name}", ROOT / "docs/hooks" / f"{name}.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CATALOGUE = _hook("catalogue")
+catalogue_markdown = CATALOGUE.catalogue_markdown
 #: numpydoc checks every public docstring must pass: a docstring, every parameter
 #: documented and no unknown one, a Returns and an Examples section, clean sections.
 NUMPYDOC_CHECKS = {"GL08", "PR01", "PR02", "RT01", "EX01", "GL02", "GL03", "SS03", "PR10"}
@@ -45,10 +63,21 @@ def test_every_name_in_the_catalogue_parses_back(catalogue: str) -> None:
         assert irm.parse_metric(names[0]).name == names[0]
 
 
+def test_catalogue_examples_run() -> None:
+    """The generator's doctests (it lives in docs/hooks/, outside --doctest-modules)."""
+    flags = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
+    failed, tried = doctest.testmod(CATALOGUE, optionflags=flags)
+    assert tried > 0
+    assert failed == 0
+
+
 def test_catalogue_page_is_generated_by_the_hook() -> None:
     page = (ROOT / "docs" / "metrics.md").read_text()
     assert "<!-- catalogue -->" in page
     assert "docs/hooks/catalogue.py" in (ROOT / "mkdocs.yml").read_text()
+    rendered = CATALOGUE.on_page_markdown(page, page=None)
+    assert "<!-- catalogue -->" not in rendered
+    assert catalogue_markdown() in rendered
 
 
 def test_api_reference_lists_exactly_the_public_names() -> None:
