@@ -247,5 +247,13 @@ def test_bad_input(
 
 def test_judgment_entry_points_name_the_neighbors_argument() -> None:
     qrels = pl.DataFrame({"query_id": ["a"], "doc_id": [1], "relevance": [1]})
-    with pytest.raises(MetricParameterError, match=re.escape("neighbors=exact_run")):
+    with pytest.raises(
+        MetricParameterError,
+        match=re.escape(
+            "metric 'neighbor_recall@1' is computed from an approximate run and the exact "
+            "neighbours, which irm.compare does not take (it pairs the per-query values of "
+            "runs and judgments, or of predictions): evaluate it with irm.evaluate(table, "
+            "neighbors=...) for each system"
+        ),
+    ):
         irm.compare({"x": EXACT, "y": EXACT}, ["neighbor_recall@1"], qrels=qrels)

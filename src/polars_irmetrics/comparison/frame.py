@@ -31,12 +31,14 @@ from polars_irmetrics.door.evaluate import evaluate_plan
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     InvalidValueError,
+    MetricParameterError,
     QuerySetError,
 )
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list, split_routes
+from polars_irmetrics.metrics.spec import ROUTE_TABLES
 
 __all__ = ["PerQuery", "Runs", "long_runs", "per_query_values"]
 
@@ -185,8 +187,20 @@ def per_query_values(
 
 def _reads_predictions(requests: list[tuple[str, MetricRequest]], qrels: object) -> bool:
     """Whether the metrics are prediction metrics (per-query values per user: each
-    system's table holds the ``label`` and ``prediction`` columns); a mix is refused."""
-    predictions = "prediction" in split_routes(requests, calls="compare")
+    system's table holds the ``label`` and ``prediction`` columns); a mix is refused, and
+    so is a metric of another route (a table ``compare`` does not take)."""
+    routes = split_routes(requests, calls="compare")
+    for route, found in routes.items():
+        if route not in ("offline", "prediction"):
+            label = found[0][0]
+            keyword = {"neighbors": "neighbors", "prefs": "prefs", "jg": "qrels_jg"}.get(route)
+            table = "table" if keyword is None else f"table, {keyword}=..."
+            raise MetricParameterError(
+                f"metric {label!r} is computed from {ROUTE_TABLES[route]}, which irm.compare "
+                "does not take (it pairs the per-query values of runs and judgments, or of "
+                f"predictions): evaluate it with irm.evaluate({table}) for each system"
+            )
+    predictions = "prediction" in routes
     if predictions and qrels is not None:
         raise InvalidValueError(
             "prediction metrics (auc, gauc, logloss, rmse...) read the label= and "
