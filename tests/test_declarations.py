@@ -6,6 +6,7 @@ the same names, the same defaults and, for a ``Literal``, the same choices."""
 from __future__ import annotations
 
 import inspect
+import re
 import typing
 from collections.abc import Callable
 from types import ModuleType
@@ -14,7 +15,8 @@ from typing import Any
 import pytest
 
 from polars_irmetrics import expressions, namespace
-from polars_irmetrics.metrics.registry import get_metric
+from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.metrics.registry import get_metric, list_metrics, parse_metric
 from polars_irmetrics.metrics.spec import Param
 
 #: Keywords that are not a metric's own parameter: the cutoff, the relevance level, the
@@ -101,3 +103,63 @@ def test_signature_matches_the_declaration(
             assert set(choices) == set(param.choices), f"{shown}: {name}"
         else:
             assert choices is None, f"{shown}: {name} has choices it does not declare"
+
+
+#: A parameter's own check (``Param.check``) runs when the name is parsed, before any
+#: plan: (metric string, the message).
+CHECKED: list[tuple[str, str]] = [
+    (
+        "dcg(log_base=1)@10",
+        "metric 'dcg(log_base=1)@10': log_base must be a number above 1 (the discount is "
+        "1 / log_b(r + 1)), got 1, e.g. log_base=10",
+    ),
+    (
+        "precision(adaptive_k='maybe')@10",
+        "metric \"precision(adaptive_k='maybe')@10\": adaptive_k must be True or False, got "
+        "'maybe'",
+    ),
+    (
+        "trec_ndcg(gains='x')",
+        "metric \"trec_ndcg(gains='x')\": gains='x': cannot read 'x'; write label=gain pairs "
+        "with integer labels >= 0, e.g. gains='1=3,2=9'",
+    ),
+    (
+        "11pt_avg(recalls='a')",
+        "metric \"11pt_avg(recalls='a')\": recalls='a': cannot read 'a'; write recall levels "
+        "separated by commas, e.g. recalls='0.25,0.5,0.75'",
+    ),
+    (
+        "rprec_mult(multiple='x')",
+        "metric \"rprec_mult(multiple='x')\": multiple must be a number, e.g. "
+        "rprec_mult(multiple=0.2), rprec_mult@0.2 or Rprec_mult_0.20; got 'x'",
+    ),
+    (
+        "iprec(recall=2)",
+        "metric 'iprec(recall=2)': recall must be a recall level between 0 and 1, got 2.0: "
+        "the number after '@' in iprec@x (ir_measures' IPrec@x) and iprec_at_recall_x is the "
+        "recall level, not a rank cutoff, e.g. iprec(recall=0.2), iprec@0.2 or "
+        "iprec_at_recall_0.20; for the precision of the top documents use 'P@2'",
+    ),
+    (
+        "rprec_mult_avgjg(multiple=inf)",
+        "metric 'rprec_mult_avgjg(multiple=inf)': multiple must be a finite number, got inf",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "message"), CHECKED, ids=[n for n, _ in CHECKED])
+def test_a_declared_check_refuses_at_parse_time(name: str, message: str) -> None:
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        parse_metric(name)
+
+
+def test_every_checked_parameter_has_a_case() -> None:
+    """Each declared check is exercised above, directly or through the one ``Param``
+    another metric shares (a new check adds its row)."""
+    tested = [get_metric(name.split("(")[0]) for name, _ in CHECKED]
+    for metric in list_metrics():
+        for param in metric.params:
+            if param.check is None or metric.name in {m.name for m in tested}:
+                continue
+            sharing = [m.name for m in tested if any(q is param for q in m.params)]
+            assert sharing, f"{metric.name}({param.name}=...) has a check and no case"

@@ -8,12 +8,13 @@ whose denominator is zero is 0.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics.scope import Scope
-from polars_irmetrics.metrics.spec import Param, Params
+from polars_irmetrics.metrics.spec import Param, Params, ParamValue
 
 GAIN = Param(
     "gain",
@@ -43,6 +44,7 @@ LOG_BASE = Param(
     None,
     "base b of the discount 1 / log_b(r + 1) (scikit-learn's dcg_score log_base); "
     "nDCG does not depend on it",
+    check=lambda value: check_log_base(value),
 )
 
 
@@ -247,3 +249,51 @@ def recall_at(s: Scope, p: Params, metric: str = "recall") -> pl.Expr:
     if p.options.get("denominator") == "capped" and p.k is not None:
         den = pl.min_horizontal(den, pl.lit(float(p.k)))
     return ratio(rel_ret(s, p, cut), den)
+
+
+# --------------------------------------------------------------------------- parameter checks
+def check_real(
+    metric: str, param: str, trec: str, *, at_most_one: bool = False
+) -> Callable[[ParamValue], ParamValue]:
+    """The parser's check of a real-valued parameter (:attr:`Param.check
+    <polars_irmetrics.metrics.spec.Param.check>`); ``at_most_one``: a recall level, in
+    [0, 1]."""
+    example = f"{metric}({param}=0.2), {metric}@0.2 or {trec}_0.20"
+
+    def check(value: ParamValue) -> ParamValue:
+        if value is None:
+            raise ValueError(f"{metric} needs its {param}, e.g. {example}")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{param} must be a number, e.g. {example}; got {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"{param} must be a finite number, got {value!r}")
+        if at_most_one and not 0.0 <= value <= 1.0:
+            whole = f"'P@{int(value)}'" if float(value).is_integer() and value > 1 else "'P@k'"
+            raise ValueError(
+                f"{param} must be a recall level between 0 and 1, got {float(value)!r}: "
+                f"the number after '@' in {metric}@x (ir_measures' IPrec@x) and {trec}_x "
+                f"is the recall level, not a rank cutoff, e.g. {example}; for the precision "
+                f"of the top documents use {whole}"
+            )
+        return float(value)
+
+    return check
+
+
+def check_log_base(value: ParamValue) -> ParamValue:
+    """The parser's check of ``log_base``: a number above 1."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(float(value)) or float(value) <= 1.0:  # type: ignore[arg-type]
+        raise ValueError(
+            f"log_base must be a number above 1 (the discount is 1 / log_b(r + 1)), "
+            f"got {value!r}, e.g. log_base=10"
+        )
+    return value
+
+
+def check_flag(value: ParamValue) -> ParamValue:
+    """The parser's check of a flag written in a metric name: ``True``/``False``/1/0."""
+    text = str(value).lower()
+    if text not in ("true", "false", "1", "0"):
+        raise ValueError(f"adaptive_k must be True or False, got {value!r}")
+    return text in ("true", "1")

@@ -28,6 +28,7 @@ from polars_irmetrics.metrics._common import (
     LOG_BASE,
     RELEVANCY,
     TIES,
+    check_flag,
     dcg,
     fsum_ranked,
     gain,
@@ -171,6 +172,7 @@ CORE_METRICS: tuple[Metric, ...] = (
                 None,
                 "True: divide by min(k, n), n the documents retrieved (torchmetrics' "
                 "RetrievalPrecision(adaptive_k=True)); False: by k (trec_eval P_k)",
+                check=check_flag,
             ),
         ),
         aliases=(

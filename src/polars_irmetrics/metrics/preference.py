@@ -23,6 +23,7 @@ from __future__ import annotations
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.metrics._common import check_real
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params
 
@@ -230,7 +231,14 @@ PREFERENCE_METRICS: tuple[Metric, ...] = (
         "precision at a multiple of R against each judgment group, averaged over the groups",
         _jg,
         cutoff="none",
-        params=(Param("multiple", None, doc="the multiple m of R, e.g. 0.2"),),
+        params=(
+            Param(
+                "multiple",
+                None,
+                doc="the multiple m of R, e.g. 0.2",
+                check=check_real("rprec_mult_avgjg", "multiple", "Rprec_mult_avgjg"),
+            ),
+        ),
         reads=_JG,
         matches=_matches("Rprec_mult_avgjg_m"),
         formula="(1/G) * sum over the query's G judgment groups of rprec_mult(multiple=m) "

@@ -61,7 +61,7 @@ from polars_irmetrics.metrics.spec import (
     ParamValue,
     Route,
 )
-from polars_irmetrics.metrics.trec import NORMALIZE, REAL_CUTOFFS
+from polars_irmetrics.metrics.trec import REAL_CUTOFFS
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -654,10 +654,9 @@ def _build(
                 f"metric {shown!r}: {param.name}={value!r} is not allowed; "
                 f"choose one of {', '.join(repr(c) for c in param.choices)}"
             )
-        fix = NORMALIZE.get((metric.name, param.name))
-        if fix is not None:
+        if param.check is not None:  # the declaration's own check (Param.check)
             try:
-                value = fix(value)
+                value = param.check(value)
             except ValueError as error:
                 raise MetricParameterError(f"metric {shown!r}: {error}") from None
         resolved.append((param.name, value))

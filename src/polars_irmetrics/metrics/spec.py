@@ -121,12 +121,20 @@ class Param:
         Allowed values for a string parameter, or ``None`` for a number.
     doc
         One line for the docs and error messages.
+    check
+        The parser's check of a given value, and its canonical form
+        (``iprec(recall=1)`` is ``iprec(recall=1.0)``): raises ``ValueError`` with the
+        message to show, so a formula never raises on a parameter. ``None``: the
+        choices alone.
     """
 
     name: str
     default: ParamValue
     choices: tuple[str, ...] | None = None
     doc: str = ""
+    check: Callable[[ParamValue], ParamValue] | None = field(
+        default=None, compare=False, repr=False
+    )
 
 
 @dataclass(frozen=True)

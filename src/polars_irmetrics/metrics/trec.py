@@ -32,6 +32,7 @@ import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics._common import (
+    check_real,
     divide,
     fsum,
     fsum_ranked,
@@ -50,7 +51,6 @@ __all__ = [
     "ELEVEN_POINTS",
     "GAINS",
     "INFAP_EPSILON",
-    "NORMALIZE",
     "REAL_CUTOFFS",
     "TREC_METRICS",
     "parse_gains",
@@ -85,6 +85,7 @@ GAINS = Param(
     None,
     doc="gain per relevance label, 'label=gain,...' (trec_eval's ndcg.1=3,2=9); labels "
     "not listed keep their usual gain",
+    check=lambda value: _normalize_gains(value),
 )
 
 
@@ -135,32 +136,6 @@ def _normalize_gains(value: ParamValue) -> ParamValue:
     return ",".join(f"{label}={_format_number(g)}" for label, g in sorted(pairs.items()))
 
 
-def _real(
-    metric: str, param: str, trec: str, *, at_most_one: bool = False
-) -> Callable[[ParamValue], ParamValue]:
-    """The check of a real-valued parameter; ``at_most_one``: a recall level, in [0, 1]."""
-    example = f"{metric}({param}=0.2), {metric}@0.2 or {trec}_0.20"
-
-    def check(value: ParamValue) -> ParamValue:
-        if value is None:
-            raise ValueError(f"{metric} needs its {param}, e.g. {example}")
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"{param} must be a number, e.g. {example}; got {value!r}")
-        if not math.isfinite(value):
-            raise ValueError(f"{param} must be a finite number, got {value!r}")
-        if at_most_one and not 0.0 <= value <= 1.0:
-            whole = f"'P@{int(value)}'" if float(value).is_integer() and value > 1 else "'P@k'"
-            raise ValueError(
-                f"{param} must be a recall level between 0 and 1, got {float(value)!r}: "
-                f"the number after '@' in {metric}@x (ir_measures' IPrec@x) and {trec}_x "
-                f"is the recall level, not a rank cutoff, e.g. {example}; for the precision "
-                f"of the top documents use {whole}"
-            )
-        return float(value)
-
-    return check
-
-
 def parse_recalls(text: str) -> tuple[float, ...]:
     """``'.25,.5,.75'`` -> ``(0.25, 0.5, 0.75)``: distinct finite recall levels, sorted.
 
@@ -200,37 +175,6 @@ def _normalize_recalls(value: ParamValue) -> ParamValue:
     if not isinstance(value, str):
         raise ValueError(f"recalls must be a string such as '0.25,0.5,0.75', got {value!r}")
     return ",".join(repr(level) for level in parse_recalls(value))
-
-
-def _normalize_log_base(value: ParamValue) -> ParamValue:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not math.isfinite(float(value)) or float(value) <= 1.0:  # type: ignore[arg-type]
-        raise ValueError(
-            f"log_base must be a number above 1 (the discount is 1 / log_b(r + 1)), "
-            f"got {value!r}, e.g. log_base=10"
-        )
-    return value
-
-
-def _normalize_flag(value: ParamValue) -> ParamValue:
-    text = str(value).lower()
-    if text not in ("true", "false", "1", "0"):
-        raise ValueError(f"adaptive_k must be True or False, got {value!r}")
-    return text in ("true", "1")
-
-
-#: Checks and canonical forms of parameter values, by (metric, parameter); the registry
-#: applies them, so ``iprec(recall=1)`` is ``iprec(recall=1.0)`` and ``gains`` lists
-#: its labels in order. A check raises ValueError with the message to show.
-NORMALIZE: dict[tuple[str, str], Callable[[ParamValue], ParamValue]] = {
-    ("iprec", "recall"): _real("iprec", "recall", "iprec_at_recall", at_most_one=True),
-    ("rprec_mult", "multiple"): _real("rprec_mult", "multiple", "Rprec_mult"),
-    ("rprec_mult_avgjg", "multiple"): _real("rprec_mult_avgjg", "multiple", "Rprec_mult_avgjg"),
-    ("11pt_avg", "recalls"): _normalize_recalls,
-    **{(m, "gains"): _normalize_gains for m in ("trec_ndcg", "ndcg_rel", "rndcg", "g")},
-    **{(m, "log_base"): _normalize_log_base for m in ("dcg", "idcg")},
-    ("precision", "adaptive_k"): _normalize_flag,
-}
 
 
 def _float_option(p: Params, name: str, metric: str) -> float:
@@ -604,7 +548,15 @@ TREC_METRICS: tuple[Metric, ...] = (
             r" \rfloor, \ r_c = \text{rank of the } c\text{-th relevant retrieved}"
         ),
         cutoff="none",
-        params=(Param("recall", None, doc="the recall level x, e.g. 0.1"), ROUNDING),
+        params=(
+            Param(
+                "recall",
+                None,
+                doc="the recall level x, e.g. 0.1",
+                check=check_real("iprec", "recall", "iprec_at_recall", at_most_one=True),
+            ),
+            ROUNDING,
+        ),
         aliases=(Alias("iprec_at_recall"),),
         formula="max over ranks r at or below the c-th relevant document of precision@r, "
         "with c relevant documents to reach: c = floor(x * R + 0.9) with "
@@ -628,6 +580,7 @@ TREC_METRICS: tuple[Metric, ...] = (
                 None,
                 doc="recall levels to average, e.g. '0.25,0.5,0.75' (trec_eval "
                 "11pt_avg..25,.5,.75); default 0.0, 0.1, ..., 1.0",
+                check=_normalize_recalls,
             ),
             ROUNDING,
         ),
@@ -659,7 +612,14 @@ TREC_METRICS: tuple[Metric, ...] = (
         matches={"trec_eval (through pytrec_eval)": "Rprec_mult_m: to 1e-9"},
         latex=r"\frac{\mathrm{rel\_ret@}c}{c}, \quad c = \lfloor mR + 0.9 \rfloor",
         cutoff="none",
-        params=(Param("multiple", None, doc="the multiple m of R, e.g. 0.2"),),
+        params=(
+            Param(
+                "multiple",
+                None,
+                doc="the multiple m of R, e.g. 0.2",
+                check=check_real("rprec_mult", "multiple", "Rprec_mult"),
+            ),
+        ),
         formula="rel_ret@c / c with c = floor(m * R + 0.9) (trec_eval Rprec_mult_m, the "
         "same in 9.0.x and 10.0: its rounding change left Rprec_mult alone; past "
         "the end of the ranking still divided by c); 0 when c = 0 (R = 0). "
