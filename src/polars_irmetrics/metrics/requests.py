@@ -1,0 +1,359 @@
+"""The registry's store and request model: every metric by every name, a parsed
+request (:class:`MetricRequest`), and the checks of the tables a list of requests reads.
+
+Strings become requests in :mod:`polars_irmetrics.metrics.parser`;
+:mod:`polars_irmetrics.metrics.registry` is the one import of both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.metrics import METRICS
+from polars_irmetrics.metrics._common import relevant
+from polars_irmetrics.metrics.scope import Scope
+from polars_irmetrics.metrics.spec import (
+    JOINABLE,
+    ROUTE_TABLES,
+    Aggregate,
+    Alias,
+    Input,
+    Metric,
+    Params,
+    ParamValue,
+    Route,
+)
+
+__all__ = [
+    "BY_NAME",
+    "DEFAULT_METRICS",
+    "EMPTY_TARGET_ACTIONS",
+    "INPUTS",
+    "MetricRequest",
+    "check_inputs",
+    "list_metrics",
+    "means",
+    "split_routes",
+]
+
+#: torchmetrics' ``empty_target_action``: the value of a query without a relevant
+#: document. ``'skip'``: none (null per query, left out of the mean, which is 0 when
+#: every query is left out); ``'neg'``: 0; ``'pos'``: 1; ``'error'``: refused.
+EMPTY_TARGET_ACTIONS: tuple[str, ...] = ("skip", "neg", "pos", "error")
+
+#: Every metric by its canonical name and every alias: name -> (metric, alias or None).
+BY_NAME: dict[str, tuple[Metric, Alias | None]] = {}
+for _m in METRICS:
+    if _m.name in BY_NAME:  # pragma: no cover - a declaration error
+        raise RuntimeError(f"metric name {_m.name!r} declared twice")
+    BY_NAME[_m.name] = (_m, None)
+    for _a in _m.aliases:
+        if _a.name in BY_NAME:  # pragma: no cover - a declaration error
+            raise RuntimeError(f"metric alias {_a.name!r} declared twice")
+        BY_NAME[_a.name] = (_m, _a)
+
+#: Every core metric at its usual cutoffs; ``evaluate(run, DEFAULT_METRICS, ...)``.
+DEFAULT_METRICS: tuple[str, ...] = (
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "map@10",
+    "map@100",
+    "r_precision",
+    "mrr",
+    "mrr@10",
+    "bpref",
+    "ndcg",
+    "ndcg@5",
+    "ndcg@10",
+    "ndcg@20",
+    "ndcg@100",
+    "precision@5",
+    "precision@10",
+    "precision@20",
+    "precision@100",
+    "recall@5",
+    "recall@10",
+    "recall@20",
+    "recall@100",
+    "f1@10",
+    "hit_rate@1",
+    "hit_rate@5",
+    "hit_rate@10",
+)
+
+
+@dataclass(frozen=True)
+class MetricRequest:
+    """A metric with every parameter resolved: what one result column computes.
+
+    Made by :func:`parse_metric`; its :attr:`name` is the canonical spelling, which
+    parses back to an equal request.
+
+    Parameters
+    ----------
+    metric
+        The registry entry.
+    k
+        Cutoff, or ``None`` for the whole ranking.
+    level
+        Relevance level set by the request (``AP(rel=2)``), or ``None`` to use the
+        evaluation's ``relevance_level``.
+    options
+        The metric's own parameters as ``(name, value)`` pairs, defaults included.
+    aggregate
+        How per-query values are summarized (``agg=`` in the name), or ``None`` for the
+        metric's own :attr:`Metric.aggregate`.
+    empty
+        torchmetrics' ``empty_target_action`` (:data:`EMPTY_TARGET_ACTIONS`): the value
+        of a query without a relevant document (at the relevance level; for a graded
+        metric, without a positive label), or ``None``: the formula's own (0 for most).
+    judged_only
+        ir_measures' ``judged_only=True`` (trec_eval ``-J``): the run's unjudged
+        documents are removed before the positions are given. An option of the whole
+        evaluation (``irm.evaluate(..., judged_only=True)``); in a metric name, every
+        metric of the list must say it alike.
+    given
+        The string as the user gave it (set by :func:`parse_metric_list`; not compared):
+        see :attr:`label`.
+
+    Examples
+    --------
+    Defaults are filled in but never printed in the canonical name:
+
+    >>> import polars_irmetrics as irm
+    >>> request = irm.parse_metric("R@100")
+    >>> request.name, request.k, dict(request.options)["denominator"]
+    ('recall@100', 100, 'relevant')
+    >>> irm.parse_metric(request.name) == request
+    True
+
+    ir_measures sums its counts over queries, so its spelling carries ``agg='sum'``:
+
+    >>> irm.parse_metric("NumRet(rel=2)").name
+    "num_rel_ret(rel=2, agg='sum')"
+    """
+
+    metric: Metric
+    k: int | None
+    level: float | None
+    options: tuple[tuple[str, ParamValue], ...]
+    aggregate: Aggregate | None = None
+    judged_only: bool = False
+    empty: str | None = None
+    given: str | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        """The result column's name: the string as given, else the canonical :attr:`name`."""
+        return self.name if self.given is None else self.given
+
+    @property
+    def route(self) -> Route:
+        """The wing that computes this request (:attr:`Metric.route`)."""
+        return self.metric.route
+
+    @property
+    def higher_is_better(self) -> bool:
+        """The direction of the metric (:attr:`Metric.higher_is_better`)."""
+        return self.metric.higher_is_better
+
+    @property
+    def name(self) -> str:
+        """Canonical name, e.g. ``"recall(denominator='capped')@10"``."""
+        parts = [
+            f"{key}={value!r}"
+            for key, value in self.options
+            if value != _default(self.metric, key)
+        ]
+        if self.level is not None:
+            parts.append(f"rel={_number(self.level)}")
+        if self.aggregate is not None and self.aggregate != self.metric.aggregate:
+            parts.append(f"agg={self.aggregate!r}")
+        if self.empty is not None:
+            parts.append(f"empty_target_action={self.empty!r}")
+        if self.judged_only:
+            parts.append("judged_only=True")
+        text = self.metric.name
+        if parts:
+            text += "(" + ", ".join(parts) + ")"
+        if self.k is not None:
+            text += f"@{self.k}"
+        return text
+
+    @property
+    def reads(self) -> tuple[Input, ...]:
+        """The tables this request reads: its metric's, except that an item similarity
+        from co-occurrence (``item_sim_measure='item_cooccurrence_count'``) reads the
+        interactions instead of the item features."""
+        reads = self.metric.reads
+        if dict(self.options).get("item_sim_measure") == "item_cooccurrence_count":
+            reads = (*(r for r in reads if r != "item_features"), "interactions")
+        return tuple(dict.fromkeys(reads))
+
+    def params(self, default_level: float) -> Params:
+        """The :class:`Params` a formula sees, with ``default_level`` filled in."""
+        level = default_level if self.level is None else self.level
+        return Params(k=self.k, level=level, options=dict(self.options))
+
+    def expr(self, scope: Scope, default_level: float) -> pl.Expr:
+        """The per-query aggregation expression over ``scope``.
+
+        With :attr:`empty` ``'skip'``, ``'neg'`` or ``'pos'``, a query without a
+        relevant document (:meth:`no_relevant`) is null, 0 or 1; ``'error'`` is the
+        plan's to raise.
+        """
+        value = self.metric.compute(scope, self.params(default_level))
+        if self.empty is None or self.empty == "error":
+            return value
+        fill = {"skip": None, "neg": 0.0, "pos": 1.0}[self.empty]
+        return (
+            pl.when(self.no_relevant(scope, default_level))
+            .then(pl.lit(fill, pl.Float64))
+            .otherwise(value)
+        )
+
+    def no_relevant(self, scope: Scope, default_level: float) -> pl.Expr:
+        """Per query: whether it has no relevant document (torchmetrics' "no positive
+        target"): none at the relevance level, or for a graded metric none with a
+        positive label."""
+        if self.metric.binary:
+            found = relevant(scope, self.params(default_level))
+        else:
+            found = scope.rel > 0
+        return found.sum() == 0
+
+    def summarize(self, column: str) -> pl.Expr:
+        """The expression that summarizes the per-query values in ``column`` (``agg``)."""
+        out = self.metric.summarize(column, self.aggregate)
+        if self.empty == "skip":  # torchmetrics: 0 when every query was left out
+            out = out.fill_null(0.0)
+        return out
+
+
+def _default(metric: Metric, key: str) -> ParamValue:
+    param = metric.param(key)
+    return None if param is None else param.default
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def list_metrics() -> list[Metric]:
+    """Every metric in the registry, in declaration order.
+
+    Returns
+    -------
+    list of Metric
+        The declarations: name, summary, parameters, aliases, formula.
+
+    Examples
+    --------
+    >>> import polars_irmetrics as irm
+    >>> [m.name for m in irm.list_metrics()][:4]
+    ['precision', 'recall', 'f1', 'r_precision']
+    """
+    return list(METRICS)
+
+
+def split_routes(
+    requests: Sequence[tuple[str, MetricRequest]], *, calls: str = "evaluate"
+) -> dict[Route, list[tuple[str, MetricRequest]]]:
+    """The requests by route (:attr:`Metric.route`), in the order given; the one
+    refusal of metrics that one call cannot put side by side (computed from different
+    tables). ``calls`` is the verb of the message's fix.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> list(split_routes(parse_metric_list(["ndcg@10", "coverage"])))
+    ['offline', 'recsys']
+    >>> split_routes(parse_metric_list(["auc", "ndcg@10"]), calls="compare")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metrics 'auc' and 'ndcg@10' are computed
+    from different tables (prediction: labels and predictions; offline: a run and
+    judgments): compare them in two calls
+    """
+    routes: dict[Route, list[tuple[str, MetricRequest]]] = {}
+    for label, request in requests:
+        routes.setdefault(request.route, []).append((label, request))
+    kinds = list(routes)
+    if len(kinds) > 1 and not set(kinds) <= JOINABLE:
+        a, b = kinds[0], kinds[1]
+        raise MetricParameterError(
+            f"metrics {routes[a][0][0]!r} and {routes[b][0][0]!r} are computed from "
+            f"different tables ({a}: {ROUTE_TABLES[a]}; {b}: {ROUTE_TABLES[b]}): {calls} "
+            "them in two calls"
+        )
+    return routes
+
+
+#: What each input a metric reads is, and the keyword of the entry points that takes it
+#: (``run`` and ``clicks`` are the table itself).
+INPUTS: Mapping[str, tuple[str, str]] = {
+    "judgments": ("relevance judgments", "qrels"),
+    "interactions": (
+        "the interaction history (where item popularity, the catalogue and each user's "
+        "history come from)",
+        "interactions",
+    ),
+    "item_features": (
+        "the items' feature vectors (one row per item: its id and a list or array of numbers)",
+        "item_features",
+    ),
+    "prefs": ("preference judgments", "prefs"),
+    "judgment_groups": ("judgments with a judgment-group column", "qrels_jg"),
+    "neighbors": (
+        "the exact nearest neighbours (e.g. irm.knn(queries, corpus, k=...))",
+        "neighbors",
+    ),
+}
+
+
+def check_inputs(
+    requests: Sequence[tuple[str, MetricRequest]],
+    given: Mapping[str, object],
+    caller: str = "irm.evaluate",
+) -> None:
+    """Refuse the first metric that reads a table which was not given.
+
+    ``given`` maps an input of :data:`INPUTS` to its table (``None``: not given);
+    ``caller`` is the entry point named in the message. Relevance judgments are not
+    checked: without them the run is a judged table.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> check_inputs(parse_metric_list(["prefs_simp"]), {"prefs": None})
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric 'prefs_simp' reads preference
+    judgments: pass prefs=... to irm.evaluate
+    """
+    for label, request in requests:
+        for needed in request.reads:
+            if needed not in INPUTS or needed == "judgments":
+                continue
+            what, keyword = INPUTS[needed]
+            if needed in given and given[needed] is None:
+                raise MetricParameterError(
+                    f"metric {label!r} reads {what}: pass {keyword}=... to {caller}"
+                )
+
+
+def means(requests: Sequence[tuple[str, MetricRequest]]) -> list[pl.Expr]:
+    """The aggregations that turn per-query values into means: ``num_q``, the queries
+    averaged, then each metric's summary (a running sum in row order, so every engine
+    gives the same bits). A metric labelled ``num_q`` (NumQ's canonical name) is that
+    column."""
+    return [
+        pl.len().cast(pl.Int64).alias("num_q"),
+        *(request.summarize(label) for label, request in requests if label != "num_q"),
+    ]
