@@ -18,6 +18,7 @@ from polars_irmetrics.fusion.optimize import optimize_fusion
 from polars_irmetrics.io.files import scan_qrels, scan_run
 from polars_irmetrics.io.output import format_of, write_table
 from polars_irmetrics.io.trec import write_trec_run
+from polars_irmetrics.metrics.registry import parse_metric
 
 __all__ = ["add_parser", "run"]
 
@@ -75,7 +76,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--run-id", default="fused", help="run name in the TREC output")
     p.add_argument("--optimize", action="store_true", help="search the parameters (needs --qrels)")
     p.add_argument("--qrels", default=None, help="judgments, for --optimize")
-    p.add_argument("--metric", default="ndcg@10", help="metric to maximise (default ndcg@10)")
+    p.add_argument(
+        "--metric",
+        default="ndcg@10",
+        help="metric to optimise: maximised, or minimised where lower is better (default ndcg@10)",
+    )
     p.add_argument("--step", type=float, default=None, help="grid step (ranx's default)")
     p.add_argument("--folds", type=int, default=None, help="cross-validate over N query folds")
 
@@ -131,7 +136,11 @@ def run(args: argparse.Namespace) -> int:
             ),
         )
         best, grid = result[0], result[1]
-        print(f"best {args.metric}: {grid[args.metric].max():.4f} with {best}")
+        higher = parse_metric(args.metric).metric.higher_is_better
+        scores = grid[args.metric]
+        value = scores.max() if higher else scores.min()
+        direction = "" if higher else " (lower is better)"
+        print(f"best {args.metric}{direction}: {value:.4f} with {best}")
         if args.folds is not None:
             table = result[2]
             with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, fmt_table_cell_list_len=-1):

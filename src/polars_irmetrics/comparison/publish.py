@@ -122,7 +122,7 @@ class Report:
     >>> from polars_irmetrics.comparison.publish import Report
     >>> result = pl.DataFrame({"metric": ["map"], "system": ["b"], "baseline": ["a"],
     ...     "n": [9], "mean": [0.5], "baseline_mean": [0.25], "delta": [0.25],
-    ...     "significant": [False]})
+    ...     "significant": [False], "higher_is_better": [True]})
     >>> Report(result).frame().rows()
     [('a', 0.25), ('b', 0.5)]
     """

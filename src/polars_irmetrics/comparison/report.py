@@ -29,9 +29,8 @@ import polars as pl
 
 from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.comparison.record import describe, recall
-from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, IrmError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.io.output import Renderer, write_table
-from polars_irmetrics.metrics.registry import parse_metric
 
 __all__ = [
     "REPORT_FORMATS",
@@ -60,7 +59,10 @@ _SUPERSCRIPT = dict(
         "abcdefghijklmnopqrstuvwxyz0123456789", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖᑫʳˢᵗᵘᵛʷˣʸᶻ⁰¹²³⁴⁵⁶⁷⁸⁹", strict=True
     )
 )
-_NEEDED = ("metric", "system", "baseline", "mean", "baseline_mean", "delta", "significant")
+_NEEDED = (
+    "metric", "system", "baseline", "mean", "baseline_mean", "delta", "significant",
+    "higher_is_better",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,9 @@ class Table:
     means: dict[tuple[str, str], float]
     marks: dict[tuple[str, str], list[str]]
     legend: list[str]
+    #: Each metric's direction (the result's ``higher_is_better`` column): the best
+    #: mean is the highest, or the lowest where this is ``False``.
+    higher: dict[str, bool]
     #: The standard deviation of the per-query values beside each mean, where the
     #: result has ``std`` columns (:func:`with_std`).
     stds: dict[tuple[str, str], float] | None = None
@@ -116,8 +121,20 @@ def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
 
 def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
     """The report's cells from :func:`~polars_irmetrics.compare`'s result (with the
-    standard deviations where it has :func:`with_std`'s columns)."""
+    standard deviations where it has :func:`with_std`'s columns).
+
+    A system's marker and the bold read each metric's direction from the result's
+    ``higher_is_better`` column (``compare`` writes it from the metric's declaration):
+    for a lower-is-better metric, "significantly better" is a significantly lower
+    mean, and the lowest mean is bold.
+    """
     missing = [c for c in _NEEDED if c not in result.columns]
+    if missing == ["higher_is_better"]:
+        raise ColumnNotFoundError(
+            "column 'higher_is_better' (each metric's direction) is not in the frame; "
+            "pass the result of irm.compare, or add the column (True where a higher "
+            "value is better, False for an error such as logloss)"
+        )
     if missing:
         raise ColumnNotFoundError(
             f"column {missing[0]!r} is not in the frame; pass the result of irm.compare"
@@ -128,13 +145,25 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
     metrics: list[str] = []
     means: dict[tuple[str, str], float] = {}
     marks: dict[tuple[str, str], list[str]] = {}
+    higher: dict[str, bool] = {}
     rows = result.select(_NEEDED).iter_rows()
-    for metric, system, baseline, mean, baseline_mean, _, _ in rows:
+    for metric, system, baseline, mean, baseline_mean, _, _, up in rows:
         for name in (baseline, system):
             if name not in systems:
                 systems.append(name)
         if metric not in metrics:
             metrics.append(metric)
+        if not isinstance(up, bool):
+            raise InvalidValueError(
+                f"higher_is_better of metric {metric!r} is {up!r}; it must be True or "
+                "False (pass the result of irm.compare)"
+            )
+        if higher.setdefault(metric, up) != up:
+            raise InvalidValueError(
+                f"metric {metric!r} has higher_is_better {higher[metric]!r} in one row and "
+                f"{up!r} in another; pass the result of irm.compare (one direction per "
+                "metric)"
+            )
         means[system, metric] = mean
         means[baseline, metric] = baseline_mean
     baselines = set(result.get_column("baseline").unique().to_list())
@@ -143,12 +172,15 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
             "markers='daggers' needs one baseline (mode='baseline'); use markers='letters'"
         )
     letter = {s: _letter(i) for i, s in enumerate(systems)}
-    for metric, system, baseline, _, _, delta, significant in result.select(_NEEDED).iter_rows():
+    for metric, system, baseline, _, _, delta, significant, up in result.select(
+        _NEEDED
+    ).iter_rows():
         if not significant or delta == 0:
             continue
-        winner, loser = (system, baseline) if delta > 0 else (baseline, system)
+        better = (delta > 0) == up  # the system is better than its baseline
+        winner, loser = (system, baseline) if better else (baseline, system)
         if markers == "daggers":
-            marks.setdefault((system, metric), []).append("†" if delta > 0 else "‡")
+            marks.setdefault((system, metric), []).append("†" if better else "‡")
         else:
             marks.setdefault((winner, metric), []).append(letter[loser])
     for key in marks:
@@ -168,9 +200,13 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
             "superscript x: significantly better than system x (adjusted p <= alpha)",
             ", ".join(f"{letter[s]} = {s}" for s in systems),
         ]
+    lower = [m for m in metrics if not higher[m]]
+    if lower:
+        names = ", ".join(lower)
+        legend.append(f"lower is better for {names}: the best mean is the lowest")
     if stds is not None:
         legend.append("mean ± standard deviation of the per-query values (ddof=0)")
-    return Table(systems, metrics, means, marks, legend, stds)
+    return Table(systems, metrics, means, marks, legend, higher, stds)
 
 
 def _number(value: float, digits: int) -> str:
@@ -190,11 +226,7 @@ def best(table: Table, metric: str) -> float:
     finite = [v for v in values if not math.isnan(v)]
     if not finite:
         return math.nan
-    try:
-        higher = parse_metric(metric).metric.higher_is_better
-    except IrmError:  # a label that is not a metric name: higher is better
-        higher = True
-    return max(finite) if higher else min(finite)
+    return max(finite) if table.higher[metric] else min(finite)
 
 
 def footnote(
@@ -256,7 +288,8 @@ def render_report(
     >>> result = pl.DataFrame({
     ...     "metric": ["map", "map"], "system": ["b", "c"], "baseline": ["a", "a"],
     ...     "n": [20, 20], "mean": [0.5, 0.31], "baseline_mean": [0.3, 0.3],
-    ...     "delta": [0.2, 0.01], "significant": [True, False]})
+    ...     "delta": [0.2, 0.01], "significant": [True, False],
+    ...     "higher_is_better": [True, True]})
     >>> print(render_report(result))
     #  system  map
     -  ------  -------
