@@ -16,7 +16,7 @@ from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.optimize import optimize_fusion
 from polars_irmetrics.io.files import scan_qrels, scan_run
-from polars_irmetrics.io.output import format_of, write_table
+from polars_irmetrics.io.output import check_target, format_of, write_table
 from polars_irmetrics.io.trec import write_trec_run
 from polars_irmetrics.metrics.registry import parse_metric
 
@@ -64,8 +64,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--output",
         default=None,
         metavar="FILE",
-        help="output file, written atomically, in the format its suffix names (.parquet, "
-        ".csv, .json, .md, .tex), else a TREC run",
+        help="output file, checked before fusing and written atomically, in the format its "
+        "suffix names (.parquet, .csv, .json, .md, .tex, .html), else a TREC run",
     )
     p.add_argument(
         "--format",
@@ -154,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidValueError(
             "irm fuse needs -o FILE (.parquet, else a TREC run), or --optimize"
         )
+    fmt = args.format or format_of(args.output) or "trec"
+    check_target(args.output)  # a folder, a missing or read-only folder: before fusing
     params = _params(args.param)
     if args.k is not None:
         params["k"] = args.k
@@ -166,7 +168,6 @@ def run(args: argparse.Namespace) -> int:
         **params,
     )
     frame = fused.collect() if isinstance(fused, pl.LazyFrame) else fused
-    fmt = args.format or format_of(args.output) or "trec"
     if fmt == "trec":
         write_trec_run(frame, args.output, run_id=args.run_id, rank="rank", score="score")
     else:

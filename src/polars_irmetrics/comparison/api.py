@@ -26,7 +26,7 @@ from polars_irmetrics.comparison.options import (
     Test,
 )
 from polars_irmetrics.comparison.paired import paired_stats
-from polars_irmetrics.comparison.record import Record, remember
+from polars_irmetrics.comparison.record import Record, recall, remember
 from polars_irmetrics.errors import InvalidValueError, QuerySetError
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.options import EvalOptions, PlanKwargs
@@ -35,7 +35,7 @@ from polars_irmetrics.stats.multitest import Correction, adjust
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["RESULT_COLUMNS", "compare", "compare_values"]
+__all__ = ["RESULT_COLUMNS", "compare", "compare_values", "recorded_per_query"]
 
 #: The columns of :func:`compare`'s result, in order.
 #: The answer first (the identity, the delta and whether it is significant, where a
@@ -230,6 +230,16 @@ def compare(
     query_id = plan_options.query_id
     result = compare_values(values, checked, per_query=per_query, query_id=query_id)
     return result if per_query else remember(result, Record(checked, values, query_id))
+
+
+def recorded_per_query(result: pl.DataFrame) -> pl.DataFrame | None:
+    """``compare(..., per_query=True)`` of the comparison that returned ``result``, from
+    the per-query values it recorded (nothing evaluated again); ``None`` for a frame
+    ``compare`` did not return."""
+    record = recall(result)
+    if record is None or record.values is None:
+        return None
+    return compare_values(record.values, record.options, per_query=True, query_id=record.query_id)
 
 
 def compare_eval_options(options: Mapping[str, object]) -> EvalOptions:

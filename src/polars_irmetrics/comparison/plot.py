@@ -26,6 +26,7 @@ p-values, whose labels are black or white by the cell's luminance (WCAG contrast
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,7 +37,7 @@ import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.ground.lazy import LazyModule
-from polars_irmetrics.io.output import write_atomic
+from polars_irmetrics.io.output import check_target, write_atomic
 from polars_irmetrics.metrics.registry import parse_metric
 
 _INSTALL = "pip install 'polars_irmetrics[plot]'"
@@ -55,6 +56,8 @@ __all__ = [
     "BLUE",
     "OKABE_ITO",
     "VERMILLION",
+    "check_plot_path",
+    "figure_bytes",
     "label_color",
     "plot_ci",
     "plot_deltas",
@@ -124,17 +127,41 @@ def label_color(rgba: Sequence[float]) -> str:
     return "black" if luminance > 0.179 else "white"
 
 
+def check_plot_path(path: str | Path) -> str:
+    """The image format ``path`` names (``"png"`` or ``"svg"``), after checking that it
+    can be written (:func:`~polars_irmetrics.io.output.check_target`): a command
+    checks it before it computes or writes anything.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.comparison.plot import check_plot_path
+    >>> check_plot_path("deltas.SVG")
+    'svg'
+    >>> check_plot_path("deltas.pdf")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: plot file 'deltas.pdf' must end in .png or .svg ...
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".png", ".svg"):
+        raise InvalidValueError(
+            f"plot file {str(path)!r} must end in .png or .svg (e.g. deltas.png)"
+        )
+    check_target(path)
+    return suffix[1:]
+
+
+def figure_bytes(figure: Figure, fmt: str) -> bytes:
+    """``figure`` as a PNG or SVG file's bytes (100 dpi, tight bounding box)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=fmt, dpi=100, bbox_inches="tight")
+    return buffer.getvalue()
+
+
 def _save(figure: Figure, path: str | Path | None) -> Figure:
     if path is not None:
-        suffix = Path(path).suffix.lower()
-        if suffix not in (".png", ".svg"):
-            raise InvalidValueError(
-                f"plot file {str(path)!r} must end in .png or .svg (e.g. deltas.png)"
-            )
-        write_atomic(  # written whole or not at all, as every output
-            path,
-            lambda handle: figure.savefig(handle, format=suffix[1:], dpi=100, bbox_inches="tight"),
-        )
+        data = figure_bytes(figure, check_plot_path(path))
+        write_atomic(path, lambda handle: handle.write(data))  # whole or not at all
     return figure
 
 

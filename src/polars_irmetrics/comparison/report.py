@@ -28,9 +28,9 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.comparison.options import CompareOptions
-from polars_irmetrics.comparison.record import describe, recall
+from polars_irmetrics.comparison.record import describe, recall, remember
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
-from polars_irmetrics.io.output import Renderer, write_table
+from polars_irmetrics.io.output import Renderer, latex_escape, markdown_cell, write_table
 
 __all__ = [
     "REPORT_FORMATS",
@@ -41,6 +41,7 @@ __all__ = [
     "latex",
     "markdown",
     "render_report",
+    "report_renderers",
     "table",
     "with_std",
     "write_report",
@@ -90,7 +91,9 @@ def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
     """``result`` with ``std`` and ``baseline_std``: the standard deviation of each
     system's per-query values over the pair's queries (population, ``ddof=0``: ranx's
     ``evaluate(..., return_std=True)``), from the ``per_query=True`` result of the same
-    :func:`~polars_irmetrics.compare` call. The reports show them as ``mean ± std``.
+    :func:`~polars_irmetrics.compare` call. The reports show them as ``mean ± std``;
+    the new frame keeps what ``compare`` recorded for ``result`` (the footnote still
+    names the test).
 
     Examples
     --------
@@ -114,9 +117,11 @@ def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
         pl.col("value").std(ddof=0).alias("std"),
         pl.col("baseline_value").std(ddof=0).alias("baseline_std"),
     )
-    return result.drop("std", "baseline_std", strict=False).join(
+    out = result.drop("std", "baseline_std", strict=False).join(
         spread, on=keys, how="left", maintain_order="left"
     )
+    record = recall(result)  # the same comparison: its footnote still names the test
+    return out if record is None else remember(out, record)
 
 
 def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
@@ -205,7 +210,10 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
         names = ", ".join(lower)
         legend.append(f"lower is better for {names}: the best mean is the lowest")
     if stds is not None:
-        legend.append("mean ± standard deviation of the per-query values (ddof=0)")
+        legend.append(
+            "mean ± standard deviation of the per-query values (ddof=0): each system's "
+            "over the paired queries, as ranx's return_std"
+        )
     return Table(systems, metrics, means, marks, legend, higher, stds)
 
 
@@ -372,7 +380,7 @@ def terminal(table: Table, digits: int = 4, note: str = "") -> str:
 
 def markdown(table: Table, digits: int = 4, note: str = "") -> str:
     """A Markdown table (numbers right-aligned, the best bold) and its legend."""
-    out = ["| system | " + " | ".join(table.metrics) + " |"]
+    out = ["| system | " + " | ".join(markdown_cell(m) for m in table.metrics) + " |"]
     out.append("|---|" + "---:|" * len(table.metrics))
     for s in table.systems:
         cells = []
@@ -382,26 +390,14 @@ def markdown(table: Table, digits: int = 4, note: str = "") -> str:
             if value == best(table, m):
                 text = f"**{text}**"
             cells.append(text + _sup(table.marks.get((s, m), [])) + _spread(table, s, m, digits))
-        out.append(f"| {s} | " + " | ".join(cells) + " |")
+        out.append(f"| {markdown_cell(s)} | " + " | ".join(cells) + " |")
     legend = [*table.legend, note] if note else table.legend
     return "\n".join(out) + "\n\n" + "\n\n".join(legend) + "\n"
 
 
-_LATEX_TEXT = (
-    ("\\", "\\textbackslash{}"), ("_", "\\_"), ("%", "\\%"), ("&", "\\&"), ("#", "\\#"),
-    ("$", "\\$"), ("{", "\\{"), ("}", "\\}"), ("~", "\\textasciitilde{}"),
-    ("^", "\\textasciicircum{}"),
-)  # fmt: skip
-_LATEX_SYMBOLS = {
-    "≤": "$\\leq$", "†": "$\\dagger$", "‡": "$\\ddagger$", "Š": "\\v{S}", "á": "\\'a",
-    "×": "$\\times$", "±": "$\\pm$",
-}  # fmt: skip
-
-
-def _latex_escape(text: str) -> str:
-    for old, new in (*_LATEX_TEXT, ("<=", "≤")):
-        text = text.replace(old, new)
-    return "".join(_LATEX_SYMBOLS.get(c, c) for c in text)
+def _latex_legend(line: str) -> str:
+    """A legend line in LaTeX: ``<=`` as ``≤`` (then ``$\\leq$``), a full stop at the end."""
+    return latex_escape(line.replace("<=", "≤") + ("" if line.endswith(".") else "."))
 
 
 def _latex_marks(marks: list[str]) -> str:
@@ -427,7 +423,7 @@ def latex(table: Table, digits: int = 4, note: str = "") -> str:
         "\\begin{tabular}{l" + "r@{.}l" * len(table.metrics) + "}",
         "\\toprule",
         "System & "
-        + " & ".join(f"\\multicolumn{{2}}{{c}}{{{_latex_escape(m)}}}" for m in table.metrics)
+        + " & ".join(f"\\multicolumn{{2}}{{c}}{{{latex_escape(m)}}}" for m in table.metrics)
         + " \\\\",
         "\\midrule",
     ]
@@ -438,11 +434,25 @@ def latex(table: Table, digits: int = 4, note: str = "") -> str:
             marks = _latex_marks(table.marks.get((s, m), []))
             spread = _spread(table, s, m, digits, sign=" $\\pm$ ")
             cells.append(_latex_cell(value, digits, value == best(table, m), marks + spread))
-        out.append(_latex_escape(s) + " & " + " & ".join(cells) + " \\\\")
+        out.append(latex_escape(s) + " & " + " & ".join(cells) + " \\\\")
     out += ["\\bottomrule", "\\end{tabular}", ""]
     legend = [*table.legend, note] if note else table.legend
-    text = " ".join(_latex_escape(line if line.endswith(".") else line + ".") for line in legend)
+    text = " ".join(_latex_legend(line) for line in legend)
     return "\n".join(out) + f"\n\\par\\smallskip{{\\footnotesize {text}}}\n"
+
+
+def report_renderers(
+    *, markers: Markers = "letters", digits: int = 4, options: CompareOptions | None = None
+) -> dict[str, Renderer]:
+    """The report's own formats for :func:`~polars_irmetrics.io.output.write_table`:
+    ``terminal`` (also ``table``, the format ``.txt`` names), ``markdown`` and
+    ``latex``; csv, json and parquet are the tidy result as every table writes it."""
+    out: dict[str, Renderer] = {
+        name: partial(_report_bytes, fmt=name, markers=markers, digits=digits, options=options)
+        for name in ("terminal", "markdown", "latex")
+    }
+    out["table"] = out["terminal"]
+    return out
 
 
 def write_report(
@@ -455,19 +465,22 @@ def write_report(
     options: CompareOptions | None = None,
 ) -> None:
     """Write :func:`render_report`'s text to ``path`` (``None``: standard output), in
-    ``fmt``, else the format ``path``'s suffix names (``.md``, ``.tex``, ``.csv``,
-    ``.json``, ``.parquet``; ``"terminal"`` for any other); ``"parquet"`` writes the tidy
-    result. The file is written atomically (:func:`~polars_irmetrics.io.output.write_table`).
+    ``fmt``, else the format ``path``'s suffix names (``.md``, ``.tex``, ``.txt``,
+    ``.csv``, ``.json``, ``.parquet``; another suffix is refused); ``"terminal"`` on
+    standard output; ``"parquet"`` writes the tidy result. The file is written
+    atomically (:func:`~polars_irmetrics.io.output.write_table`); the HTML page is
+    :meth:`~polars_irmetrics.comparison.publish.Report.save`.
     """
-    table_formats: tuple[ReportFormat, ...] = ("terminal", "markdown", "latex", "html")
-    renderers: dict[str, Renderer] = {
-        name: partial(_report_bytes, fmt=name, markers=markers, digits=digits)
-        for name in table_formats
-    }
+    renderers = report_renderers(markers=markers, digits=digits, options=options)
     write_table(result, path, fmt, renderers=renderers, default="terminal")
 
 
 def _report_bytes(
-    result: pl.DataFrame, *, fmt: ReportFormat, markers: Markers, digits: int
+    result: pl.DataFrame,
+    *,
+    fmt: ReportFormat,
+    markers: Markers,
+    digits: int,
+    options: CompareOptions | None,
 ) -> bytes:
-    return render_report(result, fmt, markers=markers, digits=digits).encode()
+    return render_report(result, fmt, markers=markers, digits=digits, options=options).encode()
