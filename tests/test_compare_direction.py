@@ -59,6 +59,9 @@ def test_wins_and_losses_follow_the_direction(
     assert per_query["higher_is_better"].to_list() == [False] * 8
     title = plot.plot_deltas(per_query).axes[0].get_title()
     assert title == "b vs a (unjudged@1, lower is better): 0 wins, 1 ties, 7 losses"
+    axis = plot.plot_ci(out, metric="unjudged@1").axes[0].get_xlabel()
+    assert axis == "delta of unjudged@1 (lower is better)"
+    assert plot.plot_ci(out, metric="P@1").axes[0].get_xlabel() == "delta of P@1"
 
 
 def test_report_marks_and_bolds_the_better_system(
@@ -199,3 +202,29 @@ def test_irm_fuse_optimize_prints_the_lowest(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     best = "best unjudged@1 (lower is better): 0.0000 with {'weights': [0.5, 0.5]}\n"
     assert done.stdout == best
+
+
+def test_irm_compare_reads_the_direction(tmp_path: Path) -> None:
+    qrels = "".join(f"{q} 0 r 1\n{q} 0 j 0\n" for q in QUERIES)
+    (tmp_path / "qrels.txt").write_text(qrels)
+    (tmp_path / "a.txt").write_text("".join(f"{q} Q0 r 1 1.0 a\n" for q in QUERIES))
+    b = [f"{q} Q0 {'u' if i < 7 else 'r'} 1 1.0 b\n" for i, q in enumerate(QUERIES)]
+    (tmp_path / "b.txt").write_text("".join(b))
+    command = [sys.executable, "-m", "polars_irmetrics", "compare", "--qrels", "qrels.txt"]
+    command += ["a.txt", "b.txt", "--baseline", "a", "-m", "P@1", "-m", "unjudged@1"]
+    done = subprocess.run(
+        [*command, "--markers", "daggers", "--format", "markdown"],
+        capture_output=True, text=True, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[2:4] == [
+        "| a | **1.0000** | **0.0000** |",
+        "| b | 0.1250‡ | 0.8750‡ |",
+    ]
+    done = subprocess.run(
+        [*command, "--format", "csv"], capture_output=True, text=True, cwd=tmp_path, check=False
+    )
+    rows = pl.read_csv(done.stdout.encode()).select(
+        "metric", "wins", "ties", "losses", "higher_is_better"
+    )
+    assert rows.rows() == [("P@1", 0, 1, 7, True), ("unjudged@1", 0, 1, 7, False)]
