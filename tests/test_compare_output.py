@@ -50,7 +50,7 @@ def test_markers_only_where_significant() -> None:
         "metric": ["map", "map", "map"], "system": ["b", "c", "c"],
         "baseline": ["a", "a", "b"], "mean": [0.2, 0.4, 0.4],
         "baseline_mean": [0.3, 0.3, 0.2], "delta": [-0.1, 0.1, 0.2],
-        "significant": [True, False, True],
+        "significant": [True, False, True], "higher_is_better": True,
     })  # fmt: skip
     # a beats b (delta < 0 is the baseline's win); c beats b; c vs a not significant
     rows = [line.split() for line in render_report(result).splitlines()[2:5]]
@@ -81,6 +81,7 @@ def test_lower_is_better_metric_bolds_the_lowest() -> None:
     result = pl.DataFrame({
         "metric": ["rbp_residual"], "system": ["b"], "baseline": ["a"], "mean": [0.2],
         "baseline_mean": [0.3], "delta": [-0.1], "significant": [False],
+        "higher_is_better": [False],
     })  # fmt: skip
     assert "| b | **0.2000** |" in render_report(result, "markdown")
 

@@ -71,11 +71,14 @@ def test_evaluate_output_suffix_picks_the_format(
         "\\begin{tabular}{rr}\n\\toprule\nnum\\_q & map \\\\\n\\midrule\n"
         f"{num_q} & {map_text} \\\\\n\\bottomrule\n\\end{{tabular}}\n"
     )
-    # --format overrides the suffix; an unknown suffix is the aligned table
+    # --format overrides the suffix; .txt is the aligned table, .html a page (an
+    # unknown suffix is refused: test_evaluate_and_compare_accept_the_same_suffixes)
     assert main([*args, "-o", str(tmp_path / "x.parquet"), "--format", "csv"]) == 0
     assert (tmp_path / "x.parquet").read_text() == (tmp_path / "out.csv").read_text()
-    assert main([*args, "-o", str(tmp_path / "x.out")]) == 0
-    assert (tmp_path / "x.out").read_text().splitlines()[0].split() == ["num_q", "map"]
+    assert main([*args, "-o", str(tmp_path / "x.out"), "--format", "table"]) == 0
+    assert main([*args, "-o", str(tmp_path / "x.txt")]) == 0
+    assert (tmp_path / "x.txt").read_text() == (tmp_path / "x.out").read_text()
+    assert (tmp_path / "x.txt").read_text().splitlines()[0].split() == ["num_q", "map"]
 
 
 def test_compare_and_ab_and_metrics_follow_the_suffix(tmp_path: Path) -> None:
@@ -159,14 +162,15 @@ def test_write_table_is_atomic_and_leaves_no_temporary(kind: str, tmp_path: Path
 def test_write_table_refusals(tmp_path: Path) -> None:
     frame = pl.DataFrame({"a": [1]})
     with pytest.raises(InvalidValueError, match=re.escape(
-        f"{tmp_path / 'x.xyz'}: the suffix names no output format; use one of .csv, .json, "
-        ".markdown, .md, .parquet, .pq, .tex, or name the format (format csv)"
+        f"{tmp_path / 'x.xyz'}: the suffix names no output format; use one of .csv, .htm, "
+        ".html, .json, .markdown, .md, .parquet, .pq, .tex, .txt, or name the format "
+        "(format csv)"
     )):  # fmt: skip
         write_table(frame, tmp_path / "x.xyz")
     with pytest.raises(MissingFileError, match=re.escape("does not exist; create it first")):
         write_table(frame, tmp_path / "no" / "x.csv")
     with pytest.raises(InvalidValueError, match=re.escape(
-        "format 'yaml' is not a known output format; choose one of table, csv, json, "
+        "format 'yaml' is not a known output format; choose one of table, html, csv, json, "
         "markdown, latex, parquet"
     )):  # fmt: skip
         write_table(frame, tmp_path / "x.csv", "yaml")
@@ -237,3 +241,128 @@ def test_readme_thirty_second_example_runs(
         pl.read_parquet(runs[0]), ["ndcg@10"], qrels=pl.read_parquet(qrels), per_query=True
     ).sort("query_id")
     assert_frame_equal(by_expression, by_evaluate.select(by_expression.columns))
+
+
+# ------------------------------------------------------------------ one language for -o
+#: The suffixes every ``irm`` command that writes a table accepts, and what each writes
+#: (the first characters of the file): evaluate's and compare's alike.
+ACCEPTED = {
+    ".csv": "", ".json": "[", ".parquet": "PAR1", ".pq": "PAR1", ".md": "| ",
+    ".markdown": "| ", ".tex": "", ".html": "<!DOCTYPE html>", ".htm": "<!DOCTYPE html>",
+    ".txt": "",
+}  # fmt: skip
+ACCEPTED_TEXT = ".csv, .htm, .html, .json, .markdown, .md, .parquet, .pq, .tex, .txt"
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_evaluate_and_compare_accept_the_same_suffixes(command: str, tmp_path: Path) -> None:
+    runs, qrels = sample_paths()
+    if command == "evaluate":
+        args = ["evaluate", *map(str, runs[:2]), "--qrels", str(qrels), "-m", "map"]
+    else:
+        args = ["compare", "--qrels", str(qrels), *map(str, runs[:2]), "-m", "map"]
+    for suffix, start in ACCEPTED.items():
+        target = tmp_path / f"out{suffix}"
+        assert main([*args, "-o", str(target)]) == 0
+        assert target.read_bytes().startswith(start.encode()), suffix
+    page = (tmp_path / "out.html").read_text()
+    assert page.rstrip().endswith("</html>")
+    assert "run_bm25" in page
+    assert "http" not in page.replace("http-equiv", "")  # self-contained
+    # a suffix that names no format is refused, naming the file and the accepted ones,
+    # before anything is evaluated or written
+    for name in ("means.xlsx", "means", "means.out"):
+        target = tmp_path / name
+        done = irm_cli(*args, "-o", str(target))
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == (
+            f"irm: error: {target}: the suffix names no output format; use one of "
+            f"{ACCEPTED_TEXT}, or name the format (--format csv)\n"
+        )
+        assert not target.exists()
+
+
+def test_compare_checks_every_output_before_writing(tmp_path: Path) -> None:
+    runs, qrels = sample_paths()
+    args = ["compare", "--qrels", str(qrels), *map(str, runs[:2]), "-m", "map"]
+    table = tmp_path / "t.md"
+    done = irm_cli(*args, "-o", str(table), "--plot", str(tmp_path / "x.pdf"))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"irm: error: plot file {str(tmp_path / 'x.pdf')!r} must end in .png or .svg "
+        "(e.g. deltas.png)\n"
+    )
+    missing = tmp_path / "no" / "d.png"
+    done = irm_cli(*args, "-o", str(table), "--plot", str(missing))
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"irm: error: {missing}: cannot write, the folder {str(missing.parent)!r} does not "
+        "exist; create it first\n"
+    )
+    (tmp_path / "folder.md").mkdir()
+    done = irm_cli(*args, "-o", str(tmp_path / "folder.md"), "--plot", str(tmp_path / "d.png"))
+    assert done.returncode == 2
+    assert "folder.md: is a folder, not a file; name a file in it" in done.stderr
+    same = tmp_path / "same.png"
+    done = irm_cli(*args, "--format", "csv", "-o", str(same), "--plot", str(same))
+    assert done.stderr == (
+        f"irm: error: -o {same} and --plot {same} name the same file; name two files\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder.md"]  # nothing written
+    done = irm_cli(*args, "--baseline", "run_bm25", "-o", str(table), "--plot", str(same))
+    assert done.returncode == 0, done.stderr
+    assert table.read_text().startswith("| system | map |")
+    assert same.read_bytes().startswith(b"\x89PNG")
+
+
+def test_compare_std_keeps_the_footnote() -> None:
+    runs, qrels = sample_paths()
+    args = ["compare", "--qrels", str(qrels), *map(str, runs[:2]), "-m", "map"]
+    done = irm_cli(*args, "--baseline", "run_bm25", "--std")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-2:] == [
+        "mean ± standard deviation of the per-query values (ddof=0): each system's over the "
+        "paired queries, as ranx's return_std",
+        "Two-sided paired t-test, Holm correction over 1 comparisons (all metrics together), "
+        "significant at adjusted p ≤ 0.05; 30 queries; baseline: run_bm25.",
+    ]
+    assert " ± " in lines[2]
+
+
+# ------------------------------------------------------------------ one atomic writer
+def test_one_atomic_writer_for_every_output() -> None:
+    """Only io/output.py renames a temporary file into place: every other module that
+    writes a file calls its write_atomic (reports, plots, TREC and fused runs)."""
+    package = ROOT / "src" / "polars_irmetrics"
+    writers = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if re.search(r"os\.replace\(|mkstemp\(|def write_atomic|def _umask", path.read_text())
+    )
+    assert writers == ["io/output.py"]
+
+
+def test_atomic_writer_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> None:
+    target = tmp_path / "means.csv"
+    frame = pl.DataFrame({"a": [1]})
+    write_table(frame, target)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask  # a plain open()'s mode
+    target.chmod(0o640)
+    write_table(frame, target)
+    assert target.stat().st_mode & 0o777 == 0o640  # as open(path, "w") keeps it
+
+
+def test_fuse_checks_its_output_before_fusing(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("q1 Q0 x 1 3 a\n")
+    (tmp_path / "b.txt").write_text("q1 Q0 y 1 5 b\n")
+    runs = [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    (tmp_path / "fused").mkdir()
+    done = irm_cli("fuse", *runs, "-o", str(tmp_path / "fused"))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"irm: error: {tmp_path / 'fused'}: is a folder, not a file; name a file in it "
+        f"(e.g. {tmp_path / 'fused' / 'results.csv'})\n"
+    )

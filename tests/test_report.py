@@ -184,6 +184,35 @@ def test_latex_is_booktabs_aligned_on_the_decimal_point(result: pl.DataFrame) ->
     assert not re.search(r"[^\x00-\x7f]", text)  # pdflatex-safe: ASCII only
 
 
+#: System names holding every character LaTeX (and Markdown) treat specially.
+SPECIAL_NAMES = ("a\\b{c}$d", "e&f#g^h_i", "j~k%l<m>n|o")
+
+
+def _pdflatex(tmp_path: Path, body: str) -> str:
+    """Compile ``body`` in an article with booktabs; the log (asserting success)."""
+    engine = shutil.which("pdflatex")
+    if engine is None:
+        pytest.fail(
+            "no pdflatex on PATH: LaTeX outputs are compiled in a test. Install it: "
+            "apt-get install -y texlive-latex-base texlive-latex-recommended",
+            pytrace=False,
+        )
+    (tmp_path / "doc.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+        f"{body}\n\\end{{document}}\n",
+        encoding="ascii",
+    )
+    command = [engine, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"]
+    done = subprocess.run(
+        command, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
+    log = (tmp_path / "doc.log").read_text(encoding="latin-1")
+    assert done.returncode == 0, log[-3000:]
+    for trouble in ("Missing character", "LaTeX Warning", "Undefined control sequence"):
+        assert trouble not in log, trouble
+    return log
+
+
 @pytest.mark.latex
 def test_latex_compiles_with_pdflatex(
     sample: tuple[dict[str, pl.DataFrame], pl.DataFrame], result: pl.DataFrame, tmp_path: Path
@@ -192,13 +221,6 @@ def test_latex_compiles_with_pdflatex(
     every pair with 3 digits, and system names that LaTeX must escape (``run_bm25``).
     pdflatex is a system package (Debian: texlive-latex-base, with booktabs in
     texlive-latex-recommended; .ci/run installs them); never skipped."""
-    engine = shutil.which("pdflatex")
-    if engine is None:
-        pytest.fail(
-            "no pdflatex on PATH: the report's LaTeX is compiled in a test. Install it: "
-            "apt-get install -y texlive-latex-base texlive-latex-recommended",
-            pytrace=False,
-        )
     runs, qrels = sample
     named = {f"run_{name}": run for name, run in runs.items()}
     pairs = irm.compare(named, "ndcg@10", qrels=qrels, correction="holm-sidak")
@@ -211,22 +233,79 @@ def test_latex_compiles_with_pdflatex(
         f"\\begin{{table}}\\centering\n{text}\n\\caption{{{name}}}\n\\end{{table}}\n"
         for name, text in tables.items()
     )
-    (tmp_path / "doc.tex").write_text(
-        "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
-        f"{floats}\\end{{document}}\n",
-        encoding="ascii",
-    )
-    command = [engine, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"]
-    done = subprocess.run(
-        command, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
-    )
-    log = (tmp_path / "doc.log").read_text(encoding="latin-1")
-    assert done.returncode == 0, log[-3000:]
+    log = _pdflatex(tmp_path, floats)
     assert (tmp_path / "doc.pdf").stat().st_size > 0
     # nothing dropped or overflowing: every glyph exists, every table fits the page
-    for trouble in ("Missing character", "Overfull \\hbox", "LaTeX Warning", "Underfull"):
+    for trouble in ("Overfull \\hbox", "Underfull"):
         assert trouble not in log, trouble
     assert "run\\_bm25" in tables["pairs"]
+
+
+def _evaluate_to(named: dict[str, pl.DataFrame], qrels: pl.DataFrame, out: Path) -> Path:
+    """``irm evaluate runs.parquet --systems sys -m map -o out``, the runs' names in ``sys``."""
+    long = pl.concat([run.with_columns(sys=pl.lit(name)) for name, run in named.items()])
+    long.write_parquet(out.parent / "runs.parquet")
+    qrels.write_parquet(out.parent / "qrels.parquet")
+    args = [
+        "evaluate",
+        str(out.parent / "runs.parquet"),
+        "--qrels",
+        str(out.parent / "qrels.parquet"),
+    ]
+    assert main([*args, "--systems", "sys", "-m", "map", "-o", str(out)]) == 0
+    return out
+
+
+@pytest.mark.latex
+def test_every_latex_output_escapes_every_special_character(
+    sample: tuple[dict[str, pl.DataFrame], pl.DataFrame], tmp_path: Path
+) -> None:
+    """One escaper for the report and ``irm evaluate -o x.tex``: names holding
+    ``\\ { } $ & # ^ _ ~ % < > |`` compile, and the PDF's text shows them as written."""
+    runs, qrels = sample
+    named = dict(zip(SPECIAL_NAMES, runs.values(), strict=True))
+    result = irm.compare(named, ["ndcg_cut_10", "map"], qrels=qrels, baseline=SPECIAL_NAMES[0])
+    table = irm.report(result, markers="daggers").to_latex()
+    assert "a\\textbackslash{}b\\{c\\}\\$d" in table  # not \\textbackslash\\{\\}
+    assert "j\\textasciitilde{}k\\%l\\textless{}m\\textgreater{}n\\textbar{}o" in table
+    assert "ndcg\\_cut\\_10" in table
+    means = _evaluate_to(named, qrels, tmp_path / "means.tex").read_text()
+    assert "e\\&f\\#g\\textasciicircum{}h\\_i" in means
+    _pdflatex(tmp_path, f"{table}\n\\bigskip\n\n{means}")
+
+
+def test_markdown_escapes_a_pipe_in_a_name(
+    sample: tuple[dict[str, pl.DataFrame], pl.DataFrame], tmp_path: Path
+) -> None:
+    """A ``|`` in a system name is escaped: a Markdown renderer (markdown-it-py's GFM
+    tables) puts every number under its own metric, in the report and in ``irm
+    evaluate -o x.md``."""
+    markdown_it = pytest.importorskip("markdown_it")
+    runs, qrels = sample
+    names = ["bm25|rm3", "dense\\|x", "hy|b|rid"]
+    named = dict(zip(names, runs.values(), strict=True))
+    result = irm.compare(named, ["map", "ndcg@10"], qrels=qrels, baseline=names[0])
+
+    def cells(text: str) -> list[list[str]]:
+        parser = markdown_it.MarkdownIt("commonmark").enable("table")
+        page = parser.render(text)
+        found = _Cells()
+        found.feed(page)
+        return found.rows
+
+    expected = _expected(result)
+    rows = cells(irm.report(result).to_markdown())
+    assert [row[0] for row in rows] == names
+    for row in rows:  # the mean, then its markers (bold is a tag: not in the text)
+        assert len(row) == 3
+        assert row[1].startswith(f"{expected[row[0], 'map']:.4f}")
+        assert row[2].startswith(f"{expected[row[0], 'ndcg@10']:.4f}")
+    rows = cells(_evaluate_to(named, qrels, tmp_path / "means.md").read_text())
+    long = pl.concat([run.with_columns(sys=pl.lit(name)) for name, run in named.items()])
+    means = irm.evaluate(long, ["map"], qrels=qrels, systems="sys")
+    assert sorted(rows) == sorted(
+        [name, str(n), f"{v:.4f}"] for name, n, v in means.select("sys", "num_q", "map").rows()
+    )
 
 
 @pytest.mark.xdist_group("report-page")  # one worker builds the page for both tests
@@ -266,8 +345,23 @@ def test_save_by_suffix_and_errors(result: pl.DataFrame, tmp_path: Path) -> None
         f"report file {str(tmp_path / 't.pdf')!r} must end in .html, .tex, .md or .txt "
         "(the tidy result: result.write_parquet / write_csv / write_json)"
     )
-    with pytest.raises(irm.InvalidValueError, match=re.escape("does not exist; create it")):
-        report.save(tmp_path / "nope" / "t.md")
+    missing = tmp_path / "nope" / "t.md"
+    with pytest.raises(irm.MissingFileError) as found:
+        report.save(missing)
+    assert str(found.value) == (
+        f"{missing}: cannot write, the folder {str(missing.parent)!r} does not exist; "
+        "create it first"
+    )
+    folder = tmp_path / "tables.md"  # a folder, whatever its suffix: named, with the fix
+    folder.mkdir()
+    for target in (folder, tmp_path):
+        with pytest.raises(irm.InvalidValueError) as info:
+            report.save(target)
+        example = target / ("results" + (target.suffix or ".csv"))
+        assert str(info.value) == (
+            f"{target}: is a folder, not a file; name a file in it (e.g. {example})"
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.md", "t.tex", "t.txt", "tables.md"]
     with pytest.raises(irm.InvalidValueError) as info:
         irm.report(result, digits=-1)
     assert str(info.value) == "digits=-1 must be an integer in 0..12 (e.g. 4)"

@@ -13,24 +13,19 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
 
 import polars as pl
 
 from polars_irmetrics.comparison import plot
-from polars_irmetrics.comparison.api import compare
+from polars_irmetrics.comparison.api import compare, recorded_per_query
 from polars_irmetrics.comparison.frame import long_runs
 from polars_irmetrics.comparison.options import ALTERNATIVES, TESTS
-from polars_irmetrics.comparison.publish import report, write_atomic
-from polars_irmetrics.comparison.report import (
-    REPORT_FORMATS,
-    ReportFormat,
-    with_std,
-    write_report,
-)
+from polars_irmetrics.comparison.publish import report
+from polars_irmetrics.comparison.report import REPORT_FORMATS, report_renderers, with_std
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.io.files import FORMATS, scan_qrels, scan_run
+from polars_irmetrics.io.output import check_output, render_table, write_atomic
 from polars_irmetrics.metrics.registry import parse_metric
 from polars_irmetrics.stats.multitest import CORRECTIONS
 
@@ -44,8 +39,10 @@ examples:
   irm compare --qrels qrels.txt a.txt b.txt c.txt --format csv -o pairs.csv   # every pair
   irm compare --qrels qrels.txt bm25.txt dense.txt --baseline bm25 -o report.html
 
--o FILE picks the format by its suffix (.html .tex .md .csv .json .parquet) unless
---format is given. The .html report is one self-contained page: the table, the
+-o FILE picks the format by its suffix (.html .tex .md .txt .csv .json .parquet, as
+irm evaluate; another suffix is refused) unless --format is given; every output
+(-o, --plot) is checked before anything is computed, and written whole or not at
+all. The .html report is one self-contained page: the table, the
 per-query deltas, metric@k curves (k = 1 .. each metric's cutoff), the significance
 matrices and confidence intervals, as inline SVG (no external URL).
 
@@ -113,8 +110,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--format",
         choices=REPORT_FORMATS,
         default=None,
-        help="(default: the one -o FILE's suffix names, .parquet .csv .json .md .tex, "
-        "else terminal)",
+        help="(default: the one -o FILE's suffix names, .parquet .csv .json .md .tex "
+        ".html .txt, another suffix is refused; terminal on stdout)",
     )
     p.add_argument(
         "--markers", choices=["letters", "daggers"], default="letters", help="(letters)"
@@ -129,8 +126,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--std",
         action="store_true",
         help="show the standard deviation of the per-query values beside each mean "
-        "(population, ranx's return_std=True; columns std and baseline_std in csv, json "
-        "and parquet)",
+        "(each system's over the paired queries, population ddof=0, as ranx's "
+        "return_std=True; the footnote still names the test; columns std and "
+        "baseline_std in csv, json and parquet)",
     )
     p.add_argument("--plot", metavar="FILE", help="save a plot (PNG or SVG)")
     p.add_argument("--run-format", choices=FORMATS, default="auto", help="(auto)")
@@ -140,12 +138,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def _names(paths: Sequence[str]) -> list[str]:
     stems = [Path(p.rstrip("/")).name.split(".")[0] or p for p in paths]
     return stems if len(set(stems)) == len(stems) else list(paths)
-
-
-_SUFFIX_FORMATS = {
-    ".html": "html", ".htm": "html", ".tex": "latex", ".md": "markdown", ".csv": "csv",
-    ".json": "json", ".parquet": "parquet",
-}  # fmt: skip
 
 
 def _curves(
@@ -168,11 +160,40 @@ def _curves(
     return frame.sort(pl.col("system").cast(order))
 
 
+def _check_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The report's format and the plot's, every output checked before anything is
+    computed or written (a suffix that names no format, a folder, a missing or
+    read-only folder, one file named twice): both are written, or neither."""
+    fmt = check_output(
+        args.output,
+        args.format,
+        default="terminal",
+        flag="--format",
+        renderers={**report_renderers(), "html": _no_page},
+    )
+    if args.output is None and fmt == "parquet":
+        raise InvalidValueError(
+            "--format parquet writes a binary file: name it with -o FILE.parquet"
+        )
+    plot_format = None if args.plot is None else plot.check_plot_path(args.plot)
+    same = args.output is not None and args.plot is not None
+    if same and Path(args.output).resolve() == Path(args.plot).resolve():
+        raise InvalidValueError(
+            f"-o {args.output} and --plot {args.plot} name the same file; name two files"
+        )
+    return fmt, plot_format
+
+
+def _no_page(result: pl.DataFrame) -> bytes:  # pragma: no cover - replaced in run()
+    raise InvalidValueError("the HTML page needs the runs")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``irm compare``; returns the exit status."""
     paths: list[str] = list(args.runs)
     if len(paths) < 2:
         raise InvalidValueError(f"irm compare needs two or more runs; got only {paths[0]}")
+    fmt, plot_format = _check_outputs(args)
     names = _names(paths)
     for path in [*paths, args.qrels]:
         if "*" not in path and "://" not in path and not Path(path).exists():
@@ -200,22 +221,32 @@ def run(args: argparse.Namespace) -> int:
     }
     metrics = list(args.metrics or _DEFAULT_METRICS)
     result = compare(runs, metrics, **kwargs)
-    if args.std:
-        result = with_std(result, compare(runs, metrics, per_query=True, **kwargs))
-    suffix = Path(args.output or "").suffix.lower()
-    fmt = cast(ReportFormat, args.format or _SUFFIX_FORMATS.get(suffix, "terminal"))
+    per_query = recorded_per_query(result)  # the per-query values, not evaluated again
+    if args.std and per_query is not None:
+        result = with_std(result, per_query)  # keeps compare's record: the same footnote
+    renderers = report_renderers(markers=args.markers)
     if fmt == "html":
-        page = report(result, curves=_curves(runs, metrics, qrels), markers=args.markers)
-        if args.output is None:
-            sys.stdout.write(page.to_html())
-        else:
-            write_atomic(Path(args.output), page.to_html())
-    else:
-        write_report(result, args.output, fmt, markers=args.markers)
-    if args.plot is not None:
+        page = report(
+            result,
+            per_query=per_query,
+            curves=_curves(runs, metrics, qrels),
+            markers=args.markers,
+        )
+        html = page.to_html().encode()
+        renderers["html"] = lambda _: html
+    # every output rendered in memory first, then each written whole (atomically)
+    text = render_table(result, fmt, renderers=renderers)
+    image = None
+    if args.plot is not None and plot_format is not None:
         if baseline is None:
-            plot.plot_significance_matrix(result, path=args.plot)
+            figure = plot.plot_significance_matrix(result)
         else:
-            deltas = compare(runs, metrics, per_query=True, **kwargs)
-            plot.plot_deltas(deltas, path=args.plot)
+            figure = plot.plot_deltas(per_query if per_query is not None else result)
+        image = plot.figure_bytes(figure, plot_format)
+    if args.output is None:
+        sys.stdout.write(text.decode())
+    else:
+        write_atomic(args.output, lambda handle: handle.write(text))
+    if image is not None:
+        write_atomic(args.plot, lambda handle: handle.write(image))
     return 0

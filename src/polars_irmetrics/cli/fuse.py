@@ -16,8 +16,9 @@ from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.optimize import optimize_fusion
 from polars_irmetrics.io.files import scan_qrels, scan_run
-from polars_irmetrics.io.output import format_of, write_table
+from polars_irmetrics.io.output import check_target, format_of, write_table
 from polars_irmetrics.io.trec import write_trec_run
+from polars_irmetrics.metrics.registry import parse_metric
 
 __all__ = ["add_parser", "run"]
 
@@ -63,8 +64,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--output",
         default=None,
         metavar="FILE",
-        help="output file, written atomically, in the format its suffix names (.parquet, "
-        ".csv, .json, .md, .tex), else a TREC run",
+        help="output file, checked before fusing and written atomically, in the format its "
+        "suffix names (.parquet, .csv, .json, .md, .tex, .html), else a TREC run",
     )
     p.add_argument(
         "--format",
@@ -75,7 +76,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--run-id", default="fused", help="run name in the TREC output")
     p.add_argument("--optimize", action="store_true", help="search the parameters (needs --qrels)")
     p.add_argument("--qrels", default=None, help="judgments, for --optimize")
-    p.add_argument("--metric", default="ndcg@10", help="metric to maximise (default ndcg@10)")
+    p.add_argument(
+        "--metric",
+        default="ndcg@10",
+        help="metric to optimise: maximised, or minimised where lower is better (default ndcg@10)",
+    )
     p.add_argument("--step", type=float, default=None, help="grid step (ranx's default)")
     p.add_argument("--folds", type=int, default=None, help="cross-validate over N query folds")
 
@@ -131,7 +136,11 @@ def run(args: argparse.Namespace) -> int:
             ),
         )
         best, grid = result[0], result[1]
-        print(f"best {args.metric}: {grid[args.metric].max():.4f} with {best}")
+        higher = parse_metric(args.metric).metric.higher_is_better
+        scores = grid[args.metric]
+        value = scores.max() if higher else scores.min()
+        direction = "" if higher else " (lower is better)"
+        print(f"best {args.metric}{direction}: {value:.4f} with {best}")
         if args.folds is not None:
             table = result[2]
             with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, fmt_table_cell_list_len=-1):
@@ -145,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidValueError(
             "irm fuse needs -o FILE (.parquet, else a TREC run), or --optimize"
         )
+    fmt = args.format or format_of(args.output) or "trec"
+    check_target(args.output)  # a folder, a missing or read-only folder: before fusing
     params = _params(args.param)
     if args.k is not None:
         params["k"] = args.k
@@ -157,7 +168,6 @@ def run(args: argparse.Namespace) -> int:
         **params,
     )
     frame = fused.collect() if isinstance(fused, pl.LazyFrame) else fused
-    fmt = args.format or format_of(args.output) or "trec"
     if fmt == "trec":
         write_trec_run(frame, args.output, run_id=args.run_id, rank="rank", score="score")
     else:

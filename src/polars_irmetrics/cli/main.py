@@ -33,7 +33,7 @@ from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.ground.buckets import spill_guard
 from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_queries, scan_run
-from polars_irmetrics.io.report import OUTPUT_FORMATS, write_output
+from polars_irmetrics.io.report import OUTPUT_FORMATS, check_output_args, write_output
 from polars_irmetrics.io.sources import STDIN, display_name, excerpt, first_undecodable_line
 from polars_irmetrics.metrics.registry import DEFAULT_METRICS
 
@@ -132,13 +132,15 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             choices=OUTPUT_FORMATS,
             default=None,
             help="output format (default: the one -o FILE's suffix names, .parquet .csv "
-            ".json .md .tex, else table; e.g. --format csv)",
+            ".json .md .tex .html .txt, another suffix is refused; table on stdout; e.g. "
+            "--format csv)",
         )
         p.add_argument(
             "-o",
             "--output",
             metavar="FILE",
-            help="write to FILE (atomically), not stdout; its suffix picks the format",
+            help="write to FILE (atomically), not stdout; its suffix picks the format "
+            "(checked before anything is evaluated)",
         )
         p.add_argument(
             "--sample",
@@ -261,6 +263,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         qrels_source = qrels_source or str(sample_qrels)
     if not runs:
         raise InvalidValueError("no run given: name one or more run files, or pass --sample")
+    check_output_args(args.format, args.output)  # before any work: -o's suffix and folder
     metrics = list(args.metrics or EVALUATE_DEFAULTS)
     if metrics == ["default"]:
         metrics = list(DEFAULT_METRICS)

@@ -26,7 +26,7 @@ from polars_irmetrics.comparison.options import (
     Test,
 )
 from polars_irmetrics.comparison.paired import paired_stats
-from polars_irmetrics.comparison.record import Record, remember
+from polars_irmetrics.comparison.record import Record, recall, remember
 from polars_irmetrics.errors import InvalidValueError, QuerySetError
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.options import EvalOptions, PlanKwargs
@@ -35,7 +35,7 @@ from polars_irmetrics.stats.multitest import Correction, adjust
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["RESULT_COLUMNS", "compare", "compare_values"]
+__all__ = ["RESULT_COLUMNS", "compare", "compare_values", "recorded_per_query"]
 
 #: The columns of :func:`compare`'s result, in order.
 #: The answer first (the identity, the delta and whether it is significant, where a
@@ -43,7 +43,7 @@ __all__ = ["RESULT_COLUMNS", "compare", "compare_values"]
 RESULT_COLUMNS: tuple[str, ...] = (
     "metric", "system", "baseline", "delta", "p_value", "p_adjusted", "significant",
     "mean", "baseline_mean", "relative", "effect_size", "ci_low", "ci_high", "n",
-    "wins", "ties", "losses",
+    "wins", "ties", "losses", "higher_is_better",
 )  # fmt: skip
 
 
@@ -98,7 +98,10 @@ def compare(
         ``2**n <= n_resamples``) or ``"bootstrap"`` (paired, shift method). See
         :mod:`polars_irmetrics.comparison.paired` for the exact definitions.
     alternative
-        ``"two-sided"``, ``"greater"`` (the system beats the baseline) or ``"less"``.
+        ``"two-sided"``, ``"greater"`` (the system's mean is above the baseline's) or
+        ``"less"`` (below), as scipy's: of the delta, whatever the metric's direction
+        (for a lower-is-better metric such as ``logloss``, ``"less"`` tests that the
+        system is better).
     correction
         Multiple-testing correction (statsmodels' names): ``"bonferroni"``, ``"holm"``,
         ``"holm-sidak"``, ``"fdr_bh"``, ``"fdr_by"`` or ``None``.
@@ -143,8 +146,12 @@ def compare(
         ``p_adjusted <= alpha``); ``mean``, ``baseline_mean``, ``relative`` (delta /
         baseline mean; null when that is 0), ``effect_size`` (Cohen's d_z),
         ``ci_low``, ``ci_high`` (Float64); ``n`` (paired queries), ``wins``, ``ties``,
-        ``losses`` (Int64: queries where the system is above, equal to, below the
-        baseline).
+        ``losses`` (Int64: queries where the system is better than, equal to, worse
+        than the baseline, in the metric's direction: a win of ``logloss`` is a lower
+        value); ``higher_is_better`` (Boolean: the metric's declared direction, which
+        :func:`~polars_irmetrics.report` reads for its markers and bold).
+        With ``per_query=True``: ``metric``, ``system``, ``baseline``, the query id,
+        ``value``, ``baseline_value``, ``delta`` and ``higher_is_better``.
 
     Raises
     ------
@@ -187,6 +194,14 @@ def compare(
     >>> c = a.filter(pl.col("query_id") != "q3")
     >>> irm.compare({"a": a, "c": c}, "P@1", qrels=qrels, per_query=True)["delta"].to_list()
     [0.0, 0.0, -1.0]
+
+    For a lower-is-better metric a win is a lower value. ``unjudged@1`` is 1 where the
+    top document has no judgment: ``b`` has one unjudged top document (q3), ``a`` one
+    (q1), so ``b`` wins q1 and loses q3 though its deltas are -1 and +1:
+
+    >>> out = irm.compare({"a": a, "b": b}, "unjudged@1", qrels=qrels, baseline="a")
+    >>> out.select("delta", "wins", "ties", "losses", "higher_is_better").row(0)
+    (0.0, 1, 1, 1, False)
     """
     plan_options = compare_eval_options(options)
     checked = CompareOptions(
@@ -215,6 +230,16 @@ def compare(
     query_id = plan_options.query_id
     result = compare_values(values, checked, per_query=per_query, query_id=query_id)
     return result if per_query else remember(result, Record(checked, values, query_id))
+
+
+def recorded_per_query(result: pl.DataFrame) -> pl.DataFrame | None:
+    """``compare(..., per_query=True)`` of the comparison that returned ``result``, from
+    the per-query values it recorded (nothing evaluated again); ``None`` for a frame
+    ``compare`` did not return."""
+    record = recall(result)
+    if record is None or record.values is None:
+        return None
+    return compare_values(record.values, record.options, per_query=True, query_id=record.query_id)
 
 
 def compare_eval_options(options: Mapping[str, object]) -> EvalOptions:
@@ -293,6 +318,7 @@ def compare_values(
     a = values.values[:, :, sys_idx].transpose(1, 0, 2).reshape(n, n_m * n_c)
     b = values.values[:, :, base_idx].transpose(1, 0, 2).reshape(n, n_m * n_c)
     metric_col = np.repeat(np.array(values.metrics, dtype=object), n_c)
+    higher = np.repeat(np.array(values.directions(), dtype=bool), n_c)
     system_col = np.tile(np.array(values.systems, dtype=object)[sys_idx], n_m)
     base_col = np.tile(np.array(values.systems, dtype=object)[base_idx], n_m)
     if per_query:
@@ -305,9 +331,10 @@ def compare_values(
                 "value": a.T.ravel(),
                 "baseline_value": b.T.ravel(),
                 "delta": (a - b).T.ravel(),
+                "higher_is_better": np.repeat(higher, n),
             }
         )
-    stats = paired_stats(a, b, options)
+    stats = paired_stats(a, b, options, higher)
     if options.correction_scope == "all":
         adjusted = adjust(stats.p_value, options.correction)
     else:
@@ -335,6 +362,7 @@ def compare_values(
             "wins": stats.wins,
             "ties": stats.ties,
             "losses": stats.losses,
+            "higher_is_better": higher,
         },
         schema_overrides={"metric": pl.String, "system": pl.String, "baseline": pl.String},
     )

@@ -49,13 +49,25 @@ Runs = Union[Mapping[str, FrameInput], FrameInput]  # noqa: UP007 - FrameInput i
 
 @dataclass(frozen=True)
 class PerQuery:
-    """Paired per-query values: ``values[m, q, s]`` is metric m of system s on query q."""
+    """Paired per-query values: ``values[m, q, s]`` is metric m of system s on query q.
+
+    ``higher_is_better[m]`` is metric m's declared direction
+    (:attr:`~polars_irmetrics.metrics.spec.Metric.higher_is_better`, from the requests
+    parsed once at the door); ``None``: higher is better for every metric.
+    """
 
     metrics: list[str]
     systems: list[str]
     queries: pl.Series
     values: npt.NDArray[np.float64]
     dropped: int
+    higher_is_better: list[bool] | None = None
+
+    def directions(self) -> list[bool]:
+        """``higher_is_better`` of every metric, in order."""
+        if self.higher_is_better is None:
+            return [True] * len(self.metrics)
+        return list(self.higher_is_better)
 
 
 def long_runs(
@@ -182,7 +194,8 @@ def per_query_values(
     if dropped:
         values = values[:, complete, :]
         queries = queries.filter(pl.Series(complete))
-    return PerQuery(labels, list(systems), queries, values, dropped)
+    higher = [request.metric.higher_is_better for _, request in requests]
+    return PerQuery(labels, list(systems), queries, values, dropped, higher)
 
 
 def _reads_predictions(requests: list[tuple[str, MetricRequest]], qrels: object) -> bool:

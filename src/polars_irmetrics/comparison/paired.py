@@ -223,7 +223,12 @@ def _wilcoxon_p(d: Array, live: npt.NDArray[np.bool_], alternative: Alternative)
     return p
 
 
-def paired_stats(a: Array, b: Array, options: CompareOptions) -> PairedStats:
+def paired_stats(
+    a: Array,
+    b: Array,
+    options: CompareOptions,
+    higher_is_better: npt.NDArray[np.bool_] | None = None,
+) -> PairedStats:
     """Every statistic of :func:`~polars_irmetrics.compare` for the K columns of ``a - b``.
 
     Parameters
@@ -232,6 +237,11 @@ def paired_stats(a: Array, b: Array, options: CompareOptions) -> PairedStats:
         ``n × K`` per-query values: the systems and their baselines, column by column.
     options
         The test, alternative, confidence, resamples and seed (checked already).
+    higher_is_better
+        Each column's direction (length K; default: higher is better everywhere). A
+        query is a win where the system is better than the baseline in that direction
+        (a lower value, for a lower-is-better metric). The delta, the test (and its
+        ``alternative``) and the interval are of ``a - b`` whatever the direction.
 
     Returns
     -------
@@ -250,13 +260,22 @@ def paired_stats(a: Array, b: Array, options: CompareOptions) -> PairedStats:
     >>> s = paired_stats(a, b, CompareOptions())
     >>> round(float(s.delta[0]), 12), s.wins.tolist(), s.ties.tolist(), s.losses.tolist()
     (0.05, [2], [1], [1])
+
+    Were the values errors (lower is better), the same queries are one win (the 0.1
+    below 0.2) and two losses:
+
+    >>> s = paired_stats(a, b, CompareOptions(), np.array([False]))
+    >>> round(float(s.delta[0]), 12), s.wins.tolist(), s.ties.tolist(), s.losses.tolist()
+    (0.05, [1], [1], [2])
     """
     d = a - b
     n, k = d.shape
     delta = d.mean(axis=0)
-    wins = (d > 0).sum(axis=0).astype(np.int64)
+    above = (d > 0).sum(axis=0).astype(np.int64)
     ties = (d == 0).sum(axis=0).astype(np.int64)
-    losses = (d < 0).sum(axis=0).astype(np.int64)
+    below = (d < 0).sum(axis=0).astype(np.int64)
+    higher = np.ones(k, dtype=bool) if higher_is_better is None else higher_is_better
+    wins, losses = np.where(higher, above, below), np.where(higher, below, above)
     with np.errstate(divide="ignore", invalid="ignore"):
         sd = d.std(axis=0, ddof=1)
         effect = np.where(sd > 0, delta / np.where(sd > 0, sd, 1.0), np.nan)

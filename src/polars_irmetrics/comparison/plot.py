@@ -15,6 +15,10 @@ panel) it draws there, in the caller's figure; without it, it builds a new figur
 is saved as PNG or SVG (by the suffix). Without matplotlib they raise
 :class:`MissingDependencyError` naming the extra.
 
+A win is better in the metric's direction (the ``higher_is_better`` column
+:func:`~polars_irmetrics.compare` writes: a lower value of ``logloss`` or ``rmse``);
+the metric names are never parsed again to learn it.
+
 Colours are colour-blind safe: the Okabe-Ito blue and vermillion for wins and losses,
 the cividis map (readable by every form of colour blindness, and in grey) for
 p-values, whose labels are black or white by the cell's luminance (WCAG contrast).
@@ -22,6 +26,7 @@ p-values, whose labels are black or white by the cell's luminance (WCAG contrast
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,7 +37,7 @@ import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.ground.lazy import LazyModule
-from polars_irmetrics.io.output import write_atomic
+from polars_irmetrics.io.output import check_target, write_atomic
 from polars_irmetrics.metrics.registry import parse_metric
 
 _INSTALL = "pip install 'polars_irmetrics[plot]'"
@@ -51,6 +56,8 @@ __all__ = [
     "BLUE",
     "OKABE_ITO",
     "VERMILLION",
+    "check_plot_path",
+    "figure_bytes",
     "label_color",
     "plot_ci",
     "plot_deltas",
@@ -120,17 +127,41 @@ def label_color(rgba: Sequence[float]) -> str:
     return "black" if luminance > 0.179 else "white"
 
 
+def check_plot_path(path: str | Path) -> str:
+    """The image format ``path`` names (``"png"`` or ``"svg"``), after checking that it
+    can be written (:func:`~polars_irmetrics.io.output.check_target`): a command
+    checks it before it computes or writes anything.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.comparison.plot import check_plot_path
+    >>> check_plot_path("deltas.SVG")
+    'svg'
+    >>> check_plot_path("deltas.pdf")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: plot file 'deltas.pdf' must end in .png or .svg ...
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".png", ".svg"):
+        raise InvalidValueError(
+            f"plot file {str(path)!r} must end in .png or .svg (e.g. deltas.png)"
+        )
+    check_target(path)
+    return suffix[1:]
+
+
+def figure_bytes(figure: Figure, fmt: str) -> bytes:
+    """``figure`` as a PNG or SVG file's bytes (100 dpi, tight bounding box)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=fmt, dpi=100, bbox_inches="tight")
+    return buffer.getvalue()
+
+
 def _save(figure: Figure, path: str | Path | None) -> Figure:
     if path is not None:
-        suffix = Path(path).suffix.lower()
-        if suffix not in (".png", ".svg"):
-            raise InvalidValueError(
-                f"plot file {str(path)!r} must end in .png or .svg (e.g. deltas.png)"
-            )
-        write_atomic(  # written whole or not at all, as every output
-            path,
-            lambda handle: figure.savefig(handle, format=suffix[1:], dpi=100, bbox_inches="tight"),
-        )
+        data = figure_bytes(figure, check_plot_path(path))
+        write_atomic(path, lambda handle: handle.write(data))  # whole or not at all
     return figure
 
 
@@ -138,6 +169,17 @@ def _need(frame: pl.DataFrame, columns: tuple[str, ...], source: str) -> None:
     for column in columns:
         if column not in frame.columns:
             raise ColumnNotFoundError(f"column {column!r} is not in the frame; pass {source}")
+
+
+def _direction(rows: pl.DataFrame, metric: str) -> bool:
+    """The direction of ``metric`` (the frame's ``higher_is_better`` column, one value)."""
+    found = rows.get_column("higher_is_better").unique().to_list()
+    if len(found) != 1 or not isinstance(found[0], bool):
+        raise InvalidValueError(
+            f"higher_is_better of metric {metric!r} is {found!r}; it must be one True or "
+            "False per metric (pass the result of irm.compare)"
+        )
+    return found[0]
 
 
 def _metric(frame: pl.DataFrame, metric: str | None) -> str:
@@ -231,6 +273,11 @@ def plot_deltas(
 ) -> Figure:
     """Per-query deltas (system − baseline) as bars sorted by delta, one panel per comparison.
 
+    A bar is a win (blue) where the system is better than the baseline in the metric's
+    direction (the frame's ``higher_is_better`` column: a negative delta of a
+    lower-is-better metric such as ``logloss`` is a win), a loss (vermillion) where it
+    is worse; the title counts them as :func:`~polars_irmetrics.compare` does.
+
     Parameters
     ----------
     per_query
@@ -251,26 +298,31 @@ def plot_deltas(
     --------
     >>> import polars as pl
     >>> from polars_irmetrics.comparison.plot import plot_deltas
-    >>> pq = pl.DataFrame({"metric": ["map"] * 3, "system": ["b"] * 3,
-    ...                    "baseline": ["a"] * 3, "delta": [0.2, -0.1, 0.0]})
+    >>> pq = pl.DataFrame({"metric": ["rmse"] * 3, "system": ["b"] * 3,
+    ...                    "baseline": ["a"] * 3, "delta": [0.2, -0.1, -0.3],
+    ...                    "higher_is_better": False})
     >>> plot_deltas(pq).axes[0].get_title()
-    'b vs a (map): 1 wins, 1 ties, 1 losses'
+    'b vs a (rmse, lower is better): 2 wins, 0 ties, 1 losses'
     """
-    _need(per_query, ("metric", "system", "baseline", "delta"), "compare(..., per_query=True)")
+    needed = ("metric", "system", "baseline", "delta", "higher_is_better")
+    _need(per_query, needed, "compare(..., per_query=True)")
     metric = _metric(per_query, metric)
     rows = per_query.filter(pl.col("metric") == metric)
+    higher = _direction(rows, metric)
     pairs = rows.select("system", "baseline").unique(maintain_order=True).rows()
     n = len(pairs)
     axes = _axes(ax, n, "one per comparison", grid=(n, 1), figsize=(7, 2.8 * n))
     for panel, (system, baseline) in zip(axes, pairs, strict=True):
         pair = (pl.col("system") == system) & (pl.col("baseline") == baseline)
         delta = np.sort(rows.filter(pair).get_column("delta").to_numpy())[::-1]
-        colors = np.where(delta > 0, BLUE, np.where(delta < 0, VERMILLION, GREY))
+        won, lost = (delta > 0, delta < 0) if higher else (delta < 0, delta > 0)
+        colors = np.where(won, BLUE, np.where(lost, VERMILLION, GREY))
         panel.bar(np.arange(len(delta)), delta, width=1.0, color=colors)
         panel.axhline(0, color="black", linewidth=0.8)
-        wins, ties, losses = (delta > 0).sum(), (delta == 0).sum(), (delta < 0).sum()
+        wins, ties, losses = won.sum(), (delta == 0).sum(), lost.sum()
+        named = metric if higher else f"{metric}, lower is better"
         panel.set_title(
-            f"{system} vs {baseline} ({metric}): {wins} wins, {ties} ties, {losses} losses"
+            f"{system} vs {baseline} ({named}): {wins} wins, {ties} ties, {losses} losses"
         )
         panel.set_xlabel("queries, sorted by delta")
         panel.set_ylabel("delta")
@@ -406,12 +458,13 @@ def plot_ci(
     low = np.where(np.isfinite(low), low, finite.min() - span)
     high = np.where(np.isfinite(high), high, finite.max() + span)
     labels = [f"{s} vs {b}" for s, b in rows.select("system", "baseline").iter_rows()]
+    lower = "higher_is_better" in rows.columns and not _direction(rows, metric)
     (panel,) = _axes(ax, 1, "the intervals", grid=(1, 1), figsize=(6, 0.5 * len(labels) + 1.5))
     y = np.arange(len(labels))
     panel.errorbar(delta, y, xerr=[delta - low, high - delta], fmt="o", capsize=4, color=BLUE)
     panel.axvline(0, color="gray", linestyle="--", linewidth=0.8)
     panel.set_yticks(y, labels)
     panel.invert_yaxis()
-    panel.set_xlabel(f"delta of {metric}")
+    panel.set_xlabel(f"delta of {metric}" + (" (lower is better)" if lower else ""))
     panel.set_title(f"{metric}: delta and confidence interval")
     return _save(_root(panel), path)

@@ -19,23 +19,22 @@ options are those ``compare`` recorded for that very frame, or ``options=``).
   own LaTeX drops bold and does not align decimals.
 * :meth:`Report.save` writes by suffix (``.html``, ``.tex``, ``.md``, ``.txt``), to a
   temporary file in the target folder renamed over the target (``os.replace``), so a
-  reader never sees half a file.
+  reader never sees half a file (:func:`~polars_irmetrics.io.output.write_atomic`, the
+  one writer of every output).
 """
 
 from __future__ import annotations
 
 import html
 import io
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from polars_irmetrics.comparison import plot
-from polars_irmetrics.comparison.api import compare_values
+from polars_irmetrics.comparison.api import recorded_per_query
 from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.comparison.record import recall
 from polars_irmetrics.comparison.report import (
@@ -50,6 +49,7 @@ from polars_irmetrics.comparison.report import (
 )
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.ground.lazy import LazyModule
+from polars_irmetrics.io.output import check_target, write_text
 from polars_irmetrics.metrics.registry import parse_metric
 
 _INSTALL = "pip install 'polars_irmetrics[report]'"
@@ -122,7 +122,7 @@ class Report:
     >>> from polars_irmetrics.comparison.publish import Report
     >>> result = pl.DataFrame({"metric": ["map"], "system": ["b"], "baseline": ["a"],
     ...     "n": [9], "mean": [0.5], "baseline_mean": [0.25], "delta": [0.25],
-    ...     "significant": [False]})
+    ...     "significant": [False], "higher_is_better": [True]})
     >>> Report(result).frame().rows()
     [('a', 0.25), ('b', 0.5)]
     """
@@ -156,11 +156,7 @@ class Report:
         self.digits = digits
         self.title = title
         self.system = system
-        if per_query is None and record is not None and record.values is not None:
-            per_query = compare_values(
-                record.values, record.options, per_query=True, query_id=record.query_id
-            )
-        self.per_query = per_query
+        self.per_query = per_query if per_query is not None else recorded_per_query(result)
         self.curves = curves if curves is not None else self._curves_from_result()
 
     def _curves_from_result(self) -> pl.DataFrame | None:
@@ -302,8 +298,32 @@ class Report:
 
     def save(self, path: str | Path) -> Path:
         """Write the report by ``path``'s suffix: ``.html`` (:meth:`to_html`), ``.tex``,
-        ``.md``, ``.txt``; atomically (a temporary file renamed over ``path``)."""
+        ``.md``, ``.txt``; atomically (a temporary file renamed over ``path``, by
+        :func:`~polars_irmetrics.io.output.write_atomic`): nothing is half-written.
+
+        Raises
+        ------
+        InvalidValueError
+            Another suffix, a folder, or a folder that cannot be written.
+        MissingFileError
+            The folder of ``path`` does not exist.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import polars as pl
+        >>> from polars_irmetrics.comparison.publish import Report
+        >>> result = pl.DataFrame({"metric": ["map"], "system": ["b"], "baseline": ["a"],
+        ...     "mean": [0.5], "baseline_mean": [0.25], "delta": [0.25],
+        ...     "significant": [False], "higher_is_better": [True]})
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     Report(result).save(folder)
+        Traceback (most recent call last):
+        ...
+        polars_irmetrics.errors.InvalidValueError: ...: is a folder, not a file; name a file ...
+        """
         target = Path(path)
+        check_target(target)  # a folder, a missing or read-only folder: named, before rendering
         kind = _SUFFIXES.get(target.suffix.lower())
         if kind is None:
             raise InvalidValueError(
@@ -316,46 +336,8 @@ class Report:
             "markdown": self.to_markdown,
             "text": self.__str__,
         }[kind]()
-        write_atomic(target, text)
+        write_text(target, text)
         return target
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to a temporary file beside ``path``, then rename it over.
-
-    Examples
-    --------
-    >>> from pathlib import Path
-    >>> from polars_irmetrics.comparison.publish import write_atomic
-    >>> write_atomic(Path("no/such/folder/report.html"), "<p>")
-    Traceback (most recent call last):
-    ...
-    polars_irmetrics.errors.InvalidValueError: report file 'no/such/folder/report.html': ...
-    does not exist; create it first
-    """
-    if not path.parent.is_dir():
-        raise InvalidValueError(
-            f"report file {str(path)!r}: folder {str(path.parent)!r} does not exist; "
-            "create it first"
-        )
-    try:
-        handle, temporary = tempfile.mkstemp(
-            dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
-        )
-    except OSError as error:
-        raise InvalidValueError(
-            f"report file {str(path)!r} cannot be written ({error.strerror}); "
-            "choose a folder you can write to"
-        ) from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-        # mkstemp makes the file private (0600); give it the mode a plain open() would
-        os.chmod(temporary, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _scoped(fragment: str) -> str:
@@ -366,12 +348,6 @@ def _scoped(fragment: str) -> str:
         ", ".join(f"#{_ID} {t}" for t in ("thead", "tbody", "tfoot", "tr", "td", "th")) + " {",
     )
     return fragment.replace("\n tr { background-color", f"\n#{_ID} tr {{ background-color")
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _inline_svg(figure: Figure, prefix: str, label: str) -> str:

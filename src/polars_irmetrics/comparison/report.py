@@ -28,10 +28,9 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.comparison.options import CompareOptions
-from polars_irmetrics.comparison.record import describe, recall
-from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, IrmError
-from polars_irmetrics.io.output import Renderer, write_table
-from polars_irmetrics.metrics.registry import parse_metric
+from polars_irmetrics.comparison.record import describe, recall, remember
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
+from polars_irmetrics.io.output import Renderer, latex_escape, markdown_cell, write_table
 
 __all__ = [
     "REPORT_FORMATS",
@@ -42,6 +41,7 @@ __all__ = [
     "latex",
     "markdown",
     "render_report",
+    "report_renderers",
     "table",
     "with_std",
     "write_report",
@@ -60,7 +60,10 @@ _SUPERSCRIPT = dict(
         "abcdefghijklmnopqrstuvwxyz0123456789", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖᑫʳˢᵗᵘᵛʷˣʸᶻ⁰¹²³⁴⁵⁶⁷⁸⁹", strict=True
     )
 )
-_NEEDED = ("metric", "system", "baseline", "mean", "baseline_mean", "delta", "significant")
+_NEEDED = (
+    "metric", "system", "baseline", "mean", "baseline_mean", "delta", "significant",
+    "higher_is_better",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,9 @@ class Table:
     means: dict[tuple[str, str], float]
     marks: dict[tuple[str, str], list[str]]
     legend: list[str]
+    #: Each metric's direction (the result's ``higher_is_better`` column): the best
+    #: mean is the highest, or the lowest where this is ``False``.
+    higher: dict[str, bool]
     #: The standard deviation of the per-query values beside each mean, where the
     #: result has ``std`` columns (:func:`with_std`).
     stds: dict[tuple[str, str], float] | None = None
@@ -85,7 +91,9 @@ def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
     """``result`` with ``std`` and ``baseline_std``: the standard deviation of each
     system's per-query values over the pair's queries (population, ``ddof=0``: ranx's
     ``evaluate(..., return_std=True)``), from the ``per_query=True`` result of the same
-    :func:`~polars_irmetrics.compare` call. The reports show them as ``mean ± std``.
+    :func:`~polars_irmetrics.compare` call. The reports show them as ``mean ± std``;
+    the new frame keeps what ``compare`` recorded for ``result`` (the footnote still
+    names the test).
 
     Examples
     --------
@@ -109,15 +117,29 @@ def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
         pl.col("value").std(ddof=0).alias("std"),
         pl.col("baseline_value").std(ddof=0).alias("baseline_std"),
     )
-    return result.drop("std", "baseline_std", strict=False).join(
+    out = result.drop("std", "baseline_std", strict=False).join(
         spread, on=keys, how="left", maintain_order="left"
     )
+    record = recall(result)  # the same comparison: its footnote still names the test
+    return out if record is None else remember(out, record)
 
 
 def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
     """The report's cells from :func:`~polars_irmetrics.compare`'s result (with the
-    standard deviations where it has :func:`with_std`'s columns)."""
+    standard deviations where it has :func:`with_std`'s columns).
+
+    A system's marker and the bold read each metric's direction from the result's
+    ``higher_is_better`` column (``compare`` writes it from the metric's declaration):
+    for a lower-is-better metric, "significantly better" is a significantly lower
+    mean, and the lowest mean is bold.
+    """
     missing = [c for c in _NEEDED if c not in result.columns]
+    if missing == ["higher_is_better"]:
+        raise ColumnNotFoundError(
+            "column 'higher_is_better' (each metric's direction) is not in the frame; "
+            "pass the result of irm.compare, or add the column (True where a higher "
+            "value is better, False for an error such as logloss)"
+        )
     if missing:
         raise ColumnNotFoundError(
             f"column {missing[0]!r} is not in the frame; pass the result of irm.compare"
@@ -128,13 +150,25 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
     metrics: list[str] = []
     means: dict[tuple[str, str], float] = {}
     marks: dict[tuple[str, str], list[str]] = {}
+    higher: dict[str, bool] = {}
     rows = result.select(_NEEDED).iter_rows()
-    for metric, system, baseline, mean, baseline_mean, _, _ in rows:
+    for metric, system, baseline, mean, baseline_mean, _, _, up in rows:
         for name in (baseline, system):
             if name not in systems:
                 systems.append(name)
         if metric not in metrics:
             metrics.append(metric)
+        if not isinstance(up, bool):
+            raise InvalidValueError(
+                f"higher_is_better of metric {metric!r} is {up!r}; it must be True or "
+                "False (pass the result of irm.compare)"
+            )
+        if higher.setdefault(metric, up) != up:
+            raise InvalidValueError(
+                f"metric {metric!r} has higher_is_better {higher[metric]!r} in one row and "
+                f"{up!r} in another; pass the result of irm.compare (one direction per "
+                "metric)"
+            )
         means[system, metric] = mean
         means[baseline, metric] = baseline_mean
     baselines = set(result.get_column("baseline").unique().to_list())
@@ -143,12 +177,15 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
             "markers='daggers' needs one baseline (mode='baseline'); use markers='letters'"
         )
     letter = {s: _letter(i) for i, s in enumerate(systems)}
-    for metric, system, baseline, _, _, delta, significant in result.select(_NEEDED).iter_rows():
+    for metric, system, baseline, _, _, delta, significant, up in result.select(
+        _NEEDED
+    ).iter_rows():
         if not significant or delta == 0:
             continue
-        winner, loser = (system, baseline) if delta > 0 else (baseline, system)
+        better = (delta > 0) == up  # the system is better than its baseline
+        winner, loser = (system, baseline) if better else (baseline, system)
         if markers == "daggers":
-            marks.setdefault((system, metric), []).append("†" if delta > 0 else "‡")
+            marks.setdefault((system, metric), []).append("†" if better else "‡")
         else:
             marks.setdefault((winner, metric), []).append(letter[loser])
     for key in marks:
@@ -168,9 +205,16 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
             "superscript x: significantly better than system x (adjusted p <= alpha)",
             ", ".join(f"{letter[s]} = {s}" for s in systems),
         ]
+    lower = [m for m in metrics if not higher[m]]
+    if lower:
+        names = ", ".join(lower)
+        legend.append(f"lower is better for {names}: the best mean is the lowest")
     if stds is not None:
-        legend.append("mean ± standard deviation of the per-query values (ddof=0)")
-    return Table(systems, metrics, means, marks, legend, stds)
+        legend.append(
+            "mean ± standard deviation of the per-query values (ddof=0): each system's "
+            "over the paired queries, as ranx's return_std"
+        )
+    return Table(systems, metrics, means, marks, legend, higher, stds)
 
 
 def _number(value: float, digits: int) -> str:
@@ -190,11 +234,7 @@ def best(table: Table, metric: str) -> float:
     finite = [v for v in values if not math.isnan(v)]
     if not finite:
         return math.nan
-    try:
-        higher = parse_metric(metric).metric.higher_is_better
-    except IrmError:  # a label that is not a metric name: higher is better
-        higher = True
-    return max(finite) if higher else min(finite)
+    return max(finite) if table.higher[metric] else min(finite)
 
 
 def footnote(
@@ -256,7 +296,8 @@ def render_report(
     >>> result = pl.DataFrame({
     ...     "metric": ["map", "map"], "system": ["b", "c"], "baseline": ["a", "a"],
     ...     "n": [20, 20], "mean": [0.5, 0.31], "baseline_mean": [0.3, 0.3],
-    ...     "delta": [0.2, 0.01], "significant": [True, False]})
+    ...     "delta": [0.2, 0.01], "significant": [True, False],
+    ...     "higher_is_better": [True, True]})
     >>> print(render_report(result))
     #  system  map
     -  ------  -------
@@ -339,7 +380,7 @@ def terminal(table: Table, digits: int = 4, note: str = "") -> str:
 
 def markdown(table: Table, digits: int = 4, note: str = "") -> str:
     """A Markdown table (numbers right-aligned, the best bold) and its legend."""
-    out = ["| system | " + " | ".join(table.metrics) + " |"]
+    out = ["| system | " + " | ".join(markdown_cell(m) for m in table.metrics) + " |"]
     out.append("|---|" + "---:|" * len(table.metrics))
     for s in table.systems:
         cells = []
@@ -349,26 +390,14 @@ def markdown(table: Table, digits: int = 4, note: str = "") -> str:
             if value == best(table, m):
                 text = f"**{text}**"
             cells.append(text + _sup(table.marks.get((s, m), [])) + _spread(table, s, m, digits))
-        out.append(f"| {s} | " + " | ".join(cells) + " |")
+        out.append(f"| {markdown_cell(s)} | " + " | ".join(cells) + " |")
     legend = [*table.legend, note] if note else table.legend
     return "\n".join(out) + "\n\n" + "\n\n".join(legend) + "\n"
 
 
-_LATEX_TEXT = (
-    ("\\", "\\textbackslash{}"), ("_", "\\_"), ("%", "\\%"), ("&", "\\&"), ("#", "\\#"),
-    ("$", "\\$"), ("{", "\\{"), ("}", "\\}"), ("~", "\\textasciitilde{}"),
-    ("^", "\\textasciicircum{}"),
-)  # fmt: skip
-_LATEX_SYMBOLS = {
-    "≤": "$\\leq$", "†": "$\\dagger$", "‡": "$\\ddagger$", "Š": "\\v{S}", "á": "\\'a",
-    "×": "$\\times$", "±": "$\\pm$",
-}  # fmt: skip
-
-
-def _latex_escape(text: str) -> str:
-    for old, new in (*_LATEX_TEXT, ("<=", "≤")):
-        text = text.replace(old, new)
-    return "".join(_LATEX_SYMBOLS.get(c, c) for c in text)
+def _latex_legend(line: str) -> str:
+    """A legend line in LaTeX: ``<=`` as ``≤`` (then ``$\\leq$``), a full stop at the end."""
+    return latex_escape(line.replace("<=", "≤") + ("" if line.endswith(".") else "."))
 
 
 def _latex_marks(marks: list[str]) -> str:
@@ -394,7 +423,7 @@ def latex(table: Table, digits: int = 4, note: str = "") -> str:
         "\\begin{tabular}{l" + "r@{.}l" * len(table.metrics) + "}",
         "\\toprule",
         "System & "
-        + " & ".join(f"\\multicolumn{{2}}{{c}}{{{_latex_escape(m)}}}" for m in table.metrics)
+        + " & ".join(f"\\multicolumn{{2}}{{c}}{{{latex_escape(m)}}}" for m in table.metrics)
         + " \\\\",
         "\\midrule",
     ]
@@ -405,11 +434,25 @@ def latex(table: Table, digits: int = 4, note: str = "") -> str:
             marks = _latex_marks(table.marks.get((s, m), []))
             spread = _spread(table, s, m, digits, sign=" $\\pm$ ")
             cells.append(_latex_cell(value, digits, value == best(table, m), marks + spread))
-        out.append(_latex_escape(s) + " & " + " & ".join(cells) + " \\\\")
+        out.append(latex_escape(s) + " & " + " & ".join(cells) + " \\\\")
     out += ["\\bottomrule", "\\end{tabular}", ""]
     legend = [*table.legend, note] if note else table.legend
-    text = " ".join(_latex_escape(line if line.endswith(".") else line + ".") for line in legend)
+    text = " ".join(_latex_legend(line) for line in legend)
     return "\n".join(out) + f"\n\\par\\smallskip{{\\footnotesize {text}}}\n"
+
+
+def report_renderers(
+    *, markers: Markers = "letters", digits: int = 4, options: CompareOptions | None = None
+) -> dict[str, Renderer]:
+    """The report's own formats for :func:`~polars_irmetrics.io.output.write_table`:
+    ``terminal`` (also ``table``, the format ``.txt`` names), ``markdown`` and
+    ``latex``; csv, json and parquet are the tidy result as every table writes it."""
+    out: dict[str, Renderer] = {
+        name: partial(_report_bytes, fmt=name, markers=markers, digits=digits, options=options)
+        for name in ("terminal", "markdown", "latex")
+    }
+    out["table"] = out["terminal"]
+    return out
 
 
 def write_report(
@@ -422,19 +465,22 @@ def write_report(
     options: CompareOptions | None = None,
 ) -> None:
     """Write :func:`render_report`'s text to ``path`` (``None``: standard output), in
-    ``fmt``, else the format ``path``'s suffix names (``.md``, ``.tex``, ``.csv``,
-    ``.json``, ``.parquet``; ``"terminal"`` for any other); ``"parquet"`` writes the tidy
-    result. The file is written atomically (:func:`~polars_irmetrics.io.output.write_table`).
+    ``fmt``, else the format ``path``'s suffix names (``.md``, ``.tex``, ``.txt``,
+    ``.csv``, ``.json``, ``.parquet``; another suffix is refused); ``"terminal"`` on
+    standard output; ``"parquet"`` writes the tidy result. The file is written
+    atomically (:func:`~polars_irmetrics.io.output.write_table`); the HTML page is
+    :meth:`~polars_irmetrics.comparison.publish.Report.save`.
     """
-    table_formats: tuple[ReportFormat, ...] = ("terminal", "markdown", "latex", "html")
-    renderers: dict[str, Renderer] = {
-        name: partial(_report_bytes, fmt=name, markers=markers, digits=digits)
-        for name in table_formats
-    }
+    renderers = report_renderers(markers=markers, digits=digits, options=options)
     write_table(result, path, fmt, renderers=renderers, default="terminal")
 
 
 def _report_bytes(
-    result: pl.DataFrame, *, fmt: ReportFormat, markers: Markers, digits: int
+    result: pl.DataFrame,
+    *,
+    fmt: ReportFormat,
+    markers: Markers,
+    digits: int,
+    options: CompareOptions | None,
 ) -> bytes:
-    return render_report(result, fmt, markers=markers, digits=digits).encode()
+    return render_report(result, fmt, markers=markers, digits=digits, options=options).encode()

@@ -57,7 +57,8 @@ def tukey_hsd(
     pl.DataFrame
         One row per metric and pair (the earlier system is ``baseline``): ``metric``,
         ``system``, ``baseline``, ``n``, ``mean``, ``baseline_mean``, ``delta``,
-        ``ci_low``, ``ci_high``, ``p_value``, ``significant``.
+        ``ci_low``, ``ci_high``, ``p_value``, ``significant``, ``higher_is_better``
+        (the metric's direction, which :func:`~polars_irmetrics.report` reads).
 
     Raises
     ------
@@ -102,6 +103,7 @@ def tukey_hsd(
     k = len(values.systems)
     upper_j, upper_i = np.triu_indices(k, 1)[1], np.triu_indices(k, 1)[0]
     rows: list[pl.DataFrame] = []
+    directions = values.directions()
     for m, metric in enumerate(values.metrics):  # one scipy call per metric
         samples = values.values[m].T
         means = samples.mean(axis=1)
@@ -132,6 +134,7 @@ def tukey_hsd(
                     "ci_high": high,
                     "p_value": p,
                     "significant": p <= alpha,
+                    "higher_is_better": np.full(len(p), directions[m], dtype=bool),
                 }
             )
         )

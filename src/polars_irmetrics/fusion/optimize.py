@@ -29,6 +29,7 @@ from polars_irmetrics.fusion.options import FusionOptions
 from polars_irmetrics.fusion.train import _judgments
 from polars_irmetrics.ground.buckets import Buckets, check_buckets, evaluate_in_buckets
 from polars_irmetrics.ground.progress import check_progress
+from polars_irmetrics.metrics.registry import MetricRequest, parse_metric, parse_metric_list
 
 __all__ = ["grid_points", "optimize_fusion"]
 
@@ -52,7 +53,7 @@ _TOP_K_METRICS = (
 )  # fmt: skip
 
 
-def top_k_cutoff(metric: str) -> int | None:
+def top_k_cutoff(metric: str | MetricRequest) -> int | None:
     """The cutoff k of a metric that reads only the top k, else ``None``.
 
     Examples
@@ -61,9 +62,7 @@ def top_k_cutoff(metric: str) -> int | None:
     >>> top_k_cutoff("ndcg@10"), top_k_cutoff("map"), top_k_cutoff("bpref")
     (10, None, None)
     """
-    from polars_irmetrics.metrics.registry import parse_metric
-
-    request = parse_metric(metric)
+    request = parse_metric(metric) if isinstance(metric, str) else metric
     if request.k is None or request.metric.name not in _TOP_K_METRICS:
         return None
     if dict(request.options).get("ideal", "judgments") != "judgments":
@@ -184,7 +183,9 @@ def optimize_fusion(
     ``step`` for ``wsum``, ``wmnz``, ``mixed``, ``w_bordafuse``; ``k`` for ``rrf``;
     ``phi``, ``gamma``, ``sigma`` for ``rbc``, ``gmnz``, ``logn_isr``), evaluating
     every grid point in one polars plan, and returns the point with the best mean
-    ``metric`` (among equals, the last, as ranx).
+    ``metric`` (among equals, the last, as ranx): the highest mean, or the lowest for
+    a metric whose declaration says lower is better (``rbp_residual``, ``unjudged``:
+    the fusion that leaves the fewest unjudged documents on top).
 
     Parameters
     ----------
@@ -195,7 +196,8 @@ def optimize_fusion(
     method, norm
         The fusion and normalisation (default ``wsum`` over ``min-max``, as ranx).
     metric
-        One metric name, as in :func:`~polars_irmetrics.evaluate`.
+        One metric name, as in :func:`~polars_irmetrics.evaluate`; maximised, or
+        minimised where lower is better.
     step
         The grid's step (ranx's defaults: 0.1 for weights, 10 for ``k``, 0.01 else).
     return_grid
@@ -230,7 +232,8 @@ def optimize_fusion(
     Raises
     ------
     MetricParameterError
-        A method without a search grid, a bad ``step`` or ``folds``.
+        A method without a search grid, a bad ``step`` or ``folds``, more than one
+        metric (a cutoff range).
 
     Examples
     --------
@@ -251,6 +254,7 @@ def optimize_fusion(
     >>> grid["mrr"].to_list()
     [0.3333333333333333, 0.3333333333333333, 0.5, 1.0, 1.0]
     """
+    request = _objective(metric)
     fusion = get_fusion_method(method)
     param = SEARCHED.get(fusion.name)
     if param is None:
@@ -311,7 +315,7 @@ def optimize_fusion(
             {GRID: list(range(len(points))), _PARAM: [float(p) for p in points]},
             schema={GRID: pl.Int32, _PARAM: pl.Float64},
         )
-    cutoff = top_k_cutoff(metric)
+    cutoff = top_k_cutoff(request)
     if cutoff is not None and fusion.name in CONVEX:
         wide = _prune(wide, n, q, cutoff)
     judged = _judgments(qrels, q, d, relevance, gathered.id_dtypes)
@@ -374,7 +378,8 @@ def optimize_fusion(
     queries = judged.select(pl.col(q).unique().sort()).collect()[q].to_list()
     matrix = _matrix(per_query, label, len(points), q, queries)
     means = matrix.mean(axis=1) if matrix.shape[1] else np.zeros(len(points))
-    best_index = _last_argmax(means)
+    higher = request.metric.higher_is_better
+    best_index = _last_best(means, higher)
 
     def as_value(point: Any) -> Any:
         return [float(x) for x in point] if param == "weights" else point
@@ -385,7 +390,7 @@ def optimize_fusion(
         column = pl.Series(param, [as_value(p) for p in points])
         out.append(pl.DataFrame([column, pl.Series(label, means.tolist(), dtype=pl.Float64)]))
     if folds is not None:
-        out.append(_cross_validate(matrix, folds, seed, points, param, as_value))
+        out.append(_cross_validate(matrix, folds, seed, points, param, as_value, higher))
     return best if len(out) == 1 else tuple(out)
 
 
@@ -415,8 +420,26 @@ def _bucket_count(long: pl.LazyFrame, n_points: int, buckets: Buckets) -> int:
     return max(1, math.ceil(rows * n_points / ROWS_PER_BUCKET))
 
 
-def _last_argmax(values: np.ndarray[Any, np.dtype[np.float64]]) -> int:
-    return int(len(values) - 1 - np.argmax(values[::-1]))
+def _objective(metric: object) -> MetricRequest:
+    """The one metric ``optimize_fusion`` optimises, parsed once."""
+    if not isinstance(metric, str):
+        raise MetricParameterError(
+            f"metric={metric!r} is not valid; optimize_fusion optimises one metric, "
+            "given by name (e.g. metric='ndcg@10')"
+        )
+    requests = parse_metric_list(metric)
+    if len(requests) != 1:
+        raise MetricParameterError(
+            f"metric={metric!r} names {len(requests)} metrics; optimize_fusion optimises "
+            "one (e.g. metric='ndcg@10')"
+        )
+    return requests[0][1]
+
+
+def _last_best(values: np.ndarray[Any, np.dtype[np.float64]], higher: bool) -> int:
+    """The last index of the highest value (the lowest, where lower is better)."""
+    flipped = values[::-1]
+    return int(len(values) - 1 - (np.argmax(flipped) if higher else np.argmin(flipped)))
 
 
 def _cross_validate(
@@ -426,6 +449,7 @@ def _cross_validate(
     points: Sequence[Any],
     param: str,
     as_value: Any,
+    higher: bool,
 ) -> pl.DataFrame:
     n_queries = matrix.shape[1]
     if n_queries < folds:
@@ -439,7 +463,7 @@ def _cross_validate(
     for fold in range(folds):
         test = fold_of == fold
         train_means = matrix[:, ~test].mean(axis=1)
-        chosen = _last_argmax(train_means)
+        chosen = _last_best(train_means, higher)
         rows["fold"].append(fold + 1)
         rows["queries"].append(int(test.sum()))
         rows[param].append(as_value(points[chosen]))

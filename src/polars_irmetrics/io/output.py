@@ -1,10 +1,16 @@
 """Every file the library and the ``irm`` command write: one dispatch, atomic writes.
 
 :func:`write_table` picks the format from the file's suffix (``.parquet``, ``.csv``,
-``.json``, ``.md``, ``.tex``) unless ``format=`` names one, renders the frame
-and writes it *atomically*: to a temporary file in the target folder, renamed into
-place with :func:`os.replace`, so a reader (or a second writer) never sees half a file.
-:func:`write_atomic` is the same guarantee for any writer (TREC runs, reports).
+``.json``, ``.md``, ``.tex``, ``.html``, ``.txt``) unless ``format=`` names one (a
+suffix that names no format is refused, never guessed), renders the frame and writes
+it *atomically*: to a temporary file in the target folder, renamed into place with
+:func:`os.replace`, so a reader (or a second writer) never sees half a file.
+:func:`write_atomic` is the same guarantee for any writer (TREC runs, fused runs,
+reports, plots): the one writer of every file the library writes.
+:func:`check_output` checks a target (its format, its folder) before anything is
+computed or written, so a command with two outputs writes both or neither.
+:func:`latex_escape` and :func:`markdown_cell` are the one escaping of text in every
+LaTeX and Markdown output.
 
 New formats plug in with :func:`register_format` (a name, a renderer from a frame to
 bytes, the suffixes that name it); a caller with its own rendering of a format (the
@@ -14,11 +20,13 @@ comparison report's LaTeX with significance markers) passes ``renderers=``.
 from __future__ import annotations
 
 import contextlib
+import html
 import io
 import math
 import os
 import sys
 import tempfile
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
@@ -28,8 +36,13 @@ import polars as pl
 from polars_irmetrics.errors import InvalidValueError, MissingFileError
 
 __all__ = [
+    "SUFFIXES_ACCEPTED",
     "Renderer",
+    "check_output",
+    "check_target",
     "format_of",
+    "latex_escape",
+    "markdown_cell",
     "register_format",
     "render_table",
     "resolve_format",
@@ -71,21 +84,74 @@ def aligned(frame: pl.DataFrame) -> str:
     return "\n".join(out) + "\n"
 
 
+def markdown_cell(text: str) -> str:
+    r"""``text`` as the content of a Markdown table cell: a ``|`` (which would end the
+    cell and shift every later value under the wrong column) and a backslash (which
+    would escape it) are escaped, a line break becomes a space.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.io.output import markdown_cell
+    >>> print(markdown_cell("bm25|rm3"), markdown_cell("a\\b"))
+    bm25\|rm3 a\\b
+    """
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", " ").replace("\n", " ")
+
+
 def markdown(frame: pl.DataFrame) -> str:
     """A GitHub Markdown table, numbers right-aligned, floats with 4 decimals."""
     numeric = [dtype.is_numeric() for dtype in frame.dtypes]
-    out = ["| " + " | ".join(frame.columns) + " |"]
+    out = ["| " + " | ".join(markdown_cell(c) for c in frame.columns) + " |"]
     out.append("|" + "|".join("---:" if n else "---" for n in numeric) + "|")
     for row in frame.iter_rows():
-        out.append("| " + " | ".join(_cell(v) for v in row) + " |")
+        out.append("| " + " | ".join(markdown_cell(_cell(v)) for v in row) + " |")
     return "\n".join(out) + "\n"
 
 
-_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"}
+#: LaTeX's special characters in text mode, each as a command that prints it (the
+#: ``{}`` ends a command name without eating the next space).
+_LATEX_SPECIAL = {
+    "\\": "\\textbackslash{}", "{": "\\{", "}": "\\}", "$": "\\$", "&": "\\&",
+    "#": "\\#", "^": "\\textasciicircum{}", "_": "\\_", "~": "\\textasciitilde{}",
+    "%": "\\%", "<": "\\textless{}", ">": "\\textgreater{}", "|": "\\textbar{}",
+    "≤": "$\\leq$", "≥": "$\\geq$", "†": "$\\dagger$", "‡": "$\\ddagger$",
+    "×": "$\\times$", "±": "$\\pm$", "−": "$-$", "–": "--", "—": "---",
+}  # fmt: skip
+#: Combining accents as LaTeX's accent commands (``Š`` is ``\v{S}``, ``á`` ``\'{a}``).
+_LATEX_ACCENTS = {
+    "\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=",
+    "\u0306": "u", "\u0307": ".", "\u0308": '"', "\u030a": "r", "\u030b": "H",
+    "\u030c": "v", "\u0327": "c", "\u0328": "k",
+}  # fmt: skip
 
 
-def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in text)
+def latex_escape(text: str) -> str:
+    r"""``text`` for LaTeX's text mode, in one pass (a character is never escaped
+    twice): ``\ { } $ & # ^ _ ~ % < > |`` as the commands that print them, the
+    symbols the reports use (``≤ † ‡ × ±``) in math mode, and accented Latin letters as
+    accent commands, so that pdflatex compiles it with its default fonts. The one
+    escaper of every LaTeX output (reports, ``irm ... -o x.tex``).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.io.output import latex_escape
+    >>> print(latex_escape("run_1 \\ {a} <= 5% ~ Šidák"))
+    run\_1 \textbackslash{} \{a\} \textless{}= 5\% \textasciitilde{} \v{S}id\'{a}k
+    """
+    out = []
+    for char in text:
+        if char in _LATEX_SPECIAL:
+            out.append(_LATEX_SPECIAL[char])
+            continue
+        decomposed = unicodedata.normalize("NFD", char)
+        base, marks = decomposed[0], decomposed[1:]
+        if marks and base.isascii() and all(m in _LATEX_ACCENTS for m in marks):
+            for mark in marks:
+                base = f"\\{_LATEX_ACCENTS[mark]}{{{base}}}"
+        else:
+            base = char
+        out.append(base)
+    return "".join(out)
 
 
 def latex(frame: pl.DataFrame) -> str:
@@ -93,10 +159,10 @@ def latex(frame: pl.DataFrame) -> str:
     numeric = [dtype.is_numeric() for dtype in frame.dtypes]
     out = ["\\begin{tabular}{" + "".join("r" if n else "l" for n in numeric) + "}"]
     out.append("\\toprule")
-    out.append(" & ".join(_latex_escape(c) for c in frame.columns) + " \\\\")
+    out.append(" & ".join(latex_escape(c) for c in frame.columns) + " \\\\")
     out.append("\\midrule")
     for row in frame.iter_rows():
-        out.append(" & ".join(_latex_escape(_cell(v)) for v in row) + " \\\\")
+        out.append(" & ".join(latex_escape(_cell(v)) for v in row) + " \\\\")
     out += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(out) + "\n"
 
@@ -119,8 +185,59 @@ def _parquet(frame: pl.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
+def html_page(frame: pl.DataFrame, title: str = "polars_irmetrics") -> str:
+    """One self-contained HTML document holding ``frame`` as a table (numbers
+    right-aligned with tabular figures, floats with 4 decimals, every text escaped).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.io.output import html_page
+    >>> page = html_page(pl.DataFrame({"run": ["<b>"], "map": [0.25]}))
+    >>> page.splitlines()[-4:-2]
+    ['<tbody>', '<tr><td>&lt;b&gt;</td><td class="num">0.2500</td></tr>']
+    """
+    numeric = [dtype.is_numeric() for dtype in frame.dtypes]
+
+    def cell(tag: str, text: str, number: bool) -> str:
+        return f'<{tag} class="num">{text}</{tag}>' if number else f"<{tag}>{text}</{tag}>"
+
+    head = "".join(
+        cell("th", html.escape(c), n) for c, n in zip(frame.columns, numeric, strict=True)
+    )
+    rows = [
+        "<tr>"
+        + "".join(cell("td", html.escape(_cell(v)), n) for v, n in zip(row, numeric, strict=True))
+        + "</tr>"
+        for row in frame.iter_rows()
+    ]
+    style = (
+        "body { font-family: system-ui, sans-serif; margin: 2rem; } "
+        "table { border-collapse: collapse; } "
+        "th, td { padding: 0.25rem 0.75rem; border-bottom: 1px solid #ccc; text-align: left; } "
+        ".num { text-align: right; font-variant-numeric: tabular-nums; }"
+    )
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            f'<head><meta charset="utf-8"><title>{html.escape(title)}</title>',
+            f"<style>{style}</style></head>",
+            "<body>",
+            "<table>",
+            f"<thead><tr>{head}</tr></thead>",
+            "<tbody>",
+            *rows,
+            "</tbody></table>",
+            "</body></html>",
+            "",
+        ]
+    )
+
+
 _RENDERERS: dict[str, Renderer] = {
     "table": lambda frame: aligned(frame).encode(),
+    "html": lambda frame: html_page(frame).encode(),
     "csv": _csv,
     "json": _json,
     "markdown": lambda frame: markdown(frame).encode(),
@@ -135,7 +252,13 @@ _SUFFIXES: dict[str, str] = {
     ".md": "markdown",
     ".markdown": "markdown",
     ".tex": "latex",
+    ".html": "html",
+    ".htm": "html",
 }
+#: Suffixes of the text table, for the commands that write tables (``evaluate``,
+#: ``compare``, ``ab``, ``metrics``) but not in :func:`format_of`: a ``.txt`` file of
+#: ``irm trec-eval`` or ``irm fuse`` is trec_eval's lines or a TREC run.
+_TABLE_SUFFIXES: dict[str, str] = {".txt": "table"}
 #: Formats that are not text (never written to a terminal).
 _BINARY: set[str] = {"parquet"}
 
@@ -167,7 +290,12 @@ def format_of(path: str | os.PathLike[str]) -> str | None:
 
 
 def _known_suffixes() -> str:
-    return ", ".join(sorted(_SUFFIXES))
+    return ", ".join(sorted({*_SUFFIXES, *_TABLE_SUFFIXES}))
+
+
+#: The suffixes :func:`write_table` (every ``irm ... -o FILE`` that writes a table)
+#: accepts, each with the format it names.
+SUFFIXES_ACCEPTED: Mapping[str, str] = {**_SUFFIXES, **_TABLE_SUFFIXES}
 
 
 def resolve_format(
@@ -178,8 +306,21 @@ def resolve_format(
     flag: str = "format",
     renderers: Mapping[str, Renderer] | None = None,
 ) -> str:
-    """The format to write: ``format`` when given, else the one ``path``'s suffix names,
-    else ``default``; an unknown name or suffix is refused naming the choices."""
+    """The format to write: ``format`` when given, else the one ``path``'s suffix names
+    (:data:`SUFFIXES_ACCEPTED`); ``default`` is standard output's (``path`` is
+    ``None``). An unknown name, or a file whose suffix names no format, is refused
+    naming the choices: a file is never written in a format its name does not say.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.io.output import resolve_format
+    >>> resolve_format("means.txt"), resolve_format(None, default="table")
+    ('table', 'table')
+    >>> resolve_format("means.out", flag="--format")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: means.out: the suffix names no output format; ...
+    """
     if format is not None:
         known = [*_RENDERERS, *(n for n in renderers or {} if n not in _RENDERERS)]
         if format not in known:
@@ -187,15 +328,45 @@ def resolve_format(
                 f"{flag} {format!r} is not a known output format; choose one of {', '.join(known)}"
             )
         return format
-    found = None if path is None else format_of(path)
+    if path is None:
+        if default is not None:
+            return default
+        raise InvalidValueError(f"name the output format ({flag} csv) or a file to write")
+    found = SUFFIXES_ACCEPTED.get(Path(os.fspath(path)).suffix.lower())
     if found is not None:
         return found
-    if default is not None:
-        return default
     raise InvalidValueError(
         f"{path}: the suffix names no output format; use one of {_known_suffixes()}, "
         f"or name the format ({flag} csv)"
     )
+
+
+def check_output(
+    path: str | os.PathLike[str] | None,
+    format: str | None = None,
+    *,
+    default: str | None = None,
+    flag: str = "format",
+    renderers: Mapping[str, Renderer] | None = None,
+) -> str:
+    """:func:`resolve_format`, and for a file the checks :func:`write_atomic` makes
+    (not a folder, its folder exists and is writable), before anything is computed or
+    written: the format to write.
+
+    Raises
+    ------
+    InvalidValueError
+        An unknown format or suffix, a binary format to standard output, a folder, or
+        a folder that cannot be written.
+    MissingFileError
+        The folder of ``path`` does not exist.
+    """
+    chosen = resolve_format(path, format, default=default, flag=flag, renderers=renderers)
+    if path is None and chosen in _BINARY:
+        raise InvalidValueError(f"format {chosen!r} writes a binary file: name the file")
+    if path is not None:
+        check_target(path)
+    return chosen
 
 
 def render_table(
@@ -211,10 +382,28 @@ def render_table(
     return chosen(frame)
 
 
-def _writable_folder(target: Path) -> Path:
+def check_target(path: str | os.PathLike[str]) -> Path:
+    """The folder ``path`` will be written in, after checking that ``path`` is not a
+    folder and that its folder exists and is writable (the library's errors, naming
+    the path and the fix).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from polars_irmetrics.io.output import check_target
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     check_target(folder)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: ...: is a folder, not a file; name a file in it ...
+    """
+    target = Path(os.fspath(path))
     folder = target.parent
     if target.is_dir():
-        raise InvalidValueError(f"{target}: is a folder; name the file to write")
+        example = target / ("results" + (target.suffix or ".csv"))
+        raise InvalidValueError(
+            f"{target}: is a folder, not a file; name a file in it (e.g. {example})"
+        )
     if not folder.is_dir():
         raise MissingFileError(
             f"{target}: cannot write, the folder {str(folder)!r} does not exist; create it first"
@@ -232,7 +421,10 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
 
     Readers see the old file or the whole new one, never a half-written file; two
     writers racing for the same path leave one of their outputs whole. On any error
-    the temporary file is removed and ``path`` is left as it was.
+    the temporary file is removed and ``path`` is left as it was. The new file has
+    the permissions a plain ``open(path, "w")`` would give it: those of the file it
+    replaces, else the default ones less the umask. The one writer of every file the
+    library writes (tables, reports, plots, TREC and fused runs).
 
     Examples
     --------
@@ -245,8 +437,9 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     whole ['out.txt']
     """
     target = Path(os.fspath(path))
-    folder = _writable_folder(target)
+    folder = check_target(target)
     try:
+        mode = target.stat().st_mode & 0o7777 if target.exists() else 0o666 & ~_umask()
         descriptor, temporary = tempfile.mkstemp(
             prefix=f".{target.name}.", suffix=".tmp", dir=folder
         )
@@ -257,8 +450,8 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     try:
         with os.fdopen(descriptor, "wb") as handle:
             write(handle)
-        with contextlib.suppress(OSError):
-            os.chmod(temporary, 0o666 & ~_umask())
+        with contextlib.suppress(OSError):  # mkstemp's file is private (0600)
+            os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException as error:
         with contextlib.suppress(OSError):
@@ -271,7 +464,7 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
 
 
 def _umask() -> int:
-    current = os.umask(0)
+    current = os.umask(0o022)
     os.umask(current)
     return current
 
@@ -289,6 +482,7 @@ def write_table(
     *,
     renderers: Mapping[str, Renderer] | None = None,
     default: str | None = None,
+    flag: str = "format",
 ) -> None:
     """Write ``frame`` to ``path`` in the format its suffix names (``format`` overrides).
 
@@ -299,13 +493,17 @@ def write_table(
     path
         The file; ``None`` writes a text format to standard output.
     format
-        ``"parquet"``, ``"csv"``, ``"json"``, ``"markdown"``, ``"latex"``, ``"table"``
-        (aligned text) or a registered one; ``None`` takes it from the suffix
-        (``.parquet``, ``.csv``, ``.json``, ``.md``, ``.tex``).
+        ``"parquet"``, ``"csv"``, ``"json"``, ``"markdown"``, ``"latex"``, ``"html"``,
+        ``"table"`` (aligned text) or a registered one; ``None`` takes it from the
+        suffix (:data:`SUFFIXES_ACCEPTED`: ``.parquet``, ``.csv``, ``.json``, ``.md``,
+        ``.tex``, ``.html``, ``.txt``).
     renderers
         Renderers that replace the built-in ones for this call (by format name).
     default
-        The format when ``format`` is ``None`` and the suffix names none (else refused).
+        The format on standard output (``path`` ``None``) when ``format`` is ``None``;
+        a file whose suffix names no format is refused.
+    flag
+        How the format is named in an error (``"--format"`` for the ``irm`` command).
 
     Raises
     ------
@@ -327,11 +525,9 @@ def write_table(
     |---|---:|
     | bm25 | 0.2500 |
     """
-    chosen = resolve_format(path, format, default=default, renderers=renderers)
-    if path is None:
-        if chosen in _BINARY:
-            raise InvalidValueError(f"format {chosen!r} writes a binary file: name the file")
-        sys.stdout.write(render_table(frame, chosen, renderers=renderers).decode())
-        return
+    chosen = check_output(path, format, default=default, flag=flag, renderers=renderers)
     data = render_table(frame, chosen, renderers=renderers)
+    if path is None:
+        sys.stdout.write(data.decode())
+        return
     write_atomic(path, lambda handle: handle.write(data))

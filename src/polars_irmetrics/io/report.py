@@ -12,13 +12,13 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.io.output import render_table, write_table
+from polars_irmetrics.io.output import Renderer, check_output, render_table, write_table
 
-__all__ = ["OUTPUT_FORMATS", "OutputFormat", "render", "write_output"]
+__all__ = ["OUTPUT_FORMATS", "OutputFormat", "check_output_args", "render", "write_output"]
 
-OutputFormat = Literal["table", "csv", "json", "parquet", "markdown", "latex", "trec"]
+OutputFormat = Literal["table", "csv", "json", "parquet", "markdown", "latex", "html", "trec"]
 OUTPUT_FORMATS: tuple[str, ...] = (
-    "table", "csv", "json", "parquet", "markdown", "latex", "trec"
+    "table", "csv", "json", "parquet", "markdown", "latex", "html", "trec"
 )  # fmt: skip
 
 
@@ -67,6 +67,33 @@ def render(
     )
 
 
+def _renderers(keys: Sequence[str], metrics: Sequence[str]) -> dict[str, Renderer]:
+    return {"trec": lambda f: _trec(f, keys, metrics).encode()}
+
+
+def check_output_args(fmt: str | None, output: str | None, *, default: str = "table") -> str:
+    """The format ``irm ... --format FMT -o FILE`` writes, checked before anything is
+    computed: a known format, a suffix that names one (an unknown suffix is refused),
+    a folder that exists and can be written, no binary format on standard output.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.io.report import check_output_args
+    >>> check_output_args(None, None), check_output_args("trec", None)
+    ('table', 'trec')
+    >>> check_output_args(None, "means.xlsx")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: means.xlsx: the suffix names no output format; ...
+    """
+    if output is None and fmt == "parquet":
+        raise InvalidValueError(
+            "--format parquet writes a binary file: name it with -o FILE.parquet"
+        )
+    renderers = _renderers((), ())
+    return check_output(output, fmt, default=default, flag="--format", renderers=renderers)
+
+
 def write_output(
     frame: pl.DataFrame,
     fmt: OutputFormat | None,
@@ -77,10 +104,8 @@ def write_output(
     default: str = "table",
 ) -> None:
     """Write ``frame`` to ``output`` (a path; atomic) or to standard output, in ``fmt``,
-    else the format ``output``'s suffix names, else ``default``."""
-    if output is None and fmt == "parquet":
-        raise InvalidValueError(
-            "--format parquet writes a binary file: name it with -o FILE.parquet"
-        )
-    trec = {"trec": lambda f: _trec(f, keys, metrics).encode()}
-    write_table(frame, output, fmt, renderers=trec, default=default)
+    else the format ``output``'s suffix names (a suffix that names none is refused);
+    ``default`` on standard output."""
+    chosen = check_output_args(fmt, output, default=default)
+    renderers = _renderers(keys, metrics)
+    write_table(frame, output, chosen, renderers=renderers, flag="--format")

@@ -1,0 +1,230 @@
+"""The direction of a metric: every place that reads "better" reads the metric's
+declaration (``Metric.higher_is_better``), carried by ``compare``'s result in its
+``higher_is_better`` column: wins and losses, the report's markers and bold (text,
+Markdown, LaTeX, HTML), the delta plot, and the fusion optimiser's objective (API and
+``irm fuse``). Worked by hand on a prediction metric (rmse, per user) and on a
+ranking metric (unjudged@1), each beside a higher-is-better one."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.comparison import plot
+from polars_irmetrics.comparison.report import render_report
+from tests.test_report import _Cells
+
+QUERIES = [f"q{i}" for i in range(1, 9)]
+
+
+def _frames(frames: dict[str, pl.DataFrame], frame_kind: str) -> dict[str, Any]:
+    return {k: v.lazy() if frame_kind == "LazyFrame" else v for k, v in frames.items()}
+
+
+@pytest.fixture
+def ranking(frame_kind: str) -> tuple[dict[str, Any], pl.DataFrame]:
+    """Eight queries, each with a relevant ``r`` and a judged non-relevant ``j``. ``a``
+    puts ``r`` first everywhere (P@1 = 1, unjudged@1 = 0); ``b`` puts an unjudged ``u``
+    first on seven queries (P@1 = 1/8, unjudged@1 = 7/8): ``b`` is worse on both."""
+    qrels = pl.DataFrame(
+        {"query_id": QUERIES * 2, "doc_id": ["r"] * 8 + ["j"] * 8, "relevance": [1] * 8 + [0] * 8}
+    )
+    a = pl.DataFrame({"query_id": QUERIES, "doc_id": "r", "rank": 1})
+    b = pl.DataFrame({"query_id": QUERIES, "doc_id": ["u"] * 7 + ["r"], "rank": 1})
+    return _frames({"a": a, "b": b}, frame_kind), qrels
+
+
+def test_wins_and_losses_follow_the_direction(
+    ranking: tuple[dict[str, Any], pl.DataFrame],
+) -> None:
+    runs, qrels = ranking
+    out = irm.compare(runs, ["P@1", "unjudged@1"], qrels=qrels, baseline="a")
+    rows = out.select(
+        "metric", "delta", "wins", "ties", "losses", "significant", "higher_is_better"
+    ).rows()
+    # deltas b - a: P@1 is -1 on q1..q7 and 0 on q8; unjudged@1 is +1 on q1..q7 and 0
+    # on q8. Both are seven losses of b: a lower precision, more unjudged documents.
+    assert rows == [
+        ("P@1", -0.875, 0, 1, 7, True, True),
+        ("unjudged@1", 0.875, 0, 1, 7, True, False),
+    ]
+    per_query = irm.compare(runs, ["unjudged@1"], qrels=qrels, baseline="a", per_query=True)
+    assert per_query["higher_is_better"].to_list() == [False] * 8
+    title = plot.plot_deltas(per_query).axes[0].get_title()
+    assert title == "b vs a (unjudged@1, lower is better): 0 wins, 1 ties, 7 losses"
+    axis = plot.plot_ci(out, metric="unjudged@1").axes[0].get_xlabel()
+    assert axis == "delta of unjudged@1 (lower is better)"
+    assert plot.plot_ci(out, metric="P@1").axes[0].get_xlabel() == "delta of P@1"
+
+
+def test_report_marks_and_bolds_the_better_system(
+    ranking: tuple[dict[str, Any], pl.DataFrame],
+) -> None:
+    runs, qrels = ranking
+    result = irm.compare(runs, ["P@1", "unjudged@1"], qrels=qrels, baseline="a")
+    daggers = irm.report(result, markers="daggers")
+    markdown = daggers.to_markdown().splitlines()
+    # a is better on both metrics: bold; b is significantly worse on both: a double dagger
+    assert markdown[2:4] == ["| a | **1.0000** | **0.0000** |", "| b | 0.1250‡ | 0.8750‡ |"]
+    assert "lower is better for unjudged@1: the best mean is the lowest" in markdown
+    latex = daggers.to_latex().splitlines()
+    assert latex[5:7] == [
+        "a & \\textbf{1}&\\textbf{0000} & \\textbf{0}&\\textbf{0000} \\\\",
+        "b & 0&1250$^{\\ddagger}$ & 0&8750$^{\\ddagger}$ \\\\",
+    ]
+    cells = _Cells()
+    cells.feed(daggers._repr_html_())
+    assert [row[0] for row in cells.rows] == ["a", "b"]
+    assert sorted(cells.bold) == [(0, 1), (0, 2)]  # a's two cells
+    assert [row[2] for row in cells.rows] == ["0.0000", "0.8750‡"]
+    # letters (every pair): a is significantly better than b on both metrics
+    letters = str(irm.report(irm.compare(runs, ["P@1", "unjudged@1"], qrels=qrels)))
+    assert [line.split() for line in letters.splitlines()[2:4]] == [
+        ["a", "a", "1.0000ᵇ", "0.0000ᵇ"],
+        ["b", "b", "0.1250", "0.8750"],
+    ]
+
+
+def _predictions(frame_kind: str) -> dict[str, Any]:
+    """Ten users, each with a positive and a negative row. ``A`` predicts 0.6 / 0.4
+    (rmse 0.4, AUC 1 for every user); ``B`` predicts 0.9 / 0.1 (rmse 0.1, AUC 1) on
+    u1..u9 and 0.5 / 0.5 on u10 (rmse 0.5, AUC 0.5)."""
+    users = [f"u{i:02d}" for i in range(1, 11) for _ in range(2)]
+    label = [1, 0] * 10
+    a = pl.DataFrame({"user": users, "clicked": label, "p": [0.6, 0.4] * 10})
+    b = pl.DataFrame({"user": users, "clicked": label, "p": [0.9, 0.1] * 9 + [0.5, 0.5]})
+    return _frames({"A": a, "B": b}, frame_kind)
+
+
+def test_prediction_metrics_compare_and_report_by_direction(frame_kind: str) -> None:
+    models = _predictions(frame_kind)
+    kw: dict[str, Any] = {"label": "clicked", "prediction": "p", "query_id": "user"}
+    result = irm.compare(models, ["rmse", "auc"], baseline="A", **kw)
+    rows = {r["metric"]: r for r in result.iter_rows(named=True)}
+    # rmse of B - A: 0.1 - 0.4 = -0.3 on u01..u09 (B better: a lower error), 0.5 - 0.4
+    # = +0.1 on u10; mean (9 * 0.1 + 0.5) / 10 = 0.14 against 0.4
+    rmse = rows["rmse"]
+    assert (rmse["wins"], rmse["ties"], rmse["losses"]) == (9, 0, 1)
+    assert rmse["mean"] == pytest.approx(0.14, abs=1e-12)
+    assert rmse["baseline_mean"] == pytest.approx(0.4, abs=1e-12)
+    assert rmse["significant"]
+    assert not rmse["higher_is_better"]
+    # auc of B - A: 0 on u01..u09, 0.5 - 1 on u10: one loss, not significant
+    auc = rows["auc"]
+    assert (auc["wins"], auc["ties"], auc["losses"]) == (0, 9, 1)
+    assert auc["mean"] == pytest.approx(0.95)
+    assert auc["higher_is_better"]
+    assert not auc["significant"]
+    markdown = irm.report(result, markers="daggers").to_markdown().splitlines()
+    # B's rmse is the lowest (bold) and significantly better (dagger); A's AUC is bold
+    assert markdown[2] == "| A | 0.4000 | **1.0000** |"
+    assert markdown[3] == "| B | **0.1400**† | 0.9500 |"
+    letters = render_report(irm.compare(models, ["rmse", "auc"], **kw), "markdown")
+    assert letters.splitlines()[2:4] == [
+        "| A | 0.4000 | **1.0000** |",
+        "| B | **0.1400**ᵃ | 0.9500 |",
+    ]
+
+
+def test_tukey_result_carries_the_direction(frame_kind: str) -> None:
+    kw: dict[str, Any] = {"label": "clicked", "prediction": "p", "query_id": "user"}
+    out = irm.tukey_hsd(_predictions(frame_kind), ["rmse", "auc"], **kw)
+    assert out.select("metric", "higher_is_better").rows() == [("rmse", False), ("auc", True)]
+    table = render_report(out, "markdown").splitlines()
+    assert table[3] == "| B | **0.1400**ᵃ | 0.9500 |"
+
+
+def test_a_frame_without_the_direction_is_refused() -> None:
+    """The report never guesses a direction from a metric's name: a frame built by hand
+    names it, or is refused."""
+    result = pl.DataFrame({
+        "metric": ["logloss"], "system": ["b"], "baseline": ["a"], "mean": [0.2],
+        "baseline_mean": [0.3], "delta": [-0.1], "significant": [True],
+    })  # fmt: skip
+    message = (
+        "column 'higher_is_better' (each metric's direction) is not in the frame; pass the "
+        "result of irm.compare, or add the column (True where a higher value is better, "
+        "False for an error such as logloss)"
+    )
+    with pytest.raises(irm.ColumnNotFoundError, match=re.escape(message)):
+        irm.report(result)
+    given = result.with_columns(higher_is_better=pl.lit(False))
+    assert "| b | **0.2000**ᵃ |" in render_report(given, "markdown")
+    both = pl.concat([given, given.with_columns(higher_is_better=pl.lit(True))])
+    with pytest.raises(irm.InvalidValueError, match="has higher_is_better False in one row"):
+        irm.report(both)
+
+
+def _fusion_runs() -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """``bm25`` ranks a, b, c; ``dense`` b, c, a. Only ``b`` is judged. After min-max,
+    with weights (w, 1 - w): a scores w, b 0.5 w + (1 - w), c 0.5 (1 - w); b is on top
+    (unjudged@1 = 0) for w <= 0.5 (at w = 2/3 a ties b), a above it for w = 0.75 and 1."""
+    docs = {"query_id": "q1", "doc_id": ["a", "b", "c"]}
+    bm25 = pl.DataFrame({**docs, "score": [3.0, 2.0, 1.0]})
+    dense = pl.DataFrame({**docs, "score": [0.1, 0.9, 0.5]})
+    qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [0]})
+    return {"bm25": bm25, "dense": dense}, qrels
+
+
+def test_optimize_fusion_minimises_a_lower_is_better_metric(frame_kind: str) -> None:
+    runs, qrels = _fusion_runs()
+    best, grid = irm.optimize_fusion(
+        _frames(runs, frame_kind), "unjudged@1", qrels=qrels, step=0.25, return_grid=True
+    )
+    assert grid["unjudged@1"].to_list() == [0.0, 0.0, 0.0, 1.0, 1.0]
+    assert best == {"weights": [0.5, 0.5]}  # the last of the lowest, as ranx's last best
+    message = (
+        "metric='P@1..2' names 2 metrics; optimize_fusion optimises one (e.g. metric='ndcg@10')"
+    )
+    with pytest.raises(irm.MetricParameterError, match=re.escape(message)):
+        irm.optimize_fusion(runs, "P@1..2", qrels=qrels)
+
+
+def test_irm_fuse_optimize_prints_the_lowest(tmp_path: Path) -> None:
+    runs, _ = _fusion_runs()
+    paths = []
+    for name, frame in runs.items():
+        path = tmp_path / f"{name}.run"
+        irm.write_trec_run(frame, path, run_id=name)
+        paths.append(str(path))
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text("q1 0 b 0\n")
+    command = [sys.executable, "-m", "polars_irmetrics", "fuse", *paths, "--optimize"]
+    command += ["--qrels", str(qrels_path), "--metric", "unjudged@1", "--step", "0.25"]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    best = "best unjudged@1 (lower is better): 0.0000 with {'weights': [0.5, 0.5]}\n"
+    assert done.stdout == best
+
+
+def test_irm_compare_reads_the_direction(tmp_path: Path) -> None:
+    qrels = "".join(f"{q} 0 r 1\n{q} 0 j 0\n" for q in QUERIES)
+    (tmp_path / "qrels.txt").write_text(qrels)
+    (tmp_path / "a.txt").write_text("".join(f"{q} Q0 r 1 1.0 a\n" for q in QUERIES))
+    b = [f"{q} Q0 {'u' if i < 7 else 'r'} 1 1.0 b\n" for i, q in enumerate(QUERIES)]
+    (tmp_path / "b.txt").write_text("".join(b))
+    command = [sys.executable, "-m", "polars_irmetrics", "compare", "--qrels", "qrels.txt"]
+    command += ["a.txt", "b.txt", "--baseline", "a", "-m", "P@1", "-m", "unjudged@1"]
+    done = subprocess.run(
+        [*command, "--markers", "daggers", "--format", "markdown"],
+        capture_output=True, text=True, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[2:4] == [
+        "| a | **1.0000** | **0.0000** |",
+        "| b | 0.1250‡ | 0.8750‡ |",
+    ]
+    done = subprocess.run(
+        [*command, "--format", "csv"], capture_output=True, text=True, cwd=tmp_path, check=False
+    )
+    rows = pl.read_csv(done.stdout.encode()).select(
+        "metric", "wins", "ties", "losses", "higher_is_better"
+    )
+    assert rows.rows() == [("P@1", 0, 1, 7, True), ("unjudged@1", 0, 1, 7, False)]
