@@ -15,7 +15,7 @@ from typing import cast
 import polars as pl
 
 from polars_irmetrics.errors import FileFormatError, InvalidValueError, IrmError
-from polars_irmetrics.io.files import detect_format, sample_interactions_path
+from polars_irmetrics.io.files import sample_interactions_path, scan_log
 from polars_irmetrics.io.output import resolve_format
 from polars_irmetrics.io.report import OUTPUT_FORMATS, OutputFormat, write_output
 from polars_irmetrics.metrics.registry import parse_metric_list
@@ -140,15 +140,6 @@ def _split(items: list[str]) -> dict[str, float] | None:
     return out
 
 
-def _scan(source: str) -> pl.LazyFrame:
-    fmt = detect_format(source)
-    if fmt == "parquet":
-        return pl.scan_parquet(source)
-    if fmt in ("csv", "tsv"):
-        return pl.scan_csv(source, separator="," if fmt == "csv" else "\t")
-    raise InvalidValueError("not a Parquet, CSV or TSV file; an impression log is a table")
-
-
 def _feedable_defaults(log: pl.LazyFrame, args: argparse.Namespace, source: str) -> list[str]:
     """The default metrics the log can feed; each left out is named on stderr with the
     column it reads (with -m, a metric whose column is missing is an error instead)."""
@@ -179,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
     source = str(sample_interactions_path()) if args.sample and not args.log else args.log
     if source is None:
         raise InvalidValueError("no log given: name an impression log, or pass --sample")
-    log = _scan(source)
+    log = scan_log(source)
     metrics = list(args.metrics) if args.metrics else _feedable_defaults(log, args, source)
     try:
         result = ab_test(
