@@ -692,3 +692,19 @@ def test_warnings_are_one_line_each_with_the_shell_glob_hint(
         f"irm: warning: run 'day1' misses 1 of 2 judged queries{hint if len(runs) > 1 else ''}\n"
         "irm: warning: --no-duplicate-check skips a check\n"
     )
+
+
+def test_ab_reads_several_files_as_one_log(tmp_path: Path) -> None:
+    # an unquoted shell glob over a log's days: the files are one log, as the pattern is
+    from polars_irmetrics.io.files import sample_interactions_path
+
+    log = pl.read_parquet(sample_interactions_path())
+    half = log.height // 2
+    log.slice(0, half).write_parquet(tmp_path / "day1.parquet")
+    log.slice(half).write_parquet(tmp_path / "day2.parquet")
+    args = ["-m", "ctr@10", "--format", "csv"]
+    split = _irm("ab", "day1.parquet", "day2.parquet", *args, cwd=tmp_path)
+    pattern = _irm("ab", "day*.parquet", *args, cwd=tmp_path)
+    whole = _irm("ab", "--sample", *args, cwd=tmp_path)
+    assert split.returncode == 0, split.stderr
+    assert split.stdout == pattern.stdout == whole.stdout
