@@ -646,6 +646,18 @@ def test_a_quoted_glob_of_systems_is_said_to_be_read_as_one_run(tmp_path: Path) 
         "-m", "mrr", "--format", "csv", cwd=tmp_path,
     )  # fmt: skip
     assert each.stdout == "run,num_q,mrr\nbm25,1,1.0\ndense,1,0.5\n"
+    # ranked files of other documents: two at rank 1, the note after the run's own hint
+    for name, docs in (("bm25", ["a", "b"]), ("dense", ["c", "d"])):
+        run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": docs, "rank": [1, 2]})
+        run.write_parquet(tmp_path / "runs" / f"{name}.parquet")
+    done = _irm("evaluate", "runs", "--qrels", "qrels.txt", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2, "irm: error: column 'rank' of the run: query 'q1' has 2 duplicate rank(s); each "
+        "rank may hold one document: break the ties, or rank by score with --order score; "
+        "runs names 2 files (runs/bm25.parquet, runs/dense.parquet, ...), read as one run: to "
+        "score each file as a system, name them one by one (an unquoted shell glob does), or "
+        "pass --systems COL with a column that tells them apart\n",
+    )  # fmt: skip
 
 
 _WARNING_SCRIPT = """

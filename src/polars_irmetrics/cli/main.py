@@ -554,10 +554,13 @@ def _read_as_one_run(error: DuplicateError, runs: list[str]) -> DuplicateError:
     """A duplicate in a run read from several files (a quoted glob, a folder): say that
     the files were read as one run, and how to pass them as systems, where the
     message's ``.unique(...)`` would merge them."""
+    message = _one_line(str(error))
+    if "the run" not in message:  # the judgments' own duplicates
+        return error
     for source in runs:
         files = source_files(source)
         if len(files) > 1:
-            text = _UNIQUE_HINT.sub("", _one_line(str(error)))
+            text = _UNIQUE_HINT.sub("", message)
             return DuplicateError(
                 f"{text}; {source} names {len(files)} files ({files[0]}, {files[1]}, ...), "
                 "read as one run: to score each file as a system, name them one by one "
