@@ -775,8 +775,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         _stdin_once(args)
-        with warnings.catch_warnings():
-            warnings.simplefilter("default")  # each warning once, where Python would hide it
+        with warnings.catch_warnings():  # Python's filters: each warning once per place
             warnings.showwarning = _show_warning(parser, args)
             with spill_guard():  # SIGTERM removes the out-of-core spill folders, as Ctrl-C
                 status: int = args.func(args)
