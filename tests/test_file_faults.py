@@ -212,7 +212,14 @@ EVERY_COMMAND = [
     # every command with an empty text file; every kind of empty file as a run and a log
     [(command, suffix, "empty.txt") for command, suffix in EVERY_COMMAND]
     + [(EVERY_COMMAND[0][0], RUN_SUFFIX, e) for e in sorted(EMPTY_RUN) if e != "empty.txt"]
-    + [(["ab", "{empty}"], LOG_SUFFIX, empty) for empty in ("header.csv", "empty.parquet")],
+    + [(["ab", "{empty}"], LOG_SUFFIX, empty) for empty in ("header.csv", "empty.parquet")]
+    + [
+        (
+            ["evaluate", "run.txt", "--qrels", "qrels.txt", "--queries", "{empty}"],
+            "expected query attributes: Parquet, CSV or TSV with a header",
+            "header.csv",
+        )
+    ],
 )
 def test_empty_inputs_are_refused_in_every_command(
     empties: Path, command: list[str], suffix: str, empty: str

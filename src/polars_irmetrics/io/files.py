@@ -540,6 +540,7 @@ def scan_queries(source: str | os.PathLike[str], *, query_id: str = "query_id") 
             f"{display_name(text)}: not a table with a header; query attributes are read from "
             "Parquet, CSV or TSV with columns such as query_id,day"
         )
+    check_not_empty(text, resolved, _QUERIES)
     return _scan_table(text, resolved, (query_id, query_id), _QUERIES)
 
 
