@@ -475,3 +475,248 @@ def test_neighbors_flag_without_its_metric_is_refused(neighbor_files: Path) -> N
         "neighbor_recall_rel@k, and no metric asked for reads them: drop --neighbors, or ask "
         "for one of them (in a call of its own)\n"
     )
+
+
+# ----------------------------------------------- issue 38: the CLI speaks the API's language
+def _json(done: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
+    assert done.returncode == 0, done.stderr
+    rows: list[dict[str, object]] = json.loads(done.stdout)
+    return rows
+
+
+@pytest.fixture
+def prediction_files(tmp_path: Path) -> Path:
+    # one table: y and p; two tables: the predictions beside labels named 'yes'/'no'
+    log = pl.DataFrame({
+        "y": [0, 1, 1, 0, 1, 0], "p": [0.1, 0.9, 0.4, 0.5, 0.8, 0.3],
+        "w": [1.0, 2.0, 1.0, 1.0, 0.5, 3.0],
+    })  # fmt: skip
+    log.write_parquet(tmp_path / "log.parquet")
+    preds = pl.DataFrame({
+        "query_id": ["u1", "u1", "u2", "u2", "u3"], "doc_id": ["a", "b", "a", "c", "d"],
+        "p": [0.1, 0.9, 0.4, 0.5, 0.7],
+    })  # fmt: skip
+    preds.write_parquet(tmp_path / "preds.parquet")
+    labels = pl.DataFrame({
+        "query_id": ["u1", "u1", "u2", "u2", "u9"], "doc_id": ["a", "b", "a", "c", "z"],
+        "y": ["no", "yes", "yes", "no", "yes"],
+    })  # fmt: skip
+    labels.write_csv(tmp_path / "labels.csv")
+    return tmp_path
+
+
+def test_a_prediction_log_is_read_by_the_columns_its_metrics_read(
+    prediction_files: Path,
+) -> None:
+    # the log has no query_id nor doc_id: auc does not read them
+    log = pl.read_parquet(prediction_files / "log.parquet")
+    done = _irm(
+        "evaluate", "log.parquet", "-m", "auc", "-m", "logloss", "--label", "y",
+        "--prediction", "p", "--sample-weight", "w", "--format", "json", cwd=prediction_files,
+    )  # fmt: skip
+    expected = irm.evaluate(log, ["auc", "logloss"], label="y", prediction="p", sample_weight="w")
+    assert _json(done) == expected.to_dicts()
+    # the two-table form: --labels, --positive-label and --unmatched as the keywords
+    done = _irm(
+        "evaluate", "preds.parquet", "--labels", "labels.csv", "-m", "auc", "--label", "y",
+        "--prediction", "p", "--positive-label", "yes", "--unmatched", "drop",
+        "--format", "json", cwd=prediction_files,
+    )  # fmt: skip
+    expected = irm.evaluate(
+        pl.read_parquet(prediction_files / "preds.parquet"), ["auc"],
+        labels=pl.read_csv(prediction_files / "labels.csv"), label="y", prediction="p",
+        positive_label="yes", unmatched="drop",
+    )  # fmt: skip
+    assert _json(done) == expected.to_dicts()
+    assert expected["auc"].item() == 0.75  # u1: b (yes) over a; u2: c (no) over a (yes)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["log.parquet", "-m", "auc", "--label", "y"], "log.parquet: no column 'prediction' "
+         "(its columns: 'y', 'p', 'w'); name the prediction column with --prediction COL"),
+        (["log.parquet", "-m", "auc", "--label", "y", "--prediction", "p", "--sample-weight",
+          "weight"], "log.parquet: no column 'weight' (its columns: 'y', 'p', 'w'); name the "
+         "sample weight column with --sample-weight COL"),
+        (["preds.parquet", "--labels", "labels.csv", "-m", "auc", "--prediction", "p"],
+         "labels.csv: no column 'label' (its columns: 'query_id', 'doc_id', 'y'); name the "
+         "label column with --label COL"),
+        (["preds.parquet", "--labels", "labels.csv", "-m", "auc", "--prediction", "p",
+          "--label", "y", "--positive-label", "yes"], "1 (query_id, doc_id) pair(s) have a "
+         "prediction but no label (e.g. (u3, d)); pass --unmatched drop to evaluate only the "
+         "pairs on both sides (as Microsoft Recommenders' inner merge does)"),
+    ],
+)  # fmt: skip
+def test_prediction_flags_errors_name_the_file_and_the_flag(
+    prediction_files: Path, args: list[str], message: str
+) -> None:
+    done = _irm("evaluate", *args, cwd=prediction_files)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+def test_every_keyword_of_evaluate_is_a_flag_of_the_same_name() -> None:
+    import inspect
+    import typing
+
+    from polars_irmetrics.cli.main import _flags, build_parser
+    from polars_irmetrics.ground.options import EvalKwargs
+
+    flags = _flags(build_parser(), "evaluate")
+    keywords = set(typing.get_type_hints(EvalKwargs))
+    parameters = inspect.signature(irm.evaluate).parameters
+    tables = {n for n, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    assert tables == {
+        "qrels", "queries", "interactions", "item_features", "prefs", "qrels_jg", "labels",
+        "neighbors",
+    }  # fmt: skip
+    renamed = {"check_duplicates": "--no-duplicate-check"}
+    for keyword in sorted(keywords | tables):
+        assert keyword in flags, f"irm evaluate has no flag for {keyword}="
+        option = renamed.get(keyword, "--" + keyword.replace("_", "-"))
+        assert option in flags[keyword].option_strings, (keyword, flags[keyword].option_strings)
+
+
+@pytest.fixture
+def id_files(tmp_path: Path) -> Path:
+    # a list-shaped run with integer ids (JSON lines) against TREC qrels (text ids), and
+    # a TREC run of another system with tied scores (ranked by doc id descending)
+    (tmp_path / "ann.jsonl").write_text(
+        '{"query_id": 1, "doc_id": [11, 1, 17]}\n{"query_id": 2, "doc_id": [3, 4]}\n'
+    )
+    (tmp_path / "qrels.txt").write_text("1 0 1 1\n1 0 17 1\n2 0 4 2\n3 0 9 1\n")
+    (tmp_path / "bm25.txt").write_text(
+        "1 Q0 17 1 2.0 s\n1 Q0 1 2 2.0 s\n1 Q0 5 3 1.0 s\n2 Q0 4 1 1.0 s\n"
+    )
+    return tmp_path
+
+
+def test_ids_flag_reads_integer_ids_as_text(id_files: Path) -> None:
+    metrics = ["-m", "map", "-m", "mrr", "--per-query", "--format", "json"]
+    refused = _irm("evaluate", "ann.jsonl", "--qrels", "qrels.txt", *metrics, cwd=id_files)
+    assert (refused.returncode, refused.stderr) == (
+        2, "irm: error: column 'query_id' holds integers in the run (Int64) but strings in the "
+        "judgments (String); cast one side, e.g. --ids str (every id of every file read as "
+        "text)\n",
+    )  # fmt: skip
+    done = _irm(
+        "evaluate", "ann.jsonl", "--qrels", "qrels.txt", "--ids", "str", *metrics, cwd=id_files
+    )
+    # q1: 1 at rank 2, 17 at rank 3 of 2 relevant: AP (1/2 + 2/3) / 2; q2: 4 at rank 2;
+    # q3: judged, not retrieved
+    assert _json(done) == [
+        {"query_id": "1", "map": (1 / 2 + 2 / 3) / 2, "mrr": 0.5},
+        {"query_id": "2", "map": 0.5, "mrr": 0.5},
+        {"query_id": "3", "map": 0.0, "mrr": 0.0},
+    ]
+
+
+@pytest.mark.parametrize("ids", [[], ["--ids", "str"]])
+def test_a_list_run_and_a_long_run_together_as_each_alone(id_files: Path, ids: list[str]) -> None:
+    metrics = ["-m", "map", "-m", "mrr", "-m", "P@1", "--per-query", "--format", "json"]
+    both = _json(_irm(
+        "evaluate", "ann.jsonl", "bm25.txt", "--qrels", "qrels.txt", *ids, *metrics, cwd=id_files
+    ))  # fmt: skip
+    args = ["--qrels", "qrels.txt", "--ids", "str", *metrics]
+    alone = {
+        name: _json(_irm("evaluate", path, *args, cwd=id_files))
+        for name, path in (("ann", "ann.jsonl"), ("bm25", "bm25.txt"))
+    }
+    assert both == [{"run": name, **row} for name in ("ann", "bm25") for row in alone[name]]
+    # bm25's tie: 17 above 1 (doc ids descending as text), as trec_eval ranks it: AP 1
+    assert alone["bm25"][0]["map"] == 1.0
+
+
+def test_a_quoted_glob_of_systems_is_said_to_be_read_as_one_run(tmp_path: Path) -> None:
+    (tmp_path / "runs").mkdir()
+    for name, docs in (("bm25", ["a", "b"]), ("dense", ["b", "a"])):
+        run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": docs, "score": [2.0, 1.0]})
+        run.write_parquet(tmp_path / "runs" / f"{name}.parquet")
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
+    done = _irm("evaluate", "runs/*.parquet", "--qrels", "qrels.txt", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2, "irm: error: column 'doc_id' of the run: query 'q1' lists 2 document(s) more than "
+        "once; each (query, document) pair may appear once (trec_eval refuses such runs too); "
+        "runs/*.parquet names 2 files (runs/bm25.parquet, runs/dense.parquet, ...), read as "
+        "one run: to score each file as a system, name them one by one (an unquoted shell "
+        "glob does), or pass --systems COL with a column that tells them apart\n",
+    )  # fmt: skip
+    each = _irm(
+        "evaluate", "runs/bm25.parquet", "runs/dense.parquet", "--qrels", "qrels.txt",
+        "-m", "mrr", "--format", "csv", cwd=tmp_path,
+    )  # fmt: skip
+    assert each.stdout == "run,num_q,mrr\nbm25,1,1.0\ndense,1,0.5\n"
+    # ranked files of other documents: two at rank 1, the note after the run's own hint
+    for name, docs in (("bm25", ["a", "b"]), ("dense", ["c", "d"])):
+        run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": docs, "rank": [1, 2]})
+        run.write_parquet(tmp_path / "runs" / f"{name}.parquet")
+    done = _irm("evaluate", "runs", "--qrels", "qrels.txt", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2, "irm: error: column 'rank' of the run: query 'q1' has 2 duplicate rank(s); each "
+        "rank may hold one document: break the ties, or rank by score with --order score; "
+        "runs names 2 files (runs/bm25.parquet, runs/dense.parquet, ...), read as one run: to "
+        "score each file as a system, name them one by one (an unquoted shell glob does), or "
+        "pass --systems COL with a column that tells them apart\n",
+    )  # fmt: skip
+
+
+_WARNING_SCRIPT = """
+import importlib, sys, warnings
+from polars_irmetrics import errors
+
+cli = importlib.import_module("polars_irmetrics.cli.main")
+
+if not hasattr(errors, "CoverageWarning"):  # the library's own, where it has one
+    class CoverageWarning(errors.IrmWarning if hasattr(errors, "IrmWarning") else UserWarning):
+        pass
+    errors.CoverageWarning = CoverageWarning
+evaluate = cli.evaluate
+
+def warned(*args, **kwargs):
+    warnings.warn("run 'day1' misses 1 of 2 judged queries\\nsecond line", errors.CoverageWarning)
+    warnings.warn("check_duplicates=False skips a check", UserWarning)
+    return evaluate(*args, **kwargs)
+
+cli.evaluate = warned
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("runs", [["bm25.txt"], ["bm25.txt", "dense.txt"]])
+def test_warnings_are_one_line_each_with_the_shell_glob_hint(
+    trec_files: tuple[Path, Path], runs: list[str]
+) -> None:
+    run, _ = trec_files
+    (run.parent / "dense.txt").write_text(RUN_TXT)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", _WARNING_SCRIPT, "evaluate", *runs, "--qrels", "qrels.txt",
+         "-m", "mrr"],
+        capture_output=True, text=True, cwd=run.parent, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    hint = (
+        " (several run files were given: each is scored as a system on every judged query, "
+        "as an unquoted shell glob gives them; if they are parts of one run, such as one file "
+        "per day, quote the glob, e.g. 'logs/*.parquet', to read them as one run)"
+    )
+    assert done.stderr == (
+        f"irm: warning: run 'day1' misses 1 of 2 judged queries{hint if len(runs) > 1 else ''}\n"
+        "irm: warning: --no-duplicate-check skips a check\n"
+    )
+
+
+def test_ab_reads_several_files_as_one_log(tmp_path: Path) -> None:
+    # an unquoted shell glob over a log's days: the files are one log, as the pattern is
+    from polars_irmetrics.io.files import sample_interactions_path
+
+    log = pl.read_parquet(sample_interactions_path())
+    half = log.height // 2
+    log.slice(0, half).write_parquet(tmp_path / "day1.parquet")
+    log.slice(half).write_parquet(tmp_path / "day2.parquet")
+    args = ["-m", "ctr@10", "--format", "csv"]
+    split = _irm("ab", "day1.parquet", "day2.parquet", *args, cwd=tmp_path)
+    pattern = _irm("ab", "day*.parquet", *args, cwd=tmp_path)
+    whole = _irm("ab", "--sample", *args, cwd=tmp_path)
+    assert split.returncode == 0, split.stderr
+    assert split.stdout == pattern.stdout == whole.stdout

@@ -159,3 +159,175 @@ def test_trec_eval_parquet_integer_ids_against_trec_qrels(files: Path) -> None:
             "map                   \tall\t0.7500\n"
         )
     )
+
+
+# ---------------------------------------------- issue 38: empty inputs, OS errors, every command
+QRELS_SUFFIX = (
+    "expected judgments: Parquet, TREC qrels (query_id iteration doc_id relevance), CSV, TSV "
+    "or JSON lines"
+)
+LOG_SUFFIX = "expected an impression log: Parquet, CSV or TSV with a header"
+
+
+@pytest.fixture
+def empties(files: Path) -> Path:
+    (files / "empty.txt").write_text("")
+    (files / "blank.txt").write_text("\n# a comment\n\n")
+    (files / "header.csv").write_text("query_id,doc_id,relevance\n")
+    (files / "empty.jsonl").write_text("\n")
+    pl.DataFrame(
+        schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}
+    ).write_parquet(files / "empty.parquet")
+    (files / "run.txt").write_text("q1 Q0 b 1 1.0 r\n")
+    (files / "other.txt").write_text("q1 Q0 Paris,_Texas 1 1.0 r\n")
+    (files / "qrels.txt").write_text("q1 0 b 1\n")
+    return files
+
+
+EMPTY_RUN = {
+    "empty.txt": "empty.txt: an empty file (no line of data)",
+    "blank.txt": "blank.txt: an empty file (no line of data)",
+    "empty.jsonl": "empty.jsonl: an empty file (no line of data)",
+    "header.csv": "header.csv: an empty file (a header, no rows)",
+    "empty.parquet": "empty.parquet: an empty Parquet file (no rows)",
+}
+
+
+EVERY_COMMAND = [
+    (["evaluate", "{empty}", "--qrels", "qrels.txt"], RUN_SUFFIX),
+    (["evaluate", "run.txt", "other.txt", "{empty}", "--qrels", "qrels.txt"], RUN_SUFFIX),
+    (["evaluate", "run.txt", "--qrels", "{empty}"], QRELS_SUFFIX),
+    (["trec-eval", "qrels.txt", "{empty}"], RUN_SUFFIX),
+    (["trec-eval", "{empty}", "run.txt"], QRELS_SUFFIX),
+    (["compare", "--qrels", "qrels.txt", "run.txt", "{empty}"], RUN_SUFFIX),
+    (["compare", "--qrels", "{empty}", "run.txt", "other.txt"], QRELS_SUFFIX),
+    (["fuse", "run.txt", "{empty}"], RUN_SUFFIX),
+    (["fuse", "--optimize", "--qrels", "{empty}", "run.txt", "other.txt"], QRELS_SUFFIX),
+    (["ab", "{empty}"], LOG_SUFFIX),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "suffix", "empty"),
+    # every command with an empty text file; every kind of empty file as a run and a log
+    [(command, suffix, "empty.txt") for command, suffix in EVERY_COMMAND]
+    + [(EVERY_COMMAND[0][0], RUN_SUFFIX, e) for e in sorted(EMPTY_RUN) if e != "empty.txt"]
+    + [(["ab", "{empty}"], LOG_SUFFIX, empty) for empty in ("header.csv", "empty.parquet")]
+    + [
+        (
+            ["evaluate", "run.txt", "--qrels", "qrels.txt", "--queries", "{empty}"],
+            "expected query attributes: Parquet, CSV or TSV with a header",
+            "header.csv",
+        )
+    ],
+)
+def test_empty_inputs_are_refused_in_every_command(
+    empties: Path, command: list[str], suffix: str, empty: str
+) -> None:
+    done = irm_cli(*(a.format(empty=empty) for a in command), cwd=empties)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", f"irm: error: {EMPTY_RUN[empty]}; {suffix}\n"
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["trec-eval", "-R", "prefs", "empty.txt", "run.txt"],
+         "empty.txt: an empty file (no line of data); expected judgments in the -R prefs "
+         "format"),
+        (["trec-eval", "-R", "qrels_jg", "empty.txt", "run.txt"],
+         "empty.txt: an empty file (no line of data); expected judgments in the -R qrels_jg "
+         "format"),
+        (["trec-eval", "-Z", "empty.txt", "qrels.txt", "run.txt"],
+         "empty.txt: an empty file (no line of data); expected z-scores (query_id measure mean "
+         "stddev)"),
+        (["evaluate", "run.txt", "--prefs", "empty.txt", "-m", "prefs_simp"],
+         "empty.txt: an empty file (no line of data); expected preference judgments (query_id "
+         "jg jsg doc_id rel_level)"),
+    ],
+)  # fmt: skip
+def test_empty_trec_eval_side_files_are_refused(
+    empties: Path, command: list[str], message: str
+) -> None:
+    done = irm_cli(*command, cwd=empties)
+    assert (done.returncode, done.stderr) == (2, f"irm: error: {message}\n")
+
+
+def _damaged(files: Path) -> None:
+    # starts and ends as Parquet, but its footer is garbage
+    data = (files / "ok.parquet").read_bytes()
+    (files / "damaged.parquet").write_bytes(data[:4] + b"x" * (len(data) - 8) + data[-4:])
+
+
+#: (file, what the message says of it); {what} is the side's expected content.
+OS_FAULTS = [
+    ("damaged.parquet", "damaged.parquet: a damaged Parquet file (its footer cannot be read); "
+     "write it again; {what}"),
+    ("empty", "empty: the folder holds no file; {what}"),
+    ("ok.parquet/x", "ok.parquet/x: no such file; {what}"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "message"), OS_FAULTS)
+@pytest.mark.parametrize(
+    ("command", "what"),
+    [
+        (["evaluate", "{f}", "--qrels", "qrels.txt"], RUN_SUFFIX),
+        (["evaluate", "run.txt", "--qrels", "{f}"], QRELS_SUFFIX),
+        (["evaluate", "run.txt", "--qrels", "qrels.txt", "--neighbors", "{f}", "-m",
+          "neighbor_recall@1"], RUN_SUFFIX),
+        (["trec-eval", "qrels.txt", "{f}"], RUN_SUFFIX),
+        (["trec-eval", "{f}", "run.txt"], QRELS_SUFFIX),
+        (["ab", "{f}"], LOG_SUFFIX),
+    ],
+)  # fmt: skip
+def test_os_and_parquet_faults_are_one_line_naming_the_file(
+    empties: Path, command: list[str], what: str, source: str, message: str
+) -> None:
+    _damaged(empties)
+    done = irm_cli(*(a.format(f=source) for a in command), cwd=empties)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == f"irm: error: {message.format(what=what)}\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["trec-eval", "-R", "prefs", "ok.parquet/x", "run.txt"], "ok.parquet/x: no such "
+         "file; expected judgments in the -R prefs format"),
+        (["trec-eval", "-R", "qrels_jg", "empty", "run.txt"], "empty: not a file; expected "
+         "judgments in the -R qrels_jg format"),
+        (["trec-eval", "-Z", "empty", "qrels.txt", "run.txt"], "empty: not a file; expected "
+         "z-scores (query_id measure mean stddev)"),
+        (["evaluate", "empty", "--run-format", "trec", "--qrels", "qrels.txt"], "empty: not a "
+         "file; " + RUN_SUFFIX),
+        (["compare", "--qrels", "qrels.txt", "run.txt", "ok.parquet/x"], "ok.parquet/x: no "
+         "such file"),
+        (["fuse", "run.txt", "ok.parquet/x"], "ok.parquet/x: no such run file"),
+    ],
+)  # fmt: skip
+def test_side_files_and_other_commands_name_the_file(
+    empties: Path, command: list[str], message: str
+) -> None:
+    done = irm_cli(*command, cwd=empties)
+    assert (done.returncode, done.stderr) == (2, f"irm: error: {message}\n")
+
+
+def test_unreadable_files_are_named_without_the_os_text(empties: Path) -> None:
+    from polars_irmetrics.cli.main import _os_message
+
+    # as the command prints them (root reads any file, so the permission is simulated)
+    assert _os_message(PermissionError(13, "Permission denied", "run.txt")) == (
+        "run.txt: permission denied"
+    )
+    assert _os_message(IsADirectoryError(21, "Is a directory", "runs")) == "runs: is a directory"
+    polars_text = pl.exceptions.ComputeError("Not a directory (os error 20): run.txt/x")
+    assert _os_message(polars_text) == "run.txt/x: not a directory"
+    locked = empties / "locked.txt"
+    locked.write_text("q1 Q0 b 1 1.0 r\n")
+    locked.chmod(0)
+    if os.access(locked, os.R_OK):  # root reads anywhere: the real refusal cannot be made
+        return
+    done = irm_cli("evaluate", "locked.txt", "--qrels", "qrels.txt", cwd=empties)
+    assert (done.returncode, done.stderr) == (2, "irm: error: locked.txt: permission denied\n")

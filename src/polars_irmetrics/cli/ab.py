@@ -1,7 +1,7 @@
 """``irm ab``: an A/B test of an impression log from the shell.
 
     irm ab --sample                                   # the bundled A/B log
-    irm ab logs/*.parquet --arm variant --unit user_id --control control -m ctr@10
+    irm ab 'logs/*.parquet' --arm variant --unit user_id --control control -m ctr@10
 
 Errors print one line on stderr naming the log (``irm: error: LOG: ...``), exit 2.
 """
@@ -15,7 +15,7 @@ from typing import cast
 import polars as pl
 
 from polars_irmetrics.errors import FileFormatError, InvalidValueError, IrmError
-from polars_irmetrics.io.files import detect_format, sample_interactions_path
+from polars_irmetrics.io.files import sample_interactions_path, scan_log
 from polars_irmetrics.io.output import resolve_format
 from polars_irmetrics.io.report import OUTPUT_FORMATS, OutputFormat, write_output
 from polars_irmetrics.metrics.registry import parse_metric_list
@@ -40,7 +40,7 @@ _EPILOG = """\
 examples:
   irm ab --sample
   irm ab --sample -m ctr@10 -m abandonment --by day
-  irm ab logs/*.parquet --arm variant --unit user_id --control control -m ctr@10 -m click_mrr
+  irm ab 'logs/*.parquet' --arm variant --unit user_id --control control -m ctr@10 -m click_mrr
   irm ab log.csv --split A=0.9 --split B=0.1 --format csv -o ab.csv
 
 the log: one row per impression with the arm, the unit (user), session_id, position
@@ -60,7 +60,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.set_defaults(func=run)
-    p.add_argument("log", nargs="?", metavar="LOG", help="impression log: Parquet, CSV or TSV")
+    p.add_argument(
+        "log",
+        nargs="*",
+        metavar="LOG",
+        help="impression log: Parquet (a file, a glob, a folder), CSV, TSV or JSON lines; "
+        "several files (e.g. one per day, as an unquoted shell glob gives them) are read "
+        "as one log",
+    )
     p.add_argument(
         "--sample", action="store_true", help="use the bundled sample log (600 users, 2 arms)"
     )
@@ -140,15 +147,6 @@ def _split(items: list[str]) -> dict[str, float] | None:
     return out
 
 
-def _scan(source: str) -> pl.LazyFrame:
-    fmt = detect_format(source)
-    if fmt == "parquet":
-        return pl.scan_parquet(source)
-    if fmt in ("csv", "tsv"):
-        return pl.scan_csv(source, separator="," if fmt == "csv" else "\t")
-    raise InvalidValueError("not a Parquet, CSV or TSV file; an impression log is a table")
-
-
 def _feedable_defaults(log: pl.LazyFrame, args: argparse.Namespace, source: str) -> list[str]:
     """The default metrics the log can feed; each left out is named on stderr with the
     column it reads (with -m, a metric whose column is missing is an error instead)."""
@@ -176,10 +174,12 @@ def _feedable_defaults(log: pl.LazyFrame, args: argparse.Namespace, source: str)
 
 def run(args: argparse.Namespace) -> int:
     """Run ``irm ab``; errors name the log."""
-    source = str(sample_interactions_path()) if args.sample and not args.log else args.log
-    if source is None:
+    logs: list[str] = list(args.log) or ([str(sample_interactions_path())] if args.sample else [])
+    if not logs:
         raise InvalidValueError("no log given: name an impression log, or pass --sample")
-    log = _scan(source)
+    source = logs[0] if len(logs) == 1 else f"{logs[0]} (and {len(logs) - 1} more files)"
+    frames = [scan_log(path) for path in logs]
+    log = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
     metrics = list(args.metrics) if args.metrics else _feedable_defaults(log, args, source)
     try:
         result = ab_test(

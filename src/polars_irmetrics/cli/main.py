@@ -14,28 +14,43 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import sys
 import threading
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 import polars as pl
 
+from polars_irmetrics import errors
 from polars_irmetrics.cli import ab as ab_cmd
 from polars_irmetrics.cli import compare as compare_cmd
 from polars_irmetrics.cli import fuse as fuse_cmd
 from polars_irmetrics.cli import metrics as metrics_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
 from polars_irmetrics.door.evaluate import evaluate
-from polars_irmetrics.errors import InvalidValueError, IrmError
+from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
+from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.ground.buckets import spill_guard
-from polars_irmetrics.io.files import FORMATS, sample_paths, scan_qrels, scan_queries, scan_run
+from polars_irmetrics.ground.lists import is_list_column, long_run
+from polars_irmetrics.ground.options import EvalKwargs
+from polars_irmetrics.io.files import (
+    FORMATS,
+    check_not_empty,
+    sample_paths,
+    scan_qrels,
+    scan_queries,
+    scan_run,
+    source_files,
+)
+from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg
 from polars_irmetrics.io.report import OUTPUT_FORMATS, check_output_args, write_output
 from polars_irmetrics.io.sources import STDIN, display_name, excerpt, first_undecodable_line
-from polars_irmetrics.metrics.registry import DEFAULT_METRICS
+from polars_irmetrics.metrics.registry import DEFAULT_METRICS, parse_metric_list
 
 __all__ = ["main"]
 
@@ -232,6 +247,128 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
                 metavar="COL",
                 help=f"name of the {flag.replace('-', ' ')} column (default: {default})",
             )
+        _input_flags(p)
+
+
+#: The columns ``irm evaluate`` names by flag (``--label y``), as irm.evaluate's keywords.
+_COLUMN_FLAGS: tuple[tuple[str, str, str], ...] = (
+    ("clicked", "clicked", "an impression log's click column (click metrics)"),
+    ("dwell", "dwell", "an impression log's dwell-time column"),
+    ("converted", "converted", "an impression log's conversion column"),
+    ("timestamp", "timestamp", "an impression log's click-time column"),
+    ("label", "label", "prediction metrics (auc, logloss, rmse...): the label column"),
+    ("prediction", "prediction", "prediction metrics: the prediction (probability, score) column"),
+    ("features", "features", "beyond-accuracy metrics: the item features' vector column"),
+)
+
+
+def _input_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of irm.evaluate's other keywords: prediction, click and beyond-accuracy
+    columns and tables, and the plan's options (one flag per keyword, named as it)."""
+    for flag, default, text in _COLUMN_FLAGS:
+        p.add_argument(
+            f"--{flag}", default=default, metavar="COL", help=f"{text} (default: {default})"
+        )
+    p.add_argument(
+        "--sample-weight",
+        metavar="COL",
+        help="prediction metrics: a column of non-negative row weights (default: none)",
+    )
+    p.add_argument(
+        "--positive-label",
+        type=_label_value,
+        default=1,
+        metavar="VALUE",
+        help="prediction metrics: the label of a positive row (default 1; e.g. "
+        "--positive-label yes; a number is read as a number)",
+    )
+    p.add_argument(
+        "--labels",
+        metavar="FILE",
+        help="prediction metrics, two-table form: the true labels (query id, doc id and "
+        "--label columns), joined to the run's predictions on the ids; read as runs are",
+    )
+    p.add_argument(
+        "--unmatched",
+        choices=("error", "drop"),
+        default="error",
+        help="with --labels: a prediction without a label, or a label without a "
+        "prediction, is an error (default) or left out",
+    )
+    p.add_argument(
+        "--interactions",
+        metavar="FILE",
+        help="beyond-accuracy metrics (novelty, catalog_coverage...): the interaction "
+        "history, users as query ids and items as doc ids",
+    )
+    p.add_argument(
+        "--item-features",
+        metavar="FILE",
+        help="beyond-accuracy metrics (intra_list_diversity...): the items' feature vectors",
+    )
+    p.add_argument(
+        "--unseen-items",
+        choices=("error", "drop", "recommenders"),
+        default="error",
+        help="beyond-accuracy metrics: a recommended item the interactions never saw is "
+        "an error (default), left out, or counted as Microsoft Recommenders does",
+    )
+    p.add_argument(
+        "--prefs",
+        metavar="FILE",
+        help="preference judgments for the prefs_* metrics (trec_eval -R prefs format)",
+    )
+    p.add_argument(
+        "--qrels-jg",
+        metavar="FILE",
+        help="judgments with a judgment-group column for the *_avgjg metrics (trec_eval "
+        "-R qrels_jg format)",
+    )
+    p.add_argument(
+        "--judged-only",
+        action="store_true",
+        help="remove the run's unjudged documents before ranking (trec_eval -J)",
+    )
+    p.add_argument(
+        "--memory-limit",
+        type=_memory,
+        metavar="SIZE",
+        help="the memory the automatic plan may use: bytes or a size such as 4GiB "
+        "(default: half the machine's)",
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="say on stderr which plan (one, or out of core) was chosen and why",
+    )
+    p.add_argument(
+        "--partitioned-by",
+        metavar="COL",
+        help="a hive partition column of the run whose partitions hold whole queries: "
+        "out of core, each partition is evaluated alone",
+    )
+    p.add_argument(
+        "--ids",
+        choices=("keep", "str"),
+        default="keep",
+        help="'str': read the query and document ids of every file as text, so that "
+        "integer ids (Parquet, JSON lines) meet a TREC file's (default: keep, as read)",
+    )
+
+
+def _label_value(text: str) -> int | float | str:
+    """``--positive-label``: an integer, else a number, else the text."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
+def _memory(text: str) -> int | str:
+    """``--memory-limit``: bytes, or a size irm.evaluate reads (``4GiB``)."""
+    return int(text) if text.isdigit() else text
 
 
 def _buckets(text: str) -> int | str:
@@ -254,6 +391,135 @@ def _run_names(paths: Sequence[str]) -> list[str]:
     return list(paths)
 
 
+#: irm.evaluate's keyword arguments, each a flag of ``irm evaluate`` of the same name.
+_EVAL_KEYWORDS: tuple[str, ...] = tuple(
+    sorted(EvalKwargs.__required_keys__ | EvalKwargs.__optional_keys__)
+)
+
+
+def _run_columns(args: argparse.Namespace, metrics: list[str]) -> dict[str, str]:
+    """The columns a run file must have for the metrics' route (keyword: column): a
+    prediction log needs its label and prediction, not a doc id."""
+    routes = {request.route for _, request in parse_metric_list(metrics)}
+    if routes == {"prediction"}:
+        if args.labels is not None:
+            return {
+                "query_id": args.query_id,
+                "doc_id": args.doc_id,
+                "prediction": args.prediction,
+            }
+        one = {"label": args.label, "prediction": args.prediction}
+        weight = {} if args.sample_weight is None else {"sample_weight": args.sample_weight}
+        return {**one, **weight}
+    if routes == {"online"}:  # an impression log: its sessions are the queries
+        return {"query_id": args.query_id}
+    return {"query_id": args.query_id, "doc_id": args.doc_id}
+
+
+def _one_order(frames: list[pl.LazyFrame], args: argparse.Namespace) -> list[pl.LazyFrame]:
+    """Runs put together ranked one way: where some have a rank column (a list-shaped
+    run: its positions) and others only scores (a TREC run), the latter get the ranks
+    their scores give under trec_eval's tie-break, so that each run is scored as it
+    would be alone (``--order auto``)."""
+    ranked = [args.rank in frame.collect_schema() for frame in frames]
+    if all(ranked) or not any(ranked):
+        return frames
+    rank = rank_by_score(args.score, args.doc_id).over(args.query_id).alias(args.rank)
+    return [
+        frame if has_rank or args.score not in frame.collect_schema() else frame.with_columns(rank)
+        for frame, has_rank in zip(frames, ranked, strict=True)
+    ]
+
+
+def _ids_as_text(frame: pl.LazyFrame, columns: Sequence[str]) -> pl.LazyFrame:
+    """``--ids str``: the id columns of ``frame`` as text (a list of ids as a list of
+    texts), so integer ids meet a TREC file's."""
+    schema = frame.collect_schema()
+    casts = [
+        pl.col(c).cast(pl.List(pl.String) if is_list_column(schema, c) else pl.String)
+        for c in dict.fromkeys(columns)
+        if c in schema
+    ]
+    return frame.with_columns(casts) if casts else frame
+
+
+def _read_inputs(
+    args: argparse.Namespace, runs: list[str], qrels_source: str | None, metrics: list[str]
+) -> tuple[pl.LazyFrame, dict[str, pl.LazyFrame | None]]:
+    """The run (every file in the long form, one ``run`` per file when there are
+    several) and the other tables irm.evaluate reads, from the flags."""
+    ids = {"query_id": args.query_id, "doc_id": args.doc_id}
+    needed = _run_columns(args, metrics)
+    columns = {**ids, "rank": args.rank, "score": args.score, "relevance": args.relevance}
+    # each run in the long form first: a list-shaped run meets a long one
+    frames = [
+        long_run(scan_run(path, args.run_format, **ids, required=needed), **columns)
+        for path in runs
+    ]
+    if len(runs) > 1:
+        if args.order == "auto":
+            frames = _one_order(frames, args)
+        names = _run_names(runs)
+        frames = [
+            frame.with_columns(pl.lit(name).alias("run"))
+            for frame, name in zip(frames, names, strict=True)
+        ]
+    tables: dict[str, pl.LazyFrame | None] = dict.fromkeys(
+        ("qrels", "queries", "labels", "neighbors", "interactions", "item_features")
+    )
+    if qrels_source is not None:
+        tables["qrels"] = scan_qrels(
+            qrels_source, args.qrels_format, relevance=args.relevance, **ids
+        )
+    if args.queries is not None:
+        tables["queries"] = scan_queries(args.queries, query_id=args.query_id)
+    if args.labels is not None:
+        tables["labels"] = scan_qrels(
+            args.labels, required={"query_id": args.query_id, "doc_id": args.doc_id,
+                                   "label": args.label}, what=_LABELS, **ids,
+        )  # fmt: skip
+    if args.neighbors is not None:
+        tables["neighbors"] = scan_run(args.neighbors, args.run_format, **ids)
+    if args.interactions is not None:
+        tables["interactions"] = scan_run(args.interactions, what=_INTERACTIONS, **ids)
+    if args.item_features is not None:
+        tables["item_features"] = scan_run(
+            args.item_features, what=_ITEM_FEATURES,
+            required={"doc_id": args.doc_id, "features": args.features}, **ids,
+        )  # fmt: skip
+    if args.ids == "str":
+        frames = [_ids_as_text(frame, list(ids.values())) for frame in frames]
+        tables = {
+            name: None if table is None else _ids_as_text(table, list(ids.values()))
+            for name, table in tables.items()
+        }
+    run = pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
+    judgments: dict[str, pl.LazyFrame | None] = {"prefs": None, "qrels_jg": None}
+    for name, source in (("prefs", args.prefs), ("qrels_jg", args.qrels_jg)):
+        if source is not None:
+            check_not_empty(source, "trec", _PREFS if name == "prefs" else _QRELS_JG)
+            reader = read_trec_prefs if name == "prefs" else read_trec_qrels_jg
+            judgments[name] = reader(source).lazy().rename(ids)
+    return run, {**tables, **judgments}
+
+
+_LABELS = "labels: Parquet, CSV, TSV or JSON lines with the ids and the label"
+_INTERACTIONS = "interactions: Parquet, CSV, TSV or JSON lines with user and item ids"
+_ITEM_FEATURES = "item features: Parquet with the item id and a vector column"
+_PREFS = "preference judgments (query_id jg jsg doc_id rel_level)"
+_QRELS_JG = "judgments with groups (query_id jg doc_id relevance)"
+
+
+def _options(args: argparse.Namespace, systems: list[str]) -> EvalKwargs:
+    """irm.evaluate's keyword arguments from the flags, each under its own name."""
+    given = {key: getattr(args, key) for key in _EVAL_KEYWORDS}
+    given["by"] = list(args.by) or None
+    given["systems"] = systems or None
+    if args.buckets is None:
+        given["buckets"] = "auto-memory"
+    return cast(EvalKwargs, given)
+
+
 def _run_evaluate(args: argparse.Namespace) -> int:
     runs: list[str] = list(args.runs)
     qrels_source: str | None = args.qrels
@@ -267,55 +533,44 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     metrics = list(args.metrics or EVALUATE_DEFAULTS)
     if metrics == ["default"]:
         metrics = list(DEFAULT_METRICS)
-    ids = {"query_id": args.query_id, "doc_id": args.doc_id}
-    frames = [scan_run(path, args.run_format, **ids) for path in runs]
-    by, systems = list(args.by), list(args.systems)
-    if len(runs) > 1:
-        names = _run_names(runs)
-        frames = [
-            frame.with_columns(pl.lit(name).alias("run"))
-            for frame, name in zip(frames, names, strict=True)
-        ]
-        systems = ["run", *systems]
-    run = pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
-    qrels = (
-        None
-        if qrels_source is None
-        else scan_qrels(qrels_source, args.qrels_format, relevance=args.relevance, **ids)
-    )
-    queries = None if args.queries is None else scan_queries(args.queries, query_id=args.query_id)
-    neighbors = (
-        None if args.neighbors is None else scan_run(args.neighbors, args.run_format, **ids)
-    )
-    plan = evaluate(
-        run,
-        metrics,
-        qrels=qrels,
-        queries=queries,
-        neighbors=neighbors,
-        by=by or None,
-        systems=systems or None,
-        per_query=args.per_query,
-        order=args.order,
-        relevance_level=args.relevance_level,
-        depth=args.depth,
-        unjudged=args.unjudged,
-        unretrieved=args.unretrieved,
-        check_duplicates=args.check_duplicates,
-        buckets="auto-memory" if args.buckets is None else args.buckets,
-        spill_dir=args.spill_dir,
-        progress=args.progress,
-        rank=args.rank,
-        score=args.score,
-        relevance=args.relevance,
-        **ids,
-    )
-    # the elapsed-time line only where no bar was asked for or refused
-    with _Elapsed(sys.stderr) if args.progress is None else contextlib.nullcontext():
-        result = plan.collect()
+    run, tables = _read_inputs(args, runs, qrels_source, metrics)
+    systems = ["run", *args.systems] if len(runs) > 1 else list(args.systems)
+    by = list(args.by)
+    try:
+        plan = evaluate(run, metrics, **tables, **_options(args, systems))
+        # the elapsed-time line only where no bar was asked for or refused
+        with _Elapsed(sys.stderr) if args.progress is None else contextlib.nullcontext():
+            result = plan.collect()
+    except DuplicateError as error:
+        raise _read_as_one_run(error, runs) from None
     keys = [*systems, *by, args.query_id] if args.per_query else [*systems, *by]
     write_output(result, args.format, args.output, keys=keys, metrics=metrics)
     return 0
+
+
+_UNIQUE_HINT = re.compile(
+    r"[:;,]? (?:keep one (?:row|judgment) per document, )?e\.g\. \.unique\(.*$"
+)
+
+
+def _read_as_one_run(error: DuplicateError, runs: list[str]) -> DuplicateError:
+    """A duplicate in a run read from several files (a quoted glob, a folder): say that
+    the files were read as one run, and how to pass them as systems, where the
+    message's ``.unique(...)`` would merge them."""
+    message = _one_line(str(error))
+    if "the run" not in message:  # the judgments' own duplicates
+        return error
+    for source in runs:
+        files = source_files(source)
+        if len(files) > 1:
+            text = _UNIQUE_HINT.sub("", message)
+            return DuplicateError(
+                f"{text}; {source} names {len(files)} files ({files[0]}, {files[1]}, ...), "
+                "read as one run: to score each file as a system, name them one by one "
+                "(an unquoted shell glob does), or pass --systems COL with a column that "
+                "tells them apart"
+            )
+    return error
 
 
 class _Elapsed:
@@ -461,19 +716,77 @@ def _one_line(text: str) -> str:
     return line
 
 
+#: A Python cast of the ids in a message, where the command has ``--ids str``.
+_ID_CAST = re.compile(r"e\.g\. pl\.col\((['\"])[^'\"]*\1\)\.cast\(pl\.String\)(?: on both)?")
+
+
+def _in_words(message: str, parser: argparse.ArgumentParser, command: str | None) -> str:
+    """An error's or a warning's message as the command's user reads it: its Python
+    keywords written as the command's flags."""
+    flags = _flags(parser, command)
+    if "ids" in flags:
+        message = _ID_CAST.sub("e.g. --ids str (every id of every file read as text)", message)
+    return as_flags(message, flags)
+
+
+#: The hint a warning about a run's coverage gets where several run files were given.
+_SEVERAL_FILES = (
+    " (several run files were given: each is scored as a system on every judged query, "
+    "as an unquoted shell glob gives them; if they are parts of one run, such as one file "
+    "per day, quote the glob, e.g. 'logs/*.parquet', to read them as one run)"
+)
+
+
+def _show_warning(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> Callable[..., None]:
+    """``warnings.showwarning`` for the command: one line each on stderr."""
+
+    def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
+        text = _in_words(_one_line(str(message)) or category.__name__, parser, args.command)
+        coverage = getattr(errors, "CoverageWarning", None)
+        runs = getattr(args, "runs", None) or []
+        if coverage is not None and issubclass(category, coverage) and len(runs) > 1:
+            text += _SEVERAL_FILES
+        print(f"irm: warning: {text}", file=sys.stderr)
+
+    return show
+
+
+#: polars' text for an error of the operating system: ``Not a directory (os error 20): x``.
+_POLARS_OS_ERROR = re.compile(r"^(?P<text>[^(]+) \(os error \d+\): (?P<path>.+)$")
+
+
+def _os_message(error: Exception) -> str | None:
+    """An error of the operating system (Python's or polars' text) as ``FILE: what``,
+    where the library's own message does not already say it."""
+    if isinstance(error, IrmError):
+        return None
+    if isinstance(error, OSError) and error.filename is not None:
+        text = error.strerror or type(error).__name__
+        return f"{os.fsdecode(error.filename)}: {text[:1].lower()}{text[1:]}"
+    found = _POLARS_OS_ERROR.match(_one_line(str(error)))
+    if found is None:
+        return None
+    text = found.group("text")
+    return f"{found.group('path')}: {text[:1].lower()}{text[1:]}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``irm`` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         _stdin_once(args)
-        with spill_guard():  # SIGTERM removes the out-of-core spill folders, as Ctrl-C
-            status: int = args.func(args)
+        with warnings.catch_warnings():  # Python's filters: each warning once per place
+            warnings.showwarning = _show_warning(parser, args)
+            with spill_guard():  # SIGTERM removes the out-of-core spill folders, as Ctrl-C
+                status: int = args.func(args)
     except (IrmError, OSError, pl.exceptions.PolarsError) as error:
-        message = _one_line(str(error)) or repr(error)
+        message = _os_message(error) or _one_line(str(error)) or repr(error)
         if isinstance(error, pl.exceptions.PolarsError) and "utf8" in message.lower():
             message = _undecodable(args) or message
-        message = as_flags(message, _flags(parser, args.command))
+        message = _in_words(message, parser, args.command)
         print(f"irm: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

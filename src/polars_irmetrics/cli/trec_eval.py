@@ -124,7 +124,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.ground.options import Order
 from polars_irmetrics.ground.validate import Policy
-from polars_irmetrics.io.files import scan_qrels, scan_run
+from polars_irmetrics.io.files import check_not_empty, scan_qrels, scan_run
 from polars_irmetrics.io.output import format_of, write_table, write_text
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.report import trec_line
@@ -295,10 +295,7 @@ def _read_run(source: str) -> pl.DataFrame:
     lazy = scan_run(source)  # "-": standard input (trec_eval 10.0 reads results there)
     names = lazy.collect_schema().names()
     keep = [c for c in ("query_id", "doc_id", "score", "rank", "run_id") if c in names]
-    frame = lazy.select(keep).with_columns(_as_text(names)).collect()
-    if frame.height == 0:
-        raise InvalidValueError(f"run {source!r} has no results")
-    return frame
+    return lazy.select(keep).with_columns(_as_text(names)).collect()
 
 
 def _as_text(names: list[str]) -> list[pl.Expr]:
@@ -341,7 +338,10 @@ def run(args: argparse.Namespace) -> int:
         raise UnknownMetricError(
             "none of the requested measures is computed; every measure of -m all_trec is"
         )
-    zscores = read_trec_zscores(args.zscores) if args.zscores else None
+    zscores = None
+    if args.zscores:
+        check_not_empty(args.zscores, "trec", "z-scores (query_id measure mean stddev)")
+        zscores = read_trec_zscores(args.zscores)
 
     _check_format_measures(args.rel_format, selection)
     if args.judged_only and args.rel_format in ("prefs", "qrels_prefs"):
@@ -364,6 +364,7 @@ def run(args: argparse.Namespace) -> int:
     unretrieved: Policy = "zero" if args.complete else "drop"
     if args.rel_format in ("prefs", "qrels_prefs"):
         reader = read_trec_prefs if args.rel_format == "prefs" else read_trec_qrels_prefs
+        check_not_empty(args.qrels, "trec", f"judgments in the -R {args.rel_format} format")
         prefs = reader(args.qrels)
         qrels = prefs.select("query_id").lazy()
         judged = sorted(set(prefs.get_column("query_id").to_list()))
@@ -376,6 +377,7 @@ def run(args: argparse.Namespace) -> int:
                 pl.when(has_results).then(pl.col(m)).otherwise(0).alias(m) for m in PREFS_MEASURES
             )
     elif args.rel_format == "qrels_jg":
+        check_not_empty(args.qrels, "trec", "judgments in the -R qrels_jg format")
         judgments = read_trec_qrels_jg(args.qrels)
         qrels = judgments.drop("jg").lazy()
         per_query = evaluate_jg(

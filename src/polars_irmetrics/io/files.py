@@ -22,7 +22,7 @@ from __future__ import annotations
 import glob
 import io
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -48,14 +48,17 @@ from polars_irmetrics.io.trec import read_trec_qrels, scan_trec_run
 
 __all__ = [
     "FileFormat",
+    "check_not_empty",
     "detect_format",
     "parquet_files",
     "sample_interactions_path",
     "sample_interleaving_path",
     "sample_paths",
+    "scan_log",
     "scan_qrels",
     "scan_queries",
     "scan_run",
+    "source_files",
 ]
 
 FileFormat = Literal["auto", "parquet", "trec", "csv", "tsv", "jsonl"]
@@ -65,6 +68,7 @@ _QRELS = (
     "judgments: Parquet, TREC qrels (query_id iteration doc_id relevance), CSV, TSV or JSON lines"
 )
 _QUERIES = "query attributes: Parquet, CSV or TSV with a header"
+_LOG = "an impression log: Parquet, CSV or TSV with a header"
 
 
 def sample_paths() -> tuple[list[Path], Path]:
@@ -169,6 +173,27 @@ def _glob_format(pattern: str, what: str) -> Literal["parquet", "csv", "tsv", "j
             "CSV or TSV: name the TREC files one by one"
         )
     return found
+
+
+def source_files(source: str) -> list[str]:
+    """The local files a source names: a glob's matches or a folder's files (in name
+    order), else the source itself (a file, a URL, ``-``).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.io.files import source_files
+    >>> source_files("-"), source_files("no/such/*.parquet")
+    (['-'], [])
+    """
+    if is_glob(source):
+        return sorted(p for p in glob.glob(source, recursive=True) if Path(p).is_file())
+    if source != STDIN and "://" not in source and Path(source).is_dir():
+        return sorted(
+            str(p)
+            for p in Path(source).rglob("*")
+            if p.is_file() and not p.name.startswith((".", "_"))
+        )
+    return [source]
 
 
 def _first_line(head: bytes) -> str:
@@ -289,7 +314,7 @@ def _parquet_schema(files: list[Path], what: str) -> None:
                 )
 
 
-def _scan_table(source: str, fmt: str, ids: tuple[str, str], what: str) -> pl.LazyFrame:
+def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.LazyFrame:
     if fmt == "parquet":
         raw = None if not is_local_path(source) and source != STDIN else raw_bytes(source)
         if raw is not None:
@@ -350,6 +375,77 @@ def _check_numbers(lazy: pl.LazyFrame, name: str) -> pl.LazyFrame:
     return lazy
 
 
+def _parquet_rows(source: str, what: str) -> int | None:
+    """The rows of a Parquet source from its footers (None for a URL: not looked at)."""
+    import pyarrow as pa  # a dependency; imported only to count rows
+    import pyarrow.parquet as pq
+
+    raw = raw_bytes(source) if source == STDIN or is_local_path(source) else None
+    if "://" in source and raw is None:
+        return None
+    files = [] if raw is not None else _parquet_files(source, what)
+    if raw is None:
+        _parquet_schema(files, what)  # each footer readable, the same columns
+    total = 0
+    for path in files or [Path(display_name(source))]:
+        try:
+            if raw is not None:
+                total += int(pq.read_metadata(io.BytesIO(raw)).num_rows)
+                break
+            with path.open("rb") as handle:
+                total += int(pq.read_metadata(handle).num_rows)
+        except (pa.ArrowException, OSError, ValueError):
+            raise FileFormatError(
+                f"{path}: a damaged Parquet file (its footer cannot be read); write it "
+                f"again; expected {what}"
+            ) from None
+    return total
+
+
+def _has_data_line(head: bytes, fmt: str) -> bool:
+    """Whether a text's first bytes hold a line of data (after a header for CSV/TSV)."""
+    text = head.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    lines = [line for line in text.splitlines() if line.strip()]
+    if fmt == "trec":
+        lines = [line for line in lines if not line.lstrip().startswith("#")]
+    return len(lines) > (1 if fmt in ("csv", "tsv") else 0)
+
+
+def check_not_empty(source: str | os.PathLike[str], fmt: str, what: str) -> None:
+    """Refuse a run, judgments or log file without a row of data, naming it: an empty
+    file would be scored as retrieving nothing (or judging nothing), zeros with no word.
+
+    ``fmt`` is the file's resolved format; a Parquet source's rows are counted from its
+    footers, a text file's first 64 KiB are looked at (a file longer than that holds a
+    line). Globs of text files and URLs are not looked at.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from polars_irmetrics.io.files import check_not_empty
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "run.csv"
+    ...     _ = path.write_text("query_id,doc_id,score\\n")
+    ...     check_not_empty(str(path), "csv", "a run")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.FileFormatError: .../run.csv: an empty file (a header, no ...
+    """
+    text = os.fspath(source)
+    name = display_name(text)
+    if fmt == "parquet":
+        rows = _parquet_rows(text, what)
+        if rows == 0:
+            raise FileFormatError(f"{name}: an empty Parquet file (no rows); expected {what}")
+        return
+    if is_glob(text) or "://" in text:
+        return
+    head = open_text(text, what).head
+    if len(head) < (1 << 16) and not _has_data_line(head, fmt):
+        kind = "a header, no rows" if head.strip() and fmt in ("csv", "tsv") else "no line of data"
+        raise FileFormatError(f"{name}: an empty file ({kind}); expected {what}")
+
+
 def _with_columns(table: pl.LazyFrame, source: str, needed: dict[str, str]) -> pl.LazyFrame:
     """``table``, or :class:`ColumnNotFoundError` naming the file and the argument that
     names the column it lacks."""
@@ -381,21 +477,29 @@ def scan_run(
     *,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
+    required: Mapping[str, str] | None = None,
+    what: str = _RUN,
 ) -> pl.LazyFrame:
     """A run from a file or Parquet source, as a LazyFrame.
 
     TREC run files give ``query_id``, ``doc_id``, ``score``, ``run_id`` (their rank
     column is ignored, as trec_eval does); tables keep their own columns, with ids read
-    as strings from CSV/TSV.
+    as strings from CSV/TSV. ``required`` maps keywords to the columns the table must
+    have (default: ``query_id`` and ``doc_id``; a prediction log needs ``label`` and
+    ``prediction`` instead); a missing one is named with the file and the keyword. A
+    file without a row of data is refused (:func:`check_not_empty`). ``what`` says
+    what the file should hold, in messages (another table read as runs are).
     """
     _check_format(fmt, "run")
     text = os.fspath(source)
-    resolved = detect_format(text, _RUN) if fmt == "auto" else fmt
+    resolved = detect_format(text, what) if fmt == "auto" else fmt
+    check_not_empty(text, resolved, what)
     if resolved == "trec":
         frame = scan_trec_run(text)
         return frame.rename({"query_id": query_id, "doc_id": doc_id})
-    table = _scan_table(text, resolved, (query_id, doc_id), _RUN)
-    return _with_columns(table, text, {"query_id": query_id, "doc_id": doc_id})
+    table = _scan_table(text, resolved, (query_id, doc_id), what)
+    needed = {"query_id": query_id, "doc_id": doc_id} if required is None else dict(required)
+    return _with_columns(table, text, needed)
 
 
 def scan_qrels(
@@ -405,21 +509,26 @@ def scan_qrels(
     query_id: str = "query_id",
     doc_id: str = "doc_id",
     relevance: str = "relevance",
+    required: Mapping[str, str] | None = None,
+    what: str = _QRELS,
 ) -> pl.LazyFrame:
     """Judgments from a file or Parquet source, as a LazyFrame.
 
     TREC qrels files give ``query_id``, ``doc_id``, ``relevance`` (Int64 when every
-    label is a whole number, else Float64; fractional labels are kept).
+    label is a whole number, else Float64; fractional labels are kept). A file without
+    a row of data is refused (:func:`check_not_empty`); ``required`` and ``what`` as
+    :func:`scan_run` takes them (default: the ids and the relevance).
     """
     _check_format(fmt, "qrels")
     text = os.fspath(source)
-    resolved = detect_format(text, _QRELS) if fmt == "auto" else fmt
+    resolved = detect_format(text, what) if fmt == "auto" else fmt
+    check_not_empty(text, resolved, what)
     if resolved == "trec":
         frame = read_trec_qrels(text).lazy()
         return frame.rename({"query_id": query_id, "doc_id": doc_id, "relevance": relevance})
-    table = _scan_table(text, resolved, (query_id, doc_id), _QRELS)
+    table = _scan_table(text, resolved, (query_id, doc_id), what)
     names = {"query_id": query_id, "doc_id": doc_id, "relevance": relevance}
-    return _with_columns(table, text, names)
+    return _with_columns(table, text, names if required is None else dict(required))
 
 
 def scan_queries(source: str | os.PathLike[str], *, query_id: str = "query_id") -> pl.LazyFrame:
@@ -431,4 +540,17 @@ def scan_queries(source: str | os.PathLike[str], *, query_id: str = "query_id") 
             f"{display_name(text)}: not a table with a header; query attributes are read from "
             "Parquet, CSV or TSV with columns such as query_id,day"
         )
+    check_not_empty(text, resolved, _QUERIES)
     return _scan_table(text, resolved, (query_id, query_id), _QUERIES)
+
+
+def scan_log(source: str | os.PathLike[str]) -> pl.LazyFrame:
+    """An impression log (or any table with a header) from a file, lazily: Parquet,
+    CSV or TSV, read as runs are (globs, folders, compressed text, ``-``); a file that
+    is no table, or holds no row, is refused naming it."""
+    text = os.fspath(source)
+    resolved = detect_format(text, _LOG)
+    check_not_empty(text, resolved, _LOG)
+    if resolved == "trec":
+        raise FileFormatError(f"{display_name(text)}: not a table with a header; expected {_LOG}")
+    return _scan_table(text, resolved, (), _LOG)
