@@ -314,6 +314,18 @@ def _input_flags(p: argparse.ArgumentParser) -> None:
         "an error (default), left out, or counted as Microsoft Recommenders does",
     )
     p.add_argument(
+        "--serendipity-relevance",
+        metavar="COLUMN",
+        help="beyond-accuracy metrics: the column of the interactions weighting each "
+        "item's serendipity (default: every item relevant)",
+    )
+    p.add_argument(
+        "--jg",
+        default="jg",
+        metavar="COLUMN",
+        help="the judgment-group column of --qrels-jg (default jg)",
+    )
+    p.add_argument(
         "--prefs",
         metavar="FILE",
         help="preference judgments for the prefs_* metrics (trec_eval -R prefs format)",
