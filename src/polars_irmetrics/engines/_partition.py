@@ -240,7 +240,7 @@ def evaluate_part(job: Job, run: pa.Table, qrels: pa.Table | None) -> pa.Table:
     raises it (Spark carries it back with :func:`carry_error`).
     """
     qrels_frame = None if qrels is None else _frame(qrels).lazy()
-    plan = build_plan(_frame(run).lazy(), job.requests, qrels_frame, job.options)
+    plan = build_plan(_frame(run).lazy(), job.requests, qrels_frame, job.options, warn=False)
     return _to_arrow(plan.collect(), job.per_query_schema)
 
 
@@ -250,7 +250,7 @@ def evaluate_lazy(job: Job, run: pl.LazyFrame, qrels: pl.LazyFrame | None) -> pa
     memory holds a part of its rows at a time (the metrics' sums are exact in any
     batching: :func:`~polars_irmetrics.metrics.scope.fixed_sum`)."""
     judged = None if qrels is None else qrels.drop(PART, strict=False)
-    plan = build_plan(run.drop(PART, strict=False), job.requests, judged, job.options)
+    plan = build_plan(run.drop(PART, strict=False), job.requests, judged, job.options, warn=False)
     return _to_arrow(plan.collect(engine="streaming"), job.per_query_schema)
 
 

@@ -10,6 +10,7 @@ the first problem with a message that names the column, the query and the fix.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -19,12 +20,20 @@ import polars as pl
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
+    CoverageWarning,
     DuplicateError,
     InvalidValueError,
     QuerySetError,
 )
 
-__all__ = ["CheckSpec", "IdKind", "id_kind", "raise_on_bad_rows", "require_columns"]
+__all__ = [
+    "CheckSpec",
+    "IdKind",
+    "id_kind",
+    "raise_on_bad_rows",
+    "require_columns",
+    "warn_on_coverage",
+]
 
 IdKind = Literal["string", "integer"]
 Policy = Literal["zero", "drop", "error"]
@@ -32,6 +41,13 @@ POLICIES: tuple[str, ...] = ("zero", "drop", "error")
 
 #: Prefix of every internal column the plan adds; none reaches the user.
 INTERNAL = "__irm_"
+#: Per-query counts the coverage warning reads (:func:`warn_on_coverage`): judged
+#: documents, judged documents retrieved, and whether the run lists the query (a
+#: Boolean on the run's own check rows, :func:`raise_on_bad_rows` turns it into one per
+#: query; absent where the plan does not read the run's query list).
+JUDGED_DOCS = f"{INTERNAL}judged_docs"
+FOUND_DOCS = f"{INTERNAL}found_docs"
+LISTED = f"{INTERNAL}listed"
 
 
 def require_columns(schema: pl.Schema, columns: Sequence[str], frame: str, hint: str) -> None:
@@ -290,6 +306,19 @@ def raise_on_bad_rows(
                     n=row[column],
                 )
             )
+    if LISTED in frame.columns:  # the run's queries, from its per-query check rows
+        listed = (
+            frame.filter(pl.col(check_rows) & pl.col(LISTED).fill_null(False))
+            .select(spec.keys)
+            .unique()
+            .with_columns(pl.lit(True).alias(LISTED))
+        )
+        frame = (
+            frame.filter(~pl.col(check_rows))
+            .drop(LISTED)
+            .join(listed, on=spec.keys, how="left", nulls_equal=True, maintain_order="left")
+            .with_columns(pl.col(LISTED).fill_null(False))
+        )
     frame = frame.filter(~pl.col(check_rows))
     judged, retrieved = pl.col(f"{INTERNAL}judged"), pl.col(f"{INTERNAL}retrieved")
     if spec.unplaced and spec.unretrieved != "drop":
@@ -356,3 +385,94 @@ def _raise_query_set(bad: pl.DataFrame, spec: CheckSpec, where: str, policy: str
         f"{shown}{more}; pass {policy}='zero' to score them 0 or {policy}='drop' to leave "
         "them out"
     )
+
+
+#: The hints of :func:`warn_on_coverage`, computed on its path only (they read the
+#: inputs again): each returns a sentence, or ``None`` when it has nothing to say.
+Hint = Callable[[], str | None]
+
+
+def warn_on_coverage(
+    frame: pl.DataFrame,
+    *,
+    systems: Sequence[str],
+    listed: str | None,
+    unretrieved: Policy,
+    hints: Sequence[Hint] = (),
+) -> pl.DataFrame:
+    """Warn once per run (each value of the ``systems`` keys) that retrieves no judged
+    document, or does not list most judged queries, then return ``frame`` unchanged.
+
+    ``frame`` is the checked per-query frame of every bucket: the flag
+    ``__irm_judged`` and the counts :data:`JUDGED_DOCS` and :data:`FOUND_DOCS`; with
+    ``listed`` the Boolean column that says whether the run lists the query (where it
+    is absent or null, only a run that retrieves no judged document is warned about).
+    The values are never changed: such a run scores 0 where trec_eval scores 0; the warning
+    (:class:`~polars_irmetrics.errors.CoverageWarning`) says that ids which do not
+    match are the more likely cause, with ``hints`` where the ids match after a change.
+    """
+    judged = frame.filter(pl.col(f"{INTERNAL}judged"))
+    if not judged.height:
+        where = " (with systems=: or the run has no rows)" if systems else ""
+        warnings.warn(
+            f"no judged query to evaluate: the judgments are empty{where}, so every mean "
+            "is over 0 queries (num_q 0); check the judgments' file or frame (trec_eval "
+            "refuses such an evaluation: 'No queries with both results and relevance info')",
+            CoverageWarning,
+            stacklevel=2,
+        )
+        return frame
+    if listed is not None and judged.get_column(listed).null_count():
+        listed = None  # the plan did not read the run's query list
+    found = pl.col(FOUND_DOCS)
+    counts = judged.group_by(list(systems), maintain_order=True).agg(
+        pl.len().alias("queries"),
+        (found > 0).sum().alias("found_queries"),
+        pl.col(JUDGED_DOCS).sum().alias("docs"),
+        found.sum().alias("found"),
+        *([pl.col(listed).sum().alias("listed")] if listed is not None else []),
+    )
+    said: list[str] = []
+    for row in counts.sort(list(systems)).iter_rows(named=True):
+        name = _run_name(row, systems)
+        tally = (
+            f"{row['found']} of {row['docs']} judged documents, in {row['found_queries']} of "
+            f"{row['queries']} judged queries"
+        )
+        if listed is not None:
+            tally += f"; it lists {row['listed']} of the {row['queries']} judged queries"
+        if row["found"] == 0:
+            said.append(
+                f"{name} retrieves no judged document ({tally}): every metric scores 0 on "
+                "every judged query, as trec_eval scores such a run"
+            )
+        elif listed is not None and 2 * row["listed"] < row["queries"]:
+            missed = row["queries"] - row["listed"]
+            fate = (
+                "are left out (unretrieved='drop')"
+                if unretrieved == "drop"
+                else "each score 0 (unretrieved='zero', as trec_eval -c)"
+            )
+            said.append(
+                f"{name} misses most judged queries ({tally}): the {missed} it misses {fate}"
+            )
+    if not said:
+        return frame
+    extra = [h for h in (hint() for hint in hints) if h]
+    advice = (
+        " ".join(extra)
+        if extra
+        else "Check that the run and the judgments name the same queries and documents "
+        "(same collection, same id spelling)."
+    )
+    for text in said:
+        warnings.warn(f"{text}. {advice}", CoverageWarning, stacklevel=2)
+    return frame
+
+
+def _run_name(row: Mapping[str, object], systems: Sequence[str]) -> str:
+    if not systems:
+        return "the run"
+    if len(systems) == 1:
+        return f"system {row[systems[0]]!r}"
+    return "system (" + ", ".join(f"{k}={row[k]!r}" for k in systems) + ")"
