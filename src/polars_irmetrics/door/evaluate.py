@@ -34,7 +34,7 @@ from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.buckets import collect_guarded
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
-from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
+from polars_irmetrics.ground.options import EvalKwargs, EvalOptions, check_read
 from polars_irmetrics.metrics.registry import MetricRequest, check_inputs, means, parse_metric_list
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.offline.plan import build_plan
@@ -216,7 +216,11 @@ def evaluate(
     **options
         The options of the evaluation, the same keywords at every door (typed once
         as :class:`~polars_irmetrics.ground.options.EvalKwargs`, checked once into
-        :class:`~polars_irmetrics.EvalOptions`):
+        :class:`~polars_irmetrics.EvalOptions`). An option given (a value other than
+        its default) that none of the metrics asked for reads is refused, never ignored
+        (``sample_weight=`` with a ranking metric, ``features=`` without a
+        beyond-accuracy metric...): the table of which metrics read which option is
+        :data:`~polars_irmetrics.ground.options.READ_BY`.
 
         ``by``
             Attributes of the query (day, market, segment, query length): each combination
@@ -301,7 +305,7 @@ def evaluate(
             Folder for the buckets' temporary files (default: the system's temporary
             folder, ``TMPDIR``); they need up to twice the run's Parquet size on disk
             (written uncompressed, for speed) and are removed when the evaluation ends.
-            Ignored without ``buckets``.
+            Refused with ``buckets=None``, which writes none.
 
         ``memory_limit``
             The memory ``buckets="auto-memory"`` may plan for: bytes, or a size such as
@@ -445,7 +449,13 @@ def evaluate(
         )
     }
     built = EvalOptions.build(**options)
-    plan = evaluate_plan(frame.lazy(), parse_metric_list(metrics), tables, built)
+    requests = parse_metric_list(metrics)
+    routes: dict[str, list[str]] = {}
+    for label, request in requests:
+        routes.setdefault(route(request.metric), []).append(label)
+    # an option none of the metrics reads is refused, never ignored
+    check_read(built, routes, labels=tables["labels"] is not None)
+    plan = evaluate_plan(frame.lazy(), requests, tables, built)
     return collect_guarded(plan) if eager else plan
 
 
