@@ -322,7 +322,7 @@ def raise_on_bad_rows(
     frame = frame.filter(~pl.col(check_rows))
     judged, retrieved = pl.col(f"{INTERNAL}judged"), pl.col(f"{INTERNAL}retrieved")
     if spec.unplaced and spec.unretrieved != "drop":
-        _raise_unplaced(frame.filter(judged & ~retrieved).sort(spec.keys), spec)
+        _raise_unplaced(frame.filter(judged), spec)
     if spec.unjudged == "error":
         _raise_query_set(
             frame.filter(~judged).sort(spec.keys),
@@ -355,24 +355,49 @@ def _describe(row: Mapping[str, object], spec: CheckSpec) -> str:
     return f"{text} ({', '.join(parts)})" if parts else text
 
 
-def _raise_unplaced(bad: pl.DataFrame, spec: CheckSpec) -> None:
+def _raise_unplaced(judged: pl.DataFrame, spec: CheckSpec) -> None:
     """A ``by`` key of the run alone, and a judged query some group did not retrieve:
-    whether it counts (0) in that group depends on what the key means."""
-    if not bad.height:
+    the judgments do not say which group the query belongs to, so whether it counts (0)
+    in that group depends on what the key means."""
+    retrieved = pl.col(f"{INTERNAL}retrieved")
+    missed = judged.filter(~retrieved)
+    if not missed.height:
         return
-    key = spec.unplaced[0]
-    shown = ", ".join(_describe(r, spec) for r in bad.head(3).iter_rows(named=True))
-    more = f" and {bad.height - 3} more" if bad.height > 3 else ""
-    raise QuerySetError(
-        f"by key {key!r} is in the run but not in the judgments, and {bad.height} judged "
-        f"(query, group) pair(s) were not retrieved: {shown}{more}. Whether such a query "
-        f"counts 0 in that group depends on what {key!r} means: if it names systems or "
-        f"runs (each scored on every judged query), pass systems={key!r} instead of by=; if "
-        f"it is an attribute of the query (day, market, segment), give each judged query "
-        f"its {key!r}, in a {key!r} column of the judgments or with queries= (a table of "
-        f"query ids and {key!r}); or pass unretrieved='drop' to score each group on the "
-        "queries it retrieved"
+    key, keys, query_id = spec.unplaced[0], list(spec.unplaced), spec.query_id
+    where = judged.filter(retrieved).sort(spec.keys)
+    queries = missed.get_column(query_id).n_unique()
+    groups = judged.select(keys).unique().height
+    # an example: a query the run lists under some group(s), missed by another
+    listed = where.join(missed.select(query_id).unique(), on=query_id, how="semi").sort(
+        [query_id, *keys]
     )
+    if listed.height:
+        first = listed.row(0, named=True)[query_id]
+        under = listed.filter(pl.col(query_id) == first)
+        shown = ", ".join(_group(r, keys) for r in under.head(3).iter_rows(named=True))
+        example = (
+            f" (e.g. query {first!r}: the run lists it under {shown}, and the judgments "
+            "cannot tell whether it belongs to the other groups too)"
+        )
+    else:
+        first = missed.sort(query_id).get_column(query_id)[0]
+        example = f" (e.g. query {first!r}, which no group of the run lists)"
+    named = ", ".join(repr(k) for k in keys)
+    raise QuerySetError(
+        f"by key {key!r} is in the run but not in the judgments: the judgments do not say "
+        f"which {key!r} each judged query belongs to, so {queries} judged quer"
+        f"{'y' if queries == 1 else 'ies'} that some of the {groups} groups did not retrieve "
+        f"cannot be placed{example}. If {key!r} is an attribute of the query (day, market, "
+        f"segment), give each judged query its {key!r}: with queries= (a table of query ids "
+        f"and {named}, e.g. queries=run.select({query_id!r}, {named}).unique()), or in a "
+        f"{key!r} column of the judgments; if it names systems or runs (each scored on every "
+        f"judged query), pass systems={key!r} instead of by=; or pass unretrieved='drop' to "
+        "score each group on the queries it retrieved"
+    )
+
+
+def _group(row: Mapping[str, object], keys: Sequence[str]) -> str:
+    return ", ".join(f"{k}={row[k]!r}" for k in keys)
 
 
 def _raise_query_set(bad: pl.DataFrame, spec: CheckSpec, where: str, policy: str) -> None:
