@@ -161,3 +161,16 @@ def test_unmatched_without_labels(frame_kind: str) -> None:
     )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         irm.evaluate(table, ["auc"], unmatched="drop")
+
+
+def test_compare_refuses_what_evaluate_refuses() -> None:
+    run = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "score": [1.0, 1.0]})
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    message = (
+        "sample_weight='w' is not read by metric 'ndcg@10': only the prediction metrics "
+        "(auc, logloss, rmse...) read it; drop sample_weight="
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.compare({"a": run, "b": run}, "ndcg@10", qrels=qrels, sample_weight="w")
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.tukey_hsd({"a": run, "b": run, "c": run}, "ndcg@10", qrels=qrels, sample_weight="w")

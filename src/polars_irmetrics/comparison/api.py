@@ -27,9 +27,11 @@ from polars_irmetrics.comparison.options import (
 )
 from polars_irmetrics.comparison.paired import paired_stats
 from polars_irmetrics.comparison.record import Record, remember
+from polars_irmetrics.door.evaluate import route
 from polars_irmetrics.errors import InvalidValueError, QuerySetError
 from polars_irmetrics.ground.inputs import FrameInput
-from polars_irmetrics.ground.options import EvalOptions, PlanKwargs
+from polars_irmetrics.ground.options import EvalOptions, PlanKwargs, check_read
+from polars_irmetrics.metrics.registry import parse_metric_list
 from polars_irmetrics.stats.multitest import Correction, adjust
 
 if TYPE_CHECKING:
@@ -188,7 +190,7 @@ def compare(
     >>> irm.compare({"a": a, "c": c}, "P@1", qrels=qrels, per_query=True)["delta"].to_list()
     [0.0, 0.0, -1.0]
     """
-    plan_options = compare_eval_options(options)
+    plan_options = compare_eval_options(options, metrics)
     checked = CompareOptions(
         baseline=baseline,
         mode=mode,
@@ -217,15 +219,24 @@ def compare(
     return result if per_query else remember(result, Record(checked, values, query_id))
 
 
-def compare_eval_options(options: Mapping[str, object]) -> EvalOptions:
-    """The evaluation options of a comparison, from its keyword arguments (checked)."""
+def compare_eval_options(
+    options: Mapping[str, object], metrics: str | Iterable[str]
+) -> EvalOptions:
+    """The evaluation options of a comparison, from its keyword arguments (checked), an
+    option none of ``metrics`` reads refused as :func:`~polars_irmetrics.evaluate`
+    refuses it."""
     for name in ("by", "systems", "per_query", "unretrieved"):
         if name in options:
             raise InvalidValueError(
                 f"compare sets {name}= itself (the systems are its groups, and query_set= "
                 f"chooses the queries); drop {name}=..."
             )
-    return EvalOptions.build(**options)
+    built = EvalOptions.build(**options)
+    routes: dict[str, list[str]] = {}
+    for label, request in parse_metric_list(metrics):
+        routes.setdefault(route(request.metric), []).append(label)
+    check_read(built, routes)
+    return built
 
 
 def comparisons(systems: list[str], options: CompareOptions) -> list[tuple[int, int]]:
