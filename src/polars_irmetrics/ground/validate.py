@@ -439,12 +439,10 @@ def warn_on_coverage(
     judged = frame.filter(pl.col(f"{INTERNAL}judged"))
     if not judged.height:
         where = " (with systems=: or the run has no rows)" if systems else ""
-        warnings.warn(
+        _warn(
             f"no judged query to evaluate: the judgments are empty{where}, so every mean "
             "is over 0 queries (num_q 0); check the judgments' file or frame (trec_eval "
-            "refuses such an evaluation: 'No queries with both results and relevance info')",
-            CoverageWarning,
-            stacklevel=2,
+            "refuses such an evaluation: 'No queries with both results and relevance info')"
         )
         return frame
     if listed is not None and judged.get_column(listed).null_count():
@@ -491,8 +489,17 @@ def warn_on_coverage(
         "(same collection, same id spelling)."
     )
     for text in said:
-        warnings.warn(f"{text}. {advice}", CoverageWarning, stacklevel=2)
+        _warn(f"{text}. {advice}")
     return frame
+
+
+def _warn(text: str) -> None:
+    """A :class:`~polars_irmetrics.errors.CoverageWarning`, given from the plan (a polars
+    callback, where no line of the caller's is on the stack): shown under the library's
+    name, without a source line, and each time (not once per process)."""
+    warnings.warn_explicit(
+        text, CoverageWarning, filename="polars_irmetrics", lineno=0, module="polars_irmetrics"
+    )
 
 
 def _run_name(row: Mapping[str, object], systems: Sequence[str]) -> str:
