@@ -45,17 +45,23 @@ def _collect(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
 def test_a_run_only_attribute_with_unretrieved_judged_queries_is_refused(lazy: bool) -> None:
     # The case: desktop's judged queries would count as zeros in mobile's mean.
     run, qrels = _segmented()
+    # the cause is that the judgments do not place a judged query in a group, not that
+    # 60 (query, group) pairs were "not retrieved" (q00 is a mobile query, not a desktop
+    # one the run missed)
     message = (
-        # 20 mobile queries missing from desktop, 40 desktop queries from mobile
-        "by key 'segment' is in the run but not in the judgments, and 60 judged (query, "
-        "group) pair(s) were not retrieved:"
+        "by key 'segment' is in the run but not in the judgments: the judgments do not say "
+        "which 'segment' each judged query belongs to, so 60 judged queries that some of "
+        "the 2 groups did not retrieve cannot be placed (e.g. query 'q00': the run lists it "
+        "under segment='mobile', and the judgments cannot tell whether it belongs to the "
+        "other groups too). If 'segment' is an attribute of the query (day, market, "
+        "segment), give each judged query its 'segment': with queries= (a table of query "
+        "ids and 'segment', e.g. queries=run.select('query_id', 'segment').unique()), or in "
+        "a 'segment' column of the judgments; if it names systems or runs (each scored on "
+        "every judged query), pass systems='segment' instead of by=; or pass "
+        "unretrieved='drop' to score each group on the queries it retrieved"
     )
-    with pytest.raises(QuerySetError, match=re.escape(message)) as caught:
+    with pytest.raises(QuerySetError, match=re.escape(message)):
         _collect(irm.evaluate(_maybe_lazy(run, lazy), ["ndcg@10"], qrels=qrels, by="segment"))
-    text = str(caught.value)
-    assert "pass systems='segment' instead of by=" in text
-    assert "with queries= (a table of query ids and 'segment')" in text
-    assert "or pass unretrieved='drop'" in text
 
 
 @pytest.mark.parametrize("lazy", LAZY)
@@ -287,3 +293,19 @@ def test_beyond_accuracy_options_through_the_door(lazy: bool) -> None:
     assert _collect(out).rows() == [(0.0, 1 / 3)]
     with pytest.raises(irm.InvalidValueError, match=re.escape("unseen_items='zero' is not")):
         irm.evaluate(recs, ["map"], qrels=recs.with_columns(relevance=1), unseen_items="zero")
+
+
+@pytest.mark.parametrize("lazy", LAZY)
+def test_a_judged_query_no_group_lists_is_named_as_such(lazy: bool) -> None:
+    run, qrels = _segmented(n=4, mobile=2)
+    # the same two groups, but q03 is judged and retrieved by neither
+    listed = run.filter(pl.col("query_id") != "q03")
+    run = pl.concat(
+        [listed.with_columns(pl.lit(segment).alias("segment")) for segment in ("a", "b")]
+    )
+    message = (
+        "so 1 judged query that some of the 2 groups did not retrieve cannot be placed "
+        "(e.g. query 'q03', which no group of the run lists). If 'segment' is an attribute"
+    )
+    with pytest.raises(QuerySetError, match=re.escape(message)):
+        _collect(irm.evaluate(_maybe_lazy(run, lazy), ["P@1"], qrels=qrels, by="segment"))

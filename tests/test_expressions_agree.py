@@ -9,6 +9,8 @@ retrieved nothing; a group that is not one ranking gives null for every metric.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +22,7 @@ from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
 from polars_irmetrics import expressions
+from polars_irmetrics.errors import InvalidValueError
 
 from .helpers import property_settings
 
@@ -209,5 +212,56 @@ def test_a_frame_without_doc_ids_checks_the_ranks_only() -> None:
     twice = SEGMENT.drop("doc_id").filter(pl.col("query_id") == "q1")
     assert twice.select(irm.num_ret()).item() == 2
     renamed = SEGMENT.rename({"doc_id": "docno"}).with_columns(rank=pl.Series([1, 2, None, 3, 4]))
-    assert renamed.select(irm.num_ret()).item() == 4
-    assert renamed.select(irm.num_ret(doc_id="docno")).item() is None
+    # two queries: the query_id column tells them, whatever the document column's name
+    assert renamed.select(irm.num_ret()).item() is None
+    # without it, ranks 1..4 and no doc_id column: nothing tells this is not one ranking
+    alone = renamed.drop("query_id")
+    assert alone.select(irm.num_ret()).item() == 4
+    assert alone.select(irm.num_ret(doc_id="docno")).item() is None
+
+
+SEVERAL = pl.DataFrame(
+    {
+        "segment": ["web"] * 4 + ["app"] * 2,
+        "query_id": ["q1", "q1", "q2", "q2", "q3", "q3"],
+        "doc_id": ["a", "b", "c", "d", "e", "f"],
+        "score": [2.0, 1.0, 2.0, 1.0, 2.0, 1.0],
+        "relevance": [1, 0, 0, 1, 1, 0],
+    }
+)
+
+
+def test_a_group_of_several_queries_is_null_with_ranks_by_score(frame_kind: str) -> None:
+    # rank_by_score never repeats a rank and the documents differ: only the query_id
+    # column tells that "web" holds two queries (it gave a number mixing them into one
+    # fake ranking); a group of one query keeps its value
+    frame = SEVERAL.lazy() if frame_kind == "LazyFrame" else SEVERAL
+    metrics = [irm.ndcg(k=10, rank=irm.rank_by_score()), irm.map(rank=irm.rank_by_score())]
+    out = frame.group_by("segment").agg(metrics).sort("segment")
+    result = out.collect() if isinstance(out, pl.LazyFrame) else out
+    assert result.rows() == [("app", 1.0, 1.0), ("web", None, None)]
+    per_query = frame.group_by("segment", "query_id").agg(metrics)
+    means = per_query.group_by("segment").agg(pl.col("ndcg@10", "map").mean()).sort("segment")
+    collected = means.collect() if isinstance(means, pl.LazyFrame) else means
+    # web: q1 nDCG 1, AP 1; q2 relevant at rank 2: nDCG 1/log2(3), AP 1/2
+    segment, ndcg, ap = collected.row(1)
+    assert (segment, ap) == ("web", 0.75)
+    assert math.isclose(ndcg, (1 + 1 / math.log2(3)) / 2, rel_tol=1e-15)
+
+
+@pytest.mark.parametrize("label", [float("nan"), float("inf"), 2.0**32])
+def test_a_label_evaluate_refuses_gives_null(frame_kind: str, label: float) -> None:
+    # a NaN label counted as relevant (polars orders NaN above every number): MAP 1.0
+    judged = SEVERAL.filter(pl.col("query_id") == "q3").with_columns(
+        pl.Series("relevance", [label, 0.0])
+    )
+    frame = judged.lazy() if frame_kind == "LazyFrame" else judged
+    out = frame.select(irm.map(rank=irm.rank_by_score()), irm.ndcg(rank=irm.rank_by_score()))
+    result = out.collect() if isinstance(out, pl.LazyFrame) else out
+    assert result.rows() == [(None, None)]
+    message = (
+        "column 'relevance' of the judged table has 1 label(s) that are NaN, infinite or of "
+        "magnitude 2**32 or more in query 'q3'"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(judged.drop("segment"), ["map"], order="score")

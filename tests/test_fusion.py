@@ -130,11 +130,12 @@ def test_condorcet_equal_to_ranx_when_majority_is_an_order(method: str) -> None:
 
 
 def test_condorcet_draw_counts_half() -> None:
-    """Two runs disagreeing on a and b: a draw, half a win each; ties then by id."""
+    """Two runs disagreeing on a and b: a draw, half a win each; ties then by id,
+    descending, as evaluate and trec_eval break them."""
     one = pl.DataFrame({"query_id": "q", "doc_id": ["a", "b"], "score": [2.0, 1.0]})
     two = pl.DataFrame({"query_id": "q", "doc_id": ["b", "a"], "score": [2.0, 1.0]})
     out = irm.fuse({"one": one, "two": two}, "condorcet")
-    assert out.rows() == [("q", "a", 2.0, 1), ("q", "b", 1.0, 2)]
+    assert out.rows() == [("q", "b", 2.0, 1), ("q", "a", 1.0, 2)]
 
 
 TRAINED = {
@@ -198,16 +199,44 @@ def test_queries_in_some_runs_only() -> None:
 def test_ties_broken_by_doc_id_and_depth() -> None:
     one = pl.DataFrame({"query_id": "q", "doc_id": ["c", "b", "a"], "score": [1.0, 1.0, 1.0]})
     two = pl.DataFrame({"query_id": "q", "doc_id": ["z"], "score": [0.5]})
+    # ties by document id descending compared as text, as evaluate and trec_eval
     out = irm.fuse({"one": one, "two": two}, "sum", depth=2)
-    assert out.rows() == [("q", "a", 1.0, 1), ("q", "b", 1.0, 2)]
-    # rrf reads positions: a, b, c are 1st, 2nd, 3rd of run one (ties by id)
+    assert out.rows() == [("q", "c", 1.0, 1), ("q", "b", 1.0, 2)]
+    # rrf reads positions: c, b, a are 1st, 2nd, 3rd of run one (ties by id); c and z
+    # then tie at 1/1, and z > c
     rrf = irm.fuse({"one": one, "two": two}, "rrf", k=0)
     assert rrf.rows() == [
-        ("q", "a", 1.0, 1),
-        ("q", "z", 1.0, 2),
+        ("q", "z", 1.0, 1),
+        ("q", "c", 1.0, 2),
         ("q", "b", 0.5, 3),
-        ("q", "c", 1 / 3, 4),
+        ("q", "a", 1 / 3, 4),
     ]
+
+
+@pytest.mark.parametrize("method", ["sum", "max", "rrf", "isr", "log_isr", "mnz"])
+@pytest.mark.parametrize("integer_ids", [False, True])
+def test_fusing_a_run_with_itself_gives_that_runs_metrics(method: str, integer_ids: bool) -> None:
+    # many ties in score: the fused run must break them as evaluate breaks the run's
+    rng = np.random.default_rng(3)
+    n = 400
+    run = pl.DataFrame(
+        {
+            "query_id": [f"q{i % 20}" for i in range(n)],
+            "doc_id": [i // 20 * 7 % 97 for i in range(n)],
+            "score": rng.integers(0, 4, n).astype(float),
+        }
+    )
+    run = run.with_columns(pl.col("doc_id") if integer_ids else pl.col("doc_id").cast(pl.String))
+    qrels = run.select("query_id", "doc_id").with_columns(
+        pl.Series("relevance", rng.integers(0, 3, n))
+    )
+    metrics = ["mrr", "ndcg@5", "P@3", "map"]
+    # fusion takes two runs or more: the run with itself fuses to the same order
+    fused = irm.fuse({"one": run, "again": run}, method)
+    assert_frame_equal(
+        irm.evaluate(fused, metrics, qrels=qrels, per_query=True),
+        irm.evaluate(run, metrics, qrels=qrels, per_query=True),
+    )
 
 
 def test_long_frame_and_namespace_equal_dict() -> None:

@@ -240,3 +240,48 @@ def test_rank_by_score_inside_a_group_by(frame_kind: str) -> None:
     out = frame.group_by("query_id").agg(irm.mrr(rank=irm.rank_by_score()))
     result = out.collect() if isinstance(out, pl.LazyFrame) else out
     assert result["mrr"].item() == 1 / 3  # d9 > d10 > d1 as text
+
+
+@pytest.mark.parametrize(
+    ("options", "keys"),
+    [
+        ({"per_query": True}, ["query_id"]),
+        ({"by": "day"}, ["day"]),
+        ({"systems": "day"}, ["day"]),
+        ({"by": "day", "per_query": True}, ["day", "query_id"]),
+    ],
+    ids=["per_query", "by", "systems", "by-per_query"],
+)
+def test_a_metric_method_per_query_or_group_gives_the_frame(
+    frame_kind: str, options: dict[str, object], keys: list[str]
+) -> None:
+    # one value per query or group: the keys and the values, as evaluate gives them
+    # (without num_q), in the frame's kind; not polars' .item() error, not bare values
+    run = RUN.with_columns(
+        pl.when(pl.col("query_id") == "q1")
+        .then(pl.lit("mon"))
+        .otherwise(pl.lit("tue"))
+        .alias("day")
+    )
+    qrels = QRELS.join(run.select("query_id", "day").unique(), on="query_id")
+    expected = irm.evaluate(run, ["ndcg@10"], qrels=qrels, **options).drop(  # type: ignore[arg-type]
+        "num_q", strict=False
+    )
+    assert expected.columns == [*keys, "ndcg@10"]
+    if frame_kind == "LazyFrame":
+        lazy = run.lazy().irm.ndcg(k=10, qrels=qrels, **options)  # type: ignore[arg-type]
+        assert isinstance(lazy, pl.LazyFrame)
+        got = lazy.collect()
+    else:
+        out = run.irm.ndcg(k=10, qrels=qrels, **options)  # type: ignore[arg-type]
+        assert isinstance(out, pl.DataFrame)
+        got = out
+    assert_frame_equal(got.sort(keys), expected.sort(keys))
+
+
+def test_a_plain_mean_is_still_one_number() -> None:
+    assert (
+        RUN.irm.ndcg(k=10, qrels=QRELS, per_query=False)
+        == irm.evaluate(RUN, ["ndcg@10"], qrels=QRELS)["ndcg@10"].item()
+    )
+    assert RUN.lazy().irm.ndcg(k=10, qrels=QRELS).collect().columns == ["ndcg@10"]

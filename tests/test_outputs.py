@@ -3,6 +3,7 @@ files are written atomically; ``irm metrics``; CLI errors name flags; README's e
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -366,3 +367,28 @@ def test_fuse_checks_its_output_before_fusing(tmp_path: Path) -> None:
         f"irm: error: {tmp_path / 'fused'}: is a folder, not a file; name a file in it "
         f"(e.g. {tmp_path / 'fused' / 'results.csv'})\n"
     )
+
+
+def test_readme_thirty_second_example_prints_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each line of the example a reader would see printed (a bare expression) is a
+    # table, not a LazyFrame's query plan
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## Thirty seconds", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    runs, qrels = sample_paths()
+    (tmp_path / "runs").mkdir()
+    shutil.copy(runs[0], tmp_path / "runs" / "bm25.parquet")
+    shutil.copy(runs[1], tmp_path / "runs" / "dense.parquet")
+    shutil.copy(qrels, tmp_path / "qrels.parquet")
+    monkeypatch.chdir(tmp_path)
+    names: dict[str, object] = {}
+    shown = []
+    for statement in ast.parse(block).body:
+        if isinstance(statement, ast.Expr):
+            value = eval(compile(ast.Expression(statement.value), "README.md", "eval"), names)
+            shown.append((statement.lineno, type(value).__name__))
+        else:
+            exec(compile(ast.Module([statement], []), "README.md", "exec"), names)
+    assert len(shown) == 4
+    assert all(kind == "DataFrame" for _, kind in shown), shown

@@ -16,6 +16,8 @@ PUBLIC = [
     "FileFormatError",
     "InvalidValueError",
     "IrmError",
+    "IrmWarning",
+    "CoverageWarning",
     "MetricParameterError",
     "MissingFileError",
     "MetricRequest",

@@ -1,8 +1,14 @@
-"""The exceptions polars_irmetrics raises for bad input.
+"""The exceptions polars_irmetrics raises for bad input, and the warnings it gives.
 
 Every error the library raises on purpose is an :class:`IrmError`, and also a
 built-in ``ValueError`` or ``TypeError``, so callers can catch either family.
 Messages name the column or value at fault and say how to fix it.
+
+Every warning it gives is an :class:`IrmWarning` (a ``UserWarning``): a result that
+is computed as documented but is more often a mistake than an answer, such as a run
+that retrieves no judged document (:class:`CoverageWarning`). Silence them with
+``warnings.filterwarnings("ignore", category=irm.errors.IrmWarning)``, or turn them
+into errors with ``"error"``.
 """
 
 from __future__ import annotations
@@ -10,10 +16,12 @@ from __future__ import annotations
 __all__ = [
     "ColumnNotFoundError",
     "ColumnTypeError",
+    "CoverageWarning",
     "DuplicateError",
     "FileFormatError",
     "InvalidValueError",
     "IrmError",
+    "IrmWarning",
     "MetricParameterError",
     "MissingDependencyError",
     "MissingFileError",
@@ -70,3 +78,15 @@ class TrecFormatError(FileFormatError):
 
 class MissingDependencyError(IrmError, ImportError):
     """An optional dependency is not installed: an extra (``plot``, ``spark``, ``dask``)."""
+
+
+class IrmWarning(UserWarning):
+    """Base class of every warning polars_irmetrics gives on purpose."""
+
+
+class CoverageWarning(IrmWarning):
+    """A run retrieves no judged document, or misses most judged queries: its values are
+    computed as trec_eval computes them (0 for what was not retrieved), but such zeros
+    more often come from ids that do not match the judgments' (case, a prefix, leading
+    zeros, another query set) than from the system. Given once per run (each system of
+    ``systems=``), with the counts and, where the ids match after a change, a hint."""

@@ -15,13 +15,15 @@ with ``qrels=None`` gives per query.
 
 **One group, one ranking.** A group whose rows are not one ranking of one query has
 no value: the expression is null for a group where a rank is held twice or is below
-1, or (when the frame has the ``doc_id`` column, named by ``doc_id=``) a document is
-listed twice or has no id — where ``evaluate`` refuses the table. Grouping by
-anything coarser than the query (a segment, a day) gives nulls, never a number; to
-average per segment, group by the segment and the query, then average the
-per-query values per segment. A group holding several queries whose
-ranks and documents never repeat (one document each, say) cannot be told from one
-query, so group by the query:
+1, where (when the frame has a ``query_id`` column) the rows hold more than one query
+or a null query id, where (when the frame has the ``doc_id`` column, named by
+``doc_id=``) a document is listed twice or has no id, or where a relevance label is
+NaN, infinite or of magnitude 2**32 or more — each where ``evaluate`` refuses the
+table. Grouping by anything coarser than the query (a segment, a day) gives nulls,
+never a number; to average per segment, group by the segment and the query, then
+average the per-query values per segment. Only a frame without a ``query_id`` column
+whose ranks and documents never repeat across its queries (one document each, say)
+cannot be told from one query, so group by the query:
 
 >>> import polars as pl
 >>> import polars_irmetrics as irm
@@ -68,7 +70,7 @@ import polars.selectors as cs
 
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError
 from polars_irmetrics.metrics.registry import request
-from polars_irmetrics.metrics.scope import TableScope
+from polars_irmetrics.metrics.scope import TableScope, beyond_fixed
 from polars_irmetrics.metrics.spec import ParamValue
 
 __all__ = [
@@ -256,24 +258,43 @@ def _resolved(resolve: _Resolve, fields: tuple[tuple[str, pl.DataType], ...]) ->
     return resolve.build(*(need.resolve(found) for need in resolve.needs))
 
 
+#: The query column a group of a metric expression must hold one value of, where the
+#: frame has it: a group of several queries is not one ranking.
+QUERY_ID = "query_id"
+
+
 @dataclass(frozen=True)
 class _DistinctDocuments:
-    """Group-level: the ids of column ``name`` are all present and distinct; true when
-    the frame has no such column (deferred as :func:`_column` is)."""
+    """Group-level: the ids of column ``name`` are all present and distinct, and the
+    group holds one query (one value of :data:`QUERY_ID`); each check true when the
+    frame has no such column (deferred as :func:`_column` is)."""
 
     name: str
 
     def __call__(self, inputs: list[tuple[pl.Expr, pl.DataType]]) -> pl.Expr:
         ((_, dtype),) = inputs
-        if self.name not in {field.name for field in getattr(dtype, "fields", [])}:
-            return pl.lit(True)
-        doc = pl.col(self.name)
-        return (doc.null_count() == 0) & (doc.n_unique() == doc.len())
+        names = {field.name for field in getattr(dtype, "fields", [])}
+        ok = pl.lit(True)
+        if self.name in names:
+            doc = pl.col(self.name)
+            ok = (doc.null_count() == 0) & (doc.n_unique() == doc.len())
+        if QUERY_ID in names and self.name != QUERY_ID:
+            # one query: every id equal to the first (no hashing, any dtype)
+            query = pl.col(QUERY_ID)
+            ok = ok & (query.null_count() == 0) & (query == query.first()).all()
+        return ok
 
 
 def _distinct_documents(name: str) -> pl.Expr:
-    probe = pl.struct(pl.lit(0).alias(_PROBE), cs.by_name(name, require_all=False))
+    probe = pl.struct(pl.lit(0).alias(_PROBE), cs.by_name(name, QUERY_ID, require_all=False))
     return pl.pipe_with_dtype([probe], _DistinctDocuments(name))
+
+
+def _finite_labels(rel: pl.Expr) -> pl.Expr:
+    """Group-level: no label is NaN, infinite or of magnitude 2**32 or more, the labels
+    :func:`~polars_irmetrics.evaluate` refuses (a NaN would count as relevant, since
+    polars orders it above every number)."""
+    return ~beyond_fixed(rel.cast(pl.Float64)).fill_null(False).any()
 
 
 def _expr(
@@ -299,7 +320,8 @@ def _expr(
     scores = None
     if score is not None:
         scores = _column(score, "scores", "name yours with score=...", numeric=True)
-    scope = TableScope(rel, rank, _distinct_documents(doc_id), scores)
+    one_ranking = _distinct_documents(doc_id) & _finite_labels(rel)
+    scope = TableScope(rel, rank, one_ranking, scores)
     return scope.when_one_ranking(req.expr(scope, float(level))).alias(req.name)
 
 

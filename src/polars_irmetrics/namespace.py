@@ -14,6 +14,11 @@ frame's kind is kept:
   computed when it is collected. Arguments are checked, and a missing column refused,
   when the method is called.
 
+With ``per_query=True``, ``by=`` or ``systems=`` there is a value per query or per
+group, not one number: a metric method then returns the frame of them (the keys and
+the metric's column, as :func:`~polars_irmetrics.evaluate` gives them, without
+``num_q``), a DataFrame on a DataFrame and a LazyFrame on a LazyFrame.
+
 Registered when ``polars_irmetrics`` is imported.
 """
 
@@ -40,8 +45,14 @@ if TYPE_CHECKING:
 
 __all__ = ["IrmFrameNamespace", "IrmLazyFrameNamespace"]
 
-#: What a metric method returns: a float on a DataFrame, a LazyFrame on a LazyFrame.
-Mean = TypeVar("Mean", float, pl.LazyFrame)
+#: What a metric method returns: a float on a DataFrame (a DataFrame of the values per
+#: query or group with ``per_query``, ``by`` or ``systems``), a LazyFrame on a LazyFrame.
+Mean = TypeVar("Mean", float | pl.DataFrame, pl.LazyFrame)
+
+
+def _grouped(options: EvaluateOptions) -> bool:
+    """Whether the evaluation gives a value per query or per group, not one number."""
+    return bool(options.get("per_query") or options.get("by") or options.get("systems"))
 
 
 class _Tables(TypedDict, total=False):
@@ -482,7 +493,7 @@ class _Namespace(ABC, Generic[Mean]):
 
 
 @pl.api.register_dataframe_namespace("irm")
-class IrmFrameNamespace(_Namespace[float]):
+class IrmFrameNamespace(_Namespace[float | pl.DataFrame]):
     """``df.irm``: evaluate a run (or judged table) held in a DataFrame.
 
     Metric methods return the mean over queries as a float (``nan`` when no query is
@@ -492,9 +503,11 @@ class IrmFrameNamespace(_Namespace[float]):
     def __init__(self, df: pl.DataFrame) -> None:
         self._frame = df
 
-    def _mean(self, metric: pl.Expr | str, options: EvaluateOptions) -> float:
+    def _mean(self, metric: pl.Expr | str, options: EvaluateOptions) -> float | pl.DataFrame:
         name = metric if isinstance(metric, str) else metric.meta.output_name()
         value = evaluate(self._frame, [name], **options)
+        if _grouped(options):  # a value per query or group: the keys and the values
+            return value.drop("num_q", strict=False)
         mean = value[name].item()
         return float("nan") if mean is None else float(mean)
 
@@ -594,6 +607,8 @@ class IrmLazyFrameNamespace(_Namespace[pl.LazyFrame]):
     def _mean(self, metric: pl.Expr | str, options: EvaluateOptions) -> pl.LazyFrame:
         name = metric if isinstance(metric, str) else metric.meta.output_name()
         plan = evaluate(self._frame, [name], **options)
+        if _grouped(options):  # a value per query or group: the keys and the values
+            return plan.drop("num_q", strict=False)
         return plan.select(name)
 
     def evaluate(

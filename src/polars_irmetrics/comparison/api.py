@@ -29,7 +29,8 @@ from polars_irmetrics.comparison.paired import paired_stats
 from polars_irmetrics.comparison.record import Record, recall, remember
 from polars_irmetrics.errors import InvalidValueError, QuerySetError
 from polars_irmetrics.ground.inputs import FrameInput
-from polars_irmetrics.ground.options import EvalOptions, PlanKwargs
+from polars_irmetrics.ground.options import EvalOptions, PlanKwargs, check_read
+from polars_irmetrics.metrics.registry import labels_by_route, parse_metric_list
 from polars_irmetrics.stats.multitest import Correction, adjust
 
 if TYPE_CHECKING:
@@ -203,7 +204,7 @@ def compare(
     >>> out.select("delta", "wins", "ties", "losses", "higher_is_better").row(0)
     (0.0, 1, 1, 1, False)
     """
-    plan_options = compare_eval_options(options)
+    plan_options = compare_eval_options(options, metrics)
     checked = CompareOptions(
         baseline=baseline,
         mode=mode,
@@ -242,15 +243,21 @@ def recorded_per_query(result: pl.DataFrame) -> pl.DataFrame | None:
     return compare_values(record.values, record.options, per_query=True, query_id=record.query_id)
 
 
-def compare_eval_options(options: Mapping[str, object]) -> EvalOptions:
-    """The evaluation options of a comparison, from its keyword arguments (checked)."""
+def compare_eval_options(
+    options: Mapping[str, object], metrics: str | Iterable[str]
+) -> EvalOptions:
+    """The evaluation options of a comparison, from its keyword arguments (checked), an
+    option none of ``metrics`` reads refused as :func:`~polars_irmetrics.evaluate`
+    refuses it."""
     for name in ("by", "systems", "per_query", "unretrieved"):
         if name in options:
             raise InvalidValueError(
                 f"compare sets {name}= itself (the systems are its groups, and query_set= "
                 f"chooses the queries); drop {name}=..."
             )
-    return EvalOptions.build(**options)
+    built = EvalOptions.build(**options)
+    check_read(built, labels_by_route(parse_metric_list(metrics)))
+    return built
 
 
 def comparisons(systems: list[str], options: CompareOptions) -> list[tuple[int, int]]:

@@ -282,7 +282,7 @@ def _with_empty_systems(
         return frame
     nothing = run.filter(pl.lit(False)).drop(system)
     alone = options.replace(systems=None)
-    scored = evaluate_plan(nothing, requests, {"qrels": qrels}, alone).collect()
+    scored = evaluate_plan(nothing, requests, {"qrels": qrels}, alone, warn=False).collect()
     for name in empty:
         warnings.warn(
             f"system {name!r} has an empty run: it is scored as retrieving nothing on every "

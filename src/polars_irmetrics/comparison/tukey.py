@@ -89,7 +89,7 @@ def tukey_hsd(
     │ c      ┆ b        ┆ 0.5   ┆ false       │
     └────────┴──────────┴───────┴─────────────┘
     """
-    plan_options = compare_eval_options(options)
+    plan_options = compare_eval_options(options, metrics)
     checked = CompareOptions(alpha=alpha, confidence=confidence, query_set=query_set).checked()
     values = per_query_values(
         runs,

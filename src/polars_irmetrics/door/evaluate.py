@@ -34,10 +34,11 @@ from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.buckets import collect_guarded
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
-from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
+from polars_irmetrics.ground.options import EvalKwargs, EvalOptions, check_read
 from polars_irmetrics.metrics.registry import (
     MetricRequest,
     check_inputs,
+    labels_by_route,
     means,
     parse_metric_list,
     split_routes,
@@ -176,7 +177,11 @@ def evaluate(
     **options
         The options of the evaluation, the same keywords at every door (typed once
         as :class:`~polars_irmetrics.ground.options.EvalKwargs`, checked once into
-        :class:`~polars_irmetrics.EvalOptions`):
+        :class:`~polars_irmetrics.EvalOptions`). An option given (a value other than
+        its default) that none of the metrics asked for reads is refused, never ignored
+        (``sample_weight=`` with a ranking metric, ``features=`` without a
+        beyond-accuracy metric...): the table of which metrics read which option is
+        :data:`~polars_irmetrics.ground.options.READ_BY`.
 
         ``by``
             Attributes of the query (day, market, segment, query length): each combination
@@ -261,7 +266,7 @@ def evaluate(
             Folder for the buckets' temporary files (default: the system's temporary
             folder, ``TMPDIR``); they need up to twice the run's Parquet size on disk
             (written uncompressed, for speed) and are removed when the evaluation ends.
-            Ignored without ``buckets``.
+            Refused with ``buckets=None``, which writes none.
 
         ``memory_limit``
             The memory ``buckets="auto-memory"`` may plan for: bytes, or a size such as
@@ -346,6 +351,19 @@ def evaluate(
     UnknownMetricError, MetricParameterError
         A metric name the registry does not know, or a bad cutoff.
 
+    Warns
+    -----
+    CoverageWarning
+        When the plan is collected, once per run (each system of ``systems``): a run
+        that retrieves no judged document, or lists fewer than half of the judged
+        queries, with the counts (judged queries, those listed, judged documents
+        retrieved) and a hint where the ids match the judgments' only when case is
+        ignored or once a prefix or leading zeros are stripped (``001`` against
+        ``q001``). Empty judgments are warned about too. The values stay trec_eval's (0
+        for what was not retrieved); an empty run is scored (0 on every judged query)
+        and warned about, where trec_eval and ``irm evaluate`` refuse an empty file: a
+        step of a pipeline may be empty on purpose.
+
     Examples
     --------
     Two queries; ``q2`` has no relevant document, so its metrics are 0 and count in
@@ -416,6 +434,8 @@ def evaluate_tables(
     lazy = {name: None if t is None else as_polars(t, name).lazy() for name, t in tables.items()}
     built = EvalOptions.build(**options)
     requests = parse_metric_list(metrics)
+    # an option none of the metrics reads is refused, never ignored
+    check_read(built, labels_by_route(requests, route), labels=lazy.get("labels") is not None)
     plan = evaluate_plan(frame.lazy(), requests, lazy, built, route=route, caller=caller)
     return collect_guarded(plan) if isinstance(frame, pl.DataFrame) else plan
 
@@ -428,6 +448,7 @@ def evaluate_plan(
     *,
     route: Route | None = None,
     caller: str = "irm.evaluate",
+    warn: bool = True,
 ) -> pl.LazyFrame:
     """:func:`evaluate`'s lazy plan from parsed metrics, tables and checked options: the
     one plan builder behind every door (the comparison and the engines call it too).
@@ -437,7 +458,9 @@ def evaluate_plan(
     wing, which refuses the metrics it does not compute (the doors of one wing:
     ``"online"``, ``"recsys"``), and ``"jg"`` averages any metric over the judgment
     groups (:func:`~polars_irmetrics.evaluate_jg`). ``caller``: the entry point the
-    messages name.
+    messages name. ``warn``: ``False`` for a part of a larger evaluation (an engine's
+    partition, a comparison's empty system), whose coverage is warned about once, by
+    the whole.
     """
     columns = {
         "query_id": options.query_id,
@@ -519,9 +542,13 @@ def evaluate_plan(
                 "serendipity, and no metric asked for is a beyond-accuracy metric: drop "
                 "serendipity_relevance="
             )
-        return build_plan(table, routes["offline"], qrels, options, queries=queries)
+        return build_plan(table, routes["offline"], qrels, options, queries=queries, warn=warn)
     accuracy = routes.get("offline")
-    means = build_plan(table, accuracy, qrels, options, queries=queries) if accuracy else None
+    means = (
+        build_plan(table, accuracy, qrels, options, queries=queries, warn=warn)
+        if accuracy
+        else None
+    )
     return with_beyond_accuracy(
         means,
         table,

@@ -241,7 +241,9 @@ def evaluate_part(job: Job, run: pa.Table, qrels: pa.Table | None) -> pa.Table:
     raises it (Spark carries it back with :func:`carry_error`).
     """
     qrels_frame = None if qrels is None else _frame(qrels).lazy()
-    plan = evaluate_plan(_frame(run).lazy(), job.requests, {"qrels": qrels_frame}, job.options)
+    plan = evaluate_plan(
+        _frame(run).lazy(), job.requests, {"qrels": qrels_frame}, job.options, warn=False
+    )
     return _to_arrow(plan.collect(), job.per_query_schema)
 
 
@@ -252,7 +254,7 @@ def evaluate_lazy(job: Job, run: pl.LazyFrame, qrels: pl.LazyFrame | None) -> pa
     batching: :func:`~polars_irmetrics.metrics.scope.fixed_sum`)."""
     judged = None if qrels is None else qrels.drop(PART, strict=False)
     plan = evaluate_plan(
-        run.drop(PART, strict=False), job.requests, {"qrels": judged}, job.options
+        run.drop(PART, strict=False), job.requests, {"qrels": judged}, job.options, warn=False
     )
     return _to_arrow(plan.collect(engine="streaming"), job.per_query_schema)
 

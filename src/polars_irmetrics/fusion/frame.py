@@ -4,8 +4,9 @@ The runs (a dict of frames, or one long frame with a run column) become one lazy
 frame with one row per (run, query, document): the run as an integer index, the ids,
 and the value that orders the run (its score, or minus its rank when it has no score
 column). :func:`positions` numbers each run's documents per query (1 = top; ties in
-the value broken by document id, ascending: the same rule for every method and for
-the fused run's own ranks), :func:`expand` adds a row for every candidate a run did
+the value broken by document id, descending compared as text, as
+:func:`~polars_irmetrics.evaluate` and trec_eval break them: the same rule for every
+method and for the fused run's own ranks), :func:`expand` adds a row for every candidate a run did
 not retrieve (Borda, Condorcet), and :func:`checked` turns the data checks counted in
 the plan into the library's errors.
 """
@@ -288,7 +289,8 @@ def positions(
     frame: pl.LazyFrame, keys: Sequence[str], value: str, doc: str, out: str
 ) -> pl.LazyFrame:
     """``out``: 1 + the rows of the group with a higher ``value`` + tied rows with a
-    smaller ``doc``; a null ``value`` gets a null position.
+    greater ``doc`` compared as text (trec_eval's rule, and
+    :func:`~polars_irmetrics.evaluate`'s); a null ``value`` gets a null position.
 
     Two windows over the group (``rank("min")`` and ``rank("max")``, sharing its
     grouping) place every row; only rows that tie are then ordered by id, in a window
@@ -300,7 +302,13 @@ def positions(
     >>> from polars_irmetrics.fusion.frame import positions
     >>> frame = pl.LazyFrame({"q": [1, 1, 1], "d": ["c", "a", "b"], "s": [0.5, 0.5, 0.9]})
     >>> positions(frame, ["q"], "s", "d", "p").sort("p").collect()["d"].to_list()
-    ['b', 'a', 'c']
+    ['b', 'c', 'a']
+
+    Integer ids are compared as text, as trec_eval compares them: 9 before 10 in a tie.
+
+    >>> frame = pl.LazyFrame({"q": [1, 1], "d": [9, 10], "s": [0.5, 0.5]})
+    >>> positions(frame, ["q"], "s", "d", "p").sort("p").collect()["d"].to_list()
+    [9, 10]
     """
     v = pl.col(value)
     low, high = pl.col(_LOW), pl.col(_HIGH)
@@ -311,7 +319,13 @@ def positions(
     tie = (low != high).fill_null(False)
     untied = windowed.filter(~tie).with_columns(low.alias(out))
     tied = windowed.filter(tie).with_columns(
-        (low + pl.col(doc).rank("ordinal").over([*keys, value]).cast(pl.Int64) - 1).alias(out)
+        (
+            low
+            + pl.col(doc).cast(pl.String).rank("ordinal", descending=True).over([*keys, value])
+            - 1
+        )
+        .cast(pl.Int64)
+        .alias(out)
     )
     return pl.concat([untied, tied], how="vertical").drop(_LOW, _HIGH)
 

@@ -437,8 +437,10 @@ def fuse(
     Positions (for rank-based methods and the fused run's ranks) follow the score,
     descending (the fused run by its score rounded to 12 significant digits, so that
     sums in a different order rank alike); ties are broken by document id,
-    ascending, in every method. A document a run did not retrieve contributes
-    nothing to that run's term (Borda: the average of the remaining points;
+    descending compared as text, in every method, as
+    :func:`~polars_irmetrics.evaluate` and trec_eval break them (so a fused run
+    evaluated by its ranks scores as it would by its scores). A document a run did not
+    retrieve contributes nothing to that run's term (Borda: the average of the remaining points;
     BayesFuse: ranx's ``log(0.001/0.999)``). Ids come back as String (string-like
     ids) or Int64 (integer ids). A query missing from some runs is fused from the
     runs that have it (ranx refuses such runs). Condorcet is exactly ranx's when the
@@ -468,7 +470,8 @@ def fuse(
     └──────────┴────────┴──────────┴──────┘
 
     Weighted sum of min-max normalised scores: ``a`` scores ``0.5 * 1 + 0.5 * 0`` and
-    ``c`` ``0.5 * 1``; the tie is broken by document id.
+    ``c`` ``0.5 * 1``; the tie is broken by document id, descending (trec_eval's
+    rule, and :func:`~polars_irmetrics.evaluate`'s): ``c`` first.
 
     >>> irm.fuse({"bm25": bm25, "dense": dense}, "wsum", norm="min-max", weights=[0.5, 0.5])
     shape: (3, 4)
@@ -477,8 +480,8 @@ def fuse(
     │ ---      ┆ ---    ┆ ---   ┆ ---  │
     │ str      ┆ str    ┆ f64   ┆ i64  │
     ╞══════════╪════════╪═══════╪══════╡
-    │ q1       ┆ a      ┆ 0.5   ┆ 1    │
-    │ q1       ┆ c      ┆ 0.5   ┆ 2    │
+    │ q1       ┆ c      ┆ 0.5   ┆ 1    │
+    │ q1       ┆ a      ┆ 0.5   ┆ 2    │
     │ q1       ┆ b      ┆ 0.0   ┆ 3    │
     └──────────┴────────┴───────┴──────┘
     """

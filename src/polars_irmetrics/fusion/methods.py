@@ -9,7 +9,8 @@ finds them; the usual long names are aliases. :func:`get_fusion_method` resolves
 name or alias and lists the valid ones on a miss.
 
 In the formulas, ``s_r`` is a document's (normalised) score in run ``r``, ``p_r`` its
-position (1 = top; ties in score broken by document id, ascending), ``w_r`` the run's
+position (1 = top; ties in score broken by document id, descending compared as text, as
+:func:`~polars_irmetrics.evaluate` and trec_eval break them), ``w_r`` the run's
 weight, ``n`` the number of runs that retrieved the document, and sums run over those
 runs (a run that did not retrieve a document adds nothing, as in ranx).
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypedDict
@@ -23,6 +23,8 @@ from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.ground.validate import Policy, check_policy
 
 __all__ = [
+    "READ_BY",
+    "ROUTE_METRICS",
     "UNSEEN_POLICIES",
     "EvalKwargs",
     "EvalOptions",
@@ -31,6 +33,7 @@ __all__ = [
     "PlanKwargs",
     "Unmatched",
     "UnseenItems",
+    "check_read",
     "check_unseen_items",
 ]
 
@@ -92,6 +95,113 @@ class EvalKwargs(PlanKwargs, total=False):
     unretrieved: Policy
 
 
+#: Which route of the door (:func:`~polars_irmetrics.door.evaluate.route`: the wing that
+#: computes a metric, from the tables it reads) reads each option of
+#: :class:`EvalKwargs`. An option given (a value other than its default) that no route
+#: of the requested metrics reads is refused (:func:`check_read`), never ignored.
+#: ``by`` and ``systems`` have refusals of their own (the preference, judgment-group and
+#: click routes say how to evaluate groups), so they are not in this table.
+_RANKED = frozenset({"offline", "recsys", "neighbors", "jg"})
+_JUDGED = frozenset({"offline", "jg"})
+_STEPPED = frozenset({"offline", "online", "prediction"})  # those with out-of-core steps
+READ_BY: Mapping[str, frozenset[str]] = {
+    "per_query": frozenset(
+        {"offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors"}
+    ),
+    "query_id": frozenset(
+        {"offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors"}
+    ),
+    "doc_id": frozenset({"offline", "recsys", "prefs", "jg", "prediction", "neighbors"}),
+    "order": _RANKED,
+    "rank": _RANKED | {"online"},  # an impression log's position
+    "score": _RANKED,
+    "relevance": _JUDGED,
+    "relevance_level": _JUDGED,
+    "depth": _JUDGED | {"prefs"},
+    "judged_only": _JUDGED,
+    "unjudged": _JUDGED,
+    "unretrieved": _JUDGED | {"prefs"},
+    "check_duplicates": _JUDGED,
+    "buckets": _STEPPED,
+    "spill_dir": _STEPPED,
+    "progress": _STEPPED,
+    "memory_limit": frozenset({"offline"}),
+    "explain": frozenset({"offline"}),
+    "partitioned_by": frozenset({"offline"}),
+    "clicked": frozenset({"online"}),
+    "dwell": frozenset({"online"}),
+    "converted": frozenset({"online"}),
+    "timestamp": frozenset({"online"}),
+    "label": frozenset({"prediction"}),
+    "prediction": frozenset({"prediction"}),
+    "sample_weight": frozenset({"prediction"}),
+    "positive_label": frozenset({"prediction"}),
+    "unmatched": frozenset({"prediction"}),
+    "unseen_items": frozenset({"recsys"}),
+    "features": frozenset({"recsys"}),
+    "serendipity_relevance": frozenset({"recsys"}),
+    "jg": frozenset({"jg"}),
+}
+
+#: The metrics of each route, as the messages name them.
+ROUTE_METRICS: Mapping[str, str] = {
+    "offline": "the ranking metrics of a run and judgments (ndcg, map, recall...)",
+    "recsys": "the beyond-accuracy metrics (novelty, catalog_coverage, serendipity...)",
+    "online": "the click metrics of an impression log (ctr, session_ctr...)",
+    "prefs": "the preference measures (prefs_*)",
+    "jg": "the judgment-group measures (*_avgjg)",
+    "prediction": "the prediction metrics (auc, logloss, rmse...)",
+    "neighbors": "neighbour recall (neighbor_recall@k, neighbor_recall_rel@k)",
+}
+
+
+def check_read(
+    options: EvalOptions,
+    routes: Mapping[str, Collection[str]],
+    *,
+    labels: bool = False,
+) -> None:
+    """Refuse an option given (see :meth:`EvalOptions.given`) that none of ``routes``
+    (route -> the labels of the metrics it computes) reads (:data:`READ_BY`), and an
+    option that only matters beside another one: ``spill_dir`` without buckets,
+    ``memory_limit`` and ``explain`` without ``buckets="auto-memory"``, ``unmatched``
+    without ``labels`` (the two-table prediction form)."""
+    given = options.given()
+    asked = [label for route in routes for label in routes[route]]
+    shown = ", ".join(repr(label) for label in asked[:3]) + (" ..." if len(asked) > 3 else "")
+    metrics = f"metric {shown}" if len(asked) == 1 else f"metrics {shown}"
+    for name in given:
+        readers = READ_BY.get(name)
+        if readers is None or readers & set(routes):
+            continue
+        value = getattr(options, name)
+        by = " and ".join(ROUTE_METRICS[r] for r in sorted(readers))
+        raise InvalidValueError(
+            f"{name}={value!r} is not read by {metrics}: only {by} read it; drop {name}= "
+            "(an option no metric reads would change nothing), or evaluate a metric that "
+            "reads it"
+        )
+    if "spill_dir" in given and options.buckets is None:
+        raise InvalidValueError(
+            f"spill_dir={options.spill_dir!r} is the folder of the out-of-core buckets, and "
+            "buckets=None evaluates in one plan, which writes none: drop spill_dir=, or pass "
+            "buckets=N, 'auto' or 'auto-memory'"
+        )
+    for name in ("memory_limit", "explain"):
+        if name in given and options.buckets != "auto-memory":
+            raise InvalidValueError(
+                f"{name}={getattr(options, name)!r} is read only by buckets='auto-memory' "
+                f"(which chooses one plan or out of core), and buckets={options.buckets!r} "
+                f"chooses for itself: drop {name}=, or pass buckets='auto-memory'"
+            )
+    if "unmatched" in given and not labels:
+        raise InvalidValueError(
+            f"unmatched={options.unmatched!r} says what a prediction without a label does "
+            "when the labels come in a table of their own (labels=...), and none was given: "
+            "drop unmatched=, or pass labels="
+        )
+
+
 def check_unseen_items(value: object) -> None:
     """Refuse an ``unseen_items`` that is not one of :data:`UNSEEN_POLICIES`."""
     if value not in UNSEEN_POLICIES:
@@ -101,6 +211,11 @@ def check_unseen_items(value: object) -> None:
             "such recommendations out) or 'recommenders' (Microsoft Recommenders' "
             "convention: such an item counts 0 novelty and 0 similarity)"
         )
+
+
+def _same(value: object, default: object) -> bool:
+    # 1 and True are equal in Python, but a bool given for a number is a value of its own
+    return isinstance(value, bool) == isinstance(default, bool) and value == default
 
 
 def _keys(name: str, value: object) -> tuple[str, ...]:
@@ -282,6 +397,17 @@ class EvalOptions:
     def by_keys(self) -> tuple[str, ...]:
         """Every group key: the systems' first, then the query attributes."""
         return (*self.system_keys, *self.attribute_keys)
+
+    def given(self) -> tuple[str, ...]:
+        """The options whose value is not the default: those a caller gave (a default
+        passed explicitly changes nothing, and is not counted).
+
+        >>> EvalOptions.build(sample_weight="w", per_query=False).given()
+        ('sample_weight',)
+        """
+        return tuple(
+            f.name for f in dataclasses.fields(self) if not _same(getattr(self, f.name), f.default)
+        )
 
     def replace(self, **changes: Any) -> EvalOptions:
         """A copy with some fields changed."""

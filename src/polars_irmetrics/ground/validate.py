@@ -10,6 +10,7 @@ the first problem with a message that names the column, the query and the fix.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -19,12 +20,20 @@ import polars as pl
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
+    CoverageWarning,
     DuplicateError,
     InvalidValueError,
     QuerySetError,
 )
 
-__all__ = ["CheckSpec", "IdKind", "id_kind", "raise_on_bad_rows", "require_columns"]
+__all__ = [
+    "CheckSpec",
+    "IdKind",
+    "id_kind",
+    "raise_on_bad_rows",
+    "require_columns",
+    "warn_on_coverage",
+]
 
 IdKind = Literal["string", "integer"]
 Policy = Literal["zero", "drop", "error"]
@@ -32,6 +41,13 @@ POLICIES: tuple[str, ...] = ("zero", "drop", "error")
 
 #: Prefix of every internal column the plan adds; none reaches the user.
 INTERNAL = "__irm_"
+#: Per-query counts the coverage warning reads (:func:`warn_on_coverage`): judged
+#: documents, judged documents retrieved, and whether the run lists the query (a
+#: Boolean on the run's own check rows, :func:`raise_on_bad_rows` turns it into one per
+#: query; absent where the plan does not read the run's query list).
+JUDGED_DOCS = f"{INTERNAL}judged_docs"
+FOUND_DOCS = f"{INTERNAL}found_docs"
+LISTED = f"{INTERNAL}listed"
 
 
 def require_columns(schema: pl.Schema, columns: Sequence[str], frame: str, hint: str) -> None:
@@ -290,10 +306,23 @@ def raise_on_bad_rows(
                     n=row[column],
                 )
             )
+    if LISTED in frame.columns:  # the run's queries, from its per-query check rows
+        listed = (
+            frame.filter(pl.col(check_rows) & pl.col(LISTED).fill_null(False))
+            .select(spec.keys)
+            .unique()
+            .with_columns(pl.lit(True).alias(LISTED))
+        )
+        frame = (
+            frame.filter(~pl.col(check_rows))
+            .drop(LISTED)
+            .join(listed, on=spec.keys, how="left", nulls_equal=True, maintain_order="left")
+            .with_columns(pl.col(LISTED).fill_null(False))
+        )
     frame = frame.filter(~pl.col(check_rows))
     judged, retrieved = pl.col(f"{INTERNAL}judged"), pl.col(f"{INTERNAL}retrieved")
     if spec.unplaced and spec.unretrieved != "drop":
-        _raise_unplaced(frame.filter(judged & ~retrieved).sort(spec.keys), spec)
+        _raise_unplaced(frame.filter(judged), spec)
     if spec.unjudged == "error":
         _raise_query_set(
             frame.filter(~judged).sort(spec.keys),
@@ -326,24 +355,49 @@ def _describe(row: Mapping[str, object], spec: CheckSpec) -> str:
     return f"{text} ({', '.join(parts)})" if parts else text
 
 
-def _raise_unplaced(bad: pl.DataFrame, spec: CheckSpec) -> None:
+def _raise_unplaced(judged: pl.DataFrame, spec: CheckSpec) -> None:
     """A ``by`` key of the run alone, and a judged query some group did not retrieve:
-    whether it counts (0) in that group depends on what the key means."""
-    if not bad.height:
+    the judgments do not say which group the query belongs to, so whether it counts (0)
+    in that group depends on what the key means."""
+    retrieved = pl.col(f"{INTERNAL}retrieved")
+    missed = judged.filter(~retrieved)
+    if not missed.height:
         return
-    key = spec.unplaced[0]
-    shown = ", ".join(_describe(r, spec) for r in bad.head(3).iter_rows(named=True))
-    more = f" and {bad.height - 3} more" if bad.height > 3 else ""
-    raise QuerySetError(
-        f"by key {key!r} is in the run but not in the judgments, and {bad.height} judged "
-        f"(query, group) pair(s) were not retrieved: {shown}{more}. Whether such a query "
-        f"counts 0 in that group depends on what {key!r} means: if it names systems or "
-        f"runs (each scored on every judged query), pass systems={key!r} instead of by=; if "
-        f"it is an attribute of the query (day, market, segment), give each judged query "
-        f"its {key!r}, in a {key!r} column of the judgments or with queries= (a table of "
-        f"query ids and {key!r}); or pass unretrieved='drop' to score each group on the "
-        "queries it retrieved"
+    key, keys, query_id = spec.unplaced[0], list(spec.unplaced), spec.query_id
+    where = judged.filter(retrieved).sort(spec.keys)
+    queries = missed.get_column(query_id).n_unique()
+    groups = judged.select(keys).unique().height
+    # an example: a query the run lists under some group(s), missed by another
+    listed = where.join(missed.select(query_id).unique(), on=query_id, how="semi").sort(
+        [query_id, *keys]
     )
+    if listed.height:
+        first = listed.row(0, named=True)[query_id]
+        under = listed.filter(pl.col(query_id) == first)
+        shown = ", ".join(_group(r, keys) for r in under.head(3).iter_rows(named=True))
+        example = (
+            f" (e.g. query {first!r}: the run lists it under {shown}, and the judgments "
+            "cannot tell whether it belongs to the other groups too)"
+        )
+    else:
+        first = missed.sort(query_id).get_column(query_id)[0]
+        example = f" (e.g. query {first!r}, which no group of the run lists)"
+    named = ", ".join(repr(k) for k in keys)
+    raise QuerySetError(
+        f"by key {key!r} is in the run but not in the judgments: the judgments do not say "
+        f"which {key!r} each judged query belongs to, so {queries} judged quer"
+        f"{'y' if queries == 1 else 'ies'} that some of the {groups} groups did not retrieve "
+        f"cannot be placed{example}. If {key!r} is an attribute of the query (day, market, "
+        f"segment), give each judged query its {key!r}: with queries= (a table of query ids "
+        f"and {named}, e.g. queries=run.select({query_id!r}, {named}).unique()), or in a "
+        f"{key!r} column of the judgments; if it names systems or runs (each scored on every "
+        f"judged query), pass systems={key!r} instead of by=; or pass unretrieved='drop' to "
+        "score each group on the queries it retrieved"
+    )
+
+
+def _group(row: Mapping[str, object], keys: Sequence[str]) -> str:
+    return ", ".join(f"{k}={row[k]!r}" for k in keys)
 
 
 def _raise_query_set(bad: pl.DataFrame, spec: CheckSpec, where: str, policy: str) -> None:
@@ -356,3 +410,101 @@ def _raise_query_set(bad: pl.DataFrame, spec: CheckSpec, where: str, policy: str
         f"{shown}{more}; pass {policy}='zero' to score them 0 or {policy}='drop' to leave "
         "them out"
     )
+
+
+#: The hints of :func:`warn_on_coverage`, computed on its path only (they read the
+#: inputs again): each returns a sentence, or ``None`` when it has nothing to say.
+Hint = Callable[[], str | None]
+
+
+def warn_on_coverage(
+    frame: pl.DataFrame,
+    *,
+    systems: Sequence[str],
+    listed: str | None,
+    unretrieved: Policy,
+    hints: Sequence[Hint] = (),
+) -> pl.DataFrame:
+    """Warn once per run (each value of the ``systems`` keys) that retrieves no judged
+    document, or does not list most judged queries, then return ``frame`` unchanged.
+
+    ``frame`` is the checked per-query frame of every bucket: the flag
+    ``__irm_judged`` and the counts :data:`JUDGED_DOCS` and :data:`FOUND_DOCS`; with
+    ``listed`` the Boolean column that says whether the run lists the query (where it
+    is absent or null, only a run that retrieves no judged document is warned about).
+    The values are never changed: such a run scores 0 where trec_eval scores 0; the warning
+    (:class:`~polars_irmetrics.errors.CoverageWarning`) says that ids which do not
+    match are the more likely cause, with ``hints`` where the ids match after a change.
+    """
+    judged = frame.filter(pl.col(f"{INTERNAL}judged"))
+    if not judged.height:
+        where = " (with systems=: or the run has no rows)" if systems else ""
+        _warn(
+            f"no judged query to evaluate: the judgments are empty{where}, so every mean "
+            "is over 0 queries (num_q 0); check the judgments' file or frame (trec_eval "
+            "refuses such an evaluation: 'No queries with both results and relevance info')"
+        )
+        return frame
+    if listed is not None and judged.get_column(listed).null_count():
+        listed = None  # the plan did not read the run's query list
+    found = pl.col(FOUND_DOCS)
+    counts = judged.group_by(list(systems), maintain_order=True).agg(
+        pl.len().alias("queries"),
+        (found > 0).sum().alias("found_queries"),
+        pl.col(JUDGED_DOCS).sum().alias("docs"),
+        found.sum().alias("found"),
+        *([pl.col(listed).sum().alias("listed")] if listed is not None else []),
+    )
+    said: list[str] = []
+    for row in counts.sort(list(systems)).iter_rows(named=True):
+        name = _run_name(row, systems)
+        tally = (
+            f"{row['found']} of {row['docs']} judged documents, in {row['found_queries']} of "
+            f"{row['queries']} judged queries"
+        )
+        if listed is not None:
+            tally += f"; it lists {row['listed']} of the {row['queries']} judged queries"
+        if row["found"] == 0:
+            said.append(
+                f"{name} retrieves no judged document ({tally}): every metric scores 0 on "
+                "every judged query, as trec_eval scores such a run"
+            )
+        elif listed is not None and 2 * row["listed"] < row["queries"]:
+            missed = row["queries"] - row["listed"]
+            fate = (
+                "are left out (unretrieved='drop')"
+                if unretrieved == "drop"
+                else "each score 0 (unretrieved='zero', as trec_eval -c)"
+            )
+            said.append(
+                f"{name} misses most judged queries ({tally}): the {missed} it misses {fate}"
+            )
+    if not said:
+        return frame
+    extra = [h for h in (hint() for hint in hints) if h]
+    advice = (
+        " ".join(extra)
+        if extra
+        else "Check that the run and the judgments name the same queries and documents "
+        "(same collection, same id spelling)."
+    )
+    for text in said:
+        _warn(f"{text}. {advice}")
+    return frame
+
+
+def _warn(text: str) -> None:
+    """A :class:`~polars_irmetrics.errors.CoverageWarning`, given from the plan (a polars
+    callback, where no line of the caller's is on the stack): shown under the library's
+    name, without a source line, and each time (not once per process)."""
+    warnings.warn_explicit(
+        text, CoverageWarning, filename="polars_irmetrics", lineno=0, module="polars_irmetrics"
+    )
+
+
+def _run_name(row: Mapping[str, object], systems: Sequence[str]) -> str:
+    if not systems:
+        return "the run"
+    if len(systems) == 1:
+        return f"system {row[systems[0]]!r}"
+    return "system (" + ", ".join(f"{k}={row[k]!r}" for k in systems) + ")"

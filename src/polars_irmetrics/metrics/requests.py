@@ -35,6 +35,7 @@ __all__ = [
     "INPUTS",
     "MetricRequest",
     "check_inputs",
+    "labels_by_route",
     "list_metrics",
     "means",
     "split_routes",
@@ -292,6 +293,25 @@ def split_routes(
             f"different tables ({a}: {ROUTE_TABLES[a]}; {b}: {ROUTE_TABLES[b]}): {calls} "
             "them in two calls"
         )
+    return routes
+
+
+def labels_by_route(
+    requests: Sequence[tuple[str, MetricRequest]], route: Route | None = None
+) -> dict[str, list[str]]:
+    """The labels of the requests by the route that computes them (every one by
+    ``route`` when it is given: a door of one wing), as
+    :func:`~polars_irmetrics.ground.options.check_read` reads them.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> labels_by_route(parse_metric_list(["ndcg@10", "auc", "P@5"]))
+    {'offline': ['ndcg@10', 'P@5'], 'prediction': ['auc']}
+    """
+    routes: dict[str, list[str]] = {}
+    for label, request in requests:
+        routes.setdefault(route or request.route, []).append(label)
     return routes
 
 

@@ -47,9 +47,14 @@ from polars_irmetrics.ground.buckets import evaluate_in_buckets
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.partitions import check_partition_column, evaluate_in_partitions
 from polars_irmetrics.ground.validate import (
+    FOUND_DOCS,
     INTERNAL,
+    JUDGED_DOCS,
+    LISTED,
+    Hint,
     flag,
     raise_on_bad_rows,
+    warn_on_coverage,
 )
 from polars_irmetrics.metrics.registry import MetricRequest, means
 from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
@@ -79,6 +84,8 @@ from polars_irmetrics.offline.setup import Setup, resolve
 
 __all__ = ["build_plan"]
 
+FOLDED = f"{INTERNAL}folded"
+
 
 def build_plan(
     run: pl.LazyFrame,
@@ -87,12 +94,18 @@ def build_plan(
     options: EvalOptions,
     *,
     queries: pl.LazyFrame | None = None,
+    warn: bool = True,
 ) -> pl.LazyFrame:
     """The offline wing's lazy plan: ``requests`` (parsed metrics, all of them per-query
     metrics of a run and judgments) over ``run`` and ``qrels`` (see the module
     docstring), ``options`` checked (:meth:`EvalOptions.build
     <polars_irmetrics.ground.options.EvalOptions.build>`), and the attributes of the
-    queries in ``queries`` (:mod:`polars_irmetrics.offline.attributes`)."""
+    queries in ``queries`` (:mod:`polars_irmetrics.offline.attributes`).
+
+    ``warn``: when the plan is collected, a run (each system) that retrieves no judged
+    document or misses most judged queries is warned about
+    (:func:`~polars_irmetrics.ground.validate.warn_on_coverage`); ``False`` where a
+    caller evaluates a part of the queries (an engine's partition) or warns itself."""
     options = _judged_only_option(requests, options)
     from_queries: tuple[str, ...] = ()
     if queries is not None:
@@ -144,6 +157,19 @@ def build_plan(
             schema=evaluate_part(run, qrels, groups).collect_schema(),
             progress=options.progress,
         )
+    if warn:  # over every bucket's queries at once: one warning per run
+        hints = () if qrels is None else _id_hints(run, qrels, setup)
+        result = result.map_batches(
+            lambda frame: warn_on_coverage(
+                frame,
+                systems=options.system_keys,
+                listed=LISTED,
+                unretrieved=setup.check.unretrieved,
+                hints=hints,
+            ),
+            schema=result.collect_schema(),
+        )
+    result = _kept(result, setup, requests)
     result = result.sort(keys)  # query order fixes the sums of the means
     labels = [label for label, _ in requests]
     if options.per_query:
@@ -172,6 +198,112 @@ def _judged_only_option(
     return options.replace(judged_only=True)
 
 
+def _empty_checks(
+    requests: list[tuple[str, MetricRequest]],
+) -> dict[str, tuple[str, MetricRequest]]:
+    """torchmetrics' empty_target_action='error': whether each query has a relevant
+    document, per such metric (an internal column each), checked once the query set is
+    known."""
+    return {
+        f"{INTERNAL}empty{i}": (label, request)
+        for i, (label, request) in enumerate(requests)
+        if request.empty == "error"
+    }
+
+
+def _kept(
+    checked: pl.LazyFrame, setup: Setup, requests: list[tuple[str, MetricRequest]]
+) -> pl.LazyFrame:
+    """The checked per-query values of the queries the policies keep (``unjudged``,
+    ``unretrieved``), the queries without a relevant document refused where a metric
+    says so, and the coverage counts dropped."""
+    check = setup.check
+    keep = pl.lit(True)
+    if check.unjudged == "drop":
+        keep = keep & pl.col(JUDGED)
+    if check.unretrieved == "drop":
+        keep = keep & pl.col(RETRIEVED)
+    kept = checked.filter(keep).drop(JUDGED_DOCS, FOUND_DOCS, LISTED)
+    empty_checks = _empty_checks(requests)
+    if not empty_checks:
+        return kept
+    schema = {c: t for c, t in kept.collect_schema().items() if c not in empty_checks}
+    keys = list(setup.keys)
+    return kept.map_batches(
+        lambda frame: _raise_on_empty(frame, empty_checks, keys), schema=schema
+    )
+
+
+def _id_hints(run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup) -> tuple[Hint, ...]:
+    """The coverage warning's hints: ids that match the judgments' only when case is
+    ignored (documents), or after a prefix or leading zeros are stripped (queries).
+    Each reads the run and the judgments again, on the warning's path only."""
+    query_id, doc_id = setup.check.query_id, setup.doc_id
+    hints: list[Hint] = []
+    if setup.doc_is_string:
+
+        def case_hint() -> str | None:
+            pairs = [query_id, doc_id]
+            ran = run.select(pl.col(query_id), pl.col(doc_id).cast(pl.String)).unique()
+            judged = qrels.select(pl.col(query_id), pl.col(doc_id).cast(pl.String)).unique()
+            lower = pl.col(doc_id).str.to_lowercase()
+            folded = (
+                ran.join(judged, on=pairs, how="anti")
+                .with_columns(lower.alias(FOLDED))
+                .join(judged.with_columns(lower.alias(FOLDED)), on=[query_id, FOLDED])
+            )
+            sample, count = pl.collect_all([folded.sort(pairs).head(1), folded.select(pl.len())])
+            if not sample.height:
+                return None
+            ran_id, judged_id = sample.row(0)[1], sample.get_column(f"{doc_id}_right")[0]
+            return (
+                f"{count.item()} (query, document) pair(s) of the run match a judgment only when "
+                f"case is ignored (run {ran_id!r}, judgments {judged_id!r}): ids are compared "
+                "exactly, as trec_eval compares them; give both the same spelling, e.g. "
+                f"pl.col({doc_id!r}).str.to_lowercase() on the run and the judgments."
+            )
+
+        hints.append(case_hint)
+    if setup.cast_ids.get(query_id, pl.String()) == pl.String() and _is_text(run, query_id):
+
+        def query_hint() -> str | None:
+            bare = (
+                pl.col(query_id)
+                .cast(pl.String)
+                .str.replace(r"^[^0-9]*", "")
+                .str.replace(r"^0+([0-9])", "${1}")
+            )
+            ran = run.select(pl.col(query_id).cast(pl.String)).unique()
+            judged = qrels.select(pl.col(query_id).cast(pl.String)).unique()
+            matched = (
+                ran.join(judged, on=query_id, how="anti")
+                .with_columns(bare.alias(FOLDED))
+                .filter(pl.col(FOLDED) != "")
+                .join(judged.with_columns(bare.alias(FOLDED)), on=FOLDED)
+            )
+            sample, count = pl.collect_all(
+                [matched.sort(query_id).head(1), matched.select(pl.len())]
+            )
+            if not sample.height:
+                return None
+            ran_id = sample.get_column(query_id)[0]
+            judged_id = sample.get_column(f"{query_id}_right")[0]
+            return (
+                f"{count.item()} query id(s) of the run match a judged query only once a prefix "
+                f"or leading zeros are stripped (run {ran_id!r}, judgments {judged_id!r}): "
+                "give both the same ids, e.g. pl.concat_str(pl.lit('q'), pl.col("
+                f"{query_id!r})) or pl.col({query_id!r}).str.strip_prefix('q')."
+            )
+
+        hints.append(query_hint)
+    return tuple(hints)
+
+
+def _is_text(frame: pl.LazyFrame, column: str) -> bool:
+    dtype = frame.collect_schema()[column]
+    return dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)
+
+
 def _per_query(
     run: pl.LazyFrame,
     qrels: pl.LazyFrame | None,
@@ -187,13 +319,7 @@ def _per_query(
     metric_exprs = [
         request.expr(scope, setup.relevance_level).alias(label) for label, request in requests
     ]
-    # torchmetrics' empty_target_action='error': whether each query has a relevant
-    # document, per such metric, checked once the query set is known
-    empty_checks = {
-        f"{INTERNAL}empty{i}": (label, request)
-        for i, (label, request) in enumerate(requests)
-        if request.empty == "error"
-    }
+    empty_checks = _empty_checks(requests)
     ties = [LOW, HIGH] if scope.reads_ties else []
     if ties and setup.depth is not None:
         label = next(label for label, r in requests if dict(r.options).get("ties") == "average")
@@ -249,8 +375,10 @@ def _per_query(
     else:
         if setup.judged_only:
             ranked_run = _judged_only(run, qrels, setup)
-        if check.check_duplicates:
-            check_frames.append(run.group_by(keys).agg(duplicate_checks(setup)))
+        if check.check_duplicates:  # one row per query of the run: its query list too
+            check_frames.append(
+                run.group_by(keys).agg(*duplicate_checks(setup), pl.lit(True).alias(LISTED))
+            )
 
     within = pl.col(RANK) <= setup.depth if setup.depth is not None else None
     if qrels is None:  # a judged table: its own rows are the judgments
@@ -330,6 +458,8 @@ def _per_query(
             *metric_exprs,
             is_judgment.any().alias(JUDGED),
             (~is_judgment).any().alias(RETRIEVED),
+            is_judgment.sum().cast(pl.Int64).alias(JUDGED_DOCS),
+            (is_judgment & pl.col(RANK).is_not_null()).sum().cast(pl.Int64).alias(FOUND_DOCS),
             *(pl.col(name).max() for name in marker_flags),
             (pl.col(REL).is_null() & is_judgment).sum().alias(flag("q_null_rel")),
             # whatever the metrics: NaN (which polars orders above every number, so
@@ -368,25 +498,23 @@ def _per_query(
         **{label: _dtype(req) for label, req in requests},
         JUDGED: pl.Boolean(),
         RETRIEVED: pl.Boolean(),
+        JUDGED_DOCS: pl.Int64(),
+        FOUND_DOCS: pl.Int64(),
         **{name: pl.Boolean() for name in empty_checks},
     }
+    listed_from_checks = markers is None and check.check_duplicates
+    if listed_from_checks:
+        checked_schema[LISTED] = pl.Boolean()
     recounts = recount(run, setup)
     checked = combined.map_batches(
         lambda frame: raise_on_bad_rows(frame, check, check_rows=CHECK, recount=recounts),
         schema=checked_schema,
     )
-    keep = pl.lit(True)
-    if check.unjudged == "drop":
-        keep = keep & pl.col(JUDGED)
-    if check.unretrieved == "drop":
-        keep = keep & pl.col(RETRIEVED)
-    kept = checked.filter(keep)
-    if not empty_checks:
-        return kept
-    schema = {c: t for c, t in checked_schema.items() if c not in empty_checks}
-    return kept.map_batches(
-        lambda frame: _raise_on_empty(frame, empty_checks, keys), schema=schema
-    )
+    if listed_from_checks:
+        return checked
+    # the run's query list: its markers where the plan has them, else unknown (null)
+    listed = pl.col(RETRIEVED) if markers is not None else pl.lit(None, pl.Boolean)
+    return checked.with_columns(listed.alias(LISTED))
 
 
 def _raise_on_empty(

@@ -1,0 +1,176 @@
+"""An option that none of the requested metrics reads is refused, never ignored: every
+option × every route of the door, from the one table that says which route reads which
+option (``ground/options.READ_BY``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.ground.options import READ_BY, ROUTE_METRICS, EvalOptions, check_read
+
+#: one metric of each route of the door
+ROUTES = {
+    "offline": "ndcg@10",
+    "recsys": "catalog_coverage",
+    "online": "ctr@10",
+    "prefs": "prefs_simp",
+    "jg": "map_avgjg",
+    "prediction": "auc",
+    "neighbors": "neighbor_recall@10",
+}
+
+#: a value other than the default for each option of the table
+VALUES: dict[str, object] = {
+    "per_query": True,
+    "query_id": "qid",
+    "doc_id": "did",
+    "order": "score",
+    "rank": "r",
+    "score": "s",
+    "relevance": "rel",
+    "relevance_level": 2,
+    "depth": 5,
+    "judged_only": True,
+    "unjudged": "zero",
+    "unretrieved": "drop",
+    "check_duplicates": False,
+    "buckets": 2,
+    "spill_dir": str(Path.cwd()),
+    "progress": False,
+    "memory_limit": "1GiB",
+    "explain": True,
+    "partitioned_by": "part",
+    "clicked": "click",
+    "dwell": "dwell_s",
+    "converted": "buy",
+    "timestamp": "ts",
+    "label": "y",
+    "prediction": "p",
+    "sample_weight": "w",
+    "positive_label": 2,
+    "unmatched": "drop",
+    "unseen_items": "drop",
+    "features": "vector",
+}
+
+TABLE = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]})
+
+
+def test_every_option_has_a_row_and_a_value() -> None:
+    fields = set(EvalOptions.__dataclass_fields__) - {"by", "systems"}
+    assert set(READ_BY) == fields
+    assert set(VALUES) == fields
+    assert {route for readers in READ_BY.values() for route in readers} == set(ROUTES)
+
+
+CASES = [
+    pytest.param(option, route, id=f"{option}-{route}") for option in VALUES for route in ROUTES
+]
+
+
+@pytest.mark.parametrize(("option", "route"), CASES)
+def test_an_option_no_metric_reads_is_refused(frame_kind: str, option: str, route: str) -> None:
+    metric = ROUTES[route]
+    table = TABLE.lazy() if frame_kind == "LazyFrame" else TABLE
+    kwargs: dict[str, object] = {option: VALUES[option]}
+    value = VALUES[option]
+    readers = READ_BY[option]
+    if option == "spill_dir" and route in readers:
+        kwargs["buckets"] = 2  # spill_dir is read out of core
+    if route in readers:
+        # read: the door's check passes it on (labels=: the two-table form of unmatched)
+        check_read(EvalOptions.build(**kwargs), {route: [metric]}, labels=True)
+        return
+    by = " and ".join(ROUTE_METRICS[r] for r in sorted(readers))
+    message = (
+        f"{option}={value!r} is not read by metric {metric!r}: only {by} read it; drop "
+        f"{option}= (an option no metric reads would change nothing), or evaluate a metric "
+        "that reads it"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(table, [metric], **kwargs)  # type: ignore[arg-type]
+
+
+def test_the_issue_case_sample_weight_with_a_ranking_metric(frame_kind: str) -> None:
+    run = pl.DataFrame(
+        {"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0], "w": [1.0, 9.0]}
+    )
+    qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [1]})
+    table = run.lazy() if frame_kind == "LazyFrame" else run
+    message = (
+        "sample_weight='w' is not read by metric 'ndcg_score@10': only the prediction "
+        "metrics (auc, logloss, rmse...) read it; drop sample_weight="
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(table, ["ndcg_score@10"], qrels=qrels, sample_weight="w")
+
+
+def test_several_metrics_are_named_and_any_reader_suffices() -> None:
+    message = "features='vector' is not read by metrics 'ndcg@10', 'map': only the beyond"
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(TABLE, ["ndcg@10", "map"], features="vector")
+
+
+def test_defaults_passed_explicitly_are_not_given() -> None:
+    options = EvalOptions.build(sample_weight=None, label="label", per_query=False, depth=None)
+    assert options.given() == ()
+    qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
+    out = irm.evaluate(TABLE, ["P@1"], qrels=qrels, sample_weight=None, label="label")
+    assert out.rows() == [(1, 1.0)]
+
+
+def test_spill_dir_without_buckets(frame_kind: str) -> None:
+    table = TABLE.lazy() if frame_kind == "LazyFrame" else TABLE
+    folder = str(Path.cwd())
+    message = (
+        f"spill_dir={folder!r} is the folder of the out-of-core buckets, and buckets=None "
+        "evaluates in one plan, which writes none: drop spill_dir=, or pass buckets=N, "
+        "'auto' or 'auto-memory'"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(table, ["ndcg@10"], buckets=None, spill_dir=folder)
+
+
+@pytest.mark.parametrize(("option", "value"), [("memory_limit", "1GiB"), ("explain", True)])
+def test_auto_memory_options_without_auto_memory(
+    frame_kind: str, option: str, value: object
+) -> None:
+    table = TABLE.lazy() if frame_kind == "LazyFrame" else TABLE
+    message = (
+        f"{option}={value!r} is read only by buckets='auto-memory' (which chooses one plan "
+        f"or out of core), and buckets=4 chooses for itself: drop {option}=, or pass "
+        "buckets='auto-memory'"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(table, ["ndcg@10"], buckets=4, **{option: value})  # type: ignore[arg-type]
+
+
+def test_unmatched_without_labels(frame_kind: str) -> None:
+    log = pl.DataFrame({"label": [0, 1], "prediction": [0.2, 0.7]})
+    table = log.lazy() if frame_kind == "LazyFrame" else log
+    message = (
+        "unmatched='drop' says what a prediction without a label does when the labels "
+        "come in a table of their own (labels=...), and none was given: drop unmatched=, "
+        "or pass labels="
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(table, ["auc"], unmatched="drop")
+
+
+def test_compare_refuses_what_evaluate_refuses() -> None:
+    run = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "score": [1.0, 1.0]})
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    message = (
+        "sample_weight='w' is not read by metric 'ndcg@10': only the prediction metrics "
+        "(auc, logloss, rmse...) read it; drop sample_weight="
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.compare({"a": run, "b": run}, "ndcg@10", qrels=qrels, sample_weight="w")
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.tukey_hsd({"a": run, "b": run, "c": run}, "ndcg@10", qrels=qrels, sample_weight="w")
