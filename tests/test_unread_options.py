@@ -57,6 +57,8 @@ VALUES: dict[str, object] = {
     "unmatched": "drop",
     "unseen_items": "drop",
     "features": "vector",
+    "serendipity_relevance": "weight",
+    "jg": "group",
 }
 
 TABLE = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]})
