@@ -134,6 +134,26 @@ CHECKED: list[tuple[str, str]] = [
         "rprec_mult(multiple=0.2), rprec_mult@0.2 or Rprec_mult_0.20; got 'x'",
     ),
     (
+        "trec_rbp(p=1.5)",
+        "metric 'trec_rbp(p=1.5)': p must be a probability between 0 and 1, got 1.5",
+    ),
+    (
+        "utility(rel_ret='a')",
+        "metric \"utility(rel_ret='a')\": rel_ret must be a number, got 'a'",
+    ),
+    (
+        "utility(collection=inf)",
+        "metric 'utility(collection=inf)': collection must be a number, got inf",
+    ),
+    (
+        "neighbor_recall(epsilon=-1)@1",
+        "metric 'neighbor_recall(epsilon=-1)@1': epsilon must be a number >= 0, got -1",
+    ),
+    (
+        "neighbor_recall_rel(epsilon='x')@1",
+        "metric \"neighbor_recall_rel(epsilon='x')@1\": epsilon must be a number >= 0, got 'x'",
+    ),
+    (
         "iprec(recall=2)",
         "metric 'iprec(recall=2)': recall must be a recall level between 0 and 1, got 2.0: "
         "the number after '@' in iprec@x (ir_measures' IPrec@x) and iprec_at_recall_x is the "

@@ -297,3 +297,22 @@ def check_flag(value: ParamValue) -> ParamValue:
     if text not in ("true", "false", "1", "0"):
         raise ValueError(f"adaptive_k must be True or False, got {value!r}")
     return text in ("true", "1")
+
+
+def check_number(
+    name: str, *, low: float | None = None, high: float | None = None, what: str = "a number"
+) -> Callable[[ParamValue], ParamValue]:
+    """The parser's check of a number parameter, finite and within ``[low, high]``;
+    ``what`` is how the message names the allowed values."""
+
+    def check(value: ParamValue) -> ParamValue:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(float(value)):  # type: ignore[arg-type]
+            raise ValueError(f"{name} must be {what}, got {value!r}")
+        if (low is not None and float(value) < low) or (  # type: ignore[arg-type]
+            high is not None and float(value) > high  # type: ignore[arg-type]
+        ):
+            raise ValueError(f"{name} must be {what}, got {value!r}")
+        return value
+
+    return check

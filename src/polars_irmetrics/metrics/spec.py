@@ -174,6 +174,13 @@ class Params:
             raise TypeError(f"parameter {name!r} is not a string: {value!r}")
         return value
 
+    def number(self, name: str) -> float:
+        """The number parameter ``name``, as a float (its ``Param.check`` made sure)."""
+        value = self.options[name]
+        if isinstance(value, bool) or not isinstance(value, int | float):  # pragma: no cover
+            raise TypeError(f"parameter {name!r} is not a number: {value!r}")
+        return float(value)
+
 
 @dataclass(frozen=True)
 class Metric:
