@@ -154,6 +154,28 @@ CHECKED: list[tuple[str, str]] = [
         "metric \"neighbor_recall_rel(epsilon='x')@1\": epsilon must be a number >= 0, got 'x'",
     ),
     (
+        "rbp(p=1)",
+        "metric 'rbp(p=1)': p must be a number between 0 and 1 (exclusive), got 1",
+    ),
+    (
+        "rbp_residual(p=-0.5)",
+        "metric 'rbp_residual(p=-0.5)': p must be a number between 0 and 1 (exclusive), got -0.5",
+    ),
+    (
+        "err(max_grade=inf)",
+        "metric 'err(max_grade=inf)': max_grade must be a number > 0, got inf",
+    ),
+    (
+        "aplt(head=0)",
+        "metric 'aplt(head=0)': head must be a number between 0 and 1 (exclusive), the share "
+        "of interactions held by the popular head, got 0",
+    ),
+    (
+        "sat_click_rate(dwell_threshold=-1)",
+        "metric 'sat_click_rate(dwell_threshold=-1)': dwell_threshold must be a number of "
+        "seconds >= 0, got -1, e.g. sat_click_rate(dwell_threshold=30)",
+    ),
+    (
         "iprec(recall=2)",
         "metric 'iprec(recall=2)': recall must be a recall level between 0 and 1, got 2.0: "
         "the number after '@' in iprec@x (ir_measures' IPrec@x) and iprec_at_recall_x is the "

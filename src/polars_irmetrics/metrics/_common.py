@@ -300,19 +300,27 @@ def check_flag(value: ParamValue) -> ParamValue:
 
 
 def check_number(
-    name: str, *, low: float | None = None, high: float | None = None, what: str = "a number"
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    exclusive: bool = False,
+    what: str = "a number",
+    hint: str = "",
 ) -> Callable[[ParamValue], ParamValue]:
-    """The parser's check of a number parameter, finite and within ``[low, high]``;
-    ``what`` is how the message names the allowed values."""
+    """The parser's check of a number parameter: finite and within ``[low, high]``
+    (``exclusive``: ``(low, high)``). ``what`` is how the message names the allowed
+    values, ``hint`` an example after it."""
 
     def check(value: ParamValue) -> ParamValue:
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or not math.isfinite(float(value)):  # type: ignore[arg-type]
-            raise ValueError(f"{name} must be {what}, got {value!r}")
-        if (low is not None and float(value) < low) or (  # type: ignore[arg-type]
-            high is not None and float(value) > high  # type: ignore[arg-type]
-        ):
-            raise ValueError(f"{name} must be {what}, got {value!r}")
-        return value
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        x = float(value) if ok else math.nan  # type: ignore[arg-type]
+        if ok and math.isfinite(x):
+            below = low is not None and (x <= low if exclusive else x < low)
+            above = high is not None and (x >= high if exclusive else x > high)
+            if not below and not above:
+                return value
+        tail = f", {hint}" if hint else ""
+        raise ValueError(f"{name} must be {what}, got {value!r}{tail}")
 
     return check
