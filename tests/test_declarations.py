@@ -195,6 +195,17 @@ def test_a_declared_check_refuses_at_parse_time(name: str, message: str) -> None
         parse_metric(name)
 
 
+def test_a_check_across_parameters_refuses_at_parse_time() -> None:
+    """``Metric.check_params``: Recommenders' threshold only with by_threshold."""
+    message = (
+        "metric 'ndcg(threshold=3)@2': threshold=3 applies only with "
+        "relevancy_method='by_threshold'; add it, e.g. ndcg(relevancy_method='by_threshold',"
+        "threshold=3)@10, or drop threshold"
+    )
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        parse_metric("ndcg(threshold=3)@2")
+
+
 def test_every_checked_parameter_has_a_case() -> None:
     """Each declared check is exercised above, directly or through the one ``Param``
     another metric shares (a new check adds its row)."""
