@@ -360,13 +360,20 @@ def test_names_parse(text: str, canonical: str) -> None:
     ("names", "message"),
     [
         (["mar"], "metric 'mar': mar needs a cutoff, e.g. 'mar@10'"),
-        (["rbp(p=1)"], "metric 'rbp': p must be a number between 0 and 1 (exclusive), got 1"),
-        (["rbp(p=0)"], "metric 'rbp': p must be a number between 0 and 1 (exclusive), got 0"),
+        (
+            ["rbp(p=1)"],
+            "metric 'rbp(p=1)': p must be a number between 0 and 1 (exclusive), got 1",
+        ),
+        (
+            ["rbp(p=0)"],
+            "metric 'rbp(p=0)': p must be a number between 0 and 1 (exclusive), got 0",
+        ),
         (
             ["rbp_residual(p='x')"],
-            "metric 'rbp_residual': p must be a number between 0 and 1 (exclusive), got 'x'",
+            "metric \"rbp_residual(p='x')\": p must be a number between 0 and 1 (exclusive), "
+            "got 'x'",
         ),
-        (["err(max_grade=0)"], "metric 'err': max_grade must be a number > 0, got 0"),
+        (["err(max_grade=0)"], "metric 'err(max_grade=0)': max_grade must be a number > 0, got 0"),
         (["err(rel=2)"], "err uses graded relevance and takes no relevance level 'rel'"),
         (["fcp(rel=2)"], "fcp uses graded relevance and takes no relevance level 'rel'"),
         (["rbp(gain='exponential')"], "gain='exponential' is not allowed"),

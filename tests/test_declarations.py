@@ -134,6 +134,48 @@ CHECKED: list[tuple[str, str]] = [
         "rprec_mult(multiple=0.2), rprec_mult@0.2 or Rprec_mult_0.20; got 'x'",
     ),
     (
+        "trec_rbp(p=1.5)",
+        "metric 'trec_rbp(p=1.5)': p must be a probability between 0 and 1, got 1.5",
+    ),
+    (
+        "utility(rel_ret='a')",
+        "metric \"utility(rel_ret='a')\": rel_ret must be a number, got 'a'",
+    ),
+    (
+        "utility(collection=inf)",
+        "metric 'utility(collection=inf)': collection must be a number, got inf",
+    ),
+    (
+        "neighbor_recall(epsilon=-1)@1",
+        "metric 'neighbor_recall(epsilon=-1)@1': epsilon must be a number >= 0, got -1",
+    ),
+    (
+        "neighbor_recall_rel(epsilon='x')@1",
+        "metric \"neighbor_recall_rel(epsilon='x')@1\": epsilon must be a number >= 0, got 'x'",
+    ),
+    (
+        "rbp(p=1)",
+        "metric 'rbp(p=1)': p must be a number between 0 and 1 (exclusive), got 1",
+    ),
+    (
+        "rbp_residual(p=-0.5)",
+        "metric 'rbp_residual(p=-0.5)': p must be a number between 0 and 1 (exclusive), got -0.5",
+    ),
+    (
+        "err(max_grade=inf)",
+        "metric 'err(max_grade=inf)': max_grade must be a number > 0, got inf",
+    ),
+    (
+        "aplt(head=0)",
+        "metric 'aplt(head=0)': head must be a number between 0 and 1 (exclusive), the share "
+        "of interactions held by the popular head, got 0",
+    ),
+    (
+        "sat_click_rate(dwell_threshold=-1)",
+        "metric 'sat_click_rate(dwell_threshold=-1)': dwell_threshold must be a number of "
+        "seconds >= 0, got -1, e.g. sat_click_rate(dwell_threshold=30)",
+    ),
+    (
         "iprec(recall=2)",
         "metric 'iprec(recall=2)': recall must be a recall level between 0 and 1, got 2.0: "
         "the number after '@' in iprec@x (ir_measures' IPrec@x) and iprec_at_recall_x is the "
@@ -151,6 +193,17 @@ CHECKED: list[tuple[str, str]] = [
 def test_a_declared_check_refuses_at_parse_time(name: str, message: str) -> None:
     with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
         parse_metric(name)
+
+
+def test_a_check_across_parameters_refuses_at_parse_time() -> None:
+    """``Metric.check_params``: Recommenders' threshold only with by_threshold."""
+    message = (
+        "metric 'ndcg(threshold=3)@2': threshold=3 applies only with "
+        "relevancy_method='by_threshold'; add it, e.g. ndcg(relevancy_method='by_threshold',"
+        "threshold=3)@10, or drop threshold"
+    )
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        parse_metric("ndcg(threshold=3)@2")
 
 
 def test_every_checked_parameter_has_a_case() -> None:

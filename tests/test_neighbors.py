@@ -208,7 +208,7 @@ EXACT = pl.DataFrame({"query_id": ["a"], "doc_id": [1], "score": [-1.0]})
             ["neighbor_recall(epsilon=-1)@1"],
             {"neighbors": EXACT},
             MetricParameterError,
-            "metric 'neighbor_recall': epsilon must be a number >= 0, got -1",
+            "metric 'neighbor_recall(epsilon=-1)@1': epsilon must be a number >= 0, got -1",
         ),
         (
             ["neighbor_recall@1"],

@@ -169,19 +169,22 @@ def test_ranking_metrics_worked_by_hand(frame_kind: str) -> None:
     [
         (
             "precision(threshold=3)@2",
-            "metric 'precision': threshold=3 applies only with relevancy_method='by_threshold'; "
+            "metric 'precision(threshold=3)@2': threshold=3 applies only with "
+            "relevancy_method='by_threshold'; "
             "add it, e.g. precision(relevancy_method='by_threshold',threshold=3)@10, or drop "
             "threshold",
         ),
         (
             "ndcg(relevancy_method='by_threshold',threshold=2)",
-            "metric 'ndcg': relevancy_method='by_threshold' needs a cutoff k (the divisor "
+            "metric \"ndcg(relevancy_method='by_threshold',threshold=2)\": "
+            "relevancy_method='by_threshold' needs a cutoff k (the divisor "
             "Microsoft Recommenders keeps), e.g. ndcg(relevancy_method='by_threshold',"
             "threshold=5)@10",
         ),
         (
             "recall(relevancy_method='by_threshold',threshold=0.5)@2",
-            "metric 'recall': relevancy_method='by_threshold' needs threshold, a positive whole "
+            "metric \"recall(relevancy_method='by_threshold',threshold=0.5)@2\": "
+            "relevancy_method='by_threshold' needs threshold, a positive whole "
             "number of top items per user, got 0.5. Microsoft Recommenders' by_threshold keeps "
             "each user's top `threshold` items (pandas head), not the items scored above a "
             "threshold: to count only recommendations scored above t, filter the run first, "
@@ -189,7 +192,8 @@ def test_ranking_metrics_worked_by_hand(frame_kind: str) -> None:
         ),
         (
             "map(relevancy_method='by_threshold')@2",
-            "metric 'map': relevancy_method='by_threshold' needs threshold, a positive whole "
+            "metric \"map(relevancy_method='by_threshold')@2\": "
+            "relevancy_method='by_threshold' needs threshold, a positive whole "
             "number of top items per user, got None.",
         ),
         (

@@ -339,7 +339,7 @@ ERRORS: list[tuple[list[str], pl.DataFrame, Any, Any, type[Exception], str]] = [
     ),
     (
         ["aplt(head=2)"], RECS, HISTORY, None, MetricParameterError,
-        "metric 'long_tail_share': head must be a number between 0 and 1 (exclusive), the "
+        "metric 'aplt(head=2)': head must be a number between 0 and 1 (exclusive), the "
         "share of interactions held by the popular head, got 2",
     ),
     (

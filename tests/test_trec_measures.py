@@ -522,11 +522,10 @@ def _escape(text: str) -> str:
         ("utility(rel_ret='a')", "rel_ret must be a number"),
     ],
 )
-def test_bad_parameter_values_fail_when_the_plan_is_built(metric: str, message: str) -> None:
-    run = pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "rank": [1]})
-    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "relevance": [1]})
+def test_bad_parameter_values_fail_when_parsed(metric: str, message: str) -> None:
+    """The parameter's declared check (Param.check) refuses it before any plan."""
     with pytest.raises(MetricParameterError, match=_escape(message)):
-        irm.evaluate(run, [metric], qrels=qrels)
+        irm.parse_metric(metric)
 
 
 def test_expression_functions() -> None:

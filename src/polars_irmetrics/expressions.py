@@ -1235,7 +1235,8 @@ def rbp(
     p
         Persistence: the probability of going on to the next rank.
     gain
-        ``'linear'``: the label itself; ``'exponential'``: 2^label − 1.
+        The gain of a relevant document: ``'binary'`` (default): 1, as Moffat & Zobel;
+        ``'linear'``: its label (trectools, ir_measures' ``RBP`` without ``rel``).
     relevance_level
         A document is relevant when its label is at or above this (trec_eval ``-l``).
     relevance

@@ -8,11 +8,10 @@ whose denominator is zero is 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import polars as pl
 
-from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Param, Params, ParamValue
 
@@ -73,34 +72,46 @@ RELEVANCY = (
 )
 
 
-def list_cutoff(p: Params, metric: str) -> int | None:
-    """The rank cutoff of the recommendations that count: ``k``, or ``threshold`` under
-    ``relevancy_method='by_threshold'`` (:data:`RELEVANCY`), checked."""
-    method = p.options.get("relevancy_method", "top_k")
-    threshold = p.options.get("threshold")
+def check_relevancy(metric: str, k: int | None, options: Mapping[str, ParamValue]) -> None:
+    """The parser's check of :data:`RELEVANCY` (:attr:`Metric.check_params
+    <polars_irmetrics.metrics.spec.Metric.check_params>`): ``threshold`` only with
+    ``relevancy_method='by_threshold'``, which needs it (a positive whole number) and a
+    cutoff k."""
+    method = options.get("relevancy_method", "top_k")
+    threshold = options.get("threshold")
     if method == "top_k":
         if threshold is not None:
-            raise MetricParameterError(
-                f"metric {metric!r}: threshold={threshold!r} applies only with "
-                f"relevancy_method='by_threshold'; add it, e.g. {metric}(relevancy_method="
-                f"'by_threshold',threshold={threshold!r})@10, or drop threshold"
+            raise ValueError(
+                f"threshold={threshold!r} applies only with relevancy_method='by_threshold'; "
+                f"add it, e.g. {metric}(relevancy_method='by_threshold',threshold="
+                f"{threshold!r})@10, or drop threshold"
             )
-        return p.k
-    if p.k is None:
-        raise MetricParameterError(
-            f"metric {metric!r}: relevancy_method='by_threshold' needs a cutoff k (the "
-            f"divisor Microsoft Recommenders keeps), e.g. {metric}(relevancy_method="
-            "'by_threshold',threshold=5)@10"
+        return
+    if k is None:
+        raise ValueError(
+            "relevancy_method='by_threshold' needs a cutoff k (the divisor Microsoft "
+            f"Recommenders keeps), e.g. {metric}(relevancy_method='by_threshold',"
+            "threshold=5)@10"
         )
     if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
-        raise MetricParameterError(
-            f"metric {metric!r}: relevancy_method='by_threshold' needs threshold, a "
-            f"positive whole number of top items per user, got {threshold!r}. Microsoft "
-            "Recommenders' by_threshold keeps each user's top `threshold` items (pandas "
-            "head), not the items scored above a threshold: to count only "
-            "recommendations scored above t, filter the run first, "
-            "run.filter(pl.col('score') > t)"
+        raise ValueError(
+            "relevancy_method='by_threshold' needs threshold, a positive whole number of "
+            f"top items per user, got {threshold!r}. Microsoft Recommenders' by_threshold "
+            "keeps each user's top `threshold` items (pandas head), not the items scored "
+            "above a threshold: to count only recommendations scored above t, filter the "
+            "run first, run.filter(pl.col('score') > t)"
         )
+
+
+def list_cutoff(p: Params) -> int | None:
+    """The rank cutoff of the recommendations that count: ``k``, or ``threshold`` under
+    ``relevancy_method='by_threshold'`` (:data:`RELEVANCY`; checked by
+    :func:`check_relevancy` when the name was parsed)."""
+    if p.options.get("relevancy_method", "top_k") == "top_k":
+        return p.k
+    threshold = p.options["threshold"]
+    if isinstance(threshold, bool) or not isinstance(threshold, int):  # pragma: no cover
+        raise TypeError(f"threshold is not a whole number: {threshold!r}")
     return threshold
 
 
@@ -233,7 +244,7 @@ def idcg(s: Scope, p: Params) -> pl.Expr:
 
 def precision_at(s: Scope, p: Params, metric: str = "precision") -> pl.Expr:
     """rel_ret@cut / k (``cut``: :func:`list_cutoff`); without k, rel_ret / num_ret."""
-    cut = list_cutoff(p, metric)
+    cut = list_cutoff(p)
     if p.k is None:
         return ratio(rel_ret(s, p, None), s.num_ret.cast(pl.Float64))
     if p.options.get("adaptive_k"):  # torchmetrics: P@min(k, n), n documents retrieved
@@ -244,7 +255,7 @@ def precision_at(s: Scope, p: Params, metric: str = "precision") -> pl.Expr:
 
 def recall_at(s: Scope, p: Params, metric: str = "recall") -> pl.Expr:
     """rel_ret@cut / R, or / min(k, R) (``denominator='capped'``)."""
-    cut = list_cutoff(p, metric)
+    cut = list_cutoff(p)
     den = num_rel(s, p)
     if p.options.get("denominator") == "capped" and p.k is not None:
         den = pl.min_horizontal(den, pl.lit(float(p.k)))
@@ -297,3 +308,30 @@ def check_flag(value: ParamValue) -> ParamValue:
     if text not in ("true", "false", "1", "0"):
         raise ValueError(f"adaptive_k must be True or False, got {value!r}")
     return text in ("true", "1")
+
+
+def check_number(
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    exclusive: bool = False,
+    what: str = "a number",
+    hint: str = "",
+) -> Callable[[ParamValue], ParamValue]:
+    """The parser's check of a number parameter: finite and within ``[low, high]``
+    (``exclusive``: ``(low, high)``). ``what`` is how the message names the allowed
+    values, ``hint`` an example after it."""
+
+    def check(value: ParamValue) -> ParamValue:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        x = float(value) if ok else math.nan  # type: ignore[arg-type]
+        if ok and math.isfinite(x):
+            below = low is not None and (x <= low if exclusive else x < low)
+            above = high is not None and (x >= high if exclusive else x > high)
+            if not below and not above:
+                return value
+        tail = f", {hint}" if hint else ""
+        raise ValueError(f"{name} must be {what}, got {value!r}{tail}")
+
+    return check

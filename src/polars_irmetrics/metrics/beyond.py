@@ -18,6 +18,7 @@ import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics._common import (
+    check_number,
     divide,
     fsum_ranked,
     num_rel,
@@ -37,25 +38,15 @@ ERR_MAX_GRADE = 4
 RBP_P = 0.8
 
 
-def _number(p: Params, name: str, metric: str, low: float, high: float | None) -> float:
-    """The numeric parameter ``name``, checked: ``low < value`` (and ``< high``)."""
-    value = p.options[name]
-    if (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and value > low
-        and (high is None or value < high)
-    ):
-        return float(value)
-    bound = f"between {low:g} and {high:g} (exclusive)" if high is not None else f"> {low:g}"
-    raise MetricParameterError(
-        f"metric {metric!r}: {name} must be a number {bound}, got {value!r}"
-    )
+#: The parser's check of rbp's persistence ``p``.
+_PERSISTENCE = check_number(
+    "p", low=0.0, high=1.0, exclusive=True, what="a number between 0 and 1 (exclusive)"
+)
 
 
 # --------------------------------------------------------------------------- formulas
 def _err(s: Scope, p: Params) -> pl.Expr:
-    max_grade = _number(p, "max_grade", "err", 0.0, None)
+    max_grade = p.number("max_grade")
     grade = s.rel.cast(pl.Float64).clip(upper_bound=max_grade)
     # non-relevant, negative and null labels: the user goes on
     chance = divide(pl.lit(2.0).pow(grade) - 1.0, 2.0**max_grade)
@@ -70,14 +61,14 @@ def _rbp_weight(s: Scope, persistence: float) -> pl.Expr:
 
 
 def _rbp(s: Scope, p: Params) -> pl.Expr:
-    persistence = _number(p, "p", "rbp", 0.0, 1.0)
+    persistence = p.number("p")
     gain = pl.lit(1.0) if p.choice("gain") == "binary" else s.rel.cast(pl.Float64)
     term = gain * _rbp_weight(s, persistence)
     return fsum_ranked(s, term, relevant(s, p), p.k)
 
 
 def _rbp_residual(s: Scope, p: Params) -> pl.Expr:
-    persistence = _number(p, "p", "rbp_residual", 0.0, 1.0)
+    persistence = p.number("p")
     known = fsum_ranked(s, _rbp_weight(s, persistence), s.rel >= 0, p.k)
     return 1.0 - known
 
@@ -137,6 +128,7 @@ BEYOND_METRICS: tuple[Metric, ...] = (
                 ERR_MAX_GRADE,
                 doc="highest relevance grade g_max: a document of grade g stops the user "
                 "with probability (2**g - 1) / 2**g_max (gdeval and ir_measures: 4)",
+                check=check_number("max_grade", low=0.0, exclusive=True, what="a number > 0"),
             ),
         ),
         binary=False,
@@ -163,6 +155,7 @@ BEYOND_METRICS: tuple[Metric, ...] = (
                 "p",
                 RBP_P,
                 doc="persistence: the probability of going on to the next rank (0 < p < 1)",
+                check=_PERSISTENCE,
             ),
             Param(
                 "gain",
@@ -191,6 +184,7 @@ BEYOND_METRICS: tuple[Metric, ...] = (
                 "p",
                 RBP_P,
                 doc="persistence: the probability of going on to the next rank (0 < p < 1)",
+                check=_PERSISTENCE,
             ),
         ),
         binary=False,

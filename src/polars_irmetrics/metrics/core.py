@@ -29,6 +29,7 @@ from polars_irmetrics.metrics._common import (
     RELEVANCY,
     TIES,
     check_flag,
+    check_relevancy,
     dcg,
     fsum_ranked,
     gain,
@@ -86,7 +87,7 @@ def _mrr(s: Scope, p: Params) -> pl.Expr:
 
 
 def _map(s: Scope, p: Params) -> pl.Expr:
-    cut = list_cutoff(p, "map")
+    cut = list_cutoff(p)
     is_rel = relevant(s, p)
     found = is_rel & ranked(s, cut)
     precision = s.ranked_count(is_rel).cast(pl.Float64) / s.rank.cast(pl.Float64)
@@ -103,7 +104,7 @@ def _map(s: Scope, p: Params) -> pl.Expr:
 
 def _ndcg(s: Scope, p: Params) -> pl.Expr:
     # by_threshold: the DCG of the top `threshold`, over the ideal DCG of k
-    return ratio(dcg(s, replace(p, k=list_cutoff(p, "ndcg"))), idcg(s, p))
+    return ratio(dcg(s, replace(p, k=list_cutoff(p))), idcg(s, p))
 
 
 def _dcg_metric(s: Scope, p: Params) -> pl.Expr:
@@ -164,6 +165,7 @@ CORE_METRICS: tuple[Metric, ...] = (
             "adaptive_k=True): precision(adaptive_k=True)@k, to 1e-9",
         },
         latex=r"\mathrm{P@}k = \frac{1}{k}\sum_{r=1}^{k} \mathbb{1}[\ell_r \ge \lambda]",
+        check_params=check_relevancy,
         params=(
             *RELEVANCY,
             Param(
@@ -201,6 +203,7 @@ CORE_METRICS: tuple[Metric, ...] = (
             r" \quad\text{or}\quad \frac{1}{\min(k, R)}\sum_{r=1}^{k} \mathbb{1}[\ell_r \ge"
             r" \lambda]"
         ),
+        check_params=check_relevancy,
         params=(
             Param(
                 "denominator",
@@ -317,6 +320,7 @@ CORE_METRICS: tuple[Metric, ...] = (
             "ir_measures": "AP: to 1e-9",
         },
         latex=r"\mathrm{AP@}k = \frac{1}{R}\sum_{r \le k,\ \ell_r \ge \lambda} \mathrm{P@}r",
+        check_params=check_relevancy,
         params=(
             Param(
                 "denominator",
@@ -351,6 +355,7 @@ CORE_METRICS: tuple[Metric, ...] = (
             r" = \sum_{r=1}^{k} \frac{g(\ell_r)}{\log_2(r+1)}, \quad g(\ell) = \ell \text{ or"
             r" } 2^{\ell} - 1"
         ),
+        check_params=check_relevancy,
         params=(GAIN, IDEAL, TIES, *RELEVANCY),
         aliases=(
             Alias("ndcg_cut", cutoff="required"),

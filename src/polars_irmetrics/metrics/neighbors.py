@@ -30,12 +30,15 @@ from __future__ import annotations
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.metrics._common import check_number
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Input, Metric, Param, Params
 
 __all__ = ["NEIGHBOR_METRICS", "neighbor_distance", "neighbor_epsilon"]
 
 _READS: tuple[Input, ...] = ("run", "neighbors")
+#: The parser's check of ``epsilon``.
+_EPSILON = check_number("epsilon", low=0.0, what="a number >= 0")
 
 
 def _needs_neighbors(s: Scope, p: Params) -> pl.Expr:
@@ -46,12 +49,9 @@ def _needs_neighbors(s: Scope, p: Params) -> pl.Expr:
     )
 
 
-def neighbor_epsilon(p: Params, metric: str) -> float:
-    """The ``epsilon`` of a neighbour-recall request, checked (a number >= 0)."""
-    value = p.options["epsilon"]
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    raise MetricParameterError(f"metric {metric!r}: epsilon must be a number >= 0, got {value!r}")
+def neighbor_epsilon(p: Params) -> float:
+    """The ``epsilon`` of a neighbour-recall request (a number >= 0: its ``Param.check``)."""
+    return p.number("epsilon")
 
 
 def neighbor_distance(p: Params) -> pl.Expr:
@@ -76,6 +76,7 @@ NEIGHBOR_METRICS: tuple[Metric, ...] = (
                 1e-3,
                 doc="added to the k-th true distance (ann-benchmarks' default 1e-3; 0: "
                 "the plain overlap of the two top k when scores are distinct)",
+                check=_EPSILON,
             ),
         ),
         binary=False,
@@ -107,6 +108,7 @@ NEIGHBOR_METRICS: tuple[Metric, ...] = (
                 0.01,
                 doc="relative tolerance (ann-benchmarks' 'epsilon' recall: 0.01; "
                 "'largeepsilon': 0.1)",
+                check=_EPSILON,
             ),
             Param(
                 "distance",

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
-from polars_irmetrics.metrics._common import ranked, ratio
+from polars_irmetrics.metrics._common import check_number, ranked, ratio
 from polars_irmetrics.metrics.core import CORE_METRICS
 from polars_irmetrics.metrics.scope import Scope, TableScope
 from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params
@@ -58,6 +58,12 @@ DWELL = Param(
     DEFAULT_DWELL,
     None,
     "dwell (seconds) from which a click is satisfied",
+    check=check_number(
+        "dwell_threshold",
+        low=0.0,
+        what="a number of seconds >= 0",
+        hint="e.g. sat_click_rate(dwell_threshold=30)",
+    ),
 )
 
 
@@ -135,18 +141,8 @@ def _clicks(s: Scope) -> ClickScope:
     return s
 
 
-def _threshold(p: Params) -> float:
-    value = p.options["dwell_threshold"]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-        raise MetricParameterError(
-            f"dwell_threshold must be a number of seconds >= 0, got {value!r}, "
-            "e.g. sat_click_rate(dwell_threshold=30)"
-        )
-    return float(value)
-
-
 def _satisfied(s: ClickScope, p: Params) -> pl.Expr:
-    return s.clicked & (s.dwell >= _threshold(p))
+    return s.clicked & (s.dwell >= p.number("dwell_threshold"))
 
 
 def _signal(s: ClickScope, p: Params) -> ClickScope:

@@ -433,6 +433,11 @@ def _build(
             f"metric {shown!r}: unknown parameter {unknown!r}; "
             f"{metric.name} takes {', '.join(known)}"
         )
+    if metric.check_params is not None:  # the declaration's check across parameters
+        try:
+            metric.check_params(metric.name, k, dict(resolved))
+        except ValueError as error:
+            raise MetricParameterError(f"metric {shown!r}: {error}") from None
     if aggregate == metric.aggregate:
         aggregate = None
     return MetricRequest(metric, k, level, tuple(resolved), aggregate, judged_only, empty)

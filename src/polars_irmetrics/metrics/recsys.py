@@ -23,6 +23,7 @@ from collections.abc import Callable
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.metrics._common import check_number
 from polars_irmetrics.metrics.collection import (
     COOCCURRENCE,
     FEATURES,
@@ -114,18 +115,8 @@ def _average_popularity(s: CollectionScope, p: Params) -> CollectionFormula:
     return CollectionFormula("users", s.popularity.filter(s.top(p.k)).mean())
 
 
-def _head_share(p: Params) -> float:
-    value = p.options["head"]
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1:
-        return float(value)
-    raise MetricParameterError(
-        f"metric 'long_tail_share': head must be a number between 0 and 1 (exclusive), "
-        f"the share of interactions held by the popular head, got {value!r}"
-    )
-
-
 def _long_tail_share(s: CollectionScope, p: Params) -> CollectionFormula:
-    tail = (~s.in_head(_head_share(p))).cast(pl.Float64)
+    tail = (~s.in_head(p.number("head"))).cast(pl.Float64)
     return CollectionFormula("users", tail.filter(s.top(p.k)).mean())
 
 
@@ -295,6 +286,14 @@ RECSYS_METRICS: tuple[Metric, ...] = (
                 HEAD_SHARE,
                 doc="share of all interactions held by the head: an item is in the head "
                 "when the items more popular than it hold less than this share",
+                check=check_number(
+                    "head",
+                    low=0.0,
+                    high=1.0,
+                    exclusive=True,
+                    what="a number between 0 and 1 (exclusive), the share of interactions "
+                    "held by the popular head",
+                ),
             ),
         ),
         reads=("run", "interactions"),

@@ -174,6 +174,13 @@ class Params:
             raise TypeError(f"parameter {name!r} is not a string: {value!r}")
         return value
 
+    def number(self, name: str) -> float:
+        """The number parameter ``name``, as a float (its ``Param.check`` made sure)."""
+        value = self.options[name]
+        if isinstance(value, bool) or not isinstance(value, int | float):  # pragma: no cover
+            raise TypeError(f"parameter {name!r} is not a number: {value!r}")
+        return float(value)
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -223,6 +230,11 @@ class Metric:
         ``collection(scope, params) -> CollectionFormula``, the formula over the
         recommendations of one ``by`` group; ``compute`` then only raises an error that
         names the entry points that compute it. ``None`` for per-query metrics.
+    check_params
+        The parser's check across parameters and the cutoff,
+        ``check_params(name, k, options)``: raises ``ValueError`` with the message to
+        show (each parameter's own check is its :attr:`Param.check`), so the formula
+        never raises on a parameter. ``None``: none.
     """
 
     name: str
@@ -240,6 +252,7 @@ class Metric:
     reads: tuple[Input, ...] = ("run", "judgments")
     matches: Mapping[str, str] = field(default_factory=dict)
     collection: Callable[[CollectionScope, Params], CollectionFormula] | None = None
+    check_params: Callable[[str, int | None, Mapping[str, ParamValue]], None] | None = None
 
     @property
     def level(self) -> Level:

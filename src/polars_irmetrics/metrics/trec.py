@@ -30,8 +30,8 @@ from collections.abc import Callable
 
 import polars as pl
 
-from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics._common import (
+    check_number,
     check_real,
     divide,
     fsum,
@@ -177,22 +177,6 @@ def _normalize_recalls(value: ParamValue) -> ParamValue:
     return ",".join(repr(level) for level in parse_recalls(value))
 
 
-def _float_option(p: Params, name: str, metric: str) -> float:
-    value = p.options[name]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise MetricParameterError(f"metric {metric!r}: {name} must be a number, got {value!r}")
-    return float(value)
-
-
-def _persistence(p: Params, metric: str) -> float:
-    value = _float_option(p, "p", metric)
-    if not 0.0 <= value <= 1.0:
-        raise MetricParameterError(
-            f"metric {metric!r}: p must be a probability between 0 and 1, got {value!r}"
-        )
-    return value
-
-
 # --------------------------------------------------------------------------- building blocks
 def _f(expr: pl.Expr) -> pl.Expr:
     return expr.cast(pl.Float64)
@@ -303,7 +287,7 @@ def _iprec_at(s: Scope, p: Params, recall: float) -> pl.Expr:
 
 
 def _iprec(s: Scope, p: Params) -> pl.Expr:
-    return _iprec_at(s, p, _float_option(p, "recall", "iprec"))
+    return _iprec_at(s, p, p.number("recall"))
 
 
 def _eleven_pt_avg(s: Scope, p: Params) -> pl.Expr:
@@ -325,7 +309,7 @@ def _relative_precision(s: Scope, p: Params) -> pl.Expr:
 
 
 def _rprec_mult(s: Scope, p: Params) -> pl.Expr:
-    multiple = _float_option(p, "multiple", "rprec_mult")
+    multiple = p.number("multiple")
     cut = (multiple * num_rel(s, p) + 0.9).floor()
     found = _f((relevant(s, p) & (_f(s.rank) <= s.window(cut))).sum())  # see _iprec_at
     return pl.when(cut >= 1.0).then(found / cut).otherwise(0.0)
@@ -424,7 +408,7 @@ def _g(s: Scope, p: Params) -> pl.Expr:
 
 
 def _trec_rbp(s: Scope, p: Params) -> pl.Expr:
-    persistence = _persistence(p, "trec_rbp")
+    persistence = p.number("p")
     rel = _f(s.rel)
     gain = pl.when(rel > 0).then(rel).otherwise(0.0)
     # gains are scaled to [0, 1] when one exceeds 1; a per-query value inside a term
@@ -435,7 +419,7 @@ def _trec_rbp(s: Scope, p: Params) -> pl.Expr:
 
 
 def _trec_rbp_resid(s: Scope, p: Params) -> pl.Expr:
-    persistence = _persistence(p, "trec_rbp_resid")
+    persistence = p.number("p")
     judged_ret = _judged(s) & _retrieved(s)
     unjudged = _f(s.num_ret) - _f(judged_ret.sum())
     known = fsum(s, power(persistence, _f(s.rank) - 1.0), judged_ret)
@@ -453,7 +437,7 @@ def _unjudged(s: Scope, p: Params) -> pl.Expr:
 
 def _utility(s: Scope, p: Params) -> pl.Expr:
     coef = {
-        name: _float_option(p, name, "utility")
+        name: p.number(name)
         for name in ("rel_ret", "nonrel_ret", "rel_missed", "nonrel_missed", "collection")
     }
     found, n, r = rel_ret(s, p, None), _f(s.num_ret), num_rel(s, p)
@@ -482,7 +466,12 @@ def _trec_ndcg(s: Scope, p: Params) -> pl.Expr:
 
 
 # --------------------------------------------------------------------------- registry
-_P = Param("p", TREC_RBP_P, doc="persistence: the probability of going on to the next rank")
+_P = Param(
+    "p",
+    TREC_RBP_P,
+    doc="persistence: the probability of going on to the next rank",
+    check=check_number("p", low=0.0, high=1.0, what="a probability between 0 and 1"),
+)
 
 TREC_METRICS: tuple[Metric, ...] = (
     Metric(
@@ -786,11 +775,36 @@ TREC_METRICS: tuple[Metric, ...] = (
         ),
         cutoff="none",
         params=(
-            Param("rel_ret", 1.0, doc="worth of a relevant retrieved document"),
-            Param("nonrel_ret", -1.0, doc="worth of a non-relevant retrieved document"),
-            Param("rel_missed", 0.0, doc="worth of a relevant document not retrieved"),
-            Param("nonrel_missed", 0.0, doc="worth of a non-relevant document not retrieved"),
-            Param("collection", 0, doc="documents in the collection (trec_eval -N)"),
+            Param(
+                "rel_ret",
+                1.0,
+                doc="worth of a relevant retrieved document",
+                check=check_number("rel_ret"),
+            ),
+            Param(
+                "nonrel_ret",
+                -1.0,
+                doc="worth of a non-relevant retrieved document",
+                check=check_number("nonrel_ret"),
+            ),
+            Param(
+                "rel_missed",
+                0.0,
+                doc="worth of a relevant document not retrieved",
+                check=check_number("rel_missed"),
+            ),
+            Param(
+                "nonrel_missed",
+                0.0,
+                doc="worth of a non-relevant document not retrieved",
+                check=check_number("nonrel_missed"),
+            ),
+            Param(
+                "collection",
+                0,
+                doc="documents in the collection (trec_eval -N)",
+                check=check_number("collection"),
+            ),
         ),
         formula="rel_ret * a + nonrel_ret * (num_ret - a) + rel_missed * (R - a) + "
         "nonrel_missed * (collection + a - num_ret - R), a = relevant retrieved "

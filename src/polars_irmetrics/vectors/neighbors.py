@@ -117,7 +117,7 @@ def build_neighbors_plan(
     counts = []
     for i, ((label, request), k) in enumerate(zip(requests, cutoffs, strict=True)):
         params = _params(request)
-        epsilon = neighbor_epsilon(params, request.metric.name)
+        epsilon = neighbor_epsilon(params)
         threshold = pl.col(_threshold_name(i))
         limit = (
             threshold + epsilon
