@@ -483,8 +483,9 @@ class _Scorer:
         if self.metric == "cosine":
             return _Docs(_normalised(docs, ids, embedding, "corpus"), 0, docs)
         if self.metric == "dot":
-            self.c_max = max(self.c_max, _magnitude(docs))
-            return _Docs(docs, _exponent(docs), docs)
+            top = _magnitude(docs)
+            self.c_max = max(self.c_max, top)
+            return _Docs(docs, _exponent_of(top), docs)
         if not self.centred:  # l2: one centre for every block, from the queries
             self.centred = True
             self.centre = _centre(self.raw)
@@ -561,12 +562,18 @@ class _Scorer:
         if squared.dtype == np.float32 and squared.size:
             # rows whose squared norms dwarf the k-th squared distance would cancel in
             # float32 near it: those rows in float64
-            reference = -floor
-            if not np.isfinite(reference).all():
-                block_kth = np.sqrt(np.maximum(-_kth_largest(-squared, k), 0))
-                reference = np.where(np.isfinite(reference), reference, block_kth)
-            reach = np.sqrt(self.q_sq[start:stop]) + np.sqrt(d_sq.max())
-            cancel = np.flatnonzero(reach.astype(np.float64) ** 2 > _CANCEL * reference**2)
+            reach = (np.sqrt(self.q_sq[start:stop]) + np.sqrt(d_sq.max())).astype(np.float64)
+            reference = -floor  # the running k-th distance; else the block's
+            unknown = np.flatnonzero(~np.isfinite(reference))
+            if unknown.size:  # its nearest bounds it from below: the k-th only if needed
+                rows = squared if unknown.size == len(squared) else squared[unknown]
+                nearest = np.maximum(rows.min(axis=1), 0).astype(np.float64)
+                reference[unknown] = np.sqrt(nearest)
+                close = unknown[reach[unknown] ** 2 > _CANCEL * nearest]
+                if close.size:
+                    kth = np.maximum(-_kth_largest(-squared[close], k), 0)
+                    reference[close] = np.where(np.isfinite(kth), np.sqrt(kth), np.inf)
+            cancel = np.flatnonzero(reach**2 > _CANCEL * reference**2)
             if cancel.size:
                 squared = squared.astype(np.float64)
                 squared[cancel] = _squared_l2(
@@ -651,7 +658,11 @@ def _magnitude(vectors: Matrix) -> float:
 
 def _exponent(vectors: Matrix) -> int:
     """The power of two above the largest magnitude of ``vectors`` (0 when empty or 0)."""
-    top = _magnitude(vectors)
+    return _exponent_of(_magnitude(vectors))
+
+
+def _exponent_of(top: float) -> int:
+    """The power of two above ``top`` (0 for 0)."""
     return int(np.frexp(top)[1]) if top > 0 else 0
 
 
