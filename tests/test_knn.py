@@ -352,13 +352,25 @@ def test_knn_equals_a_float64_brute_force_over_offset_and_spread(
         ("l2", np.float32, 1e-30),
     ],
 )
-def test_vectors_far_from_one_in_magnitude(metric: str, dtype: type, magnitude: float) -> None:
+@pytest.mark.parametrize("kind", ["numpy", "DataFrame", "LazyFrame", "path"])
+def test_vectors_far_from_one_in_magnitude(
+    metric: str, dtype: type, magnitude: float, kind: str, tmp_path: Path
+) -> None:
     rng = np.random.default_rng(5)
     spread = magnitude * 1e-4 if magnitude == 100.0 else magnitude
     offset = magnitude if magnitude == 100.0 else 0.0
     q = (offset + spread * rng.standard_normal((4, 16))).astype(dtype)
     c = (offset + spread * rng.standard_normal((300, 16))).astype(dtype)
-    run = irm.knn(q, c, k=10, metric=metric, block_size=64)  # type: ignore[arg-type]
+    queries: object = q
+    corpus: object = c
+    if kind != "numpy":
+        queries = pl.DataFrame({"query_id": np.arange(4), "embedding": q})
+        frame = pl.DataFrame({"doc_id": np.arange(300), "embedding": c})
+        corpus = frame.lazy() if kind == "LazyFrame" else frame
+        if kind == "path":
+            frame.write_parquet(tmp_path / "corpus.parquet", row_group_size=50)
+            corpus = tmp_path / "corpus.parquet"
+    run = irm.knn(queries, corpus, k=10, metric=metric, block_size=64)  # type: ignore[arg-type]
     _check_against_brute_force(run, q, c, 10, metric)
 
 
