@@ -243,6 +243,226 @@ def test_fewer_documents_than_k_and_empty_tables() -> None:
     assert irm.knn(queries.clear(), corpus, k=5).height == 0
 
 
+@pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame", "path"])
+@pytest.mark.parametrize("ids", [pl.String, pl.Int32])
+def test_an_empty_corpus_keeps_its_id_dtype(kind: str, ids: pl.DataType, tmp_path: Path) -> None:
+    queries = pl.DataFrame({"query_id": ["q"], "embedding": [[1.0]]})
+    empty = pl.DataFrame(
+        {"doc_id": [], "embedding": []},
+        schema={"doc_id": ids, "embedding": pl.List(pl.Float64)},
+    )
+    corpus: object = empty.lazy() if kind == "LazyFrame" else empty
+    if kind == "path":
+        empty.write_parquet(tmp_path / "empty.parquet")
+        corpus = tmp_path / "empty.parquet"
+    run = irm.knn(queries, corpus, k=5)  # type: ignore[arg-type]
+    assert run.height == 0
+    assert run.schema == pl.Schema(
+        {"query_id": pl.String, "doc_id": ids, "score": pl.Float64, "rank": pl.Int64}
+    )
+
+
+def _brute_force(q: np.ndarray, c: np.ndarray, metric: str) -> np.ndarray:
+    """Every pair in float64, written plainly: each vector first divided by a power of
+    two (exact), so that the squares neither overflow nor underflow."""
+    q, c = q.astype(np.float64), c.astype(np.float64)
+    if metric == "dot":
+        return q @ c.T
+    if metric == "l2":
+        scale = 2.0 ** np.frexp(max(np.abs(q).max(), np.abs(c).max()))[1]
+        diff = q[:, None, :] / scale - c[None, :, :] / scale
+        return -np.sqrt((diff**2).sum(axis=2)) * scale
+    qs = q / np.abs(q).max(axis=1, keepdims=True)
+    cs = c / np.abs(c).max(axis=1, keepdims=True)
+    qs /= np.sqrt((qs**2).sum(axis=1, keepdims=True))
+    cs /= np.sqrt((cs**2).sum(axis=1, keepdims=True))
+    return qs @ cs.T
+
+
+def _check_against_brute_force(
+    run: pl.DataFrame, q: np.ndarray, c: np.ndarray, k: int, metric: str
+) -> None:
+    """Each query's run is a top k of the float64 brute force up to the precision the
+    docs state: every returned document is within ``tol`` of the k-th true score, and
+    its score within ``tol`` of its true score."""
+    truth = _brute_force(q, c, metric)
+    single = q.dtype == np.float32
+    assert run.height == len(q) * min(k, c.shape[0])
+    for row, (qid, group) in enumerate(run.group_by("query_id", maintain_order=True)):
+        assert qid == (row,)
+        scores = truth[row]
+        kth = np.sort(scores)[::-1][min(k, len(scores)) - 1]
+        if metric == "l2":  # relative to the k-th distance, and to the farthest one
+            tol = (1.2e-2 if single else 1e-6) * -kth + 1e-7 * np.abs(scores).max()
+        elif metric == "dot":  # relative to the largest magnitudes of the products
+            size = np.abs(q[row]).max() * np.abs(c).max() * q.shape[1]
+            tol = (1e-5 if single else 1e-13) * size
+        else:
+            tol = 1e-5 if single else 1e-13
+        docs = group["doc_id"].to_numpy()
+        assert (scores[docs] >= kth - tol).all(), (metric, kth, scores[docs])
+        got = group["score"].to_numpy().astype(np.float64)
+        assert np.abs(got - scores[docs]).max() <= tol, (metric, got, scores[docs])
+        assert group["rank"].to_list() == list(range(1, len(docs) + 1))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    offset=st.sampled_from([0.0, 1e-3, 1.0, -7.0, 100.0, 1e4, -1e6]),
+    spread=st.sampled_from([1e-4, 1e-2, 1.0, 1e3]),
+    metric=st.sampled_from(["l2", "dot", "cosine"]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    k=st.integers(1, 12),
+    block_size=st.sampled_from([7, 64, 65_536]),
+)
+def test_knn_equals_a_float64_brute_force_over_offset_and_spread(
+    seed: int,
+    offset: float,
+    spread: float,
+    metric: str,
+    dtype: type,
+    k: int,
+    block_size: int,
+) -> None:
+    # a common offset far larger than the spread: l2's |q|² - 2 q·c + |c|² cancelled to
+    # -0.0 for every pair in float32 (offset 100, spread 0.01) before it was centred
+    rng = np.random.default_rng(seed)
+    dim = int(rng.integers(1, 24))
+    q = (offset + spread * rng.standard_normal((int(rng.integers(1, 6)), dim))).astype(dtype)
+    c = (offset + spread * rng.standard_normal((int(rng.integers(1, 120)), dim))).astype(dtype)
+    if metric == "cosine" and (not np.abs(q).max(axis=1).all() or not np.abs(c).max(axis=1).all()):
+        return  # a zero vector: refused under cosine (tested with the errors)
+    run = irm.knn(q, c, k=k, metric=metric, block_size=block_size)  # type: ignore[arg-type]
+    _check_against_brute_force(run, q, c, k, metric)
+
+
+@pytest.mark.parametrize(
+    ("metric", "dtype", "magnitude"),
+    [
+        ("l2", np.float32, 100.0),  # offset 100, spread 0.01: cancelled to -0.0 before
+        ("cosine", np.float32, 3e19),  # the squared norm overflowed: every cosine 0
+        ("l2", np.float32, 3e19),
+        ("dot", np.float32, 1e9),
+        ("cosine", np.float64, 1e200),  # an empty run before
+        ("l2", np.float64, 1e200),
+        ("l2", np.float64, 1e-200),
+        ("cosine", np.float64, 1e-300),
+        ("dot", np.float64, 1e150),
+        ("l2", np.float32, 1e-30),
+    ],
+)
+@pytest.mark.parametrize("kind", ["numpy", "DataFrame", "LazyFrame", "path"])
+def test_vectors_far_from_one_in_magnitude(
+    metric: str, dtype: type, magnitude: float, kind: str, tmp_path: Path
+) -> None:
+    rng = np.random.default_rng(5)
+    spread = magnitude * 1e-4 if magnitude == 100.0 else magnitude
+    offset = magnitude if magnitude == 100.0 else 0.0
+    q = (offset + spread * rng.standard_normal((4, 16))).astype(dtype)
+    c = (offset + spread * rng.standard_normal((300, 16))).astype(dtype)
+    queries: object = q
+    corpus: object = c
+    if kind != "numpy":
+        queries = pl.DataFrame({"query_id": np.arange(4), "embedding": q})
+        frame = pl.DataFrame({"doc_id": np.arange(300), "embedding": c})
+        corpus = frame.lazy() if kind == "LazyFrame" else frame
+        if kind == "path":
+            frame.write_parquet(tmp_path / "corpus.parquet", row_group_size=50)
+            corpus = tmp_path / "corpus.parquet"
+    run = irm.knn(queries, corpus, k=10, metric=metric, block_size=64)  # type: ignore[arg-type]
+    _check_against_brute_force(run, q, c, 10, metric)
+
+
+_F32, _F64 = ("float32", "3.4e+38"), ("float64", "1.8e+308")
+_RANGE = (
+    "the {} scores of the queries (largest |value| {} in column 'embedding') against the "
+    "corpus (largest {}) exceed {}'s range ({}) and cannot be returned: "
+)
+_TO64 = "cast both embedding columns to Float64 (the run's scores are then Float64)"
+_DOWN = "scale both sides' embeddings down by one factor"
+
+
+@pytest.mark.parametrize(
+    ("metric", "dtype", "magnitude", "message"),
+    [
+        ("dot", np.float32, 3e19, _RANGE.format("dot", "7.3e+19", "1.05e+20", *_F32) + _TO64),
+        ("l2", np.float32, 5e37, _RANGE.format("l2", "1.22e+38", "1.74e+38", *_F32) + _TO64),
+        ("dot", np.float64, 1e160, _RANGE.format("dot", "2.43e+160", "3.28e+160", *_F64) + _DOWN),
+        ("l2", np.float64, 1e308, _RANGE.format("l2", "1.8e+308", "1.79e+308", *_F64) + _DOWN),
+    ],
+)  # fmt: skip
+def test_scores_beyond_the_dtype_are_refused(
+    metric: str, dtype: type, magnitude: float, message: str
+) -> None:
+    # every pair is kept (k = the corpus): the farthest l2 distances exceed the dtype
+    rng = np.random.default_rng(5)
+    with np.errstate(over="ignore"):
+        q = np.clip(magnitude * rng.standard_normal((4, 16)), -1.79e308, 1.79e308).astype(dtype)
+        c = np.clip(magnitude * rng.standard_normal((300, 16)), -1.79e308, 1.79e308).astype(dtype)
+    q[0, 0] = np.finfo(dtype).max if magnitude == 1e308 else q[0, 0]
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.knn(q, c, k=300, metric=metric, block_size=64)  # type: ignore[arg-type]
+
+
+def test_many_ties_keep_memory_bounded_by_the_blocks() -> None:
+    # 200 queries and 20,000 identical documents under dot: every document ties with the
+    # k-th; all of them were kept while the corpus was read (142 MiB at the peak, 4M
+    # candidates), where exactly k per query are now (8 MiB)
+    import tracemalloc
+
+    n = 20_000
+    corpus = pl.DataFrame(
+        {"doc_id": [f"d{i}" for i in range(n)], "embedding": np.tile([[1.0, 0.0]], (n, 1))},
+        schema={"doc_id": pl.String, "embedding": pl.Array(pl.Float32, 2)},
+    )
+    queries = pl.DataFrame(
+        {"query_id": np.arange(200), "embedding": np.tile([[1.0, 0.0]], (200, 1))},
+        schema={"query_id": pl.Int64, "embedding": pl.Array(pl.Float32, 2)},
+    )
+    tracemalloc.start()
+    try:
+        run = irm.knn(queries, corpus, k=10, metric="dot", block_size=1_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 * 2**20, peak / 2**20
+    # the ties broken as evaluate breaks them: doc_id descending as text
+    best = sorted((f"d{i}" for i in range(n)), reverse=True)[:10]
+    assert run.filter(pl.col("query_id") == 0)["doc_id"].to_list() == best
+    assert run.height == 2_000
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    k=st.integers(1, 8),
+    block_size=st.integers(1, 40),
+    string_ids=st.booleans(),
+)
+def test_ties_equal_a_brute_force_with_the_same_rule(
+    seed: int, k: int, block_size: int, string_ids: bool
+) -> None:
+    # one-hot and repeated vectors under dot: most scores tie; the brute force ranks by
+    # score descending, then by id as text descending (trec_eval's rule, evaluate's)
+    rng = np.random.default_rng(seed)
+    n, dim = int(rng.integers(1, 60)), int(rng.integers(1, 4))
+    c = np.eye(dim)[rng.integers(0, dim, n)] * rng.integers(1, 3, (n, 1))
+    q = np.eye(dim)[rng.integers(0, dim, 3)]
+    ids = rng.permutation(200)[:n]
+    doc_ids: list[object] = [f"x{i}" for i in ids] if string_ids else ids.tolist()
+    corpus = pl.DataFrame({"doc_id": doc_ids, "embedding": c.tolist()})
+    queries = pl.DataFrame({"query_id": ["a", "b", "c"], "embedding": q.tolist()})
+    run = irm.knn(queries, corpus, k=k, metric="dot", block_size=block_size)
+    want = _oracle(
+        list(zip(["a", "b", "c"], q.tolist(), strict=True)),
+        list(zip(doc_ids, c.tolist(), strict=True)),
+        k,
+        "dot",
+    )
+    assert run.rows() == want
+
+
 QUERIES = pl.DataFrame({"query_id": ["q1", "q2"], "embedding": [[1.0, 0.0], [0.0, 1.0]]})
 CORPUS = pl.DataFrame({"doc_id": ["a", "b"], "embedding": [[1.0, 1.0], [2.0, 0.0]]})
 

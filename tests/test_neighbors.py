@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import faiss
 import numpy as np
@@ -12,7 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+)
 
 
 def _ann_benchmarks_recalls(
@@ -257,3 +266,228 @@ def test_judgment_entry_points_name_the_neighbors_argument() -> None:
         ),
     ):
         irm.compare({"x": EXACT, "y": EXACT}, ["neighbor_recall@1"], qrels=qrels)
+
+
+# --- neighbour recall goes through the checks and options of every metric (issue 38) ---
+
+APPROX = pl.DataFrame(
+    {"query_id": ["a", "a", "b"], "doc_id": [1, 2, 3], "score": [-1.0, -2.0, -1.0]}
+)
+TRUTH = pl.DataFrame(
+    {"query_id": ["a", "a", "b", "c"], "doc_id": [1, 2, 3, 4], "score": [-1.0, -2.0, -1.0, -1.0]}
+)
+
+
+def _evaluate(run: pl.DataFrame, frame_kind: str, **kwargs: object) -> pl.DataFrame:
+    """``irm.evaluate`` on DataFrames, or on LazyFrames collected (checks run then)."""
+    metrics = kwargs.pop("metrics", ["neighbor_recall@2"])
+    if frame_kind == "LazyFrame":
+        lazy = {
+            key: value.lazy() if isinstance(value, pl.DataFrame) else value
+            for key, value in kwargs.items()
+        }
+        out = irm.evaluate(run.lazy(), metrics, **lazy)  # type: ignore[call-overload]
+        return out.collect()  # type: ignore[no-any-return]
+    return irm.evaluate(run, metrics, **kwargs)  # type: ignore[call-overload,no-any-return]
+
+
+_DUP = (
+    "column 'doc_id' of the {}: query 'a' lists 2 document(s) more than once; each (query, "
+    "document) pair may appear once (trec_eval refuses such runs too)"
+)
+_NULL_QUERY = (
+    "column 'query_id' of the {} has null values; every row needs a query_id: drop them, "
+    "e.g. .drop_nulls('query_id')"
+)
+
+
+@pytest.mark.parametrize(
+    ("run", "kwargs", "error", "message"),
+    [
+        # each document listed twice: 2.0 before
+        (pl.concat([APPROX, APPROX]), {}, DuplicateError, _DUP.format("run")),
+        (
+            APPROX,
+            {"neighbors": pl.concat([TRUTH, TRUTH])},
+            DuplicateError,
+            _DUP.format("neighbors"),
+        ),
+        # null query ids: their rows dropped before
+        (
+            APPROX.with_columns(query_id=pl.when(pl.col("doc_id") == 2).then(pl.col("query_id"))),
+            {},
+            InvalidValueError,
+            _NULL_QUERY.format("run"),
+        ),
+        (
+            APPROX,
+            {
+                "neighbors": TRUTH.with_columns(
+                    query_id=pl.when(pl.col("doc_id") < 4).then("query_id")
+                )
+            },
+            InvalidValueError,
+            _NULL_QUERY.format("neighbors"),
+        ),
+        (
+            APPROX.with_columns(doc_id=pl.when(pl.col("doc_id") == 2).then(pl.col("doc_id"))),
+            {},
+            InvalidValueError,
+            "column 'doc_id' of the run has 1 null value(s) in query 'a'",
+        ),
+        (
+            APPROX.with_columns(rank=pl.lit(1)),
+            {},
+            DuplicateError,
+            "column 'rank' of the run: query 'a' has 1 duplicate rank(s)",
+        ),
+        # unretrieved= ignored before: query c of the neighbors is not in the run
+        (
+            APPROX,
+            {"unretrieved": "error"},
+            QuerySetError,
+            "1 query is in the judgments but not in the run: 'c'; pass unretrieved='zero'",
+        ),
+        (
+            APPROX.vstack(pl.DataFrame({"query_id": ["z"], "doc_id": [9], "score": [-1.0]})),
+            {"unjudged": "error"},
+            QuerySetError,
+            "1 query is in the run but not in the judgments: 'z'; pass unjudged='zero'",
+        ),
+        # an unused table or option: accepted silently before
+        (
+            APPROX,
+            {"qrels": pl.DataFrame({"query_id": ["a"], "doc_id": [1], "relevance": [1]})},
+            InvalidValueError,
+            "qrels= is not read by neighbour recall (neighbor_recall@k, neighbor_recall_rel@k): "
+            "it compares the run with the exact neighbours, neighbors=...; drop qrels=",
+        ),
+        (
+            APPROX,
+            {"relevance_level": 2},
+            InvalidValueError,
+            "relevance_level=2 has no meaning for neighbour recall, which does not read it; "
+            "drop relevance_level=",
+        ),
+        (
+            APPROX,
+            {"depth": 5},
+            InvalidValueError,
+            "depth=5 has no meaning for neighbour recall",
+        ),
+        # query ids of two kinds: polars' SchemaError before
+        (
+            APPROX.with_columns(pl.col("query_id").cast(pl.Categorical).to_physical()),
+            {},
+            ColumnTypeError,
+            "column 'query_id' is UInt32 in the run and String in the neighbors; the "
+            "approximate run's queries are matched with the exact run's by their ids, which "
+            "must be of one kind: cast one of them, e.g. pl.col('query_id').cast(pl.String)",
+        ),
+    ],
+)
+def test_neighbour_recall_checks_its_inputs_as_every_metric(
+    run: pl.DataFrame,
+    kwargs: dict[str, object],
+    error: type[Exception],
+    message: str,
+    frame_kind: str,
+) -> None:
+    kwargs = {"neighbors": TRUTH, **kwargs}
+    with pytest.raises(error, match=re.escape(message)):
+        _evaluate(run, frame_kind, **kwargs)
+
+
+def test_query_set_policies(frame_kind: str) -> None:
+    extra = APPROX.vstack(pl.DataFrame({"query_id": ["z"], "doc_id": [9], "score": [-1.0]}))
+    per_query = {"neighbors": TRUTH, "per_query": True}
+    # query c of the neighbors is missing from the run: 0 by default, left out with drop
+    assert _evaluate(APPROX, frame_kind, **per_query).rows() == [
+        ("a", 1.0), ("b", 1.0), ("c", 0.0)
+    ]  # fmt: skip
+    dropped = _evaluate(APPROX, frame_kind, unretrieved="drop", **per_query)
+    assert dropped.rows() == [("a", 1.0), ("b", 1.0)]
+    # query z has no truth: left out by default, 0 with unjudged="zero"
+    assert _evaluate(extra, frame_kind, **per_query)["query_id"].to_list() == ["a", "b", "c"]
+    zero = _evaluate(extra, frame_kind, unjudged="zero", **per_query)
+    assert zero.rows() == [("a", 1.0), ("b", 1.0), ("c", 0.0), ("z", 0.0)]
+
+
+def test_integer_query_ids_of_two_widths(frame_kind: str) -> None:
+    run = APPROX.with_columns(
+        pl.col("query_id").replace_strict({"a": 1, "b": 2}, return_dtype=pl.Int32)
+    )
+    truth = TRUTH.with_columns(
+        pl.col("query_id").replace_strict({"a": 1, "b": 2, "c": 3}, return_dtype=pl.UInt8)
+    )
+    out = _evaluate(run, frame_kind, neighbors=truth)
+    assert out.row(0) == (3, 2 / 3)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "l2", "dot"])
+def test_knns_own_run_measures_one_against_itself(metric: str, frame_kind: str) -> None:
+    # neighbor_recall_rel's default read distances as -score: a cosine run (similarities)
+    # measured 0.82 against itself
+    rng = np.random.default_rng(3)
+    queries = pl.DataFrame({"query_id": np.arange(30), "embedding": rng.random((30, 8))})
+    corpus = pl.DataFrame({"doc_id": np.arange(400), "embedding": rng.random((400, 8))})
+    exact = irm.knn(queries, corpus, k=10, metric=metric)  # type: ignore[arg-type]
+    names = ["neighbor_recall@10", "neighbor_recall_rel@10"]
+    if metric == "dot":  # scores above 1: no distance that is 0 for the query itself
+        with pytest.raises(
+            MetricParameterError,
+            match=re.escape(
+                "metric 'neighbor_recall_rel@10' needs a distance that is 0 for the query "
+                "itself, and the scores of the neighbors exceed 1"
+            ),
+        ):
+            _evaluate(exact, frame_kind, neighbors=exact, metrics=names)
+        names = names[:1]
+    out = _evaluate(exact, frame_kind, neighbors=exact, metrics=names)
+    assert out.row(0) == (30, *[1.0] * len(names))
+    if metric == "cosine":  # the angular distance, named: the same; -score: not a distance
+        rel = _evaluate(
+            exact, frame_kind, neighbors=exact,
+            metrics=["neighbor_recall_rel(distance=one_minus_score)@10"],
+        )  # fmt: skip
+        assert rel.row(0) == (30, 1.0)
+
+
+def _irm(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "polars_irmetrics", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_cli_neighbors_from_a_trec_file(tmp_path: Path) -> None:
+    (tmp_path / "exact.txt").write_text(
+        "q1 Q0 d1 1 -0.1 exact\nq1 Q0 d2 2 -0.2 exact\n2 Q0 d3 1 -0.3 exact\n"
+    )
+    pl.DataFrame(
+        {"query_id": ["q1", "q1", "2"], "doc_id": ["d1", "d9", "d3"], "score": [-0.1, -0.5, -0.3]}
+    ).write_parquet(tmp_path / "approx.parquet")
+    pl.DataFrame(
+        {"query_id": [1, 1], "doc_id": ["d1", "d9"], "score": [-0.1, -0.5]}
+    ).write_parquet(tmp_path / "numbers.parquet")
+    done = _irm(
+        "evaluate", "approx.parquet", "--neighbors", "exact.txt", "-m", "neighbor_recall@2",
+        "--per-query", "--format", "csv", cwd=tmp_path,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines() == ["query_id,neighbor_recall@2", "2,1.0", "q1,0.5"]
+    # integer query ids against a TREC file's text ids: polars' SchemaError before
+    done = _irm(
+        "evaluate", "numbers.parquet", "--neighbors", "exact.txt", "-m", "neighbor_recall@2",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == (
+        "irm: error: column 'query_id' is Int64 in the run and String in the neighbors; the "
+        "approximate run's queries are matched with the exact run's by their ids, which must "
+        "be of one kind: cast one of them, e.g. pl.col('query_id').cast(pl.String) (the ids "
+        "of a TREC file are read as text)\n"
+    )

@@ -114,6 +114,9 @@ class CheckSpec:
     unplaced: tuple[str, ...] = ()
     #: ``by`` keys brought from ``queries=`` (a null one: a query it has no row for).
     from_queries: tuple[str, ...] = ()
+    #: The names of the run and of the judgments in messages, where they are other
+    #: tables (neighbour recall: the approximate run and the exact ``neighbors``).
+    frames: tuple[str, str] | None = None
 
 
 # (flag column, error class, message template). Templates see {col}, {query}, {n}.
@@ -272,6 +275,8 @@ def raise_on_bad_rows(
     }
     run_frame = "judged table" if spec.judged_table else "run"
     qrels_frame = "judged table" if spec.judged_table else "judgments"
+    if spec.frames is not None:
+        run_frame, qrels_frame = spec.frames
     for key in spec.keys:
         if frame[key].null_count() and key in spec.from_queries:
             queries = frame.filter(pl.col(key).is_null()).get_column(spec.query_id)
@@ -281,6 +286,8 @@ def raise_on_bad_rows(
             )
         if frame[key].null_count():
             side = _side_of_null_key(frame, key)
+            if spec.frames is not None:
+                side = run_frame if side == "run" else qrels_frame
             raise InvalidValueError(
                 f"column {key!r} of the {side if not spec.judged_table else run_frame} has "
                 f"null values; every row needs a {key}: drop them, e.g. .drop_nulls({key!r})"

@@ -54,11 +54,16 @@ def neighbor_epsilon(p: Params) -> float:
     return p.number("epsilon")
 
 
-def neighbor_distance(p: Params) -> pl.Expr:
-    """The distance of a row from its ``score``, as the request's ``distance`` says."""
+def neighbor_distance(p: Params, negative: pl.Expr | None = None) -> pl.Expr:
+    """The distance of a row from its ``score``, as the request's ``distance`` says;
+    ``"auto"``: ``-score`` where ``negative`` (every score of the exact run is at most 0,
+    as knn's ``l2`` runs), ``1 - score`` otherwise (knn's cosine runs)."""
     score = pl.col("score")
-    if p.options.get("distance", "neg_score") == "one_minus_score":
+    choice = p.options.get("distance", "neg_score")
+    if choice == "one_minus_score":
         return 1.0 - score
+    if choice == "auto" and negative is not None:
+        return pl.when(negative).then(-score).otherwise(1.0 - score)
     return -score
 
 
@@ -112,10 +117,12 @@ NEIGHBOR_METRICS: tuple[Metric, ...] = (
             ),
             Param(
                 "distance",
-                "neg_score",
-                ("neg_score", "one_minus_score"),
-                "distance from the score: -score (l2 runs, knn's negative distance) or "
-                "1 - score (cosine similarity: the angular distance)",
+                "auto",
+                ("auto", "neg_score", "one_minus_score"),
+                "distance from the score: -score (l2 runs, knn's negative distance), "
+                "1 - score (cosine similarity: the angular distance), or auto (default): "
+                "-score when every score of the exact run is at most 0 (knn's l2 runs), "
+                "else 1 - score (knn's cosine runs)",
             ),
         ),
         binary=False,

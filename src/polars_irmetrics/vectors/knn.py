@@ -6,16 +6,40 @@ block of the corpus and per block of queries) and keeps a running top ``k`` per 
 larger than memory (Parquet files by path, read with pyarrow by
 :mod:`polars_irmetrics.vectors.parquet`, or a LazyFrame) is read in blocks, exactly.
 
-Ties: documents whose score ties with the ``k``-th are all kept while the corpus is
-read; at the end every query's candidates are ranked by score descending, then
-``doc_id`` descending compared as text, as :func:`~polars_irmetrics.evaluate` ranks a
-run by score (trec_eval's rule), and the first ``k`` are returned. The run therefore
+Ties: exactly ``k`` documents per query are kept while the corpus is read, whatever the
+ties (memory stays bounded by the blocks even when thousands of documents tie, e.g.
+one-hot vectors under ``"dot"``): among documents tied with the ``k``-th score, those
+whose ``doc_id`` is greater compared as text are kept, as
+:func:`~polars_irmetrics.evaluate` ranks a run by score (score descending, then doc id
+descending as text: trec_eval's rule); the run is sorted the same way. The run therefore
 evaluates the same whether ranked by its ``rank`` or by its ``score``.
+
+Precision (each score is the metric of the vectors as given, computed so that the
+magnitude of the vectors does not matter):
+
+* ``"cosine"``: each vector is divided by its largest magnitude before its norm (no
+  square overflows or underflows: vectors of 3e19 in float32 or 1e-300 in float64 are
+  fine); the cosine is exact to about the dtype's epsilon (1e-7 in float32, 1e-16 in
+  float64), absolute.
+* ``"dot"``: exact to about ``epsilon × d × max|q| × max|c|``, absolute; where a product
+  could overflow or underflow the dtype, the vectors are scaled by powers of two and the
+  scores computed in float64. A score beyond the output dtype (3.4e38 for float32
+  queries, 1.8e308 for float64) is refused with :class:`InvalidValueError`.
+* ``"l2"``: ``|q - c|²`` is expanded as ``|q|² - 2 q·c + |c|²`` on vectors centred on the
+  queries' mean (a common offset does not cancel: offset 100 with spread 0.01 in float32
+  is exact), scaled by a power of two where a square could overflow or underflow. A
+  float32 row whose centred reach ``(|q| + max |c|)²`` exceeds 256 times its ``k``-th
+  squared distance is computed in float64, so that the rounding stays below 6e-5 of the
+  ``k``-th squared distance: the neighbours are exact up to relative differences of
+  about 3e-5 in distance near the ``k``-th, and a nearer distance is exact to about 1e-2
+  of the ``k``-th (float64: 1e-6, and 2e-8 of the farthest distance). A distance beyond
+  the output dtype is refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -96,7 +120,10 @@ def knn(
         ``"cosine"`` (default): cosine similarity (each vector divided by its norm; a
         zero vector is an error). ``"dot"``: inner product. ``"l2"``: Euclidean
         distance, returned as ``score = -distance`` so that higher is better, as every
-        run's score (``-score`` is the distance).
+        run's score (``-score`` is the distance). Each is computed whatever the
+        magnitude of the vectors, to the precision the module's *Precision* states
+        (``l2`` on vectors centred on the queries' mean: a large common offset does not
+        cancel).
     query_id, doc_id, embedding
         Column names: the ids in ``queries`` and ``corpus`` and the embedding column of
         both (``Array[Float32|Float64, d]``, or ``List`` of one length).
@@ -106,7 +133,8 @@ def knn(
     block_size
         Corpus rows read and scored at once; with up to 16M score cells at a time
         (queries are split to fit), memory is about ``block_size × d`` floats plus the
-        running top ``k`` of every query, whatever the corpus' size.
+        running top ``k`` of every query (exactly ``k``: ties with the ``k``-th are
+        broken by id as they are read), whatever the corpus' size and its ties.
 
     Returns
     -------
@@ -123,7 +151,9 @@ def knn(
     InvalidValueError
         ``k`` below 1, an unknown ``metric``, a ``block_size`` below 1; a null id or
         embedding, a NaN or infinite value, embeddings of different dimensions (within
-        a table or between the two), a zero vector under ``"cosine"``.
+        a table or between the two), a zero vector under ``"cosine"``; a returned score
+        beyond the output dtype's range (``"dot"`` or ``"l2"`` on huge vectors: cast
+        float32 embeddings to Float64, or scale float64 ones down).
     DuplicateError
         An id twice in ``queries`` or in ``corpus``.
     ColumnNotFoundError, ColumnTypeError
@@ -171,6 +201,16 @@ def knn(
     >>> irm.knn(queries, corpus, k=1, metric="l2")["score"].to_list()
     [-1.0, -1.0]
 
+    A large common offset does not cancel under ``"l2"``, even in float32 (the two
+    documents are 0.01 and 0.02 away from the query, 100 away from the origin):
+
+    >>> import numpy as np
+    >>> far = np.array([[100.0, 100.0]], dtype=np.float32)
+    >>> near = np.array([[100.0, 100.02], [100.0, 100.01]], dtype=np.float32)
+    >>> run = irm.knn(far, near, k=2, metric="l2")
+    >>> run["doc_id"].to_list(), [round(score, 4) for score in run["score"]]
+    ([1, 0], [-0.01, -0.02])
+
     A corpus in Parquet files is passed by its path, and read in blocks; the run is
     the in-memory call's:
 
@@ -193,41 +233,44 @@ def knn(
         raise _unreadable("queries", error) from error
     dtype: FloatType = np.float32 if query.vectors.dtype == np.float32 else np.float64
     width = query.vectors.shape[1] if query.vectors.ndim == 2 else 0
-    q_vectors = _prepared(query.vectors, metric, query.ids, embedding, "queries")
+    scorer = _Scorer(query.vectors, metric, query.ids, embedding)
     n_q = len(query.ids)
-    best_s = np.full((n_q, 0), -np.inf, dtype=dtype)
+    best_s = np.full((n_q, 0), -np.inf, dtype=np.float64)
     best_id: npt.NDArray[Any] | None = None
     self_pos = pl.DataFrame({doc_id: query.ids, _QPOS: np.arange(n_q)}) if exclude_self else None
     q_step = max(1, CELLS // block_size)
-    id_dtype: pl.DataType | None = None
-    for block in _reading(_corpus_blocks(corpus, doc_id, embedding, block_size, dtype)):
+    opened = _corpus_blocks(corpus, doc_id, embedding, block_size, dtype)
+    id_dtype = _reading_first(opened)
+    for block in _reading(opened):
         if block.vectors.shape[1] != width and n_q:
             raise InvalidValueError(
                 f"column {embedding!r}: the queries' embeddings have {width} dimensions and "
                 f"the corpus' {block.vectors.shape[1]}; both must come from one model"
             )
-        d_vectors = _prepared(block.vectors, metric, block.ids, embedding, "corpus")
         ids = block.ids.to_numpy()
         if best_id is None:
             best_id = ids[:0].reshape(n_q, 0) if n_q else ids[:0].reshape(0, 0)
-        if id_dtype is None:
-            id_dtype = block.ids.dtype
+        if not n_q:  # the corpus is still read: its errors are raised
+            continue
+        docs = scorer.corpus(block.vectors, block.ids, embedding)
+        block_rank = _LazyRank(ids)
         parts_s, parts_i = [], []
         floor = _kth_largest(best_s, k)  # a score below it cannot enter the top k
         for start in range(0, n_q, q_step):
             stop = min(n_q, start + q_step)
-            block_scores = _scores(q_vectors[start:stop], d_vectors, metric)
+            block_scores = scorer.scores(docs, start, stop, floor[start:stop], k)
             if self_pos is not None:
                 _mask_self(block_scores, block.ids, self_pos, start, stop, doc_id)
-            top_s, top = _block_top(block_scores, k, floor[start:stop])
-            parts_s.append(top_s)
+            top_s, top = _block_top(block_scores, k, floor[start:stop], block_rank)
+            parts_s.append(top_s.astype(np.float64, copy=False))
             parts_i.append(ids[top])
         cand_s = _hstack_rows(best_s, parts_s, -np.inf)
         cand_i = _hstack_rows(best_id, parts_i, ids[:1][0] if len(ids) else 0)
-        keep = _top_with_ties(cand_s, k)
+        keep = _top_k(cand_s, k, _ranks_of(cand_i))
         best_s = np.take_along_axis(cand_s, keep, axis=1)
         best_id = np.take_along_axis(cand_i, keep, axis=1)
-        del block, d_vectors  # freed before the next block is read: one block at a time
+        del block, docs, block_scores  # freed before the next block is read: one block at a time
+    scorer.check_range(best_s)
     return _as_run(query.ids, best_s, best_id, id_dtype, k, (query_id, doc_id), dtype)
 
 
@@ -304,7 +347,8 @@ def _check_ids(ids: pl.Series, column: str, what: str) -> None:
 
 def _corpus_blocks(
     corpus: Table | PathSource, doc_id: str, embedding: str, block_size: int, dtype: FloatType
-) -> Iterator[Block]:
+) -> Iterator[Block | pl.DataType]:
+    """The corpus' id dtype (once its schema is read), then its blocks."""
     if is_path(corpus) and is_remote(corpus):  # type: ignore[arg-type]
         corpus = pl.scan_parquet(corpus)  # type: ignore[arg-type]
     elif is_path(corpus):  # local Parquet files, read with pyarrow
@@ -312,10 +356,12 @@ def _corpus_blocks(
         _check_schema(files.schema, doc_id, embedding, "corpus")
         ids = files.ids(doc_id)
         _check_corpus_ids(ids.to_frame().lazy(), doc_id)
+        yield files.schema[doc_id]
         yield from parquet_blocks(files, ids, embedding, block_size, dtype)
         return
     if isinstance(corpus, np.ndarray):
         whole = _matrix_block(corpus, "corpus", embedding)
+        yield pl.Int64()
         for start in range(0, whole.vectors.shape[0], block_size):
             stop = start + block_size
             vectors: Matrix = whole.vectors[start:stop].astype(dtype, copy=False)
@@ -325,7 +371,9 @@ def _corpus_blocks(
     if not isinstance(frame, pl.DataFrame | pl.LazyFrame):  # pragma: no cover
         raise ColumnTypeError(f"corpus must be a table, got {type_name(corpus)}")
     lazy = frame.lazy()
-    _check_schema(lazy.collect_schema(), doc_id, embedding, "corpus")
+    schema = lazy.collect_schema()
+    _check_schema(schema, doc_id, embedding, "corpus")
+    yield schema[doc_id]
     ids_only = lazy.select(doc_id)
     _check_corpus_ids(ids_only, doc_id)
     columns = lazy.select(doc_id, embedding)
@@ -342,19 +390,34 @@ def _corpus_blocks(
         del piece  # not held while the next block is read
 
 
-def _reading(blocks: Iterator[Block]) -> Iterator[Block]:
+def _reading(blocks: Iterator[Block | pl.DataType]) -> Iterator[Block]:
     """The corpus' ``blocks``, with an error of polars reading a LazyFrame (a damaged
     file that it scans) raised as the library's."""
     while True:
-        try:
-            block = next(blocks)
-        except StopIteration:
+        block = _next(blocks)
+        if block is None:
             return
-        except IrmError:
-            raise
-        except (pl.exceptions.PolarsError, OSError) as error:
-            raise _unreadable("corpus", error) from error
-        yield block
+        if isinstance(block, Block):
+            yield block
+
+
+def _reading_first(blocks: Iterator[Block | pl.DataType]) -> pl.DataType:
+    """The corpus' id dtype: the first item of :func:`_corpus_blocks`."""
+    first = _next(blocks)
+    if not isinstance(first, pl.DataType):  # pragma: no cover - always yielded first
+        raise IrmError("the corpus' id dtype was not read")
+    return first
+
+
+def _next(blocks: Iterator[Block | pl.DataType]) -> Block | pl.DataType | None:
+    try:
+        return next(blocks)
+    except StopIteration:
+        return None
+    except IrmError:
+        raise
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise _unreadable("corpus", error) from error
 
 
 def _unreadable(what: str, error: Exception) -> FileFormatError:
@@ -390,33 +453,272 @@ def _check_corpus_ids(ids: pl.LazyFrame, doc_id: str) -> None:
         )
 
 
-def _prepared(vectors: Matrix, metric: str, ids: pl.Series, embedding: str, what: str) -> Matrix:
-    """``vectors`` divided by their norms under cosine; unchanged otherwise."""
-    if metric != "cosine":
+class _Scorer:
+    """The scores of the queries against each corpus block, computed where precision
+    holds (see the module's *Precision*): cosine from vectors pre-scaled by their largest
+    magnitude before their norms (no overflow or underflow in the squares); ``dot`` and
+    ``l2`` from vectors scaled by a power of two (exact) where a square or a product could
+    overflow or underflow, ``l2`` from vectors centred on the first block's mean (the
+    squared-norm expansion then does not cancel), in float64 for a float32 block whose
+    rows would still cancel near their ``k``-th distance."""
+
+    def __init__(self, queries: Matrix, metric: str, ids: pl.Series, embedding: str) -> None:
+        self.metric = metric
+        self.embedding = embedding
+        self.dtype: FloatType = np.float32 if queries.dtype == np.float32 else np.float64
+        self.raw = queries
+        self.info = np.finfo(self.dtype)
+        self.dim = queries.shape[1] if queries.ndim == 2 and queries.shape[0] else 1
+        self.centred = False  # l2: centred on the queries' centre at the first block
+        self.centre: Matrix = np.zeros(self.dim, dtype=self.dtype)
+        self.q_exp = _exponent(queries)
+        self.queries: Matrix = (
+            _normalised(queries, ids, embedding, "queries") if metric == "cosine" else queries
+        )
+        self.q_sq: Matrix = np.zeros(0, dtype=self.dtype)
+        self.c_max = 0.0  # the largest magnitude of the corpus read so far (dot, l2)
+
+    def corpus(self, docs: Matrix, ids: pl.Series, embedding: str) -> _Docs:
+        """A corpus block made ready for :meth:`scores`."""
+        if self.metric == "cosine":
+            return _Docs(_normalised(docs, ids, embedding, "corpus"), 0, docs)
+        if self.metric == "dot":
+            top = _magnitude(docs)
+            self.c_max = max(self.c_max, top)
+            return _Docs(docs, _exponent_of(top), docs)
+        if not self.centred:  # l2: one centre for every block, from the queries
+            self.centred = True
+            self.centre = _centre(self.raw)
+            with np.errstate(over="ignore", invalid="ignore"):
+                self.queries = self.raw - self.centre
+            if np.isfinite(self.queries).all():
+                pass
+            elif self.dtype == np.float32:  # beyond float32: float64 from here
+                self.queries = self.raw.astype(np.float64) - self.centre
+            else:  # near float64's largest values: not centred
+                self.centre = np.zeros_like(self.centre)
+                self.queries = self.raw
+            self.q_exp = _exponent(self.queries)
+            self.q_sq = np.einsum("ij,ij->i", self.queries, self.queries)
+        self.c_max = max(self.c_max, _magnitude(docs))
+        with np.errstate(over="ignore", invalid="ignore"):
+            centred = docs - self.centre
+        if self.queries.dtype != self.dtype or (
+            self.dtype == np.float32 and not np.isfinite(centred).all()
+        ):
+            centred = docs.astype(np.float64) - self.centre
+        if not np.isfinite(centred).all():  # float64 values beyond the range when centred
+            self._out_of_range(np.float64)
+        return _Docs(centred, _exponent(centred), docs)
+
+    def scores(
+        self, docs: _Docs, start: int, stop: int, floor: npt.NDArray[Any], k: int
+    ) -> npt.NDArray[Any]:
+        """The scores of queries ``start:stop`` against the block ``docs``."""
+        queries = self.queries[start:stop]
+        if self.metric == "cosine":
+            product: npt.NDArray[Any] = queries @ docs.vectors.T
+            return product
+        if self.metric == "dot":
+            return self._dot(queries, docs)
+        return self._l2(queries, docs, start, stop, floor, k)
+
+    def _risky(self, exponent: int, wide: bool) -> bool:
+        """Whether values of magnitude below ``2**exponent`` could overflow or underflow
+        the computation dtype (float64 when ``wide``)."""
+        info = np.finfo(np.float64) if wide else self.info
+        top = exponent + 2 + int(np.ceil(np.log2(self.dim)))
+        return bool(top >= info.maxexp or exponent < info.minexp // 2 + info.nmant)
+
+    def _dot(self, queries: Matrix, docs: _Docs) -> npt.NDArray[Any]:
+        exponent = self.q_exp + docs.exp
+        if not self._risky(exponent, False):
+            product: npt.NDArray[Any] = queries @ docs.vectors.T
+            return product
+        # scaled by powers of two (exact), the product back in float64
+        scaled = np.ldexp(queries, -self.q_exp) @ np.ldexp(docs.vectors, -docs.exp).T
+        with np.errstate(over="ignore"):
+            wide: npt.NDArray[Any] = np.ldexp(scaled.astype(np.float64), exponent)
+        self._refuse_inf(wide, docs)
+        return wide
+
+    def _l2(
+        self,
+        queries: Matrix,
+        docs: _Docs,
+        start: int,
+        stop: int,
+        floor: npt.NDArray[Any],
+        k: int,
+    ) -> npt.NDArray[Any]:
+        exponent = max(self.q_exp, docs.exp)
+        wide = queries.dtype == np.float64 and self.dtype == np.float32
+        if self._risky(2 * exponent, wide):
+            scaled = self._l2_scaled(queries, docs.vectors, exponent)
+            self._refuse_inf(scaled, docs)
+            return scaled
+        d_sq = np.einsum("ij,ij->i", docs.vectors, docs.vectors)
+        squared = self.q_sq[start:stop, None] - 2 * (queries @ docs.vectors.T) + d_sq[None, :]
+        if squared.dtype == np.float32 and squared.size:
+            # rows whose squared norms dwarf the k-th squared distance would cancel in
+            # float32 near it: those rows in float64
+            reach = (np.sqrt(self.q_sq[start:stop]) + np.sqrt(d_sq.max())).astype(np.float64)
+            reference = -floor  # the running k-th distance; else the block's
+            unknown = np.flatnonzero(~np.isfinite(reference))
+            if unknown.size:  # its nearest bounds it from below: the k-th only if needed
+                rows = squared if unknown.size == len(squared) else squared[unknown]
+                nearest = np.maximum(rows.min(axis=1), 0).astype(np.float64)
+                reference[unknown] = np.sqrt(nearest)
+                close = unknown[reach[unknown] ** 2 > _CANCEL * nearest]
+                if close.size:
+                    kth = np.maximum(-_kth_largest(-squared[close], k), 0)
+                    reference[close] = np.where(np.isfinite(kth), np.sqrt(kth), np.inf)
+            cancel = np.flatnonzero(reach**2 > _CANCEL * reference**2)
+            if cancel.size:
+                squared = squared.astype(np.float64)
+                squared[cancel] = _squared_l2(
+                    self.raw[start:stop][cancel].astype(np.float64) - self.centre,
+                    docs.raw.astype(np.float64) - self.centre,
+                )
+        np.maximum(squared, 0, out=squared)
+        distance: npt.NDArray[Any] = -np.sqrt(squared)
+        return distance
+
+    def _l2_scaled(self, queries: Matrix, docs: Matrix, exponent: int) -> npt.NDArray[Any]:
+        q = np.ldexp(queries, -exponent)
+        d = np.ldexp(docs, -exponent)
+        squared = _squared_l2(q, d)
+        with np.errstate(over="ignore"):
+            distance: npt.NDArray[Any] = -np.ldexp(np.sqrt(squared.astype(np.float64)), exponent)
+        return distance
+
+    def _refuse_inf(self, scores: npt.NDArray[Any], docs: _Docs) -> None:
+        del docs
+        if np.isinf(scores).any():
+            self._out_of_range(np.float64)
+
+    def _out_of_range(self, dtype: FloatType) -> None:
+        q_max, corpus_max = _magnitude(self.raw), self.c_max
+        name = "float32" if dtype == np.float32 else "float64"
+        fix = (
+            "cast both embedding columns to Float64 (the run's scores are then Float64)"
+            if dtype == np.float32
+            else "scale both sides' embeddings down by one factor (dot scores scale by its "
+            "square, l2 distances by it)"
+        )
+        raise InvalidValueError(
+            f"the {self.metric} scores of the queries (largest |value| {q_max:.3g} in "
+            f"column {self.embedding!r}) against the corpus (largest {corpus_max:.3g}) "
+            f"exceed {name}'s range ({np.finfo(dtype).max:.3g}) and cannot be returned: {fix}"
+        )
+
+    def check_range(self, best: npt.NDArray[Any]) -> None:
+        """Refuse kept scores beyond the output dtype (float32 queries: Float32 scores)."""
+        finite = best[np.isfinite(best)]
+        if self.dtype == np.float32 and finite.size and np.abs(finite).max() > self.info.max:
+            self._out_of_range(np.float32)
+
+
+@dataclass(frozen=True)
+class _Docs:
+    """A corpus block as :class:`_Scorer` scores it: the vectors it multiplies, their
+    power-of-two magnitude and the block as read."""
+
+    vectors: Matrix
+    exp: int
+    raw: Matrix
+
+
+#: ``l2`` in float32 goes to float64 for a row whose (|q| + max |c|)² (centred) is more
+#: than this times its k-th squared distance: float32's rounding of the expansion (about
+#: 4 × 2**-24 of that reach) stays below 2**-14 (6e-5) of the k-th squared distance.
+_CANCEL = 256.0
+
+
+def _centre(queries: Matrix) -> Matrix:
+    """The queries' mean rounded to a sixteenth of their largest spread (a power of two):
+    centred on it, ``l2``'s expansion ``|q|² - 2 q·c + |c|²`` does not cancel for a
+    common offset, and vectors of small integers stay exact. One query: itself."""
+    wide = queries.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):  # near float64's largest values
+        mean = wide.mean(axis=0)
+        spread = float(wide.std(axis=0).max())
+    if spread > 0 and np.isfinite(spread) and np.isfinite(mean).all():
+        step = 2.0 ** (np.floor(np.log2(spread)) - 4)
+        mean = np.round(mean / step) * step
+    else:
+        mean = wide[0]
+    return np.asarray(mean, dtype=queries.dtype)
+
+
+def _magnitude(vectors: Matrix) -> float:
+    """The largest magnitude of ``vectors`` (0 when empty)."""
+    return float(np.abs(vectors).max()) if vectors.size else 0.0
+
+
+def _exponent(vectors: Matrix) -> int:
+    """The power of two above the largest magnitude of ``vectors`` (0 when empty or 0)."""
+    return _exponent_of(_magnitude(vectors))
+
+
+def _exponent_of(top: float) -> int:
+    """The power of two above ``top`` (0 for 0)."""
+    return int(np.frexp(top)[1]) if top > 0 else 0
+
+
+def _squared_l2(queries: Matrix, docs: Matrix) -> npt.NDArray[Any]:
+    q_sq = np.einsum("ij,ij->i", queries, queries)[:, None]
+    d_sq = np.einsum("ij,ij->i", docs, docs)[None, :]
+    squared: npt.NDArray[Any] = q_sq - 2 * (queries @ docs.T) + d_sq
+    np.maximum(squared, 0, out=squared)
+    return squared
+
+
+def _normalised(vectors: Matrix, ids: pl.Series, embedding: str, what: str) -> Matrix:
+    """``vectors`` divided by their norms, each first divided by its largest magnitude
+    (the squares then neither overflow nor underflow); a zero vector is refused."""
+    if not vectors.size:
         return vectors
-    # the squared norms by einsum: no temporary matrix (np.linalg.norm makes one)
-    norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))[:, None]
-    zero = norms[:, 0] == 0
+    top = np.abs(vectors).max(axis=1)
+    zero = top == 0
     if zero.any():
         at = ids[int(np.argmax(zero))]
         raise InvalidValueError(
             f"column {embedding!r} of the {what} holds a zero vector (id {at!r}), which has "
             "no direction for cosine similarity; drop it, or use metric='dot' or 'l2'"
         )
-    prepared: Matrix = vectors / norms
-    return prepared
+    scaled: Matrix = vectors / top[:, None]
+    # the squared norms by einsum: no temporary matrix (np.linalg.norm makes one)
+    scaled /= np.sqrt(np.einsum("ij,ij->i", scaled, scaled))[:, None]
+    return scaled
 
 
-def _scores(queries: Matrix, docs: Matrix, metric: str) -> Matrix:
-    product: Matrix = queries @ docs.T
-    if metric != "l2":
-        return product
-    q_sq = np.einsum("ij,ij->i", queries, queries)[:, None]
-    d_sq = np.einsum("ij,ij->i", docs, docs)[None, :]
-    squared = q_sq - 2 * product + d_sq
-    np.maximum(squared, 0, out=squared)
-    distance: Matrix = -np.sqrt(squared)
-    return distance
+class _LazyRank:
+    """Each column's place in the text order of a block's ids, computed on first use
+    (only a tie at the ``k``-th score needs it)."""
+
+    def __init__(self, ids: npt.NDArray[Any]) -> None:
+        self.ids = ids
+        self.rank: npt.NDArray[np.int64] | None = None
+
+    def __call__(self) -> npt.NDArray[np.int64]:
+        if self.rank is None:
+            self.rank = _text_rank(self.ids)
+        return self.rank
+
+
+def _ranks_of(ids: npt.NDArray[Any]) -> Callable[[npt.NDArray[np.intp]], npt.NDArray[Any]]:
+    """The text places of the candidates ``ids`` of the rows asked for."""
+    return lambda rows: _text_rank(ids[rows])
+
+
+def _text_rank(ids: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    """Each id's place among ``ids`` compared as text (as ``evaluate`` breaks ties), in
+    the shape of ``ids``; equal ids share a place."""
+    flat = pl.Series(ids.reshape(-1))
+    text = flat if flat.dtype == pl.String else flat.cast(pl.String)
+    rank: npt.NDArray[np.int64] = text.rank("dense").to_numpy().astype(np.int64)
+    return rank.reshape(ids.shape)
 
 
 def _mask_self(
@@ -448,16 +750,18 @@ def _kth_largest(scores: npt.NDArray[Any], k: int) -> npt.NDArray[Any]:
 
 
 def _block_top(
-    scores: npt.NDArray[Any], k: int, floor: npt.NDArray[Any]
+    scores: npt.NDArray[Any], k: int, floor: npt.NDArray[Any], rank: _LazyRank
 ) -> tuple[npt.NDArray[Any], npt.NDArray[np.intp]]:
-    """The scores and column indices of each row's top ``k`` (ties with the ``k``-th
-    included) among the scores ``>= floor``; padding entries score ``-inf``.
+    """The scores and column indices of each row's top ``k`` (ties at the ``k``-th
+    broken by id as text, descending: ``rank``) among the scores ``>= floor``; padding
+    entries score ``-inf``.
 
     Most scores of a block are below both the running ``k``-th best (``floor``) and the
     ``k``-th best of the block's first columns, which bounds the block's own ``k``-th
     best from below: one comparison drops them, and only the few left are partitioned.
     """
     n, width = scores.shape
+    floor = _at_most(floor, scores.dtype)
     if width > k:
         head = min(width, max(8 * k, 2048))
         if head < width:
@@ -473,13 +777,21 @@ def _block_top(
             packed[rows, place] = scores[rows, cols]
             columns = np.zeros((n, most), dtype=np.intp)
             columns[rows, place] = cols
-            chosen = _top_with_ties(packed, k)
+            chosen = _top_k(packed, k, lambda tied: rank()[columns[tied]])
             return (
                 np.take_along_axis(packed, chosen, axis=1),
                 np.take_along_axis(columns, chosen, axis=1),
             )
-    top = _top_with_ties(scores, k)
+    top = _top_k(scores, k, lambda tied: np.broadcast_to(rank(), (len(tied), width)))
     return np.take_along_axis(scores, top, axis=1), top
+
+
+def _at_most(floor: npt.NDArray[Any], dtype: np.dtype[Any]) -> npt.NDArray[Any]:
+    """``floor`` in ``dtype``, rounded down (a score equal to the float64 floor passes)."""
+    if floor.dtype == dtype:
+        return floor
+    low = floor.astype(dtype)
+    return np.where(low > floor, np.nextafter(low, dtype.type(-np.inf)), low)
 
 
 def _sparse_nonzero(
@@ -499,10 +811,15 @@ def _sparse_nonzero(
     return rows, cols
 
 
-def _top_with_ties(scores: npt.NDArray[Any], k: int) -> npt.NDArray[np.intp]:
-    """Column indices of each row's ``k`` best scores and of every score tied with the
-    ``k``-th (one width for all rows: the widest row's, the others padded with lower
-    scores)."""
+def _top_k(
+    scores: npt.NDArray[Any],
+    k: int,
+    ranks_of: Callable[[npt.NDArray[np.intp]], npt.NDArray[Any]],
+) -> npt.NDArray[np.intp]:
+    """Column indices of each row's ``k`` best scores (all columns when there are no more
+    than ``k``), exactly ``k`` whatever the ties: among the scores tied with the ``k``-th,
+    those whose id is greater as text (``ranks_of(rows)``: the text places of those rows'
+    columns) are kept, as :func:`~polars_irmetrics.evaluate` ranks ties."""
     n, width = scores.shape
     if width <= k:
         every: npt.NDArray[np.intp] = np.broadcast_to(np.arange(width), (n, width)).copy()
@@ -510,14 +827,12 @@ def _top_with_ties(scores: npt.NDArray[Any], k: int) -> npt.NDArray[np.intp]:
     # ascending partition: no negated copy; the last k columns hold the k largest
     part = np.argpartition(scores, width - k, axis=1)
     kth = np.take_along_axis(scores, part[:, width - k : width - k + 1], axis=1)
-    need = int((scores >= kth).sum(axis=1).max())
-    if need > k:  # scores tied with the k-th: keep them all (the ties are broken by id)
-        if need >= width:
-            need = width
-            part = np.broadcast_to(np.arange(width), (n, width))
-        else:
-            part = np.argpartition(scores, width - need, axis=1)
-    top: npt.NDArray[np.intp] = part[:, width - need :]
+    top: npt.NDArray[np.intp] = part[:, width - k :]
+    tied = np.flatnonzero((scores >= kth).sum(axis=1) > k)
+    if tied.size:  # more than k at or above the k-th: the tied ones by id as text
+        sub, at = scores[tied], kth[tied]
+        key = np.where(sub > at, np.iinfo(np.int64).max, np.where(sub == at, ranks_of(tied), -1))
+        top[tied] = np.argpartition(key, width - k, axis=1)[:, width - k :]
     return top
 
 

@@ -15,11 +15,20 @@ approximate run (an index per shard or per setting against one exact run).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, id_kind, require_columns
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    CheckSpec,
+    flag,
+    id_kind,
+    raise_on_bad_rows,
+    require_columns,
+)
 from polars_irmetrics.metrics.neighbors import neighbor_distance, neighbor_epsilon
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.spec import Params
@@ -30,6 +39,11 @@ _POS = f"{INTERNAL}pos"
 _BAD = f"{INTERNAL}bad_score"
 _TBAD = f"{INTERNAL}bad_truth"
 _N = f"{INTERNAL}n_true"
+_NEG = f"{INTERNAL}neg_scores"
+_JUDGED = f"{INTERNAL}judged"
+_RETRIEVED = f"{INTERNAL}retrieved"
+_CHECK = f"{INTERNAL}check_row"
+_TRUTH_FLAG = f"{INTERNAL}tv_"
 _SCORE = "score"  # the internal name of the score column (metrics.neighbors reads it)
 
 
@@ -81,6 +95,7 @@ def build_neighbors_plan(
                 f"recall reads distances from scores: cast it, e.g. pl.col({score!r})"
                 ".cast(pl.Float64)"
             )
+    run, neighbors = _common_ids(run, neighbors, run_schema, truth_schema, [query_id, *by])
     cutoffs = [_cutoff(label, request) for label, request in requests]
     deepest = max(cutoffs)
     use_rank = options.order == "rank" or (options.order == "auto" and options.rank in run_schema)
@@ -100,15 +115,20 @@ def build_neighbors_plan(
     truth_keys = [*shared, query_id]
     thresholds = []
     for i, ((_, request), k) in enumerate(zip(requests, cutoffs, strict=True)):
-        distance = neighbor_distance(_params(request))
+        distance = neighbor_distance(_params(request), pl.col(_NEG) == 0)
         thresholds.append(distance.bottom_k(k).max().alias(_threshold_name(i)))
+    doc = options.doc_id
     truth = (
-        neighbors.select(*truth_keys, pl.col(score).cast(pl.Float64).alias(_SCORE))
+        neighbors.select(*truth_keys, doc, pl.col(score).cast(pl.Float64).alias(_SCORE))
+        # knn's l2 runs score -distance (every score <= 0); its cosine runs similarity
+        .with_columns(_score_kind(pl.col(_SCORE).max()).alias(_NEG))
         .group_by(truth_keys)
         .agg(
             *thresholds,
             pl.len().alias(_N),
             (pl.col(_SCORE).is_null() | pl.col(_SCORE).is_nan()).sum().alias(_TBAD),
+            pl.col(_NEG).first(),
+            *_flags(pl.col(doc), None, options.check_duplicates, _TRUTH_FLAG),
         )
     )
     missing = [key for key in by if key not in truth_schema]
@@ -124,19 +144,55 @@ def build_neighbors_plan(
             if request.metric.name == "neighbor_recall"
             else threshold * (1.0 + epsilon)
         )
-        within = (pl.col(_POS) <= k) & (neighbor_distance(params) <= limit)
+        within = (pl.col(_POS) <= k) & (neighbor_distance(params, pl.col(_NEG) == 0) <= limit)
         denominator = pl.min_horizontal(pl.lit(k, dtype=pl.Int64), pl.col(_N).first())
         counts.append((within.sum() / denominator).cast(pl.Float64).alias(label))
+    truth_flags = [c for c in truth.collect_schema().names() if c.startswith(_TRUTH_FLAG)]
     per_query = (
         truth.join(approx, on=keys, how="left", nulls_equal=False)
         .group_by(keys)
-        .agg(*counts, pl.col(_BAD).any().alias(_BAD), pl.col(_TBAD).first().alias(_TBAD))
+        .agg(
+            *counts,
+            pl.col(_BAD).any().alias(_BAD),
+            pl.col(_TBAD).first().alias(_TBAD),
+            pl.col(_NEG).first(),
+            *(pl.col(c).first() for c in truth_flags),
+        )
+        .with_columns(pl.lit(True).alias(_JUDGED))
     )
+    rank = options.rank if use_rank else None
+    run_flags = (
+        run.group_by(keys)
+        .agg(*_flags(pl.col(options.doc_id), rank, options.check_duplicates, flag("")))
+        .with_columns(pl.lit(True).alias(_RETRIEVED))
+    )
+    combined = per_query.join(
+        run_flags, on=keys, how="full", coalesce=True, nulls_equal=False
+    ).with_columns(pl.col(_JUDGED, _RETRIEVED).fill_null(False), pl.lit(False).alias(_CHECK))
     labels = [label for label, _ in requests]
-    checked = per_query.map_batches(
-        lambda frame: _raise_on_bad_scores(frame, query_id, score),
-        schema=per_query.collect_schema(),
-    ).drop(_BAD, _TBAD)
+    spec = CheckSpec(
+        keys=tuple(keys),
+        query_id=query_id,
+        doc_id=options.doc_id,
+        rank=options.rank,
+        score=score,
+        relevance=options.relevance,
+        judged_table=False,
+        unjudged=options.unjudged,
+        unretrieved=options.unretrieved,
+        check_duplicates=options.check_duplicates,
+        frames=("run", "neighbors"),
+    )
+    auto = [
+        label
+        for label, request in requests
+        if request.metric.name == "neighbor_recall_rel"
+        and _params(request).options["distance"] == "auto"
+    ]
+    checked = combined.map_batches(
+        lambda frame: _checked(frame, spec, labels, auto),
+        schema=combined.select(*keys, *labels).collect_schema(),
+    )
     if options.per_query:
         return checked.sort(keys).select(*keys, *labels)
     means = [request.summarize(label) for label, request in requests]
@@ -160,9 +216,108 @@ def _cutoff(label: str, request: MetricRequest) -> int:
     return request.k
 
 
+def _common_ids(
+    run: pl.LazyFrame,
+    neighbors: pl.LazyFrame,
+    run_schema: pl.Schema,
+    truth_schema: pl.Schema,
+    keys: list[str],
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The two tables with their shared keys of one dtype: integers of different widths
+    as Int64; strings beside integers refused, naming both tables."""
+    for key in keys:
+        if key not in truth_schema:
+            continue
+        left, right = run_schema[key], truth_schema[key]
+        if left == right:
+            continue
+        kinds = (
+            id_kind(run_schema, key, "run") if key == keys[0] else None,
+            id_kind(truth_schema, key, "neighbors") if key == keys[0] else None,
+        )
+        if kinds[0] == kinds[1] == "integer" or (left.is_integer() and right.is_integer()):
+            run = run.with_columns(pl.col(key).cast(pl.Int64))
+            neighbors = neighbors.with_columns(pl.col(key).cast(pl.Int64))
+            continue
+        if kinds[0] == kinds[1] == "string":
+            run = run.with_columns(pl.col(key).cast(pl.String))
+            neighbors = neighbors.with_columns(pl.col(key).cast(pl.String))
+            continue
+        raise ColumnTypeError(
+            f"column {key!r} is {left} in the run and {right} in the neighbors; the "
+            "approximate run's queries are matched with the exact run's by their ids, which "
+            f"must be of one kind: cast one of them, e.g. pl.col({key!r}).cast(pl.String) "
+            "(the ids of a TREC file are read as text)"
+        )
+    return run, neighbors
+
+
+def _flags(doc: pl.Expr, rank: str | None, duplicates: bool, prefix: str) -> list[pl.Expr]:
+    """Per query, the data checks of a run (ground.validate's RUN_FLAGS): null document
+    ids, documents listed twice, null, non-positive or repeated ranks."""
+    kinds = {"null_doc": doc.is_null().sum()}
+    if duplicates:
+        kinds["dup_doc"] = pl.len() - doc.n_unique()
+    if rank is not None:
+        r = pl.col(rank)
+        kinds["null_rank"] = r.is_null().sum()
+        kinds["bad_rank"] = (r < 1).sum()
+        if duplicates:
+            kinds["dup_rank"] = r.count() - r.drop_nulls().n_unique()
+    return [expr.cast(pl.Int64).alias(f"{prefix}{kind}") for kind, expr in kinds.items()]
+
+
+def _score_kind(top: pl.Expr) -> pl.Expr:
+    """What the exact run's largest score says its scores are: 0 every score <= 0 (knn's
+    ``l2``: -distance), 1 every score <= 1 (a cosine similarity), 2 neither."""
+    return (
+        pl.when(top.is_null() | (top <= 0))
+        .then(pl.lit(0, pl.Int8))
+        .when(top <= 1)
+        .then(pl.lit(1, pl.Int8))
+        .otherwise(pl.lit(2, pl.Int8))
+    )
+
+
+def _checked(
+    frame: pl.DataFrame, spec: CheckSpec, labels: list[str], auto: list[str]
+) -> pl.DataFrame:
+    """The per-query values after every data check (the run's, then the neighbors',
+    with ground.validate's messages) and the query-set policies (``unjudged``: queries
+    only in the run; ``unretrieved``: queries of the neighbors the run lacks)."""
+    frame = _raise_on_bad_scores(frame, spec.query_id, spec.score or "score")
+    if auto and (frame.get_column(_NEG) == 2).any():
+        raise MetricParameterError(
+            f"metric {auto[0]!r} needs a distance that is 0 for the query itself, and the "
+            f"scores of the neighbors exceed 1: neither -score (knn's l2 runs, every score "
+            "<= 0) nor 1 - score (cosine similarities) is one (a dot product has no such "
+            "distance); pass distance=neg_score or distance=one_minus_score if one is "
+            "meant, or measure neighbor_recall@k"
+        )
+    truth = [c for c in frame.columns if c.startswith(_TRUTH_FLAG)]
+    checked = raise_on_bad_rows(frame.drop(truth), spec, check_rows=_CHECK)
+    judged = frame.filter(pl.col(_JUDGED)).select(
+        *spec.keys,
+        _JUDGED,
+        _RETRIEVED,
+        _CHECK,
+        *(pl.col(c).alias(flag(c.removeprefix(_TRUTH_FLAG))) for c in truth),
+    )
+    as_neighbors = replace(
+        spec, frames=("neighbors", "neighbors"), unjudged="drop", unretrieved="zero"
+    )
+    raise_on_bad_rows(judged, as_neighbors, check_rows=_CHECK)
+    keep = pl.col(_JUDGED) if spec.unjudged != "zero" else pl.lit(True)
+    if spec.unretrieved == "drop":
+        keep = keep & pl.col(_RETRIEVED)
+    return checked.filter(keep).select(
+        *spec.keys, *(pl.col(label).fill_null(0.0) for label in labels)
+    )
+
+
 def _raise_on_bad_scores(frame: pl.DataFrame, query_id: str, score: str) -> pl.DataFrame:
-    for flag, what in ((_BAD, "run"), (_TBAD, "neighbors")):
-        bad = frame.filter(pl.col(flag).cast(pl.Boolean).fill_null(False)).sort(query_id)
+    for column, what in ((_BAD, "run"), (_TBAD, "neighbors")):
+        bad = frame.filter(pl.col(column).cast(pl.Boolean).fill_null(False)).sort(query_id)
         if bad.height:
             raise InvalidValueError(
                 f"column {score!r} of the {what} has null or NaN values in query "
