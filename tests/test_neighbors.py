@@ -366,14 +366,15 @@ _NULL_QUERY = (
             APPROX,
             {"relevance_level": 2},
             InvalidValueError,
-            "relevance_level=2 has no meaning for neighbour recall, which does not read it; "
-            "drop relevance_level=",
+            "relevance_level=2 is not read by metric 'neighbor_recall@2': only the "
+            "judgment-group measures (*_avgjg) and the ranking metrics of a run and judgments "
+            "(ndcg, map, recall...) read it; drop relevance_level=",
         ),
         (
             APPROX,
             {"depth": 5},
             InvalidValueError,
-            "depth=5 has no meaning for neighbour recall",
+            "depth=5 is not read by metric 'neighbor_recall@2'",
         ),
         # query ids of two kinds: polars' SchemaError before
         (
@@ -488,6 +489,6 @@ def test_cli_neighbors_from_a_trec_file(tmp_path: Path) -> None:
     assert done.stderr == (
         "irm: error: column 'query_id' is Int64 in the run and String in the neighbors; the "
         "approximate run's queries are matched with the exact run's by their ids, which must "
-        "be of one kind: cast one of them, e.g. pl.col('query_id').cast(pl.String) (the ids "
-        "of a TREC file are read as text)\n"
+        "be of one kind: cast one of them, e.g. --ids str (every id of every file read as text) "
+        "(the ids of a TREC file are read as text)\n"
     )

@@ -503,7 +503,6 @@ def evaluate_plan(
                     "neighbor_recall_rel@k): it compares the run with the exact neighbours, "
                     f"neighbors=...; drop {name}="
                 )
-        _refuse_unused(options, NEIGHBOR_UNUSED, "neighbour recall")
         exact = long_run(exact, **columns)
         return build_neighbors_plan(table, exact, routes["neighbors"], options)
     if tables.get("neighbors") is not None:
@@ -566,25 +565,6 @@ def evaluate_plan(
         options,
         caller=caller,
     )
-
-
-#: Options neighbour recall has no use for, with their defaults (refused when set).
-NEIGHBOR_UNUSED: dict[str, object] = {
-    "relevance_level": 1,
-    "depth": None,
-    "judged_only": False,
-    "sample_weight": None,
-}
-
-
-def _refuse_unused(options: EvalOptions, unused: Mapping[str, object], what: str) -> None:
-    """Refuse an option the route does not read, set to other than its default."""
-    for name, default in unused.items():
-        value = getattr(options, name)
-        if value != default:
-            raise InvalidValueError(
-                f"{name}={value!r} has no meaning for {what}, which does not read it; drop {name}="
-            )
 
 
 def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
