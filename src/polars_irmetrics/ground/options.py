@@ -75,6 +75,11 @@ class PlanKwargs(TypedDict, total=False):
     unmatched: Unmatched
     unseen_items: UnseenItems
     features: str
+    round_id: str
+    action: str
+    reward: str
+    propensity: str
+    position: str
 
 
 class EvalKwargs(PlanKwargs, total=False):
@@ -139,6 +144,8 @@ class EvalOptions:
     unseen_items, features
         The beyond-accuracy metrics' policy for cold items and the item features'
         column, likewise.
+    round_id, action, reward, propensity, position
+        The columns of a log of logged feedback for the off-policy estimators, likewise.
 
     Examples
     --------
@@ -191,6 +198,11 @@ class EvalOptions:
     unmatched: Unmatched = "error"
     unseen_items: UnseenItems = "error"
     features: str = "features"
+    round_id: str = "round_id"
+    action: str = "action"
+    reward: str = "reward"
+    propensity: str = "pscore"
+    position: str = "position"
 
     @classmethod
     def build(cls, **options: Any) -> EvalOptions:

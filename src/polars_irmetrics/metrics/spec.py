@@ -46,7 +46,9 @@ AGGREGATES: tuple[Aggregate, ...] = (
 #: a model's predictions with their labels (``"predictions"``: a label and a prediction
 #: per row, in one table or two joined on keys; :mod:`polars_irmetrics.metrics.prediction`).
 #: an exact nearest-neighbour run (``"neighbors"``: the truth an approximate index is
-#: measured against).
+#: measured against), and an off-policy evaluation's evaluation policy (``"policy"``) and
+#: reward model (``"reward_model"``), read beside a log of logged feedback
+#: (:mod:`polars_irmetrics.metrics.ope`).
 Input = Literal[
     "run",
     "judgments",
@@ -57,6 +59,8 @@ Input = Literal[
     "judgment_groups",
     "predictions",
     "neighbors",
+    "policy",
+    "reward_model",
 ]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation

@@ -1,0 +1,437 @@
+"""The lazy plan of ``irm.evaluate(log, ["ips", "dr"], policy=pi, reward_model=q)``.
+
+One lazy polars query, no Python loop over rounds:
+
+1. The evaluation policy (one row per ``(round_id[, position], action)`` with ``prob``)
+   is joined with the reward model (the same keys with ``q_hat``; full join, so that a
+   logged action the policy does not list still finds its ``q_hat``).
+2. One ``group_by`` of that table over ``(round_id[, position])`` gives each round's
+   (and position's) sum of probabilities, the reward model's value of the policy
+   ``sum_a prob q_hat / sum_a prob`` (numpy's ``average``, as obp) and the checks of the
+   two tables.
+3. The log is joined with both (on ``(round_id[, position], action)`` for the logged
+   action's probability and ``q_hat``, on ``(round_id[, position])`` for the round's
+   terms); each estimator is a formula of the row's terms
+   (:func:`~polars_irmetrics.metrics.ope.contribution`), averaged over the rows of each
+   ``by`` group, or given per row with ``per_query=True``.
+
+A logged action the policy table does not list has probability 0 there. Policy rounds
+the log does not have are not read (nor checked). The data checks are counted in the
+same pass and raised when the plan is collected, naming the table, the column and the
+first round that fails (the smallest id written as text):
+
+* the log: a ``pscore`` that is null, NaN, 0, negative or above 1; a null or NaN reward;
+* the policy: a logged round (and position) it lacks (:class:`QuerySetError`); a ``prob``
+  null, NaN, negative or above 1; probabilities of a round (and position) that do not sum
+  to 1 within ``1e-5`` (numpy's ``allclose``, which obp checks); an action listed twice;
+* the reward model: the logged action, or an action the policy gives a positive
+  probability, without a ``q_hat`` (:class:`QuerySetError`), or a null or NaN ``q_hat``.
+
+Which checks run depends on the tables given, never on the metrics asked for; the ids'
+dtypes (``round_id``, ``action``, ``position``) must be alike in every table, checked
+when the plan is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+)
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
+from polars_irmetrics.metrics.ope import MODEL_METRICS, WEIGHTED, OpeTerms, contribution
+from polars_irmetrics.metrics.registry import MetricRequest
+
+__all__ = ["NUM_ROWS", "PROB", "Q_HAT", "SUM_TOLERANCE", "build_ope_plan"]
+
+#: The policy table's probability column and the reward model's estimate column.
+PROB = "prob"
+Q_HAT = "q_hat"
+#: How far from 1 a round's probabilities may sum (numpy's ``allclose`` at 1: 1e-5 + 1e-8).
+SUM_TOLERANCE = 1e-5 + 1e-8
+#: The column counting the log rows averaged.
+NUM_ROWS = "num_rows"
+
+_PI = f"{INTERNAL}pi"
+_Q = f"{INTERNAL}q"
+_IN_P = f"{INTERNAL}in_p"
+_N_P = f"{INTERNAL}n_p"
+_PSUM = f"{INTERNAL}psum"
+_PBAD = f"{INTERNAL}pbad"
+_DUP = f"{INTERNAL}dup"
+_DM = f"{INTERNAL}dm"
+_QMISS = f"{INTERNAL}qmiss"
+_WHERE = f"{INTERNAL}where"
+
+Requests = Sequence[tuple[str, MetricRequest]]
+
+
+@dataclass(frozen=True)
+class _Check:
+    """One data check: a row condition, counted, with the first round that fails."""
+
+    name: str
+    bad: pl.Expr
+    error: type[Exception]
+    template: str
+
+    @property
+    def count(self) -> str:
+        return f"{INTERNAL}n_{self.name}"
+
+    @property
+    def first(self) -> str:
+        return f"{INTERNAL}e_{self.name}"
+
+    def aggs(self) -> list[pl.Expr]:
+        return [
+            self.bad.sum().cast(pl.Int64).alias(self.count),
+            pl.col(_WHERE).filter(self.bad).min().alias(self.first),
+        ]
+
+    def rows(self) -> list[pl.Expr]:
+        return [
+            self.bad.cast(pl.Int64).alias(self.count),
+            pl.when(self.bad).then(pl.col(_WHERE)).alias(self.first),
+        ]
+
+
+def build_ope_plan(
+    log: pl.LazyFrame,
+    requests: Requests,
+    policy: pl.LazyFrame,
+    reward_model: pl.LazyFrame | None,
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """The lazy off-policy evaluation of ``requests`` over ``log``.
+
+    Parameters
+    ----------
+    log
+        Logged feedback: one row per logged round (and position): ``options.round_id``,
+        ``options.action``, ``options.reward``, ``options.propensity`` (the logging
+        policy's probability of the logged action), ``options.position`` when the log
+        has that column, and the ``by`` keys.
+    requests
+        The parsed metrics; every one reads ``"policy"``.
+    policy
+        The evaluation policy: one row per ``(round_id[, position], action)`` with its
+        probability ``prob``.
+    reward_model
+        ``q_hat`` per ``(round_id[, position], action)``, for ``dm`` and the doubly
+        robust estimators; ``None`` when no metric reads it.
+    options
+        The evaluation's options (:func:`polars_irmetrics.evaluate`).
+
+    Returns
+    -------
+    pl.LazyFrame
+        Means (default): one row per ``by`` group with ``num_rows`` (the log rows
+        averaged), one Float64 column per metric, then, after each weighted estimator,
+        ``<metric>_ess`` (the effective sample size of its weights, ``(sum w)^2 / sum
+        w^2``) and ``<metric>_max_weight``. ``per_query=True``: one row per log row (the
+        ``by`` keys, ``round_id`` and ``position``) with each row's contribution, whose
+        mean over the group is the estimate.
+
+    Examples
+    --------
+    Three rounds, two actions; the logger chose ``a`` with probability 0.5 in every
+    round; the evaluation policy chooses ``a`` with 0.9, 0.5 and 0.1 in rounds 1, 2
+    and 3. The weights are 0.9/0.5 = 1.8, 1.0 and 0.2; the rewards 1, 0, 1:
+
+    * ``ips`` = (1.8 * 1 + 1.0 * 0 + 0.2 * 1) / 3 = 2.0 / 3 = 0.6667;
+    * ``ips(clip=1.5)`` caps 1.8 at 1.5: (1.5 + 0 + 0.2) / 3 = 0.5667;
+    * ``snips`` divides by the mean weight (1.8 + 1.0 + 0.2) / 3 = 1: 0.6667;
+    * with ``q_hat`` 0.6 for ``a`` and 0.3 for ``b`` everywhere, ``dm`` is the mean of
+      0.9 * 0.6 + 0.1 * 0.3 = 0.57, 0.45 and 0.33: 0.45; ``dr`` adds the weighted errors
+      1.8 (1 - 0.6) = 0.72, 1.0 (0 - 0.6) = -0.6 and 0.2 (1 - 0.6) = 0.08: 0.45 + 0.2 / 3
+      = 0.5167.
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> log = pl.DataFrame({
+    ...     "round_id": [1, 2, 3], "action": ["a", "a", "a"],
+    ...     "reward": [1.0, 0.0, 1.0], "pscore": [0.5, 0.5, 0.5],
+    ... })
+    >>> pi = pl.DataFrame({
+    ...     "round_id": [1, 1, 2, 2, 3, 3], "action": ["a", "b"] * 3,
+    ...     "prob": [0.9, 0.1, 0.5, 0.5, 0.1, 0.9],
+    ... })
+    >>> q = pi.select("round_id", "action", q_hat=pl.Series([0.6, 0.3] * 3))
+    >>> out = irm.evaluate(
+    ...     log, ["ips", "ips(clip=1.5)", "snips", "dm", "dr"], policy=pi, reward_model=q
+    ... )
+    >>> [round(out[c].item(), 4) for c in ["ips", "ips(clip=1.5)", "snips", "dm", "dr"]]
+    [0.6667, 0.5667, 0.6667, 0.45, 0.5167]
+    >>> out["ips_ess"].item(), out["ips_max_weight"].item()  # (3.0)^2 / (3.24 + 1 + 0.04)
+    (2.102803738317757, 1.8)
+
+    A round the policy does not cover is refused, by its id:
+
+    >>> irm.evaluate(log, ["ips"], policy=pi.filter(pl.col("round_id") != 2))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.QuerySetError: 1 log row(s) have a round the policy table lacks
+    (first: round_id=2): the policy needs every logged round's probabilities, one row per
+    (round_id, action) in column 'prob'
+    """
+    for label, request in requests:
+        if "policy" not in request.metric.reads:  # pragma: no cover - routed by the door
+            raise MetricParameterError(f"metric {label!r} is not an off-policy estimator")
+    if options.system_keys:
+        raise InvalidValueError(
+            "systems= is not available for off-policy estimators: evaluate each policy in a "
+            "call of its own (its policy= table), or segment the log with by=..."
+        )
+    names = {request.metric.name for _, request in requests}
+    if reward_model is not None and not names & MODEL_METRICS:
+        raise MetricParameterError(
+            "reward_model= holds q_hat for dm and the doubly robust estimators (dr, sndr, "
+            "switch_dr, dr_os, sg_dr), and no metric asked for reads it: drop "
+            "reward_model=, or ask for one of them"
+        )
+    by = list(options.attribute_keys)
+    keys, action = _check_schemas(log, policy, reward_model, by, options)
+    rows = _rows(log, policy, reward_model, keys, action, by, options)
+    checks = _checks(options, keys, reward_model is not None)
+    w = pl.col(_PI) / pl.col(options.propensity).cast(pl.Float64)
+    terms = OpeTerms(
+        r=pl.col(options.reward).cast(pl.Float64),
+        w=w,
+        dm=pl.col(_DM) if reward_model is not None else pl.lit(None, pl.Float64),
+        q=pl.col(_Q) if reward_model is not None else pl.lit(None, pl.Float64),
+        mean_w=w.mean(),
+    )
+    values = [
+        (label, contribution(request.metric.name, request.params(1.0), label, terms))
+        for label, request in requests
+    ]
+    if options.per_query:
+        window = OpeTerms(terms.r, w, terms.dm, terms.q, w.mean().over(by) if by else w.mean())
+        per_row = [
+            contribution(request.metric.name, request.params(1.0), label, window).alias(label)
+            for label, request in requests
+        ]
+        out_keys = [*by, *keys]
+        result = rows.select(
+            *out_keys, *per_row, *(e for check in checks for e in check.rows())
+        ).sort(out_keys, nulls_last=True)
+        return _raising(result, checks, options)
+    aggs: list[pl.Expr] = [pl.len().cast(pl.Int64).alias(NUM_ROWS)]
+    for label, request in requests:
+        value = dict(values)[label]
+        aggs.append(value.mean().alias(label))
+        if request.metric.name in WEIGHTED:
+            weight = _effective_weight(request, label, w)
+            aggs.append((weight.sum() ** 2 / (weight * weight).sum()).alias(f"{label}_ess"))
+            aggs.append(weight.max().alias(f"{label}_max_weight"))
+    aggs += [e for check in checks for e in check.aggs()]
+    result = rows.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else rows.select(aggs)
+    return _raising(result, checks, options)
+
+
+def _effective_weight(request: MetricRequest, label: str, w: pl.Expr) -> pl.Expr:
+    """The weight each estimator gives a logged reward (capped, switched or shrunk)."""
+    # w~ r, or dm + w~ (r - q), at r = 1, dm = q = 0 and a mean weight of 1: w~
+    one = OpeTerms(pl.lit(1.0), w, pl.lit(0.0), pl.lit(0.0), pl.lit(1.0))
+    return contribution(request.metric.name, request.params(1.0), label, one)
+
+
+def _check_schemas(
+    log: pl.LazyFrame,
+    policy: pl.LazyFrame,
+    reward_model: pl.LazyFrame | None,
+    by: list[str],
+    options: EvalOptions,
+) -> tuple[list[str], str]:
+    """The join keys (``round_id[, position]``) and the action column, the tables'
+    columns and dtypes checked (raised now, before anything is computed)."""
+    log_schema = log.collect_schema()
+    round_id, action = options.round_id, options.action
+    keys = [round_id] + ([options.position] if options.position in log_schema else [])
+    hint = (
+        "a log of logged feedback has one row per round (and position): name its columns "
+        "with round_id=, action=, reward=, propensity= (the logging policy's probability "
+        "of the logged action) and position="
+    )
+    require_columns(
+        log_schema, [*keys, action, options.reward, options.propensity, *by], "log", hint
+    )
+    tables = [("policy", policy.collect_schema(), PROB)]
+    if reward_model is not None:
+        tables.append(("reward_model", reward_model.collect_schema(), Q_HAT))
+    for name, schema, value in tables:
+        require_columns(
+            schema,
+            [*keys, action, value],
+            f"{name} table",
+            f"the {name} table has one row per ({', '.join(keys)}, {action}) with its {value!r}",
+        )
+        check_numeric(schema, value, f"{name} table", integer=False)
+        for key in [*keys, action]:
+            if id_kind(schema, key, f"{name} table") != id_kind(log_schema, key, "log"):
+                raise ColumnTypeError(
+                    f"column {key!r} has dtype {schema[key]} in the {name} table but "
+                    f"{log_schema[key]} in the log; the ids must match: cast one side, e.g. "
+                    f"pl.col({key!r}).cast(pl.String)"
+                )
+    for column in (options.reward, options.propensity):
+        check_numeric(log_schema, column, "log", integer=False)
+    if len(keys) > 1:
+        check_numeric(log_schema, options.position, "log", integer=True)
+    return keys, action
+
+
+def _ids(keys: list[str], action: str, schema: pl.Schema) -> list[pl.Expr]:
+    """The id columns in one dtype on every side (integers as Int64, text as String)."""
+    return [
+        pl.col(c).cast(pl.Int64) if schema[c].is_integer() else pl.col(c).cast(pl.String)
+        for c in [*keys, action]
+    ]
+
+
+def _rows(
+    log: pl.LazyFrame,
+    policy: pl.LazyFrame,
+    reward_model: pl.LazyFrame | None,
+    keys: list[str],
+    action: str,
+    by: list[str],
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """The log's rows with the policy's and the reward model's terms beside each."""
+    schema = log.collect_schema()
+    ids = _ids(keys, action, schema)
+    table = policy.select(*ids, pl.col(PROB).cast(pl.Float64), pl.lit(True).alias(_IN_P))
+    if reward_model is not None:
+        model = reward_model.select(*ids, pl.col(Q_HAT).cast(pl.Float64).alias(_Q))
+        table = table.join(model, on=[*keys, action], how="full", coalesce=True)
+    prob, in_p = pl.col(PROB), pl.col(_IN_P).fill_null(False)
+    aggs = [
+        in_p.sum().cast(pl.Int64).alias(_N_P),
+        prob.sum().alias(_PSUM),
+        (in_p & ~prob.is_between(0.0, 1.0).fill_null(False)).any().alias(_PBAD),
+        (pl.len() > pl.col(action).n_unique()).alias(_DUP),
+    ]
+    if reward_model is not None:
+        q = pl.col(_Q)
+        aggs += [
+            ((prob * q).sum() / prob.sum()).alias(_DM),
+            (in_p & (prob > 0) & (q.is_null() | q.is_nan())).any().alias(_QMISS),
+        ]
+    rounds = table.group_by(keys).agg(aggs)
+    logged = table.select(
+        *keys, action, pl.col(PROB).alias(_PI), *([_Q] if reward_model is not None else [])
+    )
+    where = pl.format(
+        ", ".join(f"{k}={{}}" for k in keys), *(pl.col(k).cast(pl.String) for k in keys)
+    )
+    return (
+        log.select(
+            *by,
+            *ids,
+            pl.col(options.reward),
+            pl.col(options.propensity),
+        )
+        .join(logged, on=[*keys, action], how="left")
+        .join(rounds, on=keys, how="left")
+        .with_columns(pl.col(_PI).fill_null(0.0), where.alias(_WHERE))
+    )
+
+
+def _checks(options: EvalOptions, keys: list[str], model: bool) -> list[_Check]:
+    pscore, reward = pl.col(options.propensity).cast(pl.Float64), pl.col(options.reward)
+    where = ", ".join(keys)
+    checks = [
+        _Check(
+            "pscore",
+            ~(pscore > 0.0).fill_null(False) | (pscore > 1.0) | pscore.is_nan(),
+            InvalidValueError,
+            "column {propensity!r} of the log has {n} value(s) that are null, NaN, 0, "
+            "negative or above 1 (first: {first}); it is the logging policy's probability "
+            "of the logged action, in (0, 1]: a logged action had a positive probability",
+        ),
+        _Check(
+            "reward",
+            reward.is_null() | reward.cast(pl.Float64).is_nan(),
+            InvalidValueError,
+            "column {reward!r} of the log has {n} null or NaN value(s) (first: {first}); "
+            "every logged round needs its reward: drop those rows, e.g. "
+            ".drop_nulls({reward!r})",
+        ),
+        _Check(
+            "policy_round",
+            pl.col(_N_P).fill_null(0) == 0,
+            QuerySetError,
+            "{n} log row(s) have a round the policy table lacks (first: {first}): the policy "
+            f"needs every logged round's probabilities, one row per ({where}, "
+            "{action}) in column 'prob'",
+        ),
+        _Check(
+            "prob",
+            pl.col(_PBAD).fill_null(False),
+            InvalidValueError,
+            "column 'prob' of the policy table has a value that is null, NaN, negative or "
+            "above 1 (first: {first}): probabilities are in [0, 1]",
+        ),
+        _Check(
+            "dup",
+            pl.col(_DUP).fill_null(False),
+            DuplicateError,
+            "an action is listed twice for one round in the policy table"
+            + (" or the reward_model table" if model else "")
+            + f" (first: {{first}}): keep one row per ({where}, {{action}})",
+        ),
+        _Check(
+            "sum",
+            (pl.col(_N_P) > 0) & ((pl.col(_PSUM) - 1.0).abs() > SUM_TOLERANCE),
+            InvalidValueError,
+            "column 'prob' of the policy table does not sum to 1 over the actions (first: "
+            f"{{first}}, {{n}} log row(s) in all; tolerance {SUM_TOLERANCE:g}): the policy "
+            "gives a probability to every action it may take, as many rows as actions",
+        ),
+    ]
+    if model:
+        checks.append(
+            _Check(
+                "q_hat",
+                pl.col(_Q).is_null() | pl.col(_Q).is_nan() | pl.col(_QMISS).fill_null(False),
+                QuerySetError,
+                "the reward_model table has no 'q_hat' (or a null or NaN one) for the logged "
+                "action or an action the policy may take (first: {first}, {n} log row(s) in "
+                f"all): give q_hat for every ({where}, {{action}}) the policy gives a "
+                "positive probability and every logged one",
+            )
+        )
+    return checks
+
+
+def _raising(result: pl.LazyFrame, checks: list[_Check], options: EvalOptions) -> pl.LazyFrame:
+    """``result`` without its check columns, raising the first problem they count when
+    it is collected."""
+    flags = [c for check in checks for c in (check.count, check.first)]
+    schema = result.drop(flags).collect_schema()
+    fields = {
+        "propensity": options.propensity,
+        "reward": options.reward,
+        "action": options.action,
+    }
+
+    def raise_first(frame: pl.DataFrame) -> pl.DataFrame:
+        for check in checks:
+            total = int(frame[check.count].sum() or 0)
+            if total:
+                first = frame[check.first].drop_nulls().min()
+                raise check.error(check.template.format(n=total, first=first, **fields))
+        return frame.drop(flags)
+
+    return result.map_batches(raise_first, schema=schema)

@@ -1,0 +1,283 @@
+"""Off-policy estimators through irm.evaluate: equal to obp 0.5.7, segments, refusals.
+
+The expected values were computed by obp in a side environment
+(tests/fixtures/ope/make_obp_fixtures.py) on its SyntheticBanditDataset logs, which the
+fixtures hold as Parquet.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ope"
+EXPECTED = json.loads((FIXTURES / "obp_expected.json").read_text())
+CASES = {case["name"]: case for case in EXPECTED["cases"]}
+
+
+def _tables(name: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    return tuple(  # type: ignore[return-value]
+        pl.read_parquet(FIXTURES / f"{name}_{table}.parquet")
+        for table in ("log", "policy", "reward_model")
+    )
+
+
+def _run(frame_kind: str, log: pl.DataFrame, metrics: Any, **kwargs: Any) -> pl.DataFrame:
+    if frame_kind == "LazyFrame":
+        lazy = {k: v.lazy() if isinstance(v, pl.DataFrame) else v for k, v in kwargs.items()}
+        out = irm.evaluate(log.lazy(), metrics, **lazy)
+        assert isinstance(out, pl.LazyFrame)
+        return out.collect()
+    result = irm.evaluate(log, metrics, **kwargs)
+    assert isinstance(result, pl.DataFrame)
+    return result
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_estimator_equals_obp(frame_kind: str, case: str) -> None:
+    log, policy, model = _tables(case)
+    expected = CASES[case]["expected"]
+    out = _run(frame_kind, log, list(expected), policy=policy, reward_model=model)
+    assert out.height == 1
+    assert out["num_rows"].item() == log.height
+    for label, value in expected.items():
+        assert out[label].item() == pytest.approx(value, abs=1e-9, rel=0), label
+
+
+@pytest.mark.parametrize("case", [c for c in sorted(CASES) if CASES[c]["per_round"]])
+def test_per_query_gives_obps_round_rewards(frame_kind: str, case: str) -> None:
+    log, policy, model = _tables(case)
+    per_round = CASES[case]["per_round"]
+    out = _run(frame_kind, log, list(per_round), policy=policy, reward_model=model, per_query=True)
+    keys = ["round_id", "position"] if "position" in log.columns else ["round_id"]
+    assert out.columns == [*keys, *per_round]
+    # obp's rows are the log's rows in order; the result is sorted by the keys, as is the log
+    assert out.select(keys).equals(log.select(keys).sort(keys))
+    for label, values in per_round.items():
+        assert out[label].to_list() == pytest.approx(values, abs=1e-9, rel=0), label
+
+
+def test_segments_are_each_segments_estimate(frame_kind: str) -> None:
+    log, policy, model = _tables("bandit_binary_s0")
+    log = log.with_columns(segment=pl.col("round_id") % 3)
+    metrics = ["ips(clip=2)", "snips", "dm", "sndr", "switch_dr(tau=2)"]
+    out = _run(frame_kind, log, metrics, policy=policy, reward_model=model, by="segment")
+    assert out["segment"].to_list() == [0, 1, 2]
+    for segment in range(3):
+        alone = irm.evaluate(
+            log.filter(pl.col("segment") == segment).drop("segment"),
+            metrics,
+            policy=policy,
+            reward_model=model,
+        )
+        row = out.filter(pl.col("segment") == segment)
+        for label in metrics:
+            assert row[label].item() == pytest.approx(alone[label].item(), abs=1e-12), label
+    per_round = _run(
+        frame_kind, log, metrics, policy=policy, reward_model=model, by="segment", per_query=True
+    )
+    means = per_round.group_by("segment").agg(pl.col(metrics).mean()).sort("segment")
+    for label in metrics:
+        assert means[label].to_list() == pytest.approx(out[label].to_list(), abs=1e-12)
+
+
+def test_weight_diagnostics_by_hand() -> None:
+    # weights 1.8, 1.0, 0.2 (see build_ope_plan's example); ips(clip=1.5) caps 1.8
+    log = pl.DataFrame(
+        {
+            "round_id": [1, 2, 3],
+            "action": ["a"] * 3,
+            "reward": [1.0, 0.0, 1.0],
+            "pscore": [0.5] * 3,
+        }
+    )
+    pi = pl.DataFrame(
+        {
+            "round_id": [1, 1, 2, 2, 3, 3],
+            "action": ["a", "b"] * 3,
+            "prob": [0.9, 0.1, 0.5, 0.5, 0.1, 0.9],
+        }
+    )
+    out = irm.evaluate(log, ["ips(clip=1.5)", "sg_ips(lambda=0.5)"], policy=pi)
+    assert out["ips(clip=1.5)"].item() == pytest.approx((1.5 + 0.2) / 3, abs=1e-15)
+    assert out["ips(clip=1.5)_max_weight"].item() == 1.5
+    assert out["ips(clip=1.5)_ess"].item() == pytest.approx(2.7**2 / (2.25 + 1 + 0.04))
+    # sg_ips(lambda=0.5): w / (0.5 + 0.5 w): 1.8 / 1.4, 1.0, 0.2 / 0.6
+    shrunk = [1.8 / 1.4, 1.0, 0.2 / 0.6]
+    assert out["sg_ips(lambda=0.5)"].item() == pytest.approx((shrunk[0] + shrunk[2]) / 3)
+    assert out["sg_ips(lambda=0.5)_max_weight"].item() == pytest.approx(1.8 / 1.4)
+    # an action the policy does not list has probability 0: weight 0
+    out = irm.evaluate(
+        log, ["ips"], policy=pi.filter(pl.col("action") != "a").with_columns(prob=1.0)
+    )
+    assert out["ips"].item() == 0.0
+
+
+def test_columns_by_keyword(frame_kind: str) -> None:
+    log, policy, model = _tables("bandit_binary_s2")
+    renamed = log.rename({"round_id": "rid", "action": "item", "reward": "click", "pscore": "p0"})
+    out = _run(
+        frame_kind,
+        renamed,
+        ["dr", "ips"],
+        policy=policy.rename({"round_id": "rid", "action": "item"}),
+        reward_model=model.rename({"round_id": "rid", "action": "item"}),
+        round_id="rid",
+        action="item",
+        reward="click",
+        propensity="p0",
+    )
+    expected = CASES["bandit_binary_s2"]["expected"]
+    assert out["dr"].item() == pytest.approx(expected["dr"], abs=1e-9)
+    assert out["ips"].item() == pytest.approx(expected["ips"], abs=1e-9)
+
+
+_LOG = pl.DataFrame(
+    {
+        "round_id": [1, 2, 3],
+        "action": ["a", "a", "b"],
+        "reward": [1.0, 0.0, 1.0],
+        "pscore": [0.5] * 3,
+    }
+)
+_PI = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2, 3, 3],
+        "action": ["a", "b"] * 3,
+        "prob": [0.9, 0.1, 0.5, 0.5, 0.1, 0.9],
+    }
+)
+_Q = _PI.select("round_id", "action", q_hat=pl.Series([0.6, 0.3] * 3))
+
+
+@pytest.mark.parametrize(
+    ("log", "policy", "model", "error", "message"),
+    [
+        (
+            _LOG.with_columns(pscore=pl.Series([0.5, 0.0, 0.5])),
+            _PI,
+            None,
+            InvalidValueError,
+            "column 'pscore' of the log has 1 value(s) that are null, NaN, 0, negative or "
+            "above 1 (first: round_id=2)",
+        ),
+        (
+            _LOG.with_columns(pscore=pl.Series([1.5, -0.1, 0.5])),
+            _PI,
+            None,
+            InvalidValueError,
+            "column 'pscore' of the log has 2 value(s) that are null, NaN, 0, negative or "
+            "above 1 (first: round_id=1)",
+        ),
+        (
+            _LOG.with_columns(reward=pl.Series([1.0, None, 1.0])),
+            _PI,
+            None,
+            InvalidValueError,
+            "column 'reward' of the log has 1 null or NaN value(s) (first: round_id=2)",
+        ),
+        (
+            _LOG,
+            _PI.filter(pl.col("round_id") != 3),
+            None,
+            QuerySetError,
+            "1 log row(s) have a round the policy table lacks (first: round_id=3)",
+        ),
+        (
+            _LOG,
+            _PI.with_columns(prob=pl.Series([0.9, 0.1, 0.5, 0.6, 0.1, 0.9])),
+            None,
+            InvalidValueError,
+            "column 'prob' of the policy table does not sum to 1 over the actions (first: "
+            "round_id=2, 1 log row(s) in all; tolerance 1.001e-05)",
+        ),
+        (
+            _LOG,
+            _PI.with_columns(prob=pl.Series([1.1, -0.1, 0.5, 0.5, 0.1, 0.9])),
+            None,
+            InvalidValueError,
+            "column 'prob' of the policy table has a value that is null, NaN, negative or "
+            "above 1 (first: round_id=1)",
+        ),
+        (
+            _LOG,
+            pl.concat([_PI, _PI.head(1)]),
+            None,
+            DuplicateError,
+            "an action is listed twice for one round in the policy table (first: round_id=1)",
+        ),
+        (
+            _LOG,
+            _PI,
+            _Q.filter((pl.col("round_id") != 3) | (pl.col("action") != "b")),
+            QuerySetError,
+            "the reward_model table has no 'q_hat' (or a null or NaN one) for the logged "
+            "action or an action the policy may take (first: round_id=3, 1 log row(s) in all)",
+        ),
+        (
+            _LOG,
+            _PI.with_columns(pl.col("round_id").cast(pl.String)),
+            None,
+            ColumnTypeError,
+            "column 'round_id' has dtype String in the policy table but Int64 in the log; "
+            "the ids must match",
+        ),
+    ],
+)
+def test_refusals(
+    frame_kind: str,
+    log: pl.DataFrame,
+    policy: pl.DataFrame,
+    model: pl.DataFrame | None,
+    error: type[Exception],
+    message: str,
+) -> None:
+    metrics = ["ips", "dr"] if model is not None else ["ips"]
+    with pytest.raises(error, match=re.escape(message)):
+        _run(frame_kind, log, metrics, policy=policy, reward_model=model)
+
+
+def test_refusals_per_round() -> None:
+    with pytest.raises(QuerySetError, match=re.escape("(first: round_id=3)")):
+        irm.evaluate(_LOG, ["ips"], policy=_PI.filter(pl.col("round_id") != 3), per_query=True)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "kwargs", "message"),
+    [
+        (["dr"], {"policy": _PI}, "metric 'dr' reads a reward model"),
+        (["ips"], {}, "metric 'ips' reads an evaluation policy"),
+        (
+            ["ips"],
+            {"policy": _PI, "reward_model": _Q},
+            "reward_model= holds q_hat for dm and the doubly robust estimators",
+        ),
+        (["ips", "ndcg@10"], {"policy": _PI}, "are computed from different tables"),
+        (["ndcg@10"], {"policy": _PI}, "policy= is read by the off-policy estimators"),
+        (["sg_ips(lambda=2)"], {"policy": _PI}, "lambda must be a number in [0, 1], got 2"),
+        (["ips(clip=-1)"], {"policy": _PI}, "clip must be a number >= 0 (inf: no threshold)"),
+        (["switch_dr(tau='x')"], {"policy": _PI, "reward_model": _Q}, "tau must be a number"),
+    ],
+)
+def test_refused_requests(metrics: list[str], kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(MetricParameterError, match=re.escape(message)):
+        irm.evaluate(_LOG, metrics, **kwargs)
+
+
+def test_systems_refused() -> None:
+    with pytest.raises(InvalidValueError, match=re.escape("systems= is not available")):
+        irm.evaluate(_LOG.with_columns(system=pl.lit("x")), ["ips"], policy=_PI, systems="system")
