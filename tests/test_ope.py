@@ -17,6 +17,7 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import (
+    ColumnNotFoundError,
     ColumnTypeError,
     DuplicateError,
     InvalidValueError,
@@ -281,3 +282,83 @@ def test_refused_requests(metrics: list[str], kwargs: dict[str, Any], message: s
 def test_systems_refused() -> None:
     with pytest.raises(InvalidValueError, match=re.escape("systems= is not available")):
         irm.evaluate(_LOG.with_columns(system=pl.lit("x")), ["ips"], policy=_PI, systems="system")
+
+
+SLATES = {case["name"]: case for case in EXPECTED["slates"]}
+SLATE_IPS = [
+    "slate_ips",
+    "slate_iips",
+    "slate_rips",
+    "slate_snips",
+    "slate_sniips",
+    "slate_snrips",
+]
+
+
+def _slate_tables(name: str, *tables: str) -> list[pl.DataFrame]:
+    return [pl.read_parquet(FIXTURES / f"{name}_{table}.parquet") for table in tables]
+
+
+@pytest.mark.parametrize("case", sorted(SLATES))
+def test_slate_estimators_equal_obp(frame_kind: str, case: str) -> None:
+    log, policy, cascade_policy, cascade_model = _slate_tables(
+        case, "log", "policy", "cascade_policy", "cascade_reward_model"
+    )
+    expected = SLATES[case]["expected"]
+    out = _run(frame_kind, log, SLATE_IPS, policy=policy)
+    assert out["num_rounds"].item() == log["round_id"].n_unique()
+    for label in SLATE_IPS:
+        assert out[label].item() == pytest.approx(expected[label], abs=1e-9, rel=0), label
+    out = _run(frame_kind, log, ["cascade_dr"], policy=cascade_policy, reward_model=cascade_model)
+    assert out["cascade_dr"].item() == pytest.approx(expected["cascade_dr"], abs=1e-9, rel=0)
+
+
+def test_slate_rows_in_any_order_and_per_round(frame_kind: str) -> None:
+    case = "slate_cascade_s0"
+    log, policy, cascade_policy, cascade_model = _slate_tables(
+        case, "log", "policy", "cascade_policy", "cascade_reward_model"
+    )
+    shuffled = log.sample(fraction=1.0, shuffle=True, seed=7)
+    expected = SLATES[case]["expected"]
+    out = _run(
+        frame_kind,
+        shuffled,
+        ["cascade_dr"],
+        policy=cascade_policy.sample(fraction=1.0, shuffle=True, seed=8),
+        reward_model=cascade_model,
+    )
+    assert out["cascade_dr"].item() == pytest.approx(expected["cascade_dr"], abs=1e-9, rel=0)
+    per_round = _run(frame_kind, shuffled, SLATE_IPS, policy=policy, per_query=True)
+    assert per_round.height == log["round_id"].n_unique()
+    for label in SLATE_IPS:  # a round's contribution is the sum over its slots
+        assert per_round[label].mean() == pytest.approx(expected[label], abs=1e-9, rel=0)
+
+
+def test_slate_refusals() -> None:
+    log, policy = _slate_tables("slate_cascade_s0", "log", "policy")
+    bad = log.with_columns(
+        pscore_item_position=pl.when(pl.col("round_id") == 3)
+        .then(0.0)
+        .otherwise(pl.col("pscore_item_position"))
+    )
+    with pytest.raises(
+        InvalidValueError,
+        match=re.escape(
+            "column 'pscore_item_position' of the log has 3 value(s) that are null, NaN, 0, "
+            "negative or above 1 (first: round_id=3, position=1)"
+        ),
+    ):
+        irm.evaluate(bad, ["slate_iips"], policy=policy)
+    missing = policy.filter((pl.col("round_id") != 5) | (pl.col("position") != 2))
+    with pytest.raises(
+        QuerySetError,
+        match=re.escape(
+            "1 log row(s) have a (round_id, position) the policy table lacks (first: "
+            "round_id=5, position=2)"
+        ),
+    ):
+        irm.evaluate(log, ["slate_ips"], policy=missing)
+    with pytest.raises(MetricParameterError, match=re.escape("read different policy tables")):
+        irm.evaluate(log, ["slate_ips", "ips"], policy=policy)
+    with pytest.raises(ColumnNotFoundError, match=re.escape("column 'pscore_cascade' not found")):
+        irm.evaluate(log, ["slate_rips"], policy=policy.drop("pscore_cascade"))

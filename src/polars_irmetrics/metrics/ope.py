@@ -19,6 +19,16 @@ value equals to 1e-9 (tests/fixtures/ope/):
   policy's probabilities as weights, as obp computes it);
 * ``q_hat(x_t, a_t)``: the reward model's value of the logged action;
 * ``E_n``: the mean over the log's rows (with several positions, over the logged slots).
+
+Slates (``slate_*``, ``cascade_dr``): the log has one row per ``(round_id, position)``
+(positions numbered from 1, the top), each with its slot's reward; a slate estimate is
+the expected *sum* of the slot rewards per round, ``sum over rows / number of rounds``.
+The logging policy's propensities are in the log (``pscore`` for the whole slate,
+``pscore_item_position`` for the item at that position, ``pscore_cascade`` for the top-l
+prefix), the evaluation policy's in ``policy=`` under the same names, keyed by
+``(round_id, position)``; ``slate_sniips`` and ``slate_snrips`` normalise within each
+position (obp's ``BaseSlateSelfNormalizedInverseProbabilityWeighting``), ``slate_snips``
+over every row.
 """
 
 from __future__ import annotations
@@ -34,9 +44,11 @@ from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Input, Metric, Param, Params
 
 __all__ = [
+    "CASCADE_METRICS",
     "MODEL_METRICS",
     "OPE_METRICS",
     "SELF_NORMALIZED",
+    "SLATE_COLUMNS",
     "WEIGHTED",
     "OpeTerms",
     "contribution",
@@ -47,7 +59,20 @@ _OBP = "obp"
 _FIXTURES = "on obp's SyntheticBanditDataset (tests/fixtures/ope/), to 1e-9"
 
 #: Metrics that read the reward model (``reward_model=``).
-MODEL_METRICS = frozenset({"dm", "dr", "sndr", "switch_dr", "dr_os", "sg_dr"})
+MODEL_METRICS = frozenset({"dm", "dr", "sndr", "switch_dr", "dr_os", "sg_dr", "cascade_dr"})
+#: The slate IPS estimators: the propensity column each reads (in the log and the policy)
+#: and whether it normalises within each position (``"position"``), over every row
+#: (``"all"``) or not at all (``None``).
+SLATE_COLUMNS: dict[str, tuple[str, str | None]] = {
+    "slate_ips": ("pscore", None),
+    "slate_iips": ("pscore_item_position", None),
+    "slate_rips": ("pscore_cascade", None),
+    "slate_snips": ("pscore", "all"),
+    "slate_sniips": ("pscore_item_position", "position"),
+    "slate_snrips": ("pscore_cascade", "position"),
+}
+#: The cascade estimators: the policy and the reward model keyed by (round, position, action).
+CASCADE_METRICS = frozenset({"cascade_dr"})
 #: Metrics normalised by the mean importance weight of their group.
 SELF_NORMALIZED = frozenset({"snips", "sndr"})
 #: Metrics that weigh the logged rewards (all but ``dm``).
@@ -184,6 +209,7 @@ def _estimator(
     reads: tuple[Input, ...] = (
         ("run", "policy", "reward_model") if name in MODEL_METRICS else ("run", "policy")
     )
+    fixtures = _FIXTURES.replace("SyntheticBanditDataset", "SyntheticSlateBanditDataset")
     return Metric(
         name,
         summary,
@@ -194,7 +220,20 @@ def _estimator(
         formula=formula,
         latex=latex,
         reads=reads,
-        matches={_OBP: f"{obp} {_FIXTURES}"},
+        matches={
+            _OBP: f"{obp} {fixtures if name.startswith(('slate', 'cascade')) else _FIXTURES}"
+        },
+    )
+
+
+def _slate(name: str, summary: str, obp: str, column: str, normalised: str) -> Metric:
+    return _estimator(
+        name,
+        summary,
+        obp=obp,
+        formula=f"sum over the log's rows of r w / (number of rounds), w = "
+        f"policy.{column} / log.{column}{normalised} (McInerney et al. 2020)",
+        latex=r"\frac{1}{n}\sum_{i,l} r_i(l)\, w_i(l)",
     )
 
 
@@ -286,5 +325,60 @@ OPE_METRICS: tuple[Metric, ...] = (
         formula="E_n[q_hat(x, pi_e) + w / (1 - lambda + lambda w) (r - q_hat(x, a))]",
         latex=r"\mathbb{E}_n\left[\hat q(x_t, \pi_e) + \frac{w_t}{1 - \lambda + \lambda w_t}"
         r"(r_t - \hat q(x_t, a_t))\right]",
+    ),
+    _slate(
+        "slate_ips",
+        "slate standard IPS: each slot's reward weighted by the whole slate's propensity ratio",
+        "SlateStandardIPS",
+        "pscore",
+        "",
+    ),
+    _slate(
+        "slate_iips",
+        "slate independent IPS: each slot's reward weighted by its item-position propensity "
+        "ratio (rewards independent across slots)",
+        "SlateIndependentIPS",
+        "pscore_item_position",
+        "",
+    ),
+    _slate(
+        "slate_rips",
+        "slate reward-interaction IPS: each slot's reward weighted by the ratio of the top-l "
+        "prefix's propensities (a user reads from the top)",
+        "SlateRewardInteractionIPS",
+        "pscore_cascade",
+        "",
+    ),
+    _slate(
+        "slate_snips",
+        "self-normalised slate standard IPS",
+        "SelfNormalizedSlateStandardIPS",
+        "pscore",
+        ", each weight divided by the mean weight of every row",
+    ),
+    _slate(
+        "slate_sniips",
+        "self-normalised slate independent IPS (normalised within each position)",
+        "SelfNormalizedSlateIndependentIPS",
+        "pscore_item_position",
+        ", each weight divided by the mean weight of the rows at its position",
+    ),
+    _slate(
+        "slate_snrips",
+        "self-normalised slate reward-interaction IPS (normalised within each position)",
+        "SelfNormalizedSlateRewardInteractionIPS",
+        "pscore_cascade",
+        ", each weight divided by the mean weight of the rows at its position",
+    ),
+    _estimator(
+        "cascade_dr",
+        "cascade doubly robust: the reward model's value of the next slot under the policy "
+        "plus the weighted error of the logged slot, under the cascade behaviour model",
+        obp="SlateCascadeDoublyRobust",
+        formula="sum over rows (i, l) of w_l (r_l - q_hat_l(a_l)) + w_{l-1} sum_a "
+        "pi_e(a | a_1..a_{l-1}) q_hat_l(a), over the number of rounds; w_l = prod_{k<=l} "
+        "pi_e(a_k | a_1..a_{k-1}) / pscore_cascade_l, w_0 = 1 (Kiyohara et al. 2022)",
+        latex=r"\frac{1}{n}\sum_{i,l}\left[w_{i,l}(r_i(l) - \hat Q_l(a_i(l))) + w_{i,l-1}"
+        r"\sum_a \pi_e(a \mid a_i(1{:}l{-}1))\hat Q_l(a)\right]",
     ),
 )

@@ -35,11 +35,11 @@ when the plan is built.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import polars as pl
 
 from polars_irmetrics.errors import (
+    ColumnNotFoundError,
     ColumnTypeError,
     DuplicateError,
     InvalidValueError,
@@ -48,10 +48,19 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
-from polars_irmetrics.metrics.ope import MODEL_METRICS, WEIGHTED, OpeTerms, contribution
+from polars_irmetrics.metrics.ope import (
+    CASCADE_METRICS,
+    MODEL_METRICS,
+    SLATE_COLUMNS,
+    WEIGHTED,
+    OpeTerms,
+    contribution,
+)
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.ope.checks import WHERE, Check, raising
+from polars_irmetrics.ope.slates import build_slate_plan
 
-__all__ = ["NUM_ROWS", "PROB", "Q_HAT", "SUM_TOLERANCE", "build_ope_plan"]
+__all__ = ["NUM_ROUNDS", "NUM_ROWS", "PROB", "Q_HAT", "SUM_TOLERANCE", "build_ope_plan"]
 
 #: The policy table's probability column and the reward model's estimate column.
 PROB = "prob"
@@ -60,6 +69,8 @@ Q_HAT = "q_hat"
 SUM_TOLERANCE = 1e-5 + 1e-8
 #: The column counting the log rows averaged.
 NUM_ROWS = "num_rows"
+#: The column counting the rounds (slates) of a slate estimate.
+NUM_ROUNDS = "num_rounds"
 
 _PI = f"{INTERNAL}pi"
 _Q = f"{INTERNAL}q"
@@ -70,39 +81,10 @@ _PBAD = f"{INTERNAL}pbad"
 _DUP = f"{INTERNAL}dup"
 _DM = f"{INTERNAL}dm"
 _QMISS = f"{INTERNAL}qmiss"
-_WHERE = f"{INTERNAL}where"
+_EQ = f"{INTERNAL}eq"
+_VALUE = f"{INTERNAL}value"
 
 Requests = Sequence[tuple[str, MetricRequest]]
-
-
-@dataclass(frozen=True)
-class _Check:
-    """One data check: a row condition, counted, with the first round that fails."""
-
-    name: str
-    bad: pl.Expr
-    error: type[Exception]
-    template: str
-
-    @property
-    def count(self) -> str:
-        return f"{INTERNAL}n_{self.name}"
-
-    @property
-    def first(self) -> str:
-        return f"{INTERNAL}e_{self.name}"
-
-    def aggs(self) -> list[pl.Expr]:
-        return [
-            self.bad.sum().cast(pl.Int64).alias(self.count),
-            pl.col(_WHERE).filter(self.bad).min().alias(self.first),
-        ]
-
-    def rows(self) -> list[pl.Expr]:
-        return [
-            self.bad.cast(pl.Int64).alias(self.count),
-            pl.when(self.bad).then(pl.col(_WHERE)).alias(self.first),
-        ]
 
 
 def build_ope_plan(
@@ -200,9 +182,17 @@ def build_ope_plan(
             "reward_model=, or ask for one of them"
         )
     by = list(options.attribute_keys)
-    keys, action = _check_schemas(log, policy, reward_model, by, options)
-    rows = _rows(log, policy, reward_model, keys, action, by, options)
-    checks = _checks(options, keys, reward_model is not None)
+    kind = _kind(requests)
+    if kind == "slate":
+        return build_slate_plan(log, requests, policy, options)
+    propensity = "pscore_cascade" if kind == "cascade" else options.propensity
+    keys, action = _check_schemas(
+        log, policy, reward_model, by, options, propensity, positions=kind == "cascade"
+    )
+    rows = _rows(log, policy, reward_model, keys, action, by, options, propensity)
+    checks = _checks(options, keys, reward_model is not None, propensity)
+    if kind == "cascade":
+        return _cascade(rows, requests, by, keys, checks, options, propensity)
     w = pl.col(_PI) / pl.col(options.propensity).cast(pl.Float64)
     terms = OpeTerms(
         r=pl.col(options.reward).cast(pl.Float64),
@@ -225,7 +215,7 @@ def build_ope_plan(
         result = rows.select(
             *out_keys, *per_row, *(e for check in checks for e in check.rows())
         ).sort(out_keys, nulls_last=True)
-        return _raising(result, checks, options)
+        return raising(result, checks, options)
     aggs: list[pl.Expr] = [pl.len().cast(pl.Int64).alias(NUM_ROWS)]
     for label, request in requests:
         value = dict(values)[label]
@@ -236,7 +226,78 @@ def build_ope_plan(
             aggs.append(weight.max().alias(f"{label}_max_weight"))
     aggs += [e for check in checks for e in check.aggs()]
     result = rows.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else rows.select(aggs)
-    return _raising(result, checks, options)
+    return raising(result, checks, options)
+
+
+def _kind(requests: Requests) -> str:
+    """``"single"`` (single-action and position-wise), ``"slate"`` (slate IPS) or
+    ``"cascade"``: estimators of different kinds read different tables."""
+    kinds: dict[str, str] = {}
+    for label, request in requests:
+        name = request.metric.name
+        kind = (
+            "slate"
+            if name in SLATE_COLUMNS
+            else "cascade"
+            if name in CASCADE_METRICS
+            else "single"
+        )
+        kinds.setdefault(kind, label)
+    if len(kinds) > 1:
+        (a, first), (b, second) = list(kinds.items())[:2]
+        raise MetricParameterError(
+            f"metrics {first!r} and {second!r} read different policy tables ({_KINDS[a]}; "
+            f"{_KINDS[b]}): evaluate them in two calls"
+        )
+    return next(iter(kinds))
+
+
+_KINDS = {
+    "single": "single-action: prob per (round_id[, position], action)",
+    "slate": "slate IPS: the evaluation policy's propensities per (round_id, position)",
+    "cascade": "cascade_dr: prob per (round_id, position, action)",
+}
+
+
+def _cascade(
+    rows: pl.LazyFrame,
+    requests: Requests,
+    by: list[str],
+    keys: list[str],
+    checks: list[Check],
+    options: EvalOptions,
+    propensity: str,
+) -> pl.LazyFrame:
+    """``cascade_dr``: the policy's cascade propensity is the running product of its
+    probabilities of the logged actions down the slate (obp's
+    ``SlateCascadeDoublyRobust``)."""
+    round_id, position = keys
+    rnd = [*by, round_id]
+    cascade = pl.col(_PI).cum_prod().over(rnd, order_by=position)
+    w = cascade / pl.col(propensity).cast(pl.Float64)
+    above = w.shift(1).over(rnd, order_by=position).fill_null(1.0)
+    value = w * (pl.col(options.reward).cast(pl.Float64) - pl.col(_Q)) + above * pl.col(_EQ)
+    weight = f"{INTERNAL}w"
+    rows = rows.with_columns(value.alias(_VALUE), w.alias(weight))
+    labels = [label for label, _ in requests]
+    if options.per_query:
+        result = rows.group_by(rnd).agg(
+            *(pl.col(_VALUE).sum().alias(label) for label in labels),
+            *(e for check in checks for e in check.aggs()),
+        )
+        return raising(result.sort(rnd, nulls_last=True), checks, options)
+    n = pl.col(round_id).n_unique()
+    aggs = [n.cast(pl.Int64).alias(NUM_ROUNDS)]
+    for label in labels:
+        w_col = pl.col(weight)
+        aggs += [
+            (pl.col(_VALUE).sum() / n).alias(label),
+            (w_col.sum() ** 2 / (w_col * w_col).sum()).alias(f"{label}_ess"),
+            w_col.max().alias(f"{label}_max_weight"),
+        ]
+    aggs += [e for check in checks for e in check.aggs()]
+    result = rows.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else rows.select(aggs)
+    return raising(result, checks, options)
 
 
 def _effective_weight(request: MetricRequest, label: str, w: pl.Expr) -> pl.Expr:
@@ -252,11 +313,19 @@ def _check_schemas(
     reward_model: pl.LazyFrame | None,
     by: list[str],
     options: EvalOptions,
+    propensity: str,
+    *,
+    positions: bool,
 ) -> tuple[list[str], str]:
     """The join keys (``round_id[, position]``) and the action column, the tables'
     columns and dtypes checked (raised now, before anything is computed)."""
     log_schema = log.collect_schema()
     round_id, action = options.round_id, options.action
+    if positions and options.position not in log_schema:
+        raise ColumnNotFoundError(
+            f"column {options.position!r} not found in the log: cascade_dr reads slates, one "
+            "row per (round_id, position); name the column with position="
+        )
     keys = [round_id] + ([options.position] if options.position in log_schema else [])
     hint = (
         "a log of logged feedback has one row per round (and position): name its columns "
@@ -284,7 +353,7 @@ def _check_schemas(
                     f"{log_schema[key]} in the log; the ids must match: cast one side, e.g. "
                     f"pl.col({key!r}).cast(pl.String)"
                 )
-    for column in (options.reward, options.propensity):
+    for column in (options.reward, propensity):
         check_numeric(log_schema, column, "log", integer=False)
     if len(keys) > 1:
         check_numeric(log_schema, options.position, "log", integer=True)
@@ -307,6 +376,7 @@ def _rows(
     action: str,
     by: list[str],
     options: EvalOptions,
+    propensity: str,
 ) -> pl.LazyFrame:
     """The log's rows with the policy's and the reward model's terms beside each."""
     schema = log.collect_schema()
@@ -326,6 +396,7 @@ def _rows(
         q = pl.col(_Q)
         aggs += [
             ((prob * q).sum() / prob.sum()).alias(_DM),
+            (prob * q).sum().alias(_EQ),
             (in_p & (prob > 0) & (q.is_null() | q.is_nan())).any().alias(_QMISS),
         ]
     rounds = table.group_by(keys).agg(aggs)
@@ -340,27 +411,27 @@ def _rows(
             *by,
             *ids,
             pl.col(options.reward),
-            pl.col(options.propensity),
+            pl.col(propensity),
         )
         .join(logged, on=[*keys, action], how="left")
         .join(rounds, on=keys, how="left")
-        .with_columns(pl.col(_PI).fill_null(0.0), where.alias(_WHERE))
+        .with_columns(pl.col(_PI).fill_null(0.0), where.alias(WHERE))
     )
 
 
-def _checks(options: EvalOptions, keys: list[str], model: bool) -> list[_Check]:
-    pscore, reward = pl.col(options.propensity).cast(pl.Float64), pl.col(options.reward)
+def _checks(options: EvalOptions, keys: list[str], model: bool, propensity: str) -> list[Check]:
+    pscore, reward = pl.col(propensity).cast(pl.Float64), pl.col(options.reward)
     where = ", ".join(keys)
     checks = [
-        _Check(
+        Check(
             "pscore",
             ~(pscore > 0.0).fill_null(False) | (pscore > 1.0) | pscore.is_nan(),
             InvalidValueError,
-            "column {propensity!r} of the log has {n} value(s) that are null, NaN, 0, "
+            f"column {propensity!r} of the log has {{n}} value(s) that are null, NaN, 0, "
             "negative or above 1 (first: {first}); it is the logging policy's probability "
             "of the logged action, in (0, 1]: a logged action had a positive probability",
         ),
-        _Check(
+        Check(
             "reward",
             reward.is_null() | reward.cast(pl.Float64).is_nan(),
             InvalidValueError,
@@ -368,7 +439,7 @@ def _checks(options: EvalOptions, keys: list[str], model: bool) -> list[_Check]:
             "every logged round needs its reward: drop those rows, e.g. "
             ".drop_nulls({reward!r})",
         ),
-        _Check(
+        Check(
             "policy_round",
             pl.col(_N_P).fill_null(0) == 0,
             QuerySetError,
@@ -376,14 +447,14 @@ def _checks(options: EvalOptions, keys: list[str], model: bool) -> list[_Check]:
             f"needs every logged round's probabilities, one row per ({where}, "
             "{action}) in column 'prob'",
         ),
-        _Check(
+        Check(
             "prob",
             pl.col(_PBAD).fill_null(False),
             InvalidValueError,
             "column 'prob' of the policy table has a value that is null, NaN, negative or "
             "above 1 (first: {first}): probabilities are in [0, 1]",
         ),
-        _Check(
+        Check(
             "dup",
             pl.col(_DUP).fill_null(False),
             DuplicateError,
@@ -391,7 +462,7 @@ def _checks(options: EvalOptions, keys: list[str], model: bool) -> list[_Check]:
             + (" or the reward_model table" if model else "")
             + f" (first: {{first}}): keep one row per ({where}, {{action}})",
         ),
-        _Check(
+        Check(
             "sum",
             (pl.col(_N_P) > 0) & ((pl.col(_PSUM) - 1.0).abs() > SUM_TOLERANCE),
             InvalidValueError,
@@ -402,7 +473,7 @@ def _checks(options: EvalOptions, keys: list[str], model: bool) -> list[_Check]:
     ]
     if model:
         checks.append(
-            _Check(
+            Check(
                 "q_hat",
                 pl.col(_Q).is_null() | pl.col(_Q).is_nan() | pl.col(_QMISS).fill_null(False),
                 QuerySetError,
@@ -413,25 +484,3 @@ def _checks(options: EvalOptions, keys: list[str], model: bool) -> list[_Check]:
             )
         )
     return checks
-
-
-def _raising(result: pl.LazyFrame, checks: list[_Check], options: EvalOptions) -> pl.LazyFrame:
-    """``result`` without its check columns, raising the first problem they count when
-    it is collected."""
-    flags = [c for check in checks for c in (check.count, check.first)]
-    schema = result.drop(flags).collect_schema()
-    fields = {
-        "propensity": options.propensity,
-        "reward": options.reward,
-        "action": options.action,
-    }
-
-    def raise_first(frame: pl.DataFrame) -> pl.DataFrame:
-        for check in checks:
-            total = int(frame[check.count].sum() or 0)
-            if total:
-                first = frame[check.first].drop_nulls().min()
-                raise check.error(check.template.format(n=total, first=first, **fields))
-        return frame.drop(flags)
-
-    return result.map_batches(raise_first, schema=schema)
