@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import polars as pl
@@ -23,6 +25,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
     QuerySetError,
+    SupportWarning,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ope"
@@ -113,7 +116,8 @@ def test_weight_diagnostics_by_hand() -> None:
             "prob": [0.9, 0.1, 0.5, 0.5, 0.1, 0.9],
         }
     )
-    out = irm.evaluate(log, ["ips(clip=1.5)", "sg_ips(lambda=0.5)"], policy=pi)
+    with pytest.warns(SupportWarning):  # the log shows only 'a'
+        out = irm.evaluate(log, ["ips(clip=1.5)", "sg_ips(lambda=0.5)"], policy=pi)
     assert out["ips(clip=1.5)"].item() == pytest.approx((1.5 + 0.2) / 3, abs=1e-15)
     assert out["ips(clip=1.5)_max_weight"].item() == 1.5
     assert out["ips(clip=1.5)_ess"].item() == pytest.approx(2.7**2 / (2.25 + 1 + 0.04))
@@ -362,3 +366,137 @@ def test_slate_refusals() -> None:
         irm.evaluate(log, ["slate_ips", "ips"], policy=policy)
     with pytest.raises(ColumnNotFoundError, match=re.escape("column 'pscore_cascade' not found")):
         irm.evaluate(log, ["slate_rips"], policy=policy.drop("pscore_cascade"))
+
+
+def test_normal_interval_by_hand(frame_kind: str) -> None:
+    # ips contributions 1.8, 0, 0.2 (weights 1.8, 1.0, 0.2; rewards 1, 0, 1)
+    log = pl.DataFrame(
+        {
+            "round_id": [1, 2, 3],
+            "action": ["a"] * 3,
+            "reward": [1.0, 0.0, 1.0],
+            "pscore": [0.5] * 3,
+        }
+    )
+    pi = pl.DataFrame(
+        {"round_id": [1, 2, 3], "action": ["a"] * 3, "prob": [1.0, 1.0, 1.0]}
+    ).with_columns(prob=pl.Series([0.9, 0.5, 0.1]))
+    pi = pl.concat([pi, pi.with_columns(action=pl.lit("b"), prob=1.0 - pl.col("prob"))])
+    log = pl.concat([log, log.with_columns(round_id=pl.col("round_id") + 3, action=pl.lit("b"))])
+    pi = pl.concat([pi, pi.with_columns(round_id=pl.col("round_id") + 3)])
+    # six rows: a in rounds 1-3 (weights 1.8, 1.0, 0.2) and b in 4-6 (0.2, 1.0, 1.8)
+    out = _run(frame_kind, log, ["ips"], policy=pi, ci=0.9, ci_method="normal")
+    x = [1.8, 0.0, 0.2, 0.2, 0.0, 1.8]
+    mean = sum(x) / 6
+    sd = (sum((v - mean) ** 2 for v in x) / 5) ** 0.5
+    z = NormalDist().inv_cdf(0.95)
+    assert out.columns[:4] == ["num_rows", "ips", "ips_lower", "ips_upper"]
+    assert out["ips_lower"].item() == pytest.approx(mean - z * sd / 6**0.5, abs=1e-12)
+    assert out["ips_upper"].item() == pytest.approx(mean + z * sd / 6**0.5, abs=1e-12)
+
+
+def test_bootstrap_interval_reproducible_and_near_normal(frame_kind: str) -> None:
+    log, policy, model = _tables("bandit_continuous_s1")
+    log = log.with_columns(segment=pl.col("round_id") % 2)
+    metrics = ["ips", "snips", "dr", "sndr", "switch_dr(tau=2)"]
+    kwargs = {"policy": policy, "reward_model": model, "by": "segment", "ci": 0.95}
+    first = _run(frame_kind, log, metrics, n_bootstrap=2000, seed=3, **kwargs)
+    again = irm.evaluate(log, metrics, n_bootstrap=2000, seed=3, **kwargs)
+    other = irm.evaluate(log, metrics, n_bootstrap=2000, seed=4, **kwargs)
+    for label in metrics:  # the same draws; polars may add a group's floats in another order
+        for column in (f"{label}_lower", f"{label}_upper"):
+            assert again[column].to_list() == pytest.approx(first[column].to_list(), abs=1e-12)
+            assert other[column].to_list() != pytest.approx(first[column].to_list(), abs=1e-6)
+    normal = irm.evaluate(log, ["ips", "dr"], ci_method="normal", **kwargs)
+    for label in metrics:
+        assert (first[f"{label}_lower"] < first[label]).all()
+        assert (first[label] < first[f"{label}_upper"]).all()
+    for label in ["ips", "dr"]:  # 120 rows a group: the percentiles near mean +- 1.96 se
+        for side in ("lower", "upper"):
+            column = f"{label}_{side}"
+            width = (normal[f"{label}_upper"] - normal[f"{label}_lower"]).to_numpy()
+            gap = (first[column] - normal[column]).abs().to_numpy()
+            assert (gap < 0.15 * width).all(), column
+
+
+def test_slate_and_cascade_intervals(frame_kind: str) -> None:
+    log, policy, cascade_policy, cascade_model = _slate_tables(
+        "slate_cascade_s0", "log", "policy", "cascade_policy", "cascade_reward_model"
+    )
+    out = _run(frame_kind, log, ["slate_ips", "slate_rips"], policy=policy, ci=0.9)
+    assert (out["slate_ips_lower"] < out["slate_ips"]).all()
+    assert (out["slate_rips"] < out["slate_rips_upper"]).all()
+    out = _run(
+        frame_kind,
+        log,
+        ["cascade_dr"],
+        policy=cascade_policy,
+        reward_model=cascade_model,
+        ci=0.9,
+        ci_method="normal",
+    )
+    rounds = log["round_id"].n_unique()
+    assert out["cascade_dr_upper"].item() - out["cascade_dr_lower"].item() > 0
+    assert out["num_rounds"].item() == rounds
+
+
+@pytest.mark.parametrize(
+    ("metrics", "kwargs", "error", "message"),
+    [
+        (["ips"], {"ci": 1.5}, InvalidValueError, "ci must be a level between 0 and 1"),
+        (["ips"], {"ci": 0.9, "per_query": True}, InvalidValueError, "drop one of them"),
+        (["ips"], {"ci": 0.9, "ci_method": "exact"}, InvalidValueError, "ci_method='exact'"),
+        (["ips"], {"ci": 0.9, "n_bootstrap": 0}, InvalidValueError, "n_bootstrap must be"),
+        (
+            ["snips"],
+            {"ci": 0.9, "ci_method": "normal"},
+            MetricParameterError,
+            "metric 'snips' is a ratio (self-normalised) and has no closed-form variance",
+        ),
+    ],
+)
+def test_interval_refusals(
+    metrics: list[str], kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        irm.evaluate(_LOG, metrics, policy=_PI, **kwargs)
+
+
+def test_interval_refused_elsewhere() -> None:
+    log, policy = _slate_tables("slate_cascade_s0", "log", "policy")
+    with pytest.raises(
+        MetricParameterError, match=re.escape("ci= is not available for 'slate_snips'")
+    ):
+        irm.evaluate(log, ["slate_snips"], policy=policy, ci=0.9)
+    run = pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "rank": [1], "relevance": [1]})
+    with pytest.raises(
+        InvalidValueError, match=re.escape("ci= is the interval of the off-policy")
+    ):
+        irm.evaluate(run, ["ndcg"], ci=0.9)
+
+
+def test_support_warning(frame_kind: str) -> None:
+    # the policy gives 'c' probability 0.1 in round 1; the log never shows 'c'
+    policy = pl.DataFrame(
+        {
+            "round_id": [1, 1, 1, 2, 2, 2, 3, 3, 3],
+            "action": ["a", "b", "c"] * 3,
+            "prob": [0.8, 0.1, 0.1, 0.5, 0.5, 0.0, 0.1, 0.9, 0.0],
+        }
+    )
+    with pytest.warns(
+        SupportWarning,
+        match=re.escape(
+            "the policy gives a positive probability to 1 action(s) never logged (e.g. action=c)"
+        ),
+    ):
+        out = _run(frame_kind, _LOG, ["ips"], policy=policy)
+    assert out["ips"].item() == pytest.approx((1.6 + 0 + 1.8) / 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        supported = policy.filter(pl.col("action") != "c").with_columns(
+            prob=pl.when((pl.col("round_id") == 1) & (pl.col("action") == "b"))
+            .then(0.2)
+            .otherwise(pl.col("prob"))
+        )
+        irm.evaluate(_LOG, ["ips"], policy=supported, per_query=True)

@@ -18,6 +18,7 @@ __all__ = [
     "MissingDependencyError",
     "MissingFileError",
     "QuerySetError",
+    "SupportWarning",
     "TrecFormatError",
     "UnknownMetricError",
 ]
@@ -70,3 +71,9 @@ class TrecFormatError(FileFormatError):
 
 class MissingDependencyError(IrmError, ImportError):
     """An optional dependency is not installed: an extra (``plot``, ``spark``, ``dask``)."""
+
+
+class SupportWarning(UserWarning):
+    """An off-policy estimate the log cannot support: the evaluation policy takes actions
+    the logging policy never took (:mod:`polars_irmetrics.ope`); the estimate is then
+    biased, whatever the estimator."""

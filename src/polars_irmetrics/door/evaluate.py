@@ -502,6 +502,11 @@ def evaluate_plan(
     qrels, queries = tables.get("qrels"), tables.get("queries")
     if "ope" in routes:
         return _ope(table, routes["ope"], tables, options)
+    if options.ci is not None:
+        raise InvalidValueError(
+            "ci= is the interval of the off-policy estimators (ips, dr...), and no metric "
+            "asked for is one: drop ci= (irm.compare gives intervals of the other metrics)"
+        )
     for name in ("policy", "reward_model"):
         if tables.get(name) is not None:
             raise MetricParameterError(

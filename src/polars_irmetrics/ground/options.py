@@ -24,6 +24,7 @@ from polars_irmetrics.ground.validate import Policy, check_policy
 
 __all__ = [
     "UNSEEN_POLICIES",
+    "CiMethod",
     "EvalKwargs",
     "EvalOptions",
     "Keys",
@@ -41,6 +42,8 @@ Unmatched = Literal["error", "drop"]
 UnseenItems = Literal["error", "drop", "recommenders"]
 UNSEEN_POLICIES: tuple[UnseenItems, ...] = ("error", "drop", "recommenders")
 Keys = str | Sequence[str] | None
+#: How an off-policy estimate's interval is computed (``ci_method=``).
+CiMethod = Literal["bootstrap", "normal"]
 
 
 class PlanKwargs(TypedDict, total=False):
@@ -93,6 +96,10 @@ class EvalKwargs(PlanKwargs, total=False):
     systems: Keys
     per_query: bool
     unretrieved: Policy
+    ci: float | None
+    ci_method: CiMethod
+    n_bootstrap: int
+    seed: int
 
 
 def check_unseen_items(value: object) -> None:
@@ -146,6 +153,8 @@ class EvalOptions:
         column, likewise.
     round_id, action, reward, propensity, position
         The columns of a log of logged feedback for the off-policy estimators, likewise.
+    ci, ci_method, n_bootstrap, seed
+        The off-policy estimators' intervals (level, method, resamples, seed), likewise.
 
     Examples
     --------
@@ -203,6 +212,10 @@ class EvalOptions:
     reward: str = "reward"
     propensity: str = "pscore"
     position: str = "position"
+    ci: float | None = None
+    ci_method: CiMethod = "bootstrap"
+    n_bootstrap: int = 1000
+    seed: int = 0
 
     @classmethod
     def build(cls, **options: Any) -> EvalOptions:
@@ -266,6 +279,7 @@ class EvalOptions:
             if not isinstance(value, bool):
                 raise InvalidValueError(f"{name} must be True or False, got {value!r}")
         check_progress(self.progress)
+        self._check_interval()
         check_unseen_items(self.unseen_items)
         check_buckets(self.buckets)
         check_spill_dir(self.spill_dir)
@@ -273,6 +287,25 @@ class EvalOptions:
             raise InvalidValueError(
                 f"order={self.order!r} is not an order; choose 'auto', 'rank' or 'score'"
             )
+
+    def _check_interval(self) -> None:
+        ci = self.ci
+        if ci is not None and (
+            isinstance(ci, bool) or not isinstance(ci, int | float) or not 0.0 < ci < 1.0
+        ):
+            raise InvalidValueError(
+                f"ci must be a level between 0 and 1 (exclusive) or None, got {ci!r}: e.g. "
+                "ci=0.95 for a 95% interval"
+            )
+        if self.ci_method not in ("bootstrap", "normal"):
+            raise InvalidValueError(
+                f"ci_method={self.ci_method!r} is not a method; choose 'bootstrap' (percentile "
+                "bootstrap over the log's rows) or 'normal' (mean +- z standard errors)"
+            )
+        for name, low in (("n_bootstrap", 1), ("seed", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InvalidValueError(f"{name} must be an integer >= {low}, got {value!r}")
 
     @property
     def system_keys(self) -> tuple[str, ...]:

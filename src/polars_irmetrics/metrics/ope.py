@@ -51,6 +51,7 @@ __all__ = [
     "SLATE_COLUMNS",
     "WEIGHTED",
     "OpeTerms",
+    "components",
     "contribution",
     "ope_parameter",
 ]
@@ -171,6 +172,31 @@ def contribution(name: str, params: Params, label: str, t: OpeTerms) -> pl.Expr:
     raise MetricParameterError(
         f"metric {label!r} is not an off-policy estimator"
     )  # pragma: no cover
+
+
+def components(
+    name: str, params: Params, label: str, t: OpeTerms
+) -> list[tuple[pl.Expr, pl.Expr | None]]:
+    """The estimator as a sum of ratios of sums over the log's rows: ``[(num, den), ...]``
+    with the estimate ``sum_k sum(num_k) / sum(den_k)`` (``den`` ``None``: the number of
+    rows). A resample of the rows (the bootstrap) recomputes each sum, so that the
+    self-normalised estimators are normalised within each resample.
+
+    Examples
+    --------
+    ``sndr`` is the direct method's mean plus the corrections' sum over the weights' sum:
+
+    >>> from polars_irmetrics.metrics.registry import parse_metric
+    >>> t = OpeTerms(pl.col("r"), pl.col("w"), pl.col("dm"), pl.col("q"), pl.col("w").mean())
+    >>> [den is None for _, den in components("sndr", parse_metric("sndr").params(1), "sndr", t)]
+    [True, False]
+    """
+    r, w, dm, q = t.r, t.w, t.dm, t.q
+    if name == "snips":
+        return [(r * w, w)]
+    if name == "sndr":
+        return [(dm, None), (w * (r - q), w)]
+    return [(contribution(name, params, label, t), None)]
 
 
 def _capped(w: pl.Expr, cap: float) -> pl.Expr:

@@ -34,6 +34,7 @@ when the plan is built.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import polars as pl
@@ -45,6 +46,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
     QuerySetError,
+    SupportWarning,
 )
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
@@ -54,10 +56,12 @@ from polars_irmetrics.metrics.ope import (
     SLATE_COLUMNS,
     WEIGHTED,
     OpeTerms,
+    components,
     contribution,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.checks import WHERE, Check, raising
+from polars_irmetrics.ope.intervals import with_intervals
 from polars_irmetrics.ope.slates import build_slate_plan
 
 __all__ = ["NUM_ROUNDS", "NUM_ROWS", "PROB", "Q_HAT", "SUM_TOLERANCE", "build_ope_plan"]
@@ -83,6 +87,8 @@ _DM = f"{INTERNAL}dm"
 _QMISS = f"{INTERNAL}qmiss"
 _EQ = f"{INTERNAL}eq"
 _VALUE = f"{INTERNAL}value"
+_UNSUPPORTED = f"{INTERNAL}unsupported"
+_EXAMPLE = f"{INTERNAL}example"
 
 Requests = Sequence[tuple[str, MetricRequest]]
 
@@ -182,6 +188,11 @@ def build_ope_plan(
             "reward_model=, or ask for one of them"
         )
     by = list(options.attribute_keys)
+    if options.ci is not None and options.per_query:
+        raise InvalidValueError(
+            "ci= gives intervals of the estimates, and per_query=True gives each row's "
+            "contribution, which has none: drop one of them"
+        )
     kind = _kind(requests)
     if kind == "slate":
         return build_slate_plan(log, requests, policy, options)
@@ -215,7 +226,7 @@ def build_ope_plan(
         result = rows.select(
             *out_keys, *per_row, *(e for check in checks for e in check.rows())
         ).sort(out_keys, nulls_last=True)
-        return raising(result, checks, options)
+        return _warning(raising(result, checks, options), log, policy, keys, action)
     aggs: list[pl.Expr] = [pl.len().cast(pl.Int64).alias(NUM_ROWS)]
     for label, request in requests:
         value = dict(values)[label]
@@ -226,7 +237,51 @@ def build_ope_plan(
             aggs.append(weight.max().alias(f"{label}_max_weight"))
     aggs += [e for check in checks for e in check.aggs()]
     result = rows.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else rows.select(aggs)
-    return raising(result, checks, options)
+    result = _warning(raising(result, checks, options), log, policy, keys, action)
+    if options.ci is None:
+        return result
+    parts = [
+        (label, components(request.metric.name, request.params(1.0), label, terms))
+        for label, request in requests
+    ]
+    return with_intervals(result, rows, keys, parts, by, options)
+
+
+def _warning(
+    result: pl.LazyFrame, log: pl.LazyFrame, policy: pl.LazyFrame, keys: list[str], action: str
+) -> pl.LazyFrame:
+    """``result``, warning (:class:`~polars_irmetrics.errors.SupportWarning`) when it is
+    collected if the policy gives a positive probability to an action (at a position)
+    that never appears in the log: the logger never took it, so no estimator sees its
+    rewards (the importance weights cannot be corrected for what was never shown)."""
+    slot = [action, *keys[1:]]
+    schema = log.collect_schema()
+    ids = [
+        pl.col(c).cast(pl.Int64) if schema[c].is_integer() else pl.col(c).cast(pl.String)
+        for c in slot
+    ]
+    taken = policy.filter(pl.col(PROB) > 0).select(ids).unique()
+    unsupported = taken.join(log.select(ids).unique(), on=slot, how="anti", nulls_equal=True)
+    example = pl.format(", ".join(f"{c}={{}}" for c in slot), *(pl.col(c) for c in slot))
+    counted = unsupported.select(
+        pl.len().cast(pl.Int64).alias(_UNSUPPORTED), example.min().alias(_EXAMPLE)
+    )
+    schema_out = result.collect_schema()
+
+    def warn(frame: pl.DataFrame) -> pl.DataFrame:
+        n = int(frame[_UNSUPPORTED][0]) if frame.height else 0
+        if n:
+            warnings.warn(
+                f"the policy gives a positive probability to {n} action(s) never logged "
+                f"(e.g. {frame[_EXAMPLE][0]}): the logging policy never took them, so the "
+                "log cannot support this policy and every estimate of it is biased (the "
+                "direct method extrapolates the reward model there)",
+                SupportWarning,
+                stacklevel=2,
+            )
+        return frame.drop(_UNSUPPORTED, _EXAMPLE)
+
+    return result.join(counted, how="cross").map_batches(warn, schema=schema_out)
 
 
 def _kind(requests: Requests) -> str:
@@ -297,7 +352,12 @@ def _cascade(
         ]
     aggs += [e for check in checks for e in check.aggs()]
     result = rows.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else rows.select(aggs)
-    return raising(result, checks, options)
+    result = raising(result, checks, options)
+    if options.ci is None:
+        return result
+    rounds = rows.group_by(rnd).agg(pl.col(_VALUE).sum())
+    parts = [(label, [(pl.col(_VALUE), None)]) for label in labels]
+    return with_intervals(result, rounds, [round_id], parts, by, options)
 
 
 def _effective_weight(request: MetricRequest, label: str, w: pl.Expr) -> pl.Expr:

@@ -29,6 +29,7 @@ from polars_irmetrics.errors import (
     ColumnTypeError,
     DuplicateError,
     InvalidValueError,
+    MetricParameterError,
     QuerySetError,
 )
 from polars_irmetrics.ground.options import EvalOptions
@@ -36,6 +37,7 @@ from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, r
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.checks import WHERE, Check, raising
+from polars_irmetrics.ope.intervals import with_intervals
 
 __all__ = ["build_slate_plan"]
 
@@ -164,7 +166,19 @@ def build_slate_plan(
         ]
     aggs += [e for check in checks for e in check.aggs()]
     result = rows.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else rows.select(aggs)
-    return raising(result, checks, options)
+    result = raising(result, checks, options)
+    if options.ci is None:
+        return result
+    for label, request in requests:
+        if SLATE_COLUMNS[request.metric.name][1] is not None:
+            raise MetricParameterError(
+                f"ci= is not available for {label!r}: a self-normalised slate estimate is "
+                "not a sum over rounds; ask for its interval from slate_ips, slate_iips or "
+                "slate_rips"
+            )
+    rounds = rows.group_by([*by, round_id]).agg(pl.col(labels).sum())
+    parts = [(label, [(pl.col(label), None)]) for label in labels]
+    return with_intervals(result, rounds, [round_id], parts, by, options)
 
 
 def _checks(columns: list[str], keys: list[str], reward: str) -> list[Check]:
