@@ -125,10 +125,11 @@ def test_weight_diagnostics_by_hand() -> None:
     shrunk = [1.8 / 1.4, 1.0, 0.2 / 0.6]
     assert out["sg_ips(lambda=0.5)"].item() == pytest.approx((shrunk[0] + shrunk[2]) / 3)
     assert out["sg_ips(lambda=0.5)_max_weight"].item() == pytest.approx(1.8 / 1.4)
-    # an action the policy does not list has probability 0: weight 0
-    out = irm.evaluate(
-        log, ["ips"], policy=pi.filter(pl.col("action") != "a").with_columns(prob=1.0)
-    )
+    # an action the policy does not list has probability 0: weight 0 (and the policy
+    # takes only 'b', which the log never shows)
+    only_b = pi.filter(pl.col("action") != "a").with_columns(prob=1.0)
+    with pytest.warns(SupportWarning, match=re.escape("(e.g. action=b)")):
+        out = irm.evaluate(log, ["ips"], policy=only_b)
     assert out["ips"].item() == 0.0
 
 

@@ -281,7 +281,8 @@ def _warning(
             )
         return frame.drop(_UNSUPPORTED, _EXAMPLE)
 
-    return result.join(counted, how="cross").map_batches(warn, schema=schema_out)
+    joined = result.join(counted, how="cross", maintain_order="left")
+    return joined.map_batches(warn, schema=schema_out)
 
 
 def _kind(requests: Requests) -> str:

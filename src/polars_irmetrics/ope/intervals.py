@@ -12,7 +12,9 @@ units spread at random), a bucket is drawn as one unit, and each estimator is wr
 as sums over units (:func:`~polars_irmetrics.metrics.ope.components`), so one
 ``group_by`` gives each bucket's sums and a resample's estimate is a product of its
 counts with them: one vectorised step (numpy, in blocks of buckets), not a loop over
-resamples. The self-normalised estimators are normalised within each resample (the
+resamples. The counts are a function of ``(seed, group, bucket, resample)`` (a
+counter-based generator), so the same seed gives the same draws however the engine
+splits the work. The self-normalised estimators are normalised within each resample (the
 weights' sum is resampled with the rewards). The interval is the ``(1 - ci) / 2`` and
 ``(1 + ci) / 2`` percentiles of the resampled estimates (numpy's ``percentile``, linear),
 reproducible for a given ``seed``.
@@ -25,6 +27,7 @@ self-normalised slate estimators are ratios, with no such closed form: refused.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from statistics import NormalDist
 
@@ -48,6 +51,7 @@ Parts = Sequence[tuple[str, Sequence[tuple[pl.Expr, pl.Expr | None]]]]
 
 _BUCKET = f"{INTERNAL}bucket"
 _ONE = f"{INTERNAL}one"
+_KEY = f"{INTERNAL}key"
 
 
 def interval_columns(label: str) -> list[str]:
@@ -77,7 +81,7 @@ def with_intervals(
     else:
         intervals = _bootstrap(units, keys, parts, by, options)
     joined = (
-        result.join(intervals, on=by, how="left", nulls_equal=True)
+        result.join(intervals, on=by, how="left", nulls_equal=True, maintain_order="left")
         if by
         else pl.concat([result, intervals], how="horizontal")
     )
@@ -124,14 +128,21 @@ def _bootstrap(
             columns.append(den.alias(f"{INTERNAL}c{len(columns)}"))
             pairs.append((num_i, len(columns) - 1))
         plan.append((label, pairs))
-    names = [f"{INTERNAL}c{i}" for i in range(len(columns))]
+    names = [f"{INTERNAL}c{i}" for i in range(len(columns))] + [_ONE]
     sums = (
         units.select(*by, bucket.alias(_BUCKET), *columns, pl.lit(1.0).alias(_ONE))
         .group_by([*by, _BUCKET])
-        .agg(pl.col(c).sum() for c in [*names, _ONE])
-        .sort([*by, _BUCKET], nulls_last=True)
+        .agg(pl.col(c).sum() for c in names)
     )
-    schema = sums.collect_schema()
+    # one row per group, its buckets' sums as lists: a batch never splits a group
+    stats = [pl.col(c).sort_by(_BUCKET) for c in [_BUCKET, *names]]
+    key = pl.struct(by).hash(seed=0).first() if by else pl.lit(0, pl.UInt64)
+    grouped = (
+        sums.group_by(by).agg(*stats, key.alias(_KEY))
+        if by
+        else sums.select(*(s.implode() for s in stats), key.alias(_KEY))
+    )
+    schema = grouped.collect_schema()
     out_schema = pl.Schema(
         [
             *((k, schema[k]) for k in by),
@@ -139,31 +150,28 @@ def _bootstrap(
         ]
     )
     alpha = 1.0 - float(options.ci or 0.0)
+    b = options.n_bootstrap
+    seed = options.seed
 
     def resample(frame: pl.DataFrame) -> pl.DataFrame:
-        groups = frame.select(by).unique(maintain_order=True) if by else pl.DataFrame()
-        if by:  # the frame is sorted by the groups: a group's buckets are one run
-            index = frame.select(pl.struct(by).rle_id()).to_series().to_numpy().astype(np.int64)
-            n_groups = groups.height
-        else:
-            index = np.zeros(frame.height, dtype=np.int64)
-            n_groups = 1
-        values = frame.select([*names, _ONE]).to_numpy()  # buckets x columns
-        rng = np.random.default_rng(options.seed)
-        b = options.n_bootstrap
-        totals = np.zeros((values.shape[1], n_groups, b))
-        for start in range(0, frame.height, _BLOCK):  # blocks of buckets, not resamples
-            stop = min(start + _BLOCK, frame.height)
-            counts = rng.poisson(1.0, size=(stop - start, b)).astype(np.float64)
+        n_groups = frame.height
+        lengths = frame[_BUCKET].list.len().to_numpy().astype(np.int64)
+        index = np.repeat(np.arange(n_groups), lengths)
+        group_key = frame[_KEY].to_numpy().astype(np.uint64)[index]
+        buckets = frame[_BUCKET].explode().to_numpy().astype(np.uint64)
+        values = np.column_stack([frame[c].explode().to_numpy() for c in names])
+        totals = np.zeros((len(names), n_groups, b))
+        draws = np.arange(b, dtype=np.uint64)[None, :]
+        for start in range(0, index.size, _BLOCK):  # blocks of buckets, not resamples
+            stop = min(start + _BLOCK, index.size)
+            counts = _poisson_counts(group_key[start:stop], buckets[start:stop], draws, seed)
             onehot = (index[start:stop][None, :] == np.arange(n_groups)[:, None]).astype(
                 np.float64
             )
-            for c in range(values.shape[1]):
+            for c in range(len(names)):
                 totals[c] += onehot @ (counts * values[start:stop, c][:, None])
         ones = totals[-1]
-        out: dict[str, object] = {}
-        if by:
-            out |= {k: groups[k] for k in by}
+        out: dict[str, object] = {k: frame[k] for k in by}
         with np.errstate(divide="ignore", invalid="ignore"):
             for label, pairs in plan:
                 estimate = np.zeros((n_groups, b))
@@ -174,4 +182,37 @@ def _bootstrap(
                 out[lower], out[upper] = low, high
         return pl.DataFrame(out, schema=out_schema)
 
-    return sums.map_batches(resample, schema=out_schema, streamable=False)
+    result = grouped.map_batches(resample, schema=out_schema)
+    return result.sort(by, nulls_last=True) if by else result
+
+
+#: Poisson(1)'s distribution function at 0, 1, ..., 31: a count is the first k whose
+#: value exceeds a uniform draw.
+_POISSON_CDF = np.cumsum([math.exp(-1.0) / math.factorial(k) for k in range(32)])
+
+
+def _poisson_counts(
+    group: np.ndarray, bucket: np.ndarray, draws: np.ndarray, seed: int
+) -> np.ndarray:
+    """Poisson(1) counts of each bucket (rows) in each resample (columns), a function of
+    (seed, group, bucket, resample) alone (a counter-based generator: SplitMix64 of the
+    four), so that the draws do not depend on how the groups reach the step.
+
+    >>> counts = _poisson_counts(
+    ...     np.zeros(20_000, np.uint64), np.arange(20_000, dtype=np.uint64),
+    ...     np.arange(50, dtype=np.uint64)[None, :], 0,
+    ... )
+    >>> round(float(counts.mean()), 2), round(float(counts.var()), 2)
+    (1.0, 1.0)
+    """
+    with np.errstate(over="ignore"):
+        x = (group[:, None] * np.uint64(0x9E3779B97F4A7C15)) ^ (
+            bucket[:, None] * np.uint64(0xBF58476D1CE4E5B9)
+        )
+        x = x ^ (draws * np.uint64(0x94D049BB133111EB)) ^ np.uint64(seed * 0x2545F491 + 1)
+        for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+            x = (x ^ (x >> np.uint64(shift))) * np.uint64(mult)
+        x = x ^ (x >> np.uint64(31))
+    uniform = (x >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+    counts: np.ndarray = np.searchsorted(_POISSON_CDF, uniform, side="right").astype(np.float64)
+    return counts
