@@ -155,13 +155,22 @@ def build_ope_plan(
     ...     "prob": [0.9, 0.1, 0.5, 0.5, 0.1, 0.9],
     ... })
     >>> q = pi.select("round_id", "action", q_hat=pl.Series([0.6, 0.3] * 3))
-    >>> out = irm.evaluate(
-    ...     log, ["ips", "ips(clip=1.5)", "snips", "dm", "dr"], policy=pi, reward_model=q
-    ... )
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     out = irm.evaluate(
+    ...         log, ["ips", "ips(clip=1.5)", "snips", "dm", "dr"], policy=pi, reward_model=q
+    ...     )
     >>> [round(out[c].item(), 4) for c in ["ips", "ips(clip=1.5)", "snips", "dm", "dr"]]
     [0.6667, 0.5667, 0.6667, 0.45, 0.5167]
     >>> out["ips_ess"].item(), out["ips_max_weight"].item()  # (3.0)^2 / (3.24 + 1 + 0.04)
     (2.102803738317757, 1.8)
+
+    The log never shows ``b``, which the policy takes: a ``SupportWarning`` says so (no
+    estimator sees the rewards of what was never shown; ``dm`` extrapolates the model):
+
+    >>> [w.category.__name__ for w in caught]
+    ['SupportWarning']
 
     A round the policy does not cover is refused, by its id:
 
