@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -501,3 +504,68 @@ def test_support_warning(frame_kind: str) -> None:
             .otherwise(pl.col("prob"))
         )
         irm.evaluate(_LOG, ["ips"], policy=supported, per_query=True)
+
+
+def test_benchmark_script_runs_tiny() -> None:
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/ope.py",
+            "--rounds",
+            "2000",
+            "--repeats",
+            "1",
+            "--resamples",
+            "20",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert result["rounds"] == 2000
+    low, high = result["irm_ci"]
+    assert low < result["irm_values"]["ips"] < high
+
+
+def test_position_bias_recovers_the_pbm(frame_kind: str) -> None:
+    # clicks simulated from a PBM: gamma = 1, 0.6, 0.35, 0.2; every document shown at
+    # every position (a randomised ranking), so EM identifies gamma up to its scale
+    rng = np.random.default_rng(5)
+    gamma = np.array([1.0, 0.6, 0.35, 0.2])
+    n_sessions, n_docs = 40_000, 4
+    attractiveness = rng.uniform(0.2, 0.9, size=(10, n_docs))
+    query = rng.integers(0, 10, n_sessions)
+    order = np.argsort(rng.random((n_sessions, n_docs)), axis=1)  # doc at each position
+    p_click = gamma[None, :] * attractiveness[query[:, None], order]
+    clicked = (rng.random((n_sessions, n_docs)) < p_click).astype(np.int8)
+    log = pl.DataFrame(
+        {
+            "query_id": np.repeat(query, n_docs),
+            "doc_id": order.ravel(),
+            "rank": np.tile(np.arange(1, n_docs + 1), n_sessions),
+            "clicked": clicked.ravel(),
+        }
+    )
+    frame = log.lazy() if frame_kind == "LazyFrame" else log
+    out = irm.position_bias(frame)
+    assert out["position"].to_list() == [1, 2, 3, 4]
+    assert out["impressions"].to_list() == [n_sessions] * 4
+    assert out["propensity"][0] == 1.0
+    assert out["propensity"].to_list() == pytest.approx(gamma.tolist(), abs=0.03)
+
+
+def test_position_bias_refusals() -> None:
+    log = pl.DataFrame(
+        {"query_id": ["q"] * 2, "doc_id": ["a", "b"], "rank": [1, 2], "clicked": [1, 2]}
+    )
+    with pytest.raises(InvalidValueError, match=re.escape("that is neither 0 nor 1")):
+        irm.position_bias(log)
+    with pytest.raises(ColumnNotFoundError, match=re.escape("column 'click' not found")):
+        irm.position_bias(log, clicked="click")
+    with pytest.raises(InvalidValueError, match=re.escape("max_iter must be a number >= 1")):
+        irm.position_bias(log.with_columns(clicked=pl.lit(1)), max_iter=0)
