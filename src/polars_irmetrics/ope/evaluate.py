@@ -62,6 +62,7 @@ from polars_irmetrics.metrics.ope import (
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.checks import WHERE, Check, raising
 from polars_irmetrics.ope.intervals import with_intervals
+from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
 from polars_irmetrics.ope.slates import build_slate_plan
 
 __all__ = ["NUM_ROUNDS", "NUM_ROWS", "PROB", "Q_HAT", "SUM_TOLERANCE", "build_ope_plan"]
@@ -73,8 +74,6 @@ Q_HAT = "q_hat"
 SUM_TOLERANCE = 1e-5 + 1e-8
 #: The column counting the log rows averaged.
 NUM_ROWS = "num_rows"
-#: The column counting the rounds (slates) of a slate estimate.
-NUM_ROUNDS = "num_rounds"
 
 _PI = f"{INTERNAL}pi"
 _Q = f"{INTERNAL}q"
@@ -344,30 +343,8 @@ def _cascade(
     value = w * (pl.col(options.reward).cast(pl.Float64) - pl.col(_Q)) + above * pl.col(_EQ)
     weight = f"{INTERNAL}w"
     rows = rows.with_columns(value.alias(_VALUE), w.alias(weight))
-    labels = [label for label, _ in requests]
-    if options.per_query:
-        result = rows.group_by(rnd).agg(
-            *(pl.col(_VALUE).sum().alias(label) for label in labels),
-            *(e for check in checks for e in check.aggs()),
-        )
-        return raising(result.sort(rnd, nulls_last=True), checks, options)
-    n = pl.col(round_id).n_unique()
-    aggs = [n.cast(pl.Int64).alias(NUM_ROUNDS)]
-    for label in labels:
-        w_col = pl.col(weight)
-        aggs += [
-            (pl.col(_VALUE).sum() / n).alias(label),
-            (w_col.sum() ** 2 / (w_col * w_col).sum()).alias(f"{label}_ess"),
-            w_col.max().alias(f"{label}_max_weight"),
-        ]
-    aggs += [e for check in checks for e in check.aggs()]
-    result = rows.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else rows.select(aggs)
-    result = raising(result, checks, options)
-    if options.ci is None:
-        return result
-    rounds = rows.group_by(rnd).agg(pl.col(_VALUE).sum())
-    parts = [(label, [(pl.col(_VALUE), None)]) for label in labels]
-    return with_intervals(result, rounds, [round_id], parts, by, options)
+    columns = {label: (_VALUE, weight) for label, _ in requests}
+    return over_rounds(rows, columns, by, round_id, checks, options)
 
 
 def _effective_weight(request: MetricRequest, label: str, w: pl.Expr) -> pl.Expr:

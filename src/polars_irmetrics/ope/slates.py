@@ -36,14 +36,13 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.ope.checks import WHERE, Check, raising
-from polars_irmetrics.ope.intervals import with_intervals
+from polars_irmetrics.ope.checks import WHERE, Check
+from polars_irmetrics.ope.rounds import over_rounds
 
 __all__ = ["build_slate_plan"]
 
 _IN_P = f"{INTERNAL}in_p"
 _DUP = f"{INTERNAL}dup"
-_NUM_ROUNDS = "num_rounds"
 
 
 def _e(column: str) -> str:
@@ -147,38 +146,18 @@ def build_slate_plan(
         values.append((r * w / mean).alias(label))
     checks = _checks(columns, keys, reward)
     rows = rows.with_columns(values)
-    labels = [label for label, _ in requests]
-    if options.per_query:
-        rnd = [*by, round_id]
-        result = rows.group_by(rnd).agg(
-            *(pl.col(label).sum() for label in labels),
-            *(e for check in checks for e in check.aggs()),
-        )
-        return raising(result.sort(rnd, nulls_last=True), checks, options)
-    n = pl.col(round_id).n_unique()
-    aggs = [n.cast(pl.Int64).alias(_NUM_ROUNDS)]
-    for label, request in requests:
-        w = pl.col(_w(SLATE_COLUMNS[request.metric.name][0]))
-        aggs += [
-            (pl.col(label).sum() / n).alias(label),
-            (w.sum() ** 2 / (w * w).sum()).alias(f"{label}_ess"),
-            w.max().alias(f"{label}_max_weight"),
-        ]
-    aggs += [e for check in checks for e in check.aggs()]
-    result = rows.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else rows.select(aggs)
-    result = raising(result, checks, options)
-    if options.ci is None:
-        return result
-    for label, request in requests:
-        if SLATE_COLUMNS[request.metric.name][1] is not None:
-            raise MetricParameterError(
-                f"ci= is not available for {label!r}: a self-normalised slate estimate is "
-                "not a sum over rounds; ask for its interval from slate_ips, slate_iips or "
-                "slate_rips"
-            )
-    rounds = rows.group_by([*by, round_id]).agg(pl.col(labels).sum())
-    parts = [(label, [(pl.col(label), None)]) for label in labels]
-    return with_intervals(result, rounds, [round_id], parts, by, options)
+    if options.ci is not None:
+        for label, request in requests:
+            if SLATE_COLUMNS[request.metric.name][1] is not None:
+                raise MetricParameterError(
+                    f"ci= is not available for {label!r}: a self-normalised slate estimate "
+                    "is not a sum over rounds; ask for its interval from slate_ips, "
+                    "slate_iips or slate_rips"
+                )
+    reading = {
+        label: (label, _w(SLATE_COLUMNS[request.metric.name][0])) for label, request in requests
+    }
+    return over_rounds(rows, reading, by, round_id, checks, options)
 
 
 def _checks(columns: list[str], keys: list[str], reward: str) -> list[Check]:
