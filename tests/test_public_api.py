@@ -96,6 +96,8 @@ PUBLIC = [
     "pr_auc",
     "r2",
     "rmse",
+    # off-policy evaluation (polars_irmetrics.ope)
+    "position_bias",
 ]
 
 
