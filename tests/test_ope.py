@@ -21,6 +21,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.door.catalogue import EXAMPLE_OPE_LOG, EXAMPLE_OPE_POLICY
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -104,21 +105,7 @@ def test_segments_are_each_segments_estimate(frame_kind: str) -> None:
 
 def test_weight_diagnostics_by_hand() -> None:
     # weights 1.8, 1.0, 0.2 (see build_ope_plan's example); ips(clip=1.5) caps 1.8
-    log = pl.DataFrame(
-        {
-            "round_id": [1, 2, 3],
-            "action": ["a"] * 3,
-            "reward": [1.0, 0.0, 1.0],
-            "pscore": [0.5] * 3,
-        }
-    )
-    pi = pl.DataFrame(
-        {
-            "round_id": [1, 1, 2, 2, 3, 3],
-            "action": ["a", "b"] * 3,
-            "prob": [0.9, 0.1, 0.5, 0.5, 0.1, 0.9],
-        }
-    )
+    log, pi = _ALL_A, _PI
     with pytest.warns(SupportWarning):  # the log shows only 'a'
         out = irm.evaluate(log, ["ips(clip=1.5)", "sg_ips(lambda=0.5)"], policy=pi)
     assert out["ips(clip=1.5)"].item() == pytest.approx((1.5 + 0.2) / 3, abs=1e-15)
@@ -155,22 +142,12 @@ def test_columns_by_keyword(frame_kind: str) -> None:
     assert out["ips"].item() == pytest.approx(expected["ips"], abs=1e-9)
 
 
-_LOG = pl.DataFrame(
-    {
-        "round_id": [1, 2, 3],
-        "action": ["a", "a", "b"],
-        "reward": [1.0, 0.0, 1.0],
-        "pscore": [0.5] * 3,
-    }
-)
-_PI = pl.DataFrame(
-    {
-        "round_id": [1, 1, 2, 2, 3, 3],
-        "action": ["a", "b"] * 3,
-        "prob": [0.9, 0.1, 0.5, 0.5, 0.1, 0.9],
-    }
-)
-_Q = _PI.select("round_id", "action", q_hat=pl.Series([0.6, 0.3] * 3))
+# the catalogue's worked example: three rounds, the logger's pscore 0.5 throughout
+_LOG = EXAMPLE_OPE_LOG
+_PI = EXAMPLE_OPE_POLICY.drop("q_hat")
+#: the log of build_ope_plan's example: the logger chose 'a' (0.5) in every round
+_ALL_A = _LOG.with_columns(action=pl.lit("a"))
+_Q = EXAMPLE_OPE_POLICY.drop("prob")
 
 
 @pytest.mark.parametrize(
@@ -374,18 +351,7 @@ def test_slate_refusals() -> None:
 
 def test_normal_interval_by_hand(frame_kind: str) -> None:
     # ips contributions 1.8, 0, 0.2 (weights 1.8, 1.0, 0.2; rewards 1, 0, 1)
-    log = pl.DataFrame(
-        {
-            "round_id": [1, 2, 3],
-            "action": ["a"] * 3,
-            "reward": [1.0, 0.0, 1.0],
-            "pscore": [0.5] * 3,
-        }
-    )
-    pi = pl.DataFrame(
-        {"round_id": [1, 2, 3], "action": ["a"] * 3, "prob": [1.0, 1.0, 1.0]}
-    ).with_columns(prob=pl.Series([0.9, 0.5, 0.1]))
-    pi = pl.concat([pi, pi.with_columns(action=pl.lit("b"), prob=1.0 - pl.col("prob"))])
+    log, pi = _ALL_A, _PI
     log = pl.concat([log, log.with_columns(round_id=pl.col("round_id") + 3, action=pl.lit("b"))])
     pi = pl.concat([pi, pi.with_columns(round_id=pl.col("round_id") + 3)])
     # six rows: a in rounds 1-3 (weights 1.8, 1.0, 0.2) and b in 4-6 (0.2, 1.0, 1.8)
