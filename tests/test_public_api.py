@@ -98,6 +98,8 @@ PUBLIC = [
     "pr_auc",
     "r2",
     "rmse",
+    # off-policy evaluation (polars_irmetrics.ope)
+    "position_bias",
 ]
 
 

@@ -23,6 +23,7 @@ ROUTES = {
     "jg": "map_avgjg",
     "prediction": "auc",
     "neighbors": "neighbor_recall@10",
+    "ope": "ips",
 }
 
 #: a value other than the default for each option of the table
@@ -59,6 +60,15 @@ VALUES: dict[str, object] = {
     "features": "vector",
     "serendipity_relevance": "weight",
     "jg": "group",
+    "round_id": "round",
+    "action": "item",
+    "reward": "click",
+    "propensity": "ps",
+    "position": "slot",
+    "ci": 0.9,
+    "ci_method": "normal",
+    "n_bootstrap": 50,
+    "seed": 7,
 }
 
 TABLE = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]})

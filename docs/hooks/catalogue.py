@@ -145,6 +145,55 @@ EXAMPLE_APPROX = pl.DataFrame(
     }
 )
 
+#: The off-policy examples: three logged rounds (the logger chose ``a`` with 0.5), the
+#: evaluation policy and a reward model (see :func:`polars_irmetrics.ope.evaluate.build_ope_plan`);
+#: two slates of two slots; one slate for ``cascade_dr``.
+EXAMPLE_OPE_LOG = pl.DataFrame(
+    {
+        "round_id": [1, 2, 3],
+        "action": ["a", "a", "b"],
+        "reward": [1.0, 0.0, 1.0],
+        "pscore": [0.5] * 3,
+    }
+)
+EXAMPLE_OPE_POLICY = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2, 3, 3],
+        "action": ["a", "b"] * 3,
+        "prob": [0.9, 0.1, 0.5, 0.5, 0.1, 0.9],
+        "q_hat": [0.6, 0.3] * 3,
+    }
+)
+EXAMPLE_SLATE_LOG = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2],
+        "position": [1, 2, 1, 2],
+        "action": ["a", "b", "b", "a"],
+        "reward": [1.0, 0.0, 1.0, 1.0],
+        "pscore": [0.25] * 4,
+        "pscore_item_position": [0.5, 0.5, 0.5, 0.5],
+        "pscore_cascade": [0.5, 0.25, 0.5, 0.25],
+    }
+)
+EXAMPLE_SLATE_POLICY = EXAMPLE_SLATE_LOG.select(
+    "round_id",
+    "position",
+    pscore=pl.Series([0.5, 0.5, 0.125, 0.125]),
+    pscore_item_position=pl.Series([0.6, 0.6, 0.4, 0.4]),
+    pscore_cascade=pl.Series([0.6, 0.6, 0.4, 0.4]),
+)
+#: ``cascade_dr``'s policy and reward model: per (round, position, action), the policy's
+#: probability given the logged items above (0 for those) and ``q_hat``.
+EXAMPLE_CASCADE = pl.DataFrame(
+    {
+        "round_id": [1] * 4 + [2] * 4,
+        "position": [1, 1, 2, 2] * 2,
+        "action": ["a", "b"] * 4,
+        "prob": [0.6, 0.4, 0.0, 1.0, 0.4, 0.6, 1.0, 0.0],
+        "q_hat": [0.5, 0.2, 0.1, 0.3, 0.5, 0.2, 0.4, 0.1],
+    }
+)
+
 _FAMILIES = {
     "core": "Core metrics",
     "beyond": "Beyond trec_eval",
@@ -154,6 +203,7 @@ _FAMILIES = {
     "neighbors": "Vector search: recall of approximate neighbours",
     "preference": "Preference and judgment-group measures",
     "prediction": "Prediction quality (click and rating models)",
+    "ope": "Off-policy estimators (logged bandit feedback)",
 }
 
 #: An example value for metrics whose "cutoff" is a real-valued parameter.
@@ -212,7 +262,33 @@ _EXAMPLE_TABLES: dict[Route, str] = {
     "jg": "the judgment groups",
     "prediction": "the predictions",
     "neighbors": "the approximate and exact neighbours",
+    "ope": "the logged feedback",
 }
+
+
+def _ope_values(metrics: list[Metric]) -> dict[str, float | int | None]:
+    names = [m.name for m in metrics if m.route == "ope"]
+    slates = [n for n in names if n.startswith("slate_")]
+    single = [n for n in names if n not in slates and n != "cascade_dr"]
+    values: dict[str, float | int | None] = {}
+    policy = EXAMPLE_OPE_POLICY.drop("q_hat")
+    model = EXAMPLE_OPE_POLICY.drop("prob")
+    if single:
+        values |= evaluate(EXAMPLE_OPE_LOG, single, policy=policy, reward_model=model).row(
+            0, named=True
+        )
+    if slates:
+        values |= evaluate(EXAMPLE_SLATE_LOG, slates, policy=EXAMPLE_SLATE_POLICY).row(
+            0, named=True
+        )
+    if "cascade_dr" in names:
+        values |= evaluate(
+            EXAMPLE_SLATE_LOG,
+            ["cascade_dr"],
+            policy=EXAMPLE_CASCADE.drop("q_hat"),
+            reward_model=EXAMPLE_CASCADE.drop("prob"),
+        ).row(0, named=True)
+    return values
 
 
 def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
@@ -242,6 +318,7 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
         values |= evaluate(EXAMPLE_PREDICTIONS, predicted).row(0, named=True)
     if nearest:
         values |= evaluate(EXAMPLE_APPROX, nearest, neighbors=EXAMPLE_EXACT).row(0, named=True)
+    values |= _ope_values(metrics)
     groups = [example_name(m) for m in metrics if m.route == "jg"]
     if groups:
         values |= evaluate_jg(EXAMPLE_RUN, groups, qrels_jg=EXAMPLE_QRELS_JG).row(0, named=True)
@@ -289,7 +366,15 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         if metric.binary
         else "graded: the labels themselves"
     )
-    if metric.route == "prediction":
+    if metric.route == "ope":
+        rows.append(("Reads", ", ".join(metric.reads)))
+        over = (
+            "rounds (slates: the sum of a round's slot rewards)"
+            if "slate" in metric.name or "cascade" in metric.name
+            else "rows"
+        )
+        rows.append(("Over", f"the log's {over} of each `by` group"))
+    elif metric.route == "prediction":
         rows.append(("Label", _prediction_label(metric)))
         rows.append(("Reads", ", ".join(metric.reads)))
         rows.append(("Over", "the rows of each `by` group (each query with `per_query=True`)"))
@@ -394,6 +479,23 @@ def catalogue_markdown() -> str:
         _markdown_table(EXAMPLE_APPROX),
         "",
         _markdown_table(EXAMPLE_EXACT),
+        "",
+        "Off-policy estimators are computed on three logged rounds (the logging policy's "
+        "probability of the logged action in `pscore`), the evaluation policy's `prob` and "
+        "a reward model's `q_hat` per round and action; the slate estimators on two slates "
+        "of two slots, with the evaluation policy's propensities of the logged slates; "
+        "`cascade_dr` on the same slates with the policy's probability of each action at "
+        "each slot given the logged items above:",
+        "",
+        _markdown_table(EXAMPLE_OPE_LOG),
+        "",
+        _markdown_table(EXAMPLE_OPE_POLICY),
+        "",
+        _markdown_table(EXAMPLE_SLATE_LOG),
+        "",
+        _markdown_table(EXAMPLE_SLATE_POLICY),
+        "",
+        _markdown_table(EXAMPLE_CASCADE),
         "",
         "Besides its own parameters, every metric takes `agg=`, how its per-query values "
         f"become one number ({', '.join(f'`{a!r}`' for a in AGGREGATES)}; `'std'` is "

@@ -103,6 +103,7 @@ from polars_irmetrics.metrics.similarity import cosine_similarity
 from polars_irmetrics.online.ab import ab_test
 from polars_irmetrics.online.expressions import click_metric
 from polars_irmetrics.online.interleaving import interleaving_test
+from polars_irmetrics.ope.position_bias import position_bias
 from polars_irmetrics.prediction.expressions import (
     auc,
     brier,
@@ -188,6 +189,7 @@ __all__ = [
     "num_ret",
     "optimize_fusion",
     "parse_metric",
+    "position_bias",
     "pr_auc",
     "precision",
     "r2",

@@ -26,6 +26,7 @@ __all__ = [
     "MissingDependencyError",
     "MissingFileError",
     "QuerySetError",
+    "SupportWarning",
     "TrecFormatError",
     "UnknownMetricError",
 ]
@@ -90,3 +91,9 @@ class CoverageWarning(IrmWarning):
     more often come from ids that do not match the judgments' (case, a prefix, leading
     zeros, another query set) than from the system. Given once per run (each system of
     ``systems=``), with the counts and, where the ids match after a change, a hint."""
+
+
+class SupportWarning(IrmWarning):
+    """An off-policy estimate the log cannot support: the evaluation policy takes actions
+    the logging policy never took (:mod:`polars_irmetrics.ope`); the estimate is then
+    biased, whatever the estimator."""

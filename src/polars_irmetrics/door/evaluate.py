@@ -14,7 +14,9 @@ that computes it:
 * ``prediction``: a label and a prediction per row, or predictions beside ``labels=``
   (:mod:`polars_irmetrics.prediction`);
 * ``neighbors``: an approximate nearest-neighbour run against the exact one
-  (:mod:`polars_irmetrics.vectors`).
+  (:mod:`polars_irmetrics.vectors`);
+* ``ope``: off-policy estimators, a log of logged feedback with the evaluation
+  ``policy=`` and a ``reward_model=`` (:mod:`polars_irmetrics.ope`).
 
 A run or judgments whose ``doc_id`` is a ``List`` (one row per query) are turned into
 the long form first (:mod:`polars_irmetrics.ground.lists`), inside the plan.
@@ -49,6 +51,7 @@ from polars_irmetrics.offline.plan import build_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.evaluate import build_online_plan
+from polars_irmetrics.ope.evaluate import build_ope_plan
 from polars_irmetrics.prediction.evaluate import build_prediction_plan
 from polars_irmetrics.recsys.evaluate import with_beyond_accuracy
 from polars_irmetrics.vectors.neighbors import build_neighbors_plan
@@ -74,6 +77,8 @@ def evaluate(
     qrels_jg: FrameInput | None = ...,
     labels: FrameInput | None = ...,
     neighbors: FrameInput | None = ...,
+    policy: FrameInput | None = ...,
+    reward_model: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame: ...
 
@@ -91,6 +96,8 @@ def evaluate(
     qrels_jg: FrameInput | None = ...,
     labels: FrameInput | None = ...,
     neighbors: FrameInput | None = ...,
+    policy: FrameInput | None = ...,
+    reward_model: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.LazyFrame: ...
 
@@ -107,6 +114,8 @@ def evaluate(
     qrels_jg: FrameInput | None = None,
     labels: FrameInput | None = None,
     neighbors: FrameInput | None = None,
+    policy: FrameInput | None = None,
+    reward_model: FrameInput | None = None,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate every metric the library has: per-query values or means, in one plan.
@@ -168,6 +177,12 @@ def evaluate(
         ``label`` column, joined to ``table`` (the predictions) on those keys, as
         Microsoft Recommenders joins ``rating_true`` and ``rating_pred``. Without it,
         ``table`` holds both the ``label`` and the ``prediction`` columns.
+    policy, reward_model
+        Off-policy estimators (:mod:`polars_irmetrics.metrics.ope`): the evaluation policy,
+        one row per ``(round_id[, position], action)`` with its probability in ``prob``
+        (summing to 1 over a round's actions), and the reward model, the same keys with
+        the estimated expected reward in ``q_hat`` (for ``dm`` and the doubly robust
+        estimators). ``table`` is then the log of logged feedback.
     interactions, item_features
         For beyond-accuracy metrics (``catalog_coverage``, ``novelty``,
         ``intra_list_diversity``, ``serendipity``...): the history the recommender
@@ -326,6 +341,12 @@ def evaluate(
         ``jg``
             The judgment-group column of ``qrels_jg`` (default ``"jg"``).
 
+        ``round_id``, ``action``, ``reward``, ``propensity``, ``position``
+            Off-policy estimators (``ips``, ``dr``...: every metric that reads
+            ``"policy"``; :mod:`polars_irmetrics.ope`): the columns of the log of logged
+            feedback (defaults ``round_id``, ``action``, ``reward``, ``pscore``,
+            ``position``; the log is position-wise when it has the ``position`` column).
+
     Returns
     -------
     pl.DataFrame or pl.LazyFrame
@@ -410,6 +431,8 @@ def evaluate(
         "qrels_jg": qrels_jg,
         "labels": labels,
         "neighbors": neighbors,
+        "policy": policy,
+        "reward_model": reward_model,
     }
     return evaluate_tables(table, metrics, given, options)
 
@@ -487,11 +510,21 @@ def evaluate_plan(
             "prefs": tables.get("prefs"),
             "judgment_groups": tables.get("qrels_jg"),
             "neighbors": tables.get("neighbors"),
+            "policy": tables.get("policy"),
+            "reward_model": tables.get("reward_model"),
         },
         caller,
     )
     routes = split_routes(requests) if route is None else {route: list(requests)}
     qrels, queries = tables.get("qrels"), tables.get("queries")
+    if "ope" in routes:
+        return _ope(table, routes["ope"], tables, options)
+    for name in ("policy", "reward_model"):
+        if tables.get(name) is not None:
+            raise MetricParameterError(
+                f"{name}= is read by the off-policy estimators (ips, snips, dm, dr...), "
+                f"and no metric asked for reads it: drop {name}=, or ask for them"
+            )
     if "neighbors" in routes:
         exact = tables.get("neighbors")
         if exact is None:  # refused by check_inputs above, with the metric's name
@@ -596,6 +629,25 @@ def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.L
         "query_id='session_id', rank='position', clicked='click' (irm.evaluate_online's "
         "session_id= and position=)",
     )
+
+
+def _ope(
+    log: pl.LazyFrame,
+    requests: Requests,
+    tables: Mapping[str, pl.LazyFrame | None],
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """Off-policy estimators: the table is a log of logged feedback."""
+    for name, given in tables.items():
+        if given is not None and name not in ("policy", "reward_model"):  # nothing ignored
+            raise InvalidValueError(
+                f"{name}= is not read by the off-policy estimators (ips, snips, dm, dr...): "
+                f"they read the log, policy= and reward_model=; drop {name}="
+            )
+    policy = tables.get("policy")
+    if policy is None:  # refused by check_inputs, with the metric's name
+        raise MetricParameterError("off-policy estimators need policy=...")
+    return build_ope_plan(log, requests, policy, tables.get("reward_model"), options)
 
 
 def _means(per_query: pl.LazyFrame, requests: Requests) -> pl.LazyFrame:

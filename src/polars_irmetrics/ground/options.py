@@ -26,6 +26,7 @@ __all__ = [
     "READ_BY",
     "ROUTE_METRICS",
     "UNSEEN_POLICIES",
+    "CiMethod",
     "EvalKwargs",
     "EvalOptions",
     "Keys",
@@ -44,6 +45,8 @@ Unmatched = Literal["error", "drop"]
 UnseenItems = Literal["error", "drop", "recommenders"]
 UNSEEN_POLICIES: tuple[UnseenItems, ...] = ("error", "drop", "recommenders")
 Keys = str | Sequence[str] | None
+#: How an off-policy estimate's interval is computed (``ci_method=``).
+CiMethod = Literal["bootstrap", "normal"]
 
 
 class PlanKwargs(TypedDict, total=False):
@@ -80,6 +83,11 @@ class PlanKwargs(TypedDict, total=False):
     features: str
     serendipity_relevance: str | None
     jg: str
+    round_id: str
+    action: str
+    reward: str
+    propensity: str
+    position: str
 
 
 class EvalKwargs(PlanKwargs, total=False):
@@ -93,6 +101,10 @@ class EvalKwargs(PlanKwargs, total=False):
     systems: Keys
     per_query: bool
     unretrieved: Policy
+    ci: float | None
+    ci_method: CiMethod
+    n_bootstrap: int
+    seed: int
 
 
 #: Which route of the door (:func:`~polars_irmetrics.door.evaluate.route`: the wing that
@@ -106,7 +118,7 @@ _JUDGED = frozenset({"offline", "jg"})
 _STEPPED = frozenset({"offline", "online", "prediction"})  # those with out-of-core steps
 READ_BY: Mapping[str, frozenset[str]] = {
     "per_query": frozenset(
-        {"offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors"}
+        {"offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors", "ope"}
     ),
     "query_id": frozenset(
         {"offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors"}
@@ -141,6 +153,15 @@ READ_BY: Mapping[str, frozenset[str]] = {
     "features": frozenset({"recsys"}),
     "serendipity_relevance": frozenset({"recsys"}),
     "jg": frozenset({"jg"}),
+    "round_id": frozenset({"ope"}),
+    "action": frozenset({"ope"}),
+    "reward": frozenset({"ope"}),
+    "propensity": frozenset({"ope"}),
+    "position": frozenset({"ope"}),
+    "ci": frozenset({"ope"}),
+    "ci_method": frozenset({"ope"}),
+    "n_bootstrap": frozenset({"ope"}),
+    "seed": frozenset({"ope"}),
 }
 
 #: The metrics of each route, as the messages name them.
@@ -152,6 +173,7 @@ ROUTE_METRICS: Mapping[str, str] = {
     "jg": "the judgment-group measures (*_avgjg)",
     "prediction": "the prediction metrics (auc, logloss, rmse...)",
     "neighbors": "neighbour recall (neighbor_recall@k, neighbor_recall_rel@k)",
+    "ope": "the off-policy estimators (ips, snips, dr...)",
 }
 
 
@@ -258,6 +280,13 @@ class EvalOptions:
         and the column weighting each item's serendipity, likewise.
     jg
         The judgment-group column of ``qrels_jg``, likewise.
+    unseen_items, features
+        The beyond-accuracy metrics' policy for cold items and the item features'
+        column, likewise.
+    round_id, action, reward, propensity, position
+        The columns of a log of logged feedback for the off-policy estimators, likewise.
+    ci, ci_method, n_bootstrap, seed
+        The off-policy estimators' intervals (level, method, resamples, seed), likewise.
 
     Examples
     --------
@@ -312,6 +341,15 @@ class EvalOptions:
     features: str = "features"
     serendipity_relevance: str | None = None
     jg: str = "jg"
+    round_id: str = "round_id"
+    action: str = "action"
+    reward: str = "reward"
+    propensity: str = "pscore"
+    position: str = "position"
+    ci: float | None = None
+    ci_method: CiMethod = "bootstrap"
+    n_bootstrap: int = 1000
+    seed: int = 0
 
     @classmethod
     def build(cls, **options: Any) -> EvalOptions:
@@ -375,6 +413,7 @@ class EvalOptions:
             if not isinstance(value, bool):
                 raise InvalidValueError(f"{name} must be True or False, got {value!r}")
         check_progress(self.progress)
+        self._check_interval()
         check_unseen_items(self.unseen_items)
         check_buckets(self.buckets)
         check_spill_dir(self.spill_dir)
@@ -382,6 +421,25 @@ class EvalOptions:
             raise InvalidValueError(
                 f"order={self.order!r} is not an order; choose 'auto', 'rank' or 'score'"
             )
+
+    def _check_interval(self) -> None:
+        ci = self.ci
+        if ci is not None and (
+            isinstance(ci, bool) or not isinstance(ci, int | float) or not 0.0 < ci < 1.0
+        ):
+            raise InvalidValueError(
+                f"ci must be a level between 0 and 1 (exclusive) or None, got {ci!r}: e.g. "
+                "ci=0.95 for a 95% interval"
+            )
+        if self.ci_method not in ("bootstrap", "normal"):
+            raise InvalidValueError(
+                f"ci_method={self.ci_method!r} is not a method; choose 'bootstrap' (percentile "
+                "bootstrap over the log's rows) or 'normal' (mean +- z standard errors)"
+            )
+        for name, low in (("n_bootstrap", 1), ("seed", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InvalidValueError(f"{name} must be an integer >= {low}, got {value!r}")
 
     @property
     def system_keys(self) -> tuple[str, ...]:

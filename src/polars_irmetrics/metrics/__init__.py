@@ -32,6 +32,10 @@ and this package joins them into :data:`METRICS`, which the registry reads:
   (``reads=("run", "neighbors")``: ``neighbor_recall``, ``neighbor_recall_rel``),
   computed by ``irm.evaluate(approx_run, metrics, neighbors=exact_run)``.
 
+* :mod:`.ope`: off-policy estimators (``reads=("run", "policy"[, "reward_model"])``:
+  ``ips``, ``snips``, ``dm``, ``dr``, ``sndr``, ``switch_dr``, ``dr_os``, ``sg_ips``,
+  ``sg_dr``), computed by ``irm.evaluate(log, metrics, policy=..., reward_model=...)``.
+
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.metrics.scope.Scope`); shared building blocks live in
 :mod:`._common`.
@@ -43,6 +47,7 @@ from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
 from polars_irmetrics.metrics.neighbors import NEIGHBOR_METRICS
 from polars_irmetrics.metrics.online import ONLINE_METRICS
+from polars_irmetrics.metrics.ope import OPE_METRICS
 from polars_irmetrics.metrics.prediction import PREDICTION_METRICS
 from polars_irmetrics.metrics.preference import PREFERENCE_METRICS
 from polars_irmetrics.metrics.recsys import RECSYS_METRICS
@@ -60,4 +65,5 @@ METRICS: tuple[Metric, ...] = (
     *PREFERENCE_METRICS,
     *PREDICTION_METRICS,
     *NEIGHBOR_METRICS,
+    *OPE_METRICS,
 )

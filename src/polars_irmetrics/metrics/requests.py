@@ -334,6 +334,14 @@ INPUTS: Mapping[str, tuple[str, str]] = {
         "the exact nearest neighbours (e.g. irm.knn(queries, corpus, k=...))",
         "neighbors",
     ),
+    "policy": (
+        "an evaluation policy (one row per round and action with its probability 'prob')",
+        "policy",
+    ),
+    "reward_model": (
+        "a reward model (one row per round and action with its estimated reward 'q_hat')",
+        "reward_model",
+    ),
 }
 
 

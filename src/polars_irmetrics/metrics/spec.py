@@ -56,7 +56,9 @@ AGGREGATES: tuple[Aggregate, ...] = (
 #: a model's predictions with their labels (``"predictions"``: a label and a prediction
 #: per row, in one table or two joined on keys; :mod:`polars_irmetrics.metrics.prediction`).
 #: an exact nearest-neighbour run (``"neighbors"``: the truth an approximate index is
-#: measured against).
+#: measured against), and an off-policy evaluation's evaluation policy (``"policy"``) and
+#: reward model (``"reward_model"``), read beside a log of logged feedback
+#: (:mod:`polars_irmetrics.metrics.ope`).
 Input = Literal[
     "run",
     "judgments",
@@ -67,6 +69,8 @@ Input = Literal[
     "judgment_groups",
     "predictions",
     "neighbors",
+    "policy",
+    "reward_model",
 ]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation
@@ -78,7 +82,7 @@ Level = Literal["query", "collection"]
 #: (``"recsys"``), an impression log's clicks (``"online"``), preference judgments
 #: (``"prefs"``), judgment groups (``"jg"``), labels and predictions (``"prediction"``)
 #: or an approximate run and the exact neighbours (``"neighbors"``).
-Route = Literal["offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors"]
+Route = Literal["offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors", "ope"]
 #: What each route computes from, for the messages that refuse a mix of routes.
 ROUTE_TABLES: Mapping[Route, str] = {
     "offline": "a run and judgments",
@@ -88,6 +92,7 @@ ROUTE_TABLES: Mapping[Route, str] = {
     "jg": "a run and judgment groups",
     "prediction": "labels and predictions",
     "neighbors": "an approximate run and the exact neighbours",
+    "ope": "a log of logged feedback and an evaluation policy",
 }
 #: Routes whose results can be put side by side in one call (one row per query or group).
 JOINABLE: frozenset[Route] = frozenset({"offline", "recsys"})
@@ -99,6 +104,7 @@ _READ_ROUTES: tuple[tuple[Input, Route], ...] = (
     ("judgment_groups", "jg"),
     ("predictions", "prediction"),
     ("neighbors", "neighbors"),
+    ("policy", "ope"),
 )
 
 #: Floor of a per-query value in a geometric mean (trec_eval's MIN_GEO_MEAN).

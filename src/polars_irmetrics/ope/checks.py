@@ -1,0 +1,68 @@
+"""The data checks of an off-policy evaluation: counted in the plan's pass, raised when it
+is collected (naming the table, the column and the first round that fails)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL
+
+__all__ = ["WHERE", "Check", "raising"]
+
+#: The column holding each row's round (and position) as text, for the messages.
+WHERE = f"{INTERNAL}where"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One data check: a row condition, counted, with the first round that fails."""
+
+    name: str
+    bad: pl.Expr
+    error: type[Exception]
+    template: str
+
+    @property
+    def count(self) -> str:
+        return f"{INTERNAL}n_{self.name}"
+
+    @property
+    def first(self) -> str:
+        return f"{INTERNAL}e_{self.name}"
+
+    def aggs(self) -> list[pl.Expr]:
+        return [
+            self.bad.sum().cast(pl.Int64).alias(self.count),
+            pl.col(WHERE).filter(self.bad).min().alias(self.first),
+        ]
+
+    def rows(self) -> list[pl.Expr]:
+        return [
+            self.bad.cast(pl.Int64).alias(self.count),
+            pl.when(self.bad).then(pl.col(WHERE)).alias(self.first),
+        ]
+
+
+def raising(result: pl.LazyFrame, checks: list[Check], options: EvalOptions) -> pl.LazyFrame:
+    """``result`` without its check columns, raising the first problem they count when
+    it is collected."""
+    flags = [c for check in checks for c in (check.count, check.first)]
+    schema = result.drop(flags).collect_schema()
+    fields = {
+        "propensity": options.propensity,
+        "reward": options.reward,
+        "action": options.action,
+    }
+
+    def raise_first(frame: pl.DataFrame) -> pl.DataFrame:
+        for check in checks:
+            total = int(frame[check.count].sum() or 0)
+            if total:
+                first = frame[check.first].drop_nulls().min()
+                raise check.error(check.template.format(n=total, first=first, **fields))
+        return frame.drop(flags)
+
+    return result.map_batches(raise_first, schema=schema)

@@ -1,0 +1,533 @@
+"""The lazy plan of ``irm.evaluate(log, ["ips", "dr"], policy=pi, reward_model=q)``.
+
+One lazy polars query, no Python loop over rounds:
+
+1. The evaluation policy (one row per ``(round_id[, position], action)`` with ``prob``)
+   is joined with the reward model (the same keys with ``q_hat``; full join, so that a
+   logged action the policy does not list still finds its ``q_hat``).
+2. One ``group_by`` of that table over ``(round_id[, position])`` gives each round's
+   (and position's) sum of probabilities, the reward model's value of the policy
+   ``sum_a prob q_hat / sum_a prob`` (numpy's ``average``, as obp) and the checks of the
+   two tables.
+3. The log is joined with both (on ``(round_id[, position], action)`` for the logged
+   action's probability and ``q_hat``, on ``(round_id[, position])`` for the round's
+   terms); each estimator is a formula of the row's terms
+   (:func:`~polars_irmetrics.metrics.ope.contribution`), averaged over the rows of each
+   ``by`` group, or given per row with ``per_query=True``.
+
+A logged action the policy table does not list has probability 0 there. Policy rounds
+the log does not have are not read (nor checked). The data checks are counted in the
+same pass and raised when the plan is collected, naming the table, the column and the
+first round that fails (the smallest id written as text):
+
+* the log: a ``pscore`` that is null, NaN, 0, negative or above 1; a null or NaN reward;
+* the policy: a logged round (and position) it lacks (:class:`QuerySetError`); a ``prob``
+  null, NaN, negative or above 1; probabilities of a round (and position) that do not sum
+  to 1 within ``1e-5`` (numpy's ``allclose``, which obp checks); an action listed twice;
+* the reward model: the logged action, or an action the policy gives a positive
+  probability, without a ``q_hat`` (:class:`QuerySetError`), or a null or NaN ``q_hat``.
+
+Which checks run depends on the tables given, never on the metrics asked for; the ids'
+dtypes (``round_id``, ``action``, ``position``) must be alike in every table, checked
+when the plan is built.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+    SupportWarning,
+)
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
+from polars_irmetrics.metrics.ope import (
+    CASCADE_METRICS,
+    MODEL_METRICS,
+    SLATE_COLUMNS,
+    WEIGHTED,
+    OpeTerms,
+    components,
+    contribution,
+)
+from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.ope.checks import WHERE, Check, raising
+from polars_irmetrics.ope.intervals import with_intervals
+from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
+from polars_irmetrics.ope.slates import build_slate_plan
+
+__all__ = ["NUM_ROUNDS", "NUM_ROWS", "PROB", "Q_HAT", "SUM_TOLERANCE", "build_ope_plan"]
+
+#: The policy table's probability column and the reward model's estimate column.
+PROB = "prob"
+Q_HAT = "q_hat"
+#: How far from 1 a round's probabilities may sum (numpy's ``allclose`` at 1: 1e-5 + 1e-8).
+SUM_TOLERANCE = 1e-5 + 1e-8
+#: The column counting the log rows averaged.
+NUM_ROWS = "num_rows"
+
+_PI = f"{INTERNAL}pi"
+_Q = f"{INTERNAL}q"
+_IN_P = f"{INTERNAL}in_p"
+_N_P = f"{INTERNAL}n_p"
+_PSUM = f"{INTERNAL}psum"
+_PBAD = f"{INTERNAL}pbad"
+_DUP = f"{INTERNAL}dup"
+_DM = f"{INTERNAL}dm"
+_QMISS = f"{INTERNAL}qmiss"
+_EQ = f"{INTERNAL}eq"
+_VALUE = f"{INTERNAL}value"
+_UNSUPPORTED = f"{INTERNAL}unsupported"
+_EXAMPLE = f"{INTERNAL}example"
+
+Requests = Sequence[tuple[str, MetricRequest]]
+
+
+def build_ope_plan(
+    log: pl.LazyFrame,
+    requests: Requests,
+    policy: pl.LazyFrame,
+    reward_model: pl.LazyFrame | None,
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """The lazy off-policy evaluation of ``requests`` over ``log``.
+
+    Parameters
+    ----------
+    log
+        Logged feedback: one row per logged round (and position): ``options.round_id``,
+        ``options.action``, ``options.reward``, ``options.propensity`` (the logging
+        policy's probability of the logged action), ``options.position`` when the log
+        has that column, and the ``by`` keys.
+    requests
+        The parsed metrics; every one reads ``"policy"``.
+    policy
+        The evaluation policy: one row per ``(round_id[, position], action)`` with its
+        probability ``prob``.
+    reward_model
+        ``q_hat`` per ``(round_id[, position], action)``, for ``dm`` and the doubly
+        robust estimators; ``None`` when no metric reads it.
+    options
+        The evaluation's options (:func:`polars_irmetrics.evaluate`).
+
+    Returns
+    -------
+    pl.LazyFrame
+        Means (default): one row per ``by`` group with ``num_rows`` (the log rows
+        averaged), one Float64 column per metric, then, after each weighted estimator,
+        ``<metric>_ess`` (the effective sample size of its weights, ``(sum w)^2 / sum
+        w^2``) and ``<metric>_max_weight``. ``per_query=True``: one row per log row (the
+        ``by`` keys, ``round_id`` and ``position``) with each row's contribution, whose
+        mean over the group is the estimate.
+
+    Examples
+    --------
+    Three rounds, two actions; the logger chose ``a`` with probability 0.5 in every
+    round; the evaluation policy chooses ``a`` with 0.9, 0.5 and 0.1 in rounds 1, 2
+    and 3. The weights are 0.9/0.5 = 1.8, 1.0 and 0.2; the rewards 1, 0, 1:
+
+    * ``ips`` = (1.8 * 1 + 1.0 * 0 + 0.2 * 1) / 3 = 2.0 / 3 = 0.6667;
+    * ``ips(clip=1.5)`` caps 1.8 at 1.5: (1.5 + 0 + 0.2) / 3 = 0.5667;
+    * ``snips`` divides by the mean weight (1.8 + 1.0 + 0.2) / 3 = 1: 0.6667;
+    * with ``q_hat`` 0.6 for ``a`` and 0.3 for ``b`` everywhere, ``dm`` is the mean of
+      0.9 * 0.6 + 0.1 * 0.3 = 0.57, 0.45 and 0.33: 0.45; ``dr`` adds the weighted errors
+      1.8 (1 - 0.6) = 0.72, 1.0 (0 - 0.6) = -0.6 and 0.2 (1 - 0.6) = 0.08: 0.45 + 0.2 / 3
+      = 0.5167.
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> log = pl.DataFrame({
+    ...     "round_id": [1, 2, 3], "action": ["a", "a", "a"],
+    ...     "reward": [1.0, 0.0, 1.0], "pscore": [0.5, 0.5, 0.5],
+    ... })
+    >>> pi = pl.DataFrame({
+    ...     "round_id": [1, 1, 2, 2, 3, 3], "action": ["a", "b"] * 3,
+    ...     "prob": [0.9, 0.1, 0.5, 0.5, 0.1, 0.9],
+    ... })
+    >>> q = pi.select("round_id", "action", q_hat=pl.Series([0.6, 0.3] * 3))
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     out = irm.evaluate(
+    ...         log, ["ips", "ips(clip=1.5)", "snips", "dm", "dr"], policy=pi, reward_model=q
+    ...     )
+    >>> [round(out[c].item(), 4) for c in ["ips", "ips(clip=1.5)", "snips", "dm", "dr"]]
+    [0.6667, 0.5667, 0.6667, 0.45, 0.5167]
+    >>> out["ips_ess"].item(), out["ips_max_weight"].item()  # (3.0)^2 / (3.24 + 1 + 0.04)
+    (2.102803738317757, 1.8)
+
+    The log never shows ``b``, which the policy takes: a ``SupportWarning`` says so (no
+    estimator sees the rewards of what was never shown; ``dm`` extrapolates the model):
+
+    >>> [w.category.__name__ for w in caught]
+    ['SupportWarning']
+
+    A round the policy does not cover is refused, by its id:
+
+    >>> irm.evaluate(log, ["ips"], policy=pi.filter(pl.col("round_id") != 2))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.QuerySetError: 1 log row(s) have a round the policy table lacks
+    (first: round_id=2): the policy needs every logged round's probabilities, one row per
+    (round_id, action) in column 'prob'
+    """
+    for label, request in requests:
+        if "policy" not in request.metric.reads:  # pragma: no cover - routed by the door
+            raise MetricParameterError(f"metric {label!r} is not an off-policy estimator")
+    if options.system_keys:
+        raise InvalidValueError(
+            "systems= is not available for off-policy estimators: evaluate each policy in a "
+            "call of its own (its policy= table), or segment the log with by=..."
+        )
+    names = {request.metric.name for _, request in requests}
+    if reward_model is not None and not names & MODEL_METRICS:
+        raise MetricParameterError(
+            "reward_model= holds q_hat for dm and the doubly robust estimators (dr, sndr, "
+            "switch_dr, dr_os, sg_dr), and no metric asked for reads it: drop "
+            "reward_model=, or ask for one of them"
+        )
+    by = list(options.attribute_keys)
+    if options.ci is not None and options.per_query:
+        raise InvalidValueError(
+            "ci= gives intervals of the estimates, and per_query=True gives each row's "
+            "contribution, which has none: drop one of them"
+        )
+    kind = _kind(requests)
+    if kind == "slate":
+        return build_slate_plan(log, requests, policy, options)
+    propensity = "pscore_cascade" if kind == "cascade" else options.propensity
+    keys, action = _check_schemas(
+        log, policy, reward_model, by, options, propensity, positions=kind == "cascade"
+    )
+    rows = _rows(log, policy, reward_model, keys, action, by, options, propensity)
+    checks = _checks(options, keys, reward_model is not None, propensity)
+    if kind == "cascade":
+        return _cascade(rows, requests, by, keys, checks, options, propensity)
+    w = pl.col(_PI) / pl.col(options.propensity).cast(pl.Float64)
+    terms = OpeTerms(
+        r=pl.col(options.reward).cast(pl.Float64),
+        w=w,
+        dm=pl.col(_DM) if reward_model is not None else pl.lit(None, pl.Float64),
+        q=pl.col(_Q) if reward_model is not None else pl.lit(None, pl.Float64),
+        mean_w=w.mean(),
+    )
+    values = [
+        (label, contribution(request.metric.name, request.params(1.0), label, terms))
+        for label, request in requests
+    ]
+    if options.per_query:
+        window = OpeTerms(terms.r, w, terms.dm, terms.q, w.mean().over(by) if by else w.mean())
+        per_row = [
+            contribution(request.metric.name, request.params(1.0), label, window).alias(label)
+            for label, request in requests
+        ]
+        out_keys = [*by, *keys]
+        result = rows.select(
+            *out_keys, *per_row, *(e for check in checks for e in check.rows())
+        ).sort(out_keys, nulls_last=True)
+        return _warning(raising(result, checks, options), log, policy, keys, action)
+    aggs: list[pl.Expr] = [pl.len().cast(pl.Int64).alias(NUM_ROWS)]
+    for label, request in requests:
+        value = dict(values)[label]
+        aggs.append(value.mean().alias(label))
+        if request.metric.name in WEIGHTED:
+            weight = _effective_weight(request, label, w)
+            aggs.append((weight.sum() ** 2 / (weight * weight).sum()).alias(f"{label}_ess"))
+            aggs.append(weight.max().alias(f"{label}_max_weight"))
+    aggs += [e for check in checks for e in check.aggs()]
+    result = rows.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else rows.select(aggs)
+    result = _warning(raising(result, checks, options), log, policy, keys, action)
+    if options.ci is None:
+        return result
+    parts = [
+        (label, components(request.metric.name, request.params(1.0), label, terms))
+        for label, request in requests
+    ]
+    return with_intervals(result, rows, keys, parts, by, options)
+
+
+def _warning(
+    result: pl.LazyFrame, log: pl.LazyFrame, policy: pl.LazyFrame, keys: list[str], action: str
+) -> pl.LazyFrame:
+    """``result``, warning (:class:`~polars_irmetrics.errors.SupportWarning`) when it is
+    collected if the policy gives a positive probability to an action (at a position)
+    that never appears in the log: the logger never took it, so no estimator sees its
+    rewards (the importance weights cannot be corrected for what was never shown)."""
+    slot = [action, *keys[1:]]
+    schema = log.collect_schema()
+    ids = [
+        pl.col(c).cast(pl.Int64) if schema[c].is_integer() else pl.col(c).cast(pl.String)
+        for c in slot
+    ]
+    taken = policy.filter(pl.col(PROB) > 0).select(ids).unique()
+    unsupported = taken.join(log.select(ids).unique(), on=slot, how="anti", nulls_equal=True)
+    example = pl.format(", ".join(f"{c}={{}}" for c in slot), *(pl.col(c) for c in slot))
+    counted = unsupported.select(
+        pl.len().cast(pl.Int64).alias(_UNSUPPORTED), example.min().alias(_EXAMPLE)
+    )
+    schema_out = result.collect_schema()
+
+    def warn(frame: pl.DataFrame) -> pl.DataFrame:
+        n = int(frame[_UNSUPPORTED][0]) if frame.height else 0
+        if n:
+            warnings.warn(
+                f"the policy gives a positive probability to {n} action(s) never logged "
+                f"(e.g. {frame[_EXAMPLE][0]}): the logging policy never took them, so the "
+                "log cannot support this policy and every estimate of it is biased (the "
+                "direct method extrapolates the reward model there)",
+                SupportWarning,
+                stacklevel=2,
+            )
+        return frame.drop(_UNSUPPORTED, _EXAMPLE)
+
+    joined = result.join(counted, how="cross", maintain_order="left")
+    return joined.map_batches(warn, schema=schema_out)
+
+
+def _kind(requests: Requests) -> str:
+    """``"single"`` (single-action and position-wise), ``"slate"`` (slate IPS) or
+    ``"cascade"``: estimators of different kinds read different tables."""
+    kinds: dict[str, str] = {}
+    for label, request in requests:
+        name = request.metric.name
+        kind = (
+            "slate"
+            if name in SLATE_COLUMNS
+            else "cascade"
+            if name in CASCADE_METRICS
+            else "single"
+        )
+        kinds.setdefault(kind, label)
+    if len(kinds) > 1:
+        (a, first), (b, second) = list(kinds.items())[:2]
+        raise MetricParameterError(
+            f"metrics {first!r} and {second!r} read different policy tables ({_KINDS[a]}; "
+            f"{_KINDS[b]}): evaluate them in two calls"
+        )
+    return next(iter(kinds))
+
+
+_KINDS = {
+    "single": "single-action: prob per (round_id[, position], action)",
+    "slate": "slate IPS: the evaluation policy's propensities per (round_id, position)",
+    "cascade": "cascade_dr: prob per (round_id, position, action)",
+}
+
+
+def _cascade(
+    rows: pl.LazyFrame,
+    requests: Requests,
+    by: list[str],
+    keys: list[str],
+    checks: list[Check],
+    options: EvalOptions,
+    propensity: str,
+) -> pl.LazyFrame:
+    """``cascade_dr``: the policy's cascade propensity is the running product of its
+    probabilities of the logged actions down the slate (obp's
+    ``SlateCascadeDoublyRobust``)."""
+    round_id, position = keys
+    rnd = [*by, round_id]
+    cascade = pl.col(_PI).cum_prod().over(rnd, order_by=position)
+    w = cascade / pl.col(propensity).cast(pl.Float64)
+    above = w.shift(1).over(rnd, order_by=position).fill_null(1.0)
+    value = w * (pl.col(options.reward).cast(pl.Float64) - pl.col(_Q)) + above * pl.col(_EQ)
+    weight = f"{INTERNAL}w"
+    rows = rows.with_columns(value.alias(_VALUE), w.alias(weight))
+    columns = {label: (_VALUE, weight) for label, _ in requests}
+    return over_rounds(rows, columns, by, round_id, checks, options)
+
+
+def _effective_weight(request: MetricRequest, label: str, w: pl.Expr) -> pl.Expr:
+    """The weight each estimator gives a logged reward (capped, switched or shrunk)."""
+    # w~ r, or dm + w~ (r - q), at r = 1, dm = q = 0 and a mean weight of 1: w~
+    one = OpeTerms(pl.lit(1.0), w, pl.lit(0.0), pl.lit(0.0), pl.lit(1.0))
+    return contribution(request.metric.name, request.params(1.0), label, one)
+
+
+def _check_schemas(
+    log: pl.LazyFrame,
+    policy: pl.LazyFrame,
+    reward_model: pl.LazyFrame | None,
+    by: list[str],
+    options: EvalOptions,
+    propensity: str,
+    *,
+    positions: bool,
+) -> tuple[list[str], str]:
+    """The join keys (``round_id[, position]``) and the action column, the tables'
+    columns and dtypes checked (raised now, before anything is computed)."""
+    log_schema = log.collect_schema()
+    round_id, action = options.round_id, options.action
+    if positions and options.position not in log_schema:
+        raise ColumnNotFoundError(
+            f"column {options.position!r} not found in the log: cascade_dr reads slates, one "
+            "row per (round_id, position); name the column with position="
+        )
+    keys = [round_id] + ([options.position] if options.position in log_schema else [])
+    hint = (
+        "a log of logged feedback has one row per round (and position): name its columns "
+        "with round_id=, action=, reward=, propensity= (the logging policy's probability "
+        "of the logged action) and position="
+    )
+    require_columns(
+        log_schema, [*keys, action, options.reward, options.propensity, *by], "log", hint
+    )
+    tables = [("policy", policy.collect_schema(), PROB)]
+    if reward_model is not None:
+        tables.append(("reward_model", reward_model.collect_schema(), Q_HAT))
+    for name, schema, value in tables:
+        require_columns(
+            schema,
+            [*keys, action, value],
+            f"{name} table",
+            f"the {name} table has one row per ({', '.join(keys)}, {action}) with its {value!r}",
+        )
+        check_numeric(schema, value, f"{name} table", integer=False)
+        for key in [*keys, action]:
+            if id_kind(schema, key, f"{name} table") != id_kind(log_schema, key, "log"):
+                raise ColumnTypeError(
+                    f"column {key!r} has dtype {schema[key]} in the {name} table but "
+                    f"{log_schema[key]} in the log; the ids must match: cast one side, e.g. "
+                    f"pl.col({key!r}).cast(pl.String)"
+                )
+    for column in (options.reward, propensity):
+        check_numeric(log_schema, column, "log", integer=False)
+    if len(keys) > 1:
+        check_numeric(log_schema, options.position, "log", integer=True)
+    return keys, action
+
+
+def _ids(keys: list[str], action: str, schema: pl.Schema) -> list[pl.Expr]:
+    """The id columns in one dtype on every side (integers as Int64, text as String)."""
+    return [
+        pl.col(c).cast(pl.Int64) if schema[c].is_integer() else pl.col(c).cast(pl.String)
+        for c in [*keys, action]
+    ]
+
+
+def _rows(
+    log: pl.LazyFrame,
+    policy: pl.LazyFrame,
+    reward_model: pl.LazyFrame | None,
+    keys: list[str],
+    action: str,
+    by: list[str],
+    options: EvalOptions,
+    propensity: str,
+) -> pl.LazyFrame:
+    """The log's rows with the policy's and the reward model's terms beside each."""
+    schema = log.collect_schema()
+    ids = _ids(keys, action, schema)
+    table = policy.select(*ids, pl.col(PROB).cast(pl.Float64), pl.lit(True).alias(_IN_P))
+    if reward_model is not None:
+        model = reward_model.select(*ids, pl.col(Q_HAT).cast(pl.Float64).alias(_Q))
+        table = table.join(model, on=[*keys, action], how="full", coalesce=True)
+    prob, in_p = pl.col(PROB), pl.col(_IN_P).fill_null(False)
+    aggs = [
+        in_p.sum().cast(pl.Int64).alias(_N_P),
+        prob.sum().alias(_PSUM),
+        (in_p & ~prob.is_between(0.0, 1.0).fill_null(False)).any().alias(_PBAD),
+        (pl.len() > pl.col(action).n_unique()).alias(_DUP),
+    ]
+    if reward_model is not None:
+        q = pl.col(_Q)
+        aggs += [
+            ((prob * q).sum() / prob.sum()).alias(_DM),
+            (prob * q).sum().alias(_EQ),
+            (in_p & (prob > 0) & (q.is_null() | q.is_nan())).any().alias(_QMISS),
+        ]
+    rounds = table.group_by(keys).agg(aggs)
+    logged = table.select(
+        *keys, action, pl.col(PROB).alias(_PI), *([_Q] if reward_model is not None else [])
+    )
+    where = pl.format(
+        ", ".join(f"{k}={{}}" for k in keys), *(pl.col(k).cast(pl.String) for k in keys)
+    )
+    return (
+        log.select(
+            *by,
+            *ids,
+            pl.col(options.reward),
+            pl.col(propensity),
+        )
+        .join(logged, on=[*keys, action], how="left")
+        .join(rounds, on=keys, how="left")
+        .with_columns(pl.col(_PI).fill_null(0.0), where.alias(WHERE))
+    )
+
+
+def _checks(options: EvalOptions, keys: list[str], model: bool, propensity: str) -> list[Check]:
+    pscore, reward = pl.col(propensity).cast(pl.Float64), pl.col(options.reward)
+    where = ", ".join(keys)
+    checks = [
+        Check(
+            "pscore",
+            ~(pscore > 0.0).fill_null(False) | (pscore > 1.0) | pscore.is_nan(),
+            InvalidValueError,
+            f"column {propensity!r} of the log has {{n}} value(s) that are null, NaN, 0, "
+            "negative or above 1 (first: {first}); it is the logging policy's probability "
+            "of the logged action, in (0, 1]: a logged action had a positive probability",
+        ),
+        Check(
+            "reward",
+            reward.is_null() | reward.cast(pl.Float64).is_nan(),
+            InvalidValueError,
+            "column {reward!r} of the log has {n} null or NaN value(s) (first: {first}); "
+            "every logged round needs its reward: drop those rows, e.g. "
+            ".drop_nulls({reward!r})",
+        ),
+        Check(
+            "policy_round",
+            pl.col(_N_P).fill_null(0) == 0,
+            QuerySetError,
+            "{n} log row(s) have a round the policy table lacks (first: {first}): the policy "
+            f"needs every logged round's probabilities, one row per ({where}, "
+            "{action}) in column 'prob'",
+        ),
+        Check(
+            "prob",
+            pl.col(_PBAD).fill_null(False),
+            InvalidValueError,
+            "column 'prob' of the policy table has a value that is null, NaN, negative or "
+            "above 1 (first: {first}): probabilities are in [0, 1]",
+        ),
+        Check(
+            "dup",
+            pl.col(_DUP).fill_null(False),
+            DuplicateError,
+            "an action is listed twice for one round in the policy table"
+            + (" or the reward_model table" if model else "")
+            + f" (first: {{first}}): keep one row per ({where}, {{action}})",
+        ),
+        Check(
+            "sum",
+            (pl.col(_N_P) > 0) & ((pl.col(_PSUM) - 1.0).abs() > SUM_TOLERANCE),
+            InvalidValueError,
+            "column 'prob' of the policy table does not sum to 1 over the actions (first: "
+            f"{{first}}, {{n}} log row(s) in all; tolerance {SUM_TOLERANCE:g}): the policy "
+            "gives a probability to every action it may take, as many rows as actions",
+        ),
+    ]
+    if model:
+        checks.append(
+            Check(
+                "q_hat",
+                pl.col(_Q).is_null() | pl.col(_Q).is_nan() | pl.col(_QMISS).fill_null(False),
+                QuerySetError,
+                "the reward_model table has no 'q_hat' (or a null or NaN one) for the logged "
+                "action or an action the policy may take (first: {first}, {n} log row(s) in "
+                f"all): give q_hat for every ({where}, {{action}}) the policy gives a "
+                "positive probability and every logged one",
+            )
+        )
+    return checks

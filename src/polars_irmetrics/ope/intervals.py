@@ -1,0 +1,218 @@
+"""Intervals of the off-policy estimates (``ci=``): a percentile bootstrap over the log's
+rows, or a normal interval where the estimator's variance has a closed form.
+
+``ci_method="bootstrap"`` (default): a Poisson bootstrap (Hanley & MacGibbon 2006;
+Chamandy et al. 2012), the resampling that scales: each unit (a log row; a round for
+the slate estimators, whose rows are its slots) is drawn ``Poisson(1)`` times in each of
+``n_bootstrap`` resamples, which approximates drawing ``n`` units with replacement
+(obp's ``estimate_confidence_interval_by_bootstrap``). Units are put in up to
+:data:`BUCKETS` buckets per ``by`` group (by the rank of a hash of their ids, so each
+unit is its own bucket in a group of at most that many units; beyond, a bucket holds
+units spread at random), a bucket is drawn as one unit, and each estimator is written
+as sums over units (:func:`~polars_irmetrics.metrics.ope.components`), so one
+``group_by`` gives each bucket's sums and a resample's estimate is a product of its
+counts with them: one vectorised step (numpy, in blocks of buckets), not a loop over
+resamples. The counts are a function of ``(seed, group, bucket, resample)`` (a
+counter-based generator), so the same seed gives the same draws however the engine
+splits the work. The self-normalised estimators are normalised within each resample (the
+weights' sum is resampled with the rewards). The interval is the ``(1 - ci) / 2`` and
+``(1 + ci) / 2`` percentiles of the resampled estimates (numpy's ``percentile``, linear),
+reproducible for a given ``seed``.
+
+``ci_method="normal"``: ``mean +- z sd / sqrt(n)`` with ``sd`` the units' contributions'
+standard deviation (``ddof=1``) and ``z`` the normal quantile of ``(1 + ci) / 2``: the
+estimators that are means of their units' contributions. ``snips``, ``sndr`` and the
+self-normalised slate estimators are ratios, with no such closed form: refused.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from statistics import NormalDist
+
+import numpy as np
+import polars as pl
+
+from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL
+
+__all__ = ["BUCKETS", "Parts", "interval_columns", "with_intervals"]
+
+#: The most buckets of units one ``by`` group is resampled in.
+BUCKETS = 4096
+#: Buckets drawn per numpy block (a block's counts are ``block x n_bootstrap``).
+_BLOCK = 256
+
+#: Each metric's estimate as ``sum_k sum(num_k) / sum(den_k)`` (``den`` ``None``: the
+#: number of units).
+Parts = Sequence[tuple[str, Sequence[tuple[pl.Expr, pl.Expr | None]]]]
+
+_BUCKET = f"{INTERNAL}bucket"
+_ONE = f"{INTERNAL}one"
+_KEY = f"{INTERNAL}key"
+
+
+def interval_columns(label: str) -> list[str]:
+    """The interval's columns of metric ``label``."""
+    return [f"{label}_lower", f"{label}_upper"]
+
+
+def with_intervals(
+    result: pl.LazyFrame,
+    units: pl.LazyFrame,
+    keys: list[str],
+    parts: Parts,
+    by: list[str],
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """``result`` (the means, one row per ``by`` group) with ``<label>_lower`` and
+    ``<label>_upper`` after each metric's column.
+
+    ``units`` holds the ``by`` keys, the units' ids ``keys`` and the columns ``parts``
+    reads.
+    """
+    ci = options.ci
+    if ci is None:  # pragma: no cover - the caller asks only with ci=
+        return result
+    if options.ci_method == "normal":
+        intervals = _normal(units, parts, by, ci)
+    else:
+        intervals = _bootstrap(units, keys, parts, by, options)
+    joined = (
+        result.join(intervals, on=by, how="left", nulls_equal=True, maintain_order="left")
+        if by
+        else pl.concat([result, intervals], how="horizontal")
+    )
+    order: list[str] = []
+    labels = {label for label, _ in parts}
+    for column in result.collect_schema().names():
+        order.append(column)
+        if column in labels:
+            order += interval_columns(column)
+    return joined.select(order)
+
+
+def _normal(units: pl.LazyFrame, parts: Parts, by: list[str], ci: float) -> pl.LazyFrame:
+    z = NormalDist().inv_cdf((1.0 + ci) / 2.0)
+    aggs = []
+    for label, terms in parts:
+        if len(terms) != 1 or terms[0][1] is not None:
+            raise MetricParameterError(
+                f"metric {label!r} is a ratio (self-normalised) and has no closed-form "
+                "variance: use ci_method='bootstrap'"
+            )
+        x = terms[0][0]
+        half = z * x.std(ddof=1) / x.count().sqrt()
+        lower, upper = interval_columns(label)
+        aggs += [(x.mean() - half).alias(lower), (x.mean() + half).alias(upper)]
+    return units.group_by(by).agg(aggs) if by else units.select(aggs)
+
+
+def _bootstrap(
+    units: pl.LazyFrame, keys: list[str], parts: Parts, by: list[str], options: EvalOptions
+) -> pl.LazyFrame:
+    ranked = pl.struct(keys).hash(seed=options.seed).rank("ordinal")
+    bucket = ((ranked.over(by) if by else ranked) - 1) % BUCKETS
+    columns: list[pl.Expr] = []
+    plan: list[tuple[str, list[tuple[int, int]]]] = []  # label -> (num, den) column indexes
+    for label, terms in parts:
+        pairs = []
+        for num, den in terms:
+            columns.append(num.alias(f"{INTERNAL}c{len(columns)}"))
+            num_i = len(columns) - 1
+            if den is None:
+                pairs.append((num_i, -1))
+                continue
+            columns.append(den.alias(f"{INTERNAL}c{len(columns)}"))
+            pairs.append((num_i, len(columns) - 1))
+        plan.append((label, pairs))
+    names = [f"{INTERNAL}c{i}" for i in range(len(columns))] + [_ONE]
+    sums = (
+        units.select(*by, bucket.alias(_BUCKET), *columns, pl.lit(1.0).alias(_ONE))
+        .group_by([*by, _BUCKET])
+        .agg(pl.col(c).sum() for c in names)
+    )
+    # one row per group, its buckets' sums as lists: a batch never splits a group
+    stats = [pl.col(c).sort_by(_BUCKET) for c in [_BUCKET, *names]]
+    key = pl.struct(by).hash(seed=0).first() if by else pl.lit(0, pl.UInt64)
+    grouped = (
+        sums.group_by(by).agg(*stats, key.alias(_KEY))
+        if by
+        else sums.select(*(s.implode() for s in stats), key.alias(_KEY))
+    )
+    schema = grouped.collect_schema()
+    out_schema = pl.Schema(
+        [
+            *((k, schema[k]) for k in by),
+            *((c, pl.Float64) for lb, _ in plan for c in interval_columns(lb)),
+        ]
+    )
+    alpha = 1.0 - float(options.ci or 0.0)
+    b = options.n_bootstrap
+    seed = options.seed
+
+    def resample(frame: pl.DataFrame) -> pl.DataFrame:
+        n_groups = frame.height
+        lengths = frame[_BUCKET].list.len().to_numpy().astype(np.int64)
+        index = np.repeat(np.arange(n_groups), lengths)
+        group_key = frame[_KEY].to_numpy().astype(np.uint64)[index]
+        buckets = frame[_BUCKET].explode().to_numpy().astype(np.uint64)
+        values = np.column_stack([frame[c].explode().to_numpy() for c in names])
+        totals = np.zeros((len(names), n_groups, b))
+        draws = np.arange(b, dtype=np.uint64)[None, :]
+        for start in range(0, index.size, _BLOCK):  # blocks of buckets, not resamples
+            stop = min(start + _BLOCK, index.size)
+            counts = _poisson_counts(group_key[start:stop], buckets[start:stop], draws, seed)
+            onehot = (index[start:stop][None, :] == np.arange(n_groups)[:, None]).astype(
+                np.float64
+            )
+            for c in range(len(names)):
+                totals[c] += onehot @ (counts * values[start:stop, c][:, None])
+        ones = totals[-1]
+        out: dict[str, object] = {k: frame[k] for k in by}
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for label, pairs in plan:
+                estimate = np.zeros((n_groups, b))
+                for num, den in pairs:
+                    estimate += totals[num] / (ones if den < 0 else totals[den])
+                low, high = np.percentile(estimate, [50.0 * alpha, 100.0 - 50.0 * alpha], axis=1)
+                lower, upper = interval_columns(label)
+                out[lower], out[upper] = low, high
+        return pl.DataFrame(out, schema=out_schema)
+
+    result = grouped.map_batches(resample, schema=out_schema)
+    return result.sort(by, nulls_last=True) if by else result
+
+
+#: Poisson(1)'s distribution function at 0, 1, ..., 31: a count is the first k whose
+#: value exceeds a uniform draw.
+_POISSON_CDF = np.cumsum([math.exp(-1.0) / math.factorial(k) for k in range(32)])
+
+
+def _poisson_counts(
+    group: np.ndarray, bucket: np.ndarray, draws: np.ndarray, seed: int
+) -> np.ndarray:
+    """Poisson(1) counts of each bucket (rows) in each resample (columns), a function of
+    (seed, group, bucket, resample) alone (a counter-based generator: SplitMix64 of the
+    four), so that the draws do not depend on how the groups reach the step.
+
+    >>> counts = _poisson_counts(
+    ...     np.zeros(20_000, np.uint64), np.arange(20_000, dtype=np.uint64),
+    ...     np.arange(50, dtype=np.uint64)[None, :], 0,
+    ... )
+    >>> round(float(counts.mean()), 2), round(float(counts.var()), 2)
+    (1.0, 1.0)
+    """
+    with np.errstate(over="ignore"):
+        x = (group[:, None] * np.uint64(0x9E3779B97F4A7C15)) ^ (
+            bucket[:, None] * np.uint64(0xBF58476D1CE4E5B9)
+        )
+        x = x ^ (draws * np.uint64(0x94D049BB133111EB)) ^ np.uint64(seed * 0x2545F491 + 1)
+        for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+            x = (x ^ (x >> np.uint64(shift))) * np.uint64(mult)
+        x = x ^ (x >> np.uint64(31))
+    uniform = (x >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+    counts: np.ndarray = np.searchsorted(_POISSON_CDF, uniform, side="right").astype(np.float64)
+    return counts

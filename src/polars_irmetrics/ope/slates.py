@@ -1,0 +1,212 @@
+"""The slate IPS estimators (``slate_ips``, ``slate_iips``, ``slate_rips`` and their
+self-normalised forms): one lazy plan over a slate log and the evaluation policy's
+propensities.
+
+The log has one row per ``(round_id, position)`` with the slot's reward and the logging
+policy's propensities (``pscore``: the whole slate; ``pscore_item_position``: the item at
+that position; ``pscore_cascade``: the top-l prefix); ``policy=`` has the evaluation
+policy's propensities of the logged slate under the same names, keyed by ``(round_id,
+position)``. Each estimator reads one of the three (obp's ``SlateStandardIPS``,
+``SlateIndependentIPS``, ``SlateRewardInteractionIPS``); only the columns the metrics
+asked for read are required. A row's contribution is ``r w`` (self-normalised: divided
+by the mean weight of every row, or of the rows at its position), and the estimate the
+sum of the contributions over the number of rounds: the expected sum of slot rewards
+per round. ``per_query=True`` gives each round's sum.
+
+Checks (raised when the plan is collected, naming the table, the column and the round):
+a propensity in the log that is null, NaN, 0, negative or above 1; one in the policy
+that is null, NaN, negative or above 1; a null or NaN reward; a logged ``(round_id,
+position)`` the policy lacks; a ``(round_id, position)`` twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+)
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
+from polars_irmetrics.metrics.ope import SLATE_COLUMNS
+from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.ope.checks import WHERE, Check
+from polars_irmetrics.ope.rounds import over_rounds
+
+__all__ = ["build_slate_plan"]
+
+_IN_P = f"{INTERNAL}in_p"
+_DUP = f"{INTERNAL}dup"
+
+
+def _e(column: str) -> str:
+    """The evaluation policy's propensity column, beside the log's."""
+    return f"{INTERNAL}e_{column}"
+
+
+def _w(column: str) -> str:
+    return f"{INTERNAL}w_{column}"
+
+
+def build_slate_plan(
+    log: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    policy: pl.LazyFrame,
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """The lazy slate estimate of ``requests`` (see the module).
+
+    Examples
+    --------
+    Two slates of two slots; the logger showed each slate with probability 0.25, the
+    evaluation policy would show them with 0.5 and 0.125 (weights 2 and 0.5); the slot
+    rewards are (1, 0) and (1, 1): ``slate_ips`` = (2 * 1 + 0.5 * 2) / 2 = 1.5, and
+    ``slate_snips`` divides by the mean weight 1.25: 1.2.
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> log = pl.DataFrame({
+    ...     "round_id": [1, 1, 2, 2], "position": [1, 2, 1, 2],
+    ...     "reward": [1.0, 0.0, 1.0, 1.0], "pscore": [0.25] * 4,
+    ... })
+    >>> pi = log.select("round_id", "position", pscore=pl.Series([0.5, 0.5, 0.125, 0.125]))
+    >>> out = irm.evaluate(log, ["slate_ips", "slate_snips"], policy=pi)
+    >>> out["num_rounds"].item(), out["slate_ips"].item(), round(out["slate_snips"].item(), 12)
+    (2, 1.5, 1.2)
+    """
+    by = list(options.attribute_keys)
+    round_id, position, reward = options.round_id, options.position, options.reward
+    keys = [round_id, position]
+    columns = sorted({SLATE_COLUMNS[request.metric.name][0] for _, request in requests})
+    log_schema = log.collect_schema()
+    require_columns(
+        log_schema,
+        [*keys, reward, *columns, *by],
+        "log",
+        "a slate log has one row per (round_id, position) with the slot's reward and the "
+        "logging policy's propensities (pscore, pscore_item_position, pscore_cascade)",
+    )
+    schema = policy.collect_schema()
+    require_columns(
+        schema,
+        [*keys, *columns],
+        "policy table",
+        "for the slate estimators the policy table has one row per (round_id, position) "
+        "with the evaluation policy's propensities of the logged slate, under the log's names",
+    )
+    for key in keys:
+        if id_kind(schema, key, "policy table") != id_kind(log_schema, key, "log"):
+            raise ColumnTypeError(
+                f"column {key!r} has dtype {schema[key]} in the policy table but "
+                f"{log_schema[key]} in the log; the ids must match: cast one side, e.g. "
+                f"pl.col({key!r}).cast(pl.String)"
+            )
+    for column in columns:
+        check_numeric(log_schema, column, "log", integer=False)
+        check_numeric(schema, column, "policy table", integer=False)
+    check_numeric(log_schema, reward, "log", integer=False)
+    check_numeric(log_schema, position, "log", integer=True)
+    ids = [
+        pl.col(c).cast(pl.Int64) if log_schema[c].is_integer() else pl.col(c).cast(pl.String)
+        for c in keys
+    ]
+    evaluation = policy.select(
+        *ids,
+        *(pl.col(c).cast(pl.Float64).alias(_e(c)) for c in columns),
+        pl.lit(True).alias(_IN_P),
+    )
+    where = pl.format(
+        f"{round_id}={{}}, {position}={{}}", *(pl.col(k).cast(pl.String) for k in keys)
+    )
+    rows = (
+        log.select(*by, *ids, reward, *columns)
+        .join(evaluation, on=keys, how="left")
+        .with_columns(
+            where.alias(WHERE),
+            (pl.len().over(keys) > 1).alias(_DUP),
+            *((pl.col(_e(c)) / pl.col(c).cast(pl.Float64)).alias(_w(c)) for c in columns),
+        )
+    )
+    r = pl.col(reward).cast(pl.Float64)
+    values = []
+    for label, request in requests:
+        column, normalised = SLATE_COLUMNS[request.metric.name]
+        w = pl.col(_w(column))
+        if normalised is None:
+            values.append((r * w).alias(label))
+            continue
+        group = [*by, position] if normalised == "position" else by
+        mean = w.mean().over(group) if group else w.mean()
+        values.append((r * w / mean).alias(label))
+    checks = _checks(columns, keys, reward)
+    rows = rows.with_columns(values)
+    if options.ci is not None:
+        for label, request in requests:
+            if SLATE_COLUMNS[request.metric.name][1] is not None:
+                raise MetricParameterError(
+                    f"ci= is not available for {label!r}: a self-normalised slate estimate "
+                    "is not a sum over rounds; ask for its interval from slate_ips, "
+                    "slate_iips or slate_rips"
+                )
+    reading = {
+        label: (label, _w(SLATE_COLUMNS[request.metric.name][0])) for label, request in requests
+    }
+    return over_rounds(rows, reading, by, round_id, checks, options)
+
+
+def _checks(columns: list[str], keys: list[str], reward: str) -> list[Check]:
+    checks = []
+    for column in columns:
+        logged = pl.col(column).cast(pl.Float64)
+        checks.append(
+            Check(
+                f"log_{column}",
+                ~(logged > 0.0).fill_null(False) | (logged > 1.0) | logged.is_nan(),
+                InvalidValueError,
+                f"column {column!r} of the log has {{n}} value(s) that are null, NaN, 0, "
+                "negative or above 1 (first: {first}); it is the logging policy's "
+                "probability of the logged slate, in (0, 1]",
+            )
+        )
+    reward_col = pl.col(reward)
+    checks += [
+        Check(
+            "reward",
+            reward_col.is_null() | reward_col.cast(pl.Float64).is_nan(),
+            InvalidValueError,
+            f"column {reward!r} of the log has {{n}} null or NaN value(s) (first: {{first}}); "
+            "every logged slot needs its reward: drop those rows",
+        ),
+        Check(
+            "policy_round",
+            pl.col(_IN_P).is_null(),
+            QuerySetError,
+            "{n} log row(s) have a (round_id, position) the policy table lacks (first: "
+            "{first}): the policy needs the propensities of every logged slot",
+        ),
+        Check(
+            "dup",
+            pl.col(_DUP),
+            DuplicateError,
+            "{n} row(s) share a (round_id, position) with another in the log or the policy "
+            "table (first: {first}): keep one row per slot",
+        ),
+    ]
+    for column in columns:
+        e = pl.col(_e(column))
+        checks.append(
+            Check(
+                f"policy_{column}",
+                pl.col(_IN_P).fill_null(False) & ~e.is_between(0.0, 1.0).fill_null(False),
+                InvalidValueError,
+                f"column {column!r} of the policy table has {{n}} value(s) that are null, "
+                "NaN, negative or above 1 (first: {first}): propensities are in [0, 1]",
+            )
+        )
+    return checks
