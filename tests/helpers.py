@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import polars as pl
 from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def docs_hook(name: str) -> ModuleType:
+    """A docs build hook (docs/hooks/NAME.py), which is not part of the package."""
+    spec = importlib.util.spec_from_file_location(
+        f"_docs_hook_{name}", ROOT / "docs/hooks" / f"{name}.py"
+    )
+    if spec is None or spec.loader is None:
+        raise ImportError(f"docs/hooks/{name}.py cannot be loaded")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def judged_list(query_id: str, relevance: list[float]) -> pl.DataFrame:

@@ -9,32 +9,20 @@ follow numpydoc.
 from __future__ import annotations
 
 import doctest
-import importlib.util
 import re
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from numpydoc.validate import validate
 
 import polars_irmetrics as irm
 
+from .helpers import docs_hook
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _hook(name: str) -> ModuleType:
-    """A docs build hook (docs/hooks/), which is not part of the package."""
-    spec = importlib.util.spec_from_file_location(
-        f"_docs_hook_{name}", ROOT / "docs/hooks" / f"{name}.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-CATALOGUE = _hook("catalogue")
+CATALOGUE = docs_hook("catalogue")
 catalogue_markdown = CATALOGUE.catalogue_markdown
 #: numpydoc checks every public docstring must pass: a docstring, every parameter
 #: documented and no unknown one, a Returns and an Examples section, clean sections.

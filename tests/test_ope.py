@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from polars_irmetrics.door.catalogue import EXAMPLE_OPE_LOG, EXAMPLE_OPE_POLICY
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import (
@@ -31,6 +30,8 @@ from polars_irmetrics.errors import (
     QuerySetError,
     SupportWarning,
 )
+
+from .helpers import docs_hook
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ope"
 EXPECTED = json.loads((FIXTURES / "obp_expected.json").read_text())
@@ -143,7 +144,9 @@ def test_columns_by_keyword(frame_kind: str) -> None:
 
 
 # the catalogue's worked example: three rounds, the logger's pscore 0.5 throughout
-_LOG = EXAMPLE_OPE_LOG
+CATALOGUE = docs_hook("catalogue")
+EXAMPLE_OPE_POLICY: pl.DataFrame = CATALOGUE.EXAMPLE_OPE_POLICY
+_LOG: pl.DataFrame = CATALOGUE.EXAMPLE_OPE_LOG
 _PI = EXAMPLE_OPE_POLICY.drop("q_hat")
 #: the log of build_ope_plan's example: the logger chose 'a' (0.5) in every round
 _ALL_A = _LOG.with_columns(action=pl.lit("a"))
