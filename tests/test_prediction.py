@@ -31,8 +31,10 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list
 from polars_irmetrics.prediction.parts import (
     merge_means,
+    merge_scale,
     merge_statistics,
     part_means,
+    part_scale,
     part_statistics,
 )
 
@@ -77,13 +79,26 @@ def binary_tables(draw: st.DrawFn) -> pl.DataFrame:
 
 
 @st.composite
-def rating_tables(draw: st.DrawFn) -> pl.DataFrame:
+def rating_tables(draw: st.DrawFn, scales: tuple[float, ...] = (1.0,)) -> pl.DataFrame:
+    """Ratings 1..5 and predictions (ties), times a scale drawn from ``scales``."""
     n = draw(st.integers(2, 30))
     labels = draw(st.lists(st.integers(1, 5), min_size=n, max_size=n))
     labels[0], labels[1] = 1, 5  # not constant
     preds = draw(st.lists(st.sampled_from([1.0, 2.5, 3.0, 4.25, 5.0]), min_size=n, max_size=n))
     weights = draw(st.lists(st.sampled_from(WEIGHTS), min_size=n, max_size=n))
-    return pl.DataFrame({"label": labels, "prediction": preds, "w": weights})
+    scale = draw(st.sampled_from(scales))
+    return pl.DataFrame(
+        {
+            "label": [v * scale for v in labels],
+            "prediction": [v * scale for v in preds],
+            "w": weights,
+        }
+    )
+
+
+#: Scales of the rating paths' tests: far below 2**-64 per squared error and beyond
+#: 2**32 (the units of the sums before they were scaled), to the ends of float64.
+SCALES = (1.0, 1e-10, 3e-300, 2.0**-1060, 1e12, 1e150, 1.5e300)
 
 
 def _close(ours: float | None, theirs: float) -> None:
@@ -772,6 +787,25 @@ def test_out_of_core_auc_equals_the_ranked_auc(
 
 
 # --------------------------------------------------------------------------- parts
+def _merged_parts(
+    split: list[pl.LazyFrame],
+    requests: list[tuple[str, Any]],
+    options: EvalOptions,
+    *,
+    rating: bool,
+) -> pl.DataFrame:
+    """The engines' means from the parts ``split``: for the rating metrics the scale
+    first, then the means of r2 and explained_variance, then the sums."""
+    first = None
+    if rating:
+        maxima = pl.concat([part_scale(t, requests, options) for t in split])
+        first = merge_scale(maxima, options).collect()
+        means = pl.concat([part_means(t, requests, options, first=first) for t in split])
+        first = merge_means(means, options).collect()
+    pieces = [part_statistics(t, requests, options, first=first) for t in split]
+    return merge_statistics(pl.concat(pieces, how="diagonal"), requests, options).collect()
+
+
 @property_settings(max_examples=15)
 @given(
     data=st.data(),
@@ -785,7 +819,7 @@ def test_part_statistics_merge_to_evaluate(
 ) -> None:
     """The engines' means: statistics of parts of a log (split by user), merged, equal
     evaluate's over the whole log to the last bit (DataFrame, LazyFrame, buckets=)."""
-    table = data.draw(binary_tables() if kind == "binary" else rating_tables())
+    table = data.draw(binary_tables() if kind == "binary" else rating_tables(SCALES))
     n = table.height
     table = table.with_columns(
         query_id=pl.Series(data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n))),
@@ -799,12 +833,7 @@ def test_part_statistics_merge_to_evaluate(
     options = EvalOptions.build(**kw)
     requests = parse_metric_list(metrics)
     split = [table.filter(pl.col("query_id") % parts == k).lazy() for k in range(parts)]
-    means = None
-    if kind == "rating":  # r2 and explained_variance: the means first (two passes)
-        first = pl.concat([part_means(t, requests, options) for t in split])
-        means = merge_means(first, options).collect()
-    pieces = [part_statistics(t, requests, options, means=means) for t in split]
-    got = merge_statistics(pl.concat(pieces, how="diagonal"), requests, options).collect()
+    got = _merged_parts(split, requests, options, rating=kind == "rating")
     # every value to the last bit, nulls equal: the same integers, the same float steps
     assert got.schema == want.schema
     assert got.to_dict(as_series=False) == want.to_dict(as_series=False)
@@ -816,11 +845,11 @@ def test_part_statistics_merge_to_evaluate(
         assert other.to_dict(as_series=False) == want.to_dict(as_series=False)
 
 
-def test_sums_beyond_the_units_fall_back_to_floats() -> None:
-    """A term of 2**32 or more (a rating error of 65,536 or more) does not fit the
-    fixed-point units: that sum is added as floats (the value still scikit-learn's), and
-    the parts' merge gives it too (to 1e-12: only then may paths differ in the last
-    bits); the sums without such terms stay exact."""
+def test_large_rating_errors_are_scaled_into_the_units() -> None:
+    """A rating error of 65,536 or more (a term of 2**32 or more unscaled) is kept in
+    the fixed-point units once the group is scaled by a power of two (module doc of
+    prediction/statistics.py): scikit-learn's value, and the parts' merge gives it to
+    the last bit."""
     table = pl.DataFrame(
         {
             "label": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
@@ -837,13 +866,8 @@ def test_sums_beyond_the_units_fall_back_to_floats() -> None:
     _close(got["explained_variance"].item(), skm.explained_variance_score(y, p))
     options, requests = EvalOptions.build(), parse_metric_list(metrics)
     split = [table.filter(pl.col("query_id") == k).lazy() for k in range(3)]
-    means = merge_means(pl.concat([part_means(t, requests, options) for t in split]), options)
-    pieces = [part_statistics(t, requests, options, means=means.collect()) for t in split]
-    merged = merge_statistics(pl.concat(pieces, how="diagonal"), requests, options).collect()
-    for column in metrics:
-        _close(merged[column].item(), got[column].item())
-    # mae's terms are below 2**32: exact on every path
-    assert merged["mae"].item() == got["mae"].item()
+    merged = _merged_parts(split, requests, options, rating=True)
+    assert merged.to_dict(as_series=False) == got.to_dict(as_series=False)
 
 
 # --------------------------------------------------------------------------- same bits
@@ -869,7 +893,7 @@ def test_shuffled_rows_give_the_same_bits_on_every_path(
     """The same rows in another order give the same bits: per-query values of a
     DataFrame, a LazyFrame and buckets=, the expression functions in a group_by (per
     query and per segment) and over the whole table, all equal, weighted or not."""
-    table = data.draw(binary_tables() if kind == "binary" else rating_tables())
+    table = data.draw(binary_tables() if kind == "binary" else rating_tables(SCALES))
     n = table.height
     table = table.with_columns(
         query_id=pl.Series(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n))),
@@ -900,3 +924,109 @@ def test_shuffled_rows_give_the_same_bits_on_every_path(
     for metric in metrics:
         assert grouped[metric].to_list() == means[metric].to_list(), metric
         assert selected[metric].to_list() == whole[metric].to_list(), metric
+
+
+# --------------------------------------------------------------------------- numeric scale
+#: The rating metrics, scikit-learn's function of each, and how each scales with the data.
+RATING_PEERS: list[tuple[str, SkFn, int]] = [
+    ("rmse", skm.root_mean_squared_error, 1),
+    ("mae", skm.mean_absolute_error, 1),
+    ("mse", skm.mean_squared_error, 2),
+    ("r2", skm.r2_score, 0),
+    ("explained_variance", skm.explained_variance_score, 0),
+]
+
+
+@st.composite
+def real_ratings(draw: st.DrawFn) -> pl.DataFrame:
+    """Labels and predictions of three significant digits (not constant), a query id,
+    a segment and weights of any scale."""
+    n = draw(st.integers(2, 25))
+    digits = st.integers(-999, 999)
+    labels = draw(st.lists(digits, min_size=n, max_size=n))
+    labels[0], labels[1] = -500, 700  # not constant
+    preds = draw(st.lists(digits, min_size=n, max_size=n))
+    weights = draw(st.lists(st.integers(1, 100), min_size=n, max_size=n))
+    weight_scale = draw(st.sampled_from([1.0, 1e-30, 1e7]))  # below 2**32 (refused)
+    return pl.DataFrame(
+        {
+            "label": [v / 100 for v in labels],
+            "prediction": [v / 100 for v in preds],
+            "w": [v * weight_scale for v in weights],
+            "query_id": draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)),
+            "segment": draw(st.lists(st.sampled_from("ab"), min_size=n, max_size=n)),
+        }
+    )
+
+
+def _rating_values(
+    table: pl.DataFrame, frame_kind: str, weight: str | None, **kw: Any
+) -> dict[str, list[Any]]:
+    """evaluate's values of the rating metrics (DataFrame or LazyFrame), as lists."""
+    metrics = [name for name, _, _ in RATING_PEERS]
+    frame: pl.DataFrame | pl.LazyFrame = table if frame_kind == "DataFrame" else table.lazy()
+    out = irm.evaluate(frame, metrics, sample_weight=weight, **kw)
+    result = out.collect() if isinstance(out, pl.LazyFrame) else out
+    return result.select(metrics).to_dict(as_series=False)
+
+
+@pytest.mark.parametrize("frame_kind", ["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@property_settings(max_examples=8)
+@given(table=real_ratings(), exponent=st.integers(-12, 12))
+def test_rating_metrics_do_not_depend_on_the_scale_of_the_data(
+    frame_kind: str, weighted: bool, table: pl.DataFrame, exponent: int
+) -> None:
+    """r2 and explained_variance are the same, rmse, mae (and mse) scale with the data
+    (labels and predictions times 10**exponent), each scikit-learn's to 1e-12 relative:
+    the mean, by segment, per query, out of core and as expressions (whole table and in
+    a group_by)."""
+    scale = 10.0**exponent
+    scaled = table.with_columns(pl.col("label", "prediction") * scale)
+    weight = "w" if weighted else None
+    y, p, w = (scaled[c].to_numpy() for c in ("label", "prediction", "w"))
+    means = _rating_values(scaled, frame_kind, weight)
+    unscaled = _rating_values(table, frame_kind, weight)
+    exprs = {f.__name__: f(sample_weight=weight) for f in _RATING_FNS}
+    selected = scaled.select(e.alias(m) for m, e in exprs.items())
+    for name, peer, power in RATING_PEERS:
+        want = peer(y, p, sample_weight=w if weighted else None)
+        _close(means[name][0], want)
+        _close(means[name][0] / scale**power, unscaled[name][0])
+        _close(selected[name].item(), want)
+    # in groups: by segment (out of core too) and per query, evaluate and expressions
+    for kw in ({"by": "segment"}, {"by": "segment", "buckets": 2}, {"per_query": True}):
+        got = _rating_values(scaled, frame_kind, weight, **kw)
+        keys = ["segment"] if "by" in kw else ["query_id"]
+        grouped = scaled.group_by(keys).agg(e.alias(m) for m, e in exprs.items()).sort(keys)
+        for (key,), part in scaled.group_by(keys, maintain_order=False):
+            index = grouped[keys[0]].to_list().index(key)
+            y, p, w = (part[c].to_numpy() for c in ("label", "prediction", "w"))
+            for name, peer, _ in RATING_PEERS:
+                if name in ("r2", "explained_variance") and len(set(y.tolist())) < 2:
+                    assert got[name][index] is None  # constant labels: undefined
+                    continue
+                want = peer(y, p, sample_weight=w if weighted else None)
+                _close(got[name][index], want)
+                assert grouped[name][index] == got[name][index], name
+
+
+_RATING_FNS = [irm.rmse, irm.mae, irm.mse, irm.r2, irm.explained_variance]
+
+
+@pytest.mark.parametrize("scale", [1e-9, 1e-10, 1e-300, 1e200])
+def test_the_issues_r2_at_tiny_and_huge_scales(frame_kind: str, scale: float) -> None:
+    """Issue 38: targets about 1e-9 gave r2 -0.26 where scikit-learn gives -0.169, and
+    0 (rmse) and null (r2) at 1e-10: the fixed-point units of 2**-64 held no squared
+    error of that scale."""
+    table = pl.DataFrame(
+        {
+            "label": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            "prediction": [1.5, 2.75, 2.0, 4.5, 6.5, 4.25],
+        }
+    ).with_columns(pl.all() * scale)
+    y, p = table["label"].to_numpy(), table["prediction"].to_numpy()
+    got = _rating_values(table, frame_kind, None)
+    _close(got["r2"][0], skm.r2_score(y / scale, p / scale))
+    _close(got["rmse"][0] / scale, skm.root_mean_squared_error(y / scale, p / scale))
+    _close(got["mae"][0] / scale, skm.mean_absolute_error(y / scale, p / scale))

@@ -85,6 +85,7 @@ from polars_irmetrics.prediction.statistics import (
     AUC_Q,
     HISTOGRAM_METRICS,
     NUM_ROWS,
+    SCALE_K,
     finished,
     gauc_statistics,
     group_values,
@@ -92,10 +93,12 @@ from polars_irmetrics.prediction.statistics import (
     mean_terms,
     means_from,
     needs_means,
+    needs_scale,
     per_query_auc,
     score_histogram,
     statistic_aggs,
     statistic_terms,
+    with_scale,
 )
 
 __all__ = [
@@ -105,6 +108,8 @@ __all__ = [
     "build_prediction_plan",
     "group",
     "prepare_rows",
+    "scale_aggs",
+    "with_first_passes",
     "with_means",
 ]
 
@@ -225,10 +230,10 @@ def _means_plan(
     them from their parts' statistics, with the same float operations."""
     by = list(options.by_keys)
     scope = prepared.scope
-    if needs_means(requests):
-        prepared = replace(prepared, rows=with_means(prepared.rows, scope, by))
+    prepared = replace(prepared, rows=with_first_passes(prepared.rows, scope, by, requests))
     terms = statistic_terms(scope, requests)
-    stats = prepared.grouped(by, [pl.len().cast(pl.Int64).alias(NUM_ROWS), *statistic_aggs(terms)])
+    aggs = [pl.len().cast(pl.Int64).alias(NUM_ROWS), *statistic_aggs(terms), *scale_aggs(requests)]
+    stats = prepared.grouped(by, aggs)
     names = {req.metric.name for _, req in requests}
     if "gauc" in names:
         per_query = per_query_auc(prepared.rows, scope, [*by, options.query_id])
@@ -259,10 +264,34 @@ def _means_plan(
     return prepared.raising(result, by)
 
 
+def with_first_passes(
+    rows: pl.LazyFrame,
+    scope: PredictionScope,
+    by: list[str],
+    requests: Sequence[tuple[str, MetricRequest]],
+) -> pl.LazyFrame:
+    """``rows`` with what the ``requests`` read of their group beside each row: the
+    scale of the rating metrics
+    (:data:`~polars_irmetrics.prediction.statistics.SCALE_COLUMNS`) and the means of
+    ``r2`` and ``explained_variance`` (:func:`with_means`)."""
+    if needs_scale(requests):
+        rows = with_scale(rows, scope, by)
+    if needs_means(requests):
+        rows = with_means(rows, scope, by)
+    return rows
+
+
+def scale_aggs(requests: Sequence[tuple[str, MetricRequest]]) -> list[pl.Expr]:
+    """Group context: the group's scale exponent beside its statistics (``finished``
+    unscales the rating metrics with it), for the rating metrics."""
+    return [pl.col(SCALE_K).first()] if needs_scale(requests) else []
+
+
 def with_means(rows: pl.LazyFrame, scope: PredictionScope, by: list[str]) -> pl.LazyFrame:
-    """``rows`` with their group's mean label and mean residual beside each row (the
-    first pass of ``r2`` and ``explained_variance``), computed from the same statistics
-    as the engines' (:func:`~polars_irmetrics.prediction.statistics.means_from`)."""
+    """``rows`` (with their scale, :func:`with_first_passes`) with their group's mean
+    label and mean residual beside each row (the pass of ``r2`` and
+    ``explained_variance`` before their spreads), computed from the same statistics as
+    the engines' (:func:`~polars_irmetrics.prediction.statistics.means_from`)."""
     terms = mean_terms(scope)
     aggs = statistic_aggs(terms)
     windows = [a.over(by) for a in aggs] if by else aggs
