@@ -786,6 +786,46 @@ def test_out_of_core_auc_equals_the_ranked_auc(
             assert math.isclose(ranges["auc"].item(), want, rel_tol=1e-15, abs_tol=1e-15)
 
 
+#: Scores at the ends of float64: the largest finite, subnormal, the smallest normal.
+EXTREME_SCORES = [-1.7e308, 1.7e308, 5e-324, -5e-324, 1e-320, 2.2250738585072014e-308, 0.0]
+
+
+@pytest.mark.parametrize("frame_kind", ["DataFrame", "LazyFrame"])
+@property_settings(max_examples=15)
+@given(
+    data=st.data(),
+    buckets=st.sampled_from([1, 2, 5]),
+    weighted=st.booleans(),
+    tiny=st.booleans(),
+)
+def test_out_of_core_auc_on_scores_of_any_magnitude(
+    frame_kind: str, data: Any, buckets: int, weighted: bool, tiny: bool
+) -> None:
+    """Issue 38: buckets= raised polars' cast error on scores spanning +-1.7e308 (their
+    width overflowed) and on subnormal scores (its reciprocal did): any finite scores
+    give the in-memory auc and pr_auc to the last bit, and scikit-learn's to 1e-12."""
+    finite = st.floats(allow_nan=False, allow_infinity=False)
+    subnormal = st.floats(min_value=-1e-307, max_value=1e-307, allow_subnormal=True)
+    score = st.one_of(subnormal if tiny else finite, st.sampled_from(EXTREME_SCORES))
+    n = data.draw(st.integers(2, 30))
+    scores = data.draw(st.lists(score, min_size=n, max_size=n))
+    labels = data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    labels[0], labels[1] = 0, 1  # both classes
+    weights = data.draw(st.lists(st.sampled_from(WEIGHTS), min_size=n, max_size=n))
+    table = pl.DataFrame({"label": labels, "prediction": scores, "w": weights})
+    weight = "w" if weighted else None
+    frame: pl.DataFrame | pl.LazyFrame = table if frame_kind == "DataFrame" else table.lazy()
+    metrics = ["auc", "pr_auc"]
+    out = irm.evaluate(frame, metrics, sample_weight=weight, buckets=buckets)
+    got = out.collect() if isinstance(out, pl.LazyFrame) else out
+    assert got.rows() == irm.evaluate(table, metrics, sample_weight=weight).rows()
+    y, p, w = labels, table["prediction"].to_numpy(), table["w"].to_numpy()
+    sw = w if weighted else None
+    with np.errstate(over="ignore", invalid="ignore"):  # its input check sums the scores
+        _close(got["auc"].item(), skm.roc_auc_score(y, p, sample_weight=sw))
+        _close(got["pr_auc"].item(), skm.average_precision_score(y, p, sample_weight=sw))
+
+
 # --------------------------------------------------------------------------- parts
 def _merged_parts(
     split: list[pl.LazyFrame],
