@@ -88,7 +88,6 @@ from polars_irmetrics.prediction.statistics import (
     SCALE_K,
     finished,
     gauc_statistics,
-    group_values,
     histogram_values,
     mean_terms,
     means_from,
@@ -203,9 +202,14 @@ def build_prediction_plan(
     areas = (*HISTOGRAM_METRICS, "gauc")
     histogram = [(label, req) for label, req in requests if req.metric.name in areas]
     rest = [(label, req) for label, req in requests if req.metric.name not in areas]
-    values = group_values(prepared.scope, rest)
-    metric_exprs = [values[label].alias(label) for label, _ in rest]
-    result = prepared.grouped(keys, [pl.len().cast(pl.Int64).alias(NUM_ROWS), *metric_exprs])
+    # the rest from each query's statistics, with its scale and means beside its rows
+    # (windows, computed once per query): group_values' integers and float operations,
+    # without its nested aggregations (a group context evaluates each reference again)
+    scope = prepared.scope
+    rest_rows = with_first_passes(prepared.rows, scope, keys, rest)
+    aggs = [pl.len().cast(pl.Int64).alias(NUM_ROWS), *statistic_aggs(statistic_terms(scope, rest))]
+    result = replace(prepared, rows=rest_rows).grouped(keys, [*aggs, *scale_aggs(rest)])
+    result = result.with_columns(value.alias(label) for label, value in finished(rest))
     if histogram and prepared.scope.w is None:  # the same bits (exact_auc), faster
         ranked = [(label, req) for label, req in histogram if req.metric.name != "pr_auc"]
         histogram = [(label, req) for label, req in histogram if req.metric.name == "pr_auc"]

@@ -24,13 +24,16 @@ numbers of any scale: their labels and predictions are first multiplied by a pow
 two ``2**k`` chosen per group from their largest magnitude ``m`` (a first pass,
 :func:`scale_maxima` and :func:`scale_from`: ``m 2**k`` between ``2**9`` and ``2**12``),
 and their weights by ``2**c`` (the largest weight between 1/2 and 4): exact
-multiplications, so every term is below ``2**32`` and kept in units of ``2**-64``, and
-each value is unscaled once at the end (``r2`` and ``explained_variance`` are ratios:
-the powers of two cancel). A term is then exact to ``2**-92`` of the group's largest
-squared label or prediction, whatever its scale, for every finite label and prediction
-(``1e-300`` as ``1e300``); a squared error below that (predictions equal to the labels
-to about 15 significant digits of the largest one) counts as 0. ``mse`` of numbers
-beyond ``1e154`` is infinite (its square is), ``rmse`` is not. The binary metrics read
+multiplications (a residual is scaled after the subtraction), so every term is below
+``2**32`` and kept in units of ``2**-64``, and each value is unscaled once at the end
+(``r2`` and ``explained_variance`` are ratios: the powers of two cancel). A term is then
+exact to ``2**-92`` of the group's largest squared label or prediction, whatever its
+scale, for labels and predictions from ``2**-1012`` (2e-305) to the largest float; a
+squared error below that (predictions equal to the labels to about 15 significant
+digits of the largest one) counts as 0. Below ``2**-1012`` (subnormal numbers, which
+carry fewer digits themselves) the factor stays ``2**1022``. ``mse`` of numbers beyond
+``1e154`` is infinite (its square is), ``rmse`` is not, unless a residual itself
+overflows (a label of ``-1e308`` predicted ``1e308``). The binary metrics read
 probabilities in ``[0, 1]`` and keep their terms unscaled: a term (a weight) below
 ``2**-64`` in magnitude counts as 0 there.
 
@@ -155,42 +158,38 @@ Total = Callable[[str], pl.Expr]
 
 #: The metrics that read the label as a number of any scale (module doc).
 RATING_METRICS = frozenset({"rmse", "mae", "mse", "r2", "explained_variance"})
-#: The scale of a group's rating statistics (:func:`scale_from`): the exponents ``k`` of
-#: its labels and predictions and ``c`` of its weights (Int64), and the factors that
-#: multiply them, ``2**k`` and ``2**c`` each as two powers of two (Float64: ``2**k``
-#: alone may be beyond a float's range).
+#: The scale of a group's rating statistics (:func:`scale_from`): the exponent ``k`` of
+#: its labels and predictions (Float64, a whole number), the factors ``2**k`` that
+#: multiply them and ``2**c`` that multiply its weights (Float64).
 SCALE_K = f"{INTERNAL}scale_k"
-_SCALE_C = f"{INTERNAL}scale_c"
-_F1, _F2 = f"{INTERNAL}scale_f1", f"{INTERNAL}scale_f2"
-_G1, _G2 = f"{INTERNAL}scale_g1", f"{INTERNAL}scale_g2"
-SCALE_COLUMNS = (SCALE_K, _SCALE_C, _F1, _F2, _G1, _G2)
+_F = f"{INTERNAL}scale_f"
+_G = f"{INTERNAL}scale_g"
+SCALE_COLUMNS = (SCALE_K, _F, _G)
 #: The columns of :func:`scale_maxima`: a group's largest label or prediction magnitude
 #: and its largest weight.
 _MAX_V = f"{INTERNAL}max_v"
 _MAX_W = f"{INTERNAL}max_w"
+#: The largest magnitudes are clipped to these before their exponent is taken: every
+#: factor is then a float (``2**1023`` at most); labels and predictions all below
+#: ``2**-1012`` (subnormal numbers, 2e-305) are scaled by ``2**1022`` only.
+_LOWEST_V, _LOWEST_W, _HIGHEST = 2.0**-1012, 2.0**-1022, 2.0**1023
 
 
 class _Scale(NamedTuple):
     """A group's scale (:data:`SCALE_COLUMNS`) as expressions: columns beside each row,
-    or aggregations in a group context."""
+    or aggregations in a group context. Each factor is referred to once per term: a
+    group context evaluates every reference again (a residual is scaled after the
+    subtraction, which gives the same float but where it overflows)."""
 
     k: pl.Expr = pl.col(SCALE_K)
-    f1: pl.Expr = pl.col(_F1)
-    f2: pl.Expr = pl.col(_F2)
-    g1: pl.Expr = pl.col(_G1)
-    g2: pl.Expr = pl.col(_G2)
-
-    def value(self, s: PredictionScope) -> pl.Expr:
-        return s.value * self.f1 * self.f2
-
-    def p(self, s: PredictionScope) -> pl.Expr:
-        return s.p * self.f1 * self.f2
+    f: pl.Expr = pl.col(_F)
+    g: pl.Expr = pl.col(_G)
 
     def weights(self, s: PredictionScope) -> pl.Expr:
-        return s.weights * self.g1 * self.g2
+        return s.weights if s.w is None else s.w * self.g
 
     def weighted(self, s: PredictionScope, term: pl.Expr) -> pl.Expr:
-        return term if s.w is None else term * (s.w * self.g1 * self.g2)
+        return term if s.w is None else term * (s.w * self.g)
 
 
 #: The scale as columns beside each row (:func:`with_scale`).
@@ -199,12 +198,12 @@ _BESIDE = _Scale()
 
 def _pow2(exponent: pl.Expr) -> pl.Expr:
     """``2**exponent`` (exact: a power of two within a float's range)."""
-    return pl.lit(2.0, pl.Float64).pow(exponent.cast(pl.Float64))
+    return pl.lit(2.0, pl.Float64).pow(exponent)
 
 
 def _unscaled(value: pl.Expr, exponent: pl.Expr) -> pl.Expr:
-    """``value * 2**exponent`` in three exact steps (an exponent of the scale may reach
-    about 2,200 in magnitude, beyond a float's range)."""
+    """``value * 2**exponent`` in three exact steps (the exponent may reach about 2,050
+    in magnitude, beyond a float's range)."""
     a = exponent // 3
     b = (exponent - a) // 2
     return value * _pow2(a) * _pow2(b) * _pow2(exponent - a - b)
@@ -224,30 +223,21 @@ def scale_maxima(s: PredictionScope) -> list[pl.Expr]:
     return [m.cast(pl.Float64).alias(_MAX_V), w.cast(pl.Float64).alias(_MAX_W)]
 
 
-def _exponent(m: pl.Expr, top: int) -> pl.Expr:
-    """``top - floor(log2 m)`` (Int64; 0 where ``m`` is 0, null or not finite):
-    ``m 2**exponent`` is within a factor 2 of ``[2**top, 2**(top + 1))`` (the logarithm
-    may be one off near a power of two)."""
-    fine = m.is_finite() & (m > 0)
-    return pl.when(fine).then(top - m.log(2).floor()).otherwise(0.0).cast(pl.Int64)
+def _exponent(m: pl.Expr, top: int, lowest: float) -> pl.Expr:
+    """``top - floor(log2 m)``, ``m`` clipped to ``[lowest, 2**1023]`` (0 and infinity
+    too: their terms are 0, or not finite and added as floats): ``m 2**exponent`` is
+    within a factor 2 of ``[2**top, 2**(top + 1))`` (the logarithm may be one off near
+    a power of two); NaN for NaN."""
+    return top - m.clip(lowest, _HIGHEST).log(2).floor()
 
 
 def scale_from(max_v: pl.Expr, max_w: pl.Expr) -> list[pl.Expr]:
     """The columns :data:`SCALE_COLUMNS` from a group's maxima (:func:`scale_maxima`):
-    labels and predictions up to below ``2**12`` (a residual and its spread around its
-    mean below ``2**14``, a squared one below ``2**28``), weights below 4: every term
-    below ``2**30``."""
-    k = _exponent(max_v, 10)
-    c = _exponent(max_w, 0)
-    half_k, half_c = k // 2, c // 2
-    return [
-        k.alias(SCALE_K),
-        c.alias(_SCALE_C),
-        _pow2(half_k).alias(_F1),
-        _pow2(k - half_k).alias(_F2),
-        _pow2(half_c).alias(_G1),
-        _pow2(c - half_c).alias(_G2),
-    ]
+    labels and predictions below ``2**12`` (a residual and its spread around its mean
+    below ``2**14``, a squared one below ``2**28``), weights below 4 (1 without
+    weights): every term below ``2**30``."""
+    k = _exponent(max_v, 10, _LOWEST_V)
+    return [k.alias(SCALE_K), _pow2(k).alias(_F), _pow2(_exponent(max_w, 0, _LOWEST_W)).alias(_G)]
 
 
 def with_scale(rows: pl.LazyFrame, s: PredictionScope, by: list[str]) -> pl.LazyFrame:
@@ -276,11 +266,10 @@ def mean_terms(s: PredictionScope, scale: _Scale = _BESIDE) -> dict[str, pl.Expr
     """The pass of ``r2`` and ``explained_variance`` after the scale: the terms of the
     weight, the label and the residual ``v - p`` (scaled, module doc), whose sums give
     the group's means."""
-    v = scale.value(s)
     return {
         _WR: scale.weights(s),
-        _V: scale.weighted(s, v),
-        _R: scale.weighted(s, v - scale.p(s)),
+        _V: scale.weighted(s, s.value * scale.f),
+        _R: scale.weighted(s, (s.value - s.p) * scale.f),
     }
 
 
@@ -306,7 +295,6 @@ def statistic_terms(
     terms: dict[str, pl.Expr] = {_W: s.weights}
     if needs_scale(requests):
         terms[_WR] = scale.weights(s)
-    value, p = scale.value(s), scale.p(s)
     for _, req in requests:
         name = req.metric.name
         if name in ("logloss", "ne"):
@@ -318,13 +306,13 @@ def statistic_terms(
         if name == "brier":
             terms[_BRIER] = s.weighted((s.p - s.y) ** 2)
         if name in ("mse", "rmse", "r2"):
-            terms[_SQ] = scale.weighted(s, (p - value) ** 2)
+            terms[_SQ] = scale.weighted(s, ((s.p - s.value) * scale.f) ** 2)
         if name == "mae":
-            terms[_ABS] = scale.weighted(s, (p - value).abs())
+            terms[_ABS] = scale.weighted(s, (s.p - s.value).abs() * scale.f)
         if name in ("r2", "explained_variance"):
-            terms[_M2V] = scale.weighted(s, (value - mean_v) ** 2)
+            terms[_M2V] = scale.weighted(s, (s.value * scale.f - mean_v) ** 2)
         if name == "explained_variance":
-            terms[_M2R] = scale.weighted(s, (value - p - mean_r) ** 2)
+            terms[_M2R] = scale.weighted(s, ((s.value - s.p) * scale.f - mean_r) ** 2)
         if name == "ece":
             bins = ece_bins(req.params(1.0))
             index = ece_bin(s, bins)
@@ -598,7 +586,7 @@ def group_values(
     if needs_scale(rest):
         maxima = _totals(scale_maxima(s))
         columns = _totals(scale_from(maxima[_MAX_V], maxima[_MAX_W]))
-        scale = _Scale(*(columns[c] for c in (SCALE_K, _F1, _F2, _G1, _G2)))
+        scale = _Scale(*(columns[c] for c in SCALE_COLUMNS))
         scale_k = columns[SCALE_K]
     if needs_means(rest):
         mean_totals = _totals(statistic_aggs(mean_terms(s, scale)))
