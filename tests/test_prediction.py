@@ -1070,3 +1070,206 @@ def test_the_issues_r2_at_tiny_and_huge_scales(frame_kind: str, scale: float) ->
     _close(got["r2"][0], skm.r2_score(y / scale, p / scale))
     _close(got["rmse"][0] / scale, skm.root_mean_squared_error(y / scale, p / scale))
     _close(got["mae"][0] / scale, skm.mean_absolute_error(y / scale, p / scale))
+
+
+# --------------------------------------------------------------------------- one answer
+@pytest.mark.parametrize("bins", [3, 10])
+@property_settings(max_examples=15)
+@given(data=st.data(), weighted=st.booleans())
+def test_ece_expression_equals_evaluate_bit_for_bit(data: Any, bins: int, weighted: bool) -> None:
+    """Issue 38: the bins' gaps were added as floats by a horizontal sum, in one order
+    eagerly and in another lazily, so irm.ece(...) differed from evaluate's mean in the
+    last bit: they are added as integers now (every form equal with ==)."""
+    n = data.draw(st.integers(2, 40))
+    probability = st.floats(0.0, 1.0, allow_nan=False)
+    table = pl.DataFrame(
+        {
+            "label": data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)),
+            "prediction": data.draw(st.lists(probability, min_size=n, max_size=n)),
+            "w": data.draw(st.lists(st.sampled_from(WEIGHTS), min_size=n, max_size=n)),
+            "segment": ["s"] * n,
+        }
+    )
+    weight = "w" if weighted else None
+    expr = irm.ece(bins=bins, sample_weight=weight).alias("ece")
+    metric = [f"ece@{bins}"]
+    want = irm.evaluate(table, metric, sample_weight=weight)[metric[0]].item()
+    lazy = irm.evaluate(table.lazy(), metric, sample_weight=weight).collect()
+    assert lazy[metric[0]].item() == want
+    assert table.select(expr).item() == want
+    assert table.lazy().select(expr).collect().item() == want
+    assert table.group_by("segment").agg(expr)["ece"].item() == want
+    assert table.lazy().group_by("segment").agg(expr).collect()["ece"].item() == want
+
+
+NULL_USER_LOG = pl.DataFrame(
+    {
+        "user": [1, 1, None, None],
+        "clicked": [1, 0, 1, 0],
+        "p_click": [0.8, 0.3, 0.4, 0.6],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "per_query", "where"),
+    [
+        (["gauc"], False, ""),
+        (["gauc(weighting='uniform')", "logloss"], False, ""),
+        (["auc"], True, " (first in the group user=None)"),
+        (["gauc", "rmse"], True, " (first in the group user=None)"),
+    ],
+)
+def test_null_user_ids_are_refused(
+    evaluate: Any, metrics: list[str], per_query: bool, where: str
+) -> None:
+    """Issue 38: a null user id became a user of its own in gauc and per_query=True,
+    where every other route refuses null ids."""
+    with pytest.raises(
+        irm.InvalidValueError,
+        match=re.escape(
+            f"column 'user' has 2 null value(s){where}; gauc and per_query=True read each "
+            "row's query (user), and a null id is none: drop those rows, e.g. "
+            ".drop_nulls('user'), or fill them, e.g. pl.col('user').fill_null(...)"
+        ),
+    ):
+        evaluate(
+            NULL_USER_LOG,
+            metrics,
+            label="clicked",
+            prediction="p_click",
+            query_id="user",
+            per_query=per_query,
+        )
+    # the global metrics do not read the user: its nulls are no error there
+    out = evaluate(NULL_USER_LOG, ["auc"], label="clicked", prediction="p_click")
+    assert out["auc"].item() == 0.75
+
+
+#: Every prediction metric, as a result column and its expression function.
+EVERY_METRIC: dict[str, Callable[..., pl.Expr]] = {
+    "auc": irm.auc,
+    "pr_auc": irm.pr_auc,
+    "logloss": irm.logloss,
+    "ne": irm.ne,
+    "brier": irm.brier,
+    "calibration": irm.calibration,
+    "ece": irm.ece,
+    "rmse": irm.rmse,
+    "mae": irm.mae,
+    "mse": irm.mse,
+    "r2": irm.r2,
+    "explained_variance": irm.explained_variance,
+}
+
+
+def test_all_zero_weights_give_null_everywhere(evaluate: Any) -> None:
+    """Issue 38: all-zero sample weights gave NaN (0 / 0) for logloss, brier, ece, rmse,
+    mae, mse, r2 and explained_variance, where auc gave null: with no weight a mean is
+    undefined, and undefined is null, for every metric: the mean, a by group, per
+    query and the expressions."""
+    log = pl.DataFrame(
+        {
+            "segment": ["zero"] * 4 + ["some"] * 4,
+            "user": [1, 1, 2, 2, 3, 3, 4, 4],
+            "clicked": [1, 0, 1, 0, 1, 0, 1, 0],
+            "p_click": [0.8, 0.3, 0.4, 0.6, 0.9, 0.2, 0.7, 0.5],
+            "w": [0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 0.5, 1.0],
+        }
+    )
+    kw: dict[str, Any] = {"label": "clicked", "prediction": "p_click", "sample_weight": "w"}
+    metrics = [*EVERY_METRIC, "gauc"]
+    zero = log.filter(pl.col("segment") == "zero")
+    mean = evaluate(zero, metrics, query_id="user", **kw)
+    by = evaluate(log, metrics, query_id="user", by="segment", **kw)
+    per_user = evaluate(log, list(EVERY_METRIC), query_id="user", per_query=True, **kw)
+    exprs = [f(label="clicked", prediction="p_click", sample_weight="w").alias(name)
+             for name, f in EVERY_METRIC.items()]  # fmt: skip
+    grouped = log.group_by("segment").agg(exprs).sort("segment")
+    for name in metrics:
+        assert mean[name].item() is None, name
+        assert by.filter(pl.col("segment") == "zero")[name].item() is None, name
+        assert by.filter(pl.col("segment") == "some")[name].item() is not None, name
+    for name in EVERY_METRIC:
+        assert per_user[name][:2].to_list() == [None, None], name
+        assert zero.select(exprs)[name].item() is None, name
+        assert grouped[name].to_list()[1] is None, name  # "zero" sorts after "some"
+
+
+# --------------------------------------------------------------------------- two tables
+_KEYS: dict[str, Any] = {
+    "label": "rating",
+    "prediction": "p",
+    "query_id": "user",
+    "doc_id": "item",
+}
+
+
+@pytest.mark.parametrize("unmatched", ["error", "drop"])
+@pytest.mark.parametrize(
+    ("side", "column"),
+    [("predictions", "user"), ("predictions", "item"), ("labels", "user"), ("labels", "item")],
+)
+def test_two_tables_null_keys_are_refused_on_their_side(
+    evaluate: Any, unmatched: str, side: str, column: str
+) -> None:
+    """Issue 38: a null key was called a duplicate "(e.g. None)" (or, dropped with
+    unmatched='drop', lost silently): it is a null, named on the side where it is."""
+    null_row = {"user": 1, "item": 99, "rating": 3, "p": 2.5, column: None}
+    pred, truth = PRED, TRUTH
+    if side == "predictions":
+        pred = pred.vstack(pl.DataFrame([null_row], schema=PRED.schema).select(PRED.columns))
+        pred = pred.vstack(pred.tail(1))  # twice: no duplicate reported for it
+    else:
+        truth = truth.vstack(pl.DataFrame([null_row], schema=TRUTH.schema).select(TRUTH.columns))
+    with pytest.raises(
+        irm.InvalidValueError,
+        match=re.escape(
+            f"column '{column}' of the {side} has {2 if side == 'predictions' else 1} null "
+            "value(s); a null key pairs with no row of the other table (and the pairs are "
+            f"the (user, item) keys): drop those rows, e.g. .drop_nulls('{column}'), or fill "
+            f"them, e.g. pl.col('{column}').fill_null(...)"
+        ),
+    ):
+        evaluate(pred, ["rmse"], labels=truth, unmatched=unmatched, **_KEYS)
+
+
+#: (id, predictions, labels, metrics, options): bad inputs of the prediction route
+_BAD_ROUTES: list[tuple[str, pl.DataFrame, pl.DataFrame | None, list[str], dict[str, Any]]] = [
+    ("missing prediction", PRED, TRUTH, ["rmse"], {**_KEYS, "prediction": "px"}),
+    ("missing by", PRED, TRUTH, ["rmse"], {**_KEYS, "by": "segment"}),
+    ("missing weight", PRED, TRUTH, ["rmse"], {**_KEYS, "sample_weight": "w"}),
+    ("missing label", PRED, TRUTH, ["rmse"], {**_KEYS, "label": "r"}),
+    ("missing key", PRED.drop("item"), TRUTH, ["rmse"], _KEYS),
+    ("null key", PRED.with_columns(item=pl.lit(None, pl.Int64)), TRUTH, ["mae"], _KEYS),
+    ("duplicate", PRED.vstack(PRED.head(1)), TRUTH, ["mae"], _KEYS),
+    ("one-sided", PRED.head(3), TRUTH, ["mae"], _KEYS),
+    ("key types", PRED.with_columns(pl.col("item").cast(pl.String)), TRUTH, ["mae"], _KEYS),
+    ("text rating", PRED, TRUTH.with_columns(pl.col("rating").cast(pl.String)), ["mae"], _KEYS),
+    ("null rating", PRED, TRUTH.with_columns(rating=pl.lit(None, pl.Int64)), ["mae"], _KEYS),
+    ("not a click", PRED, TRUTH, ["auc"], _KEYS),
+    ("probability", PRED, TRUTH.with_columns(rating=pl.lit(1)), ["logloss"], _KEYS),
+    ("null user", NULL_USER_LOG, None, ["gauc"], {"label": "clicked", "prediction": "p_click", "query_id": "user"}),  # noqa: E501
+    ("missing user", GAUC_LOG, None, ["gauc"], {"label": "clicked", "prediction": "p_click", "query_id": "u"}),  # noqa: E501
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "pred", "truth", "metrics", "options"), _BAD_ROUTES, ids=[c[0] for c in _BAD_ROUTES]
+)
+def test_no_internal_column_reaches_an_error_message(
+    evaluate: Any,
+    case: str,
+    pred: pl.DataFrame,
+    truth: pl.DataFrame | None,
+    metrics: list[str],
+    options: dict[str, Any],
+) -> None:
+    """Issue 38: a missing column of the predictions listed the join's internal
+    __irm_* columns (and the labels' columns) as its columns: no message of the
+    prediction route names an internal column."""
+    with pytest.raises(irm.IrmError) as raised:
+        evaluate(pred, metrics, labels=truth, **options)
+    assert "__irm" not in str(raised.value), str(raised.value)
+    if case.startswith("missing ") and truth is not None and "label" not in case:
+        assert "its columns: 'user', 'item', 'p')" in str(raised.value) or case == "missing key"

@@ -370,6 +370,7 @@ def prepare_rows(
             raise MetricParameterError(f"metric {label!r} does not read predictions")
     names = frozenset(req.metric.name for _, req in requests)
     needs_query = options.per_query or "gauc" in names
+    own = table.collect_schema()  # the table's own columns (the join adds internal ones)
     if labels is not None:
         table = _joined(table, labels, options)
     schema = table.collect_schema()
@@ -382,7 +383,7 @@ def prepare_rows(
         columns.append(options.sample_weight)
     if needs_query and labels is None:
         columns.append(options.query_id)
-    require_columns(schema, columns, frame, hint)
+    require_columns(own, columns, frame, hint)
     _check_dtypes(schema, options, names)
     scope = PredictionScope(
         options.label,
@@ -391,7 +392,7 @@ def prepare_rows(
         options.positive_label,
         options.query_id,
     )
-    checks = _checks(scope, schema, options, two_tables=labels is not None)
+    checks = _checks(scope, schema, options, two_tables=labels is not None, query=needs_query)
     rows = table.filter(pl.col(_SIDE) == "both") if labels is not None else table
     return Prepared(table, rows, scope, checks, names, options, labels is not None)
 
@@ -451,9 +452,10 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
         .otherwise(pl.lit("labels"))
     )
     joined = joined.with_columns(side.alias(_SIDE))
-    if options.unmatched == "drop":
-        joined = joined.filter(pl.col(_SIDE) == "both")
-    return joined.with_columns((pl.len().over(keys) > 1).alias(_DUP))
+    null_key = pl.any_horizontal(pl.col(k).is_null() for k in keys)
+    if options.unmatched == "drop":  # a null key is refused, not dropped (_checks)
+        joined = joined.filter((pl.col(_SIDE) == "both") | null_key)
+    return joined.with_columns(((pl.len().over(keys) > 1) & ~null_key).alias(_DUP))
 
 
 def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]) -> None:
@@ -494,13 +496,54 @@ def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]
         )
 
 
+def _key_checks(options: EvalOptions) -> list[_Check]:
+    """Two tables: a null ``query_id`` or ``doc_id`` on either side (it pairs with
+    nothing; a full join keeps it on its own side)."""
+    checks = []
+    for side in ("predictions", "labels"):
+        for field, column in (("query_id", options.query_id), ("doc_id", options.doc_id)):
+            checks.append(
+                _Check(
+                    f"null_{side}_{field}",
+                    (pl.col(_SIDE) == side) & pl.col(column).is_null(),
+                    pl.lit(None),
+                    InvalidValueError,
+                    f"column {{{field}!r}} of the {side} has {{n}} null value(s); a null "
+                    "key pairs with no row of the other table (and the pairs are the "
+                    f"({{query_id}}, {{doc_id}}) keys): drop those rows, e.g. "
+                    f".drop_nulls({{{field}!r}}), or fill them, e.g. "
+                    f"pl.col({{{field}!r}}).fill_null(...)",
+                )
+            )
+    return checks
+
+
 def _checks(
-    scope: PredictionScope, schema: pl.Schema, options: EvalOptions, *, two_tables: bool
+    scope: PredictionScope,
+    schema: pl.Schema,
+    options: EvalOptions,
+    *,
+    two_tables: bool,
+    query: bool,
 ) -> list[_Check]:
     label, pred = pl.col(scope.label), pl.col(scope.prediction)
     float_label = schema[scope.label].is_float()
     both = pl.col(_SIDE) == "both" if two_tables else pl.lit(True)
-    checks = [
+    checks = _key_checks(options) if two_tables else []
+    if query and not two_tables:  # gauc and per_query group the rows by query
+        checks.append(
+            _Check(
+                "query_null",
+                pl.col(scope.query_id).is_null(),
+                pl.lit(None),
+                InvalidValueError,
+                "column {query_id!r} has {n} null value(s){where}; gauc and "
+                "per_query=True read each row's query (user), and a null id is none: drop "
+                "those rows, e.g. .drop_nulls({query_id!r}), or fill them, e.g. "
+                "pl.col({query_id!r}).fill_null(...)",
+            )
+        )
+    checks += [
         _Check(
             "label_null",
             both & label.is_null(),

@@ -390,25 +390,34 @@ def finished(
             clicks = _value(_Y, total)
             value = pl.when(clicks > 0).then(_value(_P, total) / clicks)
         elif name == "ece":
-            bins = ece_bins(req.params(1.0))
-            gaps = [_value(_ece_column(bins, b), total).abs() for b in range(bins)]
-            value = pl.sum_horizontal(gaps) / w
+            value = _ece_gaps(ece_bins(req.params(1.0)), total) / w
         elif name == "mse":
             value = _unscaled(rating_mean(_SQ), -2 * total(SCALE_K))
         elif name == "rmse":
             value = _unscaled(rating_mean(_SQ).sqrt(), -total(SCALE_K))
         elif name == "mae":
             value = _unscaled(rating_mean(_ABS), -total(SCALE_K))
-        elif name == "r2":
-            spread = _value(_M2V, total)
-            value = pl.when(spread > 0).then(1.0 - _value(_SQ, total) / spread)
-        elif name == "explained_variance":
-            spread = _value(_M2V, total)
-            value = pl.when(spread > 0).then(1.0 - _value(_M2R, total) / spread)
+        elif name in ("r2", "explained_variance"):
+            # no weight: the means are NaN (0 / 0), and polars orders NaN above 0
+            spread = pl.when(_value(_WR, total) > 0).then(_value(_M2V, total))
+            error = _value(_SQ if name == "r2" else _M2R, total)
+            value = pl.when(spread > 0).then(1.0 - error / spread)
         else:  # pragma: no cover - every prediction metric is listed above
             raise MetricParameterError(f"metric {label!r} has no statistics")
         out.append((label, value))
     return out
+
+
+def _ece_gaps(bins: int, total: Total) -> pl.Expr:
+    """The sum of the bins' absolute gaps of ``ece@bins``: their units added as
+    integers (exact, in any order: polars adds the floats of a horizontal sum in one
+    order eagerly and in another lazily), converted once; as floats where a term is
+    beyond the units."""
+    columns = [statistic_columns(_ece_column(bins, b)) for b in range(bins)]
+    fixed = pl.sum_horizontal([total(f).abs() for f, _, _ in columns])
+    plain = pl.sum_horizontal([total(p).abs() for _, p, _ in columns])
+    beyond = pl.sum_horizontal([total(b) for _, _, b in columns])
+    return pl.when(beyond > 0).then(plain).otherwise(from_units(fixed))
 
 
 def gauc_aggs(auc_q: pl.Expr, weight_q: pl.Expr) -> list[pl.Expr]:
