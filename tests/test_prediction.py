@@ -31,8 +31,10 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list
 from polars_irmetrics.prediction.parts import (
     merge_means,
+    merge_scale,
     merge_statistics,
     part_means,
+    part_scale,
     part_statistics,
 )
 
@@ -77,13 +79,26 @@ def binary_tables(draw: st.DrawFn) -> pl.DataFrame:
 
 
 @st.composite
-def rating_tables(draw: st.DrawFn) -> pl.DataFrame:
+def rating_tables(draw: st.DrawFn, scales: tuple[float, ...] = (1.0,)) -> pl.DataFrame:
+    """Ratings 1..5 and predictions (ties), times a scale drawn from ``scales``."""
     n = draw(st.integers(2, 30))
     labels = draw(st.lists(st.integers(1, 5), min_size=n, max_size=n))
     labels[0], labels[1] = 1, 5  # not constant
     preds = draw(st.lists(st.sampled_from([1.0, 2.5, 3.0, 4.25, 5.0]), min_size=n, max_size=n))
     weights = draw(st.lists(st.sampled_from(WEIGHTS), min_size=n, max_size=n))
-    return pl.DataFrame({"label": labels, "prediction": preds, "w": weights})
+    scale = draw(st.sampled_from(scales))
+    return pl.DataFrame(
+        {
+            "label": [v * scale for v in labels],
+            "prediction": [v * scale for v in preds],
+            "w": weights,
+        }
+    )
+
+
+#: Scales of the rating paths' tests: far below 2**-64 per squared error and beyond
+#: 2**32 (the units of the sums before they were scaled), to the ends of float64.
+SCALES = (1.0, 1e-10, 3e-300, 2.0**-1060, 1e12, 1e150, 1.5e300)
 
 
 def _close(ours: float | None, theirs: float) -> None:
@@ -771,7 +786,66 @@ def test_out_of_core_auc_equals_the_ranked_auc(
             assert math.isclose(ranges["auc"].item(), want, rel_tol=1e-15, abs_tol=1e-15)
 
 
+#: Scores at the ends of float64: the largest finite, subnormal, the smallest normal.
+EXTREME_SCORES = [-1.7e308, 1.7e308, 5e-324, -5e-324, 1e-320, 2.2250738585072014e-308, 0.0]
+
+
+@pytest.mark.parametrize("frame_kind", ["DataFrame", "LazyFrame"])
+@property_settings(max_examples=15)
+@given(
+    data=st.data(),
+    buckets=st.sampled_from([1, 2, 5]),
+    weighted=st.booleans(),
+    tiny=st.booleans(),
+)
+def test_out_of_core_auc_on_scores_of_any_magnitude(
+    frame_kind: str, data: Any, buckets: int, weighted: bool, tiny: bool
+) -> None:
+    """Issue 38: buckets= raised polars' cast error on scores spanning +-1.7e308 (their
+    width overflowed) and on subnormal scores (its reciprocal did): any finite scores
+    give the in-memory auc and pr_auc to the last bit, and scikit-learn's to 1e-12."""
+    finite = st.floats(allow_nan=False, allow_infinity=False)
+    subnormal = st.floats(min_value=-1e-307, max_value=1e-307, allow_subnormal=True)
+    score = st.one_of(subnormal if tiny else finite, st.sampled_from(EXTREME_SCORES))
+    n = data.draw(st.integers(2, 30))
+    scores = data.draw(st.lists(score, min_size=n, max_size=n))
+    labels = data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    labels[0], labels[1] = 0, 1  # both classes
+    weights = data.draw(st.lists(st.sampled_from(WEIGHTS), min_size=n, max_size=n))
+    table = pl.DataFrame({"label": labels, "prediction": scores, "w": weights})
+    weight = "w" if weighted else None
+    frame: pl.DataFrame | pl.LazyFrame = table if frame_kind == "DataFrame" else table.lazy()
+    metrics = ["auc", "pr_auc"]
+    out = irm.evaluate(frame, metrics, sample_weight=weight, buckets=buckets)
+    got = out.collect() if isinstance(out, pl.LazyFrame) else out
+    assert got.rows() == irm.evaluate(table, metrics, sample_weight=weight).rows()
+    y, p, w = labels, table["prediction"].to_numpy(), table["w"].to_numpy()
+    sw = w if weighted else None
+    with np.errstate(over="ignore", invalid="ignore"):  # its input check sums the scores
+        _close(got["auc"].item(), skm.roc_auc_score(y, p, sample_weight=sw))
+        _close(got["pr_auc"].item(), skm.average_precision_score(y, p, sample_weight=sw))
+
+
 # --------------------------------------------------------------------------- parts
+def _merged_parts(
+    split: list[pl.LazyFrame],
+    requests: list[tuple[str, Any]],
+    options: EvalOptions,
+    *,
+    rating: bool,
+) -> pl.DataFrame:
+    """The engines' means from the parts ``split``: for the rating metrics the scale
+    first, then the means of r2 and explained_variance, then the sums."""
+    first = None
+    if rating:
+        maxima = pl.concat([part_scale(t, requests, options) for t in split])
+        first = merge_scale(maxima, options).collect()
+        means = pl.concat([part_means(t, requests, options, first=first) for t in split])
+        first = merge_means(means, options).collect()
+    pieces = [part_statistics(t, requests, options, first=first) for t in split]
+    return merge_statistics(pl.concat(pieces, how="diagonal"), requests, options).collect()
+
+
 @property_settings(max_examples=15)
 @given(
     data=st.data(),
@@ -785,7 +859,7 @@ def test_part_statistics_merge_to_evaluate(
 ) -> None:
     """The engines' means: statistics of parts of a log (split by user), merged, equal
     evaluate's over the whole log to the last bit (DataFrame, LazyFrame, buckets=)."""
-    table = data.draw(binary_tables() if kind == "binary" else rating_tables())
+    table = data.draw(binary_tables() if kind == "binary" else rating_tables(SCALES))
     n = table.height
     table = table.with_columns(
         query_id=pl.Series(data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n))),
@@ -799,12 +873,7 @@ def test_part_statistics_merge_to_evaluate(
     options = EvalOptions.build(**kw)
     requests = parse_metric_list(metrics)
     split = [table.filter(pl.col("query_id") % parts == k).lazy() for k in range(parts)]
-    means = None
-    if kind == "rating":  # r2 and explained_variance: the means first (two passes)
-        first = pl.concat([part_means(t, requests, options) for t in split])
-        means = merge_means(first, options).collect()
-    pieces = [part_statistics(t, requests, options, means=means) for t in split]
-    got = merge_statistics(pl.concat(pieces, how="diagonal"), requests, options).collect()
+    got = _merged_parts(split, requests, options, rating=kind == "rating")
     # every value to the last bit, nulls equal: the same integers, the same float steps
     assert got.schema == want.schema
     assert got.to_dict(as_series=False) == want.to_dict(as_series=False)
@@ -816,11 +885,11 @@ def test_part_statistics_merge_to_evaluate(
         assert other.to_dict(as_series=False) == want.to_dict(as_series=False)
 
 
-def test_sums_beyond_the_units_fall_back_to_floats() -> None:
-    """A term of 2**32 or more (a rating error of 65,536 or more) does not fit the
-    fixed-point units: that sum is added as floats (the value still scikit-learn's), and
-    the parts' merge gives it too (to 1e-12: only then may paths differ in the last
-    bits); the sums without such terms stay exact."""
+def test_large_rating_errors_are_scaled_into_the_units() -> None:
+    """A rating error of 65,536 or more (a term of 2**32 or more unscaled) is kept in
+    the fixed-point units once the group is scaled by a power of two (module doc of
+    prediction/statistics.py): scikit-learn's value, and the parts' merge gives it to
+    the last bit."""
     table = pl.DataFrame(
         {
             "label": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
@@ -837,13 +906,8 @@ def test_sums_beyond_the_units_fall_back_to_floats() -> None:
     _close(got["explained_variance"].item(), skm.explained_variance_score(y, p))
     options, requests = EvalOptions.build(), parse_metric_list(metrics)
     split = [table.filter(pl.col("query_id") == k).lazy() for k in range(3)]
-    means = merge_means(pl.concat([part_means(t, requests, options) for t in split]), options)
-    pieces = [part_statistics(t, requests, options, means=means.collect()) for t in split]
-    merged = merge_statistics(pl.concat(pieces, how="diagonal"), requests, options).collect()
-    for column in metrics:
-        _close(merged[column].item(), got[column].item())
-    # mae's terms are below 2**32: exact on every path
-    assert merged["mae"].item() == got["mae"].item()
+    merged = _merged_parts(split, requests, options, rating=True)
+    assert merged.to_dict(as_series=False) == got.to_dict(as_series=False)
 
 
 # --------------------------------------------------------------------------- same bits
@@ -869,7 +933,7 @@ def test_shuffled_rows_give_the_same_bits_on_every_path(
     """The same rows in another order give the same bits: per-query values of a
     DataFrame, a LazyFrame and buckets=, the expression functions in a group_by (per
     query and per segment) and over the whole table, all equal, weighted or not."""
-    table = data.draw(binary_tables() if kind == "binary" else rating_tables())
+    table = data.draw(binary_tables() if kind == "binary" else rating_tables(SCALES))
     n = table.height
     table = table.with_columns(
         query_id=pl.Series(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n))),
@@ -900,3 +964,312 @@ def test_shuffled_rows_give_the_same_bits_on_every_path(
     for metric in metrics:
         assert grouped[metric].to_list() == means[metric].to_list(), metric
         assert selected[metric].to_list() == whole[metric].to_list(), metric
+
+
+# --------------------------------------------------------------------------- numeric scale
+#: The rating metrics, scikit-learn's function of each, and how each scales with the data.
+RATING_PEERS: list[tuple[str, SkFn, int]] = [
+    ("rmse", skm.root_mean_squared_error, 1),
+    ("mae", skm.mean_absolute_error, 1),
+    ("mse", skm.mean_squared_error, 2),
+    ("r2", skm.r2_score, 0),
+    ("explained_variance", skm.explained_variance_score, 0),
+]
+
+
+@st.composite
+def real_ratings(draw: st.DrawFn) -> pl.DataFrame:
+    """Labels and predictions of three significant digits (not constant), a query id,
+    a segment and weights of any scale."""
+    n = draw(st.integers(2, 25))
+    digits = st.integers(-999, 999)
+    labels = draw(st.lists(digits, min_size=n, max_size=n))
+    labels[0], labels[1] = -500, 700  # not constant
+    preds = draw(st.lists(digits, min_size=n, max_size=n))
+    weights = draw(st.lists(st.integers(1, 100), min_size=n, max_size=n))
+    weight_scale = draw(st.sampled_from([1.0, 1e-30, 1e7]))  # below 2**32 (refused)
+    return pl.DataFrame(
+        {
+            "label": [v / 100 for v in labels],
+            "prediction": [v / 100 for v in preds],
+            "w": [v * weight_scale for v in weights],
+            "query_id": draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)),
+            "segment": draw(st.lists(st.sampled_from("ab"), min_size=n, max_size=n)),
+        }
+    )
+
+
+def _rating_values(
+    table: pl.DataFrame, frame_kind: str, weight: str | None, **kw: Any
+) -> dict[str, list[Any]]:
+    """evaluate's values of the rating metrics (DataFrame or LazyFrame), as lists."""
+    metrics = [name for name, _, _ in RATING_PEERS]
+    frame: pl.DataFrame | pl.LazyFrame = table if frame_kind == "DataFrame" else table.lazy()
+    out = irm.evaluate(frame, metrics, sample_weight=weight, **kw)
+    result = out.collect() if isinstance(out, pl.LazyFrame) else out
+    return result.select(metrics).to_dict(as_series=False)
+
+
+@pytest.mark.parametrize("frame_kind", ["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@property_settings(max_examples=8)
+@given(table=real_ratings(), exponent=st.integers(-12, 12))
+def test_rating_metrics_do_not_depend_on_the_scale_of_the_data(
+    frame_kind: str, weighted: bool, table: pl.DataFrame, exponent: int
+) -> None:
+    """r2 and explained_variance are the same, rmse, mae (and mse) scale with the data
+    (labels and predictions times 10**exponent), each scikit-learn's to 1e-12 relative:
+    the mean, by segment, per query, out of core and as expressions (whole table and in
+    a group_by)."""
+    scale = 10.0**exponent
+    scaled = table.with_columns(pl.col("label", "prediction") * scale)
+    weight = "w" if weighted else None
+    y, p, w = (scaled[c].to_numpy() for c in ("label", "prediction", "w"))
+    means = _rating_values(scaled, frame_kind, weight)
+    unscaled = _rating_values(table, frame_kind, weight)
+    exprs = {f.__name__: f(sample_weight=weight) for f in _RATING_FNS}
+    selected = scaled.select(e.alias(m) for m, e in exprs.items())
+    for name, peer, power in RATING_PEERS:
+        want = peer(y, p, sample_weight=w if weighted else None)
+        _close(means[name][0], want)
+        _close(means[name][0] / scale**power, unscaled[name][0])
+        _close(selected[name].item(), want)
+    # in groups: by segment (out of core too) and per query, evaluate and expressions
+    for kw in ({"by": "segment"}, {"by": "segment", "buckets": 2}, {"per_query": True}):
+        got = _rating_values(scaled, frame_kind, weight, **kw)
+        keys = ["segment"] if "by" in kw else ["query_id"]
+        grouped = scaled.group_by(keys).agg(e.alias(m) for m, e in exprs.items()).sort(keys)
+        for (key,), part in scaled.group_by(keys, maintain_order=False):
+            index = grouped[keys[0]].to_list().index(key)
+            y, p, w = (part[c].to_numpy() for c in ("label", "prediction", "w"))
+            for name, peer, _ in RATING_PEERS:
+                if name in ("r2", "explained_variance") and len(set(y.tolist())) < 2:
+                    assert got[name][index] is None  # constant labels: undefined
+                    continue
+                want = peer(y, p, sample_weight=w if weighted else None)
+                _close(got[name][index], want)
+                assert grouped[name][index] == got[name][index], name
+
+
+_RATING_FNS = [irm.rmse, irm.mae, irm.mse, irm.r2, irm.explained_variance]
+
+
+@pytest.mark.parametrize("scale", [1e-9, 1e-10, 1e-300, 1e200])
+def test_the_issues_r2_at_tiny_and_huge_scales(frame_kind: str, scale: float) -> None:
+    """Issue 38: targets about 1e-9 gave r2 -0.26 where scikit-learn gives -0.169, and
+    0 (rmse) and null (r2) at 1e-10: the fixed-point units of 2**-64 held no squared
+    error of that scale."""
+    table = pl.DataFrame(
+        {
+            "label": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+            "prediction": [1.5, 2.75, 2.0, 4.5, 6.5, 4.25],
+        }
+    ).with_columns(pl.all() * scale)
+    y, p = table["label"].to_numpy(), table["prediction"].to_numpy()
+    got = _rating_values(table, frame_kind, None)
+    _close(got["r2"][0], skm.r2_score(y / scale, p / scale))
+    _close(got["rmse"][0] / scale, skm.root_mean_squared_error(y / scale, p / scale))
+    _close(got["mae"][0] / scale, skm.mean_absolute_error(y / scale, p / scale))
+
+
+# --------------------------------------------------------------------------- one answer
+@pytest.mark.parametrize("bins", [3, 10])
+@property_settings(max_examples=15)
+@given(data=st.data(), weighted=st.booleans())
+def test_ece_expression_equals_evaluate_bit_for_bit(data: Any, bins: int, weighted: bool) -> None:
+    """Issue 38: the bins' gaps were added as floats by a horizontal sum, in one order
+    eagerly and in another lazily, so irm.ece(...) differed from evaluate's mean in the
+    last bit: they are added as integers now (every form equal with ==)."""
+    n = data.draw(st.integers(2, 40))
+    probability = st.floats(0.0, 1.0, allow_nan=False)
+    table = pl.DataFrame(
+        {
+            "label": data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)),
+            "prediction": data.draw(st.lists(probability, min_size=n, max_size=n)),
+            "w": data.draw(st.lists(st.sampled_from(WEIGHTS), min_size=n, max_size=n)),
+            "segment": ["s"] * n,
+        }
+    )
+    weight = "w" if weighted else None
+    expr = irm.ece(bins=bins, sample_weight=weight).alias("ece")
+    metric = [f"ece@{bins}"]
+    want = irm.evaluate(table, metric, sample_weight=weight)[metric[0]].item()
+    lazy = irm.evaluate(table.lazy(), metric, sample_weight=weight).collect()
+    assert lazy[metric[0]].item() == want
+    assert table.select(expr).item() == want
+    assert table.lazy().select(expr).collect().item() == want
+    assert table.group_by("segment").agg(expr)["ece"].item() == want
+    assert table.lazy().group_by("segment").agg(expr).collect()["ece"].item() == want
+
+
+NULL_USER_LOG = pl.DataFrame(
+    {
+        "user": [1, 1, None, None],
+        "clicked": [1, 0, 1, 0],
+        "p_click": [0.8, 0.3, 0.4, 0.6],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "per_query", "where"),
+    [
+        (["gauc"], False, ""),
+        (["gauc(weighting='uniform')", "logloss"], False, ""),
+        (["auc"], True, " (first in the group user=None)"),
+        (["gauc", "rmse"], True, " (first in the group user=None)"),
+    ],
+)
+def test_null_user_ids_are_refused(
+    evaluate: Any, metrics: list[str], per_query: bool, where: str
+) -> None:
+    """Issue 38: a null user id became a user of its own in gauc and per_query=True,
+    where every other route refuses null ids."""
+    with pytest.raises(
+        irm.InvalidValueError,
+        match=re.escape(
+            f"column 'user' has 2 null value(s){where}; gauc and per_query=True read each "
+            "row's query (user), and a null id is none: drop those rows, e.g. "
+            ".drop_nulls('user'), or fill them, e.g. pl.col('user').fill_null(...)"
+        ),
+    ):
+        evaluate(
+            NULL_USER_LOG,
+            metrics,
+            label="clicked",
+            prediction="p_click",
+            query_id="user",
+            per_query=per_query,
+        )
+    # the global metrics do not read the user: its nulls are no error there
+    out = evaluate(NULL_USER_LOG, ["auc"], label="clicked", prediction="p_click")
+    assert out["auc"].item() == 0.75
+
+
+#: Every prediction metric, as a result column and its expression function.
+EVERY_METRIC: dict[str, Callable[..., pl.Expr]] = {
+    "auc": irm.auc,
+    "pr_auc": irm.pr_auc,
+    "logloss": irm.logloss,
+    "ne": irm.ne,
+    "brier": irm.brier,
+    "calibration": irm.calibration,
+    "ece": irm.ece,
+    "rmse": irm.rmse,
+    "mae": irm.mae,
+    "mse": irm.mse,
+    "r2": irm.r2,
+    "explained_variance": irm.explained_variance,
+}
+
+
+def test_all_zero_weights_give_null_everywhere(evaluate: Any) -> None:
+    """Issue 38: all-zero sample weights gave NaN (0 / 0) for logloss, brier, ece, rmse,
+    mae, mse, r2 and explained_variance, where auc gave null: with no weight a mean is
+    undefined, and undefined is null, for every metric: the mean, a by group, per
+    query and the expressions."""
+    log = pl.DataFrame(
+        {
+            "segment": ["zero"] * 4 + ["some"] * 4,
+            "user": [1, 1, 2, 2, 3, 3, 4, 4],
+            "clicked": [1, 0, 1, 0, 1, 0, 1, 0],
+            "p_click": [0.8, 0.3, 0.4, 0.6, 0.9, 0.2, 0.7, 0.5],
+            "w": [0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 0.5, 1.0],
+        }
+    )
+    kw: dict[str, Any] = {"label": "clicked", "prediction": "p_click", "sample_weight": "w"}
+    metrics = [*EVERY_METRIC, "gauc"]
+    zero = log.filter(pl.col("segment") == "zero")
+    mean = evaluate(zero, metrics, query_id="user", **kw)
+    by = evaluate(log, metrics, query_id="user", by="segment", **kw)
+    per_user = evaluate(log, list(EVERY_METRIC), query_id="user", per_query=True, **kw)
+    exprs = [f(label="clicked", prediction="p_click", sample_weight="w").alias(name)
+             for name, f in EVERY_METRIC.items()]  # fmt: skip
+    grouped = log.group_by("segment").agg(exprs).sort("segment")
+    for name in metrics:
+        assert mean[name].item() is None, name
+        assert by.filter(pl.col("segment") == "zero")[name].item() is None, name
+        assert by.filter(pl.col("segment") == "some")[name].item() is not None, name
+    for name in EVERY_METRIC:
+        assert per_user[name][:2].to_list() == [None, None], name
+        assert zero.select(exprs)[name].item() is None, name
+        assert grouped[name].to_list()[1] is None, name  # "zero" sorts after "some"
+
+
+# --------------------------------------------------------------------------- two tables
+_KEYS: dict[str, Any] = {
+    "label": "rating",
+    "prediction": "p",
+    "query_id": "user",
+    "doc_id": "item",
+}
+
+
+@pytest.mark.parametrize("unmatched", ["error", "drop"])
+@pytest.mark.parametrize(
+    ("side", "column"),
+    [("predictions", "user"), ("predictions", "item"), ("labels", "user"), ("labels", "item")],
+)
+def test_two_tables_null_keys_are_refused_on_their_side(
+    evaluate: Any, unmatched: str, side: str, column: str
+) -> None:
+    """Issue 38: a null key was called a duplicate "(e.g. None)" (or, dropped with
+    unmatched='drop', lost silently): it is a null, named on the side where it is."""
+    null_row = {"user": 1, "item": 99, "rating": 3, "p": 2.5, column: None}
+    pred, truth = PRED, TRUTH
+    if side == "predictions":
+        pred = pred.vstack(pl.DataFrame([null_row], schema=PRED.schema).select(PRED.columns))
+        pred = pred.vstack(pred.tail(1))  # twice: no duplicate reported for it
+    else:
+        truth = truth.vstack(pl.DataFrame([null_row], schema=TRUTH.schema).select(TRUTH.columns))
+    with pytest.raises(
+        irm.InvalidValueError,
+        match=re.escape(
+            f"column '{column}' of the {side} has {2 if side == 'predictions' else 1} null "
+            "value(s); a null key pairs with no row of the other table (and the pairs are "
+            f"the (user, item) keys): drop those rows, e.g. .drop_nulls('{column}'), or fill "
+            f"them, e.g. pl.col('{column}').fill_null(...)"
+        ),
+    ):
+        evaluate(pred, ["rmse"], labels=truth, unmatched=unmatched, **_KEYS)
+
+
+#: (id, predictions, labels, metrics, options): bad inputs of the prediction route
+_BAD_ROUTES: list[tuple[str, pl.DataFrame, pl.DataFrame | None, list[str], dict[str, Any]]] = [
+    ("missing prediction", PRED, TRUTH, ["rmse"], {**_KEYS, "prediction": "px"}),
+    ("missing by", PRED, TRUTH, ["rmse"], {**_KEYS, "by": "segment"}),
+    ("missing weight", PRED, TRUTH, ["rmse"], {**_KEYS, "sample_weight": "w"}),
+    ("missing label", PRED, TRUTH, ["rmse"], {**_KEYS, "label": "r"}),
+    ("missing key", PRED.drop("item"), TRUTH, ["rmse"], _KEYS),
+    ("null key", PRED.with_columns(item=pl.lit(None, pl.Int64)), TRUTH, ["mae"], _KEYS),
+    ("duplicate", PRED.vstack(PRED.head(1)), TRUTH, ["mae"], _KEYS),
+    ("one-sided", PRED.head(3), TRUTH, ["mae"], _KEYS),
+    ("key types", PRED.with_columns(pl.col("item").cast(pl.String)), TRUTH, ["mae"], _KEYS),
+    ("text rating", PRED, TRUTH.with_columns(pl.col("rating").cast(pl.String)), ["mae"], _KEYS),
+    ("null rating", PRED, TRUTH.with_columns(rating=pl.lit(None, pl.Int64)), ["mae"], _KEYS),
+    ("not a click", PRED, TRUTH, ["auc"], _KEYS),
+    ("probability", PRED, TRUTH.with_columns(rating=pl.lit(1)), ["logloss"], _KEYS),
+    ("null user", NULL_USER_LOG, None, ["gauc"], {"label": "clicked", "prediction": "p_click", "query_id": "user"}),  # noqa: E501
+    ("missing user", GAUC_LOG, None, ["gauc"], {"label": "clicked", "prediction": "p_click", "query_id": "u"}),  # noqa: E501
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "pred", "truth", "metrics", "options"), _BAD_ROUTES, ids=[c[0] for c in _BAD_ROUTES]
+)
+def test_no_internal_column_reaches_an_error_message(
+    evaluate: Any,
+    case: str,
+    pred: pl.DataFrame,
+    truth: pl.DataFrame | None,
+    metrics: list[str],
+    options: dict[str, Any],
+) -> None:
+    """Issue 38: a missing column of the predictions listed the join's internal
+    __irm_* columns (and the labels' columns) as its columns: no message of the
+    prediction route names an internal column."""
+    with pytest.raises(irm.IrmError) as raised:
+        evaluate(pred, metrics, labels=truth, **options)
+    assert "__irm" not in str(raised.value), str(raised.value)
+    if case.startswith("missing ") and truth is not None and "label" not in case:
+        assert "its columns: 'user', 'item', 'p')" in str(raised.value) or case == "missing key"

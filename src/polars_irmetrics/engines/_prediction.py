@@ -16,8 +16,10 @@ one part. Then:
   (:func:`~polars_irmetrics.prediction.parts.merge_statistics`). Every sum is kept
   as integer units of 2**-64, so the means equal one machine's (and its out-of-core
   path's, ``buckets=``) to the last bit (:mod:`polars_irmetrics.prediction.statistics`).
-  ``r2`` and ``explained_variance`` evaluate the parts twice: first each group's exact
-  means (:func:`means_job`, computed at the call), then the spreads around them. The
+  The rating metrics evaluate the parts twice (``r2`` and ``explained_variance``
+  three times): first each group's scale, a power of two from its largest label or
+  prediction, then (``r2``...) each group's exact means (:func:`means_job`, each
+  computed at the call), then the sums and the spreads around the means. The
   task that merges a group holds one row per distinct score of the group (for ``auc``
   and ``pr_auc``).
 
@@ -42,11 +44,13 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
 from polars_irmetrics.prediction.parts import (
     merge_means,
+    merge_scale,
     merge_statistics,
     part_means,
+    part_scale,
     part_statistics,
 )
-from polars_irmetrics.prediction.statistics import needs_means
+from polars_irmetrics.prediction.statistics import needs_means, needs_scale
 
 if TYPE_CHECKING:
     from polars_irmetrics.metrics.registry import MetricRequest
@@ -78,17 +82,21 @@ class PredictionJob:
     part_schema: pl.Schema
     result_schema: pl.Schema
     two_tables: bool
-    #: ``"means"``: the first pass of ``r2`` and ``explained_variance`` (each part's
+    #: ``"scale"``: the first pass of the rating metrics (each part's
+    #: :func:`~polars_irmetrics.prediction.parts.part_scale`, merged into each group's
+    #: scale); ``"means"``: the next of ``r2`` and ``explained_variance`` (each part's
     #: :func:`~polars_irmetrics.prediction.parts.part_means`, merged into the means)
     stage: str = "values"
-    #: the means of the first pass, read by every part of the second
+    #: the result of the last first pass (the scale, then with the means), read by
+    #: every part of the next pass
     means: pl.DataFrame | None = None
-    #: the schemas of the first pass's parts and result, when there is one
-    first_pass: tuple[pl.Schema, pl.Schema] | None = None
+    #: the first passes still to run: each stage with the schemas of its parts and result
+    first_pass: tuple[tuple[str, pl.Schema, pl.Schema], ...] = ()
 
     def with_means(self, means: pl.DataFrame) -> PredictionJob:
-        """This job, its parts reading ``means`` (the first pass's result)."""
-        return replace(self, means=means)
+        """This job after its next first pass: its parts reading ``means`` (that pass's
+        result)."""
+        return replace(self, means=means, first_pass=self.first_pass[1:])
 
     def __getstate__(self) -> dict[str, object]:
         """The job as it travels: the parsed requests stay behind (parsed again once)."""
@@ -218,16 +226,22 @@ def prepare_prediction(
     table = _empty(table_schema).lazy()
     labels = None if labels_schema is None else _empty(labels_schema).lazy()
     result = evaluate_plan(table, requests, {"labels": labels}, options).collect_schema()
-    first_pass = None
+    first_pass: list[tuple[str, pl.Schema, pl.Schema]] = []
     if options.per_query:
         part = result
         keys = (*options.by_keys, options.query_id)
     else:
         part = part_statistics(table, requests, options, labels).collect_schema()
         keys = options.by_keys
+        if needs_scale(requests):
+            maxima = part_scale(table, requests, options, labels)
+            scale = merge_scale(maxima, options)
+            first_pass.append(("scale", maxima.collect_schema(), scale.collect_schema()))
         if needs_means(requests):
-            means = part_means(table, requests, options, labels)
-            first_pass = (means.collect_schema(), merge_means(means, options).collect_schema())
+            means = part_means(table, requests, options, labels, scale.collect())
+            first_pass.append(
+                ("means", means.collect_schema(), merge_means(means, options).collect_schema())
+            )
     return PredictionJob(
         metrics=given,
         options=options,
@@ -236,13 +250,14 @@ def prepare_prediction(
         part_schema=part,
         result_schema=result,
         two_tables=labels_schema is not None,
-        first_pass=first_pass,
+        first_pass=tuple(first_pass),
     )
 
 
 def means_job(job: PredictionJob) -> PredictionJob | None:
-    """The first pass of ``job`` (the means of ``r2`` and ``explained_variance``, which
-    their spreads are summed around), or ``None`` when it reads none.
+    """The next first pass of ``job`` (the scale of the rating metrics, then the means
+    of ``r2`` and ``explained_variance``, which their spreads are summed around), or
+    ``None`` when none is left: run it, then ``job.with_means(its result)``.
 
     Examples
     --------
@@ -250,15 +265,17 @@ def means_job(job: PredictionJob) -> PredictionJob | None:
     >>> from polars_irmetrics.ground.options import EvalOptions
     >>> log = pa.schema([("label", pa.float64()), ("prediction", pa.float64())])
     >>> job = prepare_prediction(log, None, ["rmse", "r2"], EvalOptions())
-    >>> list(means_job(job).result_schema)
-    ['__irm_mean_v', '__irm_mean_r']
-    >>> means_job(prepare_prediction(log, None, ["rmse"], EvalOptions())) is None
+    >>> [stage for stage, _, _ in job.first_pass]
+    ['scale', 'means']
+    >>> list(means_job(job).result_schema)[:1]
+    ['__irm_scale_k']
+    >>> means_job(prepare_prediction(log, None, ["auc"], EvalOptions())) is None
     True
     """
-    if job.first_pass is None:
+    if not job.first_pass:
         return None
-    part, result = job.first_pass
-    return replace(job, stage="means", part_schema=part, result_schema=result, first_pass=None)
+    stage, part, result = job.first_pass[0]
+    return replace(job, stage=stage, part_schema=part, result_schema=result, first_pass=())
 
 
 def prediction_part(job: PredictionJob, table: pa.Table, labels: pa.Table | None) -> pa.Table:
@@ -269,8 +286,10 @@ def prediction_part(job: PredictionJob, table: pa.Table, labels: pa.Table | None
     truth = None if labels is None else _frame(labels).lazy()
     if job.options.per_query:
         plan = evaluate_plan(frame, job.requests, {"labels": truth}, job.options)
+    elif job.stage == "scale":
+        plan = part_scale(frame, job.requests, job.options, truth)
     elif job.stage == "means":
-        plan = part_means(frame, job.requests, job.options, truth)
+        plan = part_means(frame, job.requests, job.options, truth, job.means)
     else:
         plan = part_statistics(frame, job.requests, job.options, truth, job.means)
     return _to_arrow(plan.collect(), job.part_schema)
@@ -280,7 +299,9 @@ def prediction_summary(job: PredictionJob, statistics: pa.Table) -> pa.Table:
     """The means of whole ``by`` groups (every group without ``by``) from the
     statistics of every part, as :func:`polars_irmetrics.evaluate` gives them."""
     frame = _frame(statistics).lazy()
-    if job.stage == "means":
+    if job.stage == "scale":
+        merged = merge_scale(frame, job.options)
+    elif job.stage == "means":
         merged = merge_means(frame, job.options)
     else:
         merged = merge_statistics(frame, job.requests, job.options)

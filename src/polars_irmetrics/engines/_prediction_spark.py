@@ -59,8 +59,8 @@ def prediction_frame(
         metrics,
         options,
     )
-    first = means_job(job)
-    if first is not None:  # r2, explained_variance: the means first, collected here
+    # rating metrics: the scale (and r2..., the means) first, collected here
+    while (first := means_job(job)) is not None:
         rows = _summaries(
             _parts(table, labels, first, count, part, spark_schema), first, spark_schema
         )

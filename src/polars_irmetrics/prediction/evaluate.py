@@ -85,17 +85,19 @@ from polars_irmetrics.prediction.statistics import (
     AUC_Q,
     HISTOGRAM_METRICS,
     NUM_ROWS,
+    SCALE_K,
     finished,
     gauc_statistics,
-    group_values,
     histogram_values,
     mean_terms,
     means_from,
     needs_means,
+    needs_scale,
     per_query_auc,
     score_histogram,
     statistic_aggs,
     statistic_terms,
+    with_scale,
 )
 
 __all__ = [
@@ -105,6 +107,8 @@ __all__ = [
     "build_prediction_plan",
     "group",
     "prepare_rows",
+    "scale_aggs",
+    "with_first_passes",
     "with_means",
 ]
 
@@ -198,9 +202,14 @@ def build_prediction_plan(
     areas = (*HISTOGRAM_METRICS, "gauc")
     histogram = [(label, req) for label, req in requests if req.metric.name in areas]
     rest = [(label, req) for label, req in requests if req.metric.name not in areas]
-    values = group_values(prepared.scope, rest)
-    metric_exprs = [values[label].alias(label) for label, _ in rest]
-    result = prepared.grouped(keys, [pl.len().cast(pl.Int64).alias(NUM_ROWS), *metric_exprs])
+    # the rest from each query's statistics, with its scale and means beside its rows
+    # (windows, computed once per query): group_values' integers and float operations,
+    # without its nested aggregations (a group context evaluates each reference again)
+    scope = prepared.scope
+    rest_rows = with_first_passes(prepared.rows, scope, keys, rest)
+    aggs = [pl.len().cast(pl.Int64).alias(NUM_ROWS), *statistic_aggs(statistic_terms(scope, rest))]
+    result = replace(prepared, rows=rest_rows).grouped(keys, [*aggs, *scale_aggs(rest)])
+    result = result.with_columns(value.alias(label) for label, value in finished(rest))
     if histogram and prepared.scope.w is None:  # the same bits (exact_auc), faster
         ranked = [(label, req) for label, req in histogram if req.metric.name != "pr_auc"]
         histogram = [(label, req) for label, req in histogram if req.metric.name == "pr_auc"]
@@ -225,10 +234,10 @@ def _means_plan(
     them from their parts' statistics, with the same float operations."""
     by = list(options.by_keys)
     scope = prepared.scope
-    if needs_means(requests):
-        prepared = replace(prepared, rows=with_means(prepared.rows, scope, by))
+    prepared = replace(prepared, rows=with_first_passes(prepared.rows, scope, by, requests))
     terms = statistic_terms(scope, requests)
-    stats = prepared.grouped(by, [pl.len().cast(pl.Int64).alias(NUM_ROWS), *statistic_aggs(terms)])
+    aggs = [pl.len().cast(pl.Int64).alias(NUM_ROWS), *statistic_aggs(terms), *scale_aggs(requests)]
+    stats = prepared.grouped(by, aggs)
     names = {req.metric.name for _, req in requests}
     if "gauc" in names:
         per_query = per_query_auc(prepared.rows, scope, [*by, options.query_id])
@@ -259,10 +268,34 @@ def _means_plan(
     return prepared.raising(result, by)
 
 
+def with_first_passes(
+    rows: pl.LazyFrame,
+    scope: PredictionScope,
+    by: list[str],
+    requests: Sequence[tuple[str, MetricRequest]],
+) -> pl.LazyFrame:
+    """``rows`` with what the ``requests`` read of their group beside each row: the
+    scale of the rating metrics
+    (:data:`~polars_irmetrics.prediction.statistics.SCALE_COLUMNS`) and the means of
+    ``r2`` and ``explained_variance`` (:func:`with_means`)."""
+    if needs_scale(requests):
+        rows = with_scale(rows, scope, by)
+    if needs_means(requests):
+        rows = with_means(rows, scope, by)
+    return rows
+
+
+def scale_aggs(requests: Sequence[tuple[str, MetricRequest]]) -> list[pl.Expr]:
+    """Group context: the group's scale exponent beside its statistics (``finished``
+    unscales the rating metrics with it), for the rating metrics."""
+    return [pl.col(SCALE_K).first()] if needs_scale(requests) else []
+
+
 def with_means(rows: pl.LazyFrame, scope: PredictionScope, by: list[str]) -> pl.LazyFrame:
-    """``rows`` with their group's mean label and mean residual beside each row (the
-    first pass of ``r2`` and ``explained_variance``), computed from the same statistics
-    as the engines' (:func:`~polars_irmetrics.prediction.statistics.means_from`)."""
+    """``rows`` (with their scale, :func:`with_first_passes`) with their group's mean
+    label and mean residual beside each row (the pass of ``r2`` and
+    ``explained_variance`` before their spreads), computed from the same statistics as
+    the engines' (:func:`~polars_irmetrics.prediction.statistics.means_from`)."""
     terms = mean_terms(scope)
     aggs = statistic_aggs(terms)
     windows = [a.over(by) for a in aggs] if by else aggs
@@ -337,6 +370,7 @@ def prepare_rows(
             raise MetricParameterError(f"metric {label!r} does not read predictions")
     names = frozenset(req.metric.name for _, req in requests)
     needs_query = options.per_query or "gauc" in names
+    own = table.collect_schema()  # the table's own columns (the join adds internal ones)
     if labels is not None:
         table = _joined(table, labels, options)
     schema = table.collect_schema()
@@ -349,7 +383,7 @@ def prepare_rows(
         columns.append(options.sample_weight)
     if needs_query and labels is None:
         columns.append(options.query_id)
-    require_columns(schema, columns, frame, hint)
+    require_columns(own, columns, frame, hint)
     _check_dtypes(schema, options, names)
     scope = PredictionScope(
         options.label,
@@ -358,7 +392,7 @@ def prepare_rows(
         options.positive_label,
         options.query_id,
     )
-    checks = _checks(scope, schema, options, two_tables=labels is not None)
+    checks = _checks(scope, schema, options, two_tables=labels is not None, query=needs_query)
     rows = table.filter(pl.col(_SIDE) == "both") if labels is not None else table
     return Prepared(table, rows, scope, checks, names, options, labels is not None)
 
@@ -418,9 +452,10 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
         .otherwise(pl.lit("labels"))
     )
     joined = joined.with_columns(side.alias(_SIDE))
-    if options.unmatched == "drop":
-        joined = joined.filter(pl.col(_SIDE) == "both")
-    return joined.with_columns((pl.len().over(keys) > 1).alias(_DUP))
+    null_key = pl.any_horizontal(pl.col(k).is_null() for k in keys)
+    if options.unmatched == "drop":  # a null key is refused, not dropped (_checks)
+        joined = joined.filter((pl.col(_SIDE) == "both") | null_key)
+    return joined.with_columns(((pl.len().over(keys) > 1) & ~null_key).alias(_DUP))
 
 
 def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]) -> None:
@@ -461,13 +496,54 @@ def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]
         )
 
 
+def _key_checks(options: EvalOptions) -> list[_Check]:
+    """Two tables: a null ``query_id`` or ``doc_id`` on either side (it pairs with
+    nothing; a full join keeps it on its own side)."""
+    checks = []
+    for side in ("predictions", "labels"):
+        for field, column in (("query_id", options.query_id), ("doc_id", options.doc_id)):
+            checks.append(
+                _Check(
+                    f"null_{side}_{field}",
+                    (pl.col(_SIDE) == side) & pl.col(column).is_null(),
+                    pl.lit(None),
+                    InvalidValueError,
+                    f"column {{{field}!r}} of the {side} has {{n}} null value(s); a null "
+                    "key pairs with no row of the other table (and the pairs are the "
+                    f"({{query_id}}, {{doc_id}}) keys): drop those rows, e.g. "
+                    f".drop_nulls({{{field}!r}}), or fill them, e.g. "
+                    f"pl.col({{{field}!r}}).fill_null(...)",
+                )
+            )
+    return checks
+
+
 def _checks(
-    scope: PredictionScope, schema: pl.Schema, options: EvalOptions, *, two_tables: bool
+    scope: PredictionScope,
+    schema: pl.Schema,
+    options: EvalOptions,
+    *,
+    two_tables: bool,
+    query: bool,
 ) -> list[_Check]:
     label, pred = pl.col(scope.label), pl.col(scope.prediction)
     float_label = schema[scope.label].is_float()
     both = pl.col(_SIDE) == "both" if two_tables else pl.lit(True)
-    checks = [
+    checks = _key_checks(options) if two_tables else []
+    if query and not two_tables:  # gauc and per_query group the rows by query
+        checks.append(
+            _Check(
+                "query_null",
+                pl.col(scope.query_id).is_null(),
+                pl.lit(None),
+                InvalidValueError,
+                "column {query_id!r} has {n} null value(s){where}; gauc and "
+                "per_query=True read each row's query (user), and a null id is none: drop "
+                "those rows, e.g. .drop_nulls({query_id!r}), or fill them, e.g. "
+                "pl.col({query_id!r}).fill_null(...)",
+            )
+        )
+    checks += [
         _Check(
             "label_null",
             both & label.is_null(),

@@ -16,10 +16,13 @@ What each metric keeps: the statistics of
 :mod:`polars_irmetrics.prediction.statistics` (integer units of 2**-64 per sum, with a
 float fallback beyond 2**32), the score histogram of ``auc`` and ``pr_auc`` (integer
 units per distinct score), and for ``gauc`` each query's AUC, computed whole in its part
-(a query never spans two parts), summed over queries as units. ``r2`` and
-``explained_variance`` take two passes: :func:`part_means` on every part, merged by
-:func:`merge_means` into each group's exact means, which every part then reads
-(``part_statistics(..., means=)``) to sum its spreads around them.
+(a query never spans two parts), summed over queries as units. The rating
+metrics take a first pass: :func:`part_scale` on every part, merged by
+:func:`merge_scale` into each group's scale (a power of two from its largest label or
+prediction, :mod:`polars_irmetrics.prediction.statistics`); ``r2`` and
+``explained_variance`` a second: :func:`part_means` on every part (reading the scale),
+merged by :func:`merge_means` into each group's exact means; every part then reads them
+(``part_statistics(..., first=)``) to sum its terms and spreads.
 
 Int128 has no Arrow, Spark or pandas type: each Int128 column travels as two Int64
 halves (``hi * 2**62 + lo``) and is made whole again before the merge. The merge adds
@@ -47,26 +50,39 @@ from polars_irmetrics.prediction.evaluate import (
     beside,
     group,
     prepare_rows,
-    with_means,
+    scale_aggs,
+    with_first_passes,
 )
 from polars_irmetrics.prediction.statistics import (
     HISTOGRAM_METRICS,
     NEG,
     POS,
+    SCALE_COLUMNS,
     SCORE,
     finished,
     gauc_statistics,
     histogram_values,
     mean_terms,
     means_from,
-    needs_means,
+    needs_scale,
     per_query_auc,
+    scale_from,
+    scale_maxima,
     score_histogram,
     statistic_aggs,
     statistic_terms,
+    with_scale,
 )
 
-__all__ = ["HISTOGRAM", "merge_means", "merge_statistics", "part_means", "part_statistics"]
+__all__ = [
+    "HISTOGRAM",
+    "merge_means",
+    "merge_scale",
+    "merge_statistics",
+    "part_means",
+    "part_scale",
+    "part_statistics",
+]
 
 #: Boolean column of :func:`part_statistics`: a score-histogram row (else a sums row).
 HISTOGRAM = f"{INTERNAL}histogram"
@@ -106,17 +122,48 @@ def _whole(frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.select(columns)
 
 
-def _with_part_means(prepared: Prepared, by: list[str], means: pl.DataFrame | None) -> Prepared:
-    """The rows with their group's means beside them: the whole table's (``means``, from
-    :func:`merge_means`), or this part's own when it is the whole table (``None``)."""
+def _with_first_passes(
+    prepared: Prepared,
+    requests: Sequence[tuple[str, MetricRequest]],
+    by: list[str],
+    first: pl.DataFrame | None,
+) -> Prepared:
+    """The rows with what the first passes give their group beside them (the scale of
+    the rating metrics, the means of ``r2`` and ``explained_variance``): the whole
+    table's (``first``, from :func:`merge_scale` or :func:`merge_means`), or this part's
+    own when it is the whole table (``None``)."""
     rows = prepared.rows
-    if means is None:
-        rows = with_means(rows, prepared.scope, by)
+    if first is None:
+        rows = with_first_passes(rows, prepared.scope, by, requests)
     elif by:
-        rows = rows.join(means.lazy(), on=by, how="left", nulls_equal=True)
+        rows = rows.join(first.lazy(), on=by, how="left", nulls_equal=True)
     else:
-        rows = rows.join(means.lazy(), how="cross")
+        rows = rows.join(first.lazy(), how="cross")
     return replace(prepared, rows=rows)
+
+
+def part_scale(
+    table: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    options: EvalOptions,
+    labels: pl.LazyFrame | None = None,
+) -> pl.LazyFrame:
+    """The first pass of the rating metrics on one part: per ``by`` group its largest
+    label or prediction magnitude and its largest weight, which :func:`merge_scale`
+    turns into the whole table's scale. The data checks are those of
+    :func:`part_statistics` (the last pass)."""
+    prepared = prepare_rows(table, requests, options, labels)
+    return group(prepared.rows, list(options.by_keys), scale_maxima(prepared.scope))
+
+
+def merge_scale(statistics: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
+    """Each ``by`` group's scale (:data:`~polars_irmetrics.prediction.statistics.SCALE_COLUMNS`)
+    from every part's :func:`part_scale`: what :func:`part_means` and
+    :func:`part_statistics` read (``first=``)."""
+    by = list(options.by_keys)
+    maxima = [c for c in statistics.collect_schema().names() if c not in by]
+    merged = group(statistics, by, [pl.col(c).max() for c in maxima])
+    return merged.select(*by, *scale_from(*(pl.col(c) for c in maxima)))
 
 
 def part_means(
@@ -124,24 +171,37 @@ def part_means(
     requests: Sequence[tuple[str, MetricRequest]],
     options: EvalOptions,
     labels: pl.LazyFrame | None = None,
+    first: pl.DataFrame | None = None,
 ) -> pl.LazyFrame:
-    """The first pass of ``r2`` and ``explained_variance`` on one part: per ``by`` group
-    the statistics of its weight, label and residual (Int128 units as Int64 halves),
-    which :func:`merge_means` turns into the whole table's means. The data checks are
-    those of :func:`part_statistics` (the second pass)."""
+    """The pass of ``r2`` and ``explained_variance`` after the scale, on one part: per
+    ``by`` group the statistics of its weight, label and residual (Int128 units as Int64
+    halves) and its scale (``first``, from :func:`merge_scale`; ``None``: this part is
+    the whole table), which :func:`merge_means` turns into the whole table's means. The
+    data checks are those of :func:`part_statistics` (the last pass)."""
     prepared = prepare_rows(table, requests, options, labels)
     by = list(options.by_keys)
-    return _halves(group(prepared.rows, by, statistic_aggs(mean_terms(prepared.scope))))
+    if first is None:
+        rows = with_scale(prepared.rows, prepared.scope, by)
+    else:
+        rows = _with_first_passes(prepared, requests, by, first).rows
+    scale = [pl.col(c).first() for c in SCALE_COLUMNS]
+    return _halves(group(rows, by, [*statistic_aggs(mean_terms(prepared.scope)), *scale]))
 
 
 def merge_means(statistics: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
-    """Each ``by`` group's mean label and mean residual from every part's
-    :func:`part_means`: the means :func:`part_statistics` reads (``means=``)."""
+    """Each ``by`` group's scale, mean label and mean residual from every part's
+    :func:`part_means`: what :func:`part_statistics` reads (``first=``)."""
     by = list(options.by_keys)
     whole = _whole(statistics)
     stats = [c for c in whole.collect_schema().names() if c not in by]
-    summed = group(whole, by, [pl.col(c).sum() for c in stats])
-    return summed.select(*by, *means_from(pl.col))
+    summed = group(whole, by, [_merged(c) for c in stats])
+    return summed.select(*by, *SCALE_COLUMNS, *means_from(pl.col))
+
+
+def _merged(column: str) -> pl.Expr:
+    """A statistic of the parts, merged: the sum, the scale (the same in every part of
+    a group) as it is."""
+    return pl.col(column).max() if column in SCALE_COLUMNS else pl.col(column).sum()
 
 
 def part_statistics(
@@ -149,13 +209,13 @@ def part_statistics(
     requests: Sequence[tuple[str, MetricRequest]],
     options: EvalOptions,
     labels: pl.LazyFrame | None = None,
-    means: pl.DataFrame | None = None,
+    first: pl.DataFrame | None = None,
 ) -> pl.LazyFrame:
     """One part's statistics of ``requests`` (module doc), lazily; the data checks of
     :func:`~polars_irmetrics.prediction.evaluate.build_prediction_plan` are raised when
-    it is collected. ``means``: for ``r2`` and ``explained_variance``, each ``by``
-    group's means over the whole table (:func:`merge_means`); ``None`` when the part is
-    the whole table.
+    it is collected. ``first``: for the rating metrics, each ``by`` group's scale over
+    the whole table (:func:`merge_scale`), with ``r2`` and ``explained_variance`` its
+    means too (:func:`merge_means`); ``None`` when the part is the whole table.
 
     Returns
     -------
@@ -182,10 +242,11 @@ def part_statistics(
         raise MetricParameterError("part statistics are for means; per query, evaluate each part")
     prepared = prepare_rows(table, requests, options, labels)
     by = list(options.by_keys)
-    if needs_means(requests):
-        prepared = _with_part_means(prepared, by, means)
+    if needs_scale(requests):
+        prepared = _with_first_passes(prepared, requests, by, first)
     s = prepared.scope
     aggs = [pl.len().cast(pl.Int64).alias(NUM_ROWS), *statistic_aggs(statistic_terms(s, requests))]
+    aggs += scale_aggs(requests)
     result = prepared.grouped(by, aggs)
     if any(req.metric.name == "gauc" for _, req in requests):
         per_query = per_query_auc(prepared.rows, s, [*by, options.query_id])
@@ -239,7 +300,7 @@ def merge_statistics(
     sums = whole.filter(~pl.col(HISTOGRAM))
     skip = {*by, HISTOGRAM, SCORE, POS, NEG}
     stats = [c for c in schema.names() if c not in skip]
-    result = group(sums, by, [pl.col(c).sum() for c in stats])
+    result = group(sums, by, [_merged(c) for c in stats])
     result = result.with_columns(value.alias(label) for label, value in finished(requests))
     if any(req.metric.name in HISTOGRAM_METRICS for _, req in requests):
         merged = (

@@ -5,7 +5,9 @@ the global ``auc`` and ``pr_auc`` of each ``by`` group in passes that run when t
 is collected (behind :func:`polars.defer`), with memory bounded by one score range:
 
 1. **Ranges.** One streaming pass finds the smallest and largest finite score; a second
-   counts the rows of 4,096 equal-width slices of that interval (a ``group_by`` of at
+   counts the rows of 4,096 equal-width slices of that interval (computed on the scores
+   times a power of two, exactly, so that any finite scores have a finite width: from
+   subnormal ones to ``±1.7e308``) (a ``group_by`` of at
    most 4,096 rows), and consecutive slices are joined into ``N`` ranges of about equal
    row counts (``N`` = ``buckets``, or one per 2 million rows for ``"auto"``). The
    ranges keep the scores' order: every score of range *b* is below every score of
@@ -32,6 +34,7 @@ outliers) make one large range. Measured in ``benchmarks/results_prediction.md``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -152,8 +155,18 @@ def _split(scored: pl.LazyFrame, count: int, folder: Path) -> int:
         scored.select(finite.min().alias("low"), finite.max().alias("high")).collect().row(0)
     )
     low = 0.0 if low is None else low
-    width = 1.0 if high is None or high <= low else high - low
-    slice_of = ((pl.col(_SCORE) - low) / width * SLICES).floor().clip(0, SLICES - 1)
+    high = low if high is None else high
+    # the scores times a power of two that brings the largest finite magnitude to [1/2, 1)
+    # (two exact factors: it may be beyond a float's range): the width of [low, high] is
+    # then finite (scores from -1.7e308 to 1.7e308) and not subnormal (subnormal scores),
+    # and so is its reciprocal
+    exponent = math.frexp(max(abs(low), abs(high)))[1]
+    first = math.ldexp(1.0, -exponent // 2)
+    second = math.ldexp(1.0, -exponent - (-exponent // 2))
+    low, high = low * first * second, high * first * second
+    width = high - low if high > low else 1.0
+    scaled = pl.col(_SCORE) * first * second
+    slice_of = ((scaled - low) / width * SLICES).floor().clip(0, SLICES - 1)
     slice_of = slice_of.cast(pl.Int64)
     counts = scored.group_by(slice_of.alias(_SLICE)).agg(pl.len().alias(_N)).sort(_SLICE).collect()
     total = int(counts[_N].sum())
@@ -170,7 +183,8 @@ def _split(scored: pl.LazyFrame, count: int, folder: Path) -> int:
     bounds = np.array([low + start * width / SLICES for start in starts[1:]], dtype=np.float64)
 
     def range_of_scores(scores: pl.Series) -> pl.Series:
-        return pl.Series(np.searchsorted(bounds, scores.to_numpy(), side="right"), dtype=pl.Int64)
+        values = scores.to_numpy() * first * second
+        return pl.Series(np.searchsorted(bounds, values, side="right"), dtype=pl.Int64)
 
     key = pl.col(_SCORE).map_batches(range_of_scores, return_dtype=pl.Int64, is_elementwise=True)
     sink_buckets(scored, key, folder)

@@ -11,16 +11,31 @@ which add the parts' integers) hold the same integers, convert them once, and co
 each metric from them with the same float operations. The means are then equal to the
 last bit on every path.
 
-A sum whose terms reach 2**32 in magnitude (or are not finite: an infinite rating)
-does not fit the units (:func:`~polars_irmetrics.metrics.scope.beyond_fixed`); each
+A sum whose terms reach 2**32 in magnitude (only where they are not finite: an
+infinite rating, or in an expression over a group whose labels are unchecked) does not
+fit the units (:func:`~polars_irmetrics.metrics.scope.beyond_fixed`); each
 statistic also keeps its plain float sum and the count of such terms, and the float
 sum is used where that count is not 0. Only then may two paths differ in the last bits
 (they add floats in another order). Sample weights of 2**32 or more are refused (every
 prediction metric is unchanged when all weights are multiplied by one number).
 
-A term below 2**-64 in magnitude is rounded down to a unit (a squared error of 1e-10
-counts as 0): the sums are exact to 2**-64 per term, the precision of the library's
-other fixed-point sums.
+The rating metrics (``rmse``, ``mae``, ``mse``, ``r2``, ``explained_variance``) read
+numbers of any scale: their labels and predictions are first multiplied by a power of
+two ``2**k`` chosen per group from their largest magnitude ``m`` (a first pass,
+:func:`scale_maxima` and :func:`scale_from`: ``m 2**k`` between ``2**9`` and ``2**12``),
+and their weights by ``2**c`` (the largest weight between 1/2 and 4): exact
+multiplications (a residual is scaled after the subtraction), so every term is below
+``2**32`` and kept in units of ``2**-64``, and each value is unscaled once at the end
+(``r2`` and ``explained_variance`` are ratios: the powers of two cancel). A term is then
+exact to ``2**-92`` of the group's largest squared label or prediction, whatever its
+scale, for labels and predictions from ``2**-1012`` (2e-305) to the largest float; a
+squared error below that (predictions equal to the labels to about 15 significant
+digits of the largest one) counts as 0. Below ``2**-1012`` (subnormal numbers, which
+carry fewer digits themselves) the factor stays ``2**1022``. ``mse`` of numbers beyond
+``1e154`` is infinite (its square is), ``rmse`` is not, unless a residual itself
+overflows (a label of ``-1e308`` predicted ``1e308``). The binary metrics read
+probabilities in ``[0, 1]`` and keep their terms unscaled: a term (a weight) below
+``2**-64`` in magnitude counts as 0 there.
 
 Per query (``per_query=True``) the query is one more group key: the same statistics
 per query, and ``auc``, ``pr_auc`` (and ``gauc``, the query's AUC) from each query's
@@ -44,6 +59,7 @@ parts twice (:func:`mean_terms`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import polars as pl
 
@@ -75,6 +91,9 @@ __all__ = [
     "NEG",
     "NUM_ROWS",
     "POS",
+    "RATING_METRICS",
+    "SCALE_COLUMNS",
+    "SCALE_K",
     "SCORE",
     "WEIGHT_Q",
     "Total",
@@ -88,12 +107,16 @@ __all__ = [
     "mean_terms",
     "means_from",
     "needs_means",
+    "needs_scale",
     "per_query_auc",
     "query_weight",
+    "scale_from",
+    "scale_maxima",
     "score_histogram",
     "statistic_aggs",
     "statistic_columns",
     "statistic_terms",
+    "with_scale",
 ]
 
 #: The count column of a prediction evaluation: the rows (predictions) of the group.
@@ -115,6 +138,8 @@ MEAN_R = f"{INTERNAL}mean_r"
 HISTOGRAM_METRICS = ("auc", "pr_auc")
 
 _W = f"{INTERNAL}s_w"
+#: The rating metrics' weights, times ``2**c`` (module doc).
+_WR = f"{INTERNAL}s_wr"
 _LOG = f"{INTERNAL}s_log"
 _Y = f"{INTERNAL}s_y"
 _P = f"{INTERNAL}s_p"
@@ -131,6 +156,98 @@ _G_ONE = f"{INTERNAL}g_one_class"
 #: ``column -> its total``: ``pl.col`` over one row per group, or a sum over parts.
 Total = Callable[[str], pl.Expr]
 
+#: The metrics that read the label as a number of any scale (module doc).
+RATING_METRICS = frozenset({"rmse", "mae", "mse", "r2", "explained_variance"})
+#: The scale of a group's rating statistics (:func:`scale_from`): the exponent ``k`` of
+#: its labels and predictions (Float64, a whole number), the factors ``2**k`` that
+#: multiply them and ``2**c`` that multiply its weights (Float64).
+SCALE_K = f"{INTERNAL}scale_k"
+_F = f"{INTERNAL}scale_f"
+_G = f"{INTERNAL}scale_g"
+SCALE_COLUMNS = (SCALE_K, _F, _G)
+#: The columns of :func:`scale_maxima`: a group's largest label or prediction magnitude
+#: and its largest weight.
+_MAX_V = f"{INTERNAL}max_v"
+_MAX_W = f"{INTERNAL}max_w"
+#: The largest magnitudes are clipped to these before their exponent is taken: every
+#: factor is then a float (``2**1023`` at most); labels and predictions all below
+#: ``2**-1012`` (subnormal numbers, 2e-305) are scaled by ``2**1022`` only.
+_LOWEST_V, _LOWEST_W, _HIGHEST = 2.0**-1012, 2.0**-1022, 2.0**1023
+
+
+class _Scale(NamedTuple):
+    """A group's scale (:data:`SCALE_COLUMNS`) as expressions: columns beside each row,
+    or aggregations in a group context. Each factor is referred to once per term: a
+    group context evaluates every reference again (a residual is scaled after the
+    subtraction, which gives the same float but where it overflows)."""
+
+    k: pl.Expr = pl.col(SCALE_K)
+    f: pl.Expr = pl.col(_F)
+    g: pl.Expr = pl.col(_G)
+
+    def weights(self, s: PredictionScope) -> pl.Expr:
+        return s.weights if s.w is None else s.w * self.g
+
+    def weighted(self, s: PredictionScope, term: pl.Expr) -> pl.Expr:
+        return term if s.w is None else term * (s.w * self.g)
+
+
+#: The scale as columns beside each row (:func:`with_scale`).
+_BESIDE = _Scale()
+
+
+def _pow2(exponent: pl.Expr) -> pl.Expr:
+    """``2**exponent`` (exact: a power of two within a float's range)."""
+    return pl.lit(2.0, pl.Float64).pow(exponent)
+
+
+def _unscaled(value: pl.Expr, exponent: pl.Expr) -> pl.Expr:
+    """``value * 2**exponent`` in three exact steps (the exponent may reach about 2,050
+    in magnitude, beyond a float's range)."""
+    a = exponent // 3
+    b = (exponent - a) // 2
+    return value * _pow2(a) * _pow2(b) * _pow2(exponent - a - b)
+
+
+def needs_scale(requests: Sequence[tuple[str, MetricRequest]]) -> bool:
+    """Whether a rating metric is asked for: its statistics are scaled (a first pass)."""
+    return any(req.metric.name in RATING_METRICS for _, req in requests)
+
+
+def scale_maxima(s: PredictionScope) -> list[pl.Expr]:
+    """Group context: the largest label or prediction magnitude and the largest weight
+    (Float64), the first pass of the rating metrics; maxima of parts merge by their
+    maximum."""
+    m = pl.max_horizontal(s.value.abs().max(), s.p.abs().max())
+    w = pl.lit(1.0, pl.Float64) if s.w is None else s.w.max()
+    return [m.cast(pl.Float64).alias(_MAX_V), w.cast(pl.Float64).alias(_MAX_W)]
+
+
+def _exponent(m: pl.Expr, top: int, lowest: float) -> pl.Expr:
+    """``top - floor(log2 m)``, ``m`` clipped to ``[lowest, 2**1023]`` (0 and infinity
+    too: their terms are 0, or not finite and added as floats): ``m 2**exponent`` is
+    within a factor 2 of ``[2**top, 2**(top + 1))`` (the logarithm may be one off near
+    a power of two); NaN for NaN."""
+    return top - m.clip(lowest, _HIGHEST).log(2).floor()
+
+
+def scale_from(max_v: pl.Expr, max_w: pl.Expr) -> list[pl.Expr]:
+    """The columns :data:`SCALE_COLUMNS` from a group's maxima (:func:`scale_maxima`):
+    labels and predictions below ``2**12`` (a residual and its spread around its mean
+    below ``2**14``, a squared one below ``2**28``), weights below 4 (1 without
+    weights): every term below ``2**30``."""
+    k = _exponent(max_v, 10, _LOWEST_V)
+    return [k.alias(SCALE_K), _pow2(k).alias(_F), _pow2(_exponent(max_w, 0, _LOWEST_W)).alias(_G)]
+
+
+def with_scale(rows: pl.LazyFrame, s: PredictionScope, by: list[str]) -> pl.LazyFrame:
+    """``rows`` with their group's scale (:data:`SCALE_COLUMNS`) beside each row."""
+    maxima = scale_maxima(s)
+    if by:
+        maxima = [m.over(by) for m in maxima]
+    totals = {m.meta.output_name(): m for m in maxima}
+    return rows.with_columns(scale_from(totals[_MAX_V], totals[_MAX_W]))
+
 
 def _ece_column(bins: int, b: int) -> str:
     return f"{INTERNAL}s_ece{bins}_{b}"
@@ -145,16 +262,21 @@ def needs_means(requests: Sequence[tuple[str, MetricRequest]]) -> bool:
     return any(req.metric.name in ("r2", "explained_variance") for _, req in requests)
 
 
-def mean_terms(s: PredictionScope) -> dict[str, pl.Expr]:
-    """The first pass of ``r2`` and ``explained_variance``: the terms of the weight, the
-    label and the residual ``v - p``, whose sums give the group's means."""
-    return {_W: s.weights, _V: s.weighted(s.value), _R: s.weighted(s.value - s.p)}
+def mean_terms(s: PredictionScope, scale: _Scale = _BESIDE) -> dict[str, pl.Expr]:
+    """The pass of ``r2`` and ``explained_variance`` after the scale: the terms of the
+    weight, the label and the residual ``v - p`` (scaled, module doc), whose sums give
+    the group's means."""
+    return {
+        _WR: scale.weights(s),
+        _V: scale.weighted(s, s.value * scale.f),
+        _R: scale.weighted(s, (s.value - s.p) * scale.f),
+    }
 
 
 def means_from(total: Total) -> list[pl.Expr]:
-    """The group's mean label (``MEAN_V``) and mean residual (``MEAN_R``) from the totals
-    of :func:`mean_terms` (statistic columns)."""
-    w = _value(_W, total)
+    """The group's mean label (``MEAN_V``) and mean residual (``MEAN_R``), scaled, from
+    the totals of :func:`mean_terms` (statistic columns)."""
+    w = _value(_WR, total)
     return [(_value(_V, total) / w).alias(MEAN_V), (_value(_R, total) / w).alias(MEAN_R)]
 
 
@@ -162,13 +284,17 @@ def statistic_terms(
     s: PredictionScope,
     requests: Sequence[tuple[str, MetricRequest]],
     means: tuple[pl.Expr, pl.Expr] = (pl.col(MEAN_V), pl.col(MEAN_R)),
+    scale: _Scale = _BESIDE,
 ) -> dict[str, pl.Expr]:
     """Per row, the term of each statistic the ``requests`` read (module doc). The
     spreads of ``r2`` and ``explained_variance`` read the group's mean label and mean
     residual ``means``: the columns ``MEAN_V`` and ``MEAN_R`` beside each row, or (in a
-    group context, :func:`group_values`) their aggregations."""
+    group context, :func:`group_values`) their aggregations; the rating metrics read
+    the group's ``scale`` alike (:data:`SCALE_COLUMNS`)."""
     mean_v, mean_r = means
     terms: dict[str, pl.Expr] = {_W: s.weights}
+    if needs_scale(requests):
+        terms[_WR] = scale.weights(s)
     for _, req in requests:
         name = req.metric.name
         if name in ("logloss", "ne"):
@@ -180,13 +306,13 @@ def statistic_terms(
         if name == "brier":
             terms[_BRIER] = s.weighted((s.p - s.y) ** 2)
         if name in ("mse", "rmse", "r2"):
-            terms[_SQ] = s.weighted((s.p - s.value) ** 2)
+            terms[_SQ] = scale.weighted(s, ((s.p - s.value) * scale.f) ** 2)
         if name == "mae":
-            terms[_ABS] = s.weighted((s.p - s.value).abs())
+            terms[_ABS] = scale.weighted(s, (s.p - s.value).abs() * scale.f)
         if name in ("r2", "explained_variance"):
-            terms[_M2V] = s.weighted((s.value - mean_v) ** 2)
+            terms[_M2V] = scale.weighted(s, (s.value * scale.f - mean_v) ** 2)
         if name == "explained_variance":
-            terms[_M2R] = s.weighted((s.value - s.p - mean_r) ** 2)
+            terms[_M2R] = scale.weighted(s, ((s.value - s.p) * scale.f - mean_r) ** 2)
         if name == "ece":
             bins = ece_bins(req.params(1.0))
             index = ece_bin(s, bins)
@@ -230,10 +356,15 @@ def finished(
     :func:`gauc_statistics`; the engines add their parts' first), or (``total``) from
     the aggregations of those totals in a group context (:func:`group_values`): the
     same float operations on every path."""
-    w = _value(_W, total)
+    weight = _value(_W, total)
+    w = pl.when(weight > 0).then(weight)  # no weight at all: every mean is null
 
     def log_loss() -> pl.Expr:
         return -_value(_LOG, total) / w
+
+    def rating_mean(name: str) -> pl.Expr:  # scaled; null without weight (module doc)
+        wr = _value(_WR, total)
+        return pl.when(wr > 0).then(_value(name, total) / wr)
 
     out: list[tuple[str, pl.Expr]] = []
     for label, req in requests:
@@ -259,24 +390,34 @@ def finished(
             clicks = _value(_Y, total)
             value = pl.when(clicks > 0).then(_value(_P, total) / clicks)
         elif name == "ece":
-            bins = ece_bins(req.params(1.0))
-            gaps = [_value(_ece_column(bins, b), total).abs() for b in range(bins)]
-            value = pl.sum_horizontal(gaps) / w
-        elif name in ("mse", "rmse"):
-            value = _value(_SQ, total) / w
-            value = value.sqrt() if name == "rmse" else value
+            value = _ece_gaps(ece_bins(req.params(1.0)), total) / w
+        elif name == "mse":
+            value = _unscaled(rating_mean(_SQ), -2 * total(SCALE_K))
+        elif name == "rmse":
+            value = _unscaled(rating_mean(_SQ).sqrt(), -total(SCALE_K))
         elif name == "mae":
-            value = _value(_ABS, total) / w
-        elif name == "r2":
-            spread = _value(_M2V, total)
-            value = pl.when(spread > 0).then(1.0 - _value(_SQ, total) / spread)
-        elif name == "explained_variance":
-            spread = _value(_M2V, total)
-            value = pl.when(spread > 0).then(1.0 - _value(_M2R, total) / spread)
+            value = _unscaled(rating_mean(_ABS), -total(SCALE_K))
+        elif name in ("r2", "explained_variance"):
+            # no weight: the means are NaN (0 / 0), and polars orders NaN above 0
+            spread = pl.when(_value(_WR, total) > 0).then(_value(_M2V, total))
+            error = _value(_SQ if name == "r2" else _M2R, total)
+            value = pl.when(spread > 0).then(1.0 - error / spread)
         else:  # pragma: no cover - every prediction metric is listed above
             raise MetricParameterError(f"metric {label!r} has no statistics")
         out.append((label, value))
     return out
+
+
+def _ece_gaps(bins: int, total: Total) -> pl.Expr:
+    """The sum of the bins' absolute gaps of ``ece@bins``: their units added as
+    integers (exact, in any order: polars adds the floats of a horizontal sum in one
+    order eagerly and in another lazily), converted once; as floats where a term is
+    beyond the units."""
+    columns = [statistic_columns(_ece_column(bins, b)) for b in range(bins)]
+    fixed = pl.sum_horizontal([total(f).abs() for f, _, _ in columns])
+    plain = pl.sum_horizontal([total(p).abs() for _, p, _ in columns])
+    beyond = pl.sum_horizontal([total(b) for _, _, b in columns])
+    return pl.when(beyond > 0).then(plain).otherwise(from_units(fixed))
 
 
 def gauc_aggs(auc_q: pl.Expr, weight_q: pl.Expr) -> list[pl.Expr]:
@@ -450,11 +591,18 @@ def group_values(
     if not rest:
         return values
     means = (pl.col(MEAN_V), pl.col(MEAN_R))
+    scale, scale_k = _BESIDE, pl.col(SCALE_K)
+    if needs_scale(rest):
+        maxima = _totals(scale_maxima(s))
+        columns = _totals(scale_from(maxima[_MAX_V], maxima[_MAX_W]))
+        scale = _Scale(*(columns[c] for c in SCALE_COLUMNS))
+        scale_k = columns[SCALE_K]
     if needs_means(rest):
-        mean_totals = _totals(statistic_aggs(mean_terms(s)))
+        mean_totals = _totals(statistic_aggs(mean_terms(s, scale)))
         mean_v, mean_r = means_from(lambda c: mean_totals[c])
         means = (mean_v, mean_r)
-    totals = _totals(statistic_aggs(statistic_terms(s, rest, means)))
+    totals = _totals(statistic_aggs(statistic_terms(s, rest, means, scale)))
+    totals[SCALE_K] = scale_k
     if any(req.metric.name == "gauc" for _, req in rest):
         query = pl.col(s.query_id)
         first = query.is_first_distinct()
