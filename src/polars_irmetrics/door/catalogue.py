@@ -138,6 +138,15 @@ EXAMPLE_APPROX = pl.DataFrame(
     }
 )
 
+#: The rank-similarity metrics' worked example: a run that swaps the reference's first two
+#: documents and replaces its third (c) by x; d and c are kept, in swapped places.
+EXAMPLE_REFERENCE = pl.DataFrame(
+    {"query_id": ["q1"] * 5, "doc_id": ["a", "b", "c", "d", "e"], "score": [5.0, 4, 3, 2, 1]}
+)
+EXAMPLE_AGAINST = pl.DataFrame(
+    {"query_id": ["q1"] * 5, "doc_id": ["b", "a", "x", "d", "c"], "score": [5.0, 4, 3, 2, 1]}
+)
+
 _FAMILIES = {
     "core": "Core metrics",
     "beyond": "Beyond trec_eval",
@@ -145,6 +154,7 @@ _FAMILIES = {
     "online": "Click metrics (impression logs)",
     "recsys": "Beyond accuracy (recommenders)",
     "neighbors": "Vector search: recall of approximate neighbours",
+    "agreement": "Rank similarity: a run against a reference run",
     "preference": "Preference and judgment-group measures",
     "prediction": "Prediction quality (click and rating models)",
 }
@@ -224,6 +234,10 @@ def _reads_neighbors(metric: Metric) -> bool:
     return "neighbors" in metric.reads
 
 
+def _reads_reference(metric: Metric) -> bool:
+    return "reference" in metric.reads
+
+
 def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
 
     offline = [example_name(m) for m in metrics if _reads_judged_run(m)]
@@ -251,6 +265,11 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
         values |= evaluate(EXAMPLE_PREDICTIONS, predicted).row(0, named=True)
     if nearest:
         values |= evaluate(EXAMPLE_APPROX, nearest, neighbors=EXAMPLE_EXACT).row(0, named=True)
+    similar = [example_name(m) for m in metrics if _reads_reference(m)]
+    if similar:
+        values |= evaluate(
+            EXAMPLE_AGAINST, similar, reference=EXAMPLE_REFERENCE, per_query=True
+        ).row(0, named=True)
     groups = [example_name(m) for m in metrics if _reads_judgment_groups(m)]
     if groups:
         values |= evaluate_jg(EXAMPLE_RUN, groups, qrels_jg=EXAMPLE_QRELS_JG).row(0, named=True)
@@ -302,6 +321,10 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         rows.append(("Label", _prediction_label(metric)))
         rows.append(("Reads", ", ".join(metric.reads)))
         rows.append(("Over", "the rows of each `by` group (each query with `per_query=True`)"))
+    elif _reads_reference(metric):
+        rows.append(("Relevance", "none: two rankings (ties from equal scores)"))
+        rows.append(("Reads", ", ".join(metric.reads)))
+        rows.append(("Over queries", "arithmetic mean (an undefined value left out)"))
     else:
         rows.append(("Relevance", relevance))
         rows.append(("Reads", ", ".join(metric.reads)))
@@ -336,6 +359,8 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         if _reads_predictions(metric)
         else "the approximate and exact neighbours"
         if _reads_neighbors(metric)
+        else "a run against a reference run"
+        if _reads_reference(metric)
         else None
     )
     if table is not None:

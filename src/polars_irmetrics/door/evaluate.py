@@ -13,7 +13,9 @@ ir_measures routes a measure to the provider that computes it:
 * ``prediction``: a label and a prediction per row, or predictions beside ``labels=``
   (:mod:`polars_irmetrics.prediction`);
 * ``neighbors``: an approximate nearest-neighbour run against the exact one
-  (:mod:`polars_irmetrics.vectors`).
+  (:mod:`polars_irmetrics.vectors`);
+* ``reference``: a run against a reference run, rank similarity
+  (:mod:`polars_irmetrics.agreement`).
 
 A run or judgments whose ``doc_id`` is a ``List`` (one row per query) are turned into
 the long form first (:mod:`polars_irmetrics.ground.lists`), inside the plan.
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Literal, overload
 
 import polars as pl
 
+from polars_irmetrics.agreement.plan import build_agreement_plan
 from polars_irmetrics.door.jg import build_jg_plan
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.buckets import collect_guarded
@@ -51,7 +54,9 @@ if TYPE_CHECKING:
 __all__ = ["Route", "evaluate", "evaluate_plan", "route"]
 
 Requests = list[tuple[str, MetricRequest]]
-Route = Literal["offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors"]
+Route = Literal[
+    "offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors", "reference"
+]
 
 #: Routes whose results can be put side by side (one row per query or group).
 _JOINABLE: frozenset[Route] = frozenset({"offline", "recsys"})
@@ -71,6 +76,8 @@ def route(metric: Metric) -> Route:
         return "prediction"
     if "neighbors" in metric.reads:
         return "neighbors"
+    if "reference" in metric.reads:
+        return "reference"
     return "offline"
 
 
@@ -97,6 +104,7 @@ _TABLES: Mapping[Route, str] = {
     "jg": "a run and judgment groups",
     "prediction": "labels and predictions",
     "neighbors": "an approximate run and the exact neighbours",
+    "reference": "a run and a reference run",
 }
 
 
@@ -113,6 +121,7 @@ def evaluate(
     qrels_jg: FrameInput | None = ...,
     labels: FrameInput | None = ...,
     neighbors: FrameInput | None = ...,
+    reference: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame: ...
 
@@ -130,6 +139,7 @@ def evaluate(
     qrels_jg: FrameInput | None = ...,
     labels: FrameInput | None = ...,
     neighbors: FrameInput | None = ...,
+    reference: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.LazyFrame: ...
 
@@ -146,6 +156,7 @@ def evaluate(
     qrels_jg: FrameInput | None = None,
     labels: FrameInput | None = None,
     neighbors: FrameInput | None = None,
+    reference: FrameInput | None = None,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate every metric the library has: per-query values or means, in one plan.
@@ -200,6 +211,11 @@ def evaluate(
         ``neighbor_recall_rel@k``): the exact nearest neighbours (e.g.
         :func:`~polars_irmetrics.knn`'s run), against which ``table`` (an approximate
         index's, with true scores) is measured (:mod:`polars_irmetrics.vectors.neighbors`).
+    reference
+        For the rank-similarity metrics (``rbo``, ``jaccard@k``, ``overlap@k``,
+        ``kendall_tau@k``, ``tau_ap@k``, ``ktu@k``, ``rbo_repro_eval@k``): the run each
+        query's ranking is compared with (:mod:`polars_irmetrics.metrics.agreement`);
+        ``by``/``systems`` keys it lacks make it serve every group of ``table``.
     labels
         Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...: every metric that
         reads ``"predictions"``; see :mod:`polars_irmetrics.prediction`), two-table
@@ -429,6 +445,7 @@ def evaluate(
             ("qrels_jg", qrels_jg),
             ("labels", labels),
             ("neighbors", neighbors),
+            ("reference", reference),
         )
     }
     built = EvalOptions.build(**options)
@@ -468,6 +485,7 @@ def evaluate_plan(
             "prefs": tables.get("prefs"),
             "judgment_groups": tables.get("qrels_jg"),
             "neighbors": tables.get("neighbors"),
+            "reference": tables.get("reference"),
         },
     )
     routes = _routes(requests)
@@ -483,6 +501,19 @@ def evaluate_plan(
             "neighbors= holds the exact nearest neighbours of neighbor_recall@k and "
             "neighbor_recall_rel@k, and no metric asked for reads them: drop neighbors=, or "
             "ask for one of them (in a call of its own)"
+        )
+    if "reference" in routes:
+        given = tables.get("reference")
+        if given is None:  # refused by check_inputs above, with the metric's name
+            raise MetricParameterError("rank similarity needs reference=...")
+        return build_agreement_plan(
+            table, long_run(given, **columns), routes["reference"], options
+        )
+    if tables.get("reference") is not None:
+        raise MetricParameterError(
+            "reference= holds the run that rank-similarity metrics (rbo, jaccard@k, "
+            "kendall_tau@k...) compare with, and no metric asked for reads it: drop "
+            "reference=, or ask for one of them (in a call of its own)"
         )
     if "prediction" in routes:
         for name, given in tables.items():

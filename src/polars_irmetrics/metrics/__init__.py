@@ -32,6 +32,11 @@ and this package joins them into :data:`METRICS`, which the registry reads:
   (``reads=("run", "neighbors")``: ``neighbor_recall``, ``neighbor_recall_rel``),
   computed by ``irm.evaluate(approx_run, metrics, neighbors=exact_run)``.
 
+* :mod:`.agreement`: rank similarity between a run and a reference run
+  (``reads=("run", "reference")``: ``rbo``, ``rbo_repro_eval``, ``jaccard``, ``overlap``,
+  ``kendall_tau``, ``tau_ap``, ``ktu``), computed by ``irm.evaluate(run, metrics,
+  reference=other_run)``.
+
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.metrics.scope.Scope`); shared building blocks live in
 :mod:`._common`.
@@ -39,6 +44,7 @@ Each formula is one polars aggregation over the judged rows of one query (see
 
 from __future__ import annotations
 
+from polars_irmetrics.metrics.agreement import AGREEMENT_METRICS
 from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
 from polars_irmetrics.metrics.neighbors import NEIGHBOR_METRICS
@@ -60,4 +66,5 @@ METRICS: tuple[Metric, ...] = (
     *PREFERENCE_METRICS,
     *PREDICTION_METRICS,
     *NEIGHBOR_METRICS,
+    *AGREEMENT_METRICS,
 )

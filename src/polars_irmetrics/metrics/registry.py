@@ -851,6 +851,7 @@ INPUTS: Mapping[str, tuple[str, str]] = {
         "the exact nearest neighbours (e.g. irm.knn(queries, corpus, k=...))",
         "neighbors",
     ),
+    "reference": ("a reference run (the ranking each query's is compared with)", "reference"),
 }
 
 

@@ -46,7 +46,8 @@ AGGREGATES: tuple[Aggregate, ...] = (
 #: a model's predictions with their labels (``"predictions"``: a label and a prediction
 #: per row, in one table or two joined on keys; :mod:`polars_irmetrics.metrics.prediction`).
 #: an exact nearest-neighbour run (``"neighbors"``: the truth an approximate index is
-#: measured against).
+#: measured against), and a reference run (``"reference"``: the ranking a run's is
+#: compared with by the rank-similarity metrics, :mod:`polars_irmetrics.metrics.agreement`).
 Input = Literal[
     "run",
     "judgments",
@@ -57,6 +58,7 @@ Input = Literal[
     "judgment_groups",
     "predictions",
     "neighbors",
+    "reference",
 ]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation
