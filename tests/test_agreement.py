@@ -12,6 +12,7 @@ symmetry.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -382,3 +383,48 @@ def test_rbo_properties(
         assert ext == pytest.approx(1.0, abs=1e-12)
         assert high == pytest.approx(1.0, abs=1e-12)
         assert res == pytest.approx(1.0 - low, abs=1e-12)
+
+
+@pytest.fixture(scope="module")
+def peers() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((DATA / "peers.json").read_text())
+    return loaded
+
+
+def _rows(rows: list[list[Any]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
+
+
+def test_rbo_repro_eval_is_repro_evals(peers: dict[str, Any], evaluate: Any) -> None:
+    run, ref = _rows(peers["run"]), _rows(peers["reference"])
+    names = list(peers["rbo_repro_eval"])
+    got = evaluate(run, names, reference=ref, per_query=True)
+    for name in names:
+        want = peers["rbo_repro_eval"][name]
+        values = dict(zip(got["query_id"], got[name], strict=True))
+        assert values.keys() == want.keys()
+        for query, value in want.items():
+            assert values[query] == pytest.approx(value, abs=1e-12), (name, query)
+
+
+def test_ktu_is_repro_evals(peers: dict[str, Any], evaluate: Any) -> None:
+    run, ref = _rows(peers["equal_run"]), _rows(peers["equal_reference"])
+    names = list(peers["ktu"])
+    got = evaluate(run, names, reference=ref, per_query=True)
+    for name in names:
+        values = dict(zip(got["query_id"], got[name], strict=True))
+        for query, value in peers["ktu"][name].items():
+            assert values[query] == pytest.approx(value, abs=1e-12), (name, query)
+
+
+def test_tau_ap_is_trectools(peers: dict[str, Any]) -> None:
+    rows_run, rows_ref, want = [], [], {}
+    for query, case in peers["tau_ap"].items():
+        n = len(case["run"])
+        rows_run += [[query, doc, float(n - i)] for i, doc in enumerate(case["run"])]
+        rows_ref += [[query, doc, float(n - i)] for i, doc in enumerate(case["reference"])]
+        want[query] = case["tau_ap"]
+    got = irm.evaluate(_rows(rows_run), ["tau_ap"], reference=_rows(rows_ref), per_query=True)
+    values = dict(zip(got["query_id"], got["tau_ap"], strict=True))
+    for query, value in want.items():
+        assert values[query] == pytest.approx(value, abs=1e-12), query

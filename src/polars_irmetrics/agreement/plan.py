@@ -235,9 +235,7 @@ def _values(
             simple.append((common.sum() / union).cast(pl.Float64).alias(label))
         elif name == "overlap":
             simple.append((common.sum() / pl.lit(cutoff, pl.Float64)).alias(label))
-        elif name == "rbo_repro_eval":
-            pairs[label] = (label, request)
-        else:
+        else:  # one plan of its own each
             pairs[label] = (label, request)
     out = lengths.select(keys)
     if simple:
@@ -257,6 +255,8 @@ def _values(
         else:  # pragma: no cover - every agreement metric is routed above
             raise MetricParameterError(f"metric {label!r} is not a rank-similarity metric")
         out = out.join(value, on=keys, how="left", nulls_equal=True)
+        if name == "rbo_repro_eval":  # no shared document: no row, overlap 0
+            out = out.with_columns(pl.col(label).fill_null(0.0))
     return out
 
 
