@@ -78,6 +78,7 @@ PUBLIC = [
     "scan_trec_qrels",
     "scan_trec_run",
     "set_progress",
+    "system_agreement",
     "trec_ndcg",
     "tukey_hsd",
     "unjudged",
