@@ -74,6 +74,7 @@ PUBLIC = [
     "recall",
     "relative_precision",
     "report",
+    "reproducibility",
     "rprec_mult",
     "scan_trec_qrels",
     "scan_trec_run",

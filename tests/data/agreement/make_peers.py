@@ -101,3 +101,55 @@ for _case in range(12):
 out["systems"] = systems
 
 Path(__file__).with_name("peers.json").write_text(json.dumps(out, sort_keys=True) + "\n")
+
+# repro_eval's reproducibility measures (RpdEvaluator's, and RplEvaluator's unpaired
+# t-test) on four runs of 25 topics judged by one qrels, scored by pytrec_eval as
+# repro_eval does (every run retrieves every judged topic: pytrec_eval skips the others)
+import pytrec_eval  # noqa: E402
+from repro_eval.measure.effectiveness import RMSE, nRMSE  # noqa: E402
+from repro_eval.measure.overall_effects import DRI, ER  # noqa: E402
+from repro_eval.measure.statistics import ttest  # noqa: E402
+
+topics = [f"t{i}" for i in range(25)]
+qrels = {t: {d: rng.choice([0, 0, 1, 2]) for d in rng.sample(POOL, 20)} for t in topics}
+four: dict[str, dict[str, dict[str, float]]] = {}
+for run in ("b", "a"):  # an original and its reproduction are equally long (KTU needs it)
+    lengths = {t: rng.randint(10, 40) for t in topics}
+    for side in ("orig", "rep"):
+        four[f"{side}_{run}"] = {t: dict(ranking(lengths[t])) for t in topics}
+measures = {"ndcg_cut_10", "P_10", "map"}
+scores = {
+    name: pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    for name, run in four.items()
+}
+repro: dict[str, object] = {
+    "qrels": [[t, d, r] for t, judged in qrels.items() for d, r in judged.items()],
+    "runs": {
+        name: [[t, d, s] for t, ranked in run.items() for d, s in ranked.items()]
+        for name, run in four.items()
+    },
+}
+values = {}
+for run in ("b", "a"):
+    label = "baseline" if run == "b" else "advanced"
+    o, r = scores[f"orig_{run}"], scores[f"rep_{run}"]
+    values[f"rmse|{label}"] = RMSE(o, r)
+    values[f"nrmse|{label}"] = nRMSE(o, r)
+    values[f"p_paired|{label}"] = ttest(o, r, rpd=True)
+    values[f"p_unpaired|{label}"] = ttest(o, r, rpd=False)
+    values[f"ktu|{label}"] = KTU(
+        as_run({t: list(x.items()) for t, x in four[f"orig_{run}"].items()}),
+        as_run({t: list(x.items()) for t, x in four[f"rep_{run}"].items()}),
+    )
+    values[f"rbo|{label}"] = RBO(
+        as_run({t: list(x.items()) for t, x in four[f"orig_{run}"].items()}),
+        as_run({t: list(x.items()) for t, x in four[f"rep_{run}"].items()}),
+        p=0.95,
+        depth=1000,
+        pbar=False,
+        per_topic=False,
+    )
+values["er|"] = ER(scores["orig_a"], scores["orig_b"], scores["rep_a"], scores["rep_b"])
+values["delta_ri|"] = DRI(scores["orig_a"], scores["orig_b"], scores["rep_a"], scores["rep_b"])
+repro["values"] = values
+Path(__file__).with_name("peers_repro.json").write_text(json.dumps(repro, sort_keys=True) + "\n")
