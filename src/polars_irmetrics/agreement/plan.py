@@ -105,7 +105,10 @@ def build_agreement_plan(
         ref_side = ref_side.join(run.select(missing).unique(), how="cross")
     checks = _checks(run, reference, keys, ref_keys, query_id, doc_id, sides)
     labels = [label for label, _ in requests]
-    per_query = _query_set(run_side, ref_side, keys, options)
+    raw_ref = reference.select(*ref_keys)
+    if missing:
+        raw_ref = raw_ref.join(run.select(missing).unique(), how="cross")
+    per_query = _query_set(run.select(keys), raw_ref, keys, options)
     for cutoff, group in _by_cutoff(requests).items():
         values = _values(run_side, ref_side, keys, cutoff, group)
         per_query = per_query.join(values, on=keys, how="left", nulls_equal=True)
@@ -214,12 +217,12 @@ def _values(
         coalesce=True,
         nulls_equal=True,
     )
-    lengths = (
-        run_k.group_by(keys)
-        .agg(pl.len().alias(NA))
-        .join(ref_k.group_by(keys).agg(pl.len().alias(NB)), on=keys, nulls_equal=True)
+    counted = items.group_by(keys).agg(
+        pl.col(_PA).is_not_null().sum().alias(NA), pl.col(_PB).is_not_null().sum().alias(NB)
     )
-    items = items.join(lengths.select(keys), on=keys, nulls_equal=True)
+    lengths = counted.filter((pl.col(NA) > 0) & (pl.col(NB) > 0))
+    both = (pl.col(_PA).is_not_null().any() & pl.col(_PB).is_not_null().any()).over(keys)
+    items = items.filter(both)
     common = pl.col(_PA).is_not_null() & pl.col(_PB).is_not_null()
     simple = []
     specs = []
@@ -383,24 +386,25 @@ def _checks(
         (run, "run", keys, sides[0]),
         (reference, "reference", ref_keys, sides[1]),
     ):
-        query = pl.col(query_id).cast(pl.String)
         value = pl.col(order).cast(pl.Float64)
-        bad_value = value.is_null() | value.is_nan()
-        flags = [
-            pl.col(query_id).is_null().any().alias(f"{_BAD}|{what}|null query"),
-            query.filter(pl.col(doc_id).is_null()).min().alias(f"{_BAD}|{what}|null doc"),
-            query.filter(pl.struct(*group, doc_id).is_duplicated())
-            .min()
-            .alias(f"{_BAD}|{what}|duplicate doc"),
-            query.filter(bad_value).min().alias(f"{_BAD}|{what}|bad value|{order}"),
+        per_query = [
+            pl.col(doc_id).is_null().any().alias("null doc"),
+            (pl.col(doc_id).n_unique() < pl.len()).alias("duplicate doc"),
+            (value.is_null() | value.is_nan()).any().alias("bad value"),
         ]
         if use_rank:
-            flags.append(
-                query.filter(pl.struct(*group, order).is_duplicated())
-                .min()
-                .alias(f"{_BAD}|{what}|duplicate rank|{order}")
+            per_query.append((pl.col(order).n_unique() < pl.len()).alias("duplicate rank"))
+        grouped = frame.group_by(group).agg(per_query)
+        query = pl.col(query_id).cast(pl.String)
+        flags = [pl.col(query_id).is_null().any().alias(f"{_BAD}|{what}|null query")]
+        for kind in ("null doc", "duplicate doc", "bad value", "duplicate rank"):
+            if kind == "duplicate rank" and not use_rank:
+                continue
+            name = f"{_BAD}|{what}|{kind}" + (
+                f"|{order}" if kind in ("bad value", "duplicate rank") else ""
             )
-        rows.append(frame.select(flags))
+            flags.append(query.filter(pl.col(kind)).min().alias(name))
+        rows.append(grouped.select(flags))
     return pl.concat(rows, how="horizontal")
 
 

@@ -98,6 +98,7 @@ def rbo_values(
     """
     keys = list(keys)
     need_max = any(spec.kind in ("max", "res") for spec in specs)
+    needed = _needed(specs)
     a_short = pl.col(NA) < pl.col(NB)
     per_query = queries.select(
         *keys,
@@ -139,24 +140,28 @@ def rbo_values(
         "mxw": pl.when(l_only).then(pl.max_horizontal(pl.col(_TL), start)),
         "mxa": pl.when(l_only).then(pl.max_horizontal(pl.col(_BL), start)),
     }
+    steps_needed = [n for n in _STEPS if n in needed]
+    ramps_needed = [n for n in _RAMPS if n in needed]
     steps = (
-        docs.select(*group, *(expr.cast(pl.Int64).alias(name) for name, expr in positions.items()))
-        .unpivot(on=list(positions), index=group, variable_name="__what", value_name=_D)
+        docs.select(*group, *(positions[n].cast(pl.Int64).alias(n) for n in steps_needed))
+        .unpivot(on=steps_needed, index=group, variable_name="__what", value_name=_D)
         .filter(pl.col(_D).is_not_null() & (pl.col(_D) < pl.col(_L)))
         .select(
-            *group, _D, *(pl.col("__what").eq(n).cast(pl.Float64).alias(_step(n)) for n in _STEPS)
+            *group,
+            _D,
+            *(pl.col("__what").eq(n).cast(pl.Float64).alias(_step(n)) for n in steps_needed),
         )
     )
     d = pl.col(_D)
     c_s, c_l = _contribution(d, _TS, _BS), _contribution(d, _TL, _BL)
     s_ramp = (
-        docs.filter(pl.col(_BS) > pl.col(_TS))
+        docs.filter((pl.col(_BS) > pl.col(_TS)) & pl.lit("qs" in needed))
         .with_columns(pl.int_ranges(_TS, _BS).alias(_D))
         .explode(_D)
         .select(*group, _D, (c_s * c_s).alias(_ramp("qs")))
     )
     l_ramp = (
-        docs.filter(pl.col(_BL) > pl.col(_TL))
+        docs.filter((pl.col(_BL) > pl.col(_TL)) & pl.lit(bool({"ql", "ula", "mxa"} & needed)))
         .with_columns(pl.int_ranges(_TL, _BL).alias(_D))
         .explode(_D)
         .select(
@@ -170,38 +175,56 @@ def rbo_values(
     top = pl.max_horizontal(_TS, _TL)
     bottom = pl.max_horizontal(_BS, _BL)
     x_ramp = (
-        docs.filter(shared & (bottom > top))
+        docs.filter(shared & (bottom > top) & pl.lit("xa" in needed))
         .with_columns(pl.int_ranges(top, bottom).alias(_D))
         .explode(_D)
         .select(*group, _D, (c_s * c_l).alias(_ramp("xa")))
     )
     length = pl.col(_L) + pl.col(_S) - pl.col(_C) if need_max else pl.col(_L)
     grid = docs.group_by(group).agg().with_columns(pl.int_ranges(0, length).alias(_D)).explode(_D)
+    ramp_frames = [
+        frame.select(*group, _D, *(_ramp(n) for n in ramps_needed if _ramp(n) in columns))
+        for frame, columns in (
+            (s_ramp, {_ramp("qs")}),
+            (l_ramp, {_ramp("ql"), _ramp("ula"), _ramp("mxa")}),
+            (x_ramp, {_ramp("xa")}),
+        )
+        if any(_ramp(n) in columns for n in ramps_needed)
+    ]
     summed = (
-        pl.concat([grid, steps, s_ramp, l_ramp, x_ramp], how="diagonal")
+        pl.concat([grid, steps, *ramp_frames], how="diagonal")
         .group_by([*group, _D])
         .agg(
-            *(pl.col(_step(n)).sum() for n in _STEPS),
-            *(pl.col(_ramp(n)).sum() for n in _RAMPS),
+            *(pl.col(_step(n)).sum() for n in steps_needed),
+            *(pl.col(_ramp(n)).sum() for n in ramps_needed),
         )
         .sort([*keys, _D])
     )
-    cum = {n: pl.col(_step(n)).cum_sum().over(keys) for n in _STEPS}
-    ramp = {n: pl.col(_ramp(n)) for n in _RAMPS}
-    sums = summed.with_columns(
-        (d + 1).cast(pl.Float64).alias("__D"),
-        cum["xw"].alias("__Xw"),
-        (cum["xa"] + ramp["xa"]).alias("__Xa"),
-        cum["ws"].alias("__WS"),
-        cum["wl"].alias("__WL"),
-        (cum["qs"] + ramp["qs"]).alias("__QS"),
-        (cum["ql"] + ramp["ql"]).alias("__QL"),
-        cum["nu"].alias("__NU"),
-        (cum["ula"] + ramp["ula"]).alias("__ULa"),
-        cum["mxw"].alias("__MXw"),
-        (cum["mxa"] + ramp["mxa"]).alias("__MXa"),
-    )
+    names = {
+        "xw": "__Xw", "xa": "__Xa", "ws": "__WS", "wl": "__WL", "qs": "__QS", "ql": "__QL",
+        "nu": "__NU", "ula": "__ULa", "mxw": "__MXw", "mxa": "__MXa",
+    }  # fmt: skip
+    values = []
+    for n in steps_needed:
+        value = pl.col(_step(n)).cum_sum().over(keys)
+        if n in ramps_needed:
+            value = value + pl.col(_ramp(n))
+        values.append(value.alias(names[n]))
+    sums = summed.with_columns((d + 1).cast(pl.Float64).alias("__D"), *values)
     return sums.group_by(keys).agg(*(_one(spec, list(carry)).alias(spec.label) for spec in specs))
+
+
+def _needed(specs: Sequence[RboSpec]) -> set[str]:
+    """The per-depth sums the specs read (each a step, and for a/b a ramp too)."""
+    needed: set[str] = set()
+    for spec in specs:
+        bound = spec.kind in ("max", "res")
+        if spec.ties == "w":
+            needed |= {"xw", "ws", "wl"} | ({"mxw"} if bound else set())
+        else:
+            needed |= {"xa", "nu", "ula"} | ({"qs", "ql"} if spec.ties == "b" else set())
+            needed |= {"mxa"} if bound else set()
+    return needed
 
 
 def _one(spec: RboSpec, carry: list[str]) -> pl.Expr:
