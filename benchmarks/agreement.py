@@ -120,7 +120,9 @@ def main() -> None:
             top_ref = other.sort("score", descending=True).head(depth)
             pairs.append(
                 (
-                    module.extract_ranking(top["doc_id"].cast(pl.String).to_list(), top["score"].to_list()),
+                    module.extract_ranking(
+                        top["doc_id"].cast(pl.String).to_list(), top["score"].to_list()
+                    ),
                     module.extract_ranking(
                         top_ref["doc_id"].cast(pl.String).to_list(), top_ref["score"].to_list()
                     ),
@@ -131,9 +133,7 @@ def main() -> None:
             for x, y in pairs:
                 module.rbo(x, y, 0.9, ties="a", score=("ext",))
 
-        timings["reference rbo.py (extrapolated)"] = (
-            best(reference, 1) * args.queries / sample
-        )
+        timings["reference rbo.py (extrapolated)"] = best(reference, 1) * args.queries / sample
     print(
         f"queries={args.queries} depth={depth} rows={run.height} ref_rows={ref.height} "
         f"ties={args.ties} cpus={os.cpu_count()} load={os.getloadavg()[0]:.1f} "

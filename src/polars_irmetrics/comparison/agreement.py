@@ -30,7 +30,7 @@ from polars_irmetrics.stats.multitest import Correction, adjust, check_correctio
 
 scipy_stats = LazyModule("scipy.stats")
 
-__all__ = ["METHODS", "system_agreement"]
+__all__ = ["METHODS", "mean_by_system", "system_agreement"]
 
 Method = Literal["kendall", "tau_ap", "spearman", "pearson"]
 #: The correlations of :func:`system_agreement`.
@@ -225,6 +225,15 @@ def _tau_ap(truth: Array, compared: Array, names: list[str]) -> float:
     correct = (in_truth[None, :] < in_truth[:, None]) & above
     c = correct.sum(axis=1)[1:]
     return float(2.0 / (n - 1) * (c / np.arange(1, n)).sum() - 1.0)
+
+
+def mean_by_system(
+    frame: FrameInput, side: str, metric: str | None, system: str, query_id: str
+) -> tuple[list[str], Array]:
+    """The systems (sorted) and their means over queries, checked as
+    :func:`system_agreement` checks its inputs."""
+    names, values = _matrix(frame, side, metric, system, query_id)
+    return names, values.mean(axis=0)
 
 
 def _matrix(
