@@ -428,3 +428,23 @@ def test_tau_ap_is_trectools(peers: dict[str, Any]) -> None:
     values = dict(zip(got["query_id"], got["tau_ap"], strict=True))
     for query, value in want.items():
         assert values[query] == pytest.approx(value, abs=1e-12), query
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.sampled_from("abcdefghijkl"), min_size=1, max_size=10, unique=True),
+    st.lists(st.sampled_from("abcdefghijkl"), min_size=1, max_size=10, unique=True),
+    st.sampled_from([0.5, 0.9, 0.98]),
+)
+def test_untied_path_equals_the_per_depth_plan(a: list[str], b: list[str], p: float) -> None:
+    # queries without ties skip the per-depth grid when p is a number: the same values
+    run = pl.LazyFrame({"q": [1] * len(a), "doc": a, TA: range(len(a)), BA: range(len(a))})
+    ref = pl.LazyFrame({"q": [1] * len(b), "doc": b, TB: range(len(b)), BB: range(len(b))})
+    items = run.join(ref, on=["q", "doc"], how="full", coalesce=True).drop("doc")
+    queries = pl.LazyFrame({"q": [1], NA: [len(a)], NB: [len(b)]})
+    fast = [RboSpec(f"{k}.{t}", pl.lit(p), k, t, p) for t in TIES for k in KINDS]
+    grid = [RboSpec(f"{k}.{t}", pl.lit(p), k, t) for t in TIES for k in KINDS]
+    got = rbo_values(items, queries, ["q"], fast).collect().row(0, named=True)
+    want = rbo_values(items, queries, ["q"], grid).collect().row(0, named=True)
+    for spec in fast:
+        assert got[spec.label] == pytest.approx(want[spec.label], abs=1e-12), spec.label

@@ -156,9 +156,16 @@ def _ordered(
     ordered = ordered.with_columns(pl.int_range(pl.len()).over(keys).cast(pl.Int64).alias(_POS))
     if use_rank:
         return ordered.with_columns(pl.col(_POS).alias(_T), pl.col(_POS).alias(_B))
-    tie = [*keys, order]
+    # tie groups are runs of equal scores in the sorted rows: a group starts where the
+    # query or the score changes (first position carried down) and ends where the next
+    # row's does (last position carried up); no hash of (query, score)
+    same = [pl.col(c).eq_missing(pl.col(c).shift(1)) for c in (*keys, order)]
+    after = [pl.col(c).eq_missing(pl.col(c).shift(-1)) for c in (*keys, order)]
+    starts = ~pl.all_horizontal(same)
+    ends = ~pl.all_horizontal(after)
     return ordered.with_columns(
-        pl.col(_POS).min().over(tie).alias(_T), pl.col(_POS).max().over(tie).alias(_B)
+        pl.when(starts).then(pl.col(_POS)).forward_fill().alias(_T),
+        pl.when(ends).then(pl.col(_POS)).backward_fill().alias(_B),
     )
 
 
@@ -222,7 +229,9 @@ def _values(
     )
     lengths = counted.filter((pl.col(NA) > 0) & (pl.col(NB) > 0))
     both = (pl.col(_PA).is_not_null().any() & pl.col(_PB).is_not_null().any()).over(keys)
-    items = items.filter(both)
+    # read by every metric and several times by RBO: computed once (the streaming
+    # engine would otherwise order and join both sides again for each reader)
+    items = items.filter(both).cache()
     common = pl.col(_PA).is_not_null() & pl.col(_PB).is_not_null()
     simple = []
     specs = []
@@ -231,8 +240,10 @@ def _values(
         name = request.metric.name
         params = request.params(1.0)
         if name == "rbo":
-            p = pl.lit(rbo_p(params, label), dtype=pl.Float64)
-            specs.append(RboSpec(label, p, params.choice("kind"), params.choice("ties")))
+            persistence = rbo_p(params, label)
+            p = pl.lit(persistence, dtype=pl.Float64)
+            kind, ties = params.choice("kind"), params.choice("ties")
+            specs.append(RboSpec(label, p, kind, ties, persistence))
         elif name == "jaccard":
             union = pl.len()
             simple.append((common.sum() / union).cast(pl.Float64).alias(label))

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from polars_irmetrics.ground.validate import INTERNAL
@@ -58,6 +59,7 @@ class RboSpec:
     p: pl.Expr
     kind: str
     ties: str
+    value: float | None = None  # p as a number: queries without ties skip the grid
 
 
 def _contribution(d: pl.Expr, t: str, b: str) -> pl.Expr:
@@ -73,6 +75,10 @@ def rbo_values(
     carry: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """RBO of each query, one column per spec, keyed by ``keys``.
+
+    Queries without a tie on either side take :func:`_untied_values` (sums per shared
+    document of a fixed table, no per-depth rows) when every spec's ``p`` is a number;
+    the others the per-depth plan. Both compute the same formulas (to rounding).
 
     ``items``: ``keys`` and, per document of either ranking, its tie group's first and
     last 0-based positions in the run (``TA``, ``BA``) and in the reference (``TB``,
@@ -97,35 +103,121 @@ def rbo_values(
     [0.9, 0.9, 0.422528364, 0.422528364]
     """
     keys = list(keys)
-    need_max = any(spec.kind in ("max", "res") for spec in specs)
-    needed = _needed(specs)
-    a_short = pl.col(NA) < pl.col(NB)
-    per_query = queries.select(
-        *keys,
-        *carry,
-        pl.min_horizontal(NA, NB).cast(pl.Int64).alias(_S),
-        pl.max_horizontal(NA, NB).cast(pl.Int64).alias(_L),
-        a_short.alias("__short_a"),
+    if carry or any(spec.value is None for spec in specs):
+        return _grid_values(items, queries, keys, specs, carry)
+    tied = ((pl.col(TA) != pl.col(BA)) | (pl.col(TB) != pl.col(BB))).fill_null(False)
+    marked = items.with_columns(tied.any().over(keys).alias("__tied")).cache()
+    with_ties = marked.filter(pl.col("__tied")).drop("__tied")
+    without = marked.filter(~pl.col("__tied")).drop("__tied")
+    tied_queries = queries.join(with_ties.select(keys).unique(), on=keys, nulls_equal=True)
+    plain_queries = queries.join(without.select(keys).unique(), on=keys, nulls_equal=True)
+    return pl.concat(
+        [
+            _grid_values(with_ties, tied_queries, keys, specs, carry),
+            _untied_values(without, plain_queries, keys, specs),
+        ]
     )
-    short = pl.col("__short_a")
-    docs = items.join(per_query, on=keys, how="inner").select(
-        *keys,
-        *carry,
-        _S,
-        _L,
-        pl.when(short).then(TA).otherwise(TB).alias(_TS),
-        pl.when(short).then(BA).otherwise(BB).alias(_BS),
-        pl.when(short).then(TB).otherwise(TA).alias(_TL),
-        pl.when(short).then(BB).otherwise(BA).alias(_BL),
-    )
+
+
+def _untied_values(
+    items: pl.LazyFrame, queries: pl.LazyFrame, keys: list[str], specs: Sequence[RboSpec]
+) -> pl.LazyFrame:
+    """RBO of queries without ties: every sum over depths is a sum over documents.
+
+    With ``F(m) = sum_{D<=m} p^D / D`` and ``P(m) = sum_{D<=m} p^D``, a shared document
+    first in both prefixes at 0-based depth ``m`` adds ``F(l) - F(m)`` to the agreements'
+    weighted sum; the j-th document only L holds adds ``F(l) - F(u)`` to the upper
+    bound's from ``u = max(t, s + j)``; the extrapolated and tail terms are closed forms
+    of ``s``, ``l``, the shared count ``C`` and the shared count at depth ``s``.
+    """
+    docs = _docs(items, queries, keys, ())
     shared = pl.col(_TS).is_not_null() & pl.col(_TL).is_not_null()
     l_only = pl.col(_TL).is_not_null() & pl.col(_TS).is_null()
-    docs = docs.with_columns(
-        shared.sum().over(keys).alias(_C),
-        # the j-th document only L holds, in L's order (within a tie group any order:
-        # its documents contribute alike)
-        pl.when(l_only).then(pl.col(_TL).rank("ordinal").over([*keys, l_only]) - 1).alias(_J),
-    )
+    first = pl.when(shared).then(pl.max_horizontal(_TS, _TL))
+    unseen = pl.when(l_only).then(pl.max_horizontal(pl.col(_TL), pl.col(_S) + pl.col(_J)))
+    docs = docs.select(*keys, _S, _L, _C, first.alias("__m"), unseen.alias("__u"))
+    longest = queries.select((pl.col(NA) + pl.col(NB)).max().alias("__M"))
+    outs = []
+    for spec in specs:
+        p = float(spec.value)  # type: ignore[arg-type]
+        table = longest.select(
+            pl.int_range(0, pl.col("__M").fill_null(0).first() + 1, dtype=pl.Int64).alias("__i")
+        ).with_columns(
+            pl.when(pl.col("__i") > 0)
+            .then(pl.lit(p).pow(pl.col("__i")) / pl.col("__i"))
+            .otherwise(0.0)
+            .cum_sum()
+            .alias("__F")
+        )
+        per_doc = (
+            docs.join(table.rename({"__i": "__m", "__F": "__Fm"}), on="__m", how="left")
+            .join(table.rename({"__i": "__u", "__F": "__Fu"}), on="__u", how="left")
+            .group_by(keys)
+            .agg(
+                pl.col(_S).first(),
+                pl.col(_L).first(),
+                pl.col(_C).first(),
+                pl.col("__Fm").sum().alias("__sum_fm"),
+                (pl.col("__m") <= pl.col(_S) - 1).sum().alias("__cs"),
+                pl.col("__Fu").filter(pl.col("__u") < pl.col(_L)).sum().alias("__sum_fu"),
+                (pl.col("__u") < pl.col(_L)).sum().alias("__nu"),
+            )
+            .with_columns((pl.col(_L) + pl.col(_S) - pl.col(_C)).alias("__f"))
+        )
+        for column in (_S, _L, "__f"):
+            per_doc = per_doc.join(
+                table.rename({"__i": column, "__F": f"__F{column}"}), on=column, how="left"
+            )
+        s, l_, c, f = (pl.col(n).cast(pl.Float64) for n in (_S, _L, _C, "__f"))
+        f_s, f_l, f_f = pl.col(f"__F{_S}"), pl.col(f"__F{_L}"), pl.col("__F__f")
+
+        def big_p(m: pl.Expr, p: float = p) -> pl.Expr:
+            return p * (1.0 - pl.lit(p).pow(m)) / (1.0 - p)
+
+        seen = c * f_l - pl.col("__sum_fm")
+        scale = (1.0 - p) / p
+        lowest = scale * (seen + c * (-np.log1p(-p) - f_l))
+        highest = scale * (
+            seen
+            + pl.col("__nu") * f_l
+            - pl.col("__sum_fu")
+            + 2.0 * (big_p(f) - big_p(l_))
+            - (l_ + s - c) * (f_f - f_l)
+            + pl.lit(p).pow(f + 1.0) / (1.0 - p)
+        )
+        last = pl.col("__cs") / s
+        extrapolated = scale * (
+            seen
+            + last * (big_p(l_) - big_p(s) - s * (f_l - f_s))
+            + (c + (l_ - s) * last) / l_ * pl.lit(p).pow(l_ + 1.0) / (1.0 - p)
+        )
+        value = {
+            "ext": extrapolated,
+            "min": lowest,
+            "max": highest,
+            "res": highest - lowest,
+        }[spec.kind]
+        outs.append(per_doc.select(*keys, value.alias(spec.label)))
+    out = outs[0]
+    for other in outs[1:]:
+        out = out.join(other, on=keys, nulls_equal=True)
+    return out
+
+
+def _grid_values(
+    items: pl.LazyFrame,
+    queries: pl.LazyFrame,
+    keys: Sequence[str],
+    specs: Sequence[RboSpec],
+    carry: Sequence[str] = (),
+) -> pl.LazyFrame:
+    """RBO by the per-depth plan (any ties; ``p`` an expression)."""
+    keys = list(keys)
+    need_max = any(spec.kind in ("max", "res") for spec in specs)
+    needed = _needed(specs)
+    docs = _docs(items, queries, keys, carry)
+    shared = pl.col(_TS).is_not_null() & pl.col(_TL).is_not_null()
+    l_only = pl.col(_TL).is_not_null() & pl.col(_TS).is_null()
     group = [*keys, *carry, _S, _L, _C]
     start = pl.col(_S) + pl.col(_J)
     positions = {
@@ -212,6 +304,41 @@ def rbo_values(
         values.append(value.alias(names[n]))
     sums = summed.with_columns((d + 1).cast(pl.Float64).alias("__D"), *values)
     return sums.group_by(keys).agg(*(_one(spec, list(carry)).alias(spec.label) for spec in specs))
+
+
+def _docs(
+    items: pl.LazyFrame, queries: pl.LazyFrame, keys: list[str], carry: Sequence[str]
+) -> pl.LazyFrame:
+    """Each document with its positions in the shorter (S) and longer (L) ranking, the
+    lengths ``s`` and ``l``, the shared count ``C`` and, for one only L holds, its index
+    ``j`` among those in L's order."""
+    a_short = pl.col(NA) < pl.col(NB)
+    per_query = queries.select(
+        *keys,
+        *carry,
+        pl.min_horizontal(NA, NB).cast(pl.Int64).alias(_S),
+        pl.max_horizontal(NA, NB).cast(pl.Int64).alias(_L),
+        a_short.alias("__short_a"),
+    )
+    short = pl.col("__short_a")
+    docs = items.join(per_query, on=keys, how="inner").select(
+        *keys,
+        *carry,
+        _S,
+        _L,
+        pl.when(short).then(TA).otherwise(TB).alias(_TS),
+        pl.when(short).then(BA).otherwise(BB).alias(_BS),
+        pl.when(short).then(TB).otherwise(TA).alias(_TL),
+        pl.when(short).then(BB).otherwise(BA).alias(_BL),
+    )
+    shared = pl.col(_TS).is_not_null() & pl.col(_TL).is_not_null()
+    l_only = pl.col(_TL).is_not_null() & pl.col(_TS).is_null()
+    return docs.with_columns(
+        shared.sum().over(keys).alias(_C),
+        # the j-th document only L holds, in L's order (within a tie group any order:
+        # its documents contribute alike)
+        pl.when(l_only).then(pl.col(_TL).rank("ordinal").over([*keys, l_only]) - 1).alias(_J),
+    )
 
 
 def _needed(specs: Sequence[RboSpec]) -> set[str]:
