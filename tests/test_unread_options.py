@@ -24,6 +24,7 @@ ROUTES = {
     "prediction": "auc",
     "neighbors": "neighbor_recall@10",
     "ope": "ips",
+    "reference": "rbo",
 }
 
 #: a value other than the default for each option of the table

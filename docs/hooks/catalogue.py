@@ -194,6 +194,15 @@ EXAMPLE_CASCADE = pl.DataFrame(
     }
 )
 
+#: The rank-similarity metrics' worked example: a run that swaps the reference's first two
+#: documents and replaces its third (c) by x; d and c are kept, in swapped places.
+EXAMPLE_REFERENCE = pl.DataFrame(
+    {"query_id": ["q1"] * 5, "doc_id": ["a", "b", "c", "d", "e"], "score": [5.0, 4, 3, 2, 1]}
+)
+EXAMPLE_AGAINST = pl.DataFrame(
+    {"query_id": ["q1"] * 5, "doc_id": ["b", "a", "x", "d", "c"], "score": [5.0, 4, 3, 2, 1]}
+)
+
 _FAMILIES = {
     "core": "Core metrics",
     "beyond": "Beyond trec_eval",
@@ -201,6 +210,7 @@ _FAMILIES = {
     "online": "Click metrics (impression logs)",
     "recsys": "Beyond accuracy (recommenders)",
     "neighbors": "Vector search: recall of approximate neighbours",
+    "agreement": "Rank similarity: a run against a reference run",
     "preference": "Preference and judgment-group measures",
     "prediction": "Prediction quality (click and rating models)",
     "ope": "Off-policy estimators (logged bandit feedback)",
@@ -263,6 +273,7 @@ _EXAMPLE_TABLES: dict[Route, str] = {
     "prediction": "the predictions",
     "neighbors": "the approximate and exact neighbours",
     "ope": "the logged feedback",
+    "reference": "a run against a reference run",
 }
 
 
@@ -319,6 +330,11 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
     if nearest:
         values |= evaluate(EXAMPLE_APPROX, nearest, neighbors=EXAMPLE_EXACT).row(0, named=True)
     values |= _ope_values(metrics)
+    similar = [example_name(m) for m in metrics if m.route == "reference"]
+    if similar:
+        values |= evaluate(
+            EXAMPLE_AGAINST, similar, reference=EXAMPLE_REFERENCE, per_query=True
+        ).row(0, named=True)
     groups = [example_name(m) for m in metrics if m.route == "jg"]
     if groups:
         values |= evaluate_jg(EXAMPLE_RUN, groups, qrels_jg=EXAMPLE_QRELS_JG).row(0, named=True)
@@ -378,6 +394,10 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         rows.append(("Label", _prediction_label(metric)))
         rows.append(("Reads", ", ".join(metric.reads)))
         rows.append(("Over", "the rows of each `by` group (each query with `per_query=True`)"))
+    elif metric.route == "reference":
+        rows.append(("Relevance", "none: two rankings (ties from equal scores)"))
+        rows.append(("Reads", ", ".join(metric.reads)))
+        rows.append(("Over queries", "arithmetic mean (an undefined value left out)"))
     else:
         rows.append(("Relevance", relevance))
         rows.append(("Reads", ", ".join(metric.reads)))

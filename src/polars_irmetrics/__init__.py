@@ -23,7 +23,7 @@ shape: (2, 3)
 from __future__ import annotations
 
 from polars_irmetrics import namespace as _namespace  # registers df.irm and lf.irm
-from polars_irmetrics.comparison import compare, tukey_hsd
+from polars_irmetrics.comparison import compare, reproducibility, system_agreement, tukey_hsd
 from polars_irmetrics.comparison.publish import Report, report
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.door.jg import evaluate_jg
@@ -205,11 +205,13 @@ __all__ = [
     "recall",
     "relative_precision",
     "report",
+    "reproducibility",
     "rmse",
     "rprec_mult",
     "scan_trec_qrels",
     "scan_trec_run",
     "set_progress",
+    "system_agreement",
     "trec_ndcg",
     "tukey_hsd",
     "unjudged",

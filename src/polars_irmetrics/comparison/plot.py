@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from polars_irmetrics.comparison.agreement import mean_by_system
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.io.output import check_target, write_atomic
@@ -63,6 +64,8 @@ __all__ = [
     "plot_deltas",
     "plot_metric_curves",
     "plot_significance_matrix",
+    "plot_similarity_distribution",
+    "plot_swaps",
 ]
 
 _RESULT = "the result of irm.compare"
@@ -467,4 +470,105 @@ def plot_ci(
     panel.invert_yaxis()
     panel.set_xlabel(f"delta of {metric}" + (" (lower is better)" if lower else ""))
     panel.set_title(f"{metric}: delta and confidence interval")
+    return _save(_root(panel), path)
+
+
+def plot_swaps(
+    a: pl.DataFrame,
+    b: pl.DataFrame,
+    *,
+    metric: str | None = None,
+    metric_b: str | None = None,
+    labels: tuple[str, str] = ("a", "b"),
+    system: str = "system",
+    query_id: str = "query_id",
+    path: str | Path | None = None,
+    ax: Axes | Sequence[Axes] | None = None,
+) -> Figure:
+    """Two evaluations' orderings of the same systems side by side, a line per system
+    (a slope chart): a line that crosses another is a swapped pair
+    (:func:`~polars_irmetrics.system_agreement`), drawn in vermillion.
+
+    Parameters
+    ----------
+    a, b
+        Per-query results (``system, query_id, <value>``), as ``system_agreement`` takes.
+    metric, metric_b
+        Their value columns (default: the one column besides the keys).
+    labels
+        The two axes' names.
+    path, ax
+        Save as PNG or SVG; draw on this axis instead of a new figure.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.comparison.plot import plot_swaps
+    >>> a = pl.DataFrame({"system": ["x", "y", "z"], "query_id": ["q"] * 3,
+    ...                   "map": [0.3, 0.2, 0.1]})
+    >>> b = a.with_columns(pl.Series("map", [0.2, 0.3, 0.1]))
+    >>> plot_swaps(a, b).axes[0].get_title()
+    'system orderings: 1 of 3 pairs swapped'
+    """
+    names, mean_a = mean_by_system(a, "a", metric, system, query_id)
+    names_b, mean_b = mean_by_system(b, "b", metric_b or metric, system, query_id)
+    if names != names_b:
+        raise InvalidValueError("a and b must evaluate the same systems to plot their orderings")
+    rank_a = np.argsort(np.argsort(-mean_a, kind="stable"), kind="stable")
+    rank_b = np.argsort(np.argsort(-mean_b, kind="stable"), kind="stable")
+    crossed = (
+        np.sign(rank_a[:, None] - rank_a[None, :]) * np.sign(rank_b[:, None] - rank_b[None, :])
+    ) < 0
+    swapped_any = crossed.any(axis=1)
+    (panel,) = _axes(ax, 1, "one slope chart", grid=(1, 1), figsize=(5, 0.35 * len(names) + 1.5))
+    for i, name in enumerate(names):
+        color = VERMILLION if swapped_any[i] else GREY
+        panel.plot([0, 1], [rank_a[i], rank_b[i]], color=color, marker="o")
+        panel.text(-0.03, rank_a[i], name, ha="right", va="center", fontsize=8)
+        panel.text(1.03, rank_b[i], name, ha="left", va="center", fontsize=8)
+    panel.set_xlim(-0.4, 1.4)
+    panel.invert_yaxis()
+    panel.set_xticks([0, 1], list(labels))
+    panel.set_yticks([])
+    pairs = len(names) * (len(names) - 1) // 2
+    panel.set_title(f"system orderings: {int(crossed.sum()) // 2} of {pairs} pairs swapped")
+    return _save(_root(panel), path)
+
+
+def plot_similarity_distribution(
+    per_query: pl.DataFrame,
+    *,
+    metric: str | None = None,
+    bins: int = 20,
+    path: str | Path | None = None,
+    ax: Axes | Sequence[Axes] | None = None,
+) -> Figure:
+    """The per-query distribution of a rank similarity (``rbo``, ``jaccard@10``...): a
+    histogram of ``irm.evaluate(run, [...], reference=..., per_query=True)``'s column.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.comparison.plot import plot_similarity_distribution
+    >>> pq = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "rbo": [0.2, 0.9, 1.0]})
+    >>> plot_similarity_distribution(pq).axes[0].get_title()
+    'rbo over 3 queries: mean 0.700, median 0.900'
+    """
+    columns = [c for c in per_query.columns if per_query[c].dtype.is_float()]
+    if metric is None:
+        if not columns:
+            raise InvalidValueError("the frame has no similarity column to plot")
+        metric = columns[0]
+    _need(per_query, (metric,), "irm.evaluate(run, metrics, reference=..., per_query=True)")
+    values = per_query.get_column(metric).drop_nulls().to_numpy()
+    (panel,) = _axes(ax, 1, "one histogram", grid=(1, 1), figsize=(6, 3))
+    panel.hist(
+        values, bins=bins, range=(min(0.0, float(values.min(initial=0.0))), 1.0), color=BLUE
+    )
+    panel.set_xlabel(metric)
+    panel.set_ylabel("queries")
+    panel.set_title(
+        f"{metric} over {len(values)} queries: mean {values.mean():.3f}, "
+        f"median {float(np.median(values)):.3f}"
+    )
     return _save(_root(panel), path)

@@ -17,6 +17,8 @@ that computes it:
   (:mod:`polars_irmetrics.vectors`);
 * ``ope``: off-policy estimators, a log of logged feedback with the evaluation
   ``policy=`` and a ``reward_model=`` (:mod:`polars_irmetrics.ope`).
+* ``reference``: a run against a reference run, rank similarity
+  (:mod:`polars_irmetrics.agreement`).
 
 A run or judgments whose ``doc_id`` is a ``List`` (one row per query) are turned into
 the long form first (:mod:`polars_irmetrics.ground.lists`), inside the plan.
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import polars as pl
 
+from polars_irmetrics.agreement.plan import build_agreement_plan
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.buckets import collect_guarded
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
@@ -79,6 +82,7 @@ def evaluate(
     neighbors: FrameInput | None = ...,
     policy: FrameInput | None = ...,
     reward_model: FrameInput | None = ...,
+    reference: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame: ...
 
@@ -98,6 +102,7 @@ def evaluate(
     neighbors: FrameInput | None = ...,
     policy: FrameInput | None = ...,
     reward_model: FrameInput | None = ...,
+    reference: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.LazyFrame: ...
 
@@ -116,6 +121,7 @@ def evaluate(
     neighbors: FrameInput | None = None,
     policy: FrameInput | None = None,
     reward_model: FrameInput | None = None,
+    reference: FrameInput | None = None,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate every metric the library has: per-query values or means, in one plan.
@@ -170,6 +176,11 @@ def evaluate(
         ``neighbor_recall_rel@k``): the exact nearest neighbours (e.g.
         :func:`~polars_irmetrics.knn`'s run), against which ``table`` (an approximate
         index's, with true scores) is measured (:mod:`polars_irmetrics.vectors.neighbors`).
+    reference
+        For the rank-similarity metrics (``rbo``, ``jaccard@k``, ``overlap@k``,
+        ``kendall_tau@k``, ``tau_ap@k``, ``ktu@k``, ``rbo_repro_eval@k``): the run each
+        query's ranking is compared with (:mod:`polars_irmetrics.metrics.agreement`);
+        ``by``/``systems`` keys it lacks make it serve every group of ``table``.
     labels
         Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...: every metric that
         reads ``"predictions"``; see :mod:`polars_irmetrics.prediction`), two-table
@@ -433,6 +444,7 @@ def evaluate(
         "neighbors": neighbors,
         "policy": policy,
         "reward_model": reward_model,
+        "reference": reference,
     }
     return evaluate_tables(table, metrics, given, options)
 
@@ -512,6 +524,7 @@ def evaluate_plan(
             "neighbors": tables.get("neighbors"),
             "policy": tables.get("policy"),
             "reward_model": tables.get("reward_model"),
+            "reference": tables.get("reference"),
         },
         caller,
     )
@@ -543,6 +556,26 @@ def evaluate_plan(
             "neighbors= holds the exact nearest neighbours of neighbor_recall@k and "
             "neighbor_recall_rel@k, and no metric asked for reads them: drop neighbors=, or "
             "ask for one of them (in a call of its own)"
+        )
+    if "reference" in routes:
+        given = tables.get("reference")
+        if given is None:  # refused by check_inputs above, with the metric's name
+            raise MetricParameterError("rank similarity needs reference=...")
+        for name, other in tables.items():
+            if other is not None and name != "reference":  # nothing ignored silently
+                raise InvalidValueError(
+                    f"{name}= is not read by the rank-similarity metrics (rbo, jaccard@k, "
+                    "kendall_tau@k...): they compare the run with reference=...; drop "
+                    f"{name}="
+                )
+        return build_agreement_plan(
+            table, long_run(given, **columns), routes["reference"], options
+        )
+    if tables.get("reference") is not None:
+        raise MetricParameterError(
+            "reference= holds the run that rank-similarity metrics (rbo, jaccard@k, "
+            "kendall_tau@k...) compare with, and no metric asked for reads it: drop "
+            "reference=, or ask for one of them (in a call of its own)"
         )
     if "prediction" in routes:
         for name, given in tables.items():

@@ -113,15 +113,25 @@ class EvalKwargs(PlanKwargs, total=False):
 #: of the requested metrics reads is refused (:func:`check_read`), never ignored.
 #: ``by`` and ``systems`` have refusals of their own (the preference, judgment-group and
 #: click routes say how to evaluate groups), so they are not in this table.
-_RANKED = frozenset({"offline", "recsys", "neighbors", "jg"})
+_RANKED = frozenset({"offline", "recsys", "neighbors", "jg", "reference"})
 _JUDGED = frozenset({"offline", "jg"})
 _STEPPED = frozenset({"offline", "online", "prediction"})  # those with out-of-core steps
 READ_BY: Mapping[str, frozenset[str]] = {
     "per_query": frozenset(
-        {"offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors", "ope"}
+        {
+            "offline",
+            "recsys",
+            "online",
+            "prefs",
+            "jg",
+            "prediction",
+            "neighbors",
+            "ope",
+            "reference",
+        }
     ),
     "query_id": frozenset(
-        {"offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors"}
+        {"offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors", "reference"}
     ),
     "doc_id": frozenset({"offline", "recsys", "prefs", "jg", "prediction", "neighbors"}),
     "order": _RANKED,
@@ -131,8 +141,8 @@ READ_BY: Mapping[str, frozenset[str]] = {
     "relevance_level": _JUDGED,
     "depth": _JUDGED | {"prefs"},
     "judged_only": _JUDGED,
-    "unjudged": _JUDGED | {"neighbors"},
-    "unretrieved": _JUDGED | {"prefs", "neighbors"},
+    "unjudged": _JUDGED | {"neighbors", "reference"},
+    "unretrieved": _JUDGED | {"prefs", "neighbors", "reference"},
     "check_duplicates": _JUDGED,
     "buckets": _STEPPED,
     "spill_dir": _STEPPED,
@@ -174,6 +184,7 @@ ROUTE_METRICS: Mapping[str, str] = {
     "prediction": "the prediction metrics (auc, logloss, rmse...)",
     "neighbors": "neighbour recall (neighbor_recall@k, neighbor_recall_rel@k)",
     "ope": "the off-policy estimators (ips, snips, dr...)",
+    "reference": "the rank-similarity metrics (rbo, jaccard, kendall_tau...)",
 }
 
 

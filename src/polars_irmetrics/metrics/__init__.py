@@ -35,6 +35,10 @@ and this package joins them into :data:`METRICS`, which the registry reads:
 * :mod:`.ope`: off-policy estimators (``reads=("run", "policy"[, "reward_model"])``:
   ``ips``, ``snips``, ``dm``, ``dr``, ``sndr``, ``switch_dr``, ``dr_os``, ``sg_ips``,
   ``sg_dr``), computed by ``irm.evaluate(log, metrics, policy=..., reward_model=...)``.
+* :mod:`.agreement`: rank similarity between a run and a reference run
+  (``reads=("run", "reference")``: ``rbo``, ``rbo_repro_eval``, ``jaccard``, ``overlap``,
+  ``kendall_tau``, ``tau_ap``, ``ktu``), computed by ``irm.evaluate(run, metrics,
+  reference=other_run)``.
 
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.metrics.scope.Scope`); shared building blocks live in
@@ -43,6 +47,7 @@ Each formula is one polars aggregation over the judged rows of one query (see
 
 from __future__ import annotations
 
+from polars_irmetrics.metrics.agreement import AGREEMENT_METRICS
 from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
 from polars_irmetrics.metrics.neighbors import NEIGHBOR_METRICS
@@ -66,4 +71,5 @@ METRICS: tuple[Metric, ...] = (
     *PREDICTION_METRICS,
     *NEIGHBOR_METRICS,
     *OPE_METRICS,
+    *AGREEMENT_METRICS,
 )

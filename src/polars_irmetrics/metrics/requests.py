@@ -342,6 +342,7 @@ INPUTS: Mapping[str, tuple[str, str]] = {
         "a reward model (one row per round and action with its estimated reward 'q_hat')",
         "reward_model",
     ),
+    "reference": ("a reference run (the ranking each query's is compared with)", "reference"),
 }
 
 

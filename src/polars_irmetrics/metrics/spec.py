@@ -59,6 +59,8 @@ AGGREGATES: tuple[Aggregate, ...] = (
 #: measured against), and an off-policy evaluation's evaluation policy (``"policy"``) and
 #: reward model (``"reward_model"``), read beside a log of logged feedback
 #: (:mod:`polars_irmetrics.metrics.ope`).
+#: measured against), and a reference run (``"reference"``: the ranking a run's is
+#: compared with by the rank-similarity metrics, :mod:`polars_irmetrics.metrics.agreement`).
 Input = Literal[
     "run",
     "judgments",
@@ -71,6 +73,7 @@ Input = Literal[
     "neighbors",
     "policy",
     "reward_model",
+    "reference",
 ]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation
@@ -82,7 +85,9 @@ Level = Literal["query", "collection"]
 #: (``"recsys"``), an impression log's clicks (``"online"``), preference judgments
 #: (``"prefs"``), judgment groups (``"jg"``), labels and predictions (``"prediction"``)
 #: or an approximate run and the exact neighbours (``"neighbors"``).
-Route = Literal["offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors", "ope"]
+Route = Literal[
+    "offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors", "ope", "reference"
+]
 #: What each route computes from, for the messages that refuse a mix of routes.
 ROUTE_TABLES: Mapping[Route, str] = {
     "offline": "a run and judgments",
@@ -93,6 +98,7 @@ ROUTE_TABLES: Mapping[Route, str] = {
     "prediction": "labels and predictions",
     "neighbors": "an approximate run and the exact neighbours",
     "ope": "a log of logged feedback and an evaluation policy",
+    "reference": "a run and a reference run",
 }
 #: Routes whose results can be put side by side in one call (one row per query or group).
 JOINABLE: frozenset[Route] = frozenset({"offline", "recsys"})
@@ -105,6 +111,7 @@ _READ_ROUTES: tuple[tuple[Input, Route], ...] = (
     ("predictions", "prediction"),
     ("neighbors", "neighbors"),
     ("policy", "ope"),
+    ("reference", "reference"),
 )
 
 #: Floor of a per-query value in a geometric mean (trec_eval's MIN_GEO_MEAN).

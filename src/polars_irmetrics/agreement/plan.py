@@ -1,0 +1,460 @@
+"""The plan of the rank-similarity metrics: a run against a reference run.
+
+``irm.evaluate(run, ["rbo", "jaccard@10"], reference=other_run)`` comes here
+(:func:`build_agreement_plan`). One lazy plan: each side ordered and cut once per
+cutoff, joined document by document per query, and each metric's per-query value
+computed by group-bys (RBO: :mod:`polars_irmetrics.agreement.rbo`; the τ measures: one
+row per pair of shared documents of a query, so their cost grows with ``k²``); means
+per ``by`` group on top. The formulas are declared in
+:mod:`polars_irmetrics.metrics.agreement`.
+
+Rows: the queries of the run and of the reference, under the query-set policies (the
+reference plays the judgments' part): ``unjudged`` for a query the reference lacks,
+``unretrieved`` for one the run lacks (``"zero"``: similarity 0). ``by`` and ``systems``
+keys the reference also has are matched; otherwise the reference serves every group of
+the run (many systems against one reference).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_irmetrics.agreement.rbo import BA, BB, NA, NB, TA, TB, RboSpec, rbo_values
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+)
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL, id_kind, require_columns
+from polars_irmetrics.metrics.agreement import rbo_p
+from polars_irmetrics.metrics.registry import MetricRequest
+
+__all__ = ["build_agreement_plan"]
+
+_DOC, _POS, _T, _B = (f"{INTERNAL}doc", f"{INTERNAL}pos", f"{INTERNAL}t", f"{INTERNAL}b")
+_PA, _PB = f"{INTERNAL}pa", f"{INTERNAL}pb"
+_BAD = f"{INTERNAL}bad"
+Requests = list[tuple[str, MetricRequest]]
+
+
+def build_agreement_plan(
+    run: pl.LazyFrame,
+    reference: pl.LazyFrame,
+    requests: Requests,
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """Per-query similarity (``options.per_query``), keyed by ``(by..., query_id)``, or
+    its means per ``by`` group with ``num_q``; lazy, nothing collected.
+
+    Examples
+    --------
+    The run swaps the reference's first two documents and replaces its third:
+
+    >>> import polars as pl
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> ref = pl.LazyFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"],
+    ...                     "score": [3.0, 2.0, 1.0]})
+    >>> run = pl.LazyFrame({"query_id": ["q"] * 3, "doc_id": ["b", "a", "x"],
+    ...                     "score": [3.0, 2.0, 1.0]})
+    >>> requests = parse_metric_list(["jaccard@3", "overlap@3", "kendall_tau@3"])
+    >>> build_agreement_plan(run, ref, requests, EvalOptions()).collect().row(0)
+    (1, 0.5, 0.6666666666666666, -1.0)
+    """
+    query_id, doc_id, score = options.query_id, options.doc_id, options.score
+    by = list(options.by_keys)
+    keys = [*by, query_id]
+    run_schema, ref_schema = run.collect_schema(), reference.collect_schema()
+    hint = "name the columns with query_id=, doc_id=, rank=, score= and by= or systems="
+    sides = []
+    for schema, what, need in ((run_schema, "run", keys), (ref_schema, "reference", [query_id])):
+        require_columns(schema, [*need, doc_id], what, hint)
+        use_rank = options.order == "rank" or (options.order == "auto" and options.rank in schema)
+        order = options.rank if use_rank else score
+        require_columns(schema, [order], what, hint)
+        if not schema[order].is_numeric():
+            raise ColumnTypeError(
+                f"column {order!r} in the {what} has dtype {schema[order]}; rankings are "
+                f"read from it: cast it, e.g. pl.col({order!r}).cast(pl.Float64)"
+            )
+        sides.append((use_rank, order))
+    for column in (query_id, doc_id):
+        kinds = id_kind(run_schema, column, "run"), id_kind(ref_schema, column, "reference")
+        if run_schema[column] != ref_schema[column] and kinds[0] != kinds[1]:
+            raise ColumnTypeError(
+                f"column {column!r} is {run_schema[column]} in the run and "
+                f"{ref_schema[column]} in the reference; the ids must be of one kind to "
+                f"match: cast one, e.g. pl.col({column!r}).cast(pl.String)"
+            )
+    shared = [key for key in by if key in ref_schema]
+    ref_keys = [*shared, query_id]
+    run_side = _ordered(run, keys, doc_id, *sides[0])
+    ref_side = _ordered(reference, ref_keys, doc_id, *sides[1])
+    missing = [key for key in by if key not in ref_schema]
+    if missing:  # one reference for every group of the run
+        ref_side = ref_side.join(run.select(missing).unique(), how="cross")
+    checks = _checks(run, reference, keys, ref_keys, query_id, doc_id, sides)
+    labels = [label for label, _ in requests]
+    raw_ref = reference.select(*ref_keys)
+    if missing:
+        raw_ref = raw_ref.join(run.select(missing).unique(), how="cross")
+    per_query = _query_set(run.select(keys), raw_ref, keys, options)
+    for cutoff, group in _by_cutoff(requests).items():
+        values = _values(run_side, ref_side, keys, cutoff, group)
+        per_query = per_query.join(values, on=keys, how="left", nulls_equal=True)
+    both = pl.col(NA).is_not_null() & pl.col(NB).is_not_null()
+    per_query = per_query.with_columns(
+        pl.when(both).then(pl.col(label)).otherwise(0.0).alias(label) for label in labels
+    )
+    result = per_query.select(*keys, *labels, f"{_BAD}_set")
+    checked = (
+        result.join(checks, how="cross")
+        .map_batches(
+            lambda frame: _raise_on_bad(frame, query_id),
+            schema=result.drop(f"{_BAD}_set").collect_schema(),
+        )
+        .select(*keys, *labels)
+    )
+    if options.per_query:
+        return checked.sort(keys)
+    means = [request.summarize(label) for label, request in requests]
+    if by:
+        return (
+            checked.group_by(by)
+            .agg(pl.len().cast(pl.Int64).alias("num_q"), *means)
+            .sort(by)
+            .select(*by, "num_q", *labels)
+        )
+    return checked.select(pl.len().cast(pl.Int64).alias("num_q"), *means)
+
+
+def _ordered(
+    frame: pl.LazyFrame, keys: list[str], doc_id: str, use_rank: bool, order: str
+) -> pl.LazyFrame:
+    """Each query's documents with their 0-based position and tie group (``_T``, ``_B``).
+
+    By rank: the rank's order (no ties: duplicate ranks are refused). By score: score
+    descending, ties broken by ``doc_id`` descending compared as text (trec_eval), and
+    equal scores one tie group.
+    """
+    value = pl.col(order).cast(pl.Float64)
+    ordered = frame.select(*keys, pl.col(doc_id).alias(_DOC), value.alias(order)).sort(
+        [*keys, order, _DOC],
+        descending=[False] * len(keys) + [not use_rank, True],
+        nulls_last=True,
+    )
+    ordered = ordered.with_columns(pl.int_range(pl.len()).over(keys).cast(pl.Int64).alias(_POS))
+    if use_rank:
+        return ordered.with_columns(pl.col(_POS).alias(_T), pl.col(_POS).alias(_B))
+    # tie groups are runs of equal scores in the sorted rows: a group starts where the
+    # query or the score changes (first position carried down) and ends where the next
+    # row's does (last position carried up); no hash of (query, score)
+    same = [pl.col(c).eq_missing(pl.col(c).shift(1)) for c in (*keys, order)]
+    after = [pl.col(c).eq_missing(pl.col(c).shift(-1)) for c in (*keys, order)]
+    starts = ~pl.all_horizontal(same)
+    ends = ~pl.all_horizontal(after)
+    return ordered.with_columns(
+        pl.when(starts).then(pl.col(_POS)).forward_fill().alias(_T),
+        pl.when(ends).then(pl.col(_POS)).backward_fill().alias(_B),
+    )
+
+
+def _query_set(
+    run: pl.LazyFrame, reference: pl.LazyFrame, keys: list[str], options: EvalOptions
+) -> pl.LazyFrame:
+    """The queries evaluated, under ``unjudged`` and ``unretrieved``, with a flag for a
+    query refused by an ``"error"`` policy (raised when the plan runs)."""
+    counts = (
+        run.group_by(keys)
+        .agg(pl.len().alias(NA))
+        .join(
+            reference.group_by(keys).agg(pl.len().alias(NB)),
+            on=keys,
+            how="full",
+            coalesce=True,
+            nulls_equal=True,
+        )
+    )
+    only_run, only_ref = pl.col(NB).is_null(), pl.col(NA).is_null()
+    for policy, where in ((options.unjudged, only_run), (options.unretrieved, only_ref)):
+        if policy == "drop":
+            counts = counts.filter(~where)
+    flag = pl.lit(None, dtype=pl.String)
+    if options.unjudged == "error":
+        flag = pl.when(only_run).then(pl.lit("unjudged")).otherwise(flag)
+    if options.unretrieved == "error":
+        flag = pl.when(only_ref).then(pl.lit("unretrieved")).otherwise(flag)
+    return counts.with_columns(flag.alias(f"{_BAD}_set"))
+
+
+def _by_cutoff(requests: Requests) -> dict[int | None, Requests]:
+    groups: dict[int | None, Requests] = {}
+    for label, request in requests:
+        groups.setdefault(request.k, []).append((label, request))
+    return groups
+
+
+def _values(
+    run: pl.LazyFrame,
+    reference: pl.LazyFrame,
+    keys: list[str],
+    cutoff: int | None,
+    requests: Requests,
+) -> pl.LazyFrame:
+    """Every metric of one cutoff, per query that both sides hold."""
+    run_k, ref_k = _cut(run, cutoff), _cut(reference, cutoff)
+    items = run_k.select(
+        *keys, _DOC, pl.col(_POS).alias(_PA), pl.col(_T).alias(TA), pl.col(_B).alias(BA)
+    ).join(
+        ref_k.select(
+            *keys, _DOC, pl.col(_POS).alias(_PB), pl.col(_T).alias(TB), pl.col(_B).alias(BB)
+        ),
+        on=[*keys, _DOC],
+        how="full",
+        coalesce=True,
+        nulls_equal=True,
+    )
+    counted = items.group_by(keys).agg(
+        pl.col(_PA).is_not_null().sum().alias(NA), pl.col(_PB).is_not_null().sum().alias(NB)
+    )
+    lengths = counted.filter((pl.col(NA) > 0) & (pl.col(NB) > 0))
+    both = (pl.col(_PA).is_not_null().any() & pl.col(_PB).is_not_null().any()).over(keys)
+    # read by every metric and several times by RBO: computed once (the streaming
+    # engine would otherwise order and join both sides again for each reader)
+    items = items.filter(both).cache()
+    common = pl.col(_PA).is_not_null() & pl.col(_PB).is_not_null()
+    simple = []
+    specs = []
+    pairs: dict[str, tuple[str, MetricRequest]] = {}
+    for label, request in requests:
+        name = request.metric.name
+        params = request.params(1.0)
+        if name == "rbo":
+            persistence = rbo_p(params, label)
+            p = pl.lit(persistence, dtype=pl.Float64)
+            kind, ties = params.choice("kind"), params.choice("ties")
+            specs.append(RboSpec(label, p, kind, ties, persistence))
+        elif name == "jaccard":
+            union = pl.len()
+            simple.append((common.sum() / union).cast(pl.Float64).alias(label))
+        elif name == "overlap":
+            simple.append((common.sum() / pl.lit(cutoff, pl.Float64)).alias(label))
+        else:  # one plan of its own each
+            pairs[label] = (label, request)
+    out = lengths.select(keys)
+    if simple:
+        out = out.join(items.group_by(keys).agg(*simple), on=keys, nulls_equal=True)
+    if specs:
+        out = out.join(rbo_values(items, lengths, keys, specs), on=keys, nulls_equal=True)
+    for label, request in pairs.values():
+        name = request.metric.name
+        if name == "rbo_repro_eval":
+            value = _rbo_repro_eval(items, keys, label, request, cutoff)
+        elif name == "kendall_tau":
+            value = _tau_b(items.filter(common), keys, TA, TB, label)
+        elif name == "tau_ap":
+            value = _tau_ap(items.filter(common), keys, label)
+        elif name == "ktu":
+            value = _ktu(run_k, ref_k, keys, label)
+        else:  # pragma: no cover - every agreement metric is routed above
+            raise MetricParameterError(f"metric {label!r} is not a rank-similarity metric")
+        out = out.join(value, on=keys, how="left", nulls_equal=True)
+        if name == "rbo_repro_eval":  # no shared document: no row, overlap 0
+            out = out.with_columns(pl.col(label).fill_null(0.0))
+    return out
+
+
+def _cut(side: pl.LazyFrame, cutoff: int | None) -> pl.LazyFrame:
+    """Positions ``0..cutoff-1``, tie groups clipped to the kept positions."""
+    if cutoff is None:
+        return side
+    return side.filter(pl.col(_POS) < cutoff).with_columns(pl.col(_B).clip(upper_bound=cutoff - 1))
+
+
+def _rbo_repro_eval(
+    items: pl.LazyFrame, keys: list[str], label: str, request: MetricRequest, cutoff: int | None
+) -> pl.LazyFrame:
+    """``sum_d p^d |A_{:d+1} ∩ B_{:d+1}| / (d+1) / sum_d p^d``: a shared document counts
+    from depth ``max(pos_a, pos_b)`` on, so it adds the tail sum ``H(m) = sum_{d >= m}
+    p^d / (d + 1)`` of a table of ``k`` rows."""
+    if cutoff is None:  # pragma: no cover - the registry requires @k
+        raise MetricParameterError(f"metric {label!r} needs a cutoff, e.g. @1000")
+    p = rbo_p(request.params(1.0), label)
+    depth = pl.int_range(0, cutoff, eager=False, dtype=pl.Int64)
+    tail = (
+        pl.LazyFrame()
+        .select(depth.alias("__m"))
+        .with_columns(
+            (pl.lit(p).pow(pl.col("__m")) / (pl.col("__m") + 1))
+            .reverse()
+            .cum_sum()
+            .reverse()
+            .alias("__h")
+        )
+    )
+    normaliser = sum(p**i for i in range(cutoff))
+    common = items.filter(pl.col(_PA).is_not_null() & pl.col(_PB).is_not_null())
+    return (
+        common.with_columns(pl.max_horizontal(_PA, _PB).alias("__m"))
+        .join(tail, on="__m")
+        .group_by(keys)
+        .agg((pl.col("__h").sum() / normaliser).alias(label))
+    )
+
+
+def _pairs(frame: pl.LazyFrame, keys: list[str], index: str) -> pl.LazyFrame:
+    """Every pair of rows of a query, once (``index`` orders them: left before right)."""
+    return frame.join(frame, on=keys, suffix="__r", nulls_equal=True).filter(
+        pl.col(index) < pl.col(f"{index}__r")
+    )
+
+
+def _tau_b(frame: pl.LazyFrame, keys: list[str], x: str, y: str, label: str) -> pl.LazyFrame:
+    """Kendall's τ-b of ``x`` and ``y`` per query (scipy's ``kendalltau``), null when
+    undefined (fewer than two rows, or one side tied throughout)."""
+    indexed = frame.select(*keys, pl.col(x, y).cast(pl.Float64)).with_columns(
+        pl.int_range(pl.len()).over(keys).alias("__i")
+    )
+    sx = (pl.col(x) - pl.col(f"{x}__r")).sign()
+    sy = (pl.col(y) - pl.col(f"{y}__r")).sign()
+    pairs = (
+        _pairs(indexed, keys, "__i")
+        .group_by(keys)
+        .agg(
+            (sx * sy).sum().cast(pl.Float64).alias("__s"),
+            (sx != 0).sum().cast(pl.Float64).alias("__nx"),
+            (sy != 0).sum().cast(pl.Float64).alias("__ny"),
+        )
+    )
+    tau = pl.col("__s") / (pl.col("__nx") * pl.col("__ny")).sqrt()
+    undefined = (pl.col("__nx") == 0) | (pl.col("__ny") == 0)
+    return (
+        frame.select(keys)
+        .unique()
+        .join(pairs, on=keys, how="left", nulls_equal=True)
+        .select(*keys, pl.when(undefined).then(None).otherwise(tau.clip(-1.0, 1.0)).alias(label))
+    )
+
+
+def _tau_ap(shared: pl.LazyFrame, keys: list[str], label: str) -> pl.LazyFrame:
+    """Yilmaz et al.'s τ_AP: the run's order against the reference's as the truth."""
+    ranked = shared.select(*keys, _PA, _PB).with_columns(
+        pl.col(_PA).rank("ordinal").over(keys).cast(pl.Int64).alias("__r"),
+        pl.len().over(keys).cast(pl.Int64).alias("__n"),
+    )
+    pairs = _pairs(ranked, keys, "__r")
+    # for the lower document (right) of each pair: is the upper one above it in the truth?
+    correct = (pl.col(_PB) < pl.col(f"{_PB}__r")).cast(pl.Float64) / (pl.col("__r__r") - 1)
+    summed = pairs.group_by(keys).agg(correct.sum().alias("__c"), pl.col("__n").first())
+    tau = 2.0 * pl.col("__c") / (pl.col("__n") - 1) - 1.0
+    return (
+        shared.select(keys)
+        .unique()
+        .join(summed, on=keys, how="left", nulls_equal=True)
+        .select(*keys, tau.alias(label))
+    )
+
+
+def _ktu(run: pl.LazyFrame, reference: pl.LazyFrame, keys: list[str], label: str) -> pl.LazyFrame:
+    """repro_eval's KTU: positions in the sorted union of both lists, paired by position."""
+    union = (
+        pl.concat([run.select(*keys, _DOC), reference.select(*keys, _DOC)])
+        .unique()
+        .with_columns(pl.col(_DOC).rank("dense").over(keys).alias("__u"))
+    )
+    x = run.select(*keys, _DOC, _POS).join(union, on=[*keys, _DOC], nulls_equal=True)
+    y = reference.select(*keys, _DOC, _POS).join(union, on=[*keys, _DOC], nulls_equal=True)
+    paired = x.select(*keys, _POS, pl.col("__u").alias("__x")).join(
+        y.select(*keys, _POS, pl.col("__u").alias("__y")), on=[*keys, _POS], nulls_equal=True
+    )
+    return _tau_b(paired, keys, "__x", "__y", label)
+
+
+def _checks(
+    run: pl.LazyFrame,
+    reference: pl.LazyFrame,
+    keys: list[str],
+    ref_keys: list[str],
+    query_id: str,
+    doc_id: str,
+    sides: Sequence[tuple[bool, str]],
+) -> pl.LazyFrame:
+    """One row: for each side, whether a query id is null, and the first query with a
+    null document id, a document twice, two documents at one rank, or a null or NaN
+    ranking value (raised by :func:`_raise_on_bad` when the plan runs)."""
+    rows = []
+    for frame, what, group, (use_rank, order) in (
+        (run, "run", keys, sides[0]),
+        (reference, "reference", ref_keys, sides[1]),
+    ):
+        value = pl.col(order).cast(pl.Float64)
+        per_query = [
+            pl.col(doc_id).is_null().any().alias("null doc"),
+            (pl.col(doc_id).n_unique() < pl.len()).alias("duplicate doc"),
+            (value.is_null() | value.is_nan()).any().alias("bad value"),
+        ]
+        if use_rank:
+            per_query.append((pl.col(order).n_unique() < pl.len()).alias("duplicate rank"))
+        grouped = frame.group_by(group).agg(per_query)
+        query = pl.col(query_id).cast(pl.String)
+        flags = [pl.col(query_id).is_null().any().alias(f"{_BAD}|{what}|null query")]
+        for kind in ("null doc", "duplicate doc", "bad value", "duplicate rank"):
+            if kind == "duplicate rank" and not use_rank:
+                continue
+            name = f"{_BAD}|{what}|{kind}" + (
+                f"|{order}" if kind in ("bad value", "duplicate rank") else ""
+            )
+            flags.append(query.filter(pl.col(kind)).min().alias(name))
+        rows.append(grouped.select(flags))
+    return pl.concat(rows, how="horizontal")
+
+
+def _raise_on_bad(frame: pl.DataFrame, query_id: str) -> pl.DataFrame:
+    flags = [name for name in frame.columns if name.startswith(f"{_BAD}|")]
+    first = frame.select(flags).row(0) if frame.height else (None,) * len(flags)
+    for name, value in zip(flags, first, strict=True):
+        if value is None or value is False:
+            continue
+        _, what, kind, *column = name.split("|")
+        if kind == "null query":
+            raise InvalidValueError(
+                f"column {query_id!r} of the {what} has null values; every row needs a "
+                "query id: fill or drop those rows"
+            )
+        if kind == "null doc":
+            raise InvalidValueError(
+                f"the {what} has a null document id in query {value!r}; fill or drop those rows"
+            )
+        if kind == "duplicate doc":
+            raise DuplicateError(
+                f"the {what} lists a document twice in query {value!r}; a ranking holds "
+                "each document once: drop the duplicates, e.g. .unique(subset=[query_id, "
+                "doc_id])"
+            )
+        if kind == "duplicate rank":
+            raise DuplicateError(
+                f"the {what} has two documents at one {column[0]!r} in query {value!r}; "
+                f"give distinct ranks, or rank by score (order='score') to compare tie groups"
+            )
+        raise InvalidValueError(
+            f"column {column[0]!r} of the {what} has null or NaN values in query {value!r}; "
+            "rankings are read from it: fill or drop those rows"
+        )
+    bad = frame.filter(pl.col(f"{_BAD}_set").is_not_null()).sort(query_id)
+    if bad.height:
+        what = bad[f"{_BAD}_set"][0]
+        where = (
+            "the run but not the reference"
+            if what == "unjudged"
+            else "the reference but not the run"
+        )
+        raise QuerySetError(
+            f"query {bad[query_id][0]!r} is in {where} and {what}='error'; pass "
+            f"{what}='drop' or {what}='zero'"
+        )
+    return frame.drop(f"{_BAD}_set", *flags)

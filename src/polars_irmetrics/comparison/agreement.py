@@ -1,0 +1,288 @@
+"""Do two evaluations order the systems alike? :func:`system_agreement`.
+
+Two per-query evaluation results of the same systems (two metrics, two judgment sets,
+an original and a cheaper pipeline), each ``system, query_id, <value>``: the systems'
+means are correlated (Kendall's τ-b, Yilmaz et al.'s τ_AP with ``a`` as the truth,
+Spearman's ρ or Pearson's r), and every pair of systems is checked for a *swap* (the
+two results order the pair oppositely) and a *significant swap* (a swap whose
+difference :func:`~polars_irmetrics.compare`'s paired test finds significant in either
+result, after its correction over every pair; Voorhees & Buckley's measure of how
+often a conclusion flips). The statistics are vectorised over all pairs at once
+(:func:`~polars_irmetrics.comparison.paired.paired_stats`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from polars_irmetrics.comparison.options import CompareOptions, Test
+from polars_irmetrics.comparison.paired import paired_stats
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, QuerySetError
+from polars_irmetrics.ground.inputs import FrameInput, as_polars
+from polars_irmetrics.ground.lazy import LazyModule
+from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
+
+scipy_stats = LazyModule("scipy.stats")
+
+__all__ = ["METHODS", "mean_by_system", "system_agreement"]
+
+Method = Literal["kendall", "tau_ap", "spearman", "pearson"]
+#: The correlations of :func:`system_agreement`.
+METHODS: tuple[str, ...] = ("kendall", "tau_ap", "spearman", "pearson")
+Array = npt.NDArray[np.float64]
+
+
+def system_agreement(
+    a: FrameInput,
+    b: FrameInput,
+    method: Method = "kendall",
+    *,
+    metric: str | None = None,
+    metric_b: str | None = None,
+    test: Test = "t",
+    alpha: float = 0.05,
+    correction: Correction = "holm",
+    per_pair: bool = False,
+    system: str = "system",
+    query_id: str = "query_id",
+) -> pl.DataFrame:
+    """How alike two per-query evaluation results order the same systems.
+
+    Parameters
+    ----------
+    a, b
+        Per-query results, one row per ``(system, query_id)`` with a value column (e.g.
+        ``irm.evaluate(runs, ["ndcg@10"], qrels=..., systems="system",
+        per_query=True)``, once with each judgment set). ``a`` is the truth of
+        ``tau_ap``. Every system must be in both and have a value on each of its
+        result's queries.
+    method
+        ``"kendall"`` (τ-b of the means, :func:`scipy.stats.kendalltau`), ``"tau_ap"``
+        (Yilmaz et al.'s AP correlation of ``b``'s order against ``a``'s, trectools'
+        ``get_correlation(a_sorted, b_sorted, "tau_ap")``: systems sorted by mean
+        descending, equal means by name), ``"spearman"`` (:func:`scipy.stats.spearmanr`)
+        or ``"pearson"`` (:func:`scipy.stats.pearsonr` of the means; trectools'
+        ``"pearson"`` correlates the ranks instead, which is Spearman's ρ).
+    metric, metric_b
+        The value columns of ``a`` and ``b`` (default: the one column besides
+        ``system`` and ``query_id``; ``metric_b`` defaults to ``metric``).
+    test, alpha, correction
+        :func:`~polars_irmetrics.compare`'s paired test (``"t"``, ``"wilcoxon"``,
+        ``"randomization"``, ``"bootstrap"``), level and correction over the pairs
+        of systems of each result.
+    per_pair
+        ``True``: one row per pair of systems (``system``, ``other``, each result's
+        mean difference and adjusted p-value, ``swapped``, ``significant_swap``)
+        instead of the summary.
+    system, query_id
+        Column names.
+
+    Returns
+    -------
+    pl.DataFrame
+        One row: ``method``, ``systems`` (their number), ``correlation`` (null where
+        undefined: one result's means all equal), ``p_value`` (scipy's; null for
+        ``tau_ap``, which has none), ``pairs``, ``swaps`` (pairs the
+        two results order oppositely; a tie in one of them is no swap),
+        ``significant_a``/``significant_b`` (pairs significant in each result) and
+        ``significant_swaps`` (swaps significant in either).
+
+    Raises
+    ------
+    ColumnNotFoundError
+        A column missing from ``a`` or ``b``.
+    InvalidValueError
+        A bad ``method``, ``alpha`` or ``correction``; fewer than two systems; a
+        system twice on one query; a null or NaN value; a system without a value on
+        one of its result's queries.
+    QuerySetError
+        Systems in one result and not the other.
+
+    Examples
+    --------
+    Three systems on three queries: ``b`` swaps the first two systems' means.
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> a = pl.DataFrame({"system": ["x"] * 3 + ["y"] * 3 + ["z"] * 3,
+    ...                   "query_id": ["q1", "q2", "q3"] * 3,
+    ...                   "ndcg": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.1, 0.2, 0.1]})
+    >>> b = a.with_columns(pl.when(pl.col("system") == "x").then(pl.col("ndcg") - 0.35)
+    ...                    .otherwise(pl.col("ndcg")))
+    >>> out = irm.system_agreement(a, b)
+    >>> out.select("systems", "correlation", "pairs", "swaps")
+    shape: (1, 4)
+    ┌─────────┬─────────────┬───────┬───────┐
+    │ systems ┆ correlation ┆ pairs ┆ swaps │
+    │ ---     ┆ ---         ┆ ---   ┆ ---   │
+    │ i64     ┆ f64         ┆ i64   ┆ i64   │
+    ╞═════════╪═════════════╪═══════╪═══════╡
+    │ 3       ┆ 0.333333    ┆ 3     ┆ 1     │
+    └─────────┴─────────────┴───────┴───────┘
+    """
+    if method not in METHODS:
+        raise InvalidValueError(
+            f"method={method!r} is not a correlation; choose one of "
+            + ", ".join(repr(m) for m in METHODS)
+        )
+    options = CompareOptions(test=test, alpha=alpha, correction=check_correction(correction))
+    options = options.checked()
+    names, values_a = _matrix(a, "a", metric, system, query_id)
+    names_b, values_b = _matrix(b, "b", metric_b or metric, system, query_id)
+    if names != names_b:
+        only = sorted(set(names) ^ set(names_b))
+        raise QuerySetError(
+            f"system {only[0]!r} is in one result and not the other; a and b must "
+            "evaluate the same systems"
+        )
+    n = len(names)
+    mean_a, mean_b = values_a.mean(axis=0), values_b.mean(axis=0)
+    left, right = np.triu_indices(n, k=1)
+    diff_a, diff_b = mean_a[left] - mean_a[right], mean_b[left] - mean_b[right]
+    swapped = np.sign(diff_a) * np.sign(diff_b) < 0
+    adjusted = []
+    for values in (values_a, values_b):  # two results, not a loop over systems
+        stats = paired_stats(values[:, left], values[:, right], options)
+        adjusted.append(adjust(stats.p_value, options.correction))
+    sig_a, sig_b = adjusted[0] <= alpha, adjusted[1] <= alpha
+    significant_swap = swapped & (sig_a | sig_b)
+    if per_pair:
+        return pl.DataFrame(
+            {
+                "system": np.array(names, dtype=object)[left].tolist(),
+                "other": np.array(names, dtype=object)[right].tolist(),
+                "delta_a": diff_a,
+                "delta_b": diff_b,
+                "p_adjusted_a": adjusted[0],
+                "p_adjusted_b": adjusted[1],
+                "swapped": swapped,
+                "significant_swap": significant_swap,
+            },
+            schema_overrides={"system": pl.String, "other": pl.String},
+        )
+    correlation, p_value = _correlation(method, mean_a, mean_b, names)
+    return pl.DataFrame(
+        {
+            "method": [method],
+            "systems": [n],
+            "correlation": [correlation],
+            "p_value": [p_value],
+            "pairs": [len(left)],
+            "swaps": [int(swapped.sum())],
+            "significant_a": [int(sig_a.sum())],
+            "significant_b": [int(sig_b.sum())],
+            "significant_swaps": [int(significant_swap.sum())],
+        },
+        schema_overrides={
+            "correlation": pl.Float64,
+            "p_value": pl.Float64,
+            "systems": pl.Int64,
+            "pairs": pl.Int64,
+        },
+    )
+
+
+def _correlation(
+    method: str, mean_a: Array, mean_b: Array, names: list[str]
+) -> tuple[float | None, float | None]:
+    if method == "tau_ap":
+        return _tau_ap(mean_a, mean_b, names), None
+    with warnings.catch_warnings():  # a constant input: scipy's nan, null here
+        warnings.simplefilter("ignore")
+        if method == "kendall":
+            result = scipy_stats.kendalltau(mean_a, mean_b)
+        elif method == "spearman":
+            result = scipy_stats.spearmanr(mean_a, mean_b)
+        else:
+            result = scipy_stats.pearsonr(mean_a, mean_b)
+    statistic, p_value = float(result.statistic), float(result.pvalue)
+    if math.isnan(statistic):
+        return None, None
+    return statistic, p_value
+
+
+def _order(means: Array, names: list[str]) -> npt.NDArray[np.int64]:
+    """Systems by mean descending, equal means by name (trectools' sort_systems_by)."""
+    by_name = np.argsort(np.array(names, dtype=object), kind="stable")
+    by_mean = np.argsort(-means[by_name], kind="stable")
+    return by_name[by_mean].astype(np.int64)
+
+
+def _tau_ap(truth: Array, compared: Array, names: list[str]) -> float:
+    """τ_AP of ``compared``'s order against ``truth``'s: ``2/(N-1) sum_{i>=2} C(i)/(i-1)
+    - 1``, C(i) the systems above position i that the truth also ranks above it."""
+    n = len(names)
+    rank_truth = np.empty(n, dtype=np.int64)
+    rank_truth[_order(truth, names)] = np.arange(n)
+    in_truth = rank_truth[_order(compared, names)]  # truth rank, in compared's order
+    above = np.tril(np.ones((n, n), dtype=bool), k=-1)  # j above i: j < i
+    correct = (in_truth[None, :] < in_truth[:, None]) & above
+    c = correct.sum(axis=1)[1:]
+    return float(2.0 / (n - 1) * (c / np.arange(1, n)).sum() - 1.0)
+
+
+def mean_by_system(
+    frame: FrameInput, side: str, metric: str | None, system: str, query_id: str
+) -> tuple[list[str], Array]:
+    """The systems (sorted) and their means over queries, checked as
+    :func:`system_agreement` checks its inputs."""
+    names, values = _matrix(frame, side, metric, system, query_id)
+    return names, values.mean(axis=0)
+
+
+def _matrix(
+    frame: FrameInput, side: str, metric: str | None, system: str, query_id: str
+) -> tuple[list[str], Array]:
+    """The systems (sorted) and the ``queries × systems`` values of one result."""
+    polars_frame = as_polars(frame, side)
+    data = polars_frame.collect() if isinstance(polars_frame, pl.LazyFrame) else polars_frame
+    for column in (system, query_id):
+        if column not in data.columns:
+            raise ColumnNotFoundError(
+                f"column {column!r} not found in {side} (its columns: "
+                f"{', '.join(repr(c) for c in data.columns)}); name them with system= and "
+                "query_id="
+            )
+    if metric is None:
+        rest = [c for c in data.columns if c not in (system, query_id)]
+        if len(rest) != 1:
+            raise InvalidValueError(
+                f"{side} has {len(rest)} value columns ({', '.join(repr(c) for c in rest)}); "
+                "name the one to compare with metric= (and metric_b= for b)"
+            )
+        metric = rest[0]
+    if metric not in data.columns:
+        raise ColumnNotFoundError(
+            f"column {metric!r} not found in {side} (its columns: "
+            f"{', '.join(repr(c) for c in data.columns)}); name it with metric= or metric_b="
+        )
+    data = data.select(pl.col(system).cast(pl.String), query_id, pl.col(metric).cast(pl.Float64))
+    bad = data.filter(pl.col(metric).is_null() | pl.col(metric).is_nan())
+    if bad.height:
+        raise InvalidValueError(
+            f"{side} has a null or NaN {metric!r} for system {bad[system][0]!r} on query "
+            f"{bad[query_id][0]!r}; every system needs a value on every query"
+        )
+    twice = data.filter(pl.struct(system, query_id).is_duplicated())
+    if twice.height:
+        raise InvalidValueError(
+            f"{side} lists system {twice[system][0]!r} twice on query "
+            f"{twice[query_id][0]!r}; one row per (system, query)"
+        )
+    names = sorted(data[system].unique().to_list())
+    if len(names) < 2:
+        raise InvalidValueError(f"{side} holds {len(names)} system; agreement needs two or more")
+    wide = data.pivot(on=system, index=query_id, values=metric).select(names)
+    if wide.null_count().sum_horizontal().item():
+        column = next(c for c in names if wide[c].null_count())
+        raise InvalidValueError(
+            f"system {column!r} has no value in {side} on some of its queries; evaluate "
+            "every system on the same queries (systems= scores an unretrieved query 0)"
+        )
+    return names, wide.to_numpy().astype(np.float64)

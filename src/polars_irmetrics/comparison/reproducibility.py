@@ -1,0 +1,313 @@
+"""Did the reproduction reproduce? repro_eval's measures: :func:`reproducibility`.
+
+Breuer et al. (SIGIR 2020, "How to Measure the Reproducibility of System-oriented IR
+Experiments"; their ``repro_eval`` 0.5.0): an original experiment (a *baseline* and an
+*advanced* run) and its reproduction, compared at three levels:
+
+* **document order**: repro_eval's Kendall's τ Union (``ktu``) and finite RBO
+  (``rbo_repro_eval``) of each reproduced run against its original, per topic, averaged;
+* **effectiveness per topic**: the root mean square error of each metric between the
+  original and reproduced per-topic values (``rmse``), and normalised by the largest
+  error possible, ``sqrt(mean(max(o, 1 - o)^2))`` (``nrmse``);
+* **overall effects**: the effect ratio ``ER = mean(rep_a - rep_b) / mean(orig_a -
+  orig_b)`` and the delta relative improvement ``delta_ri = RI_orig - RI_rep`` with
+  ``RI = (mean_a - mean_b) / mean_b``;
+* **significance**: the paired (``p_paired``, :func:`scipy.stats.ttest_rel`) and
+  unpaired (``p_unpaired``, :func:`scipy.stats.ttest_ind`) two-sided t-tests of the
+  original against the reproduced per-topic values (1 where the two are identical, as
+  repro_eval).
+
+Replicability (the reproduction on another collection, ``qrels_reproduced=``): topics
+differ, so only ER, ΔRI and the unpaired t-test are defined (repro_eval's
+``RplEvaluator``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from polars_irmetrics.door.evaluate import evaluate
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.ground.inputs import FrameInput, as_polars
+from polars_irmetrics.ground.lazy import LazyModule
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from polars_irmetrics.ground.options import EvalKwargs
+
+scipy_stats = LazyModule("scipy.stats")
+
+__all__ = ["reproducibility"]
+
+_RUN = "__irm_run"
+_SIDES = ("baseline", "advanced")
+
+
+def reproducibility(
+    original: Mapping[str, FrameInput],
+    reproduced: Mapping[str, FrameInput],
+    metrics: str | Iterable[str],
+    *,
+    qrels: FrameInput,
+    qrels_reproduced: FrameInput | None = None,
+    p: float = 0.95,
+    cutoff: int = 1000,
+    **options: Unpack[EvalKwargs],
+) -> pl.DataFrame:
+    """repro_eval's reproducibility measures, in one tidy frame.
+
+    Parameters
+    ----------
+    original, reproduced
+        ``{"baseline": run, "advanced": run}`` (``"advanced"`` optional: without it
+        ER and ΔRI are left out), runs as :func:`~polars_irmetrics.evaluate` reads them.
+    metrics
+        The metrics of the per-topic comparisons (``["ndcg_cut_10", "P_10", "map"]``).
+    qrels
+        Judgments of the original runs (and of the reproduced ones, unless
+        ``qrels_reproduced`` is given).
+    qrels_reproduced
+        Judgments of another collection: replicability; only ``er``, ``delta_ri`` and
+        ``p_unpaired`` are computed.
+    p, cutoff
+        The RBO's persistence and depth, the latter also the depth KTU trims both runs
+        to (repro_eval's ``RBO_P = 0.95``, ``RBO_DEPTH = RUN_LENGTH = 1000``).
+    **options
+        :func:`~polars_irmetrics.evaluate`'s options (``query_id=``, ``order=``,
+        ``unretrieved=``...), for the per-topic values. repro_eval scores with
+        pytrec_eval, which skips a judged topic a run did not retrieve; this library
+        scores it 0 (``unretrieved="zero"``): pass ``unretrieved="drop"`` to match.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``measure`` (``ktu``, ``rbo``, ``rmse``, ``nrmse``, ``er``, ``delta_ri``,
+        ``p_paired``, ``p_unpaired``), ``metric`` (null for ``ktu`` and ``rbo``),
+        ``run`` (``baseline`` or ``advanced``; null for ``er`` and ``delta_ri``, which
+        read both) and ``value``. A table of it: ``frame.pivot(on="run", index=
+        ["measure", "metric"], values="value")``.
+
+    Raises
+    ------
+    InvalidValueError
+        A key of ``original`` or ``reproduced`` other than ``baseline`` and
+        ``advanced``, ``baseline`` missing, or the two naming different runs; and
+        whatever :func:`~polars_irmetrics.evaluate` refuses.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"],
+    ...                       "relevance": [1, 1]})
+    >>> run = pl.DataFrame({"query_id": ["q1", "q1", "q2", "q2"],
+    ...                     "doc_id": ["a", "b", "a", "b"], "score": [2.0, 1.0, 2.0, 1.0]})
+    >>> again = run.with_columns(pl.col("score").reverse().over("query_id"))
+    >>> out = irm.reproducibility({"baseline": run}, {"baseline": again}, ["P_1"],
+    ...                           qrels=qrels)
+    >>> out.filter(pl.col("measure").is_in(["rmse", "ktu"]))
+    shape: (2, 4)
+    ┌─────────┬────────┬──────────┬───────┐
+    │ measure ┆ metric ┆ run      ┆ value │
+    │ ---     ┆ ---    ┆ ---      ┆ ---   │
+    │ str     ┆ str    ┆ str      ┆ f64   │
+    ╞═════════╪════════╪══════════╪═══════╡
+    │ ktu     ┆ null   ┆ baseline ┆ -1.0  │
+    │ rmse    ┆ P_1    ┆ baseline ┆ 1.0   │
+    └─────────┴────────┴──────────┴───────┘
+    """
+    taken = sorted(set(options) & {"systems", "by", "per_query"})
+    if taken:
+        raise InvalidValueError(
+            f"{taken[0]}= is not an option of reproducibility: it compares one baseline "
+            "and one advanced run per side; evaluate each group's runs in a call of its own"
+        )
+    for name, given in (("original", original), ("reproduced", reproduced)):
+        unknown = sorted(set(given) - set(_SIDES))
+        if unknown or "baseline" not in given:
+            raise InvalidValueError(
+                f"{name}= maps 'baseline' (and optionally 'advanced') to runs, got keys "
+                f"{sorted(given)!r}; e.g. {name}={{'baseline': run_b, 'advanced': run_a}}"
+            )
+    if set(original) != set(reproduced):
+        raise InvalidValueError(
+            f"original= has {sorted(original)!r} and reproduced= {sorted(reproduced)!r}; "
+            "reproduce the same runs"
+        )
+    sides = [side for side in _SIDES if side in original]
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    paired = qrels_reproduced is None
+    orig = _per_topic(original, sides, names, qrels, options)
+    rep = _per_topic(reproduced, sides, names, qrels if paired else qrels_reproduced, options)
+    query_id = str(options.get("query_id", "query_id"))
+    frames: list[pl.DataFrame] = []
+    if paired:
+        frames.append(_document_order(original, reproduced, sides, p, cutoff, options))
+        frames.append(_errors(orig, rep, names, query_id))
+    if len(sides) == 2:
+        frames.append(_effects(orig, rep, names))
+    frames.append(_tests(orig, rep, names, query_id, paired))
+    return pl.concat(frames, how="vertical")
+
+
+def _together(runs: Mapping[str, FrameInput], sides: list[str]) -> pl.LazyFrame:
+    return pl.concat(
+        [
+            as_polars(runs[side], side).lazy().with_columns(pl.lit(side).alias(_RUN))
+            for side in sides
+        ],
+        how="diagonal_relaxed",
+    )
+
+
+def _per_topic(
+    runs: Mapping[str, FrameInput],
+    sides: list[str],
+    metrics: list[str],
+    qrels: FrameInput | None,
+    options: Mapping[str, Any],
+) -> pl.DataFrame:
+    """``run, query_id, metric, value``: every run's per-topic values, in one plan."""
+    values = evaluate(
+        _together(runs, sides),
+        metrics,
+        qrels=qrels,
+        systems=_RUN,
+        per_query=True,
+        **options,
+    ).collect()
+    query_id = str(options.get("query_id", "query_id"))
+    return values.unpivot(on=metrics, index=[_RUN, query_id], variable_name="metric")
+
+
+def _document_order(
+    original: Mapping[str, FrameInput],
+    reproduced: Mapping[str, FrameInput],
+    sides: list[str],
+    p: float,
+    depth: int,
+    options: Mapping[str, Any],
+) -> pl.DataFrame:
+    names = {f"ktu@{depth}": "ktu", f"rbo_repro_eval(p={p})@{depth}": "rbo"}
+    means = evaluate(
+        _together(reproduced, sides),
+        list(names),
+        reference=_together(original, sides),
+        systems=_RUN,
+        **options,
+    ).collect()
+    return (
+        means.unpivot(on=list(names), index=_RUN, variable_name="measure")
+        .select(
+            pl.col("measure").replace_strict(names),
+            pl.lit(None, dtype=pl.String).alias("metric"),
+            pl.col(_RUN).alias("run"),
+            pl.col("value").cast(pl.Float64),
+        )
+        .sort("measure", "run", descending=[False, True])
+    )
+
+
+def _errors(
+    orig: pl.DataFrame, rep: pl.DataFrame, metrics: list[str], query_id: str
+) -> pl.DataFrame:
+    """RMSE and normalised RMSE per run and metric, over the original's topics."""
+    joined = orig.join(rep, on=[_RUN, query_id, "metric"], how="left", suffix="_rep")
+    error = (pl.col("value") - pl.col("value_rep")).pow(2).mean().sqrt()
+    largest = pl.max_horizontal(pl.col("value"), 1.0 - pl.col("value")).pow(2).mean().sqrt()
+    grouped = joined.group_by(_RUN, "metric").agg(
+        error.alias("rmse"), (error / largest).alias("nrmse")
+    )
+    return _tidy(grouped, ["rmse", "nrmse"], metrics)
+
+
+def _effects(orig: pl.DataFrame, rep: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
+    """ER and ΔRI per metric, from the four runs' means and mean improvements."""
+    rows = []
+    for frame, name in ((orig, "orig"), (rep, "rep")):
+        wide = frame.group_by("metric").agg(
+            pl.col("value").filter(pl.col(_RUN) == "advanced").mean().alias(f"{name}_a"),
+            pl.col("value").filter(pl.col(_RUN) == "baseline").mean().alias(f"{name}_b"),
+        )
+        rows.append(wide)
+    both = rows[0].join(rows[1], on="metric")
+    improvement_orig = pl.col("orig_a") - pl.col("orig_b")
+    improvement_rep = pl.col("rep_a") - pl.col("rep_b")
+    ri_orig = improvement_orig / pl.col("orig_b")
+    ri_rep = improvement_rep / pl.col("rep_b")
+    out = both.select(
+        "metric",
+        pl.lit(None, dtype=pl.String).alias(_RUN),
+        (improvement_rep / improvement_orig).alias("er"),
+        (ri_orig - ri_rep).alias("delta_ri"),
+    )
+    return _tidy(out, ["er", "delta_ri"], metrics)
+
+
+def _tests(
+    orig: pl.DataFrame, rep: pl.DataFrame, metrics: list[str], query_id: str, paired: bool
+) -> pl.DataFrame:
+    """The two-sided t-tests of the original against the reproduced per-topic values,
+    every (run, metric) at once: columns of a topics × (runs × metrics) matrix."""
+    columns = [(side, metric) for side in _SIDES for metric in metrics]
+    present = [(s, m) for s, m in columns if orig.filter(pl.col(_RUN) == s).height]
+
+    def matrix(frame: pl.DataFrame) -> npt.NDArray[np.float64]:
+        wide = frame.with_columns(pl.concat_str(_RUN, "metric", separator="|").alias("__c"))
+        wide = wide.pivot(on="__c", index=query_id, values="value").sort(query_id)
+        return wide.select([f"{s}|{m}" for s, m in present]).to_numpy().astype(np.float64)
+
+    o, r = matrix(orig), matrix(rep)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unpaired = scipy_stats.ttest_ind(o, r, axis=0).pvalue
+        tested = [("p_unpaired", np.asarray(unpaired, dtype=np.float64))]
+        if paired:
+            tested.insert(0, ("p_paired", np.asarray(scipy_stats.ttest_rel(o, r, axis=0).pvalue)))
+    frames = []
+    for measure, p_values in tested:
+        if o.shape == r.shape and np.array_equal(o, r) and np.isnan(p_values).all():
+            p_values = np.ones_like(p_values)  # repro_eval: identical scores, p = 1
+        frames.append(
+            pl.DataFrame(
+                {
+                    "measure": [measure] * len(present),
+                    "metric": [m for _, m in present],
+                    "run": [s for s, _ in present],
+                    "value": p_values.astype(np.float64),
+                },
+                schema={
+                    "measure": pl.String,
+                    "metric": pl.String,
+                    "run": pl.String,
+                    "value": pl.Float64,
+                },
+            )
+        )
+    return pl.concat(frames)
+
+
+def _tidy(frame: pl.DataFrame, measures: list[str], metrics: list[str]) -> pl.DataFrame:
+    order = {m: i for i, m in enumerate(metrics)}
+    return (
+        frame.unpivot(on=measures, index=[_RUN, "metric"], variable_name="measure")
+        .with_columns(
+            pl.col("measure").replace_strict({m: i for i, m in enumerate(measures)}).alias("__m"),
+            pl.col("metric").replace_strict(order).alias("__o"),
+            (pl.col(_RUN) == "advanced").alias("__r"),
+        )
+        .sort("__m", "__r", "__o")
+        .select(
+            pl.col("measure").cast(pl.String),
+            pl.col("metric").cast(pl.String),
+            pl.col(_RUN).cast(pl.String).alias("run"),
+            pl.col("value").cast(pl.Float64),
+        )
+    )

@@ -1,0 +1,204 @@
+"""How similar two rankings are: metrics that read a run and a reference run.
+
+``irm.evaluate(run, ["rbo(p=0.9)", "jaccard@10", "kendall_tau@10"], reference=other)``
+compares each query's ranking in ``run`` with the same query's ranking in the
+*reference* (``reads=("run", "reference")``), as a per-query similarity averaged over
+queries. The plans are in :mod:`polars_irmetrics.agreement`; ``compute`` here only
+raises an error naming that entry point.
+
+Rankings. Each side is ordered as the run is elsewhere (``rank``, else ``score``
+descending with ties broken by ``doc_id`` descending, as trec_eval), then cut at ``@k``
+(positions ``1..k``). Documents with equal ``score`` (ranked by score) form a **tie
+group** for :func:`rbo` (Corsi & Urbano's treatments ``ties=``); every other measure
+reads the positions, except ``kendall_tau``, whose τ-b counts equal scores as ties.
+
+* ``rbo(p, kind, ties)@k``: rank-biased overlap, Webber et al. (2010) with Corsi &
+  Urbano's tie treatments (SIGIR 2024; their reference implementation
+  ``julian-urbano/sigir2024-rbo``): ``kind='ext'`` the extrapolated point estimate
+  (Webber's eq. 32), ``'min'``/``'max'`` the bounds, ``'res'`` the residual ``max -
+  min``; ``ties='a'`` (the expected RBO over random tie breaking, the reference
+  implementation's default), ``'w'`` (ties as equal ranks), ``'b'`` (corrected for the
+  information lost to ties; ``rbo_b(X, X) = 1``). Symmetric in the two rankings.
+* ``rbo_repro_eval(p)@k``: repro_eval's finite, normalised RBO (Clarke et al.'s
+  ``Compatibility`` code): ``sum_{d<k} p^d |A_{:d+1} ∩ B_{:d+1}| / (d+1) / sum_{d<k}
+  p^d``; ``@k`` is repro_eval's ``depth`` (1000 there).
+* ``jaccard@k``: ``|A ∩ B| / |A ∪ B|`` of the two top-k sets.
+* ``overlap@k``: ``|A ∩ B| / k``.
+* ``kendall_tau@k``: Kendall's τ-b (scipy's ``kendalltau``) of the two rankings over the
+  documents *both* retrieved in their top k; documents only one side retrieved are left
+  out; fewer than two shared documents (or every one tied) give null.
+* ``tau_ap@k``: Yilmaz et al.'s AP correlation over the shared documents, the reference
+  as the truth and the run's order compared with it (trectools' ``tau_ap(list1=run,
+  list2=reference)``); null below two shared documents.
+* ``ktu@k``: repro_eval's Kendall's τ Union: the i-th document of each side is replaced
+  by its position in the sorted union of both top-k lists and τ-b is taken of the two
+  position lists, pair i with pair i (over the first ``min(|A|, |B|)`` positions where
+  the lengths differ, which repro_eval refuses).
+
+Queries: the reference plays the judgments' part: a query of the run that the reference
+lacks follows ``unjudged`` (``"drop"`` by default, ``"zero"``, ``"error"``), a query
+of the reference that the run lacks follows ``unretrieved`` (``"zero"`` by default:
+similarity 0 to an empty ranking; ``"drop"``, ``"error"``).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.metrics.scope import Scope
+from polars_irmetrics.metrics.spec import Input, Metric, Param, Params
+
+__all__ = ["AGREEMENT_METRICS", "rbo_p"]
+
+_READS: tuple[Input, ...] = ("run", "reference")
+
+
+def _needs_reference(s: Scope, p: Params) -> pl.Expr:
+    raise MetricParameterError(
+        "rank similarity compares a run with a reference run, not with judgments; compute "
+        "it with irm.evaluate(run, ['rbo(p=0.9)', 'jaccard@10'], reference=other_run)"
+    )
+
+
+def rbo_p(p: Params, metric: str) -> float:
+    """The persistence ``p`` of an RBO request, checked (``0 < p < 1``)."""
+    value = p.options["p"]
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1:
+        return float(value)
+    raise MetricParameterError(
+        f"metric {metric!r}: p must be a number strictly between 0 and 1 (the persistence, "
+        f"e.g. p=0.9), got {value!r}"
+    )
+
+
+_URBANO = "sigir2024-rbo (julian-urbano, rbo/Python/rbo.py)"
+
+AGREEMENT_METRICS: tuple[Metric, ...] = (
+    Metric(
+        "rbo",
+        "rank-biased overlap of the run with the reference run, ties treated as tie groups",
+        _needs_reference,
+        params=(
+            Param("p", 0.9, doc="persistence: the weight of depth d is (1-p) p^(d-1)"),
+            Param(
+                "kind",
+                "ext",
+                ("ext", "min", "max", "res"),
+                "extrapolated (Webber et al. eq. 32), lower bound, upper bound, or residual "
+                "max - min",
+            ),
+            Param(
+                "ties",
+                "a",
+                ("a", "w", "b"),
+                "Corsi & Urbano's treatment of tied scores: a (expected over random tie "
+                "breaking), w (ties are equal ranks), b (corrected for the lost information)",
+            ),
+        ),
+        binary=False,
+        reads=_READS,
+        matches={
+            _URBANO: "rbo(x, y, p, ties, score): every row of rbo/test.csv to 1e-9 "
+            "(tests/test_agreement.py)",
+        },
+        latex=(
+            r"\frac{1-p}{p}\Big(\sum_{d=1}^{l} A_d\, p^d + \text{tail}\Big),\quad "
+            r"A_d = \frac{X_d}{d}\ \text{(no ties)},\ X_d = |S_{:d} \cap L_{:d}|"
+        ),
+        formula="Webber et al.'s rank-biased overlap between the run's and the reference's "
+        "rankings of a query, as Corsi & Urbano compute it: the agreement A_d at every "
+        "depth d up to the longer ranking's length l (S is the shorter ranking, L the "
+        "longer), then a tail for the depths beyond l: extrapolated (kind='ext'), none "
+        "(kind='min'), or as much as possible (kind='max'); kind='res' is max - min. With "
+        "ties, each document of a tie group spanning positions t..b contributes (d - t + "
+        "1) / (b - t + 1) at depth d (ties='a', 'b') or 1 from depth t (ties='w'), and A_d "
+        "is normalised by d (a), by the two contribution norms (b) or by the mean of the "
+        "two sets' sizes (w). Without @k the whole rankings are compared; @k cuts each at "
+        "position k first (tie groups are then those of the kept documents).",
+    ),
+    Metric(
+        "rbo_repro_eval",
+        "repro_eval's finite normalised rank-biased overlap (Clarke et al.'s code)",
+        _needs_reference,
+        cutoff="required",
+        params=(Param("p", 0.95, doc="persistence (repro_eval's RBO_P, 0.95)"),),
+        binary=False,
+        reads=_READS,
+        matches={
+            "repro_eval": "measure.document_order._rbo(run, ideal, p, depth): equal to "
+            "1e-12 (tests/test_agreement.py)",
+        },
+        latex=(
+            r"\frac{\sum_{d=1}^{k} p^{d-1}\, |A_{:d} \cap B_{:d}| / d}{\sum_{d=1}^{k} p^{d-1}}"
+        ),
+        formula="The overlap of the two top-d lists over d, weighted by p^(d-1) and "
+        "normalised by the weights' sum, over the depths 1..k (repro_eval's depth, 1000 "
+        "there; past a ranking's end its set stops growing). Rankings in trec_eval's "
+        "order, no tie groups (repro_eval's break_ties).",
+    ),
+    Metric(
+        "jaccard",
+        "Jaccard similarity of the run's and the reference's top-k document sets",
+        _needs_reference,
+        binary=False,
+        reads=_READS,
+        latex=r"\frac{|A_{:k} \cap B_{:k}|}{|A_{:k} \cup B_{:k}|}",
+        formula="The documents both top-k lists hold over the documents either holds.",
+    ),
+    Metric(
+        "overlap",
+        "share of the k positions whose documents both top-k lists hold",
+        _needs_reference,
+        cutoff="required",
+        binary=False,
+        reads=_READS,
+        latex=r"\frac{|A_{:k} \cap B_{:k}|}{k}",
+        formula="The documents both top-k lists hold, over k (not over the lists' sizes: "
+        "a list shorter than k lowers it).",
+    ),
+    Metric(
+        "kendall_tau",
+        "Kendall's tau-b between the run's and the reference's orders of the shared documents",
+        _needs_reference,
+        binary=False,
+        reads=_READS,
+        matches={"scipy": "stats.kendalltau (tau-b): equal to 1e-12 (tests/test_agreement.py)"},
+        latex=r"\frac{n_c - n_d}{\sqrt{(n_0 - n_1)(n_0 - n_2)}}",
+        formula="Kendall's tau-b over the documents both top-k lists hold (the others are "
+        "left out): concordant minus discordant pairs over the square root of the pairs "
+        "untied in each ranking; equal scores are ties. Null with fewer than two shared "
+        "documents or when one side ties them all (scipy's nan), left out of the mean.",
+    ),
+    Metric(
+        "tau_ap",
+        "Yilmaz et al.'s AP rank correlation of the run against the reference as the truth",
+        _needs_reference,
+        binary=False,
+        reads=_READS,
+        matches={
+            "trectools": "misc.get_correlation(reference, run, 'tau_ap'): equal to 1e-12 "
+            "(tests/test_agreement.py)"
+        },
+        latex=(r"\frac{2}{N-1}\sum_{i=2}^{N} \frac{C(i)}{i-1} - 1"),
+        formula="Over the N documents both top-k lists hold, in the run's order: C(i) is "
+        "the number of documents above position i that the reference also ranks above "
+        "the document at i. Not symmetric: the reference is the truth. Null for N < 2.",
+    ),
+    Metric(
+        "ktu",
+        "repro_eval's Kendall's tau Union of the run's and the reference's top-k lists",
+        _needs_reference,
+        binary=False,
+        reads=_READS,
+        matches={
+            "repro_eval": "measure.document_order._KTU (trim_thresh=k): equal to 1e-12 "
+            "(tests/test_agreement.py)"
+        },
+        latex=r"\tau_b\big((u(a_i))_i, (u(b_i))_i\big)",
+        formula="u(x) is a document's position in the sorted union of both top-k lists; "
+        "tau-b of the two position sequences, the i-th document of the run paired with "
+        "the i-th of the reference (repro_eval's KTU). Lists of unequal length are "
+        "compared over the shorter one's positions (repro_eval raises).",
+    ),
+)

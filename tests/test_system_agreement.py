@@ -1,0 +1,182 @@
+"""``irm.system_agreement``: two evaluations' orderings of the same systems.
+
+Against scipy (kendalltau, spearmanr, pearsonr of the means), trectools'
+``get_correlation`` (``tests/data/agreement/peers.json``, made by ``make_peers.py``),
+brute-force swap counts, and ``compare``'s significance over every pair.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import polars_irmetrics as irm
+from polars_irmetrics.comparison.api import compare_values
+from polars_irmetrics.comparison.frame import PerQuery
+from polars_irmetrics.comparison.options import CompareOptions
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, QuerySetError
+
+PEERS = json.loads((Path(__file__).parent / "data" / "agreement" / "peers.json").read_text())
+
+
+def _long(values: np.ndarray[Any, Any], names: list[str]) -> pl.DataFrame:
+    """``queries × systems`` values as ``system, query_id, value`` rows."""
+    n, s = values.shape
+    return pl.DataFrame(
+        {
+            "system": np.repeat(np.array(names, dtype=object), n).tolist(),
+            "query_id": [f"q{i}" for i in range(n)] * s,
+            "value": values.T.ravel(),
+        }
+    )
+
+
+def _with_means(means: dict[str, float]) -> pl.DataFrame:
+    """Two queries per system, +-0.1 around its mean."""
+    names = sorted(means)
+    centre = np.array([means[s] for s in names])
+    return _long(np.vstack([centre + 0.1, centre - 0.1]), names)
+
+
+@pytest.mark.parametrize("case", range(len(PEERS["systems"])))
+@pytest.mark.parametrize("method", ["kendall", "spearman", "tau_ap"])
+def test_correlation_is_trectools(case: int, method: str) -> None:
+    row = PEERS["systems"][case]
+    got = irm.system_agreement(_with_means(row["a"]), _with_means(row["b"]), method)
+    assert got["correlation"][0] == pytest.approx(row[method], abs=1e-12)
+
+
+matrices = st.integers(2, 7).flatmap(
+    lambda s: st.tuples(
+        st.lists(
+            st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=s, max_size=s),
+            min_size=3,
+            max_size=8,
+        ),
+        st.lists(
+            st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=s, max_size=s),
+            min_size=3,
+            max_size=8,
+        ),
+    )
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(matrices)
+def test_against_scipy_brute_force_and_compare(
+    pair: tuple[list[list[float]], list[list[float]]],
+) -> None:
+    a, b = np.array(pair[0]), np.array(pair[1])
+    names = [f"s{i}" for i in range(a.shape[1])]
+    long_a, long_b = _long(a, names), _long(b, names)
+    mean_a, mean_b = a.mean(axis=0), b.mean(axis=0)
+    for method, peer in (
+        ("kendall", stats.kendalltau),
+        ("spearman", stats.spearmanr),
+        ("pearson", stats.pearsonr),
+    ):
+        got = irm.system_agreement(long_a, long_b, method).row(0, named=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = peer(mean_a, mean_b).statistic
+        if np.isnan(want):  # a constant input: null
+            assert got["correlation"] is None
+        else:
+            assert got["correlation"] == pytest.approx(want, abs=1e-12)
+    out = irm.system_agreement(long_a, long_b).row(0, named=True)
+    swaps = sum(
+        (mean_a[i] - mean_a[j]) * (mean_b[i] - mean_b[j]) < 0
+        for i, j in itertools.combinations(range(len(names)), 2)
+    )
+    assert out["swaps"] == swaps
+    assert out["pairs"] == len(names) * (len(names) - 1) // 2
+    for side, values in (("significant_a", a), ("significant_b", b)):
+        result = compare_values(
+            PerQuery(
+                ["value"], names, pl.Series([f"q{i}" for i in range(len(values))]), values[None], 0
+            ),
+            CompareOptions().checked(),
+        )
+        assert out[side] == result["significant"].sum()
+    assert out["significant_swaps"] <= min(
+        out["swaps"], out["significant_a"] + out["significant_b"]
+    )
+
+
+def test_significant_swap_per_pair() -> None:
+    # x beats y by far on 12 queries in a (significant); b reverses them slightly
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.3, 0.6, 12)
+    a = np.column_stack([base + 0.3, base])
+    b = np.column_stack([base, base + 0.01 + rng.uniform(0, 0.001, 12)])
+    pairs = irm.system_agreement(_long(a, ["x", "y"]), _long(b, ["x", "y"]), per_pair=True)
+    row = pairs.row(0, named=True)
+    assert (row["system"], row["other"]) == ("x", "y")
+    assert row["delta_a"] == pytest.approx(0.3, abs=1e-12)
+    assert row["delta_b"] == pytest.approx(float(b[:, 0].mean() - b[:, 1].mean()), abs=1e-12)
+    assert row["delta_b"] < 0
+    assert row["p_adjusted_a"] < 0.05  # one pair: no correction
+    assert row["swapped"]
+    assert row["significant_swap"]
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "message"),
+    [
+        (lambda f: f.drop("query_id"), ColumnNotFoundError, "column 'query_id' not found in b"),
+        (
+            lambda f: f.with_columns(pl.lit(1.0).alias("other")),
+            InvalidValueError,
+            "b has 2 value columns ('value', 'other'); name the one to compare with metric=",
+        ),
+        (
+            lambda f: f.filter(pl.col("system") != "s1"),
+            QuerySetError,
+            "system 's1' is in one result and not the other",
+        ),
+        (
+            lambda f: f.with_columns(
+                pl.when(pl.col("query_id") == "q0")
+                .then(None)
+                .otherwise(pl.col("value"))
+                .alias("value")
+            ),
+            InvalidValueError,
+            "b has a null or NaN 'value' for system 's0' on query 'q0'",
+        ),
+        (
+            lambda f: pl.concat([f, f.head(1)]),
+            InvalidValueError,
+            "b lists system 's0' twice on query 'q0'",
+        ),
+        (
+            lambda f: f.filter(~((pl.col("system") == "s1") & (pl.col("query_id") == "q1"))),
+            InvalidValueError,
+            "system 's1' has no value in b on some of its queries",
+        ),
+    ],
+)
+def test_bad_inputs(change: Any, error: type[Exception], message: str) -> None:
+    a = _long(np.array([[0.1, 0.2, 0.3], [0.2, 0.3, 0.1]]), ["s0", "s1", "s2"])
+    with pytest.raises(error, match=re.escape(message)):
+        irm.system_agreement(a, change(a))
+    with pytest.raises(error, match=re.escape(message)):
+        irm.system_agreement(a.lazy(), change(a).lazy())
+
+
+def test_bad_method() -> None:
+    a = _long(np.array([[0.1, 0.2], [0.2, 0.3]]), ["s0", "s1"])
+    with pytest.raises(InvalidValueError, match=re.escape("method='tau' is not a correlation")):
+        irm.system_agreement(a, a, "tau")  # type: ignore[arg-type]
