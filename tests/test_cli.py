@@ -568,7 +568,7 @@ def test_every_keyword_of_evaluate_is_a_flag_of_the_same_name() -> None:
     tables = {n for n, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
     assert tables == {
         "qrels", "queries", "interactions", "item_features", "prefs", "qrels_jg", "labels",
-        "neighbors",
+        "neighbors", "policy", "reward_model", "reference",
     }  # fmt: skip
     renamed = {"check_duplicates": "--no-duplicate-check"}
     for keyword in sorted(keywords | tables):
@@ -720,3 +720,50 @@ def test_ab_reads_several_files_as_one_log(tmp_path: Path) -> None:
     whole = _irm("ab", "--sample", *args, cwd=tmp_path)
     assert split.returncode == 0, split.stderr
     assert split.stdout == pattern.stdout == whole.stdout
+
+
+def test_off_policy_estimators_from_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a log of three rounds under a logger that chose with 0.5, the policy and a model
+    log = pl.DataFrame(
+        {"round_id": [1, 2, 3], "item": ["a", "a", "b"], "reward": [1.0, 0.0, 1.0],
+         "pscore": [0.5] * 3}
+    )  # fmt: skip
+    policy = pl.DataFrame(
+        {"round_id": [1, 1, 2, 2, 3, 3], "item": ["a", "b"] * 3,
+         "prob": [0.9, 0.1, 0.5, 0.5, 0.1, 0.9]}
+    )  # fmt: skip
+    model = policy.select("round_id", "item", q_hat=pl.Series([0.6, 0.3] * 3))
+    for name, frame in (("log", log), ("pi", policy), ("q", model)):
+        frame.write_parquet(tmp_path / f"{name}.parquet")
+    args = ["evaluate", str(tmp_path / "log.parquet"), "-m", "ips", "-m", "dr", "--action",
+            "item", "--policy", str(tmp_path / "pi.parquet"), "--reward-model",
+            str(tmp_path / "q.parquet"), "--format", "json"]  # fmt: skip
+    assert main(args) == 0
+    printed = json.loads(capsys.readouterr().out)
+    expected = irm.evaluate(log, ["ips", "dr"], policy=policy, reward_model=model, action="item")
+    # ips: (0.9 * 1 / 0.5 + 0.5 * 0 / 0.5 + 0.9 * 1 / 0.5) / 3 = 1.2
+    assert printed[0]["ips"] == pytest.approx(1.2, abs=1e-12)
+    assert printed[0]["ips"] == expected["ips"].item()
+    assert printed[0]["dr"] == expected["dr"].item()
+
+
+def test_rank_similarity_against_a_reference_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = pl.DataFrame(
+        {"query_id": ["q"] * 3, "doc_id": ["b", "a", "x"], "score": [3.0, 2.0, 1.0]}
+    )
+    ref = pl.DataFrame(
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]}
+    )
+    run.write_parquet(tmp_path / "run.parquet")
+    ref.write_parquet(tmp_path / "ref.parquet")
+    args = ["evaluate", str(tmp_path / "run.parquet"), "-m", "jaccard@3", "-m", "overlap@3",
+            "--reference", str(tmp_path / "ref.parquet"), "--format", "json"]  # fmt: skip
+    assert main(args) == 0
+    printed = json.loads(capsys.readouterr().out)
+    # two of the four distinct documents are shared: jaccard 2/4, overlap 2/3
+    assert printed[0]["jaccard@3"] == 0.5
+    assert printed[0]["overlap@3"] == pytest.approx(2 / 3, abs=1e-15)

@@ -314,6 +314,63 @@ def _input_flags(p: argparse.ArgumentParser) -> None:
         "an error (default), left out, or counted as Microsoft Recommenders does",
     )
     p.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="off-policy estimators (ips, snips, dr...): the evaluation policy, one row per "
+        "round and action (and position) with its probability 'prob'",
+    )
+    p.add_argument(
+        "--reward-model",
+        metavar="FILE",
+        help="off-policy estimators (dm, dr...): the reward model, one row per round and "
+        "action (and position) with its estimated reward 'q_hat'",
+    )
+    for flag, default, what in (
+        ("--round-id", "round_id", "the round of a log of logged feedback"),
+        ("--action", "action", "the logged action"),
+        ("--reward", "reward", "the observed reward"),
+        ("--propensity", "pscore", "the logging policy's probability of the logged action"),
+        ("--position", "position", "the slot of a logged action (several per round)"),
+    ):
+        p.add_argument(
+            flag,
+            default=default,
+            metavar="COLUMN",
+            help=f"off-policy estimators: the column of {what} (default {default})",
+        )
+    p.add_argument(
+        "--ci",
+        type=float,
+        metavar="LEVEL",
+        help="off-policy estimators: add each estimate's interval at this level, e.g. 0.95",
+    )
+    p.add_argument(
+        "--ci-method",
+        choices=("bootstrap", "normal"),
+        default="bootstrap",
+        help="off-policy estimators: a percentile bootstrap (default) or a normal interval",
+    )
+    p.add_argument(
+        "--n-bootstrap",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="off-policy estimators: the bootstrap's resamples (default 1000)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="off-policy estimators: the bootstrap's seed (default 0)",
+    )
+    p.add_argument(
+        "--reference",
+        metavar="FILE",
+        help="rank-similarity metrics (rbo, jaccard@k, kendall_tau@k...): the reference run "
+        "each run is compared with; read as the runs are",
+    )
+    p.add_argument(
         "--serendipity-relevance",
         metavar="COLUMN",
         help="beyond-accuracy metrics: the column of the interactions weighting each "
@@ -425,6 +482,8 @@ def _run_columns(args: argparse.Namespace, metrics: list[str]) -> dict[str, str]
         return {**one, **weight}
     if routes == {"online"}:  # an impression log: its sessions are the queries
         return {"query_id": args.query_id}
+    if routes == {"ope"}:  # a log of logged feedback: rounds, actions, rewards
+        return {"round_id": args.round_id, "action": args.action, "reward": args.reward}
     return {"query_id": args.query_id, "doc_id": args.doc_id}
 
 
@@ -477,7 +536,17 @@ def _read_inputs(
             for frame, name in zip(frames, names, strict=True)
         ]
     tables: dict[str, pl.LazyFrame | None] = dict.fromkeys(
-        ("qrels", "queries", "labels", "neighbors", "interactions", "item_features")
+        (
+            "qrels",
+            "queries",
+            "labels",
+            "neighbors",
+            "interactions",
+            "item_features",
+            "policy",
+            "reward_model",
+            "reference",
+        )
     )
     if qrels_source is not None:
         tables["qrels"] = scan_qrels(
@@ -492,6 +561,13 @@ def _read_inputs(
         )  # fmt: skip
     if args.neighbors is not None:
         tables["neighbors"] = scan_run(args.neighbors, args.run_format, **ids)
+    if args.reference is not None:
+        tables["reference"] = scan_run(args.reference, args.run_format, **ids)
+    rounds = {"round_id": args.round_id, "action": args.action}
+    if args.policy is not None:
+        tables["policy"] = scan_run(args.policy, required=rounds, what=_POLICY)
+    if args.reward_model is not None:
+        tables["reward_model"] = scan_run(args.reward_model, required=rounds, what=_REWARD_MODEL)
     if args.interactions is not None:
         tables["interactions"] = scan_run(args.interactions, what=_INTERACTIONS, **ids)
     if args.item_features is not None:
@@ -516,6 +592,8 @@ def _read_inputs(
 
 
 _LABELS = "labels: Parquet, CSV, TSV or JSON lines with the ids and the label"
+_POLICY = "an evaluation policy: Parquet, CSV, TSV or JSON lines with round_id, action, prob"
+_REWARD_MODEL = "a reward model: Parquet, CSV, TSV or JSON lines with round_id, action, q_hat"
 _INTERACTIONS = "interactions: Parquet, CSV, TSV or JSON lines with user and item ids"
 _ITEM_FEATURES = "item features: Parquet with the item id and a vector column"
 _PREFS = "preference judgments (query_id jg jsg doc_id rel_level)"
