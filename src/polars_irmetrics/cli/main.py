@@ -828,17 +828,18 @@ _SEVERAL_FILES = (
 
 
 def _show_warning(
-    parser: argparse.ArgumentParser, args: argparse.Namespace
+    parser: argparse.ArgumentParser, args: argparse.Namespace, shown: list[str]
 ) -> Callable[..., None]:
-    """``warnings.showwarning`` for the command: one line each on stderr."""
+    """``warnings.showwarning`` for the command: each warning as one line, kept in
+    ``shown`` to be printed on stderr when the command succeeds (a command that fails
+    prints its one error line alone)."""
 
     def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
         text = _in_words(_one_line(str(message)) or category.__name__, parser, args.command)
-        coverage = getattr(errors, "CoverageWarning", None)
         runs = getattr(args, "runs", None) or []
-        if coverage is not None and issubclass(category, coverage) and len(runs) > 1:
+        if issubclass(category, errors.CoverageWarning) and len(runs) > 1:
             text += _SEVERAL_FILES
-        print(f"irm: warning: {text}", file=sys.stderr)
+        shown.append(f"irm: warning: {text}")
 
     return show
 
@@ -868,10 +869,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         _stdin_once(args)
+        shown: list[str] = []
         with warnings.catch_warnings():  # Python's filters: each warning once per place
-            warnings.showwarning = _show_warning(parser, args)
+            warnings.showwarning = _show_warning(parser, args, shown)
             with spill_guard():  # SIGTERM removes the out-of-core spill folders, as Ctrl-C
                 status: int = args.func(args)
+        for line in shown:
+            print(line, file=sys.stderr)
     except (IrmError, OSError, pl.exceptions.PolarsError) as error:
         message = _os_message(error) or _one_line(str(error)) or repr(error)
         if isinstance(error, pl.exceptions.PolarsError) and "utf8" in message.lower():
