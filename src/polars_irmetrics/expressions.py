@@ -61,9 +61,11 @@ arguments. The result column is named by the metric's canonical name
 from __future__ import annotations
 
 import functools
+import inspect
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 import polars as pl
 import polars.selectors as cs
@@ -109,6 +111,46 @@ RankSpec = str | pl.Expr
 Gain = Literal["linear", "exponential"]
 Ideal = Literal["judgments", "retrieved"]
 Ties = Literal["break", "average"]
+
+#: The parameter paragraphs the metric functions share, written once: a docstring's
+#: parameter whose description is the line ``%(name)s`` gets this text
+#: (:func:`_shared_doc`, at import), so help(), numpydoc and the API reference read it.
+SHARED_PARAMS: dict[str, str] = {
+    "relevance": "The relevance label column.",
+    "rank": "The rank column (1 = top; null = judged but not retrieved), or an expression "
+    "such\nas :func:`rank_by_score`.",
+    "doc_id": "The document id column, when the frame has one: a group that lists a "
+    "document\ntwice, or one without an id, is not one ranking (the value is null).",
+    "k": "Cutoff: only ranks 1..k count; ``None`` for the whole list.",
+    "relevance_level": "A document is relevant when its label is at or above this "
+    "(trec_eval ``-l``).",
+    "gain": "``'linear'``: the label itself; ``'exponential'``: 2^label \u2212 1.",
+    "ideal": "``'judgments'``: the ideal ranking of every judged document; ``'retrieved'``: "
+    "of\nthe retrieved ones only.",
+    "score": "The score column, read only with ``ties='average'``.",
+    "log_base": "Base b of the discount's logarithm (scikit-learn's ``log_base``), above 1.",
+    "p": "Persistence: the probability of going on to the next rank.",
+}
+
+_PLACEHOLDER = re.compile(r"^(?P<indent>[ ]*)%\((?P<name>\w+)\)s$", re.MULTILINE)
+
+_F = TypeVar("_F", bound=Callable[..., pl.Expr])
+
+
+def _shared_doc(function: _F) -> _F:
+    """Fill ``function``'s ``%(name)s`` lines with :data:`SHARED_PARAMS`, indented as the
+    line is; a name that is not shared, or not a parameter of ``function``, fails at
+    import."""
+    parameters = inspect.signature(function).parameters
+
+    def fill(match: re.Match[str]) -> str:
+        name, indent = match["name"], match["indent"]
+        if name not in parameters:
+            raise TypeError(f"{function.__name__}'s docstring shares {name!r}: not a parameter")
+        return "\n".join(indent + line for line in SHARED_PARAMS[name].split("\n"))
+
+    function.__doc__ = _PLACEHOLDER.sub(fill, function.__doc__ or "")
+    return function
 
 
 def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
@@ -325,6 +367,7 @@ def _expr(
     return scope.when_one_ranking(req.expr(scope, float(level))).alias(req.name)
 
 
+@_shared_doc
 def precision(
     k: int | None = None,
     *,
@@ -343,17 +386,18 @@ def precision(
     Parameters
     ----------
     k
-        Cutoff; ``None`` for the whole list.
+        %(k)s
     adaptive_k
         Divide by ``min(k, n)``, n the documents retrieved, instead of ``k``
         (torchmetrics' ``RetrievalPrecision(adaptive_k=True)``).
     relevance_level
-        Relevance at or above which a document is relevant.
-    relevance, rank
-        Column names (``rank`` may be an expression, e.g. :func:`rank_by_score`).
+        %(relevance_level)s
+    relevance
+        %(relevance)s
+    rank
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -393,6 +437,7 @@ def precision(
     )
 
 
+@_shared_doc
 def recall(
     k: int | None = None,
     *,
@@ -410,19 +455,17 @@ def recall(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     denominator
         ``'relevant'``: divide by R (trec_eval); ``'capped'``: by min(k, R) (BEIR).
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -455,6 +498,7 @@ def recall(
     )
 
 
+@_shared_doc
 def f1(
     k: int | None = None,
     *,
@@ -469,21 +513,19 @@ def f1(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     beta
         Weight b of recall against precision, (1 + b) P R / (b P + R), as trec_eval's
         ``set_F`` and ir_measures' ``SetF(beta=b)``: b is not squared (scikit-learn's
         ``fbeta_score(beta=x)`` is ``beta=x**2``).
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -505,6 +547,7 @@ def f1(
     )
 
 
+@_shared_doc
 def r_precision(
     k: int | None = None,
     *,
@@ -528,15 +571,13 @@ def r_precision(
         With ``k``: divide by ``R`` (``"relevant"``, Recommenders' code) or by
         ``min(k, R)`` (``"capped"``, precision@k once R >= k, as their docstring says).
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -572,6 +613,7 @@ def r_precision(
     )
 
 
+@_shared_doc
 def hit_rate(
     k: int | None = None,
     *,
@@ -585,17 +627,15 @@ def hit_rate(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -615,6 +655,7 @@ def hit_rate(
     )
 
 
+@_shared_doc
 def mrr(
     k: int | None = None,
     *,
@@ -630,17 +671,15 @@ def mrr(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -672,6 +711,7 @@ def mrr(
     return _expr("mrr", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level)
 
 
+@_shared_doc
 def map(
     k: int | None = None,
     *,
@@ -691,20 +731,18 @@ def map(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     denominator
         ``'relevant'``: divide by R (trec_eval); ``'capped'``: by min(k, R) (Spark);
         ``'retrieved'``: by the relevant documents retrieved in the top k (torchmetrics).
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -734,6 +772,7 @@ def map(
     )
 
 
+@_shared_doc
 def ndcg(
     k: int | None = None,
     *,
@@ -757,27 +796,24 @@ def ndcg(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     gain
-        ``'linear'``: the label itself; ``'exponential'``: 2^label − 1.
+        %(gain)s
     ideal
-        ``'judgments'``: the ideal ranking of every judged document; ``'retrieved'``: of
-        the retrieved ones only.
+        %(ideal)s
     ties
         ``'break'``: documents with the same score are ranked one by one, as ``rank``
         orders them; ``'average'``: each document of a tie group gets the group's mean
         gain over the group's positions (scikit-learn's ``ndcg_score`` default,
         ``ignore_ties=False``), read from the ``score`` column.
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     score
-        The score column, read only with ``ties='average'``.
+        %(score)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -823,6 +859,7 @@ def ndcg(
     )
 
 
+@_shared_doc
 def dcg(
     k: int | None = None,
     *,
@@ -839,26 +876,24 @@ def dcg(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     gain
-        ``'linear'``: the label itself; ``'exponential'``: 2^label − 1.
+        %(gain)s
     ties
         ``'break'``: documents with the same score are ranked one by one, as ``rank``
         orders them; ``'average'``: each document of a tie group gets the group's mean
         gain over the group's positions (scikit-learn's ``dcg_score`` default,
         ``ignore_ties=False``), read from the ``score`` column.
     log_base
-        Base b of the discount's logarithm (scikit-learn's ``log_base``), above 1.
+        %(log_base)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     score
-        The score column, read only with ``ties='average'``.
+        %(score)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -895,6 +930,7 @@ def dcg(
     )
 
 
+@_shared_doc
 def idcg(
     k: int | None = None,
     *,
@@ -910,22 +946,19 @@ def idcg(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     gain
-        ``'linear'``: the label itself; ``'exponential'``: 2^label − 1.
+        %(gain)s
     ideal
-        ``'judgments'``: the ideal ranking of every judged document; ``'retrieved'``: of
-        the retrieved ones only.
+        %(ideal)s
     log_base
-        Base b of the discount's logarithm (scikit-learn's ``log_base``), above 1.
+        %(log_base)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -954,6 +987,7 @@ def idcg(
     )
 
 
+@_shared_doc
 def cg(
     k: int | None = None,
     *,
@@ -967,17 +1001,15 @@ def cg(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     gain
-        ``'linear'``: the label itself; ``'exponential'``: 2^label − 1.
+        %(gain)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -995,6 +1027,7 @@ def cg(
     return _expr("cg", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1, gain=gain)
 
 
+@_shared_doc
 def bpref(
     *,
     relevance_level: float = 1,
@@ -1012,15 +1045,13 @@ def bpref(
     Parameters
     ----------
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1040,6 +1071,7 @@ def bpref(
     )
 
 
+@_shared_doc
 def num_ret(
     *, relevance: str = "relevance", rank: RankSpec = "rank", doc_id: str = "doc_id"
 ) -> pl.Expr:
@@ -1048,13 +1080,11 @@ def num_ret(
     Parameters
     ----------
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1071,6 +1101,7 @@ def num_ret(
     return _expr("num_ret", k=None, relevance=relevance, rank=rank, doc_id=doc_id, level=1)
 
 
+@_shared_doc
 def num_rel(
     *,
     relevance_level: float = 1,
@@ -1083,15 +1114,13 @@ def num_rel(
     Parameters
     ----------
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1110,6 +1139,7 @@ def num_rel(
     )
 
 
+@_shared_doc
 def num_rel_ret(
     k: int | None = None,
     *,
@@ -1123,17 +1153,15 @@ def num_rel_ret(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1158,6 +1186,7 @@ def num_rel_ret(
 # in num_ret (and in judged's denominator) and is never relevant.
 
 
+@_shared_doc
 def err(
     k: int | None = None,
     *,
@@ -1176,14 +1205,15 @@ def err(
     Parameters
     ----------
     k
-        Cutoff; ``None`` for the whole list.
+        %(k)s
     max_grade
         The highest grade, a positive number.
-    relevance, rank
-        Column names (``rank`` may be an expression, e.g. :func:`rank_by_score`).
+    relevance
+        %(relevance)s
+    rank
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1210,6 +1240,7 @@ def err(
     )
 
 
+@_shared_doc
 def rbp(
     k: int | None = None,
     *,
@@ -1231,22 +1262,20 @@ def rbp(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     p
-        Persistence: the probability of going on to the next rank.
+        %(p)s
     gain
         The gain of a relevant document: ``'binary'`` (default): 1, as Moffat & Zobel;
         ``'linear'``: its label (trectools, ir_measures' ``RBP`` without ``rel``).
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1275,6 +1304,7 @@ def rbp(
     )
 
 
+@_shared_doc
 def rbp_residual(
     k: int | None = None,
     *,
@@ -1292,17 +1322,15 @@ def rbp_residual(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     p
-        Persistence: the probability of going on to the next rank.
+        %(p)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1326,6 +1354,7 @@ def rbp_residual(
     return _expr("rbp_residual", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1, p=p)
 
 
+@_shared_doc
 def arhr(
     k: int | None = None,
     *,
@@ -1342,17 +1371,15 @@ def arhr(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1372,6 +1399,7 @@ def arhr(
     return _expr("arhr", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level)
 
 
+@_shared_doc
 def mar(
     k: int,
     *,
@@ -1388,17 +1416,15 @@ def mar(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1418,6 +1444,7 @@ def mar(
     return _expr("mar", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level)
 
 
+@_shared_doc
 def fcp(
     k: int | None = None,
     *,
@@ -1436,15 +1463,13 @@ def fcp(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1469,6 +1494,7 @@ def fcp(
     return _expr("fcp", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1)
 
 
+@_shared_doc
 def judged(
     k: int | None = None,
     *,
@@ -1485,15 +1511,13 @@ def judged(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1519,6 +1543,7 @@ def _gains_text(gains: str | Mapping[int, float] | None) -> str | None:
     return ",".join(f"{label}={gain}" for label, gain in gains.items())
 
 
+@_shared_doc
 def trec_ndcg(
     k: int | None = None,
     *,
@@ -1538,18 +1563,16 @@ def trec_ndcg(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     gains
         Gain per label, ``'1=3,2=9'`` (trec_eval's ``-m ndcg.1=3,2=9``); labels not
         listed keep their label as gain.
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1581,6 +1604,7 @@ def trec_ndcg(
     )
 
 
+@_shared_doc
 def iprec(
     recall: float,
     *,
@@ -1610,15 +1634,13 @@ def iprec(
         How the recall level becomes the count c of relevant documents:
         ``'truncate'`` (trec_eval 9.0.x, the default) or ``'lround'`` (trec_eval 10.0).
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1654,6 +1676,7 @@ def iprec(
     )
 
 
+@_shared_doc
 def relative_precision(
     k: int | None = None,
     *,
@@ -1670,17 +1693,15 @@ def relative_precision(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1705,6 +1726,7 @@ def relative_precision(
     )
 
 
+@_shared_doc
 def rprec_mult(
     multiple: float,
     *,
@@ -1723,15 +1745,13 @@ def rprec_mult(
     multiple
         The multiple m of R.
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1759,6 +1779,7 @@ def rprec_mult(
     )
 
 
+@_shared_doc
 def infap(
     *,
     relevance_level: float = 1,
@@ -1775,15 +1796,13 @@ def infap(
     Parameters
     ----------
     relevance_level
-        A document is relevant when its label is at or above this (trec_eval ``-l``).
+        %(relevance_level)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------
@@ -1803,6 +1822,7 @@ def infap(
     )
 
 
+@_shared_doc
 def unjudged(
     k: int | None = None,
     *,
@@ -1819,15 +1839,13 @@ def unjudged(
     Parameters
     ----------
     k
-        Cutoff: only ranks 1..k count; ``None`` for the whole list.
+        %(k)s
     relevance
-        The relevance label column.
+        %(relevance)s
     rank
-        The rank column (1 = top; null = judged but not retrieved), or an expression such
-        as :func:`rank_by_score`.
+        %(rank)s
     doc_id
-        The document id column, when the frame has one: a group that lists a document
-        twice, or one without an id, is not one ranking (the value is null).
+        %(doc_id)s
 
     Returns
     -------

@@ -24,6 +24,7 @@ Registered when ``polars_irmetrics`` is imported.
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -31,13 +32,13 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cas
 
 import polars as pl
 
-from polars_irmetrics import expressions as exprs
 from polars_irmetrics.comparison.api import compare
-from polars_irmetrics.door.evaluate import evaluate
+from polars_irmetrics.door.evaluate import Parsed, evaluate, evaluate_tables
+from polars_irmetrics.expressions import _gains_text
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.options import EvalKwargs
-from polars_irmetrics.metrics.registry import request
+from polars_irmetrics.metrics.registry import MetricRequest, request
 from polars_irmetrics.metrics.spec import ParamValue
 
 if TYPE_CHECKING:
@@ -53,6 +54,30 @@ Mean = TypeVar("Mean", float | pl.DataFrame, pl.LazyFrame)
 def _grouped(options: EvaluateOptions) -> bool:
     """Whether the evaluation gives a value per query or per group, not one number."""
     return bool(options.get("per_query") or options.get("by") or options.get("systems"))
+
+
+#: :func:`polars_irmetrics.evaluate`'s tables: its keyword-only arguments.
+_TABLES = tuple(
+    name
+    for name, parameter in inspect.signature(evaluate).parameters.items()
+    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+)
+
+
+def _metric(name: str, k: int | None = None, **params: ParamValue) -> MetricRequest:
+    """The request of a metric method, built once from its keywords (as the expression
+    function of the same name builds it); nothing parses its name again."""
+    return request(name, k=k, options=params)
+
+
+def _evaluate(
+    frame: pl.DataFrame | pl.LazyFrame, metric: MetricRequest, options: EvaluateOptions
+) -> pl.DataFrame | pl.LazyFrame:
+    """:func:`polars_irmetrics.evaluate` of one built request: the tables of ``options``
+    by keyword, the rest its options."""
+    rest: dict[str, object] = dict(options)
+    tables = {name: cast("FrameInput | None", rest.pop(name)) for name in _TABLES if name in rest}
+    return evaluate_tables(frame, Parsed([(metric.name, metric)]), tables, rest)
 
 
 class _Tables(TypedDict, total=False):
@@ -75,8 +100,8 @@ class _Namespace(ABC, Generic[Mean]):
     """The metric methods, shared by both namespaces; :meth:`_mean` keeps the kind."""
 
     @abstractmethod
-    def _mean(self, metric: pl.Expr | str, options: EvaluateOptions) -> Mean:
-        """The mean over queries of ``metric`` (a name, or the expression that names it)."""
+    def _mean(self, metric: MetricRequest, options: EvaluateOptions) -> Mean:
+        """The mean over queries of ``metric``."""
 
     def precision(
         self,
@@ -86,7 +111,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean precision@k over queries; see :func:`polars_irmetrics.precision`."""
-        return self._mean(exprs.precision(k, adaptive_k=adaptive_k), options)
+        return self._mean(_metric("precision", k, adaptive_k=adaptive_k), options)
 
     def recall(
         self,
@@ -96,7 +121,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean recall@k over queries; see :func:`polars_irmetrics.recall`."""
-        return self._mean(exprs.recall(k, denominator=denominator), options)
+        return self._mean(_metric("recall", k, denominator=denominator), options)
 
     def f1(
         self,
@@ -106,7 +131,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean F1@k (F-beta@k) over queries; see :func:`polars_irmetrics.f1`."""
-        return self._mean(exprs.f1(k, beta=beta), options)
+        return self._mean(_metric("f1", k, beta=beta), options)
 
     def r_precision(
         self,
@@ -115,7 +140,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean R-precision over queries; see :func:`polars_irmetrics.r_precision`."""
-        return self._mean(exprs.r_precision(denominator=denominator), options)
+        return self._mean(_metric("r_precision", denominator=denominator), options)
 
     def hit_rate(
         self,
@@ -123,7 +148,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean hit rate@k (success@k); see :func:`polars_irmetrics.hit_rate`."""
-        return self._mean(exprs.hit_rate(k), options)
+        return self._mean(_metric("hit_rate", k), options)
 
     def mrr(
         self,
@@ -141,7 +166,7 @@ class _Namespace(ABC, Generic[Mean]):
         >>> run.irm.mrr()  # (1/2 + 1) / 2
         0.75
         """
-        return self._mean(exprs.mrr(k), options)
+        return self._mean(_metric("mrr", k), options)
 
     def map(
         self,
@@ -151,7 +176,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean average precision (MAP@k); see :func:`polars_irmetrics.map`."""
-        return self._mean(exprs.map(k, denominator=denominator), options)
+        return self._mean(_metric("map", k, denominator=denominator), options)
 
     def ndcg(
         self,
@@ -174,7 +199,7 @@ class _Namespace(ABC, Generic[Mean]):
         >>> run.irm.ndcg(k=10, qrels=qrels)
         1.0
         """
-        return self._mean(exprs.ndcg(k, gain=gain, ideal=ideal, ties=ties), options)
+        return self._mean(_metric("ndcg", k, gain=gain, ideal=ideal, ties=ties), options)
 
     def dcg(
         self,
@@ -186,7 +211,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean DCG@k over queries; see :func:`polars_irmetrics.dcg`."""
-        return self._mean(exprs.dcg(k, gain=gain, ties=ties, log_base=log_base), options)
+        return self._mean(_metric("dcg", k, gain=gain, ties=ties, log_base=log_base), options)
 
     def idcg(
         self,
@@ -198,7 +223,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean ideal DCG@k over queries; see :func:`polars_irmetrics.idcg`."""
-        return self._mean(exprs.idcg(k, gain=gain, ideal=ideal, log_base=log_base), options)
+        return self._mean(_metric("idcg", k, gain=gain, ideal=ideal, log_base=log_base), options)
 
     def cg(
         self,
@@ -208,19 +233,19 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean cumulative gain@k over queries; see :func:`polars_irmetrics.cg`."""
-        return self._mean(exprs.cg(k, gain=gain), options)
+        return self._mean(_metric("cg", k, gain=gain), options)
 
     def bpref(self, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean bpref over queries; see :func:`polars_irmetrics.bpref`."""
-        return self._mean(exprs.bpref(), options)
+        return self._mean(_metric("bpref"), options)
 
     def num_ret(self, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean number of retrieved documents per query."""
-        return self._mean(exprs.num_ret(), options)
+        return self._mean(_metric("num_ret"), options)
 
     def num_rel(self, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean number of relevant documents per query."""
-        return self._mean(exprs.num_rel(), options)
+        return self._mean(_metric("num_rel"), options)
 
     def num_rel_ret(
         self,
@@ -228,7 +253,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean number of relevant documents retrieved (in the top k) per query."""
-        return self._mean(exprs.num_rel_ret(k), options)
+        return self._mean(_metric("num_rel_ret", k), options)
 
     def err(
         self,
@@ -238,7 +263,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean expected reciprocal rank@k; see :func:`polars_irmetrics.err`."""
-        return self._mean(exprs.err(k, max_grade=max_grade), options)
+        return self._mean(_metric("err", k, max_grade=max_grade), options)
 
     def rbp(
         self,
@@ -249,13 +274,13 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean rank-biased precision; see :func:`polars_irmetrics.rbp`."""
-        return self._mean(exprs.rbp(k, p=p, gain=gain), options)
+        return self._mean(_metric("rbp", k, p=p, gain=gain), options)
 
     def rbp_residual(
         self, k: int | None = None, *, p: float = 0.8, **options: Unpack[EvaluateOptions]
     ) -> Mean:
         """Mean RBP residual; see :func:`polars_irmetrics.rbp_residual`."""
-        return self._mean(exprs.rbp_residual(k, p=p), options)
+        return self._mean(_metric("rbp_residual", k, p=p), options)
 
     def arhr(
         self,
@@ -263,19 +288,19 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Average reciprocal hit rank@k; see :func:`polars_irmetrics.arhr`."""
-        return self._mean(exprs.arhr(k), options)
+        return self._mean(_metric("arhr", k), options)
 
     def mar(self, k: int, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean average recall@k; see :func:`polars_irmetrics.mar`."""
-        return self._mean(exprs.mar(k), options)
+        return self._mean(_metric("mar", k), options)
 
     def fcp(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean fraction of concordant pairs; see :func:`polars_irmetrics.fcp`."""
-        return self._mean(exprs.fcp(k), options)
+        return self._mean(_metric("fcp", k), options)
 
     def judged(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean share of the top k that is judged; see :func:`polars_irmetrics.judged`."""
-        return self._mean(exprs.judged(k), options)
+        return self._mean(_metric("judged", k), options)
 
     def trec_ndcg(
         self,
@@ -285,7 +310,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean nDCG@k with a gain per label; see :func:`polars_irmetrics.trec_ndcg`."""
-        return self._mean(exprs.trec_ndcg(k, gains=gains), options)
+        return self._mean(_metric("trec_ndcg", k, gains=_gains_text(gains)), options)
 
     def iprec(
         self,
@@ -295,7 +320,7 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean interpolated precision at a recall level; see :func:`polars_irmetrics.iprec`."""
-        return self._mean(exprs.iprec(recall=recall, rounding=rounding), options)
+        return self._mean(_metric("iprec", recall=recall, rounding=rounding), options)
 
     def relative_precision(
         self,
@@ -303,19 +328,19 @@ class _Namespace(ABC, Generic[Mean]):
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
         """Mean relative precision@k; see :func:`polars_irmetrics.relative_precision`."""
-        return self._mean(exprs.relative_precision(k), options)
+        return self._mean(_metric("relative_precision", k), options)
 
     def rprec_mult(self, multiple: float, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean precision at a multiple of R; see :func:`polars_irmetrics.rprec_mult`."""
-        return self._mean(exprs.rprec_mult(multiple=multiple), options)
+        return self._mean(_metric("rprec_mult", multiple=multiple), options)
 
     def infap(self, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean inferred AP; see :func:`polars_irmetrics.infap`."""
-        return self._mean(exprs.infap(), options)
+        return self._mean(_metric("infap"), options)
 
     def unjudged(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> Mean:
         """Mean share of the top k without a judgment; see :func:`polars_irmetrics.unjudged`."""
-        return self._mean(exprs.unjudged(k), options)
+        return self._mean(_metric("unjudged", k), options)
 
     # ------------------------------------------------------------ prediction quality
     def _prediction(
@@ -329,7 +354,7 @@ class _Namespace(ABC, Generic[Mean]):
         k: int | None = None,
         **params: ParamValue,
     ) -> Mean:
-        name = request(metric, k=k, options=params).name
+        built = _metric(metric, k, **params)
         options: EvaluateOptions = {
             "label": label,
             "prediction": prediction,
@@ -337,7 +362,7 @@ class _Namespace(ABC, Generic[Mean]):
             "positive_label": positive_label,
             "query_id": query_id,
         }
-        return self._mean(name, options)
+        return self._mean(built, options)
 
     def auc(
         self,
@@ -503,9 +528,9 @@ class IrmFrameNamespace(_Namespace[float | pl.DataFrame]):
     def __init__(self, df: pl.DataFrame) -> None:
         self._frame = df
 
-    def _mean(self, metric: pl.Expr | str, options: EvaluateOptions) -> float | pl.DataFrame:
-        name = metric if isinstance(metric, str) else metric.meta.output_name()
-        value = evaluate(self._frame, [name], **options)
+    def _mean(self, metric: MetricRequest, options: EvaluateOptions) -> float | pl.DataFrame:
+        name = metric.name
+        value = cast("pl.DataFrame", _evaluate(self._frame, metric, options))
         if _grouped(options):  # a value per query or group: the keys and the values
             return value.drop("num_q", strict=False)
         mean = value[name].item()
@@ -604,9 +629,9 @@ class IrmLazyFrameNamespace(_Namespace[pl.LazyFrame]):
     def __init__(self, lf: pl.LazyFrame) -> None:
         self._frame = lf
 
-    def _mean(self, metric: pl.Expr | str, options: EvaluateOptions) -> pl.LazyFrame:
-        name = metric if isinstance(metric, str) else metric.meta.output_name()
-        plan = evaluate(self._frame, [name], **options)
+    def _mean(self, metric: MetricRequest, options: EvaluateOptions) -> pl.LazyFrame:
+        name = metric.name
+        plan = cast("pl.LazyFrame", _evaluate(self._frame, metric, options))
         if _grouped(options):  # a value per query or group: the keys and the values
             return plan.drop("num_q", strict=False)
         return plan.select(name)

@@ -27,6 +27,7 @@ from polars_irmetrics.comparison.options import (
 )
 from polars_irmetrics.comparison.paired import paired_stats
 from polars_irmetrics.comparison.record import Record, recall, remember
+from polars_irmetrics.door.evaluate import Parsed
 from polars_irmetrics.errors import InvalidValueError, QuerySetError
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.options import EvalOptions, PlanKwargs, check_read
@@ -204,7 +205,8 @@ def compare(
     >>> out.select("delta", "wins", "ties", "losses", "higher_is_better").row(0)
     (0.0, 1, 1, 1, False)
     """
-    plan_options = compare_eval_options(options, metrics)
+    parsed = Parsed(parse_metric_list(metrics))  # parsed once: below receive the requests
+    plan_options = compare_eval_options(options, parsed)
     checked = CompareOptions(
         baseline=baseline,
         mode=mode,
@@ -222,7 +224,7 @@ def compare(
     ).checked()
     values = per_query_values(
         runs,
-        metrics,
+        parsed,
         qrels,
         system=system,
         query_set=checked.query_set,
@@ -244,7 +246,7 @@ def recorded_per_query(result: pl.DataFrame) -> pl.DataFrame | None:
 
 
 def compare_eval_options(
-    options: Mapping[str, object], metrics: str | Iterable[str]
+    options: Mapping[str, object], metrics: str | Iterable[str] | Parsed
 ) -> EvalOptions:
     """The evaluation options of a comparison, from its keyword arguments (checked), an
     option none of ``metrics`` reads refused as :func:`~polars_irmetrics.evaluate`
@@ -256,7 +258,8 @@ def compare_eval_options(
                 f"chooses the queries); drop {name}=..."
             )
     built = EvalOptions.build(**options)
-    check_read(built, labels_by_route(parse_metric_list(metrics)))
+    requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
+    check_read(built, labels_by_route(requests))
     return built
 
 

@@ -27,7 +27,7 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_irmetrics.comparison.options import QuerySet
-from polars_irmetrics.door.evaluate import evaluate_plan
+from polars_irmetrics.door.evaluate import Parsed, evaluate_plan
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     InvalidValueError,
@@ -121,7 +121,7 @@ def _one_order(frames: list[pl.LazyFrame], rank: str, score: str) -> list[pl.Laz
 
 def per_query_values(
     runs: Runs,
-    metrics: str | Iterable[str],
+    metrics: str | Iterable[str] | Parsed,
     qrels: FrameInput | None,
     *,
     system: str,
@@ -135,7 +135,7 @@ def per_query_values(
     left out is ``dropped``); ``"error"`` raises :class:`QuerySetError` when systems
     differ.
     """
-    requests = parse_metric_list(metrics)
+    requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
     labels = [label for label, _ in requests]
     predictions = _reads_predictions(requests, qrels)
     auto = (options.rank, options.score) if options.order == "auto" and not predictions else None

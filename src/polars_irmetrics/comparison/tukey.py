@@ -17,9 +17,11 @@ import polars as pl
 from polars_irmetrics.comparison.api import _check_values, compare_eval_options
 from polars_irmetrics.comparison.frame import Runs, per_query_values
 from polars_irmetrics.comparison.options import CompareOptions, QuerySet
+from polars_irmetrics.door.evaluate import Parsed
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import PlanKwargs
+from polars_irmetrics.metrics.registry import parse_metric_list
 
 if TYPE_CHECKING:
     import scipy.stats as scipy_stats
@@ -89,11 +91,12 @@ def tukey_hsd(
     │ c      ┆ b        ┆ 0.5   ┆ false       │
     └────────┴──────────┴───────┴─────────────┘
     """
-    plan_options = compare_eval_options(options, metrics)
+    parsed = Parsed(parse_metric_list(metrics))  # parsed once: below receive the requests
+    plan_options = compare_eval_options(options, parsed)
     checked = CompareOptions(alpha=alpha, confidence=confidence, query_set=query_set).checked()
     values = per_query_values(
         runs,
-        metrics,
+        parsed,
         qrels,
         system=system,
         query_set=checked.query_set,

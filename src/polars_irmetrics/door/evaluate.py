@@ -30,6 +30,7 @@ A metric whose table was not given is refused by one message, written once
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
 
 import polars as pl
@@ -62,9 +63,17 @@ from polars_irmetrics.vectors.neighbors import build_neighbors_plan
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["evaluate", "evaluate_plan", "evaluate_tables"]
+__all__ = ["Parsed", "evaluate", "evaluate_plan", "evaluate_tables"]
 
 Requests = list[tuple[str, MetricRequest]]
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """Metrics a door has parsed already (its ``(label, request)`` pairs): given to
+    :func:`evaluate_tables` in place of the strings, so that nothing parses them again."""
+
+    requests: Requests
 
 
 @overload
@@ -451,7 +460,7 @@ def evaluate(
 
 def evaluate_tables(
     table: FrameInput,
-    metrics: str | Iterable[str],
+    metrics: str | Iterable[str] | Parsed,
     tables: Mapping[str, FrameInput | None],
     options: Mapping[str, Any],
     *,
@@ -463,12 +472,13 @@ def evaluate_tables(
     its options as a mapping: the one body of every evaluating door
     (:func:`~polars_irmetrics.evaluate_online`, :func:`~polars_irmetrics.beyond_accuracy`,
     :func:`~polars_irmetrics.evaluate_jg`, :func:`~polars_irmetrics.evaluate_prefs`
-    translate their keywords and call it). ``route`` and ``caller``: see
+    translate their keywords and call it). ``metrics``: the strings, parsed here once,
+    or a door's :class:`Parsed` requests. ``route`` and ``caller``: see
     :func:`evaluate_plan`; ``table_name``: the first argument's name, in messages."""
     frame = as_polars(table, table_name)
     lazy = {name: None if t is None else as_polars(t, name).lazy() for name, t in tables.items()}
     built = EvalOptions.build(**options)
-    requests = parse_metric_list(metrics)
+    requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
     # an option none of the metrics reads is refused, never ignored
     check_read(built, labels_by_route(requests, route), labels=lazy.get("labels") is not None)
     plan = evaluate_plan(frame.lazy(), requests, lazy, built, route=route, caller=caller)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, overload
 
 import polars as pl
 
-from polars_irmetrics.door.evaluate import evaluate
+from polars_irmetrics.door.evaluate import Parsed, evaluate_tables
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.metrics.registry import parse_metric_list
@@ -101,11 +101,12 @@ def evaluate_prefs(
     >>> evaluate_prefs(run, "prefs_simp", prefs=more, unretrieved="zero").rows()
     [('q1', 0.6666666666666666), ('q2', 0.0)]
     """
-    for label, request in parse_metric_list(metrics):
+    requests = parse_metric_list(metrics)  # parsed once: the door below receives them
+    for label, request in requests:
         if "prefs" not in request.metric.reads:
             raise MetricParameterError(
                 f"metric {label!r} is not a preference measure; evaluate it with "
                 "irm.evaluate(run, metrics, qrels=...)"
             )
     chosen: EvalKwargs = {"per_query": True, "unretrieved": "drop", **options}
-    return evaluate(run, metrics, prefs=prefs, **chosen)
+    return evaluate_tables(run, Parsed(requests), {"prefs": prefs}, chosen)
