@@ -617,6 +617,8 @@ def _build(
         raise MetricParameterError(
             f"metric {shown!r}: {called} needs a cutoff, e.g. '{called}@10'"
         )
+    if cutoff == "dropped":
+        k = None  # ir_measures' SetP@5: its providers score the whole set (spec.CutoffRule)
     if cutoff == "none" and k is not None:
         raise MetricParameterError(
             f"metric {shown!r}: {called} takes no cutoff; use {metric.name!r} without '@{k}'"
