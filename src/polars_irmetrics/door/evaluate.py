@@ -25,6 +25,7 @@ A metric whose table was not given is refused by one message, written once
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Literal, overload
 
 import polars as pl
@@ -35,7 +36,15 @@ from polars_irmetrics.ground.buckets import collect_guarded
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
-from polars_irmetrics.metrics.registry import MetricRequest, check_inputs, means, parse_metric_list
+from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS
+from polars_irmetrics.metrics.registry import (
+    MetricRequest,
+    check_inputs,
+    get_metric,
+    means,
+    parse_metric_list,
+)
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.offline.plan import build_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
@@ -51,6 +60,9 @@ if TYPE_CHECKING:
 __all__ = ["Route", "evaluate", "evaluate_plan", "route"]
 
 Requests = list[tuple[str, MetricRequest]]
+
+_CATALOGUE = f"{INTERNAL}catalogue"
+_NUM_REL_RET, _NUM_REL = get_metric("num_rel_ret"), get_metric("num_rel")
 Route = Literal["offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors"]
 
 #: Routes whose results can be put side by side (one row per query or group).
@@ -513,18 +525,65 @@ def evaluate_plan(
         if options.per_query:
             return per_query
         return _means(per_query, routes.get("prefs") or routes["jg"])
+    interactions = tables.get("interactions")
     if "recsys" not in routes:
-        return build_plan(table, routes["offline"], qrels, options, queries=queries)
+        return _offline(table, routes["offline"], qrels, options, queries, interactions)
     accuracy = routes.get("offline")
-    means = build_plan(table, accuracy, qrels, options, queries=queries) if accuracy else None
+    means = _offline(table, accuracy, qrels, options, queries, interactions) if accuracy else None
     return with_beyond_accuracy(
         means,
         table,
         routes["recsys"],
-        tables.get("interactions"),
+        interactions,
         tables.get("item_features"),
         options,
     )
+
+
+def _offline(
+    table: pl.LazyFrame,
+    requests: Requests,
+    qrels: pl.LazyFrame | None,
+    options: EvalOptions,
+    queries: pl.LazyFrame | None,
+    interactions: pl.LazyFrame | None,
+) -> pl.LazyFrame:
+    """The offline plan; with RecTools' catalogue metrics (``reco_accuracy``, ``mcc``:
+    :data:`~polars_irmetrics.metrics.rectools.CATALOGUE_FORMULAS`), each user's tp
+    (``num_rel_ret@k``) and liked (``num_rel``) come from the per-query plan, and the
+    formula reads them beside the catalogue size, the distinct items of the
+    interactions (a one-row frame joined across: nothing collected)."""
+    wanted = [(label, r) for label, r in requests if r.metric.name in CATALOGUE_FORMULAS]
+    if not wanted or interactions is None:  # without interactions: refused by check_inputs
+        return build_plan(table, requests, qrels, options, queries=queries)
+    helpers: Requests = []
+    formulas: list[pl.Expr] = []
+    catalogue = pl.col(_CATALOGUE).cast(pl.Float64)
+    for i, (label, request) in enumerate(wanted):
+        tp, liked = f"{INTERNAL}tp{i}", f"{INTERNAL}liked{i}"
+        helpers.append((tp, replace(request, metric=_NUM_REL_RET, options=(), aggregate=None)))
+        helpers.append(
+            (liked, replace(request, metric=_NUM_REL, options=(), k=None, aggregate=None))
+        )
+        k = request.k if request.k is not None else 0  # the parser requires k
+        formula = CATALOGUE_FORMULAS[request.metric.name]
+        value = formula(pl.col(tp).cast(pl.Float64), pl.col(liked).cast(pl.Float64), k, catalogue)
+        formulas.append(value.alias(label))
+    rest = [(label, r) for label, r in requests if r.metric.name not in CATALOGUE_FORMULAS]
+    per_query = build_plan(
+        table, [*rest, *helpers], qrels, options.replace(per_query=True), queries=queries
+    )
+    items = interactions.select(pl.col(options.doc_id).n_unique().alias(_CATALOGUE))
+    labels = [label for label, _ in requests]
+    keys = [c for c in per_query.collect_schema().names() if c not in {h for h, _ in helpers}]
+    keys = [c for c in keys if c not in labels]
+    values = per_query.join(items, how="cross").with_columns(formulas).select(*keys, *labels)
+    if options.per_query:
+        return values
+    by = [c for c in keys if c != options.query_id]
+    if by:
+        return values.group_by(by, maintain_order=True).agg(means(requests))
+    return values.select(means(requests))
 
 
 def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.LazyFrame:

@@ -126,7 +126,8 @@ REFUSED: dict[str, str] = {
     "strecall": _INTENT.format(near="'recall@k'"),
     "accuracy": "ir_measures' Accuracy (the probability that a retrieved relevant "
     "document is ranked before a retrieved non-relevant one) is not implemented; the "
-    "nearest is 'fcp', the fraction of concordant pairs, or 'bpref'",
+    "nearest is 'fcp', the fraction of concordant pairs, or 'bpref'. RecTools' "
+    "Accuracy (the catalogue classified by the top k) is 'reco_accuracy@k'",
     "bpm": "the Bejeweled player model (BPM) is not implemented; the nearest "
     "user-model metrics are 'rbp' and 'err@k'",
     "compat": "Clarke's compatibility measure needs preference judgments in its own "

@@ -1,0 +1,144 @@
+"""RecTools' classification metrics over recommendations: F-beta, accuracy, MCC.
+
+RecTools (MTS) scores each test user's top ``k`` recommendations as a classification of
+the catalogue: ``tp`` the user's test interactions (judged relevant rows here) among
+the top ``k``, ``fp = k - tp`` (``k`` even when the list is shorter), ``fn = liked - tp``
+with ``liked`` the user's test interactions, and, for the metrics that need the
+catalogue, ``tn = n - k - fn`` with ``n`` its size. Values equal RecTools' ``F1Beta``,
+``Accuracy`` and ``MCC`` (``tests/test_rectools_parity.py``, from fixtures RecTools
+wrote in a side environment: ``tests/fixtures/rectools/``).
+
+``f1_beta`` is a formula over one query's judged rows like any other. ``reco_accuracy``
+(RecTools' ``Accuracy``; ``accuracy`` is ir_measures' name for another quantity) and
+``mcc`` also read the catalogue, the distinct items of ``interactions=`` (the training
+history, as elsewhere in this library): :func:`polars_irmetrics.evaluate` computes
+each user's ``tp`` and ``liked`` with the run's other per-query metrics, then the
+formula of :data:`CATALOGUE_FORMULAS` with ``n`` beside them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import polars as pl
+
+from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.metrics._common import num_rel, rel_ret
+from polars_irmetrics.metrics.scope import Scope
+from polars_irmetrics.metrics.spec import Metric, Param, Params
+
+__all__ = ["CATALOGUE_FORMULAS", "RECTOOLS_METRICS"]
+
+_RECTOOLS = "rectools"
+
+
+def _k(p: Params, metric: str) -> float:
+    if p.k is None:  # pragma: no cover - the parser requires the cutoff
+        raise MetricParameterError(f"metric {metric!r} needs a cutoff, e.g. '{metric}@10'")
+    return float(p.k)
+
+
+def _beta(p: Params) -> float:
+    value = p.options["beta"]
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    raise MetricParameterError(
+        f"metric 'f1_beta': beta must be a number >= 0, the weight of recall (RecTools' "
+        f"F1Beta(beta=...); squared in the formula), got {value!r}"
+    )
+
+
+def _f1_beta(s: Scope, p: Params) -> pl.Expr:
+    b2 = _beta(p) ** 2
+    tp = rel_ret(s, p, p.k)
+    precision = tp / _k(p, "f1_beta")
+    recall = pl.when(num_rel(s, p) > 0).then(tp / num_rel(s, p)).otherwise(0.0)
+    den = b2 * precision + recall
+    return pl.when(den > 0).then((1.0 + b2) * precision * recall / den).otherwise(0.0)
+
+
+def _needs_catalogue(name: str) -> Callable[[Scope, Params], pl.Expr]:
+    def compute(scope: Scope, params: Params) -> pl.Expr:
+        raise MetricParameterError(
+            f"metric {name!r} reads the catalogue (the distinct items of the training "
+            "interactions): compute it with irm.evaluate(recommendations, metrics, "
+            "qrels=test_interactions, interactions=train)"
+        )
+
+    return compute
+
+
+def _confusion(
+    tp: pl.Expr, liked: pl.Expr, k: int, n: pl.Expr
+) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
+    """RecTools' ``calc_confusions``: tp, fp = k - tp, fn = liked - tp, tn = n - k - fn."""
+    fn = liked - tp
+    return tp, k - tp, fn, n - k - fn
+
+
+def _accuracy(tp: pl.Expr, liked: pl.Expr, k: int, n: pl.Expr) -> pl.Expr:
+    tp, _, _, tn = _confusion(tp, liked, k, n)
+    return (tp + tn) / n
+
+
+def _mcc(tp: pl.Expr, liked: pl.Expr, k: int, n: pl.Expr) -> pl.Expr:
+    tp, fp, fn, tn = _confusion(tp, liked, k, n)
+    den = ((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)).sqrt()
+    # RecTools: 0 where the denominator is 0 (the numerator is then 0 too)
+    return pl.when(den != 0.0).then((tp * tn - fp * fn) / den).otherwise(0.0)
+
+
+#: The catalogue metrics' formulas: ``f(tp, liked, k, n)`` per user, ``tp`` and ``liked``
+#: float columns of the per-query table and ``n`` the catalogue size.
+CATALOGUE_FORMULAS: Mapping[str, Callable[[pl.Expr, pl.Expr, int, pl.Expr], pl.Expr]] = {
+    "reco_accuracy": _accuracy,
+    "mcc": _mcc,
+}
+
+_CONFUSION = (
+    "per test user (a query of the judgments): tp = relevant in the top k, "
+    "fp = k - tp (k even for a shorter list), fn = liked - tp with liked the user's "
+    "relevant judged rows, tn = n - k - fn with n the catalogue, the distinct items of "
+    "interactions= (RecTools' calc_confusions with catalog = the training items)"
+)
+
+RECTOOLS_METRICS: tuple[Metric, ...] = (
+    Metric(
+        "f1_beta",
+        "RecTools' F-beta of precision@k and recall@k, beta squared",
+        _f1_beta,
+        cutoff="required",
+        params=(Param("beta", 1.0, None, "weight of recall, squared in the formula (RecTools)"),),
+        formula="(1 + beta^2) P R / (beta^2 P + R), P = tp / k, R = tp / liked; 0 when "
+        "P = R = 0 (RecTools F1Beta). The same as f1(beta=beta**2)@k, which weighs "
+        "recall by b unsquared as trec_eval does.",
+        latex=r"F_\beta@k = \frac{(1 + \beta^2)\, P@k \cdot R@k}{\beta^2 P@k + R@k}",
+        matches={_RECTOOLS: "F1Beta(k, beta), per user and mean, to 1e-9"},
+    ),
+    Metric(
+        "reco_accuracy",
+        "RecTools' accuracy: catalogue items the top k classifies correctly, per user",
+        _needs_catalogue("reco_accuracy"),
+        cutoff="required",
+        reads=("run", "judgments", "interactions"),
+        formula=f"(tp + tn) / n, {_CONFUSION}. Named reco_accuracy, not accuracy: "
+        "'accuracy' is ir_measures' Accuracy (a pairwise ordering probability, refused "
+        "by name, its nearest here fcp), and names are case-insensitive.",
+        latex=r"\mathrm{Acc}@k = \frac{tp + tn}{n}",
+        matches={_RECTOOLS: "Accuracy(k), per user and mean, to 1e-9"},
+    ),
+    Metric(
+        "mcc",
+        "RecTools' Matthews correlation of the top k with the user's test items",
+        _needs_catalogue("mcc"),
+        cutoff="required",
+        reads=("run", "judgments", "interactions"),
+        formula="(tp tn - fp fn) / sqrt((tp + fp)(tp + fn)(tn + fp)(tn + fn)), 0 where "
+        f"the denominator is 0; {_CONFUSION}",
+        latex=(
+            r"\mathrm{MCC}@k = \frac{tp \cdot tn - fp \cdot fn}"
+            r"{\sqrt{(tp + fp)(tp + fn)(tn + fp)(tn + fn)}}"
+        ),
+        matches={_RECTOOLS: "MCC(k), per user and mean, to 1e-9"},
+    ),
+)

@@ -1,0 +1,134 @@
+"""RecTools parity (issue 42): its classification metrics over recommendations.
+
+Reference values come from RecTools 0.19.0 (``tests/fixtures/rectools/
+classification.json``, written by ``tests/fixtures/rectools/make_fixtures.py`` in a
+side environment: RecTools pins its own stack), on RecTools' own test inputs (their
+``tests/metrics/test_classification.py``) and on random ones. RecTools' test
+interactions are the judgments here (every row relevant), its catalogue the distinct
+items of ``interactions=``; its users are the test users, a user without
+recommendations scoring as an empty list.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, cast
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics import MetricParameterError
+
+FIXTURE = json.loads(
+    (Path(__file__).parent / "fixtures" / "rectools" / "classification.json").read_text()
+)
+CASES = FIXTURE["cases"]
+TOL = 1e-9
+SIMPLE = ["precision", "recall", "hit_rate", "f1_beta(beta=0.5)", "f1_beta", "f1_beta(beta=2.0)"]
+CATALOGUE = ["reco_accuracy", "mcc"]
+
+
+def _tables(case: dict[str, Any]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    names = {"user_id": "query_id", "item_id": "doc_id"}
+    reco = pl.DataFrame(case["reco"], schema_overrides={"rank": pl.Int64}).rename(names)
+    qrels = pl.DataFrame(case["interactions"]).rename(names).with_columns(relevance=pl.lit(1))
+    # the catalogue: one training interaction per item (the user does not matter)
+    train = pl.DataFrame({"query_id": -1, "doc_id": case["catalog"]})
+    return reco, qrels, train
+
+
+def _theirs_name(name: str) -> str:
+    return "f1_beta(beta=1.0)" if name == "f1_beta" else name
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_classification_metrics_equal_rectools(frame_kind: str, case: int) -> None:
+    data = CASES[case]
+    reco, qrels, train = _tables(data)
+    for values in data["values"]:
+        k = values["k"]
+        labels = [f"{name}@{k}" for name in SIMPLE + CATALOGUE]
+        kind = (lambda f: f.lazy()) if frame_kind == "LazyFrame" else (lambda f: f)
+        per_user = irm.evaluate(
+            kind(reco), labels, qrels=kind(qrels), interactions=kind(train), per_query=True
+        )
+        means = irm.evaluate(kind(reco), labels, qrels=kind(qrels), interactions=kind(train))
+        if isinstance(per_user, pl.LazyFrame):
+            assert isinstance(means, pl.LazyFrame)
+            per_user, means = per_user.collect(), means.collect()
+        assert isinstance(per_user, pl.DataFrame)
+        assert isinstance(means, pl.DataFrame)
+        for name, label in zip(SIMPLE + CATALOGUE, labels, strict=True):
+            theirs = values[_theirs_name(name)]
+            ours = dict(per_user.select("query_id", label).iter_rows())
+            assert sorted(ours) == sorted(theirs["users"]), label
+            for user, value in zip(theirs["users"], theirs["values"], strict=True):
+                assert math.isclose(ours[user], value, rel_tol=0.0, abs_tol=TOL), (label, user)
+            assert math.isclose(means[label].item(), theirs["mean"], rel_tol=0.0, abs_tol=TOL)
+
+
+def test_rectools_own_case_by_hand() -> None:
+    # RecTools' test inputs: user 1 liked 4, 2, 3 and got 1, 2, 3; catalogue 0..9; k = 2
+    reco, qrels, train = _tables(CASES[0])
+    got = irm.evaluate(
+        reco, ["mcc@2", "reco_accuracy@2", "f1_beta(beta=2)@2"], qrels=qrels,
+        interactions=train, per_query=True,
+    ).filter(pl.col("query_id") == 1)  # fmt: skip
+    tp, fp, fn, n, k = 1, 1, 2, 10, 2  # item 2 hit; item 1 a miss; 4 and 3 not in the top 2
+    tn = n - k - fn
+    mcc = (tp * tn - fp * fn) / math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    p, r = tp / k, tp / (tp + fn)
+    f2 = 5 * p * r / (4 * p + r)
+    assert got.row(0)[1:] == pytest.approx((mcc, (tp + tn) / n, f2), abs=1e-15)
+
+
+def test_f1_beta_is_f1_with_beta_squared() -> None:
+    reco, qrels, _ = _tables(CASES[3])
+    got = irm.evaluate(reco, ["f1_beta(beta=2)@3", "f1(beta=4)@3"], qrels=qrels, per_query=True)
+    assert got["f1_beta(beta=2)@3"].to_list() == pytest.approx(got["f1(beta=4)@3"].to_list())
+
+
+@pytest.mark.parametrize(
+    ("metric", "kwargs", "message"),
+    [
+        (
+            "mcc@5",
+            {},
+            "metric 'mcc@5' reads the interaction history (where item popularity, the "
+            "catalogue and each user's history come from): pass interactions=...",
+        ),
+        ("mcc", {"interactions": True}, "metric 'mcc': mcc needs a cutoff, e.g. 'mcc@10'"),
+        (
+            "f1_beta(beta=-1)@5",
+            {},
+            "metric 'f1_beta': beta must be a number >= 0, the weight of recall (RecTools' "
+            "F1Beta(beta=...); squared in the formula), got -1",
+        ),
+        (
+            "accuracy@5",
+            {},
+            "metric 'accuracy@5' is not supported: ir_measures' Accuracy",
+        ),
+    ],
+)
+def test_refusals(metric: str, kwargs: dict[str, Any], message: str) -> None:
+    reco, qrels, train = _tables(CASES[0])
+    extra = {"interactions": train} if kwargs else {}
+    with pytest.raises(irm.IrmError, match="^" + re.escape(message)):
+        irm.evaluate(reco, [metric], qrels=qrels, **extra)
+
+
+@pytest.mark.parametrize("name", CATALOGUE)
+def test_catalogue_metrics_have_no_formula_over_one_query_alone(name: str) -> None:
+    request = irm.parse_metric(f"{name}@5")
+    message = (
+        f"metric {name!r} reads the catalogue (the distinct items of the training "
+        "interactions): compute it with irm.evaluate(recommendations, metrics, "
+        "qrels=test_interactions, interactions=train)"
+    )
+    with pytest.raises(MetricParameterError, match="^" + re.escape(message) + "$"):
+        request.metric.compute(cast(Any, None), request.params(1.0))
