@@ -132,3 +132,45 @@ def test_catalogue_metrics_have_no_formula_over_one_query_alone(name: str) -> No
     )
     with pytest.raises(MetricParameterError, match="^" + re.escape(message) + "$"):
         request.metric.compute(cast(Any, None), request.params(1.0))
+
+
+# ------------------------------------------------------------------------ data quality
+DQ = json.loads(
+    (Path(__file__).parent / "fixtures" / "rectools" / "data_quality.json").read_text()
+)
+
+
+@pytest.mark.parametrize("case", range(len(DQ["cases"])))
+def test_sufficient_reco_equals_rectools(frame_kind: str, case: int) -> None:
+    data = DQ["cases"][case]
+    reco = pl.DataFrame(data["reco"]).rename({"user_id": "query_id", "item_id": "doc_id"})
+    table = reco.lazy() if frame_kind == "LazyFrame" else reco
+    for values in data["values"]:
+        k = values["k"]
+        labels = {f"sufficient_reco@{k}": False, f"sufficient_reco(deep=True)@{k}": True}
+        got = irm.evaluate(table, list(labels))
+        if isinstance(got, pl.LazyFrame):
+            got = got.collect()
+        for label, deep in labels.items():
+            theirs = values[f"sufficient_reco(deep={deep})"]
+            assert math.isclose(got[label].item(), theirs, rel_tol=0.0, abs_tol=TOL), label
+
+
+def test_sufficient_reco_by_hand() -> None:
+    # RecTools' test_dq input: users 1 and 2 fill ranks <= 2 (user 2 twice at rank 1),
+    # user 3 has one row at rank 3, user 4 one at rank 2
+    reco = pl.DataFrame(DQ["cases"][0]["reco"]).rename(
+        {"user_id": "query_id", "item_id": "doc_id"}
+    )
+    got = irm.evaluate(reco, ["sufficient_reco@2", "sufficient_reco(deep=True)@2"])
+    assert got.row(0) == ((1 + 1 + 0 + 0) / 4, (1 + 1 + 0 + 1 / 2) / 4)
+
+
+def test_sufficient_reco_deep_must_be_a_flag() -> None:
+    reco = pl.DataFrame({"query_id": [1], "doc_id": [1], "rank": [1]})
+    message = (
+        "metric 'sufficient_reco': deep must be True or False (RecTools' deep: the share "
+        "of the k positions filled, instead of whether all are), got 'maybe'"
+    )
+    with pytest.raises(MetricParameterError, match="^" + re.escape(message) + "$"):
+        irm.evaluate(reco, ["sufficient_reco(deep=maybe)@2"])

@@ -24,6 +24,7 @@ import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics._common import num_rel, rel_ret
+from polars_irmetrics.metrics.collection import CollectionFormula, CollectionScope
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Metric, Param, Params
 
@@ -95,6 +96,35 @@ CATALOGUE_FORMULAS: Mapping[str, Callable[[pl.Expr, pl.Expr, int, pl.Expr], pl.E
     "mcc": _mcc,
 }
 
+
+def _deep(p: Params) -> bool:
+    text = str(p.options["deep"]).lower()
+    if text not in ("true", "false", "1", "0"):
+        raise MetricParameterError(
+            f"metric 'sufficient_reco': deep must be True or False (RecTools' deep: the "
+            f"share of the k positions filled, instead of whether all are), got "
+            f"{p.options['deep']!r}"
+        )
+    return text in ("true", "1")
+
+
+def _sufficient_reco(s: CollectionScope, p: Params) -> CollectionFormula:
+    k = _k(p, "sufficient_reco")
+    filled = s.top(p.k).sum().cast(pl.Float64)
+    value = (filled / k).clip(upper_bound=1.0) if _deep(p) else (filled >= k).cast(pl.Float64)
+    return CollectionFormula("users", value)
+
+
+def _collection_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
+    def compute(scope: Scope, params: Params) -> pl.Expr:
+        raise MetricParameterError(
+            f"metric {name!r} describes a whole recommendation table, not one query: "
+            "compute it with irm.beyond_accuracy(recommendations, ...) or irm.evaluate"
+        )
+
+    return compute
+
+
 _CONFUSION = (
     "per test user (a query of the judgments): tp = relevant in the top k, "
     "fp = k - tp (k even for a shorter list), fn = liked - tp with liked the user's "
@@ -140,5 +170,28 @@ RECTOOLS_METRICS: tuple[Metric, ...] = (
             r"{\sqrt{(tp + fp)(tp + fn)(tn + fp)(tn + fn)}}"
         ),
         matches={_RECTOOLS: "MCC(k), per user and mean, to 1e-9"},
+    ),
+    Metric(
+        "sufficient_reco",
+        "RecTools' data quality: share of users whose list fills the k positions",
+        _collection_only("sufficient_reco"),
+        cutoff="required",
+        binary=False,
+        params=(
+            Param(
+                "deep",
+                False,
+                None,
+                "True: each user's share of the k positions filled, min(n / k, 1) "
+                "(RecTools' deep=True); False: 1 when all k are",
+            ),
+        ),
+        reads=("run",),
+        formula="mean over the users of the recommendations of [n_u >= k], n_u the "
+        "user's rows ranked <= k; deep=True: mean of min(n_u / k, 1) (RecTools "
+        "SufficientReco, deep=False and True)",
+        latex=r"\operatorname{mean}_u \mathbb{1}[n_u \ge k]",
+        matches={_RECTOOLS: "SufficientReco(k, deep), mean, to 1e-9"},
+        collection=_sufficient_reco,
     ),
 )
