@@ -28,7 +28,15 @@ FIXTURE = json.loads(
 )
 CASES = FIXTURE["cases"]
 TOL = 1e-9
-SIMPLE = ["precision", "recall", "hit_rate", "f1_beta(beta=0.5)", "f1_beta", "f1_beta(beta=2.0)"]
+SIMPLE = [
+    "precision",
+    "recall",
+    "hit_rate",
+    "f1_beta(beta=0.5)",
+    "f1_beta",
+    "f1_beta(beta=2.0)",
+    "covered_users",
+]
 CATALOGUE = ["reco_accuracy", "mcc"]
 
 
@@ -84,6 +92,27 @@ def test_rectools_own_case_by_hand() -> None:
     p, r = tp / k, tp / (tp + fn)
     f2 = 5 * p * r / (4 * p + r)
     assert got.row(0)[1:] == pytest.approx((mcc, (tp + tn) / n, f2), abs=1e-15)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_covered_users_reads_the_smallest_rank_unjudged_documents_too(lazy: bool) -> None:
+    # RecTools' CoveredUsers docstring: user 2's only recommendation is at rank 2, and
+    # it is not a test item (unjudged here); users 3 and 4 have none
+    reco = pl.DataFrame({"query_id": [1, 1, 2], "doc_id": [1, 2, 1], "rank": [1, 2, 2]})
+    test = pl.DataFrame({"query_id": [1, 2, 3, 4], "doc_id": [1, 2, 1, 1], "relevance": 1})
+    labels = ["covered_users@1", "covered_users@2", "P@1"]
+    got = irm.evaluate(reco.lazy() if lazy else reco, labels, qrels=test, per_query=True)
+    table = got.collect() if isinstance(got, pl.LazyFrame) else got
+    assert table.rows() == [
+        (1, 1.0, 1.0, 1.0),
+        (2, 0.0, 1.0, 0.0),
+        (3, 0.0, 0.0, 0.0),
+        (4, 0.0, 0.0, 0.0),
+    ]
+    # by score, positions run 1..n: any recommendation covers the user
+    scored = reco.drop("rank").with_columns(score=pl.lit(1.0))
+    means = irm.evaluate(scored, ["covered_users@1"], qrels=test)
+    assert means["covered_users@1"].item() == 2 / 4
 
 
 def test_f1_beta_is_f1_with_beta_squared() -> None:
@@ -174,3 +203,13 @@ def test_sufficient_reco_deep_must_be_a_flag() -> None:
     )
     with pytest.raises(MetricParameterError, match="^" + re.escape(message) + "$"):
         irm.evaluate(reco, ["sufficient_reco(deep=maybe)@2"])
+
+
+def test_covered_users_has_no_formula_over_judged_rows_alone() -> None:
+    request = irm.parse_metric("covered_users@5")
+    message = (
+        "metric 'covered_users' reads the run's ranks of unjudged documents too: compute it "
+        "with irm.evaluate(recommendations, metrics, qrels=test_interactions)"
+    )
+    with pytest.raises(MetricParameterError, match="^" + re.escape(message) + "$"):
+        request.metric.compute(cast(Any, None), request.params(1.0))

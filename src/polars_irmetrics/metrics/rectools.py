@@ -28,7 +28,11 @@ from polars_irmetrics.metrics.collection import CollectionFormula, CollectionSco
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Metric, Param, Params
 
-__all__ = ["CATALOGUE_FORMULAS", "RECTOOLS_METRICS"]
+__all__ = ["CATALOGUE_FORMULAS", "COVERED_USERS", "RECTOOLS_METRICS"]
+
+#: RecTools' ``CoveredUsers``: computed by :func:`polars_irmetrics.evaluate` from the
+#: run's ranks (an unjudged document covers a user too; the judged rows do not show it).
+COVERED_USERS = "covered_users"
 
 _RECTOOLS = "rectools"
 
@@ -115,6 +119,16 @@ def _sufficient_reco(s: CollectionScope, p: Params) -> CollectionFormula:
     return CollectionFormula("users", value)
 
 
+def _needs_run(name: str) -> Callable[[Scope, Params], pl.Expr]:
+    def compute(scope: Scope, params: Params) -> pl.Expr:
+        raise MetricParameterError(
+            f"metric {name!r} reads the run's ranks of unjudged documents too: compute it "
+            "with irm.evaluate(recommendations, metrics, qrels=test_interactions)"
+        )
+
+    return compute
+
+
 def _collection_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
     def compute(scope: Scope, params: Params) -> pl.Expr:
         raise MetricParameterError(
@@ -170,6 +184,18 @@ RECTOOLS_METRICS: tuple[Metric, ...] = (
             r"{\sqrt{(tp + fp)(tp + fn)(tn + fp)(tn + fn)}}"
         ),
         matches={_RECTOOLS: "MCC(k), per user and mean, to 1e-9"},
+    ),
+    Metric(
+        COVERED_USERS,
+        "RecTools' data quality: share of test users with a recommendation in the top k",
+        _needs_run("covered_users"),
+        cutoff="required",
+        binary=False,
+        formula="mean over the test users (the queries of the judgments) of 1 when the "
+        "run ranks any document of the user at rank <= k (by score: any document), "
+        "else 0 (RecTools CoveredUsers)",
+        latex=r"\operatorname{mean}_{u \in \text{test}} \mathbb{1}[\min_d r_{u,d} \le k]",
+        matches={_RECTOOLS: "CoveredUsers(k), per user and mean, to 1e-9"},
     ),
     Metric(
         "sufficient_reco",
