@@ -36,6 +36,8 @@ SIMPLE = [
     "f1_beta",
     "f1_beta(beta=2.0)",
     "covered_users",
+    "partial_auc",
+    "pap",
 ]
 CATALOGUE = ["reco_accuracy", "mcc"]
 
@@ -213,3 +215,14 @@ def test_covered_users_has_no_formula_over_judged_rows_alone() -> None:
     )
     with pytest.raises(MetricParameterError, match="^" + re.escape(message) + "$"):
         request.metric.compute(cast(Any, None), request.params(1.0))
+
+
+def test_partial_auc_and_pap_by_hand() -> None:
+    # relevant a, c, e; listed a, x, c, y, z, e (x, y, z not relevant); k = 2
+    run = pl.DataFrame(
+        {"query_id": 1, "doc_id": ["a", "x", "c", "y", "z", "e"], "rank": [1, 2, 3, 4, 5, 6]}
+    )
+    qrels = pl.DataFrame({"query_id": 1, "doc_id": ["a", "c", "e"], "relevance": 1})
+    got = irm.evaluate(run, ["partial_auc@2", "pap@2"], qrels=qrels)
+    # a: 0 negatives above -> 2; c: 1 above -> 1; e: 3 above (>= k) -> left out
+    assert got.select("partial_auc@2", "pap@2").row(0) == (3 / (2 * 3), 3 / (2 * 2))

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
-from polars_irmetrics.metrics._common import num_rel, rel_ret
+from polars_irmetrics.metrics._common import fsum, num_rel, rel_ret, relevant
 from polars_irmetrics.metrics.collection import CollectionFormula, CollectionScope
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Metric, Param, Params
@@ -60,6 +60,31 @@ def _f1_beta(s: Scope, p: Params) -> pl.Expr:
     recall = pl.when(num_rel(s, p) > 0).then(tp / num_rel(s, p)).otherwise(0.0)
     den = b2 * precision + recall
     return pl.when(den > 0).then((1.0 + b2) * precision * recall / den).otherwise(0.0)
+
+
+def _auc_at(s: Scope, p: Params, metric: str, *, pap: bool) -> pl.Expr:
+    """RecTools' pAUC@k and pAp@k: over the retrieved relevant rows with fewer than k
+    non-relevant documents ranked above them (and, for pAp, among the first k relevant),
+    the sum of k - (those non-relevant above), over k times n_+ (pAp: min(n_+, k))."""
+    k = _k(p, metric)
+    is_rel = relevant(s, p)
+    found = s.ranked_count(is_rel).cast(pl.Float64)
+    negatives_above = s.rank.cast(pl.Float64) - found  # positions above, not relevant
+    kept = is_rel & s.rank.is_not_null() & (negatives_above < k)
+    if pap:
+        kept = kept & (found <= k)
+    total = fsum(s, k - negatives_above, kept)
+    positives = num_rel(s, p)
+    den = (pl.min_horizontal(positives, pl.lit(k)) if pap else positives) * k
+    return pl.when(den > 0).then(total / den).otherwise(0.0)
+
+
+def _partial_auc(s: Scope, p: Params) -> pl.Expr:
+    return _auc_at(s, p, "partial_auc", pap=False)
+
+
+def _pap(s: Scope, p: Params) -> pl.Expr:
+    return _auc_at(s, p, "pap", pap=True)
 
 
 def _needs_catalogue(name: str) -> Callable[[Scope, Params], pl.Expr]:
@@ -184,6 +209,30 @@ RECTOOLS_METRICS: tuple[Metric, ...] = (
             r"{\sqrt{(tp + fp)(tp + fn)(tn + fp)(tn + fn)}}"
         ),
         matches={_RECTOOLS: "MCC(k), per user and mean, to 1e-9"},
+    ),
+    Metric(
+        "partial_auc",
+        "RecTools' pAUC@k: ROC AUC of all relevant against the top k non-relevant",
+        _partial_auc,
+        cutoff="required",
+        formula="sum over retrieved relevant d with m_d < k of (k - m_d) / (k n_+), m_d "
+        "the non-relevant (or unjudged) positions ranked above d, n_+ the relevant judged "
+        "documents; 0 when n_+ = 0 (RecTools PartialAUC, insufficient_handling='ignore': "
+        "a relevant document the list lacks ranks below every negative)",
+        latex=r"\mathrm{pAUC}@k = \frac{1}{k n_+}\sum_{d^+ : m_d < k} (k - m_d)",
+        matches={_RECTOOLS: "PartialAUC(k), per user and mean, to 1e-9"},
+    ),
+    Metric(
+        "pap",
+        "RecTools' pAp@k: AUC of the top min(k, n_+) relevant against the top k non-relevant",
+        _pap,
+        cutoff="required",
+        formula="sum over the first min(k, n_+) retrieved relevant d with m_d < k of "
+        "(k - m_d) / (k min(n_+, k)); like precision@k when n_+ >= k and pAUC below "
+        "(Hiranandani et al. 2020; RecTools PAP, insufficient_handling='ignore')",
+        latex=r"\mathrm{pAp}@k = \frac{1}{k \min(n_+, k)}\sum_{d^+ \le k\text{-th}: m_d < k}"
+        r" (k - m_d)",
+        matches={_RECTOOLS: "PAP(k), per user and mean, to 1e-9"},
     ),
     Metric(
         COVERED_USERS,
