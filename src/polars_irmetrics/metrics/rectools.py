@@ -76,7 +76,26 @@ def _auc_at(s: Scope, p: Params, metric: str, *, pap: bool) -> pl.Expr:
     total = fsum(s, k - negatives_above, kept)
     positives = num_rel(s, p)
     den = (pl.min_horizontal(positives, pl.lit(k)) if pap else positives) * k
-    return pl.when(den > 0).then(total / den).otherwise(0.0)
+    value = pl.when(den > 0).then(total / den).otherwise(0.0)
+    if p.choice("insufficient_handling") == "ignore":
+        return value
+    # RecTools' insufficient user: a relevant document the list lacks, and fewer than k
+    # non-relevant (or unjudged) documents listed; 'exclude' leaves the user out
+    retrieved_relevant = rel_ret(s, p, None)
+    listed_negatives = s.num_ret.cast(pl.Float64) - retrieved_relevant
+    insufficient = (positives > retrieved_relevant) & (listed_negatives < k)
+    return pl.when(~insufficient).then(value)
+
+
+#: RecTools' ``insufficient_handling`` of pAUC and pAp ('raise' is not offered).
+INSUFFICIENT = Param(
+    "insufficient_handling",
+    "ignore",
+    ("ignore", "exclude"),
+    "a user with a relevant document the list lacks and fewer than k non-relevant "
+    "listed: scored as the list is ('ignore', RecTools' default) or left out of the "
+    "mean (null per user, 'exclude')",
+)
 
 
 def _partial_auc(s: Scope, p: Params) -> pl.Expr:
@@ -215,10 +234,12 @@ RECTOOLS_METRICS: tuple[Metric, ...] = (
         "RecTools' pAUC@k: ROC AUC of all relevant against the top k non-relevant",
         _partial_auc,
         cutoff="required",
+        params=(INSUFFICIENT,),
         formula="sum over retrieved relevant d with m_d < k of (k - m_d) / (k n_+), m_d "
         "the non-relevant (or unjudged) positions ranked above d, n_+ the relevant judged "
-        "documents; 0 when n_+ = 0 (RecTools PartialAUC, insufficient_handling='ignore': "
-        "a relevant document the list lacks ranks below every negative)",
+        "documents; 0 when n_+ = 0 (RecTools PartialAUC; insufficient_handling='ignore': "
+        "a relevant document the list lacks ranks below every negative; 'exclude': a user "
+        "with such a document and fewer than k non-relevant listed is left out)",
         latex=r"\mathrm{pAUC}@k = \frac{1}{k n_+}\sum_{d^+ : m_d < k} (k - m_d)",
         matches={_RECTOOLS: "PartialAUC(k), per user and mean, to 1e-9"},
     ),
@@ -227,9 +248,11 @@ RECTOOLS_METRICS: tuple[Metric, ...] = (
         "RecTools' pAp@k: AUC of the top min(k, n_+) relevant against the top k non-relevant",
         _pap,
         cutoff="required",
+        params=(INSUFFICIENT,),
         formula="sum over the first min(k, n_+) retrieved relevant d with m_d < k of "
         "(k - m_d) / (k min(n_+, k)); like precision@k when n_+ >= k and pAUC below "
-        "(Hiranandani et al. 2020; RecTools PAP, insufficient_handling='ignore')",
+        "(Hiranandani et al. 2020; RecTools PAP, insufficient_handling 'ignore' or "
+        "'exclude' as partial_auc)",
         latex=r"\mathrm{pAp}@k = \frac{1}{k \min(n_+, k)}\sum_{d^+ \le k\text{-th}: m_d < k}"
         r" (k - m_d)",
         matches={_RECTOOLS: "PAP(k), per user and mean, to 1e-9"},
