@@ -125,6 +125,9 @@ ISSUE_SPELLINGS = [
     ("SetF(beta=2.0)", "f1(beta=2.0)"),
     ("SetP(relative=True)", "relative_precision"),
     ("SetP(relative=False)", "precision"),
+    ("SetP(rel=2)@5", "precision(rel=2)"),
+    ("SetR(rel=2)@5", "recall(rel=2)"),
+    ("SetF(beta=2.0)@5", "f1(beta=2.0)"),
     ("SetRelP", "relative_precision"),
     ("NumQ", "num_q"),
     ("NumRet", "num_ret(agg='sum')"),
@@ -172,6 +175,11 @@ REFUSALS = [
         MetricParameterError,
         "metric 'dcg@5-l2': ranx's -l2 on dcg gives labels below 2 no gain; that is not "
         "expressible for dcg here. The nearest is trec_ndcg(gains='1=0')",
+    ),
+    (
+        "set_P@5",
+        MetricParameterError,
+        "metric 'set_P@5': set_p takes no cutoff; use 'precision' without '@5'",
     ),
     (
         "SetP(relative=maybe)",
@@ -419,3 +427,58 @@ def test_num_q_by_its_canonical_name_is_the_num_q_column() -> None:
     got = irm.evaluate(run, ["num_q", "NumQ", "map"], qrels=qrels)
     assert got.columns == ["num_q", "NumQ", "map"]
     assert (got["num_q"].item(), got["NumQ"].item()) == (3, 3.0)
+
+
+# ------------------------------------------------------------------------ SetP@k
+#: ir_measures' set measures with a cutoff, as its own tests write them
+#: (tests/test_ranx.py: ``SetP(rel=2)@5``, ``SetR(rel=2)@5``). The measures declare no
+#: cutoff; the providers that accept the spelling (pytrec_eval's set_P, set_recall,
+#: set_F; ranx's precision, recall) score the whole retrieved set, so the @5 has no
+#: effect there, nor here: the canonical name has no cutoff.
+SET_AT_K = ["SetP(rel=2)@5", "SetR(rel=2)@5", "SetF(rel=2)@5", "SetP@3", "SetR@3"]
+
+
+def test_set_measures_at_k_on_ir_measures_own_test_case() -> None:
+    # ir_measures' tests/test_ranx.py: D0 0, D1 1, D2 1, D3 2, D4 0, all five retrieved
+    run, qrels = _frames(
+        {"0": {"D0": 0.8, "D2": 0.7, "D1": 0.3, "D3": 0.4, "D4": 0.1}},
+        {"0": {"D0": 0, "D1": 1, "D2": 1, "D3": 2, "D4": 0}},
+    )
+    got = irm.evaluate(run, ["SetP(rel=2)@5", "SetR(rel=2)@5", "SetP"], qrels=qrels)
+    # one document at level 2 (D3) among five retrieved; it is the only one of its level
+    assert got.select("SetP(rel=2)@5", "SetR(rel=2)@5", "SetP").row(0) == (1 / 5, 1 / 1, 3 / 5)
+
+
+def test_set_measures_at_k_score_the_whole_set_as_ir_measures_does() -> None:
+    # eight retrieved, levels 0 1 2 0 1 2 0 1; @3 would keep one of them at level 2
+    qrels: QrelsDict = {"q": {f"d{i}": i % 3 for i in range(10)}}
+    run: RunDict = {"q": {f"d{i}": float(10 - i) for i in range(8)}}
+    measures = [ir_measures.parse_measure(m) for m in SET_AT_K]
+    computed = ir_measures.pytrec_eval.iter_calc(measures, qrels, run)
+    theirs = {str(m.measure): m.value for m in computed}
+    frames = _frames(run, qrels)
+    got = irm.evaluate(frames[0].lazy(), SET_AT_K, qrels=frames[1].lazy()).collect()
+    assert got.select(SET_AT_K).row(0) == pytest.approx([theirs[m] for m in SET_AT_K], abs=TOL)
+    assert got["SetP(rel=2)@5"].item() == 2 / 8  # d2 and d5 of the eight, not 1/5 of the top 5
+
+
+@settings(SETTINGS, max_examples=15)
+@given(case=cases(POOLS, negative=False))
+def test_set_measures_at_k_equal_ir_measures_on_random_runs(case: Case) -> None:
+    run, judged = _both_only(case)
+    if run.is_empty():
+        return
+    measures = [ir_measures.parse_measure(m) for m in SET_AT_K]
+    sub_run = _untied({q: v for q, v in case.run_dict.items() if q in case.both})
+    sub_qrels = {q: v for q, v in padded(case.qrels_dict).items() if q in case.both}
+    theirs: dict[str, dict[str, float]] = {}
+    for m in ir_measures.pytrec_eval.iter_calc(measures, sub_qrels, sub_run):
+        theirs.setdefault(m.query_id, {})[str(m.measure)] = float(m.value)
+    ours = by_query(irm.evaluate(run, SET_AT_K, qrels=judged, per_query=True, order="score"))
+    bad = [
+        f"{q} {name}: ours={ours[q][name]!r} ir_measures={value!r}"
+        for q, values in theirs.items()
+        for name, value in values.items()
+        if not _close(ours[q][name], value)
+    ]
+    assert not bad, "\n".join(bad) + f"\n{case!r}"

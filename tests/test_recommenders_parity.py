@@ -105,9 +105,8 @@ def test_r_precision_at_k_per_user_equals_recommenders_mean_is_over_every_user(
     run, truth = _ranking_tables(data)
     binary = truth.with_columns(relevance=pl.lit(1))
     for theirs in data["values"]:
-        if theirs["relevancy_method"] != "top_k":
-            continue
-        label = f"r_precision@{theirs['k']}"
+        k, method, threshold = theirs["k"], theirs["relevancy_method"], theirs["threshold"]
+        label = _named("r_precision", k, method, threshold)
         per_user = _collect(
             irm.evaluate(
                 _lazy(run, frame_kind), [label], qrels=_lazy(binary, frame_kind),
@@ -144,6 +143,8 @@ def test_ranking_metrics_worked_by_hand(frame_kind: str) -> None:
         f"recall({by})@2",
         f"map(denominator='capped',{by})@2",
         f"ndcg({by})@2",
+        f"r_precision({by})@2",
+        f"r_precision(denominator='capped',{by})@2",
         "map@1",
         "map(denominator='capped')@1",
         "r_precision@1",
@@ -156,6 +157,8 @@ def test_ranking_metrics_worked_by_hand(frame_kind: str) -> None:
         (1 / 2 + 0) / 2,
         (1 / 2 + 0) / 2,  # P@1 over min(k, R) = 2
         (1 / (1 / math.log2(2) + 1 / math.log2(3)) + 0) / 2,  # DCG@1 / IDCG@2
+        (1 / 2 + 0) / 2,  # top min(threshold 1, R 2) = a: one hit over R = 2
+        (1 / 2 + 0) / 2,  # capped: over min(k 2, R 2) = 2
         (1 / 2 + 0) / 2,  # map@1 divides by R = 2
         (1 / 1 + 0) / 2,  # map_at_k divides by min(1, 2) = 1
         (1 / 2 + 0) / 2,  # top min(1, 2) = 1: one hit over R = 2

@@ -50,8 +50,8 @@ from polars_irmetrics.metrics.registry import (
     split_routes,
 )
 from polars_irmetrics.metrics.spec import Route
+from polars_irmetrics.offline.catalogue import build_offline_plan
 from polars_irmetrics.offline.jg import build_jg_plan
-from polars_irmetrics.offline.plan import build_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.evaluate import build_online_plan
@@ -618,6 +618,7 @@ def evaluate_plan(
         if options.per_query:
             return per_query
         return _means(per_query, routes.get("prefs") or routes["jg"])
+    interactions = tables.get("interactions")
     if "recsys" not in routes:
         if options.serendipity_relevance is not None:
             raise InvalidValueError(
@@ -625,10 +626,12 @@ def evaluate_plan(
                 "serendipity, and no metric asked for is a beyond-accuracy metric: drop "
                 "serendipity_relevance="
             )
-        return build_plan(table, routes["offline"], qrels, options, queries=queries, warn=warn)
+        return build_offline_plan(
+            table, routes["offline"], qrels, options, queries, interactions, warn=warn
+        )
     accuracy = routes.get("offline")
     means = (
-        build_plan(table, accuracy, qrels, options, queries=queries, warn=warn)
+        build_offline_plan(table, accuracy, qrels, options, queries, interactions, warn=warn)
         if accuracy
         else None
     )
@@ -636,7 +639,7 @@ def evaluate_plan(
         means,
         table,
         routes["recsys"],
-        tables.get("interactions"),
+        interactions,
         tables.get("item_features"),
         options,
         caller=caller,

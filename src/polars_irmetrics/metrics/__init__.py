@@ -28,6 +28,8 @@ and this package joins them into :data:`METRICS`, which the registry reads:
   and explained variance, computed by :func:`polars_irmetrics.evaluate` with
   ``label=`` and ``prediction=`` and by their expression functions.
 
+* :mod:`.rectools`: RecTools' classification metrics over recommendations: f1_beta,
+  reco_accuracy and mcc (the last two read the catalogue, ``interactions=``).
 * :mod:`.neighbors`: the recall of approximate nearest neighbours against an exact run
   (``reads=("run", "neighbors")``: ``neighbor_recall``, ``neighbor_recall_rel``),
   computed by ``irm.evaluate(approx_run, metrics, neighbors=exact_run)``.
@@ -56,6 +58,7 @@ from polars_irmetrics.metrics.ope import OPE_METRICS
 from polars_irmetrics.metrics.prediction import PREDICTION_METRICS
 from polars_irmetrics.metrics.preference import PREFERENCE_METRICS
 from polars_irmetrics.metrics.recsys import RECSYS_METRICS
+from polars_irmetrics.metrics.rectools import RECTOOLS_METRICS
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.metrics.trec import TREC_METRICS
 
@@ -72,4 +75,5 @@ METRICS: tuple[Metric, ...] = (
     *NEIGHBOR_METRICS,
     *OPE_METRICS,
     *AGREEMENT_METRICS,
+    *RECTOOLS_METRICS,
 )

@@ -71,7 +71,8 @@ def _r_precision(s: Scope, p: Params) -> pl.Expr:
     # R beside every row through Scope.window: a row compared with a per-query value
     # inside the aggregation would keep the plan's group-by from streaming
     within_r = s.rank <= s.window(r)
-    found = (relevant(s, p) & within_r & ranked(s, p.k)).sum().cast(pl.Float64)
+    cut = list_cutoff(p)  # by_threshold: the top `threshold` count
+    found = (relevant(s, p) & within_r & ranked(s, cut)).sum().cast(pl.Float64)
     if p.k is not None and p.choice("denominator") == "capped":
         return ratio(found, pl.min_horizontal(r, pl.lit(float(p.k))))
     return ratio(found, r)
@@ -181,13 +182,15 @@ CORE_METRICS: tuple[Metric, ...] = (
             Alias("p"),
             Alias("prec"),
             Alias("set_p", cutoff="none"),
-            Alias("setp", cutoff="none"),
+            Alias("setp", cutoff="dropped"),
         ),
         formula="rel_ret@k / k (trec_eval P_k: always divided by k, even when fewer than k "
         "documents were retrieved); without k, rel_ret / num_ret (trec_eval set_P). "
         "relevancy_method='by_threshold' (Microsoft Recommenders): rel_ret@threshold / k, "
         "which exceeds 1 when threshold > k, as theirs. adaptive_k=True: rel_ret@k / "
-        "min(k, num_ret) (torchmetrics adaptive_k), 0 when nothing was retrieved.",
+        "min(k, num_ret) (torchmetrics adaptive_k), 0 when nothing was retrieved. "
+        "ir_measures' SetP(rel=2)@5 is set_P: its providers score the whole retrieved set, "
+        "so the @5 has no effect (the canonical name, precision(rel=2), has no cutoff).",
     ),
     Metric(
         "recall",
@@ -216,11 +219,12 @@ CORE_METRICS: tuple[Metric, ...] = (
         aliases=(
             Alias("r"),
             Alias("set_recall", cutoff="none"),
-            Alias("setr", cutoff="none"),
+            Alias("setr", cutoff="dropped"),
         ),
         formula="rel_ret@k / R (trec_eval recall_k); denominator='capped': "
         "rel_ret@k / min(k, R). 0 when R = 0. relevancy_method='by_threshold' (Microsoft "
-        "Recommenders): rel_ret@threshold / R.",
+        "Recommenders): rel_ret@threshold / R. ir_measures' SetR(rel=2)@5 is set_recall, "
+        "the whole retrieved set: the @5 has no effect there nor here.",
     ),
     Metric(
         "f1",
@@ -244,7 +248,7 @@ CORE_METRICS: tuple[Metric, ...] = (
                 "SetF(beta=b) use it, not squared: van Rijsbergen's F_beta is b = beta**2",
             ),
         ),
-        aliases=(Alias("f"), Alias("set_f", cutoff="none"), Alias("setf", cutoff="none")),
+        aliases=(Alias("f"), Alias("set_f", cutoff="none"), Alias("setf", cutoff="dropped")),
         formula="(1 + b) P R / (b P + R) with P = precision@k, R = recall@k, b = beta "
         "(trec_eval m_set_F.c, not squared; 1: the harmonic mean 2 P R / (P + R)); 0 when "
         "both are 0. Without k: trec_eval set_F, ir_measures SetF(beta=b). scikit-learn's "
@@ -256,8 +260,9 @@ CORE_METRICS: tuple[Metric, ...] = (
         _r_precision,
         matches={
             "trec_eval (through pytrec_eval)": "Rprec: to 1e-9",
-            "recommenders": "r_precision_at_k per user (r_precision@k), to 1e-12; their "
-            "mean leaves out users without a hit, this one does not",
+            "recommenders": "r_precision_at_k per user (r_precision@k; relevancy_method "
+            "'top_k' and 'by_threshold'), to 1e-12; their mean leaves out users without "
+            "a hit, this one does not",
         },
         latex=(
             r"\mathrm{Rprec@}k = \frac{1}{R}\sum_{r=1}^{\min(k, R)} \mathbb{1}[\ell_r \ge"
@@ -271,7 +276,9 @@ CORE_METRICS: tuple[Metric, ...] = (
                 "with a cutoff k: divide by R (Microsoft Recommenders' r_precision_at_k "
                 "code) or by min(k, R) (precision@k once R >= k, as their docstring says)",
             ),
+            *RELEVANCY,
         ),
+        check_params=check_relevancy,
         aliases=(
             Alias("rprec", cutoff="none"),
             Alias("r-precision", cutoff="none"),
@@ -282,7 +289,10 @@ CORE_METRICS: tuple[Metric, ...] = (
         "(Microsoft Recommenders' r_precision_at_k): rel_ret@min(k, R) / R, the relevant "
         "among the top min(k, R) over R; denominator='capped' divides by min(k, R). "
         "Averaged over every query (user), a user without a hit counting 0; "
-        "Recommenders averages over the users with a hit only.",
+        "Recommenders averages over the users with a hit only. "
+        "relevancy_method='by_threshold' (Recommenders): rel_ret@min(threshold, R) / R, "
+        "their r_precision_at_k with the list cut at `threshold` (k then has no part "
+        "in it; denominator='capped' still divides by min(k, R)).",
     ),
     Metric(
         "hit_rate",

@@ -100,7 +100,8 @@ REFUSED: dict[str, str] = {
     "strecall": _INTENT.format(near="'recall@k'"),
     "accuracy": "ir_measures' Accuracy (the probability that a retrieved relevant "
     "document is ranked before a retrieved non-relevant one) is not implemented; the "
-    "nearest is 'fcp', the fraction of concordant pairs, or 'bpref'",
+    "nearest is 'fcp', the fraction of concordant pairs, or 'bpref'. RecTools' "
+    "Accuracy (the catalogue classified by the top k) is 'reco_accuracy@k'",
     "bpm": "the Bejeweled player model (BPM) is not implemented; the nearest "
     "user-model metrics are 'rbp' and 'err@k'",
     "compat": "Clarke's compatibility measure needs preference judgments in its own "
@@ -405,6 +406,8 @@ def _build(
         raise MetricParameterError(
             f"metric {shown!r}: {called} needs a cutoff, e.g. '{called}@10'"
         )
+    if cutoff == "dropped":
+        k = None  # ir_measures' SetP@5: its providers score the whole set (spec.CutoffRule)
     if cutoff == "none" and k is not None:
         raise MetricParameterError(
             f"metric {shown!r}: {called} takes no cutoff; use {metric.name!r} without '@{k}'"

@@ -34,7 +34,11 @@ __all__ = [
 ]
 
 ParamValue = int | float | str | None
-CutoffRule = Literal["optional", "required", "none"]
+#: Whether ``@k`` is optional, required or refused; ``"dropped"``: accepted and without
+#: effect, for a peer's spelling whose ``@k`` means nothing there (ir_measures' ``SetP@5``
+#: is its ``SetP``: its providers score the whole retrieved set; the request's canonical
+#: name then has no cutoff, so it says what is computed).
+CutoffRule = Literal["optional", "required", "none", "dropped"]
 Aggregate = Literal["mean", "geometric", "sum", "median", "min", "max", "std", "median_low"]
 #: Every way of summarizing per-query values, for ``agg=`` in a metric name.
 AGGREGATES: tuple[Aggregate, ...] = (
@@ -156,7 +160,8 @@ class Alias:
 
     ``Alias("ndcg_burges", {"gain": "exponential"})`` makes ``ndcg_burges@10`` mean
     ``ndcg(gain='exponential')@10``. ``cutoff`` says whether the alias needs ``@k``
-    (trec_eval's ``P_10`` family) or refuses it (``recip_rank``). ``aggregate`` is how
+    (trec_eval's ``P_10`` family), refuses it (``recip_rank``) or drops it as its tool
+    does (``"dropped"``: ir_measures' ``SetP(rel=2)@5``). ``aggregate`` is how
     the alias's tool summarizes per-query values when it differs from the metric's own
     (ir_measures sums its counts, ``NumRet``: ``num_ret(agg='sum')``).
     """
