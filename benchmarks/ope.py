@@ -15,7 +15,7 @@ and to ``.npy`` (the same arrays in obp's dense shapes). Timed, best of ``--repe
   ``estimate_interval`` with the same number of resamples (its Python loop).
 
     python benchmarks/ope.py --rounds 1000000 --actions 10 \\
-        --obp-python /work/side/ope/venv/bin/python
+        --obp-python .side/obp/bin/python
 
 Targets (issue 40, at 10M rounds x 10 actions): the ten within 3x ``ips`` alone and
 faster than obp; the bootstrap 20x faster than obp's ``estimate_interval``.

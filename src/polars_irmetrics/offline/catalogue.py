@@ -1,8 +1,9 @@
 """The plan of the door's ``offline`` route: the one plan of a run and judgments
-(:func:`~polars_irmetrics.offline.plan.build_plan`), and beside it RecTools' metrics that read more than a query's judged rows: the catalogue
-classification metrics (``reco_accuracy@k``, ``mcc@k``: the catalogue's size from the
-interactions) and ``covered_users@k`` (whether the run ranks any document of the query
-within ``k``, unjudged ones too).
+(:func:`~polars_irmetrics.offline.plan.build_plan`), and beside it RecTools' metrics
+that read more than a query's judged rows: the catalogue classification metrics
+(``reco_accuracy@k``, ``mcc@k``: the catalogue's size from the interactions) and
+``covered_users@k`` (whether the run ranks any document of the query within ``k``,
+unjudged ones too).
 """
 
 from __future__ import annotations
