@@ -304,7 +304,11 @@ def _ope_values(metrics: list[Metric]) -> dict[str, float | int | None]:
 
 def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
 
-    offline = [example_name(m) for m in metrics if m.route == "offline"]
+    offline = [
+        example_name(m)
+        for m in metrics
+        if m.route == "offline" and "interactions" not in m.reads
+    ]
     nearest = [example_name(m) for m in metrics if m.route == "neighbors"]
     online = [example_name(m) for m in metrics if m.route == "online"]
     values: dict[str, float | int | None] = evaluate(
@@ -330,6 +334,17 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
     if nearest:
         values |= evaluate(EXAMPLE_APPROX, nearest, neighbors=EXAMPLE_EXACT).row(0, named=True)
     values |= _ope_values(metrics)
+    catalogued = [  # RecTools' classification metrics: the catalogue from the history
+        example_name(m) for m in metrics if m.route == "offline" and "interactions" in m.reads
+    ]
+    if catalogued:
+        values |= evaluate(
+            EXAMPLE_RUN,
+            catalogued,
+            qrels=EXAMPLE_QRELS,
+            interactions=EXAMPLE_HISTORY.rename({"user_id": "query_id", "item_id": "doc_id"}),
+            per_query=True,
+        ).row(0, named=True)
     similar = [example_name(m) for m in metrics if m.route == "reference"]
     if similar:
         values |= evaluate(
