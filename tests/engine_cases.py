@@ -81,6 +81,18 @@ def single_message(
     return str(single.value)
 
 
+_BINARY = {"label": "clicked", "prediction": "p", "query_id": "user"}
+#: Options the requested metrics do not read, which every engine refuses with the
+#: message of irm.evaluate's one check: (id, metrics, the input ("run": DENSE and
+#: QRELS; "log": the prediction log), options).
+UNREAD: list[tuple[str, list[str], str, dict[str, Any]]] = [
+    ("sample_weight-with-map", ["map"], "run", {"sample_weight": "w"}),
+    ("clicked-with-ndcg", ["ndcg@10", "P@5"], "run", {"clicked": "click"}),
+    ("relevance_level-with-auc", ["auc"], "log", {**_BINARY, "relevance_level": 2}),
+    ("unmatched-without-labels", ["auc"], "log", {**_BINARY, "unmatched": "drop"}),
+]
+
+
 # (id, run, qrels, metrics, options, error class, part of the message)
 ERRORS: list[
     tuple[str, pl.DataFrame, pl.DataFrame | None, list[str], dict[str, Any], type, str]

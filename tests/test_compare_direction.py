@@ -19,6 +19,7 @@ import pytest
 import polars_irmetrics as irm
 from polars_irmetrics.comparison import plot
 from polars_irmetrics.comparison.report import render_report
+from polars_irmetrics.metrics.registry import list_metrics
 from tests.test_report import _Cells
 
 QUERIES = [f"q{i}" for i in range(1, 9)]
@@ -151,7 +152,7 @@ def test_a_frame_without_the_direction_is_refused() -> None:
     message = (
         "column 'higher_is_better' (each metric's direction) is not in the frame; pass the "
         "result of irm.compare, or add the column (True where a higher value is better, "
-        "False for an error such as logloss)"
+        "False for an error such as logloss, null where neither is)"
     )
     with pytest.raises(irm.ColumnNotFoundError, match=re.escape(message)):
         irm.report(result)
@@ -228,3 +229,122 @@ def test_irm_compare_reads_the_direction(tmp_path: Path) -> None:
         "metric", "wins", "ties", "losses", "higher_is_better"
     )
     assert rows.rows() == [("P@1", 0, 1, 7, True), ("unjudged@1", 0, 1, 7, False)]
+
+
+def _calibrated(frame_kind: str) -> dict[str, Any]:
+    """Eight users, a positive and a negative row each. ``A`` predicts 0.5 / 0.5:
+    calibration (0.5 + 0.5) / 1 = 1 on every user, calibrated. ``B`` predicts 0.3 / 0.2
+    on u1..u4 (calibration 0.5) and 0.2 / 0.2 on u5..u8 (0.4): mean 0.45, under-predicting.
+    AUC: A 0.5 everywhere (a tie); B 1 on u1..u4, 0.5 on u5..u8."""
+    users = [f"u{i}" for i in range(1, 9) for _ in range(2)]
+    label = [1, 0] * 8
+    a = pl.DataFrame({"user": users, "clicked": label, "p": [0.5] * 16})
+    b = pl.DataFrame({"user": users, "clicked": label, "p": [0.3, 0.2] * 4 + [0.2] * 8})
+    return _frames({"A": a, "B": b}, frame_kind)
+
+
+def test_a_metric_without_direction_has_no_winner(frame_kind: str) -> None:
+    """calibration declares no better direction (1 is calibrated): B's 0.45 is not
+    better than A's 1.0 for being lower, nor worse for it. compare gives the delta and
+    the test, but no wins, ties or losses; the report marks and bolds nothing for it."""
+    models = _calibrated(frame_kind)
+    kw: dict[str, Any] = {"label": "clicked", "prediction": "p", "query_id": "user"}
+    result = irm.compare(models, ["calibration", "auc"], baseline="A", **kw)
+    rows = {r["metric"]: r for r in result.iter_rows(named=True)}
+    cal = rows["calibration"]
+    assert cal["mean"] == pytest.approx(0.45, abs=1e-12)
+    assert cal["baseline_mean"] == pytest.approx(1.0, abs=1e-12)
+    assert cal["delta"] == pytest.approx(-0.55, abs=1e-12)  # (4 * -0.5 + 4 * -0.6) / 8
+    assert cal["significant"]  # a real difference, in no better direction
+    assert (cal["wins"], cal["ties"], cal["losses"], cal["higher_is_better"]) == (
+        None, None, None, None,
+    )  # fmt: skip
+    auc = rows["auc"]  # B - A: +0.5 on u1..u4, 0 on u5..u8
+    assert (auc["wins"], auc["ties"], auc["losses"], auc["higher_is_better"]) == (4, 4, 0, True)
+    assert result.schema["higher_is_better"] == pl.Boolean
+    assert result.schema["wins"] == pl.Int64
+    per_query = irm.compare(models, ["calibration"], baseline="A", per_query=True, **kw)
+    assert per_query["higher_is_better"].to_list() == [None] * 8
+    assert per_query.schema["higher_is_better"] == pl.Boolean
+    title = plot.plot_deltas(per_query).axes[0].get_title()
+    assert title == "B vs A (calibration, no better direction): 0 above, 0 equal, 8 below"
+    axis = plot.plot_ci(result, metric="calibration").axes[0].get_xlabel()
+    assert axis == "delta of calibration (no better direction)"
+
+    daggers = irm.report(result, markers="daggers")
+    markdown = daggers.to_markdown().splitlines()
+    # B's AUC 0.75 is bold (and significantly better: the t-test of 4 * 0.5, 4 * 0)
+    assert markdown[2:4] == ["| A | 1.0000 | 0.5000 |", "| B | 0.4500 | **0.7500**† |"]
+    assert "no better direction for calibration: nothing marked or bold" in markdown
+    latex = daggers.to_latex().splitlines()
+    assert latex[5:7] == [
+        "A & 1&0000 & 0&5000 \\\\",
+        "B & 0&4500 & \\textbf{0}&\\textbf{7500}$^{\\dagger}$ \\\\",
+    ]
+    cells = _Cells()
+    cells.feed(daggers._repr_html_())
+    assert sorted(cells.bold) == [(1, 2)]  # B's AUC only
+    assert [row[1] for row in cells.rows] == ["1.0000", "0.4500"]
+    letters = str(irm.report(irm.compare(models, ["calibration", "auc"], **kw)))
+    assert [line.split() for line in letters.splitlines()[2:4]] == [
+        ["a", "A", "1.0000", "0.5000"],
+        ["b", "B", "0.4500", "0.7500ᵃ"],
+    ]
+    tukey = render_report(irm.tukey_hsd(models, ["calibration"], **kw), "markdown")
+    assert tukey.splitlines()[2:4] == ["| A | 1.0000 |", "| B | 0.4500 |"]
+
+
+def _counts(frame_kind: str) -> tuple[dict[str, Any], pl.DataFrame]:
+    """Two queries, each with one relevant ``r`` (grade 1) and a judged ``j`` (grade 0).
+    ``a`` retrieves r; ``b`` retrieves r, x, y on q1 and r on q2."""
+    qrels = pl.DataFrame(
+        {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["r", "j"] * 2, "relevance": [1, 0] * 2}
+    )
+    a = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": "r", "rank": 1})
+    b = pl.DataFrame(
+        {"query_id": ["q1"] * 3 + ["q2"], "doc_id": ["r", "x", "y", "r"], "rank": [1, 2, 3, 1]}
+    )
+    return _frames({"a": a, "b": b}, frame_kind), qrels
+
+
+def test_counts_of_the_input_have_no_direction(frame_kind: str) -> None:
+    """num_ret, num_rel, idcg and num_q describe the input, not its quality: b retrieves
+    more (num_ret 3 and 1 against 1 and 1: delta (2 + 0) / 2 = 1), which is neither a
+    win nor a loss; num_rel (1) and idcg (1 / log2(2) = 1) are the judgments' own."""
+    runs, qrels = _counts(frame_kind)
+    metrics = ["num_ret", "num_rel", "idcg", "num_rel_ret"]
+    out = irm.compare(runs, metrics, qrels=qrels, baseline="a", test="randomization")
+    rows = out.select("metric", "delta", "wins", "ties", "losses", "higher_is_better").rows()
+    assert rows == [
+        ("num_ret", 1.0, None, None, None, None),
+        ("num_rel", 0.0, None, None, None, None),
+        ("idcg", 0.0, None, None, None, None),
+        ("num_rel_ret", 0.0, 0, 2, 0, True),
+    ]
+
+
+def test_every_direction_is_declared_on_purpose() -> None:
+    """The audit of every metric's direction, pinned: what is lower-is-better and what
+    has no better direction (every other metric is higher-is-better)."""
+    declared = {m.name: m.higher_is_better for m in list_metrics()}
+    assert sorted(n for n, d in declared.items() if d is None) == [
+        "calibration", "idcg", "num_q", "num_rel", "num_ret", "prefs_num_prefs_poss",
+    ]  # fmt: skip
+    assert sorted(n for n, d in declared.items() if d is False) == [
+        "abandonment", "average_popularity", "brier", "ece", "gini_index", "logloss", "mae",
+        "mean_click_position", "median_click_position", "mse", "ne",
+        "num_nonrel_judged_ret", "rbp_residual", "rmse", "time_to_first_click",
+        "trec_rbp_resid", "unjudged",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("metric", ["num_ret", "calibration"])
+def test_optimize_fusion_refuses_a_metric_without_direction(frame_kind: str, metric: str) -> None:
+    runs, qrels = _fusion_runs()
+    message = (
+        f"metric={metric!r} has no better direction (neither a higher nor a lower value is "
+        "better), so there is no best weight to find; optimize_fusion maximises or "
+        "minimises one metric (e.g. metric='ndcg@10')"
+    )
+    with pytest.raises(irm.MetricParameterError, match=re.escape(message)):
+        irm.optimize_fusion(_frames(runs, frame_kind), metric, qrels=qrels, step=0.25)

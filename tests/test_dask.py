@@ -33,6 +33,7 @@ from .engine_cases import (
     QRELS,
     QUERIES,
     RUN,
+    UNREAD,
     single_message,
     with_bucket,
 )
@@ -609,3 +610,19 @@ def test_dask_prediction_errors_are_the_librarys(client: Client) -> None:
         match=re.escape("labels= holds the true labels of prediction metrics"),
     ):
         irm_dask.evaluate(frame, ["map"], labels=frame, query_id="user", doc_id="item")
+
+
+@pytest.mark.parametrize(
+    ("metrics", "kind", "options"), [c[1:] for c in UNREAD], ids=[c[0] for c in UNREAD]
+)
+def test_dask_refuses_an_option_no_metric_reads(
+    client: Client, metrics: list[str], kind: str, options: dict[str, Any]
+) -> None:
+    table_kind = DENSE if kind == "run" else PREDICTION_LOG
+    message = single_message(table_kind, QRELS if kind == "run" else None, metrics, **options)
+    table = _dask(DENSE if kind == "run" else PREDICTION_LOG, 2)
+    qrels = _dask(QRELS, 1) if kind == "run" else None
+    with pytest.raises(irm.InvalidValueError) as raised:
+        irm_dask.evaluate(table, metrics, qrels=qrels, **options)
+    assert str(raised.value) == message
+    assert "is not read by" in message or "unmatched=" in message

@@ -27,6 +27,7 @@ from .engine_cases import (
     QRELS,
     QUERIES,
     RUN,
+    UNREAD,
     single_message,
     with_bucket,
 )
@@ -545,3 +546,19 @@ def test_spark_prediction_errors_are_the_librarys(spark: SparkSession) -> None:
         irm_spark.evaluate(frame, ["auc"], partitioned_by="segment", **BINARY_KW)
     with pytest.raises(irm.ColumnNotFoundError, match=re.escape("column 'score' not found")):
         irm_spark.evaluate(frame, ["auc"], **{**BINARY_KW, "prediction": "score"})
+
+
+@pytest.mark.parametrize(
+    ("metrics", "kind", "options"), [c[1:] for c in UNREAD], ids=[c[0] for c in UNREAD]
+)
+def test_spark_refuses_an_option_no_metric_reads(
+    spark: SparkSession, metrics: list[str], kind: str, options: dict[str, Any]
+) -> None:
+    table_kind = DENSE if kind == "run" else PREDICTION_LOG
+    message = single_message(table_kind, QRELS if kind == "run" else None, metrics, **options)
+    table = _spark_frame(spark, DENSE if kind == "run" else PREDICTION_LOG)
+    qrels = _spark_frame(spark, QRELS) if kind == "run" else None
+    with pytest.raises(irm.InvalidValueError) as raised:
+        irm_spark.evaluate(table, metrics, qrels=qrels, **options)
+    assert str(raised.value) == message
+    assert "is not read by" in message or "unmatched=" in message

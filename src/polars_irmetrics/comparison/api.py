@@ -150,8 +150,10 @@ def compare(
         ``ci_low``, ``ci_high`` (Float64); ``n`` (paired queries), ``wins``, ``ties``,
         ``losses`` (Int64: queries where the system is better than, equal to, worse
         than the baseline, in the metric's direction: a win of ``logloss`` is a lower
-        value); ``higher_is_better`` (Boolean: the metric's declared direction, which
-        :func:`~polars_irmetrics.report` reads for its markers and bold).
+        value; null for a metric with no better direction, such as ``calibration``);
+        ``higher_is_better`` (Boolean: the metric's declared direction, null where it
+        declares none, which :func:`~polars_irmetrics.report` reads for its markers and
+        bold).
         With ``per_query=True``: ``metric``, ``system``, ``baseline``, the query id,
         ``value``, ``baseline_value``, ``delta`` and ``higher_is_better``.
 
@@ -328,7 +330,13 @@ def compare_values(
     a = values.values[:, :, sys_idx].transpose(1, 0, 2).reshape(n, n_m * n_c)
     b = values.values[:, :, base_idx].transpose(1, 0, 2).reshape(n, n_m * n_c)
     metric_col = np.repeat(np.array(values.metrics, dtype=object), n_c)
-    higher = np.repeat(np.array(values.directions(), dtype=bool), n_c)
+    directions = values.directions()
+    # a metric without a direction: its wins, ties and losses are null (counted as
+    # higher-is-better below, then masked)
+    higher = np.repeat(np.array([d is not False for d in directions], dtype=bool), n_c)
+    declared = pl.Series(
+        "higher_is_better", [d for d in directions for _ in range(n_c)], pl.Boolean
+    )
     system_col = np.tile(np.array(values.systems, dtype=object)[sys_idx], n_m)
     base_col = np.tile(np.array(values.systems, dtype=object)[base_idx], n_m)
     if per_query:
@@ -341,7 +349,7 @@ def compare_values(
                 "value": a.T.ravel(),
                 "baseline_value": b.T.ravel(),
                 "delta": (a - b).T.ravel(),
-                "higher_is_better": np.repeat(higher, n),
+                "higher_is_better": declared.gather(np.repeat(np.arange(n_m * n_c), n)),
             }
         )
     stats = paired_stats(a, b, options, higher)
@@ -372,10 +380,17 @@ def compare_values(
             "wins": stats.wins,
             "ties": stats.ties,
             "losses": stats.losses,
-            "higher_is_better": higher,
+            "higher_is_better": declared,
         },
-        schema_overrides={"metric": pl.String, "system": pl.String, "baseline": pl.String},
+        schema_overrides={
+            "metric": pl.String,
+            "system": pl.String,
+            "baseline": pl.String,
+            "higher_is_better": pl.Boolean,
+        },
     )
+    directed = pl.col("higher_is_better").is_not_null()
     return frame.with_columns(
-        pl.when(pl.col("baseline_mean") != 0).then(pl.col("relative")).alias("relative")
+        pl.when(pl.col("baseline_mean") != 0).then(pl.col("relative")).alias("relative"),
+        *(pl.when(directed).then(pl.col(c)).alias(c) for c in ("wins", "ties", "losses")),
     )

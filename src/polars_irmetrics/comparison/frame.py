@@ -53,7 +53,8 @@ class PerQuery:
 
     ``higher_is_better[m]`` is metric m's declared direction
     (:attr:`~polars_irmetrics.metrics.spec.Metric.higher_is_better`, from the requests
-    parsed once at the door); ``None``: higher is better for every metric.
+    parsed once at the door: ``None`` for a metric with no better direction);
+    ``None`` for the whole list: higher is better for every metric.
     """
 
     metrics: list[str]
@@ -61,9 +62,9 @@ class PerQuery:
     queries: pl.Series
     values: npt.NDArray[np.float64]
     dropped: int
-    higher_is_better: list[bool] | None = None
+    higher_is_better: list[bool | None] | None = None
 
-    def directions(self) -> list[bool]:
+    def directions(self) -> list[bool | None]:
         """``higher_is_better`` of every metric, in order."""
         if self.higher_is_better is None:
             return [True] * len(self.metrics)

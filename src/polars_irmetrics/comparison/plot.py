@@ -174,15 +174,22 @@ def _need(frame: pl.DataFrame, columns: tuple[str, ...], source: str) -> None:
             raise ColumnNotFoundError(f"column {column!r} is not in the frame; pass {source}")
 
 
-def _direction(rows: pl.DataFrame, metric: str) -> bool:
-    """The direction of ``metric`` (the frame's ``higher_is_better`` column, one value)."""
+def _direction(rows: pl.DataFrame, metric: str) -> bool | None:
+    """The direction of ``metric`` (the frame's ``higher_is_better`` column, one value;
+    null: no better direction)."""
     found = rows.get_column("higher_is_better").unique().to_list()
-    if len(found) != 1 or not isinstance(found[0], bool):
+    if len(found) != 1 or not (found[0] is None or isinstance(found[0], bool)):
         raise InvalidValueError(
-            f"higher_is_better of metric {metric!r} is {found!r}; it must be one True or "
-            "False per metric (pass the result of irm.compare)"
+            f"higher_is_better of metric {metric!r} is {found!r}; it must be one True, "
+            "False or null per metric (pass the result of irm.compare)"
         )
-    return found[0]
+    value: bool | None = found[0]
+    return value
+
+
+def _note(higher: bool | None) -> str:
+    """The direction said beside a metric's name, where higher is not better."""
+    return "no better direction" if higher is None else "" if higher else "lower is better"
 
 
 def _metric(frame: pl.DataFrame, metric: str | None) -> str:
@@ -279,7 +286,10 @@ def plot_deltas(
     A bar is a win (blue) where the system is better than the baseline in the metric's
     direction (the frame's ``higher_is_better`` column: a negative delta of a
     lower-is-better metric such as ``logloss`` is a win), a loss (vermillion) where it
-    is worse; the title counts them as :func:`~polars_irmetrics.compare` does.
+    is worse; the title counts them as :func:`~polars_irmetrics.compare` does. For a
+    metric with no better direction (a null ``higher_is_better``, such as
+    ``calibration``) every bar is grey and the title counts the queries above, equal
+    to and below the baseline instead.
 
     Parameters
     ----------
@@ -306,6 +316,8 @@ def plot_deltas(
     ...                    "higher_is_better": False})
     >>> plot_deltas(pq).axes[0].get_title()
     'b vs a (rmse, lower is better): 2 wins, 0 ties, 1 losses'
+    >>> plot_deltas(pq.with_columns(higher_is_better=None)).axes[0].get_title()
+    'b vs a (rmse, no better direction): 1 above, 0 equal, 2 below'
     """
     needed = ("metric", "system", "baseline", "delta", "higher_is_better")
     _need(per_query, needed, "compare(..., per_query=True)")
@@ -318,15 +330,18 @@ def plot_deltas(
     for panel, (system, baseline) in zip(axes, pairs, strict=True):
         pair = (pl.col("system") == system) & (pl.col("baseline") == baseline)
         delta = np.sort(rows.filter(pair).get_column("delta").to_numpy())[::-1]
-        won, lost = (delta > 0, delta < 0) if higher else (delta < 0, delta > 0)
-        colors = np.where(won, BLUE, np.where(lost, VERMILLION, GREY))
+        won, lost = (delta > 0, delta < 0) if higher is not False else (delta < 0, delta > 0)
+        ties = (delta == 0).sum()
+        if higher is None:  # no direction: neither a win nor a loss
+            colors = np.full(len(delta), GREY)
+            counts = f"{won.sum()} above, {ties} equal, {lost.sum()} below"
+        else:
+            colors = np.where(won, BLUE, np.where(lost, VERMILLION, GREY))
+            counts = f"{won.sum()} wins, {ties} ties, {lost.sum()} losses"
         panel.bar(np.arange(len(delta)), delta, width=1.0, color=colors)
         panel.axhline(0, color="black", linewidth=0.8)
-        wins, ties, losses = won.sum(), (delta == 0).sum(), lost.sum()
-        named = metric if higher else f"{metric}, lower is better"
-        panel.set_title(
-            f"{system} vs {baseline} ({named}): {wins} wins, {ties} ties, {losses} losses"
-        )
+        named = f"{metric}, {_note(higher)}" if _note(higher) else metric
+        panel.set_title(f"{system} vs {baseline} ({named}): {counts}")
         panel.set_xlabel("queries, sorted by delta")
         panel.set_ylabel("delta")
     return _save(_root(axes[0]), path)
@@ -461,14 +476,14 @@ def plot_ci(
     low = np.where(np.isfinite(low), low, finite.min() - span)
     high = np.where(np.isfinite(high), high, finite.max() + span)
     labels = [f"{s} vs {b}" for s, b in rows.select("system", "baseline").iter_rows()]
-    lower = "higher_is_better" in rows.columns and not _direction(rows, metric)
+    higher = _direction(rows, metric) if "higher_is_better" in rows.columns else True
     (panel,) = _axes(ax, 1, "the intervals", grid=(1, 1), figsize=(6, 0.5 * len(labels) + 1.5))
     y = np.arange(len(labels))
     panel.errorbar(delta, y, xerr=[delta - low, high - delta], fmt="o", capsize=4, color=BLUE)
     panel.axvline(0, color="gray", linestyle="--", linewidth=0.8)
     panel.set_yticks(y, labels)
     panel.invert_yaxis()
-    panel.set_xlabel(f"delta of {metric}" + (" (lower is better)" if lower else ""))
+    panel.set_xlabel(f"delta of {metric}" + (f" ({_note(higher)})" if _note(higher) else ""))
     panel.set_title(f"{metric}: delta and confidence interval")
     return _save(_root(panel), path)
 

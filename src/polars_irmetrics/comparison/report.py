@@ -76,8 +76,9 @@ class Table:
     marks: dict[tuple[str, str], list[str]]
     legend: list[str]
     #: Each metric's direction (the result's ``higher_is_better`` column): the best
-    #: mean is the highest, or the lowest where this is ``False``.
-    higher: dict[str, bool]
+    #: mean is the highest, or the lowest where this is ``False``; ``None``: the metric
+    #: has no better direction (``calibration``), nothing is marked or bold.
+    higher: dict[str, bool | None]
     #: The standard deviation of the per-query values beside each mean, where the
     #: result has ``std`` columns (:func:`with_std`).
     stds: dict[tuple[str, str], float] | None = None
@@ -131,14 +132,15 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
     A system's marker and the bold read each metric's direction from the result's
     ``higher_is_better`` column (``compare`` writes it from the metric's declaration):
     for a lower-is-better metric, "significantly better" is a significantly lower
-    mean, and the lowest mean is bold.
+    mean, and the lowest mean is bold; for a metric with no better direction (a null
+    ``higher_is_better``, such as ``calibration``) no cell is marked or bold.
     """
     missing = [c for c in _NEEDED if c not in result.columns]
     if missing == ["higher_is_better"]:
         raise ColumnNotFoundError(
             "column 'higher_is_better' (each metric's direction) is not in the frame; "
             "pass the result of irm.compare, or add the column (True where a higher "
-            "value is better, False for an error such as logloss)"
+            "value is better, False for an error such as logloss, null where neither is)"
         )
     if missing:
         raise ColumnNotFoundError(
@@ -150,7 +152,7 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
     metrics: list[str] = []
     means: dict[tuple[str, str], float] = {}
     marks: dict[tuple[str, str], list[str]] = {}
-    higher: dict[str, bool] = {}
+    higher: dict[str, bool | None] = {}
     rows = result.select(_NEEDED).iter_rows()
     for metric, system, baseline, mean, baseline_mean, _, _, up in rows:
         for name in (baseline, system):
@@ -158,10 +160,10 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
                 systems.append(name)
         if metric not in metrics:
             metrics.append(metric)
-        if not isinstance(up, bool):
+        if up is not None and not isinstance(up, bool):
             raise InvalidValueError(
-                f"higher_is_better of metric {metric!r} is {up!r}; it must be True or "
-                "False (pass the result of irm.compare)"
+                f"higher_is_better of metric {metric!r} is {up!r}; it must be True, False "
+                "or null (pass the result of irm.compare)"
             )
         if higher.setdefault(metric, up) != up:
             raise InvalidValueError(
@@ -180,8 +182,8 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
     for metric, system, baseline, _, _, delta, significant, up in result.select(
         _NEEDED
     ).iter_rows():
-        if not significant or delta == 0:
-            continue
+        if not significant or delta == 0 or up is None:
+            continue  # no direction: a significant difference is neither better nor worse
         better = (delta > 0) == up  # the system is better than its baseline
         winner, loser = (system, baseline) if better else (baseline, system)
         if markers == "daggers":
@@ -205,10 +207,14 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
             "superscript x: significantly better than system x (adjusted p <= alpha)",
             ", ".join(f"{letter[s]} = {s}" for s in systems),
         ]
-    lower = [m for m in metrics if not higher[m]]
+    lower = [m for m in metrics if higher[m] is False]
     if lower:
         names = ", ".join(lower)
         legend.append(f"lower is better for {names}: the best mean is the lowest")
+    undirected = [m for m in metrics if higher[m] is None]
+    if undirected:
+        names = ", ".join(undirected)
+        legend.append(f"no better direction for {names}: nothing marked or bold")
     if stds is not None:
         legend.append(
             "mean Â± standard deviation of the per-query values (ddof=0): each system's "
@@ -229,7 +235,10 @@ def _spread(table: Table, system: str, metric: str, digits: int, sign: str = " Â
 
 
 def best(table: Table, metric: str) -> float:
-    """The best mean of ``metric`` (the lowest where lower is better; NaN when none)."""
+    """The best mean of ``metric`` (the lowest where lower is better; NaN when none, or
+    when the metric has no better direction)."""
+    if table.higher[metric] is None:
+        return math.nan
     values = [table.means[s, metric] for s in table.systems if (s, metric) in table.means]
     finite = [v for v in values if not math.isnan(v)]
     if not finite:

@@ -137,7 +137,7 @@ def tukey_hsd(
                     "ci_high": high,
                     "p_value": p,
                     "significant": p <= alpha,
-                    "higher_is_better": np.full(len(p), directions[m], dtype=bool),
+                    "higher_is_better": pl.Series([directions[m]] * len(p), dtype=pl.Boolean),
                 }
             )
         )

@@ -37,9 +37,9 @@ import pyarrow as pa
 from polars_irmetrics import errors
 from polars_irmetrics.door.evaluate import evaluate_plan
 from polars_irmetrics.errors import InvalidValueError, IrmError
-from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions, check_read
 from polars_irmetrics.ground.validate import INTERNAL
-from polars_irmetrics.metrics.registry import means, parse_metric_list
+from polars_irmetrics.metrics.registry import labels_by_route, means, parse_metric_list
 from polars_irmetrics.offline.attributes import with_query_attributes
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ __all__ = [
     "as_polars_frame",
     "attribute_columns",
     "carry_error",
+    "check_options_read",
     "engine_options",
     "evaluate_lazy",
     "evaluate_part",
@@ -129,6 +130,24 @@ def engine_options(options: Mapping[str, object], engine: str) -> EvalOptions:
                 f"partitions= parts (or by partitioned_by=): drop {name}="
             )
     return EvalOptions.build(**options)
+
+
+def check_options_read(
+    options: EvalOptions, metrics: str | Iterable[str], *, labels: bool
+) -> None:
+    """Refuse an option none of ``metrics`` reads, with the message of
+    :func:`~polars_irmetrics.evaluate` (the door's one check,
+    :func:`~polars_irmetrics.ground.options.check_read`); ``labels``: whether a
+    ``labels=`` table was given.
+
+    Examples
+    --------
+    >>> check_options_read(EvalOptions.build(sample_weight="w"), ["ndcg@10"], labels=False)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: sample_weight='w' is not read by metric ...
+    """
+    check_read(options, labels_by_route(parse_metric_list(metrics)), labels=labels)
 
 
 def attribute_columns(

@@ -53,6 +53,7 @@ from polars_irmetrics.engines._partition import (
     Job,
     as_polars_frame,
     attribute_columns,
+    check_options_read,
     engine_options,
     evaluate_part,
     prepare,
@@ -195,6 +196,8 @@ def evaluate(
     metrics, predictions = prediction_route(
         "Dask", metrics, built, qrels=qrels, queries=queries, labels=labels
     )
+    # an option none of the metrics reads is refused, as irm.evaluate refuses it
+    check_options_read(built, metrics, labels=labels is not None)
     if predictions:
         if labels is not None:
             _ensure_frame(labels, "labels")

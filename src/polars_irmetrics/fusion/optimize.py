@@ -233,7 +233,7 @@ def optimize_fusion(
     ------
     MetricParameterError
         A method without a search grid, a bad ``step`` or ``folds``, more than one
-        metric (a cutoff range).
+        metric (a cutoff range), a metric with no better direction (``num_ret``).
 
     Examples
     --------
@@ -378,7 +378,7 @@ def optimize_fusion(
     queries = judged.select(pl.col(q).unique().sort()).collect()[q].to_list()
     matrix = _matrix(per_query, label, len(points), q, queries)
     means = matrix.mean(axis=1) if matrix.shape[1] else np.zeros(len(points))
-    higher = request.metric.higher_is_better
+    higher = bool(request.metric.higher_is_better)  # None is refused by _objective
     best_index = _last_best(means, higher)
 
     def as_value(point: Any) -> Any:
@@ -433,7 +433,14 @@ def _objective(metric: object) -> MetricRequest:
             f"metric={metric!r} names {len(requests)} metrics; optimize_fusion optimises "
             "one (e.g. metric='ndcg@10')"
         )
-    return requests[0][1]
+    request = requests[0][1]
+    if request.metric.higher_is_better is None:
+        raise MetricParameterError(
+            f"metric={metric!r} has no better direction (neither a higher nor a lower "
+            "value is better), so there is no best weight to find; optimize_fusion "
+            "maximises or minimises one metric (e.g. metric='ndcg@10')"
+        )
+    return request
 
 
 def _last_best(values: np.ndarray[Any, np.dtype[np.float64]], higher: bool) -> int:

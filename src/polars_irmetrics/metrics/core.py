@@ -421,6 +421,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         params=(GAIN, IDEAL, LOG_BASE),
         aliases=(Alias("ideal_dcg"),),
         binary=False,
+        higher_is_better=None,  # of the judgments alone: no system is better at it
         formula="DCG@k of the ideal ranking: judged documents sorted by gain, descending.",
     ),
     Metric(
@@ -455,6 +456,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         cutoff="none",
         aliases=(Alias("numq"),),
         binary=False,
+        higher_is_better=None,  # a count of the input, not a quality
         integer=True,
         aggregate="sum",
         formula="1 for every query evaluated, summed over queries (ir_measures NumQ, "
@@ -469,6 +471,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         cutoff="none",
         aliases=(Alias("numret", aggregate="sum"),),
         binary=False,
+        higher_is_better=None,  # more documents retrieved is neither better nor worse
         integer=True,
         formula="count of retrieved documents (after depth truncation). ir_measures' "
         "NumRet is its sum over queries, num_ret(agg='sum').",
@@ -481,6 +484,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         latex=r"R = |\{d : \ell_d \ge \lambda\}|",
         cutoff="none",
         aliases=(Alias("numrel", aggregate="sum"),),
+        higher_is_better=None,  # of the judgments alone: no system is better at it
         integer=True,
         formula="R: judged documents with relevance >= level, retrieved or not.",
     ),

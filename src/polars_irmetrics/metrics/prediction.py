@@ -377,7 +377,7 @@ def _metric(
     matches: dict[str, str],
     aliases: tuple[Alias, ...] = (),
     params: tuple[Param, ...] = (),
-    higher_is_better: bool = True,
+    higher_is_better: bool | None = True,
     cutoff: CutoffRule = "none",
 ) -> Metric:
     return Metric(
@@ -482,9 +482,10 @@ PREDICTION_METRICS: tuple[Metric, ...] = (
     _metric(
         "calibration",
         "predicted over observed positives: 1 is calibrated, above 1 over-predicts",
-        higher_is_better=False,
+        higher_is_better=None,
         formula="sum_i w_i p_i / sum_i w_i y_i (He et al. 2014); null without positives. "
-        "Closer to 1 is better (higher_is_better=False only marks that larger is not better)",
+        "1 is calibrated, so neither a higher nor a lower value is better "
+        "(higher_is_better=None: compare counts no wins, report bolds nothing)",
         latex=r"\frac{\sum_i w_i p_i}{\sum_i w_i y_i}",
         matches={"numpy": "explicit arithmetic, to 1e-12"},
     ),

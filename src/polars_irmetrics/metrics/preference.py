@@ -68,6 +68,7 @@ def _pref(
     latex: str,
     *,
     integer: bool = False,
+    higher_is_better: bool | None = True,
 ) -> Metric:
     return Metric(
         name.lower(),
@@ -76,6 +77,7 @@ def _pref(
         cutoff="none",
         binary=False,
         integer=integer,
+        higher_is_better=higher_is_better,
         reads=_PREFS,
         matches=_matches(name),
         formula=formula,
@@ -100,6 +102,7 @@ PREFERENCE_METRICS: tuple[Metric, ...] = (
         "groups (trec_eval's summary sums it over queries).",
         _POSS,
         integer=True,
+        higher_is_better=None,  # of the judgments alone: no system is better at it
     ),
     _pref(
         "prefs_num_prefs_ful",

@@ -160,7 +160,7 @@ class MetricRequest:
         return self.metric.route
 
     @property
-    def higher_is_better(self) -> bool:
+    def higher_is_better(self) -> bool | None:
         """The direction of the metric (:attr:`Metric.higher_is_better`)."""
         return self.metric.higher_is_better
 

@@ -219,7 +219,15 @@ class Metric:
     aliases
         Other names (ir_measures, trec_eval, ranx) and the parameters they imply.
     higher_is_better
-        ``False`` only for counts that are not quality measures.
+        The metric's direction: ``True`` where a higher value is better (the
+        default), ``False`` where a lower one is (an error such as ``logloss``, a
+        share of unjudged documents), ``None`` where neither is: a value with a target
+        in the middle (``calibration``, 1 when calibrated) or a count that describes
+        the input rather than its quality (``num_ret``, ``num_rel``, ``idcg``).
+        :func:`~polars_irmetrics.compare` reads it for wins and losses (null for
+        ``None``), :func:`~polars_irmetrics.report` for its markers and bold (none for
+        ``None``), and :func:`~polars_irmetrics.optimize_fusion` for its objective
+        (``None`` is refused).
     binary
         Whether the metric uses the relevance level (binary relevance). Graded
         metrics (nDCG, DCG) ignore it, as trec_eval does.
@@ -261,7 +269,7 @@ class Metric:
     cutoff: CutoffRule = "optional"
     params: tuple[Param, ...] = ()
     aliases: tuple[Alias, ...] = ()
-    higher_is_better: bool = True
+    higher_is_better: bool | None = True
     binary: bool = True
     integer: bool = False
     aggregate: Aggregate = "mean"
