@@ -141,6 +141,7 @@ def client() -> Iterator[Client]:
     ):
         yield session
 
+
 #: The scripts that made the peers' expected values run in side environments where the
 #: peers are installed (obp, repro_eval, RecTools): not test modules, not collected.
 collect_ignore_glob = ["data/*/make_*.py", "fixtures/*/make_*.py"]

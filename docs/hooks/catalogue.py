@@ -305,9 +305,7 @@ def _ope_values(metrics: list[Metric]) -> dict[str, float | int | None]:
 def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
 
     offline = [
-        example_name(m)
-        for m in metrics
-        if m.route == "offline" and "interactions" not in m.reads
+        example_name(m) for m in metrics if m.route == "offline" and "interactions" not in m.reads
     ]
     nearest = [example_name(m) for m in metrics if m.route == "neighbors"]
     online = [example_name(m) for m in metrics if m.route == "online"]
