@@ -665,19 +665,14 @@ import importlib, sys, warnings
 from polars_irmetrics import errors
 
 cli = importlib.import_module("polars_irmetrics.cli.main")
-
-if not hasattr(errors, "CoverageWarning"):  # the library's own, where it has one
-    class CoverageWarning(errors.IrmWarning if hasattr(errors, "IrmWarning") else UserWarning):
-        pass
-    errors.CoverageWarning = CoverageWarning
-evaluate = cli.evaluate
+evaluate = cli.evaluate_tables
 
 def warned(*args, **kwargs):
     warnings.warn("run 'day1' misses 1 of 2 judged queries\\nsecond line", errors.CoverageWarning)
     warnings.warn("check_duplicates=False skips a check", UserWarning)
     return evaluate(*args, **kwargs)
 
-cli.evaluate = warned
+cli.evaluate_tables = warned
 sys.exit(cli.main(sys.argv[1:]))
 """
 

@@ -151,3 +151,19 @@ def test_a_namespace_method_builds_its_request_once(
     _collected(call(frame.lazy().irm if lazy else frame.irm))
     expected = Counter({f"request:{metric}": 1}) if metric else Counter(["P@1", "mrr"])
     assert parsed == expected
+
+
+def test_the_cli_parses_each_metric_once(
+    tmp_path: Any, parsed: Counter[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the CLI is a door: it parses the list once (the route says which columns a run
+    # file must have) and hands the parsed requests to the door's one body
+    from polars_irmetrics.cli.main import main
+
+    RUN.write_parquet(tmp_path / "run.parquet")
+    QRELS.write_parquet(tmp_path / "qrels.parquet")
+    args = ["evaluate", str(tmp_path / "run.parquet"), "--qrels", str(tmp_path / "qrels.parquet"),
+            "-m", "P@1", "-m", "mrr"]  # fmt: skip
+    assert main(args) == 0
+    assert "mrr" in capsys.readouterr().out
+    assert parsed == Counter(["P@1", "mrr"])

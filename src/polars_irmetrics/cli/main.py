@@ -32,7 +32,7 @@ from polars_irmetrics.cli import compare as compare_cmd
 from polars_irmetrics.cli import fuse as fuse_cmd
 from polars_irmetrics.cli import metrics as metrics_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
-from polars_irmetrics.door.evaluate import evaluate
+from polars_irmetrics.door.evaluate import Parsed, evaluate_tables
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
 from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.ground.buckets import spill_guard
@@ -50,9 +50,11 @@ from polars_irmetrics.io.files import (
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg
 from polars_irmetrics.io.report import OUTPUT_FORMATS, check_output_args, write_output
 from polars_irmetrics.io.sources import STDIN, display_name, excerpt, first_undecodable_line
-from polars_irmetrics.metrics.registry import DEFAULT_METRICS, parse_metric_list
+from polars_irmetrics.metrics.registry import DEFAULT_METRICS, MetricRequest, parse_metric_list
 
 __all__ = ["main"]
+
+Requests = list[tuple[str, MetricRequest]]
 
 #: Metrics ``irm evaluate`` reports when no ``-m`` is given.
 EVALUATE_DEFAULTS: tuple[str, ...] = ("ndcg@10", "map", "mrr", "precision@10", "recall@100")
@@ -466,10 +468,10 @@ _EVAL_KEYWORDS: tuple[str, ...] = tuple(
 )
 
 
-def _run_columns(args: argparse.Namespace, metrics: list[str]) -> dict[str, str]:
+def _run_columns(args: argparse.Namespace, requests: Requests) -> dict[str, str]:
     """The columns a run file must have for the metrics' route (keyword: column): a
     prediction log needs its label and prediction, not a doc id."""
-    routes = {request.route for _, request in parse_metric_list(metrics)}
+    routes = {request.route for _, request in requests}
     if routes == {"prediction"}:
         if args.labels is not None:
             return {
@@ -515,12 +517,12 @@ def _ids_as_text(frame: pl.LazyFrame, columns: Sequence[str]) -> pl.LazyFrame:
 
 
 def _read_inputs(
-    args: argparse.Namespace, runs: list[str], qrels_source: str | None, metrics: list[str]
+    args: argparse.Namespace, runs: list[str], qrels_source: str | None, requests: Requests
 ) -> tuple[pl.LazyFrame, dict[str, pl.LazyFrame | None]]:
     """The run (every file in the long form, one ``run`` per file when there are
     several) and the other tables irm.evaluate reads, from the flags."""
     ids = {"query_id": args.query_id, "doc_id": args.doc_id}
-    needed = _run_columns(args, metrics)
+    needed = _run_columns(args, requests)
     columns = {**ids, "rank": args.rank, "score": args.score, "relevance": args.relevance}
     # each run in the long form first: a list-shaped run meets a long one
     frames = [
@@ -623,11 +625,12 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     metrics = list(args.metrics or EVALUATE_DEFAULTS)
     if metrics == ["default"]:
         metrics = list(DEFAULT_METRICS)
-    run, tables = _read_inputs(args, runs, qrels_source, metrics)
+    requests = parse_metric_list(metrics)  # once: the route picks the columns to read
+    run, tables = _read_inputs(args, runs, qrels_source, requests)
     systems = ["run", *args.systems] if len(runs) > 1 else list(args.systems)
     by = list(args.by)
     try:
-        plan = evaluate(run, metrics, **tables, **_options(args, systems))
+        plan = evaluate_tables(run, Parsed(requests), tables, _options(args, systems)).lazy()
         # the elapsed-time line only where no bar was asked for or refused
         with _Elapsed(sys.stderr) if args.progress is None else contextlib.nullcontext():
             result = plan.collect()
