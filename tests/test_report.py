@@ -559,3 +559,86 @@ def test_chromium_renders_the_report_page(
     assert set(probe["figures"]) == {"avoid"}  # each figure on one printed page
     # and the browser fetched nothing: no stylesheet, font, image or script
     assert probe["resources"] == []
+
+
+# --- irm.reproducibility's frame: measures as rows, metrics as columns ----------------
+
+_REPRO_QRELS = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+_REPRO_RUN = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q2", "q2"],
+        "doc_id": ["a", "b", "a", "b"],
+        "score": [2.0, 1.0, 2.0, 1.0],
+    }
+)
+
+
+@pytest.fixture
+def repro(frame_kind: str) -> pl.DataFrame:
+    """The baseline reproduced in reverse order (P_1: 0.5 -> 0.5, swapped per topic)."""
+    again = _REPRO_RUN.with_columns(pl.col("score").reverse().over("query_id"))
+    runs = [_REPRO_RUN, again]
+    if frame_kind == "LazyFrame":
+        runs = [r.lazy() for r in runs]  # type: ignore[misc]
+    return irm.reproducibility(
+        {"baseline": runs[0]}, {"baseline": runs[1]}, ["P_1"], qrels=_REPRO_QRELS
+    )
+
+
+def test_reproducibility_report_text(repro: pl.DataFrame) -> None:
+    # ktu -1 (the two documents swapped), rmse sqrt((1^2 + 1^2) / 2) = 1, p = 1 (equal
+    # means; repro_eval's convention); no letters column, nothing bold, no markers
+    text = str(irm.report(repro))
+    head = text.split("\n\n")[0].splitlines()
+    assert head[0].split() == ["measure", "document", "order", "P_1"]
+    assert head[2].split() == ["ktu", "(baseline)", "-1.0000"]
+    assert head[4].split() == ["rmse", "(baseline)", "1.0000"]
+    assert [line.split()[0] for line in head[2:]] == [
+        "ktu", "rbo", "rmse", "nrmse", "p_paired", "p_unpaired"
+    ]  # fmt: skip
+    assert "No value is marked best." in text
+    assert "superscript" not in text
+
+
+def test_reproducibility_report_markdown(repro: pl.DataFrame) -> None:
+    lines = irm.report(repro).to_markdown().splitlines()
+    assert lines[0] == "| measure | document order | P_1 |"
+    assert lines[1] == "|---|---:|---:|"
+    assert lines[2] == "| ktu (baseline) | -1.0000 |  |"  # no metric: an empty cell
+    assert lines[4] == "| rmse (baseline) |  | 1.0000 |"
+    assert "**" not in "\n".join(lines)
+
+
+def test_reproducibility_report_latex(repro: pl.DataFrame) -> None:
+    text = irm.report(repro, digits=2).to_latex()
+    assert (
+        "Measure & \\multicolumn{2}{c}{document order} & \\multicolumn{2}{c}{P\\_1} \\\\" in text
+    )
+    assert "ktu (baseline) & -1&00 & \\multicolumn{2}{c}{--} \\\\" in text
+    assert "rmse (baseline) & \\multicolumn{2}{c}{--} & 1&00 \\\\" in text
+    assert "\\textbf" not in text
+    assert "dagger" not in text
+
+
+def test_reproducibility_report_html(repro: pl.DataFrame) -> None:
+    pytest.importorskip("great_tables")
+    report = irm.report(repro)
+    page = report.to_html()
+    assert report.figures() == []  # no per-query deltas or curves of measures
+    assert "rmse (baseline)" in page
+    assert "document order" in page
+    assert "<sup>" not in page
+    assert "font-weight: bold" not in page.split("<tbody")[1]
+    assert report.frame().columns == ["measure", "document order", "P_1"]
+    assert report.frame().row(0) == ("ktu (baseline)", -1.0, None)
+
+
+def test_reproducibility_report_refuses_a_measure_twice(repro: pl.DataFrame) -> None:
+    with pytest.raises(
+        irm.errors.InvalidValueError,
+        match=re.escape(
+            "measure 'ktu' of metric None and run 'baseline' has two rows; pass the frame "
+            "irm.reproducibility returned"
+        ),
+    ):
+        irm.report(pl.concat([repro, repro.head(1)]))

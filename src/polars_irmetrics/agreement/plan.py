@@ -219,14 +219,18 @@ def _values(
         coalesce=True,
         nulls_equal=True,
     )
-    counted = items.group_by(keys).agg(
-        pl.col(_PA).is_not_null().sum().alias(NA), pl.col(_PB).is_not_null().sum().alias(NB)
+    # the joined documents are the one source of every reader below (the lengths too):
+    # one subplan, which polars computes once; a second source (the lengths counted
+    # before the filter) made it order and join both sides again for each reader
+    items = (
+        items.with_columns(
+            pl.col(_PA).is_not_null().sum().over(keys).alias(NA),
+            pl.col(_PB).is_not_null().sum().over(keys).alias(NB),
+        )
+        .filter((pl.col(NA) > 0) & (pl.col(NB) > 0))
+        .cache()
     )
-    lengths = counted.filter((pl.col(NA) > 0) & (pl.col(NB) > 0))
-    both = (pl.col(_PA).is_not_null().any() & pl.col(_PB).is_not_null().any()).over(keys)
-    # read by every metric and several times by RBO: computed once (the streaming
-    # engine would otherwise order and join both sides again for each reader)
-    items = items.filter(both).cache()
+    lengths = items.group_by(keys).agg(pl.col(NA).first(), pl.col(NB).first())
     common = pl.col(_PA).is_not_null() & pl.col(_PB).is_not_null()
     simple = []
     specs = []

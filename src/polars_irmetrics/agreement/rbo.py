@@ -337,7 +337,8 @@ def _docs(
         shared.sum().over(keys).alias(_C),
         # the j-th document only L holds, in L's order (within a tie group any order:
         # its documents contribute alike)
-        pl.when(l_only).then(pl.col(_TL).rank("ordinal").over([*keys, l_only]) - 1).alias(_J),
+        # (rank leaves the others null and ranks among the non-null: one window on keys)
+        (pl.when(l_only).then(pl.col(_TL)).rank("ordinal").over(keys) - 1).alias(_J),
     )
 
 

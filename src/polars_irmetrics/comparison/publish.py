@@ -42,8 +42,10 @@ from polars_irmetrics.comparison.report import (
     Table,
     best,
     footnote,
+    is_reproducibility,
     latex,
     markdown,
+    reproducibility_table,
     table,
     terminal,
 )
@@ -147,15 +149,21 @@ class Report:
         if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 12:
             raise InvalidValueError(f"digits={digits!r} must be an integer in 0..12 (e.g. 4)")
         self.result = result
-        self.table: Table = table(result, markers)
         record = recall(result)
         if options is None and record is not None:
             options = record.options
         self.options = options
-        self.note = footnote(result, self.options, recorded=False)
         self.digits = digits
         self.title = title
         self.system = system
+        if is_reproducibility(result):  # irm.reproducibility's frame: measures x metrics
+            cells, self.note = reproducibility_table(result)
+            self.table: Table = cells
+            self.system = self.table.row_label if system == "system" else system
+            self.per_query, self.curves = per_query, curves
+            return
+        self.table = table(result, markers)
+        self.note = footnote(result, self.options, recorded=False)
         self.per_query = per_query if per_query is not None else recorded_per_query(result)
         self.curves = curves if curves is not None else self._curves_from_result()
 
@@ -381,7 +389,10 @@ def report(
     Parameters
     ----------
     result
-        The frame :func:`~polars_irmetrics.compare` returned (``per_query=False``).
+        The frame :func:`~polars_irmetrics.compare` returned (``per_query=False``), or
+        :func:`~polars_irmetrics.reproducibility`'s (``measure, metric, run, value``: a
+        row per measure and run, a column per metric, no markers, nothing bold, no
+        plots).
     per_query
         ``compare(..., per_query=True)`` for the per-query delta plots; default: from
         the values ``compare`` recorded for ``result`` (none for a frame built or

@@ -34,14 +34,17 @@ from polars_irmetrics.io.output import Renderer, latex_escape, markdown_cell, wr
 
 __all__ = [
     "REPORT_FORMATS",
+    "REPRO_ORDER",
     "Markers",
     "ReportFormat",
     "Table",
     "footnote",
+    "is_reproducibility",
     "latex",
     "markdown",
     "render_report",
     "report_renderers",
+    "reproducibility_table",
     "table",
     "with_std",
     "write_report",
@@ -82,6 +85,11 @@ class Table:
     #: The standard deviation of the per-query values beside each mean, where the
     #: result has ``std`` columns (:func:`with_std`).
     stds: dict[tuple[str, str], float] | None = None
+    #: The rows' heading (``system``; ``measure`` for :func:`reproducibility_table`).
+    row_label: str = "system"
+    #: Whether rows are systems ranked on each metric (a letter per row, the best
+    #: bold); ``False`` for measures with no better value (reproducibility).
+    ranked: bool = True
 
 
 def _letter(i: int) -> str:
@@ -223,6 +231,67 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
     return Table(systems, metrics, means, marks, legend, higher, stds)
 
 
+_REPRO = ("measure", "metric", "run", "value")
+#: The column of the measures of document order (``ktu``, ``rbo``: no metric).
+REPRO_ORDER = "document order"
+_REPRO_NOTE = (
+    "repro_eval's measures (Breuer et al., SIGIR 2020), original against reproduced: "
+    "ktu, rbo: document order, mean over topics; rmse, nrmse: per-topic error; er: "
+    "effect ratio; delta_ri: delta relative improvement; p_paired, p_unpaired: t-test "
+    "p-values. No value is marked best."
+)
+
+
+def is_reproducibility(result: pl.DataFrame) -> bool:
+    """Whether ``result`` is :func:`~polars_irmetrics.reproducibility`'s frame."""
+    return set(_REPRO) <= set(result.columns) and "system" not in result.columns
+
+
+def reproducibility_table(result: pl.DataFrame) -> tuple[Table, str]:
+    """The report's cells of :func:`~polars_irmetrics.reproducibility`'s frame, and
+    its note: a row per measure and run (``rmse (baseline)``; ``er`` alone), a column
+    per metric (``document order`` for ``ktu`` and ``rbo``), no markers, nothing bold.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.comparison.report import reproducibility_table, terminal
+    >>> frame = pl.DataFrame({"measure": ["ktu", "rmse", "er"], "metric": [None, "P_1", "P_1"],
+    ...                       "run": ["baseline", "baseline", None], "value": [0.5, 0.25, 1.0]})
+    >>> cells, _ = reproducibility_table(frame)
+    >>> print(terminal(cells, 2, note="(the note)"))
+    measure          document order  P_1
+    ---------------  --------------  ----
+    ktu (baseline)   0.50
+    rmse (baseline)                  0.25
+    er                               1.00
+    <BLANKLINE>
+    (the note)
+    <BLANKLINE>
+    """
+    rows: list[str] = []
+    metrics: list[str] = []
+    means: dict[tuple[str, str], float] = {}
+    for measure, metric, run, value in result.select(_REPRO).iter_rows():
+        row = str(measure) if run is None else f"{measure} ({run})"
+        column = REPRO_ORDER if metric is None else str(metric)
+        if row not in rows:
+            rows.append(row)
+        if column not in metrics:
+            metrics.append(column)
+        if (row, column) in means:
+            raise InvalidValueError(
+                f"measure {measure!r} of metric {metric!r} and run {run!r} has two rows; "
+                "pass the frame irm.reproducibility returned"
+            )
+        means[row, column] = math.nan if value is None else float(value)
+    if REPRO_ORDER in metrics:  # the document order first, as repro_eval's levels
+        metrics.remove(REPRO_ORDER)
+        metrics.insert(0, REPRO_ORDER)
+    cells = Table(rows, metrics, means, {}, [], {}, row_label="measure", ranked=False)
+    return cells, _REPRO_NOTE
+
+
 def _number(value: float, digits: int) -> str:
     return "nan" if math.isnan(value) else f"{value:.{digits}f}"
 
@@ -235,9 +304,10 @@ def _spread(table: Table, system: str, metric: str, digits: int, sign: str = " Â
 
 
 def best(table: Table, metric: str) -> float:
-    """The best mean of ``metric`` (the lowest where lower is better; NaN when none, or
-    when the metric has no better direction)."""
-    if table.higher[metric] is None:
+    """The best mean of ``metric`` (the lowest where lower is better; NaN when none, when
+    the metric has no better direction, or in a table of measures that rank nothing:
+    reproducibility's)."""
+    if not table.ranked or table.higher[metric] is None:
         return math.nan
     values = [table.means[s, metric] for s in table.systems if (s, metric) in table.means]
     finite = [v for v in values if not math.isnan(v)]
@@ -351,8 +421,10 @@ def render_report(
             "terminal, markdown, latex, csv, json (html: irm.report(result).to_html(); "
             "parquet needs a file)"
         )
-    cells = table(result, markers)
-    note = footnote(result, options)
+    if is_reproducibility(result):
+        cells, note = reproducibility_table(result)
+    else:
+        cells, note = table(result, markers), footnote(result, options)
     if fmt == "terminal":
         return terminal(cells, digits, note)
     if fmt == "markdown":
@@ -366,9 +438,11 @@ def _sup(marks: list[str]) -> str:
 
 def terminal(table: Table, digits: int = 4, note: str = "") -> str:
     """Aligned text: a letter per system, the means with superscript markers."""
-    header = ["#", "system", *table.metrics]
+    letters = ["#"] if table.ranked else []
+    header = [*letters, table.row_label, *table.metrics]
     rows = [
-        [_letter(i), s]
+        [_letter(i)][: len(letters)]
+        + [s]
         + [
             _number(table.means[s, m], digits)
             + _sup(table.marks.get((s, m), []))
@@ -389,11 +463,14 @@ def terminal(table: Table, digits: int = 4, note: str = "") -> str:
 
 def markdown(table: Table, digits: int = 4, note: str = "") -> str:
     """A Markdown table (numbers right-aligned, the best bold) and its legend."""
-    out = ["| system | " + " | ".join(markdown_cell(m) for m in table.metrics) + " |"]
+    out = [f"| {table.row_label} | " + " | ".join(markdown_cell(m) for m in table.metrics) + " |"]
     out.append("|---|" + "---:|" * len(table.metrics))
     for s in table.systems:
         cells = []
         for m in table.metrics:
+            if not table.ranked and (s, m) not in table.means:  # a measure without m
+                cells.append("")
+                continue
             value = table.means.get((s, m), math.nan)
             text = _number(value, digits)
             if value == best(table, m):
@@ -431,7 +508,8 @@ def latex(table: Table, digits: int = 4, note: str = "") -> str:
         "% needs \\usepackage{booktabs}; numbers align on the decimal point (r@{.}l)",
         "\\begin{tabular}{l" + "r@{.}l" * len(table.metrics) + "}",
         "\\toprule",
-        "System & "
+        table.row_label.capitalize()
+        + " & "
         + " & ".join(f"\\multicolumn{{2}}{{c}}{{{latex_escape(m)}}}" for m in table.metrics)
         + " \\\\",
         "\\midrule",

@@ -92,7 +92,9 @@ def reproducibility(
         ``p_paired``, ``p_unpaired``), ``metric`` (null for ``ktu`` and ``rbo``),
         ``run`` (``baseline`` or ``advanced``; null for ``er`` and ``delta_ri``, which
         read both) and ``value``. A table of it: ``frame.pivot(on="run", index=
-        ["measure", "metric"], values="value")``.
+        ["measure", "metric"], values="value")``; as a publication table (text,
+        Markdown, LaTeX, HTML: measures as rows, metrics as columns, nothing marked
+        best): ``irm.report(frame)``.
 
     Raises
     ------
