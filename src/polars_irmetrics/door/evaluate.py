@@ -552,13 +552,12 @@ def evaluate_plan(
         exact = tables.get("neighbors")
         if exact is None:  # refused by check_inputs above, with the metric's name
             raise MetricParameterError("neighbour recall needs neighbors=...")
-        for name, given in tables.items():
-            if given is not None and name != "neighbors":  # nothing ignored silently
-                raise InvalidValueError(
-                    f"{name}= is not read by neighbour recall (neighbor_recall@k, "
-                    "neighbor_recall_rel@k): it compares the run with the exact neighbours, "
-                    f"neighbors=...; drop {name}="
-                )
+        _refuse_other_tables(
+            tables,
+            ("neighbors",),
+            "neighbour recall (neighbor_recall@k, neighbor_recall_rel@k)",
+            "it compares the run with the exact neighbours, neighbors=...",
+        )
         exact = long_run(exact, **columns)
         return build_neighbors_plan(table, exact, routes["neighbors"], options)
     if tables.get("neighbors") is not None:
@@ -571,13 +570,12 @@ def evaluate_plan(
         given = tables.get("reference")
         if given is None:  # refused by check_inputs above, with the metric's name
             raise MetricParameterError("rank similarity needs reference=...")
-        for name, other in tables.items():
-            if other is not None and name != "reference":  # nothing ignored silently
-                raise InvalidValueError(
-                    f"{name}= is not read by the rank-similarity metrics (rbo, jaccard@k, "
-                    "kendall_tau@k...): they compare the run with reference=...; drop "
-                    f"{name}="
-                )
+        _refuse_other_tables(
+            tables,
+            ("reference",),
+            "the rank-similarity metrics (rbo, jaccard@k, kendall_tau@k...)",
+            "they compare the run with reference=...",
+        )
         return build_agreement_plan(
             table, long_run(given, **columns), routes["reference"], options
         )
@@ -588,13 +586,12 @@ def evaluate_plan(
             "reference=, or ask for one of them (in a call of its own)"
         )
     if "prediction" in routes:
-        for name, given in tables.items():
-            if given is not None and name != "labels":  # nothing ignored silently
-                raise InvalidValueError(
-                    f"{name}= is not read by prediction metrics (auc, logloss, rmse...): the "
-                    "table holds the label= and prediction= columns, or labels= the true "
-                    f"labels; drop {name}="
-                )
+        _refuse_other_tables(
+            tables,
+            ("labels",),
+            "prediction metrics (auc, logloss, rmse...)",
+            "the table holds the label= and prediction= columns, or labels= the true labels",
+        )
         return build_prediction_plan(table, routes["prediction"], options, tables.get("labels"))
     if tables.get("labels") is not None:
         raise MetricParameterError(
@@ -684,16 +681,26 @@ def _ope(
     options: EvalOptions,
 ) -> pl.LazyFrame:
     """Off-policy estimators: the table is a log of logged feedback."""
-    for name, given in tables.items():
-        if given is not None and name not in ("policy", "reward_model"):  # nothing ignored
-            raise InvalidValueError(
-                f"{name}= is not read by the off-policy estimators (ips, snips, dm, dr...): "
-                f"they read the log, policy= and reward_model=; drop {name}="
-            )
+    _refuse_other_tables(
+        tables,
+        ("policy", "reward_model"),
+        "the off-policy estimators (ips, snips, dm, dr...)",
+        "they read the log, policy= and reward_model=",
+    )
     policy = tables.get("policy")
     if policy is None:  # refused by check_inputs, with the metric's name
         raise MetricParameterError("off-policy estimators need policy=...")
     return build_ope_plan(log, requests, policy, tables.get("reward_model"), options)
+
+
+def _refuse_other_tables(
+    tables: Mapping[str, pl.LazyFrame | None], reads: tuple[str, ...], metrics: str, why: str
+) -> None:
+    """Refuse a table given beside a route that reads only ``reads`` (nothing ignored
+    silently): ``metrics`` names the route's metrics, ``why`` what they read instead."""
+    for name, given in tables.items():
+        if given is not None and name not in reads:
+            raise InvalidValueError(f"{name}= is not read by {metrics}: {why}; drop {name}=")
 
 
 def _means(per_query: pl.LazyFrame, requests: Requests) -> pl.LazyFrame:
