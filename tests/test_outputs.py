@@ -222,9 +222,8 @@ def test_cli_errors_name_flags_not_keywords(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ README
-def test_readme_thirty_second_example_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _readme_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """README's "Thirty seconds" block, in a folder holding the files it reads."""
     text = (ROOT / "README.md").read_text()
     block = text.split("## Thirty seconds", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     runs, qrels = sample_paths()
@@ -233,11 +232,19 @@ def test_readme_thirty_second_example_runs(
     shutil.copy(runs[1], tmp_path / "runs" / "dense.parquet")
     shutil.copy(qrels, tmp_path / "qrels.parquet")
     monkeypatch.chdir(tmp_path)
+    return block
+
+
+def test_readme_thirty_second_example_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    block = _readme_example(tmp_path, monkeypatch)
     names: dict[str, object] = {}
     exec(compile(block, "README.md", "exec"), names)
     judged = names["judged"]
     assert isinstance(judged, pl.LazyFrame)
     by_expression = judged.group_by("query_id").agg(irm.ndcg(k=10)).collect().sort("query_id")
+    runs, qrels = sample_paths()
     by_evaluate = irm.evaluate(
         pl.read_parquet(runs[0]), ["ndcg@10"], qrels=pl.read_parquet(qrels), per_query=True
     ).sort("query_id")
@@ -374,14 +381,7 @@ def test_readme_thirty_second_example_prints_tables(
 ) -> None:
     # each line of the example a reader would see printed (a bare expression) is a
     # table, not a LazyFrame's query plan
-    text = (ROOT / "README.md").read_text()
-    block = text.split("## Thirty seconds", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
-    runs, qrels = sample_paths()
-    (tmp_path / "runs").mkdir()
-    shutil.copy(runs[0], tmp_path / "runs" / "bm25.parquet")
-    shutil.copy(runs[1], tmp_path / "runs" / "dense.parquet")
-    shutil.copy(qrels, tmp_path / "qrels.parquet")
-    monkeypatch.chdir(tmp_path)
+    block = _readme_example(tmp_path, monkeypatch)
     names: dict[str, object] = {}
     shown = []
     for statement in ast.parse(block).body:
