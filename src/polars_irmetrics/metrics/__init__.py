@@ -30,6 +30,7 @@ and this package joins them into :data:`METRICS`, which the registry reads:
 
 * :mod:`.rectools`: RecTools' classification metrics over recommendations: f1_beta,
   reco_accuracy and mcc (the last two read the catalogue, ``interactions=``).
+* :mod:`.listwise`: cornac's ``ncrr`` and RePlay's ``rocauc`` (its ``RocAuc@K``).
 * :mod:`.neighbors`: the recall of approximate nearest neighbours against an exact run
   (``reads=("run", "neighbors")``: ``neighbor_recall``, ``neighbor_recall_rel``),
   computed by ``irm.evaluate(approx_run, metrics, neighbors=exact_run)``.
@@ -52,6 +53,7 @@ from __future__ import annotations
 from polars_irmetrics.metrics.agreement import AGREEMENT_METRICS
 from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
+from polars_irmetrics.metrics.listwise import LISTWISE_METRICS
 from polars_irmetrics.metrics.neighbors import NEIGHBOR_METRICS
 from polars_irmetrics.metrics.online import ONLINE_METRICS
 from polars_irmetrics.metrics.ope import OPE_METRICS
@@ -76,4 +78,5 @@ METRICS: tuple[Metric, ...] = (
     *OPE_METRICS,
     *AGREEMENT_METRICS,
     *RECTOOLS_METRICS,
+    *LISTWISE_METRICS,
 )
