@@ -484,7 +484,7 @@ EVERY_METRIC = [
     "trec_ndcg(gains='1=3,2=9')@5", "g(gains='0=1,3=-2')", "rndcg(gains='1=0.5,4=10')",
     "NumQ", "SetF(beta=2.0)", "precision(agg='median')@5", "map(agg='std')", "NumRet(rel=2)",
     "f1_beta(beta=2)@5", "partial_auc@5", "pap@5", "covered_users@5",
-    "ncrr@5", "ncrr", "rocauc@5",
+    "ncrr@5", "ncrr", "rocauc@5", "rocauc(agg='ci_halfwidth')@3",
 ]  # fmt: skip
 
 

@@ -47,6 +47,8 @@ from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
 from polars_irmetrics.metrics.requests import BY_NAME, EMPTY_TARGET_ACTIONS, MetricRequest
 from polars_irmetrics.metrics.spec import (
     AGGREGATES,
+    CI_LEVEL,
+    SUMMARIZED_ROUTES,
     Aggregate,
     Alias,
     Metric,
@@ -363,14 +365,18 @@ def parse_metric(text: str) -> MetricRequest:
         options[REAL_CUTOFFS[metric.name]] = _parse_real(real, text)
     level: float | None = None
     aggregate = alias.aggregate if alias is not None else None
+    ci_level: float | None = None
     for key, value in params.items():
         if key == "rel":
             level = _check_level(metric, value, text)
         elif key == "agg":
             aggregate = _check_aggregate(value, text)
+        elif key == "ci_level":
+            ci_level = _check_ci_level(value, text)
         else:
             options[key] = value
-    return _build(metric, alias, k, level, options, text, aggregate)
+    built = _build(metric, alias, k, level, options, text, aggregate)
+    return _with_ci_level(built, ci_level, text)
 
 
 def request(
@@ -441,9 +447,43 @@ def _build(
             metric.check_params(metric.name, k, dict(resolved))
         except ValueError as error:
             raise MetricParameterError(f"metric {shown!r}: {error}") from None
+    if aggregate == "ci_halfwidth" and metric.route not in SUMMARIZED_ROUTES:
+        why = (
+            "one value per recommendation table"
+            if metric.level == "collection"
+            else f"its {metric.route} route computes one summary of its own"
+        )
+        raise MetricParameterError(
+            f"metric {shown!r}: agg='ci_halfwidth' is the confidence interval of the mean "
+            f"of per-query values; {metric.name} has none to summarize ({why}): drop "
+            "agg='ci_halfwidth' (it summarizes per-query metrics such as ndcg@10 or rocauc@10)"
+        )
     if aggregate == metric.aggregate:
         aggregate = None
     return MetricRequest(metric, k, level, tuple(resolved), aggregate, judged_only, empty)
+
+
+def _check_ci_level(value: object, shown: str) -> float:
+    """``ci_level=``: the confidence level of ``agg='ci_halfwidth'``, in (0, 1)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0.0 < value < 1.0:
+        return float(value)
+    raise MetricParameterError(
+        f"metric {shown!r}: ci_level={value!r} is not a confidence level; give a number "
+        "between 0 and 1 (exclusive), e.g. ci_level=0.95 for a 95% interval"
+    )
+
+
+def _with_ci_level(built: MetricRequest, ci_level: float | None, shown: str) -> MetricRequest:
+    """The request with ``ci_level=``, which only ``agg='ci_halfwidth'`` reads."""
+    if ci_level is None:
+        return built
+    if built.aggregate != "ci_halfwidth":
+        raise MetricParameterError(
+            f"metric {shown!r}: ci_level is the confidence level of agg='ci_halfwidth', "
+            f"and this name summarizes with agg={built.aggregate or built.metric.aggregate!r}; "
+            "add agg='ci_halfwidth' or drop ci_level"
+        )
+    return replace(built, ci_level=None if ci_level == CI_LEVEL else ci_level)
 
 
 def _check_empty(metric: Metric, value: ParamValue, shown: str) -> str | None:

@@ -17,6 +17,7 @@ from polars_irmetrics.metrics import METRICS
 from polars_irmetrics.metrics._common import relevant
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import (
+    CI_LEVEL,
     JOINABLE,
     ROUTE_TABLES,
     Aggregate,
@@ -110,6 +111,9 @@ class MetricRequest:
     aggregate
         How per-query values are summarized (``agg=`` in the name), or ``None`` for the
         metric's own :attr:`Metric.aggregate`.
+    ci_level
+        The confidence level of ``agg='ci_halfwidth'`` (``ci_level=`` in the name), or
+        ``None`` for :data:`~polars_irmetrics.metrics.spec.CI_LEVEL`.
     empty
         torchmetrics' ``empty_target_action`` (:data:`EMPTY_TARGET_ACTIONS`): the value
         of a query without a relevant document (at the relevance level; for a graded
@@ -147,6 +151,7 @@ class MetricRequest:
     aggregate: Aggregate | None = None
     judged_only: bool = False
     empty: str | None = None
+    ci_level: float | None = None
     given: str | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -176,6 +181,8 @@ class MetricRequest:
             parts.append(f"rel={_number(self.level)}")
         if self.aggregate is not None and self.aggregate != self.metric.aggregate:
             parts.append(f"agg={self.aggregate!r}")
+        if self.ci_level is not None:
+            parts.append(f"ci_level={self.ci_level!r}")
         if self.empty is not None:
             parts.append(f"empty_target_action={self.empty!r}")
         if self.judged_only:
@@ -231,7 +238,8 @@ class MetricRequest:
 
     def summarize(self, column: str) -> pl.Expr:
         """The expression that summarizes the per-query values in ``column`` (``agg``)."""
-        out = self.metric.summarize(column, self.aggregate)
+        level = CI_LEVEL if self.ci_level is None else self.ci_level
+        out = self.metric.summarize(column, self.aggregate, level)
         if self.empty == "skip":  # torchmetrics: 0 when every query was left out
             out = out.fill_null(0.0)
         return out

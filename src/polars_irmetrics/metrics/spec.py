@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Literal
 
 import polars as pl
@@ -23,8 +24,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGGREGATES",
+    "CI_LEVEL",
     "JOINABLE",
     "ROUTE_TABLES",
+    "SUMMARIZED_ROUTES",
     "Alias",
     "Level",
     "Metric",
@@ -39,7 +42,9 @@ ParamValue = int | float | str | None
 #: is its ``SetP``: its providers score the whole retrieved set; the request's canonical
 #: name then has no cutoff, so it says what is computed).
 CutoffRule = Literal["optional", "required", "none", "dropped"]
-Aggregate = Literal["mean", "geometric", "sum", "median", "min", "max", "std", "median_low"]
+Aggregate = Literal[
+    "mean", "geometric", "sum", "median", "min", "max", "std", "median_low", "ci_halfwidth"
+]
 #: Every way of summarizing per-query values, for ``agg=`` in a metric name.
 AGGREGATES: tuple[Aggregate, ...] = (
     "mean",
@@ -50,7 +55,11 @@ AGGREGATES: tuple[Aggregate, ...] = (
     "max",
     "std",
     "median_low",
+    "ci_halfwidth",
 )
+#: The confidence level of ``agg='ci_halfwidth'`` where the name gives no ``ci_level=``:
+#: RePlay's ``ConfidenceInterval(alpha=0.95)`` (RePlay's ``alpha`` is the level).
+CI_LEVEL = 0.95
 #: The tables a metric reads: a ranked list (``"run"``: a run, recommendations or an
 #: impression log), relevance judgments (``"judgments"``), interaction history
 #: (``"interactions"``: popularity, what a user saw before), clicks and dwell of an
@@ -104,6 +113,13 @@ ROUTE_TABLES: Mapping[Route, str] = {
     "ope": "a log of logged feedback and an evaluation policy",
     "reference": "a run and a reference run",
 }
+#: The routes whose per-query values :meth:`Metric.summarize` turns into one number, so
+#: whose metrics take an ``agg=`` that needs per-query values (``'ci_halfwidth'``); the
+#: others compute their own summary (a click metric over sessions, an AUC over all rows,
+#: an estimator over the log, a beyond-accuracy metric over the table).
+SUMMARIZED_ROUTES: frozenset[Route] = frozenset(
+    {"offline", "prefs", "jg", "neighbors", "reference"}
+)
 #: Routes whose results can be put side by side in one call (one row per query or group).
 JOINABLE: frozenset[Route] = frozenset({"offline", "recsys"})
 
@@ -239,8 +255,10 @@ class Metric:
         gm_bpref), or ``"sum"`` (a count of queries). A request may override it with
         ``agg=`` (:data:`AGGREGATES`: also ``"median"``, ``"min"``, ``"max"``, and
         ``"median_low"``, the lower middle value, as torchmetrics'
-        ``aggregation="median"`` (``torch.median``), and ``"std"``, the population
-        standard deviation as ranx's ``return_std``).
+        ``aggregation="median"`` (``torch.median``), ``"std"``, the population
+        standard deviation as ranx's ``return_std``, and ``"ci_halfwidth"``, the
+        half-width of the normal confidence interval of the mean, RePlay's
+        ``ConfidenceInterval``).
     formula
         The formula and its source, for the docs.
     latex
@@ -304,7 +322,9 @@ class Metric:
                 return route
         return "offline"
 
-    def summarize(self, column: str, how: Aggregate | None = None) -> pl.Expr:
+    def summarize(
+        self, column: str, how: Aggregate | None = None, ci_level: float = CI_LEVEL
+    ) -> pl.Expr:
         """The expression that summarizes the per-query values in ``column``.
 
         ``how`` overrides :attr:`aggregate`. Sums are running sums in row order, so a
@@ -312,8 +332,30 @@ class Metric:
         batches. ``"std"`` is the population standard deviation (``ddof=0``, numpy's and
         ranx's); ``"median"`` averages the two middle values of an even count and
         ``"median_low"`` takes the lower one (``torch.median``, so torchmetrics'
-        ``aggregation="median"``; Python's ``statistics.median_low``). With no
-        query, a sum is 0 and every other summary null.
+        ``aggregation="median"``; Python's ``statistics.median_low``).
+        ``"ci_halfwidth"`` is the half-width of the normal confidence interval of the
+        mean at ``ci_level``, ``z * s / sqrt(n)`` with ``z`` the normal quantile of
+        ``(1 + ci_level) / 2`` and ``s`` the sample standard deviation (``ddof=1``), 0
+        for one value: RePlay's ``ConfidenceInterval(alpha=ci_level)`` on polars frames
+        (the interval is the mean plus or minus it). With no query, a sum is 0 and
+        every other summary null.
+
+        Examples
+        --------
+        RePlay's descriptor test: per-user precision@5 of 1, 1 and 0.6, at its
+        ``alpha=0.05`` (a 5% interval):
+
+        >>> import polars as pl
+        >>> from polars_irmetrics.metrics.registry import get_metric
+        >>> values = pl.DataFrame({"p": [1.0, 1.0, 0.6]})
+        >>> half = get_metric("precision").summarize("p", "ci_halfwidth", ci_level=0.05)
+        >>> round(values.select(half).item(), 12)
+        0.008360903726
+
+        One value has no spread: its half-width is 0, as RePlay's (not NaN):
+
+        >>> pl.DataFrame({"p": [0.5]}).select(half).item()
+        0.0
         """
         how = self.aggregate if how is None else how
         values = pl.col(column).cast(pl.Float64).drop_nulls()
@@ -332,6 +374,11 @@ class Metric:
             out = values.max()
         elif how == "std":
             out = values.std(ddof=0)
+        elif how == "ci_halfwidth":
+            z = NormalDist().inv_cdf((1.0 + ci_level) / 2.0)
+            spread = values.std(ddof=1).fill_null(0.0).fill_nan(0.0)
+            n = values.count()
+            out = pl.when(n > 0).then(z * spread / n.cast(pl.Float64).sqrt())
         elif how == "geometric":
             out = mean.exp()
         else:
