@@ -242,3 +242,52 @@ def test_refusals(metric: str, message: str) -> None:
     run, test = _tables(CASES[0])
     with pytest.raises(MetricParameterError, match="^" + re.escape(message) + "$"):
         irm.evaluate(run, [metric], qrels=test)
+
+
+ENGINE_METRICS = [
+    "rocauc@5",
+    "ncrr@5",
+    "rocauc(agg='ci_halfwidth')@5",
+    "ndcg(agg='ci_halfwidth', ci_level=0.9)@10",
+    "P(agg='ci_halfwidth', ci_level=0.05)@5",
+]
+
+
+def _random_case() -> tuple[pl.DataFrame, pl.DataFrame]:
+    run, test = _tables(CASES[-1])  # RePlay's values, 60 users (random #2)
+    return run, test
+
+
+def test_spark_equals_evaluate(spark: Any) -> None:
+    import polars_irmetrics.spark as irm_spark
+
+    run, test = _random_case()
+    expected = irm.evaluate(run, ENGINE_METRICS, qrels=test)
+    got = irm_spark.evaluate(
+        spark.createDataFrame(run.to_arrow()),
+        ENGINE_METRICS,
+        qrels=spark.createDataFrame(test.to_arrow()),
+    )
+    result = pl.from_arrow(got.toArrow())
+    assert isinstance(result, pl.DataFrame)
+    assert result.rows() == expected.rows()  # the same bits
+    theirs = CASES[-1]["values"]["rocauc@5"]["ci_0.95"]
+    assert math.isclose(result["rocauc(agg='ci_halfwidth')@5"].item(), theirs, abs_tol=TOL)
+
+
+def test_dask_equals_evaluate(client: Any) -> None:
+    import dask.dataframe as dd
+    import pandas as pd
+    import pyarrow as pa
+
+    import polars_irmetrics.dask as irm_dask
+
+    def parts(frame: pl.DataFrame, n: int) -> Any:
+        return dd.from_pandas(frame.to_pandas(types_mapper=pd.ArrowDtype), npartitions=n)
+
+    run, test = _random_case()
+    expected = irm.evaluate(run, ENGINE_METRICS, qrels=test)
+    got = irm_dask.evaluate(parts(run, 3), ENGINE_METRICS, qrels=parts(test, 2))
+    result = pl.from_arrow(pa.Table.from_pandas(got.compute(), preserve_index=False))
+    assert isinstance(result, pl.DataFrame)
+    assert result.rows() == expected.rows()  # the same bits

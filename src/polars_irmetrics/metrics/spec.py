@@ -375,10 +375,13 @@ class Metric:
         elif how == "std":
             out = values.std(ddof=0)
         elif how == "ci_halfwidth":
+            # the sample variance from running sums too (polars' std adds in an order
+            # of its own, so an engine's partitions could change its last bit)
             z = NormalDist().inv_cdf((1.0 + ci_level) / 2.0)
-            spread = values.std(ddof=1).fill_null(0.0).fill_nan(0.0)
-            n = values.count()
-            out = pl.when(n > 0).then(z * spread / n.cast(pl.Float64).sqrt())
+            n = values.count().cast(pl.Float64)
+            squares = (values - mean).pow(2).cum_sum().last()
+            spread = pl.when(n > 1).then((squares / (n - 1.0)).sqrt()).otherwise(0.0)
+            out = pl.when(n > 0).then(z * spread / n.sqrt())
         elif how == "geometric":
             out = mean.exp()
         else:
