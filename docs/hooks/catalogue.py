@@ -214,6 +214,7 @@ _FAMILIES = {
     "preference": "Preference and judgment-group measures",
     "prediction": "Prediction quality (click and rating models)",
     "ope": "Off-policy estimators (logged bandit feedback)",
+    "listwise": "Recommender libraries' list metrics (cornac, RePlay)",
 }
 
 #: An example value for metrics whose "cutoff" is a real-valued parameter.
@@ -532,7 +533,9 @@ def catalogue_markdown() -> str:
         "",
         "Besides its own parameters, every metric takes `agg=`, how its per-query values "
         f"become one number ({', '.join(f'`{a!r}`' for a in AGGREGATES)}; `'std'` is "
-        "ranx's `return_std`, `'median_low'` torchmetrics' median), and every per-query "
+        "ranx's `return_std`, `'median_low'` torchmetrics' median, `'ci_halfwidth'` "
+        "RePlay's `ConfidenceInterval`: the half-width of the normal interval of the mean "
+        "at `ci_level=`, 0.95 by default), and every per-query "
         "score of the judgments `empty_target_action=` "
         f"({', '.join(f'`{a!r}`' for a in EMPTY_TARGET_ACTIONS)}: torchmetrics' value of a "
         "query without a relevant document) and `judged_only=True` (ir_measures': the "
