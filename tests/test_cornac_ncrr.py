@@ -55,19 +55,26 @@ def _label(k: int | None) -> str:
     return "ncrr" if k is None else f"ncrr@{k}"
 
 
+def assert_peer_values(
+    evaluate: Evaluate, run: pl.DataFrame, qrels: pl.DataFrame, expected: dict[str, Any]
+) -> None:
+    """Per metric label, the peer's ``per_user`` values (users as strings) and ``mean``
+    equal this library's per-query values and mean, to :data:`TOL`."""
+    per_user = evaluate(run, list(expected), qrels=qrels, per_query=True)
+    means = evaluate(run, list(expected), qrels=qrels)
+    for label, theirs in expected.items():
+        ours = {str(q): v for q, v in per_user.select("query_id", label).iter_rows()}
+        assert sorted(ours) == sorted(theirs["per_user"]), label
+        for user, value in theirs["per_user"].items():
+            assert math.isclose(ours[user], value, rel_tol=0.0, abs_tol=TOL), (label, user)
+        assert math.isclose(means[label].item(), theirs["mean"], rel_tol=0.0, abs_tol=TOL)
+
+
 @pytest.mark.parametrize("case", range(len(CASES)), ids=[c["name"] for c in CASES])
 def test_ncrr_equals_cornac(evaluate: Evaluate, case: int) -> None:
     data = CASES[case]
     run, qrels = _tables(data)
-    labels = [_label(v["k"]) for v in data["values"]]
-    per_user = evaluate(run, labels, qrels=qrels, per_query=True)
-    means = evaluate(run, labels, qrels=qrels)
-    for values, label in zip(data["values"], labels, strict=True):
-        ours = {str(q): v for q, v in per_user.select("query_id", label).iter_rows()}
-        assert sorted(ours) == sorted(values["per_user"]), label
-        for user, theirs in values["per_user"].items():
-            assert math.isclose(ours[user], theirs, rel_tol=0.0, abs_tol=TOL), (label, user)
-        assert math.isclose(means[label].item(), values["mean"], rel_tol=0.0, abs_tol=TOL)
+    assert_peer_values(evaluate, run, qrels, {_label(v["k"]): v for v in data["values"]})
 
 
 @pytest.mark.parametrize("case", range(len(CASES)), ids=[c["name"] for c in CASES])
@@ -114,39 +121,44 @@ def test_cornac_ranking_eval_skips_users_without_a_positive(evaluate: Evaluate) 
     assert got.row(0) == (2, 0.5 / 2, 0.5)  # num_q, then the two means
 
 
-@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
-@settings(max_examples=60, deadline=None)
-@given(
-    lists=st.lists(
-        st.tuples(
-            st.lists(st.integers(0, 12), max_size=10, unique=True),
-            st.lists(st.integers(0, 12), min_size=1, max_size=6, unique=True),
-            st.lists(st.integers(0, 12), max_size=3, unique=True),
-        ),
-        min_size=1,
-        max_size=6,
+#: Random users: each a ranking, its relevant items and judged non-relevant items.
+USER_LISTS = st.lists(
+    st.tuples(
+        st.lists(st.integers(0, 12), max_size=10, unique=True),
+        st.lists(st.integers(0, 12), min_size=1, max_size=6, unique=True),
+        st.lists(st.integers(0, 12), max_size=3, unique=True),
     ),
-    k=st.one_of(st.none(), st.integers(1, 12)),
-    lazy=st.booleans(),
+    min_size=1,
+    max_size=7,
 )
-def test_ncrr_equals_cornac_on_random_lists(
-    lists: list[tuple[list[int], list[int], list[int]]], k: int | None, lazy: bool
-) -> None:
-    # per user: the ranking, the relevant items, and judged non-relevant items
-    run_rows, qrels_rows, expected = [], [], []
+UserLists = list[tuple[list[int], list[int], list[int]]]
+
+
+def random_tables(lists: UserLists) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The run (ranks 1, 2, ...) and the judgments of :data:`USER_LISTS`, user i the
+    query i."""
+    run_rows, qrels_rows = [], []
     for user, (ranking, positives, negatives) in enumerate(lists):
         run_rows += [(user, d, r) for r, d in enumerate(ranking, start=1)]
         qrels_rows += [(user, d, 1) for d in positives]
         qrels_rows += [(user, d, 0) for d in negatives if d not in positives]
-        expected.append(cornac_ncrr(k, positives, ranking))
     run = pl.DataFrame(run_rows, schema=["query_id", "doc_id", "rank"], orient="row")
     run = run.cast({"query_id": pl.Int64, "doc_id": pl.Int64, "rank": pl.Int64})
     qrels = pl.DataFrame(qrels_rows, schema=["query_id", "doc_id", "relevance"], orient="row")
+    return run, qrels
+
+
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
+@settings(max_examples=60, deadline=None)
+@given(lists=USER_LISTS, k=st.one_of(st.none(), st.integers(1, 12)), lazy=st.booleans())
+def test_ncrr_equals_cornac_on_random_lists(lists: UserLists, k: int | None, lazy: bool) -> None:
+    run, qrels = random_tables(lists)
     label = _label(k)
     got = irm.evaluate(run.lazy() if lazy else run, [label], qrels=qrels, per_query=True)
     table = got.collect() if isinstance(got, pl.LazyFrame) else got
     ours = dict(table.select("query_id", label).iter_rows())
-    for user, theirs in enumerate(expected):
+    for user, (ranking, positives, _) in enumerate(lists):
+        theirs = cornac_ncrr(k, positives, ranking)
         assert math.isclose(ours[user], theirs, rel_tol=0.0, abs_tol=TOL), (user, ours, theirs)
 
 

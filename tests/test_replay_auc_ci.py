@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 import polars_irmetrics as irm
 from polars_irmetrics import MetricParameterError
 from tests.conftest import Evaluate
+from tests.test_cornac_ncrr import USER_LISTS, UserLists, assert_peer_values, random_tables
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "replay" / "auc_ci.json").read_text())
 CASES = FIXTURE["cases"]
@@ -84,15 +85,7 @@ def _ci_label(name: str, alpha: float) -> str:
 def test_rocauc_and_its_neighbours_equal_replay_per_user(evaluate: Evaluate, case: int) -> None:
     data = CASES[case]
     run, test = _tables(data)
-    labels = list(data["values"])
-    per_user = evaluate(run, labels, qrels=test, per_query=True)
-    means = evaluate(run, labels, qrels=test)
-    for label, theirs in data["values"].items():
-        ours = {str(q): v for q, v in per_user.select("query_id", label).iter_rows()}
-        assert sorted(ours) == sorted(theirs["per_user"]), label
-        for user, value in theirs["per_user"].items():
-            assert math.isclose(ours[user], value, rel_tol=0.0, abs_tol=TOL), (label, user)
-        assert math.isclose(means[label].item(), theirs["mean"], rel_tol=0.0, abs_tol=TOL)
+    assert_peer_values(evaluate, run, test, data["values"])
 
 
 @pytest.mark.parametrize("case", range(len(CASES)), ids=[c["name"] for c in CASES])
@@ -146,29 +139,18 @@ def test_a_list_of_relevant_items_only_scores_1_and_none_0(evaluate: Evaluate) -
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
 @settings(max_examples=60, deadline=None)
 @given(
-    lists=st.lists(
-        st.tuples(
-            st.lists(st.integers(0, 12), max_size=10, unique=True),
-            st.lists(st.integers(0, 12), min_size=1, max_size=6, unique=True),
-        ),
-        min_size=1,
-        max_size=7,
-    ),
+    lists=USER_LISTS,
     k=st.integers(1, 12),
     alpha=st.sampled_from([0.05, 0.5, 0.9, 0.95, 0.99]),
     lazy=st.booleans(),
 )
 def test_rocauc_and_ci_equal_replay_on_random_lists(
-    lists: list[tuple[list[int], list[int]]], k: int, alpha: float, lazy: bool
+    lists: UserLists, k: int, alpha: float, lazy: bool
 ) -> None:
-    run_rows, test_rows, expected = [], [], []
-    for user, (ranking, positives) in enumerate(lists):
-        run_rows += [(user, d, r) for r, d in enumerate(ranking, start=1)]
-        test_rows += [(user, d, 1) for d in positives]
-        expected.append(replay_rocauc(k, positives, ranking))
-    run = pl.DataFrame(run_rows, schema=["query_id", "doc_id", "rank"], orient="row")
-    run = run.cast({"query_id": pl.Int64, "doc_id": pl.Int64, "rank": pl.Int64})
-    test = pl.DataFrame(test_rows, schema=["query_id", "doc_id", "relevance"], orient="row")
+    # RePlay's ground truth is the relevant items; the judged non-relevant ones are
+    # other items to it, as unjudged ones
+    run, test = random_tables(lists)
+    expected = [replay_rocauc(k, positives, ranking) for ranking, positives, _ in lists]
     labels = [f"rocauc@{k}", _ci_label(f"rocauc@{k}", alpha)]
     frame = run.lazy() if lazy else run
     per_user = irm.evaluate(frame, labels[:1], qrels=test, per_query=True)
