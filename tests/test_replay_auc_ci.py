@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -273,3 +276,23 @@ def test_dask_equals_evaluate(client: Any) -> None:
     result = pl.from_arrow(pa.Table.from_pandas(got.compute(), preserve_index=False))
     assert isinstance(result, pl.DataFrame)
     assert result.rows() == expected.rows()  # the same bits
+
+
+def test_the_command_line_prints_rocauc_and_its_interval(tmp_path: Path) -> None:
+    run, test = _tables(CASES[0])
+    run.write_parquet(tmp_path / "run.parquet")
+    test.write_parquet(tmp_path / "test.parquet")
+    labels = ["rocauc@5", "rocauc(agg='ci_halfwidth', ci_level=0.9)@5", "ncrr@5"]
+    flags = [part for label in labels for part in ("-m", label)]
+    command = [sys.executable, "-m", "polars_irmetrics", "evaluate", "run.parquet"]
+    done = subprocess.run(
+        [*command, "--qrels", "test.parquet", *flags, "--format", "json"],
+        capture_output=True, text=True, cwd=tmp_path, check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(irm.__file__).resolve().parents[1])},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    row = printed[0] if isinstance(printed, list) else printed
+    theirs = CASES[0]["values"]["rocauc@5"]
+    assert math.isclose(row["rocauc@5"], theirs["mean"], abs_tol=TOL)
+    assert math.isclose(row[labels[1]], theirs["ci_0.9"], abs_tol=TOL)
