@@ -187,3 +187,25 @@ def test_compare_refuses_what_evaluate_refuses() -> None:
         irm.compare({"a": run, "b": run}, "ndcg@10", qrels=qrels, sample_weight="w")
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         irm.tukey_hsd({"a": run, "b": run, "c": run}, "ndcg@10", qrels=qrels, sample_weight="w")
+
+
+@pytest.mark.parametrize(
+    ("name", "metric", "why"),
+    [
+        ("ctr(agg='std')", "ctr", "its online route computes one summary of its own"),
+        ("auc(agg='median')", "auc", "its prediction route computes one summary of its own"),
+        ("ips(agg='max')", "ips", "its ope route computes one summary of its own"),
+        ("coverage(agg='std')", "catalog_coverage", "one value per recommendation table"),
+    ],
+)
+def test_an_aggregate_a_route_would_ignore_is_refused(name: str, metric: str, why: str) -> None:
+    """``agg=`` summarizes per-query values; a metric summarized by its own route refuses
+    it rather than ignore it (``ctr(agg='std')`` once gave ``ctr``'s mean in silence)."""
+    agg = name.split("'")[1]
+    message = (
+        f"metric {name!r}: agg={agg!r} summarizes per-query values; {metric} has none to "
+        f"summarize ({why}), so agg= would be ignored: drop agg={agg!r}"
+    )
+    with pytest.raises(irm.MetricParameterError, match=re.escape(message)):
+        irm.parse_metric(name)
+    assert irm.parse_metric(name.replace(agg, "mean")).aggregate is None

@@ -447,16 +447,27 @@ def _build(
             metric.check_params(metric.name, k, dict(resolved))
         except ValueError as error:
             raise MetricParameterError(f"metric {shown!r}: {error}") from None
-    if aggregate == "ci_halfwidth" and metric.route not in SUMMARIZED_ROUTES:
+    if (
+        aggregate is not None
+        and aggregate != metric.aggregate
+        and metric.route not in SUMMARIZED_ROUTES
+    ):
         why = (
             "one value per recommendation table"
             if metric.level == "collection"
             else f"its {metric.route} route computes one summary of its own"
         )
+        if aggregate == "ci_halfwidth":
+            raise MetricParameterError(
+                f"metric {shown!r}: agg='ci_halfwidth' is the confidence interval of the mean "
+                f"of per-query values; {metric.name} has none to summarize ({why}): drop "
+                "agg='ci_halfwidth' (it summarizes per-query metrics such as ndcg@10 or "
+                "rocauc@10)"
+            )
         raise MetricParameterError(
-            f"metric {shown!r}: agg='ci_halfwidth' is the confidence interval of the mean "
-            f"of per-query values; {metric.name} has none to summarize ({why}): drop "
-            "agg='ci_halfwidth' (it summarizes per-query metrics such as ndcg@10 or rocauc@10)"
+            f"metric {shown!r}: agg={aggregate!r} summarizes per-query values; "
+            f"{metric.name} has none to summarize ({why}), so agg= would be ignored: "
+            f"drop agg={aggregate!r}"
         )
     if aggregate == metric.aggregate:
         aggregate = None
