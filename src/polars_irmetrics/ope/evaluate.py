@@ -210,8 +210,9 @@ def build_ope_plan(
     )
     rows = _rows(log, policy, reward_model, keys, action, by, options, propensity)
     checks = _checks(options, keys, reward_model is not None, propensity)
-    if kind == "cascade":
-        return _cascade(rows, requests, by, keys, checks, options, propensity)
+    if kind == "cascade":  # an action the log never shows at a position: unsupported
+        cascade = _cascade(rows, requests, by, keys, checks, options, propensity)
+        return _warning(cascade, log, policy, keys, action)
     w = pl.col(_PI) / pl.col(options.propensity).cast(pl.Float64)
     terms = OpeTerms(
         r=pl.col(options.reward).cast(pl.Float64),
