@@ -11,7 +11,11 @@ position)``. Each estimator reads one of the three (obp's ``SlateStandardIPS``,
 asked for read are required. A row's contribution is ``r w`` (self-normalised: divided
 by the mean weight of every row, or of the rows at its position), and the estimate the
 sum of the contributions over the number of rounds: the expected sum of slot rewards
-per round. ``per_query=True`` gives each round's sum.
+per round. ``per_query=True`` gives each round's sum. ``ci=``: the bootstrap over rounds
+(:mod:`~polars_irmetrics.ope.intervals`); for the self-normalised estimators the ratio is
+recomputed in each resample (:func:`_with_ratio_intervals`). A positive propensity the
+policy gives a ``(round_id, position)`` the log never shows raises a
+:class:`~polars_irmetrics.errors.SupportWarning` when the plan is collected.
 
 Checks (raised when the plan is collected, naming the table, the column and the round):
 a propensity in the log that is null, NaN, 0, negative or above 1; one in the policy
