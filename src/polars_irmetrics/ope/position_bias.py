@@ -156,18 +156,14 @@ def position_bias(
     doc_id = "doc_id" if doc_id is None else doc_id
     max_iter = 100 if max_iter is None else max_iter
     tol = 1e-10 if tol is None else tol
-    frame = as_polars(log, "log").lazy()
-    schema = frame.collect_schema()
-    require_columns(
-        schema,
+    frame, _ = _read_log(
+        log,
         [query_id, doc_id, rank, clicked],
-        "log",
+        rank,
+        clicked,
         "an impression log has one row per shown document: name the columns with "
         "query_id=, doc_id=, rank= and clicked=",
     )
-    check_numeric(schema, rank, "log", integer=True)
-    if schema[clicked] != pl.Boolean:
-        check_numeric(schema, clicked, "log", integer=False)
     for name, value, low in (("max_iter", max_iter, 1), ("tol", tol, 0)):
         if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
             raise InvalidValueError(f"{name} must be a number >= {low}, got {value!r}")
@@ -234,22 +230,32 @@ def position_bias(
     )
 
 
+def _read_log(
+    log: FrameInput, columns: list[str], rank: str, clicked: str, hint: str
+) -> tuple[pl.LazyFrame, pl.Schema]:
+    """The log, lazy, with its schema: ``columns`` present, ``rank`` an integer and
+    ``clicked`` numeric or boolean."""
+    frame = as_polars(log, "log").lazy()
+    schema = frame.collect_schema()
+    require_columns(schema, columns, "log", hint)
+    check_numeric(schema, rank, "log", integer=True)
+    if schema[clicked] != pl.Boolean:
+        check_numeric(schema, clicked, "log", integer=False)
+    return frame, schema
+
+
 def _swap(log: FrameInput, query_id: str, rank: str, clicked: str, swap: str) -> pl.DataFrame:
     """``position_bias(method="swap")``: the click-through rates of the ranker's top
     document at rank 1 (no intervention) and at each swapped rank ``k``."""
-    frame = as_polars(log, "log").lazy()
-    schema = frame.collect_schema()
-    require_columns(
-        schema,
+    frame, schema = _read_log(
+        log,
         [query_id, rank, clicked, swap],
-        "log",
+        rank,
+        clicked,
         "a log of swap interventions has one row per shown document: its impression "
         "(query_id=), rank (rank=), click (clicked=) and the impression's swap (swap=: k "
         "where ranks 1 and k were swapped, null where none)",
     )
-    check_numeric(schema, rank, "log", integer=True)
-    if schema[clicked] != pl.Boolean:
-        check_numeric(schema, clicked, "log", integer=False)
     if not schema[swap].is_integer() and schema[swap] != pl.Null:
         raise ColumnTypeError(
             f"column {swap!r} in the log has dtype {schema[swap]}; it must be an integer (the "

@@ -25,7 +25,6 @@ position)`` the policy lacks; a ``(round_id, position)`` twice.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -37,13 +36,12 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
     QuerySetError,
-    SupportWarning,
 )
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.ope.checks import WHERE, Check
+from polars_irmetrics.ope.checks import WHERE, Check, warning_unsupported
 from polars_irmetrics.ope.intervals import _poisson_counts, interval_columns
 from polars_irmetrics.ope.rounds import over_rounds
 
@@ -54,8 +52,6 @@ _DUP = f"{INTERNAL}dup"
 _ROUND = f"{INTERNAL}round"
 _SLOT = f"{INTERNAL}slot"
 _GROUP = f"{INTERNAL}group"
-_UNSUPPORTED = f"{INTERNAL}unsupported"
-_EXAMPLE = f"{INTERNAL}example"
 
 
 def _e(column: str) -> str:
@@ -301,26 +297,16 @@ def _support_warning(
         .unique()
         .join(log.select(ids).unique(), on=keys, how="anti", nulls_equal=True)
     )
-    example = pl.format(", ".join(f"{c}={{}}" for c in keys), *(pl.col(c) for c in keys))
-    counted = unsupported.select(
-        pl.len().cast(pl.Int64).alias(_UNSUPPORTED), example.min().alias(_EXAMPLE)
+    return warning_unsupported(
+        result,
+        unsupported,
+        keys,
+        lambda n, example: (
+            f"the policy puts mass on {n} slot(s) of slates the log never shows (e.g. "
+            f"{example}): the logging policy never showed them, so the log cannot support "
+            "this policy and every slate estimate of it is biased"
+        ),
     )
-    schema_out = result.collect_schema()
-
-    def warn(frame: pl.DataFrame) -> pl.DataFrame:
-        n = int(frame[_UNSUPPORTED][0]) if frame.height else 0
-        if n:
-            warnings.warn(
-                f"the policy puts mass on {n} slot(s) of slates the log never shows (e.g. "
-                f"{frame[_EXAMPLE][0]}): the logging policy never showed them, so the log "
-                "cannot support this policy and every slate estimate of it is biased",
-                SupportWarning,
-                stacklevel=2,
-            )
-        return frame.drop(_UNSUPPORTED, _EXAMPLE)
-
-    joined = result.join(counted, how="cross", maintain_order="left")
-    return joined.map_batches(warn, schema=schema_out)
 
 
 def _checks(columns: list[str], keys: list[str], reward: str) -> list[Check]:
