@@ -380,3 +380,18 @@ def test_cli_propensities_flag(tmp_path: Path) -> None:
     )  # fmt: skip
     assert refused.returncode == 2
     assert "reads propensities (one row per document, or per position" in refused.stderr
+
+
+def test_compare_refuses_ps_metrics() -> None:
+    run, qrels = _worked()
+    runs = pl.concat([run.with_columns(system=pl.lit(s)) for s in ("x", "y")])
+    with pytest.raises(
+        MetricParameterError,
+        match=re.escape(
+            "metric 'ps_ndcg@2' is computed from a run, judgments and propensities, which "
+            "irm.compare does not take (it pairs the per-query values of runs and judgments, "
+            "or of predictions): evaluate it with irm.evaluate(table, propensities=...) for "
+            "each system"
+        ),
+    ):
+        irm.compare(runs, ["ps_ndcg@2"], qrels=qrels)
