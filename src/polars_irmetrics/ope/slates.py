@@ -42,7 +42,7 @@ from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, r
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.checks import WHERE, Check, warning_unsupported
-from polars_irmetrics.ope.intervals import _poisson_counts, interval_columns
+from polars_irmetrics.ope.intervals import BUCKETS, _poisson_counts, interval_columns
 from polars_irmetrics.ope.rounds import over_rounds
 
 __all__ = ["build_slate_plan"]
@@ -52,6 +52,9 @@ _DUP = f"{INTERNAL}dup"
 _ROUND = f"{INTERNAL}round"
 _SLOT = f"{INTERNAL}slot"
 _GROUP = f"{INTERNAL}group"
+#: Buckets of rounds drawn per numpy block of the self-normalised intervals (a block's
+#: counts are ``n_bootstrap x block``).
+_ROUNDS_BLOCK = 1024
 
 
 def _e(column: str) -> str:
@@ -192,10 +195,12 @@ def _with_ratio_intervals(
     """``result`` with the bootstrap intervals of the self-normalised slate estimates:
     over rounds (each drawn ``Poisson(1)`` times per resample, by the counter-based
     generator of :mod:`~polars_irmetrics.ope.intervals`, from the seed, the ``by`` group
-    and the round), the ratio recomputed in each resample. With ``A_l``, ``W_l`` and
-    ``n_l`` the resample's sums of ``r w``, of ``w`` and of the rounds with a slot at
-    position ``l``, ``n`` its rounds and ``m`` its slots: ``slate_sniips`` and
-    ``slate_snrips`` are ``sum_l A_l n_l / (n W_l)`` and ``slate_snips`` is
+    and the round; beyond :data:`~polars_irmetrics.ope.intervals.BUCKETS` rounds a group's
+    rounds are pooled into that many buckets by the rank of their hash, each drawn as one
+    unit, as the other estimators' units are), the ratio recomputed in each resample.
+    With ``A_l``, ``W_l`` and ``n_l`` the resample's sums of ``r w``, of ``w`` and of the
+    rounds with a slot at position ``l``, ``n`` its rounds and ``m`` its slots:
+    ``slate_sniips`` and ``slate_snrips`` are ``sum_l A_l n_l / (n W_l)`` and ``slate_snips`` is
     ``(sum_l A_l) m / (n sum_l W_l)``, which are the estimates themselves when every
     count is 1."""
     round_id, position = keys
@@ -231,23 +236,32 @@ def _with_ratio_intervals(
     def resample(frame: pl.DataFrame) -> pl.DataFrame:
         out: dict[str, list[float]] = {c: [] for c in out_schema.names() if c not in by}
         for row in frame.iter_rows(named=True):
-            rounds, round_index = np.unique(
-                np.asarray(row[_ROUND], np.uint64), return_inverse=True
-            )
-            places, slot_index = np.unique(np.asarray(row[_SLOT], np.int64), return_inverse=True)
-            present = np.zeros((rounds.size, places.size))
-            present[round_index, slot_index] = 1.0
-            group = np.full(rounds.size, row[_GROUP], np.uint64)
-            counts = _poisson_counts(group, rounds, draws, seed).T  # resamples x rounds
-            n = counts.sum(axis=1)
-            n_l = counts @ present
-            for label, (_, normalised), a, b in zip(
-                labels, ratios.values(), a_cols, b_cols, strict=True
-            ):
-                a_sum, w_sum = np.zeros_like(present), np.zeros_like(present)
-                a_sum[round_index, slot_index] = row[a]
-                w_sum[round_index, slot_index] = row[b]
-                a_l, w_l = counts @ a_sum, counts @ w_sum
+            ids, slots = np.asarray(row[_ROUND], np.uint64), np.asarray(row[_SLOT], np.int64)
+            rounds, round_index = np.unique(ids, return_inverse=True)
+            places, slot_index = np.unique(slots, return_inverse=True)
+            # rounds pooled into up to BUCKETS buckets by the rank of their hash (each
+            # round its own bucket in a smaller group), as the other estimators' units;
+            # per bucket and position: the rounds with the slot, then r w and w
+            of_round = np.arange(rounds.size, dtype=np.int64) % BUCKETS
+            bucket = of_round[round_index]
+            n_buckets = min(rounds.size, BUCKETS)
+            rounds_in = np.bincount(of_round, minlength=n_buckets).astype(np.float64)
+            tables = np.zeros((1 + 2 * len(labels), n_buckets, places.size))
+            for i, column in enumerate([None, *a_cols, *b_cols]):
+                values = 1.0 if column is None else np.asarray(row[column], np.float64)
+                np.add.at(tables[i], (bucket, slot_index), values)
+            ids_b = np.arange(n_buckets, dtype=np.uint64)
+            group = np.full(n_buckets, row[_GROUP], np.uint64)
+            n = np.zeros(draws.size)
+            sums = np.zeros((tables.shape[0], draws.size, places.size))
+            for start in range(0, n_buckets, _ROUNDS_BLOCK):  # blocks of buckets
+                stop = min(start + _ROUNDS_BLOCK, n_buckets)
+                counts = _poisson_counts(group[start:stop], ids_b[start:stop], draws, seed).T
+                n += counts @ rounds_in[start:stop]  # resamples x buckets of the block
+                sums += np.einsum("br,trl->tbl", counts, tables[:, start:stop])
+            n_l = sums[0]
+            for i, (_, normalised) in enumerate(ratios.values()):
+                a_l, w_l = sums[1 + i], sums[1 + len(labels) + i]
                 with np.errstate(divide="ignore", invalid="ignore"):
                     if normalised == "position":  # a position no resampled round has: 0
                         terms = np.where(w_l > 0, a_l * n_l / (n[:, None] * w_l), 0.0)
@@ -255,7 +269,7 @@ def _with_ratio_intervals(
                     else:
                         estimate = a_l.sum(1) * n_l.sum(1) / (n * w_l.sum(1))
                 low, high = np.percentile(estimate, [50.0 * alpha, 100.0 - 50.0 * alpha])
-                lower, upper = interval_columns(label)
+                lower, upper = interval_columns(labels[i])
                 out[lower].append(float(low))
                 out[upper].append(float(high))
         return pl.DataFrame({**{k: frame[k] for k in by}, **out}, schema=out_schema)
