@@ -368,7 +368,8 @@ _NULL_QUERY = (
             InvalidValueError,
             "relevance_level=2 is not read by metric 'neighbor_recall@2': only the "
             "judgment-group measures (*_avgjg) and the ranking metrics of a run and judgments "
-            "(ndcg, map, recall...) read it; drop relevance_level=",
+            "(ndcg, map, recall...) and the propensity-scored metrics (ps_precision@k, "
+            "ps_ndcg@k) read it; drop relevance_level=",
         ),
         (
             APPROX,

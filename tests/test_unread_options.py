@@ -25,6 +25,7 @@ ROUTES = {
     "neighbors": "neighbor_recall@10",
     "ope": "ips",
     "reference": "rbo",
+    "propensity": "ps_ndcg@10",
 }
 
 #: a value other than the default for each option of the table

@@ -194,6 +194,12 @@ EXAMPLE_CASCADE = pl.DataFrame(
     }
 )
 
+#: The propensity-scored metrics' worked example: the judged run's documents' propensities
+#: (the relevant d1, d3, d5 and the unretrieved d9 need one).
+EXAMPLE_PROPENSITIES = pl.DataFrame(
+    {"doc_id": ["d1", "d2", "d3", "d5", "d6", "d9"], "propensity": [0.8, 0.5, 0.25, 0.5, 1.0, 0.5]}
+)
+
 #: The rank-similarity metrics' worked example: a run that swaps the reference's first two
 #: documents and replaces its third (c) by x; d and c are kept, in swapped places.
 EXAMPLE_REFERENCE = pl.DataFrame(
@@ -215,6 +221,7 @@ _FAMILIES = {
     "prediction": "Prediction quality (click and rating models)",
     "ope": "Off-policy estimators (logged bandit feedback)",
     "listwise": "Recommender libraries' list metrics (cornac, RePlay)",
+    "propensity": "Propensity-scored metrics (extreme classification)",
 }
 
 #: An example value for metrics whose "cutoff" is a real-valued parameter.
@@ -275,6 +282,7 @@ _EXAMPLE_TABLES: dict[Route, str] = {
     "neighbors": "the approximate and exact neighbours",
     "ope": "the logged feedback",
     "reference": "a run against a reference run",
+    "propensity": "the judged run with each document's propensity",
 }
 
 
@@ -349,6 +357,11 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
         values |= evaluate(
             EXAMPLE_AGAINST, similar, reference=EXAMPLE_REFERENCE, per_query=True
         ).row(0, named=True)
+    ps_names = [example_name(m) for m in metrics if m.route == "propensity"]
+    if ps_names:
+        values |= evaluate(
+            EXAMPLE_RUN, ps_names, qrels=EXAMPLE_QRELS, propensities=EXAMPLE_PROPENSITIES
+        ).row(0, named=True)
     groups = [example_name(m) for m in metrics if m.route == "jg"]
     if groups:
         values |= evaluate_jg(EXAMPLE_RUN, groups, qrels_jg=EXAMPLE_QRELS_JG).row(0, named=True)
@@ -408,6 +421,16 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         rows.append(("Label", _prediction_label(metric)))
         rows.append(("Reads", ", ".join(metric.reads)))
         rows.append(("Over", "the rows of each `by` group (each query with `per_query=True`)"))
+    elif metric.route == "propensity":
+        rows.append(("Relevance", relevance))
+        rows.append(("Reads", ", ".join(metric.reads)))
+        rows.append(
+            (
+                "Over queries",
+                "a ratio of sums over the judged queries (pyxclib's), not a mean; "
+                "`per_query=True` gives each query's share",
+            )
+        )
     elif metric.route == "reference":
         rows.append(("Relevance", "none: two rankings (ties from equal scores)"))
         rows.append(("Reads", ", ".join(metric.reads)))

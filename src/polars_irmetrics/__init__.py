@@ -100,6 +100,7 @@ from polars_irmetrics.metrics.registry import (
     parse_metric,
 )
 from polars_irmetrics.metrics.similarity import cosine_similarity
+from polars_irmetrics.offline.propensity import label_propensity
 from polars_irmetrics.online.ab import ab_test
 from polars_irmetrics.online.expressions import click_metric
 from polars_irmetrics.online.interleaving import interleaving_test
@@ -175,6 +176,7 @@ __all__ = [
     "iprec",
     "judged",
     "knn",
+    "label_propensity",
     "list_metrics",
     "logloss",
     "mae",

@@ -373,6 +373,12 @@ def _input_flags(p: argparse.ArgumentParser) -> None:
         "each run is compared with; read as the runs are",
     )
     p.add_argument(
+        "--propensities",
+        metavar="FILE",
+        help="propensity-scored metrics (ps_precision@k, ps_ndcg@k): one row per document "
+        "(doc id) or per 'position', with its 'propensity' in (0, 1]",
+    )
+    p.add_argument(
         "--serendipity-relevance",
         metavar="COLUMN",
         help="beyond-accuracy metrics: the column of the interactions weighting each "
@@ -548,6 +554,7 @@ def _read_inputs(
             "policy",
             "reward_model",
             "reference",
+            "propensities",
         )
     )
     if qrels_source is not None:
@@ -570,6 +577,10 @@ def _read_inputs(
         tables["policy"] = scan_run(args.policy, required=rounds, what=_POLICY)
     if args.reward_model is not None:
         tables["reward_model"] = scan_run(args.reward_model, required=rounds, what=_REWARD_MODEL)
+    if args.propensities is not None:
+        tables["propensities"] = scan_run(
+            args.propensities, required={"propensity": "propensity"}, what=_PROPENSITIES
+        )
     if args.interactions is not None:
         tables["interactions"] = scan_run(args.interactions, what=_INTERACTIONS, **ids)
     if args.item_features is not None:
@@ -596,6 +607,9 @@ def _read_inputs(
 _LABELS = "labels: Parquet, CSV, TSV or JSON lines with the ids and the label"
 _POLICY = "an evaluation policy: Parquet, CSV, TSV or JSON lines with round_id, action, prob"
 _REWARD_MODEL = "a reward model: Parquet, CSV, TSV or JSON lines with round_id, action, q_hat"
+_PROPENSITIES = (
+    "propensities: Parquet, CSV, TSV or JSON lines with the doc id or 'position', and 'propensity'"
+)
 _INTERACTIONS = "interactions: Parquet, CSV, TSV or JSON lines with user and item ids"
 _ITEM_FEATURES = "item features: Parquet with the item id and a vector column"
 _PREFS = "preference judgments (query_id jg jsg doc_id rel_level)"

@@ -207,7 +207,12 @@ def _reads_predictions(requests: list[tuple[str, MetricRequest]], qrels: object)
     for route, found in routes.items():
         if route not in ("offline", "prediction"):
             label = found[0][0]
-            keyword = {"neighbors": "neighbors", "prefs": "prefs", "jg": "qrels_jg"}.get(route)
+            keyword = {
+                "neighbors": "neighbors",
+                "prefs": "prefs",
+                "jg": "qrels_jg",
+                "propensity": "propensities",
+            }.get(route)
             table = "table" if keyword is None else f"table, {keyword}=..."
             raise MetricParameterError(
                 f"metric {label!r} is computed from {ROUTE_TABLES[route]}, which irm.compare "

@@ -19,6 +19,8 @@ that computes it:
   ``policy=`` and a ``reward_model=`` (:mod:`polars_irmetrics.ope`).
 * ``reference``: a run against a reference run, rank similarity
   (:mod:`polars_irmetrics.agreement`).
+* ``propensity``: propensity-scored metrics (``ps_precision@k``, ``ps_ndcg@k``), a run
+  and judgments with ``propensities=`` (:mod:`polars_irmetrics.offline.propensity`).
 
 A run or judgments whose ``doc_id`` is a ``List`` (one row per query) are turned into
 the long form first (:mod:`polars_irmetrics.ground.lists`), inside the plan.
@@ -53,6 +55,7 @@ from polars_irmetrics.metrics.spec import Route
 from polars_irmetrics.offline.catalogue import build_offline_plan
 from polars_irmetrics.offline.jg import build_jg_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
+from polars_irmetrics.offline.propensity import build_propensity_plan
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.evaluate import build_online_plan
 from polars_irmetrics.ope.evaluate import build_ope_plan
@@ -92,6 +95,7 @@ def evaluate(
     policy: FrameInput | None = ...,
     reward_model: FrameInput | None = ...,
     reference: FrameInput | None = ...,
+    propensities: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame: ...
 
@@ -112,6 +116,7 @@ def evaluate(
     policy: FrameInput | None = ...,
     reward_model: FrameInput | None = ...,
     reference: FrameInput | None = ...,
+    propensities: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.LazyFrame: ...
 
@@ -131,6 +136,7 @@ def evaluate(
     policy: FrameInput | None = None,
     reward_model: FrameInput | None = None,
     reference: FrameInput | None = None,
+    propensities: FrameInput | None = None,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate every metric the library has: per-query values or means, in one plan.
@@ -190,6 +196,13 @@ def evaluate(
         ``kendall_tau@k``, ``tau_ap@k``, ``ktu@k``, ``rbo_repro_eval@k``): the run each
         query's ranking is compared with (:mod:`polars_irmetrics.metrics.agreement`);
         ``by``/``systems`` keys it lacks make it serve every group of ``table``.
+    propensities
+        For the propensity-scored metrics (``ps_precision@k``, ``ps_ndcg@k``, pyxclib's):
+        one row per document (the ``doc_id`` column, e.g.
+        :func:`~polars_irmetrics.label_propensity`) or per ``position`` (e.g.
+        :func:`~polars_irmetrics.position_bias`: the run is then the logged ranking and
+        ``qrels`` its clicks), with its ``propensity`` in (0, 1]
+        (:mod:`polars_irmetrics.offline.propensity`).
     labels
         Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...: every metric that
         reads ``"predictions"``; see :mod:`polars_irmetrics.prediction`), two-table
@@ -454,6 +467,7 @@ def evaluate(
         "policy": policy,
         "reward_model": reward_model,
         "reference": reference,
+        "propensities": propensities,
     }
     return evaluate_tables(table, metrics, given, options)
 
@@ -535,6 +549,7 @@ def evaluate_plan(
             "policy": tables.get("policy"),
             "reward_model": tables.get("reward_model"),
             "reference": tables.get("reference"),
+            "propensities": tables.get("propensities"),
         },
         caller,
     )
@@ -542,6 +557,14 @@ def evaluate_plan(
     qrels, queries = tables.get("qrels"), tables.get("queries")
     if "ope" in routes:
         return _ope(table, routes["ope"], tables, options)
+    if "propensity" in routes:
+        return _propensity(table, routes["propensity"], tables, options)
+    if tables.get("propensities") is not None:
+        raise MetricParameterError(
+            "propensities= is read by the propensity-scored metrics (ps_precision@k, "
+            "ps_ndcg@k), and no metric asked for reads it: drop propensities=, or ask for "
+            "them (in a call of their own)"
+        )
     for name in ("policy", "reward_model"):
         if tables.get(name) is not None:
             raise MetricParameterError(
@@ -691,6 +714,25 @@ def _ope(
     if policy is None:  # refused by check_inputs, with the metric's name
         raise MetricParameterError("off-policy estimators need policy=...")
     return build_ope_plan(log, requests, policy, tables.get("reward_model"), options)
+
+
+def _propensity(
+    run: pl.LazyFrame,
+    requests: Requests,
+    tables: Mapping[str, pl.LazyFrame | None],
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """Propensity-scored metrics: a run, its judgments and the propensities."""
+    _refuse_other_tables(
+        tables,
+        ("qrels", "propensities"),
+        "the propensity-scored metrics (ps_precision@k, ps_ndcg@k)",
+        "they read the run, qrels= and propensities=",
+    )
+    propensities = tables.get("propensities")
+    if propensities is None:  # refused by check_inputs, with the metric's name
+        raise MetricParameterError("propensity-scored metrics need propensities=...")
+    return build_propensity_plan(run, requests, tables.get("qrels"), propensities, options)
 
 
 def _refuse_other_tables(

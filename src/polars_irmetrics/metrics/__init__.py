@@ -42,6 +42,9 @@ and this package joins them into :data:`METRICS`, which the registry reads:
   (``reads=("run", "reference")``: ``rbo``, ``rbo_repro_eval``, ``jaccard``, ``overlap``,
   ``kendall_tau``, ``tau_ap``, ``ktu``), computed by ``irm.evaluate(run, metrics,
   reference=other_run)``.
+* :mod:`.propensity`: propensity-scored ``ps_precision@k`` and ``ps_ndcg@k`` (pyxclib's),
+  ``reads=("run", "judgments", "propensities")``, computed by ``irm.evaluate(run,
+  metrics, qrels=..., propensities=...)``.
 
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.metrics.scope.Scope`); shared building blocks live in
@@ -59,6 +62,7 @@ from polars_irmetrics.metrics.online import ONLINE_METRICS
 from polars_irmetrics.metrics.ope import OPE_METRICS
 from polars_irmetrics.metrics.prediction import PREDICTION_METRICS
 from polars_irmetrics.metrics.preference import PREFERENCE_METRICS
+from polars_irmetrics.metrics.propensity import PROPENSITY_METRICS
 from polars_irmetrics.metrics.recsys import RECSYS_METRICS
 from polars_irmetrics.metrics.rectools import RECTOOLS_METRICS
 from polars_irmetrics.metrics.spec import Metric
@@ -79,4 +83,5 @@ METRICS: tuple[Metric, ...] = (
     *AGREEMENT_METRICS,
     *RECTOOLS_METRICS,
     *LISTWISE_METRICS,
+    *PROPENSITY_METRICS,
 )

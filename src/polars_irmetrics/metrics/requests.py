@@ -351,6 +351,10 @@ INPUTS: Mapping[str, tuple[str, str]] = {
         "reward_model",
     ),
     "reference": ("a reference run (the ranking each query's is compared with)", "reference"),
+    "propensities": (
+        "propensities (one row per document, or per position, with its 'propensity')",
+        "propensities",
+    ),
 }
 
 

@@ -73,7 +73,9 @@ CI_LEVEL = 0.95
 #: reward model (``"reward_model"``), read beside a log of logged feedback
 #: (:mod:`polars_irmetrics.metrics.ope`).
 #: measured against), and a reference run (``"reference"``: the ranking a run's is
-#: compared with by the rank-similarity metrics, :mod:`polars_irmetrics.metrics.agreement`).
+#: compared with by the rank-similarity metrics, :mod:`polars_irmetrics.metrics.agreement`),
+#: and propensities (``"propensities"``: per document or per position, read by the
+#: propensity-scored metrics, :mod:`polars_irmetrics.metrics.propensity`).
 Input = Literal[
     "run",
     "judgments",
@@ -87,6 +89,7 @@ Input = Literal[
     "policy",
     "reward_model",
     "reference",
+    "propensities",
 ]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation
@@ -99,7 +102,16 @@ Level = Literal["query", "collection"]
 #: (``"prefs"``), judgment groups (``"jg"``), labels and predictions (``"prediction"``)
 #: or an approximate run and the exact neighbours (``"neighbors"``).
 Route = Literal[
-    "offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors", "ope", "reference"
+    "offline",
+    "recsys",
+    "online",
+    "prefs",
+    "jg",
+    "prediction",
+    "neighbors",
+    "ope",
+    "reference",
+    "propensity",
 ]
 #: What each route computes from, for the messages that refuse a mix of routes.
 ROUTE_TABLES: Mapping[Route, str] = {
@@ -112,6 +124,7 @@ ROUTE_TABLES: Mapping[Route, str] = {
     "neighbors": "an approximate run and the exact neighbours",
     "ope": "a log of logged feedback and an evaluation policy",
     "reference": "a run and a reference run",
+    "propensity": "a run, judgments and propensities",
 }
 #: The routes whose per-query values :meth:`Metric.summarize` turns into one number, so
 #: whose metrics take an ``agg=`` that needs per-query values (``'ci_halfwidth'``); the
@@ -132,6 +145,7 @@ _READ_ROUTES: tuple[tuple[Input, Route], ...] = (
     ("neighbors", "neighbors"),
     ("policy", "ope"),
     ("reference", "reference"),
+    ("propensities", "propensity"),
 )
 
 #: Floor of a per-query value in a geometric mean (trec_eval's MIN_GEO_MEAN).

@@ -3,17 +3,22 @@ is collected (naming the table, the column and the first round that fails)."""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import polars as pl
 
+from polars_irmetrics.errors import SupportWarning
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 
-__all__ = ["WHERE", "Check", "raising"]
+__all__ = ["WHERE", "Check", "raising", "warning_unsupported"]
 
 #: The column holding each row's round (and position) as text, for the messages.
 WHERE = f"{INTERNAL}where"
+_UNSUPPORTED = f"{INTERNAL}unsupported"
+_EXAMPLE = f"{INTERNAL}example"
 
 
 @dataclass(frozen=True)
@@ -66,3 +71,28 @@ def raising(result: pl.LazyFrame, checks: list[Check], options: EvalOptions) -> 
         return frame.drop(flags)
 
     return result.map_batches(raise_first, schema=schema)
+
+
+def warning_unsupported(
+    result: pl.LazyFrame,
+    unsupported: pl.LazyFrame,
+    slot: list[str],
+    message: Callable[[int, str], str],
+) -> pl.LazyFrame:
+    """``result``, warning (:class:`~polars_irmetrics.errors.SupportWarning`) when it is
+    collected if ``unsupported`` (the ``slot`` ids the policy puts mass on and the log
+    never shows) has rows: ``message(count, first slot)``."""
+    example = pl.format(", ".join(f"{c}={{}}" for c in slot), *(pl.col(c) for c in slot))
+    counted = unsupported.select(
+        pl.len().cast(pl.Int64).alias(_UNSUPPORTED), example.min().alias(_EXAMPLE)
+    )
+    schema_out = result.collect_schema()
+
+    def warn(frame: pl.DataFrame) -> pl.DataFrame:
+        n = int(frame[_UNSUPPORTED][0]) if frame.height else 0
+        if n:
+            warnings.warn(message(n, frame[_EXAMPLE][0]), SupportWarning, stacklevel=2)
+        return frame.drop(_UNSUPPORTED, _EXAMPLE)
+
+    joined = result.join(counted, how="cross", maintain_order="left")
+    return joined.map_batches(warn, schema=schema_out)

@@ -34,7 +34,6 @@ when the plan is built.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import polars as pl
@@ -46,7 +45,6 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
     QuerySetError,
-    SupportWarning,
 )
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
@@ -60,7 +58,7 @@ from polars_irmetrics.metrics.ope import (
     contribution,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.ope.checks import WHERE, Check, raising
+from polars_irmetrics.ope.checks import WHERE, Check, raising, warning_unsupported
 from polars_irmetrics.ope.intervals import with_intervals
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
 from polars_irmetrics.ope.slates import build_slate_plan
@@ -86,8 +84,6 @@ _DM = f"{INTERNAL}dm"
 _QMISS = f"{INTERNAL}qmiss"
 _EQ = f"{INTERNAL}eq"
 _VALUE = f"{INTERNAL}value"
-_UNSUPPORTED = f"{INTERNAL}unsupported"
-_EXAMPLE = f"{INTERNAL}example"
 
 Requests = Sequence[tuple[str, MetricRequest]]
 
@@ -210,8 +206,9 @@ def build_ope_plan(
     )
     rows = _rows(log, policy, reward_model, keys, action, by, options, propensity)
     checks = _checks(options, keys, reward_model is not None, propensity)
-    if kind == "cascade":
-        return _cascade(rows, requests, by, keys, checks, options, propensity)
+    if kind == "cascade":  # an action the log never shows at a position: unsupported
+        cascade = _cascade(rows, requests, by, keys, checks, options, propensity)
+        return _warning(cascade, log, policy, keys, action)
     w = pl.col(_PI) / pl.col(options.propensity).cast(pl.Float64)
     terms = OpeTerms(
         r=pl.col(options.reward).cast(pl.Float64),
@@ -270,27 +267,17 @@ def _warning(
     ]
     taken = policy.filter(pl.col(PROB) > 0).select(ids).unique()
     unsupported = taken.join(log.select(ids).unique(), on=slot, how="anti", nulls_equal=True)
-    example = pl.format(", ".join(f"{c}={{}}" for c in slot), *(pl.col(c) for c in slot))
-    counted = unsupported.select(
-        pl.len().cast(pl.Int64).alias(_UNSUPPORTED), example.min().alias(_EXAMPLE)
+    return warning_unsupported(
+        result,
+        unsupported,
+        slot,
+        lambda n, example: (
+            f"the policy gives a positive probability to {n} action(s) never logged "
+            f"(e.g. {example}): the logging policy never took them, so the log cannot "
+            "support this policy and every estimate of it is biased (the direct method "
+            "extrapolates the reward model there)"
+        ),
     )
-    schema_out = result.collect_schema()
-
-    def warn(frame: pl.DataFrame) -> pl.DataFrame:
-        n = int(frame[_UNSUPPORTED][0]) if frame.height else 0
-        if n:
-            warnings.warn(
-                f"the policy gives a positive probability to {n} action(s) never logged "
-                f"(e.g. {frame[_EXAMPLE][0]}): the logging policy never took them, so the "
-                "log cannot support this policy and every estimate of it is biased (the "
-                "direct method extrapolates the reward model there)",
-                SupportWarning,
-                stacklevel=2,
-            )
-        return frame.drop(_UNSUPPORTED, _EXAMPLE)
-
-    joined = result.join(counted, how="cross", maintain_order="left")
-    return joined.map_batches(warn, schema=schema_out)
 
 
 def _kind(requests: Requests) -> str:

@@ -1,5 +1,6 @@
-"""The examination propensity of each position, fitted from click logs: the position-based
-click model (PBM) by expectation-maximisation.
+"""The examination propensity of each position, from click logs: the position-based click
+model (PBM) fitted by expectation-maximisation (``method="em"``), or read off swap
+interventions (``method="swap"``).
 
 The PBM (Craswell et al. 2008; Chuklin, Markov & de Rijke, *Click Models for Web
 Search*, 2015, ch. 3; PyClick's ``PBM``) says a shown document is clicked when its
@@ -18,14 +19,29 @@ examination given a click or not), until no value moves by more than ``tol`` or 
 ``max_iter`` iterations. The log is reduced once to its sufficient statistics (clicks
 and impressions per query, document and position, one lazy ``group_by``); the iterations
 run on those arrays, vectorised (no loop over queries).
+
+Swap interventions (Joachims, Swaminathan & Schnabel 2017, "Unbiased learning-to-rank
+with biased feedback", sec. 5; Wang et al. 2018, "Position bias estimation for unbiased
+learning to rank in personal search", RandPair): in a random share of the impressions
+the result the ranker put at rank 1 is swapped with the one at rank ``k``. Under the PBM
+the document at rank ``k`` of a swap-``k`` impression is the ranker's top document, as
+relevant on average as the one at rank 1 of an impression without intervention, so the
+ratio of their click-through rates is ``p_k / p_1``:
+
+``propensity_k = (clicks at rank k / impressions, over the swap-k impressions) /
+(clicks at rank 1 / impressions, over the impressions without intervention)``,
+
+and ``propensity_1 = 1``. The log is reduced by one lazy ``group_by``; nothing iterates.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.validate import check_numeric, require_columns
 
@@ -35,34 +51,49 @@ __all__ = ["position_bias"]
 def position_bias(
     log: FrameInput,
     *,
+    method: Literal["em", "swap"] = "em",
     query_id: str = "query_id",
-    doc_id: str = "doc_id",
+    doc_id: str | None = None,
     rank: str = "rank",
     clicked: str = "clicked",
-    max_iter: int = 100,
-    tol: float = 1e-10,
+    swap: str | None = None,
+    max_iter: int | None = None,
+    tol: float | None = None,
 ) -> pl.DataFrame:
-    """The examination propensity of each position, from a click log (PBM by EM).
+    """The examination propensity of each position, from a click log (PBM by EM, or
+    swap interventions).
 
     Parameters
     ----------
     log
         An impression log: one row per shown document, with its query (or session's
-        query) ``query_id``, the document ``doc_id``, its position ``rank`` (1 = top) and
-        ``clicked`` (0/1 or a boolean).
+        query) ``query_id``, its position ``rank`` (1 = top) and ``clicked`` (0/1 or a
+        boolean); ``method="em"``: the document ``doc_id`` too; ``method="swap"``: each
+        row's impression in ``query_id`` and its intervention in ``swap``.
+    method
+        ``"em"``: the PBM fitted by expectation-maximisation (every log); ``"swap"``:
+        from swap interventions (module docstring), a log whose impressions carry them.
     query_id, doc_id, rank, clicked
-        The column names.
+        The column names (``doc_id``: ``"doc_id"``, read by ``"em"`` only).
+    swap
+        ``method="swap"`` only: the column of each row's intervention (default
+        ``"swap"``): ``k`` (an integer >= 2) where the impression's results at ranks 1
+        and ``k`` were swapped, null (or 1) where the impression is shown as ranked.
+        Every row of an impression carries the same value.
     max_iter, tol
-        EM stops after ``max_iter`` iterations, or when no parameter moved by more than
-        ``tol``.
+        ``method="em"`` only: EM stops after ``max_iter`` iterations (default 100), or
+        when no parameter moved by more than ``tol`` (default 1e-10).
 
     Returns
     -------
     pl.DataFrame
-        One row per position: ``position``, ``examination`` (the PBM's ``gamma_r``),
-        ``propensity`` (``gamma_r / gamma_1``: the examination relative to the top, the
-        weight divisor of position-debiased estimators) and ``impressions``; sorted by
-        position.
+        One row per position: ``position``, ``examination`` (the PBM's ``gamma_r``;
+        ``"swap"``: null, only ratios are identified), ``propensity`` (``gamma_r /
+        gamma_1``: the examination relative to the top, the weight divisor of
+        position-debiased estimators and the table ``propensities=`` reads) and
+        ``impressions`` (``"swap"``: the impressions the ratio read at that position:
+        those without intervention at 1, the swap-``k`` ones at ``k``); sorted by
+        position. ``"swap"`` lists 1 and every ``k`` the log swapped.
 
     Raises
     ------
@@ -90,19 +121,49 @@ def position_bias(
 
     One iteration by hand from 0.5 everywhere: an unclicked impression's examination
     posterior is ``0.5 (1 - 0.5) / (1 - 0.25) = 1/3``, so ``gamma_2 = (1 + 1/3) / 2``.
+
+    Swap interventions: four impressions without intervention (2 clicks at rank 1) and
+    two that swapped ranks 1 and 3 (1 click at rank 3), so ``p_3 = (1/2) / (2/4)``; a
+    click elsewhere does not count:
+
+    >>> swapped = pl.DataFrame({
+    ...     "query_id": [1, 1, 2, 3, 4, 5, 5, 6],
+    ...     "rank": [1, 2, 1, 1, 1, 1, 3, 3],
+    ...     "clicked": [1, 1, 0, 1, 0, 1, 1, 0],
+    ...     "swap": [None, None, None, None, None, 3, 3, 3],
+    ... })
+    >>> irm.position_bias(swapped, method="swap").select("position", "propensity").rows()
+    [(1, 1.0), (3, 1.0)]
     """
-    frame = as_polars(log, "log").lazy()
-    schema = frame.collect_schema()
-    require_columns(
-        schema,
+    if method == "swap":
+        for name, value in (("doc_id", doc_id), ("max_iter", max_iter), ("tol", tol)):
+            if value is not None:
+                raise InvalidValueError(
+                    f"{name}={value!r} is read by method='em' only: swap interventions "
+                    f"read the impression, its rank, its click and its swap; drop {name}="
+                )
+        return _swap(log, query_id, rank, clicked, "swap" if swap is None else swap)
+    if method != "em":
+        raise InvalidValueError(
+            f"method={method!r} is not a method; choose 'em' (the position-based model "
+            "fitted by EM) or 'swap' (from swap interventions in the log)"
+        )
+    if swap is not None:
+        raise InvalidValueError(
+            f"swap={swap!r} is read by method='swap' only (a log of swap interventions); "
+            "drop swap=, or pass method='swap'"
+        )
+    doc_id = "doc_id" if doc_id is None else doc_id
+    max_iter = 100 if max_iter is None else max_iter
+    tol = 1e-10 if tol is None else tol
+    frame, _ = _read_log(
+        log,
         [query_id, doc_id, rank, clicked],
-        "log",
+        rank,
+        clicked,
         "an impression log has one row per shown document: name the columns with "
         "query_id=, doc_id=, rank= and clicked=",
     )
-    check_numeric(schema, rank, "log", integer=True)
-    if schema[clicked] != pl.Boolean:
-        check_numeric(schema, clicked, "log", integer=False)
     for name, value, low in (("max_iter", max_iter, 1), ("tol", tol, 0)):
         if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
             raise InvalidValueError(f"{name} must be a number >= {low}, got {value!r}")
@@ -167,3 +228,99 @@ def position_bias(
             "impressions": per_position[shown].astype(np.int64),
         }
     )
+
+
+def _read_log(
+    log: FrameInput, columns: list[str], rank: str, clicked: str, hint: str
+) -> tuple[pl.LazyFrame, pl.Schema]:
+    """The log, lazy, with its schema: ``columns`` present, ``rank`` an integer and
+    ``clicked`` numeric or boolean."""
+    frame = as_polars(log, "log").lazy()
+    schema = frame.collect_schema()
+    require_columns(schema, columns, "log", hint)
+    check_numeric(schema, rank, "log", integer=True)
+    if schema[clicked] != pl.Boolean:
+        check_numeric(schema, clicked, "log", integer=False)
+    return frame, schema
+
+
+def _swap(log: FrameInput, query_id: str, rank: str, clicked: str, swap: str) -> pl.DataFrame:
+    """``position_bias(method="swap")``: the click-through rates of the ranker's top
+    document at rank 1 (no intervention) and at each swapped rank ``k``."""
+    frame, schema = _read_log(
+        log,
+        [query_id, rank, clicked, swap],
+        rank,
+        clicked,
+        "a log of swap interventions has one row per shown document: its impression "
+        "(query_id=), rank (rank=), click (clicked=) and the impression's swap (swap=: k "
+        "where ranks 1 and k were swapped, null where none)",
+    )
+    if not schema[swap].is_integer() and schema[swap] != pl.Null:
+        raise ColumnTypeError(
+            f"column {swap!r} in the log has dtype {schema[swap]}; it must be an integer (the "
+            f"rank swapped with rank 1, null where none): cast it, e.g. "
+            f"pl.col({swap!r}).cast(pl.Int64)"
+        )
+    c = pl.col(clicked).cast(pl.Float64)
+    k = pl.col(swap).cast(pl.Int64)
+    control = k.is_null() | (k == 1)
+    per_impression = (
+        frame.group_by(query_id)
+        .agg(
+            k.first().alias("k"),
+            k.n_unique().alias("values"),  # a null counts as a value
+            c.filter(control & (pl.col(rank) == 1)).sum().alias("top"),
+            c.filter(pl.col(rank) == k).sum().alias("moved"),
+            (c.is_null() | ~c.is_in([0.0, 1.0])).sum().alias("bad_click"),
+            (pl.col(rank).is_null() | (pl.col(rank) < 1)).sum().alias("bad_rank"),
+        )
+        .collect()
+    )
+    bad = per_impression.filter(
+        (pl.col("values") > 1)
+        | (pl.col("bad_click") > 0)
+        | (pl.col("bad_rank") > 0)
+        | (pl.col("k") < 1)
+    ).sort(query_id)
+    if bad.height:
+        row = bad.row(0, named=True)
+        impression = row[query_id]
+        if row["values"] > 1:
+            why = f"its rows carry different {swap!r} values: one intervention per impression"
+        elif row["bad_click"] or row["bad_rank"]:
+            why = (
+                f"a null rank, a rank below 1, or a {clicked!r} that is neither 0 nor 1: clicks "
+                "are 0/1 and positions start at 1"
+            )
+        else:
+            why = f"{swap!r} is {row['k']}: the rank swapped with rank 1 is 2 or more"
+        raise InvalidValueError(f"impression {impression!r} of the log: {why}")
+    is_control = pl.col("k").is_null() | (pl.col("k") == 1)
+    base = per_impression.filter(is_control).select(
+        pl.len().alias("n"), pl.col("top").sum().alias("clicks")
+    )
+    n_control, top_clicks = base.row(0)
+    if n_control == 0 or top_clicks == 0:
+        raise InvalidValueError(
+            f"the log has {n_control} impression(s) without intervention ({swap!r} null) and "
+            f"{top_clicks:g} click(s) at their rank 1: p_k / p_1 divides by the top's "
+            "click-through rate without intervention; log impressions shown as ranked too"
+        )
+    base_rate = top_clicks / n_control
+    swapped = (
+        per_impression.filter(~is_control)
+        .group_by("k")
+        .agg(pl.len().alias("impressions"), pl.col("moved").sum().alias("clicks"))
+        .select(
+            pl.col("k").alias("position"),
+            pl.lit(None, pl.Float64).alias("examination"),
+            (pl.col("clicks") / pl.col("impressions") / base_rate).alias("propensity"),
+            pl.col("impressions").cast(pl.Int64),
+        )
+    )
+    top = pl.DataFrame(
+        {"position": [1], "examination": [None], "propensity": [1.0], "impressions": [n_control]},
+        schema=swapped.schema,
+    )
+    return pl.concat([top, swapped]).sort("position")

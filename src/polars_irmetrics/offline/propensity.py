@@ -1,0 +1,432 @@
+"""Propensity-scored metrics (``ps_precision@k``, ``ps_ndcg@k``) and Jain et al.'s
+per-label propensities (:func:`label_propensity`), as pyxclib computes them.
+
+:func:`build_propensity_plan` is the lazy plan :func:`polars_irmetrics.evaluate` runs for
+the metrics that read ``propensities=`` (:mod:`polars_irmetrics.metrics.propensity`
+holds the formulas). The propensities table is one of two layouts:
+
+* keyed by the document column (``doc_id=``), with ``propensity``: each document's
+  propensity, pyxclib's per-label ``1 / inv_psp`` (:func:`label_propensity` makes it);
+  a relevant document weighs ``1 / propensity`` wherever it is ranked;
+* keyed by ``position``, with ``propensity``: the examination propensity of each position
+  (the table :func:`~polars_irmetrics.position_bias` returns). The run is then the
+  logged ranking and the judgments its clicks: a clicked document at rank ``r`` weighs
+  ``1 / p_r`` (the unbiased click metric of Joachims et al. 2017, "Unbiased
+  learning-to-rank with biased feedback"), and the ideal ranking sorts the clicked
+  documents by that weight.
+
+Plan: the relevant judgments (relevance >= the level) joined with the run's positions
+and with their weights, each query's weights ranked (the ideal propensity-scored
+ranking), one group-by per query of the numerator ``N_q`` and the ideal ``I_q`` of each
+metric, and the ratio ``sum N_q / sum I_q`` (``per_query=True``: ``N_q / mean I_q``).
+The checks (a propensity that is null, NaN, 0 or less or above 1, a key listed twice, a
+relevant document without a propensity) ride in the same plan and raise on collect.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+)
+from polars_irmetrics.ground.inputs import FrameInput, as_polars
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
+from polars_irmetrics.metrics.registry import MetricRequest
+
+__all__ = ["build_propensity_plan", "label_propensity"]
+
+_RANK = f"{INTERNAL}ps_rank"
+_W = f"{INTERNAL}ps_w"
+_IDEAL = f"{INTERNAL}ps_ideal"
+_PROBLEM = f"{INTERNAL}ps_problem"
+_KEY = f"{INTERNAL}ps_key"
+_VALUE = f"{INTERNAL}ps_value"
+_QUERY = f"{INTERNAL}ps_query"
+_LEVEL = f"{INTERNAL}ps_level"
+_FIX = (
+    "a propensity is a probability in (0, 1]: the chance that a relevant document (or "
+    "the position) is observed"
+)
+
+
+def label_propensity(
+    qrels: FrameInput,
+    a: float = 0.55,
+    b: float = 1.5,
+    *,
+    query_id: str = "query_id",
+    doc_id: str = "doc_id",
+    relevance: str = "relevance",
+    relevance_level: float = 1,
+) -> pl.DataFrame | pl.LazyFrame:
+    """Each document's propensity, Jain et al. 2016's model of a missing label.
+
+    pyxclib's ``compute_inv_propesity(labels, A, B)`` returns the inverse propensity
+    ``1 + C (N_d + B)^-A``, ``C = (ln N - 1) (B + 1)^A``, of each label, with ``N`` the
+    instances (here: the distinct queries of ``qrels``) and ``N_d`` the instances the
+    label is relevant to (the queries that judge the document relevant, relevance >=
+    ``relevance_level``); this is its reciprocal.
+
+    Parameters
+    ----------
+    qrels
+        Relevance judgments (usually the training ones): one row per (query, document).
+    a, b
+        Jain et al.'s ``A`` and ``B``: 0.55 and 1.5 in general, 0.5 and 0.4 for
+        Wikipedia, 0.6 and 2.6 for Amazon.
+    query_id, doc_id, relevance
+        The column names.
+    relevance_level
+        A judgment of this relevance or more is relevant.
+
+    Returns
+    -------
+    pl.DataFrame or pl.LazyFrame
+        As ``qrels`` (lazy in, lazy out): one row per document of ``qrels``, sorted,
+        with ``propensity`` (``1 / inv_propensity``, what ``propensities=`` reads) and
+        ``inv_propensity`` (pyxclib's value).
+
+    Raises
+    ------
+    ColumnNotFoundError, ColumnTypeError
+        A missing column, or a non-numeric relevance.
+    InvalidValueError
+        ``a`` or ``b`` not a finite number (``b`` > -1).
+
+    Examples
+    --------
+    Three queries; ``x`` is relevant to two, ``y`` to one and ``z`` to none (judged 0),
+    so ``C = (ln 3 - 1) 2.5^0.55`` and ``z``'s inverse propensity is ``1 + C 1.5^-0.55``.
+    With fewer than 3 queries ``ln N < 1``: ``C`` is negative and the propensities
+    exceed 1, which the propensity-scored metrics refuse.
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> qrels = pl.DataFrame({
+    ...     "query_id": ["q1", "q1", "q2", "q3"],
+    ...     "doc_id": ["x", "y", "x", "z"],
+    ...     "relevance": [1, 1, 2, 0],
+    ... })
+    >>> out = irm.label_propensity(qrels)
+    >>> out["doc_id"].to_list()
+    ['x', 'y', 'z']
+    >>> c = (math.log(3) - 1) * 2.5**0.55
+    >>> out["inv_propensity"][2] == 1 + c * 1.5**-0.55
+    True
+    """
+    frame = as_polars(qrels, "qrels")
+    lazy = frame.lazy()
+    schema = lazy.collect_schema()
+    require_columns(
+        schema,
+        [query_id, doc_id, relevance],
+        "qrels",
+        "name the columns with query_id=, doc_id= and relevance=",
+    )
+    check_numeric(schema, relevance, "qrels", integer=False)
+    for name, value, low in (("a", a, -math.inf), ("b", b, -1.0)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value <= low
+        ):
+            bound = "a finite number" if name == "a" else "a finite number above -1"
+            raise InvalidValueError(
+                f"{name} must be {bound} (Jain et al.'s {name.upper()}: a=0.55, b=1.5 in "
+                f"general), got {value!r}"
+            )
+    n = pl.col(query_id).n_unique().cast(pl.Float64)
+    c = (n.log() - 1.0) * (float(b) + 1.0) ** float(a)
+    freq = (
+        lazy.group_by(doc_id)
+        .agg((pl.col(relevance) >= relevance_level).sum().cast(pl.Float64).alias("freq"))
+        .join(lazy.select(n.alias("n"), c.alias("c")), how="cross")
+    )
+    inv = 1.0 + pl.col("c") * (pl.col("freq") + float(b)) ** (-float(a))
+    out = freq.select(doc_id, (1.0 / inv).alias("propensity"), inv.alias("inv_propensity")).sort(
+        doc_id
+    )
+    return out.collect() if isinstance(frame, pl.DataFrame) else out
+
+
+def build_propensity_plan(
+    run: pl.LazyFrame,
+    requests: list[tuple[str, MetricRequest]],
+    qrels: pl.LazyFrame | None,
+    propensities: pl.LazyFrame,
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """The lazy plan of ``ps_precision@k`` and ``ps_ndcg@k`` (module docstring)."""
+    if options.by_keys:
+        raise InvalidValueError(
+            "by= and systems= are not available for the propensity-scored metrics "
+            "(ps_precision, ps_ndcg): their normalisation sums over every query; evaluate "
+            "each group's rows in a call of its own"
+        )
+    if qrels is None:
+        raise MetricParameterError(
+            f"metric {requests[0][0]!r} reads relevance judgments (the clicks, with "
+            "position propensities): pass qrels=... to irm.evaluate"
+        )
+    q, d, relevance = options.query_id, options.doc_id, options.relevance
+    run_schema, qrels_schema = run.collect_schema(), qrels.collect_schema()
+    prop_schema = propensities.collect_schema()
+    order = options.order
+    if order == "auto":
+        order = "rank" if options.rank in run_schema else "score"
+    position = options.rank if order == "rank" else options.score
+    require_columns(
+        run_schema,
+        [q, d, position],
+        "run",
+        "name the columns with query_id=, doc_id= and rank= (or score=)",
+    )
+    check_numeric(run_schema, position, "run", integer=order == "rank")
+    require_columns(
+        qrels_schema,
+        [q, d, relevance],
+        "qrels",
+        "name the columns with query_id=, doc_id= and relevance=",
+    )
+    check_numeric(qrels_schema, relevance, "qrels", integer=False)
+    for column in (q, d):
+        if id_kind(run_schema, column, "run") != id_kind(qrels_schema, column, "qrels"):
+            raise ColumnTypeError(
+                f"column {column!r} is {run_schema[column]} in the run and "
+                f"{qrels_schema[column]} in the qrels: cast one, e.g. "
+                f"pl.col({column!r}).cast(pl.String)"
+            )
+    qrels = qrels.with_columns(pl.col(q).cast(run_schema[q]), pl.col(d).cast(run_schema[d]))
+    by_position = "position" in prop_schema
+    key = "position" if by_position else d
+    if by_position and d in prop_schema:
+        raise InvalidValueError(
+            f"propensities= has both a 'position' and a {d!r} column: keep 'position' (the "
+            f"examination propensity of each rank) or {d!r} (each document's), not both"
+        )
+    require_columns(
+        prop_schema,
+        [key, "propensity"],
+        "propensities",
+        f"propensities= is keyed by {d!r} (each document's propensity, e.g. "
+        "irm.label_propensity(train_qrels)) or by 'position' (irm.position_bias(log)), "
+        "with the column 'propensity'",
+    )
+    check_numeric(prop_schema, "propensity", "propensities", integer=False)
+    if by_position:
+        check_numeric(prop_schema, "position", "propensities", integer=True)
+    elif id_kind(prop_schema, d, "propensities") != id_kind(run_schema, d, "run"):
+        raise ColumnTypeError(
+            f"column {d!r} is {prop_schema[d]} in propensities= and {run_schema[d]} in the "
+            f"run: cast one, e.g. pl.col({d!r}).cast(pl.String)"
+        )
+    table = propensities.select(
+        pl.col(key).cast(pl.Int64 if by_position else run_schema[d]).alias(_KEY),
+        pl.col("propensity").cast(pl.Float64).alias("p"),
+    )
+
+    if order == "rank":
+        ranked = run.select(q, d, pl.col(position).cast(pl.Int64).alias(_RANK))
+    else:  # score descending, ties by doc_id descending as text (trec_eval)
+        text = pl.col(d).cast(pl.String).alias(_KEY)
+        ranked = (
+            run.select(q, d, position, text)
+            .sort([q, position, _KEY], descending=[False, True, True], nulls_last=True)
+            .select(q, d, (pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(q)).alias(_RANK))
+        )
+    levels = sorted({r.params(options.relevance_level).level for _, r in requests})
+    judged = qrels.select(q, d, pl.col(relevance).cast(pl.Float64).alias("rel"))
+    relevant = judged.filter(pl.col("rel") >= levels[0]).join(
+        ranked, on=[q, d], how="left", nulls_equal=False
+    )
+    on = _RANK if by_position else d
+    weighted = relevant.join(
+        table.rename({_KEY: on}), on=on, how="left", nulls_equal=False
+    ).with_columns((1.0 / pl.col("p")).alias(_W))
+
+    per_query = _per_query(weighted, judged, requests, options, q)
+    problems = _problems(table, weighted, judged, q, d, key, by_position, levels[0])
+    labels = [label for label, _ in requests]
+    if options.per_query:
+        shares = [
+            (pl.col(f"{INTERNAL}n{i}") / pl.col(f"{INTERNAL}i{i}").mean()).alias(label)
+            for i, label in enumerate(labels)
+        ]
+        result = per_query.select(q, *shares)
+    else:
+        ratios = [
+            pl.when(pl.col(f"{INTERNAL}i{i}").sum() > 0)
+            .then(pl.col(f"{INTERNAL}n{i}").sum() / pl.col(f"{INTERNAL}i{i}").sum())
+            .alias(label)
+            for i, label in enumerate(labels)
+        ]
+        result = per_query.select(pl.len().cast(pl.Int64).alias("num_q"), *ratios)
+    schema = result.collect_schema()
+    combined = pl.concat([result, problems], how="diagonal_relaxed")
+    kind = run_schema[d]
+    return combined.map_batches(
+        lambda frame: _raise(frame, schema, q, d, key, kind), schema=schema
+    )
+
+
+def _per_query(
+    weighted: pl.LazyFrame,
+    judged: pl.LazyFrame,
+    requests: list[tuple[str, MetricRequest]],
+    options: EvalOptions,
+    q: str,
+) -> pl.LazyFrame:
+    """One row per judged query: the numerator ``N`` and the ideal ``I`` of each metric
+    (internal columns ``n0, i0, n1, i1, ...``)."""
+    aggs: list[pl.Expr] = []
+    rows = weighted
+    for i, (_, request) in enumerate(requests):
+        params = request.params(options.relevance_level)
+        k = params.k if params.k is not None else 0
+        # the ideal propensity-scored ranking: the query's relevant weights, sorted
+        rel = pl.col("rel") >= params.level
+        ideal = f"{_IDEAL}{i}"
+        rows = rows.with_columns(
+            pl.when(rel)
+            .then(pl.col(_W))
+            .rank("ordinal", descending=True)
+            .over(q)
+            .cast(pl.Int64)
+            .alias(ideal)
+        )
+        w = pl.when(rel).then(pl.col(_W)).otherwise(0.0)
+        in_run = pl.col(_RANK) <= k
+        in_ideal = pl.col(ideal) <= k
+        if request.metric.name == "ps_precision":
+            numerator = w.filter(in_run).sum()
+            best = w.filter(in_ideal).sum()
+        else:  # ps_ndcg: both over the binary IDCG@k of the query's relevant documents
+            at_rank = 1.0 / (pl.col(_RANK).cast(pl.Float64) + 1.0).log(2)
+            at_ideal = 1.0 / (pl.col(ideal).cast(pl.Float64) + 1.0).log(2)
+            z = at_ideal.filter(in_ideal).sum()
+            numerator = (w * at_rank).filter(in_run).sum() / z
+            best = (w * at_ideal).filter(in_ideal).sum() / z
+        aggs += [
+            numerator.fill_nan(0.0).alias(f"{INTERNAL}n{i}"),
+            best.fill_nan(0.0).alias(f"{INTERNAL}i{i}"),
+        ]
+    sums = rows.group_by(q).agg(aggs)
+    zero = [pl.col(f"{INTERNAL}{s}{i}").fill_null(0.0) for i in range(len(requests)) for s in "ni"]
+    return (
+        judged.select(q)
+        .unique()
+        .join(sums, on=q, how="left", nulls_equal=False)
+        .with_columns(zero)
+        .sort(q)
+    )
+
+
+def _problems(
+    table: pl.LazyFrame,
+    weighted: pl.LazyFrame,
+    judged: pl.LazyFrame,
+    q: str,
+    d: str,
+    key: str,
+    by_position: bool,
+    level: float,
+) -> pl.LazyFrame:
+    """The first bad row of each check, one row each (``_PROBLEM`` its number)."""
+    p = pl.col("p")
+    bad_value = table.filter(p.is_null() | p.is_nan() | (p <= 0) | (p > 1)).sort(_KEY)
+    twice = table.group_by(_KEY).len().filter(pl.col("len") > 1).sort(_KEY)
+    missing = weighted.filter(pl.col(_W).is_null()).sort(q, d)
+    dup_judged = judged.group_by(q, d).len().filter(pl.col("len") > 1).sort(q, d)
+
+    def text(column: str) -> pl.Expr:
+        return pl.col(column).cast(pl.String)
+
+    return pl.concat(
+        [
+            bad_value.head(1).select(
+                pl.lit(1).alias(_PROBLEM), text(_KEY).alias(_KEY), p.alias(_VALUE)
+            ),
+            twice.head(1).select(pl.lit(2).alias(_PROBLEM), text(_KEY).alias(_KEY)),
+            missing.head(1).select(
+                pl.lit(3).alias(_PROBLEM),
+                text(d).alias(_KEY),
+                text(q).alias(_QUERY),
+                pl.col(_RANK).cast(pl.Float64).alias(_VALUE),
+                pl.lit(level).alias(_LEVEL),
+            ),
+            dup_judged.head(1).select(
+                pl.lit(4).alias(_PROBLEM), text(d).alias(_KEY), text(q).alias(_QUERY)
+            ),
+        ],
+        how="diagonal_relaxed",
+    )
+
+
+def _raise(
+    frame: pl.DataFrame, schema: pl.Schema, q: str, d: str, key: str, kind: pl.DataType
+) -> pl.DataFrame:
+    """Raise the first problem the checks found, else the result without them."""
+    if _PROBLEM not in frame.columns:
+        return frame
+    problems = frame.filter(pl.col(_PROBLEM).is_not_null()).sort(_PROBLEM)
+    if problems.height:
+        row = problems.row(0, named=True)
+        raise _error(row, q, d, key, kind)
+    return frame.filter(pl.col(_PROBLEM).is_null()).select(schema.names())
+
+
+def _shown(value: object, kind: pl.DataType) -> str:
+    if value is None or not kind.is_integer():
+        return repr(value)
+    return str(value)
+
+
+def _error(row: dict[str, object], q: str, d: str, key: str, kind: pl.DataType) -> Exception:
+    problem = row[_PROBLEM]
+    key_kind = pl.Int64() if key == "position" else kind
+    shown = _shown(row[_KEY], key_kind)
+    if problem == 1:
+        return InvalidValueError(
+            f"propensities= has propensity {row[_VALUE]!r} in column 'propensity' for "
+            f"{key} {shown}: {_FIX}; drop or mend that row (a position never examined, or "
+            "a document never relevant, has no unbiased weight)"
+        )
+    if problem == 2:
+        return DuplicateError(
+            f"propensities= lists {key} {shown} twice: give one propensity per {key}"
+        )
+    if problem == 3:
+        doc, query = _shown(row[_KEY], kind), repr(row[_QUERY])
+        level = row[_LEVEL]
+        level_text = str(int(level)) if isinstance(level, float) and level.is_integer() else level
+        relevant = f"document {doc} of query {query} is relevant (relevance >= {level_text})"
+        if key == "position" and row[_VALUE] is None:
+            return InvalidValueError(
+                f"{relevant} and it is not in the run (the logged ranking: a click is on a "
+                "shown document): give the run the whole logged ranking, or drop that "
+                "judgment"
+            )
+        if key == "position":
+            rank = int(float(str(row[_VALUE])))
+            return InvalidValueError(
+                f"{relevant} and its rank {rank} has no row in propensities= (column "
+                "'position'): give every position of the run a propensity, e.g. "
+                "irm.position_bias(log) over the whole log"
+            )
+        return InvalidValueError(
+            f"{relevant} and has no propensity: propensities= (column {d!r}) must list "
+            "every relevant document, e.g. irm.label_propensity over judgments that "
+            "include them"
+        )
+    return DuplicateError(
+        f"the qrels judge document {shown} of query {row[_QUERY]!r} twice: keep one "
+        f"judgment per ({q}, {d})"
+    )
