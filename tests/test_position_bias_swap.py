@@ -4,6 +4,7 @@ worked example; and the refusal of the parameters one method does not read."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -198,3 +199,23 @@ def test_em_still_reads_its_defaults() -> None:
     assert irm.position_bias(log, tol=0.1).equals(
         irm.position_bias(log, method="em", max_iter=100, tol=0.1)
     )
+
+
+def test_em_through_a_position_that_is_always_clicked() -> None:
+    """Position 1 and document ``b`` are always clicked, so EM reaches ``gamma_1 =
+    alpha_b = 1``, where the unclicked posterior ``a (1 - g) / (1 - a g)`` reads 0/0 for
+    a statistic with no unclicked impression; it once turned every value into NaN from
+    the second iteration. At the fixed point ``alpha_a = gamma_2 = g`` with ``g - 2 g^3 +
+    2 g^2 - 1 = -(g - 1)(2 g^2 - 1) = 0``, so ``gamma_2 = 1 / sqrt(2)``."""
+    log = pl.DataFrame(
+        {
+            "query_id": ["q"] * 4,
+            "doc_id": ["a", "b", "b", "a"],
+            "rank": [1, 2, 1, 2],
+            "clicked": [1, 1, 1, 0],
+        }
+    )
+    got = irm.position_bias(log).select("position", "examination").rows()
+    assert got[0] == (1, 1.0)
+    assert got[1][0] == 2
+    assert abs(got[1][1] - 1 / math.sqrt(2)) < 1e-8

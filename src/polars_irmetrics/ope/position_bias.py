@@ -206,8 +206,17 @@ def position_bias(
         a, g = alpha[pair], gamma[positions]
         no_click = n - clicks
         denominator = 1.0 - a * g
-        attractive = clicks + no_click * a * (1.0 - g) / denominator
-        examined = clicks + no_click * g * (1.0 - a) / denominator
+        # an unclicked statistic's posteriors; a statistic that was always clicked has
+        # none (its pair or position may have reached alpha = gamma = 1, where the
+        # formula reads 0/0): it adds its clicks alone
+        unclicked = (no_click > 0) & (denominator > 0)
+        zeros = np.zeros_like(denominator)
+        attractive = clicks + no_click * np.divide(
+            a * (1.0 - g), denominator, out=zeros.copy(), where=unclicked
+        )
+        examined = clicks + no_click * np.divide(
+            g * (1.0 - a), denominator, out=zeros.copy(), where=unclicked
+        )
         new_alpha = np.bincount(pair, weights=attractive, minlength=n_pairs) / per_pair
         with np.errstate(invalid="ignore", divide="ignore"):
             new_gamma = np.bincount(positions, weights=examined, minlength=top + 1) / per_position
