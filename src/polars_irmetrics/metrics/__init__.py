@@ -59,6 +59,7 @@ from polars_irmetrics.metrics.prediction import PREDICTION_METRICS
 from polars_irmetrics.metrics.preference import PREFERENCE_METRICS
 from polars_irmetrics.metrics.recsys import RECSYS_METRICS
 from polars_irmetrics.metrics.rectools import RECTOOLS_METRICS
+from polars_irmetrics.metrics.replay import REPLAY_METRICS
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.metrics.trec import TREC_METRICS
 
@@ -76,4 +77,5 @@ METRICS: tuple[Metric, ...] = (
     *OPE_METRICS,
     *AGREEMENT_METRICS,
     *RECTOOLS_METRICS,
+    *REPLAY_METRICS,
 )

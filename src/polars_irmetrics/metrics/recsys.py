@@ -31,6 +31,7 @@ from polars_irmetrics.metrics.collection import (
     CollectionScope,
     SimMeasure,
 )
+from polars_irmetrics.metrics.replay import replay_novelty
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params
 
@@ -79,6 +80,8 @@ def _gini_index(s: CollectionScope, p: Params) -> CollectionFormula:
 
 
 def _novelty(s: CollectionScope, p: Params) -> CollectionFormula:
+    if p.choice("kind") == "replay":
+        return replay_novelty(s, p)
     self_information = -(s.popularity / s.interactions.cast(pl.Float64)).log(2)
     # A null popularity (an item the interactions never saw) reaches the mean only
     # under unseen_items='recommenders' (the plan refuses it otherwise): Microsoft
@@ -215,11 +218,27 @@ RECSYS_METRICS: tuple[Metric, ...] = (
         "novelty",
         "mean self-information -log2(popularity) of the recommended items",
         _novelty,
+        params=(
+            Param(
+                "kind",
+                "recommenders",
+                ("recommenders", "replay"),
+                "'recommenders': the mean self-information of the recommended items "
+                "(Microsoft Recommenders); 'replay': the share of each user's top k the "
+                "user never interacted with (RePlay's Novelty)",
+            ),
+        ),
         reads=("run", "interactions"),
         formula="mean over recommendations of -log2(n_i / N), n_i the interactions with "
         "item i and N all interactions (Castells, Vargas & Wang 2011); a recommended "
-        "item the interactions lack is an error",
-        matches={"recommenders": "novelty, to 1e-12"},
+        "item the interactions lack is an error. kind='replay' (RePlay Novelty): mean "
+        "over the users of the interactions of 1 - |top k & H_u| / |top k|, H_u the "
+        "user's interactions, |top k| the items listed up to k; 1 for a user without "
+        "recommendations; a recommended user the interactions lack is left out",
+        matches={
+            "recommenders": "novelty, to 1e-12",
+            "replay": "Novelty(k), mean (kind='replay'), to 1e-9",
+        },
         latex=r"\frac{1}{|L|}\sum_{i \in L} -\log_2 \frac{n_i}{N}",
     ),
     _metric(

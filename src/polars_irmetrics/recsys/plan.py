@@ -49,11 +49,15 @@ from polars_irmetrics.metrics.collection import (
     CATALOG,
     COOCCURRENCE,
     FEATURES,
+    HAS_HISTORY,
     HISTORY_SIM,
+    ITEM_USERS,
     POPULARITY,
     POSITION,
     RELEVANCE,
+    SEEN,
     TOTAL,
+    USERS,
     CollectionFormula,
     CollectionScope,
 )
@@ -77,7 +81,14 @@ _USERS_OTHER = f"{INTERNAL}users_other"
 _HISTORY_COOC = f"{HISTORY_SIM}_cooc"
 
 #: Metrics Microsoft Recommenders does not have, so has no convention for unseen items.
-_NOT_RECOMMENDERS = ("gini_index", "average_popularity", "long_tail_share")
+_NOT_RECOMMENDERS = (
+    "gini_index",
+    "average_popularity",
+    "long_tail_share",
+    "surprisal",
+    "categorical_diversity",
+)
+_USERS_OF = f"{INTERNAL}users_of"
 
 
 def build_recsys_plan(
@@ -97,14 +108,19 @@ def build_recsys_plan(
                 f"metric {label!r} is an accuracy metric, one value per query against "
                 "judgments: compute it with irm.evaluate(run, metrics, qrels=...)"
             )
-        if options.unseen_items == "recommenders" and metric.name in _NOT_RECOMMENDERS:
+        params = request.params(1.0)
+        theirs = metric.name not in _NOT_RECOMMENDERS and params.options.get("kind") in (
+            None,
+            "recommenders",
+        )
+        if options.unseen_items == "recommenders" and not theirs:
             raise MetricParameterError(
                 f"metric {label!r}: unseen_items='recommenders' is Microsoft Recommenders' "
                 "convention for their metrics (catalog_coverage, distributional_coverage, "
-                f"novelty, intra_list_diversity, serendipity); they have no {metric.name}, "
+                f"novelty, intra_list_diversity, serendipity); they have no {label}, "
                 "so it has none: use unseen_items='error' or 'drop'"
             )
-        formulas.append((label, metric.collection(scope, request.params(1.0))))
+        formulas.append((label, metric.collection(scope, params)))
 
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
     kinds = _check_schemas(tables, scope, options)
@@ -115,6 +131,11 @@ def build_recsys_plan(
     by_cooccurrence = {k for k, measure in scope.pair_cutoffs if measure == COOCCURRENCE}
     if scope.needs & {"popularity", "cooccurrence"} and interactions is not None:
         rows = _with_popularity(rows, interactions, scope, options, kinds)
+    if scope.needs & {"item_users", "seen"} and interactions is not None:
+        rows = _with_history_users(rows, interactions, scope, options, kinds)
+    if scope.categories and item_features is not None:
+        rows, category_checks = _with_categories(rows, item_features, scope, options, kinds)
+        checks.append(category_checks)
     features, width = None, _width(item_features, options)
     if (by_features or "history" in scope.needs) and item_features is not None:
         features, feature_checks = _unit_vectors(item_features, options, kinds)
@@ -178,8 +199,10 @@ def build_recsys_plan(
     per_group = _aggregate(rows, by, row_exprs)
     user_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "users"]
     if user_exprs:
+        if any(f.absent is not None for _, f in formulas):
+            user_exprs.append(pl.col(USERS).first().alias(_USERS_OF))
         per_user = rows.group_by([*by, user]).agg(user_exprs)
-        means = [pl.col(label).mean() for label, f in formulas if f.over == "users"]
+        means = [_user_mean(label, f) for label, f in formulas if f.over == "users"]
         per_group = _join(per_group, _aggregate(per_user, by, means), by)
     for frame in checks:
         per_group = per_group.join(frame, how="cross")
@@ -190,6 +213,16 @@ def build_recsys_plan(
     recount = _recount(tables.recommendations, options, kinds)
     checked = result.map_batches(lambda frame: raise_on_flags(frame, recount), schema=out_schema)
     return checked.sort(by) if by else checked
+
+
+def _user_mean(label: str, formula: CollectionFormula) -> pl.Expr:
+    """The mean of the users' values: over the users of the recommendations, or (a
+    formula with ``absent``) over the users of the interactions, those without
+    recommendations counting ``absent``."""
+    if formula.absent is None:
+        return pl.col(label).mean()
+    users = pl.col(_USERS_OF).first()
+    return (pl.col(label).sum() + (users - pl.col(label).count()) * formula.absent) / users
 
 
 def _aggregate(frame: pl.LazyFrame, by: list[str], exprs: list[pl.Expr]) -> pl.LazyFrame:
@@ -244,14 +277,23 @@ def _check_schemas(
         )
         check_numeric(schema, options.relevance, "recommendations", integer=False)
     others = [("interactions", tables.interactions, [item])]
-    if scope.needs & {"history", "history_cooc", "cooccurrence"}:
+    if scope.needs & {"history", "history_cooc", "cooccurrence", "item_users", "seen"}:
         others[0] = ("interactions", tables.interactions, [user, item])
-    others.append(("item_features", tables.item_features, [item, options.features]))
+    vectors = any(m == FEATURES for _, m in scope.pair_cutoffs) or "history" in scope.needs
+    described = [options.features] if vectors or not scope.categories else []
+    others.append(("item_features", tables.item_features, [item, *described]))
     for name, frame, columns in others:
         if frame is None:
             continue
         other = frame.collect_schema()
         require_columns(other, columns, name, hint)
+        if name == "item_features":
+            require_columns(
+                other,
+                sorted(scope.categories),
+                name,
+                "name the category column with categorical_diversity(category='...')",
+            )
         for column in columns:
             if column == options.features:
                 _check_vector(other[column], column)
@@ -376,6 +418,60 @@ def _with_popularity(
             for share in scope.head_shares
         )
     return rows
+
+
+def _with_history_users(
+    rows: pl.LazyFrame,
+    interactions: pl.LazyFrame,
+    scope: CollectionScope,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+) -> pl.LazyFrame:
+    """Each row's distinct users of its item in the interactions and the distinct users
+    of the interactions (RePlay's surprisal); whether the user interacted with the item,
+    and has any interaction (RePlay's novelty)."""
+    user, item = options.user_id, options.item_id
+    keys = _interaction_keys(interactions, options)
+    pairs = _cast_ids(interactions.select(*keys, user, item), kinds)
+    count = pl.col(user).n_unique().cast(pl.Float64).alias(USERS)
+    rows = _join(rows, pairs.group_by(keys).agg(count) if keys else pairs.select(count), keys)
+    if "item_users" in scope.needs:
+        users = pl.col(user).n_unique().cast(pl.Float64).alias(ITEM_USERS)
+        per_item = pairs.group_by([*keys, item]).agg(users)
+        rows = rows.join(per_item, on=[*keys, item], how="left", nulls_equal=False)
+    if "seen" in scope.needs:
+        seen = pairs.unique().with_columns(pl.lit(True).alias(SEEN))
+        known = pairs.select(*keys, user).unique().with_columns(pl.lit(True).alias(HAS_HISTORY))
+        rows = (
+            rows.join(seen, on=[*keys, user, item], how="left", nulls_equal=False)
+            .join(known, on=[*keys, user], how="left", nulls_equal=False)
+            .with_columns(pl.col(SEEN).fill_null(False), pl.col(HAS_HISTORY).fill_null(False))
+        )
+    return rows
+
+
+def _with_categories(
+    rows: pl.LazyFrame,
+    item_features: pl.LazyFrame,
+    scope: CollectionScope,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Each row's category in each category column asked for; the one-row frame of the
+    check that the item features list an item once."""
+    item, columns = options.item_id, sorted(scope.categories)
+    table = _cast_ids(item_features.select(item, *columns), kinds)
+    checks = table.select(
+        *flag(
+            "dup_category",
+            pl.col(item).is_duplicated(),
+            "{}",
+            [(pl.col(item), kinds[item])],
+            count=pl.len() - pl.col(item).n_unique(),
+        )
+    )
+    named = table.select(item, *(pl.col(c).alias(scope.category_column(c)) for c in columns))
+    return rows.join(named, on=item, how="left", nulls_equal=False), checks
 
 
 def _unit_vectors(
@@ -562,6 +658,21 @@ def _row_checks(
     # An upper bound (two pairs may share a hash): exact on the error path (_recount).
     pairs = pl.len() - pl.struct(user, item).hash().n_unique()
     out += flag("dup_item", pairs > 0, count=pairs, example=pl.lit(""))
+    if scope.needs & {"item_users", "seen"} and not scope.needs & {"popularity", "cooccurrence"}:
+        users = pl.col(USERS).fill_null(0)
+        template = " for " + ", ".join(f"{key}={{}}" for key in interaction_keys)
+        out += flag(
+            "empty_catalog",
+            users == 0,
+            template if interaction_keys else "",
+            [(pl.col(key), None) for key in interaction_keys],
+            count=(users == 0).any().cast(pl.Int64),
+        )
+    if scope.categories:
+        nameless = pl.any_horizontal(
+            pl.col(scope.category_column(c)).is_null() for c in sorted(scope.categories)
+        )
+        out += flag("no_category", nameless, *named)
     if scope.needs & {"popularity", "cooccurrence"}:
         catalog = pl.col(CATALOG).fill_null(0)
         template = " for " + ", ".join(f"{key}={{}}" for key in interaction_keys)
