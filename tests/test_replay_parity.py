@@ -40,6 +40,9 @@ NAMES = {
     "surprisal": "surprisal@{k}",
     "novelty": "novelty(kind='replay')@{k}",
     "categorical_diversity": "categorical_diversity@{k}",
+    # RePlay's Median mode is agg='median'
+    "surprisal_median": "surprisal(agg='median')@{k}",
+    "categorical_diversity_median": "categorical_diversity(agg='median')@{k}",
 }
 
 
@@ -302,7 +305,7 @@ ERRORS: list[tuple[list[str], dict[str, Any], type[Exception], str]] = [
         MetricParameterError,
         "metric 'surprisal@2': unseen_items='recommenders' is Microsoft Recommenders' "
         "convention for their metrics (catalog_coverage, distributional_coverage, "
-        "novelty, intra_list_diversity, serendipity); they have no surprisal@2, so it "
+        "novelty, intra_list_diversity, serendipity); they have no surprisal, so it "
         "has none: use unseen_items='error' or 'drop'",
     ),
     (
@@ -312,7 +315,7 @@ ERRORS: list[tuple[list[str], dict[str, Any], type[Exception], str]] = [
         "metric \"novelty(kind='replay')@2\": unseen_items='recommenders' is Microsoft "
         "Recommenders' convention for their metrics (catalog_coverage, "
         "distributional_coverage, novelty, intra_list_diversity, serendipity); they have "
-        "no novelty(kind='replay')@2, so it has none: use unseen_items='error' or 'drop'",
+        "no novelty(kind='replay'), so it has none: use unseen_items='error' or 'drop'",
     ),
     (
         ["surprisal"],
@@ -354,6 +357,41 @@ def test_bad_inputs_raise_the_librarys_errors(
 ) -> None:
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
         _evaluate(frame_kind, RUN, metrics, **kwargs)
+
+
+def test_agg_summarizes_the_users_values(frame_kind: str) -> None:
+    """``agg=`` is RePlay's mode (``Median()``): the per-user values summarized
+    otherwise than by their mean."""
+    out = _evaluate(
+        frame_kind,
+        RUN,
+        ["surprisal(agg='median')@1", "categorical_diversity(category='genre', agg='max')@2"],
+        interactions=TRAIN,
+        item_features=GENRES,
+    )
+    w10 = math.log2(3 / 2) / math.log2(3)  # 2 of the history's 3 users saw item 10
+    # @1: user 1 [10], 2 [10], 3 [11] -> median of (w10, w10, 1); genres @2: {a} of
+    # [10, 11], {a, c} of [10, 13], {a} of [11] over 2 -> max 1
+    assert out.row(0) == pytest.approx((w10, 1.0), abs=1e-15)
+
+
+def test_agg_of_a_mean_over_other_users_is_refused() -> None:
+    cases = [
+        (
+            "novelty(agg='median')",
+            "metric \"novelty(agg='median')\": agg='median' summarizes per-user values, and "
+            "novelty is one value over every recommendation: drop agg=",
+        ),
+        (
+            "novelty(kind='replay', agg='median')@2",
+            "metric \"novelty(kind='replay', agg='median')@2\": agg='median' summarizes "
+            "per-user values, and novelty is a mean over the users of the interactions: "
+            "drop agg=",
+        ),
+    ]
+    for name, message in cases:
+        with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+            irm.evaluate(RUN, [name], interactions=TRAIN)
 
 
 def test_unseen_items_drop_leaves_uncategorised_items_out(frame_kind: str) -> None:

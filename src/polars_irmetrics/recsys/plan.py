@@ -101,6 +101,7 @@ def build_recsys_plan(
     given = {"interactions": tables.interactions, "item_features": tables.item_features}
     check_inputs(requests, given, options.caller)
     formulas: list[tuple[str, CollectionFormula]] = []
+    summaries: dict[str, pl.Expr] = {}  # agg= of a per-user formula, by label
     for label, request in requests:
         metric = request.metric
         if metric.collection is None:
@@ -109,18 +110,31 @@ def build_recsys_plan(
                 "judgments: compute it with irm.evaluate(run, metrics, qrels=...)"
             )
         params = request.params(1.0)
-        theirs = metric.name not in _NOT_RECOMMENDERS and params.options.get("kind") in (
-            None,
-            "recommenders",
-        )
+        kind = params.options.get("kind", "recommenders")
+        called = metric.name if kind == "recommenders" else f"{metric.name}(kind={kind!r})"
+        theirs = metric.name not in _NOT_RECOMMENDERS and kind == "recommenders"
         if options.unseen_items == "recommenders" and not theirs:
             raise MetricParameterError(
                 f"metric {label!r}: unseen_items='recommenders' is Microsoft Recommenders' "
                 "convention for their metrics (catalog_coverage, distributional_coverage, "
-                f"novelty, intra_list_diversity, serendipity); they have no {label}, "
+                f"novelty, intra_list_diversity, serendipity); they have no {called}, "
                 "so it has none: use unseen_items='error' or 'drop'"
             )
-        formulas.append((label, metric.collection(scope, params)))
+        formula = metric.collection(scope, params)
+        if request.aggregate is not None and (formula.over == "rows" or formula.absent):
+            raise MetricParameterError(
+                f"metric {label!r}: agg={request.aggregate!r} summarizes per-user values, "
+                f"and {metric.name} is "
+                + (
+                    "one value over every recommendation"
+                    if formula.over == "rows"
+                    else "a mean over the users of the interactions"
+                )
+                + ": drop agg="
+            )
+        if request.aggregate is not None:
+            summaries[label] = metric.summarize(label, request.aggregate)
+        formulas.append((label, formula))
 
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
     kinds = _check_schemas(tables, scope, options)
@@ -202,7 +216,11 @@ def build_recsys_plan(
         if any(f.absent is not None for _, f in formulas):
             user_exprs.append(pl.col(USERS).first().alias(_USERS_OF))
         per_user = rows.group_by([*by, user]).agg(user_exprs)
-        means = [_user_mean(label, f) for label, f in formulas if f.over == "users"]
+        means = [
+            summaries[label].alias(label) if label in summaries else _user_mean(label, f)
+            for label, f in formulas
+            if f.over == "users"
+        ]
         per_group = _join(per_group, _aggregate(per_user, by, means), by)
     for frame in checks:
         per_group = per_group.join(frame, how="cross")
