@@ -31,17 +31,16 @@ from polars_irmetrics.metrics.collection import (
     CollectionScope,
     SimMeasure,
 )
-from polars_irmetrics.metrics.replay import replay_novelty
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params
 
-__all__ = ["RECSYS_METRICS"]
+__all__ = ["RECSYS_METRICS", "collection_only"]
 
 #: Share of interactions held by the popularity head (Abdollahpouri et al.'s 20 %).
 HEAD_SHARE = 0.2
 
 
-def _collection_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
+def collection_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
     def compute(scope: Scope, params: Params) -> pl.Expr:
         raise MetricParameterError(
             f"metric {name!r} describes a whole recommendation table, not one query: "
@@ -79,9 +78,18 @@ def _gini_index(s: CollectionScope, p: Params) -> CollectionFormula:
     return CollectionFormula("rows", pl.when(n > 1).then(weighted / (n - 1.0)).otherwise(0.0))
 
 
+def _replay_novelty(s: CollectionScope, p: Params) -> CollectionFormula:
+    """RePlay's ``Novelty``: per user of the interactions, the share of the top ``k``
+    the user has not interacted with (1 for a user without recommendations)."""
+    listed = s.top(p.k).sum().cast(pl.Float64)
+    known = (s.seen & s.top(p.k)).sum().cast(pl.Float64)
+    value = pl.when(listed > 0).then(1.0 - known / listed).otherwise(1.0)
+    return CollectionFormula("users", pl.when(s.has_history.first()).then(value), absent=1.0)
+
+
 def _novelty(s: CollectionScope, p: Params) -> CollectionFormula:
     if p.choice("kind") == "replay":
-        return replay_novelty(s, p)
+        return _replay_novelty(s, p)
     self_information = -(s.popularity / s.interactions.cast(pl.Float64)).log(2)
     # A null popularity (an item the interactions never saw) reaches the mean only
     # under unseen_items='recommenders' (the plan refuses it otherwise): Microsoft
@@ -156,7 +164,7 @@ def _metric(
     return Metric(
         name,
         summary,
-        _collection_only(name),
+        collection_only(name),
         binary=False,
         aliases=aliases,
         params=params,

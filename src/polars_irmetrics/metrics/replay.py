@@ -6,9 +6,9 @@ They describe a recommendation table, as the beyond-accuracy metrics of
 :mod:`.recsys` do, and go through the same plan
 (:mod:`polars_irmetrics.recsys.plan`); each divides by ``k``, not by the length of a
 shorter list, as RePlay does. Values equal RePlay 0.22's ``Surprisal``,
-``CategoricalDiversity`` and ``Novelty`` (``novelty(kind='replay')``) to 1e-9
-(``tests/test_replay_parity.py``, from fixtures RePlay wrote in a side environment:
-``tests/fixtures/replay/``).
+``CategoricalDiversity`` and ``Novelty`` (``novelty(kind='replay')``, declared with
+:mod:`.recsys`'s ``novelty``) to 1e-9 (``tests/test_replay_parity.py``, from fixtures
+RePlay wrote in a side environment: ``tests/fixtures/replay/``).
 
 Examples
 --------
@@ -27,32 +27,19 @@ novelty's users are the history's, one without recommendations (user 3) counting
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics.collection import CollectionFormula, CollectionScope
-from polars_irmetrics.metrics.scope import Scope
+from polars_irmetrics.metrics.recsys import collection_only
 from polars_irmetrics.metrics.spec import Metric, Param, Params, ParamValue
 
-__all__ = ["REPLAY_METRICS", "replay_novelty"]
+__all__ = ["REPLAY_METRICS"]
 
 _REPLAY = "replay"
 
 #: RePlay's default name of the category column (``CategoricalDiversity``).
 CATEGORY = "category_id"
-
-
-def _collection_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
-    def compute(scope: Scope, params: Params) -> pl.Expr:
-        raise MetricParameterError(
-            f"metric {name!r} describes a whole recommendation table, not one query: "
-            "compute it with irm.beyond_accuracy(recommendations, ...) or "
-            "irm.evaluate(..., interactions=..., item_features=...)"
-        )
-
-    return compute
 
 
 def _k(p: Params) -> float:
@@ -83,20 +70,11 @@ def _categorical_diversity(s: CollectionScope, p: Params) -> CollectionFormula:
     return CollectionFormula("users", distinct / _k(p))
 
 
-def replay_novelty(s: CollectionScope, p: Params) -> CollectionFormula:
-    """RePlay's ``Novelty``: per user of the interactions, the share of the top ``k``
-    the user has not interacted with (1 for a user without recommendations)."""
-    listed = s.top(p.k).sum().cast(pl.Float64)
-    known = (s.seen & s.top(p.k)).sum().cast(pl.Float64)
-    value = pl.when(listed > 0).then(1.0 - known / listed).otherwise(1.0)
-    return CollectionFormula("users", pl.when(s.has_history.first()).then(value), absent=1.0)
-
-
 REPLAY_METRICS: tuple[Metric, ...] = (
     Metric(
         "surprisal",
         "RePlay's surprisal: mean normalised self-information of the top k, per user",
-        _collection_only("surprisal"),
+        collection_only("surprisal"),
         cutoff="required",
         binary=False,
         reads=("run", "interactions"),
@@ -113,7 +91,7 @@ REPLAY_METRICS: tuple[Metric, ...] = (
     Metric(
         "categorical_diversity",
         "RePlay's categorical diversity: distinct categories in the top k over k, per user",
-        _collection_only("categorical_diversity"),
+        collection_only("categorical_diversity"),
         cutoff="required",
         binary=False,
         params=(

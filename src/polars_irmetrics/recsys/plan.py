@@ -676,15 +676,21 @@ def _row_checks(
     # An upper bound (two pairs may share a hash): exact on the error path (_recount).
     pairs = pl.len() - pl.struct(user, item).hash().n_unique()
     out += flag("dup_item", pairs > 0, count=pairs, example=pl.lit(""))
-    if scope.needs & {"item_users", "seen"} and not scope.needs & {"popularity", "cooccurrence"}:
-        users = pl.col(USERS).fill_null(0)
-        template = " for " + ", ".join(f"{key}={{}}" for key in interaction_keys)
+    template = " for " + ", ".join(f"{key}={{}}" for key in interaction_keys)
+    shown_keys = [(pl.col(key), None) for key in interaction_keys]
+    # an empty history: no item (popularity) or no user (RePlay's metrics) in it
+    size = None
+    if scope.needs & {"popularity", "cooccurrence"}:
+        size = pl.col(CATALOG).fill_null(0)
+    elif scope.needs & {"item_users", "seen"}:
+        size = pl.col(USERS).fill_null(0)
+    if size is not None:
         out += flag(
             "empty_catalog",
-            users == 0,
+            size == 0,
             template if interaction_keys else "",
-            [(pl.col(key), None) for key in interaction_keys],
-            count=(users == 0).any().cast(pl.Int64),
+            shown_keys,
+            count=(size == 0).any().cast(pl.Int64),
         )
     if scope.categories:
         nameless = pl.any_horizontal(
@@ -693,14 +699,6 @@ def _row_checks(
         out += flag("no_category", nameless, *named)
     if scope.needs & {"popularity", "cooccurrence"}:
         catalog = pl.col(CATALOG).fill_null(0)
-        template = " for " + ", ".join(f"{key}={{}}" for key in interaction_keys)
-        out += flag(
-            "empty_catalog",
-            catalog == 0,
-            template if interaction_keys else "",
-            [(pl.col(key), None) for key in interaction_keys],
-            count=(catalog == 0).any().cast(pl.Int64),
-        )
         unseen = (catalog > 0) & pl.col(POPULARITY).is_null()
         if options.unseen_items == "recommenders":
             pass  # counted as Microsoft Recommenders counts them
