@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -405,3 +408,36 @@ def test_unseen_items_drop_leaves_uncategorised_items_out(frame_kind: str) -> No
     # item 11 dropped, the ranks kept: user 1's top 2 is [10] ({a}), 2's [10, 13]
     # ({a, c}), 3 has none left
     assert out.item() == pytest.approx((1 / 2 + 2 / 2) / 2, abs=1e-15)
+
+
+def test_the_cli_reads_a_category_column(tmp_path: Path) -> None:
+    """``irm evaluate --item-features`` takes a file with a category column and no
+    vectors: the metrics say which column they read."""
+    RUN.write_parquet(tmp_path / "run.parquet")
+    TRAIN.write_parquet(tmp_path / "train.parquet")
+    GENRES.write_parquet(tmp_path / "items.parquet")
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            *("-m", "polars_irmetrics", "evaluate", str(tmp_path / "run.parquet")),
+            *("-m", "surprisal@2", "-m", "categorical_diversity(category='genre')@3"),
+            *("--interactions", str(tmp_path / "train.parquet")),
+            *("--item-features", str(tmp_path / "items.parquet")),
+            *("--format", "csv"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(root / "src")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    header, values = proc.stdout.strip().splitlines()
+    assert header == "surprisal@2,categorical_diversity(category='genre')@3"
+    expected = irm.evaluate(
+        RUN,
+        ["surprisal@2", "categorical_diversity(category='genre')@3"],
+        interactions=TRAIN,
+        item_features=GENRES,
+    ).row(0)
+    assert tuple(float(v) for v in values.split(",")) == pytest.approx(expected, abs=1e-12)

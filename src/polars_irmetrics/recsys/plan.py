@@ -304,8 +304,10 @@ def _check_schemas(
         if frame is None:
             continue
         other = frame.collect_schema()
-        require_columns(other, columns, name, hint)
+        require_columns(other, [c for c in columns if c != options.features], name, hint)
         if name == "item_features":
+            vector_hint = "name the feature vector column with features=..."
+            require_columns(other, columns, name, vector_hint)
             require_columns(
                 other,
                 sorted(scope.categories),
