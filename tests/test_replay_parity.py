@@ -49,8 +49,13 @@ NAMES = {
 }
 
 
-def _tables(case: dict[str, Any]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    run = pl.DataFrame(case["recs"]).select(query_id="user", doc_id="item", rank="rank")
+def _tables(
+    case: dict[str, Any], order: str = "rank"
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The recommendations (ordered by RePlay's ``rank``, or by its ``score``: untied
+    within a user in these cases), the training log and the categories."""
+    run = pl.DataFrame(case["recs"]).select("user", "item", order)
+    run = run.rename({"user": "query_id", "item": "doc_id"})
     train = pl.DataFrame(case["train"], schema={"user": pl.Int64, "item": pl.Int64})
     categories = pl.DataFrame(case["categories"])
     return (
@@ -74,10 +79,13 @@ def _evaluate(
     return result
 
 
+@pytest.mark.parametrize("order", ["rank", "score"])
 @pytest.mark.parametrize("case", range(len(CASES)), ids=[c["name"] for c in CASES])
-def test_equal_to_replay_on_its_fixtures_and_random_inputs(frame_kind: str, case: int) -> None:
+def test_equal_to_replay_on_its_fixtures_and_random_inputs(
+    frame_kind: str, case: int, order: str
+) -> None:
     data = CASES[case]
-    run, train, categories = _tables(data)
+    run, train, categories = _tables(data, order)
     labels = [n.format(k=v["k"]) for v in data["values"] for n in NAMES.values()]
     out = _evaluate(frame_kind, run, labels, interactions=train, item_features=categories)
     assert out.columns == labels
