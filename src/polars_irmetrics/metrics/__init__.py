@@ -71,11 +71,11 @@ METRICS: tuple[Metric, ...] = (
     *TREC_METRICS,
     *ONLINE_METRICS,
     *RECSYS_METRICS,
+    *REPLAY_METRICS,  # the same family (their compute is recsys.collection_only)
     *PREFERENCE_METRICS,
     *PREDICTION_METRICS,
     *NEIGHBOR_METRICS,
     *OPE_METRICS,
     *AGREEMENT_METRICS,
     *RECTOOLS_METRICS,
-    *REPLAY_METRICS,
 )
