@@ -95,6 +95,31 @@ def test_equal_to_replay_on_its_fixtures_and_random_inputs(
             assert ours == pytest.approx(values[name], abs=TOL, rel=0), (name, values["k"])
 
 
+PER_USER = {k: v for k, v in NAMES.items() if not k.endswith("_median")}
+
+
+@pytest.mark.parametrize("case", range(len(CASES)), ids=[c["name"] for c in CASES])
+def test_per_query_is_replays_per_user_mode(frame_kind: str, case: int) -> None:
+    """``per_query=True``: one row per user, RePlay's ``PerUser`` (its users: those of
+    the recommendations; for novelty, those of the history, one without
+    recommendations valued 1); a user RePlay leaves out is null here."""
+    data = CASES[case]
+    run, train, categories = _tables(data)
+    labels = [n.format(k=v["k"]) for v in data["values"] for n in PER_USER.values()]
+    out = _evaluate(
+        frame_kind, run, labels, interactions=train, item_features=categories, per_query=True
+    )
+    assert out.columns == ["query_id", *labels]
+    for values in data["values"]:
+        for name, label in PER_USER.items():
+            column = label.format(k=values["k"])
+            ours = dict(out.select("query_id", column).drop_nulls().iter_rows())
+            theirs = dict(values["per_user"][name])
+            assert ours.keys() == {int(u) for u in theirs}, (name, values["k"])
+            for user, value in theirs.items():
+                assert ours[int(user)] == pytest.approx(value, abs=TOL, rel=0), (name, user)
+
+
 def test_the_fixtures_hold_replays_own_expected_values() -> None:
     """RePlay's tests/metrics/test_metrics.py asserts these (to 1e-5): the fixtures are
     their inputs, computed by their code."""
@@ -335,10 +360,10 @@ ERRORS: list[tuple[list[str], dict[str, Any], type[Exception], str]] = [
         "metric 'surprisal': surprisal needs a cutoff, e.g. 'surprisal@10'",
     ),
     (
-        ["surprisal@2"],
+        ["surprisal@2", "novelty@2"],  # Recommenders' novelty: one value of all rows
         {"interactions": TRAIN, "per_query": True},
         MetricParameterError,
-        "metric 'surprisal@2' describes a whole recommendation table, not one query: "
+        "metric 'novelty@2' describes a whole recommendation table, not one query: "
         "evaluate it with per_query=False",
     ),
     (
@@ -449,3 +474,27 @@ def test_the_cli_reads_a_category_column(tmp_path: Path) -> None:
         item_features=GENRES,
     ).row(0)
     assert tuple(float(v) for v in values.split(",")) == pytest.approx(expected, abs=1e-12)
+
+
+def test_per_query_sits_beside_accuracy_and_means_agree(frame_kind: str) -> None:
+    """Each user's values join the per-query accuracy values (a user without judgments
+    has null accuracy); the mean of a users' metric's values is its summary."""
+    run = RUN.filter(pl.col("doc_id") != 13)  # 10, 11, 12 | 10 | 11
+    qrels = pl.DataFrame({"query_id": [1, 2], "doc_id": [11, 13], "relevance": [1, 1]})
+    metrics = ["P@2", "surprisal@2", "novelty(kind='replay')@2", "average_popularity@2"]
+    out = _evaluate(frame_kind, run, metrics, qrels=qrels, interactions=TRAIN, per_query=True)
+    w10 = math.log2(3 / 2) / math.log2(3)  # 2 of the history's 3 users; 11 and 12: 1
+    expected = {
+        1: (0.5, (w10 + 1.0) / 2, 1 - 1 / 2, (2 + 1) / 2),
+        2: (0.0, w10 / 2, 1 - 1 / 1, 2.0),
+        3: (None, 1.0 / 2, None, 1.0),  # no judgments; no history: left out of novelty
+        4: (None, None, 1.0, None),  # a history without recommendations
+    }
+    rows = {row[0]: row[1:] for row in out.rows()}
+    assert rows.keys() == expected.keys()
+    for user, values in expected.items():
+        for ours, theirs in zip(rows[user], values, strict=True):
+            assert ours == (None if theirs is None else pytest.approx(theirs, abs=1e-15))
+    means = _evaluate(frame_kind, run, metrics[1:], interactions=TRAIN)
+    for label in metrics[1:]:
+        assert out[label].drop_nulls().mean() == pytest.approx(means[label][0], abs=1e-15)

@@ -89,6 +89,8 @@ _NOT_RECOMMENDERS = (
     "categorical_diversity",
 )
 _USERS_OF = f"{INTERNAL}users_of"
+_KNOWN_USER = f"{INTERNAL}known_user"
+_PASSED = f"{INTERNAL}passed"
 
 
 def build_recsys_plan(
@@ -121,6 +123,11 @@ def build_recsys_plan(
                 "so it has none: use unseen_items='error' or 'drop'"
             )
         formula = metric.collection(scope, params)
+        if options.per_user and formula.over == "rows":
+            raise MetricParameterError(
+                f"metric {label!r} describes a whole recommendation table, not one query: "
+                "evaluate it with per_query=False"
+            )
         if request.aggregate is not None and (formula.over == "rows" or formula.absent):
             raise MetricParameterError(
                 f"metric {label!r}: agg={request.aggregate!r} summarizes per-user values, "
@@ -212,6 +219,12 @@ def build_recsys_plan(
     row_exprs += _row_checks(scope, options, kinds, keys)
     per_group = _aggregate(rows, by, row_exprs)
     user_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "users"]
+    if options.per_user:
+        for frame in checks:
+            per_group = per_group.join(frame, how="cross")
+        recount = _recount(tables.recommendations, options, kinds)
+        values = _per_user(rows, user_exprs, formulas, interactions, options, kinds)
+        return _checked_per_user(values, per_group, by, recount).sort([*by, user])
     if user_exprs:
         if any(f.absent is not None for _, f in formulas):
             user_exprs.append(pl.col(USERS).first().alias(_USERS_OF))
@@ -231,6 +244,59 @@ def build_recsys_plan(
     recount = _recount(tables.recommendations, options, kinds)
     checked = result.map_batches(lambda frame: raise_on_flags(frame, recount), schema=out_schema)
     return checked.sort(by) if by else checked
+
+
+def _per_user(
+    rows: pl.LazyFrame,
+    user_exprs: list[pl.Expr],
+    formulas: list[tuple[str, CollectionFormula]],
+    interactions: pl.LazyFrame | None,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+) -> pl.LazyFrame:
+    """Each user's values, one row per (``by`` group, user); with a formula averaged
+    over the users of the interactions (``absent``), those users without
+    recommendations too, valued ``absent``."""
+    user, by = options.user_id, list(options.by_keys)
+    values = rows.group_by([*by, user]).agg(user_exprs)
+    absent = {label: f.absent for label, f in formulas if f.absent is not None}
+    if not absent or interactions is None:
+        return values
+    keys = _interaction_keys(interactions, options)
+    known = (
+        _cast_ids(interactions.select(*keys, user), kinds)
+        .unique()
+        .with_columns(pl.lit(True).alias(_KNOWN_USER))
+    )
+    if by:
+        groups = rows.select(by).unique()
+        known = (
+            groups.join(known, on=keys, nulls_equal=True)
+            if keys
+            else groups.join(known, how="cross")
+        )
+    filled = (
+        pl.when(pl.col(_KNOWN_USER)).then(pl.col(label).fill_null(value)).alias(label)
+        for label, value in absent.items()
+    )
+    return (
+        values.join(known, on=[*by, user], how="full", coalesce=True, nulls_equal=True)
+        .with_columns(filled)
+        .drop(_KNOWN_USER)
+    )
+
+
+def _checked_per_user(
+    values: pl.LazyFrame, per_group: pl.LazyFrame, by: list[str], recount: dict[str, Recount]
+) -> pl.LazyFrame:
+    """``values`` once the checks of ``per_group`` (one row per ``by`` group) pass."""
+    flags = flag_columns(per_group.collect_schema().names())
+    passed = per_group.select(*by, *flags, pl.lit(True).alias(_PASSED))
+    schema = passed.collect_schema()
+    out_schema = pl.Schema({name: schema[name] for name in [*by, _PASSED]})
+    ok = passed.map_batches(lambda frame: raise_on_flags(frame, recount), schema=out_schema)
+    joined = values.join(ok, on=by, nulls_equal=True) if by else values.join(ok, how="cross")
+    return joined.drop(_PASSED)
 
 
 def _user_mean(label: str, formula: CollectionFormula) -> pl.Expr:
