@@ -166,6 +166,12 @@ CHECKED: list[tuple[str, str]] = [
         "metric 'err(max_grade=inf)': max_grade must be a number > 0, got inf",
     ),
     (
+        "categorical_diversity(category=3)@5",
+        "metric 'categorical_diversity(category=3)@5': category must name the column of "
+        "item_features that holds each item's category, e.g. "
+        "categorical_diversity(category='genre')@10; got 3",
+    ),
+    (
         "aplt(head=0)",
         "metric 'aplt(head=0)': head must be a number between 0 and 1 (exclusive), the share "
         "of interactions held by the popular head, got 0",

@@ -307,6 +307,8 @@ def test_registry_lists_and_parses_them() -> None:
         "average_popularity",
         "long_tail_share",
         "sufficient_reco",  # RecTools' data quality (tests/test_rectools_parity.py)
+        "surprisal",  # RePlay's (tests/test_replay_parity.py)
+        "categorical_diversity",  # RePlay's (tests/test_replay_parity.py)
     }
     assert irm.parse_metric("Diversity@10").name == "intra_list_diversity@10"
     assert irm.parse_metric("aplt(head=0.1)").name == "long_tail_share(head=0.1)"
@@ -331,7 +333,8 @@ ERRORS: list[tuple[list[str], pl.DataFrame, Any, Any, type[Exception], str]] = [
     (
         ["ild"], RECS, None, None, MetricParameterError,
         "metric 'ild' reads the items' feature vectors (one row per item: its id and a "
-        "list or array of numbers): pass item_features=... to irm.beyond_accuracy",
+        "list or array of numbers; or its category, for categorical_diversity): pass "
+        "item_features=... to irm.beyond_accuracy",
     ),
     (
         ["ndcg@10"], RECS, None, None, MetricParameterError,

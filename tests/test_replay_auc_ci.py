@@ -203,13 +203,6 @@ def test_canonical_names_round_trip() -> None:
             "ci_level=0.95 for a 95% interval",
         ),
         (
-            "catalog_coverage(agg='ci_halfwidth')@10",
-            "metric \"catalog_coverage(agg='ci_halfwidth')@10\": agg='ci_halfwidth' is the "
-            "confidence interval of the mean of per-query values; catalog_coverage has none "
-            "to summarize (one value per recommendation table): drop agg='ci_halfwidth' (it "
-            "summarizes per-query metrics such as ndcg@10 or rocauc@10)",
-        ),
-        (
             "auc(agg='ci_halfwidth')",
             "metric \"auc(agg='ci_halfwidth')\": agg='ci_halfwidth' is the confidence "
             "interval of the mean of per-query values; auc has none to summarize (its "

@@ -196,7 +196,6 @@ def test_compare_refuses_what_evaluate_refuses() -> None:
         ("ctr(agg='std')", "ctr", "its online route computes one summary of its own"),
         ("auc(agg='median')", "auc", "its prediction route computes one summary of its own"),
         ("ips(agg='max')", "ips", "its ope route computes one summary of its own"),
-        ("coverage(agg='std')", "catalog_coverage", "one value per recommendation table"),
     ],
 )
 def test_an_aggregate_a_route_would_ignore_is_refused(name: str, metric: str, why: str) -> None:

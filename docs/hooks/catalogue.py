@@ -91,6 +91,7 @@ EXAMPLE_FEATURES = pl.DataFrame(
     {
         "item_id": ["a", "b", "c", "d", "e", "f"],
         "features": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 0.5], [0.2, 1.0], [0.5, 0.5]],
+        "category_id": ["x", "y", "x", "z", "y", "x"],  # categorical_diversity's
     }
 )
 

@@ -584,9 +584,9 @@ def _read_inputs(
     if args.interactions is not None:
         tables["interactions"] = scan_run(args.interactions, what=_INTERACTIONS, **ids)
     if args.item_features is not None:
+        # the vector column (--features) or a category column: the metrics say which
         tables["item_features"] = scan_run(
-            args.item_features, what=_ITEM_FEATURES,
-            required={"doc_id": args.doc_id, "features": args.features}, **ids,
+            args.item_features, what=_ITEM_FEATURES, required={"doc_id": args.doc_id}, **ids,
         )  # fmt: skip
     if args.ids == "str":
         frames = [_ids_as_text(frame, list(ids.values())) for frame in frames]
@@ -611,7 +611,7 @@ _PROPENSITIES = (
     "propensities: Parquet, CSV, TSV or JSON lines with the doc id or 'position', and 'propensity'"
 )
 _INTERACTIONS = "interactions: Parquet, CSV, TSV or JSON lines with user and item ids"
-_ITEM_FEATURES = "item features: Parquet with the item id and a vector column"
+_ITEM_FEATURES = "item features: Parquet with the item id and a vector or category column"
 _PREFS = "preference judgments (query_id jg jsg doc_id rel_level)"
 _QRELS_JG = "judgments with groups (query_id jg doc_id relevance)"
 

@@ -221,7 +221,9 @@ def evaluate(
         ``intra_list_diversity``, ``serendipity``...): the history the recommender
         learned from and the items' feature vectors, with the run's queries as users and
         its documents as items (see :func:`~polars_irmetrics.beyond_accuracy`). Their
-        values are joined beside the means (``per_query=False`` only).
+        values are joined beside the means; with ``per_query=True``, each user's value
+        of the metrics averaged over users beside the query's (the metrics of all rows
+        at once, such as coverage, refuse it).
     **options
         The options of the evaluation, the same keywords at every door (typed once
         as :class:`~polars_irmetrics.ground.options.EvalKwargs`, checked once into

@@ -65,6 +65,7 @@ from polars_irmetrics.metrics.preference import PREFERENCE_METRICS
 from polars_irmetrics.metrics.propensity import PROPENSITY_METRICS
 from polars_irmetrics.metrics.recsys import RECSYS_METRICS
 from polars_irmetrics.metrics.rectools import RECTOOLS_METRICS
+from polars_irmetrics.metrics.replay import REPLAY_METRICS
 from polars_irmetrics.metrics.spec import Metric
 from polars_irmetrics.metrics.trec import TREC_METRICS
 
@@ -76,6 +77,7 @@ METRICS: tuple[Metric, ...] = (
     *TREC_METRICS,
     *ONLINE_METRICS,
     *RECSYS_METRICS,
+    *REPLAY_METRICS,  # the same family (their compute is recsys.collection_only)
     *PREFERENCE_METRICS,
     *PREDICTION_METRICS,
     *NEIGHBOR_METRICS,

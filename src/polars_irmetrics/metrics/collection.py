@@ -31,6 +31,10 @@ TOTAL = f"{INTERNAL}interactions"
 CATALOG = f"{INTERNAL}catalog"
 HISTORY_SIM = f"{INTERNAL}history_sim"
 RELEVANCE = f"{INTERNAL}relevance"
+ITEM_USERS = f"{INTERNAL}item_users"
+USERS = f"{INTERNAL}history_users"
+SEEN = f"{INTERNAL}seen"
+HAS_HISTORY = f"{INTERNAL}has_history"
 
 #: How two items' similarity is measured (Microsoft Recommenders' ``item_sim_measure``):
 #: the cosine of their feature vectors, or the cosine of their columns in the binary
@@ -58,10 +62,16 @@ class CollectionFormula:
         list, is left out of the mean).
     expr
         The aggregation expression.
+    absent
+        ``None``: the mean is over the users of the recommendations. A number (with
+        ``over="users"``, RePlay's ``Novelty``): the mean is over the users of the
+        interactions instead; one without recommendations counts ``absent``, and
+        ``expr`` is null for a recommended user the interactions lack (left out).
     """
 
     over: Literal["rows", "users"]
     expr: pl.Expr
+    absent: float | None = None
 
 
 @dataclass
@@ -75,6 +85,8 @@ class CollectionScope:
     needs
         What the formulas asked for, read by the plan: ``"position"``,
         ``"popularity"`` (with the interactions total and catalogue size),
+        ``"item_users"`` (the distinct users of each item, and of the interactions),
+        ``"seen"`` (whether the user interacted with the item, and has any history),
         ``"history"`` (feature similarity to the user's history), ``"history_cooc"``
         (co-occurrence similarity to it), ``"cooccurrence"`` (some co-occurrence
         similarity: which items the interactions know), ``"relevance"``.
@@ -83,12 +95,15 @@ class CollectionScope:
         user's list is needed.
     head_shares
         Shares of interactions that define a popularity head (long-tail metrics).
+    categories
+        Columns of the item features joined to each row as the item's category.
     """
 
     item: pl.Expr
     needs: set[str] = field(default_factory=set)
     pair_cutoffs: set[tuple[int | None, SimMeasure]] = field(default_factory=set)
     head_shares: set[float] = field(default_factory=set)
+    categories: set[str] = field(default_factory=set)
 
     def top(self, k: int | None) -> pl.Expr:
         """Per row: whether it is within the cutoff ``k`` of its user's list."""
@@ -114,6 +129,37 @@ class CollectionScope:
         """The number of distinct items in the interactions table; a scalar."""
         self.needs.add("popularity")
         return pl.col(CATALOG).first()
+
+    @property
+    def item_users(self) -> pl.Expr:
+        """Per row: the distinct users of the interactions who interacted with the row's
+        item (``Float64``; null for an item the interactions never saw)."""
+        self.needs.add("item_users")
+        return pl.col(ITEM_USERS)
+
+    @property
+    def history_users(self) -> pl.Expr:
+        """The number of distinct users in the interactions (``Float64``); a scalar."""
+        self.needs.add("item_users")
+        return pl.col(USERS).first()
+
+    @property
+    def seen(self) -> pl.Expr:
+        """Per row: whether the user interacted with the row's item in the interactions."""
+        self.needs.add("seen")
+        return pl.col(SEEN)
+
+    @property
+    def has_history(self) -> pl.Expr:
+        """Per row: whether the row's user has any row in the interactions."""
+        self.needs.add("seen")
+        return pl.col(HAS_HISTORY)
+
+    def category(self, column: str) -> pl.Expr:
+        """Per row: the item's value in the ``column`` of the item features (a category,
+        one per item)."""
+        self.categories.add(column)
+        return pl.col(self.category_column(column))
 
     def history_similarity_by(self, measure: SimMeasure) -> pl.Expr:
         """Per row: the mean similarity (``measure``) of the item to the items of the
@@ -150,6 +196,11 @@ class CollectionScope:
         """The internal column holding :meth:`pair_similarity_sum` at cutoff ``k``."""
         suffix = "" if measure == FEATURES else "_cooc"
         return f"{INTERNAL}pairs_{_cut(k)}{suffix}"
+
+    @staticmethod
+    def category_column(column: str) -> str:
+        """The internal column holding :meth:`category` of ``column``."""
+        return f"{INTERNAL}category_{column}"
 
     @staticmethod
     def head_column(share: float) -> str:

@@ -451,12 +451,11 @@ def _build(
         aggregate is not None
         and aggregate != metric.aggregate
         and metric.route not in SUMMARIZED_ROUTES
+        # the recommendation table's metrics: the plan knows which average over users
+        # (these take agg=) and which describe all rows at once (recsys/plan.py)
+        and metric.route != "recsys"
     ):
-        why = (
-            "one value per recommendation table"
-            if metric.level == "collection"
-            else f"its {metric.route} route computes one summary of its own"
-        )
+        why = f"its {metric.route} route computes one summary of its own"
         if aggregate == "ci_halfwidth":
             raise MetricParameterError(
                 f"metric {shown!r}: agg='ci_halfwidth' is the confidence interval of the mean "

@@ -34,13 +34,13 @@ from polars_irmetrics.metrics.collection import (
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params
 
-__all__ = ["RECSYS_METRICS"]
+__all__ = ["RECSYS_METRICS", "collection_only"]
 
 #: Share of interactions held by the popularity head (Abdollahpouri et al.'s 20 %).
 HEAD_SHARE = 0.2
 
 
-def _collection_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
+def collection_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
     def compute(scope: Scope, params: Params) -> pl.Expr:
         raise MetricParameterError(
             f"metric {name!r} describes a whole recommendation table, not one query: "
@@ -78,7 +78,18 @@ def _gini_index(s: CollectionScope, p: Params) -> CollectionFormula:
     return CollectionFormula("rows", pl.when(n > 1).then(weighted / (n - 1.0)).otherwise(0.0))
 
 
+def _replay_novelty(s: CollectionScope, p: Params) -> CollectionFormula:
+    """RePlay's ``Novelty``: per user of the interactions, the share of the top ``k``
+    the user has not interacted with (1 for a user without recommendations)."""
+    listed = s.top(p.k).sum().cast(pl.Float64)
+    known = (s.seen & s.top(p.k)).sum().cast(pl.Float64)
+    value = pl.when(listed > 0).then(1.0 - known / listed).otherwise(1.0)
+    return CollectionFormula("users", pl.when(s.has_history.first()).then(value), absent=1.0)
+
+
 def _novelty(s: CollectionScope, p: Params) -> CollectionFormula:
+    if p.choice("kind") == "replay":
+        return _replay_novelty(s, p)
     self_information = -(s.popularity / s.interactions.cast(pl.Float64)).log(2)
     # A null popularity (an item the interactions never saw) reaches the mean only
     # under unseen_items='recommenders' (the plan refuses it otherwise): Microsoft
@@ -153,7 +164,7 @@ def _metric(
     return Metric(
         name,
         summary,
-        _collection_only(name),
+        collection_only(name),
         binary=False,
         aliases=aliases,
         params=params,
@@ -215,11 +226,27 @@ RECSYS_METRICS: tuple[Metric, ...] = (
         "novelty",
         "mean self-information -log2(popularity) of the recommended items",
         _novelty,
+        params=(
+            Param(
+                "kind",
+                "recommenders",
+                ("recommenders", "replay"),
+                "'recommenders': the mean self-information of the recommended items "
+                "(Microsoft Recommenders); 'replay': the share of each user's top k the "
+                "user never interacted with (RePlay's Novelty)",
+            ),
+        ),
         reads=("run", "interactions"),
         formula="mean over recommendations of -log2(n_i / N), n_i the interactions with "
         "item i and N all interactions (Castells, Vargas & Wang 2011); a recommended "
-        "item the interactions lack is an error",
-        matches={"recommenders": "novelty, to 1e-12"},
+        "item the interactions lack is an error. kind='replay' (RePlay Novelty): mean "
+        "over the users of the interactions of 1 - |top k & H_u| / |top k|, H_u the "
+        "user's interactions, |top k| the items listed up to k; 1 for a user without "
+        "recommendations; a recommended user the interactions lack is left out",
+        matches={
+            "recommenders": "novelty, to 1e-12",
+            "replay": "Novelty(k), mean (kind='replay'), to 1e-9",
+        },
         latex=r"\frac{1}{|L|}\sum_{i \in L} -\log_2 \frac{n_i}{N}",
     ),
     _metric(

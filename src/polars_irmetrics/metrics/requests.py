@@ -333,7 +333,8 @@ INPUTS: Mapping[str, tuple[str, str]] = {
         "interactions",
     ),
     "item_features": (
-        "the items' feature vectors (one row per item: its id and a list or array of numbers)",
+        "the items' feature vectors (one row per item: its id and a list or array of numbers"
+        "; or its category, for categorical_diversity)",
         "item_features",
     ),
     "prefs": ("preference judgments", "prefs"),

@@ -127,9 +127,10 @@ ROUTE_TABLES: Mapping[Route, str] = {
     "propensity": "a run, judgments and propensities",
 }
 #: The routes whose per-query values :meth:`Metric.summarize` turns into one number, so
-#: whose metrics take an ``agg=`` that needs per-query values (``'ci_halfwidth'``); the
-#: others compute their own summary (a click metric over sessions, an AUC over all rows,
-#: an estimator over the log, a beyond-accuracy metric over the table).
+#: whose metrics take an ``agg=`` other than their own; the others compute their own
+#: summary (a click metric over sessions, an AUC over all rows, an estimator over the
+#: log) and refuse one, except the recommendation table's metrics, whose plan takes
+#: ``agg=`` for those averaged over users and refuses it for those of all rows at once.
 SUMMARIZED_ROUTES: frozenset[Route] = frozenset(
     {"offline", "prefs", "jg", "neighbors", "reference"}
 )

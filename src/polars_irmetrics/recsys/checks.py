@@ -83,6 +83,12 @@ CHECKS: tuple[Check, ...] = (
         "keep one feature vector per item",
     ),
     Check(
+        "dup_category",
+        DuplicateError,
+        "item {example} has more than one row in item_features ({count} extra rows): "
+        "categorical_diversity reads one category per item; keep one row per item",
+    ),
+    Check(
         "empty_catalog",
         InvalidValueError,
         "the interactions table has no rows{example}: the catalogue and the items' "
@@ -129,6 +135,14 @@ CHECKS: tuple[Check, ...] = (
         "add its interactions to interactions=..., drop it from the recommendations "
         "(unseen_items='drop'), or count it similar 0 to every item as Microsoft "
         "Recommenders does (unseen_items='recommenders')",
+    ),
+    Check(
+        "no_category",
+        InvalidValueError,
+        "item {example} has no row, or a null category, in item_features ({count} "
+        "recommendations name such items): categorical_diversity counts the categories "
+        "of each list; give the item a category in item_features=..., or drop it from "
+        "the recommendations",
     ),
     Check(
         "no_features",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
@@ -48,11 +47,6 @@ def with_beyond_accuracy(
     queries as users and its documents as items. With ``unseen_items='drop'``, the
     recommendations of items the interactions or the item features lack are left out
     of the beyond-accuracy metrics (:func:`without_unseen`), not of the accuracy ones."""
-    if options.per_query:
-        raise MetricParameterError(
-            f"metric {requests[0][0]!r} describes a whole recommendation table, not one "
-            "query: evaluate it with per_query=False"
-        )
     recsys = RecsysOptions(
         by=options.by_keys,
         user_id=options.query_id,
@@ -64,6 +58,7 @@ def with_beyond_accuracy(
         features=options.features,
         unseen_items=options.unseen_items,
         caller=caller,
+        per_user=options.per_query,
     )
     tables = Tables(
         run,
@@ -76,6 +71,15 @@ def with_beyond_accuracy(
     if accuracy is None:
         return beyond
     by = list(options.by_keys)
+    if options.per_query:  # each user's values beside the query's
+        return accuracy.join(
+            beyond,
+            on=[*by, options.query_id],
+            how="full",
+            coalesce=True,
+            nulls_equal=True,
+            maintain_order="left_right",
+        )
     if not by:
         return pl.concat([accuracy, beyond], how="horizontal")
     # a full join: a group with no judged query still shows its beyond-accuracy values

@@ -41,6 +41,9 @@ class RecsysOptions:
     unseen_items: UnseenItems = "error"
     #: The function the user called, for error messages.
     caller: str = "irm.beyond_accuracy"
+    #: One row per (``by`` group, user) with each user's value, not their summary
+    #: (``irm.evaluate(..., per_query=True)``; RePlay's ``PerUser`` mode).
+    per_user: bool = False
 
     @property
     def by_keys(self) -> tuple[str, ...]:

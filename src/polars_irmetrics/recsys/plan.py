@@ -49,11 +49,15 @@ from polars_irmetrics.metrics.collection import (
     CATALOG,
     COOCCURRENCE,
     FEATURES,
+    HAS_HISTORY,
     HISTORY_SIM,
+    ITEM_USERS,
     POPULARITY,
     POSITION,
     RELEVANCE,
+    SEEN,
     TOTAL,
+    USERS,
     CollectionFormula,
     CollectionScope,
 )
@@ -77,7 +81,16 @@ _USERS_OTHER = f"{INTERNAL}users_other"
 _HISTORY_COOC = f"{HISTORY_SIM}_cooc"
 
 #: Metrics Microsoft Recommenders does not have, so has no convention for unseen items.
-_NOT_RECOMMENDERS = ("gini_index", "average_popularity", "long_tail_share")
+_NOT_RECOMMENDERS = (
+    "gini_index",
+    "average_popularity",
+    "long_tail_share",
+    "surprisal",
+    "categorical_diversity",
+)
+_USERS_OF = f"{INTERNAL}users_of"
+_KNOWN_USER = f"{INTERNAL}known_user"
+_PASSED = f"{INTERNAL}passed"
 
 
 def build_recsys_plan(
@@ -90,6 +103,7 @@ def build_recsys_plan(
     given = {"interactions": tables.interactions, "item_features": tables.item_features}
     check_inputs(requests, given, options.caller)
     formulas: list[tuple[str, CollectionFormula]] = []
+    summaries: dict[str, pl.Expr] = {}  # agg= of a per-user formula, by label
     for label, request in requests:
         metric = request.metric
         if metric.collection is None:
@@ -97,14 +111,37 @@ def build_recsys_plan(
                 f"metric {label!r} is an accuracy metric, one value per query against "
                 "judgments: compute it with irm.evaluate(run, metrics, qrels=...)"
             )
-        if options.unseen_items == "recommenders" and metric.name in _NOT_RECOMMENDERS:
+        params = request.params(1.0)
+        kind = params.options.get("kind", "recommenders")
+        called = metric.name if kind == "recommenders" else f"{metric.name}(kind={kind!r})"
+        theirs = metric.name not in _NOT_RECOMMENDERS and kind == "recommenders"
+        if options.unseen_items == "recommenders" and not theirs:
             raise MetricParameterError(
                 f"metric {label!r}: unseen_items='recommenders' is Microsoft Recommenders' "
                 "convention for their metrics (catalog_coverage, distributional_coverage, "
-                f"novelty, intra_list_diversity, serendipity); they have no {metric.name}, "
+                f"novelty, intra_list_diversity, serendipity); they have no {called}, "
                 "so it has none: use unseen_items='error' or 'drop'"
             )
-        formulas.append((label, metric.collection(scope, request.params(1.0))))
+        formula = metric.collection(scope, params)
+        if options.per_user and formula.over == "rows":
+            raise MetricParameterError(
+                f"metric {label!r} describes a whole recommendation table, not one query: "
+                "evaluate it with per_query=False"
+            )
+        if request.aggregate is not None and (formula.over == "rows" or formula.absent):
+            raise MetricParameterError(
+                f"metric {label!r}: agg={request.aggregate!r} summarizes per-user values, "
+                f"and {metric.name} is "
+                + (
+                    "one value over every recommendation"
+                    if formula.over == "rows"
+                    else "a mean over the users of the interactions"
+                )
+                + ": drop agg="
+            )
+        if request.aggregate is not None:
+            summaries[label] = metric.summarize(label, request.aggregate)
+        formulas.append((label, formula))
 
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
     kinds = _check_schemas(tables, scope, options)
@@ -115,6 +152,11 @@ def build_recsys_plan(
     by_cooccurrence = {k for k, measure in scope.pair_cutoffs if measure == COOCCURRENCE}
     if scope.needs & {"popularity", "cooccurrence"} and interactions is not None:
         rows = _with_popularity(rows, interactions, scope, options, kinds)
+    if scope.needs & {"item_users", "seen"} and interactions is not None:
+        rows = _with_history_users(rows, interactions, scope, options, kinds)
+    if scope.categories and item_features is not None:
+        rows, category_checks = _with_categories(rows, item_features, scope, options, kinds)
+        checks.append(category_checks)
     features, width = None, _width(item_features, options)
     if (by_features or "history" in scope.needs) and item_features is not None:
         features, feature_checks = _unit_vectors(item_features, options, kinds)
@@ -177,9 +219,21 @@ def build_recsys_plan(
     row_exprs += _row_checks(scope, options, kinds, keys)
     per_group = _aggregate(rows, by, row_exprs)
     user_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "users"]
+    if options.per_user:
+        for frame in checks:
+            per_group = per_group.join(frame, how="cross")
+        recount = _recount(tables.recommendations, options, kinds)
+        values = _per_user(rows, user_exprs, formulas, interactions, options, kinds)
+        return _checked_per_user(values, per_group, by, recount).sort([*by, user])
     if user_exprs:
+        if any(f.absent is not None for _, f in formulas):
+            user_exprs.append(pl.col(USERS).first().alias(_USERS_OF))
         per_user = rows.group_by([*by, user]).agg(user_exprs)
-        means = [pl.col(label).mean() for label, f in formulas if f.over == "users"]
+        means = [
+            summaries[label].alias(label) if label in summaries else _user_mean(label, f)
+            for label, f in formulas
+            if f.over == "users"
+        ]
         per_group = _join(per_group, _aggregate(per_user, by, means), by)
     for frame in checks:
         per_group = per_group.join(frame, how="cross")
@@ -190,6 +244,69 @@ def build_recsys_plan(
     recount = _recount(tables.recommendations, options, kinds)
     checked = result.map_batches(lambda frame: raise_on_flags(frame, recount), schema=out_schema)
     return checked.sort(by) if by else checked
+
+
+def _per_user(
+    rows: pl.LazyFrame,
+    user_exprs: list[pl.Expr],
+    formulas: list[tuple[str, CollectionFormula]],
+    interactions: pl.LazyFrame | None,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+) -> pl.LazyFrame:
+    """Each user's values, one row per (``by`` group, user); with a formula averaged
+    over the users of the interactions (``absent``), those users without
+    recommendations too, valued ``absent``."""
+    user, by = options.user_id, list(options.by_keys)
+    values = rows.group_by([*by, user]).agg(user_exprs)
+    absent = {label: f.absent for label, f in formulas if f.absent is not None}
+    if not absent or interactions is None:
+        return values
+    keys = _interaction_keys(interactions, options)
+    known = (
+        _cast_ids(interactions.select(*keys, user), kinds)
+        .unique()
+        .with_columns(pl.lit(True).alias(_KNOWN_USER))
+    )
+    if by:
+        groups = rows.select(by).unique()
+        known = (
+            groups.join(known, on=keys, nulls_equal=True)
+            if keys
+            else groups.join(known, how="cross")
+        )
+    filled = (
+        pl.when(pl.col(_KNOWN_USER)).then(pl.col(label).fill_null(value)).alias(label)
+        for label, value in absent.items()
+    )
+    return (
+        values.join(known, on=[*by, user], how="full", coalesce=True, nulls_equal=True)
+        .with_columns(filled)
+        .drop(_KNOWN_USER)
+    )
+
+
+def _checked_per_user(
+    values: pl.LazyFrame, per_group: pl.LazyFrame, by: list[str], recount: dict[str, Recount]
+) -> pl.LazyFrame:
+    """``values`` once the checks of ``per_group`` (one row per ``by`` group) pass."""
+    flags = flag_columns(per_group.collect_schema().names())
+    passed = per_group.select(*by, *flags, pl.lit(True).alias(_PASSED))
+    schema = passed.collect_schema()
+    out_schema = pl.Schema({name: schema[name] for name in [*by, _PASSED]})
+    ok = passed.map_batches(lambda frame: raise_on_flags(frame, recount), schema=out_schema)
+    joined = values.join(ok, on=by, nulls_equal=True) if by else values.join(ok, how="cross")
+    return joined.drop(_PASSED)
+
+
+def _user_mean(label: str, formula: CollectionFormula) -> pl.Expr:
+    """The mean of the users' values: over the users of the recommendations, or (a
+    formula with ``absent``) over the users of the interactions, those without
+    recommendations counting ``absent``."""
+    if formula.absent is None:
+        return pl.col(label).mean()
+    users = pl.col(_USERS_OF).first()
+    return (pl.col(label).sum() + (users - pl.col(label).count()) * formula.absent) / users
 
 
 def _aggregate(frame: pl.LazyFrame, by: list[str], exprs: list[pl.Expr]) -> pl.LazyFrame:
@@ -244,14 +361,25 @@ def _check_schemas(
         )
         check_numeric(schema, options.relevance, "recommendations", integer=False)
     others = [("interactions", tables.interactions, [item])]
-    if scope.needs & {"history", "history_cooc", "cooccurrence"}:
+    if scope.needs & {"history", "history_cooc", "cooccurrence", "item_users", "seen"}:
         others[0] = ("interactions", tables.interactions, [user, item])
-    others.append(("item_features", tables.item_features, [item, options.features]))
+    vectors = any(m == FEATURES for _, m in scope.pair_cutoffs) or "history" in scope.needs
+    described = [options.features] if vectors or not scope.categories else []
+    others.append(("item_features", tables.item_features, [item, *described]))
     for name, frame, columns in others:
         if frame is None:
             continue
         other = frame.collect_schema()
-        require_columns(other, columns, name, hint)
+        require_columns(other, [c for c in columns if c != options.features], name, hint)
+        if name == "item_features":
+            vector_hint = "name the feature vector column with features=..."
+            require_columns(other, columns, name, vector_hint)
+            require_columns(
+                other,
+                sorted(scope.categories),
+                name,
+                "name the category column with categorical_diversity(category='...')",
+            )
         for column in columns:
             if column == options.features:
                 _check_vector(other[column], column)
@@ -376,6 +504,60 @@ def _with_popularity(
             for share in scope.head_shares
         )
     return rows
+
+
+def _with_history_users(
+    rows: pl.LazyFrame,
+    interactions: pl.LazyFrame,
+    scope: CollectionScope,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+) -> pl.LazyFrame:
+    """Each row's distinct users of its item in the interactions and the distinct users
+    of the interactions (RePlay's surprisal); whether the user interacted with the item,
+    and has any interaction (RePlay's novelty)."""
+    user, item = options.user_id, options.item_id
+    keys = _interaction_keys(interactions, options)
+    pairs = _cast_ids(interactions.select(*keys, user, item), kinds)
+    count = pl.col(user).n_unique().cast(pl.Float64).alias(USERS)
+    rows = _join(rows, pairs.group_by(keys).agg(count) if keys else pairs.select(count), keys)
+    if "item_users" in scope.needs:
+        users = pl.col(user).n_unique().cast(pl.Float64).alias(ITEM_USERS)
+        per_item = pairs.group_by([*keys, item]).agg(users)
+        rows = rows.join(per_item, on=[*keys, item], how="left", nulls_equal=False)
+    if "seen" in scope.needs:
+        seen = pairs.unique().with_columns(pl.lit(True).alias(SEEN))
+        known = pairs.select(*keys, user).unique().with_columns(pl.lit(True).alias(HAS_HISTORY))
+        rows = (
+            rows.join(seen, on=[*keys, user, item], how="left", nulls_equal=False)
+            .join(known, on=[*keys, user], how="left", nulls_equal=False)
+            .with_columns(pl.col(SEEN).fill_null(False), pl.col(HAS_HISTORY).fill_null(False))
+        )
+    return rows
+
+
+def _with_categories(
+    rows: pl.LazyFrame,
+    item_features: pl.LazyFrame,
+    scope: CollectionScope,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Each row's category in each category column asked for; the one-row frame of the
+    check that the item features list an item once."""
+    item, columns = options.item_id, sorted(scope.categories)
+    table = _cast_ids(item_features.select(item, *columns), kinds)
+    checks = table.select(
+        *flag(
+            "dup_category",
+            pl.col(item).is_duplicated(),
+            "{}",
+            [(pl.col(item), kinds[item])],
+            count=pl.len() - pl.col(item).n_unique(),
+        )
+    )
+    named = table.select(item, *(pl.col(c).alias(scope.category_column(c)) for c in columns))
+    return rows.join(named, on=item, how="left", nulls_equal=False), checks
 
 
 def _unit_vectors(
@@ -562,16 +744,29 @@ def _row_checks(
     # An upper bound (two pairs may share a hash): exact on the error path (_recount).
     pairs = pl.len() - pl.struct(user, item).hash().n_unique()
     out += flag("dup_item", pairs > 0, count=pairs, example=pl.lit(""))
+    template = " for " + ", ".join(f"{key}={{}}" for key in interaction_keys)
+    shown_keys = [(pl.col(key), None) for key in interaction_keys]
+    # an empty history: no item (popularity) or no user (RePlay's metrics) in it
+    size = None
     if scope.needs & {"popularity", "cooccurrence"}:
-        catalog = pl.col(CATALOG).fill_null(0)
-        template = " for " + ", ".join(f"{key}={{}}" for key in interaction_keys)
+        size = pl.col(CATALOG).fill_null(0)
+    elif scope.needs & {"item_users", "seen"}:
+        size = pl.col(USERS).fill_null(0)
+    if size is not None:
         out += flag(
             "empty_catalog",
-            catalog == 0,
+            size == 0,
             template if interaction_keys else "",
-            [(pl.col(key), None) for key in interaction_keys],
-            count=(catalog == 0).any().cast(pl.Int64),
+            shown_keys,
+            count=(size == 0).any().cast(pl.Int64),
         )
+    if scope.categories:
+        nameless = pl.any_horizontal(
+            pl.col(scope.category_column(c)).is_null() for c in sorted(scope.categories)
+        )
+        out += flag("no_category", nameless, *named)
+    if scope.needs & {"popularity", "cooccurrence"}:
+        catalog = pl.col(CATALOG).fill_null(0)
         unseen = (catalog > 0) & pl.col(POPULARITY).is_null()
         if options.unseen_items == "recommenders":
             pass  # counted as Microsoft Recommenders counts them
