@@ -281,7 +281,9 @@ def evaluate(
             them for runs known to be clean (straight from a retriever): duplicates among
             *judged* documents, which would change metric values, are still refused; an
             unjudged document listed twice is then counted twice in ``num_ret`` (and, ranked
-            by score, pushes the documents below it down).
+            by score, pushes the documents below it down). The beyond-accuracy metrics
+            refuse an item listed twice for one user likewise; ``False`` keeps such rows
+            there, for RecTools' ``unrepeated_reco``, which measures them.
 
         ``buckets``
             ``"auto-memory"`` (default): one plan or out of core, chosen from the run's size

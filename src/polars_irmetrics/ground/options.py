@@ -143,7 +143,7 @@ READ_BY: Mapping[str, frozenset[str]] = {
     "judged_only": _JUDGED,
     "unjudged": _JUDGED | {"neighbors", "reference"},
     "unretrieved": _JUDGED | {"prefs", "neighbors", "reference"},
-    "check_duplicates": _JUDGED,
+    "check_duplicates": _JUDGED | {"recsys"},  # recsys: unrepeated_reco
     "buckets": _STEPPED,
     "spill_dir": _STEPPED,
     "progress": _STEPPED,
