@@ -477,3 +477,34 @@ def test_kotkov_serendipity_sits_beside_the_accuracy_metrics_by_score(frame_kind
     # query 1: doc 1 (relevant, popularity rank 1) at 2: (5+1-2)/5 - (5+1-1)/5 < 0 -> 0;
     # query 2: doc 1 at 1: (5/5 - 5/5) = 0
     assert by_rank["serendipity(kind='kotkov', n_items=5)@2"].to_list() == [0.0, 0.0]
+
+
+# ------------------------------------------------- RePlay's unexpectedness (reference=)
+UNEXPECTED = json.loads((HERE / "unexpectedness.json").read_text())
+
+
+@pytest.mark.parametrize("case", range(len(UNEXPECTED["cases"])))
+def test_unexpectedness_equals_replay(frame_kind: str, case: int) -> None:
+    data = UNEXPECTED["cases"][case]
+    wrap = (lambda f: f.lazy()) if frame_kind == "LazyFrame" else (lambda f: f)
+    names = {"item_id": "doc_id", "rating": "score"}
+    recs = pl.DataFrame(data["recs"]).rename(names)
+    base = pl.DataFrame(data["base"]).rename(names)
+    for values in data["values"]:
+        label = f"unexpectedness@{values['k']}"
+        kwargs: dict[str, Any] = {"reference": wrap(base), **RECO_USERS}
+        per_user = _collected(irm.evaluate(wrap(recs), [label], per_query=True, **kwargs))
+        means = _collected(irm.evaluate(wrap(recs), [label], **kwargs))
+        _check(per_user, means, label, values)
+
+
+def test_unexpectedness_by_hand() -> None:
+    # user 1: top 2 {1, 2} against the base's {2, 5}: one shared; user 2: none shared;
+    # user 3: no base list, 0 as RePlay (unjudged='zero')
+    run = pl.DataFrame({"query_id": [1, 1, 1, 2, 3], "doc_id": [1, 2, 3, 1, 1],
+                        "score": [3.0, 2.0, 1.0, 1.0, 1.0]})  # fmt: skip
+    base = pl.DataFrame({"query_id": [1, 1, 2, 4], "doc_id": [2, 5, 7, 1],
+                         "score": [3.0, 2.0, 1.0, 1.0]})  # fmt: skip
+    got = irm.evaluate(run, ["unexpectedness@2", "overlap@2"], reference=base,
+                       per_query=True, **RECO_USERS)  # fmt: skip
+    assert got.rows() == [(1, 1 - 1 / 2, 1 / 2), (2, 1 - 0 / 2, 0.0), (3, 0.0, 0.0)]

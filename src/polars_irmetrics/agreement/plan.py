@@ -254,6 +254,8 @@ def _values(
             simple.append((common.sum() / union).cast(pl.Float64).alias(label))
         elif name == "overlap":
             simple.append((common.sum() / pl.lit(cutoff, pl.Float64)).alias(label))
+        elif name == "unexpectedness":  # RePlay's: 1 - overlap@k
+            simple.append((1.0 - common.sum() / pl.lit(cutoff, pl.Float64)).alias(label))
         else:  # one plan of its own each
             pairs[label] = (label, request)
     out = lengths.select(keys)

@@ -34,6 +34,9 @@ reads the positions, except ``kendall_tau``, whose τ-b counts equal scores as t
   that the reference's top ``ref_k`` (``k`` by default) holds, ``|A_k ∩ B_ref_k| /
   |A_k|``; by ``rank``, the top k are the rows ranked ``<= k`` (RecTools' cut; a rank
   may be skipped), by score the first k positions.
+* ``unexpectedness@k``: RePlay's ``Unexpectedness``: ``1 - |A_k ∩ B_k| / k``, the
+  share of the k positions whose documents the reference's top k (the base model's
+  recommendations) lacks; 0 where either side has no ranking.
 * ``ktu@k``: repro_eval's Kendall's τ Union: the i-th document of each side is replaced
   by its position in the sorted union of both top-k lists and τ-b is taken of the two
   position lists, pair i with pair i (over the first ``min(|A|, |B|)`` positions where
@@ -227,6 +230,24 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         "mean). RecTools' users are the run's: a query the reference lacks scores 0 "
         "(unjudged='zero'; the route's default 'drop' leaves it out) and one the run "
         "lacks has no value (unretrieved='drop'; the default 'zero' scores it 0).",
+    ),
+    Metric(
+        "unexpectedness",
+        "RePlay's Unexpectedness: share of the k positions the reference's top k lacks",
+        _needs_reference,
+        cutoff="required",
+        binary=False,
+        reads=_READS,
+        matches={
+            "replay": "Unexpectedness(k) (RePlay 0.22, a side environment), per user and "
+            "mean, to 1e-9, with unjudged='zero' and unretrieved='drop' "
+            "(tests/test_rectools_more.py)"
+        },
+        latex=r"1 - \frac{|A_{:k} \cap B_{:k}|}{k}",
+        formula="1 - overlap@k: one minus the documents both top-k lists hold over k (a "
+        "list shorter than k raises it). RePlay's users are the run's: a query the "
+        "reference lacks scores 0 there as here (unjudged='zero'; the route's default "
+        "'drop' leaves it out) and one the run lacks has no value (unretrieved='drop').",
     ),
     Metric(
         "ktu",
