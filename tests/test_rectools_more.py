@@ -26,7 +26,7 @@ import re
 import warnings
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 import pytest
@@ -508,3 +508,30 @@ def test_unexpectedness_by_hand() -> None:
     got = irm.evaluate(run, ["unexpectedness@2", "overlap@2"], reference=base,
                        per_query=True, **RECO_USERS)  # fmt: skip
     assert got.rows() == [(1, 1 - 1 / 2, 1 / 2), (2, 1 - 0 / 2, 0.0), (3, 0.0, 0.0)]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            "serendipity(kind='kotkov')@3",
+            "metric 'serendipity' (kind='kotkov') reads the run's ranks, the judgments and "
+            "the interactions' popularity: compute it with irm.evaluate(recommendations, "
+            "metrics, qrels=test_interactions, interactions=train)",
+        ),
+        (
+            "unrepeated_reco@3",
+            "metric 'unrepeated_reco' describes a whole recommendation table, not one query: "
+            "compute it with irm.beyond_accuracy(recommendations, ...) or irm.evaluate",
+        ),
+        (
+            "intersection@3",
+            "rank similarity compares a run with a reference run, not with judgments; compute "
+            "it with irm.evaluate(run, ['rbo(p=0.9)', 'jaccard@10'], reference=other_run)",
+        ),
+    ],
+)
+def test_no_formula_over_one_querys_judged_rows(name: str, message: str) -> None:
+    request = irm.parse_metric(name)
+    with pytest.raises(irm.MetricParameterError, match="^" + re.escape(message) + "$"):
+        request.metric.compute(cast(Any, None), request.params(1.0))

@@ -42,6 +42,12 @@ HEAD_SHARE = 0.2
 
 def _collection_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
     def compute(scope: Scope, params: Params) -> pl.Expr:
+        if params.options.get("kind") == "kotkov":  # serendipity: RecTools' Serendipity
+            raise MetricParameterError(
+                f"metric {name!r} (kind='kotkov') reads the run's ranks, the judgments and "
+                "the interactions' popularity: compute it with irm.evaluate(recommendations, "
+                "metrics, qrels=test_interactions, interactions=train)"
+            )
         raise MetricParameterError(
             f"metric {name!r} describes a whole recommendation table, not one query: "
             "compute it with irm.beyond_accuracy(recommendations, ...) or "
