@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import subprocess
+import sys
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -32,6 +34,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.ground.debias import debiased
 
 HERE = Path(__file__).parent / "fixtures" / "rectools"
 THEIRS = json.loads((HERE / "their_tests.json").read_text())
@@ -61,7 +64,7 @@ def _plan(call: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | str:
     if "raised" in call:
         return "RecTools raised: insufficient_handling='raise', not offered here"
     if attrs.get("debias_config") is not None:
-        return "debias_config: DebiasConfig's down-sampling is not implemented here"
+        return "debias_config: debias= draws the kept rows by a seeded hash, not numpy's draw"
     if attrs.get("insufficient_handling") == "raise":
         return "insufficient_handling='raise': not offered (a data error, not a value)"
     refused = _refused(call)
@@ -535,3 +538,147 @@ def test_no_formula_over_one_querys_judged_rows(name: str, message: str) -> None
     request = irm.parse_metric(name)
     with pytest.raises(irm.MetricParameterError, match="^" + re.escape(message) + "$"):
         request.metric.compute(cast(Any, None), request.params(1.0))
+
+
+# --------------------------------------------------------- debias= (RecTools' DebiasConfig)
+DEBIAS = MORE["debias"]
+
+
+def _counts(table: pl.DataFrame) -> dict[int, int]:
+    return dict(table.group_by("doc_id").len().iter_rows())
+
+
+@pytest.mark.parametrize("case", range(len(DEBIAS)))
+def test_debias_keeps_what_rectools_keeps(case: int) -> None:
+    # the border, the items cut down and how many rows each keeps equal RecTools'; the
+    # rows of every other item are all kept (the draw of which rows differs: seeded hash
+    # here, numpy's generator there)
+    data = DEBIAS[case]
+    test = _more_tables(data, "interactions")
+    for config in data["configs"]:
+        theirs = _more_tables(config, "kept")
+        ours = debiased(
+            test.lazy(),
+            irm.Debias(config["iqr_coef"], config["random_state"]),
+            "query_id",
+            "doc_id",
+        ).collect()
+        assert _counts(ours) == _counts(theirs), config["iqr_coef"]
+        cut = {item for item, n in _counts(test).items() if n != _counts(theirs).get(item)}
+        untouched = [pl.col("doc_id").is_in(list(cut)).not_()]
+        assert (
+            ours.filter(untouched)
+            .sort(ours.columns)
+            .equals(theirs.filter(untouched).sort(ours.columns))
+        )
+        assert ours.join(test, on=["query_id", "doc_id"], how="anti").height == 0  # a subset
+
+
+@pytest.mark.parametrize("case", range(len(DEBIAS)))
+def test_debiased_metrics_equal_rectools_where_nothing_is_drawn(
+    frame_kind: str, case: int
+) -> None:
+    # where no item is over the border RecTools' debiased values are its plain ones, and
+    # so are these; where one is, they are these metrics on the rows the hash keeps
+    data = DEBIAS[case]
+    wrap = (lambda f: f.lazy()) if frame_kind == "LazyFrame" else (lambda f: f)
+    reco = _more_tables(data, "reco")
+    test = _more_tables(data, "interactions").with_columns(relevance=pl.lit(1))
+    labels = ["precision@3", "recall@3", "map@3"]
+    for config in data["configs"]:
+        debias = irm.Debias(config["iqr_coef"], config["random_state"])
+        got = _collected(irm.evaluate(wrap(reco), labels, qrels=wrap(test), debias=debias))
+        kept = debiased(test.lazy(), debias, "query_id", "doc_id").collect()
+        by_hand = irm.evaluate(reco, labels, qrels=kept)
+        assert got.select(labels).equals(by_hand.select(labels))
+        if len(config["kept"]["user_id"]) == test.height:  # nothing drawn
+            for label in labels:
+                assert _close(got[label].item(), config["means"][label]), label
+
+
+def test_debias_by_hand_is_deterministic() -> None:
+    # item a: 5 users, b..e one each: quartiles 1 and 1, border int(1 + 1.5 * 0) = 1: a
+    # keeps one row, the same one whatever the row order, chosen by the seed
+    qrels = pl.DataFrame({"query_id": [1, 2, 3, 4, 5, 1, 2, 3, 4],
+                          "doc_id": ["a"] * 5 + ["b", "c", "d", "e"], "relevance": 1})  # fmt: skip
+    run = pl.DataFrame({"query_id": [1, 2, 3, 4, 5], "doc_id": "a", "rank": 1})
+    kept = {
+        seed: irm.evaluate(
+            run, ["P@1"], qrels=qrels, debias=irm.Debias(1.5, seed), per_query=True
+        )["P@1"].to_list()
+        for seed in range(6)
+    }
+    for seed, values in kept.items():
+        # one user keeps item a (user 5 has no other judgment: without a it is not judged)
+        assert values.count(1.0) == 1
+        assert set(values) == {0.0, 1.0}
+        shuffled = irm.evaluate(run, ["P@1"], qrels=qrels.reverse(), debias=irm.Debias(1.5, seed),
+                                per_query=True)  # fmt: skip
+        assert shuffled["P@1"].to_list() == values
+    assert len({tuple(v) for v in kept.values()}) > 1  # the seed decides which user
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (
+            {"debias": irm.Debias(-0.5)},
+            irm.InvalidValueError,
+            "debias=Debias(iqr_coef=-0.5, ...): iqr_coef must be a finite number >= 0 "
+            "(RecTools' DebiasConfig.iqr_coef, e.g. 1.5), got -0.5",
+        ),
+        (
+            {"debias": irm.Debias(1.5, -1)},
+            irm.InvalidValueError,
+            "debias=Debias(..., random_state=-1): random_state must be an integer >= 0, the "
+            "seed of the draw of the rows kept, got -1",
+        ),
+        (
+            {"debias": 1.5},
+            irm.InvalidValueError,
+            "debias must be irm.Debias(iqr_coef=..., random_state=...) or None, got 1.5",
+        ),
+    ],
+)
+def test_debias_refusals(kwargs: dict[str, Any], error: type[Exception], message: str) -> None:
+    run = pl.DataFrame({"query_id": [1], "doc_id": [1], "rank": [1]})
+    with pytest.raises(error, match="^" + re.escape(message) + "$"):
+        irm.evaluate(run, ["P@1"], qrels=run.with_columns(relevance=pl.lit(1)), **kwargs)
+
+
+def test_debias_is_refused_beside_metrics_that_do_not_read_the_judgments() -> None:
+    run = pl.DataFrame({"query_id": [1], "doc_id": [1], "rank": [1]})
+    message = (
+        "debias=Debias(iqr_coef=1.5, random_state=0) is not read by metric "
+        "'sufficient_reco@1': only the ranking metrics of a run and judgments (ndcg, map, "
+        "recall...) read it"
+    )
+    with pytest.raises(irm.InvalidValueError, match="^" + re.escape(message)):
+        irm.evaluate(run, ["sufficient_reco@1"], debias=irm.Debias())
+
+
+def test_debias_from_the_command_line(tmp_path: Path) -> None:
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"{q} Q0 a 1 1.0 x\n" for q in range(1, 6)))
+    qrels = tmp_path / "qrels.txt"
+    pairs = [(q, "a") for q in range(1, 6)] + [(1, "b"), (2, "c"), (3, "d"), (4, "e")]
+    qrels.write_text("".join(f"{q} 0 {d} 1\n" for q, d in pairs))
+    command = [sys.executable, "-m", "polars_irmetrics", "evaluate", str(run), "--qrels",
+               str(qrels), "-m", "P@1", "--debias", "1.5:3", "--format", "csv"]  # fmt: skip
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    table = irm.evaluate(
+        pl.DataFrame({"query_id": [str(q) for q in range(1, 6)], "doc_id": "a", "rank": 1}),
+        ["P@1"],
+        qrels=pl.DataFrame(
+            {
+                "query_id": [str(q) for q, _ in pairs],
+                "doc_id": [d for _, d in pairs],
+                "relevance": 1,
+            }
+        ),
+        debias=irm.Debias(1.5, 3),
+    )
+    assert out.splitlines()[-1].endswith(str(table["P@1"].item()))
+    bad = subprocess.run([*command[:-4], "--debias", "high"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "expected IQR_COEF or IQR_COEF:SEED, e.g. 1.5 or 1.5:7, got 'high'" in bad.stderr

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import polars as pl
 
+from polars_irmetrics.ground.debias import debiased
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.rectools import (
@@ -55,6 +56,8 @@ def build_offline_plan(
     ``covered_users@k`` reads whether the run ranks a document of the query at or above
     ``k``, unjudged ones too, which the judged rows of the per-query plan do not show:
     a group-by of the run, joined on the query keys."""
+    if options.debias is not None and qrels is not None:  # RecTools' DebiasConfig
+        qrels = debiased(qrels, options.debias, options.query_id, options.doc_id)
     wanted = [(label, r) for label, r in requests if _special(r)]
     reads_interactions = (*CATALOGUE_FORMULAS, SERENDIPITY)
     if not wanted or (
