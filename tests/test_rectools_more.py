@@ -682,3 +682,21 @@ def test_debias_from_the_command_line(tmp_path: Path) -> None:
     bad = subprocess.run([*command[:-4], "--debias", "high"], capture_output=True, text=True)
     assert bad.returncode == 2
     assert "expected IQR_COEF or IQR_COEF:SEED, e.g. 1.5 or 1.5:7, got 'high'" in bad.stderr
+
+
+def test_out_of_core_gives_the_same_numbers(tmp_path: Path) -> None:
+    # the run and judgments evaluated in 2 buckets (spilled to Parquet) and in one plan
+    data = MORE["cases"][0]
+    reco = _more_tables(data, "reco")
+    test = _more_tables(data, "interactions").with_columns(relevance=pl.lit(1))
+    train = _more_tables(data, "prev_interactions")
+    labels = [
+        f"serendipity(kind='kotkov', n_items={len(data['catalog'])})@3",
+        "partial_auc(insufficient_handling='exclude')@2",
+        "pap(insufficient_handling='exclude')@2",
+        "recall@3",
+    ]
+    kwargs: dict[str, Any] = {"qrels": test, "interactions": train, "debias": irm.Debias(0.5)}
+    one = irm.evaluate(reco, labels, buckets=None, **kwargs)
+    two = irm.evaluate(reco, labels, buckets=2, spill_dir=str(tmp_path), **kwargs)
+    assert one.equals(two)
