@@ -30,6 +30,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, cast
 
+import pandas as pd
 import polars as pl
 import pytest
 
@@ -700,3 +701,21 @@ def test_out_of_core_gives_the_same_numbers(tmp_path: Path) -> None:
     one = irm.evaluate(reco, labels, buckets=None, **kwargs)
     two = irm.evaluate(reco, labels, buckets=2, spill_dir=str(tmp_path), **kwargs)
     assert one.equals(two)
+
+
+def test_debias_is_refused_on_dask(client: Any) -> None:
+    # each part holds some queries only: the border would be a part's, so it is refused
+    import dask.dataframe as dd
+
+    import polars_irmetrics.dask as irm_dask
+
+    frame = pd.DataFrame({"query_id": [1], "doc_id": [1], "rank": [1]})
+    run = dd.from_pandas(frame, npartitions=1)
+    qrels = dd.from_pandas(frame.drop(columns="rank").assign(relevance=1), npartitions=1)
+    message = (
+        "debias= reads the quartiles of every item's users over all the judgments, and on "
+        "Dask each part holds some queries only: down-sample the judgments first "
+        "(polars_irmetrics.ground.debias.debiased) or evaluate with polars_irmetrics.evaluate"
+    )
+    with pytest.raises(irm.InvalidValueError, match="^" + re.escape(message) + "$"):
+        irm_dask.evaluate(run, ["P@1"], qrels=qrels, debias=irm.Debias())
