@@ -719,3 +719,26 @@ def test_debias_is_refused_on_dask(client: Any) -> None:
     )
     with pytest.raises(irm.InvalidValueError, match="^" + re.escape(message) + "$"):
         irm_dask.evaluate(run, ["P@1"], qrels=qrels, debias=irm.Debias())
+
+
+def test_both_kinds_of_serendipity_in_one_call() -> None:
+    # kind='kotkov' goes the offline route beside P@2, the default kind the beyond-accuracy
+    # route; n = 2 (i1, i2 in the interactions), popularity ranks i1 1 (4 users), i2 2
+    train = pl.DataFrame({"query_id": ["u1", "u1", "u2", "u2", "u3", "u4"],
+                          "doc_id": ["i1", "i2", "i1", "i2", "i1", "i1"]})  # fmt: skip
+    test = pl.DataFrame({"query_id": ["u1", "u1", "u2", "u2", "u3", "u4"],
+                         "doc_id": ["i1", "i2", "i2", "i3", "i2", "i2"]}).with_columns(
+        relevance=pl.lit(1)
+    )  # fmt: skip
+    reco = pl.DataFrame({"query_id": ["u1", "u1", "u2", "u2", "u3", "u4"],
+                         "doc_id": ["i1", "i2", "i2", "i1", "i1", "i2"],
+                         "rank": [1, 2, 1, 2, 1, 1]})  # fmt: skip
+    labels = [
+        "serendipity(kind='kotkov')@2",
+        "serendipity(item_sim_measure='item_cooccurrence_count')@2",
+    ]
+    got = irm.evaluate(reco, labels, qrels=test, interactions=train)
+    # u1: i1 at 1: 2/2 - 2/2 = 0, i2 at 2: 1/2 - 1/2 = 0; u2: i2 at 1: 2/2 - 1/2, i1 not
+    # relevant -> 1/4; u3: i1 not relevant -> 0; u4: i2 at 1 -> 1/2 (one row)
+    assert got[labels[0]].item() == (0 + 1 / 4 + 0 + 1 / 2) / 4
+    assert got[labels[1]].item() is not None
