@@ -192,6 +192,17 @@ CHECKED: list[tuple[str, str]] = [
         "rprec_mult_avgjg(multiple=inf)",
         "metric 'rprec_mult_avgjg(multiple=inf)': multiple must be a finite number, got inf",
     ),
+    # RecTools' (issue 42, tests/test_rectools_more.py)
+    (
+        "serendipity(kind='kotkov', n_items=0)",
+        "metric \"serendipity(kind='kotkov', n_items=0)\": n_items must be a number >= 1, "
+        "the catalogue size (RecTools' len(catalog)), got 0",
+    ),
+    (
+        "intersection(ref_k=0.5)@2",
+        "metric 'intersection(ref_k=0.5)@2': ref_k must be a whole number >= 1, the "
+        "reference's cutoff (RecTools' ref_k; by default the request's k), got 0.5",
+    ),
 ]
 
 

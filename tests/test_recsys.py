@@ -309,6 +309,7 @@ def test_registry_lists_and_parses_them() -> None:
         "sufficient_reco",  # RecTools' data quality (tests/test_rectools_parity.py)
         "surprisal",  # RePlay's (tests/test_replay_parity.py)
         "categorical_diversity",  # RePlay's (tests/test_replay_parity.py)
+        "unrepeated_reco",  # RecTools' data quality (tests/test_rectools_more.py)
     }
     assert irm.parse_metric("Diversity@10").name == "intra_list_diversity@10"
     assert irm.parse_metric("aplt(head=0.1)").name == "long_tail_share(head=0.1)"

@@ -43,6 +43,7 @@ VALUES: dict[str, object] = {
     "unjudged": "zero",
     "unretrieved": "drop",
     "check_duplicates": False,
+    "debias": irm.Debias(),  # RecTools' DebiasConfig (tests/test_rectools_more.py)
     "buckets": 2,
     "spill_dir": str(Path.cwd()),
     "progress": False,

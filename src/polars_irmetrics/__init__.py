@@ -80,6 +80,7 @@ from polars_irmetrics.expressions import (
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.optimize import optimize_fusion
 from polars_irmetrics.fusion.train import fit_fusion
+from polars_irmetrics.ground.debias import Debias
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.progress import set_progress
 from polars_irmetrics.io.beir import read_beir
@@ -129,6 +130,7 @@ __all__ = [
     "ColumnNotFoundError",
     "ColumnTypeError",
     "CoverageWarning",
+    "Debias",
     "DuplicateError",
     "EvalOptions",
     "FileFormatError",

@@ -38,6 +38,7 @@ __all__ = ["build_agreement_plan"]
 
 _DOC, _POS, _T, _B = (f"{INTERNAL}doc", f"{INTERNAL}pos", f"{INTERNAL}t", f"{INTERNAL}b")
 _PA, _PB = f"{INTERNAL}pa", f"{INTERNAL}pb"
+_INTERSECTION = "intersection"  # RecTools': cut by rank value, the two sides apart
 _BAD = f"{INTERNAL}bad"
 Requests = list[tuple[str, MetricRequest]]
 
@@ -104,9 +105,14 @@ def build_agreement_plan(
     if missing:
         raw_ref = raw_ref.join(run.select(missing).unique(), how="cross")
     per_query = _query_set(run.select(keys), raw_ref, keys, options)
-    for cutoff, group in _by_cutoff(requests).items():
+    cut = [(label, r) for label, r in requests if r.metric.name != _INTERSECTION]
+    for cutoff, group in _by_cutoff(cut).items():
         values = _values(run_side, ref_side, keys, cutoff, group)
         per_query = per_query.join(values, on=keys, how="left", nulls_equal=True)
+    for label, request in requests:
+        if request.metric.name == _INTERSECTION:
+            values = _intersection(run_side, ref_side, keys, sides, label, request)
+            per_query = per_query.join(values, on=keys, how="left", nulls_equal=True)
     both = pl.col(NA).is_not_null() & pl.col(NB).is_not_null()
     per_query = per_query.with_columns(
         pl.when(both).then(pl.col(label)).otherwise(0.0).alias(label) for label in labels
@@ -248,6 +254,8 @@ def _values(
             simple.append((common.sum() / union).cast(pl.Float64).alias(label))
         elif name == "overlap":
             simple.append((common.sum() / pl.lit(cutoff, pl.Float64)).alias(label))
+        elif name == "unexpectedness":  # RePlay's: 1 - overlap@k
+            simple.append((1.0 - common.sum() / pl.lit(cutoff, pl.Float64)).alias(label))
         else:  # one plan of its own each
             pairs[label] = (label, request)
     out = lengths.select(keys)
@@ -271,6 +279,33 @@ def _values(
         if name == "rbo_repro_eval":  # no shared document: no row, overlap 0
             out = out.with_columns(pl.col(label).fill_null(0.0))
     return out
+
+
+def _intersection(
+    run: pl.LazyFrame,
+    reference: pl.LazyFrame,
+    keys: list[str],
+    sides: Sequence[tuple[bool, str]],
+    label: str,
+    request: MetricRequest,
+) -> pl.LazyFrame:
+    """RecTools' ``Intersection``: per query with a run document within ``k``, the share
+    of those the reference holds within ``ref_k``. By rank, "within k" reads the rank
+    (``rank <= k``, as RecTools cuts); by score, the position."""
+    k = request.k if request.k is not None else 0  # the parser requires k
+    ref_k = request.params(1.0).options["ref_k"]
+    within = []
+    for (use_rank, order), cutoff in zip(sides, (k, k if ref_k is None else ref_k), strict=True):
+        within.append(pl.col(order) <= cutoff if use_rank else pl.col(_POS) < cutoff)
+    held = f"{INTERNAL}held"
+    top = reference.filter(within[1]).select(*keys, _DOC, pl.lit(True).alias(held))
+    return (
+        run.filter(within[0])
+        .select(*keys, _DOC)
+        .join(top, on=[*keys, _DOC], how="left", nulls_equal=True)
+        .group_by(keys)
+        .agg((pl.col(held).fill_null(False).sum() / pl.len()).cast(pl.Float64).alias(label))
+    )
 
 
 def _cut(side: pl.LazyFrame, cutoff: int | None) -> pl.LazyFrame:

@@ -36,6 +36,7 @@ from polars_irmetrics.door.evaluate import Parsed, evaluate_tables
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
 from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.ground.buckets import spill_guard
+from polars_irmetrics.ground.debias import Debias
 from polars_irmetrics.ground.lists import is_list_column, long_run
 from polars_irmetrics.ground.options import EvalKwargs
 from polars_irmetrics.io.files import (
@@ -235,6 +236,13 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             action="store_false",
             help="skip the run's per-query duplicate checks (faster on large clean logs; "
             "duplicates among judged documents are still refused)",
+        )
+        p.add_argument(
+            "--debias",
+            type=_debias,
+            metavar="IQR_COEF[:SEED]",
+            help="RecTools' DebiasConfig: down-sample the judgments' popular items before "
+            "the ranking metrics, e.g. 1.5 or 1.5:7 (iqr_coef, random_state; default seed 0)",
         )
         for flag, default in (
             ("query-id", "query_id"),
@@ -446,6 +454,21 @@ def _label_value(text: str) -> int | float | str:
 def _memory(text: str) -> int | str:
     """``--memory-limit``: bytes, or a size irm.evaluate reads (``4GiB``)."""
     return int(text) if text.isdigit() else text
+
+
+def _debias(text: str) -> Debias:
+    """``--debias``: ``IQR_COEF`` or ``IQR_COEF:SEED`` (checked by irm.evaluate).
+
+    >>> _debias("1.5:7")
+    Debias(iqr_coef=1.5, random_state=7)
+    """
+    coef, _, seed = text.partition(":")
+    try:
+        return Debias(float(coef), int(seed) if seed else 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected IQR_COEF or IQR_COEF:SEED, e.g. 1.5 or 1.5:7, got {text!r}"
+        ) from None
 
 
 def _buckets(text: str) -> int | str:

@@ -296,7 +296,19 @@ def evaluate(
             them for runs known to be clean (straight from a retriever): duplicates among
             *judged* documents, which would change metric values, are still refused; an
             unjudged document listed twice is then counted twice in ``num_ret`` (and, ranked
-            by score, pushes the documents below it down).
+            by score, pushes the documents below it down). The beyond-accuracy metrics
+            refuse an item listed twice for one user likewise; ``False`` keeps such rows
+            there, for RecTools' ``unrepeated_reco``, which measures them.
+
+        ``debias``
+            ``None`` (default), or ``irm.Debias(iqr_coef=1.5, random_state=0)``: RecTools'
+            ``DebiasConfig``, the judgments' popular items down-sampled before the ranking
+            metrics read them: an item whose users (queries) exceed ``int(q3 + iqr_coef
+            (q3 - q1))``, the quartiles of the items' user counts, keeps that many of its
+            rows, drawn by a hash seeded with ``random_state`` (deterministic; RecTools'
+            draw is numpy's, so values equal RecTools' in distribution, not draw by draw:
+            :mod:`polars_irmetrics.ground.debias`). Read by the ranking metrics of a run
+            and judgments; refused beside any other.
 
         ``buckets``
             ``"auto-memory"`` (default): one plan or out of core, chosen from the run's size

@@ -121,6 +121,14 @@ def engine_options(options: Mapping[str, object], engine: str) -> EvalOptions:
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.InvalidValueError: buckets= is an option of the one-machine ...
+
+    RecTools' ``debias=`` reads the judgments of every query at once, which no part holds:
+
+    >>> from polars_irmetrics.ground.debias import Debias
+    >>> engine_options({"debias": Debias()}, "Dask")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: debias= reads the quartiles of every item's ...
     """
     for name in ONE_MACHINE:
         if name in options:
@@ -129,6 +137,14 @@ def engine_options(options: Mapping[str, object], engine: str) -> EvalOptions:
                 f"(polars_irmetrics.evaluate); on {engine} the work divides into "
                 f"partitions= parts (or by partitioned_by=): drop {name}="
             )
+    if options.get("debias") is not None:
+        # the border is a statistic of every query's judgments, which no part holds
+        raise InvalidValueError(
+            f"debias= reads the quartiles of every item's users over all the judgments, "
+            f"and on {engine} each part holds some queries only: down-sample the judgments "
+            "first (polars_irmetrics.ground.debias.debiased) or evaluate with "
+            "polars_irmetrics.evaluate"
+        )
     return EvalOptions.build(**options)
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypedDict
 
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.buckets import Buckets, check_buckets, check_spill_dir
+from polars_irmetrics.ground.debias import Debias
 from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.ground.validate import Policy, check_policy
 
@@ -59,6 +60,7 @@ class PlanKwargs(TypedDict, total=False):
     judged_only: bool
     unjudged: Policy
     check_duplicates: bool
+    debias: Debias | None
     buckets: Buckets
     spill_dir: str | Path | None
     memory_limit: int | str | None
@@ -156,7 +158,8 @@ READ_BY: Mapping[str, frozenset[str]] = {
     "judged_only": _JUDGED,
     "unjudged": _JUDGED | {"neighbors", "reference"},
     "unretrieved": _JUDGED | {"prefs", "neighbors", "reference"},
-    "check_duplicates": _JUDGED,
+    "check_duplicates": _JUDGED | {"recsys"},  # recsys: unrepeated_reco
+    "debias": frozenset({"offline"}),  # RecTools' DebiasConfig: the judgments down-sampled
     "buckets": _STEPPED,
     "spill_dir": _STEPPED,
     "progress": _STEPPED,
@@ -291,6 +294,10 @@ class EvalOptions:
         them.
     check_duplicates, buckets, spill_dir, memory_limit, explain, partitioned_by
         The checks and the out-of-core plan, likewise.
+    debias
+        RecTools' ``DebiasConfig``: the judgments' popular items down-sampled before
+        the ranking metrics are computed (:mod:`polars_irmetrics.ground.debias`), or
+        ``None``.
     progress
         A bar of the steps of a long evaluation (out-of-core buckets and partitions,
         Spark's tasks, Dask's, ``compare``'s resamples, fusion grids): ``None``
@@ -342,6 +349,7 @@ class EvalOptions:
     unjudged: Policy = "drop"
     unretrieved: Policy = "zero"
     check_duplicates: bool = True
+    debias: Debias | None = None
     buckets: Buckets = "auto-memory"
     spill_dir: str | Path | None = None
     memory_limit: int | str | None = None
@@ -438,6 +446,13 @@ class EvalOptions:
             if not isinstance(value, bool):
                 raise InvalidValueError(f"{name} must be True or False, got {value!r}")
         check_progress(self.progress)
+        if self.debias is not None:
+            if not isinstance(self.debias, Debias):
+                raise InvalidValueError(
+                    f"debias must be irm.Debias(iqr_coef=..., random_state=...) or None, got "
+                    f"{self.debias!r}"
+                )
+            self.debias.check()
         self._check_interval()
         check_unseen_items(self.unseen_items)
         check_buckets(self.buckets)

@@ -30,6 +30,13 @@ reads the positions, except ``kendall_tau``, whose τ-b counts equal scores as t
 * ``tau_ap@k``: Yilmaz et al.'s AP correlation over the shared documents, the reference
   as the truth and the run's order compared with it (trectools' ``tau_ap(list1=run,
   list2=reference)``); null below two shared documents.
+* ``intersection(ref_k)@k``: RecTools' ``Intersection``: the share of the run's top k
+  that the reference's top ``ref_k`` (``k`` by default) holds, ``|A_k ∩ B_ref_k| /
+  |A_k|``; by ``rank``, the top k are the rows ranked ``<= k`` (RecTools' cut; a rank
+  may be skipped), by score the first k positions.
+* ``unexpectedness@k``: RePlay's ``Unexpectedness``: ``1 - |A_k ∩ B_k| / k``, the
+  share of the k positions whose documents the reference's top k (the base model's
+  recommendations) lacks; 0 where either side has no ranking.
 * ``ktu@k``: repro_eval's Kendall's τ Union: the i-th document of each side is replaced
   by its position in the sorted union of both top-k lists and τ-b is taken of the two
   position lists, pair i with pair i (over the first ``min(|A|, |B|)`` positions where
@@ -58,6 +65,18 @@ def _needs_reference(s: Scope, p: Params) -> pl.Expr:
     raise MetricParameterError(
         "rank similarity compares a run with a reference run, not with judgments; compute "
         "it with irm.evaluate(run, ['rbo(p=0.9)', 'jaccard@10'], reference=other_run)"
+    )
+
+
+def _ref_k(value: object) -> object:
+    """``intersection``'s ``ref_k``: ``None`` (the request's k) or a whole number >= 1."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        return value
+    if isinstance(value, float) and value.is_integer() and value >= 1:
+        return int(value)
+    raise ValueError(
+        f"ref_k must be a whole number >= 1, the reference's cutoff (RecTools' ref_k; "
+        f"by default the request's k), got {value!r}"
     )
 
 
@@ -184,6 +203,51 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         formula="Over the N documents both top-k lists hold, in the run's order: C(i) is "
         "the number of documents above position i that the reference also ranks above "
         "the document at i. Not symmetric: the reference is the truth. Null for N < 2.",
+    ),
+    Metric(
+        "intersection",
+        "RecTools' Intersection: share of the run's top k the reference's top k also holds",
+        _needs_reference,
+        cutoff="required",
+        params=(
+            Param(
+                "ref_k",
+                None,
+                doc="the reference's cutoff (RecTools' ref_k); by default the request's k",
+                check=_ref_k,  # type: ignore[arg-type]
+            ),
+        ),
+        binary=False,
+        reads=_READS,
+        matches={
+            "rectools": "Intersection(k, ref_k), per user and mean, to 1e-9, with "
+            "unjudged='zero' and unretrieved='drop' (tests/test_rectools_more.py)"
+        },
+        latex=r"\frac{|A_{:k} \cap B_{:k'}|}{|A_{:k}|}",
+        formula="The run's documents ranked <= k (by score: its first k) that the "
+        "reference ranks <= ref_k (k by default), over the run's documents ranked <= k; "
+        "a query with none of its documents ranked <= k has no value (left out of the "
+        "mean). RecTools' users are the run's: a query the reference lacks scores 0 "
+        "(unjudged='zero'; the route's default 'drop' leaves it out) and one the run "
+        "lacks has no value (unretrieved='drop'; the default 'zero' scores it 0).",
+    ),
+    Metric(
+        "unexpectedness",
+        "RePlay's Unexpectedness: share of the k positions the reference's top k lacks",
+        _needs_reference,
+        cutoff="required",
+        binary=False,
+        reads=_READS,
+        matches={
+            "replay": "Unexpectedness(k) (RePlay 0.22, a side environment), per user and "
+            "mean, to 1e-9, with unjudged='zero' and unretrieved='drop' "
+            "(tests/test_rectools_more.py)"
+        },
+        latex=r"1 - \frac{|A_{:k} \cap B_{:k}|}{k}",
+        formula="1 - overlap@k: one minus the documents both top-k lists hold over k (a "
+        "list shorter than k raises it). RePlay's users are the run's: a query the "
+        "reference lacks scores 0 there as here (unjudged='zero'; the route's default "
+        "'drop' leaves it out) and one the run lacks has no value (unretrieved='drop').",
     ),
     Metric(
         "ktu",

@@ -18,7 +18,7 @@ distinct items of the interactions.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import polars as pl
 
@@ -32,7 +32,7 @@ from polars_irmetrics.metrics.collection import (
     SimMeasure,
 )
 from polars_irmetrics.metrics.scope import Scope
-from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params
+from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params, ParamValue, Route
 
 __all__ = ["RECSYS_METRICS", "collection_only"]
 
@@ -42,6 +42,12 @@ HEAD_SHARE = 0.2
 
 def collection_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
     def compute(scope: Scope, params: Params) -> pl.Expr:
+        if params.options.get("kind") == "kotkov":  # serendipity: RecTools' Serendipity
+            raise MetricParameterError(
+                f"metric {name!r} (kind='kotkov') reads the run's ranks, the judgments and "
+                "the interactions' popularity: compute it with irm.evaluate(recommendations, "
+                "metrics, qrels=test_interactions, interactions=train)"
+            )
         raise MetricParameterError(
             f"metric {name!r} describes a whole recommendation table, not one query: "
             "compute it with irm.beyond_accuracy(recommendations, ...) or "
@@ -148,6 +154,43 @@ ITEM_SIM_MEASURE = Param(
 )
 
 
+#: Which serendipity: Microsoft Recommenders' (Zhang et al.), or RecTools' (Kotkov).
+SERENDIPITY_KIND = Param(
+    "kind",
+    "recommenders",
+    ("recommenders", "kotkov"),
+    "'recommenders': 1 - similarity to the user's history, per recommended item "
+    "(Microsoft Recommenders); 'kotkov': relevant items ranked above their popularity "
+    "rank (RecTools' Serendipity; reads qrels= and interactions=)",
+)
+_CATALOGUE_SIZE = check_number(
+    "n_items", low=1.0, what="a number >= 1, the catalogue size (RecTools' len(catalog))"
+)
+#: RecTools' catalogue size for ``serendipity(kind='kotkov')``.
+N_ITEMS = Param(
+    "n_items",
+    None,
+    doc="kind='kotkov': the catalogue size n (RecTools' len(catalog)); by default the "
+    "distinct items of interactions=",
+    check=lambda value: None if value is None else _CATALOGUE_SIZE(value),
+)
+
+
+def _check_serendipity(name: str, k: int | None, options: Mapping[str, ParamValue]) -> None:
+    if options["kind"] == "kotkov":
+        if options["item_sim_measure"] != ITEM_SIM_MEASURE.default:
+            raise ValueError(
+                "item_sim_measure is the similarity of kind='recommenders'; "
+                "kind='kotkov' compares ranks with popularity ranks: drop item_sim_measure"
+            )
+        return
+    if options["n_items"] is not None:
+        raise ValueError(
+            "n_items is the catalogue size of kind='kotkov' (RecTools' Serendipity); "
+            "kind='recommenders' reads none: drop n_items or pass kind='kotkov'"
+        )
+
+
 def _metric(
     name: str,
     summary: str,
@@ -160,6 +203,8 @@ def _metric(
     params: tuple[Param, ...] = (),
     higher_is_better: bool = True,
     latex: str = "",
+    kinds: Mapping[str, tuple[Route, tuple[Input, ...]]] | None = None,
+    check_params: Callable[[str, int | None, Mapping[str, ParamValue]], None] | None = None,
 ) -> Metric:
     return Metric(
         name,
@@ -174,6 +219,8 @@ def _metric(
         matches=matches,
         collection=formula_fn,
         latex=latex,
+        kinds=kinds or {},
+        check_params=check_params,
     )
 
 
@@ -273,18 +320,29 @@ RECSYS_METRICS: tuple[Metric, ...] = (
         "serendipity",
         "mean over users of the mean (1 - similarity to the user's history) of their items",
         _serendipity,
-        params=(ITEM_SIM_MEASURE,),
+        params=(ITEM_SIM_MEASURE, SERENDIPITY_KIND, N_ITEMS),
         reads=("run", "interactions", "item_features"),
-        formula="mean over users of mean over recommended items i of (1 - mean over the "
+        formula="kind='recommenders' (the default): mean over users of mean over "
+        "recommended items i of (1 - mean over the "
         "user's interactions h of sim(i, h)) * relevance_i (Zhang et al. 2012); sim is "
         "cos(v_i, v_h) of the feature vectors, or with "
         "item_sim_measure='item_cooccurrence_count' (no item_features needed) "
         "|U_i & U_h| / sqrt(|U_i| |U_h|) over the users U of each item in the "
-        "interactions (1 for h = i, 0 for items no user shares)",
+        "interactions (1 for h = i, 0 for items no user shares). kind='kotkov' "
+        "(RecTools' Serendipity; reads the run, qrels= and interactions=, per query like "
+        "an accuracy metric): per user, the mean over the rows ranked r <= k of "
+        "max((n + 1 - r) / n - (n + 1 - q_i) / n, 0) * rel_i, q_i the item's popularity "
+        "rank in the interactions (dense, most interacted 1; an item they lack counts "
+        "0 for the second term), n the catalogue (n_items, or the distinct items of "
+        "the interactions); a user with no row ranked <= k has none",
         matches={
             "recommenders": "serendipity(item_sim_measure='item_feature_vector' or "
-            "'item_cooccurrence_count'), to 1e-12"
+            "'item_cooccurrence_count'), to 1e-12",
+            "rectools": "Serendipity(k) (kind='kotkov', n_items=len(catalog)), per user "
+            "and mean, to 1e-9, with unretrieved='drop' (tests/test_rectools_more.py)",
         },
+        kinds={"kotkov": ("offline", ("run", "judgments", "interactions"))},
+        check_params=_check_serendipity,
         latex=(
             r"\operatorname{mean}_{u} \operatorname{mean}_{i \in L_u} \Big(1 -"
             r" \operatorname{mean}_{h \in H_u} \cos(v_i, v_h)\Big)\, \mathrm{rel}_i"

@@ -28,13 +28,43 @@ from polars_irmetrics.metrics.collection import CollectionFormula, CollectionSco
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Metric, Param, Params
 
-__all__ = ["CATALOGUE_FORMULAS", "COVERED_USERS", "RECTOOLS_METRICS"]
+__all__ = ["CATALOGUE_FORMULAS", "COVERED_USERS", "RECTOOLS_METRICS", "SERENDIPITY", "kotkov_gain"]
 
 #: RecTools' ``CoveredUsers``: computed by :func:`polars_irmetrics.evaluate` from the
 #: run's ranks (an unjudged document covers a user too; the judged rows do not show it).
 COVERED_USERS = "covered_users"
 
 _RECTOOLS = "rectools"
+
+#: ``serendipity``: its ``kind='kotkov'`` (RecTools' Serendipity) is computed by
+#: :func:`polars_irmetrics.evaluate` beside the per-query plan, from the run's ranks,
+#: the judgments and the popularity ranks of the interactions (declared in
+#: :mod:`polars_irmetrics.metrics.recsys` with the default kind).
+SERENDIPITY = "serendipity"
+
+
+def kotkov_gain(rank: pl.Expr, popularity_rank: pl.Expr, n: pl.Expr) -> pl.Expr:
+    """RecTools' ``Serendipity`` of one relevant recommended row: ``max(p - pu, 0)``,
+    ``p = (n + 1 - rank) / n`` the chance to recommend it at its rank to this user,
+    ``pu = (n + 1 - popularity_rank) / n`` to any user (0 for an item the
+    interactions lack, a null ``popularity_rank``), ``n`` the catalogue size.
+
+    Examples
+    --------
+    RecTools' docstring: catalogue of 4, the item second most popular, ranked first:
+
+    >>> import polars as pl
+    >>> pl.select(kotkov_gain(pl.lit(1.0), pl.lit(2.0), pl.lit(4.0))).item()
+    0.25
+
+    A cold item (no popularity rank) keeps all of its rank's chance:
+
+    >>> pl.select(kotkov_gain(pl.lit(1.0), pl.lit(None, pl.Float64), pl.lit(4.0))).item()
+    1.0
+    """
+    p = (n + 1.0 - rank) / n
+    pu = ((n + 1.0 - popularity_rank) / n).fill_null(0.0)
+    return (p - pu).clip(lower_bound=0.0)
 
 
 def _k(p: Params, metric: str) -> float:
@@ -145,13 +175,19 @@ CATALOGUE_FORMULAS: Mapping[str, Callable[[pl.Expr, pl.Expr, int, pl.Expr], pl.E
 }
 
 
-def _deep(p: Params) -> bool:
+_DEEP_MEANS = {
+    "sufficient_reco": "the share of the k positions filled, instead of whether all are",
+    "unrepeated_reco": "the share of distinct items among the top k, instead of whether "
+    "all are distinct",
+}
+
+
+def _deep(p: Params, metric: str = "sufficient_reco") -> bool:
     text = str(p.options["deep"]).lower()
     if text not in ("true", "false", "1", "0"):
         raise MetricParameterError(
-            f"metric 'sufficient_reco': deep must be True or False (RecTools' deep: the "
-            f"share of the k positions filled, instead of whether all are), got "
-            f"{p.options['deep']!r}"
+            f"metric {metric!r}: deep must be True or False (RecTools' deep: "
+            f"{_DEEP_MEANS[metric]}), got {p.options['deep']!r}"
         )
     return text in ("true", "1")
 
@@ -161,6 +197,15 @@ def _sufficient_reco(s: CollectionScope, p: Params) -> CollectionFormula:
     filled = s.top(p.k).sum().cast(pl.Float64)
     value = (filled / k).clip(upper_bound=1.0) if _deep(p) else (filled >= k).cast(pl.Float64)
     return CollectionFormula("users", value)
+
+
+def _unrepeated_reco(s: CollectionScope, p: Params) -> CollectionFormula:
+    kept = s.top(p.k)
+    listed = kept.sum().cast(pl.Float64)
+    distinct = s.item.filter(kept).n_unique().cast(pl.Float64)
+    share = distinct / listed if _deep(p, "unrepeated_reco") else (distinct == listed)
+    # a user with no row within k: none (RecTools groups the rows within k only)
+    return CollectionFormula("users", pl.when(listed > 0).then(share.cast(pl.Float64)))
 
 
 def _needs_run(name: str) -> Callable[[Scope, Params], pl.Expr]:
@@ -291,5 +336,29 @@ RECTOOLS_METRICS: tuple[Metric, ...] = (
         latex=r"\operatorname{mean}_u \mathbb{1}[n_u \ge k]",
         matches={_RECTOOLS: "SufficientReco(k, deep), mean, to 1e-9"},
         collection=_sufficient_reco,
+    ),
+    Metric(
+        "unrepeated_reco",
+        "RecTools' data quality: share of users whose top k lists no item twice",
+        _collection_only("unrepeated_reco"),
+        cutoff="required",
+        binary=False,
+        params=(
+            Param(
+                "deep",
+                False,
+                None,
+                "True: each user's share of distinct items among the rows ranked <= k "
+                "(RecTools' deep=True); False: 1 when every item is distinct",
+            ),
+        ),
+        reads=("run",),
+        formula="mean over the users with a row ranked <= k of [d_u = n_u], n_u those "
+        "rows and d_u their distinct items; deep=True: mean of d_u / n_u (RecTools "
+        "UnrepeatedReco). The recommendations' duplicate check refuses an item listed "
+        "twice for a user: pass check_duplicates=False to measure them",
+        latex=r"\operatorname{mean}_u \mathbb{1}[d_u = n_u]",
+        matches={_RECTOOLS: "UnrepeatedReco(k, deep), per user and mean, to 1e-9"},
+        collection=_unrepeated_reco,
     ),
 )

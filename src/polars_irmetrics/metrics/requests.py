@@ -161,8 +161,17 @@ class MetricRequest:
 
     @property
     def route(self) -> Route:
-        """The wing that computes this request (:attr:`Metric.route`)."""
-        return self.metric.route
+        """The wing that computes this request (:attr:`Metric.route`, or the route of
+        its ``kind`` where :attr:`Metric.kinds` names one)."""
+        kind = self._kind
+        return self.metric.route if kind is None else kind[0]
+
+    @property
+    def _kind(self) -> tuple[Route, tuple[Input, ...]] | None:
+        """The route and reads of this request's ``kind`` where another route computes it."""
+        if not self.metric.kinds:
+            return None
+        return self.metric.kinds.get(str(dict(self.options).get("kind")))
 
     @property
     def higher_is_better(self) -> bool | None:
@@ -196,10 +205,12 @@ class MetricRequest:
 
     @property
     def reads(self) -> tuple[Input, ...]:
-        """The tables this request reads: its metric's, except that an item similarity
+        """The tables this request reads: its metric's (or its ``kind``'s,
+        :attr:`Metric.kinds`), except that an item similarity
         from co-occurrence (``item_sim_measure='item_cooccurrence_count'``) reads the
         interactions instead of the item features."""
-        reads = self.metric.reads
+        kind = self._kind
+        reads = self.metric.reads if kind is None else kind[1]
         if dict(self.options).get("item_sim_measure") == "item_cooccurrence_count":
             reads = (*(r for r in reads if r != "item_features"), "interactions")
         return tuple(dict.fromkeys(reads))

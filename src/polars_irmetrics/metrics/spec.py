@@ -289,6 +289,13 @@ class Metric:
         ``collection(scope, params) -> CollectionFormula``, the formula over the
         recommendations of one ``by`` group; ``compute`` then only raises an error that
         names the entry points that compute it. ``None`` for per-query metrics.
+    kinds
+        Values of the metric's ``kind`` parameter that another route computes, from
+        other tables: ``kind -> (route, reads)``. ``serendipity(kind='kotkov')``
+        (RecTools' Kotkov serendipity) reads the judgments beside the run and the
+        interactions, so goes the ``"offline"`` route while ``serendipity`` is a
+        beyond-accuracy (``"recsys"``) metric; :attr:`MetricRequest.route
+        <polars_irmetrics.metrics.requests.MetricRequest.route>` reads it.
     check_params
         The parser's check across parameters and the cutoff,
         ``check_params(name, k, options)``: raises ``ValueError`` with the message to
@@ -312,6 +319,7 @@ class Metric:
     matches: Mapping[str, str] = field(default_factory=dict)
     collection: Callable[[CollectionScope, Params], CollectionFormula] | None = None
     check_params: Callable[[str, int | None, Mapping[str, ParamValue]], None] | None = None
+    kinds: Mapping[str, tuple[Route, tuple[Input, ...]]] = field(default_factory=dict)
 
     @property
     def level(self) -> Level:

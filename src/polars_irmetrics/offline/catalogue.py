@@ -8,13 +8,20 @@ unjudged ones too).
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import polars as pl
 
+from polars_irmetrics.ground.debias import debiased
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
-from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS, COVERED_USERS
+from polars_irmetrics.metrics.rectools import (
+    CATALOGUE_FORMULAS,
+    COVERED_USERS,
+    SERENDIPITY,
+    kotkov_gain,
+)
 from polars_irmetrics.metrics.registry import MetricRequest, get_metric, means
 from polars_irmetrics.offline.plan import build_plan
 
@@ -23,6 +30,11 @@ __all__ = ["build_offline_plan"]
 Requests = list[tuple[str, MetricRequest]]
 
 _CATALOGUE = f"{INTERNAL}catalogue"
+_LISTED = f"{INTERNAL}listed"
+_MAX_RANK = f"{INTERNAL}max_rank"
+#: RecTools' pAUC and pAp: with insufficient_handling='exclude', computed beside the plan.
+_AUC = ("partial_auc", "pap")
+_POSITION, _RELEVANT, _POPULAR = (f"{INTERNAL}{n}" for n in ("position", "relevant", "popular"))
 _NUM_REL_RET, _NUM_REL = get_metric("num_rel_ret"), get_metric("num_rel")
 
 
@@ -44,19 +56,52 @@ def build_offline_plan(
     ``covered_users@k`` reads whether the run ranks a document of the query at or above
     ``k``, unjudged ones too, which the judged rows of the per-query plan do not show:
     a group-by of the run, joined on the query keys."""
-    special = set(CATALOGUE_FORMULAS) | {COVERED_USERS}
-    wanted = [(label, r) for label, r in requests if r.metric.name in special]
+    if options.debias is not None and qrels is not None:  # RecTools' DebiasConfig
+        qrels = debiased(qrels, options.debias, options.query_id, options.doc_id)
+    wanted = [(label, r) for label, r in requests if _special(r)]
+    reads_interactions = (*CATALOGUE_FORMULAS, SERENDIPITY)
     if not wanted or (
-        interactions is None and any(r.metric.name != COVERED_USERS for _, r in wanted)
+        interactions is None and any(r.metric.name in reads_interactions for _, r in wanted)
     ):
-        # (mcc or reco_accuracy without interactions: check_inputs has refused them)
+        # (mcc, reco_accuracy or serendipity(kind='kotkov') without interactions:
+        # check_inputs has refused them)
         return build_plan(table, requests, qrels, options, queries=queries, warn=warn)
     helpers: Requests = []
     formulas: list[pl.Expr] = []
     covered: list[tuple[str, int]] = []
+    kotkov: list[tuple[str, MetricRequest]] = []
+    max_rank = False
     catalogue = pl.col(_CATALOGUE).cast(pl.Float64)
     for i, (label, request) in enumerate(wanted):
         k = request.k if request.k is not None else 0  # the parser requires k
+        if request.metric.name == SERENDIPITY:
+            kotkov.append((f"{INTERNAL}kotkov{i}", request))
+            # a query the run lacks (unretrieved='zero'): an empty ranking, 0; one whose
+            # rows are all ranked below k: none (RecTools leaves the user out)
+            listed = pl.col(_LISTED).is_not_null()
+            formulas.append(
+                pl.when(listed).then(pl.col(kotkov[-1][0])).otherwise(0.0).alias(label)
+            )
+            continue
+        if request.metric.name in _AUC:
+            # RecTools' insufficient users, from the run's largest rank (a skipped rank
+            # is a non-relevant position there), which the judged rows do not show
+            auc, found, liked = (f"{INTERNAL}{n}{i}" for n in ("auc", "found", "liked"))
+            ignore = tuple(
+                (n, "ignore" if n == "insufficient_handling" else v) for n, v in request.options
+            )
+            helpers.append((auc, replace(request, options=ignore, aggregate=None)))
+            helpers.append(
+                (found, replace(request, metric=_NUM_REL_RET, options=(), k=None, aggregate=None))
+            )
+            helpers.append(
+                (liked, replace(request, metric=_NUM_REL, options=(), k=None, aggregate=None))
+            )
+            negatives = pl.col(_MAX_RANK).fill_null(0) - pl.col(found)
+            insufficient = (pl.col(liked) > pl.col(found)) & (negatives < k)
+            formulas.append(pl.when(~insufficient).then(pl.col(auc)).alias(label))
+            max_rank = True
+            continue
         if request.metric.name == COVERED_USERS:
             covered.append((f"{INTERNAL}covered{i}", k))
             formulas.append(pl.col(covered[-1][0]).fill_null(False).cast(pl.Float64).alias(label))
@@ -69,7 +114,7 @@ def build_offline_plan(
         formula = CATALOGUE_FORMULAS[request.metric.name]
         value = formula(pl.col(tp).cast(pl.Float64), pl.col(liked).cast(pl.Float64), k, catalogue)
         formulas.append(value.alias(label))
-    rest = [(label, r) for label, r in requests if r.metric.name not in special]
+    rest = [(label, r) for label, r in requests if not _special(r)]
     if not rest and not helpers:  # the plan still needs one metric to give the queries
         helpers.append(
             (
@@ -100,6 +145,25 @@ def build_offline_plan(
             nulls_equal=True,
             maintain_order="left",
         )
+    if max_rank:
+        on = [c for c in keys if c in table.collect_schema().names()]
+        per_query = per_query.join(
+            _max_rank(table, on, schema, options),
+            on=on,
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
+    if kotkov and interactions is not None:
+        on = [c for c in keys if c in table.collect_schema().names()]
+        judged = table if qrels is None else qrels  # without qrels= the run is judged
+        per_query = per_query.join(
+            _kotkov(table, judged, interactions, kotkov, on, schema, options),
+            on=on,
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
     values = per_query.with_columns(formulas).select(*keys, *labels)
     if options.per_query:
         return values
@@ -107,6 +171,31 @@ def build_offline_plan(
     if by:
         return values.group_by(by, maintain_order=True).agg(means(requests))
     return values.select(means(requests))
+
+
+def _special(request: MetricRequest) -> bool:
+    """Whether the request is one of RecTools' metrics computed beside the plan."""
+    name = request.metric.name
+    if name in _AUC:
+        return dict(request.options)["insufficient_handling"] == "exclude"
+    if name == SERENDIPITY:  # kind='kotkov' (the other kind is not routed here)
+        return request.route == "offline"
+    return name in CATALOGUE_FORMULAS or name == COVERED_USERS
+
+
+def _max_rank(
+    run: pl.LazyFrame, on: list[str], schema: pl.Schema, options: EvalOptions
+) -> pl.LazyFrame:
+    """Per query (its keys ``on``): the largest rank of the run (ordered by score, the
+    number of documents), RecTools' last position of the list."""
+    by_rank = options.rank in run.collect_schema().names() and options.order != "score"
+    last = pl.col(options.rank).max() if by_rank else pl.len()
+    return (
+        run.select(on + ([options.rank] if by_rank else []))
+        .with_columns(pl.col(c).cast(schema[c]) for c in on)
+        .group_by(on)
+        .agg(last.cast(pl.Float64).alias(_MAX_RANK))
+    )
 
 
 def _covered(
@@ -128,3 +217,65 @@ def _covered(
         .group_by(on)
         .agg(flags)
     )
+
+
+def _kotkov(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    interactions: pl.LazyFrame,
+    wanted: list[tuple[str, MetricRequest]],
+    on: list[str],
+    schema: pl.Schema,
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """RecTools' ``Serendipity`` per query of the run (its keys ``on``): for each
+    request (its column, the request), the mean over the rows ranked ``<= k`` of
+    :func:`~polars_irmetrics.metrics.rectools.kotkov_gain`, null where no row is; and
+    ``_LISTED``. The row's rank: ``rank``, or by score the position (score descending,
+    ties broken by the document id descending compared as text, as the plan orders)."""
+    doc = options.doc_id
+    names = run.collect_schema().names()
+    by_rank = options.rank in names and options.order != "score"
+    position = (
+        pl.col(options.rank).cast(pl.Float64)
+        if by_rank
+        else pl.struct(pl.col(options.score).cast(pl.Float64), pl.col(doc).cast(pl.String))
+        .rank("ordinal", descending=True)
+        .over(on)
+        .cast(pl.Float64)
+    )
+    doc_type = run.collect_schema()[doc]
+    rows = run.select(*on, doc, position.alias(_POSITION)).with_columns(
+        pl.col(c).cast(schema[c]) for c in on
+    )
+    level = options.relevance_level
+    judged = [c for c in on if c in qrels.collect_schema().names()]
+    hits = (
+        qrels.filter(pl.col(options.relevance) >= level)
+        .select(*judged, pl.col(doc).cast(doc_type), pl.lit(True).alias(_RELEVANT))
+        .with_columns(pl.col(c).cast(schema[c]) for c in judged)
+        .unique()
+    )
+    counts = interactions.group_by(doc).agg(pl.len().alias(_POPULAR))
+    popularity = counts.select(
+        pl.col(doc).cast(doc_type),
+        pl.col(_POPULAR).rank("dense", descending=True).cast(pl.Float64).alias(_POPULAR),
+    )
+    catalogue = interactions.select(pl.col(doc).n_unique().cast(pl.Float64).alias(_CATALOGUE))
+    rows = (
+        rows.join(hits, on=[*judged, doc], how="left", nulls_equal=True)
+        .join(popularity, on=doc, how="left")
+        .join(catalogue, how="cross")
+    )
+    values = []
+    for column, request in wanted:
+        k = math.inf if request.k is None else float(request.k)
+        given = dict(request.options)["n_items"]
+        n = pl.col(_CATALOGUE) if given is None else pl.lit(float(given))
+        within = pl.col(_POSITION) <= k
+        gain = kotkov_gain(pl.col(_POSITION), pl.col(_POPULAR), n)
+        relevant = pl.col(_RELEVANT).fill_null(False)
+        total = pl.when(relevant).then(gain).otherwise(0.0).filter(within).sum()
+        listed = within.sum()
+        values.append(pl.when(listed > 0).then(total / listed).alias(column))
+    return rows.group_by(on).agg(*values, pl.lit(True).alias(_LISTED))

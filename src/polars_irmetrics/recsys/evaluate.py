@@ -57,6 +57,7 @@ def with_beyond_accuracy(
         relevance=options.serendipity_relevance,
         features=options.features,
         unseen_items=options.unseen_items,
+        check_duplicates=options.check_duplicates,
         caller=caller,
         per_user=options.per_query,
     )

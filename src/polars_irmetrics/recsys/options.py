@@ -39,6 +39,9 @@ class RecsysOptions:
     features: str = "features"
     #: What to do with a recommended item the interactions or item features lack.
     unseen_items: UnseenItems = "error"
+    #: Whether an item listed twice for one user is refused (``False``: kept, for
+    #: RecTools' ``unrepeated_reco``, which measures them).
+    check_duplicates: bool = True
     #: The function the user called, for error messages.
     caller: str = "irm.beyond_accuracy"
     #: One row per (``by`` group, user) with each user's value, not their summary

@@ -312,11 +312,14 @@ def _user_mean(label: str, formula: CollectionFormula) -> pl.Expr:
 def _aggregate(frame: pl.LazyFrame, by: list[str], exprs: list[pl.Expr]) -> pl.LazyFrame:
     """``exprs`` per ``by`` group; without ``by``, over the whole frame as one group (a
     group-by on a constant: polars 2.1's ``select`` refuses aggregations whose inner
-    filters differ in length, such as an entropy beside a count)."""
+    filters differ in length, such as an entropy beside a count), one row even when the
+    frame is empty."""
     if by:
         return frame.group_by(by).agg(exprs)
     one = f"{INTERNAL}one"
-    return frame.with_columns(pl.lit(0).alias(one)).group_by(one).agg(exprs).drop(one)
+    grouped = frame.with_columns(pl.lit(0).alias(one)).group_by(one).agg(exprs)
+    # an empty table is one group too: one row, each value null (no user, no row)
+    return pl.LazyFrame({one: [0]}).join(grouped, on=one, how="left").drop(one)
 
 
 def _check_schemas(
@@ -742,8 +745,9 @@ def _row_checks(
         score = pl.col(options.score).cast(pl.Float64)
         out += flag("bad_score", score.is_null() | score.is_nan().fill_null(True), *where)
     # An upper bound (two pairs may share a hash): exact on the error path (_recount).
-    pairs = pl.len() - pl.struct(user, item).hash().n_unique()
-    out += flag("dup_item", pairs > 0, count=pairs, example=pl.lit(""))
+    if options.check_duplicates:  # False: kept, for unrepeated_reco to measure
+        pairs = pl.len() - pl.struct(user, item).hash().n_unique()
+        out += flag("dup_item", pairs > 0, count=pairs, example=pl.lit(""))
     template = " for " + ", ".join(f"{key}={{}}" for key in interaction_keys)
     shown_keys = [(pl.col(key), None) for key in interaction_keys]
     # an empty history: no item (popularity) or no user (RePlay's metrics) in it
