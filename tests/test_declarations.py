@@ -186,6 +186,11 @@ CHECKED: list[tuple[str, str]] = [
         "rprec_mult_avgjg(multiple=inf)",
         "metric 'rprec_mult_avgjg(multiple=inf)': multiple must be a finite number, got inf",
     ),
+    (
+        "ee_loss(patience=1)",
+        "metric 'ee_loss(patience=1)': patience must be a number strictly between 0 and 1 "
+        "(expeval's -p), got 1",
+    ),
 ]
 
 

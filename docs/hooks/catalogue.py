@@ -214,6 +214,7 @@ _FAMILIES = {
     "preference": "Preference and judgment-group measures",
     "prediction": "Prediction quality (click and rating models)",
     "ope": "Off-policy estimators (logged bandit feedback)",
+    "fairness": "Fairness of exposure (expected exposure of a stochastic ranking)",
 }
 
 #: An example value for metrics whose "cutoff" is a real-valued parameter.
@@ -274,6 +275,7 @@ _EXAMPLE_TABLES: dict[Route, str] = {
     "neighbors": "the approximate and exact neighbours",
     "ope": "the logged feedback",
     "reference": "a run against a reference run",
+    "exposure": "the judged run (one deterministic ranking, rbp's and geometric's default p=0.5)",
 }
 
 
@@ -348,6 +350,11 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
         values |= evaluate(
             EXAMPLE_AGAINST, similar, reference=EXAMPLE_REFERENCE, per_query=True
         ).row(0, named=True)
+    exposed = [example_name(m) for m in metrics if m.route == "exposure"]
+    if exposed:  # the judged run with the negative label as non-relevant
+        values |= evaluate(EXAMPLE_RUN, exposed, qrels=EXAMPLE_QRELS, per_query=True).row(
+            0, named=True
+        )
     groups = [example_name(m) for m in metrics if m.route == "jg"]
     if groups:
         values |= evaluate_jg(EXAMPLE_RUN, groups, qrels_jg=EXAMPLE_QRELS_JG).row(0, named=True)
@@ -407,6 +414,10 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         rows.append(("Label", _prediction_label(metric)))
         rows.append(("Reads", ", ".join(metric.reads)))
         rows.append(("Over", "the rows of each `by` group (each query with `per_query=True`)"))
+    elif metric.route == "exposure":
+        rows.append(("Relevance", "graded: relevant when label > 0; the grades order the target"))
+        rows.append(("Reads", "run (a `sample` column: a stochastic policy), judgments, groups="))
+        rows.append(("Over queries", "arithmetic mean over queries with a relevant document"))
     elif metric.route == "reference":
         rows.append(("Relevance", "none: two rankings (ties from equal scores)"))
         rows.append(("Reads", ", ".join(metric.reads)))

@@ -113,7 +113,7 @@ class EvalKwargs(PlanKwargs, total=False):
 #: of the requested metrics reads is refused (:func:`check_read`), never ignored.
 #: ``by`` and ``systems`` have refusals of their own (the preference, judgment-group and
 #: click routes say how to evaluate groups), so they are not in this table.
-_RANKED = frozenset({"offline", "recsys", "neighbors", "jg", "reference"})
+_RANKED = frozenset({"offline", "recsys", "neighbors", "jg", "reference", "exposure"})
 _JUDGED = frozenset({"offline", "jg"})
 _STEPPED = frozenset({"offline", "online", "prediction"})  # those with out-of-core steps
 READ_BY: Mapping[str, frozenset[str]] = {
@@ -128,16 +128,29 @@ READ_BY: Mapping[str, frozenset[str]] = {
             "neighbors",
             "ope",
             "reference",
+            "exposure",
         }
     ),
     "query_id": frozenset(
-        {"offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors", "reference"}
+        {
+            "offline",
+            "recsys",
+            "online",
+            "prefs",
+            "jg",
+            "prediction",
+            "neighbors",
+            "reference",
+            "exposure",
+        }
     ),
-    "doc_id": frozenset({"offline", "recsys", "prefs", "jg", "prediction", "neighbors"}),
+    "doc_id": frozenset(
+        {"offline", "recsys", "prefs", "jg", "prediction", "neighbors", "exposure"}
+    ),
     "order": _RANKED,
     "rank": _RANKED | {"online"},  # an impression log's position
     "score": _RANKED,
-    "relevance": _JUDGED,
+    "relevance": _JUDGED | {"exposure"},
     "relevance_level": _JUDGED,
     "depth": _JUDGED | {"prefs"},
     "judged_only": _JUDGED,
@@ -185,6 +198,7 @@ ROUTE_METRICS: Mapping[str, str] = {
     "neighbors": "neighbour recall (neighbor_recall@k, neighbor_recall_rel@k)",
     "ope": "the off-policy estimators (ips, snips, dr...)",
     "reference": "the rank-similarity metrics (rbo, jaccard, kendall_tau...)",
+    "exposure": "the expected-exposure measures (ee_loss, ee_disparity, ee_relevance)",
 }
 
 

@@ -42,6 +42,11 @@ and this package joins them into :data:`METRICS`, which the registry reads:
   ``kendall_tau``, ``tau_ap``, ``ktu``), computed by ``irm.evaluate(run, metrics,
   reference=other_run)``.
 
+* :mod:`.fairness`: expected exposure of a (stochastic) ranking policy
+  (``reads=("run", "judgments", "groups")``, the groups optional: ``ee_loss``,
+  ``ee_disparity``, ``ee_relevance``), computed by ``irm.evaluate(run, metrics,
+  qrels=qrels, groups=doc_groups)``.
+
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.metrics.scope.Scope`); shared building blocks live in
 :mod:`._common`.
@@ -52,6 +57,7 @@ from __future__ import annotations
 from polars_irmetrics.metrics.agreement import AGREEMENT_METRICS
 from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
+from polars_irmetrics.metrics.fairness import FAIRNESS_METRICS
 from polars_irmetrics.metrics.neighbors import NEIGHBOR_METRICS
 from polars_irmetrics.metrics.online import ONLINE_METRICS
 from polars_irmetrics.metrics.ope import OPE_METRICS
@@ -76,4 +82,5 @@ METRICS: tuple[Metric, ...] = (
     *OPE_METRICS,
     *AGREEMENT_METRICS,
     *RECTOOLS_METRICS,
+    *FAIRNESS_METRICS,
 )

@@ -343,6 +343,7 @@ INPUTS: Mapping[str, tuple[str, str]] = {
         "reward_model",
     ),
     "reference": ("a reference run (the ranking each query's is compared with)", "reference"),
+    "groups": ("document groups (one row per document and group: doc_id, group)", "groups"),
 }
 
 

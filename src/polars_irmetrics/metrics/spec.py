@@ -64,7 +64,9 @@ AGGREGATES: tuple[Aggregate, ...] = (
 #: reward model (``"reward_model"``), read beside a log of logged feedback
 #: (:mod:`polars_irmetrics.metrics.ope`).
 #: measured against), and a reference run (``"reference"``: the ranking a run's is
-#: compared with by the rank-similarity metrics, :mod:`polars_irmetrics.metrics.agreement`).
+#: compared with by the rank-similarity metrics, :mod:`polars_irmetrics.metrics.agreement`),
+#: and document groups (``"groups"``: one row per (document, group), optional, read by
+#: the expected-exposure measures, :mod:`polars_irmetrics.metrics.fairness`).
 Input = Literal[
     "run",
     "judgments",
@@ -78,6 +80,7 @@ Input = Literal[
     "policy",
     "reward_model",
     "reference",
+    "groups",
 ]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation
@@ -90,7 +93,16 @@ Level = Literal["query", "collection"]
 #: (``"prefs"``), judgment groups (``"jg"``), labels and predictions (``"prediction"``)
 #: or an approximate run and the exact neighbours (``"neighbors"``).
 Route = Literal[
-    "offline", "recsys", "online", "prefs", "jg", "prediction", "neighbors", "ope", "reference"
+    "offline",
+    "recsys",
+    "online",
+    "prefs",
+    "jg",
+    "prediction",
+    "neighbors",
+    "ope",
+    "reference",
+    "exposure",
 ]
 #: What each route computes from, for the messages that refuse a mix of routes.
 ROUTE_TABLES: Mapping[Route, str] = {
@@ -103,6 +115,7 @@ ROUTE_TABLES: Mapping[Route, str] = {
     "neighbors": "an approximate run and the exact neighbours",
     "ope": "a log of logged feedback and an evaluation policy",
     "reference": "a run and a reference run",
+    "exposure": "a (stochastic) run, judgments and optionally document groups",
 }
 #: Routes whose results can be put side by side in one call (one row per query or group).
 JOINABLE: frozenset[Route] = frozenset({"offline", "recsys"})
@@ -116,6 +129,7 @@ _READ_ROUTES: tuple[tuple[Input, Route], ...] = (
     ("neighbors", "neighbors"),
     ("policy", "ope"),
     ("reference", "reference"),
+    ("groups", "exposure"),
 )
 
 #: Floor of a per-query value in a geometric mean (trec_eval's MIN_GEO_MEAN).
