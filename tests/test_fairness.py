@@ -230,3 +230,26 @@ def test_cli_groups_flag(tmp_path: Path) -> None:
     # g1 (a): target 0.75, run 0.5; g2 (b): 0.75, 1
     (row,) = json.loads(done.stdout)
     assert row["ee_relevance(browsing='rbp')"] == pytest.approx(0.75 * 0.5 + 0.75 * 1)
+
+
+def test_sample_id_names_the_column_of_the_sampled_rankings(frame_kind: str) -> None:
+    # the same two samples as above under another column name; without sample= the
+    # column is not read and the run is one ranking with each document twice (refused)
+    run = pl.DataFrame(
+        {
+            "query_id": ["q"] * 6,
+            "draw": [1, 1, 1, 2, 2, 2],
+            "doc_id": ["a", "b", "x", "b", "a", "x"],
+            "rank": [1, 2, 3, 1, 2, 3],
+        }
+    )
+    out = _evaluate(frame_kind, run, RBP[:1], qrels=QRELS, sample_id="draw")
+    assert out.row(0) == pytest.approx((1, 0.25**2))
+    with pytest.raises(DuplicateError, match=re.escape("holds each document once")):
+        _evaluate(frame_kind, run, RBP[:1], qrels=QRELS)
+
+
+def test_sample_id_is_refused_where_no_metric_reads_it() -> None:
+    with pytest.raises(Exception, match=re.escape("sample_id")) as caught:
+        irm.evaluate(RUN, ["ndcg"], qrels=QRELS, sample_id="draw")
+    assert type(caught.value).__module__ == "polars_irmetrics.errors"

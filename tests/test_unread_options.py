@@ -25,6 +25,7 @@ ROUTES = {
     "neighbors": "neighbor_recall@10",
     "ope": "ips",
     "reference": "rbo",
+    "exposure": "ee_loss",
 }
 
 #: a value other than the default for each option of the table
@@ -61,6 +62,7 @@ VALUES: dict[str, object] = {
     "features": "vector",
     "serendipity_relevance": "weight",
     "jg": "group",
+    "sample_id": "draw",
     "round_id": "round",
     "action": "item",
     "reward": "click",

@@ -385,6 +385,13 @@ def _input_flags(p: argparse.ArgumentParser) -> None:
         "item's serendipity (default: every item relevant)",
     )
     p.add_argument(
+        "--sample-id",
+        default="sample",
+        metavar="COLUMN",
+        help="expected-exposure metrics: the run's column naming each sampled ranking of a "
+        "stochastic policy (default sample; a run without it is one ranking)",
+    )
+    p.add_argument(
         "--jg",
         default="jg",
         metavar="COLUMN",

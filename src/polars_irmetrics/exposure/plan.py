@@ -19,12 +19,10 @@ from polars_irmetrics.ground.validate import id_kind, require_columns
 from polars_irmetrics.metrics.fairness import UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
 
-__all__ = ["SAMPLE", "build_exposure_plan"]
+__all__ = ["build_exposure_plan"]
 
 Requests = list[tuple[str, MetricRequest]]
 
-#: The run column that names a sampled ranking of a stochastic policy.
-SAMPLE = "sample"
 _S, _POS, _REL, _T, _E, _G, _BAD = "__s", "__pos", "__rel", "__t", "__e", "__g", "__bad"
 _KINDS = {"ee_disparity": "disparity", "ee_relevance": "relevance", "ee_loss": "loss"}
 
@@ -77,7 +75,8 @@ def build_exposure_plan(
         group_schema = groups.collect_schema()
         require_columns(group_schema, [doc_id, "group"], "groups", "one row per (document, group)")
         _same_kind(run_schema, group_schema, doc_id, "groups")
-    sample = pl.col(SAMPLE) if SAMPLE in run_schema else pl.lit(0)
+    sampled = options.sample_id in run_schema
+    sample = pl.col(options.sample_id) if sampled else pl.lit(0)
     ranked = run.select(
         pl.col(query_id),
         sample.alias(_S),
@@ -87,7 +86,7 @@ def build_exposure_plan(
     relevant = qrels.select(
         query_id, doc_id, pl.col(options.relevance).cast(pl.Float64).alias(_REL)
     ).filter(pl.col(_REL) > 0)
-    checks = _checks(ranked, groups, query_id, doc_id, order, SAMPLE in run_schema)
+    checks = _checks(ranked, groups, query_id, doc_id, order, sampled)
     ranked = ranked.join(relevant.select(query_id).unique(), on=query_id, how="semi")
     # the relevance flag first: a join does not keep the row order the positions read
     ranked = ranked.join(
@@ -115,7 +114,7 @@ def build_exposure_plan(
     schema = values.collect_schema()
     checked = (
         values.join(checks, how="cross")
-        .map_batches(_raise_on_bad, schema=schema)
+        .map_batches(lambda frame: _raise_on_bad(frame, options.sample_id), schema=schema)
         .select(schema.names())
     )
     if options.per_query:
@@ -231,7 +230,7 @@ def _checks(
     return pl.concat(rows, how="horizontal")
 
 
-def _raise_on_bad(frame: pl.DataFrame) -> pl.DataFrame:
+def _raise_on_bad(frame: pl.DataFrame, sample: str) -> pl.DataFrame:
     flags = [name for name in frame.columns if name.startswith(f"{_BAD}|")]
     first = frame.select(flags).row(0) if frame.height else (None,) * len(flags)
     for name, value in zip(flags, first, strict=True):
@@ -241,12 +240,12 @@ def _raise_on_bad(frame: pl.DataFrame) -> pl.DataFrame:
         if kind == "duplicate doc":
             raise DuplicateError(
                 f"the run lists a document twice in one ranking of query {value!r}; a "
-                f"ranking (one query and {SAMPLE!r}) holds each document once: drop the "
+                f"ranking (one query and {sample!r}) holds each document once: drop the "
                 "duplicates"
             )
         if kind == "null sample":
             raise InvalidValueError(
-                f"column {SAMPLE!r} of the run has null values in query {value!r}; each "
+                f"column {sample!r} of the run has null values in query {value!r}; each "
                 "row belongs to one sampled ranking: fill or drop those rows"
             )
         if kind == "duplicate group":

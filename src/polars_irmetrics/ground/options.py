@@ -83,6 +83,7 @@ class PlanKwargs(TypedDict, total=False):
     features: str
     serendipity_relevance: str | None
     jg: str
+    sample_id: str
     round_id: str
     action: str
     reward: str
@@ -176,6 +177,7 @@ READ_BY: Mapping[str, frozenset[str]] = {
     "features": frozenset({"recsys"}),
     "serendipity_relevance": frozenset({"recsys"}),
     "jg": frozenset({"jg"}),
+    "sample_id": frozenset({"exposure"}),
     "round_id": frozenset({"ope"}),
     "action": frozenset({"ope"}),
     "reward": frozenset({"ope"}),
@@ -305,6 +307,10 @@ class EvalOptions:
         and the column weighting each item's serendipity, likewise.
     jg
         The judgment-group column of ``qrels_jg``, likewise.
+    sample_id
+        The run's column naming each sampled ranking of a stochastic policy, read by
+        the expected-exposure measures (:mod:`polars_irmetrics.metrics.fairness`); a
+        run without it is one deterministic ranking.
     unseen_items, features
         The beyond-accuracy metrics' policy for cold items and the item features'
         column, likewise.
@@ -366,6 +372,7 @@ class EvalOptions:
     features: str = "features"
     serendipity_relevance: str | None = None
     jg: str = "jg"
+    sample_id: str = "sample"
     round_id: str = "round_id"
     action: str = "action"
     reward: str = "reward"

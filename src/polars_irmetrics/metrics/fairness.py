@@ -7,7 +7,8 @@ setting (expeval without ``-C``, ``-U``). The plan is in
 :mod:`polars_irmetrics.exposure`; ``compute`` here only raises an error naming that
 entry point.
 
-A run with a ``sample`` column is a stochastic policy: each ``(query_id, sample)`` is one
+A run with a ``sample`` column (another name with ``sample_id=``) is a stochastic policy:
+each ``(query_id, sample)`` is one
 sampled ranking, and a document's exposure is averaged over the query's samples (as
 expeval does); a run without it is one deterministic ranking.
 
