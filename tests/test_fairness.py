@@ -194,6 +194,29 @@ def test_refusals() -> None:
             lambda: irm.evaluate(RUN.vstack(RUN), ["ee_loss"], qrels=QRELS),
         ),
         (
+            ColumnTypeError,
+            "column 'relevance' in the judgments has dtype String; it must be numeric: "
+            "cast it, e.g. pl.col('relevance').cast(pl.Float64)",
+            lambda: irm.evaluate(
+                RUN, ["ee_loss"], qrels=QRELS.with_columns(pl.col("relevance").cast(pl.String))
+            ),
+        ),
+        (
+            InvalidValueError,
+            "column 'score' of the run has null or NaN values in query 'q'; rankings are "
+            "read from it: fill or drop those rows",
+            lambda: irm.evaluate(
+                RUN.with_columns(score=pl.Series([1.0, float("nan"), 0.5])),
+                ["ee_loss"],
+                qrels=QRELS,
+            ),
+        ),
+        (
+            MetricParameterError,
+            "the expected-exposure measures read relevance judgments: pass qrels=...",
+            lambda: irm.evaluate(RUN, ["ee_loss"]),
+        ),
+        (
             InvalidValueError,
             "by= and systems= are not available for the expected-exposure measures; "
             "evaluate each system's run in a call of its own",

@@ -15,7 +15,7 @@ import polars as pl
 
 from polars_irmetrics.errors import ColumnTypeError, DuplicateError, InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import id_kind, require_columns
+from polars_irmetrics.ground.validate import check_numeric, id_kind, require_columns
 from polars_irmetrics.metrics.fairness import UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
 
@@ -69,6 +69,8 @@ def build_exposure_plan(
     use_rank = options.order == "rank" or (options.order == "auto" and options.rank in run_schema)
     order = options.rank if use_rank else options.score
     require_columns(run_schema, [order], "run", hint)
+    check_numeric(run_schema, order, "run", integer=False)
+    check_numeric(qrels_schema, options.relevance, "judgments", integer=False)
     for column in (query_id, doc_id):
         _same_kind(run_schema, qrels_schema, column, "judgments")
     if groups is not None:
