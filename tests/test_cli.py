@@ -568,7 +568,7 @@ def test_every_keyword_of_evaluate_is_a_flag_of_the_same_name() -> None:
     tables = {n for n, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY}
     assert tables == {
         "qrels", "queries", "interactions", "item_features", "prefs", "qrels_jg", "labels",
-        "neighbors", "policy", "reward_model", "reference", "propensities",
+        "neighbors", "policy", "reward_model", "reference", "propensities", "groups",
     }  # fmt: skip
     renamed = {"check_duplicates": "--no-duplicate-check"}
     for keyword in sorted(keywords | tables):

@@ -203,6 +203,11 @@ CHECKED: list[tuple[str, str]] = [
         "metric 'intersection(ref_k=0.5)@2': ref_k must be a whole number >= 1, the "
         "reference's cutoff (RecTools' ref_k; by default the request's k), got 0.5",
     ),
+    (
+        "ee_loss(patience=1)",
+        "metric 'ee_loss(patience=1)': patience must be a number strictly between 0 and 1 "
+        "(expeval's -p), got 1",
+    ),
 ]
 
 

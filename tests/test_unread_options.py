@@ -26,6 +26,7 @@ ROUTES = {
     "ope": "ips",
     "reference": "rbo",
     "propensity": "ps_ndcg@10",
+    "exposure": "ee_loss",
 }
 
 #: a value other than the default for each option of the table
@@ -63,6 +64,7 @@ VALUES: dict[str, object] = {
     "features": "vector",
     "serendipity_relevance": "weight",
     "jg": "group",
+    "sample_id": "draw",
     "round_id": "round",
     "action": "item",
     "reward": "click",

@@ -223,6 +223,7 @@ _FAMILIES = {
     "ope": "Off-policy estimators (logged bandit feedback)",
     "listwise": "Recommender libraries' list metrics (cornac, RePlay)",
     "propensity": "Propensity-scored metrics (extreme classification)",
+    "fairness": "Fairness of exposure (expected exposure of a stochastic ranking)",
 }
 
 #: An example value for metrics whose "cutoff" is a real-valued parameter.
@@ -284,6 +285,7 @@ _EXAMPLE_TABLES: dict[Route, str] = {
     "ope": "the logged feedback",
     "reference": "a run against a reference run",
     "propensity": "the judged run with each document's propensity",
+    "exposure": "the judged run (one deterministic ranking, rbp's and geometric's default p=0.5)",
 }
 
 
@@ -363,6 +365,11 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
         values |= evaluate(
             EXAMPLE_RUN, ps_names, qrels=EXAMPLE_QRELS, propensities=EXAMPLE_PROPENSITIES
         ).row(0, named=True)
+    exposed = [example_name(m) for m in metrics if m.route == "exposure"]
+    if exposed:  # the judged run with the negative label as non-relevant
+        values |= evaluate(EXAMPLE_RUN, exposed, qrels=EXAMPLE_QRELS, per_query=True).row(
+            0, named=True
+        )
     groups = [example_name(m) for m in metrics if m.route == "jg"]
     if groups:
         values |= evaluate_jg(EXAMPLE_RUN, groups, qrels_jg=EXAMPLE_QRELS_JG).row(0, named=True)
@@ -432,6 +439,10 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
                 "`per_query=True` gives each query's share",
             )
         )
+    elif metric.route == "exposure":
+        rows.append(("Relevance", "graded: relevant when label > 0; the grades order the target"))
+        rows.append(("Reads", "run (a `sample` column: a stochastic policy), judgments, groups="))
+        rows.append(("Over queries", "arithmetic mean over queries with a relevant document"))
     elif metric.route == "reference":
         rows.append(("Relevance", "none: two rankings (ties from equal scores)"))
         rows.append(("Reads", ", ".join(metric.reads)))

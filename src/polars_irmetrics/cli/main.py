@@ -387,10 +387,23 @@ def _input_flags(p: argparse.ArgumentParser) -> None:
         "(doc id) or per 'position', with its 'propensity' in (0, 1]",
     )
     p.add_argument(
+        "--groups",
+        metavar="FILE",
+        help="expected-exposure metrics (ee_loss, ee_disparity, ee_relevance): the document "
+        "groups, one row per (document, group) with the doc id column and 'group'",
+    )
+    p.add_argument(
         "--serendipity-relevance",
         metavar="COLUMN",
         help="beyond-accuracy metrics: the column of the interactions weighting each "
         "item's serendipity (default: every item relevant)",
+    )
+    p.add_argument(
+        "--sample-id",
+        default="sample",
+        metavar="COLUMN",
+        help="expected-exposure metrics: the run's column naming each sampled ranking of a "
+        "stochastic policy (default sample; a run without it is one ranking)",
     )
     p.add_argument(
         "--jg",
@@ -578,6 +591,7 @@ def _read_inputs(
             "reward_model",
             "reference",
             "propensities",
+            "groups",
         )
     )
     if qrels_source is not None:
@@ -595,6 +609,10 @@ def _read_inputs(
         tables["neighbors"] = scan_run(args.neighbors, args.run_format, **ids)
     if args.reference is not None:
         tables["reference"] = scan_run(args.reference, args.run_format, **ids)
+    if args.groups is not None:
+        tables["groups"] = scan_run(
+            args.groups, what=_GROUPS, required={"doc_id": args.doc_id}, **ids
+        )
     rounds = {"round_id": args.round_id, "action": args.action}
     if args.policy is not None:
         tables["policy"] = scan_run(args.policy, required=rounds, what=_POLICY)
@@ -635,6 +653,7 @@ _PROPENSITIES = (
 )
 _INTERACTIONS = "interactions: Parquet, CSV, TSV or JSON lines with user and item ids"
 _ITEM_FEATURES = "item features: Parquet with the item id and a vector or category column"
+_GROUPS = "document groups: Parquet, CSV, TSV or JSON lines with doc ids and a 'group' column"
 _PREFS = "preference judgments (query_id jg jsg doc_id rel_level)"
 _QRELS_JG = "judgments with groups (query_id jg doc_id relevance)"
 

@@ -17,6 +17,8 @@ that computes it:
   (:mod:`polars_irmetrics.vectors`);
 * ``ope``: off-policy estimators, a log of logged feedback with the evaluation
   ``policy=`` and a ``reward_model=`` (:mod:`polars_irmetrics.ope`).
+* ``exposure``: a (stochastic) run's expected exposure against judgments and optional
+  document groups (:mod:`polars_irmetrics.exposure`);
 * ``reference``: a run against a reference run, rank similarity
   (:mod:`polars_irmetrics.agreement`).
 * ``propensity``: propensity-scored metrics (``ps_precision@k``, ``ps_ndcg@k``), a run
@@ -39,6 +41,7 @@ import polars as pl
 
 from polars_irmetrics.agreement.plan import build_agreement_plan
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.exposure.plan import build_exposure_plan
 from polars_irmetrics.ground.buckets import collect_guarded
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
@@ -96,6 +99,7 @@ def evaluate(
     reward_model: FrameInput | None = ...,
     reference: FrameInput | None = ...,
     propensities: FrameInput | None = ...,
+    groups: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame: ...
 
@@ -117,6 +121,7 @@ def evaluate(
     reward_model: FrameInput | None = ...,
     reference: FrameInput | None = ...,
     propensities: FrameInput | None = ...,
+    groups: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.LazyFrame: ...
 
@@ -137,6 +142,7 @@ def evaluate(
     reward_model: FrameInput | None = None,
     reference: FrameInput | None = None,
     propensities: FrameInput | None = None,
+    groups: FrameInput | None = None,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate every metric the library has: per-query values or means, in one plan.
@@ -203,6 +209,11 @@ def evaluate(
         :func:`~polars_irmetrics.position_bias`: the run is then the logged ranking and
         ``qrels`` its clicks), with its ``propensity`` in (0, 1]
         (:mod:`polars_irmetrics.offline.propensity`).
+    groups
+        For the expected-exposure measures (``ee_loss``, ``ee_disparity``,
+        ``ee_relevance``; :mod:`polars_irmetrics.metrics.fairness`): one row per
+        (document, group), the ``doc_id`` column and a ``group`` column (a document may
+        be in several groups); without it the measures are per document.
     labels
         Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...: every metric that
         reads ``"predictions"``; see :mod:`polars_irmetrics.prediction`), two-table
@@ -482,6 +493,7 @@ def evaluate(
         "reward_model": reward_model,
         "reference": reference,
         "propensities": propensities,
+        "groups": groups,
     }
     return evaluate_tables(table, metrics, given, options)
 
@@ -602,6 +614,24 @@ def evaluate_plan(
             "neighbors= holds the exact nearest neighbours of neighbor_recall@k and "
             "neighbor_recall_rel@k, and no metric asked for reads them: drop neighbors=, or "
             "ask for one of them (in a call of its own)"
+        )
+    if "exposure" in routes:
+        _refuse_other_tables(
+            tables,
+            ("qrels", "groups"),
+            "the expected-exposure measures (ee_loss, ee_disparity, ee_relevance)",
+            "they read the run, qrels= and optionally groups=",
+        )
+        if qrels is None:
+            raise MetricParameterError(
+                "the expected-exposure measures read relevance judgments: pass qrels=..."
+            )
+        return build_exposure_plan(table, qrels, tables.get("groups"), routes["exposure"], options)
+    if tables.get("groups") is not None:
+        raise MetricParameterError(
+            "groups= holds the document groups the expected-exposure measures (ee_loss, "
+            "ee_disparity, ee_relevance) read, and no metric asked for reads them: drop "
+            "groups=, or ask for one of them (in a call of its own)"
         )
     if "reference" in routes:
         given = tables.get("reference")

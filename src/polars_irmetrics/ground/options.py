@@ -85,6 +85,7 @@ class PlanKwargs(TypedDict, total=False):
     features: str
     serendipity_relevance: str | None
     jg: str
+    sample_id: str
     round_id: str
     action: str
     reward: str
@@ -115,7 +116,9 @@ class EvalKwargs(PlanKwargs, total=False):
 #: of the requested metrics reads is refused (:func:`check_read`), never ignored.
 #: ``by`` and ``systems`` have refusals of their own (the preference, judgment-group and
 #: click routes say how to evaluate groups), so they are not in this table.
-_RANKED = frozenset({"offline", "recsys", "neighbors", "jg", "reference", "propensity"})
+_RANKED = frozenset(
+    {"offline", "recsys", "neighbors", "jg", "reference", "propensity", "exposure"}
+)
 _JUDGED = frozenset({"offline", "jg"})
 _STEPPED = frozenset({"offline", "online", "prediction"})  # those with out-of-core steps
 READ_BY: Mapping[str, frozenset[str]] = {
@@ -131,6 +134,7 @@ READ_BY: Mapping[str, frozenset[str]] = {
             "ope",
             "reference",
             "propensity",
+            "exposure",
         }
     ),
     "query_id": frozenset(
@@ -144,15 +148,16 @@ READ_BY: Mapping[str, frozenset[str]] = {
             "neighbors",
             "reference",
             "propensity",
+            "exposure",
         }
     ),
     "doc_id": frozenset(
-        {"offline", "recsys", "prefs", "jg", "prediction", "neighbors", "propensity"}
+        {"offline", "recsys", "prefs", "jg", "prediction", "neighbors", "propensity", "exposure"}
     ),
     "order": _RANKED,
     "rank": _RANKED | {"online"},  # an impression log's position
     "score": _RANKED,
-    "relevance": _JUDGED | {"propensity"},
+    "relevance": _JUDGED | {"propensity", "exposure"},
     "relevance_level": _JUDGED | {"propensity"},
     "depth": _JUDGED | {"prefs"},
     "judged_only": _JUDGED,
@@ -179,6 +184,7 @@ READ_BY: Mapping[str, frozenset[str]] = {
     "features": frozenset({"recsys"}),
     "serendipity_relevance": frozenset({"recsys"}),
     "jg": frozenset({"jg"}),
+    "sample_id": frozenset({"exposure"}),
     "round_id": frozenset({"ope"}),
     "action": frozenset({"ope"}),
     "reward": frozenset({"ope"}),
@@ -202,6 +208,7 @@ ROUTE_METRICS: Mapping[str, str] = {
     "ope": "the off-policy estimators (ips, snips, dr...)",
     "reference": "the rank-similarity metrics (rbo, jaccard, kendall_tau...)",
     "propensity": "the propensity-scored metrics (ps_precision@k, ps_ndcg@k)",
+    "exposure": "the expected-exposure measures (ee_loss, ee_disparity, ee_relevance)",
 }
 
 
@@ -312,6 +319,10 @@ class EvalOptions:
         and the column weighting each item's serendipity, likewise.
     jg
         The judgment-group column of ``qrels_jg``, likewise.
+    sample_id
+        The run's column naming each sampled ranking of a stochastic policy, read by
+        the expected-exposure measures (:mod:`polars_irmetrics.metrics.fairness`); a
+        run without it is one deterministic ranking.
     unseen_items, features
         The beyond-accuracy metrics' policy for cold items and the item features'
         column, likewise.
@@ -374,6 +385,7 @@ class EvalOptions:
     features: str = "features"
     serendipity_relevance: str | None = None
     jg: str = "jg"
+    sample_id: str = "sample"
     round_id: str = "round_id"
     action: str = "action"
     reward: str = "reward"

@@ -46,6 +46,11 @@ and this package joins them into :data:`METRICS`, which the registry reads:
   ``reads=("run", "judgments", "propensities")``, computed by ``irm.evaluate(run,
   metrics, qrels=..., propensities=...)``.
 
+* :mod:`.fairness`: expected exposure of a (stochastic) ranking policy
+  (``reads=("run", "judgments", "groups")``, the groups optional: ``ee_loss``,
+  ``ee_disparity``, ``ee_relevance``), computed by ``irm.evaluate(run, metrics,
+  qrels=qrels, groups=doc_groups)``.
+
 Each formula is one polars aggregation over the judged rows of one query (see
 :class:`polars_irmetrics.metrics.scope.Scope`); shared building blocks live in
 :mod:`._common`.
@@ -56,6 +61,7 @@ from __future__ import annotations
 from polars_irmetrics.metrics.agreement import AGREEMENT_METRICS
 from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
+from polars_irmetrics.metrics.fairness import FAIRNESS_METRICS
 from polars_irmetrics.metrics.listwise import LISTWISE_METRICS
 from polars_irmetrics.metrics.neighbors import NEIGHBOR_METRICS
 from polars_irmetrics.metrics.online import ONLINE_METRICS
@@ -86,4 +92,5 @@ METRICS: tuple[Metric, ...] = (
     *RECTOOLS_METRICS,
     *LISTWISE_METRICS,
     *PROPENSITY_METRICS,
+    *FAIRNESS_METRICS,
 )

@@ -367,6 +367,7 @@ INPUTS: Mapping[str, tuple[str, str]] = {
         "propensities (one row per document, or per position, with its 'propensity')",
         "propensities",
     ),
+    "groups": ("document groups (one row per document and group: doc_id, group)", "groups"),
 }
 
 

@@ -74,8 +74,10 @@ CI_LEVEL = 0.95
 #: (:mod:`polars_irmetrics.metrics.ope`).
 #: measured against), and a reference run (``"reference"``: the ranking a run's is
 #: compared with by the rank-similarity metrics, :mod:`polars_irmetrics.metrics.agreement`),
-#: and propensities (``"propensities"``: per document or per position, read by the
-#: propensity-scored metrics, :mod:`polars_irmetrics.metrics.propensity`).
+#: propensities (``"propensities"``: per document or per position, read by the
+#: propensity-scored metrics, :mod:`polars_irmetrics.metrics.propensity`),
+#: and document groups (``"groups"``: one row per (document, group), optional, read by
+#: the expected-exposure measures, :mod:`polars_irmetrics.metrics.fairness`).
 Input = Literal[
     "run",
     "judgments",
@@ -90,6 +92,7 @@ Input = Literal[
     "reward_model",
     "reference",
     "propensities",
+    "groups",
 ]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation
@@ -112,6 +115,7 @@ Route = Literal[
     "ope",
     "reference",
     "propensity",
+    "exposure",
 ]
 #: What each route computes from, for the messages that refuse a mix of routes.
 ROUTE_TABLES: Mapping[Route, str] = {
@@ -125,6 +129,7 @@ ROUTE_TABLES: Mapping[Route, str] = {
     "ope": "a log of logged feedback and an evaluation policy",
     "reference": "a run and a reference run",
     "propensity": "a run, judgments and propensities",
+    "exposure": "a (stochastic) run, judgments and optionally document groups",
 }
 #: The routes whose per-query values :meth:`Metric.summarize` turns into one number, so
 #: whose metrics take an ``agg=`` other than their own; the others compute their own
@@ -147,6 +152,7 @@ _READ_ROUTES: tuple[tuple[Input, Route], ...] = (
     ("policy", "ope"),
     ("reference", "reference"),
     ("propensities", "propensity"),
+    ("groups", "exposure"),
 )
 
 #: Floor of a per-query value in a geometric mean (trec_eval's MIN_GEO_MEAN).

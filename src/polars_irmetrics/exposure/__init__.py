@@ -1,0 +1,8 @@
+"""Fairness of exposure: the plan of the expected-exposure measures
+(:mod:`polars_irmetrics.metrics.fairness`), reached through :func:`irm.evaluate`."""
+
+from __future__ import annotations
+
+from polars_irmetrics.exposure.plan import build_exposure_plan
+
+__all__ = ["build_exposure_plan"]
