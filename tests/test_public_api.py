@@ -9,6 +9,7 @@ import polars_irmetrics as irm
 
 PUBLIC = [
     "DEFAULT_METRICS",
+    "Debias",
     "ColumnNotFoundError",
     "ColumnTypeError",
     "DuplicateError",
@@ -29,6 +30,7 @@ PUBLIC = [
     "ab_test",
     "arhr",
     "beyond_accuracy",
+    "label_propensity",
     "bpref",
     "cg",
     "click_metric",
