@@ -62,8 +62,9 @@ from polars_irmetrics.metrics.ope import (
     contribution,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.ope.checks import Check, raising
-from polars_irmetrics.ope.intervals import with_intervals
+from polars_irmetrics.ope.intervals import exact_mean, exact_sum, with_intervals
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
 from polars_irmetrics.ope.slates import build_slate_plan
 
@@ -225,14 +226,15 @@ def build_ope_plan(
         w=w,
         dm=pl.col(_DM) if reward_model is not None else pl.lit(None, pl.Float64),
         q=pl.col(_Q) if reward_model is not None else pl.lit(None, pl.Float64),
-        mean_w=w.mean(),
+        mean_w=exact_mean(w),
     )
     values = [
         (label, contribution(request.metric.name, request.params(1.0), label, terms))
         for label, request in requests
     ]
     if options.per_query:
-        window = OpeTerms(terms.r, w, terms.dm, terms.q, w.mean().over(by) if by else w.mean())
+        mean_w = exact_mean(w)
+        window = OpeTerms(terms.r, w, terms.dm, terms.q, mean_w.over(by) if by else mean_w)
         per_row = [
             contribution(request.metric.name, request.params(1.0), label, window).alias(label)
             for label, request in requests
@@ -247,10 +249,11 @@ def build_ope_plan(
     aggs: list[pl.Expr] = [pl.len().cast(pl.Int64).alias(NUM_ROWS)]
     for label, request in requests:
         value = dict(values)[label]
-        aggs.append(value.mean().alias(label))
+        aggs.append(exact_mean(value).alias(label))
         if request.metric.name in WEIGHTED:
             weight = _effective_weight(request, label, w)
-            aggs.append((weight.sum() ** 2 / (weight * weight).sum()).alias(f"{label}_ess"))
+            ess = exact_sum(weight) ** 2 / exact_sum(weight * weight)
+            aggs.append(ess.alias(f"{label}_ess"))
             aggs.append(weight.max().alias(f"{label}_max_weight"))
     aggs += [e for check in checks for e in check.aggs()]
     result = rows.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else rows.select(aggs)
@@ -486,7 +489,8 @@ def _rows(
         *(pl.col(c).first() for c in carried),
         pl.when(logged).then(prob).otherwise(0.0).sum().alias(_PI),
         in_p.sum().cast(pl.Int64).alias(_N_P),
-        prob.sum().alias(_PSUM),
+        # prob outside [0, 1] (NaN included) is refused before the sum is read
+        fixed_sum(prob).alias(_PSUM),
         (in_p & ~prob.is_between(0.0, 1.0).fill_null(False)).any().alias(_PBAD),
         (pl.len() > pl.col(_ACT).n_unique()).alias(_DUP),
     ]
@@ -494,7 +498,7 @@ def _rows(
         q = pl.col(_Q)
         aggs += [
             q.filter(logged).first().alias(_Q),
-            (prob * q).sum().alias(_EQ),
+            exact_sum(prob * q).alias(_EQ),
             (in_p & (prob > 0) & (q.is_null() | q.is_nan())).any().alias(_QMISS),
         ]
     rows = (
