@@ -20,8 +20,10 @@ not timed, as obp's arrays are):
 
 The JSON printed holds every time, the ratios side by side (the ten over ``ips`` alone,
 obp's time over irm's), the largest difference from obp's estimates, the machine's load
-average before and after the run and the peak memory (``ru_maxrss``) of this process and
-of obp's.
+average before and after the run and the peak memory (``VmHWM``) of this process and of
+obp's. obp runs first (a subprocess, while this one is small). ``--obp-resamples``
+measures obp's interval with fewer resamples and scales its time to ``--resamples`` (its
+loop draws and estimates every resample alike), for a loaded machine at 10M rounds.
 
     python benchmarks/ope.py --rounds 1000000 --actions 10 \\
         --obp-python .side/obp/bin/python
@@ -35,13 +37,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -90,8 +92,8 @@ t_ci, ci = best(
     lambda: IPW().estimate_interval(**inputs, n_bootstrap_samples=resamples, random_state=0),
     ci_repeats,
 )
-import resource
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+status = open("/proc/self/status").read().split("VmHWM:")[1]
+peak = int(status.split()[0]) / 1024
 print(json.dumps({"ten": t_ten, "ips": t_ips, "ci": t_ci, "values": [float(v) for v in values],
     "ci_values": {k: float(v) for k, v in ci.items()}, "peak_mib": peak}))
 """
@@ -186,6 +188,13 @@ def run(
     return out.collect() if isinstance(out, pl.LazyFrame) else out
 
 
+def peak_mib() -> int:
+    """This process's peak resident memory (``VmHWM``; ``ru_maxrss`` would count the
+    parent's at the fork of a subprocess)."""
+    status = Path("/proc/self/status").read_text().split("VmHWM:")[1]
+    return round(int(status.split()[0]) / 1024)
+
+
 def load() -> str:
     """The load average (1, 5, 15 minutes), as ``uptime`` prints it."""
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -197,6 +206,12 @@ def main() -> None:
     parser.add_argument("--actions", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--obp-ci-repeats", type=int, default=1)
+    parser.add_argument(
+        "--obp-resamples",
+        type=int,
+        default=0,
+        help="resamples of obp's interval (0: --resamples); its time is scaled to --resamples",
+    )
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--obp-python", default=None, help="a Python with obp 0.5.7")
@@ -210,6 +225,33 @@ def main() -> None:
             "resamples": args.resamples,
             "load_average_before": load(),
         }
+        obp: dict[str, Any] = {}
+        if args.obp_python:  # first, while this process is small
+            obp_resamples = args.obp_resamples or args.resamples
+            proc = subprocess.run(
+                [
+                    args.obp_python,
+                    "-c",
+                    OBP_SCRIPT,
+                    tmp,
+                    str(args.repeats),
+                    str(obp_resamples),
+                    str(args.obp_ci_repeats),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            obp = json.loads(proc.stdout.strip().splitlines()[-1])
+            result |= {
+                "obp_ips_s": round(obp["ips"], 3),
+                "obp_ten_s": round(obp["ten"], 3),
+                "obp_ci_resamples": obp_resamples,
+                "obp_ci_measured_s": round(obp["ci"], 3),
+                # obp's loop draws and estimates each resample alike: time per resample
+                "obp_ci_s": round(obp["ci"] * args.resamples / obp_resamples, 3),
+                "obp_peak_mib": round(obp["peak_mib"]),
+            }
         paths = {name: folder / f"{name}.parquet" for name in ("log", "policy", "reward_model")}
         scanned = {name: pl.scan_parquet(path) for name, path in paths.items()}
         for source in ("parquet", "memory"):
@@ -231,31 +273,11 @@ def main() -> None:
                 f"{prefix}_ips_ci_s": round(t_ci, 3),
                 f"{prefix}_values": {m: ten[m].item() for m in TEN},  # type: ignore[index]
                 f"{prefix}_ci": [ci["ips_lower"].item(), ci["ips_upper"].item()],  # type: ignore[index]
+                # the high-water mark so far: after "memory", of the whole run
+                f"{prefix}_peak_mib": peak_mib(),
             }
             del frames
-        result["irm_peak_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-        if args.obp_python:
-            proc = subprocess.run(
-                [
-                    args.obp_python,
-                    "-c",
-                    OBP_SCRIPT,
-                    tmp,
-                    str(args.repeats),
-                    str(args.resamples),
-                    str(args.obp_ci_repeats),
-                ],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            obp = json.loads(proc.stdout.strip().splitlines()[-1])
-            result |= {
-                "obp_ips_s": round(obp["ips"], 3),
-                "obp_ten_s": round(obp["ten"], 3),
-                "obp_ci_s": round(obp["ci"], 3),
-                "obp_peak_mib": round(obp["peak_mib"]),
-            }
+        if obp:
             for source, prefix in (("parquet", "irm"), ("memory", "irm_memory")):
                 values = result[f"{prefix}_values"]
                 result |= {
@@ -264,7 +286,7 @@ def main() -> None:
                         2,
                     ),
                     f"ci_speedup_vs_obp_{source}": round(
-                        obp["ci"] / result[f"{prefix}_ips_ci_s"],  # type: ignore[operator]
+                        result["obp_ci_s"] / result[f"{prefix}_ips_ci_s"],  # type: ignore[operator]
                         2,
                     ),
                     f"max_abs_difference_vs_obp_{source}": max(
