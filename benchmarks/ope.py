@@ -214,6 +214,9 @@ def main() -> None:
     )
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--sources", default="parquet,memory", help="where irm reads the tables from"
+    )
     parser.add_argument("--obp-python", default=None, help="a Python with obp 0.5.7")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -254,7 +257,8 @@ def main() -> None:
             }
         paths = {name: folder / f"{name}.parquet" for name in ("log", "policy", "reward_model")}
         scanned = {name: pl.scan_parquet(path) for name, path in paths.items()}
-        for source in ("parquet", "memory"):
+        sources = args.sources.split(",")
+        for source in sources:
             frames: dict[str, pl.LazyFrame | pl.DataFrame] = (
                 dict(scanned)
                 if source == "parquet"
@@ -279,6 +283,8 @@ def main() -> None:
             del frames
         if obp:
             for source, prefix in (("parquet", "irm"), ("memory", "irm_memory")):
+                if source not in sources:
+                    continue
                 values = result[f"{prefix}_values"]
                 result |= {
                     f"ten_speedup_vs_obp_{source}": round(
