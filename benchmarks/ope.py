@@ -1,10 +1,13 @@
 """Off-policy estimators at scale: ten estimators in one plan vs ``ips`` alone vs obp.
 
-A log of ``--rounds`` rounds x ``--actions`` actions is generated once (not timed) and
-written to Parquet (the log, the evaluation policy and the reward model as long tables)
-and to ``.npy`` (the same arrays in obp's dense shapes). Timed, best of ``--repeats``:
+A log of ``--rounds`` rounds x ``--actions`` actions is generated once (not timed, in
+blocks of a million rounds, so that memory stays flat) and written to Parquet (the log,
+the evaluation policy and the reward model as long tables) and to ``.npy`` (the same
+arrays in obp's dense shapes). Timed, best of ``--repeats``, each from Parquet
+(``pl.scan_parquet``) and from memory (the three tables read into DataFrames beforehand,
+not timed, as obp's arrays are):
 
-* ``irm.evaluate(pl.scan_parquet(log), ["ips"], policy=..., ...)`` from Parquet;
+* ``irm.evaluate(log, ["ips"], policy=...)``;
 * the ten single-action estimators (``ips``, ``ips(clip=10)``, ``snips``, ``dm``, ``dr``,
   ``sndr``, ``switch_dr(tau=10)``, ``dr_os(lambda=10)``, ``sg_ips(lambda=0.1)``,
   ``sg_dr(lambda=0.1)``) in one plan;
@@ -12,7 +15,15 @@ and to ``.npy`` (the same arrays in obp's dense shapes). Timed, best of ``--repe
 * with ``--obp-python`` (a side environment with obp 0.5.7, which does not install beside
   this project's pins): obp's ``estimate_policy_value`` of the same ten estimators on
   the numpy arrays (loaded beforehand, not timed), and ``InverseProbabilityWeighting``'s
-  ``estimate_interval`` with the same number of resamples (its Python loop).
+  ``estimate_interval`` with the same number of resamples (its Python loop; best of
+  ``--obp-ci-repeats``, it takes minutes at 10M rounds).
+
+The JSON printed holds every time, the ratios side by side (the ten over ``ips`` alone,
+obp's time over irm's), the largest difference from obp's estimates, the machine's load
+average before and after the run and the peak memory (``VmHWM``) of this process and of
+obp's. obp runs first (a subprocess, while this one is small). ``--obp-resamples``
+measures obp's interval with fewer resamples and scales its time to ``--resamples`` (its
+loop draws and estimates every resample alike), for a loaded machine at 10M rounds.
 
     python benchmarks/ope.py --rounds 1000000 --actions 10 \\
         --obp-python .side/obp/bin/python
@@ -25,11 +36,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -58,13 +72,14 @@ from obp.ope import (InverseProbabilityWeighting as IPW,
     DoublyRobustWithShrinkage as DROS, SubGaussianInverseProbabilityWeighting as SGIPW,
     SubGaussianDoublyRobust as SGDR)
 folder, repeats, resamples = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+ci_repeats = int(sys.argv[4])
 names = ("reward", "action", "pscore", "action_dist", "q_hat")
 a = {k: np.load(f"{folder}/{k}.npy") for k in names}
 inputs = dict(reward=a["reward"], action=a["action"], pscore=a["pscore"],
     action_dist=a["action_dist"], estimated_rewards_by_reg_model=a["q_hat"])
 ten = [IPW(), IPW(lambda_=10.0), SNIPW(), DM(), DR(), SNDR(), SDR(lambda_=10.0),
     DROS(lambda_=10.0), SGIPW(lambda_=0.1), SGDR(lambda_=0.1)]
-def best(fn):
+def best(fn, repeats=repeats):
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -74,10 +89,13 @@ def best(fn):
 t_ten, values = best(lambda: [e.estimate_policy_value(**inputs) for e in ten])
 t_ips, _ = best(lambda: IPW().estimate_policy_value(**inputs))
 t_ci, ci = best(
-    lambda: IPW().estimate_interval(**inputs, n_bootstrap_samples=resamples, random_state=0)
+    lambda: IPW().estimate_interval(**inputs, n_bootstrap_samples=resamples, random_state=0),
+    ci_repeats,
 )
+status = open("/proc/self/status").read().split("VmHWM:")[1]
+peak = int(status.split()[0]) / 1024
 print(json.dumps({"ten": t_ten, "ips": t_ips, "ci": t_ci, "values": [float(v) for v in values],
-    "ci_values": {k: float(v) for k, v in ci.items()}}))
+    "ci_values": {k: float(v) for k, v in ci.items()}, "peak_mib": peak}))
 """
 
 
@@ -90,37 +108,96 @@ def best(fn: Callable[[], object], repeats: int) -> tuple[float, object]:
     return min(times), out
 
 
+#: Rounds generated (and written) per block.
+BLOCK = 1_000_000
+
+
 def generate(folder: Path, rounds: int, actions: int, seed: int) -> None:
+    """The log, policy and reward model as Parquet and obp's arrays as ``.npy``, written
+    block by block (``BLOCK`` rounds at a time)."""
     rng = np.random.default_rng(seed)
-    logits = rng.normal(size=(rounds, actions))
-    logger = np.exp(logits)
-    logger /= logger.sum(1, keepdims=True)
-    action = (logger.cumsum(1) > rng.random((rounds, 1))).argmax(1)
-    true_q = 1 / (1 + np.exp(-rng.normal(-1.0, 1.0, (rounds, actions))))
-    reward = (rng.random(rounds) < true_q[np.arange(rounds), action]).astype(float)
-    q_hat = np.clip(true_q + rng.normal(0, 0.05, (rounds, actions)), 0, 1)
-    policy = np.exp(3 * q_hat)
-    policy /= policy.sum(1, keepdims=True)
-    pscore = logger[np.arange(rounds), action]
-    for name, array in (
-        ("reward", reward),
-        ("action", action),
-        ("pscore", pscore),
-        ("action_dist", policy[:, :, None]),
-        ("q_hat", q_hat[:, :, None]),
-    ):
-        np.save(folder / f"{name}.npy", array)
-    ids = np.repeat(np.arange(rounds), actions)
-    acts = np.tile(np.arange(actions), rounds)
-    pl.DataFrame(
-        {"round_id": np.arange(rounds), "action": action, "reward": reward, "pscore": pscore}
-    ).write_parquet(folder / "log.parquet")
-    pl.DataFrame({"round_id": ids, "action": acts, "prob": policy.ravel()}).write_parquet(
-        folder / "policy.parquet"
+    shapes = {
+        "reward": (rounds,),
+        "action": (rounds,),
+        "pscore": (rounds,),
+        "action_dist": (rounds, actions, 1),
+        "q_hat": (rounds, actions, 1),
+    }
+    arrays = {
+        name: np.lib.format.open_memmap(
+            folder / f"{name}.npy",
+            mode="w+",
+            dtype=np.int64 if name == "action" else np.float64,
+            shape=shape,
+        )
+        for name, shape in shapes.items()
+    }
+    parts = folder / "parts"
+    parts.mkdir()
+    for block, start in enumerate(range(0, rounds, BLOCK)):
+        n = min(BLOCK, rounds - start)
+        logits = rng.normal(size=(n, actions))
+        logger = np.exp(logits)
+        logger /= logger.sum(1, keepdims=True)
+        action = (logger.cumsum(1) > rng.random((n, 1))).argmax(1)
+        true_q = 1 / (1 + np.exp(-rng.normal(-1.0, 1.0, (n, actions))))
+        reward = (rng.random(n) < true_q[np.arange(n), action]).astype(float)
+        q_hat = np.clip(true_q + rng.normal(0, 0.05, (n, actions)), 0, 1)
+        policy = np.exp(3 * q_hat)
+        policy /= policy.sum(1, keepdims=True)
+        pscore = logger[np.arange(n), action]
+        stop = start + n
+        arrays["reward"][start:stop] = reward
+        arrays["action"][start:stop] = action
+        arrays["pscore"][start:stop] = pscore
+        arrays["action_dist"][start:stop, :, 0] = policy
+        arrays["q_hat"][start:stop, :, 0] = q_hat
+        round_id = np.arange(start, stop)
+        ids = np.repeat(round_id, actions)
+        acts = np.tile(np.arange(actions), n)
+        tables = {
+            "log": {"round_id": round_id, "action": action, "reward": reward, "pscore": pscore},
+            "policy": {"round_id": ids, "action": acts, "prob": policy.ravel()},
+            "reward_model": {"round_id": ids, "action": acts, "q_hat": q_hat.ravel()},
+        }
+        for name, columns in tables.items():
+            pl.DataFrame(columns).write_parquet(parts / f"{name}_{block:05d}.parquet")
+    for array in arrays.values():
+        array.flush()
+    del arrays
+    for name in ("log", "policy", "reward_model"):
+        pl.scan_parquet(parts / f"{name}_*.parquet").sink_parquet(folder / f"{name}.parquet")
+    for part in parts.iterdir():
+        part.unlink()
+    parts.rmdir()
+
+
+def run(
+    frames: dict[str, pl.LazyFrame | pl.DataFrame], metrics: list[str], **kwargs: object
+) -> pl.DataFrame:
+    """``irm.evaluate`` of ``metrics`` on the log, policy and (where read) reward model."""
+    out = irm.evaluate(
+        frames["log"],  # type: ignore[arg-type]
+        metrics,
+        policy=frames["policy"],
+        reward_model=frames["reward_model"]
+        if any(m not in ("ips", "snips") for m in metrics)
+        else None,
+        **kwargs,  # type: ignore[arg-type]
     )
-    pl.DataFrame({"round_id": ids, "action": acts, "q_hat": q_hat.ravel()}).write_parquet(
-        folder / "reward_model.parquet"
-    )
+    return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
+def peak_mib() -> int:
+    """This process's peak resident memory (``VmHWM``; ``ru_maxrss`` would count the
+    parent's at the fork of a subprocess)."""
+    status = Path("/proc/self/status").read_text().split("VmHWM:")[1]
+    return round(int(status.split()[0]) / 1024)
+
+
+def load() -> str:
+    """The load average (1, 5, 15 minutes), as ``uptime`` prints it."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> None:
@@ -128,42 +205,42 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1_000_000)
     parser.add_argument("--actions", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--obp-ci-repeats", type=int, default=1)
+    parser.add_argument(
+        "--obp-resamples",
+        type=int,
+        default=0,
+        help="resamples of obp's interval (0: --resamples); its time is scaled to --resamples",
+    )
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--sources", default="parquet,memory", help="where irm reads the tables from"
+    )
     parser.add_argument("--obp-python", default=None, help="a Python with obp 0.5.7")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         generate(folder, args.rounds, args.actions, args.seed)
-
-        def run(metrics: list[str], **kwargs: object) -> pl.DataFrame:
-            return irm.evaluate(
-                pl.scan_parquet(folder / "log.parquet"),
-                metrics,
-                policy=pl.scan_parquet(folder / "policy.parquet"),
-                reward_model=pl.scan_parquet(folder / "reward_model.parquet")
-                if any(m not in ("ips", "snips") for m in metrics)
-                else None,
-                **kwargs,  # type: ignore[arg-type]
-            ).collect()
-
-        t_ips, _ = best(lambda: run(["ips"]), args.repeats)
-        t_ten, ten = best(lambda: run(TEN), args.repeats)
-        t_ci, ci = best(lambda: run(["ips"], ci=0.95, n_bootstrap=args.resamples), args.repeats)
         result: dict[str, object] = {
             "rounds": args.rounds,
             "actions": args.actions,
             "resamples": args.resamples,
-            "irm_ips_s": round(t_ips, 3),
-            "irm_ten_s": round(t_ten, 3),
-            "irm_ten_over_ips": round(t_ten / t_ips, 2),
-            "irm_ips_ci_s": round(t_ci, 3),
-            "irm_values": {m: ten[m].item() for m in TEN},  # type: ignore[index]
-            "irm_ci": [ci["ips_lower"].item(), ci["ips_upper"].item()],  # type: ignore[index]
+            "load_average_before": load(),
         }
-        if args.obp_python:
+        obp: dict[str, Any] = {}
+        if args.obp_python:  # first, while this process is small
+            obp_resamples = args.obp_resamples or args.resamples
             proc = subprocess.run(
-                [args.obp_python, "-c", OBP_SCRIPT, tmp, str(args.repeats), str(args.resamples)],
+                [
+                    args.obp_python,
+                    "-c",
+                    OBP_SCRIPT,
+                    tmp,
+                    str(args.repeats),
+                    str(obp_resamples),
+                    str(args.obp_ci_repeats),
+                ],
                 capture_output=True,
                 text=True,
                 check=True,
@@ -172,18 +249,62 @@ def main() -> None:
             result |= {
                 "obp_ips_s": round(obp["ips"], 3),
                 "obp_ten_s": round(obp["ten"], 3),
-                "obp_ci_s": round(obp["ci"], 3),
-                "ten_speedup_vs_obp": round(obp["ten"] / t_ten, 2),
-                "ci_speedup_vs_obp": round(obp["ci"] / t_ci, 2),
-                "max_abs_difference_vs_obp": max(
-                    abs(v - ten[m].item())  # type: ignore[index]
-                    for m, v in zip(TEN, obp["values"], strict=True)
-                ),
-                "obp_ci": [
-                    obp["ci_values"]["95.0% CI (lower)"],
-                    obp["ci_values"]["95.0% CI (upper)"],
-                ],
+                "obp_ci_resamples": obp_resamples,
+                "obp_ci_measured_s": round(obp["ci"], 3),
+                # obp's loop draws and estimates each resample alike: time per resample
+                "obp_ci_s": round(obp["ci"] * args.resamples / obp_resamples, 3),
+                "obp_peak_mib": round(obp["peak_mib"]),
             }
+        paths = {name: folder / f"{name}.parquet" for name in ("log", "policy", "reward_model")}
+        scanned = {name: pl.scan_parquet(path) for name, path in paths.items()}
+        sources = args.sources.split(",")
+        for source in sources:
+            frames: dict[str, pl.LazyFrame | pl.DataFrame] = (
+                dict(scanned)
+                if source == "parquet"
+                else {name: pl.read_parquet(path) for name, path in paths.items()}
+            )
+
+            t_ips, _ = best(partial(run, frames, ["ips"]), args.repeats)
+            t_ten, ten = best(partial(run, frames, TEN), args.repeats)
+            interval = partial(run, frames, ["ips"], ci=0.95, n_bootstrap=args.resamples)
+            t_ci, ci = best(interval, args.repeats)
+            prefix = "irm" if source == "parquet" else "irm_memory"
+            result |= {
+                f"{prefix}_ips_s": round(t_ips, 3),
+                f"{prefix}_ten_s": round(t_ten, 3),
+                f"{prefix}_ten_over_ips": round(t_ten / t_ips, 2),
+                f"{prefix}_ips_ci_s": round(t_ci, 3),
+                f"{prefix}_values": {m: ten[m].item() for m in TEN},  # type: ignore[index]
+                f"{prefix}_ci": [ci["ips_lower"].item(), ci["ips_upper"].item()],  # type: ignore[index]
+                # the high-water mark so far: after "memory", of the whole run
+                f"{prefix}_peak_mib": peak_mib(),
+            }
+            del frames
+        if obp:
+            for source, prefix in (("parquet", "irm"), ("memory", "irm_memory")):
+                if source not in sources:
+                    continue
+                values = result[f"{prefix}_values"]
+                result |= {
+                    f"ten_speedup_vs_obp_{source}": round(
+                        obp["ten"] / result[f"{prefix}_ten_s"],  # type: ignore[operator]
+                        2,
+                    ),
+                    f"ci_speedup_vs_obp_{source}": round(
+                        result["obp_ci_s"] / result[f"{prefix}_ips_ci_s"],  # type: ignore[operator]
+                        2,
+                    ),
+                    f"max_abs_difference_vs_obp_{source}": max(
+                        abs(v - values[m])  # type: ignore[index]
+                        for m, v in zip(TEN, obp["values"], strict=True)
+                    ),
+                }
+            result["obp_ci"] = [
+                obp["ci_values"]["95.0% CI (lower)"],
+                obp["ci_values"]["95.0% CI (upper)"],
+            ]
+        result["load_average_after"] = load()
         print(json.dumps(result, indent=1))
 
 

@@ -13,12 +13,25 @@ from polars_irmetrics.errors import SupportWarning
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 
-__all__ = ["WHERE", "Check", "raising", "warning_unsupported"]
+__all__ = ["WHERE", "Check", "raising", "warning_unsupported", "where_text"]
 
 #: The column holding each row's round (and position) as text, for the messages.
 WHERE = f"{INTERNAL}where"
 _UNSUPPORTED = f"{INTERNAL}unsupported"
 _EXAMPLE = f"{INTERNAL}example"
+
+
+def where_text(keys: tuple[str, ...], rows: pl.Expr | None = None) -> pl.Expr:
+    """The round (and position) as text, ``"round_id=7, position=2"``; only of ``rows``
+    (a mask) when given, so that a plan whose checks pass writes no text at all.
+
+    >>> import polars as pl
+    >>> frame = pl.DataFrame({"round_id": [10, 9, 8], "bad": [True, True, False]})
+    >>> frame.select(where_text(("round_id",), pl.col("bad")).min()).item()
+    'round_id=10'
+    """
+    columns = [pl.col(k) if rows is None else pl.col(k).filter(rows) for k in keys]
+    return pl.format(", ".join(f"{k}={{}}" for k in keys), *(c.cast(pl.String) for c in columns))
 
 
 @dataclass(frozen=True)
@@ -29,6 +42,13 @@ class Check:
     bad: pl.Expr
     error: type[Exception]
     template: str
+    #: The key columns the round is written from (``"k=v, ..."``), only on the failing
+    #: rows; empty: read it from the rows' :data:`WHERE` column.
+    keys: tuple[str, ...] = ()
+
+    @property
+    def _where(self) -> pl.Expr:
+        return where_text(self.keys) if self.keys else pl.col(WHERE)
 
     @property
     def count(self) -> str:
@@ -41,13 +61,15 @@ class Check:
     def aggs(self) -> list[pl.Expr]:
         return [
             self.bad.sum().cast(pl.Int64).alias(self.count),
-            pl.col(WHERE).filter(self.bad).min().alias(self.first),
+            (where_text(self.keys, self.bad) if self.keys else pl.col(WHERE).filter(self.bad))
+            .min()
+            .alias(self.first),
         ]
 
     def rows(self) -> list[pl.Expr]:
         return [
             self.bad.cast(pl.Int64).alias(self.count),
-            pl.when(self.bad).then(pl.col(WHERE)).alias(self.first),
+            pl.when(self.bad).then(self._where).alias(self.first),
         ]
 
 

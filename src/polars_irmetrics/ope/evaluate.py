@@ -3,15 +3,16 @@
 One lazy polars query, no Python loop over rounds:
 
 1. The evaluation policy (one row per ``(round_id[, position], action)`` with ``prob``)
-   is joined with the reward model (the same keys with ``q_hat``; full join, so that a
-   logged action the policy does not list still finds its ``q_hat``).
-2. One ``group_by`` of that table over ``(round_id[, position])`` gives each round's
-   (and position's) sum of probabilities, the reward model's value of the policy
+   is paired with the reward model (the same keys with ``q_hat``), as a full join would
+   (a logged action the policy does not list still finds its ``q_hat``): rows that line
+   up in the two tables (the same ids at the same row) are paired as they stand, only
+   the others are joined.
+2. Each log row is joined with its round's (and position's) rows of that table, and one
+   ``group_by`` over the log rows reads the logged action's probability and ``q_hat``,
+   the round's sum of probabilities, the reward model's value of the policy
    ``sum_a prob q_hat / sum_a prob`` (numpy's ``average``, as obp) and the checks of the
-   two tables.
-3. The log is joined with both (on ``(round_id[, position], action)`` for the logged
-   action's probability and ``q_hat``, on ``(round_id[, position])`` for the round's
-   terms); each estimator is a formula of the row's terms
+   two tables, in one pass.
+3. Each estimator is a formula of the row's terms
    (:func:`~polars_irmetrics.metrics.ope.contribution`), averaged over the rows of each
    ``by`` group, or given per row with ``per_query=True``.
 
@@ -35,6 +36,7 @@ when the plan is built.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import polars as pl
 
@@ -58,8 +60,9 @@ from polars_irmetrics.metrics.ope import (
     contribution,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.ope.checks import WHERE, Check, raising, warning_unsupported
-from polars_irmetrics.ope.intervals import with_intervals
+from polars_irmetrics.metrics.scope import fixed_sum
+from polars_irmetrics.ope.checks import Check, raising, warning_unsupported
+from polars_irmetrics.ope.intervals import exact_mean, exact_sum, with_intervals
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
 from polars_irmetrics.ope.slates import build_slate_plan
 
@@ -74,6 +77,11 @@ SUM_TOLERANCE = 1e-5 + 1e-8
 NUM_ROWS = "num_rows"
 
 _PI = f"{INTERNAL}pi"
+_PROB = f"{INTERNAL}prob"
+_IN_Q = f"{INTERNAL}in_q"
+_ACT = f"{INTERNAL}act"
+_ROW = f"{INTERNAL}row"
+_TRUE = pl.lit(True)
 _Q = f"{INTERNAL}q"
 _IN_P = f"{INTERNAL}in_p"
 _N_P = f"{INTERNAL}n_p"
@@ -215,30 +223,34 @@ def build_ope_plan(
         w=w,
         dm=pl.col(_DM) if reward_model is not None else pl.lit(None, pl.Float64),
         q=pl.col(_Q) if reward_model is not None else pl.lit(None, pl.Float64),
-        mean_w=w.mean(),
+        mean_w=exact_mean(w),
     )
     values = [
         (label, contribution(request.metric.name, request.params(1.0), label, terms))
         for label, request in requests
     ]
     if options.per_query:
-        window = OpeTerms(terms.r, w, terms.dm, terms.q, w.mean().over(by) if by else w.mean())
+        mean_w = exact_mean(w)
+        window = OpeTerms(terms.r, w, terms.dm, terms.q, mean_w.over(by) if by else mean_w)
         per_row = [
             contribution(request.metric.name, request.params(1.0), label, window).alias(label)
             for label, request in requests
         ]
         out_keys = [*by, *keys]
-        result = rows.select(
-            *out_keys, *per_row, *(e for check in checks for e in check.rows())
-        ).sort(out_keys, nulls_last=True)
+        result = (
+            rows.select(*out_keys, _ROW, *per_row, *(e for check in checks for e in check.rows()))
+            .sort([*out_keys, _ROW], nulls_last=True)
+            .drop(_ROW)
+        )
         return _warning(raising(result, checks, options), log, policy, keys, action)
     aggs: list[pl.Expr] = [pl.len().cast(pl.Int64).alias(NUM_ROWS)]
     for label, request in requests:
         value = dict(values)[label]
-        aggs.append(value.mean().alias(label))
+        aggs.append(exact_mean(value).alias(label))
         if request.metric.name in WEIGHTED:
             weight = _effective_weight(request, label, w)
-            aggs.append((weight.sum() ** 2 / (weight * weight).sum()).alias(f"{label}_ess"))
+            ess = exact_sum(weight) ** 2 / exact_sum(weight * weight)
+            aggs.append(ess.alias(f"{label}_ess"))
             aggs.append(weight.max().alias(f"{label}_max_weight"))
     aggs += [e for check in checks for e in check.aggs()]
     result = rows.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else rows.select(aggs)
@@ -402,6 +414,41 @@ def _ids(keys: list[str], action: str, schema: pl.Schema) -> list[pl.Expr]:
     ]
 
 
+def _table(
+    policy: pl.LazyFrame,
+    reward_model: pl.LazyFrame | None,
+    keys: list[str],
+    action: str,
+    schema: pl.Schema,
+) -> pl.LazyFrame:
+    """The policy's rows (``_PROB``, ``_IN_P``) with the reward model's ``_Q`` beside each:
+    a full join on ``(round_id[, position], action)``, so that an action only one table
+    lists keeps its row.
+
+    Rows that already line up (the same ids at the same row of both tables, as when both
+    were written from the same arrays) are paired without hashing them; only the others
+    are joined. Ids that do not line up, or a null id, take the join: the pairs are
+    the full join's, row for row, whenever neither table lists an action twice (and
+    that is refused).
+    """
+    ids = _ids(keys, action, schema)
+    table = policy.select(*ids, pl.col(PROB).cast(pl.Float64).alias(_PROB), _TRUE.alias(_IN_P))
+    if reward_model is None:
+        return table
+    cols = [*keys, action]
+    model = reward_model.select(*ids, pl.col(Q_HAT).cast(pl.Float64).alias(_Q), _TRUE.alias(_IN_Q))
+    twin = {c: f"{INTERNAL}m_{c}" for c in cols}
+    side = pl.concat([table, model.rename(twin)], how="horizontal_extend")
+    aligned = pl.all_horizontal(pl.col(c) == pl.col(twin[c]) for c in cols).fill_null(False)
+    paired = side.filter(aligned).select(*cols, _PROB, _IN_P, _Q)
+    rest_p = side.filter(~aligned & pl.col(_IN_P).is_not_null()).select(*cols, _PROB, _IN_P)
+    rest_q = side.filter(~aligned & pl.col(_IN_Q).is_not_null()).select(
+        *(pl.col(twin[c]).alias(c) for c in cols), _Q
+    )
+    joined = rest_p.join(rest_q, on=cols, how="full", coalesce=True)
+    return pl.concat([paired, joined.select(*cols, _PROB, _IN_P, _Q)], how="vertical")
+
+
 def _rows(
     log: pl.LazyFrame,
     policy: pl.LazyFrame,
@@ -412,45 +459,44 @@ def _rows(
     options: EvalOptions,
     propensity: str,
 ) -> pl.LazyFrame:
-    """The log's rows with the policy's and the reward model's terms beside each."""
+    """The log's rows with the policy's and the reward model's terms beside each.
+
+    One join and one ``group_by``: each log row is joined with its round's (and
+    position's) rows of the policy and reward model table (:func:`_table`), and grouped
+    back to one row per log row, the logged action's probability and ``q_hat`` read in
+    the same pass as the round's sums and checks.
+    """
     schema = log.collect_schema()
-    ids = _ids(keys, action, schema)
-    table = policy.select(*ids, pl.col(PROB).cast(pl.Float64), pl.lit(True).alias(_IN_P))
-    if reward_model is not None:
-        model = reward_model.select(*ids, pl.col(Q_HAT).cast(pl.Float64).alias(_Q))
-        table = table.join(model, on=[*keys, action], how="full", coalesce=True)
-    prob, in_p = pl.col(PROB), pl.col(_IN_P).fill_null(False)
+    model = reward_model is not None
+    table = _table(policy, reward_model, keys, action, schema).rename({action: _ACT})
+    logged = (pl.col(_ACT) == pl.col(action)).fill_null(False)
+    prob, in_p = pl.col(_PROB), pl.col(_IN_P).fill_null(False)
+    carried = [*by, *keys, action, options.reward, propensity]
     aggs = [
+        *(pl.col(c).first() for c in carried),
+        pl.when(logged).then(prob).otherwise(0.0).sum().alias(_PI),
         in_p.sum().cast(pl.Int64).alias(_N_P),
-        prob.sum().alias(_PSUM),
+        # prob outside [0, 1] (NaN included) is refused before the sum is read
+        fixed_sum(prob).alias(_PSUM),
         (in_p & ~prob.is_between(0.0, 1.0).fill_null(False)).any().alias(_PBAD),
-        (pl.len() > pl.col(action).n_unique()).alias(_DUP),
+        (pl.len() > pl.col(_ACT).n_unique()).alias(_DUP),
     ]
-    if reward_model is not None:
+    if model:
         q = pl.col(_Q)
         aggs += [
-            ((prob * q).sum() / prob.sum()).alias(_DM),
-            (prob * q).sum().alias(_EQ),
+            q.filter(logged).first().alias(_Q),
+            exact_sum(prob * q).alias(_EQ),
             (in_p & (prob > 0) & (q.is_null() | q.is_nan())).any().alias(_QMISS),
         ]
-    rounds = table.group_by(keys).agg(aggs)
-    logged = table.select(
-        *keys, action, pl.col(PROB).alias(_PI), *([_Q] if reward_model is not None else [])
+    rows = (
+        log.select(*by, *_ids(keys, action, schema), pl.col(options.reward), pl.col(propensity))
+        .with_row_index(_ROW)
+        .join(table, on=keys, how="left")
+        .group_by(_ROW)
+        .agg(aggs)
     )
-    where = pl.format(
-        ", ".join(f"{k}={{}}" for k in keys), *(pl.col(k).cast(pl.String) for k in keys)
-    )
-    return (
-        log.select(
-            *by,
-            *ids,
-            pl.col(options.reward),
-            pl.col(propensity),
-        )
-        .join(logged, on=[*keys, action], how="left")
-        .join(rounds, on=keys, how="left")
-        .with_columns(pl.col(_PI).fill_null(0.0), where.alias(WHERE))
-    )
+    # numpy's average(q_hat, weights=prob), as obp: the same two sums, divided once
+    return rows.with_columns((pl.col(_EQ) / pl.col(_PSUM)).alias(_DM)) if model else rows
 
 
 def _checks(options: EvalOptions, keys: list[str], model: bool, propensity: str) -> list[Check]:
@@ -517,4 +563,5 @@ def _checks(options: EvalOptions, keys: list[str], model: bool, propensity: str)
                 "positive probability and every logged one",
             )
         )
-    return checks
+    # the round is written as text only on the rows that fail
+    return [replace(check, keys=tuple(keys)) for check in checks]

@@ -37,8 +37,9 @@ import polars as pl
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
 
-__all__ = ["BUCKETS", "Parts", "interval_columns", "with_intervals"]
+__all__ = ["BUCKETS", "Parts", "exact_mean", "exact_sum", "interval_columns", "with_intervals"]
 
 #: The most buckets of units one ``by`` group is resampled in.
 BUCKETS = 4096
@@ -52,6 +53,26 @@ Parts = Sequence[tuple[str, Sequence[tuple[pl.Expr, pl.Expr | None]]]]
 _BUCKET = f"{INTERNAL}bucket"
 _ONE = f"{INTERNAL}one"
 _KEY = f"{INTERNAL}key"
+
+
+def exact_sum(value: pl.Expr) -> pl.Expr:
+    """Group context: the sum of ``value``, the same bits in any row order (a fixed-point
+    sum, :func:`~polars_irmetrics.metrics.scope.fixed_sum`), so that an estimate does
+    not depend on how the engine splits the rows; a float sum where a value is not
+    finite or beyond the fixed point's range (a NaN stays NaN). Nulls count as 0.
+
+    >>> import polars as pl
+    >>> values = pl.lit(pl.Series([0.1, 0.2, 0.3]))
+    >>> pl.select(exact_sum(values)).item()  # added in order: 0.6000000000000001
+    0.6
+    """
+    value = value.cast(pl.Float64)
+    return pl.when(beyond_fixed(value).any()).then(value.sum()).otherwise(fixed_sum(value))
+
+
+def exact_mean(value: pl.Expr) -> pl.Expr:
+    """Group context: the mean of the non-null values, from :func:`exact_sum`."""
+    return exact_sum(value) / value.count()
 
 
 def interval_columns(label: str) -> list[str]:
@@ -106,7 +127,7 @@ def _normal(units: pl.LazyFrame, parts: Parts, by: list[str], ci: float) -> pl.L
         x = terms[0][0]
         half = z * x.std(ddof=1) / x.count().sqrt()
         lower, upper = interval_columns(label)
-        aggs += [(x.mean() - half).alias(lower), (x.mean() + half).alias(upper)]
+        aggs += [(exact_mean(x) - half).alias(lower), (exact_mean(x) + half).alias(upper)]
     return units.group_by(by).agg(aggs) if by else units.select(aggs)
 
 
@@ -132,7 +153,7 @@ def _bootstrap(
     sums = (
         units.select(*by, bucket.alias(_BUCKET), *columns, pl.lit(1.0).alias(_ONE))
         .group_by([*by, _BUCKET])
-        .agg(pl.col(c).sum() for c in names)
+        .agg(exact_sum(pl.col(c)).alias(c) for c in names)
     )
     # one row per group, its buckets' sums as lists: a batch never splits a group
     stats = [pl.col(c).sort_by(_BUCKET) for c in [_BUCKET, *names]]

@@ -1,0 +1,265 @@
+"""The off-policy plan's fast paths give the same estimates as the slow ones.
+
+The plan pairs the policy's and the reward model's rows without a join where they line
+up (the same ids at the same row of both tables) and joins only the rest, and it reads
+each log row's round from the policy table in one join and one ``group_by``. Here the
+same tables are given lined up, shuffled, cut and padded: every estimate equals obp's
+(tests/fixtures/ope/obp_expected.json, to 1e-9) and the lined-up call's bit for bit
+(the sums are fixed-point, the same in any row order), and the refusals name the same
+round whichever path a row takes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import DuplicateError, InvalidValueError, QuerySetError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ope"
+CASES = {c["name"]: c for c in json.loads((FIXTURES / "obp_expected.json").read_text())["cases"]}
+
+
+def _tables(name: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    log, policy, model = (
+        pl.read_parquet(FIXTURES / f"{name}_{table}.parquet")
+        for table in ("log", "policy", "reward_model")
+    )
+    return log, policy, model
+
+
+def _shuffled(frame: pl.DataFrame, seed: int) -> pl.DataFrame:
+    return frame[np.random.default_rng(seed).permutation(frame.height)]
+
+
+def _run(frame_kind: str, log: pl.DataFrame, metrics: list[str], **kwargs: Any) -> pl.DataFrame:
+    if frame_kind == "LazyFrame":
+        lazy = {k: v.lazy() if isinstance(v, pl.DataFrame) else v for k, v in kwargs.items()}
+        out = irm.evaluate(log.lazy(), metrics, **lazy)
+        assert isinstance(out, pl.LazyFrame)
+        return out.collect()
+    result = irm.evaluate(log, metrics, **kwargs)
+    assert isinstance(result, pl.DataFrame)
+    return result
+
+
+def _layouts(policy: pl.DataFrame, model: pl.DataFrame) -> dict[str, tuple[pl.DataFrame, ...]]:
+    """The same two tables in orders that take each path."""
+    half = model.height // 2
+    return {
+        "lined up": (policy, model),
+        "model shuffled": (policy, _shuffled(model, 1)),
+        "both shuffled": (_shuffled(policy, 2), _shuffled(model, 3)),
+        "first half lined up": (policy, pl.concat([model.head(half), model[half:][::-1]])),
+        # rows of unlogged rounds at the top of the model: nothing lines up
+        "model padded": (
+            policy,
+            pl.concat([model.with_columns(pl.col("round_id") + 10**6), model]),
+        ),
+        # the policy longer than the model: its tail pairs with nothing
+        "policy padded": (
+            pl.concat([policy, policy.with_columns(pl.col("round_id") + 10**6)]),
+            model,
+        ),
+    }
+
+
+_METRICS = ["ips", "ips(clip=2)", "snips", "dm", "dr", "sndr", "switch_dr(tau=3)", "dr_os"]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "lined up",
+        "model shuffled",
+        "both shuffled",
+        "first half lined up",
+        "model padded",
+        "policy padded",
+    ],
+)
+def test_every_layout_equals_obp(frame_kind: str, case: str, layout: str) -> None:
+    log, policy, model = _tables(case)
+    expected = {k: v for k, v in CASES[case]["expected"].items() if k in _METRICS}
+    pi, q = _layouts(policy, model)[layout]
+    out = _run(frame_kind, log, list(expected), policy=pi, reward_model=q)
+    reference = _run(frame_kind, log, list(expected), policy=policy, reward_model=model)
+    assert out["num_rows"].item() == log.height
+    for label, value in expected.items():
+        assert out[label].item() == pytest.approx(value, abs=1e-9, rel=0), label
+        assert out[label].item() == reference[label].item(), label
+    per_row = _run(frame_kind, log, list(expected), policy=pi, reward_model=q, per_query=True)
+    lined = _run(
+        frame_kind, log, list(expected), policy=policy, reward_model=model, per_query=True
+    )
+    assert per_row.equals(lined)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), cut=st.integers(0, 200))
+def test_any_order_and_split_gives_the_lined_up_estimates(seed: int, cut: int) -> None:
+    log, policy, model = _tables("bandit_binary_s2")
+    # a prefix lined up, the rest of both tables shuffled apart
+    pi = pl.concat([policy.head(cut), _shuffled(policy[cut:], seed)])
+    q = pl.concat([model.head(cut), _shuffled(model[cut:], seed + 1)])
+    out = irm.evaluate(log, _METRICS, policy=pi, reward_model=q)
+    reference = irm.evaluate(log, _METRICS, policy=policy, reward_model=model)
+    assert out.equals(reference)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_same_bits_from_parquet_memory_and_any_log_order(tmp_path: Path, case: str) -> None:
+    log, policy, model = _tables(case)
+    metrics = [*_METRICS, "sg_ips(lambda=0.1)", "sg_dr(lambda=0.1)"]
+    kwargs: dict[str, Any] = {"ci": 0.9, "n_bootstrap": 50, "seed": 3}
+    reference = irm.evaluate(log, metrics, policy=policy, reward_model=model, **kwargs)
+    for name, frame in (("log", log), ("policy", policy), ("model", model)):
+        frame.write_parquet(tmp_path / f"{name}.parquet")
+    scanned = irm.evaluate(
+        pl.scan_parquet(tmp_path / "log.parquet"),
+        metrics,
+        policy=pl.scan_parquet(tmp_path / "policy.parquet"),
+        reward_model=pl.scan_parquet(tmp_path / "model.parquet"),
+        **kwargs,
+    )
+    assert isinstance(scanned, pl.LazyFrame)
+    assert scanned.collect().equals(reference)
+    # the bootstrap draws follow the rounds' ids, not the rows' order
+    reordered = irm.evaluate(
+        _shuffled(log, 4), metrics, policy=policy, reward_model=model, **kwargs
+    )
+    assert reordered.equals(reference)
+
+
+def test_a_logged_action_only_the_model_lists() -> None:
+    # the policy omits the actions it gives 0; the model still lists them (the logged
+    # action's q_hat comes from the model, its probability is 0)
+    log, policy, model = _tables("bandit_binary_s0")
+    sparse = policy.with_columns(
+        prob=pl.when(pl.col("action") == 0).then(0.0).otherwise(pl.col("prob"))
+    ).with_columns(prob=pl.col("prob") / pl.col("prob").sum().over("round_id"))
+    full = irm.evaluate(log, _METRICS, policy=sparse, reward_model=model)
+    dropped = irm.evaluate(
+        log, _METRICS, policy=sparse.filter(pl.col("prob") > 0), reward_model=model
+    )
+    assert (log["action"] == 0).any()
+    for label in _METRICS:
+        assert dropped[label].item() == pytest.approx(full[label].item(), abs=1e-12, nan_ok=True)
+
+
+# three rounds, actions a and b; the logger took a, b, a
+_LOG = pl.DataFrame(
+    {
+        "round_id": [1, 2, 3],
+        "action": ["a", "b", "a"],
+        "reward": [1.0, 0.0, 1.0],
+        "pscore": [0.5, 0.5, 0.5],
+    }
+)
+_PI = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2, 3, 3],
+        "action": ["a", "b"] * 3,
+        "prob": [0.9, 0.1, 0.5, 0.5, 0.1, 0.9],
+    }
+)
+_Q = _PI.select("round_id", "action", q_hat=pl.Series([0.6, 0.3] * 3))
+
+
+@pytest.mark.parametrize(
+    ("policy", "model", "error", "message"),
+    [
+        # a duplicate in the model alone, lined up with the policy but for the extra row
+        (
+            _PI,
+            pl.concat([_Q, _Q.tail(1)]),
+            DuplicateError,
+            "an action is listed twice for one round in the policy table or the "
+            "reward_model table (first: round_id=3)",
+        ),
+        # the same duplicate, the model reversed
+        (
+            _PI,
+            pl.concat([_Q, _Q.tail(1)])[::-1],
+            DuplicateError,
+            "an action is listed twice for one round in the policy table or the "
+            "reward_model table (first: round_id=3)",
+        ),
+        # a duplicate in the policy, the model lined up
+        (
+            pl.concat([_PI.head(2), _PI.head(2), _PI.tail(4)]),
+            _Q,
+            DuplicateError,
+            "(first: round_id=1)",
+        ),
+        # the logged action's q_hat missing, the model shuffled
+        (
+            _PI,
+            _Q.filter((pl.col("round_id") != 2) | (pl.col("action") != "b"))[[4, 0, 2, 1, 3]],
+            QuerySetError,
+            "the reward_model table has no 'q_hat' (or a null or NaN one) for the logged "
+            "action or an action the policy may take (first: round_id=2, 1 log row(s) in all)",
+        ),
+        # a null q_hat at a row that lines up
+        (
+            _PI,
+            _Q.with_columns(q_hat=pl.Series([0.6, 0.3, None, 0.3, 0.6, 0.3])),
+            QuerySetError,
+            "(first: round_id=2, 1 log row(s) in all)",
+        ),
+        # a round the policy lacks, the model complete
+        (
+            _PI.filter(pl.col("round_id") != 2),
+            _Q,
+            QuerySetError,
+            "1 log row(s) have a round the policy table lacks (first: round_id=2)",
+        ),
+        # probabilities that do not sum to 1, the tables in opposite orders
+        (
+            _PI.with_columns(prob=pl.Series([0.9, 0.1, 0.5, 0.6, 0.1, 0.9])),
+            _Q[::-1],
+            InvalidValueError,
+            "column 'prob' of the policy table does not sum to 1 over the actions (first: "
+            "round_id=2, 1 log row(s) in all",
+        ),
+    ],
+)
+def test_refusals_on_every_path(
+    frame_kind: str,
+    policy: pl.DataFrame,
+    model: pl.DataFrame,
+    error: type[Exception],
+    message: str,
+) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        _run(frame_kind, _LOG, ["ips", "dr"], policy=policy, reward_model=model)
+
+
+def test_the_first_round_is_the_smallest_as_text() -> None:
+    # rounds 9 and 10 fail; as text "round_id=10" < "round_id=9"
+    log = pl.DataFrame(
+        {
+            "round_id": [8, 9, 10],
+            "action": ["a", "a", "a"],
+            "reward": [1.0, 0.0, 1.0],
+            "pscore": [0.5, 0.0, 0.0],
+        }
+    )
+    policy = _PI.with_columns(pl.col("round_id") + 7)
+    with pytest.raises(
+        InvalidValueError,
+        match=re.escape(
+            "2 value(s) that are null, NaN, 0, negative or above 1 (first: round_id=10)"
+        ),
+    ):
+        irm.evaluate(log, ["ips"], policy=policy)
