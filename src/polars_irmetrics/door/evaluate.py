@@ -56,6 +56,7 @@ from polars_irmetrics.offline.prefs import build_prefs_plan
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.evaluate import build_online_plan
 from polars_irmetrics.ope.evaluate import build_ope_plan
+from polars_irmetrics.ope.parts import OpeTables, in_buckets, ope_in_buckets
 from polars_irmetrics.prediction.evaluate import build_prediction_plan
 from polars_irmetrics.recsys.evaluate import with_beyond_accuracy
 from polars_irmetrics.vectors.neighbors import build_neighbors_plan
@@ -690,6 +691,9 @@ def _ope(
     policy = tables.get("policy")
     if policy is None:  # refused by check_inputs, with the metric's name
         raise MetricParameterError("off-policy estimators need policy=...")
+    if in_buckets(options):  # out of core
+        given = OpeTables(log, policy, tables.get("reward_model"))
+        return ope_in_buckets(given, requests, options)
     return build_ope_plan(log, requests, policy, tables.get("reward_model"), options)
 
 

@@ -115,7 +115,7 @@ class EvalKwargs(PlanKwargs, total=False):
 #: click routes say how to evaluate groups), so they are not in this table.
 _RANKED = frozenset({"offline", "recsys", "neighbors", "jg", "reference"})
 _JUDGED = frozenset({"offline", "jg"})
-_STEPPED = frozenset({"offline", "online", "prediction"})  # those with out-of-core steps
+_STEPPED = frozenset({"offline", "online", "prediction", "ope"})  # those with out-of-core steps
 READ_BY: Mapping[str, frozenset[str]] = {
     "per_query": frozenset(
         {

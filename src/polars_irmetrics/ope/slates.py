@@ -38,6 +38,7 @@ from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.checks import WHERE, Check
 from polars_irmetrics.ope.rounds import over_rounds
+from polars_irmetrics.ope.sums import PartsPlan
 
 __all__ = ["build_slate_plan"]
 
@@ -50,6 +51,11 @@ def _e(column: str) -> str:
     return f"{INTERNAL}e_{column}"
 
 
+def _raw(label: str) -> str:
+    """A slate estimator's rows' ``r w``, not normalised."""
+    return f"{INTERNAL}rw_{label}"
+
+
 def _w(column: str) -> str:
     return f"{INTERNAL}w_{column}"
 
@@ -59,8 +65,11 @@ def build_slate_plan(
     requests: Sequence[tuple[str, MetricRequest]],
     policy: pl.LazyFrame,
     options: EvalOptions,
-) -> pl.LazyFrame:
-    """The lazy slate estimate of ``requests`` (see the module).
+    *,
+    parts: bool = False,
+) -> pl.LazyFrame | PartsPlan:
+    """The lazy slate estimate of ``requests`` (see the module); ``parts``: the sums of
+    one part of the log instead (:func:`~polars_irmetrics.ope.evaluate.build_ope_parts`).
 
     Examples
     --------
@@ -135,9 +144,12 @@ def build_slate_plan(
     )
     r = pl.col(reward).cast(pl.Float64)
     values = []
+    sums: dict[str, tuple[str, str | None]] = {}
     for label, request in requests:
         column, normalised = SLATE_COLUMNS[request.metric.name]
         w = pl.col(_w(column))
+        values.append((r * w).alias(_raw(label)))
+        sums[label] = (_raw(label), normalised)
         if normalised is None:
             values.append((r * w).alias(label))
             continue
@@ -157,7 +169,9 @@ def build_slate_plan(
     reading = {
         label: (label, _w(SLATE_COLUMNS[request.metric.name][0])) for label, request in requests
     }
-    return over_rounds(rows, reading, by, round_id, checks, options)
+    return over_rounds(
+        rows, reading, by, round_id, checks, options, parts=parts, slates=(position, sums)
+    )
 
 
 def _checks(columns: list[str], keys: list[str], reward: str) -> list[Check]:
