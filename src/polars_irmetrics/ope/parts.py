@@ -58,6 +58,7 @@ __all__ = [
     "part_key",
     "part_sums",
     "to_transport",
+    "warned",
 ]
 
 Requests = Sequence[tuple[str, MetricRequest]]
@@ -138,20 +139,29 @@ def part_sums(tables: OpeTables, requests: Requests, options: EvalOptions) -> pl
 
 
 def merge_sums(
-    sums: pl.LazyFrame, tables: OpeTables, requests: Requests, options: EvalOptions
+    sums: pl.LazyFrame,
+    tables: OpeTables,
+    requests: Requests,
+    options: EvalOptions,
+    *,
+    warn: bool = True,
 ) -> pl.LazyFrame:
     """The result of :func:`polars_irmetrics.evaluate` from the sums of every part
-    (:func:`part_sums`); ``tables`` give the schemas (empty frames will do), and the
-    distinct actions of the log and policy for the support warning."""
+    (:func:`part_sums`); ``tables`` give the schemas (empty frames will do) and, with
+    ``warn``, the distinct actions of the log and policy for the support warning
+    (:func:`warned`)."""
     plan = build_ope_parts(tables.log, requests, tables.policy, tables.reward_model, options)
     merged = plan.merge(from_transport(sums), options)
-    return _warned(merged, tables, requests, options)
+    return warned(merged, tables, requests, options) if warn else merged
 
 
-def _warned(
+def warned(
     result: pl.LazyFrame, tables: OpeTables, requests: Requests, options: EvalOptions
 ) -> pl.LazyFrame:
-    """``result`` with the one-plan support warning of the single-action estimators."""
+    """``result``, warning when it is collected as the one plan does if the policy of
+    ``tables`` takes an action (at a position) its log never shows (single-action
+    estimators; :class:`~polars_irmetrics.errors.SupportWarning`). The tables may hold
+    only the distinct actions (and positions), with ``prob`` for the policy's."""
     single = all(not r.metric.name.startswith(("slate_", "cascade")) for _, r in requests)
     return warn_unsupported(result, tables.log, tables.policy, options) if single else result
 
