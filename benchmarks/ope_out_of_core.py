@@ -27,18 +27,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-TEN = [
-    "ips",
-    "ips(clip=10)",
-    "snips",
-    "dm",
-    "dr",
-    "sndr",
-    "switch_dr(tau=10)",
-    "dr_os(lambda=10)",
-    "sg_ips(lambda=0.1)",
-    "sg_dr(lambda=0.1)",
-]
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from ope import TEN  # noqa: E402 (the ten estimators of benchmarks/ope.py)
 
 
 def generate(folder: Path, rounds: int, actions: int, chunk: int, seed: int = 0) -> None:
@@ -81,16 +73,20 @@ def evaluate(folder: Path, buckets: str, check: bool) -> dict[str, object]:
         n: pl.scan_parquet(folder / n / "*.parquet") for n in ("log", "policy", "reward_model")
     }
     chosen: int | str = int(buckets) if buckets.isdigit() else buckets
+
+    def run(buckets: int | str | None) -> pl.DataFrame:
+        out = irm.evaluate(
+            scans["log"],
+            TEN,
+            policy=scans["policy"],
+            reward_model=scans["reward_model"],
+            buckets=buckets,
+        )
+        assert isinstance(out, pl.LazyFrame)
+        return out.collect()
+
     start = time.perf_counter()
-    out = irm.evaluate(
-        scans["log"],
-        TEN,
-        policy=scans["policy"],
-        reward_model=scans["reward_model"],
-        buckets=chosen,
-    )
-    assert isinstance(out, pl.LazyFrame)
-    result = out.collect()
+    result = run(chosen)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB -> GiB
     report: dict[str, object] = {
@@ -99,15 +95,7 @@ def evaluate(folder: Path, buckets: str, check: bool) -> dict[str, object]:
         "values": {m: result[m].item() for m in TEN},
     }
     if check:
-        whole = irm.evaluate(
-            scans["log"],
-            TEN,
-            policy=scans["policy"],
-            reward_model=scans["reward_model"],
-            buckets=None,
-        )
-        assert isinstance(whole, pl.LazyFrame)
-        report["same_bits_as_one_plan"] = whole.collect().equals(result)
+        report["same_bits_as_one_plan"] = run(None).equals(result)
     return report
 
 

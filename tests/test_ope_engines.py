@@ -17,7 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError, QuerySetError, SupportWarning
+from polars_irmetrics.errors import (
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+    SupportWarning,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ope"
 EXPECTED = json.loads((FIXTURES / "obp_expected.json").read_text())
@@ -281,3 +286,105 @@ def test_dask_gives_the_same_bits(
         got = pl.from_pandas(out.reset_index(drop=True))
         assert got.columns == whole.columns
         assert got.cast(whole.schema).equals(whole), (case, by)
+
+
+def _engine(name: str, request: pytest.FixtureRequest) -> tuple[Any, Any]:
+    """The engine's evaluate and a converter of polars frames to its frames (the real
+    Spark session and Dask cluster of tests/conftest.py)."""
+    if name == "spark":
+        import polars_irmetrics.spark as irm_spark
+
+        session = request.getfixturevalue("spark")
+        return irm_spark.evaluate, lambda f: session.createDataFrame(f.to_pandas())
+    request.getfixturevalue("client")
+    import dask.dataframe as dd
+
+    import polars_irmetrics.dask as irm_dask
+
+    def run(*args: Any, **kw: Any) -> Any:
+        return irm_dask.evaluate(*args, **kw).compute()
+
+    return run, lambda f: dd.from_pandas(f.to_pandas(), npartitions=2)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engine_checks_and_warning_as_one_plan(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame = _engine(engine, request)
+    tables = _bandit("bandit_binary_s0")
+    log, policy = frame(tables["log"]), tables["policy"]
+    message = (
+        "2 log row(s) have a round the policy table lacks (first: round_id=150): the "
+        "policy needs every logged round's probabilities, one row per (round_id, action) "
+        "in column 'prob'"
+    )
+    missing = frame(policy.filter(~pl.col("round_id").is_in([7, 150])))
+    with pytest.raises(QuerySetError, match=re.escape(message)):
+        evaluate(log, ["ips"], policy=missing, partitions=3)
+    # the policy takes action 9, which no round of the log shows
+    wider = policy.with_columns(action=pl.when(pl.col("action") == 0).then(9).otherwise("action"))
+    with pytest.warns(SupportWarning, match=re.escape("(e.g. action=9)")):
+        evaluate(log, ["ips"], policy=frame(wider), partitions=2)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+@pytest.mark.parametrize(
+    ("metrics", "kwargs", "error", "message"),
+    [
+        (
+            ["ips"],
+            {"per_query": True},
+            InvalidValueError,
+            "per_query=True is not available for the off-policy estimators with {engine}",
+        ),
+        (
+            ["ips"],
+            {"ci": 0.9},
+            InvalidValueError,
+            "ci= is not available for the off-policy estimators with {engine}: the bootstrap",
+        ),
+        (
+            ["ips"],
+            {"buckets": 4},
+            InvalidValueError,
+            "buckets= is an option of the one-machine out-of-core plan "
+            "(polars_irmetrics.evaluate); on {engine} the work divides into partitions= parts",
+        ),
+        (
+            ["ndcg@10"],
+            {},
+            MetricParameterError,
+            "policy= is read by the off-policy estimators (ips, snips, dm, dr...), and no "
+            "metric asked for reads it: drop policy=, or ask for them",
+        ),
+    ],
+)
+def test_engine_refusals(
+    engine: str,
+    metrics: list[str],
+    kwargs: dict[str, Any],
+    error: type[Exception],
+    message: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    evaluate, frame = _engine(engine, request)
+    tables = _bandit("bandit_binary_s0")
+    name = "Spark" if engine == "spark" else "Dask"
+    with pytest.raises(error, match=re.escape(message.format(engine=name))):
+        evaluate(frame(tables["log"]), metrics, policy=frame(tables["policy"]), **kwargs)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engine_refuses_judgments_beside_the_policy(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame = _engine(engine, request)
+    tables = _bandit("bandit_binary_s0")
+    qrels = frame(pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "relevance": [1]}))
+    message = (
+        "qrels= is not read by the off-policy estimators (ips, snips, dm, dr...): they read "
+        "the log, policy= and reward_model=; drop qrels="
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        evaluate(frame(tables["log"]), ["ips"], policy=frame(tables["policy"]), qrels=qrels)

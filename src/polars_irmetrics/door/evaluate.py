@@ -296,7 +296,10 @@ def evaluate(
             the buckets are evaluated one after the other by the same plan. Peak memory is
             about one bucket's; every row is read twice; the results are identical to
             ``None``'s. ``"auto"`` makes one bucket per 2 million run rows (counting them is
-            free for Parquet, one extra pass otherwise).
+            free for Parquet, one extra pass otherwise). Off-policy estimators: the log, the
+            policy and the reward model by a hash of ``round_id``, each bucket's exact sums
+            merged, the same bits as one plan (``"auto"``: one bucket per 2 million rows of
+            the largest table; ``"auto-memory"``: one plan; :mod:`polars_irmetrics.ope.parts`).
 
         ``spill_dir``
             Folder for the buckets' temporary files (default: the system's temporary

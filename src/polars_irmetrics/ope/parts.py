@@ -39,6 +39,7 @@ from polars_irmetrics.ground.buckets import (
     sink_buckets,
     spilling,
 )
+from polars_irmetrics.ground.halves import int128_halves, int128_whole
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.progress import track
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -64,10 +65,8 @@ __all__ = [
 Requests = Sequence[tuple[str, MetricRequest]]
 
 _SEED = 0x0BE5
-#: Int128 columns travel as two Int64 halves (Arrow, Spark and pandas have no Int128):
-#: ``hi * 2**62 + lo``, ``0 <= lo < 2**62``.
-_HALF = 2**62
-_HI, _LO = "#hi", "#lo"
+#: Int128 columns travel as two Int64 halves (Arrow, Spark and pandas have no Int128).
+to_transport, from_transport = int128_halves, int128_whole
 
 
 @dataclass(frozen=True)
@@ -210,40 +209,3 @@ def ope_in_buckets(tables: OpeTables, requests: Requests, options: EvalOptions) 
             return merge_sums(pl.concat(sums).lazy(), tables, requests, options).collect()
 
     return pl.defer(run, schema=schema)
-
-
-def to_transport(frame: pl.LazyFrame) -> pl.LazyFrame:
-    """Each Int128 column as two Int64 columns (``<name>#hi``, ``<name>#lo``), in place.
-
-    Examples
-    --------
-    >>> big = pl.LazyFrame({"s": [2**100 + 5]}, schema={"s": pl.Int128})
-    >>> from_transport(to_transport(big)).collect().item() == 2**100 + 5
-    True
-    """
-    schema = frame.collect_schema()
-    columns: list[pl.Expr] = []
-    for name, dtype in schema.items():
-        if dtype == pl.Int128:
-            c = pl.col(name)
-            columns.append((c // _HALF).cast(pl.Int64).alias(name + _HI))
-            columns.append((c % _HALF).cast(pl.Int64).alias(name + _LO))
-        else:
-            columns.append(pl.col(name))
-    return frame.select(columns)
-
-
-def from_transport(frame: pl.LazyFrame) -> pl.LazyFrame:
-    """The Int128 columns again from their halves (:func:`to_transport`)."""
-    schema = frame.collect_schema()
-    columns: list[pl.Expr] = []
-    for name in schema.names():
-        if name.endswith(_LO) and name[: -len(_LO)] + _HI in schema:
-            continue
-        if name.endswith(_HI) and name[: -len(_HI)] + _LO in schema:
-            base = name[: -len(_HI)]
-            hi = pl.col(name).cast(pl.Int128) * pl.lit(_HALF, dtype=pl.Int128)
-            columns.append((hi + pl.col(base + _LO).cast(pl.Int128)).alias(base))
-        else:
-            columns.append(pl.col(name))
-    return frame.select(columns)

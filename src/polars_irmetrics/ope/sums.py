@@ -43,15 +43,15 @@ _WHOLE = pl.lit(2**64, dtype=pl.Int128)
 
 
 def _hi(name: str) -> str:
-    return f"{INTERNAL}{name}_hi"
+    return f"{INTERNAL}{name}#whole"
 
 
 def _lo(name: str) -> str:
-    return f"{INTERNAL}{name}_lo"
+    return f"{INTERNAL}{name}#fraction"
 
 
 def _bad(name: str) -> str:
-    return f"{INTERNAL}{name}_bad"
+    return f"{INTERNAL}{name}#inexact"
 
 
 def exact_total(name: str) -> pl.Expr:
