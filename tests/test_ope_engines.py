@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -388,3 +390,24 @@ def test_engine_refuses_judgments_beside_the_policy(
     )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         evaluate(frame(tables["log"]), ["ips"], policy=frame(tables["policy"]), qrels=qrels)
+
+
+def test_cli_buckets_give_the_same_numbers(tmp_path: Path) -> None:
+    # the irm command, in a process of its own, out of core from Parquet files
+    tables = _bandit("bandit_binary_s0")
+    for name, frame in tables.items():
+        frame.write_parquet(tmp_path / f"{name}.parquet")
+    metrics = ["ips", "snips", "dr", "sndr"]
+    args = [sys.executable, "-m", "polars_irmetrics", "evaluate", str(tmp_path / "log.parquet")]
+    args += [a for m in metrics for a in ("-m", m)]
+    args += ["--policy", str(tmp_path / "policy.parquet"), "--reward-model"]
+    args += [str(tmp_path / "reward_model.parquet"), "--by", "segment", "--buckets", "3"]
+    args += ["--format", "json"]
+    done = subprocess.run(args, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    expected = _evaluate("DataFrame", tables, metrics, by="segment")
+    assert [row["segment"] for row in printed] == [0, 1, 2]
+    for row, values in zip(printed, expected.iter_rows(named=True), strict=True):
+        for metric in metrics:
+            assert row[metric] == values[metric], metric  # the same float, to the last bit
