@@ -36,12 +36,20 @@ from polars_irmetrics.engines._partition import _empty, _frame, _to_arrow
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
-from polars_irmetrics.ope.parts import OpeTables, check_split, merge_sums, part_sums, warned
+from polars_irmetrics.ope.parts import (
+    OpeTables,
+    check_split,
+    merge_sums,
+    part_sums,
+    reads_support,
+    warned,
+)
 
 if TYPE_CHECKING:
     from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = [
+    "PROB",
     "OpeJob",
     "check_ope_inputs",
     "ope_part",
@@ -52,7 +60,8 @@ __all__ = [
     "warn_support",
 ]
 
-#: The log's and policy's columns the support warning reads, besides the action.
+#: The policy's probability column: the support warning reads the actions where it is
+#: positive.
 PROB = "prob"
 
 
@@ -224,10 +233,7 @@ def slots(job: OpeJob) -> tuple[list[str], list[str]]:
     """The log's and the policy's columns the support warning reads (the action, and the
     position where the log has one), for the engine to gather distinct, and whether it
     applies (single-action estimators only: an empty list otherwise)."""
-    single = all(
-        not request.metric.name.startswith(("slate_", "cascade")) for _, request in job.requests
-    )
-    if not single:
+    if not reads_support(job.requests):
         return [], []
     options = job.options
     slot = [options.action] + ([options.position] if options.position in job.log_schema else [])

@@ -19,6 +19,7 @@ import polars as pl
 
 from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope import (
+    PROB,
     OpeJob,
     ope_part,
     ope_summary,
@@ -100,10 +101,10 @@ def _warn(job: OpeJob, log: dd.DataFrame, policy: dd.DataFrame) -> None:
     if not log_slots:
         return
     shown = log[log_slots].drop_duplicates()
-    taken = policy[policy["prob"] > 0][log_slots].drop_duplicates()
+    taken = policy[policy[PROB] > 0][log_slots].drop_duplicates()
     shown_frame, taken_frame = dd.compute(shown, taken)
     warn_support(
         job,
         as_polars_frame(to_table(shown_frame)),
-        as_polars_frame(to_table(taken_frame)).with_columns(prob=pl.lit(1.0)),
+        as_polars_frame(to_table(taken_frame)).with_columns(pl.lit(1.0).alias(PROB)),
     )

@@ -23,6 +23,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from polars_irmetrics.engines._ope import (
+    PROB,
     OpeJob,
     ope_part,
     ope_summary,
@@ -124,7 +125,7 @@ def _warn(job: OpeJob, log: DataFrame, policy: DataFrame) -> None:
     log_slots, policy_slots = slots(job)
     if not log_slots:
         return
-    taken = policy.filter(F.col("prob") > 0).select(*log_slots).distinct()
+    taken = policy.filter(F.col(PROB) > 0).select(*log_slots).distinct()
     shown = log.select(*log_slots).distinct()
     warn_support(
         job,

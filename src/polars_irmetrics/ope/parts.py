@@ -42,6 +42,7 @@ from polars_irmetrics.ground.buckets import (
 from polars_irmetrics.ground.halves import int128_halves, int128_whole
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.progress import track
+from polars_irmetrics.metrics.ope import CASCADE_METRICS, SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.evaluate import (
     build_ope_parts,
@@ -58,6 +59,7 @@ __all__ = [
     "ope_in_buckets",
     "part_key",
     "part_sums",
+    "reads_support",
     "to_transport",
     "warned",
 ]
@@ -161,8 +163,23 @@ def warned(
     ``tables`` takes an action (at a position) its log never shows (single-action
     estimators; :class:`~polars_irmetrics.errors.SupportWarning`). The tables may hold
     only the distinct actions (and positions), with ``prob`` for the policy's."""
-    single = all(not r.metric.name.startswith(("slate_", "cascade")) for _, r in requests)
+    single = reads_support(requests)
     return warn_unsupported(result, tables.log, tables.policy, options) if single else result
+
+
+def reads_support(requests: Requests) -> bool:
+    """Whether the support warning applies: single-action estimators (the slate and
+    cascade ones read the logged slates' propensities, not a choice among actions).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> reads_support(parse_metric_list(["ips"])), reads_support(parse_metric_list(["slate_ips"]))
+    (True, False)
+    """
+    return not any(
+        r.metric.name in SLATE_COLUMNS or r.metric.name in CASCADE_METRICS for _, r in requests
+    )
 
 
 def ope_in_buckets(tables: OpeTables, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
