@@ -411,3 +411,19 @@ def test_cli_buckets_give_the_same_numbers(tmp_path: Path) -> None:
     for row, values in zip(printed, expected.iter_rows(named=True), strict=True):
         for metric in metrics:
             assert row[metric] == values[metric], metric  # the same float, to the last bit
+
+
+@pytest.mark.parametrize(("case", "metrics", "tables"), [_SETS[0], _SETS[len(BANDITS)], _SETS[-1]])
+def test_per_query_values_are_the_same_bits_in_any_row_order(
+    case: str, metrics: list[str], tables: tuple[str, ...]
+) -> None:
+    # each row's contribution reads its round's exact sums and its group's exact mean
+    # weight, so the order the rows arrive in changes no bit
+    given_tables = _tables(case, tables)
+    first = _evaluate("DataFrame", given_tables, metrics, by="segment", per_query=True)
+    for seed in range(3):
+        shuffled = {
+            k: v.sample(fraction=1.0, shuffle=True, seed=seed) for k, v in given_tables.items()
+        }
+        again = _evaluate("DataFrame", shuffled, metrics, by="segment", per_query=True)
+        assert again.equals(first), (case, seed)

@@ -64,7 +64,7 @@ from polars_irmetrics.ope.checks import WHERE, Check, raising
 from polars_irmetrics.ope.intervals import with_intervals
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
 from polars_irmetrics.ope.slates import build_slate_plan
-from polars_irmetrics.ope.sums import PartsPlan, Summary, exact_total
+from polars_irmetrics.ope.sums import PartsPlan, Summary, exact_sum, exact_total
 
 __all__ = [
     "NUM_ROUNDS",
@@ -266,7 +266,8 @@ def _ope_plan(
         mean_w=w.mean(),
     )
     if options.per_query:
-        window = OpeTerms(terms.r, w, terms.dm, terms.q, w.mean().over(by) if by else w.mean())
+        mean_w = exact_sum(w) / w.count()  # exact: the same bits in any row order
+        window = OpeTerms(terms.r, w, terms.dm, terms.q, mean_w.over(by) if by else mean_w)
         per_row = [
             contribution(request.metric.name, request.params(1.0), label, window).alias(label)
             for label, request in requests
@@ -516,11 +517,9 @@ def _rows(
         table = table.join(model, on=[*keys, action], how="full", coalesce=True)
     prob, in_p = pl.col(PROB), pl.col(_IN_P).fill_null(False)
 
-    # sums over a round's actions in action order: the same bits whatever order the
-    # join and the group-by give the rows (and however the log is split into parts)
-    def total(value: pl.Expr) -> pl.Expr:  # a running sum: its order is kept
-        return value.sort_by(action).cum_sum().last()
-
+    # exact sums over a round's actions: the same bits whatever order the join and the
+    # group-by give the rows (and however the log is split into parts)
+    total = exact_sum
     aggs = [
         in_p.sum().cast(pl.Int64).alias(_N_P),
         total(prob).alias(_PSUM),

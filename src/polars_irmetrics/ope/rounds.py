@@ -12,7 +12,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.ope.checks import Check, raising
 from polars_irmetrics.ope.intervals import with_intervals
-from polars_irmetrics.ope.sums import PartsPlan, Summary, exact_total
+from polars_irmetrics.ope.sums import PartsPlan, Summary, exact_sum, exact_total
 
 __all__ = ["NUM_ROUNDS", "over_rounds"]
 
@@ -50,7 +50,7 @@ def over_rounds(
     rnd = [*by, round_id]
     if options.per_query:
         result = rows.group_by(rnd).agg(
-            *(pl.col(value).sum().alias(label) for label, (value, _) in columns.items()),
+            *(exact_sum(pl.col(value)).alias(label) for label, (value, _) in columns.items()),
             *(e for check in checks for e in check.aggs()),
         )
         return raising(result.sort(rnd, nulls_last=True), checks, options)

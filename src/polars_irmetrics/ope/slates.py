@@ -38,7 +38,7 @@ from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.checks import WHERE, Check
 from polars_irmetrics.ope.rounds import over_rounds
-from polars_irmetrics.ope.sums import PartsPlan
+from polars_irmetrics.ope.sums import PartsPlan, exact_sum
 
 __all__ = ["build_slate_plan"]
 
@@ -154,7 +154,8 @@ def build_slate_plan(
             values.append((r * w).alias(label))
             continue
         group = [*by, position] if normalised == "position" else by
-        mean = w.mean().over(group) if group else w.mean()
+        exact_mean = exact_sum(w) / w.count()  # the same bits in any row order
+        mean = exact_mean.over(group) if group else exact_mean
         values.append((r * w / mean).alias(label))
     checks = _checks(columns, keys, reward)
     rows = rows.with_columns(values)

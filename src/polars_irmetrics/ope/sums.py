@@ -33,7 +33,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.ope.checks import Check, raising
 
-__all__ = ["EXACT_LIMIT", "PartsPlan", "Summary", "exact_total"]
+__all__ = ["EXACT_LIMIT", "PartsPlan", "Summary", "exact_sum", "exact_total"]
 
 #: Terms at or above this magnitude (or not finite) are not summed exactly: the
 #: estimates that read them are NaN.
@@ -69,10 +69,42 @@ def exact_total(name: str) -> pl.Expr:
     >>> s.part(frame, []).select(exact_total("v")).collect().item()
     0.6
     """
-    hi, lo = pl.col(_hi(name)), pl.col(_lo(name))
+    return _as_float(pl.col(_hi(name)), pl.col(_lo(name)), pl.col(_bad(name)))
+
+
+def _exact_aggs(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """The sum of ``value`` as its whole parts and its fractions in units of 2**-64
+    (Int128), and whether a term was not summed exactly; nulls count as 0."""
+    v = value.cast(pl.Float64)
+    ok = v.abs() < EXACT_LIMIT  # False for NaN and infinities, null for null
+    kept = pl.when(ok).then(v).otherwise(0.0).fill_null(0.0)
+    whole = kept.floor()
+    return (
+        whole.cast(pl.Int128).sum(),
+        ((kept - whole) * _UNIT).floor().cast(pl.Int128).sum(),
+        (~ok).fill_null(False).any(),
+    )
+
+
+def _as_float(hi: pl.Expr, lo: pl.Expr, bad: pl.Expr) -> pl.Expr:
+    """The float of an exact sum's columns (:func:`_exact_aggs`)."""
     carry = lo // _WHOLE
     value = (hi + carry).cast(pl.Float64) + (lo - carry * _WHOLE).cast(pl.Float64) / _UNIT
-    return pl.when(pl.col(_bad(name))).then(float("nan")).otherwise(value)
+    return pl.when(bad).then(float("nan")).otherwise(value)
+
+
+def exact_sum(value: pl.Expr) -> pl.Expr:
+    """``value.sum()`` (an aggregation) computed exactly (the terms as integers of
+    2**-64), so the same bits in any row order; NaN where a term is not finite or
+    reaches :data:`EXACT_LIMIT`, nulls skipped.
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"v": [0.1, 0.2, 0.3, None]})
+    >>> frame.select(exact_sum(pl.col("v"))).item(), frame["v"].sum()
+    (0.6, 0.6000000000000001)
+    """
+    return _as_float(*_exact_aggs(value))
 
 
 @dataclass(frozen=True)
@@ -104,15 +136,8 @@ class Summary:
     def _part_aggs(self) -> list[pl.Expr]:
         aggs = [self.count_expr.cast(pl.Int64).alias(self.count)]
         for name, value in self.sums.items():
-            v = value.cast(pl.Float64)
-            ok = v.abs() < EXACT_LIMIT  # False for NaN and infinities, null for null
-            kept = pl.when(ok).then(v).otherwise(0.0).fill_null(0.0)
-            whole = kept.floor()
-            aggs += [
-                whole.cast(pl.Int128).sum().alias(_hi(name)),
-                ((kept - whole) * _UNIT).floor().cast(pl.Int128).sum().alias(_lo(name)),
-                (~ok).fill_null(False).any().alias(_bad(name)),
-            ]
+            hi, lo, bad = _exact_aggs(value)
+            aggs += [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
         aggs += [value.max().alias(name) for name, value in self.maxima.items()]
         return aggs + [e for check in self.checks for e in check.aggs()]
 
