@@ -238,19 +238,23 @@ def _one_plan(tables: dict[str, pl.DataFrame], metrics: list[str], **kw: Any) ->
     return _evaluate("DataFrame", tables, metrics, **kw)  # type: ignore[no-any-return]
 
 
+@pytest.mark.parametrize("engine", ["spark", "dask"])
 @pytest.mark.parametrize(("case", "metrics", "tables"), _ENGINE_SETS)
-def test_spark_gives_the_same_bits(
-    spark: Any, case: str, metrics: list[str], tables: tuple[str, ...]
+def test_engines_give_the_same_bits(
+    engine: str,
+    case: str,
+    metrics: list[str],
+    tables: tuple[str, ...],
+    request: pytest.FixtureRequest,
 ) -> None:
-    import polars_irmetrics.spark as irm_spark
-
+    evaluate, frame = _engine(engine, request)
     given_tables = _tables(case, tables)
-    frames = {k: spark.createDataFrame(v.to_pandas()) for k, v in given_tables.items()}
+    frames = {k: frame(v) for k, v in given_tables.items()}
     for by, partitions in ((None, 3), ("segment", 2)):
         whole = _one_plan(given_tables, metrics, by=by)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SupportWarning)
-            out = irm_spark.evaluate(
+            out = evaluate(
                 frames["log"],
                 metrics,
                 policy=frames["policy"],
@@ -258,34 +262,7 @@ def test_spark_gives_the_same_bits(
                 by=by,
                 partitions=partitions,
             )
-        got = pl.from_pandas(out.toPandas())
-        assert got.columns == whole.columns
-        assert got.cast(whole.schema).equals(whole), (case, by)
-
-
-@pytest.mark.parametrize(("case", "metrics", "tables"), _ENGINE_SETS)
-def test_dask_gives_the_same_bits(
-    client: Any, case: str, metrics: list[str], tables: tuple[str, ...]
-) -> None:
-    import dask.dataframe as dd
-
-    import polars_irmetrics.dask as irm_dask
-
-    given_tables = _tables(case, tables)
-    frames = {k: dd.from_pandas(v.to_pandas(), npartitions=3) for k, v in given_tables.items()}
-    for by, partitions in ((None, 3), ("segment", 2)):
-        whole = _one_plan(given_tables, metrics, by=by)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SupportWarning)
-            out = irm_dask.evaluate(
-                frames["log"],
-                metrics,
-                policy=frames["policy"],
-                reward_model=frames.get("reward_model"),
-                by=by,
-                partitions=partitions,
-            ).compute()
-        got = pl.from_pandas(out.reset_index(drop=True))
+        got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
         assert got.columns == whole.columns
         assert got.cast(whole.schema).equals(whole), (case, by)
 

@@ -32,7 +32,7 @@ import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics.door.evaluate import evaluate_plan
-from polars_irmetrics.engines._partition import _empty, _frame, _to_arrow
+from polars_irmetrics.engines._partition import _empty, _frame, _to_arrow, check_options_read
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
@@ -53,6 +53,7 @@ __all__ = [
     "OpeJob",
     "check_ope_inputs",
     "ope_part",
+    "ope_route",
     "ope_summary",
     "prepare_ope",
     "reads_policy",
@@ -105,6 +106,26 @@ def reads_policy(metrics: Iterable[str]) -> bool:
     (True, False)
     """
     return "ope" in split_routes(parse_metric_list(tuple(metrics)))
+
+
+def ope_route(
+    engine: str, metrics: str | Iterable[str], options: EvalOptions, tables: dict[str, object]
+) -> tuple[tuple[str, ...], bool]:
+    """The engines' first step: the metric names as a tuple (they are read twice) and
+    whether they are off-policy estimators (:func:`reads_policy`), with the tables
+    checked against them (:func:`check_ope_inputs`) and, for them, the options read.
+
+    Examples
+    --------
+    >>> ope_route("Dask", "ips", EvalOptions(), {"policy": object()})
+    (('ips',), True)
+    """
+    names = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    ope = reads_policy(names)
+    check_ope_inputs(engine, options, ope, tables)
+    if ope:  # an option none of the metrics reads is refused, as irm.evaluate refuses it
+        check_options_read(options, names, labels=False)
+    return names, ope
 
 
 def check_ope_inputs(

@@ -48,7 +48,7 @@ from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_
 from polars_irmetrics.engines._dask_lists import dask_long_form
 from polars_irmetrics.engines._dask_partitions import per_query_in_partitions
 from polars_irmetrics.engines._dask_progress import persist
-from polars_irmetrics.engines._ope import check_ope_inputs, reads_policy
+from polars_irmetrics.engines._ope import ope_route
 from polars_irmetrics.engines._ope_dask import ope_frame
 from polars_irmetrics.engines._partition import (
     PART,
@@ -204,12 +204,11 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
-    names = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     tables = {"policy": policy, "reward_model": reward_model, "qrels": qrels}
-    ope = reads_policy(names)
-    check_ope_inputs("Dask", built, ope, {**tables, "queries": queries, "labels": labels})
+    names, ope = ope_route(
+        "Dask", metrics, built, {**tables, "queries": queries, "labels": labels}
+    )
     if ope and policy is not None:
-        check_options_read(built, names, labels=False)
         _ensure_frame(policy, "policy")
         if reward_model is not None:
             _ensure_frame(reward_model, "reward_model")

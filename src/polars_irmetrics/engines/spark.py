@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 import pyarrow as pa
 
-from polars_irmetrics.engines._ope import check_ope_inputs, reads_policy
+from polars_irmetrics.engines._ope import ope_route
 from polars_irmetrics.engines._partition import (
     PART,
     Job,
@@ -210,12 +210,11 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Spark")
-    names = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     tables = {"policy": policy, "reward_model": reward_model, "qrels": qrels}
-    ope = reads_policy(names)
-    check_ope_inputs("Spark", built, ope, {**tables, "queries": queries, "labels": labels})
+    names, ope = ope_route(
+        "Spark", metrics, built, {**tables, "queries": queries, "labels": labels}
+    )
     if ope and policy is not None:
-        check_options_read(built, names, labels=False)
         _ensure_frame(policy, "policy")
         if reward_model is not None:
             _ensure_frame(reward_model, "reward_model")
