@@ -62,6 +62,7 @@ from polars_irmetrics.offline.propensity import build_propensity_plan
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.evaluate import build_online_plan
 from polars_irmetrics.ope.evaluate import build_ope_plan
+from polars_irmetrics.ope.parts import OpeTables, in_buckets, ope_in_buckets
 from polars_irmetrics.prediction.evaluate import build_prediction_plan
 from polars_irmetrics.recsys.evaluate import with_beyond_accuracy
 from polars_irmetrics.vectors.neighbors import build_neighbors_plan
@@ -333,7 +334,10 @@ def evaluate(
             the buckets are evaluated one after the other by the same plan. Peak memory is
             about one bucket's; every row is read twice; the results are identical to
             ``None``'s. ``"auto"`` makes one bucket per 2 million run rows (counting them is
-            free for Parquet, one extra pass otherwise).
+            free for Parquet, one extra pass otherwise). Off-policy estimators: the log, the
+            policy and the reward model by a hash of ``round_id``, each bucket's exact sums
+            merged, the same bits as one plan (``"auto"``: one bucket per 2 million rows of
+            the largest table; ``"auto-memory"``: one plan; :mod:`polars_irmetrics.ope.parts`).
 
         ``spill_dir``
             Folder for the buckets' temporary files (default: the system's temporary
@@ -757,6 +761,9 @@ def _ope(
     policy = tables.get("policy")
     if policy is None:  # refused by check_inputs, with the metric's name
         raise MetricParameterError("off-policy estimators need policy=...")
+    if in_buckets(options):  # out of core
+        given = OpeTables(log, policy, tables.get("reward_model"))
+        return ope_in_buckets(given, requests, options)
     return build_ope_plan(log, requests, policy, tables.get("reward_model"), options)
 
 

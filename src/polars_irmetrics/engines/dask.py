@@ -48,6 +48,8 @@ from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_
 from polars_irmetrics.engines._dask_lists import dask_long_form
 from polars_irmetrics.engines._dask_partitions import per_query_in_partitions
 from polars_irmetrics.engines._dask_progress import persist
+from polars_irmetrics.engines._ope import ope_route
+from polars_irmetrics.engines._ope_dask import ope_frame
 from polars_irmetrics.engines._partition import (
     PART,
     Job,
@@ -86,6 +88,8 @@ def evaluate(
     qrels: dd.DataFrame | None = None,
     queries: dd.DataFrame | None = None,
     labels: dd.DataFrame | None = None,
+    policy: dd.DataFrame | None = None,
+    reward_model: dd.DataFrame | None = None,
     partitions: int | None = None,
     **options: Unpack[EvalKwargs],
 ) -> dd.DataFrame:
@@ -117,6 +121,13 @@ def evaluate(
         form); each part gives its per-query values or, for the means, sums and score
         histograms merged exactly in one partition
         (:mod:`polars_irmetrics.engines._prediction`).
+    policy, reward_model
+        Off-policy estimators (``ips``, ``snips``, ``dr``, ``slate_ips``, ``cascade_dr``...):
+        ``run`` is the log of logged feedback and these are the evaluation policy and the
+        reward model, Dask DataFrames, as in :func:`polars_irmetrics.evaluate`. The three
+        are split by a hash of ``round_id``; each part gives exact sums per ``by`` group,
+        merged in one task into the estimates, equal to one machine's to the last bit
+        (:mod:`polars_irmetrics.engines._ope`). ``per_query=True`` and ``ci=`` are refused.
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default the run's number of partitions. A part's rows are held in one worker's
@@ -193,6 +204,25 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
+    tables = {"policy": policy, "reward_model": reward_model, "qrels": qrels}
+    names, ope = ope_route(
+        "Dask", metrics, built, {**tables, "queries": queries, "labels": labels}
+    )
+    if ope and policy is not None:
+        _ensure_frame(policy, "policy")
+        if reward_model is not None:
+            _ensure_frame(reward_model, "reward_model")
+        values = ope_frame(
+            run,
+            names,
+            policy=policy,
+            reward_model=reward_model,
+            count=_partitions(run, partitions),
+            options=built,
+            tag=_tag,
+        )
+        return persist(values) if built.progress else values
+    metrics = names
     metrics, predictions = prediction_route(
         "Dask", metrics, built, qrels=qrels, queries=queries, labels=labels
     )

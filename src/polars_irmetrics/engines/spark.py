@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 import pyarrow as pa
 
+from polars_irmetrics.engines._ope import ope_route
 from polars_irmetrics.engines._partition import (
     PART,
     Job,
@@ -72,6 +73,7 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
     ) from exc
 
 # after pyspark's own import, which names the extra when it is missing
+from polars_irmetrics.engines._ope_spark import ope_frame
 from polars_irmetrics.engines._prediction_spark import prediction_frame
 from polars_irmetrics.engines._spark_lists import spark_long_form
 from polars_irmetrics.engines._spark_pairs import carrying, paired_map
@@ -102,6 +104,8 @@ def evaluate(
     qrels: DataFrame | None = None,
     queries: DataFrame | None = None,
     labels: DataFrame | None = None,
+    policy: DataFrame | None = None,
+    reward_model: DataFrame | None = None,
     partitions: int | None = None,
     **options: Unpack[EvalKwargs],
 ) -> DataFrame:
@@ -133,6 +137,13 @@ def evaluate(
         form); each part's rows go to one task, which gives its per-query values or,
         for the means, sums and score histograms merged exactly per ``by`` group
         (:mod:`polars_irmetrics.engines._prediction`).
+    policy, reward_model
+        Off-policy estimators (``ips``, ``snips``, ``dr``, ``slate_ips``, ``cascade_dr``...):
+        ``run`` is the log of logged feedback and these are the evaluation policy and the
+        reward model, Spark DataFrames, as in :func:`polars_irmetrics.evaluate`. The three
+        are split by a hash of ``round_id``; each part gives exact sums per ``by`` group,
+        merged in one task into the estimates, equal to one machine's to the last bit
+        (:mod:`polars_irmetrics.engines._ope`). ``per_query=True`` and ``ci=`` are refused.
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default ``spark.sql.shuffle.partitions``. A part's rows are held in one Python
@@ -199,6 +210,27 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Spark")
+    tables = {"policy": policy, "reward_model": reward_model, "qrels": qrels}
+    names, ope = ope_route(
+        "Spark", metrics, built, {**tables, "queries": queries, "labels": labels}
+    )
+    if ope and policy is not None:
+        _ensure_frame(policy, "policy")
+        if reward_model is not None:
+            _ensure_frame(reward_model, "reward_model")
+        spark = run.sparkSession
+        result = ope_frame(
+            run,
+            names,
+            policy=policy,
+            reward_model=reward_model,
+            count=_partitions(spark, partitions),
+            options=built,
+            part=_part,
+            spark_schema=_spark_schema,
+        )
+        return _compute(result, spark, built.progress)
+    metrics = names
     metrics, predictions = prediction_route(
         "Spark", metrics, built, qrels=qrels, queries=queries, labels=labels
     )

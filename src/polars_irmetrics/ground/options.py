@@ -120,7 +120,7 @@ _RANKED = frozenset(
     {"offline", "recsys", "neighbors", "jg", "reference", "propensity", "exposure"}
 )
 _JUDGED = frozenset({"offline", "jg"})
-_STEPPED = frozenset({"offline", "online", "prediction"})  # those with out-of-core steps
+_STEPPED = frozenset({"offline", "online", "prediction", "ope"})  # those with out-of-core steps
 READ_BY: Mapping[str, frozenset[str]] = {
     "per_query": frozenset(
         {

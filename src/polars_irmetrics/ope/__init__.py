@@ -5,6 +5,10 @@
   (:mod:`polars_irmetrics.metrics.ope`: ``ips``, ``snips``, ``dm``, ``dr``, ``sndr``,
   ``switch_dr``, ``dr_os``, ``sg_ips``, ``sg_dr``): the log joined with the evaluation
   policy and the reward model, the data checks, and one aggregation.
+* :mod:`.sums`: the estimates as exact sums (integers), so that they add up across
+  parts of the log to the same bits.
+* :mod:`.parts`: out of core (``buckets=``) and the hook of the Spark and Dask engines
+  (:mod:`polars_irmetrics.engines._ope`): sums per part of the rounds, merged.
 """
 
 from __future__ import annotations

@@ -65,8 +65,18 @@ from polars_irmetrics.ope.checks import Check, raising, warning_unsupported
 from polars_irmetrics.ope.intervals import exact_mean, exact_sum, with_intervals
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
 from polars_irmetrics.ope.slates import build_slate_plan
+from polars_irmetrics.ope.sums import PartsPlan, Summary, exact_total
 
-__all__ = ["NUM_ROUNDS", "NUM_ROWS", "PROB", "Q_HAT", "SUM_TOLERANCE", "build_ope_plan"]
+__all__ = [
+    "NUM_ROUNDS",
+    "NUM_ROWS",
+    "PROB",
+    "Q_HAT",
+    "SUM_TOLERANCE",
+    "build_ope_parts",
+    "build_ope_plan",
+    "warn_unsupported",
+]
 
 #: The policy table's probability column and the reward model's estimate column.
 PROB = "prob"
@@ -94,6 +104,26 @@ _EQ = f"{INTERNAL}eq"
 _VALUE = f"{INTERNAL}value"
 
 Requests = Sequence[tuple[str, MetricRequest]]
+
+
+def build_ope_parts(
+    log: pl.LazyFrame,
+    requests: Requests,
+    policy: pl.LazyFrame,
+    reward_model: pl.LazyFrame | None,
+    options: EvalOptions,
+) -> PartsPlan:
+    """The sums of :func:`build_ope_plan`'s estimates over one part of the log (whole
+    rounds, with every policy and reward-model row of those rounds), and how the parts
+    merge into its result, to the last bit (:mod:`polars_irmetrics.ope.sums`): the
+    out-of-core path and the Spark and Dask engines (:mod:`polars_irmetrics.ope.parts`).
+    Nothing is checked against the other parts here: the checks' counts travel in the
+    frame and are raised by the merge; the support warning is the caller's
+    (:func:`warn_unsupported`)."""
+    plan = _ope_plan(log, requests, policy, reward_model, options, parts=True)
+    if not isinstance(plan, PartsPlan):  # pragma: no cover - parts=True gives parts
+        raise TypeError("the parts of an off-policy plan")
+    return plan
 
 
 def build_ope_plan(
@@ -184,6 +214,21 @@ def build_ope_plan(
     (first: round_id=2): the policy needs every logged round's probabilities, one row per
     (round_id, action) in column 'prob'
     """
+    plan = _ope_plan(log, requests, policy, reward_model, options, parts=False)
+    if isinstance(plan, PartsPlan):  # pragma: no cover - parts=False gives the plan
+        raise TypeError("an off-policy plan")
+    return plan
+
+
+def _ope_plan(
+    log: pl.LazyFrame,
+    requests: Requests,
+    policy: pl.LazyFrame,
+    reward_model: pl.LazyFrame | None,
+    options: EvalOptions,
+    *,
+    parts: bool,
+) -> pl.LazyFrame | PartsPlan:
     for label, request in requests:
         if "policy" not in request.metric.reads:  # pragma: no cover - routed by the door
             raise MetricParameterError(f"metric {label!r} is not an off-policy estimator")
@@ -207,7 +252,7 @@ def build_ope_plan(
         )
     kind = _kind(requests)
     if kind == "slate":
-        return build_slate_plan(log, requests, policy, options)
+        return build_slate_plan(log, requests, policy, options, parts=parts)
     propensity = "pscore_cascade" if kind == "cascade" else options.propensity
     keys, action = _check_schemas(
         log, policy, reward_model, by, options, propensity, positions=kind == "cascade"
@@ -215,7 +260,9 @@ def build_ope_plan(
     rows = _rows(log, policy, reward_model, keys, action, by, options, propensity)
     checks = _checks(options, keys, reward_model is not None, propensity)
     if kind == "cascade":  # an action the log never shows at a position: unsupported
-        cascade = _cascade(rows, requests, by, keys, checks, options, propensity)
+        cascade = _cascade(rows, requests, by, keys, checks, options, propensity, parts=parts)
+        if isinstance(cascade, PartsPlan):
+            return cascade
         return _warning(cascade, log, policy, keys, action)
     w = pl.col(_PI) / pl.col(options.propensity).cast(pl.Float64)
     terms = OpeTerms(
@@ -225,10 +272,6 @@ def build_ope_plan(
         q=pl.col(_Q) if reward_model is not None else pl.lit(None, pl.Float64),
         mean_w=exact_mean(w),
     )
-    values = [
-        (label, contribution(request.metric.name, request.params(1.0), label, terms))
-        for label, request in requests
-    ]
     if options.per_query:
         mean_w = exact_mean(w)
         window = OpeTerms(terms.r, w, terms.dm, terms.q, mean_w.over(by) if by else mean_w)
@@ -243,25 +286,63 @@ def build_ope_plan(
             .drop(_ROW)
         )
         return _warning(raising(result, checks, options), log, policy, keys, action)
-    aggs: list[pl.Expr] = [pl.len().cast(pl.Int64).alias(NUM_ROWS)]
-    for label, request in requests:
-        value = dict(values)[label]
-        aggs.append(exact_mean(value).alias(label))
-        if request.metric.name in WEIGHTED:
-            weight = _effective_weight(request, label, w)
-            ess = exact_sum(weight) ** 2 / exact_sum(weight * weight)
-            aggs.append(ess.alias(f"{label}_ess"))
-            aggs.append(weight.max().alias(f"{label}_max_weight"))
-    aggs += [e for check in checks for e in check.aggs()]
-    result = rows.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else rows.select(aggs)
-    result = _warning(raising(result, checks, options), log, policy, keys, action)
+    summary = _summary(requests, terms, checks)
+    if parts:
+        return PartsPlan(summary.part(rows, by), summary, by)
+    result = summary.merge(summary.part(rows, by), by, options)
+    result = _warning(result, log, policy, keys, action)
     if options.ci is None:
         return result
-    parts = [
+    terms_of = [
         (label, components(request.metric.name, request.params(1.0), label, terms))
         for label, request in requests
     ]
-    return with_intervals(result, rows, keys, parts, by, options)
+    return with_intervals(result, rows, keys, terms_of, by, options)
+
+
+def _summary(requests: Requests, terms: OpeTerms, checks: list[Check]) -> Summary:
+    """The estimates as exact sums over the rows (:mod:`polars_irmetrics.ope.sums`): each
+    a sum of ratios of sums (:func:`~polars_irmetrics.metrics.ope.components`), a
+    weighted one with its weights' effective sample size and largest weight."""
+    summary = Summary(count=NUM_ROWS, count_expr=pl.len(), checks=checks)
+    n = pl.col(NUM_ROWS).cast(pl.Float64)
+    for label, request in requests:
+        parts = components(request.metric.name, request.params(1.0), label, terms)
+        value: pl.Expr = pl.lit(0.0)
+        for k, (num, den) in enumerate(parts):
+            summary.sums[f"{label}:n{k}"] = num
+            total = exact_total(f"{label}:n{k}")
+            if den is None:
+                value = value + total / n
+            else:
+                summary.sums[f"{label}:d{k}"] = den
+                value = value + total / exact_total(f"{label}:d{k}")
+        summary.outputs.append(pl.when(n > 0).then(value).alias(label))
+        if request.metric.name in WEIGHTED:
+            weight = _effective_weight(request, label, terms.w)
+            summary.sums[f"{label}:w"] = weight
+            summary.sums[f"{label}:w2"] = weight * weight
+            summary.maxima[f"{INTERNAL}{label}:max"] = weight
+            ess = exact_total(f"{label}:w") ** 2 / exact_total(f"{label}:w2")
+            summary.outputs.extend(
+                [
+                    ess.alias(f"{label}_ess"),
+                    pl.col(f"{INTERNAL}{label}:max").alias(f"{label}_max_weight"),
+                ]
+            )
+    return summary
+
+
+def warn_unsupported(
+    result: pl.LazyFrame, log: pl.LazyFrame, policy: pl.LazyFrame, options: EvalOptions
+) -> pl.LazyFrame:
+    """``result``, warning when it is collected if the policy takes an action (at a
+    position) the log never shows (:class:`~polars_irmetrics.errors.SupportWarning`), as
+    :func:`build_ope_plan` warns: ``log`` and ``policy`` may be any frames holding the
+    distinct actions (and positions) of each, with ``prob`` for the policy's."""
+    schema = log.collect_schema()
+    keys = [options.round_id] + ([options.position] if options.position in schema else [])
+    return _warning(result, log, policy, keys, options.action)
 
 
 def _warning(
@@ -330,7 +411,9 @@ def _cascade(
     checks: list[Check],
     options: EvalOptions,
     propensity: str,
-) -> pl.LazyFrame:
+    *,
+    parts: bool = False,
+) -> pl.LazyFrame | PartsPlan:
     """``cascade_dr``: the policy's cascade propensity is the running product of its
     probabilities of the logged actions down the slate (obp's
     ``SlateCascadeDoublyRobust``)."""
@@ -343,7 +426,7 @@ def _cascade(
     weight = f"{INTERNAL}w"
     rows = rows.with_columns(value.alias(_VALUE), w.alias(weight))
     columns = {label: (_VALUE, weight) for label, _ in requests}
-    return over_rounds(rows, columns, by, round_id, checks, options)
+    return over_rounds(rows, columns, by, round_id, checks, options, parts=parts)
 
 
 def _effective_weight(request: MetricRequest, label: str, w: pl.Expr) -> pl.Expr:

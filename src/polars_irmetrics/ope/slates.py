@@ -44,6 +44,7 @@ from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.checks import WHERE, Check, warning_unsupported
 from polars_irmetrics.ope.intervals import BUCKETS, _poisson_counts, interval_columns
 from polars_irmetrics.ope.rounds import over_rounds
+from polars_irmetrics.ope.sums import PartsPlan, exact_sum
 
 __all__ = ["build_slate_plan"]
 
@@ -62,6 +63,11 @@ def _e(column: str) -> str:
     return f"{INTERNAL}e_{column}"
 
 
+def _raw(label: str) -> str:
+    """A slate estimator's rows' ``r w``, not normalised."""
+    return f"{INTERNAL}rw_{label}"
+
+
 def _w(column: str) -> str:
     return f"{INTERNAL}w_{column}"
 
@@ -71,8 +77,11 @@ def build_slate_plan(
     requests: Sequence[tuple[str, MetricRequest]],
     policy: pl.LazyFrame,
     options: EvalOptions,
-) -> pl.LazyFrame:
-    """The lazy slate estimate of ``requests`` (see the module).
+    *,
+    parts: bool = False,
+) -> pl.LazyFrame | PartsPlan:
+    """The lazy slate estimate of ``requests`` (see the module); ``parts``: the sums of
+    one part of the log instead (:func:`~polars_irmetrics.ope.evaluate.build_ope_parts`).
 
     Examples
     --------
@@ -147,14 +156,18 @@ def build_slate_plan(
     )
     r = pl.col(reward).cast(pl.Float64)
     values = []
+    sums: dict[str, tuple[str, str | None]] = {}
     for label, request in requests:
         column, normalised = SLATE_COLUMNS[request.metric.name]
         w = pl.col(_w(column))
+        values.append((r * w).alias(_raw(label)))
+        sums[label] = (_raw(label), normalised)
         if normalised is None:
             values.append((r * w).alias(label))
             continue
         group = [*by, position] if normalised == "position" else by
-        mean = w.mean().over(group) if group else w.mean()
+        exact_mean = exact_sum(w) / w.count()  # the same bits in any row order
+        mean = exact_mean.over(group) if group else exact_mean
         values.append((r * w / mean).alias(label))
     checks = _checks(columns, keys, reward)
     rows = rows.with_columns(values)
@@ -171,13 +184,16 @@ def build_slate_plan(
             f"metric {next(iter(ratios))!r} is a ratio (self-normalised) and has no "
             "closed-form variance: use ci_method='bootstrap'"
         )
+    slates = (position, sums)
+    if parts:  # the engines and buckets: exact sums per part (ci= is refused there)
+        return over_rounds(rows, reading, by, round_id, checks, options, parts=True, slates=slates)
     if options.ci is None or not ratios:
-        result = over_rounds(rows, reading, by, round_id, checks, options)
+        result = _plan(over_rounds(rows, reading, by, round_id, checks, options, slates=slates))
     else:  # the sums over rounds as before; the ratios recomputed in each resample
-        sums = {label: v for label, v in reading.items() if label not in ratios}
-        plain = options.replace(ci=None) if not sums else options
-        result = over_rounds(rows, reading, by, round_id, checks, plain)
-        if sums:  # over_rounds added intervals to every label: keep those of the sums
+        plain_labels = [label for label in reading if label not in ratios]
+        plain = options.replace(ci=None) if not plain_labels else options
+        result = _plan(over_rounds(rows, reading, by, round_id, checks, plain, slates=slates))
+        if plain_labels:  # over_rounds added intervals to every label: keep the sums'
             result = result.drop(c for label in ratios for c in interval_columns(label))
         result = _with_ratio_intervals(result, rows, ratios, by, keys, reward, options)
     return _support_warning(result, log, policy, keys, columns)
@@ -373,3 +389,10 @@ def _checks(columns: list[str], keys: list[str], reward: str) -> list[Check]:
             )
         )
     return checks
+
+
+def _plan(plan: pl.LazyFrame | PartsPlan) -> pl.LazyFrame:
+    """The one plan of :func:`~polars_irmetrics.ope.rounds.over_rounds` (``parts=False``)."""
+    if isinstance(plan, PartsPlan):  # pragma: no cover - parts=False gives the plan
+        raise TypeError("a slate plan")
+    return plan

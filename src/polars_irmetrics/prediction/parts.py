@@ -41,6 +41,7 @@ from dataclasses import replace
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.ground.halves import int128_halves, int128_whole
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -86,40 +87,8 @@ __all__ = [
 
 #: Boolean column of :func:`part_statistics`: a score-histogram row (else a sums row).
 HISTOGRAM = f"{INTERNAL}histogram"
-#: Int128 columns travel as two Int64 halves (Arrow, Spark and pandas have no Int128):
-#: ``hi * 2**62 + lo``, ``0 <= lo < 2**62``.
-_HALF = 2**62
-_HI, _LO = "_hi", "_lo"
-
-
-def _halves(frame: pl.LazyFrame) -> pl.LazyFrame:
-    """Each Int128 column as two Int64 columns (``<name>_hi``, ``<name>_lo``), in place."""
-    schema = frame.collect_schema()
-    columns: list[pl.Expr] = []
-    for name, dtype in schema.items():
-        if dtype == pl.Int128:
-            c = pl.col(name)
-            columns.append((c // _HALF).cast(pl.Int64).alias(name + _HI))
-            columns.append((c % _HALF).cast(pl.Int64).alias(name + _LO))
-        else:
-            columns.append(pl.col(name))
-    return frame.select(columns)
-
-
-def _whole(frame: pl.LazyFrame) -> pl.LazyFrame:
-    """The Int128 columns again from their halves (:func:`_halves`)."""
-    schema = frame.collect_schema()
-    columns: list[pl.Expr] = []
-    for name in schema.names():
-        if name.endswith(_LO) and name[: -len(_LO)] + _HI in schema:
-            continue
-        if name.endswith(_HI) and name[: -len(_HI)] + _LO in schema:
-            base = name[: -len(_HI)]
-            hi = pl.col(name).cast(pl.Int128) * pl.lit(_HALF, dtype=pl.Int128)
-            columns.append((hi + pl.col(base + _LO).cast(pl.Int128)).alias(base))
-        else:
-            columns.append(pl.col(name))
-    return frame.select(columns)
+#: Int128 columns travel as two Int64 halves (Arrow, Spark and pandas have no Int128).
+_halves, _whole = int128_halves, int128_whole
 
 
 def _with_first_passes(

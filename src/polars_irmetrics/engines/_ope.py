@@ -1,0 +1,276 @@
+"""Off-policy estimators (``ips``, ``snips``, ``dr``, ``slate_ips``, ``cascade_dr``...) on
+the engines.
+
+Both engines split the log, the ``policy=`` table and the ``reward_model=`` table by a
+hash of ``round_id`` (the engine's own part number, integers hashed as 64-bit), so that
+every row of a round, in the three tables, reaches one task. Each task gives its exact
+sums per ``by`` group (:func:`~polars_irmetrics.ope.parts.part_sums`: integers, their
+Int128 columns as two Int64 halves), and one task adds them and computes the estimates
+(:func:`~polars_irmetrics.ope.parts.merge_sums`): the same bits as
+:func:`polars_irmetrics.evaluate` in one plan and out of core, whatever the number of
+parts. The data checks run in each task and are raised after the merge, naming the
+least failing round of the whole log and the count over it; the support warning
+(:class:`~polars_irmetrics.errors.SupportWarning`) reads the distinct actions (and
+positions) of the whole log and policy, gathered on the driver.
+
+``per_query=True`` and ``ci=`` are refused (as with ``buckets=``): the first is as large
+as the log, the intervals read every round of a group at once.
+
+Before any task runs, :func:`prepare_ope` builds the one-machine plan on empty frames of
+the schemas: a missing column, a wrong dtype, an unknown metric or a bad option is raised
+there by the library, with its usual message.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import polars as pl
+import pyarrow as pa
+
+from polars_irmetrics.door.evaluate import evaluate_plan
+from polars_irmetrics.engines._partition import _empty, _frame, _to_arrow, check_options_read
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
+from polars_irmetrics.ope.parts import (
+    OpeTables,
+    check_split,
+    merge_sums,
+    part_sums,
+    reads_support,
+    warned,
+)
+
+if TYPE_CHECKING:
+    from polars_irmetrics.metrics.registry import MetricRequest
+
+__all__ = [
+    "PROB",
+    "OpeJob",
+    "check_ope_inputs",
+    "ope_part",
+    "ope_route",
+    "ope_summary",
+    "prepare_ope",
+    "reads_policy",
+    "slots",
+    "warn_support",
+]
+
+#: The policy's probability column: the support warning reads the actions where it is
+#: positive.
+PROB = "prob"
+
+
+@dataclass(frozen=True)
+class OpeJob:
+    """One off-policy evaluation, resolved on the driver (it pickles): the schemas of
+    the three tables, of a part's sums and of the result."""
+
+    metrics: tuple[str, ...]
+    options: EvalOptions
+    by: tuple[str, ...]
+    log_schema: pl.Schema
+    policy_schema: pl.Schema
+    model_schema: pl.Schema | None
+    part_schema: pl.Schema
+    result_schema: pl.Schema
+
+    def __getstate__(self) -> dict[str, object]:
+        """The job as it travels: the parsed requests stay behind (parsed again once)."""
+        return {k: v for k, v in self.__dict__.items() if k != "requests"}
+
+    @functools.cached_property
+    def requests(self) -> list[tuple[str, MetricRequest]]:
+        """``(label, request)`` for each metric column, parsed once per process."""
+        return parse_metric_list(self.metrics)
+
+    def empty(self) -> OpeTables:
+        """Empty frames of the three tables' schemas."""
+        model = None if self.model_schema is None else pl.LazyFrame(schema=self.model_schema)
+        return OpeTables(
+            pl.LazyFrame(schema=self.log_schema), pl.LazyFrame(schema=self.policy_schema), model
+        )
+
+
+def reads_policy(metrics: Iterable[str]) -> bool:
+    """Whether the metrics are off-policy estimators (a mix with others is refused).
+
+    Examples
+    --------
+    >>> reads_policy(["ips", "dr"]), reads_policy(["ndcg@10"])
+    (True, False)
+    """
+    return "ope" in split_routes(parse_metric_list(tuple(metrics)))
+
+
+def ope_route(
+    engine: str, metrics: str | Iterable[str], options: EvalOptions, tables: dict[str, object]
+) -> tuple[tuple[str, ...], bool]:
+    """The engines' first step: the metric names as a tuple (they are read twice) and
+    whether they are off-policy estimators (:func:`reads_policy`), with the tables
+    checked against them (:func:`check_ope_inputs`) and, for them, the options read.
+
+    Examples
+    --------
+    >>> ope_route("Dask", "ips", EvalOptions(), {"policy": object()})
+    (('ips',), True)
+    """
+    names = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    ope = reads_policy(names)
+    check_ope_inputs(engine, options, ope, tables)
+    if ope:  # an option none of the metrics reads is refused, as irm.evaluate refuses it
+        check_options_read(options, names, labels=False)
+    return names, ope
+
+
+def check_ope_inputs(
+    engine: str,
+    options: EvalOptions,
+    ope: bool,
+    tables: dict[str, object],
+) -> None:
+    """Refuse by name a table the metrics do not read (nothing is ignored silently):
+    ``policy`` or ``reward_model`` without off-policy estimators; ``qrels``,
+    ``queries``, ``labels`` or ``partitioned_by`` with them, and no ``policy``.
+
+    Examples
+    --------
+    >>> check_ope_inputs("Spark", EvalOptions(), False, {"policy": object()})
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: policy= is read by the off-policy ...
+    """
+    if not ope:
+        for name in ("policy", "reward_model"):
+            if tables.get(name) is not None:
+                raise MetricParameterError(
+                    f"{name}= is read by the off-policy estimators (ips, snips, dm, dr...), "
+                    f"and no metric asked for reads it: drop {name}=, or ask for them"
+                )
+        return
+    for name in ("qrels", "queries", "labels"):
+        if tables.get(name) is not None:
+            raise InvalidValueError(
+                f"{name}= is not read by the off-policy estimators (ips, snips, dm, dr...): "
+                f"they read the log, policy= and reward_model=; drop {name}="
+            )
+    if options.partitioned_by is not None:
+        raise InvalidValueError(
+            f"partitioned_by= is not available for the off-policy estimators on {engine}: "
+            "the log, policy and reward model are shuffled by round; drop partitioned_by="
+        )
+    if tables.get("policy") is None:
+        raise MetricParameterError(
+            "the off-policy estimators need the evaluation policy: pass policy= (one row "
+            "per (round_id, action) with its 'prob')"
+        )
+    check_split(options, engine)
+
+
+def prepare_ope(
+    log: pa.Schema,
+    policy: pa.Schema,
+    reward_model: pa.Schema | None,
+    metrics: Iterable[str],
+    options: EvalOptions,
+) -> OpeJob:
+    """Check everything that can be checked without the data, on the driver: the one
+    plan and a part's sums built on empty frames of the schemas (raising the library's
+    errors for columns, dtypes, metric names and options).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> log = pa.schema([("round_id", pa.int64()), ("action", pa.string()),
+    ...                  ("reward", pa.float64()), ("pscore", pa.float64())])
+    >>> pi = pa.schema([("round_id", pa.int32()), ("action", pa.string()),
+    ...                 ("prob", pa.float64())])
+    >>> list(prepare_ope(log, pi, None, ["snips"], EvalOptions()).result_schema)
+    ['num_rows', 'snips', 'snips_ess', 'snips_max_weight']
+    >>> prepare_ope(log, pi, None, ["snips"], EvalOptions(propensity="p"))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnNotFoundError: column 'p' not found in the log ...
+    """
+    given = tuple(metrics)
+    requests = parse_metric_list(given)
+    options = options.replace(buckets=None, partitioned_by=None)
+    tables = OpeTables(
+        _empty(log).lazy(),
+        _empty(policy).lazy(),
+        None if reward_model is None else _empty(reward_model).lazy(),
+    )
+    result = evaluate_plan(
+        tables.log,
+        requests,
+        {"policy": tables.policy, "reward_model": tables.reward_model},
+        options,
+    ).collect_schema()
+    part = part_sums(tables, requests, options).collect_schema()
+    return OpeJob(
+        metrics=given,
+        options=options,
+        by=options.attribute_keys,
+        log_schema=tables.log.collect_schema(),
+        policy_schema=tables.policy.collect_schema(),
+        model_schema=None if tables.reward_model is None else tables.reward_model.collect_schema(),
+        part_schema=part,
+        result_schema=result,
+    )
+
+
+def ope_part(
+    job: OpeJob, log: pa.Table, policy: pa.Table | None, reward_model: pa.Table | None
+) -> pa.Table:
+    """One part's sums (every row of its rounds, from the three tables; a table without
+    rows in this part is an empty frame of its schema)."""
+
+    def frame(table: pa.Table | None, schema: pl.Schema) -> pl.LazyFrame:
+        if table is None:
+            return pl.LazyFrame(schema=schema)
+        return _frame(table).lazy().select(pl.col(c).cast(t) for c, t in schema.items())
+
+    model = None
+    if job.model_schema is not None:
+        model = frame(reward_model, job.model_schema)
+    tables = OpeTables(frame(log, job.log_schema), frame(policy, job.policy_schema), model)
+    return _to_arrow(part_sums(tables, job.requests, job.options).collect(), job.part_schema)
+
+
+def ope_summary(job: OpeJob, sums: pa.Table) -> pa.Table:
+    """The result of whole ``by`` groups from the sums of every part, the checks raised
+    (the support warning is the driver's: :func:`warn_support`)."""
+    parts = _frame(sums).lazy().select(pl.col(c).cast(t) for c, t in job.part_schema.items())
+    merged = merge_sums(parts, job.empty(), job.requests, job.options, warn=False)
+    return _to_arrow(merged.collect(), job.result_schema)
+
+
+def slots(job: OpeJob) -> tuple[list[str], list[str]]:
+    """The log's and the policy's columns the support warning reads (the action, and the
+    position where the log has one), for the engine to gather distinct, and whether it
+    applies (single-action estimators only: an empty list otherwise)."""
+    if not reads_support(job.requests):
+        return [], []
+    options = job.options
+    slot = [options.action] + ([options.position] if options.position in job.log_schema else [])
+    return slot, [*slot, PROB]
+
+
+def warn_support(job: OpeJob, log_slots: pl.DataFrame, policy_slots: pl.DataFrame) -> None:
+    """Warn as :func:`polars_irmetrics.evaluate` does when the policy gives a positive
+    probability to an action (at a position) the log never shows: from the distinct
+    actions of the whole log and of the policy, gathered by the engine."""
+    names = slots(job)[0]
+    if not names:
+        return
+    log = log_slots.lazy().select(pl.col(c).cast(job.log_schema[c]) for c in names)
+    policy = policy_slots.lazy().select(
+        *(pl.col(c).cast(job.policy_schema[c]) for c in names), pl.col(PROB).cast(pl.Float64)
+    )
+    one_row = pl.LazyFrame({"row": [0]})
+    warned(one_row, OpeTables(log, policy, None), job.requests, job.options).collect()

@@ -1,0 +1,110 @@
+"""Off-policy estimators on Dask (:mod:`polars_irmetrics.engines._ope`).
+
+The log, the policy and the reward model get each row's part number (the engine's
+polars hash of its ``round_id``) and are shuffled on it into ``partitions`` partitions;
+each partition (with the same partitions of the other tables) gives its exact sums per
+``by`` group (``map_partitions``), which are gathered in one partition and merged. The
+distinct actions (and positions) of the log and the policy are computed at the call
+for the support warning. :mod:`polars_irmetrics.engines.dask` passes its own part
+numbering (this module does not import it: it imports this one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import dask.dataframe as dd
+import pandas as pd
+import polars as pl
+
+from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
+from polars_irmetrics.engines._ope import (
+    PROB,
+    OpeJob,
+    ope_part,
+    ope_summary,
+    prepare_ope,
+    slots,
+    warn_support,
+)
+from polars_irmetrics.engines._partition import PART, as_polars_frame
+from polars_irmetrics.ground.options import EvalOptions
+
+__all__ = ["ope_frame"]
+
+#: ``(partition, round_id, count) -> partition with its part column`` (the engine's).
+Tag = Callable[[pd.DataFrame, str, int], pd.DataFrame]
+
+
+def ope_frame(
+    log: dd.DataFrame,
+    metrics: Iterable[str],
+    *,
+    policy: dd.DataFrame,
+    reward_model: dd.DataFrame | None,
+    count: int,
+    options: EvalOptions,
+    tag: Tag,
+) -> dd.DataFrame:
+    """:func:`polars_irmetrics.dask.evaluate`'s lazy result for the off-policy
+    estimators (module doc); the support warning is given now."""
+    job = prepare_ope(
+        arrow_of(log),
+        arrow_of(policy),
+        None if reward_model is None else arrow_of(reward_model),
+        metrics,
+        options,
+    )
+    _warn(job, log, policy)
+    round_id = job.options.round_id
+    frames = [_shuffled(frame, round_id, count, tag) for frame in (log, policy)]
+    if reward_model is not None:
+        frames.append(_shuffled(reward_model, round_id, count, tag))
+    sums = dd.map_partitions(
+        _part,
+        *frames,
+        job=job,
+        meta=meta(job.part_schema),
+        enforce_metadata=False,
+        align_dataframes=False,
+    )
+    return sums.repartition(npartitions=1).map_partitions(
+        _summarize, job, meta=meta(job.result_schema), enforce_metadata=False
+    )
+
+
+def _shuffled(frame: dd.DataFrame, round_id: str, count: int, tag: Tag) -> dd.DataFrame:
+    """``frame`` with its part column, shuffled on it into ``count`` partitions."""
+    tagged_meta = frame._meta.assign(**{PART: pd.Series([], dtype="int64")})
+    tagged = frame.map_partitions(tag, round_id, count, meta=tagged_meta)
+    return tagged.shuffle(on=PART, npartitions=count, ignore_index=True)
+
+
+def _part(
+    log: pd.DataFrame,
+    policy: pd.DataFrame,
+    reward_model: pd.DataFrame | None = None,
+    *,
+    job: OpeJob,
+) -> pd.DataFrame:
+    model = None if reward_model is None else to_table(reward_model)
+    return to_pandas(ope_part(job, to_table(log), to_table(policy), model))
+
+
+def _summarize(sums: pd.DataFrame, job: OpeJob) -> pd.DataFrame:
+    return to_pandas(ope_summary(job, to_table(sums)))
+
+
+def _warn(job: OpeJob, log: dd.DataFrame, policy: dd.DataFrame) -> None:
+    """The support warning, from the distinct actions of the whole log and policy."""
+    log_slots = slots(job)[0]
+    if not log_slots:
+        return
+    shown = log[log_slots].drop_duplicates()
+    taken = policy[policy[PROB] > 0][log_slots].drop_duplicates()
+    shown_frame, taken_frame = dd.compute(shown, taken)
+    warn_support(
+        job,
+        as_polars_frame(to_table(shown_frame)),
+        as_polars_frame(to_table(taken_frame)).with_columns(pl.lit(1.0).alias(PROB)),
+    )

@@ -1,0 +1,136 @@
+"""Off-policy estimators on Spark (:mod:`polars_irmetrics.engines._ope`).
+
+The log, the policy and the reward model (in one frame: each table's columns renamed,
+a side flag) are ``repartition``-ed on the part number of each row's round (the
+engine's ``pmod(xxhash64(round_id), partitions)``), and ``mapInArrow`` hands each
+partition to one Python task, which gives its exact sums per ``by`` group; the sums go to
+one partition, where one task merges them into the result. The distinct actions (and
+positions) of the log and the policy are gathered on the driver for the support
+warning. :mod:`polars_irmetrics.engines.spark` computes the result at the call, as for
+the other metrics, and passes its own part number and schema functions (this module
+does not import it: it imports this one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+import polars as pl
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
+
+from polars_irmetrics.engines._ope import (
+    PROB,
+    OpeJob,
+    ope_part,
+    ope_summary,
+    prepare_ope,
+    slots,
+    warn_support,
+)
+from polars_irmetrics.engines._partition import PART, arrow_schema, as_polars_frame
+from polars_irmetrics.engines._spark_pairs import PartOf, carrying
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL
+
+__all__ = ["ope_frame"]
+
+#: ``(schema, keys) -> Spark schema`` with the non-key columns renamed (the engine's).
+SparkSchema = Callable[[pl.Schema, tuple[str, ...]], StructType]
+
+_SIDE = f"{INTERNAL}side"
+_NAMES = ("log", "policy", "reward_model")
+
+
+def ope_frame(
+    log: DataFrame,
+    metrics: Iterable[str],
+    *,
+    policy: DataFrame,
+    reward_model: DataFrame | None,
+    count: int,
+    options: EvalOptions,
+    part: PartOf,
+    spark_schema: SparkSchema,
+) -> DataFrame:
+    """:func:`polars_irmetrics.spark.evaluate`'s result for the off-policy estimators,
+    not yet computed (module doc); the support warning is given now."""
+    job = prepare_ope(
+        to_arrow_schema(log.schema),
+        to_arrow_schema(policy.schema),
+        None if reward_model is None else to_arrow_schema(reward_model.schema),
+        metrics,
+        options,
+    )
+    _warn(job, log, policy)
+    frames = [log, policy, reward_model]
+    round_id = job.options.round_id
+    renamed = [
+        {c: f"{INTERNAL}t{side}_{c}" for c in frame.columns} if frame is not None else {}
+        for side, frame in enumerate(frames)
+    ]
+    both: DataFrame | None = None
+    for side, frame in enumerate(frames):
+        if frame is None:
+            continue
+        tagged = frame.select(
+            *(F.col(c).alias(n) for c, n in renamed[side].items()),
+            part(frame, round_id, count).alias(PART),
+            F.lit(side).alias(_SIDE),
+        )
+        both = tagged if both is None else both.unionByName(tagged, allowMissingColumns=True)
+    assert both is not None  # the log is always there
+    parts_schema = spark_schema(job.part_schema, job.by)
+    inner = parts_schema.names
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        found = list(batches)
+        if not found:  # no round in this partition
+            return
+        frame = as_polars_frame(pa.Table.from_batches(found))
+        tables: list[pa.Table | None] = []
+        for side, names in enumerate(renamed):
+            kept = frame.filter(pl.col(_SIDE) == side)
+            tables.append(
+                kept.select(pl.col(n).alias(c) for c, n in names.items()).to_arrow()
+                if names
+                else None
+            )
+        sums = carrying(ope_part, job, *tables)
+        yield from sums.rename_columns(inner).to_batches()
+
+    parts = both.repartition(count, PART).mapInArrow(task, parts_schema)
+    result_schema = spark_schema(job.result_schema, job.by)
+    names = list(job.part_schema)
+    statistics = pa.schema(
+        field.with_name(name)
+        for field, name in zip(arrow_schema(job.part_schema), inner, strict=True)
+    )
+
+    def everything(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = pa.Table.from_batches(list(batches), schema=statistics).rename_columns(names)
+        merged = carrying(ope_summary, job, table)
+        yield from merged.rename_columns(result_schema.names).to_batches()
+
+    # one partition holds every part's sums: one row per by group, even for none
+    merged = parts.repartition(1).mapInArrow(everything, result_schema)
+    return merged.toDF(*job.result_schema)
+
+
+def _warn(job: OpeJob, log: DataFrame, policy: DataFrame) -> None:
+    """The support warning, from the distinct actions of the whole log and policy."""
+    log_slots, policy_slots = slots(job)
+    if not log_slots:
+        return
+    taken = policy.filter(F.col(PROB) > 0).select(*log_slots).distinct()
+    shown = log.select(*log_slots).distinct()
+    warn_support(
+        job,
+        pl.DataFrame([tuple(r) for r in shown.collect()], schema=log_slots, orient="row"),
+        pl.DataFrame(
+            [(*tuple(r), 1.0) for r in taken.collect()], schema=policy_slots, orient="row"
+        ),
+    )

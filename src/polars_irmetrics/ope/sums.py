@@ -1,0 +1,198 @@
+"""The sums every off-policy estimate is made of, exact, so that they add up across parts.
+
+Each estimate is a function of a few sums over the log's rows (the contributions, the
+weights and their squares; :func:`~polars_irmetrics.metrics.ope.components`), a count
+(the rows, or the rounds of a slate) and maxima (the largest weight). The plan computes
+them in two steps, on one machine as out of core (``buckets=``) and on Spark and Dask:
+
+1. :meth:`Summary.part`: one row per ``by`` group of a part of the log (on one machine,
+   the whole log is one part) with each sum kept *exactly*, as two integers (Int128):
+   the sum of the terms' whole parts, ``floor(v)``, and the sum of their fractions in
+   units of 2**-64, ``floor((v - floor(v)) 2**64)`` (exact to 2**-64 per term, whatever
+   its size below 2**96);
+2. :meth:`Summary.merge`: the parts' rows of each group added (integers: in any order,
+   the same total), then each estimate computed from the totals by the same float
+   operations.
+
+So the estimates are the same to the last bit however the log is split, read or
+ordered, which a float sum (added in the engine's order) is not. A term that is not
+finite or reaches 2**96 in magnitude (a weight over 2**48 squared: a propensity below
+about 4e-15) makes the estimates that read it NaN. The data checks
+(:class:`~polars_irmetrics.ope.checks.Check`) are carried the same way: counts added,
+the first failing round the least over the parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ope.checks import Check, raising
+
+__all__ = ["EXACT_LIMIT", "PartsPlan", "Summary", "exact_sum", "exact_total"]
+
+#: Terms at or above this magnitude (or not finite) are not summed exactly: the
+#: estimates that read them are NaN.
+EXACT_LIMIT = 2.0**96
+_UNIT = 2.0**64
+_WHOLE = pl.lit(2**64, dtype=pl.Int128)
+
+
+def _hi(name: str) -> str:
+    return f"{INTERNAL}{name}#whole"
+
+
+def _lo(name: str) -> str:
+    return f"{INTERNAL}{name}#fraction"
+
+
+def _bad(name: str) -> str:
+    return f"{INTERNAL}{name}#inexact"
+
+
+def exact_total(name: str) -> pl.Expr:
+    """The float value of the exact sum ``name`` (its whole and fraction columns), NaN
+    where a term was not summed exactly.
+
+    Examples
+    --------
+    0.1 + 0.2 + 0.3 added left to right is 0.6000000000000001; the exact sum of the three
+    doubles rounds to 0.6, in any order:
+
+    >>> import polars as pl
+    >>> s = Summary(count="n", count_expr=pl.len(), sums={"v": pl.col("v")})
+    >>> frame = pl.LazyFrame({"v": [0.1, 0.2, 0.3]})
+    >>> s.part(frame, []).select(exact_total("v")).collect().item()
+    0.6
+    """
+    return _as_float(pl.col(_hi(name)), pl.col(_lo(name)), pl.col(_bad(name)))
+
+
+def _exact_aggs(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """The sum of ``value`` as its whole parts and its fractions in units of 2**-64
+    (Int128), and whether a term was not summed exactly; nulls count as 0."""
+    v = value.cast(pl.Float64)
+    ok = v.abs() < EXACT_LIMIT  # False for NaN and infinities, null for null
+    kept = pl.when(ok).then(v).otherwise(0.0).fill_null(0.0)
+    whole = kept.floor()
+    return (
+        whole.cast(pl.Int128).sum(),
+        ((kept - whole) * _UNIT).floor().cast(pl.Int128).sum(),
+        (~ok).fill_null(False).any(),
+    )
+
+
+def _as_float(hi: pl.Expr, lo: pl.Expr, bad: pl.Expr) -> pl.Expr:
+    """The float of an exact sum's columns (:func:`_exact_aggs`)."""
+    carry = lo // _WHOLE
+    value = (hi + carry).cast(pl.Float64) + (lo - carry * _WHOLE).cast(pl.Float64) / _UNIT
+    return pl.when(bad).then(float("nan")).otherwise(value)
+
+
+def exact_sum(value: pl.Expr) -> pl.Expr:
+    """``value.sum()`` (an aggregation) computed exactly (the terms as integers of
+    2**-64), so the same bits in any row order; NaN where a term is not finite or
+    reaches :data:`EXACT_LIMIT`, nulls skipped.
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"v": [0.1, 0.2, 0.3, None]})
+    >>> frame.select(exact_sum(pl.col("v"))).item(), frame["v"].sum()
+    (0.6, 0.6000000000000001)
+    """
+    return _as_float(*_exact_aggs(value))
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The sums, maxima and checks of an estimate, and the result computed from them.
+
+    ``count``/``count_expr``: the count column (``num_rows``, ``num_rounds``) and its
+    expression over a part's rows (a part holds whole rounds, so counts add up);
+    ``sums``/``maxima``: name -> the row expression summed (exactly) or maximised;
+    ``outputs``: the result's columns after the count, each an expression of the
+    count column, :func:`exact_total` of the sums and the maxima's columns.
+
+    ``within`` (a column, the slates' ``position``): the parts keep one row per ``by``
+    group and value of it; ``within_outputs`` are computed per value (from its exact
+    sums), then added over the values in their order (a running sum) into columns of
+    those names, which ``outputs`` read beside the sums over every value (the integers
+    added, exactly): what a slate estimator normalised within each position needs.
+    """
+
+    count: str
+    count_expr: pl.Expr
+    sums: dict[str, pl.Expr] = field(default_factory=dict)
+    maxima: dict[str, pl.Expr] = field(default_factory=dict)
+    outputs: list[pl.Expr] = field(default_factory=list)
+    checks: Sequence[Check] = ()
+    within: str | None = None
+    within_outputs: dict[str, pl.Expr] = field(default_factory=dict)
+
+    def _part_aggs(self) -> list[pl.Expr]:
+        aggs = [self.count_expr.cast(pl.Int64).alias(self.count)]
+        for name, value in self.sums.items():
+            hi, lo, bad = _exact_aggs(value)
+            aggs += [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
+        aggs += [value.max().alias(name) for name, value in self.maxima.items()]
+        return aggs + [e for check in self.checks for e in check.aggs()]
+
+    def part(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        """One row per ``by`` group of ``rows`` (one row without ``by``, even for no
+        rows): the count, the exact sums, the maxima and the checks' columns."""
+        aggs = self._part_aggs()
+        keys = [*by, *([self.within] if self.within else [])]
+        return rows.group_by(keys).agg(aggs) if keys else rows.select(aggs)
+
+    def _merge_aggs(self) -> list[pl.Expr]:
+        """Each column of :meth:`part` over several rows: counts and integers added,
+        maxima and first rounds kept."""
+        aggs = [pl.col(self.count).sum()]
+        for name in self.sums:
+            aggs += [
+                pl.col(_hi(name)).sum(),
+                pl.col(_lo(name)).sum(),
+                pl.col(_bad(name)).any(),
+            ]
+        aggs += [pl.col(name).max() for name in self.maxima]
+        for check in self.checks:
+            aggs += [pl.col(check.count).sum(), pl.col(check.first).min()]
+        return aggs
+
+    def merge(self, parts: pl.LazyFrame, by: list[str], options: EvalOptions) -> pl.LazyFrame:
+        """The result, one row per ``by`` group (sorted by the keys), from the rows of
+        :meth:`part` over any split of the log; the checks raise when it is collected."""
+        aggs = self._merge_aggs()
+        if self.within is not None:
+            per_value = parts.group_by([*by, self.within]).agg(aggs)
+            per_value = per_value.with_columns(
+                value.alias(name) for name, value in self.within_outputs.items()
+            )
+            aggs = self._merge_aggs() + [
+                pl.col(name).sort_by(self.within).cum_sum().last() for name in self.within_outputs
+            ]
+            parts = per_value
+        merged = (
+            parts.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else parts.select(aggs)
+        )
+        flags = [c for check in self.checks for c in (check.count, check.first)]
+        result = merged.select(*by, pl.col(self.count), *self.outputs, *flags)
+        return raising(result, list(self.checks), options)
+
+
+@dataclass(frozen=True)
+class PartsPlan:
+    """One part's sums (``frame``: :meth:`Summary.part` of its rows), the
+    :class:`Summary` that merges the parts, and the ``by`` keys."""
+
+    frame: pl.LazyFrame
+    summary: Summary
+    by: list[str]
+
+    def merge(self, parts: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
+        """The result from the sums of every part (:meth:`Summary.merge`)."""
+        return self.summary.merge(parts, self.by, options)

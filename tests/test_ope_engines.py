@@ -1,0 +1,406 @@
+"""Off-policy estimators out of core (``buckets=``) and on Spark and Dask: the same bits
+as :func:`polars_irmetrics.evaluate` in one plan, on obp's logs (tests/fixtures/ope/)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import (
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+    SupportWarning,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ope"
+EXPECTED = json.loads((FIXTURES / "obp_expected.json").read_text())
+BANDITS = sorted(case["name"] for case in EXPECTED["cases"])
+SLATES = sorted(case["name"] for case in EXPECTED["slates"])
+
+SINGLE = [
+    "ips",
+    "ips(clip=2)",
+    "snips",
+    "dm",
+    "dr",
+    "dr(clip=3)",
+    "sndr",
+    "switch_dr(tau=2)",
+    "dr_os(lambda=5)",
+    "sg_ips(lambda=0.2)",
+    "sg_dr(lambda=0.2)",
+]
+SLATE = ["slate_ips", "slate_iips", "slate_rips", "slate_snips", "slate_sniips", "slate_snrips"]
+
+
+def _read(name: str, table: str) -> pl.DataFrame:
+    return pl.read_parquet(FIXTURES / f"{name}_{table}.parquet")
+
+
+def _bandit(name: str) -> dict[str, pl.DataFrame]:
+    log = _read(name, "log").with_columns(segment=pl.col("round_id") % 3)
+    return {
+        "log": log,
+        "policy": _read(name, "policy"),
+        "reward_model": _read(name, "reward_model"),
+    }
+
+
+def _evaluate(frame_kind: str, tables: dict[str, pl.DataFrame], metrics: Any, **kw: Any) -> Any:
+    """irm.evaluate over DataFrames or LazyFrames (collected), warnings kept quiet."""
+    lazy = frame_kind == "LazyFrame"
+    frames = {k: v.lazy() if lazy else v for k, v in tables.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SupportWarning)
+        out = irm.evaluate(frames.pop("log"), metrics, **frames, **kw)
+        return out.collect() if lazy else out
+
+
+# (case, metrics, tables): every estimator, on every obp log
+_SETS = [
+    *((name, SINGLE, ("policy", "reward_model")) for name in BANDITS),
+    *((name, SLATE, ("policy",)) for name in SLATES),
+    *((name, ["cascade_dr"], ("cascade_policy", "cascade_reward_model")) for name in SLATES),
+]
+
+
+def _tables(case: str, tables: tuple[str, ...]) -> dict[str, pl.DataFrame]:
+    if case in BANDITS:
+        return {k: v for k, v in _bandit(case).items() if k == "log" or k in tables}
+    out = {"log": _read(case, "log").with_columns(segment=pl.col("round_id") % 3)}
+    for table in tables:
+        out[table.removeprefix("cascade_")] = _read(case, table)
+    return out
+
+
+@pytest.mark.parametrize(("case", "metrics", "tables"), _SETS)
+@pytest.mark.parametrize("buckets", [1, 3, 8, "auto"])
+def test_buckets_give_the_same_bits(
+    frame_kind: str, case: str, metrics: list[str], tables: tuple[str, ...], buckets: Any
+) -> None:
+    given_tables = _tables(case, tables)
+    for by in (None, "segment"):
+        whole = _evaluate(frame_kind, given_tables, metrics, by=by)
+        split = _evaluate(frame_kind, given_tables, metrics, by=by, buckets=buckets)
+        assert split.equals(whole), (case, by)
+        assert whole.columns == split.columns
+        assert whole.height == (1 if by is None else 3)
+
+
+def test_the_estimates_are_exact_sums_in_any_row_order() -> None:
+    # the sums are exact (integers of 2**-64), so the one plan gives the same bits
+    # whatever the order of the rows; a float sum in row order need not
+    tables = _bandit("bandit_continuous_s1")
+    first = _evaluate("DataFrame", tables, SINGLE, by="segment")
+    for seed in range(3):
+        shuffled = {k: v.sample(fraction=1.0, shuffle=True, seed=seed) for k, v in tables.items()}
+        assert _evaluate("DataFrame", shuffled, SINGLE, by="segment").equals(first)
+    # and ips is the exact mean of the contributions, rounded once
+    log, pi = tables["log"], tables["policy"]
+    w = log.join(pi, on=["round_id", "action"], how="left")
+    terms = (w["prob"].fill_null(0.0) / w["pscore"] * w["reward"]).to_list()
+    whole = _evaluate("DataFrame", {"log": log, "policy": pi}, ["ips"])
+    assert whole["ips"].item() == pytest.approx(math.fsum(terms) / len(terms), rel=1e-15)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    rounds=st.integers(1, 40),
+    actions=st.integers(1, 4),
+    buckets=st.integers(1, 6),
+    seed=st.integers(0, 2**16),
+)
+def test_random_logs_in_buckets(rounds: int, actions: int, buckets: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    logged = rng.integers(0, actions, rounds)
+    raw = rng.random((rounds, actions)) + 1e-3
+    prob = raw / raw.sum(axis=1, keepdims=True)
+    pscore = rng.uniform(1e-3, 1.0, rounds)
+    # weights over several orders of magnitude, rewards with long fractions
+    log = pl.DataFrame(
+        {
+            "round_id": np.arange(rounds),
+            "action": logged,
+            "reward": rng.random(rounds) * 10.0 ** rng.integers(-3, 4, rounds),
+            "pscore": pscore,
+            "day": rng.integers(0, 3, rounds),
+        }
+    )
+    ids = np.repeat(np.arange(rounds), actions)
+    policy = pl.DataFrame(
+        {"round_id": ids, "action": np.tile(np.arange(actions), rounds), "prob": prob.ravel()}
+    )
+    model = policy.select("round_id", "action", q_hat=pl.Series(rng.random(rounds * actions)))
+    tables = {"log": log, "policy": policy, "reward_model": model}
+    whole = _evaluate("DataFrame", tables, SINGLE, by="day")
+    assert _evaluate("DataFrame", tables, SINGLE, by="day", buckets=buckets).equals(whole)
+
+
+def test_bucket_checks_name_the_first_round_of_the_whole_log(tmp_path: Path) -> None:
+    tables = _bandit("bandit_binary_s0")
+    policy = tables["policy"].filter(~pl.col("round_id").is_in([7, 150]))
+    message = (
+        "2 log row(s) have a round the policy table lacks (first: round_id=150): the "
+        "policy needs every logged round's probabilities, one row per (round_id, action) "
+        "in column 'prob'"
+    )
+    with pytest.raises(QuerySetError, match=re.escape(message)):
+        irm.evaluate(tables["log"], ["ips"], policy=policy)
+    with pytest.raises(QuerySetError, match=re.escape(message)):
+        irm.evaluate(tables["log"], ["ips"], policy=policy, buckets=5, spill_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []  # the buckets' folder is removed
+
+
+def test_bucket_support_warning_reads_the_whole_log() -> None:
+    # the log shows 'b' in round 2 only; in buckets, most buckets lack it
+    log = pl.DataFrame(
+        {
+            "round_id": [1, 2, 3, 4],
+            "action": ["a", "b", "a", "a"],
+            "reward": [1.0, 0.0, 1.0, 0.0],
+            "pscore": [0.5] * 4,
+        }
+    )
+    pi = pl.DataFrame(
+        {"round_id": [1, 1, 2, 2, 3, 3, 4, 4], "action": ["a", "b"] * 4, "prob": [0.5] * 8}
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SupportWarning)
+        assert irm.evaluate(log, ["ips"], policy=pi, buckets=4)["ips"].item() == 0.5
+    wider = pi.with_columns(action=pl.col("action").replace("b", "c"))
+    with pytest.warns(SupportWarning, match=re.escape("(e.g. action=c)")):
+        irm.evaluate(log.filter(pl.col("action") == "a"), ["ips"], policy=wider, buckets=2)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"per_query": True},
+            "per_query=True is not available for the off-policy estimators with buckets=2: "
+            "it gives one row per log row",
+        ),
+        (
+            {"ci": 0.9},
+            "ci= is not available for the off-policy estimators with buckets=2: the "
+            "bootstrap and the normal interval read every round of a by group at once",
+        ),
+        (
+            {"spill_dir": "/no/such/folder"},
+            "spill_dir='/no/such/folder' does not exist",
+        ),
+    ],
+)
+def test_bucket_refusals(kwargs: dict[str, Any], message: str) -> None:
+    tables = _bandit("bandit_binary_s0")
+    error = InvalidValueError if "spill_dir" not in kwargs else irm.errors.MissingFileError
+    with pytest.raises(error, match=re.escape(message)):
+        irm.evaluate(tables["log"].lazy(), ["ips"], policy=tables["policy"], buckets=2, **kwargs)
+
+
+def test_spill_dir_without_buckets_refused() -> None:
+    tables = _bandit("bandit_binary_s0")
+    message = (
+        "spill_dir='/tmp' is the folder of the out-of-core buckets, and the off-policy "
+        "estimators evaluate in one plan unless buckets= is a number or 'auto': pass "
+        "buckets=, or drop spill_dir="
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):  # buckets="auto-memory"
+        irm.evaluate(tables["log"], ["ips"], policy=tables["policy"], spill_dir="/tmp")
+
+
+# --- Spark and Dask: the same bits as the one plan -------------------------------------
+
+_ENGINE_SETS = [
+    ("bandit_binary_s0", SINGLE, ("policy", "reward_model")),
+    ("bandit_positions_s3", SINGLE, ("policy", "reward_model")),
+    ("bandit_continuous_s1", ["ips", "snips", "sg_ips(lambda=0.2)"], ("policy",)),
+    ("slate_cascade_s0", SLATE, ("policy",)),
+    ("slate_standard_s2", ["cascade_dr"], ("cascade_policy", "cascade_reward_model")),
+]
+
+
+def _one_plan(tables: dict[str, pl.DataFrame], metrics: list[str], **kw: Any) -> pl.DataFrame:
+    return _evaluate("DataFrame", tables, metrics, **kw)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+@pytest.mark.parametrize(("case", "metrics", "tables"), _ENGINE_SETS)
+def test_engines_give_the_same_bits(
+    engine: str,
+    case: str,
+    metrics: list[str],
+    tables: tuple[str, ...],
+    request: pytest.FixtureRequest,
+) -> None:
+    evaluate, frame = _engine(engine, request)
+    given_tables = _tables(case, tables)
+    frames = {k: frame(v) for k, v in given_tables.items()}
+    for by, partitions in ((None, 3), ("segment", 2)):
+        whole = _one_plan(given_tables, metrics, by=by)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SupportWarning)
+            out = evaluate(
+                frames["log"],
+                metrics,
+                policy=frames["policy"],
+                reward_model=frames.get("reward_model"),
+                by=by,
+                partitions=partitions,
+            )
+        got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
+        assert got.columns == whole.columns
+        assert got.cast(whole.schema).equals(whole), (case, by)
+
+
+def _engine(name: str, request: pytest.FixtureRequest) -> tuple[Any, Any]:
+    """The engine's evaluate and a converter of polars frames to its frames (the real
+    Spark session and Dask cluster of tests/conftest.py)."""
+    if name == "spark":
+        import polars_irmetrics.spark as irm_spark
+
+        session = request.getfixturevalue("spark")
+        return irm_spark.evaluate, lambda f: session.createDataFrame(f.to_pandas())
+    request.getfixturevalue("client")
+    import dask.dataframe as dd
+
+    import polars_irmetrics.dask as irm_dask
+
+    def run(*args: Any, **kw: Any) -> Any:
+        return irm_dask.evaluate(*args, **kw).compute()
+
+    return run, lambda f: dd.from_pandas(f.to_pandas(), npartitions=2)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engine_checks_and_warning_as_one_plan(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame = _engine(engine, request)
+    tables = _bandit("bandit_binary_s0")
+    log, policy = frame(tables["log"]), tables["policy"]
+    message = (
+        "2 log row(s) have a round the policy table lacks (first: round_id=150): the "
+        "policy needs every logged round's probabilities, one row per (round_id, action) "
+        "in column 'prob'"
+    )
+    missing = frame(policy.filter(~pl.col("round_id").is_in([7, 150])))
+    with pytest.raises(QuerySetError, match=re.escape(message)):
+        evaluate(log, ["ips"], policy=missing, partitions=3)
+    # the policy takes action 9, which no round of the log shows
+    wider = policy.with_columns(action=pl.when(pl.col("action") == 0).then(9).otherwise("action"))
+    with pytest.warns(SupportWarning, match=re.escape("(e.g. action=9)")):
+        evaluate(log, ["ips"], policy=frame(wider), partitions=2)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+@pytest.mark.parametrize(
+    ("metrics", "kwargs", "error", "message"),
+    [
+        (
+            ["ips"],
+            {"per_query": True},
+            InvalidValueError,
+            "per_query=True is not available for the off-policy estimators with {engine}",
+        ),
+        (
+            ["ips"],
+            {"ci": 0.9},
+            InvalidValueError,
+            "ci= is not available for the off-policy estimators with {engine}: the bootstrap",
+        ),
+        (
+            ["ips"],
+            {"buckets": 4},
+            InvalidValueError,
+            "buckets= is an option of the one-machine out-of-core plan "
+            "(polars_irmetrics.evaluate); on {engine} the work divides into partitions= parts",
+        ),
+        (
+            ["ndcg@10"],
+            {},
+            MetricParameterError,
+            "policy= is read by the off-policy estimators (ips, snips, dm, dr...), and no "
+            "metric asked for reads it: drop policy=, or ask for them",
+        ),
+    ],
+)
+def test_engine_refusals(
+    engine: str,
+    metrics: list[str],
+    kwargs: dict[str, Any],
+    error: type[Exception],
+    message: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    evaluate, frame = _engine(engine, request)
+    tables = _bandit("bandit_binary_s0")
+    name = "Spark" if engine == "spark" else "Dask"
+    with pytest.raises(error, match=re.escape(message.format(engine=name))):
+        evaluate(frame(tables["log"]), metrics, policy=frame(tables["policy"]), **kwargs)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engine_refuses_judgments_beside_the_policy(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame = _engine(engine, request)
+    tables = _bandit("bandit_binary_s0")
+    qrels = frame(pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "relevance": [1]}))
+    message = (
+        "qrels= is not read by the off-policy estimators (ips, snips, dm, dr...): they read "
+        "the log, policy= and reward_model=; drop qrels="
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        evaluate(frame(tables["log"]), ["ips"], policy=frame(tables["policy"]), qrels=qrels)
+
+
+def test_cli_buckets_give_the_same_numbers(tmp_path: Path) -> None:
+    # the irm command, in a process of its own, out of core from Parquet files
+    tables = _bandit("bandit_binary_s0")
+    for name, frame in tables.items():
+        frame.write_parquet(tmp_path / f"{name}.parquet")
+    metrics = ["ips", "snips", "dr", "sndr"]
+    args = [sys.executable, "-m", "polars_irmetrics", "evaluate", str(tmp_path / "log.parquet")]
+    args += [a for m in metrics for a in ("-m", m)]
+    args += ["--policy", str(tmp_path / "policy.parquet"), "--reward-model"]
+    args += [str(tmp_path / "reward_model.parquet"), "--by", "segment", "--buckets", "3"]
+    args += ["--format", "json"]
+    done = subprocess.run(args, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    expected = _evaluate("DataFrame", tables, metrics, by="segment")
+    assert [row["segment"] for row in printed] == [0, 1, 2]
+    for row, values in zip(printed, expected.iter_rows(named=True), strict=True):
+        for metric in metrics:
+            assert row[metric] == values[metric], metric  # the same float, to the last bit
+
+
+@pytest.mark.parametrize(("case", "metrics", "tables"), [_SETS[0], _SETS[len(BANDITS)], _SETS[-1]])
+def test_per_query_values_are_the_same_bits_in_any_row_order(
+    case: str, metrics: list[str], tables: tuple[str, ...]
+) -> None:
+    # each row's contribution reads its round's exact sums and its group's exact mean
+    # weight, so the order the rows arrive in changes no bit
+    given_tables = _tables(case, tables)
+    first = _evaluate("DataFrame", given_tables, metrics, by="segment", per_query=True)
+    for seed in range(3):
+        shuffled = {
+            k: v.sample(fraction=1.0, shuffle=True, seed=seed) for k, v in given_tables.items()
+        }
+        again = _evaluate("DataFrame", shuffled, metrics, by="segment", per_query=True)
+        assert again.equals(first), (case, seed)
