@@ -186,6 +186,12 @@ CHECKED: list[tuple[str, str]] = [
         "rprec_mult_avgjg(multiple=inf)",
         "metric 'rprec_mult_avgjg(multiple=inf)': multiple must be a finite number, got inf",
     ),
+    (
+        "pop_rsp(pop_ratio=1.5)@10",
+        "metric 'pop_rsp(pop_ratio=1.5)@10': pop_ratio must be a number between 0 and 1 "
+        "(exclusive), the share of training interactions held by the short head, got 1.5, "
+        "e.g. pop_ratio=0.8 (Elliot's default)",
+    ),
 ]
 
 

@@ -52,6 +52,7 @@ from __future__ import annotations
 from polars_irmetrics.metrics.agreement import AGREEMENT_METRICS
 from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
+from polars_irmetrics.metrics.elliot import ELLIOT_METRICS
 from polars_irmetrics.metrics.neighbors import NEIGHBOR_METRICS
 from polars_irmetrics.metrics.online import ONLINE_METRICS
 from polars_irmetrics.metrics.ope import OPE_METRICS
@@ -76,4 +77,5 @@ METRICS: tuple[Metric, ...] = (
     *OPE_METRICS,
     *AGREEMENT_METRICS,
     *RECTOOLS_METRICS,
+    *ELLIOT_METRICS,
 )

@@ -14,8 +14,10 @@ import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.metrics.elliot import ELLIOT
 from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS, COVERED_USERS
 from polars_irmetrics.metrics.registry import MetricRequest, get_metric, means
+from polars_irmetrics.offline.elliot import build_elliot_plan
 from polars_irmetrics.offline.plan import build_plan
 
 __all__ = ["build_offline_plan"]
@@ -44,6 +46,9 @@ def build_offline_plan(
     ``covered_users@k`` reads whether the run ranks a document of the query at or above
     ``k``, unjudged ones too, which the judged rows of the per-query plan do not show:
     a group-by of the run, joined on the query keys."""
+    elliot = [(label, r) for label, r in requests if r.metric.name in ELLIOT]
+    if elliot and interactions is not None:
+        return _with_elliot(table, requests, qrels, options, queries, interactions, warn=warn)
     special = set(CATALOGUE_FORMULAS) | {COVERED_USERS}
     wanted = [(label, r) for label, r in requests if r.metric.name in special]
     if not wanted or (
@@ -107,6 +112,38 @@ def build_offline_plan(
     if by:
         return values.group_by(by, maintain_order=True).agg(means(requests))
     return values.select(means(requests))
+
+
+def _with_elliot(
+    table: pl.LazyFrame,
+    requests: Requests,
+    qrels: pl.LazyFrame | None,
+    options: EvalOptions,
+    queries: pl.LazyFrame | None,
+    interactions: pl.LazyFrame,
+    *,
+    warn: bool,
+) -> pl.LazyFrame:
+    """The offline plan of the other metrics (which checks the run and judgments as
+    always; a helper ``num_rel`` where Elliot's are all that was asked for) beside
+    Elliot's (:func:`~polars_irmetrics.offline.elliot.build_elliot_plan`), joined on
+    the ``by`` keys (side by side without them)."""
+    elliot = [(label, r) for label, r in requests if r.metric.name in ELLIOT]
+    rest = [(label, r) for label, r in requests if r.metric.name not in ELLIOT]
+    if not rest:
+        helper = replace(elliot[0][1], metric=_NUM_REL, k=None, options=(), aggregate=None)
+        rest = [(f"{INTERNAL}num_rel", helper)]
+    values = build_elliot_plan(table, elliot, qrels, interactions, options)
+    base = build_offline_plan(table, rest, qrels, options, queries, interactions, warn=warn)
+    labels = [label for label, _ in requests]
+    helpers = {f"{INTERNAL}num_rel"}
+    by = [c for c in values.collect_schema().names() if c not in labels]
+    keys = [c for c in base.collect_schema().names() if c not in labels and c not in helpers]
+    if by:
+        both = base.join(values, on=by, how="left", nulls_equal=True, maintain_order="left")
+    else:
+        both = pl.concat([base, values], how="horizontal")
+    return both.select(*keys, *labels)
 
 
 def _covered(
