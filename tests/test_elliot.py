@@ -242,15 +242,27 @@ def test_bad_inputs_are_refused(
         irm.evaluate(reco, [metric], **kwargs)
 
 
-def test_ranks_with_gaps_are_places_in_the_list(evaluate: Any) -> None:
-    # Elliot reads each user's list by index: ranks 2, 4, 6 are its places 1, 2, 3, the
-    # same as ordering the scores
+def test_ranks_are_positions_as_everywhere_in_evaluate(evaluate: Any) -> None:
+    # ranks 1, 2, 3... are Elliot's list order, the same as ordering by the scores
     reco, qrels, train = _tables(CASES[4])
-    by_rank = reco.with_columns(
-        (2 * pl.col("score").rank("ordinal", descending=True).over("query_id")).alias("rank")
-    ).drop("score")
+    place = pl.col("score").rank("ordinal", descending=True).over("query_id")
     labels = ["pop_rsp@3", "pop_reo@3", "aclt@3", "epc@3", "efd@3"]
     scored = evaluate(reco, labels, qrels=qrels, interactions=train)
-    ranked = evaluate(by_rank, labels, qrels=qrels, interactions=train)
+    ranked = evaluate(
+        reco.with_columns(place.alias("rank")).drop("score"),
+        labels,
+        qrels=qrels,
+        interactions=train,
+    )
     for label in labels:
         assert _same(ranked[label][0], scored[label][0]), label
+    # ranks 2 and 4: the top 3 holds one item, at position 2 (discount 1 / log2(3))
+    run = pl.DataFrame({"query_id": [1, 1], "doc_id": [10, 11], "rank": [2, 4]})
+    judged = pl.DataFrame({"query_id": [1], "doc_id": [10], "relevance": [1]})
+    history = pl.DataFrame({"query_id": [1, 2, 3], "doc_id": [10, 10, 11]})
+    got = evaluate(run, ["epc@3", "aclt@3", "epc@1"], qrels=judged, interactions=history)
+    # item 10: 2 of the 3 training users, novelty 1 - 2/3; alone in the top 3
+    assert math.isclose(got["epc@3"][0], 1 - 2 / 3, rel_tol=1e-12)
+    assert got["epc@1"][0] == 0.0  # nothing at rank 1: the user still counts, with 0
+    # T = 3; head of 0.8 (limit 2.4): 10 (before 0), 11 (before 2 < 2.4): no tail
+    assert got["aclt@3"][0] == 0.0

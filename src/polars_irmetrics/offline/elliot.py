@@ -88,14 +88,14 @@ def _checked_interactions(
 
 
 def _positions(run: pl.LazyFrame, keys: list[str], options: EvalOptions) -> pl.LazyFrame:
-    """The run with each row's place in its user's list (1 = top), Elliot's list index
-    plus one. By rank: the rank's place among the user's ranks (ranks 1, 3, 5 are places
-    1, 2, 3; tied ranks share one). By score: descending, ties broken by the item id
-    descending compared as text, as :func:`~polars_irmetrics.evaluate` orders."""
+    """The run with each row's position in its user's list (1 = top). By rank, the
+    position is the rank, as everywhere in :func:`~polars_irmetrics.evaluate` (Elliot's
+    list index plus one when the ranks run 1, 2, 3...; ranks 2, 4, 6 keep one row in the
+    top 3). By score: descending, ties broken by the item id descending compared as
+    text, as :func:`~polars_irmetrics.evaluate` orders."""
     names = run.collect_schema().names()
     if options.order == "rank" or (options.order == "auto" and options.rank in names):
-        place = pl.col(options.rank).rank("dense").over(keys)
-        return run.with_columns(place.cast(pl.Int64).alias(_POS))
+        return run.with_columns(pl.col(options.rank).cast(pl.Int64, strict=False).alias(_POS))
     doc = pl.col(options.doc_id).cast(pl.String)
     ranked = run.sort(
         [*keys, pl.col(options.score), doc], descending=[False] * len(keys) + [True, True]
@@ -170,7 +170,7 @@ def build_elliot_plan(
         .join(relevant.with_columns(pl.lit(True).alias(_REL)), on=[*q_keys, item], how="left")
         .with_columns(pl.col(_REL).fill_null(False))
     )
-    users = run.select(keys).unique()
+    users = run.select(keys).unique()  # a user with no row within k counts too
     has_rel = relevant.select(q_keys).unique().with_columns(pl.lit(True).alias(_HAS_REL))
     users = users.join(has_rel, on=q_keys, how="left").with_columns(
         pl.col(_HAS_REL).fill_null(False)
