@@ -111,7 +111,25 @@ def build_elliot_plan(
     options: EvalOptions,
 ) -> pl.LazyFrame:
     """One row per ``by`` group (the ``by`` keys of the run, then one column per label)
-    of Elliot's metrics in ``requests``; see the module docstring."""
+    of Elliot's metrics in ``requests``; see the module docstring.
+
+    Examples
+    --------
+    An item the training data lacks (``c``) is in neither the short head nor the long
+    tail: ACLT does not count it, and EFD scores it as the least popular item.
+
+    >>> import polars as pl
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> from polars_irmetrics.metrics.registry import parse_metric
+    >>> run = pl.LazyFrame({"query_id": ["u"] * 2, "doc_id": ["b", "c"], "rank": [1, 2]})
+    >>> test = pl.LazyFrame({"query_id": ["u"], "doc_id": ["c"], "relevance": [1]})
+    >>> train = pl.LazyFrame({"query_id": ["u", "v", "v"], "doc_id": ["a", "a", "b"]})
+    >>> names = ["aclt(pop_ratio=0.5)@2", "efd@2"]  # T = 3; the head: a (2 of 3 pairs)
+    >>> wanted = [(name, parse_metric(name)) for name in names]
+    >>> plan = build_elliot_plan(run, wanted, test, train, EvalOptions.build())
+    >>> plan.collect().rows()  # b is the tail; c (rank 2): -log2(1/3) / log2(3) / 1.63
+    [(1.0, 0.6131...)]
+    """
     if options.per_query:
         raise MetricParameterError(
             f"metric {requests[0][0]!r} (Elliot's) describes the whole recommendation "
