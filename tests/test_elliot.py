@@ -28,6 +28,7 @@ from polars_irmetrics import (
     ColumnNotFoundError,
     ColumnTypeError,
     DuplicateError,
+    InvalidValueError,
     MetricParameterError,
 )
 from tests.helpers import property_settings
@@ -229,6 +230,34 @@ ERRORS: list[tuple[str, dict[str, Any], type[Exception], str]] = [
         "column 'doc_id' holds strings in the interactions (String) but integers in the run",
     ),
 ]
+
+
+ERRORS += [
+    (
+        "epc@5",
+        {option: value},
+        InvalidValueError,
+        f"{option}={value!r} is not read by Elliot's metrics ('epc@5'): they read each "
+        "user's top k of the recommendations as given, over the users of the "
+        f"recommendations; drop {option}=",
+    )
+    for option, value in [
+        ("depth", 100),
+        ("judged_only", True),
+        ("unjudged", "zero"),
+        ("unretrieved", "drop"),
+        ("buckets", 4),
+    ]
+]
+
+
+def test_an_option_of_another_metric_is_still_read(evaluate: Any) -> None:
+    reco, qrels, train = _tables(CASES[5])
+    deep = evaluate(reco, ["ndcg", "epc@5"], qrels=qrels, interactions=train, depth=3)
+    assert deep["epc@5"].equals(
+        evaluate(reco, ["epc@5"], qrels=qrels, interactions=train)["epc@5"]
+    )
+    assert deep["ndcg"].equals(evaluate(reco, ["ndcg@3"], qrels=qrels)["ndcg@3"].alias("ndcg"))
 
 
 @pytest.mark.parametrize(("metric", "changes", "error", "message"), ERRORS)

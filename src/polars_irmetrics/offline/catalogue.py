@@ -130,10 +130,11 @@ def _with_elliot(
     the ``by`` keys (side by side without them)."""
     elliot = [(label, r) for label, r in requests if r.metric.name in ELLIOT]
     rest = [(label, r) for label, r in requests if r.metric.name not in ELLIOT]
-    if not rest:
+    alone = not rest
+    if alone:
         helper = replace(elliot[0][1], metric=_NUM_REL, k=None, options=(), aggregate=None)
         rest = [(f"{INTERNAL}num_rel", helper)]
-    values = build_elliot_plan(table, elliot, qrels, interactions, options)
+    values = build_elliot_plan(table, elliot, qrels, interactions, options, alone=alone)
     base = build_offline_plan(table, rest, qrels, options, queries, interactions, warn=warn)
     labels = [label for label, _ in requests]
     helpers = {f"{INTERNAL}num_rel"}

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError, MetricParameterError
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, id_kind, require_columns
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -109,9 +109,13 @@ def build_elliot_plan(
     qrels: pl.LazyFrame | None,
     interactions: pl.LazyFrame,
     options: EvalOptions,
+    *,
+    alone: bool = True,
 ) -> pl.LazyFrame:
     """One row per ``by`` group (the ``by`` keys of the run, then one column per label)
-    of Elliot's metrics in ``requests``; see the module docstring.
+    of Elliot's metrics in ``requests``; see the module docstring. ``alone``: no other
+    metric of the call reads the ranking plan's options (``depth``, ``judged_only``,
+    ``unjudged``, ``unretrieved``, out of core), which Elliot's do not read: refused.
 
     Examples
     --------
@@ -140,6 +144,15 @@ def build_elliot_plan(
             f"metric {requests[0][0]!r} reads the test interactions as judgments: pass "
             "them as qrels=... (a judged run has no test items the list missed)"
         )
+    if alone:  # an option of the ranking plan that no metric asked for would read
+        for name in _NOT_READ:
+            if name in options.given():
+                raise InvalidValueError(
+                    f"{name}={getattr(options, name)!r} is not read by Elliot's metrics "
+                    f"({', '.join(repr(label) for label, _ in requests)}): they read each "
+                    "user's top k of the recommendations as given, over the users of the "
+                    f"recommendations; drop {name}="
+                )
     user, item = options.query_id, options.doc_id
     run_names = run.collect_schema().names()
     by = [k for k in options.by_keys if k in run_names]
@@ -274,6 +287,17 @@ def _disparity(value: str, reo: bool) -> pl.Expr:
 
 
 _HEADED = frozenset({"pop_rsp", "pop_reo", "aclt"})
+#: The offline route's options that Elliot's metrics do not read.
+_NOT_READ = (
+    "depth",
+    "judged_only",
+    "unjudged",
+    "unretrieved",
+    "buckets",
+    "spill_dir",
+    "memory_limit",
+    "partitioned_by",
+)
 
 
 def _order_columns(names: list[str], options: EvalOptions) -> list[str]:
