@@ -18,7 +18,9 @@ One lazy query, nothing collected:
    PopRSP's and PopREO's denominators, the group items a user did not interact with,
    are ``|U_g| x |SH|`` less the user's training pairs in the head (a semi-join of the
    interactions on the users), and the relevant test items outside the user's
-   training pairs (an anti-join).
+   training pairs (an anti-join). EPC's and EFD's float sums are exact fixed-point
+   sums (:func:`~polars_irmetrics.metrics.scope.fixed_sum`): the same bits in any
+   row order; the other metrics add whole counts.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricPa
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, id_kind, require_columns
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import fixed_sum
 
 __all__ = ["build_elliot_plan"]
 
@@ -224,10 +227,13 @@ def build_elliot_plan(
             else:  # an item the training data lacks counts as the least popular one
                 floor = -(pl.col(_MIN) / pl.col(_TOTAL)).log(2)
                 novelty = (-(pl.col(_POP) / pl.col(_TOTAL)).log(2)).fill_null(floor)
-            gain = (disc * rel.cast(pl.Float64) * novelty).filter(top).sum()
-            norm = disc.filter(top).sum()
+            # exact sums (fixed point): the same bits in any row order, as elsewhere
+            gain = fixed_sum(pl.when(top & rel).then(disc * novelty))
+            norm = fixed_sum(pl.when(top).then(disc))
             user_aggs.append(pl.when(norm > 0).then(gain / norm).otherwise(gain).alias(value))
-            finals.append(pl.col(value).fill_null(0.0).filter(has).mean().alias(label))
+            users_with = has.sum()
+            mean = fixed_sum(pl.when(has).then(pl.col(value))) / users_with.cast(pl.Float64)
+            finals.append(pl.when(users_with > 0).then(mean).alias(label))
             continue
         ratio = _ratio(request)
         head = pl.col(_head(ratio))
