@@ -9,7 +9,9 @@ One lazy query, nothing collected:
    per item (its training users ``n_i``), ``T`` their sum and ``|U|`` the distinct
    training users. The short head of each ``pop_ratio`` is a cumulative sum over the
    items sorted by ``n_i`` descending (the item id ascending among ties): an item is in
-   it when those before hold less than ``pop_ratio x T``.
+   it when those before hold less than ``pop_ratio x T``. The popularity is that of the
+   whole interactions table, the same for every ``by`` group (as Elliot's training set
+   is one for every recommender it compares).
 2. **Top k**: each user's position (by rank, or by score descending with ties broken
    by the item id descending compared as text, as :func:`~polars_irmetrics.evaluate`
    orders), the rows at positions ``<= k`` with their item's popularity, head flag
