@@ -14,6 +14,8 @@ import importlib.util
 import json
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -295,3 +297,22 @@ def test_ranks_are_positions_as_everywhere_in_evaluate(evaluate: Any) -> None:
     assert got["epc@1"][0] == 0.0  # nothing at rank 1: the user still counts, with 0
     # T = 3; head of 0.8 (limit 2.4): 10 (before 0), 11 (before 2 < 2.4): no tail
     assert got["aclt@3"][0] == 0.0
+
+
+def test_the_cli_computes_them(tmp_path: Path) -> None:
+    reco, qrels, train = _tables(ELLIOT.WORKED)
+    paths = {name: tmp_path / f"{name}.parquet" for name in ("run", "qrels", "train")}
+    for name, frame in zip(paths, (reco, qrels, train), strict=True):
+        frame.write_parquet(paths[name])
+    command = [sys.executable, "-m", "polars_irmetrics", "evaluate", str(paths["run"])]
+    command += ["--qrels", str(paths["qrels"]), "--interactions", str(paths["train"])]
+    command += ["-m", "aclt@3", "-m", "pop_rsp@3", "--format", "json"]
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    row = json.loads(done.stdout)[0]
+    assert (row["aclt@3"], row["pop_rsp@3"]) == (0.5, 0.6)  # the worked example's
