@@ -316,3 +316,26 @@ def test_the_cli_computes_them(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     row = json.loads(done.stdout)[0]
     assert (row["aclt@3"], row["pop_rsp@3"]) == (0.5, 0.6)  # the worked example's
+
+
+@pytest.mark.parametrize("case", [6, 7, 8])
+def test_string_ids_equal_elliot(frame_kind: str, case: int) -> None:
+    # the short head's ties go by the id ascending, as text for text ids ("10" < "9"),
+    # as Elliot's sorted item list of text ids would
+    data = CASES[case]
+    text = {
+        "reco": [[str(u), str(i), s] for u, i, s in data["reco"]],
+        "test": [[str(u), str(i), r] for u, i, r in data["test"]],
+        "train": [[str(u), str(i)] for u, i in data["train"]],
+    }
+    schema = {"query_id": pl.String, "doc_id": pl.String}
+    reco = pl.DataFrame(text["reco"], schema={**schema, "score": pl.Float64}, orient="row")
+    qrels = pl.DataFrame(text["test"], schema={**schema, "relevance": pl.Int64}, orient="row")
+    train = pl.DataFrame(text["train"], schema=schema, orient="row")
+    labels = [_label(name, 5, 0.5) for name in NAMES]
+    kind = (lambda f: f.lazy()) if frame_kind == "LazyFrame" else (lambda f: f)
+    out = irm.evaluate(kind(reco), labels, qrels=kind(qrels), interactions=kind(train))
+    row = (out.collect() if isinstance(out, pl.LazyFrame) else out).row(0, named=True)
+    theirs = ELLIOT.elliot_values(text, 5, 0.5)
+    for name in NAMES:
+        assert _same(row[_label(name, 5, 0.5)], theirs[name]), name
