@@ -172,3 +172,16 @@ def test_knn_decode_benchmark_runs(tmp_path: Path) -> None:
     assert (tmp_path / "decode_3000_8.parquet").is_file()
     assert "pyarrow ParquetFile.iter_batches: " in done.stdout
     assert "irm.knn's path reader (pyarrow, checked blocks): " in done.stdout
+
+
+def test_recsys42_benchmark_runs(tmp_path: Path) -> None:
+    out = tmp_path / "results.md"
+    done = _py(
+        BENCH / "recsys42.py",
+        *("--rows", "5K", "--users", 100, "--items", 1000, "--out", out),
+    )
+    assert "ndcg@10 alone: " in done.stdout
+    text = out.read_text()
+    assert "| rows | users | items | metrics |" in text
+    # Elliot's metrics are in this registry: measured, never skipped
+    assert "pop_rsp@10, pop_reo@10, aclt@10" in text

@@ -208,6 +208,12 @@ CHECKED: list[tuple[str, str]] = [
         "metric 'ee_loss(patience=1)': patience must be a number strictly between 0 and 1 "
         "(expeval's -p), got 1",
     ),
+    (
+        "pop_rsp(pop_ratio=1.5)@10",
+        "metric 'pop_rsp(pop_ratio=1.5)@10': pop_ratio must be a number between 0 and 1 "
+        "(exclusive), the share of training interactions held by the short head, got 1.5, "
+        "e.g. pop_ratio=0.8 (Elliot's default)",
+    ),
 ]
 
 

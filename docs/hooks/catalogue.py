@@ -20,6 +20,7 @@ from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.door.online import evaluate_online
 from polars_irmetrics.door.recsys import beyond_accuracy
 from polars_irmetrics.errors import IrmError, MetricParameterError
+from polars_irmetrics.metrics.elliot import ELLIOT
 from polars_irmetrics.metrics.prediction import BINARY_METRICS, PROBABILITY_METRICS
 from polars_irmetrics.metrics.registry import EMPTY_TARGET_ACTIONS, list_metrics, parse_metric
 from polars_irmetrics.metrics.spec import AGGREGATES, Metric, Route
@@ -344,17 +345,21 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
     if nearest:
         values |= evaluate(EXAMPLE_APPROX, nearest, neighbors=EXAMPLE_EXACT).row(0, named=True)
     values |= _ope_values(metrics)
+    history = EXAMPLE_HISTORY.rename({"user_id": "query_id", "item_id": "doc_id"})
     catalogued = [  # RecTools' classification metrics: the catalogue from the history
-        example_name(m) for m in metrics if m.route == "offline" and "interactions" in m.reads
+        example_name(m)
+        for m in metrics
+        if m.route == "offline" and "interactions" in m.reads and m.name not in ELLIOT
     ]
     if catalogued:
         values |= evaluate(
-            EXAMPLE_RUN,
-            catalogued,
-            qrels=EXAMPLE_QRELS,
-            interactions=EXAMPLE_HISTORY.rename({"user_id": "query_id", "item_id": "doc_id"}),
-            per_query=True,
+            EXAMPLE_RUN, catalogued, qrels=EXAMPLE_QRELS, interactions=history, per_query=True
         ).row(0, named=True)
+    elliot = [example_name(m) for m in metrics if m.name in ELLIOT]  # whole-table values
+    if elliot:
+        values |= evaluate(EXAMPLE_RUN, elliot, qrels=EXAMPLE_QRELS, interactions=history).row(
+            0, named=True
+        )
     similar = [example_name(m) for m in metrics if m.route == "reference"]
     if similar:
         values |= evaluate(

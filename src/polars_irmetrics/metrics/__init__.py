@@ -61,6 +61,7 @@ from __future__ import annotations
 from polars_irmetrics.metrics.agreement import AGREEMENT_METRICS
 from polars_irmetrics.metrics.beyond import BEYOND_METRICS
 from polars_irmetrics.metrics.core import CORE_METRICS
+from polars_irmetrics.metrics.elliot import ELLIOT_METRICS
 from polars_irmetrics.metrics.fairness import FAIRNESS_METRICS
 from polars_irmetrics.metrics.listwise import LISTWISE_METRICS
 from polars_irmetrics.metrics.neighbors import NEIGHBOR_METRICS
@@ -93,4 +94,5 @@ METRICS: tuple[Metric, ...] = (
     *LISTWISE_METRICS,
     *PROPENSITY_METRICS,
     *FAIRNESS_METRICS,
+    *ELLIOT_METRICS,
 )

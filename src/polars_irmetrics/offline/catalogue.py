@@ -16,6 +16,7 @@ import polars as pl
 from polars_irmetrics.ground.debias import debiased
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.metrics.elliot import ELLIOT
 from polars_irmetrics.metrics.rectools import (
     CATALOGUE_FORMULAS,
     COVERED_USERS,
@@ -23,6 +24,7 @@ from polars_irmetrics.metrics.rectools import (
     kotkov_gain,
 )
 from polars_irmetrics.metrics.registry import MetricRequest, get_metric, means
+from polars_irmetrics.offline.elliot import build_elliot_plan
 from polars_irmetrics.offline.plan import build_plan
 
 __all__ = ["build_offline_plan"]
@@ -56,6 +58,9 @@ def build_offline_plan(
     ``covered_users@k`` reads whether the run ranks a document of the query at or above
     ``k``, unjudged ones too, which the judged rows of the per-query plan do not show:
     a group-by of the run, joined on the query keys."""
+    elliot = [(label, r) for label, r in requests if r.metric.name in ELLIOT]
+    if elliot and interactions is not None:  # debias= applies inside, once per plan
+        return _with_elliot(table, requests, qrels, options, queries, interactions, warn=warn)
     if options.debias is not None and qrels is not None:  # RecTools' DebiasConfig
         qrels = debiased(qrels, options.debias, options.query_id, options.doc_id)
     wanted = [(label, r) for label, r in requests if _special(r)]
@@ -196,6 +201,42 @@ def _max_rank(
         .group_by(on)
         .agg(last.cast(pl.Float64).alias(_MAX_RANK))
     )
+
+
+def _with_elliot(
+    table: pl.LazyFrame,
+    requests: Requests,
+    qrels: pl.LazyFrame | None,
+    options: EvalOptions,
+    queries: pl.LazyFrame | None,
+    interactions: pl.LazyFrame,
+    *,
+    warn: bool,
+) -> pl.LazyFrame:
+    """The offline plan of the other metrics (which checks the run and judgments as
+    always; a helper ``num_rel`` where Elliot's are all that was asked for) beside
+    Elliot's (:func:`~polars_irmetrics.offline.elliot.build_elliot_plan`), joined on
+    the ``by`` keys (side by side without them)."""
+    elliot = [(label, r) for label, r in requests if r.metric.name in ELLIOT]
+    rest = [(label, r) for label, r in requests if r.metric.name not in ELLIOT]
+    alone = not rest
+    if alone:
+        helper = replace(elliot[0][1], metric=_NUM_REL, k=None, options=(), aggregate=None)
+        rest = [(f"{INTERNAL}num_rel", helper)]
+    judged = qrels
+    if options.debias is not None and qrels is not None:  # as the other metrics read them
+        judged = debiased(qrels, options.debias, options.query_id, options.doc_id)
+    values = build_elliot_plan(table, elliot, judged, interactions, options, alone=alone)
+    base = build_offline_plan(table, rest, qrels, options, queries, interactions, warn=warn)
+    labels = [label for label, _ in requests]
+    helpers = {f"{INTERNAL}num_rel"}
+    by = [c for c in values.collect_schema().names() if c not in labels]
+    keys = [c for c in base.collect_schema().names() if c not in labels and c not in helpers]
+    if by:
+        both = base.join(values, on=by, how="left", nulls_equal=True, maintain_order="left")
+    else:
+        both = pl.concat([base, values], how="horizontal")
+    return both.select(*keys, *labels)
 
 
 def _covered(

@@ -1,0 +1,218 @@
+"""Issue 42's measurement: every recommender metric in one plan against ``ndcg@10`` alone.
+
+    python benchmarks/recsys42.py                      # 1M rows, 10,000 users
+    python benchmarks/recsys42.py --rows 10M --users 100000 --items 1000000
+
+Random recommendations (``--rows`` rows: ``--users`` users with ``rows / users``
+distinct items each, ranked 1..n; items drawn with a power-law popularity from
+``--items``, ``numpy.random.default_rng(SEED)``), test interactions (``qrels=``: a
+few items per user, some of them in the user's list), a training history
+(``interactions=``, the same popularity) and groups for every item (``groups=``,
+``doc_id -> group``, passed where :func:`polars_irmetrics.evaluate` takes it).
+
+The wanted metrics (:data:`WANTED`: RecTools', RePlay's, cornac's, Elliot's, the
+fairness-of-exposure ones and the beyond-accuracy ones) are parsed against the current
+registry: a name that does not parse yet, or that reads a table this script does not
+build, is printed as skipped. The rest go into one ``irm.evaluate`` call (one lazy
+plan); its time is compared with ``irm.evaluate(run, ['ndcg@10'], qrels=...)`` on the
+same tables. Best of ``--repeat``; the table goes to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import platform
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import IrmError, IrmWarning
+from polars_irmetrics.metrics.registry import parse_metric
+from polars_irmetrics.metrics.requests import INPUTS
+
+SEED = 20261128
+DEFAULT_OUT = Path(__file__).with_name("results_recsys42.md")
+
+#: The recommender metrics issue 42 names, and the ones the library had before it.
+WANTED: tuple[str, ...] = (
+    # accuracy over recommendations
+    "precision@10", "recall@10", "map@10", "mrr@10", "hit_rate@10",
+    # RecTools
+    "f1_beta@10", "reco_accuracy@10", "mcc@10", "partial_auc@10", "pap@10",
+    "covered_users@10", "sufficient_reco@10", "unrepeated_reco@10", "intersection@10",
+    "serendipity(kind='kotkov')@10",
+    # RePlay, cornac
+    "surprisal@10", "unexpectedness@10", "categorical_diversity@10",
+    "novelty(kind='replay')@10", "roc_auc@10", "ncrr@10",
+    # Elliot
+    "pop_rsp@10", "pop_reo@10", "aclt@10", "item_mad@10", "user_mad@10", "epc@10", "efd@10",
+    # fairness of exposure
+    "ee_loss", "ee_disparity", "ee_relevance", "awrf@10", "awrf_ndcg@10",
+    "rnd@10", "rkl@10", "rrd@10",
+    # beyond accuracy (Microsoft Recommenders' and the popularity-bias ones)
+    "catalog_coverage@10", "distributional_coverage@10", "gini_index@10", "novelty@10",
+    "average_popularity@10", "long_tail_share@10",
+)  # fmt: skip
+
+#: The tables this script builds, by the keyword :func:`irm.evaluate` takes them with.
+BUILT = ("qrels", "interactions", "groups")
+
+
+def count(text: str) -> int:
+    """``10M``, ``1M``, ``500K`` or a plain number."""
+    scale = {"K": 1_000, "M": 1_000_000}.get(text[-1:].upper(), 1)
+    return int(float(text[:-1] if scale > 1 else text) * scale)
+
+
+def _popular(rng: np.random.Generator, n: int, items: int) -> np.ndarray:
+    """``n`` item ids with a power-law popularity over ``items`` ids."""
+    return np.minimum((rng.pareto(1.2, n) * items / 50).astype(np.int64), items - 1)
+
+
+def tables(rows: int, users: int, items: int) -> dict[str, pl.DataFrame]:
+    rng = np.random.default_rng(SEED)
+    per_user = max(rows // users, 1)
+    draw = rng.permutation(items)[_popular(rng, int(rows * 2.0), items)]
+    user = np.repeat(np.arange(users, dtype=np.int64), -(-int(rows * 2.0) // users))
+    run = (
+        pl.DataFrame({"query_id": user[: len(draw)], "doc_id": draw})
+        .unique(["query_id", "doc_id"], keep="first", maintain_order=True)
+        .with_columns(rank=pl.int_range(1, pl.len() + 1).over("query_id"))
+        .filter(pl.col("rank") <= per_user)
+    )
+    hits = run.filter(pl.col("rank") <= 30).sample(fraction=0.03, seed=SEED)
+    extra = pl.DataFrame(
+        {
+            "query_id": rng.integers(0, users, users * 3),
+            "doc_id": rng.permutation(items)[_popular(rng, users * 3, items)],
+        }
+    )
+    qrels = (
+        pl.concat([hits.select("query_id", "doc_id"), extra])
+        .unique(["query_id", "doc_id"])
+        .with_columns(relevance=pl.lit(1, pl.Int64))
+    )
+    train = pl.DataFrame(
+        {
+            "query_id": rng.integers(0, users, users * 20),
+            "doc_id": rng.permutation(items)[_popular(rng, users * 20, items)],
+        }
+    )
+    groups = pl.DataFrame(
+        {"doc_id": np.arange(items, dtype=np.int64), "group": np.arange(items) % 5}
+    )
+    return {"run": run, "qrels": qrels, "interactions": train, "groups": groups}
+
+
+def plan_metrics(wanted: tuple[str, ...]) -> tuple[list[str], dict[str, str], set[str]]:
+    """The metrics that parse and read only built tables; the skipped with why; the
+    keywords the kept ones read."""
+    takes = set(inspect.signature(irm.evaluate).parameters)
+    kept: list[str] = []
+    skipped: dict[str, str] = {}
+    keywords: set[str] = {"qrels"}
+    for name in wanted:
+        try:
+            metric = parse_metric(name).metric
+        except IrmError:
+            skipped[name] = "not yet built: does not parse in this registry"
+            continue
+        needs = {INPUTS[r][1] for r in metric.reads if r in INPUTS} - {"qrels"}
+        missing = sorted(n for n in needs if n not in BUILT or n not in takes)
+        if missing:
+            skipped[name] = f"reads {', '.join(m + '=' for m in missing)} (not built here)"
+            continue
+        kept.append(name)
+        keywords |= needs
+    return kept, skipped, keywords
+
+
+def best(run: pl.DataFrame, metrics: list[str], repeat: int, **kw: Any) -> tuple[float, Any]:
+    times, out = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = irm.evaluate(run.lazy(), metrics, **kw).collect()
+        times.append(time.perf_counter() - start)
+    return min(times), out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rows", type=count, default=count("1M"))
+    parser.add_argument("--users", type=count, default=10_000)
+    parser.add_argument("--items", type=count, default=100_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--only", nargs="*", help="measure these metrics instead of WANTED")
+    args = parser.parse_args(argv)
+
+    start = time.perf_counter()
+    data = tables(args.rows, args.users, args.items)
+    run = data["run"]
+    print(
+        f"tables: run {len(run):,} rows, qrels {len(data['qrels']):,}, interactions "
+        f"{len(data['interactions']):,}, groups {len(data['groups']):,} "
+        f"({time.perf_counter() - start:.1f} s)"
+    )
+    kept, skipped, keywords = plan_metrics(tuple(args.only) if args.only else WANTED)
+    for name, why in skipped.items():
+        print(f"skipped {name}: {why}")
+    kw: dict[str, Any] = {k: data[k].lazy() for k in sorted(keywords)}
+    if any(parse_metric(name).metric.route == "recsys" for name in kept):
+        kw["unseen_items"] = "drop"  # recommended items the training data lacks
+    with warnings.catch_warnings():  # warm up (the first call's imports), a tiny run
+        warnings.simplefilter("ignore", IrmWarning)
+        best(run.head(1000), ["ndcg@10", *kept], 1, **kw)
+    t_ndcg, _ = best(run, ["ndcg@10"], args.repeat, qrels=data["qrels"].lazy())
+    print(f"ndcg@10 alone: {t_ndcg:.2f} s")
+    t_all, values = best(run, ["ndcg@10", *kept], args.repeat, **kw)
+    ratio = t_all / t_ndcg
+    print(f"{len(kept) + 1} metrics in one plan: {t_all:.2f} s, {ratio:.2f}x ndcg@10 alone")
+    print(values)
+    # the rows of other sizes measured before stay in the table
+    mine = f"| {len(run):,} | {args.users:,} | {args.items:,} |"
+    earlier = [
+        line
+        for line in (args.out.read_text().splitlines() if args.out.is_file() else [])
+        if line[:3].strip("| ").isdigit() and not line.startswith(mine)
+    ]
+    lines = [
+        "# Issue 42: the recommender metrics in one plan against ndcg@10 alone",
+        "",
+        "`python benchmarks/recsys42.py --rows ROWS --users USERS --items ITEMS`, one row "
+        f"per size (the last: --repeat {args.repeat}); polars {pl.__version__}, "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, shared with "
+        "other busy processes (compare the ratio, not the times). Seconds, best of the "
+        "repeats, each a lazy plan collected.",
+        "",
+        "| rows | users | items | metrics | ndcg@10 alone (s) | all in one plan (s) | ratio |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+        *sorted(
+            [
+                *earlier,
+                f"| {len(run):,} | {args.users:,} | {args.items:,} | {len(kept) + 1} | "
+                f"{t_ndcg:.2f} | {t_all:.2f} | {ratio:.2f}x |",
+            ],
+            key=lambda line: int(line.split("|")[1].replace(",", "")),
+        ),
+        "",
+        f"Measured: {', '.join(['ndcg@10', *kept])}.",
+        "",
+        "Skipped (not in this registry when it ran, or reading a table not built here):",
+        "",
+        *(f"- {n}: {why}" for n, why in skipped.items()),
+    ]
+    args.out.write_text("\n".join(lines) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,312 @@
+"""The plan of Elliot's popularity-bias and novelty metrics
+(:mod:`polars_irmetrics.metrics.elliot`): ``pop_rsp``, ``pop_reo``, ``aclt``, ``epc``,
+``efd``, from the run (users as queries, items as documents), the judgments (the test
+interactions) and the training interactions.
+
+One lazy query, nothing collected:
+
+1. **Popularity**: the distinct (user, item) pairs of the interactions, one group-by
+   per item (its training users ``n_i``), ``T`` their sum and ``|U|`` the distinct
+   training users. The short head of each ``pop_ratio`` is a cumulative sum over the
+   items sorted by ``n_i`` descending (the item id ascending among ties): an item is in
+   it when those before hold less than ``pop_ratio x T``. The popularity is that of the
+   whole interactions table, the same for every ``by`` group (as Elliot's training set
+   is one for every recommender it compares).
+2. **Top k**: each user's position (by rank, or by score descending with ties broken
+   by the item id descending compared as text, as :func:`~polars_irmetrics.evaluate`
+   orders), the rows at positions ``<= k`` with their item's popularity, head flag
+   and whether the judgments hold them relevant (left joins).
+3. **Per user** then **per ``by`` group**: the counts and sums each formula needs.
+   PopRSP's and PopREO's denominators, the group items a user did not interact with,
+   are ``|U_g| x |SH|`` less the user's training pairs in the head (a semi-join of the
+   interactions on the users), and the relevant test items outside the user's
+   training pairs (an anti-join). EPC's and EFD's float sums are exact fixed-point
+   sums (:func:`~polars_irmetrics.metrics.scope.fixed_sum`): the same bits in any
+   row order; the other metrics add whole counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL, id_kind, require_columns
+from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import fixed_sum
+
+__all__ = ["build_elliot_plan"]
+
+Requests = Sequence[tuple[str, MetricRequest]]
+
+_POS = f"{INTERNAL}elliot_pos"
+_POP = f"{INTERNAL}elliot_pop"
+_TOTAL = f"{INTERNAL}elliot_total"
+_USERS = f"{INTERNAL}elliot_users"
+_MIN = f"{INTERNAL}elliot_min"
+_REL = f"{INTERNAL}elliot_rel"
+_HAS_REL = f"{INTERNAL}elliot_has_rel"
+_BEFORE = f"{INTERNAL}elliot_before"
+_ONE = f"{INTERNAL}elliot_one"
+
+
+def _head(ratio: float) -> str:
+    return f"{INTERNAL}elliot_head_{ratio!r}"
+
+
+def _ratio(request: MetricRequest) -> float:
+    return request.params(1.0).number("pop_ratio")
+
+
+def _cut(request: MetricRequest) -> int:
+    if request.k is None:  # pragma: no cover - the parser requires the cutoff
+        raise MetricParameterError(f"metric {request.metric.name!r} needs a cutoff")
+    return request.k
+
+
+def _checked_interactions(
+    interactions: pl.LazyFrame, run: pl.LazyFrame, user: str, item: str
+) -> pl.LazyFrame:
+    """The interactions' (user, item) columns in the run's id dtypes."""
+    schema, run_schema = interactions.collect_schema(), run.collect_schema()
+    require_columns(
+        schema,
+        [user, item],
+        "interactions",
+        "the interactions need the run's user (query) and item (document) id columns",
+    )
+    casts = []
+    for column in (user, item):
+        kind = id_kind(schema, column, "interactions")
+        theirs = id_kind(run_schema, column, "run")
+        if kind != theirs:
+            raise ColumnTypeError(
+                f"column {column!r} holds {kind}s in the interactions ({schema[column]}) "
+                f"but {theirs}s in the run ({run_schema[column]}); cast one side, e.g. "
+                f"pl.col({column!r}).cast(pl.String) on both"
+            )
+        target = pl.String() if kind == "string" else pl.Int64()
+        casts.append(pl.col(column).cast(target, strict=False))
+    return interactions.select(casts)
+
+
+def _positions(run: pl.LazyFrame, keys: list[str], options: EvalOptions) -> pl.LazyFrame:
+    """The run with each row's position in its user's list (1 = top). By rank, the
+    position is the rank, as everywhere in :func:`~polars_irmetrics.evaluate` (Elliot's
+    list index plus one when the ranks run 1, 2, 3...; ranks 2, 4, 6 keep one row in the
+    top 3). By score: descending, ties broken by the item id descending compared as
+    text, as :func:`~polars_irmetrics.evaluate` orders."""
+    names = run.collect_schema().names()
+    if options.order == "rank" or (options.order == "auto" and options.rank in names):
+        return run.with_columns(pl.col(options.rank).cast(pl.Int64, strict=False).alias(_POS))
+    doc = pl.col(options.doc_id).cast(pl.String)
+    ranked = run.sort(
+        [*keys, pl.col(options.score), doc], descending=[False] * len(keys) + [True, True]
+    )
+    return ranked.with_columns((pl.int_range(pl.len()).over(keys) + 1).alias(_POS))
+
+
+def build_elliot_plan(
+    run: pl.LazyFrame,
+    requests: Requests,
+    qrels: pl.LazyFrame | None,
+    interactions: pl.LazyFrame,
+    options: EvalOptions,
+    *,
+    alone: bool = True,
+) -> pl.LazyFrame:
+    """One row per ``by`` group (the ``by`` keys of the run, then one column per label)
+    of Elliot's metrics in ``requests``; see the module docstring. ``alone``: no other
+    metric of the call reads the ranking plan's options (``depth``, ``judged_only``,
+    ``unjudged``, ``unretrieved``, out of core), which Elliot's do not read: refused.
+
+    Examples
+    --------
+    An item the training data lacks (``c``) is in neither the short head nor the long
+    tail: ACLT does not count it, and EFD scores it as the least popular item.
+
+    >>> import polars as pl
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> from polars_irmetrics.metrics.registry import parse_metric
+    >>> run = pl.LazyFrame({"query_id": ["u"] * 2, "doc_id": ["b", "c"], "rank": [1, 2]})
+    >>> test = pl.LazyFrame({"query_id": ["u"], "doc_id": ["c"], "relevance": [1]})
+    >>> train = pl.LazyFrame({"query_id": ["u", "v", "v"], "doc_id": ["a", "a", "b"]})
+    >>> names = ["aclt(pop_ratio=0.5)@2", "efd@2"]  # T = 3; the head: a (2 of 3 pairs)
+    >>> wanted = [(name, parse_metric(name)) for name in names]
+    >>> plan = build_elliot_plan(run, wanted, test, train, EvalOptions.build())
+    >>> plan.collect().rows()  # b is the tail; c (rank 2): -log2(1/3) / log2(3) / 1.63
+    [(1.0, 0.6131...)]
+    """
+    if options.per_query:
+        raise MetricParameterError(
+            f"metric {requests[0][0]!r} (Elliot's) describes the whole recommendation "
+            "table against the training popularity: evaluate it with per_query=False"
+        )
+    if qrels is None:
+        raise MetricParameterError(
+            f"metric {requests[0][0]!r} reads the test interactions as judgments: pass "
+            "them as qrels=... (a judged run has no test items the list missed)"
+        )
+    if alone:  # an option of the ranking plan that no metric asked for would read
+        for name in _NOT_READ:
+            if name in options.given():
+                raise InvalidValueError(
+                    f"{name}={getattr(options, name)!r} is not read by Elliot's metrics "
+                    f"({', '.join(repr(label) for label, _ in requests)}): they read each "
+                    "user's top k of the recommendations as given, over the users of the "
+                    f"recommendations; drop {name}="
+                )
+    user, item = options.query_id, options.doc_id
+    run_names = run.collect_schema().names()
+    by = [k for k in options.by_keys if k in run_names]
+    keys = [*by, user]
+    target = {
+        c: (pl.String() if id_kind(run.collect_schema(), c, "run") == "string" else pl.Int64())
+        for c in (user, item)
+    }
+    run = run.with_columns(pl.col(c).cast(t, strict=False) for c, t in target.items())
+    qrels_names = qrels.collect_schema().names()
+    q_keys = [k for k in keys if k in qrels_names]
+    judged = qrels.with_columns(pl.col(c).cast(t, strict=False) for c, t in target.items())
+    relevant = (
+        judged.filter(pl.col(options.relevance) >= float(options.relevance_level))
+        .select(*q_keys, item)
+        .unique()
+    )
+    train = _checked_interactions(interactions, run, user, item).unique()
+
+    # 1. popularity and the short heads
+    ratios = sorted({_ratio(r) for _, r in requests if r.metric.name in _HEADED})
+    counts = train.group_by(item).agg(pl.len().cast(pl.Float64).alias(_POP))
+    totals = train.select(
+        pl.len().cast(pl.Float64).alias(_TOTAL),
+        pl.col(user).n_unique().cast(pl.Float64).alias(_USERS),
+    )
+    pop = (
+        counts.sort([_POP, item], descending=[True, False])
+        .with_columns((pl.col(_POP).cum_sum() - pl.col(_POP)).alias(_BEFORE))
+        .join(totals, how="cross")
+        .with_columns((pl.col(_BEFORE) < r * pl.col(_TOTAL)).alias(_head(r)) for r in ratios)
+        .select(item, _POP, *(_head(r) for r in ratios))
+    )
+    scalars = totals.join(counts.select(pl.col(_POP).min().alias(_MIN)), how="cross")
+
+    # 2. the top k of each user, and the users
+    cutoffs = sorted({_cut(r) for _, r in requests})
+    ranked = _positions(
+        run.select(*keys, item, *_order_columns(run_names, options)), keys, options
+    )
+    rows = (
+        ranked.filter(pl.col(_POS) <= max(cutoffs))
+        .select(*keys, item, _POS)
+        .join(pop, on=item, how="left")
+        .join(scalars, how="cross")
+        .join(relevant.with_columns(pl.lit(True).alias(_REL)), on=[*q_keys, item], how="left")
+        .with_columns(pl.col(_REL).fill_null(False))
+    )
+    users = run.select(keys).unique()  # a user with no row within k counts too
+    has_rel = relevant.select(q_keys).unique().with_columns(pl.lit(True).alias(_HAS_REL))
+    users = users.join(has_rel, on=q_keys, how="left").with_columns(
+        pl.col(_HAS_REL).fill_null(False)
+    )
+
+    # 3. per user (the users of the run), then per group
+    user_aggs: list[pl.Expr] = []
+    finals: list[pl.Expr] = []
+    train_heads: list[pl.Expr] = []
+    fresh_heads: list[pl.Expr] = []
+    sizes: list[pl.Expr] = []
+    for label, request in requests:
+        name, k = request.metric.name, _cut(request)
+        top, rel, has = pl.col(_POS) <= k, pl.col(_REL), pl.col(_HAS_REL)
+        value = f"{label}{_ONE}"
+        if name in ("epc", "efd"):
+            disc = 1.0 / (pl.col(_POS).cast(pl.Float64) + 1.0).log(2)
+            if name == "epc":
+                novelty = (1.0 - pl.col(_POP) / pl.col(_USERS)).fill_null(1.0)
+            else:  # an item the training data lacks counts as the least popular one
+                floor = -(pl.col(_MIN) / pl.col(_TOTAL)).log(2)
+                novelty = (-(pl.col(_POP) / pl.col(_TOTAL)).log(2)).fill_null(floor)
+            # exact sums (fixed point): the same bits in any row order, as elsewhere
+            gain = fixed_sum(pl.when(top & rel).then(disc * novelty))
+            norm = fixed_sum(pl.when(top).then(disc))
+            user_aggs.append(pl.when(norm > 0).then(gain / norm).otherwise(gain).alias(value))
+            users_with = has.sum()
+            mean = fixed_sum(pl.when(has).then(pl.col(value))) / users_with.cast(pl.Float64)
+            finals.append(pl.when(users_with > 0).then(mean).alias(label))
+            continue
+        ratio = _ratio(request)
+        head = pl.col(_head(ratio))
+        tail = ~head  # an item the training data lacks (null) is in neither
+        if name == "aclt":
+            user_aggs.append((top & tail).sum().cast(pl.Float64).alias(value))
+            finals.append(pl.col(value).fill_null(0.0).mean().alias(label))
+            continue
+        reo = name == "pop_reo"
+        hit = (top & rel) if reo else top
+        user_aggs.append((hit & head).sum().cast(pl.Float64).alias(f"{value}h"))
+        user_aggs.append((hit & tail).sum().cast(pl.Float64).alias(f"{value}t"))
+        if reo:  # the relevant test items outside the user's training pairs
+            fresh_heads.append(head.sum().cast(pl.Float64).alias(f"{value}dh"))
+            fresh_heads.append(tail.sum().cast(pl.Float64).alias(f"{value}dt"))
+        else:  # the head and tail less the user's training pairs
+            train_heads.append(head.sum().cast(pl.Float64).alias(f"{value}th"))
+            train_heads.append(tail.sum().cast(pl.Float64).alias(f"{value}tt"))
+            sizes.append(head.sum().cast(pl.Float64).alias(f"{value}sh"))
+            sizes.append(tail.sum().cast(pl.Float64).alias(f"{value}st"))
+        finals.append(_disparity(value, reo).alias(label))
+    per_user = users.join(
+        rows.group_by(keys).agg(user_aggs), on=keys, how="left", nulls_equal=True
+    )
+    if train_heads:
+        in_head = train.join(pop, on=item, how="inner").group_by(user).agg(train_heads)
+        per_user = per_user.join(in_head, on=user, how="left").join(pop.select(sizes), how="cross")
+    if fresh_heads:
+        fresh = (
+            relevant.join(train, on=[user, item], how="anti")
+            .join(pop, on=item, how="left")
+            .group_by(q_keys)
+            .agg(fresh_heads)
+        )
+        per_user = per_user.join(fresh, on=q_keys, how="left", nulls_equal=True)
+    if by:
+        return per_user.group_by(by).agg(finals).sort(by)
+    return per_user.select(finals)
+
+
+def _disparity(value: str, reo: bool) -> pl.Expr:
+    """Elliot's std / mean (numpy, population) of the head's and the tail's rates."""
+    num_h = pl.col(f"{value}h").fill_null(0.0)
+    num_t = pl.col(f"{value}t").fill_null(0.0)
+    if reo:
+        has = pl.col(_HAS_REL)
+        num_h, num_t = num_h.filter(has), num_t.filter(has)
+        den_h = pl.col(f"{value}dh").fill_null(0.0).filter(has).sum()
+        den_t = pl.col(f"{value}dt").fill_null(0.0).filter(has).sum()
+    else:
+        den_h = (pl.col(f"{value}sh") - pl.col(f"{value}th").fill_null(0.0)).sum()
+        den_t = (pl.col(f"{value}st") - pl.col(f"{value}tt").fill_null(0.0)).sum()
+    a, b = num_h.sum() / den_h, num_t.sum() / den_t
+    mean = (a + b) / 2.0
+    std = (((a - mean) ** 2 + (b - mean) ** 2) / 2.0).sqrt()
+    return std / mean
+
+
+_HEADED = frozenset({"pop_rsp", "pop_reo", "aclt"})
+#: The offline route's options that Elliot's metrics do not read.
+_NOT_READ = (
+    "depth",
+    "judged_only",
+    "unjudged",
+    "unretrieved",
+    "buckets",
+    "spill_dir",
+    "memory_limit",
+    "partitioned_by",
+)
+
+
+def _order_columns(names: list[str], options: EvalOptions) -> list[str]:
+    return [c for c in (options.rank, options.score) if c in names]
