@@ -58,6 +58,9 @@ EXAMPLE_QRELS = pl.DataFrame(
     }
 )
 
+#: The groups of AWRF's worked example.
+EXAMPLE_GROUPS = pl.DataFrame({"doc_id": ["d1", "d3", "d2", "d5"], "group": ["a", "a", "b", "b"]})
+
 #: The click metrics' worked example: an impression log of two sessions. In ``s1`` the
 #: items at positions 2 and 4 are clicked (12 s and 30 s after the page was shown, dwell
 #: 5 s and 40 s; the second converts); ``s2`` is abandoned (no click).
@@ -214,7 +217,7 @@ _FAMILIES = {
     "preference": "Preference and judgment-group measures",
     "prediction": "Prediction quality (click and rating models)",
     "ope": "Off-policy estimators (logged bandit feedback)",
-    "fairness": "Fairness of exposure (expected exposure of a stochastic ranking)",
+    "fairness": "Fairness of exposure (expected exposure, AWRF)",
 }
 
 #: An example value for metrics whose "cutoff" is a real-valued parameter.
@@ -275,7 +278,8 @@ _EXAMPLE_TABLES: dict[Route, str] = {
     "neighbors": "the approximate and exact neighbours",
     "ope": "the logged feedback",
     "reference": "a run against a reference run",
-    "exposure": "the judged run (one deterministic ranking, rbp's and geometric's default p=0.5)",
+    "exposure": "the judged run (one deterministic ranking, rbp's and geometric's default "
+    "p=0.5; awrf: groups d1, d3 → a, d2, d5 → b, target a, b 1/2 each)",
 }
 
 
@@ -350,7 +354,19 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
         values |= evaluate(
             EXAMPLE_AGAINST, similar, reference=EXAMPLE_REFERENCE, per_query=True
         ).row(0, named=True)
-    exposed = [example_name(m) for m in metrics if m.route == "exposure"]
+    exposed = [
+        example_name(m) for m in metrics if m.route == "exposure" and "target" not in m.reads
+    ]
+    fair = [example_name(m) for m in metrics if "target" in m.reads]
+    if fair:  # d1, d3 in group a, d2, d5 in b, the others in none; the target 1/2 each
+        values |= evaluate(
+            EXAMPLE_RUN,
+            fair,
+            qrels=EXAMPLE_QRELS,
+            groups=EXAMPLE_GROUPS,
+            target=pl.DataFrame({"group": ["a", "b"], "target": [0.5, 0.5]}),
+            per_query=True,
+        ).row(0, named=True)
     if exposed:  # the judged run with the negative label as non-relevant
         values |= evaluate(EXAMPLE_RUN, exposed, qrels=EXAMPLE_QRELS, per_query=True).row(
             0, named=True
@@ -415,8 +431,16 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         rows.append(("Reads", ", ".join(metric.reads)))
         rows.append(("Over", "the rows of each `by` group (each query with `per_query=True`)"))
     elif metric.route == "exposure":
-        rows.append(("Relevance", "graded: relevant when label > 0; the grades order the target"))
-        rows.append(("Reads", "run (a `sample` column: a stochastic policy), judgments, groups="))
+        rows.append(
+            (
+                "Relevance",
+                "binary: relevant when label > 0 (nDCG's gain, the default target's set)"
+                if "target" in metric.reads
+                else "graded: relevant when label > 0; the grades order the target",
+            )
+        )
+        reads = "groups=, target= (optional)" if "target" in metric.reads else "groups="
+        rows.append(("Reads", f"run (a `sample` column: a stochastic policy), judgments, {reads}"))
         rows.append(("Over queries", "arithmetic mean over queries with a relevant document"))
     elif metric.route == "reference":
         rows.append(("Relevance", "none: two rankings (ties from equal scores)"))

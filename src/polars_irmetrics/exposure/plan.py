@@ -13,10 +13,16 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError, DuplicateError, InvalidValueError
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+)
+from polars_irmetrics.exposure.awrf import awrf_values, target_flags
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import check_numeric, id_kind, require_columns
-from polars_irmetrics.metrics.fairness import UTILITY
+from polars_irmetrics.metrics.fairness import AWRF_LENGTH, UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = ["build_exposure_plan"]
@@ -25,6 +31,7 @@ Requests = list[tuple[str, MetricRequest]]
 
 _S, _POS, _REL, _T, _E, _G, _BAD = "__s", "__pos", "__rel", "__t", "__e", "__g", "__bad"
 _KINDS = {"ee_disparity": "disparity", "ee_relevance": "relevance", "ee_loss": "loss"}
+_AWRF = frozenset({"awrf", "awrf_ndcg"})
 
 
 def build_exposure_plan(
@@ -33,6 +40,7 @@ def build_exposure_plan(
     groups: pl.LazyFrame | None,
     requests: Requests,
     options: EvalOptions,
+    target: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Per-query expected-exposure values (``options.per_query``), keyed by
     ``query_id``, or their means with ``num_q``; lazy, nothing collected.
@@ -77,6 +85,17 @@ def build_exposure_plan(
         group_schema = groups.collect_schema()
         require_columns(group_schema, [doc_id, "group"], "groups", "one row per (document, group)")
         _same_kind(run_schema, group_schema, doc_id, "groups")
+    fair = [(label, r) for label, r in requests if r.metric.name in _AWRF]
+    if fair and groups is None:
+        raise MetricParameterError(
+            f"metric {fair[0][0]!r} reads document groups: pass groups=... (one row per "
+            "(document, group)) to irm.evaluate"
+        )
+    if target is not None:
+        target_schema = target.collect_schema()
+        require_columns(target_schema, ["group", "target"], "target", "one row per group")
+        id_kind(target_schema, "group", "target")
+        check_numeric(target_schema, "target", "target", integer=False)
     sampled = options.sample_id in run_schema
     sample = pl.col(options.sample_id) if sampled else pl.lit(0)
     ranked = run.select(
@@ -88,7 +107,9 @@ def build_exposure_plan(
     relevant = qrels.select(
         query_id, doc_id, pl.col(options.relevance).cast(pl.Float64).alias(_REL)
     ).filter(pl.col(_REL) > 0)
-    checks = _checks(ranked, groups, query_id, doc_id, order, sampled)
+    checks = _checks(ranked, groups, query_id, doc_id, order, sampled, longest=bool(fair))
+    if target is not None:
+        checks = pl.concat([checks, target_flags(target)], how="horizontal")
     ranked = ranked.join(relevant.select(query_id).unique(), on=query_id, how="semi")
     # the relevance flag first: a join does not keep the row order the positions read
     ranked = ranked.join(
@@ -99,7 +120,10 @@ def build_exposure_plan(
         descending=[False, False, not use_rank, True],
     ).with_columns(pl.int_range(pl.len()).over(query_id, _S).alias(_POS))
     values: pl.LazyFrame | None = None
-    for (browsing, patience), labels in _by_model(requests).items():
+    if fair and groups is not None:
+        values = awrf_values(ranked, relevant, groups, target, query_id, doc_id, fair)
+    exposure_requests = [(label, r) for label, r in requests if r.metric.name not in _AWRF]
+    for (browsing, patience), labels in _by_model(exposure_requests).items():
         per_query = _model_values(
             ranked, relevant, groups, query_id, doc_id, browsing, patience
         ).select(
@@ -210,12 +234,15 @@ def _checks(
     doc_id: str,
     order: str,
     sampled: bool,
+    *,
+    longest: bool = False,
 ) -> pl.LazyFrame:
     """One row of first offenders (null when none), raised by :func:`_raise_on_bad`."""
     query = pl.col(query_id).cast(pl.String)
     per_ranking = ranked.group_by(query_id, _S).agg(
         (pl.col(doc_id).n_unique() < pl.len()).alias("dup"),
         (pl.col(order).is_null() | pl.col(order).is_nan()).any().alias("bad"),
+        (pl.len() > AWRF_LENGTH).alias("long"),
     )
     flags = [
         query.filter(pl.col("dup")).min().alias(f"{_BAD}|duplicate doc"),
@@ -223,6 +250,8 @@ def _checks(
     ]
     if sampled:
         flags.append(query.filter(pl.col(_S).is_null()).min().alias(f"{_BAD}|null sample"))
+    if longest:
+        flags.append(query.filter(pl.col("long")).min().alias(f"{_BAD}|long ranking"))
     rows = [per_ranking.select(flags)]
     if groups is not None:
         doubled = groups.group_by(doc_id, "group").agg(pl.len().alias("n")).filter(pl.col("n") > 1)
@@ -249,6 +278,28 @@ def _raise_on_bad(frame: pl.DataFrame, sample: str) -> pl.DataFrame:
             raise InvalidValueError(
                 f"column {sample!r} of the run has null values in query {value!r}; each "
                 "row belongs to one sampled ranking: fill or drop those rows"
+            )
+        if kind == "long ranking":
+            raise InvalidValueError(
+                f"a ranking of query {value!r} holds more than {AWRF_LENGTH} documents; "
+                f"awrf and awrf_ndcg score rankings of at most {AWRF_LENGTH} (wptrec's "
+                "target_len): cut the run, e.g. keep the top 500 of each query"
+            )
+        if kind == "bad target":
+            raise InvalidValueError(
+                f"the target (target=) gives group {value!r} a negative, null or NaN value "
+                "in column 'target'; a target is a distribution over groups: give every "
+                "group a value >= 0"
+            )
+        if kind == "target sum":
+            raise InvalidValueError(
+                f"the target (target=) sums to {value} in column 'target'; a target is a "
+                "distribution over groups: divide each value by the sum so they sum to 1"
+            )
+        if kind == "duplicate target":
+            raise DuplicateError(
+                f"the target (target=) lists group {value!r} twice in column 'group'; one "
+                "row per group: drop or add up the duplicates"
             )
         if kind == "duplicate group":
             raise DuplicateError(

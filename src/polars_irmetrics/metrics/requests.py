@@ -344,6 +344,7 @@ INPUTS: Mapping[str, tuple[str, str]] = {
     ),
     "reference": ("a reference run (the ranking each query's is compared with)", "reference"),
     "groups": ("document groups (one row per document and group: doc_id, group)", "groups"),
+    "target": ("a target group distribution (one row per group: group, target)", "target"),
 }
 
 

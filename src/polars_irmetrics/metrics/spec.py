@@ -66,7 +66,8 @@ AGGREGATES: tuple[Aggregate, ...] = (
 #: measured against), and a reference run (``"reference"``: the ranking a run's is
 #: compared with by the rank-similarity metrics, :mod:`polars_irmetrics.metrics.agreement`),
 #: and document groups (``"groups"``: one row per (document, group), optional, read by
-#: the expected-exposure measures, :mod:`polars_irmetrics.metrics.fairness`).
+#: the expected-exposure measures, :mod:`polars_irmetrics.metrics.fairness`), and a
+#: target group distribution (``"target"``: ``group, target``, optional, read by awrf).
 Input = Literal[
     "run",
     "judgments",
@@ -81,6 +82,7 @@ Input = Literal[
     "reward_model",
     "reference",
     "groups",
+    "target",
 ]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation
@@ -130,6 +132,7 @@ _READ_ROUTES: tuple[tuple[Input, Route], ...] = (
     ("policy", "ope"),
     ("reference", "reference"),
     ("groups", "exposure"),
+    ("target", "exposure"),
 )
 
 #: Floor of a per-query value in a geometric mean (trec_eval's MIN_GEO_MEAN).
