@@ -334,7 +334,8 @@ def test_every_direction_is_declared_on_purpose() -> None:
         "abandonment", "average_popularity", "brier", "ece", "ee_disparity", "ee_loss",
         "gini_index", "logloss", "mae",
         "mean_click_position", "median_click_position", "mse", "ne",
-        "num_nonrel_judged_ret", "rbp_residual", "rmse", "time_to_first_click",
+        "num_nonrel_judged_ret", "rbp_residual", "rkl", "rmse", "rnd", "rrd",
+        "time_to_first_click",
         "trec_rbp_resid", "unjudged",
     ]  # fmt: skip
 

@@ -191,6 +191,11 @@ CHECKED: list[tuple[str, str]] = [
         "metric 'ee_loss(patience=1)': patience must be a number strictly between 0 and 1 "
         "(expeval's -p), got 1",
     ),
+    (
+        "rkl(protected=1.5)",
+        "metric 'rkl(protected=1.5)': protected must name a group (a string or an integer), "
+        "got 1.5",
+    ),
 ]
 
 

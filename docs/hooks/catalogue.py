@@ -355,8 +355,25 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
             EXAMPLE_AGAINST, similar, reference=EXAMPLE_REFERENCE, per_query=True
         ).row(0, named=True)
     exposed = [
-        example_name(m) for m in metrics if m.route == "exposure" and "target" not in m.reads
+        example_name(m)
+        for m in metrics
+        if m.route == "exposure" and "target" not in m.reads and "judgments" in m.reads
     ]
+    segregated = [
+        example_name(m) for m in metrics if m.route == "exposure" and "judgments" not in m.reads
+    ]
+    if segregated:  # 20 documents, group w at ranks 2, 3, 4, 12 and 20
+        values |= evaluate(
+            pl.DataFrame({"query_id": ["q1"] * 20, "doc_id": range(1, 21), "rank": range(1, 21)}),
+            segregated,
+            groups=pl.DataFrame(
+                {
+                    "doc_id": range(1, 21),
+                    "group": ["w" if d in (2, 3, 4, 12, 20) else "m" for d in range(1, 21)],
+                }
+            ),
+            per_query=True,
+        ).row(0, named=True)
     fair = [example_name(m) for m in metrics if "target" in m.reads]
     if fair:  # d1, d3 in group a, d2, d5 in b, the others in none; the target 1/2 each
         values |= evaluate(
@@ -430,6 +447,10 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         rows.append(("Label", _prediction_label(metric)))
         rows.append(("Reads", ", ".join(metric.reads)))
         rows.append(("Over", "the rows of each `by` group (each query with `per_query=True`)"))
+    elif metric.route == "exposure" and "judgments" not in metric.reads:
+        rows.append(("Relevance", "none: the groups of the ranked documents"))
+        rows.append(("Reads", "run (a `sample` column: a stochastic policy), groups="))
+        rows.append(("Over queries", "arithmetic mean over the run's queries"))
     elif metric.route == "exposure":
         rows.append(
             (
@@ -465,9 +486,11 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         lines += ["$$", metric.latex, "$$", ""]
     if metric.formula:
         lines += [metric.formula, ""]
+    table = _EXAMPLE_TABLES[metric.route]
+    if metric.route == "exposure" and "judgments" not in metric.reads:
+        table = "a ranking of 20 documents, group w (the minority) at ranks 2, 3, 4, 12, 20"
     lines += [
-        f"Worked example on {_EXAMPLE_TABLES[metric.route]}: `{example_name(metric)}` = "
-        f"**{_shown(value)}**",
+        f"Worked example on {table}: `{example_name(metric)}` = **{_shown(value)}**",
         "",
     ]
     return lines

@@ -203,8 +203,8 @@ def evaluate(
         For the expected-exposure measures (``ee_loss``, ``ee_disparity``,
         ``ee_relevance``; :mod:`polars_irmetrics.metrics.fairness`): one row per
         (document, group), the ``doc_id`` column and a ``group`` column (a document may
-        be in several groups); without it the measures are per document. ``awrf`` and
-        ``awrf_ndcg`` need it.
+        be in several groups); without it the measures are per document. ``awrf``,
+        ``awrf_ndcg`` and ``rnd``, ``rkl``, ``rrd`` (which read no judgments) need it.
     target
         For ``awrf`` and ``awrf_ndcg``: the target distribution over groups, one row per
         group (``group``, ``target``; non-negative, summing to 1). Without it each
@@ -594,7 +594,13 @@ def evaluate_plan(
             "the exposure measures (ee_loss, ee_disparity, ee_relevance, awrf, awrf_ndcg)",
             "they read the run, qrels=, groups= and (awrf) target=",
         )
-        if qrels is None:
+        judged = any("judgments" in r.reads for _, r in routes["exposure"])
+        if qrels is not None and not judged:
+            raise MetricParameterError(
+                "rnd, rkl and rrd read the run and groups= only, and no metric asked for "
+                "reads the judgments: drop qrels="
+            )
+        if qrels is None and judged:
             raise MetricParameterError(
                 "the expected-exposure measures read relevance judgments: pass qrels=..."
             )

@@ -20,6 +20,7 @@ from polars_irmetrics.errors import (
     MetricParameterError,
 )
 from polars_irmetrics.exposure.awrf import awrf_values, target_flags
+from polars_irmetrics.exposure.rnd import segregation_values
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import check_numeric, id_kind, require_columns
 from polars_irmetrics.metrics.fairness import AWRF_LENGTH, UTILITY
@@ -32,11 +33,12 @@ Requests = list[tuple[str, MetricRequest]]
 _S, _POS, _REL, _T, _E, _G, _BAD = "__s", "__pos", "__rel", "__t", "__e", "__g", "__bad"
 _KINDS = {"ee_disparity": "disparity", "ee_relevance": "relevance", "ee_loss": "loss"}
 _AWRF = frozenset({"awrf", "awrf_ndcg"})
+_SEGREGATION = frozenset({"rnd", "rkl", "rrd"})
 
 
 def build_exposure_plan(
     run: pl.LazyFrame,
-    qrels: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
     groups: pl.LazyFrame | None,
     requests: Requests,
     options: EvalOptions,
@@ -70,6 +72,8 @@ def build_exposure_plan(
             "by= and systems= are not available for the expected-exposure measures; "
             "evaluate each system's run in a call of its own"
         )
+    if qrels is None:  # rnd, rkl, rrd alone read no judgments: an empty table stands in
+        qrels = run.select(query_id, doc_id, pl.lit(1.0).alias(options.relevance)).head(0)
     run_schema, qrels_schema = run.collect_schema(), qrels.collect_schema()
     hint = "name the columns with query_id=, doc_id=, rank=, score=, relevance="
     require_columns(run_schema, [query_id, doc_id], "run", hint)
@@ -86,9 +90,11 @@ def build_exposure_plan(
         require_columns(group_schema, [doc_id, "group"], "groups", "one row per (document, group)")
         _same_kind(run_schema, group_schema, doc_id, "groups")
     fair = [(label, r) for label, r in requests if r.metric.name in _AWRF]
-    if fair and groups is None:
+    segregation = [(label, r) for label, r in requests if r.metric.name in _SEGREGATION]
+    if (fair or segregation) and groups is None:
+        first = (fair or segregation)[0][0]
         raise MetricParameterError(
-            f"metric {fair[0][0]!r} reads document groups: pass groups=... (one row per "
+            f"metric {first!r} reads document groups: pass groups=... (one row per "
             "(document, group)) to irm.evaluate"
         )
     if target is not None:
@@ -110,6 +116,12 @@ def build_exposure_plan(
     checks = _checks(ranked, groups, query_id, doc_id, order, sampled, longest=bool(fair))
     if target is not None:
         checks = pl.concat([checks, target_flags(target)], how="horizontal")
+    values: pl.LazyFrame | None = None
+    if segregation and groups is not None:
+        ordered = ranked.sort(
+            [query_id, _S, order, doc_id], descending=[False, False, not use_rank, True]
+        ).with_columns(pl.int_range(pl.len()).over(query_id, _S).alias(_POS))
+        values = segregation_values(ordered, groups, query_id, doc_id, segregation)
     ranked = ranked.join(relevant.select(query_id).unique(), on=query_id, how="semi")
     # the relevance flag first: a join does not keep the row order the positions read
     ranked = ranked.join(
@@ -119,10 +131,16 @@ def build_exposure_plan(
         [query_id, _S, order, doc_id],
         descending=[False, False, not use_rank, True],
     ).with_columns(pl.int_range(pl.len()).over(query_id, _S).alias(_POS))
-    values: pl.LazyFrame | None = None
     if fair and groups is not None:
-        values = awrf_values(ranked, relevant, groups, target, query_id, doc_id, fair)
-    exposure_requests = [(label, r) for label, r in requests if r.metric.name not in _AWRF]
+        fair_values = awrf_values(ranked, relevant, groups, target, query_id, doc_id, fair)
+        values = (
+            fair_values
+            if values is None
+            else values.join(fair_values, on=query_id, how="full", coalesce=True)
+        )
+    exposure_requests = [
+        (label, r) for label, r in requests if r.metric.name not in _AWRF | _SEGREGATION
+    ]
     for (browsing, patience), labels in _by_model(exposure_requests).items():
         per_query = _model_values(
             ranked, relevant, groups, query_id, doc_id, browsing, patience

@@ -200,7 +200,7 @@ ROUTE_METRICS: Mapping[str, str] = {
     "neighbors": "neighbour recall (neighbor_recall@k, neighbor_recall_rel@k)",
     "ope": "the off-policy estimators (ips, snips, dr...)",
     "reference": "the rank-similarity metrics (rbo, jaccard, kendall_tau...)",
-    "exposure": "the exposure measures (ee_loss, ee_disparity, ee_relevance, awrf, awrf_ndcg)",
+    "exposure": "the exposure measures (ee_loss, ee_disparity, ee_relevance, awrf, rnd...)",
 }
 
 

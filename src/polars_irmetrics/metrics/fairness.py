@@ -47,6 +47,7 @@ _READS: tuple[Input, ...] = ("run", "judgments", "groups")
 #: expeval's ``-r``: the probability a relevant document satisfies the user (gerr).
 UTILITY = 0.5
 _EXPEVAL = "expeval (diazf/expeval @69ab070)"
+_YANG = "Yang & Stoyanovich 2017, Measuring fairness in ranked outputs (SSDBM)"
 _WPTREC = "TREC Fair 2022 (fair-trec/trec2022-fair-public @227e284, wptrec/metrics/awrf.py)"
 _AWRF_READS: tuple[Input, ...] = ("run", "judgments", "groups", "target")
 #: wptrec's ``target_len``: the longest ranking AWRFMetric scores (it refuses longer ones).
@@ -68,6 +69,12 @@ def _patience(value: ParamValue) -> ParamValue:
     )
 
 
+def _protected(value: ParamValue) -> ParamValue:
+    if value is None or (isinstance(value, str | int) and not isinstance(value, bool)):
+        return value
+    raise ValueError(f"protected must name a group (a string or an integer), got {value!r}")
+
+
 _PARAMS = (
     Param(
         "browsing",
@@ -78,6 +85,13 @@ _PARAMS = (
     Param(
         "patience", 0.5, doc="the probability of going on to the next position", check=_patience
     ),
+)
+
+_PROTECTED = Param(
+    "protected",
+    None,
+    doc="the protected group (a value of groups= 'group'); default: the ranking's minority group",
+    check=_protected,
 )
 
 FAIRNESS_METRICS: tuple[Metric, ...] = (
@@ -152,5 +166,51 @@ FAIRNESS_METRICS: tuple[Metric, ...] = (
         formula="awrf times wptrec's nDCG: binary gain (relevance > 0), discount "
         "1/log2(max(i, 2)), the ideal over min(500, R) relevant documents; a ranking of "
         "more than 500 documents is refused, as wptrec does.",
+    ),
+    *(
+        Metric(
+            name,
+            description,
+            _needs_door,
+            cutoff="none",
+            params=(_PROTECTED,),
+            higher_is_better=False,
+            binary=False,
+            reads=("run", "groups"),
+            matches={_YANG: "the paper's definitions: worked examples (tests/test_rnd.py)"},
+            latex=latex,
+            formula=formula
+            + " At the cut-offs i = 10, 20, ... <= N, weighted 1/log2(i), divided by Z, the "
+            "larger value of the two most segregated rankings (the protected group all at "
+            "the bottom, all at the top); NaN with fewer than 10 documents or no or only "
+            "protected ones.",
+        )
+        for name, description, latex, formula in (
+            (
+                "rnd",
+                "normalised discounted difference: the protected share of each top-i "
+                "against its share of the ranking",
+                r"\frac{1}{Z} \sum_{i=10,20,\dots}^{N} \frac{1}{\log_2 i} "
+                r"\left|\frac{|S^+_{1..i}|}{i} - \frac{|S^+|}{N}\right|",
+                "The protected share of the top i against its share of all N documents.",
+            ),
+            (
+                "rkl",
+                "normalised discounted KL divergence of each top-i's group mix from the ranking's",
+                r"\frac{1}{Z} \sum_{i=10,20,\dots}^{N} \frac{1}{\log_2 i} "
+                r"D_{KL}(P_i \| Q)",
+                "The KL divergence (log base 2) of the top i's protected/unprotected mix "
+                "from the whole ranking's.",
+            ),
+            (
+                "rrd",
+                "normalised discounted ratio difference: protected per unprotected in each "
+                "top-i against the ranking's",
+                r"\frac{1}{Z} \sum_{i=10,20,\dots}^{N} \frac{1}{\log_2 i} "
+                r"\left|\frac{|S^+_{1..i}|}{|S^-_{1..i}|} - \frac{|S^+|}{|S^-|}\right|",
+                "The ratio of protected to unprotected documents in the top i (0 when the "
+                "top i holds no unprotected one) against the whole ranking's.",
+            ),
+        )
     ),
 )
