@@ -18,9 +18,12 @@ from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import MetricParameterError
+from tests.helpers import property_settings
 from tests.test_awrf import _evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +47,21 @@ def _kl(px: float, qx: float) -> float:
 
 def _rd(k: int, i: int, n: int, p: int) -> float:
     return abs((k / (i - k) if i > k else 0.0) - p / (n - p))
+
+
+def _terms(n: int, p: int) -> tuple[Any, Any, Any]:
+    """rND's, rKL's and rRD's term at one cut-off, as functions of ``(k_i, i)``."""
+
+    def nd(k: int, i: int) -> float:
+        return abs(k / i - p / n)
+
+    def kl(k: int, i: int) -> float:
+        return _kl(k / i, p / n)
+
+    def rd(k: int, i: int) -> float:
+        return _rd(k, i, n, p)
+
+    return nd, kl, rd
 
 
 def test_worked_example(frame_kind: str) -> None:
@@ -79,16 +97,7 @@ def test_three_cut_offs_and_the_protected_parameter(frame_kind: str) -> None:
     def total(ks: list[tuple[int, int]], f: Any) -> float:
         return sum(f(k, i) / math.log2(i) for i, k in ks)
 
-    def nd(k: int, i: int) -> float:
-        return abs(k / i - p / n)
-
-    def kl(k: int, i: int) -> float:
-        return _kl(k / i, p / n)
-
-    def rd(k: int, i: int) -> float:
-        return _rd(k, i, n, p)
-
-    want = [total(cuts, f) / max(total(lows, f), total(highs, f)) for f in (nd, kl, rd)]
+    want = [total(cuts, f) / max(total(lows, f), total(highs, f)) for f in _terms(n, p)]
     out = _evaluate(frame_kind, run, NAMES, groups=groups)
     assert out.row(0) == pytest.approx((1, *want), abs=1e-12)
     # naming the majority: rnd is symmetric in the two groups, rrd is not
@@ -184,3 +193,45 @@ def test_judgments_given_to_rnd_alone_are_refused() -> None:
     # beside a metric that reads them, both are computed in one plan
     out = irm.evaluate(RUN, ["rnd", "awrf"], qrels=qrels, groups=_groups([0]), per_query=True)
     assert out.columns == ["query_id", "rnd", "awrf"]
+
+
+def _reference(flags: list[bool]) -> tuple[float, float, float]:
+    """The paper's definitions written out for one ranking (True: protected)."""
+    n, p = len(flags), sum(flags)
+    cuts = range(10, n + 1, 10)
+
+    def total(k_at: Any, f: Any) -> float:
+        return sum(f(k_at(i), i) / math.log2(i) for i in cuts)
+
+    out = []
+    for f in _terms(n, p):
+        z = max(total(lambda i: max(0, i - (n - p)), f), total(lambda i: min(i, p), f))
+        out.append(total(lambda i: sum(flags[:i]), f) / z if z else math.nan)
+    return out[0], out[1], out[2]
+
+
+@property_settings(40)
+@given(
+    st.lists(st.booleans(), min_size=10, max_size=60).filter(
+        lambda flags: 0 < sum(flags) < len(flags)
+    )
+)
+def test_random_rankings_match_the_definitions(flags: list[bool]) -> None:
+    # rnd and rkl lie in [0, 1]: Z, the larger of the two most segregated rankings, is
+    # their maximum over all rankings (checked exhaustively for N <= 80 by a dynamic
+    # programme over the cut-offs); rrd's is not (a top i with one unprotected document
+    # has the ratio i - 1), so rrd may exceed 1, as with the paper's own normaliser
+    n = len(flags)
+    docs = [f"d{i}" for i in range(n)]
+    run = pl.DataFrame({"query_id": ["q"] * n, "doc_id": docs, "rank": list(range(1, n + 1))})
+    groups = pl.DataFrame({"doc_id": docs, "group": ["w" if f else "m" for f in flags]})
+    out = irm.evaluate(
+        run, ["rnd(protected='w')", "rkl(protected='w')", "rrd(protected='w')"], groups=groups
+    )
+    want = _reference(flags)
+    if n == 10:  # the one cut-off is N itself, where every measure is 0: 0/0
+        assert all(math.isnan(v) for v in (*want, *out.row(0)[1:]))
+        return
+    assert out.row(0)[1:] == pytest.approx(want, abs=1e-12)
+    assert 0 <= want[0] <= 1 + 1e-12
+    assert 0 <= want[1] <= 1 + 1e-12

@@ -66,7 +66,7 @@ def segregation_values(
     requests: Requests,
 ) -> pl.LazyFrame:
     """One row per query of the run: each requested ``rnd``/``rkl``/``rrd`` label, the
-    mean over the query's sampled rankings (NaN where undefined: fewer than 10
+    mean over the query's sampled rankings (NaN where undefined: 10 or fewer
     documents, or none or every one protected).
 
     ``ordered``: ``query_id, __s, doc_id, __pos`` (0-based positions).

@@ -182,7 +182,7 @@ FAIRNESS_METRICS: tuple[Metric, ...] = (
             formula=formula
             + " At the cut-offs i = 10, 20, ... <= N, weighted 1/log2(i), divided by Z, the "
             "larger value of the two most segregated rankings (the protected group all at "
-            "the bottom, all at the top); NaN with fewer than 10 documents or no or only "
+            "the bottom, all at the top); NaN with 10 documents or fewer or no or only "
             "protected ones.",
         )
         for name, description, latex, formula in (
