@@ -214,6 +214,11 @@ CHECKED: list[tuple[str, str]] = [
         "(exclusive), the share of training interactions held by the short head, got 1.5, "
         "e.g. pop_ratio=0.8 (Elliot's default)",
     ),
+    (
+        "rkl(protected=1.5)",
+        "metric 'rkl(protected=1.5)': protected must name a group (a string or an integer), "
+        "got 1.5",
+    ),
 ]
 
 

@@ -59,6 +59,9 @@ EXAMPLE_QRELS = pl.DataFrame(
     }
 )
 
+#: The groups of AWRF's worked example.
+EXAMPLE_GROUPS = pl.DataFrame({"doc_id": ["d1", "d3", "d2", "d5"], "group": ["a", "a", "b", "b"]})
+
 #: The click metrics' worked example: an impression log of two sessions. In ``s1`` the
 #: items at positions 2 and 4 are clicked (12 s and 30 s after the page was shown, dwell
 #: 5 s and 40 s; the second converts); ``s2`` is abandoned (no click).
@@ -224,7 +227,7 @@ _FAMILIES = {
     "ope": "Off-policy estimators (logged bandit feedback)",
     "listwise": "Recommender libraries' list metrics (cornac, RePlay)",
     "propensity": "Propensity-scored metrics (extreme classification)",
-    "fairness": "Fairness of exposure (expected exposure of a stochastic ranking)",
+    "fairness": "Fairness of exposure (expected exposure, AWRF)",
 }
 
 #: An example value for metrics whose "cutoff" is a real-valued parameter.
@@ -286,7 +289,8 @@ _EXAMPLE_TABLES: dict[Route, str] = {
     "ope": "the logged feedback",
     "reference": "a run against a reference run",
     "propensity": "the judged run with each document's propensity",
-    "exposure": "the judged run (one deterministic ranking, rbp's and geometric's default p=0.5)",
+    "exposure": "the judged run (one deterministic ranking, rbp's and geometric's default "
+    "p=0.5; awrf: groups d1, d3 → a, d2, d5 → b, target a, b 1/2 each)",
 }
 
 
@@ -370,7 +374,36 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
         values |= evaluate(
             EXAMPLE_RUN, ps_names, qrels=EXAMPLE_QRELS, propensities=EXAMPLE_PROPENSITIES
         ).row(0, named=True)
-    exposed = [example_name(m) for m in metrics if m.route == "exposure"]
+    exposed = [
+        example_name(m)
+        for m in metrics
+        if m.route == "exposure" and "target" not in m.reads and "judgments" in m.reads
+    ]
+    segregated = [
+        example_name(m) for m in metrics if m.route == "exposure" and "judgments" not in m.reads
+    ]
+    if segregated:  # 20 documents, group w at ranks 2, 3, 4, 12 and 20
+        values |= evaluate(
+            pl.DataFrame({"query_id": ["q1"] * 20, "doc_id": range(1, 21), "rank": range(1, 21)}),
+            segregated,
+            groups=pl.DataFrame(
+                {
+                    "doc_id": range(1, 21),
+                    "group": ["w" if d in (2, 3, 4, 12, 20) else "m" for d in range(1, 21)],
+                }
+            ),
+            per_query=True,
+        ).row(0, named=True)
+    fair = [example_name(m) for m in metrics if "target" in m.reads]
+    if fair:  # d1, d3 in group a, d2, d5 in b, the others in none; the target 1/2 each
+        values |= evaluate(
+            EXAMPLE_RUN,
+            fair,
+            qrels=EXAMPLE_QRELS,
+            groups=EXAMPLE_GROUPS,
+            target=pl.DataFrame({"group": ["a", "b"], "target": [0.5, 0.5]}),
+            per_query=True,
+        ).row(0, named=True)
     if exposed:  # the judged run with the negative label as non-relevant
         values |= evaluate(EXAMPLE_RUN, exposed, qrels=EXAMPLE_QRELS, per_query=True).row(
             0, named=True
@@ -444,9 +477,21 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
                 "`per_query=True` gives each query's share",
             )
         )
+    elif metric.route == "exposure" and "judgments" not in metric.reads:
+        rows.append(("Relevance", "none: the groups of the ranked documents"))
+        rows.append(("Reads", "run (a `sample` column: a stochastic policy), groups="))
+        rows.append(("Over queries", "arithmetic mean over the run's queries"))
     elif metric.route == "exposure":
-        rows.append(("Relevance", "graded: relevant when label > 0; the grades order the target"))
-        rows.append(("Reads", "run (a `sample` column: a stochastic policy), judgments, groups="))
+        rows.append(
+            (
+                "Relevance",
+                "binary: relevant when label > 0 (nDCG's gain, the default target's set)"
+                if "target" in metric.reads
+                else "graded: relevant when label > 0; the grades order the target",
+            )
+        )
+        reads = "groups=, target= (optional)" if "target" in metric.reads else "groups="
+        rows.append(("Reads", f"run (a `sample` column: a stochastic policy), judgments, {reads}"))
         rows.append(("Over queries", "arithmetic mean over queries with a relevant document"))
     elif metric.route == "reference":
         rows.append(("Relevance", "none: two rankings (ties from equal scores)"))
@@ -471,9 +516,11 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
         lines += ["$$", metric.latex, "$$", ""]
     if metric.formula:
         lines += [metric.formula, ""]
+    table = _EXAMPLE_TABLES[metric.route]
+    if metric.route == "exposure" and "judgments" not in metric.reads:
+        table = "a ranking of 20 documents, group w (the minority) at ranks 2, 3, 4, 12, 20"
     lines += [
-        f"Worked example on {_EXAMPLE_TABLES[metric.route]}: `{example_name(metric)}` = "
-        f"**{_shown(value)}**",
+        f"Worked example on {table}: `{example_name(metric)}` = **{_shown(value)}**",
         "",
     ]
     return lines

@@ -389,8 +389,14 @@ def _input_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--groups",
         metavar="FILE",
-        help="expected-exposure metrics (ee_loss, ee_disparity, ee_relevance): the document "
-        "groups, one row per (document, group) with the doc id column and 'group'",
+        help="exposure metrics (ee_loss, ee_disparity, ee_relevance, awrf, awrf_ndcg): the "
+        "document groups, one row per (document, group) with the doc id column and 'group'",
+    )
+    p.add_argument(
+        "--target",
+        metavar="FILE",
+        help="awrf, awrf_ndcg: the target group distribution, one row per group with "
+        "'group' and 'target' (non-negative, summing to 1)",
     )
     p.add_argument(
         "--serendipity-relevance",
@@ -592,6 +598,7 @@ def _read_inputs(
             "reference",
             "propensities",
             "groups",
+            "target",
         )
     )
     if qrels_source is not None:
@@ -613,6 +620,8 @@ def _read_inputs(
         tables["groups"] = scan_run(
             args.groups, what=_GROUPS, required={"doc_id": args.doc_id}, **ids
         )
+    if args.target is not None:
+        tables["target"] = scan_run(args.target, what=_TARGET, required={}, **ids)
     rounds = {"round_id": args.round_id, "action": args.action}
     if args.policy is not None:
         tables["policy"] = scan_run(args.policy, required=rounds, what=_POLICY)
@@ -653,6 +662,7 @@ _PROPENSITIES = (
 )
 _INTERACTIONS = "interactions: Parquet, CSV, TSV or JSON lines with user and item ids"
 _ITEM_FEATURES = "item features: Parquet with the item id and a vector or category column"
+_TARGET = "a target distribution: Parquet, CSV, TSV or JSON lines with 'group' and 'target'"
 _GROUPS = "document groups: Parquet, CSV, TSV or JSON lines with doc ids and a 'group' column"
 _PREFS = "preference judgments (query_id jg jsg doc_id rel_level)"
 _QRELS_JG = "judgments with groups (query_id jg doc_id relevance)"

@@ -101,6 +101,7 @@ def evaluate(
     reference: FrameInput | None = ...,
     propensities: FrameInput | None = ...,
     groups: FrameInput | None = ...,
+    target: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame: ...
 
@@ -123,6 +124,7 @@ def evaluate(
     reference: FrameInput | None = ...,
     propensities: FrameInput | None = ...,
     groups: FrameInput | None = ...,
+    target: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.LazyFrame: ...
 
@@ -144,6 +146,7 @@ def evaluate(
     reference: FrameInput | None = None,
     propensities: FrameInput | None = None,
     groups: FrameInput | None = None,
+    target: FrameInput | None = None,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate every metric the library has: per-query values or means, in one plan.
@@ -214,7 +217,12 @@ def evaluate(
         For the expected-exposure measures (``ee_loss``, ``ee_disparity``,
         ``ee_relevance``; :mod:`polars_irmetrics.metrics.fairness`): one row per
         (document, group), the ``doc_id`` column and a ``group`` column (a document may
-        be in several groups); without it the measures are per document.
+        be in several groups); without it the measures are per document. ``awrf``,
+        ``awrf_ndcg`` and ``rnd``, ``rkl``, ``rrd`` (which read no judgments) need it.
+    target
+        For ``awrf`` and ``awrf_ndcg``: the target distribution over groups, one row per
+        group (``group``, ``target``; non-negative, summing to 1). Without it each
+        query's target is its relevant documents' group distribution.
     labels
         Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...: every metric that
         reads ``"predictions"``; see :mod:`polars_irmetrics.prediction`), two-table
@@ -498,6 +506,7 @@ def evaluate(
         "reference": reference,
         "propensities": propensities,
         "groups": groups,
+        "target": target,
     }
     return evaluate_tables(table, metrics, given, options)
 
@@ -622,15 +631,40 @@ def evaluate_plan(
     if "exposure" in routes:
         _refuse_other_tables(
             tables,
-            ("qrels", "groups"),
-            "the expected-exposure measures (ee_loss, ee_disparity, ee_relevance)",
-            "they read the run, qrels= and optionally groups=",
+            ("qrels", "groups", "target"),
+            "the exposure measures (ee_loss, ee_disparity, ee_relevance, awrf, awrf_ndcg)",
+            "they read the run, qrels=, groups= and (awrf) target=",
         )
-        if qrels is None:
+        judged = any("judgments" in r.reads for _, r in routes["exposure"])
+        if qrels is not None and not judged:
+            raise MetricParameterError(
+                "rnd, rkl and rrd read the run and groups= only, and no metric asked for "
+                "reads the judgments: drop qrels="
+            )
+        if qrels is None and judged:
             raise MetricParameterError(
                 "the expected-exposure measures read relevance judgments: pass qrels=..."
             )
-        return build_exposure_plan(table, qrels, tables.get("groups"), routes["exposure"], options)
+        if tables.get("target") is not None and not any(
+            r.metric.name in ("awrf", "awrf_ndcg") for _, r in routes["exposure"]
+        ):
+            raise MetricParameterError(
+                "target= holds the target group distribution awrf and awrf_ndcg read, and "
+                "no metric asked for reads it: drop target=, or ask for awrf or awrf_ndcg"
+            )
+        return build_exposure_plan(
+            table,
+            qrels,
+            tables.get("groups"),
+            routes["exposure"],
+            options,
+            target=tables.get("target"),
+        )
+    if tables.get("target") is not None:
+        raise MetricParameterError(
+            "target= holds the target group distribution awrf and awrf_ndcg read, and "
+            "no metric asked for reads it: drop target=, or ask for awrf or awrf_ndcg"
+        )
     if tables.get("groups") is not None:
         raise MetricParameterError(
             "groups= holds the document groups the expected-exposure measures (ee_loss, "

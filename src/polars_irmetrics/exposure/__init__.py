@@ -1,4 +1,4 @@
-"""Fairness of exposure: the plan of the expected-exposure measures
+"""Fairness of exposure: the plan of the expected-exposure measures and AWRF
 (:mod:`polars_irmetrics.metrics.fairness`), reached through :func:`irm.evaluate`."""
 
 from __future__ import annotations

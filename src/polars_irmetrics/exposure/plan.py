@@ -13,10 +13,17 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError, DuplicateError, InvalidValueError
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+)
+from polars_irmetrics.exposure.awrf import awrf_values, target_flags
+from polars_irmetrics.exposure.rnd import segregation_values
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import check_numeric, id_kind, require_columns
-from polars_irmetrics.metrics.fairness import UTILITY
+from polars_irmetrics.metrics.fairness import AWRF_LENGTH, UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = ["build_exposure_plan"]
@@ -25,14 +32,17 @@ Requests = list[tuple[str, MetricRequest]]
 
 _S, _POS, _REL, _T, _E, _G, _BAD = "__s", "__pos", "__rel", "__t", "__e", "__g", "__bad"
 _KINDS = {"ee_disparity": "disparity", "ee_relevance": "relevance", "ee_loss": "loss"}
+_AWRF = frozenset({"awrf", "awrf_ndcg"})
+_SEGREGATION = frozenset({"rnd", "rkl", "rrd"})
 
 
 def build_exposure_plan(
     run: pl.LazyFrame,
-    qrels: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
     groups: pl.LazyFrame | None,
     requests: Requests,
     options: EvalOptions,
+    target: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Per-query expected-exposure values (``options.per_query``), keyed by
     ``query_id``, or their means with ``num_q``; lazy, nothing collected.
@@ -62,6 +72,8 @@ def build_exposure_plan(
             "by= and systems= are not available for the expected-exposure measures; "
             "evaluate each system's run in a call of its own"
         )
+    if qrels is None:  # rnd, rkl, rrd alone read no judgments: an empty table stands in
+        qrels = run.select(query_id, doc_id, pl.lit(1.0).alias(options.relevance)).head(0)
     run_schema, qrels_schema = run.collect_schema(), qrels.collect_schema()
     hint = "name the columns with query_id=, doc_id=, rank=, score=, relevance="
     require_columns(run_schema, [query_id, doc_id], "run", hint)
@@ -77,6 +89,19 @@ def build_exposure_plan(
         group_schema = groups.collect_schema()
         require_columns(group_schema, [doc_id, "group"], "groups", "one row per (document, group)")
         _same_kind(run_schema, group_schema, doc_id, "groups")
+    fair = [(label, r) for label, r in requests if r.metric.name in _AWRF]
+    segregation = [(label, r) for label, r in requests if r.metric.name in _SEGREGATION]
+    if (fair or segregation) and groups is None:
+        first = (fair or segregation)[0][0]
+        raise MetricParameterError(
+            f"metric {first!r} reads document groups: pass groups=... (one row per "
+            "(document, group)) to irm.evaluate"
+        )
+    if target is not None:
+        target_schema = target.collect_schema()
+        require_columns(target_schema, ["group", "target"], "target", "one row per group")
+        id_kind(target_schema, "group", "target")
+        check_numeric(target_schema, "target", "target", integer=False)
     sampled = options.sample_id in run_schema
     sample = pl.col(options.sample_id) if sampled else pl.lit(0)
     ranked = run.select(
@@ -88,7 +113,15 @@ def build_exposure_plan(
     relevant = qrels.select(
         query_id, doc_id, pl.col(options.relevance).cast(pl.Float64).alias(_REL)
     ).filter(pl.col(_REL) > 0)
-    checks = _checks(ranked, groups, query_id, doc_id, order, sampled)
+    checks = _checks(ranked, groups, query_id, doc_id, order, sampled, longest=bool(fair))
+    if target is not None:
+        checks = pl.concat([checks, target_flags(target)], how="horizontal")
+    values: pl.LazyFrame | None = None
+    if segregation and groups is not None:
+        ordered = ranked.sort(
+            [query_id, _S, order, doc_id], descending=[False, False, not use_rank, True]
+        ).with_columns(pl.int_range(pl.len()).over(query_id, _S).alias(_POS))
+        values = segregation_values(ordered, groups, query_id, doc_id, segregation)
     ranked = ranked.join(relevant.select(query_id).unique(), on=query_id, how="semi")
     # the relevance flag first: a join does not keep the row order the positions read
     ranked = ranked.join(
@@ -98,8 +131,17 @@ def build_exposure_plan(
         [query_id, _S, order, doc_id],
         descending=[False, False, not use_rank, True],
     ).with_columns(pl.int_range(pl.len()).over(query_id, _S).alias(_POS))
-    values: pl.LazyFrame | None = None
-    for (browsing, patience), labels in _by_model(requests).items():
+    if fair and groups is not None:
+        fair_values = awrf_values(ranked, relevant, groups, target, query_id, doc_id, fair)
+        values = (
+            fair_values
+            if values is None
+            else values.join(fair_values, on=query_id, how="full", coalesce=True)
+        )
+    exposure_requests = [
+        (label, r) for label, r in requests if r.metric.name not in _AWRF | _SEGREGATION
+    ]
+    for (browsing, patience), labels in _by_model(exposure_requests).items():
         per_query = _model_values(
             ranked, relevant, groups, query_id, doc_id, browsing, patience
         ).select(
@@ -210,12 +252,15 @@ def _checks(
     doc_id: str,
     order: str,
     sampled: bool,
+    *,
+    longest: bool = False,
 ) -> pl.LazyFrame:
     """One row of first offenders (null when none), raised by :func:`_raise_on_bad`."""
     query = pl.col(query_id).cast(pl.String)
     per_ranking = ranked.group_by(query_id, _S).agg(
         (pl.col(doc_id).n_unique() < pl.len()).alias("dup"),
         (pl.col(order).is_null() | pl.col(order).is_nan()).any().alias("bad"),
+        (pl.len() > AWRF_LENGTH).alias("long"),
     )
     flags = [
         query.filter(pl.col("dup")).min().alias(f"{_BAD}|duplicate doc"),
@@ -223,6 +268,8 @@ def _checks(
     ]
     if sampled:
         flags.append(query.filter(pl.col(_S).is_null()).min().alias(f"{_BAD}|null sample"))
+    if longest:
+        flags.append(query.filter(pl.col("long")).min().alias(f"{_BAD}|long ranking"))
     rows = [per_ranking.select(flags)]
     if groups is not None:
         doubled = groups.group_by(doc_id, "group").agg(pl.len().alias("n")).filter(pl.col("n") > 1)
@@ -249,6 +296,28 @@ def _raise_on_bad(frame: pl.DataFrame, sample: str) -> pl.DataFrame:
             raise InvalidValueError(
                 f"column {sample!r} of the run has null values in query {value!r}; each "
                 "row belongs to one sampled ranking: fill or drop those rows"
+            )
+        if kind == "long ranking":
+            raise InvalidValueError(
+                f"a ranking of query {value!r} holds more than {AWRF_LENGTH} documents; "
+                f"awrf and awrf_ndcg score rankings of at most {AWRF_LENGTH} (wptrec's "
+                "target_len): cut the run, e.g. keep the top 500 of each query"
+            )
+        if kind == "bad target":
+            raise InvalidValueError(
+                f"the target (target=) gives group {value!r} a negative, null or NaN value "
+                "in column 'target'; a target is a distribution over groups: give every "
+                "group a value >= 0"
+            )
+        if kind == "target sum":
+            raise InvalidValueError(
+                f"the target (target=) sums to {value} in column 'target'; a target is a "
+                "distribution over groups: divide each value by the sum so they sum to 1"
+            )
+        if kind == "duplicate target":
+            raise DuplicateError(
+                f"the target (target=) lists group {value!r} twice in column 'group'; one "
+                "row per group: drop or add up the duplicates"
             )
         if kind == "duplicate group":
             raise DuplicateError(

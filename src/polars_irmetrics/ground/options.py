@@ -208,7 +208,7 @@ ROUTE_METRICS: Mapping[str, str] = {
     "ope": "the off-policy estimators (ips, snips, dr...)",
     "reference": "the rank-similarity metrics (rbo, jaccard, kendall_tau...)",
     "propensity": "the propensity-scored metrics (ps_precision@k, ps_ndcg@k)",
-    "exposure": "the expected-exposure measures (ee_loss, ee_disparity, ee_relevance)",
+    "exposure": "the exposure measures (ee_loss, ee_disparity, ee_relevance, awrf, rnd...)",
 }
 
 

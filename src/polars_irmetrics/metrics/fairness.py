@@ -1,4 +1,10 @@
-"""Fairness of exposure: expected exposure of a (stochastic) ranking policy.
+"""Fairness of exposure: expected exposure of a (stochastic) ranking policy, and AWRF.
+
+``awrf`` and ``awrf_ndcg`` (TREC Fair 2022's task-1 score, ``wptrec/metrics/awrf.py``)
+compare the ranking's attention-weighted group distribution with a target
+(``target=``, a table ``group, target``; by default the query's relevant documents'
+group distribution) by 1 - Jensen-Shannon divergence: see
+:mod:`polars_irmetrics.exposure.awrf` and the fairness guide.
 
 ``irm.evaluate(run, ["ee_loss", "ee_disparity", "ee_relevance"], qrels=qrels)`` computes
 Diaz et al.'s expected-exposure measures (CIKM 2020, "Evaluating Stochastic Rankings with
@@ -35,12 +41,17 @@ from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Input, Metric, Param, Params, ParamValue
 
-__all__ = ["FAIRNESS_METRICS", "UTILITY"]
+__all__ = ["AWRF_LENGTH", "FAIRNESS_METRICS", "UTILITY"]
 
 _READS: tuple[Input, ...] = ("run", "judgments", "groups")
 #: expeval's ``-r``: the probability a relevant document satisfies the user (gerr).
 UTILITY = 0.5
 _EXPEVAL = "expeval (diazf/expeval @69ab070)"
+_YANG = "Yang & Stoyanovich 2017, Measuring fairness in ranked outputs (SSDBM)"
+_WPTREC = "TREC Fair 2022 (fair-trec/trec2022-fair-public @227e284, wptrec/metrics/awrf.py)"
+_AWRF_READS: tuple[Input, ...] = ("run", "judgments", "groups", "target")
+#: wptrec's ``target_len``: the longest ranking AWRFMetric scores (it refuses longer ones).
+AWRF_LENGTH = 500
 
 
 def _needs_door(s: Scope, p: Params) -> pl.Expr:
@@ -58,6 +69,12 @@ def _patience(value: ParamValue) -> ParamValue:
     )
 
 
+def _protected(value: ParamValue) -> ParamValue:
+    if value is None or (isinstance(value, str | int) and not isinstance(value, bool)):
+        return value
+    raise ValueError(f"protected must name a group (a string or an integer), got {value!r}")
+
+
 _PARAMS = (
     Param(
         "browsing",
@@ -68,6 +85,13 @@ _PARAMS = (
     Param(
         "patience", 0.5, doc="the probability of going on to the next position", check=_patience
     ),
+)
+
+_PROTECTED = Param(
+    "protected",
+    None,
+    doc="the protected group (a value of groups= 'group'); default: the ranking's minority group",
+    check=_protected,
 )
 
 FAIRNESS_METRICS: tuple[Metric, ...] = (
@@ -111,5 +135,82 @@ FAIRNESS_METRICS: tuple[Metric, ...] = (
         matches={_EXPEVAL: "relevance with -U: equal to 1e-9 (tests/test_fairness_peers.py)"},
         latex=r"\sum_d \epsilon^*_d \epsilon_d",
         formula="The dot product of the target and the run's expected exposure.",
+    ),
+    Metric(
+        "awrf",
+        "attention-weighted rank fairness: 1 - the Jensen-Shannon divergence of the run's "
+        "group exposure from the target distribution",
+        _needs_door,
+        cutoff="none",
+        binary=False,
+        reads=_AWRF_READS,
+        matches={_WPTREC: "AWRF: equal to 1e-6 (float32) (tests/test_awrf.py)"},
+        latex=r"1 - \mathrm{JSD}(\bar a, t),\ \bar a_g = \frac{\sum_i w_i a_{d_i g}}"
+        r"{\sum_i w_i},\ w_i = \frac{1}{\log_2 \max(i, 2)}",
+        formula="The exposure-weighted group distribution of the ranking (position i "
+        "weighted 1/log2(max(i, 2)), a document in k groups counting 1/k for each, "
+        "documents in no group left out) against the target distribution (target=, or the "
+        "query's relevant documents' groups): 1 minus their Jensen-Shannon divergence "
+        "(natural log, scipy's jensenshannon squared).",
+    ),
+    Metric(
+        "awrf_ndcg",
+        "TREC Fair 2022's task-1 score: awrf times wptrec's binary nDCG",
+        _needs_door,
+        cutoff="none",
+        binary=False,
+        reads=_AWRF_READS,
+        matches={_WPTREC: "Score: equal to 1e-6 (float32) (tests/test_awrf.py)"},
+        latex=r"\mathrm{awrf} \cdot \frac{\sum_{i=1}^{n} \mathrm{rel}_i w_i}"
+        r"{\sum_{i=1}^{\min(500, R)} w_i}",
+        formula="awrf times wptrec's nDCG: binary gain (relevance > 0), discount "
+        "1/log2(max(i, 2)), the ideal over min(500, R) relevant documents; a ranking of "
+        "more than 500 documents is refused, as wptrec does.",
+    ),
+    *(
+        Metric(
+            name,
+            description,
+            _needs_door,
+            cutoff="none",
+            params=(_PROTECTED,),
+            higher_is_better=False,
+            binary=False,
+            reads=("run", "groups"),
+            matches={_YANG: "the paper's definitions: worked examples (tests/test_rnd.py)"},
+            latex=latex,
+            formula=formula
+            + " At the cut-offs i = 10, 20, ... <= N, weighted 1/log2(i), divided by Z, the "
+            "larger value of the two most segregated rankings (the protected group all at "
+            "the bottom, all at the top); NaN with 10 documents or fewer or no or only "
+            "protected ones.",
+        )
+        for name, description, latex, formula in (
+            (
+                "rnd",
+                "normalised discounted difference: the protected share of each top-i "
+                "against its share of the ranking",
+                r"\frac{1}{Z} \sum_{i=10,20,\dots}^{N} \frac{1}{\log_2 i} "
+                r"\left|\frac{|S^+_{1..i}|}{i} - \frac{|S^+|}{N}\right|",
+                "The protected share of the top i against its share of all N documents.",
+            ),
+            (
+                "rkl",
+                "normalised discounted KL divergence of each top-i's group mix from the ranking's",
+                r"\frac{1}{Z} \sum_{i=10,20,\dots}^{N} \frac{1}{\log_2 i} "
+                r"D_{KL}(P_i \| Q)",
+                "The KL divergence (log base 2) of the top i's protected/unprotected mix "
+                "from the whole ranking's.",
+            ),
+            (
+                "rrd",
+                "normalised discounted ratio difference: protected per unprotected in each "
+                "top-i against the ranking's",
+                r"\frac{1}{Z} \sum_{i=10,20,\dots}^{N} \frac{1}{\log_2 i} "
+                r"\left|\frac{|S^+_{1..i}|}{|S^-_{1..i}|} - \frac{|S^+|}{|S^-|}\right|",
+                "The ratio of protected to unprotected documents in the top i (0 when the "
+                "top i holds no unprotected one) against the whole ranking's.",
+            ),
+        )
     ),
 )

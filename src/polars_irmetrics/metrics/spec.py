@@ -77,7 +77,8 @@ CI_LEVEL = 0.95
 #: propensities (``"propensities"``: per document or per position, read by the
 #: propensity-scored metrics, :mod:`polars_irmetrics.metrics.propensity`),
 #: and document groups (``"groups"``: one row per (document, group), optional, read by
-#: the expected-exposure measures, :mod:`polars_irmetrics.metrics.fairness`).
+#: the expected-exposure measures, :mod:`polars_irmetrics.metrics.fairness`), and a
+#: target group distribution (``"target"``: ``group, target``, optional, read by awrf).
 Input = Literal[
     "run",
     "judgments",
@@ -93,6 +94,7 @@ Input = Literal[
     "reference",
     "propensities",
     "groups",
+    "target",
 ]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation
@@ -153,6 +155,7 @@ _READ_ROUTES: tuple[tuple[Input, Route], ...] = (
     ("reference", "reference"),
     ("propensities", "propensity"),
     ("groups", "exposure"),
+    ("target", "exposure"),
 )
 
 #: Floor of a per-query value in a geometric mean (trec_eval's MIN_GEO_MEAN).

@@ -1,0 +1,140 @@
+"""AWRF and its product with nDCG (TREC Fair 2022, task 1) as one lazy plan.
+
+wptrec's ``AWRFMetric`` (``wptrec/metrics/awrf.py``): position ``i`` (1-based) weighs
+``w_i = 1 / log2(max(i, 2))``; the ranking's group distribution is the weighted mean of
+its documents' alignments (a document in ``k`` groups is aligned ``1/k`` to each, a
+document in no group is left out, as wptrec drops unknown pages), and
+``awrf = 1 - JSD(ranking, target)`` with scipy's ``jensenshannon`` (natural log) squared.
+``awrf_ndcg`` multiplies it by wptrec's binary nDCG (ideal over ``min(500, R)``). A run
+with a ``sample`` column gets the mean over the query's sampled rankings. See
+:mod:`polars_irmetrics.metrics.fairness`.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_irmetrics.metrics.fairness import AWRF_LENGTH
+from polars_irmetrics.metrics.registry import MetricRequest
+
+__all__ = ["awrf_values", "target_flags"]
+
+Requests = list[tuple[str, MetricRequest]]
+
+_S, _POS, _REL, _G, _A, _P, _Q = "__s", "__pos", "__rel", "__g", "__a", "__p", "__q"
+_W, _BAD = "__w", "__bad"
+
+
+def _weight(position: pl.Expr) -> pl.Expr:
+    """wptrec's ``discount``: ``1 / log2(max(rank, 2))`` of the 1-based rank."""
+    return 1.0 / pl.max_horizontal(position + 1, pl.lit(2)).cast(pl.Float64).log(2)
+
+
+def _rel_entr(x: pl.Expr, y: pl.Expr) -> pl.Expr:
+    """scipy's ``rel_entr``: ``x ln(x/y)``, 0 where ``x`` is 0."""
+    return pl.when(x > 0).then(x * (x / y).log()).otherwise(0.0)
+
+
+def awrf_values(
+    ranked: pl.LazyFrame,
+    relevant: pl.LazyFrame,
+    groups: pl.LazyFrame,
+    target: pl.LazyFrame | None,
+    query_id: str,
+    doc_id: str,
+    requests: Requests,
+) -> pl.LazyFrame:
+    """One row per query: each requested ``awrf``/``awrf_ndcg`` label, the mean over the
+    query's sampled rankings.
+
+    ``ranked``: ``query_id, __s, doc_id, __rel, __pos`` (0-based positions);
+    ``relevant``: ``query_id, doc_id, __rel`` (relevance > 0); ``groups``:
+    ``doc_id, group``; ``target``: ``group, target`` or ``None`` (the relevant
+    documents' group distribution, wptrec's target for its dimensions without a
+    background population).
+    """
+    align = groups.select(doc_id, pl.col("group").cast(pl.String).alias(_G)).with_columns(
+        (1.0 / pl.len().over(doc_id).cast(pl.Float64)).alias(_A)
+    )
+    keys = [query_id, _S]
+    weighted = ranked.with_columns(_weight(pl.col(_POS)).alias(_W))
+    known = weighted.join(align, on=doc_id, how="inner")
+    total = known.group_by(keys).agg(pl.col(_W).sum().alias("__wsum"))
+    run_dist = (
+        known.group_by([*keys, _G])
+        .agg((pl.col(_W) * pl.col(_A)).sum().alias(_P))
+        .join(total, on=keys)
+        .with_columns((pl.col(_P) / pl.col("__wsum")).alias(_P))
+        .drop("__wsum")
+    )
+    rankings = ranked.select(keys).unique()
+    if target is None:
+        wanted = (
+            relevant.join(align, on=doc_id, how="inner")
+            .group_by(query_id, _G)
+            .agg(pl.col(_A).sum().alias(_Q))
+        )
+        per_query = wanted.join(rankings, on=query_id)
+    else:
+        per_query = rankings.join(
+            target.select(
+                pl.col("group").cast(pl.String).alias(_G),
+                pl.col("target").cast(pl.Float64).alias(_Q),
+            ),
+            how="cross",
+        )
+    both = (
+        run_dist.join(per_query, on=[*keys, _G], how="full", coalesce=True)
+        .with_columns(pl.col(_P).fill_null(0.0), pl.col(_Q).fill_null(0.0))
+        .with_columns(  # scipy normalises both vectors
+            (pl.col(_P) / pl.col(_P).sum().over(keys)).alias(_P),
+            (pl.col(_Q) / pl.col(_Q).sum().over(keys)).alias(_Q),
+        )
+        .with_columns(((pl.col(_P) + pl.col(_Q)) / 2.0).alias("__m"))
+    )
+    divergence = (
+        _rel_entr(pl.col(_P), pl.col("__m")) + _rel_entr(pl.col(_Q), pl.col("__m"))
+    ).sum() / 2.0
+    fairness = both.group_by(keys).agg((1.0 - divergence).alias("awrf"))
+    # wptrec's nDCG: binary gain, the ideal over min(500, R) relevant documents
+    ideal = (
+        pl.LazyFrame({"__r": pl.int_range(1, AWRF_LENGTH + 1, eager=True)})
+        .with_columns(_weight(pl.col("__r") - 1).cum_sum().alias("__ideal"))
+        .select(pl.col("__r").cast(pl.Int64), "__ideal")
+    )
+    counts = (
+        relevant.group_by(query_id)
+        .agg(pl.len().clip(upper_bound=AWRF_LENGTH).cast(pl.Int64).alias("__r"))
+        .join(ideal, on="__r")
+    )
+    gains = (
+        weighted.group_by(keys)
+        .agg((pl.col(_W) * pl.col(_REL).is_not_null().cast(pl.Float64)).sum().alias("__dcg"))
+        .join(counts, on=query_id)
+        .select(*keys, (pl.col("__dcg") / pl.col("__ideal")).alias("ndcg"))
+    )
+    values = rankings.join(fairness, on=keys, how="left").join(gains, on=keys, how="left")
+    values = values.with_columns(
+        pl.col("awrf").fill_null(float("nan")),
+        (pl.col("ndcg") * pl.col("awrf").fill_null(float("nan"))).alias("awrf_ndcg"),
+    )
+    return values.group_by(query_id).agg(
+        pl.col(request.metric.name).mean().alias(label) for label, request in requests
+    )
+
+
+def target_flags(target: pl.LazyFrame) -> pl.LazyFrame:
+    """One row of first offenders in the target table (null when none)."""
+    value = pl.col("target").cast(pl.Float64)
+    name = pl.col("group").cast(pl.String)
+    total = value.sum()
+    return target.select(
+        name.filter(value.is_null() | value.is_nan() | (value < 0))
+        .min()
+        .alias(f"{_BAD}|bad target"),
+        pl.when((total - 1.0).abs() > 1e-6)
+        .then(total.cast(pl.String))
+        .otherwise(None)
+        .alias(f"{_BAD}|target sum"),
+        name.filter(pl.col("group").is_duplicated()).min().alias(f"{_BAD}|duplicate target"),
+    )

@@ -1,0 +1,146 @@
+"""rND, rKL and rRD (Yang & Stoyanovich 2017, "Measuring fairness in ranked outputs") as
+one lazy plan.
+
+For a ranking of ``N`` documents, ``P`` of them in the protected group, and ``k_i`` the
+protected documents among the top ``i``, at the cut-offs ``i = 10, 20, ... <= N``:
+
+* ``rnd``: ``|k_i/i - P/N|``;
+* ``rkl``: the KL divergence (log base 2, ``0 log 0 = 0``) of ``(k_i/i, 1 - k_i/i)``
+  from ``(P/N, 1 - P/N)``;
+* ``rrd``: ``|k_i/(i-k_i) - P/(N-P)|``, the ratio 0 where ``i = k_i``;
+
+each weighted ``1/log2(i)``, summed, and divided by ``Z``, the larger of the same sum
+for the two most segregated rankings of ``N`` and ``P`` (the protected documents all at
+the bottom, ``k_i = max(0, i-(N-P))``, and all at the top, ``k_i = min(i, P)``). See
+:mod:`polars_irmetrics.metrics.fairness`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import polars as pl
+
+from polars_irmetrics.metrics.registry import MetricRequest
+
+__all__ = ["CUT", "segregation_values"]
+
+Requests = list[tuple[str, MetricRequest]]
+
+#: The paper's cut-offs: every 10 positions.
+CUT = 10
+_S, _POS, _G = "__s", "__pos", "__g"
+_I, _K, _N, _P = "__i", "__k", "__n", "__p"
+
+
+def _nd(k: pl.Expr, i: pl.Expr, n: pl.Expr, p: pl.Expr) -> pl.Expr:
+    return (k / i - p / n).abs()
+
+
+def _xlog2(x: pl.Expr, y: pl.Expr) -> pl.Expr:
+    return pl.when(x > 0).then(x * (x / y).log(2)).otherwise(0.0)
+
+
+def _kl(k: pl.Expr, i: pl.Expr, n: pl.Expr, p: pl.Expr) -> pl.Expr:
+    px, qx = k / i, p / n
+    return _xlog2(px, qx) + _xlog2(1.0 - px, 1.0 - qx)
+
+
+def _rd(k: pl.Expr, i: pl.Expr, n: pl.Expr, p: pl.Expr) -> pl.Expr:
+    ratio = pl.when(i > k).then(k / (i - k)).otherwise(0.0)
+    return (ratio - p / (n - p)).abs()
+
+
+_TERMS: dict[str, Callable[[pl.Expr, pl.Expr, pl.Expr, pl.Expr], pl.Expr]] = {
+    "rnd": _nd,
+    "rkl": _kl,
+    "rrd": _rd,
+}
+
+
+def segregation_values(
+    ordered: pl.LazyFrame,
+    groups: pl.LazyFrame,
+    query_id: str,
+    doc_id: str,
+    requests: Requests,
+) -> pl.LazyFrame:
+    """One row per query of the run: each requested ``rnd``/``rkl``/``rrd`` label, the
+    mean over the query's sampled rankings (NaN where undefined: 10 or fewer
+    documents, or none or every one protected).
+
+    ``ordered``: ``query_id, __s, doc_id, __pos`` (0-based positions).
+    """
+    keys = [query_id, _S]
+    members = ordered.select(*keys, doc_id).join(
+        groups.select(doc_id, pl.col("group").cast(pl.String).alias(_G)), on=doc_id
+    )
+    rankings = ordered.select(keys).unique()
+    by_protected: dict[str | None, Requests] = {}
+    for label, request in requests:
+        value = dict(request.options)["protected"]
+        by_protected.setdefault(None if value is None else str(value), []).append((label, request))
+    values = ordered.select(query_id).unique()
+    for protected, labels in by_protected.items():
+        if protected is None:  # the ranking's minority group (ties: the smallest name)
+            chosen = (
+                members.group_by(*keys, _G)
+                .agg(pl.len().alias("__c"))
+                .sort([*keys, "__c", _G])
+                .group_by(keys, maintain_order=True)
+                .first()
+                .select(*keys, _G)
+            )
+        else:
+            chosen = rankings.with_columns(pl.lit(protected).alias(_G))
+        flags = (
+            members.join(chosen, on=[*keys, _G], how="semi")
+            .select(*keys, doc_id)
+            .unique()
+            .with_columns(pl.lit(1.0).alias("__in"))
+        )
+        marked = (
+            ordered.join(flags, on=[*keys, doc_id], how="left")
+            .with_columns(pl.col("__in").fill_null(0.0))
+            .sort([*keys, _POS])
+            .with_columns(
+                (pl.col(_POS) + 1).cast(pl.Float64).alias(_I),
+                pl.col("__in").cum_sum().over(keys).alias(_K),
+                pl.len().over(keys).cast(pl.Float64).alias(_N),
+                pl.col("__in").sum().over(keys).alias(_P),
+            )
+            .filter((pl.col(_POS) + 1) % CUT == 0)
+        )
+        i, n, p = pl.col(_I), pl.col(_N), pl.col(_P)
+        low = pl.max_horizontal(pl.lit(0.0), i - (n - p))
+        high = pl.min_horizontal(i, p)
+        weight = 1.0 / i.log(2)
+        sums = marked.group_by(keys).agg(
+            (
+                (weight * term(pl.col(_K), i, n, p)).sum()
+                / pl.max_horizontal(
+                    (weight * term(low, i, n, p)).sum(), (weight * term(high, i, n, p)).sum()
+                )
+            ).alias(name)
+            for name, term in _TERMS.items()
+            if any(r.metric.name == name for _, r in labels)
+        )
+        defined = (pl.col(_P) > 0) & (pl.col(_P) < pl.col(_N))
+        edges = marked.group_by(keys).agg(defined.all().alias("__ok"))
+        per_ranking = (
+            rankings.join(sums, on=keys, how="left")
+            .join(edges, on=keys, how="left")
+            .with_columns(
+                pl.when(pl.col("__ok").fill_null(False))
+                .then(pl.col(name))
+                .otherwise(float("nan"))
+                .alias(name)
+                for name in _TERMS
+                if any(r.metric.name == name for _, r in labels)
+            )
+        )
+        per_query = per_ranking.group_by(query_id).agg(
+            pl.col(request.metric.name).mean().alias(label) for label, request in labels
+        )
+        values = values.join(per_query, on=query_id, how="left")
+    return values

@@ -1,0 +1,237 @@
+"""rND, rKL and rRD (Yang & Stoyanovich 2017) through the one door: worked examples from
+the paper's definitions as explicit arithmetic (cut-offs every 10 positions, weights
+1/log2(i), Z the larger value of the two most segregated rankings), the default
+protected group (the ranking's minority), protected=, the undefined cases, the
+refusals and the CLI. ir_measures' fairness module (``measures/fairness.py``, not yet
+released) is not in any stored snapshot, so there is no peer run here."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import MetricParameterError
+from tests.helpers import property_settings
+from tests.test_awrf import _evaluate
+
+ROOT = Path(__file__).resolve().parents[1]
+NAMES = ["rnd", "rkl", "rrd"]
+DOCS = [f"d{i}" for i in range(20)]
+RUN = pl.DataFrame({"query_id": ["q"] * 20, "doc_id": DOCS, "rank": list(range(1, 21))})
+
+
+def _groups(protected: list[int]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"doc_id": DOCS, "group": ["w" if i in protected else "m" for i in range(20)]}
+    )
+
+
+def _kl(px: float, qx: float) -> float:
+    def term(a: float, b: float) -> float:
+        return a * math.log2(a / b) if a > 0 else 0.0
+
+    return term(px, qx) + term(1 - px, 1 - qx)
+
+
+def _rd(k: int, i: int, n: int, p: int) -> float:
+    return abs((k / (i - k) if i > k else 0.0) - p / (n - p))
+
+
+def _terms(n: int, p: int) -> tuple[Any, Any, Any]:
+    """rND's, rKL's and rRD's term at one cut-off, as functions of ``(k_i, i)``."""
+
+    def nd(k: int, i: int) -> float:
+        return abs(k / i - p / n)
+
+    def kl(k: int, i: int) -> float:
+        return _kl(k / i, p / n)
+
+    def rd(k: int, i: int) -> float:
+        return _rd(k, i, n, p)
+
+    return nd, kl, rd
+
+
+def test_worked_example(frame_kind: str) -> None:
+    # N = 20, P = 5 protected (w) at positions 2, 3, 4, 12, 20: k_10 = 3, k_20 = 5
+    groups = _groups([1, 2, 3, 11, 19])
+    w10, w20 = 1 / math.log2(10), 1 / math.log2(20)
+    # the most segregated rankings: all protected at the bottom (k_10 = 0, k_20 = 5) or
+    # at the top (k_10 = 5, k_20 = 5); at i = 20 every measure is 0
+    rnd = (w10 * abs(3 / 10 - 5 / 20)) / max(w10 * abs(0 - 0.25), w10 * abs(0.5 - 0.25))
+    rkl = (w10 * _kl(0.3, 0.25)) / max(w10 * _kl(0.0, 0.25), w10 * _kl(0.5, 0.25))
+    rrd = (w10 * _rd(3, 10, 20, 5)) / max(w10 * _rd(0, 10, 20, 5), w10 * _rd(5, 10, 20, 5))
+    assert w20 * abs(5 / 20 - 0.25) == 0
+    out = _evaluate(frame_kind, RUN, NAMES, groups=groups, per_query=True)
+    assert out.row(0) == pytest.approx(("q", rnd, rkl, rrd), abs=1e-12)
+    # by hand: rnd = 0.05 / 0.25 = 0.2; rrd = |3/7 - 1/3| / |1 - 1/3| = (2/21) / (2/3)
+    assert rnd == pytest.approx(0.2)
+    assert rrd == pytest.approx(1 / 7)
+
+
+def test_three_cut_offs_and_the_protected_parameter(frame_kind: str) -> None:
+    # N = 30 (the run and 10 more), 12 in group w, 18 in m; the minority is w
+    docs = [f"d{i}" for i in range(30)]
+    run = pl.DataFrame({"query_id": ["q"] * 30, "doc_id": docs, "rank": list(range(1, 31))})
+    protected = {0, 1, 2, 3, 4, 5, 6, 7, 8, 20, 21, 22}  # k_10 = 9, k_20 = 9, k_30 = 12
+    groups = pl.DataFrame(
+        {"doc_id": docs, "group": ["w" if i in protected else "m" for i in range(30)]}
+    )
+    n, p = 30, 12
+    cuts = [(10, 9), (20, 9), (30, 12)]
+    lows = [(10, 0), (20, 2), (30, 12)]  # max(0, i - 18)
+    highs = [(10, 10), (20, 12), (30, 12)]  # min(i, 12)
+
+    def total(ks: list[tuple[int, int]], f: Any) -> float:
+        return sum(f(k, i) / math.log2(i) for i, k in ks)
+
+    want = [total(cuts, f) / max(total(lows, f), total(highs, f)) for f in _terms(n, p)]
+    out = _evaluate(frame_kind, run, NAMES, groups=groups)
+    assert out.row(0) == pytest.approx((1, *want), abs=1e-12)
+    # naming the majority: rnd is symmetric in the two groups, rrd is not
+    named = _evaluate(frame_kind, run, ["rnd(protected='m')", "rrd(protected='m')"], groups=groups)
+    p = 18
+
+    def rd_m(k: int, i: int) -> float:
+        return _rd(k, i, n, 18)
+
+    lows_m = [(10, 0), (20, 8), (30, 18)]  # max(0, i - 12)
+    highs_m = [(10, 10), (20, 18), (30, 18)]
+    cuts_m = [(10, 1), (20, 11), (30, 18)]
+    want_m = total(cuts_m, rd_m) / max(total(lows_m, rd_m), total(highs_m, rd_m))
+    assert named.row(0) == pytest.approx((1, want[0], want_m), abs=1e-12)
+
+
+def test_a_fair_ranking_scores_zero(frame_kind: str) -> None:
+    out = _evaluate(frame_kind, RUN, NAMES, groups=_groups([0, 5, 10, 15]))
+    assert out.row(0) == pytest.approx((1, 0.0, 0.0, 0.0), abs=1e-15)
+
+
+def test_the_most_segregated_ranking_scores_one(frame_kind: str) -> None:
+    # protected all at the bottom: the normaliser's own ranking for rnd and rkl
+    out = _evaluate(frame_kind, RUN, ["rnd", "rkl"], groups=_groups([15, 16, 17, 18, 19]))
+    assert out.row(0) == pytest.approx((1, 1.0, 1.0), abs=1e-12)
+
+
+def test_undefined_rankings_are_nan(frame_kind: str) -> None:
+    # fewer than 10 documents (no cut-off), or every document in one group
+    short = RUN.head(9)
+    out = _evaluate(frame_kind, short, NAMES, groups=_groups([0]), per_query=True)
+    assert all(math.isnan(v) for v in out.row(0)[1:])
+    one = pl.DataFrame({"doc_id": DOCS, "group": ["m"] * 20})
+    out = _evaluate(frame_kind, RUN, NAMES, groups=one, per_query=True)
+    assert all(math.isnan(v) for v in out.row(0)[1:])
+
+
+def test_sampled_rankings_are_averaged(frame_kind: str) -> None:
+    fair = RUN.with_columns(sample=pl.lit(1))
+    segregated = RUN.with_columns(
+        sample=pl.lit(2), doc_id=pl.Series([f"d{i}" for i in [1, 2, 3, 4, 6, 7, 8, 9, 11, 12,
+                                                             13, 14, 16, 17, 18, 19, 0, 5,
+                                                             10, 15]])
+    )  # fmt: skip
+    run = pl.concat([fair, segregated])
+    out = _evaluate(frame_kind, run, ["rnd"], groups=_groups([0, 5, 10, 15]))
+    assert out["rnd"].to_list() == pytest.approx([(0.0 + 1.0) / 2], abs=1e-12)
+
+
+def test_judgments_are_not_needed_and_groups_are() -> None:
+    with pytest.raises(
+        MetricParameterError,
+        match=re.escape(
+            "metric 'rrd' reads document groups: pass groups=... (one row per (document, "
+            "group)) to irm.evaluate"
+        ),
+    ):
+        irm.evaluate(RUN, ["rrd"])
+    with pytest.raises(
+        MetricParameterError,
+        match=re.escape(
+            "metric 'rnd(protected=1.5)': protected must name a group (a string or an "
+            "integer), got 1.5"
+        ),
+    ):
+        irm.evaluate(RUN, ["rnd(protected=1.5)"], groups=_groups([0]))
+
+
+def test_cli(tmp_path: Path) -> None:
+    RUN.write_parquet(tmp_path / "run.parquet")
+    _groups([15, 16, 17, 18, 19]).write_parquet(tmp_path / "groups.parquet")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "polars_irmetrics", "evaluate", "run.parquet", "--groups",
+         "groups.parquet", "-m", "rnd", "--format", "json"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)
+    assert row["rnd"] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_judgments_given_to_rnd_alone_are_refused() -> None:
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["d0"], "relevance": [1]})
+    with pytest.raises(
+        MetricParameterError,
+        match=re.escape(
+            "rnd, rkl and rrd read the run and groups= only, and no metric asked for reads "
+            "the judgments: drop qrels="
+        ),
+    ):
+        irm.evaluate(RUN, ["rnd"], qrels=qrels, groups=_groups([0]))
+    # beside a metric that reads them, both are computed in one plan
+    out = irm.evaluate(RUN, ["rnd", "awrf"], qrels=qrels, groups=_groups([0]), per_query=True)
+    assert out.columns == ["query_id", "rnd", "awrf"]
+
+
+def _reference(flags: list[bool]) -> tuple[float, float, float]:
+    """The paper's definitions written out for one ranking (True: protected)."""
+    n, p = len(flags), sum(flags)
+    cuts = range(10, n + 1, 10)
+
+    def total(k_at: Any, f: Any) -> float:
+        return sum(f(k_at(i), i) / math.log2(i) for i in cuts)
+
+    out = []
+    for f in _terms(n, p):
+        z = max(total(lambda i: max(0, i - (n - p)), f), total(lambda i: min(i, p), f))
+        out.append(total(lambda i: sum(flags[:i]), f) / z if z else math.nan)
+    return out[0], out[1], out[2]
+
+
+@property_settings(40)
+@given(
+    st.lists(st.booleans(), min_size=10, max_size=60).filter(
+        lambda flags: 0 < sum(flags) < len(flags)
+    )
+)
+def test_random_rankings_match_the_definitions(flags: list[bool]) -> None:
+    # rnd and rkl lie in [0, 1]: Z, the larger of the two most segregated rankings, is
+    # their maximum over all rankings (checked exhaustively for N <= 80 by a dynamic
+    # programme over the cut-offs); rrd's is not (a top i with one unprotected document
+    # has the ratio i - 1), so rrd may exceed 1, as with the paper's own normaliser
+    n = len(flags)
+    docs = [f"d{i}" for i in range(n)]
+    run = pl.DataFrame({"query_id": ["q"] * n, "doc_id": docs, "rank": list(range(1, n + 1))})
+    groups = pl.DataFrame({"doc_id": docs, "group": ["w" if f else "m" for f in flags]})
+    out = irm.evaluate(
+        run, ["rnd(protected='w')", "rkl(protected='w')", "rrd(protected='w')"], groups=groups
+    )
+    want = _reference(flags)
+    if n == 10:  # the one cut-off is N itself, where every measure is 0: 0/0
+        assert all(math.isnan(v) for v in (*want, *out.row(0)[1:]))
+        return
+    assert out.row(0)[1:] == pytest.approx(want, abs=1e-12)
+    assert 0 <= want[0] <= 1 + 1e-12
+    assert 0 <= want[1] <= 1 + 1e-12
