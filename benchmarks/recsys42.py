@@ -34,7 +34,7 @@ import polars as pl
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import IrmError, IrmWarning
-from polars_irmetrics.metrics.registry import parse_metric
+from polars_irmetrics.metrics.registry import parse_metric, parse_metric_list, split_routes
 from polars_irmetrics.metrics.requests import INPUTS
 
 SEED = 20261128
@@ -128,6 +128,11 @@ def plan_metrics(wanted: tuple[str, ...]) -> tuple[list[str], dict[str, str], se
         missing = sorted(n for n in needs if n not in BUILT or n not in takes)
         if missing:
             skipped[name] = f"reads {', '.join(m + '=' for m in missing)} (not built here)"
+            continue
+        try:  # one plan: the metrics that can share a call with ndcg@10
+            split_routes(parse_metric_list(["ndcg@10", *kept, name]))
+        except IrmError:
+            skipped[name] = f"its {metric.route} route cannot share a call with ndcg@10"
             continue
         kept.append(name)
         keywords |= needs
