@@ -88,7 +88,7 @@ def _tables(case: str, tables: tuple[str, ...]) -> dict[str, pl.DataFrame]:
 
 
 @pytest.mark.parametrize(("case", "metrics", "tables"), _SETS)
-@pytest.mark.parametrize("buckets", [1, 3, 8, "auto"])
+@pytest.mark.parametrize("buckets", [1, 3, "auto"])
 def test_buckets_give_the_same_bits(
     frame_kind: str, case: str, metrics: list[str], tables: tuple[str, ...], buckets: Any
 ) -> None:
@@ -248,7 +248,10 @@ def test_engines_give_the_same_bits(
     request: pytest.FixtureRequest,
 ) -> None:
     evaluate, frame = _engine(engine, request)
+    # the first 300 rounds: a few partitions' worth, so the engines' tasks stay short
     given_tables = _tables(case, tables)
+    first = given_tables["log"]["round_id"].unique(maintain_order=True).head(300)
+    given_tables = {k: v.filter(pl.col("round_id").is_in(first)) for k, v in given_tables.items()}
     frames = {k: frame(v) for k, v in given_tables.items()}
     for by, partitions in ((None, 3), ("segment", 2)):
         whole = _one_plan(given_tables, metrics, by=by)
