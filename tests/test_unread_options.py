@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import get_args
 
 import polars as pl
 import pytest
@@ -13,6 +14,8 @@ import pytest
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.options import READ_BY, ROUTE_METRICS, EvalOptions, check_read
+from polars_irmetrics.ground.options import ROUTES as OPTION_ROUTES
+from polars_irmetrics.metrics.spec import Route
 
 #: one metric of each route of the door
 ROUTES = {
@@ -212,3 +215,9 @@ def test_an_aggregate_a_route_would_ignore_is_refused(name: str, metric: str, wh
     with pytest.raises(irm.MetricParameterError, match=re.escape(message)):
         irm.parse_metric(name)
     assert irm.parse_metric(name.replace(agg, "mean")).aggregate is None
+
+
+def test_the_option_table_knows_every_route() -> None:
+    """ground/options.py writes the routes out (it sits below the registry's ``Route``);
+    the two lists must stay equal."""
+    assert set(get_args(Route)) == OPTION_ROUTES

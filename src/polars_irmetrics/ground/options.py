@@ -121,39 +121,27 @@ _RANKED = frozenset(
 )
 _JUDGED = frozenset({"offline", "jg"})
 _STEPPED = frozenset({"offline", "online", "prediction", "ope"})  # those with out-of-core steps
+#: Every route (the door's :data:`~polars_irmetrics.metrics.spec.Route`, which this
+#: layer cannot import; tests/test_unread_options.py holds the two equal).
+ROUTES = frozenset(
+    {
+        "offline",
+        "recsys",
+        "online",
+        "prefs",
+        "jg",
+        "prediction",
+        "neighbors",
+        "ope",
+        "reference",
+        "propensity",
+        "exposure",
+    }
+)
 READ_BY: Mapping[str, frozenset[str]] = {
-    "per_query": frozenset(
-        {
-            "offline",
-            "recsys",
-            "online",
-            "prefs",
-            "jg",
-            "prediction",
-            "neighbors",
-            "ope",
-            "reference",
-            "propensity",
-            "exposure",
-        }
-    ),
-    "query_id": frozenset(
-        {
-            "offline",
-            "recsys",
-            "online",
-            "prefs",
-            "jg",
-            "prediction",
-            "neighbors",
-            "reference",
-            "propensity",
-            "exposure",
-        }
-    ),
-    "doc_id": frozenset(
-        {"offline", "recsys", "prefs", "jg", "prediction", "neighbors", "propensity", "exposure"}
-    ),
+    "per_query": ROUTES,
+    "query_id": ROUTES - {"ope"},  # a log's rounds are round_id=
+    "doc_id": ROUTES - {"online", "ope", "reference"},
     "order": _RANKED,
     "rank": _RANKED | {"online"},  # an impression log's position
     "score": _RANKED,
