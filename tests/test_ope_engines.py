@@ -190,14 +190,9 @@ def test_bucket_support_warning_reads_the_whole_log() -> None:
     ("kwargs", "message"),
     [
         (
-            {"per_query": True},
-            "per_query=True is not available for the off-policy estimators with buckets=2: "
-            "it gives one row per log row",
-        ),
-        (
             {"ci": 0.9},
-            "ci= is not available for the off-policy estimators with buckets=2: the "
-            "bootstrap and the normal interval read every round of a by group at once",
+            "ci_method='bootstrap' is not available for the off-policy estimators with "
+            "buckets=2: the bootstrap ranks the rounds of a whole by group at once",
         ),
         (
             {"spill_dir": "/no/such/folder"},
@@ -324,7 +319,8 @@ def test_engine_checks_and_warning_as_one_plan(
             ["ips"],
             {"ci": 0.9},
             InvalidValueError,
-            "ci= is not available for the off-policy estimators with {engine}: the bootstrap",
+            "ci_method='bootstrap' is not available for the off-policy estimators with "
+            "{engine}: the bootstrap ranks",
         ),
         (
             ["ips"],

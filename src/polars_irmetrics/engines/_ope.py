@@ -13,8 +13,10 @@ least failing round of the whole log and the count over it; the support warning
 (:class:`~polars_irmetrics.errors.SupportWarning`) reads the distinct actions (and
 positions) of the whole log and policy, gathered on the driver.
 
-``per_query=True`` and ``ci=`` are refused (as with ``buckets=``): the first is as large
-as the log, the intervals read every round of a group at once.
+``per_query=True`` and the bootstrap (``ci=``) are refused (as with ``buckets=``): the
+first is as large as the log, the bootstrap ranks every round of a group at once; the
+normal interval (``ci_method="normal"``) of the single-action estimators is exact sums,
+merged like the estimates.
 
 Before any task runs, :func:`prepare_ope` builds the one-machine plan on empty frames of
 the schemas: a missing column, a wrong dtype, an unknown metric or a bad option is raised
@@ -125,6 +127,7 @@ def ope_route(
     check_ope_inputs(engine, options, ope, tables)
     if ope:  # an option none of the metrics reads is refused, as irm.evaluate refuses it
         check_options_read(options, names, labels=False)
+        check_split(options, engine, parse_metric_list(names), rows=False)
     return names, ope
 
 
@@ -169,7 +172,6 @@ def check_ope_inputs(
             "the off-policy estimators need the evaluation policy: pass policy= (one row "
             "per (round_id, action) with its 'prob')"
         )
-    check_split(options, engine)
 
 
 def prepare_ope(

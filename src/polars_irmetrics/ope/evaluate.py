@@ -63,11 +63,14 @@ from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.ope.checks import Check, raising, warning_unsupported
 from polars_irmetrics.ope.intervals import exact_mean, exact_sum, with_intervals
+from polars_irmetrics.ope.normal import normal_interval, wants_normal
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
 from polars_irmetrics.ope.slates import build_slate_plan
 from polars_irmetrics.ope.sums import PartsPlan, Summary, exact_total
+from polars_irmetrics.ope.sums import exact_sum as sums_exact_sum
 
 __all__ = [
+    "MEAN_WEIGHT",
     "NUM_ROUNDS",
     "NUM_ROWS",
     "PROB",
@@ -75,6 +78,7 @@ __all__ = [
     "SUM_TOLERANCE",
     "build_ope_parts",
     "build_ope_plan",
+    "build_ope_rows",
     "warn_unsupported",
 ]
 
@@ -85,6 +89,9 @@ Q_HAT = "q_hat"
 SUM_TOLERANCE = 1e-5 + 1e-8
 #: The column counting the log rows averaged.
 NUM_ROWS = "num_rows"
+#: The mean weight of a ``by`` group, read by the self-normalised estimators' rows.
+MEAN_WEIGHT = f"{INTERNAL}mean_weight"
+_NW = f"{INTERNAL}nw"
 
 _PI = f"{INTERNAL}pi"
 _PROB = f"{INTERNAL}prob"
@@ -123,6 +130,26 @@ def build_ope_parts(
     plan = _ope_plan(log, requests, policy, reward_model, options, parts=True)
     if not isinstance(plan, PartsPlan):  # pragma: no cover - parts=True gives parts
         raise TypeError("the parts of an off-policy plan")
+    return plan
+
+
+def build_ope_rows(
+    log: pl.LazyFrame,
+    requests: Requests,
+    policy: pl.LazyFrame,
+    reward_model: pl.LazyFrame | None,
+    options: EvalOptions,
+    weights: pl.LazyFrame,
+) -> pl.LazyFrame:
+    """``per_query=True`` over one part of the log (whole rounds): each row's
+    contribution as :func:`build_ope_plan` gives it, the self-normalised estimators
+    reading the mean weight of the whole ``by`` group from ``weights`` (the merge of
+    :func:`build_ope_parts`'s first pass with ``per_query=True``: the ``by`` keys and
+    :data:`MEAN_WEIGHT`), so the same bits as the one plan. No support warning (the
+    caller's, over the whole log)."""
+    plan = _ope_plan(log, requests, policy, reward_model, options, parts=False, weights=weights)
+    if isinstance(plan, PartsPlan):  # pragma: no cover - parts=False gives the plan
+        raise TypeError("an off-policy plan")
     return plan
 
 
@@ -228,6 +255,7 @@ def _ope_plan(
     options: EvalOptions,
     *,
     parts: bool,
+    weights: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame | PartsPlan:
     for label, request in requests:
         if "policy" not in request.metric.reads:  # pragma: no cover - routed by the door
@@ -273,8 +301,19 @@ def _ope_plan(
         mean_w=exact_mean(w),
     )
     if options.per_query:
-        mean_w = exact_mean(w)
-        window = OpeTerms(terms.r, w, terms.dm, terms.q, mean_w.over(by) if by else mean_w)
+        # the mean weight of each by group (the self-normalised estimators), an exact sum
+        # (:mod:`polars_irmetrics.ope.sums`): a split log merges it in a first pass
+        if parts:
+            first = _mean_weight(w, checks)
+            return PartsPlan(first.part(rows, by), first, by)
+        if weights is None:
+            mean_w = sums_exact_sum(w) / w.count()
+            window = OpeTerms(terms.r, w, terms.dm, terms.q, mean_w.over(by) if by else mean_w)
+        else:
+            means = weights.select(*by, MEAN_WEIGHT)
+            on = {"on": by, "how": "left", "nulls_equal": True} if by else {"how": "cross"}
+            rows = rows.join(means, **on)
+            window = OpeTerms(terms.r, w, terms.dm, terms.q, pl.col(MEAN_WEIGHT))
         per_row = [
             contribution(request.metric.name, request.params(1.0), label, window).alias(label)
             for label, request in requests
@@ -285,13 +324,15 @@ def _ope_plan(
             .sort([*out_keys, _ROW], nulls_last=True)
             .drop(_ROW)
         )
+        if weights is not None:  # a part: the warning reads the whole log
+            return raising(result, checks, options)
         return _warning(raising(result, checks, options), log, policy, keys, action)
-    summary = _summary(requests, terms, checks)
+    summary = _summary(requests, terms, checks, options)
     if parts:
         return PartsPlan(summary.part(rows, by), summary, by)
     result = summary.merge(summary.part(rows, by), by, options)
     result = _warning(result, log, policy, keys, action)
-    if options.ci is None:
+    if options.ci is None or wants_normal(options.ci, options.ci_method):  # in the sums
         return result
     terms_of = [
         (label, components(request.metric.name, request.params(1.0), label, terms))
@@ -300,10 +341,13 @@ def _ope_plan(
     return with_intervals(result, rows, keys, terms_of, by, options)
 
 
-def _summary(requests: Requests, terms: OpeTerms, checks: list[Check]) -> Summary:
+def _summary(
+    requests: Requests, terms: OpeTerms, checks: list[Check], options: EvalOptions
+) -> Summary:
     """The estimates as exact sums over the rows (:mod:`polars_irmetrics.ope.sums`): each
     a sum of ratios of sums (:func:`~polars_irmetrics.metrics.ope.components`), a
-    weighted one with its weights' effective sample size and largest weight."""
+    weighted one with its weights' effective sample size and largest weight; the normal
+    interval too (:mod:`polars_irmetrics.ope.normal`), so that it adds up across parts."""
     summary = Summary(count=NUM_ROWS, count_expr=pl.len(), checks=checks)
     n = pl.col(NUM_ROWS).cast(pl.Float64)
     for label, request in requests:
@@ -318,6 +362,9 @@ def _summary(requests: Requests, terms: OpeTerms, checks: list[Check]) -> Summar
                 summary.sums[f"{label}:d{k}"] = den
                 value = value + total / exact_total(f"{label}:d{k}")
         summary.outputs.append(pl.when(n > 0).then(value).alias(label))
+        if wants_normal(options.ci, options.ci_method):
+            bounds = normal_interval(summary, label, parts, f"{label}:n0", n, options.ci or 0.0)
+            summary.outputs.extend(bounds)
         if request.metric.name in WEIGHTED:
             weight = _effective_weight(request, label, terms.w)
             summary.sums[f"{label}:w"] = weight
@@ -427,6 +474,19 @@ def _cascade(
     rows = rows.with_columns(value.alias(_VALUE), w.alias(weight))
     columns = {label: (_VALUE, weight) for label, _ in requests}
     return over_rounds(rows, columns, by, round_id, checks, options, parts=parts)
+
+
+def _mean_weight(w: pl.Expr, checks: list[Check]) -> Summary:
+    """The first pass of ``per_query=True`` over a split log: each ``by`` group's mean
+    weight (:data:`MEAN_WEIGHT`, exact sums) and the data checks of the whole log."""
+    n = pl.col(_NW).cast(pl.Float64)
+    return Summary(
+        count=_NW,
+        count_expr=w.count(),
+        sums={MEAN_WEIGHT: w},
+        outputs=[(exact_total(MEAN_WEIGHT) / n).alias(MEAN_WEIGHT)],
+        checks=checks,
+    )
 
 
 def _effective_weight(request: MetricRequest, label: str, w: pl.Expr) -> pl.Expr:

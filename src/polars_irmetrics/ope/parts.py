@@ -17,9 +17,13 @@ whole log and policy.
 rows of the largest table, usually the policy's: rounds x actions): when the result is
 collected, one streaming pass writes each table to Parquet in N buckets by round, then
 the buckets are evaluated one after the other; peak memory is about one bucket's.
-``buckets="auto-memory"`` (the default) evaluates in one plan. Not with
-``per_query=True`` (as large as the log) nor ``ci=`` (the bootstrap ranks the rounds
-of a whole group): both are refused, naming the fix.
+``buckets="auto-memory"`` (the default) evaluates in one plan. ``ci=`` with
+``ci_method="normal"`` (single-action estimators) is made of exact sums too
+(:mod:`polars_irmetrics.ope.normal`): the same bits. ``per_query=True`` (single-action
+estimators) takes two passes over the buckets: the first merges each ``by`` group's mean
+weight (exact sums, and the checks of the whole log), the second gives each bucket's rows
+with it (:func:`part_rows`). Not with the bootstrap (it ranks the rounds of a whole group)
+nor the slate estimators' ``per_query=True`` or intervals: refused, naming the fix.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.evaluate import (
     build_ope_parts,
     build_ope_plan,
+    build_ope_rows,
     warn_unsupported,
 )
 
@@ -58,6 +63,7 @@ __all__ = [
     "merge_sums",
     "ope_in_buckets",
     "part_key",
+    "part_rows",
     "part_sums",
     "reads_support",
     "to_transport",
@@ -80,29 +86,51 @@ class OpeTables:
     reward_model: pl.LazyFrame | None
 
 
-def check_split(options: EvalOptions, where: str) -> None:
+def check_split(
+    options: EvalOptions, where: str, requests: Requests, *, rows: bool = True
+) -> None:
     """Refuse the options a split log cannot give as one plan does, naming the fix:
-    ``per_query=True`` and ``ci=``.
+    ``per_query=True`` of the slate estimators (and any, without ``rows``: the engines);
+    ``ci=`` but the normal interval of the single-action estimators
+    (exact sums of the contributions and of their squares,
+    :mod:`polars_irmetrics.ope.normal`).
 
     Examples
     --------
-    >>> check_split(EvalOptions(ci=0.95), "buckets=4")
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> ips = parse_metric_list(["ips"])
+    >>> check_split(EvalOptions(ci=0.95, ci_method="normal"), "buckets=4", ips)
+    >>> check_split(EvalOptions(ci=0.95), "buckets=4", ips)
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.InvalidValueError: ci= is not available for the off-policy ...
+    polars_irmetrics.errors.InvalidValueError: ci_method='bootstrap' is not available for ...
     """
-    if options.per_query:
+    if options.per_query and not rows:
         raise InvalidValueError(
             f"per_query=True is not available for the off-policy estimators with {where}: "
             "it gives one row per log row, as large as the log; evaluate it in one plan "
-            "(irm.evaluate with buckets=None, which a LazyFrame streams to a sink), or ask "
-            "for the means"
+            "(irm.evaluate, or buckets= for a log beyond memory), or ask for the means"
         )
-    if options.ci is not None:
+    if options.per_query and not reads_support(requests):
         raise InvalidValueError(
-            f"ci= is not available for the off-policy estimators with {where}: the "
-            "bootstrap and the normal interval read every round of a by group at once; "
-            "compute the intervals in one plan (irm.evaluate with buckets=None), or drop ci="
+            f"per_query=True is not available for the slate estimators and cascade_dr "
+            f"with {where}: evaluate each round's value in one plan (irm.evaluate with "
+            "buckets=None, which a LazyFrame streams to a sink), or ask for the means"
+        )
+    if options.ci is None:
+        return
+    if options.ci_method != "normal":
+        raise InvalidValueError(
+            f"ci_method={options.ci_method!r} is not available for the off-policy estimators "
+            f"with {where}: the bootstrap ranks the rounds of a whole by group at once; pass "
+            "ci_method='normal' (exact sums, the same bits as one plan), or compute the "
+            "bootstrap in one plan (irm.evaluate with buckets=None), or drop ci="
+        )
+    if not reads_support(requests):
+        raise InvalidValueError(
+            f"ci= is not available for the slate estimators and cascade_dr with {where}: "
+            "their intervals are over rounds, whose sums span a whole by group; compute "
+            "the intervals in one plan (irm.evaluate with buckets=None), or drop ci="
         )
 
 
@@ -137,6 +165,24 @@ def part_sums(tables: OpeTables, requests: Requests, options: EvalOptions) -> pl
     its tables), its Int128 columns as halves (:func:`to_transport`)."""
     plan = build_ope_parts(tables.log, requests, tables.policy, tables.reward_model, options)
     return to_transport(plan.frame)
+
+
+def part_rows(
+    tables: OpeTables, requests: Requests, options: EvalOptions, weights: pl.LazyFrame
+) -> pl.LazyFrame:
+    """``per_query=True`` over one part (whole rounds): each row's contribution, the
+    self-normalised estimators reading their ``by`` group's mean weight from
+    ``weights`` (:func:`merge_sums` of the first pass's :func:`part_sums`), sorted as
+    the one plan sorts them."""
+    return build_ope_rows(
+        tables.log, requests, tables.policy, tables.reward_model, options, weights
+    )
+
+
+def _round_keys(schema: pl.Schema, options: EvalOptions) -> list[str]:
+    """``round_id`` (and ``position`` where the log has it): how the one plan sorts the
+    rows of ``per_query=True`` after the ``by`` keys."""
+    return [options.round_id] + ([options.position] if options.position in schema else [])
 
 
 def merge_sums(
@@ -185,7 +231,7 @@ def reads_support(requests: Requests) -> bool:
 def ope_in_buckets(tables: OpeTables, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
     """:func:`polars_irmetrics.evaluate`'s result, out of core (module doc); nothing runs
     until it is collected. ``spill_dir`` is checked now."""
-    check_split(options, f"buckets={options.buckets!r}")
+    check_split(options, f"buckets={options.buckets!r}", requests)
     check_spill_dir(options.spill_dir)
     # the one plan, built for its checks of the schemas and its result's schema
     schema = build_ope_plan(
@@ -211,18 +257,29 @@ def ope_in_buckets(tables: OpeTables, requests: Requests, options: EvalOptions) 
             def side(name: str, bucket: int) -> pl.LazyFrame:
                 return read_bucket(Path(folder) / name, bucket, schemas[name])
 
-            sums = [
-                part_sums(
-                    OpeTables(
-                        side("log", b),
-                        side("policy", b),
-                        side("reward_model", b) if "reward_model" in named else None,
-                    ),
-                    requests,
-                    options,
-                ).collect()
-                for b in track(range(count), "buckets", count, enabled=options.progress)
+            parts = [
+                OpeTables(
+                    side("log", b),
+                    side("policy", b),
+                    side("reward_model", b) if "reward_model" in named else None,
+                )
+                for b in range(count)
             ]
-            return merge_sums(pl.concat(sums).lazy(), tables, requests, options).collect()
+            sums = [
+                part_sums(part, requests, options).collect()
+                for part in track(parts, "buckets", count, enabled=options.progress)
+            ]
+            merged = merge_sums(pl.concat(sums).lazy(), tables, requests, options, warn=False)
+            if not options.per_query:
+                return warned(merged, tables, requests, options).collect()
+            # per_query: a second pass, each bucket's rows with the whole groups' means
+            weights = merged.collect().lazy()
+            rows = [
+                part_rows(part, requests, options, weights).collect()
+                for part in track(parts, "buckets", count, enabled=options.progress)
+            ]
+            keys = [*options.attribute_keys, *_round_keys(schemas["log"], options)]
+            result = pl.concat(rows).sort(keys, nulls_last=True, maintain_order=True)
+            return warned(result.lazy(), tables, requests, options).collect()
 
     return pl.defer(run, schema=schema)
