@@ -310,10 +310,11 @@ def test_engine_checks_and_warning_as_one_plan(
     ("metrics", "kwargs", "error", "message"),
     [
         (
-            ["ips"],
+            ["slate_ips"],
             {"per_query": True},
             InvalidValueError,
-            "per_query=True is not available for the off-policy estimators with {engine}",
+            "per_query=True is not available for the slate estimators and cascade_dr with "
+            "{engine}: evaluate each round's value in one plan",
         ),
         (
             ["ips"],

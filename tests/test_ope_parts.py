@@ -248,6 +248,14 @@ def test_cli_normal_interval_in_buckets(tmp_path: Path) -> None:
     for row, values in zip(printed, expected.iter_rows(named=True), strict=True):
         for column in ("ips", "ips_lower", "ips_upper", "dr", "dr_lower", "dr_upper"):
             assert row[column] == values[column], column  # the same float, to the last bit
+    # per_query out of core: each round's contribution, the same floats
+    rows_args = [a for a in args if a not in ("--ci", "0.9")] + ["--per-query", "-m", "snips"]
+    done = subprocess.run(rows_args, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    expected = _evaluate(
+        "DataFrame", tables, [*metrics, "snips"], by="segment", per_query=True
+    ).to_dicts()
+    assert json.loads(done.stdout) == expected
     refused = subprocess.run(args, capture_output=True, text=True)
     assert refused.returncode != 0
     message = "--ci-method bootstrap is not available for the off-policy estimators with "
@@ -308,3 +316,28 @@ def test_per_query_slates_refused_in_buckets() -> None:
     )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         _evaluate("LazyFrame", tables, ["slate_ips"], per_query=True, buckets=2)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_per_query_is_the_same_bits(engine: str, request: pytest.FixtureRequest) -> None:
+    # the first pass merges each group's mean weight; the second gives each part's rows
+    evaluate, frame = _engine(engine, request)
+    tables = _head(_bandit("bandit_positions_s3"))
+    frames = {k: frame(v) for k, v in tables.items()}
+    for by, partitions in ((None, 3), ("segment", 2)):
+        whole = _evaluate("DataFrame", tables, SINGLE_ALL, by=by, per_query=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SupportWarning)
+            out = evaluate(
+                frames["log"],
+                SINGLE_ALL,
+                policy=frames["policy"],
+                reward_model=frames["reward_model"],
+                by=by,
+                partitions=partitions,
+                per_query=True,
+            )
+        got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
+        keys = [*([by] if by else []), "round_id", "position"]
+        assert got.columns == whole.columns
+        assert got.cast(whole.schema).sort(keys).equals(whole), by

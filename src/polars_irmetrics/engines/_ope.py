@@ -13,10 +13,14 @@ least failing round of the whole log and the count over it; the support warning
 (:class:`~polars_irmetrics.errors.SupportWarning`) reads the distinct actions (and
 positions) of the whole log and policy, gathered on the driver.
 
-``per_query=True`` and the bootstrap (``ci=``) are refused (as with ``buckets=``): the
-first is as large as the log, the bootstrap ranks every round of a group at once; the
-normal interval (``ci_method="normal"``) of the single-action estimators is exact sums,
-merged like the estimates.
+The normal interval (``ci_method="normal"``) of the single-action estimators is exact
+sums, merged like the estimates. ``per_query=True`` (single-action estimators) takes two
+passes: the first merges each ``by`` group's mean weight (:func:`ope_summary`, gathered
+on the driver: the whole log's checks are raised there), the second gives each part's
+rows with it (:func:`ope_rows`); the rows are not in a global order (the one plan sorts
+them by the ``by`` keys, ``round_id`` and ``position``). Refused as with ``buckets=``:
+the bootstrap (it ranks every round of a group at once), and the slate estimators'
+``per_query=True`` and intervals.
 
 Before any task runs, :func:`prepare_ope` builds the one-machine plan on empty frames of
 the schemas: a missing column, a wrong dtype, an unknown metric or a bad option is raised
@@ -42,6 +46,7 @@ from polars_irmetrics.ope.parts import (
     OpeTables,
     check_split,
     merge_sums,
+    part_rows,
     part_sums,
     reads_support,
     warned,
@@ -56,6 +61,7 @@ __all__ = [
     "check_ope_inputs",
     "ope_part",
     "ope_route",
+    "ope_rows",
     "ope_summary",
     "prepare_ope",
     "reads_policy",
@@ -81,6 +87,9 @@ class OpeJob:
     model_schema: pl.Schema | None
     part_schema: pl.Schema
     result_schema: pl.Schema
+    #: ``per_query=True``: the merged sums' schema (each ``by`` group's mean weight),
+    #: which the second pass reads (:func:`ope_rows`); else the result's.
+    merged_schema: pl.Schema
 
     def __getstate__(self) -> dict[str, object]:
         """The job as it travels: the parsed requests stay behind (parsed again once)."""
@@ -127,7 +136,7 @@ def ope_route(
     check_ope_inputs(engine, options, ope, tables)
     if ope:  # an option none of the metrics reads is refused, as irm.evaluate refuses it
         check_options_read(options, names, labels=False)
-        check_split(options, engine, parse_metric_list(names), rows=False)
+        check_split(options, engine, parse_metric_list(names))
     return names, ope
 
 
@@ -214,6 +223,10 @@ def prepare_ope(
         options,
     ).collect_schema()
     part = part_sums(tables, requests, options).collect_schema()
+    merged = result
+    if options.per_query:
+        sums = pl.LazyFrame(schema=part)
+        merged = merge_sums(sums, tables, requests, options, warn=False).collect_schema()
     return OpeJob(
         metrics=given,
         options=options,
@@ -223,6 +236,7 @@ def prepare_ope(
         model_schema=None if tables.reward_model is None else tables.reward_model.collect_schema(),
         part_schema=part,
         result_schema=result,
+        merged_schema=merged,
     )
 
 
@@ -231,6 +245,15 @@ def ope_part(
 ) -> pa.Table:
     """One part's sums (every row of its rounds, from the three tables; a table without
     rows in this part is an empty frame of its schema)."""
+    tables = _part_tables(job, log, policy, reward_model)
+    return _to_arrow(part_sums(tables, job.requests, job.options).collect(), job.part_schema)
+
+
+def _part_tables(
+    job: OpeJob, log: pa.Table | None, policy: pa.Table | None, reward_model: pa.Table | None
+) -> OpeTables:
+    """One part's three tables in their schemas (a table without rows in this part is an
+    empty frame of its schema)."""
 
     def frame(table: pa.Table | None, schema: pl.Schema) -> pl.LazyFrame:
         if table is None:
@@ -240,8 +263,7 @@ def ope_part(
     model = None
     if job.model_schema is not None:
         model = frame(reward_model, job.model_schema)
-    tables = OpeTables(frame(log, job.log_schema), frame(policy, job.policy_schema), model)
-    return _to_arrow(part_sums(tables, job.requests, job.options).collect(), job.part_schema)
+    return OpeTables(frame(log, job.log_schema), frame(policy, job.policy_schema), model)
 
 
 def ope_summary(job: OpeJob, sums: pa.Table) -> pa.Table:
@@ -249,7 +271,23 @@ def ope_summary(job: OpeJob, sums: pa.Table) -> pa.Table:
     (the support warning is the driver's: :func:`warn_support`)."""
     parts = _frame(sums).lazy().select(pl.col(c).cast(t) for c, t in job.part_schema.items())
     merged = merge_sums(parts, job.empty(), job.requests, job.options, warn=False)
-    return _to_arrow(merged.collect(), job.result_schema)
+    return _to_arrow(merged.collect(), job.merged_schema)
+
+
+def ope_rows(
+    job: OpeJob,
+    weights: pa.Table,
+    log: pa.Table,
+    policy: pa.Table | None,
+    reward_model: pa.Table | None,
+) -> pa.Table:
+    """``per_query=True``'s second pass over one part: each log row's contribution, the
+    self-normalised estimators reading the mean weight of their whole ``by`` group from
+    ``weights`` (:func:`ope_summary` of the first pass, gathered and broadcast)."""
+    tables = _part_tables(job, log, policy, reward_model)
+    means = _frame(weights).lazy().select(pl.col(c).cast(t) for c, t in job.merged_schema.items())
+    rows = part_rows(tables, job.requests, job.options, means)
+    return _to_arrow(rows.collect(), job.result_schema)
 
 
 def slots(job: OpeJob) -> tuple[list[str], list[str]]:

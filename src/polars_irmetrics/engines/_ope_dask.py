@@ -3,7 +3,9 @@
 The log, the policy and the reward model get each row's part number (the engine's
 polars hash of its ``round_id``) and are shuffled on it into ``partitions`` partitions;
 each partition (with the same partitions of the other tables) gives its exact sums per
-``by`` group (``map_partitions``), which are gathered in one partition and merged. The
+``by`` group (``map_partitions``), which are gathered in one partition and merged
+(``per_query=True``: each group's mean weight, computed at the call and broadcast to a
+second ``map_partitions`` that gives each partition's rows). The
 distinct actions (and positions) of the log and the policy are computed at the call
 for the support warning. :mod:`polars_irmetrics.engines.dask` passes its own part
 numbering (this module does not import it: it imports this one).
@@ -16,12 +18,14 @@ from collections.abc import Callable, Iterable
 import dask.dataframe as dd
 import pandas as pd
 import polars as pl
+import pyarrow as pa
 
 from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope import (
     PROB,
     OpeJob,
     ope_part,
+    ope_rows,
     ope_summary,
     prepare_ope,
     slots,
@@ -68,8 +72,22 @@ def ope_frame(
         enforce_metadata=False,
         align_dataframes=False,
     )
-    return sums.repartition(npartitions=1).map_partitions(
-        _summarize, job, meta=meta(job.result_schema), enforce_metadata=False
+    merged = sums.repartition(npartitions=1).map_partitions(
+        _summarize, job, meta=meta(job.merged_schema), enforce_metadata=False
+    )
+    if not job.options.per_query:
+        return merged
+    # per_query: the first pass (each by group's mean weight, the whole log's checks)
+    # runs now; its few rows are broadcast to the second, each part's rows
+    weights = to_table(merged.compute())
+    return dd.map_partitions(
+        _rows,
+        *frames,
+        job=job,
+        weights=weights,
+        meta=meta(job.result_schema),
+        enforce_metadata=False,
+        align_dataframes=False,
     )
 
 
@@ -89,6 +107,18 @@ def _part(
 ) -> pd.DataFrame:
     model = None if reward_model is None else to_table(reward_model)
     return to_pandas(ope_part(job, to_table(log), to_table(policy), model))
+
+
+def _rows(
+    log: pd.DataFrame,
+    policy: pd.DataFrame,
+    reward_model: pd.DataFrame | None = None,
+    *,
+    job: OpeJob,
+    weights: pa.Table,
+) -> pd.DataFrame:
+    model = None if reward_model is None else to_table(reward_model)
+    return to_pandas(ope_rows(job, weights, to_table(log), to_table(policy), model))
 
 
 def _summarize(sums: pd.DataFrame, job: OpeJob) -> pd.DataFrame:

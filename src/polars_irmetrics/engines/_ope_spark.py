@@ -4,11 +4,13 @@ The log, the policy and the reward model (in one frame: each table's columns ren
 a side flag) are ``repartition``-ed on the part number of each row's round (the
 engine's ``pmod(xxhash64(round_id), partitions)``), and ``mapInArrow`` hands each
 partition to one Python task, which gives its exact sums per ``by`` group; the sums go to
-one partition, where one task merges them into the result. The distinct actions (and
-positions) of the log and the policy are gathered on the driver for the support
-warning. :mod:`polars_irmetrics.engines.spark` computes the result at the call, as for
-the other metrics, and passes its own part number and schema functions (this module
-does not import it: it imports this one).
+one partition, where one task merges them into the result (``per_query=True``: each
+``by`` group's mean weight, computed at the call and broadcast to a second
+``mapInArrow`` over the same partitions, which gives each partition's rows). The
+distinct actions (and positions) of the log and the policy are gathered on the driver
+for the support warning. :mod:`polars_irmetrics.engines.spark` computes the result at
+the call, as for the other metrics, and passes its own part number and schema functions
+(this module does not import it: it imports this one).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from polars_irmetrics.engines._ope import (
     PROB,
     OpeJob,
     ope_part,
+    ope_rows,
     ope_summary,
     prepare_ope,
     slots,
@@ -55,9 +58,12 @@ def ope_frame(
     options: EvalOptions,
     part: PartOf,
     spark_schema: SparkSchema,
+    gather: Callable[[DataFrame], DataFrame],
 ) -> DataFrame:
     """:func:`polars_irmetrics.spark.evaluate`'s result for the off-policy estimators,
-    not yet computed (module doc); the support warning is given now."""
+    not yet computed (module doc); the support warning is given now. ``gather``
+    computes a frame now (the engine's, raising a task's library error as ours): the
+    first pass of ``per_query=True``."""
     job = prepare_ope(
         to_arrow_schema(log.schema),
         to_arrow_schema(policy.schema),
@@ -86,11 +92,9 @@ def ope_frame(
     parts_schema = spark_schema(job.part_schema, job.by)
     inner = parts_schema.names
 
-    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        found = list(batches)
-        if not found:  # no round in this partition
-            return
-        frame = as_polars_frame(pa.Table.from_batches(found))
+    def sides(batches: list[pa.RecordBatch]) -> list[pa.Table | None]:
+        """The partition's rows of each of the three tables."""
+        frame = as_polars_frame(pa.Table.from_batches(batches))
         tables: list[pa.Table | None] = []
         for side, names in enumerate(renamed):
             kept = frame.filter(pl.col(_SIDE) == side)
@@ -99,11 +103,18 @@ def ope_frame(
                 if names
                 else None
             )
-        sums = carrying(ope_part, job, *tables)
+        return tables
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        found = list(batches)
+        if not found:  # no round in this partition
+            return
+        sums = carrying(ope_part, job, *sides(found))
         yield from sums.rename_columns(inner).to_batches()
 
-    parts = both.repartition(count, PART).mapInArrow(task, parts_schema)
-    result_schema = spark_schema(job.result_schema, job.by)
+    shuffled = both.repartition(count, PART)
+    parts = shuffled.mapInArrow(task, parts_schema)
+    merged_schema = spark_schema(job.merged_schema, job.by)
     names = list(job.part_schema)
     statistics = pa.schema(
         field.with_name(name)
@@ -113,11 +124,25 @@ def ope_frame(
     def everything(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = pa.Table.from_batches(list(batches), schema=statistics).rename_columns(names)
         merged = carrying(ope_summary, job, table)
-        yield from merged.rename_columns(result_schema.names).to_batches()
+        yield from merged.rename_columns(merged_schema.names).to_batches()
 
     # one partition holds every part's sums: one row per by group, even for none
-    merged = parts.repartition(1).mapInArrow(everything, result_schema)
-    return merged.toDF(*job.result_schema)
+    merged = parts.repartition(1).mapInArrow(everything, merged_schema).toDF(*job.merged_schema)
+    if not job.options.per_query:
+        return merged
+    # per_query: the first pass (each by group's mean weight, the whole log's checks)
+    # runs now; its few rows are broadcast to the second, each partition's rows
+    weights = pa.Table.from_pandas(gather(merged).toPandas(), preserve_index=False)
+    result_schema = spark_schema(job.result_schema, job.by)
+
+    def rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        found = list(batches)
+        if not found:  # no round in this partition
+            return
+        table = carrying(ope_rows, job, weights, *sides(found))
+        yield from table.rename_columns(result_schema.names).to_batches()
+
+    return shuffled.mapInArrow(rows, result_schema).toDF(*job.result_schema)
 
 
 def _warn(job: OpeJob, log: DataFrame, policy: DataFrame) -> None:

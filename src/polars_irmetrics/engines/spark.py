@@ -228,6 +228,7 @@ def evaluate(
             options=built,
             part=_part,
             spark_schema=_spark_schema,
+            gather=lambda frame: _compute(frame, spark, built.progress),
         )
         return _compute(result, spark, built.progress)
     metrics = names

@@ -86,13 +86,10 @@ class OpeTables:
     reward_model: pl.LazyFrame | None
 
 
-def check_split(
-    options: EvalOptions, where: str, requests: Requests, *, rows: bool = True
-) -> None:
+def check_split(options: EvalOptions, where: str, requests: Requests) -> None:
     """Refuse the options a split log cannot give as one plan does, naming the fix:
-    ``per_query=True`` of the slate estimators (and any, without ``rows``: the engines);
-    ``ci=`` but the normal interval of the single-action estimators
-    (exact sums of the contributions and of their squares,
+    ``per_query=True`` of the slate estimators; ``ci=`` but the normal interval of the
+    single-action estimators (exact sums of the contributions and of their squares,
     :mod:`polars_irmetrics.ope.normal`).
 
     Examples
@@ -105,12 +102,6 @@ def check_split(
     ...
     polars_irmetrics.errors.InvalidValueError: ci_method='bootstrap' is not available for ...
     """
-    if options.per_query and not rows:
-        raise InvalidValueError(
-            f"per_query=True is not available for the off-policy estimators with {where}: "
-            "it gives one row per log row, as large as the log; evaluate it in one plan "
-            "(irm.evaluate, or buckets= for a log beyond memory), or ask for the means"
-        )
     if options.per_query and not reads_support(requests):
         raise InvalidValueError(
             f"per_query=True is not available for the slate estimators and cascade_dr "
