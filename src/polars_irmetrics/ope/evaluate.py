@@ -306,14 +306,15 @@ def _ope_plan(
         if parts:
             first = _mean_weight(w, checks)
             return PartsPlan(first.part(rows, by), first, by)
+        # joined as a column (one plan and parts alike): the same division, the same bits
+        split = weights is not None
         if weights is None:
-            mean_w = sums_exact_sum(w) / w.count()
-            window = OpeTerms(terms.r, w, terms.dm, terms.q, mean_w.over(by) if by else mean_w)
-        else:
-            means = weights.select(*by, MEAN_WEIGHT)
-            on = {"on": by, "how": "left", "nulls_equal": True} if by else {"how": "cross"}
-            rows = rows.join(means, **on)
-            window = OpeTerms(terms.r, w, terms.dm, terms.q, pl.col(MEAN_WEIGHT))
+            mean_w = (sums_exact_sum(w) / w.count()).alias(MEAN_WEIGHT)
+            weights = rows.group_by(by).agg(mean_w) if by else rows.select(mean_w)
+        means = weights.select(*by, MEAN_WEIGHT)
+        on = {"on": by, "how": "left", "nulls_equal": True} if by else {"how": "cross"}
+        rows = rows.join(means, **on)
+        window = OpeTerms(terms.r, w, terms.dm, terms.q, pl.col(MEAN_WEIGHT))
         per_row = [
             contribution(request.metric.name, request.params(1.0), label, window).alias(label)
             for label, request in requests
@@ -324,7 +325,7 @@ def _ope_plan(
             .sort([*out_keys, _ROW], nulls_last=True)
             .drop(_ROW)
         )
-        if weights is not None:  # a part: the warning reads the whole log
+        if split:  # a part: the warning reads the whole log
             return raising(result, checks, options)
         return _warning(raising(result, checks, options), log, policy, keys, action)
     summary = _summary(requests, terms, checks, options)
