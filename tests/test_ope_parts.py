@@ -341,3 +341,21 @@ def test_engines_per_query_is_the_same_bits(engine: str, request: pytest.Fixture
         keys = [*([by] if by else []), "round_id", "position"]
         assert got.columns == whole.columns
         assert got.cast(whole.schema).sort(keys).equals(whole), by
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_per_query_checks_the_whole_log(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # the first pass raises at the call, with the count and least round of the whole log
+    evaluate, frame = _engine(engine, request)
+    tables = _head(_bandit("bandit_binary_s0"))
+    policy = tables["policy"].filter(~pl.col("round_id").is_in([7, 150]))
+    message = (
+        "2 log row(s) have a round the policy table lacks (first: round_id=150): the "
+        "policy needs every logged round's probabilities"
+    )
+    with pytest.raises(irm.errors.QuerySetError, match=re.escape(message)):
+        evaluate(
+            frame(tables["log"]), ["snips"], policy=frame(policy), per_query=True, partitions=3
+        )
