@@ -310,11 +310,11 @@ def test_engine_checks_and_warning_as_one_plan(
     ("metrics", "kwargs", "error", "message"),
     [
         (
-            ["slate_ips"],
+            ["slate_snips"],
             {"per_query": True},
             InvalidValueError,
-            "per_query=True is not available for the slate estimators and cascade_dr with "
-            "{engine}: evaluate each round's value in one plan",
+            "per_query=True is not available for the self-normalised slate estimators "
+            "(here 'slate_snips') with {engine}: a round's value divides by the mean weight",
         ),
         (
             ["ips"],

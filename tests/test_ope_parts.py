@@ -308,14 +308,62 @@ def test_per_query_in_buckets_checks_the_whole_log(tmp_path: Path) -> None:
         irm.evaluate(tables["log"], ["ips"], policy=wider, per_query=True, buckets=2)
 
 
-def test_per_query_slates_refused_in_buckets() -> None:
+def test_per_query_self_normalised_slates_refused_in_buckets() -> None:
     tables = _tables(SLATES[0], ("policy",))
     message = (
-        "per_query=True is not available for the slate estimators and cascade_dr with "
-        "buckets=2: evaluate each round's value in one plan"
+        "per_query=True is not available for the self-normalised slate estimators (here "
+        "'slate_sniips') with buckets=2: a round's value divides by the mean weight of "
+        "every round; evaluate it in one plan"
     )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
-        _evaluate("LazyFrame", tables, ["slate_ips"], per_query=True, buckets=2)
+        _evaluate("LazyFrame", tables, ["slate_ips", "slate_sniips"], per_query=True, buckets=2)
+
+
+#: The slate estimators whose rounds' values are their own, and cascade_dr.
+ROUND_SETS = [
+    (["slate_ips", "slate_iips", "slate_rips"], ("policy",)),
+    (["cascade_dr"], ("cascade_policy", "cascade_reward_model")),
+]
+
+
+@pytest.mark.parametrize("case", SLATES)
+@pytest.mark.parametrize(("metrics", "tables"), ROUND_SETS)
+@pytest.mark.parametrize("buckets", [1, 3, "auto"])
+def test_per_query_slates_in_buckets_is_the_same_bits(
+    frame_kind: str, case: str, metrics: list[str], tables: tuple[str, ...], buckets: Any
+) -> None:
+    given_tables = _tables(case, tables)
+    for by in (None, "segment"):
+        whole = _evaluate(frame_kind, given_tables, metrics, by=by, per_query=True)
+        split = _evaluate(
+            frame_kind, given_tables, metrics, by=by, per_query=True, buckets=buckets
+        )
+        assert split.columns == whole.columns
+        assert split.equals(whole), (case, by)
+        assert whole.height == given_tables["log"]["round_id"].n_unique()
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+@pytest.mark.parametrize(("metrics", "tables"), ROUND_SETS)
+def test_engines_per_query_slates_is_the_same_bits(
+    engine: str, metrics: list[str], tables: tuple[str, ...], request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame = _engine(engine, request)
+    given_tables = _head(_tables(SLATES[0], tables), 100)
+    frames = {k: frame(v) for k, v in given_tables.items()}
+    whole = _evaluate("DataFrame", given_tables, metrics, by="segment", per_query=True)
+    out = evaluate(
+        frames["log"],
+        metrics,
+        policy=frames["policy"],
+        reward_model=frames.get("reward_model"),
+        by="segment",
+        partitions=2,
+        per_query=True,
+    )
+    got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
+    assert got.columns == whole.columns
+    assert got.cast(whole.schema).sort("segment", "round_id").equals(whole)
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])

@@ -14,13 +14,13 @@ least failing round of the whole log and the count over it; the support warning
 positions) of the whole log and policy, gathered on the driver.
 
 The normal interval (``ci_method="normal"``) of the single-action estimators is exact
-sums, merged like the estimates. ``per_query=True`` (single-action estimators) takes two
-passes: the first merges each ``by`` group's mean weight (:func:`ope_summary`, gathered
-on the driver: the whole log's checks are raised there), the second gives each part's
-rows with it (:func:`ope_rows`); the rows are not in a global order (the one plan sorts
-them by the ``by`` keys, ``round_id`` and ``position``). Refused as with ``buckets=``:
-the bootstrap (it ranks every round of a group at once), and the slate estimators'
-``per_query=True`` and intervals.
+sums, merged like the estimates. ``per_query=True`` takes two passes: the first merges
+each ``by`` group's mean weight (:func:`ope_summary`, gathered on the driver: the whole
+log's checks are raised there), the second gives each part's rows with it
+(:func:`ope_rows`); the rows are not in a global order (the one plan sorts them by the
+``by`` keys, ``round_id`` and ``position``). Refused as with ``buckets=``: the bootstrap
+(it ranks every round of a group at once), the slate estimators' intervals and the
+self-normalised slate estimators' ``per_query=True``.
 
 Before any task runs, :func:`prepare_ope` builds the one-machine plan on empty frames of
 the schemas: a missing column, a wrong dtype, an unknown metric or a bad option is raised

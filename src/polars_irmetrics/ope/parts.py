@@ -19,22 +19,24 @@ collected, one streaming pass writes each table to Parquet in N buckets by round
 the buckets are evaluated one after the other; peak memory is about one bucket's.
 ``buckets="auto-memory"`` (the default) evaluates in one plan. ``ci=`` with
 ``ci_method="normal"`` (single-action estimators) is made of exact sums too
-(:mod:`polars_irmetrics.ope.normal`): the same bits. ``per_query=True`` (single-action
-estimators) takes two passes over the buckets: the first merges each ``by`` group's mean
-weight (exact sums, and the checks of the whole log), the second gives each bucket's rows
-with it (:func:`part_rows`). Not with the bootstrap (it ranks the rounds of a whole group)
-nor the slate estimators' ``per_query=True`` or intervals: refused, naming the fix.
+(:mod:`polars_irmetrics.ope.normal`): the same bits. ``per_query=True`` takes two passes
+over the buckets: the first merges each ``by`` group's mean weight (exact sums, and the
+checks of the whole log), the second gives each bucket's rows with it
+(:func:`part_rows`; a slate or cascade round's value reads its own rows only). Not with
+the bootstrap (it ranks the rounds of a whole group), the slate estimators' intervals nor
+the self-normalised slate estimators' ``per_query=True``: refused, naming the fix.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, SupportWarning
 from polars_irmetrics.ground.buckets import (
     bucket_count,
     check_spill_dir,
@@ -88,9 +90,9 @@ class OpeTables:
 
 def check_split(options: EvalOptions, where: str, requests: Requests) -> None:
     """Refuse the options a split log cannot give as one plan does, naming the fix:
-    ``per_query=True`` of the slate estimators; ``ci=`` but the normal interval of the
-    single-action estimators (exact sums of the contributions and of their squares,
-    :mod:`polars_irmetrics.ope.normal`).
+    ``per_query=True`` of the self-normalised slate estimators; ``ci=`` but the normal
+    interval of the single-action estimators (exact sums of the contributions and of
+    their squares, :mod:`polars_irmetrics.ope.normal`).
 
     Examples
     --------
@@ -102,11 +104,13 @@ def check_split(options: EvalOptions, where: str, requests: Requests) -> None:
     ...
     polars_irmetrics.errors.InvalidValueError: ci_method='bootstrap' is not available for ...
     """
-    if options.per_query and not reads_support(requests):
+    ratios = [label for label, r in requests if SLATE_COLUMNS.get(r.metric.name, ("", None))[1]]
+    if options.per_query and ratios:
         raise InvalidValueError(
-            f"per_query=True is not available for the slate estimators and cascade_dr "
-            f"with {where}: evaluate each round's value in one plan (irm.evaluate with "
-            "buckets=None, which a LazyFrame streams to a sink), or ask for the means"
+            f"per_query=True is not available for the self-normalised slate estimators "
+            f"(here {ratios[0]!r}) with {where}: a round's value divides by the mean weight "
+            "of every round; evaluate it in one plan (irm.evaluate with buckets=None, which "
+            "a LazyFrame streams to a sink), or ask for the means"
         )
     if options.ci is None:
         return
@@ -154,8 +158,16 @@ def part_key(schema: pl.Schema, round_id: str, count: int) -> pl.Expr:
 def part_sums(tables: OpeTables, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
     """One part's exact sums, one row per ``by`` group (every round of the part whole in
     its tables), its Int128 columns as halves (:func:`to_transport`)."""
+    options = _sums_options(options, requests)
     plan = build_ope_parts(tables.log, requests, tables.policy, tables.reward_model, options)
     return to_transport(plan.frame)
+
+
+def _sums_options(options: EvalOptions, requests: Requests) -> EvalOptions:
+    """The options of the parts' sums: with ``per_query=True``, a slate or cascade
+    estimate's rounds need no global sum, and the sums' pass is the means' (its checks
+    are the whole log's)."""
+    return options.replace(per_query=False) if not reads_support(requests) else options
 
 
 def part_rows(
@@ -165,9 +177,21 @@ def part_rows(
     self-normalised estimators reading their ``by`` group's mean weight from
     ``weights`` (:func:`merge_sums` of the first pass's :func:`part_sums`), sorted as
     the one plan sorts them."""
-    return build_ope_rows(
-        tables.log, requests, tables.policy, tables.reward_model, options, weights
-    )
+    if reads_support(requests):
+        return build_ope_rows(
+            tables.log, requests, tables.policy, tables.reward_model, options, weights
+        )
+    # a slate or cascade round's value is its own (the checks were the first pass's);
+    # the support warning is the whole log's, not a part's
+    plan = build_ope_plan(tables.log, requests, tables.policy, tables.reward_model, options)
+    schema = plan.collect_schema()
+
+    def rows() -> pl.DataFrame:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SupportWarning)
+            return plan.collect()
+
+    return pl.defer(rows, schema=schema)
 
 
 def _round_keys(schema: pl.Schema, options: EvalOptions) -> list[str]:
@@ -188,6 +212,7 @@ def merge_sums(
     (:func:`part_sums`); ``tables`` give the schemas (empty frames will do) and, with
     ``warn``, the distinct actions of the log and policy for the support warning
     (:func:`warned`)."""
+    options = _sums_options(options, requests)
     plan = build_ope_parts(tables.log, requests, tables.policy, tables.reward_model, options)
     merged = plan.merge(from_transport(sums), options)
     return warned(merged, tables, requests, options) if warn else merged
@@ -269,8 +294,10 @@ def ope_in_buckets(tables: OpeTables, requests: Requests, options: EvalOptions) 
                 part_rows(part, requests, options, weights).collect()
                 for part in track(parts, "buckets", count, enabled=options.progress)
             ]
+            result = pl.concat(rows)
             keys = [*options.attribute_keys, *_round_keys(schemas["log"], options)]
-            result = pl.concat(rows).sort(keys, nulls_last=True, maintain_order=True)
+            keys = [k for k in keys if k in result.columns]  # a slate's rounds: no position
+            result = result.sort(keys, nulls_last=True, maintain_order=True)
             return warned(result.lazy(), tables, requests, options).collect()
 
     return pl.defer(run, schema=schema)
