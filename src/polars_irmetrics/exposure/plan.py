@@ -19,7 +19,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
 )
-from polars_irmetrics.exposure.awrf import awrf_values, target_flags
+from polars_irmetrics.exposure.awrf import awrf_values, exact_sum, target_flags
 from polars_irmetrics.exposure.rnd import segregation_values
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import check_numeric, id_kind, require_columns
@@ -161,8 +161,10 @@ def build_exposure_plan(
         .map_batches(lambda frame: _raise_on_bad(frame, options.sample_id), schema=schema)
         .select(schema.names())
     )
+    # sorted by query before the means too: their running sums in one order
+    checked = checked.sort(query_id)
     if options.per_query:
-        return checked.sort(query_id)
+        return checked
     return checked.select(
         pl.len().cast(pl.Int64).alias("num_q"),
         *(request.summarize(label) for label, request in requests),
@@ -226,7 +228,7 @@ def _model_values(
     expected = (
         ranked.with_columns(exposure.alias(_E), pl.col(_S).n_unique().over(query_id).alias("n"))
         .group_by(query_id, doc_id)
-        .agg((pl.col(_E).sum() / pl.col("n").first()).alias(_E))
+        .agg((exact_sum(pl.col(_E)) / pl.col("n").first()).alias(_E))
     )
     docs = target.join(expected, on=[query_id, doc_id], how="full", coalesce=True).with_columns(
         pl.col(_T).fill_null(0.0), pl.col(_E).fill_null(0.0)
@@ -236,12 +238,13 @@ def _model_values(
             docs.filter(pl.col(_T) > 0)
             .join(groups.select(doc_id, pl.col("group").alias(_G)), on=doc_id)
             .group_by(query_id, _G)
-            .agg(pl.col(_T).sum(), pl.col(_E).sum())
+            .agg(exact_sum(pl.col(_T)).alias(_T), exact_sum(pl.col(_E)).alias(_E))
         )
+    # every sum exact: the same value to the last bit whatever order a join leaves
     return docs.group_by(query_id).agg(
-        (pl.col(_E) * pl.col(_E)).sum().alias("disparity"),
-        (pl.col(_T) * pl.col(_E)).sum().alias("relevance"),
-        ((pl.col(_T) - pl.col(_E)) ** 2).sum().alias("loss"),
+        exact_sum(pl.col(_E) * pl.col(_E)).alias("disparity"),
+        exact_sum(pl.col(_T) * pl.col(_E)).alias("relevance"),
+        exact_sum((pl.col(_T) - pl.col(_E)) ** 2).alias("loss"),
     )
 
 

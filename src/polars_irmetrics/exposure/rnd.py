@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import polars as pl
 
+from polars_irmetrics.exposure.awrf import exact_mean, exact_sum
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = ["CUT", "segregation_values"]
@@ -117,9 +118,9 @@ def segregation_values(
         weight = 1.0 / i.log(2)
         sums = marked.group_by(keys).agg(
             (
-                (weight * term(pl.col(_K), i, n, p)).sum()
+                exact_sum(weight * term(pl.col(_K), i, n, p))
                 / pl.max_horizontal(
-                    (weight * term(low, i, n, p)).sum(), (weight * term(high, i, n, p)).sum()
+                    exact_sum(weight * term(low, i, n, p)), exact_sum(weight * term(high, i, n, p))
                 )
             ).alias(name)
             for name, term in _TERMS.items()
@@ -140,7 +141,7 @@ def segregation_values(
             )
         )
         per_query = per_ranking.group_by(query_id).agg(
-            pl.col(request.metric.name).mean().alias(label) for label, request in labels
+            exact_mean(pl.col(request.metric.name)).alias(label) for label, request in labels
         )
         values = values.join(per_query, on=query_id, how="left")
     return values
