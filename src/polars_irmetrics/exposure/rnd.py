@@ -70,7 +70,8 @@ def segregation_values(
     mean over the query's sampled rankings (NaN where undefined: 10 or fewer
     documents, or none or every one protected).
 
-    ``ordered``: ``query_id, __s, doc_id, __pos`` (0-based positions).
+    ``ordered``: ``query_id, __s, doc_id, __pos`` (0-based positions), sorted by
+    ranking and position.
     """
     keys = [query_id, _S]
     members = ordered.select(*keys, doc_id).join(
@@ -101,9 +102,8 @@ def segregation_values(
             .with_columns(pl.lit(1.0).alias("__in"))
         )
         marked = (
-            ordered.join(flags, on=[*keys, doc_id], how="left")
+            ordered.join(flags, on=[*keys, doc_id], how="left", maintain_order="left")
             .with_columns(pl.col("__in").fill_null(0.0))
-            .sort([*keys, _POS])
             .with_columns(
                 (pl.col(_POS) + 1).cast(pl.Float64).alias(_I),
                 pl.col("__in").cum_sum().over(keys).alias(_K),
