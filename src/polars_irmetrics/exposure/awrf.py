@@ -75,10 +75,11 @@ def awrf_values(
     keys = [query_id, _S]
     weighted = ranked.with_columns(_weight(pl.col(_POS)).alias(_W))
     known = weighted.join(align, on=doc_id, how="inner")
-    total = known.group_by(keys).agg(exact_sum(pl.col(_W)).alias("__wsum"))
+    # the weights and alignments are finite and at most 1: plain fixed-point sums
+    total = known.group_by(keys).agg(fixed_sum(pl.col(_W)).alias("__wsum"))
     run_dist = (
         known.group_by([*keys, _G])
-        .agg(exact_sum(pl.col(_W) * pl.col(_A)).alias(_P))
+        .agg(fixed_sum(pl.col(_W) * pl.col(_A)).alias(_P))
         .join(total, on=keys)
         .with_columns((pl.col(_P) / pl.col("__wsum")).alias(_P))
         .drop("__wsum")
@@ -88,7 +89,7 @@ def awrf_values(
         wanted = (
             relevant.join(align, on=doc_id, how="inner")
             .group_by(query_id, _G)
-            .agg(exact_sum(pl.col(_A)).alias(_Q))
+            .agg(fixed_sum(pl.col(_A)).alias(_Q))
         )
         per_query = wanted.join(rankings, on=query_id)
     else:
@@ -126,7 +127,7 @@ def awrf_values(
     )
     gains = (
         weighted.group_by(keys)
-        .agg(exact_sum(pl.col(_W) * pl.col(_REL).is_not_null().cast(pl.Float64)).alias("__dcg"))
+        .agg(fixed_sum(pl.col(_W) * pl.col(_REL).is_not_null().cast(pl.Float64)).alias("__dcg"))
         .join(counts, on=query_id)
         .select(*keys, (pl.col("__dcg") / pl.col("__ideal")).alias("ndcg"))
     )

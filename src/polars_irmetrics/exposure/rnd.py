@@ -95,23 +95,33 @@ def segregation_values(
             )
         else:
             chosen = rankings.with_columns(pl.lit(protected).alias(_G))
+        # one group per ranking, a (document, group) pair once in groups=: each
+        # document of a ranking at most once (a ranking listing one twice is refused)
         flags = (
             members.join(chosen, on=[*keys, _G], how="semi")
             .select(*keys, doc_id)
-            .unique()
             .with_columns(pl.lit(1.0).alias("__in"))
         )
-        marked = (
-            ordered.join(flags, on=[*keys, doc_id], how="left", maintain_order="left")
-            .with_columns(pl.col("__in").fill_null(0.0))
-            .with_columns(
-                (pl.col(_POS) + 1).cast(pl.Float64).alias(_I),
-                pl.col("__in").cum_sum().over(keys).alias(_K),
-                pl.len().over(keys).cast(pl.Float64).alias(_N),
-                pl.col("__in").sum().over(keys).alias(_P),
+        # the protected documents counted per block of CUT positions (block b holds
+        # positions b*CUT .. b*CUT+CUT-1): k_i at the cut-off i = (b+1)*CUT is the running
+        # sum of the blocks' counts, a cut-off at most N where the block is full; counts
+        # of 0/1 are whole numbers, so these sums are exact in any order
+        blocks = (
+            ordered.join(flags, on=[*keys, doc_id], how="left")
+            .group_by(*keys, (pl.col(_POS) // CUT).alias("__b"))
+            .agg(
+                pl.col("__in").fill_null(0.0).sum().alias("__c"),
+                pl.len().alias("__l"),
             )
-            .filter((pl.col(_POS) + 1) % CUT == 0)
+            .sort([*keys, "__b"])
+            .with_columns(
+                ((pl.col("__b") + 1) * CUT).cast(pl.Float64).alias(_I),
+                pl.col("__c").cum_sum().over(keys).alias(_K),
+                pl.col("__l").sum().over(keys).cast(pl.Float64).alias(_N),
+                pl.col("__c").sum().over(keys).alias(_P),
+            )
         )
+        marked = blocks.filter(pl.col("__l") == CUT)
         i, n, p = pl.col(_I), pl.col(_N), pl.col(_P)
         low = pl.max_horizontal(pl.lit(0.0), i - (n - p))
         high = pl.min_horizontal(i, p)
