@@ -120,7 +120,7 @@ def build_exposure_plan(
     # one sort: each ranking in order, its positions (0-based) over all its documents
     ordered = ranked.sort(
         [query_id, _S, order, doc_id], descending=[False, False, not use_rank, True]
-    ).with_columns(pl.int_range(pl.len()).over(query_id, _S).alias(_POS))
+    ).with_columns(_positions(query_id).alias(_POS))
     if segregation and groups is not None:
         values = segregation_values(ordered, groups, query_id, doc_id, segregation)
     # the judged queries' rankings with the relevance of their documents, still in order
@@ -172,6 +172,19 @@ def build_exposure_plan(
         pl.len().cast(pl.Int64).alias("num_q"),
         *(request.summarize(label) for label, request in requests),
     )
+
+
+def _positions(query_id: str) -> pl.Expr:
+    """Each row's 0-based position in its ranking, on rows sorted by ranking: the row
+    number less that of the ranking's first row (no window: a ranking starts where the
+    query or the sample changes)."""
+    row = pl.int_range(pl.len())
+    first = (
+        (row == 0)
+        | pl.col(query_id).ne_missing(pl.col(query_id).shift(1))
+        | pl.col(_S).ne_missing(pl.col(_S).shift(1))
+    )
+    return row - pl.when(first).then(row).otherwise(None).forward_fill()
 
 
 def _same_kind(left: pl.Schema, right: pl.Schema, column: str, what: str) -> None:
