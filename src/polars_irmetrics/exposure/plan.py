@@ -117,22 +117,25 @@ def build_exposure_plan(
     if target is not None:
         checks = pl.concat([checks, target_flags(target)], how="horizontal")
     values: pl.LazyFrame | None = None
-    # one sort: each ranking in order, its positions (0-based) over all its documents
-    ordered = ranked.sort(
-        [query_id, _S, order, doc_id], descending=[False, False, not use_rank, True]
-    ).with_columns(_positions(query_id).alias(_POS))
+    # one sort: each ranking in order with the relevance of its documents (joined
+    # first: cheaper than a join that keeps the order after the sort), its positions
+    # (0-based) over all its documents
+    ordered = (
+        ranked.join(
+            relevant.select(query_id, doc_id, _REL),
+            on=[query_id, doc_id],
+            how="left",
+            coalesce=True,
+        )
+        .sort([query_id, _S, order, doc_id], descending=[False, False, not use_rank, True])
+        .with_columns(_positions(query_id).alias(_POS))
+    )
     if segregation and groups is not None:
         values = segregation_values(ordered, groups, query_id, doc_id, segregation)
-    # the judged queries' rankings with the relevance of their documents, still in order
-    # (the positions stay those of the whole ranking: a query is kept or left out whole)
+    # the judged queries' rankings, still in order (the positions stay those of the
+    # whole ranking: a query is kept or left out whole)
     ranked = ordered.join(
         relevant.select(query_id).unique(), on=query_id, how="semi", maintain_order="left"
-    ).join(
-        relevant.select(query_id, doc_id, _REL),
-        on=[query_id, doc_id],
-        how="left",
-        coalesce=True,
-        maintain_order="left",
     )
     if fair and groups is not None:
         fair_values = awrf_values(ranked, relevant, groups, target, query_id, doc_id, fair)
