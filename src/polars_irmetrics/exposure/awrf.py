@@ -73,7 +73,7 @@ def awrf_values(
         (1.0 / pl.len().over(doc_id).cast(pl.Float64)).alias(_A)
     )
     keys = [query_id, _S]
-    weighted = ranked.with_columns(_weight(pl.col(_POS)).alias(_W))
+    weighted = ranked.with_columns(_weight(pl.col(_POS)).alias(_W)).cache()
     known = weighted.join(align, on=doc_id, how="inner")
     # the weights and alignments are finite and at most 1: plain fixed-point sums
     total = known.group_by(keys).agg(fixed_sum(pl.col(_W)).alias("__wsum"))

@@ -129,6 +129,7 @@ def build_exposure_plan(
         )
         .sort([query_id, _S, order, doc_id], descending=[False, False, not use_rank, True])
         .with_columns(_positions(query_id).alias(_POS))
+        .cache()
     )
     if segregation and groups is not None:
         values = segregation_values(ordered, groups, query_id, doc_id, segregation)
@@ -136,7 +137,7 @@ def build_exposure_plan(
     # whole ranking: a query is kept or left out whole)
     ranked = ordered.join(
         relevant.select(query_id).unique(), on=query_id, how="semi", maintain_order="left"
-    )
+    ).cache()
     if fair and groups is not None:
         fair_values = awrf_values(ranked, relevant, groups, target, query_id, doc_id, fair)
         values = (

@@ -74,8 +74,10 @@ def segregation_values(
     ranking and position.
     """
     keys = [query_id, _S]
-    members = ordered.select(*keys, doc_id).join(
-        groups.select(doc_id, pl.col("group").cast(pl.String).alias(_G)), on=doc_id
+    members = (
+        ordered.select(*keys, doc_id)
+        .join(groups.select(doc_id, pl.col("group").cast(pl.String).alias(_G)), on=doc_id)
+        .cache()
     )
     rankings = ordered.select(keys).unique()
     by_protected: dict[str | None, Requests] = {}
