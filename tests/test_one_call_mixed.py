@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
@@ -168,6 +170,28 @@ def test_beyond_accuracy_and_rnd_alone_keep_the_exposure_count(frame_kind: str) 
     assert together.columns == ["num_q", *metrics]
     expected = pl.concat([alone, coverage], how="horizontal").select(together.columns)
     assert_frame_equal(together, expected, check_exact=True)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), exposure=st.sets(st.sampled_from(EXPOSURE), min_size=1))
+def test_any_mix_equals_the_separate_calls_bit_for_bit(seed: int, exposure: set[str]) -> None:
+    # random tables and a random subset of the exposure measures beside two accuracy
+    # metrics, per query: each value the separate call's, to the last bit
+    t = _tables(seed)
+    chosen = [m for m in EXPOSURE if m in exposure]
+    judged = any(not m.startswith(("rnd", "rkl", "rrd")) for m in chosen)
+    kw: dict[str, Any] = {"groups": t["groups"], "per_query": True}
+    if any(m.startswith("awrf") for m in chosen):
+        kw["target"] = t["target"]
+    together = irm.evaluate(t["run"], [*chosen, "ndcg@10", "P@5"], qrels=t["qrels"], **kw)
+    alone = irm.evaluate(t["run"], chosen, **({"qrels": t["qrels"]} if judged else {}), **kw)
+    offline = irm.evaluate(t["run"], ["ndcg@10", "P@5"], qrels=t["qrels"], per_query=True)
+    expected = offline.join(alone, on="query_id", how="full", coalesce=True)
+    assert_frame_equal(
+        together.sort("query_id"),
+        expected.select(together.columns).sort("query_id"),
+        check_exact=True,
+    )
 
 
 def test_a_lazy_call_computes_nothing_before_collect() -> None:
