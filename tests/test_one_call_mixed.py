@@ -301,7 +301,12 @@ def test_compare_names_the_exposure_metric_it_does_not_take() -> None:
     runs = {"a": t["run"], "b": t["run"]}
     with pytest.raises(
         MetricParameterError,
-        match=re.escape("metric 'ee_loss' is computed from a (stochastic) run, judgments"),
+        match=re.escape(
+            "metric 'ee_loss' is computed from a (stochastic) run, judgments and optionally "
+            "document groups, which irm.compare does not take (it pairs the per-query values "
+            "of runs and judgments, or of predictions): evaluate it with "
+            "irm.evaluate(table, groups=...) for each system"
+        ),
     ):
         irm.compare(runs, ["ndcg@10", "ee_loss"], qrels=t["qrels"])
 
