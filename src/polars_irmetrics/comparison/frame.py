@@ -212,6 +212,7 @@ def _reads_predictions(requests: list[tuple[str, MetricRequest]], qrels: object)
                 "prefs": "prefs",
                 "jg": "qrels_jg",
                 "propensity": "propensities",
+                "exposure": "groups",
             }.get(route)
             table = "table" if keyword is None else f"table, {keyword}=..."
             raise MetricParameterError(

@@ -629,37 +629,19 @@ def evaluate_plan(
             "ask for one of them (in a call of its own)"
         )
     if "exposure" in routes:
-        _refuse_other_tables(
-            tables,
-            ("qrels", "groups", "target"),
-            "the exposure measures (ee_loss, ee_disparity, ee_relevance, awrf, awrf_ndcg)",
-            "they read the run, qrels=, groups= and (awrf) target=",
-        )
-        judged = any("judgments" in r.reads for _, r in routes["exposure"])
-        if qrels is not None and not judged:
-            raise MetricParameterError(
-                "rnd, rkl and rrd read the run and groups= only, and no metric asked for "
-                "reads the judgments: drop qrels="
-            )
-        if qrels is None and judged:
-            raise MetricParameterError(
-                "the expected-exposure measures read relevance judgments: pass qrels=..."
-            )
-        if tables.get("target") is not None and not any(
-            r.metric.name in ("awrf", "awrf_ndcg") for _, r in routes["exposure"]
-        ):
-            raise MetricParameterError(
-                "target= holds the target group distribution awrf and awrf_ndcg read, and "
-                "no metric asked for reads it: drop target=, or ask for awrf or awrf_ndcg"
-            )
-        return build_exposure_plan(
+        exposure = _exposure(table, routes.pop("exposure"), tables, options, requests)
+        if not routes:
+            return exposure
+        # the other metrics (offline, recsys) from their own tables, joined by query
+        rest = evaluate_plan(
             table,
-            qrels,
-            tables.get("groups"),
-            routes["exposure"],
+            [(label, r) for label, r in requests if r.route != "exposure"],
+            {k: v for k, v in tables.items() if k not in ("groups", "target")},
             options,
-            target=tables.get("target"),
+            caller=caller,
+            warn=warn,
         )
+        return _beside(rest, exposure, [label for label, _ in requests], options)
     if tables.get("target") is not None:
         raise MetricParameterError(
             "target= holds the target group distribution awrf and awrf_ndcg read, and "
@@ -818,6 +800,82 @@ def _propensity(
     if propensities is None:  # refused by check_inputs, with the metric's name
         raise MetricParameterError("propensity-scored metrics need propensities=...")
     return build_propensity_plan(run, requests, tables.get("qrels"), propensities, options)
+
+
+def _exposure(
+    run: pl.LazyFrame,
+    exposure: Requests,
+    tables: Mapping[str, pl.LazyFrame | None],
+    options: EvalOptions,
+    requests: Requests,
+) -> pl.LazyFrame:
+    """The exposure measures' plan; ``requests``: every metric of the call (the others'
+    tables are theirs to check, the judgments read by any of them are not refused)."""
+    mixed = len(exposure) < len(requests)
+    _refuse_other_tables(
+        tables,
+        ("qrels", "groups", "target", *(_JOINED_TABLES if mixed else ())),
+        "the exposure measures (ee_loss, ee_disparity, ee_relevance, awrf, awrf_ndcg)",
+        "they read the run, qrels=, groups= and (awrf) target=",
+    )
+    qrels = tables.get("qrels")
+    judged = any("judgments" in r.reads for _, r in exposure)
+    if qrels is not None and not any("judgments" in r.reads for _, r in requests):
+        raise MetricParameterError(
+            "rnd, rkl and rrd read the run and groups= only, and no metric asked for "
+            "reads the judgments: drop qrels="
+        )
+    if qrels is None and judged:
+        raise MetricParameterError(
+            "the expected-exposure measures read relevance judgments: pass qrels=..."
+        )
+    if tables.get("target") is not None and not any(
+        r.metric.name in ("awrf", "awrf_ndcg") for _, r in exposure
+    ):
+        raise MetricParameterError(
+            "target= holds the target group distribution awrf and awrf_ndcg read, and "
+            "no metric asked for reads it: drop target=, or ask for awrf or awrf_ndcg"
+        )
+    return build_exposure_plan(
+        run,
+        qrels if judged else None,
+        tables.get("groups"),
+        exposure,
+        options,
+        target=tables.get("target"),
+    )
+
+
+#: The tables of the routes the exposure measures share a call with (offline, recsys).
+_JOINED_TABLES = ("queries", "interactions", "item_features")
+
+
+def _beside(
+    rest: pl.LazyFrame, exposure: pl.LazyFrame, labels: list[str], options: EvalOptions
+) -> pl.LazyFrame:
+    """The exposure measures' values beside the other routes' (one plan): per query
+    joined on the query keys, or the summaries side by side (the other routes'
+    ``num_q``, else the exposure measures'); the metrics in the order given."""
+    names = rest.collect_schema().names()
+    if options.per_query:
+        keys = [*options.by_keys, options.query_id]
+        joined = rest.join(
+            exposure,
+            on=keys,
+            how="full",
+            coalesce=True,
+            nulls_equal=True,
+            maintain_order="left_right",
+        )
+        return joined.select(*keys, *labels)
+    if not options.by_keys:
+        if "num_q" in names:
+            exposure = exposure.drop("num_q")
+        joined = pl.concat([rest, exposure], how="horizontal")
+    else:  # pragma: no cover - the exposure plan refuses by= and systems=
+        joined = rest.join(exposure, on=list(options.by_keys), how="full", coalesce=True)
+    counts = ["num_q"] if "num_q" in joined.collect_schema().names() else []
+    return joined.select(*options.by_keys, *counts, *labels)
 
 
 def _refuse_other_tables(

@@ -16,8 +16,9 @@ import polars as pl
 
 from polars_irmetrics.metrics.fairness import AWRF_LENGTH
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
 
-__all__ = ["awrf_values", "target_flags"]
+__all__ = ["awrf_values", "exact_mean", "exact_sum", "target_flags"]
 
 Requests = list[tuple[str, MetricRequest]]
 
@@ -28,6 +29,21 @@ _W, _BAD = "__w", "__bad"
 def _weight(position: pl.Expr) -> pl.Expr:
     """wptrec's ``discount``: ``1 / log2(max(rank, 2))`` of the 1-based rank."""
     return 1.0 / pl.max_horizontal(position + 1, pl.lit(2)).cast(pl.Float64).log(2)
+
+
+def exact_sum(value: pl.Expr) -> pl.Expr:
+    """Group context: the sum of ``value`` the same to the last bit in any row order (a
+    join or a streamed group-by leaves the rows in any order): a fixed-point sum
+    (:func:`~polars_irmetrics.metrics.scope.fixed_sum`), or the float sum where a value
+    is too large or not finite (NaN or infinite either way)."""
+    return pl.when(beyond_fixed(value).any()).then(value.sum()).otherwise(fixed_sum(value))
+
+
+def exact_mean(value: pl.Expr) -> pl.Expr:
+    """Group context: the mean of the non-null ``value`` (:func:`exact_sum`), null when
+    none is."""
+    count = value.count()
+    return pl.when(count > 0).then(exact_sum(value) / count)
 
 
 def _rel_entr(x: pl.Expr, y: pl.Expr) -> pl.Expr:
@@ -57,12 +73,13 @@ def awrf_values(
         (1.0 / pl.len().over(doc_id).cast(pl.Float64)).alias(_A)
     )
     keys = [query_id, _S]
-    weighted = ranked.with_columns(_weight(pl.col(_POS)).alias(_W))
+    weighted = ranked.with_columns(_weight(pl.col(_POS)).alias(_W)).cache()
     known = weighted.join(align, on=doc_id, how="inner")
-    total = known.group_by(keys).agg(pl.col(_W).sum().alias("__wsum"))
+    # the weights and alignments are finite and at most 1: plain fixed-point sums
+    total = known.group_by(keys).agg(fixed_sum(pl.col(_W)).alias("__wsum"))
     run_dist = (
         known.group_by([*keys, _G])
-        .agg((pl.col(_W) * pl.col(_A)).sum().alias(_P))
+        .agg(fixed_sum(pl.col(_W) * pl.col(_A)).alias(_P))
         .join(total, on=keys)
         .with_columns((pl.col(_P) / pl.col("__wsum")).alias(_P))
         .drop("__wsum")
@@ -72,7 +89,7 @@ def awrf_values(
         wanted = (
             relevant.join(align, on=doc_id, how="inner")
             .group_by(query_id, _G)
-            .agg(pl.col(_A).sum().alias(_Q))
+            .agg(fixed_sum(pl.col(_A)).alias(_Q))
         )
         per_query = wanted.join(rankings, on=query_id)
     else:
@@ -87,14 +104,15 @@ def awrf_values(
         run_dist.join(per_query, on=[*keys, _G], how="full", coalesce=True)
         .with_columns(pl.col(_P).fill_null(0.0), pl.col(_Q).fill_null(0.0))
         .with_columns(  # scipy normalises both vectors
-            (pl.col(_P) / pl.col(_P).sum().over(keys)).alias(_P),
-            (pl.col(_Q) / pl.col(_Q).sum().over(keys)).alias(_Q),
+            (pl.col(_P) / exact_sum(pl.col(_P)).over(keys)).alias(_P),
+            (pl.col(_Q) / exact_sum(pl.col(_Q)).over(keys)).alias(_Q),
         )
         .with_columns(((pl.col(_P) + pl.col(_Q)) / 2.0).alias("__m"))
     )
     divergence = (
-        _rel_entr(pl.col(_P), pl.col("__m")) + _rel_entr(pl.col(_Q), pl.col("__m"))
-    ).sum() / 2.0
+        exact_sum(_rel_entr(pl.col(_P), pl.col("__m")) + _rel_entr(pl.col(_Q), pl.col("__m")))
+        / 2.0
+    )
     fairness = both.group_by(keys).agg((1.0 - divergence).alias("awrf"))
     # wptrec's nDCG: binary gain, the ideal over min(500, R) relevant documents
     ideal = (
@@ -109,7 +127,7 @@ def awrf_values(
     )
     gains = (
         weighted.group_by(keys)
-        .agg((pl.col(_W) * pl.col(_REL).is_not_null().cast(pl.Float64)).sum().alias("__dcg"))
+        .agg(fixed_sum(pl.col(_W) * pl.col(_REL).is_not_null().cast(pl.Float64)).alias("__dcg"))
         .join(counts, on=query_id)
         .select(*keys, (pl.col("__dcg") / pl.col("__ideal")).alias("ndcg"))
     )
@@ -119,7 +137,7 @@ def awrf_values(
         (pl.col("ndcg") * pl.col("awrf").fill_null(float("nan"))).alias("awrf_ndcg"),
     )
     return values.group_by(query_id).agg(
-        pl.col(request.metric.name).mean().alias(label) for label, request in requests
+        exact_mean(pl.col(request.metric.name)).alias(label) for label, request in requests
     )
 
 

@@ -19,7 +19,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
 )
-from polars_irmetrics.exposure.awrf import awrf_values, target_flags
+from polars_irmetrics.exposure.awrf import awrf_values, exact_sum, target_flags
 from polars_irmetrics.exposure.rnd import segregation_values
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import check_numeric, id_kind, require_columns
@@ -117,20 +117,27 @@ def build_exposure_plan(
     if target is not None:
         checks = pl.concat([checks, target_flags(target)], how="horizontal")
     values: pl.LazyFrame | None = None
-    if segregation and groups is not None:
-        ordered = ranked.sort(
-            [query_id, _S, order, doc_id], descending=[False, False, not use_rank, True]
-        ).with_columns(pl.int_range(pl.len()).over(query_id, _S).alias(_POS))
-        values = segregation_values(ordered, groups, query_id, doc_id, segregation)
-    ranked = ranked.join(relevant.select(query_id).unique(), on=query_id, how="semi")
-    # the relevance flag first: a join does not keep the row order the positions read
-    ranked = ranked.join(
-        relevant.select(query_id, doc_id, _REL), on=[query_id, doc_id], how="left", coalesce=True
+    # one sort: each ranking in order with the relevance of its documents (joined
+    # first: cheaper than a join that keeps the order after the sort), its positions
+    # (0-based) over all its documents
+    ordered = (
+        ranked.join(
+            relevant.select(query_id, doc_id, _REL),
+            on=[query_id, doc_id],
+            how="left",
+            coalesce=True,
+        )
+        .sort([query_id, _S, order, doc_id], descending=[False, False, not use_rank, True])
+        .with_columns(_positions(query_id).alias(_POS))
+        .cache()
     )
-    ranked = ranked.sort(
-        [query_id, _S, order, doc_id],
-        descending=[False, False, not use_rank, True],
-    ).with_columns(pl.int_range(pl.len()).over(query_id, _S).alias(_POS))
+    if segregation and groups is not None:
+        values = segregation_values(ordered, groups, query_id, doc_id, segregation)
+    # the judged queries' rankings, still in order (the positions stay those of the
+    # whole ranking: a query is kept or left out whole)
+    ranked = ordered.join(
+        relevant.select(query_id).unique(), on=query_id, how="semi", maintain_order="left"
+    ).cache()
     if fair and groups is not None:
         fair_values = awrf_values(ranked, relevant, groups, target, query_id, doc_id, fair)
         values = (
@@ -143,7 +150,7 @@ def build_exposure_plan(
     ]
     for (browsing, patience), labels in _by_model(exposure_requests).items():
         per_query = _model_values(
-            ranked, relevant, groups, query_id, doc_id, browsing, patience
+            ranked, relevant, groups, query_id, doc_id, browsing, patience, sampled=sampled
         ).select(
             query_id,
             *(pl.col(_KINDS[requests_name]).alias(label) for label, requests_name in labels),
@@ -161,12 +168,27 @@ def build_exposure_plan(
         .map_batches(lambda frame: _raise_on_bad(frame, options.sample_id), schema=schema)
         .select(schema.names())
     )
+    # sorted by query before the means too: their running sums in one order
+    checked = checked.sort(query_id)
     if options.per_query:
-        return checked.sort(query_id)
+        return checked
     return checked.select(
         pl.len().cast(pl.Int64).alias("num_q"),
         *(request.summarize(label) for label, request in requests),
     )
+
+
+def _positions(query_id: str) -> pl.Expr:
+    """Each row's 0-based position in its ranking, on rows sorted by ranking: the row
+    number less that of the ranking's first row (no window: a ranking starts where the
+    query or the sample changes)."""
+    row = pl.int_range(pl.len())
+    first = (
+        (row == 0)
+        | pl.col(query_id).ne_missing(pl.col(query_id).shift(1))
+        | pl.col(_S).ne_missing(pl.col(_S).shift(1))
+    )
+    return row - pl.when(first).then(row).otherwise(None).forward_fill()
 
 
 def _same_kind(left: pl.Schema, right: pl.Schema, column: str, what: str) -> None:
@@ -198,8 +220,11 @@ def _model_values(
     doc_id: str,
     browsing: str,
     patience: float,
+    *,
+    sampled: bool = True,
 ) -> pl.LazyFrame:
-    """One row per query: ``disparity``, ``relevance`` and ``loss`` for one user model."""
+    """One row per query: ``disparity``, ``relevance`` and ``loss`` for one user model
+    (``sampled``: whether a query may hold several rankings)."""
     decay = patience if browsing == "rbp" else patience * (1.0 - UTILITY)
     # the target: each grade's documents share the positions after the higher grades'
     levels = (
@@ -223,25 +248,35 @@ def _model_values(
         relevant_flag = pl.col(_REL).is_not_null().cast(pl.Int64)
         above = relevant_flag.cum_sum().over(query_id, _S) - relevant_flag
         exposure = exposure * pl.lit(1.0 - UTILITY).pow(above)
-    expected = (
-        ranked.with_columns(exposure.alias(_E), pl.col(_S).n_unique().over(query_id).alias("n"))
-        .group_by(query_id, doc_id)
-        .agg((pl.col(_E).sum() / pl.col("n").first()).alias(_E))
-    )
-    docs = target.join(expected, on=[query_id, doc_id], how="full", coalesce=True).with_columns(
-        pl.col(_T).fill_null(0.0), pl.col(_E).fill_null(0.0)
-    )
-    if groups is not None:
+    scored = ranked.with_columns(exposure.alias(_E))
+    if sampled:
+        scored = scored.with_columns(pl.col(_S).n_unique().over(query_id).alias("n"))
+    if groups is not None:  # only the relevant documents' exposure counts
+        scored = scored.filter(pl.col(_REL).is_not_null())
+    if sampled:
+        expected = scored.group_by(query_id, doc_id).agg(
+            (exact_sum(pl.col(_E)) / pl.col("n").first()).alias(_E)
+        )
+    else:  # one ranking per query, a document once in it: its exposure as it is
+        expected = scored.select(query_id, doc_id, _E)
+    if groups is None:
+        docs = target.join(
+            expected, on=[query_id, doc_id], how="full", coalesce=True
+        ).with_columns(pl.col(_T).fill_null(0.0), pl.col(_E).fill_null(0.0))
+    else:
         docs = (
-            docs.filter(pl.col(_T) > 0)
+            target.filter(pl.col(_T) > 0)
+            .join(expected, on=[query_id, doc_id], how="left")
+            .with_columns(pl.col(_E).fill_null(0.0))
             .join(groups.select(doc_id, pl.col("group").alias(_G)), on=doc_id)
             .group_by(query_id, _G)
-            .agg(pl.col(_T).sum(), pl.col(_E).sum())
+            .agg(exact_sum(pl.col(_T)).alias(_T), exact_sum(pl.col(_E)).alias(_E))
         )
+    # every sum exact: the same value to the last bit whatever order a join leaves
     return docs.group_by(query_id).agg(
-        (pl.col(_E) * pl.col(_E)).sum().alias("disparity"),
-        (pl.col(_T) * pl.col(_E)).sum().alias("relevance"),
-        ((pl.col(_T) - pl.col(_E)) ** 2).sum().alias("loss"),
+        exact_sum(pl.col(_E) * pl.col(_E)).alias("disparity"),
+        exact_sum(pl.col(_T) * pl.col(_E)).alias("relevance"),
+        exact_sum((pl.col(_T) - pl.col(_E)) ** 2).alias("loss"),
     )
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import polars as pl
 
+from polars_irmetrics.exposure.awrf import exact_mean, exact_sum
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = ["CUT", "segregation_values"]
@@ -69,11 +70,14 @@ def segregation_values(
     mean over the query's sampled rankings (NaN where undefined: 10 or fewer
     documents, or none or every one protected).
 
-    ``ordered``: ``query_id, __s, doc_id, __pos`` (0-based positions).
+    ``ordered``: ``query_id, __s, doc_id, __pos`` (0-based positions), sorted by
+    ranking and position.
     """
     keys = [query_id, _S]
-    members = ordered.select(*keys, doc_id).join(
-        groups.select(doc_id, pl.col("group").cast(pl.String).alias(_G)), on=doc_id
+    members = (
+        ordered.select(*keys, doc_id)
+        .join(groups.select(doc_id, pl.col("group").cast(pl.String).alias(_G)), on=doc_id)
+        .cache()
     )
     rankings = ordered.select(keys).unique()
     by_protected: dict[str | None, Requests] = {}
@@ -93,33 +97,42 @@ def segregation_values(
             )
         else:
             chosen = rankings.with_columns(pl.lit(protected).alias(_G))
+        # one group per ranking, a (document, group) pair once in groups=: each
+        # document of a ranking at most once (a ranking listing one twice is refused)
         flags = (
             members.join(chosen, on=[*keys, _G], how="semi")
             .select(*keys, doc_id)
-            .unique()
             .with_columns(pl.lit(1.0).alias("__in"))
         )
-        marked = (
+        # the protected documents counted per block of CUT positions (block b holds
+        # positions b*CUT .. b*CUT+CUT-1): k_i at the cut-off i = (b+1)*CUT is the running
+        # sum of the blocks' counts, a cut-off at most N where the block is full; counts
+        # of 0/1 are whole numbers, so these sums are exact in any order
+        blocks = (
             ordered.join(flags, on=[*keys, doc_id], how="left")
-            .with_columns(pl.col("__in").fill_null(0.0))
-            .sort([*keys, _POS])
-            .with_columns(
-                (pl.col(_POS) + 1).cast(pl.Float64).alias(_I),
-                pl.col("__in").cum_sum().over(keys).alias(_K),
-                pl.len().over(keys).cast(pl.Float64).alias(_N),
-                pl.col("__in").sum().over(keys).alias(_P),
+            .group_by(*keys, (pl.col(_POS) // CUT).alias("__b"))
+            .agg(
+                pl.col("__in").fill_null(0.0).sum().alias("__c"),
+                pl.len().alias("__l"),
             )
-            .filter((pl.col(_POS) + 1) % CUT == 0)
+            .sort([*keys, "__b"])
+            .with_columns(
+                ((pl.col("__b") + 1) * CUT).cast(pl.Float64).alias(_I),
+                pl.col("__c").cum_sum().over(keys).alias(_K),
+                pl.col("__l").sum().over(keys).cast(pl.Float64).alias(_N),
+                pl.col("__c").sum().over(keys).alias(_P),
+            )
         )
+        marked = blocks.filter(pl.col("__l") == CUT)
         i, n, p = pl.col(_I), pl.col(_N), pl.col(_P)
         low = pl.max_horizontal(pl.lit(0.0), i - (n - p))
         high = pl.min_horizontal(i, p)
         weight = 1.0 / i.log(2)
         sums = marked.group_by(keys).agg(
             (
-                (weight * term(pl.col(_K), i, n, p)).sum()
+                exact_sum(weight * term(pl.col(_K), i, n, p))
                 / pl.max_horizontal(
-                    (weight * term(low, i, n, p)).sum(), (weight * term(high, i, n, p)).sum()
+                    exact_sum(weight * term(low, i, n, p)), exact_sum(weight * term(high, i, n, p))
                 )
             ).alias(name)
             for name, term in _TERMS.items()
@@ -140,7 +153,7 @@ def segregation_values(
             )
         )
         per_query = per_ranking.group_by(query_id).agg(
-            pl.col(request.metric.name).mean().alias(label) for label, request in labels
+            exact_mean(pl.col(request.metric.name)).alias(label) for label, request in labels
         )
         values = values.join(per_query, on=query_id, how="left")
     return values

@@ -141,8 +141,10 @@ ROUTE_TABLES: Mapping[Route, str] = {
 SUMMARIZED_ROUTES: frozenset[Route] = frozenset(
     {"offline", "prefs", "jg", "neighbors", "reference"}
 )
-#: Routes whose results can be put side by side in one call (one row per query or group).
-JOINABLE: frozenset[Route] = frozenset({"offline", "recsys"})
+#: Routes whose results can be put side by side in one call (one row per query or group):
+#: each reads the run and tables keyed by its queries or documents (the exposure
+#: measures: groups= and target= beside the judgments).
+JOINABLE: frozenset[Route] = frozenset({"offline", "recsys", "exposure"})
 
 #: The first table of this list that a per-query metric reads names its route.
 _READ_ROUTES: tuple[tuple[Input, Route], ...] = (
