@@ -359,3 +359,34 @@ def test_cli_reads_lists_from_parquet(tmp_path: Path) -> None:
     expected = irm.evaluate(_LOG, ["ips", "dr"], policy=_PI, reward_model=_Q)
     assert printed[0]["ips"] == expected["ips"].item() == pytest.approx(1.2, abs=1e-15)
     assert printed[0]["dr"] == expected["dr"].item()
+
+
+@pytest.mark.parametrize(
+    ("metrics", "shape", "label"),
+    [
+        (["ips"], "list", "ips"),
+        (["snips"], "long", "snips"),
+        (["dr"], "list", "dr"),
+        (["ips(clip=1e20)"], "long", "ips(clip=1e20)"),
+    ],
+)
+def test_a_term_beyond_the_exact_range_is_refused(
+    frame_kind: str, metrics: list[str], shape: str, label: str
+) -> None:
+    # a pscore of 1e-16: the weight 0.5 / 1e-16 = 5e15 squares to 2.5e31 > 2**96 (7.9e28);
+    # a float sum would lose round 1's terms entirely, a NaN would hide why
+    log = _LOG.with_columns(pscore=pl.Series([0.5, 1e-16, 0.5]))
+    pi, q = (_PI, _Q) if shape == "list" else (_exploded(_PI, "prob"), _exploded(_Q, "q_hat"))
+    extra = {"reward_model": q} if metrics == ["dr"] else {}
+    message = (
+        f"metric {label!r} cannot be summed exactly: a term of its sums is not finite or "
+        "reaches 2**96 in magnitude, beyond the exact sums' range (the importance weight pi "
+        "/ 'pscore' squared does for a column 'pscore' below about 3.6e-15"
+    )
+    for kwargs in ({}, {"ci": 0.9, "n_bootstrap": 50}):
+        with pytest.raises(InvalidValueError, match=re.escape(message)):
+            _run(frame_kind, log, metrics, policy=pi, **extra, **kwargs)
+    # capped below 2**48, the same log is summed exactly: round 2's weight 5e15 counts as
+    # 1000 (times its reward 0): (0.9 / 0.5 * 1 + 1000 * 0 + 0.9 / 0.5 * 1) / 3
+    out = _run(frame_kind, log, ["ips(clip=1000)"], policy=pi)
+    assert out["ips(clip=1000)"].item() == pytest.approx((1.8 + 0.0 + 1.8) / 3, abs=1e-15)

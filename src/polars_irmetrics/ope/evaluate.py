@@ -60,12 +60,19 @@ from polars_irmetrics.metrics.ope import (
     contribution,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
+from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.ope.checks import Check, raising, warning_unsupported
-from polars_irmetrics.ope.intervals import exact_mean, exact_sum, with_intervals
+from polars_irmetrics.ope.intervals import with_intervals
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
 from polars_irmetrics.ope.slates import build_slate_plan
-from polars_irmetrics.ope.sums import PartsPlan, Summary, exact_total
+from polars_irmetrics.ope.sums import (
+    PartsPlan,
+    Summary,
+    exact_list_sum,
+    exact_mean,
+    exact_sum,
+    exact_total,
+)
 
 __all__ = [
     "NUM_ROUNDS",
@@ -730,13 +737,6 @@ def _list_fixed_sum(items: pl.Expr) -> pl.Expr:
     return items.list.eval(counts).list.sum().cast(pl.Float64) / _SCALE
 
 
-def _list_exact_sum(items: pl.Expr) -> pl.Expr:
-    """Each list's :func:`~polars_irmetrics.ope.intervals.exact_sum`: fixed-point, or a
-    float sum where an item is beyond the fixed point's range."""
-    beyond = items.list.eval(beyond_fixed(pl.element())).list.any()
-    return pl.when(beyond).then(items.list.sum()).otherwise(_list_fixed_sum(items))
-
-
 def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFrame:
     """The columns :func:`_rows` gives, from each log row's lists."""
     prob, act = pl.col(_PROB), pl.col(action)
@@ -763,7 +763,7 @@ def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFra
         missing = pl.element().is_null() | pl.element().is_nan()
         columns += [
             q.list.get(act, null_on_oob=True).alias(_Q),
-            _list_exact_sum(p_cut * q_cut).alias(_EQ),
+            exact_list_sum(p_cut * q_cut).alias(_EQ),
             (in_p & ((q_cut.list.eval(missing).cast(pl.List(pl.Float64)) * p_cut).list.max() > 0))
             .fill_null(False)
             .alias(_QMISS),
