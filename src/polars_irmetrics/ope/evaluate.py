@@ -16,6 +16,12 @@ One lazy polars query, no Python loop over rounds:
    (:func:`~polars_irmetrics.metrics.ope.contribution`), averaged over the rows of each
    ``by`` group, or given per row with ``per_query=True``.
 
+The policy and reward model may also be in obp's shape, one row per round (and
+position) with ``prob`` and ``q_hat`` lists indexed by action (detected from the
+schema): each log row then meets one row of each table (paired where the rows line up,
+joined otherwise) and reads the logged action's item with ``list.get`` and the round's
+sums over the list's items (:func:`_listed_rows`), the same exact sums, so the same bits.
+
 A logged action the policy table does not list has probability 0 there. Policy rounds
 the log does not have are not read (nor checked). The data checks are counted in the
 same pass and raised when the plan is collected, naming the table, the column and the
@@ -161,10 +167,14 @@ def build_ope_plan(
         The parsed metrics; every one reads ``"policy"``.
     policy
         The evaluation policy: one row per ``(round_id[, position], action)`` with its
-        probability ``prob``.
+        probability ``prob`` (the long form); or obp's shape, one row per
+        ``(round_id[, position])`` with ``prob`` a List or Array indexed by action
+        (``action_dist[:, a, pos]``; the log's actions are then the integers 0 to
+        A - 1), read from the schema: the same estimates, to the bit.
     reward_model
         ``q_hat`` per ``(round_id[, position], action)``, for ``dm`` and the doubly
-        robust estimators; ``None`` when no metric reads it.
+        robust estimators, in the policy's shape (a list per round with a list-shaped
+        policy); ``None`` when no metric reads it.
     options
         The evaluation's options (:func:`polars_irmetrics.evaluate`).
 
@@ -228,6 +238,26 @@ def build_ope_plan(
     polars_irmetrics.errors.QuerySetError: 1 log row(s) have a round the policy table lacks
     (first: round_id=2): the policy needs every logged round's probabilities, one row per
     (round_id, action) in column 'prob'
+
+    The same policy and model in obp's shape, a list per round indexed by action (the
+    log's actions as indexes: ``a`` is 0): the same estimates, to the bit. A logged
+    action beyond its round's list is refused:
+
+    >>> listed = log.with_columns(action=pl.lit(0))
+    >>> lists = [[0.9, 0.1], [0.5, 0.5], [0.1, 0.9]]
+    >>> pi_list = pl.DataFrame({"round_id": [1, 2, 3], "prob": lists})
+    >>> q_list = pi_list.select("round_id", q_hat=pl.lit([0.6, 0.3]))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     same = irm.evaluate(listed, ["ips", "dr"], policy=pi_list, reward_model=q_list)
+    >>> same["ips"].item() == out["ips"].item(), same["dr"].item() == out["dr"].item()
+    (True, True)
+    >>> irm.evaluate(listed.with_columns(action=pl.lit(2)), ["ips"], policy=pi_list)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column 'action' of the log has 3 action(s)
+    outside the policy's list (first: round_id=1): with 'prob' a list per round, an action
+    is its index, from 0 to the list's length - 1
     """
     plan = _ope_plan(log, requests, policy, reward_model, options, parts=False)
     if isinstance(plan, PartsPlan):  # pragma: no cover - parts=False gives the plan
