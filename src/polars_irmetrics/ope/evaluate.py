@@ -116,6 +116,7 @@ _QMISS = f"{INTERNAL}qmiss"
 _EQ = f"{INTERNAL}eq"
 _VALUE = f"{INTERNAL}value"
 _QL = f"{INTERNAL}q_list"
+_MEAN_W = f"{INTERNAL}mean_w"
 _ACT_BAD = f"{INTERNAL}act_bad"
 _LEN_BAD = f"{INTERNAL}len_bad"
 _P_DUP = f"{INTERNAL}p_dup"
@@ -320,10 +321,17 @@ def _ope_plan(
         mean_w=exact_mean(w),
     )
     if options.per_query:
-        # a column, not a scalar: polars divides by a scalar as a product with its
-        # reciprocal, whose last bit would depend on how the plan is laid out
-        mean_w = exact_mean(w).over(by if by else pl.lit(True))
-        window = OpeTerms(terms.r, w, terms.dm, terms.q, mean_w)
+        # each group's mean weight (self-normalised rows) joined as a column: neither a
+        # scalar (polars divides by one as a product with its reciprocal) nor a window
+        # (whose grouped sums' last bit followed the rows' order): the same bits in any
+        # order and from either shape
+        mean_w = exact_mean(w).alias(_MEAN_W)
+        if by:
+            means = rows.group_by(by).agg(mean_w)
+            rows = rows.join(means, on=by, how="left", nulls_equal=True)
+        else:
+            rows = rows.join(rows.select(mean_w), how="cross")
+        window = OpeTerms(terms.r, w, terms.dm, terms.q, pl.col(_MEAN_W))
         per_row = [
             contribution(request.metric.name, request.params(1.0), label, window).alias(label)
             for label, request in requests

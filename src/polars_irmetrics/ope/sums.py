@@ -182,20 +182,41 @@ class Summary:
     within: str | None = None
     within_outputs: dict[str, pl.Expr] = field(default_factory=dict)
 
-    def _part_aggs(self) -> list[pl.Expr]:
+    def _same_sums(self) -> dict[str, str]:
+        """Each sum's name -> the first sum's of the same expression (estimators share
+        sums: the weights of ``ips``, ``snips`` and ``dr`` are one), computed once."""
+        first: dict[str, str] = {}
+        seen: list[tuple[str, pl.Expr]] = []
+        for name, value in self.sums.items():
+            same = next((n for n, v in seen if v.meta.eq(value)), None)
+            if same is None:
+                seen.append((name, value))
+            first[name] = same or name
+        return first
+
+    def _part_aggs(self, first: dict[str, str]) -> list[pl.Expr]:
         aggs = [self.count_expr.cast(pl.Int64).alias(self.count)]
         for name, value in self.sums.items():
-            hi, lo, bad = _exact_aggs(value)
-            aggs += [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
+            if first[name] == name:
+                hi, lo, bad = _exact_aggs(value)
+                aggs += [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
         aggs += [value.max().alias(name) for name, value in self.maxima.items()]
         return aggs + [e for check in self.checks for e in check.aggs()]
 
     def part(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         """One row per ``by`` group of ``rows`` (one row without ``by``, even for no
         rows): the count, the exact sums, the maxima and the checks' columns."""
-        aggs = self._part_aggs()
+        first = self._same_sums()
+        aggs = self._part_aggs(first)
         keys = [*by, *([self.within] if self.within else [])]
-        return rows.group_by(keys).agg(aggs) if keys else rows.select(aggs)
+        part = rows.group_by(keys).agg(aggs) if keys else rows.select(aggs)
+        copies = [
+            pl.col(column(same)).alias(column(name))
+            for name, same in first.items()
+            if same != name
+            for column in (_hi, _lo, _bad)
+        ]
+        return part.with_columns(copies) if copies else part
 
     def _merge_aggs(self) -> list[pl.Expr]:
         """Each column of :meth:`part` over several rows: counts and integers added,
