@@ -327,13 +327,15 @@ def _input_flags(p: argparse.ArgumentParser) -> None:
         "--policy",
         metavar="FILE",
         help="off-policy estimators (ips, snips, dr...): the evaluation policy, one row per "
-        "round and action (and position) with its probability 'prob'",
+        "round and action (and position) with its probability 'prob', or (Parquet) one row "
+        "per round (and position) with 'prob' a list indexed by action, as obp's",
     )
     p.add_argument(
         "--reward-model",
         metavar="FILE",
         help="off-policy estimators (dm, dr...): the reward model, one row per round and "
-        "action (and position) with its estimated reward 'q_hat'",
+        "action (and position) with its estimated reward 'q_hat', or a list of them per "
+        "round, in the policy's shape",
     )
     for flag, default, what in (
         ("--round-id", "round_id", "the round of a log of logged feedback"),
