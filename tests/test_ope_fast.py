@@ -390,3 +390,14 @@ def test_a_term_beyond_the_exact_range_is_refused(
     # 1000 (times its reward 0): (0.9 / 0.5 * 1 + 1000 * 0 + 0.9 / 0.5 * 1) / 3
     out = _run(frame_kind, log, ["ips(clip=1000)"], policy=pi)
     assert out["ips(clip=1000)"].item() == pytest.approx((1.8 + 0.0 + 1.8) / 3, abs=1e-15)
+
+
+def test_buckets_give_the_one_plans_bits_in_the_list_shape() -> None:
+    log, policy, model = _tables("bandit_positions_s3")
+    pi, q = _listed(policy, "prob"), _listed(model, "q_hat")
+    metrics = ["ips", "snips", "dr", "sndr", "switch_dr(tau=3)"]
+    one = irm.evaluate(log, metrics, policy=pi, reward_model=q)
+    for buckets in (1, 3):
+        out = irm.evaluate(log, metrics, policy=pi, reward_model=q, buckets=buckets)
+        assert out.equals(one), buckets
+    assert one.equals(irm.evaluate(log, metrics, policy=policy, reward_model=model))
