@@ -108,6 +108,9 @@ def best(fn: Callable[[], object], repeats: int) -> tuple[float, object]:
     return min(times), out
 
 
+#: The tables written: the log, and the policy and reward model in both shapes.
+TABLES = ("log", "policy", "reward_model", "policy_list", "reward_model_list")
+
 #: Rounds generated (and written) per block.
 BLOCK = 1_000_000
 
@@ -159,14 +162,17 @@ def generate(folder: Path, rounds: int, actions: int, seed: int) -> None:
             "log": {"round_id": round_id, "action": action, "reward": reward, "pscore": pscore},
             "policy": {"round_id": ids, "action": acts, "prob": policy.ravel()},
             "reward_model": {"round_id": ids, "action": acts, "q_hat": q_hat.ravel()},
+            # obp's shape: one row per round, a list indexed by action
+            "policy_list": {"round_id": round_id, "prob": policy},
+            "reward_model_list": {"round_id": round_id, "q_hat": q_hat},
         }
         for name, columns in tables.items():
-            pl.DataFrame(columns).write_parquet(parts / f"{name}_{block:05d}.parquet")
+            pl.DataFrame(columns).write_parquet(parts / f"{name}-{block:05d}.parquet")
     for array in arrays.values():
         array.flush()
     del arrays
-    for name in ("log", "policy", "reward_model"):
-        pl.scan_parquet(parts / f"{name}_*.parquet").sink_parquet(folder / f"{name}.parquet")
+    for name in TABLES:
+        pl.scan_parquet(parts / f"{name}-*.parquet").sink_parquet(folder / f"{name}.parquet")
     for part in parts.iterdir():
         part.unlink()
     parts.rmdir()
@@ -218,6 +224,12 @@ def main() -> None:
         "--sources", default="parquet,memory", help="where irm reads the tables from"
     )
     parser.add_argument("--obp-python", default=None, help="a Python with obp 0.5.7")
+    parser.add_argument(
+        "--shapes",
+        default="long,list",
+        help="the policy's and reward model's shapes: long (a row per action), list "
+        "(a row per round, obp's)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -255,12 +267,16 @@ def main() -> None:
                 "obp_ci_s": round(obp["ci"] * args.resamples / obp_resamples, 3),
                 "obp_peak_mib": round(obp["peak_mib"]),
             }
-        paths = {name: folder / f"{name}.parquet" for name in ("log", "policy", "reward_model")}
-        scanned = {name: pl.scan_parquet(path) for name, path in paths.items()}
         sources = args.sources.split(",")
-        for source in sources:
+        runs = [(shape, source) for shape in args.shapes.split(",") for source in sources]
+        for shape, source in runs:
+            suffix = "_list" if shape == "list" else ""
+            paths = {
+                name: folder / f"{name}{'' if name == 'log' else suffix}.parquet"
+                for name in ("log", "policy", "reward_model")
+            }
             frames: dict[str, pl.LazyFrame | pl.DataFrame] = (
-                dict(scanned)
+                {name: pl.scan_parquet(path) for name, path in paths.items()}
                 if source == "parquet"
                 else {name: pl.read_parquet(path) for name, path in paths.items()}
             )
@@ -269,7 +285,7 @@ def main() -> None:
             t_ten, ten = best(partial(run, frames, TEN), args.repeats)
             interval = partial(run, frames, ["ips"], ci=0.95, n_bootstrap=args.resamples)
             t_ci, ci = best(interval, args.repeats)
-            prefix = "irm" if source == "parquet" else "irm_memory"
+            prefix = ("irm" if source == "parquet" else "irm_memory") + suffix
             result |= {
                 f"{prefix}_ips_s": round(t_ips, 3),
                 f"{prefix}_ten_s": round(t_ten, 3),
@@ -282,20 +298,25 @@ def main() -> None:
             }
             del frames
         if obp:
-            for source, prefix in (("parquet", "irm"), ("memory", "irm_memory")):
-                if source not in sources:
-                    continue
+            for shape, source in runs:
+                suffix = "_list" if shape == "list" else ""
+                prefix = ("irm" if source == "parquet" else "irm_memory") + suffix
+                name = source + suffix
                 values = result[f"{prefix}_values"]
                 result |= {
-                    f"ten_speedup_vs_obp_{source}": round(
+                    f"ips_speedup_vs_obp_{name}": round(
+                        obp["ips"] / result[f"{prefix}_ips_s"],  # type: ignore[operator]
+                        2,
+                    ),
+                    f"ten_speedup_vs_obp_{name}": round(
                         obp["ten"] / result[f"{prefix}_ten_s"],  # type: ignore[operator]
                         2,
                     ),
-                    f"ci_speedup_vs_obp_{source}": round(
+                    f"ci_speedup_vs_obp_{name}": round(
                         result["obp_ci_s"] / result[f"{prefix}_ips_ci_s"],  # type: ignore[operator]
                         2,
                     ),
-                    f"max_abs_difference_vs_obp_{source}": max(
+                    f"max_abs_difference_vs_obp_{name}": max(
                         abs(v - values[m])  # type: ignore[index]
                         for m, v in zip(TEN, obp["values"], strict=True)
                     ),

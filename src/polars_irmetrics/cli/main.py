@@ -327,13 +327,15 @@ def _input_flags(p: argparse.ArgumentParser) -> None:
         "--policy",
         metavar="FILE",
         help="off-policy estimators (ips, snips, dr...): the evaluation policy, one row per "
-        "round and action (and position) with its probability 'prob'",
+        "round and action (and position) with its probability 'prob', or (Parquet) one row "
+        "per round (and position) with 'prob' a list indexed by action, as obp's",
     )
     p.add_argument(
         "--reward-model",
         metavar="FILE",
         help="off-policy estimators (dm, dr...): the reward model, one row per round and "
-        "action (and position) with its estimated reward 'q_hat'",
+        "action (and position) with its estimated reward 'q_hat', or a list of them per "
+        "round, in the policy's shape",
     )
     for flag, default, what in (
         ("--round-id", "round_id", "the round of a log of logged feedback"),
@@ -622,7 +624,8 @@ def _read_inputs(
         )
     if args.target is not None:
         tables["target"] = scan_run(args.target, what=_TARGET, required={}, **ids)
-    rounds = {"round_id": args.round_id, "action": args.action}
+    # the action column only in the long shape ('prob' a list indexed by action has none)
+    rounds = {"round_id": args.round_id}
     if args.policy is not None:
         tables["policy"] = scan_run(args.policy, required=rounds, what=_POLICY)
     if args.reward_model is not None:
@@ -655,8 +658,14 @@ def _read_inputs(
 
 
 _LABELS = "labels: Parquet, CSV, TSV or JSON lines with the ids and the label"
-_POLICY = "an evaluation policy: Parquet, CSV, TSV or JSON lines with round_id, action, prob"
-_REWARD_MODEL = "a reward model: Parquet, CSV, TSV or JSON lines with round_id, action, q_hat"
+_POLICY = (
+    "an evaluation policy: Parquet, CSV, TSV or JSON lines with round_id, action, prob (or "
+    "Parquet with round_id and prob a list indexed by action)"
+)
+_REWARD_MODEL = (
+    "a reward model: Parquet, CSV, TSV or JSON lines with round_id, action, q_hat (or "
+    "Parquet with round_id and q_hat a list indexed by action)"
+)
 _PROPENSITIES = (
     "propensities: Parquet, CSV, TSV or JSON lines with the doc id or 'position', and 'propensity'"
 )

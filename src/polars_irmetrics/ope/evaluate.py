@@ -16,6 +16,12 @@ One lazy polars query, no Python loop over rounds:
    (:func:`~polars_irmetrics.metrics.ope.contribution`), averaged over the rows of each
    ``by`` group, or given per row with ``per_query=True``.
 
+The policy and reward model may also be in obp's shape, one row per round (and
+position) with ``prob`` and ``q_hat`` lists indexed by action (detected from the
+schema): each log row then meets one row of each table (paired where the rows line up,
+joined otherwise) and reads the logged action's item with ``list.get`` and the round's
+sums over the list's items (:func:`_listed_rows`), the same exact sums, so the same bits.
+
 A logged action the policy table does not list has probability 0 there. Policy rounds
 the log does not have are not read (nor checked). The data checks are counted in the
 same pass and raised when the plan is collected, naming the table, the column and the
@@ -62,12 +68,18 @@ from polars_irmetrics.metrics.ope import (
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.ope.checks import Check, raising, warning_unsupported
-from polars_irmetrics.ope.intervals import exact_mean, exact_sum, with_intervals
+from polars_irmetrics.ope.intervals import with_intervals
 from polars_irmetrics.ope.normal import normal_interval, wants_normal
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
 from polars_irmetrics.ope.slates import build_slate_plan
-from polars_irmetrics.ope.sums import PartsPlan, Summary, exact_total
-from polars_irmetrics.ope.sums import exact_sum as sums_exact_sum
+from polars_irmetrics.ope.sums import (
+    PartsPlan,
+    Summary,
+    exact_list_sum,
+    exact_mean,
+    exact_sum,
+    exact_total,
+)
 
 __all__ = [
     "MEAN_WEIGHT",
@@ -109,6 +121,14 @@ _DM = f"{INTERNAL}dm"
 _QMISS = f"{INTERNAL}qmiss"
 _EQ = f"{INTERNAL}eq"
 _VALUE = f"{INTERNAL}value"
+_QL = f"{INTERNAL}q_list"
+_ACT_BAD = f"{INTERNAL}act_bad"
+_LEN_BAD = f"{INTERNAL}len_bad"
+_P_DUP = f"{INTERNAL}p_dup"
+_Q_DUP = f"{INTERNAL}q_dup"
+_PAIRED = f"{INTERNAL}paired"
+#: The fixed point's unit (:func:`~polars_irmetrics.metrics.scope.fixed_sum`).
+_SCALE = 2.0**64
 
 Requests = Sequence[tuple[str, MetricRequest]]
 
@@ -173,10 +193,14 @@ def build_ope_plan(
         The parsed metrics; every one reads ``"policy"``.
     policy
         The evaluation policy: one row per ``(round_id[, position], action)`` with its
-        probability ``prob``.
+        probability ``prob`` (the long form); or obp's shape, one row per
+        ``(round_id[, position])`` with ``prob`` a List or Array indexed by action
+        (``action_dist[:, a, pos]``; the log's actions are then the integers 0 to
+        A - 1), read from the schema: the same estimates, to the bit.
     reward_model
         ``q_hat`` per ``(round_id[, position], action)``, for ``dm`` and the doubly
-        robust estimators; ``None`` when no metric reads it.
+        robust estimators, in the policy's shape (a list per round with a list-shaped
+        policy); ``None`` when no metric reads it.
     options
         The evaluation's options (:func:`polars_irmetrics.evaluate`).
 
@@ -240,6 +264,26 @@ def build_ope_plan(
     polars_irmetrics.errors.QuerySetError: 1 log row(s) have a round the policy table lacks
     (first: round_id=2): the policy needs every logged round's probabilities, one row per
     (round_id, action) in column 'prob'
+
+    The same policy and model in obp's shape, a list per round indexed by action (the
+    log's actions as indexes: ``a`` is 0): the same estimates, to the bit. A logged
+    action beyond its round's list is refused:
+
+    >>> listed = log.with_columns(action=pl.lit(0))
+    >>> lists = [[0.9, 0.1], [0.5, 0.5], [0.1, 0.9]]
+    >>> pi_list = pl.DataFrame({"round_id": [1, 2, 3], "prob": lists})
+    >>> q_list = pi_list.select("round_id", q_hat=pl.lit([0.6, 0.3]))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     same = irm.evaluate(listed, ["ips", "dr"], policy=pi_list, reward_model=q_list)
+    >>> same["ips"].item() == out["ips"].item(), same["dr"].item() == out["dr"].item()
+    (True, True)
+    >>> irm.evaluate(listed.with_columns(action=pl.lit(2)), ["ips"], policy=pi_list)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column 'action' of the log has 3 action(s)
+    outside the policy's list (first: round_id=1): with 'prob' a list per round, an action
+    is its index, from 0 to the list's length - 1
     """
     plan = _ope_plan(log, requests, policy, reward_model, options, parts=False)
     if isinstance(plan, PartsPlan):  # pragma: no cover - parts=False gives the plan
@@ -285,8 +329,10 @@ def _ope_plan(
     keys, action = _check_schemas(
         log, policy, reward_model, by, options, propensity, positions=kind == "cascade"
     )
-    rows = _rows(log, policy, reward_model, keys, action, by, options, propensity)
-    checks = _checks(options, keys, reward_model is not None, propensity)
+    listed = is_listed(policy)
+    make_rows = _listed_rows if listed else _rows
+    rows = make_rows(log, policy, reward_model, keys, action, by, options, propensity)
+    checks = _checks(options, keys, reward_model is not None, propensity, listed=listed)
     if kind == "cascade":  # an action the log never shows at a position: unsupported
         cascade = _cascade(rows, requests, by, keys, checks, options, propensity, parts=parts)
         if isinstance(cascade, PartsPlan):
@@ -309,7 +355,7 @@ def _ope_plan(
         # joined as a column (one plan and parts alike): the same division, the same bits
         split = weights is not None
         if weights is None:
-            mean_w = (sums_exact_sum(w) / w.count()).alias(MEAN_WEIGHT)
+            mean_w = (exact_sum(w) / w.count()).alias(MEAN_WEIGHT)
             weights = rows.group_by(by).agg(mean_w) if by else rows.select(mean_w)
         means = weights.select(*by, MEAN_WEIGHT)
         on = {"on": by, "how": "left", "nulls_equal": True} if by else {"how": "cross"}
@@ -406,7 +452,20 @@ def _warning(
         pl.col(c).cast(pl.Int64) if schema[c].is_integer() else pl.col(c).cast(pl.String)
         for c in slot
     ]
-    taken = policy.filter(pl.col(PROB) > 0).select(ids).unique()
+    if is_listed(policy):  # the list's indexes (with the position) of positive items
+        prob = pl.col(PROB).cast(pl.List(pl.Float64))
+        taken = (
+            policy.select(
+                *ids[1:], prob.alias(_PROB), pl.int_ranges(prob.list.len()).alias(action)
+            )
+            .explode(_PROB, action)
+            .group_by(slot)
+            .agg((pl.col(_PROB) > 0).any().alias(_IN_P))
+            .filter(pl.col(_IN_P))
+            .select(slot)
+        )
+    else:
+        taken = policy.filter(pl.col(PROB) > 0).select(ids).unique()
     unsupported = taken.join(log.select(ids).unique(), on=slot, how="anti", nulls_equal=True)
     return warning_unsupported(
         result,
@@ -528,15 +587,28 @@ def _check_schemas(
     tables = [("policy", policy.collect_schema(), PROB)]
     if reward_model is not None:
         tables.append(("reward_model", reward_model.collect_schema(), Q_HAT))
+    wide = [name for name, schema, value in tables if value in schema and _listed(schema[value])]
+    if wide:
+        _check_wide(wide, [name for name, _, _ in tables], log_schema, action, positions=positions)
     for name, schema, value in tables:
-        require_columns(
-            schema,
-            [*keys, action, value],
-            f"{name} table",
-            f"the {name} table has one row per ({', '.join(keys)}, {action}) with its {value!r}",
+        ids = keys if wide else [*keys, action]
+        shape = f"({', '.join(ids)}) with its {value!r}" + (
+            f" as a list indexed by {action} (0 to the number of actions - 1)" if wide else ""
         )
-        check_numeric(schema, value, f"{name} table", integer=False)
-        for key in [*keys, action]:
+        require_columns(
+            schema, [*ids, value], f"{name} table", f"the {name} table has one row per {shape}"
+        )
+        if wide:
+            inner = schema[value].inner  # type: ignore[attr-defined]
+            if not (inner.is_numeric() or inner == pl.Boolean):
+                raise ColumnTypeError(
+                    f"column {value!r} in the {name} table has dtype {schema[value]}; a list "
+                    f"of numbers per row is read: cast it, e.g. "
+                    f"pl.col({value!r}).cast(pl.List(pl.Float64))"
+                )
+        else:
+            check_numeric(schema, value, f"{name} table", integer=False)
+        for key in ids:
             if id_kind(schema, key, f"{name} table") != id_kind(log_schema, key, "log"):
                 raise ColumnTypeError(
                     f"column {key!r} has dtype {schema[key]} in the {name} table but "
@@ -548,6 +620,46 @@ def _check_schemas(
     if len(keys) > 1:
         check_numeric(log_schema, options.position, "log", integer=True)
     return keys, action
+
+
+def _listed(dtype: pl.DataType) -> bool:
+    """Whether a policy's ``prob`` (a reward model's ``q_hat``) is in the list shape: one
+    row per round (and position), a List or Array indexed by action."""
+    return isinstance(dtype, pl.List | pl.Array)
+
+
+def is_listed(policy: pl.LazyFrame) -> bool:
+    """Whether ``policy`` is in the list shape (its ``prob`` a List or Array column)."""
+    schema = policy.collect_schema()
+    return PROB in schema and _listed(schema[PROB])
+
+
+def _check_wide(
+    wide: list[str], tables: list[str], log_schema: pl.Schema, action: str, *, positions: bool
+) -> None:
+    """The list shape: every table in it, for single-action estimators, integer actions."""
+    if positions:
+        raise ColumnTypeError(
+            "cascade_dr reads its policy and reward model as long tables, one row per "
+            f"(round_id, position, {action}): column {PROB!r} (or {Q_HAT!r}) is a list; "
+            f"explode it, e.g. .with_columns(pl.int_ranges(pl.col({PROB!r}).list.len())"
+            f".alias({action!r})).explode({PROB!r}, {action!r})"
+        )
+    if len(wide) != len(tables):
+        (listed,) = wide
+        (other,) = set(tables) - set(wide)
+        raise ColumnTypeError(
+            f"the {listed} table holds a list per round and the {other} table one row per "
+            f"action: give both in one shape (lists indexed by {action}, or long tables "
+            f"with an {action!r} column)"
+        )
+    if not log_schema[action].is_integer():
+        raise ColumnTypeError(
+            f"column {action!r} in the log has dtype {log_schema[action]}; with the policy "
+            "as lists (one row per round, 'prob' indexed by action) the logged action is "
+            f"the list's index, an integer from 0: map the actions to 0, 1, ..., e.g. "
+            f"pl.col({action!r}).cast(pl.Int64)"
+        )
 
 
 def _ids(keys: list[str], action: str, schema: pl.Schema) -> list[pl.Expr]:
@@ -643,7 +755,123 @@ def _rows(
     return rows.with_columns((pl.col(_EQ) / pl.col(_PSUM)).alias(_DM)) if model else rows
 
 
-def _checks(options: EvalOptions, keys: list[str], model: bool, propensity: str) -> list[Check]:
+def _listed_rows(
+    log: pl.LazyFrame,
+    policy: pl.LazyFrame,
+    reward_model: pl.LazyFrame | None,
+    keys: list[str],
+    action: str,
+    by: list[str],
+    options: EvalOptions,
+    propensity: str,
+) -> pl.LazyFrame:
+    """:func:`_rows` for the list shape: the policy (and reward model) one row per round
+    (and position), ``prob`` (``q_hat``) a list indexed by action.
+
+    Each log row meets one row of each table (no ``R x A`` rows): rows that line up (the
+    same ids at the same row of the log and of each table, as when all were written from
+    the same arrays) are paired as they stand, the others joined on the ids. The logged
+    action's probability and ``q_hat`` are read with ``list.get``, the round's sums over
+    the lists' items, by the same exact sums as the long form's, so the same bits. A
+    round (and position) a table lists twice is marked in that table
+    (``is_duplicated``), whichever way its rows meet the log.
+    """
+    schema = log.collect_schema()
+    f64 = pl.List(pl.Float64)
+    key_ids = _ids(keys, action, schema)[:-1]
+    rows = log.select(
+        *by, *_ids(keys, action, schema), pl.col(options.reward), pl.col(propensity)
+    ).with_row_index(_ROW)
+    tables = [(policy, PROB, _PROB, _P_DUP)]
+    if reward_model is not None:
+        tables.append((reward_model, Q_HAT, _QL, _Q_DUP))
+    sides: list[pl.LazyFrame] = []
+    aligned: list[pl.Expr] = []
+    for k, (table, value, alias, dup) in enumerate(tables):
+        twin = {key: f"{INTERNAL}t{k}_{key}" for key in keys}
+        sides.append(
+            table.select(
+                *key_ids, pl.col(value).cast(f64).alias(alias), _TRUE.alias(f"{alias}#in")
+            )
+            .with_columns(pl.struct(keys).is_duplicated().alias(dup))
+            .rename(twin)
+        )
+        aligned.append(pl.all_horizontal(pl.col(c) == pl.col(twin[c]) for c in keys))
+    side = pl.concat([rows, *sides], how="horizontal_extend")
+    paired = pl.all_horizontal(aligned).fill_null(False)
+    log_columns = rows.collect_schema().names()
+    table_columns = [[alias, f"{alias}#in", dup] for _, _, alias, dup in tables]
+    matched = side.filter(paired).select(*log_columns, *(c for cs in table_columns for c in cs))
+    rest = side.filter(~paired & pl.col(_ROW).is_not_null()).select(log_columns)
+    rest_keys = rest.select(keys)
+    for k, (_, _, alias, _) in enumerate(tables):
+        # every unpaired row of the table, and the paired ones of a round the rest has
+        twin = {f"{INTERNAL}t{k}_{key}": key for key in keys}
+        present = pl.col(f"{alias}#in").fill_null(False)
+        own = side.filter(present).select(*twin, *table_columns[k], paired.alias(_PAIRED))
+        own = own.rename(twin)
+        unpaired = own.filter(~pl.col(_PAIRED))
+        shared = own.filter(pl.col(_PAIRED)).join(rest_keys, on=keys, how="semi")
+        candidates = pl.concat([unpaired, shared]).drop(_PAIRED)
+        rest = rest.join(candidates, on=keys, how="left")
+    rows = pl.concat([matched, rest], how="vertical")
+    return _listed_terms(rows, action, model=reward_model is not None)
+
+
+def _list_fixed_sum(items: pl.Expr) -> pl.Expr:
+    """Each list's :func:`~polars_irmetrics.metrics.scope.fixed_sum` (the same bits as
+    the long form's sum over its rows): the items as integers of 2**-64, added."""
+    counts = (pl.element().fill_null(0.0) * _SCALE).floor().cast(pl.Int128, strict=False)
+    return items.list.eval(counts).list.sum().cast(pl.Float64) / _SCALE
+
+
+def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFrame:
+    """The columns :func:`_rows` gives, from each log row's lists."""
+    prob, act = pl.col(_PROB), pl.col(action)
+    length = prob.list.len()
+    in_p = pl.col(f"{_PROB}#in").fill_null(False)
+    bad = ~pl.element().is_between(0.0, 1.0).fill_null(False)
+    columns = [
+        # an action outside the list is refused (_ACT_BAD); its probability read as 0
+        prob.list.get(act, null_on_oob=True).fill_null(0.0).alias(_PI),
+        in_p.cast(pl.Int64).alias(_N_P),
+        _list_fixed_sum(prob).alias(_PSUM),
+        (in_p & (prob.is_null() | prob.list.eval(bad).list.any().fill_null(True))).alias(_PBAD),
+        (in_p & ((act < 0) | (act >= length))).fill_null(False).alias(_ACT_BAD),
+    ]
+    lengths = [length]
+    dup = pl.col(_P_DUP).fill_null(False)
+    if model:
+        q = pl.col(_QL)
+        lengths.append(q.list.len())
+        dup = dup | pl.col(_Q_DUP).fill_null(False)
+        # both lists cut to the shorter one (a length that differs is refused)
+        short = pl.min_horizontal(length, q.list.len())
+        p_cut, q_cut = prob.list.head(short), q.list.head(short)
+        missing = pl.element().is_null() | pl.element().is_nan()
+        columns += [
+            q.list.get(act, null_on_oob=True).alias(_Q),
+            exact_list_sum(p_cut * q_cut).alias(_EQ),
+            (in_p & ((q_cut.list.eval(missing).cast(pl.List(pl.Float64)) * p_cut).list.max() > 0))
+            .fill_null(False)
+            .alias(_QMISS),
+        ]
+    columns.append(dup.alias(_DUP))
+    # every list of the log's rounds as long as the longest (each table, and both alike;
+    # a null list is refused as a null 'prob' or 'q_hat')
+    widest = pl.max_horizontal(*(n.max() for n in lengths))
+    columns.append(
+        (in_p & pl.any_horizontal(n != widest for n in lengths)).fill_null(False).alias(_LEN_BAD)
+    )
+    rows = rows.select(
+        pl.exclude(_PROB, _QL, f"{_PROB}#in", f"{_QL}#in", _P_DUP, _Q_DUP), *columns
+    )
+    return rows.with_columns((pl.col(_EQ) / pl.col(_PSUM)).alias(_DM)) if model else rows
+
+
+def _checks(
+    options: EvalOptions, keys: list[str], model: bool, propensity: str, *, listed: bool = False
+) -> list[Check]:
     pscore, reward = pl.col(propensity).cast(pl.Float64), pl.col(options.reward)
     where = ", ".join(keys)
     checks = [
@@ -668,8 +896,12 @@ def _checks(options: EvalOptions, keys: list[str], model: bool, propensity: str)
             pl.col(_N_P).fill_null(0) == 0,
             QuerySetError,
             "{n} log row(s) have a round the policy table lacks (first: {first}): the policy "
-            f"needs every logged round's probabilities, one row per ({where}, "
-            "{action}) in column 'prob'",
+            "needs every logged round's probabilities, "
+            + (
+                f"one row per ({where}) with column 'prob' a list indexed by action"
+                if listed
+                else f"one row per ({where}, {{action}}) in column 'prob'"
+            ),
         ),
         Check(
             "prob",
@@ -682,9 +914,14 @@ def _checks(options: EvalOptions, keys: list[str], model: bool, propensity: str)
             "dup",
             pl.col(_DUP).fill_null(False),
             DuplicateError,
-            "an action is listed twice for one round in the policy table"
+            (
+                "a round is listed twice in the policy table"
+                if listed
+                else "an action is listed twice for one round in the policy table"
+            )
             + (" or the reward_model table" if model else "")
-            + f" (first: {{first}}): keep one row per ({where}, {{action}})",
+            + f" (first: {{first}}): keep one row per ({where}"
+            + (")" if listed else ", {action})"),
         ),
         Check(
             "sum",
@@ -695,6 +932,26 @@ def _checks(options: EvalOptions, keys: list[str], model: bool, propensity: str)
             "gives a probability to every action it may take, as many rows as actions",
         ),
     ]
+    if listed:  # before the sums: a list too short does not sum to 1 either
+        model_lists = " and 'q_hat' of the reward_model table" if model else ""
+        checks[3:3] = [
+            Check(
+                "action",
+                pl.col(_ACT_BAD),
+                InvalidValueError,
+                "column {action!r} of the log has {n} action(s) outside the policy's list "
+                "(first: {first}): with 'prob' a list per round, an action is its index, "
+                "from 0 to the list's length - 1",
+            ),
+            Check(
+                "length",
+                pl.col(_LEN_BAD),
+                InvalidValueError,
+                f"the lists of column 'prob' of the policy table{model_lists} differ in "
+                "length (first: {first}, {n} log row(s) in all): every list has one item "
+                "per action, as many as the longest",
+            ),
+        ]
     if model:
         checks.append(
             Check(

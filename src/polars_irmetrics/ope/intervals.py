@@ -37,9 +37,9 @@ import polars as pl
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
-from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
+from polars_irmetrics.ope.sums import exact_mean, exact_sum
 
-__all__ = ["BUCKETS", "Parts", "exact_mean", "exact_sum", "interval_columns", "with_intervals"]
+__all__ = ["BUCKETS", "Parts", "interval_columns", "with_intervals"]
 
 #: The most buckets of units one ``by`` group is resampled in.
 BUCKETS = 4096
@@ -53,26 +53,6 @@ Parts = Sequence[tuple[str, Sequence[tuple[pl.Expr, pl.Expr | None]]]]
 _BUCKET = f"{INTERNAL}bucket"
 _ONE = f"{INTERNAL}one"
 _KEY = f"{INTERNAL}key"
-
-
-def exact_sum(value: pl.Expr) -> pl.Expr:
-    """Group context: the sum of ``value``, the same bits in any row order (a fixed-point
-    sum, :func:`~polars_irmetrics.metrics.scope.fixed_sum`), so that an estimate does
-    not depend on how the engine splits the rows; a float sum where a value is not
-    finite or beyond the fixed point's range (a NaN stays NaN). Nulls count as 0.
-
-    >>> import polars as pl
-    >>> values = pl.lit(pl.Series([0.1, 0.2, 0.3]))
-    >>> pl.select(exact_sum(values)).item()  # added in order: 0.6000000000000001
-    0.6
-    """
-    value = value.cast(pl.Float64)
-    return pl.when(beyond_fixed(value).any()).then(value.sum()).otherwise(fixed_sum(value))
-
-
-def exact_mean(value: pl.Expr) -> pl.Expr:
-    """Group context: the mean of the non-null values, from :func:`exact_sum`."""
-    return exact_sum(value) / value.count()
 
 
 def interval_columns(label: str) -> list[str]:

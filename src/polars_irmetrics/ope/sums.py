@@ -15,9 +15,14 @@ them in two steps, on one machine as out of core (``buckets=``) and on Spark and
    operations.
 
 So the estimates are the same to the last bit however the log is split, read or
-ordered, which a float sum (added in the engine's order) is not. A term that is not
-finite or reaches 2**96 in magnitude (a weight over 2**48 squared: a propensity below
-about 4e-15) makes the estimates that read it NaN. The data checks
+ordered, which a float sum (added in the engine's order) is not. :func:`exact_sum` is
+the one exact sum of the off-policy plans (the row terms, the bootstrap's buckets, the
+lists of the list shape: :func:`exact_list_sum`). A term that is infinite or reaches
+2**96 in magnitude (a weight over 2**48 squared: a propensity below about 3.6e-15) is
+refused: :meth:`Summary.merge` raises :class:`~polars_irmetrics.errors.InvalidValueError`
+naming the metric, the column and the cause, never a NaN or a float sum. A NaN term (an
+estimator's own 0 / 0, such as ``dr_os(lambda=0)`` at a weight of 0, which obp's is too)
+makes the estimate NaN. The data checks
 (:class:`~polars_irmetrics.ope.checks.Check`) are carried the same way: counts added,
 the first failing round the least over the parts.
 """
@@ -29,11 +34,20 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.ope.checks import Check, raising
 
-__all__ = ["EXACT_LIMIT", "PartsPlan", "Summary", "exact_sum", "exact_total"]
+__all__ = [
+    "EXACT_LIMIT",
+    "PartsPlan",
+    "Summary",
+    "exact_list_sum",
+    "exact_mean",
+    "exact_sum",
+    "exact_total",
+]
 
 #: Terms at or above this magnitude (or not finite) are not summed exactly: the
 #: estimates that read them are NaN.
@@ -72,31 +86,45 @@ def exact_total(name: str) -> pl.Expr:
     return _as_float(pl.col(_hi(name)), pl.col(_lo(name)), pl.col(_bad(name)))
 
 
-def _exact_aggs(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    """The sum of ``value`` as its whole parts and its fractions in units of 2**-64
-    (Int128), and whether a term was not summed exactly; nulls count as 0."""
+#: A term's flag: summed exactly; NaN (the sum is NaN, as the estimator's own 0 / 0
+#: is, obp's too); too large (an infinity, or 2**96 or more in magnitude: refused).
+_EXACT, _NAN, _TOO_LARGE = 0, 1, 2
+
+
+def _exact_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """Per term: its whole part and its fraction in units of 2**-64 (Int128), and its flag
+    (:data:`_EXACT`, :data:`_NAN` or :data:`_TOO_LARGE`, Int8); a null is 0."""
     v = value.cast(pl.Float64)
     ok = v.abs() < EXACT_LIMIT  # False for NaN and infinities, null for null
     kept = pl.when(ok).then(v).otherwise(0.0).fill_null(0.0)
     whole = kept.floor()
+    flag = pl.when(ok | v.is_null()).then(_EXACT).when(v.is_nan()).then(_NAN).otherwise(_TOO_LARGE)
     return (
-        whole.cast(pl.Int128).sum(),
-        ((kept - whole) * _UNIT).floor().cast(pl.Int128).sum(),
-        (~ok).fill_null(False).any(),
+        whole.cast(pl.Int128),
+        ((kept - whole) * _UNIT).floor().cast(pl.Int128),
+        flag.cast(pl.Int8),
     )
+
+
+def _exact_aggs(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """The sum of ``value`` as its whole parts and its fractions in units of 2**-64
+    (Int128), and the largest flag of its terms (:func:`_exact_terms`); nulls count as 0."""
+    whole, fraction, bad = _exact_terms(value)
+    return whole.sum(), fraction.sum(), bad.max()
 
 
 def _as_float(hi: pl.Expr, lo: pl.Expr, bad: pl.Expr) -> pl.Expr:
     """The float of an exact sum's columns (:func:`_exact_aggs`)."""
     carry = lo // _WHOLE
     value = (hi + carry).cast(pl.Float64) + (lo - carry * _WHOLE).cast(pl.Float64) / _UNIT
-    return pl.when(bad).then(float("nan")).otherwise(value)
+    return pl.when(bad > _EXACT).then(float("nan")).otherwise(value)
 
 
 def exact_sum(value: pl.Expr) -> pl.Expr:
     """``value.sum()`` (an aggregation) computed exactly (the terms as integers of
-    2**-64), so the same bits in any row order; NaN where a term is not finite or
-    reaches :data:`EXACT_LIMIT`, nulls skipped.
+    2**-64), so the same bits in any row order, nulls skipped; NaN where a term is NaN
+    (an estimator's own 0 / 0, as obp's) or too large to be summed exactly (infinite, or
+    :data:`EXACT_LIMIT` or more in magnitude), which :meth:`Summary.merge` refuses.
 
     Examples
     --------
@@ -105,6 +133,27 @@ def exact_sum(value: pl.Expr) -> pl.Expr:
     (0.6, 0.6000000000000001)
     """
     return _as_float(*_exact_aggs(value))
+
+
+def exact_mean(value: pl.Expr) -> pl.Expr:
+    """Group context: the mean of the non-null values, from :func:`exact_sum`."""
+    return exact_sum(value) / value.count()
+
+
+def exact_list_sum(items: pl.Expr) -> pl.Expr:
+    """Each list's :func:`exact_sum` (a row-wise expression of a List column): the same
+    integers added, so the same bits as :func:`exact_sum` over the items as rows.
+
+    >>> frame = pl.DataFrame({"v": [[0.1, 0.2, 0.3], [1e300, 1.0], []]})
+    >>> frame.select(exact_list_sum(pl.col("v")).alias("sum"))["sum"].to_list()
+    [0.6, nan, 0.0]
+    """
+    whole, fraction, bad = _exact_terms(pl.element())
+    return _as_float(
+        items.list.eval(whole).list.sum(),
+        items.list.eval(fraction).list.sum(),
+        items.list.eval(bad).list.max(),
+    )
 
 
 @dataclass(frozen=True)
@@ -133,20 +182,41 @@ class Summary:
     within: str | None = None
     within_outputs: dict[str, pl.Expr] = field(default_factory=dict)
 
-    def _part_aggs(self) -> list[pl.Expr]:
+    def _same_sums(self) -> dict[str, str]:
+        """Each sum's name -> the first sum's of the same expression (estimators share
+        sums: the weights of ``ips``, ``snips`` and ``dr`` are one), computed once."""
+        first: dict[str, str] = {}
+        seen: list[tuple[str, pl.Expr]] = []
+        for name, value in self.sums.items():
+            same = next((n for n, v in seen if v.meta.eq(value)), None)
+            if same is None:
+                seen.append((name, value))
+            first[name] = same or name
+        return first
+
+    def _part_aggs(self, first: dict[str, str]) -> list[pl.Expr]:
         aggs = [self.count_expr.cast(pl.Int64).alias(self.count)]
         for name, value in self.sums.items():
-            hi, lo, bad = _exact_aggs(value)
-            aggs += [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
+            if first[name] == name:
+                hi, lo, bad = _exact_aggs(value)
+                aggs += [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
         aggs += [value.max().alias(name) for name, value in self.maxima.items()]
         return aggs + [e for check in self.checks for e in check.aggs()]
 
     def part(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         """One row per ``by`` group of ``rows`` (one row without ``by``, even for no
         rows): the count, the exact sums, the maxima and the checks' columns."""
-        aggs = self._part_aggs()
+        first = self._same_sums()
+        aggs = self._part_aggs(first)
         keys = [*by, *([self.within] if self.within else [])]
-        return rows.group_by(keys).agg(aggs) if keys else rows.select(aggs)
+        part = rows.group_by(keys).agg(aggs) if keys else rows.select(aggs)
+        copies = [
+            pl.col(column(same)).alias(column(name))
+            for name, same in first.items()
+            if same != name
+            for column in (_hi, _lo, _bad)
+        ]
+        return part.with_columns(copies) if copies else part
 
     def _merge_aggs(self) -> list[pl.Expr]:
         """Each column of :meth:`part` over several rows: counts and integers added,
@@ -156,7 +226,7 @@ class Summary:
             aggs += [
                 pl.col(_hi(name)).sum(),
                 pl.col(_lo(name)).sum(),
-                pl.col(_bad(name)).any(),
+                pl.col(_bad(name)).max(),
             ]
         aggs += [pl.col(name).max() for name in self.maxima]
         for check in self.checks:
@@ -180,8 +250,35 @@ class Summary:
             parts.group_by(by).agg(aggs).sort(by, nulls_last=True) if by else parts.select(aggs)
         )
         flags = [c for check in self.checks for c in (check.count, check.first)]
-        result = merged.select(*by, pl.col(self.count), *self.outputs, *flags)
-        return raising(result, list(self.checks), options)
+        inexact = [_bad(name) for name in self.sums]
+        result = merged.select(*by, pl.col(self.count), *self.outputs, *flags, *inexact)
+        return _refusing_inexact(raising(result, list(self.checks), options), self, options)
+
+
+def _refusing_inexact(
+    result: pl.LazyFrame, summary: Summary, options: EvalOptions
+) -> pl.LazyFrame:
+    """``result`` without the sums' inexact flags, raising (when it is collected) for the
+    first metric one of whose sums had a term that is not finite or reaches 2**96."""
+    names = list(summary.sums)
+    flags = [_bad(name) for name in names]
+    schema = result.drop(flags).collect_schema()
+
+    def refuse(frame: pl.DataFrame) -> pl.DataFrame:
+        for name, flag in zip(names, flags, strict=True):
+            if (frame[flag] == _TOO_LARGE).any():
+                label = name.rsplit(":", 1)[0].removeprefix(INTERNAL)
+                raise InvalidValueError(
+                    f"metric {label!r} cannot be summed exactly: a term of its sums is not "
+                    "finite or reaches 2**96 in magnitude, beyond the exact sums' range (the "
+                    f"importance weight pi / {options.propensity!r} squared does for a "
+                    f"column {options.propensity!r} below about 3.6e-15, or a huge "
+                    f"{options.reward!r} or 'q_hat'): drop those rows, or cap the weights "
+                    "(e.g. ips(clip=1000))"
+                )
+        return frame.drop(flags)
+
+    return result.map_batches(refuse, schema=schema)
 
 
 @dataclass(frozen=True)
