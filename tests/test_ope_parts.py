@@ -45,7 +45,7 @@ NORMAL = {"ci": 0.9, "ci_method": "normal"}
 def _head(tables: dict[str, pl.DataFrame], rounds: int = 300) -> dict[str, pl.DataFrame]:
     """The first ``rounds`` rounds of each table (the engines' tasks stay short)."""
     first = tables["log"]["round_id"].unique(maintain_order=True).head(rounds)
-    return {k: v.filter(pl.col("round_id").is_in(first)) for k, v in tables.items()}
+    return {k: v.filter(pl.col("round_id").is_in(first.implode())) for k, v in tables.items()}
 
 
 @pytest.mark.parametrize("case", BANDITS)
