@@ -3,10 +3,11 @@ local Spark session and one Dask cluster serve every test that asks for ``spark`
 ``client``.
 
 The suite runs on pytest-xdist workers (``-n auto --dist loadgroup`` in pyproject's
-addopts). Every test that uses the ``spark`` or ``client`` fixture is put in one xdist
-group, so a single worker starts the JVM and the Dask cluster, once each, and the other
-workers run the rest of the suite meanwhile; a new test file needs nothing more than to
-ask for the fixture.
+addopts). Every test that uses the ``spark`` fixture is put in one xdist group and every
+test that uses ``client`` in another, so one worker starts the JVM and one the Dask
+cluster, once each, and the workers run the rest of the suite meanwhile; a new test file
+needs nothing more than to ask for the fixture (or, taking the engine by
+``request.getfixturevalue``, to name it in an ``engine`` parameter: "spark" or "dask").
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ from pyspark.sql import SparkSession
 import polars_irmetrics as irm
 from polars_irmetrics.io import sources
 
-#: the fixtures whose tests share one xdist worker (a JVM and a cluster are started once)
-ENGINE_FIXTURES = frozenset({"spark", "client"})
-ENGINE_GROUP = "engines"
+#: the xdist group of the tests that use the Spark session, of those that use the Dask
+#: cluster (each started once, on the one worker that runs its group; the two groups
+#: run side by side on two workers), and of a test that uses both
+SPARK_GROUP, DASK_GROUP, ENGINE_GROUP = "spark", "dask", "engines"
 
 Evaluate = Callable[..., pl.DataFrame]
 
@@ -89,14 +91,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # (and for a test's own ``xdist_group`` marker: the report page's tests share a worker)
     suffix_here = getattr(config.option, "loadgroup", False)
     for item in items:
-        if ENGINE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group(ENGINE_GROUP))
+        engine = _engine_group(item)
+        if engine is not None:
+            item.add_marker(pytest.mark.xdist_group(engine))
         marker = item.get_closest_marker("xdist_group")
         if marker is None:
             continue
         group = marker.args[0] if marker.args else marker.kwargs.get("name", "default")
         if suffix_here and not hasattr(item, "_nodeid") and hasattr(item, "_id"):
             item._id = type(item._id).parse(f"{item.nodeid}@{group}")
+
+
+def _engine_group(item: pytest.Item) -> str | None:
+    """The xdist group of a test that starts an engine: by the fixtures it asks for, or
+    (a test that takes the engine by ``request.getfixturevalue``) by its ``engine``
+    parameter."""
+    names = set(getattr(item, "fixturenames", ()))
+    callspec = getattr(item, "callspec", None)
+    param = callspec.params.get("engine") if callspec is not None else None
+    spark = "spark" in names or param == "spark"
+    dask = "client" in names or param == "dask"
+    if spark and dask:
+        return ENGINE_GROUP
+    if spark:
+        return SPARK_GROUP
+    if dask:
+        return DASK_GROUP
+    return None
 
 
 @pytest.fixture(scope="session")
