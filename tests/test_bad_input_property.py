@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -299,12 +300,14 @@ def _check(pair: Pair, metrics: list[str], kind: Kind) -> None:
     assert got.equals(expected, null_equal=True), (got, expected)
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @property_settings(200)
 @given(pair=pairs(), metric=st.sampled_from(METRICS), kind=KINDS)
 def test_every_metric_alone(pair: Pair, metric: str, kind: Kind) -> None:
     _check(pair, [metric], kind)
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @property_settings(150)
 @given(
     pair=pairs(),

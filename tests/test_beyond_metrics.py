@@ -516,6 +516,7 @@ def _reference(ranking: list[str], labels: dict[str, int]) -> dict[str, float]:
 REFERENCE_NAMES = list(_reference([], {}))
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @SETTINGS
 @given(case=runs(ties=True))
 def test_generated_runs_match_the_formulas(case: tuple[RunDict, QrelsDict]) -> None:
@@ -595,6 +596,7 @@ def _compare(
     return compared
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @settings(SETTINGS, max_examples=25)
 @given(case=runs(ties=True))
 def test_err_matches_ir_measures(case: tuple[RunDict, QrelsDict]) -> None:
@@ -605,6 +607,7 @@ def test_err_matches_ir_measures(case: tuple[RunDict, QrelsDict]) -> None:
     _compare(run, qrels, pairs, tol=5e-6 + 1e-12)
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @settings(SETTINGS, max_examples=40)
 @given(case=runs(ties=False, negative=False))
 def test_judged_matches_ir_measures(case: tuple[RunDict, QrelsDict]) -> None:

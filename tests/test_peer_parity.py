@@ -258,6 +258,7 @@ def _close(a: float | None, b: float) -> bool:
 # Negative labels are left out: ir_measures' Judged counts any judgments entry as
 # judged, a negative label too; here (and in trec_eval) a negative label is "in the pool,
 # not judged" (tests/test_beyond_metrics.py shows that difference).
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @settings(SETTINGS)
 @given(case=cases(POOLS, negative=False))
 def test_ir_measures_values_equal_per_query_and_aggregated(case: Case) -> None:
@@ -350,6 +351,7 @@ def test_ir_measures_gains_in_a_fresh_process(
 RANX_COMPARED = [name for name in RANX if _parses(name) and not name.startswith("bpref")]
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @settings(SETTINGS, max_examples=10)
 @given(case=cases(POOLS, negative=False))
 def test_ranx_values_equal_per_query_and_aggregated(case: Case) -> None:
@@ -523,6 +525,7 @@ def test_set_measures_at_k_score_the_whole_set_as_ir_measures_does() -> None:
     assert got["SetP(rel=2)@5"].item() == 2 / 8  # d2 and d5 of the eight, not 1/5 of the top 5
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @settings(SETTINGS, max_examples=15)
 @given(case=cases(POOLS, negative=False))
 def test_set_measures_at_k_equal_ir_measures_on_random_runs(case: Case) -> None:

@@ -81,6 +81,7 @@ def _sklearn(
     return float(dcg_score(y_true, y_score, k=k, **kw))  # type: ignore[arg-type]
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @settings(SETTINGS)
 @given(case=cases(POOLS, negative=False))
 @pytest.mark.parametrize("k", CUTOFFS)
@@ -118,6 +119,7 @@ def test_sklearn_dcg_ndcg_per_query_and_mean(case: Case, k: int | None, lazy: bo
     assert not bad, "\n".join(bad) + f"\n{case!r}"
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @settings(SETTINGS)
 @given(case=cases(POOLS, negative=False, ties=False))
 def test_sklearn_ignore_ties_true_is_the_untied_ndcg(case: Case) -> None:
@@ -267,6 +269,7 @@ def _untied(run: RunDict) -> RunDict:
     }
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @settings(SETTINGS)
 @given(case=cases(JUDGED_POOLS))
 @pytest.mark.parametrize("lazy", [False, True])
@@ -550,6 +553,7 @@ def test_iprec_at_one_is_recall_one() -> None:
 RANX_STD = ["map", "ndcg@5", "mrr", "precision@3", "recall@5"]
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @settings(SETTINGS, max_examples=5)
 @given(case=cases(POOLS, negative=False, ties=False))
 @pytest.mark.parametrize("lazy", [False, True])

@@ -460,6 +460,7 @@ def test_evaluate_takes_the_cooccurrence_without_item_features(frame_kind: str) 
         irm.evaluate(_lazy(run, frame_kind), [name], qrels=qrels)
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @given(
     st.lists(st.lists(st.integers(0, 2), min_size=0, max_size=8), min_size=1, max_size=5),
     st.integers(1, 6),

@@ -228,18 +228,21 @@ def _check_pytrec(case: Case, level: int, depth: int | None = None) -> None:
 
 
 # ------------------------------------------------------------------------ trec_eval
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @SETTINGS
 @given(case=cases(POOLS), level=st.sampled_from([1, 2]))
 def test_per_query_values_equal_trec_eval(case: Case, level: int) -> None:
     _check_pytrec(case, level)
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @settings(SETTINGS, max_examples=50)
 @given(case=cases(POOLS), depth=st.sampled_from([1, 3, 7]))
 def test_depth_equals_trec_eval_max_docs(case: Case, depth: int) -> None:
     _check_pytrec(case, 1, depth)
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @SETTINGS
 @given(case=cases(POOLS))
 def test_measures_pytrec_eval_lacks_equal_the_reference(case: Case) -> None:
@@ -279,6 +282,7 @@ GAIN_TABLES: list[dict[int, float]] = [
 ]
 
 
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
 @SETTINGS
 @given(case=cases(POOLS), gains=st.sampled_from(GAIN_TABLES), level=st.sampled_from([1, 2]))
 def test_custom_gains_equal_the_reference(case: Case, gains: dict[int, float], level: int) -> None:
