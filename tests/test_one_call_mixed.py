@@ -112,9 +112,10 @@ def test_summary_equals_the_separate_calls(frame_kind: str, seed: int) -> None:
         frame_kind, t["run"], EXPOSURE, qrels=t["qrels"], groups=t["groups"], target=t["target"]
     )
     offline = _call(frame_kind, t["run"], OFFLINE, qrels=t["qrels"])
-    assert together.columns == ["num_q", *metrics]
-    # the judged queries' count: the accuracy metrics' num_q
-    expected = pl.concat([offline, exposure.drop("num_q")], how="horizontal")
+    assert together.columns == ["num_q", "num_q_exposure", *metrics]
+    # num_q: the accuracy metrics' count of judged queries; num_q_exposure: the exposure
+    # measures' own (their means are over those queries)
+    expected = pl.concat([offline, exposure.rename({"num_q": "num_q_exposure"})], how="horizontal")
     assert_frame_equal(together, expected.select(together.columns), check_exact=True)
 
 
@@ -152,8 +153,8 @@ def test_with_the_beyond_accuracy_metrics(frame_kind: str, seed: int) -> None:
     rest = _call(
         frame_kind, t["run"], [*OFFLINE, *RECSYS], qrels=t["qrels"], interactions=t["interactions"]
     )
-    assert together.columns == ["num_q", *metrics]
-    expected = pl.concat([rest, exposure.drop("num_q")], how="horizontal")
+    assert together.columns == ["num_q", "num_q_exposure", *metrics]
+    expected = pl.concat([rest, exposure.rename({"num_q": "num_q_exposure"})], how="horizontal")
     assert_frame_equal(together, expected.select(together.columns), check_exact=True)
 
 
@@ -203,7 +204,13 @@ def test_a_lazy_call_computes_nothing_before_collect() -> None:
         groups=t["groups"].lazy(),
     )
     assert isinstance(plan, pl.LazyFrame)
-    assert plan.collect_schema().names() == ["num_q", "ndcg@10", "ee_loss", "rnd"]
+    assert plan.collect_schema().names() == [
+        "num_q",
+        "num_q_exposure",
+        "ndcg@10",
+        "ee_loss",
+        "rnd",
+    ]
 
 
 def test_worked_example() -> None:
@@ -217,7 +224,7 @@ def test_worked_example() -> None:
     out = irm.evaluate(
         run, ["ee_relevance(browsing='rbp')", "ndcg@10"], qrels=qrels, groups=groups
     )
-    assert out.rows() == [(1, 0.75 * 1 + 0.75 * 0.5, 1.0)]
+    assert out.rows() == [(1, 1, 0.75 * 1 + 0.75 * 0.5, 1.0)]  # num_q, num_q_exposure
 
 
 REFUSED = [
@@ -337,3 +344,15 @@ def test_cli_puts_them_in_one_call(tmp_path: Path) -> None:
                 assert got[m] is None, (row, got, m)
             else:
                 assert got[m] == row[m], (row, got, m)
+
+
+def test_the_exposure_measures_own_count_is_beside_num_q(frame_kind: str) -> None:
+    # query b is judged (nDCG counts it, 0) but has no relevant document, so the expected
+    # exposure measures cannot score it: their mean is over query a alone, and the
+    # summary says so instead of showing one num_q for both means
+    run = pl.DataFrame({"query_id": ["a", "a", "b"], "doc_id": ["x", "y", "x"], "rank": [1, 2, 1]})
+    qrels = pl.DataFrame({"query_id": ["a", "b"], "doc_id": ["x", "z"], "relevance": [1, 0]})
+    groups = pl.DataFrame({"doc_id": ["x", "y", "z"], "group": ["g1", "g2", "g1"]})
+    out = _call(frame_kind, run, ["ndcg@10", "ee_loss"], qrels=qrels, groups=groups)
+    assert out.columns == ["num_q", "num_q_exposure", "ndcg@10", "ee_loss"]
+    assert out.row(0)[:3] == (2, 1, (1.0 + 0.0) / 2)

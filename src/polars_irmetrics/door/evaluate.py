@@ -850,12 +850,20 @@ def _exposure(
 _JOINED_TABLES = ("queries", "interactions", "item_features")
 
 
+#: In a call that mixes the exposure measures with accuracy metrics, the exposure
+#: measures' own count of queries (:func:`_beside`).
+EXPOSURE_COUNT = "num_q_exposure"
+
+
 def _beside(
     rest: pl.LazyFrame, exposure: pl.LazyFrame, labels: list[str], options: EvalOptions
 ) -> pl.LazyFrame:
     """The exposure measures' values beside the other routes' (one plan): per query
-    joined on the query keys, or the summaries side by side (the other routes'
-    ``num_q``, else the exposure measures'); the metrics in the order given."""
+    joined on the query keys, or the summaries side by side, the metrics in the order
+    given. ``num_q`` is the other routes' count of judged queries; beside it,
+    ``num_q_exposure`` is the exposure measures' own (their means are over those
+    queries, which can be fewer: a judged query the exposure measures cannot score); with
+    no accuracy metric, the exposure measures' count is ``num_q``."""
     names = rest.collect_schema().names()
     if options.per_query:
         keys = [*options.by_keys, options.query_id]
@@ -868,13 +876,14 @@ def _beside(
             maintain_order="left_right",
         )
         return joined.select(*keys, *labels)
+    both = "num_q" in names
+    if both:
+        exposure = exposure.rename({"num_q": EXPOSURE_COUNT})
     if not options.by_keys:
-        if "num_q" in names:
-            exposure = exposure.drop("num_q")
         joined = pl.concat([rest, exposure], how="horizontal")
     else:  # pragma: no cover - the exposure plan refuses by= and systems=
         joined = rest.join(exposure, on=list(options.by_keys), how="full", coalesce=True)
-    counts = ["num_q"] if "num_q" in joined.collect_schema().names() else []
+    counts = [c for c in ("num_q", EXPOSURE_COUNT) if c in joined.collect_schema().names()]
     return joined.select(*options.by_keys, *counts, *labels)
 
 
