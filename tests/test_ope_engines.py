@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import (
+    ColumnTypeError,
     InvalidValueError,
     MetricParameterError,
     QuerySetError,
@@ -406,3 +407,24 @@ def test_per_query_values_are_the_same_bits_in_any_row_order(
         }
         again = _evaluate("DataFrame", shuffled, metrics, by="segment", per_query=True)
         assert again.equals(first), (case, seed)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_refuse_the_list_shape_naming_the_explode(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # obp's shape (prob a list per round) runs on one machine; the engines read long
+    # tables, and say how to explode it (a list read through pandas arrives as objects)
+    evaluate, frame = _engine(engine, request)
+    log = pl.DataFrame(
+        {"round_id": [1, 2], "action": [0, 1], "reward": [1.0, 0.0], "pscore": [0.5, 0.5]}
+    )
+    policy = pl.DataFrame({"round_id": [1, 2], "prob": [[0.2, 0.8], [0.5, 0.5]]})
+    assert irm.evaluate(log, ["ips"], policy=policy)["ips"].item() == (0.2 / 0.5 * 1.0 + 0) / 2
+    with pytest.raises(ColumnTypeError, match=re.escape(
+        "policy= on Spark and Dask is a long table, one row per (round_id, action) with a "
+        "number in 'prob'; its column 'prob' is "
+    )) as info:  # fmt: skip
+        evaluate(frame(log), ["ips"], policy=frame(policy))
+    assert info.value.args[0].endswith(".explode('prob', 'action')")
+    assert "obp's list shape" in str(info.value)

@@ -39,7 +39,7 @@ import pyarrow as pa
 
 from polars_irmetrics.door.evaluate import evaluate_plan
 from polars_irmetrics.engines._partition import _empty, _frame, _to_arrow, check_options_read
-from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
 from polars_irmetrics.ope.parts import (
@@ -183,6 +183,37 @@ def check_ope_inputs(
         )
 
 
+def _refuse_lists(policy: pa.Schema, reward_model: pa.Schema | None, action: str) -> None:
+    """Spark and Dask read the policy and the reward model as long tables: obp's list
+    shape (``prob``/``q_hat`` a list per round, which one machine reads) is refused with
+    the way to explode it. A list read through pandas arrives as objects (a text or
+    binary column here), refused alike.
+
+    >>> schema = pa.schema([("round_id", pa.int64()), ("prob", pa.list_(pa.float64()))])
+    >>> _refuse_lists(schema, None, "action")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnTypeError: policy= on Spark and Dask is a long table...
+    """
+    for name, column, schema in (
+        ("policy", "prob", policy),
+        ("reward_model", "q_hat", reward_model),
+    ):
+        if schema is None or column not in schema.names:
+            continue
+        kind = schema.field(column).type
+        if pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_null(kind):
+            continue
+        raise ColumnTypeError(
+            f"{name}= on Spark and Dask is a long table, one row per (round_id, {action}) "
+            f"with a number in {column!r}; its column {column!r} is {kind} (obp's list "
+            "shape, one list per round, is read by irm.evaluate on one machine, buckets= "
+            f"included): explode it, e.g. in polars .with_columns(pl.int_ranges("
+            f"pl.col({column!r}).list.len()).alias({action!r})).explode({column!r}, "
+            f"{action!r})"
+        )
+
+
 def prepare_ope(
     log: pa.Schema,
     policy: pa.Schema,
@@ -210,6 +241,7 @@ def prepare_ope(
     """
     given = tuple(metrics)
     requests = parse_metric_list(given)
+    _refuse_lists(policy, reward_model, options.action)
     options = options.replace(buckets=None, partitioned_by=None)
     tables = OpeTables(
         _empty(log).lazy(),
