@@ -31,6 +31,8 @@ from polars_irmetrics.errors import (
     SupportWarning,
 )
 
+from .test_ope_speed_paths import _tables
+
 FIXTURES = Path(__file__).parent / "fixtures" / "ope"
 CASES = {c["name"]: c for c in json.loads((FIXTURES / "obp_expected.json").read_text())["cases"]}
 TEN = [
@@ -45,14 +47,6 @@ TEN = [
     "sg_ips(lambda=0.1)",
     "sg_dr(lambda=0.1)",
 ]
-
-
-def _tables(name: str) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    log, policy, model = (
-        pl.read_parquet(FIXTURES / f"{name}_{table}.parquet")
-        for table in ("log", "policy", "reward_model")
-    )
-    return log, policy, model
 
 
 def _listed(long: pl.DataFrame, value: str) -> pl.DataFrame:
