@@ -29,9 +29,13 @@ from polars_irmetrics.errors import (
 __all__ = [
     "CheckSpec",
     "IdKind",
+    "coverage_counts",
     "id_kind",
+    "merge_counts",
     "raise_on_bad_rows",
     "require_columns",
+    "suspect",
+    "warn_on_counts",
     "warn_on_coverage",
 ]
 
@@ -442,16 +446,36 @@ def warn_on_coverage(
     The values are never changed: such a run scores 0 where trec_eval scores 0; the warning
     (:class:`~polars_irmetrics.errors.CoverageWarning`) says that ids which do not
     match are the more likely cause, with ``hints`` where the ids match after a change.
+    The counts are :func:`coverage_counts`'s, and the text :func:`warn_on_counts`'s (an
+    engine adds up the counts of its parts, :func:`merge_counts`, and warns the same).
+    """
+    counts = coverage_counts(frame, systems=systems, listed=listed)
+    warn_on_counts(counts, systems=systems, unretrieved=unretrieved, hints=hints)
+    return frame
+
+
+#: The columns of a coverage tally, after the systems' keys: judged queries, those with a
+#: judged document retrieved, judged documents, those retrieved, and the judged queries
+#: the run lists (null where the plan did not read the run's query list).
+TALLY = ("queries", "found_queries", "docs", "found", "listed")
+
+
+def coverage_counts(
+    frame: pl.DataFrame, *, systems: Sequence[str], listed: str | None
+) -> pl.DataFrame:
+    """The coverage tally of :func:`warn_on_coverage`'s ``frame``: one row per system
+    (each value of the ``systems`` keys) with a judged query, and the :data:`TALLY`
+    columns (Int64). Tallies of disjoint sets of queries add up (:func:`merge_counts`).
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"__irm_judged": [True, True, False],
+    ...                       "__irm_judged_docs": [2, 1, 0], "__irm_found_docs": [1, 0, 0],
+    ...                       "__irm_listed": [True, False, True]})
+    >>> coverage_counts(frame, systems=(), listed="__irm_listed").row(0)
+    (2, 1, 3, 1, 1)
     """
     judged = frame.filter(pl.col(f"{INTERNAL}judged"))
-    if not judged.height:
-        where = " (with systems=: or the run has no rows)" if systems else ""
-        _warn(
-            f"no judged query to evaluate: the judgments are empty{where}, so every mean "
-            "is over 0 queries (num_q 0); check the judgments' file or frame (trec_eval "
-            "refuses such an evaluation: 'No queries with both results and relevance info')"
-        )
-        return frame
     if listed is not None and judged.get_column(listed).null_count():
         listed = None  # the plan did not read the run's query list
     found = pl.col(FOUND_DOCS)
@@ -460,8 +484,70 @@ def warn_on_coverage(
         (found > 0).sum().alias("found_queries"),
         pl.col(JUDGED_DOCS).sum().alias("docs"),
         found.sum().alias("found"),
-        *([pl.col(listed).sum().alias("listed")] if listed is not None else []),
+        (pl.col(listed).sum() if listed is not None else pl.lit(None)).alias("listed"),
     )
+    tally = counts.with_columns(pl.col(c).cast(pl.Int64) for c in TALLY)
+    return tally.filter(pl.col("queries") > 0)
+
+
+def merge_counts(parts: Sequence[pl.DataFrame], *, systems: Sequence[str]) -> pl.DataFrame:
+    """The tallies of parts holding disjoint sets of queries (an engine's partitions),
+    added up per system, as :func:`coverage_counts` counts them over every part at once
+    (``listed`` null wherever a part's is).
+
+    Examples
+    --------
+    >>> a = pl.DataFrame({"system": ["x"], "queries": [2], "found_queries": [0], "docs": [3],
+    ...                   "found": [0], "listed": [2]})
+    >>> b = a.with_columns(pl.lit("y").alias("system"))
+    >>> merge_counts([a, b, a], systems=["system"]).rows()
+    [('x', 4, 0, 6, 0, 4), ('y', 2, 0, 3, 0, 2)]
+    """
+    given = [p for p in parts if p.height]
+    if not given:
+        return parts[0].clear() if parts else pl.DataFrame()
+    every = pl.concat(given, how="vertical_relaxed")
+    listed = pl.col("listed")
+    return every.group_by(list(systems), maintain_order=True).agg(
+        *(pl.col(c).sum() for c in TALLY if c != "listed"),
+        pl.when(listed.null_count() == 0).then(listed.sum()).alias("listed"),
+    )
+
+
+def suspect(counts: pl.DataFrame) -> bool:
+    """Whether a part's tally may take part in a warning (:func:`warn_on_counts`): no
+    judged query, or a system that retrieves no judged document or misses a judged
+    query. An engine's part computes the warning's hints only then."""
+    if not counts.height:
+        return True
+    found, listed = pl.col("found"), pl.col("listed")
+    missed = (found == 0) | (listed.is_not_null() & (listed < pl.col("queries")))
+    return bool(counts.select(missed.any()).item())
+
+
+def warn_on_counts(
+    counts: pl.DataFrame,
+    *,
+    systems: Sequence[str],
+    unretrieved: Policy,
+    hints: Sequence[Hint] = (),
+    emit: Callable[[str], None] | None = None,
+) -> None:
+    """The coverage warnings of a tally (:func:`coverage_counts`, :func:`merge_counts`):
+    once per system that retrieves no judged document or lists fewer than half of the
+    judged queries, or once for no judged query at all (see :func:`warn_on_coverage`).
+    ``emit`` gives each text (default: a :class:`~polars_irmetrics.errors.CoverageWarning`
+    here; a Dask task hands it to the client)."""
+    emit = emit or _warn
+    if not counts.height:
+        where = " (with systems=: or the run has no rows)" if systems else ""
+        emit(
+            f"no judged query to evaluate: the judgments are empty{where}, so every mean "
+            "is over 0 queries (num_q 0); check the judgments' file or frame (trec_eval "
+            "refuses such an evaluation: 'No queries with both results and relevance info')"
+        )
+        return
+    listed = not counts.get_column("listed").null_count()
     said: list[str] = []
     for row in counts.sort(list(systems)).iter_rows(named=True):
         name = _run_name(row, systems)
@@ -469,14 +555,14 @@ def warn_on_coverage(
             f"{row['found']} of {row['docs']} judged documents, in {row['found_queries']} of "
             f"{row['queries']} judged queries"
         )
-        if listed is not None:
+        if listed:
             tally += f"; it lists {row['listed']} of the {row['queries']} judged queries"
         if row["found"] == 0:
             said.append(
                 f"{name} retrieves no judged document ({tally}): every metric scores 0 on "
                 "every judged query, as trec_eval scores such a run"
             )
-        elif listed is not None and 2 * row["listed"] < row["queries"]:
+        elif listed and 2 * row["listed"] < row["queries"]:
             missed = row["queries"] - row["listed"]
             fate = (
                 "are left out (unretrieved='drop')"
@@ -487,7 +573,7 @@ def warn_on_coverage(
                 f"{name} misses most judged queries ({tally}): the {missed} it misses {fate}"
             )
     if not said:
-        return frame
+        return
     extra = [h for h in (hint() for hint in hints) if h]
     advice = (
         " ".join(extra)
@@ -496,8 +582,7 @@ def warn_on_coverage(
         "(same collection, same id spelling)."
     )
     for text in said:
-        _warn(f"{text}. {advice}")
-    return frame
+        emit(f"{text}. {advice}")
 
 
 def _warn(text: str) -> None:

@@ -24,6 +24,7 @@ from polars_irmetrics.metrics.rectools import (
     kotkov_gain,
 )
 from polars_irmetrics.metrics.registry import MetricRequest, get_metric, means
+from polars_irmetrics.offline.coverage import CoverageSink
 from polars_irmetrics.offline.elliot import build_elliot_plan
 from polars_irmetrics.offline.plan import build_plan
 
@@ -48,7 +49,7 @@ def build_offline_plan(
     queries: pl.LazyFrame | None,
     interactions: pl.LazyFrame | None,
     *,
-    warn: bool = True,
+    warn: bool | CoverageSink = True,
 ) -> pl.LazyFrame:
     """The offline plan; with RecTools' catalogue metrics (``reco_accuracy``, ``mcc``:
     :data:`~polars_irmetrics.metrics.rectools.CATALOGUE_FORMULAS`), each user's tp
@@ -211,7 +212,7 @@ def _with_elliot(
     queries: pl.LazyFrame | None,
     interactions: pl.LazyFrame,
     *,
-    warn: bool,
+    warn: bool | CoverageSink,
 ) -> pl.LazyFrame:
     """The offline plan of the other metrics (which checks the run and judgments as
     always; a helper ``num_rel`` where Elliot's are all that was asked for) beside
