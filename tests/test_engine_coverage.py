@@ -20,21 +20,8 @@ import polars_irmetrics as irm
 import polars_irmetrics.dask as irm_dask
 import polars_irmetrics.spark as irm_spark
 from polars_irmetrics.errors import CoverageWarning, IrmWarning
+from tests.test_coverage_warning import QRELS, RUN
 
-QRELS = pl.DataFrame(
-    {
-        "query_id": ["q001", "q002", "q003", "q004"],
-        "doc_id": ["d1", "d2", "d3", "d4"],
-        "relevance": [1, 1, 1, 1],
-    }
-)
-RUN = pl.DataFrame(
-    {
-        "query_id": ["q001", "q001", "q002", "q003", "q004"],
-        "doc_id": ["d1", "x", "d2", "d3", "d4"],
-        "score": [2.0, 1.0, 1.0, 1.0, 1.0],
-    }
-)
 SYSTEMS = pl.concat(
     [
         RUN.with_columns(pl.lit("good").alias("system")),
