@@ -328,7 +328,8 @@ def test_every_direction_is_declared_on_purpose() -> None:
     has no better direction (every other metric is higher-is-better)."""
     declared = {m.name: m.higher_is_better for m in list_metrics()}
     assert sorted(n for n, d in declared.items() if d is None) == [
-        "calibration", "idcg", "num_q", "num_rel", "num_ret", "prefs_num_prefs_poss",
+        "calibration", "idcg", "intersection", "num_q", "num_rel", "num_ret",
+        "prefs_num_prefs_poss",
     ]  # fmt: skip
     assert sorted(n for n, d in declared.items() if d is False) == [
         "abandonment", "average_popularity", "brier", "ece", "ee_disparity", "ee_loss",

@@ -56,6 +56,7 @@ from polars_irmetrics.metrics.registry import (
 )
 from polars_irmetrics.metrics.spec import Route
 from polars_irmetrics.offline.catalogue import build_offline_plan
+from polars_irmetrics.offline.coverage import CoverageSink
 from polars_irmetrics.offline.jg import build_jg_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
 from polars_irmetrics.offline.propensity import build_propensity_plan
@@ -546,7 +547,7 @@ def evaluate_plan(
     *,
     route: Route | None = None,
     caller: str = "irm.evaluate",
-    warn: bool = True,
+    warn: bool | CoverageSink = True,
 ) -> pl.LazyFrame:
     """:func:`evaluate`'s lazy plan from parsed metrics, tables and checked options: the
     one plan builder behind every door (the comparison and the engines call it too).
@@ -558,7 +559,9 @@ def evaluate_plan(
     groups (:func:`~polars_irmetrics.evaluate_jg`). ``caller``: the entry point the
     messages name. ``warn``: ``False`` for a part of a larger evaluation (an engine's
     partition, a comparison's empty system), whose coverage is warned about once, by
-    the whole.
+    the whole; a function to hand an engine's part's coverage to the engine, which adds
+    the parts up and warns as one machine does
+    (:class:`~polars_irmetrics.offline.coverage.Coverage`).
     """
     columns = {
         "query_id": options.query_id,

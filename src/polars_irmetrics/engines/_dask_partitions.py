@@ -56,11 +56,10 @@ import pyarrow as pa
 from dask.base import compute
 from dask.delayed import delayed
 
+from polars_irmetrics.engines._dask_coverage import carried, carrier_meta
 from polars_irmetrics.engines._dask_files import Files, Piece, read_files, read_layout
 from polars_irmetrics.engines._dask_frames import (
     arrow_of,
-    meta,
-    to_pandas,
     to_table,
     with_groups,
 )
@@ -72,6 +71,7 @@ from polars_irmetrics.engines._partition import (
     spanning_error,
 )
 from polars_irmetrics.ground.partitions import check_partition_column
+from polars_irmetrics.offline.coverage import Coverage
 
 __all__ = ["per_query_in_partitions"]
 
@@ -153,7 +153,7 @@ def per_query_in_partitions(
     if flat:  # the judged queries that no task retrieves
         outputs.append(delayed(_unretrieved)(empty, everything, retrieved, job))
     released = [delayed(_after)(values, retrieved) for values in outputs]
-    return dd.from_delayed(released, meta=meta(job.per_query_schema), verify_meta=False)
+    return dd.from_delayed(released, meta=carrier_meta(job), verify_meta=False)
 
 
 def _values(run: dd.DataFrame, column: str) -> list[list[str | None]]:
@@ -250,7 +250,8 @@ def _task(
         ids = pl.concat([ids, found], how="vertical_relaxed").unique()
         if crossing is not None:  # the run's groups of the by keys the judgments lack
             judged = judged.join(_lazy(crossing), how="cross")
-    values = to_pandas(evaluate_lazy(job, runs, judged))
+    given: list[Coverage] = []
+    values = carried(job, evaluate_lazy(job, runs, judged, given.append), given)
     return values, ids.to_arrow()
 
 
@@ -270,7 +271,8 @@ def _unretrieved(
     query_id = job.options.query_id
     ids = as_polars_frame(retrieved)
     rest = judged.join(ids.cast(judged.select(query_id).schema), on=query_id, how="anti")
-    return to_pandas(evaluate_lazy(job, _lazy(empty), rest.lazy()))
+    found: list[Coverage] = []
+    return carried(job, evaluate_lazy(job, _lazy(empty), rest.lazy(), found.append), found)
 
 
 def _whole(column: str, query_id: str, keep: bool, *ids: pa.Table) -> pa.Table | None:

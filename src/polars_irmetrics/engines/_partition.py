@@ -27,7 +27,7 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn
 
@@ -41,6 +41,7 @@ from polars_irmetrics.ground.options import EvalOptions, check_read
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.registry import labels_by_route, means, parse_metric_list
 from polars_irmetrics.offline.attributes import with_query_attributes
+from polars_irmetrics.offline.coverage import Coverage, CoverageSink
 
 if TYPE_CHECKING:
     from polars_irmetrics.metrics.registry import MetricRequest
@@ -61,6 +62,7 @@ __all__ = [
     "raise_carried",
     "spanning_error",
     "summarize_part",
+    "warn_coverage",
 ]
 
 #: The column that holds a row's part (a hash of its query id modulo the part count).
@@ -90,6 +92,9 @@ class Job:
     run_only_by: tuple[str, ...]
     per_query_schema: pl.Schema
     means_schema: pl.Schema
+    #: The coverage of no query (the engine adds its parts' to it), ``None`` where the
+    #: metrics' plan gives no coverage warning (:func:`warn_coverage`).
+    coverage: Coverage | None = None
 
     def __getstate__(self) -> dict[str, object]:
         """The job as it travels: the parsed requests stay behind (parsed again once)."""
@@ -256,6 +261,10 @@ def prepare(
     per_query = evaluate_plan(run, requests, tables, options.replace(per_query=True))
     averaged = evaluate_plan(run, requests, tables, options.replace(per_query=False))
     by = options.by_keys
+    found: list[Coverage] = []
+    evaluate_plan(
+        run, requests, tables, options.replace(per_query=True), warn=found.append
+    ).collect()
     return Job(
         metrics=given,
         options=options.replace(per_query=True),
@@ -266,30 +275,41 @@ def prepare(
         else tuple(k for k in by if k not in qrels_schema.names),
         per_query_schema=per_query.collect_schema(),
         means_schema=averaged.collect_schema(),
+        coverage=found[0] if found else None,
     )
 
 
-def evaluate_part(job: Job, run: pa.Table, qrels: pa.Table | None) -> pa.Table:
+def evaluate_part(
+    job: Job, run: pa.Table, qrels: pa.Table | None, sink: CoverageSink | None = None
+) -> pa.Table:
     """The per-query values of one part: every row of its queries, from both sides.
 
     A data error is the library's own exception, raised as the one-machine plan
-    raises it (Spark carries it back with :func:`carry_error`).
+    raises it (Spark carries it back with :func:`carry_error`). ``sink`` is handed the
+    part's :class:`~polars_irmetrics.offline.coverage.Coverage`, which the engine adds
+    up (:func:`warn_coverage`).
     """
     qrels_frame = None if qrels is None else _frame(qrels).lazy()
     plan = evaluate_plan(
-        _frame(run).lazy(), job.requests, {"qrels": qrels_frame}, job.options, warn=False
+        _frame(run).lazy(), job.requests, {"qrels": qrels_frame}, job.options, warn=sink or False
     )
     return _to_arrow(plan.collect(), job.per_query_schema)
 
 
-def evaluate_lazy(job: Job, run: pl.LazyFrame, qrels: pl.LazyFrame | None) -> pa.Table:
+def evaluate_lazy(
+    job: Job, run: pl.LazyFrame, qrels: pl.LazyFrame | None, sink: CoverageSink | None = None
+) -> pa.Table:
     """:func:`evaluate_part` of lazy frames (files not read yet), collected by polars'
     streaming engine: the rows are read, joined and aggregated in batches, so a task's
     memory holds a part of its rows at a time (the metrics' sums are exact in any
     batching: :func:`~polars_irmetrics.metrics.scope.fixed_sum`)."""
     judged = None if qrels is None else qrels.drop(PART, strict=False)
     plan = evaluate_plan(
-        run.drop(PART, strict=False), job.requests, {"qrels": judged}, job.options, warn=False
+        run.drop(PART, strict=False),
+        job.requests,
+        {"qrels": judged},
+        job.options,
+        warn=sink or False,
     )
     return _to_arrow(plan.collect(engine="streaming"), job.per_query_schema)
 
@@ -334,6 +354,42 @@ def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:
     else:
         out = frame.select(summaries)
     return _to_arrow(out, job.means_schema)
+
+
+def warn_coverage(
+    job: Job, parts: Iterable[Coverage], emit: Callable[[str], None] | None = None
+) -> None:
+    """Warn as :func:`~polars_irmetrics.evaluate` warns on the same data: the coverage
+    of every part (:func:`evaluate_part`'s ``sink``) added up, once per run or system
+    (:class:`~polars_irmetrics.errors.CoverageWarning`); nothing where the metrics' plan
+    gives no such warning. ``emit``: where each text goes (default: warned here).
+
+    Examples
+    --------
+    A run whose ids match none of the judgments', in two parts:
+
+    >>> import warnings
+    >>> import pyarrow as pa
+    >>> run = pa.table({"query_id": ["q1", "q2"], "doc_id": ["A", "b"], "rank": [1, 1]})
+    >>> qrels = pa.table({"query_id": ["q1", "q2"], "doc_id": ["a", "c"],
+    ...                   "relevance": [1, 1]})
+    >>> job = prepare(run.schema, qrels.schema, ["mrr"], EvalOptions())
+    >>> parts: list[Coverage] = []
+    >>> for i in (0, 1):
+    ...     _ = evaluate_part(job, run.slice(i, 1), qrels.slice(i, 1), parts.append)
+    >>> warn_coverage(job, parts, emit=print)  # doctest: +NORMALIZE_WHITESPACE
+    the run retrieves no judged document (0 of 2 judged documents, in 0 of 2 judged
+    queries; it lists 2 of the 2 judged queries): every metric scores 0 on every judged
+    query, as trec_eval scores such a run. 1 (query, document) pair(s) of the run match
+    a judgment only when case is ignored (run 'A', judgments 'a'): ids are compared
+    exactly, as trec_eval compares them; give both the same spelling, e.g.
+    pl.col('doc_id').str.to_lowercase() on the run and the judgments.
+    """
+    if job.coverage is None:
+        return
+    merged = Coverage.merged([job.coverage, *parts], job.options.system_keys)
+    if merged is not None:
+        merged.warn(job.options.system_keys, emit)
 
 
 def spanning_error(column: str, query_id: str, query: object) -> errors.InvalidValueError:

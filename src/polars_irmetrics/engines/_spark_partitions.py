@@ -57,6 +57,7 @@ from polars_irmetrics.engines._partition import (
     evaluate_part,
     spanning_error,
 )
+from polars_irmetrics.engines._spark_coverage import Parts, into
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.partitions import (
     check_partition_column,
@@ -131,9 +132,11 @@ def per_query_in_partitions(
     column: str,
     values_schema: StructType,
     compute: Callable[[DataFrame], DataFrame],
+    parts: Parts,
 ) -> DataFrame:
     """The per-query values (``values_schema``), one task per value of ``column``,
-    computed (``compute``: the job run with its progress and errors) and checked."""
+    computed (``compute``: the job run with its progress and errors) and checked; each
+    task's coverage, and the driver's, handed to ``parts``."""
     check_partition_column(run.columns, column)
     layout = read_layout(run)
     if layout is None:
@@ -172,6 +175,7 @@ def per_query_in_partitions(
         groups=groups,
         broadcast=broadcast,
         tasks=tuple((tuple(r), tuple(q)) for r, q in tasks.values()),
+        parts=parts,
     )
     output = StructType(
         [
@@ -204,6 +208,7 @@ class _Work:
     groups: pa.Table | None
     broadcast: Any
     tasks: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
+    parts: Parts
 
 
 def _task(
@@ -231,7 +236,7 @@ def _task(
     if qrels is not None:
         judged_ids = qrels.select(query_id).unique().collect()
         ids = pl.concat([ids, judged_ids], how="vertical_relaxed")
-    values = as_polars_frame(evaluate_lazy(job, run, qrels))
+    values = as_polars_frame(evaluate_lazy(job, run, qrels, into(work.parts, ("task", number))))
     out = pl.concat(
         [
             values.rename(dict(zip(values.columns, names, strict=True))).with_columns(
@@ -272,7 +277,8 @@ def _checked(
     if not rest.height:
         return values
     empty = work.run.schema.empty_table()
-    table = evaluate_part(job, empty, _with_groups(rest.to_arrow(), work.groups))
+    judged_rest = _with_groups(rest.to_arrow(), work.groups)
+    table = evaluate_part(job, empty, judged_rest, into(work.parts, ("driver",)))
     return values.unionByName(found.sparkSession.createDataFrame(table.rename_columns(names)))
 
 

@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table, with_groups
+from polars_irmetrics.engines._dask_coverage import carried, carrier_meta, released, summarized
+from polars_irmetrics.engines._dask_frames import arrow_of, to_table, with_groups
 from polars_irmetrics.engines._dask_lists import dask_long_form
 from polars_irmetrics.engines._dask_partitions import per_query_in_partitions
 from polars_irmetrics.engines._dask_progress import persist
@@ -59,12 +60,12 @@ from polars_irmetrics.engines._partition import (
     engine_options,
     evaluate_part,
     prepare,
-    summarize_part,
 )
 from polars_irmetrics.engines._prediction import prediction_route
 from polars_irmetrics.engines._prediction_dask import prediction_frame
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
+from polars_irmetrics.offline.coverage import Coverage
 
 try:
     import dask.dataframe as dd
@@ -182,6 +183,14 @@ def evaluate(
         with ``partitioned_by``, an ``InvalidValueError`` names a query found under two
         of the column's values.
 
+    Warns
+    -----
+    CoverageWarning
+        As :func:`polars_irmetrics.evaluate` warns on the same data (the same text and
+        counts, once per run or system), by ``compute()`` (by this call with
+        ``progress=True``): each part's tally travels beside its values and is added
+        up in one task (:mod:`polars_irmetrics.engines._dask_coverage`).
+
     Examples
     --------
     On a cluster's logs (a sketch, not run by the tests, which use a LocalCluster)::
@@ -257,10 +266,8 @@ def evaluate(
         values = per_query_in_partitions(run, qrels, job, partitioned_by)
     else:
         values = _per_query_shuffled(run, qrels, job, _partitions(run, partitions))
-    if not built.per_query:
-        values = values.repartition(npartitions=1).map_partitions(
-            _summarize, job, meta=meta(job.means_schema), enforce_metadata=False
-        )
+    # the parts' coverage rows, added up and warned about by compute() (_dask_coverage)
+    values = released(values, job) if built.per_query else summarized(values, job)
     return persist(values) if built.progress else values
 
 
@@ -286,7 +293,7 @@ def _per_query_shuffled(
 ) -> dd.DataFrame:
     """The per-query values, both sides shuffled by query hash into ``count`` parts."""
     runs = _shuffled(run, job, count)
-    values_meta = meta(job.per_query_schema)
+    values_meta = carrier_meta(job)
     if qrels is None:
         return runs.map_partitions(_one_side, job, meta=values_meta, enforce_metadata=False)
     judged = _shuffled(with_groups(run, qrels, job), job, count)
@@ -317,15 +324,14 @@ def _tag(frame: pd.DataFrame, query_id: str, count: int) -> pd.DataFrame:
 
 
 def _one_side(run: pd.DataFrame, job: Job) -> pd.DataFrame:
-    return to_pandas(evaluate_part(job, to_table(run), None))
+    found: list[Coverage] = []
+    return carried(job, evaluate_part(job, to_table(run), None, found.append), found)
 
 
 def _both_sides(run: pd.DataFrame, qrels: pd.DataFrame, job: Job) -> pd.DataFrame:
-    return to_pandas(evaluate_part(job, to_table(run), to_table(qrels)))
-
-
-def _summarize(values: pd.DataFrame, job: Job) -> pd.DataFrame:
-    return to_pandas(summarize_part(job, to_table(values)))
+    found: list[Coverage] = []
+    values = evaluate_part(job, to_table(run), to_table(qrels), found.append)
+    return carried(job, values, found)
 
 
 def _partitions(run: dd.DataFrame, partitions: int | None) -> int:

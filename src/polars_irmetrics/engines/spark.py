@@ -75,6 +75,13 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
 # after pyspark's own import, which names the extra when it is missing
 from polars_irmetrics.engines._ope_spark import ope_frame
 from polars_irmetrics.engines._prediction_spark import prediction_frame
+from polars_irmetrics.engines._spark_coverage import (
+    Parts,
+    coverage_parts,
+    into,
+    task_key,
+    warn_parts,
+)
 from polars_irmetrics.engines._spark_lists import spark_long_form
 from polars_irmetrics.engines._spark_pairs import carrying, paired_map
 from polars_irmetrics.engines._spark_partitions import per_query_in_partitions
@@ -191,6 +198,14 @@ def evaluate(
         Found in the data by a task and raised by this call, with the message
         :func:`polars_irmetrics.evaluate` gives.
 
+    Warns
+    -----
+    CoverageWarning
+        As :func:`polars_irmetrics.evaluate` warns on the same data (the same text and
+        counts, once per run or system), by this call: each part's tally, gathered by
+        an accumulator and added up on the driver
+        (:mod:`polars_irmetrics.engines._spark_coverage`).
+
     Examples
     --------
     On a cluster's logs (a sketch, not run by the tests, which use ``local[2]``)::
@@ -262,6 +277,7 @@ def evaluate(
         _arrow(run.schema), None if qrels is None else _arrow(qrels.schema), metrics, built
     )
     spark = run.sparkSession
+    parts = coverage_parts(spark.sparkContext)  # each part's coverage, for the warning
     if partitioned_by is not None:
         if partitions is not None:
             raise InvalidValueError(
@@ -276,15 +292,19 @@ def evaluate(
             partitioned_by,
             _spark_schema(job.per_query_schema, job.keys),
             lambda frame: _compute(frame, spark, progress),
+            parts,
         )
     else:
         count = _partitions(spark, partitions)
-        values = (_per_query_map if STRATEGY == "map" else _per_query)(run, qrels, job, count)
+        split = _per_query_map if STRATEGY == "map" else _per_query
+        values = split(run, qrels, job, count, parts)
     if built.per_query:
         result = values.orderBy(*job.keys).toDF(*job.per_query_schema)
     else:
         result = _means(values, job).toDF(*job.means_schema)
-    return _compute(result, spark, progress)
+    computed = _compute(result, spark, progress)
+    warn_parts(job, parts)  # as one machine warns, from the parts' coverage
+    return computed
 
 
 def _with_attributes(
@@ -314,7 +334,9 @@ def _with_attributes(
     return run, qrels
 
 
-def _per_query(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) -> DataFrame:
+def _per_query(
+    run: DataFrame, qrels: DataFrame | None, job: Job, count: int, parts: Parts
+) -> DataFrame:
     """One row per query and ``by`` group: the plan run on each part's rows."""
     schema = _spark_schema(job.per_query_schema, job.keys)
     inner = schema.names
@@ -323,7 +345,8 @@ def _per_query(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) ->
     if qrels is None:
 
         def one_side(table: pa.Table) -> pa.Table:
-            return carrying(evaluate_part, job, table, None).rename_columns(inner)
+            sink = into(parts, ("cogroup", _part_of(table)))
+            return carrying(evaluate_part, job, table, None, sink).rename_columns(inner)
 
         return runs.applyInArrow(one_side, schema)
     if job.run_only_by:
@@ -333,12 +356,16 @@ def _per_query(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) ->
     judged = qrels.withColumn(PART, _part(qrels, query_id, count)).groupBy(PART)
 
     def both_sides(run_part: pa.Table, qrels_part: pa.Table) -> pa.Table:
-        return carrying(evaluate_part, job, run_part, qrels_part).rename_columns(inner)
+        sink = into(parts, ("cogroup", _part_of(run_part, qrels_part)))
+        evaluated = carrying(evaluate_part, job, run_part, qrels_part, sink)
+        return evaluated.rename_columns(inner)
 
     return runs.cogroup(judged).applyInArrow(both_sides, schema)
 
 
-def _per_query_map(run: DataFrame, qrels: DataFrame | None, job: Job, count: int) -> DataFrame:
+def _per_query_map(
+    run: DataFrame, qrels: DataFrame | None, job: Job, count: int, parts: Parts
+) -> DataFrame:
     """As :func:`_per_query`, by ``repartition(count, part).mapInArrow``: both sides in one
     frame (the judgments' columns renamed, a side flag), hash-partitioned on the part
     number without sorting, and each partition's rows evaluated at once
@@ -348,7 +375,8 @@ def _per_query_map(run: DataFrame, qrels: DataFrame | None, job: Job, count: int
         qrels = qrels.crossJoin(F.broadcast(groups))
 
     def evaluate(runs: pa.Table, judged: pa.Table | None) -> pa.Table:
-        return carrying(evaluate_part, job, runs, judged)
+        sink = into(parts, task_key("map"))
+        return carrying(evaluate_part, job, runs, judged, sink)
 
     return paired_map(
         run,
@@ -360,6 +388,12 @@ def _per_query_map(run: DataFrame, qrels: DataFrame | None, job: Job, count: int
         schema=_spark_schema(job.per_query_schema, job.keys),
         prefix="q",
     )
+
+
+def _part_of(*tables: pa.Table) -> object:
+    """The part number of a cogroup's tables (one of them has a row)."""
+    table = next(t for t in tables if t.num_rows)
+    return table.column(PART)[0].as_py()
 
 
 def _means(values: DataFrame, job: Job) -> DataFrame:

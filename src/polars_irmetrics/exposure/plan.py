@@ -11,6 +11,9 @@ relevant documents (a document counts in full for each of its groups). See
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import polars as pl
 
 from polars_irmetrics.errors import (
@@ -22,7 +25,15 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.exposure.awrf import awrf_values, exact_sum, target_flags
 from polars_irmetrics.exposure.rnd import segregation_values
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import check_numeric, id_kind, require_columns
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    check_id_kinds,
+    check_numeric,
+    id_kind,
+    require_columns,
+    warn_on_joint,
+    with_tally,
+)
 from polars_irmetrics.metrics.fairness import AWRF_LENGTH, UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
 
@@ -102,6 +113,8 @@ def build_exposure_plan(
         require_columns(target_schema, ["group", "target"], "target", "one row per group")
         id_kind(target_schema, "group", "target")
         check_numeric(target_schema, "target", "target", integer=False)
+        if groups is not None:
+            check_id_kinds(groups.collect_schema(), "groups", target_schema, "target", ["group"])
     sampled = options.sample_id in run_schema
     sample = pl.col(options.sample_id) if sampled else pl.lit(0)
     ranked = run.select(
@@ -170,6 +183,9 @@ def build_exposure_plan(
     )
     # sorted by query before the means too: their running sums in one order
     checked = checked.sort(query_id)
+    if groups is not None:  # how the ids of groups= (and target=) line up: warned
+        tally = _tally(run.select(doc_id), groups, target, doc_id)
+        checked = with_tally(checked, tally, lambda row: _warn_on_groups(row, doc_id))
     if options.per_query:
         return checked
     return checked.select(
@@ -189,6 +205,63 @@ def _positions(query_id: str) -> pl.Expr:
         | pl.col(_S).ne_missing(pl.col(_S).shift(1))
     )
     return row - pl.when(first).then(row).otherwise(None).forward_fill()
+_DOCS, _GROUPED = f"{INTERNAL}docs", f"{INTERNAL}grouped"
+_GROUPS, _TARGETED = f"{INTERNAL}groups", f"{INTERNAL}targeted"
+
+
+def _tally(
+    run: pl.LazyFrame, groups: pl.LazyFrame, target: pl.LazyFrame | None, doc_id: str
+) -> pl.LazyFrame:
+    """One row: the run's documents and those groups= gives a group; with target=, the
+    groups of groups= and those the target names."""
+    grouped = groups.select(doc_id).unique().with_columns(pl.lit(True).alias(_GROUPED))
+    docs = (
+        run.unique()
+        .join(grouped, on=doc_id, how="left")
+        .select(
+            pl.len().cast(pl.Int64).alias(_DOCS),
+            pl.col(_GROUPED).count().cast(pl.Int64).alias(_GROUPED),
+        )
+    )
+    if target is None:
+        return docs
+    named = target.select(pl.col("group").cast(pl.String)).unique()
+    targeted = (
+        groups.select(pl.col("group").cast(pl.String))
+        .unique()
+        .join(named.with_columns(pl.lit(True).alias(_TARGETED)), on="group", how="left")
+        .select(
+            pl.len().cast(pl.Int64).alias(_GROUPS),
+            pl.col(_TARGETED).count().cast(pl.Int64).alias(_TARGETED),
+        )
+    )
+    return pl.concat([docs, targeted], how="horizontal")
+
+
+def _warn_on_groups(row: Mapping[str, Any], doc_id: str) -> None:
+    """Documents groups= mostly lacks, and groups target= mostly lacks: warned about."""
+    warn_on_joint(
+        table="groups",
+        column=doc_id,
+        matched=row[_GROUPED],
+        total=row[_DOCS],
+        things="documents",
+        owner="run",
+        effect="a document without a group counts in no group, so its exposure and "
+        "relevance are left out of every group's (with none grouped, the values are "
+        "null or NaN)",
+    )
+    if _GROUPS in row:
+        warn_on_joint(
+            table="target",
+            column="group",
+            matched=row[_TARGETED],
+            total=row[_GROUPS],
+            things="groups",
+            owner="groups= table",
+            effect="a group the target lacks has a target share of 0 in awrf, so awrf "
+            "measures the distance to a target that none of the ranked groups can meet",
+        )
 
 
 def _same_kind(left: pl.Schema, right: pl.Schema, column: str, what: str) -> None:

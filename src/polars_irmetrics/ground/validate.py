@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import polars as pl
 
@@ -27,12 +27,23 @@ from polars_irmetrics.errors import (
 )
 
 __all__ = [
+    "TALLY_ROW",
     "CheckSpec",
     "IdKind",
+    "check_id_kinds",
+    "coverage_counts",
     "id_kind",
+    "interactions_tally",
+    "merge_counts",
     "raise_on_bad_rows",
     "require_columns",
+    "suspect",
+    "warn_on_counts",
     "warn_on_coverage",
+    "warn_on_interactions",
+    "warn_on_joint",
+    "with_interactions_tally",
+    "with_tally",
 ]
 
 IdKind = Literal["string", "integer"]
@@ -71,6 +82,33 @@ def id_kind(schema: pl.Schema, column: str, frame: str) -> IdKind:
         f"column {column!r} in the {frame} has dtype {dtype}; ids must be strings or "
         f"integers: cast it, e.g. pl.col({column!r}).cast(pl.String)"
     )
+
+
+def check_id_kinds(
+    first: pl.Schema, first_name: str, second: pl.Schema, second_name: str, columns: Sequence[str]
+) -> None:
+    """Raise :class:`ColumnTypeError` where an id column of ``columns`` holds strings in
+    one table and integers in the other: the two would match no row (a join casts
+    nothing), or only after a silent cast. Columns a table lacks are skipped.
+
+    Examples
+    --------
+    >>> check_id_kinds(pl.Schema({"group": pl.String}), "groups", pl.Schema({"group": pl.Int64}),
+    ...                "target", ["group"])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnTypeError: column 'group' holds strings in the groups ...
+    """
+    for column in columns:
+        if column not in first or column not in second:
+            continue
+        kinds = id_kind(first, column, first_name), id_kind(second, column, second_name)
+        if kinds[0] != kinds[1]:
+            raise ColumnTypeError(
+                f"column {column!r} holds {kinds[0]}s in the {first_name} ({first[column]}) "
+                f"but {kinds[1]}s in the {second_name} ({second[column]}); cast one side, "
+                f"e.g. pl.col({column!r}).cast(pl.String) on both"
+            )
 
 
 def check_numeric(schema: pl.Schema, column: str, frame: str, *, integer: bool) -> None:
@@ -442,16 +480,36 @@ def warn_on_coverage(
     The values are never changed: such a run scores 0 where trec_eval scores 0; the warning
     (:class:`~polars_irmetrics.errors.CoverageWarning`) says that ids which do not
     match are the more likely cause, with ``hints`` where the ids match after a change.
+    The counts are :func:`coverage_counts`'s, and the text :func:`warn_on_counts`'s (an
+    engine adds up the counts of its parts, :func:`merge_counts`, and warns the same).
+    """
+    counts = coverage_counts(frame, systems=systems, listed=listed)
+    warn_on_counts(counts, systems=systems, unretrieved=unretrieved, hints=hints)
+    return frame
+
+
+#: The columns of a coverage tally, after the systems' keys: judged queries, those with a
+#: judged document retrieved, judged documents, those retrieved, and the judged queries
+#: the run lists (null where the plan did not read the run's query list).
+TALLY = ("queries", "found_queries", "docs", "found", "listed")
+
+
+def coverage_counts(
+    frame: pl.DataFrame, *, systems: Sequence[str], listed: str | None
+) -> pl.DataFrame:
+    """The coverage tally of :func:`warn_on_coverage`'s ``frame``: one row per system
+    (each value of the ``systems`` keys) with a judged query, and the :data:`TALLY`
+    columns (Int64). Tallies of disjoint sets of queries add up (:func:`merge_counts`).
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"__irm_judged": [True, True, False],
+    ...                       "__irm_judged_docs": [2, 1, 0], "__irm_found_docs": [1, 0, 0],
+    ...                       "__irm_listed": [True, False, True]})
+    >>> coverage_counts(frame, systems=(), listed="__irm_listed").row(0)
+    (2, 1, 3, 1, 1)
     """
     judged = frame.filter(pl.col(f"{INTERNAL}judged"))
-    if not judged.height:
-        where = " (with systems=: or the run has no rows)" if systems else ""
-        _warn(
-            f"no judged query to evaluate: the judgments are empty{where}, so every mean "
-            "is over 0 queries (num_q 0); check the judgments' file or frame (trec_eval "
-            "refuses such an evaluation: 'No queries with both results and relevance info')"
-        )
-        return frame
     if listed is not None and judged.get_column(listed).null_count():
         listed = None  # the plan did not read the run's query list
     found = pl.col(FOUND_DOCS)
@@ -460,8 +518,70 @@ def warn_on_coverage(
         (found > 0).sum().alias("found_queries"),
         pl.col(JUDGED_DOCS).sum().alias("docs"),
         found.sum().alias("found"),
-        *([pl.col(listed).sum().alias("listed")] if listed is not None else []),
+        (pl.col(listed).sum() if listed is not None else pl.lit(None)).alias("listed"),
     )
+    tally = counts.with_columns(pl.col(c).cast(pl.Int64) for c in TALLY)
+    return tally.filter(pl.col("queries") > 0)
+
+
+def merge_counts(parts: Sequence[pl.DataFrame], *, systems: Sequence[str]) -> pl.DataFrame:
+    """The tallies of parts holding disjoint sets of queries (an engine's partitions),
+    added up per system, as :func:`coverage_counts` counts them over every part at once
+    (``listed`` null wherever a part's is).
+
+    Examples
+    --------
+    >>> a = pl.DataFrame({"system": ["x"], "queries": [2], "found_queries": [0], "docs": [3],
+    ...                   "found": [0], "listed": [2]})
+    >>> b = a.with_columns(pl.lit("y").alias("system"))
+    >>> merge_counts([a, b, a], systems=["system"]).rows()
+    [('x', 4, 0, 6, 0, 4), ('y', 2, 0, 3, 0, 2)]
+    """
+    given = [p for p in parts if p.height]
+    if not given:
+        return parts[0].clear() if parts else pl.DataFrame()
+    every = pl.concat(given, how="vertical_relaxed")
+    listed = pl.col("listed")
+    return every.group_by(list(systems), maintain_order=True).agg(
+        *(pl.col(c).sum() for c in TALLY if c != "listed"),
+        pl.when(listed.null_count() == 0).then(listed.sum()).alias("listed"),
+    )
+
+
+def suspect(counts: pl.DataFrame) -> bool:
+    """Whether a part's tally may take part in a warning (:func:`warn_on_counts`): no
+    judged query, or a system that retrieves no judged document or misses a judged
+    query. An engine's part computes the warning's hints only then."""
+    if not counts.height:
+        return True
+    found, listed = pl.col("found"), pl.col("listed")
+    missed = (found == 0) | (listed.is_not_null() & (listed < pl.col("queries")))
+    return bool(counts.select(missed.any()).item())
+
+
+def warn_on_counts(
+    counts: pl.DataFrame,
+    *,
+    systems: Sequence[str],
+    unretrieved: Policy,
+    hints: Sequence[Hint] = (),
+    emit: Callable[[str], None] | None = None,
+) -> None:
+    """The coverage warnings of a tally (:func:`coverage_counts`, :func:`merge_counts`):
+    once per system that retrieves no judged document or lists fewer than half of the
+    judged queries, or once for no judged query at all (see :func:`warn_on_coverage`).
+    ``emit`` gives each text (default: a :class:`~polars_irmetrics.errors.CoverageWarning`
+    here; a Dask task hands it to the client)."""
+    emit = emit or _warn
+    if not counts.height:
+        where = " (with systems=: or the run has no rows)" if systems else ""
+        emit(
+            f"no judged query to evaluate: the judgments are empty{where}, so every mean "
+            "is over 0 queries (num_q 0); check the judgments' file or frame (trec_eval "
+            "refuses such an evaluation: 'No queries with both results and relevance info')"
+        )
+        return
+    listed = not counts.get_column("listed").null_count()
     said: list[str] = []
     for row in counts.sort(list(systems)).iter_rows(named=True):
         name = _run_name(row, systems)
@@ -469,14 +589,14 @@ def warn_on_coverage(
             f"{row['found']} of {row['docs']} judged documents, in {row['found_queries']} of "
             f"{row['queries']} judged queries"
         )
-        if listed is not None:
+        if listed:
             tally += f"; it lists {row['listed']} of the {row['queries']} judged queries"
         if row["found"] == 0:
             said.append(
                 f"{name} retrieves no judged document ({tally}): every metric scores 0 on "
                 "every judged query, as trec_eval scores such a run"
             )
-        elif listed is not None and 2 * row["listed"] < row["queries"]:
+        elif listed and 2 * row["listed"] < row["queries"]:
             missed = row["queries"] - row["listed"]
             fate = (
                 "are left out (unretrieved='drop')"
@@ -487,7 +607,7 @@ def warn_on_coverage(
                 f"{name} misses most judged queries ({tally}): the {missed} it misses {fate}"
             )
     if not said:
-        return frame
+        return
     extra = [h for h in (hint() for hint in hints) if h]
     advice = (
         " ".join(extra)
@@ -496,8 +616,142 @@ def warn_on_coverage(
         "(same collection, same id spelling)."
     )
     for text in said:
-        _warn(f"{text}. {advice}")
-    return frame
+        emit(f"{text}. {advice}")
+
+
+#: The column that marks the tally row :func:`with_tally` adds to a plan's values.
+TALLY_ROW = f"{INTERNAL}tally"
+
+
+def with_tally(
+    values: pl.LazyFrame, tally: pl.LazyFrame, say: Callable[[Mapping[str, Any]], None]
+) -> pl.LazyFrame:
+    """``values`` unchanged, and ``say`` called with the one row of ``tally`` (counts of
+    how two tables' ids line up) when the plan runs: the tally travels as one more row
+    of the values (so it is read even where no value is left) and is dropped after.
+
+    Examples
+    --------
+    >>> values = pl.LazyFrame({"q": ["a"], "v": [1.0]})
+    >>> tally = pl.LazyFrame({"matched": [0]})
+    >>> with_tally(values, tally, lambda row: print(row["matched"])).collect().shape
+    0
+    (1, 2)
+    """
+    schema = values.collect_schema()
+    marked = tally.with_columns(pl.lit(True).alias(TALLY_ROW))
+    both = pl.concat([values, marked], how="diagonal_relaxed")
+
+    def read(frame: pl.DataFrame) -> pl.DataFrame:
+        row = frame.filter(pl.col(TALLY_ROW).fill_null(False))
+        if row.height:
+            say(row.drop(TALLY_ROW, *schema.names()).row(0, named=True))
+        return frame.filter(pl.col(TALLY_ROW).is_null()).select(schema.names())
+
+    return both.map_batches(read, schema=schema)
+
+
+def warn_on_joint(
+    *, table: str, column: str, matched: int, total: int, things: str, owner: str, effect: str
+) -> None:
+    """The :class:`~polars_irmetrics.errors.CoverageWarning` of a joint where two tables'
+    ids must line up: given when ``table=`` holds none or fewer than half of the
+    ``total`` ``things`` of the ``owner`` (column ``column``), with the counts,
+    ``effect`` (what the values then hold) and the likely fix.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_on_joint(table="groups", column="doc_id", matched=0, total=3,
+    ...                   things="documents", owner="run", effect="no group has exposure")
+    >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    groups= holds none of the 3 documents of the run (column 'doc_id'): no group has
+    exposure. Ids that do not line up are the likely cause: give groups= and the run the
+    same 'doc_id' values (same spelling, same collection).
+    """
+    if not total or 2 * matched >= total:
+        return
+    held = "none" if matched == 0 else f"only {matched}"
+    _warn(
+        f"{table}= holds {held} of the {total} {things} of the {owner} (column {column!r}): "
+        f"{effect}. Ids that do not line up are the likely cause: give {table}= and the "
+        f"{owner} the same {column!r} values (same spelling, same collection)."
+    )
+
+
+_ITEMS, _KNOWN_ITEMS = f"{INTERNAL}items", f"{INTERNAL}known_items"
+_USERS, _KNOWN_USERS = f"{INTERNAL}users", f"{INTERNAL}known_users"
+
+
+def interactions_tally(
+    run: pl.LazyFrame, interactions: pl.LazyFrame, *, user: str, item: str
+) -> pl.LazyFrame:
+    """One row: the run's items (``item``) and how many the interactions hold; where the
+    interactions have the ``user`` column, the run's users and how many have a history.
+    The ids must be of one kind on both sides (:func:`check_id_kinds`); integers of
+    two widths are compared as Int64."""
+    schema = interactions.collect_schema()
+    columns = [item, *([user] if user in schema else [])]
+    parts = []
+    for column, total, known in ((item, _ITEMS, _KNOWN_ITEMS), (user, _USERS, _KNOWN_USERS)):
+        if column not in columns:
+            continue
+        ids = pl.col(column).cast(pl.Int64 if schema[column].is_integer() else pl.String)
+        held = interactions.select(ids).unique().with_columns(pl.lit(True).alias(known))
+        parts.append(
+            run.select(ids)
+            .unique()
+            .join(held, on=column, how="left")
+            .select(pl.len().cast(pl.Int64).alias(total), pl.col(known).count().cast(pl.Int64))
+        )
+    return pl.concat(parts, how="horizontal")
+
+
+def with_interactions_tally(
+    values: pl.LazyFrame,
+    run: pl.LazyFrame,
+    interactions: pl.LazyFrame,
+    *,
+    user: str,
+    item: str,
+    name: str,
+) -> pl.LazyFrame:
+    """``values``, and :func:`warn_on_interactions` when the plan runs, from
+    :func:`interactions_tally` (``name``: the run's name in the text)."""
+    tally = interactions_tally(run, interactions, user=user, item=item)
+    return with_tally(
+        values, tally, lambda row: warn_on_interactions(row, user=user, item=item, run=name)
+    )
+
+
+def warn_on_interactions(row: Mapping[str, Any], *, user: str, item: str, run: str) -> None:
+    """The warnings of :func:`interactions_tally`'s row: a run whose items the
+    interactions mostly lack, or none of whose users they hold (cold users are common;
+    all of them cold reads every item as new) (:func:`warn_on_joint`)."""
+    warn_on_joint(
+        table="interactions",
+        column=item,
+        matched=row[_KNOWN_ITEMS],
+        total=row[_ITEMS],
+        things="items",
+        owner=run,
+        effect="an item the interactions lack has no popularity and no user has seen it, "
+        "so the metrics that read the history (novelty, surprisal, serendipity, the "
+        "popularity-bias family) read it as never seen, and the catalogue does not hold it",
+    )
+    if _USERS in row and not row[_KNOWN_USERS]:  # none: a few cold users are common
+        warn_on_joint(
+            table="interactions",
+            column=user,
+            matched=row[_KNOWN_USERS],
+            total=row[_USERS],
+            things="users",
+            owner=run,
+            effect="a user without a history finds every item new (novelty(kind="
+            "'replay'), serendipity read no history for them)",
+        )
 
 
 def _warn(text: str) -> None:

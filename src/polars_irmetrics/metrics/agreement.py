@@ -218,6 +218,8 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
             ),
         ),
         binary=False,
+        # an overlap with another model's lists, not a quality: neither way is better
+        higher_is_better=None,
         reads=_READS,
         matches={
             "rectools": "Intersection(k, ref_k), per user and mean, to 1e-9, with "
@@ -229,7 +231,10 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         "a query with none of its documents ranked <= k has no value (left out of the "
         "mean). RecTools' users are the run's: a query the reference lacks scores 0 "
         "(unjudged='zero'; the route's default 'drop' leaves it out) and one the run "
-        "lacks has no value (unretrieved='drop'; the default 'zero' scores it 0).",
+        "lacks has no value (unretrieved='drop'; the default 'zero' scores it 0). A "
+        "similarity to another model, not a quality (RecTools reads it as how far a new "
+        "model strays from the current one): neither a higher nor a lower value is "
+        "better (higher_is_better=None: compare counts no wins, report bolds nothing).",
     ),
     Metric(
         "unexpectedness",

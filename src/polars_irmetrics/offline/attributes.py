@@ -13,7 +13,7 @@ import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import require_columns
+from polars_irmetrics.ground.validate import check_id_kinds, require_columns
 
 __all__ = ["with_query_attributes"]
 
@@ -62,6 +62,8 @@ def with_query_attributes(
             )
     attributes = queries.select(query_id, *keys).unique()
     run_schema = run.collect_schema()
+    # ids of one kind (integers of two widths are cast): a string id never equals an integer
+    check_id_kinds(schema, "queries", run_schema, "run", [query_id])
     if query_id in run_schema and schema[query_id] != run_schema[query_id]:
         attributes = attributes.with_columns(pl.col(query_id).cast(run_schema[query_id]))
     if qrels is not None:

@@ -15,7 +15,11 @@ import polars as pl
 
 from polars_irmetrics.ground.debias import debiased
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    check_id_kinds,
+    with_interactions_tally,
+)
 from polars_irmetrics.metrics.elliot import ELLIOT
 from polars_irmetrics.metrics.rectools import (
     CATALOGUE_FORMULAS,
@@ -24,6 +28,7 @@ from polars_irmetrics.metrics.rectools import (
     kotkov_gain,
 )
 from polars_irmetrics.metrics.registry import MetricRequest, get_metric, means
+from polars_irmetrics.offline.coverage import CoverageSink
 from polars_irmetrics.offline.elliot import build_elliot_plan
 from polars_irmetrics.offline.plan import build_plan
 
@@ -48,7 +53,36 @@ def build_offline_plan(
     queries: pl.LazyFrame | None,
     interactions: pl.LazyFrame | None,
     *,
-    warn: bool = True,
+    warn: bool | CoverageSink = True,
+) -> pl.LazyFrame:
+    """:func:`_offline_plan`; with interactions, their ids checked against the run's
+    (one kind, strings or integers) and a warning when they hold few of the run's items
+    or users (:func:`~polars_irmetrics.ground.validate.warn_on_interactions`), whatever
+    metric reads them."""
+    if interactions is None:
+        return _offline_plan(table, requests, qrels, options, queries, None, warn=warn)
+    query_id, doc_id = options.query_id, options.doc_id
+    run_schema = table.collect_schema()
+    check_id_kinds(
+        interactions.collect_schema(), "interactions", run_schema, "run", [query_id, doc_id]
+    )
+    plan = _offline_plan(table, requests, qrels, options, queries, interactions, warn=warn)
+    if doc_id not in run_schema:  # the plan has refused it by name
+        return plan
+    return with_interactions_tally(
+        plan, table, interactions, user=query_id, item=doc_id, name="run"
+    )
+
+
+def _offline_plan(
+    table: pl.LazyFrame,
+    requests: Requests,
+    qrels: pl.LazyFrame | None,
+    options: EvalOptions,
+    queries: pl.LazyFrame | None,
+    interactions: pl.LazyFrame | None,
+    *,
+    warn: bool | CoverageSink = True,
 ) -> pl.LazyFrame:
     """The offline plan; with RecTools' catalogue metrics (``reco_accuracy``, ``mcc``:
     :data:`~polars_irmetrics.metrics.rectools.CATALOGUE_FORMULAS`), each user's tp
@@ -211,7 +245,7 @@ def _with_elliot(
     queries: pl.LazyFrame | None,
     interactions: pl.LazyFrame,
     *,
-    warn: bool,
+    warn: bool | CoverageSink,
 ) -> pl.LazyFrame:
     """The offline plan of the other metrics (which checks the run and judgments as
     always; a helper ``num_rel`` where Elliot's are all that was asked for) beside
@@ -227,7 +261,7 @@ def _with_elliot(
     if options.debias is not None and qrels is not None:  # as the other metrics read them
         judged = debiased(qrels, options.debias, options.query_id, options.doc_id)
     values = build_elliot_plan(table, elliot, judged, interactions, options, alone=alone)
-    base = build_offline_plan(table, rest, qrels, options, queries, interactions, warn=warn)
+    base = _offline_plan(table, rest, qrels, options, queries, interactions, warn=warn)
     labels = [label for label, _ in requests]
     helpers = {f"{INTERNAL}num_rel"}
     by = [c for c in values.collect_schema().names() if c not in labels]

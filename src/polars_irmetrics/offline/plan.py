@@ -51,7 +51,6 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     JUDGED_DOCS,
     LISTED,
-    Hint,
     flag,
     raise_on_bad_rows,
     warn_on_coverage,
@@ -80,11 +79,10 @@ from polars_irmetrics.offline.columns import (
     SRC,
     START,
 )
+from polars_irmetrics.offline.coverage import Coverage, CoverageSink, id_hints, part_coverage
 from polars_irmetrics.offline.setup import Setup, resolve
 
 __all__ = ["build_plan"]
-
-FOLDED = f"{INTERNAL}folded"
 
 
 def build_plan(
@@ -94,7 +92,7 @@ def build_plan(
     options: EvalOptions,
     *,
     queries: pl.LazyFrame | None = None,
-    warn: bool = True,
+    warn: bool | CoverageSink = True,
 ) -> pl.LazyFrame:
     """The offline wing's lazy plan: ``requests`` (parsed metrics, all of them per-query
     metrics of a run and judgments) over ``run`` and ``qrels`` (see the module
@@ -105,7 +103,9 @@ def build_plan(
     ``warn``: when the plan is collected, a run (each system) that retrieves no judged
     document or misses most judged queries is warned about
     (:func:`~polars_irmetrics.ground.validate.warn_on_coverage`); ``False`` where a
-    caller evaluates a part of the queries (an engine's partition) or warns itself."""
+    caller evaluates a part of the queries (an engine's partition) or warns itself; a
+    function where an engine's part hands its coverage to the engine, which adds the
+    parts up and warns once (:mod:`polars_irmetrics.offline.coverage`)."""
     options = _judged_only_option(requests, options)
     from_queries: tuple[str, ...] = ()
     if queries is not None:
@@ -157,8 +157,14 @@ def build_plan(
             schema=evaluate_part(run, qrels, groups).collect_schema(),
             progress=options.progress,
         )
-    if warn:  # over every bucket's queries at once: one warning per run
-        hints = () if qrels is None else _id_hints(run, qrels, setup)
+    if callable(warn):  # an engine's part: its coverage, added up by the engine
+        sink, judged = warn, qrels
+        result = result.map_batches(
+            lambda frame: _handed(frame, sink, part_coverage(frame, run, judged, setup, options)),
+            schema=result.collect_schema(),
+        )
+    elif warn:  # over every bucket's queries at once: one warning per run
+        hints = () if qrels is None else id_hints(run, qrels, setup)
         result = result.map_batches(
             lambda frame: warn_on_coverage(
                 frame,
@@ -178,6 +184,11 @@ def build_plan(
     if setup.by:
         return result.group_by(list(setup.by), maintain_order=True).agg(summaries)
     return result.select(summaries)
+
+
+def _handed(frame: pl.DataFrame, sink: CoverageSink, coverage: Coverage) -> pl.DataFrame:
+    sink(coverage)
+    return frame
 
 
 def _judged_only_option(
@@ -232,76 +243,6 @@ def _kept(
     return kept.map_batches(
         lambda frame: _raise_on_empty(frame, empty_checks, keys), schema=schema
     )
-
-
-def _id_hints(run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup) -> tuple[Hint, ...]:
-    """The coverage warning's hints: ids that match the judgments' only when case is
-    ignored (documents), or after a prefix or leading zeros are stripped (queries).
-    Each reads the run and the judgments again, on the warning's path only."""
-    query_id, doc_id = setup.check.query_id, setup.doc_id
-    hints: list[Hint] = []
-    if setup.doc_is_string:
-
-        def case_hint() -> str | None:
-            pairs = [query_id, doc_id]
-            ran = run.select(pl.col(query_id), pl.col(doc_id).cast(pl.String)).unique()
-            judged = qrels.select(pl.col(query_id), pl.col(doc_id).cast(pl.String)).unique()
-            lower = pl.col(doc_id).str.to_lowercase()
-            folded = (
-                ran.join(judged, on=pairs, how="anti")
-                .with_columns(lower.alias(FOLDED))
-                .join(judged.with_columns(lower.alias(FOLDED)), on=[query_id, FOLDED])
-            )
-            sample, count = pl.collect_all([folded.sort(pairs).head(1), folded.select(pl.len())])
-            if not sample.height:
-                return None
-            ran_id, judged_id = sample.row(0)[1], sample.get_column(f"{doc_id}_right")[0]
-            return (
-                f"{count.item()} (query, document) pair(s) of the run match a judgment only when "
-                f"case is ignored (run {ran_id!r}, judgments {judged_id!r}): ids are compared "
-                "exactly, as trec_eval compares them; give both the same spelling, e.g. "
-                f"pl.col({doc_id!r}).str.to_lowercase() on the run and the judgments."
-            )
-
-        hints.append(case_hint)
-    if setup.cast_ids.get(query_id, pl.String()) == pl.String() and _is_text(run, query_id):
-
-        def query_hint() -> str | None:
-            bare = (
-                pl.col(query_id)
-                .cast(pl.String)
-                .str.replace(r"^[^0-9]*", "")
-                .str.replace(r"^0+([0-9])", "${1}")
-            )
-            ran = run.select(pl.col(query_id).cast(pl.String)).unique()
-            judged = qrels.select(pl.col(query_id).cast(pl.String)).unique()
-            matched = (
-                ran.join(judged, on=query_id, how="anti")
-                .with_columns(bare.alias(FOLDED))
-                .filter(pl.col(FOLDED) != "")
-                .join(judged.with_columns(bare.alias(FOLDED)), on=FOLDED)
-            )
-            sample, count = pl.collect_all(
-                [matched.sort(query_id).head(1), matched.select(pl.len())]
-            )
-            if not sample.height:
-                return None
-            ran_id = sample.get_column(query_id)[0]
-            judged_id = sample.get_column(f"{query_id}_right")[0]
-            return (
-                f"{count.item()} query id(s) of the run match a judged query only once a prefix "
-                f"or leading zeros are stripped (run {ran_id!r}, judgments {judged_id!r}): "
-                "give both the same ids, e.g. pl.concat_str(pl.lit('q'), pl.col("
-                f"{query_id!r})) or pl.col({query_id!r}).str.strip_prefix('q')."
-            )
-
-        hints.append(query_hint)
-    return tuple(hints)
-
-
-def _is_text(frame: pl.LazyFrame, column: str) -> bool:
-    dtype = frame.collect_schema()[column]
-    return dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)
 
 
 def _per_query(

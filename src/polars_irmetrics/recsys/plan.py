@@ -44,7 +44,13 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
 )
-from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    check_numeric,
+    id_kind,
+    require_columns,
+    with_interactions_tally,
+)
 from polars_irmetrics.metrics.collection import (
     CATALOG,
     COOCCURRENCE,
@@ -224,7 +230,8 @@ def build_recsys_plan(
             per_group = per_group.join(frame, how="cross")
         recount = _recount(tables.recommendations, options, kinds)
         values = _per_user(rows, user_exprs, formulas, interactions, options, kinds)
-        return _checked_per_user(values, per_group, by, recount).sort([*by, user])
+        checked = _checked_per_user(values, per_group, by, recount)
+        return _tallied(checked, tables, options).sort([*by, user])
     if user_exprs:
         if any(f.absent is not None for _, f in formulas):
             user_exprs.append(pl.col(USERS).first().alias(_USERS_OF))
@@ -243,7 +250,23 @@ def build_recsys_plan(
     out_schema = pl.Schema({name: schema[name] for name in [*by, *labels]})
     recount = _recount(tables.recommendations, options, kinds)
     checked = result.map_batches(lambda frame: raise_on_flags(frame, recount), schema=out_schema)
+    checked = _tallied(checked, tables, options)
     return checked.sort(by) if by else checked
+
+
+def _tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.LazyFrame:
+    """``values``, and a warning when the interactions hold few of the recommendations'
+    items or users (whatever metric reads them: :func:`warn_on_interactions`)."""
+    if tables.interactions is None:
+        return values
+    return with_interactions_tally(
+        values,
+        tables.recommendations,
+        tables.interactions,
+        user=options.user_id,
+        item=options.item_id,
+        name="recommendations",
+    )
 
 
 def _per_user(

@@ -1,0 +1,120 @@
+"""Dask: the coverage of each part, carried beside its values to the task that warns.
+
+A Dask result is lazy, and its tasks may run in other processes: the coverage warning
+cannot be given at the call (nothing is computed yet) nor from a part (each sees its
+own queries). So each part's per-query values carry its
+:class:`~polars_irmetrics.offline.coverage.Coverage` in rows of their own (one more
+column, :data:`COVERAGE`, the coverage pickled; null on the value rows). The means'
+task, which gathers every part already, adds them up and warns
+(:func:`~polars_irmetrics.engines._partition.warn_coverage`); for per-query values, a
+small task gathers the parts' coverage rows only, warns, and each partition is released
+after it, without those rows. A task on a ``distributed`` worker warns on the client
+that computes the result (``distributed.warn``); the threads of Dask's local
+schedulers warn in this process. No second pass over the data: the warning is given by
+``compute()``, from what the parts computed.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import dask.dataframe as dd
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+from dask.delayed import delayed
+
+from polars_irmetrics.engines._dask_frames import meta, to_pandas, to_table
+from polars_irmetrics.engines._partition import Job, arrow_schema, summarize_part, warn_coverage
+from polars_irmetrics.errors import CoverageWarning
+from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.offline.coverage import Coverage
+
+__all__ = ["COVERAGE", "carried", "carrier_meta", "released", "summarized"]
+
+#: The column of a part's coverage rows (the coverage pickled; null on value rows).
+COVERAGE = f"{INTERNAL}coverage"
+
+
+def _schema(job: Job) -> pa.Schema:
+    return arrow_schema(pl.Schema({**job.per_query_schema, COVERAGE: pl.Binary()}))
+
+
+def carrier_meta(job: Job) -> pd.DataFrame:
+    """The ``meta`` of a part's values with their coverage rows."""
+    return to_pandas(_schema(job).empty_table())
+
+
+def carried(job: Job, values: pa.Table, found: list[Coverage]) -> pd.DataFrame:
+    """A part's per-query values (in :attr:`Job.per_query_schema`) and, in rows of their
+    own, the coverage its plan gave."""
+    schema = _schema(job)
+    rows = values.append_column(COVERAGE, pa.nulls(values.num_rows, pa.binary()))
+    columns = {f.name: pa.nulls(len(found), f.type) for f in schema if f.name != COVERAGE}
+    given = pa.array([pickle.dumps(c) for c in found], pa.binary())
+    extra = pa.table({**columns, COVERAGE: given})
+    return to_pandas(pa.concat_tables([rows.cast(schema), extra.cast(schema)]))
+
+
+def _split(frame: pd.DataFrame) -> tuple[pa.Table, list[Coverage]]:
+    table = to_table(frame)
+    given = table.column(COVERAGE)
+    values = table.filter(pc.is_null(given)).drop_columns([COVERAGE])
+    found = [pickle.loads(b) for b in table.filter(pc.is_valid(given))[COVERAGE].to_pylist()]
+    return values, found
+
+
+def summarized(values: dd.DataFrame, job: Job) -> dd.DataFrame:
+    """The means, in one partition, whose task warns first."""
+    return values.repartition(npartitions=1).map_partitions(
+        _summarize, job, meta=meta(job.means_schema), enforce_metadata=False
+    )
+
+
+def released(values: dd.DataFrame, job: Job) -> dd.DataFrame:
+    """The per-query values, each partition released once the coverage of every part is
+    added up and warned about (a task that reads the coverage rows only)."""
+    parts = values.to_delayed()
+    warned = delayed(_warn_all)(job, *(delayed(_coverage_of)(p) for p in parts))
+    kept = [delayed(_values_of)(p, warned) for p in parts]
+    return dd.from_delayed(kept, meta=meta(job.per_query_schema), verify_meta=False)
+
+
+def _summarize(values: pd.DataFrame, job: Job) -> pd.DataFrame:
+    per_query, found = _split(values)
+    warn_coverage(job, found, emit=_emit())
+    return to_pandas(summarize_part(job, per_query))
+
+
+def _coverage_of(frame: pd.DataFrame) -> list[Coverage]:
+    return _split(frame)[1]
+
+
+def _warn_all(job: Job, *found: list[Coverage]) -> bool:
+    warn_coverage(job, [c for part in found for c in part], emit=_emit())
+    return True
+
+
+def _values_of(frame: pd.DataFrame, warned: bool) -> pd.DataFrame:
+    return to_pandas(_split(frame)[0])
+
+
+def _emit() -> Any:
+    """``None`` (warn here) outside a ``distributed`` worker; on one, a function that
+    warns on the client too (``distributed.warn``)."""
+    try:
+        from distributed import get_worker
+        from distributed import warn as remote
+    except ImportError:  # pragma: no cover - Dask without distributed
+        return None
+    try:
+        get_worker()
+    except ValueError:  # not in a worker's task: the local schedulers' threads
+        return None
+
+    def emit(text: str) -> None:
+        remote(text, CoverageWarning)
+
+    return emit

@@ -1,0 +1,235 @@
+"""The coverage warning of the offline plan, in parts that add up.
+
+One machine warns over its whole per-query frame at once
+(:func:`~polars_irmetrics.ground.validate.warn_on_coverage`, the hints read the run and
+the judgments again on the warning's path only). An engine (Spark, Dask) evaluates
+whole queries per part: each part gives a :class:`Coverage`, its tally per system and,
+where its tally may take part in a warning
+(:func:`~polars_irmetrics.ground.validate.suspect`), the data of the hints computed on
+its own rows (the pairs that match only when case is ignored, counted, with the first;
+the query ids of the run the judgments lack, and the judged ones). The engine adds the
+parts up on the driver (:meth:`Coverage.merged`) and warns with the same text
+(:meth:`Coverage.warn`): the tallies are exact; a hint counts what the suspect parts hold
+(every part where a run retrieves no judged document).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    LISTED,
+    Hint,
+    Policy,
+    coverage_counts,
+    merge_counts,
+    suspect,
+    warn_on_counts,
+)
+from polars_irmetrics.offline.setup import Setup
+
+__all__ = ["Coverage", "CoverageSink", "id_hints", "part_coverage"]
+
+FOLDED = f"{INTERNAL}folded"
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """One part's coverage (module doc): ``counts`` the tally
+    (:func:`~polars_irmetrics.ground.validate.coverage_counts`); ``case`` the first pair
+    of the run that matches a judgment only when case is ignored (query, run document,
+    judged document) and ``case_count`` how many do; ``ran`` the run's query ids (text)
+    the judgments lack and ``judged`` the judged query ids (text). A hint's data is
+    ``None`` where it was not computed (it does not apply, or the part is not suspect).
+    """
+
+    counts: pl.DataFrame
+    unretrieved: Policy
+    case: pl.DataFrame | None = None
+    case_count: int = 0
+    ran: pl.DataFrame | None = None
+    judged: pl.DataFrame | None = None
+    doc_id: str = field(default="doc_id")
+    query_id: str = field(default="query_id")
+
+    @staticmethod
+    def merged(parts: Sequence[Coverage], systems: Sequence[str]) -> Coverage | None:
+        """The parts added up (``None`` for no part): tallies per system, hint counts
+        summed, the first pair kept, the query ids gathered."""
+        if not parts:
+            return None
+        first = parts[0]
+        cases = [p.case for p in parts if p.case is not None]
+        rans = [p.ran for p in parts if p.ran is not None]
+        judged = [p.judged for p in parts if p.judged is not None]
+        pairs = [first.query_id, first.doc_id]
+        return Coverage(
+            counts=merge_counts([p.counts for p in parts], systems=systems),
+            unretrieved=first.unretrieved,
+            case=pl.concat(cases, how="vertical_relaxed").sort(pairs).head(1) if cases else None,
+            case_count=sum(p.case_count for p in parts),
+            ran=pl.concat(rans).unique() if rans else None,
+            judged=pl.concat(judged).unique() if judged else None,
+            doc_id=first.doc_id,
+            query_id=first.query_id,
+        )
+
+    def hints(self) -> tuple[Hint, ...]:
+        """The warning's hints from the data the parts gave."""
+        hints: list[Hint] = []
+        if self.case is not None:
+            case, count, doc_id = self.case, self.case_count, self.doc_id
+            hints.append(lambda: _case_text(case, count, doc_id))
+        if self.ran is not None and self.judged is not None:
+            ran, judged, query_id = self.ran.lazy(), self.judged.lazy(), self.query_id
+            hints.append(lambda: _query_text(ran, judged, query_id))
+        return tuple(hints)
+
+    def warn(self, systems: Sequence[str], emit: Callable[[str], None] | None = None) -> None:
+        """The warnings one machine gives on the same queries
+        (:func:`~polars_irmetrics.ground.validate.warn_on_counts`; ``emit`` as there)."""
+        warn_on_counts(
+            self.counts,
+            systems=systems,
+            unretrieved=self.unretrieved,
+            hints=self.hints(),
+            emit=emit,
+        )
+
+
+#: Where a part of an engine's evaluation hands its :class:`Coverage` (the ``warn=`` of
+#: :func:`polars_irmetrics.door.evaluate.evaluate_plan`).
+CoverageSink = Callable[[Coverage], None]
+
+
+def part_coverage(
+    frame: pl.DataFrame,
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
+    setup: Setup,
+    options: EvalOptions,
+) -> Coverage:
+    """The :class:`Coverage` of one part: ``frame`` its checked per-query frame, ``run``
+    and ``qrels`` its rows (ids cast as the plan casts them), read again for the hints'
+    data only where the tally is suspect."""
+    counts = coverage_counts(frame, systems=options.system_keys, listed=LISTED)
+    query_id, doc_id = setup.check.query_id, setup.doc_id
+    base = Coverage(counts, setup.check.unretrieved, doc_id=doc_id, query_id=query_id)
+    if qrels is None or not suspect(counts):
+        return base
+    case, case_count, ran, judged = None, 0, None, None
+    if setup.doc_is_string:
+        case, case_count = _case_pairs(run, qrels, query_id, doc_id)
+    if _query_hint_applies(run, setup):
+        ran, judged = pl.collect_all(_query_ids(run, qrels, query_id))
+        ran = ran.join(judged, on=query_id, how="anti")
+    return Coverage(
+        counts,
+        setup.check.unretrieved,
+        case=case,
+        case_count=case_count,
+        ran=ran,
+        judged=judged,
+        doc_id=doc_id,
+        query_id=query_id,
+    )
+
+
+def id_hints(run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup) -> tuple[Hint, ...]:
+    """The coverage warning's hints: ids that match the judgments' only when case is
+    ignored (documents), or after a prefix or leading zeros are stripped (queries).
+    Each reads the run and the judgments again, on the warning's path only."""
+    query_id, doc_id = setup.check.query_id, setup.doc_id
+    hints: list[Hint] = []
+    if setup.doc_is_string:
+
+        def case_hint() -> str | None:
+            return _case_text(*_case_pairs(run, qrels, query_id, doc_id), doc_id)
+
+        hints.append(case_hint)
+    if _query_hint_applies(run, setup):
+
+        def query_hint() -> str | None:
+            return _query_text(*_query_ids(run, qrels, query_id), query_id)
+
+        hints.append(query_hint)
+    return tuple(hints)
+
+
+def _case_pairs(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, query_id: str, doc_id: str
+) -> tuple[pl.DataFrame, int]:
+    """The first (query, run document, judged document) that matches only when case is
+    ignored, and how many pairs of the run do."""
+    pairs = [query_id, doc_id]
+    ran = run.select(pl.col(query_id), pl.col(doc_id).cast(pl.String)).unique()
+    judged = qrels.select(pl.col(query_id), pl.col(doc_id).cast(pl.String)).unique()
+    lower = pl.col(doc_id).str.to_lowercase()
+    folded = (
+        ran.join(judged, on=pairs, how="anti")
+        .with_columns(lower.alias(FOLDED))
+        .join(judged.with_columns(lower.alias(FOLDED)), on=[query_id, FOLDED])
+        .select(*pairs, f"{doc_id}_right")
+    )
+    sample, count = pl.collect_all([folded.sort(pairs).head(1), folded.select(pl.len())])
+    return sample, int(count.item())
+
+
+def _case_text(sample: pl.DataFrame, count: int, doc_id: str) -> str | None:
+    if not sample.height:
+        return None
+    ran_id, judged_id = sample.get_column(doc_id)[0], sample.get_column(f"{doc_id}_right")[0]
+    return (
+        f"{count} (query, document) pair(s) of the run match a judgment only when "
+        f"case is ignored (run {ran_id!r}, judgments {judged_id!r}): ids are compared "
+        "exactly, as trec_eval compares them; give both the same spelling, e.g. "
+        f"pl.col({doc_id!r}).str.to_lowercase() on the run and the judgments."
+    )
+
+
+def _query_hint_applies(run: pl.LazyFrame, setup: Setup) -> bool:
+    query_id = setup.check.query_id
+    if setup.cast_ids.get(query_id, pl.String()) != pl.String():
+        return False
+    dtype = run.collect_schema()[query_id]
+    return dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)
+
+
+def _query_ids(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, query_id: str
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The distinct query ids of the run and of the judgments, as text."""
+    ran = run.select(pl.col(query_id).cast(pl.String)).unique()
+    judged = qrels.select(pl.col(query_id).cast(pl.String)).unique()
+    return ran, judged
+
+
+def _query_text(ran: pl.LazyFrame, judged: pl.LazyFrame, query_id: str) -> str | None:
+    bare = (
+        pl.col(query_id)
+        .cast(pl.String)
+        .str.replace(r"^[^0-9]*", "")
+        .str.replace(r"^0+([0-9])", "${1}")
+    )
+    matched = (
+        ran.join(judged, on=query_id, how="anti")
+        .with_columns(bare.alias(FOLDED))
+        .filter(pl.col(FOLDED) != "")
+        .join(judged.with_columns(bare.alias(FOLDED)), on=FOLDED)
+    )
+    sample, count = pl.collect_all([matched.sort(query_id).head(1), matched.select(pl.len())])
+    if not sample.height:
+        return None
+    ran_id = sample.get_column(query_id)[0]
+    judged_id = sample.get_column(f"{query_id}_right")[0]
+    return (
+        f"{count.item()} query id(s) of the run match a judged query only once a prefix "
+        f"or leading zeros are stripped (run {ran_id!r}, judgments {judged_id!r}): "
+        "give both the same ids, e.g. pl.concat_str(pl.lit('q'), pl.col("
+        f"{query_id!r})) or pl.col({query_id!r}).str.strip_prefix('q')."
+    )

@@ -1,0 +1,433 @@
+"""Every joint where the ids of two tables must line up, route by route: when no id
+matches or most do not, a value that would be a silent zero, NaN or constant comes
+with a named warning (:class:`~polars_irmetrics.errors.CoverageWarning`: the table, the
+column, the counts, the likely fix) or a refusal where the number cannot mean anything;
+when the ids are strings on one side and integers on the other, the library's
+``ColumnTypeError`` names the column and both dtypes. The same on a DataFrame and a
+LazyFrame (there at ``collect()``), whichever metric of the route reads the table."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    CoverageWarning,
+    InvalidValueError,
+    IrmWarning,
+    QuerySetError,
+    SupportWarning,
+)
+
+RUN = pl.DataFrame(
+    {
+        "query_id": ["q1"] * 4 + ["q2"] * 2 + ["q3"] * 2,
+        "doc_id": ["a", "b", "c", "d", "a", "e", "b", "c"],
+        "score": [4.0, 3.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0],
+    }
+)
+QRELS = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2", "q3"], "doc_id": ["a", "c", "e", "b"], "relevance": 1}
+)
+GROUPS = pl.DataFrame({"doc_id": ["a", "b", "c", "d", "e"], "group": ["x", "x", "y", "x", "y"]})
+TARGET = pl.DataFrame({"group": ["x", "y"], "target": [0.5, 0.5]})
+HISTORY = pl.DataFrame({"query_id": ["q1", "q1", "q2", "q3"], "doc_id": ["a", "b", "c", "e"]})
+PROPS = pl.DataFrame(
+    {"doc_id": ["a", "b", "c", "d", "e"], "propensity": [0.5, 0.25, 1.0, 0.2, 0.5]}
+)
+
+
+def _suffixed(frame: pl.DataFrame, column: str, keep: tuple[str, ...] = ()) -> pl.DataFrame:
+    """``frame`` with the ids of ``column`` changed (``_z`` added), but those in ``keep``."""
+    value = pl.col(column)
+    changed = pl.when(value.is_in(list(keep))).then(value).otherwise(value + "_z")
+    return frame.with_columns(changed.alias(column))
+
+
+def _fix(table: str, column: str, owner: str) -> str:
+    return (
+        f"Ids that do not line up are the likely cause: give {table}= and the {owner} the "
+        f"same {column!r} values (same spelling, same collection)."
+    )
+
+
+REFERENCE_FATE = (
+    "are left out (unjudged='drop'), and each query of the reference the run lacks scores 0 "
+    "(unretrieved='zero')"
+)
+GROUPS_FATE = (
+    "a document without a group counts in no group, so its exposure and relevance are left "
+    "out of every group's (with none grouped, the values are null or NaN)"
+)
+ITEMS_FATE = (
+    "an item the interactions lack has no popularity and no user has seen it, so the "
+    "metrics that read the history (novelty, surprisal, serendipity, the popularity-bias "
+    "family) read it as never seen, and the catalogue does not hold it"
+)
+USERS_FATE = (
+    "a user without a history finds every item new (novelty(kind='replay'), serendipity "
+    "read no history for them)"
+)
+
+#: (case, metrics, tables, the warnings given: exact texts)
+WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], list[str]]] = [
+    ("reference: clean", ["rbo", "intersection@2"], {"reference": RUN}, []),
+    (
+        "reference: no query",
+        ["rbo"],
+        {"reference": _suffixed(RUN, "query_id")},
+        [
+            "reference= holds none of the 3 queries of the run (column 'query_id'): the 3 "
+            f"the reference lacks {REFERENCE_FATE}. {_fix('reference', 'query_id', 'run')}"
+        ],
+    ),
+    (
+        "reference: most queries not",
+        ["intersection@2"],
+        {"reference": _suffixed(RUN, "query_id", keep=("q1",))},
+        [
+            "reference= holds only 1 of the 3 queries of the run (column 'query_id'): the 2 "
+            f"the reference lacks {REFERENCE_FATE}. {_fix('reference', 'query_id', 'run')}"
+        ],
+    ),
+    ("groups: clean", ["ee_loss"], {"qrels": QRELS, "groups": GROUPS}, []),
+    (
+        "groups: no document",
+        ["ee_loss", "ee_disparity"],
+        {"qrels": QRELS, "groups": _suffixed(GROUPS, "doc_id")},
+        [
+            "groups= holds none of the 5 documents of the run (column 'doc_id'): "
+            f"{GROUPS_FATE}. {_fix('groups', 'doc_id', 'run')}"
+        ],
+    ),
+    (
+        "groups: most documents not (awrf)",
+        ["awrf"],
+        {"qrels": QRELS, "groups": _suffixed(GROUPS, "doc_id", keep=("a", "b"))},
+        [
+            "groups= holds only 2 of the 5 documents of the run (column 'doc_id'): "
+            f"{GROUPS_FATE}. {_fix('groups', 'doc_id', 'run')}"
+        ],
+    ),
+    (
+        "groups: no document (rnd, no judgments)",
+        ["rnd"],
+        {"groups": _suffixed(GROUPS, "doc_id")},
+        [
+            "groups= holds none of the 5 documents of the run (column 'doc_id'): "
+            f"{GROUPS_FATE}. {_fix('groups', 'doc_id', 'run')}"
+        ],
+    ),
+    ("target: clean", ["awrf"], {"qrels": QRELS, "groups": GROUPS, "target": TARGET}, []),
+    (
+        "target: no group",
+        ["awrf"],
+        {"qrels": QRELS, "groups": GROUPS, "target": _suffixed(TARGET, "group")},
+        [
+            "target= holds none of the 2 groups of the groups= table (column 'group'): a "
+            "group the target lacks has a target share of 0 in awrf, so awrf measures the "
+            "distance to a target that none of the ranked groups can meet. "
+            f"{_fix('target', 'group', 'groups= table')}"
+        ],
+    ),
+    ("interactions: clean", ["surprisal@2"], {"interactions": HISTORY}, []),
+    (
+        "interactions: no item (recommendations)",
+        ["surprisal@2"],
+        {"interactions": _suffixed(HISTORY, "doc_id")},
+        [
+            "interactions= holds none of the 5 items of the recommendations (column "
+            f"'doc_id'): {ITEMS_FATE}. {_fix('interactions', 'doc_id', 'recommendations')}"
+        ],
+    ),
+    (
+        "interactions: most items not, another metric",
+        ["novelty(kind='replay')@2"],
+        {"interactions": _suffixed(HISTORY, "doc_id", keep=("a", "b"))},
+        [
+            "interactions= holds only 2 of the 5 items of the recommendations (column "
+            f"'doc_id'): {ITEMS_FATE}. {_fix('interactions', 'doc_id', 'recommendations')}"
+        ],
+    ),
+    (
+        "interactions: no user",
+        ["novelty(kind='replay')@2"],
+        {"interactions": _suffixed(HISTORY, "query_id")},
+        [
+            "interactions= holds none of the 3 users of the recommendations (column "
+            f"'query_id'): {USERS_FATE}. "
+            f"{_fix('interactions', 'query_id', 'recommendations')}"
+        ],
+    ),
+    (
+        "interactions: no item (run and judgments)",
+        ["serendipity(kind='kotkov')@2"],
+        {"qrels": QRELS, "interactions": _suffixed(HISTORY, "doc_id")},
+        [
+            "interactions= holds none of the 5 items of the run (column 'doc_id'): "
+            f"{ITEMS_FATE}. {_fix('interactions', 'doc_id', 'run')}"
+        ],
+    ),
+    (
+        "interactions: no item, a catalogue metric",
+        ["mcc@2"],
+        {"qrels": QRELS, "interactions": _suffixed(HISTORY, "doc_id")},
+        [
+            "interactions= holds none of the 5 items of the run (column 'doc_id'): "
+            f"{ITEMS_FATE}. {_fix('interactions', 'doc_id', 'run')}"
+        ],
+    ),
+]
+
+
+def _evaluate(
+    frame_kind: str, metrics: list[str], tables: dict[str, pl.DataFrame], **options: Any
+) -> tuple[pl.DataFrame, list[str]]:
+    """The result and the texts of the library's warnings (none before a LazyFrame's
+    collect())."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if frame_kind == "LazyFrame":
+            lazy = {k: v.lazy() for k, v in tables.items()}
+            plan = irm.evaluate(RUN.lazy(), metrics, **lazy, **options)  # type: ignore[arg-type]
+            assert isinstance(plan, pl.LazyFrame)
+            assert not [w for w in caught if issubclass(w.category, IrmWarning)]
+            out = plan.collect()
+        else:
+            out = irm.evaluate(RUN, metrics, **tables, **options)  # type: ignore[arg-type]
+            assert isinstance(out, pl.DataFrame)
+    ours = [w for w in caught if issubclass(w.category, IrmWarning)]
+    assert all(w.category is CoverageWarning for w in ours)
+    return out, [str(w.message) for w in ours]
+
+
+@pytest.mark.parametrize(
+    ("case", "metrics", "tables", "expected"), WARNED, ids=[w[0] for w in WARNED]
+)
+def test_a_joint_that_does_not_line_up_is_warned_about(
+    frame_kind: str,
+    case: str,
+    metrics: list[str],
+    tables: dict[str, pl.DataFrame],
+    expected: list[str],
+) -> None:
+    out, said = _evaluate(frame_kind, metrics, tables)
+    assert said == expected
+    assert out.height >= 1  # the values are given as before, warned or not
+
+
+#: (case, metrics, tables, options, error, message): a dtype of another kind, or ids
+#: that give a number of no meaning
+REFUSED: list[tuple[str, list[str], dict[str, pl.DataFrame], dict[str, Any], type, str]] = [
+    (
+        "groups: integer documents",
+        ["ee_loss"],
+        {"qrels": QRELS, "groups": GROUPS.with_columns(pl.int_range(5).alias("doc_id"))},
+        {},
+        ColumnTypeError,
+        "column 'doc_id' is String in the run and Int64 in the groups; the ids must be of "
+        "one kind to match: cast one, e.g. pl.col('doc_id').cast(pl.String)",
+    ),
+    (
+        "target: integer groups",
+        ["awrf"],
+        {"qrels": QRELS, "groups": GROUPS, "target": TARGET.with_columns(group=pl.int_range(2))},
+        {},
+        ColumnTypeError,
+        "column 'group' holds strings in the groups (String) but integers in the target "
+        "(Int64); cast one side, e.g. pl.col('group').cast(pl.String) on both",
+    ),
+    (
+        "reference: integer queries",
+        ["rbo"],
+        {"reference": RUN.with_columns(pl.col("query_id").str.slice(1).cast(pl.Int64))},
+        {},
+        ColumnTypeError,
+        "column 'query_id' is String in the run and Int64 in the reference; the ids must be "
+        "of one kind to match: cast one, e.g. pl.col('query_id').cast(pl.String)",
+    ),
+    (
+        "interactions: integer items (recommendations)",
+        ["surprisal@2"],
+        {"interactions": HISTORY.with_columns(pl.int_range(4).alias("doc_id"))},
+        {},
+        ColumnTypeError,
+        "column 'doc_id' holds strings in the recommendations (String) but integers in the "
+        "interactions (Int64); cast one side, e.g. pl.col('doc_id').cast(pl.String) on both",
+    ),
+    (
+        "interactions: integer items (run and judgments)",
+        ["serendipity(kind='kotkov')@2"],
+        {"qrels": QRELS, "interactions": HISTORY.with_columns(pl.int_range(4).alias("doc_id"))},
+        {},
+        ColumnTypeError,
+        "column 'doc_id' holds integers in the interactions (Int64) but strings in the run "
+        "(String); cast one side, e.g. pl.col('doc_id').cast(pl.String) on both",
+    ),
+    (
+        "queries: integer ids",
+        ["mrr"],
+        {"qrels": QRELS, "queries": pl.DataFrame({"query_id": [1, 2, 3], "day": "mon"})},
+        {"by": "day"},
+        ColumnTypeError,
+        "column 'query_id' holds integers in the queries (Int64) but strings in the run "
+        "(String); cast one side, e.g. pl.col('query_id').cast(pl.String) on both",
+    ),
+    (
+        "queries: no query",
+        ["mrr"],
+        {
+            "qrels": QRELS,
+            "queries": pl.DataFrame({"query_id": ["x1", "x2", "x3"], "day": "mon"}),
+        },
+        {"by": "day"},
+        QuerySetError,
+        "query 'q1' has no 'day' in queries=: give every query of the run and the judgments "
+        "a row there (3 have none)",
+    ),
+    (
+        "propensities: no document",
+        ["ps_precision@2"],
+        {"qrels": QRELS, "propensities": _suffixed(PROPS, "doc_id")},
+        {},
+        InvalidValueError,
+        "document 'a' of query 'q1' is relevant (relevance >= 1) and has no propensity: "
+        "propensities= (column 'doc_id') must list every relevant document, e.g. "
+        "irm.label_propensity over judgments that include them",
+    ),
+    (
+        "propensities: integer documents",
+        ["ps_ndcg@2"],
+        {"qrels": QRELS, "propensities": PROPS.with_columns(pl.int_range(5).alias("doc_id"))},
+        {},
+        ColumnTypeError,
+        "column 'doc_id' is Int64 in propensities= and String in the run: cast one, e.g. "
+        "pl.col('doc_id').cast(pl.String)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "metrics", "tables", "options", "error", "message"),
+    REFUSED,
+    ids=[r[0] for r in REFUSED],
+)
+def test_a_joint_that_cannot_line_up_is_refused(
+    frame_kind: str,
+    case: str,
+    metrics: list[str],
+    tables: dict[str, pl.DataFrame],
+    options: dict[str, Any],
+    error: type,
+    message: str,
+) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        _evaluate(frame_kind, metrics, tables, **options)
+
+
+PREDICTIONS = RUN.rename({"score": "prediction"}).with_columns(pl.col("prediction") / 5)
+LABELS = RUN.select("query_id", "doc_id", pl.Series("label", [1, 0, 1, 0, 1, 0, 1, 0]))
+LOG = pl.DataFrame(
+    {"round_id": [1, 2, 3], "action": [0, 1, 0], "reward": [1.0, 0.0, 1.0], "pscore": 0.5}
+)
+POLICY = pl.DataFrame({"round_id": [1, 1, 2, 2, 3, 3], "action": [0, 1] * 3, "prob": 0.5})
+
+
+@pytest.mark.parametrize(
+    ("table", "metrics", "tables", "error", "message"),
+    [
+        (
+            PREDICTIONS,
+            ["auc"],
+            {"labels": _suffixed(LABELS, "doc_id")},
+            QuerySetError,
+            "8 (query_id, doc_id) pair(s) have a prediction but no label (e.g. (q1, a)); pass "
+            "unmatched='drop' to evaluate only the pairs on both sides (as Microsoft "
+            "Recommenders' inner merge does)",
+        ),
+        (
+            PREDICTIONS,
+            ["auc"],
+            {"labels": LABELS.with_columns(pl.col("query_id").str.slice(1).cast(pl.Int64))},
+            ColumnTypeError,
+            "column 'query_id' is String in the predictions but Int64 in the labels; cast one "
+            "side so that the pairs match, e.g. pl.col('query_id').cast(pl.String)",
+        ),
+        (
+            LOG,
+            ["ips"],
+            {"policy": POLICY.with_columns(pl.col("round_id") + 10)},
+            QuerySetError,
+            "3 log row(s) have a round the policy table lacks (first: round_id=1): the policy "
+            "needs every logged round's probabilities, one row per (round_id, action) in "
+            "column 'prob'",
+        ),
+        (
+            LOG,
+            ["ips"],
+            {"policy": POLICY.with_columns(pl.col("round_id").cast(pl.String))},
+            ColumnTypeError,
+            "column 'round_id' has dtype String in the policy table but Int64 in the log; the "
+            "ids must match: cast one side, e.g. pl.col('round_id').cast(pl.String)",
+        ),
+        (
+            LOG,
+            ["dm"],
+            {
+                "policy": POLICY,
+                "reward_model": POLICY.rename({"prob": "q_hat"}).with_columns(
+                    pl.col("action") + 10
+                ),
+            },
+            QuerySetError,
+            "the reward_model table has no 'q_hat' (or a null or NaN one) for the logged action "
+            "or an action the policy may take (first: round_id=1, 3 log row(s) in all): give "
+            "q_hat for every (round_id, action) the policy gives a positive probability and "
+            "every logged one",
+        ),
+    ],
+    ids=[
+        "labels: no pair",
+        "labels: integer queries",
+        "policy: no round",
+        "policy: text rounds",
+        "reward_model: no action",
+    ],
+)
+def test_the_tables_beside_a_log_are_refused_when_they_cannot_line_up(
+    frame_kind: str,
+    table: pl.DataFrame,
+    metrics: list[str],
+    tables: dict[str, pl.DataFrame],
+    error: type,
+    message: str,
+) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        _log(frame_kind, table, metrics, tables)
+
+
+def _log(
+    frame_kind: str, table: pl.DataFrame, metrics: list[str], tables: dict[str, pl.DataFrame]
+) -> pl.DataFrame:
+    if frame_kind == "LazyFrame":
+        lazy = {k: v.lazy() for k, v in tables.items()}
+        plan = irm.evaluate(table.lazy(), metrics, **lazy)  # type: ignore[arg-type]
+        assert isinstance(plan, pl.LazyFrame)
+        return plan.collect()
+    out = irm.evaluate(table, metrics, **tables)  # type: ignore[arg-type]
+    assert isinstance(out, pl.DataFrame)
+    return out
+
+
+def test_policy_actions_never_logged_are_a_support_warning() -> None:
+    """The policy's actions the log never took: obp's support question, warned about by
+    its own class (the estimate is biased, not an id mismatch)."""
+    moved = POLICY.with_columns(pl.col("action") + 10)
+    with pytest.warns(SupportWarning, match=re.escape("never logged (e.g. action=10)")):
+        irm.evaluate(LOG, ["ips"], policy=moved)
