@@ -205,6 +205,8 @@ def _positions(query_id: str) -> pl.Expr:
         | pl.col(_S).ne_missing(pl.col(_S).shift(1))
     )
     return row - pl.when(first).then(row).otherwise(None).forward_fill()
+
+
 _DOCS, _GROUPED = f"{INTERNAL}docs", f"{INTERNAL}grouped"
 _GROUPS, _TARGETED = f"{INTERNAL}groups", f"{INTERNAL}targeted"
 
