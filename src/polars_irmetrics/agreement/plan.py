@@ -33,6 +33,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
+    common_id_dtype,
     id_kind,
     require_columns,
     warn_on_joint,
@@ -99,6 +100,13 @@ def build_agreement_plan(
                 f"{ref_schema[column]} in the reference; the ids must be of one kind to "
                 f"match: cast one, e.g. pl.col({column!r}).cast(pl.String)"
             )
+    # one dtype per id column on both sides (Categorical as String, integer widths as
+    # one), so that the joins match by value
+    ids = {c: common_id_dtype([run_schema[c], ref_schema[c]]) for c in (query_id, doc_id)}
+    run = run.with_columns(pl.col(c).cast(d) for c, d in ids.items() if run_schema[c] != d)
+    reference = reference.with_columns(
+        pl.col(c).cast(d) for c, d in ids.items() if ref_schema[c] != d
+    )
     shared = [key for key in by if key in ref_schema]
     ref_keys = [*shared, query_id]
     run_side = _ordered(run, keys, doc_id, *sides[0])
@@ -135,8 +143,10 @@ def build_agreement_plan(
     )
     tally = _tally(run.select(keys), raw_ref, keys)
     checked = with_tally(checked, tally, lambda row: _warn_on_queries(row, query_id, options))
+    # one row order (the joins' is the engine's), so the means' running sums have one order
+    checked = checked.sort(keys)
     if options.per_query:
-        return checked.sort(keys)
+        return checked
     means = [request.summarize(label) for label, request in requests]
     if by:
         return (
@@ -388,7 +398,7 @@ def _rbo_repro_eval(
         common.with_columns(pl.max_horizontal(_PA, _PB).alias("__m"))
         .join(tail, on="__m")
         .group_by(keys)
-        .agg((pl.col("__h").sum() / normaliser).alias(label))
+        .agg((pl.col("__h").sort().sum() / normaliser).alias(label))
     )
 
 
@@ -435,7 +445,7 @@ def _tau_ap(shared: pl.LazyFrame, keys: list[str], label: str) -> pl.LazyFrame:
     pairs = _pairs(ranked, keys, "__r")
     # for the lower document (right) of each pair: is the upper one above it in the truth?
     correct = (pl.col(_PB) < pl.col(f"{_PB}__r")).cast(pl.Float64) / (pl.col("__r__r") - 1)
-    summed = pairs.group_by(keys).agg(correct.sum().alias("__c"), pl.col("__n").first())
+    summed = pairs.group_by(keys).agg(correct.sort().sum().alias("__c"), pl.col("__n").first())
     tau = 2.0 * pl.col("__c") / (pl.col("__n") - 1) - 1.0
     return (
         shared.select(keys)

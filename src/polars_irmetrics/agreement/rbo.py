@@ -157,9 +157,9 @@ def _untied_values(
                 pl.col(_S).first(),
                 pl.col(_L).first(),
                 pl.col(_C).first(),
-                pl.col("__Fm").sum().alias("__sum_fm"),
+                pl.col("__Fm").sort().sum().alias("__sum_fm"),  # sorted: no join order in the bits
                 (pl.col("__m") <= pl.col(_S) - 1).sum().alias("__cs"),
-                pl.col("__Fu").filter(pl.col("__u") < pl.col(_L)).sum().alias("__sum_fu"),
+                pl.col("__Fu").filter(pl.col("__u") < pl.col(_L)).sort().sum().alias("__sum_fu"),
                 (pl.col("__u") < pl.col(_L)).sum().alias("__nu"),
             )
             .with_columns((pl.col(_L) + pl.col(_S) - pl.col(_C)).alias("__f"))

@@ -47,6 +47,7 @@ from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions, check_read
 from polars_irmetrics.metrics.registry import (
+    INPUTS,
     MetricRequest,
     check_inputs,
     labels_by_route,
@@ -54,7 +55,7 @@ from polars_irmetrics.metrics.registry import (
     parse_metric_list,
     split_routes,
 )
-from polars_irmetrics.metrics.spec import Route
+from polars_irmetrics.metrics.spec import JOINABLE, Route
 from polars_irmetrics.offline.catalogue import build_offline_plan
 from polars_irmetrics.offline.coverage import CoverageSink
 from polars_irmetrics.offline.jg import build_jg_plan
@@ -595,6 +596,16 @@ def evaluate_plan(
         },
         caller,
     )
+    # the routes that share a call (JOINABLE) read these tables by metric; the others
+    # refuse every table they do not read, below
+    joinable = all(r.route in JOINABLE for _, r in requests)
+    for name in ("interactions", "item_features"):
+        unread = not any(name in r.reads for _, r in requests)
+        if joinable and unread and tables.get(name) is not None:
+            raise MetricParameterError(
+                f"{name}= holds {INPUTS[name][0]}, and no metric asked for reads it: drop "
+                f"{name}=, or ask for a metric that does (irm.list_metrics() says which)"
+            )
     routes = split_routes(requests) if route is None else {route: list(requests)}
     qrels, queries = tables.get("qrels"), tables.get("queries")
     if "ope" in routes:

@@ -29,6 +29,7 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     check_id_kinds,
     check_numeric,
+    common_id_dtype,
     id_kind,
     require_columns,
     warn_on_joint,
@@ -115,6 +116,9 @@ def build_exposure_plan(
         check_numeric(target_schema, "target", "target", integer=False)
         if groups is not None:
             check_id_kinds(groups.collect_schema(), "groups", target_schema, "target", ["group"])
+    if groups is not None:
+        id_kind(groups.collect_schema(), "group", "groups")
+    run, qrels, groups, target = _same_ids(run, qrels, groups, target, query_id, doc_id)
     sampled = options.sample_id in run_schema
     sample = pl.col(options.sample_id) if sampled else pl.lit(0)
     ranked = run.select(
@@ -264,6 +268,36 @@ def _warn_on_groups(row: Mapping[str, Any], doc_id: str) -> None:
             effect="a group the target lacks has a target share of 0 in awrf, so awrf "
             "measures the distance to a target that none of the ranked groups can meet",
         )
+
+
+def _same_ids(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    groups: pl.LazyFrame | None,
+    target: pl.LazyFrame | None,
+    query_id: str,
+    doc_id: str,
+) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame | None, pl.LazyFrame | None]:
+    """The tables with each id column of one dtype everywhere (Categorical and Enum as
+    String, integers of several widths as one), so that every join matches by value;
+    the kinds are checked before."""
+    tables = {"run": run, "qrels": qrels, "groups": groups, "target": target}
+    columns = {query_id: ["run", "qrels"], doc_id: ["run", "qrels", "groups"]}
+    columns["group"] = ["groups", "target"]
+    schemas = {k: t.collect_schema() for k, t in tables.items() if t is not None}
+    casts: dict[str, list[pl.Expr]] = {k: [] for k in schemas}
+    for column, names in columns.items():
+        present = [n for n in names if n in schemas and column in schemas[n]]
+        dtype = common_id_dtype([schemas[n][column] for n in present])
+        for name in present:
+            if schemas[name][column] != dtype:
+                casts[name].append(pl.col(column).cast(dtype))
+    cast = {
+        k: t.with_columns(casts[k]) if casts.get(k) else t
+        for k, t in tables.items()
+        if t is not None
+    }
+    return cast["run"], cast["qrels"], cast.get("groups"), cast.get("target")
 
 
 def _same_kind(left: pl.Schema, right: pl.Schema, column: str, what: str) -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "CheckSpec",
     "IdKind",
     "check_id_kinds",
+    "common_id_dtype",
     "coverage_counts",
     "id_kind",
     "interactions_tally",
@@ -72,7 +73,9 @@ def require_columns(schema: pl.Schema, columns: Sequence[str], frame: str, hint:
 
 
 def id_kind(schema: pl.Schema, column: str, frame: str) -> IdKind:
-    """Whether an id column holds strings or integers; any other dtype is an error."""
+    """Whether an id column holds strings or integers; any other dtype is an error, and
+    so is a missing column (named, with the table's columns)."""
+    require_columns(schema, [column], frame, "name the id columns with their keywords")
     dtype = schema[column]
     if dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum):
         return "string"
@@ -82,6 +85,27 @@ def id_kind(schema: pl.Schema, column: str, frame: str) -> IdKind:
         f"column {column!r} in the {frame} has dtype {dtype}; ids must be strings or "
         f"integers: cast it, e.g. pl.col({column!r}).cast(pl.String)"
     )
+
+
+def common_id_dtype(dtypes: Sequence[pl.DataType]) -> pl.DataType:
+    """The dtype one id column is cast to in every table so that joins match: String
+    for strings (Categorical and Enum included), else an integer dtype that holds every
+    value: Int64, or where a UInt64 is involved UInt64 beside unsigned, Int128 beside
+    signed. The kinds must agree (:func:`check_id_kinds`).
+
+    Examples
+    --------
+    >>> common_id_dtype([pl.Categorical(), pl.String()])
+    String
+    >>> common_id_dtype([pl.UInt64(), pl.Int32()]), common_id_dtype([pl.UInt8(), pl.Int32()])
+    (Int128, Int64)
+    """
+    if any(d == pl.String or isinstance(d, pl.Categorical | pl.Enum) for d in dtypes):
+        return pl.String()
+    if pl.UInt64() not in dtypes:
+        return pl.Int64()
+    signed = any(d.is_signed_integer() for d in dtypes)
+    return pl.Int128() if signed else pl.UInt64()
 
 
 def check_id_kinds(
@@ -683,22 +707,24 @@ def warn_on_joint(
 
 _ITEMS, _KNOWN_ITEMS = f"{INTERNAL}items", f"{INTERNAL}known_items"
 _USERS, _KNOWN_USERS = f"{INTERNAL}users", f"{INTERNAL}known_users"
+_NULL_IDS = f"{INTERNAL}null_ids"
 
 
 def interactions_tally(
     run: pl.LazyFrame, interactions: pl.LazyFrame, *, user: str, item: str
 ) -> pl.LazyFrame:
     """One row: the run's items (``item``) and how many the interactions hold; where the
-    interactions have the ``user`` column, the run's users and how many have a history.
-    The ids must be of one kind on both sides (:func:`check_id_kinds`); integers of
-    two widths are compared as Int64."""
-    schema = interactions.collect_schema()
+    interactions have the ``user`` column, the run's users and how many have a history;
+    and the interactions' rows with a null id. The ids must be of one kind on both sides
+    (:func:`check_id_kinds`); they are compared in :func:`common_id_dtype`."""
+    schema, run_schema = interactions.collect_schema(), run.collect_schema()
     columns = [item, *([user] if user in schema else [])]
-    parts = []
+    nulls = pl.any_horizontal(pl.col(c).is_null() for c in columns).sum().cast(pl.Int64)
+    parts = [interactions.select(nulls.alias(_NULL_IDS))]
     for column, total, known in ((item, _ITEMS, _KNOWN_ITEMS), (user, _USERS, _KNOWN_USERS)):
         if column not in columns:
             continue
-        ids = pl.col(column).cast(pl.Int64 if schema[column].is_integer() else pl.String)
+        ids = pl.col(column).cast(common_id_dtype([schema[column], run_schema[column]]))
         held = interactions.select(ids).unique().with_columns(pl.lit(True).alias(known))
         parts.append(
             run.select(ids)
@@ -729,7 +755,16 @@ def with_interactions_tally(
 def warn_on_interactions(row: Mapping[str, Any], *, user: str, item: str, run: str) -> None:
     """The warnings of :func:`interactions_tally`'s row: a run whose items the
     interactions mostly lack, or none of whose users they hold (cold users are common;
-    all of them cold reads every item as new) (:func:`warn_on_joint`)."""
+    all of them cold reads every item as new) (:func:`warn_on_joint`); interactions
+    with a null id are refused (a null user's rows would count toward popularity and
+    the catalogue while belonging to no one, a null item's toward no item)."""
+    if row[_NULL_IDS]:
+        columns = [repr(c) for c in (user, item) if c == item or _USERS in row]
+        raise InvalidValueError(
+            f"the interactions have {row[_NULL_IDS]} row(s) with a null {' or '.join(columns)}"
+            f": each row is one user's interaction with one item; fill or drop them, e.g. "
+            f"interactions.drop_nulls([{', '.join(columns)}])"
+        )
     warn_on_joint(
         table="interactions",
         column=item,

@@ -348,8 +348,9 @@ def ece_bins(params: Params) -> int:
 
 
 def ece_bin(s: PredictionScope, bins: int) -> pl.Expr:
-    """Each row's bin of ``ece@bins``: ``min(floor(p bins), bins - 1)``, clipped at 0."""
-    return (s.p * bins).floor().clip(0, bins - 1).cast(pl.Int64)
+    """Each row's bin of ``ece@bins``: ``min(floor(p bins), bins - 1)``, clipped at 0 (a
+    NaN prediction has none: null here, refused by name by the plan's checks)."""
+    return (s.p * bins).floor().clip(0, bins - 1).cast(pl.Int64, strict=False)
 
 
 #: Metrics whose label is binary (positive label or not).

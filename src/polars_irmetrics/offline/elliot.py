@@ -33,7 +33,12 @@ import polars as pl
 
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, id_kind, require_columns
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    common_id_dtype,
+    id_kind,
+    require_columns,
+)
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 
@@ -67,9 +72,14 @@ def _cut(request: MetricRequest) -> int:
 
 
 def _checked_interactions(
-    interactions: pl.LazyFrame, run: pl.LazyFrame, user: str, item: str
+    interactions: pl.LazyFrame,
+    run: pl.LazyFrame,
+    user: str,
+    item: str,
+    target: dict[str, pl.DataType],
 ) -> pl.LazyFrame:
-    """The interactions' (user, item) columns in the run's id dtypes."""
+    """The interactions' (user, item) columns in the id dtypes ``target`` (those of the
+    run and judgments too)."""
     schema, run_schema = interactions.collect_schema(), run.collect_schema()
     require_columns(
         schema,
@@ -87,8 +97,7 @@ def _checked_interactions(
                 f"but {theirs}s in the run ({run_schema[column]}); cast one side, e.g. "
                 f"pl.col({column!r}).cast(pl.String) on both"
             )
-        target = pl.String() if kind == "string" else pl.Int64()
-        casts.append(pl.col(column).cast(target, strict=False))
+        casts.append(pl.col(column).cast(target[column]))
     return interactions.select(casts)
 
 
@@ -162,20 +171,22 @@ def build_elliot_plan(
     run_names = run.collect_schema().names()
     by = [k for k in options.by_keys if k in run_names]
     keys = [*by, user]
+    # one dtype per id in the run, the judgments and the interactions (UInt64 ids
+    # beyond Int64 kept whole; the kinds are checked with the interactions)
+    schemas = [run.collect_schema(), qrels.collect_schema(), interactions.collect_schema()]
     target = {
-        c: (pl.String() if id_kind(run.collect_schema(), c, "run") == "string" else pl.Int64())
-        for c in (user, item)
+        c: common_id_dtype([schema[c] for schema in schemas if c in schema]) for c in (user, item)
     }
-    run = run.with_columns(pl.col(c).cast(t, strict=False) for c, t in target.items())
+    train = _checked_interactions(interactions, run, user, item, target).unique()
+    run = run.with_columns(pl.col(c).cast(t) for c, t in target.items())
     qrels_names = qrels.collect_schema().names()
     q_keys = [k for k in keys if k in qrels_names]
-    judged = qrels.with_columns(pl.col(c).cast(t, strict=False) for c, t in target.items())
+    judged = qrels.with_columns(pl.col(c).cast(t) for c, t in target.items())
     relevant = (
         judged.filter(pl.col(options.relevance) >= float(options.relevance_level))
         .select(*q_keys, item)
         .unique()
     )
-    train = _checked_interactions(interactions, run, user, item).unique()
 
     # 1. popularity and the short heads
     ratios = sorted({_ratio(r) for _, r in requests if r.metric.name in _HEADED})

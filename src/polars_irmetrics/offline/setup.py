@@ -16,7 +16,13 @@ import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import CheckSpec, check_numeric, id_kind, require_columns
+from polars_irmetrics.ground.validate import (
+    CheckSpec,
+    check_numeric,
+    common_id_dtype,
+    id_kind,
+    require_columns,
+)
 
 __all__ = ["Setup", "resolve"]
 
@@ -42,15 +48,6 @@ class Setup:
     #: ir_measures' ``judged_only=True`` (trec_eval ``-J``): the run's documents without
     #: a judgment of 0 or more are removed before ranking.
     judged_only: bool = False
-
-
-def _common_integer(left: pl.DataType, right: pl.DataType) -> pl.DataType:
-    """An integer dtype that holds every value of both id columns: Int64, or where a
-    UInt64 (ids up to 2**64 - 1) is involved UInt64 beside unsigned, Int128 beside signed."""
-    if pl.UInt64() not in (left, right):
-        return pl.Int64()
-    signed = left.is_signed_integer() or right.is_signed_integer()
-    return pl.Int128() if signed else pl.UInt64()
 
 
 def _check_names(
@@ -171,7 +168,7 @@ def resolve(
                     f"e.g. pl.col({column!r}).cast(pl.String) on both"
                 )
             if kind == "integer" and run_schema[column] != qrels_schema[column]:
-                cast_ids[column] = _common_integer(run_schema[column], qrels_schema[column])
+                cast_ids[column] = common_id_dtype([run_schema[column], qrels_schema[column]])
         qrels_keys = (*(k for k in by_keys if k in qrels_schema), query_id)
         run_only_by = tuple(k for k in by_keys if k not in qrels_schema)
         for key in by_keys:

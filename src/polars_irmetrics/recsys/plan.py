@@ -47,6 +47,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     check_numeric,
+    common_id_dtype,
     id_kind,
     require_columns,
     with_interactions_tally,
@@ -360,6 +361,7 @@ def _check_schemas(
     schema = tables.recommendations.collect_schema()
     require_columns(schema, [user, item, *by], "recommendations", hint)
     kinds = {c: id_kind(schema, c, "recommendations") for c in (user, item)}
+    dtypes = {c: [schema[c]] for c in (user, item)}
     if "position" in scope.needs:
         order = options.order
         if order == "auto":
@@ -411,6 +413,7 @@ def _check_schemas(
                 _check_vector(other[column], column)
                 continue
             kind = id_kind(other, column, name)
+            dtypes[column].append(other[column])
             if kind != kinds[column]:
                 raise ColumnTypeError(
                     f"column {column!r} holds {kinds[column]}s in the recommendations "
@@ -424,7 +427,8 @@ def _check_schemas(
                         f"column {key!r} has dtype {schema[key]} in the recommendations "
                         f"but {other[key]} in the interactions; cast one side to match"
                     )
-    return {c: pl.String() if kinds[c] == "string" else pl.Int64() for c in (user, item)}
+    # one dtype per id in every table (UInt64 ids beyond Int64 kept whole)
+    return {c: common_id_dtype(dtypes[c]) for c in (user, item)}
 
 
 def _check_vector(dtype: pl.DataType, column: str) -> None:
