@@ -341,6 +341,13 @@ LOG = pl.DataFrame(
             "more clicks there, or keep the ranks above, e.g. log.filter(pl.col('rank') <= K)",
         ),
         (
+            LOG.with_columns(pl.Series("ranker", ["A", "A", None, "B"])),
+            {"method": "harvest"},
+            InvalidValueError,
+            "the log has a null 'ranker': every row names the ranker that showed it (fill or "
+            "drop those rows, e.g. log.drop_nulls('ranker'))",
+        ),
+        (
             LOG.with_columns(pl.col("rank") + 1),
             {"method": "harvest"},
             InvalidValueError,

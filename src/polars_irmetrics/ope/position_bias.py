@@ -143,10 +143,10 @@ def position_bias(
         numeric nor boolean.
     InvalidValueError
         A rank below 1, a null, or a click that is not 0 or 1; an option the method does
-        not read. ``"harvest"``: a ranker that shows a document of a query at two ranks,
-        a position of the log that no interventional set reaches from position 1 (named:
-        its propensity is not identified), or one never clicked in them (its estimate
-        would be 0).
+        not read. ``"harvest"``: a null ranker, a ranker that shows a document of a query at
+        two ranks, a log without rank 1, a position of the log that no interventional set
+        reaches from position 1 (named: its propensity is not identified), or one never
+        clicked in them (its estimate would be 0).
 
     Examples
     --------
@@ -282,16 +282,13 @@ def position_bias(
         .with_columns(pl.col("pair").rank("dense").cast(pl.Int64).alias("pair_index") - 1)
         .collect()
     )
-    bad = stats.filter(
-        (pl.col("bad") > 0) | pl.col("position").is_null() | (pl.col("position") < 1)
+    _refuse_bad_rows(
+        stats.filter(
+            (pl.col("bad") > 0) | pl.col("position").is_null() | (pl.col("position") < 1)
+        ),
+        clicked,
+        "at rank {position}, {pair}",
     )
-    if bad.height:
-        row = bad.row(0, named=True)
-        raise InvalidValueError(
-            f"the log has a null rank, a rank below 1, or a {clicked!r} that is neither 0 "
-            f"nor 1 (e.g. at rank {row['position']}, {row['pair']}): clicks are 0/1 and "
-            "positions start at 1"
-        )
     positions = stats["position"].to_numpy()
     pair = stats["pair_index"].to_numpy()
     n, clicks = stats["n"].to_numpy(), stats["clicks"].to_numpy()
@@ -336,6 +333,17 @@ def position_bias(
             "impressions": per_position[shown].astype(np.int64),
         }
     )
+
+
+def _refuse_bad_rows(bad: pl.DataFrame, clicked: str, where: str) -> None:
+    """Raise for the first of the log's statistics in ``bad`` (a null rank, a rank below 1,
+    or a click that is not 0/1), located by ``where`` (a format of its row)."""
+    if bad.height:
+        example = where.format(**bad.row(0, named=True))
+        raise InvalidValueError(
+            f"the log has a null rank, a rank below 1, or a {clicked!r} that is neither 0 "
+            f"nor 1 (e.g. {example}): clicks are 0/1 and positions start at 1"
+        )
 
 
 def _read_log(
@@ -472,15 +480,17 @@ def _harvest(
         )
         .collect()
     )
-    bad = per.filter(
-        (pl.col("bad") > 0) | (pl.col("null_rank") > 0) | (pl.col("position") < 1)
-    ).sort("position", nulls_last=False)
-    if bad.height:
-        row = bad.row(0, named=True)
+    _refuse_bad_rows(
+        per.filter(
+            (pl.col("bad") > 0) | (pl.col("null_rank") > 0) | (pl.col("position") < 1)
+        ).sort("position", nulls_last=False),
+        clicked,
+        "ranker {ranker!r}, {pair}",
+    )
+    if per["ranker"].null_count():
         raise InvalidValueError(
-            f"the log has a null rank, a rank below 1, or a {clicked!r} that is neither 0 "
-            f"nor 1 (e.g. ranker {row['ranker']!r}, {row['pair']}): clicks are 0/1 and "
-            "positions start at 1"
+            f"the log has a null {ranker!r}: every row names the ranker that showed it "
+            f"(fill or drop those rows, e.g. log.drop_nulls({ranker!r}))"
         )
     moved = per.filter(pl.col("position") != pl.col("other")).sort("position", "other")
     if moved.height:
