@@ -55,8 +55,10 @@ the pair's relevance:
 log(1 - p_k r_{k,k'})``, with ``0 <= p_k <= 1``, ``0 <= r_{k,k'} = r_{k',k} <= 1``,
 
 and the result is ``p_k / p_1``. The objective is concave in ``(log p, log r)``; it is
-solved there by L-BFGS-B (scipy) over the few positions and pairs, with its gradient.
-The log is reduced by lazy ``group_by``s and one self-join per (query, document).
+solved there by L-BFGS-B (scipy) over the few positions and pairs, with its gradient
+(``r <= 1 - 1e-12``, which keeps ``log(1 - p r)`` finite). The log is reduced by one lazy
+``group_by`` to its (ranker, query, document) statistics; the weights and the
+interventional sets are polars group-bys and a self-join on (query, document).
 """
 
 from __future__ import annotations
