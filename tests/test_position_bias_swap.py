@@ -123,7 +123,8 @@ BASE = pl.DataFrame(
             BASE,
             {"method": "swap", "doc_id": "d"},
             InvalidValueError,
-            "doc_id='d' is read by method='em' only",
+            "doc_id='d' is read by method='em' and method='harvest' only: swap interventions "
+            "read the impression, its rank, its click and its swap; drop doc_id=",
         ),
         (
             BASE,
@@ -137,7 +138,8 @@ BASE = pl.DataFrame(
             {"method": "random"},
             InvalidValueError,
             "method='random' is not a method; choose 'em' (the position-based model fitted by "
-            "EM) or 'swap'",
+            "EM), 'swap' (from swap interventions in the log) or 'harvest' (intervention "
+            "harvesting from the logs of several rankers)",
         ),
         (
             BASE.drop("swap"),

@@ -32,6 +32,33 @@ ratio of their click-through rates is ``p_k / p_1``:
 (clicks at rank 1 / impressions, over the impressions without intervention)``,
 
 and ``propensity_1 = 1``. The log is reduced by one lazy ``group_by``; nothing iterates.
+
+Intervention harvesting (Agarwal, Zaitsev, Wang, Li, Najork & Joachims 2019, "Estimating
+position bias without intrusive interventions", WSDM; Fang, Agarwal & Joachims 2019,
+SIGIR): the logs of several rankers ``f_1 .. f_m`` (an A/B test, successive versions)
+put the same document of the same query at different ranks, which is an intervention on
+its position nobody had to run. The interventional set ``S_{k,k'}`` holds the (query,
+document) pairs one ranker showed at rank ``k`` and another at ``k'``. With ``n_i`` the
+impressions ranker ``i`` served and ``w(q, d, k) = sum_i n_i [f_i puts d at k for q]``,
+the weighted click and no-click rates
+
+``c_k^{k,k'} = sum over (q, d) in S_{k,k'} of clicks(q, d, k) / w(q, d, k)``,
+``not_c_k^{k,k'} = sum over (q, d) in S_{k,k'} of (shown - clicks)(q, d, k) / w(q, d, k)``
+
+(``shown``: the log's rows of ``d`` at ``k`` for ``q``, over every ranker) have, under the
+PBM, ``E c_k^{k,k'} = p_k R_{k,k'}`` with ``R_{k,k'} = sum over S_{k,k'} of P(q)
+rel(q, d)``, the same for ``k`` and ``k'``: ``c_k^{k,k'} / c_k'^{k,k'}`` estimates ``p_k /
+p_k'``. The AllPairs extremum estimator fits every pair at once, ``r_{k,k'}`` standing for
+the pair's relevance:
+
+``max over p, r of sum_{k != k'} c_k^{k,k'} log(p_k r_{k,k'}) + not_c_k^{k,k'}
+log(1 - p_k r_{k,k'})``, with ``0 <= p_k <= 1``, ``0 <= r_{k,k'} = r_{k',k} <= 1``,
+
+and the result is ``p_k / p_1``. The objective is concave in ``(log p, log r)``; it is
+solved there by L-BFGS-B (scipy) over the few positions and pairs, with its gradient
+(``r <= 1 - 1e-12``, which keeps ``log(1 - p r)`` finite). The log is reduced by one lazy
+``group_by`` to its (ranker, query, document) statistics; the weights and the
+interventional sets are polars group-bys and a self-join on (query, document).
 """
 
 from __future__ import annotations
@@ -40,6 +67,7 @@ from typing import Literal
 
 import numpy as np
 import polars as pl
+from scipy.optimize import minimize
 
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
@@ -51,12 +79,13 @@ __all__ = ["position_bias"]
 def position_bias(
     log: FrameInput,
     *,
-    method: Literal["em", "swap"] = "em",
+    method: Literal["em", "swap", "harvest"] = "em",
     query_id: str = "query_id",
     doc_id: str | None = None,
     rank: str = "rank",
     clicked: str = "clicked",
     swap: str | None = None,
+    ranker: str | None = None,
     max_iter: int | None = None,
     tol: float | None = None,
 ) -> pl.DataFrame:
@@ -72,14 +101,25 @@ def position_bias(
         row's impression in ``query_id`` and its intervention in ``swap``.
     method
         ``"em"``: the PBM fitted by expectation-maximisation (every log); ``"swap"``:
-        from swap interventions (module docstring), a log whose impressions carry them.
+        from swap interventions (module docstring), a log whose impressions carry them;
+        ``"harvest"``: intervention harvesting from the logs of several rankers
+        (module docstring), each row naming its ranker in ``ranker``.
     query_id, doc_id, rank, clicked
-        The column names (``doc_id``: ``"doc_id"``, read by ``"em"`` only).
+        The column names (``doc_id``: ``"doc_id"``, read by ``"em"`` and ``"harvest"``).
     swap
         ``method="swap"`` only: the column of each row's intervention (default
         ``"swap"``): ``k`` (an integer >= 2) where the impression's results at ranks 1
         and ``k`` were swapped, null (or 1) where the impression is shown as ranked.
         Every row of an impression carries the same value.
+    ranker
+        ``method="harvest"`` only: the column naming the ranker that produced each row's
+        ranking (default ``"ranker"``). Each ranker is a function of the query: it shows
+        a given document of a query at one rank (a ranker whose rankings changed is two
+        rankers: give each version its own value). A (ranker, query)'s impressions are
+        the rows of its most shown document for that query; ``n_i`` sums them.
+        Assumed, as in the paper: the rankers' choice of documents is independent of the
+        users' clicks given the query (which ranker served a query does not depend on
+        it: an A/B split, or versions over a stable query stream), and the PBM.
     max_iter, tol
         ``method="em"`` only: EM stops after ``max_iter`` iterations (default 100), or
         when no parameter moved by more than ``tol`` (default 1e-10).
@@ -93,7 +133,10 @@ def position_bias(
         position-debiased estimators and the table ``propensities=`` reads) and
         ``impressions`` (``"swap"``: the impressions the ratio read at that position:
         those without intervention at 1, the swap-``k`` ones at ``k``); sorted by
-        position. ``"swap"`` lists 1 and every ``k`` the log swapped.
+        position. ``"swap"`` lists 1 and every ``k`` the log swapped. ``"harvest"``:
+        ``examination`` null (only ratios are identified), ``impressions`` the log's rows
+        at that position of the (query, document) pairs it harvested; every position
+        of the log, each harvested.
 
     Raises
     ------
@@ -101,7 +144,11 @@ def position_bias(
         A missing column, or a non-integer ``rank`` or a ``clicked`` that is neither
         numeric nor boolean.
     InvalidValueError
-        A rank below 1, a null, or a click that is not 0 or 1.
+        A rank below 1, a null, or a click that is not 0 or 1; an option the method does
+        not read. ``"harvest"``: a null ranker, a ranker that shows a document of a query at
+        two ranks, a log without rank 1, a position of the log that no interventional set
+        reaches from position 1 (named: its propensity is not identified), or one never
+        clicked in them (its estimate would be 0).
 
     Examples
     --------
@@ -134,19 +181,73 @@ def position_bias(
     ... })
     >>> irm.position_bias(swapped, method="swap").select("position", "propensity").rows()
     [(1, 1.0), (3, 1.0)]
+
+    Intervention harvesting: ranker ``A`` served query ``q`` three times as ``[a, b]``,
+    ranker ``B`` once as ``[b, a]``, and ``A`` served ``z`` once (``n_A = 4``, ``n_B =
+    1``). ``a`` at 1 weighs ``1 / w = 1 / 4``, ``b`` at 1 ``1 / 1``: the weighted click
+    rates are ``c_1 = 2/4 + 1 = 1.5``, ``not_c_1 = 1/4 + 0 = 0.25``, ``c_2 = 0 + 1/4 =
+    0.25``, ``not_c_2 = 1 + 2/4 = 1.5``. With two positions AllPairs fits each rate
+    exactly, ``p_1 r = 1.5 / 1.75`` and ``p_2 r = 0.25 / 1.75``, so ``p_2 / p_1 = 1/6``
+    (``z`` is in no interventional set):
+
+    >>> harvested = pl.DataFrame({
+    ...     "ranker": ["A"] * 6 + ["B"] * 2 + ["A"] * 2,
+    ...     "query_id": ["q"] * 8 + ["z"] * 2,
+    ...     "doc_id": ["a", "b"] * 3 + ["b", "a"] + ["y", "x"],
+    ...     "rank": [1, 2] * 5,
+    ...     "clicked": [1, 0, 1, 1, 0, 0, 1, 0, 0, 1],
+    ... })
+    >>> out = irm.position_bias(harvested, method="harvest")
+    >>> out.select("position", "impressions").rows()
+    [(1, 4), (2, 4)]
+    >>> round(out["propensity"][1] * 6, 6)
+    1.0
     """
+    if method not in ("em", "swap", "harvest"):
+        raise InvalidValueError(
+            f"method={method!r} is not a method; choose 'em' (the position-based model "
+            "fitted by EM), 'swap' (from swap interventions in the log) or 'harvest' "
+            "(intervention harvesting from the logs of several rankers)"
+        )
+    if ranker is not None and method != "harvest":
+        raise InvalidValueError(
+            f"ranker={ranker!r} is read by method='harvest' only (the logs of several "
+            "rankers); drop ranker=, or pass method='harvest'"
+        )
     if method == "swap":
-        for name, value in (("doc_id", doc_id), ("max_iter", max_iter), ("tol", tol)):
+        if doc_id is not None:
+            raise InvalidValueError(
+                f"doc_id={doc_id!r} is read by method='em' and method='harvest' only: swap "
+                "interventions read the impression, its rank, its click and its swap; drop "
+                "doc_id="
+            )
+        for name, value in (("max_iter", max_iter), ("tol", tol)):
             if value is not None:
                 raise InvalidValueError(
                     f"{name}={value!r} is read by method='em' only: swap interventions "
                     f"read the impression, its rank, its click and its swap; drop {name}="
                 )
         return _swap(log, query_id, rank, clicked, "swap" if swap is None else swap)
-    if method != "em":
-        raise InvalidValueError(
-            f"method={method!r} is not a method; choose 'em' (the position-based model "
-            "fitted by EM) or 'swap' (from swap interventions in the log)"
+    if method == "harvest":
+        unread: tuple[tuple[str, object], ...] = (
+            ("swap", swap),
+            ("max_iter", max_iter),
+            ("tol", tol),
+        )
+        for name, given in unread:
+            if given is not None:
+                raise InvalidValueError(
+                    f"{name}={given!r} is not read by method='harvest': intervention "
+                    "harvesting reads the ranker, the query, the document, its rank and its "
+                    f"click, and fits its objective to convergence; drop {name}="
+                )
+        return _harvest(
+            log,
+            query_id,
+            "doc_id" if doc_id is None else doc_id,
+            rank,
+            clicked,
+            "ranker" if ranker is None else ranker,
         )
     if swap is not None:
         raise InvalidValueError(
@@ -183,16 +284,13 @@ def position_bias(
         .with_columns(pl.col("pair").rank("dense").cast(pl.Int64).alias("pair_index") - 1)
         .collect()
     )
-    bad = stats.filter(
-        (pl.col("bad") > 0) | pl.col("position").is_null() | (pl.col("position") < 1)
+    _refuse_bad_rows(
+        stats.filter(
+            (pl.col("bad") > 0) | pl.col("position").is_null() | (pl.col("position") < 1)
+        ),
+        clicked,
+        "at rank {position}, {pair}",
     )
-    if bad.height:
-        row = bad.row(0, named=True)
-        raise InvalidValueError(
-            f"the log has a null rank, a rank below 1, or a {clicked!r} that is neither 0 "
-            f"nor 1 (e.g. at rank {row['position']}, {row['pair']}): clicks are 0/1 and "
-            "positions start at 1"
-        )
     positions = stats["position"].to_numpy()
     pair = stats["pair_index"].to_numpy()
     n, clicks = stats["n"].to_numpy(), stats["clicks"].to_numpy()
@@ -237,6 +335,17 @@ def position_bias(
             "impressions": per_position[shown].astype(np.int64),
         }
     )
+
+
+def _refuse_bad_rows(bad: pl.DataFrame, clicked: str, where: str) -> None:
+    """Raise for the first of the log's statistics in ``bad`` (a null rank, a rank below 1,
+    or a click that is not 0/1), located by ``where`` (a format of its row)."""
+    if bad.height:
+        example = where.format(**bad.row(0, named=True))
+        raise InvalidValueError(
+            f"the log has a null rank, a rank below 1, or a {clicked!r} that is neither 0 "
+            f"nor 1 (e.g. {example}): clicks are 0/1 and positions start at 1"
+        )
 
 
 def _read_log(
@@ -333,3 +442,208 @@ def _swap(log: FrameInput, query_id: str, rank: str, clicked: str, swap: str) ->
         schema=swapped.schema,
     )
     return pl.concat([top, swapped]).sort("position")
+
+
+#: The bounds of ``log p`` and ``log r`` in the AllPairs fit: ``r <= 1 - 1e-12`` keeps
+#: ``log(1 - p r)`` finite where a pair has unclicked impressions.
+_LOW, _HIGH_R = -60.0, float(np.log1p(-1e-12))
+
+
+def _harvest(
+    log: FrameInput, query_id: str, doc_id: str, rank: str, clicked: str, ranker: str
+) -> pl.DataFrame:
+    """``position_bias(method="harvest")``: the interventional sets of several rankers'
+    logs, weighted as Agarwal et al. 2019, fitted by their AllPairs estimator."""
+    frame, _ = _read_log(
+        log,
+        [ranker, query_id, doc_id, rank, clicked],
+        rank,
+        clicked,
+        "intervention harvesting reads the logs of several rankers, one row per shown "
+        "document: name the columns with ranker=, query_id=, doc_id=, rank= and clicked=",
+    )
+    c = pl.col(clicked).cast(pl.Float64)
+    # one row per (ranker, query, document): its rank, its rows (impressions) and clicks
+    per = (
+        frame.select(
+            pl.col(ranker).alias("ranker"),
+            pl.struct(query_id, doc_id).alias("pair"),
+            pl.col(rank).cast(pl.Int64).alias("position"),
+            c.alias("c"),
+        )
+        .group_by("ranker", "pair")
+        .agg(
+            pl.col("position").min(),
+            pl.col("position").max().alias("other"),
+            pl.len().cast(pl.Float64).alias("shown"),
+            pl.col("c").sum().alias("clicks"),
+            (pl.col("c").is_null() | ~pl.col("c").is_in([0.0, 1.0])).sum().alias("bad"),
+            pl.col("position").null_count().alias("null_rank"),
+        )
+        .collect()
+    )
+    _refuse_bad_rows(
+        per.filter(
+            (pl.col("bad") > 0) | (pl.col("null_rank") > 0) | (pl.col("position") < 1)
+        ).sort("position", nulls_last=False),
+        clicked,
+        "ranker {ranker!r}, {pair}",
+    )
+    if per["ranker"].null_count():
+        raise InvalidValueError(
+            f"the log has a null {ranker!r}: every row names the ranker that showed it "
+            f"(fill or drop those rows, e.g. log.drop_nulls({ranker!r}))"
+        )
+    moved = per.filter(pl.col("position") != pl.col("other")).sort("position", "other")
+    if moved.height:
+        row = moved.row(0, named=True)
+        raise InvalidValueError(
+            f"ranker {row['ranker']!r} shows {row['pair']} at ranks {row['position']} and "
+            f"{row['other']}: intervention harvesting reads each ranker as a function of the "
+            f"query (Agarwal et al. 2019); give each version of a ranker its own {ranker!r} "
+            "value"
+        )
+    # n_i: ranker i's impressions, each (ranker, query) counted by its most shown document
+    served = (
+        per.group_by("ranker", pl.col("pair").struct.field(query_id).alias("query"))
+        .agg(pl.col("shown").max())
+        .group_by("ranker")
+        .agg(pl.col("shown").sum().alias("n_i"))
+    )
+    # per (query, document, position): w(q, d, k) = sum of n_i over the rankers there
+    cell = (
+        per.join(served, on="ranker")
+        .group_by("pair", "position")
+        .agg(
+            pl.col("n_i").sum().alias("w"),
+            pl.col("clicks").sum(),
+            pl.col("shown").sum(),
+        )
+        .select(
+            "pair",
+            "position",
+            "shown",
+            (pl.col("clicks") / pl.col("w")).alias("c"),
+            ((pl.col("shown") - pl.col("clicks")) / pl.col("w")).alias("not_c"),
+        )
+    )
+    # the interventional sets: the same (query, document) at two positions
+    pairs = (
+        cell.join(cell.select("pair", pl.col("position").alias("other")), on="pair")
+        .filter(pl.col("position") != pl.col("other"))
+        .group_by("position", "other")
+        .agg(pl.col("c").sum(), pl.col("not_c").sum())
+        .sort("position", "other")
+    )
+    harvested_cells = cell.join(
+        cell.group_by("pair").agg(pl.len().alias("positions")), on="pair"
+    ).filter(pl.col("positions") > 1)
+    shown_at = (
+        harvested_cells.group_by("position")
+        .agg(pl.col("shown").sum().cast(pl.Int64).alias("impressions"))
+        .sort("position")
+    )
+    everywhere = sorted(per["position"].unique().to_list())
+    if not everywhere:
+        raise InvalidValueError(
+            "the log has no row: intervention harvesting needs the rankings of two rankers or more"
+        )
+    if everywhere[0] != 1:
+        raise InvalidValueError(
+            f"the log shows no document at rank 1 (its ranks start at {everywhere[0]}): the "
+            "propensities are relative to the top, p_k / p_1; log the whole ranking from "
+            "rank 1"
+        )
+    propensity = _all_pairs(pairs, everywhere, ranker)
+    return pl.DataFrame(
+        {
+            "position": np.array(everywhere, dtype=np.int64),
+            "examination": pl.Series([None] * len(everywhere), dtype=pl.Float64),
+            "propensity": propensity,
+        }
+    ).join(shown_at, on="position", how="left")
+
+
+def _all_pairs(pairs: pl.DataFrame, everywhere: list[int], ranker: str) -> np.ndarray:
+    """The AllPairs estimate ``p_k / p_1`` for each position of ``everywhere``, from the
+    weighted click and no-click rates of each ordered pair of positions (``pairs``)."""
+    position, other = pairs["position"].to_numpy(), pairs["other"].to_numpy()
+    index = {k: i for i, k in enumerate(everywhere)}
+    k_of = np.array([index[k] for k in position], dtype=np.int64)
+    linked = _reached_from_top(everywhere, position, other)
+    if not linked.all():
+        lost = [k for k, ok in zip(everywhere, linked, strict=True) if not ok]
+        raise InvalidValueError(
+            f"position(s) {', '.join(map(str, lost))} of the log are in no interventional "
+            "set that reaches position 1 (no document of a query shown there by one ranker "
+            f"and at a linked position by another, per {ranker!r}): their propensity is not "
+            "identified; log more rankers, or keep the ranks you can estimate, e.g. "
+            "log.filter(pl.col('rank') <= K)"
+        )
+    clicks, not_clicks = pairs["c"].to_numpy(), pairs["not_c"].to_numpy()
+    unclicked = np.bincount(k_of, weights=clicks, minlength=len(everywhere)) <= 0
+    if unclicked.any():
+        lost = [k for k, no in zip(everywhere, unclicked, strict=True) if no]
+        raise InvalidValueError(
+            f"position(s) {', '.join(map(str, lost))} have no click in their interventional "
+            "sets: the estimate of their propensity would be 0, which no propensity-weighted "
+            "estimator can divide by; log more clicks there, or keep the ranks above, e.g. "
+            "log.filter(pl.col('rank') <= K)"
+        )
+    low, high = np.minimum(position, other), np.maximum(position, other)
+    unordered = np.unique(np.stack([low, high], axis=1), axis=0)
+    pair_index = {(int(a), int(b)): i for i, (a, b) in enumerate(unordered)}
+    u_of = np.array([pair_index[(int(a), int(b))] for a, b in zip(low, high, strict=True)])
+    n_k, n_u = len(everywhere), len(unordered)
+    rate = clicks / np.maximum(clicks + not_clicks, np.finfo(float).tiny)
+    start_r = np.bincount(u_of, weights=rate, minlength=n_u) / np.bincount(u_of, minlength=n_u)
+    x0 = np.concatenate(
+        [np.zeros(n_k), np.log(np.clip(start_r, 1e-6, 0.5))]  # p = 1, r = the mean rate
+    )
+
+    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
+        z = x[:n_k][k_of] + x[n_k:][u_of]  # log(p_k r_{k,k'})
+        theta = np.exp(z)
+        log_miss = np.log(-np.expm1(z))  # log(1 - p_k r_{k,k'})
+        value = -(clicks @ z + not_clicks @ log_miss)
+        dz = -(clicks - not_clicks * theta / -np.expm1(z))
+        grad = np.concatenate(
+            [
+                np.bincount(k_of, weights=dz, minlength=n_k),
+                np.bincount(u_of, weights=dz, minlength=n_u),
+            ]
+        )
+        return float(value), grad
+
+    bounds = [(_LOW, 0.0)] * n_k + [(_LOW, _HIGH_R)] * n_u
+    fit = minimize(
+        objective,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=bounds,
+        options={"maxiter": 10_000, "ftol": 1e-15, "gtol": 1e-12},
+    )
+    log_p = fit.x[:n_k]
+    ratio: np.ndarray = np.exp(log_p - log_p[0])
+    return ratio
+
+
+def _reached_from_top(
+    everywhere: list[int], position: np.ndarray, other: np.ndarray
+) -> np.ndarray:
+    """Which positions of ``everywhere`` an interventional set links to position 1 (and
+    so has an identified ratio ``p_k / p_1``), by a walk over the few positions."""
+    index = {k: i for i, k in enumerate(everywhere)}
+    reached = np.zeros(len(everywhere), dtype=bool)
+    if not everywhere or everywhere[0] != 1:
+        return reached
+    edges = {(index[int(a)], index[int(b)]) for a, b in zip(position, other, strict=True)}
+    reached[0] = True
+    grown = True
+    while grown:  # at most one pass per position
+        grown = False
+        for a, b in edges:
+            if reached[a] and not reached[b]:
+                reached[b] = grown = True
+    return reached
