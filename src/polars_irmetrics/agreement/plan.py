@@ -41,6 +41,7 @@ from polars_irmetrics.ground.validate import (
 )
 from polars_irmetrics.metrics.agreement import rbo_p
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import fixed_sum
 
 __all__ = ["build_agreement_plan"]
 
@@ -398,7 +399,7 @@ def _rbo_repro_eval(
         common.with_columns(pl.max_horizontal(_PA, _PB).alias("__m"))
         .join(tail, on="__m")
         .group_by(keys)
-        .agg((pl.col("__h").sort().sum() / normaliser).alias(label))
+        .agg((fixed_sum(pl.col("__h")) / normaliser).alias(label))
     )
 
 
@@ -445,7 +446,7 @@ def _tau_ap(shared: pl.LazyFrame, keys: list[str], label: str) -> pl.LazyFrame:
     pairs = _pairs(ranked, keys, "__r")
     # for the lower document (right) of each pair: is the upper one above it in the truth?
     correct = (pl.col(_PB) < pl.col(f"{_PB}__r")).cast(pl.Float64) / (pl.col("__r__r") - 1)
-    summed = pairs.group_by(keys).agg(correct.sort().sum().alias("__c"), pl.col("__n").first())
+    summed = pairs.group_by(keys).agg(fixed_sum(correct).alias("__c"), pl.col("__n").first())
     tau = 2.0 * pl.col("__c") / (pl.col("__n") - 1) - 1.0
     return (
         shared.select(keys)

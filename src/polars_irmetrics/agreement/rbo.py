@@ -29,6 +29,7 @@ import numpy as np
 import polars as pl
 
 from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.metrics.scope import fixed_sum
 
 __all__ = ["RboSpec", "rbo_values"]
 
@@ -157,9 +158,10 @@ def _untied_values(
                 pl.col(_S).first(),
                 pl.col(_L).first(),
                 pl.col(_C).first(),
-                pl.col("__Fm").sort().sum().alias("__sum_fm"),  # sorted: no join order in the bits
+                # fixed-point sums: the joins' row order leaves no trace in the bits
+                fixed_sum(pl.col("__Fm")).alias("__sum_fm"),
                 (pl.col("__m") <= pl.col(_S) - 1).sum().alias("__cs"),
-                pl.col("__Fu").filter(pl.col("__u") < pl.col(_L)).sort().sum().alias("__sum_fu"),
+                fixed_sum(pl.col("__Fu").filter(pl.col("__u") < pl.col(_L))).alias("__sum_fu"),
                 (pl.col("__u") < pl.col(_L)).sum().alias("__nu"),
             )
             .with_columns((pl.col(_L) + pl.col(_S) - pl.col(_C)).alias("__f"))
