@@ -102,6 +102,7 @@ def evaluate(
     propensities: FrameInput | None = ...,
     groups: FrameInput | None = ...,
     target: FrameInput | None = ...,
+    user_groups: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame: ...
 
@@ -125,6 +126,7 @@ def evaluate(
     propensities: FrameInput | None = ...,
     groups: FrameInput | None = ...,
     target: FrameInput | None = ...,
+    user_groups: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.LazyFrame: ...
 
@@ -147,6 +149,7 @@ def evaluate(
     propensities: FrameInput | None = None,
     groups: FrameInput | None = None,
     target: FrameInput | None = None,
+    user_groups: FrameInput | None = None,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate every metric the library has: per-query values or means, in one plan.
@@ -219,10 +222,16 @@ def evaluate(
         (document, group), the ``doc_id`` column and a ``group`` column (a document may
         be in several groups); without it the measures are per document. ``awrf``,
         ``awrf_ndcg`` and ``rnd``, ``rkl``, ``rrd`` (which read no judgments) need it.
+        Elliot's ``item_mad@k`` reads it as its item clusters: one row per item (an item
+        in two groups is refused; an item without a row is left out, as Elliot does).
     target
         For ``awrf`` and ``awrf_ndcg``: the target distribution over groups, one row per
         group (``group``, ``target``; non-negative, summing to 1). Without it each
         query's target is its relevant documents' group distribution.
+    user_groups
+        For Elliot's ``user_mad@k`` (:mod:`polars_irmetrics.metrics.mad`): the user
+        clusters, one row per user, the ``query_id`` column and a ``group`` column (a user
+        in two groups is refused; a user without a row is left out, as Elliot does).
     labels
         Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...: every metric that
         reads ``"predictions"``; see :mod:`polars_irmetrics.prediction`), two-table
@@ -507,6 +516,7 @@ def evaluate(
         "propensities": propensities,
         "groups": groups,
         "target": target,
+        "user_groups": user_groups,
     }
     return evaluate_tables(table, metrics, given, options)
 
@@ -589,6 +599,7 @@ def evaluate_plan(
             "reward_model": tables.get("reward_model"),
             "reference": tables.get("reference"),
             "propensities": tables.get("propensities"),
+            "user_groups": tables.get("user_groups"),
         },
         caller,
     )
@@ -633,10 +644,13 @@ def evaluate_plan(
         if not routes:
             return exposure
         # the other metrics (offline, recsys) from their own tables, joined by query
+        others = [(label, r) for label, r in requests if r.route != "exposure"]
+        # groups= stays for the others where Elliot's item_mad reads it
+        only = ("target", *(() if any("groups" in r.reads for _, r in others) else ("groups",)))
         rest = evaluate_plan(
             table,
-            [(label, r) for label, r in requests if r.route != "exposure"],
-            {k: v for k, v in tables.items() if k not in ("groups", "target")},
+            others,
+            {k: v for k, v in tables.items() if k not in only},
             options,
             caller=caller,
             warn=warn,
@@ -647,11 +661,19 @@ def evaluate_plan(
             "target= holds the target group distribution awrf and awrf_ndcg read, and "
             "no metric asked for reads it: drop target=, or ask for awrf or awrf_ndcg"
         )
-    if tables.get("groups") is not None:
+    clusters = any("groups" in r.reads for _, r in requests)  # Elliot's item_mad
+    if tables.get("groups") is not None and not clusters:
         raise MetricParameterError(
             "groups= holds the document groups the expected-exposure measures (ee_loss, "
             "ee_disparity, ee_relevance) read, and no metric asked for reads them: drop "
             "groups=, or ask for one of them (in a call of its own)"
+        )
+    if tables.get("user_groups") is not None and not any(
+        "user_groups" in r.reads for _, r in requests
+    ):
+        raise MetricParameterError(
+            "user_groups= holds the user clusters Elliot's user_mad@k reads, and no metric "
+            "asked for reads them: drop user_groups=, or ask for user_mad@k"
         )
     if "reference" in routes:
         given = tables.get("reference")
@@ -711,11 +733,29 @@ def evaluate_plan(
                 "serendipity_relevance="
             )
         return build_offline_plan(
-            table, routes["offline"], qrels, options, queries, interactions, warn=warn
+            table,
+            routes["offline"],
+            qrels,
+            options,
+            queries,
+            interactions,
+            warn=warn,
+            groups=tables.get("groups"),
+            user_groups=tables.get("user_groups"),
         )
     accuracy = routes.get("offline")
     means = (
-        build_offline_plan(table, accuracy, qrels, options, queries, interactions, warn=warn)
+        build_offline_plan(
+            table,
+            accuracy,
+            qrels,
+            options,
+            queries,
+            interactions,
+            warn=warn,
+            groups=tables.get("groups"),
+            user_groups=tables.get("user_groups"),
+        )
         if accuracy
         else None
     )
@@ -847,7 +887,7 @@ def _exposure(
 
 
 #: The tables of the routes the exposure measures share a call with (offline, recsys).
-_JOINED_TABLES = ("queries", "interactions", "item_features")
+_JOINED_TABLES = ("queries", "interactions", "item_features", "user_groups")
 
 
 #: In a call that mixes the exposure measures with accuracy metrics, the exposure

@@ -17,6 +17,7 @@ from polars_irmetrics.ground.debias import debiased
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.elliot import ELLIOT
+from polars_irmetrics.metrics.mad import MAD
 from polars_irmetrics.metrics.rectools import (
     CATALOGUE_FORMULAS,
     COVERED_USERS,
@@ -25,6 +26,7 @@ from polars_irmetrics.metrics.rectools import (
 )
 from polars_irmetrics.metrics.registry import MetricRequest, get_metric, means
 from polars_irmetrics.offline.elliot import build_elliot_plan
+from polars_irmetrics.offline.mad import build_mad_plan
 from polars_irmetrics.offline.plan import build_plan
 
 __all__ = ["build_offline_plan"]
@@ -49,6 +51,8 @@ def build_offline_plan(
     interactions: pl.LazyFrame | None,
     *,
     warn: bool = True,
+    groups: pl.LazyFrame | None = None,
+    user_groups: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """The offline plan; with RecTools' catalogue metrics (``reco_accuracy``, ``mcc``:
     :data:`~polars_irmetrics.metrics.rectools.CATALOGUE_FORMULAS`), each user's tp
@@ -58,6 +62,9 @@ def build_offline_plan(
     ``covered_users@k`` reads whether the run ranks a document of the query at or above
     ``k``, unjudged ones too, which the judged rows of the per-query plan do not show:
     a group-by of the run, joined on the query keys."""
+    if any(r.metric.name in MAD for _, r in requests):  # Elliot's MAD, from the clusters
+        tables = {"groups": groups, "user_groups": user_groups}
+        return _with_mad(table, requests, qrels, options, queries, interactions, tables, warn=warn)
     elliot = [(label, r) for label, r in requests if r.metric.name in ELLIOT]
     if elliot and interactions is not None:  # debias= applies inside, once per plan
         return _with_elliot(table, requests, qrels, options, queries, interactions, warn=warn)
@@ -228,7 +235,42 @@ def _with_elliot(
         judged = debiased(qrels, options.debias, options.query_id, options.doc_id)
     values = build_elliot_plan(table, elliot, judged, interactions, options, alone=alone)
     base = build_offline_plan(table, rest, qrels, options, queries, interactions, warn=warn)
-    labels = [label for label, _ in requests]
+    return _joined(base, values, [label for label, _ in requests])
+
+
+def _with_mad(
+    table: pl.LazyFrame,
+    requests: Requests,
+    qrels: pl.LazyFrame | None,
+    options: EvalOptions,
+    queries: pl.LazyFrame | None,
+    interactions: pl.LazyFrame | None,
+    clusters: dict[str, pl.LazyFrame | None],
+    *,
+    warn: bool,
+) -> pl.LazyFrame:
+    """The offline plan of the other metrics beside Elliot's MAD metrics
+    (:func:`~polars_irmetrics.offline.mad.build_mad_plan`), joined as
+    :func:`_with_elliot` joins Elliot's popularity metrics."""
+    mad = [(label, r) for label, r in requests if r.metric.name in MAD]
+    rest = [(label, r) for label, r in requests if r.metric.name not in MAD]
+    alone = not rest
+    if alone:
+        helper = replace(mad[0][1], metric=_NUM_REL, k=None, options=(), aggregate=None)
+        rest = [(f"{INTERNAL}num_rel", helper)]
+    judged = qrels
+    if options.debias is not None and qrels is not None:  # as the other metrics read them
+        judged = debiased(qrels, options.debias, options.query_id, options.doc_id)
+    values = build_mad_plan(
+        table, mad, judged, clusters["groups"], clusters["user_groups"], options, alone=alone
+    )
+    base = build_offline_plan(table, rest, qrels, options, queries, interactions, warn=warn)
+    return _joined(base, values, [label for label, _ in requests])
+
+
+def _joined(base: pl.LazyFrame, values: pl.LazyFrame, labels: list[str]) -> pl.LazyFrame:
+    """The whole-table values (one row per ``by`` group) beside the offline plan's
+    summary, on the ``by`` keys (side by side without them), in the order asked."""
     helpers = {f"{INTERNAL}num_rel"}
     by = [c for c in values.collect_schema().names() if c not in labels]
     keys = [c for c in base.collect_schema().names() if c not in labels and c not in helpers]
