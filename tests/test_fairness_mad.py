@@ -370,3 +370,33 @@ def test_the_cli_computes_them(tmp_path: Path) -> None:
     row = json.loads(done.stdout)[0]
     assert row["item_mad@3"] == 0.5  # the worked example's
     assert math.isclose(row["user_mad(kind='rating')@3"], 0.25, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("metric", "message"),
+    [
+        (
+            "item_mad@10",
+            "metric 'item_mad@10' reads the item clusters: pass groups=... (one row per item: "
+            "doc_id, group) to irm.evaluate",
+        ),
+        (
+            "user_mad(kind='rating')@10",
+            "metric \"user_mad(kind='rating')@10\" reads user clusters (one row per user: the "
+            "query id column and group): pass user_groups=... to irm.evaluate",
+        ),
+    ],
+)
+def test_spark_and_dask_refuse_them_on_the_driver(metric: str, message: str) -> None:
+    # the engines take no cluster tables: their driver's check (the one-machine plan on
+    # empty frames of the schemas, before any job) names the table and irm.evaluate
+    import pyarrow as pa
+
+    from polars_irmetrics.engines._partition import prepare
+    from polars_irmetrics.ground.options import EvalOptions
+
+    ids = [("query_id", pa.int64()), ("doc_id", pa.int64())]
+    run = pa.schema([*ids, ("score", pa.float64())])
+    qrels = pa.schema([*ids, ("relevance", pa.int64())])
+    with pytest.raises(MetricParameterError, match=re.escape(message)):
+        prepare(run, qrels, [metric], EvalOptions())

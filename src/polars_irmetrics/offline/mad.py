@@ -167,6 +167,16 @@ def build_mad_plan(
     [(None,)]
     """
     first = requests[0][0]
+    for name, table, keyword, noun, column in (
+        ("item_mad", groups, "groups", "item", options.doc_id),
+        ("user_mad", user_groups, "user_groups", "user", options.query_id),
+    ):
+        asked = [label for label, r in requests if r.metric.name == name]
+        if asked and table is None:  # (user_mad: refused by check_inputs first)
+            raise MetricParameterError(
+                f"metric {asked[0]!r} reads the {noun} clusters: pass {keyword}=... (one "
+                f"row per {noun}: {column}, group) to irm.evaluate"
+            )
     if options.per_query:
         raise MetricParameterError(
             f"metric {first!r} (Elliot's MAD) compares clusters of the whole recommendation "
@@ -202,20 +212,10 @@ def build_mad_plan(
         )
     checks: list[pl.LazyFrame] = []
     items = users = None
-    if any(r.metric.name == "item_mad" for _, r in requests):
-        if groups is None:
-            name = next(lb for lb, r in requests if r.metric.name == "item_mad")
-            raise MetricParameterError(
-                f"metric {name!r} reads the item clusters: pass groups=... (one row per "
-                f"item: {item}, group) to irm.evaluate"
-            )
+    if groups is not None and any(r.metric.name == "item_mad" for _, r in requests):
         items, bad = _clusters(groups, item, run_schema, "groups", "item")
         checks.append(bad)
-    if any(r.metric.name == "user_mad" for _, r in requests):
-        if user_groups is None:  # refused by check_inputs first, with the same words
-            raise MetricParameterError(
-                f"metric {first!r} reads user clusters: pass user_groups=... to irm.evaluate"
-            )
+    if user_groups is not None and any(r.metric.name == "user_mad" for _, r in requests):
         users, bad = _clusters(user_groups, user, run_schema, "user_groups", "user")
         checks.append(bad)
 
