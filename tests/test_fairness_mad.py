@@ -11,14 +11,12 @@ are the run (users as queries), its test set the judgments, its item clustering 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import polars as pl
@@ -34,7 +32,7 @@ from polars_irmetrics import (
     InvalidValueError,
     MetricParameterError,
 )
-from tests.helpers import property_settings
+from tests.helpers import property_settings, script
 
 FIXTURES = Path(__file__).parent / "fixtures" / "elliot"
 CASES = json.loads((FIXTURES / "mad.json").read_text())["cases"]
@@ -44,18 +42,7 @@ NAMES = ("item_mad", "item_mad(kind='rating')", "user_mad", "user_mad(kind='rati
 pytestmark = pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "_elliot_mad_fixtures", FIXTURES / "make_mad_fixtures.py"
-    )
-    if spec is None or spec.loader is None:
-        raise ImportError("tests/fixtures/elliot/make_mad_fixtures.py cannot be loaded")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ELLIOT = _load()
+ELLIOT = script("tests/fixtures/elliot/make_mad_fixtures.py")
 Tables = dict[str, pl.DataFrame]
 
 

@@ -725,6 +725,20 @@ def evaluate_plan(
             return per_query
         return _means(per_query, routes.get("prefs") or routes["jg"])
     interactions = tables.get("interactions")
+
+    def offline(asked: Requests) -> pl.LazyFrame:
+        return build_offline_plan(
+            table,
+            asked,
+            qrels,
+            options,
+            queries,
+            interactions,
+            warn=warn,
+            groups=tables.get("groups"),
+            user_groups=tables.get("user_groups"),
+        )
+
     if "recsys" not in routes:
         if options.serendipity_relevance is not None:
             raise InvalidValueError(
@@ -732,33 +746,9 @@ def evaluate_plan(
                 "serendipity, and no metric asked for is a beyond-accuracy metric: drop "
                 "serendipity_relevance="
             )
-        return build_offline_plan(
-            table,
-            routes["offline"],
-            qrels,
-            options,
-            queries,
-            interactions,
-            warn=warn,
-            groups=tables.get("groups"),
-            user_groups=tables.get("user_groups"),
-        )
+        return offline(routes["offline"])
     accuracy = routes.get("offline")
-    means = (
-        build_offline_plan(
-            table,
-            accuracy,
-            qrels,
-            options,
-            queries,
-            interactions,
-            warn=warn,
-            groups=tables.get("groups"),
-            user_groups=tables.get("user_groups"),
-        )
-        if accuracy
-        else None
-    )
+    means = offline(accuracy) if accuracy else None
     return with_beyond_accuracy(
         means,
         table,

@@ -9,7 +9,8 @@ unjudged ones too).
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import polars as pl
 
@@ -62,12 +63,22 @@ def build_offline_plan(
     ``covered_users@k`` reads whether the run ranks a document of the query at or above
     ``k``, unjudged ones too, which the judged rows of the per-query plan do not show:
     a group-by of the run, joined on the query keys."""
+    whole = _WholeTable(table, requests, qrels, options, queries, interactions, warn)
     if any(r.metric.name in MAD for _, r in requests):  # Elliot's MAD, from the clusters
-        tables = {"groups": groups, "user_groups": user_groups}
-        return _with_mad(table, requests, qrels, options, queries, interactions, tables, warn=warn)
+        return whole.beside(
+            MAD,
+            lambda asked, judged, alone: build_mad_plan(
+                table, asked, judged, groups, user_groups, options, alone=alone
+            ),
+        )
     elliot = [(label, r) for label, r in requests if r.metric.name in ELLIOT]
     if elliot and interactions is not None:  # debias= applies inside, once per plan
-        return _with_elliot(table, requests, qrels, options, queries, interactions, warn=warn)
+        return whole.beside(
+            ELLIOT,
+            lambda asked, judged, alone: build_elliot_plan(
+                table, asked, judged, interactions, options, alone=alone
+            ),
+        )
     if options.debias is not None and qrels is not None:  # RecTools' DebiasConfig
         qrels = debiased(qrels, options.debias, options.query_id, options.doc_id)
     wanted = [(label, r) for label, r in requests if _special(r)]
@@ -210,75 +221,54 @@ def _max_rank(
     )
 
 
-def _with_elliot(
-    table: pl.LazyFrame,
-    requests: Requests,
-    qrels: pl.LazyFrame | None,
-    options: EvalOptions,
-    queries: pl.LazyFrame | None,
-    interactions: pl.LazyFrame,
-    *,
-    warn: bool,
-) -> pl.LazyFrame:
-    """The offline plan of the other metrics (which checks the run and judgments as
-    always; a helper ``num_rel`` where Elliot's are all that was asked for) beside
-    Elliot's (:func:`~polars_irmetrics.offline.elliot.build_elliot_plan`), joined on
-    the ``by`` keys (side by side without them)."""
-    elliot = [(label, r) for label, r in requests if r.metric.name in ELLIOT]
-    rest = [(label, r) for label, r in requests if r.metric.name not in ELLIOT]
-    alone = not rest
-    if alone:
-        helper = replace(elliot[0][1], metric=_NUM_REL, k=None, options=(), aggregate=None)
-        rest = [(f"{INTERNAL}num_rel", helper)]
-    judged = qrels
-    if options.debias is not None and qrels is not None:  # as the other metrics read them
-        judged = debiased(qrels, options.debias, options.query_id, options.doc_id)
-    values = build_elliot_plan(table, elliot, judged, interactions, options, alone=alone)
-    base = build_offline_plan(table, rest, qrels, options, queries, interactions, warn=warn)
-    return _joined(base, values, [label for label, _ in requests])
+#: Elliot's plans: the values of the requests asked (one row per ``by`` group) from the
+#: judgments as the other metrics read them, and whether nothing else was asked for.
+WholeValues = Callable[[Requests, pl.LazyFrame | None, bool], pl.LazyFrame]
 
 
-def _with_mad(
-    table: pl.LazyFrame,
-    requests: Requests,
-    qrels: pl.LazyFrame | None,
-    options: EvalOptions,
-    queries: pl.LazyFrame | None,
-    interactions: pl.LazyFrame | None,
-    clusters: dict[str, pl.LazyFrame | None],
-    *,
-    warn: bool,
-) -> pl.LazyFrame:
-    """The offline plan of the other metrics beside Elliot's MAD metrics
-    (:func:`~polars_irmetrics.offline.mad.build_mad_plan`), joined as
-    :func:`_with_elliot` joins Elliot's popularity metrics."""
-    mad = [(label, r) for label, r in requests if r.metric.name in MAD]
-    rest = [(label, r) for label, r in requests if r.metric.name not in MAD]
-    alone = not rest
-    if alone:
-        helper = replace(mad[0][1], metric=_NUM_REL, k=None, options=(), aggregate=None)
-        rest = [(f"{INTERNAL}num_rel", helper)]
-    judged = qrels
-    if options.debias is not None and qrels is not None:  # as the other metrics read them
-        judged = debiased(qrels, options.debias, options.query_id, options.doc_id)
-    values = build_mad_plan(
-        table, mad, judged, clusters["groups"], clusters["user_groups"], options, alone=alone
-    )
-    base = build_offline_plan(table, rest, qrels, options, queries, interactions, warn=warn)
-    return _joined(base, values, [label for label, _ in requests])
+@dataclass(frozen=True)
+class _WholeTable:
+    """The arguments of :func:`build_offline_plan`, for metrics of the whole table
+    (Elliot's) computed beside the others."""
+
+    table: pl.LazyFrame
+    requests: Requests
+    qrels: pl.LazyFrame | None
+    options: EvalOptions
+    queries: pl.LazyFrame | None
+    interactions: pl.LazyFrame | None
+    warn: bool
+
+    def beside(self, names: frozenset[str], values_of: WholeValues) -> pl.LazyFrame:
+        """The offline plan of the other metrics (which checks the run and judgments as
+        always; a helper ``num_rel`` where the metrics ``names`` are all that was asked
+        for) beside theirs (``values_of``), joined on the ``by`` keys (side by side
+        without them), in the order asked."""
+        requests, qrels, options = self.requests, self.qrels, self.options
+        mine = [(label, r) for label, r in requests if r.metric.name in names]
+        rest = [(label, r) for label, r in requests if r.metric.name not in names]
+        alone = not rest
+        if alone:
+            helper = replace(mine[0][1], metric=_NUM_REL, k=None, options=(), aggregate=None)
+            rest = [(_HELPER, helper)]
+        judged = qrels
+        if options.debias is not None and qrels is not None:  # as the other metrics read them
+            judged = debiased(qrels, options.debias, options.query_id, options.doc_id)
+        values = values_of(mine, judged, alone)
+        base = build_offline_plan(
+            self.table, rest, qrels, options, self.queries, self.interactions, warn=self.warn
+        )
+        labels = [label for label, _ in requests]
+        by = [c for c in values.collect_schema().names() if c not in labels]
+        keys = [c for c in base.collect_schema().names() if c not in labels and c != _HELPER]
+        if by:
+            both = base.join(values, on=by, how="left", nulls_equal=True, maintain_order="left")
+        else:
+            both = pl.concat([base, values], how="horizontal")
+        return both.select(*keys, *labels)
 
 
-def _joined(base: pl.LazyFrame, values: pl.LazyFrame, labels: list[str]) -> pl.LazyFrame:
-    """The whole-table values (one row per ``by`` group) beside the offline plan's
-    summary, on the ``by`` keys (side by side without them), in the order asked."""
-    helpers = {f"{INTERNAL}num_rel"}
-    by = [c for c in values.collect_schema().names() if c not in labels]
-    keys = [c for c in base.collect_schema().names() if c not in labels and c not in helpers]
-    if by:
-        both = base.join(values, on=by, how="left", nulls_equal=True, maintain_order="left")
-    else:
-        both = pl.concat([base, values], how="horizontal")
-    return both.select(*keys, *labels)
+_HELPER = f"{INTERNAL}num_rel"
 
 
 def _covered(

@@ -77,19 +77,27 @@ def _checked_interactions(
         "interactions",
         "the interactions need the run's user (query) and item (document) id columns",
     )
-    casts = []
-    for column in (user, item):
-        kind = id_kind(schema, column, "interactions")
-        theirs = id_kind(run_schema, column, "run")
-        if kind != theirs:
-            raise ColumnTypeError(
-                f"column {column!r} holds {kind}s in the interactions ({schema[column]}) "
-                f"but {theirs}s in the run ({run_schema[column]}); cast one side, e.g. "
-                f"pl.col({column!r}).cast(pl.String) on both"
-            )
-        target = pl.String() if kind == "string" else pl.Int64()
-        casts.append(pl.col(column).cast(target, strict=False))
+    casts = [
+        run_kind(schema, run_schema, column, "interactions", "the interactions")
+        for column in (user, item)
+    ]
     return interactions.select(casts)
+
+
+def run_kind(
+    schema: pl.Schema, run_schema: pl.Schema, column: str, frame: str, where: str
+) -> pl.Expr:
+    """``column`` of a side table (``frame`` in messages of its dtype, ``where`` in those
+    of its kind) cast to the run's id dtype; a side of the other kind is refused."""
+    kind = id_kind(schema, column, frame)
+    theirs = id_kind(run_schema, column, "run")
+    if kind != theirs:
+        raise ColumnTypeError(
+            f"column {column!r} holds {kind}s in {where} ({schema[column]}) but {theirs}s "
+            f"in the run ({run_schema[column]}); cast one side, e.g. "
+            f"pl.col({column!r}).cast(pl.String) on both"
+        )
+    return pl.col(column).cast(pl.String() if kind == "string" else pl.Int64(), strict=False)
 
 
 def _positions(run: pl.LazyFrame, keys: list[str], options: EvalOptions) -> pl.LazyFrame:

@@ -28,7 +28,6 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_irmetrics.errors import (
-    ColumnTypeError,
     DuplicateError,
     InvalidValueError,
     MetricParameterError,
@@ -37,7 +36,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, id_kind, require_columns
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
-from polars_irmetrics.offline.elliot import _NOT_READ, _order_columns, _positions
+from polars_irmetrics.offline.elliot import _NOT_READ, _order_columns, _positions, run_kind
 
 __all__ = ["build_mad_plan"]
 
@@ -60,19 +59,9 @@ def _clusters(
     one-row frame of its first offenders (an id in two clusters, a null cluster)."""
     schema = table.collect_schema()
     require_columns(schema, [column, _GROUP], keyword, f"one row per {what}: {column}, group")
-    kind = id_kind(schema, column, keyword)
-    theirs = id_kind(run_schema, column, "run")
-    if kind != theirs:
-        raise ColumnTypeError(
-            f"column {column!r} holds {kind}s in {keyword}= ({schema[column]}) but {theirs}s "
-            f"in the run ({run_schema[column]}); cast one side, e.g. "
-            f"pl.col({column!r}).cast(pl.String) on both"
-        )
+    ids = run_kind(schema, run_schema, column, keyword, f"{keyword}=")
     id_kind(schema, _GROUP, keyword)
-    target = pl.String() if kind == "string" else pl.Int64()
-    pairs = table.select(
-        pl.col(column).cast(target, strict=False), pl.col(_GROUP).cast(pl.String).alias(_CLUSTER)
-    ).unique()
+    pairs = table.select(ids, pl.col(_GROUP).cast(pl.String).alias(_CLUSTER)).unique()
     text = pl.col(column).cast(pl.String)
     doubled = pairs.group_by(column).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
     bad = pl.concat(
