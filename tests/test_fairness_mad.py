@@ -387,3 +387,25 @@ def test_spark_and_dask_refuse_them_on_the_driver(metric: str, message: str) -> 
     qrels = pa.schema([*ids, ("relevance", pa.int64())])
     with pytest.raises(MetricParameterError, match=re.escape(message)):
         prepare(run, qrels, [metric], EvalOptions())
+
+
+@pytest.mark.parametrize(("case", "changed"), [(9, "item_mad@5"), (11, "user_mad@5")])
+def test_debias_reads_the_judgments_as_the_other_metrics_do(
+    frame_kind: str, case: int, changed: str
+) -> None:
+    # RecTools' DebiasConfig down-samples the popular items' test rows; the MAD metrics
+    # read the same down-sampled judgments as the metrics beside them
+    from polars_irmetrics.ground.debias import debiased
+
+    t = _tables(CASES[case])
+    config = irm.Debias(iqr_coef=0.0, random_state=3)
+    labels = ["item_mad@5", "user_mad@5", "ndcg@5"]
+    got = _ours(frame_kind, t, labels, debias=config)
+    down = debiased(t["qrels"].lazy(), config, "query_id", "doc_id").collect()
+
+    def mad_of(tables: Tables) -> dict[str, Any]:
+        return _ours(frame_kind, tables, labels[:2])
+
+    mad = mad_of({**t, "qrels": down})
+    assert all(_same(got[label], mad[label]) for label in labels[:2])
+    assert got[changed] != mad_of(t)[changed]  # it did down-sample
