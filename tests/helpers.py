@@ -13,16 +13,21 @@ from hypothesis import HealthCheck, settings
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def docs_hook(name: str) -> ModuleType:
-    """A docs build hook (docs/hooks/NAME.py), which is not part of the package."""
-    spec = importlib.util.spec_from_file_location(
-        f"_docs_hook_{name}", ROOT / "docs/hooks" / f"{name}.py"
-    )
+def script(path: str) -> ModuleType:
+    """A Python file of the repository that is not part of the package (a docs build
+    hook, a fixture script), by its path from the repository root."""
+    name = "_script_" + path.replace("/", "_").removesuffix(".py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / path)
     if spec is None or spec.loader is None:
-        raise ImportError(f"docs/hooks/{name}.py cannot be loaded")
+        raise ImportError(f"{path} cannot be loaded")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def docs_hook(name: str) -> ModuleType:
+    """A docs build hook (docs/hooks/NAME.py), which is not part of the package."""
+    return script(f"docs/hooks/{name}.py")
 
 
 def judged_list(query_id: str, relevance: list[float]) -> pl.DataFrame:

@@ -569,7 +569,7 @@ def test_every_keyword_of_evaluate_is_a_flag_of_the_same_name() -> None:
     assert tables == {
         "qrels", "queries", "interactions", "item_features", "prefs", "qrels_jg", "labels",
         "neighbors", "policy", "reward_model", "reference", "propensities", "groups",
-        "target",
+        "target", "user_groups",
     }  # fmt: skip
     renamed = {"check_duplicates": "--no-duplicate-check"}
     for keyword in sorted(keywords | tables):

@@ -10,14 +10,12 @@ are the run (users as queries), its test set the judgments, its training set
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import polars as pl
@@ -33,7 +31,7 @@ from polars_irmetrics import (
     InvalidValueError,
     MetricParameterError,
 )
-from tests.helpers import property_settings
+from tests.helpers import property_settings, script
 
 FIXTURES = Path(__file__).parent / "fixtures" / "elliot"
 CASES = json.loads((FIXTURES / "elliot.json").read_text())["cases"]
@@ -44,18 +42,7 @@ HEADED = ("pop_rsp", "pop_reo", "aclt")
 pytestmark = pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
 
 
-def _load_elliot() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "_elliot_fixtures", FIXTURES / "make_fixtures.py"
-    )
-    if spec is None or spec.loader is None:
-        raise ImportError("tests/fixtures/elliot/make_fixtures.py cannot be loaded")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ELLIOT = _load_elliot()
+ELLIOT = script("tests/fixtures/elliot/make_fixtures.py")
 
 
 def _tables(case: dict[str, Any]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:

@@ -21,6 +21,7 @@ from polars_irmetrics.door.online import evaluate_online
 from polars_irmetrics.door.recsys import beyond_accuracy
 from polars_irmetrics.errors import IrmError, MetricParameterError
 from polars_irmetrics.metrics.elliot import ELLIOT
+from polars_irmetrics.metrics.mad import MAD
 from polars_irmetrics.metrics.prediction import BINARY_METRICS, PROBABILITY_METRICS
 from polars_irmetrics.metrics.registry import EMPTY_TARGET_ACTIONS, list_metrics, parse_metric
 from polars_irmetrics.metrics.spec import AGGREGATES, Metric, Route
@@ -228,6 +229,7 @@ _FAMILIES = {
     "listwise": "Recommender libraries' list metrics (cornac, RePlay)",
     "propensity": "Propensity-scored metrics (extreme classification)",
     "fairness": "Fairness of exposure (expected exposure, AWRF)",
+    "mad": "Elliot's MAD: clusters of items and of users",
 }
 
 #: An example value for metrics whose "cutoff" is a real-valued parameter.
@@ -322,7 +324,9 @@ def _ope_values(metrics: list[Metric]) -> dict[str, float | int | None]:
 def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
 
     offline = [
-        example_name(m) for m in metrics if m.route == "offline" and "interactions" not in m.reads
+        example_name(m)
+        for m in metrics
+        if m.route == "offline" and "interactions" not in m.reads and m.name not in MAD
     ]
     nearest = [example_name(m) for m in metrics if m.route == "neighbors"]
     online = [example_name(m) for m in metrics if m.route == "online"]
@@ -364,6 +368,15 @@ def _example_values(metrics: list[Metric]) -> dict[str, float | int | None]:
         values |= evaluate(EXAMPLE_RUN, elliot, qrels=EXAMPLE_QRELS, interactions=history).row(
             0, named=True
         )
+    clustered = [example_name(m) for m in metrics if m.name in MAD]  # whole-table values
+    if clustered:  # AWRF's groups as item clusters; q1 alone in its user cluster: no pair
+        values |= evaluate(
+            EXAMPLE_RUN,
+            clustered,
+            qrels=EXAMPLE_QRELS,
+            groups=EXAMPLE_GROUPS,
+            user_groups=pl.DataFrame({"query_id": ["q1", "q2"], "group": ["x", "y"]}),
+        ).row(0, named=True)
     similar = [example_name(m) for m in metrics if m.route == "reference"]
     if similar:
         values |= evaluate(
@@ -519,6 +532,10 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
     table = _EXAMPLE_TABLES[metric.route]
     if metric.route == "exposure" and "judgments" not in metric.reads:
         table = "a ranking of 20 documents, group w (the minority) at ranks 2, 3, 4, 12, 20"
+    if metric.name == "item_mad":
+        table = "the judged run, AWRF's groups (d1, d3 → a, d2, d5 → b) as item clusters"
+    if metric.name == "user_mad":
+        table = "the judged run, q1 alone in user cluster x of x, y (no pair: null)"
     lines += [
         f"Worked example on {table}: `{example_name(metric)}` = **{_shown(value)}**",
         "",

@@ -395,6 +395,12 @@ def _input_flags(p: argparse.ArgumentParser) -> None:
         "document groups, one row per (document, group) with the doc id column and 'group'",
     )
     p.add_argument(
+        "--user-groups",
+        metavar="FILE",
+        help="user_mad@k (Elliot's UserMAD): the user clusters, one row per user with the "
+        "query id column and 'group'",
+    )
+    p.add_argument(
         "--target",
         metavar="FILE",
         help="awrf, awrf_ndcg: the target group distribution, one row per group with "
@@ -601,6 +607,7 @@ def _read_inputs(
             "propensities",
             "groups",
             "target",
+            "user_groups",
         )
     )
     if qrels_source is not None:
@@ -624,6 +631,10 @@ def _read_inputs(
         )
     if args.target is not None:
         tables["target"] = scan_run(args.target, what=_TARGET, required={}, **ids)
+    if args.user_groups is not None:
+        tables["user_groups"] = scan_run(
+            args.user_groups, what=_USER_GROUPS, required={"query_id": args.query_id}, **ids
+        )
     # the action column only in the long shape ('prob' a list indexed by action has none)
     rounds = {"round_id": args.round_id}
     if args.policy is not None:
@@ -673,6 +684,7 @@ _INTERACTIONS = "interactions: Parquet, CSV, TSV or JSON lines with user and ite
 _ITEM_FEATURES = "item features: Parquet with the item id and a vector or category column"
 _TARGET = "a target distribution: Parquet, CSV, TSV or JSON lines with 'group' and 'target'"
 _GROUPS = "document groups: Parquet, CSV, TSV or JSON lines with doc ids and a 'group' column"
+_USER_GROUPS = "user clusters: Parquet, CSV, TSV or JSON lines with query ids and a 'group' column"
 _PREFS = "preference judgments (query_id jg jsg doc_id rel_level)"
 _QRELS_JG = "judgments with groups (query_id jg doc_id relevance)"
 

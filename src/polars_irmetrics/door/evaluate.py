@@ -104,6 +104,7 @@ def evaluate(
     propensities: FrameInput | None = ...,
     groups: FrameInput | None = ...,
     target: FrameInput | None = ...,
+    user_groups: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame: ...
 
@@ -127,6 +128,7 @@ def evaluate(
     propensities: FrameInput | None = ...,
     groups: FrameInput | None = ...,
     target: FrameInput | None = ...,
+    user_groups: FrameInput | None = ...,
     **options: Unpack[EvalKwargs],
 ) -> pl.LazyFrame: ...
 
@@ -149,6 +151,7 @@ def evaluate(
     propensities: FrameInput | None = None,
     groups: FrameInput | None = None,
     target: FrameInput | None = None,
+    user_groups: FrameInput | None = None,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame | pl.LazyFrame:
     """Evaluate every metric the library has: per-query values or means, in one plan.
@@ -221,10 +224,16 @@ def evaluate(
         (document, group), the ``doc_id`` column and a ``group`` column (a document may
         be in several groups); without it the measures are per document. ``awrf``,
         ``awrf_ndcg`` and ``rnd``, ``rkl``, ``rrd`` (which read no judgments) need it.
+        Elliot's ``item_mad@k`` reads it as its item clusters: one row per item (an item
+        in two groups is refused; an item without a row is left out, as Elliot does).
     target
         For ``awrf`` and ``awrf_ndcg``: the target distribution over groups, one row per
         group (``group``, ``target``; non-negative, summing to 1). Without it each
         query's target is its relevant documents' group distribution.
+    user_groups
+        For Elliot's ``user_mad@k`` (:mod:`polars_irmetrics.metrics.mad`): the user
+        clusters, one row per user, the ``query_id`` column and a ``group`` column (a user
+        in two groups is refused; a user without a row is left out, as Elliot does).
     labels
         Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...: every metric that
         reads ``"predictions"``; see :mod:`polars_irmetrics.prediction`), two-table
@@ -509,6 +518,7 @@ def evaluate(
         "propensities": propensities,
         "groups": groups,
         "target": target,
+        "user_groups": user_groups,
     }
     return evaluate_tables(table, metrics, given, options)
 
@@ -593,6 +603,7 @@ def evaluate_plan(
             "reward_model": tables.get("reward_model"),
             "reference": tables.get("reference"),
             "propensities": tables.get("propensities"),
+            "user_groups": tables.get("user_groups"),
         },
         caller,
     )
@@ -647,10 +658,13 @@ def evaluate_plan(
         if not routes:
             return exposure
         # the other metrics (offline, recsys) from their own tables, joined by query
+        others = [(label, r) for label, r in requests if r.route != "exposure"]
+        # groups= stays for the others where Elliot's item_mad reads it
+        only = ("target", *(() if any("groups" in r.reads for _, r in others) else ("groups",)))
         rest = evaluate_plan(
             table,
-            [(label, r) for label, r in requests if r.route != "exposure"],
-            {k: v for k, v in tables.items() if k not in ("groups", "target")},
+            others,
+            {k: v for k, v in tables.items() if k not in only},
             options,
             caller=caller,
             warn=warn,
@@ -661,11 +675,19 @@ def evaluate_plan(
             "target= holds the target group distribution awrf and awrf_ndcg read, and "
             "no metric asked for reads it: drop target=, or ask for awrf or awrf_ndcg"
         )
-    if tables.get("groups") is not None:
+    clusters = any("groups" in r.reads for _, r in requests)  # Elliot's item_mad
+    if tables.get("groups") is not None and not clusters:
         raise MetricParameterError(
             "groups= holds the document groups the expected-exposure measures (ee_loss, "
             "ee_disparity, ee_relevance) read, and no metric asked for reads them: drop "
             "groups=, or ask for one of them (in a call of its own)"
+        )
+    if tables.get("user_groups") is not None and not any(
+        "user_groups" in r.reads for _, r in requests
+    ):
+        raise MetricParameterError(
+            "user_groups= holds the user clusters Elliot's user_mad@k reads, and no metric "
+            "asked for reads them: drop user_groups=, or ask for user_mad@k"
         )
     if "reference" in routes:
         given = tables.get("reference")
@@ -717,6 +739,20 @@ def evaluate_plan(
             return per_query
         return _means(per_query, routes.get("prefs") or routes["jg"])
     interactions = tables.get("interactions")
+
+    def offline(asked: Requests) -> pl.LazyFrame:
+        return build_offline_plan(
+            table,
+            asked,
+            qrels,
+            options,
+            queries,
+            interactions,
+            warn=warn,
+            groups=tables.get("groups"),
+            user_groups=tables.get("user_groups"),
+        )
+
     if "recsys" not in routes:
         if options.serendipity_relevance is not None:
             raise InvalidValueError(
@@ -724,15 +760,9 @@ def evaluate_plan(
                 "serendipity, and no metric asked for is a beyond-accuracy metric: drop "
                 "serendipity_relevance="
             )
-        return build_offline_plan(
-            table, routes["offline"], qrels, options, queries, interactions, warn=warn
-        )
+        return offline(routes["offline"])
     accuracy = routes.get("offline")
-    means = (
-        build_offline_plan(table, accuracy, qrels, options, queries, interactions, warn=warn)
-        if accuracy
-        else None
-    )
+    means = offline(accuracy) if accuracy else None
     return with_beyond_accuracy(
         means,
         table,
@@ -861,7 +891,7 @@ def _exposure(
 
 
 #: The tables of the routes the exposure measures share a call with (offline, recsys).
-_JOINED_TABLES = ("queries", "interactions", "item_features")
+_JOINED_TABLES = ("queries", "interactions", "item_features", "user_groups")
 
 
 #: In a call that mixes the exposure measures with accuracy metrics, the exposure

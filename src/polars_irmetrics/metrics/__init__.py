@@ -64,6 +64,7 @@ from polars_irmetrics.metrics.core import CORE_METRICS
 from polars_irmetrics.metrics.elliot import ELLIOT_METRICS
 from polars_irmetrics.metrics.fairness import FAIRNESS_METRICS
 from polars_irmetrics.metrics.listwise import LISTWISE_METRICS
+from polars_irmetrics.metrics.mad import MAD_METRICS
 from polars_irmetrics.metrics.neighbors import NEIGHBOR_METRICS
 from polars_irmetrics.metrics.online import ONLINE_METRICS
 from polars_irmetrics.metrics.ope import OPE_METRICS
@@ -95,4 +96,5 @@ METRICS: tuple[Metric, ...] = (
     *PROPENSITY_METRICS,
     *FAIRNESS_METRICS,
     *ELLIOT_METRICS,
+    *MAD_METRICS,
 )

@@ -78,7 +78,8 @@ CI_LEVEL = 0.95
 #: propensity-scored metrics, :mod:`polars_irmetrics.metrics.propensity`),
 #: and document groups (``"groups"``: one row per (document, group), optional, read by
 #: the expected-exposure measures, :mod:`polars_irmetrics.metrics.fairness`), and a
-#: target group distribution (``"target"``: ``group, target``, optional, read by awrf).
+#: target group distribution (``"target"``: ``group, target``, optional, read by awrf),
+#: and user clusters (``"user_groups"``: one row per user, read by Elliot's ``user_mad``).
 Input = Literal[
     "run",
     "judgments",
@@ -95,6 +96,7 @@ Input = Literal[
     "propensities",
     "groups",
     "target",
+    "user_groups",
 ]
 #: Where a metric's value comes from: one value per query (``"query"``, a formula over
 #: the judged rows of one query, averaged over queries), or one value per recommendation
@@ -307,6 +309,11 @@ class Metric:
         interactions, so goes the ``"offline"`` route while ``serendipity`` is a
         beyond-accuracy (``"recsys"``) metric; :attr:`MetricRequest.route
         <polars_irmetrics.metrics.requests.MetricRequest.route>` reads it.
+    wing
+        The route that computes the metric where :attr:`reads` alone would name another
+        one, or ``None``: Elliot's ``item_mad`` reads ``groups=`` as the exposure
+        measures do, but is one value of the whole table, computed beside Elliot's other
+        metrics (``"offline"``).
     check_params
         The parser's check across parameters and the cutoff,
         ``check_params(name, k, options)``: raises ``ValueError`` with the message to
@@ -331,6 +338,7 @@ class Metric:
     collection: Callable[[CollectionScope, Params], CollectionFormula] | None = None
     check_params: Callable[[str, int | None, Mapping[str, ParamValue]], None] | None = None
     kinds: Mapping[str, tuple[Route, tuple[Input, ...]]] = field(default_factory=dict)
+    wing: Route | None = None
 
     @property
     def level(self) -> Level:
@@ -349,6 +357,8 @@ class Metric:
         >>> [get_metric(n).route for n in ("ndcg", "coverage", "ctr", "auc", "map_avgjg")]
         ['offline', 'recsys', 'online', 'prediction', 'jg']
         """
+        if self.wing is not None:
+            return self.wing
         if self.level == "collection":
             return "recsys"
         for needed, route in _READ_ROUTES:

@@ -9,7 +9,8 @@ unjudged ones too).
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import polars as pl
 
@@ -21,6 +22,7 @@ from polars_irmetrics.ground.validate import (
     with_interactions_tally,
 )
 from polars_irmetrics.metrics.elliot import ELLIOT
+from polars_irmetrics.metrics.mad import MAD
 from polars_irmetrics.metrics.rectools import (
     CATALOGUE_FORMULAS,
     COVERED_USERS,
@@ -30,6 +32,7 @@ from polars_irmetrics.metrics.rectools import (
 from polars_irmetrics.metrics.registry import MetricRequest, get_metric, means
 from polars_irmetrics.offline.coverage import CoverageSink
 from polars_irmetrics.offline.elliot import build_elliot_plan
+from polars_irmetrics.offline.mad import build_mad_plan
 from polars_irmetrics.offline.plan import build_plan
 
 __all__ = ["build_offline_plan"]
@@ -54,19 +57,25 @@ def build_offline_plan(
     interactions: pl.LazyFrame | None,
     *,
     warn: bool | CoverageSink = True,
+    groups: pl.LazyFrame | None = None,
+    user_groups: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """:func:`_offline_plan`; with interactions, their ids checked against the run's
     (one kind, strings or integers) and a warning when they hold few of the run's items
     or users (:func:`~polars_irmetrics.ground.validate.warn_on_interactions`), whatever
     metric reads them."""
     if interactions is None:
-        return _offline_plan(table, requests, qrels, options, queries, None, warn=warn)
+        return _offline_plan(
+            table, requests, qrels, options, queries, None, warn, groups, user_groups
+        )
     query_id, doc_id = options.query_id, options.doc_id
     run_schema = table.collect_schema()
     check_id_kinds(
         interactions.collect_schema(), "interactions", run_schema, "run", [query_id, doc_id]
     )
-    plan = _offline_plan(table, requests, qrels, options, queries, interactions, warn=warn)
+    plan = _offline_plan(
+        table, requests, qrels, options, queries, interactions, warn, groups, user_groups
+    )
     if doc_id not in run_schema:  # the plan has refused it by name
         return plan
     return with_interactions_tally(
@@ -81,8 +90,9 @@ def _offline_plan(
     options: EvalOptions,
     queries: pl.LazyFrame | None,
     interactions: pl.LazyFrame | None,
-    *,
     warn: bool | CoverageSink = True,
+    groups: pl.LazyFrame | None = None,
+    user_groups: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """The offline plan; with RecTools' catalogue metrics (``reco_accuracy``, ``mcc``:
     :data:`~polars_irmetrics.metrics.rectools.CATALOGUE_FORMULAS`), each user's tp
@@ -92,9 +102,22 @@ def _offline_plan(
     ``covered_users@k`` reads whether the run ranks a document of the query at or above
     ``k``, unjudged ones too, which the judged rows of the per-query plan do not show:
     a group-by of the run, joined on the query keys."""
+    whole = _WholeTable(table, requests, qrels, options, queries, interactions, warn)
+    if any(r.metric.name in MAD for _, r in requests):  # Elliot's MAD, from the clusters
+        return whole.beside(
+            MAD,
+            lambda asked, judged, alone: build_mad_plan(
+                table, asked, judged, groups, user_groups, options, alone=alone
+            ),
+        )
     elliot = [(label, r) for label, r in requests if r.metric.name in ELLIOT]
     if elliot and interactions is not None:  # debias= applies inside, once per plan
-        return _with_elliot(table, requests, qrels, options, queries, interactions, warn=warn)
+        return whole.beside(
+            ELLIOT,
+            lambda asked, judged, alone: build_elliot_plan(
+                table, asked, judged, interactions, options, alone=alone
+            ),
+        )
     if options.debias is not None and qrels is not None:  # RecTools' DebiasConfig
         qrels = debiased(qrels, options.debias, options.query_id, options.doc_id)
     wanted = [(label, r) for label, r in requests if _special(r)]
@@ -237,40 +260,54 @@ def _max_rank(
     )
 
 
-def _with_elliot(
-    table: pl.LazyFrame,
-    requests: Requests,
-    qrels: pl.LazyFrame | None,
-    options: EvalOptions,
-    queries: pl.LazyFrame | None,
-    interactions: pl.LazyFrame,
-    *,
-    warn: bool | CoverageSink,
-) -> pl.LazyFrame:
-    """The offline plan of the other metrics (which checks the run and judgments as
-    always; a helper ``num_rel`` where Elliot's are all that was asked for) beside
-    Elliot's (:func:`~polars_irmetrics.offline.elliot.build_elliot_plan`), joined on
-    the ``by`` keys (side by side without them)."""
-    elliot = [(label, r) for label, r in requests if r.metric.name in ELLIOT]
-    rest = [(label, r) for label, r in requests if r.metric.name not in ELLIOT]
-    alone = not rest
-    if alone:
-        helper = replace(elliot[0][1], metric=_NUM_REL, k=None, options=(), aggregate=None)
-        rest = [(f"{INTERNAL}num_rel", helper)]
-    judged = qrels
-    if options.debias is not None and qrels is not None:  # as the other metrics read them
-        judged = debiased(qrels, options.debias, options.query_id, options.doc_id)
-    values = build_elliot_plan(table, elliot, judged, interactions, options, alone=alone)
-    base = _offline_plan(table, rest, qrels, options, queries, interactions, warn=warn)
-    labels = [label for label, _ in requests]
-    helpers = {f"{INTERNAL}num_rel"}
-    by = [c for c in values.collect_schema().names() if c not in labels]
-    keys = [c for c in base.collect_schema().names() if c not in labels and c not in helpers]
-    if by:
-        both = base.join(values, on=by, how="left", nulls_equal=True, maintain_order="left")
-    else:
-        both = pl.concat([base, values], how="horizontal")
-    return both.select(*keys, *labels)
+#: Elliot's plans: the values of the requests asked (one row per ``by`` group) from the
+#: judgments as the other metrics read them, and whether nothing else was asked for.
+WholeValues = Callable[[Requests, pl.LazyFrame | None, bool], pl.LazyFrame]
+
+
+@dataclass(frozen=True)
+class _WholeTable:
+    """The arguments of :func:`build_offline_plan`, for metrics of the whole table
+    (Elliot's) computed beside the others."""
+
+    table: pl.LazyFrame
+    requests: Requests
+    qrels: pl.LazyFrame | None
+    options: EvalOptions
+    queries: pl.LazyFrame | None
+    interactions: pl.LazyFrame | None
+    warn: bool | CoverageSink
+
+    def beside(self, names: frozenset[str], values_of: WholeValues) -> pl.LazyFrame:
+        """The offline plan of the other metrics (which checks the run and judgments as
+        always; a helper ``num_rel`` where the metrics ``names`` are all that was asked
+        for) beside theirs (``values_of``), joined on the ``by`` keys (side by side
+        without them), in the order asked."""
+        requests, qrels, options = self.requests, self.qrels, self.options
+        mine = [(label, r) for label, r in requests if r.metric.name in names]
+        rest = [(label, r) for label, r in requests if r.metric.name not in names]
+        alone = not rest
+        if alone:
+            helper = replace(mine[0][1], metric=_NUM_REL, k=None, options=(), aggregate=None)
+            rest = [(_HELPER, helper)]
+        judged = qrels
+        if options.debias is not None and qrels is not None:  # as the other metrics read them
+            judged = debiased(qrels, options.debias, options.query_id, options.doc_id)
+        values = values_of(mine, judged, alone)
+        base = _offline_plan(
+            self.table, rest, qrels, options, self.queries, self.interactions, self.warn
+        )
+        labels = [label for label, _ in requests]
+        by = [c for c in values.collect_schema().names() if c not in labels]
+        keys = [c for c in base.collect_schema().names() if c not in labels and c != _HELPER]
+        if by:
+            both = base.join(values, on=by, how="left", nulls_equal=True, maintain_order="left")
+        else:
+            both = pl.concat([base, values], how="horizontal")
+        return both.select(*keys, *labels)
+
+
+_HELPER = f"{INTERNAL}num_rel"
 
 
 def _covered(

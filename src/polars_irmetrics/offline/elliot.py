@@ -87,18 +87,36 @@ def _checked_interactions(
         "interactions",
         "the interactions need the run's user (query) and item (document) id columns",
     )
-    casts = []
-    for column in (user, item):
-        kind = id_kind(schema, column, "interactions")
-        theirs = id_kind(run_schema, column, "run")
-        if kind != theirs:
-            raise ColumnTypeError(
-                f"column {column!r} holds {kind}s in the interactions ({schema[column]}) "
-                f"but {theirs}s in the run ({run_schema[column]}); cast one side, e.g. "
-                f"pl.col({column!r}).cast(pl.String) on both"
-            )
-        casts.append(pl.col(column).cast(target[column]))
+    casts = [
+        run_kind(schema, run_schema, column, "interactions", "the interactions", target[column])
+        for column in (user, item)
+    ]
     return interactions.select(casts)
+
+
+def run_kind(
+    schema: pl.Schema,
+    run_schema: pl.Schema,
+    column: str,
+    frame: str,
+    where: str,
+    target: pl.DataType | None = None,
+) -> pl.Expr:
+    """``column`` of a side table (``frame`` in messages of its dtype, ``where`` in those
+    of its kind) cast to ``target``, by default the dtype that holds both its and the
+    run's ids (:func:`~polars_irmetrics.ground.validate.common_id_dtype`; the run is cast
+    to it too); a side of the other kind is refused."""
+    kind = id_kind(schema, column, frame)
+    theirs = id_kind(run_schema, column, "run")
+    if kind != theirs:
+        raise ColumnTypeError(
+            f"column {column!r} holds {kind}s in {where} ({schema[column]}) but {theirs}s "
+            f"in the run ({run_schema[column]}); cast one side, e.g. "
+            f"pl.col({column!r}).cast(pl.String) on both"
+        )
+    if target is None:
+        target = common_id_dtype([schema[column], run_schema[column]])
+    return pl.col(column).cast(target)
 
 
 def _positions(run: pl.LazyFrame, keys: list[str], options: EvalOptions) -> pl.LazyFrame:

@@ -1,0 +1,316 @@
+"""The plan of Elliot's MAD metrics (:mod:`polars_irmetrics.metrics.mad`): ``item_mad``
+and ``user_mad``, from the run (users as queries, items as documents), the judgments
+(the test interactions) and the clusters (``groups=`` for items, ``user_groups=`` for
+users).
+
+One lazy query per metric requested, nothing collected:
+
+1. **Top k**: each user's position (as Elliot's other metrics,
+   :func:`~polars_irmetrics.offline.elliot._positions`), the rows at positions ``<= k``
+   of the users with a relevant test item, with the item's gain (Elliot's discounted
+   relevance, or the run's score of a relevant item for ``kind='rating'``).
+2. **Values**: per item (its mean gain over the users listing it) or per user (its
+   nDCG@k, or the mean score of its top ``k``), joined on the clusters (an id the
+   table lacks is left out, as Elliot does).
+3. **Clusters**: each cluster's mean per ``by`` group, over every cluster of the table
+   (a cluster with nothing to average is null); the mean absolute difference over the
+   pairs of clusters, null where a cluster is null or there is no pair.
+
+Float sums are exact fixed-point sums (:func:`~polars_irmetrics.metrics.scope.fixed_sum`):
+the same bits in any row order. A cluster table that gives an id two clusters, or a
+null cluster, is refused when the plan runs (a one-row check joined across).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_irmetrics.errors import (
+    DuplicateError,
+    InvalidValueError,
+    MetricParameterError,
+)
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL, common_id_dtype, id_kind, require_columns
+from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import fixed_sum
+from polars_irmetrics.offline.elliot import _NOT_READ, _order_columns, _positions, run_kind
+
+__all__ = ["build_mad_plan"]
+
+Requests = Sequence[tuple[str, MetricRequest]]
+
+_POS = f"{INTERNAL}elliot_pos"  # the column _positions writes
+_GAIN = f"{INTERNAL}mad_gain"
+_REL = f"{INTERNAL}mad_rel"
+_VALUE = f"{INTERNAL}mad_value"
+_CLUSTER = f"{INTERNAL}mad_cluster"
+_AVG = f"{INTERNAL}mad_avg"
+_BAD = f"{INTERNAL}mad_bad"
+_GROUP = "group"
+
+
+def _clusters(
+    table: pl.LazyFrame,
+    column: str,
+    run_schema: pl.Schema,
+    keyword: str,
+    what: str,
+    target: pl.DataType,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The cluster table's (id, cluster as text) pairs in the id dtype ``target`` (the
+    run's and judgments' too), and a one-row frame of its first offenders (an id in two
+    clusters, a null cluster)."""
+    schema = table.collect_schema()
+    require_columns(schema, [column, _GROUP], keyword, f"one row per {what}: {column}, group")
+    ids = run_kind(schema, run_schema, column, keyword, f"{keyword}=", target)
+    id_kind(schema, _GROUP, keyword)
+    pairs = table.select(ids, pl.col(_GROUP).cast(pl.String).alias(_CLUSTER)).unique()
+    text = pl.col(column).cast(pl.String)
+    doubled = pairs.group_by(column).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
+    bad = pl.concat(
+        [
+            doubled.select(text.min().alias(f"{_BAD}|{keyword}|twice|{column}")),
+            pairs.select(text.filter(pl.col(_CLUSTER).is_null()).min().alias(
+                f"{_BAD}|{keyword}|null|{column}"
+            )),
+        ],
+        how="horizontal",
+    )  # fmt: skip
+    return pairs.drop_nulls(_CLUSTER), bad
+
+
+def _raise_on_bad(frame: pl.DataFrame) -> pl.DataFrame:
+    for name in [c for c in frame.columns if c.startswith(f"{_BAD}|")]:
+        value = frame[name][0] if frame.height else None
+        if value is None:
+            continue
+        _, keyword, kind, column = name.split("|")
+        if kind == "twice":
+            raise DuplicateError(
+                f"{keyword}= gives {column} {value!r} more than one group; Elliot's MAD "
+                f"metrics put each id in one cluster: keep one row per {column}, e.g. "
+                f".unique({column!r})"
+            )
+        raise InvalidValueError(
+            f"column 'group' of {keyword}= is null for {column} {value!r}; every row "
+            "names its cluster: fill or drop those rows, e.g. .drop_nulls('group')"
+        )
+    return frame.drop([c for c in frame.columns if c.startswith(f"{_BAD}|")])
+
+
+def _pairs(
+    avg: pl.LazyFrame, by: list[str], groups: pl.LazyFrame | None, label: str
+) -> pl.LazyFrame:
+    """The mean absolute difference of the cluster means ``avg`` (``by``, cluster,
+    mean; every cluster of every group, null where it has nothing) over the pairs of
+    clusters, per ``by`` group (``groups``: every group of the run)."""
+    left = avg.rename({_CLUSTER: "a", _AVG: "va"})
+    right = avg.rename({_CLUSTER: "b", _AVG: "vb"})
+    both = left.join(right, on=by) if by else left.join(right, how="cross")
+    both = both.filter(pl.col("a") < pl.col("b"))
+    diff = (pl.col("va") - pl.col("vb")).abs()
+    pairs = pl.len()
+    value = (
+        pl.when((pairs > 0) & diff.is_not_null().all())
+        .then(fixed_sum(diff) / pairs.cast(pl.Float64))
+        .alias(label)
+    )
+    if not by or groups is None:
+        return both.select(value)
+    return groups.join(both.group_by(by).agg(value), on=by, how="left", nulls_equal=True)
+
+
+def build_mad_plan(
+    run: pl.LazyFrame,
+    requests: Requests,
+    qrels: pl.LazyFrame | None,
+    groups: pl.LazyFrame | None,
+    user_groups: pl.LazyFrame | None,
+    options: EvalOptions,
+    *,
+    alone: bool = True,
+) -> pl.LazyFrame:
+    """One row per ``by`` group (the ``by`` keys of the run, then one column per label)
+    of Elliot's MAD metrics in ``requests``; see the module docstring. ``alone``: no
+    other metric of the call reads the ranking plan's options (``depth``,
+    ``judged_only``...), which these do not read: refused.
+
+    Examples
+    --------
+    Two item clusters; user ``u`` finds ``a`` (gain 1) and not ``b``; user ``v`` has
+    no relevant test item and is left out. Cluster 0 (``a``) averages 1, cluster 1
+    (``b``) 0: MAD 1.
+
+    >>> import polars as pl
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> from polars_irmetrics.metrics.registry import parse_metric
+    >>> run = pl.LazyFrame({"query_id": ["u", "u", "v"], "doc_id": ["a", "b", "b"],
+    ...                     "rank": [1, 2, 1]})
+    >>> test = pl.LazyFrame({"query_id": ["u"], "doc_id": ["a"], "relevance": [1]})
+    >>> items = pl.LazyFrame({"doc_id": ["a", "b"], "group": [0, 1]})
+    >>> wanted = [("item_mad@2", parse_metric("item_mad@2"))]
+    >>> build_mad_plan(run, wanted, test, items, None, EvalOptions.build()).collect().rows()
+    [(1.0,)]
+
+    With a single cluster there is no pair to compare: null (Elliot's nan).
+
+    >>> one = items.with_columns(pl.lit(0).alias("group"))
+    >>> build_mad_plan(run, wanted, test, one, None, EvalOptions.build()).collect().rows()
+    [(None,)]
+    """
+    first = requests[0][0]
+    for name, table, keyword, noun, column in (
+        ("item_mad", groups, "groups", "item", options.doc_id),
+        ("user_mad", user_groups, "user_groups", "user", options.query_id),
+    ):
+        asked = [label for label, r in requests if r.metric.name == name]
+        if asked and table is None:  # (user_mad: refused by check_inputs first)
+            raise MetricParameterError(
+                f"metric {asked[0]!r} reads the {noun} clusters: pass {keyword}=... (one "
+                f"row per {noun}: {column}, group) to irm.evaluate"
+            )
+    if options.per_query:
+        raise MetricParameterError(
+            f"metric {first!r} (Elliot's MAD) compares clusters of the whole recommendation "
+            "table: evaluate it with per_query=False"
+        )
+    if qrels is None:
+        raise MetricParameterError(
+            f"metric {first!r} reads the test interactions as judgments: pass them as qrels=..."
+        )
+    if alone:  # an option of the ranking plan that no metric asked for would read
+        for name in _NOT_READ:
+            if name in options.given():
+                raise InvalidValueError(
+                    f"{name}={getattr(options, name)!r} is not read by Elliot's MAD metrics "
+                    f"({', '.join(repr(label) for label, _ in requests)}): they read each "
+                    "user's top k of the recommendations as given; drop "
+                    f"{name}="
+                )
+    user, item = options.query_id, options.doc_id
+    run_schema = run.collect_schema()
+    run_names = run_schema.names()
+    by = [k for k in options.by_keys if k in run_names]
+    keys = [*by, user]
+    rating = any(dict(r.options).get("kind") == "rating" for _, r in requests)
+    if rating:
+        label = next(lb for lb, r in requests if dict(r.options).get("kind") == "rating")
+        require_columns(
+            run_schema,
+            [options.score],
+            "run",
+            f"metric {label!r} (kind='rating') reads the score of each recommendation, "
+            "as Elliot's ItemMADrating and UserMADrating do; name it with score=",
+        )
+    # one dtype per id over the run, the judgments and the clusters (UInt64 ids beyond
+    # Int64 kept whole; each side's kind is checked against the run's)
+    schemas = [run_schema, qrels.collect_schema()]
+    schemas += [t.collect_schema() for t in (groups, user_groups) if t is not None]
+    target = {
+        c: common_id_dtype([schema[c] for schema in schemas if c in schema]) for c in (user, item)
+    }
+    checks: list[pl.LazyFrame] = []
+    items = users = None
+    if groups is not None and any(r.metric.name == "item_mad" for _, r in requests):
+        items, bad = _clusters(groups, item, run_schema, "groups", "item", target[item])
+        checks.append(bad)
+    if user_groups is not None and any(r.metric.name == "user_mad" for _, r in requests):
+        users, bad = _clusters(user_groups, user, run_schema, "user_groups", "user", target[user])
+        checks.append(bad)
+    run = run.with_columns(pl.col(c).cast(t) for c, t in target.items())
+    q_keys = [k for k in keys if k in qrels.collect_schema().names()]
+    level = float(options.relevance_level)
+    rel = pl.col(options.relevance).cast(pl.Float64)
+    relevant = (
+        qrels.with_columns(pl.col(c).cast(t) for c, t in target.items())
+        .filter(rel >= level)
+        .select(*q_keys, item, (2.0 ** (rel - level + 1.0) - 1.0).alias(_GAIN))
+    )
+    with_rel = relevant.select(q_keys).unique()
+    scored = [options.score] if rating else []
+    ranked = _positions(
+        run.select(*keys, item, *_order_columns(run_names, options)), keys, options
+    ).select(*keys, item, _POS, *(pl.col(c).cast(pl.Float64) for c in scored))
+    ranked = ranked.join(with_rel, on=q_keys, how="semi", nulls_equal=True)
+    rows = ranked.join(
+        relevant.with_columns(pl.lit(True).alias(_REL)),
+        on=[*q_keys, item],
+        how="left",
+        nulls_equal=True,
+    ).with_columns(pl.col(_REL).fill_null(False), pl.col(_GAIN).fill_null(0.0))
+    every = run.select(by).unique() if by else None
+    clusters_of = {"item_mad": items, "user_mad": users}
+
+    values: pl.LazyFrame | None = None
+    for label, request in requests:
+        k = request.k if request.k is not None else 0  # the parser requires the cutoff
+        ranking = dict(request.options).get("kind") != "rating"
+        top = rows.filter(pl.col(_POS) <= k)
+        if request.metric.name == "item_mad":
+            gain = pl.col(_GAIN) if ranking else pl.when(pl.col(_REL)).then(options.score)
+            per = top.group_by(*by, item).agg(
+                (fixed_sum(gain) / pl.len().cast(pl.Float64)).alias(_VALUE)
+            )
+            on = item
+        else:
+            if ranking:
+                disc = 1.0 / (pl.col(_POS).cast(pl.Float64) + 1.0).log(2)
+                dcg = top.group_by(keys).agg(fixed_sum(pl.col(_GAIN) * disc).alias("dcg"))
+                place = pl.col(_GAIN).rank("ordinal", descending=True).over(q_keys)
+                ideal = (
+                    relevant.with_columns(place.alias("place"))
+                    .filter(pl.col("place") <= k)
+                    .group_by(q_keys)
+                    .agg(
+                        fixed_sum(
+                            pl.col(_GAIN) / (pl.col("place").cast(pl.Float64) + 1.0).log(2)
+                        ).alias("idcg")
+                    )
+                )
+                listed = ranked.select(keys).unique()  # every user of the run with a test item
+                per = (
+                    listed.join(dcg, on=keys, how="left", nulls_equal=True)
+                    .join(ideal, on=q_keys, how="left", nulls_equal=True)
+                    .select(
+                        *keys,
+                        pl.when(pl.col("dcg") > 0)
+                        .then(pl.col("dcg") / pl.col("idcg"))
+                        .otherwise(0.0)
+                        .alias(_VALUE),
+                    )
+                )
+            else:
+                per = top.group_by(keys).agg(
+                    (fixed_sum(pl.col(options.score)) / pl.len().cast(pl.Float64)).alias(_VALUE)
+                )
+            on = user
+        clusters = clusters_of[request.metric.name]
+        if clusters is None:  # pragma: no cover - checked above
+            raise MetricParameterError(f"metric {label!r} needs its clusters")
+        member = per.join(clusters, on=on, how="inner")
+        sums = member.group_by(*by, _CLUSTER).agg(
+            (fixed_sum(pl.col(_VALUE)) / pl.col(_VALUE).count().cast(pl.Float64)).alias(_AVG)
+        )
+        grid = clusters.select(_CLUSTER).unique()
+        if every is not None:
+            grid = every.join(grid, how="cross")
+        avg = grid.join(sums, on=[*by, _CLUSTER], how="left", nulls_equal=True)
+        one = _pairs(avg, by, every, label)
+        if values is None:
+            values = one
+        elif by:
+            values = values.join(one, on=by, how="left", nulls_equal=True)
+        else:
+            values = pl.concat([values, one], how="horizontal")
+    if values is None:  # pragma: no cover - the door routes only requested metrics here
+        raise InvalidValueError("no MAD metric requested")
+    schema = values.collect_schema()
+    checked = (
+        values.join(pl.concat(checks, how="horizontal"), how="cross")
+        .map_batches(_raise_on_bad, schema=schema)
+        .select(schema.names())
+    )
+    return checked.sort(by) if by else checked
