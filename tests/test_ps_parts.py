@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 import polars_irmetrics.ground.buckets as buckets_module
-from polars_irmetrics.errors import DuplicateError, InvalidValueError
+from polars_irmetrics.errors import DuplicateError, InvalidValueError, MetricParameterError
 
 from .test_ps_metrics import CASES, _frames, _worked
 
@@ -225,3 +225,99 @@ def test_bad_buckets_value_is_refused() -> None:
     run, qrels, props = _tables("worked-by-document")
     with pytest.raises(InvalidValueError, match=re.escape("buckets must be a positive integer")):
         irm.evaluate(run, ["ps_ndcg@2"], qrels=qrels, propensities=props, buckets=0)
+
+
+# --- Spark and Dask: the same bits, the same errors ------------------------------------
+
+
+def _engine(name: str, request: pytest.FixtureRequest) -> tuple[Any, Any]:
+    """The engine's evaluate (computed, as a polars DataFrame) and a converter of polars
+    frames to its frames (the real Spark session and Dask cluster of tests/conftest.py)."""
+    if name == "spark":
+        import polars_irmetrics.spark as irm_spark
+
+        session = request.getfixturevalue("spark")
+
+        def on_spark(*args: Any, **kw: Any) -> pl.DataFrame:
+            return pl.from_pandas(irm_spark.evaluate(*args, **kw).toPandas())
+
+        return on_spark, lambda f: session.createDataFrame(f.to_pandas())
+    request.getfixturevalue("client")
+    import dask.dataframe as dd
+
+    import polars_irmetrics.dask as irm_dask
+
+    def on_dask(*args: Any, **kw: Any) -> pl.DataFrame:
+        return pl.from_pandas(irm_dask.evaluate(*args, **kw).compute())
+
+    return on_dask, lambda f: dd.from_pandas(f.to_pandas(), npartitions=2)
+
+
+ENGINE_CASES = [  # the engines' jobs are the suite's long tail: three calls each
+    ("worked-by-position", False),
+    ("worked-by-document", True),
+    (CASES[0]["name"], False),
+]
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_give_the_one_plan_bits(engine: str, request: pytest.FixtureRequest) -> None:
+    evaluate, frame = _engine(engine, request)
+    for case, per_query in ENGINE_CASES:
+        run, qrels, props = _tables(case)
+        whole = _evaluate("DataFrame", (run, qrels, props), METRICS, per_query=per_query)
+        got = evaluate(
+            frame(run),
+            METRICS,
+            qrels=frame(qrels),
+            propensities=frame(props),
+            per_query=per_query,
+            partitions=3,
+        )
+        assert got.columns == whole.columns
+        assert got.cast(whole.schema).equals(whole), (case, per_query)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_raise_the_one_plan_error(engine: str, request: pytest.FixtureRequest) -> None:
+    evaluate, frame = _engine(engine, request)
+    run, qrels, props = _tables("worked-by-document")
+    message = "document 'c' of query 'q1' is relevant (relevance >= 1) and has no propensity"
+    lacking = frame(props.filter(pl.col("doc_id") != "c"))
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        evaluate(frame(run), ["ps_ndcg@2"], qrels=frame(qrels), propensities=lacking)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_refuse_what_one_machine_refuses(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame = _engine(engine, request)
+    run, qrels, props = _tables("worked-by-document")
+    with pytest.raises(
+        MetricParameterError,
+        match=re.escape(
+            "propensities= is read by the propensity-scored metrics (ps_precision@k, "
+            "ps_ndcg@k), and no metric asked for reads it: drop propensities="
+        ),
+    ):
+        evaluate(frame(run), ["ndcg@2"], qrels=frame(qrels), propensities=frame(props))
+    queries = frame(qrels.select("query_id").unique())
+    with pytest.raises(
+        InvalidValueError,
+        match=re.escape(
+            "queries= is not read by the propensity-scored metrics (ps_precision@k, "
+            "ps_ndcg@k): they read the run, qrels= and propensities=; drop queries="
+        ),
+    ):
+        evaluate(
+            frame(run), ["ps_ndcg@2"], qrels=frame(qrels), propensities=frame(props),
+            queries=queries,
+        )  # fmt: skip
+    with pytest.raises(InvalidValueError, match=re.escape("depth=5 is not read by")):
+        evaluate(frame(run), ["ps_ndcg@2"], qrels=frame(qrels), propensities=frame(props), depth=5)
+    with pytest.raises(
+        MetricParameterError,
+        match=re.escape("metric 'ps_ndcg@2' reads relevance judgments (the clicks, with"),
+    ):
+        evaluate(frame(run), ["ps_ndcg@2"], propensities=frame(props))
