@@ -19,6 +19,10 @@ Plan: the relevant judgments (relevance >= the level) joined with the run's posi
 and with their weights, each query's weights ranked (the ideal propensity-scored
 ranking), one group-by per query of the numerator ``N_q`` and the ideal ``I_q`` of each
 metric, and the ratio ``sum N_q / sum I_q`` (``per_query=True``: ``N_q / mean I_q``).
+Every sum is fixed-point (:func:`_exact`), the same bits in any row order, so the plan
+divides into parts of whole queries (:class:`PsPlan`): out of core
+(:mod:`polars_irmetrics.offline.ps_parts`) and on Spark and Dask
+(:mod:`polars_irmetrics.engines._ps`) with the one plan's values.
 The checks (a propensity that is null, NaN, 0 or less or above 1, a key listed twice, a
 relevant document without a propensity) ride in the same plan and raise on collect.
 """
