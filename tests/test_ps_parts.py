@@ -227,6 +227,24 @@ def test_bad_buckets_value_is_refused() -> None:
         irm.evaluate(run, ["ps_ndcg@2"], qrels=qrels, propensities=props, buckets=0)
 
 
+def test_cli_buckets(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    run, qrels, props = _tables("worked-by-document")
+    run.write_parquet(tmp_path / "run.parquet")
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    props.write_parquet(tmp_path / "p.parquet")
+    argv = ["evaluate", "run.parquet", "--qrels", "qrels.parquet", "-m", "ps_precision@2"]
+    argv += ["--propensities", "p.parquet", "--buckets", "3", "--format", "csv"]
+    done = subprocess.run(
+        [sys.executable, "-m", "polars_irmetrics", *argv],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    # (4 + 5) / (5 + 5 + 2): the worked example by document, in three buckets
+    assert (done.returncode, done.stdout, done.stderr) == (0, "num_q,ps_precision@2\n3,0.75\n", "")
+
+
 # --- Spark and Dask: the same bits, the same errors ------------------------------------
 
 
