@@ -22,7 +22,8 @@ that computes it:
 * ``reference``: a run against a reference run, rank similarity
   (:mod:`polars_irmetrics.agreement`).
 * ``propensity``: propensity-scored metrics (``ps_precision@k``, ``ps_ndcg@k``), a run
-  and judgments with ``propensities=`` (:mod:`polars_irmetrics.offline.propensity`).
+  and judgments with ``propensities=`` (:mod:`polars_irmetrics.offline.propensity`;
+  out of core: :mod:`polars_irmetrics.offline.ps_parts`).
 
 A run or judgments whose ``doc_id`` is a ``List`` (one row per query) are turned into
 the long form first (:mod:`polars_irmetrics.ground.lists`), inside the plan.
@@ -60,7 +61,7 @@ from polars_irmetrics.offline.catalogue import build_offline_plan
 from polars_irmetrics.offline.coverage import CoverageSink
 from polars_irmetrics.offline.jg import build_jg_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
-from polars_irmetrics.offline.propensity import build_propensity_plan
+from polars_irmetrics.offline.ps_parts import propensity_plan
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.evaluate import build_online_plan
 from polars_irmetrics.ope.evaluate import build_ope_plan
@@ -843,7 +844,7 @@ def _propensity(
     propensities = tables.get("propensities")
     if propensities is None:  # refused by check_inputs, with the metric's name
         raise MetricParameterError("propensity-scored metrics need propensities=...")
-    return build_propensity_plan(run, requests, tables.get("qrels"), propensities, options)
+    return propensity_plan(run, requests, tables.get("qrels"), propensities, options)
 
 
 def _exposure(

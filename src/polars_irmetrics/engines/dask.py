@@ -63,6 +63,8 @@ from polars_irmetrics.engines._partition import (
 )
 from polars_irmetrics.engines._prediction import prediction_route
 from polars_irmetrics.engines._prediction_dask import prediction_frame
+from polars_irmetrics.engines._ps import ps_route
+from polars_irmetrics.engines._ps_dask import ps_frame
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
 from polars_irmetrics.offline.coverage import Coverage
@@ -91,6 +93,7 @@ def evaluate(
     labels: dd.DataFrame | None = None,
     policy: dd.DataFrame | None = None,
     reward_model: dd.DataFrame | None = None,
+    propensities: dd.DataFrame | None = None,
     partitions: int | None = None,
     **options: Unpack[EvalKwargs],
 ) -> dd.DataFrame:
@@ -129,6 +132,12 @@ def evaluate(
         are split by a hash of ``round_id``; each part gives exact sums per ``by`` group,
         merged in one task into the estimates, equal to one machine's to the last bit
         (:mod:`polars_irmetrics.engines._ope`). ``per_query=True`` and ``ci=`` are refused.
+    propensities
+        Propensity-scored metrics (``ps_precision@k``, ``ps_ndcg@k``): one row per
+        document or per ``position`` with its ``propensity``, a small Dask DataFrame,
+        computed at the call and shipped to every task; the run and ``qrels`` are
+        shuffled by query hash and the parts' sums finished in one partition, equal to
+        one machine's to the last bit (:mod:`polars_irmetrics.engines._ps`).
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default the run's number of partitions. A part's rows are held in one worker's
@@ -213,6 +222,20 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
+    given = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}
+    names, ps = ps_route("Dask", metrics, built, {**given, "propensities": propensities})
+    if ps and propensities is not None:
+        _ensure_frame(propensities, "propensities")
+        values = ps_frame(
+            run,
+            names,
+            qrels=qrels,
+            propensities=propensities,
+            count=_partitions(run, partitions),
+            options=built,
+            tag=_tag,
+        )
+        return persist(values) if built.progress else values
     tables = {"policy": policy, "reward_model": reward_model, "qrels": qrels}
     names, ope = ope_route(
         "Dask", metrics, built, {**tables, "queries": queries, "labels": labels}

@@ -52,6 +52,7 @@ from polars_irmetrics.engines._partition import (
     summarize_part,
 )
 from polars_irmetrics.engines._prediction import prediction_route
+from polars_irmetrics.engines._ps import ps_route
 from polars_irmetrics.errors import (
     ColumnTypeError,
     InvalidValueError,
@@ -75,6 +76,7 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
 # after pyspark's own import, which names the extra when it is missing
 from polars_irmetrics.engines._ope_spark import ope_frame
 from polars_irmetrics.engines._prediction_spark import prediction_frame
+from polars_irmetrics.engines._ps_spark import ps_frame
 from polars_irmetrics.engines._spark_coverage import (
     Parts,
     coverage_parts,
@@ -113,6 +115,7 @@ def evaluate(
     labels: DataFrame | None = None,
     policy: DataFrame | None = None,
     reward_model: DataFrame | None = None,
+    propensities: DataFrame | None = None,
     partitions: int | None = None,
     **options: Unpack[EvalKwargs],
 ) -> DataFrame:
@@ -151,6 +154,12 @@ def evaluate(
         are split by a hash of ``round_id``; each part gives exact sums per ``by`` group,
         merged in one task into the estimates, equal to one machine's to the last bit
         (:mod:`polars_irmetrics.engines._ope`). ``per_query=True`` and ``ci=`` are refused.
+    propensities
+        Propensity-scored metrics (``ps_precision@k``, ``ps_ndcg@k``): one row per
+        document or per ``position`` with its ``propensity``, a small Spark DataFrame,
+        gathered at the call and shipped to every task; the run and ``qrels`` are split
+        by query hash and the parts' sums finished in one task, equal to one machine's
+        to the last bit (:mod:`polars_irmetrics.engines._ps`).
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default ``spark.sql.shuffle.partitions``. A part's rows are held in one Python
@@ -225,6 +234,22 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Spark")
+    given = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}
+    names, ps = ps_route("Spark", metrics, built, {**given, "propensities": propensities})
+    if ps and propensities is not None:
+        _ensure_frame(propensities, "propensities")
+        spark = run.sparkSession
+        result = ps_frame(
+            run,
+            names,
+            qrels=qrels,
+            propensities=propensities,
+            count=_partitions(spark, partitions),
+            options=built,
+            part=_part,
+            spark_schema=_spark_schema,
+        )
+        return _compute(result, spark, built.progress)
     tables = {"policy": policy, "reward_model": reward_model, "qrels": qrels}
     names, ope = ope_route(
         "Spark", metrics, built, {**tables, "queries": queries, "labels": labels}

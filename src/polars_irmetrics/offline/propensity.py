@@ -19,6 +19,10 @@ Plan: the relevant judgments (relevance >= the level) joined with the run's posi
 and with their weights, each query's weights ranked (the ideal propensity-scored
 ranking), one group-by per query of the numerator ``N_q`` and the ideal ``I_q`` of each
 metric, and the ratio ``sum N_q / sum I_q`` (``per_query=True``: ``N_q / mean I_q``).
+Every sum is fixed-point (:func:`_exact`), the same bits in any row order, so the plan
+divides into parts of whole queries (:class:`PsPlan`): out of core
+(:mod:`polars_irmetrics.offline.ps_parts`) and on Spark and Dask
+(:mod:`polars_irmetrics.engines._ps`) with the one plan's values.
 The checks (a propensity that is null, NaN, 0 or less or above 1, a key listed twice, a
 relevant document without a propensity) ride in the same plan and raise on collect.
 """
@@ -26,6 +30,7 @@ relevant document without a propensity) ride in the same plan and raise on colle
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -39,8 +44,9 @@ from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
 
-__all__ = ["build_propensity_plan", "label_propensity"]
+__all__ = ["PsPlan", "build_propensity_plan", "label_propensity", "prepare_propensity"]
 
 _RANK = f"{INTERNAL}ps_rank"
 _W = f"{INTERNAL}ps_w"
@@ -50,6 +56,7 @@ _KEY = f"{INTERNAL}ps_key"
 _VALUE = f"{INTERNAL}ps_value"
 _QUERY = f"{INTERNAL}ps_query"
 _LEVEL = f"{INTERNAL}ps_level"
+_DOC = f"{INTERNAL}ps_doc"
 _FIX = (
     "a propensity is a probability in (0, 1]: the chance that a relevant document (or "
     "the position) is observed"
@@ -164,7 +171,151 @@ def build_propensity_plan(
     propensities: pl.LazyFrame,
     options: EvalOptions,
 ) -> pl.LazyFrame:
-    """The lazy plan of ``ps_precision@k`` and ``ps_ndcg@k`` (module docstring)."""
+    """The lazy plan of ``ps_precision@k`` and ``ps_ndcg@k`` (module docstring): the
+    whole run as one part (:meth:`PsPlan.part`), finished (:meth:`PsPlan.finish`)."""
+    plan = prepare_propensity(run, requests, qrels, propensities, options)
+    return plan.finish(plan.part(run, plan.qrels))
+
+
+@dataclass(frozen=True)
+class PsPlan:
+    """The propensity-scored metrics of one evaluation, checked against the schemas
+    (:func:`prepare_propensity`), in two steps that a split run shares with the one plan:
+
+    * :meth:`part`: over the rows of whole queries (all of them, a bucket's, an engine
+      task's), one row per judged query with the numerator ``N_q`` and the ideal
+      ``I_q`` of each metric, and the first row of each check that reads the judgments
+      (unraised);
+    * :meth:`finish`: over every part's rows, the ratios of exact sums over the queries
+      (:func:`_total`: the same bits in any order of the parts and rows), the checks of
+      ``propensities=`` and the first failing row of all, raised on collect.
+    """
+
+    requests: list[tuple[str, MetricRequest]]
+    options: EvalOptions
+    #: The judgments, their ids cast to the run's (what each part is split from).
+    qrels: pl.LazyFrame
+    #: ``propensities=`` as (key, p): read whole by every part.
+    table: pl.LazyFrame
+    run_schema: pl.Schema
+    by_position: bool
+    order: str
+
+    @property
+    def key(self) -> str:
+        return "position" if self.by_position else self.options.doc_id
+
+    def part(self, run: pl.LazyFrame, qrels: pl.LazyFrame) -> pl.LazyFrame:
+        """One part's rows: per judged query its sums, and the judgments' checks."""
+        q, d, position = self.options.query_id, self.options.doc_id, self._position
+        run = run.select(pl.col(c).cast(self.run_schema[c]) for c in (q, d, position))
+        qrels = qrels.with_columns(
+            pl.col(q).cast(self.run_schema[q]), pl.col(d).cast(self.run_schema[d])
+        )
+        if self.order == "rank":
+            ranked = run.select(q, d, pl.col(position).cast(pl.Int64).alias(_RANK))
+        else:  # score descending, ties by doc_id descending as text (trec_eval)
+            text = pl.col(d).cast(pl.String).alias(_KEY)
+            ranked = (
+                run.select(q, d, position, text)
+                .sort([q, position, _KEY], descending=[False, True, True], nulls_last=True)
+                .select(q, d, (pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(q)).alias(_RANK))
+            )
+        level = self._levels[0]
+        judged = qrels.select(q, d, pl.col(self.options.relevance).cast(pl.Float64).alias("rel"))
+        relevant = judged.filter(pl.col("rel") >= level).join(
+            ranked, on=[q, d], how="left", nulls_equal=False
+        )
+        on = _RANK if self.by_position else d
+        weighted = relevant.join(
+            self.table.rename({_KEY: on}), on=on, how="left", nulls_equal=False
+        ).with_columns((1.0 / pl.col("p")).alias(_W))
+        sums = _per_query(weighted, judged, self.requests, self.options, q)
+        problems = _judged_problems(weighted, judged, q, d, level)
+        return pl.concat([sums, problems], how="diagonal_relaxed").select(
+            pl.col(name).cast(dtype) for name, dtype in self.part_schema.items()
+        )
+
+    @property
+    def part_schema(self) -> pl.Schema:
+        """The columns of :meth:`part` (a bucket's, an engine task's rows)."""
+        q, d = self.options.query_id, self.options.doc_id
+        sums = {f"{INTERNAL}{s}{i}": pl.Float64() for i in range(len(self.requests)) for s in "ni"}
+        return pl.Schema(
+            {
+                q: self.run_schema[q],
+                **sums,
+                _PROBLEM: pl.Int32(),
+                _KEY: pl.String(),
+                _QUERY: pl.String(),
+                _VALUE: pl.Float64(),
+                _LEVEL: pl.Float64(),
+                _DOC: self.run_schema[d],
+            }
+        )
+
+    def finish(self, parts: pl.LazyFrame) -> pl.LazyFrame:
+        """The result from every part's rows (:meth:`part`), the checks raised."""
+        q = self.options.query_id
+        labels = [label for label, _ in self.requests]
+        per_query = parts.filter(pl.col(_PROBLEM).is_null()).sort(q)
+        if self.options.per_query:
+            count = pl.len().cast(pl.Float64)
+            shares = [
+                (pl.col(f"{INTERNAL}n{i}") / (_total(f"{INTERNAL}i{i}") / count)).alias(label)
+                for i, label in enumerate(labels)
+            ]
+            result = per_query.select(q, *shares)
+        else:
+            ratios = [
+                pl.when(_total(f"{INTERNAL}i{i}") > 0)
+                .then(_total(f"{INTERNAL}n{i}") / _total(f"{INTERNAL}i{i}"))
+                .alias(label)
+                for i, label in enumerate(labels)
+            ]
+            result = per_query.select(pl.len().cast(pl.Int64).alias("num_q"), *ratios)
+        schema = result.collect_schema()
+        problems = pl.concat(
+            [_table_problems(self.table), parts.filter(pl.col(_PROBLEM).is_not_null())],
+            how="diagonal_relaxed",
+        )
+        combined = pl.concat([result, problems], how="diagonal_relaxed")
+        d, key, kind = self.options.doc_id, self.key, self.run_schema[self.options.doc_id]
+        return combined.map_batches(
+            lambda frame: _raise(frame, schema, q, d, key, kind), schema=schema
+        )
+
+    @property
+    def _position(self) -> str:
+        return self.options.rank if self.order == "rank" else self.options.score
+
+    @property
+    def _levels(self) -> list[float]:
+        return sorted({r.params(self.options.relevance_level).level for _, r in self.requests})
+
+
+def _total(column: str) -> pl.Expr:
+    """Aggregation: the sum of ``column`` over the queries (:func:`_exact`)."""
+    return _exact(pl.col(column))
+
+
+def _exact(value: pl.Expr) -> pl.Expr:
+    """Aggregation: the sum of ``value``, the same bits in any row order (fixed point,
+    :func:`~polars_irmetrics.metrics.scope.fixed_sum`), so that a run split into parts,
+    its rows in any order, gives the one plan's; a term of 2**32 or more (a propensity
+    below about 2e-10) makes it a float sum, in the rows' order."""
+    return pl.when(beyond_fixed(value).any()).then(value.sum()).otherwise(fixed_sum(value))
+
+
+def prepare_propensity(
+    run: pl.LazyFrame,
+    requests: list[tuple[str, MetricRequest]],
+    qrels: pl.LazyFrame | None,
+    propensities: pl.LazyFrame,
+    options: EvalOptions,
+) -> PsPlan:
+    """Check the tables' schemas and the options (raising the library's errors) and give
+    the two steps of the plan (:class:`PsPlan`)."""
     if options.by_keys:
         raise InvalidValueError(
             "by= and systems= are not available for the propensity-scored metrics "
@@ -204,7 +355,7 @@ def build_propensity_plan(
                 f"{qrels_schema[column]} in the qrels: cast one, e.g. "
                 f"pl.col({column!r}).cast(pl.String)"
             )
-    qrels = qrels.with_columns(pl.col(q).cast(run_schema[q]), pl.col(d).cast(run_schema[d]))
+    qrels = qrels.select(pl.col(q).cast(run_schema[q]), pl.col(d).cast(run_schema[d]), relevance)
     by_position = "position" in prop_schema
     key = "position" if by_position else d
     if by_position and d in prop_schema:
@@ -232,48 +383,14 @@ def build_propensity_plan(
         pl.col(key).cast(pl.Int64 if by_position else run_schema[d]).alias(_KEY),
         pl.col("propensity").cast(pl.Float64).alias("p"),
     )
-
-    if order == "rank":
-        ranked = run.select(q, d, pl.col(position).cast(pl.Int64).alias(_RANK))
-    else:  # score descending, ties by doc_id descending as text (trec_eval)
-        text = pl.col(d).cast(pl.String).alias(_KEY)
-        ranked = (
-            run.select(q, d, position, text)
-            .sort([q, position, _KEY], descending=[False, True, True], nulls_last=True)
-            .select(q, d, (pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(q)).alias(_RANK))
-        )
-    levels = sorted({r.params(options.relevance_level).level for _, r in requests})
-    judged = qrels.select(q, d, pl.col(relevance).cast(pl.Float64).alias("rel"))
-    relevant = judged.filter(pl.col("rel") >= levels[0]).join(
-        ranked, on=[q, d], how="left", nulls_equal=False
-    )
-    on = _RANK if by_position else d
-    weighted = relevant.join(
-        table.rename({_KEY: on}), on=on, how="left", nulls_equal=False
-    ).with_columns((1.0 / pl.col("p")).alias(_W))
-
-    per_query = _per_query(weighted, judged, requests, options, q)
-    problems = _problems(table, weighted, judged, q, d, key, by_position, levels[0])
-    labels = [label for label, _ in requests]
-    if options.per_query:
-        shares = [
-            (pl.col(f"{INTERNAL}n{i}") / pl.col(f"{INTERNAL}i{i}").mean()).alias(label)
-            for i, label in enumerate(labels)
-        ]
-        result = per_query.select(q, *shares)
-    else:
-        ratios = [
-            pl.when(pl.col(f"{INTERNAL}i{i}").sum() > 0)
-            .then(pl.col(f"{INTERNAL}n{i}").sum() / pl.col(f"{INTERNAL}i{i}").sum())
-            .alias(label)
-            for i, label in enumerate(labels)
-        ]
-        result = per_query.select(pl.len().cast(pl.Int64).alias("num_q"), *ratios)
-    schema = result.collect_schema()
-    combined = pl.concat([result, problems], how="diagonal_relaxed")
-    kind = run_schema[d]
-    return combined.map_batches(
-        lambda frame: _raise(frame, schema, q, d, key, kind), schema=schema
+    return PsPlan(
+        requests=requests,
+        options=options,
+        qrels=qrels,
+        table=table,
+        run_schema=pl.Schema({c: run_schema[c] for c in (q, d, position)}),
+        by_position=by_position,
+        order=order,
     )
 
 
@@ -306,14 +423,14 @@ def _per_query(
         in_run = pl.col(_RANK) <= k
         in_ideal = pl.col(ideal) <= k
         if request.metric.name == "ps_precision":
-            numerator = w.filter(in_run).sum()
-            best = w.filter(in_ideal).sum()
+            numerator = _exact(w.filter(in_run))
+            best = _exact(w.filter(in_ideal))
         else:  # ps_ndcg: both over the binary IDCG@k of the query's relevant documents
             at_rank = 1.0 / (pl.col(_RANK).cast(pl.Float64) + 1.0).log(2)
             at_ideal = 1.0 / (pl.col(ideal).cast(pl.Float64) + 1.0).log(2)
-            z = at_ideal.filter(in_ideal).sum()
-            numerator = (w * at_rank).filter(in_run).sum() / z
-            best = (w * at_ideal).filter(in_ideal).sum() / z
+            z = _exact(at_ideal.filter(in_ideal))
+            numerator = _exact((w * at_rank).filter(in_run)) / z
+            best = _exact((w * at_ideal).filter(in_ideal)) / z
         aggs += [
             numerator.fill_nan(0.0).alias(f"{INTERNAL}n{i}"),
             best.fill_nan(0.0).alias(f"{INTERNAL}i{i}"),
@@ -329,45 +446,58 @@ def _per_query(
     )
 
 
-def _problems(
-    table: pl.LazyFrame,
-    weighted: pl.LazyFrame,
-    judged: pl.LazyFrame,
-    q: str,
-    d: str,
-    key: str,
-    by_position: bool,
-    level: float,
-) -> pl.LazyFrame:
-    """The first bad row of each check, one row each (``_PROBLEM`` its number)."""
+def _table_problems(table: pl.LazyFrame) -> pl.LazyFrame:
+    """The first bad row of each check of ``propensities=`` (a value out of (0, 1], a key
+    listed twice), one row each (``_PROBLEM`` its number)."""
     p = pl.col("p")
     bad_value = table.filter(p.is_null() | p.is_nan() | (p <= 0) | (p > 1)).sort(_KEY)
     twice = table.group_by(_KEY).len().filter(pl.col("len") > 1).sort(_KEY)
-    missing = weighted.filter(pl.col(_W).is_null()).sort(q, d)
-    dup_judged = judged.group_by(q, d).len().filter(pl.col("len") > 1).sort(q, d)
-
-    def text(column: str) -> pl.Expr:
-        return pl.col(column).cast(pl.String)
-
     return pl.concat(
         [
             bad_value.head(1).select(
-                pl.lit(1).alias(_PROBLEM), text(_KEY).alias(_KEY), p.alias(_VALUE)
+                pl.lit(1, dtype=pl.Int32).alias(_PROBLEM), _text(_KEY).alias(_KEY), p.alias(_VALUE)
             ),
-            twice.head(1).select(pl.lit(2).alias(_PROBLEM), text(_KEY).alias(_KEY)),
-            missing.head(1).select(
-                pl.lit(3).alias(_PROBLEM),
-                text(d).alias(_KEY),
-                text(q).alias(_QUERY),
-                pl.col(_RANK).cast(pl.Float64).alias(_VALUE),
-                pl.lit(level).alias(_LEVEL),
-            ),
-            dup_judged.head(1).select(
-                pl.lit(4).alias(_PROBLEM), text(d).alias(_KEY), text(q).alias(_QUERY)
+            twice.head(1).select(
+                pl.lit(2, dtype=pl.Int32).alias(_PROBLEM), _text(_KEY).alias(_KEY)
             ),
         ],
         how="diagonal_relaxed",
     )
+
+
+def _judged_problems(
+    weighted: pl.LazyFrame, judged: pl.LazyFrame, q: str, d: str, level: float
+) -> pl.LazyFrame:
+    """The first bad row of each check of one part's judgments (a relevant document
+    without a weight, a judgment given twice), with its query and document as typed
+    (``q``, ``_DOC``): :func:`_raise` takes the least over the parts."""
+    missing = weighted.filter(pl.col(_W).is_null()).sort(q, d)
+    dup_judged = judged.group_by(q, d).len().filter(pl.col("len") > 1).sort(q, d)
+    return pl.concat(
+        [
+            missing.head(1).select(
+                pl.lit(3, dtype=pl.Int32).alias(_PROBLEM),
+                _text(d).alias(_KEY),
+                _text(q).alias(_QUERY),
+                pl.col(_RANK).cast(pl.Float64).alias(_VALUE),
+                pl.lit(level, dtype=pl.Float64).alias(_LEVEL),
+                q,
+                pl.col(d).alias(_DOC),
+            ),
+            dup_judged.head(1).select(
+                pl.lit(4, dtype=pl.Int32).alias(_PROBLEM),
+                _text(d).alias(_KEY),
+                _text(q).alias(_QUERY),
+                q,
+                pl.col(d).alias(_DOC),
+            ),
+        ],
+        how="diagonal_relaxed",
+    )
+
+
+def _text(column: str) -> pl.Expr:
+    return pl.col(column).cast(pl.String)
 
 
 def _raise(
@@ -376,7 +506,9 @@ def _raise(
     """Raise the first problem the checks found, else the result without them."""
     if _PROBLEM not in frame.columns:
         return frame
-    problems = frame.filter(pl.col(_PROBLEM).is_not_null()).sort(_PROBLEM)
+    problems = frame.filter(pl.col(_PROBLEM).is_not_null()).sort(
+        [_PROBLEM, q, _DOC], nulls_last=True
+    )
     if problems.height:
         row = problems.row(0, named=True)
         raise _error(row, q, d, key, kind)

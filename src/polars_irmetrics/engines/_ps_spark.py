@@ -1,0 +1,86 @@
+"""The propensity-scored metrics on Spark (:mod:`polars_irmetrics.engines._ps`).
+
+The run and the judgments (their columns the metrics read) are paired by query hash
+(:func:`~polars_irmetrics.engines._spark_pairs.paired_map`: ``repartition`` on the
+engine's part number, one ``mapInArrow`` task per partition), each task giving its
+queries' sums with the propensities shipped in the job; the parts' rows go to one
+partition, where one task finishes them into the result.
+:mod:`polars_irmetrics.engines.spark` computes it at the call, as for the other metrics,
+and passes its own part number and schema functions (this module does not import it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+import polars as pl
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
+
+from polars_irmetrics.engines._partition import arrow_schema
+from polars_irmetrics.engines._ps import prepare_ps, ps_finish, ps_part
+from polars_irmetrics.engines._spark_pairs import PartOf, carrying, paired_map
+from polars_irmetrics.ground.options import EvalOptions
+
+__all__ = ["ps_frame"]
+
+#: ``(schema, keys) -> Spark schema`` with the non-key columns renamed (the engine's).
+SparkSchema = Callable[[pl.Schema, tuple[str, ...]], StructType]
+
+
+def ps_frame(
+    run: DataFrame,
+    metrics: Iterable[str],
+    *,
+    qrels: DataFrame | None,
+    propensities: DataFrame,
+    count: int,
+    options: EvalOptions,
+    part: PartOf,
+    spark_schema: SparkSchema,
+) -> DataFrame:
+    """:func:`polars_irmetrics.spark.evaluate`'s result for the propensity-scored
+    metrics, not yet computed (module doc); the propensities are gathered now."""
+    table = propensities.toArrow()
+    job = prepare_ps(
+        to_arrow_schema(run.schema),
+        None if qrels is None else to_arrow_schema(qrels.schema),
+        table,
+        metrics,
+        options,
+        "polars_irmetrics.spark.evaluate",
+    )
+    query_id = job.options.query_id
+    parts_schema = spark_schema(job.part_schema, (query_id,))
+    assert qrels is not None  # prepare_ps refuses the metrics without judgments
+
+    def evaluate(runs: pa.Table, judged: pa.Table | None) -> pa.Table:
+        return carrying(ps_part, job, runs, judged)
+
+    parts = paired_map(
+        run.select(*job.run_schema.names()),
+        qrels.select(*job.qrels_schema.names()),
+        evaluate,
+        query_id=query_id,
+        count=count,
+        part=part,
+        schema=parts_schema,
+        prefix="q",
+    )
+    names = list(job.part_schema)
+    rows = pa.schema(
+        field.with_name(name)
+        for field, name in zip(arrow_schema(job.part_schema), parts_schema.names, strict=True)
+    )
+    result_schema = spark_schema(job.result_schema, (query_id,))
+
+    def everything(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = pa.Table.from_batches(list(batches), schema=rows).rename_columns(names)
+        result = carrying(ps_finish, job, table)
+        yield from result.rename_columns(result_schema.names).to_batches()
+
+    # one partition holds every query's rows: one result, even for none
+    finished = parts.repartition(1).mapInArrow(everything, result_schema)
+    return finished.toDF(*job.result_schema)
