@@ -8,7 +8,12 @@ measure's declared direction."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,6 +41,8 @@ MIXED = [*EXPOSURE[:4], "ndcg@10", "P@5", "map"]
 #: DataFrame and LazyFrame (as the frame_kind fixture, which Hypothesis cannot reset
 #: between examples)
 KINDS = pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame"])
+
+ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
 
@@ -400,3 +407,33 @@ def test_compare_refuses_groups_without_an_exposure_measure() -> None:
         match=re.escape("groups= holds the document groups the expected-exposure measures"),
     ):
         irm.compare(runs, ["ndcg@10"], qrels=t["qrels"], groups=t["groups"])
+
+
+def test_cli_compare_takes_groups_and_target(tmp_path: Path) -> None:
+    runs, t = _compare_runs(3)
+    for name, run in runs.items():
+        run.write_parquet(tmp_path / f"{name}.parquet")
+    t["qrels"].write_parquet(tmp_path / "qrels.parquet")
+    t["groups"].write_parquet(tmp_path / "groups.parquet")
+    target = pl.DataFrame({"group": ["g0", "g1", "g2", "g9"], "target": [0.4, 0.3, 0.2, 0.1]})
+    target.write_csv(tmp_path / "target.csv")
+    metrics = ["awrf", "ee_loss"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "polars_irmetrics", "compare", "s0.parquet", "s1.parquet",
+         "--qrels", "qrels.parquet", "--groups", "groups.parquet", "--target", "target.csv",
+         "--baseline", "s0", "--query-set", "common", "-m", metrics[0], "-m", metrics[1],
+         "--format", "json"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    want = irm.compare(
+        runs, metrics, qrels=t["qrels"], groups=t["groups"], target=target, baseline="s0",
+        query_set="common",
+    )  # fmt: skip
+    assert [(r["metric"], r["higher_is_better"]) for r in got] == [
+        ("awrf", True),
+        ("ee_loss", False),
+    ]
+    assert [r["delta"] for r in got] == pytest.approx(want["delta"].to_list(), abs=1e-12)

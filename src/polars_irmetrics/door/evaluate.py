@@ -220,6 +220,8 @@ def evaluate(
         (document, group), the ``doc_id`` column and a ``group`` column (a document may
         be in several groups); without it the measures are per document. ``awrf``,
         ``awrf_ndcg`` and ``rnd``, ``rkl``, ``rrd`` (which read no judgments) need it.
+        With ``by``/``systems`` each group's values are those of the run filtered to the
+        group alone (a system scored on every judged query; see the fairness guide).
     target
         For ``awrf`` and ``awrf_ndcg``: the target distribution over groups, one row per
         group (``group``, ``target``; non-negative, summing to 1). Without it each
