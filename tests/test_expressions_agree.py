@@ -63,6 +63,14 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("rprec_mult", {"multiple": 2.0}),
     ("infap", {}),
     ("unjudged", {"k": 3}),
+    # the recommender libraries' (issue 42; more in test_expressions_recsys.py)
+    ("f1_beta", {"k": 2, "beta": 2.0}),
+    ("partial_auc", {"k": 3}),
+    ("pap", {"k": 2}),
+    ("ncrr", {}),
+    ("ncrr", {"k": 2}),
+    ("rocauc", {}),
+    ("rocauc", {"k": 2}),
 ]
 
 #: Document ids whose order as text differs from their order as numbers (d9 > d10).

@@ -216,14 +216,6 @@ def test_refusals() -> None:
             "the expected-exposure measures read relevance judgments: pass qrels=...",
             lambda: irm.evaluate(RUN, ["ee_loss"]),
         ),
-        (
-            InvalidValueError,
-            "by= and systems= are not available for the expected-exposure measures; "
-            "evaluate each system's run in a call of its own",
-            lambda: irm.evaluate(
-                RUN.with_columns(run=pl.lit("s")), ["ee_loss"], qrels=QRELS, systems="run"
-            ),
-        ),
     ]
     for error, message, call in cases:
         with pytest.raises(error, match=f"^{re.escape(message)}$"):

@@ -294,28 +294,16 @@ def test_refusals_stay_whatever_the_mix(
         _call(frame_kind, t["run"], metrics, **kw)
 
 
-def test_by_is_refused_by_the_exposure_measures_in_a_mix() -> None:
+def test_by_and_compare_are_in_test_exposure_by() -> None:
+    # by=/systems= beside the exposure measures and irm.compare(..., groups=) are
+    # tested in tests/test_exposure_by.py; here only that a mixed call with by= runs
     t = _tables(0)
     run = t["run"].with_columns(segment=pl.lit("s"))
-    with pytest.raises(InvalidValueError, match=re.escape("by= and systems= are not available")):
-        irm.evaluate(
-            run, ["ndcg@10", "ee_loss"], qrels=t["qrels"], groups=t["groups"], by="segment"
-        )
-
-
-def test_compare_names_the_exposure_metric_it_does_not_take() -> None:
-    t = _tables(0)
-    runs = {"a": t["run"], "b": t["run"]}
-    with pytest.raises(
-        MetricParameterError,
-        match=re.escape(
-            "metric 'ee_loss' is computed from a (stochastic) run, judgments and optionally "
-            "document groups, which irm.compare does not take (it pairs the per-query values "
-            "of runs and judgments, or of predictions): evaluate it with "
-            "irm.evaluate(table, groups=...) for each system"
-        ),
-    ):
-        irm.compare(runs, ["ndcg@10", "ee_loss"], qrels=t["qrels"])
+    out = irm.evaluate(
+        run, ["ndcg@10", "ee_loss"], qrels=t["qrels"], groups=t["groups"], by="segment",
+        unretrieved="drop",
+    )  # fmt: skip
+    assert out.columns == ["segment", "num_q", "num_q_exposure", "ndcg@10", "ee_loss"]
 
 
 def test_cli_puts_them_in_one_call(tmp_path: Path) -> None:

@@ -82,6 +82,7 @@ __all__ = [
     "dcg",
     "err",
     "f1",
+    "f1_beta",
     "fcp",
     "hit_rate",
     "idcg",
@@ -91,10 +92,13 @@ __all__ = [
     "map",
     "mar",
     "mrr",
+    "ncrr",
     "ndcg",
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "pap",
+    "partial_auc",
     "precision",
     "r_precision",
     "rank_by_score",
@@ -102,6 +106,7 @@ __all__ = [
     "rbp_residual",
     "recall",
     "relative_precision",
+    "rocauc",
     "rprec_mult",
     "trec_ndcg",
     "unjudged",
@@ -1861,3 +1866,294 @@ def unjudged(
     (0.5, 0.1)
     """
     return _expr("unjudged", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1)
+
+
+# The recommender libraries' per-query metrics (issue 42): RecTools' F1Beta, PartialAUC
+# and PAP, cornac's NCRR and RePlay's RocAuc. The other metrics added with them read a
+# table beyond one query's judged rows, and are computed by irm.evaluate only (the
+# expressions guide lists them, with the table each reads).
+
+InsufficientHandling = Literal["ignore", "exclude"]
+
+
+@_shared_doc
+def f1_beta(
+    k: int,
+    *,
+    beta: float = 1.0,
+    relevance_level: float = 1,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
+) -> pl.Expr:
+    """RecTools' F-beta@k: ``(1 + b²) P R / (b² P + R)``, ``P`` precision@k, ``R``
+    recall@k.
+
+    ``beta`` is squared, as RecTools' ``F1Beta`` does (``f1(beta=beta**2)`` is the same
+    value: trec_eval's F weighs recall by its ``beta`` unsquared); 0 when ``P = R = 0``.
+    ``k`` is required.
+
+    Parameters
+    ----------
+    k
+        %(k)s
+    beta
+        The weight of recall, squared (1: the harmonic mean of P and R).
+    relevance_level
+        %(relevance_level)s
+    relevance
+        %(relevance)s
+    rank
+        %(rank)s
+    doc_id
+        %(doc_id)s
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
+    Examples
+    --------
+    Three relevant documents, two of them in the top 2: P = 1, R = 2/3, and with
+    ``beta=2`` recall weighs four times: 5 (2/3) / (4 + 2/3) = 5/7:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, None], "relevance": [1, 1, 1]})
+    >>> df.select(irm.f1_beta(2), irm.f1_beta(2, beta=2)).row(0)
+    (0.8, 0.7142857142857142)
+    """
+    return _expr(
+        "f1_beta",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        doc_id=doc_id,
+        level=relevance_level,
+        beta=beta,
+    )
+
+
+@_shared_doc
+def partial_auc(
+    k: int,
+    *,
+    insufficient_handling: InsufficientHandling = "ignore",
+    relevance_level: float = 1,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
+) -> pl.Expr:
+    """RecTools' pAUC@k: the ROC AUC of every relevant document against the top ``k``
+    non-relevant ones.
+
+    ``sum over retrieved relevant d with m_d < k of (k - m_d) / (k n+)``: ``m_d`` the
+    positions above ``d`` that hold no relevant document (non-relevant or unjudged),
+    ``n+`` the relevant documents; 0 when there is none. ``insufficient_handling``:
+    ``"ignore"`` (a relevant document the ranking lacks ranks below every negative) or
+    ``"exclude"`` (a query with such a document and fewer than ``k`` non-relevant ones
+    listed has no value: null, left out of the mean).
+
+    Parameters
+    ----------
+    k
+        %(k)s
+    insufficient_handling
+        ``"ignore"`` or ``"exclude"``, RecTools' ``insufficient_handling``.
+    relevance_level
+        %(relevance_level)s
+    relevance
+        %(relevance)s
+    rank
+        %(rank)s
+    doc_id
+        %(doc_id)s
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
+    Examples
+    --------
+    Two relevant documents: one at rank 2 below one negative, one not retrieved:
+    (2 - 1) / (2 · 2) at k = 2. At k = 3 two negatives are listed, fewer than 3, and
+    ``"exclude"`` leaves the query out:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, 3, None], "relevance": [0, 1, 0, 1]})
+    >>> df.select(
+    ...     irm.partial_auc(2), irm.partial_auc(3, insufficient_handling="exclude")
+    ... ).row(0)
+    (0.25, None)
+    """
+    return _expr(
+        "partial_auc",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        doc_id=doc_id,
+        level=relevance_level,
+        insufficient_handling=insufficient_handling,
+    )
+
+
+@_shared_doc
+def pap(
+    k: int,
+    *,
+    insufficient_handling: InsufficientHandling = "ignore",
+    relevance_level: float = 1,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
+) -> pl.Expr:
+    """RecTools' pAp@k: the AUC of the top ``min(k, n+)`` relevant documents against the
+    top ``k`` non-relevant ones (Hiranandani et al. 2020).
+
+    ``sum over the first min(k, n+) retrieved relevant d with m_d < k of (k - m_d) /
+    (k min(n+, k))``, ``m_d`` and ``n+`` as in :func:`partial_auc`: like precision@k
+    when ``n+ >= k``, like pAUC below; ``insufficient_handling`` as there.
+
+    Parameters
+    ----------
+    k
+        %(k)s
+    insufficient_handling
+        ``"ignore"`` or ``"exclude"``, RecTools' ``insufficient_handling``.
+    relevance_level
+        %(relevance_level)s
+    relevance
+        %(relevance)s
+    rank
+        %(rank)s
+    doc_id
+        %(doc_id)s
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
+    Examples
+    --------
+    Three relevant documents at ranks 1, 3 and 4, k = 2: pAp counts the first two,
+    (2 - 0) / 4 + (2 - 1) / 4; pAUC all three over 2 · 3:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, 3, 4], "relevance": [1, 0, 1, 1]})
+    >>> df.select(irm.pap(2), irm.partial_auc(2)).row(0) == (3 / 4, (2 + 1 + 1) / 6)
+    True
+    """
+    return _expr(
+        "pap",
+        k=k,
+        relevance=relevance,
+        rank=rank,
+        doc_id=doc_id,
+        level=relevance_level,
+        insufficient_handling=insufficient_handling,
+    )
+
+
+@_shared_doc
+def ncrr(
+    k: int | None = None,
+    *,
+    relevance_level: float = 1,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
+) -> pl.Expr:
+    """cornac's normalized cumulative reciprocal rank: ``CRR / ICRR``.
+
+    ``CRR``: the sum of ``1 / rank`` over the relevant documents ranked ``<= k``;
+    ``ICRR``: ``sum_{i=1}^{min(R, L)} 1 / i``, ``R`` the relevant documents and ``L =
+    min(k, n)`` the documents listed in the top ``k``; 0 when none is found. Without
+    ``k`` the whole ranking (cornac's ``k=-1``).
+
+    Parameters
+    ----------
+    k
+        %(k)s
+    relevance_level
+        %(relevance_level)s
+    relevance
+        %(relevance)s
+    rank
+        %(rank)s
+    doc_id
+        %(doc_id)s
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
+    Examples
+    --------
+    Relevant documents at ranks 2 and 3: (1/2 + 1/3) / (1 + 1/2); in the top 2 only
+    rank 2 counts, against the same ideal:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [0, 1, 1]})
+    >>> df.select(irm.ncrr(), irm.ncrr(2)).row(0) == ((1/2 + 1/3) / (3/2), (1/2) / (3/2))
+    True
+    """
+    return _expr("ncrr", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level)
+
+
+@_shared_doc
+def rocauc(
+    k: int | None = None,
+    *,
+    relevance_level: float = 1,
+    relevance: str = "relevance",
+    rank: RankSpec = "rank",
+    doc_id: str = "doc_id",
+) -> pl.Expr:
+    """RePlay's RocAuc@k: the ROC AUC of the top ``k`` against the query's relevant
+    documents.
+
+    Among the first ``L = min(k, n)`` listed documents, ``tp`` are relevant and ``fp =
+    L - tp`` are not; ``m`` counts the (relevant, other) pairs of the top ``k`` where the
+    other document ranks above: 0 when ``tp = 0``, 1 when ``m = 0``, else ``1 - m /
+    (tp fp)``. Named as RePlay spells it (``auc`` is scikit-learn's ROC AUC of
+    predictions).
+
+    Parameters
+    ----------
+    k
+        %(k)s
+    relevance_level
+        %(relevance_level)s
+    relevance
+        %(relevance)s
+    rank
+        %(rank)s
+    doc_id
+        %(doc_id)s
+
+    Returns
+    -------
+    pl.Expr
+        The per-query value, named by the metric's canonical name (e.g. ``ndcg@10``).
+
+    Examples
+    --------
+    Relevant at ranks 1 and 3, a negative at 2: one of the two pairs is out of order,
+    1 - 1/2; in the top 2 no pair is:
+
+    >>> import polars as pl
+    >>> import polars_irmetrics as irm
+    >>> df = pl.DataFrame({"rank": [1, 2, 3], "relevance": [1, 0, 1]})
+    >>> df.select(irm.rocauc(), irm.rocauc(2)).row(0)
+    (0.5, 1.0)
+    """
+    return _expr(
+        "rocauc", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=relevance_level
+    )

@@ -342,6 +342,41 @@ class _Namespace(ABC, Generic[Mean]):
         """Mean share of the top k without a judgment; see :func:`polars_irmetrics.unjudged`."""
         return self._mean(_metric("unjudged", k), options)
 
+    # ------------------------------------------------ the recommender libraries' (issue 42)
+    def f1_beta(self, k: int, *, beta: float = 1.0, **options: Unpack[EvaluateOptions]) -> Mean:
+        """Mean F-beta@k, beta squared (RecTools' F1Beta); see
+        :func:`polars_irmetrics.f1_beta`."""
+        return self._mean(_metric("f1_beta", k, beta=beta), options)
+
+    def partial_auc(
+        self,
+        k: int,
+        *,
+        insufficient_handling: Literal["ignore", "exclude"] = "ignore",
+        **options: Unpack[EvaluateOptions],
+    ) -> Mean:
+        """Mean pAUC@k (RecTools' PartialAUC); see :func:`polars_irmetrics.partial_auc`."""
+        metric = _metric("partial_auc", k, insufficient_handling=insufficient_handling)
+        return self._mean(metric, options)
+
+    def pap(
+        self,
+        k: int,
+        *,
+        insufficient_handling: Literal["ignore", "exclude"] = "ignore",
+        **options: Unpack[EvaluateOptions],
+    ) -> Mean:
+        """Mean pAp@k (RecTools' PAP); see :func:`polars_irmetrics.pap`."""
+        return self._mean(_metric("pap", k, insufficient_handling=insufficient_handling), options)
+
+    def ncrr(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> Mean:
+        """Mean NCRR@k (cornac's); see :func:`polars_irmetrics.ncrr`."""
+        return self._mean(_metric("ncrr", k), options)
+
+    def rocauc(self, k: int | None = None, **options: Unpack[EvaluateOptions]) -> Mean:
+        """Mean RocAuc@k (RePlay's); see :func:`polars_irmetrics.rocauc`."""
+        return self._mean(_metric("rocauc", k), options)
+
     # ------------------------------------------------------------ prediction quality
     def _prediction(
         self,

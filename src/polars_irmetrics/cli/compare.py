@@ -133,6 +133,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--plot", metavar="FILE", help="save a plot (PNG or SVG)")
     p.add_argument("--run-format", choices=FORMATS, default="auto", help="(auto)")
     p.add_argument("--qrels-format", choices=FORMATS, default="auto", help="(auto)")
+    p.add_argument(
+        "--groups",
+        metavar="FILE",
+        help="exposure metrics (ee_loss, awrf, rnd...): the document groups, one row per "
+        "(document, group) with 'doc_id' and 'group'",
+    )
+    p.add_argument(
+        "--target",
+        metavar="FILE",
+        help="awrf, awrf_ndcg: the target group distribution, 'group' and 'target'",
+    )
+
+
+#: What --groups and --target hold, in messages.
+_GROUPS = "document groups: Parquet, CSV, TSV or JSON lines with doc ids and a 'group' column"
+_TARGET = "a target distribution: Parquet, CSV, TSV or JSON lines with 'group' and 'target'"
 
 
 def _names(paths: Sequence[str]) -> list[str]:
@@ -195,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidValueError(f"irm compare needs two or more runs; got only {paths[0]}")
     fmt, plot_format = _check_outputs(args)
     names = _names(paths)
-    for path in [*paths, args.qrels]:
+    for path in [*paths, args.qrels, *(p for p in (args.groups, args.target) if p)]:
         if "*" not in path and "://" not in path and not Path(path).exists():
             raise InvalidValueError(f"{path}: no such file")
     baseline = args.baseline
@@ -219,6 +235,10 @@ def run(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "query_set": args.query_set,
     }
+    if args.groups is not None:
+        kwargs["groups"] = scan_run(args.groups, what=_GROUPS, required={"doc_id": "doc_id"})
+    if args.target is not None:
+        kwargs["target"] = scan_run(args.target, what=_TARGET, required={})
     metrics = list(args.metrics or _DEFAULT_METRICS)
     result = compare(runs, metrics, **kwargs)
     per_query = recorded_per_query(result)  # the per-query values, not evaluated again

@@ -54,6 +54,8 @@ def compare(
     metrics: str | Iterable[str],
     *,
     qrels: FrameInput | None = None,
+    groups: FrameInput | None = None,
+    target: FrameInput | None = None,
     system: str = "system",
     baseline: str | None = None,
     mode: Mode | None = None,
@@ -86,6 +88,14 @@ def compare(
         values are each user's, read from every system's ``label=`` and
         ``prediction=`` columns; a user with an undefined value, such as the AUC of a
         user with one class, is left out of every test, with a warning).
+    groups, target
+        The exposure measures' tables (``ee_loss``, ``awrf``, ``rnd``...; as
+        :func:`~polars_irmetrics.evaluate` takes them): the documents' groups, and
+        ``awrf``'s target distribution. Each system's per-query values are those of its
+        run alone; ``awrf``, ``awrf_ndcg``, ``rnd``, ``rkl`` and ``rrd`` have no value
+        for a query the system did not retrieve, so systems that retrieved different
+        queries need ``query_set="common"``. A win of ``ee_loss``, ``ee_disparity``,
+        ``rnd``, ``rkl`` or ``rrd`` is a lower value (their declared direction).
     system
         The system column of a long frame (and of the per-query values).
     baseline
@@ -231,6 +241,8 @@ def compare(
         system=system,
         query_set=checked.query_set,
         options=plan_options,
+        groups=groups,
+        target=target,
     )
     query_id = plan_options.query_id
     result = compare_values(values, checked, per_query=per_query, query_id=query_id)

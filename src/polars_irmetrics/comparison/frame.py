@@ -128,17 +128,27 @@ def per_query_values(
     system: str,
     query_set: QuerySet,
     options: EvalOptions,
+    groups: FrameInput | None = None,
+    target: FrameInput | None = None,
 ) -> PerQuery:
     """Evaluate every system in one plan and pair their per-query values.
 
     ``query_set``: ``"judged"`` scores a judged query a system missed as an empty
     ranking; ``"common"`` keeps the queries every system has a value for (the count
     left out is ``dropped``); ``"error"`` raises :class:`QuerySetError` when systems
-    differ.
+    differ. ``groups``, ``target``: the exposure measures' tables
+    (:func:`~polars_irmetrics.evaluate`'s); a query where an exposure measure has no
+    value for a system (``awrf``, ``rnd``... of a query it did not retrieve) is a query
+    that system has no value for.
     """
     requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
     labels = [label for label, _ in requests]
     predictions = _reads_predictions(requests, qrels)
+    exposure = {
+        name: as_polars(table, name).lazy()
+        for name, table in (("groups", groups), ("target", target))
+        if table is not None
+    }
     auto = (options.rank, options.score) if options.order == "auto" and not predictions else None
     run, names = long_runs(_from_lists(runs, options), system, auto)
     judgments = None
@@ -156,11 +166,18 @@ def per_query_values(
     query_id = options.query_id
     if predictions:
         per_system = options.replace(systems=system, per_query=True)
-        frame = _defined(evaluate_plan(run, requests, {}, per_system).collect(), labels, options)
+        plan = evaluate_plan(run, requests, dict(exposure), per_system)  # refuses groups=
+        frame = _defined(plan.collect(), labels, options)
     else:
-        frame = evaluate_plan(run, requests, {"qrels": judgments}, plan_options).collect()
+        tables = {"qrels": judgments, **exposure}
+        frame = evaluate_plan(run, requests, tables, plan_options).collect()
     if names is not None and judgments is not None and query_set == "judged":
-        frame = _with_empty_systems(frame, run, names, requests, judgments, system, plan_options)
+        frame = _with_empty_systems(
+            frame, run, names, requests, {"qrels": judgments, **exposure}, system, plan_options
+        )
+    unscored = [label for label, r in requests if r.route == "exposure"]
+    if unscored:  # a query an exposure measure did not score: no value of that system
+        frame = frame.filter(pl.all_horizontal(pl.col(unscored).is_not_null()))
     found = frame.get_column(system).unique().sort().to_list()
     systems = names if names is not None else found
     if len(systems) < 2:
@@ -188,6 +205,11 @@ def per_query_values(
             else "systems were scored on different queries (unjudged='zero'?); "
             "pass query_set='common' to keep the queries every system has"
         )
+        if unscored and query_set != "error":
+            hint = (
+                f"{_EXPOSURE_UNSCORED} score only the queries a system retrieved: pass "
+                "query_set='common' to keep the queries every system has"
+            )
         raise QuerySetError(
             f"system {systems[si]!r} has no value for query {queries[int(qi)]!r} "
             f"({dropped} of {n_q} queries are missing from some system); {hint}"
@@ -199,20 +221,23 @@ def per_query_values(
     return PerQuery(labels, list(systems), queries, values, dropped, higher)
 
 
+#: The exposure measures that have no value for a query a system did not retrieve.
+_EXPOSURE_UNSCORED = "awrf, awrf_ndcg, rnd, rkl and rrd"
+
+
 def _reads_predictions(requests: list[tuple[str, MetricRequest]], qrels: object) -> bool:
     """Whether the metrics are prediction metrics (per-query values per user: each
     system's table holds the ``label`` and ``prediction`` columns); a mix is refused, and
     so is a metric of another route (a table ``compare`` does not take)."""
     routes = split_routes(requests, calls="compare")
     for route, found in routes.items():
-        if route not in ("offline", "prediction"):
+        if route not in ("offline", "prediction", "exposure"):
             label = found[0][0]
             keyword = {
                 "neighbors": "neighbors",
                 "prefs": "prefs",
                 "jg": "qrels_jg",
                 "propensity": "propensities",
-                "exposure": "groups",
             }.get(route)
             table = "table" if keyword is None else f"table, {keyword}=..."
             raise MetricParameterError(
@@ -276,7 +301,7 @@ def _with_empty_systems(
     run: pl.LazyFrame,
     names: list[str],
     requests: list[tuple[str, MetricRequest]],
-    qrels: pl.LazyFrame,
+    tables: dict[str, pl.LazyFrame],
     system: str,
     options: EvalOptions,
 ) -> pl.DataFrame:
@@ -289,7 +314,7 @@ def _with_empty_systems(
         return frame
     nothing = run.filter(pl.lit(False)).drop(system)
     alone = options.replace(systems=None)
-    scored = evaluate_plan(nothing, requests, {"qrels": qrels}, alone, warn=False).collect()
+    scored = evaluate_plan(nothing, requests, dict(tables), alone, warn=False).collect()
     for name in empty:
         warnings.warn(
             f"system {name!r} has an empty run: it is scored as retrieving nothing on every "

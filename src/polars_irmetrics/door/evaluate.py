@@ -57,6 +57,7 @@ from polars_irmetrics.metrics.registry import (
     split_routes,
 )
 from polars_irmetrics.metrics.spec import JOINABLE, Route
+from polars_irmetrics.offline.attributes import with_query_attributes
 from polars_irmetrics.offline.catalogue import build_offline_plan
 from polars_irmetrics.offline.coverage import CoverageSink
 from polars_irmetrics.offline.jg import build_jg_plan
@@ -227,6 +228,8 @@ def evaluate(
         ``awrf_ndcg`` and ``rnd``, ``rkl``, ``rrd`` (which read no judgments) need it.
         Elliot's ``item_mad@k`` reads it as its item clusters: one row per item (an item
         in two groups is refused; an item without a row is left out, as Elliot does).
+        With ``by``/``systems`` each group's values are those of the run filtered to the
+        group alone (a system scored on every judged query; see the fairness guide).
     target
         For ``awrf`` and ``awrf_ndcg``: the target distribution over groups, one row per
         group (``group``, ``target``; non-negative, summing to 1). Without it each
@@ -857,13 +860,17 @@ def _exposure(
     """The exposure measures' plan; ``requests``: every metric of the call (the others'
     tables are theirs to check, the judgments read by any of them are not refused)."""
     mixed = len(exposure) < len(requests)
+    attributes = ("queries",) if options.attribute_keys else ()
     _refuse_other_tables(
         tables,
-        ("qrels", "groups", "target", *(_JOINED_TABLES if mixed else ())),
+        ("qrels", "groups", "target", *(_JOINED_TABLES if mixed else attributes)),
         "the exposure measures (ee_loss, ee_disparity, ee_relevance, awrf, awrf_ndcg)",
         "they read the run, qrels=, groups= and (awrf) target=",
     )
     qrels = tables.get("qrels")
+    queries = tables.get("queries")
+    if queries is not None and options.attribute_keys:  # the by= keys of each query
+        run, qrels, _ = with_query_attributes(run, qrels, queries, options)
     judged = any("judgments" in r.reads for _, r in exposure)
     if qrels is not None and not any("judgments" in r.reads for _, r in requests):
         raise MetricParameterError(
@@ -924,12 +931,14 @@ def _beside(
     both = "num_q" in names
     if both:
         exposure = exposure.rename({"num_q": EXPOSURE_COUNT})
-    if not options.by_keys:
+    by = list(options.by_keys)
+    if not by:
         joined = pl.concat([rest, exposure], how="horizontal")
-    else:  # pragma: no cover - the exposure plan refuses by= and systems=
-        joined = rest.join(exposure, on=list(options.by_keys), how="full", coalesce=True)
-    counts = [c for c in ("num_q", EXPOSURE_COUNT) if c in joined.collect_schema().names()]
-    return joined.select(*options.by_keys, *counts, *labels)
+    else:  # a group one side has and the other not counts 0 queries there
+        joined = rest.join(exposure, on=by, how="full", coalesce=True, nulls_equal=True).sort(by)
+    found = joined.collect_schema().names()
+    counts = [pl.col(c).fill_null(0) for c in ("num_q", EXPOSURE_COUNT) if c in found]
+    return joined.select(*by, *counts, *labels)
 
 
 def _refuse_other_tables(

@@ -79,11 +79,7 @@ def build_exposure_plan(
     ('q', 0.1875, 1.3125)
     """
     query_id, doc_id = options.query_id, options.doc_id
-    if options.by_keys:
-        raise InvalidValueError(
-            "by= and systems= are not available for the expected-exposure measures; "
-            "evaluate each system's run in a call of its own"
-        )
+    keys = list(options.by_keys)
     if qrels is None:  # rnd, rkl, rrd alone read no judgments: an empty table stands in
         qrels = run.select(query_id, doc_id, pl.lit(1.0).alias(options.relevance)).head(0)
     run_schema, qrels_schema = run.collect_schema(), qrels.collect_schema()
@@ -119,6 +115,17 @@ def build_exposure_plan(
     if groups is not None:
         id_kind(groups.collect_schema(), "group", "groups")
     run, qrels, groups, target = _same_ids(run, qrels, groups, target, query_id, doc_id)
+    shown = pl.col(query_id).cast(pl.String)
+    segments: pl.LazyFrame | None = None
+    if keys:  # each (group, query) a query of its own: a struct of the keys
+        _check_keys(run_schema, qrels_schema, keys, options, order, requests)
+        segments = run.select(keys).unique()
+        key_flags = run.select(
+            pl.when(pl.col(key).is_null().any()).then(pl.lit(key)).alias(f"{_BAD}|null key|{key}")
+            for key in keys
+        )
+        run, qrels = _keyed(run, qrels, options, run.collect_schema(), qrels.collect_schema())
+        shown = pl.col(query_id).struct.field(query_id).cast(pl.String)
     sampled = options.sample_id in run_schema
     sample = pl.col(options.sample_id) if sampled else pl.lit(0)
     ranked = run.select(
@@ -130,7 +137,11 @@ def build_exposure_plan(
     relevant = qrels.select(
         query_id, doc_id, pl.col(options.relevance).cast(pl.Float64).alias(_REL)
     ).filter(pl.col(_REL) > 0)
-    checks = _checks(ranked, groups, query_id, doc_id, order, sampled, longest=bool(fair))
+    checks = _checks(
+        ranked, groups, query_id, doc_id, order, sampled, longest=bool(fair), query=shown
+    )
+    if keys:
+        checks = pl.concat([checks, key_flags], how="horizontal")
     if target is not None:
         checks = pl.concat([checks, target_flags(target)], how="horizontal")
     values: pl.LazyFrame | None = None
@@ -185,17 +196,98 @@ def build_exposure_plan(
         .map_batches(lambda frame: _raise_on_bad(frame, options.sample_id), schema=schema)
         .select(schema.names())
     )
+    if keys:  # the struct's fields: the keys, then the query id
+        checked = checked.unnest(query_id)
     # sorted by query before the means too: their running sums in one order
-    checked = checked.sort(query_id)
+    checked = checked.sort([*keys, query_id])
     if groups is not None:  # how the ids of groups= (and target=) line up: warned
         tally = _tally(run.select(doc_id), groups, target, doc_id)
         checked = with_tally(checked, tally, lambda row: _warn_on_groups(row, doc_id))
     if options.per_query:
         return checked
-    return checked.select(
+    summaries = [
         pl.len().cast(pl.Int64).alias("num_q"),
         *(request.summarize(label) for label, request in requests),
+    ]
+    if segments is None:
+        return checked.select(summaries)
+    # each group as alone: a group of the run with no judged query it retrieved has
+    # the summary of no query (num_q 0)
+    found = checked.group_by(keys, maintain_order=True).agg(summaries)
+    empty = segments.join(found.select(keys), on=keys, how="anti", nulls_equal=True).join(
+        checked.head(0).select(summaries), how="cross"
     )
+    return pl.concat([found, empty]).sort(keys)
+
+
+def _check_keys(
+    run: pl.Schema,
+    qrels: pl.Schema,
+    keys: list[str],
+    options: EvalOptions,
+    order: str,
+    requests: Requests,
+) -> None:
+    """The ``by``/``systems`` keys: columns of the run, none of them a column the
+    measures read or a column of the result, of one dtype where the judgments hold them
+    too (there, a judgment serves its own group only)."""
+    roles = {
+        options.query_id: "query_id",
+        options.doc_id: "doc_id",
+        order: "rank" if order == options.rank else "score",
+        options.sample_id: "sample_id",
+    }
+    taken = [label for label, _ in requests] + ([] if options.per_query else ["num_q"])
+    for key in keys:
+        if key in roles:
+            raise InvalidValueError(
+                f"by={keys!r} names {key!r}, which is the {roles[key]} column; group by "
+                f"another column, or pass the {roles[key]} column's name as {roles[key]}="
+            )
+        if key in taken:
+            raise InvalidValueError(
+                f"by={keys!r} names {key!r}, which is also a column of the result; rename "
+                f"the key first, e.g. run.rename({{{key!r}: {key + '_key'!r}}}), and pass "
+                f"by={key + '_key'!r}"
+            )
+    require_columns(
+        run, keys, "run", "by= and systems= name columns of the run (or of queries=, by=)"
+    )
+    for key in keys:
+        if key in qrels and run[key] != qrels[key]:
+            raise ColumnTypeError(
+                f"column {key!r} has dtype {run[key]} in the run but {qrels[key]} in the "
+                "judgments; cast one side to match"
+            )
+
+
+def _keyed(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    options: EvalOptions,
+    run_schema: pl.Schema,
+    qrels_schema: pl.Schema,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The run and the judgments with the query column a struct of the keys and the
+    query id: each group's rankings apart, as if the run were filtered to the group.
+
+    A judgment holding a key serves its own group only. Otherwise, as
+    :func:`~polars_irmetrics.evaluate` places a judged query: each system is scored on
+    every judged query (one it did not retrieve is an empty ranking, as it is for the
+    system's run alone), and a query attribute (``by``) is the value the run gives the
+    query (a judged query no group retrieved has none, and is left out)."""
+    query_id = options.query_id
+    key = pl.struct(*options.by_keys, query_id).alias(query_id)
+    if qrels_schema[query_id] != run_schema[query_id]:  # of one kind: checked above
+        qrels = qrels.with_columns(pl.col(query_id).cast(run_schema[query_id]))
+    attributes = [k for k in options.attribute_keys if k not in qrels_schema]
+    if attributes:
+        pairs = run.select(*attributes, query_id).unique()
+        qrels = qrels.join(pairs, on=query_id, how="inner")
+    systems = [k for k in options.system_keys if k not in qrels_schema]
+    if systems:
+        qrels = qrels.join(run.select(systems).unique(), how="cross")
+    return run.with_columns(key), qrels.with_columns(key)
 
 
 def _positions(query_id: str) -> pl.Expr:
@@ -343,7 +435,7 @@ def _model_values(
         .with_columns((pl.col("m").cum_sum().over(query_id) - pl.col("m")).alias("b"))
         .with_columns(
             (
-                (pl.lit(decay).pow(pl.col("b")) - pl.lit(decay).pow(pl.col("b") + pl.col("m")))
+                (_power(decay, pl.col("b")) - _power(decay, pl.col("b") + pl.col("m")))
                 / (pl.col("m") * (1.0 - decay))
             ).alias(_T)
         )
@@ -352,11 +444,11 @@ def _model_values(
         query_id, doc_id, _T
     )
     # the run: exposure per position, averaged over the query's samples
-    exposure = pl.lit(patience).pow(pl.col(_POS))
+    exposure = _power(patience, pl.col(_POS))
     if browsing == "geometric":
         relevant_flag = pl.col(_REL).is_not_null().cast(pl.Int64)
         above = relevant_flag.cum_sum().over(query_id, _S) - relevant_flag
-        exposure = exposure * pl.lit(1.0 - UTILITY).pow(above)
+        exposure = exposure * _power(1.0 - UTILITY, above)
     scored = ranked.with_columns(exposure.alias(_E))
     if sampled:
         scored = scored.with_columns(pl.col(_S).n_unique().over(query_id).alias("n"))
@@ -389,6 +481,36 @@ def _model_values(
     )
 
 
+#: The bits of a whole exponent :func:`_power` reads (positions below 2**48).
+_POWER_BITS = 48
+
+
+def _power(base: float, exponent: pl.Expr) -> pl.Expr:
+    """``base ** exponent`` for a whole ``exponent >= 0``, the same bits in every engine.
+
+    polars' ``pow`` of a column gives a one-row batch (the streaming engine's) the
+    product of repeated squares and a longer one the C library's ``pow``, which can
+    differ in the last bit; here always the product of the squares ``base**(2**b)``
+    of the exponent's set bits, in increasing order (as ``powi`` multiplies them).
+
+    >>> import polars as pl
+    >>> frame = pl.DataFrame({"i": [4]})
+    >>> frame.select(_power(0.8, pl.col("i"))).item() == 0.8 * 0.8 * (0.8 * 0.8)
+    True
+    """
+    whole = exponent.cast(pl.Int64)
+    result = pl.lit(1.0)
+    square = float(base)
+    for bit in range(_POWER_BITS):
+        if square == 0.0:  # every higher set bit multiplies by 0
+            return pl.when(whole >= 2**bit).then(0.0).otherwise(result)
+        if square == 1.0:  # every higher factor is 1
+            return result
+        result = result * pl.when((whole // 2**bit) % 2 == 1).then(square).otherwise(1.0)
+        square *= square
+    return result
+
+
 def _checks(
     ranked: pl.LazyFrame,
     groups: pl.LazyFrame | None,
@@ -398,9 +520,12 @@ def _checks(
     sampled: bool,
     *,
     longest: bool = False,
+    query: pl.Expr | None = None,
 ) -> pl.LazyFrame:
-    """One row of first offenders (null when none), raised by :func:`_raise_on_bad`."""
-    query = pl.col(query_id).cast(pl.String)
+    """One row of first offenders (null when none), raised by :func:`_raise_on_bad`
+    (``query``: the query id as text, where the query column is a struct of keys)."""
+    if query is None:
+        query = pl.col(query_id).cast(pl.String)
     per_ranking = ranked.group_by(query_id, _S).agg(
         (pl.col(doc_id).n_unique() < pl.len()).alias("dup"),
         (pl.col(order).is_null() | pl.col(order).is_nan()).any().alias("bad"),
@@ -446,6 +571,11 @@ def _raise_on_bad(frame: pl.DataFrame, sample: str) -> pl.DataFrame:
                 f"a ranking of query {value!r} holds more than {AWRF_LENGTH} documents; "
                 f"awrf and awrf_ndcg score rankings of at most {AWRF_LENGTH} (wptrec's "
                 "target_len): cut the run, e.g. keep the top 500 of each query"
+            )
+        if kind == "null key":
+            raise InvalidValueError(
+                f"column {column[0]!r} of the run has null values; every row needs a "
+                f"{column[0]}: drop them, e.g. .drop_nulls({column[0]!r})"
             )
         if kind == "bad target":
             raise InvalidValueError(
