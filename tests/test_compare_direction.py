@@ -333,12 +333,12 @@ def test_every_direction_is_declared_on_purpose() -> None:
     ]  # fmt: skip
     assert sorted(n for n, d in declared.items() if d is False) == [
         "abandonment", "average_popularity", "brier", "ece", "ee_disparity", "ee_loss",
-        "gini_index", "logloss", "mae",
+        "gini_index", "item_mad", "logloss", "mae",
         "mean_click_position", "median_click_position", "mse", "ne",
         "num_nonrel_judged_ret", "pop_reo", "pop_rsp", "rbp_residual", "rkl", "rmse", "rnd",
         "rrd",
         "time_to_first_click",
-        "trec_rbp_resid", "unjudged",
+        "trec_rbp_resid", "unjudged", "user_mad",
     ]  # fmt: skip
 
 

@@ -13,6 +13,7 @@ from polars_irmetrics.metrics import (
     AGREEMENT_METRICS,
     ELLIOT_METRICS,
     FAIRNESS_METRICS,
+    MAD_METRICS,
     OPE_METRICS,
     PROPENSITY_METRICS,
     RECTOOLS_METRICS,
@@ -36,6 +37,8 @@ DIRECTIONS: list[tuple[str, bool | None, str]] = [
     ("aclt", True, "Elliot: long-tail items recommended"),
     ("epc", True, "Elliot: expected popularity complement (novelty)"),
     ("efd", True, "Elliot: expected free discovery (novelty)"),
+    ("item_mad", False, "Elliot: ItemMAD, the clusters' spread, 0 is fair"),
+    ("user_mad", False, "Elliot: UserMAD, the clusters' spread, 0 is fair"),
     # RecTools: accuracy and data quality, higher is better
     ("f1_beta", True, "RecTools: F1Beta"),
     ("reco_accuracy", True, "RecTools: Accuracy"),
@@ -89,6 +92,7 @@ def test_every_metric_of_the_new_wings_has_its_direction_held() -> None:
     added = [
         FAIRNESS_METRICS,
         ELLIOT_METRICS,
+        MAD_METRICS,
         OPE_METRICS,
         PROPENSITY_METRICS,
         RECTOOLS_METRICS,

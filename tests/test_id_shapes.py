@@ -40,6 +40,7 @@ QRELS = pl.DataFrame(
 HISTORY = pl.DataFrame({"query_id": ["q1", "q2", "q2", "q1"], "doc_id": ["b", "a", "c", "d"]})
 FEATURES = pl.DataFrame({"doc_id": ["a", "b", "c", "d"], "category": ["u", "v", "u", "v"]})
 GROUPS = pl.DataFrame({"doc_id": ["a", "b", "c", "d"], "group": ["x", "y", "x", "y"]})
+USER_GROUPS = pl.DataFrame({"query_id": ["q1", "q2"], "group": ["new", "old"]})
 PROPENSITIES = pl.DataFrame({"doc_id": ["a", "b", "c", "d"], "propensity": [0.5, 0.4, 0.3, 0.2]})
 REFERENCE = pl.DataFrame(
     {
@@ -68,6 +69,10 @@ ROUTES: dict[str, tuple[list[str], dict[str, pl.DataFrame]]] = {
         {"qrels": QRELS, "item_features": FEATURES},
     ),
     "exposure": (["ee_loss", "awrf", "rnd", "rkl", "rrd"], {"qrels": QRELS, "groups": GROUPS}),
+    "mad": (
+        ["item_mad@2", "user_mad@2", "ndcg@2"],
+        {"qrels": QRELS, "groups": GROUPS, "user_groups": USER_GROUPS},
+    ),
     "propensity": (
         ["ps_precision@2", "ps_ndcg@2"],
         {"qrels": QRELS, "propensities": PROPENSITIES},
@@ -135,12 +140,12 @@ def test_every_id_dtype_gives_the_string_ids_values(route: str, variant: str, la
     assert_frame_equal(got, expected, check_exact=True)
 
 
-# the routes' per-query metrics (the catalogue metrics and Elliot's popularity family
-# describe whole recommendation tables: no per-query rows)
+# the routes' per-query metrics (the catalogue metrics and Elliot's popularity and MAD
+# families describe whole recommendation tables: no per-query rows)
 PER_QUERY = {"recsys": ["serendipity(kind='kotkov')@2", "surprisal@2", "mcc@2"]}
 
 
-@pytest.mark.parametrize("route", [r for r in ROUTES if r != "elliot"])
+@pytest.mark.parametrize("route", [r for r in ROUTES if r not in ("elliot", "mad")])
 def test_per_query_rows_keep_the_runs_ids(route: str) -> None:
     """Per-query values under UInt64 ids above 2**63 are keyed by the run's own ids."""
     metrics, tables = ROUTES[route]
@@ -271,3 +276,22 @@ def test_refusals_name_the_table_and_column(
 ) -> None:
     with pytest.raises(error, match=re.escape(message)):
         _collected(table, metrics, lazy, **tables)
+
+
+@pytest.mark.parametrize(
+    "variant", ["UInt64 above 2**63 everywhere", "Enum run, String side tables"]
+)
+def test_exposure_segments_under_every_id_dtype(variant: str) -> None:
+    """by= keys each ranking by a struct of the segment and the query id, built after
+    the ids are cast to their common dtype: the String ids' values per segment."""
+    metrics, tables = ROUTES["exposure"]
+    segmented = RUN.with_columns(pl.Series("segment", ["s", "s", "s", "t", "t"]))
+    expected = irm.evaluate(segmented, metrics, by="segment", **tables)
+    relabel = VARIANTS[variant]
+    got = irm.evaluate(
+        relabel("run", segmented),
+        metrics,
+        by="segment",
+        **{k: relabel(k, v) for k, v in tables.items()},
+    )
+    assert_frame_equal(got, expected, check_exact=True)
