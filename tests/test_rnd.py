@@ -1,6 +1,7 @@
 """rND, rKL and rRD (Yang & Stoyanovich 2017) through the one door: worked examples from
 the paper's definitions as explicit arithmetic (cut-offs every 10 positions, weights
-1/log2(i), Z the larger value of the two most segregated rankings), the default
+1/log2(i), Z the larger value of the two most segregated rankings for rnd and rkl and
+the maximum over rankings for rrd), the default
 protected group (the ranking's minority), protected=, the undefined cases, the
 refusals and the CLI. ir_measures' fairness module (``measures/fairness.py``, not yet
 released) is not in any stored snapshot, so there is no peer run here."""
@@ -25,6 +26,7 @@ import polars_irmetrics as irm
 from polars_irmetrics.errors import MetricParameterError
 from tests.helpers import property_settings
 from tests.test_awrf import _evaluate
+from tests.test_rrd_exact import _searched
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = ["rnd", "rkl", "rrd"]
@@ -98,6 +100,9 @@ def test_three_cut_offs_and_the_protected_parameter(frame_kind: str) -> None:
         return sum(f(k, i) / math.log2(i) for i, k in ks)
 
     want = [total(cuts, f) / max(total(lows, f), total(highs, f)) for f in _terms(n, p)]
+    # rrd's Z, the maximum over rankings: one unprotected document on top of nine
+    # protected ones (k_10 = 9: the ratio 9), then k_20 = 12 (12/8), k_30 = 12
+    want[2] = total(cuts, _terms(n, p)[2]) / total([(10, 9), (20, 12), (30, 12)], _terms(n, p)[2])
     out = _evaluate(frame_kind, run, NAMES, groups=groups)
     assert out.row(0) == pytest.approx((1, *want), abs=1e-12)
     # naming the majority: rnd is symmetric in the two groups, rrd is not
@@ -107,10 +112,8 @@ def test_three_cut_offs_and_the_protected_parameter(frame_kind: str) -> None:
     def rd_m(k: int, i: int) -> float:
         return _rd(k, i, n, 18)
 
-    lows_m = [(10, 0), (20, 8), (30, 18)]  # max(0, i - 12)
-    highs_m = [(10, 10), (20, 18), (30, 18)]
     cuts_m = [(10, 1), (20, 11), (30, 18)]
-    want_m = total(cuts_m, rd_m) / max(total(lows_m, rd_m), total(highs_m, rd_m))
+    want_m = total(cuts_m, rd_m) / _searched(n, 18)
     assert named.row(0) == pytest.approx((1, want[0], want_m), abs=1e-12)
 
 
@@ -204,8 +207,10 @@ def _reference(flags: list[bool]) -> tuple[float, float, float]:
         return sum(f(k_at(i), i) / math.log2(i) for i in cuts)
 
     out = []
-    for f in _terms(n, p):
+    for name, f in zip(NAMES, _terms(n, p), strict=True):
         z = max(total(lambda i: max(0, i - (n - p)), f), total(lambda i: min(i, p), f))
+        if name == "rrd":  # the maximum over rankings (tests/test_rrd_exact.py)
+            z = _searched(n, p)
         out.append(total(lambda i: sum(flags[:i]), f) / z if z else math.nan)
     return out[0], out[1], out[2]
 
@@ -217,10 +222,9 @@ def _reference(flags: list[bool]) -> tuple[float, float, float]:
     )
 )
 def test_random_rankings_match_the_definitions(flags: list[bool]) -> None:
-    # rnd and rkl lie in [0, 1]: Z, the larger of the two most segregated rankings, is
-    # their maximum over all rankings (checked exhaustively for N <= 80 by a dynamic
-    # programme over the cut-offs); rrd's is not (a top i with one unprotected document
-    # has the ratio i - 1), so rrd may exceed 1, as with the paper's own normaliser
+    # all three lie in [0, 1]: for rnd and rkl, Z, the larger of the two most
+    # segregated rankings, is their maximum over all rankings (checked exhaustively for
+    # N <= 80 by a dynamic programme over the cut-offs); rrd's Z is that maximum itself
     n = len(flags)
     docs = [f"d{i}" for i in range(n)]
     run = pl.DataFrame({"query_id": ["q"] * n, "doc_id": docs, "rank": list(range(1, n + 1))})
@@ -235,3 +239,4 @@ def test_random_rankings_match_the_definitions(flags: list[bool]) -> None:
     assert out.row(0)[1:] == pytest.approx(want, abs=1e-12)
     assert 0 <= want[0] <= 1 + 1e-12
     assert 0 <= want[1] <= 1 + 1e-12
+    assert 0 <= want[2] <= 1 + 1e-12

@@ -12,13 +12,23 @@ with a ``sample`` column gets the mean over the query's sampled rankings. See
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from polars_irmetrics.metrics.fairness import AWRF_LENGTH
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
 
-__all__ = ["awrf_values", "exact_mean", "exact_sum", "target_flags"]
+__all__ = [
+    "SEP",
+    "alignments",
+    "awrf_values",
+    "cell_name",
+    "exact_mean",
+    "exact_sum",
+    "target_flags",
+]
 
 Requests = list[tuple[str, MetricRequest]]
 
@@ -51,6 +61,37 @@ def _rel_entr(x: pl.Expr, y: pl.Expr) -> pl.Expr:
     return pl.when(x > 0).then(x * (x / y).log()).otherwise(0.0)
 
 
+def alignments(groups: pl.LazyFrame, doc_id: str, dimensions: Sequence[str]) -> pl.LazyFrame:
+    """``doc_id, __g0 .. __g{D-1}, __a``: each document's alignment to each cell of its
+    groups' intersection, wptrec's outer product of its dimensions' alignments (a
+    document with ``k`` values of one dimension is aligned ``1/k`` to each).
+
+    One dimension is the column ``group`` as it is (a duplicate (document, group) row
+    is refused by the plan's checks); with several, each column's distinct non-null
+    values per document (so the rows may pair them in any way), and a document with no
+    value in some dimension is in no cell (left out, as a document in no group).
+    """
+    parts = []
+    for j, column in enumerate(dimensions):
+        part = groups.select(doc_id, pl.col(column).cast(pl.String).alias(f"{_G}{j}"))
+        if len(dimensions) > 1:
+            part = part.drop_nulls(f"{_G}{j}").unique()
+        parts.append(
+            part.with_columns((1.0 / pl.len().over(doc_id).cast(pl.Float64)).alias(f"{_A}{j}"))
+        )
+    joined = parts[0]
+    for part in parts[1:]:
+        joined = joined.join(part, on=doc_id)
+    product = pl.lit(1.0)
+    for j in range(len(dimensions)):
+        product = product * pl.col(f"{_A}{j}")
+    return joined.select(doc_id, *_cells(len(dimensions)), product.alias(_A))
+
+
+def _cells(count: int) -> list[str]:
+    return [f"{_G}{j}" for j in range(count)]
+
+
 def awrf_values(
     ranked: pl.LazyFrame,
     relevant: pl.LazyFrame,
@@ -59,26 +100,30 @@ def awrf_values(
     query_id: str,
     doc_id: str,
     requests: Requests,
+    *,
+    dimensions: Sequence[str] = ("group",),
+    per_query_target: bool = False,
 ) -> pl.LazyFrame:
     """One row per query: each requested ``awrf``/``awrf_ndcg`` label, the mean over the
     query's sampled rankings.
 
     ``ranked``: ``query_id, __s, doc_id, __rel, __pos`` (0-based positions);
     ``relevant``: ``query_id, doc_id, __rel`` (relevance > 0); ``groups``:
-    ``doc_id, group``; ``target``: ``group, target`` or ``None`` (the relevant
-    documents' group distribution, wptrec's target for its dimensions without a
-    background population).
+    ``doc_id`` and the ``dimensions`` columns (``group``, or several: intersectional
+    groups, see :func:`alignments`); ``target``: the ``dimensions`` columns and
+    ``target``, with ``query_id`` too when ``per_query_target`` (one distribution per
+    query), or ``None`` (the relevant documents' group distribution, wptrec's target
+    for its dimensions without a background population).
     """
-    align = groups.select(doc_id, pl.col("group").cast(pl.String).alias(_G)).with_columns(
-        (1.0 / pl.len().over(doc_id).cast(pl.Float64)).alias(_A)
-    )
+    cells = _cells(len(dimensions))
+    align = alignments(groups, doc_id, dimensions)
     keys = [query_id, _S]
     weighted = ranked.with_columns(_weight(pl.col(_POS)).alias(_W)).cache()
     known = weighted.join(align, on=doc_id, how="inner")
     # the weights and alignments are finite and at most 1: plain fixed-point sums
     total = known.group_by(keys).agg(fixed_sum(pl.col(_W)).alias("__wsum"))
     run_dist = (
-        known.group_by([*keys, _G])
+        known.group_by([*keys, *cells])
         .agg(fixed_sum(pl.col(_W) * pl.col(_A)).alias(_P))
         .join(total, on=keys)
         .with_columns((pl.col(_P) / pl.col("__wsum")).alias(_P))
@@ -88,20 +133,25 @@ def awrf_values(
     if target is None:
         wanted = (
             relevant.join(align, on=doc_id, how="inner")
-            .group_by(query_id, _G)
+            .group_by(query_id, *cells)
             .agg(fixed_sum(pl.col(_A)).alias(_Q))
         )
         per_query = wanted.join(rankings, on=query_id)
     else:
-        per_query = rankings.join(
-            target.select(
-                pl.col("group").cast(pl.String).alias(_G),
-                pl.col("target").cast(pl.Float64).alias(_Q),
+        table = target.select(
+            *([query_id] if per_query_target else []),
+            *(
+                pl.col(c).cast(pl.String).alias(cell)
+                for c, cell in zip(dimensions, cells, strict=True)
             ),
-            how="cross",
+            pl.col("target").cast(pl.Float64).alias(_Q),
         )
+        if per_query_target:  # the plan refuses a scored query with no target row
+            per_query = rankings.join(table, on=query_id)
+        else:
+            per_query = rankings.join(table, how="cross")
     both = (
-        run_dist.join(per_query, on=[*keys, _G], how="full", coalesce=True)
+        run_dist.join(per_query, on=[*keys, *cells], how="full", coalesce=True)
         .with_columns(pl.col(_P).fill_null(0.0), pl.col(_Q).fill_null(0.0))
         .with_columns(  # scipy normalises both vectors
             (pl.col(_P) / exact_sum(pl.col(_P)).over(keys)).alias(_P),
@@ -141,18 +191,54 @@ def awrf_values(
     )
 
 
-def target_flags(target: pl.LazyFrame) -> pl.LazyFrame:
-    """One row of first offenders in the target table (null when none)."""
-    value = pl.col("target").cast(pl.Float64)
-    name = pl.col("group").cast(pl.String)
-    total = value.sum()
-    return target.select(
-        name.filter(value.is_null() | value.is_nan() | (value < 0))
-        .min()
-        .alias(f"{_BAD}|bad target"),
-        pl.when((total - 1.0).abs() > 1e-6)
-        .then(total.cast(pl.String))
-        .otherwise(None)
-        .alias(f"{_BAD}|target sum"),
-        name.filter(pl.col("group").is_duplicated()).min().alias(f"{_BAD}|duplicate target"),
+#: Between a query id and a group (cell) name in a per-query target's flag values.
+SEP = "\x1f"
+
+
+def cell_name(dimensions: Sequence[str]) -> pl.Expr:
+    """A target row's group (one dimension) or its cell's groups joined by ``', '``."""
+    return pl.concat_str(
+        [pl.col(c).cast(pl.String).fill_null("null") for c in dimensions], separator=", "
     )
+
+
+def target_flags(
+    target: pl.LazyFrame, dimensions: Sequence[str] = ("group",), query_id: str | None = None
+) -> pl.LazyFrame:
+    """One row of first offenders in the target table (null when none); with
+    ``query_id`` (a per-query target) each value is ``query SEP group`` and the sum is
+    checked per query."""
+    value = pl.col("target").cast(pl.Float64)
+    name = cell_name(dimensions)
+    bad = value.is_null() | value.is_nan() | (value < 0)
+    if query_id is None:
+        total = value.sum()
+        return target.select(
+            name.filter(bad).min().alias(f"{_BAD}|bad target"),
+            pl.when((total - 1.0).abs() > 1e-6)
+            .then(total.cast(pl.String))
+            .otherwise(None)
+            .alias(f"{_BAD}|target sum"),
+            name.filter(pl.struct(dimensions).is_duplicated())
+            .min()
+            .alias(f"{_BAD}|duplicate target"),
+        )
+    query = pl.col(query_id).cast(pl.String)
+    keyed = pl.concat_str([query, name], separator=SEP)
+    rows = target.select(
+        keyed.filter(bad).min().alias(f"{_BAD}|bad target"),
+        keyed.filter(pl.struct([query_id, *dimensions]).is_duplicated())
+        .min()
+        .alias(f"{_BAD}|duplicate target"),
+    )
+    sums = (
+        target.group_by(query_id)
+        .agg(value.sum().alias("__t"))
+        .select(
+            pl.concat_str([query, pl.col("__t").cast(pl.String)], separator=SEP)
+            .filter((pl.col("__t") - 1.0).abs() > 1e-6)
+            .min()
+            .alias(f"{_BAD}|target sum")
+        )
+    )
+    return pl.concat([rows, sums], how="horizontal")

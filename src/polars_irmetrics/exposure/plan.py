@@ -17,12 +17,13 @@ from typing import Any
 import polars as pl
 
 from polars_irmetrics.errors import (
+    ColumnNotFoundError,
     ColumnTypeError,
     DuplicateError,
     InvalidValueError,
     MetricParameterError,
 )
-from polars_irmetrics.exposure.awrf import awrf_values, exact_sum, target_flags
+from polars_irmetrics.exposure.awrf import SEP, awrf_values, exact_sum, target_flags
 from polars_irmetrics.exposure.rnd import segregation_values
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
@@ -93,28 +94,49 @@ def build_exposure_plan(
     check_numeric(qrels_schema, options.relevance, "judgments", integer=False)
     for column in (query_id, doc_id):
         _same_kind(run_schema, qrels_schema, column, "judgments")
-    if groups is not None:
-        group_schema = groups.collect_schema()
-        require_columns(group_schema, [doc_id, "group"], "groups", "one row per (document, group)")
-        _same_kind(run_schema, group_schema, doc_id, "groups")
     fair = [(label, r) for label, r in requests if r.metric.name in _AWRF]
     segregation = [(label, r) for label, r in requests if r.metric.name in _SEGREGATION]
+    dimensions: list[str] = ["group"]
+    if groups is not None:
+        group_schema = groups.collect_schema()
+        require_columns(group_schema, [doc_id], "groups", "one row per (document, group)")
+        dimensions = _dimensions(
+            group_schema, doc_id, [label for label, r in requests if r.metric.name not in _AWRF]
+        )
+        for column in dimensions:
+            id_kind(group_schema, column, "groups")
+        _same_kind(run_schema, group_schema, doc_id, "groups")
     if (fair or segregation) and groups is None:
         first = (fair or segregation)[0][0]
         raise MetricParameterError(
             f"metric {first!r} reads document groups: pass groups=... (one row per "
             "(document, group)) to irm.evaluate"
         )
+    per_query_target = False
     if target is not None:
         target_schema = target.collect_schema()
-        require_columns(target_schema, ["group", "target"], "target", "one row per group")
-        id_kind(target_schema, "group", "target")
+        per_query_target = query_id in target_schema
+        shape = "one row per group" if dimensions == ["group"] else "one row per cell"
+        if per_query_target:
+            shape = f"{shape} and query ({query_id!r})"
+        require_columns(target_schema, [*dimensions, "target"], "target", shape)
+        for column in dimensions:
+            id_kind(target_schema, column, "target")
         check_numeric(target_schema, "target", "target", integer=False)
         if groups is not None:
-            check_id_kinds(groups.collect_schema(), "groups", target_schema, "target", ["group"])
-    if groups is not None:
-        id_kind(groups.collect_schema(), "group", "groups")
-    run, qrels, groups, target = _same_ids(run, qrels, groups, target, query_id, doc_id)
+            check_id_kinds(groups.collect_schema(), "groups", target_schema, "target", dimensions)
+        if per_query_target:
+            _same_kind(run_schema, target_schema, query_id, "target")
+            if keys:
+                raise InvalidValueError(
+                    f"a per-query target (target= with the column {query_id!r}) is not "
+                    "available with by= or systems=: give one target for every query (no "
+                    f"{query_id!r} column), or evaluate each segment's rows in a call of "
+                    "its own"
+                )
+    run, qrels, groups, target = _same_ids(
+        run, qrels, groups, target, query_id, doc_id, dimensions
+    )
     shown = pl.col(query_id).cast(pl.String)
     segments: pl.LazyFrame | None = None
     if keys:  # each (group, query) a query of its own: a struct of the keys
@@ -138,12 +160,21 @@ def build_exposure_plan(
         query_id, doc_id, pl.col(options.relevance).cast(pl.Float64).alias(_REL)
     ).filter(pl.col(_REL) > 0)
     checks = _checks(
-        ranked, groups, query_id, doc_id, order, sampled, longest=bool(fair), query=shown
+        ranked,
+        groups,
+        query_id,
+        doc_id,
+        order,
+        sampled,
+        longest=bool(fair),
+        query=shown,
+        dimensions=dimensions,
     )
     if keys:
         checks = pl.concat([checks, key_flags], how="horizontal")
     if target is not None:
-        checks = pl.concat([checks, target_flags(target)], how="horizontal")
+        flags = target_flags(target, dimensions, query_id if per_query_target else None)
+        checks = pl.concat([checks, flags], how="horizontal")
     values: pl.LazyFrame | None = None
     # one sort: each ranking in order with the relevance of its documents (joined
     # first: cheaper than a join that keeps the order after the sort), its positions
@@ -167,7 +198,22 @@ def build_exposure_plan(
         relevant.select(query_id).unique(), on=query_id, how="semi", maintain_order="left"
     ).cache()
     if fair and groups is not None:
-        fair_values = awrf_values(ranked, relevant, groups, target, query_id, doc_id, fair)
+        fair_values = awrf_values(
+            ranked,
+            relevant,
+            groups,
+            target,
+            query_id,
+            doc_id,
+            fair,
+            dimensions=dimensions,
+            per_query_target=per_query_target,
+        )
+        if target is not None and per_query_target:
+            checks = pl.concat(
+                [checks, _per_query_flags(ranked, groups, target, query_id, dimensions)],
+                how="horizontal",
+            )
         values = (
             fair_values
             if values is None
@@ -193,7 +239,15 @@ def build_exposure_plan(
     schema = values.collect_schema()
     checked = (
         values.join(checks, how="cross")
-        .map_batches(lambda frame: _raise_on_bad(frame, options.sample_id), schema=schema)
+        .map_batches(
+            lambda frame: _raise_on_bad(
+                frame,
+                options.sample_id,
+                query_id=query_id,
+                target_columns=[*([query_id] if per_query_target else []), *dimensions],
+            ),
+            schema=schema,
+        )
         .select(schema.names())
     )
     if keys:  # the struct's fields: the keys, then the query id
@@ -201,7 +255,7 @@ def build_exposure_plan(
     # sorted by query before the means too: their running sums in one order
     checked = checked.sort([*keys, query_id])
     if groups is not None:  # how the ids of groups= (and target=) line up: warned
-        tally = _tally(run.select(doc_id), groups, target, doc_id)
+        tally = _tally(run.select(doc_id), groups, target, doc_id, dimensions)
         checked = with_tally(checked, tally, lambda row: _warn_on_groups(row, doc_id))
     if options.per_query:
         return checked
@@ -290,6 +344,63 @@ def _keyed(
     return run.with_columns(key), qrels.with_columns(key)
 
 
+def _dimensions(schema: pl.Schema, doc_id: str, grouped: list[str]) -> list[str]:
+    """The group dimensions of groups=: ``group``, or (intersectional groups, read by
+    awrf and awrf_ndcg only) every column but ``doc_id`` where there is no ``group`` and
+    two or more others. ``grouped``: the labels of the other measures asked for, which
+    read the one column ``group``."""
+    if "group" in schema:
+        return ["group"]
+    others = [c for c in schema.names() if c != doc_id]
+    have = ", ".join(repr(c) for c in schema.names())
+    if len(others) < 2:
+        raise ColumnNotFoundError(
+            f"column 'group' not found in the groups (its columns: {have}); one row per "
+            "(document, group), or for awrf's intersectional groups doc_id and two or more "
+            "group columns"
+        )
+    if grouped:
+        raise ColumnNotFoundError(
+            f"column 'group' not found in the groups (its columns: {have}); {grouped[0]} "
+            "reads one group per row from column 'group' (the group columns "
+            f"{', '.join(repr(c) for c in others)} are intersectional groups, which only "
+            "awrf and awrf_ndcg read): ask for it in a call of its own with a groups "
+            "table doc_id, group"
+        )
+    return others
+
+
+def _per_query_flags(
+    ranked: pl.LazyFrame,
+    groups: pl.LazyFrame,
+    target: pl.LazyFrame,
+    query_id: str,
+    dimensions: list[str],
+) -> pl.LazyFrame:
+    """A per-query target's first offenders: a scored query (judged, in the run) with no
+    target row, and per group column a target group no document of groups= is in."""
+    missing = (
+        ranked.select(query_id)
+        .unique()
+        .join(target.select(query_id).unique(), on=query_id, how="anti")
+        .select(pl.col(query_id).cast(pl.String).min().alias(f"{_BAD}|missing target"))
+    )
+    rows = [missing]
+    for column in dimensions:
+        name = pl.col(column).cast(pl.String)
+        known = groups.select(name).unique()
+        rows.append(
+            target.select(pl.col(query_id).cast(pl.String), name)
+            .join(known, on=column, how="anti", nulls_equal=True)
+            .select(
+                pl.concat_str([pl.col(query_id), pl.col(column).fill_null("null")], separator=SEP)
+                .min()
+                .alias(f"{_BAD}|unknown group|{column}")
+            )
+        )
+    return pl.concat(rows, how="horizontal")
+
+
 def _positions(query_id: str) -> pl.Expr:
     """Each row's 0-based position in its ranking, on rows sorted by ranking: the row
     number less that of the ranking's first row (no window: a ranking starts where the
@@ -308,10 +419,15 @@ _GROUPS, _TARGETED = f"{INTERNAL}groups", f"{INTERNAL}targeted"
 
 
 def _tally(
-    run: pl.LazyFrame, groups: pl.LazyFrame, target: pl.LazyFrame | None, doc_id: str
+    run: pl.LazyFrame,
+    groups: pl.LazyFrame,
+    target: pl.LazyFrame | None,
+    doc_id: str,
+    dimensions: list[str],
 ) -> pl.LazyFrame:
     """One row: the run's documents and those groups= gives a group; with target=, the
-    groups of groups= and those the target names."""
+    groups of groups= (the cells of the group columns ``dimensions``) and those the
+    target names."""
     grouped = groups.select(doc_id).unique().with_columns(pl.lit(True).alias(_GROUPED))
     docs = (
         run.unique()
@@ -323,11 +439,17 @@ def _tally(
     )
     if target is None:
         return docs
-    named = target.select(pl.col("group").cast(pl.String)).unique()
+    cells = [pl.col(c).cast(pl.String) for c in dimensions]
+    named = target.select(cells).unique()
     targeted = (
-        groups.select(pl.col("group").cast(pl.String))
+        groups.select(cells)
         .unique()
-        .join(named.with_columns(pl.lit(True).alias(_TARGETED)), on="group", how="left")
+        .join(
+            named.with_columns(pl.lit(True).alias(_TARGETED)),
+            on=dimensions,
+            how="left",
+            nulls_equal=True,
+        )
         .select(
             pl.len().cast(pl.Int64).alias(_GROUPS),
             pl.col(_TARGETED).count().cast(pl.Int64).alias(_TARGETED),
@@ -369,13 +491,15 @@ def _same_ids(
     target: pl.LazyFrame | None,
     query_id: str,
     doc_id: str,
+    dimensions: list[str],
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame | None, pl.LazyFrame | None]:
     """The tables with each id column of one dtype everywhere (Categorical and Enum as
-    String, integers of several widths as one), so that every join matches by value;
-    the kinds are checked before."""
+    String, integers of several widths as one), so that every join matches by value:
+    the query and document ids, and each group column (``dimensions``) of groups= and
+    target=; the kinds are checked before."""
     tables = {"run": run, "qrels": qrels, "groups": groups, "target": target}
-    columns = {query_id: ["run", "qrels"], doc_id: ["run", "qrels", "groups"]}
-    columns["group"] = ["groups", "target"]
+    columns = {query_id: ["run", "qrels", "target"], doc_id: ["run", "qrels", "groups"]}
+    columns.update({column: ["groups", "target"] for column in dimensions})
     schemas = {k: t.collect_schema() for k, t in tables.items() if t is not None}
     casts: dict[str, list[pl.Expr]] = {k: [] for k in schemas}
     for column, names in columns.items():
@@ -521,6 +645,7 @@ def _checks(
     *,
     longest: bool = False,
     query: pl.Expr | None = None,
+    dimensions: list[str] | None = None,
 ) -> pl.LazyFrame:
     """One row of first offenders (null when none), raised by :func:`_raise_on_bad`
     (``query``: the query id as text, where the query column is a struct of keys)."""
@@ -540,7 +665,7 @@ def _checks(
     if longest:
         flags.append(query.filter(pl.col("long")).min().alias(f"{_BAD}|long ranking"))
     rows = [per_ranking.select(flags)]
-    if groups is not None:
+    if groups is not None and dimensions in (None, ["group"]):
         doubled = groups.group_by(doc_id, "group").agg(pl.len().alias("n")).filter(pl.col("n") > 1)
         rows.append(
             doubled.select(pl.col(doc_id).cast(pl.String).min().alias(f"{_BAD}|duplicate group"))
@@ -548,7 +673,22 @@ def _checks(
     return pl.concat(rows, how="horizontal")
 
 
-def _raise_on_bad(frame: pl.DataFrame, sample: str) -> pl.DataFrame:
+def _split_query(value: object) -> tuple[str, object]:
+    """A per-query target's flag ``query SEP group`` as (`` for query 'q'``, group)."""
+    if isinstance(value, str) and SEP in value:
+        query, rest = value.split(SEP, 1)
+        return f" for query {query!r}", rest
+    return "", value
+
+
+def _raise_on_bad(
+    frame: pl.DataFrame,
+    sample: str,
+    *,
+    query_id: str = "query_id",
+    target_columns: list[str] | None = None,
+) -> pl.DataFrame:
+    target_columns = target_columns or ["group"]
     flags = [name for name in frame.columns if name.startswith(f"{_BAD}|")]
     first = frame.select(flags).row(0) if frame.height else (None,) * len(flags)
     for name, value in zip(flags, first, strict=True):
@@ -577,21 +717,41 @@ def _raise_on_bad(frame: pl.DataFrame, sample: str) -> pl.DataFrame:
                 f"column {column[0]!r} of the run has null values; every row needs a "
                 f"{column[0]}: drop them, e.g. .drop_nulls({column[0]!r})"
             )
+        query, value = _split_query(value)
         if kind == "bad target":
             raise InvalidValueError(
-                f"the target (target=) gives group {value!r} a negative, null or NaN value "
-                "in column 'target'; a target is a distribution over groups: give every "
-                "group a value >= 0"
+                f"the target (target=) gives group {value!r}{query} a negative, null or NaN "
+                "value in column 'target'; a target is a distribution over groups: give "
+                "every group a value >= 0"
             )
         if kind == "target sum":
+            per = " per query" if query else ""
             raise InvalidValueError(
-                f"the target (target=) sums to {value} in column 'target'; a target is a "
-                "distribution over groups: divide each value by the sum so they sum to 1"
+                f"the target (target=) sums to {value}{query} in column 'target'; a target "
+                f"is a distribution over groups{per}: divide each value by the sum so they "
+                "sum to 1"
             )
         if kind == "duplicate target":
+            where = ", ".join(repr(c) for c in target_columns)
+            shape = "(query, group)" if query else "group"
             raise DuplicateError(
-                f"the target (target=) lists group {value!r} twice in column 'group'; one "
-                "row per group: drop or add up the duplicates"
+                f"the target (target=) lists group {value!r}{query} twice in "
+                f"column{'s' if len(target_columns) > 1 else ''} {where}; one row per "
+                f"{shape}: drop or add up the duplicates"
+            )
+        if kind == "missing target":
+            raise InvalidValueError(
+                f"the target (target=) has no row for query {value!r} of the run (column "
+                f"{query_id!r}); a per-query target gives each judged query of the run its "
+                "distribution over groups: add its rows, or filter the run to the queries "
+                "the target covers"
+            )
+        if kind == "unknown group":
+            raise InvalidValueError(
+                f"the target (target=) names group {value!r}{query} in column "
+                f"{column[0]!r}, and no document of the groups table (groups=) is in it; a "
+                "per-query target is over the groups of groups=: correct the name (and its "
+                "type), or drop the row"
             )
         if kind == "duplicate group":
             raise DuplicateError(

@@ -9,22 +9,26 @@ protected documents among the top ``i``, at the cut-offs ``i = 10, 20, ... <= N`
   from ``(P/N, 1 - P/N)``;
 * ``rrd``: ``|k_i/(i-k_i) - P/(N-P)|``, the ratio 0 where ``i = k_i``;
 
-each weighted ``1/log2(i)``, summed, and divided by ``Z``, the larger of the same sum
-for the two most segregated rankings of ``N`` and ``P`` (the protected documents all at
-the bottom, ``k_i = max(0, i-(N-P))``, and all at the top, ``k_i = min(i, P)``). See
-:mod:`polars_irmetrics.metrics.fairness`.
+each weighted ``1/log2(i)``, summed, and divided by ``Z``, the maximum of the same sum
+over every ranking of ``N`` documents with ``P`` protected. For ``rnd`` and ``rkl`` that
+is the larger value of the two most segregated rankings (the protected documents all at
+the bottom, ``k_i = max(0, i-(N-P))``, and all at the top, ``k_i = min(i, P)``); for
+``rrd`` it is not (one unprotected document on top of the protected ones gives the ratio
+``i - 1``), so :func:`rrd_normaliser` finds it by a dynamic programme over the prefix
+counts. See :mod:`polars_irmetrics.metrics.fairness`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import polars as pl
 
 from polars_irmetrics.exposure.awrf import exact_mean, exact_sum
 from polars_irmetrics.metrics.registry import MetricRequest
 
-__all__ = ["CUT", "segregation_values"]
+__all__ = ["CUT", "rrd_normaliser", "segregation_values"]
 
 Requests = list[tuple[str, MetricRequest]]
 
@@ -57,6 +61,74 @@ _TERMS: dict[str, Callable[[pl.Expr, pl.Expr, pl.Expr, pl.Expr], pl.Expr]] = {
     "rkl": _kl,
     "rrd": _rd,
 }
+
+
+def rrd_normaliser(n: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """rRD's ``Z`` for rankings of ``n`` documents, ``p`` of them protected: the maximum
+    over every ranking of ``sum_i |k_i/(i-k_i) - p/(n-p)| / log2(i)`` at the cut-offs
+    ``i = 10, 20, ... <= n`` (the ratio 0 where ``k_i = i``); NaN where ``p`` is 0 or
+    ``n``.
+
+    The sum reads a ranking only through ``u_i = i - k_i``, the unprotected documents in
+    the top ``i``; the sequences a ranking can give are exactly those with ``max(0, i -
+    p) <= u_i <= min(i, n - p)`` and ``0 <= u_i - u_(i-10) <= 10``. A dynamic programme
+    over the cut-offs keeps, for each ``u``, the best sum of a feasible sequence ending
+    there (all the ``(n, p)`` pairs at once, one step per cut-off).
+
+    Examples
+    --------
+    ``n = 20``, ``p = 5``: at ``i = 20`` every ranking has the ratio ``5/15``; at
+    ``i = 10`` the ratio ``k/(10-k)`` is largest at ``k = 5`` (``|1 - 1/3|``):
+
+    >>> import math
+    >>> import numpy as np
+    >>> z = rrd_normaliser(np.array([20.0]), np.array([5.0]))
+    >>> bool(abs(z[0] - (2 / 3) / math.log2(10)) < 1e-15)
+    True
+
+    ``n = 30``, ``p = 12``: one unprotected document before nine protected ones gives
+    the ratio 9 at ``i = 10``, then all 12 protected and 8 unprotected at ``i = 20``
+    (ratio 1.5), a value no segregated ranking reaches:
+
+    >>> w = [1 / math.log2(i) for i in (10, 20)]
+    >>> want = w[0] * (9 - 12 / 18) + w[1] * (12 / 8 - 12 / 18)
+    >>> bool(abs(rrd_normaliser(np.array([30.0]), np.array([12.0]))[0] - want) < 1e-12)
+    True
+    """
+    n = np.asarray(n, dtype=np.int64)
+    p = np.asarray(p, dtype=np.int64)
+    out = np.full(n.shape, np.nan)
+    ok = (p > 0) & (p < n) & (n >= CUT)
+    if not ok.any():
+        return out
+    n_ok, p_ok = n[ok], p[ok]
+    ratio = p_ok / (n_ok - p_ok)
+    width = int((n_ok - p_ok).max()) + 1
+    u = np.arange(width)[None, :]
+    best = np.where(u == 0, 0.0, -np.inf) * np.ones((len(n_ok), 1))
+    steps = int(n_ok.max()) // CUT
+    for step in range(1, steps + 1):
+        i = step * CUT
+        # the best of the previous cut-off's u - 10 .. u (u never decreases)
+        reach = best.copy()
+        for shift in range(1, CUT + 1):
+            reach[:, shift:] = np.maximum(reach[:, shift:], best[:, :-shift])
+        lo = np.maximum(0, i - p_ok)[:, None]
+        hi = np.minimum(i, n_ok - p_ok)[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(u > 0, (i - u) / np.maximum(u, 1), 0.0)
+        term = np.abs(r - ratio[:, None]) / np.log2(i)
+        feasible = (u >= lo) & (u <= hi)
+        stepped = np.where(feasible, reach + term, -np.inf)
+        active = (i <= n_ok)[:, None]  # a ranking shorter than i keeps its last step
+        best = np.where(active, stepped, best)
+    out[ok] = best.max(axis=1)
+    return out
+
+
+def _with_rrd_normaliser(frame: pl.DataFrame) -> pl.DataFrame:
+    z = rrd_normaliser(frame[_N].to_numpy(), frame[_P].to_numpy())
+    return frame.with_columns(pl.Series("__z", z, dtype=pl.Float64))
 
 
 def segregation_values(
@@ -128,16 +200,39 @@ def segregation_values(
         low = pl.max_horizontal(pl.lit(0.0), i - (n - p))
         high = pl.min_horizontal(i, p)
         weight = 1.0 / i.log(2)
+        asked = {r.metric.name for _, r in labels}
         sums = marked.group_by(keys).agg(
-            (
-                exact_sum(weight * term(pl.col(_K), i, n, p))
-                / pl.max_horizontal(
-                    exact_sum(weight * term(low, i, n, p)), exact_sum(weight * term(high, i, n, p))
-                )
-            ).alias(name)
-            for name, term in _TERMS.items()
-            if any(r.metric.name == name for _, r in labels)
+            *(
+                (
+                    exact_sum(weight * term(pl.col(_K), i, n, p))
+                    / pl.max_horizontal(
+                        exact_sum(weight * term(low, i, n, p)),
+                        exact_sum(weight * term(high, i, n, p)),
+                    )
+                ).alias(name)
+                for name, term in _TERMS.items()
+                if name in asked and name != "rrd"
+            ),
+            *(
+                [exact_sum(weight * _rd(pl.col(_K), i, n, p)).alias("rrd"), n.first(), p.first()]
+                if "rrd" in asked
+                else []
+            ),
         )
+        if "rrd" in asked:  # the maximum over rankings: one Z per (N, P)
+            normalisers = (
+                sums.select(_N, _P)
+                .unique()
+                .map_batches(
+                    _with_rrd_normaliser,
+                    schema={_N: pl.Float64, _P: pl.Float64, "__z": pl.Float64},
+                )
+            )
+            sums = (
+                sums.join(normalisers, on=[_N, _P], how="left")
+                .with_columns((pl.col("rrd") / pl.col("__z")).alias("rrd"))
+                .drop(_N, _P, "__z")
+            )
         defined = (pl.col(_P) > 0) & (pl.col(_P) < pl.col(_N))
         edges = marked.group_by(keys).agg(defined.all().alias("__ok"))
         per_ranking = (

@@ -87,6 +87,12 @@ _PARAMS = (
     ),
 )
 
+#: rND's and rKL's Z, their maximum over rankings.
+_SEGREGATED = (
+    "the larger value of the two most segregated rankings (the protected group all at the "
+    "bottom, all at the top), which is the maximum over rankings"
+)
+
 _PROTECTED = Param(
     "protected",
     None,
@@ -177,15 +183,14 @@ FAIRNESS_METRICS: tuple[Metric, ...] = (
             higher_is_better=False,
             binary=False,
             reads=("run", "groups"),
-            matches={_YANG: "the paper's definitions: worked examples (tests/test_rnd.py)"},
+            matches={_YANG: proof},
             latex=latex,
             formula=formula
-            + " At the cut-offs i = 10, 20, ... <= N, weighted 1/log2(i), divided by Z, the "
-            "larger value of the two most segregated rankings (the protected group all at "
-            "the bottom, all at the top); NaN with 10 documents or fewer or no or only "
-            "protected ones.",
+            + " At the cut-offs i = 10, 20, ... <= N, weighted 1/log2(i), divided by Z, "
+            + normaliser
+            + "; NaN with 10 documents or fewer or no or only protected ones.",
         )
-        for name, description, latex, formula in (
+        for name, description, latex, formula, normaliser, proof in (
             (
                 "rnd",
                 "normalised discounted difference: the protected share of each top-i "
@@ -193,6 +198,8 @@ FAIRNESS_METRICS: tuple[Metric, ...] = (
                 r"\frac{1}{Z} \sum_{i=10,20,\dots}^{N} \frac{1}{\log_2 i} "
                 r"\left|\frac{|S^+_{1..i}|}{i} - \frac{|S^+|}{N}\right|",
                 "The protected share of the top i against its share of all N documents.",
+                _SEGREGATED,
+                "the paper's definitions: worked examples (tests/test_rnd.py)",
             ),
             (
                 "rkl",
@@ -201,6 +208,8 @@ FAIRNESS_METRICS: tuple[Metric, ...] = (
                 r"D_{KL}(P_i \| Q)",
                 "The KL divergence (log base 2) of the top i's protected/unprotected mix "
                 "from the whole ranking's.",
+                _SEGREGATED,
+                "the paper's definitions: worked examples (tests/test_rnd.py)",
             ),
             (
                 "rrd",
@@ -210,6 +219,12 @@ FAIRNESS_METRICS: tuple[Metric, ...] = (
                 r"\left|\frac{|S^+_{1..i}|}{|S^-_{1..i}|} - \frac{|S^+|}{|S^-|}\right|",
                 "The ratio of protected to unprotected documents in the top i (0 when the "
                 "top i holds no unprotected one) against the whole ranking's.",
+                "the maximum of the same sum over every ranking of N documents with P "
+                "protected (a dynamic programme over the protected counts at the "
+                "cut-offs; the two most segregated rankings fall short of it, e.g. one "
+                "unprotected document on top of the protected ones), so rrd lies in [0, 1]",
+                "the paper's definitions; Z against every ranking enumerated for N <= 22 "
+                "(tests/test_rrd_exact.py, tests/test_rnd.py)",
             ),
         )
     ),
