@@ -214,24 +214,28 @@ def segregation_values(
                 if name in asked and name != "rrd"
             ),
             *(
-                [exact_sum(weight * _rd(pl.col(_K), i, n, p)).alias("rrd"), n.first(), p.first()]
+                [exact_sum(weight * _rd(pl.col(_K), i, n, p)).alias("rrd")]
                 if "rrd" in asked
                 else []
             ),
         )
         if "rrd" in asked:  # the maximum over rankings: one Z per (N, P)
+            # (N, P) per ranking from a branch of their own, not columns of the sums
+            # above: a wider aggregation there changed rnd's and rkl's last bits
+            sizes = marked.group_by(keys).agg(n.first(), p.first())
             normalisers = (
-                sums.select(_N, _P)
+                sizes.select(_N, _P)
                 .unique()
                 .map_batches(
                     _with_rrd_normaliser,
                     schema={_N: pl.Float64, _P: pl.Float64, "__z": pl.Float64},
                 )
             )
+            z = sizes.join(normalisers, on=[_N, _P], how="left").select(*keys, "__z")
             sums = (
-                sums.join(normalisers, on=[_N, _P], how="left")
+                sums.join(z, on=keys, how="left", nulls_equal=True)
                 .with_columns((pl.col("rrd") / pl.col("__z")).alias("rrd"))
-                .drop(_N, _P, "__z")
+                .drop("__z")
             )
         defined = (pl.col(_P) > 0) & (pl.col(_P) < pl.col(_N))
         edges = marked.group_by(keys).agg(defined.all().alias("__ok"))
