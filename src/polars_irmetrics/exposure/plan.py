@@ -26,7 +26,7 @@ from polars_irmetrics.ground.validate import check_numeric, id_kind, require_col
 from polars_irmetrics.metrics.fairness import AWRF_LENGTH, UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
 
-__all__ = ["build_exposure_plan"]
+__all__ = ["build_exposure_plan", "exposure_means"]
 
 Requests = list[tuple[str, MetricRequest]]
 
@@ -172,7 +172,13 @@ def build_exposure_plan(
     checked = checked.sort(query_id)
     if options.per_query:
         return checked
-    return checked.select(
+    return exposure_means(checked, requests)
+
+
+def exposure_means(per_query: pl.LazyFrame, requests: Requests) -> pl.LazyFrame:
+    """``num_q`` and each measure's summary of per-query values sorted by query (a
+    running sum in that order: the same bits from one plan or from parts merged)."""
+    return per_query.select(
         pl.len().cast(pl.Int64).alias("num_q"),
         *(request.summarize(label) for label, request in requests),
     )

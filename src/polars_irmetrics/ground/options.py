@@ -120,7 +120,8 @@ _RANKED = frozenset(
     {"offline", "recsys", "neighbors", "jg", "reference", "propensity", "exposure"}
 )
 _JUDGED = frozenset({"offline", "jg"})
-_STEPPED = frozenset({"offline", "online", "prediction", "ope"})  # those with out-of-core steps
+#: The routes with out-of-core steps.
+_STEPPED = frozenset({"offline", "online", "prediction", "ope", "exposure"})
 #: Every route (the door's :data:`~polars_irmetrics.metrics.spec.Route`, which this
 #: layer cannot import; tests/test_unread_options.py holds the two equal).
 ROUTES = frozenset(

@@ -1,0 +1,129 @@
+"""Issue 42 out of core and on the engines: the exposure measures (``ee_*``, ``awrf``,
+``awrf_ndcg``, ``rnd``, ``rkl``, ``rrd``) with ``buckets=``, on Spark and on Dask, the
+same bits as :func:`polars_irmetrics.evaluate` in one plan; ``groups=`` and ``target=``
+read whole by every part."""
+
+from __future__ import annotations
+
+import random
+import re
+import warnings
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import CoverageWarning, InvalidValueError
+
+
+def _tables(seed: int = 7, queries: int = 24, samples: int = 3) -> dict[str, pl.DataFrame]:
+    """A stochastic run (``sample`` rankings per query), judgments with grades 0-2,
+    documents in one or two of three groups, and a target over the groups."""
+    rng = random.Random(seed)
+    rows, judged = [], []
+    for q in range(queries):
+        pool = rng.sample(range(40), 12)
+        for s in range(samples):
+            ranking = rng.sample(pool, 8)
+            rows += [(f"q{q:02d}", s, f"d{d}", r + 1) for r, d in enumerate(ranking)]
+        judged += [(f"q{q:02d}", f"d{d}", rng.randint(0, 2)) for d in rng.sample(pool, 6)]
+    run = pl.DataFrame(rows, schema=["query_id", "sample", "doc_id", "rank"], orient="row")
+    qrels = pl.DataFrame(judged, schema=["query_id", "doc_id", "relevance"], orient="row")
+    memberships = [(f"d{d}", f"g{d % 3}") for d in range(40)]
+    memberships += [(f"d{d}", f"g{(d + 1) % 3}") for d in range(0, 40, 5)]  # two groups
+    groups = pl.DataFrame(memberships, schema=["doc_id", "group"], orient="row")
+    target = pl.DataFrame({"group": ["g0", "g1", "g2"], "target": [0.5, 0.25, 0.25]})
+    return {"run": run, "qrels": qrels, "groups": groups, "target": target}
+
+
+TABLES = _tables()
+DETERMINISTIC = {
+    **TABLES,
+    "run": TABLES["run"].filter(pl.col("sample") == 0).drop("sample"),
+}
+
+# (id, metrics, tables read beside the run, the run's tables)
+EXPOSURE_CASES: list[tuple[str, list[str], tuple[str, ...], dict[str, pl.DataFrame]]] = [
+    (
+        "ee-groups-sampled",
+        ["ee_loss", "ee_disparity", "ee_relevance(browsing='geometric', patience=0.8)"],
+        ("qrels", "groups"),
+        TABLES,
+    ),
+    ("ee-documents", ["ee_loss", "ee_disparity"], ("qrels",), TABLES),
+    ("awrf-target", ["awrf", "awrf_ndcg"], ("qrels", "groups", "target"), DETERMINISTIC),
+    ("awrf-uniform", ["awrf_ndcg"], ("qrels", "groups"), DETERMINISTIC),
+    ("segregation", ["rnd", "rkl", "rrd"], ("groups",), DETERMINISTIC),
+    ("mixed", ["ndcg@5", "ee_loss", "P@3"], ("qrels", "groups"), DETERMINISTIC),
+]
+
+
+def _one_plan(
+    tables: dict[str, pl.DataFrame], metrics: list[str], reads: tuple[str, ...], **options: Any
+) -> pl.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)
+        return irm.evaluate(  # type: ignore[return-value]
+            tables["run"], metrics, **{name: tables[name] for name in reads}, **options
+        )
+
+
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
+@pytest.mark.parametrize("per_query", [False, True])
+@pytest.mark.parametrize(
+    ("metrics", "reads", "tables"),
+    [c[1:] for c in EXPOSURE_CASES],
+    ids=[c[0] for c in EXPOSURE_CASES],
+)
+def test_exposure_in_buckets_gives_the_one_plans_bits(
+    frame_kind: str,
+    metrics: list[str],
+    reads: tuple[str, ...],
+    tables: dict[str, pl.DataFrame],
+    per_query: bool,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    whole = _one_plan(tables, metrics, reads, per_query=per_query)
+    given = {name: tables[name] for name in ("run", *reads)}
+    if frame_kind == "LazyFrame":
+        given = {name: frame.lazy() for name, frame in given.items()}  # type: ignore[misc]
+    out = irm.evaluate(
+        given.pop("run"),
+        metrics,
+        **given,  # type: ignore[arg-type]
+        per_query=per_query,
+        buckets=3,
+        progress=True,
+    )
+    if frame_kind == "LazyFrame":
+        assert isinstance(out, pl.LazyFrame)
+        out = out.collect()
+    assert isinstance(out, pl.DataFrame)
+    assert out.equals(whole)
+    assert whole.height > (12 if per_query else 0)
+    assert "3/3" in capsys.readouterr().err  # the three buckets were evaluated
+
+
+def test_exposure_spill_dir_needs_buckets() -> None:
+    message = (
+        "spill_dir='.' is the folder of the out-of-core buckets, and the exposure measures "
+        "evaluate in one plan unless buckets= is a number or 'auto': pass buckets=, or drop "
+        "spill_dir="
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(DETERMINISTIC["run"], ["rnd"], groups=DETERMINISTIC["groups"], spill_dir=".")
+
+
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
+def test_exposure_in_buckets_writes_in_spill_dir(tmp_path: Any) -> None:
+    out = irm.evaluate(
+        TABLES["run"],
+        ["ee_loss"],
+        qrels=TABLES["qrels"],
+        groups=TABLES["groups"],
+        buckets="auto",
+        spill_dir=tmp_path,
+    )
+    assert out.equals(_one_plan(TABLES, ["ee_loss"], ("qrels", "groups")))
+    assert list(tmp_path.iterdir()) == []  # the buckets' folder is gone
