@@ -14,7 +14,12 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import CoverageWarning, InvalidValueError
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    CoverageWarning,
+    InvalidValueError,
+    MetricParameterError,
+)
 
 
 def _tables(seed: int = 7, queries: int = 24, samples: int = 3) -> dict[str, pl.DataFrame]:
@@ -127,3 +132,95 @@ def test_exposure_in_buckets_writes_in_spill_dir(tmp_path: Any) -> None:
     )
     assert out.equals(_one_plan(TABLES, ["ee_loss"], ("qrels", "groups")))
     assert list(tmp_path.iterdir()) == []  # the buckets' folder is gone
+
+
+def _engine(name: str, request: pytest.FixtureRequest) -> tuple[Any, Any, Any]:
+    """The engine's evaluate, a converter of polars frames to its frames, and one of its
+    results back to polars (the real Spark session and Dask cluster of tests/conftest.py)."""
+    if name == "spark":
+        import polars_irmetrics.spark as irm_spark
+
+        session = request.getfixturevalue("spark")
+
+        def from_spark(out: Any) -> pl.DataFrame:
+            return pl.from_arrow(out.toArrow())  # type: ignore[return-value]
+
+        return irm_spark.evaluate, lambda f: session.createDataFrame(f.to_arrow()), from_spark
+    request.getfixturevalue("client")
+    import dask.dataframe as dd
+    import pandas as pd
+    import pyarrow as pa
+
+    import polars_irmetrics.dask as irm_dask
+
+    def from_dask(out: Any) -> pl.DataFrame:
+        table = pa.Table.from_pandas(out.compute(), preserve_index=False)
+        return pl.from_arrow(table)  # type: ignore[return-value]
+
+    def to_dask(frame: pl.DataFrame) -> Any:
+        return dd.from_pandas(frame.to_pandas(types_mapper=pd.ArrowDtype), npartitions=2)
+
+    return irm_dask.evaluate, to_dask, from_dask
+
+
+# the exposure measures alone (an engine refuses them beside accuracy metrics)
+ENGINE_CASES = [c for c in EXPOSURE_CASES if c[0] != "mixed"]
+
+
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_exposure_on_engines_gives_the_one_plans_bits(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame, back = _engine(engine, request)
+    for case, metrics, reads, tables in ENGINE_CASES:
+        frames = {name: frame(tables[name]) for name in ("run", *reads)}
+        for per_query in (False, True):
+            whole = _one_plan(tables, metrics, reads, per_query=per_query)
+            out = evaluate(
+                frames["run"],
+                metrics,
+                **{name: frames[name] for name in reads},
+                per_query=per_query,
+                partitions=3,
+            )
+            got = back(out)
+            if per_query:  # Dask gives the rows in task order
+                got = got.sort("query_id")
+            assert got.columns == whole.columns, case
+            assert got.cast(whole.schema).equals(whole), (case, per_query)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_refuse_side_tables_no_metric_reads(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame, _ = _engine(engine, request)
+    name = "Spark" if engine == "spark" else "Dask"
+    run, groups = frame(DETERMINISTIC["run"]), frame(DETERMINISTIC["groups"])
+    qrels = frame(DETERMINISTIC["qrels"])
+    unread = (
+        "groups= is read by the exposure measures (ee_loss, ee_disparity, ee_relevance, awrf, "
+        "awrf_ndcg, rnd, rkl, rrd), and no metric asked for reads it: drop groups=, or ask "
+        "for one of them"
+    )
+    with pytest.raises(MetricParameterError, match=re.escape(unread)):
+        evaluate(run, ["ndcg@5"], qrels=qrels, groups=groups)
+    with pytest.raises(MetricParameterError, match=re.escape(unread)):
+        evaluate(run, ["ips"], groups=groups)  # before the off-policy route takes the call
+    beside = (
+        f"on {name} the exposure measures ('ee_loss') are evaluated in a call of their own, "
+        "not beside 'ndcg@5' (polars_irmetrics.evaluate puts them side by side, with "
+        "num_q_exposure): make two calls with the same run"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(beside)):
+        evaluate(run, ["ndcg@5", "ee_loss"], qrels=qrels, groups=groups)
+    kind = f"groups must be a {name} DataFrame, got DataFrame"
+    with pytest.raises(ColumnTypeError, match=re.escape(kind)):
+        evaluate(run, ["rnd"], groups=DETERMINISTIC["groups"])
+    target = (
+        "target= holds the target group distribution awrf and awrf_ndcg read, and no metric "
+        "asked for reads it: drop target=, or ask for awrf or awrf_ndcg"
+    )
+    with pytest.raises(MetricParameterError, match=re.escape(target)):
+        evaluate(run, ["ee_loss"], qrels=qrels, target=frame(DETERMINISTIC["target"]))

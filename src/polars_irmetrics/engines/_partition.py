@@ -90,6 +90,9 @@ class Job:
     run_only_by: tuple[str, ...]
     per_query_schema: pl.Schema
     means_schema: pl.Schema
+    #: The small side tables (``groups=``, ``target=``) every part reads whole: they
+    #: travel with the job (:mod:`polars_irmetrics.engines._sides`).
+    sides: tuple[tuple[str, pa.Table], ...] = ()
 
     def __getstate__(self) -> dict[str, object]:
         """The job as it travels: the parsed requests stay behind (parsed again once)."""
@@ -100,6 +103,10 @@ class Job:
         """``(label, request)`` for each metric column, in the result's order: parsed once
         per process (the job travels to the workers as metric names)."""
         return parse_metric_list(self.metrics)
+
+    def tables(self, qrels: pl.LazyFrame | None) -> dict[str, pl.LazyFrame | None]:
+        """The tables of one part's plan: its judgments and the side tables, whole."""
+        return {"qrels": qrels, **{name: _frame(table).lazy() for name, table in self.sides}}
 
 
 #: The options of the one-machine out-of-core plan, which an engine divides otherwise.
@@ -205,6 +212,7 @@ def prepare(
     qrels_schema: pa.Schema | None,
     metrics: str | Iterable[str],
     options: EvalOptions,
+    sides: tuple[tuple[str, pa.Table], ...] = (),
 ) -> Job:
     """Check everything that can be checked without the data, on the driver.
 
@@ -252,7 +260,7 @@ def prepare(
     run = _empty(run_schema).lazy()
     qrels = None if qrels_schema is None else _empty(qrels_schema).lazy()
     requests = parse_metric_list(given)
-    tables = {"qrels": qrels}
+    tables = {"qrels": qrels, **{name: _frame(table).lazy() for name, table in sides}}
     per_query = evaluate_plan(run, requests, tables, options.replace(per_query=True))
     averaged = evaluate_plan(run, requests, tables, options.replace(per_query=False))
     by = options.by_keys
@@ -266,6 +274,7 @@ def prepare(
         else tuple(k for k in by if k not in qrels_schema.names),
         per_query_schema=per_query.collect_schema(),
         means_schema=averaged.collect_schema(),
+        sides=sides,
     )
 
 
@@ -277,7 +286,7 @@ def evaluate_part(job: Job, run: pa.Table, qrels: pa.Table | None) -> pa.Table:
     """
     qrels_frame = None if qrels is None else _frame(qrels).lazy()
     plan = evaluate_plan(
-        _frame(run).lazy(), job.requests, {"qrels": qrels_frame}, job.options, warn=False
+        _frame(run).lazy(), job.requests, job.tables(qrels_frame), job.options, warn=False
     )
     return _to_arrow(plan.collect(), job.per_query_schema)
 
@@ -289,7 +298,7 @@ def evaluate_lazy(job: Job, run: pl.LazyFrame, qrels: pl.LazyFrame | None) -> pa
     batching: :func:`~polars_irmetrics.metrics.scope.fixed_sum`)."""
     judged = None if qrels is None else qrels.drop(PART, strict=False)
     plan = evaluate_plan(
-        run.drop(PART, strict=False), job.requests, {"qrels": judged}, job.options, warn=False
+        run.drop(PART, strict=False), job.requests, job.tables(judged), job.options, warn=False
     )
     return _to_arrow(plan.collect(engine="streaming"), job.per_query_schema)
 

@@ -43,6 +43,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+import pyarrow as pa
 
 from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table, with_groups
 from polars_irmetrics.engines._dask_lists import dask_long_form
@@ -63,6 +64,7 @@ from polars_irmetrics.engines._partition import (
 )
 from polars_irmetrics.engines._prediction import prediction_route
 from polars_irmetrics.engines._prediction_dask import prediction_frame
+from polars_irmetrics.engines._sides import check_sides, side_tables
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
 
@@ -90,6 +92,8 @@ def evaluate(
     labels: dd.DataFrame | None = None,
     policy: dd.DataFrame | None = None,
     reward_model: dd.DataFrame | None = None,
+    groups: dd.DataFrame | None = None,
+    target: dd.DataFrame | None = None,
     partitions: int | None = None,
     **options: Unpack[EvalKwargs],
 ) -> dd.DataFrame:
@@ -128,6 +132,17 @@ def evaluate(
         are split by a hash of ``round_id``; each part gives exact sums per ``by`` group,
         merged in one task into the estimates, equal to one machine's to the last bit
         (:mod:`polars_irmetrics.engines._ope`). ``per_query=True`` and ``ci=`` are refused.
+    groups, target
+        The exposure measures (``ee_loss``, ``ee_disparity``, ``ee_relevance``, ``awrf``,
+        ``awrf_ndcg``, ``rnd``, ``rkl``, ``rrd``): the documents' groups and the target
+        distribution over groups, Dask DataFrames, as in :func:`polars_irmetrics.evaluate`.
+        They are small (one row per document and group, one per group): collected on
+        the driver and handed whole to every part, while the run (its ``sample`` rankings
+        too) and the judgments are split by query; the means are taken in one task over
+        every query's values, equal to one machine's to the last bit
+        (:mod:`polars_irmetrics.engines._sides`). The exposure measures are evaluated in a
+        call of their own (not beside accuracy metrics, where one machine adds
+        ``num_q_exposure``).
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default the run's number of partitions. A part's rows are held in one worker's
@@ -204,6 +219,9 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
+    given = {"groups": groups, "target": target}
+    if groups is not None or target is not None:  # before the other routes take the call
+        check_sides("Dask", metrics, given)
     tables = {"policy": policy, "reward_model": reward_model, "qrels": qrels}
     names, ope = ope_route(
         "Dask", metrics, built, {**tables, "queries": queries, "labels": labels}
@@ -228,6 +246,7 @@ def evaluate(
     )
     # an option none of the metrics reads is refused, as irm.evaluate refuses it
     check_options_read(built, metrics, labels=labels is not None)
+    sides = side_tables("Dask", metrics, given, _gather)
     if predictions:
         if labels is not None:
             _ensure_frame(labels, "labels")
@@ -246,7 +265,7 @@ def evaluate(
     if queries is not None:
         _ensure_frame(queries, "queries")
         run, qrels = _with_attributes(run, qrels, queries, built)
-    job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, built)
+    job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, built, sides)
     if partitioned_by is not None:
         if partitions is not None:
             raise InvalidValueError(
@@ -326,6 +345,12 @@ def _both_sides(run: pd.DataFrame, qrels: pd.DataFrame, job: Job) -> pd.DataFram
 
 def _summarize(values: pd.DataFrame, job: Job) -> pd.DataFrame:
     return to_pandas(summarize_part(job, to_table(values)))
+
+
+def _gather(name: str, frame: dd.DataFrame) -> pa.Table:
+    """A small side table (``groups=``, ``target=``) computed on the client, as Arrow."""
+    _ensure_frame(frame, name)
+    return to_table(frame.compute())
 
 
 def _partitions(run: dd.DataFrame, partitions: int | None) -> int:
