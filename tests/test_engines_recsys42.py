@@ -224,3 +224,22 @@ def test_engines_refuse_side_tables_no_metric_reads(
     )
     with pytest.raises(MetricParameterError, match=re.escape(target)):
         evaluate(run, ["ee_loss"], qrels=qrels, target=frame(DETERMINISTIC["target"]))
+    # the metrics an engine does not evaluate: by name, not a failed task or a missing
+    # keyword (a metric of the whole table crashed in the means before)
+    whole_table = (
+        "metric 'sufficient_reco@5' describes the whole recommendation table (one value over "
+        f"every user's rows), which {name} does not merge from its parts: evaluate it with "
+        "polars_irmetrics.evaluate"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(whole_table)):
+        evaluate(run, ["sufficient_reco@5"])
+    for metrics, keyword, judged in (
+        (["ndcg@5", "pop_rsp@5"], "interactions", qrels),
+        (["intersection@5"], "reference", None),
+    ):
+        not_taken = (
+            f"metric {metrics[-1]!r} reads {keyword}=, which {name} does not take (one "
+            "machine only): evaluate it with polars_irmetrics.evaluate"
+        )
+        with pytest.raises(InvalidValueError, match=re.escape(not_taken)):
+            evaluate(run, metrics, qrels=judged)

@@ -19,7 +19,7 @@ from typing import TypeVar
 import pyarrow as pa
 
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
-from polars_irmetrics.metrics.registry import labels_by_route, parse_metric_list
+from polars_irmetrics.metrics.registry import INPUTS, labels_by_route, parse_metric_list
 
 __all__ = ["SIDE_TABLES", "check_sides", "side_tables"]
 
@@ -32,9 +32,14 @@ SIDE_TABLES: Mapping[str, str] = {
 
 Frame = TypeVar("Frame")
 
+#: The tables a metric may read that the engines do not take (one machine only).
+_NOT_TAKEN = ("interactions", "item_features", "reference")
+
 
 def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, object]) -> None:
-    """Refuse by name a side table no metric asked for reads, and the exposure measures
+    """Refuse by name a metric an engine cannot evaluate (a metric of the whole
+    recommendation table, one reading ``interactions=``, ``item_features=`` or
+    ``reference=``), a side table no metric asked for reads, and the exposure measures
     beside metrics of another route: one machine puts them side by side with
     ``num_q_exposure`` (:func:`polars_irmetrics.evaluate`), an engine evaluates them in
     a call of their own.
@@ -49,8 +54,31 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.InvalidValueError: on Dask the exposure measures ('rnd') ...
+
+    A metric of the whole recommendation table is one value over every user's rows,
+    which the engines do not merge from parts (the parts give per-query values):
+
+    >>> check_sides("Spark", ["sufficient_reco@10"], {})
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: metric 'sufficient_reco@10' describes the ...
     """
-    routes = labels_by_route(parse_metric_list(metrics))
+    requests = parse_metric_list(metrics)
+    for label, request in requests:
+        if request.route == "recsys":
+            raise InvalidValueError(
+                f"metric {label!r} describes the whole recommendation table (one value "
+                f"over every user's rows), which {engine} does not merge from its parts: "
+                "evaluate it with polars_irmetrics.evaluate"
+            )
+        unread = [name for name in request.metric.reads if name in _NOT_TAKEN]
+        if unread:
+            keyword = INPUTS[unread[0]][1]
+            raise InvalidValueError(
+                f"metric {label!r} reads {keyword}=, which {engine} does not take (one "
+                "machine only): evaluate it with polars_irmetrics.evaluate"
+            )
+    routes = labels_by_route(requests)
     exposure = routes.get("exposure")
     if exposure is not None and len(routes) > 1:
         other = next(labels[0] for route, labels in routes.items() if route != "exposure")
