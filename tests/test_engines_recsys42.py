@@ -12,6 +12,8 @@ from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import (
@@ -243,3 +245,53 @@ def test_engines_refuse_side_tables_no_metric_reads(
         )
         with pytest.raises(InvalidValueError, match=re.escape(not_taken)):
             evaluate(run, metrics, qrels=judged)
+
+
+@st.composite
+def _stochastic(draw: st.DrawFn) -> dict[str, pl.DataFrame]:
+    """A small random stochastic run, judgments and groups (a document in 1-2 groups)."""
+    seed = draw(st.integers(0, 10_000))
+    queries = draw(st.integers(1, 8))
+    samples = draw(st.integers(1, 3))
+    tables = _tables(seed=seed, queries=queries, samples=samples)
+    rng = random.Random(seed)
+    groups = pl.DataFrame(
+        [(f"d{d}", g) for d in range(40) for g in rng.sample(["a", "b", "c"], rng.randint(1, 2))],
+        schema=["doc_id", "group"],
+        orient="row",
+    )
+    return {**tables, "groups": groups}
+
+
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
+@settings(max_examples=20, deadline=None)
+@given(
+    tables=_stochastic(),
+    buckets=st.integers(1, 5),
+    metrics=st.lists(
+        st.sampled_from(
+            [
+                "ee_loss",
+                "ee_disparity(browsing='geometric')",
+                "ee_relevance(patience=0.9)",
+                "ee_loss(patience=0.3)",
+            ]
+        ),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ),
+    with_groups=st.booleans(),
+    per_query=st.booleans(),
+)
+def test_exposure_in_buckets_on_random_inputs(
+    tables: dict[str, pl.DataFrame],
+    buckets: int,
+    metrics: list[str],
+    with_groups: bool,
+    per_query: bool,
+) -> None:
+    reads = ("qrels", "groups") if with_groups else ("qrels",)
+    whole = _one_plan(tables, metrics, reads, per_query=per_query)
+    split = _one_plan(tables, metrics, reads, per_query=per_query, buckets=buckets)
+    assert split.equals(whole)
