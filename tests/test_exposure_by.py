@@ -437,3 +437,35 @@ def test_cli_compare_takes_groups_and_target(tmp_path: Path) -> None:
         ("ee_loss", False),
     ]
     assert [r["delta"] for r in got] == pytest.approx(want["delta"].to_list(), abs=1e-12)
+
+
+@pytest.mark.parametrize("buckets", [1, 3])
+@pytest.mark.parametrize("per_query", [True, False], ids=["per_query", "means"])
+def test_by_in_buckets_equals_the_one_plan(buckets: int, per_query: bool) -> None:
+    """buckets= splits by query hash; each bucket keys its rankings by segment as the
+    one plan does, and the means are taken per segment over every bucket's values."""
+    t = _tables(5)
+    run = t["run"].filter(pl.col("system") == "s0").drop("system")
+    kw: dict[str, Any] = {"qrels": t["qrels"], "groups": t["groups"], "by": "segment"}
+    one = irm.evaluate(run, EXPOSURE, per_query=per_query, **kw)
+    got = irm.evaluate(run, EXPOSURE, per_query=per_query, buckets=buckets, **kw)
+    assert_frame_equal(got, one, check_exact=True)
+
+
+def test_systems_in_buckets_are_refused() -> None:
+    t = _tables(5)
+    with pytest.raises(
+        InvalidValueError,
+        match=re.escape(
+            "systems= with the exposure measures runs in one plan, not in buckets: drop "
+            "buckets=, or evaluate each system's rows in a call of its own with buckets="
+        ),
+    ):
+        irm.evaluate(
+            t["run"].drop("segment"),
+            ["ee_loss"],
+            qrels=t["qrels"],
+            groups=t["groups"],
+            systems="system",
+            buckets=2,
+        )

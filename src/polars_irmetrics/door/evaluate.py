@@ -42,6 +42,7 @@ import polars as pl
 
 from polars_irmetrics.agreement.plan import build_agreement_plan
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.exposure.parts import exposure_in_buckets, split_exposure
 from polars_irmetrics.exposure.plan import build_exposure_plan
 from polars_irmetrics.ground.buckets import collect_guarded
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
@@ -888,7 +889,8 @@ def _exposure(
             "target= holds the target group distribution awrf and awrf_ndcg read, and "
             "no metric asked for reads it: drop target=, or ask for awrf or awrf_ndcg"
         )
-    return build_exposure_plan(
+    build = exposure_in_buckets if split_exposure(options) else build_exposure_plan
+    return build(
         run,
         qrels if judged else None,
         tables.get("groups"),

@@ -95,6 +95,9 @@ class Job:
     #: The coverage of no query (the engine adds its parts' to it), ``None`` where the
     #: metrics' plan gives no coverage warning (:func:`warn_coverage`).
     coverage: Coverage | None = None
+    #: The small side tables (``groups=``, ``target=``) every part reads whole: they
+    #: travel with the job (:mod:`polars_irmetrics.engines._sides`).
+    sides: tuple[tuple[str, pa.Table], ...] = ()
 
     def __getstate__(self) -> dict[str, object]:
         """The job as it travels: the parsed requests stay behind (parsed again once)."""
@@ -105,6 +108,10 @@ class Job:
         """``(label, request)`` for each metric column, in the result's order: parsed once
         per process (the job travels to the workers as metric names)."""
         return parse_metric_list(self.metrics)
+
+    def tables(self, qrels: pl.LazyFrame | None) -> dict[str, pl.LazyFrame | None]:
+        """The tables of one part's plan: its judgments and the side tables, whole."""
+        return {"qrels": qrels, **{name: _frame(table).lazy() for name, table in self.sides}}
 
 
 #: The options of the one-machine out-of-core plan, which an engine divides otherwise.
@@ -210,6 +217,7 @@ def prepare(
     qrels_schema: pa.Schema | None,
     metrics: str | Iterable[str],
     options: EvalOptions,
+    sides: tuple[tuple[str, pa.Table], ...] = (),
 ) -> Job:
     """Check everything that can be checked without the data, on the driver.
 
@@ -257,7 +265,7 @@ def prepare(
     run = _empty(run_schema).lazy()
     qrels = None if qrels_schema is None else _empty(qrels_schema).lazy()
     requests = parse_metric_list(given)
-    tables = {"qrels": qrels}
+    tables = {"qrels": qrels, **{name: _frame(table).lazy() for name, table in sides}}
     per_query = evaluate_plan(run, requests, tables, options.replace(per_query=True))
     averaged = evaluate_plan(run, requests, tables, options.replace(per_query=False))
     by = options.by_keys
@@ -276,6 +284,7 @@ def prepare(
         per_query_schema=per_query.collect_schema(),
         means_schema=averaged.collect_schema(),
         coverage=found[0] if found else None,
+        sides=sides,
     )
 
 
@@ -291,7 +300,7 @@ def evaluate_part(
     """
     qrels_frame = None if qrels is None else _frame(qrels).lazy()
     plan = evaluate_plan(
-        _frame(run).lazy(), job.requests, {"qrels": qrels_frame}, job.options, warn=sink or False
+        _frame(run).lazy(), job.requests, job.tables(qrels_frame), job.options, warn=sink or False
     )
     return _to_arrow(plan.collect(), job.per_query_schema)
 
@@ -307,7 +316,7 @@ def evaluate_lazy(
     plan = evaluate_plan(
         run.drop(PART, strict=False),
         job.requests,
-        {"qrels": judged},
+        job.tables(judged),
         job.options,
         warn=sink or False,
     )

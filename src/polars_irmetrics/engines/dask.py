@@ -43,6 +43,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+import pyarrow as pa
 
 from polars_irmetrics.engines._dask_coverage import carried, carrier_meta, released, summarized
 from polars_irmetrics.engines._dask_frames import arrow_of, to_table, with_groups
@@ -65,6 +66,7 @@ from polars_irmetrics.engines._prediction import prediction_route
 from polars_irmetrics.engines._prediction_dask import prediction_frame
 from polars_irmetrics.engines._ps import ps_route
 from polars_irmetrics.engines._ps_dask import ps_frame
+from polars_irmetrics.engines._sides import check_sides, side_tables
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
 from polars_irmetrics.offline.coverage import Coverage
@@ -94,6 +96,8 @@ def evaluate(
     policy: dd.DataFrame | None = None,
     reward_model: dd.DataFrame | None = None,
     propensities: dd.DataFrame | None = None,
+    groups: dd.DataFrame | None = None,
+    target: dd.DataFrame | None = None,
     partitions: int | None = None,
     **options: Unpack[EvalKwargs],
 ) -> dd.DataFrame:
@@ -138,6 +142,17 @@ def evaluate(
         computed at the call and shipped to every task; the run and ``qrels`` are
         shuffled by query hash and the parts' sums finished in one partition, equal to
         one machine's to the last bit (:mod:`polars_irmetrics.engines._ps`).
+    groups, target
+        The exposure measures (``ee_loss``, ``ee_disparity``, ``ee_relevance``, ``awrf``,
+        ``awrf_ndcg``, ``rnd``, ``rkl``, ``rrd``): the documents' groups and the target
+        distribution over groups, Dask DataFrames, as in :func:`polars_irmetrics.evaluate`.
+        They are small (one row per document and group, one per group): collected on
+        the driver and handed whole to every part, while the run (its ``sample`` rankings
+        too) and the judgments are split by query; the means are taken in one task over
+        every query's values, equal to one machine's to the last bit
+        (:mod:`polars_irmetrics.engines._sides`). The exposure measures are evaluated in a
+        call of their own (not beside accuracy metrics, where one machine adds
+        ``num_q_exposure``).
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default the run's number of partitions. A part's rows are held in one worker's
@@ -222,8 +237,11 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
-    given = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}
-    names, ps = ps_route("Dask", metrics, built, {**given, "propensities": propensities})
+    given = {"groups": groups, "target": target}
+    if groups is not None or target is not None:  # before the other routes take the call
+        check_sides("Dask", metrics, given)
+    others = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}
+    names, ps = ps_route("Dask", metrics, built, {**others, "propensities": propensities})
     if ps and propensities is not None:
         _ensure_frame(propensities, "propensities")
         values = ps_frame(
@@ -260,6 +278,7 @@ def evaluate(
     )
     # an option none of the metrics reads is refused, as irm.evaluate refuses it
     check_options_read(built, metrics, labels=labels is not None)
+    sides = side_tables("Dask", metrics, given, _gather)
     if predictions:
         if labels is not None:
             _ensure_frame(labels, "labels")
@@ -278,7 +297,7 @@ def evaluate(
     if queries is not None:
         _ensure_frame(queries, "queries")
         run, qrels = _with_attributes(run, qrels, queries, built)
-    job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, built)
+    job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, built, sides)
     if partitioned_by is not None:
         if partitions is not None:
             raise InvalidValueError(
@@ -355,6 +374,12 @@ def _both_sides(run: pd.DataFrame, qrels: pd.DataFrame, job: Job) -> pd.DataFram
     found: list[Coverage] = []
     values = evaluate_part(job, to_table(run), to_table(qrels), found.append)
     return carried(job, values, found)
+
+
+def _gather(name: str, frame: dd.DataFrame) -> pa.Table:
+    """A small side table (``groups=``, ``target=``) computed on the client, as Arrow."""
+    _ensure_frame(frame, name)
+    return to_table(frame.compute())
 
 
 def _partitions(run: dd.DataFrame, partitions: int | None) -> int:

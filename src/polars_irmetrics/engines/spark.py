@@ -53,6 +53,7 @@ from polars_irmetrics.engines._partition import (
 )
 from polars_irmetrics.engines._prediction import prediction_route
 from polars_irmetrics.engines._ps import ps_route
+from polars_irmetrics.engines._sides import check_sides, side_tables
 from polars_irmetrics.errors import (
     ColumnTypeError,
     InvalidValueError,
@@ -116,6 +117,8 @@ def evaluate(
     policy: DataFrame | None = None,
     reward_model: DataFrame | None = None,
     propensities: DataFrame | None = None,
+    groups: DataFrame | None = None,
+    target: DataFrame | None = None,
     partitions: int | None = None,
     **options: Unpack[EvalKwargs],
 ) -> DataFrame:
@@ -160,6 +163,17 @@ def evaluate(
         gathered at the call and shipped to every task; the run and ``qrels`` are split
         by query hash and the parts' sums finished in one task, equal to one machine's
         to the last bit (:mod:`polars_irmetrics.engines._ps`).
+    groups, target
+        The exposure measures (``ee_loss``, ``ee_disparity``, ``ee_relevance``, ``awrf``,
+        ``awrf_ndcg``, ``rnd``, ``rkl``, ``rrd``): the documents' groups and the target
+        distribution over groups, Spark DataFrames, as in :func:`polars_irmetrics.evaluate`.
+        They are small (one row per document and group, one per group): collected on
+        the driver and handed whole to every part, while the run (its ``sample`` rankings
+        too) and the judgments are split by query; the means are taken in one task over
+        every query's values, equal to one machine's to the last bit
+        (:mod:`polars_irmetrics.engines._sides`). The exposure measures are evaluated in a
+        call of their own (not beside accuracy metrics, where one machine adds
+        ``num_q_exposure``).
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default ``spark.sql.shuffle.partitions``. A part's rows are held in one Python
@@ -234,8 +248,11 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Spark")
-    given = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}
-    names, ps = ps_route("Spark", metrics, built, {**given, "propensities": propensities})
+    given = {"groups": groups, "target": target}
+    if groups is not None or target is not None:  # before the other routes take the call
+        check_sides("Spark", metrics, given)
+    others = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}
+    names, ps = ps_route("Spark", metrics, built, {**others, "propensities": propensities})
     if ps and propensities is not None:
         _ensure_frame(propensities, "propensities")
         spark = run.sparkSession
@@ -277,6 +294,7 @@ def evaluate(
     )
     # an option none of the metrics reads is refused, as irm.evaluate refuses it
     check_options_read(built, metrics, labels=labels is not None)
+    sides = side_tables("Spark", metrics, given, _collect)
     if predictions:
         if labels is not None:
             _ensure_frame(labels, "labels")
@@ -299,7 +317,11 @@ def evaluate(
         run, qrels = _with_attributes(run, qrels, queries, built)
     progress = built.progress
     job = prepare(
-        _arrow(run.schema), None if qrels is None else _arrow(qrels.schema), metrics, built
+        _arrow(run.schema),
+        None if qrels is None else _arrow(qrels.schema),
+        metrics,
+        built,
+        sides,
     )
     spark = run.sparkSession
     parts = coverage_parts(spark.sparkContext)  # each part's coverage, for the warning
@@ -504,6 +526,12 @@ def _partitions(spark: SparkSession, partitions: int | None) -> int:
             f"partitions must be a positive integer or None, got {partitions!r}"
         )
     return partitions
+
+
+def _collect(name: str, frame: DataFrame) -> pa.Table:
+    """A small side table (``groups=``, ``target=``) on the driver, as Arrow."""
+    _ensure_frame(frame, name)
+    return frame.toArrow()
 
 
 def _arrow(schema: StructType) -> pa.Schema:

@@ -39,7 +39,7 @@ from polars_irmetrics.ground.validate import (
 from polars_irmetrics.metrics.fairness import AWRF_LENGTH, UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
 
-__all__ = ["build_exposure_plan"]
+__all__ = ["build_exposure_plan", "exposure_means"]
 
 Requests = list[tuple[str, MetricRequest]]
 
@@ -259,17 +259,31 @@ def build_exposure_plan(
         checked = with_tally(checked, tally, lambda row: _warn_on_groups(row, doc_id))
     if options.per_query:
         return checked
+    return exposure_means(checked, requests, keys, segments)
+
+
+def exposure_means(
+    per_query: pl.LazyFrame,
+    requests: Requests,
+    keys: list[str] | None = None,
+    segments: pl.LazyFrame | None = None,
+) -> pl.LazyFrame:
+    """``num_q`` and each measure's summary of per-query values sorted by query (a
+    running sum in that order: the same bits from one plan or from parts merged); per
+    group of the ``by``/``systems`` keys where ``segments`` (every group of the run)
+    is given, a group with no scored query having the summary of none."""
+    keys = keys or []
     summaries = [
         pl.len().cast(pl.Int64).alias("num_q"),
         *(request.summarize(label) for label, request in requests),
     ]
     if segments is None:
-        return checked.select(summaries)
+        return per_query.select(summaries)
     # each group as alone: a group of the run with no judged query it retrieved has
     # the summary of no query (num_q 0)
-    found = checked.group_by(keys, maintain_order=True).agg(summaries)
+    found = per_query.group_by(keys, maintain_order=True).agg(summaries)
     empty = segments.join(found.select(keys), on=keys, how="anti", nulls_equal=True).join(
-        checked.head(0).select(summaries), how="cross"
+        per_query.head(0).select(summaries), how="cross"
     )
     return pl.concat([found, empty]).sort(keys)
 
