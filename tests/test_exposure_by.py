@@ -469,3 +469,25 @@ def test_systems_in_buckets_are_refused() -> None:
             systems="system",
             buckets=2,
         )
+
+
+def test_a_per_query_target_is_refused_with_by() -> None:
+    t = _tables(5)
+    run = t["run"].filter(pl.col("system") == "s0").drop("system")
+    groups = t["groups"].filter(pl.col("group") != "g9")
+    target = pl.DataFrame(
+        {
+            "query_id": [f"q{q}" for q in range(6) for _ in range(3)],
+            "group": ["g0", "g1", "g2"] * 6,
+            "target": [0.5, 0.25, 0.25] * 6,
+        }
+    )
+    with pytest.raises(
+        InvalidValueError,
+        match=re.escape(
+            "a per-query target (target= with the column 'query_id') is not available with "
+            "by= or systems=: give one target for every query (no 'query_id' column), or "
+            "evaluate each segment's rows in a call of its own"
+        ),
+    ):
+        irm.evaluate(run, ["awrf"], qrels=t["qrels"], groups=groups, target=target, by="segment")

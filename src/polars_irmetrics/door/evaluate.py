@@ -231,10 +231,15 @@ def evaluate(
         in two groups is refused; an item without a row is left out, as Elliot does).
         With ``by``/``systems`` each group's values are those of the run filtered to the
         group alone (a system scored on every judged query; see the fairness guide).
+        For ``awrf`` and ``awrf_ndcg`` alone it may instead hold several group columns
+        (no ``group``): intersectional groups, one dimension per column.
     target
         For ``awrf`` and ``awrf_ndcg``: the target distribution over groups, one row per
-        group (``group``, ``target``; non-negative, summing to 1). Without it each
-        query's target is its relevant documents' group distribution.
+        group (``group``, ``target``; non-negative, summing to 1), or with the query
+        column too one distribution per query; with intersectional groups the group
+        columns of ``groups``. Without it each query's target is its relevant
+        documents' group distribution. A target per query is refused beside ``by``
+        and ``systems``.
     user_groups
         For Elliot's ``user_mad@k`` (:mod:`polars_irmetrics.metrics.mad`): the user
         clusters, one row per user, the ``query_id`` column and a ``group`` column (a user
