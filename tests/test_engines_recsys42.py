@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import (
+    ColumnNotFoundError,
     ColumnTypeError,
     CoverageWarning,
     InvalidValueError,
@@ -165,8 +166,24 @@ def _engine(name: str, request: pytest.FixtureRequest) -> tuple[Any, Any, Any]:
     return irm_dask.evaluate, to_dask, from_dask
 
 
-# the exposure measures alone (an engine refuses them beside accuracy metrics)
-ENGINE_CASES = [c for c in EXPOSURE_CASES if c[0] != "mixed"]
+# the training history: users (some without recommendations) and 35 of the 40 items
+HISTORY = pl.DataFrame(
+    [(f"q{u:02d}", f"d{(u * 7 + i) % 35}") for u in range(30) for i in range(5)],
+    schema=["query_id", "doc_id"],
+    orient="row",
+)
+
+# the exposure measures alone (an engine refuses them beside accuracy metrics), and
+# RecTools' catalogue metrics beside ndcg (interactions=: only the catalogue travels)
+ENGINE_CASES = [
+    *(c for c in EXPOSURE_CASES if c[0] != "mixed"),
+    (
+        "catalogue",
+        ["mcc@5", "ndcg@5", "reco_accuracy@3"],
+        ("qrels", "interactions"),
+        {**DETERMINISTIC, "interactions": HISTORY},
+    ),
+]
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
@@ -235,16 +252,32 @@ def test_engines_refuse_side_tables_no_metric_reads(
     )
     with pytest.raises(InvalidValueError, match=re.escape(whole_table)):
         evaluate(run, ["sufficient_reco@5"])
-    for metrics, keyword, judged in (
-        (["ndcg@5", "pop_rsp@5"], "interactions", qrels),
-        (["intersection@5"], "reference", None),
-    ):
-        not_taken = (
-            f"metric {metrics[-1]!r} reads {keyword}=, which {name} does not take (one "
-            "machine only): evaluate it with polars_irmetrics.evaluate"
-        )
-        with pytest.raises(InvalidValueError, match=re.escape(not_taken)):
-            evaluate(run, metrics, qrels=judged)
+    not_taken = (
+        f"metric 'intersection@5' reads reference=, which {name} does not take (one "
+        "machine only): evaluate it with polars_irmetrics.evaluate"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(not_taken)):
+        evaluate(run, ["intersection@5"])
+    history = (
+        "metric 'pop_rsp@5' reads the history in interactions= (item popularity or each "
+        f"user's history), which {name} does not take: it takes interactions= for mcc@k "
+        "and reco_accuracy@k (the catalogue) only; evaluate it with polars_irmetrics.evaluate"
+    )
+    interactions = frame(HISTORY)
+    with pytest.raises(InvalidValueError, match=re.escape(history)):
+        evaluate(run, ["ndcg@5", "pop_rsp@5"], qrels=qrels, interactions=interactions)
+    unread_history = (
+        "interactions= is read by mcc@k and reco_accuracy@k (the catalogue's size), and no "
+        "metric asked for reads it: drop interactions=, or ask for one of them"
+    )
+    with pytest.raises(MetricParameterError, match=re.escape(unread_history)):
+        evaluate(run, ["ndcg@5"], qrels=qrels, interactions=interactions)
+    no_item = (
+        "column 'doc_id' not found in interactions (columns: ['query_id']); the catalogue "
+        "is its distinct items: name the column with doc_id="
+    )
+    with pytest.raises(ColumnNotFoundError, match=re.escape(no_item)):
+        evaluate(run, ["mcc@5"], qrels=qrels, interactions=frame(HISTORY.select("query_id")))
 
 
 @st.composite

@@ -18,17 +18,24 @@ from typing import TypeVar
 
 import pyarrow as pa
 
-from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
+from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS
 from polars_irmetrics.metrics.registry import INPUTS, labels_by_route, parse_metric_list
 
-__all__ = ["SIDE_TABLES", "check_sides", "side_tables"]
+__all__ = ["CATALOGUE_METRICS", "SIDE_TABLES", "check_sides", "side_tables"]
 
 #: The side tables an engine broadcasts, and the metrics that read them (in messages).
 SIDE_TABLES: Mapping[str, str] = {
     "groups": "the exposure measures (ee_loss, ee_disparity, ee_relevance, awrf, awrf_ndcg, "
     "rnd, rkl, rrd)",
     "target": "awrf and awrf_ndcg",
+    "interactions": "mcc@k and reco_accuracy@k (the catalogue's size)",
 }
+
+#: The metrics of ``interactions=`` an engine evaluates: they read one global aggregate
+#: of the history, the catalogue (its distinct items), which the engine computes and
+#: broadcasts instead of the history.
+CATALOGUE_METRICS = frozenset(CATALOGUE_FORMULAS)
 
 Frame = TypeVar("Frame")
 
@@ -72,6 +79,15 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
                 "evaluate it with polars_irmetrics.evaluate"
             )
         unread = [name for name in request.metric.reads if name in _NOT_TAKEN]
+        if unread == ["interactions"] and request.metric.name in CATALOGUE_METRICS:
+            continue
+        if unread[:1] == ["interactions"]:
+            raise InvalidValueError(
+                f"metric {label!r} reads the history in interactions= (item popularity or "
+                f"each user's history), which {engine} does not take: it takes "
+                "interactions= for mcc@k and reco_accuracy@k (the catalogue) only; "
+                "evaluate it with polars_irmetrics.evaluate"
+            )
         if unread:
             keyword = INPUTS[unread[0]][1]
             raise InvalidValueError(
@@ -88,8 +104,9 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
             f"their own, not beside {other!r} (polars_irmetrics.evaluate puts them side by "
             "side, with num_q_exposure): make two calls with the same run"
         )
+    catalogue = any(r.metric.name in CATALOGUE_METRICS for _, r in requests)
     for name, frame in given.items():
-        if frame is not None and exposure is None:
+        if frame is not None and not (catalogue if name == "interactions" else exposure):
             raise MetricParameterError(
                 f"{name}= is read by {SIDE_TABLES[name]}, and no metric asked for reads "
                 f"it: drop {name}=, or ask for one of them"
@@ -100,12 +117,31 @@ def side_tables(
     engine: str,
     metrics: str | Iterable[str],
     given: Mapping[str, Frame | None],
-    collect: Callable[[str, Frame], pa.Table],
+    collect: Callable[[str, Frame, tuple[str, ...]], pa.Table],
+    doc_id: str,
 ) -> tuple[tuple[str, pa.Table], ...]:
     """The side tables given, checked (:func:`check_sides`) and collected to Arrow on
     the driver (``collect(keyword, frame)``, which checks the frame's kind), as
-    ``(keyword, table)`` pairs for :func:`~polars_irmetrics.engines._partition.prepare`."""
+    ``(keyword, table)`` pairs for :func:`~polars_irmetrics.engines._partition.prepare`.
+
+    ``groups=`` and ``target=`` are small and go whole; of ``interactions=`` only the
+    catalogue travels, its distinct ``doc_id`` values (``collect``'s third argument: the
+    columns whose distinct rows to keep), which gives each part's plan the catalogue's
+    size of the whole history (an item's count of users or interactions is not read by
+    the metrics an engine takes)."""
     check_sides(engine, metrics, given)
-    return tuple(
-        (name, collect(name, frame)) for name, frame in given.items() if frame is not None
-    )
+    tables: list[tuple[str, pa.Table]] = []
+    for name, frame in given.items():
+        if frame is None:
+            continue
+        columns: tuple[str, ...] = ()
+        if name == "interactions":
+            columns = (doc_id,)
+            names = list(getattr(frame, "columns", ()))
+            if doc_id not in names:
+                raise ColumnNotFoundError(
+                    f"column {doc_id!r} not found in interactions (columns: {names}); the "
+                    "catalogue is its distinct items: name the column with doc_id="
+                )
+        tables.append((name, collect(name, frame, columns)))
+    return tuple(tables)

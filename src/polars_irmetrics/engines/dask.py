@@ -98,6 +98,7 @@ def evaluate(
     propensities: dd.DataFrame | None = None,
     groups: dd.DataFrame | None = None,
     target: dd.DataFrame | None = None,
+    interactions: dd.DataFrame | None = None,
     partitions: int | None = None,
     **options: Unpack[EvalKwargs],
 ) -> dd.DataFrame:
@@ -153,6 +154,12 @@ def evaluate(
         (:mod:`polars_irmetrics.engines._sides`). The exposure measures are evaluated in a
         call of their own (not beside accuracy metrics, where one machine adds
         ``num_q_exposure``).
+    interactions
+        The training history, read by ``mcc@k`` and ``reco_accuracy@k`` for the size of
+        the catalogue (its distinct items, as in :func:`polars_irmetrics.evaluate`):
+        only those distinct ``doc_id`` values are gathered on the driver and handed to
+        every part, not the history. Other metrics of the history (``novelty``,
+        ``pop_rsp``, ``serendipity``...) are refused by name.
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default the run's number of partitions. A part's rows are held in one worker's
@@ -237,8 +244,11 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
-    given = {"groups": groups, "target": target}
-    if groups is not None or target is not None:  # before the other routes take the call
+    given = {"groups": groups, "target": target, "interactions": interactions}
+    for name, table in given.items():
+        if table is not None:
+            _ensure_frame(table, name)
+    if any(table is not None for table in given.values()):  # before the other routes
         check_sides("Dask", metrics, given)
     others = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}
     names, ps = ps_route("Dask", metrics, built, {**others, "propensities": propensities})
@@ -278,7 +288,7 @@ def evaluate(
     )
     # an option none of the metrics reads is refused, as irm.evaluate refuses it
     check_options_read(built, metrics, labels=labels is not None)
-    sides = side_tables("Dask", metrics, given, _gather)
+    sides = side_tables("Dask", metrics, given, _gather, built.doc_id)
     if predictions:
         if labels is not None:
             _ensure_frame(labels, "labels")
@@ -376,9 +386,11 @@ def _both_sides(run: pd.DataFrame, qrels: pd.DataFrame, job: Job) -> pd.DataFram
     return carried(job, values, found)
 
 
-def _gather(name: str, frame: dd.DataFrame) -> pa.Table:
-    """A small side table (``groups=``, ``target=``) computed on the client, as Arrow."""
-    _ensure_frame(frame, name)
+def _gather(name: str, frame: dd.DataFrame, distinct: tuple[str, ...]) -> pa.Table:
+    """A small side table (``groups=``, ``target=``) computed on the client, as Arrow;
+    with ``distinct``, the distinct rows of those columns only (the catalogue)."""
+    if distinct:
+        frame = frame[list(distinct)].drop_duplicates()
     return to_table(frame.compute())
 
 

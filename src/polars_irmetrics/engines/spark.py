@@ -119,6 +119,7 @@ def evaluate(
     propensities: DataFrame | None = None,
     groups: DataFrame | None = None,
     target: DataFrame | None = None,
+    interactions: DataFrame | None = None,
     partitions: int | None = None,
     **options: Unpack[EvalKwargs],
 ) -> DataFrame:
@@ -174,6 +175,12 @@ def evaluate(
         (:mod:`polars_irmetrics.engines._sides`). The exposure measures are evaluated in a
         call of their own (not beside accuracy metrics, where one machine adds
         ``num_q_exposure``).
+    interactions
+        The training history, read by ``mcc@k`` and ``reco_accuracy@k`` for the size of
+        the catalogue (its distinct items, as in :func:`polars_irmetrics.evaluate`):
+        only those distinct ``doc_id`` values are gathered on the driver and handed to
+        every part, not the history. Other metrics of the history (``novelty``,
+        ``pop_rsp``, ``serendipity``...) are refused by name.
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default ``spark.sql.shuffle.partitions``. A part's rows are held in one Python
@@ -248,8 +255,11 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Spark")
-    given = {"groups": groups, "target": target}
-    if groups is not None or target is not None:  # before the other routes take the call
+    given = {"groups": groups, "target": target, "interactions": interactions}
+    for name, table in given.items():
+        if table is not None:
+            _ensure_frame(table, name)
+    if any(table is not None for table in given.values()):  # before the other routes
         check_sides("Spark", metrics, given)
     others = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}
     names, ps = ps_route("Spark", metrics, built, {**others, "propensities": propensities})
@@ -294,7 +304,7 @@ def evaluate(
     )
     # an option none of the metrics reads is refused, as irm.evaluate refuses it
     check_options_read(built, metrics, labels=labels is not None)
-    sides = side_tables("Spark", metrics, given, _collect)
+    sides = side_tables("Spark", metrics, given, _collect, built.doc_id)
     if predictions:
         if labels is not None:
             _ensure_frame(labels, "labels")
@@ -528,9 +538,11 @@ def _partitions(spark: SparkSession, partitions: int | None) -> int:
     return partitions
 
 
-def _collect(name: str, frame: DataFrame) -> pa.Table:
-    """A small side table (``groups=``, ``target=``) on the driver, as Arrow."""
-    _ensure_frame(frame, name)
+def _collect(name: str, frame: DataFrame, distinct: tuple[str, ...]) -> pa.Table:
+    """A small side table (``groups=``, ``target=``) on the driver, as Arrow; with
+    ``distinct``, the distinct rows of those columns only (the catalogue)."""
+    if distinct:
+        frame = frame.select(*distinct).distinct()
     return frame.toArrow()
 
 
