@@ -191,11 +191,6 @@ def test_bucket_support_warning_reads_the_whole_log() -> None:
     ("kwargs", "message"),
     [
         (
-            {"ci": 0.9},
-            "ci_method='bootstrap' is not available for the off-policy estimators with "
-            "buckets=2: the bootstrap ranks the rounds of a whole by group at once",
-        ),
-        (
             {"spill_dir": "/no/such/folder"},
             "spill_dir='/no/such/folder' does not exist",
         ),
@@ -318,13 +313,6 @@ def test_engine_checks_and_warning_as_one_plan(
             InvalidValueError,
             "per_query=True is not available for the self-normalised slate estimators "
             "(here 'slate_snips') with {engine}: a round's value divides by the mean weight",
-        ),
-        (
-            ["ips"],
-            {"ci": 0.9},
-            InvalidValueError,
-            "ci_method='bootstrap' is not available for the off-policy estimators with "
-            "{engine}: the bootstrap ranks",
         ),
         (
             ["ips"],

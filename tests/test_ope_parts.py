@@ -162,15 +162,6 @@ def test_random_logs_normal_interval_in_buckets(
             "use ci_method='bootstrap'",
         ),
         (
-            ["ips"],
-            ("policy",),
-            {"ci": 0.9},
-            InvalidValueError,
-            "ci_method='bootstrap' is not available for the off-policy estimators with "
-            "buckets=2: the bootstrap ranks the rounds of a whole by group at once; pass "
-            "ci_method='normal' (exact sums, the same bits as one plan)",
-        ),
-        (
             ["slate_ips"],
             ("policy",),
             NORMAL,
@@ -229,8 +220,8 @@ def test_engines_refuse_slate_intervals(engine: str, request: pytest.FixtureRequ
 
 
 def test_cli_normal_interval_in_buckets(tmp_path: Path) -> None:
-    # the irm command, in a process of its own, out of core from Parquet files; the
-    # bootstrap is refused there with the library's message and exit status 2
+    # the irm command, in a process of its own, out of core from Parquet files: the
+    # normal interval and the bootstrap, the one plan's bits
     tables = _bandit("bandit_binary_s0")
     for name, frame in tables.items():
         frame.write_parquet(tmp_path / f"{name}.parquet")
@@ -256,10 +247,13 @@ def test_cli_normal_interval_in_buckets(tmp_path: Path) -> None:
         "DataFrame", tables, [*metrics, "snips"], by="segment", per_query=True
     ).to_dicts()
     assert json.loads(done.stdout) == expected
-    refused = subprocess.run(args, capture_output=True, text=True)
-    assert refused.returncode != 0
-    message = "--ci-method bootstrap is not available for the off-policy estimators with "
-    assert f"irm: error: {message}--buckets 3: the bootstrap ranks" in refused.stderr
+    # the bootstrap out of core: each bucket's sums merged, the one plan's interval
+    boot = subprocess.run([*args, "--n-bootstrap", "50"], capture_output=True, text=True)
+    assert boot.returncode == 0, boot.stderr
+    expected = _evaluate(
+        "DataFrame", tables, metrics, by="segment", ci=0.9, n_bootstrap=50
+    ).to_dicts()
+    assert json.loads(boot.stdout) == expected
 
 
 # --- per_query=True in buckets: two passes, the same bits --------------------------------
