@@ -671,7 +671,10 @@ _PROPENSITIES = (
 )
 _INTERACTIONS = "interactions: Parquet, CSV, TSV or JSON lines with user and item ids"
 _ITEM_FEATURES = "item features: Parquet with the item id and a vector or category column"
-_TARGET = "a target distribution: Parquet, CSV, TSV or JSON lines with 'group' and 'target'"
+_TARGET = (
+    "a target distribution: Parquet, CSV, TSV or JSON lines with 'group' and 'target' "
+    "(and the query column for one per query)"
+)
 _GROUPS = "document groups: Parquet, CSV, TSV or JSON lines with doc ids and a 'group' column"
 _PREFS = "preference judgments (query_id jg jsg doc_id rel_level)"
 _QRELS_JG = "judgments with groups (query_id jg doc_id relevance)"

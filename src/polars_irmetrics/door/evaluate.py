@@ -219,10 +219,14 @@ def evaluate(
         (document, group), the ``doc_id`` column and a ``group`` column (a document may
         be in several groups); without it the measures are per document. ``awrf``,
         ``awrf_ndcg`` and ``rnd``, ``rkl``, ``rrd`` (which read no judgments) need it.
+        For ``awrf`` and ``awrf_ndcg`` alone it may instead hold several group columns
+        (no ``group``): intersectional groups, one dimension per column.
     target
         For ``awrf`` and ``awrf_ndcg``: the target distribution over groups, one row per
-        group (``group``, ``target``; non-negative, summing to 1). Without it each
-        query's target is its relevant documents' group distribution.
+        group (``group``, ``target``; non-negative, summing to 1), or with the query
+        column too one distribution per query; with intersectional groups the group
+        columns of ``groups``. Without it each query's target is its relevant
+        documents' group distribution.
     labels
         Prediction metrics (``auc``, ``gauc``, ``logloss``, ``rmse``...: every metric that
         reads ``"predictions"``; see :mod:`polars_irmetrics.prediction`), two-table

@@ -2,8 +2,10 @@
 
 ``awrf`` and ``awrf_ndcg`` (TREC Fair 2022's task-1 score, ``wptrec/metrics/awrf.py``)
 compare the ranking's attention-weighted group distribution with a target
-(``target=``, a table ``group, target``; by default the query's relevant documents'
-group distribution) by 1 - Jensen-Shannon divergence: see
+(``target=``, a table ``group, target``, or ``query_id, group, target`` for one per
+query; by default the query's relevant documents' group distribution) by 1 -
+Jensen-Shannon divergence; ``groups=`` with several group columns gives intersectional
+groups (the product of the dimensions, as wptrec's task 1): see
 :mod:`polars_irmetrics.exposure.awrf` and the fairness guide.
 
 ``irm.evaluate(run, ["ee_loss", "ee_disparity", "ee_relevance"], qrels=qrels)`` computes
@@ -150,14 +152,20 @@ FAIRNESS_METRICS: tuple[Metric, ...] = (
         cutoff="none",
         binary=False,
         reads=_AWRF_READS,
-        matches={_WPTREC: "AWRF: equal to 1e-6 (float32) (tests/test_awrf.py)"},
+        matches={
+            _WPTREC: "AWRF: equal to 1e-6 (float32), with one target, a target per query "
+            "and intersectional groups (tests/test_awrf.py, tests/test_awrf_targets.py)"
+        },
         latex=r"1 - \mathrm{JSD}(\bar a, t),\ \bar a_g = \frac{\sum_i w_i a_{d_i g}}"
         r"{\sum_i w_i},\ w_i = \frac{1}{\log_2 \max(i, 2)}",
         formula="The exposure-weighted group distribution of the ranking (position i "
         "weighted 1/log2(max(i, 2)), a document in k groups counting 1/k for each, "
         "documents in no group left out) against the target distribution (target=, or the "
         "query's relevant documents' groups): 1 minus their Jensen-Shannon divergence "
-        "(natural log, scipy's jensenshannon squared).",
+        "(natural log, scipy's jensenshannon squared). target= with the query column holds "
+        "one distribution per query; groups= with several group columns (and no 'group') "
+        "gives intersectional groups: a document's alignment to a cell is the product of "
+        "its alignments in each dimension, as wptrec's task 1.",
     ),
     Metric(
         "awrf_ndcg",
@@ -166,7 +174,10 @@ FAIRNESS_METRICS: tuple[Metric, ...] = (
         cutoff="none",
         binary=False,
         reads=_AWRF_READS,
-        matches={_WPTREC: "Score: equal to 1e-6 (float32) (tests/test_awrf.py)"},
+        matches={
+            _WPTREC: "Score: equal to 1e-6 (float32) (tests/test_awrf.py, "
+            "tests/test_awrf_targets.py)"
+        },
         latex=r"\mathrm{awrf} \cdot \frac{\sum_{i=1}^{n} \mathrm{rel}_i w_i}"
         r"{\sum_{i=1}^{\min(500, R)} w_i}",
         formula="awrf times wptrec's nDCG: binary gain (relevance > 0), discount "

@@ -368,7 +368,10 @@ INPUTS: Mapping[str, tuple[str, str]] = {
         "propensities",
     ),
     "groups": ("document groups (one row per document and group: doc_id, group)", "groups"),
-    "target": ("a target group distribution (one row per group: group, target)", "target"),
+    "target": (
+        "a target group distribution (one row per group: group, target; or per query and group)",
+        "target",
+    ),
 }
 
 
