@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from itertools import product
 
 import numpy as np
@@ -65,7 +66,18 @@ def test_every_ranking_enumerated(n: int) -> None:
     assert got == pytest.approx(brute, rel=1e-12, abs=1e-15)
 
 
-def _searched(n: int, p: int) -> float:
+def _nd_term(k: int, i: int, n: int, p: int) -> float:
+    return abs(k / i - p / n) / math.log2(i)
+
+
+def _kl_term(k: int, i: int, n: int, p: int) -> float:
+    def xlog2(x: float, y: float) -> float:
+        return x * math.log2(x / y) if x > 0 else 0.0
+
+    return (xlog2(k / i, p / n) + xlog2(1 - k / i, 1 - p / n)) / math.log2(i)
+
+
+def _searched(n: int, p: int, term: Callable[[int, int, int, int], float] = _term) -> float:
     """The maximum by a memoised search over the protected counts ``k`` at each cut-off
     (each step adds 0..10 protected documents, within ``max(0, i-(n-p)) <= k <= min(i,
     p)``), from the last cut-off back."""
@@ -78,8 +90,7 @@ def _searched(n: int, p: int) -> float:
         i = cuts[j]
         low, high = max(0, i - (n - p)), min(i, p)
         options = [
-            _term(k2, i, n, p) + best(j + 1, k2)
-            for k2 in range(max(k, low), min(k + 10, high) + 1)
+            term(k2, i, n, p) + best(j + 1, k2) for k2 in range(max(k, low), min(k + 10, high) + 1)
         ]
         return max(options, default=-math.inf)
 
@@ -92,6 +103,21 @@ def test_a_search_over_prefix_counts(n: int) -> None:
     want = [_searched(n, int(c)) for c in counts]
     got = rrd_normaliser(np.full(len(counts), n), counts)
     assert got == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("term", [_nd_term, _kl_term], ids=["rnd", "rkl"])
+@pytest.mark.parametrize("n", [20, 23, 30, 45, 80])
+def test_rnd_and_rkl_keep_the_segregated_normaliser(
+    n: int, term: Callable[[int, int, int, int], float]
+) -> None:
+    # rnd's and rkl's Z, the worse of the two most segregated rankings (all protected at
+    # the bottom, k_i = max(0, i - (N - P)), or at the top, k_i = min(i, P)), is already
+    # their maximum over rankings: they do not have rrd's flaw
+    cuts = range(10, n + 1, 10)
+    for p in range(1, n):
+        bottom = sum(term(max(0, i - (n - p)), i, n, p) for i in cuts)
+        top = sum(term(min(i, p), i, n, p) for i in cuts)
+        assert max(bottom, top) == pytest.approx(_searched(n, p, term), rel=1e-12)
 
 
 def test_undefined_pairs_are_nan() -> None:
