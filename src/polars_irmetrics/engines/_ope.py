@@ -13,14 +13,15 @@ least failing round of the whole log and the count over it; the support warning
 (:class:`~polars_irmetrics.errors.SupportWarning`) reads the distinct actions (and
 positions) of the whole log and policy, gathered on the driver.
 
-The normal interval (``ci_method="normal"``) of the single-action estimators is exact
-sums, merged like the estimates. ``per_query=True`` takes two passes: the first merges
+The intervals (``ci=``) of the single-action estimators are exact sums, merged like the
+estimates: the normal interval's, and the bootstrap's per bucket of log rows (each
+part's rows beside its sums; :mod:`polars_irmetrics.ope.intervals`), resampled by the
+task that merges them. ``per_query=True`` takes two passes: the first merges
 each ``by`` group's mean weight (:func:`ope_summary`, gathered on the driver: the whole
 log's checks are raised there), the second gives each part's rows with it
 (:func:`ope_rows`); the rows are not in a global order (the one plan sorts them by the
-``by`` keys, ``round_id`` and ``position``). Refused as with ``buckets=``: the bootstrap
-(it ranks every round of a group at once), the slate estimators' intervals and the
-self-normalised slate estimators' ``per_query=True``.
+``by`` keys, ``round_id`` and ``position``). Refused as with ``buckets=``: the slate estimators'
+intervals and the self-normalised slate estimators' ``per_query=True``.
 
 Before any task runs, :func:`prepare_ope` builds the one-machine plan on empty frames of
 the schemas: a missing column, a wrong dtype, an unknown metric or a bad option is raised

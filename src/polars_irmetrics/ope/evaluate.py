@@ -68,7 +68,12 @@ from polars_irmetrics.metrics.ope import (
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.ope.checks import Check, raising, warning_unsupported
-from polars_irmetrics.ope.intervals import with_intervals
+from polars_irmetrics.ope.intervals import (
+    BUCKET,
+    bootstrap_part,
+    joined_intervals,
+    with_intervals,
+)
 from polars_irmetrics.ope.normal import normal_interval, wants_normal
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
 from polars_irmetrics.ope.slates import build_slate_plan
@@ -375,16 +380,28 @@ def _ope_plan(
             return raising(result, checks, options)
         return _warning(raising(result, checks, options), log, policy, keys, action)
     summary = _summary(requests, terms, checks, options)
-    if parts:
-        return PartsPlan(summary.part(rows, by), summary, by)
-    result = summary.merge(summary.part(rows, by), by, options)
-    result = _warning(result, log, policy, keys, action)
-    if options.ci is None or wants_normal(options.ci, options.ci_method):  # in the sums
-        return result
     terms_of = [
         (label, components(request.metric.name, request.params(1.0), label, terms))
         for label, request in requests
     ]
+    bootstrap = options.ci is not None and not wants_normal(options.ci, options.ci_method)
+    if parts:
+        part = summary.part(rows, by)
+        if not bootstrap:
+            return PartsPlan(part, summary, by)
+        # the bootstrap's bucket sums beside the sums: they add up across parts too
+        boot = bootstrap_part(rows, keys, terms_of, by, options)
+        labels = [label for label, _ in requests]
+
+        def finish(result: pl.LazyFrame, buckets: pl.LazyFrame) -> pl.LazyFrame:
+            return joined_intervals(result, boot.intervals(buckets), labels, by)
+
+        frame = pl.concat([part, boot.frame], how="diagonal")
+        return PartsPlan(frame, summary, by, beside=(BUCKET, finish))
+    result = summary.merge(summary.part(rows, by), by, options)
+    result = _warning(result, log, policy, keys, action)
+    if not bootstrap:  # the normal interval is in the sums
+        return result
     return with_intervals(result, rows, keys, terms_of, by, options)
 
 

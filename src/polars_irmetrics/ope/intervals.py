@@ -27,8 +27,10 @@ self-normalised slate estimators are ratios, with no such closed form: refused.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
@@ -37,9 +39,19 @@ import polars as pl
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
-from polars_irmetrics.ope.sums import exact_mean, exact_sum
+from polars_irmetrics.ope.sums import exact_added, exact_columns, exact_mean, exact_total
 
-__all__ = ["BUCKETS", "Parts", "interval_columns", "with_intervals"]
+__all__ = [
+    "BUCKET",
+    "BUCKETS",
+    "ONE",
+    "Bootstrap",
+    "Parts",
+    "bootstrap_part",
+    "interval_columns",
+    "joined_intervals",
+    "with_intervals",
+]
 
 #: The most buckets of units one ``by`` group is resampled in.
 BUCKETS = 4096
@@ -50,8 +62,10 @@ _BLOCK = 256
 #: number of units).
 Parts = Sequence[tuple[str, Sequence[tuple[pl.Expr, pl.Expr | None]]]]
 
-_BUCKET = f"{INTERNAL}bucket"
-_ONE = f"{INTERNAL}one"
+#: A bootstrap part's bucket column (its rows beside a part's sums: the rows where it is set).
+BUCKET = f"{INTERNAL}bucket"
+#: A bootstrap part's count of units per bucket.
+ONE = f"{INTERNAL}one"
 _KEY = f"{INTERNAL}key"
 
 
@@ -80,14 +94,22 @@ def with_intervals(
     if options.ci_method == "normal":
         intervals = _normal(units, parts, by, ci)
     else:
-        intervals = _bootstrap(units, keys, parts, by, options)
+        boot = bootstrap_part(units, keys, parts, by, options)
+        intervals = boot.intervals(boot.frame)
+    return joined_intervals(result, intervals, [label for label, _ in parts], by)
+
+
+def joined_intervals(
+    result: pl.LazyFrame, intervals: pl.LazyFrame, labels: list[str], by: list[str]
+) -> pl.LazyFrame:
+    """``result`` with the ``intervals`` of its ``by`` groups, each metric's two columns
+    after its own."""
     joined = (
         result.join(intervals, on=by, how="left", nulls_equal=True, maintain_order="left")
         if by
         else pl.concat([result, intervals], how="horizontal")
     )
     order: list[str] = []
-    labels = {label for label, _ in parts}
     for column in result.collect_schema().names():
         order.append(column)
         if column in labels:
@@ -111,11 +133,52 @@ def _normal(units: pl.LazyFrame, parts: Parts, by: list[str], ci: float) -> pl.L
     return units.group_by(by).agg(aggs) if by else units.select(aggs)
 
 
-def _bootstrap(
+def _stable(name: str, dtype: pl.DataType) -> pl.Expr:
+    """Column ``name`` in the dtype its hash is taken in: integers as Int64, text as
+    String, floats as Float64, so that a table read through Spark, Dask or Arrow (other
+    widths, a categorical as text) hashes alike."""
+    column = pl.col(name)
+    if dtype.is_integer():
+        return column.cast(pl.Int64)
+    if dtype.is_float():
+        return column.cast(pl.Float64)
+    if isinstance(dtype, pl.String | pl.Categorical | pl.Enum):
+        return column.cast(pl.String)
+    return column
+
+
+def _hashed(names: list[str], schema: pl.Schema, seed: int) -> pl.Expr:
+    return pl.struct([_stable(n, schema[n]) for n in names]).hash(seed=seed)
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """The bootstrap of a plan's estimates as exact sums per bucket of units, which add
+    up across parts (each part holding whole units): ``frame`` holds one part's sums,
+    :meth:`intervals` the interval of each ``by`` group from the sums of every part."""
+
+    frame: pl.LazyFrame
+    plan: list[tuple[str, list[tuple[int, int]]]]
+    names: list[str]
+    by: list[str]
+    options: EvalOptions
+
+    def intervals(self, parts: pl.LazyFrame) -> pl.LazyFrame:
+        """One row per ``by`` group (sorted by the keys): its ``<label>_lower`` and
+        ``<label>_upper``, from the rows of :attr:`frame` over any split of the units."""
+        return _resample(_merged_buckets(parts, self.names, self.by), self)
+
+
+def bootstrap_part(
     units: pl.LazyFrame, keys: list[str], parts: Parts, by: list[str], options: EvalOptions
-) -> pl.LazyFrame:
-    ranked = pl.struct(keys).hash(seed=options.seed).rank("ordinal")
-    bucket = ((ranked.over(by) if by else ranked) - 1) % BUCKETS
+) -> Bootstrap:
+    """The bootstrap's sums of one part of ``units`` (the module doc): one row per ``by``
+    group and bucket, :data:`BUCKET` the bucket (Int64: the UInt64 id's bits), the units
+    counted in :data:`ONE` and each column of ``parts`` summed exactly."""
+    schema = units.collect_schema()
+    unit = _hashed(keys, schema, options.seed)
+    count = pl.len().over(by) if by else pl.len()
+    bucket = pl.when(count <= BUCKETS).then(unit).otherwise(unit % BUCKETS)
     columns: list[pl.Expr] = []
     plan: list[tuple[str, list[tuple[int, int]]]] = []  # label -> (num, den) column indexes
     for label, terms in parts:
@@ -129,20 +192,48 @@ def _bootstrap(
             columns.append(den.alias(f"{INTERNAL}c{len(columns)}"))
             pairs.append((num_i, len(columns) - 1))
         plan.append((label, pairs))
-    names = [f"{INTERNAL}c{i}" for i in range(len(columns))] + [_ONE]
+    names = [f"{INTERNAL}c{i}" for i in range(len(columns))]
+    frame = (
+        units.select(*by, bucket.reinterpret(signed=True).alias(BUCKET), *columns)
+        .group_by([*by, BUCKET])
+        .agg(
+            pl.len().cast(pl.Int64).alias(ONE),
+            *(e for c in names for e in exact_columns(c, pl.col(c))),
+        )
+    )
+    return Bootstrap(frame, plan, names, by, options)
+
+
+def _merged_buckets(parts: pl.LazyFrame, names: list[str], by: list[str]) -> pl.LazyFrame:
+    """Each ``by`` group's buckets (sorted) with their units' count and sums (floats of
+    the exact sums), as lists: one row per group. A group of at most :data:`BUCKETS`
+    units (counted over every part) keeps a bucket per unit hash; a larger one folds
+    them (every part's, whatever it did alone) into ``hash % BUCKETS``."""
+    units = pl.col(ONE).sum().over(by) if by else pl.col(ONE).sum()
+    bucket = pl.col(BUCKET).reinterpret(signed=False)
+    folded = parts.with_columns(
+        pl.when(units <= BUCKETS).then(bucket).otherwise(bucket % BUCKETS).alias(BUCKET)
+    )
     sums = (
-        units.select(*by, bucket.alias(_BUCKET), *columns, pl.lit(1.0).alias(_ONE))
-        .group_by([*by, _BUCKET])
-        .agg(exact_sum(pl.col(c)).alias(c) for c in names)
+        folded.group_by([*by, BUCKET])
+        .agg(pl.col(ONE).sum(), *(e for c in names for e in exact_added(c)))
+        .select(
+            *by, BUCKET, pl.col(ONE).cast(pl.Float64), *(exact_total(c).alias(c) for c in names)
+        )
     )
     # one row per group, its buckets' sums as lists: a batch never splits a group
-    stats = [pl.col(c).sort_by(_BUCKET) for c in [_BUCKET, *names]]
-    key = pl.struct(by).hash(seed=0).first() if by else pl.lit(0, pl.UInt64)
-    grouped = (
+    stats = [pl.col(c).sort_by(BUCKET) for c in [BUCKET, *names, ONE]]
+    key = _hashed(by, parts.collect_schema(), 0).first() if by else pl.lit(0, pl.UInt64)
+    return (
         sums.group_by(by).agg(*stats, key.alias(_KEY))
         if by
         else sums.select(*(s.implode() for s in stats), key.alias(_KEY))
     )
+
+
+def _resample(grouped: pl.LazyFrame, boot: Bootstrap) -> pl.LazyFrame:
+    """The percentile interval of each group's estimates over the resamples."""
+    by, plan, names = boot.by, boot.plan, [*boot.names, ONE]
     schema = grouped.collect_schema()
     out_schema = pl.Schema(
         [
@@ -150,27 +241,24 @@ def _bootstrap(
             *((c, pl.Float64) for lb, _ in plan for c in interval_columns(lb)),
         ]
     )
-    alpha = 1.0 - float(options.ci or 0.0)
-    b = options.n_bootstrap
-    seed = options.seed
+    alpha = 1.0 - float(boot.options.ci or 0.0)
+    b = boot.options.n_bootstrap
+    seed = boot.options.seed
 
     def resample(frame: pl.DataFrame) -> pl.DataFrame:
         n_groups = frame.height
-        lengths = frame[_BUCKET].list.len().to_numpy().astype(np.int64)
-        index = np.repeat(np.arange(n_groups), lengths)
-        group_key = frame[_KEY].to_numpy().astype(np.uint64)[index]
-        buckets = frame[_BUCKET].explode().to_numpy().astype(np.uint64)
+        lengths = frame[BUCKET].list.len().to_numpy().astype(np.int64)
+        group_key = np.repeat(frame[_KEY].to_numpy().astype(np.uint64), lengths)
+        buckets = frame[BUCKET].explode().to_numpy().astype(np.uint64)
         values = np.column_stack([frame[c].explode().to_numpy() for c in names])
         totals = np.zeros((len(names), n_groups, b))
         draws = np.arange(b, dtype=np.uint64)[None, :]
-        for start in range(0, index.size, _BLOCK):  # blocks of buckets, not resamples
-            stop = min(start + _BLOCK, index.size)
-            counts = _poisson_counts(group_key[start:stop], buckets[start:stop], draws, seed)
-            onehot = (index[start:stop][None, :] == np.arange(n_groups)[:, None]).astype(
-                np.float64
-            )
+        for pick, groups, starts in _blocks(lengths):  # blocks of buckets, not resamples
+            counts = _poisson_counts(group_key[pick], buckets[pick], draws, seed)
             for c in range(len(names)):
-                totals[c] += onehot @ (counts * values[start:stop, c][:, None])
+                weighted = counts * values[pick, c][:, None]
+                # a group's runs in order (a block may hold two of one group's runs)
+                np.add.at(totals[c], groups, np.add.reduceat(weighted, starts, axis=0))
         ones = totals[-1]
         out: dict[str, object] = {k: frame[k] for k in by}
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -185,6 +273,36 @@ def _bootstrap(
 
     result = grouped.map_batches(resample, schema=out_schema)
     return result.sort(by, nulls_last=True) if by else result
+
+
+def _blocks(lengths: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The buckets of groups of ``lengths`` buckets (laid one group after the other) in
+    blocks of about :data:`_BLOCK`: each ``(buckets, their groups, where each group's
+    run starts in them)``. A group's buckets go ``_BLOCK`` at a time, its ``k``-th run
+    always the same buckets, so that each group's totals are the same sums in the same
+    order (:func:`numpy.add.reduceat`, one bucket after the other) whatever the other
+    groups of the batch: the same bits however the groups reach the step.
+
+    >>> [(p.tolist(), g.tolist(), s.tolist()) for p, g, s in _blocks(np.array([2, 1]))]
+    [([0, 1, 2], [0, 1], [0, 2])]
+    >>> [(p.size, g.tolist(), s.tolist()) for p, g, s in _blocks(np.array([300, 3]))]
+    [(256, [0], [0]), (47, [1, 0], [0, 3])]
+    """
+    firsts = np.cumsum(lengths) - lengths
+    group = np.repeat(np.arange(lengths.size), lengths)
+    ordinal = np.arange(group.size) - np.repeat(firsts, lengths)
+    run = ordinal // _BLOCK  # the k-th run of each group
+    order = np.lexsort((ordinal, group, run))  # by run, then group, then bucket
+    run, group = run[order], group[order]
+    new_run = np.flatnonzero(np.r_[True, (run[1:] != run[:-1]) | (group[1:] != group[:-1])])
+    # whole runs per block, a block starting where a run starts past each _BLOCK buckets
+    block = np.searchsorted(new_run, np.arange(0, group.size, _BLOCK), side="right") - 1
+    edges = np.unique(np.r_[new_run[block], group.size])
+    out = []
+    for start, stop in itertools.pairwise(edges):
+        runs = new_run[(new_run >= start) & (new_run < stop)]
+        out.append((order[start:stop], group[runs], runs - start))
+    return out
 
 
 #: Poisson(1)'s distribution function at 0, 1, ..., 31: a count is the first k whose

@@ -17,14 +17,16 @@ whole log and policy.
 rows of the largest table, usually the policy's: rounds x actions): when the result is
 collected, one streaming pass writes each table to Parquet in N buckets by round, then
 the buckets are evaluated one after the other; peak memory is about one bucket's.
-``buckets="auto-memory"`` (the default) evaluates in one plan. ``ci=`` with
-``ci_method="normal"`` (single-action estimators) is made of exact sums too
-(:mod:`polars_irmetrics.ope.normal`): the same bits. ``per_query=True`` takes two passes
+``buckets="auto-memory"`` (the default) evaluates in one plan. ``ci=`` of the
+single-action estimators is made of exact sums too: the normal interval
+(:mod:`polars_irmetrics.ope.normal`) and the bootstrap, whose buckets' exact sums each
+part gives beside its sums (:mod:`polars_irmetrics.ope.intervals`): the same bits.
+``per_query=True`` takes two passes
 over the buckets: the first merges each ``by`` group's mean weight (exact sums, and the
 checks of the whole log), the second gives each bucket's rows with it
 (:func:`part_rows`; a slate or cascade round's value reads its own rows only). Not with
-the bootstrap (it ranks the rounds of a whole group), the slate estimators' intervals nor
-the self-normalised slate estimators' ``per_query=True``: refused, naming the fix.
+the slate estimators' intervals nor the self-normalised slate estimators'
+``per_query=True``: refused, naming the fix.
 """
 
 from __future__ import annotations
@@ -90,19 +92,20 @@ class OpeTables:
 
 def check_split(options: EvalOptions, where: str, requests: Requests) -> None:
     """Refuse the options a split log cannot give as one plan does, naming the fix:
-    ``per_query=True`` of the self-normalised slate estimators; ``ci=`` but the normal
-    interval of the single-action estimators (exact sums of the contributions and of
-    their squares, :mod:`polars_irmetrics.ope.normal`).
+    ``per_query=True`` of the self-normalised slate estimators; ``ci=`` of the slate
+    estimators and ``cascade_dr``. The single-action estimators' intervals are exact
+    sums that add up across parts: the normal interval
+    (:mod:`polars_irmetrics.ope.normal`) and the bootstrap's buckets
+    (:mod:`polars_irmetrics.ope.intervals`).
 
     Examples
     --------
     >>> from polars_irmetrics.metrics.registry import parse_metric_list
-    >>> ips = parse_metric_list(["ips"])
-    >>> check_split(EvalOptions(ci=0.95, ci_method="normal"), "buckets=4", ips)
-    >>> check_split(EvalOptions(ci=0.95), "buckets=4", ips)
+    >>> check_split(EvalOptions(ci=0.95), "buckets=4", parse_metric_list(["ips"]))
+    >>> check_split(EvalOptions(ci=0.95), "buckets=4", parse_metric_list(["slate_ips"]))
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.InvalidValueError: ci_method='bootstrap' is not available for ...
+    polars_irmetrics.errors.InvalidValueError: ci= is not available for the slate ...
     """
     ratios = [label for label, r in requests if SLATE_COLUMNS.get(r.metric.name, ("", None))[1]]
     if options.per_query and ratios:
@@ -114,13 +117,6 @@ def check_split(options: EvalOptions, where: str, requests: Requests) -> None:
         )
     if options.ci is None:
         return
-    if options.ci_method != "normal":
-        raise InvalidValueError(
-            f"ci_method={options.ci_method!r} is not available for the off-policy estimators "
-            f"with {where}: the bootstrap ranks the rounds of a whole by group at once; pass "
-            "ci_method='normal' (exact sums, the same bits as one plan), or compute the "
-            "bootstrap in one plan (irm.evaluate with buckets=None), or drop ci="
-        )
     if not reads_support(requests):
         raise InvalidValueError(
             f"ci= is not available for the slate estimators and cascade_dr with {where}: "

@@ -29,7 +29,7 @@ the first failing round the least over the parts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -43,6 +43,8 @@ __all__ = [
     "EXACT_LIMIT",
     "PartsPlan",
     "Summary",
+    "exact_added",
+    "exact_columns",
     "exact_list_sum",
     "exact_mean",
     "exact_sum",
@@ -111,6 +113,20 @@ def _exact_aggs(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     (Int128), and the largest flag of its terms (:func:`_exact_terms`); nulls count as 0."""
     whole, fraction, bad = _exact_terms(value)
     return whole.sum(), fraction.sum(), bad.max()
+
+
+def exact_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
+    """The aggregations of the exact sum of ``value`` as the columns of ``name``
+    (its whole parts, fractions and flag), which :func:`exact_added` adds across parts
+    and :func:`exact_total` reads."""
+    hi, lo, bad = _exact_aggs(value)
+    return [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
+
+
+def exact_added(name: str) -> list[pl.Expr]:
+    """The aggregations adding the exact sum ``name`` of several rows (parts of it:
+    :func:`exact_columns`), exactly: the integers added, the flags' largest kept."""
+    return [pl.col(_hi(name)).sum(), pl.col(_lo(name)).sum(), pl.col(_bad(name)).max()]
 
 
 def _as_float(hi: pl.Expr, lo: pl.Expr, bad: pl.Expr) -> pl.Expr:
@@ -289,7 +305,16 @@ class PartsPlan:
     frame: pl.LazyFrame
     summary: Summary
     by: list[str]
+    #: Rows of another merge in ``frame`` beside the sums (the bootstrap's buckets:
+    #: :mod:`polars_irmetrics.ope.intervals`): those whose column ``marker`` is set, and
+    #: ``(result, their rows from every part) -> the result with theirs``.
+    beside: tuple[str, Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame]] | None = None
 
     def merge(self, parts: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
         """The result from the sums of every part (:meth:`Summary.merge`)."""
-        return self.summary.merge(parts, self.by, options)
+        if self.beside is None:
+            return self.summary.merge(parts, self.by, options)
+        marker, finish = self.beside
+        mine = parts.filter(pl.col(marker).is_null())
+        result = self.summary.merge(mine, self.by, options)
+        return finish(result, parts.filter(pl.col(marker).is_not_null()))
