@@ -297,7 +297,7 @@ def _stochastic(draw: st.DrawFn) -> dict[str, pl.DataFrame]:
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(
     tables=_stochastic(),
     buckets=st.integers(1, 5),

@@ -9,7 +9,6 @@ depends on how the log was split (:mod:`polars_irmetrics.ope.intervals`)."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -17,11 +16,10 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import SupportWarning
 from polars_irmetrics.ope.intervals import BUCKETS
 
-from .test_ope_engines import _bandit, _engine, _evaluate
-from .test_ope_parts import _head
+from .test_ope_engines import _bandit, _evaluate
+from .test_ope_parts import engines_give_the_one_plans_bits
 
 #: every single-action estimator, the self-normalised ones (ratios resampled as ratios:
 #: each resample's weighted sums divided) included
@@ -81,22 +79,4 @@ def test_the_seed_draws_another_interval_and_the_same_seed_the_same() -> None:
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
 def test_engines_bootstrap_is_the_same_bits(engine: str, request: pytest.FixtureRequest) -> None:
-    evaluate, frame = _engine(engine, request)
-    tables = _head(_bandit("bandit_positions_s3"))
-    frames = {k: frame(v) for k, v in tables.items()}
-    for by, partitions in ((None, 3), ("segment", 2)):
-        whole = _evaluate("DataFrame", tables, ESTIMATORS, by=by, **BOOT)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SupportWarning)
-            out = evaluate(
-                frames["log"],
-                ESTIMATORS,
-                policy=frames["policy"],
-                reward_model=frames["reward_model"],
-                by=by,
-                partitions=partitions,
-                **BOOT,
-            )
-        got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
-        assert got.columns == whole.columns
-        assert got.cast(whole.schema).equals(whole), by
+    engines_give_the_one_plans_bits(engine, request, ESTIMATORS, **BOOT)

@@ -184,29 +184,37 @@ def test_split_interval_refusals(
         _evaluate("LazyFrame", given_tables, metrics, buckets=2, **kwargs)
 
 
-@pytest.mark.parametrize("engine", ["spark", "dask"])
-def test_engines_normal_interval_is_the_same_bits(
-    engine: str, request: pytest.FixtureRequest
+def engines_give_the_one_plans_bits(
+    engine: str, request: pytest.FixtureRequest, metrics: list[str], **options: Any
 ) -> None:
+    """``metrics`` on the engine, unsegmented in 3 parts and by segment in 2, equal the
+    one plan's frame bit for bit (the first 300 rounds of a positions log)."""
     evaluate, frame = _engine(engine, request)
     tables = _head(_bandit("bandit_positions_s3"))
     frames = {k: frame(v) for k, v in tables.items()}
     for by, partitions in ((None, 3), ("segment", 2)):
-        whole = _evaluate("DataFrame", tables, MEANS, by=by, **NORMAL)
+        whole = _evaluate("DataFrame", tables, metrics, by=by, **options)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SupportWarning)
             out = evaluate(
                 frames["log"],
-                MEANS,
+                metrics,
                 policy=frames["policy"],
                 reward_model=frames["reward_model"],
                 by=by,
                 partitions=partitions,
-                **NORMAL,
+                **options,
             )
         got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
         assert got.columns == whole.columns
         assert got.cast(whole.schema).equals(whole), by
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_normal_interval_is_the_same_bits(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    engines_give_the_one_plans_bits(engine, request, MEANS, **NORMAL)
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
