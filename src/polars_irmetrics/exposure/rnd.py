@@ -219,29 +219,30 @@ def segregation_values(
                 else []
             ),
         )
+        # per ranking: whether the measures are defined, and rrd's (N, P) (read here,
+        # not beside the sums above: a wider aggregation there changed rnd's and rkl's
+        # last bits)
+        defined = (pl.col(_P) > 0) & (pl.col(_P) < pl.col(_N))
+        sizes = [n.first(), p.first()] if "rrd" in asked else []
+        edges = marked.group_by(keys).agg(defined.all().alias("__ok"), *sizes)
         if "rrd" in asked:  # the maximum over rankings: one Z per (N, P)
-            # (N, P) per ranking from a branch of their own, not columns of the sums
-            # above: a wider aggregation there changed rnd's and rkl's last bits
-            sizes = marked.group_by(keys).agg(n.first(), p.first())
             normalisers = (
-                sizes.select(_N, _P)
+                edges.select(_N, _P)
                 .unique()
                 .map_batches(
                     _with_rrd_normaliser,
                     schema={_N: pl.Float64, _P: pl.Float64, "__z": pl.Float64},
                 )
             )
-            z = sizes.join(normalisers, on=[_N, _P], how="left").select(*keys, "__z")
+            z = edges.join(normalisers, on=[_N, _P], how="left").select(*keys, "__z")
             sums = (
                 sums.join(z, on=keys, how="left", nulls_equal=True)
                 .with_columns((pl.col("rrd") / pl.col("__z")).alias("rrd"))
                 .drop("__z")
             )
-        defined = (pl.col(_P) > 0) & (pl.col(_P) < pl.col(_N))
-        edges = marked.group_by(keys).agg(defined.all().alias("__ok"))
         per_ranking = (
             rankings.join(sums, on=keys, how="left")
-            .join(edges, on=keys, how="left")
+            .join(edges.select(*keys, "__ok"), on=keys, how="left")
             .with_columns(
                 pl.when(pl.col("__ok").fill_null(False))
                 .then(pl.col(name))
