@@ -33,10 +33,10 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
-    common_id_dtype,
     id_kind,
     require_columns,
     warn_on_joint,
+    with_common_ids,
     with_tally,
 )
 from polars_irmetrics.metrics.agreement import rbo_p
@@ -101,13 +101,10 @@ def build_agreement_plan(
                 f"{ref_schema[column]} in the reference; the ids must be of one kind to "
                 f"match: cast one, e.g. pl.col({column!r}).cast(pl.String)"
             )
-    # one dtype per id column on both sides (Categorical as String, integer widths as
-    # one), so that the joins match by value
-    ids = {c: common_id_dtype([run_schema[c], ref_schema[c]]) for c in (query_id, doc_id)}
-    run = run.with_columns(pl.col(c).cast(d) for c, d in ids.items() if run_schema[c] != d)
-    reference = reference.with_columns(
-        pl.col(c).cast(d) for c, d in ids.items() if ref_schema[c] != d
-    )
+    # one dtype per id column on both sides, so that the joins match by value
+    id_tables = {c: ["run", "reference"] for c in (query_id, doc_id)}
+    cast = with_common_ids({"run": run, "reference": reference}, id_tables)
+    run, reference = cast["run"], cast["reference"]
     shared = [key for key in by if key in ref_schema]
     ref_keys = [*shared, query_id]
     run_side = _ordered(run, keys, doc_id, *sides[0])

@@ -30,10 +30,10 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     check_id_kinds,
     check_numeric,
-    common_id_dtype,
     id_kind,
     require_columns,
     warn_on_joint,
+    with_common_ids,
     with_tally,
 )
 from polars_irmetrics.metrics.fairness import AWRF_LENGTH, UTILITY
@@ -507,26 +507,13 @@ def _same_ids(
     doc_id: str,
     dimensions: list[str],
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame | None, pl.LazyFrame | None]:
-    """The tables with each id column of one dtype everywhere (Categorical and Enum as
-    String, integers of several widths as one), so that every join matches by value:
+    """The tables with each id column of one dtype everywhere (:func:`with_common_ids`):
     the query and document ids, and each group column (``dimensions``) of groups= and
     target=; the kinds are checked before."""
-    tables = {"run": run, "qrels": qrels, "groups": groups, "target": target}
     columns = {query_id: ["run", "qrels", "target"], doc_id: ["run", "qrels", "groups"]}
     columns.update({column: ["groups", "target"] for column in dimensions})
-    schemas = {k: t.collect_schema() for k, t in tables.items() if t is not None}
-    casts: dict[str, list[pl.Expr]] = {k: [] for k in schemas}
-    for column, names in columns.items():
-        present = [n for n in names if n in schemas and column in schemas[n]]
-        dtype = common_id_dtype([schemas[n][column] for n in present])
-        for name in present:
-            if schemas[name][column] != dtype:
-                casts[name].append(pl.col(column).cast(dtype))
-    cast = {
-        k: t.with_columns(casts[k]) if casts.get(k) else t
-        for k, t in tables.items()
-        if t is not None
-    }
+    tables = {"run": run, "qrels": qrels, "groups": groups, "target": target}
+    cast = with_common_ids({k: t for k, t in tables.items() if t is not None}, columns)
     return cast["run"], cast["qrels"], cast.get("groups"), cast.get("target")
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "warn_on_coverage",
     "warn_on_interactions",
     "warn_on_joint",
+    "with_common_ids",
     "with_interactions_tally",
     "with_tally",
 ]
@@ -106,6 +107,33 @@ def common_id_dtype(dtypes: Sequence[pl.DataType]) -> pl.DataType:
         return pl.Int64()
     signed = any(d.is_signed_integer() for d in dtypes)
     return pl.Int128() if signed else pl.UInt64()
+
+
+def with_common_ids(
+    tables: Mapping[str, pl.LazyFrame], columns: Mapping[str, Sequence[str]]
+) -> dict[str, pl.LazyFrame]:
+    """``tables`` with each id column of ``columns`` (column -> the names of the tables
+    holding it; a name not in ``tables`` or a table that lacks it is skipped) cast to
+    :func:`common_id_dtype` of its dtypes there, so that every join on it matches by
+    value. The kinds must agree (:func:`check_id_kinds`).
+
+    Examples
+    --------
+    >>> run = pl.LazyFrame({"doc_id": ["a"]}, schema={"doc_id": pl.Categorical})
+    >>> qrels = pl.LazyFrame({"doc_id": ["a"]})
+    >>> cast = with_common_ids({"run": run, "qrels": qrels}, {"doc_id": ["run", "qrels"]})
+    >>> cast["run"].collect_schema()["doc_id"]
+    String
+    """
+    schemas = {k: t.collect_schema() for k, t in tables.items()}
+    casts: dict[str, list[pl.Expr]] = {k: [] for k in schemas}
+    for column, names in columns.items():
+        present = [n for n in names if n in schemas and column in schemas[n]]
+        dtype = common_id_dtype([schemas[n][column] for n in present])
+        for name in present:
+            if schemas[name][column] != dtype:
+                casts[name].append(pl.col(column).cast(dtype))
+    return {k: t.with_columns(casts[k]) if casts[k] else t for k, t in tables.items()}
 
 
 def check_id_kinds(
