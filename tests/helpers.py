@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
+import os
+import subprocess
+import sys
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import polars as pl
 from hypothesis import HealthCheck, settings
+
+from polars_irmetrics.cli import main as cli_main
+from polars_irmetrics.io import sources
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,3 +65,51 @@ def property_settings(max_examples: int) -> settings:
 def by_query(frame: pl.DataFrame) -> dict[str, dict[str, Any]]:
     """A per-query result frame as ``{query_id: {metric: value}}``."""
     return {row.pop("query_id"): row for row in frame.iter_rows(named=True)}
+
+
+#: A fresh interpreter's warning filters (``python -W`` unset): the ``irm`` command's
+#: "each warning once per place" reads them, so the in-process runner restores them.
+_FRESH_FILTERS: list[tuple[str, type[Warning], str | None]] = [
+    ("default", DeprecationWarning, "__main__"),
+    ("ignore", DeprecationWarning, None),
+    ("ignore", PendingDeprecationWarning, None),
+    ("ignore", ImportWarning, None),
+    ("ignore", ResourceWarning, None),
+]
+
+
+def irm_in_process(
+    *args: str, cwd: Path | None = None, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The ``irm`` command run by its entry point in this process, as a fresh process
+    runs it (``python -m polars_irmetrics ARGS`` in ``cwd``): its exit status, standard
+    output and standard error, without a second interpreter's start (about a second
+    each). A few tests in ``test_cli.py`` run the real process for the same contract."""
+    out, err = io.StringIO(), io.StringIO()
+    feed = io.TextIOWrapper(io.BytesIO(stdin or b""), encoding="utf-8")
+    here = os.getcwd()
+    sources.stream_bytes.cache_clear()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with (
+            warnings.catch_warnings(),
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+        ):
+            warnings.resetwarnings()
+            for action, category, module in reversed(_FRESH_FILTERS):
+                warnings.filterwarnings(action, category=category, module=module or "")
+            old_stdin, sys.stdin = sys.stdin, feed
+            try:
+                status = cli_main(list(args))
+            except SystemExit as done:  # argparse: a usage error (2), --help (0)
+                status = done.code if isinstance(done.code, int) else 1
+            finally:
+                sys.stdin = old_stdin
+    finally:
+        os.chdir(here)
+        sources.stream_bytes.cache_clear()
+    return subprocess.CompletedProcess(
+        ["irm", *args], status, stdout=out.getvalue(), stderr=err.getvalue()
+    )

@@ -16,6 +16,8 @@ import polars_irmetrics as irm
 from polars_irmetrics.cli.main import main
 from polars_irmetrics.io.files import detect_format, sample_paths, scan_qrels, scan_run
 
+from .helpers import irm_in_process
+
 ROOT = Path(__file__).resolve().parents[1]
 
 RUN_TXT = "q1 Q0 a 1 3.0 sys\nq1 Q0 b 2 2.0 sys\nq2 Q0 a 1 1.0 sys\n"
@@ -388,11 +390,9 @@ def test_buckets_flag_refuses_bad_values(capsys: pytest.CaptureFixture[str], val
 
 
 def _irm(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, check=False,
-    )  # fmt: skip
+    """The ``irm`` command's exit status, stdout and stderr (run in this process as a
+    fresh process runs it: :func:`tests.helpers.irm_in_process`)."""
+    return irm_in_process(*args, cwd=cwd)
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -14,6 +13,8 @@ import pytest
 
 from polars_irmetrics.errors import ColumnNotFoundError, FileFormatError, MissingFileError
 from polars_irmetrics.io.files import detect_format, scan_qrels, scan_run
+
+from .helpers import irm_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN_SUFFIX = (
@@ -23,11 +24,9 @@ RUN_SUFFIX = (
 
 
 def irm_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, check=False,
-    )  # fmt: skip
+    """The ``irm`` command's exit status, stdout and stderr (run in this process as a
+    fresh process runs it: :func:`tests.helpers.irm_in_process`)."""
+    return irm_in_process(*args, cwd=cwd)
 
 
 @pytest.fixture

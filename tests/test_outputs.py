@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -22,22 +21,17 @@ from polars_irmetrics.errors import InvalidValueError, MissingFileError
 from polars_irmetrics.io.files import sample_paths
 from polars_irmetrics.io.output import write_atomic, write_table
 
+from .helpers import irm_in_process
+
 ROOT = Path(__file__).resolve().parents[1]
 RUN_TXT = "q1 Q0 a 1 3.0 sys\nq1 Q0 b 2 2.0 sys\nq2 Q0 a 1 1.0 sys\n"
 QRELS_TXT = "q1 0 b 1\nq2 0 a 0\nq3 0 z 2\n"
 
 
 def irm_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """The ``irm`` command in a fresh process (the exit status and stderr are the contract)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        check=False,
-    )
+    """The ``irm`` command's exit status, stdout and stderr (run in this process as a
+    fresh process runs it: :func:`tests.helpers.irm_in_process`)."""
+    return irm_in_process(*args, cwd=cwd)
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ def with_query_attributes(
     >>> run, qrels, keys = with_query_attributes(
     ...     run, qrels, queries, EvalOptions.build(by="day")
     ... )
-    >>> keys, qrels.collect().rows()
+    >>> keys, qrels.sort("query_id").collect().rows()  # a join keeps no row order
     (('day',), [('q1', 'a', 1, 'mon'), ('q2', 'b', 1, 'tue')])
     """
     query_id = options.query_id
