@@ -198,13 +198,20 @@ def _judgments(qrels: pl.DataFrame, kind: str, folder: Path) -> dd.DataFrame:
     return _dask(with_bucket(qrels) if kind == "bucketed" else qrels, 2)
 
 
-# each case with flat judgments, with judgments that carry the bucket, and with
-# judgments in hive files by bucket
+# the judgments flat, carrying the bucket, or in hive files by bucket: every way for the
+# systems and for the unretrieved judged queries (which "files" puts in a bucket the run
+# lacks), each other case one way, so that each way has per-query values and means
+_ONE_WAY = {
+    "means-by-system": "bucketed",
+    "means-unretrieved-zero": "files",
+    "zero-drop": "bucketed",
+    "judged-table": "flat",  # no judgments
+    "integer-ids": "files",
+}
 PARTITIONED_CASES = [
     (f"{name}-{kind}", run, qrels, options, per_query, kind)
     for name, run, qrels, options, per_query in PARTITIONED
-    for kind in ("flat", "bucketed", "files")
-    if qrels is not None or kind == "flat"
+    for kind in ((_ONE_WAY[name],) if name in _ONE_WAY else ("flat", "bucketed", "files"))
 ]
 
 

@@ -27,14 +27,14 @@ ESTIMATORS = ["ips", "ips(clip=2)", "snips", "dm", "dr", "sndr", "switch_dr(tau=
 BOOT = {"ci": 0.9, "n_bootstrap": 60, "seed": 11}
 
 
-@pytest.mark.parametrize("buckets", [1, 3, "auto"])
 @pytest.mark.parametrize("by", [None, "segment"])
-def test_bootstrap_in_buckets_is_the_same_bits(frame_kind: str, buckets: Any, by: Any) -> None:
+def test_bootstrap_in_buckets_is_the_same_bits(frame_kind: str, by: Any) -> None:
     tables = _bandit("bandit_positions_s3")
     whole = _evaluate(frame_kind, tables, ESTIMATORS, by=by, **BOOT)
-    split = _evaluate(frame_kind, tables, ESTIMATORS, by=by, buckets=buckets, **BOOT)
-    assert split.columns == whole.columns
-    assert split.equals(whole)
+    for buckets in (1, 3, "auto"):
+        split = _evaluate(frame_kind, tables, ESTIMATORS, by=by, buckets=buckets, **BOOT)
+        assert split.columns == whole.columns
+        assert split.equals(whole), buckets
     at = whole.columns.index("snips")  # the interval after its estimate, as in one plan
     assert whole.columns[at : at + 3] == ["snips", "snips_lower", "snips_upper"]
 

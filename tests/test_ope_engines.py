@@ -89,17 +89,17 @@ def _tables(case: str, tables: tuple[str, ...]) -> dict[str, pl.DataFrame]:
 
 
 @pytest.mark.parametrize(("case", "metrics", "tables"), _SETS)
-@pytest.mark.parametrize("buckets", [1, 3, "auto"])
 def test_buckets_give_the_same_bits(
-    frame_kind: str, case: str, metrics: list[str], tables: tuple[str, ...], buckets: Any
+    frame_kind: str, case: str, metrics: list[str], tables: tuple[str, ...]
 ) -> None:
     given_tables = _tables(case, tables)
     for by in (None, "segment"):
         whole = _evaluate(frame_kind, given_tables, metrics, by=by)
-        split = _evaluate(frame_kind, given_tables, metrics, by=by, buckets=buckets)
-        assert split.equals(whole), (case, by)
-        assert whole.columns == split.columns
         assert whole.height == (1 if by is None else 3)
+        for buckets in (1, 3, "auto"):
+            split = _evaluate(frame_kind, given_tables, metrics, by=by, buckets=buckets)
+            assert split.equals(whole), (case, by, buckets)
+            assert whole.columns == split.columns
 
 
 def test_the_estimates_are_exact_sums_in_any_row_order() -> None:

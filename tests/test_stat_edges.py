@@ -3,10 +3,8 @@ an A/B log with one arm, ``irm ab`` on a log without a dwell column."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -17,7 +15,8 @@ import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.io.files import sample_interactions_path
 
-ROOT = Path(__file__).resolve().parents[1]
+from .helpers import irm_in_process
+
 QRELS = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["a", "b", "c"],
                       "relevance": [1, 1, 1]})  # fmt: skip
 RUN = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["a", "x", "c"], "rank": [1, 1, 1]})
@@ -69,13 +68,9 @@ def test_ab_test_with_one_arm_is_refused(frame_kind: str, tmp_path: Path) -> Non
     log.write_parquet(tmp_path / "one.parquet")
     log.drop("dwell").filter(pl.lit(True)).write_parquet(tmp_path / "nodwell.parquet")
     pl.read_parquet(sample_interactions_path()).drop("dwell").write_parquet(tmp_path / "b.parquet")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 
     def irm_ab(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "polars_irmetrics", "ab", *args]
-        return subprocess.run(
-            command, capture_output=True, text=True, cwd=tmp_path, env=env, check=False
-        )
+        return irm_in_process("ab", *args, cwd=tmp_path)
 
     done = irm_ab("one.parquet")
     assert (done.returncode, done.stderr) == (
