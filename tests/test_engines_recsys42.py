@@ -173,10 +173,16 @@ HISTORY = pl.DataFrame(
     orient="row",
 )
 
-# the exposure measures alone (an engine refuses them beside accuracy metrics), and
+# the exposure measures, alone and beside accuracy metrics (two calls, joined), and
 # RecTools' catalogue metrics beside ndcg (interactions=: only the catalogue travels)
 ENGINE_CASES = [
-    *(c for c in EXPOSURE_CASES if c[0] != "mixed"),
+    *EXPOSURE_CASES,
+    (  # rnd reads no judgments: its call takes none, the other call does
+        "mixed-sides",
+        ["rnd", "mcc@5", "awrf"],
+        ("qrels", "groups", "target", "interactions"),
+        {**DETERMINISTIC, "interactions": HISTORY},
+    ),
     (
         "catalogue",
         ["mcc@5", "ndcg@5", "reco_accuracy@3"],
@@ -186,7 +192,7 @@ ENGINE_CASES = [
 ]
 
 
-_PER_QUERY_CASES = ("ee-groups-sampled", "segregation", "catalogue")
+_PER_QUERY_CASES = ("ee-groups-sampled", "segregation", "catalogue", "mixed")
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
@@ -197,7 +203,7 @@ def test_exposure_on_engines_gives_the_one_plans_bits(
     evaluate, frame, back = _engine(engine, request)
     for case, metrics, reads, tables in ENGINE_CASES:
         frames = {name: frame(tables[name]) for name in ("run", *reads)}
-        # the means of every case; the per-query values (the same parts) of three
+        # the means of every case; the per-query values (the same parts) of four
         for per_query in (False, True)[: 2 if case in _PER_QUERY_CASES else 1]:
             whole = _one_plan(tables, metrics, reads, per_query=per_query)
             out = evaluate(
@@ -231,13 +237,15 @@ def test_engines_refuse_side_tables_no_metric_reads(
         evaluate(run, ["ndcg@5"], qrels=qrels, groups=groups)
     with pytest.raises(MetricParameterError, match=re.escape(unread)):
         evaluate(run, ["ips"], groups=groups)  # before the off-policy route takes the call
-    beside = (
-        f"on {name} the exposure measures ('ee_loss') are evaluated in a call of their own, "
-        "not beside 'ndcg@5' (polars_irmetrics.evaluate puts them side by side, with "
-        "num_q_exposure): make two calls with the same run"
+    apart = (  # as one machine refuses it (beside accuracy metrics, two calls joined)
+        "metrics 'auc' and 'ee_loss' are computed from different tables (prediction: labels "
+        "and predictions; exposure: a (stochastic) run, judgments and optionally document "
+        "groups): evaluate them in two calls"
     )
-    with pytest.raises(InvalidValueError, match=re.escape(beside)):
-        evaluate(run, ["ndcg@5", "ee_loss"], qrels=qrels, groups=groups)
+    with pytest.raises(MetricParameterError, match=re.escape(apart)):
+        evaluate(run, ["auc", "ee_loss"], qrels=qrels, groups=groups)
+    with pytest.raises(MetricParameterError, match=re.escape(apart)):
+        irm.evaluate(DETERMINISTIC["run"], ["auc", "ee_loss"], groups=DETERMINISTIC["groups"])
     kind = f"groups must be a {name} DataFrame, got DataFrame"
     with pytest.raises(ColumnTypeError, match=re.escape(kind)):
         evaluate(run, ["rnd"], groups=DETERMINISTIC["groups"])
@@ -332,3 +340,62 @@ def test_exposure_in_buckets_on_random_inputs(
     whole = _one_plan(tables, metrics, reads, per_query=per_query)
     split = _one_plan(tables, metrics, reads, per_query=per_query, buckets=buckets)
     assert split.equals(whole)
+
+
+def _warned(call: Any) -> list[str]:
+    """The library's warnings a call gives, as sorted texts."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return sorted({str(w.message) for w in caught if issubclass(w.category, CoverageWarning)})
+
+
+# groups= whose ids mostly miss the run's documents (upper case: 30 of the 40 missed)
+_MISSED = DETERMINISTIC["groups"].with_columns(
+    pl.when(pl.col("doc_id").str.slice(1).cast(pl.Int64) < 30)
+    .then(pl.col("doc_id").str.to_uppercase())
+    .otherwise(pl.col("doc_id"))
+)
+GROUP_ID_CASES = [
+    (["rnd"], ("groups",), {"groups": _MISSED}, False),
+    (["rnd"], ("groups",), {"groups": _MISSED}, True),
+    (["ndcg@5", "ee_loss"], ("qrels", "groups"), {"groups": _MISSED}, False),
+    (["awrf"], ("qrels", "groups", "target"), {"groups": _MISSED}, True),
+]
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_warn_of_group_ids_as_one_machine(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # counted over the whole run's documents (a part holds some of them: it does not warn)
+    evaluate, frame, back = _engine(engine, request)
+    for metrics, reads, changed, per_query in GROUP_ID_CASES:
+        tables = {**DETERMINISTIC, **changed}
+        given = {name: tables[name] for name in reads}
+        expected = _warned(lambda: irm.evaluate(tables["run"], metrics, **given))  # noqa: B023
+        assert any(" holds only " in text for text in expected), metrics
+        frames = {name: frame(table) for name, table in given.items()}
+        run = frame(tables["run"])
+
+        def call() -> None:
+            back(evaluate(run, metrics, **frames, per_query=per_query, partitions=3))  # noqa: B023
+
+        assert _warned(call) == expected, (metrics, per_query)
+
+
+@pytest.mark.parametrize("per_query", [False, True])
+def test_buckets_warn_of_group_ids_once_over_the_whole_run(per_query: bool) -> None:
+    run, groups = DETERMINISTIC["run"], _MISSED
+    one = _warned(lambda: irm.evaluate(run, ["rnd"], groups=groups, per_query=per_query))
+    split = _warned(
+        lambda: irm.evaluate(run, ["rnd"], groups=groups, per_query=per_query, buckets=3)
+    )
+    assert split == one
+    assert one == [
+        "groups= holds only 10 of the 40 documents of the run (column 'doc_id'): a document "
+        "without a group counts in no group, so its exposure and relevance are left out of "
+        "every group's (with none grouped, the values are null or NaN). Ids that do not line "
+        "up are the likely cause: give groups= and the run the same 'doc_id' values (same "
+        "spelling, same collection)."
+    ]

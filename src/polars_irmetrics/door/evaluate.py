@@ -664,7 +664,9 @@ def evaluate_plan(
             "ask for one of them (in a call of its own)"
         )
     if "exposure" in routes:
-        exposure = _exposure(table, routes.pop("exposure"), tables, options, requests)
+        exposure = _exposure(
+            table, routes.pop("exposure"), tables, options, requests, warn=warn is True
+        )
         if not routes:
             return exposure
         # the other metrics (offline, recsys) from their own tables, joined by query
@@ -862,9 +864,13 @@ def _exposure(
     tables: Mapping[str, pl.LazyFrame | None],
     options: EvalOptions,
     requests: Requests,
+    *,
+    warn: bool = True,
 ) -> pl.LazyFrame:
     """The exposure measures' plan; ``requests``: every metric of the call (the others'
-    tables are theirs to check, the judgments read by any of them are not refused)."""
+    tables are theirs to check, the judgments read by any of them are not refused).
+    ``warn``: whether it warns of groups= ids the run's documents lack (an engine's part
+    does not: the engine tallies the whole run)."""
     mixed = len(exposure) < len(requests)
     attributes = ("queries",) if options.attribute_keys else ()
     _refuse_other_tables(
@@ -902,6 +908,7 @@ def _exposure(
         exposure,
         options,
         target=tables.get("target"),
+        warn=warn,
     )
 
 

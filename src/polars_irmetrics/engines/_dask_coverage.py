@@ -32,7 +32,7 @@ from polars_irmetrics.errors import CoverageWarning
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.offline.coverage import Coverage
 
-__all__ = ["COVERAGE", "carried", "carrier_meta", "released", "summarized"]
+__all__ = ["COVERAGE", "carried", "carrier_meta", "emitter", "released", "summarized"]
 
 #: The column of a part's coverage rows (the coverage pickled; null on value rows).
 COVERAGE = f"{INTERNAL}coverage"
@@ -84,7 +84,7 @@ def released(values: dd.DataFrame, job: Job) -> dd.DataFrame:
 
 def _summarize(values: pd.DataFrame, job: Job) -> pd.DataFrame:
     per_query, found = _split(values)
-    warn_coverage(job, found, emit=_emit())
+    warn_coverage(job, found, emit=emitter())
     return to_pandas(summarize_part(job, per_query))
 
 
@@ -93,7 +93,7 @@ def _coverage_of(frame: pd.DataFrame) -> list[Coverage]:
 
 
 def _warn_all(job: Job, *found: list[Coverage]) -> bool:
-    warn_coverage(job, [c for part in found for c in part], emit=_emit())
+    warn_coverage(job, [c for part in found for c in part], emit=emitter())
     return True
 
 
@@ -101,7 +101,7 @@ def _values_of(frame: pd.DataFrame, warned: bool) -> pd.DataFrame:
     return to_pandas(_split(frame)[0])
 
 
-def _emit() -> Any:
+def emitter() -> Any:
     """``None`` (warn here) outside a ``distributed`` worker; on one, a function that
     warns on the client too (``distributed.warn``)."""
     try:

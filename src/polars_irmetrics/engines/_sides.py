@@ -13,16 +13,39 @@ over every query's values sorted by query, in one task: the same bits as
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TypeVar
 
+import polars as pl
 import pyarrow as pa
 
-from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    InvalidValueError,
+    MetricParameterError,
+)
+from polars_irmetrics.exposure.coverage import groups_tally, warn_on_groups
+from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS
-from polars_irmetrics.metrics.registry import INPUTS, labels_by_route, parse_metric_list
+from polars_irmetrics.metrics.registry import (
+    INPUTS,
+    labels_by_route,
+    parse_metric_list,
+    split_routes,
+)
 
-__all__ = ["CATALOGUE_METRICS", "SIDE_TABLES", "check_sides", "side_tables"]
+__all__ = [
+    "CATALOGUE_METRICS",
+    "EXPOSURE_COUNT",
+    "SIDE_TABLES",
+    "Beside",
+    "check_sides",
+    "side_tables",
+    "split_beside",
+    "warn_on_group_ids",
+]
 
 #: The side tables an engine broadcasts, and the metrics that read them (in messages).
 SIDE_TABLES: Mapping[str, str] = {
@@ -43,13 +66,55 @@ Frame = TypeVar("Frame")
 _NOT_TAKEN = ("interactions", "item_features", "reference")
 
 
+#: Beside accuracy metrics, the exposure measures' own count of queries (as
+#: :func:`polars_irmetrics.evaluate` names it).
+EXPOSURE_COUNT = "num_q_exposure"
+
+
+@dataclass(frozen=True)
+class Beside:
+    """A call asking for the exposure measures beside accuracy metrics, as two calls:
+    ``exposure`` and ``rest`` (the labels of each, in the order given), ``labels`` (every
+    label, in that order) and ``judged`` (whether an exposure measure reads the
+    judgments, which its call then takes)."""
+
+    exposure: list[str]
+    rest: list[str]
+    labels: list[str]
+    judged: bool
+
+
+def split_beside(metrics: str | Iterable[str]) -> Beside | None:
+    """The two calls of a call that asks for the exposure measures beside accuracy
+    metrics (the offline route), else None. An engine evaluates each, then puts their
+    values side by side as :func:`polars_irmetrics.evaluate` does: per query joined on
+    the query keys, or the means with ``num_q`` and ``num_q_exposure``.
+
+    Examples
+    --------
+    >>> split_beside(["ndcg@5", "rnd", "P@3"])
+    Beside(exposure=['rnd'], rest=['ndcg@5', 'P@3'], labels=['ndcg@5', 'rnd', 'P@3'], judged=False)
+    >>> split_beside(["rnd", "awrf"]) is None  # the exposure measures alone: one call
+    True
+    """
+    requests = parse_metric_list(metrics)
+    routes = labels_by_route(requests)
+    if set(routes) != {"exposure", "offline"}:
+        return None
+    return Beside(
+        exposure=routes["exposure"],
+        rest=routes["offline"],
+        labels=[label for label, _ in requests],
+        judged=any("judgments" in r.metric.reads for _, r in requests if r.route == "exposure"),
+    )
+
+
 def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, object]) -> None:
     """Refuse by name a metric an engine cannot evaluate (a metric of the whole
     recommendation table, one reading ``interactions=``, ``item_features=`` or
-    ``reference=``), a side table no metric asked for reads, and the exposure measures
-    beside metrics of another route: one machine puts them side by side with
-    ``num_q_exposure`` (:func:`polars_irmetrics.evaluate`), an engine evaluates them in
-    a call of their own.
+    ``reference=``), a side table no metric asked for reads, and metrics one call cannot
+    put side by side (:func:`~polars_irmetrics.metrics.registry.split_routes`). The
+    exposure measures beside accuracy metrics are two calls (:func:`split_beside`).
 
     Examples
     --------
@@ -57,10 +122,10 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.MetricParameterError: groups= is read by the exposure ...
-    >>> check_sides("Dask", ["ndcg@10", "rnd"], {})
+    >>> check_sides("Dask", ["auc", "rnd"], {})
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.InvalidValueError: on Dask the exposure measures ('rnd') ...
+    polars_irmetrics.errors.MetricParameterError: metrics 'auc' and 'rnd' are computed ...
 
     A metric of the whole recommendation table is one value over every user's rows,
     which the engines do not merge from parts (the parts give per-query values):
@@ -94,16 +159,7 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
                 f"metric {label!r} reads {keyword}=, which {engine} does not take (one "
                 "machine only): evaluate it with polars_irmetrics.evaluate"
             )
-    routes = labels_by_route(requests)
-    exposure = routes.get("exposure")
-    if exposure is not None and len(routes) > 1:
-        other = next(labels[0] for route, labels in routes.items() if route != "exposure")
-        shown = ", ".join(repr(label) for label in exposure)
-        raise InvalidValueError(
-            f"on {engine} the exposure measures ({shown}) are evaluated in a call of "
-            f"their own, not beside {other!r} (polars_irmetrics.evaluate puts them side by "
-            "side, with num_q_exposure): make two calls with the same run"
-        )
+    exposure = split_routes(requests).get("exposure")  # one machine's refusal of a mix
     catalogue = any(r.metric.name in CATALOGUE_METRICS for _, r in requests)
     for name, frame in given.items():
         if frame is not None and not (catalogue if name == "interactions" else exposure):
@@ -145,3 +201,56 @@ def side_tables(
                 )
         tables.append((name, collect(name, frame, columns)))
     return tuple(tables)
+
+
+def warn_on_group_ids(
+    docs: pa.Table,
+    sides: Iterable[tuple[str, pa.Table]],
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+    emit: Callable[[str], None] | None = None,
+) -> bool:
+    """The warning one machine gives when ``groups=`` (or ``target=``) mostly lacks the
+    run's documents, from the whole run's distinct documents ``docs`` (the parts do
+    not warn: each holds some of them), the side tables and the metrics (their
+    exposure measures read the groups). ``emit``: where a warning goes from a Dask
+    worker (``distributed.warn``); by default, here. True when done (a task's output).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> docs = pa.table({"doc_id": ["a", "b", "c"]})
+    >>> groups = pa.table({"doc_id": ["A", "B", "c"], "group": ["x", "x", "y"]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_on_group_ids(docs, [("groups", groups)], ["rnd"], EvalOptions())
+    True
+    >>> str(caught[0].message)[:50]
+    'groups= holds only 1 of the 3 documents of the run'
+    """
+    held = dict(sides)
+    groups = held.get("groups")
+    exposure = [(label, r) for label, r in parse_metric_list(metrics) if r.route == "exposure"]
+    if groups is None or not exposure:
+        return True
+    target = held.get("target")
+    tally = groups_tally(
+        _lazy(docs), _lazy(groups), None if target is None else _lazy(target), exposure, options
+    )
+    row = tally.collect().row(0, named=True)
+    if emit is None:
+        warn_on_groups(row, options)
+        return True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_on_groups(row, options)
+    for warning in caught:
+        emit(str(warning.message))
+    return True
+
+
+def _lazy(table: pa.Table) -> pl.LazyFrame:
+    frame = pl.from_arrow(table)
+    if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table gives a frame
+        raise TypeError("expected an Arrow table")
+    return frame.lazy()

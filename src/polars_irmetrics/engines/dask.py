@@ -45,7 +45,13 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
-from polars_irmetrics.engines._dask_coverage import carried, carrier_meta, released, summarized
+from polars_irmetrics.engines._dask_coverage import (
+    carried,
+    carrier_meta,
+    emitter,
+    released,
+    summarized,
+)
 from polars_irmetrics.engines._dask_frames import arrow_of, to_table, with_groups
 from polars_irmetrics.engines._dask_lists import dask_long_form
 from polars_irmetrics.engines._dask_partitions import per_query_in_partitions
@@ -66,7 +72,14 @@ from polars_irmetrics.engines._prediction import prediction_route
 from polars_irmetrics.engines._prediction_dask import prediction_frame
 from polars_irmetrics.engines._ps import ps_route
 from polars_irmetrics.engines._ps_dask import ps_frame
-from polars_irmetrics.engines._sides import check_sides, side_tables
+from polars_irmetrics.engines._sides import (
+    EXPOSURE_COUNT,
+    Beside,
+    check_sides,
+    side_tables,
+    split_beside,
+    warn_on_group_ids,
+)
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
 from polars_irmetrics.offline.coverage import Coverage
@@ -74,6 +87,7 @@ from polars_irmetrics.offline.coverage import Coverage
 try:
     import dask.dataframe as dd
     import pandas as pd
+    from dask.delayed import delayed
 except ImportError as exc:  # pragma: no cover - the test environment has dask
     raise MissingDependencyError(
         "polars_irmetrics.dask needs Dask's dataframe package: "
@@ -151,9 +165,9 @@ def evaluate(
         the driver and handed whole to every part, while the run (its ``sample`` rankings
         too) and the judgments are split by query; the means are taken in one task over
         every query's values, equal to one machine's to the last bit
-        (:mod:`polars_irmetrics.engines._sides`). The exposure measures are evaluated in a
-        call of their own (not beside accuracy metrics, where one machine adds
-        ``num_q_exposure``).
+        (:mod:`polars_irmetrics.engines._sides`). Beside accuracy metrics each route is
+        a call of its own, the values joined as one machine joins them (per query on
+        the query keys; the means with ``num_q_exposure`` after ``num_q``).
     interactions
         The training history, read by ``mcc@k`` and ``reco_accuracy@k`` for the size of
         the catalogue (its distinct items, as in :func:`polars_irmetrics.evaluate`):
@@ -244,6 +258,28 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
+    beside = split_beside(metrics)
+    if beside is not None:  # two calls, side by side as one machine puts them
+        exposure = evaluate(
+            run,
+            beside.exposure,
+            qrels=qrels if beside.judged else None,
+            groups=groups,
+            target=target,
+            partitions=partitions,
+            **options,
+        )
+        rest = evaluate(
+            run,
+            beside.rest,
+            qrels=qrels,
+            queries=queries,
+            interactions=interactions,
+            partitions=partitions,
+            **options,
+        )
+        both = _beside(rest, exposure, beside, built)
+        return persist(both) if built.progress else both
     given = {"groups": groups, "target": target, "interactions": interactions}
     for name, table in given.items():
         if table is not None:
@@ -320,7 +356,64 @@ def evaluate(
         values = _per_query_shuffled(run, qrels, job, _partitions(run, partitions))
     # the parts' coverage rows, added up and warned about by compute() (_dask_coverage)
     values = released(values, job) if built.per_query else summarized(values, job)
+    if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
+        (docs,) = run[[built.doc_id]].drop_duplicates(split_out=1).to_delayed()
+        warned = delayed(_warn_on_group_ids)(docs, sides, metrics, built)
+        values = values.map_partitions(_after, warned, meta=values._meta)
     return persist(values) if built.progress else values
+
+
+def _warn_on_group_ids(docs: pd.DataFrame, sides: Any, metrics: Any, options: EvalOptions) -> bool:
+    """The task that warns when groups= mostly lacks the run's documents (its distinct
+    ``doc_id`` values), on the client that computes the result."""
+    return warn_on_group_ids(to_table(docs), sides, metrics, options, emit=emitter())
+
+
+def _after(frame: pd.DataFrame, warned: bool) -> pd.DataFrame:
+    """A partition of the result, once the task it is given has run."""
+    return frame
+
+
+def _beside(
+    rest: dd.DataFrame, exposure: dd.DataFrame, beside: Beside, options: EvalOptions
+) -> dd.DataFrame:
+    """The exposure measures' values beside the accuracy metrics', as
+    :func:`polars_irmetrics.evaluate` puts them: per query an outer merge on the query
+    keys (rows in task order), the metrics in the order given; or the means side by
+    side in one partition, with the exposure measures' ``num_q_exposure`` after
+    ``num_q`` (a ``by`` group one call lacks counts 0 queries there), sorted by the
+    groups. Each call's coverage warning is given by ``compute()``, as each alone."""
+    if options.per_query:
+        keys = [*options.by_keys, options.query_id]
+        joined = rest.merge(exposure, on=keys, how="outer")
+        return joined[[*keys, *beside.labels]]
+    by = list(options.by_keys)
+    exposure = exposure.rename(columns={"num_q": EXPOSURE_COUNT})
+    if not by:  # one row each
+        one = f"{PART}_one"
+        joined = rest.assign(**{one: 1}).merge(exposure.assign(**{one: 1}), on=one)
+    else:
+        joined = rest.merge(exposure, on=by, how="outer")
+    counts = ["num_q", EXPOSURE_COUNT]
+    joined = joined.repartition(npartitions=1)
+    return joined.map_partitions(
+        _side_by_side,
+        by,
+        counts,
+        [*by, *counts, *beside.labels],
+        meta=joined._meta[[*by, *counts, *beside.labels]],
+    )
+
+
+def _side_by_side(
+    frame: pd.DataFrame, by: list[str], counts: list[str], columns: list[str]
+) -> pd.DataFrame:
+    """The means of both calls in one partition: a group's missing count is 0, the rows
+    sorted by the groups."""
+    frame = frame.fillna(dict.fromkeys(counts, 0))
+    if by:
+        frame = frame.sort_values(by, kind="stable", ignore_index=True)
+    return frame[columns].reset_index(drop=True)
 
 
 def _with_attributes(

@@ -53,7 +53,14 @@ from polars_irmetrics.engines._partition import (
 )
 from polars_irmetrics.engines._prediction import prediction_route
 from polars_irmetrics.engines._ps import ps_route
-from polars_irmetrics.engines._sides import check_sides, side_tables
+from polars_irmetrics.engines._sides import (
+    EXPOSURE_COUNT,
+    Beside,
+    check_sides,
+    side_tables,
+    split_beside,
+    warn_on_group_ids,
+)
 from polars_irmetrics.errors import (
     ColumnTypeError,
     InvalidValueError,
@@ -172,9 +179,9 @@ def evaluate(
         the driver and handed whole to every part, while the run (its ``sample`` rankings
         too) and the judgments are split by query; the means are taken in one task over
         every query's values, equal to one machine's to the last bit
-        (:mod:`polars_irmetrics.engines._sides`). The exposure measures are evaluated in a
-        call of their own (not beside accuracy metrics, where one machine adds
-        ``num_q_exposure``).
+        (:mod:`polars_irmetrics.engines._sides`). Beside accuracy metrics each route is
+        a call of its own, the values joined as one machine joins them (per query on
+        the query keys; the means with ``num_q_exposure`` after ``num_q``).
     interactions
         The training history, read by ``mcc@k`` and ``reco_accuracy@k`` for the size of
         the catalogue (its distinct items, as in :func:`polars_irmetrics.evaluate`):
@@ -255,6 +262,27 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Spark")
+    beside = split_beside(metrics)
+    if beside is not None:  # two calls, side by side as one machine puts them
+        exposure = evaluate(
+            run,
+            beside.exposure,
+            qrels=qrels if beside.judged else None,
+            groups=groups,
+            target=target,
+            partitions=partitions,
+            **options,
+        )
+        rest = evaluate(
+            run,
+            beside.rest,
+            qrels=qrels,
+            queries=queries,
+            interactions=interactions,
+            partitions=partitions,
+            **options,
+        )
+        return _compute(_beside(rest, exposure, beside, built), run.sparkSession, built.progress)
     given = {"groups": groups, "target": target, "interactions": interactions}
     for name, table in given.items():
         if table is not None:
@@ -361,7 +389,38 @@ def evaluate(
         result = _means(values, job).toDF(*job.means_schema)
     computed = _compute(result, spark, progress)
     warn_parts(job, parts)  # as one machine warns, from the parts' coverage
+    if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
+        warn_on_group_ids(_collect("run", run, (built.doc_id,)), sides, metrics, built)
     return computed
+
+
+def _beside(
+    rest: DataFrame, exposure: DataFrame, beside: Beside, options: EvalOptions
+) -> DataFrame:
+    """The exposure measures' values beside the accuracy metrics', as
+    :func:`polars_irmetrics.evaluate` puts them: per query a full join on the query keys
+    (sorted by them), the metrics in the order given; or the means side by side, with
+    the exposure measures' ``num_q_exposure`` after ``num_q`` (a ``by`` group one call
+    lacks counts 0 queries there). Columns are renamed to plain names for the join: a
+    label may hold a dot, which Spark reads as a field of a struct."""
+    keys = [*options.by_keys, options.query_id] if options.per_query else list(options.by_keys)
+    sides = []
+    for side, labels in (("r", beside.rest), ("e", beside.exposure)):
+        frame = rest if side == "r" else exposure
+        counts = [] if options.per_query else ["num_q" if side == "r" else EXPOSURE_COUNT]
+        inner = [f"{INTERNAL}{side}{i}" for i in range(len(labels))]
+        sides.append((frame.toDF(*keys, *counts, *inner), dict(zip(labels, inner, strict=True))))
+    (left, left_names), (right, right_names) = sides
+    joined = left.join(right, on=keys, how="full") if keys else left.crossJoin(right)
+    counts = [] if options.per_query else ["num_q", EXPOSURE_COUNT]
+    if counts and keys:
+        joined = joined.fillna(0, subset=counts)
+    names = {**left_names, **right_names}
+    columns = [*keys, *counts, *(names[label] for label in beside.labels)]
+    joined = joined.select(*columns)
+    if keys:
+        joined = joined.orderBy(*keys)
+    return joined.toDF(*keys, *counts, *beside.labels)
 
 
 def _with_attributes(

@@ -18,9 +18,11 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.exposure.coverage import groups_tally, warn_on_groups
 from polars_irmetrics.exposure.plan import build_exposure_plan, exposure_means
 from polars_irmetrics.ground.buckets import evaluate_in_buckets
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import with_tally
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = ["exposure_in_buckets", "split_exposure"]
@@ -62,9 +64,13 @@ def exposure_in_buckets(
     requests: Requests,
     options: EvalOptions,
     target: pl.LazyFrame | None = None,
+    *,
+    warn: bool = True,
 ) -> pl.LazyFrame:
     """The exposure measures' plan over hash buckets of queries (module doc): the
-    per-query values (``options.per_query``) or their means, lazy.
+    per-query values (``options.per_query``) or their means, lazy. ``warn``: as
+    :func:`~polars_irmetrics.exposure.plan.build_exposure_plan`'s, from the whole run's
+    documents (a bucket's plan does not warn: it holds some of them).
 
     Examples
     --------
@@ -100,6 +106,7 @@ def exposure_in_buckets(
             list(requests),
             per_query,
             target=broadcast("target", target),
+            warn=False,
         )
 
     schema = build_exposure_plan(
@@ -107,7 +114,9 @@ def exposure_in_buckets(
     ).collect_schema()
     buckets = options.buckets
     if buckets is None or buckets == "auto-memory":  # the one plan (split_exposure)
-        return build_exposure_plan(run, qrels, groups, list(requests), options, target=target)
+        return build_exposure_plan(
+            run, qrels, groups, list(requests), options, target=target, warn=warn
+        )
     if options.system_keys:
         # a bucket holds some systems' rows only, and a system is scored on every judged
         # query, those of the buckets it has no row in too
@@ -127,6 +136,9 @@ def exposure_in_buckets(
         schema=schema,
         progress=options.progress,
     ).sort([*keys, options.query_id])
+    if groups is not None and warn:  # how groups= lines up with the whole run's documents
+        tally = groups_tally(run, groups, target, list(requests), options)
+        values = with_tally(values, tally, lambda row: warn_on_groups(row, options))
     if options.per_query:
         return values
     segments = run.select(keys).unique() if keys else None

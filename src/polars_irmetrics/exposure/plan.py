@@ -11,28 +11,23 @@ relevant documents (a document counts in full for each of its groups). See
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import polars as pl
 
 from polars_irmetrics.errors import (
-    ColumnNotFoundError,
     ColumnTypeError,
     DuplicateError,
     InvalidValueError,
     MetricParameterError,
 )
 from polars_irmetrics.exposure.awrf import SEP, awrf_values, exact_sum, target_flags
+from polars_irmetrics.exposure.coverage import dimensions_of, tally, warn_on_group_row
 from polars_irmetrics.exposure.rnd import segregation_values
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
-    INTERNAL,
     check_id_kinds,
     check_numeric,
     id_kind,
     require_columns,
-    warn_on_joint,
     with_common_ids,
     with_tally,
 )
@@ -56,9 +51,16 @@ def build_exposure_plan(
     requests: Requests,
     options: EvalOptions,
     target: pl.LazyFrame | None = None,
+    *,
+    warn: bool = True,
 ) -> pl.LazyFrame:
     """Per-query expected-exposure values (``options.per_query``), keyed by
     ``query_id``, or their means with ``num_q``; lazy, nothing collected.
+
+    ``warn``: whether the plan warns when groups= (or target=) mostly lacks the run's
+    documents (the run's groups); ``False`` for a part of a larger run (a bucket, an
+    engine's partition), whose whole run is tallied once
+    (:func:`~polars_irmetrics.exposure.coverage.groups_tally`).
 
     Examples
     --------
@@ -100,7 +102,7 @@ def build_exposure_plan(
     if groups is not None:
         group_schema = groups.collect_schema()
         require_columns(group_schema, [doc_id], "groups", "one row per (document, group)")
-        dimensions = _dimensions(
+        dimensions = dimensions_of(
             group_schema, doc_id, [label for label, r in requests if r.metric.name not in _AWRF]
         )
         for column in dimensions:
@@ -254,9 +256,9 @@ def build_exposure_plan(
         checked = checked.unnest(query_id)
     # sorted by query before the means too: their running sums in one order
     checked = checked.sort([*keys, query_id])
-    if groups is not None:  # how the ids of groups= (and target=) line up: warned
-        tally = _tally(run.select(doc_id), groups, target, doc_id, dimensions)
-        checked = with_tally(checked, tally, lambda row: _warn_on_groups(row, doc_id))
+    if groups is not None and warn:  # how the ids of groups= (and target=) line up
+        counts = tally(run.select(doc_id), groups, target, doc_id, dimensions)
+        checked = with_tally(checked, counts, lambda row: warn_on_group_row(row, doc_id))
     if options.per_query:
         return checked
     return exposure_means(checked, requests, keys, segments)
@@ -358,32 +360,6 @@ def _keyed(
     return run.with_columns(key), qrels.with_columns(key)
 
 
-def _dimensions(schema: pl.Schema, doc_id: str, grouped: list[str]) -> list[str]:
-    """The group dimensions of groups=: ``group``, or (intersectional groups, read by
-    awrf and awrf_ndcg only) every column but ``doc_id`` where there is no ``group`` and
-    two or more others. ``grouped``: the labels of the other measures asked for, which
-    read the one column ``group``."""
-    if "group" in schema:
-        return ["group"]
-    others = [c for c in schema.names() if c != doc_id]
-    have = ", ".join(repr(c) for c in schema.names())
-    if len(others) < 2:
-        raise ColumnNotFoundError(
-            f"column 'group' not found in the groups (its columns: {have}); one row per "
-            "(document, group), or for awrf's intersectional groups doc_id and two or more "
-            "group columns"
-        )
-    if grouped:
-        raise ColumnNotFoundError(
-            f"column 'group' not found in the groups (its columns: {have}); {grouped[0]} "
-            "reads one group per row from column 'group' (the group columns "
-            f"{', '.join(repr(c) for c in others)} are intersectional groups, which only "
-            "awrf and awrf_ndcg read): ask for it in a call of its own with a groups "
-            "table doc_id, group"
-        )
-    return others
-
-
 def _per_query_flags(
     ranked: pl.LazyFrame,
     groups: pl.LazyFrame,
@@ -426,76 +402,6 @@ def _positions(query_id: str) -> pl.Expr:
         | pl.col(_S).ne_missing(pl.col(_S).shift(1))
     )
     return row - pl.when(first).then(row).otherwise(None).forward_fill()
-
-
-_DOCS, _GROUPED = f"{INTERNAL}docs", f"{INTERNAL}grouped"
-_GROUPS, _TARGETED = f"{INTERNAL}groups", f"{INTERNAL}targeted"
-
-
-def _tally(
-    run: pl.LazyFrame,
-    groups: pl.LazyFrame,
-    target: pl.LazyFrame | None,
-    doc_id: str,
-    dimensions: list[str],
-) -> pl.LazyFrame:
-    """One row: the run's documents and those groups= gives a group; with target=, the
-    groups of groups= (the cells of the group columns ``dimensions``) and those the
-    target names."""
-    grouped = groups.select(doc_id).unique().with_columns(pl.lit(True).alias(_GROUPED))
-    docs = (
-        run.unique()
-        .join(grouped, on=doc_id, how="left")
-        .select(
-            pl.len().cast(pl.Int64).alias(_DOCS),
-            pl.col(_GROUPED).count().cast(pl.Int64).alias(_GROUPED),
-        )
-    )
-    if target is None:
-        return docs
-    cells = [pl.col(c).cast(pl.String) for c in dimensions]
-    named = target.select(cells).unique()
-    targeted = (
-        groups.select(cells)
-        .unique()
-        .join(
-            named.with_columns(pl.lit(True).alias(_TARGETED)),
-            on=dimensions,
-            how="left",
-            nulls_equal=True,
-        )
-        .select(
-            pl.len().cast(pl.Int64).alias(_GROUPS),
-            pl.col(_TARGETED).count().cast(pl.Int64).alias(_TARGETED),
-        )
-    )
-    return pl.concat([docs, targeted], how="horizontal")
-
-
-def _warn_on_groups(row: Mapping[str, Any], doc_id: str) -> None:
-    """Documents groups= mostly lacks, and groups target= mostly lacks: warned about."""
-    warn_on_joint(
-        table="groups",
-        column=doc_id,
-        matched=row[_GROUPED],
-        total=row[_DOCS],
-        things="documents",
-        owner="run",
-        effect="a document without a group counts in no group, so its exposure and "
-        "relevance are left out of every group's (with none grouped, the values are "
-        "null or NaN)",
-    )
-    if _GROUPS in row:
-        warn_on_joint(
-            table="target",
-            column="group",
-            matched=row[_TARGETED],
-            total=row[_GROUPS],
-            things="groups",
-            owner="groups= table",
-            effect="a group the target lacks has a target share of 0 in awrf, so awrf "
-            "measures the distance to a target that none of the ranked groups can meet",
-        )
 
 
 def _same_ids(

@@ -1,0 +1,160 @@
+"""How the ids of ``groups=`` and ``target=`` line up with a run's documents: the
+counts the exposure measures warn from (:class:`~polars_irmetrics.errors.CoverageWarning`),
+and the group dimensions ``groups=`` gives.
+
+:func:`~polars_irmetrics.exposure.plan.build_exposure_plan` counts the documents of the
+run it is given; a run evaluated in parts (buckets, an engine's partitions) is counted
+whole, once, by :func:`groups_tally`, and its parts do not warn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from polars_irmetrics.errors import ColumnNotFoundError
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL, warn_on_joint, with_common_ids
+from polars_irmetrics.metrics.registry import MetricRequest
+
+__all__ = ["dimensions_of", "groups_tally", "tally", "warn_on_group_row", "warn_on_groups"]
+
+Requests = list[tuple[str, MetricRequest]]
+
+#: The measures that read intersectional groups (several group columns).
+_AWRF = frozenset({"awrf", "awrf_ndcg"})
+
+
+def dimensions_of(schema: pl.Schema, doc_id: str, grouped: list[str]) -> list[str]:
+    """The group dimensions of groups=: ``group``, or (intersectional groups, read by
+    awrf and awrf_ndcg only) every column but ``doc_id`` where there is no ``group`` and
+    two or more others. ``grouped``: the labels of the other measures asked for, which
+    read the one column ``group``."""
+    if "group" in schema:
+        return ["group"]
+    others = [c for c in schema.names() if c != doc_id]
+    have = ", ".join(repr(c) for c in schema.names())
+    if len(others) < 2:
+        raise ColumnNotFoundError(
+            f"column 'group' not found in the groups (its columns: {have}); one row per "
+            "(document, group), or for awrf's intersectional groups doc_id and two or more "
+            "group columns"
+        )
+    if grouped:
+        raise ColumnNotFoundError(
+            f"column 'group' not found in the groups (its columns: {have}); {grouped[0]} "
+            "reads one group per row from column 'group' (the group columns "
+            f"{', '.join(repr(c) for c in others)} are intersectional groups, which only "
+            "awrf and awrf_ndcg read): ask for it in a call of its own with a groups "
+            "table doc_id, group"
+        )
+    return others
+
+
+_DOCS, _GROUPED = f"{INTERNAL}docs", f"{INTERNAL}grouped"
+_GROUPS, _TARGETED = f"{INTERNAL}groups", f"{INTERNAL}targeted"
+
+
+def tally(
+    run: pl.LazyFrame,
+    groups: pl.LazyFrame,
+    target: pl.LazyFrame | None,
+    doc_id: str,
+    dimensions: list[str],
+) -> pl.LazyFrame:
+    """One row: the run's documents and those groups= gives a group; with target=, the
+    groups of groups= (the cells of the group columns ``dimensions``) and those the
+    target names."""
+    grouped = groups.select(doc_id).unique().with_columns(pl.lit(True).alias(_GROUPED))
+    docs = (
+        run.unique()
+        .join(grouped, on=doc_id, how="left")
+        .select(
+            pl.len().cast(pl.Int64).alias(_DOCS),
+            pl.col(_GROUPED).count().cast(pl.Int64).alias(_GROUPED),
+        )
+    )
+    if target is None:
+        return docs
+    cells = [pl.col(c).cast(pl.String) for c in dimensions]
+    named = target.select(cells).unique()
+    targeted = (
+        groups.select(cells)
+        .unique()
+        .join(
+            named.with_columns(pl.lit(True).alias(_TARGETED)),
+            on=dimensions,
+            how="left",
+            nulls_equal=True,
+        )
+        .select(
+            pl.len().cast(pl.Int64).alias(_GROUPS),
+            pl.col(_TARGETED).count().cast(pl.Int64).alias(_TARGETED),
+        )
+    )
+    return pl.concat([docs, targeted], how="horizontal")
+
+
+def groups_tally(
+    docs: pl.LazyFrame,
+    groups: pl.LazyFrame,
+    target: pl.LazyFrame | None,
+    requests: Requests,
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """One row: the counts :func:`warn_on_groups` reads, of how the ids of groups= (and
+    target=) line up with the documents of a whole run (``docs``: its ``doc_id`` column,
+    the distinct values enough), as
+    :func:`~polars_irmetrics.exposure.plan.build_exposure_plan` counts them; for a run
+    evaluated in parts (buckets, an engine's partitions), whose parts do not warn.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> docs = pl.LazyFrame({"doc_id": ["a", "b", "c"]})
+    >>> groups = pl.LazyFrame({"doc_id": ["A", "B", "c"], "group": ["x", "x", "y"]})
+    >>> row = groups_tally(docs, groups, None, parse_metric_list(["rnd"]), EvalOptions())
+    >>> row.collect().row(0)  # 3 documents, 1 of them grouped
+    (3, 1)
+    """
+    doc_id = options.doc_id
+    grouped = [label for label, r in requests if r.metric.name not in _AWRF]
+    dimensions = dimensions_of(groups.collect_schema(), doc_id, grouped)
+    columns = {doc_id: ["run", "groups"], **{c: ["groups", "target"] for c in dimensions}}
+    tables = {"run": docs.select(doc_id), "groups": groups, "target": target}
+    cast = with_common_ids({k: t for k, t in tables.items() if t is not None}, columns)
+    return tally(cast["run"], cast["groups"], cast.get("target"), doc_id, dimensions)
+
+
+def warn_on_groups(row: Mapping[str, Any], options: EvalOptions) -> None:
+    """The warning of :func:`~polars_irmetrics.exposure.plan.build_exposure_plan`, from a
+    row of :func:`groups_tally`."""
+    warn_on_group_row(row, options.doc_id)
+
+
+def warn_on_group_row(row: Mapping[str, Any], doc_id: str) -> None:
+    """Documents groups= mostly lacks, and groups target= mostly lacks: warned about."""
+    warn_on_joint(
+        table="groups",
+        column=doc_id,
+        matched=row[_GROUPED],
+        total=row[_DOCS],
+        things="documents",
+        owner="run",
+        effect="a document without a group counts in no group, so its exposure and "
+        "relevance are left out of every group's (with none grouped, the values are "
+        "null or NaN)",
+    )
+    if _GROUPS in row:
+        warn_on_joint(
+            table="target",
+            column="group",
+            matched=row[_TARGETED],
+            total=row[_GROUPS],
+            things="groups",
+            owner="groups= table",
+            effect="a group the target lacks has a target share of 0 in awrf, so awrf "
+            "measures the distance to a target that none of the ranked groups can meet",
+        )
