@@ -138,6 +138,9 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.driver.memory", "1g")
+        # the driver JVM's quick compiler only: these jobs are small and many, so the
+        # optimising compiler's work (CPU the other test worker needs) never pays off
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("OFF")
@@ -150,7 +153,13 @@ def client() -> Iterator[Client]:
     """A real ``distributed.LocalCluster``: two worker processes of one thread each,
     shared by every test."""
     with (
-        dask.config.set({"distributed.logging.distributed": "error"}),
+        dask.config.set(
+            {
+                "distributed.logging.distributed": "error",
+                # no statistical profiler sampling each worker's stack every 10 ms
+                "distributed.worker.profile.enabled": False,
+            }
+        ),
         LocalCluster(
             n_workers=2,
             threads_per_worker=1,

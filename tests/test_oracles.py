@@ -26,7 +26,7 @@ import polars_irmetrics as irm
 from .helpers import by_query, property_settings
 from .oracle_cases import Case, CasePools, QrelsDict, RunDict, cases, nested, padded, trec_order
 
-SETTINGS = property_settings(150)
+SETTINGS = property_settings(100)
 
 #: Up to 6 queries, ids that differ only in case or are numbers; scores exactly
 #: representable (trec_eval may hold them as C floats), few of them, so that ties are

@@ -33,7 +33,7 @@ from polars_irmetrics.metrics.scope import TableScope
 from .helpers import by_query, property_settings
 from .oracle_cases import Case, CasePools, cases, padded, trec_order
 
-SETTINGS = property_settings(100)
+SETTINGS = property_settings(70)
 TOL = 1e-9
 MIN_GEO_MEAN = 0.00001
 
