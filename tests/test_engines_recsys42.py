@@ -21,6 +21,7 @@ from polars_irmetrics.errors import (
     ColumnTypeError,
     CoverageWarning,
     InvalidValueError,
+    IrmError,
     MetricParameterError,
 )
 
@@ -246,6 +247,9 @@ def test_engines_refuse_side_tables_no_metric_reads(
         evaluate(run, ["auc", "ee_loss"], qrels=qrels, groups=groups)
     with pytest.raises(MetricParameterError, match=re.escape(apart)):
         irm.evaluate(DETERMINISTIC["run"], ["auc", "ee_loss"], groups=DETERMINISTIC["groups"])
+    # beside accuracy metrics (two calls): a table neither call reads is refused, not lost
+    with pytest.raises(IrmError, match="labels="):
+        evaluate(run, ["ndcg@5", "ee_loss"], qrels=qrels, groups=groups, labels=qrels)
     kind = f"groups must be a {name} DataFrame, got DataFrame"
     with pytest.raises(ColumnTypeError, match=re.escape(kind)):
         evaluate(run, ["rnd"], groups=DETERMINISTIC["groups"])

@@ -44,6 +44,7 @@ __all__ = [
     "check_sides",
     "side_tables",
     "split_beside",
+    "two_calls",
     "warn_on_group_ids",
 ]
 
@@ -107,6 +108,37 @@ def split_beside(metrics: str | Iterable[str]) -> Beside | None:
         labels=[label for label, _ in requests],
         judged=any("judgments" in r.metric.reads for _, r in requests if r.route == "exposure"),
     )
+
+
+#: The tables of the exposure measures' call (the others go to the accuracy metrics').
+_EXPOSURE_TABLES = ("groups", "target")
+
+
+def two_calls(
+    evaluate: Callable[..., Frame],
+    run: Frame,
+    beside: Beside,
+    tables: Mapping[str, Frame | None],
+    partitions: int | None,
+    options: Mapping[str, object],
+) -> tuple[Frame, Frame]:
+    """The accuracy metrics' and the exposure measures' results of a call that asks for
+    both (:func:`split_beside`), by an engine's ``evaluate``: the exposure measures take
+    ``groups=``, ``target=`` and (when one of them reads it) ``qrels=``; the accuracy
+    metrics every other table given, which they refuse when none of them reads it, as
+    one machine refuses a table no metric reads."""
+    qrels = tables.get("qrels")
+    exposure = evaluate(
+        run,
+        beside.exposure,
+        qrels=qrels if beside.judged else None,
+        **{name: tables.get(name) for name in _EXPOSURE_TABLES},
+        partitions=partitions,
+        **options,
+    )
+    others = {k: v for k, v in tables.items() if k not in _EXPOSURE_TABLES}
+    rest = evaluate(run, beside.rest, **others, partitions=partitions, **options)
+    return rest, exposure
 
 
 def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, object]) -> None:

@@ -78,6 +78,7 @@ from polars_irmetrics.engines._sides import (
     check_sides,
     side_tables,
     split_beside,
+    two_calls,
     warn_on_group_ids,
 )
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
@@ -260,24 +261,10 @@ def evaluate(
     built = engine_options(options, "Dask")
     beside = split_beside(metrics)
     if beside is not None:  # two calls, side by side as one machine puts them
-        exposure = evaluate(
-            run,
-            beside.exposure,
-            qrels=qrels if beside.judged else None,
-            groups=groups,
-            target=target,
-            partitions=partitions,
-            **options,
-        )
-        rest = evaluate(
-            run,
-            beside.rest,
-            qrels=qrels,
-            queries=queries,
-            interactions=interactions,
-            partitions=partitions,
-            **options,
-        )
+        tables = {"qrels": qrels, "groups": groups, "target": target, "queries": queries}
+        tables |= {"labels": labels, "policy": policy, "reward_model": reward_model}
+        tables |= {"propensities": propensities, "interactions": interactions}
+        rest, exposure = two_calls(evaluate, run, beside, tables, partitions, options)
         both = _beside(rest, exposure, beside, built)
         return persist(both) if built.progress else both
     given = {"groups": groups, "target": target, "interactions": interactions}
