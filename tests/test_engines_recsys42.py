@@ -403,3 +403,31 @@ def test_buckets_warn_of_group_ids_once_over_the_whole_run(per_query: bool) -> N
         "up are the likely cause: give groups= and the run the same 'doc_id' values (same "
         "spelling, same collection)."
     ]
+
+
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_exposure_by_segment_on_engines_gives_the_one_plans_bits(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # by= a key of the run and the judgments: each segment's rankings and the means per
+    # segment, alone and beside ndcg (two calls, joined on the segment and the query)
+    evaluate, frame, back = _engine(engine, request)
+    segment = pl.col("query_id").str.slice(-1).cast(pl.Int64) % 2
+    run = DETERMINISTIC["run"].with_columns(segment=segment)
+    tables = {
+        "qrels": DETERMINISTIC["qrels"].with_columns(segment=segment),
+        "groups": DETERMINISTIC["groups"],
+        "target": DETERMINISTIC["target"],
+    }
+    cases = [(["rnd", "rkl"], ("groups",)), (["ndcg@5", "ee_loss", "awrf"], tuple(tables))]
+    for metrics, reads in cases:
+        given = {name: tables[name] for name in reads}
+        frames = {name: frame(table) for name, table in given.items()}
+        for per_query in (False, True):
+            whole = irm.evaluate(run, metrics, **given, by="segment", per_query=per_query)
+            got = back(evaluate(frame(run), metrics, **frames, by="segment", per_query=per_query))
+            if per_query:  # Dask gives the rows in task order
+                got = got.sort("segment", "query_id")
+            assert got.columns == whole.columns
+            assert got.cast(whole.schema).equals(whole), (metrics, per_query)

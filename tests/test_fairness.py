@@ -26,6 +26,8 @@ from polars_irmetrics.errors import (
     MetricParameterError,
 )
 
+from .conftest import Evaluate
+
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = ["ee_loss", "ee_disparity", "ee_relevance"]
 RBP = [f"{name}(browsing='rbp')" for name in NAMES]
@@ -268,3 +270,15 @@ def test_sample_id_is_refused_where_no_metric_reads_it() -> None:
     with pytest.raises(Exception, match=re.escape("sample_id")) as caught:
         irm.evaluate(RUN, ["ndcg"], qrels=QRELS, sample_id="draw")
     assert type(caught.value).__module__ == "polars_irmetrics.errors"
+
+
+def test_per_query_columns_in_the_order_asked(evaluate: Evaluate) -> None:
+    # the plan computes the measures grouped by kind (awrf before the expected exposure);
+    # its per-query values come in the order given, as the means do
+    run = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "rank": [1, 2, 3]})
+    qrels = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "c"], "relevance": [1, 1]})
+    groups = pl.DataFrame({"doc_id": ["a", "b", "c"], "group": ["x", "y", "x"]})
+    metrics = ["ee_loss", "awrf", "ee_disparity"]
+    for per_query in (True, False):
+        out = evaluate(run, metrics, qrels=qrels, groups=groups, per_query=per_query)
+        assert out.columns == ["query_id" if per_query else "num_q", *metrics]

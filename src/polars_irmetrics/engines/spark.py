@@ -395,8 +395,13 @@ def _beside(
     for side, labels in (("r", beside.rest), ("e", beside.exposure)):
         frame = rest if side == "r" else exposure
         counts = [] if options.per_query else ["num_q" if side == "r" else EXPOSURE_COUNT]
-        inner = [f"{INTERNAL}{side}{i}" for i in range(len(labels))]
-        sides.append((frame.toDF(*keys, *counts, *inner), dict(zip(labels, inner, strict=True))))
+        # by the call's own column order (the exposure measures come grouped by kind,
+        # not in the order asked), each label to a plain name
+        given = frame.columns[len(keys) + len(counts) :]
+        inner = [f"{INTERNAL}{side}{i}" for i in range(len(given))]
+        if sorted(given) != sorted(labels):  # pragma: no cover - each call gives its labels
+            raise RuntimeError(f"expected the columns {labels}, got {given}")
+        sides.append((frame.toDF(*keys, *counts, *inner), dict(zip(given, inner, strict=True))))
     (left, left_names), (right, right_names) = sides
     joined = left.join(right, on=keys, how="full") if keys else left.crossJoin(right)
     counts = [] if options.per_query else ["num_q", EXPOSURE_COUNT]

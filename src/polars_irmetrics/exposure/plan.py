@@ -259,8 +259,8 @@ def build_exposure_plan(
     if groups is not None and warn:  # how the ids of groups= (and target=) line up
         counts = tally(run.select(doc_id), groups, target, doc_id, dimensions)
         checked = with_tally(checked, counts, lambda row: warn_on_group_row(row, doc_id))
-    if options.per_query:
-        return checked
+    if options.per_query:  # the measures in the order asked (computed grouped by kind)
+        return checked.select(*keys, query_id, *(label for label, _ in requests))
     return exposure_means(checked, requests, keys, segments)
 
 
