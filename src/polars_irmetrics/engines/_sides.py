@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-import polars as pl
 import pyarrow as pa
 
+from polars_irmetrics.engines._partition import as_polars_frame
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     InvalidValueError,
@@ -267,7 +267,11 @@ def warn_on_group_ids(
         return True
     target = held.get("target")
     tally = groups_tally(
-        _lazy(docs), _lazy(groups), None if target is None else _lazy(target), exposure, options
+        as_polars_frame(docs).lazy(),
+        as_polars_frame(groups).lazy(),
+        None if target is None else as_polars_frame(target).lazy(),
+        exposure,
+        options,
     )
     row = tally.collect().row(0, named=True)
     if emit is None:
@@ -279,10 +283,3 @@ def warn_on_group_ids(
     for warning in caught:
         emit(str(warning.message))
     return True
-
-
-def _lazy(table: pa.Table) -> pl.LazyFrame:
-    frame = pl.from_arrow(table)
-    if not isinstance(frame, pl.DataFrame):  # pragma: no cover - a table gives a frame
-        raise TypeError("expected an Arrow table")
-    return frame.lazy()

@@ -19,12 +19,12 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, warn_on_joint, with_common_ids
 from polars_irmetrics.metrics.registry import MetricRequest
 
-__all__ = ["dimensions_of", "groups_tally", "tally", "warn_on_group_row", "warn_on_groups"]
+__all__ = ["AWRF_MEASURES", "dimensions_of", "groups_tally", "warn_on_groups"]
 
 Requests = list[tuple[str, MetricRequest]]
 
 #: The measures that read intersectional groups (several group columns).
-_AWRF = frozenset({"awrf", "awrf_ndcg"})
+AWRF_MEASURES = frozenset({"awrf", "awrf_ndcg"})
 
 
 def dimensions_of(schema: pl.Schema, doc_id: str, grouped: list[str]) -> list[str]:
@@ -57,7 +57,7 @@ _DOCS, _GROUPED = f"{INTERNAL}docs", f"{INTERNAL}grouped"
 _GROUPS, _TARGETED = f"{INTERNAL}groups", f"{INTERNAL}targeted"
 
 
-def tally(
+def _tally(
     run: pl.LazyFrame,
     groups: pl.LazyFrame,
     target: pl.LazyFrame | None,
@@ -120,21 +120,21 @@ def groups_tally(
     (3, 1)
     """
     doc_id = options.doc_id
-    grouped = [label for label, r in requests if r.metric.name not in _AWRF]
+    grouped = [label for label, r in requests if r.metric.name not in AWRF_MEASURES]
     dimensions = dimensions_of(groups.collect_schema(), doc_id, grouped)
     columns = {doc_id: ["run", "groups"], **{c: ["groups", "target"] for c in dimensions}}
     tables = {"run": docs.select(doc_id), "groups": groups, "target": target}
     cast = with_common_ids({k: t for k, t in tables.items() if t is not None}, columns)
-    return tally(cast["run"], cast["groups"], cast.get("target"), doc_id, dimensions)
+    return _tally(cast["run"], cast["groups"], cast.get("target"), doc_id, dimensions)
 
 
 def warn_on_groups(row: Mapping[str, Any], options: EvalOptions) -> None:
     """The warning of :func:`~polars_irmetrics.exposure.plan.build_exposure_plan`, from a
     row of :func:`groups_tally`."""
-    warn_on_group_row(row, options.doc_id)
+    _warn_on_group_row(row, options.doc_id)
 
 
-def warn_on_group_row(row: Mapping[str, Any], doc_id: str) -> None:
+def _warn_on_group_row(row: Mapping[str, Any], doc_id: str) -> None:
     """Documents groups= mostly lacks, and groups target= mostly lacks: warned about."""
     warn_on_joint(
         table="groups",

@@ -20,7 +20,12 @@ from polars_irmetrics.errors import (
     MetricParameterError,
 )
 from polars_irmetrics.exposure.awrf import SEP, awrf_values, exact_sum, target_flags
-from polars_irmetrics.exposure.coverage import dimensions_of, tally, warn_on_group_row
+from polars_irmetrics.exposure.coverage import (
+    AWRF_MEASURES,
+    dimensions_of,
+    groups_tally,
+    warn_on_groups,
+)
 from polars_irmetrics.exposure.rnd import segregation_values
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
@@ -40,7 +45,6 @@ Requests = list[tuple[str, MetricRequest]]
 
 _S, _POS, _REL, _T, _E, _G, _BAD = "__s", "__pos", "__rel", "__t", "__e", "__g", "__bad"
 _KINDS = {"ee_disparity": "disparity", "ee_relevance": "relevance", "ee_loss": "loss"}
-_AWRF = frozenset({"awrf", "awrf_ndcg"})
 _SEGREGATION = frozenset({"rnd", "rkl", "rrd"})
 
 
@@ -96,15 +100,14 @@ def build_exposure_plan(
     check_numeric(qrels_schema, options.relevance, "judgments", integer=False)
     for column in (query_id, doc_id):
         _same_kind(run_schema, qrels_schema, column, "judgments")
-    fair = [(label, r) for label, r in requests if r.metric.name in _AWRF]
+    fair = [(label, r) for label, r in requests if r.metric.name in AWRF_MEASURES]
     segregation = [(label, r) for label, r in requests if r.metric.name in _SEGREGATION]
     dimensions: list[str] = ["group"]
     if groups is not None:
         group_schema = groups.collect_schema()
         require_columns(group_schema, [doc_id], "groups", "one row per (document, group)")
-        dimensions = dimensions_of(
-            group_schema, doc_id, [label for label, r in requests if r.metric.name not in _AWRF]
-        )
+        grouped = [label for label, r in requests if r.metric.name not in AWRF_MEASURES]
+        dimensions = dimensions_of(group_schema, doc_id, grouped)
         for column in dimensions:
             id_kind(group_schema, column, "groups")
         _same_kind(run_schema, group_schema, doc_id, "groups")
@@ -222,7 +225,7 @@ def build_exposure_plan(
             else values.join(fair_values, on=query_id, how="full", coalesce=True)
         )
     exposure_requests = [
-        (label, r) for label, r in requests if r.metric.name not in _AWRF | _SEGREGATION
+        (label, r) for label, r in requests if r.metric.name not in AWRF_MEASURES | _SEGREGATION
     ]
     for (browsing, patience), labels in _by_model(exposure_requests).items():
         per_query = _model_values(
@@ -257,8 +260,8 @@ def build_exposure_plan(
     # sorted by query before the means too: their running sums in one order
     checked = checked.sort([*keys, query_id])
     if groups is not None and warn:  # how the ids of groups= (and target=) line up
-        counts = tally(run.select(doc_id), groups, target, doc_id, dimensions)
-        checked = with_tally(checked, counts, lambda row: warn_on_group_row(row, doc_id))
+        counts = groups_tally(run, groups, target, requests, options)
+        checked = with_tally(checked, counts, lambda row: warn_on_groups(row, options))
     if options.per_query:  # the measures in the order asked (computed grouped by kind)
         return checked.select(*keys, query_id, *(label for label, _ in requests))
     return exposure_means(checked, requests, keys, segments)
