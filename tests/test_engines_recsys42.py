@@ -25,6 +25,8 @@ from polars_irmetrics.errors import (
     MetricParameterError,
 )
 
+from .conftest import Evaluate
+
 
 def _tables(seed: int = 7, queries: int = 24, samples: int = 3) -> dict[str, pl.DataFrame]:
     """A stochastic run (``sample`` rankings per query), judgments with grades 0-2,
@@ -389,12 +391,12 @@ def test_engines_warn_of_group_ids_as_one_machine(
 
 
 @pytest.mark.parametrize("per_query", [False, True])
-def test_buckets_warn_of_group_ids_once_over_the_whole_run(per_query: bool) -> None:
-    run, groups = DETERMINISTIC["run"], _MISSED
-    one = _warned(lambda: irm.evaluate(run, ["rnd"], groups=groups, per_query=per_query))
-    split = _warned(
-        lambda: irm.evaluate(run, ["rnd"], groups=groups, per_query=per_query, buckets=3)
-    )
+def test_buckets_warn_of_group_ids_once_over_the_whole_run(
+    evaluate: Evaluate, per_query: bool
+) -> None:
+    run, groups = DETERMINISTIC["run"], _MISSED.lazy()  # LazyFrame runs warn at collect
+    one = _warned(lambda: evaluate(run, ["rnd"], groups=groups, per_query=per_query))
+    split = _warned(lambda: evaluate(run, ["rnd"], groups=groups, per_query=per_query, buckets=3))
     assert split == one
     assert one == [
         "groups= holds only 10 of the 40 documents of the run (column 'doc_id'): a document "
