@@ -308,13 +308,6 @@ def test_engine_checks_and_warning_as_one_plan(
     ("metrics", "kwargs", "error", "message"),
     [
         (
-            ["slate_snips"],
-            {"per_query": True},
-            InvalidValueError,
-            "per_query=True is not available for the self-normalised slate estimators "
-            "(here 'slate_snips') with {engine}: a round's value divides by the mean weight",
-        ),
-        (
             ["ips"],
             {"buckets": 4},
             InvalidValueError,

@@ -22,9 +22,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError, MetricParameterError, SupportWarning
+from polars_irmetrics.errors import MetricParameterError, SupportWarning
+from polars_irmetrics.ope.intervals import interval_columns
 
-from .test_ope_engines import BANDITS, SLATES, _bandit, _engine, _evaluate, _tables
+from .test_ope_engines import BANDITS, SLATE, SLATES, _bandit, _engine, _evaluate, _tables
 
 #: The single-action estimators that are means of their rows' contributions (snips and
 #: sndr are ratios: no closed-form variance).
@@ -159,14 +160,6 @@ def test_random_logs_normal_interval_in_buckets(
             "metric 'snips' is a ratio (self-normalised) and has no closed-form variance: "
             "use ci_method='bootstrap'",
         ),
-        (
-            ["slate_ips"],
-            ("policy",),
-            NORMAL,
-            InvalidValueError,
-            "ci= is not available for the slate estimators and cascade_dr with buckets=2: "
-            "their intervals are over rounds",
-        ),
     ],
 )
 def test_split_interval_refusals(
@@ -215,14 +208,71 @@ def test_engines_normal_interval_is_the_same_bits(
     engines_give_the_one_plans_bits(engine, request, MEANS, **NORMAL)
 
 
+#: The slate and cascade intervals: every slate estimator's bootstrap (the ratios
+#: recomputed in each resample) and the normal interval of those that are means.
+SLATE_INTERVALS = [
+    (SLATE, ("policy",), {"ci": 0.9, "n_bootstrap": 200}),
+    (SLATE[:3], ("policy",), NORMAL),
+    (["cascade_dr"], ("cascade_policy", "cascade_reward_model"), {"ci": 0.9, "n_bootstrap": 200}),
+    (["cascade_dr"], ("cascade_policy", "cascade_reward_model"), NORMAL),
+]
+
+
+@pytest.mark.parametrize(("metrics", "tables", "kwargs"), SLATE_INTERVALS)
+def test_slate_intervals_in_buckets_are_the_same_bits(
+    metrics: list[str], tables: tuple[str, ...], kwargs: dict[str, Any]
+) -> None:
+    for case in SLATES:  # the one plan of a DataFrame, the buckets of a LazyFrame
+        given_tables = _tables(case, tables)
+        for by in (None, "segment"):
+            whole = _evaluate("DataFrame", given_tables, metrics, by=by, **kwargs)
+            assert whole.columns[-5:-2] == [metrics[-1], *interval_columns(metrics[-1])]
+            for buckets in (1, 3, "auto"):
+                split = _evaluate(
+                    "LazyFrame", given_tables, metrics, by=by, buckets=buckets, **kwargs
+                )
+                assert split.columns == whole.columns
+                assert split.equals(whole), (case, by, buckets)
+
+
+@pytest.mark.parametrize("case", SLATES)
+def test_slate_normal_interval_is_the_rounds_mean_and_sd(case: str) -> None:
+    # mean +- z sd / sqrt(n) of the rounds' values (per_query=True), computed apart
+    tables = _tables(case, ("policy",))
+    out = _evaluate("DataFrame", tables, SLATE[:3], by="segment", **NORMAL)
+    rounds = _evaluate("DataFrame", tables, SLATE[:3], by="segment", per_query=True)
+    z = NormalDist().inv_cdf(0.95)
+    for row in out.iter_rows(named=True):
+        mine = rounds.filter(pl.col("segment") == row["segment"])
+        for label in SLATE[:3]:
+            values = mine[label].to_numpy()
+            half = z * values.std(ddof=1) / math.sqrt(values.size)
+            assert row[label] == pytest.approx(values.mean(), rel=1e-12)
+            assert row[f"{label}_lower"] == pytest.approx(values.mean() - half, rel=1e-12)
+            assert row[f"{label}_upper"] == pytest.approx(values.mean() + half, rel=1e-12)
+
+
 @pytest.mark.parametrize("engine", ["spark", "dask"])
-def test_engines_refuse_slate_intervals(engine: str, request: pytest.FixtureRequest) -> None:
+def test_engines_slate_intervals_are_the_same_bits(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
     evaluate, frame = _engine(engine, request)
-    tables = _head(_tables(SLATES[0], ("policy",)), 20)
-    name = "Spark" if engine == "spark" else "Dask"
-    message = f"ci= is not available for the slate estimators and cascade_dr with {name}"
-    with pytest.raises(InvalidValueError, match=re.escape(message)):
-        evaluate(frame(tables["log"]), ["slate_ips"], policy=frame(tables["policy"]), **NORMAL)
+    for metrics, names, kwargs in (SLATE_INTERVALS[0], SLATE_INTERVALS[3]):
+        tables = _head(_tables(SLATES[0], names), 100)
+        frames = {k: frame(v) for k, v in tables.items()}
+        whole = _evaluate("DataFrame", tables, metrics, by="segment", **kwargs)
+        out = evaluate(
+            frames["log"],
+            metrics,
+            policy=frames["policy"],
+            reward_model=frames.get("reward_model"),
+            by="segment",
+            partitions=2,
+            **kwargs,
+        )
+        got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
+        assert got.columns == whole.columns
+        assert got.cast(whole.schema).equals(whole), metrics
 
 
 def test_cli_normal_interval_in_buckets(tmp_path: Path) -> None:
@@ -310,20 +360,10 @@ def test_per_query_in_buckets_checks_the_whole_log(tmp_path: Path) -> None:
         irm.evaluate(tables["log"], ["ips"], policy=wider, per_query=True, buckets=2)
 
 
-def test_per_query_self_normalised_slates_refused_in_buckets() -> None:
-    tables = _tables(SLATES[0], ("policy",))
-    message = (
-        "per_query=True is not available for the self-normalised slate estimators (here "
-        "'slate_sniips') with buckets=2: a round's value divides by the mean weight of "
-        "every round; evaluate it in one plan"
-    )
-    with pytest.raises(InvalidValueError, match=re.escape(message)):
-        _evaluate("LazyFrame", tables, ["slate_ips", "slate_sniips"], per_query=True, buckets=2)
-
-
-#: The slate estimators whose rounds' values are their own, and cascade_dr.
+#: The slate estimators (the self-normalised ones divide by the whole log's mean
+#: weights, merged in a first pass), and cascade_dr.
 ROUND_SETS = [
-    (["slate_ips", "slate_iips", "slate_rips"], ("policy",)),
+    (SLATE, ("policy",)),
     (["cascade_dr"], ("cascade_policy", "cascade_reward_model")),
 ]
 
@@ -408,4 +448,66 @@ def test_engines_per_query_checks_the_whole_log(
     with pytest.raises(irm.errors.QuerySetError, match=re.escape(message)):
         evaluate(
             frame(tables["log"]), ["snips"], policy=frame(policy), per_query=True, partitions=3
+        )
+
+
+def _random_slates(rounds: int, slots: int, seed: int) -> dict[str, pl.DataFrame]:
+    """A slate log of ``rounds`` rounds of 1 to ``slots`` slots (a round shows its first
+    ones), weights over orders of magnitude, and the policy's propensities."""
+    rng = np.random.default_rng(seed)
+    shown = rng.integers(1, slots + 1, rounds)
+    round_id = np.repeat(np.arange(rounds), shown)
+    position = np.concatenate([np.arange(1, n + 1) for n in shown])
+    size = round_id.size
+
+    def propensity() -> np.ndarray:
+        return np.asarray(rng.uniform(1e-3, 1.0, size) * 10.0 ** -rng.integers(0, 3, size))
+
+    columns = ("pscore", "pscore_item_position", "pscore_cascade")
+    log = pl.DataFrame(
+        {
+            "round_id": round_id,
+            "position": position,
+            "reward": rng.random(size) * 10.0 ** rng.integers(-2, 3, size),
+            **{c: propensity() for c in columns},
+            "day": (round_id * 7) % 3,
+        }
+    )
+    policy = log.select("round_id", "position", **{c: pl.Series(propensity()) for c in columns})
+    return {"log": log, "policy": policy}
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    rounds=st.integers(2, 30),
+    slots=st.integers(1, 4),
+    buckets=st.integers(2, 5),
+    seed=st.integers(0, 2**16),
+)
+def test_random_slate_logs_split_are_the_same_bits(
+    rounds: int, slots: int, buckets: int, seed: int
+) -> None:
+    # rounds of different lengths (a position some rounds lack), the intervals and
+    # per_query of every slate estimator: the one plan's bits with buckets=
+    tables = _random_slates(rounds, slots, seed)
+    for options in (
+        {"ci": 0.8, "n_bootstrap": 50, "seed": seed},
+        {"ci": 0.8, "ci_method": "normal"},
+        {"per_query": True},
+    ):
+        metrics = SLATE[:3] if options.get("ci_method") == "normal" else SLATE
+        whole = _evaluate("DataFrame", tables, metrics, by="day", **options)
+        split = _evaluate("DataFrame", tables, metrics, by="day", buckets=buckets, **options)
+        assert split.equals(whole), options
+
+
+def test_pooled_slate_rounds_split_are_the_same_bits() -> None:
+    # 5,000 rounds: pooled into 4,096 buckets by their hash, in any split
+    tables = _random_slates(5000, 3, 11)
+    kwargs = {"ci": 0.9, "n_bootstrap": 100}
+    whole = _evaluate("DataFrame", tables, SLATE, **kwargs)
+    assert whole.equals(_evaluate("LazyFrame", tables, SLATE, buckets=3, **kwargs))
+    for label in SLATE:
+        assert (
+            whole[f"{label}_lower"].item() < whole[label].item() < whole[f"{label}_upper"].item()
         )

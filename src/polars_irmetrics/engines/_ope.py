@@ -13,15 +13,15 @@ least failing round of the whole log and the count over it; the support warning
 (:class:`~polars_irmetrics.errors.SupportWarning`) reads the distinct actions (and
 positions) of the whole log and policy, gathered on the driver.
 
-The intervals (``ci=``) of the single-action estimators are exact sums, merged like the
-estimates: the normal interval's, and the bootstrap's per bucket of log rows (each
-part's rows beside its sums; :mod:`polars_irmetrics.ope.intervals`), resampled by the
-task that merges them. ``per_query=True`` takes two passes: the first merges
-each ``by`` group's mean weight (:func:`ope_summary`, gathered on the driver: the whole
-log's checks are raised there), the second gives each part's rows with it
+The intervals (``ci=``) are exact sums, merged like the estimates: the normal
+interval's, and the bootstrap's per bucket of log rows (of rounds for the slate
+estimators and ``cascade_dr``; each part's rows beside its sums:
+:mod:`polars_irmetrics.ope.intervals`, :mod:`polars_irmetrics.ope.ratio_intervals`),
+resampled by the task that merges them. ``per_query=True`` takes two passes: the first
+merges each ``by`` group's mean weights (:func:`ope_summary`, gathered on the driver:
+the whole log's checks are raised there), the second gives each part's rows with them
 (:func:`ope_rows`); the rows are not in a global order (the one plan sorts them by the
-``by`` keys, ``round_id`` and ``position``). Refused as with ``buckets=``: the slate estimators'
-intervals and the self-normalised slate estimators' ``per_query=True``.
+``by`` keys, ``round_id`` and ``position``).
 
 Before any task runs, :func:`prepare_ope` builds the one-machine plan on empty frames of
 the schemas: a missing column, a wrong dtype, an unknown metric or a bad option is raised
@@ -45,7 +45,6 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
 from polars_irmetrics.ope.parts import (
     OpeTables,
-    check_split,
     merge_sums,
     part_rows,
     part_sums,
@@ -137,7 +136,6 @@ def ope_route(
     check_ope_inputs(engine, options, ope, tables)
     if ope:  # an option none of the metrics reads is refused, as irm.evaluate refuses it
         check_options_read(options, names, labels=False)
-        check_split(options, engine, parse_metric_list(names))
     return names, ope
 
 

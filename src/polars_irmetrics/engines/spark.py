@@ -165,7 +165,8 @@ def evaluate(
         reward model, Spark DataFrames, as in :func:`polars_irmetrics.evaluate`. The three
         are split by a hash of ``round_id``; each part gives exact sums per ``by`` group,
         merged in one task into the estimates, equal to one machine's to the last bit
-        (:mod:`polars_irmetrics.engines._ope`). ``per_query=True`` and ``ci=`` are refused.
+        (:mod:`polars_irmetrics.engines._ope`). ``ci=`` (bootstrap and normal) and
+        ``per_query=True`` give the same bits too; obp's list shape is refused.
     propensities
         Propensity-scored metrics (``ps_precision@k``, ``ps_ndcg@k``): one row per
         document or per ``position`` with its ``propensity``, a small Spark DataFrame,

@@ -329,7 +329,7 @@ def _ope_plan(
         )
     kind = _kind(requests)
     if kind == "slate":
-        return build_slate_plan(log, requests, policy, options, parts=parts)
+        return build_slate_plan(log, requests, policy, options, parts=parts, weights=weights)
     propensity = "pscore_cascade" if kind == "cascade" else options.propensity
     keys, action = _check_schemas(
         log, policy, reward_model, by, options, propensity, positions=kind == "cascade"
@@ -397,7 +397,7 @@ def _ope_plan(
             return joined_intervals(result, boot.intervals(buckets), labels, by)
 
         frame = pl.concat([part, boot.frame], how="diagonal")
-        return PartsPlan(frame, summary, by, beside=(BUCKET, finish))
+        return PartsPlan(frame, summary, by, beside=((BUCKET, finish),))
     result = summary.merge(summary.part(rows, by), by, options)
     result = _warning(result, log, policy, keys, action)
     if not bootstrap:  # the normal interval is in the sums

@@ -17,16 +17,15 @@ whole log and policy.
 rows of the largest table, usually the policy's: rounds x actions): when the result is
 collected, one streaming pass writes each table to Parquet in N buckets by round, then
 the buckets are evaluated one after the other; peak memory is about one bucket's.
-``buckets="auto-memory"`` (the default) evaluates in one plan. ``ci=`` of the
-single-action estimators is made of exact sums too: the normal interval
-(:mod:`polars_irmetrics.ope.normal`) and the bootstrap, whose buckets' exact sums each
-part gives beside its sums (:mod:`polars_irmetrics.ope.intervals`): the same bits.
-``per_query=True`` takes two passes over the buckets: the first merges each ``by``
-group's mean weight (exact sums, and the checks of the whole log), the second gives
-each bucket's rows with it (:func:`part_rows`; a slate or cascade round's value reads its
-own rows only). Not with
-the slate estimators' intervals nor the self-normalised slate estimators'
-``per_query=True``: refused, naming the fix.
+``buckets="auto-memory"`` (the default) evaluates in one plan. ``ci=`` is made of exact
+sums too: the normal interval (:mod:`polars_irmetrics.ope.normal`; over the rounds'
+values for slates and ``cascade_dr``) and the bootstrap, whose buckets' exact sums each
+part gives beside its sums (:mod:`polars_irmetrics.ope.intervals`,
+:mod:`polars_irmetrics.ope.ratio_intervals`): the same bits. ``per_query=True`` takes
+two passes over the buckets: the first merges each ``by`` group's mean weights (exact
+sums, per position for the slate estimators normalised there, and the checks of the
+whole log), the second gives each bucket's rows with them (:func:`part_rows`; a slate
+or cascade round's value otherwise reads its own rows only).
 """
 
 from __future__ import annotations
@@ -61,7 +60,6 @@ from polars_irmetrics.ope.evaluate import (
 
 __all__ = [
     "OpeTables",
-    "check_split",
     "from_transport",
     "in_buckets",
     "merge_sums",
@@ -88,41 +86,6 @@ class OpeTables:
     log: pl.LazyFrame
     policy: pl.LazyFrame
     reward_model: pl.LazyFrame | None
-
-
-def check_split(options: EvalOptions, where: str, requests: Requests) -> None:
-    """Refuse the options a split log cannot give as one plan does, naming the fix:
-    ``per_query=True`` of the self-normalised slate estimators; ``ci=`` of the slate
-    estimators and ``cascade_dr``. The single-action estimators' intervals are exact
-    sums that add up across parts: the normal interval
-    (:mod:`polars_irmetrics.ope.normal`) and the bootstrap's buckets
-    (:mod:`polars_irmetrics.ope.intervals`).
-
-    Examples
-    --------
-    >>> from polars_irmetrics.metrics.registry import parse_metric_list
-    >>> check_split(EvalOptions(ci=0.95), "buckets=4", parse_metric_list(["ips"]))
-    >>> check_split(EvalOptions(ci=0.95), "buckets=4", parse_metric_list(["slate_ips"]))
-    Traceback (most recent call last):
-    ...
-    polars_irmetrics.errors.InvalidValueError: ci= is not available for the slate ...
-    """
-    ratios = [label for label, r in requests if SLATE_COLUMNS.get(r.metric.name, ("", None))[1]]
-    if options.per_query and ratios:
-        raise InvalidValueError(
-            f"per_query=True is not available for the self-normalised slate estimators "
-            f"(here {ratios[0]!r}) with {where}: a round's value divides by the mean weight "
-            "of every round; evaluate it in one plan (irm.evaluate with buckets=None, which "
-            "a LazyFrame streams to a sink), or ask for the means"
-        )
-    if options.ci is None:
-        return
-    if not reads_support(requests):
-        raise InvalidValueError(
-            f"ci= is not available for the slate estimators and cascade_dr with {where}: "
-            "their intervals are over rounds, whose sums span a whole by group; compute "
-            "the intervals in one plan (irm.evaluate with buckets=None), or drop ci="
-        )
 
 
 def in_buckets(options: EvalOptions) -> bool:
@@ -162,8 +125,15 @@ def part_sums(tables: OpeTables, requests: Requests, options: EvalOptions) -> pl
 def _sums_options(options: EvalOptions, requests: Requests) -> EvalOptions:
     """The options of the parts' sums: with ``per_query=True``, a slate or cascade
     estimate's rounds need no global sum, and the sums' pass is the means' (its checks
-    are the whole log's)."""
-    return options.replace(per_query=False) if not reads_support(requests) else options
+    are the whole log's), unless a self-normalised slate estimator needs the mean
+    weights of the whole log (its first pass)."""
+    own = not reads_support(requests) and not _ratios(requests)
+    return options.replace(per_query=False) if own else options
+
+
+def _ratios(requests: Requests) -> list[str]:
+    """The self-normalised slate estimators' labels."""
+    return [label for label, r in requests if SLATE_COLUMNS.get(r.metric.name, ("", None))[1]]
 
 
 def part_rows(
@@ -173,13 +143,19 @@ def part_rows(
     self-normalised estimators reading their ``by`` group's mean weight from
     ``weights`` (:func:`merge_sums` of the first pass's :func:`part_sums`), sorted as
     the one plan sorts them."""
-    if reads_support(requests):
-        return build_ope_rows(
+    if reads_support(requests) or _ratios(requests):
+        rows = build_ope_rows(
             tables.log, requests, tables.policy, tables.reward_model, options, weights
         )
+        return rows if reads_support(requests) else _quiet(rows)
     # a slate or cascade round's value is its own (the checks were the first pass's);
     # the support warning is the whole log's, not a part's
     plan = build_ope_plan(tables.log, requests, tables.policy, tables.reward_model, options)
+    return _quiet(plan)
+
+
+def _quiet(plan: pl.LazyFrame) -> pl.LazyFrame:
+    """``plan`` without its support warning (a part's: the whole log's is the caller's)."""
     schema = plan.collect_schema()
 
     def rows() -> pl.DataFrame:
@@ -243,7 +219,6 @@ def reads_support(requests: Requests) -> bool:
 def ope_in_buckets(tables: OpeTables, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
     """:func:`polars_irmetrics.evaluate`'s result, out of core (module doc); nothing runs
     until it is collected. ``spill_dir`` is checked now."""
-    check_split(options, f"buckets={options.buckets!r}", requests)
     check_spill_dir(options.spill_dir)
     # the one plan, built for its checks of the schemas and its result's schema
     schema = build_ope_plan(

@@ -13,8 +13,8 @@ by the mean weight of every row, or of the rows at its position), and the estima
 sum of the contributions over the number of rounds: the expected sum of slot rewards
 per round. ``per_query=True`` gives each round's sum. ``ci=``: the bootstrap over rounds
 (:mod:`~polars_irmetrics.ope.intervals`); for the self-normalised estimators the ratio is
-recomputed in each resample (:func:`_with_ratio_intervals`). A positive propensity the
-policy gives a ``(round_id, position)`` the log never shows raises a
+recomputed in each resample (:mod:`~polars_irmetrics.ope.ratio_intervals`). A positive
+propensity the policy gives a ``(round_id, position)`` the log never shows raises a
 :class:`~polars_irmetrics.errors.SupportWarning` when the plan is collected.
 
 Checks (raised when the plan is collected, naming the table, the column and the round):
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import polars as pl
 
 from polars_irmetrics.errors import (
@@ -42,12 +41,18 @@ from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, r
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.checks import WHERE, Check, warning_unsupported
-from polars_irmetrics.ope.intervals import BUCKETS, _poisson_counts, interval_columns
 from polars_irmetrics.ope.rounds import over_rounds
-from polars_irmetrics.ope.sums import PartsPlan, exact_sum
+from polars_irmetrics.ope.sums import (
+    PartsPlan,
+    Summary,
+    exact_total,
+    exact_total_over,
+)
 
 __all__ = ["build_slate_plan"]
 
+#: The slots (log rows) of a ``by`` group and position in the mean weights' pass.
+NUM_SLOTS = f"{INTERNAL}slots"
 _IN_P = f"{INTERNAL}in_p"
 _DUP = f"{INTERNAL}dup"
 _ROUND = f"{INTERNAL}round"
@@ -79,9 +84,15 @@ def build_slate_plan(
     options: EvalOptions,
     *,
     parts: bool = False,
+    weights: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame | PartsPlan:
     """The lazy slate estimate of ``requests`` (see the module); ``parts``: the sums of
     one part of the log instead (:func:`~polars_irmetrics.ope.evaluate.build_ope_parts`).
+
+    ``per_query=True`` over a split log: ``parts`` gives the first pass, the mean weights
+    of the self-normalised estimators (:func:`_mean_weights`), and ``weights`` (their
+    merge over every part) the second, each round's value of one part dividing by them:
+    the same bits as the one plan's, whose means are exact sums over the whole log.
 
     Examples
     --------
@@ -157,6 +168,7 @@ def build_slate_plan(
     r = pl.col(reward).cast(pl.Float64)
     values = []
     sums: dict[str, tuple[str, str | None]] = {}
+    ratios: dict[str, tuple[str, str]] = {}
     for label, request in requests:
         column, normalised = SLATE_COLUMNS[request.metric.name]
         w = pl.col(_w(column))
@@ -165,143 +177,64 @@ def build_slate_plan(
         if normalised is None:
             values.append((r * w).alias(label))
             continue
-        group = [*by, position] if normalised == "position" else by
-        exact_mean = exact_sum(w) / w.count()  # the same bits in any row order
-        mean = exact_mean.over(group) if group else exact_mean
-        values.append((r * w / mean).alias(label))
+        ratios[label] = (_w(column), normalised)
+        if options.per_query:  # divided by the mean weight, joined (_mean_weights)
+            values.append((r * w / pl.col(_mean(label))).alias(label))
     checks = _checks(columns, keys, reward)
-    rows = rows.with_columns(values)
-    reading = {
-        label: (label, _w(SLATE_COLUMNS[request.metric.name][0])) for label, request in requests
-    }
-    ratios = {
-        label: (_w(SLATE_COLUMNS[request.metric.name][0]), normalised)
-        for label, request in requests
-        if (normalised := SLATE_COLUMNS[request.metric.name][1]) is not None
-    }
     if options.ci is not None and ratios and options.ci_method == "normal":
         raise MetricParameterError(
             f"metric {next(iter(ratios))!r} is a ratio (self-normalised) and has no "
             "closed-form variance: use ci_method='bootstrap'"
         )
+    if options.per_query and ratios:
+        if parts:  # the first pass over a split log
+            return _mean_weights(rows, ratios, by, position, checks)
+        if weights is None:  # the one plan: the same merge, over its one part
+            first = _mean_weights(rows, ratios, by, position, checks)
+            weights = first.merge(first.frame, options)
+        on = [*by, position]
+        means = weights.select(*on, *(_mean(label) for label in ratios))
+        rows = rows.join(means, on=on, how="left", nulls_equal=True)
+    rows = rows.with_columns(values)
+    reading = {
+        label: (label, _w(SLATE_COLUMNS[request.metric.name][0])) for label, request in requests
+    }
     slates = (position, sums)
-    if parts:  # the engines and buckets: exact sums per part (ci= is refused there)
-        return over_rounds(rows, reading, by, round_id, checks, options, parts=True, slates=slates)
-    if options.ci is None or not ratios:
-        result = _plan(over_rounds(rows, reading, by, round_id, checks, options, slates=slates))
-    else:  # the sums over rounds as before; the ratios recomputed in each resample
-        plain_labels = [label for label in reading if label not in ratios]
-        plain = options.replace(ci=None) if not plain_labels else options
-        result = _plan(over_rounds(rows, reading, by, round_id, checks, plain, slates=slates))
-        if plain_labels:  # over_rounds added intervals to every label: keep the sums'
-            result = result.drop(c for label in ratios for c in interval_columns(label))
-        result = _with_ratio_intervals(result, rows, ratios, by, keys, reward, options)
-    return _support_warning(result, log, policy, keys, columns)
+    plan = over_rounds(rows, reading, by, round_id, checks, options, parts=parts, slates=slates)
+    if parts:  # the engines and buckets: exact sums per part
+        return plan
+    return _support_warning(_plan(plan), log, policy, keys, columns)
 
 
-def _with_ratio_intervals(
-    result: pl.LazyFrame,
+def _mean(label: str) -> str:
+    """A self-normalised estimator's mean weight (of its ``by`` group, or of the group's
+    rows at a position) in the weights of ``per_query=True`` over a split log."""
+    return f"{INTERNAL}mean_{label}"
+
+
+def _mean_weights(
     rows: pl.LazyFrame,
     ratios: dict[str, tuple[str, str]],
     by: list[str],
-    keys: list[str],
-    reward: str,
-    options: EvalOptions,
-) -> pl.LazyFrame:
-    """``result`` with the bootstrap intervals of the self-normalised slate estimates:
-    over rounds (each drawn ``Poisson(1)`` times per resample, by the counter-based
-    generator of :mod:`~polars_irmetrics.ope.intervals`, from the seed, the ``by`` group
-    and the round; beyond :data:`~polars_irmetrics.ope.intervals.BUCKETS` rounds a group's
-    rounds are pooled into that many buckets by the rank of their hash, each drawn as one
-    unit, as the other estimators' units are), the ratio recomputed in each resample.
-    With ``A_l``, ``W_l`` and ``n_l`` the resample's sums of ``r w``, of ``w`` and of the
-    rounds with a slot at position ``l``, ``n`` its rounds and ``m`` its slots:
-    ``slate_sniips`` and ``slate_snrips`` are ``sum_l A_l n_l / (n W_l)`` and ``slate_snips`` is
-    ``(sum_l A_l) m / (n sum_l W_l)``, which are the estimates themselves when every
-    count is 1."""
-    round_id, position = keys
-    r = pl.col(reward).cast(pl.Float64)
-    labels = list(ratios)
-    a_cols = [f"{INTERNAL}a{i}" for i in range(len(labels))]
-    b_cols = [f"{INTERNAL}b{i}" for i in range(len(labels))]
-    slots = rows.select(
-        *by,
-        pl.col(round_id).hash(seed=0).alias(_ROUND),
-        pl.col(position).cast(pl.Int64).alias(_SLOT),
-        *((r * pl.col(w)).alias(a) for (w, _), a in zip(ratios.values(), a_cols, strict=True)),
-        *(pl.col(w).alias(b) for (w, _), b in zip(ratios.values(), b_cols, strict=True)),
-    )
-    names = [_ROUND, _SLOT, *a_cols, *b_cols]
-    key = pl.struct(by).hash(seed=0).first() if by else pl.lit(0, pl.UInt64)
-    grouped = (
-        slots.group_by(by).agg(*names, key.alias(_GROUP))
-        if by
-        else slots.select(*(pl.col(c).implode() for c in names), key.alias(_GROUP))
-    )
-    schema = grouped.collect_schema()
-    out_schema = pl.Schema(
-        [
-            *((k, schema[k]) for k in by),
-            *((c, pl.Float64()) for label in labels for c in interval_columns(label)),
-        ]
-    )
-    alpha = 1.0 - float(options.ci or 0.0)
-    draws = np.arange(options.n_bootstrap, dtype=np.uint64)[None, :]
-    seed = options.seed
-
-    def resample(frame: pl.DataFrame) -> pl.DataFrame:
-        out: dict[str, list[float]] = {c: [] for c in out_schema.names() if c not in by}
-        for row in frame.iter_rows(named=True):
-            ids, slots = np.asarray(row[_ROUND], np.uint64), np.asarray(row[_SLOT], np.int64)
-            rounds, round_index = np.unique(ids, return_inverse=True)
-            places, slot_index = np.unique(slots, return_inverse=True)
-            # rounds pooled into up to BUCKETS buckets by the rank of their hash (each
-            # round its own bucket in a smaller group), as the other estimators' units;
-            # per bucket and position: the rounds with the slot, then r w and w
-            of_round = np.arange(rounds.size, dtype=np.int64) % BUCKETS
-            bucket = of_round[round_index]
-            n_buckets = min(rounds.size, BUCKETS)
-            rounds_in = np.bincount(of_round, minlength=n_buckets).astype(np.float64)
-            tables = np.zeros((1 + 2 * len(labels), n_buckets, places.size))
-            for i, column in enumerate([None, *a_cols, *b_cols]):
-                values = 1.0 if column is None else np.asarray(row[column], np.float64)
-                np.add.at(tables[i], (bucket, slot_index), values)
-            ids_b = np.arange(n_buckets, dtype=np.uint64)
-            group = np.full(n_buckets, row[_GROUP], np.uint64)
-            n = np.zeros(draws.size)
-            sums = np.zeros((tables.shape[0], draws.size, places.size))
-            for start in range(0, n_buckets, _ROUNDS_BLOCK):  # blocks of buckets
-                stop = min(start + _ROUNDS_BLOCK, n_buckets)
-                counts = _poisson_counts(group[start:stop], ids_b[start:stop], draws, seed).T
-                n += counts @ rounds_in[start:stop]  # resamples x buckets of the block
-                sums += np.einsum("br,trl->tbl", counts, tables[:, start:stop])
-            n_l = sums[0]
-            for i, (_, normalised) in enumerate(ratios.values()):
-                a_l, w_l = sums[1 + i], sums[1 + len(labels) + i]
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    if normalised == "position":  # a position no resampled round has: 0
-                        terms = np.where(w_l > 0, a_l * n_l / (n[:, None] * w_l), 0.0)
-                        estimate = terms.sum(axis=1)
-                    else:
-                        estimate = a_l.sum(1) * n_l.sum(1) / (n * w_l.sum(1))
-                low, high = np.percentile(estimate, [50.0 * alpha, 100.0 - 50.0 * alpha])
-                lower, upper = interval_columns(labels[i])
-                out[lower].append(float(low))
-                out[upper].append(float(high))
-        return pl.DataFrame({**{k: frame[k] for k in by}, **out}, schema=out_schema)
-
-    intervals = grouped.map_batches(resample, schema=out_schema)
-    joined = (
-        result.join(intervals, on=by, how="left", nulls_equal=True, maintain_order="left")
-        if by
-        else pl.concat([result, intervals], how="horizontal")
-    )
-    order: list[str] = []
-    for column in result.collect_schema().names():
-        order.append(column)
-        if column in ratios:
-            order += interval_columns(column)
-    return joined.select(order)
+    position: str,
+    checks: list[Check],
+) -> PartsPlan:
+    """The first pass of ``per_query=True`` over a split log: one row per ``by`` group and
+    position with each self-normalised estimator's mean weight, where it normalises
+    (over the group's rows at the position, or over all the group's rows), from exact
+    sums, and the data checks of the whole log."""
+    on = [*by, position]
+    summary = Summary(NUM_SLOTS, pl.len(), checks=checks)
+    n = pl.col(NUM_SLOTS).cast(pl.Float64)
+    for label, (w, normalised) in ratios.items():
+        summary.sums[f"{label}:w"] = pl.col(w)
+        if normalised == "position":
+            mean = exact_total(f"{label}:w") / n
+        else:  # the integers of every position of the group added
+            count = n.sum().over(by) if by else n.sum()
+            mean = exact_total_over(f"{label}:w", by) / count
+        summary.outputs.append(mean.alias(_mean(label)))
+    return PartsPlan(summary.part(rows, on), summary, on)
 
 
 def _support_warning(

@@ -49,6 +49,7 @@ __all__ = [
     "exact_mean",
     "exact_sum",
     "exact_total",
+    "exact_total_over",
 ]
 
 #: Terms at or above this magnitude (or not finite) are not summed exactly: the
@@ -86,6 +87,23 @@ def exact_total(name: str) -> pl.Expr:
     0.6
     """
     return _as_float(pl.col(_hi(name)), pl.col(_lo(name)), pl.col(_bad(name)))
+
+
+def exact_total_over(name: str, keys: list[str]) -> pl.Expr:
+    """The float of the exact sum ``name`` added over the rows of each group of ``keys``
+    (all the rows without keys), broadcast to every row: the integers added, so the same
+    bits as one exact sum over the group's terms.
+
+    >>> s = Summary(count="n", count_expr=pl.len(), sums={"v": pl.col("v")})
+    >>> frame = pl.LazyFrame({"g": [1, 1, 2], "v": [0.1, 0.2, 0.3]})
+    >>> parts = s.part(frame, ["g"]).sort("g")
+    >>> parts.select(exact_total_over("v", [])).collect()["v"].to_list()
+    [0.6, 0.6]
+    """
+    hi, lo, bad = pl.col(_hi(name)).sum(), pl.col(_lo(name)).sum(), pl.col(_bad(name)).max()
+    if keys:
+        hi, lo, bad = hi.over(keys), lo.over(keys), bad.over(keys)
+    return _as_float(hi, lo, bad).alias(name)
 
 
 #: A term's flag: summed exactly; NaN (the sum is NaN, as the estimator's own 0 / 0
@@ -305,16 +323,18 @@ class PartsPlan:
     frame: pl.LazyFrame
     summary: Summary
     by: list[str]
-    #: Rows of another merge in ``frame`` beside the sums (the bootstrap's buckets:
-    #: :mod:`polars_irmetrics.ope.intervals`): those whose column ``marker`` is set, and
-    #: ``(result, their rows from every part) -> the result with theirs``.
-    beside: tuple[str, Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame]] | None = None
+    #: Rows of other merges in ``frame`` beside the sums (the bootstrap's buckets:
+    #: :mod:`polars_irmetrics.ope.intervals`), each ``(marker, finish)``: its rows are
+    #: those whose column ``marker`` is set, and ``finish(result, their rows from every
+    #: part)`` gives the result with theirs.
+    beside: tuple[tuple[str, Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame]], ...] = ()
 
     def merge(self, parts: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
         """The result from the sums of every part (:meth:`Summary.merge`)."""
-        if self.beside is None:
+        if not self.beside:
             return self.summary.merge(parts, self.by, options)
-        marker, finish = self.beside
-        mine = parts.filter(pl.col(marker).is_null())
+        mine = parts.filter(pl.all_horizontal(pl.col(m).is_null() for m, _ in self.beside))
         result = self.summary.merge(mine, self.by, options)
-        return finish(result, parts.filter(pl.col(marker).is_not_null()))
+        for marker, finish in self.beside:
+            result = finish(result, parts.filter(pl.col(marker).is_not_null()))
+        return result
