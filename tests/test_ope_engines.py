@@ -390,22 +390,78 @@ def test_per_query_values_are_the_same_bits_in_any_row_order(
         assert again.equals(first), (case, seed)
 
 
+def _listed(long: pl.DataFrame, value: str) -> pl.DataFrame:
+    """A long table (a row per round[, position] and action) as lists indexed by action."""
+    keys = [c for c in ("round_id", "position") if c in long.columns]
+    return long.sort([*keys, "action"]).group_by(keys, maintain_order=True).agg(pl.col(value))
+
+
+def _arrow_frame(engine: str, frame: Any) -> Any:
+    """The engine's frame of a polars frame, lists as Arrow lists (Dask: pd.ArrowDtype)."""
+    if engine == "spark":
+        return frame
+    import dask.dataframe as dd
+    import pandas as pd
+
+    return lambda f: dd.from_pandas(f.to_pandas(types_mapper=pd.ArrowDtype), npartitions=2)
+
+
 @pytest.mark.parametrize("engine", ["spark", "dask"])
-def test_engines_refuse_the_list_shape_naming_the_explode(
-    engine: str, request: pytest.FixtureRequest
-) -> None:
-    # obp's shape (prob a list per round) runs on one machine; the engines read long
-    # tables, and say how to explode it (a list read through pandas arrives as objects)
+def test_engines_read_the_list_shape(engine: str, request: pytest.FixtureRequest) -> None:
+    # obp's shape (prob and q_hat a list per round and position): the one plan's bits,
+    # means by segment and per query, and the support warning of the whole log
+    evaluate, frame = _engine(engine, request)
+    frame = _arrow_frame(engine, frame)
+    tables = _bandit("bandit_positions_s3")
+    first = tables["log"]["round_id"].unique(maintain_order=True).head(200)
+    tables = {k: v.filter(pl.col("round_id").is_in(first.implode())) for k, v in tables.items()}
+    listed = {
+        "log": tables["log"],
+        "policy": _listed(tables["policy"], "prob"),
+        "reward_model": _listed(tables["reward_model"], "q_hat"),
+    }
+    frames = {k: frame(v) for k, v in listed.items()}
+    for options in ({"by": "segment"}, {"per_query": True}):
+        whole = _evaluate("DataFrame", tables, SINGLE, **options)
+        assert _evaluate("DataFrame", listed, SINGLE, **options).equals(whole)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SupportWarning)
+            out = evaluate(
+                frames["log"],
+                SINGLE,
+                policy=frames["policy"],
+                reward_model=frames["reward_model"],
+                partitions=3,
+                **options,
+            )
+        got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
+        assert got.columns == whole.columns
+        got = got.cast(whole.schema)
+        if options.get("per_query"):
+            got = got.sort("round_id", "position")
+        assert got.equals(whole), options
+    # an action the policy takes (at a position) that the log never shows: warned once
+    log = tables["log"].filter(pl.col("action") != 0)
+    policy = _listed(
+        tables["policy"].filter(pl.col("round_id").is_in(log["round_id"].implode())), "prob"
+    )
+    with pytest.warns(SupportWarning, match=re.escape("(e.g. action=0, position=")):
+        evaluate(frame(log), ["ips"], policy=frame(policy), partitions=2)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_refuse_lists_read_as_text(engine: str, request: pytest.FixtureRequest) -> None:
+    # a list that went through pandas objects (Dask turns them into strings), or text
     evaluate, frame = _engine(engine, request)
     log = pl.DataFrame(
         {"round_id": [1, 2], "action": [0, 1], "reward": [1.0, 0.0], "pscore": [0.5, 0.5]}
     )
-    policy = pl.DataFrame({"round_id": [1, 2], "prob": [[0.2, 0.8], [0.5, 0.5]]})
-    assert irm.evaluate(log, ["ips"], policy=policy)["ips"].item() == (0.2 / 0.5 * 1.0 + 0) / 2
+    policy = pl.DataFrame({"round_id": [1, 2], "prob": ["[0.2, 0.8]", "[0.5, 0.5]"]})
+    if engine == "dask":  # a list column of pandas objects, as dd.from_pandas makes it
+        policy = pl.DataFrame({"round_id": [1, 2], "prob": [[0.2, 0.8], [0.5, 0.5]]})
     with pytest.raises(ColumnTypeError, match=re.escape(
-        "policy= on Spark and Dask is a long table, one row per (round_id, action) with a "
-        "number in 'prob'; its column 'prob' is "
+        "policy= has its column 'prob' as "
     )) as info:  # fmt: skip
         evaluate(frame(log), ["ips"], policy=frame(policy))
+    assert "pd.ArrowDtype(pa.list_(pa.float64()))" in str(info.value)
     assert info.value.args[0].endswith(".explode('prob', 'action')")
-    assert "obp's list shape" in str(info.value)

@@ -11,7 +11,9 @@ Int128 columns as two Int64 halves), and one task adds them and computes the est
 parts. The data checks run in each task and are raised after the merge, naming the
 least failing round of the whole log and the count over it; the support warning
 (:class:`~polars_irmetrics.errors.SupportWarning`) reads the distinct actions (and
-positions) of the whole log and policy, gathered on the driver.
+positions) of the whole log and policy, gathered on the driver (of a policy in obp's
+list shape, ``prob`` a list per round, its lists' positive items, found by each task:
+:func:`taken_slots`). The list shape is read by each task as one machine reads it.
 
 The intervals (``ci=``) are exact sums, merged like the estimates: the normal
 interval's, and the bootstrap's per bucket of log rows (of rounds for the slate
@@ -66,6 +68,8 @@ __all__ = [
     "prepare_ope",
     "reads_policy",
     "slots",
+    "taken_schema",
+    "taken_slots",
     "warn_support",
 ]
 
@@ -99,6 +103,13 @@ class OpeJob:
     def requests(self) -> list[tuple[str, MetricRequest]]:
         """``(label, request)`` for each metric column, parsed once per process."""
         return parse_metric_list(self.metrics)
+
+    @property
+    def listed(self) -> bool:
+        """Whether the policy is in obp's list shape (``prob`` a list per round)."""
+        return PROB in self.policy_schema and isinstance(
+            self.policy_schema[PROB], pl.List | pl.Array
+        )
 
     def empty(self) -> OpeTables:
         """Empty frames of the three tables' schemas."""
@@ -182,17 +193,19 @@ def check_ope_inputs(
         )
 
 
-def _refuse_lists(policy: pa.Schema, reward_model: pa.Schema | None, action: str) -> None:
-    """Spark and Dask read the policy and the reward model as long tables: obp's list
-    shape (``prob``/``q_hat`` a list per round, which one machine reads) is refused with
-    the way to explode it. A list read through pandas arrives as objects (a text or
-    binary column here), refused alike.
+def _refuse_text_lists(policy: pa.Schema, reward_model: pa.Schema | None, action: str) -> None:
+    """The policy and the reward model are long tables (a number per row) or obp's list
+    shape (a list per round, Arrow list types: what Spark's arrays and Dask's
+    ``pd.ArrowDtype`` lists are). A list that went through pandas objects arrives as
+    text (Dask turns object columns into strings) or untyped: refused, naming the ways
+    to give it.
 
-    >>> schema = pa.schema([("round_id", pa.int64()), ("prob", pa.list_(pa.float64()))])
-    >>> _refuse_lists(schema, None, "action")
+    >>> schema = pa.schema([("round_id", pa.int64()), ("prob", pa.large_string())])
+    >>> _refuse_text_lists(schema, None, "action")
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.ColumnTypeError: policy= on Spark and Dask is a long table...
+    polars_irmetrics.errors.ColumnTypeError: policy= has its column 'prob' as large_string...
+    >>> _refuse_text_lists(pa.schema([("prob", pa.list_(pa.float64()))]), None, "action")
     """
     for name, column, schema in (
         ("policy", "prob", policy),
@@ -201,15 +214,22 @@ def _refuse_lists(policy: pa.Schema, reward_model: pa.Schema | None, action: str
         if schema is None or column not in schema.names:
             continue
         kind = schema.field(column).type
-        if pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_null(kind):
+        numeric = pa.types.is_floating(kind) or pa.types.is_integer(kind)
+        listed = (
+            pa.types.is_list(kind)
+            or pa.types.is_large_list(kind)
+            or pa.types.is_fixed_size_list(kind)
+        )
+        if numeric or listed or pa.types.is_null(kind):
             continue
         raise ColumnTypeError(
-            f"{name}= on Spark and Dask is a long table, one row per (round_id, {action}) "
-            f"with a number in {column!r}; its column {column!r} is {kind} (obp's list "
-            "shape, one list per round, is read by irm.evaluate on one machine, buckets= "
-            f"included): explode it, e.g. in polars .with_columns(pl.int_ranges("
-            f"pl.col({column!r}).list.len()).alias({action!r})).explode({column!r}, "
-            f"{action!r})"
+            f"{name}= has its column {column!r} as {kind}: a number per (round_id, "
+            f"{action}) row, or a list per round indexed by {action} (obp's shape) as an "
+            "Arrow list (Spark's array<double>; in Dask a pd.ArrowDtype(pa.list_("
+            "pa.float64())) column, as dd.read_parquet(..., dtype_backend='pyarrow') "
+            "reads it: a list of pandas objects becomes text), or explode it, e.g. in "
+            f"polars .with_columns(pl.int_ranges(pl.col({column!r}).list.len())"
+            f".alias({action!r})).explode({column!r}, {action!r})"
         )
 
 
@@ -240,7 +260,7 @@ def prepare_ope(
     """
     given = tuple(metrics)
     requests = parse_metric_list(given)
-    _refuse_lists(policy, reward_model, options.action)
+    _refuse_text_lists(policy, reward_model, options.action)
     options = options.replace(buckets=None, partitioned_by=None)
     tables = OpeTables(
         _empty(log).lazy(),
@@ -332,6 +352,29 @@ def slots(job: OpeJob) -> tuple[list[str], list[str]]:
     return slot, [*slot, PROB]
 
 
+def taken_slots(job: OpeJob, policy: pa.Table) -> pa.Table:
+    """The distinct actions (with the position, where the log has one) to which one part
+    of a policy in the list shape gives a positive probability: the list's indexes, in
+    the log's dtypes, with ``prob`` 1.0 (what :func:`warn_support` reads)."""
+    names = slots(job)[0]
+    frame = _frame(policy).lazy().select(pl.col(c).cast(t) for c, t in job.policy_schema.items())
+    prob = pl.col(PROB).cast(pl.List(pl.Float64))
+    action = job.options.action
+    taken = (
+        frame.select(*names[1:], prob, pl.int_ranges(prob.list.len()).alias(action))
+        .explode(PROB, action)
+        .filter(pl.col(PROB) > 0)
+        .select(*(pl.col(c).cast(job.log_schema[c]) for c in names), pl.lit(1.0).alias(PROB))
+        .unique()
+    )
+    return _to_arrow(taken.collect(), taken_schema(job))
+
+
+def taken_schema(job: OpeJob) -> pl.Schema:
+    """The schema of :func:`taken_slots`."""
+    return pl.Schema([*((c, job.log_schema[c]) for c in slots(job)[0]), (PROB, pl.Float64())])
+
+
 def warn_support(job: OpeJob, log_slots: pl.DataFrame, policy_slots: pl.DataFrame) -> None:
     """Warn as :func:`polars_irmetrics.evaluate` does when the policy gives a positive
     probability to an action (at a position) the log never shows: from the distinct
@@ -340,8 +383,9 @@ def warn_support(job: OpeJob, log_slots: pl.DataFrame, policy_slots: pl.DataFram
     if not names:
         return
     log = log_slots.lazy().select(pl.col(c).cast(job.log_schema[c]) for c in names)
+    kinds = job.log_schema if job.listed else job.policy_schema  # lists: the log's action
     policy = policy_slots.lazy().select(
-        *(pl.col(c).cast(job.policy_schema[c]) for c in names), pl.col(PROB).cast(pl.Float64)
+        *(pl.col(c).cast(kinds[c]) for c in names), pl.col(PROB).cast(pl.Float64)
     )
     one_row = pl.LazyFrame({"row": [0]})
     warned(one_row, OpeTables(log, policy, None), job.requests, job.options).collect()

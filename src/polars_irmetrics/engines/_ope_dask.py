@@ -29,6 +29,8 @@ from polars_irmetrics.engines._ope import (
     ope_summary,
     prepare_ope,
     slots,
+    taken_schema,
+    taken_slots,
     warn_support,
 )
 from polars_irmetrics.engines._partition import PART, as_polars_frame
@@ -95,7 +97,17 @@ def _shuffled(frame: dd.DataFrame, round_id: str, count: int, tag: Tag) -> dd.Da
     """``frame`` with its part column, shuffled on it into ``count`` partitions."""
     tagged_meta = frame._meta.assign(**{PART: pd.Series([], dtype="int64")})
     tagged = frame.map_partitions(tag, round_id, count, meta=tagged_meta)
-    return tagged.shuffle(on=PART, npartitions=count, ignore_index=True)
+    # distributed's P2P shuffle does not take Arrow list columns (obp's shape): the
+    # task-based shuffle does
+    method = "tasks" if _has_lists(frame) else None
+    return tagged.shuffle(on=PART, npartitions=count, ignore_index=True, shuffle_method=method)
+
+
+def _has_lists(frame: dd.DataFrame) -> bool:
+    """Whether ``frame`` has an Arrow list column (``pd.ArrowDtype`` of a list type)."""
+    schema = arrow_of(frame)
+    kinds = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
+    return any(kind(t) for t in schema.types for kind in kinds)
 
 
 def _part(
@@ -125,13 +137,22 @@ def _summarize(sums: pd.DataFrame, job: OpeJob) -> pd.DataFrame:
     return to_pandas(ope_summary(job, to_table(sums)))
 
 
+def _taken(policy: pd.DataFrame, job: OpeJob) -> pd.DataFrame:
+    return to_pandas(taken_slots(job, to_table(policy)))
+
+
 def _warn(job: OpeJob, log: dd.DataFrame, policy: dd.DataFrame) -> None:
     """The support warning, from the distinct actions of the whole log and policy."""
     log_slots = slots(job)[0]
     if not log_slots:
         return
     shown = log[log_slots].drop_duplicates()
-    taken = policy[policy[PROB] > 0][log_slots].drop_duplicates()
+    if job.listed:  # each partition's positive items of the lists
+        found = meta(taken_schema(job))
+        taken = policy.map_partitions(_taken, job, meta=found, enforce_metadata=False)
+        taken = taken[log_slots].drop_duplicates()
+    else:
+        taken = policy[policy[PROB] > 0][log_slots].drop_duplicates()
     shown_frame, taken_frame = dd.compute(shown, taken)
     warn_support(
         job,

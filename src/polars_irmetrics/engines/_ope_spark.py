@@ -32,6 +32,8 @@ from polars_irmetrics.engines._ope import (
     ope_summary,
     prepare_ope,
     slots,
+    taken_schema,
+    taken_slots,
     warn_support,
 )
 from polars_irmetrics.engines._partition import PART, arrow_schema, as_polars_frame
@@ -71,7 +73,7 @@ def ope_frame(
         metrics,
         options,
     )
-    _warn(job, log, policy)
+    _warn(job, log, policy, spark_schema)
     frames = [log, policy, reward_model]
     round_id = job.options.round_id
     renamed = [
@@ -145,17 +147,25 @@ def ope_frame(
     return shuffled.mapInArrow(rows, result_schema).toDF(*job.result_schema)
 
 
-def _warn(job: OpeJob, log: DataFrame, policy: DataFrame) -> None:
+def _warn(job: OpeJob, log: DataFrame, policy: DataFrame, spark_schema: SparkSchema) -> None:
     """The support warning, from the distinct actions of the whole log and policy."""
     log_slots, policy_slots = slots(job)
     if not log_slots:
         return
-    taken = policy.filter(F.col(PROB) > 0).select(*log_slots).distinct()
+    if job.listed:  # each partition's positive items of the lists, by one Python task
+        schema = to_arrow_schema(policy.schema)
+
+        def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            table = pa.Table.from_batches(list(batches), schema=schema)
+            yield from carrying(taken_slots, job, table).rename_columns(found.names).to_batches()
+
+        found = spark_schema(taken_schema(job), ())
+        taken = policy.mapInArrow(task, found).toDF(*policy_slots).distinct()
+    else:
+        taken = policy.filter(F.col(PROB) > 0).select(*log_slots, F.lit(1.0)).distinct()
     shown = log.select(*log_slots).distinct()
     warn_support(
         job,
         pl.DataFrame([tuple(r) for r in shown.collect()], schema=log_slots, orient="row"),
-        pl.DataFrame(
-            [(*tuple(r), 1.0) for r in taken.collect()], schema=policy_slots, orient="row"
-        ),
+        pl.DataFrame([tuple(r) for r in taken.collect()], schema=policy_slots, orient="row"),
     )

@@ -166,7 +166,8 @@ def evaluate(
         are split by a hash of ``round_id``; each part gives exact sums per ``by`` group,
         merged in one task into the estimates, equal to one machine's to the last bit
         (:mod:`polars_irmetrics.engines._ope`). ``ci=`` (bootstrap and normal) and
-        ``per_query=True`` give the same bits too; obp's list shape is refused.
+        ``per_query=True`` give the same bits too, as does obp's list shape (``prob``
+        and ``q_hat`` a list per round: an ``array<double>`` column).
     propensities
         Propensity-scored metrics (``ps_precision@k``, ``ps_ndcg@k``): one row per
         document or per ``position`` with its ``propensity``, a small Spark DataFrame,

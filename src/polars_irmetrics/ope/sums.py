@@ -97,7 +97,7 @@ def exact_total_over(name: str, keys: list[str]) -> pl.Expr:
     >>> s = Summary(count="n", count_expr=pl.len(), sums={"v": pl.col("v")})
     >>> frame = pl.LazyFrame({"g": [1, 1, 2], "v": [0.1, 0.2, 0.3]})
     >>> parts = s.part(frame, ["g"]).sort("g")
-    >>> parts.select(exact_total_over("v", [])).collect()["v"].to_list()
+    >>> parts.select("g", exact_total_over("v", [])).collect()["v"].to_list()
     [0.6, 0.6]
     """
     hi, lo, bad = pl.col(_hi(name)).sum(), pl.col(_lo(name)).sum(), pl.col(_bad(name)).max()
