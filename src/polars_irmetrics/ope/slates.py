@@ -55,12 +55,6 @@ __all__ = ["build_slate_plan"]
 NUM_SLOTS = f"{INTERNAL}slots"
 _IN_P = f"{INTERNAL}in_p"
 _DUP = f"{INTERNAL}dup"
-_ROUND = f"{INTERNAL}round"
-_SLOT = f"{INTERNAL}slot"
-_GROUP = f"{INTERNAL}group"
-#: Buckets of rounds drawn per numpy block of the self-normalised intervals (a block's
-#: counts are ``n_bootstrap x block``).
-_ROUNDS_BLOCK = 1024
 
 
 def _e(column: str) -> str:
