@@ -50,12 +50,12 @@ def _head(tables: dict[str, pl.DataFrame], rounds: int = 300) -> dict[str, pl.Da
 
 
 @pytest.mark.parametrize("case", BANDITS)
-def test_normal_interval_in_buckets_is_the_same_bits(frame_kind: str, case: str) -> None:
+def test_normal_interval_in_buckets_is_the_same_bits(case: str) -> None:
     tables = _tables(case, ("policy", "reward_model"))
-    for by in (None, "segment"):
-        whole = _evaluate(frame_kind, tables, MEANS, by=by, **NORMAL)
+    for by in (None, "segment"):  # the one plan of a DataFrame, the buckets of a LazyFrame
+        whole = _evaluate("DataFrame", tables, MEANS, by=by, **NORMAL)
         for buckets in (1, 3, "auto"):
-            split = _evaluate(frame_kind, tables, MEANS, by=by, buckets=buckets, **NORMAL)
+            split = _evaluate("LazyFrame", tables, MEANS, by=by, buckets=buckets, **NORMAL)
             assert split.columns == whole.columns
             assert split.equals(whole), (case, by, buckets)
         at = whole.columns.index("ips")  # the interval after its estimate, as in one plan
@@ -227,7 +227,7 @@ def test_slate_intervals_in_buckets_are_the_same_bits(
         for by in (None, "segment"):
             whole = _evaluate("DataFrame", given_tables, metrics, by=by, **kwargs)
             assert whole.columns[-5:-2] == [metrics[-1], *interval_columns(metrics[-1])]
-            for buckets in (1, 3, "auto"):
+            for buckets in (1, 3):  # "auto" is one bucket at this size
                 split = _evaluate(
                     "LazyFrame", given_tables, metrics, by=by, buckets=buckets, **kwargs
                 )
@@ -477,7 +477,7 @@ def _random_slates(rounds: int, slots: int, seed: int) -> dict[str, pl.DataFrame
     return {"log": log, "policy": policy}
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(
     rounds=st.integers(2, 30),
     slots=st.integers(1, 4),
