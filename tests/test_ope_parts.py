@@ -511,3 +511,23 @@ def test_pooled_slate_rounds_split_are_the_same_bits() -> None:
         assert (
             whole[f"{label}_lower"].item() < whole[label].item() < whole[f"{label}_upper"].item()
         )
+
+
+def test_per_query_mean_weights_are_correctly_rounded() -> None:
+    # the first pass's mean weight of slate_snips over the whole log is the exact sum of
+    # the weights divided once (polars multiplies a column by a broadcast scalar's
+    # reciprocal, a unit in the last place off, unless the divisor is a column)
+    from polars_irmetrics.ground.options import EvalOptions
+    from polars_irmetrics.metrics.registry import parse_metric_list
+    from polars_irmetrics.ope.parts import OpeTables, merge_sums, part_sums
+
+    tables = _tables("slate_standard_s2", ("policy",))
+    joined = tables["log"].join(tables["policy"], on=["round_id", "position"], suffix="_e")
+    weights = (joined["pscore_e"] / joined["pscore"]).to_list()
+    options = EvalOptions(per_query=True)
+    requests = parse_metric_list(["slate_snips"])
+    split = OpeTables(tables["log"].lazy(), tables["policy"].lazy(), None)
+    sums = part_sums(split, requests, options).collect().lazy()
+    means = merge_sums(sums, split, requests, options, warn=False).collect()
+    (column,) = [c for c in means.columns if c.endswith("slate_snips")]
+    assert means[column].to_list() == [math.fsum(weights) / len(weights)] * 3

@@ -226,7 +226,10 @@ def _mean_weights(
             mean = exact_total(f"{label}:w") / n
         else:  # the integers of every position of the group added
             count = n.sum().over(by) if by else n.sum()
-            mean = exact_total_over(f"{label}:w", by) / count
+            total = exact_total_over(f"{label}:w", by)
+            # a column over a broadcast count: polars divides a column by a scalar as a
+            # multiplication by its reciprocal (a unit in the last place off)
+            mean = total / (total * 0.0 + count)
         summary.outputs.append(mean.alias(_mean(label)))
     return PartsPlan(summary.part(rows, on), summary, on)
 
