@@ -133,7 +133,7 @@ def _by_system(t: dict[str, pl.DataFrame]) -> Parts:
 @KINDS
 @pytest.mark.parametrize("per_query", [True, False], ids=["per_query", "means"])
 @pytest.mark.parametrize("metrics", [EXPOSURE, MIXED], ids=["exposure", "mixed"])
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=3, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_systems_equal_each_system_alone(
     kind: str, metrics: list[str], per_query: bool, seed: int
@@ -156,7 +156,7 @@ def test_systems_equal_each_system_alone(
 @KINDS
 @pytest.mark.parametrize("per_query", [True, False], ids=["per_query", "means"])
 @pytest.mark.parametrize("metrics", [EXPOSURE, MIXED], ids=["exposure", "mixed"])
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=3, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_by_equals_each_segment_alone(
     kind: str, metrics: list[str], per_query: bool, seed: int
@@ -183,7 +183,7 @@ def test_by_equals_each_segment_alone(
 
 @KINDS
 @pytest.mark.parametrize("per_query", [True, False], ids=["per_query", "means"])
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=3, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_systems_and_segments_of_sampled_rankings(kind: str, per_query: bool, seed: int) -> None:
     # a stochastic run (two sampled rankings per query) of two systems in two segments:

@@ -371,14 +371,14 @@ ROUND_SETS = [
 @pytest.mark.parametrize("case", SLATES)
 @pytest.mark.parametrize(("metrics", "tables"), ROUND_SETS)
 def test_per_query_slates_in_buckets_is_the_same_bits(
-    frame_kind: str, case: str, metrics: list[str], tables: tuple[str, ...]
+    case: str, metrics: list[str], tables: tuple[str, ...]
 ) -> None:
     given_tables = _tables(case, tables)
-    for by in (None, "segment"):
-        whole = _evaluate(frame_kind, given_tables, metrics, by=by, per_query=True)
+    for by in (None, "segment"):  # the one plan of a DataFrame, the buckets of a LazyFrame
+        whole = _evaluate("DataFrame", given_tables, metrics, by=by, per_query=True)
         for buckets in (1, 3, "auto"):
             split = _evaluate(
-                frame_kind, given_tables, metrics, by=by, per_query=True, buckets=buckets
+                "LazyFrame", given_tables, metrics, by=by, per_query=True, buckets=buckets
             )
             assert split.columns == whole.columns
             assert split.equals(whole), (case, by, buckets)
