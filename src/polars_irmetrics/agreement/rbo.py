@@ -29,6 +29,7 @@ import numpy as np
 import polars as pl
 
 from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.metrics._common import divide, power
 from polars_irmetrics.metrics.scope import fixed_sum
 
 __all__ = ["RboSpec", "rbo_values"]
@@ -145,7 +146,7 @@ def _untied_values(
             pl.int_range(0, pl.col("__M").fill_null(0).first() + 1, dtype=pl.Int64).alias("__i")
         ).with_columns(
             pl.when(pl.col("__i") > 0)
-            .then(pl.lit(p).pow(pl.col("__i")) / pl.col("__i"))
+            .then(power(p, pl.col("__i").cast(pl.Float64)) / pl.col("__i"))
             .otherwise(0.0)
             .cum_sum()
             .alias("__F")
@@ -174,7 +175,7 @@ def _untied_values(
         f_s, f_l, f_f = pl.col(f"__F{_S}"), pl.col(f"__F{_L}"), pl.col("__F__f")
 
         def big_p(m: pl.Expr, p: float = p) -> pl.Expr:
-            return p * (1.0 - pl.lit(p).pow(m)) / (1.0 - p)
+            return divide(p * (1.0 - power(p, m)), 1.0 - p)
 
         seen = c * f_l - pl.col("__sum_fm")
         scale = (1.0 - p) / p
@@ -185,13 +186,13 @@ def _untied_values(
             - pl.col("__sum_fu")
             + 2.0 * (big_p(f) - big_p(l_))
             - (l_ + s - c) * (f_f - f_l)
-            + pl.lit(p).pow(f + 1.0) / (1.0 - p)
+            + divide(power(p, f + 1.0), 1.0 - p)
         )
         last = pl.col("__cs") / s
         extrapolated = scale * (
             seen
             + last * (big_p(l_) - big_p(s) - s * (f_l - f_s))
-            + (c + (l_ - s) * last) / l_ * pl.lit(p).pow(l_ + 1.0) / (1.0 - p)
+            + divide((c + (l_ - s) * last) / l_ * power(p, l_ + 1.0), 1.0 - p)
         )
         value = {
             "ext": extrapolated,
@@ -288,9 +289,9 @@ def _grid_values(
     summed = (
         pl.concat([grid, steps, *ramp_frames], how="diagonal")
         .group_by([*group, _D])
-        .agg(
-            *(pl.col(_step(n)).sum() for n in steps_needed),
-            *(pl.col(_ramp(n)).sum() for n in ramps_needed),
+        .agg(  # fixed-point sums: the rows' order in a group leaves no trace in the bits
+            *(fixed_sum(pl.col(_step(n))).alias(_step(n)) for n in steps_needed),
+            *(fixed_sum(pl.col(_ramp(n))).alias(_ramp(n)) for n in ramps_needed),
         )
         .sort([*keys, _D])
     )
@@ -357,6 +358,11 @@ def _needed(specs: Sequence[RboSpec]) -> set[str]:
     return needed
 
 
+def _over(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+    """``num / den``, each value divided (``den`` made a column of ``num``'s length)."""
+    return num / (num * 0.0 + den)
+
+
 def _one(spec: RboSpec, carry: list[str]) -> pl.Expr:
     """One RBO value of a query, inside the per-query aggregation of the depth rows."""
     p, ties = spec.p, spec.ties
@@ -364,7 +370,10 @@ def _one(spec: RboSpec, carry: list[str]) -> pl.Expr:
     d, s, long, c = pl.col(_D), pl.col(_S).first(), pl.col(_L).first(), pl.col(_C).first()
     s_row, l_row, c_row = pl.col(_S), pl.col(_L), pl.col(_C)
     p_first = p.first() if carry else p  # a per-query p: the exactness tests' cases
-    weight = p.pow(depth)
+    # one kernel for every group and engine (exp and log, not pow, whose scalar path
+    # multiplies), and divisions by a column (polars divides a column by a scalar as a
+    # multiplication by its reciprocal): the same bits however many queries the plan has
+    weight = (depth * p.log()).exp()
     if ties == "w":
         x, first = pl.col("__Xw"), 2.0 * pl.col("__Xw") / (pl.col("__WS") + pl.col("__WL"))
         den = (depth + pl.col("__WL")) / 2.0
@@ -380,23 +389,23 @@ def _one(spec: RboSpec, carry: list[str]) -> pl.Expr:
         unseen, found = pl.col("__ULa") / pl.col("__NU"), pl.col("__MXa")
     section1 = d < s_row
     section2 = (d >= s_row) & (d < l_row)
-    head = (first * weight).filter(section1).sum()
+    head = fixed_sum((first * weight).filter(section1))
     last = first.filter(d == s_row - 1).first()
-    seen = (x / den * weight).filter(section2).sum()
+    seen = fixed_sum((x / den * weight).filter(section2))
     scale = (1.0 - p_first) / p_first
     lf = long.cast(pl.Float64)
 
     def minimum() -> pl.Expr:
-        harmonic = (weight / depth).filter(d < l_row).sum()
+        harmonic = fixed_sum((weight / depth).filter(d < l_row))
         tail = c * ((1.0 / (1.0 - p_first)).log() - harmonic)
         return scale * (head + seen + tail)
 
     def maximum() -> pl.Expr:
-        found_sum = ((x + found) / den * weight).filter(section2).sum()
+        found_sum = fixed_sum(((x + found) / den * weight).filter(section2))
         f = long + s - c
         beyond = d >= l_row
-        tail = ((2.0 * depth - l_row - s_row + c_row) / depth * weight).filter(beyond).sum()
-        tail = tail + p_first.pow(f + 1) / (1.0 - p_first)
+        tail = fixed_sum(((2.0 * depth - l_row - s_row + c_row) / depth * weight).filter(beyond))
+        tail = tail + _over(((f + 1) * p_first.log()).exp(), 1.0 - p_first)
         return scale * (head + found_sum + tail)
 
     if spec.kind == "min":
@@ -405,8 +414,8 @@ def _one(spec: RboSpec, carry: list[str]) -> pl.Expr:
         return maximum()
     if spec.kind == "res":
         return maximum() - minimum()
-    extrapolated = (
-        ((d - s_row + 1).cast(pl.Float64) * unseen / den * weight).filter(section2).sum()
+    extrapolated = fixed_sum(
+        ((d - s_row + 1).cast(pl.Float64) * unseen / den * weight).filter(section2)
     )
-    tail = (c + (long - s) * last) / lf * p_first.pow(long + 1) / (1.0 - p_first)
+    tail = _over((c + (long - s) * last) / lf * ((long + 1) * p_first.log()).exp(), 1.0 - p_first)
     return scale * (head + seen + last * extrapolated + tail)
