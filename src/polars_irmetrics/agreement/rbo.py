@@ -289,9 +289,9 @@ def _grid_values(
     summed = (
         pl.concat([grid, steps, *ramp_frames], how="diagonal")
         .group_by([*group, _D])
-        .agg(  # fixed-point sums: the rows' order in a group leaves no trace in the bits
-            *(fixed_sum(pl.col(_step(n))).alias(_step(n)) for n in steps_needed),
-            *(fixed_sum(pl.col(_ramp(n))).alias(_ramp(n)) for n in ramps_needed),
+        .agg(
+            *(pl.col(_step(n)).sum() for n in steps_needed),
+            *(pl.col(_ramp(n)).sum() for n in ramps_needed),
         )
         .sort([*keys, _D])
     )
