@@ -17,11 +17,11 @@ the run (many systems against one reference).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import polars as pl
 
+from polars_irmetrics.agreement.coverage import queries_tally, warn_on_queries
 from polars_irmetrics.agreement.rbo import BA, BB, NA, NB, TA, TB, RboSpec, rbo_values
 from polars_irmetrics.errors import (
     ColumnTypeError,
@@ -35,7 +35,6 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     id_kind,
     require_columns,
-    warn_on_joint,
     with_common_ids,
     with_tally,
 )
@@ -139,8 +138,8 @@ def build_agreement_plan(
         )
         .select(*keys, *labels)
     )
-    tally = _tally(run.select(keys), raw_ref, keys)
-    checked = with_tally(checked, tally, lambda row: _warn_on_queries(row, query_id, options))
+    tally = queries_tally(run.select(keys), raw_ref, keys)
+    checked = with_tally(checked, tally, lambda row: warn_on_queries(row, query_id, options))
     # one row order (the joins' is the engine's), so the means' running sums have one order
     checked = checked.sort(keys)
     if options.per_query:
@@ -154,43 +153,6 @@ def build_agreement_plan(
             .select(*by, "num_q", *labels)
         )
     return checked.select(pl.len().cast(pl.Int64).alias("num_q"), *means)
-
-
-_RUN_QUERIES, _HELD = f"{INTERNAL}run_queries", f"{INTERNAL}held"
-
-
-def _tally(run: pl.LazyFrame, reference: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-    """One row: the run's queries, and how many of them the reference holds."""
-    held = reference.unique().with_columns(pl.lit(True).alias(_HELD))
-    return (
-        run.unique()
-        .join(held, on=keys, how="left", nulls_equal=True)
-        .select(
-            pl.len().cast(pl.Int64).alias(_RUN_QUERIES),
-            pl.col(_HELD).count().cast(pl.Int64).alias(_HELD),
-        )
-    )
-
-
-def _warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions) -> None:
-    """A run whose queries the reference mostly lacks: warned about, with what the
-    query-set policies then do (values of no meaning, or left out)."""
-    total, held = row[_RUN_QUERIES], row[_HELD]
-    fate = "are left out" if options.unjudged == "drop" else "each score 0"
-    effect = (
-        f"the {total - held} the reference lacks {fate} (unjudged={options.unjudged!r}), "
-        f"and each query of the reference the run lacks "
-        + ("is left out" if options.unretrieved == "drop" else "scores 0 (unretrieved='zero')")
-    )
-    warn_on_joint(
-        table="reference",
-        column=query_id,
-        matched=held,
-        total=total,
-        things="queries",
-        owner="run",
-        effect=effect,
-    )
 
 
 def _ordered(

@@ -64,7 +64,7 @@ CATALOGUE_METRICS = frozenset(CATALOGUE_FORMULAS)
 Frame = TypeVar("Frame")
 
 #: The tables a metric may read that the engines do not take (one machine only).
-_NOT_TAKEN = ("interactions", "item_features", "reference")
+_NOT_TAKEN = ("interactions", "item_features")
 
 
 #: Beside accuracy metrics, the exposure measures' own count of queries (as

@@ -45,6 +45,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
+from polars_irmetrics.engines._agreement import agreement_route
+from polars_irmetrics.engines._agreement_dask import agreement_frame
 from polars_irmetrics.engines._dask_coverage import (
     carried,
     carrier_meta,
@@ -114,6 +116,7 @@ def evaluate(
     groups: dd.DataFrame | None = None,
     target: dd.DataFrame | None = None,
     interactions: dd.DataFrame | None = None,
+    reference: dd.DataFrame | None = None,
     partitions: int | None = None,
     **options: Unpack[EvalKwargs],
 ) -> dd.DataFrame:
@@ -178,6 +181,13 @@ def evaluate(
         only those distinct ``doc_id`` values are gathered on the driver and handed to
         every part, not the history. Other metrics of the history (``novelty``,
         ``pop_rsp``, ``serendipity``...) are refused by name.
+    reference
+        The rank-similarity metrics (``rbo``, ``jaccard@k``, ``kendall_tau@k``,
+        ``intersection@k``, ``unexpectedness@k``...): the reference run, a Dask DataFrame, as
+        in :func:`polars_irmetrics.evaluate`. It is split by query with the run; each
+        part gives its queries' values, and the means are taken in one task over every
+        query's values: the same bits as one machine
+        (:mod:`polars_irmetrics.engines._agreement`).
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default the run's number of partitions. A part's rows are held in one worker's
@@ -267,6 +277,7 @@ def evaluate(
         tables = {"qrels": qrels, "groups": groups, "target": target, "queries": queries}
         tables |= {"labels": labels, "policy": policy, "reward_model": reward_model}
         tables |= {"propensities": propensities, "interactions": interactions}
+        tables |= {"reference": reference}
         rest, exposure = two_calls(evaluate, run, beside, tables, partitions, options)
         both = _beside(rest, exposure, beside, built)
         return persist(both) if built.progress else both
@@ -274,6 +285,20 @@ def evaluate(
     for name, table in given.items():
         if table is not None:
             _ensure_frame(table, name)
+    every = {"qrels": qrels, "queries": queries, "labels": labels, "policy": policy}
+    every |= {"reward_model": reward_model, "propensities": propensities, **given}
+    names, agreement = agreement_route("Dask", metrics, built, {**every, "reference": reference})
+    if agreement and reference is not None:
+        _ensure_frame(reference, "reference")
+        values = agreement_frame(
+            run,
+            names,
+            reference=reference,
+            count=_partitions(run, partitions),
+            options=built,
+            tag=_tag,
+        )
+        return persist(values) if built.progress else values
     if any(table is not None for table in given.values()):  # before the other routes
         check_sides("Dask", metrics, given)
     others = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}

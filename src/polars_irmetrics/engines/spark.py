@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 import pyarrow as pa
 
+from polars_irmetrics.engines._agreement import agreement_route
+from polars_irmetrics.engines._agreement_spark import agreement_frame
 from polars_irmetrics.engines._ope import ope_route
 from polars_irmetrics.engines._partition import (
     PART,
@@ -128,6 +130,7 @@ def evaluate(
     groups: DataFrame | None = None,
     target: DataFrame | None = None,
     interactions: DataFrame | None = None,
+    reference: DataFrame | None = None,
     partitions: int | None = None,
     **options: Unpack[EvalKwargs],
 ) -> DataFrame:
@@ -191,6 +194,13 @@ def evaluate(
         only those distinct ``doc_id`` values are gathered on the driver and handed to
         every part, not the history. Other metrics of the history (``novelty``,
         ``pop_rsp``, ``serendipity``...) are refused by name.
+    reference
+        The rank-similarity metrics (``rbo``, ``jaccard@k``, ``kendall_tau@k``,
+        ``intersection@k``, ``unexpectedness@k``...): the reference run, a Spark DataFrame, as
+        in :func:`polars_irmetrics.evaluate`. It is split by query with the run; each
+        part gives its queries' values, and the means are taken in one task over every
+        query's values: the same bits as one machine
+        (:mod:`polars_irmetrics.engines._agreement`).
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default ``spark.sql.shuffle.partitions``. A part's rows are held in one Python
@@ -270,12 +280,29 @@ def evaluate(
         tables = {"qrels": qrels, "groups": groups, "target": target, "queries": queries}
         tables |= {"labels": labels, "policy": policy, "reward_model": reward_model}
         tables |= {"propensities": propensities, "interactions": interactions}
+        tables |= {"reference": reference}
         rest, exposure = two_calls(evaluate, run, beside, tables, partitions, options)
         return _compute(_beside(rest, exposure, beside, built), run.sparkSession, built.progress)
     given = {"groups": groups, "target": target, "interactions": interactions}
     for name, table in given.items():
         if table is not None:
             _ensure_frame(table, name)
+    every = {"qrels": qrels, "queries": queries, "labels": labels, "policy": policy}
+    every |= {"reward_model": reward_model, "propensities": propensities, **given}
+    names, agreement = agreement_route("Spark", metrics, built, {**every, "reference": reference})
+    if agreement and reference is not None:
+        _ensure_frame(reference, "reference")
+        spark = run.sparkSession
+        result = agreement_frame(
+            run,
+            names,
+            reference=reference,
+            count=_partitions(spark, partitions),
+            options=built,
+            part=_part,
+            spark_schema=_spark_schema,
+        )
+        return _compute(result, spark, built.progress)
     if any(table is not None for table in given.values()):  # before the other routes
         check_sides("Spark", metrics, given)
     others = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}

@@ -1,0 +1,62 @@
+"""How the run's queries line up with the reference's: the warning the rank-similarity
+metrics give when the reference lacks most of the run's queries (their values then
+have no meaning, or are left out). One plan counts them over the whole run
+(:func:`queries_tally`); the Spark and Dask engines count them on the driver and warn
+with the same words (:func:`warn_on_queries`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL, warn_on_joint
+
+__all__ = ["HELD", "RUN_QUERIES", "queries_tally", "warn_on_queries"]
+
+#: The tally's columns: the run's queries, and how many of them the reference holds.
+RUN_QUERIES, HELD = f"{INTERNAL}run_queries", f"{INTERNAL}held"
+
+
+def queries_tally(run: pl.LazyFrame, reference: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """One row: the run's queries (its distinct ``keys``), and how many of them the
+    reference holds.
+
+    >>> run = pl.LazyFrame({"query_id": ["a", "b", "b"]})
+    >>> ref = pl.LazyFrame({"query_id": ["b", "c"]})
+    >>> queries_tally(run, ref, ["query_id"]).collect().row(0)
+    (2, 1)
+    """
+    held = reference.unique().with_columns(pl.lit(True).alias(HELD))
+    return (
+        run.unique()
+        .join(held, on=keys, how="left", nulls_equal=True)
+        .select(
+            pl.len().cast(pl.Int64).alias(RUN_QUERIES),
+            pl.col(HELD).count().cast(pl.Int64).alias(HELD),
+        )
+    )
+
+
+def warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions) -> None:
+    """A run whose queries the reference mostly lacks (``row``: :func:`queries_tally`'s):
+    warned about, with what the query-set policies then do (values of no meaning, or
+    left out)."""
+    total, held = row[RUN_QUERIES], row[HELD]
+    fate = "are left out" if options.unjudged == "drop" else "each score 0"
+    effect = (
+        f"the {total - held} the reference lacks {fate} (unjudged={options.unjudged!r}), "
+        f"and each query of the reference the run lacks "
+        + ("is left out" if options.unretrieved == "drop" else "scores 0 (unretrieved='zero')")
+    )
+    warn_on_joint(
+        table="reference",
+        column=query_id,
+        matched=held,
+        total=total,
+        things="queries",
+        owner="run",
+        effect=effect,
+    )

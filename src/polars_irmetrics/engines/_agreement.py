@@ -1,0 +1,225 @@
+"""The rank-similarity metrics (``rbo``, ``jaccard@k``, ``kendall_tau@k``,
+``intersection@k``, ``unexpectedness@k``...: the run against ``reference=``) on the
+engines.
+
+Both engines split the run and the reference by a hash of ``query_id`` (the engine's own
+part number, as for the ranking metrics), so that every row of a query, on both sides,
+reaches one task. Each task gives its queries' values (the one plan with
+``per_query=True`` over its rows); with ``per_query=False`` one task then averages every
+query's values as the one plan does (sorted by the keys, each metric's ``summarize``, a
+running sum in query order): :func:`polars_irmetrics.evaluate`'s result to the last bit,
+whatever the number of parts. The warning of a reference that lacks most of the run's
+queries is the whole run's: the engine counts the run's distinct query keys and those
+the reference holds (:func:`tally_keys`) and warns as one machine does.
+
+Before any task runs, :func:`prepare_agreement` builds the one-machine plan on empty
+frames of the schemas: a missing column, a wrong dtype, an unknown metric or a bad
+option is raised there with the library's usual message.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import polars as pl
+import pyarrow as pa
+
+from polars_irmetrics.agreement.coverage import HELD, RUN_QUERIES, warn_on_queries
+from polars_irmetrics.door.evaluate import evaluate_plan
+from polars_irmetrics.engines._partition import _empty, _frame, _to_arrow, check_options_read
+from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.metrics.registry import INPUTS, means, parse_metric_list, split_routes
+
+if TYPE_CHECKING:
+    from polars_irmetrics.metrics.registry import MetricRequest
+
+__all__ = [
+    "AgreementJob",
+    "agreement_finish",
+    "agreement_part",
+    "agreement_route",
+    "prepare_agreement",
+    "warn_on_reference",
+]
+
+#: The tables an engine's evaluate takes that the rank-similarity metrics do not read.
+_NOT_READ = (
+    "qrels",
+    "queries",
+    "labels",
+    "policy",
+    "reward_model",
+    "propensities",
+    "groups",
+    "target",
+    "interactions",
+)
+
+
+def agreement_route(
+    engine: str, metrics: str | Iterable[str], options: EvalOptions, tables: Mapping[str, object]
+) -> tuple[tuple[str, ...], bool]:
+    """The metric names as a tuple and whether they are the rank-similarity metrics
+    (``reference=``), the tables checked against them as :func:`polars_irmetrics.evaluate`
+    checks them: another table beside them is refused by name, and a mix with other
+    metrics with one machine's message.
+
+    Examples
+    --------
+    >>> agreement_route("Spark", ["rbo"], EvalOptions(), {"reference": object()})
+    (('rbo',), True)
+    >>> agreement_route("Dask", ["rbo"], EvalOptions(), {"reference": 1, "qrels": 1})
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: qrels= is not read by the rank-similarity ...
+    """
+    names = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    requests = parse_metric_list(names)
+    routes = split_routes(requests)  # one machine's refusal of a mix
+    if "reference" not in routes:
+        if tables.get("reference") is not None:
+            raise MetricParameterError(
+                "reference= holds the run that rank-similarity metrics (rbo, jaccard@k, "
+                "kendall_tau@k...) compare with, and no metric asked for reads it: drop "
+                "reference=, or ask for one of them (in a call of its own)"
+            )
+        return names, False
+    if tables.get("reference") is None:
+        what, keyword = INPUTS["reference"]
+        raise MetricParameterError(
+            f"metric {requests[0][0]!r} reads {what}: pass {keyword}=... to "
+            f"polars_irmetrics.{engine.lower()}.evaluate"
+        )
+    for name in _NOT_READ:
+        if tables.get(name) is not None:
+            raise InvalidValueError(
+                f"{name}= is not read by the rank-similarity metrics (rbo, jaccard@k, "
+                f"kendall_tau@k, intersection@k...): they read the run and reference=; "
+                f"drop {name}="
+            )
+    # an option none of the metrics reads is refused, as irm.evaluate refuses it
+    check_options_read(options, names, labels=False)
+    return names, True
+
+
+@dataclass(frozen=True)
+class AgreementJob:
+    """One evaluation of the rank-similarity metrics, resolved on the driver (it
+    pickles): the schemas of the two split tables, of a part's per-query rows and of
+    the result."""
+
+    metrics: tuple[str, ...]
+    options: EvalOptions
+    run_schema: pl.Schema
+    reference_schema: pl.Schema
+    per_query_schema: pl.Schema
+    result_schema: pl.Schema
+
+    def __getstate__(self) -> dict[str, object]:
+        """The job as it travels: the parsed requests stay behind."""
+        return {k: v for k, v in self.__dict__.items() if k != "requests"}
+
+    @functools.cached_property
+    def requests(self) -> list[tuple[str, MetricRequest]]:
+        """``(label, request)`` for each metric column, parsed once per process."""
+        return parse_metric_list(self.metrics)
+
+    @property
+    def keys(self) -> list[str]:
+        """The per-query rows' keys: the ``by`` keys, then the query id."""
+        return [*self.options.by_keys, self.options.query_id]
+
+
+def prepare_agreement(
+    run: pa.Schema, reference: pa.Schema, metrics: Iterable[str], options: EvalOptions
+) -> AgreementJob:
+    """Check everything that can be checked without the data, on the driver: the one
+    plan built on empty frames of the schemas (raising the library's errors for columns,
+    dtypes, metric names and options).
+
+    Examples
+    --------
+    >>> run = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+    ...                  ("score", pa.float64())])
+    >>> list(prepare_agreement(run, run, ["rbo"], EvalOptions()).result_schema)
+    ['num_q', 'rbo']
+    """
+    given = tuple(metrics)
+    requests = parse_metric_list(given)
+    options = options.replace(buckets=None, partitioned_by=None)
+    empty_run, empty_reference = _empty(run).lazy(), _empty(reference).lazy()
+
+    def schema(per_query: bool) -> pl.Schema:
+        plan = evaluate_plan(
+            empty_run,
+            requests,
+            {"reference": empty_reference},
+            options.replace(per_query=per_query),
+        )
+        return plan.collect_schema()
+
+    return AgreementJob(
+        metrics=given,
+        options=options,
+        run_schema=empty_run.collect_schema(),
+        reference_schema=empty_reference.collect_schema(),
+        per_query_schema=schema(True),
+        result_schema=schema(options.per_query),
+    )
+
+
+def agreement_part(job: AgreementJob, run: pa.Table, reference: pa.Table | None) -> pa.Table:
+    """One part's per-query values (every row of its queries, from both tables; the
+    reference without rows in this part is an empty frame of its schema). The part's
+    own warning of the reference's queries is not given: the whole run's is the
+    driver's (:func:`warn_on_reference`)."""
+
+    def frame(table: pa.Table | None, schema: pl.Schema) -> pl.LazyFrame:
+        if table is None:
+            return pl.LazyFrame(schema=schema)
+        return _frame(table).lazy().select(pl.col(c).cast(t) for c, t in schema.items())
+
+    plan = evaluate_plan(
+        frame(run, job.run_schema),
+        job.requests,
+        {"reference": frame(reference, job.reference_schema)},
+        job.options.replace(per_query=True),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)
+        values = plan.collect()
+    return _to_arrow(values, job.per_query_schema)
+
+
+def agreement_finish(job: AgreementJob, per_query: pa.Table) -> pa.Table:
+    """The means of every part's per-query values (:func:`agreement_part`), as the one
+    plan takes them: sorted by the keys, one row per ``by`` group (sorted), ``num_q``
+    and each metric's ``summarize``."""
+    by = list(job.options.by_keys)
+    frame = _frame(per_query).select(pl.col(c).cast(t) for c, t in job.per_query_schema.items())
+    frame = frame.sort(job.keys)
+    summaries = means(job.requests)
+    if by:
+        out = frame.group_by(by, maintain_order=True).agg(summaries).sort(by)
+    else:
+        out = frame.select(summaries)
+    return _to_arrow(out.select(job.result_schema.names()), job.result_schema)
+
+
+def warn_on_reference(job: AgreementJob, total: int, held: int) -> None:
+    """The whole run's warning when the reference lacks most of its queries: ``total``
+    distinct query keys of the run (the ``by`` keys and the query id), ``held`` of them
+    in the reference (on its keys: the ``by`` keys it has and the query id)."""
+    warn_on_queries({RUN_QUERIES: total, HELD: held}, job.options.query_id, job.options)
+
+
+def reference_keys(job: AgreementJob) -> list[str]:
+    """The keys a run's query is found by in the reference: the ``by`` keys the
+    reference has (the others: one reference serves every group), then the query id."""
+    shared = [k for k in job.options.by_keys if k in job.reference_schema]
+    return [*shared, job.options.query_id]

@@ -1,0 +1,107 @@
+"""The rank-similarity metrics on Spark (:mod:`polars_irmetrics.engines._agreement`).
+
+The run and the reference (their columns the plan reads) are paired by query hash
+(:func:`~polars_irmetrics.engines._spark_pairs.paired_map`: ``repartition`` on the
+engine's part number, one ``mapInArrow`` task per partition), each task giving its
+queries' values; for the means they go to one partition, where one task averages them.
+The whole run's query keys and those the reference holds are counted on the driver for
+the warning. :mod:`polars_irmetrics.engines.spark` computes the result at the call and
+passes its own part number and schema functions (this module does not import it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+import polars as pl
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
+
+from polars_irmetrics.engines._agreement import (
+    AgreementJob,
+    agreement_finish,
+    agreement_part,
+    prepare_agreement,
+    reference_keys,
+    warn_on_reference,
+)
+from polars_irmetrics.engines._partition import arrow_schema
+from polars_irmetrics.engines._spark_pairs import PartOf, carrying, paired_map
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL
+
+__all__ = ["agreement_frame"]
+
+#: ``(schema, keys) -> Spark schema`` with the non-key columns renamed (the engine's).
+SparkSchema = Callable[[pl.Schema, tuple[str, ...]], StructType]
+
+
+def agreement_frame(
+    run: DataFrame,
+    metrics: Iterable[str],
+    *,
+    reference: DataFrame,
+    count: int,
+    options: EvalOptions,
+    part: PartOf,
+    spark_schema: SparkSchema,
+) -> DataFrame:
+    """:func:`polars_irmetrics.spark.evaluate`'s result for the rank-similarity metrics,
+    not yet computed (module doc); the warning of the reference's queries is given now."""
+    job = prepare_agreement(
+        to_arrow_schema(run.schema), to_arrow_schema(reference.schema), metrics, options
+    )
+    _warn(job, run, reference)
+    query_id = job.options.query_id
+    keys = tuple(job.keys)
+    values_schema = spark_schema(job.per_query_schema, keys)
+
+    def evaluate(runs: pa.Table, other: pa.Table | None) -> pa.Table:
+        return carrying(agreement_part, job, runs, other)
+
+    values = paired_map(
+        run.select(*job.run_schema.names()),
+        reference.select(*job.reference_schema.names()),
+        evaluate,
+        query_id=query_id,
+        count=count,
+        part=part,
+        schema=values_schema,
+        prefix="r",
+    )
+    if job.options.per_query:
+        return values.orderBy(*keys).toDF(*job.per_query_schema)
+    names = list(job.per_query_schema)
+    rows = pa.schema(
+        field.with_name(name)
+        for field, name in zip(
+            arrow_schema(job.per_query_schema), values_schema.names, strict=True
+        )
+    )
+    result_schema = spark_schema(job.result_schema, tuple(job.options.by_keys))
+
+    def everything(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = pa.Table.from_batches(list(batches), schema=rows).rename_columns(names)
+        result = carrying(agreement_finish, job, table)
+        yield from result.rename_columns(result_schema.names).to_batches()
+
+    # one partition holds every query's values: one result, even for none
+    finished = values.repartition(1).mapInArrow(everything, result_schema)
+    return finished.toDF(*job.result_schema)
+
+
+def _warn(job: AgreementJob, run: DataFrame, reference: DataFrame) -> None:
+    """The warning of a reference that lacks most of the run's queries, from the whole
+    run's distinct query keys and those the reference holds (on its keys)."""
+    on = reference_keys(job)
+    held = f"{INTERNAL}held"
+    found = reference.select(*(F.col(c).alias(f"{INTERNAL}r_{c}") for c in on)).distinct()
+    found = found.withColumn(held, F.lit(1))
+    keys = run.select(*job.keys).distinct()
+    same = [keys[c].eqNullSafe(found[f"{INTERNAL}r_{c}"]) for c in on]  # nulls match
+    joined = keys.join(found, same, how="left")
+    row = joined.agg(F.count(F.lit(1)).alias("total"), F.count(held).alias("held")).collect()[0]
+    warn_on_reference(job, int(row["total"]), int(row["held"]))

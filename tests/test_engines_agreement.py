@@ -1,0 +1,102 @@
+"""The rank-similarity metrics (``reference=``) on Spark and Dask: the one plan's bits,
+means and per-query values, with ``by=``, and the whole run's warning when the
+reference lacks most of its queries."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
+
+from .test_agreement import runs_with_ties as _runs
+from .test_engines_recsys42 import _engine
+
+#: Every kind of rank similarity: RBO (ties too), set overlaps, the tau measures,
+#: RecTools' and RePlay's metrics against a reference model.
+METRICS = [
+    "rbo",
+    "rbo(p=0.8)@10",
+    "jaccard@5",
+    "overlap@5",
+    "kendall_tau@10",
+    "tau_ap@10",
+    "intersection@5",
+    "unexpectedness@5",
+]
+
+
+def _one_plan(run: pl.DataFrame, reference: pl.DataFrame, **kw: Any) -> pl.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)
+        out = irm.evaluate(run, METRICS, reference=reference, **kw)
+    assert isinstance(out, pl.DataFrame)
+    return out
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_rank_similarity_on_engines_gives_the_one_plans_bits(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame, back = _engine(engine, request)
+    run, reference = _runs(3)
+    frames = frame(run), frame(reference)
+    for options in ({}, {"by": "segment"}, {"by": "segment", "per_query": True}):
+        whole = _one_plan(run, reference, **options)
+        got = back(evaluate(frames[0], METRICS, reference=frames[1], partitions=3, **options))
+        if options.get("per_query"):  # Dask gives the rows in task order
+            got = got.sort("segment", "query_id")
+        assert got.columns == whole.columns, options
+        assert got.cast(whole.schema).equals(whole), options
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_warn_of_a_reference_lacking_the_runs_queries(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # the reference holds 2 of the run's 40 queries: one machine's words, once, from the
+    # whole run (each part alone holds some of them)
+    evaluate, frame, back = _engine(engine, request)
+    run, reference = _runs(5)
+    reference = reference.filter(pl.col("query_id").is_in(["q04", "q05"]))
+    with pytest.warns(CoverageWarning) as expected:
+        irm.evaluate(run, ["rbo"], reference=reference)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        back(evaluate(frame(run), ["rbo"], reference=frame(reference), partitions=3))
+    said = [str(w.message) for w in caught if issubclass(w.category, CoverageWarning)]
+    assert said == [str(expected[0].message)]
+    assert said[0].startswith("reference= holds only 2 of the 40 queries of the run")
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_refuse_tables_the_rank_similarity_metrics_do_not_read(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame, _ = _engine(engine, request)
+    run, reference = _runs(7)
+    name = "Spark" if engine == "spark" else "Dask"
+    with pytest.raises(MetricParameterError, match=re.escape(
+        "metric 'rbo' reads a reference run (the ranking each query's is compared with): "
+        f"pass reference=... to polars_irmetrics.{name.lower()}.evaluate"
+    )):  # fmt: skip
+        evaluate(frame(run), ["rbo"])
+    with pytest.raises(InvalidValueError, match=re.escape(
+        "qrels= is not read by the rank-similarity metrics (rbo, jaccard@k, kendall_tau@k, "
+        "intersection@k...): they read the run and reference=; drop qrels="
+    )):  # fmt: skip
+        evaluate(frame(run), ["rbo"], reference=frame(reference), qrels=frame(run))
+    with pytest.raises(MetricParameterError, match=re.escape(
+        "reference= holds the run that rank-similarity metrics (rbo, jaccard@k, "
+        "kendall_tau@k...) compare with, and no metric asked for reads it"
+    )):  # fmt: skip
+        evaluate(frame(run), ["ndcg@5"], qrels=frame(run), reference=frame(reference))
+    with pytest.raises(MetricParameterError, match=re.escape(
+        "metrics 'rbo' and 'ndcg@5' are computed from different tables"
+    )):  # fmt: skip
+        evaluate(frame(run), ["rbo", "ndcg@5"], reference=frame(reference))
