@@ -46,9 +46,18 @@ def test_rank_similarity_on_engines_gives_the_one_plans_bits(
     evaluate, frame, back = _engine(engine, request)
     run, reference = _runs(3)
     frames = frame(run), frame(reference)
-    for options in ({}, {"by": "segment"}, {"by": "segment", "per_query": True}):
-        whole = _one_plan(run, reference, **options)
-        got = back(evaluate(frames[0], METRICS, reference=frames[1], partitions=3, **options))
+    # by= keys both sides have; systems= the reference lacks (one reference for each)
+    alone = frame(reference.drop("segment"))
+    for options, other in (
+        ({}, frames[1]),
+        ({"by": "segment"}, frames[1]),
+        ({"by": "segment", "per_query": True}, frames[1]),
+        ({"systems": "segment"}, alone),
+        ({"systems": "segment", "per_query": True}, alone),
+    ):
+        given = reference if other is frames[1] else reference.drop("segment")
+        whole = _one_plan(run, given, **options)
+        got = back(evaluate(frames[0], METRICS, reference=other, partitions=3, **options))
         if options.get("per_query"):  # Dask gives the rows in task order
             got = got.sort("segment", "query_id")
         assert got.columns == whole.columns, options
