@@ -364,7 +364,7 @@ def test_kendall_tau_is_scipys_over_shared_documents(
         assert got == pytest.approx(want, abs=1e-12)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(rankings, scores, rankings, scores, st.sampled_from([0.5, 0.8, 0.9, 0.95]))
 def test_rbo_properties(
     a: list[str], sa: list[int], b: list[str], sb: list[int], p: float

@@ -50,10 +50,8 @@ def test_rank_similarity_on_engines_gives_the_one_plans_bits(
     alone = frame(reference.drop("segment"))
     for options, other in (
         ({}, frames[1]),
-        ({"by": "segment"}, frames[1]),
         ({"by": "segment", "per_query": True}, frames[1]),
         ({"systems": "segment"}, alone),
-        ({"systems": "segment", "per_query": True}, alone),
     ):
         given = reference if other is frames[1] else reference.drop("segment")
         whole = _one_plan(run, given, **options)

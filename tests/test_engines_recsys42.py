@@ -195,7 +195,7 @@ ENGINE_CASES = [
 ]
 
 
-_PER_QUERY_CASES = ("ee-groups-sampled", "segregation", "catalogue", "mixed")
+_PER_QUERY_CASES = ("ee-groups-sampled", "mixed")
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
@@ -206,7 +206,7 @@ def test_exposure_on_engines_gives_the_one_plans_bits(
     evaluate, frame, back = _engine(engine, request)
     for case, metrics, reads, tables in ENGINE_CASES:
         frames = {name: frame(tables[name]) for name in ("run", *reads)}
-        # the means of every case; the per-query values (the same parts) of four
+        # the means of every case; the per-query values (the same parts) of two
         for per_query in (False, True)[: 2 if case in _PER_QUERY_CASES else 1]:
             whole = _one_plan(tables, metrics, reads, per_query=per_query)
             out = evaluate(

@@ -26,7 +26,7 @@ def test_equals_statsmodels(correction: str, values: list[float]) -> None:
     _equals_statsmodels(correction, values)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(values=st.lists(p_value, min_size=1, max_size=40))
 def test_holm_equals_statsmodels(values: list[float]) -> None:
     # fewer examples: statsmodels' holm takes about 80 ms a call (the others 0.05 ms);

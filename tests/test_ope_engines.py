@@ -118,7 +118,7 @@ def test_the_estimates_are_exact_sums_in_any_row_order() -> None:
     assert whole["ips"].item() == pytest.approx(math.fsum(terms) / len(terms), rel=1e-15)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(
     rounds=st.integers(1, 40),
     actions=st.integers(1, 4),

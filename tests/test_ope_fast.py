@@ -142,7 +142,7 @@ def _exploded(listed: pl.DataFrame, value: str) -> pl.DataFrame:
     )
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(tables=_logs(), segments=st.booleans())
 def test_random_logs_give_the_long_forms_bits(
     tables: tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame], segments: bool

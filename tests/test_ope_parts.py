@@ -111,7 +111,7 @@ def test_normal_interval_worked_example() -> None:
         assert out["ips_upper"].item() == pytest.approx(2.0 / 3.0 + half, rel=1e-12)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(
     rounds=st.integers(1, 40),
     actions=st.integers(1, 4),
