@@ -358,11 +358,6 @@ def _needed(specs: Sequence[RboSpec]) -> set[str]:
     return needed
 
 
-def _over(num: pl.Expr, den: pl.Expr) -> pl.Expr:
-    """``num / den``, each value divided (``den`` made a column of ``num``'s length)."""
-    return num / (num * 0.0 + den)
-
-
 def _one(spec: RboSpec, carry: list[str]) -> pl.Expr:
     """One RBO value of a query, inside the per-query aggregation of the depth rows."""
     p, ties = spec.p, spec.ties
@@ -405,7 +400,7 @@ def _one(spec: RboSpec, carry: list[str]) -> pl.Expr:
         f = long + s - c
         beyond = d >= l_row
         tail = fixed_sum(((2.0 * depth - l_row - s_row + c_row) / depth * weight).filter(beyond))
-        tail = tail + _over(((f + 1) * p_first.log()).exp(), 1.0 - p_first)
+        tail = tail + divide(((f + 1) * p_first.log()).exp(), 1.0 - p_first)
         return scale * (head + found_sum + tail)
 
     if spec.kind == "min":
@@ -417,5 +412,5 @@ def _one(spec: RboSpec, carry: list[str]) -> pl.Expr:
     extrapolated = fixed_sum(
         ((d - s_row + 1).cast(pl.Float64) * unseen / den * weight).filter(section2)
     )
-    tail = _over((c + (long - s) * last) / lf * ((long + 1) * p_first.log()).exp(), 1.0 - p_first)
+    tail = divide((c + (long - s) * last) / lf * ((long + 1) * p_first.log()).exp(), 1.0 - p_first)
     return scale * (head + seen + last * extrapolated + tail)

@@ -148,8 +148,9 @@ def fsum_ranked(s: Scope, term: pl.Expr, where: pl.Expr, k: int | None) -> pl.Ex
     return fsum(s, term, where & ranked(s, k))
 
 
-def divide(num: pl.Expr, den: float) -> pl.Expr:
-    """``num / den`` for a constant ``den``, correctly rounded.
+def divide(num: pl.Expr, den: float | pl.Expr) -> pl.Expr:
+    """``num / den`` for a constant ``den`` (or a scalar expression: an aggregate, a
+    literal), correctly rounded.
 
     polars divides a column of floats by a constant as a multiplication by the
     constant's reciprocal, which can be off by one unit in the last place (6 / 10 gives

@@ -38,6 +38,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
+from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.checks import WHERE, Check, warning_unsupported
@@ -226,10 +227,9 @@ def _mean_weights(
             mean = exact_total(f"{label}:w") / n
         else:  # the integers of every position of the group added
             count = n.sum().over(by) if by else n.sum()
-            total = exact_total_over(f"{label}:w", by)
-            # a column over a broadcast count: polars divides a column by a scalar as a
-            # multiplication by its reciprocal (a unit in the last place off)
-            mean = total / (total * 0.0 + count)
+            # divided value by value: polars divides a column by a broadcast scalar as
+            # a multiplication by its reciprocal (a unit in the last place off)
+            mean = divide(exact_total_over(f"{label}:w", by), count)
         summary.outputs.append(mean.alias(_mean(label)))
     return PartsPlan(summary.part(rows, on), summary, on)
 
