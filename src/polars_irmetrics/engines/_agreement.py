@@ -19,7 +19,6 @@ option is raised there with the library's usual message.
 
 from __future__ import annotations
 
-import functools
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -30,13 +29,19 @@ import pyarrow as pa
 
 from polars_irmetrics.agreement.coverage import HELD, RUN_QUERIES, warn_on_queries
 from polars_irmetrics.door.evaluate import evaluate_plan
-from polars_irmetrics.engines._partition import _empty, _frame, _to_arrow, check_options_read
+from polars_irmetrics.engines._partition import (
+    ParsedJob,
+    _empty,
+    _frame,
+    _to_arrow,
+    check_options_read,
+)
 from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import INPUTS, means, parse_metric_list, split_routes
 
 if TYPE_CHECKING:
-    from polars_irmetrics.metrics.registry import MetricRequest
+    pass
 
 __all__ = [
     "AgreementJob",
@@ -108,7 +113,7 @@ def agreement_route(
 
 
 @dataclass(frozen=True)
-class AgreementJob:
+class AgreementJob(ParsedJob):
     """One evaluation of the rank-similarity metrics, resolved on the driver (it
     pickles): the schemas of the two split tables, of a part's per-query rows and of
     the result."""
@@ -119,15 +124,6 @@ class AgreementJob:
     reference_schema: pl.Schema
     per_query_schema: pl.Schema
     result_schema: pl.Schema
-
-    def __getstate__(self) -> dict[str, object]:
-        """The job as it travels: the parsed requests stay behind."""
-        return {k: v for k, v in self.__dict__.items() if k != "requests"}
-
-    @functools.cached_property
-    def requests(self) -> list[tuple[str, MetricRequest]]:
-        """``(label, request)`` for each metric column, parsed once per process."""
-        return parse_metric_list(self.metrics)
 
     @property
     def keys(self) -> list[str]:

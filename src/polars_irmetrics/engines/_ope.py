@@ -32,7 +32,6 @@ there by the library, with its usual message.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -41,7 +40,13 @@ import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics.door.evaluate import evaluate_plan
-from polars_irmetrics.engines._partition import _empty, _frame, _to_arrow, check_options_read
+from polars_irmetrics.engines._partition import (
+    ParsedJob,
+    _empty,
+    _frame,
+    _to_arrow,
+    check_options_read,
+)
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
@@ -55,7 +60,7 @@ from polars_irmetrics.ope.parts import (
 )
 
 if TYPE_CHECKING:
-    from polars_irmetrics.metrics.registry import MetricRequest
+    pass
 
 __all__ = [
     "PROB",
@@ -79,7 +84,7 @@ PROB = "prob"
 
 
 @dataclass(frozen=True)
-class OpeJob:
+class OpeJob(ParsedJob):
     """One off-policy evaluation, resolved on the driver (it pickles): the schemas of
     the three tables, of a part's sums and of the result."""
 
@@ -94,15 +99,6 @@ class OpeJob:
     #: ``per_query=True``: the merged sums' schema (each ``by`` group's mean weight),
     #: which the second pass reads (:func:`ope_rows`); else the result's.
     merged_schema: pl.Schema
-
-    def __getstate__(self) -> dict[str, object]:
-        """The job as it travels: the parsed requests stay behind (parsed again once)."""
-        return {k: v for k, v in self.__dict__.items() if k != "requests"}
-
-    @functools.cached_property
-    def requests(self) -> list[tuple[str, MetricRequest]]:
-        """``(label, request)`` for each metric column, parsed once per process."""
-        return parse_metric_list(self.metrics)
 
     @property
     def listed(self) -> bool:

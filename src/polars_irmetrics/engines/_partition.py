@@ -29,7 +29,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, ClassVar, NoReturn
 
 import polars as pl
 import pyarrow as pa
@@ -50,6 +50,7 @@ __all__ = [
     "PART",
     "CarriedError",
     "Job",
+    "ParsedJob",
     "arrow_schema",
     "as_polars_frame",
     "attribute_columns",
@@ -76,8 +77,27 @@ class CarriedError(RuntimeError):
     """A library error raised inside a task, its class and message in its text."""
 
 
+class ParsedJob:
+    """What every engine job shares: it travels to the workers as metric names
+    (``metrics``), and :attr:`requests` is parsed once per process. The cached
+    attributes named in ``_CACHED`` stay behind when the job is pickled."""
+
+    metrics: tuple[str, ...]
+    _CACHED: ClassVar[tuple[str, ...]] = ("requests",)
+
+    def __getstate__(self) -> dict[str, object]:
+        """The job as it travels: its cached attributes stay behind (made again once)."""
+        return {k: v for k, v in self.__dict__.items() if k not in self._CACHED}
+
+    @functools.cached_property
+    def requests(self) -> list[tuple[str, MetricRequest]]:
+        """``(label, request)`` for each metric column, in the result's order: parsed once
+        per process."""
+        return parse_metric_list(self.metrics)
+
+
 @dataclass(frozen=True)
-class Job:
+class Job(ParsedJob):
     """One evaluation, resolved on the driver and shipped to every task (it pickles).
 
     ``run_only_by`` are the ``by`` keys the judgments lack: each of their groups is
@@ -98,16 +118,6 @@ class Job:
     #: The small side tables (``groups=``, ``target=``) every part reads whole: they
     #: travel with the job (:mod:`polars_irmetrics.engines._sides`).
     sides: tuple[tuple[str, pa.Table], ...] = ()
-
-    def __getstate__(self) -> dict[str, object]:
-        """The job as it travels: the parsed requests stay behind (parsed again once)."""
-        return {k: v for k, v in self.__dict__.items() if k != "requests"}
-
-    @functools.cached_property
-    def requests(self) -> list[tuple[str, MetricRequest]]:
-        """``(label, request)`` for each metric column, in the result's order: parsed once
-        per process (the job travels to the workers as metric names)."""
-        return parse_metric_list(self.metrics)
 
     def tables(self, qrels: pl.LazyFrame | None) -> dict[str, pl.LazyFrame | None]:
         """The tables of one part's plan: its judgments and the side tables, whole."""

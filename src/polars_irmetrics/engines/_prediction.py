@@ -29,7 +29,6 @@ the schemas: a missing column, a wrong dtype or an unknown metric is raised ther
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -38,7 +37,7 @@ import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics.door.evaluate import evaluate_plan
-from polars_irmetrics.engines._partition import _empty, _frame, _to_arrow
+from polars_irmetrics.engines._partition import ParsedJob, _empty, _frame, _to_arrow
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
@@ -53,7 +52,7 @@ from polars_irmetrics.prediction.parts import (
 from polars_irmetrics.prediction.statistics import needs_means, needs_scale
 
 if TYPE_CHECKING:
-    from polars_irmetrics.metrics.registry import MetricRequest
+    pass
 
 __all__ = [
     "PredictionJob",
@@ -68,7 +67,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class PredictionJob:
+class PredictionJob(ParsedJob):
     """One evaluation of prediction metrics, resolved on the driver (it pickles).
 
     ``part_schema`` is what a part gives: per-query values (``per_query``) or
@@ -97,15 +96,6 @@ class PredictionJob:
         """This job after its next first pass: its parts reading ``means`` (that pass's
         result)."""
         return replace(self, means=means, first_pass=self.first_pass[1:])
-
-    def __getstate__(self) -> dict[str, object]:
-        """The job as it travels: the parsed requests stay behind (parsed again once)."""
-        return {k: v for k, v in self.__dict__.items() if k != "requests"}
-
-    @functools.cached_property
-    def requests(self) -> list[tuple[str, MetricRequest]]:
-        """``(label, request)`` for each metric column, parsed once per process."""
-        return parse_metric_list(self.metrics)
 
 
 def reads_predictions(metrics: str | Iterable[str]) -> bool:

@@ -23,20 +23,26 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics.door.evaluate import evaluate_plan
-from polars_irmetrics.engines._partition import _empty, _frame, _to_arrow, check_options_read
+from polars_irmetrics.engines._partition import (
+    ParsedJob,
+    _empty,
+    _frame,
+    _to_arrow,
+    check_options_read,
+)
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
 from polars_irmetrics.offline.propensity import PsPlan, prepare_propensity
 
 if TYPE_CHECKING:
-    from polars_irmetrics.metrics.registry import MetricRequest
+    pass
 
 __all__ = ["PsJob", "prepare_ps", "ps_finish", "ps_part", "ps_route"]
 
@@ -82,7 +88,7 @@ def ps_route(
 
 
 @dataclass(frozen=True)
-class PsJob:
+class PsJob(ParsedJob):
     """One evaluation of the propensity-scored metrics, resolved on the driver (it
     pickles, the propensities with it): the schemas of the two split tables, of a part's
     rows and of the result."""
@@ -94,15 +100,8 @@ class PsJob:
     propensities: pl.DataFrame
     part_schema: pl.Schema
     result_schema: pl.Schema
-
-    def __getstate__(self) -> dict[str, object]:
-        """The job as it travels: the parsed requests and the plan stay behind."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("requests", "plan")}
-
-    @functools.cached_property
-    def requests(self) -> list[tuple[str, MetricRequest]]:
-        """``(label, request)`` for each metric column, parsed once per process."""
-        return parse_metric_list(self.metrics)
+    #: the plan stays behind too (built again once per process)
+    _CACHED: ClassVar[tuple[str, ...]] = ("requests", "plan")
 
     @functools.cached_property
     def plan(self) -> PsPlan:
