@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
-from polars_irmetrics.metrics._common import check_number
+from polars_irmetrics.metrics._common import check_number, divide
 from polars_irmetrics.metrics.collection import (
     COOCCURRENCE,
     FEATURES,
@@ -31,7 +31,7 @@ from polars_irmetrics.metrics.collection import (
     CollectionScope,
     SimMeasure,
 )
-from polars_irmetrics.metrics.scope import Scope
+from polars_irmetrics.metrics.scope import Scope, exact_mean, fixed_sum
 from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params, ParamValue, Route
 
 __all__ = ["RECSYS_METRICS", "collection_only"]
@@ -70,8 +70,9 @@ def _counts(s: CollectionScope, p: Params) -> pl.Expr:
 
 def _distributional_coverage(s: CollectionScope, p: Params) -> CollectionFormula:
     counts = _counts(s, p)
-    share = counts / counts.sum()
-    return CollectionFormula("rows", 0.0 - (share * share.log(2)).sum())  # 0.0, not -0.0
+    share = divide(counts, counts.sum())
+    # each term in [-0.531, 0]: a fixed-point sum, the same bits in any row order
+    return CollectionFormula("rows", 0.0 - fixed_sum(share * share.log(2)))  # 0.0, not -0.0
 
 
 def _gini_index(s: CollectionScope, p: Params) -> CollectionFormula:
@@ -101,7 +102,8 @@ def _novelty(s: CollectionScope, p: Params) -> CollectionFormula:
     # under unseen_items='recommenders' (the plan refuses it otherwise): Microsoft
     # Recommenders counts such a row 0 and still divides by every row.
     counted = self_information.fill_null(0.0)
-    return CollectionFormula("rows", counted.filter(s.top(p.k)).mean())
+    # -log2 of a share of at least one interaction: finite, below 64
+    return CollectionFormula("rows", exact_mean(counted.filter(s.top(p.k)), bounded=True))
 
 
 def _sim_measure(p: Params, metric: str) -> SimMeasure:
@@ -125,15 +127,17 @@ def _intra_list_diversity(s: CollectionScope, p: Params) -> CollectionFormula:
 def _serendipity(s: CollectionScope, p: Params) -> CollectionFormula:
     similarity = s.history_similarity_by(_sim_measure(p, "serendipity"))
     surprise = (1.0 - similarity) * s.relevance
-    return CollectionFormula("users", surprise.filter(s.top(p.k)).mean())
+    return CollectionFormula("users", exact_mean(surprise.filter(s.top(p.k))))
 
 
 def _average_popularity(s: CollectionScope, p: Params) -> CollectionFormula:
+    # whole numbers: a float sum is exact in any order (below 2**53)
     return CollectionFormula("users", s.popularity.filter(s.top(p.k)).mean())
 
 
 def _long_tail_share(s: CollectionScope, p: Params) -> CollectionFormula:
     tail = (~s.in_head(p.number("head"))).cast(pl.Float64)
+    # zeros and ones: a float sum is exact in any order
     return CollectionFormula("users", tail.filter(s.top(p.k)).mean())
 
 

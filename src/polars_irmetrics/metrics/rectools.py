@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
-from polars_irmetrics.metrics._common import fsum, num_rel, rel_ret, relevant
+from polars_irmetrics.metrics._common import divide, fsum, num_rel, rel_ret, relevant
 from polars_irmetrics.metrics.collection import CollectionFormula, CollectionScope
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Metric, Param, Params
@@ -86,7 +86,7 @@ def _beta(p: Params) -> float:
 def _f1_beta(s: Scope, p: Params) -> pl.Expr:
     b2 = _beta(p) ** 2
     tp = rel_ret(s, p, p.k)
-    precision = tp / _k(p, "f1_beta")
+    precision = divide(tp, _k(p, "f1_beta"))
     recall = pl.when(num_rel(s, p) > 0).then(tp / num_rel(s, p)).otherwise(0.0)
     den = b2 * precision + recall
     return pl.when(den > 0).then((1.0 + b2) * precision * recall / den).otherwise(0.0)
@@ -195,7 +195,7 @@ def _deep(p: Params, metric: str = "sufficient_reco") -> bool:
 def _sufficient_reco(s: CollectionScope, p: Params) -> CollectionFormula:
     k = _k(p, "sufficient_reco")
     filled = s.top(p.k).sum().cast(pl.Float64)
-    value = (filled / k).clip(upper_bound=1.0) if _deep(p) else (filled >= k).cast(pl.Float64)
+    value = divide(filled, k).clip(upper_bound=1.0) if _deep(p) else (filled >= k).cast(pl.Float64)
     return CollectionFormula("users", value)
 
 

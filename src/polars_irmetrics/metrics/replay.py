@@ -30,8 +30,10 @@ from __future__ import annotations
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.collection import CollectionFormula, CollectionScope
 from polars_irmetrics.metrics.recsys import collection_only
+from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.metrics.spec import Metric, Param, Params, ParamValue
 
 __all__ = ["REPLAY_METRICS"]
@@ -52,7 +54,11 @@ def _surprisal(s: CollectionScope, p: Params) -> CollectionFormula:
     n = s.history_users
     # an item the interactions never saw is as surprising as can be (RePlay: weight 1)
     weight = (n / s.item_users).log(2) / n.log(2)
-    return CollectionFormula("users", weight.fill_null(1.0).filter(s.top(p.k)).sum() / _k(p))
+    # each weight in [0, 1] once the interactions have two users (a fixed-point sum, the
+    # same bits in any row order); with one, log2(N) = 0 and the value is NaN, as theirs
+    total = fixed_sum(weight.fill_null(1.0).filter(s.top(p.k)))
+    value = pl.when(n > 1.0).then(divide(total, _k(p))).otherwise(float("nan"))
+    return CollectionFormula("users", value)
 
 
 def _check_column(value: ParamValue) -> ParamValue:
@@ -67,7 +73,7 @@ def _check_column(value: ParamValue) -> ParamValue:
 def _categorical_diversity(s: CollectionScope, p: Params) -> CollectionFormula:
     column = p.choice("category")
     distinct = s.category(column).filter(s.top(p.k)).n_unique().cast(pl.Float64)
-    return CollectionFormula("users", distinct / _k(p))
+    return CollectionFormula("users", divide(distinct, _k(p)))
 
 
 REPLAY_METRICS: tuple[Metric, ...] = (

@@ -28,7 +28,16 @@ import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 
-__all__ = ["FIXED_LIMIT", "PlanScope", "Scope", "TableScope", "beyond_fixed", "fixed_sum"]
+__all__ = [
+    "FIXED_LIMIT",
+    "PlanScope",
+    "Scope",
+    "TableScope",
+    "beyond_fixed",
+    "exact_mean",
+    "exact_sum",
+    "fixed_sum",
+]
 
 
 class Scope(ABC):
@@ -169,6 +178,51 @@ def fixed_sum(value: pl.Expr) -> pl.Expr:
     return counts.sum().cast(pl.Float64) / _SCALE
 
 
+def exact_sum(value: pl.Expr) -> pl.Expr:
+    """Group context: the sum of ``value`` (nulls as 0), the same bits in any row order.
+
+    A :func:`fixed_sum`, unless a value is too large for it or not finite
+    (:func:`beyond_fixed`): then a float sum, which keeps a NaN or an infinity (its
+    last bit may then depend on the order; such a value is refused or documented
+    wherever one can arise).
+
+    Examples
+    --------
+    A float sum depends on the order of its terms; this one does not:
+
+    >>> import polars as pl
+    >>> terms = [0.1, 0.7, 0.2, 0.3]
+    >>> frame = pl.DataFrame({"x": terms + terms[::-1], "g": [0] * 4 + [1] * 4})
+    >>> frame.group_by("g").agg(pl.col("x").sum()).sort("g")["x"].to_list()
+    [1.2999999999999998, 1.3]
+    >>> frame.group_by("g").agg(exact_sum(pl.col("x"))).sort("g")["x"].to_list()
+    [1.3, 1.3]
+    """
+    value = value.cast(pl.Float64)
+    return pl.when(beyond_fixed(value).any()).then(value.sum()).otherwise(fixed_sum(value))
+
+
+def exact_mean(value: pl.Expr, *, bounded: bool = False) -> pl.Expr:
+    """Group context: the mean of the non-null values of ``value``, the same bits in
+    any row order and however many groups the aggregation holds (:func:`exact_sum`
+    divided by the count; null when there is no value). ``bounded``: every value is
+    finite and below :data:`FIXED_LIMIT` by construction, so the sum is a
+    :func:`fixed_sum` without the check (cheaper).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> frame = pl.DataFrame({"x": [0.1, 0.2, None, 0.3]})
+    >>> frame.select(exact_mean(pl.col("x"))).item()  # (0.1 + 0.2 + 0.3) / 3
+    0.19999999999999998
+    >>> frame.head(0).select(exact_mean(pl.col("x"))).item() is None
+    True
+    """
+    count = value.count()
+    total = fixed_sum(value) if bounded else exact_sum(value)
+    return pl.when(count > 0).then(total / count.cast(pl.Float64))
+
+
 def _product_above(value: pl.Expr) -> pl.Expr:
     return value.cast(pl.Float64).cum_prod().shift(1, fill_value=1.0)
 
@@ -248,10 +302,9 @@ class TableScope(Scope):
 
     def sum(self, term: pl.Expr, where: pl.Expr | None = None) -> pl.Expr:
         value = term.cast(pl.Float64)
-        value = value if where is None else pl.when(where).then(value)
         # a user's group-by has no data checks to refuse huge or NaN terms: fall back
         # to a float sum instead (which keeps a NaN)
-        return pl.when(beyond_fixed(value).any()).then(value.sum()).otherwise(fixed_sum(value))
+        return exact_sum(value if where is None else pl.when(where).then(value))
 
     def sorted_desc(self, value: pl.Expr) -> pl.Expr:
         return value.sort(descending=True, nulls_last=True)

@@ -28,7 +28,12 @@ item features), one lazy polars query:
    user, looked up in it (0 for a pair no user shares).
 4. **Two group-bys**: per ``by`` group over the rows (coverage, entropy, Gini,
    novelty, and the checks' counts), and per (``by``, user) then per ``by`` group (the
-   per-user metrics' means), joined on the ``by`` keys.
+   per-user metrics' means), joined on the ``by`` keys. Every float sum and mean is a
+   fixed-point sum (:func:`~polars_irmetrics.metrics.scope.exact_sum`) and every
+   division by a constant divides each value
+   (:func:`~polars_irmetrics.metrics._common.divide`): a group's value has the same
+   bits in any row order and beside any other groups (a float sum in the order the
+   joins left the rows moved the last bits from one run to the next).
 5. The checks raise (:mod:`.checks`) when the plan runs; nothing is collected before.
 """
 
@@ -69,6 +74,7 @@ from polars_irmetrics.metrics.collection import (
     CollectionScope,
 )
 from polars_irmetrics.metrics.registry import MetricRequest, check_inputs
+from polars_irmetrics.metrics.scope import exact_mean, exact_sum, fixed_sum
 from polars_irmetrics.recsys.checks import Recount, flag, flag_columns, raise_on_flags, shown
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
 from polars_irmetrics.recsys.vectors import pair_similarity_by_sums, vector_sums
@@ -237,6 +243,8 @@ def build_recsys_plan(
         if any(f.absent is not None for _, f in formulas):
             user_exprs.append(pl.col(USERS).first().alias(_USERS_OF))
         per_user = rows.group_by([*by, user]).agg(user_exprs)
+        if summaries:  # running sums (agg=): in the users' order, not the group-by's
+            per_user = per_user.sort([*by, user])
         means = [
             summaries[label].alias(label) if label in summaries else _user_mean(label, f)
             for label, f in formulas
@@ -328,9 +336,10 @@ def _user_mean(label: str, formula: CollectionFormula) -> pl.Expr:
     formula with ``absent``) over the users of the interactions, those without
     recommendations counting ``absent``."""
     if formula.absent is None:
-        return pl.col(label).mean()
+        return exact_mean(pl.col(label))
     users = pl.col(_USERS_OF).first()
-    return (pl.col(label).sum() + (users - pl.col(label).count()) * formula.absent) / users
+    total = exact_sum(pl.col(label)) + (users - pl.col(label).count()) * formula.absent
+    return total / users
 
 
 def _aggregate(frame: pl.LazyFrame, by: list[str], exprs: list[pl.Expr]) -> pl.LazyFrame:
@@ -723,7 +732,7 @@ def _pair_cooccurrence(
     return (
         pairs.join(cooccurrence, on=[*keys, item, _OTHER], how="left", nulls_equal=True)
         .group_by([*by, user])
-        .agg(pl.col(_SIM).fill_null(0.0).sum())
+        .agg(fixed_sum(pl.col(_SIM)))  # each in [0, 1]
     )
 
 
@@ -749,7 +758,7 @@ def _history_cooccurrence(
         .join(history, on=[*keys, user], how="inner", nulls_equal=True)
         .join(cooccurrence, on=[*keys, item, _OTHER], how="left", nulls_equal=True)
         .group_by([*by, user, item])
-        .agg(similarity.mean().alias(_HISTORY_COOC))
+        .agg(exact_mean(similarity, bounded=True).alias(_HISTORY_COOC))
     )
 
 

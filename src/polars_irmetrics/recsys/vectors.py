@@ -4,7 +4,10 @@ from them (the identity behind intra-list diversity), with the self-join it repl
 For unit vectors ``u_i = v_i / |v_i|``, expanding the square gives
 ``sum_{i != j} cos(v_i, v_j) = |sum_i u_i|^2 - sum_i |u_i|^2``: a sum of vectors per
 group instead of every pair of the group's rows. Exact up to float rounding
-(``tests/test_recsys.py`` compares it with every pair).
+(``tests/test_recsys.py`` compares it with every pair). Every sum is a fixed-point sum
+(:func:`~polars_irmetrics.metrics.scope.fixed_sum`; a unit vector's entries lie in
+[-1, 1]): the same bits in any row order, so a user's value does not depend on how
+the plan's joins ordered the rows.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import polars as pl
 
 from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.metrics.scope import fixed_sum
 
 __all__ = ["pair_similarity_by_self_join", "pair_similarity_by_sums", "vector_sums"]
 
@@ -25,7 +29,8 @@ def vector_sums(
     frame: pl.LazyFrame, keys: list[str], vector: str, width: int | None = None
 ) -> pl.LazyFrame:
     """Per ``keys`` group, the element-wise sum of the ``vector`` lists (a list column
-    named ``vector``).
+    named ``vector``, of unit vectors: each sum a fixed-point sum, whose terms must be
+    finite and below :data:`~polars_irmetrics.metrics.scope.FIXED_LIMIT`).
 
     With the vectors' length ``width`` known from the schema (an ``Array`` column), one
     group-by sums entry ``j`` of every vector for each ``j``; otherwise (a ``List``
@@ -33,13 +38,15 @@ def vector_sums(
     summed by (group, position): about 8 times slower (``benchmarks/results_recsys.md``).
     """
     if width is not None:
-        entries = [pl.col(vector).list.get(j).sum() for j in range(width)]
+        entries = [fixed_sum(pl.col(vector).list.get(j)) for j in range(width)]
         return frame.group_by(keys).agg(pl.concat_list(entries).alias(vector))
     entries_frame = frame.select(
         *keys, vector, pl.int_ranges(pl.col(vector).list.len()).alias(_DIM)
     )
     by_dim = (
-        entries_frame.explode([vector, _DIM]).group_by([*keys, _DIM]).agg(pl.col(vector).sum())
+        entries_frame.explode([vector, _DIM])
+        .group_by([*keys, _DIM])
+        .agg(fixed_sum(pl.col(vector)))
     )
     return by_dim.group_by(keys).agg(pl.col(vector).sort_by(_DIM))
 
@@ -52,7 +59,7 @@ def pair_similarity_by_sums(
     vectors' length, when the schema tells it (:func:`vector_sums`)."""
     square = (pl.col(unit) * pl.col(unit)).list.sum()
     sums = vector_sums(frame, keys, unit, width).select(*keys, square.alias(_SUM))
-    own = frame.group_by(keys).agg(square.sum().alias(_SQUARES))
+    own = frame.group_by(keys).agg(fixed_sum(square).alias(_SQUARES))
     return sums.join(own, on=keys, how="inner", nulls_equal=True).select(
         *keys, (pl.col(_SUM) - pl.col(_SQUARES)).alias("pair_similarity_sum")
     )
