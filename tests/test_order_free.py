@@ -13,7 +13,8 @@ every table and evaluate one group or query alone, and compare the bits.
 Before (2026-11-29): every beyond-accuracy metric of a recommendation table averaged
 over users or rows in the group-by's order (``novelty``, ``intra_list_diversity``,
 ``serendipity``, ``surprisal``, ``distributional_coverage``, ``long_tail_share``...),
-and ``f1_beta@k`` divided by ``k`` as a constant.
+``f1_beta@k`` divided by ``k`` as a constant, and fusion added a document's runs, the
+``sum`` and ``zmuv`` normalisations and the trained methods' rates in that order too.
 """
 
 from __future__ import annotations
@@ -201,3 +202,63 @@ def test_a_querys_accuracy_values_do_not_depend_on_the_other_queries() -> None:
         mine = pl.col("query_id") == query
         part = _call(run.filter(mine), metrics, {"qrels": qrels.filter(mine)}, per_query=True)
         assert part.equals(whole.filter(mine)), query
+
+
+def _runs() -> dict[str, pl.DataFrame]:
+    """Three runs over 30 queries, normal scores, overlapping documents."""
+    runs = {}
+    for name, seed in (("a", 1), ("b", 2), ("c", 3)):
+        rng = np.random.default_rng(seed)
+        rows = []
+        for q in range(30):
+            docs = rng.choice(200, size=int(rng.integers(1, 40)), replace=False)
+            rows += [(f"q{q:02d}", f"d{d}", float(rng.normal())) for d in docs]
+        runs[name] = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
+    return runs
+
+
+RUNS = _runs()
+WEIGHTS = {"weights": [0.5, 0.3, 0.2]}
+#: (method, its parameters): every fusion method, and each score normalisation
+FUSIONS: list[tuple[str, dict[str, Any]]] = [
+    *(
+        (m, {})
+        for m in ("rrf", "isr", "log_isr", "logn_isr", "bordafuse", "condorcet", "sum", "mnz")
+    ),
+    *((m, {}) for m in ("max", "min", "med", "anz")),
+    ("rbc", {"phi": 0.8}),
+    ("gmnz", {"gamma": 0.7}),
+    *((m, WEIGHTS) for m in ("w_bordafuse", "w_condorcet", "wsum", "wmnz", "mixed")),
+    *(("sum", {"norm": n}) for n in ("zmuv", "sum", "max", "min-max", "rank", "borda")),
+]
+
+
+def _shuffled(runs: dict[str, pl.DataFrame], seed: int) -> dict[str, pl.DataFrame]:
+    return {k: v.sample(fraction=1.0, shuffle=True, seed=seed) for k, v in runs.items()}
+
+
+@pytest.mark.parametrize(("method", "params"), FUSIONS, ids=[f"{m}-{p}" for m, p in FUSIONS])
+def test_fused_scores_are_order_free(method: str, params: dict[str, Any]) -> None:
+    # the contributions of a document's runs were added in the order the group-by met
+    # them (rrf, sum and mnz moved in their last bits, which can reorder near ties),
+    # and the sum and zmuv normalisations' window sums and means likewise
+    whole = irm.fuse(RUNS, method, **params)
+    for seed in (1, 2):
+        assert irm.fuse(_shuffled(RUNS, seed), method, **params).equals(whole), seed
+
+
+@pytest.mark.parametrize("method", ["probfuse", "segfuse", "posfuse", "bayesfuse", "mapfuse"])
+def test_fitted_fusion_is_order_free(method: str) -> None:
+    # the fitted probabilities added the queries' rates in the group-by's order
+    every = pl.concat(RUNS.values()).select("query_id", "doc_id").unique(maintain_order=True)
+    qrels = every.with_columns(
+        relevance=(pl.col("doc_id").str.slice(1).cast(pl.Int64) % 3 == 0).cast(pl.Int64)
+    )
+    extra = {"n_segments": 5} if method == "probfuse" else {}
+    fitted = irm.fit_fusion(RUNS, method, qrels=qrels, **extra)
+    whole = irm.fuse(RUNS, method, fitted=fitted)
+    for seed in (1, 2):
+        shuffled = qrels.sample(fraction=1.0, shuffle=True, seed=seed)
+        again = irm.fit_fusion(_shuffled(RUNS, seed), method, qrels=shuffled, **extra)
+        assert again.equals(fitted), seed
+        assert irm.fuse(_shuffled(RUNS, seed), method, fitted=fitted).equals(whole), seed

@@ -50,6 +50,7 @@ from polars_irmetrics.fusion.options import FusionOptions, Weights
 from polars_irmetrics.ground.auto import choose
 from polars_irmetrics.ground.buckets import Buckets, check_buckets, evaluate_in_buckets
 from polars_irmetrics.ground.progress import check_progress
+from polars_irmetrics.metrics.scope import exact_sum
 
 __all__ = ["build_fusion", "fuse", "prepare"]
 
@@ -189,8 +190,8 @@ def _condorcet(long: pl.LazyFrame, weighted: bool, q: str, d: str) -> pl.LazyFra
         pairs.filter(pl.col(_X) != pl.col(_Y))
         .group_by(q, _X, _Y)
         .agg(
-            (x_vote.cast(pl.Float64) * pl.col(WEIGHT)).sum().alias("__irmf_vx"),
-            (y_vote.cast(pl.Float64) * pl.col(WEIGHT)).sum().alias("__irmf_vy"),
+            exact_sum(x_vote.cast(pl.Float64) * pl.col(WEIGHT)).alias("__irmf_vx"),
+            exact_sum(y_vote.cast(pl.Float64) * pl.col(WEIGHT)).alias("__irmf_vy"),
         )
         .group_by(q, _X)
         .agg(

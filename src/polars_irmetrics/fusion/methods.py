@@ -82,6 +82,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
+from polars_irmetrics.metrics.scope import exact_sum
 
 __all__ = [
     "FUSION_METHODS",
@@ -191,7 +192,7 @@ def _borda_points(_: Params) -> pl.Expr:
 
 
 def _sum(v: pl.Expr, _: Params) -> pl.Expr:
-    return v.sum()
+    return exact_sum(v)
 
 
 def _count() -> pl.Expr:
@@ -199,7 +200,7 @@ def _count() -> pl.Expr:
 
 
 def _wsum(v: pl.Expr, _: Params) -> pl.Expr:
-    return (v * _col(WEIGHT)).sum()
+    return exact_sum(v * _col(WEIGHT))
 
 
 _PAPERS = {
@@ -251,7 +252,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["isr"],
         "rank",
         _isr,
-        lambda v, _: v.sum() * _count(),
+        lambda v, _: exact_sum(v) * _count(),
         aliases=("inverse_square_rank",),
     ),
     FusionMethod(
@@ -260,7 +261,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["isr"],
         "rank",
         _isr,
-        lambda v, _: v.sum() * _count().log(),
+        lambda v, _: exact_sum(v) * _count().log(),
     ),
     FusionMethod(
         "logn_isr",
@@ -268,7 +269,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["isr"],
         "rank",
         _isr,
-        lambda v, p: v.sum() * (_count() + p["sigma"]).log(),
+        lambda v, p: exact_sum(v) * (_count() + p["sigma"]).log(),
         params=(_SIGMA,),
     ),
     FusionMethod(
@@ -328,7 +329,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["fox"],
         "score",
         _score,
-        lambda v, _: v.sum() * _count(),
+        lambda v, _: exact_sum(v) * _count(),
         aliases=("combmnz", "comb_mnz"),
     ),
     FusionMethod(
@@ -364,7 +365,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["fox"],
         "score",
         _score,
-        lambda v, _: v.sum() / _count(),
+        lambda v, _: exact_sum(v) / _count(),
         aliases=("combanz", "comb_anz"),
     ),
     FusionMethod(
@@ -373,7 +374,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["joon"],
         "score",
         _score,
-        lambda v, p: v.sum() * _count().pow(p["gamma"]),
+        lambda v, p: exact_sum(v) * _count().pow(p["gamma"]),
         aliases=("combgmnz", "comb_gmnz"),
         params=(_GAMMA,),
     ),
@@ -393,7 +394,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["wmnz"],
         "score",
         _score,
-        lambda v, _: v.sum() * _col(WEIGHT).sum(),
+        lambda v, _: exact_sum(v) * exact_sum(_col(WEIGHT)),
         aliases=("weighted_mnz",),
         weighted=True,
     ),
@@ -403,7 +404,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["mixed"],
         "score",
         _score,
-        lambda v, _: (v * _col(WEIGHT)).sum() * _count().sqrt(),
+        lambda v, _: exact_sum(v * _col(WEIGHT)) * _count().sqrt(),
         weighted=True,
     ),
     FusionMethod(
@@ -449,7 +450,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["bayesfuse"],
         "fitted",
         _fitted,
-        lambda v, _: v.sum() + (_col(RUNS_OF_QUERY).first() - _count()) * MIN_LOG_ODDS,
+        lambda v, _: exact_sum(v) + (_col(RUNS_OF_QUERY).first() - _count()) * MIN_LOG_ODDS,
         aliases=("bayes_fuse",),
     ),
     FusionMethod(

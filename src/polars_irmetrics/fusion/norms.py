@@ -27,6 +27,7 @@ from collections.abc import Callable
 import polars as pl
 
 from polars_irmetrics.errors import UnknownMetricError
+from polars_irmetrics.metrics.scope import exact_mean, exact_sum
 
 __all__ = ["NORMS", "normalise", "resolve_norm"]
 
@@ -53,11 +54,13 @@ def _max(s: pl.Expr, by: list[str]) -> pl.Expr:
 
 def _sum(s: pl.Expr, by: list[str]) -> pl.Expr:
     low = s.min().over(by)
-    return (s - low) / _floor(s.sum().over(by) - low * pl.len().over(by))
+    return (s - low) / _floor(exact_sum(s).over(by) - low * pl.len().over(by))
 
 
 def _zmuv(s: pl.Expr, by: list[str]) -> pl.Expr:
-    return (s - s.mean().over(by)) / _floor(s.std(ddof=0).over(by))
+    mean = exact_mean(s).over(by)
+    std = exact_mean((s - mean) ** 2).over(by).sqrt()  # population (ddof 0), as numpy's
+    return (s - mean) / _floor(std)
 
 
 #: Score normalisations computed from the scores alone (``rank`` and ``borda`` use

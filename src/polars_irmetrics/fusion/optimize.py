@@ -30,6 +30,7 @@ from polars_irmetrics.fusion.train import _judgments
 from polars_irmetrics.ground.buckets import Buckets, check_buckets, evaluate_in_buckets
 from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric, parse_metric_list
+from polars_irmetrics.metrics.scope import exact_sum, exact_sum_horizontal
 
 __all__ = ["grid_points", "optimize_fusion"]
 
@@ -139,18 +140,20 @@ def _fused_score(method: str, n: int) -> pl.Expr:
     w = [pl.col(f"__irmf_w{i}") for i in range(n)]
     p = pl.col(_PARAM)
     filled = [x.fill_null(0.0) for x in v]
+    # exact sums, the bits of fuse's (metrics.scope.exact_sum over a document's runs)
+    total = exact_sum_horizontal
     if method in ("wsum", "w_bordafuse"):
-        return pl.sum_horizontal([wi * vi for wi, vi in zip(w, filled, strict=True)])
+        return total([wi * vi for wi, vi in zip(w, filled, strict=True)])
     if method == "wmnz":
         present = [wi * vi.is_not_null().cast(pl.Float64) for wi, vi in zip(w, v, strict=True)]
-        return pl.sum_horizontal(filled) * pl.sum_horizontal(present)
+        return total(filled) * total(present)
     if method == "mixed":
-        weighted = pl.sum_horizontal([wi * vi for wi, vi in zip(w, filled, strict=True)])
+        weighted = total([wi * vi for wi, vi in zip(w, filled, strict=True)])
         return weighted * pl.col(_CNT).sqrt()
     if method == "rrf":
-        return pl.sum_horizontal([(1.0 / (p + x)).fill_null(0.0) for x in v])
+        return total([(1.0 / (p + x)).fill_null(0.0) for x in v])
     if method == "rbc":
-        return pl.sum_horizontal([((1.0 - p) * p.pow(x - 1.0)).fill_null(0.0) for x in v])
+        return total([((1.0 - p) * p.pow(x - 1.0)).fill_null(0.0) for x in v])
     if method == "gmnz":
         return pl.col(_SUM) * pl.col(_CNT).pow(p)
     return pl.col(_SUM) * (pl.col(_CNT) + p).log()  # logn_isr
@@ -295,7 +298,7 @@ def optimize_fusion(
     wide = long.group_by(q, d).agg(
         *per_run,
         pl.len().cast(pl.Float64).alias(_CNT),
-        pl.col(VALUE).sum().alias(_SUM),
+        exact_sum(pl.col(VALUE)).alias(_SUM),  # the same bits in any row order
         *flags_for(names, present),
     )
     wide_schema = pl.Schema(

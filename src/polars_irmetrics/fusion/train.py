@@ -40,6 +40,7 @@ from polars_irmetrics.fusion.methods import (
 )
 from polars_irmetrics.fusion.norms import resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions
+from polars_irmetrics.metrics.scope import fixed_sum
 
 __all__ = ["fit_fusion"]
 
@@ -189,7 +190,7 @@ def fit_fusion(
             per_query.group_by(RUN, q, _SEG)
             .agg(rate.alias("__irmf_rate"))
             .group_by(RUN, _SEG)
-            .agg(pl.col("__irmf_rate").sum())
+            .agg(fixed_sum(pl.col("__irmf_rate")))  # rates in [0, 1], in any order
         )
         grid = queries.join(
             pl.LazyFrame({_SEG: list(range(count))}, schema={_SEG: pl.Int64}), how="cross"

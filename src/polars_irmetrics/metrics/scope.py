@@ -36,6 +36,7 @@ __all__ = [
     "beyond_fixed",
     "exact_mean",
     "exact_sum",
+    "exact_sum_horizontal",
     "fixed_sum",
 ]
 
@@ -200,6 +201,27 @@ def exact_sum(value: pl.Expr) -> pl.Expr:
     """
     value = value.cast(pl.Float64)
     return pl.when(beyond_fixed(value).any()).then(value.sum()).otherwise(fixed_sum(value))
+
+
+def exact_sum_horizontal(terms: list[pl.Expr]) -> pl.Expr:
+    """Per row: the sum of ``terms`` (nulls as 0) with the bits :func:`exact_sum` gives
+    the same values as rows of a group (a fixed-point sum, or a float sum, in the order
+    given, where a term is too large for it or not finite).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> frame = pl.DataFrame({"a": [0.1], "b": [0.7], "c": [0.2], "d": [0.3]})
+    >>> frame.select(pl.sum_horizontal("a", "b", "c", "d")).item()  # in column order
+    1.2999999999999998
+    >>> frame.select(exact_sum_horizontal([pl.col(c) for c in "abcd"])).item()
+    1.3
+    """
+    values = [term.cast(pl.Float64).fill_null(0.0) for term in terms]
+    counts = [(value * _SCALE).floor().cast(pl.Int128, strict=False) for value in values]
+    fixed = pl.sum_horizontal(counts).cast(pl.Float64) / _SCALE
+    beyond = pl.any_horizontal([beyond_fixed(value) for value in values])
+    return pl.when(beyond).then(pl.sum_horizontal(values)).otherwise(fixed)
 
 
 def exact_mean(value: pl.Expr, *, bounded: bool = False) -> pl.Expr:
