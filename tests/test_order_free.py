@@ -20,6 +20,7 @@ over users or rows in the group-by's order (``novelty``, ``intra_list_diversity`
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -262,3 +263,43 @@ def test_fitted_fusion_is_order_free(method: str) -> None:
         again = irm.fit_fusion(_shuffled(RUNS, seed), method, qrels=shuffled, **extra)
         assert again.equals(fitted), seed
         assert irm.fuse(_shuffled(RUNS, seed), method, fitted=fitted).equals(whole), seed
+
+
+def _harvest_log() -> pl.DataFrame:
+    """Three rankers over 200 queries of 8 documents (the first in one order, the others
+    shuffled), three impressions each, clicks falling with the rank."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for q in range(200):
+        docs = [f"d{d}" for d in rng.choice(50, size=8, replace=False)]
+        for ranker in ("A", "B", "C"):
+            order = docs if ranker == "A" else list(rng.permutation(docs))
+            for i, d in enumerate(order):
+                rows += [
+                    (f"q{q}", d, i + 1, int(rng.random() < 0.5 / (i + 1)), ranker)
+                    for _ in range(3)
+                ]
+    return pl.DataFrame(
+        rows, schema=["query_id", "doc_id", "rank", "clicked", "ranker"], orient="row"
+    )
+
+
+@pytest.mark.parametrize("method", ["em", "harvest"])
+def test_position_bias_is_order_free(method: str) -> None:
+    # EM added each iteration's statistics in the group-by's row order (numpy's
+    # bincount), and harvesting its interventional sets' rates likewise: the same log
+    # gave other last bits from one call to the next
+    if method == "em":
+        log = pl.read_parquet(Path(irm.__file__).parent / "data" / "interactions.parquet").select(
+            pl.col("session_id").alias("query_id"),
+            pl.col("item_id").alias("doc_id"),
+            pl.col("position").alias("rank"),
+            "clicked",
+        )
+        extra: dict[str, Any] = {}
+    else:
+        log, extra = _harvest_log(), {"ranker": "ranker"}
+    whole = irm.position_bias(log, method=method, **extra)
+    for seed in (1, 2, 3):
+        shuffled = log.sample(fraction=1.0, shuffle=True, seed=seed)
+        assert irm.position_bias(shuffled, method=method, **extra).equals(whole), seed

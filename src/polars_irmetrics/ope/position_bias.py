@@ -72,6 +72,7 @@ from scipy.optimize import minimize
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.validate import check_numeric, require_columns
+from polars_irmetrics.metrics.scope import exact_sum
 
 __all__ = ["position_bias"]
 
@@ -282,6 +283,9 @@ def position_bias(
             (pl.col("c").is_null() | ~pl.col("c").is_in([0.0, 1.0])).sum().alias("bad"),
         )
         .with_columns(pl.col("pair").rank("dense").cast(pl.Int64).alias("pair_index") - 1)
+        # the iterations add the statistics in this order (numpy's bincount): one order
+        # for any order of the log's rows, so the same bits on every call
+        .sort("pair_index", "position")
         .collect()
     )
     _refuse_bad_rows(
@@ -532,7 +536,7 @@ def _harvest(
         cell.join(cell.select("pair", pl.col("position").alias("other")), on="pair")
         .filter(pl.col("position") != pl.col("other"))
         .group_by("position", "other")
-        .agg(pl.col("c").sum(), pl.col("not_c").sum())
+        .agg(exact_sum(pl.col("c")), exact_sum(pl.col("not_c")))  # in any row order
         .sort("position", "other")
     )
     harvested_cells = cell.join(
