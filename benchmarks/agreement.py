@@ -9,6 +9,8 @@ built once in memory (not timed). Timed, best of ``--repeats``:
   documents per query, half of them from the run);
 * ``irm.evaluate(run.lazy(), ["rbo@100"], reference=ref).collect()`` (ext, ties='a');
 * the four kinds in one plan (``rbo(kind='ext'|'min'|'max'|'res')@100``);
+* with ``--buckets N``, ``rbo@100`` out of core in N buckets (both tables written to
+  Parquet by a hash of the query, each bucket one plan);
 * the reference implementation (Corsi & Urbano's ``rbo.py``, ``--reference-rbo PATH``:
   ``git show HEAD:rbo/Python/rbo.py`` of julian-urbano/sigir2024-rbo) over a sample of
   ``--sample`` queries (rankings from ``extract_ranking``, built beforehand, not timed),
@@ -84,6 +86,9 @@ def main() -> None:
     parser.add_argument("--reference-rbo", default=None)
     parser.add_argument("--sample", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--buckets", type=int, default=None, help="also time rbo@depth out of core in N buckets"
+    )
     args = parser.parse_args()
     run, ref, qrels = build(args.queries, args.depth, args.ties, args.seed)
     depth = args.depth
@@ -101,6 +106,13 @@ def main() -> None:
             lambda: irm.evaluate(lazy, kinds, reference=lazy_ref).collect(), args.repeats
         ),
     }
+    if args.buckets:
+        timings[f"rbo@{depth}, buckets={args.buckets}"] = best(
+            lambda: irm.evaluate(
+                lazy, [f"rbo@{depth}"], reference=lazy_ref, buckets=args.buckets
+            ).collect(),
+            args.repeats,
+        )
     if args.reference_rbo:
         spec = importlib.util.spec_from_file_location("rbo_reference", args.reference_rbo)
         if spec is None or spec.loader is None:

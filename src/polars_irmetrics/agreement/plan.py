@@ -42,7 +42,7 @@ from polars_irmetrics.metrics.agreement import rbo_p
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 
-__all__ = ["build_agreement_plan"]
+__all__ = ["agreement_means", "build_agreement_plan"]
 
 _DOC, _POS, _T, _B = (f"{INTERNAL}doc", f"{INTERNAL}pos", f"{INTERNAL}t", f"{INTERNAL}b")
 _PA, _PB = f"{INTERNAL}pa", f"{INTERNAL}pb"
@@ -56,9 +56,16 @@ def build_agreement_plan(
     reference: pl.LazyFrame,
     requests: Requests,
     options: EvalOptions,
+    *,
+    warn: bool = True,
+    groups: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Per-query similarity (``options.per_query``), keyed by ``(by..., query_id)``, or
-    its means per ``by`` group with ``num_q``; lazy, nothing collected.
+    its means per ``by`` group with ``num_q``; lazy, nothing collected. ``warn``: the
+    warning of a reference that lacks most of the run's queries (a part of a split run
+    does not give it: it holds some of them). ``groups``: the ``by`` groups a reference
+    without those keys serves (default: the run's; a part of a split run is given the
+    whole run's, so that a query only the reference holds is scored for every group).
 
     Examples
     --------
@@ -109,13 +116,14 @@ def build_agreement_plan(
     run_side = _ordered(run, keys, doc_id, *sides[0])
     ref_side = _ordered(reference, ref_keys, doc_id, *sides[1])
     missing = [key for key in by if key not in ref_schema]
+    every = run.select(missing).unique() if groups is None else groups.select(missing).unique()
     if missing:  # one reference for every group of the run
-        ref_side = ref_side.join(run.select(missing).unique(), how="cross")
+        ref_side = ref_side.join(every, how="cross")
     checks = _checks(run, reference, keys, ref_keys, query_id, doc_id, sides)
     labels = [label for label, _ in requests]
     raw_ref = reference.select(*ref_keys)
     if missing:
-        raw_ref = raw_ref.join(run.select(missing).unique(), how="cross")
+        raw_ref = raw_ref.join(every, how="cross")
     per_query = _query_set(run.select(keys), raw_ref, keys, options)
     cut = [(label, r) for label, r in requests if r.metric.name != _INTERSECTION]
     for cutoff, group in _by_cutoff(cut).items():
@@ -138,21 +146,30 @@ def build_agreement_plan(
         )
         .select(*keys, *labels)
     )
-    tally = queries_tally(run.select(keys), raw_ref, keys)
-    checked = with_tally(checked, tally, lambda row: warn_on_queries(row, query_id, options))
+    if warn:
+        tally = queries_tally(run.select(keys), raw_ref, keys)
+        checked = with_tally(checked, tally, lambda row: warn_on_queries(row, query_id, options))
     # one row order (the joins' is the engine's), so the means' running sums have one order
     checked = checked.sort(keys)
     if options.per_query:
         return checked
+    return agreement_means(checked, requests, by)
+
+
+def agreement_means(values: pl.LazyFrame, requests: Requests, by: list[str]) -> pl.LazyFrame:
+    """The means of per-query ``values`` sorted by ``(by..., query_id)``: per ``by``
+    group (sorted) ``num_q`` and each metric's ``summarize`` (a running sum in query
+    order: the same bits however the values were split)."""
+    labels = [label for label, _ in requests]
     means = [request.summarize(label) for label, request in requests]
     if by:
         return (
-            checked.group_by(by)
+            values.group_by(by)
             .agg(pl.len().cast(pl.Int64).alias("num_q"), *means)
             .sort(by)
             .select(*by, "num_q", *labels)
         )
-    return checked.select(pl.len().cast(pl.Int64).alias("num_q"), *means)
+    return values.select(pl.len().cast(pl.Int64).alias("num_q"), *means)
 
 
 def _ordered(

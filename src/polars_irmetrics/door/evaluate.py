@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import polars as pl
 
-from polars_irmetrics.agreement.plan import build_agreement_plan
+from polars_irmetrics.agreement.parts import build_agreement
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.exposure.parts import exposure_in_buckets, split_exposure
 from polars_irmetrics.exposure.plan import build_exposure_plan
@@ -367,6 +367,9 @@ def evaluate(
             policy and the reward model by a hash of ``round_id``, each bucket's exact sums
             merged, the same bits as one plan (``"auto"``: one bucket per 2 million rows of
             the largest table; ``"auto-memory"``: one plan; :mod:`polars_irmetrics.ope.parts`).
+            Rank similarity (``reference=``): the run and the reference by a hash of
+            ``query_id``, the means over every query's values, the same bits
+            (``"auto-memory"``: one plan; :mod:`polars_irmetrics.agreement.parts`).
 
         ``spill_dir``
             Folder for the buckets' temporary files (default: the system's temporary
@@ -711,9 +714,7 @@ def evaluate_plan(
             "the rank-similarity metrics (rbo, jaccard@k, kendall_tau@k...)",
             "they compare the run with reference=...",
         )
-        return build_agreement_plan(
-            table, long_run(given, **columns), routes["reference"], options
-        )
+        return build_agreement(table, long_run(given, **columns), routes["reference"], options)
     if tables.get("reference") is not None:
         raise MetricParameterError(
             "reference= holds the run that rank-similarity metrics (rbo, jaccard@k, "

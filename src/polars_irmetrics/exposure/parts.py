@@ -20,7 +20,7 @@ import polars as pl
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.exposure.coverage import groups_tally, warn_on_groups
 from polars_irmetrics.exposure.plan import build_exposure_plan, exposure_means
-from polars_irmetrics.ground.buckets import evaluate_in_buckets
+from polars_irmetrics.ground.buckets import evaluate_in_buckets, splits_in_buckets
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import with_tally
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -47,14 +47,7 @@ def split_exposure(options: EvalOptions) -> bool:
     ...
     polars_irmetrics.errors.InvalidValueError: spill_dir='/tmp' is the folder of the ...
     """
-    split = options.buckets is not None and options.buckets != "auto-memory"
-    if options.spill_dir is not None and not split:
-        raise InvalidValueError(
-            f"spill_dir={str(options.spill_dir)!r} is the folder of the out-of-core buckets, "
-            "and the exposure measures evaluate in one plan unless buckets= is a number or "
-            "'auto': pass buckets=, or drop spill_dir="
-        )
-    return split
+    return splits_in_buckets(options.buckets, options.spill_dir, "the exposure measures")
 
 
 def exposure_in_buckets(

@@ -62,6 +62,7 @@ __all__ = [
     "sink_buckets",
     "spill_guard",
     "spilling",
+    "splits_in_buckets",
 ]
 
 #: ``buckets="auto"`` aims at this many run rows per bucket: evaluating one takes about
@@ -258,6 +259,30 @@ def bucket_count(run: pl.LazyFrame, buckets: int | Literal["auto"]) -> int:
         return buckets
     rows: int = run.select(pl.len()).collect().item()
     return max(1, math.ceil(rows / ROWS_PER_BUCKET))
+
+
+def splits_in_buckets(buckets: object, spill_dir: object, measures: str) -> bool:
+    """Whether ``buckets=`` asks ``measures`` (their name in messages) to go out of core:
+    a number or ``"auto"``; ``"auto-memory"`` (the default) and ``None`` keep the one plan.
+    A ``spill_dir`` is read by the buckets only, so it is refused without them.
+
+    Examples
+    --------
+    >>> splits_in_buckets("auto-memory", None, "rbo"), splits_in_buckets(4, None, "rbo")
+    (False, True)
+    >>> splits_in_buckets(None, "/tmp", "the exposure measures")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: spill_dir='/tmp' is the folder of the ...
+    """
+    split = buckets is not None and buckets != "auto-memory"
+    if spill_dir is not None and not split:
+        raise InvalidValueError(
+            f"spill_dir={str(spill_dir)!r} is the folder of the out-of-core buckets, and "
+            f"{measures} evaluate in one plan unless buckets= is a number or 'auto': pass "
+            "buckets=, or drop spill_dir="
+        )
+    return split
 
 
 def evaluate_in_buckets(
