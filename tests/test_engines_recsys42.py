@@ -264,12 +264,14 @@ def test_engines_refuse_side_tables_no_metric_reads(
     # the metrics an engine does not evaluate: by name, not a failed task or a missing
     # keyword (a metric of the whole table crashed in the means before)
     whole_table = (
-        "metric 'sufficient_reco@5' describes the whole recommendation table (one value over "
-        f"every user's rows), which {name} does not merge from its parts: evaluate it with "
-        "polars_irmetrics.evaluate"
+        "metric 'distributional_coverage@5' describes the whole recommendation table (one "
+        f"value over every user's rows), which {name} does not merge from its parts: "
+        "evaluate it with polars_irmetrics.evaluate (on the engines: the means of per-user "
+        "values, such as sufficient_reco@k, unrepeated_reco@k, categorical_diversity@k and "
+        "intra_list_diversity@k)"
     )
     with pytest.raises(InvalidValueError, match=re.escape(whole_table)):
-        evaluate(run, ["sufficient_reco@5"])
+        evaluate(run, ["distributional_coverage@5"])
     # (intersection@5 and the other metrics of reference= run there: see
     # tests/test_engines_agreement.py)
     history = (

@@ -63,6 +63,7 @@ _NOT_READ = (
     "groups",
     "target",
     "interactions",
+    "item_features",
 )
 
 

@@ -39,7 +39,13 @@ from polars_irmetrics.door.evaluate import evaluate_plan
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.ground.options import EvalOptions, check_read
 from polars_irmetrics.ground.validate import INTERNAL
-from polars_irmetrics.metrics.registry import labels_by_route, means, parse_metric_list
+from polars_irmetrics.metrics.registry import (
+    labels_by_route,
+    means,
+    merges_from_users,
+    parse_metric_list,
+    user_mean,
+)
 from polars_irmetrics.offline.attributes import with_query_attributes
 from polars_irmetrics.offline.coverage import Coverage, CoverageSink
 
@@ -368,6 +374,9 @@ def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:
     requests = job.requests
     frame = _frame(per_query).sort(list(job.keys))
     summaries = means(requests)
+    if requests and all(merges_from_users(r) for _, r in requests):
+        # a recommendation table's means of per-user values, as the one plan takes them
+        summaries = [user_mean(label, r) for label, r in requests]
     if job.by:
         out = frame.group_by(list(job.by), maintain_order=True).agg(summaries)
     else:

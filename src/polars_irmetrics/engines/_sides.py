@@ -32,6 +32,7 @@ from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS
 from polars_irmetrics.metrics.registry import (
     INPUTS,
     labels_by_route,
+    merges_from_users,
     parse_metric_list,
     split_routes,
 )
@@ -54,6 +55,8 @@ SIDE_TABLES: Mapping[str, str] = {
     "rnd, rkl, rrd)",
     "target": "awrf and awrf_ndcg",
     "interactions": "mcc@k and reco_accuracy@k (the catalogue's size)",
+    "item_features": "categorical_diversity@k and intra_list_diversity@k (the items' "
+    "categories and feature vectors)",
 }
 
 #: The metrics of ``interactions=`` an engine evaluates: they read one global aggregate
@@ -63,7 +66,9 @@ CATALOGUE_METRICS = frozenset(CATALOGUE_FORMULAS)
 
 Frame = TypeVar("Frame")
 
-#: The tables a metric may read that the engines do not take (one machine only).
+#: The tables a metric may read that the engines take for some metrics only: the history
+#: (its catalogue, for mcc@k and reco_accuracy@k) and the items' features (for the
+#: means of per-user values: :func:`~polars_irmetrics.metrics.registry.merges_from_users`).
 _NOT_TAKEN = ("interactions", "item_features")
 
 
@@ -160,21 +165,35 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
     polars_irmetrics.errors.MetricParameterError: metrics 'auc' and 'rnd' are computed ...
 
     A metric of the whole recommendation table is one value over every user's rows,
-    which the engines do not merge from parts (the parts give per-query values):
+    which the engines do not merge from parts, unless it is the mean of per-user values
+    read from each user's own rows (and the items' features): the parts give those,
+    and the mean of all of them is the one plan's.
 
-    >>> check_sides("Spark", ["sufficient_reco@10"], {})
+    >>> check_sides("Spark", ["sufficient_reco@10", "categorical_diversity@5"], {})
+    >>> check_sides("Spark", ["catalog_coverage@10"], {})
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.InvalidValueError: metric 'sufficient_reco@10' describes the ...
+    polars_irmetrics.errors.InvalidValueError: metric 'catalog_coverage@10' describes the ...
     """
     requests = parse_metric_list(metrics)
+    users = [label for label, r in requests if merges_from_users(r)]
     for label, request in requests:
-        if request.route == "recsys":
+        if users and request.route != "recsys":
+            raise InvalidValueError(
+                f"metrics {users[0]!r} and {label!r} are computed from different tables "
+                f"({users[0]!r} describes the recommendation table, {label!r} the run "
+                f"against its other tables): on {engine}, evaluate them in two calls"
+            )
+        if request.route == "recsys" and label not in users:
             raise InvalidValueError(
                 f"metric {label!r} describes the whole recommendation table (one value "
                 f"over every user's rows), which {engine} does not merge from its parts: "
-                "evaluate it with polars_irmetrics.evaluate"
+                "evaluate it with polars_irmetrics.evaluate (on the engines: the means of "
+                "per-user values, such as sufficient_reco@k, unrepeated_reco@k, "
+                "categorical_diversity@k and intra_list_diversity@k)"
             )
+        if label in users:
+            continue
         unread = [name for name in request.metric.reads if name in _NOT_TAKEN]
         if unread == ["interactions"] and request.metric.name in CATALOGUE_METRICS:
             continue
@@ -193,8 +212,10 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
             )
     exposure = split_routes(requests).get("exposure")  # one machine's refusal of a mix
     catalogue = any(r.metric.name in CATALOGUE_METRICS for _, r in requests)
+    features = any("item_features" in r.metric.reads for _, r in requests if merges_from_users(r))
+    reads = {"interactions": catalogue, "item_features": features}
     for name, frame in given.items():
-        if frame is not None and not (catalogue if name == "interactions" else exposure):
+        if frame is not None and not reads.get(name, exposure):
             raise MetricParameterError(
                 f"{name}= is read by {SIDE_TABLES[name]}, and no metric asked for reads "
                 f"it: drop {name}=, or ask for one of them"

@@ -130,6 +130,7 @@ def evaluate(
     groups: DataFrame | None = None,
     target: DataFrame | None = None,
     interactions: DataFrame | None = None,
+    item_features: DataFrame | None = None,
     reference: DataFrame | None = None,
     partitions: int | None = None,
     **options: Unpack[EvalKwargs],
@@ -194,6 +195,16 @@ def evaluate(
         only those distinct ``doc_id`` values are gathered on the driver and handed to
         every part, not the history. Other metrics of the history (``novelty``,
         ``pop_rsp``, ``serendipity``...) are refused by name.
+    item_features
+        The items' categories or feature vectors, read by ``categorical_diversity@k``
+        and ``intra_list_diversity@k`` (as in :func:`polars_irmetrics.evaluate`): a
+        Spark DataFrame gathered on the driver and handed whole to every part. These
+        and the other metrics of a recommendation table that are the mean of per-user
+        values read from each user's own rows (``sufficient_reco@k``,
+        ``unrepeated_reco@k``) run here: each part gives its users' values, and the
+        mean over every user is the one plan's exact mean, to the last bit. The other
+        metrics of the whole table (``catalog_coverage``, ``novelty``...) are refused by
+        name.
     reference
         The rank-similarity metrics (``rbo``, ``jaccard@k``, ``kendall_tau@k``,
         ``intersection@k``, ``unexpectedness@k``...): the reference run, a Spark DataFrame, as
@@ -280,10 +291,12 @@ def evaluate(
         tables = {"qrels": qrels, "groups": groups, "target": target, "queries": queries}
         tables |= {"labels": labels, "policy": policy, "reward_model": reward_model}
         tables |= {"propensities": propensities, "interactions": interactions}
+        tables |= {"item_features": item_features}
         tables |= {"reference": reference}
         rest, exposure = two_calls(evaluate, run, beside, tables, partitions, options)
         return _compute(_beside(rest, exposure, beside, built), run.sparkSession, built.progress)
     given = {"groups": groups, "target": target, "interactions": interactions}
+    given |= {"item_features": item_features}
     for name, table in given.items():
         if table is not None:
             _ensure_frame(table, name)

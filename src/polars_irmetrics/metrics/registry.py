@@ -23,7 +23,9 @@ from polars_irmetrics.metrics.requests import (
     labels_by_route,
     list_metrics,
     means,
+    merges_from_users,
     split_routes,
+    user_mean,
 )
 
 __all__ = [
@@ -39,8 +41,10 @@ __all__ = [
     "labels_by_route",
     "list_metrics",
     "means",
+    "merges_from_users",
     "parse_metric",
     "parse_metric_list",
     "request",
     "split_routes",
+    "user_mean",
 ]

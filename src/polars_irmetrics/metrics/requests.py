@@ -15,7 +15,8 @@ import polars as pl
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics import METRICS
 from polars_irmetrics.metrics._common import relevant
-from polars_irmetrics.metrics.scope import Scope
+from polars_irmetrics.metrics.collection import CollectionScope
+from polars_irmetrics.metrics.scope import Scope, exact_mean
 from polars_irmetrics.metrics.spec import (
     CI_LEVEL,
     JOINABLE,
@@ -39,7 +40,9 @@ __all__ = [
     "labels_by_route",
     "list_metrics",
     "means",
+    "merges_from_users",
     "split_routes",
+    "user_mean",
 ]
 
 #: torchmetrics' ``empty_target_action``: the value of a query without a relevant
@@ -419,3 +422,42 @@ def means(requests: Sequence[tuple[str, MetricRequest]]) -> list[pl.Expr]:
         pl.len().cast(pl.Int64).alias("num_q"),
         *(request.summarize(label) for label, request in requests if label != "num_q"),
     ]
+
+
+#: What a recommendation-table formula reads beyond its users' own rows and the items'
+#: features: the interaction history (popularity, users of items, a user's history).
+_HISTORY_NEEDS = frozenset(
+    {"popularity", "item_users", "seen", "history", "history_cooc", "cooccurrence"}
+)
+
+
+def merges_from_users(request: MetricRequest) -> bool:
+    """Whether a metric of a recommendation table (the ``recsys`` route) is the mean of
+    per-user values over the users of the recommendations, each read from the user's
+    own rows (and the items' features) alone: then a part of the users gives their
+    values, and the mean of every part's values (:func:`user_mean`) is the one plan's.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric
+    >>> [merges_from_users(parse_metric(n)) for n in
+    ...  ["sufficient_reco@5", "intra_list_diversity@5", "novelty@5", "catalog_coverage@5"]]
+    [True, True, False, False]
+    """
+    if request.route != "recsys" or request.metric.collection is None:
+        return False
+    scope = CollectionScope(item=pl.col("item"))
+    formula = request.metric.collection(scope, request.params(1.0))
+    return (
+        formula.over == "users" and formula.absent is None and not (scope.needs & _HISTORY_NEEDS)
+    )
+
+
+def user_mean(label: str, request: MetricRequest) -> pl.Expr:
+    """The mean of a recommendation-table metric's per-user values in column ``label``
+    over the users of the recommendations (nulls left out): an exact fixed-point mean,
+    the same bits in any order and from any split of the users; with ``agg=``, the
+    metric's ``summarize`` (a running sum: the values in the users' order)."""
+    if request.aggregate is not None:
+        return request.metric.summarize(label, request.aggregate)
+    return exact_mean(pl.col(label))
