@@ -498,3 +498,16 @@ def test_per_query_sits_beside_accuracy_and_means_agree(frame_kind: str) -> None
     means = _evaluate(frame_kind, run, metrics[1:], interactions=TRAIN)
     for label in metrics[1:]:
         assert out[label].drop_nulls().mean() == pytest.approx(means[label][0], abs=1e-15)
+
+
+def test_surprisal_with_one_history_user() -> None:
+    # log2(N) = 0 with one user in the interactions: a seen item's weight is 0/0, so its
+    # user's value is NaN, as RePlay's; a list of unseen items weighs 1 each (2 of k=2 -> 1,
+    # 1 of k=2 -> 0.5), summed as floats there (the fixed-point sum needs finite weights)
+    run = pl.DataFrame({"query_id": ["u", "u", "v"], "doc_id": ["a", "b", "c"], "rank": [1, 2, 1]})
+    history = pl.DataFrame({"query_id": ["w"], "doc_id": ["a"]})
+    with pytest.warns(irm.CoverageWarning):
+        out = irm.evaluate(run, ["surprisal@2"], interactions=history, per_query=True)
+    values = dict(out.iter_rows())
+    assert math.isnan(values["u"])
+    assert values["v"] == 0.5

@@ -54,11 +54,12 @@ def _surprisal(s: CollectionScope, p: Params) -> CollectionFormula:
     n = s.history_users
     # an item the interactions never saw is as surprising as can be (RePlay: weight 1)
     weight = (n / s.item_users).log(2) / n.log(2)
-    # each weight in [0, 1] once the interactions have two users (a fixed-point sum, the
-    # same bits in any row order); with one, log2(N) = 0 and the value is NaN, as theirs
-    total = fixed_sum(weight.fill_null(1.0).filter(s.top(p.k)))
-    value = pl.when(n > 1.0).then(divide(total, _k(p))).otherwise(float("nan"))
-    return CollectionFormula("users", value)
+    weights = weight.fill_null(1.0).filter(s.top(p.k))
+    # each weight in [0, 1] once the interactions have two users: a fixed-point sum, the
+    # same bits in any row order. With one, log2(N) = 0: a seen item's weight is NaN (the
+    # user's value too, as theirs) and an unseen item's 1, a float sum of those.
+    total = pl.when(n > 1.0).then(fixed_sum(weights)).otherwise(weights.sum())
+    return CollectionFormula("users", divide(total, _k(p)))
 
 
 def _check_column(value: ParamValue) -> ParamValue:
