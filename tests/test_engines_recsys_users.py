@@ -107,3 +107,29 @@ def test_the_others_are_refused_by_name(engine: str, request: pytest.FixtureRequ
         evaluate(run, ["sufficient_reco@5"], item_features=features)
     with pytest.raises(InvalidValueError, match="does not merge from its parts"):
         evaluate(run, ["catalog_coverage@5"])
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_a_data_error_is_the_librarys_from_the_part_that_finds_it(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # item i5 has no category: the first part that lists it raises one machine's error;
+    # its count of such recommendations is that part's (documented in scale_out.md)
+    evaluate, frame, back = _engine(engine, request)
+    lacking = TABLES["item_features"].filter(pl.col("doc_id") != "i5")
+    pattern = (
+        r"item 'i5' \(recommended to user 'u\d\d'\) has no row, or a null category, in "
+        r"item_features \(\d recommendations name such items\): categorical_diversity "
+        r"counts the categories of each list"
+    )
+    with pytest.raises(InvalidValueError, match=pattern):
+        irm.evaluate(TABLES["run"], ["categorical_diversity@5"], item_features=lacking)
+    with pytest.raises(InvalidValueError, match=pattern):
+        back(
+            evaluate(
+                frame(TABLES["run"]),
+                ["categorical_diversity@5"],
+                item_features=frame(lacking),
+                partitions=3,
+            )
+        )

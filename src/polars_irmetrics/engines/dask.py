@@ -189,9 +189,10 @@ def evaluate(
         and the other metrics of a recommendation table that are the mean of per-user
         values read from each user's own rows (``sufficient_reco@k``,
         ``unrepeated_reco@k``) run here: each part gives its users' values, and the
-        mean over every user is the one plan's exact mean, to the last bit. The other
-        metrics of the whole table (``catalog_coverage``, ``novelty``...) are refused by
-        name.
+        mean over every user is the one plan's exact mean, to the last bit. A data
+        error of the recommendations is raised by the part that finds it, its count of
+        such rows that part's. The other metrics of the whole table
+        (``catalog_coverage``, ``novelty``...) are refused by name.
     reference
         The rank-similarity metrics (``rbo``, ``jaccard@k``, ``kendall_tau@k``,
         ``intersection@k``, ``unexpectedness@k``...): the reference run, a Dask DataFrame, as
