@@ -107,3 +107,26 @@ def test_engines_refuse_tables_the_rank_similarity_metrics_do_not_read(
         "metrics 'rbo' and 'ndcg@5' are computed from different tables"
     )):  # fmt: skip
         evaluate(frame(run), ["rbo", "ndcg@5"], reference=frame(reference))
+
+
+def test_dask_computes_nothing_at_the_call(request: pytest.FixtureRequest) -> None:
+    # the warning's count of the reference's queries is a task of the graph: a run whose
+    # reading fails fails at compute(), not at the call (before, the count ran there)
+    request.getfixturevalue("client")
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+
+    import polars_irmetrics.dask as irm_dask
+
+    run, reference = _runs(5)
+    ref = dd.from_pandas(reference.to_pandas(types_mapper=pd.ArrowDtype), npartitions=2)
+
+    def unreadable() -> pd.DataFrame:
+        raise OSError("the run's files are gone")
+
+    shape = run.head(0).to_pandas(types_mapper=pd.ArrowDtype)
+    failing = dd.from_delayed([dask.delayed(unreadable)()], meta=shape)
+    lazy = irm_dask.evaluate(failing, ["rbo"], reference=ref)  # nothing read yet
+    with pytest.raises(OSError, match="the run's files are gone"):
+        lazy.compute()

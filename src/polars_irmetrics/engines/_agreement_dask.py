@@ -4,17 +4,21 @@ The run and the reference (their columns the plan reads) get each row's part num
 (the engine's polars hash of its ``query_id``) and are shuffled on it into
 ``partitions`` partitions; each pair of partitions gives its queries' values
 (``map_partitions``), which for the means are gathered in one partition and averaged.
-The whole run's query keys and those the reference holds are counted at the call for
-the warning. :mod:`polars_irmetrics.engines.dask` passes its own part numbering (this
-module does not import it: it imports this one).
+The whole run's query keys and those the reference holds are counted by a task of the
+graph, which warns (on the client, through ``distributed.warn`` from a worker) before
+the values are released: nothing is computed at the call.
+:mod:`polars_irmetrics.engines.dask` passes its own part numbering (this module does
+not import it: it imports this one).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 
 import dask.dataframe as dd
 import pandas as pd
+from dask.delayed import Delayed, delayed
 
 from polars_irmetrics.engines._agreement import (
     AgreementJob,
@@ -24,7 +28,8 @@ from polars_irmetrics.engines._agreement import (
     reference_keys,
     warn_on_reference,
 )
-from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
+from polars_irmetrics.engines._dask_coverage import emitter
+from polars_irmetrics.engines._dask_frames import after, arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope_dask import Tag, _shuffled
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
@@ -42,9 +47,10 @@ def agreement_frame(
     tag: Tag,
 ) -> dd.DataFrame:
     """:func:`polars_irmetrics.dask.evaluate`'s lazy result for the rank-similarity
-    metrics (module doc); the warning of the reference's queries is given now."""
+    metrics (module doc); the warning of the reference's queries is given when it is
+    computed."""
     job = prepare_agreement(arrow_of(run), arrow_of(reference), metrics, options)
-    _warn(job, run, reference)
+    warned = _warned(job, run, reference)
     query_id = job.options.query_id
     runs = _shuffled(run[list(job.run_schema)], query_id, count, tag)
     others = _shuffled(reference[list(job.reference_schema)], query_id, count, tag)
@@ -57,11 +63,11 @@ def agreement_frame(
         enforce_metadata=False,
         align_dataframes=False,
     )
-    if job.options.per_query:
-        return values
-    return values.repartition(npartitions=1).map_partitions(
-        _finish, job, meta=meta(job.result_schema), enforce_metadata=False
-    )
+    if not job.options.per_query:
+        values = values.repartition(npartitions=1).map_partitions(
+            _finish, job, meta=meta(job.result_schema), enforce_metadata=False
+        )
+    return values.map_partitions(after, warned, meta=values._meta)
 
 
 def _part(run: pd.DataFrame, reference: pd.DataFrame, *, job: AgreementJob) -> pd.DataFrame:
@@ -72,13 +78,25 @@ def _finish(values: pd.DataFrame, job: AgreementJob) -> pd.DataFrame:
     return to_pandas(agreement_finish(job, to_table(values)))
 
 
-def _warn(job: AgreementJob, run: dd.DataFrame, reference: dd.DataFrame) -> None:
-    """The warning of a reference that lacks most of the run's queries, from the whole
-    run's distinct query keys and those the reference holds (on its keys)."""
+def _warned(job: AgreementJob, run: dd.DataFrame, reference: dd.DataFrame) -> Delayed:
+    """The task that warns when the reference lacks most of the run's queries, from the
+    whole run's distinct query keys and those the reference holds (on its keys)."""
     on = reference_keys(job)
     held = f"{INTERNAL}held"
     found = reference[on].drop_duplicates().assign(**{held: 1})
     keys = run[job.keys].drop_duplicates()
     joined = keys.merge(found, on=on, how="left")
-    total, matched = dd.compute(joined[held].size, joined[held].count())
-    warn_on_reference(job, int(total), int(matched))
+    return delayed(_warn)(job, joined[held].size, joined[held].count())
+
+
+def _warn(job: AgreementJob, total: int, matched: int) -> bool:
+    emit = emitter()
+    if emit is None:  # the local schedulers: here
+        warn_on_reference(job, int(total), int(matched))
+        return True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_on_reference(job, int(total), int(matched))
+    for warning in caught:
+        emit(str(warning.message))
+    return True

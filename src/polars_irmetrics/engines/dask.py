@@ -54,7 +54,7 @@ from polars_irmetrics.engines._dask_coverage import (
     released,
     summarized,
 )
-from polars_irmetrics.engines._dask_frames import arrow_of, to_table, with_groups
+from polars_irmetrics.engines._dask_frames import after, arrow_of, to_table, with_groups
 from polars_irmetrics.engines._dask_lists import dask_long_form
 from polars_irmetrics.engines._dask_partitions import per_query_in_partitions
 from polars_irmetrics.engines._dask_progress import persist
@@ -388,7 +388,7 @@ def evaluate(
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         (docs,) = run[[built.doc_id]].drop_duplicates(split_out=1).to_delayed()
         warned = delayed(_warn_on_group_ids)(docs, sides, metrics, built)
-        values = values.map_partitions(_after, warned, meta=values._meta)
+        values = values.map_partitions(after, warned, meta=values._meta)
     return persist(values) if built.progress else values
 
 
@@ -396,11 +396,6 @@ def _warn_on_group_ids(docs: pd.DataFrame, sides: Any, metrics: Any, options: Ev
     """The task that warns when groups= mostly lacks the run's documents (its distinct
     ``doc_id`` values), on the client that computes the result."""
     return warn_on_group_ids(to_table(docs), sides, metrics, options, emit=emitter())
-
-
-def _after(frame: pd.DataFrame, warned: bool) -> pd.DataFrame:
-    """A partition of the result, once the task it is given has run."""
-    return frame
 
 
 def _beside(
