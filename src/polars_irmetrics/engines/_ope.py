@@ -50,6 +50,7 @@ from polars_irmetrics.engines._partition import (
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
+from polars_irmetrics.ope.checks import listed_slots
 from polars_irmetrics.ope.parts import (
     OpeTables,
     merge_sums,
@@ -354,16 +355,9 @@ def taken_slots(job: OpeJob, policy: pa.Table) -> pa.Table:
     the log's dtypes, with ``prob`` 1.0 (what :func:`warn_support` reads)."""
     names = slots(job)[0]
     frame = _frame(policy).lazy().select(pl.col(c).cast(t) for c, t in job.policy_schema.items())
-    prob = pl.col(PROB).cast(pl.List(pl.Float64))
-    action = job.options.action
-    taken = (
-        frame.select(*names[1:], prob, pl.int_ranges(prob.list.len()).alias(action))
-        .explode(PROB, action)
-        .filter(pl.col(PROB) > 0)
-        .select(*(pl.col(c).cast(job.log_schema[c]) for c in names), pl.lit(1.0).alias(PROB))
-        .unique()
-    )
-    return _to_arrow(taken.collect(), taken_schema(job))
+    taken = listed_slots(frame, [pl.col(c) for c in names[1:]], job.options.action, PROB)
+    in_log = (pl.col(c).cast(job.log_schema[c]) for c in names)
+    return _to_arrow(taken.select(*in_log, pl.lit(1.0).alias(PROB)).collect(), taken_schema(job))
 
 
 def taken_schema(job: OpeJob) -> pl.Schema:

@@ -13,7 +13,7 @@ from polars_irmetrics.errors import SupportWarning
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 
-__all__ = ["WHERE", "Check", "raising", "warning_unsupported", "where_text"]
+__all__ = ["WHERE", "Check", "listed_slots", "raising", "warning_unsupported", "where_text"]
 
 #: The column holding each row's round (and position) as text, for the messages.
 WHERE = f"{INTERNAL}where"
@@ -118,3 +118,33 @@ def warning_unsupported(
 
     joined = result.join(counted, how="cross", maintain_order="left")
     return joined.map_batches(warn, schema=schema_out)
+
+
+_POSITIVE = f"{INTERNAL}positive"
+
+
+def listed_slots(
+    policy: pl.LazyFrame, positions: list[pl.Expr], action: str, prob: str = "prob"
+) -> pl.LazyFrame:
+    """The distinct slots to which a policy in obp's list shape (one list of
+    probabilities per round, and per position where the log has one) gives a positive
+    probability: the list's indexes as ``action`` (Int64), after the ``positions``
+    columns (expressions naming their output). For the support warning, on one machine
+    and in each part of an engine.
+
+    Examples
+    --------
+    >>> policy = pl.LazyFrame({"round_id": [1, 2], "prob": [[0.0, 1.0], [0.5, 0.5]]})
+    >>> listed_slots(policy, [], "action").sort("action").collect()["action"].to_list()
+    [0, 1]
+    """
+    listed = pl.col(prob).cast(pl.List(pl.Float64))
+    return (
+        policy.select(
+            *positions, listed.alias(_POSITIVE), pl.int_ranges(listed.list.len()).alias(action)
+        )
+        .explode(_POSITIVE, action)
+        .filter(pl.col(_POSITIVE) > 0)
+        .drop(_POSITIVE)
+        .unique()
+    )

@@ -67,7 +67,7 @@ from polars_irmetrics.metrics.ope import (
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
-from polars_irmetrics.ope.checks import Check, raising, warning_unsupported
+from polars_irmetrics.ope.checks import Check, listed_slots, raising, warning_unsupported
 from polars_irmetrics.ope.intervals import (
     BUCKET,
     bootstrap_part,
@@ -470,17 +470,7 @@ def _warning(
         for c in slot
     ]
     if is_listed(policy):  # the list's indexes (with the position) of positive items
-        prob = pl.col(PROB).cast(pl.List(pl.Float64))
-        taken = (
-            policy.select(
-                *ids[1:], prob.alias(_PROB), pl.int_ranges(prob.list.len()).alias(action)
-            )
-            .explode(_PROB, action)
-            .group_by(slot)
-            .agg((pl.col(_PROB) > 0).any().alias(_IN_P))
-            .filter(pl.col(_IN_P))
-            .select(slot)
-        )
+        taken = listed_slots(policy, ids[1:], action, PROB).select(slot)
     else:
         taken = policy.filter(pl.col(PROB) > 0).select(ids).unique()
     unsupported = taken.join(log.select(ids).unique(), on=slot, how="anti", nulls_equal=True)
