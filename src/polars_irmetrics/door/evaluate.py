@@ -369,7 +369,12 @@ def evaluate(
             the largest table; ``"auto-memory"``: one plan; :mod:`polars_irmetrics.ope.parts`).
             Rank similarity (``reference=``): the run and the reference by a hash of
             ``query_id``, the means over every query's values, the same bits
-            (``"auto-memory"``: one plan; :mod:`polars_irmetrics.agreement.parts`).
+            (``"auto-memory"``: one plan; :mod:`polars_irmetrics.agreement.parts`). The
+            means of per-user values of a recommendation table (``sufficient_reco@k``,
+            ``categorical_diversity@k``, ``intra_list_diversity@k``...): the
+            recommendations by a hash of the user, the same bits; the other metrics of a
+            recommendation table are refused with buckets
+            (:mod:`polars_irmetrics.recsys.parts`).
 
         ``spill_dir``
             Folder for the buckets' temporary files (default: the system's temporary

@@ -122,7 +122,7 @@ _RANKED = frozenset(
 _JUDGED = frozenset({"offline", "jg"})
 #: the routes with out-of-core steps
 _STEPPED = frozenset(
-    {"offline", "online", "prediction", "ope", "propensity", "exposure", "reference"}
+    {"offline", "online", "prediction", "ope", "propensity", "exposure", "reference", "recsys"}
 )
 #: Every route (the door's :data:`~polars_irmetrics.metrics.spec.Route`, which this
 #: layer cannot import; tests/test_unread_options.py holds the two equal).

@@ -8,7 +8,7 @@ import polars as pl
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
-from polars_irmetrics.recsys.plan import build_recsys_plan
+from polars_irmetrics.recsys.parts import build_beyond
 
 __all__ = ["with_beyond_accuracy", "without_unseen"]
 
@@ -68,7 +68,7 @@ def with_beyond_accuracy(
     )
     if options.unseen_items == "drop":  # the cold items left out of these metrics only
         tables = without_unseen(tables, recsys)
-    beyond = build_recsys_plan(tables, requests, recsys)
+    beyond = build_beyond(tables, requests, recsys, options)
     if accuracy is None:
         return beyond
     by = list(options.by_keys)
