@@ -371,9 +371,10 @@ def evaluate(
             ``query_id``, the means over every query's values, the same bits
             (``"auto-memory"``: one plan; :mod:`polars_irmetrics.agreement.parts`). The
             means of per-user values of a recommendation table (``sufficient_reco@k``,
-            ``categorical_diversity@k``, ``intra_list_diversity@k``...): the
-            recommendations by a hash of the user, the same bits; the other metrics of a
-            recommendation table are refused with buckets
+            ``categorical_diversity@k``, ``intra_list_diversity@k``, ``surprisal@k``,
+            ``serendipity@k``...): the recommendations by a hash of the user, the
+            interactions and item features read whole by each bucket, the same bits;
+            the other metrics of a recommendation table are refused with buckets
             (:mod:`polars_irmetrics.recsys.parts`).
 
         ``spill_dir``

@@ -431,26 +431,29 @@ _HISTORY_NEEDS = frozenset(
 )
 
 
-def merges_from_users(request: MetricRequest) -> bool:
+def merges_from_users(request: MetricRequest, *, history: bool = False) -> bool:
     """Whether a metric of a recommendation table (the ``recsys`` route) is the mean of
     per-user values over the users of the recommendations, each read from the user's
     own rows (and the items' features) alone: then a part of the users gives their
     values, and the mean of every part's values (:func:`user_mean`) is the one plan's.
+    ``history``: each part reads the whole interaction history too (one machine's
+    buckets), so a user's value may read it (popularity, the user's own history).
 
     Examples
     --------
     >>> from polars_irmetrics.metrics.registry import parse_metric
-    >>> [merges_from_users(parse_metric(n)) for n in
-    ...  ["sufficient_reco@5", "intra_list_diversity@5", "novelty@5", "catalog_coverage@5"]]
+    >>> names = ["sufficient_reco@5", "surprisal@5", "novelty@5", "catalog_coverage@5"]
+    >>> [merges_from_users(parse_metric(n)) for n in names]
+    [True, False, False, False]
+    >>> [merges_from_users(parse_metric(n), history=True) for n in names]
     [True, True, False, False]
     """
     if request.route != "recsys" or request.metric.collection is None:
         return False
     scope = CollectionScope(item=pl.col("item"))
     formula = request.metric.collection(scope, request.params(1.0))
-    return (
-        formula.over == "users" and formula.absent is None and not (scope.needs & _HISTORY_NEEDS)
-    )
+    merged = formula.over == "users" and formula.absent is None
+    return merged and (history or not scope.needs & _HISTORY_NEEDS)
 
 
 def user_mean(label: str, request: MetricRequest) -> pl.Expr:

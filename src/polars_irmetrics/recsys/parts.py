@@ -2,17 +2,22 @@
 ``irm.evaluate(recommendations, ["intra_list_diversity@10"], item_features=...,
 buckets=N)``.
 
-The metrics that are the mean of per-user values read from each user's own rows and
-the items' features (``sufficient_reco@k``, ``unrepeated_reco@k``,
-``categorical_diversity@k``, ``intra_list_diversity@k``:
-:func:`~polars_irmetrics.metrics.registry.merges_from_users`) are computed bucket by
-bucket: the recommendations are split into hash buckets of users
+The metrics that are the mean of per-user values over the users of the
+recommendations (``sufficient_reco@k``, ``unrepeated_reco@k``,
+``categorical_diversity@k``, ``intra_list_diversity@k``, ``serendipity@k``,
+``surprisal@k``, ``average_popularity@k``, ``long_tail_share@k``...:
+:func:`~polars_irmetrics.metrics.registry.merges_from_users` with ``history=True``) are
+computed bucket by bucket: the recommendations are split into hash buckets of users
 (:func:`~polars_irmetrics.ground.buckets.evaluate_in_buckets`), each bucket gives its
-users' values by the one plan (the item features read whole), and the mean over every
-user (:func:`~polars_irmetrics.metrics.registry.user_mean`, an exact fixed-point mean)
-is the one plan's, to the last bit. A data error is raised by the first bucket that
-finds it; its count of such rows is that bucket's. The other metrics of a
-recommendation table, and the history (``interactions=``), are refused with
+users' values by the one plan, which reads the item features (collected once) and the
+interaction history whole (lazily: each bucket's plan reads it again, as it reads a
+Parquet scan), and the mean over every user
+(:func:`~polars_irmetrics.metrics.registry.user_mean`, an exact fixed-point mean) is
+the one plan's, to the last bit. The warning of a history that lacks most of the
+recommendations' items or users is the whole table's, given once. A data error is
+raised by the first bucket that finds it; its count of such rows is that bucket's. The
+metrics of every user's rows at once (coverage, Gini, ``novelty``) and those averaged
+over the history's users (RePlay's ``novelty(kind='replay')``) are refused with
 ``buckets=``.
 """
 
@@ -27,7 +32,7 @@ from polars_irmetrics.ground.buckets import evaluate_in_buckets, splits_in_bucke
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest, merges_from_users, user_mean
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
-from polars_irmetrics.recsys.plan import build_recsys_plan
+from polars_irmetrics.recsys.plan import build_recsys_plan, tallied
 
 __all__ = ["build_beyond", "users_in_buckets"]
 
@@ -64,15 +69,16 @@ def users_in_buckets(
     >>> split.equals(one), split.item()  # (1 + 0.5 + 1) / 3
     (True, 0.8333333333333334)
     """
-    refused = [label for label, r in requests if not merges_from_users(r)]
-    if refused:  # (interactions= is then refused as read by no metric)
+    refused = [label for label, r in requests if not merges_from_users(r, history=True)]
+    if refused:
         raise InvalidValueError(
-            f"buckets={options.buckets!r}: metric {refused[0]!r} reads the interaction "
-            "history or every user's rows at once, which are not split into buckets of "
-            "users; out of core run the means of per-user values read from each user's "
-            "own rows and the items' features (sufficient_reco@k, unrepeated_reco@k, "
-            "categorical_diversity@k, intra_list_diversity@k): drop buckets=, or "
-            "evaluate those metrics in a call of their own"
+            f"buckets={options.buckets!r}: metric {refused[0]!r} reads every user's rows "
+            "at once (or averages over the history's users), which are not split into "
+            "buckets of users; out of core run the means of per-user values over the "
+            "users of the recommendations (sufficient_reco@k, categorical_diversity@k, "
+            "intra_list_diversity@k, serendipity@k, surprisal@k, average_popularity@k, "
+            "long_tail_share@k...): drop buckets=, or evaluate those metrics in a call "
+            "of their own"
         )
     per_user = replace(recsys, per_user=True)
     buckets = options.buckets
@@ -90,10 +96,11 @@ def users_in_buckets(
     def evaluate_part(
         part: pl.LazyFrame, _: pl.LazyFrame | None, __: pl.LazyFrame | None
     ) -> pl.LazyFrame:
-        return build_recsys_plan(Tables(part, None, features()), requests, per_user)
+        whole = Tables(part, tables.interactions, features())
+        return build_recsys_plan(whole, requests, per_user, tally=False)
 
     by, user = list(recsys.by_keys), recsys.user_id
-    schema = build_recsys_plan(tables, requests, per_user).collect_schema()
+    schema = build_recsys_plan(tables, requests, per_user, tally=False).collect_schema()
     values = evaluate_in_buckets(
         tables.recommendations,
         None,
@@ -104,7 +111,9 @@ def users_in_buckets(
         evaluate_part=evaluate_part,
         schema=schema,
         progress=options.progress,
-    ).sort([*by, user])
+    )
+    # the whole table's warning, once; then the users' order (the means' running sums)
+    values = tallied(values, tables, recsys).sort([*by, user])
     if recsys.per_user:
         return values
     means = [user_mean(label, request) for label, request in requests]

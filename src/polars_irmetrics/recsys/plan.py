@@ -79,7 +79,7 @@ from polars_irmetrics.recsys.checks import Recount, flag, flag_columns, raise_on
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
 from polars_irmetrics.recsys.vectors import pair_similarity_by_sums, vector_sums
 
-__all__ = ["build_recsys_plan"]
+__all__ = ["build_recsys_plan", "tallied"]
 
 _UNIT = f"{INTERNAL}unit"
 _HISTORY = f"{INTERNAL}history"
@@ -110,8 +110,13 @@ def build_recsys_plan(
     tables: Tables,
     requests: Sequence[tuple[str, MetricRequest]],
     options: RecsysOptions,
+    *,
+    tally: bool = True,
 ) -> pl.LazyFrame:
-    """One row per ``by`` group: the ``by`` keys, then one column per request label."""
+    """One row per ``by`` group: the ``by`` keys, then one column per request label.
+    ``tally``: the warning (and refusal of null ids) of interactions that mostly lack the
+    recommendations' items or users (a bucket of users does not give it: it holds some
+    of them; :func:`tallied` gives it once for the whole table)."""
     scope = CollectionScope(item=pl.col(options.item_id))
     given = {"interactions": tables.interactions, "item_features": tables.item_features}
     check_inputs(requests, given, options.caller)
@@ -238,7 +243,7 @@ def build_recsys_plan(
         recount = _recount(tables.recommendations, options, kinds)
         values = _per_user(rows, user_exprs, formulas, interactions, options, kinds)
         checked = _checked_per_user(values, per_group, by, recount)
-        return _tallied(checked, tables, options).sort([*by, user])
+        return (tallied(checked, tables, options) if tally else checked).sort([*by, user])
     if user_exprs:
         if any(f.absent is not None for _, f in formulas):
             user_exprs.append(pl.col(USERS).first().alias(_USERS_OF))
@@ -259,11 +264,11 @@ def build_recsys_plan(
     out_schema = pl.Schema({name: schema[name] for name in [*by, *labels]})
     recount = _recount(tables.recommendations, options, kinds)
     checked = result.map_batches(lambda frame: raise_on_flags(frame, recount), schema=out_schema)
-    checked = _tallied(checked, tables, options)
+    checked = tallied(checked, tables, options) if tally else checked
     return checked.sort(by) if by else checked
 
 
-def _tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.LazyFrame:
+def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.LazyFrame:
     """``values``, and a warning when the interactions hold few of the recommendations'
     items or users (whatever metric reads them: :func:`warn_on_interactions`)."""
     if tables.interactions is None:
