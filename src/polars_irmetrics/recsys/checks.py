@@ -200,14 +200,18 @@ def flag(
     example: pl.Expr | None = None,
 ) -> list[pl.Expr]:
     """The two aggregation expressions of check ``name``: how many rows are ``bad`` (or
-    ``count``), and the example text: ``template`` filled with ``values`` from the first
-    bad row (or the aggregation ``example``). Only the picked values become text: on
-    clean data no string is built."""
+    ``count``), and the example text: ``template`` filled with ``values`` from the bad
+    row whose values sort first (one row whatever order the plan's joins left the rows
+    in), or the aggregation ``example``. Only the picked values become text: on clean
+    data no string is built."""
     if name not in _BY_NAME:  # pragma: no cover - a declaration error
         raise KeyError(name)
     number = bad.sum() if count is None else count
     if example is None:
-        picked = [shown(value.filter(bad).first(), dtype) for value, dtype in values]
+        order = [value.filter(bad) for value, _ in values]
+        picked = [
+            shown(value.filter(bad).sort_by(order).first(), dtype) for value, dtype in values
+        ]
         example = pl.format(template, *picked) if picked else pl.lit(template)
     return [
         number.cast(pl.Int64).alias(_count(name)),
@@ -231,7 +235,8 @@ def raise_on_flags(frame: pl.DataFrame, recount: Mapping[str, Recount]) -> pl.Da
         count = _count(check.name)
         if count not in frame.columns:
             continue
-        failed = frame.filter(pl.col(count) > 0)
+        # the example that sorts first, whatever order the by groups came in
+        failed = frame.filter(pl.col(count) > 0).sort(_example(check.name), nulls_last=True)
         if failed.height:
             total, example = int(failed[count].sum()), failed[_example(check.name)][0]
             if check.name in recount:
