@@ -73,7 +73,7 @@ from polars_irmetrics.metrics.collection import (
     CollectionFormula,
     CollectionScope,
 )
-from polars_irmetrics.metrics.registry import MetricRequest, check_inputs
+from polars_irmetrics.metrics.registry import MetricRequest, check_inputs, user_mean
 from polars_irmetrics.metrics.scope import exact_mean, exact_sum, fixed_sum
 from polars_irmetrics.recsys.checks import Recount, flag, flag_columns, raise_on_flags, shown
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
@@ -121,7 +121,6 @@ def build_recsys_plan(
     given = {"interactions": tables.interactions, "item_features": tables.item_features}
     check_inputs(requests, given, options.caller)
     formulas: list[tuple[str, CollectionFormula]] = []
-    summaries: dict[str, pl.Expr] = {}  # agg= of a per-user formula, by label
     for label, request in requests:
         metric = request.metric
         if metric.collection is None:
@@ -157,8 +156,6 @@ def build_recsys_plan(
                 )
                 + ": drop agg="
             )
-        if request.aggregate is not None:
-            summaries[label] = metric.summarize(label, request.aggregate)
         formulas.append((label, formula))
 
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
@@ -248,10 +245,14 @@ def build_recsys_plan(
         if any(f.absent is not None for _, f in formulas):
             user_exprs.append(pl.col(USERS).first().alias(_USERS_OF))
         per_user = rows.group_by([*by, user]).agg(user_exprs)
-        if summaries:  # running sums (agg=): in the users' order, not the group-by's
+        if any(r.aggregate is not None for _, r in requests):
+            # running sums (agg=): in the users' order, not the group-by's
             per_user = per_user.sort([*by, user])
-        means = [
-            summaries[label].alias(label) if label in summaries else _user_mean(label, f)
+        request_of = dict(requests)
+        means = [  # the means the engines and the buckets take too (user_mean)
+            _absent_mean(label, f)
+            if f.absent is not None
+            else user_mean(label, request_of[label]).alias(label)
             for label, f in formulas
             if f.over == "users"
         ]
@@ -336,12 +337,10 @@ def _checked_per_user(
     return joined.drop(_PASSED)
 
 
-def _user_mean(label: str, formula: CollectionFormula) -> pl.Expr:
-    """The mean of the users' values: over the users of the recommendations, or (a
-    formula with ``absent``) over the users of the interactions, those without
-    recommendations counting ``absent``."""
-    if formula.absent is None:
-        return exact_mean(pl.col(label))
+def _absent_mean(label: str, formula: CollectionFormula) -> pl.Expr:
+    """The mean of the users' values of a formula with ``absent``: over the users of the
+    interactions, those without recommendations counting ``absent`` (the others:
+    :func:`~polars_irmetrics.metrics.registry.user_mean`)."""
     users = pl.col(_USERS_OF).first()
     total = exact_sum(pl.col(label)) + (users - pl.col(label).count()) * formula.absent
     return total / users
