@@ -13,7 +13,6 @@ not import it: it imports this one).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable
 
 import dask.dataframe as dd
@@ -31,6 +30,7 @@ from polars_irmetrics.engines._agreement import (
 from polars_irmetrics.engines._dask_coverage import emitter
 from polars_irmetrics.engines._dask_frames import after, arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope_dask import Tag, _shuffled
+from polars_irmetrics.engines._partition import warned_to
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 
@@ -90,13 +90,4 @@ def _warned(job: AgreementJob, run: dd.DataFrame, reference: dd.DataFrame) -> De
 
 
 def _warn(job: AgreementJob, total: int, matched: int) -> bool:
-    emit = emitter()
-    if emit is None:  # the local schedulers: here
-        warn_on_reference(job, int(total), int(matched))
-        return True
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        warn_on_reference(job, int(total), int(matched))
-    for warning in caught:
-        emit(str(warning.message))
-    return True
+    return warned_to(lambda: warn_on_reference(job, int(total), int(matched)), emitter())

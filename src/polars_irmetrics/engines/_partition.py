@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import functools
 import re
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, NoReturn
@@ -70,6 +71,7 @@ __all__ = [
     "spanning_error",
     "summarize_part",
     "warn_coverage",
+    "warned_to",
 ]
 
 #: The column that holds a row's part (a hash of its query id modulo the part count).
@@ -492,3 +494,25 @@ def _frame(table: pa.Table) -> pl.DataFrame:
 def _to_arrow(frame: pl.DataFrame, schema: pl.Schema) -> pa.Table:
     table = frame.to_arrow(compat_level=pl.CompatLevel.oldest())
     return table.cast(arrow_schema(schema))
+
+
+def warned_to(give: Callable[[], object], emit: Callable[[str], None] | None) -> bool:
+    """Run ``give``, which may warn: its warnings are given here, or handed as texts to
+    ``emit`` (from a Dask worker, ``distributed.warn``, which shows them on the client).
+    True: a task's output, which the values' release waits for.
+
+    Examples
+    --------
+    >>> warned_to(lambda: warnings.warn("half the ids"), emit=print)
+    half the ids
+    True
+    """
+    if emit is None:
+        give()
+        return True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        give()
+    for warning in caught:
+        emit(str(warning.message))
+    return True

@@ -13,14 +13,13 @@ over every query's values sorted by query, in one task: the same bits as
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
 import pyarrow as pa
 
-from polars_irmetrics.engines._partition import as_polars_frame
+from polars_irmetrics.engines._partition import as_polars_frame, warned_to
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     InvalidValueError,
@@ -212,7 +211,7 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
             )
     exposure = split_routes(requests).get("exposure")  # one machine's refusal of a mix
     catalogue = any(r.metric.name in CATALOGUE_METRICS for _, r in requests)
-    features = any("item_features" in r.metric.reads for _, r in requests if merges_from_users(r))
+    features = any("item_features" in r.metric.reads for label, r in requests if label in users)
     reads = {"interactions": catalogue, "item_features": features}
     for name, frame in given.items():
         if frame is not None and not reads.get(name, exposure):
@@ -295,12 +294,4 @@ def warn_on_group_ids(
         options,
     )
     row = tally.collect().row(0, named=True)
-    if emit is None:
-        warn_on_groups(row, options)
-        return True
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        warn_on_groups(row, options)
-    for warning in caught:
-        emit(str(warning.message))
-    return True
+    return warned_to(lambda: warn_on_groups(row, options), emit)
