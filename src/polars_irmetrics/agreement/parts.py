@@ -20,7 +20,11 @@ from __future__ import annotations
 import polars as pl
 
 from polars_irmetrics.agreement.coverage import queries_tally, warn_on_queries
-from polars_irmetrics.agreement.plan import agreement_means, build_agreement_plan
+from polars_irmetrics.agreement.plan import (
+    agreement_means,
+    build_agreement_plan,
+    reference_queries,
+)
 from polars_irmetrics.ground.buckets import evaluate_in_buckets, splits_in_buckets
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import with_tally
@@ -77,10 +81,11 @@ def agreement_in_buckets(
     if buckets is None or buckets == "auto-memory":  # pragma: no cover - build_agreement
         return build_agreement_plan(run, reference, requests, options)
     missing = [key for key in by if key not in reference.collect_schema()]
+    every = run.select(missing).unique() if missing else None  # groups a reference serves
     values = evaluate_in_buckets(
         run,
         reference,
-        run.select(missing).unique() if missing else None,
+        every,
         query_id=query_id,
         buckets=buckets,
         spill_dir=options.spill_dir,
@@ -88,10 +93,7 @@ def agreement_in_buckets(
         schema=schema.collect_schema(),
         progress=options.progress,
     ).sort(keys)
-    raw_ref = reference.select(*[k for k in keys if k not in missing])
-    if missing:
-        raw_ref = raw_ref.join(run.select(missing).unique(), how="cross")
-    tally = queries_tally(run.select(keys), raw_ref, keys)
+    tally = queries_tally(run.select(keys), reference_queries(reference, keys, every), keys)
     values = with_tally(values, tally, lambda row: warn_on_queries(row, query_id, options))
     if options.per_query:
         return values

@@ -42,7 +42,7 @@ from polars_irmetrics.metrics.agreement import rbo_p
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 
-__all__ = ["agreement_means", "build_agreement_plan"]
+__all__ = ["agreement_means", "build_agreement_plan", "reference_queries"]
 
 _DOC, _POS, _T, _B = (f"{INTERNAL}doc", f"{INTERNAL}pos", f"{INTERNAL}t", f"{INTERNAL}b")
 _PA, _PB = f"{INTERNAL}pa", f"{INTERNAL}pb"
@@ -121,9 +121,7 @@ def build_agreement_plan(
         ref_side = ref_side.join(every, how="cross")
     checks = _checks(run, reference, keys, ref_keys, query_id, doc_id, sides)
     labels = [label for label, _ in requests]
-    raw_ref = reference.select(*ref_keys)
-    if missing:
-        raw_ref = raw_ref.join(every, how="cross")
+    raw_ref = reference_queries(reference, keys, every if missing else None)
     per_query = _query_set(run.select(keys), raw_ref, keys, options)
     cut = [(label, r) for label, r in requests if r.metric.name != _INTERSECTION]
     for cutoff, group in _by_cutoff(cut).items():
@@ -154,6 +152,17 @@ def build_agreement_plan(
     if options.per_query:
         return checked
     return agreement_means(checked, requests, by)
+
+
+def reference_queries(
+    reference: pl.LazyFrame, keys: list[str], every: pl.LazyFrame | None
+) -> pl.LazyFrame:
+    """The query keys of ``reference``: those of the run's ``keys`` (``by`` keys, then the
+    query id) it has, crossed with ``every`` group of the run whose ``by`` keys it lacks
+    (``None``: it lacks none), as each of those groups is scored against it."""
+    names = reference.collect_schema().names()
+    queries = reference.select(key for key in keys if key in names)
+    return queries if every is None else queries.join(every, how="cross")
 
 
 def agreement_means(values: pl.LazyFrame, requests: Requests, by: list[str]) -> pl.LazyFrame:
