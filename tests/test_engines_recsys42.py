@@ -267,8 +267,9 @@ def test_engines_refuse_side_tables_no_metric_reads(
         "metric 'distributional_coverage@5' describes the whole recommendation table (one "
         f"value over every user's rows), which {name} does not merge from its parts: "
         "evaluate it with polars_irmetrics.evaluate (on the engines: the means of per-user "
-        "values, such as sufficient_reco@k, unrepeated_reco@k, categorical_diversity@k and "
-        "intra_list_diversity@k)"
+        "values, such as sufficient_reco@k, unrepeated_reco@k, categorical_diversity@k, "
+        "intra_list_diversity@k, surprisal@k, average_popularity@k, long_tail_share@k and "
+        "serendipity@k)"
     )
     with pytest.raises(InvalidValueError, match=re.escape(whole_table)):
         evaluate(run, ["distributional_coverage@5"])
@@ -276,14 +277,17 @@ def test_engines_refuse_side_tables_no_metric_reads(
     # tests/test_engines_agreement.py)
     history = (
         "metric 'pop_rsp@5' reads the history in interactions= (item popularity or each "
-        f"user's history), which {name} does not take: it takes interactions= for mcc@k "
-        "and reco_accuracy@k (the catalogue) only; evaluate it with polars_irmetrics.evaluate"
+        f"user's history), which {name} takes for mcc@k and reco_accuracy@k (the "
+        "catalogue) and for the means of per-user values of a recommendation table "
+        "(surprisal@k, serendipity@k...) only: evaluate it with polars_irmetrics.evaluate"
     )
     interactions = frame(HISTORY)
     with pytest.raises(InvalidValueError, match=re.escape(history)):
         evaluate(run, ["ndcg@5", "pop_rsp@5"], qrels=qrels, interactions=interactions)
     unread_history = (
-        "interactions= is read by mcc@k and reco_accuracy@k (the catalogue's size), and no "
+        "interactions= is read by mcc@k and reco_accuracy@k (the catalogue's size) and the "
+        "means of per-user values that read the history (surprisal@k, average_popularity@k, "
+        "long_tail_share@k, serendipity@k, intra_list_diversity@k by co-occurrence), and no "
         "metric asked for reads it: drop interactions=, or ask for one of them"
     )
     with pytest.raises(MetricParameterError, match=re.escape(unread_history)):

@@ -790,6 +790,7 @@ def evaluate_plan(
         tables.get("item_features"),
         options,
         caller=caller,
+        tally=warn is True,
     )
 
 

@@ -376,7 +376,7 @@ def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:
     requests = job.requests
     frame = _frame(per_query).sort(list(job.keys))
     summaries = means(requests)
-    if requests and all(merges_from_users(r) for _, r in requests):
+    if requests and all(merges_from_users(r, history=True) for _, r in requests):
         # a recommendation table's means of per-user values, as the one plan takes them
         summaries = [user_mean(label, r) for label, r in requests]
     if job.by:

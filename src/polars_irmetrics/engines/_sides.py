@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics.engines._partition import as_polars_frame, warned_to
@@ -27,6 +28,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.exposure.coverage import groups_tally, warn_on_groups
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import interactions_tally, warn_on_interactions
 from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS
 from polars_irmetrics.metrics.registry import (
     INPUTS,
@@ -42,10 +44,13 @@ __all__ = [
     "SIDE_TABLES",
     "Beside",
     "check_sides",
+    "known_items",
+    "reads_history",
     "side_tables",
     "split_beside",
     "two_calls",
     "warn_on_group_ids",
+    "warn_on_history",
 ]
 
 #: The side tables an engine broadcasts, and the metrics that read them (in messages).
@@ -53,21 +58,24 @@ SIDE_TABLES: Mapping[str, str] = {
     "groups": "the exposure measures (ee_loss, ee_disparity, ee_relevance, awrf, awrf_ndcg, "
     "rnd, rkl, rrd)",
     "target": "awrf and awrf_ndcg",
-    "interactions": "mcc@k and reco_accuracy@k (the catalogue's size)",
+    "interactions": "mcc@k and reco_accuracy@k (the catalogue's size) and the means of "
+    "per-user values that read the history (surprisal@k, average_popularity@k, "
+    "long_tail_share@k, serendipity@k, intra_list_diversity@k by co-occurrence)",
     "item_features": "categorical_diversity@k and intra_list_diversity@k (the items' "
     "categories and feature vectors)",
 }
 
-#: The metrics of ``interactions=`` an engine evaluates: they read one global aggregate
-#: of the history, the catalogue (its distinct items), which the engine computes and
-#: broadcasts instead of the history.
+#: The accuracy metrics of ``interactions=`` an engine evaluates: they read one global
+#: aggregate of the history, the catalogue (its distinct items), which the engine computes
+#: and broadcasts instead of the history.
 CATALOGUE_METRICS = frozenset(CATALOGUE_FORMULAS)
 
 Frame = TypeVar("Frame")
 
 #: The tables a metric may read that the engines take for some metrics only: the history
-#: (its catalogue, for mcc@k and reco_accuracy@k) and the items' features (for the
-#: means of per-user values: :func:`~polars_irmetrics.metrics.registry.merges_from_users`).
+#: (its catalogue, for mcc@k and reco_accuracy@k; its rows, for the means of per-user
+#: values: :func:`~polars_irmetrics.metrics.registry.merges_from_users`) and the items'
+#: features (for the means of per-user values).
 _NOT_TAKEN = ("interactions", "item_features")
 
 
@@ -165,17 +173,19 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
 
     A metric of the whole recommendation table is one value over every user's rows,
     which the engines do not merge from parts, unless it is the mean of per-user values
-    read from each user's own rows (and the items' features): the parts give those,
-    and the mean of all of them is the one plan's.
+    read from each user's own rows (and the items' features, and the whole history,
+    which every part reads): the parts give those, and the mean of all of them is the
+    one plan's.
 
     >>> check_sides("Spark", ["sufficient_reco@10", "categorical_diversity@5"], {})
+    >>> check_sides("Dask", ["surprisal@10", "long_tail_share@10"], {})
     >>> check_sides("Spark", ["catalog_coverage@10"], {})
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.InvalidValueError: metric 'catalog_coverage@10' describes the ...
     """
     requests = parse_metric_list(metrics)
-    users = [label for label, r in requests if merges_from_users(r)]
+    users = [label for label, r in requests if merges_from_users(r, history=True)]
     for label, request in requests:
         if users and request.route != "recsys":
             raise InvalidValueError(
@@ -189,7 +199,8 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
                 f"over every user's rows), which {engine} does not merge from its parts: "
                 "evaluate it with polars_irmetrics.evaluate (on the engines: the means of "
                 "per-user values, such as sufficient_reco@k, unrepeated_reco@k, "
-                "categorical_diversity@k and intra_list_diversity@k)"
+                "categorical_diversity@k, intra_list_diversity@k, surprisal@k, "
+                "average_popularity@k, long_tail_share@k and serendipity@k)"
             )
         if label in users:
             continue
@@ -199,9 +210,10 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
         if unread[:1] == ["interactions"]:
             raise InvalidValueError(
                 f"metric {label!r} reads the history in interactions= (item popularity or "
-                f"each user's history), which {engine} does not take: it takes "
-                "interactions= for mcc@k and reco_accuracy@k (the catalogue) only; "
-                "evaluate it with polars_irmetrics.evaluate"
+                f"each user's history), which {engine} takes for mcc@k and reco_accuracy@k "
+                "(the catalogue) and for the means of per-user values of a recommendation "
+                "table (surprisal@k, serendipity@k...) only: evaluate it with "
+                "polars_irmetrics.evaluate"
             )
         if unread:
             keyword = INPUTS[unread[0]][1]
@@ -211,8 +223,9 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
             )
     exposure = split_routes(requests).get("exposure")  # one machine's refusal of a mix
     catalogue = any(r.metric.name in CATALOGUE_METRICS for _, r in requests)
-    features = any("item_features" in r.metric.reads for label, r in requests if label in users)
-    reads = {"interactions": catalogue, "item_features": features}
+    features = any("item_features" in r.reads for label, r in requests if label in users)
+    history = any("interactions" in r.reads for label, r in requests if label in users)
+    reads = {"interactions": catalogue or history, "item_features": features}
     for name, frame in given.items():
         if frame is not None and not reads.get(name, exposure):
             raise MetricParameterError(
@@ -225,34 +238,138 @@ def side_tables(
     engine: str,
     metrics: str | Iterable[str],
     given: Mapping[str, Frame | None],
-    collect: Callable[[str, Frame, tuple[str, ...]], pa.Table],
-    doc_id: str,
+    collect: Callable[[str, Frame, tuple[str, ...], bool], pa.Table],
+    options: EvalOptions,
 ) -> tuple[tuple[str, pa.Table], ...]:
     """The side tables given, checked (:func:`check_sides`) and collected to Arrow on
-    the driver (``collect(keyword, frame)``, which checks the frame's kind), as
-    ``(keyword, table)`` pairs for :func:`~polars_irmetrics.engines._partition.prepare`.
+    the driver (``collect(keyword, frame, columns, distinct)``, which checks the frame's
+    kind: ``columns`` the columns to keep, every one when empty; ``distinct`` whether to
+    keep their distinct rows only), as ``(keyword, table)`` pairs for
+    :func:`~polars_irmetrics.engines._partition.prepare`.
 
-    ``groups=`` and ``target=`` are small and go whole; of ``interactions=`` only the
-    catalogue travels, its distinct ``doc_id`` values (``collect``'s third argument: the
-    columns whose distinct rows to keep), which gives each part's plan the catalogue's
-    size of the whole history (an item's count of users or interactions is not read by
-    the metrics an engine takes)."""
+    ``groups=``, ``target=`` and ``item_features=`` go whole. Of ``interactions=``, where
+    a metric reads the history (:func:`reads_history`: item popularity, each user's
+    history), its rows go whole with the columns the plan reads (the ``by`` keys it
+    carries, the user and item ids), so every part's plan counts the whole history;
+    otherwise only the catalogue travels, its distinct ``doc_id`` values, which gives
+    each part's plan the catalogue's size of the whole history."""
     check_sides(engine, metrics, given)
+    history = reads_history(metrics)
     tables: list[tuple[str, pa.Table]] = []
     for name, frame in given.items():
         if frame is None:
             continue
         columns: tuple[str, ...] = ()
         if name == "interactions":
-            columns = (doc_id,)
-            names = list(getattr(frame, "columns", ()))
+            doc_id, names = options.doc_id, list(getattr(frame, "columns", ()))
             if doc_id not in names:
+                read = "history's items" if history else "catalogue is its distinct items"
                 raise ColumnNotFoundError(
                     f"column {doc_id!r} not found in interactions (columns: {names}); the "
-                    "catalogue is its distinct items: name the column with doc_id="
+                    f"{read}: name the column with doc_id="
                 )
-        tables.append((name, collect(name, frame, columns)))
+            keys = (*options.by_keys, options.query_id) if history else ()
+            columns = (*(k for k in keys if k in names), doc_id)
+        tables.append(
+            (name, collect(name, frame, columns, name == "interactions" and not history))
+        )
     return tuple(tables)
+
+
+def reads_history(metrics: str | Iterable[str]) -> bool:
+    """Whether a metric an engine takes reads the interaction history's rows (a mean of
+    per-user values that reads item popularity or each user's history), not only its
+    catalogue.
+
+    Examples
+    --------
+    >>> reads_history(["surprisal@5"]), reads_history(["mcc@5", "sufficient_reco@5"])
+    (True, False)
+    """
+    return any(
+        "interactions" in r.reads
+        for _, r in parse_metric_list(metrics)
+        if merges_from_users(r, history=True)
+    )
+
+
+def known_items(
+    sides: Iterable[tuple[str, pa.Table]], options: EvalOptions
+) -> list[tuple[pa.Table, tuple[str, ...]]]:
+    """With ``unseen_items='drop'``, the items a recommendation keeps (as
+    :func:`~polars_irmetrics.recsys.evaluate.without_unseen` keeps them on one machine):
+    each side table that lists items (the history, the item features) as its distinct
+    rows of the ``by`` keys it carries and the item id, with those columns, for the
+    engine's semi-join of the run. Empty for any other ``unseen_items``.
+
+    Examples
+    --------
+    >>> history = pa.table({"query_id": ["u1", "u2"], "doc_id": ["a", "a"]})
+    >>> [(t.to_pydict(), on) for t, on in known_items(
+    ...     [("interactions", history)], EvalOptions(unseen_items="drop"))]
+    [({'doc_id': ['a']}, ('doc_id',))]
+    """
+    if options.unseen_items != "drop":
+        return []
+    known = []
+    for name, table in sides:
+        if (
+            name not in ("interactions", "item_features")
+            or options.doc_id not in table.schema.names
+        ):
+            continue
+        on = (*(k for k in options.by_keys if k in table.schema.names), options.doc_id)
+        rows = as_polars_frame(table.select(list(on))).unique(maintain_order=True)
+        known.append((rows.to_arrow(compat_level=pl.CompatLevel.oldest()), on))
+    return known
+
+
+def warn_on_history(
+    users: pa.Table,
+    items: pa.Table,
+    sides: Iterable[tuple[str, pa.Table]],
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+    emit: Callable[[str], None] | None = None,
+) -> bool:
+    """The warning one machine gives when the history mostly lacks the recommendations'
+    items (or holds none of their users), and its refusal of a history row with a null
+    id, from the whole recommendations' distinct ``users`` and ``items`` and the history
+    every part read whole (the parts do not warn: each holds some of the users); with
+    ``unseen_items='drop'`` the ids of the recommendations kept (:func:`known_items`).
+    Nothing
+    where no metric reads the history's rows (:func:`reads_history`). ``emit``: where a
+    warning goes from a Dask worker; by default, here. True when done (a task's output).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> users = pa.table({"query_id": ["u1", "u2"]})
+    >>> items = pa.table({"doc_id": ["a", "b", "c"]})
+    >>> history = pa.table({"query_id": ["u1", "u9"], "doc_id": ["a", "z"]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_on_history(users, items, [("interactions", history)], ["surprisal@2"],
+    ...                     EvalOptions())
+    True
+    >>> str(caught[0].message)[:58]
+    'interactions= holds only 1 of the 3 items of the recommend'
+    """
+    history = dict(sides).get("interactions")
+    if history is None or not reads_history(metrics):
+        return True
+    user, item = options.query_id, options.doc_id
+    tally = interactions_tally(
+        as_polars_frame(items).lazy(),
+        as_polars_frame(history).lazy(),
+        user=user,
+        item=item,
+        users=as_polars_frame(users).lazy(),
+    )
+    row = tally.collect().row(0, named=True)
+    return warned_to(
+        lambda: warn_on_interactions(row, user=user, item=item, run="recommendations"), emit
+    )
 
 
 def warn_on_group_ids(

@@ -78,10 +78,13 @@ from polars_irmetrics.engines._sides import (
     EXPOSURE_COUNT,
     Beside,
     check_sides,
+    known_items,
+    reads_history,
     side_tables,
     split_beside,
     two_calls,
     warn_on_group_ids,
+    warn_on_history,
 )
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
@@ -177,11 +180,17 @@ def evaluate(
         a call of its own, the values joined as one machine joins them (per query on
         the query keys; the means with ``num_q_exposure`` after ``num_q``).
     interactions
-        The training history, read by ``mcc@k`` and ``reco_accuracy@k`` for the size of
-        the catalogue (its distinct items, as in :func:`polars_irmetrics.evaluate`):
-        only those distinct ``doc_id`` values are gathered on the driver and handed to
-        every part, not the history. Other metrics of the history (``novelty``,
-        ``pop_rsp``, ``serendipity``...) are refused by name.
+        The training history. For ``mcc@k`` and ``reco_accuracy@k`` (the size of the
+        catalogue, its distinct items, as in :func:`polars_irmetrics.evaluate`) only
+        those distinct ``doc_id`` values are gathered on the driver and handed to every
+        part. For the means of per-user values that read item popularity or each
+        user's history (``surprisal@k``, ``average_popularity@k``,
+        ``long_tail_share@k``, ``serendipity@k``, co-occurrence
+        ``intra_list_diversity@k``) its rows (the ``by`` keys it carries, ``query_id``
+        and ``doc_id``) are gathered on the driver and handed whole to every part, so
+        it must fit in memory there; its warning and refusal of null ids are the whole
+        table's, given once. Other metrics of the history (``novelty``, ``pop_rsp``,
+        ``epc``...) are refused by name.
     item_features
         The items' categories or feature vectors, read by ``categorical_diversity@k``
         and ``intra_list_diversity@k`` (as in :func:`polars_irmetrics.evaluate`): a
@@ -353,7 +362,7 @@ def evaluate(
     )
     # an option none of the metrics reads is refused, as irm.evaluate refuses it
     check_options_read(built, metrics, labels=labels is not None)
-    sides = side_tables("Dask", metrics, given, _gather, built.doc_id)
+    sides = side_tables("Dask", metrics, given, _gather, built)
     if predictions:
         if labels is not None:
             _ensure_frame(labels, "labels")
@@ -389,7 +398,28 @@ def evaluate(
         (docs,) = run[[built.doc_id]].drop_duplicates(split_out=1).to_delayed()
         warned = delayed(_warn_on_group_ids)(docs, sides, metrics, built)
         values = values.map_partitions(after, warned, meta=values._meta)
+    if reads_history(metrics):  # the history against the whole run's users and items
+        kept = run
+        for known, on in known_items(sides, built):  # unseen_items='drop'
+            rows = known.to_pandas(types_mapper=pd.ArrowDtype)
+            kept = kept.merge(rows, on=list(on), how="inner")
+        ids = [
+            kept[[key]].drop_duplicates(split_out=1).to_delayed()[0]
+            for key in (built.query_id, built.doc_id)
+        ]
+        warned = delayed(_warn_on_history)(*ids, sides, metrics, built)
+        values = values.map_partitions(after, warned, meta=values._meta)
     return persist(values) if built.progress else values
+
+
+def _warn_on_history(
+    users: pd.DataFrame, items: pd.DataFrame, sides: Any, metrics: Any, options: EvalOptions
+) -> bool:
+    """The task that warns when the history mostly lacks the run's items (or holds none
+    of its users), and refuses its null ids, on the client that computes the result."""
+    return warn_on_history(
+        to_table(users), to_table(items), sides, metrics, options, emit=emitter()
+    )
 
 
 def _warn_on_group_ids(docs: pd.DataFrame, sides: Any, metrics: Any, options: EvalOptions) -> bool:
@@ -503,11 +533,16 @@ def _both_sides(run: pd.DataFrame, qrels: pd.DataFrame, job: Job) -> pd.DataFram
     return carried(job, values, found)
 
 
-def _gather(name: str, frame: dd.DataFrame, distinct: tuple[str, ...]) -> pa.Table:
-    """A small side table (``groups=``, ``target=``) computed on the client, as Arrow;
-    with ``distinct``, the distinct rows of those columns only (the catalogue)."""
+def _gather(
+    name: str, frame: dd.DataFrame, columns: tuple[str, ...], distinct: bool = False
+) -> pa.Table:
+    """A side table (``groups=``, ``target=``, the history) computed on the client, as
+    Arrow: ``columns`` only (every one when empty), their distinct rows with
+    ``distinct`` (the catalogue)."""
+    if columns:
+        frame = frame[list(columns)]
     if distinct:
-        frame = frame[list(distinct)].drop_duplicates()
+        frame = frame.drop_duplicates()
     return to_table(frame.compute())
 
 

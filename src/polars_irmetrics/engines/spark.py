@@ -59,10 +59,13 @@ from polars_irmetrics.engines._sides import (
     EXPOSURE_COUNT,
     Beside,
     check_sides,
+    known_items,
+    reads_history,
     side_tables,
     split_beside,
     two_calls,
     warn_on_group_ids,
+    warn_on_history,
 )
 from polars_irmetrics.errors import (
     ColumnTypeError,
@@ -190,11 +193,17 @@ def evaluate(
         a call of its own, the values joined as one machine joins them (per query on
         the query keys; the means with ``num_q_exposure`` after ``num_q``).
     interactions
-        The training history, read by ``mcc@k`` and ``reco_accuracy@k`` for the size of
-        the catalogue (its distinct items, as in :func:`polars_irmetrics.evaluate`):
-        only those distinct ``doc_id`` values are gathered on the driver and handed to
-        every part, not the history. Other metrics of the history (``novelty``,
-        ``pop_rsp``, ``serendipity``...) are refused by name.
+        The training history. For ``mcc@k`` and ``reco_accuracy@k`` (the size of the
+        catalogue, its distinct items, as in :func:`polars_irmetrics.evaluate`) only
+        those distinct ``doc_id`` values are gathered on the driver and handed to every
+        part. For the means of per-user values that read item popularity or each
+        user's history (``surprisal@k``, ``average_popularity@k``,
+        ``long_tail_share@k``, ``serendipity@k``, co-occurrence
+        ``intra_list_diversity@k``) its rows (the ``by`` keys it carries, ``query_id``
+        and ``doc_id``) are gathered on the driver and handed whole to every part, so
+        it must fit in memory there; its warning and refusal of null ids are the whole
+        table's, given once. Other metrics of the history (``novelty``, ``pop_rsp``,
+        ``epc``...) are refused by name.
     item_features
         The items' categories or feature vectors, read by ``categorical_diversity@k``
         and ``intra_list_diversity@k`` (as in :func:`polars_irmetrics.evaluate`): a
@@ -362,7 +371,7 @@ def evaluate(
     )
     # an option none of the metrics reads is refused, as irm.evaluate refuses it
     check_options_read(built, metrics, labels=labels is not None)
-    sides = side_tables("Spark", metrics, given, _collect, built.doc_id)
+    sides = side_tables("Spark", metrics, given, _collect, built)
     if predictions:
         if labels is not None:
             _ensure_frame(labels, "labels")
@@ -420,7 +429,14 @@ def evaluate(
     computed = _compute(result, spark, progress)
     warn_parts(job, parts)  # as one machine warns, from the parts' coverage
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
-        warn_on_group_ids(_collect("run", run, (built.doc_id,)), sides, metrics, built)
+        warn_on_group_ids(_collect("run", run, (built.doc_id,), True), sides, metrics, built)
+    if reads_history(metrics):  # the history against the whole run's users and items
+        kept = run
+        for known, on in known_items(sides, built):  # unseen_items='drop'
+            rows = F.broadcast(spark.createDataFrame(known))
+            kept = kept.join(rows, on=list(on), how="left_semi")
+        users, items = (_collect("run", kept, (k,), True) for k in (built.query_id, built.doc_id))
+        warn_on_history(users, items, sides, metrics, built)
     return computed
 
 
@@ -632,11 +648,16 @@ def _partitions(spark: SparkSession, partitions: int | None) -> int:
     return partitions
 
 
-def _collect(name: str, frame: DataFrame, distinct: tuple[str, ...]) -> pa.Table:
-    """A small side table (``groups=``, ``target=``) on the driver, as Arrow; with
-    ``distinct``, the distinct rows of those columns only (the catalogue)."""
+def _collect(
+    name: str, frame: DataFrame, columns: tuple[str, ...], distinct: bool = False
+) -> pa.Table:
+    """A side table (``groups=``, ``target=``, the history) on the driver, as Arrow:
+    ``columns`` only (every one when empty), their distinct rows with ``distinct`` (the
+    catalogue)."""
+    if columns:
+        frame = frame.select(*columns)
     if distinct:
-        frame = frame.select(*distinct).distinct()
+        frame = frame.distinct()
     return frame.toArrow()
 
 

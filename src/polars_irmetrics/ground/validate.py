@@ -739,23 +739,31 @@ _NULL_IDS = f"{INTERNAL}null_ids"
 
 
 def interactions_tally(
-    run: pl.LazyFrame, interactions: pl.LazyFrame, *, user: str, item: str
+    run: pl.LazyFrame,
+    interactions: pl.LazyFrame,
+    *,
+    user: str,
+    item: str,
+    users: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row: the run's items (``item``) and how many the interactions hold; where the
     interactions have the ``user`` column, the run's users and how many have a history;
     and the interactions' rows with a null id. The ids must be of one kind on both sides
-    (:func:`check_id_kinds`); they are compared in :func:`common_id_dtype`."""
-    schema, run_schema = interactions.collect_schema(), run.collect_schema()
+    (:func:`check_id_kinds`); they are compared in :func:`common_id_dtype`. ``users``:
+    the run's users where they are another frame than ``run`` (an engine's distinct ids
+    of each column)."""
+    schema = interactions.collect_schema()
     columns = [item, *([user] if user in schema else [])]
     nulls = pl.any_horizontal(pl.col(c).is_null() for c in columns).sum().cast(pl.Int64)
     parts = [interactions.select(nulls.alias(_NULL_IDS))]
     for column, total, known in ((item, _ITEMS, _KNOWN_ITEMS), (user, _USERS, _KNOWN_USERS)):
         if column not in columns:
             continue
-        ids = pl.col(column).cast(common_id_dtype([schema[column], run_schema[column]]))
+        side = users if column == user and users is not None else run
+        ids = pl.col(column).cast(common_id_dtype([schema[column], side.collect_schema()[column]]))
         held = interactions.select(ids).unique().with_columns(pl.lit(True).alias(known))
         parts.append(
-            run.select(ids)
+            side.select(ids)
             .unique()
             .join(held, on=column, how="left")
             .select(pl.len().cast(pl.Int64).alias(total), pl.col(known).count().cast(pl.Int64))

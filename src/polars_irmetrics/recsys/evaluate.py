@@ -41,12 +41,16 @@ def with_beyond_accuracy(
     options: EvalOptions,
     *,
     caller: str = "irm.evaluate",
+    tally: bool = True,
 ) -> pl.LazyFrame:
     """:func:`~polars_irmetrics.evaluate`'s means (``accuracy``, or ``None`` when every
     metric is beyond accuracy) joined with the beyond-accuracy metrics of ``run``, its
     queries as users and its documents as items. With ``unseen_items='drop'``, the
     recommendations of items the interactions or the item features lack are left out
-    of the beyond-accuracy metrics (:func:`without_unseen`), not of the accuracy ones."""
+    of the beyond-accuracy metrics (:func:`without_unseen`), not of the accuracy ones.
+    ``tally``: whether the plan warns of a history that lacks the recommendations' items
+    or users (and refuses its null ids); an engine's part does not (it holds some of the
+    users), the engine does, once."""
     recsys = RecsysOptions(
         by=options.by_keys,
         user_id=options.query_id,
@@ -68,7 +72,7 @@ def with_beyond_accuracy(
     )
     if options.unseen_items == "drop":  # the cold items left out of these metrics only
         tables = without_unseen(tables, recsys)
-    beyond = build_beyond(tables, requests, recsys, options)
+    beyond = build_beyond(tables, requests, recsys, options, tally=tally)
     if accuracy is None:
         return beyond
     by = list(options.by_keys)

@@ -43,11 +43,18 @@ _MEASURES = "the metrics of a recommendation table"
 
 
 def build_beyond(
-    tables: Tables, requests: Requests, recsys: RecsysOptions, options: EvalOptions
+    tables: Tables,
+    requests: Requests,
+    recsys: RecsysOptions,
+    options: EvalOptions,
+    *,
+    tally: bool = True,
 ) -> pl.LazyFrame:
-    """The one plan, or the buckets when ``buckets=`` is a number or ``"auto"``."""
+    """The one plan, or the buckets when ``buckets=`` is a number or ``"auto"``.
+    ``tally``: the history's coverage warning and refusal of null ids (``False`` for an
+    engine's part, which holds some of the users: the engine gives it once)."""
     if not splits_in_buckets(options.buckets, options.spill_dir, _MEASURES):
-        return build_recsys_plan(tables, requests, recsys)
+        return build_recsys_plan(tables, requests, recsys, tally=tally)
     return users_in_buckets(tables, requests, recsys, options)
 
 

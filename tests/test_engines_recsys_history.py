@@ -1,0 +1,224 @@
+"""The means of per-user values that read the interaction history (``surprisal@k``,
+``average_popularity@k``, ``long_tail_share@k``, ``serendipity@k``, co-occurrence
+``intra_list_diversity@k``) on Spark and Dask: the history's rows are handed whole to
+every part, each part gives its users' values, the mean over every user is the one
+plan's exact mean (the same bits); the history's warning and its refusal of null ids
+are the whole table's, given once by the engine."""
+
+from __future__ import annotations
+
+import random
+import re
+import warnings
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
+from tests.test_engines_recsys42 import _engine
+
+
+def _tables() -> dict[str, pl.DataFrame]:
+    """40 users in two segments with lists of 2 to 12 of 60 items; a history of 55 users
+    (15 without recommendations) over
+    every item in each segment, with repeated interactions; each item's feature
+    vector."""
+    rng = random.Random(11)
+    rows = []
+    for u in range(40):
+        items = rng.sample(range(60), rng.randint(2, 12))
+        rows += [(f"u{u:02d}", f"i{i}", r + 1, f"s{u % 2}") for r, i in enumerate(items)]
+    run = pl.DataFrame(rows, schema=["query_id", "doc_id", "rank", "segment"], orient="row")
+    history = [
+        (f"u{u:02d}", f"i{rng.randrange(60)}", f"s{u % 2}")
+        for u in range(55)
+        for _ in range(rng.randint(1, 15))
+    ]
+    # every item in each segment's history (an item without popularity is refused)
+    history += [(f"u{50 + s}", f"i{i}", f"s{s}") for s in (0, 1) for i in range(60)]
+    features = pl.DataFrame(
+        {
+            "doc_id": [f"i{i}" for i in range(60)],
+            "features": [[rng.gauss(0, 1) for _ in range(4)] for _ in range(60)],
+        }
+    )
+    return {
+        "run": run,
+        "interactions": pl.DataFrame(
+            history, schema=["query_id", "doc_id", "segment"], orient="row"
+        ),
+        "item_features": features,
+    }
+
+
+TABLES = _tables()
+POPULARITY = [
+    "surprisal@5",
+    "average_popularity@10",
+    "long_tail_share@5",
+    "long_tail_share(head=0.5)@10",
+    "intra_list_diversity(item_sim_measure='item_cooccurrence_count')@5",
+    "serendipity(item_sim_measure='item_cooccurrence_count')@10",
+]
+FEATURES = ["serendipity@5", "intra_list_diversity@5", "serendipity"]
+
+CASES = [
+    ("means", POPULARITY, {}),
+    ("features", [*FEATURES, "surprisal@10"], {}),
+    ("by-per-user", POPULARITY, {"by": "segment", "per_query": True}),
+    ("by-means", [*POPULARITY[:3], *FEATURES], {"by": "segment"}),
+    ("unseen-dropped", POPULARITY[:4], {"unseen_items": "drop"}),
+]
+
+
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+@pytest.mark.parametrize(("case", "metrics", "options"), CASES, ids=[c[0] for c in CASES])
+def test_history_metrics_equal_one_machine(
+    engine: str,
+    case: str,
+    metrics: list[str],
+    options: dict[str, Any],
+    request: pytest.FixtureRequest,
+) -> None:
+    evaluate, frame, back = _engine(engine, request)
+    tables = {"interactions": TABLES["interactions"]}
+    if case in ("features", "by-means"):  # serendipity and diversity by feature vectors
+        tables["item_features"] = TABLES["item_features"]
+    if options.get("by") is None:  # popularity over the whole history, not per segment
+        tables["interactions"] = tables["interactions"].drop("segment")
+    if options.get("unseen_items") == "drop":  # the recommendations of i55 to i59 left out
+        known = pl.col("doc_id").str.slice(1).cast(pl.Int64) < 55
+        tables["interactions"] = tables["interactions"].filter(known)
+    one = irm.evaluate(TABLES["run"], metrics, **tables, **options)
+    got = back(
+        evaluate(
+            frame(TABLES["run"]),
+            metrics,
+            **{k: frame(v) for k, v in tables.items()},
+            partitions=3,
+            **options,
+        )
+    )
+    if options.get("per_query"):  # Dask gives the users' rows part by part
+        got = got.sort(["segment", "query_id"])
+    assert got.columns == one.columns, case
+    assert got.cast(one.schema).equals(one), case
+
+
+def _warned(call: Any) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [str(w.message) for w in caught if issubclass(w.category, CoverageWarning)]
+
+
+_HISTORY = TABLES["interactions"].drop("segment")
+_NUMBER = pl.col("doc_id").str.slice(1).cast(pl.Int64)
+# the history names its items in upper case but for i0 to i9: it lacks most of the
+# recommendations' items, counted over every user's (a part would count its own)
+_UPPER = _HISTORY.with_columns(
+    pl.when(_NUMBER >= 10).then(pl.col("doc_id").str.to_uppercase()).otherwise(pl.col("doc_id"))
+)
+# none of the recommendations' users has a history (other ids), and u00's items are not in
+# it: with unseen_items='drop' their recommendations are left out, and the users of the
+# others are counted (39, where the whole run has 40)
+_STRANGERS = _HISTORY.with_columns(pl.format("x{}", "query_id").alias("query_id"))
+_FIRST = TABLES["run"].filter(pl.col("query_id") == "u00")["doc_id"]
+WARNING_CASES = [
+    (
+        "items",
+        ["intra_list_diversity(item_sim_measure='item_cooccurrence_count')@5"],
+        _UPPER,
+        {"unseen_items": "recommenders"},
+    ),
+    ("users", ["surprisal@5", "average_popularity@5"], _STRANGERS, {}),
+    (
+        "users-kept",
+        ["surprisal@5"],
+        _STRANGERS.filter(~pl.col("doc_id").is_in(_FIRST.implode())),
+        {"unseen_items": "drop"},
+    ),
+]
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+@pytest.mark.parametrize(
+    ("case", "metrics", "history", "options"), WARNING_CASES, ids=[c[0] for c in WARNING_CASES]
+)
+def test_the_history_warning_is_the_whole_tables_once(
+    engine: str,
+    case: str,
+    metrics: list[str],
+    history: pl.DataFrame,
+    options: dict[str, Any],
+    request: pytest.FixtureRequest,
+) -> None:
+    evaluate, frame, back = _engine(engine, request)
+    run = TABLES["run"]
+    one = _warned(lambda: irm.evaluate(run, metrics, interactions=history, **options))
+    assert len(one) == 1, case
+    assert one[0].startswith("interactions= holds "), one
+    if case == "users-kept":
+        assert " of the 39 users " in one[0], one
+    engine_run, lacking = frame(run), frame(history)
+    got = _warned(
+        lambda: back(evaluate(engine_run, metrics, interactions=lacking, partitions=3, **options))
+    )
+    assert got == one, case
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_a_null_id_in_the_history_is_refused_as_one_machine(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame, back = _engine(engine, request)
+    history = TABLES["interactions"].drop("segment")
+    history = history.with_columns(
+        pl.when(pl.int_range(pl.len()) % 20 == 3)
+        .then(None)
+        .otherwise(pl.col("doc_id"))
+        .alias("doc_id")
+    )
+    with pytest.raises(InvalidValueError) as one:
+        irm.evaluate(TABLES["run"], ["surprisal@5"], interactions=history)
+    assert str(one.value).startswith("the interactions have ")
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(str(one.value))}$"):
+        back(
+            evaluate(
+                frame(TABLES["run"]), ["surprisal@5"], interactions=frame(history), partitions=3
+            )
+        )
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_the_history_metrics_refuse_what_the_parts_cannot_merge(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame, _ = _engine(engine, request)
+    name = "Spark" if engine == "spark" else "Dask"
+    run, history = frame(TABLES["run"]), frame(TABLES["interactions"].drop("segment"))
+    for metric in ("novelty@5", "novelty(kind='replay')@5", "catalog_coverage@5"):
+        with pytest.raises(InvalidValueError, match="does not merge from its parts"):
+            evaluate(run, [metric], interactions=history)
+    elliot = (
+        "metric 'epc@5' reads the history in interactions= (item popularity or each user's "
+        f"history), which {name} takes for mcc@k and reco_accuracy@k (the catalogue) and "
+        "for the means of per-user values of a recommendation table (surprisal@k, "
+        "serendipity@k...) only: evaluate it with polars_irmetrics.evaluate"
+    )
+    qrels = frame(TABLES["run"].select("query_id", "doc_id", relevance=pl.lit(1)))
+    with pytest.raises(InvalidValueError, match=re.escape(elliot)):
+        evaluate(run, ["epc@5"], qrels=qrels, interactions=history)
+    unread = "interactions= is read by mcc@k and reco_accuracy@k (the catalogue's size)"
+    with pytest.raises(MetricParameterError, match=re.escape(unread)):
+        evaluate(run, ["sufficient_reco@5"], interactions=history)
+    missing = (
+        "column 'doc_id' not found in interactions (columns: ['query_id', 'item']); the "
+        "history's items: name the column with doc_id="
+    )
+    renamed = frame(TABLES["interactions"].drop("segment").rename({"doc_id": "item"}))
+    with pytest.raises(Exception, match=re.escape(missing)):
+        evaluate(run, ["surprisal@5"], interactions=renamed)
