@@ -1,6 +1,6 @@
-"""The means of per-user values of a recommendation table out of core (``buckets=``):
-each bucket of users gives its users' values by the one plan, the exact mean over
-every user is the one plan's, the same bits."""
+"""The metrics of a recommendation table out of core (``buckets=``): each bucket of
+users gives its users' values (or its items' counts) by the one plan; the exact mean
+over every user (the counts added up) gives the one plan's bits."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError
@@ -49,21 +51,128 @@ def test_beside_accuracy_metrics_each_route_in_its_buckets(tmp_path: Path) -> No
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_others_are_refused_with_buckets() -> None:
+def test_the_history_users_mean_is_refused_with_buckets() -> None:
     message = (
-        "buckets=2: metric 'distributional_coverage@5' reads every user's rows at once (or "
-        "averages over the history's users), which are not split into buckets of users; out "
-        "of core run the means of per-user values over the users of the recommendations "
-        "(sufficient_reco@k, categorical_diversity@k, intra_list_diversity@k, "
-        "serendipity@k, surprisal@k, average_popularity@k, long_tail_share@k...): drop "
-        "buckets=, or evaluate those metrics in a call of their own"
+        "buckets=2: metric \"novelty(kind='replay')@5\" averages over the users of the "
+        "history, who are not split into buckets with the recommendations' users; out of "
+        "core run the means of per-user values over the users of the recommendations "
+        "(sufficient_reco@k, intra_list_diversity@k, surprisal@k...) and the metrics of "
+        "the items' counts (catalog_coverage@k, distributional_coverage@k, gini_index@k, "
+        "novelty@k): drop buckets=, or evaluate it in a call of its own"
     )
-    with pytest.raises(InvalidValueError, match=re.escape(message)):
-        irm.evaluate(TABLES["run"], ["sufficient_reco@5", "distributional_coverage@5"], buckets=2)
     history = TABLES["run"].select("query_id", "doc_id")
-    replay = "buckets=2: metric \"novelty(kind='replay')@5\" reads every user's rows"
-    with pytest.raises(InvalidValueError, match=re.escape(replay)):
-        irm.evaluate(TABLES["run"], ["novelty(kind='replay')@5"], interactions=history, buckets=2)
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(
+            TABLES["run"],
+            ["catalog_coverage@5", "novelty(kind='replay')@5"],
+            interactions=history,
+            buckets=2,
+        )
+    per_query = (
+        "metric 'gini_index@5' describes a whole recommendation table, not one query: "
+        "evaluate it with per_query=False"
+    )
+    with pytest.raises(Exception, match=re.escape(per_query)):
+        irm.evaluate(
+            TABLES["run"], ["gini_index@5"], interactions=history, buckets=2, per_query=True
+        )
+
+
+#: the metrics of every row, merged from each bucket's item counts
+COUNTED = [
+    "catalog_coverage@10",
+    "catalog_coverage",
+    "distributional_coverage@3",
+    "distributional_coverage",
+    "gini_index@10",
+    "gini_index@1",
+    "novelty@10",
+    "novelty",
+]
+
+
+@pytest.mark.parametrize(
+    ("metrics", "options"),
+    [
+        (COUNTED, {}),
+        (COUNTED, {"by": "seg"}),
+        (COUNTED, {"unseen_items": "drop"}),
+        (["novelty@5", "catalog_coverage@3"], {"unseen_items": "recommenders"}),
+        ([*COUNTED[:3], "surprisal@5", "intra_list_diversity@5"], {"by": "seg"}),
+        (["gini_index@3", "sufficient_reco@4", "novelty@2"], {}),
+    ],
+    ids=["means", "by", "unseen-dropped", "unseen-recommenders", "beside-users", "mixed"],
+)
+def test_buckets_merge_the_items_counts(metrics: list[str], options: dict[str, Any]) -> None:
+    # each bucket of users gives its items' counts within each cutoff; their sums give
+    # the one plan's bits (whole numbers, exact sums of the formulas)
+    from tests.test_order_free import TABLES as HISTORY_TABLES
+
+    run = HISTORY_TABLES["run"]
+    history = HISTORY_TABLES["interactions"]
+    if options.get("unseen_items") in ("drop", "recommenders"):  # i0 to i9 not in it
+        history = history.filter(pl.col("doc_id").str.slice(1).cast(pl.Int64) >= 10)
+    tables: dict[str, pl.DataFrame] = {"interactions": history}
+    if any("diversity@5" in m for m in metrics):
+        tables["item_features"] = HISTORY_TABLES["item_features"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irm.CoverageWarning)
+        one = irm.evaluate(run, metrics, **tables, **options)
+        for buckets in (1, 4):
+            split = irm.evaluate(run.lazy(), metrics, **tables, buckets=buckets, **options)
+            assert split.collect().equals(one), buckets
+
+
+def test_a_group_below_every_cutoff_keeps_its_row() -> None:
+    # segment 1's ranks start at 4: within no cutoff of 3, its coverage is 0 and its
+    # novelty null, in the buckets as in the one plan
+    run = pl.DataFrame(
+        {
+            "query_id": ["a", "a", "b", "c", "c"],
+            "doc_id": ["x", "y", "x", "z", "y"],
+            "rank": [1, 2, 1, 4, 5],
+            "seg": [0, 0, 0, 1, 1],
+        }
+    )
+    history = pl.DataFrame({"query_id": ["a", "b", "d"], "doc_id": ["x", "y", "z"]})
+    metrics = ["catalog_coverage@3", "novelty@3", "distributional_coverage@3"]
+    one = irm.evaluate(run, metrics, interactions=history, by="seg")
+    assert one.row(1) == (1, 0.0, None, 0.0)
+    split = irm.evaluate(run, metrics, interactions=history, by="seg", buckets=2)
+    assert split.equals(one)
+
+
+@st.composite
+def _recommendations(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A random recommendation table (ranks or scores with ties) and a history that
+    holds every recommended item."""
+    users = draw(st.integers(1, 8))
+    rows = []
+    for u in range(users):
+        items = draw(st.lists(st.integers(0, 9), min_size=1, max_size=6, unique=True))
+        scores = draw(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=6, max_size=6))
+        rows += [(f"u{u}", f"i{i}", r + 1, scores[r]) for r, i in enumerate(items)]
+    run = pl.DataFrame(rows, schema=["query_id", "doc_id", "rank", "score"], orient="row")
+    extra = draw(st.lists(st.integers(0, 9), max_size=20))
+    history = pl.DataFrame(
+        {
+            "query_id": [f"h{i % 3}" for i in range(10 + len(extra))],
+            "doc_id": [f"i{i}" for i in [*range(10), *extra]],
+        }
+    )
+    return run, history
+
+
+@settings(max_examples=40, deadline=None)
+@given(_recommendations(), st.sampled_from(["rank", "score"]), st.integers(1, 4))
+def test_item_counts_merge_to_the_one_plans_bits_on_random_tables(
+    tables: tuple[pl.DataFrame, pl.DataFrame], order: str, buckets: int
+) -> None:
+    run, history = tables
+    metrics = [*COUNTED, "gini_index@2", "distributional_coverage@1"]
+    one = irm.evaluate(run, metrics, interactions=history, order=order)
+    split = irm.evaluate(run, metrics, interactions=history, order=order, buckets=buckets)
+    assert split.equals(one)
 
 
 HISTORY_METRICS = [

@@ -374,7 +374,9 @@ def evaluate(
             ``categorical_diversity@k``, ``intra_list_diversity@k``, ``surprisal@k``,
             ``serendipity@k``...): the recommendations by a hash of the user, the
             interactions and item features read whole by each bucket, the same bits;
-            the other metrics of a recommendation table are refused with buckets
+            so too ``catalog_coverage@k``, ``distributional_coverage@k``,
+            ``gini_index@k`` and ``novelty@k``, from each bucket's item counts added up;
+            RePlay's ``novelty(kind='replay')`` is refused with buckets
             (:mod:`polars_irmetrics.recsys.parts`).
 
         ``spill_dir``

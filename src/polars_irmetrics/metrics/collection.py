@@ -72,6 +72,12 @@ class CollectionFormula:
     over: Literal["rows", "users"]
     expr: pl.Expr
     absent: float | None = None
+    #: ``over="rows"``: the same aggregation over the item counts of the group (one row
+    #: per recommended item, its count within the cutoff in :meth:`CollectionScope.count`
+    #: and the item's columns, such as its popularity), which the parts' counts of a
+    #: split table add up to (:func:`polars_irmetrics.recsys.plan.merge_counts`): the
+    #: same bits as ``expr``. ``None``: the formula reads more than the items' counts.
+    counted: pl.Expr | None = None
 
 
 @dataclass
@@ -97,6 +103,8 @@ class CollectionScope:
         Shares of interactions that define a popularity head (long-tail metrics).
     categories
         Columns of the item features joined to each row as the item's category.
+    count_cutoffs
+        The cutoffs at which the merge of item counts needs each item's count.
     """
 
     item: pl.Expr
@@ -104,6 +112,7 @@ class CollectionScope:
     pair_cutoffs: set[tuple[int | None, SimMeasure]] = field(default_factory=set)
     head_shares: set[float] = field(default_factory=set)
     categories: set[str] = field(default_factory=set)
+    count_cutoffs: set[int | None] = field(default_factory=set)
 
     def top(self, k: int | None) -> pl.Expr:
         """Per row: whether it is within the cutoff ``k`` of its user's list."""
@@ -190,6 +199,18 @@ class CollectionScope:
         self.head_shares.add(share)
         self.needs.add("popularity")
         return pl.col(self.head_column(share))
+
+    def count(self, k: int | None) -> pl.Expr:
+        """Per item, in the merge of item counts (:attr:`CollectionFormula.counted`): how
+        many recommendations of the group name the item within the cutoff ``k``
+        (``Int64``; 0 where it is recommended only below ``k``)."""
+        self.count_cutoffs.add(k)
+        return pl.col(self.count_column(k))
+
+    @staticmethod
+    def count_column(k: int | None) -> str:
+        """The internal column holding :meth:`count` at cutoff ``k``."""
+        return f"{INTERNAL}count_{_cut(k)}"
 
     @staticmethod
     def pair_column(k: int | None, measure: SimMeasure = FEATURES) -> str:

@@ -31,7 +31,7 @@ from polars_irmetrics.metrics.collection import (
     CollectionScope,
     SimMeasure,
 )
-from polars_irmetrics.metrics.scope import Scope, exact_mean, fixed_sum
+from polars_irmetrics.metrics.scope import Scope, exact_mean, fixed_sum, fixed_weighted_mean
 from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params, ParamValue, Route
 
 __all__ = ["RECSYS_METRICS", "collection_only"]
@@ -60,7 +60,9 @@ def collection_only(name: str) -> Callable[[Scope, Params], pl.Expr]:
 # --------------------------------------------------------------------------- formulas
 def _catalog_coverage(s: CollectionScope, p: Params) -> CollectionFormula:
     distinct = s.item.filter(s.top(p.k)).n_unique().cast(pl.Float64)
-    return CollectionFormula("rows", distinct / s.catalog_size.cast(pl.Float64))
+    catalog = s.catalog_size.cast(pl.Float64)
+    counted = (s.count(p.k) > 0).sum().cast(pl.Float64)  # the items recommended
+    return CollectionFormula("rows", distinct / catalog, counted=counted / catalog)
 
 
 def _counts(s: CollectionScope, p: Params) -> pl.Expr:
@@ -68,21 +70,35 @@ def _counts(s: CollectionScope, p: Params) -> pl.Expr:
     return s.item.filter(s.top(p.k)).unique_counts().cast(pl.Float64)
 
 
-def _distributional_coverage(s: CollectionScope, p: Params) -> CollectionFormula:
-    counts = _counts(s, p)
-    share = divide(counts, counts.sum())
+def _counted(s: CollectionScope, p: Params) -> pl.Expr:
+    """:func:`_counts` from the merged item counts (one row per item)."""
+    count = s.count(p.k)
+    return count.filter(count > 0).cast(pl.Float64)
+
+
+def _entropy(counts: pl.Expr) -> pl.Expr:
+    share = divide(counts, counts.sum())  # a sum of whole numbers: exact in any order
     # each term in [-0.531, 0]: a fixed-point sum, the same bits in any row order
-    return CollectionFormula("rows", 0.0 - fixed_sum(share * share.log(2)))  # 0.0, not -0.0
+    return 0.0 - fixed_sum(share * share.log(2))  # 0.0, not -0.0
+
+
+def _distributional_coverage(s: CollectionScope, p: Params) -> CollectionFormula:
+    return CollectionFormula("rows", _entropy(_counts(s, p)), counted=_entropy(_counted(s, p)))
+
+
+def _gini(counts: pl.Expr, n: pl.Expr) -> pl.Expr:
+    # The m recommended items, by count ascending, hold places n - m + 1 .. n of the
+    # n catalogue items; the n - m items never recommended (share 0) add nothing. The
+    # terms are whole numbers: their sums are exact in any order.
+    counts = counts.sort()
+    place = counts.cum_count().cast(pl.Float64) + n - counts.len().cast(pl.Float64)
+    weighted = ((2.0 * place - n - 1.0) * counts).sum() / counts.sum()
+    return pl.when(n > 1).then(weighted / (n - 1.0)).otherwise(0.0)
 
 
 def _gini_index(s: CollectionScope, p: Params) -> CollectionFormula:
-    # The m recommended items, by count ascending, hold places n - m + 1 .. n of the
-    # n catalogue items; the n - m items never recommended (share 0) add nothing.
-    counts = _counts(s, p).sort()
     n = s.catalog_size.cast(pl.Float64)
-    place = counts.cum_count().cast(pl.Float64) + n - counts.len().cast(pl.Float64)
-    weighted = ((2.0 * place - n - 1.0) * counts).sum() / counts.sum()
-    return CollectionFormula("rows", pl.when(n > 1).then(weighted / (n - 1.0)).otherwise(0.0))
+    return CollectionFormula("rows", _gini(_counts(s, p), n), counted=_gini(_counted(s, p), n))
 
 
 def _replay_novelty(s: CollectionScope, p: Params) -> CollectionFormula:
@@ -103,7 +119,11 @@ def _novelty(s: CollectionScope, p: Params) -> CollectionFormula:
     # Recommenders counts such a row 0 and still divides by every row.
     counted = self_information.fill_null(0.0)
     # -log2 of a share of at least one interaction: finite, below 64
-    return CollectionFormula("rows", exact_mean(counted.filter(s.top(p.k)), bounded=True))
+    return CollectionFormula(
+        "rows",
+        exact_mean(counted.filter(s.top(p.k)), bounded=True),
+        counted=fixed_weighted_mean(counted, s.count(p.k)),
+    )
 
 
 def _sim_measure(p: Params, metric: str) -> SimMeasure:

@@ -40,6 +40,7 @@ __all__ = [
     "labels_by_route",
     "list_metrics",
     "means",
+    "merges_from_counts",
     "merges_from_users",
     "split_routes",
     "user_mean",
@@ -454,6 +455,29 @@ def merges_from_users(request: MetricRequest, *, history: bool = False) -> bool:
     formula = request.metric.collection(scope, request.params(1.0))
     merged = formula.over == "users" and formula.absent is None
     return merged and (history or not scope.needs & _HISTORY_NEEDS)
+
+
+def merges_from_counts(request: MetricRequest) -> bool:
+    """Whether a metric of a recommendation table (the ``recsys`` route) is one
+    aggregation over every row that reads only how often each item is recommended
+    (within its cutoff) and the item's own columns (its popularity, the catalogue's
+    size): then the parts of a split table give their items' counts, and the counts
+    added up give the one plan's value (:attr:`CollectionFormula.counted
+    <polars_irmetrics.metrics.collection.CollectionFormula.counted>`).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric
+    >>> names = ["catalog_coverage@5", "gini_index", "novelty@5", "surprisal@5",
+    ...          "novelty(kind='replay')@5"]
+    >>> [merges_from_counts(parse_metric(n)) for n in names]
+    [True, True, True, False, False]
+    """
+    if request.route != "recsys" or request.metric.collection is None:
+        return False
+    scope = CollectionScope(item=pl.col("item"))
+    formula = request.metric.collection(scope, request.params(1.0))
+    return formula.over == "rows" and formula.counted is not None
 
 
 def user_mean(label: str, request: MetricRequest) -> pl.Expr:

@@ -38,6 +38,7 @@ __all__ = [
     "exact_sum",
     "exact_sum_horizontal",
     "fixed_sum",
+    "fixed_weighted_mean",
 ]
 
 
@@ -242,6 +243,29 @@ def exact_mean(value: pl.Expr, *, bounded: bool = False) -> pl.Expr:
     """
     count = value.count()
     total = fixed_sum(value) if bounded else exact_sum(value)
+    return pl.when(count > 0).then(total / count.cast(pl.Float64))
+
+
+def fixed_weighted_mean(value: pl.Expr, weight: pl.Expr) -> pl.Expr:
+    """Group context: :func:`exact_mean` with ``bounded=True`` of a column in which each
+    value stands for ``weight`` rows (a non-negative integer count; a null value counts
+    0, as rows filled with 0 do): the same integers added (each value's multiple), so
+    the same bits as the mean over the rows themselves. Null when the weights add up to
+    0.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> rows = pl.DataFrame({"x": [0.1, 0.1, 0.1, 0.7]})
+    >>> counted = pl.DataFrame({"x": [0.7, 0.1], "n": [1, 3]})
+    >>> rows.select(exact_mean(pl.col("x"), bounded=True)).item()
+    0.25
+    >>> counted.select(fixed_weighted_mean(pl.col("x"), pl.col("n"))).item()
+    0.25
+    """
+    counts = (value.fill_null(0.0) * _SCALE).floor().cast(pl.Int128, strict=False)
+    total = (counts * weight.cast(pl.Int128)).sum().cast(pl.Float64) / _SCALE
+    count = weight.sum()
     return pl.when(count > 0).then(total / count.cast(pl.Float64))
 
 

@@ -7,29 +7,12 @@ import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.recsys.options import RecsysOptions, Tables
+from polars_irmetrics.recsys.options import recsys_options, recsys_tables
 from polars_irmetrics.recsys.parts import build_beyond
 
-__all__ = ["with_beyond_accuracy", "without_unseen"]
+__all__ = ["with_beyond_accuracy"]
 
 Frame = pl.DataFrame | pl.LazyFrame
-
-
-def without_unseen(tables: Tables, options: RecsysOptions) -> Tables:
-    """The recommendations less the items the interactions (of the same ``by`` group,
-    where the interactions carry its keys) or the item features do not have."""
-    recommendations = tables.recommendations
-    item = options.item_id
-    for known in (tables.interactions, tables.item_features):
-        if known is None:
-            continue
-        names = known.collect_schema().names()
-        if item not in names:
-            continue  # the plan's own check names the missing column
-        keys = [k for k in options.by_keys if k in names]
-        seen = known.select(*keys, item).unique()
-        recommendations = recommendations.join(seen, on=[*keys, item], how="semi")
-    return Tables(recommendations, tables.interactions, tables.item_features)
 
 
 def with_beyond_accuracy(
@@ -47,31 +30,13 @@ def with_beyond_accuracy(
     metric is beyond accuracy) joined with the beyond-accuracy metrics of ``run``, its
     queries as users and its documents as items. With ``unseen_items='drop'``, the
     recommendations of items the interactions or the item features lack are left out
-    of the beyond-accuracy metrics (:func:`without_unseen`), not of the accuracy ones.
+    of the beyond-accuracy metrics (:func:`~polars_irmetrics.recsys.options.recsys_tables`),
+    not of the accuracy ones.
     ``tally``: whether the plan warns of a history that lacks the recommendations' items
     or users (and refuses its null ids); an engine's part does not (it holds some of the
     users), the engine does, once."""
-    recsys = RecsysOptions(
-        by=options.by_keys,
-        user_id=options.query_id,
-        item_id=options.doc_id,
-        order=options.order,
-        rank=options.rank,
-        score=options.score,
-        relevance=options.serendipity_relevance,
-        features=options.features,
-        unseen_items=options.unseen_items,
-        check_duplicates=options.check_duplicates,
-        caller=caller,
-        per_user=options.per_query,
-    )
-    tables = Tables(
-        run,
-        None if interactions is None else interactions.lazy(),
-        None if item_features is None else item_features.lazy(),
-    )
-    if options.unseen_items == "drop":  # the cold items left out of these metrics only
-        tables = without_unseen(tables, recsys)
+    recsys = recsys_options(options, caller)
+    tables = recsys_tables(run, interactions, item_features, recsys)
     beyond = build_beyond(tables, requests, recsys, options, tally=tally)
     if accuracy is None:
         return beyond

@@ -13,9 +13,9 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.ground.options import UnseenItems
+from polars_irmetrics.ground.options import EvalOptions, UnseenItems
 
-__all__ = ["RecsysOptions", "Tables"]
+__all__ = ["RecsysOptions", "Tables", "recsys_options", "recsys_tables"]
 
 
 @dataclass(frozen=True)
@@ -74,3 +74,53 @@ class Tables:
     recommendations: pl.LazyFrame
     interactions: pl.LazyFrame | None = None
     item_features: pl.LazyFrame | None = None
+
+
+def recsys_options(options: EvalOptions, caller: str = "irm.evaluate") -> RecsysOptions:
+    """:func:`~polars_irmetrics.evaluate`'s options as a beyond-accuracy evaluation's:
+    the run's queries are the users, its documents the items."""
+    return RecsysOptions(
+        by=options.by_keys,
+        user_id=options.query_id,
+        item_id=options.doc_id,
+        order=options.order,
+        rank=options.rank,
+        score=options.score,
+        relevance=options.serendipity_relevance,
+        features=options.features,
+        unseen_items=options.unseen_items,
+        check_duplicates=options.check_duplicates,
+        caller=caller,
+        per_user=options.per_query,
+    )
+
+
+def recsys_tables(
+    run: pl.LazyFrame,
+    interactions: pl.LazyFrame | pl.DataFrame | None,
+    item_features: pl.LazyFrame | pl.DataFrame | None,
+    options: RecsysOptions,
+) -> Tables:
+    """The tables of a beyond-accuracy evaluation of ``run``. With
+    ``unseen_items='drop'``, the recommendations of items the interactions (of the same
+    ``by`` group, where the interactions carry its keys) or the item features lack are
+    left out (the cold items left out of these metrics only)."""
+    tables = Tables(
+        run,
+        None if interactions is None else interactions.lazy(),
+        None if item_features is None else item_features.lazy(),
+    )
+    if options.unseen_items != "drop":
+        return tables
+    recommendations = tables.recommendations
+    item = options.item_id
+    for known in (tables.interactions, tables.item_features):
+        if known is None:
+            continue
+        names = known.collect_schema().names()
+        if item not in names:
+            continue  # the plan's own check names the missing column
+        keys = [k for k in options.by_keys if k in names]
+        seen = known.select(*keys, item).unique()
+        recommendations = recommendations.join(seen, on=[*keys, item], how="semi")
+    return Tables(recommendations, tables.interactions, tables.item_features)

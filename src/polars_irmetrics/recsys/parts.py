@@ -1,24 +1,32 @@
-"""The means of per-user values of a recommendation table out of core:
-``irm.evaluate(recommendations, ["intra_list_diversity@10"], item_features=...,
-buckets=N)``.
+"""The metrics of a recommendation table out of core:
+``irm.evaluate(recommendations, ["intra_list_diversity@10", "gini_index@10"],
+item_features=..., interactions=..., buckets=N)``.
 
-The metrics that are the mean of per-user values over the users of the
-recommendations (``sufficient_reco@k``, ``unrepeated_reco@k``,
-``categorical_diversity@k``, ``intra_list_diversity@k``, ``serendipity@k``,
-``surprisal@k``, ``average_popularity@k``, ``long_tail_share@k``...:
-:func:`~polars_irmetrics.metrics.registry.merges_from_users` with ``history=True``) are
-computed bucket by bucket: the recommendations are split into hash buckets of users
-(:func:`~polars_irmetrics.ground.buckets.evaluate_in_buckets`), each bucket gives its
-users' values by the one plan, which reads the item features (collected once) and the
-interaction history whole (lazily: each bucket's plan reads it again, as it reads a
-Parquet scan), and the mean over every user
-(:func:`~polars_irmetrics.metrics.registry.user_mean`, an exact fixed-point mean) is
-the one plan's, to the last bit. The warning of a history that lacks most of the
-recommendations' items or users is the whole table's, given once. A data error is
-raised by the first bucket that finds it; its count of such rows is that bucket's. The
-metrics of every user's rows at once (coverage, Gini, ``novelty``) and those averaged
-over the history's users (RePlay's ``novelty(kind='replay')``) are refused with
-``buckets=``.
+The recommendations are split into hash buckets of users
+(:func:`~polars_irmetrics.ground.buckets.evaluate_in_buckets`); each bucket's plan reads
+the item features (collected once) and the interaction history whole (lazily: each
+bucket's plan reads it again, as it reads a Parquet scan). Two kinds of metric merge:
+
+* the means of per-user values over the users of the recommendations
+  (``sufficient_reco@k``, ``unrepeated_reco@k``, ``categorical_diversity@k``,
+  ``intra_list_diversity@k``, ``serendipity@k``, ``surprisal@k``,
+  ``average_popularity@k``, ``long_tail_share@k``...:
+  :func:`~polars_irmetrics.metrics.registry.merges_from_users` with ``history=True``):
+  each bucket gives its users' values by the one plan, and the mean over every user
+  (:func:`~polars_irmetrics.metrics.registry.user_mean`, an exact fixed-point mean) is
+  the one plan's, to the last bit;
+* the metrics of every row that read only how often each item is recommended
+  (``catalog_coverage@k``, ``distributional_coverage@k``, ``gini_index@k``,
+  ``novelty@k``: :func:`~polars_irmetrics.metrics.registry.merges_from_counts`): each
+  bucket gives its items' counts within each cutoff
+  (:func:`~polars_irmetrics.recsys.plan.build_recsys_plan` with ``counts=True``), and
+  :func:`~polars_irmetrics.recsys.plan.merge_counts` adds them up and computes each
+  formula from the totals: the one plan's bits (whole numbers, exact sums).
+
+The warning of a history that lacks most of the recommendations' items or users is the
+whole table's, given once. A data error is raised by the first bucket that finds it;
+its count of such rows is that bucket's. RePlay's ``novelty(kind='replay')``, a mean
+over the history's users, is refused with ``buckets=``.
 """
 
 from __future__ import annotations
@@ -30,9 +38,14 @@ import polars as pl
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.buckets import evaluate_in_buckets, splits_in_buckets
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.metrics.registry import MetricRequest, merges_from_users, user_mean
+from polars_irmetrics.metrics.registry import (
+    MetricRequest,
+    merges_from_counts,
+    merges_from_users,
+    user_mean,
+)
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
-from polars_irmetrics.recsys.plan import build_recsys_plan, tallied
+from polars_irmetrics.recsys.plan import build_recsys_plan, merge_counts, tallied
 
 __all__ = ["build_beyond", "users_in_buckets"]
 
@@ -61,36 +74,46 @@ def build_beyond(
 def users_in_buckets(
     tables: Tables, requests: Requests, recsys: RecsysOptions, options: EvalOptions
 ) -> pl.LazyFrame:
-    """The per-user values (``recsys.per_user``) or their means, over hash buckets of
-    users (module doc).
+    """The per-user values (``recsys.per_user``) or the metrics, over hash buckets of
+    users (module doc): the means of per-user values from each bucket's users' values,
+    the metrics of every row from each bucket's item counts (:func:`merge_counts`).
 
     Examples
     --------
     >>> from polars_irmetrics.metrics.registry import parse_metric_list
     >>> recs = pl.LazyFrame({"user_id": ["a", "a", "b", "c", "c", "c"],
     ...                      "item_id": [1, 2, 1, 3, 2, 1], "rank": [1, 2, 1, 1, 2, 3]})
-    >>> requests = parse_metric_list(["sufficient_reco(deep=True)@2"])
+    >>> requests = parse_metric_list(["sufficient_reco(deep=True)@2",
+    ...                               "distributional_coverage@1"])
     >>> one = build_recsys_plan(Tables(recs), requests, RecsysOptions()).collect()
     >>> split = users_in_buckets(Tables(recs), requests, RecsysOptions(),
     ...                          EvalOptions(buckets=2)).collect()
-    >>> split.equals(one), split.item()  # (1 + 0.5 + 1) / 3
-    (True, 0.8333333333333334)
+    >>> split.equals(one), split.row(0)  # (1 + 0.5 + 1) / 3; items 1, 1, 3 at the top
+    (True, (0.8333333333333334, 0.9182958340544896))
     """
-    refused = [label for label, r in requests if not merges_from_users(r, history=True)]
+    users = [(label, r) for label, r in requests if merges_from_users(r, history=True)]
+    counted = [(label, r) for label, r in requests if merges_from_counts(r)]
+    refused = [
+        label
+        for label, r in requests
+        if not (merges_from_users(r, history=True) or merges_from_counts(r))
+    ]
     if refused:
         raise InvalidValueError(
-            f"buckets={options.buckets!r}: metric {refused[0]!r} reads every user's rows "
-            "at once (or averages over the history's users), which are not split into "
-            "buckets of users; out of core run the means of per-user values over the "
-            "users of the recommendations (sufficient_reco@k, categorical_diversity@k, "
-            "intra_list_diversity@k, serendipity@k, surprisal@k, average_popularity@k, "
-            "long_tail_share@k...): drop buckets=, or evaluate those metrics in a call "
-            "of their own"
+            f"buckets={options.buckets!r}: metric {refused[0]!r} averages over the users "
+            "of the history, who are not split into buckets with the recommendations' "
+            "users; out of core run the means of per-user values over the users of the "
+            "recommendations (sufficient_reco@k, intra_list_diversity@k, surprisal@k...) "
+            "and the metrics of the items' counts (catalog_coverage@k, "
+            "distributional_coverage@k, gini_index@k, novelty@k): drop buckets=, or "
+            "evaluate it in a call of its own"
         )
     per_user = replace(recsys, per_user=True)
     buckets = options.buckets
     if buckets is None or buckets == "auto-memory":  # pragma: no cover - build_beyond
         return build_recsys_plan(tables, requests, recsys)
+    if counted:  # a metric of every row has no per-user value: the plan's refusal
+        build_recsys_plan(tables, counted, recsys, tally=False)
     held: dict[str, pl.LazyFrame | None] = {}
 
     def features() -> pl.LazyFrame | None:
@@ -100,30 +123,50 @@ def users_in_buckets(
             held["features"] = None if given is None else given.collect().lazy()
         return held["features"]
 
-    def evaluate_part(
-        part: pl.LazyFrame, _: pl.LazyFrame | None, __: pl.LazyFrame | None
-    ) -> pl.LazyFrame:
-        whole = Tables(part, tables.interactions, features())
-        return build_recsys_plan(whole, requests, per_user, tally=False)
+    def in_buckets(asked: Requests, *, counts: bool) -> pl.LazyFrame:
+        """Each bucket's per-user values (or item counts) of ``asked``, stacked."""
+        mode = recsys if counts else per_user
+
+        def evaluate_part(
+            part: pl.LazyFrame, _: pl.LazyFrame | None, __: pl.LazyFrame | None
+        ) -> pl.LazyFrame:
+            whole = Tables(part, tables.interactions, features())
+            return build_recsys_plan(whole, asked, mode, tally=False, counts=counts)
+
+        schema = build_recsys_plan(tables, asked, mode, tally=False, counts=counts)
+        return evaluate_in_buckets(
+            tables.recommendations,
+            None,
+            None,
+            query_id=user,
+            buckets=buckets,
+            spill_dir=options.spill_dir,
+            evaluate_part=evaluate_part,
+            schema=schema.collect_schema(),
+            progress=options.progress,
+        )
 
     by, user = list(recsys.by_keys), recsys.user_id
-    schema = build_recsys_plan(tables, requests, per_user, tally=False).collect_schema()
-    values = evaluate_in_buckets(
-        tables.recommendations,
-        None,
-        None,
-        query_id=user,
-        buckets=buckets,
-        spill_dir=options.spill_dir,
-        evaluate_part=evaluate_part,
-        schema=schema,
-        progress=options.progress,
-    )
-    # the whole table's warning, once; then the users' order (the means' running sums)
-    values = tallied(values, tables, recsys).sort([*by, user])
-    if recsys.per_user:
-        return values
-    means = [user_mean(label, request) for label, request in requests]
-    if by:
-        return values.group_by(by, maintain_order=True).agg(means).sort(by)
-    return values.select(means)
+    results: list[pl.LazyFrame] = []
+    if users:
+        # the users' order (the means' running sums with agg=)
+        values = in_buckets(users, counts=False).sort([*by, user])
+        if recsys.per_user:
+            return tallied(values, tables, recsys)  # the whole table's warning, once
+        means = [user_mean(label, request) for label, request in users]
+        if by:
+            results.append(values.group_by(by, maintain_order=True).agg(means).sort(by))
+        else:
+            results.append(values.select(means))
+    if counted:
+        results.append(merge_counts(in_buckets(counted, counts=True), tables, counted, recsys))
+    labels = [label for label, _ in requests]
+    if len(results) == 1:
+        both = results[0]
+    elif by:  # a by group has users in both (the same recommendation rows)
+        both = results[0].join(results[1], on=by, how="full", coalesce=True, nulls_equal=True)
+    else:
+        both = pl.concat(results, how="horizontal")
+    both = both.select(*by, *labels)
+    # the whole table's warning, once
+    return tallied(both.sort(by) if by else both, tables, recsys)

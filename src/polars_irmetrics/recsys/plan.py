@@ -79,7 +79,7 @@ from polars_irmetrics.recsys.checks import Recount, flag, flag_columns, raise_on
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
 from polars_irmetrics.recsys.vectors import pair_similarity_by_sums, vector_sums
 
-__all__ = ["build_recsys_plan", "tallied"]
+__all__ = ["build_recsys_plan", "merge_counts", "tallied"]
 
 _UNIT = f"{INTERNAL}unit"
 _HISTORY = f"{INTERNAL}history"
@@ -112,11 +112,17 @@ def build_recsys_plan(
     options: RecsysOptions,
     *,
     tally: bool = True,
+    counts: bool = False,
 ) -> pl.LazyFrame:
     """One row per ``by`` group: the ``by`` keys, then one column per request label.
     ``tally``: the warning (and refusal of null ids) of interactions that mostly lack the
     recommendations' items or users (a bucket of users does not give it: it holds some
-    of them; :func:`tallied` gives it once for the whole table)."""
+    of them; :func:`tallied` gives it once for the whole table). ``counts``: instead,
+    one row per (``by`` group, recommended item) with the item's count within each
+    cutoff the formulas read (:meth:`CollectionScope.count
+    <polars_irmetrics.metrics.collection.CollectionScope.count>`), once the checks pass:
+    a part of the users' share, which :func:`merge_counts` adds up into the metrics
+    (:func:`~polars_irmetrics.metrics.registry.merges_from_counts`)."""
     scope = CollectionScope(item=pl.col(options.item_id))
     given = {"interactions": tables.interactions, "item_features": tables.item_features}
     check_inputs(requests, given, options.caller)
@@ -140,6 +146,10 @@ def build_recsys_plan(
                 "so it has none: use unseen_items='error' or 'drop'"
             )
         formula = metric.collection(scope, params)
+        if counts and formula.counted is None:
+            raise MetricParameterError(  # pragma: no cover - the callers route by it
+                f"metric {label!r} is not merged from item counts"
+            )
         if options.per_user and formula.over == "rows":
             raise MetricParameterError(
                 f"metric {label!r} describes a whole recommendation table, not one query: "
@@ -229,10 +239,15 @@ def build_recsys_plan(
         similarity = _history_cooccurrence(slim, interactions, cooccurrence, options, kinds)
         rows = rows.join(similarity, on=[*by, user, item], how="left", nulls_equal=True)
 
-    row_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "rows"]
+    row_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "rows" and not counts]
     keys = [] if interactions is None else _interaction_keys(interactions, options)
     row_exprs += _row_checks(scope, options, kinds, keys)
     per_group = _aggregate(rows, by, row_exprs)
+    if counts:
+        for frame in checks:
+            per_group = per_group.join(frame, how="cross")
+        recount = _recount(tables.recommendations, options, kinds)
+        return _checked_per_user(_item_counts(rows, scope, options), per_group, by, recount)
     user_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "users"]
     if options.per_user:
         for frame in checks:
@@ -267,6 +282,71 @@ def build_recsys_plan(
     checked = result.map_batches(lambda frame: raise_on_flags(frame, recount), schema=out_schema)
     checked = tallied(checked, tables, options) if tally else checked
     return checked.sort(by) if by else checked
+
+
+def _item_counts(
+    rows: pl.LazyFrame, scope: CollectionScope, options: RecsysOptions
+) -> pl.LazyFrame:
+    """One row per (``by`` group, recommended item): its count within each cutoff of
+    ``scope.count_cutoffs`` (Int64; 0 below every cutoff: the group still has its row,
+    as in the one plan)."""
+    by, item = list(options.by_keys), options.item_id
+    cuts = sorted(scope.count_cutoffs, key=lambda k: -1 if k is None else k)
+    names = [scope.count_column(k) for k in cuts]
+    return rows.group_by([*by, item]).agg(
+        scope.top(k).sum().cast(pl.Int64).alias(name) for k, name in zip(cuts, names, strict=True)
+    )
+
+
+def merge_counts(
+    counts: pl.LazyFrame,
+    tables: Tables,
+    requests: Sequence[tuple[str, MetricRequest]],
+    options: RecsysOptions,
+) -> pl.LazyFrame:
+    """The metrics of :func:`build_recsys_plan` from the item counts of its parts
+    (``counts=True``; the rows of several parts, each a share of the users, stacked):
+    the counts added per (``by`` group, item), the items' popularity and the
+    catalogue's size read from ``tables.interactions`` as the one plan reads them, and
+    each formula's :attr:`~polars_irmetrics.metrics.collection.CollectionFormula.counted`
+    aggregation per ``by`` group. The same bits as the one plan on the whole table
+    (the counts are whole numbers; the formulas' sums are exact in any order).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> recs = pl.LazyFrame({"user_id": ["a", "a", "b", "c", "c"],
+    ...                      "item_id": [1, 2, 1, 3, 1], "rank": [1, 2, 1, 1, 2]})
+    >>> history = pl.LazyFrame({"user_id": ["a", "b", "d", "d"], "item_id": [1, 2, 3, 4]})
+    >>> requests = parse_metric_list(["distributional_coverage@2", "gini_index@1"])
+    >>> one = build_recsys_plan(Tables(recs, history), requests, RecsysOptions(),
+    ...                         ).collect()
+    >>> parts = [build_recsys_plan(Tables(part, history), requests, RecsysOptions(),
+    ...                            counts=True, tally=False)
+    ...          for part in (recs.head(3), recs.tail(2))]
+    >>> merged = merge_counts(pl.concat(parts), Tables(recs, history), requests,
+    ...                       RecsysOptions()).collect()
+    >>> merged.equals(one), merged.row(0)
+    (True, (1.3709505944546687, 0.7777777777777778))
+    """
+    scope = CollectionScope(item=pl.col(options.item_id))
+    formulas: list[tuple[str, CollectionFormula]] = []
+    for label, request in requests:
+        collection = request.metric.collection
+        if collection is None:  # pragma: no cover - the callers route by merges_from_counts
+            raise MetricParameterError(f"metric {label!r} is not merged from item counts")
+        formulas.append((label, collection(scope, request.params(1.0))))
+    kinds = _check_schemas(tables, scope, options)
+    by, item = list(options.by_keys), options.item_id
+    names = [scope.count_column(k) for k in scope.count_cutoffs]
+    rows = _cast_ids(counts, kinds).group_by([*by, item]).agg(pl.col(n).sum() for n in names)
+    if "popularity" in scope.needs and tables.interactions is not None:
+        rows = _with_popularity(rows, tables.interactions, scope, options, kinds)
+    exprs = [
+        (pl.lit(None) if f.counted is None else f.counted).alias(label) for label, f in formulas
+    ]
+    merged = _aggregate(rows, by, exprs).select(*by, *(label for label, _ in formulas))
+    return merged.sort(by) if by else merged
 
 
 def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.LazyFrame:
