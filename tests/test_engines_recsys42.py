@@ -264,31 +264,35 @@ def test_engines_refuse_side_tables_no_metric_reads(
     # the metrics an engine does not evaluate: by name, not a failed task or a missing
     # keyword (a metric of the whole table crashed in the means before)
     whole_table = (
-        "metric 'distributional_coverage@5' describes the whole recommendation table (one "
-        f"value over every user's rows), which {name} does not merge from its parts: "
-        "evaluate it with polars_irmetrics.evaluate (on the engines: the means of per-user "
-        "values, such as sufficient_reco@k, unrepeated_reco@k, categorical_diversity@k, "
-        "intra_list_diversity@k, surprisal@k, average_popularity@k, long_tail_share@k and "
-        "serendipity@k)"
+        "metric \"novelty(kind='replay')@5\" averages over the users of the history (a "
+        f"user without recommendations counts too), whom {name} does not split into parts "
+        "with the recommendations' users, so it does not merge from its parts: evaluate it "
+        "with polars_irmetrics.evaluate (the engines take every other metric of a "
+        "recommendation table: the means of per-user values, such as sufficient_reco@k, "
+        "intra_list_diversity@k, surprisal@k and serendipity@k, and the metrics of the "
+        "items' counts: catalog_coverage@k, distributional_coverage@k, gini_index@k and "
+        "novelty@k)"
     )
     with pytest.raises(InvalidValueError, match=re.escape(whole_table)):
-        evaluate(run, ["distributional_coverage@5"])
+        evaluate(run, ["novelty(kind='replay')@5"], interactions=frame(HISTORY))
     # (intersection@5 and the other metrics of reference= run there: see
     # tests/test_engines_agreement.py)
     history = (
         "metric 'pop_rsp@5' reads the history in interactions= (item popularity or each "
         f"user's history), which {name} takes for mcc@k and reco_accuracy@k (the "
-        "catalogue) and for the means of per-user values of a recommendation table "
-        "(surprisal@k, serendipity@k...) only: evaluate it with polars_irmetrics.evaluate"
+        "catalogue) and for the metrics of a recommendation table that merge from its "
+        "parts (surprisal@k, novelty@k...) only: evaluate it with polars_irmetrics.evaluate"
     )
     interactions = frame(HISTORY)
     with pytest.raises(InvalidValueError, match=re.escape(history)):
         evaluate(run, ["ndcg@5", "pop_rsp@5"], qrels=qrels, interactions=interactions)
     unread_history = (
-        "interactions= is read by mcc@k and reco_accuracy@k (the catalogue's size) and the "
+        "interactions= is read by mcc@k and reco_accuracy@k (the catalogue's size), the "
         "means of per-user values that read the history (surprisal@k, average_popularity@k, "
-        "long_tail_share@k, serendipity@k, intra_list_diversity@k by co-occurrence), and no "
-        "metric asked for reads it: drop interactions=, or ask for one of them"
+        "long_tail_share@k, serendipity@k, intra_list_diversity@k by co-occurrence) and the "
+        "metrics of the items' counts that read it (catalog_coverage@k, gini_index@k, "
+        "novelty@k), and no metric asked for reads it: drop interactions=, or ask for one of "
+        "them"
     )
     with pytest.raises(MetricParameterError, match=re.escape(unread_history)):
         evaluate(run, ["ndcg@5"], qrels=qrels, interactions=interactions)

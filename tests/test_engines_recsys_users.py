@@ -106,7 +106,7 @@ def test_the_others_are_refused_by_name(engine: str, request: pytest.FixtureRequ
     with pytest.raises(MetricParameterError, match=re.escape(unread)):
         evaluate(run, ["sufficient_reco@5"], item_features=features)
     with pytest.raises(InvalidValueError, match="does not merge from its parts"):
-        evaluate(run, ["catalog_coverage@5"])
+        evaluate(run, ["novelty(kind='replay')@5"], interactions=frame(TABLES["run"]))
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])

@@ -32,7 +32,9 @@ from polars_irmetrics.ground.validate import interactions_tally, warn_on_interac
 from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS
 from polars_irmetrics.metrics.registry import (
     INPUTS,
+    MetricRequest,
     labels_by_route,
+    merges_from_counts,
     merges_from_users,
     parse_metric_list,
     split_routes,
@@ -58,9 +60,11 @@ SIDE_TABLES: Mapping[str, str] = {
     "groups": "the exposure measures (ee_loss, ee_disparity, ee_relevance, awrf, awrf_ndcg, "
     "rnd, rkl, rrd)",
     "target": "awrf and awrf_ndcg",
-    "interactions": "mcc@k and reco_accuracy@k (the catalogue's size) and the means of "
+    "interactions": "mcc@k and reco_accuracy@k (the catalogue's size), the means of "
     "per-user values that read the history (surprisal@k, average_popularity@k, "
-    "long_tail_share@k, serendipity@k, intra_list_diversity@k by co-occurrence)",
+    "long_tail_share@k, serendipity@k, intra_list_diversity@k by co-occurrence) and the "
+    "metrics of the items' counts that read it (catalog_coverage@k, gini_index@k, "
+    "novelty@k)",
     "item_features": "categorical_diversity@k and intra_list_diversity@k (the items' "
     "categories and feature vectors)",
 }
@@ -175,17 +179,18 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
     which the engines do not merge from parts, unless it is the mean of per-user values
     read from each user's own rows (and the items' features, and the whole history,
     which every part reads): the parts give those, and the mean of all of them is the
-    one plan's.
+    one plan's; or a metric of the items' counts (coverage, Gini, ``novelty``), which
+    the parts' counts add up to.
 
     >>> check_sides("Spark", ["sufficient_reco@10", "categorical_diversity@5"], {})
     >>> check_sides("Dask", ["surprisal@10", "long_tail_share@10"], {})
-    >>> check_sides("Spark", ["catalog_coverage@10"], {})
+    >>> check_sides("Spark", ["novelty(kind='replay')@10"], {})
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.InvalidValueError: metric 'catalog_coverage@10' describes the ...
+    polars_irmetrics.errors.InvalidValueError: metric "novelty(kind='replay')@10" averages ...
     """
     requests = parse_metric_list(metrics)
-    users = [label for label, r in requests if merges_from_users(r, history=True)]
+    users = [label for label, r in requests if _merges(r)]
     for label, request in requests:
         if users and request.route != "recsys":
             raise InvalidValueError(
@@ -195,12 +200,14 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
             )
         if request.route == "recsys" and label not in users:
             raise InvalidValueError(
-                f"metric {label!r} describes the whole recommendation table (one value "
-                f"over every user's rows), which {engine} does not merge from its parts: "
-                "evaluate it with polars_irmetrics.evaluate (on the engines: the means of "
-                "per-user values, such as sufficient_reco@k, unrepeated_reco@k, "
-                "categorical_diversity@k, intra_list_diversity@k, surprisal@k, "
-                "average_popularity@k, long_tail_share@k and serendipity@k)"
+                f"metric {label!r} averages over the users of the history (a user without "
+                f"recommendations counts too), whom {engine} does not split into parts "
+                "with the recommendations' users, so it does not merge from its parts: "
+                "evaluate it with polars_irmetrics.evaluate (the engines take every other "
+                "metric of a recommendation table: the means of per-user values, such as "
+                "sufficient_reco@k, intra_list_diversity@k, surprisal@k and serendipity@k, "
+                "and the metrics of the items' counts: catalog_coverage@k, "
+                "distributional_coverage@k, gini_index@k and novelty@k)"
             )
         if label in users:
             continue
@@ -211,8 +218,8 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
             raise InvalidValueError(
                 f"metric {label!r} reads the history in interactions= (item popularity or "
                 f"each user's history), which {engine} takes for mcc@k and reco_accuracy@k "
-                "(the catalogue) and for the means of per-user values of a recommendation "
-                "table (surprisal@k, serendipity@k...) only: evaluate it with "
+                "(the catalogue) and for the metrics of a recommendation table that merge "
+                "from its parts (surprisal@k, novelty@k...) only: evaluate it with "
                 "polars_irmetrics.evaluate"
             )
         if unread:
@@ -286,18 +293,22 @@ def reads_history(metrics: str | Iterable[str]) -> bool:
     >>> reads_history(["surprisal@5"]), reads_history(["mcc@5", "sufficient_reco@5"])
     (True, False)
     """
-    return any(
-        "interactions" in r.reads
-        for _, r in parse_metric_list(metrics)
-        if merges_from_users(r, history=True)
-    )
+    return any("interactions" in r.reads for _, r in parse_metric_list(metrics) if _merges(r))
+
+
+def _merges(request: MetricRequest) -> bool:
+    """Whether an engine merges a metric of a recommendation table from its parts: the
+    mean of per-user values (:func:`~polars_irmetrics.metrics.registry.merges_from_users`,
+    the whole history read by every part), or a metric of the items' counts
+    (:func:`~polars_irmetrics.metrics.registry.merges_from_counts`)."""
+    return merges_from_users(request, history=True) or merges_from_counts(request)
 
 
 def known_items(
     sides: Iterable[tuple[str, pa.Table]], options: EvalOptions
 ) -> list[tuple[pa.Table, tuple[str, ...]]]:
     """With ``unseen_items='drop'``, the items a recommendation keeps (as
-    :func:`~polars_irmetrics.recsys.evaluate.without_unseen` keeps them on one machine):
+    :func:`~polars_irmetrics.recsys.options.recsys_tables` keeps them on one machine):
     each side table that lists items (the history, the item features) as its distinct
     rows of the ``by`` keys it carries and the item id, with those columns, for the
     engine's semi-join of the run. Empty for any other ``unseen_items``.

@@ -47,6 +47,8 @@ import pyarrow as pa
 
 from polars_irmetrics.engines._agreement import agreement_route
 from polars_irmetrics.engines._agreement_dask import agreement_frame
+from polars_irmetrics.engines._counts import counts_route
+from polars_irmetrics.engines._counts_dask import counts_frame
 from polars_irmetrics.engines._dask_coverage import (
     carried,
     carrier_meta,
@@ -189,8 +191,10 @@ def evaluate(
         ``intra_list_diversity@k``) its rows (the ``by`` keys it carries, ``query_id``
         and ``doc_id``) are gathered on the driver and handed whole to every part, so
         it must fit in memory there; its warning and refusal of null ids are the whole
-        table's, given once. Other metrics of the history (``novelty``, ``pop_rsp``,
-        ``epc``...) are refused by name.
+        table's, given once. So too for the metrics of the items' counts that read it
+        (``catalog_coverage@k``, ``gini_index@k``, ``novelty@k``: each part's item
+        counts, added up in one task; a call of their own). Other metrics of the history
+        (``novelty(kind='replay')``, ``pop_rsp``, ``epc``...) are refused by name.
     item_features
         The items' categories or feature vectors, read by ``categorical_diversity@k``
         and ``intra_list_diversity@k`` (as in :func:`polars_irmetrics.evaluate`): a
@@ -381,6 +385,13 @@ def evaluate(
     if queries is not None:
         _ensure_frame(queries, "queries")
         run, qrels = _with_attributes(run, qrels, queries, built)
+    names, counted = counts_route("Dask", metrics, built)
+    if counted:  # coverage, Gini, novelty: the parts' item counts added up
+        values = counts_frame(
+            run, names, sides=sides, count=_partitions(run, partitions), options=built, tag=_tag
+        )
+        values = _after_history(values, run, sides, metrics, built)
+        return persist(values) if built.progress else values
     job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, built, sides)
     if partitioned_by is not None:
         if partitions is not None:
@@ -398,18 +409,31 @@ def evaluate(
         (docs,) = run[[built.doc_id]].drop_duplicates(split_out=1).to_delayed()
         warned = delayed(_warn_on_group_ids)(docs, sides, metrics, built)
         values = values.map_partitions(after, warned, meta=values._meta)
-    if reads_history(metrics):  # the history against the whole run's users and items
-        kept = run
-        for known, on in known_items(sides, built):  # unseen_items='drop'
-            rows = known.to_pandas(types_mapper=pd.ArrowDtype)
-            kept = kept.merge(rows, on=list(on), how="inner")
-        ids = [
-            kept[[key]].drop_duplicates(split_out=1).to_delayed()[0]
-            for key in (built.query_id, built.doc_id)
-        ]
-        warned = delayed(_warn_on_history)(*ids, sides, metrics, built)
-        values = values.map_partitions(after, warned, meta=values._meta)
+    values = _after_history(values, run, sides, metrics, built)
     return persist(values) if built.progress else values
+
+
+def _after_history(
+    values: dd.DataFrame,
+    run: dd.DataFrame,
+    sides: tuple[tuple[str, pa.Table], ...],
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+) -> dd.DataFrame:
+    """``values``, released once the history's warning (and refusal of null ids) has
+    been given against the whole run's users and items, where a metric reads the
+    history's rows (with ``unseen_items='drop'``, those of the recommendations kept)."""
+    if not reads_history(metrics):
+        return values
+    kept = run
+    for known, on in known_items(sides, options):
+        kept = kept.merge(known.to_pandas(types_mapper=pd.ArrowDtype), on=list(on), how="inner")
+    ids = [
+        kept[[key]].drop_duplicates(split_out=1).to_delayed()[0]
+        for key in (options.query_id, options.doc_id)
+    ]
+    warned = delayed(_warn_on_history)(*ids, sides, metrics, options)
+    return values.map_partitions(after, warned, meta=values._meta)
 
 
 def _warn_on_history(

@@ -40,6 +40,7 @@ import pyarrow as pa
 
 from polars_irmetrics.engines._agreement import agreement_route
 from polars_irmetrics.engines._agreement_spark import agreement_frame
+from polars_irmetrics.engines._counts import counts_route
 from polars_irmetrics.engines._ope import ope_route
 from polars_irmetrics.engines._partition import (
     PART,
@@ -88,6 +89,7 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
     ) from exc
 
 # after pyspark's own import, which names the extra when it is missing
+from polars_irmetrics.engines._counts_spark import counts_frame
 from polars_irmetrics.engines._ope_spark import ope_frame
 from polars_irmetrics.engines._prediction_spark import prediction_frame
 from polars_irmetrics.engines._ps_spark import ps_frame
@@ -202,8 +204,10 @@ def evaluate(
         ``intra_list_diversity@k``) its rows (the ``by`` keys it carries, ``query_id``
         and ``doc_id``) are gathered on the driver and handed whole to every part, so
         it must fit in memory there; its warning and refusal of null ids are the whole
-        table's, given once. Other metrics of the history (``novelty``, ``pop_rsp``,
-        ``epc``...) are refused by name.
+        table's, given once. So too for the metrics of the items' counts that read it
+        (``catalog_coverage@k``, ``gini_index@k``, ``novelty@k``: each part's item
+        counts, added up in one task; a call of their own). Other metrics of the history
+        (``novelty(kind='replay')``, ``pop_rsp``, ``epc``...) are refused by name.
     item_features
         The items' categories or feature vectors, read by ``categorical_diversity@k``
         and ``intra_list_diversity@k`` (as in :func:`polars_irmetrics.evaluate`): a
@@ -393,6 +397,21 @@ def evaluate(
         _ensure_frame(queries, "queries")
         run, qrels = _with_attributes(run, qrels, queries, built)
     progress = built.progress
+    names, counted = counts_route("Spark", metrics, built)
+    if counted:  # coverage, Gini, novelty: the parts' item counts added up
+        spark = run.sparkSession
+        result = counts_frame(
+            run,
+            names,
+            sides=sides,
+            count=_partitions(spark, partitions),
+            options=built,
+            part=_part,
+            spark_schema=_spark_schema,
+        )
+        computed = _compute(result, spark, progress)
+        _warn_on_history(run, sides, metrics, built)
+        return computed
     job = prepare(
         _arrow(run.schema),
         None if qrels is None else _arrow(qrels.schema),
@@ -430,14 +449,27 @@ def evaluate(
     warn_parts(job, parts)  # as one machine warns, from the parts' coverage
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         warn_on_group_ids(_collect("run", run, (built.doc_id,), True), sides, metrics, built)
-    if reads_history(metrics):  # the history against the whole run's users and items
-        kept = run
-        for known, on in known_items(sides, built):  # unseen_items='drop'
-            rows = F.broadcast(spark.createDataFrame(known))
-            kept = kept.join(rows, on=list(on), how="left_semi")
-        users, items = (_collect("run", kept, (k,), True) for k in (built.query_id, built.doc_id))
-        warn_on_history(users, items, sides, metrics, built)
+    _warn_on_history(run, sides, metrics, built)
     return computed
+
+
+def _warn_on_history(
+    run: DataFrame,
+    sides: tuple[tuple[str, pa.Table], ...],
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+) -> None:
+    """Where a metric reads the history's rows, its warning and refusal of null ids,
+    against the whole run's users and items (with ``unseen_items='drop'``, those of
+    the recommendations kept: a broadcast semi-join with the known items)."""
+    if not reads_history(metrics):
+        return
+    kept = run
+    for known, on in known_items(sides, options):
+        rows = F.broadcast(run.sparkSession.createDataFrame(known))
+        kept = kept.join(rows, on=list(on), how="left_semi")
+    users, items = (_collect("run", kept, (k,), True) for k in (options.query_id, options.doc_id))
+    warn_on_history(users, items, sides, metrics, options)
 
 
 def _beside(
