@@ -222,3 +222,47 @@ def test_the_history_metrics_refuse_what_the_parts_cannot_merge(
     renamed = frame(TABLES["interactions"].drop("segment").rename({"doc_id": "item"}))
     with pytest.raises(Exception, match=re.escape(missing)):
         evaluate(run, ["surprisal@5"], interactions=renamed)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_the_catalogues_warning_and_null_ids_are_one_machines(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # mcc@k and reco_accuracy@k: only the catalogue travels to the parts, and the engine
+    # counts the history's null ids and users itself (a part's catalogue once counted a
+    # null item as 1 row, and its warning never reached the driver)
+    evaluate, frame, back = _engine(engine, request)
+    run = TABLES["run"]
+    qrels = run.filter(pl.col("rank") % 3 == 1).select("query_id", "doc_id", relevance=pl.lit(1))
+    metrics = ["mcc@5", "reco_accuracy@3"]
+    nulls = _HISTORY.with_columns(
+        pl.when(pl.int_range(pl.len()) % 20 == 3)
+        .then(None)
+        .otherwise(pl.col("doc_id"))
+        .alias("doc_id"),
+        pl.when(pl.int_range(pl.len()) % 30 == 7)
+        .then(None)
+        .otherwise(pl.col("query_id"))
+        .alias("query_id"),
+    )
+    with pytest.raises(InvalidValueError) as one:
+        irm.evaluate(run, metrics, qrels=qrels, interactions=nulls)
+    assert str(one.value).startswith("the interactions have "), one.value
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(str(one.value))}$"):
+        back(
+            evaluate(
+                frame(run), metrics, qrels=frame(qrels), interactions=frame(nulls), partitions=3
+            )
+        )
+    for history in (_UPPER, _STRANGERS):  # most items unknown; none of the users known
+        engine_history = frame(history)
+
+        def on_one_machine(given: pl.DataFrame = history) -> None:
+            irm.evaluate(run, metrics, qrels=qrels, interactions=given)
+
+        def on_the_engine(given: Any = engine_history) -> None:
+            back(evaluate(frame(run), metrics, qrels=frame(qrels), interactions=given))
+
+        expected = _warned(on_one_machine)
+        assert len(expected) == 1, expected
+        assert _warned(on_the_engine) == expected

@@ -342,15 +342,20 @@ def warn_on_history(
     metrics: str | Iterable[str],
     options: EvalOptions,
     emit: Callable[[str], None] | None = None,
+    *,
+    held_users: pa.Table | None = None,
+    null_rows: int | None = None,
 ) -> bool:
-    """The warning one machine gives when the history mostly lacks the recommendations'
-    items (or holds none of their users), and its refusal of a history row with a null
-    id, from the whole recommendations' distinct ``users`` and ``items`` and the history
-    every part read whole (the parts do not warn: each holds some of the users); with
-    ``unseen_items='drop'`` the ids of the recommendations kept (:func:`known_items`).
-    Nothing
-    where no metric reads the history's rows (:func:`reads_history`). ``emit``: where a
-    warning goes from a Dask worker; by default, here. True when done (a task's output).
+    """The warning one machine gives when the history mostly lacks the run's items (or
+    holds none of its users), and its refusal of a history row with a null id, from the
+    whole run's distinct ``users`` and ``items`` (the parts do not warn: each holds some
+    of the users; with ``unseen_items='drop'``, the ids of the recommendations kept:
+    :func:`known_items`). Where the history's rows travelled (:func:`reads_history`),
+    they are read; where only its catalogue did (``mcc@k``, ``reco_accuracy@k``), the
+    engine also passes the history's distinct users (``held_users``, where it has the
+    user column) and its count of rows with a null id (``null_rows``). Nothing where no
+    metric reads the history. ``emit``: where a warning goes from a Dask worker; by
+    default, here. True when done (a task's output).
 
     Examples
     --------
@@ -365,9 +370,20 @@ def warn_on_history(
     True
     >>> str(caught[0].message)[:58]
     'interactions= holds only 1 of the 3 items of the recommend'
+
+    The catalogue alone, with the history's users and null rows counted by the engine:
+
+    >>> catalogue = pa.table({"doc_id": ["a", None]})
+    >>> warn_on_history(users, items, [("interactions", catalogue)], ["mcc@2"],
+    ...                 EvalOptions(), held_users=history.select(["query_id"]), null_rows=4)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: the interactions have 4 row(s) with a null ...
     """
     history = dict(sides).get("interactions")
-    if history is None or not reads_history(metrics):
+    whole = reads_history(metrics)
+    catalogue = any(r.metric.name in CATALOGUE_METRICS for _, r in parse_metric_list(metrics))
+    if history is None or not (whole or catalogue):
         return True
     user, item = options.query_id, options.doc_id
     tally = interactions_tally(
@@ -376,11 +392,12 @@ def warn_on_history(
         user=user,
         item=item,
         users=as_polars_frame(users).lazy(),
+        held_users=None if held_users is None else as_polars_frame(held_users).lazy(),
+        null_rows=null_rows,
     )
     row = tally.collect().row(0, named=True)
-    return warned_to(
-        lambda: warn_on_interactions(row, user=user, item=item, run="recommendations"), emit
-    )
+    run = "recommendations" if whole else "run"
+    return warned_to(lambda: warn_on_interactions(row, user=user, item=item, run=run), emit)
 
 
 def warn_on_group_ids(

@@ -390,7 +390,7 @@ def evaluate(
         values = counts_frame(
             run, names, sides=sides, count=_partitions(run, partitions), options=built, tag=_tag
         )
-        values = _after_history(values, run, sides, metrics, built)
+        values = _after_history(values, run, interactions, sides, metrics, built)
         return persist(values) if built.progress else values
     job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, built, sides)
     if partitioned_by is not None:
@@ -409,21 +409,24 @@ def evaluate(
         (docs,) = run[[built.doc_id]].drop_duplicates(split_out=1).to_delayed()
         warned = delayed(_warn_on_group_ids)(docs, sides, metrics, built)
         values = values.map_partitions(after, warned, meta=values._meta)
-    values = _after_history(values, run, sides, metrics, built)
+    values = _after_history(values, run, interactions, sides, metrics, built)
     return persist(values) if built.progress else values
 
 
 def _after_history(
     values: dd.DataFrame,
     run: dd.DataFrame,
+    interactions: dd.DataFrame | None,
     sides: tuple[tuple[str, pa.Table], ...],
     metrics: str | Iterable[str],
     options: EvalOptions,
 ) -> dd.DataFrame:
     """``values``, released once the history's warning (and refusal of null ids) has
-    been given against the whole run's users and items, where a metric reads the
-    history's rows (with ``unseen_items='drop'``, those of the recommendations kept)."""
-    if not reads_history(metrics):
+    been given against the whole run's users and items, where a metric reads the history
+    (with ``unseen_items='drop'``, those of the recommendations kept). Where only the
+    catalogue travelled, the history's distinct users and rows with a null id are
+    counted by tasks too."""
+    if interactions is None or not any(name == "interactions" for name, _ in sides):
         return values
     kept = run
     for known, on in known_items(sides, options):
@@ -432,17 +435,37 @@ def _after_history(
         kept[[key]].drop_duplicates(split_out=1).to_delayed()[0]
         for key in (options.query_id, options.doc_id)
     ]
-    warned = delayed(_warn_on_history)(*ids, sides, metrics, options)
+    held_users, null_rows = None, None
+    if not reads_history(metrics):  # the catalogue alone travelled to the parts
+        columns = [c for c in (options.doc_id, options.query_id) if c in interactions.columns]
+        null_rows = interactions[columns].isna().any(axis=1).sum().to_delayed()
+        if options.query_id in columns:
+            held = interactions[[options.query_id]].drop_duplicates(split_out=1)
+            held_users = held.to_delayed()[0]
+    warned = delayed(_warn_on_history)(*ids, held_users, null_rows, sides, metrics, options)
     return values.map_partitions(after, warned, meta=values._meta)
 
 
 def _warn_on_history(
-    users: pd.DataFrame, items: pd.DataFrame, sides: Any, metrics: Any, options: EvalOptions
+    users: pd.DataFrame,
+    items: pd.DataFrame,
+    held_users: pd.DataFrame | None,
+    null_rows: Any,
+    sides: Any,
+    metrics: Any,
+    options: EvalOptions,
 ) -> bool:
     """The task that warns when the history mostly lacks the run's items (or holds none
     of its users), and refuses its null ids, on the client that computes the result."""
     return warn_on_history(
-        to_table(users), to_table(items), sides, metrics, options, emit=emitter()
+        to_table(users),
+        to_table(items),
+        sides,
+        metrics,
+        options,
+        emit=emitter(),
+        held_users=None if held_users is None else to_table(held_users),
+        null_rows=None if null_rows is None else int(null_rows),
     )
 
 

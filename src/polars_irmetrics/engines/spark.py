@@ -31,6 +31,8 @@ as a Java stack trace.
 
 from __future__ import annotations
 
+import functools
+import operator
 import uuid
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
@@ -410,7 +412,7 @@ def evaluate(
             spark_schema=_spark_schema,
         )
         computed = _compute(result, spark, progress)
-        _warn_on_history(run, sides, metrics, built)
+        _warn_on_history(run, interactions, sides, metrics, built)
         return computed
     job = prepare(
         _arrow(run.schema),
@@ -449,27 +451,39 @@ def evaluate(
     warn_parts(job, parts)  # as one machine warns, from the parts' coverage
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         warn_on_group_ids(_collect("run", run, (built.doc_id,), True), sides, metrics, built)
-    _warn_on_history(run, sides, metrics, built)
+    _warn_on_history(run, interactions, sides, metrics, built)
     return computed
 
 
 def _warn_on_history(
     run: DataFrame,
+    interactions: DataFrame | None,
     sides: tuple[tuple[str, pa.Table], ...],
     metrics: str | Iterable[str],
     options: EvalOptions,
 ) -> None:
-    """Where a metric reads the history's rows, its warning and refusal of null ids,
-    against the whole run's users and items (with ``unseen_items='drop'``, those of
-    the recommendations kept: a broadcast semi-join with the known items)."""
-    if not reads_history(metrics):
+    """Where a metric reads the history, its warning and refusal of null ids, against
+    the whole run's users and items (with ``unseen_items='drop'``, those of the
+    recommendations kept: a broadcast semi-join with the known items). Where only the
+    catalogue travelled, the history's distinct users and rows with a null id are
+    gathered here too."""
+    if interactions is None or not any(name == "interactions" for name, _ in sides):
         return
     kept = run
     for known, on in known_items(sides, options):
         rows = F.broadcast(run.sparkSession.createDataFrame(known))
         kept = kept.join(rows, on=list(on), how="left_semi")
     users, items = (_collect("run", kept, (k,), True) for k in (options.query_id, options.doc_id))
-    warn_on_history(users, items, sides, metrics, options)
+    held_users, null_rows = None, None
+    if not reads_history(metrics):  # the catalogue alone travelled to the parts
+        ids = [c for c in (options.doc_id, options.query_id) if c in interactions.columns]
+        null = functools.reduce(operator.or_, (F.col(c).isNull() for c in ids))
+        null_rows = interactions.filter(null).count()
+        if options.query_id in ids:
+            held_users = _collect("interactions", interactions, (options.query_id,), True)
+    warn_on_history(
+        users, items, sides, metrics, options, held_users=held_users, null_rows=null_rows
+    )
 
 
 def _beside(

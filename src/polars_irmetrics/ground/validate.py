@@ -745,27 +745,41 @@ def interactions_tally(
     user: str,
     item: str,
     users: pl.LazyFrame | None = None,
+    held_users: pl.LazyFrame | None = None,
+    null_rows: int | None = None,
 ) -> pl.LazyFrame:
     """One row: the run's items (``item``) and how many the interactions hold; where the
     interactions have the ``user`` column, the run's users and how many have a history;
     and the interactions' rows with a null id. The ids must be of one kind on both sides
-    (:func:`check_id_kinds`); they are compared in :func:`common_id_dtype`. ``users``:
-    the run's users where they are another frame than ``run`` (an engine's distinct ids
-    of each column)."""
+    (:func:`check_id_kinds`); they are compared in :func:`common_id_dtype`.
+
+    An engine, which holds its tables elsewhere, passes what it gathered: ``users``, the
+    run's users where they are another frame than ``run`` (its distinct ids of each
+    column); ``held_users``, the interactions' distinct users where ``interactions``
+    holds only their distinct items (the catalogue); ``null_rows``, the interactions'
+    rows with a null id where they were counted where the rows are."""
     schema = interactions.collect_schema()
     columns = [item, *([user] if user in schema else [])]
-    nulls = pl.any_horizontal(pl.col(c).is_null() for c in columns).sum().cast(pl.Int64)
+    if null_rows is None:
+        nulls = pl.any_horizontal(pl.col(c).is_null() for c in columns).sum().cast(pl.Int64)
+    else:
+        nulls = pl.lit(null_rows, dtype=pl.Int64)
     parts = [interactions.select(nulls.alias(_NULL_IDS))]
+    if held_users is not None:
+        columns.append(user)
     for column, total, known in ((item, _ITEMS, _KNOWN_ITEMS), (user, _USERS, _KNOWN_USERS)):
         if column not in columns:
             continue
         side = users if column == user and users is not None else run
-        ids = pl.col(column).cast(common_id_dtype([schema[column], side.collect_schema()[column]]))
-        held = interactions.select(ids).unique().with_columns(pl.lit(True).alias(known))
+        held = held_users if column == user and held_users is not None else interactions
+        ids = pl.col(column).cast(
+            common_id_dtype([held.collect_schema()[column], side.collect_schema()[column]])
+        )
+        known_ids = held.select(ids).unique().with_columns(pl.lit(True).alias(known))
         parts.append(
             side.select(ids)
             .unique()
-            .join(held, on=column, how="left")
+            .join(known_ids, on=column, how="left")
             .select(pl.len().cast(pl.Int64).alias(total), pl.col(known).count().cast(pl.Int64))
         )
     return pl.concat(parts, how="horizontal")

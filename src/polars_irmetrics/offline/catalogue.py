@@ -63,7 +63,8 @@ def build_offline_plan(
     """:func:`_offline_plan`; with interactions, their ids checked against the run's
     (one kind, strings or integers) and a warning when they hold few of the run's items
     or users (:func:`~polars_irmetrics.ground.validate.warn_on_interactions`), whatever
-    metric reads them."""
+    metric reads them; not for a part of a larger evaluation (``warn`` not ``True``: an
+    engine's part holds some of the users, and the engine warns once)."""
     if interactions is None:
         return _offline_plan(
             table, requests, qrels, options, queries, None, warn, groups, user_groups
@@ -76,8 +77,8 @@ def build_offline_plan(
     plan = _offline_plan(
         table, requests, qrels, options, queries, interactions, warn, groups, user_groups
     )
-    if doc_id not in run_schema:  # the plan has refused it by name
-        return plan
+    if doc_id not in run_schema or warn is not True:  # refused by name; a part's plan
+        return plan  # (an engine tallies the whole table, once)
     return with_interactions_tally(
         plan, table, interactions, user=query_id, item=doc_id, name="run"
     )
