@@ -205,14 +205,15 @@ def test_the_history_metrics_refuse_what_the_parts_cannot_merge(
         evaluate(run, ["novelty(kind='replay')@5"], interactions=history)
     elliot = (
         "metric 'epc@5' reads the history in interactions= (item popularity or each user's "
-        f"history), which {name} takes for mcc@k and reco_accuracy@k (the catalogue) and "
-        "for the metrics of a recommendation table that merge from its parts "
-        "(surprisal@k, novelty@k...) only: evaluate it with polars_irmetrics.evaluate"
+        f"history), which {name} takes for mcc@k and reco_accuracy@k (the catalogue), "
+        "serendipity(kind='kotkov')@k and the metrics of a recommendation table that merge "
+        "from its parts (surprisal@k, novelty@k...) only: evaluate it with "
+        "polars_irmetrics.evaluate"
     )
     qrels = frame(TABLES["run"].select("query_id", "doc_id", relevance=pl.lit(1)))
     with pytest.raises(InvalidValueError, match=re.escape(elliot)):
         evaluate(run, ["epc@5"], qrels=qrels, interactions=history)
-    unread = "interactions= is read by mcc@k and reco_accuracy@k (the catalogue's size)"
+    unread = "interactions= is read by mcc@k, reco_accuracy@k (the catalogue's size)"
     with pytest.raises(MetricParameterError, match=re.escape(unread)):
         evaluate(run, ["sufficient_reco@5"], interactions=history)
     missing = (
@@ -266,3 +267,31 @@ def test_the_catalogues_warning_and_null_ids_are_one_machines(
         expected = _warned(on_one_machine)
         assert len(expected) == 1, expected
         assert _warned(on_the_engine) == expected
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+@pytest.mark.parametrize("per_query", [False, True])
+def test_kotkov_serendipity_reads_the_whole_history(
+    engine: str, per_query: bool, request: pytest.FixtureRequest
+) -> None:
+    # RecTools' Serendipity is a value per user from the items' popularity ranks over
+    # the whole history, which every part reads: one machine's bits, beside accuracy
+    # metrics and the catalogue's metrics
+    evaluate, frame, back = _engine(engine, request)
+    run = TABLES["run"]
+    qrels = run.filter(pl.col("rank") % 3 == 1).select("query_id", "doc_id", relevance=pl.lit(1))
+    metrics = ["serendipity(kind='kotkov')@5", "ndcg@5", "mcc@3", "serendipity(kind='kotkov')@2"]
+    one = irm.evaluate(run, metrics, qrels=qrels, interactions=_HISTORY, per_query=per_query)
+    got = back(
+        evaluate(
+            frame(run),
+            metrics,
+            qrels=frame(qrels),
+            interactions=frame(_HISTORY),
+            per_query=per_query,
+            partitions=3,
+        )
+    )
+    if per_query:  # Dask gives the queries' rows part by part
+        got = got.sort("query_id")
+    assert got.cast(one.schema).equals(one)

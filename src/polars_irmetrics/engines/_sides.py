@@ -29,7 +29,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.exposure.coverage import groups_tally, warn_on_groups
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import interactions_tally, warn_on_interactions
-from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS
+from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS, SERENDIPITY
 from polars_irmetrics.metrics.registry import (
     INPUTS,
     MetricRequest,
@@ -60,7 +60,8 @@ SIDE_TABLES: Mapping[str, str] = {
     "groups": "the exposure measures (ee_loss, ee_disparity, ee_relevance, awrf, awrf_ndcg, "
     "rnd, rkl, rrd)",
     "target": "awrf and awrf_ndcg",
-    "interactions": "mcc@k and reco_accuracy@k (the catalogue's size), the means of "
+    "interactions": "mcc@k, reco_accuracy@k (the catalogue's size), "
+    "serendipity(kind='kotkov')@k, the means of "
     "per-user values that read the history (surprisal@k, average_popularity@k, "
     "long_tail_share@k, serendipity@k, intra_list_diversity@k by co-occurrence) and the "
     "metrics of the items' counts that read it (catalog_coverage@k, gini_index@k, "
@@ -73,6 +74,11 @@ SIDE_TABLES: Mapping[str, str] = {
 #: aggregate of the history, the catalogue (its distinct items), which the engine computes
 #: and broadcasts instead of the history.
 CATALOGUE_METRICS = frozenset(CATALOGUE_FORMULAS)
+
+#: The accuracy metrics of ``interactions=`` that are a value per query reading the
+#: history's rows (RecTools' ``serendipity(kind='kotkov')@k``: each item's popularity
+#: rank): every part reads the whole history, so each query's value is one machine's.
+HISTORY_PER_QUERY = frozenset({SERENDIPITY})
 
 Frame = TypeVar("Frame")
 
@@ -211,16 +217,18 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
             )
         if label in users:
             continue
-        unread = [name for name in request.metric.reads if name in _NOT_TAKEN]
+        unread = [name for name in request.reads if name in _NOT_TAKEN]
         if unread == ["interactions"] and request.metric.name in CATALOGUE_METRICS:
+            continue
+        if unread == ["interactions"] and _per_query_history(request):
             continue
         if unread[:1] == ["interactions"]:
             raise InvalidValueError(
                 f"metric {label!r} reads the history in interactions= (item popularity or "
                 f"each user's history), which {engine} takes for mcc@k and reco_accuracy@k "
-                "(the catalogue) and for the metrics of a recommendation table that merge "
-                "from its parts (surprisal@k, novelty@k...) only: evaluate it with "
-                "polars_irmetrics.evaluate"
+                "(the catalogue), serendipity(kind='kotkov')@k and the metrics of a "
+                "recommendation table that merge from its parts (surprisal@k, novelty@k...) "
+                "only: evaluate it with polars_irmetrics.evaluate"
             )
         if unread:
             keyword = INPUTS[unread[0]][1]
@@ -232,6 +240,7 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
     catalogue = any(r.metric.name in CATALOGUE_METRICS for _, r in requests)
     features = any("item_features" in r.reads for label, r in requests if label in users)
     history = any("interactions" in r.reads for label, r in requests if label in users)
+    history = history or any(_per_query_history(r) for _, r in requests)
     reads = {"interactions": catalogue or history, "item_features": features}
     for name, frame in given.items():
         if frame is not None and not reads.get(name, exposure):
@@ -284,16 +293,27 @@ def side_tables(
 
 
 def reads_history(metrics: str | Iterable[str]) -> bool:
-    """Whether a metric an engine takes reads the interaction history's rows (a mean of
-    per-user values that reads item popularity or each user's history), not only its
-    catalogue.
+    """Whether a metric an engine takes reads the interaction history's rows (a metric
+    of a recommendation table that reads item popularity or each user's history, or
+    :data:`HISTORY_PER_QUERY`), not only its catalogue.
 
     Examples
     --------
     >>> reads_history(["surprisal@5"]), reads_history(["mcc@5", "sufficient_reco@5"])
     (True, False)
+    >>> reads_history(["serendipity(kind='kotkov')@5"])
+    True
     """
-    return any("interactions" in r.reads for _, r in parse_metric_list(metrics) if _merges(r))
+    return any(
+        _per_query_history(r) or ("interactions" in r.reads and _merges(r))
+        for _, r in parse_metric_list(metrics)
+    )
+
+
+def _per_query_history(request: MetricRequest) -> bool:
+    """Whether an accuracy metric is a value per query that reads the history's rows
+    (:data:`HISTORY_PER_QUERY`)."""
+    return request.route == "offline" and request.metric.name in HISTORY_PER_QUERY
 
 
 def _merges(request: MetricRequest) -> bool:
@@ -396,7 +416,8 @@ def warn_on_history(
         null_rows=null_rows,
     )
     row = tally.collect().row(0, named=True)
-    run = "recommendations" if whole else "run"
+    recommendations = any(_merges(r) for _, r in parse_metric_list(metrics))
+    run = "recommendations" if recommendations else "run"
     return warned_to(lambda: warn_on_interactions(row, user=user, item=item, run=run), emit)
 
 

@@ -208,8 +208,10 @@ def evaluate(
         it must fit in memory there; its warning and refusal of null ids are the whole
         table's, given once. So too for the metrics of the items' counts that read it
         (``catalog_coverage@k``, ``gini_index@k``, ``novelty@k``: each part's item
-        counts, added up in one task; a call of their own). Other metrics of the history
-        (``novelty(kind='replay')``, ``pop_rsp``, ``epc``...) are refused by name.
+        counts, added up in one task; a call of their own), and for RecTools'
+        ``serendipity(kind='kotkov')@k`` (a value per user, beside accuracy metrics).
+        Other metrics of the history (``novelty(kind='replay')``, ``pop_rsp``,
+        ``epc``...) are refused by name.
     item_features
         The items' categories or feature vectors, read by ``categorical_diversity@k``
         and ``intra_list_diversity@k`` (as in :func:`polars_irmetrics.evaluate`): a
