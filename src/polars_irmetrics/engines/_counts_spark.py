@@ -12,7 +12,8 @@ import it).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
+from functools import partial
 
 import polars as pl
 import pyarrow as pa
@@ -21,8 +22,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from polars_irmetrics.engines._counts import counts_finish, counts_part, prepare_counts
-from polars_irmetrics.engines._partition import arrow_schema
-from polars_irmetrics.engines._spark_pairs import PartOf, carrying, paired_map
+from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
 from polars_irmetrics.ground.options import EvalOptions
 
 __all__ = ["counts_frame"]
@@ -62,18 +62,6 @@ def counts_frame(
         schema=parts_schema,
         prefix="c",
     )
-    names = list(job.part_schema)
-    rows = pa.schema(
-        field.with_name(name)
-        for field, name in zip(arrow_schema(job.part_schema), parts_schema.names, strict=True)
+    return finished_in_one(
+        parts, job.part_schema, job.result_schema, partial(counts_finish, job), spark_schema
     )
-    result_schema = spark_schema(job.result_schema, ())
-
-    def everything(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = pa.Table.from_batches(list(batches), schema=rows).rename_columns(names)
-        result = carrying(counts_finish, job, table)
-        yield from result.rename_columns(result_schema.names).to_batches()
-
-    # one partition holds every part's counts: one result, even for none
-    finished = parts.repartition(1).mapInArrow(everything, result_schema)
-    return finished.toDF(*job.result_schema)

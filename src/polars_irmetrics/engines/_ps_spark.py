@@ -11,7 +11,8 @@ and passes its own part number and schema functions (this module does not import
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
+from functools import partial
 
 import polars as pl
 import pyarrow as pa
@@ -19,9 +20,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from polars_irmetrics.engines._partition import arrow_schema
 from polars_irmetrics.engines._ps import prepare_ps, ps_finish, ps_part
-from polars_irmetrics.engines._spark_pairs import PartOf, carrying, paired_map
+from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
 from polars_irmetrics.ground.options import EvalOptions
 
 __all__ = ["ps_frame"]
@@ -69,18 +69,11 @@ def ps_frame(
         schema=parts_schema,
         prefix="q",
     )
-    names = list(job.part_schema)
-    rows = pa.schema(
-        field.with_name(name)
-        for field, name in zip(arrow_schema(job.part_schema), parts_schema.names, strict=True)
+    return finished_in_one(
+        parts,
+        job.part_schema,
+        job.result_schema,
+        partial(ps_finish, job),
+        spark_schema,
+        (query_id,),
     )
-    result_schema = spark_schema(job.result_schema, (query_id,))
-
-    def everything(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = pa.Table.from_batches(list(batches), schema=rows).rename_columns(names)
-        result = carrying(ps_finish, job, table)
-        yield from result.rename_columns(result_schema.names).to_batches()
-
-    # one partition holds every query's rows: one result, even for none
-    finished = parts.repartition(1).mapInArrow(everything, result_schema)
-    return finished.toDF(*job.result_schema)

@@ -20,14 +20,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
 from pyspark.sql.types import StructType
 
-from polars_irmetrics.engines._partition import PART, as_polars_frame, carry_error
+from polars_irmetrics.engines._partition import PART, arrow_schema, as_polars_frame, carry_error
 from polars_irmetrics.errors import IrmError
 from polars_irmetrics.ground.validate import INTERNAL
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
-__all__ = ["PartOf", "carrying", "paired_map"]
+__all__ = ["PartOf", "carrying", "finished_in_one", "paired_map"]
 
 #: ``(frame, query_id, count) -> part column`` (the engine's ``_part``).
 PartOf = Callable[[DataFrame, str, int], "Column"]
@@ -83,3 +83,32 @@ def paired_map(
         yield from evaluate(rows, other).rename_columns(inner).to_batches()
 
     return both.repartition(count, PART).mapInArrow(task, schema)
+
+
+def finished_in_one(
+    parts: DataFrame,
+    part_schema: pl.Schema,
+    result: pl.Schema,
+    finish: Callable[[pa.Table], pa.Table],
+    spark_schema: Callable[[pl.Schema, tuple[str, ...]], StructType],
+    keys: tuple[str, ...] = (),
+) -> DataFrame:
+    """Every row of ``parts`` (the parts' rows of ``part_schema``, their columns other
+    than ``keys`` renamed by ``spark_schema``) gathered in one partition, where one task
+    gives ``finish``'s result (of ``result``'s schema, one even for no row); named back
+    to the columns of ``result``. A library error leaves as a
+    :class:`~polars_irmetrics.engines._partition.CarriedError`."""
+    names = list(part_schema)
+    renamed = spark_schema(part_schema, keys)
+    rows = pa.schema(
+        field.with_name(name)
+        for field, name in zip(arrow_schema(part_schema), renamed.names, strict=True)
+    )
+    result_schema = spark_schema(result, keys)
+
+    def everything(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = pa.Table.from_batches(list(batches), schema=rows).rename_columns(names)
+        finished = carrying(finish, table)
+        yield from finished.rename_columns(result_schema.names).to_batches()
+
+    return parts.repartition(1).mapInArrow(everything, result_schema).toDF(*result)

@@ -19,7 +19,7 @@ import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.recsys.options import recsys_options, recsys_tables
+from polars_irmetrics.recsys.options import RecsysOptions, Tables, recsys_options, recsys_tables
 from polars_irmetrics.recsys.plan import build_recsys_plan, merge_counts
 
 __all__ = ["merge_part_counts", "part_counts"]
@@ -38,8 +38,7 @@ def part_counts(
     the item's count within each cutoff, once the part's checks pass. ``sides``: the
     history (``interactions``) and ``item_features``, whole. No warning of the history
     (the engine's, over the whole table)."""
-    recsys = recsys_options(options, caller)
-    tables = recsys_tables(run, sides.get("interactions"), sides.get("item_features"), recsys)
+    recsys, tables = _beyond(run, sides, options, caller)
     return build_recsys_plan(tables, requests, recsys, tally=False, counts=True)
 
 
@@ -69,6 +68,17 @@ def merge_part_counts(
     ...                   "x").collect().item()  # x alone at the top, of 3 items
     0.3333333333333333
     """
+    recsys, tables = _beyond(run, sides, options, caller)
+    return merge_counts(counts, tables, requests, recsys)
+
+
+def _beyond(
+    run: pl.LazyFrame,
+    sides: Mapping[str, pl.LazyFrame | None],
+    options: EvalOptions,
+    caller: str,
+) -> tuple[RecsysOptions, Tables]:
+    """The beyond-accuracy options and tables of an engine's call, as the door makes them."""
     recsys = recsys_options(options, caller)
     tables = recsys_tables(run, sides.get("interactions"), sides.get("item_features"), recsys)
-    return merge_counts(counts, tables, requests, recsys)
+    return recsys, tables
