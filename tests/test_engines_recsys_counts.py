@@ -15,7 +15,7 @@ import pytest
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError
 from tests.test_engines_recsys42 import _engine
-from tests.test_engines_recsys_history import TABLES, _warned
+from tests.test_engines_recsys_history import TABLES, _warned, history_for, one_and_engine
 
 COUNTED = [
     "catalog_coverage@5",
@@ -48,28 +48,10 @@ def test_item_count_metrics_equal_one_machine(
     options: dict[str, Any],
     request: pytest.FixtureRequest,
 ) -> None:
-    evaluate, frame, back = _engine(engine, request)
     run = TABLES["run"].with_columns(score=1.0 / pl.col("rank") + (_NUMBER % 3) / 2)
-    tables: dict[str, pl.DataFrame] = {}
-    if case != "no-history":
-        history = TABLES["interactions"]
-        if options.get("by") is None:  # popularity over the whole history
-            history = history.drop("segment")
-        if options.get("unseen_items") in ("drop", "recommenders"):  # i55 to i59 unseen
-            history = history.filter(_NUMBER < 55)
-        tables["interactions"] = history
-    one = irm.evaluate(run, metrics, **tables, **options)
-    got = back(
-        evaluate(
-            frame(run),
-            metrics,
-            **{k: frame(v) for k, v in tables.items()},
-            partitions=3,
-            **options,
-        )
-    )
-    assert got.columns == one.columns, case
-    assert got.cast(one.schema).equals(one), case
+    tables = {} if case == "no-history" else {"interactions": history_for(options)}
+    one, got = one_and_engine(_engine(engine, request), run, metrics, tables, options)
+    assert got.equals(one), case
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])

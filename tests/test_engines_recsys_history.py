@@ -64,6 +64,37 @@ POPULARITY = [
 ]
 FEATURES = ["serendipity@5", "intra_list_diversity@5", "serendipity"]
 
+
+def history_for(options: dict[str, Any]) -> pl.DataFrame:
+    """The history a case reads: per segment with ``by=`` (popularity per segment),
+    whole otherwise; without i55 to i59 where unseen items are dropped or kept."""
+    history = TABLES["interactions"]
+    if options.get("by") is None:
+        history = history.drop("segment")
+    if options.get("unseen_items") in ("drop", "recommenders"):
+        history = history.filter(pl.col("doc_id").str.slice(1).cast(pl.Int64) < 55)
+    return history
+
+
+def one_and_engine(
+    engine: tuple[Any, Any, Any],
+    run: pl.DataFrame,
+    metrics: list[str],
+    tables: dict[str, pl.DataFrame],
+    options: dict[str, Any],
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One machine's result and the engine's (in 3 parts; per user sorted as one
+    machine sorts them), in one machine's dtypes."""
+    evaluate, frame, back = engine
+    one = irm.evaluate(run, metrics, **tables, **options)
+    given = {name: frame(table) for name, table in tables.items()}
+    got = back(evaluate(frame(run), metrics, **given, partitions=3, **options))
+    if options.get("per_query"):  # Dask gives the users' rows part by part
+        got = got.sort([*([options["by"]] if options.get("by") else []), "query_id"])
+    assert got.columns == one.columns
+    return one, got.cast(one.schema)
+
+
 CASES = [
     ("means", POPULARITY, {}),
     ("features", [*FEATURES, "surprisal@10"], {}),
@@ -83,29 +114,11 @@ def test_history_metrics_equal_one_machine(
     options: dict[str, Any],
     request: pytest.FixtureRequest,
 ) -> None:
-    evaluate, frame, back = _engine(engine, request)
-    tables = {"interactions": TABLES["interactions"]}
+    tables = {"interactions": history_for(options)}
     if case in ("features", "by-means"):  # serendipity and diversity by feature vectors
         tables["item_features"] = TABLES["item_features"]
-    if options.get("by") is None:  # popularity over the whole history, not per segment
-        tables["interactions"] = tables["interactions"].drop("segment")
-    if options.get("unseen_items") == "drop":  # the recommendations of i55 to i59 left out
-        known = pl.col("doc_id").str.slice(1).cast(pl.Int64) < 55
-        tables["interactions"] = tables["interactions"].filter(known)
-    one = irm.evaluate(TABLES["run"], metrics, **tables, **options)
-    got = back(
-        evaluate(
-            frame(TABLES["run"]),
-            metrics,
-            **{k: frame(v) for k, v in tables.items()},
-            partitions=3,
-            **options,
-        )
-    )
-    if options.get("per_query"):  # Dask gives the users' rows part by part
-        got = got.sort(["segment", "query_id"])
-    assert got.columns == one.columns, case
-    assert got.cast(one.schema).equals(one), case
+    one, got = one_and_engine(_engine(engine, request), TABLES["run"], metrics, tables, options)
+    assert got.equals(one), case
 
 
 def _warned(call: Any) -> list[str]:
