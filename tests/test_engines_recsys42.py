@@ -278,18 +278,16 @@ def test_engines_refuse_side_tables_no_metric_reads(
     # (intersection@5 and the other metrics of reference= run there: see
     # tests/test_engines_agreement.py)
     history = (
-        "metric 'pop_rsp@5' reads the history in interactions= (item popularity or each "
-        f"user's history), which {name} takes for mcc@k and reco_accuracy@k (the "
-        "catalogue), serendipity(kind='kotkov')@k and the metrics of a recommendation table "
-        "that merge from its parts (surprisal@k, novelty@k...) only: evaluate it with "
-        "polars_irmetrics.evaluate"
+        f"metrics 'pop_rsp@5' and 'ndcg@5' merge from different parts on {name} "
+        "('pop_rsp@5' from each user's counts against the whole history, 'ndcg@5' from "
+        "each query's values): evaluate them in two calls"
     )
     interactions = frame(HISTORY)
     with pytest.raises(InvalidValueError, match=re.escape(history)):
         evaluate(run, ["ndcg@5", "pop_rsp@5"], qrels=qrels, interactions=interactions)
     unread_history = (
         "interactions= is read by mcc@k, reco_accuracy@k (the catalogue's size), "
-        "serendipity(kind='kotkov')@k, the "
+        "serendipity(kind='kotkov')@k, Elliot's metrics (pop_rsp@k, epc@k...), the "
         "means of per-user values that read the history (surprisal@k, average_popularity@k, "
         "long_tail_share@k, serendipity@k, intra_list_diversity@k by co-occurrence) and the "
         "metrics of the items' counts that read it (catalog_coverage@k, gini_index@k, "

@@ -217,15 +217,13 @@ def test_the_history_metrics_refuse_what_the_parts_cannot_merge(
     with pytest.raises(InvalidValueError, match="does not merge from its parts"):
         evaluate(run, ["novelty(kind='replay')@5"], interactions=history)
     elliot = (
-        "metric 'epc@5' reads the history in interactions= (item popularity or each user's "
-        f"history), which {name} takes for mcc@k and reco_accuracy@k (the catalogue), "
-        "serendipity(kind='kotkov')@k and the metrics of a recommendation table that merge "
-        "from its parts (surprisal@k, novelty@k...) only: evaluate it with "
-        "polars_irmetrics.evaluate"
+        f"metrics 'epc@5' and 'ndcg@5' merge from different parts on {name} ('epc@5' from "
+        "each user's counts against the whole history, 'ndcg@5' from each query's values): "
+        "evaluate them in two calls"
     )
     qrels = frame(TABLES["run"].select("query_id", "doc_id", relevance=pl.lit(1)))
     with pytest.raises(InvalidValueError, match=re.escape(elliot)):
-        evaluate(run, ["epc@5"], qrels=qrels, interactions=history)
+        evaluate(run, ["epc@5", "ndcg@5"], qrels=qrels, interactions=history)
     unread = "interactions= is read by mcc@k, reco_accuracy@k (the catalogue's size)"
     with pytest.raises(MetricParameterError, match=re.escape(unread)):
         evaluate(run, ["sufficient_reco@5"], interactions=history)

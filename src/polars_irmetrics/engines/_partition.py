@@ -30,7 +30,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, NoReturn
+from typing import TYPE_CHECKING, ClassVar, NoReturn, Protocol
 
 import polars as pl
 import pyarrow as pa
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PART",
     "CarriedError",
+    "Covered",
     "Job",
     "ParsedJob",
     "arrow_schema",
@@ -386,8 +387,19 @@ def summarize_part(job: Job, per_query: pa.Table) -> pa.Table:
     return _to_arrow(out, job.means_schema)
 
 
+class Covered(Protocol):
+    """A job whose parts give their coverage: the coverage of no query (``None`` where
+    its plan gives no coverage warning) and its options."""
+
+    @property
+    def coverage(self) -> Coverage | None: ...
+
+    @property
+    def options(self) -> EvalOptions: ...
+
+
 def warn_coverage(
-    job: Job, parts: Iterable[Coverage], emit: Callable[[str], None] | None = None
+    job: Covered, parts: Iterable[Coverage], emit: Callable[[str], None] | None = None
 ) -> None:
     """Warn as :func:`~polars_irmetrics.evaluate` warns on the same data: the coverage
     of every part (:func:`evaluate_part`'s ``sink``) added up, once per run or system

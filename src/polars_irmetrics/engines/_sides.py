@@ -29,6 +29,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.exposure.coverage import groups_tally, warn_on_groups
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import interactions_tally, warn_on_interactions
+from polars_irmetrics.metrics.elliot import ELLIOT
 from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS, SERENDIPITY
 from polars_irmetrics.metrics.registry import (
     INPUTS,
@@ -61,7 +62,7 @@ SIDE_TABLES: Mapping[str, str] = {
     "rnd, rkl, rrd)",
     "target": "awrf and awrf_ndcg",
     "interactions": "mcc@k, reco_accuracy@k (the catalogue's size), "
-    "serendipity(kind='kotkov')@k, the means of "
+    "serendipity(kind='kotkov')@k, Elliot's metrics (pop_rsp@k, epc@k...), the means of "
     "per-user values that read the history (surprisal@k, average_popularity@k, "
     "long_tail_share@k, serendipity@k, intra_list_diversity@k by co-occurrence) and the "
     "metrics of the items' counts that read it (catalog_coverage@k, gini_index@k, "
@@ -75,10 +76,12 @@ SIDE_TABLES: Mapping[str, str] = {
 #: and broadcasts instead of the history.
 CATALOGUE_METRICS = frozenset(CATALOGUE_FORMULAS)
 
-#: The accuracy metrics of ``interactions=`` that are a value per query reading the
-#: history's rows (RecTools' ``serendipity(kind='kotkov')@k``: each item's popularity
-#: rank): every part reads the whole history, so each query's value is one machine's.
-HISTORY_PER_QUERY = frozenset({SERENDIPITY})
+#: The accuracy metrics of ``interactions=`` that read the history's rows, which every
+#: part then reads whole: RecTools' ``serendipity(kind='kotkov')@k`` (a value per query
+#: from each item's popularity rank, so each query's value is one machine's) and
+#: Elliot's (``pop_rsp@k``, ``epc@k``...: each user's counts and sums, merged by
+#: :mod:`polars_irmetrics.engines._recsys`).
+HISTORY_ROWS = frozenset({SERENDIPITY, *ELLIOT})
 
 Frame = TypeVar("Frame")
 
@@ -220,15 +223,16 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
         unread = [name for name in request.reads if name in _NOT_TAKEN]
         if unread == ["interactions"] and request.metric.name in CATALOGUE_METRICS:
             continue
-        if unread == ["interactions"] and _per_query_history(request):
+        if unread == ["interactions"] and _offline_history(request):
             continue
         if unread[:1] == ["interactions"]:
             raise InvalidValueError(
                 f"metric {label!r} reads the history in interactions= (item popularity or "
                 f"each user's history), which {engine} takes for mcc@k and reco_accuracy@k "
-                "(the catalogue), serendipity(kind='kotkov')@k and the metrics of a "
-                "recommendation table that merge from its parts (surprisal@k, novelty@k...) "
-                "only: evaluate it with polars_irmetrics.evaluate"
+                "(the catalogue), serendipity(kind='kotkov')@k, Elliot's metrics (pop_rsp@k, "
+                "epc@k...) and the metrics of a recommendation table that merge from its "
+                "parts (surprisal@k, novelty@k...) only: evaluate it with "
+                "polars_irmetrics.evaluate"
             )
         if unread:
             keyword = INPUTS[unread[0]][1]
@@ -240,7 +244,7 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
     catalogue = any(r.metric.name in CATALOGUE_METRICS for _, r in requests)
     features = any("item_features" in r.reads for label, r in requests if label in users)
     history = any("interactions" in r.reads for label, r in requests if label in users)
-    history = history or any(_per_query_history(r) for _, r in requests)
+    history = history or any(_offline_history(r) for _, r in requests)
     reads = {"interactions": catalogue or history, "item_features": features}
     for name, frame in given.items():
         if frame is not None and not reads.get(name, exposure):
@@ -295,7 +299,7 @@ def side_tables(
 def reads_history(metrics: str | Iterable[str]) -> bool:
     """Whether a metric an engine takes reads the interaction history's rows (a metric
     of a recommendation table that reads item popularity or each user's history, or
-    :data:`HISTORY_PER_QUERY`), not only its catalogue.
+    :data:`HISTORY_ROWS`), not only its catalogue.
 
     Examples
     --------
@@ -305,15 +309,14 @@ def reads_history(metrics: str | Iterable[str]) -> bool:
     True
     """
     return any(
-        _per_query_history(r) or ("interactions" in r.reads and _merges(r))
+        _offline_history(r) or ("interactions" in r.reads and _merges(r))
         for _, r in parse_metric_list(metrics)
     )
 
 
-def _per_query_history(request: MetricRequest) -> bool:
-    """Whether an accuracy metric is a value per query that reads the history's rows
-    (:data:`HISTORY_PER_QUERY`)."""
-    return request.route == "offline" and request.metric.name in HISTORY_PER_QUERY
+def _offline_history(request: MetricRequest) -> bool:
+    """Whether an accuracy metric reads the history's rows (:data:`HISTORY_ROWS`)."""
+    return request.route == "offline" and request.metric.name in HISTORY_ROWS
 
 
 def _merges(request: MetricRequest) -> bool:

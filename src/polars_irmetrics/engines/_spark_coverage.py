@@ -19,7 +19,7 @@ from typing import Any
 
 from pyspark import Accumulator, AccumulatorParam, SparkContext, TaskContext
 
-from polars_irmetrics.engines._partition import Job, warn_coverage
+from polars_irmetrics.engines._partition import Covered, warn_coverage
 from polars_irmetrics.offline.coverage import Coverage, CoverageSink
 
 __all__ = ["Parts", "coverage_parts", "into", "task_key", "warn_parts"]
@@ -62,6 +62,6 @@ def into(parts: Parts, key: Hashable) -> CoverageSink:
     return sink
 
 
-def warn_parts(job: Job, parts: Parts) -> None:
+def warn_parts(job: Covered, parts: Parts) -> None:
     """The coverage warnings of a computed job (:func:`warn_coverage`), on the driver."""
     warn_coverage(job, parts.value.values())

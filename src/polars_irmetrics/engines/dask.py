@@ -47,8 +47,6 @@ import pyarrow as pa
 
 from polars_irmetrics.engines._agreement import agreement_route
 from polars_irmetrics.engines._agreement_dask import agreement_frame
-from polars_irmetrics.engines._counts import counts_route
-from polars_irmetrics.engines._counts_dask import counts_frame
 from polars_irmetrics.engines._dask_coverage import (
     carried,
     carrier_meta,
@@ -76,6 +74,8 @@ from polars_irmetrics.engines._prediction import prediction_route
 from polars_irmetrics.engines._prediction_dask import prediction_frame
 from polars_irmetrics.engines._ps import ps_route
 from polars_irmetrics.engines._ps_dask import ps_frame
+from polars_irmetrics.engines._recsys import counts_route, elliot_route
+from polars_irmetrics.engines._recsys_dask import counts_frame, elliot_frame
 from polars_irmetrics.engines._sides import (
     EXPOSURE_COUNT,
     Beside,
@@ -193,10 +193,11 @@ def evaluate(
         it must fit in memory there; its warning and refusal of null ids are the whole
         table's, given once. So too for the metrics of the items' counts that read it
         (``catalog_coverage@k``, ``gini_index@k``, ``novelty@k``: each part's item
-        counts, added up in one task; a call of their own), and for RecTools'
-        ``serendipity(kind='kotkov')@k`` (a value per user, beside accuracy metrics).
-        Other metrics of the history (``novelty(kind='replay')``, ``pop_rsp``,
-        ``epc``...) are refused by name.
+        counts, added up in one task; a call of their own), for RecTools'
+        ``serendipity(kind='kotkov')@k`` (a value per user, beside accuracy metrics) and
+        for Elliot's ``pop_rsp@k``, ``pop_reo@k``, ``aclt@k``, ``epc@k``, ``efd@k`` (each
+        part's per-user counts, merged in one task; a call of their own). RePlay's
+        ``novelty(kind='replay')`` is refused by name.
     item_features
         The items' categories or feature vectors, read by ``categorical_diversity@k``
         and ``intra_list_diversity@k`` (as in :func:`polars_irmetrics.evaluate`): a
@@ -392,6 +393,12 @@ def evaluate(
         values = counts_frame(
             run, names, sides=sides, count=_partitions(run, partitions), options=built, tag=_tag
         )
+        values = _after_history(values, run, interactions, sides, metrics, built)
+        return persist(values) if built.progress else values
+    names, elliot = elliot_route("Dask", metrics)
+    if elliot:  # Elliot's: each user's counts against the whole history, merged
+        count = _partitions(run, partitions)
+        values = elliot_frame(run, qrels, names, sides=sides, count=count, options=built, tag=_tag)
         values = _after_history(values, run, interactions, sides, metrics, built)
         return persist(values) if built.progress else values
     job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, built, sides)

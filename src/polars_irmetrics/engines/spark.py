@@ -42,7 +42,6 @@ import pyarrow as pa
 
 from polars_irmetrics.engines._agreement import agreement_route
 from polars_irmetrics.engines._agreement_spark import agreement_frame
-from polars_irmetrics.engines._counts import counts_route
 from polars_irmetrics.engines._ope import ope_route
 from polars_irmetrics.engines._partition import (
     PART,
@@ -58,6 +57,7 @@ from polars_irmetrics.engines._partition import (
 )
 from polars_irmetrics.engines._prediction import prediction_route
 from polars_irmetrics.engines._ps import ps_route
+from polars_irmetrics.engines._recsys import counts_route, elliot_route
 from polars_irmetrics.engines._sides import (
     EXPOSURE_COUNT,
     Beside,
@@ -91,10 +91,10 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
     ) from exc
 
 # after pyspark's own import, which names the extra when it is missing
-from polars_irmetrics.engines._counts_spark import counts_frame
 from polars_irmetrics.engines._ope_spark import ope_frame
 from polars_irmetrics.engines._prediction_spark import prediction_frame
 from polars_irmetrics.engines._ps_spark import ps_frame
+from polars_irmetrics.engines._recsys_spark import counts_frame, elliot_frame
 from polars_irmetrics.engines._spark_coverage import (
     Parts,
     coverage_parts,
@@ -208,10 +208,11 @@ def evaluate(
         it must fit in memory there; its warning and refusal of null ids are the whole
         table's, given once. So too for the metrics of the items' counts that read it
         (``catalog_coverage@k``, ``gini_index@k``, ``novelty@k``: each part's item
-        counts, added up in one task; a call of their own), and for RecTools'
-        ``serendipity(kind='kotkov')@k`` (a value per user, beside accuracy metrics).
-        Other metrics of the history (``novelty(kind='replay')``, ``pop_rsp``,
-        ``epc``...) are refused by name.
+        counts, added up in one task; a call of their own), for RecTools'
+        ``serendipity(kind='kotkov')@k`` (a value per user, beside accuracy metrics) and
+        for Elliot's ``pop_rsp@k``, ``pop_reo@k``, ``aclt@k``, ``epc@k``, ``efd@k`` (each
+        part's per-user counts, merged in one task; a call of their own). RePlay's
+        ``novelty(kind='replay')`` is refused by name.
     item_features
         The items' categories or feature vectors, read by ``categorical_diversity@k``
         and ``intra_list_diversity@k`` (as in :func:`polars_irmetrics.evaluate`): a
@@ -414,6 +415,25 @@ def evaluate(
             spark_schema=_spark_schema,
         )
         computed = _compute(result, spark, progress)
+        _warn_on_history(run, interactions, sides, metrics, built)
+        return computed
+    names, elliot = elliot_route("Spark", metrics)
+    if elliot:  # Elliot's: each user's counts against the whole history, merged
+        spark = run.sparkSession
+        covered = coverage_parts(spark.sparkContext)
+        result, elliot_job = elliot_frame(
+            run,
+            qrels,
+            names,
+            sides=sides,
+            count=_partitions(spark, partitions),
+            options=built,
+            part=_part,
+            spark_schema=_spark_schema,
+            parts=covered,
+        )
+        computed = _compute(result, spark, progress)
+        warn_parts(elliot_job, covered)  # as one machine warns, from the parts' coverage
         _warn_on_history(run, interactions, sides, metrics, built)
         return computed
     job = prepare(

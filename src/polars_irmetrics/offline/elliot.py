@@ -42,7 +42,7 @@ from polars_irmetrics.ground.validate import (
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 
-__all__ = ["build_elliot_plan"]
+__all__ = ["build_elliot_plan", "elliot_means"]
 
 Requests = Sequence[tuple[str, MetricRequest]]
 
@@ -143,11 +143,15 @@ def build_elliot_plan(
     options: EvalOptions,
     *,
     alone: bool = True,
+    per_user: bool = False,
 ) -> pl.LazyFrame:
     """One row per ``by`` group (the ``by`` keys of the run, then one column per label)
     of Elliot's metrics in ``requests``; see the module docstring. ``alone``: no other
     metric of the call reads the ranking plan's options (``depth``, ``judged_only``,
     ``unjudged``, ``unretrieved``, out of core), which Elliot's do not read: refused.
+    ``per_user``: instead, one row per user of the run with the counts and sums each
+    formula reads (step 3's first half): a part of the users' share, which
+    :func:`elliot_means` turns into the metrics (each part reading the whole history).
 
     Examples
     --------
@@ -166,7 +170,7 @@ def build_elliot_plan(
     >>> plan.collect().rows()  # b is the tail; c (rank 2): -log2(1/3) / log2(3) / 1.63
     [(1.0, 0.6131...)]
     """
-    if options.per_query:
+    if options.per_query and not per_user:
         raise MetricParameterError(
             f"metric {requests[0][0]!r} (Elliot's) describes the whole recommendation "
             "table against the training popularity: evaluate it with per_query=False"
@@ -243,13 +247,12 @@ def build_elliot_plan(
 
     # 3. per user (the users of the run), then per group
     user_aggs: list[pl.Expr] = []
-    finals: list[pl.Expr] = []
     train_heads: list[pl.Expr] = []
     fresh_heads: list[pl.Expr] = []
     sizes: list[pl.Expr] = []
     for label, request in requests:
         name, k = request.metric.name, _cut(request)
-        top, rel, has = pl.col(_POS) <= k, pl.col(_REL), pl.col(_HAS_REL)
+        top, rel = pl.col(_POS) <= k, pl.col(_REL)
         value = f"{label}{_ONE}"
         if name in ("epc", "efd"):
             disc = 1.0 / (pl.col(_POS).cast(pl.Float64) + 1.0).log(2)
@@ -262,16 +265,12 @@ def build_elliot_plan(
             gain = fixed_sum(pl.when(top & rel).then(disc * novelty))
             norm = fixed_sum(pl.when(top).then(disc))
             user_aggs.append(pl.when(norm > 0).then(gain / norm).otherwise(gain).alias(value))
-            users_with = has.sum()
-            mean = fixed_sum(pl.when(has).then(pl.col(value))) / users_with.cast(pl.Float64)
-            finals.append(pl.when(users_with > 0).then(mean).alias(label))
             continue
         ratio = _ratio(request)
         head = pl.col(_head(ratio))
         tail = ~head  # an item the training data lacks (null) is in neither
         if name == "aclt":
             user_aggs.append((top & tail).sum().cast(pl.Float64).alias(value))
-            finals.append(pl.col(value).fill_null(0.0).mean().alias(label))
             continue
         reo = name == "pop_reo"
         hit = (top & rel) if reo else top
@@ -285,13 +284,14 @@ def build_elliot_plan(
             train_heads.append(tail.sum().cast(pl.Float64).alias(f"{value}tt"))
             sizes.append(head.sum().cast(pl.Float64).alias(f"{value}sh"))
             sizes.append(tail.sum().cast(pl.Float64).alias(f"{value}st"))
-        finals.append(_disparity(value, reo).alias(label))
-    per_user = users.join(
+    users_rows = users.join(
         rows.group_by(keys).agg(user_aggs), on=keys, how="left", nulls_equal=True
     )
     if train_heads:
         in_head = train.join(pop, on=item, how="inner").group_by(user).agg(train_heads)
-        per_user = per_user.join(in_head, on=user, how="left").join(pop.select(sizes), how="cross")
+        users_rows = users_rows.join(in_head, on=user, how="left").join(
+            pop.select(sizes), how="cross"
+        )
     if fresh_heads:
         fresh = (
             relevant.join(train, on=[user, item], how="anti")
@@ -299,10 +299,51 @@ def build_elliot_plan(
             .group_by(q_keys)
             .agg(fresh_heads)
         )
-        per_user = per_user.join(fresh, on=q_keys, how="left", nulls_equal=True)
+        users_rows = users_rows.join(fresh, on=q_keys, how="left", nulls_equal=True)
+    if per_user:
+        return users_rows
+    return elliot_means(users_rows, requests, options)
+
+
+def elliot_means(users: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
+    """The metrics per ``by`` group from the rows of :func:`build_elliot_plan` with
+    ``per_user=True`` (one machine's, or every part's stacked: each user in one part):
+    whole counts and exact fixed-point sums, so the same bits in any order and split.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric
+    >>> run = pl.LazyFrame({"query_id": ["u", "u", "w"], "doc_id": ["a", "b", "b"],
+    ...                     "rank": [1, 2, 1]})
+    >>> test = pl.LazyFrame({"query_id": ["u", "w"], "doc_id": ["b", "b"],
+    ...                      "relevance": [1, 1]})
+    >>> train = pl.LazyFrame({"query_id": ["u", "v", "v"], "doc_id": ["a", "a", "b"]})
+    >>> wanted = [(n, parse_metric(n)) for n in ["pop_rsp(pop_ratio=0.5)@2", "epc@2"]]
+    >>> options = EvalOptions.build()
+    >>> one = build_elliot_plan(run, wanted, test, train, options).collect()
+    >>> parts = [build_elliot_plan(run.filter(pl.col("query_id") == u), wanted,
+    ...                            test.filter(pl.col("query_id") == u), train, options,
+    ...                            per_user=True) for u in "uw"]
+    >>> elliot_means(pl.concat(parts), wanted, options).collect().equals(one)
+    True
+    """
+    has = pl.col(_HAS_REL)
+    finals: list[pl.Expr] = []
+    for label, request in requests:
+        name, value = request.metric.name, f"{label}{_ONE}"
+        if name in ("epc", "efd"):
+            users_with = has.sum()
+            mean = fixed_sum(pl.when(has).then(pl.col(value))) / users_with.cast(pl.Float64)
+            finals.append(pl.when(users_with > 0).then(mean).alias(label))
+        elif name == "aclt":  # a mean of whole numbers: exact in any order
+            finals.append(pl.col(value).fill_null(0.0).mean().alias(label))
+        else:
+            finals.append(_disparity(value, name == "pop_reo").alias(label))
+    names = users.collect_schema().names()
+    by = [k for k in options.by_keys if k in names]
     if by:
-        return per_user.group_by(by).agg(finals).sort(by)
-    return per_user.select(finals)
+        return users.group_by(by).agg(finals).sort(by)
+    return users.select(finals)
 
 
 def _disparity(value: str, reo: bool) -> pl.Expr:

@@ -1,5 +1,5 @@
 """The metrics of every row of a recommendation table over a table split into parts:
-the hook the Spark and Dask engines call (:mod:`polars_irmetrics.engines._counts`).
+the hook the Spark and Dask engines call (:mod:`polars_irmetrics.engines._recsys`).
 
 ``catalog_coverage@k``, ``distributional_coverage@k``, ``gini_index@k`` and
 ``novelty@k`` (:func:`~polars_irmetrics.metrics.registry.merges_from_counts`) read only

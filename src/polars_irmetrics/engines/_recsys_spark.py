@@ -1,0 +1,121 @@
+"""The metrics of the items' counts and Elliot's on Spark
+(:mod:`polars_irmetrics.engines._recsys`).
+
+The recommendations (the columns the metrics read; for Elliot's, with the test
+interactions) are split by user hash
+(:func:`~polars_irmetrics.engines._spark_pairs.paired_map`: ``repartition`` on the
+engine's part number, one ``mapInArrow`` task per partition), each task giving its rows
+with the side tables shipped in the job; the parts' rows go to one partition, where one
+task merges them into the result. Elliot's parts hand their coverage to an accumulator,
+which the driver adds up and warns about once the result is computed.
+:mod:`polars_irmetrics.engines.spark` computes it at the call, as for the other
+metrics, and passes its own part number and schema functions (this module does not
+import it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import partial
+
+import polars as pl
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
+
+from polars_irmetrics.engines._recsys import (
+    ElliotJob,
+    counts_finish,
+    counts_part,
+    elliot_finish,
+    elliot_part_rows,
+    prepare_counts,
+    prepare_elliot,
+)
+from polars_irmetrics.engines._spark_coverage import Parts, into, task_key
+from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
+from polars_irmetrics.ground.options import EvalOptions
+
+__all__ = ["counts_frame", "elliot_frame"]
+
+#: ``(schema, keys) -> Spark schema`` with the non-key columns renamed (the engine's).
+SparkSchema = Callable[[pl.Schema, tuple[str, ...]], StructType]
+
+
+def counts_frame(
+    run: DataFrame,
+    metrics: Iterable[str],
+    *,
+    sides: tuple[tuple[str, pa.Table], ...],
+    count: int,
+    options: EvalOptions,
+    part: PartOf,
+    spark_schema: SparkSchema,
+) -> DataFrame:
+    """:func:`polars_irmetrics.spark.evaluate`'s result for the metrics of the items'
+    counts, not yet computed (module doc)."""
+    job = prepare_counts(
+        to_arrow_schema(run.schema), sides, metrics, options, "polars_irmetrics.spark.evaluate"
+    )
+    user = job.options.query_id
+    parts_schema = spark_schema(job.part_schema, ())
+
+    def evaluate(rows: pa.Table, _: pa.Table | None) -> pa.Table:
+        return carrying(counts_part, job, rows)
+
+    parts = paired_map(
+        run.select(*job.run_schema.names()),
+        None,
+        evaluate,
+        query_id=user,
+        count=count,
+        part=part,
+        schema=parts_schema,
+        prefix="c",
+    )
+    return finished_in_one(
+        parts, job.part_schema, job.result_schema, partial(counts_finish, job), spark_schema
+    )
+
+
+def elliot_frame(
+    run: DataFrame,
+    qrels: DataFrame | None,
+    metrics: Iterable[str],
+    *,
+    sides: tuple[tuple[str, pa.Table], ...],
+    count: int,
+    options: EvalOptions,
+    part: PartOf,
+    spark_schema: SparkSchema,
+    parts: Parts,
+) -> tuple[DataFrame, ElliotJob]:
+    """:func:`polars_irmetrics.spark.evaluate`'s result for Elliot's metrics, not yet
+    computed (module doc), and its job; each part's coverage goes to ``parts``."""
+    job = prepare_elliot(
+        to_arrow_schema(run.schema),
+        None if qrels is None else to_arrow_schema(qrels.schema),
+        sides,
+        metrics,
+        options,
+        "polars_irmetrics.spark.evaluate",
+    )
+    assert qrels is not None  # prepare_elliot refuses the metrics without judgments
+
+    def evaluate(runs: pa.Table, judged: pa.Table | None) -> pa.Table:
+        sink = into(parts, task_key("elliot"))
+        return carrying(elliot_part_rows, job, runs, judged, sink)
+
+    rows = paired_map(
+        run.select(*job.run_schema.names()),
+        qrels.select(*job.qrels_schema.names()),
+        evaluate,
+        query_id=job.options.query_id,
+        count=count,
+        part=part,
+        schema=spark_schema(job.part_schema, ()),
+        prefix="q",
+    )
+    finish = partial(elliot_finish, job)
+    return finished_in_one(rows, job.part_schema, job.result_schema, finish, spark_schema), job
