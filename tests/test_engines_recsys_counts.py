@@ -87,7 +87,7 @@ def test_the_warning_and_the_errors_are_one_machines(
     mixed = (
         f"metrics 'gini_index@5' and 'surprisal@5' merge from different parts on {name} "
         "('gini_index@5' from the items' counts of every part, 'surprisal@5' from each "
-        "user's or query's values): evaluate them in two calls"
+        "user or query): evaluate them in two calls"
     )
     with pytest.raises(InvalidValueError, match=re.escape(mixed)):
         evaluate(frame(run), ["gini_index@5", "surprisal@5"], interactions=whole)
@@ -103,3 +103,27 @@ def test_the_warning_and_the_errors_are_one_machines(
     )
     with pytest.raises(InvalidValueError, match=re.escape(partitioned)):
         evaluate(frame(run), ["gini_index@5"], interactions=whole, partitioned_by="segment")
+
+
+REPLAY = ["novelty(kind='replay')@5", "novelty(kind='replay')"]
+REPLAY_CASES = [
+    ("means", {}),
+    ("by", {"by": "segment"}),
+    ("per-user", {"per_query": True}),
+    ("by-per-user", {"by": "segment", "per_query": True}),
+    ("unseen-dropped", {"unseen_items": "drop"}),
+]
+
+
+@pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+@pytest.mark.parametrize(("case", "options"), REPLAY_CASES, ids=[c[0] for c in REPLAY_CASES])
+def test_replay_novelty_counts_the_historys_users_once(
+    engine: str, case: str, options: dict[str, Any], request: pytest.FixtureRequest
+) -> None:
+    # a mean over the history's users: 15 of them have no recommendations (each counts
+    # 1, added by the merge, not by every part), u00 to u04 no history (left out)
+    history = history_for(options).filter(pl.col("query_id") >= "u05")
+    tables = {"interactions": history}
+    one, got = one_and_engine(_engine(engine, request), TABLES["run"], REPLAY, tables, options)
+    assert got.equals(one), case

@@ -105,8 +105,14 @@ def test_the_others_are_refused_by_name(engine: str, request: pytest.FixtureRequ
     )
     with pytest.raises(MetricParameterError, match=re.escape(unread)):
         evaluate(run, ["sufficient_reco@5"], item_features=features)
-    with pytest.raises(InvalidValueError, match="does not merge from its parts"):
-        evaluate(run, ["novelty(kind='replay')@5"], interactions=frame(TABLES["run"]))
+    replay = (
+        "metrics \"novelty(kind='replay')@5\" and 'sufficient_reco@5' merge from different "
+        f"parts on {name} (\"novelty(kind='replay')@5\" from the history's users, "
+        "'sufficient_reco@5' from each user or query): evaluate them in two calls"
+    )
+    history = frame(TABLES["run"].select("query_id", "doc_id"))
+    with pytest.raises(InvalidValueError, match=re.escape(replay)):
+        evaluate(run, ["novelty(kind='replay')@5", "sufficient_reco@5"], interactions=history)
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])

@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError
 from tests.test_engines_recsys_users import METRICS, TABLES
 
 CASES: list[tuple[str, dict[str, Any], bool]] = [
@@ -51,31 +50,42 @@ def test_beside_accuracy_metrics_each_route_in_its_buckets(tmp_path: Path) -> No
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_history_users_mean_is_refused_with_buckets() -> None:
-    message = (
-        "buckets=2: metric \"novelty(kind='replay')@5\" averages over the users of the "
-        "history, who are not split into buckets with the recommendations' users; out of "
-        "core run the means of per-user values over the users of the recommendations "
-        "(sufficient_reco@k, intra_list_diversity@k, surprisal@k...) and the metrics of "
-        "the items' counts (catalog_coverage@k, distributional_coverage@k, gini_index@k, "
-        "novelty@k): drop buckets=, or evaluate it in a call of its own"
+@pytest.mark.parametrize(
+    ("metrics", "options"),
+    [
+        (["novelty(kind='replay')@5", "novelty(kind='replay')"], {}),
+        (["novelty(kind='replay')@5"], {"by": "seg"}),
+        (["novelty(kind='replay')@5", "surprisal@5"], {"per_query": True}),
+        (["novelty(kind='replay')@3", "gini_index@3", "surprisal@5"], {"by": "seg"}),
+    ],
+    ids=["means", "by", "per-user", "mixed"],
+)
+def test_replay_novelty_counts_the_historys_users_once(
+    metrics: list[str], options: dict[str, Any]
+) -> None:
+    # a mean over the history's users: each bucket gives its users' values, and the
+    # merge adds the history's users without recommendations once (each valued 1)
+    from tests.test_order_free import TABLES as HISTORY_TABLES
+
+    run = HISTORY_TABLES["run"].filter(pl.col("query_id") >= "u010")
+    # users after u090 have no history (left out); their interactions stay, renamed
+    history = HISTORY_TABLES["interactions"].with_columns(
+        pl.when(pl.col("query_id") > "u090")
+        .then(pl.format("x{}", "query_id"))
+        .otherwise(pl.col("query_id"))
+        .alias("query_id")
     )
-    history = TABLES["run"].select("query_id", "doc_id")
-    with pytest.raises(InvalidValueError, match=re.escape(message)):
-        irm.evaluate(
-            TABLES["run"],
-            ["catalog_coverage@5", "novelty(kind='replay')@5"],
-            interactions=history,
-            buckets=2,
-        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", irm.CoverageWarning)
+        one = irm.evaluate(run, metrics, interactions=history, **options)
+        split = irm.evaluate(run, metrics, interactions=history, buckets=4, **options)
+    assert split.equals(one)
     per_query = (
         "metric 'gini_index@5' describes a whole recommendation table, not one query: "
         "evaluate it with per_query=False"
     )
     with pytest.raises(Exception, match=re.escape(per_query)):
-        irm.evaluate(
-            TABLES["run"], ["gini_index@5"], interactions=history, buckets=2, per_query=True
-        )
+        irm.evaluate(run, ["gini_index@5"], interactions=history, buckets=2, per_query=True)
 
 
 #: the metrics of every row, merged from each bucket's item counts

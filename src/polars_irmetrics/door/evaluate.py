@@ -375,9 +375,9 @@ def evaluate(
             ``serendipity@k``...): the recommendations by a hash of the user, the
             interactions and item features read whole by each bucket, the same bits;
             so too ``catalog_coverage@k``, ``distributional_coverage@k``,
-            ``gini_index@k`` and ``novelty@k``, from each bucket's item counts added up;
-            RePlay's ``novelty(kind='replay')`` is refused with buckets
-            (:mod:`polars_irmetrics.recsys.parts`).
+            ``gini_index@k`` and ``novelty@k``, from each bucket's item counts added up,
+            and RePlay's ``novelty(kind='replay')``, the history's users without
+            recommendations added once (:mod:`polars_irmetrics.recsys.parts`).
 
         ``spill_dir``
             Folder for the buckets' temporary files (default: the system's temporary

@@ -9,11 +9,11 @@ part number), so that every row of a user reaches one task: a user's positions a
 checks of a list read the user's rows. The history and the item features travel whole
 with the job (:mod:`polars_irmetrics.engines._sides`). Each task gives its rows: one
 per (``by`` group, item) with the item's count within each cutoff
-(:func:`~polars_irmetrics.recsys.counts.part_counts`), or one per user with the counts
+(:func:`~polars_irmetrics.recsys.split.part_counts`), or one per user with the counts
 and sums of Elliot's formulas (:func:`~polars_irmetrics.offline.elliot_parts.elliot_part`,
 with the queries the ranking plan evaluates, which checks its run and judgments and
 whose coverage the engine adds up and warns about once). One task then merges every
-part's rows into the metrics (:func:`~polars_irmetrics.recsys.counts.merge_part_counts`,
+part's rows into the metrics (:func:`~polars_irmetrics.recsys.split.merge_part_counts`,
 :func:`~polars_irmetrics.offline.elliot_parts.elliot_merge`): whole numbers and exact
 sums, so the values are :func:`polars_irmetrics.evaluate`'s to the last bit whatever
 the number of parts. That task holds one row per part and item recommended there (per
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 import polars as pl
 import pyarrow as pa
@@ -40,16 +41,23 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.elliot import ELLIOT
 from polars_irmetrics.metrics.registry import (
     MetricRequest,
+    averages_over_history,
     merges_from_counts,
     parse_metric_list,
 )
 from polars_irmetrics.offline.coverage import Coverage, CoverageSink
 from polars_irmetrics.offline.elliot_parts import elliot_merge, elliot_part
-from polars_irmetrics.recsys.counts import merge_part_counts, part_counts
+from polars_irmetrics.recsys.split import (
+    merge_part_counts,
+    merge_part_users,
+    part_counts,
+    part_users,
+)
 
 __all__ = [
     "CountsJob",
     "ElliotJob",
+    "Kind",
     "counts_finish",
     "counts_part",
     "counts_route",
@@ -62,18 +70,37 @@ __all__ = [
 ]
 
 
+#: The kinds of part rows of a recommendation table's metrics: the items' counts, or the
+#: users' values of a metric averaged over the history's users.
+Kind = Literal["counts", "users"]
+
+
+def _kind(request: MetricRequest) -> Kind | None:
+    if merges_from_counts(request):
+        return "counts"
+    if averages_over_history(request):
+        return "users"
+    return None
+
+
 def counts_route(
     engine: str, metrics: str | Iterable[str], options: EvalOptions
-) -> tuple[tuple[str, ...], bool]:
-    """The metric names as a tuple and whether they are merged from the items' counts
-    (:func:`~polars_irmetrics.metrics.registry.merges_from_counts`). A call mixing them
-    with other metrics is refused by name (two calls). (``partitioned_by=`` is refused
-    before, as for every metric of a recommendation table: the options' own check.)
+) -> tuple[tuple[str, ...], Kind | None]:
+    """The metric names as a tuple and the kind of rows their parts give: ``"counts"``
+    for the metrics of the items' counts
+    (:func:`~polars_irmetrics.metrics.registry.merges_from_counts`), ``"users"`` for
+    RePlay's ``novelty(kind='replay')``
+    (:func:`~polars_irmetrics.metrics.registry.averages_over_history`), ``None`` for
+    others. A call mixing a kind with other metrics is refused by name (two calls).
+    (``partitioned_by=`` is refused before, as for every metric of a recommendation
+    table: the options' own check.)
 
     Examples
     --------
     >>> counts_route("Spark", ["gini_index@5", "novelty@5"], EvalOptions())
-    (('gini_index@5', 'novelty@5'), True)
+    (('gini_index@5', 'novelty@5'), 'counts')
+    >>> counts_route("Spark", ["novelty(kind='replay')@5"], EvalOptions())[1]
+    'users'
     >>> counts_route("Dask", ["gini_index@5", "surprisal@5"], EvalOptions())
     Traceback (most recent call last):
     ...
@@ -81,29 +108,34 @@ def counts_route(
     """
     names = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     requests = parse_metric_list(names)
-    counted = [label for label, r in requests if merges_from_counts(r)]
-    if not counted:
-        return names, False
-    others = [label for label, r in requests if not merges_from_counts(r)]
+    kinds = [(label, _kind(r)) for label, r in requests]
+    first = next(((label, kind) for label, kind in kinds if kind is not None), None)
+    if first is None:
+        return names, None
+    label, kind = first
+    others = [(other, theirs) for other, theirs in kinds if theirs != kind]
     if others:
+        how = {"counts": "the items' counts of every part", "users": "the history's users"}
+        other, theirs = others[0]
         raise InvalidValueError(
-            f"metrics {counted[0]!r} and {others[0]!r} merge from different parts on "
-            f"{engine} ({counted[0]!r} from the items' counts of every part, "
-            f"{others[0]!r} from each user's or query's values): evaluate them in two "
-            "calls"
+            f"metrics {label!r} and {other!r} merge from different parts on {engine} "
+            f"({label!r} from {how[kind]}, {other!r} from "
+            f"{how[theirs] if theirs else 'each user or query'}): evaluate them in two calls"
         )
-    return names, True
+    return names, kind
 
 
 @dataclass(frozen=True)
 class CountsJob(ParsedJob):
-    """One evaluation of the metrics of the items' counts, resolved on the driver (it
-    pickles, the side tables with it): the run's schema, the schemas of a part's rows
-    and of the result."""
+    """One evaluation of the metrics a recommendation table's parts give rows of
+    ``kind`` for (:func:`counts_route`), resolved on the driver (it pickles, the side
+    tables with it): the run's schema, the schemas of a part's rows and of the
+    result."""
 
     metrics: tuple[str, ...]
     options: EvalOptions
     caller: str
+    kind: Kind
     run_schema: pl.Schema
     sides: tuple[tuple[str, pa.Table], ...]
     part_schema: pl.Schema
@@ -114,12 +146,18 @@ class CountsJob(ParsedJob):
         return {name: _frame(table).lazy() for name, table in self.sides}
 
 
+#: Each kind's two steps (:mod:`polars_irmetrics.recsys.split`).
+_PART = {"counts": part_counts, "users": part_users}
+_MERGE = {"counts": merge_part_counts, "users": merge_part_users}
+
+
 def prepare_counts(
     run: pa.Schema,
     sides: tuple[tuple[str, pa.Table], ...],
     metrics: Iterable[str],
     options: EvalOptions,
     caller: str,
+    kind: Kind = "counts",
 ) -> CountsJob:
     """Check everything that can be checked without the run's rows, on the driver: both
     steps built on an empty frame of its schema, with the side tables.
@@ -143,15 +181,16 @@ def prepare_counts(
     options = options.replace(buckets=None, partitioned_by=None)
     empty = _empty(run).lazy()
     frames = {name: _frame(table).lazy() for name, table in sides}
-    part = part_counts(empty, requests, frames, options, caller)
+    part = _PART[kind](empty, requests, frames, options, caller)
     part_schema = part.collect_schema()
-    merged = merge_part_counts(
+    merged = _MERGE[kind](
         pl.LazyFrame(schema=part_schema), empty, requests, frames, options, caller
     )
     return CountsJob(
         metrics=given,
         options=options,
         caller=caller,
+        kind=kind,
         run_schema=pl.Schema(_empty(run).schema),
         sides=sides,
         part_schema=part_schema,
@@ -160,10 +199,10 @@ def prepare_counts(
 
 
 def counts_part(job: CountsJob, run: pa.Table) -> pa.Table:
-    """One part's rows of :func:`~polars_irmetrics.recsys.counts.part_counts` (every row
-    of its users; a data error is the library's own exception)."""
+    """One part's rows (every row of its users; a data error is the library's own
+    exception)."""
     frame = _frame(run).lazy().select(pl.col(c).cast(t) for c, t in job.run_schema.items())
-    rows = part_counts(frame, job.requests, job.side_frames(), job.options, job.caller)
+    rows = _PART[job.kind](frame, job.requests, job.side_frames(), job.options, job.caller)
     return _to_arrow(rows.collect(), job.part_schema)
 
 
@@ -171,7 +210,7 @@ def counts_finish(job: CountsJob, parts: pa.Table) -> pa.Table:
     """The result from every part's rows (:func:`counts_part`)."""
     counts = _frame(parts).lazy().select(pl.col(c).cast(t) for c, t in job.part_schema.items())
     empty = pl.LazyFrame(schema=job.run_schema)
-    merged = merge_part_counts(
+    merged = _MERGE[job.kind](
         counts, empty, job.requests, job.side_frames(), job.options, job.caller
     )
     return _to_arrow(merged.collect(), job.result_schema)

@@ -30,6 +30,7 @@ from polars_irmetrics.engines._partition import warn_coverage
 from polars_irmetrics.engines._recsys import (
     CountsJob,
     ElliotJob,
+    Kind,
     counts_finish,
     counts_part,
     elliot_finish,
@@ -47,14 +48,17 @@ def counts_frame(
     run: dd.DataFrame,
     metrics: Iterable[str],
     *,
+    kind: Kind,
     sides: tuple[tuple[str, pa.Table], ...],
     count: int,
     options: EvalOptions,
     tag: Tag,
 ) -> dd.DataFrame:
-    """:func:`polars_irmetrics.dask.evaluate`'s lazy result for the metrics of the
-    items' counts (module doc)."""
-    job = prepare_counts(arrow_of(run), sides, metrics, options, "polars_irmetrics.dask.evaluate")
+    """:func:`polars_irmetrics.dask.evaluate`'s lazy result for the metrics whose parts
+    give rows of ``kind`` (the items' counts, or the users' values of RePlay's novelty;
+    module doc)."""
+    caller = "polars_irmetrics.dask.evaluate"
+    job = prepare_counts(arrow_of(run), sides, metrics, options, caller, kind)
     runs = _shuffled(run[list(job.run_schema)], job.options.query_id, count, tag)
     parts = runs.map_partitions(_part, job=job, meta=meta(job.part_schema), enforce_metadata=False)
     return parts.repartition(npartitions=1).map_partitions(

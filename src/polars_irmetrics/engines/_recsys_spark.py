@@ -26,6 +26,7 @@ from pyspark.sql.types import StructType
 
 from polars_irmetrics.engines._recsys import (
     ElliotJob,
+    Kind,
     counts_finish,
     counts_part,
     elliot_finish,
@@ -47,16 +48,23 @@ def counts_frame(
     run: DataFrame,
     metrics: Iterable[str],
     *,
+    kind: Kind,
     sides: tuple[tuple[str, pa.Table], ...],
     count: int,
     options: EvalOptions,
     part: PartOf,
     spark_schema: SparkSchema,
 ) -> DataFrame:
-    """:func:`polars_irmetrics.spark.evaluate`'s result for the metrics of the items'
-    counts, not yet computed (module doc)."""
+    """:func:`polars_irmetrics.spark.evaluate`'s result for the metrics whose parts give
+    rows of ``kind`` (the items' counts, or the users' values of RePlay's novelty), not
+    yet computed (module doc)."""
     job = prepare_counts(
-        to_arrow_schema(run.schema), sides, metrics, options, "polars_irmetrics.spark.evaluate"
+        to_arrow_schema(run.schema),
+        sides,
+        metrics,
+        options,
+        "polars_irmetrics.spark.evaluate",
+        kind,
     )
     user = job.options.query_id
     parts_schema = spark_schema(job.part_schema, ())

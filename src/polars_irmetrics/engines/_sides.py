@@ -34,6 +34,7 @@ from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS, SERENDIPITY
 from polars_irmetrics.metrics.registry import (
     INPUTS,
     MetricRequest,
+    averages_over_history,
     labels_by_route,
     merges_from_counts,
     merges_from_users,
@@ -189,14 +190,12 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
     read from each user's own rows (and the items' features, and the whole history,
     which every part reads): the parts give those, and the mean of all of them is the
     one plan's; or a metric of the items' counts (coverage, Gini, ``novelty``), which
-    the parts' counts add up to.
+    the parts' counts add up to; or RePlay's novelty, a mean over the history's users.
+    Every metric of a recommendation table merges so now.
 
     >>> check_sides("Spark", ["sufficient_reco@10", "categorical_diversity@5"], {})
     >>> check_sides("Dask", ["surprisal@10", "long_tail_share@10"], {})
-    >>> check_sides("Spark", ["novelty(kind='replay')@10"], {})
-    Traceback (most recent call last):
-    ...
-    polars_irmetrics.errors.InvalidValueError: metric "novelty(kind='replay')@10" averages ...
+    >>> check_sides("Spark", ["novelty(kind='replay')@10", "gini_index@10"], {})
     """
     requests = parse_metric_list(metrics)
     users = [label for label, r in requests if _merges(r)]
@@ -207,16 +206,11 @@ def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, o
                 f"({users[0]!r} describes the recommendation table, {label!r} the run "
                 f"against its other tables): on {engine}, evaluate them in two calls"
             )
-        if request.route == "recsys" and label not in users:
+        if request.route == "recsys" and label not in users:  # pragma: no cover - none now
             raise InvalidValueError(
-                f"metric {label!r} averages over the users of the history (a user without "
-                f"recommendations counts too), whom {engine} does not split into parts "
-                "with the recommendations' users, so it does not merge from its parts: "
-                "evaluate it with polars_irmetrics.evaluate (the engines take every other "
-                "metric of a recommendation table: the means of per-user values, such as "
-                "sufficient_reco@k, intra_list_diversity@k, surprisal@k and serendipity@k, "
-                "and the metrics of the items' counts: catalog_coverage@k, "
-                "distributional_coverage@k, gini_index@k and novelty@k)"
+                f"metric {label!r} describes the whole recommendation table, which "
+                f"{engine} does not merge from its parts: evaluate it with "
+                "polars_irmetrics.evaluate"
             )
         if label in users:
             continue
@@ -323,8 +317,14 @@ def _merges(request: MetricRequest) -> bool:
     """Whether an engine merges a metric of a recommendation table from its parts: the
     mean of per-user values (:func:`~polars_irmetrics.metrics.registry.merges_from_users`,
     the whole history read by every part), or a metric of the items' counts
-    (:func:`~polars_irmetrics.metrics.registry.merges_from_counts`)."""
-    return merges_from_users(request, history=True) or merges_from_counts(request)
+    (:func:`~polars_irmetrics.metrics.registry.merges_from_counts`), or a mean over the
+    history's users (:func:`~polars_irmetrics.metrics.registry.averages_over_history`),
+    whose users without recommendations the merge adds."""
+    return (
+        merges_from_users(request, history=True)
+        or merges_from_counts(request)
+        or averages_over_history(request)
+    )
 
 
 def known_items(

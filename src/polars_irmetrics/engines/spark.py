@@ -211,8 +211,9 @@ def evaluate(
         counts, added up in one task; a call of their own), for RecTools'
         ``serendipity(kind='kotkov')@k`` (a value per user, beside accuracy metrics) and
         for Elliot's ``pop_rsp@k``, ``pop_reo@k``, ``aclt@k``, ``epc@k``, ``efd@k`` (each
-        part's per-user counts, merged in one task; a call of their own). RePlay's
-        ``novelty(kind='replay')`` is refused by name.
+        part's per-user counts, merged in one task; a call of their own) and RePlay's
+        ``novelty(kind='replay')@k`` (each part's users' values, merged in one task with
+        the history's users without recommendations; a call of its own).
     item_features
         The items' categories or feature vectors, read by ``categorical_diversity@k``
         and ``intra_list_diversity@k`` (as in :func:`polars_irmetrics.evaluate`): a
@@ -402,12 +403,13 @@ def evaluate(
         _ensure_frame(queries, "queries")
         run, qrels = _with_attributes(run, qrels, queries, built)
     progress = built.progress
-    names, counted = counts_route("Spark", metrics, built)
-    if counted:  # coverage, Gini, novelty: the parts' item counts added up
+    names, kind = counts_route("Spark", metrics, built)
+    if kind is not None:  # coverage, Gini, novelty: the items' counts; RePlay's novelty
         spark = run.sparkSession
         result = counts_frame(
             run,
             names,
+            kind=kind,
             sides=sides,
             count=_partitions(spark, partitions),
             options=built,

@@ -36,6 +36,7 @@ __all__ = [
     "EMPTY_TARGET_ACTIONS",
     "INPUTS",
     "MetricRequest",
+    "averages_over_history",
     "check_inputs",
     "labels_by_route",
     "list_metrics",
@@ -478,6 +479,27 @@ def merges_from_counts(request: MetricRequest) -> bool:
     scope = CollectionScope(item=pl.col("item"))
     formula = request.metric.collection(scope, request.params(1.0))
     return formula.over == "rows" and formula.counted is not None
+
+
+def averages_over_history(request: MetricRequest) -> bool:
+    """Whether a metric of a recommendation table is the mean of per-user values over
+    the users of the history, a user without recommendations counting a fixed value
+    (RePlay's ``novelty(kind='replay')``:
+    :attr:`CollectionFormula.absent
+    <polars_irmetrics.metrics.collection.CollectionFormula.absent>`).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric
+    >>> [averages_over_history(parse_metric(n))
+    ...  for n in ["novelty(kind='replay')@5", "novelty@5", "surprisal@5"]]
+    [True, False, False]
+    """
+    if request.route != "recsys" or request.metric.collection is None:
+        return False
+    scope = CollectionScope(item=pl.col("item"))
+    formula = request.metric.collection(scope, request.params(1.0))
+    return formula.over == "users" and formula.absent is not None
 
 
 def user_mean(label: str, request: MetricRequest) -> pl.Expr:

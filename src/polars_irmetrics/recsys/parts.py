@@ -26,7 +26,9 @@ bucket's plan reads it again, as it reads a Parquet scan). Two kinds of metric m
 The warning of a history that lacks most of the recommendations' items or users is the
 whole table's, given once. A data error is raised by the first bucket that finds it;
 its count of such rows is that bucket's. RePlay's ``novelty(kind='replay')``, a mean
-over the history's users, is refused with ``buckets=``.
+over the history's users: each bucket gives its users' values, and
+:func:`~polars_irmetrics.recsys.plan.merge_users` adds the history's users without
+recommendations once.
 """
 
 from __future__ import annotations
@@ -40,12 +42,13 @@ from polars_irmetrics.ground.buckets import evaluate_in_buckets, splits_in_bucke
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import (
     MetricRequest,
+    averages_over_history,
     merges_from_counts,
     merges_from_users,
     user_mean,
 )
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
-from polars_irmetrics.recsys.plan import build_recsys_plan, merge_counts, tallied
+from polars_irmetrics.recsys.plan import build_recsys_plan, merge_counts, merge_users, tallied
 
 __all__ = ["build_beyond", "users_in_buckets"]
 
@@ -93,20 +96,12 @@ def users_in_buckets(
     """
     users = [(label, r) for label, r in requests if merges_from_users(r, history=True)]
     counted = [(label, r) for label, r in requests if merges_from_counts(r)]
-    refused = [
-        label
-        for label, r in requests
-        if not (merges_from_users(r, history=True) or merges_from_counts(r))
-    ]
-    if refused:
+    absent = [(label, r) for label, r in requests if averages_over_history(r)]
+    refused = [label for label, r in requests if (label, r) not in [*users, *counted, *absent]]
+    if refused:  # pragma: no cover - every metric of a recommendation table merges
         raise InvalidValueError(
-            f"buckets={options.buckets!r}: metric {refused[0]!r} averages over the users "
-            "of the history, who are not split into buckets with the recommendations' "
-            "users; out of core run the means of per-user values over the users of the "
-            "recommendations (sufficient_reco@k, intra_list_diversity@k, surprisal@k...) "
-            "and the metrics of the items' counts (catalog_coverage@k, "
-            "distributional_coverage@k, gini_index@k, novelty@k): drop buckets=, or "
-            "evaluate it in a call of its own"
+            f"buckets={options.buckets!r}: metric {refused[0]!r} does not merge from "
+            "buckets of users: drop buckets=, or evaluate it in a call of its own"
         )
     per_user = replace(recsys, per_user=True)
     buckets = options.buckets
@@ -123,17 +118,18 @@ def users_in_buckets(
             held["features"] = None if given is None else given.collect().lazy()
         return held["features"]
 
-    def in_buckets(asked: Requests, *, counts: bool) -> pl.LazyFrame:
-        """Each bucket's per-user values (or item counts) of ``asked``, stacked."""
+    def in_buckets(asked: Requests, *, counts: bool = False, own: bool = False) -> pl.LazyFrame:
+        """Each bucket's per-user values (or item counts; ``own``: its users' values only,
+        without the history's other users) of ``asked``, stacked."""
         mode = recsys if counts else per_user
 
         def evaluate_part(
             part: pl.LazyFrame, _: pl.LazyFrame | None, __: pl.LazyFrame | None
         ) -> pl.LazyFrame:
             whole = Tables(part, tables.interactions, features())
-            return build_recsys_plan(whole, asked, mode, tally=False, counts=counts)
+            return build_recsys_plan(whole, asked, mode, tally=False, counts=counts, users=own)
 
-        schema = build_recsys_plan(tables, asked, mode, tally=False, counts=counts)
+        schema = build_recsys_plan(tables, asked, mode, tally=False, counts=counts, users=own)
         return evaluate_in_buckets(
             tables.recommendations,
             None,
@@ -147,26 +143,28 @@ def users_in_buckets(
         )
 
     by, user = list(recsys.by_keys), recsys.user_id
+    keys = [*by, user] if recsys.per_user else by
     results: list[pl.LazyFrame] = []
     if users:
         # the users' order (the means' running sums with agg=)
-        values = in_buckets(users, counts=False).sort([*by, user])
+        values = in_buckets(users).sort([*by, user])
         if recsys.per_user:
-            return tallied(values, tables, recsys)  # the whole table's warning, once
-        means = [user_mean(label, request) for label, request in users]
-        if by:
+            results.append(values)
+        elif by:
+            means = [user_mean(label, request) for label, request in users]
             results.append(values.group_by(by, maintain_order=True).agg(means).sort(by))
         else:
-            results.append(values.select(means))
+            results.append(values.select(user_mean(label, r) for label, r in users))
     if counted:
         results.append(merge_counts(in_buckets(counted, counts=True), tables, counted, recsys))
-    labels = [label for label, _ in requests]
-    if len(results) == 1:
-        both = results[0]
-    elif by:  # a by group has users in both (the same recommendation rows)
-        both = results[0].join(results[1], on=by, how="full", coalesce=True, nulls_equal=True)
-    else:
-        both = pl.concat(results, how="horizontal")
-    both = both.select(*by, *labels)
+    if absent:  # the history's users without recommendations added once, by the merge
+        results.append(merge_users(in_buckets(absent, own=True), tables, absent, recsys))
+    both = results[0]
+    for other in results[1:]:  # a group (a user) in one has rows in the other too, or none
+        if keys:
+            both = both.join(other, on=keys, how="full", coalesce=True, nulls_equal=True)
+        else:
+            both = pl.concat([both, other], how="horizontal")
+    both = both.select(*keys, *(label for label, _ in requests))
     # the whole table's warning, once
-    return tallied(both.sort(by) if by else both, tables, recsys)
+    return tallied(both.sort(keys) if keys else both, tables, recsys)

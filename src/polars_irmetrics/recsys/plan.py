@@ -79,7 +79,7 @@ from polars_irmetrics.recsys.checks import Recount, flag, flag_columns, raise_on
 from polars_irmetrics.recsys.options import RecsysOptions, Tables
 from polars_irmetrics.recsys.vectors import pair_similarity_by_sums, vector_sums
 
-__all__ = ["build_recsys_plan", "merge_counts", "tallied"]
+__all__ = ["build_recsys_plan", "merge_counts", "merge_users", "tallied"]
 
 _UNIT = f"{INTERNAL}unit"
 _HISTORY = f"{INTERNAL}history"
@@ -113,6 +113,7 @@ def build_recsys_plan(
     *,
     tally: bool = True,
     counts: bool = False,
+    users: bool = False,
 ) -> pl.LazyFrame:
     """One row per ``by`` group: the ``by`` keys, then one column per request label.
     ``tally``: the warning (and refusal of null ids) of interactions that mostly lack the
@@ -122,7 +123,11 @@ def build_recsys_plan(
     cutoff the formulas read (:meth:`CollectionScope.count
     <polars_irmetrics.metrics.collection.CollectionScope.count>`), once the checks pass:
     a part of the users' share, which :func:`merge_counts` adds up into the metrics
-    (:func:`~polars_irmetrics.metrics.registry.merges_from_counts`)."""
+    (:func:`~polars_irmetrics.metrics.registry.merges_from_counts`). ``users``: the
+    values of the recommendations' users only, each row with its group's count of
+    history users: a part's share of a metric averaged over the history's users
+    (RePlay's ``novelty``), which :func:`merge_users` completes with the history's
+    users without recommendations."""
     scope = CollectionScope(item=pl.col(options.item_id))
     given = {"interactions": tables.interactions, "item_features": tables.item_features}
     check_inputs(requests, given, options.caller)
@@ -253,7 +258,12 @@ def build_recsys_plan(
         for frame in checks:
             per_group = per_group.join(frame, how="cross")
         recount = _recount(tables.recommendations, options, kinds)
-        values = _per_user(rows, user_exprs, formulas, interactions, options, kinds)
+        if users:  # a part's share: the history's other users are the merge's
+            values = rows.group_by([*by, user]).agg(
+                *user_exprs, pl.col(USERS).first().alias(_USERS_OF)
+            )
+        else:
+            values = _per_user(rows, user_exprs, formulas, interactions, options, kinds)
         checked = _checked_per_user(values, per_group, by, recount)
         return (tallied(checked, tables, options) if tally else checked).sort([*by, user])
     if user_exprs:
@@ -349,6 +359,62 @@ def merge_counts(
     return merged.sort(by) if by else merged
 
 
+def merge_users(
+    values: pl.LazyFrame,
+    tables: Tables,
+    requests: Sequence[tuple[str, MetricRequest]],
+    options: RecsysOptions,
+) -> pl.LazyFrame:
+    """The metrics of :func:`build_recsys_plan` from the users' values of its parts
+    (``users=True``, with ``options.per_user``; every part's rows stacked, each user in
+    one part): with ``options.per_user``, the users' rows and the history's users
+    without recommendations (valued ``absent``), as the one plan gives them; else each
+    metric per ``by`` group, averaged over the history's users by the one plan's exact
+    means. The same bits as the one plan on the whole table.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> recs = pl.LazyFrame({"user_id": ["a", "a", "b"], "item_id": [1, 2, 1],
+    ...                      "rank": [1, 2, 1]})
+    >>> history = pl.LazyFrame({"user_id": ["a", "b", "c"], "item_id": [1, 2, 3]})
+    >>> requests = parse_metric_list(["novelty(kind='replay')@2"])
+    >>> one = build_recsys_plan(Tables(recs, history), requests, RecsysOptions()).collect()
+    >>> mode = RecsysOptions(per_user=True)
+    >>> parts = [build_recsys_plan(Tables(recs.filter(pl.col("user_id") == u), history),
+    ...                            requests, mode, tally=False, users=True) for u in "ab"]
+    >>> merged = merge_users(pl.concat(parts), Tables(recs, history), requests,
+    ...                      RecsysOptions()).collect()
+    >>> merged.equals(one), merged.item()  # a: 1 - 1/2, b: 1, c (no list): 1
+    (True, 0.8333333333333334)
+    """
+    scope = CollectionScope(item=pl.col(options.item_id))
+    formulas: list[tuple[str, CollectionFormula]] = []
+    for label, request in requests:
+        collection = request.metric.collection
+        if collection is None:  # pragma: no cover - the callers route by the formulas
+            raise MetricParameterError(f"metric {label!r} is not a metric of the users")
+        formulas.append((label, collection(scope, request.params(1.0))))
+    kinds = _check_schemas(tables, scope, options)
+    by, user = list(options.by_keys), options.user_id
+    values = _cast_ids(values, kinds)
+    labels = [label for label, _ in formulas]
+    if options.per_user:
+        rows = values.select(*by, user, *labels)
+        groups = values.select(by).unique()
+        filled = _with_absent(rows, groups, formulas, tables.interactions, options, kinds)
+        return filled.sort([*by, user])
+    request_of = dict(requests)
+    means = [
+        _absent_mean(label, f) if f.absent is not None else user_mean(label, request_of[label])
+        for label, f in formulas
+    ]
+    merged = _aggregate(
+        values, by, [m.alias(label) for m, label in zip(means, labels, strict=True)]
+    )
+    return merged.select(*by, *labels).sort(by) if by else merged.select(labels)
+
+
 def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.LazyFrame:
     """``values``, and a warning when the interactions hold few of the recommendations'
     items or users (whatever metric reads them: :func:`warn_on_interactions`)."""
@@ -377,6 +443,21 @@ def _per_user(
     recommendations too, valued ``absent``."""
     user, by = options.user_id, list(options.by_keys)
     values = rows.group_by([*by, user]).agg(user_exprs)
+    return _with_absent(values, rows.select(by).unique(), formulas, interactions, options, kinds)
+
+
+def _with_absent(
+    values: pl.LazyFrame,
+    groups: pl.LazyFrame,
+    formulas: list[tuple[str, CollectionFormula]],
+    interactions: pl.LazyFrame | None,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+) -> pl.LazyFrame:
+    """The users' ``values`` and, with a formula averaged over the users of the
+    interactions (``absent``), those users without recommendations too, valued
+    ``absent``, in each of the ``by`` ``groups``."""
+    user, by = options.user_id, list(options.by_keys)
     absent = {label: f.absent for label, f in formulas if f.absent is not None}
     if not absent or interactions is None:
         return values
@@ -387,7 +468,6 @@ def _per_user(
         .with_columns(pl.lit(True).alias(_KNOWN_USER))
     )
     if by:
-        groups = rows.select(by).unique()
         known = (
             groups.join(known, on=keys, nulls_equal=True)
             if keys
