@@ -9,11 +9,11 @@ part number), so that every row of a user reaches one task: a user's positions a
 checks of a list read the user's rows. The history and the item features travel whole
 with the job (:mod:`polars_irmetrics.engines._sides`). Each task gives its rows: one
 per (``by`` group, item) with the item's count within each cutoff
-(:func:`~polars_irmetrics.recsys.split.part_counts`), or one per user with the counts
+(:func:`~polars_irmetrics.recsys.split.part_rows`), or one per user with the counts
 and sums of Elliot's formulas (:func:`~polars_irmetrics.offline.elliot_parts.elliot_part`,
 with the queries the ranking plan evaluates, which checks its run and judgments and
 whose coverage the engine adds up and warns about once). One task then merges every
-part's rows into the metrics (:func:`~polars_irmetrics.recsys.split.merge_part_counts`,
+part's rows into the metrics (:func:`~polars_irmetrics.recsys.split.merge_rows`,
 :func:`~polars_irmetrics.offline.elliot_parts.elliot_merge`): whole numbers and exact
 sums, so the values are :func:`polars_irmetrics.evaluate`'s to the last bit whatever
 the number of parts. That task holds one row per part and item recommended there (per
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
 import polars as pl
 import pyarrow as pa
@@ -47,12 +46,7 @@ from polars_irmetrics.metrics.registry import (
 )
 from polars_irmetrics.offline.coverage import Coverage, CoverageSink
 from polars_irmetrics.offline.elliot_parts import elliot_merge, elliot_part
-from polars_irmetrics.recsys.split import (
-    merge_part_counts,
-    merge_part_users,
-    part_counts,
-    part_users,
-)
+from polars_irmetrics.recsys.split import Kind, merge_rows, part_rows
 
 __all__ = [
     "CountsJob",
@@ -68,11 +62,6 @@ __all__ = [
     "prepare_counts",
     "prepare_elliot",
 ]
-
-
-#: The kinds of part rows of a recommendation table's metrics: the items' counts, or the
-#: users' values of a metric averaged over the history's users.
-Kind = Literal["counts", "users"]
 
 
 def _kind(request: MetricRequest) -> Kind | None:
@@ -146,11 +135,6 @@ class CountsJob(ParsedJob):
         return {name: _frame(table).lazy() for name, table in self.sides}
 
 
-#: Each kind's two steps (:mod:`polars_irmetrics.recsys.split`).
-_PART = {"counts": part_counts, "users": part_users}
-_MERGE = {"counts": merge_part_counts, "users": merge_part_users}
-
-
 def prepare_counts(
     run: pa.Schema,
     sides: tuple[tuple[str, pa.Table], ...],
@@ -181,10 +165,9 @@ def prepare_counts(
     options = options.replace(buckets=None, partitioned_by=None)
     empty = _empty(run).lazy()
     frames = {name: _frame(table).lazy() for name, table in sides}
-    part = _PART[kind](empty, requests, frames, options, caller)
-    part_schema = part.collect_schema()
-    merged = _MERGE[kind](
-        pl.LazyFrame(schema=part_schema), empty, requests, frames, options, caller
+    part_schema = part_rows(empty, requests, frames, options, caller, kind).collect_schema()
+    merged = merge_rows(
+        pl.LazyFrame(schema=part_schema), empty, requests, frames, options, caller, kind
     )
     return CountsJob(
         metrics=given,
@@ -202,7 +185,7 @@ def counts_part(job: CountsJob, run: pa.Table) -> pa.Table:
     """One part's rows (every row of its users; a data error is the library's own
     exception)."""
     frame = _frame(run).lazy().select(pl.col(c).cast(t) for c, t in job.run_schema.items())
-    rows = _PART[job.kind](frame, job.requests, job.side_frames(), job.options, job.caller)
+    rows = part_rows(frame, job.requests, job.side_frames(), job.options, job.caller, job.kind)
     return _to_arrow(rows.collect(), job.part_schema)
 
 
@@ -210,8 +193,8 @@ def counts_finish(job: CountsJob, parts: pa.Table) -> pa.Table:
     """The result from every part's rows (:func:`counts_part`)."""
     counts = _frame(parts).lazy().select(pl.col(c).cast(t) for c, t in job.part_schema.items())
     empty = pl.LazyFrame(schema=job.run_schema)
-    merged = _MERGE[job.kind](
-        counts, empty, job.requests, job.side_frames(), job.options, job.caller
+    merged = merge_rows(
+        counts, empty, job.requests, job.side_frames(), job.options, job.caller, job.kind
     )
     return _to_arrow(merged.collect(), job.result_schema)
 
