@@ -50,8 +50,7 @@ _HISTORY = TABLES["interactions"].drop("segment")
 
 CASES = [
     ("means", {}),
-    ("by", {"by": "segment"}),
-    ("score", {"order": "score"}),
+    ("by-score", {"by": "segment", "order": "score"}),
     ("relevance-level", {"relevance_level": 2}),
 ]
 

@@ -30,10 +30,9 @@ _NUMBER = pl.col("doc_id").str.slice(1).cast(pl.Int64)
 
 CASES = [
     ("means", COUNTED, {}),
-    ("by", COUNTED, {"by": "segment"}),
+    ("by-score", COUNTED, {"by": "segment", "order": "score"}),
     ("unseen-dropped", COUNTED, {"unseen_items": "drop"}),
     ("unseen-recommenders", ["novelty@5", "catalog_coverage@5"], {"unseen_items": "recommenders"}),
-    ("score-order", ["gini_index@2", "novelty@3"], {"order": "score"}),
     ("no-history", ["distributional_coverage@4", "distributional_coverage"], {}),
 ]
 
@@ -108,10 +107,8 @@ def test_the_warning_and_the_errors_are_one_machines(
 REPLAY = ["novelty(kind='replay')@5", "novelty(kind='replay')"]
 REPLAY_CASES = [
     ("means", {}),
-    ("by", {"by": "segment"}),
-    ("per-user", {"per_query": True}),
     ("by-per-user", {"by": "segment", "per_query": True}),
-    ("unseen-dropped", {"unseen_items": "drop"}),
+    ("per-user-unseen-dropped", {"per_query": True, "unseen_items": "drop"}),
 ]
 
 

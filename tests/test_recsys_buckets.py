@@ -173,7 +173,7 @@ def _recommendations(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame]:
     return run, history
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(_recommendations(), st.sampled_from(["rank", "score"]), st.integers(1, 4))
 def test_item_counts_merge_to_the_one_plans_bits_on_random_tables(
     tables: tuple[pl.DataFrame, pl.DataFrame], order: str, buckets: int
