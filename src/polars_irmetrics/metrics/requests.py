@@ -15,7 +15,7 @@ import polars as pl
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics import METRICS
 from polars_irmetrics.metrics._common import relevant
-from polars_irmetrics.metrics.collection import CollectionScope
+from polars_irmetrics.metrics.collection import CollectionFormula, CollectionScope
 from polars_irmetrics.metrics.scope import Scope, exact_mean
 from polars_irmetrics.metrics.spec import (
     CI_LEVEL,
@@ -450,12 +450,24 @@ def merges_from_users(request: MetricRequest, *, history: bool = False) -> bool:
     >>> [merges_from_users(parse_metric(n), history=True) for n in names]
     [True, True, False, False]
     """
-    if request.route != "recsys" or request.metric.collection is None:
+    found = _collection_formula(request)
+    if found is None:
         return False
-    scope = CollectionScope(item=pl.col("item"))
-    formula = request.metric.collection(scope, request.params(1.0))
+    scope, formula = found
     merged = formula.over == "users" and formula.absent is None
     return merged and (history or not scope.needs & _HISTORY_NEEDS)
+
+
+def _collection_formula(
+    request: MetricRequest,
+) -> tuple[CollectionScope, CollectionFormula] | None:
+    """A recommendation-table metric's formula and the scope it registered its needs
+    in; ``None`` for any other metric."""
+    collection = request.metric.collection
+    if request.route != "recsys" or collection is None:
+        return None
+    scope = CollectionScope(item=pl.col("item"))
+    return scope, collection(scope, request.params(1.0))
 
 
 def merges_from_counts(request: MetricRequest) -> bool:
@@ -474,11 +486,8 @@ def merges_from_counts(request: MetricRequest) -> bool:
     >>> [merges_from_counts(parse_metric(n)) for n in names]
     [True, True, True, False, False]
     """
-    if request.route != "recsys" or request.metric.collection is None:
-        return False
-    scope = CollectionScope(item=pl.col("item"))
-    formula = request.metric.collection(scope, request.params(1.0))
-    return formula.over == "rows" and formula.counted is not None
+    found = _collection_formula(request)
+    return found is not None and found[1].over == "rows" and found[1].counted is not None
 
 
 def averages_over_history(request: MetricRequest) -> bool:
@@ -495,11 +504,8 @@ def averages_over_history(request: MetricRequest) -> bool:
     ...  for n in ["novelty(kind='replay')@5", "novelty@5", "surprisal@5"]]
     [True, False, False]
     """
-    if request.route != "recsys" or request.metric.collection is None:
-        return False
-    scope = CollectionScope(item=pl.col("item"))
-    formula = request.metric.collection(scope, request.params(1.0))
-    return formula.over == "users" and formula.absent is not None
+    found = _collection_formula(request)
+    return found is not None and found[1].over == "users" and found[1].absent is not None
 
 
 def user_mean(label: str, request: MetricRequest) -> pl.Expr:

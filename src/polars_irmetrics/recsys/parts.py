@@ -107,8 +107,6 @@ def users_in_buckets(
     buckets = options.buckets
     if buckets is None or buckets == "auto-memory":  # pragma: no cover - build_beyond
         return build_recsys_plan(tables, requests, recsys)
-    if counted:  # a metric of every row has no per-user value: the plan's refusal
-        build_recsys_plan(tables, counted, recsys, tally=False)
     held: dict[str, pl.LazyFrame | None] = {}
 
     def features() -> pl.LazyFrame | None:

@@ -339,14 +339,7 @@ def merge_counts(
     >>> merged.equals(one), merged.row(0)
     (True, (1.3709505944546687, 0.7777777777777778))
     """
-    scope = CollectionScope(item=pl.col(options.item_id))
-    formulas: list[tuple[str, CollectionFormula]] = []
-    for label, request in requests:
-        collection = request.metric.collection
-        if collection is None:  # pragma: no cover - the callers route by merges_from_counts
-            raise MetricParameterError(f"metric {label!r} is not merged from item counts")
-        formulas.append((label, collection(scope, request.params(1.0))))
-    kinds = _check_schemas(tables, scope, options)
+    scope, formulas, kinds = _merged_formulas(tables, requests, options)
     by, item = list(options.by_keys), options.item_id
     names = [scope.count_column(k) for k in scope.count_cutoffs]
     rows = _cast_ids(counts, kinds).group_by([*by, item]).agg(pl.col(n).sum() for n in names)
@@ -357,6 +350,21 @@ def merge_counts(
     ]
     merged = _aggregate(rows, by, exprs).select(*by, *(label for label, _ in formulas))
     return merged.sort(by) if by else merged
+
+
+def _merged_formulas(
+    tables: Tables, requests: Sequence[tuple[str, MetricRequest]], options: RecsysOptions
+) -> tuple[CollectionScope, list[tuple[str, CollectionFormula]], dict[str, pl.DataType]]:
+    """A merge's formulas, the scope they registered their needs in, and the ids' dtypes
+    (:func:`_check_schemas` of the whole table's schemas)."""
+    scope = CollectionScope(item=pl.col(options.item_id))
+    formulas: list[tuple[str, CollectionFormula]] = []
+    for label, request in requests:
+        collection = request.metric.collection
+        if collection is None:  # pragma: no cover - the callers route by the formulas
+            raise MetricParameterError(f"metric {label!r} is not a metric of the table")
+        formulas.append((label, collection(scope, request.params(1.0))))
+    return scope, formulas, _check_schemas(tables, scope, options)
 
 
 def merge_users(
@@ -388,14 +396,7 @@ def merge_users(
     >>> merged.equals(one), merged.item()  # a: 1 - 1/2, b: 1, c (no list): 1
     (True, 0.8333333333333334)
     """
-    scope = CollectionScope(item=pl.col(options.item_id))
-    formulas: list[tuple[str, CollectionFormula]] = []
-    for label, request in requests:
-        collection = request.metric.collection
-        if collection is None:  # pragma: no cover - the callers route by the formulas
-            raise MetricParameterError(f"metric {label!r} is not a metric of the users")
-        formulas.append((label, collection(scope, request.params(1.0))))
-    kinds = _check_schemas(tables, scope, options)
+    _, formulas, kinds = _merged_formulas(tables, requests, options)
     by, user = list(options.by_keys), options.user_id
     values = _cast_ids(values, kinds)
     labels = [label for label, _ in formulas]
