@@ -1,15 +1,21 @@
-"""The fixed-point sums behind every float sum of a formula: exact, in any row order."""
+"""The fixed-point sums behind every float sum of a formula, and the off-policy plans'
+exact sums: exact, in any row order."""
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics.metrics.scope import FIXED_LIMIT, fixed_sum
+from polars_irmetrics.ope.sums import exact_columns, exact_list_sum
+from polars_irmetrics.ope.sums import exact_sum as ope_exact_sum
 
 
 def _sum(values: list[float]) -> float:
@@ -66,3 +72,70 @@ def test_a_users_group_by_gives_null_for_a_nan_label() -> None:
         out = frame.group_by("query_id").agg(irm.dcg(k=2))
         out = out.collect() if isinstance(out, pl.LazyFrame) else out
         assert out.item(0, 1) is None
+
+
+# --- the off-policy plans' exact sums (polars_irmetrics.ope.sums): any magnitude to 2**96
+
+
+def _ope_integers(values: list[float | None]) -> tuple[int, float, float]:
+    """The exact sum's integer total in units of 2**-64, its float (exact_sum) and the
+    same float from the lists' path (exact_list_sum), over ``values``."""
+    frame = pl.DataFrame({"v": values}, schema={"v": pl.Float64})
+    whole, units, _ = frame.select(exact_columns("x", pl.col("v"))).row(0)
+    total = float(frame.select(ope_exact_sum(pl.col("v"))).item())
+    listed = pl.DataFrame({"v": [values]}, schema={"v": pl.List(pl.Float64)})
+    from_list = float(listed.select(exact_list_sum(pl.col("v"))).item())
+    return int(whole) * 2**64 + int(units), total, from_list
+
+
+def _floor_units(values: list[float | None]) -> int:
+    """Each term rounded down to a whole number of 2**-64, added as Python integers."""
+    return sum(math.floor(Fraction(v) * 2**64) for v in values if v is not None)
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([0.1, -0.1], 0.0),  # a negative term above -0.5 was rounded: 2.8e-17
+        ([-0.3, 0.1, 0.2], 2.0**-55),  # the doubles' own sum: 0.1 + 0.2 - 0.3 is not 0
+        ([2.0**63, -(2.0**63), 0.25], 0.25),  # whole numbers beyond Int64
+        ([2.0**95, -(2.0**95), -0.125], -0.125),
+        ([2.0**62, 2.0**9, 2.0**-3], 2.0**62 + 2.0**10),  # a tie but for the fraction
+        ([2.0**62, 2.0**9], 2.0**62),  # a tie: to the even one
+        ([1e-30, -1e-30], -(2.0**-64)),  # below 2**-64: each rounded down to a unit
+        ([None, 1.5, None], 1.5),
+        ([], 0.0),
+    ],
+)
+def test_ope_exact_sum_of_worked_terms(values: list[float | None], expected: float) -> None:
+    integers, total, from_list = _ope_integers(values)
+    assert integers == _floor_units(values)
+    assert total == from_list
+    assert total == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(-1.0, 1.0, allow_nan=False),
+            st.floats(-(2.0**40), 2.0**40, allow_nan=False),
+            st.floats(-(2.0**95), 2.0**95, allow_nan=False),
+            st.integers(-(2**40), 2**40).map(lambda k: k * 2.0**9 + 2.0**62),  # near ties
+            st.none(),
+        ),
+        max_size=12,
+    )
+)
+def test_ope_exact_sum_is_the_sum_of_the_terms_in_units(values: list[float | None]) -> None:
+    integers, total, from_list = _ope_integers(values)
+    assert integers == _floor_units(values)  # the integers are exact
+    assert total == from_list  # the rows and the lists give the same bits
+    assert total == float(Fraction(integers, 2**64))  # rounded once, to the nearest
+    shuffled = list(reversed(values))
+    assert _ope_integers(shuffled)[1] == total  # in any order
+
+
+def test_ope_exact_sum_flags_nan_and_too_large_terms() -> None:
+    for values in ([1.0, float("nan")], [1.0, float("inf")], [2.0**96, 1.0]):
+        assert math.isnan(_ope_integers(values)[1])

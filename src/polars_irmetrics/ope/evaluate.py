@@ -80,10 +80,12 @@ from polars_irmetrics.ope.slates import build_slate_plan
 from polars_irmetrics.ope.sums import (
     PartsPlan,
     Summary,
-    exact_list_sum,
+    exact_columns,
+    exact_list_columns,
     exact_mean,
     exact_sum,
     exact_total,
+    with_exact_totals,
 )
 
 __all__ = [
@@ -131,6 +133,7 @@ _ACT_BAD = f"{INTERNAL}act_bad"
 _LEN_BAD = f"{INTERNAL}len_bad"
 _P_DUP = f"{INTERNAL}p_dup"
 _Q_DUP = f"{INTERNAL}q_dup"
+_PQ = f"{INTERNAL}pq"
 _PAIRED = f"{INTERNAL}paired"
 #: The fixed point's unit (:func:`~polars_irmetrics.metrics.scope.fixed_sum`).
 _SCALE = 2.0**64
@@ -748,7 +751,7 @@ def _rows(
         q = pl.col(_Q)
         aggs += [
             q.filter(logged).first().alias(_Q),
-            exact_sum(prob * q).alias(_EQ),
+            *exact_columns(_EQ, prob * q),
             (in_p & (prob > 0) & (q.is_null() | q.is_nan())).any().alias(_QMISS),
         ]
     rows = (
@@ -758,8 +761,10 @@ def _rows(
         .group_by(_ROW)
         .agg(aggs)
     )
+    if not model:
+        return rows
     # numpy's average(q_hat, weights=prob), as obp: the same two sums, divided once
-    return rows.with_columns((pl.col(_EQ) / pl.col(_PSUM)).alias(_DM)) if model else rows
+    return with_exact_totals(rows, [_EQ]).with_columns((pl.col(_EQ) / pl.col(_PSUM)).alias(_DM))
 
 
 def _listed_rows(
@@ -855,10 +860,11 @@ def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFra
         # both lists cut to the shorter one (a length that differs is refused)
         short = pl.min_horizontal(length, q.list.len())
         p_cut, q_cut = prob.list.head(short), q.list.head(short)
+        rows = rows.with_columns((p_cut * q_cut).alias(_PQ))  # read by four list passes
         missing = pl.element().is_null() | pl.element().is_nan()
         columns += [
             q.list.get(act, null_on_oob=True).alias(_Q),
-            exact_list_sum(p_cut * q_cut).alias(_EQ),
+            *exact_list_columns(_EQ, pl.col(_PQ)),
             (in_p & ((q_cut.list.eval(missing).cast(pl.List(pl.Float64)) * p_cut).list.max() > 0))
             .fill_null(False)
             .alias(_QMISS),
@@ -871,9 +877,11 @@ def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFra
         (in_p & pl.any_horizontal(n != widest for n in lengths)).fill_null(False).alias(_LEN_BAD)
     )
     rows = rows.select(
-        pl.exclude(_PROB, _QL, f"{_PROB}#in", f"{_QL}#in", _P_DUP, _Q_DUP), *columns
+        pl.exclude(_PROB, _QL, _PQ, f"{_PROB}#in", f"{_QL}#in", _P_DUP, _Q_DUP), *columns
     )
-    return rows.with_columns((pl.col(_EQ) / pl.col(_PSUM)).alias(_DM)) if model else rows
+    if not model:
+        return rows
+    return with_exact_totals(rows, [_EQ]).with_columns((pl.col(_EQ) / pl.col(_PSUM)).alias(_DM))
 
 
 def _checks(

@@ -7,9 +7,9 @@ them in two steps, on one machine as out of core (``buckets=``) and on Spark and
 
 1. :meth:`Summary.part`: one row per ``by`` group of a part of the log (on one machine,
    the whole log is one part) with each sum kept *exactly*, as two integers (Int128):
-   the sum of the terms' whole parts, ``floor(v)``, and the sum of their fractions in
-   units of 2**-64, ``floor((v - floor(v)) 2**64)`` (exact to 2**-64 per term, whatever
-   its size below 2**96);
+   whole numbers and units of 2**-64, each term ``floor(v 2**64)`` units (exact to
+   2**-64 per term, negative ones too, whatever its size below 2**96;
+   :func:`_exact_terms`);
 2. :meth:`Summary.merge`: the parts' rows of each group added (integers: in any order,
    the same total), then each estimate computed from the totals by the same float
    operations.
@@ -45,11 +45,13 @@ __all__ = [
     "Summary",
     "exact_added",
     "exact_columns",
+    "exact_list_columns",
     "exact_list_sum",
     "exact_mean",
     "exact_sum",
     "exact_total",
     "exact_total_over",
+    "with_exact_totals",
 ]
 
 #: Terms at or above this magnitude (or not finite) are not summed exactly: the
@@ -57,6 +59,8 @@ __all__ = [
 EXACT_LIMIT = 2.0**96
 _UNIT = 2.0**64
 _WHOLE = pl.lit(2**64, dtype=pl.Int128)
+#: Totals below this many whole units are rounded to a double in one step.
+_ONCE = pl.lit(2**62, dtype=pl.Int128)
 
 
 def _hi(name: str) -> str:
@@ -64,7 +68,7 @@ def _hi(name: str) -> str:
 
 
 def _lo(name: str) -> str:
-    return f"{INTERNAL}{name}#fraction"
+    return f"{INTERNAL}{name}#units"
 
 
 def _bad(name: str) -> str:
@@ -106,39 +110,72 @@ def exact_total_over(name: str, keys: list[str]) -> pl.Expr:
     return _as_float(hi, lo, bad).alias(name)
 
 
-#: A term's flag: summed exactly; NaN (the sum is NaN, as the estimator's own 0 / 0
-#: is, obp's too); too large (an infinity, or 2**96 or more in magnitude: refused).
+#: A sum's flag: its terms summed exactly; one is NaN (the sum is NaN, as the
+#: estimator's own 0 / 0 is, obp's too); one is too large (an infinity, or 2**96 or more
+#: in magnitude: refused).
 _EXACT, _NAN, _TOO_LARGE = 0, 1, 2
+#: Terms below this magnitude are summed as units of 2**-64 (:func:`_exact_terms`).
+_SMALL = 2.0**32
 
 
-def _exact_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    """Per term: its whole part and its fraction in units of 2**-64 (Int128), and its flag
-    (:data:`_EXACT`, :data:`_NAN` or :data:`_TOO_LARGE`, Int8); a null is 0."""
-    v = value.cast(pl.Float64)
-    ok = v.abs() < EXACT_LIMIT  # False for NaN and infinities, null for null
-    kept = pl.when(ok).then(v).otherwise(0.0).fill_null(0.0)
-    whole = kept.floor()
-    flag = pl.when(ok | v.is_null()).then(_EXACT).when(v.is_nan()).then(_NAN).otherwise(_TOO_LARGE)
+def _exact_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """Per term, two Int128 whose sums give the exact sum: a term below 2**32 in
+    magnitude as a whole number of 2**-64, ``floor(v 2**64)`` (one product by a power of
+    2, exact; negative terms too), in the second; a larger one (below
+    :data:`EXACT_LIMIT`) as its whole part in the first and its fraction's units of
+    2**-64 in the second (``v - floor(v)`` is exact for ``|v| >= 1``). Null terms add
+    0; NaN, infinities and terms from :data:`EXACT_LIMIT` up add nothing exact, and the
+    sum's flag tells (:func:`_flag`). Below 2**32, the units stay below 2**96, so that
+    2**31 terms add up within Int128.
+
+    Written with masks rather than nulls: a non-strict cast of a column with nulls to
+    Int128 is several times slower, inside ``list.eval`` above all."""
+    v = value.cast(pl.Float64).fill_null(0.0)
+    size = v.abs()
+    large = (size >= _SMALL) & (size < EXACT_LIMIT)
+    whole = v.floor()
+    units = pl.when(large).then(v - whole).otherwise(v) * _UNIT
     return (
-        whole.cast(pl.Int128),
-        ((kept - whole) * _UNIT).floor().cast(pl.Int128),
-        flag.cast(pl.Int8),
+        (whole * large.cast(pl.Float64)).cast(pl.Int128, strict=False),
+        units.floor().cast(pl.Int128, strict=False),
+    )
+
+
+def _flag(largest: pl.Expr, nan: pl.Expr) -> pl.Expr:
+    """The flag of a sum (:data:`_EXACT`, :data:`_NAN` or :data:`_TOO_LARGE`) from its
+    terms' largest magnitude and whether one is NaN."""
+    return (
+        pl.when(largest >= EXACT_LIMIT)
+        .then(pl.lit(_TOO_LARGE, pl.Int8))
+        .when(nan)
+        .then(pl.lit(_NAN, pl.Int8))
+        .otherwise(pl.lit(_EXACT, pl.Int8))
     )
 
 
 def _exact_aggs(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    """The sum of ``value`` as its whole parts and its fractions in units of 2**-64
-    (Int128), and the largest flag of its terms (:func:`_exact_terms`); nulls count as 0."""
-    whole, fraction, bad = _exact_terms(value)
-    return whole.sum(), fraction.sum(), bad.max()
+    """The sum of ``value`` as two Int128 sums, whole numbers and units of 2**-64
+    (:func:`_exact_terms`), and its flag (Int8, :func:`_flag`); nulls count as 0."""
+    v = value.cast(pl.Float64)
+    whole, units = _exact_terms(v)
+    return whole.sum(), units.sum(), _flag(v.abs().max(), v.is_nan().any())
 
 
 def exact_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
     """The aggregations of the exact sum of ``value`` as the columns of ``name``
-    (its whole parts, fractions and flag), which :func:`exact_added` adds across parts
+    (its whole numbers, units of 2**-64 and flag), which :func:`exact_added` adds across parts
     and :func:`exact_total` reads."""
     hi, lo, bad = _exact_aggs(value)
     return [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
+
+
+def with_exact_totals(frame: pl.LazyFrame, names: Sequence[str]) -> pl.LazyFrame:
+    """``frame`` with the float of each exact sum in ``names`` (:func:`exact_total` of
+    its columns, :func:`exact_columns` or :func:`exact_list_columns`) in a column of
+    that name, in place of its integer columns."""
+    return frame.with_columns(exact_total(name).alias(name) for name in names).drop(
+        column for name in names for column in (_hi(name), _lo(name), _bad(name))
+    )
 
 
 def exact_added(name: str) -> list[pl.Expr]:
@@ -148,9 +185,19 @@ def exact_added(name: str) -> list[pl.Expr]:
 
 
 def _as_float(hi: pl.Expr, lo: pl.Expr, bad: pl.Expr) -> pl.Expr:
-    """The float of an exact sum's columns (:func:`_exact_aggs`)."""
+    """The float of an exact sum's columns (:func:`_exact_aggs`): the total ``hi 2**64 +
+    lo`` units of 2**-64 rounded once to the nearest double. Below 2**62 in magnitude,
+    the total's integer is cast (the division by 2**64 is exact); above, the whole part
+    is, with the fraction as a last half unit ``2 whole + 1`` (an odd integer of 64 bits
+    or more is never halfway between two doubles, and lies on the same side as the
+    total)."""
     carry = lo // _WHOLE
-    value = (hi + carry).cast(pl.Float64) + (lo - carry * _WHOLE).cast(pl.Float64) / _UNIT
+    whole = hi + carry
+    fraction = lo - carry * _WHOLE  # in [0, 2**64)
+    small = whole.abs() < _ONCE
+    once = (pl.when(small).then(whole).otherwise(0) * _WHOLE + fraction).cast(pl.Float64) / _UNIT
+    apart = (whole * 2 + (fraction > 0).cast(pl.Int128)).cast(pl.Float64) / 2.0
+    value = pl.when(small).then(once).otherwise(apart)
     return pl.when(bad > _EXACT).then(float("nan")).otherwise(value)
 
 
@@ -158,7 +205,9 @@ def exact_sum(value: pl.Expr) -> pl.Expr:
     """``value.sum()`` (an aggregation) computed exactly (the terms as integers of
     2**-64), so the same bits in any row order, nulls skipped; NaN where a term is NaN
     (an estimator's own 0 / 0, as obp's) or too large to be summed exactly (infinite, or
-    :data:`EXACT_LIMIT` or more in magnitude), which :meth:`Summary.merge` refuses.
+    :data:`EXACT_LIMIT` or more in magnitude), which :meth:`Summary.merge` refuses. Its
+    float reads each integer sum several times: in a plan over many rows,
+    :func:`exact_columns` then :func:`exact_total` sums them once.
 
     Examples
     --------
@@ -176,17 +225,32 @@ def exact_mean(value: pl.Expr) -> pl.Expr:
 
 def exact_list_sum(items: pl.Expr) -> pl.Expr:
     """Each list's :func:`exact_sum` (a row-wise expression of a List column): the same
-    integers added, so the same bits as :func:`exact_sum` over the items as rows.
+    integers added, so the same bits as :func:`exact_sum` over the items as rows. In a
+    plan, :func:`exact_list_columns` then :func:`exact_total` computes each list's
+    integers once.
 
-    >>> frame = pl.DataFrame({"v": [[0.1, 0.2, 0.3], [1e300, 1.0], []]})
+    >>> frame = pl.DataFrame({"v": [[0.1, 0.2, 0.3], [1e300, 1.0], [-0.1, 0.1], []]})
     >>> frame.select(exact_list_sum(pl.col("v")).alias("sum"))["sum"].to_list()
-    [0.6, nan, 0.0]
+    [0.6, nan, 0.0, 0.0]
     """
-    whole, fraction, bad = _exact_terms(pl.element())
-    return _as_float(
+    return _as_float(*_exact_list_parts(items))
+
+
+def exact_list_columns(name: str, items: pl.Expr) -> list[pl.Expr]:
+    """Row-wise: the columns of ``name`` holding each list's exact sum of ``items``
+    (:func:`exact_list_sum`), which :func:`exact_total` reads in a later step."""
+    large, units, flag = _exact_list_parts(items)
+    return [large.alias(_hi(name)), units.alias(_lo(name)), flag.alias(_bad(name))]
+
+
+def _exact_list_parts(items: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    whole, units = _exact_terms(pl.element())
+    largest = items.list.eval(pl.element().cast(pl.Float64).abs()).list.max()
+    nan = items.list.eval(pl.element().cast(pl.Float64).is_nan()).list.any()
+    return (
         items.list.eval(whole).list.sum(),
-        items.list.eval(fraction).list.sum(),
-        items.list.eval(bad).list.max(),
+        items.list.eval(units).list.sum(),
+        _flag(largest, nan),
     )
 
 
