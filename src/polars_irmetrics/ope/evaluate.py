@@ -338,8 +338,12 @@ def _ope_plan(
         log, policy, reward_model, by, options, propensity, positions=kind == "cascade"
     )
     listed = is_listed(policy)
-    make_rows = _listed_rows if listed else _rows
-    rows = make_rows(log, policy, reward_model, keys, action, by, options, propensity)
+    if listed:  # the support warning reads the log and the policy as the rows read them
+        rows, log, policy = _listed_rows(
+            log, policy, reward_model, keys, action, by, options, propensity
+        )
+    else:
+        rows = _rows(log, policy, reward_model, keys, action, by, options, propensity)
     checks = _checks(options, keys, reward_model is not None, propensity, listed=listed)
     if kind == "cascade":  # an action the log never shows at a position: unsupported
         cascade = _cascade(rows, requests, by, keys, checks, options, propensity, parts=parts)
@@ -776,9 +780,11 @@ def _listed_rows(
     by: list[str],
     options: EvalOptions,
     propensity: str,
-) -> pl.LazyFrame:
+) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
     """:func:`_rows` for the list shape: the policy (and reward model) one row per round
-    (and position), ``prob`` (``q_hat``) a list indexed by action.
+    (and position), ``prob`` (``q_hat``) a list indexed by action. Also the log's ids
+    and the policy's keys and ``prob`` as these rows read them, for the support warning
+    (:func:`_warning`): each table is read once.
 
     Each log row meets one row of each table (no ``R x A`` rows): rows that line up (the
     same ids at the same row of the log and of each table, as when all were written from
@@ -809,7 +815,9 @@ def _listed_rows(
             .rename(twin)
         )
         aligned.append(pl.all_horizontal(pl.col(c) == pl.col(twin[c]) for c in keys))
-    side = pl.concat([rows, *sides], how="horizontal_extend")
+    # read by several branches (and the support warning): computed once, the tables read
+    # once (from Parquet, each use would read and decode the lists again)
+    side = pl.concat([rows, *sides], how="horizontal_extend").cache()
     paired = pl.all_horizontal(aligned).fill_null(False)
     log_columns = rows.collect_schema().names()
     table_columns = [[alias, f"{alias}#in", dup] for _, _, alias, dup in tables]
@@ -827,7 +835,12 @@ def _listed_rows(
         candidates = pl.concat([unpaired, shared]).drop(_PAIRED)
         rest = rest.join(candidates, on=keys, how="left")
     rows = pl.concat([matched, rest], how="vertical")
-    return _listed_terms(rows, action, model=reward_model is not None)
+    seen_log = side.filter(pl.col(_ROW).is_not_null()).select([*keys, action])
+    policy_keys = {f"{INTERNAL}t0_{key}": key for key in keys}
+    seen_policy = side.filter(pl.col(f"{_PROB}#in").fill_null(False)).select(
+        *(pl.col(twin).alias(key) for twin, key in policy_keys.items()), pl.col(_PROB).alias(PROB)
+    )
+    return _listed_terms(rows, action, model=reward_model is not None), seen_log, seen_policy
 
 
 def _list_fixed_sum(items: pl.Expr) -> pl.Expr:
