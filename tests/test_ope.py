@@ -538,3 +538,37 @@ def test_position_bias_refusals() -> None:
         irm.position_bias(log, clicked="click")
     with pytest.raises(InvalidValueError, match=re.escape("max_iter must be a number >= 1")):
         irm.position_bias(log.with_columns(clicked=pl.lit(1)), max_iter=0)
+
+
+_WEIGHTED = [
+    "ips",
+    "ips(clip=2)",
+    "snips",
+    "dr",
+    "dr(clip=0.5)",
+    "sndr",
+    "switch_dr(tau=1.5)",
+    "dr_os(lambda=3)",
+    "dr_os(lambda=inf)",
+    "sg_ips(lambda=0.3)",
+    "sg_dr(lambda=0.3)",
+]
+
+
+@pytest.mark.parametrize("name", _WEIGHTED)
+def test_the_effective_weight_is_the_contribution_at_reward_1(name: str) -> None:
+    # the effective sample size and the largest weight read each estimator's weight,
+    # written plainly (so that estimators giving the same weight share its sums): it is
+    # the contribution at r = 1, dm = q = 0 and a mean weight of 1, to the bit
+    from polars_irmetrics.metrics.ope import OpeTerms, contribution, effective_weight
+    from polars_irmetrics.metrics.registry import parse_metric
+
+    request = parse_metric(name)
+    params = request.params(1.0)
+    w = pl.col("w")
+    one = OpeTerms(pl.lit(1.0), w, pl.lit(0.0), pl.lit(0.0), pl.lit(1.0))
+    weights = pl.DataFrame({"w": np.random.default_rng(0).exponential(1.0, 500).tolist()})
+    weights = weights.vstack(pl.DataFrame({"w": [0.0, 1.5, 2.0, 1e-300, 1e300]}))
+    plain = weights.select(effective_weight(request.metric.name, params, name, w))
+    derived = weights.select(contribution(request.metric.name, params, name, one))
+    assert plain.to_series().equals(derived.to_series(), check_names=False)

@@ -53,6 +53,7 @@ __all__ = [
     "OpeTerms",
     "components",
     "contribution",
+    "effective_weight",
     "ope_parameter",
 ]
 
@@ -172,6 +173,45 @@ def contribution(name: str, params: Params, label: str, t: OpeTerms) -> pl.Expr:
     raise MetricParameterError(
         f"metric {label!r} is not an off-policy estimator"
     )  # pragma: no cover
+
+
+def effective_weight(name: str, params: Params, label: str, w: pl.Expr) -> pl.Expr:
+    """The weight a weighted estimator (:data:`WEIGHTED`) gives a logged reward, capped,
+    switched or shrunk: its :func:`contribution` at a reward of 1, ``dm = q = 0`` and a
+    mean weight of 1, to the bit, written plainly, so that estimators giving the same
+    weight (``ips``, ``snips``, ``dr`` and ``sndr``: ``w``) share its sums (the
+    effective sample size and the largest weight read them).
+
+    Examples
+    --------
+    A weight of 4: ``switch_dr(tau=3)`` gives it 0, ``sg_ips(lambda=0.5)``
+    ``4 / (1 - 0.5 + 0.5 * 4) = 1.6``:
+
+    >>> import polars as pl
+    >>> from polars_irmetrics.metrics.registry import parse_metric
+    >>> names = ["dr", "switch_dr(tau=3)", "sg_ips(lambda=0.5)", "dr_os(lambda=4)"]
+    >>> exprs = [
+    ...     effective_weight(
+    ...         parse_metric(n).metric.name, parse_metric(n).params(1), n, pl.lit(4.0)
+    ...     ).alias(n)
+    ...     for n in names
+    ... ]
+    >>> pl.select(exprs).row(0)  # dr_os: 4 * 4 / (4 * 4 + 4)
+    (4.0, 0.0, 1.6, 0.8)
+    """
+    if name in ("ips", "dr"):
+        return _capped(w, ope_parameter("clip", params, label))
+    if name in ("snips", "sndr"):
+        return w
+    if name == "switch_dr":
+        return (w <= ope_parameter("tau", params, label)).cast(pl.Float64) * w
+    if name == "dr_os":
+        lam = ope_parameter("lambda", params, label)
+        return w if math.isinf(lam) else (lam * w) / (w * w + lam)
+    if name in ("sg_ips", "sg_dr"):
+        lam = ope_parameter("lambda", params, label, high=1.0)
+        return w / (1.0 - lam + lam * w)
+    raise MetricParameterError(f"metric {label!r} gives no importance weight")  # pragma: no cover
 
 
 def components(

@@ -64,6 +64,7 @@ from polars_irmetrics.metrics.ope import (
     OpeTerms,
     components,
     contribution,
+    effective_weight,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
@@ -437,7 +438,7 @@ def _summary(
             bounds = normal_interval(summary, label, parts, f"{label}:n0", n, options.ci or 0.0)
             summary.outputs.extend(bounds)
         if request.metric.name in WEIGHTED:
-            weight = _effective_weight(request, label, terms.w)
+            weight = effective_weight(request.metric.name, request.params(1.0), label, terms.w)
             summary.sums[f"{label}:w"] = weight
             summary.sums[f"{label}:w2"] = weight * weight
             summary.maxima[f"{INTERNAL}{label}:max"] = weight
@@ -561,13 +562,6 @@ def _mean_weight(w: pl.Expr, checks: list[Check]) -> Summary:
         outputs=[(exact_total(MEAN_WEIGHT) / n).alias(MEAN_WEIGHT)],
         checks=checks,
     )
-
-
-def _effective_weight(request: MetricRequest, label: str, w: pl.Expr) -> pl.Expr:
-    """The weight each estimator gives a logged reward (capped, switched or shrunk)."""
-    # w~ r, or dm + w~ (r - q), at r = 1, dm = q = 0 and a mean weight of 1: w~
-    one = OpeTerms(pl.lit(1.0), w, pl.lit(0.0), pl.lit(0.0), pl.lit(1.0))
-    return contribution(request.metric.name, request.params(1.0), label, one)
 
 
 def _check_schemas(

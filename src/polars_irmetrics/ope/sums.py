@@ -254,6 +254,18 @@ def _exact_list_parts(items: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     )
 
 
+def _first_of_each(exprs: dict[str, pl.Expr]) -> dict[str, str]:
+    """Each name -> the first name whose expression is the same (``meta.eq``)."""
+    first: dict[str, str] = {}
+    seen: list[tuple[str, pl.Expr]] = []
+    for name, value in exprs.items():
+        same = next((n for n, v in seen if v.meta.eq(value)), None)
+        if same is None:
+            seen.append((name, value))
+        first[name] = same or name
+    return first
+
+
 @dataclass(frozen=True)
 class Summary:
     """The sums, maxima and checks of an estimate, and the result computed from them.
@@ -283,29 +295,27 @@ class Summary:
     def _same_sums(self) -> dict[str, str]:
         """Each sum's name -> the first sum's of the same expression (estimators share
         sums: the weights of ``ips``, ``snips`` and ``dr`` are one), computed once."""
-        first: dict[str, str] = {}
-        seen: list[tuple[str, pl.Expr]] = []
-        for name, value in self.sums.items():
-            same = next((n for n, v in seen if v.meta.eq(value)), None)
-            if same is None:
-                seen.append((name, value))
-            first[name] = same or name
-        return first
+        return _first_of_each(self.sums)
 
-    def _part_aggs(self, first: dict[str, str]) -> list[pl.Expr]:
+    def _part_aggs(self, first: dict[str, str], first_max: dict[str, str]) -> list[pl.Expr]:
         aggs = [self.count_expr.cast(pl.Int64).alias(self.count)]
         for name, value in self.sums.items():
             if first[name] == name:
                 hi, lo, bad = _exact_aggs(value)
                 aggs += [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
-        aggs += [value.max().alias(name) for name, value in self.maxima.items()]
+        aggs += [
+            value.max().alias(name)
+            for name, value in self.maxima.items()
+            if first_max[name] == name
+        ]
         return aggs + [e for check in self.checks for e in check.aggs()]
 
     def part(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         """One row per ``by`` group of ``rows`` (one row without ``by``, even for no
-        rows): the count, the exact sums, the maxima and the checks' columns."""
-        first = self._same_sums()
-        aggs = self._part_aggs(first)
+        rows): the count, the exact sums, the maxima and the checks' columns; a sum or
+        maximum of the same expression as an earlier one is computed once."""
+        first, first_max = self._same_sums(), _first_of_each(self.maxima)
+        aggs = self._part_aggs(first, first_max)
         keys = [*by, *([self.within] if self.within else [])]
         part = rows.group_by(keys).agg(aggs) if keys else rows.select(aggs)
         copies = [
@@ -314,6 +324,7 @@ class Summary:
             if same != name
             for column in (_hi, _lo, _bad)
         ]
+        copies += [pl.col(same).alias(name) for name, same in first_max.items() if same != name]
         return part.with_columns(copies) if copies else part
 
     def _merge_aggs(self) -> list[pl.Expr]:
