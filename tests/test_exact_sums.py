@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics.metrics.scope import FIXED_LIMIT, fixed_sum
-from polars_irmetrics.ope.sums import exact_columns, exact_list_sum
+from polars_irmetrics.ope.sums import exact_columns, exact_list_columns, exact_list_sum
 from polars_irmetrics.ope.sums import exact_sum as ope_exact_sum
 
 
@@ -136,6 +136,20 @@ def test_ope_exact_sum_is_the_sum_of_the_terms_in_units(values: list[float | Non
     assert _ope_integers(shuffled)[1] == total  # in any order
 
 
-def test_ope_exact_sum_flags_nan_and_too_large_terms() -> None:
-    for values in ([1.0, float("nan")], [1.0, float("inf")], [2.0**96, 1.0]):
-        assert math.isnan(_ope_integers(values)[1])
+@pytest.mark.parametrize(
+    ("values", "flag"),
+    [
+        ([float("nan")], 1),  # NaN (an estimator's own 0 / 0): the sum is NaN
+        ([1.0, float("nan")], 1),
+        ([1.0, float("inf")], 2),  # too large: refused by the merge
+        ([2.0**96, 1.0], 2),
+        ([float("nan"), float("-inf")], 2),
+        ([2.0**95, 1.0], 0),
+    ],
+)
+def test_ope_exact_sum_flags_nan_and_too_large_terms(values: list[float], flag: int) -> None:
+    frame = pl.DataFrame({"v": values})
+    assert frame.select(exact_columns("x", pl.col("v"))).row(0)[2] == flag
+    listed = pl.DataFrame({"v": [values]}).select(exact_list_columns("x", pl.col("v")))
+    assert listed.row(0)[2] == flag
+    assert math.isnan(_ope_integers(values)[1]) == (flag > 0)

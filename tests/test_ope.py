@@ -572,3 +572,21 @@ def test_the_effective_weight_is_the_contribution_at_reward_1(name: str) -> None
     plain = weights.select(effective_weight(request.metric.name, params, name, w))
     derived = weights.select(contribution(request.metric.name, params, name, one))
     assert plain.to_series().equals(derived.to_series(), check_names=False)
+
+
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_an_estimators_own_nan_stays_nan(rounds: int) -> None:
+    # dr_os(lambda=0) at a weight of 0 is 0 / 0, NaN, as obp's: the estimate is NaN, not
+    # refused as a term too large to sum (a sum of NaN terms alone, too: one round)
+    log = pl.DataFrame(
+        {"round_id": [1, 2], "action": ["a", "a"], "reward": [1.0, 0.0], "pscore": [0.5, 0.5]}
+    ).head(rounds)
+    pi = pl.DataFrame(
+        {"round_id": [1, 1, 2, 2], "action": ["a", "b"] * 2, "prob": [0.0, 1.0, 0.5, 0.5]}
+    )
+    q = pi.select("round_id", "action", q_hat=pl.lit(0.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = irm.evaluate(log, ["dr_os(lambda=0)", "dr"], policy=pi, reward_model=q)
+    assert np.isnan(out["dr_os(lambda=0)"].item())
+    assert out["dr"].item() == (0.5 if rounds == 1 else 0.25)

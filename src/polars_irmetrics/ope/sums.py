@@ -141,11 +141,17 @@ def _exact_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     )
 
 
-def _flag(largest: pl.Expr, nan: pl.Expr) -> pl.Expr:
-    """The flag of a sum (:data:`_EXACT`, :data:`_NAN` or :data:`_TOO_LARGE`) from its
-    terms' largest magnitude and whether one is NaN."""
+def _too_large(v: pl.Expr) -> pl.Expr:
+    """Per term: infinite, or :data:`EXACT_LIMIT` or more in magnitude (not NaN, which
+    polars orders above every number)."""
+    return (v.abs() >= EXACT_LIMIT) & v.is_not_nan()
+
+
+def _flag(too_large: pl.Expr, nan: pl.Expr) -> pl.Expr:
+    """The flag of a sum (:data:`_EXACT`, :data:`_NAN` or :data:`_TOO_LARGE`) from
+    whether one of its terms is too large (:func:`_too_large`) and whether one is NaN."""
     return (
-        pl.when(largest >= EXACT_LIMIT)
+        pl.when(too_large)
         .then(pl.lit(_TOO_LARGE, pl.Int8))
         .when(nan)
         .then(pl.lit(_NAN, pl.Int8))
@@ -158,7 +164,7 @@ def _exact_aggs(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     (:func:`_exact_terms`), and its flag (Int8, :func:`_flag`); nulls count as 0."""
     v = value.cast(pl.Float64)
     whole, units = _exact_terms(v)
-    return whole.sum(), units.sum(), _flag(v.abs().max(), v.is_nan().any())
+    return whole.sum(), units.sum(), _flag(_too_large(v).any(), v.is_nan().any())
 
 
 def exact_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
@@ -245,12 +251,13 @@ def exact_list_columns(name: str, items: pl.Expr) -> list[pl.Expr]:
 
 def _exact_list_parts(items: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     whole, units = _exact_terms(pl.element())
-    largest = items.list.eval(pl.element().cast(pl.Float64).abs()).list.max()
-    nan = items.list.eval(pl.element().cast(pl.Float64).is_nan()).list.any()
+    item = pl.element().cast(pl.Float64)
+    too_large = items.list.eval(_too_large(item)).list.any()
+    nan = items.list.eval(item.is_nan()).list.any()
     return (
         items.list.eval(whole).list.sum(),
         items.list.eval(units).list.sum(),
-        _flag(largest, nan),
+        _flag(too_large, nan),
     )
 
 
