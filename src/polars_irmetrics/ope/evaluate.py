@@ -797,10 +797,11 @@ def _listed_rows(
     tables = [(policy, PROB, _PROB, _P_DUP)]
     if reward_model is not None:
         tables.append((reward_model, Q_HAT, _QL, _Q_DUP))
+    # each table's keys under names of its own beside the log's
+    twins = [{key: f"{INTERNAL}t{k}_{key}" for key in keys} for k in range(len(tables))]
     sides: list[pl.LazyFrame] = []
     aligned: list[pl.Expr] = []
-    for k, (table, value, alias, dup) in enumerate(tables):
-        twin = {key: f"{INTERNAL}t{k}_{key}" for key in keys}
+    for twin, (table, value, alias, dup) in zip(twins, tables, strict=True):
         sides.append(
             table.select(
                 *key_ids, pl.col(value).cast(f64).alias(alias), _TRUE.alias(f"{alias}#in")
@@ -820,19 +821,18 @@ def _listed_rows(
     rest_keys = rest.select(keys)
     for k, (_, _, alias, _) in enumerate(tables):
         # every unpaired row of the table, and the paired ones of a round the rest has
-        twin = {f"{INTERNAL}t{k}_{key}": key for key in keys}
+        back = {twin: key for key, twin in twins[k].items()}
         present = pl.col(f"{alias}#in").fill_null(False)
-        own = side.filter(present).select(*twin, *table_columns[k], paired.alias(_PAIRED))
-        own = own.rename(twin)
+        own = side.filter(present).select(*back, *table_columns[k], paired.alias(_PAIRED))
+        own = own.rename(back)
         unpaired = own.filter(~pl.col(_PAIRED))
         shared = own.filter(pl.col(_PAIRED)).join(rest_keys, on=keys, how="semi")
         candidates = pl.concat([unpaired, shared]).drop(_PAIRED)
         rest = rest.join(candidates, on=keys, how="left")
     rows = pl.concat([matched, rest], how="vertical")
     seen_log = side.filter(pl.col(_ROW).is_not_null()).select([*keys, action])
-    policy_keys = {f"{INTERNAL}t0_{key}": key for key in keys}
     seen_policy = side.filter(pl.col(f"{_PROB}#in").fill_null(False)).select(
-        *(pl.col(twin).alias(key) for twin, key in policy_keys.items()), pl.col(_PROB).alias(PROB)
+        *(pl.col(twin).alias(key) for key, twin in twins[0].items()), pl.col(_PROB).alias(PROB)
     )
     return _listed_terms(rows, action, model=reward_model is not None), seen_log, seen_policy
 

@@ -299,11 +299,6 @@ class Summary:
     within: str | None = None
     within_outputs: dict[str, pl.Expr] = field(default_factory=dict)
 
-    def _same_sums(self) -> dict[str, str]:
-        """Each sum's name -> the first sum's of the same expression (estimators share
-        sums: the weights of ``ips``, ``snips`` and ``dr`` are one), computed once."""
-        return _first_of_each(self.sums)
-
     def _part_aggs(self, first: dict[str, str], first_max: dict[str, str]) -> list[pl.Expr]:
         aggs = [self.count_expr.cast(pl.Int64).alias(self.count)]
         for name, value in self.sums.items():
@@ -321,7 +316,8 @@ class Summary:
         """One row per ``by`` group of ``rows`` (one row without ``by``, even for no
         rows): the count, the exact sums, the maxima and the checks' columns; a sum or
         maximum of the same expression as an earlier one is computed once."""
-        first, first_max = self._same_sums(), _first_of_each(self.maxima)
+        # estimators share sums (the weights of ips, snips and dr are one): each once
+        first, first_max = _first_of_each(self.sums), _first_of_each(self.maxima)
         aggs = self._part_aggs(first, first_max)
         keys = [*by, *([self.within] if self.within else [])]
         part = rows.group_by(keys).agg(aggs) if keys else rows.select(aggs)
