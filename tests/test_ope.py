@@ -575,7 +575,7 @@ def test_the_effective_weight_is_the_contribution_at_reward_1(name: str) -> None
 
 
 @pytest.mark.parametrize("rounds", [1, 2])
-def test_an_estimators_own_nan_stays_nan(rounds: int) -> None:
+def test_an_estimators_own_nan_stays_nan(rounds: int, evaluate: Any) -> None:
     # dr_os(lambda=0) at a weight of 0 is 0 / 0, NaN, as obp's: the estimate is NaN, not
     # refused as a term too large to sum (a sum of NaN terms alone, too: one round)
     log = pl.DataFrame(
@@ -587,6 +587,6 @@ def test_an_estimators_own_nan_stays_nan(rounds: int) -> None:
     q = pi.select("round_id", "action", q_hat=pl.lit(0.5))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = irm.evaluate(log, ["dr_os(lambda=0)", "dr"], policy=pi, reward_model=q)
+        out = evaluate(log, ["dr_os(lambda=0)", "dr"], policy=pi, reward_model=q)
     assert np.isnan(out["dr_os(lambda=0)"].item())
     assert out["dr"].item() == (0.5 if rounds == 1 else 0.25)
