@@ -445,14 +445,21 @@ def test_ranx_bpref_bugs_are_documented_not_copied() -> None:
     # 2. a query without relevant documents, then one whose relevant document is
     #    retrieved, in one numba thread: ranx scores the second 0; trec_eval and here 1.
     #    A bug of ranx's numba-compiled form: run with the JIT on, in a process of its own
-    #    (the tests run ranx interpreted, tests/conftest.py).
+    #    (the tests run ranx interpreted, tests/conftest.py). The compiled kernel that
+    #    ranx.evaluate(..., "bpref", threads=1) calls, on the typed lists ranx.Qrels and
+    #    ranx.Run give it (per query, rows of (hash of the doc id, relevance or score)):
+    #    compiling the kernel takes seconds, compiling ranx's Qrels and Run half a minute.
     qrels = {"a": {"d1": 0}, "b": {"d1": 1}}
     run = {"a": {"d1": 0.0}, "b": {"d1": 0.0}}
     script = (
-        "import ranx\n"
-        f"q, r = ranx.Qrels({qrels!r}), ranx.Run({run!r})\n"
-        "print([float(v) for v in ranx.evaluate(q, r, 'bpref', return_mean=False, "
-        "threads=1)])\n"
+        "import numba, numpy as np\n"
+        "from numba.typed import List\n"
+        "from ranx.metrics.bpref import _bpref_parallel\n"
+        "numba.set_num_threads(1)\n"
+        "d1 = float(hash('d1'))\n"
+        "qrels = List([np.array([[d1, 0.0]]), np.array([[d1, 1.0]])])\n"
+        "run = List([np.array([[d1, 0.0]]), np.array([[d1, 0.0]])])\n"
+        "print([float(v) for v in _bpref_parallel(qrels, run, 1)])\n"
     )
     compiled = subprocess.run(
         [sys.executable, "-c", script],
