@@ -1,6 +1,7 @@
 """The metric functions' shared parameter paragraphs are written once
 (``expressions.SHARED_PARAMS``) and filled into every docstring of a function that
-takes the parameter, where help(), numpydoc and the API reference read them."""
+takes the parameter, where help(), numpydoc and the API reference read them; so are
+the paragraphs the Spark and Dask engines share (``engines.params.ENGINE_PARAMS``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from pathlib import Path
 import pytest
 
 from polars_irmetrics import expressions
+from polars_irmetrics.engines import dask as engine_dask
+from polars_irmetrics.engines import params as engine_params
+from polars_irmetrics.engines import spark as engine_spark
+from polars_irmetrics.engines.params import ENGINE_PARAMS
 
 from .helpers import docs_hook
 
@@ -78,3 +83,38 @@ def test_the_api_reference_renders_the_filled_in_text() -> None:
         docstring = package[f"expressions.{function}"].docstring.value
         assert "%(" not in docstring
         assert docstring == inspect.cleandoc(getattr(expressions, function).__doc__)
+
+
+ENGINES = {"Spark": engine_spark, "Dask": engine_dask}
+
+
+@pytest.mark.parametrize("name", sorted(ENGINE_PARAMS))
+def test_an_engine_paragraph_is_written_once(name: str) -> None:
+    # in engines/params.py, for both engines; never in an engine's own source
+    opening = ENGINE_PARAMS[name][:30]
+    for module in (engine_spark, engine_dask, engine_params):
+        count = Path(module.__file__ or "").read_text().count(opening)
+        assert count == (module is engine_params), (module.__name__, opening)
+
+
+@pytest.mark.parametrize(("engine", "name"), [(e, n) for e in ENGINES for n in ENGINE_PARAMS])
+def test_each_engine_reads_the_paragraph_with_its_name(engine: str, name: str) -> None:
+    doc = ENGINES[engine].evaluate.__doc__ or ""
+    text = ENGINE_PARAMS[name].replace("{engine}", engine)
+    assert textwrap.indent(text, " " * 8) in doc
+    assert "%(" not in doc
+    assert "{engine}" not in doc
+    other = "Dask" if engine == "Spark" else "Spark"
+    assert f"{other} DataFrame" not in doc
+
+
+def test_the_api_reference_renders_the_engines_filled_in_text() -> None:
+    import griffe
+
+    extensions = griffe.load_extensions(docs_hook("shared_docs").SharedDocs())
+    root = Path(expressions.__file__).parents[1]
+    package = griffe.load("polars_irmetrics", search_paths=[str(root)], extensions=extensions)
+    for engine, module in ENGINES.items():
+        docstring = package[f"engines.{engine.lower()}.evaluate"].docstring.value
+        assert "%(" not in docstring
+        assert docstring == inspect.cleandoc(module.evaluate.__doc__ or "")

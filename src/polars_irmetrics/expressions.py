@@ -61,8 +61,6 @@ arguments. The result column is named by the metric's canonical name
 from __future__ import annotations
 
 import functools
-import inspect
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeVar
@@ -71,6 +69,7 @@ import polars as pl
 import polars.selectors as cs
 
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError
+from polars_irmetrics.ground.docstrings import fill_shared
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.scope import TableScope, beyond_fixed
 from polars_irmetrics.metrics.spec import ParamValue
@@ -137,25 +136,14 @@ SHARED_PARAMS: dict[str, str] = {
     "p": "Persistence: the probability of going on to the next rank.",
 }
 
-_PLACEHOLDER = re.compile(r"^(?P<indent>[ ]*)%\((?P<name>\w+)\)s$", re.MULTILINE)
-
 _F = TypeVar("_F", bound=Callable[..., pl.Expr])
 
 
 def _shared_doc(function: _F) -> _F:
-    """Fill ``function``'s ``%(name)s`` lines with :data:`SHARED_PARAMS`, indented as the
-    line is; a name that is not shared, or not a parameter of ``function``, fails at
-    import."""
-    parameters = inspect.signature(function).parameters
-
-    def fill(match: re.Match[str]) -> str:
-        name, indent = match["name"], match["indent"]
-        if name not in parameters:
-            raise TypeError(f"{function.__name__}'s docstring shares {name!r}: not a parameter")
-        return "\n".join(indent + line for line in SHARED_PARAMS[name].split("\n"))
-
-    function.__doc__ = _PLACEHOLDER.sub(fill, function.__doc__ or "")
-    return function
+    """Fill ``function``'s ``%(name)s`` lines with :data:`SHARED_PARAMS`
+    (:func:`~polars_irmetrics.ground.docstrings.fill_shared`): a name that is not shared,
+    or not a parameter of ``function``, fails at import."""
+    return fill_shared(function, SHARED_PARAMS)
 
 
 def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:

@@ -88,6 +88,7 @@ from polars_irmetrics.engines._sides import (
     warn_on_group_ids,
     warn_on_history,
 )
+from polars_irmetrics.engines.params import engine_doc
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
 from polars_irmetrics.offline.coverage import Coverage
@@ -108,6 +109,7 @@ if TYPE_CHECKING:
 __all__ = ["evaluate"]
 
 
+@engine_doc("Dask")
 def evaluate(
     run: dd.DataFrame,
     metrics: str | Iterable[str],
@@ -171,52 +173,13 @@ def evaluate(
         shuffled by query hash and the parts' sums finished in one partition, equal to
         one machine's to the last bit (:mod:`polars_irmetrics.engines._ps`).
     groups, target
-        The exposure measures (``ee_loss``, ``ee_disparity``, ``ee_relevance``, ``awrf``,
-        ``awrf_ndcg``, ``rnd``, ``rkl``, ``rrd``): the documents' groups and the target
-        distribution over groups, Dask DataFrames, as in :func:`polars_irmetrics.evaluate`.
-        They are small (one row per document and group, one per group): collected on
-        the driver and handed whole to every part, while the run (its ``sample`` rankings
-        too) and the judgments are split by query; the means are taken in one task over
-        every query's values, equal to one machine's to the last bit
-        (:mod:`polars_irmetrics.engines._sides`). Beside accuracy metrics each route is
-        a call of its own, the values joined as one machine joins them (per query on
-        the query keys; the means with ``num_q_exposure`` after ``num_q``).
+        %(groups)s
     interactions
-        The training history. For ``mcc@k`` and ``reco_accuracy@k`` (the size of the
-        catalogue, its distinct items, as in :func:`polars_irmetrics.evaluate`) only
-        those distinct ``doc_id`` values are gathered on the driver and handed to every
-        part. For the means of per-user values that read item popularity or each
-        user's history (``surprisal@k``, ``average_popularity@k``,
-        ``long_tail_share@k``, ``serendipity@k``, co-occurrence
-        ``intra_list_diversity@k``) its rows (the ``by`` keys it carries, ``query_id``
-        and ``doc_id``) are gathered on the driver and handed whole to every part, so
-        it must fit in memory there; its warning and refusal of null ids are the whole
-        table's, given once. So too for the metrics of the items' counts that read it
-        (``catalog_coverage@k``, ``gini_index@k``, ``novelty@k``: each part's item
-        counts, added up in one task; a call of their own), for RecTools'
-        ``serendipity(kind='kotkov')@k`` (a value per user, beside accuracy metrics) and
-        for Elliot's ``pop_rsp@k``, ``pop_reo@k``, ``aclt@k``, ``epc@k``, ``efd@k`` (each
-        part's per-user counts, merged in one task; a call of their own) and RePlay's
-        ``novelty(kind='replay')@k`` (each part's users' values, merged in one task with
-        the history's users without recommendations; a call of its own).
+        %(interactions)s
     item_features
-        The items' categories or feature vectors, read by ``categorical_diversity@k``
-        and ``intra_list_diversity@k`` (as in :func:`polars_irmetrics.evaluate`): a
-        Dask DataFrame gathered on the driver and handed whole to every part. These
-        and the other metrics of a recommendation table that are the mean of per-user
-        values read from each user's own rows (``sufficient_reco@k``,
-        ``unrepeated_reco@k``) run here: each part gives its users' values, and the
-        mean over every user is the one plan's exact mean, to the last bit. A data
-        error of the recommendations is raised by the part that finds it, its count of
-        such rows that part's. The other metrics of the whole table
-        (``catalog_coverage``, ``novelty``...) are refused by name.
+        %(item_features)s
     reference
-        The rank-similarity metrics (``rbo``, ``jaccard@k``, ``kendall_tau@k``,
-        ``intersection@k``, ``unexpectedness@k``...): the reference run, a Dask DataFrame, as
-        in :func:`polars_irmetrics.evaluate`. It is split by query with the run; each
-        part gives its queries' values, and the means are taken in one task over every
-        query's values: the same bits as one machine
-        (:mod:`polars_irmetrics.engines._agreement`).
+        %(reference)s
     partitions
         How many parts the queries are hashed into (each part is one task's work):
         default the run's number of partitions. A part's rows are held in one worker's
