@@ -217,6 +217,16 @@ _Q = EXAMPLE_OPE_POLICY.drop("prob")
             "the reward_model table has no 'q_hat' (or a null or NaN one) for the logged "
             "action or an action the policy may take (first: round_id=3, 1 log row(s) in all)",
         ),
+        # the logged action's q_hat NaN where the policy gives it 0: only the logged
+        # row's own value is checked there
+        (
+            _LOG,
+            _PI.with_columns(prob=pl.Series([0.9, 0.1, 0.5, 0.5, 1.0, 0.0])),
+            _Q.with_columns(q_hat=pl.Series([0.6, 0.3, 0.6, 0.3, 0.6, float("nan")])),
+            QuerySetError,
+            "the reward_model table has no 'q_hat' (or a null or NaN one) for the logged "
+            "action or an action the policy may take (first: round_id=3, 1 log row(s) in all)",
+        ),
         (
             _LOG,
             _PI.with_columns(pl.col("round_id").cast(pl.String)),
