@@ -148,8 +148,9 @@ def _too_large(v: pl.Expr) -> pl.Expr:
 
 
 def _flag(too_large: pl.Expr, nan: pl.Expr) -> pl.Expr:
-    """The flag of a sum (:data:`_EXACT`, :data:`_NAN` or :data:`_TOO_LARGE`) from
-    whether one of its terms is too large (:func:`_too_large`) and whether one is NaN."""
+    """The flag (:data:`_EXACT`, :data:`_NAN` or :data:`_TOO_LARGE`) of a term, or of a
+    sum from whether one of its terms is too large (:func:`_too_large`) and whether one
+    is NaN: a sum's flag is the largest of its terms' flags."""
     return (
         pl.when(too_large)
         .then(pl.lit(_TOO_LARGE, pl.Int8))
@@ -161,10 +162,11 @@ def _flag(too_large: pl.Expr, nan: pl.Expr) -> pl.Expr:
 
 def _exact_aggs(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     """The sum of ``value`` as two Int128 sums, whole numbers and units of 2**-64
-    (:func:`_exact_terms`), and its flag (Int8, :func:`_flag`); nulls count as 0."""
+    (:func:`_exact_terms`), and its flag (Int8, :func:`_flag`; the terms' flags'
+    largest: one reduction rather than two); nulls count as 0."""
     v = value.cast(pl.Float64)
     whole, units = _exact_terms(v)
-    return whole.sum(), units.sum(), _flag(_too_large(v).any(), v.is_nan().any())
+    return whole.sum(), units.sum(), _flag(_too_large(v), v.is_nan()).max()
 
 
 def exact_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
