@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, QuerySetError
+from polars_irmetrics.ope.evaluate import _listed_twice
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ope"
 CASES = {c["name"]: c for c in json.loads((FIXTURES / "obp_expected.json").read_text())["cases"]}
@@ -263,3 +264,63 @@ def test_the_first_round_is_the_smallest_as_text() -> None:
         ),
     ):
         irm.evaluate(log, ["ips"], policy=policy)
+
+
+# integer actions: 0 to 63 a bit each, the others (negative, 64 and up) apart
+@pytest.mark.parametrize(
+    ("actions", "twice"),
+    [
+        (list(range(64)), None),  # every bit once
+        ([*range(64), 64, -1, 10**12], None),  # the others distinct beside them
+        ([0, 5, 63, 5], 5),
+        ([0, 63, 63], 63),
+        ([0, 64, 64], 64),
+        ([-1, 3, -1], -1),
+        ([2**40, 7, 2**40], 2**40),
+        ([1, 65, 129], None),  # 65 and 129 are not 1's bit again
+    ],
+)
+def test_integer_actions_listed_twice(
+    frame_kind: str, actions: list[int], twice: int | None
+) -> None:
+    n = len(set(actions))
+    log = pl.DataFrame(
+        {"round_id": [1, 2], "action": [actions[0], 0], "reward": [1.0, 0.0], "pscore": [0.5, 0.5]}
+    )
+    policy = pl.DataFrame(
+        {
+            "round_id": [2] + [1] * len(actions),
+            "action": [0, *actions],
+            "prob": [1.0] + [1.0 / n if a != twice else 0.5 / n for a in actions],
+        }
+    )
+    if twice is None:
+        out = _run(frame_kind, log, ["ips"], policy=policy)
+        assert out["ips"].item() == pytest.approx((1.0 / n / 0.5 + 0.0) / 2)
+        return
+    with pytest.raises(
+        DuplicateError,
+        match=re.escape("an action is listed twice for one round in the policy table (first: "),
+    ):
+        _run(frame_kind, log, ["ips"], policy=policy)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rounds=st.lists(
+        st.lists(st.sampled_from([-2, -1, 0, 1, 2, 62, 63, 64, 65, 127, 2**40]), max_size=6),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_the_bits_tell_twice_as_n_unique(rounds: list[list[int]]) -> None:
+    frame = pl.DataFrame(
+        {
+            "r": [r for r, acts in enumerate(rounds) for _ in (acts or [None])],
+            "a": [a for acts in rounds for a in (acts or [None])],
+        },
+        schema={"r": pl.Int64, "a": pl.Int64},
+    )
+    got = frame.group_by("r").agg(_listed_twice(pl.col("a"), pl.Int64).alias("t")).sort("r")
+    want = [len(acts) > len(set(acts)) for acts in rounds]
+    assert got["t"].to_list() == want

@@ -735,15 +735,15 @@ def _rows(
     table = _table(policy, reward_model, keys, action, schema).rename({action: _ACT})
     logged = (pl.col(_ACT) == pl.col(action)).fill_null(False)
     prob, in_p = pl.col(_PROB), pl.col(_IN_P).fill_null(False)
-    carried = [*by, *keys, action, options.reward, propensity]
+    columns = log.select(*by, *_ids(keys, action, schema), options.reward, propensity)
     aggs = [
-        *(pl.col(c).first() for c in carried),
+        *(pl.col(c).first() for c in columns.collect_schema().names()),
         pl.when(logged).then(prob).otherwise(0.0).sum().alias(_PI),
         in_p.sum().cast(pl.Int64).alias(_N_P),
         # prob outside [0, 1] (NaN included) is refused before the sum is read
         fixed_sum(prob).alias(_PSUM),
         (in_p & ~prob.is_between(0.0, 1.0).fill_null(False)).any().alias(_PBAD),
-        (pl.len() > pl.col(_ACT).n_unique()).alias(_DUP),
+        _listed_twice(pl.col(_ACT), table.collect_schema()[_ACT]).alias(_DUP),
     ]
     if model:
         q = pl.col(_Q)
@@ -754,17 +754,41 @@ def _rows(
             *exact_columns(_EQ, prob * q),
             (in_p & (prob > 0) & (q.is_null() | q.is_nan())).any().alias(_QMISS),
         ]
-    rows = (
-        log.select(*by, *_ids(keys, action, schema), pl.col(options.reward), pl.col(propensity))
-        .with_row_index(_ROW)
-        .join(table, on=keys, how="left")
-        .group_by(_ROW)
-        .agg(aggs)
-    )
+    rows = columns.with_row_index(_ROW).join(table, on=keys, how="left").group_by(_ROW).agg(aggs)
     if not model:
         return rows
     # numpy's average(q_hat, weights=prob), as obp: the same two sums, divided once
     return with_exact_totals(rows, [_EQ]).with_columns((pl.col(_EQ) / pl.col(_PSUM)).alias(_DM))
+
+
+#: Integer actions from 0 to this - 1 are told apart by a bit each (:func:`_listed_twice`).
+_BITS = 64
+
+
+def _listed_twice(act: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """Group context: whether the rows list an action twice (a null action, the one row
+    of a log row whose round no table lists, is none).
+
+    ``n_unique`` keeps a set of values per group, the slowest aggregation of the plan.
+    Integer actions from 0 to 63 are instead a bit each of a UInt64, OR-ed over the
+    rows: an action listed twice sets its bit once, so the bits set are fewer than
+    the rows. Other integers (negative, or 64 and up) are told apart by ``n_unique``
+    of those rows alone (the rest as one null), text always.
+
+    >>> frame = pl.DataFrame({"r": [1, 1, 2, 2, 3, 3, 4], "a": [0, 63, 5, 5, 64, 64, None]})
+    >>> twice = _listed_twice(pl.col("a"), pl.Int64).alias("twice")
+    >>> frame.group_by("r").agg(twice).sort("r")["twice"].to_list()
+    [False, True, True, False]
+    """
+    if not dtype.is_integer():
+        return pl.len() > act.n_unique()
+    small = act.is_between(0, _BITS - 1).fill_null(False)
+    other = act.is_not_null() & ~small
+    bit = pl.lit(2, pl.UInt64).pow(act.cast(pl.UInt32, strict=False))
+    bits = pl.when(small).then(bit).otherwise(pl.lit(0, pl.UInt64)).bitwise_or()
+    twice_small = bits.bitwise_count_ones() < small.sum()
+    others = pl.when(other).then(act).n_unique() - (~other).any().cast(pl.UInt32)
+    return twice_small | (others < other.sum())
 
 
 def _listed_rows(
