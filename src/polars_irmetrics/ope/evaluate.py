@@ -702,7 +702,9 @@ def _table(
     cols = [*keys, action]
     model = reward_model.select(*ids, pl.col(Q_HAT).cast(pl.Float64).alias(_Q), _TRUE.alias(_IN_Q))
     twin = {c: f"{INTERNAL}m_{c}" for c in cols}
-    side = pl.concat([table, model.rename(twin)], how="horizontal_extend")
+    # read by three branches: cached, so that each table is read once (from Parquet,
+    # each branch read and decoded both files again)
+    side = pl.concat([table, model.rename(twin)], how="horizontal_extend").cache()
     aligned = pl.all_horizontal(pl.col(c) == pl.col(twin[c]) for c in cols).fill_null(False)
     paired = side.filter(aligned).select(*cols, _PROB, _IN_P, _Q)
     rest_p = side.filter(~aligned & pl.col(_IN_P).is_not_null()).select(*cols, _PROB, _IN_P)
