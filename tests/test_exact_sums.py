@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics.metrics.scope import FIXED_LIMIT, fixed_sum
-from polars_irmetrics.ope.sums import exact_columns, exact_list_columns, exact_list_sum
+from polars_irmetrics.ope.sums import (
+    _exact_aggs,
+    exact_columns,
+    exact_list_columns,
+    exact_list_sum,
+)
 from polars_irmetrics.ope.sums import exact_sum as ope_exact_sum
 
 
@@ -82,6 +87,9 @@ def _ope_integers(values: list[float | None]) -> tuple[int, float, float]:
     same float from the lists' path (exact_list_sum), over ``values``."""
     frame = pl.DataFrame({"v": values}, schema={"v": pl.Float64})
     whole, units, _ = frame.select(exact_columns("x", pl.col("v"))).row(0)
+    # a select over all the rows adds only the large terms' whole numbers: the same
+    hi, lo, _ = _exact_aggs(pl.col("v"), grouped=False)
+    assert frame.select(hi.alias("hi"), lo.alias("lo")).row(0) == (whole, units)
     total = float(frame.select(ope_exact_sum(pl.col("v"))).item())
     listed = pl.DataFrame({"v": [values]}, schema={"v": pl.List(pl.Float64)})
     from_list = float(listed.select(exact_list_sum(pl.col("v"))).item())

@@ -131,14 +131,19 @@ def _exact_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     Written with masks rather than nulls: a non-strict cast of a column with nulls to
     Int128 is several times slower, inside ``list.eval`` above all."""
     v = value.cast(pl.Float64).fill_null(0.0)
-    size = v.abs()
-    large = (size >= _SMALL) & (size < EXACT_LIMIT)
+    large = _large(v)
     whole = v.floor()
     units = pl.when(large).then(v - whole).otherwise(v) * _UNIT
     return (
         (whole * large.cast(pl.Float64)).cast(pl.Int128, strict=False),
         units.floor().cast(pl.Int128, strict=False),
     )
+
+
+def _large(v: pl.Expr) -> pl.Expr:
+    """Per term (nulls filled): summed as a whole part and units (:func:`_exact_terms`)."""
+    size = v.abs()
+    return (size >= _SMALL) & (size < EXACT_LIMIT)
 
 
 def _too_large(v: pl.Expr) -> pl.Expr:
@@ -160,12 +165,19 @@ def _flag(too_large: pl.Expr, nan: pl.Expr) -> pl.Expr:
     )
 
 
-def _exact_aggs(value: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+def _exact_aggs(value: pl.Expr, *, grouped: bool = True) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     """The sum of ``value`` as two Int128 sums, whole numbers and units of 2**-64
     (:func:`_exact_terms`), and its flag (Int8, :func:`_flag`; the terms' flags'
-    largest: one reduction rather than two); nulls count as 0."""
+    largest: one reduction rather than two); nulls count as 0.
+
+    ``grouped=False`` (a ``select`` over all the rows, no ``group_by``): the whole
+    numbers of only the large terms, filtered, are cast and added: the same sum, and
+    cheaper than casting every row's 0 (in a ``group_by`` a filter costs more)."""
     v = value.cast(pl.Float64)
     whole, units = _exact_terms(v)
+    if not grouped:
+        term = v.fill_null(0.0)
+        whole = term.filter(_large(term)).floor().cast(pl.Int128, strict=False)
     return whole.sum(), units.sum(), _flag(_too_large(v), v.is_nan()).max()
 
 
@@ -301,11 +313,13 @@ class Summary:
     within: str | None = None
     within_outputs: dict[str, pl.Expr] = field(default_factory=dict)
 
-    def _part_aggs(self, first: dict[str, str], first_max: dict[str, str]) -> list[pl.Expr]:
+    def _part_aggs(
+        self, first: dict[str, str], first_max: dict[str, str], *, grouped: bool
+    ) -> list[pl.Expr]:
         aggs = [self.count_expr.cast(pl.Int64).alias(self.count)]
         for name, value in self.sums.items():
             if first[name] == name:
-                hi, lo, bad = _exact_aggs(value)
+                hi, lo, bad = _exact_aggs(value, grouped=grouped)
                 aggs += [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
         aggs += [
             value.max().alias(name)
@@ -320,8 +334,8 @@ class Summary:
         maximum of the same expression as an earlier one is computed once."""
         # estimators share sums (the weights of ips, snips and dr are one): each once
         first, first_max = _first_of_each(self.sums), _first_of_each(self.maxima)
-        aggs = self._part_aggs(first, first_max)
         keys = [*by, *([self.within] if self.within else [])]
+        aggs = self._part_aggs(first, first_max, grouped=bool(keys))
         part = rows.group_by(keys).agg(aggs) if keys else rows.select(aggs)
         copies = [
             pl.col(column(same)).alias(column(name))
