@@ -739,7 +739,12 @@ def _rows(
     prob, in_p = pl.col(_PROB), pl.col(_IN_P).fill_null(False)
     columns = log.select(*by, *_ids(keys, action, schema), options.reward, propensity)
     aggs = [
-        *(_carried(c, dtype) for c, dtype in columns.collect_schema().items()),
+        # the logged action is read on the joined rows (``logged``), not after them
+        *(
+            _carried(c, dtype)
+            for c, dtype in columns.collect_schema().items()
+            if c != action or c in by
+        ),
         pl.when(logged).then(prob).otherwise(0.0).sum().alias(_PI),
         in_p.sum().cast(pl.Int64).alias(_N_P),
         # prob outside [0, 1] (NaN included) is refused before the sum is read
