@@ -202,6 +202,23 @@ _Q = EXAMPLE_OPE_POLICY.drop("prob")
             "column 'prob' of the policy table has a value that is null, NaN, negative or "
             "above 1 (first: round_id=1)",
         ),
+        # a null probability, of an action not logged: refused, with or without q_hat
+        (
+            _LOG,
+            _PI.with_columns(prob=pl.Series([0.9, 0.1, 0.5, None, 0.1, 0.9])),
+            None,
+            InvalidValueError,
+            "column 'prob' of the policy table has a value that is null, NaN, negative or "
+            "above 1 (first: round_id=2)",
+        ),
+        (
+            _LOG,
+            _PI.with_columns(prob=pl.Series([0.9, 0.1, 0.5, None, 0.1, 0.9])),
+            _Q,
+            InvalidValueError,
+            "column 'prob' of the policy table has a value that is null, NaN, negative or "
+            "above 1 (first: round_id=2)",
+        ),
         (
             _LOG,
             pl.concat([_PI, _PI.head(1)]),

@@ -120,7 +120,6 @@ _ACT = f"{INTERNAL}act"
 _ROW = f"{INTERNAL}row"
 _TRUE = pl.lit(True)
 _Q = f"{INTERNAL}q"
-_IN_P = f"{INTERNAL}in_p"
 _N_P = f"{INTERNAL}n_p"
 _PSUM = f"{INTERNAL}psum"
 _PBAD = f"{INTERNAL}pbad"
@@ -685,7 +684,7 @@ def _table(
     action: str,
     schema: pl.Schema,
 ) -> pl.LazyFrame:
-    """The policy's rows (``_PROB``, ``_IN_P``) with the reward model's ``_Q`` beside each:
+    """The policy's rows (``_PROB``, never null) with the reward model's ``_Q`` beside each:
     a full join on ``(round_id[, position], action)``, so that an action only one table
     lists keeps its row.
 
@@ -696,7 +695,10 @@ def _table(
     that is refused).
     """
     ids = _ids(keys, action, schema)
-    table = policy.select(*ids, pl.col(PROB).cast(pl.Float64).alias(_PROB), _TRUE.alias(_IN_P))
+    # a null probability as NaN: refused alike (``_PBAD``), and a row's ``_PROB`` is
+    # null only where the policy lacks the row
+    prob = pl.col(PROB).cast(pl.Float64).fill_null(float("nan"))
+    table = policy.select(*ids, prob.alias(_PROB))
     if reward_model is None:
         return table
     cols = [*keys, action]
@@ -706,13 +708,13 @@ def _table(
     # each branch read and decoded both files again)
     side = pl.concat([table, model.rename(twin)], how="horizontal_extend").cache()
     aligned = pl.all_horizontal(pl.col(c) == pl.col(twin[c]) for c in cols).fill_null(False)
-    paired = side.filter(aligned).select(*cols, _PROB, _IN_P, _Q)
-    rest_p = side.filter(~aligned & pl.col(_IN_P).is_not_null()).select(*cols, _PROB, _IN_P)
+    paired = side.filter(aligned).select(*cols, _PROB, _Q)
+    rest_p = side.filter(~aligned & pl.col(_PROB).is_not_null()).select(*cols, _PROB)
     rest_q = side.filter(~aligned & pl.col(_IN_Q).is_not_null()).select(
         *(pl.col(twin[c]).alias(c) for c in cols), _Q
     )
     joined = rest_p.join(rest_q, on=cols, how="full", coalesce=True)
-    return pl.concat([paired, joined.select(*cols, _PROB, _IN_P, _Q)], how="vertical")
+    return pl.concat([paired, joined.select(*cols, _PROB, _Q)], how="vertical")
 
 
 def _rows(
@@ -736,7 +738,8 @@ def _rows(
     model = reward_model is not None
     table = _table(policy, reward_model, keys, action, schema).rename({action: _ACT})
     logged = (pl.col(_ACT) == pl.col(action)).fill_null(False)
-    prob, in_p = pl.col(_PROB), pl.col(_IN_P).fill_null(False)
+    prob = pl.col(_PROB)
+    in_p = prob.is_not_null()  # a row of the policy's (a null probability is NaN)
     columns = log.select(*by, *_ids(keys, action, schema), options.reward, propensity)
     aggs = [
         # the logged action is read on the joined rows (``logged``), not after them
