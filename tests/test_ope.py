@@ -244,6 +244,25 @@ _Q = EXAMPLE_OPE_POLICY.drop("prob")
             "the reward_model table has no 'q_hat' (or a null or NaN one) for the logged "
             "action or an action the policy may take (first: round_id=3, 1 log row(s) in all)",
         ),
+        # q_hat of 2**62 or more (or infinite) where the policy goes: its sum with the
+        # probabilities is exact below that (ope.sums.bounded_columns)
+        (
+            _LOG,
+            _PI,
+            _Q.with_columns(q_hat=pl.Series([0.6, 0.3, 0.6, 2.0**62, 0.6, 0.3])),
+            InvalidValueError,
+            "the reward_model table has a 'q_hat' that is infinite or 2**62 or more in "
+            "magnitude for an action the policy may take (first: round_id=2, 1 log row(s) "
+            "in all)",
+        ),
+        (
+            _LOG,
+            _PI,
+            _Q.with_columns(q_hat=pl.Series([0.6, 0.3, 0.6, 0.3, float("-inf"), 0.3])),
+            InvalidValueError,
+            "'q_hat' that is infinite or 2**62 or more in magnitude for an action the "
+            "policy may take (first: round_id=3, 1 log row(s) in all)",
+        ),
         (
             _LOG,
             _PI.with_columns(pl.col("round_id").cast(pl.String)),
@@ -265,6 +284,18 @@ def test_refusals(
     metrics = ["ips", "dr"] if model is not None else ["ips"]
     with pytest.raises(error, match=re.escape(message)):
         _run(frame_kind, log, metrics, policy=policy, reward_model=model)
+
+
+def test_a_large_q_hat_where_the_policy_never_goes_is_not_read(frame_kind: str) -> None:
+    # round 3: the policy gives 'a' 0; its q_hat (2**70) is never weighed
+    policy = _PI.with_columns(prob=pl.Series([0.9, 0.1, 0.5, 0.5, 0.0, 1.0]))
+    large = _Q.with_columns(q_hat=pl.Series([0.6, 0.3, 0.6, 0.3, 2.0**70, 0.3]))
+    metrics = ["dm", "dr"]
+    out = _run(frame_kind, _LOG, metrics, policy=policy, reward_model=large)
+    same = _run(frame_kind, _LOG, metrics, policy=policy, reward_model=_Q)
+    assert out.row(0) == same.row(0)
+    # dm: each round's sum of pi q_hat, over 3 rounds
+    assert out["dm"].item() == pytest.approx((0.9 * 0.6 + 0.1 * 0.3 + 0.45 + 0.3) / 3)
 
 
 def test_refusals_per_round() -> None:

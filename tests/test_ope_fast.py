@@ -275,6 +275,13 @@ _REFUSALS: list[tuple[str, dict[str, Any], type[Exception], str]] = [
         "or an action the policy may take (first: round_id=2, 1 log row(s) in all)",
     ),
     (
+        "q_hat too large where the policy goes",
+        {"reward_model": _with(_Q, "q_hat", 3, [0.6, float("inf")]), "metrics": ["dr"]},
+        InvalidValueError,
+        "the reward_model table has a 'q_hat' that is infinite or 2**62 or more in magnitude "
+        "for an action the policy may take (first: round_id=3, 1 log row(s) in all)",
+    ),
+    (
         "one table in each shape",
         {"reward_model": _exploded(_Q, "q_hat"), "metrics": ["dr"]},
         ColumnTypeError,

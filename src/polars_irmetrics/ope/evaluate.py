@@ -79,10 +79,11 @@ from polars_irmetrics.ope.normal import normal_interval, wants_normal
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
 from polars_irmetrics.ope.slates import build_slate_plan
 from polars_irmetrics.ope.sums import (
+    BOUND,
     PartsPlan,
     Summary,
-    exact_columns,
-    exact_list_columns,
+    bounded_columns,
+    bounded_list_columns,
     exact_mean,
     exact_sum,
     exact_total,
@@ -761,14 +762,35 @@ def _rows(
             # the logged action's row: one at most (a second is refused as a duplicate);
             # a reduction, which polars' streaming group_by runs faster than a filter
             pl.when(logged).then(q).max().alias(_Q),
-            *exact_columns(_EQ, prob * q),
-            (in_p & (prob > 0) & (q.is_null() | q.is_nan())).any().alias(_QMISS),
+            # bounded: q_hat below 2**62 (else refused) times probabilities adding to 1
+            *bounded_columns(_EQ, prob * q),
+            _q_codes(q, in_p & (prob > 0)).max().alias(_QMISS),
         ]
     rows = columns.with_row_index(_ROW).join(table, on=keys, how="left").group_by(_ROW).agg(aggs)
     if not model:
         return rows
     # numpy's average(q_hat, weights=prob), as obp: the same two sums, divided once
     return with_exact_totals(rows, [_EQ]).with_columns((pl.col(_EQ) / pl.col(_PSUM)).alias(_DM))
+
+
+#: The codes of :func:`_q_codes`.
+_MISSING, _TOO_LARGE = 1, 2
+
+
+def _q_codes(q: pl.Expr, read: pl.Expr) -> pl.Expr:
+    """Per row (or list item): where ``read`` (an action the policy may take), 1
+    (:data:`_MISSING`) for a null or NaN ``q_hat``, 2 (:data:`_TOO_LARGE`) for one that
+    is infinite or :data:`~polars_irmetrics.ope.sums.BOUND` (2**62) or more in
+    magnitude, else 0 (Int8): the largest over a round tells whether the round's
+    ``q_hat`` can be read, and bounds its sum with the probabilities
+    (:func:`~polars_irmetrics.ope.sums.bounded_columns`)."""
+    return (
+        pl.when(read & (q.is_null() | q.is_nan()))
+        .then(pl.lit(_MISSING, pl.Int8))
+        .when(read & (q.abs() >= BOUND))
+        .then(pl.lit(_TOO_LARGE, pl.Int8))
+        .otherwise(pl.lit(0, pl.Int8))
+    )
 
 
 def _carried(name: str, dtype: pl.DataType) -> pl.Expr:
@@ -914,13 +936,13 @@ def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFra
         short = pl.min_horizontal(length, q.list.len())
         p_cut, q_cut = prob.list.head(short), q.list.head(short)
         rows = rows.with_columns((p_cut * q_cut).alias(_PQ))  # read by four list passes
-        missing = pl.element().is_null() | pl.element().is_nan()
+        # each item's code (_q_codes) where its probability is positive, the largest
+        codes = q_cut.list.eval(_q_codes(pl.element(), pl.lit(True)).cast(pl.Float64))
+        positive = p_cut.list.eval((pl.element() > 0).cast(pl.Float64))
         columns += [
             q.list.get(act, null_on_oob=True).alias(_Q),
-            *exact_list_columns(_EQ, pl.col(_PQ)),
-            (in_p & ((q_cut.list.eval(missing).cast(pl.List(pl.Float64)) * p_cut).list.max() > 0))
-            .fill_null(False)
-            .alias(_QMISS),
+            *bounded_list_columns(_EQ, pl.col(_PQ)),
+            pl.when(in_p).then((codes * positive).list.max().cast(pl.Int8)).alias(_QMISS),
         ]
     columns.append(dup.alias(_DUP))
     # every list of the log's rounds as long as the longest (each table, and both alike;
@@ -1024,12 +1046,25 @@ def _checks(
         checks.append(
             Check(
                 "q_hat",
-                pl.col(_Q).is_null() | pl.col(_Q).is_nan() | pl.col(_QMISS).fill_null(False),
+                pl.col(_Q).is_null()
+                | pl.col(_Q).is_nan()
+                | (pl.col(_QMISS) == _MISSING).fill_null(False),
                 QuerySetError,
                 "the reward_model table has no 'q_hat' (or a null or NaN one) for the logged "
                 "action or an action the policy may take (first: {first}, {n} log row(s) in "
                 f"all): give q_hat for every ({where}, {{action}}) the policy gives a "
                 "positive probability and every logged one",
+            )
+        )
+        checks.append(
+            Check(
+                "q_large",
+                (pl.col(_QMISS) == _TOO_LARGE).fill_null(False),
+                InvalidValueError,
+                "the reward_model table has a 'q_hat' that is infinite or 2**62 or more in "
+                "magnitude for an action the policy may take (first: {first}, {n} log row(s) "
+                "in all): the direct method's sums are exact below 2**62; rescale the "
+                "rewards and q_hat, e.g. to thousands rather than units",
             )
         )
     # the round is written as text only on the rows that fail

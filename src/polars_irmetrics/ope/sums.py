@@ -40,9 +40,12 @@ from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.ope.checks import Check, raising
 
 __all__ = [
+    "BOUND",
     "EXACT_LIMIT",
     "PartsPlan",
     "Summary",
+    "bounded_columns",
+    "bounded_list_columns",
     "exact_added",
     "exact_columns",
     "exact_list_columns",
@@ -187,6 +190,47 @@ def exact_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
     and :func:`exact_total` reads."""
     hi, lo, bad = _exact_aggs(value)
     return [hi.alias(_hi(name)), lo.alias(_lo(name)), bad.alias(_bad(name))]
+
+
+#: A bounded sum's terms and total stay below this in magnitude (:func:`bounded_columns`).
+BOUND = 2.0**62
+
+
+def bounded_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
+    """:func:`exact_columns` of terms whose total is known to stay below :data:`BOUND`
+    in magnitude, each term too: each term's units of 2**-64 (below 2**126) added in
+    one Int128 sum, the whole numbers' column 0. The same integer total, so the same
+    float, as :func:`exact_columns` for such terms, at about half the cost.
+
+    The caller refuses the inputs that break the bound (the off-policy plan: a policy's
+    probabilities, in [0, 1] and adding up to 1, times ``q_hat`` below :data:`BOUND`);
+    a NaN term makes the sum NaN, as there.
+
+    >>> frame = pl.DataFrame({"v": [0.1, 0.2, 2.0**40 + 0.3]})
+    >>> def total(columns):
+    ...     return frame.select(columns).select(exact_total("x")).item()
+    >>> total(bounded_columns("x", pl.col("v"))) == total(exact_columns("x", pl.col("v")))
+    True
+    """
+    v = value.cast(pl.Float64)
+    units = (v.fill_null(0.0) * _UNIT).floor().cast(pl.Int128, strict=False)
+    return [
+        pl.lit(0, pl.Int128).alias(_hi(name)),
+        units.sum().alias(_lo(name)),
+        _flag(pl.lit(False), v.is_nan()).max().alias(_bad(name)),
+    ]
+
+
+def bounded_list_columns(name: str, items: pl.Expr) -> list[pl.Expr]:
+    """Row-wise: :func:`bounded_columns` of each list's items, the same integers as
+    :func:`exact_list_columns` gives for such items."""
+    units = (pl.element().cast(pl.Float64).fill_null(0.0) * _UNIT).floor()
+    nan = items.list.eval(pl.element().cast(pl.Float64).is_nan()).list.any()
+    return [
+        pl.lit(0, pl.Int128).alias(_hi(name)),
+        items.list.eval(units.cast(pl.Int128, strict=False)).list.sum().alias(_lo(name)),
+        _flag(pl.lit(False), nan).alias(_bad(name)),
+    ]
 
 
 def with_exact_totals(frame: pl.LazyFrame, names: Sequence[str]) -> pl.LazyFrame:
