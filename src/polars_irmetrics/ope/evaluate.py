@@ -32,7 +32,10 @@ first round that fails (the smallest id written as text):
   null, NaN, negative or above 1; probabilities of a round (and position) that do not sum
   to 1 within ``1e-5`` (numpy's ``allclose``, which obp checks); an action listed twice;
 * the reward model: the logged action, or an action the policy gives a positive
-  probability, without a ``q_hat`` (:class:`QuerySetError`), or a null or NaN ``q_hat``.
+  probability, without a ``q_hat`` (:class:`QuerySetError`), or a null or NaN ``q_hat``;
+  an action the policy gives a positive probability with a ``q_hat`` that is infinite
+  or 2**62 or more in magnitude (so that a round's ``sum_a prob q_hat`` is one exact
+  Int128 sum: :func:`~polars_irmetrics.ope.sums.bounded_columns`).
 
 Which checks run depends on the tables given, never on the metrics asked for; the ids'
 dtypes (``round_id``, ``action``, ``position``) must be alike in every table, checked
