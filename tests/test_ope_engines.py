@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -301,6 +302,31 @@ def test_engine_checks_and_warning_as_one_plan(
     wider = policy.with_columns(action=pl.when(pl.col("action") == 0).then(9).otherwise("action"))
     with pytest.warns(SupportWarning, match=re.escape("(e.g. action=9)")):
         evaluate(log, ["ips"], policy=frame(wider), partitions=2)
+
+
+@pytest.mark.parametrize("engine", ["buckets", "spark", "dask"])
+def test_a_huge_q_hat_is_refused_as_one_plan(engine: str, request: pytest.FixtureRequest) -> None:
+    # q_hat 2**62 for action 0 in rounds 7 and 150 (the policy gives it 0.65 and 0.013)
+    tables = _bandit("bandit_binary_s0")
+    huge = tables["reward_model"].with_columns(
+        q_hat=pl.when(pl.col("round_id").is_in([7, 150]) & (pl.col("action") == 0))
+        .then(2.0**62)
+        .otherwise("q_hat")
+    )
+    message = (
+        "the reward_model table has a 'q_hat' that is infinite or 2**62 or more in "
+        "magnitude for an action the policy may take (first: round_id=150, 2 log row(s) "
+        "in all)"
+    )
+    if engine == "buckets":
+        run = partial(irm.evaluate, buckets=3)
+        log, policy, model = tables["log"], tables["policy"], huge
+    else:
+        evaluate, frame = _engine(engine, request)
+        run = partial(evaluate, partitions=3)
+        log, policy, model = frame(tables["log"]), frame(tables["policy"]), frame(huge)
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        run(log, ["dr"], policy=policy, reward_model=model)
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
