@@ -212,25 +212,27 @@ def bounded_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
     >>> total(bounded_columns("x", pl.col("v"))) == total(exact_columns("x", pl.col("v")))
     True
     """
-    v = value.cast(pl.Float64)
-    units = (v.fill_null(0.0) * _UNIT).floor().cast(pl.Int128, strict=False)
     return [
         pl.lit(0, pl.Int128).alias(_hi(name)),
-        units.sum().alias(_lo(name)),
-        _flag(pl.lit(False), v.is_nan()).max().alias(_bad(name)),
+        _units(value).sum().alias(_lo(name)),
+        _flag(pl.lit(False), value.cast(pl.Float64).is_nan()).max().alias(_bad(name)),
     ]
 
 
 def bounded_list_columns(name: str, items: pl.Expr) -> list[pl.Expr]:
     """Row-wise: :func:`bounded_columns` of each list's items, the same integers as
     :func:`exact_list_columns` gives for such items."""
-    units = (pl.element().cast(pl.Float64).fill_null(0.0) * _UNIT).floor()
     nan = items.list.eval(pl.element().cast(pl.Float64).is_nan()).list.any()
     return [
         pl.lit(0, pl.Int128).alias(_hi(name)),
-        items.list.eval(units.cast(pl.Int128, strict=False)).list.sum().alias(_lo(name)),
+        items.list.eval(_units(pl.element())).list.sum().alias(_lo(name)),
         _flag(pl.lit(False), nan).alias(_bad(name)),
     ]
+
+
+def _units(value: pl.Expr) -> pl.Expr:
+    """Per term of a bounded sum: ``floor(v 2**64)`` as an Int128 (nulls 0; NaN null)."""
+    return (value.cast(pl.Float64).fill_null(0.0) * _UNIT).floor().cast(pl.Int128, strict=False)
 
 
 def with_exact_totals(frame: pl.LazyFrame, names: Sequence[str]) -> pl.LazyFrame:
