@@ -129,7 +129,7 @@ _PSUM = f"{INTERNAL}psum"
 _PBAD = f"{INTERNAL}pbad"
 _DUP = f"{INTERNAL}dup"
 _DM = f"{INTERNAL}dm"
-_QMISS = f"{INTERNAL}qmiss"
+_QCODE = f"{INTERNAL}qcode"
 _EQ = f"{INTERNAL}eq"
 _VALUE = f"{INTERNAL}value"
 _QL = f"{INTERNAL}q_list"
@@ -767,7 +767,7 @@ def _rows(
             pl.when(logged).then(q).max().alias(_Q),
             # bounded: q_hat below 2**62 (else refused) times probabilities adding to 1
             *bounded_columns(_EQ, prob * q),
-            _q_codes(q, in_p & (prob > 0)).max().alias(_QMISS),
+            _q_codes(q, in_p & (prob > 0)).max().alias(_QCODE),
         ]
     rows = columns.with_row_index(_ROW).join(table, on=keys, how="left").group_by(_ROW).agg(aggs)
     if not model:
@@ -777,21 +777,21 @@ def _rows(
 
 
 #: The codes of :func:`_q_codes`.
-_MISSING, _TOO_LARGE = 1, 2
+_Q_MISSING, _Q_TOO_LARGE = 1, 2
 
 
 def _q_codes(q: pl.Expr, read: pl.Expr) -> pl.Expr:
     """Per row (or list item): where ``read`` (an action the policy may take), 1
-    (:data:`_MISSING`) for a null or NaN ``q_hat``, 2 (:data:`_TOO_LARGE`) for one that
+    (:data:`_Q_MISSING`) for a null or NaN ``q_hat``, 2 (:data:`_Q_TOO_LARGE`) for one that
     is infinite or :data:`~polars_irmetrics.ope.sums.BOUND` (2**62) or more in
     magnitude, else 0 (Int8): the largest over a round tells whether the round's
     ``q_hat`` can be read, and bounds its sum with the probabilities
     (:func:`~polars_irmetrics.ope.sums.bounded_columns`)."""
     return (
         pl.when(read & (q.is_null() | q.is_nan()))
-        .then(pl.lit(_MISSING, pl.Int8))
+        .then(pl.lit(_Q_MISSING, pl.Int8))
         .when(read & (q.abs() >= BOUND))
-        .then(pl.lit(_TOO_LARGE, pl.Int8))
+        .then(pl.lit(_Q_TOO_LARGE, pl.Int8))
         .otherwise(pl.lit(0, pl.Int8))
     )
 
@@ -945,7 +945,7 @@ def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFra
         columns += [
             q.list.get(act, null_on_oob=True).alias(_Q),
             *bounded_list_columns(_EQ, pl.col(_PQ)),
-            pl.when(in_p).then((codes * positive).list.max().cast(pl.Int8)).alias(_QMISS),
+            pl.when(in_p).then((codes * positive).list.max().cast(pl.Int8)).alias(_QCODE),
         ]
     columns.append(dup.alias(_DUP))
     # every list of the log's rounds as long as the longest (each table, and both alike;
@@ -1051,7 +1051,7 @@ def _checks(
                 "q_hat",
                 pl.col(_Q).is_null()
                 | pl.col(_Q).is_nan()
-                | (pl.col(_QMISS) == _MISSING).fill_null(False),
+                | (pl.col(_QCODE) == _Q_MISSING).fill_null(False),
                 QuerySetError,
                 "the reward_model table has no 'q_hat' (or a null or NaN one) for the logged "
                 "action or an action the policy may take (first: {first}, {n} log row(s) in "
@@ -1062,7 +1062,7 @@ def _checks(
         checks.append(
             Check(
                 "q_large",
-                (pl.col(_QMISS) == _TOO_LARGE).fill_null(False),
+                (pl.col(_QCODE) == _Q_TOO_LARGE).fill_null(False),
                 InvalidValueError,
                 "the reward_model table has a 'q_hat' that is infinite or 2**62 or more in "
                 "magnitude for an action the policy may take (first: {first}, {n} log row(s) "
