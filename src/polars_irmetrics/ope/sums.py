@@ -144,9 +144,11 @@ def _exact_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 
 
 def _large(v: pl.Expr) -> pl.Expr:
-    """Per term (nulls filled): summed as a whole part and units (:func:`_exact_terms`)."""
-    size = v.abs()
-    return (size >= _SMALL) & (size < EXACT_LIMIT)
+    """Per term (nulls filled): summed as a whole part and units (:func:`_exact_terms`).
+    A term too large for an exact sum, or NaN (which polars orders above every number),
+    counts as large too: what it adds is never read (the sum's flag says so,
+    :func:`_sum_flag`), and one comparison is cheaper than two."""
+    return v.abs() >= _SMALL
 
 
 def _too_large(v: pl.Expr) -> pl.Expr:
@@ -181,7 +183,27 @@ def _exact_aggs(value: pl.Expr, *, grouped: bool = True) -> tuple[pl.Expr, pl.Ex
     if not grouped:
         term = v.fill_null(0.0)
         whole = term.filter(_large(term)).floor().cast(pl.Int128, strict=False)
-    return whole.sum(), units.sum(), _flag(_too_large(v), v.is_nan()).max()
+    return whole.sum(), units.sum(), _sum_flag(v)
+
+
+def _sum_flag(v: pl.Expr) -> pl.Expr:
+    """Group context: the flag of the sum of the Float64 terms ``v``, the largest of
+    their flags (:func:`_flag`), from two reductions rather than a flag per term: the
+    largest magnitude (polars' ``max`` skips NaN, unless every term is NaN) reaches
+    :data:`EXACT_LIMIT` (an infinity too) where a term is too large; otherwise the float
+    sum is NaN exactly where a term is NaN (terms below 2**96, fewer than 2**31 of
+    them, never overflow, and the one other NaN, an infinity minus an infinity, is too
+    large first).
+
+    >>> nan, inf = float("nan"), float("inf")
+    >>> v = [1.0, nan, nan, inf, 2.0**96, -1.0, nan]
+    >>> frame = pl.DataFrame({"g": [1, 1, 2, 2, 3, 3, 4], "v": v})
+    >>> flag = _sum_flag(pl.col("v")).alias("flag")
+    >>> frame.group_by("g").agg(flag).sort("g")["flag"].to_list()
+    [1, 2, 2, 1]
+    """
+    size = v.abs().max()
+    return _flag(size.is_not_nan() & (size >= EXACT_LIMIT), v.sum().is_nan())
 
 
 def exact_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
