@@ -237,14 +237,15 @@ def bounded_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
     return [
         pl.lit(0, pl.Int128).alias(_hi(name)),
         _units(value).sum().alias(_lo(name)),
-        _flag(pl.lit(False), value.cast(pl.Float64).is_nan()).max().alias(_bad(name)),
+        # NaN exactly where a term is: the terms stay below 2**62 (an infinity is refused)
+        _flag(pl.lit(False), value.cast(pl.Float64).sum().is_nan()).alias(_bad(name)),
     ]
 
 
 def bounded_list_columns(name: str, items: pl.Expr) -> list[pl.Expr]:
     """Row-wise: :func:`bounded_columns` of each list's items, the same integers as
     :func:`exact_list_columns` gives for such items."""
-    nan = items.list.eval(pl.element().cast(pl.Float64).is_nan()).list.any()
+    nan = items.list.eval(pl.element().cast(pl.Float64)).list.sum().is_nan()
     return [
         pl.lit(0, pl.Int128).alias(_hi(name)),
         items.list.eval(_units(pl.element())).list.sum().alias(_lo(name)),
