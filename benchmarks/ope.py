@@ -28,6 +28,11 @@ loop draws and estimates every resample alike), for a loaded machine at 10M roun
     python benchmarks/ope.py --rounds 1000000 --actions 10 \\
         --obp-python .side/obp/bin/python
 
+obp's own time moves by a third from run to run on a shared 2-core machine, so
+``--alternate N`` (with ``--obp-python``) times only the ten, obp on its arrays and irm
+from Parquet (the long form), in turn, each in a fresh process (best of
+``--repeats``), for ``N`` rounds, and prints each round and the medians.
+
 Targets (issue 40, at 10M rounds x 10 actions): the ten within 3x ``ips`` alone and
 faster than obp; the bootstrap 20x faster than obp's ``estimate_interval``.
 """
@@ -37,7 +42,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -206,6 +213,55 @@ def load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+#: irm's ten from Parquet (the long form) in a fresh process: the best of argv[2] runs.
+IRM_SCRIPT = """
+import sys, time, warnings
+import polars as pl
+import polars_irmetrics as irm
+warnings.simplefilter("ignore")
+folder, repeats, metrics = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(";")
+tables = {n: pl.scan_parquet(f"{folder}/{n}.parquet") for n in ("log", "policy", "reward_model")}
+times = []
+for _ in range(repeats):
+    start = time.perf_counter()
+    irm.evaluate(tables["log"], metrics, policy=tables["policy"],
+                 reward_model=tables["reward_model"]).collect()
+    times.append(time.perf_counter() - start)
+print(min(times))
+"""
+
+
+def alternate(folder: Path, obp_python: str, rounds: int, repeats: int) -> None:
+    """obp's ten and irm's (long form, Parquet) timed in turn, each in a fresh process."""
+    obp_times, irm_times = [], []
+    for k in range(rounds):
+        obp = subprocess.run(
+            [obp_python, "-c", OBP_SCRIPT, str(folder), str(repeats), "1", "1"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        obp_times.append(json.loads(obp.stdout.strip().splitlines()[-1])["ten"])
+        mine = subprocess.run(
+            [sys.executable, "-c", IRM_SCRIPT, str(folder), str(repeats), ";".join(TEN)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        irm_times.append(float(mine.stdout.strip().splitlines()[-1]))
+        print(
+            f"round {k + 1}: obp {obp_times[-1]:.2f} s, irm {irm_times[-1]:.2f} s, "
+            f"obp over irm {obp_times[-1] / irm_times[-1]:.2f}x (load {load()})",
+            flush=True,
+        )
+    obp_median, irm_median = statistics.median(obp_times), statistics.median(irm_times)
+    print(
+        f"median: obp {obp_median:.2f} s, irm {irm_median:.2f} s, obp over irm "
+        f"{obp_median / irm_median:.2f}x; irm faster in "
+        f"{sum(o > i for o, i in zip(obp_times, irm_times, strict=True))} of {rounds}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--rounds", type=int, default=1_000_000)
@@ -230,10 +286,22 @@ def main() -> None:
         help="the policy's and reward model's shapes: long (a row per action), list "
         "(a row per round, obp's)",
     )
+    parser.add_argument(
+        "--alternate",
+        type=int,
+        default=0,
+        help="time only the ten, obp and irm (long, Parquet) in turn, in fresh processes, "
+        "this many rounds",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         generate(folder, args.rounds, args.actions, args.seed)
+        if args.alternate:
+            if not args.obp_python:
+                parser.error("--alternate times obp against irm: give --obp-python")
+            alternate(folder, args.obp_python, args.alternate, args.repeats)
+            return
         result: dict[str, object] = {
             "rounds": args.rounds,
             "actions": args.actions,
