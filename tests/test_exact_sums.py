@@ -16,6 +16,8 @@ import polars_irmetrics as irm
 from polars_irmetrics.metrics.scope import FIXED_LIMIT, fixed_sum
 from polars_irmetrics.ope.sums import (
     _exact_aggs,
+    bounded_columns,
+    bounded_list_columns,
     exact_columns,
     exact_list_columns,
     exact_list_sum,
@@ -161,3 +163,62 @@ def test_ope_exact_sum_flags_nan_and_too_large_terms(values: list[float], flag: 
     listed = pl.DataFrame({"v": [values]}).select(exact_list_columns("x", pl.col("v")))
     assert listed.row(0)[2] == flag
     assert math.isnan(_ope_integers(values)[1]) == (flag > 0)
+
+
+def _expected_flag(values: list[float | None]) -> int:
+    """A sum's flag from its terms, one by one: 2 where one is infinite or 2**96 or more
+    in magnitude, else 1 where one is NaN, else 0."""
+    terms = [v for v in values if v is not None]
+    if any(not math.isnan(v) and abs(v) >= 2.0**96 for v in terms):
+        return 2
+    return 1 if any(math.isnan(v) for v in terms) else 0
+
+
+_SPECIAL = st.sampled_from([float("nan"), float("inf"), float("-inf"), 2.0**96, -(2.0**100)])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(st.floats(-(2.0**95), 2.0**95, allow_nan=False), _SPECIAL, st.none()),
+            min_size=1,
+            max_size=6,
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_ope_exact_sum_flag_is_the_terms_largest_flag(groups: list[list[float | None]]) -> None:
+    """The flag read from two reductions (the largest magnitude, the float sum) is the
+    largest of the terms' flags, in a group_by and over all the rows, and the list
+    shape's (a flag per item) agrees."""
+    every = [v for group in groups for v in group]
+    frame = pl.DataFrame(
+        {"g": [k for k, group in enumerate(groups) for _ in group], "v": every},
+        schema={"g": pl.Int64, "v": pl.Float64},
+    )
+    flag = exact_columns("x", pl.col("v"))[2].alias("flag")
+    grouped = frame.group_by("g").agg(flag).sort("g")["flag"].to_list()
+    assert grouped == [_expected_flag(group) for group in groups]
+    assert frame.select(flag).item() == _expected_flag(every)
+    listed = pl.DataFrame({"v": groups}, schema={"v": pl.List(pl.Float64)})
+    assert listed.select(exact_list_columns("x", pl.col("v"))[2])[:, 0].to_list() == grouped
+
+
+@pytest.mark.parametrize(
+    ("values", "flag"),
+    [
+        ([0.5, 2.0**61], 0),
+        ([0.5, float("nan")], 1),
+        ([float("nan"), float("nan")], 1),
+        ([None, None], 0),
+    ],
+)
+def test_bounded_sum_flags_nan_terms(values: list[float | None], flag: int) -> None:
+    """A bounded sum (terms below 2**62) is NaN where a term is: its flag from the
+    float sum, in the row and the list shapes."""
+    frame = pl.DataFrame({"v": values}, schema={"v": pl.Float64})
+    assert frame.select(bounded_columns("x", pl.col("v"))[2]).item() == flag
+    listed = pl.DataFrame({"v": [values]}, schema={"v": pl.List(pl.Float64)})
+    assert listed.select(bounded_list_columns("x", pl.col("v"))[2]).item() == flag
