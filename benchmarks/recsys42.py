@@ -155,6 +155,16 @@ def plan_metrics(wanted: tuple[str, ...]) -> tuple[list[str], dict[str, str], se
     return kept, skipped, keywords
 
 
+def _split(text: str) -> tuple[list[str], str]:
+    """A results file's generated lines (before its first ``## `` heading) and its
+    hand-written sections (from that heading on, after a blank line; empty where it has
+    none)."""
+    lines = text.splitlines()
+    start = next((k for k, line in enumerate(lines) if line.startswith("## ")), len(lines))
+    sections = "\n" + "\n".join(lines[start:]) + "\n" if start < len(lines) else ""
+    return lines[:start], sections
+
+
 def best(run: pl.DataFrame, metrics: list[str], repeat: int, **kw: Any) -> tuple[float, Any]:
     times, out = [], None
     for _ in range(repeat):
@@ -210,10 +220,10 @@ def main(argv: list[str] | None = None) -> int:
     print(values)
     # the rows of other sizes measured before stay in the table
     mine = f"| {len(run):,} | {args.users:,} | {args.items:,} |"
+    # the table's rows, not the tables of the sections written by hand below it
+    generated, sections = _split(args.out.read_text() if args.out.is_file() else "")
     earlier = [
-        line
-        for line in (args.out.read_text().splitlines() if args.out.is_file() else [])
-        if line[:3].strip("| ").isdigit() and not line.startswith(mine)
+        line for line in generated if line[:3].strip("| ").isdigit() and not line.startswith(mine)
     ]
     lines = [
         "# Issue 42: the recommender metrics in one plan against ndcg@10 alone",
@@ -241,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
         *(f"- {n}: {why}" for n, why in skipped.items()),
     ]
-    args.out.write_text("\n".join(lines) + "\n")
+    # the sections written by hand below the generated part (each a "## " heading) stay
+    args.out.write_text("\n".join(lines) + "\n" + sections)
     print(f"wrote {args.out}")
     return 0
 

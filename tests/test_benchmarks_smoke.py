@@ -176,6 +176,9 @@ def test_knn_decode_benchmark_runs(tmp_path: Path) -> None:
 
 def test_recsys42_benchmark_runs(tmp_path: Path) -> None:
     out = tmp_path / "results.md"
+    # a section written by hand below the generated table stays when the table is rewritten
+    hand = "## A section by hand\n\n| 7 | a table of its own |\n"
+    out.write_text(f"# old title\n\n| 1 | stale |\n\n{hand}")
     done = _py(
         BENCH / "recsys42.py",
         *("--rows", "5K", "--users", 100, "--items", 1000, "--out", out),
@@ -185,3 +188,6 @@ def test_recsys42_benchmark_runs(tmp_path: Path) -> None:
     assert "| rows | users | items | metrics |" in text
     # Elliot's metrics are in this registry: measured, never skipped
     assert "pop_rsp@10, pop_reo@10, aclt@10" in text
+    assert text.endswith(f"\n\n{hand}")  # once: its table is not read as the generated one's
+    assert text.count("| 7 |") == 1
+    assert "# old title" not in text
