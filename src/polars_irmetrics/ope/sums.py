@@ -128,7 +128,7 @@ def _exact_terms(value: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
     :data:`EXACT_LIMIT`) as its whole part in the first and its fraction's units of
     2**-64 in the second (``v - floor(v)`` is exact for ``|v| >= 1``). Null terms add
     0; NaN, infinities and terms from :data:`EXACT_LIMIT` up add nothing exact, and the
-    sum's flag tells (:func:`_flag`). Below 2**32, the units stay below 2**96, so that
+    sum's flag tells (:func:`_sum_flag`). Below 2**32, the units stay below 2**96, so that
     2**31 terms add up within Int128.
 
     Written with masks rather than nulls: a non-strict cast of a column with nulls to
@@ -172,8 +172,7 @@ def _flag(too_large: pl.Expr, nan: pl.Expr) -> pl.Expr:
 
 def _exact_aggs(value: pl.Expr, *, grouped: bool = True) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     """The sum of ``value`` as two Int128 sums, whole numbers and units of 2**-64
-    (:func:`_exact_terms`), and its flag (Int8, :func:`_flag`; the terms' flags'
-    largest: one reduction rather than two); nulls count as 0.
+    (:func:`_exact_terms`), and its flag (Int8, :func:`_sum_flag`); nulls count as 0.
 
     ``grouped=False`` (a ``select`` over all the rows, no ``group_by``): the whole
     numbers of only the large terms, filtered, are cast and added: the same sum, and
