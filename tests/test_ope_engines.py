@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import polars_irmetrics as irm
 from polars_irmetrics.errors import (
     ColumnTypeError,
+    DuplicateError,
     InvalidValueError,
     MetricParameterError,
     QuerySetError,
@@ -326,6 +327,33 @@ def test_a_huge_q_hat_is_refused_as_one_plan(engine: str, request: pytest.Fixtur
         run = partial(evaluate, partitions=3)
         log, policy, model = frame(tables["log"]), frame(tables["policy"]), frame(huge)
     with pytest.raises(InvalidValueError, match=re.escape(message)):
+        run(log, ["dr"], policy=policy, reward_model=model)
+
+
+@pytest.mark.parametrize("engine", ["buckets", "spark", "dask"])
+def test_an_action_outside_the_bits_listed_twice_as_one_plan(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # actions 100 and up (outside the duplicate check's bits, found from their own rows
+    # in each part), the reward model listing round 150's first action twice
+    tables = {
+        name: frame.with_columns(pl.col("action") + 100)
+        for name, frame in _bandit("bandit_binary_s0").items()
+    }
+    model = tables["reward_model"]
+    model = pl.concat([model, model.filter(pl.col("round_id") == 150).head(1)])
+    message = (
+        "an action is listed twice for one round in the policy table or the reward_model "
+        "table (first: round_id=150): keep one row per (round_id, action)"
+    )
+    if engine == "buckets":
+        run = partial(irm.evaluate, buckets=3)
+        log, policy = tables["log"], tables["policy"]
+    else:
+        evaluate, frame = _engine(engine, request)
+        run = partial(evaluate, partitions=3)
+        log, policy, model = frame(tables["log"]), frame(tables["policy"]), frame(model)
+    with pytest.raises(DuplicateError, match=re.escape(message)):
         run(log, ["dr"], policy=policy, reward_model=model)
 
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, QuerySetError
-from polars_irmetrics.ope.evaluate import _listed_twice
+from polars_irmetrics.ope.evaluate import _TWICE, _listed_twice, _twice_outside
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ope"
 CASES = {c["name"]: c for c in json.loads((FIXTURES / "obp_expected.json").read_text())["cases"]}
@@ -321,6 +321,70 @@ def test_the_bits_tell_twice_as_n_unique(rounds: list[list[int]]) -> None:
         },
         schema={"r": pl.Int64, "a": pl.Int64},
     )
-    got = frame.group_by("r").agg(_listed_twice(pl.col("a"), pl.Int64).alias("t")).sort("r")
+    # the small actions' bits in the group_by, the others from their own rows, as _rows
+    small = frame.lazy().group_by("r").agg(_listed_twice(pl.col("a"), pl.Int64).alias("t"))
+    others = _twice_outside([frame.lazy()], [pl.col("r"), pl.col("a")], "a")
+    got = (
+        small.join(others, on="r", how="left")
+        .select("r", pl.col("t") | pl.col(_TWICE).fill_null(False))
+        .sort("r")
+        .collect()
+    )
     want = [len(acts) > len(set(acts)) for acts in rounds]
     assert got["t"].to_list() == want
+
+
+_OUT_LOG = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2],
+        "position": [1, 2, 1, 2],
+        "action": [100, 7, 200, 7],
+        "reward": [1.0, 0.0, 0.0, 1.0],
+        "pscore": [0.5, 0.5, 0.5, 0.5],
+    }
+)
+# per (round, position): actions 100 or 200, and 7, half each
+_OUT_PI = pl.DataFrame(
+    {
+        "round_id": [1, 1, 1, 1, 2, 2, 2, 2],
+        "position": [1, 1, 2, 2, 1, 1, 2, 2],
+        "action": [100, 7, 100, 7, 200, 7, 200, 7],
+        "prob": [0.5] * 8,
+    }
+)
+_OUT_Q = _OUT_PI.select("round_id", "position", "action", q_hat=pl.lit(0.25))
+
+
+@pytest.mark.parametrize("source", ["memory", "parquet"])
+@pytest.mark.parametrize(
+    ("table", "row", "first"),
+    [
+        ("policy", 4, "round_id=2, position=1"),  # 200 at (2, 1) twice in the policy
+        ("reward_model", 2, "round_id=1, position=2"),  # 100 at (1, 2) twice in the model
+        ("reward_model", 1, None),  # 7 at (1, 1) twice: a bit's action, the other check
+    ],
+)
+def test_an_action_outside_the_bits_listed_twice_by_position(
+    tmp_path: Path, frame_kind: str, source: str, table: str, row: int, first: str | None
+) -> None:
+    # actions outside 0 to 63 listed twice are found from their own rows: in either
+    # table, per (round, position), whether the tables are in memory or Parquet (whose
+    # statistics skip the row groups without one)
+    tables = {"policy": _OUT_PI, "reward_model": _OUT_Q}
+    tables[table] = pl.concat([tables[table], tables[table][row]])
+    if source == "parquet":
+        for name, frame in tables.items():
+            frame.write_parquet(tmp_path / f"{name}.parquet", row_group_size=2)
+        kwargs: dict[str, Any] = {
+            name: pl.scan_parquet(tmp_path / f"{name}.parquet") for name in tables
+        }
+    else:
+        kwargs = dict(tables)
+    message = "an action is listed twice for one round in the policy table or the reward_model "
+    message += f"table (first: {first or 'round_id=1, position=1'}): keep one row per "
+    message += "(round_id, position, action)"
+    with pytest.raises(DuplicateError, match=re.escape(message)):
+        _run(frame_kind, _OUT_LOG, ["ips", "dr"], **kwargs)
+    # without the duplicate row: the estimates
+    clean = _run(frame_kind, _OUT_LOG, ["ips", "dr"], policy=_OUT_PI, reward_model=_OUT_Q)
+    assert clean["ips"].item() == (1.0 + 0.0 + 0.0 + 1.0) / 4

@@ -139,6 +139,7 @@ _P_DUP = f"{INTERNAL}p_dup"
 _Q_DUP = f"{INTERNAL}q_dup"
 _PQ = f"{INTERNAL}pq"
 _PAIRED = f"{INTERNAL}paired"
+_TWICE = f"{INTERNAL}twice"
 #: The fixed point's unit (:func:`~polars_irmetrics.metrics.scope.fixed_sum`).
 _SCALE = 2.0**64
 
@@ -770,6 +771,13 @@ def _rows(
             _q_codes(q, in_p & (prob > 0)).max().alias(_QCODE),
         ]
     rows = columns.with_row_index(_ROW).join(table, on=keys, how="left").group_by(_ROW).agg(aggs)
+    if table.collect_schema()[_ACT].is_integer():
+        # an integer outside 0 to 63 listed twice: read from those rows alone (Parquet's
+        # statistics skip every row group without one), each round found marked
+        tables = [policy, *([reward_model] if reward_model is not None else [])]
+        twice = _twice_outside(tables, _ids(keys, action, schema), action)
+        dup = (pl.col(_DUP) | pl.col(_TWICE).fill_null(False)).alias(_DUP)
+        rows = rows.join(twice, on=keys, how="left").with_columns(dup).drop(_TWICE)
     if not model:
         return rows
     # numpy's average(q_hat, weights=prob), as obp: the same two sums, divided once
@@ -812,28 +820,53 @@ _BITS = 64
 
 def _listed_twice(act: pl.Expr, dtype: pl.DataType) -> pl.Expr:
     """Group context: whether the rows list an action twice (a null action, the one row
-    of a log row whose round no table lists, is none).
+    of a log row whose round no table lists, is none); for integer actions, only those
+    from 0 to 63 (the others: :func:`_twice_outside`).
 
     ``n_unique`` keeps a set of values per group, the slowest aggregation of the plan.
     Integer actions from 0 to 63 are instead a bit each of a UInt64, OR-ed over the
     rows: an action listed twice sets its bit once, so the bits set are fewer than
-    the rows. Other integers (negative, or 64 and up) are told apart by ``n_unique``
-    of those rows alone (the rest as one null), text always.
+    the rows. Text is told apart by ``n_unique``.
 
     >>> frame = pl.DataFrame({"r": [1, 1, 2, 2, 3, 3, 4], "a": [0, 63, 5, 5, 64, 64, None]})
     >>> twice = _listed_twice(pl.col("a"), pl.Int64).alias("twice")
     >>> frame.group_by("r").agg(twice).sort("r")["twice"].to_list()
-    [False, True, True, False]
+    [False, True, False, False]
     """
     if not dtype.is_integer():
         return pl.len() > act.n_unique()
     small = act.is_between(0, _BITS - 1).fill_null(False)
-    other = act.is_not_null() & ~small
     bit = pl.lit(2, pl.UInt64).pow(act.cast(pl.UInt32, strict=False))
     bits = pl.when(small).then(bit).otherwise(pl.lit(0, pl.UInt64)).bitwise_or()
-    twice_small = bits.bitwise_count_ones() < small.sum()
-    others = pl.when(other).then(act).n_unique() - (~other).any().cast(pl.UInt32)
-    return twice_small | (others < other.sum())
+    return bits.bitwise_count_ones() < small.sum()
+
+
+def _twice_outside(tables: list[pl.LazyFrame], ids: list[pl.Expr], action: str) -> pl.LazyFrame:
+    """The rounds (and positions: ``ids``, the key columns and the action as the rows
+    read them, :func:`_ids`) for which one of ``tables``
+    lists an integer action outside 0 to 63 twice, with :data:`_TWICE` true: what
+    :func:`_listed_twice` leaves, from those rows alone (a filter that Parquet's
+    statistics answer without reading a row group whose actions all lie in 0 to 63).
+
+    A table listing an action twice for a round gives the joined table (:func:`_table`)
+    two rows of it, and only then: the same rounds as ``n_unique`` over those rows.
+
+    >>> policy = pl.LazyFrame({"r": [1, 1, 2, 2, 3, 3], "a": [64, 64, 64, 65, 5, 5]})
+    >>> _twice_outside([policy], [pl.col("r"), pl.col("a")], "a").collect().rows()
+    [(1, True)]
+    """
+    outside = pl.col(action).is_not_null() & ~pl.col(action).is_between(0, _BITS - 1)
+    keys = [e.meta.output_name() for e in ids[:-1]]
+    listed = [
+        table.filter(outside)
+        .select(ids)
+        .group_by([*keys, action])
+        .agg(pl.len().alias(_TWICE))
+        .filter(pl.col(_TWICE) > 1)
+        .select(keys)
+        for table in tables
+    ]
+    return pl.concat(listed).unique().with_columns(pl.lit(True).alias(_TWICE))
 
 
 def _listed_rows(
