@@ -388,3 +388,71 @@ def test_an_action_outside_the_bits_listed_twice_by_position(
     # without the duplicate row: the estimates
     clean = _run(frame_kind, _OUT_LOG, ["ips", "dr"], policy=_OUT_PI, reward_model=_OUT_Q)
     assert clean["ips"].item() == (1.0 + 0.0 + 0.0 + 1.0) / 4
+
+
+def _outcome(log: pl.DataFrame, **tables: pl.DataFrame) -> list[str]:
+    """The estimates' reprs (NaN included), or the refusal's class and message."""
+    metrics = ["ips", "dm", "dr", "sndr", "switch_dr(tau=2)"]
+    try:
+        result = irm.evaluate(log, metrics, **tables)
+    except (DuplicateError, InvalidValueError, QuerySetError) as error:
+        return [type(error).__name__, str(error)]
+    assert isinstance(result, pl.DataFrame)
+    return [repr(value) for value in result.row(0)]
+
+
+_ODD_PROBS = st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.5, -0.1, float("nan")])
+_ODD_Q = st.sampled_from([0.0, 1.0, -2.5, 2.0**62, float("inf"), float("nan")])
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), rounds=st.integers(1, 3), actions=st.integers(1, 3))
+def test_the_long_form_refuses_and_estimates_as_the_lists_do(
+    data: st.DataObject, rounds: int, actions: int
+) -> None:
+    # the long form's checks come from one OR-ed byte of facts per round (and its sums
+    # from the joined rows); the list shape reads each list's items: the same refusal
+    # (class, first round, count) or the same estimates, whatever is wrong and where
+    one_hot = [[float(a == b) for a in range(actions)] for b in range(actions)]
+    probs = []
+    for _ in range(rounds):
+        # mostly a distribution, at times with one odd cell
+        cells = list(data.draw(st.sampled_from([[1.0 / actions] * actions, *one_hot])))
+        if data.draw(st.integers(0, 3)) == 0:
+            cells[data.draw(st.integers(0, actions - 1))] = data.draw(_ODD_PROBS)
+        probs.append(cells)
+    odd_q = st.one_of(st.just(0.5), _ODD_Q)
+    q_hat = [[data.draw(odd_q) for _ in range(actions)] for _ in range(rounds)]
+    logged = data.draw(st.lists(st.integers(0, actions - 1), min_size=rounds, max_size=rounds))
+    log = pl.DataFrame(
+        {
+            "round_id": range(rounds),
+            "action": logged,
+            "reward": [float(r % 2) for r in range(rounds)],
+            "pscore": [0.5] * rounds,
+        }
+    )
+    ids = {
+        "round_id": [r for r in range(rounds) for _ in range(actions)],
+        "action": [a for _ in range(rounds) for a in range(actions)],
+    }
+    long = _outcome(
+        log,
+        policy=pl.DataFrame({**ids, "prob": [p for row in probs for p in row]}),
+        reward_model=pl.DataFrame({**ids, "q_hat": [q for row in q_hat for q in row]}),
+    )
+    lists = _outcome(
+        log,
+        policy=pl.DataFrame({"round_id": range(rounds), "prob": probs}),
+        reward_model=pl.DataFrame({"round_id": range(rounds), "q_hat": q_hat}),
+    )
+    assert long == lists
+
+
+def test_a_nan_q_hat_where_the_policy_goes_is_missing_not_too_large() -> None:
+    # polars orders NaN above every number, so NaN >= 2**62: it is read as missing
+    policy = pl.DataFrame({"round_id": [0, 0], "action": [0, 1], "prob": [0.5, 0.5]})
+    model = policy.select("round_id", "action", q_hat=pl.Series([float("nan"), 1.0]))
+    log = pl.DataFrame({"round_id": [0], "action": [1], "reward": [1.0], "pscore": [0.5]})
+    with pytest.raises(QuerySetError, match=re.escape("has no 'q_hat' (or a null or NaN one)")):
+        irm.evaluate(log, ["dr"], policy=policy, reward_model=model)

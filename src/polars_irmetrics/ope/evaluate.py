@@ -140,6 +140,11 @@ _Q_DUP = f"{INTERNAL}q_dup"
 _PQ = f"{INTERNAL}pq"
 _PAIRED = f"{INTERNAL}paired"
 _TWICE = f"{INTERNAL}twice"
+_FACTS = f"{INTERNAL}facts"
+#: The bits of :data:`_FACTS` (:func:`_rows`): the policy lists the round; a probability
+#: outside [0, 1]; ``q_hat`` null or NaN, or too large, where the policy may go; a NaN
+#: term of the round's ``sum(prob * q_hat)``.
+_HAS_P, _P_BAD, _Q_NULL, _Q_HUGE, _PQ_NAN = 1, 2, 4, 8, 16
 #: The fixed point's unit (:func:`~polars_irmetrics.metrics.scope.fixed_sum`).
 _SCALE = 2.0**64
 
@@ -737,7 +742,11 @@ def _rows(
     One join and one ``group_by``: each log row is joined with its round's (and
     position's) rows of the policy and reward model table (:func:`_table`), and grouped
     back to one row per log row, the logged action's probability and ``q_hat`` read in
-    the same pass as the round's sums and checks.
+    the same pass as the round's sums and checks. Each aggregation of the 10 R joined
+    rows costs about as much as the join, so the round's yes/no facts (the policy lists
+    it; a probability out of range; ``q_hat`` missing or too large where the policy
+    goes; a NaN term of ``sum(prob * q_hat)``) are bits of one byte, OR-ed in one
+    reduction and read back after it.
     """
     schema = log.collect_schema()
     model = reward_model is not None
@@ -746,6 +755,12 @@ def _rows(
     prob = pl.col(_PROB)
     in_p = prob.is_not_null()  # a row of the policy's (a null probability is NaN)
     columns = log.select(*by, *_ids(keys, action, schema), options.reward, propensity)
+    # a round's yes/no facts, each a bit of one UInt8 OR-ed over its rows: one reduction
+    facts = [
+        (_HAS_P, in_p),
+        # prob outside [0, 1] (NaN included) is refused before the sum is read
+        (_P_BAD, in_p & ~prob.is_between(0.0, 1.0).fill_null(False)),
+    ]
     aggs = [
         # the logged action is read on the joined rows (``logged``), not after them
         *(
@@ -754,23 +769,54 @@ def _rows(
             if c != action or c in by
         ),
         pl.when(logged).then(prob).otherwise(0.0).sum().alias(_PI),
-        in_p.sum().cast(pl.Int64).alias(_N_P),
-        # prob outside [0, 1] (NaN included) is refused before the sum is read
         fixed_sum(prob).alias(_PSUM),
-        (in_p & ~prob.is_between(0.0, 1.0).fill_null(False)).any().alias(_PBAD),
         _listed_twice(pl.col(_ACT), table.collect_schema()[_ACT]).alias(_DUP),
+    ]
+    bit = pl.col(_FACTS)
+    read = [
+        (bit & _HAS_P != 0).cast(pl.Int64).alias(_N_P),  # 1 or 0: whether the policy has it
+        (bit & _P_BAD != 0).alias(_PBAD),
     ]
     if model:
         q = pl.col(_Q)
+        positive = in_p & (prob > 0)
+        facts += [
+            (_Q_NULL, positive & (q.is_null() | q.is_nan())),
+            # (NaN, which polars orders above every number, is missing: _q_codes)
+            (_Q_HUGE, positive & (q.abs() >= BOUND) & q.is_not_nan()),
+            # a NaN term of sum(prob * q_hat): its bounded sum's flag
+            (_PQ_NAN, (prob * q).is_nan().fill_null(False)),
+        ]
+        hi, lo, flag = bounded_columns(_EQ, prob * q, nan=bit & _PQ_NAN != 0)
         aggs += [
             # the logged action's row: one at most (a second is refused as a duplicate);
             # a reduction, which polars' streaming group_by runs faster than a filter
             pl.when(logged).then(q).max().alias(_Q),
             # bounded: q_hat below 2**62 (else refused) times probabilities adding to 1
-            *bounded_columns(_EQ, prob * q),
-            _q_codes(q, in_p & (prob > 0)).max().alias(_QCODE),
+            hi,
+            lo,
         ]
-    rows = columns.with_row_index(_ROW).join(table, on=keys, how="left").group_by(_ROW).agg(aggs)
+        # _q_codes' largest over the round: too large, else missing, else 0
+        read += [
+            flag,
+            pl.when(bit & _Q_HUGE != 0)
+            .then(pl.lit(_Q_TOO_LARGE, pl.Int8))
+            .when(bit & _Q_NULL != 0)
+            .then(pl.lit(_Q_MISSING, pl.Int8))
+            .otherwise(pl.lit(0, pl.Int8))
+            .alias(_QCODE),
+        ]
+    zero = pl.lit(0, pl.UInt8)
+    aggs.append(
+        pl.sum_horizontal(
+            pl.when(fact).then(pl.lit(value, pl.UInt8)).otherwise(zero) for value, fact in facts
+        )
+        .cast(pl.UInt8)
+        .bitwise_or()
+        .alias(_FACTS)
+    )
+    joined = columns.with_row_index(_ROW).join(table, on=keys, how="left")
+    rows = joined.group_by(_ROW).agg(aggs).with_columns(read).drop(_FACTS)
     if table.collect_schema()[_ACT].is_integer():
         # an integer outside 0 to 63 listed twice: read from those rows alone (Parquet's
         # statistics skip every row group without one), each round found marked

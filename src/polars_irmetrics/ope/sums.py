@@ -217,7 +217,7 @@ def exact_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
 BOUND = 2.0**62
 
 
-def bounded_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
+def bounded_columns(name: str, value: pl.Expr, *, nan: pl.Expr | None = None) -> list[pl.Expr]:
     """:func:`exact_columns` of terms whose total is known to stay below :data:`BOUND`
     in magnitude, each term too: each term's units of 2**-64 (below 2**126) added in
     one Int128 sum, the whole numbers' column 0. The same integer total, so the same
@@ -225,7 +225,8 @@ def bounded_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
 
     The caller refuses the inputs that break the bound (the off-policy plan: a policy's
     probabilities, in [0, 1] and adding up to 1, times ``q_hat`` below :data:`BOUND`);
-    a NaN term makes the sum NaN, as there.
+    a NaN term makes the sum NaN, as there: the flag reads the float sum, or ``nan``
+    where given (whether a term is NaN, known without a reduction of its own).
 
     >>> frame = pl.DataFrame({"v": [0.1, 0.2, 2.0**40 + 0.3]})
     >>> def total(columns):
@@ -233,11 +234,12 @@ def bounded_columns(name: str, value: pl.Expr) -> list[pl.Expr]:
     >>> total(bounded_columns("x", pl.col("v"))) == total(exact_columns("x", pl.col("v")))
     True
     """
+    # NaN exactly where a term is: the terms stay below 2**62 (an infinity is refused)
+    some_nan = value.cast(pl.Float64).sum().is_nan() if nan is None else nan
     return [
         pl.lit(0, pl.Int128).alias(_hi(name)),
         _units(value).sum().alias(_lo(name)),
-        # NaN exactly where a term is: the terms stay below 2**62 (an infinity is refused)
-        _flag(pl.lit(False), value.cast(pl.Float64).sum().is_nan()).alias(_bad(name)),
+        _flag(pl.lit(False), some_nan).alias(_bad(name)),
     ]
 
 
