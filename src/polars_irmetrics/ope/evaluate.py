@@ -888,11 +888,11 @@ def _listed_twice(act: pl.Expr, dtype: pl.DataType) -> pl.Expr:
 
 
 def _twice_outside(tables: list[pl.LazyFrame], ids: list[pl.Expr], action: str) -> pl.LazyFrame:
-    """The rounds (and positions: ``ids``, the key columns and the action as the rows
-    read them, :func:`_ids`) for which one of ``tables``
-    lists an integer action outside 0 to 63 twice, with :data:`_TWICE` true: what
-    :func:`_listed_twice` leaves, from those rows alone (a filter that Parquet's
-    statistics answer without reading a row group whose actions all lie in 0 to 63).
+    """The rounds (and positions) for which one of ``tables`` lists an integer action
+    outside 0 to 63 twice, with :data:`_TWICE` true: what :func:`_listed_twice` leaves,
+    from those rows alone (a filter that Parquet's statistics answer without reading a
+    row group whose actions all lie in 0 to 63). ``ids``: the key columns and the
+    action as the rows read them (:func:`_ids`).
 
     A table listing an action twice for a round gives the joined table (:func:`_table`)
     two rows of it, and only then: the same rounds as ``n_unique`` over those rows.

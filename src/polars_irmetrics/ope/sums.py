@@ -225,8 +225,10 @@ def bounded_columns(name: str, value: pl.Expr, *, nan: pl.Expr | None = None) ->
 
     The caller refuses the inputs that break the bound (the off-policy plan: a policy's
     probabilities, in [0, 1] and adding up to 1, times ``q_hat`` below :data:`BOUND`);
-    a NaN term makes the sum NaN, as there: the flag reads the float sum, or ``nan``
-    where given (whether a term is NaN, known without a reduction of its own).
+    a NaN term makes the sum NaN, as there: the flag reads the terms' float sum, or
+    ``nan`` where given, an expression of the aggregated frame telling whether a term
+    is NaN (the flag is then computed after the aggregation, where the caller puts it:
+    the off-policy rows read it from a byte of facts OR-ed over each round's rows).
 
     >>> frame = pl.DataFrame({"v": [0.1, 0.2, 2.0**40 + 0.3]})
     >>> def total(columns):
