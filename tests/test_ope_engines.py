@@ -272,7 +272,7 @@ def _engine(name: str, request: pytest.FixtureRequest) -> tuple[Any, Any]:
         import polars_irmetrics.spark as irm_spark
 
         session = request.getfixturevalue("spark")
-        return irm_spark.evaluate, lambda f: session.createDataFrame(f.to_pandas())
+        return irm_spark.evaluate, lambda f: session.createDataFrame(_pandas(f))
     request.getfixturevalue("client")
     import dask.dataframe as dd
 
@@ -281,7 +281,16 @@ def _engine(name: str, request: pytest.FixtureRequest) -> tuple[Any, Any]:
     def run(*args: Any, **kw: Any) -> Any:
         return irm_dask.evaluate(*args, **kw).compute()
 
-    return run, lambda f: dd.from_pandas(f.to_pandas(), npartitions=2)
+    return run, lambda f: dd.from_pandas(_pandas(f), npartitions=2)
+
+
+def _pandas(frame: pl.DataFrame) -> Any:
+    """``frame`` in pandas, an integer column with nulls as pandas' nullable ``Int64``
+    (not float64 with NaN, which the engines would read as a float id)."""
+    nullable = {
+        c: "Int64" for c, s in frame.to_dict().items() if s.dtype.is_integer() and s.has_nulls()
+    }
+    return frame.to_pandas().astype(nullable)
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
@@ -319,15 +328,28 @@ def test_a_huge_q_hat_is_refused_as_one_plan(engine: str, request: pytest.Fixtur
         "magnitude for an action the policy may take (first: round_id=150, 2 log row(s) "
         "in all)"
     )
+    _dr_refused(engine, request, tables["log"], tables["policy"], huge, InvalidValueError, message)
+
+
+def _dr_refused(
+    engine: str,
+    request: pytest.FixtureRequest,
+    log: pl.DataFrame,
+    policy: pl.DataFrame,
+    model: pl.DataFrame,
+    error: type[Exception],
+    message: str,
+) -> None:
+    """``dr`` over the three tables in buckets or on Spark or Dask raises ``error``."""
     if engine == "buckets":
         run = partial(irm.evaluate, buckets=3)
-        log, policy, model = tables["log"], tables["policy"], huge
+        frames = (log, policy, model)
     else:
         evaluate, frame = _engine(engine, request)
         run = partial(evaluate, partitions=3)
-        log, policy, model = frame(tables["log"]), frame(tables["policy"]), frame(huge)
-    with pytest.raises(InvalidValueError, match=re.escape(message)):
-        run(log, ["dr"], policy=policy, reward_model=model)
+        frames = (frame(log), frame(policy), frame(model))
+    with pytest.raises(error, match=re.escape(message)):
+        run(frames[0], ["dr"], policy=frames[1], reward_model=frames[2])
 
 
 @pytest.mark.parametrize("engine", ["buckets", "spark", "dask"])
@@ -346,15 +368,25 @@ def test_an_action_outside_the_bits_listed_twice_as_one_plan(
         "an action is listed twice for one round in the policy table or the reward_model "
         "table (first: round_id=150): keep one row per (round_id, action)"
     )
-    if engine == "buckets":
-        run = partial(irm.evaluate, buckets=3)
-        log, policy = tables["log"], tables["policy"]
-    else:
-        evaluate, frame = _engine(engine, request)
-        run = partial(evaluate, partitions=3)
-        log, policy, model = frame(tables["log"]), frame(tables["policy"]), frame(model)
-    with pytest.raises(DuplicateError, match=re.escape(message)):
-        run(log, ["dr"], policy=policy, reward_model=model)
+    _dr_refused(engine, request, tables["log"], tables["policy"], model, DuplicateError, message)
+
+
+@pytest.mark.parametrize("engine", ["buckets", "spark", "dask"])
+def test_a_policy_row_without_an_action_is_refused_as_one_plan(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    tables = _bandit("bandit_binary_s0")
+    policy = tables["policy"].with_columns(
+        action=pl.when((pl.col("round_id") == 150) & (pl.col("action") == 0))
+        .then(None)
+        .otherwise("action")
+    )
+    message = (
+        "the policy table or the reward_model table has a row with a null 'action' "
+        "(first: round_id=150, 1 log row(s) in all)"
+    )
+    model = tables["reward_model"]
+    _dr_refused(engine, request, tables["log"], policy, model, InvalidValueError, message)
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])

@@ -456,3 +456,32 @@ def test_a_nan_q_hat_where_the_policy_goes_is_missing_not_too_large() -> None:
     log = pl.DataFrame({"round_id": [0], "action": [1], "reward": [1.0], "pscore": [0.5]})
     with pytest.raises(QuerySetError, match=re.escape("has no 'q_hat' (or a null or NaN one)")):
         irm.evaluate(log, ["dr"], policy=policy, reward_model=model)
+
+
+@pytest.mark.parametrize("table", ["policy", "reward_model"])
+def test_a_table_row_without_an_action_is_refused(frame_kind: str, table: str) -> None:
+    # before, a policy row with a null action counted in its round's sum (0.5 + 0.5 = 1)
+    # and was never logged: ips read 1.0 from half the policy, with a support warning
+    # naming "None"; the reward model's was dropped unseen
+    policy = pl.DataFrame(
+        {"round_id": [0, 0, 1, 1], "action": [None, 1, 0, 1], "prob": [0.5] * 4},
+        schema={"round_id": pl.Int64, "action": pl.Int64, "prob": pl.Float64},
+    )
+    model = policy.select("round_id", "action", q_hat=pl.lit(0.5))
+    if table == "reward_model":  # the policy complete, the model's first row unnamed
+        policy = policy.with_columns(action=pl.Series([0, 1, 0, 1]))
+    log = pl.DataFrame(
+        {"round_id": [0, 1], "action": [1, 0], "reward": [1.0, 0.0], "pscore": [0.5, 0.5]}
+    )
+    tables = "the policy table or the reward_model table"
+    message = (
+        f"{tables} has a row with a null 'action' (first: round_id=0, 1 log row(s) in all): "
+        "each row gives the probability (or q_hat) of one action; drop those rows, e.g. "
+        ".drop_nulls('action'), or name their action"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        _run(frame_kind, log, ["ips", "dr"], policy=policy, reward_model=model)
+    if table == "policy":  # without a reward model, the policy alone is named
+        alone = message.replace(tables, "the policy table")
+        with pytest.raises(InvalidValueError, match=re.escape(alone)):
+            _run(frame_kind, log, ["ips"], policy=policy)

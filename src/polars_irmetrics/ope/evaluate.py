@@ -143,8 +143,10 @@ _TWICE = f"{INTERNAL}twice"
 _FACTS = f"{INTERNAL}facts"
 #: The bits of :data:`_FACTS` (:func:`_rows`): the policy lists the round; a probability
 #: outside [0, 1]; ``q_hat`` null or NaN, or too large, where the policy may go; a NaN
-#: term of the round's ``sum(prob * q_hat)``.
-_HAS_P, _P_BAD, _Q_NULL, _Q_HUGE, _PQ_NAN = 1, 2, 4, 8, 16
+#: term of the round's ``sum(prob * q_hat)``; a table's row without an action.
+_HAS_P, _P_BAD, _Q_NULL, _Q_HUGE, _PQ_NAN, _ACT_NULL = 1, 2, 4, 8, 16, 32
+#: A row of the policy (or reward model) with a null action: refused.
+_NULL_ACT = f"{INTERNAL}null_act"
 #: The fixed point's unit (:func:`~polars_irmetrics.metrics.scope.fixed_sum`).
 _SCALE = 2.0**64
 
@@ -776,7 +778,12 @@ def _rows(
     read = [
         (bit & _HAS_P != 0).cast(pl.Int64).alias(_N_P),  # 1 or 0: whether the policy has it
         (bit & _P_BAD != 0).alias(_PBAD),
+        (bit & _ACT_NULL != 0).alias(_NULL_ACT),
     ]
+    # a row of a table (not the one null row of a log row no table matches) without an
+    # action: its probability would count in the round's sum, and never as logged
+    from_table = in_p | pl.col(_Q).is_not_null() if model else in_p
+    facts.append((_ACT_NULL, pl.col(_ACT).is_null() & from_table))
     if model:
         q = pl.col(_Q)
         positive = in_p & (prob > 0)
@@ -1104,6 +1111,19 @@ def _checks(
             "gives a probability to every action it may take, as many rows as actions",
         ),
     ]
+    if not listed:  # the lists' actions are their indexes
+        tables = "the policy table" + (" or the reward_model table" if model else "")
+        checks.insert(
+            4,
+            Check(
+                "null_action",
+                pl.col(_NULL_ACT).fill_null(False),
+                InvalidValueError,
+                f"{tables} has a row with a null {{action!r}} (first: {{first}}, {{n}} log "
+                "row(s) in all): each row gives the probability (or q_hat) of one action; "
+                "drop those rows, e.g. .drop_nulls({action!r}), or name their action",
+            ),
+        )
     if listed:  # before the sums: a list too short does not sum to 1 either
         model_lists = " and 'q_hat' of the reward_model table" if model else ""
         checks[3:3] = [
