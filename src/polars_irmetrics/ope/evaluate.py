@@ -144,6 +144,7 @@ _FACTS = f"{INTERNAL}facts"
 #: The bits of :data:`_FACTS` (:func:`_rows`): the policy lists the round; a probability
 #: outside [0, 1]; ``q_hat`` null or NaN, or too large, where the policy may go; a NaN
 #: term of the round's ``sum(prob * q_hat)``; a table's row without an action.
+#: (_Q_NULL and _Q_HUGE are :func:`_q_codes`' 1 and 2 times 4.)
 _HAS_P, _P_BAD, _Q_NULL, _Q_HUGE, _PQ_NAN, _ACT_NULL = 1, 2, 4, 8, 16, 32
 #: A row of the policy (or reward model) with a null action: refused.
 _NULL_ACT = f"{INTERNAL}null_act"
@@ -757,11 +758,12 @@ def _rows(
     prob = pl.col(_PROB)
     in_p = prob.is_not_null()  # a row of the policy's (a null probability is NaN)
     columns = log.select(*by, *_ids(keys, action, schema), options.reward, propensity)
+    act_dtype = table.collect_schema()[_ACT]
     # a round's yes/no facts, each a bit of one UInt8 OR-ed over its rows: one reduction
     facts = [
-        (_HAS_P, in_p),
+        _bit(_HAS_P, in_p),
         # prob outside [0, 1] (NaN included) is refused before the sum is read
-        (_P_BAD, in_p & ~prob.is_between(0.0, 1.0).fill_null(False)),
+        _bit(_P_BAD, in_p & ~prob.is_between(0.0, 1.0).fill_null(False)),
     ]
     aggs = [
         # the logged action is read on the joined rows (``logged``), not after them
@@ -772,7 +774,7 @@ def _rows(
         ),
         pl.when(logged).then(prob).otherwise(0.0).sum().alias(_PI),
         fixed_sum(prob).alias(_PSUM),
-        _listed_twice(pl.col(_ACT), table.collect_schema()[_ACT]).alias(_DUP),
+        _listed_twice(pl.col(_ACT), act_dtype).alias(_DUP),
     ]
     bit = pl.col(_FACTS)
     read = [
@@ -783,16 +785,14 @@ def _rows(
     # a row of a table (not the one null row of a log row no table matches) without an
     # action: its probability would count in the round's sum, and never as logged
     from_table = in_p | pl.col(_Q).is_not_null() if model else in_p
-    facts.append((_ACT_NULL, pl.col(_ACT).is_null() & from_table))
+    facts.append(_bit(_ACT_NULL, pl.col(_ACT).is_null() & from_table))
     if model:
         q = pl.col(_Q)
-        positive = in_p & (prob > 0)
         facts += [
-            (_Q_NULL, positive & (q.is_null() | q.is_nan())),
-            # (NaN, which polars orders above every number, is missing: _q_codes)
-            (_Q_HUGE, positive & (q.abs() >= BOUND) & q.is_not_nan()),
+            # each row's _q_codes (1 missing, 2 too large) as the bits _Q_NULL, _Q_HUGE
+            _q_codes(q, in_p & (prob > 0)).cast(pl.UInt8) * _Q_NULL,
             # a NaN term of sum(prob * q_hat): its bounded sum's flag
-            (_PQ_NAN, (prob * q).is_nan().fill_null(False)),
+            _bit(_PQ_NAN, (prob * q).is_nan().fill_null(False)),
         ]
         hi, lo, flag = bounded_columns(_EQ, prob * q, nan=bit & _PQ_NAN != 0)
         aggs += [
@@ -813,18 +813,10 @@ def _rows(
             .otherwise(pl.lit(0, pl.Int8))
             .alias(_QCODE),
         ]
-    zero = pl.lit(0, pl.UInt8)
-    aggs.append(
-        pl.sum_horizontal(
-            pl.when(fact).then(pl.lit(value, pl.UInt8)).otherwise(zero) for value, fact in facts
-        )
-        .cast(pl.UInt8)
-        .bitwise_or()
-        .alias(_FACTS)
-    )
+    aggs.append(pl.sum_horizontal(facts).cast(pl.UInt8).bitwise_or().alias(_FACTS))
     joined = columns.with_row_index(_ROW).join(table, on=keys, how="left")
     rows = joined.group_by(_ROW).agg(aggs).with_columns(read).drop(_FACTS)
-    if table.collect_schema()[_ACT].is_integer():
+    if act_dtype.is_integer():
         # an integer outside 0 to 63 listed twice: read from those rows alone (Parquet's
         # statistics skip every row group without one), each round found marked
         tables = [policy, *([reward_model] if reward_model is not None else [])]
@@ -837,8 +829,13 @@ def _rows(
     return with_exact_totals(rows, [_EQ]).with_columns((pl.col(_EQ) / pl.col(_PSUM)).alias(_DM))
 
 
-#: The codes of :func:`_q_codes`.
+#: The codes of :func:`_q_codes` (times :data:`_Q_NULL`, its bits of :data:`_FACTS`).
 _Q_MISSING, _Q_TOO_LARGE = 1, 2
+
+
+def _bit(value: int, fact: pl.Expr) -> pl.Expr:
+    """Per row: ``value`` (a bit of :data:`_FACTS`, UInt8) where ``fact`` holds, else 0."""
+    return pl.when(fact).then(pl.lit(value, pl.UInt8)).otherwise(pl.lit(0, pl.UInt8))
 
 
 def _q_codes(q: pl.Expr, read: pl.Expr) -> pl.Expr:
