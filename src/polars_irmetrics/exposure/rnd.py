@@ -142,16 +142,25 @@ def segregation_values(
     mean over the query's sampled rankings (NaN where undefined: 10 or fewer
     documents, or none or every one protected).
 
-    ``ordered``: ``query_id, __s, doc_id, __pos`` (0-based positions), sorted by
-    ranking and position.
+    ``ordered``: ``query_id, __s, doc_id, __pos`` (0-based positions), in any row
+    order: the protected documents are counted per block of positions from their own
+    rows, and the blocks of each ranking come from its length.
     """
     keys = [query_id, _S]
+    # each document's groups, with its position (a document in several groups: a row each)
     members = (
-        ordered.select(*keys, doc_id)
+        ordered.select(*keys, doc_id, _POS)
         .join(groups.select(doc_id, pl.col("group").cast(pl.String).alias(_G)), on=doc_id)
         .cache()
     )
-    rankings = ordered.select(keys).unique()
+    # each ranking's length N; the cut-offs i = 10, 20, ... <= N (its full blocks)
+    sizes = ordered.group_by(keys).agg(pl.len().alias("__l")).cache()
+    rankings = sizes.select(keys)
+    full = (
+        sizes.filter(pl.col("__l") >= CUT)
+        .select(*keys, "__l", pl.int_ranges(0, pl.col("__l") // CUT).alias("__b"))
+        .explode("__b")
+    )
     by_protected: dict[str | None, Requests] = {}
     for label, request in requests:
         value = dict(request.options)["protected"]
@@ -170,32 +179,29 @@ def segregation_values(
         else:
             chosen = rankings.with_columns(pl.lit(protected).alias(_G))
         # one group per ranking, a (document, group) pair once in groups=: each
-        # document of a ranking at most once (a ranking listing one twice is refused)
-        flags = (
-            members.join(chosen, on=[*keys, _G], how="semi")
-            .select(*keys, doc_id)
-            .with_columns(pl.lit(1.0).alias("__in"))
-        )
-        # the protected documents counted per block of CUT positions (block b holds
+        # document of a ranking at most once (a ranking listing one twice is refused).
+        # The protected documents counted per block of CUT positions (block b holds
         # positions b*CUT .. b*CUT+CUT-1): k_i at the cut-off i = (b+1)*CUT is the running
-        # sum of the blocks' counts, a cut-off at most N where the block is full; counts
-        # of 0/1 are whole numbers, so these sums are exact in any order
-        blocks = (
-            ordered.join(flags, on=[*keys, doc_id], how="left")
+        # sum of the full blocks' counts (a block without one counts 0), P the count over
+        # the whole ranking; counts are whole numbers, so these sums are exact in any order
+        counts = (
+            members.join(chosen, on=[*keys, _G], how="semi")
             .group_by(*keys, (pl.col(_POS) // CUT).alias("__b"))
-            .agg(
-                pl.col("__in").fill_null(0.0).sum().alias("__c"),
-                pl.len().alias("__l"),
-            )
+            .agg(pl.len().cast(pl.Float64).alias("__c"))
+            .cache()
+        )
+        protected_n = counts.group_by(keys).agg(pl.col("__c").sum().alias(_P))
+        marked = (
+            full.join(counts, on=[*keys, "__b"], how="left")
+            .join(protected_n, on=keys, how="left")
+            .with_columns(pl.col("__c", _P).fill_null(0.0))
             .sort([*keys, "__b"])
             .with_columns(
                 ((pl.col("__b") + 1) * CUT).cast(pl.Float64).alias(_I),
                 pl.col("__c").cum_sum().over(keys).alias(_K),
-                pl.col("__l").sum().over(keys).cast(pl.Float64).alias(_N),
-                pl.col("__c").sum().over(keys).alias(_P),
+                pl.col("__l").cast(pl.Float64).alias(_N),
             )
         )
-        marked = blocks.filter(pl.col("__l") == CUT)
         i, n, p = pl.col(_I), pl.col(_N), pl.col(_P)
         low = pl.max_horizontal(pl.lit(0.0), i - (n - p))
         high = pl.min_horizontal(i, p)
@@ -223,8 +229,8 @@ def segregation_values(
         # not beside the sums above: a wider aggregation there changed rnd's and rkl's
         # last bits)
         defined = (pl.col(_P) > 0) & (pl.col(_P) < pl.col(_N))
-        sizes = [n.first(), p.first()] if "rrd" in asked else []
-        edges = marked.group_by(keys).agg(defined.all().alias("__ok"), *sizes)
+        first_sizes = [n.first(), p.first()] if "rrd" in asked else []
+        edges = marked.group_by(keys).agg(defined.all().alias("__ok"), *first_sizes)
         if "rrd" in asked:  # the maximum over rankings: one Z per (N, P)
             normalisers = (
                 edges.select(_N, _P)
