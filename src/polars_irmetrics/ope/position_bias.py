@@ -63,16 +63,21 @@ interventional sets are polars group-bys and a self-join on (query, document).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import polars as pl
-from scipy.optimize import minimize
 
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
+from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.validate import check_numeric, require_columns
 from polars_irmetrics.metrics.scope import exact_sum
+
+if TYPE_CHECKING:
+    from scipy import optimize
+else:
+    optimize = LazyModule("scipy.optimize")  # imported at the first fit (import time)
 
 __all__ = ["position_bias"]
 
@@ -620,7 +625,7 @@ def _all_pairs(pairs: pl.DataFrame, everywhere: list[int], ranker: str) -> np.nd
         return float(value), grad
 
     bounds = [(_LOW, 0.0)] * n_k + [(_LOW, _HIGH_R)] * n_u
-    fit = minimize(
+    fit = optimize.minimize(
         objective,
         x0,
         jac=True,
