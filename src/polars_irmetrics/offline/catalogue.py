@@ -30,6 +30,7 @@ from polars_irmetrics.metrics.rectools import (
     kotkov_gain,
 )
 from polars_irmetrics.metrics.registry import MetricRequest, get_metric, means
+from polars_irmetrics.metrics.scope import exact_sum
 from polars_irmetrics.offline.coverage import CoverageSink
 from polars_irmetrics.offline.elliot import build_elliot_plan
 from polars_irmetrics.offline.mad import build_mad_plan
@@ -345,7 +346,10 @@ def _kotkov(
     request (its column, the request), the mean over the rows ranked ``<= k`` of
     :func:`~polars_irmetrics.metrics.rectools.kotkov_gain`, null where no row is; and
     ``_LISTED``. The row's rank: ``rank``, or by score the position (score descending,
-    ties broken by the document id descending compared as text, as the plan orders)."""
+    ties broken by the document id descending compared as text, as the plan orders).
+    Only the rows within the largest ``k`` are joined with the judgments and the
+    popularity; each mean's sum is exact (fixed point: the same bits in any row order,
+    which the joins leave open)."""
     doc = options.doc_id
     names = run.collect_schema().names()
     by_rank = options.rank in names and options.order != "score"
@@ -361,6 +365,10 @@ def _kotkov(
     rows = run.select(*on, doc, position.alias(_POSITION)).with_columns(
         pl.col(c).cast(schema[c]) for c in on
     )
+    queries = rows.select(on).unique()  # every query of the run, its rows within k or not
+    cuts = [math.inf if request.k is None else float(request.k) for _, request in wanted]
+    if math.isfinite(max(cuts)):
+        rows = rows.filter(pl.col(_POSITION) <= max(cuts))
     level = options.relevance_level
     judged = [c for c in on if c in qrels.collect_schema().names()]
     hits = (
@@ -381,14 +389,16 @@ def _kotkov(
         .join(catalogue, how="cross")
     )
     values = []
-    for column, request in wanted:
-        k = math.inf if request.k is None else float(request.k)
+    for (column, request), k in zip(wanted, cuts, strict=True):
         given = dict(request.options)["n_items"]
         n = pl.col(_CATALOGUE) if given is None else pl.lit(float(given))
         within = pl.col(_POSITION) <= k
         gain = kotkov_gain(pl.col(_POSITION), pl.col(_POPULAR), n)
         relevant = pl.col(_RELEVANT).fill_null(False)
-        total = pl.when(relevant).then(gain).otherwise(0.0).filter(within).sum()
+        total = exact_sum(pl.when(relevant & within).then(gain).otherwise(0.0))
         listed = within.sum()
         values.append(pl.when(listed > 0).then(total / listed).alias(column))
-    return rows.group_by(on).agg(*values, pl.lit(True).alias(_LISTED))
+    per_query = rows.group_by(on).agg(*values)
+    return queries.join(per_query, on=on, how="left", nulls_equal=True).with_columns(
+        pl.lit(True).alias(_LISTED)
+    )
