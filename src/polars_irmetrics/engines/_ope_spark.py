@@ -38,6 +38,7 @@ from polars_irmetrics.engines._ope import (
 )
 from polars_irmetrics.engines._partition import PART, arrow_schema, as_polars_frame
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying
+from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 
@@ -90,7 +91,8 @@ def ope_frame(
             F.lit(side).alias(_SIDE),
         )
         both = tagged if both is None else both.unionByName(tagged, allowMissingColumns=True)
-    assert both is not None  # the log is always there
+    if both is None:  # the log is always there: evaluate() takes it first
+        raise InvalidValueError("the off-policy estimators read a log: pass it as the table")
     parts_schema = spark_schema(job.part_schema, job.by)
     inner = parts_schema.names
 

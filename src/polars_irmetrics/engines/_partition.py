@@ -30,7 +30,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, NoReturn, Protocol
+from typing import TYPE_CHECKING, ClassVar, NoReturn, Protocol, cast
 
 import polars as pl
 import pyarrow as pa
@@ -494,9 +494,7 @@ def _empty(schema: pa.Schema) -> pl.DataFrame:
 def as_polars_frame(table: pa.Table) -> pl.DataFrame:
     """An Arrow table as a polars DataFrame (typed as one: a Table always converts to a
     DataFrame, where ``pl.from_arrow`` is typed for a Series too)."""
-    frame = pl.from_arrow(table)
-    assert isinstance(frame, pl.DataFrame)  # a Table always converts to a DataFrame
-    return frame
+    return cast(pl.DataFrame, pl.from_arrow(table))
 
 
 def _frame(table: pa.Table) -> pl.DataFrame:

@@ -155,7 +155,10 @@ def prepare_ps(
         options,
         caller=caller,
     ).collect_schema()
-    assert empty_qrels is not None  # the plan above refuses the metrics without qrels
+    if empty_qrels is None:  # refused by the plan above first, with the metric's name
+        raise MetricParameterError(
+            "the propensity-scored metrics read the judgments: pass qrels=..."
+        )
     plan = prepare_propensity(empty_run, requests, empty_qrels, table.lazy(), options)
     return PsJob(
         metrics=given,

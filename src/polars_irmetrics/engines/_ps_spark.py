@@ -22,6 +22,7 @@ from pyspark.sql.types import StructType
 
 from polars_irmetrics.engines._ps import prepare_ps, ps_finish, ps_part
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
+from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 
 __all__ = ["ps_frame"]
@@ -54,7 +55,10 @@ def ps_frame(
     )
     query_id = job.options.query_id
     parts_schema = spark_schema(job.part_schema, (query_id,))
-    assert qrels is not None  # prepare_ps refuses the metrics without judgments
+    if qrels is None:  # refused by prepare_ps first, with the metric's name
+        raise MetricParameterError(
+            "the propensity-scored metrics read the judgments: pass qrels=..."
+        )
 
     def evaluate(runs: pa.Table, judged: pa.Table | None) -> pa.Table:
         return carrying(ps_part, job, runs, judged)

@@ -38,6 +38,7 @@ from polars_irmetrics.engines._recsys import (
     prepare_counts,
     prepare_elliot,
 )
+from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.offline.coverage import Coverage
 
@@ -94,7 +95,8 @@ def elliot_frame(
         options,
         "polars_irmetrics.dask.evaluate",
     )
-    assert qrels is not None  # prepare_elliot refuses the metrics without judgments
+    if qrels is None:  # refused by prepare_elliot first, with the metric's name
+        raise MetricParameterError("Elliot's metrics read the test interactions: pass qrels=...")
     user = job.options.query_id
     runs = _shuffled(run[list(job.run_schema)], user, count, tag)
     judged = _shuffled(qrels[list(job.qrels_schema)], user, count, tag)

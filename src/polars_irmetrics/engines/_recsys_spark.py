@@ -36,6 +36,7 @@ from polars_irmetrics.engines._recsys import (
 )
 from polars_irmetrics.engines._spark_coverage import Parts, into, task_key
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
+from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 
 __all__ = ["counts_frame", "elliot_frame"]
@@ -109,7 +110,8 @@ def elliot_frame(
         options,
         "polars_irmetrics.spark.evaluate",
     )
-    assert qrels is not None  # prepare_elliot refuses the metrics without judgments
+    if qrels is None:  # refused by prepare_elliot first, with the metric's name
+        raise MetricParameterError("Elliot's metrics read the test interactions: pass qrels=...")
 
     def evaluate(runs: pa.Table, judged: pa.Table | None) -> pa.Table:
         sink = into(parts, task_key("elliot"))

@@ -166,7 +166,8 @@ def fit_fusion(
         table = _map_table(hits, judged, gathered.names, q, d, relevance, relevance_level)
     else:
         if name == "probfuse":
-            assert n_segments is not None
+            if n_segments is None:  # refused above, before any table is read
+                raise MetricParameterError("probfuse needs the parameter n_segments")
             size = (pl.col(LEN) / n_segments).ceil().cast(pl.Int64)
             seg = (pl.col(POS) - 1) // size
             sizes = None
