@@ -479,15 +479,21 @@ def _model_values(
     )
     # the run: exposure per position, averaged over the query's samples
     exposure = _power(patience, pl.col(_POS))
-    if browsing == "geometric":
+    scored = ranked
+    if browsing == "geometric":  # the relevant documents above each row, a column of
+        # its own (inside _power's expression polars computed it once per bit): the
+        # running count of the rows before it less that before its ranking's first row
+        # (position 0; the rankings are whole and in order, as _positions reads them)
         relevant_flag = pl.col(_REL).is_not_null().cast(pl.Int64)
-        above = relevant_flag.cum_sum().over(query_id, _S) - relevant_flag
-        exposure = exposure * _power(1.0 - UTILITY, above)
-    scored = ranked.with_columns(exposure.alias(_E))
-    if sampled:
+        before = relevant_flag.cum_sum() - relevant_flag
+        above = before - pl.when(pl.col(_POS) == 0).then(before).forward_fill()
+        scored = scored.with_columns(above.alias("__above"))
+        exposure = exposure * _power(1.0 - UTILITY, pl.col("__above"))
+    if sampled:  # the query's samples, counted before any row is left out
         scored = scored.with_columns(pl.col(_S).n_unique().over(query_id).alias("n"))
     if groups is not None:  # only the relevant documents' exposure counts
         scored = scored.filter(pl.col(_REL).is_not_null())
+    scored = scored.with_columns(exposure.alias(_E))
     if sampled:
         expected = scored.group_by(query_id, doc_id).agg(
             (exact_sum(pl.col(_E)) / pl.col("n").first()).alias(_E)
