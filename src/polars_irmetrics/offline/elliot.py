@@ -199,7 +199,9 @@ def build_elliot_plan(
     target = {
         c: common_id_dtype([schema[c] for schema in schemas if c in schema]) for c in (user, item)
     }
-    train = _checked_interactions(interactions, run, user, item, target).unique()
+    # read by the popularity, the heads and the per-user sums: one pass, cached (polars
+    # computed the distinct pairs once per reader)
+    train = _checked_interactions(interactions, run, user, item, target).unique().cache()
     run = run.with_columns(pl.col(c).cast(t) for c, t in target.items())
     qrels_names = qrels.collect_schema().names()
     q_keys = [k for k in keys if k in qrels_names]
