@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 import polars_irmetrics.ground.buckets as buckets_module
+from polars_irmetrics.engines._partition import judgments_given
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, MetricParameterError
 
 from .test_ps_metrics import CASES, _frames, _worked
@@ -340,3 +341,20 @@ def test_engines_refuse_what_one_machine_refuses(
         match=re.escape("metric 'ps_ndcg@2' reads relevance judgments (the clicks, with"),
     ):
         evaluate(frame(run), ["ps_ndcg@2"], propensities=frame(props))
+
+
+def test_an_engine_job_without_judgments_is_refused_by_name() -> None:
+    # the engines' jobs refuse these metrics without qrels= while they are prepared,
+    # naming the metric; a caller that skipped that step gets the same kind of error
+    frame = pl.DataFrame({"query_id": ["q"]})
+    assert judgments_given(frame, "the propensity-scored metrics") is frame
+    with pytest.raises(
+        MetricParameterError,
+        match=re.escape("the propensity-scored metrics read the judgments: pass qrels=..."),
+    ):
+        judgments_given(None, "the propensity-scored metrics")
+    with pytest.raises(
+        MetricParameterError,
+        match=re.escape("Elliot's metrics read the test interactions: pass qrels=..."),
+    ):
+        judgments_given(None, "Elliot's metrics", "the test interactions")

@@ -30,14 +30,14 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, NoReturn, Protocol, cast
+from typing import TYPE_CHECKING, ClassVar, NoReturn, Protocol, TypeVar, cast
 
 import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics import errors
 from polars_irmetrics.door.evaluate import evaluate_plan
-from polars_irmetrics.errors import InvalidValueError, IrmError
+from polars_irmetrics.errors import InvalidValueError, IrmError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions, check_read
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.registry import (
@@ -67,6 +67,7 @@ __all__ = [
     "engine_options",
     "evaluate_lazy",
     "evaluate_part",
+    "judgments_given",
     "prepare",
     "raise_carried",
     "spanning_error",
@@ -489,6 +490,20 @@ def arrow_schema(schema: pl.Schema) -> pa.Schema:
 
 def _empty(schema: pa.Schema) -> pl.DataFrame:
     return _frame(schema.empty_table())
+
+
+_Frame = TypeVar("_Frame")
+
+
+def judgments_given(qrels: _Frame | None, metrics: str, reads: str = "the judgments") -> _Frame:
+    """``qrels`` of metrics that read judgments (any frame: Spark's, Dask's, polars'),
+    typed as given. The job's preparation (one machine's plan on empty frames) has
+    refused the metrics without them, naming the metric; this raises the same kind of
+    error for a caller that skipped that step: ``{metrics} read {reads}: pass
+    qrels=...``."""
+    if qrels is None:
+        raise MetricParameterError(f"{metrics} read {reads}: pass qrels=...")
+    return qrels
 
 
 def as_polars_frame(table: pa.Table) -> pl.DataFrame:

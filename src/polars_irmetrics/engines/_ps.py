@@ -35,6 +35,7 @@ from polars_irmetrics.engines._partition import (
     _frame,
     _to_arrow,
     check_options_read,
+    judgments_given,
 )
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
@@ -155,11 +156,8 @@ def prepare_ps(
         options,
         caller=caller,
     ).collect_schema()
-    if empty_qrels is None:  # refused by the plan above first, with the metric's name
-        raise MetricParameterError(
-            "the propensity-scored metrics read the judgments: pass qrels=..."
-        )
-    plan = prepare_propensity(empty_run, requests, empty_qrels, table.lazy(), options)
+    judged = judgments_given(empty_qrels, "the propensity-scored metrics")
+    plan = prepare_propensity(empty_run, requests, judged, table.lazy(), options)
     return PsJob(
         metrics=given,
         options=options,

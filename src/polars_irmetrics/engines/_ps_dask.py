@@ -17,8 +17,8 @@ import pandas as pd
 
 from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope_dask import Tag, _shuffled
+from polars_irmetrics.engines._partition import judgments_given
 from polars_irmetrics.engines._ps import PsJob, prepare_ps, ps_finish, ps_part
-from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 
 __all__ = ["ps_frame"]
@@ -44,13 +44,10 @@ def ps_frame(
         options,
         "polars_irmetrics.dask.evaluate",
     )
-    if qrels is None:  # refused by prepare_ps first, with the metric's name
-        raise MetricParameterError(
-            "the propensity-scored metrics read the judgments: pass qrels=..."
-        )
+    qrels_given = judgments_given(qrels, "the propensity-scored metrics")
     query_id = job.options.query_id
     runs = _shuffled(run[list(job.run_schema)], query_id, count, tag)
-    judged = _shuffled(qrels[list(job.qrels_schema)], query_id, count, tag)
+    judged = _shuffled(qrels_given[list(job.qrels_schema)], query_id, count, tag)
     parts = dd.map_partitions(
         _part,
         runs,

@@ -20,9 +20,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from polars_irmetrics.engines._partition import judgments_given
 from polars_irmetrics.engines._ps import prepare_ps, ps_finish, ps_part
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
-from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 
 __all__ = ["ps_frame"]
@@ -55,17 +55,14 @@ def ps_frame(
     )
     query_id = job.options.query_id
     parts_schema = spark_schema(job.part_schema, (query_id,))
-    if qrels is None:  # refused by prepare_ps first, with the metric's name
-        raise MetricParameterError(
-            "the propensity-scored metrics read the judgments: pass qrels=..."
-        )
+    qrels_given = judgments_given(qrels, "the propensity-scored metrics")
 
     def evaluate(runs: pa.Table, judged: pa.Table | None) -> pa.Table:
         return carrying(ps_part, job, runs, judged)
 
     parts = paired_map(
         run.select(*job.run_schema.names()),
-        qrels.select(*job.qrels_schema.names()),
+        qrels_given.select(*job.qrels_schema.names()),
         evaluate,
         query_id=query_id,
         count=count,

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from polars_irmetrics.engines._dask_coverage import COVERAGE, emitter
 from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope_dask import Tag, _shuffled
-from polars_irmetrics.engines._partition import warn_coverage
+from polars_irmetrics.engines._partition import judgments_given, warn_coverage
 from polars_irmetrics.engines._recsys import (
     CountsJob,
     ElliotJob,
@@ -38,7 +38,6 @@ from polars_irmetrics.engines._recsys import (
     prepare_counts,
     prepare_elliot,
 )
-from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.offline.coverage import Coverage
 
@@ -95,11 +94,10 @@ def elliot_frame(
         options,
         "polars_irmetrics.dask.evaluate",
     )
-    if qrels is None:  # refused by prepare_elliot first, with the metric's name
-        raise MetricParameterError("Elliot's metrics read the test interactions: pass qrels=...")
+    qrels_given = judgments_given(qrels, "Elliot's metrics", "the test interactions")
     user = job.options.query_id
     runs = _shuffled(run[list(job.run_schema)], user, count, tag)
-    judged = _shuffled(qrels[list(job.qrels_schema)], user, count, tag)
+    judged = _shuffled(qrels_given[list(job.qrels_schema)], user, count, tag)
     schema = pl.Schema({**job.part_schema, COVERAGE: pl.Binary()})
     parts = dd.map_partitions(
         _elliot_part,

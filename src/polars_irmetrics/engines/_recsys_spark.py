@@ -24,6 +24,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from polars_irmetrics.engines._partition import judgments_given
 from polars_irmetrics.engines._recsys import (
     ElliotJob,
     Kind,
@@ -36,7 +37,6 @@ from polars_irmetrics.engines._recsys import (
 )
 from polars_irmetrics.engines._spark_coverage import Parts, into, task_key
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
-from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 
 __all__ = ["counts_frame", "elliot_frame"]
@@ -110,8 +110,7 @@ def elliot_frame(
         options,
         "polars_irmetrics.spark.evaluate",
     )
-    if qrels is None:  # refused by prepare_elliot first, with the metric's name
-        raise MetricParameterError("Elliot's metrics read the test interactions: pass qrels=...")
+    qrels_given = judgments_given(qrels, "Elliot's metrics", "the test interactions")
 
     def evaluate(runs: pa.Table, judged: pa.Table | None) -> pa.Table:
         sink = into(parts, task_key("elliot"))
@@ -119,7 +118,7 @@ def elliot_frame(
 
     rows = paired_map(
         run.select(*job.run_schema.names()),
-        qrels.select(*job.qrels_schema.names()),
+        qrels_given.select(*job.qrels_schema.names()),
         evaluate,
         query_id=job.options.query_id,
         count=count,

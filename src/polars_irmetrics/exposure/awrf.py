@@ -121,8 +121,8 @@ def awrf_values(
     weighted = ranked.with_columns(_weight(pl.col(_POS)).alias(_W)).cache()
     known = weighted.join(align, on=doc_id, how="inner")
     # the weights and alignments are finite and at most 1: plain fixed-point sums
-    # each cell's weighted sum; scipy's normalisation below makes it the weighted mean
-    # (a division by the weights' total before it moved no bit of the benchmark's means)
+    # each cell's weighted sum: scipy's normalisation below (each cell over the cells'
+    # total) makes it the weighted mean, so no division by the weights' total is needed
     run_dist = known.group_by([*keys, *cells]).agg(fixed_sum(pl.col(_W) * pl.col(_A)).alias(_P))
     rankings = ranked.select(keys).unique()
     if target is None:

@@ -130,13 +130,14 @@ def fit_fusion(
             f"{fusion.name} is not a trained method; fit_fusion fits probfuse, segfuse, "
             "slidefuse, posfuse, bayesfuse or mapfuse"
         )
+    segments = 0  # probfuse's n_segments, checked
     if fusion.name == "probfuse":
         if n_segments is None:
             raise MetricParameterError(
                 "probfuse needs the parameter n_segments: pass it, e.g. "
                 "fit_fusion(runs, 'probfuse', qrels=qrels, n_segments=10)"
             )
-        n_segments = int(FIT_PARAMS["probfuse"][0].check("probfuse", n_segments))
+        segments = int(FIT_PARAMS["probfuse"][0].check("probfuse", n_segments))
     elif n_segments is not None:
         raise MetricParameterError(f"{fusion.name} has no parameter 'n_segments'")
     options = FusionOptions(
@@ -166,12 +167,10 @@ def fit_fusion(
         table = _map_table(hits, judged, gathered.names, q, d, relevance, relevance_level)
     else:
         if name == "probfuse":
-            if n_segments is None:  # refused above, before any table is read
-                raise MetricParameterError("probfuse needs the parameter n_segments")
-            size = (pl.col(LEN) / n_segments).ceil().cast(pl.Int64)
+            size = (pl.col(LEN) / segments).ceil().cast(pl.Int64)
             seg = (pl.col(POS) - 1) // size
             sizes = None
-            count = n_segments
+            count = segments
         else:
             bounds = SEGFUSE_BOUNDS if name == "segfuse" else BAYES_CUTOFFS
             seg = segment(pl.col(POS) - 1, bounds)
