@@ -105,6 +105,11 @@ class CollectionScope:
         Columns of the item features joined to each row as the item's category.
     count_cutoffs
         The cutoffs at which the merge of item counts needs each item's count.
+    cutoffs
+        Every cutoff a formula read the rows within (:meth:`top`; ``None``: every row).
+        A formula reads the rows only through :meth:`top` (and the scalars), so where
+        every cutoff is a number the plan computes the formulas from the rows within
+        the largest one (:func:`~polars_irmetrics.recsys.plan.build_recsys_plan`).
     """
 
     item: pl.Expr
@@ -113,9 +118,11 @@ class CollectionScope:
     head_shares: set[float] = field(default_factory=set)
     categories: set[str] = field(default_factory=set)
     count_cutoffs: set[int | None] = field(default_factory=set)
+    cutoffs: set[int | None] = field(default_factory=set)
 
     def top(self, k: int | None) -> pl.Expr:
         """Per row: whether it is within the cutoff ``k`` of its user's list."""
+        self.cutoffs.add(k)
         if k is None:  # one value per row (a literal would be one value per group)
             return pl.int_range(pl.len()) >= 0
         self.needs.add("position")

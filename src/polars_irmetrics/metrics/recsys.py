@@ -113,7 +113,9 @@ def _replay_novelty(s: CollectionScope, p: Params) -> CollectionFormula:
 def _novelty(s: CollectionScope, p: Params) -> CollectionFormula:
     if p.choice("kind") == "replay":
         return _replay_novelty(s, p)
-    self_information = -(s.popularity / s.interactions.cast(pl.Float64)).log(2)
+    # divided value by value: a division by the scalar would multiply by its
+    # reciprocal in a group of several rows, and divide in a group of one
+    self_information = -divide(s.popularity, s.interactions.cast(pl.Float64)).log(2)
     # A null popularity (an item the interactions never saw) reaches the mean only
     # under unseen_items='recommenders' (the plan refuses it otherwise): Microsoft
     # Recommenders counts such a row 0 and still divides by every row.

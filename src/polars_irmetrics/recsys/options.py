@@ -123,4 +123,5 @@ def recsys_tables(
         keys = [k for k in options.by_keys if k in names]
         seen = known.select(*keys, item).unique()
         recommendations = recommendations.join(seen, on=[*keys, item], how="semi")
-    return Tables(recommendations, tables.interactions, tables.item_features)
+    # read by the plan and by its tally of the history's ids: the joins run once
+    return Tables(recommendations.cache(), tables.interactions, tables.item_features)

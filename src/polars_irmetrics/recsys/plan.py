@@ -10,7 +10,11 @@ item features), one lazy polars query:
    item's popularity, the interactions total and the catalogue size (left joins with
    one group-by of the interactions); the popularity head; whether the item has a
    feature vector. The vectors themselves only join slim branches (ids, positions),
-   which return one number per user or per row.
+   which return one number per user or per row. Where every formula reads the rows
+   within a cutoff and none a whole list's similarities, only the rows within the
+   largest cutoff are joined (and one row per user beyond it, so that a list with
+   nothing within the cutoff keeps its user); the checks read every row, what the
+   joins tell of an item from one row per (group, item) with its number of rows.
 2. **Pairwise similarity per user list**, without pairs
    (:mod:`polars_irmetrics.recsys.vectors`): for unit vectors ``u_i = v_i / |v_i|``,
    ``sum_{i != j} cos(v_i, v_j) = |sum_i u_i|^2 - sum_i |u_i|^2``, exact up to float
@@ -104,6 +108,7 @@ _NOT_RECOMMENDERS = (
 _USERS_OF = f"{INTERNAL}users_of"
 _KNOWN_USER = f"{INTERNAL}known_user"
 _PASSED = f"{INTERNAL}passed"
+_ROWS = f"{INTERNAL}rows"
 
 
 def build_recsys_plan(
@@ -175,18 +180,37 @@ def build_recsys_plan(
 
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
     kinds = _check_schemas(tables, scope, options)
-    rows = _rows(tables.recommendations, scope, options, kinds)
+    whole = rows = _rows(tables.recommendations, scope, options, kinds)
     checks: list[pl.LazyFrame] = []
     interactions, item_features = tables.interactions, tables.item_features
     by_features = {k for k, measure in scope.pair_cutoffs if measure == FEATURES}
     by_cooccurrence = {k for k, measure in scope.pair_cutoffs if measure == COOCCURRENCE}
-    if scope.needs & {"popularity", "cooccurrence"} and interactions is not None:
-        rows = _with_popularity(rows, interactions, scope, options, kinds)
-    if scope.needs & {"item_users", "seen"} and interactions is not None:
-        rows = _with_history_users(rows, interactions, scope, options, kinds)
+    named: pl.LazyFrame | None = None
     if scope.categories and item_features is not None:
-        rows, category_checks = _with_categories(rows, item_features, scope, options, kinds)
+        named, category_checks = _categories(item_features, scope, options, kinds)
         checks.append(category_checks)
+
+    def joined(frame: pl.LazyFrame) -> pl.LazyFrame:
+        """``frame``'s rows with what the formulas read of their item and user: its
+        popularity, its users in the history, whether the user saw it, its categories."""
+        if scope.needs & {"popularity", "cooccurrence"} and interactions is not None:
+            frame = _with_popularity(frame, interactions, scope, options, kinds)
+        if scope.needs & {"item_users", "seen"} and interactions is not None:
+            frame = _with_history_users(frame, interactions, scope, options, kinds)
+        if named is not None:
+            frame = frame.join(named, on=item, how="left", nulls_equal=False)
+        return frame
+
+    cut = None if counts else _cut(scope)
+    if cut is not None:
+        # The formulas read only the rows within the largest cutoff (10 of a list of
+        # 100, say): those, and one row per user outside every cutoff (no item, no
+        # position) so that each user keeps its values, are all that is joined. The
+        # checks still read every row (below).
+        whole = whole.cache()  # read by the checks, the cut and the users
+        listed = whole.select(*by, user).unique()
+        rows = pl.concat([whole.filter(pl.col(POSITION) <= cut), listed], how="diagonal_relaxed")
+    rows = joined(rows)
     features, width = None, _width(item_features, options)
     if (by_features or "history" in scope.needs) and item_features is not None:
         features, feature_checks = _unit_vectors(item_features, options, kinds)
@@ -246,8 +270,24 @@ def build_recsys_plan(
 
     row_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "rows" and not counts]
     keys = [] if interactions is None else _interaction_keys(interactions, options)
-    row_exprs += _row_checks(scope, options, kinds, keys)
-    per_group = _aggregate(rows, by, row_exprs)
+    if cut is None:
+        row_exprs += _id_checks(scope, options, kinds) + _item_checks(scope, options, kinds, keys)
+        per_group = _aggregate(rows, by, row_exprs)
+    else:
+        # Every row checked: its ids, rank or score, and duplicates from the rows as
+        # given; what the joins tell of its item from one row per (group, item), its
+        # first user and its number of rows (the same counts and examples).
+        per_group = _aggregate(whole, by, _id_checks(scope, options, kinds))
+        items = whole.group_by([*by, item]).agg(
+            pl.col(user).min(), pl.len().cast(pl.Int64).alias(_ROWS)
+        )
+        item_checks = _item_checks(scope, options, kinds, keys, rows=pl.col(_ROWS))
+        if item_checks:
+            per_group = _join(per_group, _aggregate(joined(items), by, item_checks), by)
+        if row_exprs:
+            per_group = _join(per_group, _aggregate(rows, by, row_exprs), by)
+    if options.check_duplicates:  # False: kept, for unrepeated_reco to measure
+        per_group = _join(per_group, _duplicates(whole, options), by)
     if counts:
         for frame in checks:
             per_group = per_group.join(frame, how="cross")
@@ -740,15 +780,15 @@ def _with_history_users(
     return rows
 
 
-def _with_categories(
-    rows: pl.LazyFrame,
+def _categories(
     item_features: pl.LazyFrame,
     scope: CollectionScope,
     options: RecsysOptions,
     kinds: dict[str, pl.DataType],
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Each row's category in each category column asked for; the one-row frame of the
-    check that the item features list an item once."""
+    """Each item's category in each category column asked for (joined to the rows on
+    the item); the one-row frame of the check that the item features list an item
+    once."""
     item, columns = options.item_id, sorted(scope.categories)
     table = _cast_ids(item_features.select(item, *columns), kinds)
     checks = table.select(
@@ -761,7 +801,7 @@ def _with_categories(
         )
     )
     named = table.select(item, *(pl.col(c).alias(scope.category_column(c)) for c in columns))
-    return rows.join(named, on=item, how="left", nulls_equal=False), checks
+    return named, checks
 
 
 def _unit_vectors(
@@ -927,17 +967,26 @@ def _history_cooccurrence(
     )
 
 
-def _row_checks(
-    scope: CollectionScope,
-    options: RecsysOptions,
-    kinds: dict[str, pl.DataType],
-    interaction_keys: list[str],
+def _cut(scope: CollectionScope) -> int | None:
+    """The largest cutoff of the formulas where each reads the rows within a cutoff
+    (:attr:`CollectionScope.cutoffs <polars_irmetrics.metrics.collection.CollectionScope>`)
+    and nothing the plan joins per user's whole list (similarities, co-occurrence);
+    else ``None``: every row is joined."""
+    if not scope.cutoffs or None in scope.cutoffs or scope.pair_cutoffs:
+        return None
+    if scope.needs & {"history", "history_cooc", "cooccurrence"}:
+        return None
+    return max(k for k in scope.cutoffs if k is not None)
+
+
+def _id_checks(
+    scope: CollectionScope, options: RecsysOptions, kinds: dict[str, pl.DataType]
 ) -> list[pl.Expr]:
-    """The checks computed over the recommendation rows of each group."""
+    """The checks of each group's recommendation rows as given: null ids, the rank or
+    score, duplicates."""
     user, item = pl.col(options.user_id), pl.col(options.item_id)
     ids = [(user, kinds[options.user_id]), (item, kinds[options.item_id])]
     where = ("user {} item {}", ids)
-    named = ("{} (recommended to user {})", ids[::-1])
     out = [*flag("null_id", user.is_null() | item.is_null(), *where)]
     if "order:rank" in scope.needs:
         rank = pl.col(options.rank)
@@ -945,12 +994,45 @@ def _row_checks(
     if "order:score" in scope.needs:
         score = pl.col(options.score).cast(pl.Float64)
         out += flag("bad_score", score.is_null() | score.is_nan().fill_null(True), *where)
-    # An upper bound (two pairs may share a hash): exact on the error path (_recount).
-    if options.check_duplicates:  # False: kept, for unrepeated_reco to measure
-        pairs = pl.len() - pl.struct(user, item).hash().n_unique()
-        out += flag("dup_item", pairs > 0, count=pairs, example=pl.lit(""))
+    return out
+
+
+def _duplicates(rows: pl.LazyFrame, options: RecsysOptions) -> pl.LazyFrame:
+    """One row per ``by`` group: the check of an item recommended twice to a user (the
+    rows beyond each user's distinct items; a group-by per user, cheaper than a count
+    of distinct pairs over the whole table; the example found on the error path,
+    :func:`_recount`)."""
+    by, user, item = list(options.by_keys), options.user_id, options.item_id
+    extra = rows.group_by([*by, user]).agg(
+        (pl.len() - pl.col(item).n_unique()).cast(pl.Int64).alias(_ROWS)
+    )
+    pairs = pl.col(_ROWS).sum()
+    return _aggregate(extra, by, flag("dup_item", pairs > 0, count=pairs, example=pl.lit("")))
+
+
+def _item_checks(
+    scope: CollectionScope,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+    interaction_keys: list[str],
+    *,
+    rows: pl.Expr | None = None,
+) -> list[pl.Expr]:
+    """The checks of what the joins gave each row: an empty history, an item without
+    popularity, category or vector, a user without history. ``rows``: read from one
+    row per (group, item) holding its first user and (``rows``) its number of rows,
+    which the counts add up (the plan asks so only when no check reads the user's
+    history)."""
+    user, item = pl.col(options.user_id), pl.col(options.item_id)
+    ids = [(user, kinds[options.user_id]), (item, kinds[options.item_id])]
+    named = ("{} (recommended to user {})", ids[::-1])
+
+    def counted(bad: pl.Expr) -> pl.Expr | None:
+        return None if rows is None else rows.filter(bad).sum()
+
     template = " for " + ", ".join(f"{key}={{}}" for key in interaction_keys)
     shown_keys = [(pl.col(key), None) for key in interaction_keys]
+    out: list[pl.Expr] = []
     # an empty history: no item (popularity) or no user (RePlay's metrics) in it
     size = None
     if scope.needs & {"popularity", "cooccurrence"}:
@@ -969,16 +1051,16 @@ def _row_checks(
         nameless = pl.any_horizontal(
             pl.col(scope.category_column(c)).is_null() for c in sorted(scope.categories)
         )
-        out += flag("no_category", nameless, *named)
+        out += flag("no_category", nameless, *named, count=counted(nameless))
     if scope.needs & {"popularity", "cooccurrence"}:
         catalog = pl.col(CATALOG).fill_null(0)
         unseen = (catalog > 0) & pl.col(POPULARITY).is_null()
         if options.unseen_items == "recommenders":
             pass  # counted as Microsoft Recommenders counts them
         elif "popularity" in scope.needs:
-            out += flag("no_popularity", unseen, *named)
+            out += flag("no_popularity", unseen, *named, count=counted(unseen))
         else:
-            out += flag("no_cooccurrence", unseen, *named)
+            out += flag("no_cooccurrence", unseen, *named, count=counted(unseen))
     if options.unseen_items == "recommenders":
         return out  # unseen items and users without history: Recommenders' convention
     if any(m == FEATURES for _, m in scope.pair_cutoffs) or "history" in scope.needs:
