@@ -181,20 +181,19 @@ def build_exposure_plan(
         flags = target_flags(target, dimensions, query_id if per_query_target else None)
         checks = pl.concat([checks, flags], how="horizontal")
     values: pl.LazyFrame | None = None
-    # one sort: each ranking in order with the relevance of its documents (joined
-    # first: cheaper than a join that keeps the order after the sort), its positions
+    # each ranking's rows with the relevance of their documents and their positions
     # (0-based) over all its documents
-    ordered = (
-        ranked.join(
-            relevant.select(query_id, doc_id, _REL),
-            on=[query_id, doc_id],
-            how="left",
-            coalesce=True,
-        )
-        .sort([query_id, _S, order, doc_id], descending=[False, False, not use_rank, True])
-        .with_columns(_positions(query_id).alias(_POS))
-        .cache()
+    judged_rows = ranked.join(
+        relevant.select(query_id, doc_id, _REL), on=[query_id, doc_id], how="left", coalesce=True
     )
+    exposure_requests = [
+        (label, r) for label, r in requests if r.metric.name not in AWRF_MEASURES | _SEGREGATION
+    ]
+    in_order = groups is None and any(m == "geometric" for m, _ in _by_model(exposure_requests))
+    if use_rank and not in_order:  # the rankings ranked 1..n: positions from the ranks
+        ordered = _ranked_positions(judged_rows, query_id, doc_id, order).cache()
+    else:  # one sort: each ranking in order
+        ordered = _sorted_positions(judged_rows, query_id, doc_id, order, use_rank).cache()
     if segregation and groups is not None:
         values = segregation_values(ordered, groups, query_id, doc_id, segregation)
     # the judged queries' rankings, still in order (the positions stay those of the
@@ -224,9 +223,6 @@ def build_exposure_plan(
             if values is None
             else values.join(fair_values, on=query_id, how="full", coalesce=True)
         )
-    exposure_requests = [
-        (label, r) for label, r in requests if r.metric.name not in AWRF_MEASURES | _SEGREGATION
-    ]
     for (browsing, patience), labels in _by_model(exposure_requests).items():
         per_query = _model_values(
             ranked, relevant, groups, query_id, doc_id, browsing, patience, sampled=sampled
@@ -394,6 +390,41 @@ def _per_query_flags(
     return pl.concat(rows, how="horizontal")
 
 
+def _sorted_positions(
+    rows: pl.LazyFrame, query_id: str, doc_id: str, order: str, use_rank: bool
+) -> pl.LazyFrame:
+    """``rows`` sorted into their rankings' order (by ``order``: rank ascending or score
+    descending, ties broken by the document id descending), with each row's position
+    (:func:`_positions`)."""
+    return rows.sort(
+        [query_id, _S, order, doc_id], descending=[False, False, not use_rank, True]
+    ).with_columns(_positions(query_id).alias(_POS))
+
+
+def _ranked_positions(rows: pl.LazyFrame, query_id: str, doc_id: str, rank: str) -> pl.LazyFrame:
+    """``rows`` with each row's position, ordered by ``rank``: a ranking whose ranks are
+    1 to its length, each once (as a log of recommendations usually is), has its
+    positions from the ranks, unsorted (the rows in any order); the others are sorted
+    (:func:`_sorted_positions`). The same positions as the sort gives every ranking (a
+    sort of 10M rows is a second at 10M rows; the test of the ranks a group-by)."""
+    keys = [query_id, _S]
+    rows = rows.cache()  # read by the test of the ranks and by both sides of it
+    value = pl.col(rank)
+    whole = (
+        (value.min() == 1.0)
+        & (value.max() == pl.len())
+        & (value.n_unique() == pl.len())
+        & (value == value.floor()).all()
+    )
+    ranked = rows.group_by(keys).agg(whole.alias("__whole")).filter(pl.col("__whole"))
+    ranked = ranked.select(keys)
+    fast = rows.join(ranked, on=keys, how="semi", nulls_equal=True).with_columns(
+        (value - 1.0).cast(pl.Int64).alias(_POS)
+    )
+    rest = rows.join(ranked, on=keys, how="anti", nulls_equal=True)
+    return pl.concat([fast, _sorted_positions(rest, query_id, doc_id, rank, True)])
+
+
 def _positions(query_id: str) -> pl.Expr:
     """Each row's 0-based position in its ranking, on rows sorted by ranking: the row
     number less that of the ranking's first row (no window: a ranking starts where the
@@ -480,19 +511,26 @@ def _model_values(
     # the run: exposure per position, averaged over the query's samples
     exposure = _power(patience, pl.col(_POS))
     scored = ranked
-    if browsing == "geometric":  # the relevant documents above each row, a column of
-        # its own (inside _power's expression polars computed it once per bit): the
-        # running count of the rows before it less that before its ranking's first row
-        # (position 0; the rankings are whole and in order, as _positions reads them)
+    geometric = browsing == "geometric"
+    if geometric and groups is None:  # the relevant documents above each row, a
+        # column of its own (inside _power's expression polars computed it once per
+        # bit): the running count of the rows before it less that before its ranking's
+        # first row (position 0; here the rankings are whole and in order)
         relevant_flag = pl.col(_REL).is_not_null().cast(pl.Int64)
         before = relevant_flag.cum_sum() - relevant_flag
         above = before - pl.when(pl.col(_POS) == 0).then(before).forward_fill()
         scored = scored.with_columns(above.alias("__above"))
-        exposure = exposure * _power(1.0 - UTILITY, pl.col("__above"))
     if sampled:  # the query's samples, counted before any row is left out
         scored = scored.with_columns(pl.col(_S).n_unique().over(query_id).alias("n"))
     if groups is not None:  # only the relevant documents' exposure counts
         scored = scored.filter(pl.col(_REL).is_not_null())
+        if geometric:  # the relevant documents above one: the relevant rows before
+            # it in its ranking, once those few rows are in order (in any order before)
+            scored = scored.sort([query_id, _S, _POS]).with_columns(
+                _positions(query_id).alias("__above")
+            )
+    if geometric:
+        exposure = exposure * _power(1.0 - UTILITY, pl.col("__above"))
     scored = scored.with_columns(exposure.alias(_E))
     if sampled:
         expected = scored.group_by(query_id, doc_id).agg(

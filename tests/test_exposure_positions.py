@@ -1,0 +1,100 @@
+"""The exposure measures' positions from a rank column: a ranking ranked 1 to its
+length, each rank once, takes its positions from the ranks, unsorted; any other (gaps,
+ties, fractions) is sorted (:func:`~polars_irmetrics.exposure.plan.build_exposure_plan`).
+Both must give the positions, and so the bits, of the sort of every ranking, whatever
+order the rows come in."""
+
+from __future__ import annotations
+
+from typing import Any
+from unittest.mock import patch
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import polars_irmetrics as irm
+from polars_irmetrics.exposure import plan as exposure_plan
+
+METRICS = [
+    "ee_loss",
+    "ee_disparity(browsing='rbp')",
+    "ee_relevance(patience=0.8)",
+    "awrf",
+    "awrf_ndcg",
+    "rnd",
+    "rkl",
+    "rrd",
+]
+
+
+def _sorted_only(rows: pl.LazyFrame, query_id: str, doc_id: str, rank: str) -> pl.LazyFrame:
+    return exposure_plan._sorted_positions(rows, query_id, doc_id, rank, True)
+
+
+@st.composite
+def _tables(draw: st.DrawFn) -> dict[str, Any]:
+    """Rankings of up to 24 of 30 documents, ranked 1..n (rows shuffled), with a gap,
+    with ties or with fractions; one to two samples; judgments and two groups."""
+    rows = []
+    for q in range(draw(st.integers(1, 4))):
+        for sample in range(draw(st.integers(1, 2))):
+            docs = draw(st.lists(st.integers(0, 29), min_size=1, max_size=24, unique=True))
+            ranks: list[float] = [float(r) for r in range(1, len(docs) + 1)]
+            kind = draw(st.sampled_from(["whole", "gap", "tie", "fraction"]))
+            if kind == "gap":
+                ranks = [r + (r > 2) for r in ranks]
+            elif kind == "tie" and len(ranks) > 1:
+                ranks[-1] = ranks[0]
+            elif kind == "fraction":
+                ranks = [r / 2 for r in ranks]
+            rows += [(f"q{q}", sample, f"d{d}", r) for d, r in zip(docs, ranks, strict=True)]
+    run = pl.DataFrame(rows, schema=["query_id", "sample", "doc_id", "rank"], orient="row")
+    order = draw(st.permutations(range(run.height)))
+    run = run[list(order)]
+    judged = [
+        (f"q{q}", f"d{d}", 1 + d % 3)
+        for q in range(4)
+        for d in draw(st.lists(st.integers(0, 29), min_size=1, max_size=8, unique=True))
+    ]
+    qrels = pl.DataFrame(judged, schema=["query_id", "doc_id", "relevance"], orient="row")
+    groups = pl.DataFrame({"doc_id": [f"d{d}" for d in range(30)], "group": ["a", "b", "b"] * 10})
+    return {"run": run, "qrels": qrels, "groups": groups}
+
+
+@settings(max_examples=30, deadline=None)
+@given(_tables(), st.booleans())
+def test_positions_from_the_ranks_give_the_sorts_bits(
+    tables: dict[str, Any], sampled: bool
+) -> None:
+    run = tables["run"] if sampled else tables["run"].filter(pl.col("sample") == 0)
+    run = run if sampled else run.drop("sample")
+    given_ = {"qrels": tables["qrels"], "groups": tables["groups"]}
+    for per_query in (False, True):
+        fast = irm.evaluate(run, METRICS, **given_, per_query=per_query)
+        with patch.object(exposure_plan, "_ranked_positions", _sorted_only):
+            sorted_ = irm.evaluate(run, METRICS, **given_, per_query=per_query)
+        assert_frame_equal(fast, sorted_, check_exact=True)
+
+
+def test_the_geometric_model_counts_the_relevant_documents_above_in_rank_order() -> None:
+    # a (rank 1), c (3) and e (5) relevant, the rows in another order: exposure a 1,
+    # c 0.5^2 * 0.5, e 0.5^4 * 0.5^2; the target: three relevant documents share the
+    # geometric model's first three positions, decay 0.25: (1 + 0.25 + 0.0625) / 3
+    run = pl.DataFrame(
+        {"query_id": ["q"] * 5, "doc_id": ["e", "c", "a", "d", "b"], "rank": [5, 3, 1, 4, 2]}
+    )
+    qrels = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["c", "a", "e"], "relevance": [1] * 3})
+    groups = pl.DataFrame({"doc_id": list("abcde"), "group": ["x", "y", "y", "x", "y"]})
+    got = irm.evaluate(run, ["ee_disparity"], qrels=qrels, groups=groups)
+    x, y = 1.0, 0.5**3 + 0.5**6  # group x holds a; y holds c and e
+    assert got.item(0, 1) == x * x + y * y
+
+
+def test_a_ranking_ranked_one_to_n_is_read_unsorted() -> None:
+    # b ranked 1, a 2, x 3, rows given in another order: rbp exposure 1, 0.5, 0.25
+    run = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["x", "b", "a"], "rank": [3, 1, 2]})
+    qrels = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    got = irm.evaluate(run, ["ee_disparity(browsing='rbp')"], qrels=qrels)
+    assert got.item(0, 1) == 1 + 0.5**2 + 0.25**2
