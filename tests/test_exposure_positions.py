@@ -29,7 +29,9 @@ METRICS = [
 ]
 
 
-def _sorted_only(rows: pl.LazyFrame, query_id: str, doc_id: str, rank: str) -> pl.LazyFrame:
+def _sorted_only(
+    rows: pl.LazyFrame, per_ranking: pl.LazyFrame, query_id: str, doc_id: str, rank: str
+) -> pl.LazyFrame:
     return exposure_plan._sorted_positions(rows, query_id, doc_id, rank, True)
 
 

@@ -44,6 +44,7 @@ __all__ = ["build_exposure_plan", "exposure_means"]
 Requests = list[tuple[str, MetricRequest]]
 
 _S, _POS, _REL, _T, _E, _G, _BAD = "__s", "__pos", "__rel", "__t", "__e", "__g", "__bad"
+_LENGTH, _WHOLE = "__length", "__whole"
 _KINDS = {"ee_disparity": "disparity", "ee_relevance": "relevance", "ee_loss": "loss"}
 _SEGREGATION = frozenset({"rnd", "rkl", "rrd"})
 
@@ -164,8 +165,9 @@ def build_exposure_plan(
     relevant = qrels.select(
         query_id, doc_id, pl.col(options.relevance).cast(pl.Float64).alias(_REL)
     ).filter(pl.col(_REL) > 0)
+    per_ranking = _per_ranking(ranked, query_id, doc_id, order, use_rank).cache()
     checks = _checks(
-        ranked,
+        per_ranking,
         groups,
         query_id,
         doc_id,
@@ -191,11 +193,12 @@ def build_exposure_plan(
     ]
     in_order = groups is None and any(m == "geometric" for m, _ in _by_model(exposure_requests))
     if use_rank and not in_order:  # the rankings ranked 1..n: positions from the ranks
-        ordered = _ranked_positions(judged_rows, query_id, doc_id, order).cache()
+        ordered = _ranked_positions(judged_rows, per_ranking, query_id, doc_id, order).cache()
     else:  # one sort: each ranking in order
         ordered = _sorted_positions(judged_rows, query_id, doc_id, order, use_rank).cache()
     if segregation and groups is not None:
-        values = segregation_values(ordered, groups, query_id, doc_id, segregation)
+        sizes = per_ranking.select(query_id, _S, pl.col(_LENGTH).alias("__l"))
+        values = segregation_values(ordered, groups, query_id, doc_id, segregation, sizes=sizes)
     # the judged queries' rankings, still in order (the positions stay those of the
     # whole ranking: a query is kept or left out whole)
     ranked = ordered.join(
@@ -401,25 +404,19 @@ def _sorted_positions(
     ).with_columns(_positions(query_id).alias(_POS))
 
 
-def _ranked_positions(rows: pl.LazyFrame, query_id: str, doc_id: str, rank: str) -> pl.LazyFrame:
+def _ranked_positions(
+    rows: pl.LazyFrame, per_ranking: pl.LazyFrame, query_id: str, doc_id: str, rank: str
+) -> pl.LazyFrame:
     """``rows`` with each row's position, ordered by ``rank``: a ranking whose ranks are
-    1 to its length, each once (as a log of recommendations usually is), has its
-    positions from the ranks, unsorted (the rows in any order); the others are sorted
-    (:func:`_sorted_positions`). The same positions as the sort gives every ranking (a
-    sort of 10M rows is a second at 10M rows; the test of the ranks a group-by)."""
+    1 to its length, each once (as a log of recommendations usually is; told by
+    :func:`_per_ranking`), has its positions from the ranks, unsorted (the rows in any
+    order); the others are sorted (:func:`_sorted_positions`). The same positions as the
+    sort gives every ranking (a sort of 10M rows is a second)."""
     keys = [query_id, _S]
-    rows = rows.cache()  # read by the test of the ranks and by both sides of it
-    value = pl.col(rank)
-    whole = (
-        (value.min() == 1.0)
-        & (value.max() == pl.len())
-        & (value.n_unique() == pl.len())
-        & (value == value.floor()).all()
-    )
-    ranked = rows.group_by(keys).agg(whole.alias("__whole")).filter(pl.col("__whole"))
-    ranked = ranked.select(keys)
+    rows = rows.cache()  # read by both sides of the test of the ranks
+    ranked = per_ranking.filter(pl.col(_WHOLE)).select(keys)
     fast = rows.join(ranked, on=keys, how="semi", nulls_equal=True).with_columns(
-        (value - 1.0).cast(pl.Int64).alias(_POS)
+        (pl.col(rank) - 1.0).cast(pl.Int64).alias(_POS)
     )
     rest = rows.join(ranked, on=keys, how="anti", nulls_equal=True)
     return pl.concat([fast, _sorted_positions(rest, query_id, doc_id, rank, True)])
@@ -589,8 +586,30 @@ def _power(base: float, exponent: pl.Expr) -> pl.Expr:
     return result
 
 
+def _per_ranking(
+    ranked: pl.LazyFrame, query_id: str, doc_id: str, order: str, use_rank: bool
+) -> pl.LazyFrame:
+    """One row per ranking (``query_id, __s``): its length, whether it lists a document
+    twice or has a null or NaN ``order``, and (``use_rank``) whether its ranks are 1
+    to its length, each once (:func:`_ranked_positions`); read by the checks, the
+    positions and rND's blocks."""
+    value = pl.col(order)
+    whole = (
+        (value.min() == 1.0)
+        & (value.max() == pl.len())
+        & (value.n_unique() == pl.len())
+        & (value == value.floor()).all()
+    )
+    return ranked.group_by(query_id, _S).agg(
+        pl.len().alias(_LENGTH),
+        (pl.col(doc_id).n_unique() < pl.len()).alias("dup"),
+        (value.is_null() | value.is_nan()).any().alias("bad"),
+        (whole if use_rank else pl.lit(False)).alias(_WHOLE),
+    )
+
+
 def _checks(
-    ranked: pl.LazyFrame,
+    per_ranking: pl.LazyFrame,
     groups: pl.LazyFrame | None,
     query_id: str,
     doc_id: str,
@@ -602,14 +621,11 @@ def _checks(
     dimensions: list[str] | None = None,
 ) -> pl.LazyFrame:
     """One row of first offenders (null when none), raised by :func:`_raise_on_bad`
-    (``query``: the query id as text, where the query column is a struct of keys)."""
+    (``per_ranking``: :func:`_per_ranking`'s; ``query``: the query id as text, where the
+    query column is a struct of keys)."""
     if query is None:
         query = pl.col(query_id).cast(pl.String)
-    per_ranking = ranked.group_by(query_id, _S).agg(
-        (pl.col(doc_id).n_unique() < pl.len()).alias("dup"),
-        (pl.col(order).is_null() | pl.col(order).is_nan()).any().alias("bad"),
-        (pl.len() > AWRF_LENGTH).alias("long"),
-    )
+    per_ranking = per_ranking.with_columns((pl.col(_LENGTH) > AWRF_LENGTH).alias("long"))
     flags = [
         query.filter(pl.col("dup")).min().alias(f"{_BAD}|duplicate doc"),
         query.filter(pl.col("bad")).min().alias(f"{_BAD}|bad value|{order}"),

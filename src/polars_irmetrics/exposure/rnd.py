@@ -137,6 +137,8 @@ def segregation_values(
     query_id: str,
     doc_id: str,
     requests: Requests,
+    *,
+    sizes: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row per query of the run: each requested ``rnd``/``rkl``/``rrd`` label, the
     mean over the query's sampled rankings (NaN where undefined: 10 or fewer
@@ -144,7 +146,8 @@ def segregation_values(
 
     ``ordered``: ``query_id, __s, doc_id, __pos`` (0-based positions), in any row
     order: the protected documents are counted per block of positions from their own
-    rows, and the blocks of each ranking come from its length.
+    rows, and the blocks of each ranking come from its length (``sizes``: ``query_id,
+    __s, __l``, each ranking's length, where the caller has them already).
     """
     keys = [query_id, _S]
     # each document's groups, with its position (a document in several groups: a row each)
@@ -154,7 +157,9 @@ def segregation_values(
         .cache()
     )
     # each ranking's length N; the cut-offs i = 10, 20, ... <= N (its full blocks)
-    sizes = ordered.group_by(keys).agg(pl.len().alias("__l")).cache()
+    if sizes is None:
+        sizes = ordered.group_by(keys).agg(pl.len().alias("__l"))
+    sizes = sizes.cache()
     rankings = sizes.select(keys)
     full = (
         sizes.filter(pl.col("__l") >= CUT)
