@@ -103,9 +103,11 @@ def awrf_values(
     *,
     dimensions: Sequence[str] = ("group",),
     per_query_target: bool = False,
+    rankings: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row per query: each requested ``awrf``/``awrf_ndcg`` label, the mean over the
-    query's sampled rankings.
+    query's sampled rankings (``rankings``: ``query_id, __s``, the rankings of
+    ``ranked``, where the caller has them already).
 
     ``ranked``: ``query_id, __s, doc_id, __rel, __pos`` (0-based positions);
     ``relevant``: ``query_id, doc_id, __rel`` (relevance > 0); ``groups``:
@@ -124,7 +126,8 @@ def awrf_values(
     # each cell's weighted sum: scipy's normalisation below (each cell over the cells'
     # total) makes it the weighted mean, so no division by the weights' total is needed
     run_dist = known.group_by([*keys, *cells]).agg(fixed_sum(pl.col(_W) * pl.col(_A)).alias(_P))
-    rankings = ranked.select(keys).unique()
+    if rankings is None:
+        rankings = ranked.select(keys).unique()
     if target is None:
         wanted = (
             relevant.join(align, on=doc_id, how="inner")
@@ -170,11 +173,17 @@ def awrf_values(
         .agg(pl.len().clip(upper_bound=AWRF_LENGTH).cast(pl.Int64).alias("__r"))
         .join(ideal, on="__r")
     )
+    # the DCG from the relevant rows alone (a fixed-point sum: the other rows' zero
+    # terms changed nothing), 0 for a ranking of a judged query that retrieved none
+    dcg = (
+        weighted.filter(pl.col(_REL).is_not_null())
+        .group_by(keys)
+        .agg(fixed_sum(pl.col(_W)).alias("__dcg"))
+    )
     gains = (
-        weighted.group_by(keys)
-        .agg(fixed_sum(pl.col(_W) * pl.col(_REL).is_not_null().cast(pl.Float64)).alias("__dcg"))
-        .join(counts, on=query_id)
-        .select(*keys, (pl.col("__dcg") / pl.col("__ideal")).alias("ndcg"))
+        rankings.join(counts, on=query_id)
+        .join(dcg, on=keys, how="left", nulls_equal=True)
+        .select(*keys, (pl.col("__dcg").fill_null(0.0) / pl.col("__ideal")).alias("ndcg"))
     )
     values = rankings.join(fairness, on=keys, how="left").join(gains, on=keys, how="left")
     values = values.with_columns(

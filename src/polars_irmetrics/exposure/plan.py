@@ -201,9 +201,8 @@ def build_exposure_plan(
         values = segregation_values(ordered, groups, query_id, doc_id, segregation, sizes=sizes)
     # the judged queries' rankings, still in order (the positions stay those of the
     # whole ranking: a query is kept or left out whole)
-    ranked = ordered.join(
-        relevant.select(query_id).unique(), on=query_id, how="semi", maintain_order="left"
-    ).cache()
+    judged = relevant.select(query_id).unique()
+    ranked = ordered.join(judged, on=query_id, how="semi", maintain_order="left").cache()
     if fair and groups is not None:
         fair_values = awrf_values(
             ranked,
@@ -215,6 +214,7 @@ def build_exposure_plan(
             fair,
             dimensions=dimensions,
             per_query_target=per_query_target,
+            rankings=per_ranking.select(query_id, _S).join(judged, on=query_id, how="semi"),
         )
         if target is not None and per_query_target:
             checks = pl.concat(
