@@ -200,19 +200,10 @@ def _offline_plan(
     if interactions is not None and any(r.metric.name in CATALOGUE_FORMULAS for _, r in wanted):
         items = interactions.select(pl.col(options.doc_id).n_unique().alias(_CATALOGUE))
         per_query = per_query.join(items, how="cross", maintain_order="left_right")
-    if covered:
+    if covered or max_rank:  # one group-by of the run for both
         on = [c for c in keys if c in table.collect_schema().names()]
         per_query = per_query.join(
-            _covered(table, covered, on, schema, options),
-            on=on,
-            how="left",
-            nulls_equal=True,
-            maintain_order="left",
-        )
-    if max_rank:
-        on = [c for c in keys if c in table.collect_schema().names()]
-        per_query = per_query.join(
-            _max_rank(table, on, schema, options),
+            _run_facts(table, covered, max_rank, on, schema, options),
             on=on,
             how="left",
             nulls_equal=True,
@@ -245,21 +236,6 @@ def _special(request: MetricRequest) -> bool:
     if name == SERENDIPITY:  # kind='kotkov' (the other kind is not routed here)
         return request.route == "offline"
     return name in CATALOGUE_FORMULAS or name == COVERED_USERS
-
-
-def _max_rank(
-    run: pl.LazyFrame, on: list[str], schema: pl.Schema, options: EvalOptions
-) -> pl.LazyFrame:
-    """Per query (its keys ``on``): the largest rank of the run (ordered by score, the
-    number of documents), RecTools' last position of the list."""
-    by_rank = options.rank in run.collect_schema().names() and options.order != "score"
-    last = pl.col(options.rank).max() if by_rank else pl.len()
-    return (
-        run.select(on + ([options.rank] if by_rank else []))
-        .with_columns(pl.col(c).cast(schema[c]) for c in on)
-        .group_by(on)
-        .agg(last.cast(pl.Float64).alias(_MAX_RANK))
-    )
 
 
 #: Elliot's plans: the values of the requests asked (one row per ``by`` group) from the
@@ -312,24 +288,30 @@ class _WholeTable:
 _HELPER = f"{INTERNAL}num_rel"
 
 
-def _covered(
+def _run_facts(
     run: pl.LazyFrame,
     covered: list[tuple[str, int]],
+    max_rank: bool,
     on: list[str],
     schema: pl.Schema,
     options: EvalOptions,
 ) -> pl.LazyFrame:
-    """Per query (its keys ``on``, those the run has): whether a document is ranked at or
-    above each ``k``. Ordered by score, positions run 1..n, so any document is; by
-    rank, the smallest rank decides."""
+    """Per query (its keys ``on``, those the run has), from one group-by of the run:
+    whether a document is ranked at or above each ``k`` of ``covered`` (ordered by
+    score, positions run 1..n, so any document is; by rank, the smallest rank decides);
+    with ``max_rank``, the largest rank (ordered by score, the number of documents),
+    RecTools' last position of the list."""
     by_rank = options.rank in run.collect_schema().names() and options.order != "score"
     top = pl.col(options.rank).min() if by_rank else pl.lit(1)
-    flags = [(top <= k).alias(column) for column, k in covered]
+    facts = [(top <= k).alias(column) for column, k in covered]
+    if max_rank:
+        last = pl.col(options.rank).max() if by_rank else pl.len()
+        facts.append(last.cast(pl.Float64).alias(_MAX_RANK))
     return (
         run.select(on + ([options.rank] if by_rank else []))
         .with_columns(pl.col(c).cast(schema[c]) for c in on)
         .group_by(on)
-        .agg(flags)
+        .agg(facts)
     )
 
 
