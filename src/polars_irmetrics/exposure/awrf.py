@@ -104,10 +104,12 @@ def awrf_values(
     dimensions: Sequence[str] = ("group",),
     per_query_target: bool = False,
     rankings: pl.LazyFrame | None = None,
+    grouped: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row per query: each requested ``awrf``/``awrf_ndcg`` label, the mean over the
     query's sampled rankings (``rankings``: ``query_id, __s``, the rankings of
-    ``ranked``, where the caller has them already).
+    ``ranked``; ``grouped``: ``ranked``'s rows joined with :func:`alignments`; each
+    where the caller has it already).
 
     ``ranked``: ``query_id, __s, doc_id, __rel, __pos`` (0-based positions);
     ``relevant``: ``query_id, doc_id, __rel`` (relevance > 0); ``groups``:
@@ -120,8 +122,10 @@ def awrf_values(
     cells = _cells(len(dimensions))
     align = alignments(groups, doc_id, dimensions)
     keys = [query_id, _S]
-    weighted = ranked.with_columns(_weight(pl.col(_POS)).alias(_W)).cache()
-    known = weighted.join(align, on=doc_id, how="inner")
+    weighted = ranked.with_columns(_weight(pl.col(_POS)).alias(_W))
+    if grouped is None:
+        grouped = ranked.join(align, on=doc_id, how="inner")
+    known = grouped.with_columns(_weight(pl.col(_POS)).alias(_W))
     # the weights and alignments are finite and at most 1: plain fixed-point sums
     # each cell's weighted sum: scipy's normalisation below (each cell over the cells'
     # total) makes it the weighted mean, so no division by the weights' total is needed

@@ -19,7 +19,13 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
 )
-from polars_irmetrics.exposure.awrf import SEP, awrf_values, exact_sum, target_flags
+from polars_irmetrics.exposure.awrf import (
+    SEP,
+    alignments,
+    awrf_values,
+    exact_sum,
+    target_flags,
+)
 from polars_irmetrics.exposure.coverage import (
     AWRF_MEASURES,
     dimensions_of,
@@ -196,9 +202,19 @@ def build_exposure_plan(
         ordered = _ranked_positions(judged_rows, per_ranking, query_id, doc_id, order).cache()
     else:  # one sort: each ranking in order
         ordered = _sorted_positions(judged_rows, query_id, doc_id, order, use_rank).cache()
+    in_groups: pl.LazyFrame | None = None
+    if fair and segregation and groups is not None and dimensions == ["group"]:
+        # every ranked row with its groups, read by rND's counts and awrf's
+        # distributions alike: one join of the rows with the groups
+        in_groups = ordered.join(alignments(groups, doc_id, dimensions), on=doc_id).cache()
     if segregation and groups is not None:
         sizes = per_ranking.select(query_id, _S, pl.col(_LENGTH).alias("__l"))
-        values = segregation_values(ordered, groups, query_id, doc_id, segregation, sizes=sizes)
+        members = None
+        if in_groups is not None:
+            members = in_groups.select(query_id, _S, doc_id, _POS, pl.col(f"{_G}0").alias(_G))
+        values = segregation_values(
+            ordered, groups, query_id, doc_id, segregation, sizes=sizes, members=members
+        )
     # the judged queries' rankings, still in order (the positions stay those of the
     # whole ranking: a query is kept or left out whole)
     judged = relevant.select(query_id).unique()
@@ -215,6 +231,9 @@ def build_exposure_plan(
             dimensions=dimensions,
             per_query_target=per_query_target,
             rankings=per_ranking.select(query_id, _S).join(judged, on=query_id, how="semi"),
+            grouped=None
+            if in_groups is None
+            else in_groups.join(judged, on=query_id, how="semi", maintain_order="left"),
         )
         if target is not None and per_query_target:
             checks = pl.concat(

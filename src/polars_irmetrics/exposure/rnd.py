@@ -139,6 +139,7 @@ def segregation_values(
     requests: Requests,
     *,
     sizes: pl.LazyFrame | None = None,
+    members: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row per query of the run: each requested ``rnd``/``rkl``/``rrd`` label, the
     mean over the query's sampled rankings (NaN where undefined: 10 or fewer
@@ -147,15 +148,16 @@ def segregation_values(
     ``ordered``: ``query_id, __s, doc_id, __pos`` (0-based positions), in any row
     order: the protected documents are counted per block of positions from their own
     rows, and the blocks of each ranking come from its length (``sizes``: ``query_id,
-    __s, __l``, each ranking's length, where the caller has them already).
+    __s, __l``, each ranking's length; ``members``: ``query_id, __s, doc_id, __pos,
+    __g``, each ranked document's rows with its groups; each where the caller has it).
     """
     keys = [query_id, _S]
     # each document's groups, with its position (a document in several groups: a row each)
-    members = (
-        ordered.select(*keys, doc_id, _POS)
-        .join(groups.select(doc_id, pl.col("group").cast(pl.String).alias(_G)), on=doc_id)
-        .cache()
-    )
+    if members is None:
+        members = ordered.select(*keys, doc_id, _POS).join(
+            groups.select(doc_id, pl.col("group").cast(pl.String).alias(_G)), on=doc_id
+        )
+    members = members.cache()
     # each ranking's length N; the cut-offs i = 10, 20, ... <= N (its full blocks)
     if sizes is None:
         sizes = ordered.group_by(keys).agg(pl.len().alias("__l"))
