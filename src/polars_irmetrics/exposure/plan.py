@@ -215,8 +215,8 @@ def build_exposure_plan(
         values = segregation_values(
             ordered, groups, query_id, doc_id, segregation, sizes=sizes, members=members
         )
-    # the judged queries' rankings, still in order (the positions stay those of the
-    # whole ranking: a query is kept or left out whole)
+    # the judged queries' rankings (the positions stay those of the whole ranking: a
+    # query is kept or left out whole; in order where the positions came from the sort)
     judged = relevant.select(query_id).unique()
     ranked = ordered.join(judged, on=query_id, how="semi", maintain_order="left").cache()
     if fair and groups is not None:
