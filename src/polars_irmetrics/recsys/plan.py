@@ -43,7 +43,7 @@ item features), one lazy polars query:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
@@ -190,13 +190,17 @@ def build_recsys_plan(
         named, category_checks = _categories(item_features, scope, options, kinds)
         checks.append(category_checks)
 
+    joins: list[Callable[[pl.LazyFrame], pl.LazyFrame]] = []
+    if scope.needs & {"popularity", "cooccurrence"} and interactions is not None:
+        joins.append(_popularity(interactions, scope, options, kinds))
+    if scope.needs & {"item_users", "seen"} and interactions is not None:
+        joins.append(_history_users(interactions, scope, options, kinds))
+
     def joined(frame: pl.LazyFrame) -> pl.LazyFrame:
         """``frame``'s rows with what the formulas read of their item and user: its
         popularity, its users in the history, whether the user saw it, its categories."""
-        if scope.needs & {"popularity", "cooccurrence"} and interactions is not None:
-            frame = _with_popularity(frame, interactions, scope, options, kinds)
-        if scope.needs & {"item_users", "seen"} and interactions is not None:
-            frame = _with_history_users(frame, interactions, scope, options, kinds)
+        for join in joins:
+            frame = join(frame)
         if named is not None:
             frame = frame.join(named, on=item, how="left", nulls_equal=False)
         return frame
@@ -721,63 +725,94 @@ def _with_popularity(
 ) -> pl.LazyFrame:
     """Each row's item popularity, the interactions total and catalogue size, and the
     popularity head for each share asked for."""
-    item = options.item_id
-    keys = _interaction_keys(interactions, options)
-    history = _cast_ids(interactions.select(*keys, item), kinds)
-    counts = history.group_by([*keys, item]).agg(pl.len().cast(pl.Float64).alias(POPULARITY))
-    totals = [
-        pl.len().cast(pl.Int64).alias(TOTAL),
-        pl.col(item).n_unique().cast(pl.Int64).alias(CATALOG),
-    ]
-    sizes = history.group_by(keys).agg(totals) if keys else history.select(totals)
-    rows = rows.join(counts, on=[*keys, item], how="left", nulls_equal=False)
-    rows = _join(rows, sizes, keys)
-    if scope.head_shares:
-        # Interactions held by the items strictly more popular than each popularity.
-        levels = (
-            counts.group_by([*keys, POPULARITY])
-            .agg(pl.col(POPULARITY).sum().alias(_MASS))
-            .sort([*keys, POPULARITY], descending=[False] * len(keys) + [True])
-        )
-        running = pl.col(_MASS).cum_sum()
-        above = (running.over(keys) if keys else running) - pl.col(_MASS)
-        levels = levels.select(*keys, POPULARITY, above.alias(_ABOVE))
-        rows = rows.join(levels, on=[*keys, POPULARITY], how="left", nulls_equal=False)
-        rows = rows.with_columns(
-            (pl.col(_ABOVE) < share * pl.col(TOTAL)).alias(scope.head_column(share))
-            for share in scope.head_shares
-        )
-    return rows
+    return _popularity(interactions, scope, options, kinds)(rows)
 
 
-def _with_history_users(
-    rows: pl.LazyFrame,
+def _popularity(
     interactions: pl.LazyFrame,
     scope: CollectionScope,
     options: RecsysOptions,
     kinds: dict[str, pl.DataType],
-) -> pl.LazyFrame:
-    """Each row's distinct users of its item in the interactions and the distinct users
-    of the interactions (RePlay's surprisal); whether the user interacted with the item,
-    and has any interaction (RePlay's novelty)."""
+) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
+    """:func:`_with_popularity`'s joins, the interactions' tables built once (cached)
+    for every frame they are joined to."""
+    item = options.item_id
+    keys = _interaction_keys(interactions, options)
+    history = _cast_ids(interactions.select(*keys, item), kinds)
+    counts = (
+        history.group_by([*keys, item]).agg(pl.len().cast(pl.Float64).alias(POPULARITY)).cache()
+    )
+    totals = [
+        pl.len().cast(pl.Int64).alias(TOTAL),
+        pl.col(item).n_unique().cast(pl.Int64).alias(CATALOG),
+    ]
+    sizes = (history.group_by(keys).agg(totals) if keys else history.select(totals)).cache()
+    levels = None
+    if scope.head_shares:
+        # Interactions held by the items strictly more popular than each popularity.
+        running = pl.col(_MASS).cum_sum()
+        above = (running.over(keys) if keys else running) - pl.col(_MASS)
+        levels = (
+            counts.group_by([*keys, POPULARITY])
+            .agg(pl.col(POPULARITY).sum().alias(_MASS))
+            .sort([*keys, POPULARITY], descending=[False] * len(keys) + [True])
+            .select(*keys, POPULARITY, above.alias(_ABOVE))
+            .cache()
+        )
+
+    def join(rows: pl.LazyFrame) -> pl.LazyFrame:
+        rows = rows.join(counts, on=[*keys, item], how="left", nulls_equal=False)
+        rows = _join(rows, sizes, keys)
+        if levels is None:
+            return rows
+        return rows.join(
+            levels, on=[*keys, POPULARITY], how="left", nulls_equal=False
+        ).with_columns(
+            (pl.col(_ABOVE) < share * pl.col(TOTAL)).alias(scope.head_column(share))
+            for share in scope.head_shares
+        )
+
+    return join
+
+
+def _history_users(
+    interactions: pl.LazyFrame,
+    scope: CollectionScope,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
+    """Joins giving each row the distinct users of its item in the interactions and the
+    distinct users of the interactions (RePlay's surprisal); whether the user interacted
+    with the item, and has any interaction (RePlay's novelty). The interactions' tables
+    are built once (cached) for every frame they are joined to."""
     user, item = options.user_id, options.item_id
     keys = _interaction_keys(interactions, options)
     pairs = _cast_ids(interactions.select(*keys, user, item), kinds)
     count = pl.col(user).n_unique().cast(pl.Float64).alias(USERS)
-    rows = _join(rows, pairs.group_by(keys).agg(count) if keys else pairs.select(count), keys)
+    users = (pairs.group_by(keys).agg(count) if keys else pairs.select(count)).cache()
+    per_item = seen = known = None
     if "item_users" in scope.needs:
-        users = pl.col(user).n_unique().cast(pl.Float64).alias(ITEM_USERS)
-        per_item = pairs.group_by([*keys, item]).agg(users)
-        rows = rows.join(per_item, on=[*keys, item], how="left", nulls_equal=False)
+        distinct = pl.col(user).n_unique().cast(pl.Float64).alias(ITEM_USERS)
+        per_item = pairs.group_by([*keys, item]).agg(distinct).cache()
     if "seen" in scope.needs:
-        seen = pairs.unique().with_columns(pl.lit(True).alias(SEEN))
-        known = pairs.select(*keys, user).unique().with_columns(pl.lit(True).alias(HAS_HISTORY))
-        rows = (
-            rows.join(seen, on=[*keys, user, item], how="left", nulls_equal=False)
-            .join(known, on=[*keys, user], how="left", nulls_equal=False)
-            .with_columns(pl.col(SEEN).fill_null(False), pl.col(HAS_HISTORY).fill_null(False))
-        )
-    return rows
+        seen = pairs.unique().with_columns(pl.lit(True).alias(SEEN)).cache()
+        known = (
+            pairs.select(*keys, user).unique().with_columns(pl.lit(True).alias(HAS_HISTORY))
+        ).cache()
+
+    def join(rows: pl.LazyFrame) -> pl.LazyFrame:
+        rows = _join(rows, users, keys)
+        if per_item is not None:
+            rows = rows.join(per_item, on=[*keys, item], how="left", nulls_equal=False)
+        if seen is not None and known is not None:
+            rows = (
+                rows.join(seen, on=[*keys, user, item], how="left", nulls_equal=False)
+                .join(known, on=[*keys, user], how="left", nulls_equal=False)
+                .with_columns(pl.col(SEEN).fill_null(False), pl.col(HAS_HISTORY).fill_null(False))
+            )
+        return rows
+
+    return join
 
 
 def _categories(
