@@ -218,7 +218,13 @@ def build_exposure_plan(
     # the judged queries' rankings (the positions stay those of the whole ranking: a
     # query is kept or left out whole; in order where the positions came from the sort)
     judged = relevant.select(query_id).unique()
-    ranked = ordered.join(judged, on=query_id, how="semi", maintain_order="left").cache()
+    # Grouped, unsampled, with awrf's group rows at hand and one target: each measure
+    # below reads only the relevant documents' rows (all of judged queries).
+    whole_rows = groups is None or sampled or (fair and (in_groups is None or per_query_target))
+    if whole_rows:
+        ranked = ordered.join(judged, on=query_id, how="semi", maintain_order="left").cache()
+    else:
+        ranked = ordered.filter(pl.col(_REL).is_not_null())
     if fair and groups is not None:
         fair_values = awrf_values(
             ranked,
