@@ -16,17 +16,10 @@ from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
 from polars_irmetrics.exposure import plan as exposure_plan
+from tests.test_exposure_by import EXPOSURE
 
-METRICS = [
-    "ee_loss",
-    "ee_disparity(browsing='rbp')",
-    "ee_relevance(patience=0.8)",
-    "awrf",
-    "awrf_ndcg",
-    "rnd",
-    "rkl",
-    "rrd",
-]
+#: Every exposure measure, with each user model.
+METRICS = EXPOSURE
 
 
 def _sorted_only(
