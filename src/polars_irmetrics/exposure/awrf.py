@@ -122,7 +122,6 @@ def awrf_values(
     cells = _cells(len(dimensions))
     align = alignments(groups, doc_id, dimensions)
     keys = [query_id, _S]
-    weighted = ranked.with_columns(_weight(pl.col(_POS)).alias(_W))
     if grouped is None:
         grouped = ranked.join(align, on=doc_id, how="inner")
     known = grouped.with_columns(_weight(pl.col(_POS)).alias(_W))
@@ -180,9 +179,9 @@ def awrf_values(
     # the DCG from the relevant rows alone (a fixed-point sum: the other rows' zero
     # terms changed nothing), 0 for a ranking of a judged query that retrieved none
     dcg = (
-        weighted.filter(pl.col(_REL).is_not_null())
+        ranked.filter(pl.col(_REL).is_not_null())
         .group_by(keys)
-        .agg(fixed_sum(pl.col(_W)).alias("__dcg"))
+        .agg(fixed_sum(_weight(pl.col(_POS))).alias("__dcg"))
     )
     gains = (
         rankings.join(counts, on=query_id)

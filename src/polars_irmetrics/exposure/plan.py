@@ -171,7 +171,13 @@ def build_exposure_plan(
     relevant = qrels.select(
         query_id, doc_id, pl.col(options.relevance).cast(pl.Float64).alias(_REL)
     ).filter(pl.col(_REL) > 0)
-    per_ranking = _per_ranking(ranked, query_id, doc_id, order, use_rank).cache()
+    exposure_requests = [
+        (label, r) for label, r in requests if r.metric.name not in AWRF_MEASURES | _SEGREGATION
+    ]
+    # document-level exposure under the geometric model reads every ranking in order
+    in_order = groups is None and any(m == "geometric" for m, _ in _by_model(exposure_requests))
+    from_ranks = use_rank and not in_order  # positions from the ranks where they run 1..n
+    per_ranking = _per_ranking(ranked, query_id, doc_id, order, from_ranks).cache()
     checks = _checks(
         per_ranking,
         groups,
@@ -194,11 +200,7 @@ def build_exposure_plan(
     judged_rows = ranked.join(
         relevant.select(query_id, doc_id, _REL), on=[query_id, doc_id], how="left", coalesce=True
     )
-    exposure_requests = [
-        (label, r) for label, r in requests if r.metric.name not in AWRF_MEASURES | _SEGREGATION
-    ]
-    in_order = groups is None and any(m == "geometric" for m, _ in _by_model(exposure_requests))
-    if use_rank and not in_order:  # the rankings ranked 1..n: positions from the ranks
+    if from_ranks:  # the rankings ranked 1..n: positions from the ranks
         ordered = _ranked_positions(judged_rows, per_ranking, query_id, doc_id, order).cache()
     else:  # one sort: each ranking in order
         ordered = _sorted_positions(judged_rows, query_id, doc_id, order, use_rank).cache()
@@ -612,12 +614,12 @@ def _power(base: float, exponent: pl.Expr) -> pl.Expr:
 
 
 def _per_ranking(
-    ranked: pl.LazyFrame, query_id: str, doc_id: str, order: str, use_rank: bool
+    ranked: pl.LazyFrame, query_id: str, doc_id: str, order: str, from_ranks: bool
 ) -> pl.LazyFrame:
     """One row per ranking (``query_id, __s``): its length, whether it lists a document
-    twice or has a null or NaN ``order``, and (``use_rank``) whether its ranks are 1
-    to its length, each once (:func:`_ranked_positions`); read by the checks, the
-    positions and rND's blocks."""
+    twice or has a null or NaN ``order``, and (``from_ranks``: where the positions may
+    come from the ranks) whether its ranks are 1 to its length, each once
+    (:func:`_ranked_positions`); read by the checks, the positions and rND's blocks."""
     value = pl.col(order)
     whole = (
         (value.min() == 1.0)
@@ -629,7 +631,7 @@ def _per_ranking(
         pl.len().alias(_LENGTH),
         (pl.col(doc_id).n_unique() < pl.len()).alias("dup"),
         (value.is_null() | value.is_nan()).any().alias("bad"),
-        (whole if use_rank else pl.lit(False)).alias(_WHOLE),
+        (whole if from_ranks else pl.lit(False)).alias(_WHOLE),
     )
 
 
