@@ -18,6 +18,8 @@ import polars_irmetrics as irm
 from polars_irmetrics.exposure import plan as exposure_plan
 from tests.test_exposure_by import EXPOSURE
 
+from .conftest import Evaluate
+
 #: Every exposure measure, with each user model.
 METRICS = EXPOSURE
 
@@ -73,7 +75,9 @@ def test_positions_from_the_ranks_give_the_sorts_bits(
         assert_frame_equal(fast, sorted_, check_exact=True)
 
 
-def test_the_geometric_model_counts_the_relevant_documents_above_in_rank_order() -> None:
+def test_the_geometric_model_counts_the_relevant_above_in_rank_order(
+    evaluate: Evaluate,
+) -> None:
     # a (rank 1), c (3) and e (5) relevant, the rows in another order: exposure a 1,
     # c 0.5^2 * 0.5, e 0.5^4 * 0.5^2; the target: three relevant documents share the
     # geometric model's first three positions, decay 0.25: (1 + 0.25 + 0.0625) / 3
@@ -82,14 +86,14 @@ def test_the_geometric_model_counts_the_relevant_documents_above_in_rank_order()
     )
     qrels = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["c", "a", "e"], "relevance": [1] * 3})
     groups = pl.DataFrame({"doc_id": list("abcde"), "group": ["x", "y", "y", "x", "y"]})
-    got = irm.evaluate(run, ["ee_disparity"], qrels=qrels, groups=groups)
+    got = evaluate(run, ["ee_disparity"], qrels=qrels, groups=groups)
     x, y = 1.0, 0.5**3 + 0.5**6  # group x holds a; y holds c and e
     assert got.item(0, 1) == x * x + y * y
 
 
-def test_a_ranking_ranked_one_to_n_is_read_unsorted() -> None:
+def test_a_ranking_ranked_one_to_n_is_read_unsorted(evaluate: Evaluate) -> None:
     # b ranked 1, a 2, x 3, rows given in another order: rbp exposure 1, 0.5, 0.25
     run = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["x", "b", "a"], "rank": [3, 1, 2]})
     qrels = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [1, 1]})
-    got = irm.evaluate(run, ["ee_disparity(browsing='rbp')"], qrels=qrels)
+    got = evaluate(run, ["ee_disparity(browsing='rbp')"], qrels=qrels)
     assert got.item(0, 1) == 1 + 0.5**2 + 0.25**2

@@ -24,6 +24,8 @@ from polars_irmetrics.errors import DuplicateError, InvalidValueError
 from polars_irmetrics.metrics.registry import parse_metric
 from polars_irmetrics.recsys import plan as recsys_plan
 
+from .conftest import Evaluate
+
 #: Every metric of the recommendation table that the plan computes from the cut rows.
 PER_USER = [
     "sufficient_reco@{k}",
@@ -104,12 +106,12 @@ def test_the_cut_rows_give_every_users_values(tables: dict[str, pl.DataFrame], k
     assert_frame_equal(cut, whole, check_exact=True)
 
 
-def test_a_list_wholly_beyond_the_cutoff_counts_as_an_empty_one() -> None:
+def test_a_list_wholly_beyond_the_cutoff_counts_as_an_empty_one(evaluate: Evaluate) -> None:
     run = pl.DataFrame(
         {"query_id": ["a", "a", "b", "b"], "doc_id": ["x", "y", "x", "z"], "rank": [1, 2, 3, 4]}
     )
     history = pl.DataFrame({"query_id": ["a", "b", "c"], "doc_id": ["y", "z", "x"]})
-    got = irm.evaluate(
+    got = evaluate(
         run, ["sufficient_reco@2", "novelty(kind='replay')@2"], interactions=history,
         per_query=True,
     )  # fmt: skip
