@@ -240,3 +240,64 @@ def test_random_rankings_match_the_definitions(flags: list[bool]) -> None:
     assert 0 <= want[0] <= 1 + 1e-12
     assert 0 <= want[1] <= 1 + 1e-12
     assert 0 <= want[2] <= 1 + 1e-12
+
+
+def test_a_tie_takes_the_smallest_name_whatever_the_groups_dtype(frame_kind: str) -> None:
+    # 20 documents, ten in group 9 and ten in group 10: a tie, so the minority is the
+    # smallest name, "10" before "9" as text (not 9 before 10 as numbers). Group 10
+    # holds 7 of the top 10: rrd's term at i = 10 is |7/3 - 10/10| = 4/3 for it and
+    # |3/7 - 1| = 4/7 for group 9; at i = 20 both are 0, so rrd = term / Z(20, 10)
+    tens = {0, 1, 2, 3, 4, 5, 6, 10, 11, 12}
+    groups = pl.DataFrame({"doc_id": DOCS, "group": [10 if i in tens else 9 for i in range(20)]})
+    z = _searched(20, 10)
+    w10 = 1 / math.log2(10)
+    assert _rd(7, 10, 20, 10) == pytest.approx(4 / 3)
+    ten, nine = w10 * (4 / 3) / z, w10 * (4 / 7) / z
+    assert ten != pytest.approx(nine)
+    qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["d0"], "relevance": [1]})
+    named = ["rrd(protected='10')", "rrd(protected='9')"]
+    alone = _evaluate(frame_kind, RUN, ["rrd", *named], groups=groups)
+    assert alone.row(0) == pytest.approx((1, ten, ten, nine), abs=1e-12)
+    # beside awrf: rND's minority from the counts per (ranking, group) both share
+    both = _evaluate(frame_kind, RUN, ["rrd", "awrf", *named], groups=groups, qrels=qrels)
+    assert both.select("rrd", *named).row(0) == alone.select("rrd", *named).row(0)
+
+
+@st.composite
+def _grouped_rankings(draw: st.DrawFn) -> dict[str, pl.DataFrame]:
+    """Up to four rankings of up to 35 of 40 documents (rows shuffled); integer groups
+    9, 10 and 11, a document in one or two of them (or none); judgments."""
+    rows = []
+    for q in range(draw(st.integers(1, 4))):
+        docs = draw(st.lists(st.integers(0, 39), min_size=1, max_size=35, unique=True))
+        rows += [(f"q{q}", f"d{d}", r) for r, d in enumerate(docs, start=1)]
+    run = pl.DataFrame(rows, schema=["query_id", "doc_id", "rank"], orient="row")
+    run = run[list(draw(st.permutations(range(run.height))))]
+    pairs = []
+    for d in range(40):
+        for g in draw(st.sets(st.sampled_from([9, 10, 11]), max_size=2)):
+            pairs.append((f"d{d}", g))
+    groups = pl.DataFrame(pairs, schema={"doc_id": pl.String, "group": pl.Int64}, orient="row")
+    judged = [
+        (f"q{q}", f"d{d}", 1)
+        for q in range(4)
+        for d in draw(st.lists(st.integers(0, 39), min_size=1, max_size=8, unique=True))
+    ]
+    qrels = pl.DataFrame(judged, schema=["query_id", "doc_id", "relevance"], orient="row")
+    return {"run": run, "groups": groups, "qrels": qrels}
+
+
+@property_settings(25)
+@given(_grouped_rankings())
+def test_beside_awrf_the_same_bits_as_alone(tables: dict[str, pl.DataFrame]) -> None:
+    # asked together, awrf and rND read one join of the ranked rows with the groups and
+    # one group-by per (ranking, group); each alone builds its own: the same bits
+    run, groups, qrels = tables["run"], tables["groups"], tables["qrels"]
+    fair = ["awrf", "awrf_ndcg"]
+    together = irm.evaluate(run, [*NAMES, *fair], qrels=qrels, groups=groups, per_query=True)
+    segregation = irm.evaluate(run, NAMES, groups=groups, per_query=True)
+    attention = irm.evaluate(run, fair, qrels=qrels, groups=groups, per_query=True)
+    for alone, names in ((segregation, NAMES), (attention, fair)):
+        joined = alone.join(together, on="query_id", how="left", suffix="_both")
+        for name in names:
+            assert joined[name].equals(joined[f"{name}_both"], check_names=False), name

@@ -25,6 +25,7 @@ __all__ = [
     "alignments",
     "awrf_values",
     "cell_name",
+    "cell_totals",
     "exact_mean",
     "exact_sum",
     "target_flags",
@@ -61,7 +62,9 @@ def _rel_entr(x: pl.Expr, y: pl.Expr) -> pl.Expr:
     return pl.when(x > 0).then(x * (x / y).log()).otherwise(0.0)
 
 
-def alignments(groups: pl.LazyFrame, doc_id: str, dimensions: Sequence[str]) -> pl.LazyFrame:
+def alignments(
+    groups: pl.LazyFrame, doc_id: str, dimensions: Sequence[str], *, named: bool = True
+) -> pl.LazyFrame:
     """``doc_id, __g0 .. __g{D-1}, __a``: each document's alignment to each cell of its
     groups' intersection, wptrec's outer product of its dimensions' alignments (a
     document with ``k`` values of one dimension is aligned ``1/k`` to each).
@@ -70,10 +73,14 @@ def alignments(groups: pl.LazyFrame, doc_id: str, dimensions: Sequence[str]) -> 
     is refused by the plan's checks); with several, each column's distinct non-null
     values per document (so the rows may pair them in any way), and a document with no
     value in some dimension is in no cell (left out, as a document in no group).
+    ``named``: the cells as text (their names, as the target's are matched); ``False``
+    keeps each column's dtype (a join of every ranked row, then named on the few cells:
+    :func:`cell_totals`).
     """
     parts = []
     for j, column in enumerate(dimensions):
-        part = groups.select(doc_id, pl.col(column).cast(pl.String).alias(f"{_G}{j}"))
+        value = pl.col(column).cast(pl.String) if named else pl.col(column)
+        part = groups.select(doc_id, value.alias(f"{_G}{j}"))
         if len(dimensions) > 1:
             part = part.drop_nulls(f"{_G}{j}").unique()
         parts.append(
@@ -92,6 +99,24 @@ def _cells(count: int) -> list[str]:
     return [f"{_G}{j}" for j in range(count)]
 
 
+#: :func:`cell_totals`' columns: the ranking's documents in the cell, and their attention.
+CELL_COUNT, CELL_ATTENTION = "__c", _P
+
+
+def cell_totals(grouped: pl.LazyFrame, query_id: str) -> pl.LazyFrame:
+    """One row per (ranking, cell) of one dimension: ``query_id, __s, __g0`` (the cell
+    as ``grouped`` holds it), the count of the ranking's documents in it (``__c``: rND's
+    minority group) and their attention (``__p``: awrf's weighted sum of alignments), from
+    ``grouped`` (``query_id, __s, __pos, __g0, __a``: each ranked row with its group, as
+    :func:`alignments` gives it); one group-by of every ranked row for both measures.
+    The attention is a fixed-point sum, the same bits for any set of rows it is later
+    filtered to."""
+    return grouped.group_by(query_id, _S, f"{_G}0").agg(
+        pl.len().alias(CELL_COUNT),
+        fixed_sum(_weight(pl.col(_POS)) * pl.col(_A)).alias(CELL_ATTENTION),
+    )
+
+
 def awrf_values(
     ranked: pl.LazyFrame,
     relevant: pl.LazyFrame,
@@ -105,11 +130,13 @@ def awrf_values(
     per_query_target: bool = False,
     rankings: pl.LazyFrame | None = None,
     grouped: pl.LazyFrame | None = None,
+    totals: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row per query: each requested ``awrf``/``awrf_ndcg`` label, the mean over the
     query's sampled rankings (``rankings``: ``query_id, __s``, the rankings of
-    ``ranked``; ``grouped``: ``ranked``'s rows joined with :func:`alignments`; each
-    where the caller has it already).
+    ``ranked``; ``grouped``: ``ranked``'s rows joined with :func:`alignments`;
+    ``totals``: one dimension's :func:`cell_totals` of rankings including ``ranked``'s
+    (the others are left out here); each where the caller has it already).
 
     ``ranked``: ``query_id, __s, doc_id, __rel, __pos`` (0-based positions);
     ``relevant``: ``query_id, doc_id, __rel`` (relevance > 0); ``groups``:
@@ -122,15 +149,22 @@ def awrf_values(
     cells = _cells(len(dimensions))
     align = alignments(groups, doc_id, dimensions)
     keys = [query_id, _S]
-    if grouped is None:
-        grouped = ranked.join(align, on=doc_id, how="inner")
-    known = grouped.with_columns(_weight(pl.col(_POS)).alias(_W))
+    if rankings is None:
+        rankings = ranked.select(keys).unique()
     # the weights and alignments are finite and at most 1: plain fixed-point sums
     # each cell's weighted sum: scipy's normalisation below (each cell over the cells'
     # total) makes it the weighted mean, so no division by the weights' total is needed
-    run_dist = known.group_by([*keys, *cells]).agg(fixed_sum(pl.col(_W) * pl.col(_A)).alias(_P))
-    if rankings is None:
-        rankings = ranked.select(keys).unique()
+    if totals is not None:  # the cells named here, on the few rows of the totals
+        run_dist = totals.join(rankings, on=keys, how="semi").select(
+            *keys, pl.col(cells[0]).cast(pl.String), CELL_ATTENTION
+        )
+    else:
+        if grouped is None:
+            grouped = ranked.join(align, on=doc_id, how="inner")
+        known = grouped.with_columns(_weight(pl.col(_POS)).alias(_W))
+        run_dist = known.group_by([*keys, *cells]).agg(
+            fixed_sum(pl.col(_W) * pl.col(_A)).alias(_P)
+        )
     if target is None:
         wanted = (
             relevant.join(align, on=doc_id, how="inner")

@@ -20,9 +20,11 @@ from polars_irmetrics.errors import (
     MetricParameterError,
 )
 from polars_irmetrics.exposure.awrf import (
+    CELL_COUNT,
     SEP,
     alignments,
     awrf_values,
+    cell_totals,
     exact_sum,
     target_flags,
 )
@@ -205,17 +207,32 @@ def build_exposure_plan(
     else:  # one sort: each ranking in order
         ordered = _sorted_positions(judged_rows, query_id, doc_id, order, use_rank).cache()
     in_groups: pl.LazyFrame | None = None
+    totals: pl.LazyFrame | None = None
     if fair and segregation and groups is not None and dimensions == ["group"]:
-        # every ranked row with its groups, read by rND's counts and awrf's
-        # distributions alike: one join of the rows with the groups
-        in_groups = ordered.join(alignments(groups, doc_id, dimensions), on=doc_id).cache()
+        # every ranked row with its group (as groups= holds it: named on the cells), read
+        # by rND's counts and awrf's distributions alike: one join of the rows with the
+        # groups, and one group-by per (ranking, group) for rND's minority group and
+        # awrf's attention
+        in_groups = ordered.join(
+            alignments(groups, doc_id, dimensions, named=False), on=doc_id
+        ).cache()
+        totals = cell_totals(in_groups, query_id).cache()
     if segregation and groups is not None:
         sizes = per_ranking.select(query_id, _S, pl.col(_LENGTH).alias("__l"))
-        members = None
-        if in_groups is not None:
-            members = in_groups.select(query_id, _S, doc_id, _POS, pl.col(f"{_G}0").alias(_G))
+        members = counted = None
+        if in_groups is not None and totals is not None:
+            cell = pl.col(f"{_G}0").alias(_G)
+            members = in_groups.select(query_id, _S, doc_id, _POS, cell)
+            counted = totals.select(query_id, _S, cell, CELL_COUNT)
         values = segregation_values(
-            ordered, groups, query_id, doc_id, segregation, sizes=sizes, members=members
+            ordered,
+            groups,
+            query_id,
+            doc_id,
+            segregation,
+            sizes=sizes,
+            members=members,
+            totals=counted,
         )
     # the judged queries' rankings (the positions stay those of the whole ranking: a
     # query is kept or left out whole; in order where the positions came from the sort)
@@ -239,9 +256,7 @@ def build_exposure_plan(
             dimensions=dimensions,
             per_query_target=per_query_target,
             rankings=per_ranking.select(query_id, _S).join(judged, on=query_id, how="semi"),
-            grouped=None
-            if in_groups is None
-            else in_groups.join(judged, on=query_id, how="semi", maintain_order="left"),
+            totals=totals,
         )
         if target is not None and per_query_target:
             checks = pl.concat(

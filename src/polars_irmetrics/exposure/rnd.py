@@ -140,6 +140,7 @@ def segregation_values(
     *,
     sizes: pl.LazyFrame | None = None,
     members: pl.LazyFrame | None = None,
+    totals: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row per query of the run: each requested ``rnd``/``rkl``/``rrd`` label, the
     mean over the query's sampled rankings (NaN where undefined: 10 or fewer
@@ -149,15 +150,20 @@ def segregation_values(
     order: the protected documents are counted per block of positions from their own
     rows, and the blocks of each ranking come from its length (``sizes``: ``query_id,
     __s, __l``, each ranking's length; ``members``: ``query_id, __s, doc_id, __pos,
-    __g``, each ranked document's rows with its groups; each where the caller has it).
+    __g``, each ranked document's rows with its groups, as groups= holds them;
+    ``totals``: ``query_id, __s, __g, __c``, each ranking's count of documents per
+    group; each where the caller has it).
     """
     keys = [query_id, _S]
-    # each document's groups, with its position (a document in several groups: a row each)
+    # each document's groups, with its position (a document in several groups: a row
+    # each); the groups as groups= holds them, named (as text) only where compared with
+    # a name or ordered by one, on the few rows of a table per ranking
     if members is None:
         members = ordered.select(*keys, doc_id, _POS).join(
-            groups.select(doc_id, pl.col("group").cast(pl.String).alias(_G)), on=doc_id
+            groups.select(doc_id, pl.col("group").alias(_G)), on=doc_id
         )
     members = members.cache()
+    name = pl.col(_G).cast(pl.String)
     # each ranking's length N; the cut-offs i = 10, 20, ... <= N (its full blocks)
     if sizes is None:
         sizes = ordered.group_by(keys).agg(pl.len().alias("__l"))
@@ -175,16 +181,17 @@ def segregation_values(
     values = ordered.select(query_id).unique()
     for protected, labels in by_protected.items():
         if protected is None:  # the ranking's minority group (ties: the smallest name)
+            if totals is None:
+                totals = members.group_by(*keys, _G).agg(pl.len().alias("__c"))
             chosen = (
-                members.group_by(*keys, _G)
-                .agg(pl.len().alias("__c"))
-                .sort([*keys, "__c", _G])
+                totals.sort([*(pl.col(key) for key in keys), pl.col("__c"), name])
                 .group_by(keys, maintain_order=True)
                 .first()
                 .select(*keys, _G)
             )
+            protected_rows = members.join(chosen, on=[*keys, _G], how="semi")
         else:
-            chosen = rankings.with_columns(pl.lit(protected).alias(_G))
+            protected_rows = members.filter(name == protected)
         # one group per ranking, a (document, group) pair once in groups=: each
         # document of a ranking at most once (a ranking listing one twice is refused).
         # The protected documents counted per block of CUT positions (block b holds
@@ -192,8 +199,7 @@ def segregation_values(
         # sum of the full blocks' counts (a block without one counts 0), P the count over
         # the whole ranking; counts are whole numbers, so these sums are exact in any order
         counts = (
-            members.join(chosen, on=[*keys, _G], how="semi")
-            .group_by(*keys, (pl.col(_POS) // CUT).alias("__b"))
+            protected_rows.group_by(*keys, (pl.col(_POS) // CUT).alias("__b"))
             .agg(pl.len().cast(pl.Float64).alias("__c"))
             .cache()
         )
