@@ -156,8 +156,15 @@ class CollectionScope:
     @property
     def history_users(self) -> pl.Expr:
         """The number of distinct users in the interactions (``Float64``); a scalar."""
+        return self.history_users_per_row.first()
+
+    @property
+    def history_users_per_row(self) -> pl.Expr:
+        """Per row: :attr:`history_users`, the same on every row; for a formula over the
+        rows (a user's scalar in a per-row formula is broadcast group by group, which
+        takes polars' streaming engine off its group-by)."""
         self.needs.add("item_users")
-        return pl.col(USERS).first()
+        return pl.col(USERS)
 
     @property
     def seen(self) -> pl.Expr:

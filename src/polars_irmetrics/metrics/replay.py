@@ -51,11 +51,12 @@ def _k(p: Params) -> float:
 
 
 def _surprisal(s: CollectionScope, p: Params) -> CollectionFormula:
-    n = s.history_users
+    n, each = s.history_users, s.history_users_per_row
     # an item the interactions never saw is as surprising as can be (RePlay: weight 1)
     # divided value by value (a division by the scalar log2(N) would multiply by its
-    # reciprocal in a list of several rows, and divide in a list of one)
-    weight = divide((n / s.item_users).log(2), n.log(2))
+    # reciprocal in a list of several rows, and divide in a list of one); N from each
+    # row (the same on all), not the user's scalar broadcast over the rows
+    weight = divide((each / s.item_users).log(2), each.log(2))
     weights = weight.fill_null(1.0).filter(s.top(p.k))
     # each weight in [0, 1] once the interactions have two users: a fixed-point sum, the
     # same bits in any row order. With one, log2(N) = 0: a seen item's weight is NaN (the
