@@ -169,6 +169,19 @@ def test_worked_example(frame_kind: str) -> None:
     assert out.row(0) == pytest.approx((surprisal, novelty, diversity), abs=1e-15)
 
 
+def test_a_pair_listed_twice_in_the_history_counts_once(frame_kind: str) -> None:
+    # user 1 saw item 10 twice, user 2 saw 10 and 11: N = 2 users; item 10 has 2
+    # distinct users (3 rows), item 11 one: w10 = log2(2/2)/log2(2) = 0, w11 = 1
+    run = pl.DataFrame({"query_id": [1, 1], "doc_id": [10, 11], "rank": [1, 2]})
+    history = pl.DataFrame({"query_id": [1, 1, 2, 2], "doc_id": [10, 10, 10, 11]})
+    out = _evaluate(
+        frame_kind, run, ["surprisal@2", "novelty(kind='replay')@2"], interactions=history
+    )
+    # surprisal (0 + 1) / 2; novelty over the history's users: user 1 saw 10 (once,
+    # however often listed) of its two, 1 - 1/2; user 2 has no list, 1
+    assert out.row(0) == (0.5, (0.5 + 1.0) / 2)
+
+
 def test_novelty_keeps_its_meaning_by_default() -> None:
     """``novelty`` is still Microsoft Recommenders' self-information; ``kind`` is a
     parameter, not printed at its default."""

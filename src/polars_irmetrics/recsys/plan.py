@@ -791,11 +791,14 @@ def _history_users(
     count = pl.col(user).n_unique().cast(pl.Float64).alias(USERS)
     users = (pairs.group_by(keys).agg(count) if keys else pairs.select(count)).cache()
     per_item = seen = known = None
+    # each (user, item) pair once: an item's distinct users are its pairs (one
+    # hash of the pairs for both joins, not a distinct count per item beside it)
+    distinct_pairs = pairs.unique().cache()
     if "item_users" in scope.needs:
-        distinct = pl.col(user).n_unique().cast(pl.Float64).alias(ITEM_USERS)
-        per_item = pairs.group_by([*keys, item]).agg(distinct).cache()
+        distinct = pl.len().cast(pl.Float64).alias(ITEM_USERS)
+        per_item = distinct_pairs.group_by([*keys, item]).agg(distinct).cache()
     if "seen" in scope.needs:
-        seen = pairs.unique().with_columns(pl.lit(True).alias(SEEN)).cache()
+        seen = distinct_pairs.with_columns(pl.lit(True).alias(SEEN)).cache()
         known = (
             pairs.select(*keys, user).unique().with_columns(pl.lit(True).alias(HAS_HISTORY))
         ).cache()
