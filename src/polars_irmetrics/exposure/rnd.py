@@ -214,7 +214,6 @@ def segregation_values(
                 pl.col("__c").cum_sum().over(keys).alias(_K),
                 pl.col("__l").cast(pl.Float64).alias(_N),
             )
-            .cache()  # read by the sums and the edges below
         )
         i, n, p = pl.col(_I), pl.col(_N), pl.col(_P)
         low = pl.max_horizontal(pl.lit(0.0), i - (n - p))
