@@ -45,6 +45,7 @@ from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.exposure.parts import exposure_in_buckets, split_exposure
 from polars_irmetrics.exposure.plan import build_exposure_plan
 from polars_irmetrics.ground.buckets import collect_guarded
+from polars_irmetrics.ground.facts import SharedFacts
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions, check_read
@@ -580,6 +581,7 @@ def evaluate_plan(
     route: Route | None = None,
     caller: str = "irm.evaluate",
     warn: bool | CoverageSink = True,
+    facts: SharedFacts | None = None,
 ) -> pl.LazyFrame:
     """:func:`evaluate`'s lazy plan from parsed metrics, tables and checked options: the
     one plan builder behind every door (the comparison and the engines call it too).
@@ -593,7 +595,9 @@ def evaluate_plan(
     partition, a comparison's empty system), whose coverage is warned about once, by
     the whole; a function to hand an engine's part's coverage to the engine, which adds
     the parts up and warns as one machine does
-    (:class:`~polars_irmetrics.offline.coverage.Coverage`).
+    (:class:`~polars_irmetrics.offline.coverage.Coverage`). ``facts``: set by this
+    function where two routes of one call check the same run (the exposure measures
+    beside the accuracy metrics), for the second (its own call, below).
     """
     columns = {
         "query_id": options.query_id,
@@ -675,8 +679,12 @@ def evaluate_plan(
             "ask for one of them (in a call of its own)"
         )
     if "exposure" in routes:
+        asked = routes.pop("exposure")
+        # beside the offline metrics, the counts per ranking both routes' checks read:
+        # one group-by of the run for the two
+        facts = _shared_facts(table, options, tables) if "offline" in routes else None
         exposure = _exposure(
-            table, routes.pop("exposure"), tables, options, requests, warn=warn is True
+            table, asked, tables, options, requests, warn=warn is True, facts=facts
         )
         if not routes:
             return exposure
@@ -691,6 +699,7 @@ def evaluate_plan(
             options,
             caller=caller,
             warn=warn,
+            facts=facts,
         )
         return _beside(rest, exposure, [label for label, _ in requests], options)
     if tables.get("target") is not None:
@@ -772,6 +781,7 @@ def evaluate_plan(
             warn=warn,
             groups=tables.get("groups"),
             user_groups=tables.get("user_groups"),
+            facts=facts,
         )
 
     if "recsys" not in routes:
@@ -876,11 +886,12 @@ def _exposure(
     requests: Requests,
     *,
     warn: bool = True,
+    facts: SharedFacts | None = None,
 ) -> pl.LazyFrame:
     """The exposure measures' plan; ``requests``: every metric of the call (the others'
     tables are theirs to check, the judgments read by any of them are not refused).
     ``warn``: whether it warns of groups= ids the run's documents lack (an engine's part
-    does not: the engine tallies the whole run)."""
+    does not: the engine tallies the whole run); ``facts``: :func:`_shared_facts`'."""
     mixed = len(exposure) < len(requests)
     attributes = ("queries",) if options.attribute_keys else ()
     _refuse_other_tables(
@@ -910,8 +921,17 @@ def _exposure(
             "target= holds the target group distribution awrf and awrf_ndcg read, and "
             "no metric asked for reads it: drop target=, or ask for awrf or awrf_ndcg"
         )
-    build = exposure_in_buckets if split_exposure(options) else build_exposure_plan
-    return build(
+    if split_exposure(options):  # in buckets: each its own checks
+        return exposure_in_buckets(
+            run,
+            qrels if judged else None,
+            tables.get("groups"),
+            exposure,
+            options,
+            target=tables.get("target"),
+            warn=warn,
+        )
+    return build_exposure_plan(
         run,
         qrels if judged else None,
         tables.get("groups"),
@@ -919,7 +939,32 @@ def _exposure(
         options,
         target=tables.get("target"),
         warn=warn,
+        facts=facts,
     )
+
+
+def _shared_facts(
+    run: pl.LazyFrame, options: EvalOptions, tables: Mapping[str, pl.LazyFrame | None]
+) -> SharedFacts | None:
+    """The counts per ranking of ``run`` the offline metrics' and the exposure
+    measures' checks both read (:class:`~polars_irmetrics.ground.facts.SharedFacts`),
+    where both read the run whole, one ranking per query: no sample column, no
+    segments, no query attributes, not in partitions; ``None`` elsewhere (each route
+    counts its own). A route that evaluates in buckets (its own choice, from the run's
+    size) counts its own in each bucket and leaves these unread."""
+    schema = run.collect_schema()
+    use_rank = options.order == "rank" or (options.order == "auto" and options.rank in schema)
+    order = options.rank if use_rank else options.score
+    whole = (
+        options.sample_id not in schema
+        and not options.by_keys
+        and tables.get("queries") is None
+        and options.partitioned_by is None
+        and all(c in schema for c in (options.query_id, options.doc_id, order))
+    )
+    if not whole:
+        return None
+    return SharedFacts.of(run, options.query_id, options.doc_id, order)
 
 
 #: The tables of the routes the exposure measures share a call with (offline, recsys).

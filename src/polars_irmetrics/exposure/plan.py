@@ -35,6 +35,15 @@ from polars_irmetrics.exposure.coverage import (
     warn_on_groups,
 )
 from polars_irmetrics.exposure.rnd import segregation_values
+from polars_irmetrics.ground.facts import (
+    DOCS,
+    LENGTH,
+    NAN,
+    ORDERED,
+    SharedFacts,
+    ranking_facts,
+    whole_ranks,
+)
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     check_id_kinds,
@@ -66,6 +75,7 @@ def build_exposure_plan(
     target: pl.LazyFrame | None = None,
     *,
     warn: bool = True,
+    facts: SharedFacts | None = None,
 ) -> pl.LazyFrame:
     """Per-query expected-exposure values (``options.per_query``), keyed by
     ``query_id``, or their means with ``num_q``; lazy, nothing collected.
@@ -73,7 +83,10 @@ def build_exposure_plan(
     ``warn``: whether the plan warns when groups= (or target=) mostly lacks the run's
     documents (the run's groups); ``False`` for a part of a larger run (a bucket, an
     engine's partition), whose whole run is tallied once
-    (:func:`~polars_irmetrics.exposure.coverage.groups_tally`).
+    (:func:`~polars_irmetrics.exposure.coverage.groups_tally`). ``facts``: the door's
+    counts per ranking of the run where another route of the call checks it too
+    (:class:`~polars_irmetrics.ground.facts.SharedFacts`), read where each query holds
+    one ranking.
 
     Examples
     --------
@@ -179,7 +192,13 @@ def build_exposure_plan(
     # document-level exposure under the geometric model reads every ranking in order
     in_order = groups is None and any(m == "geometric" for m, _ in _by_model(exposure_requests))
     from_ranks = use_rank and not in_order  # positions from the ranks where they run 1..n
-    per_ranking = _per_ranking(ranked, query_id, doc_id, order, from_ranks).cache()
+    if sampled or keys:  # rankings of (query, sample), or queries keyed by segment
+        per_ranking = _per_ranking(ranked, query_id, doc_id, order, from_ranks).cache()
+    else:  # one ranking per query: the counts the other routes' checks read too
+        shared = None if facts is None else facts.frame([query_id], order, run_schema)
+        if shared is None:
+            shared = ranking_facts(run, [query_id], pl.col(doc_id), order)
+        per_ranking = _per_query_ranking(shared, query_id, from_ranks)
     checks = _checks(
         per_ranking,
         groups,
@@ -647,6 +666,20 @@ def _per_ranking(
         (pl.col(doc_id).n_unique() < pl.len()).alias("dup"),
         (value.is_null() | value.is_nan()).any().alias("bad"),
         (whole if from_ranks else pl.lit(False)).alias(_WHOLE),
+    )
+
+
+def _per_query_ranking(facts: pl.LazyFrame, query_id: str, from_ranks: bool) -> pl.LazyFrame:
+    """:func:`_per_ranking`'s table where each query holds one ranking, from
+    :func:`~polars_irmetrics.ground.facts.ranking_facts` of the run's rows by query (the
+    door's, where the accuracy metrics' checks read them in the same call)."""
+    return facts.select(
+        query_id,
+        pl.lit(0).alias(_S),
+        pl.col(LENGTH).alias(_LENGTH),
+        (pl.col(DOCS) < pl.col(LENGTH)).alias("dup"),
+        ((pl.col(ORDERED) < pl.col(LENGTH)) | pl.col(NAN)).alias("bad"),
+        (whole_ranks() if from_ranks else pl.lit(False)).alias(_WHOLE),
     )
 
 

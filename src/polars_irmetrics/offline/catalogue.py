@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from polars_irmetrics.ground.debias import debiased
+from polars_irmetrics.ground.facts import SharedFacts
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -60,6 +61,7 @@ def build_offline_plan(
     warn: bool | CoverageSink = True,
     groups: pl.LazyFrame | None = None,
     user_groups: pl.LazyFrame | None = None,
+    facts: SharedFacts | None = None,
 ) -> pl.LazyFrame:
     """:func:`_offline_plan`; with interactions, their ids checked against the run's
     (one kind, strings or integers) and a warning when they hold few of the run's items
@@ -68,7 +70,7 @@ def build_offline_plan(
     engine's part holds some of the users, and the engine warns once)."""
     if interactions is None:
         return _offline_plan(
-            table, requests, qrels, options, queries, None, warn, groups, user_groups
+            table, requests, qrels, options, queries, None, warn, groups, user_groups, facts
         )
     query_id, doc_id = options.query_id, options.doc_id
     run_schema = table.collect_schema()
@@ -76,7 +78,7 @@ def build_offline_plan(
         interactions.collect_schema(), "interactions", run_schema, "run", [query_id, doc_id]
     )
     plan = _offline_plan(
-        table, requests, qrels, options, queries, interactions, warn, groups, user_groups
+        table, requests, qrels, options, queries, interactions, warn, groups, user_groups, facts
     )
     if doc_id not in run_schema or warn is not True:  # refused by name; a part's plan
         return plan  # (an engine tallies the whole table, once)
@@ -95,6 +97,7 @@ def _offline_plan(
     warn: bool | CoverageSink = True,
     groups: pl.LazyFrame | None = None,
     user_groups: pl.LazyFrame | None = None,
+    facts: SharedFacts | None = None,
 ) -> pl.LazyFrame:
     """The offline plan; with RecTools' catalogue metrics (``reco_accuracy``, ``mcc``:
     :data:`~polars_irmetrics.metrics.rectools.CATALOGUE_FORMULAS`), each user's tp
@@ -104,7 +107,7 @@ def _offline_plan(
     ``covered_users@k`` reads whether the run ranks a document of the query at or above
     ``k``, unjudged ones too, which the judged rows of the per-query plan do not show:
     a group-by of the run, joined on the query keys."""
-    whole = _WholeTable(table, requests, qrels, options, queries, interactions, warn)
+    whole = _WholeTable(table, requests, qrels, options, queries, interactions, warn, facts)
     if any(r.metric.name in MAD for _, r in requests):  # Elliot's MAD, from the clusters
         return whole.beside(
             MAD,
@@ -129,7 +132,7 @@ def _offline_plan(
     ):
         # (mcc, reco_accuracy or serendipity(kind='kotkov') without interactions:
         # check_inputs has refused them)
-        return build_plan(table, requests, qrels, options, queries=queries, warn=warn)
+        return build_plan(table, requests, qrels, options, queries=queries, warn=warn, facts=facts)
     helpers: Requests = []
     formulas: list[pl.Expr] = []
     covered: list[tuple[str, int]] = []
@@ -193,6 +196,7 @@ def _offline_plan(
         options.replace(per_query=True),
         queries=queries,
         warn=warn,
+        facts=facts,
     )
     labels = [label for label, _ in requests]
     schema = per_query.collect_schema()
@@ -255,6 +259,7 @@ class _WholeTable:
     queries: pl.LazyFrame | None
     interactions: pl.LazyFrame | None
     warn: bool | CoverageSink
+    facts: SharedFacts | None = None
 
     def beside(self, names: frozenset[str], values_of: WholeValues) -> pl.LazyFrame:
         """The offline plan of the other metrics (which checks the run and judgments as
@@ -273,7 +278,14 @@ class _WholeTable:
             judged = debiased(qrels, options.debias, options.query_id, options.doc_id)
         values = values_of(mine, judged, alone)
         base = _offline_plan(
-            self.table, rest, qrels, options, self.queries, self.interactions, self.warn
+            self.table,
+            rest,
+            qrels,
+            options,
+            self.queries,
+            self.interactions,
+            self.warn,
+            facts=self.facts,
         )
         labels = [label for label, _ in requests]
         by = [c for c in values.collect_schema().names() if c not in labels]

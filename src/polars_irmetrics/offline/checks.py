@@ -13,6 +13,14 @@ import operator
 
 import polars as pl
 
+from polars_irmetrics.ground.facts import (
+    DOCS,
+    LENGTH,
+    ORDERED,
+    RANKS,
+    SharedFacts,
+    ranking_facts,
+)
 from polars_irmetrics.ground.validate import Recount, flag
 from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
 from polars_irmetrics.offline.columns import RANK, SRC
@@ -24,6 +32,7 @@ __all__ = [
     "bad_rows",
     "doc_fingerprint",
     "duplicate_checks",
+    "duplicate_counts",
     "judged_rank_check",
     "recount",
     "term_check",
@@ -110,6 +119,39 @@ def duplicate_checks(setup: Setup) -> list[pl.Expr]:
             (r.count() - r.drop_nulls().n_unique()).cast(pl.Int64).alias(flag("dup_rank"))
         )
     return checks
+
+
+def duplicate_counts(
+    run: pl.LazyFrame,
+    setup: Setup,
+    shared: SharedFacts | None = None,
+    *,
+    num_ret: str | None = None,
+) -> pl.LazyFrame:
+    """:func:`duplicate_checks`' counts per query of ``run`` (where the setup checks
+    duplicates), read from :func:`~polars_irmetrics.ground.facts.ranking_facts` (the
+    same numbers: the rows less the distinct documents or their fingerprints, the
+    ranked rows less the distinct ranks), with ``num_ret`` the documents retrieved
+    (the rows with a rank or score: a run read whole, no depth): the door's ``shared``
+    facts where they are this run's (its keys and order column, ids not hashed), so
+    that the exposure measures' checks of the same rows in one call read the same
+    group-by."""
+    order = setup.rank if setup.order == "rank" else setup.score
+    facts = None
+    if shared is not None and not setup.doc_is_string:
+        facts = shared.frame(setup.keys, order, run.collect_schema())
+    if facts is None:
+        doc = doc_fingerprint(pl.col(setup.doc_id), setup)
+        facts = ranking_facts(run, list(setup.keys), doc, order)
+    counts = []
+    if num_ret is not None:
+        counts.append(pl.col(ORDERED).cast(pl.Int64).alias(num_ret))
+    if setup.check.check_duplicates:
+        counts.append((pl.col(LENGTH) - pl.col(DOCS)).cast(pl.Int64).alias(flag("dup_doc")))
+        if setup.order == "rank":
+            dup_rank = (pl.col(ORDERED) - pl.col(RANKS)).cast(pl.Int64)
+            counts.append(dup_rank.alias(flag("dup_rank")))
+    return facts.select(*setup.keys, *counts)
 
 
 def recount(run: pl.LazyFrame, setup: Setup) -> dict[str, Recount]:

@@ -44,6 +44,7 @@ import polars as pl
 from polars_irmetrics.errors import MetricParameterError, QuerySetError
 from polars_irmetrics.ground.auto import resolve_buckets
 from polars_irmetrics.ground.buckets import evaluate_in_buckets
+from polars_irmetrics.ground.facts import SharedFacts
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.partitions import check_partition_column, evaluate_in_partitions
 from polars_irmetrics.ground.validate import (
@@ -61,6 +62,7 @@ from polars_irmetrics.offline.attributes import with_query_attributes
 from polars_irmetrics.offline.checks import (
     bad_rows,
     duplicate_checks,
+    duplicate_counts,
     judged_rank_check,
     recount,
     term_check,
@@ -93,6 +95,7 @@ def build_plan(
     *,
     queries: pl.LazyFrame | None = None,
     warn: bool | CoverageSink = True,
+    facts: SharedFacts | None = None,
 ) -> pl.LazyFrame:
     """The offline wing's lazy plan: ``requests`` (parsed metrics, all of them per-query
     metrics of a run and judgments) over ``run`` and ``qrels`` (see the module
@@ -105,7 +108,9 @@ def build_plan(
     (:func:`~polars_irmetrics.ground.validate.warn_on_coverage`); ``False`` where a
     caller evaluates a part of the queries (an engine's partition) or warns itself; a
     function where an engine's part hands its coverage to the engine, which adds the
-    parts up and warns once (:mod:`polars_irmetrics.offline.coverage`)."""
+    parts up and warns once (:mod:`polars_irmetrics.offline.coverage`). ``facts``: the
+    door's counts per ranking of the run, where another route of the call reads them
+    too (:class:`~polars_irmetrics.ground.facts.SharedFacts`; the one-plan path only)."""
     options = _judged_only_option(requests, options)
     from_queries: tuple[str, ...] = ()
     if queries is not None:
@@ -127,7 +132,7 @@ def build_plan(
     )
     check_partition_column(run.collect_schema().names(), options.partitioned_by)
     if buckets is None:
-        result = _per_query(run, qrels, groups, setup, requests)
+        result = _per_query(run, qrels, groups, setup, requests, facts=facts)
     elif options.partitioned_by is not None:  # whole queries per partition: no re-writing
         result = evaluate_in_partitions(
             run,
@@ -251,8 +256,11 @@ def _per_query(
     groups: pl.LazyFrame | None,
     setup: Setup,
     requests: list[tuple[str, MetricRequest]],
+    *,
+    facts: SharedFacts | None = None,
 ) -> pl.LazyFrame:
-    """Checked per-query metric values of ``run`` (steps 1 to 5 of the module docstring)."""
+    """Checked per-query metric values of ``run`` (steps 1 to 5 of the module docstring;
+    ``facts``: :func:`build_plan`'s)."""
     keys = list(setup.keys)
     doc_id, relevance = setup.doc_id, setup.relevance
     scope = PlanScope(RANK, REL, NUM_RET, group=GROUP, first=FIRST, start=START, tied=(LOW, HIGH))
@@ -301,9 +309,12 @@ def _per_query(
             ranked_run = _judged_only(run, qrels, setup)
             if check.check_duplicates:  # the run as given, unjudged documents too
                 check_frames.append(run.group_by(keys).agg(duplicate_checks(setup)))
-        markers = ranked_run.group_by(keys).agg(
-            _num_ret(setup).alias(NUM_RET), *duplicate_checks(setup)
-        )
+        if setup.judged_only or setup.depth is not None:
+            markers = ranked_run.group_by(keys).agg(
+                _num_ret(setup).alias(NUM_RET), *duplicate_checks(setup)
+            )
+        else:  # num_ret is every row with a rank (score): the checks' counts give it
+            markers = duplicate_counts(run, setup, facts, num_ret=NUM_RET)
         if setup.judged_only:
             # a query of the run whose documents are all unjudged is still one of its
             # queries, with nothing retrieved (trec_eval -J: num_ret 0, every measure 0)
@@ -318,7 +329,7 @@ def _per_query(
             ranked_run = _judged_only(run, qrels, setup)
         if check.check_duplicates:  # one row per query of the run: its query list too
             check_frames.append(
-                run.group_by(keys).agg(*duplicate_checks(setup), pl.lit(True).alias(LISTED))
+                duplicate_counts(run, setup, facts).with_columns(pl.lit(True).alias(LISTED))
             )
 
     within = pl.col(RANK) <= setup.depth if setup.depth is not None else None

@@ -1,0 +1,136 @@
+"""What the checks of every route read of each ranking: one group-by of the run.
+
+Each wing checks the run it is given before it scores it (a document listed twice, a
+rank held twice, a null or NaN rank) and some read its rankings' lengths and whether
+their ranks run 1 to the length. Those are counts per ranking, a hash set of the
+documents and one of the ranks each: on a large run the dearest part of a check.
+:func:`ranking_facts` is the one formulation of them, cached: where two wings of one
+call (the accuracy metrics and the exposure measures) ask it of the same rows with
+the same keys, the door builds them once (:class:`SharedFacts`) and hands the one
+cached frame to both, and polars computes one group-by with the columns either reads
+(the projections of a cache's readers are joined). Left to polars' common-subplan
+elimination, two such group-bys built apart stayed two once each sat inside its
+route's own cached frames.
+
+Examples
+--------
+A ranking's duplicates are counts: the rows less the distinct documents (the ranks
+likewise); whether its ranks are 1 to its length reads four of the columns:
+
+>>> import polars as pl
+>>> run = pl.LazyFrame({"q": [1, 1, 1, 2, 2], "doc": [7, 8, 7, 7, 8], "rank": [1, 2, 3, 1, 3]})
+>>> facts = ranking_facts(run, ["q"], pl.col("doc"), "rank").sort("q").collect()
+>>> facts.select("q", (pl.col(LENGTH) - pl.col(DOCS)).alias("listed twice")).rows()
+[(1, 1), (2, 0)]
+>>> facts.select("q", whole_ranks().alias("ranked 1..n")).rows()
+[(1, True), (2, False)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+__all__ = [
+    "DOCS",
+    "HIGH",
+    "LENGTH",
+    "LOW",
+    "NAN",
+    "ORDERED",
+    "PART",
+    "RANKS",
+    "SharedFacts",
+    "ranking_facts",
+    "whole_ranks",
+]
+
+_P = "__irm_facts_"
+#: The ranking's rows.
+LENGTH = f"{_P}length"
+#: Its distinct documents (of the document expression given: the ids, or a hash).
+DOCS = f"{_P}docs"
+#: Its rows with an order value (rank or score) that is not null.
+ORDERED = f"{_P}ordered"
+#: Its distinct order values, nulls left out.
+RANKS = f"{_P}ranks"
+#: The least and the greatest order value.
+LOW, HIGH = f"{_P}low", f"{_P}high"
+#: Whether an order value is NaN (float columns; ``False`` otherwise).
+NAN = f"{_P}nan"
+#: Whether an order value has a fractional part (float columns; ``False`` otherwise).
+PART = f"{_P}part"
+
+
+def ranking_facts(
+    run: pl.LazyFrame, keys: Sequence[str], doc: pl.Expr, order: str
+) -> pl.LazyFrame:
+    """One row per ranking (the ``keys``) of ``run``: the columns above, cached.
+
+    ``doc``: the expression whose distinct values are counted (a document id, or its
+    hash where the caller recounts a flagged ranking exactly); ``order``: the rank or
+    score column, as the run holds it (a float's NaN and fractions are read here, not
+    after a cast). Only the columns some reader selects are computed.
+    """
+    value = pl.col(order)
+    floating = run.collect_schema()[order].is_float()
+    return (
+        run.group_by(list(keys))
+        .agg(
+            pl.len().alias(LENGTH),
+            doc.n_unique().alias(DOCS),
+            value.count().alias(ORDERED),
+            value.drop_nulls().n_unique().alias(RANKS),
+            value.min().alias(LOW),
+            value.max().alias(HIGH),
+            (value.is_nan().any() if floating else pl.lit(False)).alias(NAN),
+            ((value != value.floor()).any() if floating else pl.lit(False)).alias(PART),
+        )
+        .cache()
+    )
+
+
+def whole_ranks() -> pl.Expr:
+    """On :func:`ranking_facts`' rows: whether the ranking's ranks are 1 to its length,
+    each once (no null, NaN or fraction among them)."""
+    length = pl.col(LENGTH)
+    return (
+        (pl.col(ORDERED) == length)
+        & (pl.col(RANKS) == length)
+        & (pl.col(LOW) == 1)
+        & (pl.col(HIGH) == length)
+        & ~pl.col(NAN)
+        & ~pl.col(PART)
+    )
+
+
+@dataclass(frozen=True)
+class SharedFacts:
+    """:func:`ranking_facts` of the run as the door holds it, one ranking per query
+    (``keys``: the query column), the distinct documents counted by id and the order
+    read from ``order``: built once for every route of one call that checks the run.
+
+    A route reads it through :meth:`frame` where its own rows and checks are these
+    (the same keys and order column, ids not hashed); the ids may have been cast to
+    match another table since (an integer widened), which changes no count, and
+    :meth:`frame` casts the keys to the route's dtypes.
+    """
+
+    table: pl.LazyFrame
+    keys: tuple[str, ...]
+    order: str
+
+    @classmethod
+    def of(cls, run: pl.LazyFrame, query_id: str, doc_id: str, order: str) -> SharedFacts:
+        """The facts of ``run``'s rankings, one per query."""
+        return cls(ranking_facts(run, [query_id], pl.col(doc_id), order), (query_id,), order)
+
+    def frame(self, keys: Sequence[str], order: str, schema: pl.Schema) -> pl.LazyFrame | None:
+        """The shared frame for a route whose rankings are ``keys`` and whose order
+        column is ``order`` (``schema``: the route's run, whose key dtypes the frame
+        takes); ``None`` where they differ (the route computes its own)."""
+        if tuple(keys) != self.keys or order != self.order:
+            return None
+        return self.table.with_columns(pl.col(key).cast(schema[key]) for key in self.keys)

@@ -1,0 +1,119 @@
+"""The counts per ranking every route's checks read (a document listed twice, a rank
+held twice, the rankings' lengths and whether their ranks run 1..n): where the accuracy
+metrics and the exposure measures check one run in one call, the door builds them once
+(:class:`~polars_irmetrics.ground.facts.SharedFacts`) and the plan holds one group-by of
+the run for both; the values and the refusals are those of the separate calls."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import DuplicateError
+from polars_irmetrics.ground.facts import LENGTH
+
+OFFLINE = ["ndcg@10", "P@5", "num_ret"]
+EXPOSURE = ["ee_loss", "awrf", "rnd"]
+
+
+def _tables(seed: int, *, query_dtype: Any = pl.Int64, by_score: bool = False) -> dict[str, Any]:
+    """Integer ids: 6 queries ranking up to 25 of 40 documents (ranks 1..n, or scores),
+    judgments for some queries, two groups."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q in range(6):
+        docs = rng.choice(40, size=int(rng.integers(1, 26)), replace=False)
+        rows += [(q, int(d), r) for r, d in enumerate(docs, 1)]
+    run = pl.DataFrame(rows, schema=["query_id", "doc_id", "rank"], orient="row")
+    run = run.with_columns(pl.col("query_id").cast(query_dtype))
+    if by_score:
+        run = run.with_columns((100.0 - pl.col("rank")).alias("score")).drop("rank")
+    qrels = (
+        run.sample(fraction=0.3, seed=seed)
+        .select(pl.col("query_id").cast(pl.Int64), "doc_id")
+        .with_columns(relevance=pl.lit(1, pl.Int64))
+    )
+    groups = pl.DataFrame({"doc_id": list(range(40)), "group": [d % 2 for d in range(40)]})
+    return {"run": run, "qrels": qrels, "groups": groups}
+
+
+def _facts_group_bys(plan: pl.LazyFrame) -> int:
+    """The distinct group-bys of the counts per ranking in the optimized plan (a cached
+    one is printed under each reader, with its cache's id)."""
+    lines = plan.explain().splitlines()
+    found = set()
+    for i, line in enumerate(lines):
+        if f'len().alias("{LENGTH}")' in line:
+            above = next(
+                (re.search(r"CACHE\[id: ([0-9a-f-]+)", lines[j]) for j in (i - 1, i - 2)), None
+            )
+            found.add(above.group(1) if above else f"line {i}")
+    return len(found)
+
+
+def test_one_group_by_of_the_rankings_for_both_routes() -> None:
+    t = _tables(0)
+    both = irm.evaluate(
+        t["run"].lazy(), [*OFFLINE, *EXPOSURE], qrels=t["qrels"].lazy(), groups=t["groups"].lazy()
+    )
+    assert _facts_group_bys(both) == 1
+    # each route alone reads its own
+    exposure = irm.evaluate(
+        t["run"].lazy(), EXPOSURE, qrels=t["qrels"].lazy(), groups=t["groups"].lazy()
+    )
+    assert _facts_group_bys(exposure) == 1
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    query_dtype=st.sampled_from([pl.Int64, pl.Int32]),
+    by_score=st.booleans(),
+)
+def test_the_values_of_the_separate_calls(seed: int, query_dtype: Any, by_score: bool) -> None:
+    # the query ids of the run narrower than the judgments' (each route casts them):
+    # the shared counts are cast to each route's ids; by score, num_ret and the
+    # checks read the score column
+    t = _tables(seed, query_dtype=query_dtype, by_score=by_score)
+    kw = {"qrels": t["qrels"], "per_query": True}
+    together = irm.evaluate(t["run"], [*OFFLINE, *EXPOSURE], groups=t["groups"], **kw)
+    offline = irm.evaluate(t["run"], OFFLINE, **kw)
+    exposure = irm.evaluate(t["run"], EXPOSURE, groups=t["groups"], **kw)
+    expected = offline.join(exposure, on="query_id", how="full", coalesce=True)
+    assert_frame_equal(
+        together.sort("query_id"),
+        expected.select(together.columns).sort("query_id"),
+        check_exact=True,
+    )
+
+
+@pytest.mark.parametrize("doubled", ["doc_id", "rank"])
+def test_the_refusals_of_the_separate_calls(doubled: str) -> None:
+    # query 0 lists its first document again at a new rank, or a new document at rank
+    # 1: the call of both routes refuses it as one of them alone does (a rank held
+    # twice is the accuracy metrics' refusal: the exposure measures order ties)
+    t = _tables(1)
+    first = t["run"].filter(pl.col("query_id") == 0).head(1)
+    extra = first.with_columns(
+        pl.col("rank") + 100 if doubled == "doc_id" else pl.col("doc_id") + 1000
+    )
+    bad = pl.concat([t["run"], extra])
+    alone = set()
+    for metrics, kw in ((OFFLINE, {}), (EXPOSURE, {"groups": t["groups"]})):
+        try:
+            irm.evaluate(bad, metrics, qrels=t["qrels"], **kw)
+        except DuplicateError as error:
+            alone.add(str(error))
+    assert len(alone) == (2 if doubled == "doc_id" else 1)
+    with pytest.raises(DuplicateError) as together:
+        irm.evaluate(bad, [*OFFLINE, *EXPOSURE], qrels=t["qrels"], groups=t["groups"])
+    assert str(together.value) in alone
+    assert "query 0" in str(together.value) or "query '0'" in str(together.value)
