@@ -216,18 +216,25 @@ def build_exposure_plan(
         flags = target_flags(target, dimensions, query_id if per_query_target else None)
         checks = pl.concat([checks, flags], how="horizontal")
     values: pl.LazyFrame | None = None
-    # each ranking's rows with the relevance of their documents and their positions
-    # (0-based) over all its documents
-    judged_rows = ranked.join(
-        relevant.select(query_id, doc_id, _REL), on=[query_id, doc_id], how="left", coalesce=True
-    )
+    # rND and awrf read every ranked row with its group: one join of the rows with the
+    # groups for both (below)
+    shared_groups = bool(fair and segregation and groups is not None and dimensions == ["group"])
+    # Grouped, unsampled, with awrf's group rows at hand and one target: each measure
+    # below reads only the relevant documents' rows (all of judged queries).
+    whole_rows = groups is None or sampled or (fair and (not shared_groups or per_query_target))
+    rel_rows = relevant.select(query_id, doc_id, _REL)
+    # each ranking's rows with their positions (0-based) over all its documents, and
+    # where every row is read, the relevance of their documents (null: not relevant)
+    rows = ranked
+    if whole_rows:
+        rows = ranked.join(rel_rows, on=[query_id, doc_id], how="left", coalesce=True)
     if from_ranks:  # the rankings ranked 1..n: positions from the ranks
-        ordered = _ranked_positions(judged_rows, per_ranking, query_id, doc_id, order).cache()
+        ordered = _ranked_positions(rows, per_ranking, query_id, doc_id, order).cache()
     else:  # one sort: each ranking in order
-        ordered = _sorted_positions(judged_rows, query_id, doc_id, order, use_rank).cache()
+        ordered = _sorted_positions(rows, query_id, doc_id, order, use_rank).cache()
     in_groups: pl.LazyFrame | None = None
     totals: pl.LazyFrame | None = None
-    if fair and segregation and groups is not None and dimensions == ["group"]:
+    if shared_groups and groups is not None:
         # every ranked row with its group (as groups= holds it: named on the cells), read
         # by rND's counts and awrf's distributions alike: one join of the rows with the
         # groups, and one group-by per (ranking, group) for rND's minority group and
@@ -256,13 +263,10 @@ def build_exposure_plan(
     # the judged queries' rankings (the positions stay those of the whole ranking: a
     # query is kept or left out whole; in order where the positions came from the sort)
     judged = relevant.select(query_id).unique()
-    # Grouped, unsampled, with awrf's group rows at hand and one target: each measure
-    # below reads only the relevant documents' rows (all of judged queries).
-    whole_rows = groups is None or sampled or (fair and (in_groups is None or per_query_target))
     if whole_rows:
         ranked = ordered.join(judged, on=query_id, how="semi", maintain_order="left").cache()
-    else:
-        ranked = ordered.filter(pl.col(_REL).is_not_null())
+    else:  # the relevant rows alone, with their positions in the whole ranking
+        ranked = ordered.join(rel_rows, on=[query_id, doc_id], how="inner", coalesce=True)
     if fair and groups is not None:
         fair_values = awrf_values(
             ranked,
