@@ -238,12 +238,18 @@ def segregation_values(
                 else []
             ),
         )
-        # per ranking: whether the measures are defined, and rrd's (N, P) (read here,
-        # not beside the sums above: a wider aggregation there changed rnd's and rkl's
-        # last bits)
+        # per ranking with a cut-off: whether the measures are defined, and rrd's (N, P)
+        # (read apart from the sums above: a wider aggregation there changed rnd's and
+        # rkl's last bits), from its length and its protected count, not from the
+        # blocks (whose table polars would build a second time: not cached, as a cache
+        # of it changed rkl's last bits by segment)
         defined = (pl.col(_P) > 0) & (pl.col(_P) < pl.col(_N))
-        first_sizes = [n.first(), p.first()] if "rrd" in asked else []
-        edges = marked.group_by(keys).agg(defined.all().alias("__ok"), *first_sizes)
+        edges = (
+            sizes.filter(pl.col("__l") >= CUT)
+            .join(protected_n, on=keys, how="left")
+            .select(*keys, pl.col("__l").cast(pl.Float64).alias(_N), pl.col(_P).fill_null(0.0))
+            .select(*keys, defined.alias("__ok"), *([_N, _P] if "rrd" in asked else []))
+        )
         if "rrd" in asked:  # the maximum over rankings: one Z per (N, P)
             normalisers = (
                 edges.select(_N, _P)
