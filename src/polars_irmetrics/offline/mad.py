@@ -67,7 +67,8 @@ def _clusters(
     require_columns(schema, [column, _GROUP], keyword, f"one row per {what}: {column}, group")
     ids = run_kind(schema, run_schema, column, keyword, f"{keyword}=", target)
     id_kind(schema, _GROUP, keyword)
-    pairs = table.select(ids, pl.col(_GROUP).cast(pl.String).alias(_CLUSTER)).unique()
+    # read by the checks and the plan's joins: one unique of the table for all
+    pairs = table.select(ids, pl.col(_GROUP).cast(pl.String).alias(_CLUSTER)).unique().cache()
     text = pl.col(column).cast(pl.String)
     doubled = pairs.group_by(column).agg(pl.len().alias("n")).filter(pl.col("n") > 1)
     bad = pl.concat(
