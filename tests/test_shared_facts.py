@@ -20,27 +20,40 @@ import polars_irmetrics as irm
 from polars_irmetrics.errors import DuplicateError
 from polars_irmetrics.ground.facts import LENGTH
 
-OFFLINE = ["ndcg@10", "P@5", "num_ret"]
+OFFLINE = [
+    "ndcg@10",
+    "P@5",
+    "num_ret",
+    "covered_users@1",
+    "partial_auc(insufficient_handling='exclude')@3",
+]
 EXPOSURE = ["ee_loss", "awrf", "rnd"]
 
 
 def _tables(seed: int, *, query_dtype: Any = pl.Int64, by_score: bool = False) -> dict[str, Any]:
-    """Integer ids: 6 queries ranking up to 25 of 40 documents (ranks 1..n, or scores),
-    judgments for some queries, two groups."""
+    """Integer ids: 6 queries ranking up to 25 of 40 documents (ranks 1..n, or with
+    gaps, or scores), judgments for some queries, two groups."""
     rng = np.random.default_rng(seed)
     rows = []
     for q in range(6):
         docs = rng.choice(40, size=int(rng.integers(1, 26)), replace=False)
-        rows += [(q, int(d), r) for r, d in enumerate(docs, 1)]
+        step = 1 + q % 2  # odd queries ranked 2, 4, 6...: gaps
+        rows += [(q, int(d), r * step) for r, d in enumerate(docs, 1)]
     run = pl.DataFrame(rows, schema=["query_id", "doc_id", "rank"], orient="row")
     run = run.with_columns(pl.col("query_id").cast(query_dtype))
     if by_score:
         run = run.with_columns((100.0 - pl.col("rank")).alias("score")).drop("rank")
-    qrels = (
-        run.sample(fraction=0.3, seed=seed)
-        .select(pl.col("query_id").cast(pl.Int64), "doc_id")
-        .with_columns(relevance=pl.lit(1, pl.Int64))
-    )
+    # some of the run's rows, and a document no query retrieved (RecTools' insufficient
+    # users: more liked than found)
+    unretrieved = pl.DataFrame({"query_id": list(range(6)), "doc_id": [99] * 6})
+    qrels = pl.concat(
+        [
+            run.sample(fraction=0.3, seed=seed).select(
+                pl.col("query_id").cast(pl.Int64), "doc_id"
+            ),
+            unretrieved,
+        ]
+    ).with_columns(relevance=pl.lit(1, pl.Int64))
     groups = pl.DataFrame({"doc_id": list(range(40)), "group": [d % 2 for d in range(40)]})
     return {"run": run, "qrels": qrels, "groups": groups}
 

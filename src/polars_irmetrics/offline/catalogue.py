@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from polars_irmetrics.ground.debias import debiased
-from polars_irmetrics.ground.facts import SharedFacts
+from polars_irmetrics.ground.facts import HIGH, LENGTH, LOW, SharedFacts
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -207,7 +207,7 @@ def _offline_plan(
     if covered or max_rank:  # one group-by of the run for both
         on = [c for c in keys if c in table.collect_schema().names()]
         per_query = per_query.join(
-            _run_facts(table, covered, max_rank, on, schema, options),
+            _run_facts(table, covered, max_rank, on, schema, options, facts),
             on=on,
             how="left",
             nulls_equal=True,
@@ -307,13 +307,25 @@ def _run_facts(
     on: list[str],
     schema: pl.Schema,
     options: EvalOptions,
+    shared: SharedFacts | None = None,
 ) -> pl.LazyFrame:
     """Per query (its keys ``on``, those the run has), from one group-by of the run:
     whether a document is ranked at or above each ``k`` of ``covered`` (ordered by
     score, positions run 1..n, so any document is; by rank, the smallest rank decides);
     with ``max_rank``, the largest rank (ordered by score, the number of documents),
-    RecTools' last position of the list."""
+    RecTools' last position of the list. From the door's ``shared`` counts per ranking
+    where they are the run's by these keys and order (the same least and greatest
+    rank, the same length)."""
     by_rank = options.rank in run.collect_schema().names() and options.order != "score"
+    order = options.rank if by_rank else options.score
+    frame = None if shared is None else shared.frame(on, order, schema)
+    if frame is not None:
+        low = pl.col(LOW) if by_rank else pl.lit(1)
+        high = pl.col(HIGH) if by_rank else pl.col(LENGTH)
+        read = [(low <= k).alias(column) for column, k in covered]
+        if max_rank:
+            read.append(high.cast(pl.Float64).alias(_MAX_RANK))
+        return frame.select(*on, *read)
     top = pl.col(options.rank).min() if by_rank else pl.lit(1)
     facts = [(top <= k).alias(column) for column, k in covered]
     if max_rank:
