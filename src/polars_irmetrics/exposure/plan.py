@@ -195,7 +195,7 @@ def build_exposure_plan(
     if sampled or keys:  # rankings of (query, sample), or queries keyed by segment
         per_ranking = _per_ranking(ranked, query_id, doc_id, order, from_ranks).cache()
     else:  # one ranking per query: the counts the other routes' checks read too
-        shared = None if facts is None else facts.frame([query_id], order, run_schema)
+        shared = None if facts is None else facts.frame([query_id], order, run.collect_schema())
         if shared is None:
             shared = ranking_facts(run, [query_id], pl.col(doc_id), order)
         per_ranking = _per_query_ranking(shared, query_id, from_ranks)
