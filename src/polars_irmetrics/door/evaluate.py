@@ -34,6 +34,7 @@ A metric whose table was not given is refused by one message, written once
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
@@ -921,17 +922,13 @@ def _exposure(
             "target= holds the target group distribution awrf and awrf_ndcg read, and "
             "no metric asked for reads it: drop target=, or ask for awrf or awrf_ndcg"
         )
-    if split_exposure(options):  # in buckets: each its own checks
-        return exposure_in_buckets(
-            run,
-            qrels if judged else None,
-            tables.get("groups"),
-            exposure,
-            options,
-            target=tables.get("target"),
-            warn=warn,
-        )
-    return build_exposure_plan(
+    # in buckets, each bucket counts its own rankings: the shared counts are not read
+    build = (
+        exposure_in_buckets
+        if split_exposure(options)
+        else functools.partial(build_exposure_plan, facts=facts)
+    )
+    return build(
         run,
         qrels if judged else None,
         tables.get("groups"),
@@ -939,7 +936,6 @@ def _exposure(
         options,
         target=tables.get("target"),
         warn=warn,
-        facts=facts,
     )
 
 
