@@ -129,13 +129,11 @@ def awrf_values(
     dimensions: Sequence[str] = ("group",),
     per_query_target: bool = False,
     rankings: pl.LazyFrame | None = None,
-    grouped: pl.LazyFrame | None = None,
     totals: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row per query: each requested ``awrf``/``awrf_ndcg`` label, the mean over the
     query's sampled rankings (``rankings``: ``query_id, __s``, the rankings of
-    ``ranked``; ``grouped``: ``ranked``'s rows joined with :func:`alignments`;
-    ``totals``: one dimension's :func:`cell_totals` of rankings including ``ranked``'s
+    ``ranked``; ``totals``: one dimension's :func:`cell_totals` of rankings including ``ranked``'s
     (the others are left out here); each where the caller has it already).
 
     ``ranked``: ``query_id, __s, doc_id, __rel, __pos`` (0-based positions);
@@ -159,8 +157,7 @@ def awrf_values(
             *keys, pl.col(cells[0]).cast(pl.String), CELL_ATTENTION
         )
     else:
-        if grouped is None:
-            grouped = ranked.join(align, on=doc_id, how="inner")
+        grouped = ranked.join(align, on=doc_id, how="inner")
         known = grouped.with_columns(_weight(pl.col(_POS)).alias(_W))
         run_dist = known.group_by([*keys, *cells]).agg(
             fixed_sum(pl.col(_W) * pl.col(_A)).alias(_P)

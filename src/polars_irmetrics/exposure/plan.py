@@ -192,13 +192,14 @@ def build_exposure_plan(
     # document-level exposure under the geometric model reads every ranking in order
     in_order = groups is None and any(m == "geometric" for m, _ in _by_model(exposure_requests))
     from_ranks = use_rank and not in_order  # positions from the ranks where they run 1..n
+    counted = None
     if sampled or keys:  # rankings of (query, sample), or queries keyed by segment
-        per_ranking = _per_ranking(ranked, query_id, doc_id, order, from_ranks).cache()
-    else:  # one ranking per query: the counts the other routes' checks read too
-        shared = None if facts is None else facts.frame([query_id], order, run.collect_schema())
-        if shared is None:
-            shared = ranking_facts(run, [query_id], pl.col(doc_id), order)
-        per_ranking = _per_query_ranking(shared, query_id, from_ranks)
+        counted = ranking_facts(ranked, [query_id, _S], pl.col(doc_id), order)
+    elif facts is not None:  # one ranking per query: the counts other routes read too
+        counted = facts.frame([query_id], order, run.collect_schema())
+    if counted is None:
+        counted = ranking_facts(run, [query_id], pl.col(doc_id), order)
+    per_ranking = _per_ranking(counted, query_id, from_ranks)
     checks = _checks(
         per_ranking,
         groups,
@@ -651,35 +652,18 @@ def _power(base: float, exponent: pl.Expr) -> pl.Expr:
     return result
 
 
-def _per_ranking(
-    ranked: pl.LazyFrame, query_id: str, doc_id: str, order: str, from_ranks: bool
-) -> pl.LazyFrame:
-    """One row per ranking (``query_id, __s``): its length, whether it lists a document
-    twice or has a null or NaN ``order``, and (``from_ranks``: where the positions may
-    come from the ranks) whether its ranks are 1 to its length, each once
+def _per_ranking(facts: pl.LazyFrame, query_id: str, from_ranks: bool) -> pl.LazyFrame:
+    """One row per ranking (``query_id, __s``) from
+    :func:`~polars_irmetrics.ground.facts.ranking_facts` of the rankings (by query and
+    sample, or by query alone where each holds one: the door's, where the accuracy
+    metrics' checks read them in the same call): its length, whether it lists a
+    document twice or has a null or NaN order value, and (``from_ranks``: where the
+    positions may come from the ranks) whether its ranks are 1 to its length, each once
     (:func:`_ranked_positions`); read by the checks, the positions and rND's blocks."""
-    value = pl.col(order)
-    whole = (
-        (value.min() == 1.0)
-        & (value.max() == pl.len())
-        & (value.n_unique() == pl.len())
-        & (value == value.floor()).all()
-    )
-    return ranked.group_by(query_id, _S).agg(
-        pl.len().alias(_LENGTH),
-        (pl.col(doc_id).n_unique() < pl.len()).alias("dup"),
-        (value.is_null() | value.is_nan()).any().alias("bad"),
-        (whole if from_ranks else pl.lit(False)).alias(_WHOLE),
-    )
-
-
-def _per_query_ranking(facts: pl.LazyFrame, query_id: str, from_ranks: bool) -> pl.LazyFrame:
-    """:func:`_per_ranking`'s table where each query holds one ranking, from
-    :func:`~polars_irmetrics.ground.facts.ranking_facts` of the run's rows by query (the
-    door's, where the accuracy metrics' checks read them in the same call)."""
+    sample = _S if _S in facts.collect_schema() else pl.lit(0).alias(_S)
     return facts.select(
         query_id,
-        pl.lit(0).alias(_S),
+        sample,
         pl.col(LENGTH).alias(_LENGTH),
         (pl.col(DOCS) < pl.col(LENGTH)).alias("dup"),
         ((pl.col(ORDERED) < pl.col(LENGTH)) | pl.col(NAN)).alias("bad"),

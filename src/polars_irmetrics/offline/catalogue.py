@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from polars_irmetrics.ground.debias import debiased
-from polars_irmetrics.ground.facts import HIGH, LENGTH, LOW, SharedFacts
+from polars_irmetrics.ground.facts import HIGH, LENGTH, LOW, SharedFacts, ranking_facts
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -319,24 +319,15 @@ def _run_facts(
     by_rank = options.rank in run.collect_schema().names() and options.order != "score"
     order = options.rank if by_rank else options.score
     frame = None if shared is None else shared.frame(on, order, schema)
-    if frame is not None:
-        low = pl.col(LOW) if by_rank else pl.lit(1)
-        high = pl.col(HIGH) if by_rank else pl.col(LENGTH)
-        read = [(low <= k).alias(column) for column, k in covered]
-        if max_rank:
-            read.append(high.cast(pl.Float64).alias(_MAX_RANK))
-        return frame.select(*on, *read)
-    top = pl.col(options.rank).min() if by_rank else pl.lit(1)
-    facts = [(top <= k).alias(column) for column, k in covered]
+    if frame is None:
+        cast = run.with_columns(pl.col(c).cast(schema[c]) for c in on)
+        frame = ranking_facts(cast, on, pl.col(options.doc_id), order)
+    low = pl.col(LOW) if by_rank else pl.lit(1)
+    high = pl.col(HIGH) if by_rank else pl.col(LENGTH)
+    read = [(low <= k).alias(column) for column, k in covered]
     if max_rank:
-        last = pl.col(options.rank).max() if by_rank else pl.len()
-        facts.append(last.cast(pl.Float64).alias(_MAX_RANK))
-    return (
-        run.select(on + ([options.rank] if by_rank else []))
-        .with_columns(pl.col(c).cast(schema[c]) for c in on)
-        .group_by(on)
-        .agg(facts)
-    )
+        read.append(high.cast(pl.Float64).alias(_MAX_RANK))
+    return frame.select(*on, *read)
 
 
 def _kotkov(

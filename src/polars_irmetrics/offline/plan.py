@@ -308,7 +308,7 @@ def _per_query(
         if setup.judged_only:
             ranked_run = _judged_only(run, qrels, setup)
             if check.check_duplicates:  # the run as given, unjudged documents too
-                check_frames.append(run.group_by(keys).agg(duplicate_checks(setup)))
+                check_frames.append(duplicate_counts(run, setup, facts))
         if setup.judged_only or setup.depth is not None:
             markers = ranked_run.group_by(keys).agg(
                 _num_ret(setup).alias(NUM_RET), *duplicate_checks(setup)
