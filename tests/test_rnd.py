@@ -291,14 +291,15 @@ def _grouped_rankings(draw: st.DrawFn) -> dict[str, pl.DataFrame]:
     return {"run": run, "groups": groups, "qrels": qrels}
 
 
+@pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame"])
 @property_settings(25)
 @given(_grouped_rankings())
-def test_beside_awrf_the_same_bits_as_alone(tables: dict[str, pl.DataFrame]) -> None:
+def test_beside_awrf_the_same_bits_as_alone(kind: str, tables: dict[str, pl.DataFrame]) -> None:
     # asked together, awrf and rND read one join of the ranked rows with the groups and
     # one group-by per (ranking, group); each alone builds its own: the same bits
     run, groups, qrels = tables["run"], tables["groups"], tables["qrels"]
     fair = ["awrf", "awrf_ndcg"]
-    together = irm.evaluate(run, [*NAMES, *fair], qrels=qrels, groups=groups, per_query=True)
+    together = _evaluate(kind, run, [*NAMES, *fair], qrels=qrels, groups=groups, per_query=True)
     segregation = irm.evaluate(run, NAMES, groups=groups, per_query=True)
     attention = irm.evaluate(run, fair, qrels=qrels, groups=groups, per_query=True)
     for alone, names in ((segregation, NAMES), (attention, fair)):
@@ -314,8 +315,9 @@ def test_beside_awrf_the_same_bits_as_alone(tables: dict[str, pl.DataFrame]) -> 
     segment=st.sampled_from([None, "0", "1"]),
 )
 @example(seed=61, others=set(EXPOSURE_OTHERS), segment="0")
+@pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame"])
 def test_beside_any_other_exposure_measure_the_same_bits(
-    seed: int, others: set[str], segment: str | None
+    kind: str, seed: int, others: set[str], segment: str | None
 ) -> None:
     # rND, rKL and rRD together and beside any mix of the other exposure measures
     # (which change what the plan shares: the groups' join, the counts per group, the
@@ -330,8 +332,8 @@ def test_beside_any_other_exposure_measure_the_same_bits(
         run = run.filter(pl.col("segment") == segment)
     run = run.drop("system", "segment")
     chosen = [m for m in EXPOSURE_OTHERS if m in others]
-    together = irm.evaluate(
-        run, [*chosen, *NAMES], qrels=t["qrels"], groups=t["groups"], per_query=True
+    together = _evaluate(
+        kind, run, [*chosen, *NAMES], qrels=t["qrels"], groups=t["groups"], per_query=True
     )
     for name in NAMES:  # each asked alone
         alone = irm.evaluate(run, [name], groups=t["groups"], per_query=True)

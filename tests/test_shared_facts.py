@@ -19,6 +19,7 @@ from polars.testing import assert_frame_equal
 import polars_irmetrics as irm
 from polars_irmetrics.errors import DuplicateError
 from polars_irmetrics.ground.facts import LENGTH
+from tests.test_exposure_by import _call
 
 OFFLINE = [
     "ndcg@10",
@@ -91,15 +92,18 @@ def test_one_group_by_of_the_rankings_for_both_routes() -> None:
     query_dtype=st.sampled_from([pl.Int64, pl.Int32]),
     by_score=st.booleans(),
 )
-def test_the_values_of_the_separate_calls(seed: int, query_dtype: Any, by_score: bool) -> None:
+@pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame"])
+def test_the_values_of_the_separate_calls(
+    kind: str, seed: int, query_dtype: Any, by_score: bool
+) -> None:
     # the query ids of the run narrower than the judgments' (each route casts them):
     # the shared counts are cast to each route's ids; by score, num_ret and the
     # checks read the score column
     t = _tables(seed, query_dtype=query_dtype, by_score=by_score)
     kw = {"qrels": t["qrels"], "per_query": True}
-    together = irm.evaluate(t["run"], [*OFFLINE, *EXPOSURE], groups=t["groups"], **kw)
-    offline = irm.evaluate(t["run"], OFFLINE, **kw)
-    exposure = irm.evaluate(t["run"], EXPOSURE, groups=t["groups"], **kw)
+    together = _call(kind, t["run"], [*OFFLINE, *EXPOSURE], groups=t["groups"], **kw)
+    offline = _call(kind, t["run"], OFFLINE, **kw)
+    exposure = _call(kind, t["run"], EXPOSURE, groups=t["groups"], **kw)
     expected = offline.join(exposure, on="query_id", how="full", coalesce=True)
     assert_frame_equal(
         together.sort("query_id"),
@@ -108,8 +112,9 @@ def test_the_values_of_the_separate_calls(seed: int, query_dtype: Any, by_score:
     )
 
 
+@pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame"])
 @pytest.mark.parametrize("doubled", ["doc_id", "rank"])
-def test_the_refusals_of_the_separate_calls(doubled: str) -> None:
+def test_the_refusals_of_the_separate_calls(kind: str, doubled: str) -> None:
     # query 0 lists its first document again at a new rank, or a new document at rank
     # 1: the call of both routes refuses it as one of them alone does (a rank held
     # twice is the accuracy metrics' refusal: the exposure measures order ties)
@@ -122,11 +127,11 @@ def test_the_refusals_of_the_separate_calls(doubled: str) -> None:
     alone = set()
     for metrics, kw in ((OFFLINE, {}), (EXPOSURE, {"groups": t["groups"]})):
         try:
-            irm.evaluate(bad, metrics, qrels=t["qrels"], **kw)
+            _call(kind, bad, metrics, qrels=t["qrels"], **kw)
         except DuplicateError as error:
             alone.add(str(error))
     assert len(alone) == (2 if doubled == "doc_id" else 1)
     with pytest.raises(DuplicateError) as together:
-        irm.evaluate(bad, [*OFFLINE, *EXPOSURE], qrels=t["qrels"], groups=t["groups"])
+        _call(kind, bad, [*OFFLINE, *EXPOSURE], qrels=t["qrels"], groups=t["groups"])
     assert str(together.value) in alone
     assert "query 0" in str(together.value) or "query '0'" in str(together.value)
