@@ -575,3 +575,50 @@ def test_the_metric_group_by_streams_for_every_metric() -> None:
         name = case.splitlines()[0]
         assert "running group-by in subgraph" in case, name  # the log is there to read
         assert "not partitionable" not in case, name
+
+
+#: Parameters of the recommendation table's metrics beyond the benchmark's defaults
+#: that change a formula's terms (a given catalogue size, other cut-offs).
+RECOMMENDER_VARIANTS = [
+    "serendipity(kind='kotkov', n_items=500)@5", "reco_accuracy@3", "mcc@25",
+    "serendipity(kind='kotkov')@3",
+]  # fmt: skip
+
+
+def test_recommender_and_exposure_metrics_do_not_depend_on_the_engine() -> None:
+    # The benchmark's recommender, beyond-accuracy and exposure metrics in one plan
+    # (benchmarks/recsys42.py's tables at a small size), with one-row batches and with
+    # the engine's own, against the in-memory engine, to the bit. RecTools'
+    # serendipity once divided by the catalogue's size joined on every row, which
+    # polars' in-memory engine divides by as a product with its reciprocal (a unit in
+    # the last place off the streaming engine's quotient on some values).
+    for env in ({"POLARS_IDEAL_MORSEL_SIZE": "1"}, {}):
+        out = _every_metric_in_a_fresh_polars(
+            env,
+            """
+            import sys, warnings
+            sys.path.insert(0, "benchmarks")
+            import recsys42
+            from polars_irmetrics.errors import IrmWarning
+            from tests.test_conventions import RECOMMENDER_VARIANTS
+            warnings.simplefilter("ignore", IrmWarning)
+            data = recsys42.tables(3000, 100, 400)
+            names, skipped, keywords = recsys42.plan_metrics(
+                (*recsys42.WANTED, *RECOMMENDER_VARIANTS)
+            )
+            print("skipped:", sorted(skipped))
+            given = {k: data[k].lazy() for k in sorted(keywords)}
+            plan = irm.evaluate(data["run"].lazy(), names, **given, unseen_items="drop")
+            streaming = plan.collect(engine="streaming")
+            in_memory = plan.collect(engine="in-memory")
+            differ = [c for c in streaming.columns if not streaming[c].equals(in_memory[c])]
+            print("columns:", len(streaming.columns), "differ:", differ)
+            """,
+        )
+        assert "differ: []" in out, (env, out)
+        # every wanted metric is in the plan but those that read reference= or
+        # user_groups=, and roc_auc@10 (roc_auc is the prediction metric; RePlay's
+        # RocAuc@K is rocauc@k, which EVERY_METRIC above covers)
+        skipped = "['intersection@10', 'roc_auc@10', 'unexpectedness@10', 'user_mad@10']"
+        assert f"skipped: {skipped}" in out, out
+        assert f"columns: {len(RECOMMENDER_VARIANTS) + 40}" in out, out

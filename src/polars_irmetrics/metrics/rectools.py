@@ -62,8 +62,11 @@ def kotkov_gain(rank: pl.Expr, popularity_rank: pl.Expr, n: pl.Expr) -> pl.Expr:
     >>> pl.select(kotkov_gain(pl.lit(1.0), pl.lit(None, pl.Float64), pl.lit(4.0))).item()
     1.0
     """
-    p = (n + 1.0 - rank) / n
-    pu = ((n + 1.0 - popularity_rank) / n).fill_null(0.0)
+    # divide: n is one value for every row (a literal or the catalogue's size joined
+    # on), which polars would divide by as a product with its reciprocal, a unit in
+    # the last place off on some values and engines
+    p = divide(n + 1.0 - rank, n)
+    pu = divide(n + 1.0 - popularity_rank, n).fill_null(0.0)
     return (p - pu).clip(lower_bound=0.0)
 
 
@@ -157,7 +160,7 @@ def _confusion(
 
 def _accuracy(tp: pl.Expr, liked: pl.Expr, k: int, n: pl.Expr) -> pl.Expr:
     tp, _, _, tn = _confusion(tp, liked, k, n)
-    return (tp + tn) / n
+    return divide(tp + tn, n)  # n: the catalogue's size on every row (divide's note)
 
 
 def _mcc(tp: pl.Expr, liked: pl.Expr, k: int, n: pl.Expr) -> pl.Expr:
