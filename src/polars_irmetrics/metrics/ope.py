@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Input, Metric, Param, Params
 
@@ -149,14 +150,17 @@ def contribution(name: str, params: Params, label: str, t: OpeTerms) -> pl.Expr:
     r, w, dm, q = t.r, t.w, t.dm, t.q
     if name == "ips":
         return r * _capped(w, ope_parameter("clip", params, label))
+    # divide: the mean weight is one value for every row where the rows are not split
+    # by keys, which polars' in-memory engine would divide by as a product with its
+    # reciprocal (a unit in the last place off the streaming engine's quotient)
     if name == "snips":
-        return r * w / t.mean_w
+        return divide(r * w, t.mean_w)
     if name == "dm":
         return dm
     if name == "dr":
         return dm + _capped(w, ope_parameter("clip", params, label)) * (r - q)
     if name == "sndr":
-        return dm + w * (r - q) / t.mean_w
+        return dm + divide(w * (r - q), t.mean_w)
     if name == "switch_dr":
         tau = ope_parameter("tau", params, label)
         return dm + (w <= tau).cast(pl.Float64) * w * (r - q)

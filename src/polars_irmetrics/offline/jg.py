@@ -30,6 +30,7 @@ import polars as pl
 from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric
+from polars_irmetrics.metrics.scope import exact_mean
 from polars_irmetrics.offline.plan import build_plan
 
 if TYPE_CHECKING:
@@ -103,6 +104,8 @@ def build_jg_plan(
     return (
         per_group.with_columns(pl.col(query_id).str.split(_SEP).list.first())
         .group_by(query_id)
-        .agg(pl.col(req.name).cast(pl.Float64).mean().alias(label) for label, req in bases.items())
+        # the groups' mean in fixed point: the groups arrive in no fixed order (a float
+        # mean of 0.1, 0.1 and 0.4 is 0.20000000000000004 or 0.19999999999999998)
+        .agg(exact_mean(pl.col(req.name)).alias(label) for label, req in bases.items())
         .sort(query_id)
     )

@@ -65,6 +65,7 @@ import polars as pl
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import exact_sum
 
 __all__ = [
     "PREFS_MEASURES",
@@ -334,12 +335,14 @@ def _measures(rows: pl.DataFrame, docs: pl.DataFrame, queries: list[str]) -> pl.
     def ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
         return pl.when(den > 0).then(num / den).otherwise(0.0)
 
+    # the sums over a query's judgment groups are exact (fixed point): the groups come
+    # in no fixed order, and a float sum's last bit would follow it
     def avgjg(num: pl.Expr, den: pl.Expr) -> pl.Expr:
-        total = ratio(num, den).sum()
+        total = exact_sum(ratio(num, den))
         return pl.when(total > 0.0).then(total / pl.len()).otherwise(0.0)
 
     def avgjg_nan(value: pl.Expr) -> pl.Expr:  # a 0/0 group makes trec_eval's sum nan
-        total = value.sum()
+        total = exact_sum(value)  # (a NaN kept: a float sum then)
         ok = value.is_not_nan().all() & (total > 0.0)
         return pl.when(ok).then(total / pl.len()).otherwise(0.0)
 
@@ -579,9 +582,11 @@ def _pair_measures(pairs: pl.DataFrame) -> pl.DataFrame:
     term = pl.col("f").cast(pl.Float64) / pl.col("t").cast(pl.Float64)
     both = pl.col("hi") < pl.col("njr")
     mixed = (pl.col("lo") < pl.col("njr")) & ~both
+    # exact sums (fixed point): the pairs come in no fixed order
     agg = counts.group_by(_Q).agg(
-        pl.when(both).then(term).otherwise(0.0).sum().alias("s_both"),
-        pl.when(mixed).then(term).otherwise(0.0).sum().alias("s_mixed"),
+        exact_sum(pl.when(both).then(term).otherwise(0.0)).alias("s_both"),
+        exact_sum(pl.when(mixed).then(term).otherwise(0.0)).alias("s_mixed"),
+        exact_sum(pl.when(both | mixed).then(term).otherwise(0.0)).alias("s_imp"),
         both.sum().alias("n_both"),
         mixed.sum().alias("n_mixed"),
         pl.len().alias("n_all"),
@@ -590,7 +595,7 @@ def _pair_measures(pairs: pl.DataFrame) -> pl.DataFrame:
     def ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
         return pl.when(den > 0).then(num / den).otherwise(0.0)
 
-    s_imp = pl.col("s_both") + pl.col("s_mixed")
+    s_imp = pl.col("s_imp")
     return agg.select(
         _Q,
         ratio(s_imp, pl.col("n_all")).alias("prefs_pair"),

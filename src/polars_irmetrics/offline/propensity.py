@@ -43,6 +43,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
+from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
 
@@ -262,7 +263,8 @@ class PsPlan:
         if self.options.per_query:
             count = pl.len().cast(pl.Float64)
             shares = [
-                (pl.col(f"{INTERNAL}n{i}") / (_total(f"{INTERNAL}i{i}") / count)).alias(label)
+                # divide: the mean is one value for every query (see metrics._common)
+                divide(pl.col(f"{INTERNAL}n{i}"), _total(f"{INTERNAL}i{i}") / count).alias(label)
                 for i, label in enumerate(labels)
             ]
             result = per_query.select(q, *shares)

@@ -22,6 +22,7 @@ from polars_irmetrics.ground.inputs import as_polars
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
+from polars_irmetrics.metrics.scope import exact_mean, exact_sum
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.sessions import denominator, numerator, session_plan
 from polars_irmetrics.online.stats import ArmMoments, compare, srm_p_values
@@ -174,9 +175,10 @@ def ab_test(
         timestamp=timestamp,
     )
     plan = session_plan(lf, requests, columns, (*by_keys, arm, unit))
-    # sorted before each float reduction (a unit's mean, an arm's moments): the sums then
-    # add the same numbers in the same order however the log is laid out, so a result
-    # is the same to the last bit from one run, layout or segment filter to the next
+    # every float sum (a unit's mean, an arm's moments) is exact (fixed point), the same
+    # bits in any order: the streaming engine adds a group's rows in no fixed order
+    # (batches summed apart), however the rows were sorted, so a result is the same to
+    # the last bit on every engine, layout or segment filter
     unit_keys = [*by_keys, arm, unit]
     sessions = plan.frame.sort(list(plan.keys))
     per_unit = _per_unit(sessions, requests, unit_keys, arm, unit).sort(unit_keys).cache()
@@ -196,11 +198,11 @@ def ab_test(
     x, y = pl.col(_X), pl.col(_Y)
     moments_plan = long.group_by([*by_keys, "metric", arm], maintain_order=True).agg(
         pl.len().cast(pl.Float64).alias("n"),
-        x.mean().alias("mx"),
-        y.mean().alias("my"),
-        x.var().alias("vxx"),
-        y.var().alias("vyy"),
-        pl.cov(x, y).alias("cxy"),
+        exact_mean(x).alias("mx"),
+        exact_mean(y).alias("my"),
+        _co_spread(x, x).alias("vxx"),
+        _co_spread(y, y).alias("vyy"),
+        _co_spread(x, y).alias("cxy"),
     )
     counts_plan = clean.group_by([*by_keys, pl.col(arm).cast(pl.String)]).agg(
         pl.len().alias("units")
@@ -260,6 +262,26 @@ def _check_options(
         raise InvalidValueError(f"control must be the control arm's name, got {control!r}")
 
 
+def _co_spread(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """Group context: the sample covariance of ``a`` and ``b`` (``ddof=1``, the
+    variance where they are one column; null under two rows, as polars' ``cov``), two
+    passes, each sum exact (:func:`~polars_irmetrics.metrics.scope.exact_sum`): the
+    same bits in any row order.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> frame = pl.DataFrame({"x": [1.0, 2.0, 4.0], "y": [1.0, 1.0, 3.0]})
+    >>> frame.select(_co_spread(pl.col("x"), pl.col("x"))).item()  # polars' var: 2.333...
+    2.3333333333333335
+    >>> frame.head(1).select(_co_spread(pl.col("x"), pl.col("y"))).item() is None
+    True
+    """
+    n = pl.len()
+    products = (a - exact_mean(a)) * (b - exact_mean(b))
+    return pl.when(n > 1).then(exact_sum(products) / (n - 1).cast(pl.Float64))
+
+
 def _per_unit(
     sessions: pl.LazyFrame,
     requests: Sequence[tuple[str, MetricRequest]],
@@ -272,10 +294,10 @@ def _per_unit(
     exprs: list[pl.Expr] = []
     for label, req in requests:
         if _is_ratio(req):
-            exprs.append(pl.col(numerator(label)).sum().alias(f"{_X}:{label}"))
-            exprs.append(pl.col(denominator(label)).sum().alias(f"{_Y}:{label}"))
+            exprs.append(exact_sum(pl.col(numerator(label))).alias(f"{_X}:{label}"))
+            exprs.append(exact_sum(pl.col(denominator(label))).alias(f"{_Y}:{label}"))
         else:
-            exprs.append(pl.col(label).mean().cast(pl.Float64).alias(f"{_X}:{label}"))
+            exprs.append(exact_mean(pl.col(label)).alias(f"{_X}:{label}"))
             exprs.append(pl.lit(1.0).alias(f"{_Y}:{label}"))
     return (
         sessions.group_by(keys, maintain_order=True)

@@ -29,6 +29,7 @@ from polars_irmetrics.errors import (
     MetricParameterError,
 )
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
+from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.online import ClickMetric, ClickScope
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.online.columns import LogColumns
@@ -179,7 +180,9 @@ def _as_flag(schema: pl.Schema, column: str, what: str) -> pl.Expr:
 def _seconds(schema: pl.Schema, column: str) -> pl.Expr:
     dtype = schema[column]
     if isinstance(dtype, pl.Datetime):
-        return pl.col(column).dt.epoch("us").cast(pl.Float64) / 1e6
+        # divide: polars divides a batch of one row by a constant otherwise than a longer
+        # one (metrics._common.divide)
+        return divide(pl.col(column).dt.epoch("us").cast(pl.Float64), 1e6)
     if dtype == pl.Date:
         return pl.col(column).dt.epoch("d").cast(pl.Float64) * 86400.0
     if dtype.is_numeric():

@@ -174,7 +174,8 @@ def build_slate_plan(
             continue
         ratios[label] = (_w(column), normalised)
         if options.per_query:  # divided by the mean weight, joined (_mean_weights)
-            values.append((r * w / pl.col(_mean(label))).alias(label))
+            # (divide: without keys, one mean for every row; see metrics._common)
+            values.append(divide(r * w, pl.col(_mean(label))).alias(label))
     checks = _checks(columns, keys, reward)
     if options.ci is not None and ratios and options.ci_method == "normal":
         raise MetricParameterError(

@@ -1,0 +1,197 @@
+"""The same data gives the same bits on every engine: worked examples of the sums and
+quotients that once followed the engine or the order rows arrived in.
+
+Two hazards, each shown by a tiny input: polars divides a column by a value that is
+the same on every row (a literal, or a mean joined on) as a product with its
+reciprocal in the in-memory engine, a unit in the last place off the quotient the
+streaming engine gives (``metrics._common.divide`` divides row by row); and a float
+sum over rows that arrive in no fixed order (the groups of a query, the units of an
+arm) has a last bit that follows the order (``metrics.scope.exact_sum`` is exact).
+Each expected value below is Python's correctly rounded arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import SupportWarning
+
+ENGINES = ("streaming", "in-memory")
+
+
+def _both(plan: pl.LazyFrame) -> pl.DataFrame:
+    """``plan`` collected on each engine: the same frame, which is returned."""
+    streaming, in_memory = (plan.collect(engine=engine) for engine in ENGINES)
+    assert streaming.equals(in_memory), (streaming, in_memory)
+    return streaming
+
+
+# snips and sndr per round: r w / mean(w), with the mean weight on every row
+LOG = pl.DataFrame(
+    {"round_id": [1, 2, 3], "action": ["a"] * 3, "reward": [1.0, 1.0, 0.25],
+     "pscore": [0.6, 0.1, 0.1]}
+)  # fmt: skip
+POLICY = pl.DataFrame(
+    {"round_id": [1, 1, 2, 2, 3, 3], "action": ["a", "b"] * 3,
+     "prob": [0.7, 0.3, 0.7, 0.3, 0.3, 0.7]}
+)  # fmt: skip
+Q_HAT = POLICY.select("round_id", "action", q_hat=pl.Series([0.5, 0.25] * 3))
+WEIGHTS = [0.7 / 0.6, 0.7 / 0.1, 0.3 / 0.1]
+MEAN_WEIGHT = math.fsum(WEIGHTS) / 3  # 3.722222222222222
+
+
+def test_snips_and_sndr_per_round_are_quotients_on_every_engine() -> None:
+    plan = irm.evaluate(
+        LOG.lazy(),
+        ["snips", "sndr"],
+        policy=POLICY.lazy(),
+        reward_model=Q_HAT.lazy(),
+        per_query=True,
+    )
+    with pytest.warns(SupportWarning):  # the log never shows action b
+        out = _both(plan)
+    rewards = LOG["reward"].to_list()
+    # r w / mean: 0.3134328358208956 (times the reciprocal: 0.31343283582089554)
+    snips = [r * w / MEAN_WEIGHT for r, w in zip(rewards, WEIGHTS, strict=True)]
+    assert out["snips"].to_list() == snips
+    # sndr: the direct method (sum_a prob q_hat) plus w (r - q_hat(a)) / mean
+    dm = [0.7 * 0.5 + 0.3 * 0.25] * 2 + [0.3 * 0.5 + 0.7 * 0.25]
+    sndr = [d + w * (r - 0.5) / MEAN_WEIGHT for d, r, w in zip(dm, rewards, WEIGHTS, strict=True)]
+    assert out["sndr"].to_list() == sndr
+
+
+def test_slate_snips_per_round_is_a_quotient_on_every_engine() -> None:
+    log = pl.DataFrame(
+        {"round_id": [1, 1, 2, 3], "position": [1, 2, 1, 1], "reward": [1.0, 1.0, 1.0, 0.5],
+         "pscore": [0.6, 0.6, 0.1, 0.1]}
+    )  # fmt: skip
+    policy = log.select("round_id", "position", pscore=pl.Series([0.7, 0.7, 0.7, 0.3]))
+    weights = [0.7 / 0.6, 0.7 / 0.6, 0.7 / 0.1, 0.3 / 0.1]
+    mean = math.fsum(weights) / 4  # 3.083333333333333
+    out = _both(irm.evaluate(log.lazy(), ["slate_snips"], policy=policy.lazy(), per_query=True))
+    terms = [r * w / mean for r, w in zip(log["reward"], weights, strict=True)]
+    # a round's value: the sum of its slots' terms; round 1: 0.7567567567567569
+    # (the reciprocal's 0.7567567567567568)
+    assert out["slate_snips"].to_list() == [terms[0] + terms[1], terms[2], terms[3]]
+
+
+def test_ps_precision_per_query_is_a_quotient_on_every_engine() -> None:
+    # each query's inverse-propensity share divided by the mean share over queries:
+    # q1 and q3 (one relevant document b, propensity 0.7, within @2) alike
+    run = pl.DataFrame(
+        {"query_id": ["q1", "q1", "q2", "q2", "q3"], "doc_id": ["a", "b", "a", "c", "b"],
+         "rank": [1, 2, 1, 2, 1]}
+    )  # fmt: skip
+    qrels = pl.DataFrame(
+        {"query_id": ["q1", "q2", "q2", "q3"], "doc_id": ["b", "a", "c", "b"],
+         "relevance": [1] * 4}
+    )  # fmt: skip
+    propensities = pl.DataFrame({"doc_id": ["a", "b", "c"], "propensity": [0.3, 0.7, 0.1]})
+    plan = irm.evaluate(
+        run.lazy(), ["ps_precision@2"], qrels=qrels, propensities=propensities, per_query=True
+    )
+    out = _both(plan)
+    shares = [1 / 0.7 / 2, (1 / 0.3 + 1 / 0.1) / 2, 1 / 0.7 / 2]  # hits / propensity / k
+    assert out["ps_precision@2"][0] == out["ps_precision@2"][2]
+    mean = math.fsum(shares) / 3
+    assert out["ps_precision@2"].to_list() == pytest.approx([s / mean for s in shares], 1e-15)
+
+
+def _identical_queries() -> pl.DataFrame:
+    """A run of forty identical queries, ten documents each, by score."""
+    docs = [f"d{i}" for i in range(10)]
+    queries = [f"q{q:02d}" for q in range(40)]
+    return pl.DataFrame(
+        {
+            "query_id": [q for q in queries for _ in docs],
+            "doc_id": docs * 40,
+            "score": [10.0 - i for i in range(10)] * 40,
+        }
+    )
+
+
+#: A query's three judgment groups (or preference groups) score 1/10, 1/10 and 4/10:
+#: their mean is 0.20000000000000004 added in that order and 0.19999999999999998 as
+#: 0.4 + 0.1 + 0.1; the exact sum's is the first.
+GROUP_MEAN = math.fsum([0.1, 0.1, 0.4]) / 3
+
+
+def test_judgment_group_means_are_exact_on_every_engine() -> None:
+    run = _identical_queries()
+    relevant = {"a": ["d0"], "b": ["d5"], "c": ["d1", "d3", "d6", "d9"]}  # P@10 .1 .1 .4
+    qrels = pl.DataFrame(
+        [(q, g, d, 1) for q in run["query_id"].unique() for g, ds in relevant.items() for d in ds],
+        schema=["query_id", "jg", "doc_id", "relevance"],
+        orient="row",
+    )
+    out = _both(irm.evaluate_jg(run.lazy(), ["P_avgjg_10"], qrels_jg=qrels.lazy()))
+    assert out["P_avgjg_10"].to_list() == [GROUP_MEAN] * 40
+    # the mean over queries: a running sum in query order, divided once
+    total = 0.0
+    for _ in range(40):
+        total += GROUP_MEAN
+    mean = _both(irm.evaluate(run.lazy(), ["P_avgjg_10"], qrels_jg=qrels.lazy()))
+    assert mean["P_avgjg_10"].item() == total / 40  # 0.20000000000000012
+
+
+def test_preference_group_means_are_exact_in_every_build() -> None:
+    # prefs_avgjg: each group's fulfilled over possible preferences, averaged over the
+    # query's groups (1/10, 1/10, 4/10); computed when the plan is built, so each build
+    # must give the same bits, not only each engine
+    run = _identical_queries()
+    groups = {  # (relevant, not relevant)
+        "a": (["d4", "d6"], ["d0", "d1", "d2", "d3", "d5"]),
+        "b": (["d4", "d6"], ["d0", "d1", "d2", "d3", "d5"]),
+        "c": (["d1", "d6"], ["d0", "d2", "d3", "d4", "d5"]),
+    }
+    rows = [
+        (q, g, "s", d, level)
+        for q in run["query_id"].unique()
+        for g, (rel, non) in groups.items()
+        for level, ds in ((1.0, rel), (0.0, non))
+        for d in ds
+    ]
+    prefs = pl.DataFrame(
+        rows, schema=["query_id", "jg", "jsg", "doc_id", "rel_level"], orient="row"
+    )
+    for _ in range(3):
+        out = _both(irm.evaluate_prefs(run.lazy(), ["prefs_avgjg"], prefs=prefs.lazy()))
+        assert out["prefs_avgjg"].to_list() == [GROUP_MEAN] * 40
+        pairs = _both(irm.evaluate_prefs(run.lazy(), ["prefs_pair_ret"], prefs=prefs.lazy()))
+        assert pairs["prefs_pair_ret"].n_unique() == 1
+
+
+def _click_log() -> pl.DataFrame:
+    """250 sessions of 1 to 11 impressions, two arms by user (three sessions each),
+    clicks at random, shuffled."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for s in range(250):
+        for r in range(1, int(rng.integers(1, 12)) + 1):
+            rows.append(
+                (f"s{s:05d}", f"u{s // 3:04d}", "A" if (s // 3) % 2 == 0 else "B", r,
+                 bool(rng.random() < 0.5 / r))
+            )  # fmt: skip
+    log = pl.DataFrame(
+        rows, schema=["session_id", "user_id", "arm", "position", "clicked"], orient="row"
+    )
+    start = datetime(2026, 3, 2, 10)
+    return log.with_columns(timestamp=pl.lit(start)).sample(fraction=1.0, shuffle=True, seed=1)
+
+
+def test_ab_test_gives_the_same_bits_on_every_engine() -> None:
+    # an arm's moments (mean, variances, covariance of the per-unit ratios) are sums
+    # over units the streaming engine adds in no fixed order, however they are sorted
+    log = _click_log()
+    results = []
+    for engine in ENGINES:
+        with pl.Config(engine_affinity=engine):
+            results.append(irm.ab_test(log, ["ctr@10", "abandonment", "click_mrr"]))
+    assert results[0].equals(results[1]), results
