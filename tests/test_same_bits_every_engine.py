@@ -13,13 +13,19 @@ Each expected value below is Python's correctly rounded arithmetic.
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+import textwrap
 from datetime import datetime
 
+import numpy as np
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import SupportWarning
+from tests.test_conventions import _synthetic
 
 ENGINES = ("streaming", "in-memory")
 
@@ -169,8 +175,6 @@ def test_preference_group_means_are_exact_in_every_build() -> None:
 def _click_log() -> pl.DataFrame:
     """250 sessions of 1 to 11 impressions, two arms by user (three sessions each),
     clicks at random, shuffled."""
-    import numpy as np
-
     rng = np.random.default_rng(1)
     rows = []
     for s in range(250):
@@ -195,3 +199,126 @@ def test_ab_test_gives_the_same_bits_on_every_engine() -> None:
         with pl.Config(engine_affinity=engine):
             results.append(irm.ab_test(log, ["ctr@10", "abandonment", "click_mrr"]))
     assert results[0].equals(results[1]), results
+
+
+def test_overlap_and_unexpectedness_divide_by_k() -> None:
+    # 3 and 2 of 5 shared: 3 / 5 is 0.6 (3 * (1 / 5) is 0.6000000000000001), and
+    # RePlay's unexpectedness 1 - 0.6 (a query alone divides either way: two here)
+    run = pl.DataFrame(
+        {"query_id": [1] * 5 + [2] * 5, "doc_id": [*range(1, 6)] * 2, "rank": [*range(1, 6)] * 2}
+    )
+    reference = run.with_columns(pl.Series("doc_id", [1, 2, 3, 8, 9, 1, 2, 7, 8, 9]))
+    plan = irm.evaluate(
+        run.lazy(), ["overlap@5", "unexpectedness@5"], reference=reference.lazy(), per_query=True
+    )
+    out = _both(plan)
+    assert out["overlap@5"].to_list() == [3 / 5, 2 / 5]
+    assert out["unexpectedness@5"].to_list() == [1.0 - 3 / 5, 1.0 - 2 / 5]
+
+
+def test_catalogue_quotients_per_system_on_every_engine() -> None:
+    # ten history users, each saw item 0; the catalogue is items 0..9. System a
+    # recommends item 0 to users 0..6, system b items 3, 4, 5 to users 0..2: coverage
+    # 1 / 10 and 3 / 10; RePlay's novelty: a's users saw their item (0), the three
+    # users without a list count 1: 3 / 10; b's nine of ten users: 9 / 10
+    history = pl.DataFrame(
+        {"query_id": list(range(10)) + [0] * 9, "doc_id": [0] * 10 + list(range(1, 10))}
+    )
+    recommendations = pl.DataFrame(
+        {
+            "system": ["a"] * 7 + ["b"] * 3,
+            "query_id": [*range(7), 0, 1, 2],
+            "doc_id": [0] * 7 + [3, 4, 5],
+            "rank": [1] * 10,
+        }
+    )
+    metrics = ["catalog_coverage@1", "gini_index@1", "novelty(kind='replay')@1"]
+    plan = irm.evaluate(
+        recommendations.lazy(), metrics, interactions=history.lazy(), systems="system"
+    )
+    out = _both(plan)
+    assert out["catalog_coverage@1"].to_list() == [1 / 10, 3 / 10]
+    assert out["novelty(kind='replay')@1"].to_list() == [3 / 10, 9 / 10]
+    # b: three items once each of ten; sum_i (2 i - n - 1) x_i / (n - 1) / sum x
+    weighted = sum((2.0 * place - 10 - 1.0) for place in (8, 9, 10)) / 3
+    assert out["gini_index@1"].to_list() == [1.0, weighted / 9.0]
+
+
+def _running(values: list[float]) -> tuple[float, float]:
+    """The mean and the population deviation as the summaries add: in query order,
+    one value after another, divided once."""
+    total = 0.0
+    for value in values:
+        total += value
+    mean = total / len(values)
+    squares = 0.0
+    for value in values:
+        squares += (value - mean) ** 2
+    return mean, math.sqrt(squares / len(values))
+
+
+def test_agg_std_is_summed_in_query_order_on_every_engine() -> None:
+    run, qrels = _synthetic(400, 60)
+    per_query = _both(irm.evaluate(run.lazy(), ["ndcg@10"], qrels=qrels.lazy(), per_query=True))
+    _, std = _running(per_query.sort("query_id")["ndcg@10"].to_list())
+    out = _both(irm.evaluate(run.lazy(), ["ndcg(agg='std')@10"], qrels=qrels.lazy()))
+    assert out["ndcg(agg='std')@10"].item() == std
+
+
+def test_neighbour_means_are_summed_in_query_order() -> None:
+    # the exact neighbours, 30 per query, and an approximate search that finds 20 of
+    # them (scores a little off) and 5 others; the mean over queries adds them in
+    # query order, however the plan's join leaves the rows
+    rng = np.random.default_rng(3)
+    exact, approx = [], []
+    for q in range(300):
+        distance = np.sort(rng.random(30)) * 10
+        docs = rng.permutation(1000)[:30]
+        exact += [(q, int(d), float(-x)) for d, x in zip(docs, distance, strict=True)]
+        for i in rng.permutation(30)[:20]:
+            approx.append((q, int(docs[i]), float(-distance[i] * (1 + rng.normal() * 1e-3))))
+        approx += [(q, 1000 + j, float(-rng.random() * 10)) for j in range(5)]
+    schema = ["query_id", "doc_id", "score"]
+    exact_frame = pl.DataFrame(exact, schema=schema, orient="row")
+    approx_frame = pl.DataFrame(approx, schema=schema, orient="row")
+    metrics = ["neighbor_recall(epsilon=0)@10", "neighbor_recall_rel(epsilon=0.1)@7"]
+    given = {"neighbors": exact_frame.lazy()}
+    per_query = _both(irm.evaluate(approx_frame.lazy(), metrics, **given, per_query=True))
+    means = _both(irm.evaluate(approx_frame.lazy(), metrics, **given))
+    for metric in metrics:
+        mean, _ = _running(per_query.sort("query_id")[metric].to_list())
+        assert means[metric].item() == mean, metric
+
+
+def test_reference_measures_do_not_depend_on_the_batch_size() -> None:
+    # With one-row batches (a process of its own): rbo_repro_eval's weights p^d once
+    # came from polars' power of a constant, which is repeated multiplication on a
+    # one-row batch (0.9 ** 4: 0.6561000000000001 there, 0.6561 elsewhere), and its
+    # normaliser and overlap's k divided as reciprocals
+    script = textwrap.dedent(
+        """
+        import polars as pl, polars_irmetrics as irm
+        run = pl.DataFrame({"query_id": [1] * 5 + [2] * 5,
+                            "doc_id": [0, 5, 1, 2, 3, 12, 13, 14, 15, 16],
+                            "rank": [1, 2, 3, 4, 5] * 2})
+        ref = pl.DataFrame({"query_id": [1] * 5 + [2] * 5,
+                            "doc_id": [30, 31, 32, 33, 5, 12, 34, 13, 35, 36],
+                            "rank": [1, 2, 3, 4, 5] * 2})
+        metrics = ["rbo_repro_eval@5", "rbo_repro_eval(p=0.8)@5", "rbo_repro_eval(p=0.99)@3",
+                   "overlap@5", "unexpectedness@5"]
+        plan = irm.evaluate(run.lazy(), metrics, reference=ref.lazy(), per_query=True)
+        streaming = plan.collect(engine="streaming")
+        in_memory = plan.collect(engine="in-memory")
+        print("differ:", [c for c in metrics if not streaming[c].equals(in_memory[c])])
+        print("overlap:", streaming["overlap@5"].to_list())
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "POLARS_IDEAL_MORSEL_SIZE": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "differ: []" in done.stdout, done.stdout
+    assert "overlap: [0.2, 0.4]" in done.stdout, done.stdout

@@ -38,6 +38,7 @@ from polars_irmetrics.ground.validate import (
     with_common_ids,
     with_tally,
 )
+from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.agreement import rbo_p
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
@@ -295,9 +296,11 @@ def _values(
             union = pl.len()
             simple.append((common.sum() / union).cast(pl.Float64).alias(label))
         elif name == "overlap":
-            simple.append((common.sum() / pl.lit(cutoff, pl.Float64)).alias(label))
+            # divide: 3 / 5 is 0.6, not 3 * (1 / 5) = 0.6000000000000001
+            simple.append(divide(common.sum().cast(pl.Float64), float(cutoff)).alias(label))
         elif name == "unexpectedness":  # RePlay's: 1 - overlap@k
-            simple.append((1.0 - common.sum() / pl.lit(cutoff, pl.Float64)).alias(label))
+            overlap = divide(common.sum().cast(pl.Float64), float(cutoff))
+            simple.append((1.0 - overlap).alias(label))
         else:  # one plan of its own each
             pairs[label] = (label, request)
     out = lengths.select(keys)
@@ -366,17 +369,16 @@ def _rbo_repro_eval(
     if cutoff is None:  # pragma: no cover - the registry requires @k
         raise MetricParameterError(f"metric {label!r} needs a cutoff, e.g. @1000")
     p = rbo_p(request.params(1.0), label)
-    depth = pl.int_range(0, cutoff, eager=False, dtype=pl.Int64)
-    tail = (
-        pl.LazyFrame()
-        .select(depth.alias("__m"))
-        .with_columns(
-            (pl.lit(p).pow(pl.col("__m")) / (pl.col("__m") + 1))
-            .reverse()
-            .cum_sum()
-            .reverse()
-            .alias("__h")
-        )
+    # the weights from depth m on, sum_{d >= m} p^d / (d + 1), in Python: k numbers,
+    # the same bits on every engine (polars raises a constant to a one-row column's
+    # power otherwise than to a longer one's)
+    heads, running = [], 0.0
+    for d in reversed(range(cutoff)):
+        running += p**d / (d + 1)
+        heads.append(running)
+    tail = pl.LazyFrame(
+        {"__m": list(range(cutoff)), "__h": heads[::-1]},
+        schema={"__m": pl.Int64, "__h": pl.Float64},
     )
     normaliser = sum(p**i for i in range(cutoff))
     common = items.filter(pl.col(_PA).is_not_null() & pl.col(_PB).is_not_null())
@@ -384,7 +386,7 @@ def _rbo_repro_eval(
         common.with_columns(pl.max_horizontal(_PA, _PB).alias("__m"))
         .join(tail, on="__m")
         .group_by(keys)
-        .agg((fixed_sum(pl.col("__h")) / normaliser).alias(label))
+        .agg(divide(fixed_sum(pl.col("__h")), normaliser).alias(label))
     )
 
 

@@ -62,7 +62,8 @@ def _catalog_coverage(s: CollectionScope, p: Params) -> CollectionFormula:
     distinct = s.item.filter(s.top(p.k)).n_unique().cast(pl.Float64)
     catalog = s.catalog_size.cast(pl.Float64)
     counted = (s.count(p.k) > 0).sum().cast(pl.Float64)  # the items recommended
-    return CollectionFormula("rows", distinct / catalog, counted=counted / catalog)
+    # divide: the catalogue's size is one value for every group (metrics._common)
+    return CollectionFormula("rows", divide(distinct, catalog), counted=divide(counted, catalog))
 
 
 def _counts(s: CollectionScope, p: Params) -> pl.Expr:
@@ -93,7 +94,7 @@ def _gini(counts: pl.Expr, n: pl.Expr) -> pl.Expr:
     counts = counts.sort()
     place = counts.cum_count().cast(pl.Float64) + n - counts.len().cast(pl.Float64)
     weighted = ((2.0 * place - n - 1.0) * counts).sum() / counts.sum()
-    return pl.when(n > 1).then(weighted / (n - 1.0)).otherwise(0.0)
+    return pl.when(n > 1).then(divide(weighted, n - 1.0)).otherwise(0.0)
 
 
 def _gini_index(s: CollectionScope, p: Params) -> CollectionFormula:

@@ -416,8 +416,10 @@ class Metric:
             out = values.min()
         elif how == "max":
             out = values.max()
-        elif how == "std":
-            out = values.std(ddof=0)
+        elif how == "std":  # from running sums too (as ci_halfwidth, below)
+            n = values.count().cast(pl.Float64)
+            squares = (values - mean).pow(2).cum_sum().last()
+            out = pl.when(n > 0).then((squares / n).sqrt())
         elif how == "ci_halfwidth":
             # the sample variance from running sums too (polars' std adds in an order
             # of its own, so an engine's partitions could change its last bit)

@@ -61,6 +61,7 @@ from polars_irmetrics.ground.validate import (
     require_columns,
     with_interactions_tally,
 )
+from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.collection import (
     CATALOG,
     COOCCURRENCE,
@@ -548,7 +549,7 @@ def _absent_mean(label: str, formula: CollectionFormula) -> pl.Expr:
     :func:`~polars_irmetrics.metrics.registry.user_mean`)."""
     users = pl.col(_USERS_OF).first()
     total = exact_sum(pl.col(label)) + (users - pl.col(label).count()) * formula.absent
-    return total / users
+    return divide(total, users)  # users: one value for every group (metrics._common)
 
 
 def _aggregate(frame: pl.LazyFrame, by: list[str], exprs: list[pl.Expr]) -> pl.LazyFrame:

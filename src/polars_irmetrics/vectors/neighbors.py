@@ -195,6 +195,9 @@ def build_neighbors_plan(
     )
     if options.per_query:
         return checked.sort(keys).select(*keys, *labels)
+    # the means are running sums in row order: the rows in query order first, as the
+    # full join and the checks leave them in none
+    checked = checked.sort(keys)
     means = [request.summarize(label) for label, request in requests]
     if by:
         return (
