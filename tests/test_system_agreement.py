@@ -180,3 +180,76 @@ def test_bad_method() -> None:
     a = _long(np.array([[0.1, 0.2], [0.2, 0.3]]), ["s0", "s1"])
     with pytest.raises(InvalidValueError, match=re.escape("method='tau' is not a correlation")):
         irm.system_agreement(a, a, "tau")  # type: ignore[arg-type]
+
+
+def _named(means: dict[str, float], column: str) -> pl.DataFrame:
+    return _with_means(means).rename({"value": column})
+
+
+#: Five systems, s1 best: auc falls and logloss rises from s1 to s5 (they agree).
+AUC = {f"s{i}": 0.9 - 0.1 * i for i in range(1, 6)}
+LOGLOSS = {f"s{i}": 0.2 + 0.1 * i for i in range(1, 6)}
+
+
+@pytest.mark.parametrize("method", ["kendall", "spearman", "tau_ap"])
+def test_a_lower_is_better_metric_is_ordered_best_first(method: str) -> None:
+    # auc (higher is better) and logloss (lower) that order the systems alike agree
+    # perfectly: no swap, correlation +1, as the negated logloss gives
+    out = irm.system_agreement(_named(AUC, "auc"), _named(LOGLOSS, "logloss"), method)
+    assert out["correlation"][0] == pytest.approx(1.0, abs=1e-12)
+    assert out["swaps"][0] == 0
+    negated = _named({s: -v for s, v in LOGLOSS.items()}, "value")
+    same = irm.system_agreement(_named(AUC, "auc"), negated, method)
+    assert same["correlation"][0] == out["correlation"][0]
+    # the direction given overrides the name's: logloss read as higher-is-better
+    flipped = irm.system_agreement(
+        _named(AUC, "auc"), _named(LOGLOSS, "logloss"), method, higher_is_better_b=True
+    )
+    assert flipped["correlation"][0] == pytest.approx(-1.0, abs=1e-12)
+    assert flipped["swaps"][0] == 10
+
+
+def test_tau_ap_weighs_the_best_systems_of_a_lower_is_better_metric() -> None:
+    # rmse under two label sets: s1 < s2 < ... < s5 in a; b swaps the best two (its
+    # top, where tau_ap weighs most) or the worst two
+    a = {f"s{i}": 0.1 * i for i in range(1, 6)}
+    top = {**a, "s1": a["s2"], "s2": a["s1"]}
+    bottom = {**a, "s4": a["s5"], "s5": a["s4"]}
+    at_top = irm.system_agreement(_named(a, "rmse"), _named(top, "rmse"), "tau_ap")
+    at_bottom = irm.system_agreement(_named(a, "rmse"), _named(bottom, "rmse"), "tau_ap")
+    # tau_AP = 2/(N-1) sum_{i>=2} C(i)/(i-1) - 1, N = 5: the best pair swapped makes
+    # C(2) = 0 (0, 2/2, 3/3, 4/4); the worst pair, C(5) = 3 (1, 1, 1, 3/4)
+    assert at_top["correlation"][0] == pytest.approx(2 / 4 * (0 + 1 + 1 + 1) - 1, abs=1e-12)
+    assert at_bottom["correlation"][0] == pytest.approx(2 / 4 * (1 + 1 + 1 + 3 / 4) - 1, abs=1e-12)
+    # the deltas per pair are the values' own (rmse's, not negated)
+    pairs = irm.system_agreement(_named(a, "rmse"), _named(top, "rmse"), per_pair=True)
+    first = pairs.row(0, named=True)
+    assert (first["system"], first["other"]) == ("s1", "s2")
+    assert first["delta_a"] == pytest.approx(-0.1)
+    assert first["delta_b"] == pytest.approx(0.1)
+    assert first["swapped"]
+
+
+def test_a_bad_direction_is_refused() -> None:
+    with pytest.raises(InvalidValueError, match="higher_is_better must be True, False or None"):
+        irm.system_agreement(_named(AUC, "auc"), _named(AUC, "auc"), higher_is_better="no")  # type: ignore[arg-type]
+
+
+def test_the_same_bits_in_any_row_order_and_with_a_seed() -> None:
+    # the queries in order before the means and tests (a pivot keeps them as they
+    # first appear); a seed fixes the randomization test's draws
+    rng = np.random.default_rng(5)
+    names = [f"s{i}" for i in range(5)]
+    a = _long(rng.random((30, 5)), names)
+    b = _long(rng.random((30, 5)), names)
+    shuffled = a.sample(fraction=1.0, shuffle=True, seed=1)
+    for method in ("pearson", "kendall"):
+        assert irm.system_agreement(a, b, method).equals(irm.system_agreement(shuffled, b, method))
+    pairs = [
+        irm.system_agreement(a, b, test="randomization", n_resamples=500, seed=3, per_pair=True)
+        for _ in range(2)
+    ]
+    assert pairs[0].equals(pairs[1])
+    assert irm.system_agreement(a, b, per_pair=True).equals(
+        irm.system_agreement(shuffled, b, per_pair=True)
+    )

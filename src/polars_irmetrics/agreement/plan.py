@@ -295,12 +295,12 @@ def _values(
         elif name == "jaccard":
             union = pl.len()
             simple.append((common.sum() / union).cast(pl.Float64).alias(label))
-        elif name == "overlap":
-            # divide: 3 / 5 is 0.6, not 3 * (1 / 5) = 0.6000000000000001
-            simple.append(divide(common.sum().cast(pl.Float64), float(cutoff)).alias(label))
-        elif name == "unexpectedness":  # RePlay's: 1 - overlap@k
-            overlap = divide(common.sum().cast(pl.Float64), float(cutoff))
-            simple.append((1.0 - overlap).alias(label))
+        elif name in ("overlap", "unexpectedness"):  # RePlay's unexpectedness: 1 - overlap
+            # divide: 3 / 5 is 0.6, not 3 * (1 / 5) = 0.6000000000000001 (the registry
+            # requires their @k)
+            k = pl.lit(cutoff, pl.Float64)
+            overlap = divide(common.sum().cast(pl.Float64), k)
+            simple.append((overlap if name == "overlap" else 1.0 - overlap).alias(label))
         else:  # one plan of its own each
             pairs[label] = (label, request)
     out = lengths.select(keys)

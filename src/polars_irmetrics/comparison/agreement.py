@@ -23,9 +23,15 @@ import polars as pl
 
 from polars_irmetrics.comparison.options import CompareOptions, Test
 from polars_irmetrics.comparison.paired import paired_stats
-from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, QuerySetError
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    InvalidValueError,
+    IrmError,
+    QuerySetError,
+)
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
+from polars_irmetrics.metrics.registry import parse_metric
 from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
 
 scipy_stats = LazyModule("scipy.stats")
@@ -45,9 +51,13 @@ def system_agreement(
     *,
     metric: str | None = None,
     metric_b: str | None = None,
+    higher_is_better: bool | None = None,
+    higher_is_better_b: bool | None = None,
     test: Test = "t",
     alpha: float = 0.05,
     correction: Correction = "holm",
+    n_resamples: int = 10_000,
+    seed: int | None = None,
     per_pair: bool = False,
     system: str = "system",
     query_id: str = "query_id",
@@ -72,10 +82,21 @@ def system_agreement(
     metric, metric_b
         The value columns of ``a`` and ``b`` (default: the one column besides
         ``system`` and ``query_id``; ``metric_b`` defaults to ``metric``).
+    higher_is_better, higher_is_better_b
+        Which way each result's value is better: by default the declared direction of
+        the metric its column names (``logloss``, ``ee_disparity``, ``rnd@10``: lower),
+        and higher where the name is no metric's or the metric has no direction. A
+        lower-is-better result is ordered best first like any other: its means are
+        negated before the orderings, the swaps and the correlations (``auc`` and
+        ``logloss`` that rank the systems alike correlate at +1).
     test, alpha, correction
         :func:`~polars_irmetrics.compare`'s paired test (``"t"``, ``"wilcoxon"``,
         ``"randomization"``, ``"bootstrap"``), level and correction over the pairs
         of systems of each result.
+    n_resamples, seed
+        The randomization and bootstrap tests' resamples and random seed, as
+        :func:`~polars_irmetrics.compare` takes them (the same seed gives the same
+        p-values; ``None``: fresh draws on each call).
     per_pair
         ``True``: one row per pair of systems (``system``, ``other``, each result's
         mean difference and adjusted p-value, ``swapped``, ``significant_swap``)
@@ -131,10 +152,18 @@ def system_agreement(
             f"method={method!r} is not a correlation; choose one of "
             + ", ".join(repr(m) for m in METHODS)
         )
-    options = CompareOptions(test=test, alpha=alpha, correction=check_correction(correction))
+    options = CompareOptions(
+        test=test,
+        alpha=alpha,
+        correction=check_correction(correction),
+        n_resamples=n_resamples,
+        seed=seed,
+    )
     options = options.checked()
-    names, values_a = _matrix(a, "a", metric, system, query_id)
-    names_b, values_b = _matrix(b, "b", metric_b or metric, system, query_id)
+    names, values_a, sign_a = _oriented(a, "a", metric, higher_is_better, system, query_id)
+    names_b, values_b, sign_b = _oriented(
+        b, "b", metric_b or metric, higher_is_better_b, system, query_id
+    )
     if names != names_b:
         only = sorted(set(names) ^ set(names_b))
         raise QuerySetError(
@@ -152,13 +181,13 @@ def system_agreement(
         adjusted.append(adjust(stats.p_value, options.correction))
     sig_a, sig_b = adjusted[0] <= alpha, adjusted[1] <= alpha
     significant_swap = swapped & (sig_a | sig_b)
-    if per_pair:
+    if per_pair:  # the deltas as the values read (not negated)
         return pl.DataFrame(
             {
                 "system": np.array(names, dtype=object)[left].tolist(),
                 "other": np.array(names, dtype=object)[right].tolist(),
-                "delta_a": diff_a,
-                "delta_b": diff_b,
+                "delta_a": sign_a * diff_a,
+                "delta_b": sign_b * diff_b,
                 "p_adjusted_a": adjusted[0],
                 "p_adjusted_b": adjusted[1],
                 "swapped": swapped,
@@ -228,18 +257,64 @@ def _tau_ap(truth: Array, compared: Array, names: list[str]) -> float:
 
 
 def mean_by_system(
-    frame: FrameInput, side: str, metric: str | None, system: str, query_id: str
+    frame: FrameInput,
+    side: str,
+    metric: str | None,
+    system: str,
+    query_id: str,
+    higher_is_better: bool | None = None,
 ) -> tuple[list[str], Array]:
-    """The systems (sorted) and their means over queries, checked as
-    :func:`system_agreement` checks its inputs."""
-    names, values = _matrix(frame, side, metric, system, query_id)
+    """The systems (sorted) and their means over queries, negated where lower is better
+    (:func:`direction`), checked as :func:`system_agreement` checks its inputs."""
+    names, values, _ = _oriented(frame, side, metric, higher_is_better, system, query_id)
     return names, values.mean(axis=0)
+
+
+def direction(column: str, given: bool | None) -> bool:
+    """Whether higher values of ``column`` are better: ``given``, else the declared
+    direction of the metric the column names, else ``True`` (a name that is no
+    metric's, or a metric with no direction).
+
+    Examples
+    --------
+    >>> direction("logloss", None), direction("ndcg@10", None), direction("value", None)
+    (False, True, True)
+    >>> direction("logloss", True)
+    True
+    """
+    if given is not None:
+        if not isinstance(given, bool):
+            raise InvalidValueError(
+                f"higher_is_better must be True, False or None (the metric's own), got {given!r}"
+            )
+        return given
+    try:
+        declared = parse_metric(column).metric.higher_is_better
+    except IrmError:  # a column named otherwise: read as higher-is-better
+        return True
+    return True if declared is None else declared
+
+
+def _oriented(
+    frame: FrameInput,
+    side: str,
+    metric: str | None,
+    given: bool | None,
+    system: str,
+    query_id: str,
+) -> tuple[list[str], Array, float]:
+    """:func:`_matrix`, negated where its column is lower-is-better (:func:`direction`):
+    higher is then better on both sides; and the sign applied (1.0 or -1.0)."""
+    names, values, column = _matrix(frame, side, metric, system, query_id)
+    sign = 1.0 if direction(column, given) else -1.0
+    return names, sign * values, sign
 
 
 def _matrix(
     frame: FrameInput, side: str, metric: str | None, system: str, query_id: str
-) -> tuple[list[str], Array]:
-    """The systems (sorted) and the ``queries × systems`` values of one result."""
+) -> tuple[list[str], Array, str]:
+    """The systems (sorted), the ``queries × systems`` values of one result and the
+    value column's name."""
     polars_frame = as_polars(frame, side)
     data = polars_frame.collect() if isinstance(polars_frame, pl.LazyFrame) else polars_frame
     for column in (system, query_id):
@@ -278,11 +353,13 @@ def _matrix(
     names = sorted(data[system].unique().to_list())
     if len(names) < 2:
         raise InvalidValueError(f"{side} holds {len(names)} system; agreement needs two or more")
-    wide = data.pivot(on=system, index=query_id, values=metric).select(names)
+    # the queries in order (the pivot keeps them as they first appear): the means and
+    # tests add them in one order however the rows come
+    wide = data.pivot(on=system, index=query_id, values=metric).sort(query_id).select(names)
     if wide.null_count().sum_horizontal().item():
         column = next(c for c in names if wide[c].null_count())
         raise InvalidValueError(
             f"system {column!r} has no value in {side} on some of its queries; evaluate "
             "every system on the same queries (systems= scores an unretrieved query 0)"
         )
-    return names, wide.to_numpy().astype(np.float64)
+    return names, wide.to_numpy().astype(np.float64), metric

@@ -494,6 +494,8 @@ def plot_swaps(
     *,
     metric: str | None = None,
     metric_b: str | None = None,
+    higher_is_better: bool | None = None,
+    higher_is_better_b: bool | None = None,
     labels: tuple[str, str] = ("a", "b"),
     system: str = "system",
     query_id: str = "query_id",
@@ -510,6 +512,9 @@ def plot_swaps(
         Per-query results (``system, query_id, <value>``), as ``system_agreement`` takes.
     metric, metric_b
         Their value columns (default: the one column besides the keys).
+    higher_is_better, higher_is_better_b
+        Which way each is better (default: the direction of the metric its column
+        names, as ``system_agreement`` reads it): the best system is drawn on top.
     labels
         The two axes' names.
     path, ax
@@ -525,8 +530,11 @@ def plot_swaps(
     >>> plot_swaps(a, b).axes[0].get_title()
     'system orderings: 1 of 3 pairs swapped'
     """
-    names, mean_a = mean_by_system(a, "a", metric, system, query_id)
-    names_b, mean_b = mean_by_system(b, "b", metric_b or metric, system, query_id)
+    # the means negated where lower is better: the best system first on each side
+    names, mean_a = mean_by_system(a, "a", metric, system, query_id, higher_is_better)
+    names_b, mean_b = mean_by_system(
+        b, "b", metric_b or metric, system, query_id, higher_is_better_b
+    )
     if names != names_b:
         raise InvalidValueError("a and b must evaluate the same systems to plot their orderings")
     rank_a = np.argsort(np.argsort(-mean_a, kind="stable"), kind="stable")
