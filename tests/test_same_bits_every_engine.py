@@ -322,3 +322,27 @@ def test_reference_measures_do_not_depend_on_the_batch_size() -> None:
     assert done.returncode == 0, done.stderr
     assert "differ: []" in done.stdout, done.stdout
     assert "overlap: [0.2, 0.4]" in done.stdout, done.stdout
+
+
+def test_rank_biased_centroid_fusion_does_not_depend_on_the_batch_size() -> None:
+    # rbc's weight (1 - phi) phi^(p - 1) once came from polars' power of a constant,
+    # repeated multiplication on a one-row batch: 0.8 ** 4 = 0.40960000000000013 there,
+    # 0.4096000000000001 elsewhere (a process of its own, one-row batches)
+    script = textwrap.dedent(
+        """
+        import polars as pl, polars_irmetrics as irm
+        docs = [f"d{i:02d}" for i in range(12)]
+        a = pl.LazyFrame({"query_id": "q", "doc_id": docs, "score": [12.0 - i for i in range(12)]})
+        b = pl.LazyFrame({"query_id": "q", "doc_id": docs[:1], "score": [1.0]})
+        plan = irm.fuse({"a": a, "b": b}, "rbc", phi=0.8)
+        print("equal:", plan.collect(engine="in-memory").equals(plan.collect(engine="streaming")))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "POLARS_IDEAL_MORSEL_SIZE": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "equal: True" in done.stdout, done.stdout

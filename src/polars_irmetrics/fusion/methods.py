@@ -82,6 +82,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
+from polars_irmetrics.metrics._common import power
 from polars_irmetrics.metrics.scope import exact_sum
 
 __all__ = [
@@ -277,7 +278,9 @@ _METHODS: tuple[FusionMethod, ...] = (
         "sum_r (1 - phi) * phi^(p_r - 1)",
         _PAPERS["rbc"],
         "rank",
-        lambda p: (1.0 - p["phi"]) * pl.lit(p["phi"], pl.Float64).pow(_pos() - 1.0),
+        # power: polars raises a constant to a one-row column's power by repeated
+        # multiplication (0.8 ** 4 = 0.40960000000000013), to a longer one's by powf
+        lambda p: (1.0 - p["phi"]) * power(p["phi"], _pos() - 1.0),
         _sum,
         aliases=("rank_biased_centroid",),
         params=(_PHI,),

@@ -153,7 +153,9 @@ def _fused_score(method: str, n: int) -> pl.Expr:
     if method == "rrf":
         return total([(1.0 / (p + x)).fill_null(0.0) for x in v])
     if method == "rbc":
-        return total([((1.0 - p) * p.pow(x - 1.0)).fill_null(0.0) for x in v])
+        # exp((x - 1) ln p): fuse's kernel (metrics._common.power), on every engine
+        weight = [pl.when(x == 1.0).then(1.0).otherwise(((x - 1.0) * p.log()).exp()) for x in v]
+        return total([((1.0 - p) * w).fill_null(0.0) for w in weight])
     if method == "gmnz":
         return pl.col(_SUM) * pl.col(_CNT).pow(p)
     return pl.col(_SUM) * (pl.col(_CNT) + p).log()  # logn_isr
