@@ -369,3 +369,24 @@ def test_cli_errors_name_the_log(tmp_path: Any) -> None:
     with redirect_stderr(stderr):
         assert main(["ab", str(mixed), "-m", "ctr", "--strict"]) == 2
     assert stderr.getvalue().startswith(f"irm: error: {mixed}: 1 user_id value(s) appear")
+
+
+def test_a_ratio_constant_on_every_unit_has_no_spread() -> None:
+    # mean_click_position per unit is x / y (positions summed over clicks): arm A's
+    # users click only at position 3 (or never), arm B's at 1 and 2 (1.5 each): both
+    # ratios are the same on every unit, so the delta-method variance is exactly 0,
+    # which its three terms once gave as -3e-16 (a NaN standard error, then a refusal)
+    rows, session = [], 0
+    for arm in ("A", "B"):
+        for user in range(6):
+            for s in range(2):
+                session += 1
+                click = (3 if user % 2 else None) if arm == "A" else 1 + (user + s) % 2
+                rows += [(arm, f"{arm}{user}", f"s{session}", p, p == click) for p in (1, 2, 3)]
+    log = pl.DataFrame(
+        rows, schema=["arm", "user_id", "session_id", "position", "clicked"], orient="row"
+    )
+    out = irm.ab_test(log, ["mean_click_position"]).row(0, named=True)
+    assert (out["control_mean"], out["mean"], out["delta"]) == (3.0, 1.5, -1.5)
+    assert out["std_error"] == 0.0
+    assert out["p_value"] == 0.0  # a difference with no spread (the documented rule)

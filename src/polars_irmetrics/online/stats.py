@@ -86,7 +86,9 @@ def ratio_variance(arm: ArmMoments) -> Array:
     r = arm.value
     with np.errstate(divide="ignore", invalid="ignore"):
         out: Array = (arm.vxx - 2.0 * r * arm.cxy + r * r * arm.vyy) / (arm.n * arm.my**2)
-    return out
+    # 0 where it rounds below: x = R y on every unit makes the variance exactly 0, which
+    # the three terms give as -3e-16 (a NaN stays a NaN)
+    return np.maximum(out, 0.0)
 
 
 @dataclass(frozen=True)
