@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import READ_BY, ROUTE_METRICS, EvalOptions, check_read
 from polars_irmetrics.ground.options import ROUTES as OPTION_ROUTES
 from polars_irmetrics.metrics.spec import Route
@@ -221,3 +221,37 @@ def test_the_option_table_knows_every_route() -> None:
     """ground/options.py writes the routes out (it sits below the registry's ``Route``);
     the two lists must stay equal."""
     assert set(get_args(Route)) == OPTION_ROUTES
+
+
+@pytest.mark.parametrize(
+    ("table", "metric", "what"),
+    [
+        ("prefs", "map", "the preference judgments the prefs_* measures read"),
+        ("qrels_jg", "map", "the judgment groups the *_avgjg measures read"),
+        ("qrels_jg", "prefs_simp", "the judgment groups the *_avgjg measures read"),
+        ("prefs", "map_avgjg", "the preference judgments the prefs_* measures read"),
+    ],
+)
+def test_an_unread_judgment_table_is_refused(
+    frame_kind: str, table: str, metric: str, what: str
+) -> None:
+    # prefs= and qrels_jg= beside metrics that read neither were once ignored
+    run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [1]})
+    prefs = pl.DataFrame(
+        {"query_id": ["q1"], "jg": ["u"], "jsg": ["s"], "doc_id": ["a"], "rel_level": [1.0]}
+    )
+    tables = {"qrels": qrels, "prefs": prefs, "qrels_jg": qrels.with_columns(jg=pl.lit("u"))}
+    given = {"qrels": tables["qrels"]} if metric == "map" else {}
+    if metric == "prefs_simp":
+        given = {"prefs": prefs}
+    if metric == "map_avgjg":
+        given = {"qrels_jg": tables["qrels_jg"]}
+    given[table] = tables[table]
+    kind = {k: v.lazy() if frame_kind == "LazyFrame" else v for k, v in given.items()}
+    message = (
+        f"{table}= holds {what}, and no metric asked for reads it: drop {table}=, or ask "
+        "for one of them (in a call of its own)"
+    )
+    with pytest.raises(MetricParameterError, match=re.escape(message)):
+        irm.evaluate(run.lazy() if frame_kind == "LazyFrame" else run, [metric], **kind)
