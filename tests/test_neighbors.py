@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import faiss
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 import polars_irmetrics as irm
 from polars_irmetrics.errors import (
     ColumnTypeError,
+    CoverageWarning,
     DuplicateError,
     InvalidValueError,
     MetricParameterError,
@@ -493,3 +495,44 @@ def test_cli_neighbors_from_a_trec_file(tmp_path: Path) -> None:
         "be of one kind: cast one of them, e.g. --ids str (every id of every file read as text) "
         "(the ids of a TREC file are read as text)\n"
     )
+
+
+APPROX = pl.DataFrame(
+    {"query_id": [1, 1, 2, 2], "doc_id": [10, 11, 10, 12], "score": [-0.1, -0.2, -0.1, -0.3]}
+)
+
+
+@pytest.mark.parametrize(
+    ("exact", "values", "message"),
+    [
+        (  # another id space: no query in common (once 0 everywhere, in silence)
+            APPROX.with_columns(pl.col("query_id") + 100),
+            [0.0],
+            "neighbors= holds none of the 2 queries of the run (column 'query_id'): the 2 it "
+            "lacks are left out (unjudged='drop'), and the 2 of its own the run lacks each "
+            "score 0 (unretrieved='zero'). Ids that do not line up are the likely cause: give "
+            "neighbors= and the run the same 'query_id' values (same spelling, same "
+            "collection).",
+        ),
+        (  # the run searched 2 of the 6 queries
+            pl.concat([APPROX.with_columns(pl.col("query_id") + 10 * i) for i in range(3)]),
+            [2 / 6],
+            "the run lists only 2 of the 6 queries of neighbors= (column 'query_id'): the 4 "
+            "it lacks each score 0 (unretrieved='zero'). Check that the run searched the "
+            "queries neighbors= holds (same query ids, same spelling).",
+        ),
+        (APPROX, [1.0], None),  # the same queries: nothing to say
+    ],
+)
+@pytest.mark.parametrize("lazy", [False, True])
+def test_queries_that_do_not_line_up_are_named(
+    exact: pl.DataFrame, values: list[float], message: str | None, lazy: bool
+) -> None:
+    run, truth = (APPROX.lazy(), exact.lazy()) if lazy else (APPROX, exact)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = irm.evaluate(run, ["neighbor_recall@2"], neighbors=truth)
+        out = out.collect() if isinstance(out, pl.LazyFrame) else out
+    assert out["neighbor_recall@2"].to_list() == pytest.approx(values)
+    said = [str(w.message) for w in caught if issubclass(w.category, CoverageWarning)]
+    assert said == ([] if message is None else [message])

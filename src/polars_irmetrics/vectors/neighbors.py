@@ -15,11 +15,19 @@ approximate run (an index per shard or per setting against one exact run).
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    CoverageWarning,
+    InvalidValueError,
+    MetricParameterError,
+)
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -28,6 +36,8 @@ from polars_irmetrics.ground.validate import (
     id_kind,
     raise_on_bad_rows,
     require_columns,
+    warn_on_joint,
+    with_tally,
 )
 from polars_irmetrics.metrics.neighbors import neighbor_distance, neighbor_epsilon
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -169,6 +179,7 @@ def build_neighbors_plan(
     combined = per_query.join(
         run_flags, on=keys, how="full", coalesce=True, nulls_equal=False
     ).with_columns(pl.col(_JUDGED, _RETRIEVED).fill_null(False), pl.lit(False).alias(_CHECK))
+    combined = combined.cache()  # read by the values and by the tally of the queries
     labels = [label for label, _ in requests]
     spec = CheckSpec(
         keys=tuple(keys),
@@ -193,6 +204,15 @@ def build_neighbors_plan(
         lambda frame: _checked(frame, spec, labels, auto),
         schema=combined.select(*keys, *labels).collect_schema(),
     )
+    # how the run's queries line up with those of neighbors= (a run that matches none
+    # would score 0 everywhere in silence)
+    both = pl.col(_RETRIEVED) & pl.col(_JUDGED)
+    tally = combined.select(
+        pl.col(_RETRIEVED).sum().cast(pl.Int64).alias(_RUN_QUERIES),
+        pl.col(_JUDGED).sum().cast(pl.Int64).alias(_TRUTH_QUERIES),
+        both.sum().cast(pl.Int64).alias(_BOTH),
+    )
+    checked = with_tally(checked, tally, lambda row: _warn_on_queries(row, query_id, options))
     if options.per_query:
         return checked.sort(keys).select(*keys, *labels)
     # the means are running sums in row order: the rows in query order first, as the
@@ -207,6 +227,46 @@ def build_neighbors_plan(
             .select(*by, "num_q", *labels)
         )
     return checked.select(pl.len().cast(pl.Int64).alias("num_q"), *means)
+
+
+_RUN_QUERIES, _TRUTH_QUERIES = f"{INTERNAL}run_queries", f"{INTERNAL}truth_queries"
+_BOTH = f"{INTERNAL}both_queries"
+
+
+def _warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions) -> None:
+    """Queries that do not line up (``row``: the run's queries, those of neighbors=, and
+    those in both): warned about where neighbors= holds fewer than half of the run's,
+    or the run lists fewer than half of those of neighbors=, with what the query-set
+    policies then do."""
+    run, truth, both = row[_RUN_QUERIES], row[_TRUTH_QUERIES], row[_BOTH]
+    fate = "are left out" if options.unjudged == "drop" else "each score 0"
+    lacked = "are left out" if options.unretrieved == "drop" else "each score 0"
+    warn_on_joint(
+        table="neighbors",
+        column=query_id,
+        matched=both,
+        total=run,
+        things="queries",
+        owner="run",
+        effect=f"the {run - both} it lacks {fate} (unjudged={options.unjudged!r})"
+        + (
+            f", and the {truth - both} of its own the run lacks {lacked} "
+            f"(unretrieved={options.unretrieved!r})"
+            if truth > both
+            else ""
+        ),
+    )
+    if 2 * both < truth and 2 * both >= run:  # (the first warning says it otherwise)
+        warnings.warn_explicit(
+            f"the run lists {'none' if both == 0 else f'only {both}'} of the {truth} "
+            f"queries of neighbors= (column {query_id!r}): the {truth - both} it lacks "
+            f"{lacked} (unretrieved={options.unretrieved!r}). Check that the run searched "
+            "the queries neighbors= holds (same query ids, same spelling).",
+            CoverageWarning,
+            filename="polars_irmetrics",
+            lineno=0,
+            module="polars_irmetrics",
+        )
 
 
 def _params(request: MetricRequest) -> Params:
