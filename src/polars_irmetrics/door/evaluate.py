@@ -754,14 +754,14 @@ def evaluate_plan(
         )
     if "online" in routes:
         return _online(table, routes["online"], options)
-    for given, route, what in (
+    for keyword, route, what in (
         ("prefs", "prefs", "the preference judgments the prefs_* measures"),
         ("qrels_jg", "jg", "the judgment groups the *_avgjg measures"),
     ):
-        if tables.get(given) is not None and route not in routes:
+        if tables.get(keyword) is not None and route not in routes:
             raise MetricParameterError(
-                f"{given}= holds {what} read, and no metric asked for reads it: drop "
-                f"{given}=, or ask for one of them (in a call of its own)"
+                f"{keyword}= holds {what} read, and no metric asked for reads it: drop "
+                f"{keyword}=, or ask for one of them (in a call of its own)"
             )
     if "prefs" in routes or "jg" in routes:
         if options.by_keys:
