@@ -75,8 +75,29 @@ USERS_FATE = (
     "read no history for them)"
 )
 
+#: the judgments' documents in another id space, and their propensities too
+NO_DOCUMENT = {
+    "qrels": _suffixed(QRELS, "doc_id"),
+    "propensities": pl.concat([PROPS, _suffixed(PROPS, "doc_id")]),
+}
+NO_JUDGED_DOCUMENT = (
+    "the run retrieves no judged document (0 of 4 judged documents, in 0 of 3 judged "
+    "queries): every metric scores 0 on every judged query, as trec_eval scores such a run. "
+    "Check that the run and the judgments name the same queries and documents (same "
+    "collection, same id spelling)."
+)
+
 #: (case, metrics, tables, the warnings given: exact texts)
 WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], list[str]]] = [
+    ("propensities: clean", ["ps_ndcg@2"], {"qrels": QRELS, "propensities": PROPS}, []),
+    # the propensity-scored metrics once scored 0 in silence where map warned
+    ("judgments: no document (ps_ndcg)", ["ps_ndcg@2"], NO_DOCUMENT, [NO_JUDGED_DOCUMENT]),
+    (
+        "judgments: no document (ps_precision)",
+        ["ps_precision@2"],
+        NO_DOCUMENT,
+        [NO_JUDGED_DOCUMENT],
+    ),
     ("reference: clean", ["rbo", "intersection@2"], {"reference": RUN}, []),
     (
         "reference: no query",

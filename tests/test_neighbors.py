@@ -497,7 +497,7 @@ def test_cli_neighbors_from_a_trec_file(tmp_path: Path) -> None:
     )
 
 
-APPROX = pl.DataFrame(
+SEARCHED = pl.DataFrame(
     {"query_id": [1, 1, 2, 2], "doc_id": [10, 11, 10, 12], "score": [-0.1, -0.2, -0.1, -0.3]}
 )
 
@@ -506,7 +506,7 @@ APPROX = pl.DataFrame(
     ("exact", "values", "message"),
     [
         (  # another id space: no query in common (once 0 everywhere, in silence)
-            APPROX.with_columns(pl.col("query_id") + 100),
+            SEARCHED.with_columns(pl.col("query_id") + 100),
             [0.0],
             "neighbors= holds none of the 2 queries of the run (column 'query_id'): the 2 it "
             "lacks are left out (unjudged='drop'), and the 2 of its own the run lacks each "
@@ -515,20 +515,20 @@ APPROX = pl.DataFrame(
             "collection).",
         ),
         (  # the run searched 2 of the 6 queries
-            pl.concat([APPROX.with_columns(pl.col("query_id") + 10 * i) for i in range(3)]),
+            pl.concat([SEARCHED.with_columns(pl.col("query_id") + 10 * i) for i in range(3)]),
             [2 / 6],
             "the run lists only 2 of the 6 queries of neighbors= (column 'query_id'): the 4 "
             "it lacks each score 0 (unretrieved='zero'). Check that the run searched the "
             "queries neighbors= holds (same query ids, same spelling).",
         ),
-        (APPROX, [1.0], None),  # the same queries: nothing to say
+        (SEARCHED, [1.0], None),  # the same queries: nothing to say
     ],
 )
 @pytest.mark.parametrize("lazy", [False, True])
 def test_queries_that_do_not_line_up_are_named(
     exact: pl.DataFrame, values: list[float], message: str | None, lazy: bool
 ) -> None:
-    run, truth = (APPROX.lazy(), exact.lazy()) if lazy else (APPROX, exact)
+    run, truth = (SEARCHED.lazy(), exact.lazy()) if lazy else (SEARCHED, exact)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out = irm.evaluate(run, ["neighbor_recall@2"], neighbors=truth)

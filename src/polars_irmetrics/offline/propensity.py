@@ -30,7 +30,9 @@ relevant document without a propensity) ride in the same plan and raise on colle
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -42,7 +44,18 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
+from polars_irmetrics.ground.validate import (
+    FOUND_DOCS,
+    INTERNAL,
+    JUDGED_DOCS,
+    TALLY,
+    Policy,
+    check_numeric,
+    id_kind,
+    require_columns,
+    warn_on_counts,
+    with_tally,
+)
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
@@ -224,14 +237,21 @@ class PsPlan:
             )
         level = self._levels[0]
         judged = qrels.select(q, d, pl.col(self.options.relevance).cast(pl.Float64).alias("rel"))
-        relevant = judged.filter(pl.col("rel") >= level).join(
-            ranked, on=[q, d], how="left", nulls_equal=False
-        )
+        # every judgment with its rank, if retrieved: the relevant ones' sums, and how
+        # many judged documents each query's run retrieves (the coverage warning)
+        found = judged.join(ranked, on=[q, d], how="left", nulls_equal=False).cache()
+        relevant = found.filter(pl.col("rel") >= level)
         on = _RANK if self.by_position else d
         weighted = relevant.join(
             self.table.rename({_KEY: on}), on=on, how="left", nulls_equal=False
         ).with_columns((1.0 / pl.col("p")).alias(_W))
-        sums = _per_query(weighted, judged, self.requests, self.options, q)
+        counts = found.group_by(q).agg(
+            pl.len().cast(pl.Int64).alias(JUDGED_DOCS),
+            pl.col(_RANK).is_not_null().sum().cast(pl.Int64).alias(FOUND_DOCS),
+        )
+        sums = _per_query(weighted, judged, self.requests, self.options, q).join(
+            counts, on=q, how="left", nulls_equal=False, maintain_order="left"
+        )
         problems = _judged_problems(weighted, judged, q, d, level)
         return pl.concat([sums, problems], how="diagonal_relaxed").select(
             pl.col(name).cast(dtype) for name, dtype in self.part_schema.items()
@@ -246,6 +266,8 @@ class PsPlan:
             {
                 q: self.run_schema[q],
                 **sums,
+                JUDGED_DOCS: pl.Int64(),
+                FOUND_DOCS: pl.Int64(),
                 _PROBLEM: pl.Int32(),
                 _KEY: pl.String(),
                 _QUERY: pl.String(),
@@ -283,9 +305,20 @@ class PsPlan:
         )
         combined = pl.concat([result, problems], how="diagonal_relaxed")
         d, key, kind = self.options.doc_id, self.key, self.run_schema[self.options.doc_id]
-        return combined.map_batches(
+        raised = combined.map_batches(
             lambda frame: _raise(frame, schema, q, d, key, kind), schema=schema
         )
+        # a run that retrieves no judged document: named, as the other metrics name it
+        found = pl.col(FOUND_DOCS)
+        tally = per_query.select(
+            pl.len().cast(pl.Int64).alias("queries"),
+            (found > 0).sum().cast(pl.Int64).alias("found_queries"),
+            pl.col(JUDGED_DOCS).sum().cast(pl.Int64).alias("docs"),
+            found.sum().cast(pl.Int64).alias("found"),
+            pl.lit(None, pl.Int64).alias("listed"),
+        )
+        unretrieved = self.options.unretrieved
+        return with_tally(raised, tally, lambda row: _warn(row, unretrieved))
 
     @property
     def _position(self) -> str:
@@ -294,6 +327,13 @@ class PsPlan:
     @property
     def _levels(self) -> list[float]:
         return sorted({r.params(self.options.relevance_level).level for _, r in self.requests})
+
+
+def _warn(row: Mapping[str, Any], unretrieved: Policy) -> None:
+    """The coverage warning of the judged queries' counts ``row`` (no judged document
+    retrieved, no judged query), in the words of the other metrics'."""
+    counts = pl.DataFrame([{c: row[c] for c in TALLY}], schema=dict.fromkeys(TALLY, pl.Int64))
+    warn_on_counts(counts.filter(pl.col("queries") > 0), systems=(), unretrieved=unretrieved)
 
 
 def _total(column: str) -> pl.Expr:
