@@ -452,3 +452,34 @@ def test_policy_actions_never_logged_are_a_support_warning() -> None:
     moved = POLICY.with_columns(pl.col("action") + 10)
     with pytest.warns(SupportWarning, match=re.escape("never logged (e.g. action=10)")):
         irm.evaluate(LOG, ["ips"], policy=moved)
+
+
+def test_unseen_items_dropped_across_dtypes_of_one_kind(frame_kind: str) -> None:
+    # unseen_items='drop' joins the recommendations with the history's items before the
+    # plan casts the ids: a Categorical run beside a String history once raised polars'
+    # SchemaError there; now the same values as two String columns
+    tables = {"interactions": HISTORY}
+    plain, _ = _evaluate(frame_kind, ["surprisal@2"], tables, unseen_items="drop")
+    categorical = RUN.with_columns(pl.col("doc_id").cast(pl.Categorical))
+    run = categorical.lazy() if frame_kind == "LazyFrame" else categorical
+    out = irm.evaluate(run, ["surprisal@2"], interactions=HISTORY, unseen_items="drop")
+    out = out.collect() if isinstance(out, pl.LazyFrame) else out
+    assert out.equals(plain)
+
+
+def test_unseen_items_dropped_refuses_ids_of_another_kind() -> None:
+    history = HISTORY.with_columns(pl.int_range(4).alias("doc_id"))
+    message = (
+        "column 'doc_id' holds strings in the recommendations (String) but integers in the "
+        "interactions (Int64); cast one side, e.g. pl.col('doc_id').cast(pl.String) on both"
+    )
+    with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(RUN, ["surprisal@2"], interactions=history, unseen_items="drop")
+    run = RUN.with_columns(system=pl.lit(1, pl.Int32))
+    keyed = HISTORY.with_columns(system=pl.lit(1, pl.Int64))
+    message = (
+        "column 'system' has dtype Int32 in the recommendations but Int64 in the "
+        "interactions; cast one side to match"
+    )
+    with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(run, ["surprisal@2"], interactions=keyed, unseen_items="drop", by="system")

@@ -13,7 +13,9 @@ from typing import Literal
 
 import polars as pl
 
+from polars_irmetrics.errors import ColumnTypeError
 from polars_irmetrics.ground.options import EvalOptions, UnseenItems
+from polars_irmetrics.ground.validate import common_id_dtype, id_kind
 
 __all__ = ["RecsysOptions", "Tables", "recsys_options", "recsys_tables"]
 
@@ -114,14 +116,52 @@ def recsys_tables(
         return tables
     recommendations = tables.recommendations
     item = options.item_id
-    for known in (tables.interactions, tables.item_features):
+    schema = recommendations.collect_schema()
+    for name, known in (
+        ("interactions", tables.interactions),
+        ("item_features", tables.item_features),
+    ):
         if known is None:
             continue
-        names = known.collect_schema().names()
-        if item not in names:
+        theirs = known.collect_schema()
+        if item not in theirs or item not in schema:
             continue  # the plan's own check names the missing column
-        keys = [k for k in options.by_keys if k in names]
-        seen = known.select(*keys, item).unique()
-        recommendations = recommendations.join(seen, on=[*keys, item], how="semi")
+        keys = [k for k in options.by_keys if k in theirs]
+        _same_kinds(schema, theirs, item, keys, name)
+        # each side's ids in one dtype for the joint (Categorical beside String, Int32
+        # beside Int64): the recommendations keep their own
+        joint = {
+            **{k: schema[k] for k in keys},
+            item: common_id_dtype([schema[item], theirs[item]]),
+        }
+        seen = known.select(pl.col(c).cast(t) for c, t in joint.items()).unique()
+        marked = [pl.col(c).cast(t).alias(f"__irm_seen_{c}") for c, t in joint.items()]
+        on = [f"__irm_seen_{c}" for c in joint]
+        recommendations = (
+            recommendations.with_columns(marked)
+            .join(seen.rename(dict(zip(joint, on, strict=True))), on=on, how="semi")
+            .drop(on)
+        )
     # read by the plan and by its tally of the history's ids: the joins run once
     return Tables(recommendations.cache(), tables.interactions, tables.item_features)
+
+
+def _same_kinds(
+    schema: pl.Schema, theirs: pl.Schema, item: str, keys: list[str], name: str
+) -> None:
+    """Refuse item ids of strings on one side and integers on the other, and a ``by``
+    key of two dtypes (the plan's own checks, made before the left-out rows are
+    joined)."""
+    kind, other = id_kind(schema, item, "recommendations"), id_kind(theirs, item, name)
+    if kind != other:
+        raise ColumnTypeError(
+            f"column {item!r} holds {kind}s in the recommendations ({schema[item]}) but "
+            f"{other}s in the {name} ({theirs[item]}); cast one side, e.g. "
+            f"pl.col({item!r}).cast(pl.String) on both"
+        )
+    for key in keys:
+        if theirs[key] != schema[key]:
+            raise ColumnTypeError(
+                f"column {key!r} has dtype {schema[key]} in the recommendations but "
+                f"{theirs[key]} in the {name}; cast one side to match"
+            )
