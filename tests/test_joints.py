@@ -483,3 +483,32 @@ def test_unseen_items_dropped_refuses_ids_of_another_kind() -> None:
     )
     with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
         irm.evaluate(run, ["surprisal@2"], interactions=keyed, unseen_items="drop", by="system")
+
+
+def test_propensity_metrics_line_up_ids_of_one_kind_in_any_dtype() -> None:
+    # the judgments and propensities were cast to the run's own dtype: an id beyond
+    # Int32 in the judgments of an Int32 run, a UInt64 id beyond Int64 among the
+    # propensities, or a document an Enum run cannot hold raised polars' errors
+    run = pl.DataFrame({"query_id": ["s"] * 3, "doc_id": [1, 2, 3], "rank": [1, 2, 3]})
+    qrels = pl.DataFrame({"query_id": ["s", "s"], "doc_id": [1, 3], "relevance": [1, 1]})
+    props = pl.DataFrame({"doc_id": [1, 2, 3], "propensity": [0.9, 0.5, 0.4]})
+    metrics = ["ps_ndcg@3", "ps_precision@2"]
+    plain = irm.evaluate(run, metrics, qrels=qrels, propensities=props)
+    beyond = pl.DataFrame({"query_id": ["s"], "doc_id": [2**40], "relevance": [0]})
+    huge = pl.DataFrame(
+        {"doc_id": [2**63 + 5], "propensity": [0.5]},
+        schema={"doc_id": pl.UInt64, "propensity": pl.Float64},
+    )
+    narrow = run.cast({"doc_id": pl.Int32})
+    assert irm.evaluate(
+        narrow, metrics, qrels=pl.concat([qrels, beyond]), propensities=props
+    ).equals(plain)
+    wide = pl.concat([props.cast({"doc_id": pl.UInt64}), huge])
+    assert irm.evaluate(narrow, metrics, qrels=qrels, propensities=wide).equals(plain)
+    text = {"doc_id": pl.col("doc_id").cast(pl.String)}
+    enum = run.with_columns(pl.col("doc_id").cast(pl.String).cast(pl.Enum(["1", "2", "3"])))
+    extra = pl.concat(
+        [props.with_columns(**text), pl.DataFrame({"doc_id": ["9"], "propensity": [0.5]})]
+    )
+    got = irm.evaluate(enum, metrics, qrels=qrels.with_columns(**text), propensities=extra)
+    assert got.equals(plain)

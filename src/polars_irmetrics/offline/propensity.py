@@ -51,6 +51,7 @@ from polars_irmetrics.ground.validate import (
     TALLY,
     Policy,
     check_numeric,
+    common_id_dtype,
     id_kind,
     require_columns,
     warn_on_counts,
@@ -397,7 +398,6 @@ def prepare_propensity(
                 f"{qrels_schema[column]} in the qrels: cast one, e.g. "
                 f"pl.col({column!r}).cast(pl.String)"
             )
-    qrels = qrels.select(pl.col(q).cast(run_schema[q]), pl.col(d).cast(run_schema[d]), relevance)
     by_position = "position" in prop_schema
     key = "position" if by_position else d
     if by_position and d in prop_schema:
@@ -421,8 +421,14 @@ def prepare_propensity(
             f"column {d!r} is {prop_schema[d]} in propensities= and {run_schema[d]} in the "
             f"run: cast one, e.g. pl.col({d!r}).cast(pl.String)"
         )
+    # one dtype per id in every table (Int32 beside Int64, UInt64 ids beyond Int64,
+    # an Enum run beside String judgments): cast to the run's own would overflow or fail
+    sides = [run_schema, qrels_schema, *([] if by_position else [prop_schema])]
+    ids = {q: common_id_dtype([run_schema[q], qrels_schema[q]])}
+    ids[d] = common_id_dtype([schema[d] for schema in sides])
+    qrels = qrels.select(pl.col(q).cast(ids[q]), pl.col(d).cast(ids[d]), relevance)
     table = propensities.select(
-        pl.col(key).cast(pl.Int64 if by_position else run_schema[d]).alias(_KEY),
+        pl.col(key).cast(pl.Int64 if by_position else ids[d]).alias(_KEY),
         pl.col("propensity").cast(pl.Float64).alias("p"),
     )
     return PsPlan(
@@ -430,7 +436,7 @@ def prepare_propensity(
         options=options,
         qrels=qrels,
         table=table,
-        run_schema=pl.Schema({c: run_schema[c] for c in (q, d, position)}),
+        run_schema=pl.Schema({q: ids[q], d: ids[d], position: run_schema[position]}),
         by_position=by_position,
         order=order,
     )
