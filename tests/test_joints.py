@@ -90,6 +90,31 @@ NO_JUDGED_DOCUMENT = (
 #: (case, metrics, tables, the warnings given: exact texts)
 WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], list[str]]] = [
     ("propensities: clean", ["ps_ndcg@2"], {"qrels": QRELS, "propensities": PROPS}, []),
+    ("item clusters: clean", ["item_mad@2"], {"qrels": QRELS, "groups": GROUPS}, []),
+    # Elliot's MAD once gave null in silence where its clusters matched no id
+    (
+        "item clusters: no item",
+        ["item_mad@2"],
+        {"qrels": QRELS, "groups": _suffixed(GROUPS, "doc_id")},
+        [
+            "groups= holds none of the 5 items of the run (column 'doc_id'): an item "
+            "without a cluster counts in no cluster's mean (with none clustered, MAD is "
+            f"null). {_fix('groups', 'doc_id', 'run')}"
+        ],
+    ),
+    (
+        "user clusters: most users not",
+        ["user_mad@2"],
+        {
+            "qrels": QRELS,
+            "user_groups": pl.DataFrame({"query_id": ["q1", "x2", "x3"], "group": [0, 1, 1]}),
+        },
+        [
+            "user_groups= holds only 1 of the 3 users of the run (column 'query_id'): a "
+            "user without a cluster counts in no cluster's mean (with none clustered, MAD "
+            f"is null). {_fix('user_groups', 'query_id', 'run')}"
+        ],
+    ),
     # the propensity-scored metrics once scored 0 in silence where map warned
     ("judgments: no document (ps_ndcg)", ["ps_ndcg@2"], NO_DOCUMENT, [NO_JUDGED_DOCUMENT]),
     (

@@ -23,7 +23,9 @@ null cluster, is refused when the plan runs (a one-row check joined across).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -33,7 +35,14 @@ from polars_irmetrics.errors import (
     MetricParameterError,
 )
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, common_id_dtype, id_kind, require_columns
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    common_id_dtype,
+    id_kind,
+    require_columns,
+    warn_on_joint,
+    with_tally,
+)
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.offline.elliot import _NOT_READ, _order_columns, _positions, run_kind
@@ -314,4 +323,46 @@ def build_mad_plan(
         .map_batches(_raise_on_bad, schema=schema)
         .select(schema.names())
     )
+    # how the run's items (users) line up with the clusters: one that matches none would
+    # leave every cluster empty and the value null in silence
+    for name, clusters, keyword, column, things in (
+        ("item_mad", items, "groups", item, "items"),
+        ("user_mad", users, "user_groups", user, "users"),
+    ):
+        if clusters is not None and any(r.metric.name == name for _, r in requests):
+            tally = _cluster_tally(run.select(column), clusters.select(column), column)
+            checked = with_tally(checked, tally, functools.partial(_warn, keyword, column, things))
     return checked.sort(by) if by else checked
+
+
+_RUN_IDS, _CLUSTERED = f"{INTERNAL}run_ids", f"{INTERNAL}clustered"
+
+
+def _cluster_tally(run: pl.LazyFrame, clusters: pl.LazyFrame, column: str) -> pl.LazyFrame:
+    """One row: the run's distinct ``column`` ids, and how many of them the clusters hold."""
+    held = clusters.unique().with_columns(pl.lit(True).alias(_CLUSTERED))
+    return (
+        run.unique()
+        .join(held, on=column, how="left", nulls_equal=False)
+        .select(
+            pl.len().cast(pl.Int64).alias(_RUN_IDS),
+            pl.col(_CLUSTERED).count().cast(pl.Int64).alias(_CLUSTERED),
+        )
+    )
+
+
+def _warn(keyword: str, column: str, things: str, row: Mapping[str, Any]) -> None:
+    """The coverage warning of clusters that hold few of the run's ids (``row``:
+    :func:`_cluster_tally`'s)."""
+    warn_on_joint(
+        table=keyword,
+        column=column,
+        matched=row[_CLUSTERED],
+        total=row[_RUN_IDS],
+        things=things,
+        owner="run",
+        effect=(
+            f"{'an' if things == 'items' else 'a'} {things[:-1]} without a cluster counts in "
+            "no cluster's mean (with none clustered, MAD is null)"
+        ),
+    )
