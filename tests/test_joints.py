@@ -537,3 +537,24 @@ def test_propensity_metrics_line_up_ids_of_one_kind_in_any_dtype() -> None:
     )
     got = irm.evaluate(enum, metrics, qrels=qrels.with_columns(**text), propensities=extra)
     assert got.equals(plain)
+
+
+@pytest.mark.parametrize("column", ["query_id", "doc_id"])
+def test_preferences_refuse_ids_of_another_kind(column: str) -> None:
+    # the preference measures compare ids as text: an integer run beside string
+    # preferences once matched 1 with '1' (queries) or scored 0 in silence
+    run = pl.DataFrame(
+        {"query_id": ["1"] * 3, "doc_id": ["7", "8", "9"], "score": [3.0, 2.0, 1.0]}
+    )
+    prefs = pl.DataFrame(
+        {"query_id": ["1"] * 3, "jg": ["u"] * 3, "jsg": ["s"] * 3, "doc_id": ["7", "8", "9"],
+         "rel_level": [2.0, 1.0, 0.0]}
+    )  # fmt: skip
+    integers = run.with_columns(pl.col(column).cast(pl.Int64))
+    message = (
+        f"column {column!r} holds integers in the run (Int64) but strings in the preferences "
+        f"(String); cast one side, e.g. pl.col({column!r}).cast(pl.String) on both"
+    )
+    with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(integers, ["prefs_simp"], prefs=prefs)
+    assert irm.evaluate(run, ["prefs_simp"], prefs=prefs)["prefs_simp"].item() == 1.0

@@ -64,6 +64,7 @@ import polars as pl
 
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import check_id_kinds
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import exact_sum
 
@@ -283,6 +284,10 @@ def build_prefs_plan(
             "the preference measures read columns query_id and doc_id (as trec_eval's "
             "prefs files name them); rename yours, e.g. .rename({'qid': 'query_id'})"
         )
+    # the ids are compared as text: of one kind on both sides, or 1 and '1' would match
+    check_id_kinds(
+        run.collect_schema(), "run", prefs.collect_schema(), "preferences", [_Q, "doc_id"]
+    )
     queries = None
     if options.unretrieved == "zero":
         queries = prefs.select(pl.col(_Q).cast(pl.String)).unique().collect().to_series()
