@@ -558,3 +558,15 @@ def test_preferences_refuse_ids_of_another_kind(column: str) -> None:
     with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
         irm.evaluate(integers, ["prefs_simp"], prefs=prefs)
     assert irm.evaluate(run, ["prefs_simp"], prefs=prefs)["prefs_simp"].item() == 1.0
+
+
+def test_labels_line_up_ids_of_one_kind_in_any_dtype() -> None:
+    # labels= refused any two dtypes: Int32 beside Int64, Categorical beside String
+    metrics = ["auc", "logloss"]
+    plain = irm.evaluate(PREDICTIONS, metrics, labels=LABELS)
+    numbered = pl.col("query_id").str.slice(1).cast(pl.Int64)
+    narrow = PREDICTIONS.with_columns(numbered).cast({"query_id": pl.Int32})
+    got = irm.evaluate(narrow, metrics, labels=LABELS.with_columns(numbered))
+    assert got.equals(plain)
+    categorical = PREDICTIONS.with_columns(pl.col("doc_id").cast(pl.Categorical))
+    assert irm.evaluate(categorical, metrics, labels=LABELS).equals(plain)

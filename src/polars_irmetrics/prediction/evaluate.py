@@ -72,7 +72,7 @@ from polars_irmetrics.errors import (
     QuerySetError,
 )
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, require_columns
+from polars_irmetrics.ground.validate import INTERNAL, common_id_dtype, require_columns
 from polars_irmetrics.metrics.prediction import (
     BINARY_METRICS,
     PROBABILITY_METRICS,
@@ -433,13 +433,22 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
         "labels",
         "name the label column with label=, the keys with query_id= and doc_id=",
     )
+    cast = {}
     for key in keys:
-        if pred_schema[key] != label_schema[key]:
+        mine, theirs = pred_schema[key], label_schema[key]
+        if mine == theirs:
+            continue
+        # ids of one kind in two dtypes (Int32 and Int64, Categorical and String) line
+        # up in the dtype that holds both; strings beside integers match nothing
+        if not _one_kind(mine, theirs):
             raise ColumnTypeError(
-                f"column {key!r} is {pred_schema[key]} in the predictions but "
-                f"{label_schema[key]} in the labels; cast one side so that the pairs match, "
-                f"e.g. pl.col({key!r}).cast(pl.String)"
+                f"column {key!r} is {mine} in the predictions but {theirs} in the labels; "
+                "cast one side so that the pairs match, e.g. "
+                f"pl.col({key!r}).cast(pl.String)"
             )
+        cast[key] = common_id_dtype([mine, theirs])
+    table = table.with_columns(pl.col(k).cast(t) for k, t in cast.items())
+    labels = labels.with_columns(pl.col(k).cast(t) for k, t in cast.items())
     keep = [c for c in pred_schema.names() if c != options.label]
     left = table.select(keep).with_columns(pl.lit(True).alias(_IN_PRED))
     right = labels.select(*keys, options.label).with_columns(pl.lit(True).alias(_IN_LABELS))
@@ -456,6 +465,15 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
     if options.unmatched == "drop":  # a null key is refused, not dropped (_checks)
         joined = joined.filter((pl.col(_SIDE) == "both") | null_key)
     return joined.with_columns(((pl.len().over(keys) > 1) & ~null_key).alias(_DUP))
+
+
+def _one_kind(first: pl.DataType, second: pl.DataType) -> bool:
+    """Both integers, or both strings (String, Categorical or Enum)."""
+
+    def text(dtype: pl.DataType) -> bool:
+        return dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)
+
+    return (first.is_integer() and second.is_integer()) or (text(first) and text(second))
 
 
 def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]) -> None:
