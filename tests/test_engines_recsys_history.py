@@ -302,3 +302,26 @@ def test_kotkov_serendipity_reads_the_whole_history(
     if per_query:  # Dask gives the queries' rows part by part
         got = got.sort("query_id")
     assert got.cast(one.schema).equals(one)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_the_propensity_metrics_warning_is_one_machines(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # ps_ndcg over judgments whose documents the run never retrieves: the one plan's
+    # CoverageWarning, once, from the engines too (Dask: from a worker to the client)
+    run = pl.DataFrame(
+        {"query_id": ["q1"] * 3 + ["q2"] * 2, "doc_id": ["a", "b", "c", "a", "d"],
+         "rank": [1, 2, 3, 1, 2]}
+    )  # fmt: skip
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["x", "y"], "relevance": [1, 1]})
+    props = pl.DataFrame({"doc_id": ["x", "y"], "propensity": [0.5, 0.25]})
+    metrics = ["ps_ndcg@2"]
+    one = _warned(lambda: irm.evaluate(run, metrics, qrels=qrels, propensities=props))
+    assert len(one) == 1
+    assert one[0].startswith("the run retrieves no judged document (0 of 2 judged documents")
+    evaluate, frame, back = _engine(engine, request)
+    got = _warned(
+        lambda: back(evaluate(frame(run), metrics, qrels=frame(qrels), propensities=frame(props)))
+    )
+    assert got == one

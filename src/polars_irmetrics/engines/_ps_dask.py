@@ -14,10 +14,12 @@ from collections.abc import Iterable
 
 import dask.dataframe as dd
 import pandas as pd
+import pyarrow as pa
 
+from polars_irmetrics.engines._dask_coverage import emitter
 from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope_dask import Tag, _shuffled
-from polars_irmetrics.engines._partition import judgments_given
+from polars_irmetrics.engines._partition import judgments_given, warned_to
 from polars_irmetrics.engines._ps import PsJob, prepare_ps, ps_finish, ps_part
 from polars_irmetrics.ground.options import EvalOptions
 
@@ -67,4 +69,8 @@ def _part(run: pd.DataFrame, qrels: pd.DataFrame, *, job: PsJob) -> pd.DataFrame
 
 
 def _finish(parts: pd.DataFrame, job: PsJob) -> pd.DataFrame:
-    return to_pandas(ps_finish(job, to_table(parts)))
+    # the coverage warning of the whole run is given here, in a worker's task: handed
+    # to the client (distributed.warn), as the other routes' are
+    done: list[pa.Table] = []
+    warned_to(lambda: done.append(ps_finish(job, to_table(parts))), emitter())
+    return to_pandas(done[0])

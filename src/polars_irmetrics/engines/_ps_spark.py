@@ -24,6 +24,7 @@ from polars_irmetrics.engines._partition import judgments_given
 from polars_irmetrics.engines._ps import prepare_ps, ps_finish, ps_part
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import TALLY, warn_on_counts
 
 __all__ = ["ps_frame"]
 
@@ -56,6 +57,7 @@ def ps_frame(
     query_id = job.options.query_id
     parts_schema = spark_schema(job.part_schema, (query_id,))
     qrels_given = judgments_given(qrels, "the propensity-scored metrics")
+    _warn_on_judged(run, qrels_given, job.options)
 
     def evaluate(runs: pa.Table, judged: pa.Table | None) -> pa.Table:
         return carrying(ps_part, job, runs, judged)
@@ -78,3 +80,22 @@ def ps_frame(
         spark_schema,
         (query_id,),
     )
+
+
+def _warn_on_judged(run: DataFrame, qrels: DataFrame, options: EvalOptions) -> None:
+    """The one plan's coverage warning (a run that retrieves no judged document), from
+    counts taken here on the driver: the finish runs in an executor, whose warnings
+    stay there."""
+    q, d = options.query_id, options.doc_id
+    judged = qrels.select(q, d)
+    found = judged.join(run.select(q, d).distinct(), on=[q, d], how="left_semi")
+    row = {
+        "queries": judged.select(q).distinct().count(),
+        "found_queries": found.select(q).distinct().count(),
+        "docs": judged.count(),
+        "found": found.count(),
+        "listed": None,
+    }
+    counts = pl.DataFrame([row], schema=dict.fromkeys(TALLY, pl.Int64))
+    given = counts.filter(pl.col("queries") > 0)
+    warn_on_counts(given, systems=(), unretrieved=options.unretrieved)
