@@ -290,6 +290,19 @@ def test_neighbour_means_are_summed_in_query_order() -> None:
         assert means[metric].item() == mean, metric
 
 
+def _in_one_row_batches(script: str) -> str:
+    """``script``'s output, run in a process of its own whose polars streams one-row
+    batches (POLARS_IDEAL_MORSEL_SIZE is read when polars starts)."""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "POLARS_IDEAL_MORSEL_SIZE": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_reference_measures_do_not_depend_on_the_batch_size() -> None:
     # With one-row batches (a process of its own): rbo_repro_eval's weights p^d once
     # came from polars' power of a constant, which is repeated multiplication on a
@@ -313,15 +326,9 @@ def test_reference_measures_do_not_depend_on_the_batch_size() -> None:
         print("overlap:", streaming["overlap@5"].to_list())
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        env={**os.environ, "POLARS_IDEAL_MORSEL_SIZE": "1"},
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "differ: []" in done.stdout, done.stdout
-    assert "overlap: [0.2, 0.4]" in done.stdout, done.stdout
+    out = _in_one_row_batches(script)
+    assert "differ: []" in out, out
+    assert "overlap: [0.2, 0.4]" in out, out
 
 
 def test_rank_biased_centroid_fusion_does_not_depend_on_the_batch_size() -> None:
@@ -338,11 +345,5 @@ def test_rank_biased_centroid_fusion_does_not_depend_on_the_batch_size() -> None
         print("equal:", plan.collect(engine="in-memory").equals(plan.collect(engine="streaming")))
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        env={**os.environ, "POLARS_IDEAL_MORSEL_SIZE": "1"},
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "equal: True" in done.stdout, done.stdout
+    out = _in_one_row_batches(script)
+    assert "equal: True" in out, out

@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, warn_on_joint
+from polars_irmetrics.ground.validate import INTERNAL, held_tally, warn_on_joint
 
 __all__ = ["HELD", "RUN_QUERIES", "queries_tally", "warn_on_queries"]
 
@@ -22,22 +22,14 @@ RUN_QUERIES, HELD = f"{INTERNAL}run_queries", f"{INTERNAL}held"
 
 def queries_tally(run: pl.LazyFrame, reference: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     """One row: the run's queries (its distinct ``keys``), and how many of them the
-    reference holds.
+    reference holds (:func:`~polars_irmetrics.ground.validate.held_tally`).
 
     >>> run = pl.LazyFrame({"query_id": ["a", "b", "b"]})
     >>> ref = pl.LazyFrame({"query_id": ["b", "c"]})
     >>> queries_tally(run, ref, ["query_id"]).collect().row(0)
     (2, 1)
     """
-    held = reference.unique().with_columns(pl.lit(True).alias(HELD))
-    return (
-        run.unique()
-        .join(held, on=keys, how="left", nulls_equal=True)
-        .select(
-            pl.len().cast(pl.Int64).alias(RUN_QUERIES),
-            pl.col(HELD).count().cast(pl.Int64).alias(HELD),
-        )
-    )
+    return held_tally(run, reference, keys, RUN_QUERIES, HELD)
 
 
 def warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions) -> None:

@@ -33,6 +33,7 @@ __all__ = [
     "check_id_kinds",
     "common_id_dtype",
     "coverage_counts",
+    "held_tally",
     "id_kind",
     "interactions_tally",
     "merge_counts",
@@ -673,6 +674,29 @@ def warn_on_counts(
 
 #: The column that marks the tally row :func:`with_tally` adds to a plan's values.
 TALLY_ROW = f"{INTERNAL}tally"
+
+
+def held_tally(
+    ids: pl.LazyFrame, held: pl.LazyFrame, keys: list[str], total: str, matched: str
+) -> pl.LazyFrame:
+    """One row: the distinct ``keys`` of ``ids`` (column ``total``), and how many of
+    them ``held`` lists (column ``matched``); for :func:`with_tally` and
+    :func:`warn_on_joint` (null keys match null keys).
+
+    >>> run = pl.LazyFrame({"query_id": ["a", "b", "b"]})
+    >>> ref = pl.LazyFrame({"query_id": ["b", "c"]})
+    >>> held_tally(run, ref, ["query_id"], "n", "held").collect().row(0)
+    (2, 1)
+    """
+    marked = held.unique().with_columns(pl.lit(True).alias(matched))
+    return (
+        ids.unique()
+        .join(marked, on=keys, how="left", nulls_equal=True)
+        .select(
+            pl.len().cast(pl.Int64).alias(total),
+            pl.col(matched).count().cast(pl.Int64).alias(matched),
+        )
+    )
 
 
 def with_tally(

@@ -38,6 +38,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     common_id_dtype,
+    held_tally,
     id_kind,
     require_columns,
     warn_on_joint,
@@ -330,7 +331,8 @@ def build_mad_plan(
         ("user_mad", users, "user_groups", user, "users"),
     ):
         if clusters is not None and any(r.metric.name == name for _, r in requests):
-            tally = _cluster_tally(run.select(column), clusters.select(column), column)
+            ids, held = run.select(column), clusters.select(column)
+            tally = held_tally(ids, held, [column], _RUN_IDS, _CLUSTERED)
             checked = with_tally(checked, tally, functools.partial(_warn, keyword, column, things))
     return checked.sort(by) if by else checked
 
@@ -338,22 +340,9 @@ def build_mad_plan(
 _RUN_IDS, _CLUSTERED = f"{INTERNAL}run_ids", f"{INTERNAL}clustered"
 
 
-def _cluster_tally(run: pl.LazyFrame, clusters: pl.LazyFrame, column: str) -> pl.LazyFrame:
-    """One row: the run's distinct ``column`` ids, and how many of them the clusters hold."""
-    held = clusters.unique().with_columns(pl.lit(True).alias(_CLUSTERED))
-    return (
-        run.unique()
-        .join(held, on=column, how="left", nulls_equal=False)
-        .select(
-            pl.len().cast(pl.Int64).alias(_RUN_IDS),
-            pl.col(_CLUSTERED).count().cast(pl.Int64).alias(_CLUSTERED),
-        )
-    )
-
-
 def _warn(keyword: str, column: str, things: str, row: Mapping[str, Any]) -> None:
     """The coverage warning of clusters that hold few of the run's ids (``row``:
-    :func:`_cluster_tally`'s)."""
+    :func:`~polars_irmetrics.ground.validate.held_tally`'s)."""
     warn_on_joint(
         table=keyword,
         column=column,
