@@ -40,6 +40,7 @@ __all__ = [
     "raise_on_bad_rows",
     "require_columns",
     "suspect",
+    "warn_from_plan",
     "warn_on_counts",
     "warn_on_coverage",
     "warn_on_interactions",
@@ -625,7 +626,7 @@ def warn_on_counts(
     judged queries, or once for no judged query at all (see :func:`warn_on_coverage`).
     ``emit`` gives each text (default: a :class:`~polars_irmetrics.errors.CoverageWarning`
     here; a Dask task hands it to the client)."""
-    emit = emit or _warn
+    emit = emit or warn_from_plan
     if not counts.height:
         where = " (with systems=: or the run has no rows)" if systems else ""
         emit(
@@ -750,7 +751,7 @@ def warn_on_joint(
     if not total or 2 * matched >= total:
         return
     held = "none" if matched == 0 else f"only {matched}"
-    _warn(
+    warn_from_plan(
         f"{table}= holds {held} of the {total} {things} of the {owner} (column {column!r}): "
         f"{effect}. Ids that do not line up are the likely cause: give {table}= and the "
         f"{owner} the same {column!r} values (same spelling, same collection)."
@@ -863,12 +864,13 @@ def warn_on_interactions(row: Mapping[str, Any], *, user: str, item: str, run: s
         )
 
 
-def _warn(text: str) -> None:
-    """A :class:`~polars_irmetrics.errors.CoverageWarning`, given from the plan (a polars
-    callback, where no line of the caller's is on the stack): shown under the library's
-    name, without a source line, and each time (not once per process)."""
+def warn_from_plan(text: str, category: type[Warning] = CoverageWarning) -> None:
+    """A warning (by default a :class:`~polars_irmetrics.errors.CoverageWarning`) given
+    from the plan (a polars callback, where no line of the caller's is on the stack):
+    shown under the library's name, without a source line (not polars' own file), and
+    each time (not once per process)."""
     warnings.warn_explicit(
-        text, CoverageWarning, filename="polars_irmetrics", lineno=0, module="polars_irmetrics"
+        text, category, filename="polars_irmetrics", lineno=0, module="polars_irmetrics"
     )
 
 

@@ -3,7 +3,6 @@ is collected (naming the table, the column and the first round that fails)."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -11,7 +10,7 @@ import polars as pl
 
 from polars_irmetrics.errors import SupportWarning
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
 
 __all__ = ["WHERE", "Check", "listed_slots", "raising", "warning_unsupported", "where_text"]
 
@@ -113,7 +112,7 @@ def warning_unsupported(
     def warn(frame: pl.DataFrame) -> pl.DataFrame:
         n = int(frame[_UNSUPPORTED][0]) if frame.height else 0
         if n:
-            warnings.warn(message(n, frame[_EXAMPLE][0]), SupportWarning, stacklevel=2)
+            warn_from_plan(message(n, frame[_EXAMPLE][0]), SupportWarning)
         return frame.drop(_UNSUPPORTED, _EXAMPLE)
 
     joined = result.join(counted, how="cross", maintain_order="left")

@@ -15,7 +15,6 @@ approximate run (an index per shard or per setting against one exact run).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -24,7 +23,6 @@ import polars as pl
 
 from polars_irmetrics.errors import (
     ColumnTypeError,
-    CoverageWarning,
     InvalidValueError,
     MetricParameterError,
 )
@@ -36,6 +34,7 @@ from polars_irmetrics.ground.validate import (
     id_kind,
     raise_on_bad_rows,
     require_columns,
+    warn_from_plan,
     warn_on_joint,
     with_tally,
 )
@@ -257,15 +256,11 @@ def _warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions
         ),
     )
     if 2 * both < truth and 2 * both >= run:  # (the first warning says it otherwise)
-        warnings.warn_explicit(
+        warn_from_plan(
             f"the run lists {'none' if both == 0 else f'only {both}'} of the {truth} "
             f"queries of neighbors= (column {query_id!r}): the {truth - both} it lacks "
             f"{lacked} (unretrieved={options.unretrieved!r}). Check that the run searched "
             "the queries neighbors= holds (same query ids, same spelling).",
-            CoverageWarning,
-            filename="polars_irmetrics",
-            lineno=0,
-            module="polars_irmetrics",
         )
 
 
