@@ -130,3 +130,26 @@ def test_dask_computes_nothing_at_the_call(request: pytest.FixtureRequest) -> No
     lazy = irm_dask.evaluate(failing, ["rbo"], reference=ref)  # nothing read yet
     with pytest.raises(OSError, match="the run's files are gone"):
         lazy.compute()
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_warn_of_a_reference_sharing_no_document(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # the same queries, the documents in another id space: every similarity 0 (once in
+    # silence); one machine's words, once, from the engines too
+    evaluate, frame, back = _engine(engine, request)
+    run, reference = _runs(5)
+    reference = reference.with_columns(("x" + pl.col("doc_id").cast(pl.String)).alias("doc_id"))
+    run = run.with_columns(pl.col("doc_id").cast(pl.String))
+    with pytest.warns(CoverageWarning) as expected:
+        irm.evaluate(run, ["rbo", "jaccard@5"], reference=reference)
+    assert len(expected) == 1
+    text = str(expected[0].message)
+    assert text.startswith("reference= holds none of the ")
+    assert "no list shares a document with the reference's" in text
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        back(evaluate(frame(run), ["rbo", "jaccard@5"], reference=frame(reference), partitions=3))
+    said = [str(w.message) for w in caught if issubclass(w.category, CoverageWarning)]
+    assert said == [text]

@@ -142,6 +142,17 @@ WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], list[str]]] = [
             f"the reference lacks {REFERENCE_FATE}. {_fix('reference', 'query_id', 'run')}"
         ],
     ),
+    # the same queries, no document in common: rbo 0 everywhere, once in silence
+    (
+        "reference: no document",
+        ["rbo", "unexpectedness@2"],
+        {"reference": _suffixed(RUN, "doc_id")},
+        [
+            "reference= holds none of the 5 documents of the run (column 'doc_id'): no list "
+            "shares a document with the reference's: every rank similarity is 0 "
+            f"(unexpectedness 1). {_fix('reference', 'doc_id', 'run')}"
+        ],
+    ),
     ("groups: clean", ["ee_loss"], {"qrels": QRELS, "groups": GROUPS}, []),
     (
         "groups: no document",

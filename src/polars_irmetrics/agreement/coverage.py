@@ -16,8 +16,10 @@ from polars_irmetrics.ground.validate import INTERNAL, held_tally, warn_on_joint
 
 __all__ = ["HELD", "RUN_QUERIES", "queries_tally", "warn_on_queries"]
 
-#: The tally's columns: the run's queries, and how many of them the reference holds.
+#: The tally's columns: the run's queries, and how many of them the reference holds;
+#: the run's documents, and how many of them the reference lists.
 RUN_QUERIES, HELD = f"{INTERNAL}run_queries", f"{INTERNAL}held"
+RUN_DOCS, HELD_DOCS = f"{INTERNAL}run_docs", f"{INTERNAL}held_docs"
 
 
 def queries_tally(run: pl.LazyFrame, reference: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
@@ -30,6 +32,17 @@ def queries_tally(run: pl.LazyFrame, reference: pl.LazyFrame, keys: list[str]) -
     (2, 1)
     """
     return held_tally(run, reference, keys, RUN_QUERIES, HELD)
+
+
+def documents_tally(run: pl.LazyFrame, reference: pl.LazyFrame, doc_id: str) -> pl.LazyFrame:
+    """One row: the run's distinct documents, and how many of them the reference lists
+    (for any query).
+
+    >>> run = pl.LazyFrame({"doc_id": ["a", "b"]})
+    >>> documents_tally(run, pl.LazyFrame({"doc_id": ["x"]}), "doc_id").collect().row(0)
+    (2, 0)
+    """
+    return held_tally(run, reference, [doc_id], RUN_DOCS, HELD_DOCS)
 
 
 def warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions) -> None:
@@ -52,3 +65,17 @@ def warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions)
         owner="run",
         effect=effect,
     )
+    # the queries line up but no document does: every list shares nothing (a low
+    # overlap is a finding; none at all, most likely ids of two spellings)
+    docs, held_docs = row.get(RUN_DOCS), row.get(HELD_DOCS)
+    if held and docs and held_docs == 0:
+        warn_on_joint(
+            table="reference",
+            column=options.doc_id,
+            matched=0,
+            total=docs,
+            things="documents",
+            owner="run",
+            effect="no list shares a document with the reference's: every rank "
+            "similarity is 0 (unexpectedness 1)",
+        )

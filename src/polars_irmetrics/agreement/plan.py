@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_irmetrics.agreement.coverage import queries_tally, warn_on_queries
+from polars_irmetrics.agreement.coverage import documents_tally, queries_tally, warn_on_queries
 from polars_irmetrics.agreement.rbo import BA, BB, NA, NB, TA, TB, RboSpec, rbo_values
 from polars_irmetrics.errors import (
     ColumnTypeError,
@@ -146,7 +146,9 @@ def build_agreement_plan(
         .select(*keys, *labels)
     )
     if warn:
-        tally = queries_tally(run.select(keys), raw_ref, keys)
+        queries = queries_tally(run.select(keys), raw_ref, keys)
+        docs = documents_tally(run.select(doc_id), reference.select(doc_id), doc_id)
+        tally = pl.concat([queries, docs], how="horizontal")
         checked = with_tally(checked, tally, lambda row: warn_on_queries(row, query_id, options))
     # one row order (the joins' is the engine's), so the means' running sums have one order
     checked = checked.sort(keys)

@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING
 import polars as pl
 import pyarrow as pa
 
-from polars_irmetrics.agreement.coverage import HELD, RUN_QUERIES, warn_on_queries
+from polars_irmetrics.agreement.coverage import (
+    HELD,
+    HELD_DOCS,
+    RUN_DOCS,
+    RUN_QUERIES,
+    warn_on_queries,
+)
 from polars_irmetrics.door.evaluate import evaluate_plan
 from polars_irmetrics.engines._partition import (
     ParsedJob,
@@ -208,11 +214,13 @@ def agreement_finish(job: AgreementJob, per_query: pa.Table) -> pa.Table:
     return _to_arrow(out.select(job.result_schema.names()), job.result_schema)
 
 
-def warn_on_reference(job: AgreementJob, total: int, held: int) -> None:
+def warn_on_reference(job: AgreementJob, total: int, held: int, docs: int, held_docs: int) -> None:
     """The whole run's warning when the reference lacks most of its queries: ``total``
     distinct query keys of the run (the ``by`` keys and the query id), ``held`` of them
-    in the reference (on its keys: the ``by`` keys it has and the query id)."""
-    warn_on_queries({RUN_QUERIES: total, HELD: held}, job.options.query_id, job.options)
+    in the reference (on its keys: the ``by`` keys it has and the query id); or holds
+    none of its ``docs`` distinct documents (``held_docs`` of them)."""
+    row = {RUN_QUERIES: total, HELD: held, RUN_DOCS: docs, HELD_DOCS: held_docs}
+    warn_on_queries(row, job.options.query_id, job.options)
 
 
 def reference_keys(job: AgreementJob) -> list[str]:

@@ -86,8 +86,13 @@ def _warned(job: AgreementJob, run: dd.DataFrame, reference: dd.DataFrame) -> De
     found = reference[on].drop_duplicates().assign(**{held: 1})
     keys = run[job.keys].drop_duplicates()
     joined = keys.merge(found, on=on, how="left")
-    return delayed(_warn)(job, joined[held].size, joined[held].count())
+    doc = job.options.doc_id
+    listed = reference[[doc]].drop_duplicates().assign(**{held: 1})
+    docs = run[[doc]].drop_duplicates().merge(listed, on=doc, how="left")
+    counts = (joined[held].size, joined[held].count(), docs[held].size, docs[held].count())
+    return delayed(_warn)(job, *counts)
 
 
-def _warn(job: AgreementJob, total: int, matched: int) -> bool:
-    return warned_to(lambda: warn_on_reference(job, int(total), int(matched)), emitter())
+def _warn(job: AgreementJob, total: int, matched: int, docs: int, held_docs: int) -> bool:
+    counts = (int(total), int(matched), int(docs), int(held_docs))
+    return warned_to(lambda: warn_on_reference(job, *counts), emitter())

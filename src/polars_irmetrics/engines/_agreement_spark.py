@@ -104,4 +104,11 @@ def _warn(job: AgreementJob, run: DataFrame, reference: DataFrame) -> None:
     same = [keys[c].eqNullSafe(found[f"{INTERNAL}r_{c}"]) for c in on]  # nulls match
     joined = keys.join(found, same, how="left")
     row = joined.agg(F.count(F.lit(1)).alias("total"), F.count(held).alias("held")).collect()[0]
-    warn_on_reference(job, int(row["total"]), int(row["held"]))
+    doc = job.options.doc_id
+    listed = reference.select(F.col(doc).alias(f"{INTERNAL}r_doc")).distinct()
+    listed = listed.withColumn(held, F.lit(1))
+    docs = run.select(doc).distinct()
+    counted = docs.join(listed, docs[doc] == listed[f"{INTERNAL}r_doc"], how="left")
+    by_doc = counted.agg(F.count(F.lit(1)).alias("n"), F.count(held).alias("held")).collect()[0]
+    counts = (int(row["total"]), int(row["held"]), int(by_doc["n"]), int(by_doc["held"]))
+    warn_on_reference(job, *counts)
