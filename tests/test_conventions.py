@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import os
 import re
@@ -585,40 +587,57 @@ RECOMMENDER_VARIANTS = [
 ]  # fmt: skip
 
 
+#: The benchmark's recommender, beyond-accuracy and exposure metrics, at a small size,
+#: collected on each engine: prints the metrics skipped, the columns and those that differ.
+_RECOMMENDER_ENGINES = """
+import os, sys, warnings
+import polars_irmetrics as irm
+from polars_irmetrics.errors import IrmWarning
+from tests import test_conventions
+from tests.test_conventions import RECOMMENDER_VARIANTS
+root = os.path.dirname(os.path.dirname(os.path.abspath(test_conventions.__file__)))
+if os.path.join(root, "benchmarks") not in sys.path:
+    sys.path.insert(0, os.path.join(root, "benchmarks"))
+import recsys42
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", IrmWarning)
+    data = recsys42.tables(3000, 100, 400)
+    names, skipped, keywords = recsys42.plan_metrics((*recsys42.WANTED, *RECOMMENDER_VARIANTS))
+    print("skipped:", sorted(skipped))
+    given = {k: data[k].lazy() for k in sorted(keywords)}
+    plan = irm.evaluate(data["run"].lazy(), names, **given, unseen_items="drop")
+    streaming = plan.collect(engine="streaming")
+    in_memory = plan.collect(engine="in-memory")
+differ = [c for c in streaming.columns if not streaming[c].equals(in_memory[c])]
+print("columns:", len(streaming.columns), "differ:", differ)
+"""
+
+
 def test_recommender_and_exposure_metrics_do_not_depend_on_the_engine() -> None:
     # The benchmark's recommender, beyond-accuracy and exposure metrics in one plan
-    # (benchmarks/recsys42.py's tables at a small size), with one-row batches and with
-    # the engine's own, against the in-memory engine, to the bit. RecTools'
-    # serendipity once divided by the catalogue's size joined on every row, which
-    # polars' in-memory engine divides by as a product with its reciprocal (a unit in
-    # the last place off the streaming engine's quotient on some values).
-    for env in ({"POLARS_IDEAL_MORSEL_SIZE": "1"}, {}):
-        out = _every_metric_in_a_fresh_polars(
-            env,
-            """
-            import sys, warnings
-            sys.path.insert(0, "benchmarks")
-            import recsys42
-            from polars_irmetrics.errors import IrmWarning
-            from tests.test_conventions import RECOMMENDER_VARIANTS
-            warnings.simplefilter("ignore", IrmWarning)
-            data = recsys42.tables(3000, 100, 400)
-            names, skipped, keywords = recsys42.plan_metrics(
-                (*recsys42.WANTED, *RECOMMENDER_VARIANTS)
-            )
-            print("skipped:", sorted(skipped))
-            given = {k: data[k].lazy() for k in sorted(keywords)}
-            plan = irm.evaluate(data["run"].lazy(), names, **given, unseen_items="drop")
-            streaming = plan.collect(engine="streaming")
-            in_memory = plan.collect(engine="in-memory")
-            differ = [c for c in streaming.columns if not streaming[c].equals(in_memory[c])]
-            print("columns:", len(streaming.columns), "differ:", differ)
-            """,
-        )
-        assert "differ: []" in out, (env, out)
-        # every wanted metric is in the plan but those that read reference= or
-        # user_groups=, and roc_auc@10 (roc_auc is the prediction metric; RePlay's
-        # RocAuc@K is rocauc@k, which EVERY_METRIC above covers)
-        skipped = "['intersection@10', 'roc_auc@10', 'unexpectedness@10', 'user_mad@10']"
+    # (benchmarks/recsys42.py's tables at a small size), with the engine's own batches
+    # (here) and with one-row batches (a process of its own: polars reads the size when
+    # it starts), against the in-memory engine, to the bit. RecTools' serendipity once
+    # divided by the catalogue's size joined on every row, which polars' in-memory
+    # engine divides by as a product with its reciprocal (a unit in the last place off
+    # the streaming engine's quotient on some values).
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    here = io.StringIO()
+    with contextlib.redirect_stdout(here):
+        exec(_RECOMMENDER_ENGINES, {"__name__": "recommender_engines"})
+    one_row = subprocess.run(
+        [sys.executable, "-c", _RECOMMENDER_ENGINES],
+        cwd=root,
+        env={**os.environ, "POLARS_IDEAL_MORSEL_SIZE": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert one_row.returncode == 0, one_row.stderr
+    # every wanted metric is in the plan but those that read reference= or
+    # user_groups=, and roc_auc@10 (roc_auc is the prediction metric; RePlay's
+    # RocAuc@K is rocauc@k, which EVERY_METRIC above covers)
+    skipped = "['intersection@10', 'roc_auc@10', 'unexpectedness@10', 'user_mad@10']"
+    for out in (here.getvalue(), one_row.stdout):
+        assert "differ: []" in out, out
         assert f"skipped: {skipped}" in out, out
         assert f"columns: {len(RECOMMENDER_VARIANTS) + 40}" in out, out
