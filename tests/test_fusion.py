@@ -673,3 +673,23 @@ def test_benchmark_script_runs(tmp_path) -> None:  # type: ignore[no-untyped-def
     text = out.read_text()
     assert "| irm.fuse rrf (from Parquet, end to end) |" in text
     assert "| irm.optimize_fusion (62 points, one plan) |" in text
+
+
+def test_unsigned_ids_beyond_int64_are_kept_whole() -> None:
+    # every id was cast to Int64: a UInt64 id beyond 2**63 raised polars' error
+    big = 2**63 + 11
+    ids = {"doc_id": pl.UInt64}
+    a = pl.DataFrame(
+        {"query_id": [1, 1], "doc_id": [big, big + 1], "score": [2.0, 1.0]}, schema_overrides=ids
+    )
+    b = pl.DataFrame(
+        {"query_id": [1, 1], "doc_id": [big + 1, big + 2], "score": [2.0, 1.0]},
+        schema_overrides=ids,
+    )
+    out = irm.fuse({"a": a, "b": b}, "rrf")
+    assert out["doc_id"].to_list() == [big + 1, big, big + 2]
+    # beside a run of signed ids: compared as Int128, every id whole
+    signed = pl.DataFrame({"query_id": [1, 1], "doc_id": [5, -6], "score": [2.0, 1.0]})
+    mixed = irm.fuse({"a": signed, "b": b}, "rrf")
+    assert mixed.schema["doc_id"] == pl.Int128
+    assert sorted(mixed["doc_id"].to_list()) == [-6, 5, big + 1, big + 2]

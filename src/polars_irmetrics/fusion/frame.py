@@ -36,7 +36,7 @@ from polars_irmetrics.fusion.methods import (
     FusionMethod,
 )
 from polars_irmetrics.fusion.options import FusionOptions, Weights
-from polars_irmetrics.ground.validate import id_kind
+from polars_irmetrics.ground.validate import common_id_dtype, id_kind
 
 __all__ = [
     "BAD",
@@ -80,8 +80,11 @@ class Gathered:
     id_dtypes: tuple[pl.DataType, pl.DataType]
 
 
-def _id_cast(kind: str) -> pl.DataType:
-    return pl.String() if kind == "string" else pl.Int64()
+def _id_cast(dtypes: Sequence[pl.DataType]) -> pl.DataType:
+    """The dtype one id column takes in every run: String for strings, else the integer
+    dtype that holds every run's (Int64, or UInt64 / Int128 where a UInt64 is among
+    them: an id beyond 2**63 kept whole)."""
+    return common_id_dtype(dtypes)
 
 
 def gather(runs: Runs, options: FusionOptions) -> Gathered:
@@ -96,7 +99,7 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
         )
     names = tuple(str(name) for name in runs)
     _require_two(names)
-    frames, order_columns, kinds = [], [], []
+    frames, order_columns, kinds, id_types = [], [], [], []
     eager = True
     for index, (name, run) in enumerate(zip(names, runs.values(), strict=True)):
         if not isinstance(run, pl.DataFrame | pl.LazyFrame):
@@ -116,6 +119,7 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
                     f"the columns with query_id=... and doc_id=..."
                 )
         kinds.append((id_kind(schema, q, frame), id_kind(schema, d, frame)))
+        id_types.append((schema[q], schema[d]))
         order = _order_column(schema, name, options)
         order_columns.append(order)
         value = pl.col(order).cast(pl.Float64)
@@ -134,7 +138,7 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
                 f"column {column!r} holds strings in some runs and integers in others; "
                 f"cast it to one type in every run, e.g. pl.col({column!r}).cast(pl.String)"
             )
-    dtypes = (_id_cast(kinds[0][0]), _id_cast(kinds[0][1]))
+    dtypes = (_id_cast([t[0] for t in id_types]), _id_cast([t[1] for t in id_types]))
     frames = [f.with_columns(pl.col(q).cast(dtypes[0]), pl.col(d).cast(dtypes[1])) for f in frames]
     return Gathered(
         frame=pl.concat(frames, how="vertical"),
@@ -191,7 +195,8 @@ def _gather_long(frame: pl.DataFrame | pl.LazyFrame, options: FusionOptions) -> 
                 f"column {column!r} not found in the runs (its columns: {have}); name the "
                 "columns with system=..., query_id=... and doc_id=..."
             )
-    kinds = (id_kind(schema, q, "runs"), id_kind(schema, d, "runs"))
+    for column in (q, d):  # strings or integers (any other dtype refused, named)
+        id_kind(schema, column, "runs")
     system_text = pl.col(system).cast(pl.String)
     found = lazy.select(system_text.unique()).collect()[system]
     if found.null_count():
@@ -203,7 +208,7 @@ def _gather_long(frame: pl.DataFrame | pl.LazyFrame, options: FusionOptions) -> 
     _require_two(names)
     order = _order_column(schema, "runs", options)
     value = pl.col(order).cast(pl.Float64)
-    dtypes = (_id_cast(kinds[0]), _id_cast(kinds[1]))
+    dtypes = (_id_cast([schema[q]]), _id_cast([schema[d]]))
     long = lazy.select(
         system_text.replace_strict(
             {name: i for i, name in enumerate(names)}, return_dtype=pl.Int32
