@@ -584,3 +584,19 @@ def test_labels_line_up_ids_of_one_kind_in_any_dtype() -> None:
     assert got.equals(plain)
     categorical = PREDICTIONS.with_columns(pl.col("doc_id").cast(pl.Categorical))
     assert irm.evaluate(categorical, metrics, labels=LABELS).equals(plain)
+
+
+def test_off_policy_round_ids_beyond_int64_are_kept_whole() -> None:
+    # the ids were cast to Int64: UInt64 round ids beyond 2**63 raised polars' error
+    big = 2**63 + 1
+    shifted = pl.col("round_id").cast(pl.UInt64) + big
+    metrics = ["ips", "snips", "dm"]
+    model = POLICY.with_columns(q_hat=pl.Series([0.2, 0.7] * 3))
+    plain = irm.evaluate(LOG, metrics, policy=POLICY, reward_model=model)
+    beyond = irm.evaluate(
+        LOG.with_columns(shifted),
+        metrics,
+        policy=POLICY.with_columns(shifted),
+        reward_model=model.with_columns(shifted),
+    )
+    assert beyond.equals(plain)

@@ -12,7 +12,15 @@ from polars_irmetrics.errors import SupportWarning
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
 
-__all__ = ["WHERE", "Check", "listed_slots", "raising", "warning_unsupported", "where_text"]
+__all__ = [
+    "WHERE",
+    "Check",
+    "id_column",
+    "listed_slots",
+    "raising",
+    "warning_unsupported",
+    "where_text",
+]
 
 #: The column holding each row's round (and position) as text, for the messages.
 WHERE = f"{INTERNAL}where"
@@ -92,6 +100,21 @@ def raising(result: pl.LazyFrame, checks: list[Check], options: EvalOptions) -> 
         return frame.drop(flags)
 
     return result.map_batches(raise_first, schema=schema)
+
+
+def id_column(schema: pl.Schema, column: str) -> pl.Expr:
+    """``column`` (an id of the log, the policy or the reward model) in the dtype every
+    table's copy is read in, from ``schema`` (the log's): integers as Int64, or Int128
+    where the log holds UInt64 (a round or action id beyond 2**63 kept whole), text as
+    String.
+
+    >>> id_column(pl.Schema({"round_id": pl.UInt64}), "round_id").meta.output_name()
+    'round_id'
+    """
+    dtype = schema[column]
+    if not dtype.is_integer():
+        return pl.col(column).cast(pl.String)
+    return pl.col(column).cast(pl.Int128 if dtype == pl.UInt64 else pl.Int64)
 
 
 def warning_unsupported(

@@ -71,7 +71,13 @@ from polars_irmetrics.metrics.ope import (
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
-from polars_irmetrics.ope.checks import Check, listed_slots, raising, warning_unsupported
+from polars_irmetrics.ope.checks import (
+    Check,
+    id_column,
+    listed_slots,
+    raising,
+    warning_unsupported,
+)
 from polars_irmetrics.ope.intervals import (
     BUCKET,
     bootstrap_part,
@@ -485,10 +491,7 @@ def _warning(
     rewards (the importance weights cannot be corrected for what was never shown)."""
     slot = [action, *keys[1:]]
     schema = log.collect_schema()
-    ids = [
-        pl.col(c).cast(pl.Int64) if schema[c].is_integer() else pl.col(c).cast(pl.String)
-        for c in slot
-    ]
+    ids = [id_column(schema, c) for c in slot]
     if is_listed(policy):  # the list's indexes (with the position) of positive items
         taken = listed_slots(policy, ids[1:], action, PROB).select(slot)
     else:
@@ -684,10 +687,7 @@ def _check_wide(
 
 def _ids(keys: list[str], action: str, schema: pl.Schema) -> list[pl.Expr]:
     """The id columns in one dtype on every side (integers as Int64, text as String)."""
-    return [
-        pl.col(c).cast(pl.Int64) if schema[c].is_integer() else pl.col(c).cast(pl.String)
-        for c in [*keys, action]
-    ]
+    return [id_column(schema, c) for c in [*keys, action]]
 
 
 def _table(

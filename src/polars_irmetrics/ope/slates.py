@@ -41,7 +41,7 @@ from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, r
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.ope.checks import WHERE, Check, warning_unsupported
+from polars_irmetrics.ope.checks import WHERE, Check, id_column, warning_unsupported
 from polars_irmetrics.ope.rounds import over_rounds
 from polars_irmetrics.ope.sums import (
     PartsPlan,
@@ -139,10 +139,7 @@ def build_slate_plan(
         check_numeric(schema, column, "policy table", integer=False)
     check_numeric(log_schema, reward, "log", integer=False)
     check_numeric(log_schema, position, "log", integer=True)
-    ids = [
-        pl.col(c).cast(pl.Int64) if log_schema[c].is_integer() else pl.col(c).cast(pl.String)
-        for c in keys
-    ]
+    ids = [id_column(log_schema, c) for c in keys]
     evaluation = policy.select(
         *ids,
         *(pl.col(c).cast(pl.Float64).alias(_e(c)) for c in columns),
@@ -247,10 +244,7 @@ def _support_warning(
     read) on a ``(round_id, position)`` the log never shows: a slot of a slate the
     logging policy never could have shown, whose reward no estimator sees."""
     log_schema = log.collect_schema()
-    ids = [
-        pl.col(c).cast(pl.Int64) if log_schema[c].is_integer() else pl.col(c).cast(pl.String)
-        for c in keys
-    ]
+    ids = [id_column(log_schema, c) for c in keys]
     mass = pl.any_horizontal(pl.col(c).cast(pl.Float64) > 0 for c in columns)
     unsupported = (
         policy.filter(mass)
