@@ -15,7 +15,7 @@ import polars as pl
 
 from polars_irmetrics.errors import ColumnTypeError
 from polars_irmetrics.ground.options import EvalOptions, UnseenItems
-from polars_irmetrics.ground.validate import common_id_dtype, id_kind
+from polars_irmetrics.ground.validate import INTERNAL, common_id_dtype, id_kind
 
 __all__ = ["RecsysOptions", "Tables", "recsys_options", "recsys_tables"]
 
@@ -135,8 +135,8 @@ def recsys_tables(
             item: common_id_dtype([schema[item], theirs[item]]),
         }
         seen = known.select(pl.col(c).cast(t) for c, t in joint.items()).unique()
-        marked = [pl.col(c).cast(t).alias(f"__irm_seen_{c}") for c, t in joint.items()]
-        on = [f"__irm_seen_{c}" for c in joint]
+        marked = [pl.col(c).cast(t).alias(f"{INTERNAL}seen_{c}") for c, t in joint.items()]
+        on = [f"{INTERNAL}seen_{c}" for c in joint]
         recommendations = (
             recommendations.with_columns(marked)
             .join(seen.rename(dict(zip(joint, on, strict=True))), on=on, how="semi")
