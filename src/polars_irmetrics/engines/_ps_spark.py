@@ -24,7 +24,7 @@ from polars_irmetrics.engines._partition import judgments_given
 from polars_irmetrics.engines._ps import prepare_ps, ps_finish, ps_part
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import TALLY, warn_on_counts
+from polars_irmetrics.offline.propensity import warn_on_judged
 
 __all__ = ["ps_frame"]
 
@@ -96,6 +96,4 @@ def _warn_on_judged(run: DataFrame, qrels: DataFrame, options: EvalOptions) -> N
         "found": found.count(),
         "listed": None,
     }
-    counts = pl.DataFrame([row], schema=dict.fromkeys(TALLY, pl.Int64))
-    given = counts.filter(pl.col("queries") > 0)
-    warn_on_counts(given, systems=(), unretrieved=options.unretrieved)
+    warn_on_judged(row, options.unretrieved)

@@ -36,6 +36,8 @@ __all__ = [
     "held_tally",
     "id_kind",
     "interactions_tally",
+    "is_text",
+    "kind_of",
     "merge_counts",
     "raise_on_bad_rows",
     "require_columns",
@@ -75,15 +77,32 @@ def require_columns(schema: pl.Schema, columns: Sequence[str], frame: str, hint:
             )
 
 
+def is_text(dtype: pl.DataType) -> bool:
+    """Whether ids of ``dtype`` are strings: String, Categorical or Enum (compared as
+    text wherever two tables meet).
+
+    >>> is_text(pl.Categorical()), is_text(pl.Enum(["a"])), is_text(pl.Int64())
+    (True, True, False)
+    """
+    return dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)
+
+
+def kind_of(dtype: pl.DataType) -> IdKind | None:
+    """``"string"`` or ``"integer"``: the kind of ids ``dtype`` holds; ``None`` for a
+    dtype that holds no ids (floats, dates...)."""
+    if is_text(dtype):
+        return "string"
+    return "integer" if dtype.is_integer() else None
+
+
 def id_kind(schema: pl.Schema, column: str, frame: str) -> IdKind:
     """Whether an id column holds strings or integers; any other dtype is an error, and
     so is a missing column (named, with the table's columns)."""
     require_columns(schema, [column], frame, "name the id columns with their keywords")
     dtype = schema[column]
-    if dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum):
-        return "string"
-    if dtype.is_integer():
-        return "integer"
+    kind = kind_of(dtype)
+    if kind is not None:
+        return kind
     raise ColumnTypeError(
         f"column {column!r} in the {frame} has dtype {dtype}; ids must be strings or "
         f"integers: cast it, e.g. pl.col({column!r}).cast(pl.String)"
@@ -103,7 +122,7 @@ def common_id_dtype(dtypes: Sequence[pl.DataType]) -> pl.DataType:
     >>> common_id_dtype([pl.UInt64(), pl.Int32()]), common_id_dtype([pl.UInt8(), pl.Int32()])
     (Int128, Int64)
     """
-    if any(d == pl.String or isinstance(d, pl.Categorical | pl.Enum) for d in dtypes):
+    if any(is_text(d) for d in dtypes):
         return pl.String()
     if pl.UInt64() not in dtypes:
         return pl.Int64()

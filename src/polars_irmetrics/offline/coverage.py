@@ -27,6 +27,7 @@ from polars_irmetrics.ground.validate import (
     Hint,
     Policy,
     coverage_counts,
+    is_text,
     merge_counts,
     suspect,
     warn_on_counts,
@@ -197,7 +198,7 @@ def _query_hint_applies(run: pl.LazyFrame, setup: Setup) -> bool:
     if setup.cast_ids.get(query_id, pl.String()) != pl.String():
         return False
     dtype = run.collect_schema()[query_id]
-    return dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)
+    return is_text(dtype)
 
 
 def _query_ids(

@@ -61,7 +61,13 @@ from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
 
-__all__ = ["PsPlan", "build_propensity_plan", "label_propensity", "prepare_propensity"]
+__all__ = [
+    "PsPlan",
+    "build_propensity_plan",
+    "label_propensity",
+    "prepare_propensity",
+    "warn_on_judged",
+]
 
 _RANK = f"{INTERNAL}ps_rank"
 _W = f"{INTERNAL}ps_w"
@@ -319,7 +325,7 @@ class PsPlan:
             pl.lit(None, pl.Int64).alias("listed"),
         )
         unretrieved = self.options.unretrieved
-        return with_tally(raised, tally, lambda row: _warn(row, unretrieved))
+        return with_tally(raised, tally, lambda row: warn_on_judged(row, unretrieved))
 
     @property
     def _position(self) -> str:
@@ -330,9 +336,11 @@ class PsPlan:
         return sorted({r.params(self.options.relevance_level).level for _, r in self.requests})
 
 
-def _warn(row: Mapping[str, Any], unretrieved: Policy) -> None:
-    """The coverage warning of the judged queries' counts ``row`` (no judged document
-    retrieved, no judged query), in the words of the other metrics'."""
+def warn_on_judged(row: Mapping[str, Any], unretrieved: Policy) -> None:
+    """The coverage warning of the judged queries' counts ``row`` (the
+    :data:`~polars_irmetrics.ground.validate.TALLY` columns: no judged document
+    retrieved, no judged query), in the words of the other metrics'; the one plan's
+    and Spark's (which counts on the driver)."""
     counts = pl.DataFrame([{c: row[c] for c in TALLY}], schema=dict.fromkeys(TALLY, pl.Int64))
     warn_on_counts(counts.filter(pl.col("queries") > 0), systems=(), unretrieved=unretrieved)
 

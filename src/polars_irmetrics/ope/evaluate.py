@@ -686,7 +686,8 @@ def _check_wide(
 
 
 def _ids(keys: list[str], action: str, schema: pl.Schema) -> list[pl.Expr]:
-    """The id columns in one dtype on every side (integers as Int64, text as String)."""
+    """The id columns in one dtype on every side
+    (:func:`~polars_irmetrics.ope.checks.id_column`)."""
     return [id_column(schema, c) for c in [*keys, action]]
 
 

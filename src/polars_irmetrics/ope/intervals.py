@@ -38,7 +38,7 @@ import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL, is_text
 from polars_irmetrics.ope.sums import exact_added, exact_columns, exact_mean, exact_total
 
 __all__ = [
@@ -142,7 +142,7 @@ def _stable(name: str, dtype: pl.DataType) -> pl.Expr:
         return column.cast(pl.Int64)
     if dtype.is_float():
         return column.cast(pl.Float64)
-    if isinstance(dtype, pl.String | pl.Categorical | pl.Enum):
+    if is_text(dtype):
         return column.cast(pl.String)
     return column
 

@@ -72,7 +72,7 @@ from polars_irmetrics.errors import (
     QuerySetError,
 )
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, common_id_dtype, require_columns
+from polars_irmetrics.ground.validate import INTERNAL, common_id_dtype, kind_of, require_columns
 from polars_irmetrics.metrics.prediction import (
     BINARY_METRICS,
     PROBABILITY_METRICS,
@@ -440,7 +440,7 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
             continue
         # ids of one kind in two dtypes (Int32 and Int64, Categorical and String) line
         # up in the dtype that holds both; strings beside integers match nothing
-        if not _one_kind(mine, theirs):
+        if kind_of(mine) is None or kind_of(mine) != kind_of(theirs):
             raise ColumnTypeError(
                 f"column {key!r} is {mine} in the predictions but {theirs} in the labels; "
                 "cast one side so that the pairs match, e.g. "
@@ -465,15 +465,6 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
     if options.unmatched == "drop":  # a null key is refused, not dropped (_checks)
         joined = joined.filter((pl.col(_SIDE) == "both") | null_key)
     return joined.with_columns(((pl.len().over(keys) > 1) & ~null_key).alias(_DUP))
-
-
-def _one_kind(first: pl.DataType, second: pl.DataType) -> bool:
-    """Both integers, or both strings (String, Categorical or Enum)."""
-
-    def text(dtype: pl.DataType) -> bool:
-        return dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)
-
-    return (first.is_integer() and second.is_integer()) or (text(first) and text(second))
 
 
 def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
-from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL, is_text
 
 __all__ = [
     "CHECKS",
@@ -181,7 +181,7 @@ def _example(name: str) -> str:
 def shown(value: pl.Expr, dtype: pl.DataType | None) -> pl.Expr:
     """``value`` as text for a message: quoted when it is a string id (as ``repr`` does)."""
     text = value.cast(pl.String).fill_null("null")
-    if dtype is not None and (dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)):
+    if dtype is not None and is_text(dtype):
         return pl.concat_str(pl.lit("'"), text, pl.lit("'"))
     return text
 

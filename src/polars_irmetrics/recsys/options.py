@@ -15,9 +15,9 @@ import polars as pl
 
 from polars_irmetrics.errors import ColumnTypeError
 from polars_irmetrics.ground.options import EvalOptions, UnseenItems
-from polars_irmetrics.ground.validate import INTERNAL, common_id_dtype, id_kind
+from polars_irmetrics.ground.validate import INTERNAL, check_id_kinds, common_id_dtype
 
-__all__ = ["RecsysOptions", "Tables", "recsys_options", "recsys_tables"]
+__all__ = ["RecsysOptions", "Tables", "check_by_keys", "recsys_options", "recsys_tables"]
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,9 @@ def recsys_tables(
         if item not in theirs or item not in schema:
             continue  # the plan's own check names the missing column
         keys = [k for k in options.by_keys if k in theirs]
-        _same_kinds(schema, theirs, item, keys, name)
+        # the plan's own checks, made before the left-out rows are joined
+        check_id_kinds(schema, "recommendations", theirs, name, [item])
+        check_by_keys(schema, theirs, keys, name)
         # each side's ids in one dtype for the joint (Categorical beside String, Int32
         # beside Int64): the recommendations keep their own
         joint = {
@@ -146,19 +148,9 @@ def recsys_tables(
     return Tables(recommendations.cache(), tables.interactions, tables.item_features)
 
 
-def _same_kinds(
-    schema: pl.Schema, theirs: pl.Schema, item: str, keys: list[str], name: str
-) -> None:
-    """Refuse item ids of strings on one side and integers on the other, and a ``by``
-    key of two dtypes (the plan's own checks, made before the left-out rows are
-    joined)."""
-    kind, other = id_kind(schema, item, "recommendations"), id_kind(theirs, item, name)
-    if kind != other:
-        raise ColumnTypeError(
-            f"column {item!r} holds {kind}s in the recommendations ({schema[item]}) but "
-            f"{other}s in the {name} ({theirs[item]}); cast one side, e.g. "
-            f"pl.col({item!r}).cast(pl.String) on both"
-        )
+def check_by_keys(schema: pl.Schema, theirs: pl.Schema, keys: list[str], name: str) -> None:
+    """Refuse a ``by`` key of one dtype in the recommendations (``schema``) and another
+    in the side table ``name`` (``theirs``)."""
     for key in keys:
         if theirs[key] != schema[key]:
             raise ColumnTypeError(

@@ -55,6 +55,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.ground.validate import (
     INTERNAL,
+    check_id_kinds,
     check_numeric,
     common_id_dtype,
     id_kind,
@@ -81,7 +82,7 @@ from polars_irmetrics.metrics.collection import (
 from polars_irmetrics.metrics.registry import MetricRequest, check_inputs, user_mean
 from polars_irmetrics.metrics.scope import exact_mean, exact_sum, fixed_sum
 from polars_irmetrics.recsys.checks import Recount, flag, flag_columns, raise_on_flags, shown
-from polars_irmetrics.recsys.options import RecsysOptions, Tables
+from polars_irmetrics.recsys.options import RecsysOptions, Tables, check_by_keys
 from polars_irmetrics.recsys.vectors import pair_similarity_by_sums, vector_sums
 
 __all__ = ["build_recsys_plan", "merge_counts", "merge_users", "tallied"]
@@ -579,7 +580,8 @@ def _check_schemas(
     hint = "pass the column names, e.g. user_id='uid', item_id='iid'"
     schema = tables.recommendations.collect_schema()
     require_columns(schema, [user, item, *by], "recommendations", hint)
-    kinds = {c: id_kind(schema, c, "recommendations") for c in (user, item)}
+    for column in (user, item):  # strings or integers (any other dtype refused, named)
+        id_kind(schema, column, "recommendations")
     dtypes = {c: [schema[c]] for c in (user, item)}
     if "position" in scope.needs:
         order = options.order
@@ -631,21 +633,10 @@ def _check_schemas(
             if column == options.features:
                 _check_vector(other[column], column)
                 continue
-            kind = id_kind(other, column, name)
+            check_id_kinds(schema, "recommendations", other, name, [column])
             dtypes[column].append(other[column])
-            if kind != kinds[column]:
-                raise ColumnTypeError(
-                    f"column {column!r} holds {kinds[column]}s in the recommendations "
-                    f"({schema[column]}) but {kind}s in the {name} ({other[column]}); "
-                    f"cast one side, e.g. pl.col({column!r}).cast(pl.String) on both"
-                )
         if name == "interactions":
-            for key in by:
-                if key in other and other[key] != schema[key]:
-                    raise ColumnTypeError(
-                        f"column {key!r} has dtype {schema[key]} in the recommendations "
-                        f"but {other[key]} in the interactions; cast one side to match"
-                    )
+            check_by_keys(schema, other, [key for key in by if key in other], name)
     # one dtype per id in every table (UInt64 ids beyond Int64 kept whole)
     return {c: common_id_dtype(dtypes[c]) for c in (user, item)}
 

@@ -21,11 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_irmetrics.errors import (
-    ColumnTypeError,
-    InvalidValueError,
-    MetricParameterError,
-)
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
