@@ -29,6 +29,7 @@ from polars_irmetrics.fusion.options import FusionOptions
 from polars_irmetrics.fusion.train import _judgments
 from polars_irmetrics.ground.buckets import Buckets, check_buckets, evaluate_in_buckets
 from polars_irmetrics.ground.progress import check_progress
+from polars_irmetrics.metrics._common import power
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric, parse_metric_list
 from polars_irmetrics.metrics.scope import exact_sum, exact_sum_horizontal
 
@@ -153,9 +154,8 @@ def _fused_score(method: str, n: int) -> pl.Expr:
     if method == "rrf":
         return total([(1.0 / (p + x)).fill_null(0.0) for x in v])
     if method == "rbc":
-        # exp((x - 1) ln p): fuse's kernel (metrics._common.power), on every engine
-        weight = [pl.when(x == 1.0).then(1.0).otherwise(((x - 1.0) * p.log()).exp()) for x in v]
-        return total([((1.0 - p) * w).fill_null(0.0) for w in weight])
+        # fuse's kernel (metrics._common.power), the grid's phi a column
+        return total([((1.0 - p) * power(p, x - 1.0)).fill_null(0.0) for x in v])
     if method == "gmnz":
         return pl.col(_SUM) * pl.col(_CNT).pow(p)
     return pl.col(_SUM) * (pl.col(_CNT) + p).log()  # logn_isr

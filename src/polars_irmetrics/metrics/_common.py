@@ -160,8 +160,9 @@ def divide(num: pl.Expr, den: float | pl.Expr) -> pl.Expr:
     return num / (num * 0.0 + den)
 
 
-def power(base: float, exponent: pl.Expr) -> pl.Expr:
-    """``base ** exponent`` for a constant ``base`` in [0, 1], the same bits on any engine.
+def power(base: float | pl.Expr, exponent: pl.Expr) -> pl.Expr:
+    """``base ** exponent`` for a constant ``base`` in [0, 1] (or a column of such bases,
+    as a fusion grid's), the same bits on any engine.
 
     polars raises a constant to a column's powers with ``powf``, except where the
     column holds one value, which it treats as a scalar and, for a whole number, raises
@@ -171,9 +172,12 @@ def power(base: float, exponent: pl.Expr) -> pl.Expr:
     the next. ``exp(exponent * ln(base))`` has one kernel; it is within a few units in
     the last place of ``powf`` for the exponents of a ranking (and exactly 1 at 0).
     """
-    if not 0.0 <= base <= 1.0:  # pragma: no cover - the registry bounds the parameters
+    if isinstance(base, pl.Expr):  # ln 0 = -inf: exp(-inf) = 0, as for a constant 0
+        value = (exponent * base.log()).exp()
+    elif not 0.0 <= base <= 1.0:  # pragma: no cover - the registry bounds the parameters
         raise ValueError(f"power() takes a base in [0, 1], got {base!r}")
-    value = (exponent * math.log(base)).exp() if base > 0.0 else pl.lit(0.0)
+    else:
+        value = (exponent * math.log(base)).exp() if base > 0.0 else pl.lit(0.0)
     return pl.when(exponent == 0.0).then(1.0).otherwise(value)
 
 
