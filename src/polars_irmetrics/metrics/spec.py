@@ -406,6 +406,10 @@ class Metric:
         if how == "geometric":
             values = values.clip(lower_bound=MIN_GEO_MEAN).log()
         mean = values.cum_sum().last() / values.count()
+        # the spread from running sums too (polars' std adds in an order of its own, so
+        # an engine's partitions could change its last bit): std's and ci_halfwidth's
+        n = values.count().cast(pl.Float64)
+        squares = (values - mean).pow(2).cum_sum().last()
         if how == "sum":
             out = values.cum_sum().last().fill_null(0.0)
         elif how == "median":
@@ -416,16 +420,10 @@ class Metric:
             out = values.min()
         elif how == "max":
             out = values.max()
-        elif how == "std":  # from running sums too (as ci_halfwidth, below)
-            n = values.count().cast(pl.Float64)
-            squares = (values - mean).pow(2).cum_sum().last()
+        elif how == "std":  # the population deviation
             out = pl.when(n > 0).then((squares / n).sqrt())
-        elif how == "ci_halfwidth":
-            # the sample variance from running sums too (polars' std adds in an order
-            # of its own, so an engine's partitions could change its last bit)
+        elif how == "ci_halfwidth":  # from the sample variance
             z = NormalDist().inv_cdf((1.0 + ci_level) / 2.0)
-            n = values.count().cast(pl.Float64)
-            squares = (values - mean).pow(2).cum_sum().last()
             spread = pl.when(n > 1).then((squares / (n - 1.0)).sqrt()).otherwise(0.0)
             out = pl.when(n > 0).then(z * spread / n.sqrt())
         elif how == "geometric":
