@@ -17,6 +17,7 @@ from functools import partial
 import polars as pl
 import pyarrow as pa
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
@@ -24,6 +25,7 @@ from polars_irmetrics.engines._partition import judgments_given
 from polars_irmetrics.engines._ps import prepare_ps, ps_finish, ps_part
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.offline.propensity import warn_on_judged
 
 __all__ = ["ps_frame"]
@@ -87,13 +89,14 @@ def _warn_on_judged(run: DataFrame, qrels: DataFrame, options: EvalOptions) -> N
     counts taken here on the driver: the finish runs in an executor, whose warnings
     stay there."""
     q, d = options.query_id, options.doc_id
-    judged = qrels.select(q, d)
-    found = judged.join(run.select(q, d).distinct(), on=[q, d], how="left_semi")
-    row = {
-        "queries": judged.select(q).distinct().count(),
-        "found_queries": found.select(q).distinct().count(),
-        "docs": judged.count(),
-        "found": found.count(),
-        "listed": None,
-    }
-    warn_on_judged(row, options.unretrieved)
+    hit = f"{INTERNAL}hit"
+    ran = run.select(q, d).distinct().withColumn(hit, F.lit(1))
+    judged = qrels.select(q, d).join(ran, on=[q, d], how="left")
+    found = F.col(hit).isNotNull()
+    counts = judged.agg(  # one job: every judgment, and whether the run retrieves it
+        F.countDistinct(q).alias("queries"),
+        F.countDistinct(F.when(found, F.col(q))).alias("found_queries"),
+        F.count(F.lit(1)).alias("docs"),
+        F.count(hit).alias("found"),
+    ).collect()[0]
+    warn_on_judged({**counts.asDict(), "listed": None}, options.unretrieved)
