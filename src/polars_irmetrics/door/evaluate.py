@@ -45,7 +45,7 @@ from polars_irmetrics.agreement.parts import build_agreement
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.exposure.parts import exposure_in_buckets, split_exposure
 from polars_irmetrics.exposure.plan import build_exposure_plan
-from polars_irmetrics.ground.buckets import collect_guarded
+from polars_irmetrics.ground.buckets import collect_guarded, eager_engine
 from polars_irmetrics.ground.facts import SharedFacts
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
@@ -564,13 +564,16 @@ def evaluate_tables(
     or a door's :class:`Parsed` requests. ``route`` and ``caller``: see
     :func:`evaluate_plan`; ``table_name``: the first argument's name, in messages."""
     frame = as_polars(table, table_name)
-    lazy = {name: None if t is None else as_polars(t, name).lazy() for name, t in tables.items()}
+    given = {name: None if t is None else as_polars(t, name) for name, t in tables.items()}
+    lazy = {name: None if t is None else t.lazy() for name, t in given.items()}
     built = EvalOptions.build(**options)
     requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
     # an option none of the metrics reads is refused, never ignored
     check_read(built, labels_by_route(requests, route), labels=lazy.get("labels") is not None)
     plan = evaluate_plan(frame.lazy(), requests, lazy, built, route=route, caller=caller)
-    return collect_guarded(plan) if isinstance(frame, pl.DataFrame) else plan
+    if isinstance(frame, pl.LazyFrame):
+        return plan
+    return collect_guarded(plan, eager_engine([frame, *given.values()]))
 
 
 def evaluate_plan(
