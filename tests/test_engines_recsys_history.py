@@ -135,8 +135,8 @@ _UPPER = _HISTORY.with_columns(
     pl.when(_NUMBER >= 10).then(pl.col("doc_id").str.to_uppercase()).otherwise(pl.col("doc_id"))
 )
 # none of the recommendations' users has a history (other ids), and u00's items are not in
-# it: with unseen_items='drop' their recommendations are left out, and the users of the
-# others are counted (39, where the whole run has 40)
+# it: with unseen_items='drop' their recommendations are left out, and the users are
+# counted as given, before the drop (40; the 39 left after it were counted before)
 _STRANGERS = _HISTORY.with_columns(pl.format("x{}", "query_id").alias("query_id"))
 _FIRST = TABLES["run"].filter(pl.col("query_id") == "u00")["doc_id"]
 WARNING_CASES = [
@@ -174,7 +174,7 @@ def test_the_history_warning_is_the_whole_tables_once(
     assert len(one) == 1, case
     assert one[0].startswith("interactions= holds "), one
     if case == "users-kept":
-        assert " of the 39 users " in one[0], one
+        assert " of the 40 users " in one[0], one
     engine_run, lacking = frame(run), frame(history)
     got = _warned(
         lambda: back(evaluate(engine_run, metrics, interactions=lacking, partitions=3, **options))
@@ -325,3 +325,58 @@ def test_the_propensity_metrics_warning_is_one_machines(
         lambda: back(evaluate(frame(run), metrics, qrels=frame(qrels), propensities=frame(props)))
     )
     assert got == one
+
+
+# item features under other ids (upper case): none of the recommendations' items has a
+# vector; a history in other ids too, for unseen_items='drop'
+_FEATURES_UPPER = TABLES["item_features"].with_columns(pl.col("doc_id").str.to_uppercase())
+_HISTORY_UPPER = _HISTORY.with_columns(pl.col("doc_id").str.to_uppercase())
+LACKING_CASES = [
+    # similar 0 to every item: every list as diverse as can be (1.0), in silence before
+    ("features-recommenders", ["intra_list_diversity@5"], {"unseen_items": "recommenders"}),
+    # every recommendation left out: null, in silence before
+    ("features-drop", ["intra_list_diversity@5"], {"unseen_items": "drop"}),
+    ("history-drop", ["surprisal@5"], {"unseen_items": "drop"}),
+]
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+@pytest.mark.parametrize(
+    ("case", "metrics", "options"), LACKING_CASES, ids=[c[0] for c in LACKING_CASES]
+)
+def test_a_side_table_holding_none_of_the_items_is_warned_of_as_one_machine(
+    engine: str,
+    case: str,
+    metrics: list[str],
+    options: dict[str, Any],
+    request: pytest.FixtureRequest,
+) -> None:
+    evaluate, frame, back = _engine(engine, request)
+    side = (
+        {"interactions": _HISTORY_UPPER}
+        if case.startswith("history")
+        else {"item_features": _FEATURES_UPPER}
+    )
+    one = _warned(lambda: irm.evaluate(TABLES["run"], metrics, **side, **options))
+    table = next(iter(side))
+    assert one == [
+        f"{table}= holds none of the {TABLES['run']['doc_id'].n_unique()} items of the "
+        "recommendations (column 'doc_id'): "
+        + {
+            "features-recommenders": "an item without a feature vector counts as similar 0 "
+            "to every other item (unseen_items='recommenders', Microsoft Recommenders' "
+            "fillna(0)), so a list of such items reads as diverse and serendipitous as a "
+            "list can be",
+            "features-drop": "the recommendations of an item without a feature vector are "
+            "left out (unseen_items='drop'), so the metrics read few of the lists' items",
+            "history-drop": "the recommendations of an item the interactions lack are left "
+            "out (unseen_items='drop'), so the metrics read few of the lists' items",
+        }[case]
+        + f". Ids that do not line up are the likely cause: give {table}= and the "
+        "recommendations the same 'doc_id' values (same spelling, same collection)."
+    ]
+    sides = {name: frame(t) for name, t in side.items()}
+    got = _warned(
+        lambda: back(evaluate(frame(TABLES["run"]), metrics, **sides, partitions=3, **options))
+    )
+    assert got == one, case

@@ -243,6 +243,97 @@ WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], list[str]]] = [
 ]
 
 
+FEATURES = pl.DataFrame(
+    {
+        "doc_id": ["a", "b", "c", "d", "e"],
+        "features": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 1.0], [1.0, 3.0]],
+    }
+)
+NO_VECTOR = {
+    "recommenders": "an item without a feature vector counts as similar 0 to every other "
+    "item (unseen_items='recommenders', Microsoft Recommenders' fillna(0)), so a list of "
+    "such items reads as diverse and serendipitous as a list can be",
+    "drop": "the recommendations of an item without a feature vector are left out "
+    "(unseen_items='drop'), so the metrics read few of the lists' items",
+}
+LEFT_OUT = (
+    "the recommendations of an item the interactions lack are left out "
+    "(unseen_items='drop'), so the metrics read few of the lists' items"
+)
+
+#: (case, metrics, tables, unseen_items, the warnings given): where an item a side table
+#: lacks is scored or left out instead of refused, counted as given (before a drop)
+WARNED_UNSEEN: list[tuple[str, list[str], dict[str, pl.DataFrame], str, list[str]]] = [
+    ("features: clean", ["intra_list_diversity@2"], {"item_features": FEATURES}, "drop", []),
+    # similar 0 to every item: every list's diversity 1.0, once in silence
+    (
+        "features: no item (recommenders)",
+        ["intra_list_diversity@2"],
+        {"item_features": _suffixed(FEATURES, "doc_id")},
+        "recommenders",
+        [
+            "item_features= holds none of the 5 items of the recommendations (column "
+            f"'doc_id'): {NO_VECTOR['recommenders']}. "
+            f"{_fix('item_features', 'doc_id', 'recommendations')}"
+        ],
+    ),
+    # every recommendation left out: null, once in silence
+    (
+        "features: most items not (drop)",
+        ["intra_list_diversity@2"],
+        {"item_features": _suffixed(FEATURES, "doc_id", keep=("a", "b"))},
+        "drop",
+        [
+            "item_features= holds only 2 of the 5 items of the recommendations (column "
+            f"'doc_id'): {NO_VECTOR['drop']}. "
+            f"{_fix('item_features', 'doc_id', 'recommendations')}"
+        ],
+    ),
+    # the history's tally was taken after the drop: none held, all dropped, in silence
+    (
+        "interactions: no item (drop)",
+        ["surprisal@2"],
+        {"interactions": _suffixed(HISTORY, "doc_id")},
+        "drop",
+        [
+            "interactions= holds none of the 5 items of the recommendations (column "
+            f"'doc_id'): {LEFT_OUT}. {_fix('interactions', 'doc_id', 'recommendations')}"
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize("buckets", [None, 2])
+@pytest.mark.parametrize(
+    ("case", "metrics", "tables", "unseen", "expected"),
+    WARNED_UNSEEN,
+    ids=[w[0] for w in WARNED_UNSEEN],
+)
+def test_a_side_table_lacking_items_that_are_scored_anyway_is_warned_about(
+    frame_kind: str,
+    case: str,
+    metrics: list[str],
+    tables: dict[str, pl.DataFrame],
+    unseen: str,
+    expected: list[str],
+    buckets: int | None,
+) -> None:
+    options: dict[str, Any] = {"unseen_items": unseen}
+    if buckets is not None:
+        options.update(buckets=buckets, per_query=True)
+    _, said = _evaluate(frame_kind, metrics, tables, **options)
+    assert said == expected
+
+
+def test_features_lacking_items_refused_item_by_item_are_not_warned_about() -> None:
+    lacking = _suffixed(FEATURES, "doc_id", keep=("a",))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CoverageWarning)
+        refused = "item 'b' (recommended to user 'q1') has no row in item_features"
+        with pytest.raises(InvalidValueError, match=f"^{re.escape(refused)}"):
+            irm.evaluate(RUN, ["intra_list_diversity@2"], item_features=lacking)
+
+
 def _evaluate(
     frame_kind: str, metrics: list[str], tables: dict[str, pl.DataFrame], **options: Any
 ) -> tuple[pl.DataFrame, list[str]]:

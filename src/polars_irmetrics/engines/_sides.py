@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics.engines._partition import as_polars_frame, warned_to
@@ -28,7 +27,12 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.exposure.coverage import groups_tally, warn_on_groups
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import interactions_tally, warn_on_interactions
+from polars_irmetrics.ground.validate import (
+    features_tally,
+    interactions_tally,
+    warn_on_features,
+    warn_on_interactions,
+)
 from polars_irmetrics.metrics.elliot import ELLIOT
 from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS, SERENDIPITY
 from polars_irmetrics.metrics.registry import (
@@ -48,13 +52,13 @@ __all__ = [
     "SIDE_TABLES",
     "Beside",
     "check_sides",
-    "known_items",
     "reads_history",
     "side_tables",
     "split_beside",
     "two_calls",
     "warn_on_group_ids",
     "warn_on_history",
+    "warns_on_features",
 ]
 
 #: The side tables an engine broadcasts, and the metrics that read them (in messages).
@@ -327,37 +331,6 @@ def _merges(request: MetricRequest) -> bool:
     )
 
 
-def known_items(
-    sides: Iterable[tuple[str, pa.Table]], options: EvalOptions
-) -> list[tuple[pa.Table, tuple[str, ...]]]:
-    """With ``unseen_items='drop'``, the items a recommendation keeps (as
-    :func:`~polars_irmetrics.recsys.options.recsys_tables` keeps them on one machine):
-    each side table that lists items (the history, the item features) as its distinct
-    rows of the ``by`` keys it carries and the item id, with those columns, for the
-    engine's semi-join of the run. Empty for any other ``unseen_items``.
-
-    Examples
-    --------
-    >>> history = pa.table({"query_id": ["u1", "u2"], "doc_id": ["a", "a"]})
-    >>> [(t.to_pydict(), on) for t, on in known_items(
-    ...     [("interactions", history)], EvalOptions(unseen_items="drop"))]
-    [({'doc_id': ['a']}, ('doc_id',))]
-    """
-    if options.unseen_items != "drop":
-        return []
-    known = []
-    for name, table in sides:
-        if (
-            name not in ("interactions", "item_features")
-            or options.doc_id not in table.schema.names
-        ):
-            continue
-        on = (*(k for k in options.by_keys if k in table.schema.names), options.doc_id)
-        rows = as_polars_frame(table.select(list(on))).unique(maintain_order=True)
-        known.append((rows.to_arrow(compat_level=pl.CompatLevel.oldest()), on))
-    return known
-
-
 def warn_on_history(
     users: pa.Table,
     items: pa.Table,
@@ -372,8 +345,10 @@ def warn_on_history(
     """The warning one machine gives when the history mostly lacks the run's items (or
     holds none of its users), and its refusal of a history row with a null id, from the
     whole run's distinct ``users`` and ``items`` (the parts do not warn: each holds some
-    of the users; with ``unseen_items='drop'``, the ids of the recommendations kept:
-    :func:`known_items`). Where the history's rows travelled (:func:`reads_history`),
+    of the users; with ``unseen_items='drop'`` too, the ids as given, before the drop).
+    Also one machine's warning when the item features hold few of those items and their
+    recommendations are scored or left out (:func:`warns_on_features`), whatever the
+    history. Where the history's rows travelled (:func:`reads_history`),
     they are read; where only its catalogue did (``mcc@k``, ``reco_accuracy@k``), the
     engine also passes the history's distinct users (``held_users``, where it has the
     user column) and its count of rows with a null id (``null_rows``). Nothing where no
@@ -403,12 +378,23 @@ def warn_on_history(
     ...
     polars_irmetrics.errors.InvalidValueError: the interactions have 4 row(s) with a null ...
     """
-    history = dict(sides).get("interactions")
+    named = dict(sides)
+    history = named.get("interactions")
     whole = reads_history(metrics)
     catalogue = any(r.metric.name in CATALOGUE_METRICS for _, r in parse_metric_list(metrics))
+    user, item = options.query_id, options.doc_id
+    recommendations = any(_merges(r) for _, r in parse_metric_list(metrics))
+    run = "recommendations" if recommendations else "run"
+    features = named.get("item_features")
+    if features is not None and warns_on_features(named.items(), options):
+        tally = features_tally(
+            as_polars_frame(items).lazy(), as_polars_frame(features).lazy(), item=item
+        )
+        counted = tally.collect().row(0, named=True)
+        unseen = options.unseen_items
+        warned_to(lambda: warn_on_features(counted, item=item, run=run, unseen_items=unseen), emit)
     if history is None or not (whole or catalogue):
         return True
-    user, item = options.query_id, options.doc_id
     tally = interactions_tally(
         as_polars_frame(items).lazy(),
         as_polars_frame(history).lazy(),
@@ -419,9 +405,17 @@ def warn_on_history(
         null_rows=null_rows,
     )
     row = tally.collect().row(0, named=True)
-    recommendations = any(_merges(r) for _, r in parse_metric_list(metrics))
-    run = "recommendations" if recommendations else "run"
-    return warned_to(lambda: warn_on_interactions(row, user=user, item=item, run=run), emit)
+    dropped = options.unseen_items == "drop"
+    return warned_to(
+        lambda: warn_on_interactions(row, user=user, item=item, run=run, dropped=dropped), emit
+    )
+
+
+def warns_on_features(sides: Iterable[tuple[str, pa.Table]], options: EvalOptions) -> bool:
+    """Whether :func:`warn_on_history` counts the item features' items: where they were
+    given and a recommendation of an item they lack is scored or left out
+    (``unseen_items='recommenders'`` or ``'drop'``) instead of refused."""
+    return options.unseen_items != "error" and "item_features" in dict(sides)
 
 
 def warn_on_group_ids(

@@ -80,13 +80,13 @@ from polars_irmetrics.engines._sides import (
     EXPOSURE_COUNT,
     Beside,
     check_sides,
-    known_items,
     reads_history,
     side_tables,
     split_beside,
     two_calls,
     warn_on_group_ids,
     warn_on_history,
+    warns_on_features,
 )
 from polars_irmetrics.engines.params import engine_doc
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
@@ -397,20 +397,20 @@ def _after_history(
 ) -> dd.DataFrame:
     """``values``, released once the history's warning (and refusal of null ids) has
     been given against the whole run's users and items, where a metric reads the history
-    (with ``unseen_items='drop'``, those of the recommendations kept). Where only the
+    (with ``unseen_items='drop'`` too, the ids as given, before the drop), and the item
+    features' warning where their items' recommendations are scored or left out
+    (:func:`~polars_irmetrics.engines._sides.warns_on_features`). Where only the
     catalogue travelled, the history's distinct users and rows with a null id are
     counted by tasks too."""
-    if interactions is None or not any(name == "interactions" for name, _ in sides):
+    history = interactions is not None and any(name == "interactions" for name, _ in sides)
+    if not (history or warns_on_features(sides, options)):
         return values
-    kept = run
-    for known, on in known_items(sides, options):
-        kept = kept.merge(known.to_pandas(types_mapper=pd.ArrowDtype), on=list(on), how="inner")
     ids = [
-        kept[[key]].drop_duplicates(split_out=1).to_delayed()[0]
+        run[[key]].drop_duplicates(split_out=1).to_delayed()[0]
         for key in (options.query_id, options.doc_id)
     ]
     held_users, null_rows = None, None
-    if not reads_history(metrics):  # the catalogue alone travelled to the parts
+    if history and interactions is not None and not reads_history(metrics):  # catalogue only
         columns = [c for c in (options.doc_id, options.query_id) if c in interactions.columns]
         null_rows = interactions[columns].isna().any(axis=1).sum().to_delayed()
         if options.query_id in columns:

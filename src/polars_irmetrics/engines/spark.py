@@ -62,13 +62,13 @@ from polars_irmetrics.engines._sides import (
     EXPOSURE_COUNT,
     Beside,
     check_sides,
-    known_items,
     reads_history,
     side_tables,
     split_beside,
     two_calls,
     warn_on_group_ids,
     warn_on_history,
+    warns_on_features,
 )
 from polars_irmetrics.engines.params import engine_doc
 from polars_irmetrics.errors import (
@@ -450,19 +450,17 @@ def _warn_on_history(
     options: EvalOptions,
 ) -> None:
     """Where a metric reads the history, its warning and refusal of null ids, against
-    the whole run's users and items (with ``unseen_items='drop'``, those of the
-    recommendations kept: a broadcast semi-join with the known items). Where only the
-    catalogue travelled, the history's distinct users and rows with a null id are
-    gathered here too."""
-    if interactions is None or not any(name == "interactions" for name, _ in sides):
+    the whole run's users and items (with ``unseen_items='drop'`` too, the ids as given,
+    before the drop); the item features' warning where their items' recommendations
+    are scored or left out (:func:`warns_on_features`). Where only the catalogue
+    travelled, the history's distinct users and rows with a null id are gathered here
+    too."""
+    history = interactions is not None and any(name == "interactions" for name, _ in sides)
+    if not (history or warns_on_features(sides, options)):
         return
-    kept = run
-    for known, on in known_items(sides, options):
-        rows = F.broadcast(run.sparkSession.createDataFrame(known))
-        kept = kept.join(rows, on=list(on), how="left_semi")
-    users, items = (_collect("run", kept, (k,), True) for k in (options.query_id, options.doc_id))
+    users, items = (_collect("run", run, (k,), True) for k in (options.query_id, options.doc_id))
     held_users, null_rows = None, None
-    if not reads_history(metrics):  # the catalogue alone travelled to the parts
+    if history and interactions is not None and not reads_history(metrics):  # catalogue only
         ids = [c for c in (options.doc_id, options.query_id) if c in interactions.columns]
         null = functools.reduce(operator.or_, (F.col(c).isNull() for c in ids))
         null_rows = interactions.filter(null).count()

@@ -33,6 +33,7 @@ __all__ = [
     "check_id_kinds",
     "common_id_dtype",
     "coverage_counts",
+    "features_tally",
     "held_tally",
     "id_kind",
     "interactions_tally",
@@ -45,6 +46,7 @@ __all__ = [
     "warn_from_plan",
     "warn_on_counts",
     "warn_on_coverage",
+    "warn_on_features",
     "warn_on_interactions",
     "warn_on_joint",
     "with_common_ids",
@@ -837,21 +839,79 @@ def with_interactions_tally(
     user: str,
     item: str,
     name: str,
+    dropped: bool = False,
 ) -> pl.LazyFrame:
     """``values``, and :func:`warn_on_interactions` when the plan runs, from
-    :func:`interactions_tally` (``name``: the run's name in the text)."""
+    :func:`interactions_tally` (``name``: the run's name in the text; ``dropped``: the
+    run's items the interactions lack are left out, ``unseen_items='drop'``)."""
     tally = interactions_tally(run, interactions, user=user, item=item)
     return with_tally(
-        values, tally, lambda row: warn_on_interactions(row, user=user, item=item, run=name)
+        values,
+        tally,
+        lambda row: warn_on_interactions(row, user=user, item=item, run=name, dropped=dropped),
     )
 
 
-def warn_on_interactions(row: Mapping[str, Any], *, user: str, item: str, run: str) -> None:
+_FEATURE_ITEMS, _KNOWN_FEATURE_ITEMS = f"{INTERNAL}feature_items", f"{INTERNAL}known_features"
+
+#: What a recommendation of an item without a feature vector gives, by ``unseen_items``
+#: (under ``'error'`` each such item is refused, by name).
+_NO_FEATURES = {
+    "recommenders": "an item without a feature vector counts as similar 0 to every other "
+    "item (unseen_items='recommenders', Microsoft Recommenders' fillna(0)), so a list of "
+    "such items reads as diverse and serendipitous as a list can be",
+    "drop": "the recommendations of an item without a feature vector are left out "
+    "(unseen_items='drop'), so the metrics read few of the lists' items",
+}
+
+
+def features_tally(run: pl.LazyFrame, features: pl.LazyFrame, *, item: str) -> pl.LazyFrame:
+    """One row: the run's distinct items and how many of them the item features hold,
+    compared in :func:`common_id_dtype` (for :func:`warn_on_features`).
+
+    >>> run = pl.LazyFrame({"doc_id": ["a", "b", "b"]})
+    >>> features = pl.LazyFrame({"doc_id": ["b", "z"], "v": [[1.0], [2.0]]}, schema_overrides={
+    ...     "doc_id": pl.Categorical})
+    >>> features_tally(run, features, item="doc_id").collect().row(0)
+    (2, 1)
+    """
+    dtype = common_id_dtype([run.collect_schema()[item], features.collect_schema()[item]])
+    ids = pl.col(item).cast(dtype)
+    return held_tally(
+        run.select(ids), features.select(ids), [item], _FEATURE_ITEMS, _KNOWN_FEATURE_ITEMS
+    )
+
+
+def warn_on_features(row: Mapping[str, Any], *, item: str, run: str, unseen_items: str) -> None:
+    """The warning of :func:`features_tally`'s row: item features that hold none or
+    fewer than half of the run's items, where the recommendations of the others are
+    scored anyway (``unseen_items='recommenders'``: similar 0 to every item, so the
+    lists read as diverse as can be) or left out (``'drop'``) (:func:`warn_on_joint`);
+    nothing under ``'error'``, which refuses each such item by name."""
+    effect = _NO_FEATURES.get(unseen_items)
+    if effect is None:
+        return
+    warn_on_joint(
+        table="item_features",
+        column=item,
+        matched=row[_KNOWN_FEATURE_ITEMS],
+        total=row[_FEATURE_ITEMS],
+        things="items",
+        owner=run,
+        effect=effect,
+    )
+
+
+def warn_on_interactions(
+    row: Mapping[str, Any], *, user: str, item: str, run: str, dropped: bool = False
+) -> None:
     """The warnings of :func:`interactions_tally`'s row: a run whose items the
     interactions mostly lack, or none of whose users they hold (cold users are common;
     all of them cold reads every item as new) (:func:`warn_on_joint`); interactions
     with a null id are refused (a null user's rows would count toward popularity and
-    the catalogue while belonging to no one, a null item's toward no item)."""
+    the catalogue while belonging to no one, a null item's toward no item).
+    ``dropped``: the recommendations of the items the interactions lack are left out
+    (``unseen_items='drop'``; the row counts the run as given, before the drop)."""
     if row[_NULL_IDS]:
         columns = [repr(c) for c in (user, item) if c == item or _USERS in row]
         raise InvalidValueError(
@@ -866,7 +926,10 @@ def warn_on_interactions(row: Mapping[str, Any], *, user: str, item: str, run: s
         total=row[_ITEMS],
         things="items",
         owner=run,
-        effect="an item the interactions lack has no popularity and no user has seen it, "
+        effect="the recommendations of an item the interactions lack are left out "
+        "(unseen_items='drop'), so the metrics read few of the lists' items"
+        if dropped
+        else "an item the interactions lack has no popularity and no user has seen it, "
         "so the metrics that read the history (novelty, surprisal, serendipity, the "
         "popularity-bias family) read it as never seen, and the catalogue does not hold it",
     )

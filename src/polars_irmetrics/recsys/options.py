@@ -71,11 +71,16 @@ class Tables:
         each user's history come from it.
     item_features
         One row per item: the item id and a feature vector (list or array of numbers).
+    given
+        With ``unseen_items='drop'``, the recommendations as given, before the drop:
+        what the warnings count (the history or the item features holding few of their
+        items); ``None``: ``recommendations`` are as given.
     """
 
     recommendations: pl.LazyFrame
     interactions: pl.LazyFrame | None = None
     item_features: pl.LazyFrame | None = None
+    given: pl.LazyFrame | None = None
 
 
 def recsys_options(options: EvalOptions, caller: str = "irm.evaluate") -> RecsysOptions:
@@ -145,7 +150,7 @@ def recsys_tables(
             .drop(on)
         )
     # read by the plan and by its tally of the history's ids: the joins run once
-    return Tables(recommendations.cache(), tables.interactions, tables.item_features)
+    return Tables(recommendations.cache(), tables.interactions, tables.item_features, run)
 
 
 def check_by_keys(schema: pl.Schema, theirs: pl.Schema, keys: list[str], name: str) -> None:

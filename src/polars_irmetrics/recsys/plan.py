@@ -58,9 +58,12 @@ from polars_irmetrics.ground.validate import (
     check_id_kinds,
     check_numeric,
     common_id_dtype,
+    features_tally,
     id_kind,
     require_columns,
+    warn_on_features,
     with_interactions_tally,
+    with_tally,
 )
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.collection import (
@@ -464,16 +467,32 @@ def merge_users(
 
 def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.LazyFrame:
     """``values``, and a warning when the interactions hold few of the recommendations'
-    items or users (whatever metric reads them: :func:`warn_on_interactions`)."""
+    items or users (whatever metric reads them: :func:`warn_on_interactions`), or the
+    item features few of their items where those are scored or left out instead of
+    refused (:func:`warn_on_features`); with ``unseen_items='drop'``, of the
+    recommendations as given, before the drop."""
+    run = tables.recommendations if tables.given is None else tables.given
+    item = options.item_id
+    if tables.item_features is not None and options.unseen_items != "error":
+        tally = features_tally(run, tables.item_features, item=item)
+        unseen = options.unseen_items
+        values = with_tally(
+            values,
+            tally,
+            lambda row: warn_on_features(
+                row, item=item, run="recommendations", unseen_items=unseen
+            ),
+        )
     if tables.interactions is None:
         return values
     return with_interactions_tally(
         values,
-        tables.recommendations,
+        run,
         tables.interactions,
         user=options.user_id,
-        item=options.item_id,
+        item=item,
         name="recommendations",
+        dropped=options.unseen_items == "drop",
     )
 
 
