@@ -253,3 +253,37 @@ def test_the_same_bits_in_any_row_order_and_with_a_seed() -> None:
     assert irm.system_agreement(a, b, per_pair=True).equals(
         irm.system_agreement(shuffled, b, per_pair=True)
     )
+
+
+def test_the_resampling_tests_give_the_same_p_values_on_every_call_by_default() -> None:
+    # seed=0 by default (a fresh draw each call was the default: the same data gave other
+    # p-values, and other significant swaps, from call to call); None asks for that
+    rng = np.random.default_rng(8)
+    names = [f"s{i}" for i in range(4)]
+    a, b = (_long(rng.random((25, 4)), names) for _ in range(2))
+    for test in ("randomization", "bootstrap"):
+        calls = [
+            irm.system_agreement(a, b, test=test, n_resamples=200, per_pair=True) for _ in range(2)
+        ]
+        assert calls[0].equals(calls[1]), test
+        seeded = irm.system_agreement(a, b, test=test, n_resamples=200, per_pair=True, seed=0)
+        assert calls[0].equals(seeded), test
+    docs = [f"d{i}" for i in range(4)]
+    runs = {
+        name: pl.DataFrame(
+            [(f"q{q}", d, r + 1) for q in range(25) for r, d in enumerate(rng.permutation(docs))],
+            schema=["query_id", "doc_id", "rank"],
+            orient="row",
+        )
+        for name in ("x", "y")
+    }
+    qrels = pl.DataFrame(
+        [(f"q{q}", d, int(rng.integers(0, 3))) for q in range(25) for d in docs],
+        schema=["query_id", "doc_id", "relevance"],
+        orient="row",
+    )
+    compared = [
+        irm.compare(runs, ["ndcg@2"], qrels=qrels, test="randomization", n_resamples=200)
+        for _ in range(2)
+    ]
+    assert compared[0].equals(compared[1])

@@ -99,7 +99,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
     p.add_argument("--ci", choices=["t", "bootstrap"], help="interval method (default: t)")
     p.add_argument("--n-resamples", type=int, default=10_000, help="resamples (10000)")
-    p.add_argument("--seed", type=int, help="random seed of the resampling tests")
+    p.add_argument(
+        "--seed", type=int, default=0, help="random seed of the resampling tests (default 0)"
+    )
     p.add_argument(
         "--query-set",
         choices=["judged", "common", "error"],

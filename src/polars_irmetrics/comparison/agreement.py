@@ -57,7 +57,7 @@ def system_agreement(
     alpha: float = 0.05,
     correction: Correction = "holm",
     n_resamples: int = 10_000,
-    seed: int | None = None,
+    seed: int | None = 0,
     per_pair: bool = False,
     system: str = "system",
     query_id: str = "query_id",
@@ -96,7 +96,7 @@ def system_agreement(
     n_resamples, seed
         The randomization and bootstrap tests' resamples and random seed, as
         :func:`~polars_irmetrics.compare` takes them (the same seed gives the same
-        p-values; ``None``: fresh draws on each call).
+        p-values, by default 0; ``None``: fresh draws on each call).
     per_pair
         ``True``: one row per pair of systems (``system``, ``other``, each result's
         mean difference and adjusted p-value, ``swapped``, ``significant_swap``)

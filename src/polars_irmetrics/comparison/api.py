@@ -67,7 +67,7 @@ def compare(
     confidence: float = 0.95,
     ci: Interval | None = None,
     n_resamples: int = 10_000,
-    seed: int | None = None,
+    seed: int | None = 0,
     query_set: QuerySet = "judged",
     per_query: bool = False,
     **options: Unpack[PlanKwargs],
@@ -129,7 +129,9 @@ def compare(
         (percentile interval of ``n_resamples`` bootstrap means).
     n_resamples, seed
         Resamples of the randomization and bootstrap tests, and their random seed
-        (the same seed gives the same p-values).
+        (the same seed gives the same p-values; by default 0, so the same data gives
+        the same p-values on every call, as ranx's fixed default does; ``None``: fresh
+        draws on each call).
     query_set
         The paired queries. ``"judged"`` (default): every judged query; a system that
         did not retrieve one scores it as an empty ranking (as ``evaluate`` does).

@@ -90,7 +90,7 @@ class CompareOptions:
     confidence: float = 0.95
     ci: Interval | None = None
     n_resamples: int = 10_000
-    seed: int | None = None
+    seed: int | None = 0
     query_set: QuerySet = "judged"
     progress: bool | None = None
 
