@@ -3,7 +3,7 @@ is collected (naming the table, the column and the first round that fails)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import polars as pl
@@ -20,6 +20,8 @@ __all__ = [
     "raising",
     "warning_unsupported",
     "where_text",
+    "wide_id_dtype",
+    "with_wide_ids",
 ]
 
 #: The column holding each row's round (and position) as text, for the messages.
@@ -104,9 +106,9 @@ def raising(result: pl.LazyFrame, checks: list[Check], options: EvalOptions) -> 
 
 def id_column(schema: pl.Schema, column: str) -> pl.Expr:
     """``column`` (an id of the log, the policy or the reward model) in the dtype every
-    table's copy is read in, from ``schema`` (the log's): integers as Int64, or Int128
-    where the log holds UInt64 (a round or action id beyond 2**63 kept whole), text as
-    String.
+    table's copy is read in, from ``schema`` (the log's, read by :func:`with_wide_ids`):
+    integers as Int64, or Int128 where the log holds UInt64 (a round or action id beyond
+    2**63 kept whole) or another table does, text as String.
 
     >>> id_column(pl.Schema({"round_id": pl.UInt64}), "round_id").meta.output_name()
     'round_id'
@@ -114,7 +116,43 @@ def id_column(schema: pl.Schema, column: str) -> pl.Expr:
     dtype = schema[column]
     if not dtype.is_integer():
         return pl.col(column).cast(pl.String)
-    return pl.col(column).cast(pl.Int128 if dtype == pl.UInt64 else pl.Int64)
+    return pl.col(column).cast(pl.Int128 if dtype in (pl.UInt64, pl.Int128) else pl.Int64)
+
+
+def wide_id_dtype(schemas: Iterable[pl.Schema], column: str) -> pl.DataType | None:
+    """The dtype :func:`id_column` reads ``column`` in where the tables' ``schemas``
+    (those holding it) differ: String for text, Int128 where one holds UInt64 (kept
+    whole beside signed ids), else Int64; ``None`` where no table holds it.
+
+    >>> wide_id_dtype([pl.Schema({"a": pl.Int64}), pl.Schema({"a": pl.UInt64})], "a")
+    Int128
+    """
+    dtypes = [schema[column] for schema in schemas if column in schema]
+    if not dtypes:
+        return None
+    if not all(dtype.is_integer() for dtype in dtypes):
+        return pl.String()
+    wide = any(dtype in (pl.UInt64, pl.Int128) for dtype in dtypes)
+    return pl.Int128() if wide else pl.Int64()
+
+
+def with_wide_ids(
+    log: pl.LazyFrame, others: Iterable[pl.LazyFrame | None], columns: Iterable[str]
+) -> pl.LazyFrame:
+    """``log`` with each integer id column of ``columns`` read as Int128 where another
+    table (the policy, the reward model) holds it as UInt64 and the log does not: every
+    table's ids are read in the log's dtype (:func:`id_column`), and a UInt64 id beyond
+    2**63 does not fit an Int64."""
+    schema = log.collect_schema()
+    theirs = [other.collect_schema() for other in others if other is not None]
+    wide = [
+        column
+        for column in columns
+        if column in schema
+        and schema[column].is_integer()
+        and wide_id_dtype([schema, *theirs], column) == pl.Int128
+    ]
+    return log.with_columns(pl.col(c).cast(pl.Int128) for c in wide) if wide else log
 
 
 def warning_unsupported(

@@ -77,6 +77,7 @@ from polars_irmetrics.ope.checks import (
     listed_slots,
     raising,
     warning_unsupported,
+    with_wide_ids,
 )
 from polars_irmetrics.ope.intervals import (
     BUCKET,
@@ -349,6 +350,9 @@ def _ope_plan(
             "ci= gives intervals of the estimates, and per_query=True gives each row's "
             "contribution, which has none: drop one of them"
         )
+    # a UInt64 id beyond 2**63 in the policy or the reward model beside a signed log
+    ids = (options.round_id, options.action, options.position)
+    log = with_wide_ids(log, (policy, reward_model), ids)
     kind = _kind(requests)
     if kind == "slate":
         return build_slate_plan(log, requests, policy, options, parts=parts, weights=weights)

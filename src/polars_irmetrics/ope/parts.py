@@ -31,7 +31,7 @@ or cascade round's value otherwise reads its own rows only).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +51,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.progress import track
 from polars_irmetrics.metrics.ope import CASCADE_METRICS, SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.ope.checks import wide_id_dtype
 from polars_irmetrics.ope.evaluate import (
     build_ope_parts,
     build_ope_plan,
@@ -107,10 +108,14 @@ def in_buckets(options: EvalOptions) -> bool:
     return split
 
 
-def part_key(schema: pl.Schema, round_id: str, count: int) -> pl.Expr:
-    """The part (``0..count-1``) of each row: a hash of its round, integers as Int64 and
-    text as String (the same part in every table)."""
-    dtype = pl.Int64 if schema[round_id].is_integer() else pl.String
+def part_key(schemas: Iterable[pl.Schema], round_id: str, count: int) -> pl.Expr:
+    """The part (``0..count-1``) of each row: a hash of its round, read in the one dtype
+    of every table's ``schemas`` (:func:`~polars_irmetrics.ope.checks.wide_id_dtype`:
+    integers as Int64, or Int128 where one holds UInt64; text as String), so that a round
+    has the same part in every table."""
+    dtype = wide_id_dtype(schemas, round_id)
+    if dtype is None:  # pragma: no cover - the log's schema check names the column
+        raise InvalidValueError(f"no table holds the round column {round_id!r}")
     return pl.col(round_id).cast(dtype).hash(seed=_SEED) % count
 
 
@@ -238,7 +243,7 @@ def ope_in_buckets(tables: OpeTables, requests: Requests, options: EvalOptions) 
             count = max(bucket_count(frame, "auto") for frame in named.values())
         with spilling(options.spill_dir) as folder:
             for name, frame in named.items():  # one table after the other
-                key = part_key(schemas[name], options.round_id, count)
+                key = part_key(schemas.values(), options.round_id, count)
                 sink_buckets(frame, key, Path(folder) / name)
 
             def side(name: str, bucket: int) -> pl.LazyFrame:
