@@ -434,3 +434,27 @@ def test_exposure_by_segment_on_engines_gives_the_one_plans_bits(
                 got = got.sort("segment", "query_id")
             assert got.columns == whole.columns
             assert got.cast(whole.schema).equals(whole), (metrics, per_query)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_refuse_negative_true_negatives_as_one_machine(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # a catalogue of 2 items beside k = 5: RecTools' tn = n - k - fn below 0 for every
+    # user (an accuracy below 0, an MCC below -1 once); each part refuses it alike
+    evaluate, frame, back = _engine(engine, request)
+    two = HISTORY.filter(pl.col("doc_id").is_in(["d0", "d1"]))
+    for per_query in (False, True):
+        with pytest.raises(InvalidValueError) as one:
+            irm.evaluate(
+                DETERMINISTIC["run"],
+                ["reco_accuracy@5"],
+                qrels=DETERMINISTIC["qrels"],
+                interactions=two,
+                per_query=per_query,
+            )
+        assert "would be negative" in str(one.value)
+        tables = {"qrels": frame(DETERMINISTIC["qrels"]), "interactions": frame(two)}
+        run = frame(DETERMINISTIC["run"])
+        with pytest.raises(InvalidValueError, match=f"^{re.escape(str(one.value))}$"):
+            back(evaluate(run, ["reco_accuracy@5"], **tables, per_query=per_query, partitions=3))

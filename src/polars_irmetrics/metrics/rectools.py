@@ -235,7 +235,10 @@ _CONFUSION = (
     "per test user (a query of the judgments): tp = relevant in the top k, "
     "fp = k - tp (k even for a shorter list), fn = liked - tp with liked the user's "
     "relevant judged rows, tn = n - k - fn with n the catalogue, the distinct items of "
-    "interactions= (RecTools' calc_confusions with catalog = the training items)"
+    "interactions= (RecTools' calc_confusions with catalog = the training items). A "
+    "user whose tn would be below 0 (a catalogue of fewer items than its k plus its "
+    "unrecommended relevant items) is refused: RecTools computes it, giving an accuracy "
+    "below 0 and an MCC below -1 (-3.16 on a catalogue of 6 items at k = 5)"
 )
 
 RECTOOLS_METRICS: tuple[Metric, ...] = (
@@ -261,7 +264,7 @@ RECTOOLS_METRICS: tuple[Metric, ...] = (
         "'accuracy' is ir_measures' Accuracy (a pairwise ordering probability, refused "
         "by name, its nearest here fcp), and names are case-insensitive.",
         latex=r"\mathrm{Acc}@k = \frac{tp + tn}{n}",
-        matches={_RECTOOLS: "Accuracy(k), per user and mean, to 1e-9"},
+        matches={_RECTOOLS: "Accuracy(k), per user and mean, to 1e-9 (where tn >= 0)"},
     ),
     Metric(
         "mcc",
@@ -275,7 +278,7 @@ RECTOOLS_METRICS: tuple[Metric, ...] = (
             r"\mathrm{MCC}@k = \frac{tp \cdot tn - fp \cdot fn}"
             r"{\sqrt{(tp + fp)(tp + fn)(tn + fp)(tn + fn)}}"
         ),
-        matches={_RECTOOLS: "MCC(k), per user and mean, to 1e-9"},
+        matches={_RECTOOLS: "MCC(k), per user and mean, to 1e-9 (where tn >= 0)"},
     ),
     Metric(
         "partial_auc",

@@ -9,11 +9,13 @@ unjudged ones too).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import polars as pl
 
+from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.debias import debiased
 from polars_irmetrics.ground.facts import HIGH, LENGTH, LOW, SharedFacts, ranking_facts
 from polars_irmetrics.ground.options import EvalOptions
@@ -21,6 +23,7 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     check_id_kinds,
     with_interactions_tally,
+    with_tally,
 )
 from polars_irmetrics.metrics.elliot import ELLIOT
 from polars_irmetrics.metrics.mad import MAD
@@ -43,6 +46,7 @@ Requests = list[tuple[str, MetricRequest]]
 
 _CATALOGUE = f"{INTERNAL}catalogue"
 _LISTED = f"{INTERNAL}listed"
+_LEAST_TN = f"{INTERNAL}least_tn"
 _MAX_RANK = f"{INTERNAL}max_rank"
 #: RecTools' pAUC and pAp: with insufficient_handling='exclude', computed beside the plan.
 _AUC = ("partial_auc", "pap")
@@ -138,6 +142,7 @@ def _offline_plan(
     covered: list[tuple[str, int]] = []
     kotkov: list[tuple[str, MetricRequest]] = []
     max_rank = False
+    confusions: list[tuple[str, int, str, str]] = []  # label, k, tp and liked columns
     catalogue = pl.col(_CATALOGUE).cast(pl.Float64)
     for i, (label, request) in enumerate(wanted):
         k = request.k if request.k is not None else 0  # the parser requires k
@@ -174,6 +179,7 @@ def _offline_plan(
             formulas.append(pl.col(covered[-1][0]).fill_null(False).cast(pl.Float64).alias(label))
             continue
         tp, liked = f"{INTERNAL}tp{i}", f"{INTERNAL}liked{i}"
+        confusions.append((label, k, tp, liked))
         helpers.append((tp, replace(request, metric=_NUM_REL_RET, options=(), aggregate=None)))
         helpers.append(
             (liked, replace(request, metric=_NUM_REL, options=(), k=None, aggregate=None))
@@ -225,11 +231,48 @@ def _offline_plan(
         )
     values = per_query.with_columns(formulas).select(*keys, *labels)
     if options.per_query:
-        return values
+        return _refuse_negatives(values, per_query, confusions)
     by = [c for c in keys if c != options.query_id]
     if by:
-        return values.group_by(by, maintain_order=True).agg(means(requests))
-    return values.select(means(requests))
+        values = values.group_by(by, maintain_order=True).agg(means(requests))
+    else:
+        values = values.select(means(requests))
+    return _refuse_negatives(values, per_query, confusions)
+
+
+def _refuse_negatives(
+    values: pl.LazyFrame, per_query: pl.LazyFrame, confusions: list[tuple[str, int, str, str]]
+) -> pl.LazyFrame:
+    """``values``, refused when the plan runs where a user's true negatives would be
+    negative (RecTools' ``tn = n - k - fn``: a catalogue of fewer items than a user's
+    ``k`` recommendations and unrecommended relevant items), which gives an accuracy
+    below 0 or an MCC of no meaning; the least ``tn`` of each of ``confusions`` (label,
+    ``k``, the tp and liked columns of ``per_query``)."""
+    if not confusions:
+        return values
+    n = pl.col(_CATALOGUE).cast(pl.Int64)
+    least = per_query.select(
+        n.first().alias(_CATALOGUE),
+        *(
+            (n - k - (pl.col(liked) - pl.col(tp))).min().alias(f"{_LEAST_TN}{i}")
+            for i, (_, k, tp, liked) in enumerate(confusions)
+        ),
+    )
+
+    def refuse(row: Mapping[str, Any]) -> None:
+        for i, (label, k, _, _) in enumerate(confusions):
+            tn = row[f"{_LEAST_TN}{i}"]
+            if tn is not None and tn < 0:
+                raise InvalidValueError(
+                    f"metric {label!r}: a user's k = {k} recommendations and the relevant "
+                    f"items left out of them outnumber the catalogue's {row[_CATALOGUE]} "
+                    "items (the distinct items of interactions=), so its true negatives "
+                    "(RecTools' tn = n - k - fn) would be negative and its value has no "
+                    "meaning: give interactions= every item a user may be recommended or "
+                    "find relevant"
+                )
+
+    return with_tally(values, least, refuse)
 
 
 def _special(request: MetricRequest) -> bool:
