@@ -678,38 +678,24 @@ def test_labels_line_up_ids_of_one_kind_in_any_dtype() -> None:
 
 
 def test_off_policy_round_ids_beyond_int64_are_kept_whole() -> None:
-    # the ids were cast to Int64: UInt64 round ids beyond 2**63 raised polars' error
-    big = 2**63 + 1
-    shifted = pl.col("round_id").cast(pl.UInt64) + big
-    metrics = ["ips", "snips", "dm"]
-    model = POLICY.with_columns(q_hat=pl.Series([0.2, 0.7] * 3))
-    plain = irm.evaluate(LOG, metrics, policy=POLICY, reward_model=model)
-    beyond = irm.evaluate(
-        LOG.with_columns(shifted),
-        metrics,
-        policy=POLICY.with_columns(shifted),
-        reward_model=model.with_columns(shifted),
-    )
-    assert beyond.equals(plain)
-
-
-def test_off_policy_ids_beyond_int64_in_buckets_and_beside_a_signed_log() -> None:
-    # the buckets' part key cast each table's round ids to Int64 (polars' error beyond
-    # 2**63), and the policy's and the reward model's were cast to the log's dtype: a
-    # UInt64 policy beside an Int64 log raised polars' error where it held a big id
+    # the ids were cast to Int64: UInt64 round ids beyond 2**63 raised polars' error, in
+    # the one plan and in the buckets' part key (which cast each table's round ids); and
+    # the policy's and the reward model's were cast to the log's dtype: a UInt64 policy
+    # beside an Int64 log raised polars' error where it held a big id
     big = 2**63 + 1
     shifted = pl.col("round_id").cast(pl.UInt64) + big
     metrics = ["ips", "snips", "dm"]
     model = POLICY.with_columns(q_hat=pl.Series([0.2, 0.7] * 3))
     plain = irm.evaluate(LOG, metrics, policy=POLICY, reward_model=model)
     tables = {"policy": POLICY.with_columns(shifted), "reward_model": model.with_columns(shifted)}
-    beyond = irm.evaluate(
-        LOG.with_columns(shifted).lazy(),
-        metrics,
-        **{name: table.lazy() for name, table in tables.items()},
-        buckets=2,
-    )
-    assert beyond.collect().equals(plain)
+    for buckets in (None, 2):
+        beyond = irm.evaluate(
+            LOG.with_columns(shifted).lazy(),
+            metrics,
+            **{name: table.lazy() for name, table in tables.items()},
+            buckets=buckets,
+        )
+        assert beyond.collect().equals(plain), buckets
     # UInt64 ids in the policy and the model beside the log's Int64 ones: the same rounds
     unsigned = {name: table.cast({"round_id": pl.UInt64}) for name, table in tables.items()}
     for buckets in (None, 2):
