@@ -185,13 +185,18 @@ def test_irm_metrics_lists_names_aliases_summaries() -> None:
     done = irm_cli("metrics", "recip_rank")
     assert done.returncode == 0, done.stderr
     header, _, row = done.stdout.splitlines()
-    assert header.split() == ["name", "aliases", "reads", "summary"]
+    assert header.split() == ["name", "aliases", "reads", "better", "summary"]
+    assert " higher " in row
     mrr = irm.get_metric("mrr")
     assert row.startswith("mrr")
     assert ", ".join(a.name for a in mrr.aliases) in row
     assert row.endswith(mrr.summary.splitlines()[0])
     every = irm_cli("metrics")
     assert len(every.stdout.splitlines()) == 2 + len(irm.list_metrics())
+    # the declared direction, as compare and report read it
+    directions = {line.split()[0]: line for line in every.stdout.splitlines()[2:]}
+    assert " lower " in directions["logloss"]
+    assert " - " in directions["num_ret"]
     none = irm_cli("metrics", "no-such-metric")
     assert (none.returncode, none.stderr) == (
         2,

@@ -439,6 +439,13 @@ def _code(text: str) -> str:
     return f"`{text}`"
 
 
+def _better(metric: Metric) -> str:
+    """The metric's declared direction, as compare, report and optimize_fusion read it."""
+    if metric.higher_is_better is None:
+        return "neither: compare counts no wins, report marks nothing"
+    return "higher" if metric.higher_is_better else "lower"
+
+
 def _entry(metric: Metric, value: float | int | None) -> list[str]:
     lines = [f"### `{metric.name}` {{#{metric.name}}}", "", metric.summary, ""]
     spellings = [example_name(metric), *(_alias_spelling(metric, a.name) for a in metric.aliases)]
@@ -519,6 +526,7 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
                 "geometric mean" if metric.aggregate == "geometric" else "arithmetic mean",
             )
         )
+    rows.append(("Better", _better(metric)))
     if metric.matches:
         rows.append(
             ("Matches", "<br>".join(f"{peer}: {how}" for peer, how in metric.matches.items()))

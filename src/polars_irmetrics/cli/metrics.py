@@ -1,6 +1,6 @@
 """``irm metrics [PATTERN]``: the metric names the other commands accept.
 
-irm metrics                 # every metric: name, aliases, what it reads, summary
+irm metrics                 # every metric: name, aliases, what it reads, its direction, summary
 irm metrics ndcg            # names, aliases or summaries containing 'ndcg'
 irm metrics 'P_*'           # a shell-style pattern over names and aliases
 """
@@ -37,7 +37,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "metrics",
         help="list the metric names, their aliases and what each measures",
         description="List the metrics: canonical name, aliases (ir_measures, trec_eval, "
-        "ranx spellings), the tables each reads, and a one-line summary.",
+        "ranx spellings), the tables each reads, which way is better (higher, lower, or "
+        "'-' for neither, as compare and report read it), and a one-line summary.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -72,13 +73,18 @@ def _matches(metric: Metric, pattern: str) -> bool:
 
 
 def metrics_table(pattern: str | None = None) -> pl.DataFrame:
-    """One row per metric: ``name``, ``aliases``, ``reads``, ``summary`` (all String).
+    """One row per metric: ``name``, ``aliases``, ``reads``, ``better`` (its declared
+    direction: ``higher``, ``lower`` or ``-`` where neither is, as
+    :func:`~polars_irmetrics.compare` and :func:`~polars_irmetrics.report` read it) and
+    ``summary`` (all String).
 
     Examples
     --------
     >>> from polars_irmetrics.cli.metrics import metrics_table
-    >>> metrics_table("recip_rank").select("name", "reads").row(0)
-    ('mrr', 'run, judgments')
+    >>> metrics_table("recip_rank").select("name", "reads", "better").row(0)
+    ('mrr', 'run, judgments', 'higher')
+    >>> metrics_table("logloss").select("name", "better").row(0)
+    ('logloss', 'lower')
     """
     chosen = [m for m in list_metrics() if pattern is None or _matches(m, pattern)]
     if not chosen:
@@ -90,9 +96,13 @@ def metrics_table(pattern: str | None = None) -> pl.DataFrame:
             "name": [m.name for m in chosen],
             "aliases": [", ".join(a.name for a in m.aliases) for m in chosen],
             "reads": [", ".join(m.reads) for m in chosen],
+            "better": [
+                "-" if m.higher_is_better is None else "higher" if m.higher_is_better else "lower"
+                for m in chosen
+            ],
             "summary": [m.summary.strip().splitlines()[0] for m in chosen],
         },
-        schema=dict.fromkeys(("name", "aliases", "reads", "summary"), pl.String),
+        schema=dict.fromkeys(("name", "aliases", "reads", "better", "summary"), pl.String),
     )
 
 
