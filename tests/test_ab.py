@@ -176,7 +176,11 @@ def test_result_columns_and_three_arms() -> None:
         "metric", "arm", "control", "method", "units", "control_units", "mean",
         "control_mean", "delta", "relative", "std_error", "ci_low", "ci_high",
         "relative_ci_low", "relative_ci_high", "p_value", "p_adjusted", "significant",
-        "srm_p_value", "warnings",
+        "higher_is_better", "srm_p_value", "warnings",
+    ]  # fmt: skip
+    # the metric's declared direction beside its test: abandonment is lower-is-better
+    assert out.select("metric", "higher_is_better").unique(maintain_order=True).rows() == [
+        ("ctr", True), ("abandonment", False)
     ]  # fmt: skip
     assert out.select("metric", "arm").rows() == [
         ("ctr", "B"), ("ctr", "C"), ("abandonment", "B"), ("abandonment", "C")

@@ -33,7 +33,7 @@ AB_DEFAULTS: tuple[str, ...] = ("ctr@10", "abandonment", "click_mrr", "sat_click
 _SHOWN = (
     "metric", "arm", "method", "units", "control_mean", "mean",
     "delta", "ci_low", "ci_high", "relative", "relative_ci_low", "relative_ci_high",
-    "p_value", "p_adjusted", "significant", "srm_p_value",
+    "p_value", "p_adjusted", "significant", "higher_is_better", "srm_p_value",
 )  # fmt: skip
 
 _EPILOG = """\

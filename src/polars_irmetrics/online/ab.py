@@ -110,8 +110,10 @@ def ab_test(
         ``control_mean``, ``delta`` (mean - control_mean), ``relative`` (delta /
         control_mean), ``std_error`` (of delta), ``ci_low``/``ci_high`` (of delta),
         ``relative_ci_low``/``relative_ci_high``, ``p_value``, ``p_adjusted``,
-        ``significant`` (``p_adjusted < alpha``), ``srm_p_value`` and ``warnings``
-        (a list of messages: SRM, units in two arms).
+        ``significant`` (``p_adjusted < alpha``), ``higher_is_better`` (the
+        metric's declared direction: a significant negative ``delta`` of
+        ``abandonment`` is an improvement), ``srm_p_value`` and ``warnings`` (a list
+        of messages: SRM, units in two arms).
 
     Raises
     ------
@@ -442,6 +444,7 @@ def _result(
     warnings: list[str],
 ) -> pl.DataFrame:
     ratio_labels = {label for label, req in requests if _is_ratio(req)}
+    direction = {label: req.metric.higher_is_better for label, req in requests}
     welch = ~rows["metric"].is_in(list(ratio_labels)).to_numpy()
     treatment, baseline = _moments(rows, ""), _moments(rows, "c_")
     result = compare(treatment, baseline, welch, alpha)
@@ -466,6 +469,11 @@ def _result(
         pl.Series("p_value", result.p_value),
         pl.Series("p_adjusted", p_adjusted),
         pl.Series("significant", p_adjusted < alpha),
+        pl.Series(
+            "higher_is_better",
+            [direction[label] for label in rows["metric"]],
+            dtype=pl.Boolean,
+        ),
         pl.Series("srm_p_value", srm_p, dtype=pl.Float64),
         pl.Series(
             "warnings",
