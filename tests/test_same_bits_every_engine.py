@@ -26,6 +26,7 @@ import pytest
 import polars_irmetrics as irm
 from polars_irmetrics.errors import SupportWarning
 from tests.test_conventions import _synthetic
+from tests.test_exposure_by import _by_segment, _tables
 
 ENGINES = ("streaming", "in-memory")
 
@@ -347,3 +348,21 @@ def test_rank_biased_centroid_fusion_does_not_depend_on_the_batch_size() -> None
     )
     out = _in_one_row_batches(script)
     assert "equal: True" in out, out
+
+
+@pytest.mark.parametrize("seed", [3, 93])
+def test_segregation_measures_alone_and_by_segment_on_every_engine(seed: int) -> None:
+    # rND/rKL/rRD's quotients once multiplied by a reciprocal where polars held the
+    # divisor as one scalar (a ranking of one row per cut-off group, a normaliser joined
+    # from one row): in-memory, rkl of one ranking alone was 0.31681969333661086 where
+    # the streaming engine and the call by segment gave ...60864 (seed 3), and rrd by
+    # segment 0.6666666666666664 where alone it was ...665 (seed 93)
+    tables = _tables(seed)
+    run = tables["run"].filter(pl.col("system") == "s0").drop("system")
+    groups = tables["groups"].lazy()
+    measures = ["rnd", "rkl", "rrd"]
+    by = _both(irm.evaluate(run.lazy(), measures, groups=groups, by="segment", per_query=True))
+    for values, part, _ in _by_segment({**tables, "run": run}):
+        alone = _both(irm.evaluate(part.lazy(), measures, groups=groups, per_query=True))
+        mine = by.filter(pl.col("segment") == values["segment"]).drop("segment")
+        assert mine.sort("query_id").equals(alone.sort("query_id")), values
