@@ -122,14 +122,19 @@ def test_missing_or_unwritable_spill_dir_is_refused_before_any_work(
 
 
 _SIGTERM_SCRIPT = """
-import sys, time
+import os, select, signal, sys
 import polars as pl
 import polars_irmetrics as irm
 
 run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "rank": [1, 2]})
 qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]})
-# the judgments arrive slowly: the spill folder exists while they are awaited
-slow = pl.defer(lambda: (time.sleep(3), qrels)[1], schema=qrels.schema)
+# the judgments arrive slowly: the spill folder exists while they are awaited (3 s at
+# most; they arrive as soon as a signal is received, whose Python handler runs once
+# the plan hands back to Python, as after a sleep, without waiting the 3 s out)
+woken, wake = os.pipe()
+os.set_blocking(wake, False)
+signal.set_wakeup_fd(wake, warn_on_full_buffer=False)
+slow = pl.defer(lambda: (select.select([woken], [], [], 3), qrels)[1], schema=qrels.schema)
 if sys.argv[2] == "lazy":  # the caller collects the plan, outside the library
     irm.evaluate(run.lazy(), ["map"], qrels=slow, buckets=2, spill_dir=sys.argv[1]).collect()
 else:
