@@ -15,12 +15,13 @@ import numpy as np
 import polars as pl
 import pytest
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 import polars_irmetrics as irm
 from polars_irmetrics.cli.main import main
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.io.files import sample_interactions_path
+
+from .helpers import multipletests
 
 Frame = pl.DataFrame | pl.LazyFrame
 AS_FRAME: list[Callable[[pl.DataFrame], Frame]] = [lambda f: f, lambda f: f.lazy()]

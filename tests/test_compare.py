@@ -18,7 +18,6 @@ import scipy.stats
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from statsmodels.stats.multitest import multipletests
 
 import polars_irmetrics as irm
 from polars_irmetrics.comparison.api import RESULT_COLUMNS, compare_values
@@ -27,7 +26,7 @@ from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.comparison.paired import randomization_p
 from polars_irmetrics.io.files import sample_paths
 
-from .helpers import property_settings
+from .helpers import multipletests, property_settings
 
 METRICS = ["ndcg@10", "map", "P@10"]
 
