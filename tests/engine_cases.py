@@ -48,11 +48,13 @@ INT_QRELS = QRELS.with_columns(pl.col("query_id").str.slice(1).cast(pl.Int32))
 
 
 # (id, run, qrels, options): every metric family, by=, both orders, each query-set
-# policy, judged tables, integer ids of two widths, depth and relevance_level
+# policy, judged tables, integer ids of two widths, depth and relevance_level. An option
+# the engines hand unchanged to each part's one-machine plan (a query's rows are whole
+# in its part) comes once: unjudged="zero" with no-by-zero-drop; unretrieved="drop" also
+# with systems (a judged query some system lacks)
 CASES: list[tuple[str, pl.DataFrame, pl.DataFrame | None, dict[str, Any]]] = [
     ("by-system-score", RUN, QRELS, {"systems": "system"}),
     ("rank-order", RANKED, QRELS, {"systems": ["system"], "order": "rank"}),
-    ("unjudged-zero", RUN, QRELS, {"systems": "system", "unjudged": "zero"}),
     ("unretrieved-drop", RUN, QRELS, {"systems": "system", "unretrieved": "drop"}),
     ("no-by-zero-drop", ONE, QRELS, {"unjudged": "zero", "unretrieved": "drop"}),
     ("judged-table", JUDGED, None, {}),

@@ -177,9 +177,12 @@ HISTORY = pl.DataFrame(
 )
 
 # the exposure measures, alone and beside accuracy metrics (two calls, joined), and
-# RecTools' catalogue metrics beside ndcg (interactions=: only the catalogue travels)
+# RecTools' catalogue metrics beside ndcg (interactions=: only the catalogue travels).
+# Not awrf-uniform: it hands the engine the side tables of ee-groups-sampled (judgments
+# and groups, broadcast whole to each part's one plan), and its values are checked in
+# buckets above; the target's absence changes the plan only
 ENGINE_CASES = [
-    *EXPOSURE_CASES,
+    *(c for c in EXPOSURE_CASES if c[0] != "awrf-uniform"),
     (  # rnd reads no judgments: its call takes none, the other call does
         "mixed-sides",
         ["rnd", "mcc@5", "awrf"],
