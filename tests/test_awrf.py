@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +24,8 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
 )
+
+from .helpers import irm_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = json.loads((ROOT / "tests/fixtures/fairness/awrf.json").read_text())
@@ -255,12 +254,9 @@ def test_cli_target_flag(tmp_path: Path) -> None:
     QRELS.write_parquet(tmp_path / "qrels.parquet")
     GROUPS.write_parquet(tmp_path / "groups.parquet")
     pl.DataFrame({"group": ["x", "y"], "target": [0.8, 0.2]}).write_csv(tmp_path / "t.csv")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", "evaluate", "run.parquet", "--qrels",
-         "qrels.parquet", "--groups", "groups.parquet", "--target", "t.csv", "-m", "awrf",
-         "--format", "json"],
-        capture_output=True, text=True, cwd=tmp_path, env=env, check=False,
+    done = irm_in_process(
+        "evaluate", "run.parquet", "--qrels", "qrels.parquet", "--groups", "groups.parquet",
+        "--target", "t.csv", "-m", "awrf", "--format", "json", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     total = 1 + 1 + _w(3) + 0.5

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +24,8 @@ from polars_irmetrics.errors import (
     InvalidValueError,
 )
 from tests.test_awrf import _evaluate, _jsd, _w
+
+from .helpers import irm_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = json.loads((ROOT / "tests/fixtures/fairness/awrf_targets.json").read_text())
@@ -330,12 +329,9 @@ def test_cli_per_query_target_and_intersectional_groups(tmp_path: Path) -> None:
             "target": [0.5, 0.5, 1.0],
         }
     ).write_csv(tmp_path / "t.csv")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", "evaluate", "run.parquet", "--qrels",
-         "qrels.parquet", "--groups", "groups.parquet", "--target", "t.csv", "-m", "awrf",
-         "--per-query", "--format", "json"],
-        capture_output=True, text=True, cwd=tmp_path, env=env, check=False,
+    done = irm_in_process(
+        "evaluate", "run.parquet", "--qrels", "qrels.parquet", "--groups", "groups.parquet",
+        "--target", "t.csv", "-m", "awrf", "--per-query", "--format", "json", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     total = 1 + 1 + _w(3) + 0.5

@@ -8,8 +8,6 @@ ranking metric (unjudged@1), each beside a higher-is-better one."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,8 @@ from polars_irmetrics.comparison import plot
 from polars_irmetrics.comparison.report import render_report
 from polars_irmetrics.metrics.registry import list_metrics
 from tests.test_report import _Cells
+
+from .helpers import irm_in_process
 
 QUERIES = [f"q{i}" for i in range(1, 9)]
 
@@ -197,9 +197,9 @@ def test_irm_fuse_optimize_prints_the_lowest(tmp_path: Path) -> None:
         paths.append(str(path))
     qrels_path = tmp_path / "qrels.txt"
     qrels_path.write_text("q1 0 b 0\n")
-    command = [sys.executable, "-m", "polars_irmetrics", "fuse", *paths, "--optimize"]
+    command = ["fuse", *paths, "--optimize"]
     command += ["--qrels", str(qrels_path), "--metric", "unjudged@1", "--step", "0.25"]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = irm_in_process(*command)
     assert done.returncode == 0, done.stderr
     best = "best unjudged@1 (lower is better): 0.0000 with {'weights': [0.5, 0.5]}\n"
     assert done.stdout == best
@@ -211,20 +211,16 @@ def test_irm_compare_reads_the_direction(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("".join(f"{q} Q0 r 1 1.0 a\n" for q in QUERIES))
     b = [f"{q} Q0 {'u' if i < 7 else 'r'} 1 1.0 b\n" for i, q in enumerate(QUERIES)]
     (tmp_path / "b.txt").write_text("".join(b))
-    command = [sys.executable, "-m", "polars_irmetrics", "compare", "--qrels", "qrels.txt"]
+    command = ["compare", "--qrels", "qrels.txt"]
     command += ["a.txt", "b.txt", "--baseline", "a", "-m", "P@1", "-m", "unjudged@1"]
-    done = subprocess.run(
-        [*command, "--markers", "daggers", "--format", "markdown"],
-        capture_output=True, text=True, cwd=tmp_path, check=False,
-    )  # fmt: skip
+    done = irm_in_process(*command, "--markers", "daggers", "--format", "markdown", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[2:4] == [
         "| a | **1.0000** | **0.0000** |",
         "| b | 0.1250‡ | 0.8750‡ |",
     ]
-    done = subprocess.run(
-        [*command, "--format", "csv"], capture_output=True, text=True, cwd=tmp_path, check=False
-    )
+    done = irm_in_process(*command, "--format", "csv", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
     rows = pl.read_csv(done.stdout.encode()).select(
         "metric", "wins", "ties", "losses", "higher_is_better"
     )

@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +29,7 @@ from polars_irmetrics import (
     InvalidValueError,
     MetricParameterError,
 )
-from tests.helpers import property_settings, script
+from tests.helpers import irm_in_process, property_settings, script
 
 FIXTURES = Path(__file__).parent / "fixtures" / "elliot"
 CASES = json.loads((FIXTURES / "elliot.json").read_text())["cases"]
@@ -291,15 +289,10 @@ def test_the_cli_computes_them(tmp_path: Path) -> None:
     paths = {name: tmp_path / f"{name}.parquet" for name in ("run", "qrels", "train")}
     for name, frame in zip(paths, (reco, qrels, train), strict=True):
         frame.write_parquet(paths[name])
-    command = [sys.executable, "-m", "polars_irmetrics", "evaluate", str(paths["run"])]
+    command = ["evaluate", str(paths["run"])]
     command += ["--qrels", str(paths["qrels"]), "--interactions", str(paths["train"])]
     command += ["-m", "aclt@3", "-m", "pop_rsp@3", "--format", "json"]
-    done = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = irm_in_process(*command)
     assert done.returncode == 0, done.stderr
     row = json.loads(done.stdout)[0]
     assert (row["aclt@3"], row["pop_rsp@3"]) == (0.5, 0.6)  # the worked example's

@@ -9,10 +9,7 @@ measure's declared direction."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +22,8 @@ from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, QuerySetError
+
+from .helpers import irm_in_process
 
 EXPOSURE = [
     "ee_loss",
@@ -418,13 +417,11 @@ def test_cli_compare_takes_groups_and_target(tmp_path: Path) -> None:
     target = pl.DataFrame({"group": ["g0", "g1", "g2", "g9"], "target": [0.4, 0.3, 0.2, 0.1]})
     target.write_csv(tmp_path / "target.csv")
     metrics = ["awrf", "ee_loss"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", "compare", "s0.parquet", "s1.parquet",
-         "--qrels", "qrels.parquet", "--groups", "groups.parquet", "--target", "target.csv",
-         "--baseline", "s0", "--query-set", "common", "-m", metrics[0], "-m", metrics[1],
-         "--format", "json"],
-        capture_output=True, text=True, cwd=tmp_path, env=env, check=False,
+    done = irm_in_process(
+        "compare", "s0.parquet", "s1.parquet",
+        "--qrels", "qrels.parquet", "--groups", "groups.parquet", "--target", "target.csv",
+        "--baseline", "s0", "--query-set", "common", "-m", metrics[0], "-m", metrics[1],
+        "--format", "json", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout)

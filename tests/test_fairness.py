@@ -6,10 +6,7 @@ test_fairness_peers.py."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +24,7 @@ from polars_irmetrics.errors import (
 )
 
 from .conftest import Evaluate
+from .helpers import irm_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = ["ee_loss", "ee_disparity", "ee_relevance"]
@@ -236,12 +234,9 @@ def test_cli_groups_flag(tmp_path: Path) -> None:
     pl.DataFrame({"doc_id": ["a", "b"], "group": ["g1", "g2"]}).write_parquet(
         tmp_path / "groups.parquet"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", "evaluate", "run.parquet", "--qrels",
-         "qrels.parquet", "--groups", "groups.parquet", "-m", "ee_relevance(browsing='rbp')",
-         "--format", "json"],
-        capture_output=True, text=True, cwd=tmp_path, env=env, check=False,
+    done = irm_in_process(
+        "evaluate", "run.parquet", "--qrels", "qrels.parquet", "--groups", "groups.parquet",
+        "-m", "ee_relevance(browsing='rbp')", "--format", "json", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     # g1 (a): target 0.75, run 0.5; g2 (b): 0.75, 1

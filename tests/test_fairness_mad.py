@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +30,7 @@ from polars_irmetrics import (
     InvalidValueError,
     MetricParameterError,
 )
-from tests.helpers import property_settings, script
+from tests.helpers import irm_in_process, property_settings, script
 
 FIXTURES = Path(__file__).parent / "fixtures" / "elliot"
 CASES = json.loads((FIXTURES / "mad.json").read_text())["cases"]
@@ -348,11 +346,11 @@ def test_the_cli_computes_them(tmp_path: Path) -> None:
     paths = {name: tmp_path / f"{name}.parquet" for name in t}
     for name, frame in t.items():
         frame.write_parquet(paths[name])
-    command = [sys.executable, "-m", "polars_irmetrics", "evaluate", str(paths["run"])]
+    command = ["evaluate", str(paths["run"])]
     command += ["--qrels", str(paths["qrels"]), "--groups", str(paths["groups"])]
     command += ["--user-groups", str(paths["user_groups"])]
     command += ["-m", "item_mad@3", "-m", "user_mad(kind='rating')@3", "--format", "json"]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = irm_in_process(*command)
     assert done.returncode == 0, done.stderr
     row = json.loads(done.stdout)[0]
     assert row["item_mad@3"] == 0.5  # the worked example's

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -24,6 +23,8 @@ from polars_irmetrics.errors import (
     MetricParameterError,
     QuerySetError,
 )
+
+from .helpers import irm_in_process
 
 
 def _ann_benchmarks_recalls(
@@ -458,13 +459,7 @@ def test_knns_own_run_measures_one_against_itself(metric: str, frame_kind: str) 
 
 
 def _irm(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return irm_in_process(*args, cwd=cwd)
 
 
 def test_cli_neighbors_from_a_trec_file(tmp_path: Path) -> None:

@@ -6,10 +6,7 @@ refusals of a table no metric reads stay; irm.compare and the CLI follow."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +19,8 @@ from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+
+from .helpers import irm_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -311,12 +310,10 @@ def test_cli_puts_them_in_one_call(tmp_path: Path) -> None:
     for name in ("run", "qrels", "groups", "target"):
         t[name].write_parquet(tmp_path / f"{name}.parquet")
     metrics = ["ndcg@10", "ee_loss", "P@5", "awrf", "rnd"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", "evaluate", "run.parquet", "--qrels",
-         "qrels.parquet", "--groups", "groups.parquet", "--target", "target.parquet",
-         *(a for m in metrics for a in ("-m", m)), "--per-query", "--format", "json"],
-        capture_output=True, text=True, cwd=tmp_path, env=env, check=False,
+    done = irm_in_process(
+        "evaluate", "run.parquet", "--qrels", "qrels.parquet", "--groups", "groups.parquet",
+        "--target", "target.parquet", *(a for m in metrics for a in ("-m", m)), "--per-query",
+        "--format", "json", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 import warnings
 from functools import partial
 from pathlib import Path
@@ -28,6 +26,8 @@ from polars_irmetrics.errors import (
     QuerySetError,
     SupportWarning,
 )
+
+from .helpers import irm_in_process
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ope"
 EXPECTED = json.loads((FIXTURES / "obp_expected.json").read_text())
@@ -440,17 +440,17 @@ def test_engine_refuses_judgments_beside_the_policy(
 
 
 def test_cli_buckets_give_the_same_numbers(tmp_path: Path) -> None:
-    # the irm command, in a process of its own, out of core from Parquet files
+    # the irm command (its entry point, as a process runs it), out of core from Parquet
     tables = _bandit("bandit_binary_s0")
     for name, frame in tables.items():
         frame.write_parquet(tmp_path / f"{name}.parquet")
     metrics = ["ips", "snips", "dr", "sndr"]
-    args = [sys.executable, "-m", "polars_irmetrics", "evaluate", str(tmp_path / "log.parquet")]
+    args = ["evaluate", str(tmp_path / "log.parquet")]
     args += [a for m in metrics for a in ("-m", m)]
     args += ["--policy", str(tmp_path / "policy.parquet"), "--reward-model"]
     args += [str(tmp_path / "reward_model.parquet"), "--by", "segment", "--buckets", "3"]
     args += ["--format", "json"]
-    done = subprocess.run(args, capture_output=True, text=True, check=False)
+    done = irm_in_process(*args)
     assert done.returncode == 0, done.stderr
     printed = json.loads(done.stdout)
     expected = _evaluate("DataFrame", tables, metrics, by="segment")

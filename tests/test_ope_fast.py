@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from polars_irmetrics.errors import (
     SupportWarning,
 )
 
+from .helpers import irm_in_process
 from .test_ope_speed_paths import _tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ope"
@@ -348,13 +347,7 @@ def test_cli_reads_lists_from_parquet(tmp_path: Path) -> None:
     args = ["evaluate", str(tmp_path / "log.parquet"), "-m", "ips", "-m", "dr", "--policy",
             str(tmp_path / "pi.parquet"), "--reward-model", str(tmp_path / "q.parquet"),
             "--format", "json"]  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = irm_in_process(*args)
     assert proc.returncode == 0, proc.stderr
     printed = json.loads(proc.stdout)
     expected = irm.evaluate(_LOG, ["ips", "dr"], policy=_PI, reward_model=_Q)

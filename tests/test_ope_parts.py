@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from statistics import NormalDist
@@ -25,6 +23,7 @@ import polars_irmetrics as irm
 from polars_irmetrics.errors import MetricParameterError, SupportWarning
 from polars_irmetrics.ope.intervals import interval_columns
 
+from .helpers import irm_in_process
 from .test_ope_engines import BANDITS, SLATE, SLATES, _bandit, _engine, _evaluate, _tables
 
 #: The single-action estimators that are means of their rows' contributions (snips and
@@ -276,18 +275,18 @@ def test_engines_slate_intervals_are_the_same_bits(
 
 
 def test_cli_normal_interval_in_buckets(tmp_path: Path) -> None:
-    # the irm command, in a process of its own, out of core from Parquet files: the
-    # normal interval and the bootstrap, the one plan's bits
+    # the irm command (its entry point, as a process runs it), out of core from Parquet
+    # files: the normal interval and the bootstrap, the one plan's bits
     tables = _bandit("bandit_binary_s0")
     for name, frame in tables.items():
         frame.write_parquet(tmp_path / f"{name}.parquet")
     metrics = ["ips", "dr"]
-    args = [sys.executable, "-m", "polars_irmetrics", "evaluate", str(tmp_path / "log.parquet")]
+    args = ["evaluate", str(tmp_path / "log.parquet")]
     args += [a for m in metrics for a in ("-m", m)]
     args += ["--policy", str(tmp_path / "policy.parquet"), "--reward-model"]
     args += [str(tmp_path / "reward_model.parquet"), "--by", "segment", "--buckets", "3"]
     args += ["--ci", "0.9", "--format", "json"]
-    done = subprocess.run([*args, "--ci-method", "normal"], capture_output=True, text=True)
+    done = irm_in_process(*args, "--ci-method", "normal")
     assert done.returncode == 0, done.stderr
     printed = json.loads(done.stdout)
     expected = _evaluate("DataFrame", tables, metrics, by="segment", **NORMAL)
@@ -297,14 +296,14 @@ def test_cli_normal_interval_in_buckets(tmp_path: Path) -> None:
             assert row[column] == values[column], column  # the same float, to the last bit
     # per_query out of core: each round's contribution, the same floats
     rows_args = [a for a in args if a not in ("--ci", "0.9")] + ["--per-query", "-m", "snips"]
-    done = subprocess.run(rows_args, capture_output=True, text=True)
+    done = irm_in_process(*rows_args)
     assert done.returncode == 0, done.stderr
     expected = _evaluate(
         "DataFrame", tables, [*metrics, "snips"], by="segment", per_query=True
     ).to_dicts()
     assert json.loads(done.stdout) == expected
     # the bootstrap out of core: each bucket's sums merged, the one plan's interval
-    boot = subprocess.run([*args, "--n-bootstrap", "50"], capture_output=True, text=True)
+    boot = irm_in_process(*args, "--n-bootstrap", "50")
     assert boot.returncode == 0, boot.stderr
     expected = _evaluate(
         "DataFrame", tables, metrics, by="segment", ci=0.9, n_bootstrap=50

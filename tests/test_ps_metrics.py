@@ -27,6 +27,8 @@ from polars_irmetrics.errors import (
     MetricParameterError,
 )
 
+from .helpers import irm_in_process
+
 CASES = json.loads((Path(__file__).parent / "fixtures/pyxclib/pyxclib_expected.json").read_text())
 IDS = [case["name"] for case in CASES]
 
@@ -359,25 +361,15 @@ def test_label_propensity_names_a_missing_column() -> None:
 
 
 def test_cli_propensities_flag(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     run, qrels = _worked()
     run.write_csv(tmp_path / "run.csv")
     qrels.write_csv(tmp_path / "qrels.csv")
     _PROPS.write_csv(tmp_path / "p.csv")
     argv = ["evaluate", "run.csv", "--qrels", "qrels.csv", "-m", "ps_precision@2"]
-    done = subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", *argv, "--propensities", "p.csv",
-         "--format", "csv"],
-        cwd=tmp_path, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    done = irm_in_process(*argv, "--propensities", "p.csv", "--format", "csv", cwd=tmp_path)
     # (4 + 5) / (5 + 5 + 2): the worked example by document
     assert (done.returncode, done.stdout, done.stderr) == (0, "num_q,ps_precision@2\n3,0.75\n", "")
-    refused = subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", *argv], cwd=tmp_path, capture_output=True,
-        text=True, check=False,
-    )  # fmt: skip
+    refused = irm_in_process(*argv, cwd=tmp_path)
     assert refused.returncode == 2
     assert "reads propensities (one row per document, or per position" in refused.stderr
 

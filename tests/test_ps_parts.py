@@ -19,6 +19,7 @@ import polars_irmetrics.ground.buckets as buckets_module
 from polars_irmetrics.engines._partition import judgments_given
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, MetricParameterError
 
+from .helpers import irm_in_process
 from .test_ps_metrics import CASES, _frames, _worked
 
 METRICS = ["ps_precision@1", "ps_precision@3", "ps_ndcg@2", "ps_ndcg@5"]
@@ -230,8 +231,6 @@ def test_bad_buckets_value_is_refused() -> None:
 
 
 def test_cli_buckets(tmp_path: Path) -> None:
-    import subprocess
-    import sys
 
     run, qrels, props = _tables("worked-by-document")
     run.write_parquet(tmp_path / "run.parquet")
@@ -239,10 +238,7 @@ def test_cli_buckets(tmp_path: Path) -> None:
     props.write_parquet(tmp_path / "p.parquet")
     argv = ["evaluate", "run.parquet", "--qrels", "qrels.parquet", "-m", "ps_precision@2"]
     argv += ["--propensities", "p.parquet", "--buckets", "3", "--format", "csv"]
-    done = subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", *argv],
-        cwd=tmp_path, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    done = irm_in_process(*argv, cwd=tmp_path)
     # (4 + 5) / (5 + 5 + 2): the worked example by document, in three buckets
     assert (done.returncode, done.stdout, done.stderr) == (0, "num_q,ps_precision@2\n3,0.75\n", "")
 

@@ -23,8 +23,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -36,6 +34,8 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.ground.debias import debiased
+
+from .helpers import irm_in_process
 
 HERE = Path(__file__).parent / "fixtures" / "rectools"
 THEIRS = json.loads((HERE / "their_tests.json").read_text())
@@ -664,9 +664,11 @@ def test_debias_from_the_command_line(tmp_path: Path) -> None:
     qrels = tmp_path / "qrels.txt"
     pairs = [(q, "a") for q in range(1, 6)] + [(1, "b"), (2, "c"), (3, "d"), (4, "e")]
     qrels.write_text("".join(f"{q} 0 {d} 1\n" for q, d in pairs))
-    command = [sys.executable, "-m", "polars_irmetrics", "evaluate", str(run), "--qrels",
-               str(qrels), "-m", "P@1", "--debias", "1.5:3", "--format", "csv"]  # fmt: skip
-    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    command = ["evaluate", str(run), "--qrels", str(qrels), "-m", "P@1", "--debias", "1.5:3",
+               "--format", "csv"]  # fmt: skip
+    done = irm_in_process(*command)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     table = irm.evaluate(
         pl.DataFrame({"query_id": [str(q) for q in range(1, 6)], "doc_id": "a", "rank": 1}),
         ["P@1"],
@@ -680,7 +682,7 @@ def test_debias_from_the_command_line(tmp_path: Path) -> None:
         debias=irm.Debias(1.5, 3),
     )
     assert out.splitlines()[-1].endswith(str(table["P@1"].item()))
-    bad = subprocess.run([*command[:-4], "--debias", "high"], capture_output=True, text=True)
+    bad = irm_in_process(*command[:-4], "--debias", "high")
     assert bad.returncode == 2
     assert "expected IQR_COEF or IQR_COEF:SEED, e.g. 1.5 or 1.5:7, got 'high'" in bad.stderr
 

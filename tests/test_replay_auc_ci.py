@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +28,8 @@ import polars_irmetrics as irm
 from polars_irmetrics import MetricParameterError
 from tests.conftest import Evaluate
 from tests.test_cornac_ncrr import USER_LISTS, UserLists, assert_peer_values, random_tables
+
+from .helpers import irm_in_process
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "replay" / "auc_ci.json").read_text())
 CASES = FIXTURE["cases"]
@@ -277,12 +276,10 @@ def test_the_command_line_prints_rocauc_and_its_interval(tmp_path: Path) -> None
     test.write_parquet(tmp_path / "test.parquet")
     labels = ["rocauc@5", "rocauc(agg='ci_halfwidth', ci_level=0.9)@5", "ncrr@5"]
     flags = [part for label in labels for part in ("-m", label)]
-    command = [sys.executable, "-m", "polars_irmetrics", "evaluate", "run.parquet"]
-    done = subprocess.run(
-        [*command, "--qrels", "test.parquet", *flags, "--format", "json"],
-        capture_output=True, text=True, cwd=tmp_path, check=False,
-        env={**os.environ, "PYTHONPATH": str(Path(irm.__file__).resolve().parents[1])},
-    )  # fmt: skip
+    command = ["evaluate", "run.parquet"]
+    done = irm_in_process(
+        *command, "--qrels", "test.parquet", *flags, "--format", "json", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     printed = json.loads(done.stdout)
     row = printed[0] if isinstance(printed, list) else printed

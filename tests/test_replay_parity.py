@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +31,7 @@ from polars_irmetrics import (
     InvalidValueError,
     MetricParameterError,
 )
-from tests.helpers import property_settings
+from tests.helpers import irm_in_process, property_settings
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "replay" / "expected.json").read_text())
 CASES = FIXTURE["cases"]
@@ -462,20 +459,12 @@ def test_the_cli_reads_a_category_column(tmp_path: Path) -> None:
     RUN.write_parquet(tmp_path / "run.parquet")
     TRAIN.write_parquet(tmp_path / "train.parquet")
     GENRES.write_parquet(tmp_path / "items.parquet")
-    root = Path(__file__).resolve().parents[1]
-    proc = subprocess.run(
-        [
-            sys.executable,
-            *("-m", "polars_irmetrics", "evaluate", str(tmp_path / "run.parquet")),
-            *("-m", "surprisal@2", "-m", "categorical_diversity(category='genre')@3"),
-            *("--interactions", str(tmp_path / "train.parquet")),
-            *("--item-features", str(tmp_path / "items.parquet")),
-            *("--format", "csv"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(root / "src")},
+    proc = irm_in_process(
+        *("evaluate", str(tmp_path / "run.parquet")),
+        *("-m", "surprisal@2", "-m", "categorical_diversity(category='genre')@3"),
+        *("--interactions", str(tmp_path / "train.parquet")),
+        *("--item-features", str(tmp_path / "items.parquet")),
+        *("--format", "csv"),
     )
     assert proc.returncode == 0, proc.stderr
     header, values = proc.stdout.strip().splitlines()

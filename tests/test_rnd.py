@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +21,7 @@ from hypothesis import strategies as st
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import MetricParameterError
-from tests.helpers import property_settings
+from tests.helpers import irm_in_process, property_settings
 from tests.test_awrf import _evaluate
 from tests.test_exposure_by import EXPOSURE
 from tests.test_exposure_by import _tables as exposure_tables
@@ -176,11 +173,9 @@ def test_judgments_are_not_needed_and_groups_are() -> None:
 def test_cli(tmp_path: Path) -> None:
     RUN.write_parquet(tmp_path / "run.parquet")
     _groups([15, 16, 17, 18, 19]).write_parquet(tmp_path / "groups.parquet")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-m", "polars_irmetrics", "evaluate", "run.parquet", "--groups",
-         "groups.parquet", "-m", "rnd", "--format", "json"],
-        capture_output=True, text=True, cwd=tmp_path, env=env, check=False,
+    done = irm_in_process(
+        "evaluate", "run.parquet", "--groups", "groups.parquet", "-m", "rnd", "--format", "json",
+        cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (row,) = json.loads(done.stdout)
