@@ -53,14 +53,16 @@ PREDICTED = LOG.select("user", "item", "segment", "rating_hat")
 BINARY_KW = {"label": "clicked", "prediction": "p", "query_id": "user"}
 RATING_KW = {"label": "rating", "prediction": "rating_hat", "query_id": "user", "doc_id": "item"}
 
-#: (id, table, labels, metrics, options, per_query)
+#: (id, table, labels, metrics, options, per_query). Per user, each part runs the
+#: one-machine plan with the call's options (engines/_prediction.prediction_part):
+#: sample_weight= changes the engines' path for the means only (the merged statistics),
+#: so the weighted per-user cases are one of each table form, not one of each by=
 PREDICTION_CASES: list[
     tuple[str, pl.DataFrame, pl.DataFrame | None, list[str], dict[str, Any], bool]
 ] = [
     ("means", LOG, None, BINARY, BINARY_KW, False),
     ("weighted-by-segment", LOG, None, BINARY, {**BINARY_KW, "sample_weight": "w", "by": "segment"}, False),  # noqa: E501
     ("per-user-by-segment", LOG, None, BINARY, {**BINARY_KW, "by": "segment"}, True),
-    ("weighted-per-user-by-segment", LOG, None, BINARY, {**BINARY_KW, "sample_weight": "w", "by": "segment"}, True),  # noqa: E501
     ("two-tables-per-user", PREDICTED, TRUTH, RATING, RATING_KW, True),
     ("two-tables-by-segment", PREDICTED, TRUTH, RATING, {**RATING_KW, "by": "segment"}, False),
     ("weighted-ratings", LOG, None, RATING, {**RATING_KW, "label": "rating", "prediction": "rating_hat", "sample_weight": "w"}, False),  # noqa: E501
