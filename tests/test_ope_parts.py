@@ -24,7 +24,16 @@ from polars_irmetrics.errors import MetricParameterError, SupportWarning
 from polars_irmetrics.ope.intervals import interval_columns
 
 from .helpers import irm_in_process
-from .test_ope_engines import BANDITS, SLATE, SLATES, _bandit, _engine, _evaluate, _tables
+from .test_ope_engines import (
+    BANDITS,
+    SLATE,
+    SLATES,
+    SPLIT_BANDITS,
+    _bandit,
+    _engine,
+    _evaluate,
+    _tables,
+)
 
 #: The single-action estimators that are means of their rows' contributions (snips and
 #: sndr are ratios: no closed-form variance).
@@ -48,7 +57,7 @@ def _head(tables: dict[str, pl.DataFrame], rounds: int = 300) -> dict[str, pl.Da
     return {k: v.filter(pl.col("round_id").is_in(first.implode())) for k, v in tables.items()}
 
 
-@pytest.mark.parametrize("case", BANDITS)
+@pytest.mark.parametrize("case", SPLIT_BANDITS)
 def test_normal_interval_in_buckets_is_the_same_bits(case: str) -> None:
     tables = _tables(case, ("policy", "reward_model"))
     for by in (None, "segment"):  # the one plan of a DataFrame, the buckets of a LazyFrame
@@ -316,7 +325,7 @@ def test_cli_normal_interval_in_buckets(tmp_path: Path) -> None:
 SINGLE_ALL = [*MEANS, "snips", "sndr"]
 
 
-@pytest.mark.parametrize("case", BANDITS)
+@pytest.mark.parametrize("case", SPLIT_BANDITS)
 def test_per_query_in_buckets_is_the_same_bits(frame_kind: str, case: str) -> None:
     # snips and sndr read their group's mean weight: merged in the first pass
     tables = _tables(case, ("policy", "reward_model"))
