@@ -337,23 +337,33 @@ def test_random_inputs_equal_rectools(frame_kind: str, case: int) -> None:
     test = _more_tables(data, "interactions").with_columns(relevance=pl.lit(1))
     train = _more_tables(data, "prev_interactions")
     n = len(data["catalog"])
+    # every cutoff's labels of one table and options in one call (per user and means),
+    # each label's values checked on their own against RecTools' (_check names it)
+    checks: dict[str, list[tuple[str, Any]]] = {"ref": [], "repeated": [], "history": []}
     for values in data["values"]:
         k = values["k"]
         for ref_k in (None, 1, 4):
             label = f"intersection@{k}" if ref_k is None else f"intersection(ref_k={ref_k})@{k}"
-            kwargs: dict[str, Any] = {"reference": wrap(ref), **RECO_USERS}
-            per_user = _collected(irm.evaluate(wrap(reco), [label], per_query=True, **kwargs))
-            means = _collected(irm.evaluate(wrap(reco), [label], **kwargs))
-            _check(per_user, means, label, values[f"intersection(ref_k={ref_k})"])
-        labels = [f"unrepeated_reco@{k}", f"unrepeated_reco(deep=True)@{k}"]
-        means = _collected(irm.evaluate(wrap(repeated), labels, check_duplicates=False))
-        for label, deep in zip(labels, (False, True), strict=True):
-            _check(None, means, label, values[f"unrepeated_reco(deep={deep})"])
+            checks["ref"].append((label, values[f"intersection(ref_k={ref_k})"]))
+        for deep in (False, True):
+            label = f"unrepeated_reco(deep=True)@{k}" if deep else f"unrepeated_reco@{k}"
+            checks["repeated"].append((label, values[f"unrepeated_reco(deep={deep})"]))
         label = f"serendipity(kind='kotkov', n_items={n})@{k}"
-        kwargs = {"qrels": wrap(test), "interactions": wrap(train), **RECO_USERS}
-        per_user = _collected(irm.evaluate(wrap(reco), [label], per_query=True, **kwargs))
-        means = _collected(irm.evaluate(wrap(reco), [label], **kwargs))
-        _check(per_user, means, label, values["serendipity"])
+        checks["history"].append((label, values["serendipity"]))
+    given: dict[str, dict[str, Any]] = {
+        "ref": {"reference": wrap(ref), **RECO_USERS},
+        "history": {"qrels": wrap(test), "interactions": wrap(train), **RECO_USERS},
+    }
+    for name, kwargs in given.items():
+        labels = [label for label, _ in checks[name]]
+        per_user = _collected(irm.evaluate(wrap(reco), labels, per_query=True, **kwargs))
+        means = _collected(irm.evaluate(wrap(reco), labels, **kwargs))
+        for label, theirs in checks[name]:
+            _check(per_user, means, label, theirs)
+    labels = [label for label, _ in checks["repeated"]]
+    means = _collected(irm.evaluate(wrap(repeated), labels, check_duplicates=False))
+    for label, theirs in checks["repeated"]:
+        _check(None, means, label, theirs)
 
 
 # ----------------------------------------------------------------- worked examples
