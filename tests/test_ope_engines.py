@@ -92,12 +92,15 @@ def _tables(case: str, tables: tuple[str, ...]) -> dict[str, pl.DataFrame]:
 
 #: The logs a split is checked on against the one plan: obp's logs but its second binary
 #: one, whose tables have the first one's columns and types (the same plans, other
-#: values; obp's values on it are checked in test_ope.py and test_ope_fast.py)
+#: values; obp's values on it are checked in test_ope.py and test_ope_fast.py), and two
+#: of its three slate logs, whose tables all have the same columns and types (their
+#: reward structures differ: values again)
 SPLIT_BANDITS = [name for name in BANDITS if name != "bandit_binary_s2"]
+SPLIT_SLATES = [name for name in SLATES if name != "slate_independent_s1"]
 
 
 @pytest.mark.parametrize(
-    ("case", "metrics", "tables"), [s for s in _SETS if s[0] != "bandit_binary_s2"]
+    ("case", "metrics", "tables"), [s for s in _SETS if s[0] in (*SPLIT_BANDITS, *SPLIT_SLATES)]
 )
 def test_buckets_give_the_same_bits(
     case: str, metrics: list[str], tables: tuple[str, ...]

@@ -29,6 +29,7 @@ from .test_ope_engines import (
     SLATE,
     SLATES,
     SPLIT_BANDITS,
+    SPLIT_SLATES,
     _bandit,
     _engine,
     _evaluate,
@@ -230,7 +231,7 @@ SLATE_INTERVALS = [
 def test_slate_intervals_in_buckets_are_the_same_bits(
     metrics: list[str], tables: tuple[str, ...], kwargs: dict[str, Any]
 ) -> None:
-    for case in SLATES:  # the one plan of a DataFrame, the buckets of a LazyFrame
+    for case in SPLIT_SLATES:  # the one plan of a DataFrame, the buckets of a LazyFrame
         given_tables = _tables(case, tables)
         for by in (None, "segment"):
             whole = _evaluate("DataFrame", given_tables, metrics, by=by, **kwargs)
@@ -376,7 +377,7 @@ ROUND_SETS = [
 ]
 
 
-@pytest.mark.parametrize("case", SLATES)
+@pytest.mark.parametrize("case", SPLIT_SLATES)
 @pytest.mark.parametrize(("metrics", "tables"), ROUND_SETS)
 def test_per_query_slates_in_buckets_is_the_same_bits(
     case: str, metrics: list[str], tables: tuple[str, ...]
