@@ -144,6 +144,9 @@ else:
 
 @pytest.mark.parametrize("kind", ["eager", "lazy"])
 def test_sigterm_removes_the_spill_folder(tmp_path: Path, kind: str) -> None:
+    # the process ends killed by SIGTERM with no folder left; the handler runs once the
+    # collect hands back to Python (the passes run inside it), by when the run's own
+    # cleanup has removed the folder: this does not show the handler's removal apart
     spill = tmp_path / "spill"
     spill.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}

@@ -26,7 +26,9 @@ collect inside :func:`spill_guard`, which installs its handler for its duration 
 restores the previous one; a plan returned lazily, to be collected later by the
 caller, installs :func:`keep_spill_cleanup`'s handler when it is built (from the main
 thread), which stays: it removes the spill folders of the runs in progress, then does
-what the handler before it did.
+what the handler before it did. Python runs the handler in the main thread once
+polars' ``collect()`` hands back to it, and the passes run inside that ``collect()``
+(in polars' threads): a SIGTERM or Ctrl-C takes effect when it returns, not at once.
 """
 
 from __future__ import annotations
