@@ -122,31 +122,33 @@ def test_missing_or_unwritable_spill_dir_is_refused_before_any_work(
 
 
 _SIGTERM_SCRIPT = """
-import os, select, signal, sys
+import os, select, signal, sys, time
 import polars as pl
 import polars_irmetrics as irm
 
 run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "rank": [1, 2]})
 qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]})
-# the judgments arrive slowly: the spill folder exists while they are awaited (3 s at
-# most; they arrive as soon as a signal is received, whose Python handler runs once
-# the plan hands back to Python, as after a sleep, without waiting the 3 s out)
-woken, wake = os.pipe()
-os.set_blocking(wake, False)
-signal.set_wakeup_fd(wake, warn_on_full_buffer=False)
-slow = pl.defer(lambda: (select.select([woken], [], [], 3), qrels)[1], schema=qrels.schema)
 if sys.argv[2] == "lazy":  # the caller collects the plan, outside the library
+    # the judgments arrive slowly: the spill folder exists while they are awaited (3 s
+    # at most; they arrive as soon as a signal is received: a handler runs once the
+    # caller's collect hands back to Python, in the main thread)
+    woken, wake = os.pipe()
+    os.set_blocking(wake, False)
+    signal.set_wakeup_fd(wake, warn_on_full_buffer=False)
+    slow = pl.defer(lambda: (select.select([woken], [], [], 3), qrels)[1], schema=qrels.schema)
     irm.evaluate(run.lazy(), ["map"], qrels=slow, buckets=2, spill_dir=sys.argv[1]).collect()
-else:
+else:  # the library collects beside the main thread: the handler runs at once
+    slow = pl.defer(lambda: (time.sleep(60), qrels)[1], schema=qrels.schema)
     irm.evaluate(run, ["map"], qrels=slow, buckets=2, spill_dir=sys.argv[1])
 """
 
 
 @pytest.mark.parametrize("kind", ["eager", "lazy"])
 def test_sigterm_removes_the_spill_folder(tmp_path: Path, kind: str) -> None:
-    # the process ends killed by SIGTERM with no folder left; the handler runs once the
-    # collect hands back to Python (the passes run inside it), by when the run's own
-    # cleanup has removed the folder: this does not show the handler's removal apart
+    # eager: the judgments take a minute to arrive, and the process ends at once, its
+    # folder removed by the SIGTERM handler (it waited the minute out, the folder then
+    # removed by the run's own cleanup, when the collect ran in the main thread); lazy:
+    # the caller's collect holds the handler off until it returns (documented)
     spill = tmp_path / "spill"
     spill.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
@@ -160,7 +162,7 @@ def test_sigterm_removes_the_spill_folder(tmp_path: Path, kind: str) -> None:
             time.sleep(0.05)
         assert [p.name[:12] for p in spill.iterdir()] == ["irm-buckets-"]
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=60) == -signal.SIGTERM
+        assert process.wait(timeout=30) == -signal.SIGTERM
     finally:
         if process.poll() is None:
             process.kill()

@@ -35,7 +35,7 @@ from polars_irmetrics.cli import trec_eval as trec_eval_cmd
 from polars_irmetrics.door.evaluate import Parsed, evaluate_tables
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
 from polars_irmetrics.expressions import rank_by_score
-from polars_irmetrics.ground.buckets import spill_guard
+from polars_irmetrics.ground.buckets import beside_main, spill_guard
 from polars_irmetrics.ground.debias import Debias
 from polars_irmetrics.ground.lists import is_list_column, long_run
 from polars_irmetrics.ground.options import EvalKwargs
@@ -966,7 +966,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():  # Python's filters: each warning once per place
             warnings.showwarning = _show_warning(parser, args, shown)
             with spill_guard():  # SIGTERM removes the out-of-core spill folders, as Ctrl-C
-                status: int = args.func(args)
+                # beside the main thread, where the SIGTERM handler runs at once
+                status: int = beside_main(lambda: args.func(args))
         for line in shown:
             print(line, file=sys.stderr)
     except (IrmError, OSError, pl.exceptions.PolarsError) as error:

@@ -26,9 +26,10 @@ collect inside :func:`spill_guard`, which installs its handler for its duration 
 restores the previous one; a plan returned lazily, to be collected later by the
 caller, installs :func:`keep_spill_cleanup`'s handler when it is built (from the main
 thread), which stays: it removes the spill folders of the runs in progress, then does
-what the handler before it did. Python runs the handler in the main thread once
-polars' ``collect()`` hands back to it, and the passes run inside that ``collect()``
-(in polars' threads): a SIGTERM or Ctrl-C takes effect when it returns, not at once.
+what the handler before it did. Python runs the handler in the main thread only, and
+the passes run inside polars' ``collect()``: the eager entry points and the ``irm``
+command collect :func:`beside_main`, so that a SIGTERM takes effect at once; a caller's
+own ``collect()`` in the main thread holds it off until it returns.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Literal, cast
+from typing import Literal, TypeVar, cast
 
 import polars as pl
 
@@ -54,6 +55,7 @@ from polars_irmetrics.ground.validate import INTERNAL
 __all__ = [
     "ROWS_PER_BUCKET",
     "Buckets",
+    "beside_main",
     "bucket_count",
     "check_buckets",
     "check_spill_dir",
@@ -232,6 +234,8 @@ def keep_spill_cleanup() -> None:
     _KEPT[:] = [on_sigterm]
 
 
+_T = TypeVar("_T")
+
 #: The engines :func:`eager_engine` picks from.
 EagerEngine = Literal["auto", "in-memory"]
 
@@ -267,10 +271,50 @@ def eager_engine(tables: Iterable[pl.DataFrame | pl.LazyFrame | None]) -> EagerE
 
 
 def collect_guarded(plan: pl.LazyFrame, engine: EagerEngine = "auto") -> pl.DataFrame:
-    """``plan.collect(engine=engine)`` under :func:`spill_guard` (the eager entry
-    points' collect; ``engine`` from :func:`eager_engine`)."""
+    """``plan.collect(engine=engine)`` under :func:`spill_guard`, run beside the main
+    thread (:func:`beside_main`): the eager entry points' collect (``engine`` from
+    :func:`eager_engine`)."""
     with spill_guard():
-        return plan.collect(engine=engine)
+        return beside_main(lambda: plan.collect(engine=engine))
+
+
+def beside_main(work: Callable[[], _T]) -> _T:
+    """``work()`` in a thread of its own while the main thread waits for it in Python,
+    so that a SIGTERM's handler (:func:`spill_guard`) runs at once: Python runs signal
+    handlers in the main thread only, between its own steps, and a polars ``collect()``
+    in the main thread (an out-of-core run's passes inside it) would hold it off until
+    the collect returns, past a scheduler's grace period. Ctrl-C keeps its meaning: the
+    ``KeyboardInterrupt`` is raised once ``work`` returns (its folders removed by its own
+    cleanup), as it would be after a collect in the main thread. Called from another
+    thread, ``work()`` runs there.
+
+    >>> beside_main(lambda: 6 * 7)
+    42
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return work()
+    done: list[_T] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(work())
+        except BaseException as error:
+            failed.append(error)
+
+    worker = threading.Thread(target=run, name="polars_irmetrics work", daemon=True)
+    worker.start()
+    interrupted: KeyboardInterrupt | None = None
+    while worker.is_alive():
+        try:
+            worker.join()  # interrupted by a signal: its handler runs here, at once
+        except KeyboardInterrupt as error:
+            interrupted = error
+    if interrupted is not None:
+        raise interrupted
+    if failed:
+        raise failed[0]
+    return done[0]
 
 
 @contextlib.contextmanager
