@@ -32,6 +32,7 @@ from polars_irmetrics.ground.validate import (
     interactions_tally,
     warn_on_features,
     warn_on_interactions,
+    warns_of_features,
 )
 from polars_irmetrics.metrics.elliot import ELLIOT
 from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS, SERENDIPITY
@@ -381,12 +382,13 @@ def warn_on_history(
     named = dict(sides)
     history = named.get("interactions")
     whole = reads_history(metrics)
-    catalogue = any(r.metric.name in CATALOGUE_METRICS for _, r in parse_metric_list(metrics))
+    requests = [r for _, r in parse_metric_list(metrics)]
+    catalogue = any(r.metric.name in CATALOGUE_METRICS for r in requests)
     user, item = options.query_id, options.doc_id
-    recommendations = any(_merges(r) for _, r in parse_metric_list(metrics))
+    recommendations = any(_merges(r) for r in requests)
     run = "recommendations" if recommendations else "run"
     features = named.get("item_features")
-    if features is not None and warns_on_features(named.items(), options):
+    if features is not None and warns_of_features(options.unseen_items):
         tally = features_tally(
             as_polars_frame(items).lazy(), as_polars_frame(features).lazy(), item=item
         )
@@ -415,7 +417,7 @@ def warns_on_features(sides: Iterable[tuple[str, pa.Table]], options: EvalOption
     """Whether :func:`warn_on_history` counts the item features' items: where they were
     given and a recommendation of an item they lack is scored or left out
     (``unseen_items='recommenders'`` or ``'drop'``) instead of refused."""
-    return options.unseen_items != "error" and "item_features" in dict(sides)
+    return warns_of_features(options.unseen_items) and "item_features" in dict(sides)
 
 
 def warn_on_group_ids(

@@ -49,6 +49,7 @@ __all__ = [
     "warn_on_features",
     "warn_on_interactions",
     "warn_on_joint",
+    "warns_of_features",
     "with_common_ids",
     "with_interactions_tally",
     "with_tally",
@@ -865,6 +866,17 @@ _NO_FEATURES = {
 }
 
 
+def warns_of_features(unseen_items: str) -> bool:
+    """Whether item features that lack the run's items are counted and warned of under
+    ``unseen_items`` (their recommendations scored or left out): not under ``'error'``,
+    which refuses each such item by name.
+
+    >>> warns_of_features("recommenders"), warns_of_features("error")
+    (True, False)
+    """
+    return unseen_items in _NO_FEATURES
+
+
 def features_tally(run: pl.LazyFrame, features: pl.LazyFrame, *, item: str) -> pl.LazyFrame:
     """One row: the run's distinct items and how many of them the item features hold,
     compared in :func:`common_id_dtype` (for :func:`warn_on_features`).
@@ -887,9 +899,8 @@ def warn_on_features(row: Mapping[str, Any], *, item: str, run: str, unseen_item
     fewer than half of the run's items, where the recommendations of the others are
     scored anyway (``unseen_items='recommenders'``: similar 0 to every item, so the
     lists read as diverse as can be) or left out (``'drop'``) (:func:`warn_on_joint`);
-    nothing under ``'error'``, which refuses each such item by name."""
-    effect = _NO_FEATURES.get(unseen_items)
-    if effect is None:
+    nothing where :func:`warns_of_features` says no."""
+    if not warns_of_features(unseen_items):
         return
     warn_on_joint(
         table="item_features",
@@ -898,7 +909,7 @@ def warn_on_features(row: Mapping[str, Any], *, item: str, run: str, unseen_item
         total=row[_FEATURE_ITEMS],
         things="items",
         owner=run,
-        effect=effect,
+        effect=_NO_FEATURES[unseen_items],
     )
 
 

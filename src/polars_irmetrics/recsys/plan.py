@@ -62,6 +62,7 @@ from polars_irmetrics.ground.validate import (
     id_kind,
     require_columns,
     warn_on_features,
+    warns_of_features,
     with_interactions_tally,
     with_tally,
 )
@@ -473,7 +474,7 @@ def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.
     recommendations as given, before the drop."""
     run = tables.recommendations if tables.given is None else tables.given
     item = options.item_id
-    if tables.item_features is not None and options.unseen_items != "error":
+    if tables.item_features is not None and warns_of_features(options.unseen_items):
         tally = features_tally(run, tables.item_features, item=item)
         unseen = options.unseen_items
         values = with_tally(
