@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -386,6 +387,97 @@ def test_two_tables_one_sided_pairs() -> None:
     assert dropped["num_rows"].item() == 5
     for name in RATING_METRICS:
         _close(dropped[name].item(), RECOMMENDERS[name](y, p))
+
+
+#: Labels in other ids than the predictions' (items 100 apart): no pair matches.
+SHIFTED = TRUTH.with_columns(pl.col("item") + 100)
+#: Keywords of the two-table form under unmatched='drop'.
+DROP_KW: dict[str, Any] = {
+    "label": "rating",
+    "prediction": "p",
+    "query_id": "user",
+    "doc_id": "item",
+    "unmatched": "drop",
+}
+NO_PAIR = (
+    "labels= and the predictions share none of their (user, item) pairs (5 predictions, 5 "
+    "labels): unmatched='drop' leaves out every prediction without a label, so every value "
+    "is null. Ids that do not line up are the likely cause: give labels= and the predictions "
+    "the same 'user' and 'item' values (same spelling, same collection)."
+)
+
+
+def _warnings_of(call: Callable[[], object]) -> tuple[object, list[str]]:
+    with pytest.warns() as caught:  # every warning, none lost to a filter
+        out = call()
+    return out, [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"per_query": True}, {"buckets": 2}, {"by": "segment"}],
+    ids=["means", "per-query", "buckets", "by"],
+)
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+def test_drop_warns_when_no_pair_matches(options: dict[str, Any], lazy: bool) -> None:
+    """unmatched='drop' with labels in other ids: every value null, named in a warning
+    (it was null in silence), on every path of one machine."""
+    pred = PRED.with_columns(segment=pl.col("user") % 2) if "by" in options else PRED
+    metrics = ["rmse", "auc"] if "per_query" not in options else ["rmse"]
+    truth = SHIFTED.with_columns(pl.col("rating") > 2) if "auc" in metrics else SHIFTED
+
+    def call() -> pl.DataFrame:
+        out = irm.evaluate(
+            pred.lazy() if lazy else pred,
+            metrics,
+            labels=truth.lazy() if lazy else truth,
+            **DROP_KW,
+            **options,
+        )
+        return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+    out, said = _warnings_of(call)
+    assert said == [NO_PAIR]
+    assert isinstance(out, pl.DataFrame)
+    assert out["num_rows"].sum() == 0
+    assert out.select(pl.col(metrics).is_not_null().any()).row(0) == (False,) * len(metrics)
+
+
+@pytest.mark.parametrize(
+    ("pred", "truth", "warned"),
+    [
+        # predictions of every pair, labels of a few: how rating tables are made
+        (PRED.vstack(PRED.with_columns(pl.col("item") + 100)), TRUTH.head(2), False),
+        # labels of every pair, predictions of a few
+        (PRED.head(2), TRUTH.vstack(SHIFTED), False),
+        # few of either side: ids that do not line up
+        (
+            PRED.vstack(PRED.with_columns(pl.col("item") + 100)),
+            TRUTH.head(2).vstack(SHIFTED.with_columns(pl.col("item") + 100)),
+            True,
+        ),
+    ],
+    ids=["few-labels", "few-predictions", "few-of-both"],
+)
+def test_drop_warns_only_when_few_pairs_match_on_both_sides(
+    pred: pl.DataFrame, truth: pl.DataFrame, warned: bool
+) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = irm.evaluate(pred, ["rmse"], labels=truth, **DROP_KW)
+    said = [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
+    matched = int(out["num_rows"].item())
+    assert matched == 2
+    if not warned:
+        assert said == []
+    else:
+        assert said == [
+            f"labels= and the predictions share only 2 of their (user, item) pairs "
+            f"({pred.height} predictions, {truth.height} labels): unmatched='drop' leaves "
+            "out every prediction without a label, so the metrics read only 2 rows. Ids "
+            "that do not line up are the likely cause: give labels= and the predictions the "
+            "same 'user' and 'item' values (same spelling, same collection)."
+        ]
 
 
 def test_two_tables_duplicate_pair() -> None:

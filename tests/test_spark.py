@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from .engine_cases import (
 from .prediction_cases import BINARY_KW, PREDICTION_CASES, assert_histogram_exact, assert_same
 from .prediction_cases import LOG as PREDICTION_LOG
 from .prediction_cases import expected as prediction_expected
+from .test_prediction import DROP_KW, NO_PAIR, PRED, SHIFTED, TRUTH
 
 
 def _spark_frame(spark: SparkSession, frame: pl.DataFrame) -> DataFrame:
@@ -526,6 +528,32 @@ def test_spark_prediction_metrics_equal_evaluate(
     result = _polars(got)  # sorted by the keys, as evaluate's
     assert_same(result, want)
     assert_histogram_exact(result, table, labels, metrics, options, per_query)
+
+
+@pytest.mark.parametrize(
+    ("truth", "per_query", "warned"),
+    [(SHIFTED, False, True), (SHIFTED, True, True), (TRUTH, False, False)],
+    ids=["no-pair-means", "no-pair-per-query", "every-pair"],
+)
+def test_spark_drop_warns_of_unmatched_labels_as_one_machine(
+    spark: SparkSession, truth: pl.DataFrame, per_query: bool, warned: bool
+) -> None:
+    """unmatched='drop': the whole table's pairs against both tables' rows, warned of
+    once (not by each part), in one machine's words."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = _polars(
+            irm_spark.evaluate(
+                _spark_frame(spark, PRED),
+                ["rmse"],
+                labels=_spark_frame(spark, truth),
+                per_query=per_query,
+                **DROP_KW,
+            )
+        )
+    said = [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
+    assert said == ([NO_PAIR] if warned else [])
+    assert got["num_rows"].sum() == (0 if warned else TRUTH.height)
 
 
 def test_spark_prediction_errors_are_the_librarys(spark: SparkSession) -> None:

@@ -426,7 +426,9 @@ def evaluate(
         ``unmatched``
             Prediction metrics with ``labels``: a pair with a prediction but no label, or a
             label but no prediction, is an error (``"error"``, default; the message counts
-            them on each side) or left out (``"drop"``, Recommenders' inner merge).
+            them on each side) or left out (``"drop"``, Recommenders' inner merge; a
+            :class:`~polars_irmetrics.errors.CoverageWarning` when the pairs on both sides
+            are fewer than half of either table's rows: ids that do not line up).
 
         ``clicked``, ``dwell``, ``converted``, ``timestamp``
             Column names of an impression log, for the click metrics
@@ -749,7 +751,9 @@ def evaluate_plan(
             "prediction metrics (auc, logloss, rmse...)",
             "the table holds the label= and prediction= columns, or labels= the true labels",
         )
-        return build_prediction_plan(table, routes["prediction"], options, tables.get("labels"))
+        return build_prediction_plan(
+            table, routes["prediction"], options, tables.get("labels"), warn=warn is True
+        )
     if tables.get("labels") is not None:
         raise MetricParameterError(
             "labels= holds the true labels of prediction metrics (auc, logloss, rmse...), "

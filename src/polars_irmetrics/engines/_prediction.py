@@ -5,7 +5,7 @@ by a hash of ``query_id``, as they split a run, so that each query (user) is who
 one part. Then:
 
 * ``per_query=True``: each part is evaluated by the one-machine plan
-  (the door's :func:`~polars_irmetrics.door.evaluate.evaluate_plan`); a query's
+  (the door's :func:`~polars_irmetrics.door.evaluate.evaluate_plan`, ``warn=False``); a query's
   values are computed from its own rows, in one part, as on one machine, from integer
   statistics: to the last bit, whatever order its rows arrive in.
 * means: a global metric (the AUC of all rows, the log loss of all rows) does not
@@ -25,11 +25,14 @@ one part. Then:
 
 Before any task runs, :func:`prepare_prediction` builds both plans on empty frames of
 the schemas: a missing column, a wrong dtype or an unknown metric is raised there.
+Under ``unmatched='drop'`` the parts do not warn of pairs the labels lack (a part's
+pairs are not the table's): the engine counts both tables' rows and the pairs the
+metrics read, and warns as one machine does (:func:`warn_on_unmatched`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -37,9 +40,10 @@ import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics.door.evaluate import evaluate_plan
-from polars_irmetrics.engines._partition import ParsedJob, _empty, _frame, _to_arrow
+from polars_irmetrics.engines._partition import ParsedJob, _empty, _frame, _to_arrow, warned_to
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import warn_on_pairs
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
 from polars_irmetrics.prediction.parts import (
     merge_means,
@@ -63,6 +67,7 @@ __all__ = [
     "prediction_summary",
     "prepare_prediction",
     "reads_predictions",
+    "warn_on_unmatched",
 ]
 
 
@@ -274,8 +279,8 @@ def prediction_part(job: PredictionJob, table: pa.Table, labels: pa.Table | None
     the one-machine plan raises it."""
     frame = _frame(table).lazy()
     truth = None if labels is None else _frame(labels).lazy()
-    if job.options.per_query:
-        plan = evaluate_plan(frame, job.requests, {"labels": truth}, job.options)
+    if job.options.per_query:  # the engine warns of unmatched pairs, not each part
+        plan = evaluate_plan(frame, job.requests, {"labels": truth}, job.options, warn=False)
     elif job.stage == "scale":
         plan = part_scale(frame, job.requests, job.options, truth)
     elif job.stage == "means":
@@ -296,3 +301,40 @@ def prediction_summary(job: PredictionJob, statistics: pa.Table) -> pa.Table:
     else:
         merged = merge_statistics(frame, job.requests, job.options)
     return _to_arrow(merged.collect(), job.result_schema)
+
+
+def warn_on_unmatched(
+    options: EvalOptions,
+    *,
+    matched: int,
+    predictions: int,
+    labels: int,
+    emit: Callable[[str], None] | None = None,
+) -> bool:
+    """An engine's warning of labels that pair with few predictions, as one machine
+    gives it (:func:`~polars_irmetrics.ground.validate.warn_on_pairs`): ``matched``, the
+    sum of the result's ``num_rows``; ``predictions`` and ``labels``, the two tables'
+    rows. Nothing under ``unmatched='error'`` (a one-sided pair is refused).
+    ``emit``: where the text goes from a Dask worker. True: a task's output.
+
+    >>> import warnings
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_on_unmatched(EvalOptions(unmatched="drop"), matched=0, predictions=2, labels=2)
+    True
+    >>> str(caught[0].message)[:58]
+    'labels= and the predictions share none of their (query_id,'
+    """
+    if options.unmatched != "drop":
+        return True
+    return warned_to(
+        lambda: warn_on_pairs(
+            matched=matched,
+            predictions=predictions,
+            labels=labels,
+            query_id=options.query_id,
+            doc_id=options.doc_id,
+        ),
+        emit,
+    )

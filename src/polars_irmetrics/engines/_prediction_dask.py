@@ -11,11 +11,14 @@ import it: it imports this one) and persists the result with ``progress=True``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import dask.dataframe as dd
 import pandas as pd
+from dask.delayed import delayed
 
-from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
+from polars_irmetrics.engines._dask_coverage import emitter
+from polars_irmetrics.engines._dask_frames import after, arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._partition import PART, as_polars_frame
 from polars_irmetrics.engines._prediction import (
     PredictionJob,
@@ -23,8 +26,10 @@ from polars_irmetrics.engines._prediction import (
     prediction_part,
     prediction_summary,
     prepare_prediction,
+    warn_on_unmatched,
 )
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.prediction.statistics import NUM_ROWS
 
 __all__ = ["prediction_frame"]
 
@@ -54,7 +59,26 @@ def prediction_frame(
     while (first := means_job(job)) is not None:
         means = _evaluated(rows, truth, first).compute()
         job = job.with_means(as_polars_frame(to_table(means)).cast(first.result_schema))
-    return _evaluated(rows, truth, job)
+    values = _evaluated(rows, truth, job)
+    if labels is None or options.unmatched != "drop":
+        return values
+    # as one machine warns: the pairs the metrics read against both tables' rows
+    sizes = [frame.map_partitions(len).sum().to_delayed() for frame in (table, labels)]
+    matched = values[NUM_ROWS].sum().to_delayed()
+    warned = delayed(_warn_on_unmatched)(matched, *sizes, job.options)
+    return values.map_partitions(after, warned, meta=values._meta)
+
+
+def _warn_on_unmatched(matched: Any, predictions: Any, labels: Any, options: EvalOptions) -> bool:
+    """The task that warns when the labels pair with few predictions, on the client
+    that computes the result."""
+    return warn_on_unmatched(
+        options,
+        matched=int(matched),
+        predictions=int(predictions),
+        labels=int(labels),
+        emit=emitter(),
+    )
 
 
 def _evaluated(rows: dd.DataFrame, truth: dd.DataFrame | None, job: PredictionJob) -> dd.DataFrame:

@@ -55,7 +55,7 @@ from polars_irmetrics.engines._partition import (
     raise_carried,
     summarize_part,
 )
-from polars_irmetrics.engines._prediction import prediction_route
+from polars_irmetrics.engines._prediction import prediction_route, warn_on_unmatched
 from polars_irmetrics.engines._ps import ps_route
 from polars_irmetrics.engines._recsys import counts_route, elliot_route
 from polars_irmetrics.engines._sides import (
@@ -79,6 +79,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
 from polars_irmetrics.ground.progress import Progress, poll
 from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.prediction.statistics import NUM_ROWS
 
 try:
     from pyspark.sql import DataFrame, SparkSession
@@ -358,7 +359,18 @@ def evaluate(
             part=_part,
             spark_schema=_spark_schema,
         )
-        return _compute(result, spark, built.progress)
+        computed = _compute(result, spark, built.progress)
+        if labels is not None and built.unmatched == "drop":  # as one machine warns
+            one = F.count(F.lit(1))
+            sizes = run.select(one).crossJoin(labels.select(one)).first()
+            matched = computed.agg(F.sum(NUM_ROWS)).first()
+            warn_on_unmatched(
+                built,
+                matched=int((matched and matched[0]) or 0),
+                predictions=int(sizes[0]) if sizes else 0,
+                labels=int(sizes[1]) if sizes else 0,
+            )
+        return computed
     partitioned_by = built.partitioned_by
     if partitioned_by is None:  # list-shaped sides (one row per query) in the long form
         run, qrels = spark_long_form(run, qrels, built)

@@ -49,6 +49,7 @@ __all__ = [
     "warn_on_features",
     "warn_on_interactions",
     "warn_on_joint",
+    "warn_on_pairs",
     "warns_of_features",
     "with_common_ids",
     "with_interactions_tally",
@@ -777,6 +778,44 @@ def warn_on_joint(
         f"{table}= holds {held} of the {total} {things} of the {owner} (column {column!r}): "
         f"{effect}. Ids that do not line up are the likely cause: give {table}= and the "
         f"{owner} the same {column!r} values (same spelling, same collection)."
+    )
+
+
+def warn_on_pairs(
+    *, matched: int, predictions: int, labels: int, query_id: str, doc_id: str
+) -> None:
+    """The :class:`~polars_irmetrics.errors.CoverageWarning` of ``labels=`` under
+    ``unmatched='drop'``: given when the ``matched`` pairs are fewer than half of the
+    ``predictions`` rows *and* fewer than half of the ``labels`` rows (predictions of
+    every pair beside labels of a few, or the other way round, is how such tables are
+    made; few matches on both sides is ids that do not line up), with the counts, what
+    the values then hold and the likely fix.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_on_pairs(matched=0, predictions=4, labels=3, query_id="user", doc_id="item")
+    ...     warn_on_pairs(matched=3, predictions=400, labels=3, query_id="user", doc_id="item")
+    >>> len(caught)
+    1
+    >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    labels= and the predictions share none of their (user, item) pairs (4 predictions, 3
+    labels): unmatched='drop' leaves out every prediction without a label, so every
+    value is null. Ids that do not line up are the likely cause: give labels= and the
+    predictions the same 'user' and 'item' values (same spelling, same collection).
+    """
+    if 2 * matched >= predictions or 2 * matched >= labels:
+        return
+    held = "none" if matched == 0 else f"only {matched}"
+    effect = "every value is null" if matched == 0 else f"the metrics read only {matched} rows"
+    warn_from_plan(
+        f"labels= and the predictions share {held} of their ({query_id}, {doc_id}) pairs "
+        f"({predictions} predictions, {labels} labels): unmatched='drop' leaves out every "
+        f"prediction without a label, so {effect}. Ids that do not line up are the likely "
+        f"cause: give labels= and the predictions the same {query_id!r} and {doc_id!r} "
+        "values (same spelling, same collection)."
     )
 
 

@@ -7,8 +7,9 @@ label):
    ``(query_id, doc_id)`` (Microsoft Recommenders' ``rating_pred`` and ``rating_true``
    on user and item). A pair on one side only is an error under ``unmatched="error"``
    (the default; the message counts them on each side and names one), or left out under
-   ``unmatched="drop"`` (Recommenders' inner merge). A pair twice on one side is an
-   error.
+   ``unmatched="drop"`` (Recommenders' inner merge; a warning when the pairs on both
+   sides are fewer than half of the predictions and of the labels, every value null
+   when none is: :meth:`Prepared.warning`). A pair twice on one side is an error.
 2. One ``group_by`` over the ``by`` keys (and ``query_id`` with ``per_query=True``) with
    every metric's statistics (:mod:`polars_irmetrics.prediction.statistics`) and the
    data checks as counts. ``gauc`` without ``per_query`` is a second ``group_by`` over
@@ -72,7 +73,14 @@ from polars_irmetrics.errors import (
     QuerySetError,
 )
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, common_id_dtype, kind_of, require_columns
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    TALLY_ROW,
+    common_id_dtype,
+    kind_of,
+    require_columns,
+    warn_on_pairs,
+)
 from polars_irmetrics.metrics.prediction import (
     BINARY_METRICS,
     PROBABILITY_METRICS,
@@ -116,6 +124,8 @@ _SIDE = f"{INTERNAL}side"
 _IN_PRED = f"{INTERNAL}in_pred"
 _IN_LABELS = f"{INTERNAL}in_labels"
 _DUP = f"{INTERNAL}dup"
+_PREDICTION_ROWS = f"{INTERNAL}prediction_rows"
+_LABEL_ROWS = f"{INTERNAL}label_rows"
 
 
 @dataclass(frozen=True)
@@ -156,6 +166,8 @@ def build_prediction_plan(
     requests: Sequence[tuple[str, MetricRequest]],
     options: EvalOptions,
     labels: pl.LazyFrame | None = None,
+    *,
+    warn: bool = True,
 ) -> pl.LazyFrame:
     """The lazy evaluation of prediction metrics over ``table``.
 
@@ -172,6 +184,10 @@ def build_prediction_plan(
     labels
         The two-table form: the true labels, one row per ``(query_id, doc_id)`` with
         ``options.label``, joined to ``table`` on those keys.
+    warn
+        Under ``unmatched='drop'``, warn when the labels pair with few of the
+        predictions (:meth:`Prepared.warning`); ``False`` for a part of the table (an
+        engine's task: the engine warns from the whole table's counts).
 
     Returns
     -------
@@ -192,6 +208,8 @@ def build_prediction_plan(
     (3, 0.5)
     """
     prepared = prepare_rows(table, requests, options, labels)
+    if not warn:
+        prepared = replace(prepared, sizes=None)
     if not options.per_query:
         return _means_plan(prepared, requests, options)
     keys = [*options.by_keys, options.query_id]
@@ -223,7 +241,7 @@ def build_prediction_plan(
         result = beside(result, areas_q, keys)
     columns_out = [*keys, NUM_ROWS, *(label for label, _ in requests)]
     result = result.select(*columns_out, *prepared.flag_columns).sort(keys, nulls_last=True)
-    return prepared.raising(result, keys)
+    return prepared.warning(prepared.raising(result, keys))
 
 
 def _means_plan(
@@ -265,7 +283,7 @@ def _means_plan(
     result = result.select(*columns_out, *prepared.flag_columns)
     if by:
         result = result.sort(by, nulls_last=True)
-    return prepared.raising(result, by)
+    return prepared.warning(prepared.raising(result, by))
 
 
 def with_first_passes(
@@ -320,6 +338,9 @@ class Prepared:
     names: frozenset[str]
     options: EvalOptions
     two_tables: bool
+    #: ``unmatched='drop'``: one row, the rows of the predictions and of the labels
+    #: (:meth:`warning` reads it); ``None`` otherwise (a one-sided pair is an error)
+    sizes: pl.LazyFrame | None = None
 
     @property
     def flag_columns(self) -> list[str]:
@@ -356,6 +377,33 @@ class Prepared:
             schema=out_schema,
         )
 
+    def warning(self, result: pl.LazyFrame) -> pl.LazyFrame:
+        """``result`` (one machine's values, with ``num_rows``) unchanged, and, under
+        ``unmatched='drop'``, :func:`~polars_irmetrics.ground.validate.warn_on_pairs`
+        when it is collected: the pairs the metrics read (the sum of ``num_rows``)
+        against the rows of the predictions and of the labels. (The engines warn from
+        their own counts: a part's pairs are not the table's.)"""
+        if self.sizes is None:
+            return result
+        schema = result.collect_schema()
+        marked = self.sizes.with_columns(pl.lit(True).alias(TALLY_ROW))
+        both = pl.concat([result, marked], how="diagonal_relaxed")
+        query_id, doc_id = self.options.query_id, self.options.doc_id
+
+        def read(frame: pl.DataFrame) -> pl.DataFrame:
+            values = frame.filter(pl.col(TALLY_ROW).is_null())
+            sizes = frame.filter(pl.col(TALLY_ROW).fill_null(False)).row(0, named=True)
+            warn_on_pairs(
+                matched=int(values[NUM_ROWS].sum()),
+                predictions=sizes[_PREDICTION_ROWS],
+                labels=sizes[_LABEL_ROWS],
+                query_id=query_id,
+                doc_id=doc_id,
+            )
+            return values.select(schema.names())
+
+        return both.map_batches(read, schema=schema)
+
 
 def prepare_rows(
     table: pl.LazyFrame,
@@ -371,7 +419,16 @@ def prepare_rows(
     names = frozenset(req.metric.name for _, req in requests)
     needs_query = options.per_query or "gauc" in names
     own = table.collect_schema()  # the table's own columns (the join adds internal ones)
+    sizes = None
     if labels is not None:
+        if options.unmatched == "drop":  # the rows of each side, for the warning
+            sizes = pl.concat(
+                [
+                    table.select(pl.len().cast(pl.Int64).alias(_PREDICTION_ROWS)),
+                    labels.select(pl.len().cast(pl.Int64).alias(_LABEL_ROWS)),
+                ],
+                how="horizontal",
+            )
         table = _joined(table, labels, options)
     schema = table.collect_schema()
     frame = "predictions" if labels is not None else "table"
@@ -394,7 +451,7 @@ def prepare_rows(
     )
     checks = _checks(scope, schema, options, two_tables=labels is not None, query=needs_query)
     rows = table.filter(pl.col(_SIDE) == "both") if labels is not None else table
-    return Prepared(table, rows, scope, checks, names, options, labels is not None)
+    return Prepared(table, rows, scope, checks, names, options, labels is not None, sizes)
 
 
 def group(rows: pl.LazyFrame, keys: list[str], aggs: list[pl.Expr]) -> pl.LazyFrame:
