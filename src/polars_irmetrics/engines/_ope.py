@@ -32,7 +32,7 @@ there by the library, with its usual message.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PROB",
+    "InLoggedRounds",
     "OpeJob",
     "check_ope_inputs",
     "ope_part",
@@ -349,26 +350,45 @@ def slots(job: OpeJob) -> tuple[list[str], list[str]]:
     return slot, [*slot, PROB]
 
 
-def taken_slots(job: OpeJob, policy: pa.Table) -> pa.Table:
+def taken_slots(job: OpeJob, policy: pa.Table, *, rounds: bool = False) -> pa.Table:
     """The distinct actions (with the position, where the log has one) to which one part
     of a policy in the list shape gives a positive probability: the list's indexes, in
-    the log's dtypes, with ``prob`` 1.0 (what :func:`warn_support` reads)."""
+    the log's dtypes, with ``prob`` 1.0 (what :func:`warn_support` reads); with
+    ``rounds``, each with the round that takes it (first column)."""
     names = slots(job)[0]
     frame = _frame(policy).lazy().select(pl.col(c).cast(t) for c, t in job.policy_schema.items())
-    taken = listed_slots(frame, [pl.col(c) for c in names[1:]], job.options.action, PROB)
-    in_log = (pl.col(c).cast(job.log_schema[c]) for c in names)
-    return _to_arrow(taken.select(*in_log, pl.lit(1.0).alias(PROB)).collect(), taken_schema(job))
+    keys = [job.options.round_id] if rounds else []
+    taken = listed_slots(frame, [pl.col(c) for c in [*keys, *names[1:]]], job.options.action, PROB)
+    in_log = (pl.col(c).cast(job.log_schema[c]) for c in [*keys, *names])
+    schema = taken_schema(job, rounds=rounds)
+    return _to_arrow(taken.select(*in_log, pl.lit(1.0).alias(PROB)).collect(), schema)
 
 
-def taken_schema(job: OpeJob) -> pl.Schema:
+def taken_schema(job: OpeJob, *, rounds: bool = False) -> pl.Schema:
     """The schema of :func:`taken_slots`."""
-    return pl.Schema([*((c, job.log_schema[c]) for c in slots(job)[0]), (PROB, pl.Float64())])
+    keys = [job.options.round_id] if rounds else []
+    return pl.Schema(
+        [*((c, job.log_schema[c]) for c in [*keys, *slots(job)[0]]), (PROB, pl.Float64())]
+    )
 
 
-def warn_support(job: OpeJob, log_slots: pl.DataFrame, policy_slots: pl.DataFrame) -> None:
+#: ``candidates -> those of them the policy takes in a round the log has`` (the
+#: engine's lookup, for the few slots the log never shows; :func:`warn_support`).
+InLoggedRounds = Callable[[pl.DataFrame], pl.DataFrame]
+
+
+def warn_support(
+    job: OpeJob,
+    log_slots: pl.DataFrame,
+    policy_slots: pl.DataFrame,
+    in_logged_rounds: InLoggedRounds | None = None,
+) -> None:
     """Warn as :func:`polars_irmetrics.evaluate` does when the policy gives a positive
-    probability to an action (at a position) the log never shows: from the distinct
-    actions of the whole log and of the policy, gathered by the engine."""
+    probability to an action (at a position) the log never shows, in a round the log
+    has: from the distinct actions of the whole log and of the policy, gathered by the
+    engine; the slots the log never shows (few or none) are then looked up by
+    ``in_logged_rounds`` (a policy may cover rounds beyond the log's, which no estimate
+    reads)."""
     names = slots(job)[0]
     if not names:
         return
@@ -377,5 +397,16 @@ def warn_support(job: OpeJob, log_slots: pl.DataFrame, policy_slots: pl.DataFram
     policy = policy_slots.lazy().select(
         *(pl.col(c).cast(kinds[c]) for c in names), pl.col(PROB).cast(pl.Float64)
     )
+    if in_logged_rounds is not None:
+        shown = log.select(pl.col(c).cast(kinds[c]) for c in names).unique()
+        candidates = (
+            policy.select(names).unique().join(shown, on=names, how="anti", nulls_equal=True)
+        ).collect()
+        if not candidates.height:
+            return
+        taken = in_logged_rounds(candidates)
+        policy = taken.lazy().select(
+            *(pl.col(c).cast(kinds[c]) for c in names), pl.lit(1.0).alias(PROB)
+        )
     one_row = pl.LazyFrame({"row": [0]})
     warned(one_row, OpeTables(log, policy, None), job.requests, job.options).collect()

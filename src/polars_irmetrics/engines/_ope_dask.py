@@ -141,6 +141,10 @@ def _taken(policy: pd.DataFrame, job: OpeJob) -> pd.DataFrame:
     return to_pandas(taken_slots(job, to_table(policy)))
 
 
+def _taken_in_rounds(policy: pd.DataFrame, job: OpeJob) -> pd.DataFrame:
+    return to_pandas(taken_slots(job, to_table(policy), rounds=True))
+
+
 def _warn(job: OpeJob, log: dd.DataFrame, policy: dd.DataFrame) -> None:
     """The support warning, from the distinct actions of the whole log and policy."""
     log_slots = slots(job)[0]
@@ -154,8 +158,26 @@ def _warn(job: OpeJob, log: dd.DataFrame, policy: dd.DataFrame) -> None:
     else:
         taken = policy[policy[PROB] > 0][log_slots].drop_duplicates()
     shown_frame, taken_frame = dd.compute(shown, taken)
+    round_id = job.options.round_id
+
+    def in_logged_rounds(candidates: pl.DataFrame) -> pl.DataFrame:
+        """The candidates the policy takes in a round the log has: their rows, the
+        log's rounds among theirs."""
+        if job.listed:
+            found = meta(taken_schema(job, rounds=True))
+            rows = policy.map_partitions(_taken_in_rounds, job, meta=found, enforce_metadata=False)
+        else:
+            rows = policy[policy[PROB] > 0][[round_id, *log_slots]]
+        wanted = to_pandas(candidates.to_arrow())
+        rows = rows.merge(wanted.astype(rows._meta[log_slots].dtypes.to_dict()), on=log_slots)
+        rounds = rows[[round_id]].drop_duplicates()
+        logged = log[[round_id]].merge(rounds, on=round_id).drop_duplicates()
+        taken = rows.merge(logged, on=round_id)[log_slots].drop_duplicates()
+        return as_polars_frame(to_table(taken.compute()))
+
     warn_support(
         job,
         as_polars_frame(to_table(shown_frame)),
         as_polars_frame(to_table(taken_frame)).with_columns(pl.lit(1.0).alias(PROB)),
+        in_logged_rounds,
     )

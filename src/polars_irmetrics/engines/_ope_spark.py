@@ -150,7 +150,8 @@ def ope_frame(
 
 
 def _warn(job: OpeJob, log: DataFrame, policy: DataFrame, spark_schema: SparkSchema) -> None:
-    """The support warning, from the distinct actions of the whole log and policy."""
+    """The support warning, from the distinct actions of the whole log and policy (the
+    few the log never shows looked up in the logged rounds: :func:`warn_support`)."""
     log_slots, policy_slots = slots(job)
     if not log_slots:
         return
@@ -166,8 +167,40 @@ def _warn(job: OpeJob, log: DataFrame, policy: DataFrame, spark_schema: SparkSch
     else:
         taken = policy.filter(F.col(PROB) > 0).select(*log_slots, F.lit(1.0)).distinct()
     shown = log.select(*log_slots).distinct()
+    round_id = job.options.round_id
+
+    def with_rounds() -> DataFrame:
+        """The policy's round and slot wherever it puts mass."""
+        if not job.listed:
+            return policy.filter(F.col(PROB) > 0).select(round_id, *log_slots)
+        schema = to_arrow_schema(policy.schema)
+        found = spark_schema(taken_schema(job, rounds=True), ())
+
+        def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            table = pa.Table.from_batches(list(batches), schema=schema)
+            taken = carrying(_taken_in_rounds, job, table)
+            yield from taken.rename_columns(found.names).to_batches()
+
+        return policy.mapInArrow(task, found).toDF(round_id, *policy_slots)
+
+    def in_logged_rounds(candidates: pl.DataFrame) -> pl.DataFrame:
+        """The candidates the policy takes in a round the log has: their rows, the
+        log's rounds among theirs (both sides small but the log's scan)."""
+        wanted = F.broadcast(log.sparkSession.createDataFrame(candidates.to_arrow()))
+        rows = with_rounds().join(wanted, on=log_slots, how="left_semi")
+        rounds = F.broadcast(rows.select(round_id).distinct())
+        logged = log.select(round_id).join(rounds, on=round_id, how="left_semi").distinct()
+        found = rows.join(F.broadcast(logged), on=round_id, how="left_semi")
+        taken = found.select(*log_slots).distinct().collect()
+        return pl.DataFrame([tuple(r) for r in taken], schema=log_slots, orient="row")
+
     warn_support(
         job,
         pl.DataFrame([tuple(r) for r in shown.collect()], schema=log_slots, orient="row"),
         pl.DataFrame([tuple(r) for r in taken.collect()], schema=policy_slots, orient="row"),
+        in_logged_rounds,
     )
+
+
+def _taken_in_rounds(job: OpeJob, policy: pa.Table) -> pa.Table:
+    return taken_slots(job, policy, rounds=True)

@@ -16,6 +16,7 @@ __all__ = [
     "WHERE",
     "Check",
     "id_column",
+    "in_logged_rounds",
     "listed_slots",
     "raising",
     "warning_unsupported",
@@ -178,6 +179,28 @@ def warning_unsupported(
 
     joined = result.join(counted, how="cross", maintain_order="left")
     return joined.map_batches(warn, schema=schema_out)
+
+
+def in_logged_rounds(
+    candidates: pl.LazyFrame, taken: pl.LazyFrame, log_rounds: pl.LazyFrame, round_id: str
+) -> pl.LazyFrame:
+    """The ``candidates`` (slots the policy takes that the log never shows: the columns
+    of ``candidates``) that ``taken`` (the policy's round and slot wherever it puts
+    mass) takes in a round the log has (``log_rounds``: its ``round_id`` column, in
+    the same dtype): a policy may cover rounds beyond the log's, and what it takes there
+    no estimate reads. Only the candidates' rows are joined with the log's rounds (few
+    or none: the log supports most policies).
+
+    >>> taken = pl.LazyFrame({"round_id": [1, 1, 4], "action": [0, 2, 3]})
+    >>> candidates = pl.LazyFrame({"action": [2, 3]})  # neither is ever logged
+    >>> log = pl.LazyFrame({"round_id": [1, 2]})  # round 4 is not logged
+    >>> in_logged_rounds(candidates, taken, log, "round_id").collect()["action"].to_list()
+    [2]
+    """
+    slot = candidates.collect_schema().names()
+    rows = taken.join(candidates, on=slot, how="semi", nulls_equal=True)
+    logged = log_rounds.join(rows.select(round_id).unique(), on=round_id, how="semi")
+    return rows.join(logged.unique(), on=round_id, how="semi").select(slot).unique()
 
 
 _POSITIVE = f"{INTERNAL}positive"

@@ -74,6 +74,7 @@ from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.ope.checks import (
     Check,
     id_column,
+    in_logged_rounds,
     listed_slots,
     raising,
     warning_unsupported,
@@ -496,11 +497,19 @@ def _warning(
     slot = [action, *keys[1:]]
     schema = log.collect_schema()
     ids = [id_column(schema, c) for c in slot]
+    round_id = keys[0]
+    # the round too, where the tables have it (the engines hand their distinct slots,
+    # already of the logged rounds only): what the policy takes in other rounds is read
+    # by no estimate (in_logged_rounds)
+    rounds = [id_column(schema, round_id)] if round_id in policy.collect_schema() else []
     if is_listed(policy):  # the list's indexes (with the position) of positive items
-        taken = listed_slots(policy, ids[1:], action, PROB).select(slot)
+        taken = listed_slots(policy, [*rounds, *ids[1:]], action, PROB)
     else:
-        taken = policy.filter(pl.col(PROB) > 0).select(ids).unique()
-    unsupported = taken.join(log.select(ids).unique(), on=slot, how="anti", nulls_equal=True)
+        taken = policy.filter(pl.col(PROB) > 0).select(*rounds, *ids)
+    shown = log.select(ids).unique()
+    unsupported = taken.select(slot).unique().join(shown, on=slot, how="anti", nulls_equal=True)
+    if rounds:
+        unsupported = in_logged_rounds(unsupported, taken, log.select(rounds), round_id)
     return warning_unsupported(
         result,
         unsupported,

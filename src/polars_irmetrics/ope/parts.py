@@ -58,6 +58,7 @@ from polars_irmetrics.ope.evaluate import (
     build_ope_rows,
     warn_unsupported,
 )
+from polars_irmetrics.ope.slates import slate_support_warning
 
 __all__ = [
     "OpeTables",
@@ -199,11 +200,16 @@ def warned(
     result: pl.LazyFrame, tables: OpeTables, requests: Requests, options: EvalOptions
 ) -> pl.LazyFrame:
     """``result``, warning when it is collected as the one plan does if the policy of
-    ``tables`` takes an action (at a position) its log never shows (single-action
-    estimators; :class:`~polars_irmetrics.errors.SupportWarning`). The tables may hold
-    only the distinct actions (and positions), with ``prob`` for the policy's."""
-    single = reads_support(requests)
-    return warn_unsupported(result, tables.log, tables.policy, options) if single else result
+    ``tables`` takes an action (at a position) its log never shows in a round the log
+    has (:class:`~polars_irmetrics.errors.SupportWarning`). For the single-action
+    estimators the tables may hold only the distinct actions (and positions), with
+    ``prob`` for the policy's (an engine's, of the logged rounds already); for
+    ``cascade_dr`` and the slate estimators (out of core: the whole tables) they are the
+    tables themselves."""
+    names = {r.metric.name for _, r in requests}
+    if reads_support(requests) or names & set(CASCADE_METRICS):
+        return warn_unsupported(result, tables.log, tables.policy, options)
+    return slate_support_warning(result, tables.log, tables.policy, requests, options)
 
 
 def reads_support(requests: Requests) -> bool:

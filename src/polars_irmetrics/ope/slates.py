@@ -50,7 +50,7 @@ from polars_irmetrics.ope.sums import (
     exact_total_over,
 )
 
-__all__ = ["build_slate_plan"]
+__all__ = ["build_slate_plan", "slate_support_warning"]
 
 #: The slots (log rows) of a ``by`` group and position in the mean weights' pass.
 NUM_SLOTS = f"{INTERNAL}slots"
@@ -232,6 +232,21 @@ def _mean_weights(
     return PartsPlan(summary.part(rows, on), summary, on)
 
 
+def slate_support_warning(
+    result: pl.LazyFrame,
+    log: pl.LazyFrame,
+    policy: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """``result``, warning as :func:`build_slate_plan` warns (a slot of a logged round's
+    slate the log never shows) when it is collected, from the whole ``log`` and
+    ``policy``: what the out-of-core plan gives after its buckets."""
+    columns = sorted({SLATE_COLUMNS[request.metric.name][0] for _, request in requests})
+    keys = [options.round_id, options.position]
+    return _support_warning(result, log, policy, keys, columns)
+
+
 def _support_warning(
     result: pl.LazyFrame,
     log: pl.LazyFrame,
@@ -241,8 +256,9 @@ def _support_warning(
 ) -> pl.LazyFrame:
     """``result``, warning (:class:`~polars_irmetrics.errors.SupportWarning`) when it is
     collected if the policy puts mass (a positive propensity in a column the metrics
-    read) on a ``(round_id, position)`` the log never shows: a slot of a slate the
-    logging policy never could have shown, whose reward no estimator sees."""
+    read) on a ``(round_id, position)`` the log never shows, in a round the log has: a
+    slot of a slate the logging policy never could have shown, whose reward no
+    estimator sees (a round the log lacks is estimated by nobody)."""
     log_schema = log.collect_schema()
     ids = [id_column(log_schema, c) for c in keys]
     mass = pl.any_horizontal(pl.col(c).cast(pl.Float64) > 0 for c in columns)
@@ -252,6 +268,11 @@ def _support_warning(
         .unique()
         .join(log.select(ids).unique(), on=keys, how="anti", nulls_equal=True)
     )
+    # a slate of a round the log lacks is read by no estimate: only the logged rounds'
+    # (the few unsupported slots' rounds looked up in the log)
+    rounds = unsupported.select(keys[0]).unique()
+    logged = log.select(ids[0]).join(rounds, on=keys[0], how="semi").unique()
+    unsupported = unsupported.join(logged, on=keys[0], how="semi")
     return warning_unsupported(
         result,
         unsupported,
