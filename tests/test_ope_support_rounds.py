@@ -205,3 +205,20 @@ def test_engines_read_the_logged_rounds_as_one_machine(
         assert len(said) == warned, said
         if warned:
             assert re.match(re.escape(NEVER_LOGGED), said[0])
+    # cascade_dr: warned of as one machine warns (the engines gave no warning before);
+    # what round 3 (not logged) takes is not
+    in_round_1 = CASCADE.with_columns(
+        prob=pl.when(pl.col("round_id") == 1).then(1 / 3).otherwise(pl.col("prob"))
+    )
+    for cascade, warned in ((CASCADE, False), (in_round_1, True)):
+        tables = {"policy": cascade.drop("q_hat"), "reward_model": cascade.drop("prob")}
+        said = _said(
+            lambda t=tables: evaluate(
+                frame(CASCADE_LOG),
+                ["cascade_dr"],
+                **{name: frame(table) for name, table in t.items()},
+                partitions=2,
+            )
+        )
+        assert said == _said(lambda t=tables: irm.evaluate(CASCADE_LOG, ["cascade_dr"], **t))
+        assert len(said) == warned, said

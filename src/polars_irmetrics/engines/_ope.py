@@ -49,6 +49,7 @@ from polars_irmetrics.engines._partition import (
 )
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.metrics.ope import CASCADE_METRICS
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
 from polars_irmetrics.ope.checks import listed_slots
 from polars_irmetrics.ope.parts import (
@@ -342,8 +343,10 @@ def ope_rows(
 def slots(job: OpeJob) -> tuple[list[str], list[str]]:
     """The log's and the policy's columns the support warning reads (the action, and the
     position where the log has one), for the engine to gather distinct, and whether it
-    applies (single-action estimators only: an empty list otherwise)."""
-    if not reads_support(job.requests):
+    applies (single-action estimators and ``cascade_dr``; the slate estimators' warning,
+    of slots of each round, is one machine's only: an empty list)."""
+    cascade = any(r.metric.name in CASCADE_METRICS for _, r in job.requests)
+    if not (reads_support(job.requests) or cascade):
         return [], []
     options = job.options
     slot = [options.action] + ([options.position] if options.position in job.log_schema else [])
