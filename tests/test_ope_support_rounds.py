@@ -82,6 +82,12 @@ SLATES = pl.concat(
 )
 
 
+#: The same, and two slots of logged rounds the log never shows (round 2, positions 3 and 4).
+WIDER_SLATES = pl.concat(
+    [SLATES, pl.DataFrame({"round_id": [2, 2], "position": [4, 3], "pscore": [0.3, 0.3]})]
+)
+
+
 def _said(call: Callable[[], Any]) -> list[str]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -221,4 +227,14 @@ def test_engines_read_the_logged_rounds_as_one_machine(
             )
         )
         assert said == _said(lambda t=tables: irm.evaluate(CASCADE_LOG, ["cascade_dr"], **t))
+        assert len(said) == warned, said
+    # the slate estimators: a slot of a logged round the log never shows, counted by the
+    # engine (they gave no warning before); round 9's slate (not logged) is no reason
+    for slates, warned in ((SLATES, False), (WIDER_SLATES, True)):
+        said = _said(
+            lambda p=slates: evaluate(
+                frame(SLATE_LOG), ["slate_ips", "slate_snips"], policy=frame(p), partitions=2
+            )
+        )
+        assert said == _said(lambda p=slates: irm.evaluate(SLATE_LOG, ["slate_ips"], policy=p))
         assert len(said) == warned, said

@@ -13,7 +13,10 @@ least failing round of the whole log and the count over it; the support warning
 (:class:`~polars_irmetrics.errors.SupportWarning`) reads the distinct actions (and
 positions) of the whole log and policy, gathered on the driver (of a policy in obp's
 list shape, ``prob`` a list per round, its lists' positive items, found by each task:
-:func:`taken_slots`). The list shape is read by each task as one machine reads it.
+:func:`taken_slots`), the few the log never shows then looked up in the logged rounds;
+the slate estimators' reads the slots of logged rounds' slates the log never shows,
+counted by a job of the engine (:func:`slate_slots`, :func:`warn_slates`). The list
+shape is read by each task as one machine reads it.
 
 The intervals (``ci=``) are exact sums, merged like the estimates: the normal
 interval's, and the bootstrap's per bucket of log rows (of rounds for the slate
@@ -47,11 +50,17 @@ from polars_irmetrics.engines._partition import (
     _to_arrow,
     check_options_read,
 )
-from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    InvalidValueError,
+    MetricParameterError,
+    SupportWarning,
+)
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import warn_from_plan
 from polars_irmetrics.metrics.ope import CASCADE_METRICS
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
-from polars_irmetrics.ope.checks import listed_slots
+from polars_irmetrics.ope.checks import listed_slots, slate_columns, slate_unsupported_text
 from polars_irmetrics.ope.parts import (
     OpeTables,
     merge_sums,
@@ -75,9 +84,11 @@ __all__ = [
     "ope_summary",
     "prepare_ope",
     "reads_policy",
+    "slate_slots",
     "slots",
     "taken_schema",
     "taken_slots",
+    "warn_slates",
     "warn_support",
 ]
 
@@ -343,8 +354,8 @@ def ope_rows(
 def slots(job: OpeJob) -> tuple[list[str], list[str]]:
     """The log's and the policy's columns the support warning reads (the action, and the
     position where the log has one), for the engine to gather distinct, and whether it
-    applies (single-action estimators and ``cascade_dr``; the slate estimators' warning,
-    of slots of each round, is one machine's only: an empty list)."""
+    applies (single-action estimators and ``cascade_dr``; an empty list for the slate
+    estimators, whose warning reads slots of each round: :func:`slate_slots`)."""
     cascade = any(r.metric.name in CASCADE_METRICS for _, r in job.requests)
     if not (reads_support(job.requests) or cascade):
         return [], []
@@ -378,6 +389,22 @@ def taken_schema(job: OpeJob, *, rounds: bool = False) -> pl.Schema:
 #: ``candidates -> those of them the policy takes in a round the log has`` (the
 #: engine's lookup, for the few slots the log never shows; :func:`warn_support`).
 InLoggedRounds = Callable[[pl.DataFrame], pl.DataFrame]
+
+
+def slate_slots(job: OpeJob) -> list[str]:
+    """The policy's propensity columns whose positive values the slate estimators' support
+    warning reads (a slot of a logged round's slate the log never shows); none where no
+    slate estimator is asked for. The engine finds those slots and gives their count and
+    least one to :func:`warn_slates`."""
+    return slate_columns(job.requests)
+
+
+def warn_slates(count: int, example: str | None) -> None:
+    """The slate estimators' support warning, as one machine gives it, from the
+    engine's count of unsupported slots of logged rounds and the least of them
+    (``"round_id=3, position=2"``, as text)."""
+    if count:
+        warn_from_plan(slate_unsupported_text(count, str(example)), SupportWarning)
 
 
 def warn_support(

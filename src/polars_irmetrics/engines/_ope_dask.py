@@ -13,6 +13,8 @@ numbering (this module does not import it: it imports this one).
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable, Iterable
 
 import dask.dataframe as dd
@@ -28,9 +30,11 @@ from polars_irmetrics.engines._ope import (
     ope_rows,
     ope_summary,
     prepare_ope,
+    slate_slots,
     slots,
     taken_schema,
     taken_slots,
+    warn_slates,
     warn_support,
 )
 from polars_irmetrics.engines._partition import PART, as_polars_frame
@@ -62,6 +66,7 @@ def ope_frame(
         options,
     )
     _warn(job, log, policy)
+    _warn_slates(job, log, policy)
     round_id = job.options.round_id
     frames = [_shuffled(frame, round_id, count, tag) for frame in (log, policy)]
     if reward_model is not None:
@@ -139,6 +144,30 @@ def _summarize(sums: pd.DataFrame, job: OpeJob) -> pd.DataFrame:
 
 def _taken(policy: pd.DataFrame, job: OpeJob) -> pd.DataFrame:
     return to_pandas(taken_slots(job, to_table(policy)))
+
+
+def _warn_slates(job: OpeJob, log: dd.DataFrame, policy: dd.DataFrame) -> None:
+    """The slate estimators' support warning: the slots of logged rounds' slates the
+    policy puts mass on and the log never shows, counted at the call (the distinct
+    slots of both tables; only the count and the least of them come back)."""
+    columns = slate_slots(job)
+    if not columns:
+        return
+    round_id, position = job.options.round_id, job.options.position
+    keys = [round_id, position]
+    mass = functools.reduce(operator.or_, [policy[c].astype("float64") > 0 for c in columns])
+    taken = policy[mass][keys].drop_duplicates()
+    both = taken.merge(log[keys].drop_duplicates(), on=keys, how="left", indicator=True)
+    unsupported = both[both["_merge"] == "left_only"][keys]
+    unsupported = unsupported.merge(log[[round_id]].drop_duplicates(), on=round_id)
+    text = (
+        f"{round_id}="
+        + unsupported[round_id].astype(str)
+        + f", {position}="
+        + unsupported[position].astype(str)
+    )
+    count, least = dd.compute(unsupported.shape[0], text.min())
+    warn_slates(int(count), None if pd.isna(least) else str(least))
 
 
 def _taken_in_rounds(policy: pd.DataFrame, job: OpeJob) -> pd.DataFrame:

@@ -15,6 +15,8 @@ the call, as for the other metrics, and passes its own part number and schema fu
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable, Iterable, Iterator
 
 import polars as pl
@@ -31,9 +33,11 @@ from polars_irmetrics.engines._ope import (
     ope_rows,
     ope_summary,
     prepare_ope,
+    slate_slots,
     slots,
     taken_schema,
     taken_slots,
+    warn_slates,
     warn_support,
 )
 from polars_irmetrics.engines._partition import PART, arrow_schema, as_polars_frame
@@ -75,6 +79,7 @@ def ope_frame(
         options,
     )
     _warn(job, log, policy, spark_schema)
+    _warn_slates(job, log, policy)
     frames = [log, policy, reward_model]
     round_id = job.options.round_id
     renamed = [
@@ -200,6 +205,26 @@ def _warn(job: OpeJob, log: DataFrame, policy: DataFrame, spark_schema: SparkSch
         pl.DataFrame([tuple(r) for r in taken.collect()], schema=policy_slots, orient="row"),
         in_logged_rounds,
     )
+
+
+def _warn_slates(job: OpeJob, log: DataFrame, policy: DataFrame) -> None:
+    """The slate estimators' support warning: the slots of logged rounds' slates the
+    policy puts mass on and the log never shows, counted by one job (the distinct slots
+    of both tables; nothing but the count and the least of them comes back)."""
+    columns = slate_slots(job)
+    if not columns:
+        return
+    round_id, position = job.options.round_id, job.options.position
+    keys = [round_id, position]
+    mass = functools.reduce(operator.or_, [F.col(c).cast("double") > 0 for c in columns])
+    taken = policy.filter(mass).select(*keys).distinct()
+    unsupported = taken.join(log.select(*keys).distinct(), on=keys, how="left_anti").join(
+        log.select(round_id).distinct(), on=round_id, how="left_semi"
+    )
+    example = F.format_string(f"{round_id}=%s, {position}=%s", *(F.col(k) for k in keys))
+    found = unsupported.agg(F.count(F.lit(1)), F.min(example)).first()
+    if found is not None:
+        warn_slates(int(found[0]), found[1])
 
 
 def _taken_in_rounds(job: OpeJob, policy: pa.Table) -> pa.Table:

@@ -3,7 +3,7 @@ is collected (naming the table, the column and the first round that fails)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -11,6 +11,8 @@ import polars as pl
 from polars_irmetrics.errors import SupportWarning
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
+from polars_irmetrics.metrics.ope import SLATE_COLUMNS
+from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = [
     "WHERE",
@@ -19,6 +21,8 @@ __all__ = [
     "in_logged_rounds",
     "listed_slots",
     "raising",
+    "slate_columns",
+    "slate_unsupported_text",
     "warning_unsupported",
     "where_text",
     "wide_id_dtype",
@@ -201,6 +205,28 @@ def in_logged_rounds(
     rows = taken.join(candidates, on=slot, how="semi", nulls_equal=True)
     logged = log_rounds.join(rows.select(round_id).unique(), on=round_id, how="semi")
     return rows.join(logged.unique(), on=round_id, how="semi").select(slot).unique()
+
+
+def slate_columns(requests: Sequence[tuple[str, MetricRequest]]) -> list[str]:
+    """The propensity columns the slate estimators of ``requests`` read (none: no
+    slate estimator), whose positive values are the mass the support warning reads."""
+    return sorted(
+        {SLATE_COLUMNS[r.metric.name][0] for _, r in requests if r.metric.name in SLATE_COLUMNS}
+    )
+
+
+def slate_unsupported_text(count: int, example: str) -> str:
+    """The support warning of ``count`` slots of logged rounds' slates the log never
+    shows (``example``: the first, ``"round_id=3, position=2"``), on every path.
+
+    >>> slate_unsupported_text(1, "round_id=3, position=2")[:62]
+    'the policy puts mass on 1 slot(s) of slates the log never show'
+    """
+    return (
+        f"the policy puts mass on {count} slot(s) of slates the log never shows (e.g. "
+        f"{example}): the logging policy never showed them, so the log cannot support "
+        "this policy and every slate estimate of it is biased"
+    )
 
 
 _POSITIVE = f"{INTERNAL}positive"

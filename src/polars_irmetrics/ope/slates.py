@@ -41,7 +41,14 @@ from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, r
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.ope.checks import WHERE, Check, id_column, warning_unsupported
+from polars_irmetrics.ope.checks import (
+    WHERE,
+    Check,
+    id_column,
+    slate_columns,
+    slate_unsupported_text,
+    warning_unsupported,
+)
 from polars_irmetrics.ope.rounds import over_rounds
 from polars_irmetrics.ope.sums import (
     PartsPlan,
@@ -242,9 +249,8 @@ def slate_support_warning(
     """``result``, warning as :func:`build_slate_plan` warns (a slot of a logged round's
     slate the log never shows) when it is collected, from the whole ``log`` and
     ``policy``: what the out-of-core plan gives after its buckets."""
-    columns = sorted({SLATE_COLUMNS[request.metric.name][0] for _, request in requests})
     keys = [options.round_id, options.position]
-    return _support_warning(result, log, policy, keys, columns)
+    return _support_warning(result, log, policy, keys, slate_columns(requests))
 
 
 def _support_warning(
@@ -273,16 +279,7 @@ def _support_warning(
     rounds = unsupported.select(keys[0]).unique()
     logged = log.select(ids[0]).join(rounds, on=keys[0], how="semi").unique()
     unsupported = unsupported.join(logged, on=keys[0], how="semi")
-    return warning_unsupported(
-        result,
-        unsupported,
-        keys,
-        lambda n, example: (
-            f"the policy puts mass on {n} slot(s) of slates the log never shows (e.g. "
-            f"{example}): the logging policy never showed them, so the log cannot support "
-            "this policy and every slate estimate of it is biased"
-        ),
-    )
+    return warning_unsupported(result, unsupported, keys, slate_unsupported_text)
 
 
 def _checks(columns: list[str], keys: list[str], reward: str) -> list[Check]:
