@@ -54,6 +54,7 @@ __all__ = [
     "with_common_ids",
     "with_interactions_tally",
     "with_tally",
+    "with_tally_and_values",
 ]
 
 IdKind = Literal["string", "integer"]
@@ -738,15 +739,35 @@ def with_tally(
     0
     (1, 2)
     """
+    return with_tally_and_values(values, tally, lambda row, _values: say(row))
+
+
+def with_tally_and_values(
+    values: pl.LazyFrame,
+    tally: pl.LazyFrame,
+    say: Callable[[Mapping[str, Any], pl.DataFrame], None],
+) -> pl.LazyFrame:
+    """:func:`with_tally`, ``say`` reading the collected values too (a count of what the
+    values hold, such as the pairs the metrics read, against the tally's).
+
+    >>> values = pl.LazyFrame({"num_rows": [2, 3]})
+    >>> tally = pl.LazyFrame({"rows": [10]})
+    >>> said = with_tally_and_values(
+    ...     values, tally, lambda row, got: print(got["num_rows"].sum(), "of", row["rows"]))
+    >>> said.collect().shape
+    5 of 10
+    (2, 1)
+    """
     schema = values.collect_schema()
     marked = tally.with_columns(pl.lit(True).alias(TALLY_ROW))
     both = pl.concat([values, marked], how="diagonal_relaxed")
 
     def read(frame: pl.DataFrame) -> pl.DataFrame:
         row = frame.filter(pl.col(TALLY_ROW).fill_null(False))
+        kept = frame.filter(pl.col(TALLY_ROW).is_null()).select(schema.names())
         if row.height:
-            say(row.drop(TALLY_ROW, *schema.names()).row(0, named=True))
-        return frame.filter(pl.col(TALLY_ROW).is_null()).select(schema.names())
+            say(row.drop(TALLY_ROW, *schema.names()).row(0, named=True), kept)
+        return kept
 
     return both.map_batches(read, schema=schema)
 

@@ -59,9 +59,9 @@ instead (:mod:`polars_irmetrics.prediction.parts`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 import polars as pl
 
@@ -75,11 +75,11 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
-    TALLY_ROW,
     common_id_dtype,
     kind_of,
     require_columns,
     warn_on_pairs,
+    with_tally_and_values,
 )
 from polars_irmetrics.metrics.prediction import (
     BINARY_METRICS,
@@ -385,14 +385,9 @@ class Prepared:
         their own counts: a part's pairs are not the table's.)"""
         if self.sizes is None:
             return result
-        schema = result.collect_schema()
-        marked = self.sizes.with_columns(pl.lit(True).alias(TALLY_ROW))
-        both = pl.concat([result, marked], how="diagonal_relaxed")
         query_id, doc_id = self.options.query_id, self.options.doc_id
 
-        def read(frame: pl.DataFrame) -> pl.DataFrame:
-            values = frame.filter(pl.col(TALLY_ROW).is_null())
-            sizes = frame.filter(pl.col(TALLY_ROW).fill_null(False)).row(0, named=True)
+        def say(sizes: Mapping[str, Any], values: pl.DataFrame) -> None:
             warn_on_pairs(
                 matched=int(values[NUM_ROWS].sum()),
                 predictions=sizes[_PREDICTION_ROWS],
@@ -400,9 +395,8 @@ class Prepared:
                 query_id=query_id,
                 doc_id=doc_id,
             )
-            return values.select(schema.names())
 
-        return both.map_batches(read, schema=schema)
+        return with_tally_and_values(result, self.sizes, say)
 
 
 def prepare_rows(
