@@ -15,7 +15,7 @@ positions) of the whole log and policy, gathered on the driver (of a policy in o
 list shape, ``prob`` a list per round, its lists' positive items, found by each task:
 :func:`taken_slots`), the few the log never shows then looked up in the logged rounds;
 the slate estimators' reads the slots of logged rounds' slates the log never shows,
-counted by a job of the engine (:func:`slate_slots`, :func:`warn_slates`). The list
+counted by a job of the engine (:func:`warn_slates`). The list
 shape is read by each task as one machine reads it.
 
 The intervals (``ci=``) are exact sums, merged like the estimates: the normal
@@ -58,7 +58,6 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import warn_from_plan
-from polars_irmetrics.metrics.ope import CASCADE_METRICS
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
 from polars_irmetrics.ope.checks import listed_slots, slate_columns, slate_unsupported_text
 from polars_irmetrics.ope.parts import (
@@ -66,7 +65,6 @@ from polars_irmetrics.ope.parts import (
     merge_sums,
     part_rows,
     part_sums,
-    reads_support,
     warned,
 )
 
@@ -84,7 +82,6 @@ __all__ = [
     "ope_summary",
     "prepare_ope",
     "reads_policy",
-    "slate_slots",
     "slots",
     "taken_schema",
     "taken_slots",
@@ -355,9 +352,8 @@ def slots(job: OpeJob) -> tuple[list[str], list[str]]:
     """The log's and the policy's columns the support warning reads (the action, and the
     position where the log has one), for the engine to gather distinct, and whether it
     applies (single-action estimators and ``cascade_dr``; an empty list for the slate
-    estimators, whose warning reads slots of each round: :func:`slate_slots`)."""
-    cascade = any(r.metric.name in CASCADE_METRICS for _, r in job.requests)
-    if not (reads_support(job.requests) or cascade):
+    estimators, whose warning reads slots of each round: :func:`warn_slates`)."""
+    if slate_columns(job.requests):  # one call's estimators are all of one kind
         return [], []
     options = job.options
     slot = [options.action] + ([options.position] if options.position in job.log_schema else [])
@@ -391,18 +387,12 @@ def taken_schema(job: OpeJob, *, rounds: bool = False) -> pl.Schema:
 InLoggedRounds = Callable[[pl.DataFrame], pl.DataFrame]
 
 
-def slate_slots(job: OpeJob) -> list[str]:
-    """The policy's propensity columns whose positive values the slate estimators' support
-    warning reads (a slot of a logged round's slate the log never shows); none where no
-    slate estimator is asked for. The engine finds those slots and gives their count and
-    least one to :func:`warn_slates`."""
-    return slate_columns(job.requests)
-
-
 def warn_slates(count: int, example: str | None) -> None:
     """The slate estimators' support warning, as one machine gives it, from the
     engine's count of unsupported slots of logged rounds and the least of them
-    (``"round_id=3, position=2"``, as text)."""
+    (``"round_id=3, position=2"``, as text): slots the policy puts mass on, a positive
+    value in one of the columns :func:`~polars_irmetrics.ope.checks.slate_columns`
+    names, and the log never shows."""
     if count:
         warn_from_plan(slate_unsupported_text(count, str(example)), SupportWarning)
 

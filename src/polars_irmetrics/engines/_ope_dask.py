@@ -30,7 +30,6 @@ from polars_irmetrics.engines._ope import (
     ope_rows,
     ope_summary,
     prepare_ope,
-    slate_slots,
     slots,
     taken_schema,
     taken_slots,
@@ -39,6 +38,7 @@ from polars_irmetrics.engines._ope import (
 )
 from polars_irmetrics.engines._partition import PART, as_polars_frame
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ope.checks import slate_columns
 
 __all__ = ["ope_frame"]
 
@@ -150,7 +150,7 @@ def _warn_slates(job: OpeJob, log: dd.DataFrame, policy: dd.DataFrame) -> None:
     """The slate estimators' support warning: the slots of logged rounds' slates the
     policy puts mass on and the log never shows, counted at the call (the distinct
     slots of both tables; only the count and the least of them come back)."""
-    columns = slate_slots(job)
+    columns = slate_columns(job.requests)
     if not columns:
         return
     round_id, position = job.options.round_id, job.options.position

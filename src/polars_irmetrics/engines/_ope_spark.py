@@ -33,7 +33,6 @@ from polars_irmetrics.engines._ope import (
     ope_rows,
     ope_summary,
     prepare_ope,
-    slate_slots,
     slots,
     taken_schema,
     taken_slots,
@@ -45,6 +44,7 @@ from polars_irmetrics.engines._spark_pairs import PartOf, carrying
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ope.checks import slate_columns
 
 __all__ = ["ope_frame"]
 
@@ -211,7 +211,7 @@ def _warn_slates(job: OpeJob, log: DataFrame, policy: DataFrame) -> None:
     """The slate estimators' support warning: the slots of logged rounds' slates the
     policy puts mass on and the log never shows, counted by one job (the distinct slots
     of both tables; nothing but the count and the least of them comes back)."""
-    columns = slate_slots(job)
+    columns = slate_columns(job.requests)
     if not columns:
         return
     round_id, position = job.options.round_id, job.options.position

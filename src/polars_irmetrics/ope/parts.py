@@ -51,7 +51,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.progress import track
 from polars_irmetrics.metrics.ope import CASCADE_METRICS, SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.ope.checks import wide_id_dtype
+from polars_irmetrics.ope.checks import slate_columns, wide_id_dtype
 from polars_irmetrics.ope.evaluate import (
     build_ope_parts,
     build_ope_plan,
@@ -206,10 +206,9 @@ def warned(
     ``prob`` for the policy's (an engine's, of the logged rounds already); for
     ``cascade_dr`` and the slate estimators (out of core: the whole tables) they are the
     tables themselves."""
-    names = {r.metric.name for _, r in requests}
-    if reads_support(requests) or names & set(CASCADE_METRICS):
-        return warn_unsupported(result, tables.log, tables.policy, options)
-    return slate_support_warning(result, tables.log, tables.policy, requests, options)
+    if slate_columns(requests):  # one call's estimators are all of one kind
+        return slate_support_warning(result, tables.log, tables.policy, requests, options)
+    return warn_unsupported(result, tables.log, tables.policy, options)
 
 
 def reads_support(requests: Requests) -> bool:
