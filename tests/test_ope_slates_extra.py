@@ -173,17 +173,21 @@ def test_slate_support_warning(frame_kind: str) -> None:
         _run(frame_kind, log, ["slate_ips"], policy=policy)
 
 
+#: A cascade log of two rounds of two positions (actions a and b only).
+CASCADE_LOG = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2],
+        "position": [1, 2, 1, 2],
+        "action": ["a", "b", "b", "a"],
+        "reward": [1.0, 0.0, 1.0, 1.0],
+        "pscore": [0.25] * 4,
+        "pscore_cascade": [0.5, 0.25, 0.5, 0.25],
+    }
+)
+
+
 def test_cascade_support_warning() -> None:
-    log = pl.DataFrame(
-        {
-            "round_id": [1, 1, 2, 2],
-            "position": [1, 2, 1, 2],
-            "action": ["a", "b", "b", "a"],
-            "reward": [1.0, 0.0, 1.0, 1.0],
-            "pscore": [0.25] * 4,
-            "pscore_cascade": [0.5, 0.25, 0.5, 0.25],
-        }
-    )
+    log = CASCADE_LOG
     cascade = pl.DataFrame(
         {
             "round_id": [1] * 6 + [2] * 6,

@@ -15,6 +15,7 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import SupportWarning
+from tests.test_ope_slates_extra import CASCADE_LOG
 
 # ---------------------------------------------------------------- single action, rows
 LOG = pl.DataFrame(
@@ -42,16 +43,6 @@ NEVER_LOGGED = (
 )
 
 # ------------------------------------------------------------------------- cascade
-CASCADE_LOG = pl.DataFrame(
-    {
-        "round_id": [1, 1, 2, 2],
-        "position": [1, 2, 1, 2],
-        "action": ["a", "b", "b", "a"],
-        "reward": [1.0, 0.0, 1.0, 1.0],
-        "pscore": [0.25] * 4,
-        "pscore_cascade": [0.5, 0.25, 0.5, 0.25],
-    }
-)
 #: Rounds 1 and 2 (logged) take a and b; round 3 (not logged) takes c, never logged.
 CASCADE = pl.DataFrame(
     {
