@@ -1,8 +1,9 @@
-"""The exposure measures' positions from a rank column: a ranking ranked 1 to its
-length, each rank once, takes its positions from the ranks, unsorted; any other (gaps,
-ties, fractions) is sorted (:func:`~polars_irmetrics.exposure.plan.build_exposure_plan`).
-Both must give the positions, and so the bits, of the sort of every ranking, whatever
-order the rows come in."""
+"""The exposure measures' positions from a rank column: where every ranking is ranked
+1 to its length, each rank once, the positions are the ranks, unsorted; where any is
+not (gaps, ties, fractions), every ranking is sorted
+(:func:`~polars_irmetrics.exposure.plan.build_exposure_plan`). Both must give the
+positions, and so the bits, of the sort of every ranking, whatever order the rows come
+in, and a run mixing both kinds of rankings likewise."""
 
 from __future__ import annotations
 
@@ -97,3 +98,19 @@ def test_a_ranking_ranked_one_to_n_is_read_unsorted(evaluate: Evaluate) -> None:
     qrels = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [1, 1]})
     got = evaluate(run, ["ee_disparity(browsing='rbp')"], qrels=qrels)
     assert got.item(0, 1) == 1 + 0.5**2 + 0.25**2
+
+
+def test_a_run_mixing_whole_and_gapped_rankings_is_sorted_whole() -> None:
+    # q1 ranked 1..3, q2 with a gap (1, 3, 4): the run is sorted, q1's positions as
+    # its ranks say, q2's 0, 1, 2
+    run = pl.DataFrame(
+        {
+            "query_id": ["q1"] * 3 + ["q2"] * 3,
+            "doc_id": ["c", "a", "b", "a", "c", "b"],
+            "rank": [3, 1, 2, 4, 1, 3],
+        }
+    )
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["b", "b"], "relevance": [1, 1]})
+    got = irm.evaluate(run, ["ee_relevance(browsing='rbp')"], qrels=qrels, per_query=True)
+    # one relevant document: target 1; exposure of b at position 1 in both: 0.5
+    assert got.rows() == [("q1", 0.5), ("q2", 0.5)]

@@ -61,7 +61,7 @@ __all__ = ["build_exposure_plan", "exposure_means"]
 Requests = list[tuple[str, MetricRequest]]
 
 _S, _POS, _REL, _T, _E, _G, _BAD = "__s", "__pos", "__rel", "__t", "__e", "__g", "__bad"
-_LENGTH, _WHOLE = "__length", "__whole"
+_LENGTH, _WHOLE, _EVERY = "__length", "__whole", "__every"
 _KINDS = {"ee_disparity": "disparity", "ee_relevance": "relevance", "ee_loss": "loss"}
 _SEGREGATION = frozenset({"rnd", "rkl", "rrd"})
 
@@ -473,18 +473,22 @@ def _sorted_positions(
 def _ranked_positions(
     rows: pl.LazyFrame, per_ranking: pl.LazyFrame, query_id: str, doc_id: str, rank: str
 ) -> pl.LazyFrame:
-    """``rows`` with each row's position, ordered by ``rank``: a ranking whose ranks are
-    1 to its length, each once (as a log of recommendations usually is; told by
-    :func:`_per_ranking`), has its positions from the ranks, unsorted (the rows in any
-    order); the others are sorted (:func:`_sorted_positions`). The same positions as the
-    sort gives every ranking (a sort of 10M rows is a second)."""
-    keys = [query_id, _S]
-    rows = rows.cache()  # read by both sides of the test of the ranks
-    ranked = per_ranking.filter(pl.col(_WHOLE)).select(keys)
-    fast = rows.join(ranked, on=keys, how="semi", nulls_equal=True).with_columns(
-        (pl.col(rank) - 1.0).cast(pl.Int64).alias(_POS)
+    """``rows`` with each row's position, ordered by ``rank``: where every ranking's
+    ranks are 1 to its length, each once (as a log of recommendations usually is; told
+    by :func:`_per_ranking`), the positions are the ranks less one, the rows unsorted
+    (in any order); otherwise every ranking is sorted (:func:`_sorted_positions`, which
+    gives a whole ranking the same positions). One flag for the whole run, not one per
+    ranking: a join of every row with its ranking's flag cost more than the sort saves
+    where a few rankings are not whole (a sort of 10M rows is a second)."""
+    rows = rows.cache()  # read by both branches; one of them keeps no row
+    every = per_ranking.select(pl.col(_WHOLE).all().alias(_EVERY))
+    flagged = rows.join(every, how="cross")
+    fast = (
+        flagged.filter(pl.col(_EVERY))
+        .drop(_EVERY)
+        .with_columns((pl.col(rank) - 1.0).cast(pl.Int64).alias(_POS))
     )
-    rest = rows.join(ranked, on=keys, how="anti", nulls_equal=True)
+    rest = flagged.filter(~pl.col(_EVERY)).drop(_EVERY)
     return pl.concat([fast, _sorted_positions(rest, query_id, doc_id, rank, True)])
 
 
