@@ -103,17 +103,26 @@ def _cells(count: int) -> list[str]:
 CELL_COUNT, CELL_ATTENTION = "__c", _P
 
 
-def cell_totals(grouped: pl.LazyFrame, query_id: str) -> pl.LazyFrame:
+def cell_totals(grouped: pl.LazyFrame, query_id: str, *, sampled: bool = True) -> pl.LazyFrame:
     """One row per (ranking, cell) of one dimension: ``query_id, __s, __g0`` (the cell
     as ``grouped`` holds it), the count of the ranking's documents in it (``__c``: rND's
     minority group) and their attention (``__p``: awrf's weighted sum of alignments), from
     ``grouped`` (``query_id, __s, __pos, __g0, __a``: each ranked row with its group, as
     :func:`alignments` gives it); one group-by of every ranked row for both measures.
     The attention is a fixed-point sum, the same bits for any set of rows it is later
-    filtered to."""
-    return grouped.group_by(query_id, _S, f"{_G}0").agg(
+    filtered to. ``sampled=False``: each query holds one ranking (``__s`` is 0 on every
+    row), grouped by the query alone (a key fewer to hash on every ranked row)."""
+    totals = [
         pl.len().alias(CELL_COUNT),
         fixed_sum(_weight(pl.col(_POS)) * pl.col(_A)).alias(CELL_ATTENTION),
+    ]
+    cell = f"{_G}0"
+    if sampled:
+        return grouped.group_by(query_id, _S, cell).agg(totals)
+    return (
+        grouped.group_by(query_id, cell)
+        .agg(totals)
+        .select(query_id, pl.lit(0).alias(_S), cell, CELL_COUNT, CELL_ATTENTION)
     )
 
 

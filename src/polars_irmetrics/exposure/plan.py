@@ -243,7 +243,7 @@ def build_exposure_plan(
         in_groups = ordered.join(
             alignments(groups, doc_id, dimensions, named=False), on=doc_id
         ).cache()
-        totals = cell_totals(in_groups, query_id).cache()
+        totals = cell_totals(in_groups, query_id, sampled=sampled).cache()
     if segregation and groups is not None:
         sizes = per_ranking.select(query_id, _S, pl.col(_LENGTH).alias("__l"))
         members = counted = None
@@ -260,6 +260,7 @@ def build_exposure_plan(
             sizes=sizes,
             members=members,
             totals=counted,
+            sampled=sampled,
         )
     # the judged queries' rankings (the positions stay those of the whole ranking: a
     # query is kept or left out whole; in order where the positions came from the sort)

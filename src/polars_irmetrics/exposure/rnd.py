@@ -149,6 +149,7 @@ def segregation_values(
     sizes: pl.LazyFrame | None = None,
     members: pl.LazyFrame | None = None,
     totals: pl.LazyFrame | None = None,
+    sampled: bool = True,
 ) -> pl.LazyFrame:
     """One row per query of the run: each requested ``rnd``/``rkl``/``rrd`` label, the
     mean over the query's sampled rankings (NaN where undefined: 10 or fewer
@@ -160,9 +161,11 @@ def segregation_values(
     __s, __l``, each ranking's length; ``members``: ``query_id, __s, doc_id, __pos,
     __g``, each ranked document's rows with its groups, as groups= holds them;
     ``totals``: ``query_id, __s, __g, __c``, each ranking's count of documents per
-    group; each where the caller has it).
+    group; each where the caller has it). ``sampled=False``: each query holds one
+    ranking (``__s`` 0 on every row), told apart by the query alone.
     """
     keys = [query_id, _S]
+    ranking = keys if sampled else [query_id]  # the columns that tell a ranking apart
     # each document's groups, with its position (a document in several groups: a row
     # each); the groups as groups= holds them, named (as text) only where compared with
     # a name or ordered by one, on the few rows of a table per ranking
@@ -186,7 +189,7 @@ def segregation_values(
     for label, request in requests:
         value = dict(request.options)["protected"]
         by_protected.setdefault(None if value is None else str(value), []).append((label, request))
-    values = ordered.select(query_id).unique()
+    values = rankings.select(query_id).unique()  # the few rows of the sizes
     for protected, labels in by_protected.items():
         if protected is None:  # the ranking's minority group (ties: the smallest name)
             if totals is None:
@@ -197,7 +200,8 @@ def segregation_values(
                 .first()
                 .select(*keys, _G)
             )
-            protected_rows = members.join(chosen, on=[*keys, _G], how="semi")
+            # each query one ranking (unsampled): matched on the query alone
+            protected_rows = members.join(chosen, on=[*ranking, _G], how="semi")
         else:
             protected_rows = members.filter(name == protected)
         # one group per ranking, a (document, group) pair once in groups=: each
