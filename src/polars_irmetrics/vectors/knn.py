@@ -131,10 +131,16 @@ def knn(
         ``True``: a document whose id equals the query's id is not returned (the corpus
         searched with its own rows as queries).
     block_size
-        Corpus rows read and scored at once; with up to 16M score cells at a time
-        (queries are split to fit), memory is about ``block_size × d`` floats plus the
-        running top ``k`` of every query (exactly ``k``: ties with the ``k``-th are
-        broken by id as they are read), whatever the corpus' size and its ties.
+        Corpus rows read at once, scored in whole tiles of 4,096 (the rows beyond a
+        block's last whole tile wait for the next block); with up to 16M score cells
+        at a time (queries are split to fit), memory is about ``(block_size + 4096) ×
+        d`` floats plus the running top ``k`` of every query (exactly ``k``: ties with
+        the ``k``-th are broken by id as they are read), whatever the corpus' size and
+        its ties. The scores have the same bits whatever the block size (each is
+        computed by a product of one shape: 4,096 documents, two queries or more).
+        Queries split over several calls get the same bits under ``"cosine"`` and
+        ``"dot"``; under ``"l2"`` each call centres on its own queries, which can
+        move the last bit.
 
     Returns
     -------
@@ -238,24 +244,20 @@ def knn(
     best_s = np.full((n_q, 0), -np.inf, dtype=np.float64)
     best_id: npt.NDArray[Any] | None = None
     self_pos = pl.DataFrame({doc_id: query.ids, _QPOS: np.arange(n_q)}) if exclude_self else None
-    q_step = max(1, CELLS // block_size)
     opened = _corpus_blocks(corpus, doc_id, embedding, block_size, dtype)
     id_dtype = _reading_first(opened)
-    for block in _reading(opened):
-        if block.vectors.shape[1] != width and n_q:
-            raise InvalidValueError(
-                f"column {embedding!r}: the queries' embeddings have {width} dimensions and "
-                f"the corpus' {block.vectors.shape[1]}; both must come from one model"
-            )
+    if self_pos is not None and n_q:  # before any block is read (or scored)
+        _check_self_ids(self_pos.schema[doc_id], id_dtype)
+
+    def score(block: Block) -> None:
+        """Merge ``block``'s best documents of every query into the running top ``k``."""
+        nonlocal best_s, best_id
         ids = block.ids.to_numpy()
-        if best_id is None:
-            best_id = ids[:0].reshape(n_q, 0) if n_q else ids[:0].reshape(0, 0)
-        if not n_q:  # the corpus is still read: its errors are raised
-            continue
         docs = scorer.corpus(block.vectors, block.ids, embedding)
         block_rank = _LazyRank(ids)
         parts_s, parts_i = [], []
         floor = _kth_largest(best_s, k)  # a score below it cannot enter the top k
+        q_step = max(1, CELLS // max(len(ids), 1))
         for start in range(0, n_q, q_step):
             stop = min(n_q, start + q_step)
             block_scores = scorer.scores(docs, start, stop, floor[start:stop], k)
@@ -265,11 +267,35 @@ def knn(
             parts_s.append(top_s.astype(np.float64, copy=False))
             parts_i.append(ids[top])
         cand_s = _hstack_rows(best_s, parts_s, -np.inf)
-        cand_i = _hstack_rows(best_id, parts_i, ids[:1][0] if len(ids) else 0)
+        kept = ids[:0].reshape(n_q, 0) if best_id is None else best_id
+        cand_i = _hstack_rows(kept, parts_i, ids[:1][0] if len(ids) else 0)
         keep = _top_k(cand_s, k, _ranks_of(cand_i))
         best_s = np.take_along_axis(cand_s, keep, axis=1)
         best_id = np.take_along_axis(cand_i, keep, axis=1)
-        del block, docs, block_scores  # freed before the next block is read: one block at a time
+
+    # scored in whole tiles of TILE documents (:func:`_product`): the rows read beyond
+    # the last whole tile wait for the next block (and the corpus' last ones are scored
+    # at the end), so every product has one shape whatever block_size
+    tiles = _Tiles()
+    for block in _reading(opened):
+        if block.vectors.shape[1] != width and n_q:
+            raise InvalidValueError(
+                f"column {embedding!r}: the queries' embeddings have {width} dimensions and "
+                f"the corpus' {block.vectors.shape[1]}; both must come from one model"
+            )
+        if best_id is None:
+            first = block.ids.to_numpy()[:0]
+            best_id = first.reshape(n_q, 0) if n_q else first.reshape(0, 0)
+        if not n_q:  # the corpus is still read: its errors are raised
+            continue
+        whole = tiles.add(block)
+        del block  # freed before the next block is read: one block at a time
+        if whole is not None:
+            score(whole)
+            del whole
+    rest = tiles.rest()
+    if rest is not None:
+        score(rest)
     scorer.check_range(best_s)
     return _as_run(query.ids, best_s, best_id, id_dtype, k, (query_id, doc_id), dtype)
 
@@ -517,7 +543,7 @@ class _Scorer:
         """The scores of queries ``start:stop`` against the block ``docs``."""
         queries = self.queries[start:stop]
         if self.metric == "cosine":
-            product: npt.NDArray[Any] = queries @ docs.vectors.T
+            product: npt.NDArray[Any] = _product(queries, docs.vectors)
             return product
         if self.metric == "dot":
             return self._dot(queries, docs)
@@ -533,10 +559,10 @@ class _Scorer:
     def _dot(self, queries: Matrix, docs: _Docs) -> npt.NDArray[Any]:
         exponent = self.q_exp + docs.exp
         if not self._risky(exponent, False):
-            product: npt.NDArray[Any] = queries @ docs.vectors.T
+            product: npt.NDArray[Any] = _product(queries, docs.vectors)
             return product
         # scaled by powers of two (exact), the product back in float64
-        scaled = np.ldexp(queries, -self.q_exp) @ np.ldexp(docs.vectors, -docs.exp).T
+        scaled = _product(np.ldexp(queries, -self.q_exp), np.ldexp(docs.vectors, -docs.exp))
         with np.errstate(over="ignore"):
             wide: npt.NDArray[Any] = np.ldexp(scaled.astype(np.float64), exponent)
         self._refuse_inf(wide, docs)
@@ -558,7 +584,7 @@ class _Scorer:
             self._refuse_inf(scaled, docs)
             return scaled
         d_sq = np.einsum("ij,ij->i", docs.vectors, docs.vectors)
-        squared = self.q_sq[start:stop, None] - 2 * (queries @ docs.vectors.T) + d_sq[None, :]
+        squared = self.q_sq[start:stop, None] - 2 * _product(queries, docs.vectors) + d_sq[None, :]
         if squared.dtype == np.float32 and squared.size:
             # rows whose squared norms dwarf the k-th squared distance would cancel in
             # float32 near it: those rows in float64
@@ -666,10 +692,91 @@ def _exponent_of(top: float) -> int:
     return int(np.frexp(top)[1]) if top > 0 else 0
 
 
+class _Tiles:
+    """The corpus' blocks re-cut into whole tiles of :data:`TILE` rows: :meth:`add`
+    returns the whole tiles read so far (one block; ``None`` while fewer than a tile
+    wait), :meth:`rest` the rows left at the end. A block of a multiple of ``TILE``
+    rows (the default block_size) passes through as it is; fewer than ``TILE`` rows
+    are held between blocks."""
+
+    def __init__(self) -> None:
+        self.held: list[Block] = []
+        self.count = 0
+
+    def add(self, block: Block) -> Block | None:
+        self.held.append(block)
+        self.count += len(block.ids)
+        cut = self.count - self.count % TILE
+        if not cut:
+            return None
+        joined = _joined(self.held)
+        # the rows beyond the tiles copied: the block they came from is freed
+        self.held = [] if cut == self.count else [_rows(joined, cut, self.count, copy=True)]
+        self.count -= cut
+        return joined if cut == len(joined.ids) else _rows(joined, 0, cut)
+
+    def rest(self) -> Block | None:
+        return _joined(self.held) if self.count else None
+
+
+def _joined(blocks: list[Block]) -> Block:
+    if len(blocks) == 1:
+        return blocks[0]
+    return Block(pl.concat([b.ids for b in blocks]), np.concatenate([b.vectors for b in blocks]))
+
+
+def _rows(block: Block, start: int, stop: int, *, copy: bool = False) -> Block:
+    vectors = block.vectors[start:stop]
+    return Block(block.ids.slice(start, stop - start), vectors.copy() if copy else vectors)
+
+
+#: The documents of one product: :func:`_product` multiplies the queries by the corpus in
+#: tiles of this many documents.
+TILE = 4096
+
+
+def _product(queries: Matrix, docs: Matrix) -> npt.NDArray[Any]:
+    """``queries @ docs.T``, each score with the same bits however the corpus and the
+    queries were split into blocks.
+
+    BLAS picks its kernels, and with them the order of each score's sums, by the shape
+    of the product: a block of 7 documents, or one query (the matrix-vector kernel),
+    changed most float32 scores in their last bit against a block of 65,536. Here every
+    product has one shape in the documents, ``TILE`` of them (the last tile zero-padded),
+    and two queries or more (one query is taken twice), each tile written in place
+    (its columns of the result are a strided view BLAS writes to directly).
+
+    >>> rng = np.random.default_rng(0)
+    >>> q, d = rng.standard_normal((3, 96), np.float32), rng.standard_normal((70, 96), np.float32)
+    >>> whole = _product(q, d)
+    >>> bool((np.hstack([_product(q, d[:7]), _product(q, d[7:])]) == whole).all())
+    True
+    >>> bool((np.vstack([_product(q[:1], d), _product(q[1:], d)]) == whole).all())
+    True
+    """
+    rows, count = queries.shape[0], docs.shape[0]
+    dtype = np.result_type(queries.dtype, docs.dtype)
+    if rows == 1:  # as two queries: not the matrix-vector kernel
+        return _product(np.vstack([queries, queries]), docs)[:1]
+    out = np.empty((rows, count), dtype=dtype)
+    if not rows or not count:
+        return out
+    queries = np.ascontiguousarray(queries, dtype=dtype)
+    docs = np.ascontiguousarray(docs, dtype=dtype)
+    whole = count - count % TILE
+    for start in range(0, whole, TILE):
+        np.matmul(queries, docs[start : start + TILE].T, out=out[:, start : start + TILE])
+    if whole < count:  # the last documents, in a zero-padded tile
+        padded = np.zeros((TILE, docs.shape[1]), dtype=dtype)
+        padded[: count - whole] = docs[whole:]
+        out[:, whole:] = (queries @ padded.T)[:, : count - whole]
+    return out
+
+
 def _squared_l2(queries: Matrix, docs: Matrix) -> npt.NDArray[Any]:
     q_sq = np.einsum("ij,ij->i", queries, queries)[:, None]
     d_sq = np.einsum("ij,ij->i", docs, docs)[None, :]
-    squared: npt.NDArray[Any] = q_sq - 2 * (queries @ docs.T) + d_sq
+    squared: npt.NDArray[Any] = q_sq - 2 * _product(queries, docs) + d_sq
     np.maximum(squared, 0, out=squared)
     return squared
 
@@ -721,15 +828,20 @@ def _text_rank(ids: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
     return rank.reshape(ids.shape)
 
 
+def _check_self_ids(queries: pl.DataType, corpus: pl.DataType) -> None:
+    """exclude_self's ids: of one dtype on both sides."""
+    if queries != corpus:
+        raise ColumnTypeError(
+            f"exclude_self=True compares query ids with document ids, but they have dtypes "
+            f"{queries} and {corpus}: cast one of them"
+        )
+
+
 def _mask_self(
     scores: Matrix, ids: pl.Series, self_pos: pl.DataFrame, start: int, stop: int, doc_id: str
 ) -> None:
     """Set the score of each query's own id to -inf (never kept)."""
-    if ids.dtype != self_pos.schema[doc_id]:
-        raise ColumnTypeError(
-            f"exclude_self=True compares query ids with document ids, but they have dtypes "
-            f"{self_pos.schema[doc_id]} and {ids.dtype}: cast one of them"
-        )
+    _check_self_ids(self_pos.schema[doc_id], ids.dtype)
     matches = (
         pl.DataFrame({doc_id: ids, "col": np.arange(len(ids))})
         .join(self_pos, on=doc_id, how="inner")
