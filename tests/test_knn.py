@@ -24,6 +24,8 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MissingFileError,
 )
+from polars_irmetrics.vectors.embeddings import Block
+from polars_irmetrics.vectors.knn import TILE, _Tiles
 from polars_irmetrics.vectors.parquet import corpus_files, parquet_blocks
 
 
@@ -921,3 +923,21 @@ def test_the_scores_bits_do_not_depend_on_the_blocks(dtype: type, metric: str) -
     if metric != "l2":  # l2 is centred on the queries of the call (its docstring says so)
         each = [irm.knn(queries[i : i + 1], corpus, k=20, metric=metric) for i in range(9)]  # type: ignore[arg-type]
         assert_frame_equal(pl.concat(each), whole, check_exact=True)
+
+
+@pytest.mark.parametrize(
+    "sizes", [[8192, 4096], [1, 4095, 4097, 3], [10_000, 10_000, 5], [4095], [5000, 100, 3000]]
+)
+def test_the_blocks_are_recut_into_whole_tiles_in_order(sizes: list[int]) -> None:
+    tiles, out, start = _Tiles(), [], 0
+    for size in sizes:
+        ids = pl.Series("doc_id", np.arange(start, start + size))
+        out += tiles.add(Block(ids, np.arange(start, start + size, dtype=np.float32)[:, None]))
+        start += size
+    assert all(len(b.ids) % TILE == 0 and len(b.ids) for b in out)
+    rest = tiles.rest()
+    out += [rest] if rest is not None else []
+    assert (rest is None) == (start % TILE == 0)
+    got = np.concatenate([b.ids.to_numpy() for b in out])
+    assert got.tolist() == list(range(start))
+    assert np.concatenate([b.vectors[:, 0] for b in out]).tolist() == list(range(start))

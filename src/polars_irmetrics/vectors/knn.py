@@ -288,11 +288,11 @@ def knn(
             best_id = first.reshape(n_q, 0) if n_q else first.reshape(0, 0)
         if not n_q:  # the corpus is still read: its errors are raised
             continue
-        whole = tiles.add(block)
+        ready = tiles.add(block)
         del block  # freed before the next block is read: one block at a time
-        if whole is not None:
+        for whole in ready:
             score(whole)
-            del whole
+        del ready
     rest = tiles.rest()
     if rest is not None:
         score(rest)
@@ -694,26 +694,34 @@ def _exponent_of(top: float) -> int:
 
 class _Tiles:
     """The corpus' blocks re-cut into whole tiles of :data:`TILE` rows: :meth:`add`
-    returns the whole tiles read so far (one block; ``None`` while fewer than a tile
-    wait), :meth:`rest` the rows left at the end. A block of a multiple of ``TILE``
-    rows (the default block_size) passes through as it is; fewer than ``TILE`` rows
-    are held between blocks."""
+    returns the blocks of whole tiles it can make (the rows held from before with the
+    new block's first ones, then the rest of the new block's whole tiles, a view of
+    it), :meth:`rest` the rows left at the end. A block of a multiple of ``TILE`` rows
+    (the default block_size) passes through as it is; the fewer than ``TILE`` rows
+    beyond a block's last whole tile are copied and held, so no more than one block
+    and one tile are held at a time."""
 
     def __init__(self) -> None:
         self.held: list[Block] = []
         self.count = 0
 
-    def add(self, block: Block) -> Block | None:
-        self.held.append(block)
-        self.count += len(block.ids)
-        cut = self.count - self.count % TILE
-        if not cut:
-            return None
-        joined = _joined(self.held)
-        # the rows beyond the tiles copied: the block they came from is freed
-        self.held = [] if cut == self.count else [_rows(joined, cut, self.count, copy=True)]
-        self.count -= cut
-        return joined if cut == len(joined.ids) else _rows(joined, 0, cut)
+    def add(self, block: Block) -> list[Block]:
+        size, start, ready = len(block.ids), 0, []
+        if self.count:  # the held rows completed by the block's first ones
+            need = TILE - self.count
+            if size < need:
+                self.held.append(_rows(block, 0, size, copy=True))
+                self.count += size
+                return []
+            ready.append(_joined([*self.held, _rows(block, 0, need)]))
+            self.held, self.count, start = [], 0, need
+        whole = (size - start) // TILE * TILE
+        if whole:
+            ready.append(block if whole == size else _rows(block, start, start + whole))
+        if start + whole < size:
+            self.held = [_rows(block, start + whole, size, copy=True)]
+            self.count = size - start - whole
+        return ready
 
     def rest(self) -> Block | None:
         return _joined(self.held) if self.count else None
