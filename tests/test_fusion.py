@@ -693,3 +693,27 @@ def test_unsigned_ids_beyond_int64_are_kept_whole() -> None:
     mixed = irm.fuse({"a": signed, "b": b}, "rrf")
     assert mixed.schema["doc_id"] == pl.Int128
     assert sorted(mixed["doc_id"].to_list()) == [-6, 5, big + 1, big + 2]
+
+
+@pytest.mark.parametrize("norm", ["zmuv", "sum"])
+def test_normalised_scores_of_2_to_the_32_and_more_do_not_follow_the_row_order(
+    norm: str,
+) -> None:
+    # the per-query mean (zmuv) and sum (sum) of scores near 2**40 were float sums,
+    # whose last bit moved with the order of the rows
+    rng = np.random.default_rng(11)
+    runs = {}
+    for name in ("a", "b"):
+        rows = [
+            (f"q{q}", f"d{d}", float(2**40 + rng.integers(0, 2**20)) + rng.random())
+            for q in range(30)
+            for d in rng.choice(60, 25, replace=False)
+        ]
+        runs[name] = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
+    given = irm.fuse(runs, "combsum", norm=norm).sort("query_id", "doc_id")
+    for seed in range(3):
+        shuffled = {
+            name: run.sample(fraction=1.0, shuffle=True, seed=seed) for name, run in runs.items()
+        }
+        again = irm.fuse(shuffled, "combsum", norm=norm).sort("query_id", "doc_id")
+        assert_frame_equal(again, given, check_exact=True)
