@@ -10,6 +10,7 @@ join every row: the two plans must give the same bits, and the same errors.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from unittest.mock import patch
 
@@ -177,3 +178,34 @@ def test_every_row_is_checked(
     with pytest.raises(error) as caught:
         irm.evaluate(pl.DataFrame(run), asked, **given)
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "message"),
+    [
+        # alone, the recommendation-table plan counts the duplicates itself
+        (["catalog_coverage@10"], "the recommendations list an item twice for one user "
+         "(user 'u1' item 'a'; 1 extra rows)"),
+        # beside accuracy metrics, theirs is the one count of the same rows
+        (["ndcg@10", "catalog_coverage@10"], "column 'doc_id' of the run: query 'u1' lists "
+         "1 document(s) more than once"),
+    ],
+)  # fmt: skip
+def test_an_item_listed_twice_is_refused_alone_and_beside_accuracy_metrics(
+    metrics: list[str], message: str
+) -> None:
+    run = pl.DataFrame(
+        {
+            "query_id": ["u1", "u1", "u1", "u2"],
+            "doc_id": ["a", "b", "a", "c"],
+            "rank": [1, 2, 3, 1],
+        }
+    )
+    qrels = pl.DataFrame({"query_id": ["u1"], "doc_id": ["a"], "relevance": [1]})
+    history = pl.DataFrame({"query_id": ["u1", "u2", "u3"], "doc_id": ["a", "b", "c"]})
+    judged = {"qrels": qrels} if "ndcg@10" in metrics else {}
+    with pytest.raises(DuplicateError, match=re.escape(message)):
+        irm.evaluate(run, metrics, interactions=history, **judged)
+    lazy = irm.evaluate(run.lazy(), metrics, interactions=history.lazy(), **judged)
+    with pytest.raises(DuplicateError, match=re.escape(message)):
+        lazy.collect()

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
@@ -36,6 +38,11 @@ def with_beyond_accuracy(
     or users (and refuses its null ids); an engine's part does not (it holds some of the
     users), the engine does, once."""
     recsys = recsys_options(options, caller)
+    if accuracy is not None and recsys.check_duplicates:
+        # the accuracy metrics beside refuse an item listed twice for a user in the
+        # same run (every row of it: the recommendations here are those rows, or fewer
+        # with unseen_items='drop'): one count of the duplicates, theirs
+        recsys = replace(recsys, check_duplicates=False)
     tables = recsys_tables(run, interactions, item_features, recsys)
     beyond = build_beyond(tables, requests, recsys, options, tally=tally)
     if accuracy is None:
