@@ -695,25 +695,36 @@ def test_unsigned_ids_beyond_int64_are_kept_whole() -> None:
     assert sorted(mixed["doc_id"].to_list()) == [-6, 5, big + 1, big + 2]
 
 
-@pytest.mark.parametrize("norm", ["zmuv", "sum"])
-def test_normalised_scores_of_2_to_the_32_and_more_do_not_follow_the_row_order(
-    norm: str,
+@pytest.mark.parametrize(
+    ("method", "norm"),
+    [
+        ("combsum", "zmuv"),
+        ("combsum", "sum"),
+        ("combsum", None),
+        ("combmnz", None),
+        ("wsum", None),
+    ],
+)
+def test_scores_of_2_to_the_32_and_more_do_not_follow_the_row_order(
+    method: str, norm: str | None
 ) -> None:
-    # the per-query mean (zmuv) and sum (sum) of scores near 2**40 were float sums,
-    # whose last bit moved with the order of the rows
+    # the per-query mean (zmuv) and sum (sum) of scores near 2**40, and a method's sum
+    # of them unnormalised (or divided by the largest), were float sums, whose last bit
+    # moved with the order of the rows
     rng = np.random.default_rng(11)
     runs = {}
-    for name in ("a", "b"):
+    for name in ("a", "b", "c", "d"):  # three terms or more per document: order matters
         rows = [
             (f"q{q}", f"d{d}", float(2**40 + rng.integers(0, 2**20)) + rng.random())
             for q in range(30)
-            for d in rng.choice(60, 25, replace=False)
+            for d in rng.choice(30, 25, replace=False)
         ]
         runs[name] = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
-    given = irm.fuse(runs, "combsum", norm=norm).sort("query_id", "doc_id")
+    weights = {"weights": [0.1, 0.2, 0.3, 0.4]} if method == "wsum" else {}
+    given = irm.fuse(runs, method, norm=norm, **weights).sort("query_id", "doc_id")
     for seed in range(3):
         shuffled = {
             name: run.sample(fraction=1.0, shuffle=True, seed=seed) for name, run in runs.items()
         }
-        again = irm.fuse(shuffled, "combsum", norm=norm).sort("query_id", "doc_id")
+        again = irm.fuse(shuffled, method, norm=norm, **weights).sort("query_id", "doc_id")
         assert_frame_equal(again, given, check_exact=True)

@@ -41,6 +41,7 @@ from polars_irmetrics.fusion.methods import (
     SCORE,
     VALUE,
     WEIGHT,
+    WIDE,
     FusionMethod,
     get_fusion_method,
     resolve_params,
@@ -230,6 +231,11 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
         )
     gathered = gather(runs, options)
     weights = resolve_weights(method, options.weights, gathered.names)
+    # scores as given (no normalisation, or max's quotient) are of any size: their sums
+    # keep the same bits in any row order from 2**32 too (methods.WIDE)
+    summing = (
+        {**params, WIDE: 1.0} if needs_score(method, None) and norm in (None, "max") else params
+    )
     q, d = options.query_id, options.doc_id
     given = check_buckets(options.buckets)
     check_progress(options.progress)
@@ -258,7 +264,7 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
             if fitted_table is not None:
                 long = apply_fitted(method, long, fitted_table, params, options)
             fused = long.group_by(q, d).agg(
-                method.combine(method.contribution(params), params).alias(options.score),
+                method.combine(method.contribution(params), summing).alias(options.score),
                 *flags_for(gathered.names, present),
             )
         ranked = positions(

@@ -83,7 +83,7 @@ import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
 from polars_irmetrics.metrics._common import power
-from polars_irmetrics.metrics.scope import exact_sum
+from polars_irmetrics.metrics.scope import exact_sum, wide_sum
 
 __all__ = [
     "FUSION_METHODS",
@@ -192,16 +192,28 @@ def _borda_points(_: Params) -> pl.Expr:
     return pl.when(_col(PRESENT)).then(c - _pos() + 1.0).otherwise((c - n + 1.0) / 2.0)
 
 
-def _sum(v: pl.Expr, _: Params) -> pl.Expr:
-    return exact_sum(v)
+#: The parameter :func:`~polars_irmetrics.fusion.fuse.fuse` sets to 1 where a method's
+#: sums add scores nothing bounds (a score method without a normalisation, or with
+#: ``max``): they are then :func:`~polars_irmetrics.metrics.scope.wide_sum`'s, the
+#: same bits in any row order for scores of 2**32 and more too (a third dearer).
+WIDE = "__wide_sums"
+
+
+def _total(v: pl.Expr, p: Params) -> pl.Expr:
+    """A method's sum of contributions: exact in any row order (:data:`WIDE`)."""
+    return wide_sum(v) if p.get(WIDE) else exact_sum(v)
+
+
+def _sum(v: pl.Expr, p: Params) -> pl.Expr:
+    return _total(v, p)
 
 
 def _count() -> pl.Expr:
     return pl.len().cast(pl.Float64)
 
 
-def _wsum(v: pl.Expr, _: Params) -> pl.Expr:
-    return exact_sum(v * _col(WEIGHT))
+def _wsum(v: pl.Expr, p: Params) -> pl.Expr:
+    return _total(v * _col(WEIGHT), p)
 
 
 _PAPERS = {
@@ -253,7 +265,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["isr"],
         "rank",
         _isr,
-        lambda v, _: exact_sum(v) * _count(),
+        lambda v, p: _total(v, p) * _count(),
         aliases=("inverse_square_rank",),
     ),
     FusionMethod(
@@ -262,7 +274,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["isr"],
         "rank",
         _isr,
-        lambda v, _: exact_sum(v) * _count().log(),
+        lambda v, p: _total(v, p) * _count().log(),
     ),
     FusionMethod(
         "logn_isr",
@@ -270,7 +282,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["isr"],
         "rank",
         _isr,
-        lambda v, p: exact_sum(v) * (_count() + p["sigma"]).log(),
+        lambda v, p: _total(v, p) * (_count() + p["sigma"]).log(),
         params=(_SIGMA,),
     ),
     FusionMethod(
@@ -332,7 +344,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["fox"],
         "score",
         _score,
-        lambda v, _: exact_sum(v) * _count(),
+        lambda v, p: _total(v, p) * _count(),
         aliases=("combmnz", "comb_mnz"),
     ),
     FusionMethod(
@@ -368,7 +380,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["fox"],
         "score",
         _score,
-        lambda v, _: exact_sum(v) / _count(),
+        lambda v, p: _total(v, p) / _count(),
         aliases=("combanz", "comb_anz"),
     ),
     FusionMethod(
@@ -377,7 +389,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["joon"],
         "score",
         _score,
-        lambda v, p: exact_sum(v) * _count().pow(p["gamma"]),
+        lambda v, p: _total(v, p) * _count().pow(p["gamma"]),
         aliases=("combgmnz", "comb_gmnz"),
         params=(_GAMMA,),
     ),
@@ -397,7 +409,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["wmnz"],
         "score",
         _score,
-        lambda v, _: exact_sum(v) * exact_sum(_col(WEIGHT)),
+        lambda v, p: _total(v, p) * _total(_col(WEIGHT), p),
         aliases=("weighted_mnz",),
         weighted=True,
     ),
@@ -407,7 +419,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["mixed"],
         "score",
         _score,
-        lambda v, _: exact_sum(v * _col(WEIGHT)) * _count().sqrt(),
+        lambda v, p: _total(v * _col(WEIGHT), p) * _count().sqrt(),
         weighted=True,
     ),
     FusionMethod(
@@ -453,7 +465,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["bayesfuse"],
         "fitted",
         _fitted,
-        lambda v, _: exact_sum(v) + (_col(RUNS_OF_QUERY).first() - _count()) * MIN_LOG_ODDS,
+        lambda v, p: _total(v, p) + (_col(RUNS_OF_QUERY).first() - _count()) * MIN_LOG_ODDS,
         aliases=("bayes_fuse",),
     ),
     FusionMethod(
