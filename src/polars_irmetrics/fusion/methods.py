@@ -199,13 +199,9 @@ def _borda_points(_: Params) -> pl.Expr:
 WIDE = "__wide_sums"
 
 
-def _total(v: pl.Expr, p: Params) -> pl.Expr:
+def _sum(v: pl.Expr, p: Params) -> pl.Expr:
     """A method's sum of contributions: exact in any row order (:data:`WIDE`)."""
     return wide_sum(v) if p.get(WIDE) else exact_sum(v)
-
-
-def _sum(v: pl.Expr, p: Params) -> pl.Expr:
-    return _total(v, p)
 
 
 def _count() -> pl.Expr:
@@ -213,7 +209,7 @@ def _count() -> pl.Expr:
 
 
 def _wsum(v: pl.Expr, p: Params) -> pl.Expr:
-    return _total(v * _col(WEIGHT), p)
+    return _sum(v * _col(WEIGHT), p)
 
 
 _PAPERS = {
@@ -265,7 +261,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["isr"],
         "rank",
         _isr,
-        lambda v, p: _total(v, p) * _count(),
+        lambda v, p: _sum(v, p) * _count(),
         aliases=("inverse_square_rank",),
     ),
     FusionMethod(
@@ -274,7 +270,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["isr"],
         "rank",
         _isr,
-        lambda v, p: _total(v, p) * _count().log(),
+        lambda v, p: _sum(v, p) * _count().log(),
     ),
     FusionMethod(
         "logn_isr",
@@ -282,7 +278,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["isr"],
         "rank",
         _isr,
-        lambda v, p: _total(v, p) * (_count() + p["sigma"]).log(),
+        lambda v, p: _sum(v, p) * (_count() + p["sigma"]).log(),
         params=(_SIGMA,),
     ),
     FusionMethod(
@@ -344,7 +340,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["fox"],
         "score",
         _score,
-        lambda v, p: _total(v, p) * _count(),
+        lambda v, p: _sum(v, p) * _count(),
         aliases=("combmnz", "comb_mnz"),
     ),
     FusionMethod(
@@ -380,7 +376,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["fox"],
         "score",
         _score,
-        lambda v, p: _total(v, p) / _count(),
+        lambda v, p: _sum(v, p) / _count(),
         aliases=("combanz", "comb_anz"),
     ),
     FusionMethod(
@@ -389,7 +385,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["joon"],
         "score",
         _score,
-        lambda v, p: _total(v, p) * _count().pow(p["gamma"]),
+        lambda v, p: _sum(v, p) * _count().pow(p["gamma"]),
         aliases=("combgmnz", "comb_gmnz"),
         params=(_GAMMA,),
     ),
@@ -409,7 +405,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["wmnz"],
         "score",
         _score,
-        lambda v, p: _total(v, p) * _total(_col(WEIGHT), p),
+        lambda v, p: _sum(v, p) * _sum(_col(WEIGHT), p),
         aliases=("weighted_mnz",),
         weighted=True,
     ),
@@ -419,7 +415,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["mixed"],
         "score",
         _score,
-        lambda v, p: _total(v * _col(WEIGHT), p) * _count().sqrt(),
+        lambda v, p: _sum(v * _col(WEIGHT), p) * _count().sqrt(),
         weighted=True,
     ),
     FusionMethod(
@@ -465,7 +461,7 @@ _METHODS: tuple[FusionMethod, ...] = (
         _PAPERS["bayesfuse"],
         "fitted",
         _fitted,
-        lambda v, p: _total(v, p) + (_col(RUNS_OF_QUERY).first() - _count()) * MIN_LOG_ODDS,
+        lambda v, p: _sum(v, p) + (_col(RUNS_OF_QUERY).first() - _count()) * MIN_LOG_ODDS,
         aliases=("bayes_fuse",),
     ),
     FusionMethod(

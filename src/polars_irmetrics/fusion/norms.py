@@ -27,7 +27,7 @@ from collections.abc import Callable
 import polars as pl
 
 from polars_irmetrics.errors import UnknownMetricError
-from polars_irmetrics.metrics.scope import wide_sum
+from polars_irmetrics.metrics.scope import exact_mean, wide_sum
 
 __all__ = ["NORMS", "normalise", "resolve_norm"]
 
@@ -58,16 +58,10 @@ def _sum(s: pl.Expr, by: list[str]) -> pl.Expr:
     return (s - low) / _floor(wide_sum(s).over(by) - low * pl.len().over(by))
 
 
-def _wide_mean(value: pl.Expr) -> pl.Expr:
-    """The mean of the non-null values by :func:`wide_sum` (null where none is)."""
-    count = value.count()
-    return pl.when(count > 0).then(wide_sum(value) / count.cast(pl.Float64))
-
-
 def _zmuv(s: pl.Expr, by: list[str]) -> pl.Expr:
     # the mean and the variance the same bits in any order, scores of 2**32 and more too
-    mean = _wide_mean(s).over(by)
-    std = _wide_mean((s - mean) ** 2).over(by).sqrt()  # population (ddof 0), as numpy's
+    mean = exact_mean(s, wide=True).over(by)
+    std = exact_mean((s - mean) ** 2, wide=True).over(by).sqrt()  # population (ddof 0), as numpy's
     return (s - mean) / _floor(std)
 
 

@@ -264,12 +264,13 @@ def exact_sum_horizontal(terms: list[pl.Expr]) -> pl.Expr:
     return pl.when(beyond).then(pl.sum_horizontal(values)).otherwise(fixed)
 
 
-def exact_mean(value: pl.Expr, *, bounded: bool = False) -> pl.Expr:
+def exact_mean(value: pl.Expr, *, bounded: bool = False, wide: bool = False) -> pl.Expr:
     """Group context: the mean of the non-null values of ``value``, the same bits in
     any row order and however many groups the aggregation holds (:func:`exact_sum`
     divided by the count; null when there is no value). ``bounded``: every value is
     finite and below :data:`FIXED_LIMIT` by construction, so the sum is a
-    :func:`fixed_sum` without the check (cheaper).
+    :func:`fixed_sum` without the check (cheaper). ``wide``: values of any size (user
+    scores), summed by :func:`wide_sum`.
 
     Examples
     --------
@@ -281,7 +282,7 @@ def exact_mean(value: pl.Expr, *, bounded: bool = False) -> pl.Expr:
     True
     """
     count = value.count()
-    total = fixed_sum(value) if bounded else exact_sum(value)
+    total = fixed_sum(value) if bounded else wide_sum(value) if wide else exact_sum(value)
     return pl.when(count > 0).then(total / count.cast(pl.Float64))
 
 
