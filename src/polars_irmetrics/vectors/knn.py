@@ -848,8 +848,8 @@ def _check_self_ids(queries: pl.DataType, corpus: pl.DataType) -> None:
 def _mask_self(
     scores: Matrix, ids: pl.Series, self_pos: pl.DataFrame, start: int, stop: int, doc_id: str
 ) -> None:
-    """Set the score of each query's own id to -inf (never kept)."""
-    _check_self_ids(self_pos.schema[doc_id], ids.dtype)
+    """Set the score of each query's own id to -inf (never kept); the ids' dtypes are
+    checked once, before any block is read (:func:`_check_self_ids`)."""
     matches = (
         pl.DataFrame({doc_id: ids, "col": np.arange(len(ids))})
         .join(self_pos, on=doc_id, how="inner")
