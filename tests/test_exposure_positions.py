@@ -114,3 +114,7 @@ def test_a_run_mixing_whole_and_gapped_rankings_is_sorted_whole() -> None:
     got = irm.evaluate(run, ["ee_relevance(browsing='rbp')"], qrels=qrels, per_query=True)
     # one relevant document: target 1; exposure of b at position 1 in both: 0.5
     assert got.rows() == [("q1", 0.5), ("q2", 0.5)]
+    lazy = irm.evaluate(
+        run.lazy(), ["ee_relevance(browsing='rbp')"], qrels=qrels.lazy(), per_query=True
+    )
+    assert lazy.collect().rows() == [("q1", 0.5), ("q2", 0.5)]

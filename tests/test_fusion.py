@@ -728,3 +728,6 @@ def test_scores_of_2_to_the_32_and_more_do_not_follow_the_row_order(
         }
         again = irm.fuse(shuffled, method, norm=norm, **weights).sort("query_id", "doc_id")
         assert_frame_equal(again, given, check_exact=True)
+    lazy = {name: run.lazy() for name, run in shuffled.items()}
+    fused = irm.fuse(lazy, method, norm=norm, **weights).collect()
+    assert_frame_equal(fused.sort("query_id", "doc_id"), given, check_exact=True)

@@ -920,6 +920,8 @@ def test_the_scores_bits_do_not_depend_on_the_blocks(dtype: type, metric: str) -
     for block_size in (1, 2, 7, 64, 2099, 4096):
         blocks = irm.knn(queries, corpus, k=20, metric=metric, block_size=block_size)  # type: ignore[arg-type]
         assert_frame_equal(blocks, whole, check_exact=True)
+    sliced = irm.knn(queries.lazy(), corpus.lazy(), k=20, metric=metric, block_size=333)  # type: ignore[arg-type]
+    assert_frame_equal(sliced, whole, check_exact=True)  # a LazyFrame read in slices
     if metric != "l2":  # l2 is centred on the queries of the call (its docstring says so)
         each = [irm.knn(queries[i : i + 1], corpus, k=20, metric=metric) for i in range(9)]  # type: ignore[arg-type]
         assert_frame_equal(pl.concat(each), whole, check_exact=True)
