@@ -641,3 +641,30 @@ def test_recommender_and_exposure_metrics_do_not_depend_on_the_engine() -> None:
         assert "differ: []" in out, out
         assert f"skipped: {skipped}" in out, out
         assert f"columns: {len(RECOMMENDER_VARIANTS) + 40}" in out, out
+
+
+def test_the_recommender_and_exposure_group_bys_stream() -> None:
+    # The guard above, for the benchmark's recommender, beyond-accuracy and exposure
+    # metrics in one plan (benchmarks/recsys42.py's tables at a small size): a sum of a
+    # filter (fixed_sum(value.filter(top))) once sent the per-user group-by of every
+    # recommendation-table formula to polars' in-memory engine, which holds all its
+    # rows at once (a log larger than memory would not fit). Formulas read the top k
+    # through CollectionScope.within (when/then) where they do arithmetic on it.
+    script = _RECOMMENDER_ENGINES.split("    streaming = plan.collect")[0] + textwrap.dedent(
+        """
+            print("== collect", file=sys.stderr)
+            plan.collect(engine="streaming")
+        """
+    ).replace("\n", "\n    ")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=root,
+        env={**os.environ, "POLARS_VERBOSE": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    log = done.stderr.split("== collect")[1]
+    assert "running group-by in subgraph" in log  # the log is there to read
+    assert "not partitionable" not in log

@@ -128,6 +128,18 @@ class CollectionScope:
         self.needs.add("position")
         return pl.col(POSITION) <= k
 
+    def within(self, k: int | None, value: pl.Expr) -> pl.Expr:
+        """Per row: ``value`` within the cutoff ``k`` (:meth:`top`), null beyond it; for
+        an aggregation that skips nulls (a sum, a mean, a count), in place of
+        ``value.filter(top(k))``. polars' streaming group-by computes an aggregation of a
+        filter, but not arithmetic on one (a fixed-point sum scales, floors and casts
+        its terms): ``fixed_sum(value.filter(...))`` sends the whole group-by of every
+        formula to the in-memory engine."""
+        if k is None:
+            self.cutoffs.add(k)
+            return value
+        return pl.when(self.top(k)).then(value)
+
     @property
     def popularity(self) -> pl.Expr:
         """Per row: the number of interactions with the row's item (``Float64``)."""

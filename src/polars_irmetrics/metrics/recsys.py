@@ -124,7 +124,7 @@ def _novelty(s: CollectionScope, p: Params) -> CollectionFormula:
     # -log2 of a share of at least one interaction: finite, below 64
     return CollectionFormula(
         "rows",
-        exact_mean(counted.filter(s.top(p.k)), bounded=True),
+        exact_mean(s.within(p.k, counted), bounded=True),
         counted=fixed_weighted_mean(counted, s.count(p.k)),
     )
 
@@ -150,7 +150,7 @@ def _intra_list_diversity(s: CollectionScope, p: Params) -> CollectionFormula:
 def _serendipity(s: CollectionScope, p: Params) -> CollectionFormula:
     similarity = s.history_similarity_by(_sim_measure(p, "serendipity"))
     surprise = (1.0 - similarity) * s.relevance
-    return CollectionFormula("users", exact_mean(surprise.filter(s.top(p.k))))
+    return CollectionFormula("users", exact_mean(s.within(p.k, surprise)))
 
 
 def _average_popularity(s: CollectionScope, p: Params) -> CollectionFormula:

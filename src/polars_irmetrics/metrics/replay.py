@@ -57,7 +57,7 @@ def _surprisal(s: CollectionScope, p: Params) -> CollectionFormula:
     # reciprocal in a list of several rows, and divide in a list of one); N from each
     # row (the same on all), not the user's scalar broadcast over the rows
     weight = divide((each / s.item_users).log(2), each.log(2))
-    weights = weight.fill_null(1.0).filter(s.top(p.k))
+    weights = s.within(p.k, weight.fill_null(1.0))
     # each weight in [0, 1] once the interactions have two users: a fixed-point sum, the
     # same bits in any row order. With one, log2(N) = 0: a seen item's weight is NaN (the
     # user's value too, as theirs) and an unseen item's 1, a float sum of those.
