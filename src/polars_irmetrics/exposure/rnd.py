@@ -134,6 +134,38 @@ def rrd_normaliser(n: np.ndarray, p: np.ndarray) -> np.ndarray:
     return out
 
 
+def _segregated(
+    sizes: pl.LazyFrame, protected_n: pl.LazyFrame, keys: list[str], names: list[str]
+) -> pl.LazyFrame:
+    """``__n, __p`` and each of ``names``' (``rnd``, ``rkl``) normaliser ``__z_<name>``:
+    the larger sum of the two most segregated rankings of ``N`` documents, ``P`` of them
+    protected (all at the bottom, ``k_i = max(0, i-(N-P))``, and all at the top, ``k_i =
+    min(i, P)``), one row per distinct ``(N, P)`` of the rankings with a cut-off (the
+    same terms, so the same fixed-point sums, as summed per ranking)."""
+    pairs = (
+        sizes.filter(pl.col("__l") >= CUT)
+        .join(protected_n, on=keys, how="left")
+        .select(pl.col("__l").cast(pl.Float64).alias(_N), pl.col(_P).fill_null(0.0))
+        .unique()
+    )
+    cuts = (
+        pairs.with_columns(pl.int_ranges(1, pl.col(_N).cast(pl.Int64) // CUT + 1).alias("__b"))
+        .explode("__b")
+        .with_columns((pl.col("__b") * CUT).cast(pl.Float64).alias(_I))
+    )
+    i, n, p = pl.col(_I), pl.col(_N), pl.col(_P)
+    low = pl.max_horizontal(pl.lit(0.0), i - (n - p))
+    high = pl.min_horizontal(i, p)
+    weight = 1.0 / i.log(2)
+    return cuts.group_by(_N, _P).agg(
+        pl.max_horizontal(
+            exact_sum(weight * _TERMS[name](low, i, n, p)),
+            exact_sum(weight * _TERMS[name](high, i, n, p)),
+        ).alias(f"__z_{name}")
+        for name in names
+    )
+
+
 def _with_rrd_normaliser(frame: pl.DataFrame) -> pl.DataFrame:
     z = rrd_normaliser(frame[_N].to_numpy(), frame[_P].to_numpy())
     return frame.with_columns(pl.Series("__z", z, dtype=pl.Float64))
@@ -228,21 +260,13 @@ def segregation_values(
             )
         )
         i, n, p = pl.col(_I), pl.col(_N), pl.col(_P)
-        low = pl.max_horizontal(pl.lit(0.0), i - (n - p))
-        high = pl.min_horizontal(i, p)
         weight = 1.0 / i.log(2)
         asked = {r.metric.name for _, r in labels}
+        bounded: list[str] = [name for name in ("rnd", "rkl") if name in asked]
         sums = marked.group_by(keys).agg(
             *(
-                divide(
-                    exact_sum(weight * term(pl.col(_K), i, n, p)),
-                    pl.max_horizontal(
-                        exact_sum(weight * term(low, i, n, p)),
-                        exact_sum(weight * term(high, i, n, p)),
-                    ),
-                ).alias(name)
-                for name, term in _TERMS.items()
-                if name in asked and name != "rrd"
+                exact_sum(weight * _TERMS[name](pl.col(_K), i, n, p)).alias(name)
+                for name in bounded
             ),
             *(
                 [exact_sum(weight * _rd(pl.col(_K), i, n, p)).alias("rrd")]
@@ -250,6 +274,17 @@ def segregation_values(
                 else []
             ),
         )
+        if bounded:  # each sum over its Z: read by (N, P), computed once per pair
+            sums = (
+                sums.join(protected_n, on=keys, how="left")
+                .join(sizes.select(*keys, pl.col("__l").cast(pl.Float64).alias(_N)), on=keys)
+                .with_columns(pl.col(_P).fill_null(0.0))
+                .join(_segregated(sizes, protected_n, keys, bounded), on=[_N, _P], how="left")
+                .with_columns(
+                    divide(pl.col(name), pl.col(f"__z_{name}")).alias(name) for name in bounded
+                )
+                .select(*keys, *bounded, *(["rrd"] if "rrd" in asked else []))
+            )
         # per ranking with a cut-off: whether the measures are defined, and rrd's (N, P)
         # (read apart from the sums above: a wider aggregation there changed rnd's and
         # rkl's last bits), from its length and its protected count, not from the
