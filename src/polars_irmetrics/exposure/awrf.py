@@ -154,7 +154,11 @@ def awrf_values(
     for its dimensions without a background population).
     """
     cells = _cells(len(dimensions))
-    align = alignments(groups, doc_id, dimensions)
+    # one group column: the groups as groups= holds them (the target's of one dtype with
+    # them: the plan casts both to a common one); several: each cell named as text
+    named = len(dimensions) > 1
+    align = alignments(groups, doc_id, dimensions, named=named)
+    kinds = groups.collect_schema()
     keys = [query_id, _S]
     if rankings is None:
         rankings = ranked.select(keys).unique()
@@ -163,7 +167,7 @@ def awrf_values(
     # total) makes it the weighted mean, so no division by the weights' total is needed
     if totals is not None:  # the cells named here, on the few rows of the totals
         run_dist = totals.join(rankings, on=keys, how="semi").select(
-            *keys, pl.col(cells[0]).cast(pl.String), CELL_ATTENTION
+            *keys, pl.col(cells[0]).cast(pl.String) if named else pl.col(cells[0]), CELL_ATTENTION
         )
     else:
         grouped = ranked.join(align, on=doc_id, how="inner")
@@ -182,7 +186,7 @@ def awrf_values(
         table = target.select(
             *([query_id] if per_query_target else []),
             *(
-                pl.col(c).cast(pl.String).alias(cell)
+                (pl.col(c).cast(pl.String) if named else pl.col(c).cast(kinds[c])).alias(cell)
                 for c, cell in zip(dimensions, cells, strict=True)
             ),
             pl.col("target").cast(pl.Float64).alias(_Q),
