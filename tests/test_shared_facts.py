@@ -6,7 +6,9 @@ the run for both; the values and the refusals are those of the separate calls.""
 
 from __future__ import annotations
 
+import itertools
 import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,7 @@ from polars.testing import assert_frame_equal
 import polars_irmetrics as irm
 from polars_irmetrics.errors import DuplicateError
 from polars_irmetrics.ground.facts import LENGTH
+from polars_irmetrics.metrics.requests import INPUTS
 from tests.test_exposure_by import _call
 
 OFFLINE = [
@@ -135,3 +138,51 @@ def test_the_refusals_of_the_separate_calls(kind: str, doubled: str) -> None:
         _call(kind, bad, [*OFFLINE, *EXPOSURE], qrels=t["qrels"], groups=t["groups"])
     assert str(together.value) in alone
     assert "query 0" in str(together.value) or "query '0'" in str(together.value)
+
+
+def _distinct_passes(plan: pl.LazyFrame, column: str) -> int:
+    """The distinct-value passes of the run's ``column`` in the optimized plan (a
+    cached one is printed once, its readers naming its id)."""
+    lines = plan.explain().splitlines()
+    return sum(
+        "UNIQUE" in line and f'PROJECT["{column}"] 1/3' in below
+        for line, below in itertools.pairwise(lines)
+    )
+
+
+def test_one_pass_of_the_run_for_every_routes_tallies() -> None:
+    # How groups=, interactions=, item_features= and Elliot's clusters line up with the
+    # run's documents and users is counted by each route (the exposure measures, the
+    # accuracy and Elliot metrics, the recommendation-table metrics), and Elliot's
+    # metrics read the run's users: the door gives them the run's distinct ids once
+    # (SharedIds), one pass of the run each. The warnings are the separate calls'.
+    tables = _tables(3)
+    run = tables["run"]
+    # each table holds fewer than half of the run's documents (or users): warned of
+    interactions = run.filter(pl.col("doc_id") < 12).select("query_id", "doc_id")
+    features = pl.DataFrame({"doc_id": list(range(12)), "genre": [d % 3 for d in range(12)]})
+    given = {
+        "qrels": tables["qrels"].lazy(),
+        "groups": tables["groups"].filter(pl.col("doc_id") < 12).lazy(),
+        "interactions": interactions.lazy(),
+        "item_features": features.lazy(),
+    }
+    metrics = ["ndcg@10", "rnd", "pop_rsp@5", "item_mad@5", "catalog_coverage@5",
+               "categorical_diversity(category='genre')@5"]  # fmt: skip
+    plan = irm.evaluate(run.lazy(), metrics, **given, unseen_items="drop")
+    assert (_distinct_passes(plan, "doc_id"), _distinct_passes(plan, "query_id")) == (1, 1)
+    with pytest.warns(irm.CoverageWarning) as together:
+        plan.collect()
+    # the groups (rND's, MAD's), the interactions (the run's, the recommendations'), the
+    # item features
+    assert len({str(w.message) for w in together}) >= 5
+    apart: set[str] = set()
+    for metric in metrics:
+        parsed = irm.parse_metric(metric).metric
+        alone = {INPUTS[r][1]: given[INPUTS[r][1]] for r in parsed.reads if r in INPUTS}
+        options = {"unseen_items": "drop"} if parsed.route == "recsys" else {}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            irm.evaluate(run.lazy(), [metric], **alone, **options).collect()
+        apart |= {str(w.message) for w in caught if w.category is irm.CoverageWarning}
+    assert {str(w.message) for w in together} == apart

@@ -46,7 +46,7 @@ from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.exposure.parts import exposure_in_buckets, split_exposure
 from polars_irmetrics.exposure.plan import build_exposure_plan
 from polars_irmetrics.ground.buckets import collect_guarded, eager_engine
-from polars_irmetrics.ground.facts import SharedFacts
+from polars_irmetrics.ground.facts import SharedFacts, SharedIds
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions, check_read
@@ -588,6 +588,7 @@ def evaluate_plan(
     caller: str = "irm.evaluate",
     warn: bool | CoverageSink = True,
     facts: SharedFacts | None = None,
+    ids: SharedIds | None = None,
 ) -> pl.LazyFrame:
     """:func:`evaluate`'s lazy plan from parsed metrics, tables and checked options: the
     one plan builder behind every door (the comparison and the engines call it too).
@@ -603,7 +604,8 @@ def evaluate_plan(
     the parts up and warns as one machine does
     (:class:`~polars_irmetrics.offline.coverage.Coverage`). ``facts``: set by this
     function where two routes of one call check the same run (the exposure measures
-    beside the accuracy metrics), for the second (its own call, below).
+    beside the accuracy metrics), for the second (its own call, below); ``ids``
+    likewise, the run's distinct ids every coverage tally counts (:func:`_shared_ids`).
     """
     columns = {
         "query_id": options.query_id,
@@ -622,6 +624,8 @@ def evaluate_plan(
             doc_id=options.doc_id,
             relevance=options.relevance,
         )
+    if ids is None:
+        ids = _shared_ids(table, options, tables, warn)
     check_inputs(
         requests,
         {
@@ -690,7 +694,7 @@ def evaluate_plan(
         # one group-by of the run for the two
         facts = _shared_facts(table, options, tables) if "offline" in routes else None
         exposure = _exposure(
-            table, asked, tables, options, requests, warn=warn is True, facts=facts
+            table, asked, tables, options, requests, warn=warn is True, facts=facts, ids=ids
         )
         if not routes:
             return exposure
@@ -706,6 +710,7 @@ def evaluate_plan(
             caller=caller,
             warn=warn,
             facts=facts,
+            ids=ids,
         )
         return _beside(rest, exposure, [label for label, _ in requests], options)
     if tables.get("target") is not None:
@@ -799,6 +804,7 @@ def evaluate_plan(
             groups=tables.get("groups"),
             user_groups=tables.get("user_groups"),
             facts=facts,
+            ids=ids,
         )
 
     if "recsys" not in routes:
@@ -820,6 +826,7 @@ def evaluate_plan(
         options,
         caller=caller,
         tally=warn is True,
+        ids=ids,
     )
 
 
@@ -904,11 +911,13 @@ def _exposure(
     *,
     warn: bool = True,
     facts: SharedFacts | None = None,
+    ids: SharedIds | None = None,
 ) -> pl.LazyFrame:
     """The exposure measures' plan; ``requests``: every metric of the call (the others'
     tables are theirs to check, the judgments read by any of them are not refused).
     ``warn``: whether it warns of groups= ids the run's documents lack (an engine's part
-    does not: the engine tallies the whole run); ``facts``: :func:`_shared_facts`'."""
+    does not: the engine tallies the whole run); ``facts``: :func:`_shared_facts`';
+    ``ids``: :func:`_shared_ids`'."""
     mixed = len(exposure) < len(requests)
     attributes = ("queries",) if options.attribute_keys else ()
     _refuse_other_tables(
@@ -942,7 +951,7 @@ def _exposure(
     build = (
         exposure_in_buckets
         if split_exposure(options)
-        else functools.partial(build_exposure_plan, facts=facts)
+        else functools.partial(build_exposure_plan, facts=facts, ids=ids)
     )
     return build(
         run,
@@ -977,6 +986,30 @@ def _shared_facts(
     if not whole:
         return None
     return SharedFacts.of(run, options.query_id, options.doc_id, order)
+
+
+def _shared_ids(
+    run: pl.LazyFrame,
+    options: EvalOptions,
+    tables: Mapping[str, pl.LazyFrame | None],
+    warn: bool | CoverageSink,
+) -> SharedIds | None:
+    """The run's distinct document and query ids
+    (:class:`~polars_irmetrics.ground.facts.SharedIds`), which the coverage tallies of
+    every route count (groups=, interactions=, item_features=, Elliot's clusters): one
+    pass of the run for them all. Where the call warns (not an engine's part, whose
+    engine tallies the whole run), reads the run as given (no queries= attributes) and
+    in one piece; ``None`` elsewhere (each tally reads the run)."""
+    schema = run.collect_schema()
+    if (
+        warn is not True
+        or tables.get("queries") is not None
+        or options.partitioned_by is not None
+        or options.query_id not in schema
+        or options.doc_id not in schema
+    ):
+        return None
+    return SharedIds.of(run, options.query_id, options.doc_id)
 
 
 #: The tables of the routes the exposure measures share a call with (offline, recsys).

@@ -41,6 +41,7 @@ from polars_irmetrics.ground.facts import (
     NAN,
     ORDERED,
     SharedFacts,
+    SharedIds,
     ranking_facts,
     whole_ranks,
 )
@@ -76,6 +77,7 @@ def build_exposure_plan(
     *,
     warn: bool = True,
     facts: SharedFacts | None = None,
+    ids: SharedIds | None = None,
 ) -> pl.LazyFrame:
     """Per-query expected-exposure values (``options.per_query``), keyed by
     ``query_id``, or their means with ``num_q``; lazy, nothing collected.
@@ -86,7 +88,9 @@ def build_exposure_plan(
     (:func:`~polars_irmetrics.exposure.coverage.groups_tally`). ``facts``: the door's
     counts per ranking of the run where another route of the call checks it too
     (:class:`~polars_irmetrics.ground.facts.SharedFacts`), read where each query holds
-    one ranking.
+    one ranking. ``ids``: the door's distinct ids of the run
+    (:class:`~polars_irmetrics.ground.facts.SharedIds`), whose documents the groups=
+    tally counts (every route's tally reads the one pass).
 
     Examples
     --------
@@ -326,7 +330,8 @@ def build_exposure_plan(
     # sorted by query before the means too: their running sums in one order
     checked = checked.sort([*keys, query_id])
     if groups is not None and warn:  # how the ids of groups= (and target=) line up
-        counts = groups_tally(run, groups, target, requests, options)
+        docs = run if ids is None else ids.docs
+        counts = groups_tally(docs, groups, target, requests, options)
         checked = with_tally(checked, counts, lambda row: warn_on_groups(row, options))
     if options.per_query:  # the measures in the order asked (computed grouped by kind)
         return checked.select(*keys, query_id, *(label for label, _ in requests))

@@ -43,6 +43,7 @@ __all__ = [
     "PART",
     "RANKS",
     "SharedFacts",
+    "SharedIds",
     "ranking_facts",
     "whole_ranks",
 ]
@@ -134,3 +135,29 @@ class SharedFacts:
         if tuple(keys) != self.keys or order != self.order:
             return None
         return self.table.with_columns(pl.col(key).cast(schema[key]) for key in self.keys)
+
+
+@dataclass(frozen=True)
+class SharedIds:
+    """The distinct document ids and the distinct query ids of the run as the door holds
+    it, each one cached frame (one column, named as the run names it): what every
+    route's coverage tally counts (how groups=, interactions=, item_features= or
+    Elliot's clusters line up with the run's documents or users) and Elliot's users
+    read, so that one pass of the run gives them all. A tally casts the ids to its
+    other table's dtype after: a cast of distinct ids keeps them distinct.
+
+    Examples
+    --------
+    >>> run = pl.LazyFrame({"q": [1, 1, 2], "doc": ["a", "b", "a"]})
+    >>> ids = SharedIds.of(run, "q", "doc")
+    >>> sorted(ids.docs.collect()["doc"]), sorted(ids.queries.collect()["q"])
+    (['a', 'b'], [1, 2])
+    """
+
+    docs: pl.LazyFrame
+    queries: pl.LazyFrame
+
+    @classmethod
+    def of(cls, run: pl.LazyFrame, query_id: str, doc_id: str) -> SharedIds:
+        """The distinct ids of ``run``'s ``doc_id`` and ``query_id`` columns."""
+        return cls(run.select(doc_id).unique().cache(), run.select(query_id).unique().cache())

@@ -901,11 +901,14 @@ def with_interactions_tally(
     item: str,
     name: str,
     dropped: bool = False,
+    users: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """``values``, and :func:`warn_on_interactions` when the plan runs, from
     :func:`interactions_tally` (``name``: the run's name in the text; ``dropped``: the
-    run's items the interactions lack are left out, ``unseen_items='drop'``)."""
-    tally = interactions_tally(run, interactions, user=user, item=item)
+    run's items the interactions lack are left out, ``unseen_items='drop'``; ``run``
+    may be its distinct items alone, and ``users`` its distinct users, where the caller
+    has them)."""
+    tally = interactions_tally(run, interactions, user=user, item=item, users=users)
     return with_tally(
         values,
         tally,

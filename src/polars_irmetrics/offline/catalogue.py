@@ -17,7 +17,7 @@ import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.debias import debiased
-from polars_irmetrics.ground.facts import HIGH, LENGTH, LOW, SharedFacts, ranking_facts
+from polars_irmetrics.ground.facts import HIGH, LENGTH, LOW, SharedFacts, SharedIds, ranking_facts
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -66,15 +66,18 @@ def build_offline_plan(
     groups: pl.LazyFrame | None = None,
     user_groups: pl.LazyFrame | None = None,
     facts: SharedFacts | None = None,
+    ids: SharedIds | None = None,
 ) -> pl.LazyFrame:
     """:func:`_offline_plan`; with interactions, their ids checked against the run's
     (one kind, strings or integers) and a warning when they hold few of the run's items
     or users (:func:`~polars_irmetrics.ground.validate.warn_on_interactions`), whatever
     metric reads them; not for a part of a larger evaluation (``warn`` not ``True``: an
-    engine's part holds some of the users, and the engine warns once)."""
+    engine's part holds some of the users, and the engine warns once). ``ids``: the
+    door's distinct ids of the run (:class:`~polars_irmetrics.ground.facts.SharedIds`),
+    which the tallies count and Elliot's metrics read as the users."""
     if interactions is None:
         return _offline_plan(
-            table, requests, qrels, options, queries, None, warn, groups, user_groups, facts
+            table, requests, qrels, options, queries, None, warn, groups, user_groups, facts, ids
         )
     query_id, doc_id = options.query_id, options.doc_id
     run_schema = table.collect_schema()
@@ -82,12 +85,28 @@ def build_offline_plan(
         interactions.collect_schema(), "interactions", run_schema, "run", [query_id, doc_id]
     )
     plan = _offline_plan(
-        table, requests, qrels, options, queries, interactions, warn, groups, user_groups, facts
+        table,
+        requests,
+        qrels,
+        options,
+        queries,
+        interactions,
+        warn,
+        groups,
+        user_groups,
+        facts,
+        ids,
     )
     if doc_id not in run_schema or warn is not True:  # refused by name; a part's plan
         return plan  # (an engine tallies the whole table, once)
     return with_interactions_tally(
-        plan, table, interactions, user=query_id, item=doc_id, name="run"
+        plan,
+        table if ids is None else ids.docs,
+        interactions,
+        user=query_id,
+        item=doc_id,
+        name="run",
+        users=None if ids is None else ids.queries,
     )
 
 
@@ -102,6 +121,7 @@ def _offline_plan(
     groups: pl.LazyFrame | None = None,
     user_groups: pl.LazyFrame | None = None,
     facts: SharedFacts | None = None,
+    ids: SharedIds | None = None,
 ) -> pl.LazyFrame:
     """The offline plan; with RecTools' catalogue metrics (``reco_accuracy``, ``mcc``:
     :data:`~polars_irmetrics.metrics.rectools.CATALOGUE_FORMULAS`), each user's tp
@@ -112,11 +132,12 @@ def _offline_plan(
     ``k``, unjudged ones too, which the judged rows of the per-query plan do not show:
     a group-by of the run, joined on the query keys."""
     whole = _WholeTable(table, requests, qrels, options, queries, interactions, warn, facts)
+    users = None if ids is None or options.by_keys else ids.queries
     if any(r.metric.name in MAD for _, r in requests):  # Elliot's MAD, from the clusters
         return whole.beside(
             MAD,
             lambda asked, judged, alone: build_mad_plan(
-                table, asked, judged, groups, user_groups, options, alone=alone
+                table, asked, judged, groups, user_groups, options, alone=alone, ids=ids
             ),
         )
     elliot = [(label, r) for label, r in requests if r.metric.name in ELLIOT]
@@ -124,7 +145,7 @@ def _offline_plan(
         return whole.beside(
             ELLIOT,
             lambda asked, judged, alone: build_elliot_plan(
-                table, asked, judged, interactions, options, alone=alone
+                table, asked, judged, interactions, options, alone=alone, users=users
             ),
         )
     if options.debias is not None and qrels is not None:  # RecTools' DebiasConfig

@@ -144,11 +144,13 @@ def build_elliot_plan(
     *,
     alone: bool = True,
     per_user: bool = False,
+    users: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row per ``by`` group (the ``by`` keys of the run, then one column per label)
     of Elliot's metrics in ``requests``; see the module docstring. ``alone``: no other
     metric of the call reads the ranking plan's options (``depth``, ``judged_only``,
     ``unjudged``, ``unretrieved``, out of core), which Elliot's do not read: refused.
+    ``users``: the run's distinct users, where the door has them (no ``by`` keys).
     ``per_user``: instead, one row per user of the run with the counts and sums each
     formula reads (step 3's first half): a part of the users' share, which
     :func:`elliot_means` turns into the metrics (each part reading the whole history).
@@ -241,7 +243,12 @@ def build_elliot_plan(
         .join(relevant.with_columns(pl.lit(True).alias(_REL)), on=[*q_keys, item], how="left")
         .with_columns(pl.col(_REL).fill_null(False))
     )
-    users = run.select(keys).unique()  # a user with no row within k counts too
+    # a user with no row within k counts too (``users``: the run's distinct users, where
+    # the door has them and there are no by keys)
+    if users is None:
+        users = run.select(keys).unique()
+    else:  # cast as the run is (a cast of distinct ids keeps them distinct)
+        users = users.select(pl.col(user).cast(target[user]))
     has_rel = relevant.select(q_keys).unique().with_columns(pl.lit(True).alias(_HAS_REL))
     users = users.join(has_rel, on=q_keys, how="left").with_columns(
         pl.col(_HAS_REL).fill_null(False)

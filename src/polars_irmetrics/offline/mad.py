@@ -34,6 +34,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
 )
+from polars_irmetrics.ground.facts import SharedIds
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -143,11 +144,14 @@ def build_mad_plan(
     options: EvalOptions,
     *,
     alone: bool = True,
+    ids: SharedIds | None = None,
 ) -> pl.LazyFrame:
     """One row per ``by`` group (the ``by`` keys of the run, then one column per label)
     of Elliot's MAD metrics in ``requests``; see the module docstring. ``alone``: no
     other metric of the call reads the ranking plan's options (``depth``,
-    ``judged_only``...), which these do not read: refused.
+    ``judged_only``...), which these do not read: refused. ``ids``: the run's distinct
+    ids where the door has them (:class:`~polars_irmetrics.ground.facts.SharedIds`),
+    which the clusters' tallies count.
 
     Examples
     --------
@@ -331,8 +335,11 @@ def build_mad_plan(
         ("user_mad", users, "user_groups", user, "users"),
     ):
         if clusters is not None and any(r.metric.name == name for _, r in requests):
-            ids, held = run.select(column), clusters.select(column)
-            tally = held_tally(ids, held, [column], _RUN_IDS, _CLUSTERED)
+            distinct = None if ids is None else ids.docs if column == item else ids.queries
+            listed = run.select(column)
+            if distinct is not None:  # as the run's ids are cast here (distinct still)
+                listed = distinct.select(pl.col(column).cast(run.collect_schema()[column]))
+            tally = held_tally(listed, clusters.select(column), [column], _RUN_IDS, _CLUSTERED)
             checked = with_tally(checked, tally, functools.partial(_warn, keyword, column, things))
     return checked.sort(by) if by else checked
 

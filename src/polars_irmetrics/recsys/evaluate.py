@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import polars as pl
 
+from polars_irmetrics.ground.facts import SharedIds
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.recsys.options import recsys_options, recsys_tables
@@ -27,6 +28,7 @@ def with_beyond_accuracy(
     *,
     caller: str = "irm.evaluate",
     tally: bool = True,
+    ids: SharedIds | None = None,
 ) -> pl.LazyFrame:
     """:func:`~polars_irmetrics.evaluate`'s means (``accuracy``, or ``None`` when every
     metric is beyond accuracy) joined with the beyond-accuracy metrics of ``run``, its
@@ -36,14 +38,15 @@ def with_beyond_accuracy(
     not of the accuracy ones.
     ``tally``: whether the plan warns of a history that lacks the recommendations' items
     or users (and refuses its null ids); an engine's part does not (it holds some of the
-    users), the engine does, once."""
+    users), the engine does, once. ``ids``: the door's distinct ids of ``run``
+    (:class:`~polars_irmetrics.ground.facts.SharedIds`), which the tallies count."""
     recsys = recsys_options(options, caller)
     if accuracy is not None and recsys.check_duplicates:
         # the accuracy metrics beside refuse an item listed twice for a user in the
         # same run (every row of it: the recommendations here are those rows, or fewer
         # with unseen_items='drop'): one count of the duplicates, theirs
         recsys = replace(recsys, check_duplicates=False)
-    tables = recsys_tables(run, interactions, item_features, recsys)
+    tables = replace(recsys_tables(run, interactions, item_features, recsys), ids=ids)
     beyond = build_beyond(tables, requests, recsys, options, tally=tally)
     if accuracy is None:
         return beyond

@@ -14,6 +14,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.errors import ColumnTypeError
+from polars_irmetrics.ground.facts import SharedIds
 from polars_irmetrics.ground.options import EvalOptions, UnseenItems
 from polars_irmetrics.ground.validate import INTERNAL, check_id_kinds, common_id_dtype
 
@@ -75,12 +76,17 @@ class Tables:
         With ``unseen_items='drop'``, the recommendations as given, before the drop:
         what the warnings count (the history or the item features holding few of their
         items); ``None``: ``recommendations`` are as given.
+    ids
+        The distinct items and users of the recommendations as given, where the door
+        has them for every route's tallies (:class:`~polars_irmetrics.ground.facts.SharedIds`);
+        ``None``: the tallies read the recommendations.
     """
 
     recommendations: pl.LazyFrame
     interactions: pl.LazyFrame | None = None
     item_features: pl.LazyFrame | None = None
     given: pl.LazyFrame | None = None
+    ids: SharedIds | None = None
 
 
 def recsys_options(options: EvalOptions, caller: str = "irm.evaluate") -> RecsysOptions:

@@ -474,8 +474,10 @@ def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.
     recommendations as given, before the drop."""
     run = tables.recommendations if tables.given is None else tables.given
     item = options.item_id
+    # the distinct items (and users) alone where the door has them for every route
+    items = run if tables.ids is None else tables.ids.docs
     if tables.item_features is not None and warns_of_features(options.unseen_items):
-        tally = features_tally(run, tables.item_features, item=item)
+        tally = features_tally(items, tables.item_features, item=item)
         unseen = options.unseen_items
         values = with_tally(
             values,
@@ -488,12 +490,13 @@ def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.
         return values
     return with_interactions_tally(
         values,
-        run,
+        items,
         tables.interactions,
         user=options.user_id,
         item=item,
         name="recommendations",
         dropped=options.unseen_items == "drop",
+        users=None if tables.ids is None else tables.ids.queries,
     )
 
 
