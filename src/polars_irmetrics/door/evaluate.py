@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, overload
 
 import polars as pl
@@ -693,6 +693,8 @@ def evaluate_plan(
         # beside the offline metrics, the counts per ranking both routes' checks read:
         # one group-by of the run for the two
         facts = _shared_facts(table, options, tables) if "offline" in routes else None
+        if facts is not None and ids is not None:  # the run's queries: the facts' rows
+            ids = replace(ids, queries=facts.table.select(options.query_id))
         exposure = _exposure(
             table, asked, tables, options, requests, warn=warn is True, facts=facts, ids=ids
         )

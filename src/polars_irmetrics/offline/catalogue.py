@@ -131,7 +131,7 @@ def _offline_plan(
     ``covered_users@k`` reads whether the run ranks a document of the query at or above
     ``k``, unjudged ones too, which the judged rows of the per-query plan do not show:
     a group-by of the run, joined on the query keys."""
-    whole = _WholeTable(table, requests, qrels, options, queries, interactions, warn, facts)
+    whole = _WholeTable(table, requests, qrels, options, queries, interactions, warn, facts, ids)
     users = None if ids is None or options.by_keys else ids.queries
     if any(r.metric.name in MAD for _, r in requests):  # Elliot's MAD, from the clusters
         return whole.beside(
@@ -244,7 +244,7 @@ def _offline_plan(
         on = [c for c in keys if c in table.collect_schema().names()]
         judged = table if qrels is None else qrels  # without qrels= the run is judged
         per_query = per_query.join(
-            _kotkov(table, judged, interactions, kotkov, on, schema, options),
+            _kotkov(table, judged, interactions, kotkov, on, schema, options, facts),
             on=on,
             how="left",
             nulls_equal=True,
@@ -324,6 +324,7 @@ class _WholeTable:
     interactions: pl.LazyFrame | None
     warn: bool | CoverageSink
     facts: SharedFacts | None = None
+    ids: SharedIds | None = None
 
     def beside(self, names: frozenset[str], values_of: WholeValues) -> pl.LazyFrame:
         """The offline plan of the other metrics (which checks the run and judgments as
@@ -350,6 +351,7 @@ class _WholeTable:
             self.interactions,
             self.warn,
             facts=self.facts,
+            ids=self.ids,
         )
         labels = [label for label, _ in requests]
         by = [c for c in values.collect_schema().names() if c not in labels]
@@ -402,6 +404,7 @@ def _kotkov(
     on: list[str],
     schema: pl.Schema,
     options: EvalOptions,
+    shared: SharedFacts | None = None,
 ) -> pl.LazyFrame:
     """RecTools' ``Serendipity`` per query of the run (its keys ``on``): for each
     request (its column, the request), the mean over the rows ranked ``<= k`` of
@@ -410,7 +413,8 @@ def _kotkov(
     ties broken by the document id descending compared as text, as the plan orders).
     Only the rows within the largest ``k`` are joined with the judgments and the
     popularity; each mean's sum is exact (fixed point: the same bits in any row order,
-    which the joins leave open)."""
+    which the joins leave open). Every query of the run from the door's ``shared`` counts
+    per ranking where they are the run's by these keys and order (one row per query)."""
     doc = options.doc_id
     names = run.collect_schema().names()
     by_rank = options.rank in names and options.order != "score"
@@ -426,7 +430,10 @@ def _kotkov(
     rows = run.select(*on, doc, position.alias(_POSITION)).with_columns(
         pl.col(c).cast(schema[c]) for c in on
     )
-    queries = rows.select(on).unique()  # every query of the run, its rows within k or not
+    # every query of the run, its rows within k or not
+    order = options.rank if by_rank else options.score
+    counted = None if shared is None else shared.frame(on, order, schema)
+    queries = rows.select(on).unique() if counted is None else counted.select(on)
     cuts = [math.inf if request.k is None else float(request.k) for _, request in wanted]
     if math.isfinite(max(cuts)):
         rows = rows.filter(pl.col(_POSITION) <= max(cuts))
