@@ -20,7 +20,9 @@ build, is printed as skipped. The rest go into one ``irm.evaluate`` call (one la
 plan); its time is compared with ``irm.evaluate(run, ['ndcg@10'], qrels=...)`` on the
 same tables. Best of ``--repeat``; the table goes to ``--out``. ``--profile`` times
 each metric alone (once, with the tables it reads) against ``ndcg@10`` first, to find
-the slow ones.
+the slow ones; ``--floor`` times the passes of the recommendations any plan of these
+metrics makes (:func:`floor`), written by hand with no metric computed, against
+``ndcg@10``: how near the one plan's time can come to it on this machine.
 """
 
 from __future__ import annotations
@@ -174,6 +176,51 @@ def best(run: pl.DataFrame, metrics: list[str], repeat: int, **kw: Any) -> tuple
     return min(times), out
 
 
+def floor(data: dict[str, pl.DataFrame], repeat: int) -> float:
+    """Seconds (best of ``repeat``) of the passes over the recommendations that any
+    plan of these metrics makes, written by hand and collected together in one
+    streaming run: each user's rows, distinct items and ranks counted (every route's
+    check of a document listed twice or a rank held twice), the judged rows (the
+    accuracy metrics, the expected-exposure measures), every row's group summed per
+    (user, group) (awrf's attention, rND's group counts), the distinct items against
+    the interactions (the coverage tallies) and the top 10 with each item's
+    popularity and category (Elliot's, the recommendation-table metrics); no metric
+    is computed from them. A lower bound on the one plan's time, not an estimate."""
+    run, qrels = data["run"].lazy(), data["qrels"].lazy().filter(pl.col("relevance") > 0)
+    weight = 1.0 / pl.max_horizontal(pl.col("rank"), pl.lit(2)).cast(pl.Float64).log(2)
+    popularity = data["interactions"].lazy().group_by("doc_id").agg(pl.len().alias("pop"))
+    plans = [
+        run.group_by("query_id").agg(
+            pl.len(),
+            pl.col("doc_id").n_unique().alias("docs"),
+            pl.col("rank").n_unique().alias("ranks"),
+            pl.col("rank").min().alias("low"),
+            pl.col("rank").max().alias("high"),
+        ),
+        run.join(qrels, on=["query_id", "doc_id"])
+        .group_by("query_id")
+        .agg(pl.len(), weight.sum()),
+        run.join(data["groups"].lazy(), on="doc_id")
+        .group_by("query_id", "group")
+        .agg(pl.len(), weight.sum()),
+        run.select("doc_id")
+        .unique()
+        .join(popularity, on="doc_id", how="left")
+        .select(pl.len(), pl.col("pop").count()),
+        run.filter(pl.col("rank") <= 10)
+        .join(popularity, on="doc_id", how="left")
+        .join(data["item_features"].lazy(), on="doc_id", how="left")
+        .group_by("query_id")
+        .agg(pl.col("pop").sum(), pl.col("category_id").n_unique()),
+    ]
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        pl.collect_all(plans, engine="streaming")
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rows", type=count, default=count("1M"))
@@ -183,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--only", nargs="*", help="measure these metrics instead of WANTED")
     parser.add_argument("--profile", action="store_true", help="time each metric alone")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="time the passes of the run any such plan makes (floor()), against ndcg@10",
+    )
     args = parser.parse_args(argv)
 
     start = time.perf_counter()
@@ -204,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
         best(run.head(1000), ["ndcg@10", *kept], 1, **kw)
     t_ndcg, _ = best(run, ["ndcg@10"], args.repeat, qrels=data["qrels"].lazy())
     print(f"ndcg@10 alone: {t_ndcg:.2f} s")
+    if args.floor:
+        t_floor = floor(data, args.repeat)
+        print(f"the run's passes alone (floor): {t_floor:.2f} s, {t_floor / t_ndcg:.2f}x ndcg@10")
     if args.profile:
         for name in kept:
             reads = {INPUTS[r][1] for r in parse_metric(name).reads if r in INPUTS} & set(kw)
