@@ -181,9 +181,10 @@ def test_recsys42_benchmark_runs(tmp_path: Path) -> None:
     out.write_text(f"# old title\n\n| 1 | stale |\n\n{hand}")
     done = _py(
         BENCH / "recsys42.py",
-        *("--rows", "5K", "--users", 100, "--items", 1000, "--out", out),
+        *("--rows", "5K", "--users", 100, "--items", 1000, "--out", out, "--floor"),
     )
     assert "ndcg@10 alone: " in done.stdout
+    assert "the run's passes alone (floor): " in done.stdout
     text = out.read_text()
     assert "| rows | users | items | metrics |" in text
     # Elliot's metrics are in this registry: measured, never skipped
