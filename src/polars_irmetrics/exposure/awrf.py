@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.fairness import AWRF_LENGTH
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
@@ -195,12 +196,22 @@ def awrf_values(
             per_query = rankings.join(table, on=query_id)
         else:
             per_query = rankings.join(table, how="cross")
-    both = (
+    cells_of = (
         run_dist.join(per_query, on=[*keys, *cells], how="full", coalesce=True)
         .with_columns(pl.col(_P).fill_null(0.0), pl.col(_Q).fill_null(0.0))
-        .with_columns(  # scipy normalises both vectors
-            (pl.col(_P) / exact_sum(pl.col(_P)).over(keys)).alias(_P),
-            (pl.col(_Q) / exact_sum(pl.col(_Q)).over(keys)).alias(_Q),
+        .cache()  # read by the totals and divided by them
+    )
+    # scipy normalises both vectors: each ranking's totals from a group-by joined back
+    # (a window of these sums, in-memory and group by group, took 3x as long), each
+    # quotient by divide: a column joined from one row is divided as one scalar
+    totals_of = cells_of.group_by(keys).agg(
+        exact_sum(pl.col(_P)).alias("__tp"), exact_sum(pl.col(_Q)).alias("__tq")
+    )
+    both = (
+        cells_of.join(totals_of, on=keys, how="left", nulls_equal=True)
+        .with_columns(
+            divide(pl.col(_P), pl.col("__tp")).alias(_P),
+            divide(pl.col(_Q), pl.col("__tq")).alias(_Q),
         )
         .with_columns(((pl.col(_P) + pl.col(_Q)) / 2.0).alias("__m"))
     )
