@@ -517,6 +517,14 @@ def _every_metric_in_a_fresh_polars(env: dict[str, str], evaluate: str) -> str:
         runs = {"score": run, "rank": run.with_columns(rank.alias("rank")).drop("score")}
         """
     ) + textwrap.dedent(evaluate)
+    done = _in_a_fresh_python(script, env)
+    return done.stdout + done.stderr
+
+
+def _in_a_fresh_python(script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``script`` run by this Python in a process of its own, from the repository's root,
+    with ``env`` beside this process' environment (polars reads its settings when it
+    starts); it must succeed."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     done = subprocess.run(
         [sys.executable, "-c", script],
@@ -526,7 +534,7 @@ def _every_metric_in_a_fresh_polars(env: dict[str, str], evaluate: str) -> str:
         text=True,
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout + done.stderr
+    return done
 
 
 def test_values_do_not_depend_on_the_streaming_engines_batch_size() -> None:
@@ -621,18 +629,10 @@ def test_recommender_and_exposure_metrics_do_not_depend_on_the_engine() -> None:
     # divided by the catalogue's size joined on every row, which polars' in-memory
     # engine divides by as a product with its reciprocal (a unit in the last place off
     # the streaming engine's quotient on some values).
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     here = io.StringIO()
     with contextlib.redirect_stdout(here):
         exec(_RECOMMENDER_ENGINES, {"__name__": "recommender_engines"})
-    one_row = subprocess.run(
-        [sys.executable, "-c", _RECOMMENDER_ENGINES],
-        cwd=root,
-        env={**os.environ, "POLARS_IDEAL_MORSEL_SIZE": "1"},
-        capture_output=True,
-        text=True,
-    )
-    assert one_row.returncode == 0, one_row.stderr
+    one_row = _in_a_fresh_python(_RECOMMENDER_ENGINES, {"POLARS_IDEAL_MORSEL_SIZE": "1"})
     # every wanted metric is in the plan but those that read reference= or
     # user_groups=, and roc_auc@10 (roc_auc is the prediction metric; RePlay's
     # RocAuc@K is rocauc@k, which EVERY_METRIC above covers)
@@ -656,15 +656,6 @@ def test_the_recommender_and_exposure_group_bys_stream() -> None:
             plan.collect(engine="streaming")
         """
     ).replace("\n", "\n    ")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=root,
-        env={**os.environ, "POLARS_VERBOSE": "1"},
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    log = done.stderr.split("== collect")[1]
+    log = _in_a_fresh_python(script, {"POLARS_VERBOSE": "1"}).stderr.split("== collect")[1]
     assert "running group-by in subgraph" in log  # the log is there to read
     assert "not partitionable" not in log
