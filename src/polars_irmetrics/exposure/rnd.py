@@ -134,20 +134,12 @@ def rrd_normaliser(n: np.ndarray, p: np.ndarray) -> np.ndarray:
     return out
 
 
-def _segregated(
-    sizes: pl.LazyFrame, protected_n: pl.LazyFrame, keys: list[str], names: list[str]
-) -> pl.LazyFrame:
+def _segregated(pairs: pl.LazyFrame, names: list[str]) -> pl.LazyFrame:
     """``__n, __p`` and each of ``names``' (``rnd``, ``rkl``) normaliser ``__z_<name>``:
     the larger sum of the two most segregated rankings of ``N`` documents, ``P`` of them
     protected (all at the bottom, ``k_i = max(0, i-(N-P))``, and all at the top, ``k_i =
-    min(i, P)``), one row per distinct ``(N, P)`` of the rankings with a cut-off (the
-    same terms, so the same fixed-point sums, as summed per ranking)."""
-    pairs = (
-        sizes.filter(pl.col("__l") >= CUT)
-        .join(protected_n, on=keys, how="left")
-        .select(pl.col("__l").cast(pl.Float64).alias(_N), pl.col(_P).fill_null(0.0))
-        .unique()
-    )
+    min(i, P)``), one row per distinct ``(N, P)`` of ``pairs`` (the same terms, so the
+    same fixed-point sums, as summed per ranking)."""
     cuts = (
         pairs.with_columns(pl.int_ranges(1, pl.col(_N).cast(pl.Int64) // CUT + 1).alias("__b"))
         .explode("__b")
@@ -274,47 +266,41 @@ def segregation_values(
                 else []
             ),
         )
-        if bounded:  # each sum over its Z: read by (N, P), computed once per pair
-            sums = (
-                sums.join(protected_n, on=keys, how="left")
-                .join(sizes.select(*keys, pl.col("__l").cast(pl.Float64).alias(_N)), on=keys)
-                .with_columns(pl.col(_P).fill_null(0.0))
-                .join(_segregated(sizes, protected_n, keys, bounded), on=[_N, _P], how="left")
-                .with_columns(
-                    divide(pl.col(name), pl.col(f"__z_{name}")).alias(name) for name in bounded
-                )
-                .select(*keys, *bounded, *(["rrd"] if "rrd" in asked else []))
-            )
-        # per ranking with a cut-off: whether the measures are defined, and rrd's (N, P)
-        # (read apart from the sums above: a wider aggregation there changed rnd's and
-        # rkl's last bits), from its length and its protected count, not from the
-        # blocks (whose table polars would build a second time: not cached, as a cache
-        # of it changed rkl's last bits by segment)
-        defined = (pl.col(_P) > 0) & (pl.col(_P) < pl.col(_N))
+        # per ranking with a cut-off: its length N and protected count P, whether the
+        # measures are defined, and each measure's Z, the maximum over every ranking of
+        # N documents, P protected: one per distinct (N, P), joined to the rankings (read
+        # apart from the sums above: a wider aggregation there changed rnd's and rkl's
+        # last bits; from the length and the protected count, not from the blocks, whose
+        # table polars would build a second time: not cached, as a cache of it changed
+        # rkl's last bits by segment)
         edges = (
             sizes.filter(pl.col("__l") >= CUT)
             .join(protected_n, on=keys, how="left")
             .select(*keys, pl.col("__l").cast(pl.Float64).alias(_N), pl.col(_P).fill_null(0.0))
-            .select(*keys, defined.alias("__ok"), *([_N, _P] if "rrd" in asked else []))
         )
-        if "rrd" in asked:  # the maximum over rankings: one Z per (N, P)
-            normalisers = (
-                edges.select(_N, _P)
-                .unique()
-                .map_batches(
-                    _with_rrd_normaliser,
-                    schema={_N: pl.Float64, _P: pl.Float64, "__z": pl.Float64},
-                )
+        pairs = edges.select(_N, _P).unique()
+        normalisers = _segregated(pairs, bounded) if bounded else pairs
+        if "rrd" in asked:  # no closed form: a dynamic programme over the (N, P) pairs
+            exact = pairs.map_batches(
+                _with_rrd_normaliser,
+                schema={_N: pl.Float64, _P: pl.Float64, "__z": pl.Float64},
+            ).rename({"__z": "__z_rrd"})
+            normalisers = normalisers.join(exact, on=[_N, _P], how="left")
+        measured = [*bounded, *(["rrd"] if "rrd" in asked else [])]
+        z = edges.join(normalisers, on=[_N, _P], how="left").select(
+            *keys, *(f"__z_{name}" for name in measured)
+        )
+        sums = (
+            sums.join(z, on=keys, how="left", nulls_equal=True)
+            .with_columns(
+                divide(pl.col(name), pl.col(f"__z_{name}")).alias(name) for name in measured
             )
-            z = edges.join(normalisers, on=[_N, _P], how="left").select(*keys, "__z")
-            sums = (
-                sums.join(z, on=keys, how="left", nulls_equal=True)
-                .with_columns(divide(pl.col("rrd"), pl.col("__z")).alias("rrd"))
-                .drop("__z")
-            )
+            .select(*keys, *measured)
+        )
+        defined = (pl.col(_P) > 0) & (pl.col(_P) < pl.col(_N))
         per_ranking = (
             rankings.join(sums, on=keys, how="left")
-            .join(edges.select(*keys, "__ok"), on=keys, how="left")
+            .join(edges.select(*keys, defined.alias("__ok")), on=keys, how="left")
             .with_columns(
                 pl.when(pl.col("__ok").fill_null(False))
                 .then(pl.col(name))
