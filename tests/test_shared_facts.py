@@ -175,7 +175,13 @@ def test_one_pass_of_the_run_for_every_routes_tallies() -> None:
     assert (_distinct_passes(plan, "doc_id"), _distinct_passes(plan, "query_id")) == (1, 0)
     assert _facts_group_bys(plan) == 1
     with pytest.warns(irm.CoverageWarning) as together:
-        plan.collect()
+        values = plan.collect()
+    # DataFrames in, the one plan collected at the door: the same values and warnings
+    frames = {name: table.collect() for name, table in given.items()}
+    with pytest.warns(irm.CoverageWarning) as eager:
+        got = irm.evaluate(run, metrics, **frames, unseen_items="drop")
+    assert_frame_equal(got, values)
+    assert {str(w.message) for w in eager} == {str(w.message) for w in together}
     # the groups (rND's, MAD's), the interactions (the run's, the recommendations'), the
     # item features
     assert len({str(w.message) for w in together}) >= 5
