@@ -324,14 +324,14 @@ def test_every_direction_is_declared_on_purpose() -> None:
     has no better direction (every other metric is higher-is-better)."""
     declared = {m.name: m.higher_is_better for m in list_metrics()}
     assert sorted(n for n, d in declared.items() if d is None) == [
-        "calibration", "idcg", "intersection", "num_q", "num_rel", "num_ret",
-        "prefs_num_prefs_poss",
+        "calibration", "idcg", "intersection", "num_nonrel_judged_ret", "num_q", "num_rel",
+        "num_ret", "prefs_num_prefs_poss",
     ]  # fmt: skip
     assert sorted(n for n, d in declared.items() if d is False) == [
         "abandonment", "average_popularity", "brier", "ece", "ee_disparity", "ee_loss",
         "gini_index", "item_mad", "logloss", "mae",
         "mean_click_position", "median_click_position", "mse", "ne",
-        "num_nonrel_judged_ret", "pop_reo", "pop_rsp", "rbp_residual", "rkl", "rmse", "rnd",
+        "pop_reo", "pop_rsp", "rbp_residual", "rkl", "rmse", "rnd",
         "rrd",
         "time_to_first_click",
         "trec_rbp_resid", "unjudged", "user_mad",
@@ -348,3 +348,23 @@ def test_optimize_fusion_refuses_a_metric_without_direction(frame_kind: str, met
     )
     with pytest.raises(irm.MetricParameterError, match=re.escape(message)):
         irm.optimize_fusion(_frames(runs, frame_kind), metric, qrels=qrels, step=0.25)
+
+
+def test_judged_non_relevant_documents_are_a_count_without_direction(frame_kind: str) -> None:
+    """a lists the relevant r, then an unjudged x; b lists r, then the judged
+    non-relevant j. Neither is the better system (P@2 = 1/2 for both): b's
+    num_nonrel_judged_ret of 1 against a's 0 on each query (delta (1 + 1) / 2 = 1) says
+    how the pool judged its second document, not that it ranked worse."""
+    _, qrels = _counts(frame_kind)
+    a = pl.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["r", "x"] * 2})
+    b = pl.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["r", "j"] * 2})
+    ranked = [frame.with_columns(rank=pl.Series([1, 2] * 2)) for frame in (a, b)]
+    runs = _frames(dict(zip("ab", ranked, strict=True)), frame_kind)
+    out = irm.compare(runs, ["num_nonrel_judged_ret", "P@2"], qrels=qrels, baseline="a")
+    rows = out.select("metric", "delta", "wins", "ties", "losses", "higher_is_better").rows()
+    assert rows == [
+        ("num_nonrel_judged_ret", 1.0, None, None, None, None),
+        ("P@2", 0.0, 0, 2, 0, True),
+    ]
+    shown = irm.report(out, markers="daggers").to_markdown()
+    assert "no better direction for num_nonrel_judged_ret: nothing marked or bold" in shown

@@ -650,7 +650,9 @@ TREC_METRICS: tuple[Metric, ...] = (
         _num_nonrel_judged_ret,
         matches={"trec_eval (through pytrec_eval)": "num_nonrel_judged_ret: exactly"},
         latex=r"\sum_{r=1}^{k} \mathbb{1}[0 \le \ell_r < \lambda]",
-        higher_is_better=False,
+        # a count of the judging, as num_ret is of the run: fewer judged non-relevant
+        # documents at the same depth means more unjudged ones, not a better system
+        higher_is_better=None,
         integer=True,
         formula="judged documents with 0 <= rel < level at ranks 1..k (trec_eval "
         "num_nonrel_judged_ret, summed in its summary).",
