@@ -356,10 +356,10 @@ def test_judged_non_relevant_documents_are_a_count_without_direction(frame_kind:
     num_nonrel_judged_ret of 1 against a's 0 on each query (delta (1 + 1) / 2 = 1) says
     how the pool judged its second document, not that it ranked worse."""
     _, qrels = _counts(frame_kind)
-    a = pl.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["r", "x"] * 2})
-    b = pl.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["r", "j"] * 2})
-    ranked = [frame.with_columns(rank=pl.Series([1, 2] * 2)) for frame in (a, b)]
-    runs = _frames(dict(zip("ab", ranked, strict=True)), frame_kind)
+    queries = ["q1", "q1", "q2", "q2"]
+    a = pl.DataFrame({"query_id": queries, "doc_id": ["r", "x"] * 2, "rank": [1, 2] * 2})
+    b = pl.DataFrame({"query_id": queries, "doc_id": ["r", "j"] * 2, "rank": [1, 2] * 2})
+    runs = _frames({"a": a, "b": b}, frame_kind)
     out = irm.compare(runs, ["num_nonrel_judged_ret", "P@2"], qrels=qrels, baseline="a")
     rows = out.select("metric", "delta", "wins", "ties", "losses", "higher_is_better").rows()
     assert rows == [
