@@ -240,7 +240,7 @@ def test_target_and_groups_refusals(
 
 def test_a_ranking_longer_than_wptrec_scores_is_refused(frame_kind: str) -> None:
     run = pl.DataFrame(
-        {"query_id": ["q"] * 501, "doc_id": [f"d{i}" for i in range(501)], "rank": range(501)}
+        {"query_id": ["q"] * 501, "doc_id": [f"d{i}" for i in range(501)], "rank": range(1, 502)}
     )
     qrels = pl.DataFrame({"query_id": ["q"], "doc_id": ["d0"], "relevance": [1]})
     with pytest.raises(InvalidValueError, match=re.escape("holds more than 500 documents")):

@@ -1,6 +1,6 @@
 """The exposure measures' positions from a rank column: where every ranking is ranked
 1 to its length, each rank once, the positions are the ranks, unsorted; where any is
-not (gaps, ties, fractions), every ranking is sorted
+not (a gap), every ranking is sorted
 (:func:`~polars_irmetrics.exposure.plan.build_exposure_plan`). Both must give the
 positions, and so the bits, of the sort of every ranking, whatever order the rows come
 in, and a run mixing both kinds of rankings likewise."""
@@ -33,20 +33,16 @@ def _sorted_only(
 
 @st.composite
 def _tables(draw: st.DrawFn) -> dict[str, Any]:
-    """Rankings of up to 24 of 30 documents, ranked 1..n (rows shuffled), with a gap,
-    with ties or with fractions; one to two samples; judgments and two groups."""
+    """Rankings of up to 24 of 30 documents, ranked 1..n (rows shuffled) or with a gap
+    (ties and fractions are refused, as the accuracy metrics refuse them); one to two
+    samples; judgments and two groups."""
     rows = []
     for q in range(draw(st.integers(1, 4))):
         for sample in range(draw(st.integers(1, 2))):
             docs = draw(st.lists(st.integers(0, 29), min_size=1, max_size=24, unique=True))
-            ranks: list[float] = [float(r) for r in range(1, len(docs) + 1)]
-            kind = draw(st.sampled_from(["whole", "gap", "tie", "fraction"]))
-            if kind == "gap":
+            ranks = list(range(1, len(docs) + 1))
+            if draw(st.booleans()):  # a gap after rank 2
                 ranks = [r + (r > 2) for r in ranks]
-            elif kind == "tie" and len(ranks) > 1:
-                ranks[-1] = ranks[0]
-            elif kind == "fraction":
-                ranks = [r / 2 for r in ranks]
             rows += [(f"q{q}", sample, f"d{d}", r) for d, r in zip(docs, ranks, strict=True)]
     run = pl.DataFrame(rows, schema=["query_id", "sample", "doc_id", "rank"], orient="row")
     order = draw(st.permutations(range(run.height)))

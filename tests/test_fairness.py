@@ -187,11 +187,20 @@ def test_refusals() -> None:
                 qrels=QRELS,
             ),
         ),
-        (
+        (  # one ranking per query: as the accuracy metrics refuse it
+            DuplicateError,
+            "column 'doc_id' of the run: query 'q' lists 3 document(s) more than once; each "
+            "(query, document) pair may appear once (trec_eval refuses such runs too): keep "
+            "one row per document, e.g. .unique([query_id, 'doc_id'])",
+            lambda: irm.evaluate(RUN.vstack(RUN), ["ee_loss"], qrels=QRELS),
+        ),
+        (  # sampled rankings: each ranking holds a document once
             DuplicateError,
             "the run lists a document twice in one ranking of query 'q'; a ranking (one "
             "query and 'sample') holds each document once: drop the duplicates",
-            lambda: irm.evaluate(RUN.vstack(RUN), ["ee_loss"], qrels=QRELS),
+            lambda: irm.evaluate(
+                RUN.vstack(RUN).with_columns(sample=pl.lit(1)), ["ee_loss"], qrels=QRELS
+            ),
         ),
         (
             ColumnTypeError,
@@ -201,12 +210,22 @@ def test_refusals() -> None:
                 RUN, ["ee_loss"], qrels=QRELS.with_columns(pl.col("relevance").cast(pl.String))
             ),
         ),
-        (
+        (  # one ranking per query: as the accuracy metrics refuse it
+            InvalidValueError,
+            "column 'score' of the run has 1 NaN value(s) in query 'q'; NaN cannot be "
+            "ranked: replace them, e.g. pl.col('score').fill_nan(float('-inf'))",
+            lambda: irm.evaluate(
+                RUN.with_columns(score=pl.Series([1.0, float("nan"), 0.5])),
+                ["ee_loss"],
+                qrels=QRELS,
+            ),
+        ),
+        (  # sampled rankings
             InvalidValueError,
             "column 'score' of the run has null or NaN values in query 'q'; rankings are "
             "read from it: fill or drop those rows",
             lambda: irm.evaluate(
-                RUN.with_columns(score=pl.Series([1.0, float("nan"), 0.5])),
+                RUN.with_columns(score=pl.Series([1.0, float("nan"), 0.5]), sample=pl.lit(0)),
                 ["ee_loss"],
                 qrels=QRELS,
             ),
@@ -257,7 +276,7 @@ def test_sample_id_names_the_column_of_the_sampled_rankings(frame_kind: str) -> 
     )
     out = _evaluate(frame_kind, run, RBP[:1], qrels=QRELS, sample_id="draw")
     assert out.row(0) == pytest.approx((1, 0.25**2))
-    with pytest.raises(DuplicateError, match=re.escape("holds each document once")):
+    with pytest.raises(DuplicateError, match=re.escape("lists 3 document(s) more than once")):
         _evaluate(frame_kind, run, RBP[:1], qrels=QRELS)
 
 

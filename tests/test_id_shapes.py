@@ -212,8 +212,8 @@ REFUSALS: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], type[Exceptio
         ["novelty@2"],
         {"qrels": QRELS, "interactions": HISTORY.drop("doc_id")},
         ColumnNotFoundError,
-        "column 'doc_id' not found in the interactions (its columns: 'query_id'); pass the"
-        " column names, e.g. user_id='uid', item_id='iid'",
+        "column 'doc_id' not found in the interactions (its columns: 'query_id'); rename its"
+        " id columns as in the recommendations: 'doc_id'",
     ),
     (
         "interactions= beside metrics none of which reads it",

@@ -156,7 +156,7 @@ def test_random_runs_in_buckets(queries: int, docs: int, buckets: int, seed: int
             "worked-by-document",
             lambda r, q, p: (r, pl.concat([q, q.tail(2)]), p),
             DuplicateError,
-            "the qrels judge document 'd' of query 'q2' twice",
+            "column 'doc_id' of the judgments: query 'q2' judges 1 document(s) more than once",
         ),
         (
             "worked-by-position",

@@ -387,8 +387,8 @@ ERRORS: list[tuple[list[str], dict[str, Any], type[Exception], str]] = [
         ["surprisal@2"],
         {"interactions": TRAIN.select("doc_id")},
         ColumnNotFoundError,
-        "column 'query_id' not found in the interactions (its columns: 'doc_id'); pass "
-        "the column names, e.g. user_id='uid', item_id='iid'",
+        "column 'query_id' not found in the interactions (its columns: 'doc_id'); rename "
+        "its id columns as in the recommendations: 'query_id', 'doc_id'",
     ),
 ]
 

@@ -36,10 +36,14 @@ from polars_irmetrics.exposure.coverage import (
 )
 from polars_irmetrics.exposure.rnd import segregation_values
 from polars_irmetrics.ground.facts import (
+    BELOW,
     DOCS,
     LENGTH,
     NAN,
+    NANS,
+    NULL_DOCS,
     ORDERED,
+    RANKS,
     SharedFacts,
     SharedIds,
     ranking_facts,
@@ -47,9 +51,13 @@ from polars_irmetrics.ground.facts import (
 )
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
+    JUDGMENT_COLUMNS_HINT,
+    RUN_COLUMNS_HINT,
+    RUN_FLAGS,
     check_id_kinds,
     check_numeric,
     id_kind,
+    neither_order,
     require_columns,
     with_common_ids,
     with_tally,
@@ -113,16 +121,28 @@ def build_exposure_plan(
     """
     query_id, doc_id = options.query_id, options.doc_id
     keys = list(options.by_keys)
+    # the run's and the judgments' columns, as the accuracy metrics check them
+    run_schema = run.collect_schema()
+    require_columns(run_schema, [query_id, doc_id], "run", RUN_COLUMNS_HINT)
+    # the judgments' own checks where no other route of the call makes them
+    judgment_flags = None if qrels is None or facts is not None else qrels
     if qrels is None:  # rnd, rkl, rrd alone read no judgments: an empty table stands in
         qrels = run.select(query_id, doc_id, pl.lit(1.0).alias(options.relevance)).head(0)
-    run_schema, qrels_schema = run.collect_schema(), qrels.collect_schema()
-    hint = "name the columns with query_id=, doc_id=, rank=, score=, relevance="
-    require_columns(run_schema, [query_id, doc_id], "run", hint)
-    require_columns(qrels_schema, [query_id, doc_id, options.relevance], "judgments", hint)
+    qrels_schema = qrels.collect_schema()
+    require_columns(
+        qrels_schema, [query_id, doc_id, options.relevance], "judgments", JUDGMENT_COLUMNS_HINT
+    )
     use_rank = options.order == "rank" or (options.order == "auto" and options.rank in run_schema)
     order = options.rank if use_rank else options.score
-    require_columns(run_schema, [order], "run", hint)
-    check_numeric(run_schema, order, "run", integer=False)
+    if options.order == "auto" and order not in run_schema:
+        raise neither_order(run_schema, options.rank, options.score, "run")
+    require_columns(
+        run_schema,
+        [order],
+        "run",
+        f"pass rank=... or score=... to name it, or choose order= (now {options.order!r})",
+    )
+    check_numeric(run_schema, order, "run", integer=use_rank)
     check_numeric(qrels_schema, options.relevance, "judgments", integer=False)
     for column in (query_id, doc_id):
         _same_kind(run_schema, qrels_schema, column, "judgments")
@@ -168,7 +188,8 @@ def build_exposure_plan(
     run, qrels, groups, target = _same_ids(
         run, qrels, groups, target, query_id, doc_id, dimensions
     )
-    shown = pl.col(query_id).cast(pl.String)
+    native = pl.col(query_id)
+    shown = native.cast(pl.String)
     segments: pl.LazyFrame | None = None
     if keys:  # each (group, query) a query of its own: a struct of the keys
         _check_keys(run_schema, qrels_schema, keys, options, order, requests)
@@ -178,7 +199,8 @@ def build_exposure_plan(
             for key in keys
         )
         run, qrels = _keyed(run, qrels, options, run.collect_schema(), qrels.collect_schema())
-        shown = pl.col(query_id).struct.field(query_id).cast(pl.String)
+        native = pl.col(query_id).struct.field(query_id)
+        shown = native.cast(pl.String)
     sampled = options.sample_id in run_schema
     sample = pl.col(options.sample_id) if sampled else pl.lit(0)
     ranked = run.select(
@@ -203,7 +225,7 @@ def build_exposure_plan(
         counted = facts.frame([query_id], order, run.collect_schema())
     if counted is None:
         counted = ranking_facts(run, [query_id], pl.col(doc_id), order)
-    per_ranking = _per_ranking(counted, query_id, from_ranks)
+    per_ranking = _per_ranking(counted, query_id, from_ranks, use_rank)
     checks = _checks(
         per_ranking,
         groups,
@@ -213,8 +235,15 @@ def build_exposure_plan(
         sampled,
         longest=bool(fair),
         query=shown,
+        native=native,
         dimensions=dimensions,
+        own=facts is None,
+        order_is_rank=use_rank,
+        doubles_checked=options.check_duplicates,
     )
+    if judgment_flags is not None:
+        judged_checks = _judgment_checks(judgment_flags, query_id, doc_id, options.relevance)
+        checks = pl.concat([checks, judged_checks], how="horizontal")
     if keys:
         checks = pl.concat([checks, key_flags], how="horizontal")
     if target is not None:
@@ -320,6 +349,7 @@ def build_exposure_plan(
                 options.sample_id,
                 query_id=query_id,
                 target_columns=[*([query_id] if per_query_target else []), *dimensions],
+                columns={"doc_id": doc_id, "rank": order, "relevance": options.relevance},
             ),
             schema=schema,
         )
@@ -662,15 +692,20 @@ def _power(base: float, exponent: pl.Expr) -> pl.Expr:
     return result
 
 
-def _per_ranking(facts: pl.LazyFrame, query_id: str, from_ranks: bool) -> pl.LazyFrame:
+def _per_ranking(
+    facts: pl.LazyFrame, query_id: str, from_ranks: bool, use_rank: bool = False
+) -> pl.LazyFrame:
     """One row per ranking (``query_id, __s``) from
     :func:`~polars_irmetrics.ground.facts.ranking_facts` of the rankings (by query and
     sample, or by query alone where each holds one: the door's, where the accuracy
     metrics' checks read them in the same call): its length, whether it lists a
     document twice or has a null or NaN order value, and (``from_ranks``: where the
     positions may come from the ranks) whether its ranks are 1 to its length, each once
-    (:func:`_ranked_positions`); read by the checks, the positions and rND's blocks."""
+    (:func:`_ranked_positions`); read by the checks, the positions and rND's blocks.
+    Also its null documents, and (``use_rank``: ordered by rank) its ranks below 1 and
+    ranks held twice: the counts the accuracy metrics' checks report."""
     sample = _S if _S in facts.collect_schema() else pl.lit(0).alias(_S)
+    no = pl.lit(0, pl.UInt32)
     return facts.select(
         query_id,
         sample,
@@ -678,6 +713,12 @@ def _per_ranking(facts: pl.LazyFrame, query_id: str, from_ranks: bool) -> pl.Laz
         (pl.col(DOCS) < pl.col(LENGTH)).alias("dup"),
         ((pl.col(ORDERED) < pl.col(LENGTH)) | pl.col(NAN)).alias("bad"),
         (whole_ranks() if from_ranks else pl.lit(False)).alias(_WHOLE),
+        pl.col(NULL_DOCS).cast(pl.UInt32).alias("null_doc"),
+        (pl.col(LENGTH) - pl.col(DOCS)).cast(pl.UInt32).alias("dup_doc"),
+        (pl.col(LENGTH) - pl.col(ORDERED)).cast(pl.UInt32).alias("null_order"),
+        (pl.col(BELOW).cast(pl.UInt32) if use_rank else no).alias("bad_rank"),
+        ((pl.col(ORDERED) - pl.col(RANKS)).cast(pl.UInt32) if use_rank else no).alias("dup_rank"),
+        pl.col(NANS).cast(pl.UInt32).alias("nan_order"),
     )
 
 
@@ -691,18 +732,46 @@ def _checks(
     *,
     longest: bool = False,
     query: pl.Expr | None = None,
+    native: pl.Expr | None = None,
     dimensions: list[str] | None = None,
+    own: bool = True,
+    order_is_rank: bool = False,
+    doubles_checked: bool = True,
 ) -> pl.LazyFrame:
     """One row of first offenders (null when none), raised by :func:`_raise_on_bad`
-    (``per_ranking``: :func:`_per_ranking`'s; ``query``: the query id as text, where the
-    query column is a struct of keys)."""
+    (``per_ranking``: :func:`_per_ranking`'s; ``query``: the query id as text, and
+    ``native`` as the run holds it, where the query column is a struct of keys).
+    ``own``: whether the run's null queries and documents and its ranks are checked
+    here as the accuracy metrics check them (no other route of the call checks the run),
+    a run of one ranking per query in their words (``order_is_rank``: ordered by
+    rank; ``doubles_checked``: whether the accuracy metrics beside check its duplicate
+    documents)."""
     if query is None:
         query = pl.col(query_id).cast(pl.String)
+    if native is None:
+        native = pl.col(query_id)
     per_ranking = per_ranking.with_columns((pl.col(_LENGTH) > AWRF_LENGTH).alias("long"))
-    flags = [
-        query.filter(pl.col("dup")).min().alias(f"{_BAD}|duplicate doc"),
-        query.filter(pl.col("bad")).min().alias(f"{_BAD}|bad value|{order}"),
-    ]
+    flags = []
+    if own:  # as the accuracy metrics' checks: a null query, then the counts per query
+        flags.append(
+            pl.when(native.is_null().any()).then(pl.lit(query_id)).alias(f"{_BAD}|null key")
+        )
+        counts = [("null_doc", "null_doc")]
+        if not sampled:  # one ranking per query: its duplicates and nulls as theirs
+            counts.append(("dup_doc", "dup_doc"))
+            counts.append(("null_rank" if order_is_rank else "null_score", "null_order"))
+        if order_is_rank:
+            counts += [("bad_rank", "bad_rank"), ("dup_rank", "dup_rank")]
+        elif not sampled:
+            counts.append(("nan_score", "nan_order"))
+        flags += _first_counts(native, [(name, pl.col(column)) for name, column in counts])
+    # a sampled run's rankings in their own words; one ranking per query is checked
+    # above, or by the accuracy metrics beside (its duplicates here where they skip
+    # them: check_duplicates=False)
+    if sampled or (not own and not doubles_checked):
+        flags.append(query.filter(pl.col("dup")).min().alias(f"{_BAD}|duplicate doc"))
+    if sampled:
+        flags.append(query.filter(pl.col("bad")).min().alias(f"{_BAD}|bad value|{order}"))
     if sampled:
         flags.append(query.filter(pl.col(_S).is_null()).min().alias(f"{_BAD}|null sample"))
     if longest:
@@ -714,6 +783,53 @@ def _checks(
             doubled.select(pl.col(doc_id).cast(pl.String).min().alias(f"{_BAD}|duplicate group"))
         )
     return pl.concat(rows, how="horizontal")
+
+
+_COUNT = "__badn"
+
+
+def _first_counts(query: pl.Expr, counts: list[tuple[str, pl.Expr]]) -> list[pl.Expr]:
+    """For each ``(name, count)`` (a count per row of one query): the first query (in
+    order) with a count above 0 (``__bad|flag|name``) and its count summed over the
+    query's rows (``__badn|name``), as :data:`RUN_FLAGS`' templates report them."""
+    out = []
+    for name, count in counts:
+        first = query.filter(count > 0).min()
+        out.append(first.alias(f"{_BAD}|flag|{name}"))
+        out.append(count.filter(query == first).sum().alias(f"{_COUNT}|{name}"))
+    return out
+
+
+def _judgment_checks(
+    qrels: pl.LazyFrame, query_id: str, doc_id: str, relevance: str
+) -> pl.LazyFrame:
+    """One row of the judgments' first offenders, as the accuracy metrics' checks find
+    them (:data:`RUN_FLAGS`): a null query, then per query a null document, a null
+    label, a label that is NaN, infinite or of magnitude 2**32 or more, a document
+    judged twice."""
+    query, doc = pl.col(query_id), pl.col(doc_id)
+    label = pl.col(relevance).cast(pl.Float64)
+    twice = pl.struct(query_id, doc_id).is_duplicated() & doc.is_not_null()
+    per_row = [
+        ("q_null_doc", doc.is_null()),
+        ("q_null_rel", label.is_null()),
+        ("q_bad_rel", label.is_not_null() & ~(label.abs() < 2.0**32)),
+    ]
+    flags = [
+        pl.when(query.is_null().any()).then(pl.lit(query_id)).alias(f"{_BAD}|null judged key"),
+        *_first_counts(query, [(name, bad.cast(pl.UInt32)) for name, bad in per_row]),
+    ]
+    first = query.filter(twice).min()
+    mine = twice & (query == first)
+    flags += [
+        first.alias(f"{_BAD}|flag|q_dup_doc"),
+        (mine.sum() - doc.filter(mine).n_unique()).alias(f"{_COUNT}|q_dup_doc"),
+    ]
+    return qrels.select(flags)
+
+
+#: RUN_FLAGS by name: (error, the role of the column named, the message's template)
+_TEMPLATES = {name: (error, role, template) for name, error, role, template in RUN_FLAGS}
 
 
 def _split_query(value: object) -> tuple[str, object]:
@@ -730,14 +846,33 @@ def _raise_on_bad(
     *,
     query_id: str = "query_id",
     target_columns: list[str] | None = None,
+    columns: dict[str, str] | None = None,
 ) -> pl.DataFrame:
     target_columns = target_columns or ["group"]
     flags = [name for name in frame.columns if name.startswith(f"{_BAD}|")]
+    counts = [name for name in frame.columns if name.startswith(f"{_COUNT}|")]
     first = frame.select(flags).row(0) if frame.height else (None,) * len(flags)
     for name, value in zip(flags, first, strict=True):
         if value is None:
             continue
         _, kind, *column = name.split("|")
+        if kind == "flag":  # the accuracy metrics' check, in their words
+            error, role, template = _TEMPLATES[column[0]]
+            raise error(
+                template.format(
+                    col=(columns or {}).get(role, role),
+                    frame="run",
+                    qframe="judgments",
+                    query=repr(value),
+                    n=frame.get_column(f"{_COUNT}|{column[0]}")[0],
+                )
+            )
+        if kind in ("null key", "null judged key") and not column:
+            side = "run" if kind == "null key" else "judgments"
+            raise InvalidValueError(
+                f"column {value!r} of the {side} has null values; every row needs a "
+                f"{value}: drop them, e.g. .drop_nulls({value!r})"
+            )
         if kind == "duplicate doc":
             raise DuplicateError(
                 f"the run lists a document twice in one ranking of query {value!r}; a "
@@ -806,4 +941,4 @@ def _raise_on_bad(
             f"column {column[0]!r} of the run has null or NaN values in query {value!r}; "
             "rankings are read from it: fill or drop those rows"
         )
-    return frame.drop(flags)
+    return frame.drop(*flags, *counts)

@@ -34,11 +34,14 @@ from dataclasses import dataclass
 import polars as pl
 
 __all__ = [
+    "BELOW",
     "DOCS",
     "HIGH",
     "LENGTH",
     "LOW",
     "NAN",
+    "NANS",
+    "NULL_DOCS",
     "ORDERED",
     "PART",
     "RANKS",
@@ -63,6 +66,12 @@ LOW, HIGH = f"{_P}low", f"{_P}high"
 NAN = f"{_P}nan"
 #: Whether an order value has a fractional part (float columns; ``False`` otherwise).
 PART = f"{_P}part"
+#: Its rows with a null document (of the document expression given).
+NULL_DOCS = f"{_P}null_docs"
+#: Its order values below 1 (a rank below the top one).
+BELOW = f"{_P}below"
+#: Its NaN order values (float columns; 0 otherwise).
+NANS = f"{_P}nans"
 
 
 def ranking_facts(
@@ -88,6 +97,9 @@ def ranking_facts(
             value.max().alias(HIGH),
             (value.is_nan().any() if floating else pl.lit(False)).alias(NAN),
             ((value != value.floor()).any() if floating else pl.lit(False)).alias(PART),
+            doc.null_count().alias(NULL_DOCS),
+            (value < 1).sum().alias(BELOW),
+            (value.is_nan().sum() if floating else pl.lit(0, pl.UInt32)).alias(NANS),
         )
         .cache()
     )

@@ -72,6 +72,12 @@ FOUND_DOCS = f"{INTERNAL}found_docs"
 LISTED = f"{INTERNAL}listed"
 
 
+#: The fix a missing id column of the run names, and one of the judgments: one wording
+#: whatever metric reads them.
+RUN_COLUMNS_HINT = "pass the column names, e.g. query_id='qid', doc_id='docno'"
+JUDGMENT_COLUMNS_HINT = "pass the column names, e.g. relevance='label'"
+
+
 def require_columns(schema: pl.Schema, columns: Sequence[str], frame: str, hint: str) -> None:
     """Raise :class:`ColumnNotFoundError` for the first of ``columns`` not in ``schema``."""
     for name in columns:
@@ -80,6 +86,23 @@ def require_columns(schema: pl.Schema, columns: Sequence[str], frame: str, hint:
             raise ColumnNotFoundError(
                 f"column {name!r} not found in the {frame} (its columns: {have}); {hint}"
             )
+
+
+def side_ids_hint(owner: str, columns: Sequence[str]) -> str:
+    """The fix of a table beside the ``owner`` (interactions, item features) that lacks
+    the owner's id ``columns``: every table names the ids alike."""
+    named = ", ".join(repr(c) for c in columns)
+    return f"rename its id columns as in the {owner}: {named}"
+
+
+def neither_order(schema: pl.Schema, rank: str, score: str, frame: str) -> ColumnNotFoundError:
+    """The error of a table ranked by ``order='auto'`` with neither a ``rank`` nor a
+    ``score`` column (one wording whatever metric orders it)."""
+    have = ", ".join(repr(c) for c in schema.names())
+    return ColumnNotFoundError(
+        f"the {frame} has neither a {rank!r} nor a {score!r} column to order its "
+        f"documents (its columns: {have}); name yours with rank=... or score=..."
+    )
 
 
 def is_text(dtype: pl.DataType) -> bool:

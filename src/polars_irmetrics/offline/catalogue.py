@@ -22,6 +22,8 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     check_id_kinds,
+    require_columns,
+    side_ids_hint,
     with_interactions_tally,
     with_tally,
 )
@@ -81,6 +83,13 @@ def build_offline_plan(
         )
     query_id, doc_id = options.query_id, options.doc_id
     run_schema = table.collect_schema()
+    if query_id in run_schema and doc_id in run_schema:  # else refused by the run's check
+        # the items (the catalogue); the users where a metric reads their histories
+        users = any(r.metric.name in (SERENDIPITY, *ELLIOT) for _, r in requests)
+        needed = [query_id, doc_id] if users else [doc_id]
+        require_columns(
+            interactions.collect_schema(), needed, "interactions", side_ids_hint("run", needed)
+        )
     check_id_kinds(
         interactions.collect_schema(), "interactions", run_schema, "run", [query_id, doc_id]
     )
@@ -341,7 +350,9 @@ class _WholeTable:
         judged = qrels
         if options.debias is not None and qrels is not None:  # as the other metrics read them
             judged = debiased(qrels, options.debias, options.query_id, options.doc_id)
-        values = values_of(mine, judged, alone)
+        # without judgments, theirs first: it names the table they read (qrels=); else
+        # the others' plan first: the run's and the judgments' checks raise as always
+        values = values_of(mine, judged, alone) if qrels is None else None
         base = _offline_plan(
             self.table,
             rest,
@@ -353,6 +364,8 @@ class _WholeTable:
             facts=self.facts,
             ids=self.ids,
         )
+        if values is None:
+            values = values_of(mine, judged, alone)
         labels = [label for label, _ in requests]
         by = [c for c in values.collect_schema().names() if c not in labels]
         keys = [c for c in base.collect_schema().names() if c not in labels and c != _HELPER]

@@ -38,6 +38,7 @@ from polars_irmetrics.ground.validate import (
     common_id_dtype,
     id_kind,
     require_columns,
+    side_ids_hint,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
@@ -85,7 +86,7 @@ def _checked_interactions(
         schema,
         [user, item],
         "interactions",
-        "the interactions need the run's user (query) and item (document) id columns",
+        side_ids_hint("run", [user, item]),
     )
     casts = [
         run_kind(schema, run_schema, column, "interactions", "the interactions", target[column])

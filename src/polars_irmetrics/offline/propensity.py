@@ -48,11 +48,16 @@ from polars_irmetrics.ground.validate import (
     FOUND_DOCS,
     INTERNAL,
     JUDGED_DOCS,
+    JUDGMENT_COLUMNS_HINT,
+    RUN_COLUMNS_HINT,
+    RUN_FLAGS,
     TALLY,
     Policy,
+    check_id_kinds,
     check_numeric,
     common_id_dtype,
     id_kind,
+    neither_order,
     require_columns,
     warn_on_counts,
     with_tally,
@@ -259,8 +264,9 @@ class PsPlan:
         sums = _per_query(weighted, judged, self.requests, self.options, q).join(
             counts, on=q, how="left", nulls_equal=False, maintain_order="left"
         )
-        problems = _judged_problems(weighted, judged, q, d, level)
-        return pl.concat([sums, problems], how="diagonal_relaxed").select(
+        problems = _judged_problems(weighted, q, d, level)
+        checks = _data_problems(run, judged, q, d, position, self.run_schema[position])
+        return pl.concat([sums, checks, problems], how="diagonal_relaxed").select(
             pl.col(name).cast(dtype) for name, dtype in self.part_schema.items()
         )
 
@@ -312,8 +318,10 @@ class PsPlan:
         )
         combined = pl.concat([result, problems], how="diagonal_relaxed")
         d, key, kind = self.options.doc_id, self.key, self.run_schema[self.options.doc_id]
+        names = {"doc_id": d, "rank": self._position, "score": self._position}
+        names["relevance"] = self.options.relevance
         raised = combined.map_batches(
-            lambda frame: _raise(frame, schema, q, d, key, kind), schema=schema
+            lambda frame: _raise(frame, schema, q, d, key, kind, names), schema=schema
         )
         # a run that retrieves no judged document: named, as the other metrics name it
         found = pl.col(FOUND_DOCS)
@@ -381,31 +389,27 @@ def prepare_propensity(
     q, d, relevance = options.query_id, options.doc_id, options.relevance
     run_schema, qrels_schema = run.collect_schema(), qrels.collect_schema()
     prop_schema = propensities.collect_schema()
+    # the run's and the judgments' columns, as the accuracy metrics check them
+    require_columns(run_schema, [q, d], "run", RUN_COLUMNS_HINT)
     order = options.order
     if order == "auto":
+        if options.rank not in run_schema and options.score not in run_schema:
+            raise neither_order(run_schema, options.rank, options.score, "run")
         order = "rank" if options.rank in run_schema else "score"
     position = options.rank if order == "rank" else options.score
     require_columns(
         run_schema,
-        [q, d, position],
+        [position],
         "run",
-        "name the columns with query_id=, doc_id= and rank= (or score=)",
+        f"pass rank=... or score=... to name it, or choose order= (now {options.order!r})",
     )
     check_numeric(run_schema, position, "run", integer=order == "rank")
-    require_columns(
-        qrels_schema,
-        [q, d, relevance],
-        "qrels",
-        "name the columns with query_id=, doc_id= and relevance=",
-    )
-    check_numeric(qrels_schema, relevance, "qrels", integer=False)
+    require_columns(qrels_schema, [q, d, relevance], "judgments", JUDGMENT_COLUMNS_HINT)
+    check_numeric(qrels_schema, relevance, "judgments", integer=False)
     for column in (q, d):
-        if id_kind(run_schema, column, "run") != id_kind(qrels_schema, column, "qrels"):
-            raise ColumnTypeError(
-                f"column {column!r} is {run_schema[column]} in the run and "
-                f"{qrels_schema[column]} in the qrels: cast one, e.g. "
-                f"pl.col({column!r}).cast(pl.String)"
-            )
+        id_kind(run_schema, column, "run")
+        id_kind(qrels_schema, column, "judgments")
+    check_id_kinds(run_schema, "run", qrels_schema, "judgments", [q, d])
     by_position = "position" in prop_schema
     key = "position" if by_position else d
     if by_position and d in prop_schema:
@@ -521,33 +525,81 @@ def _table_problems(table: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
-def _judged_problems(
-    weighted: pl.LazyFrame, judged: pl.LazyFrame, q: str, d: str, level: float
-) -> pl.LazyFrame:
-    """The first bad row of each check of one part's judgments (a relevant document
-    without a weight, a judgment given twice), with its query and document as typed
-    (``q``, ``_DOC``): :func:`_raise` takes the least over the parts."""
+def _judged_problems(weighted: pl.LazyFrame, q: str, d: str, level: float) -> pl.LazyFrame:
+    """The first relevant document of one part's judgments without a weight, with its
+    query and document as typed (``q``, ``_DOC``): :func:`_raise` takes the least over
+    the parts."""
     missing = weighted.filter(pl.col(_W).is_null()).sort(q, d)
-    dup_judged = judged.group_by(q, d).len().filter(pl.col("len") > 1).sort(q, d)
+    return missing.head(1).select(
+        pl.lit(3, dtype=pl.Int32).alias(_PROBLEM),
+        _text(d).alias(_KEY),
+        _text(q).alias(_QUERY),
+        pl.col(_RANK).cast(pl.Float64).alias(_VALUE),
+        pl.lit(level, dtype=pl.Float64).alias(_LEVEL),
+        q,
+        pl.col(d).alias(_DOC),
+    )
+
+
+#: The accuracy metrics' checks of the run and the judgments (a null query in either,
+#: then :data:`~polars_irmetrics.ground.validate.RUN_FLAGS` by name), in their order and
+#: in their words, before this route's own (problems 1 to 3): numbered below 0.
+_DATA_CHECKS = (
+    "null query",
+    "null judged query",
+    *(name for name, *_ in RUN_FLAGS if name not in ("big_rank", "j_dup_rank", "q_big_term")),
+)
+_TEMPLATES = {name: (error, role, template) for name, error, role, template in RUN_FLAGS}
+
+
+def _data_problems(
+    run: pl.LazyFrame, judged: pl.LazyFrame, q: str, d: str, position: str, kind: pl.DataType
+) -> pl.LazyFrame:
+    """One part's run (``q, d`` and its order column ``position`` of dtype ``kind``) and
+    judgments (``q, d, rel``) checked as the accuracy metrics check them: one row per
+    query and failed check, the check's number (``_PROBLEM``) and count (``_VALUE``)."""
+    doc, value, label = pl.col(d), pl.col(position), pl.col("rel")
+    listed = doc.drop_nulls()
+    twice = listed.len() - listed.n_unique()
+    if kind.is_integer():  # ranks
+        ranks = value.drop_nulls()
+        ordered = {
+            "null_rank": value.null_count(),
+            "bad_rank": (value < 1).sum(),
+            "dup_rank": ranks.len() - ranks.n_unique(),
+        }
+    else:  # scores
+        nan = value.is_nan().sum() if kind.is_float() else pl.lit(0)
+        ordered = {"null_score": value.null_count(), "nan_score": nan}
+    of_run = {"null_doc": doc.null_count(), "dup_doc": twice, **ordered}
+    of_judged = {
+        "q_null_doc": doc.null_count(),
+        "q_null_rel": label.null_count(),
+        "q_bad_rel": (label.is_not_null() & ~(label.abs() < 2.0**32)).sum(),
+        "q_dup_doc": twice,
+    }
+    number = {name: i - len(_DATA_CHECKS) for i, name in enumerate(_DATA_CHECKS)}
+
+    def failed(frame: pl.LazyFrame, counts: Mapping[str, pl.Expr], null: str) -> pl.LazyFrame:
+        per_query = frame.group_by(q).agg(
+            pl.len().cast(pl.Int64).alias(null),
+            *(count.cast(pl.Int64).alias(name) for name, count in counts.items()),
+        )
+        nulls = pl.when(pl.col(q).is_null()).then(pl.col(null)).otherwise(0)
+        return (
+            per_query.with_columns(nulls.alias(null))
+            .unpivot(on=[null, *counts], index=q, variable_name="__check", value_name="__n")
+            .filter(pl.col("__n") > 0)
+            .select(
+                pl.col("__check").replace_strict(number, return_dtype=pl.Int32).alias(_PROBLEM),
+                _text(q).alias(_QUERY),
+                pl.col("__n").cast(pl.Float64).alias(_VALUE),
+                q,
+            )
+        )
+
     return pl.concat(
-        [
-            missing.head(1).select(
-                pl.lit(3, dtype=pl.Int32).alias(_PROBLEM),
-                _text(d).alias(_KEY),
-                _text(q).alias(_QUERY),
-                pl.col(_RANK).cast(pl.Float64).alias(_VALUE),
-                pl.lit(level, dtype=pl.Float64).alias(_LEVEL),
-                q,
-                pl.col(d).alias(_DOC),
-            ),
-            dup_judged.head(1).select(
-                pl.lit(4, dtype=pl.Int32).alias(_PROBLEM),
-                _text(d).alias(_KEY),
-                _text(q).alias(_QUERY),
-                q,
-                pl.col(d).alias(_DOC),
-            ),
-        ],
+        [failed(run, of_run, "null query"), failed(judged, of_judged, "null judged query")],
         how="diagonal_relaxed",
     )
 
@@ -557,9 +609,16 @@ def _text(column: str) -> pl.Expr:
 
 
 def _raise(
-    frame: pl.DataFrame, schema: pl.Schema, q: str, d: str, key: str, kind: pl.DataType
+    frame: pl.DataFrame,
+    schema: pl.Schema,
+    q: str,
+    d: str,
+    key: str,
+    kind: pl.DataType,
+    names: Mapping[str, str],
 ) -> pl.DataFrame:
-    """Raise the first problem the checks found, else the result without them."""
+    """Raise the first problem the checks found, else the result without them
+    (``names``: the columns :data:`RUN_FLAGS`' messages name, by role)."""
     if _PROBLEM not in frame.columns:
         return frame
     problems = frame.filter(pl.col(_PROBLEM).is_not_null()).sort(
@@ -567,6 +626,26 @@ def _raise(
     )
     if problems.height:
         row = problems.row(0, named=True)
+        problem = row[_PROBLEM]
+        if isinstance(problem, int) and problem < 0:  # the accuracy metrics' checks
+            name = _DATA_CHECKS[problem + len(_DATA_CHECKS)]
+            if name in ("null query", "null judged query"):
+                side = "run" if name == "null query" else "judgments"
+                raise InvalidValueError(
+                    f"column {q!r} of the {side} has null values; every row needs a {q}: "
+                    f"drop them, e.g. .drop_nulls({q!r})"
+                )
+            error, role, template = _TEMPLATES[name]
+            count = row[_VALUE]
+            raise error(
+                template.format(
+                    col=names[role],
+                    frame="run",
+                    qframe="judgments",
+                    query=repr(row[q]),
+                    n=int(count) if isinstance(count, float) else count,
+                )
+            )
         raise _error(row, q, d, key, kind)
     return frame.filter(pl.col(_PROBLEM).is_null()).select(schema.names())
 
@@ -591,30 +670,26 @@ def _error(row: dict[str, object], q: str, d: str, key: str, kind: pl.DataType) 
         return DuplicateError(
             f"propensities= lists {key} {shown} twice: give one propensity per {key}"
         )
-    if problem == 3:
-        doc, query = _shown(row[_KEY], kind), repr(row[_QUERY])
-        level = row[_LEVEL]
-        level_text = str(int(level)) if isinstance(level, float) and level.is_integer() else level
-        relevant = f"document {doc} of query {query} is relevant (relevance >= {level_text})"
-        if key == "position" and row[_VALUE] is None:
-            return InvalidValueError(
-                f"{relevant} and it is not in the run (the logged ranking: a click is on a "
-                "shown document): give the run the whole logged ranking, or drop that "
-                "judgment"
-            )
-        if key == "position":
-            rank = int(float(str(row[_VALUE])))
-            return InvalidValueError(
-                f"{relevant} and its rank {rank} has no row in propensities= (column "
-                "'position'): give every position of the run a propensity, e.g. "
-                "irm.position_bias(log) over the whole log"
-            )
+    # problem 3: a relevant document without a weight
+    doc, query = _shown(row[_KEY], kind), repr(row[_QUERY])
+    level = row[_LEVEL]
+    level_text = str(int(level)) if isinstance(level, float) and level.is_integer() else level
+    relevant = f"document {doc} of query {query} is relevant (relevance >= {level_text})"
+    if key == "position" and row[_VALUE] is None:
         return InvalidValueError(
-            f"{relevant} and has no propensity: propensities= (column {d!r}) must list "
-            "every relevant document, e.g. irm.label_propensity over judgments that "
-            "include them"
+            f"{relevant} and it is not in the run (the logged ranking: a click is on a "
+            "shown document): give the run the whole logged ranking, or drop that "
+            "judgment"
         )
-    return DuplicateError(
-        f"the qrels judge document {shown} of query {row[_QUERY]!r} twice: keep one "
-        f"judgment per ({q}, {d})"
+    if key == "position":
+        rank = int(float(str(row[_VALUE])))
+        return InvalidValueError(
+            f"{relevant} and its rank {rank} has no row in propensities= (column "
+            "'position'): give every position of the run a propensity, e.g. "
+            "irm.position_bias(log) over the whole log"
+        )
+    return InvalidValueError(
+        f"{relevant} and has no propensity: propensities= (column {d!r}) must list "
+        "every relevant document, e.g. irm.label_propensity over judgments that "
+        "include them"
     )

@@ -14,13 +14,16 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
+    JUDGMENT_COLUMNS_HINT,
+    RUN_COLUMNS_HINT,
     CheckSpec,
     check_numeric,
     common_id_dtype,
     id_kind,
+    neither_order,
     require_columns,
 )
 
@@ -107,7 +110,7 @@ def resolve(
         run_schema,
         [query_id, doc_id, *by_keys],
         frame,
-        "pass the column names, e.g. query_id='qid', doc_id='docno'",
+        RUN_COLUMNS_HINT,
     )
     resolved: Literal["rank", "score"]
     if order == "auto":
@@ -116,11 +119,7 @@ def resolve(
         elif score in run_schema:
             resolved = "score"
         else:
-            raise ColumnNotFoundError(
-                f"the {frame} has neither a {rank!r} nor a {score!r} column to order its "
-                f"documents (its columns: {', '.join(repr(c) for c in run_schema.names())}); "
-                "name yours with rank=... or score=..."
-            )
+            raise neither_order(run_schema, rank, score, frame)
     else:
         resolved = order
     order_col = rank if resolved == "rank" else score
@@ -156,7 +155,7 @@ def resolve(
             qrels_schema,
             [query_id, doc_id, relevance],
             "judgments",
-            "pass the column names, e.g. relevance='label'",
+            JUDGMENT_COLUMNS_HINT,
         )
         check_numeric(qrels_schema, relevance, "judgments", integer=False)
         for column, kind in ((query_id, query_kind), (doc_id, doc_kind)):

@@ -61,6 +61,7 @@ from polars_irmetrics.ground.validate import (
     features_tally,
     id_kind,
     require_columns,
+    side_ids_hint,
     warn_on_features,
     warns_of_features,
     with_interactions_tally,
@@ -600,7 +601,10 @@ def _check_schemas(
                 f"by={by!r} names {key!r}, which is already the user or item id; list "
                 "only extra keys such as 'system'"
             )
-    hint = "pass the column names, e.g. user_id='uid', item_id='iid'"
+    if options.caller == "irm.beyond_accuracy":
+        hint = "pass the column names, e.g. user_id='uid', item_id='iid'"
+    else:  # irm.evaluate's keywords
+        hint = "pass the column names, e.g. query_id='uid', doc_id='iid'"
     schema = tables.recommendations.collect_schema()
     require_columns(schema, [user, item, *by], "recommendations", hint)
     for column in (user, item):  # strings or integers (any other dtype refused, named)
@@ -642,7 +646,8 @@ def _check_schemas(
         if frame is None:
             continue
         other = frame.collect_schema()
-        require_columns(other, [c for c in columns if c != options.features], name, hint)
+        ids = [c for c in columns if c != options.features]
+        require_columns(other, ids, name, side_ids_hint("recommendations", ids))
         if name == "item_features":
             vector_hint = "name the feature vector column with features=..."
             require_columns(other, columns, name, vector_hint)
