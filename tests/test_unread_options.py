@@ -17,6 +17,8 @@ from polars_irmetrics.ground.options import READ_BY, ROUTE_METRICS, EvalOptions,
 from polars_irmetrics.ground.options import ROUTES as OPTION_ROUTES
 from polars_irmetrics.metrics.spec import Route
 
+from .helpers import irm_in_process
+
 #: one metric of each route of the door
 ROUTES = {
     "offline": "ndcg@10",
@@ -255,3 +257,38 @@ def test_an_unread_judgment_table_is_refused(
     )
     with pytest.raises(MetricParameterError, match=re.escape(message)):
         irm.evaluate(run.lazy() if frame_kind == "LazyFrame" else run, [metric], **kind)
+
+
+def test_a_relevance_level_no_graded_metric_reads_is_refused(
+    frame_kind: str, tmp_path: Path
+) -> None:
+    # nDCG and ERR weigh each judged document by its label (trec_eval's ndcg ignores
+    # -l): a level beside them alone would change nothing, so it is refused; beside a
+    # binary metric it is read (P@1 of a top document judged 1: 1 at level 1, 0 at 2)
+    run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    qrels = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 2]})
+    table = run.lazy() if frame_kind == "LazyFrame" else run
+    message = (
+        "relevance_level=2 is not read by metrics 'ndcg@10', 'err': a graded metric weighs "
+        "each judged document by its label (its gain), and only binary metrics (P, recall, "
+        "map, mrr...) read a relevance level; drop relevance_level= (it would change "
+        "nothing), or evaluate a binary metric"
+    )
+    with pytest.raises(InvalidValueError) as info:
+        irm.evaluate(table, ["ndcg@10", "err"], qrels=qrels, relevance_level=2)
+    assert str(info.value) == message
+    levels = [
+        irm.evaluate(run, ["ndcg@10", "P@1"], qrels=qrels, relevance_level=level).row(0)
+        for level in (1, 2)
+    ]
+    assert levels[0][1] == levels[1][1]  # ndcg@10 alike
+    assert (levels[0][2], levels[1][2]) == (1.0, 0.0)
+    # trec_eval takes -l beside any measure: so does the command that speaks its language
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 2\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\n")
+    done = [
+        irm_in_process("trec-eval", *level, "-m", "ndcg", "qrels", "run", cwd=tmp_path)
+        for level in ((), ("-l", "2"))
+    ]
+    assert done[0].returncode == done[1].returncode == 0, done[1].stderr
+    assert done[0].stdout == done[1].stdout

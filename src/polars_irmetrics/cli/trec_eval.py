@@ -114,7 +114,7 @@ from polars_irmetrics.cli.trec_eval_measures import (
     _select_measures,
     _Selection,
 )
-from polars_irmetrics.door.evaluate import evaluate
+from polars_irmetrics.door.evaluate import evaluate, reads_level
 from polars_irmetrics.door.jg import evaluate_jg
 from polars_irmetrics.errors import (
     InvalidValueError,
@@ -129,6 +129,7 @@ from polars_irmetrics.io.output import format_of, write_table, write_text
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.report import trec_line
 from polars_irmetrics.io.zscores import ZScores, read_trec_zscores
+from polars_irmetrics.metrics.registry import parse_metric_list
 from polars_irmetrics.offline.prefs import PREFS_MEASURES, prefs_measures
 
 __all__ = [
@@ -392,13 +393,16 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         qrels = _read_qrels(args.qrels)
+        # trec_eval takes -l beside any measure; irm.evaluate refuses a level only
+        # graded measures would read (it changes none of them): passed where one reads it
+        level = args.level if reads_level(parse_metric_list(metrics)) else 1
         per_query = evaluate(
             run_frame,
             metrics,
             qrels=qrels,
             per_query=True,
             order=order,
-            relevance_level=args.level,
+            relevance_level=level,
             depth=args.max_docs,
             unjudged="drop",
             unretrieved=unretrieved,

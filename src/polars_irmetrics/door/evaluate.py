@@ -50,6 +50,8 @@ from polars_irmetrics.ground.facts import SharedFacts, SharedIds
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions, check_read
+from polars_irmetrics.metrics.elliot import ELLIOT
+from polars_irmetrics.metrics.mad import MAD
 from polars_irmetrics.metrics.registry import (
     INPUTS,
     MetricRequest,
@@ -572,10 +574,50 @@ def evaluate_tables(
     requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
     # an option none of the metrics reads is refused, never ignored
     check_read(built, labels_by_route(requests, route), labels=lazy.get("labels") is not None)
+    check_level_read(built, requests)
     plan = evaluate_plan(frame.lazy(), requests, lazy, built, route=route, caller=caller)
     if isinstance(frame, pl.LazyFrame):
         return plan
     return collect_guarded(plan, eager_engine([frame, *given.values()]))
+
+
+#: The routes whose binary metrics read ``relevance_level``.
+_LEVELLED = frozenset({"offline", "jg", "propensity"})
+#: The offline metrics whose plans read ``relevance_level`` as their relevant items'
+#: threshold though they weigh the labels too (Elliot's ``rel_threshold``, RecTools'
+#: Serendipity): no ``rel=`` of their own, the call's level alone.
+_THRESHOLDED = ELLIOT | MAD | {"serendipity"}
+
+
+def reads_level(requests: Requests) -> bool:
+    """Whether a request reads ``relevance_level``: a binary metric (P, recall, map...)
+    of a judged route, or one of :data:`_THRESHOLDED`; a graded one (ndcg, dcg, err...)
+    weighs each label as its gain.
+
+    >>> reads_level(parse_metric_list(["ndcg@10", "err"])), reads_level(parse_metric_list(["P@5"]))
+    (False, True)
+    """
+    return any(
+        r.route in _LEVELLED and (r.metric.binary or r.metric.name in _THRESHOLDED)
+        for _, r in requests
+    )
+
+
+def check_level_read(options: EvalOptions, requests: Requests) -> None:
+    """Refuse ``relevance_level=`` where only graded metrics are asked for: the routes
+    that read it (:func:`~polars_irmetrics.ground.options.check_read`) read it in their
+    binary metrics alone, so it would change nothing."""
+    if "relevance_level" not in options.given() or reads_level(requests):
+        return
+    asked = [label for label, _ in requests]
+    shown = ", ".join(repr(label) for label in asked[:3]) + (" ..." if len(asked) > 3 else "")
+    metrics = f"metric {shown}" if len(asked) == 1 else f"metrics {shown}"
+    raise InvalidValueError(
+        f"relevance_level={options.relevance_level!r} is not read by {metrics}: a graded "
+        "metric weighs each judged document by its label (its gain), and only binary "
+        "metrics (P, recall, map, mrr...) read a relevance level; drop relevance_level= "
+        "(it would change nothing), or evaluate a binary metric"
+    )
 
 
 def evaluate_plan(
