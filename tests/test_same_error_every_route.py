@@ -158,3 +158,12 @@ def test_the_interactions_ids_are_named_with_the_fix() -> None:
         with pytest.raises(ColumnNotFoundError) as info:
             irm.evaluate(_RUN, [metric], qrels=_QRELS, interactions=history)
         assert str(info.value) == message, metric
+
+
+def test_integer_scores_are_scores_not_ranks(evaluate: Evaluate) -> None:
+    # an integer score column may hold 0 and ties (broken by the document id, descending,
+    # as trec_eval does): the rank checks are the rank column's alone
+    run = _RUN.drop("rank").with_columns(score=pl.Series([0, 0, 1, 0, 0]))
+    for metric, tables in JUDGED_ROUTES[:4]:
+        out = evaluate(run, [metric], qrels=_QRELS, **tables)
+        assert out.height == 1, metric

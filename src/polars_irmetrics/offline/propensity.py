@@ -265,7 +265,9 @@ class PsPlan:
             counts, on=q, how="left", nulls_equal=False, maintain_order="left"
         )
         problems = _judged_problems(weighted, q, d, level)
-        checks = _data_problems(run, judged, q, d, position, self.run_schema[position])
+        checks = _data_problems(
+            run, judged, q, d, position, self.run_schema[position], by_rank=self.order == "rank"
+        )
         return pl.concat([sums, checks, problems], how="diagonal_relaxed").select(
             pl.col(name).cast(dtype) for name, dtype in self.part_schema.items()
         )
@@ -553,15 +555,23 @@ _TEMPLATES = {name: (error, role, template) for name, error, role, template in R
 
 
 def _data_problems(
-    run: pl.LazyFrame, judged: pl.LazyFrame, q: str, d: str, position: str, kind: pl.DataType
+    run: pl.LazyFrame,
+    judged: pl.LazyFrame,
+    q: str,
+    d: str,
+    position: str,
+    kind: pl.DataType,
+    *,
+    by_rank: bool,
 ) -> pl.LazyFrame:
-    """One part's run (``q, d`` and its order column ``position`` of dtype ``kind``) and
-    judgments (``q, d, rel``) checked as the accuracy metrics check them: one row per
-    query and failed check, the check's number (``_PROBLEM``) and count (``_VALUE``)."""
+    """One part's run (``q, d`` and its order column ``position`` of dtype ``kind``,
+    ranks where ``by_rank``, else scores) and judgments (``q, d, rel``) checked as the
+    accuracy metrics check them: one row per query and failed check, the check's number
+    (``_PROBLEM``) and count (``_VALUE``)."""
     doc, value, label = pl.col(d), pl.col(position), pl.col("rel")
     listed = doc.drop_nulls()
     twice = listed.len() - listed.n_unique()
-    if kind.is_integer():  # ranks
+    if by_rank:
         ranks = value.drop_nulls()
         ordered = {
             "null_rank": value.null_count(),
