@@ -15,6 +15,8 @@ import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import READ_BY, ROUTE_METRICS, EvalOptions, check_read
 from polars_irmetrics.ground.options import ROUTES as OPTION_ROUTES
+from polars_irmetrics.metrics.elliot import ELLIOT
+from polars_irmetrics.metrics.mad import MAD
 from polars_irmetrics.metrics.spec import Route
 
 from .helpers import irm_in_process
@@ -292,3 +294,31 @@ def test_a_relevance_level_no_graded_metric_reads_is_refused(
     ]
     assert done[0].returncode == done[1].returncode == 0, done[1].stderr
     assert done[0].stdout == done[1].stdout
+
+
+def test_the_metrics_that_threshold_on_the_calls_level_read_it() -> None:
+    # Elliot's metrics, the MAD metrics and RecTools' Serendipity weigh the labels and
+    # count a relevant item at the call's relevance_level (Elliot's rel_threshold): the
+    # level is theirs to read (not refused), and rel= of their own is refused, saying so
+    thresholded = {m.name for m in irm.list_metrics() if m.threshold}
+    assert thresholded == {*ELLIOT, *MAD, "serendipity"}
+    message = (
+        "metric 'pop_rsp(rel=2)@5': pop_rsp takes no relevance level 'rel' of its own: it "
+        "weighs the labels, and where it counts relevant items (Elliot's rel_threshold, "
+        "RecTools' Serendipity) it reads the call's: pass relevance_level= to irm.evaluate "
+        "instead"
+    )
+    with pytest.raises(MetricParameterError) as info:
+        irm.parse_metric("pop_rsp(rel=2)@5")
+    assert str(info.value) == message
+    run = pl.DataFrame(
+        {"query_id": ["q1", "q1", "q2"], "doc_id": ["b", "a", "a"], "rank": [1, 2, 1]}
+    )
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["b", "a"], "relevance": [1, 2]})
+    history = pl.DataFrame({"query_id": ["q3", "q3", "q4"], "doc_id": ["a", "b", "a"]})
+    for metric in ("epc@2", "serendipity(kind='kotkov')@2"):
+        one, two = (
+            irm.evaluate(run, [metric], qrels=qrels, interactions=history, relevance_level=level)
+            for level in (1, 2)
+        )
+        assert not one.equals(two), metric  # q1's top item b is relevant at level 1 only

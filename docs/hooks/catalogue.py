@@ -473,6 +473,8 @@ def _entry(metric: Metric, value: float | int | None) -> list[str]:
     relevance = (
         "binary: relevant when label ≥ `relevance_level` (or `rel=`)"
         if metric.binary
+        else "graded: the labels, relevant when ≥ `relevance_level` (the call's alone)"
+        if metric.threshold
         else "graded: the labels themselves"
     )
     if metric.route == "ope":

@@ -50,8 +50,6 @@ from polars_irmetrics.ground.facts import SharedFacts, SharedIds
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions, check_read
-from polars_irmetrics.metrics.elliot import ELLIOT
-from polars_irmetrics.metrics.mad import MAD
 from polars_irmetrics.metrics.registry import (
     INPUTS,
     MetricRequest,
@@ -583,23 +581,19 @@ def evaluate_tables(
 
 #: The routes whose binary metrics read ``relevance_level``.
 _LEVELLED = frozenset({"offline", "jg", "propensity"})
-#: The offline metrics whose plans read ``relevance_level`` as their relevant items'
-#: threshold though they weigh the labels too (Elliot's ``rel_threshold``, RecTools'
-#: Serendipity): no ``rel=`` of their own, the call's level alone.
-_THRESHOLDED = ELLIOT | MAD | {"serendipity"}
 
 
 def reads_level(requests: Requests) -> bool:
     """Whether a request reads ``relevance_level``: a binary metric (P, recall, map...)
-    of a judged route, or one of :data:`_THRESHOLDED`; a graded one (ndcg, dcg, err...)
-    weighs each label as its gain.
+    of a judged route, or a graded one that thresholds on it
+    (:attr:`~polars_irmetrics.metrics.spec.Metric.threshold`: Elliot's); a graded one
+    (ndcg, dcg, err...) weighs each label as its gain.
 
     >>> reads_level(parse_metric_list(["ndcg@10", "err"])), reads_level(parse_metric_list(["P@5"]))
     (False, True)
     """
     return any(
-        r.route in _LEVELLED and (r.metric.binary or r.metric.name in _THRESHOLDED)
-        for _, r in requests
+        r.route in _LEVELLED and (r.metric.binary or r.metric.threshold) for _, r in requests
     )
 
 

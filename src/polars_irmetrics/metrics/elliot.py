@@ -91,6 +91,7 @@ def _metric(
         _needs_tables(name),
         cutoff="required",
         binary=False,
+        threshold=True,
         params=params,
         higher_is_better=higher_is_better,
         reads=("run", "judgments", "interactions"),

@@ -72,6 +72,7 @@ MAD_METRICS: tuple[Metric, ...] = (
         params=(MAD_KIND,),
         higher_is_better=False,
         binary=False,
+        threshold=True,
         reads=("run", "judgments", "groups"),
         wing="offline",
         formula=f"v_i = sum_u g(u, i) / |{{u: i in top_k(u)}}| {_USERS}; avg_c = mean of v_i "
@@ -90,6 +91,7 @@ MAD_METRICS: tuple[Metric, ...] = (
         params=(MAD_KIND,),
         higher_is_better=False,
         binary=False,
+        threshold=True,
         reads=("run", "judgments", "user_groups"),
         formula=f"avg_c = mean over the users of cluster c (user_groups=) {_USERS} of "
         f"v_u; {_PAIRS}; kind='ranking': v_u = nDCG@k with {_GAIN} and the discount "

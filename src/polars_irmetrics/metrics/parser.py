@@ -593,6 +593,13 @@ def _check_k(k: object, shown: str) -> int:
 
 
 def _check_level(metric: Metric, value: object, shown: str) -> float:
+    if metric.threshold:
+        raise MetricParameterError(
+            f"metric {shown!r}: {metric.name} takes no relevance level 'rel' of its own: "
+            "it weighs the labels, and where it counts relevant items (Elliot's "
+            "rel_threshold, RecTools' Serendipity) it reads the call's: pass "
+            "relevance_level= to irm.evaluate instead"
+        )
     if not metric.binary:
         raise MetricParameterError(
             f"metric {shown!r}: {metric.name} uses graded relevance and takes no "

@@ -238,6 +238,8 @@ def _metric(
         summary,
         collection_only(name),
         binary=False,
+        # a kind another route computes from judgments reads their level (kotkov)
+        threshold=any("judgments" in reads for _, reads in (kinds or {}).values()),
         aliases=aliases,
         params=params,
         higher_is_better=higher_is_better,

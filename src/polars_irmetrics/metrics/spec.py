@@ -275,6 +275,11 @@ class Metric:
     binary
         Whether the metric uses the relevance level (binary relevance). Graded
         metrics (nDCG, DCG) ignore it, as trec_eval does.
+    threshold
+        Whether a graded metric reads the call's relevance level (``relevance_level=``)
+        as its relevant items' threshold, with no ``rel=`` of its own: Elliot's metrics
+        (their ``rel_threshold``), the MAD metrics, RecTools' Serendipity
+        (``kind='kotkov'``).
     integer
         Whether the per-query value is a count (printed without decimals).
     aggregate
@@ -329,6 +334,7 @@ class Metric:
     aliases: tuple[Alias, ...] = ()
     higher_is_better: bool | None = True
     binary: bool = True
+    threshold: bool = False
     integer: bool = False
     aggregate: Aggregate = "mean"
     formula: str = ""
