@@ -23,7 +23,8 @@ Every sum is fixed-point (:func:`_exact`), the same bits in any row order, so th
 divides into parts of whole queries (:class:`PsPlan`): out of core
 (:mod:`polars_irmetrics.offline.ps_parts`) and on Spark and Dask
 (:mod:`polars_irmetrics.engines._ps`) with the one plan's values.
-The checks (a propensity that is null, NaN, 0 or less or above 1, a key listed twice, a
+The checks (the run's and the judgments' as the ranking metrics make them, with their
+messages; a propensity that is null, NaN, 0 or less or above 1, a key listed twice, a
 relevant document without a propensity) ride in the same plan and raise on collect.
 """
 
