@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import ColumnNotFoundError, IrmError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, IrmError
 
 from .bad_inputs import BAD_INPUTS, BadInput, qrels_frame
 from .conftest import Evaluate
@@ -171,3 +171,17 @@ def test_integer_scores_are_scores_not_ranks(evaluate: Evaluate) -> None:
     for metric, tables in JUDGED_ROUTES[:4]:
         out = evaluate(run, [metric], qrels=_QRELS, **tables)
         assert out.height == 1, metric
+
+
+def test_the_messages_name_the_columns_as_given(evaluate: Evaluate) -> None:
+    # score= names the run's score column: the routes' messages name it, not 'score'
+    run = _RUN.drop("rank").with_columns(s=pl.Series([3.0, None, 1.0, 2.0, 1.0]))
+    message = (
+        "column 's' of the run has 1 null value(s) in query 'q1'; every document needs a "
+        "score to be ranked: fill or drop them, e.g. .drop_nulls('s')"
+    )
+    for metric, tables in [("map", {}), *JUDGED_ROUTES[:4]]:
+        assert _raised(evaluate, run, metric, qrels=_QRELS, score="s", **tables) == (
+            InvalidValueError,
+            message,
+        ), metric

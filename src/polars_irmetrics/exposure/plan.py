@@ -53,9 +53,9 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     JUDGMENT_COLUMNS_HINT,
     RUN_COLUMNS_HINT,
-    RUN_FLAGS,
     check_id_kinds,
     check_numeric,
+    flag_error,
     id_kind,
     neither_order,
     require_columns,
@@ -349,7 +349,12 @@ def build_exposure_plan(
                 options.sample_id,
                 query_id=query_id,
                 target_columns=[*([query_id] if per_query_target else []), *dimensions],
-                columns={"doc_id": doc_id, "rank": order, "relevance": options.relevance},
+                columns={
+                    "doc_id": doc_id,
+                    "rank": order,
+                    "score": order,
+                    "relevance": options.relevance,
+                },
             ),
             schema=schema,
         )
@@ -772,7 +777,6 @@ def _checks(
         flags.append(query.filter(pl.col("dup")).min().alias(f"{_BAD}|duplicate doc"))
     if sampled:
         flags.append(query.filter(pl.col("bad")).min().alias(f"{_BAD}|bad value|{order}"))
-    if sampled:
         flags.append(query.filter(pl.col(_S).is_null()).min().alias(f"{_BAD}|null sample"))
     if longest:
         flags.append(query.filter(pl.col("long")).min().alias(f"{_BAD}|long ranking"))
@@ -828,10 +832,6 @@ def _judgment_checks(
     return qrels.select(flags)
 
 
-#: RUN_FLAGS by name: (error, the role of the column named, the message's template)
-_TEMPLATES = {name: (error, role, template) for name, error, role, template in RUN_FLAGS}
-
-
 def _split_query(value: object) -> tuple[str, object]:
     """A per-query target's flag ``query SEP group`` as (`` for query 'q'``, group)."""
     if isinstance(value, str) and SEP in value:
@@ -857,16 +857,8 @@ def _raise_on_bad(
             continue
         _, kind, *column = name.split("|")
         if kind == "flag":  # the accuracy metrics' check, in their words
-            error, role, template = _TEMPLATES[column[0]]
-            raise error(
-                template.format(
-                    col=(columns or {}).get(role, role),
-                    frame="run",
-                    qframe="judgments",
-                    query=repr(value),
-                    n=frame.get_column(f"{_COUNT}|{column[0]}")[0],
-                )
-            )
+            count = frame.get_column(f"{_COUNT}|{column[0]}")[0]
+            raise flag_error(column[0], columns or {}, value, count)
         if kind in ("null key", "null judged key") and not column:
             side = "run" if kind == "null key" else "judgments"
             raise InvalidValueError(

@@ -377,6 +377,18 @@ UNCHECKED_DUP_DOC = (
 )
 
 
+def flag_error(
+    name: str, columns: Mapping[str, str | None], query: object, n: object
+) -> Exception:
+    """The error of :data:`RUN_FLAGS`' check ``name`` for a run and judgments (the
+    columns named by role in ``columns``), first failing in ``query`` ``n`` times: for
+    the routes that check the two as the ranking metrics do, in their words."""
+    error, role, template = next((e, r, t) for f, e, r, t in RUN_FLAGS if f == name)
+    return error(
+        template.format(col=columns[role], frame="run", qframe="judgments", query=repr(query), n=n)
+    )
+
+
 def flag(name: str) -> str:
     """Internal column name of a data-check count."""
     return f"{INTERNAL}v_{name}"

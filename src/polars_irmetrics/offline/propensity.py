@@ -57,6 +57,7 @@ from polars_irmetrics.ground.validate import (
     check_id_kinds,
     check_numeric,
     common_id_dtype,
+    flag_error,
     id_kind,
     neither_order,
     require_columns,
@@ -552,7 +553,6 @@ _DATA_CHECKS = (
     "null judged query",
     *(name for name, *_ in RUN_FLAGS if name not in ("big_rank", "j_dup_rank", "q_big_term")),
 )
-_TEMPLATES = {name: (error, role, template) for name, error, role, template in RUN_FLAGS}
 
 
 def _data_problems(
@@ -646,17 +646,9 @@ def _raise(
                     f"column {q!r} of the {side} has null values; every row needs a {q}: "
                     f"drop them, e.g. .drop_nulls({q!r})"
                 )
-            error, role, template = _TEMPLATES[name]
             count = row[_VALUE]
-            raise error(
-                template.format(
-                    col=names[role],
-                    frame="run",
-                    qframe="judgments",
-                    query=repr(row[q]),
-                    n=int(count) if isinstance(count, float) else count,
-                )
-            )
+            n = int(count) if isinstance(count, float) else count
+            raise flag_error(name, names, row[q], n)
         raise _error(row, q, d, key, kind)
     return frame.filter(pl.col(_PROBLEM).is_null()).select(schema.names())
 
