@@ -429,27 +429,27 @@ ERRORS: list[tuple[list[str], pl.DataFrame, Any, Any, type[Exception], str]] = [
     ),
     (
         ["coverage"], pl.concat([RECS, RECS.head(1)]), HISTORY, None, DuplicateError,
-        "the recommendations list an item twice for one user (user 1 item 'a'; 1 extra "
-        "rows): list each item once per user",
+        "column 'item_id' of the recommendations: query 1 lists 1 document(s) more than "
+        "once; each (query, document) pair may appear once (trec_eval refuses such runs "
+        "too): keep one row per document, e.g. .unique([query_id, 'item_id'])",
     ),
     (
         ["coverage@1"], RECS.with_columns(pl.Series("rank", [0, 2])), HISTORY, None,
         InvalidValueError,
-        "the recommendations have 1 rows with a null rank or a rank below 1 (first: user 1 "
-        "item 'a'): ranks are positions, 1 = top; fix them, or order by score with "
-        "order='score'",
+        "column 'rank' of the recommendations has 1 rank(s) below 1 in query 1; ranks start "
+        "at 1 for the top document: add 1 to 0-based ranks, e.g. pl.col('rank') + 1",
     ),
     (
         ["coverage@1"], RECS.drop("rank").with_columns(score=pl.Series([0.5, float("nan")])),
         HISTORY, None, InvalidValueError,
-        "the recommendations have 1 rows with a null or NaN score (first: user 1 item 'b'): "
-        "fix or drop them, or order by rank with order='rank'",
+        "column 'score' of the recommendations has 1 NaN value(s) in query 1; NaN cannot be "
+        "ranked: replace them, e.g. pl.col('score').fill_nan(float('-inf'))",
     ),
     (
         ["coverage"], RECS.with_columns(pl.Series("user_id", [1, None])), HISTORY, None,
         InvalidValueError,
-        "the recommendations have 1 rows with a null user or item id (first: user null "
-        "item 'b'): fill or drop them",
+        "column 'user_id' of the recommendations has null values; every row needs a "
+        "user_id: drop them, e.g. .drop_nulls('user_id')",
     ),
     (
         ["coverage@1"], RECS.drop("rank"), HISTORY, None, ColumnNotFoundError,

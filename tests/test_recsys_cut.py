@@ -149,14 +149,14 @@ ERRORS = [
         {"query_id": ["a", "a", "a", "b"], "doc_id": ["x", "y", "x", "y"], "rank": [1, 2, 7, 5]},
         {"interactions": {"query_id": ["a"], "doc_id": ["x"]}},
         DuplicateError,
-        "the recommendations list an item twice for one user (user 'a' item 'x'; 1 extra rows)",
+        "column 'doc_id' of the run: query 'a' lists 1 document(s) more than once",
     ),
     (
         ["sufficient_reco@2"],
         {"query_id": ["a", "a", "b"], "doc_id": ["x", "y", "y"], "rank": [1, 2, 0]},
         {"interactions": {"query_id": ["a"], "doc_id": ["x"]}},
         InvalidValueError,
-        "user 'b' item 'y'",
+        "column 'rank' of the run has 1 rank(s) below 1 in query 'b'",
     ),
 ]
 
@@ -183,9 +183,10 @@ def test_every_row_is_checked(
 @pytest.mark.parametrize(
     ("metrics", "message"),
     [
-        # alone, the recommendation-table plan counts the duplicates itself
-        (["catalog_coverage@10"], "the recommendations list an item twice for one user "
-         "(user 'u1' item 'a'; 1 extra rows)"),
+        # alone, the recommendation-table plan counts the duplicates itself, in the
+        # accuracy metrics' words
+        (["catalog_coverage@10"], "column 'doc_id' of the run: query 'u1' lists "
+         "1 document(s) more than once"),
         # beside accuracy metrics, theirs is the one count of the same rows
         (["ndcg@10", "catalog_coverage@10"], "column 'doc_id' of the run: query 'u1' lists "
          "1 document(s) more than once"),

@@ -388,7 +388,7 @@ ERRORS: list[tuple[list[str], dict[str, Any], type[Exception], str]] = [
         {"interactions": TRAIN.select("doc_id")},
         ColumnNotFoundError,
         "column 'query_id' not found in the interactions (its columns: 'doc_id'); rename "
-        "its id columns as in the recommendations: 'query_id', 'doc_id'",
+        "its id columns as in the run: 'query_id', 'doc_id'",
     ),
 ]
 

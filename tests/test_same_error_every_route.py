@@ -82,6 +82,35 @@ def test_the_segregation_measures_raise_the_runs_error(evaluate: Evaluate, bad: 
         assert _raised(evaluate, run, metric, groups=_GROUPS) == expected, metric
 
 
+#: The recommendation table's metrics (no judgments), with and without a cutoff (a
+#: metric that reads no position checks the rank or score all the same).
+RECOMMENDATION_ROUTES: list[tuple[str, dict[str, pl.DataFrame]]] = [
+    ("novelty@5", {"interactions": _HISTORY}),
+    ("catalog_coverage", {"interactions": _HISTORY}),
+    ("gini_index@5", {"interactions": _HISTORY}),
+    ("sufficient_reco@5", {}),
+]
+
+
+@pytest.mark.parametrize("bad", RUN_ONLY, ids=[b.name for b in RUN_ONLY])
+def test_the_recommendation_tables_metrics_raise_the_runs_error(
+    evaluate: Evaluate, bad: BadInput
+) -> None:
+    # a rank held twice among them: before, each user's top k took both items
+    run, _ = bad.build()
+    expected = _raised(evaluate, run, "map", qrels=qrels_frame())
+    interactions = _HISTORY.vstack(_HISTORY.select("query_id", doc_id=pl.lit("x")))
+    for metric, tables in RECOMMENDATION_ROUTES:
+        tables = {k: interactions for k in tables}
+        assert _raised(evaluate, run, metric, **tables) == expected, metric
+    # irm.beyond_accuracy calls its table the recommendations
+    with pytest.raises(IrmError) as info:
+        irm.beyond_accuracy(run, ["novelty@5"], interactions=interactions, user_id="query_id",
+                            item_id="doc_id")  # fmt: skip
+    words = str(info.value).replace("of the recommendations", "of the run")
+    assert (type(info.value), words) == expected
+
+
 _RUN = pl.DataFrame(
     {
         "query_id": ["q1", "q1", "q1", "q2", "q2"],

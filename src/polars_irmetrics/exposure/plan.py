@@ -58,6 +58,7 @@ from polars_irmetrics.ground.validate import (
     flag_error,
     id_kind,
     neither_order,
+    null_key_error,
     require_columns,
     with_common_ids,
     with_tally,
@@ -861,10 +862,7 @@ def _raise_on_bad(
             raise flag_error(column[0], columns or {}, value, count)
         if kind in ("null key", "null judged key") and not column:
             side = "run" if kind == "null key" else "judgments"
-            raise InvalidValueError(
-                f"column {value!r} of the {side} has null values; every row needs a "
-                f"{value}: drop them, e.g. .drop_nulls({value!r})"
-            )
+            raise null_key_error(value, side)
         if kind == "duplicate doc":
             raise DuplicateError(
                 f"the run lists a document twice in one ranking of query {value!r}; a "
@@ -883,10 +881,7 @@ def _raise_on_bad(
                 "target_len): cut the run, e.g. keep the top 500 of each query"
             )
         if kind == "null key":
-            raise InvalidValueError(
-                f"column {column[0]!r} of the run has null values; every row needs a "
-                f"{column[0]}: drop them, e.g. .drop_nulls({column[0]!r})"
-            )
+            raise null_key_error(column[0])
         query, value = _split_query(value)
         if kind == "bad target":
             raise InvalidValueError(

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import polars as pl
 
 __all__ = [
+    "ABOVE",
     "BELOW",
     "DOCS",
     "HIGH",
@@ -72,37 +73,47 @@ NULL_DOCS = f"{_P}null_docs"
 BELOW = f"{_P}below"
 #: Its NaN order values (float columns; 0 otherwise).
 NANS = f"{_P}nans"
+#: Its order values of 2**63 or more (UInt64 columns; 0 otherwise).
+ABOVE = f"{_P}above"
+_INT64_MAX = 2**63 - 1
 
 
 def ranking_facts(
-    run: pl.LazyFrame, keys: Sequence[str], doc: pl.Expr, order: str
+    run: pl.LazyFrame, keys: Sequence[str], doc: pl.Expr, order: str | None
 ) -> pl.LazyFrame:
     """One row per ranking (the ``keys``) of ``run``: the columns above, cached.
 
     ``doc``: the expression whose distinct values are counted (a document id, or its
     hash where the caller recounts a flagged ranking exactly); ``order``: the rank or
     score column, as the run holds it (a float's NaN and fractions are read here, not
-    after a cast). Only the columns some reader selects are computed.
+    after a cast), or ``None`` for a table without one (then only :data:`LENGTH`,
+    :data:`DOCS` and :data:`NULL_DOCS`). Only the columns some reader selects are
+    computed.
     """
-    value = pl.col(order)
-    floating = run.collect_schema()[order].is_float()
-    return (
-        run.group_by(list(keys))
-        .agg(
-            pl.len().alias(LENGTH),
-            doc.n_unique().alias(DOCS),
+    counts = [
+        pl.len().alias(LENGTH),
+        doc.n_unique().alias(DOCS),
+        doc.null_count().alias(NULL_DOCS),
+    ]
+    if order is not None:
+        value = pl.col(order)
+        dtype = run.collect_schema()[order]
+        floating = dtype.is_float()
+        counts += [
             value.count().alias(ORDERED),
             value.drop_nulls().n_unique().alias(RANKS),
             value.min().alias(LOW),
             value.max().alias(HIGH),
             (value.is_nan().any() if floating else pl.lit(False)).alias(NAN),
             ((value != value.floor()).any() if floating else pl.lit(False)).alias(PART),
-            doc.null_count().alias(NULL_DOCS),
             (value < 1).sum().alias(BELOW),
             (value.is_nan().sum() if floating else pl.lit(0, pl.UInt32)).alias(NANS),
-        )
-        .cache()
-    )
+            # the one dtype whose values go beyond Int64, where a rank is cast
+            ((value > _INT64_MAX).sum() if dtype == pl.UInt64 else pl.lit(0, pl.UInt32)).alias(
+                ABOVE
+            ),
+        ]
+    return run.group_by(list(keys)).agg(counts).cache()
 
 
 def whole_ranks() -> pl.Expr:

@@ -34,12 +34,14 @@ __all__ = [
     "common_id_dtype",
     "coverage_counts",
     "features_tally",
+    "flag_error",
     "held_tally",
     "id_kind",
     "interactions_tally",
     "is_text",
     "kind_of",
     "merge_counts",
+    "null_key_error",
     "raise_on_bad_rows",
     "require_columns",
     "suspect",
@@ -378,14 +380,32 @@ UNCHECKED_DUP_DOC = (
 
 
 def flag_error(
-    name: str, columns: Mapping[str, str | None], query: object, n: object
+    name: str,
+    columns: Mapping[str, str | None],
+    query: object,
+    n: object,
+    *,
+    frame: str = "run",
+    shown: str | None = None,
 ) -> Exception:
     """The error of :data:`RUN_FLAGS`' check ``name`` for a run and judgments (the
     columns named by role in ``columns``), first failing in ``query`` ``n`` times: for
-    the routes that check the two as the ranking metrics do, in their words."""
+    the routes that check the two as the ranking metrics do, in their words. ``frame``:
+    the run's name in the message (``"recommendations"`` where the caller named it so);
+    ``shown``: the query as text already (with its group), instead of ``repr(query)``."""
     error, role, template = next((e, r, t) for f, e, r, t in RUN_FLAGS if f == name)
+    text = repr(query) if shown is None else shown
     return error(
-        template.format(col=columns[role], frame="run", qframe="judgments", query=repr(query), n=n)
+        template.format(col=columns[role], frame=frame, qframe="judgments", query=text, n=n)
+    )
+
+
+def null_key_error(column: str, frame: str = "run") -> InvalidValueError:
+    """The error of a null query (or user) id in ``column`` of the run (``frame``), in
+    the ranking metrics' words."""
+    return InvalidValueError(
+        f"column {column!r} of the {frame} has null values; every row needs a {column}: "
+        f"drop them, e.g. .drop_nulls({column!r})"
     )
 
 
@@ -439,10 +459,7 @@ def raise_on_bad_rows(
             side = _side_of_null_key(frame, key)
             if spec.frames is not None:
                 side = run_frame if side == "run" else qrels_frame
-            raise InvalidValueError(
-                f"column {key!r} of the {side if not spec.judged_table else run_frame} has "
-                f"null values; every row needs a {key}: drop them, e.g. .drop_nulls({key!r})"
-            )
+            raise null_key_error(key, side if not spec.judged_table else run_frame)
     for name, error, role, template in RUN_FLAGS:
         column = flag(name)
         if column not in frame.columns:

@@ -60,6 +60,7 @@ from polars_irmetrics.ground.validate import (
     flag_error,
     id_kind,
     neither_order,
+    null_key_error,
     require_columns,
     warn_on_counts,
     with_tally,
@@ -642,10 +643,7 @@ def _raise(
             name = _DATA_CHECKS[problem + len(_DATA_CHECKS)]
             if name in ("null query", "null judged query"):
                 side = "run" if name == "null query" else "judgments"
-                raise InvalidValueError(
-                    f"column {q!r} of the {side} has null values; every row needs a {q}: "
-                    f"drop them, e.g. .drop_nulls({q!r})"
-                )
+                raise null_key_error(q, side)
             count = row[_VALUE]
             n = int(count) if isinstance(count, float) else count
             raise flag_error(name, names, row[q], n)

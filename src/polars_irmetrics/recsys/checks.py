@@ -10,19 +10,19 @@ caller chose a policy for them (``unseen_items='drop'`` or ``'recommenders'``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
 
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
-from polars_irmetrics.ground.validate import INTERNAL, is_text
+from polars_irmetrics.ground.validate import INTERNAL, flag_error, is_text, null_key_error
 
 __all__ = [
     "CHECKS",
     "Check",
-    "Recount",
     "Shown",
+    "Words",
     "flag",
     "flag_columns",
     "raise_on_flags",
@@ -41,6 +41,24 @@ class Check:
     name: str
     error: type[IrmError]
     message: str
+    #: The ranking metrics' check of a run this is (a name of
+    #: :data:`~polars_irmetrics.ground.validate.RUN_FLAGS`, or ``"null_user"``: a null
+    #: query id), raised in their words with :class:`Words`; ``None``: ``message``.
+    run_flag: str | None = None
+
+
+@dataclass(frozen=True)
+class Words:
+    """What a run check's message names: the recommendations' columns by role
+    (``doc_id``, ``rank``, ``score``), the user column, the table (``"run"`` through
+    :func:`~polars_irmetrics.evaluate`, ``"recommendations"`` through
+    :func:`~polars_irmetrics.beyond_accuracy`) and the ``by`` keys (a user's group,
+    shown beside it as the ranking metrics show a query's)."""
+
+    columns: Mapping[str, str | None]
+    user: str
+    frame: str
+    by: tuple[str, ...] = ()
 
 
 #: Every check, in the order they are reported (the first that fails raises).
@@ -95,30 +113,22 @@ CHECKS: tuple[Check, ...] = (
         "popularity come from it; pass the interactions the recommender learned from "
         "as interactions=...",
     ),
-    Check(
-        "null_id",
-        InvalidValueError,
-        "the recommendations have {count} rows with a null user or item id (first: "
-        "{example}): fill or drop them",
-    ),
-    Check(
-        "bad_rank",
-        InvalidValueError,
-        "the recommendations have {count} rows with a null rank or a rank below 1 "
-        "(first: {example}): ranks are positions, 1 = top; fix them, or order by score "
-        "with order='score'",
-    ),
-    Check(
-        "bad_score",
-        InvalidValueError,
-        "the recommendations have {count} rows with a null or NaN score (first: "
-        "{example}): fix or drop them, or order by rank with order='rank'",
-    ),
-    Check(
-        "dup_item",
-        DuplicateError,
-        "the recommendations list an item twice for one user ({example}; {count} extra "
-        "rows): list each item once per user",
+    # the recommendations as the ranking metrics check a run, in their words
+    # (ground.validate's RUN_FLAGS): the example is the first user failing, the count
+    # that user's
+    *(
+        Check(name, IrmError, "", run_flag=name)
+        for name in (
+            "null_user",
+            "null_doc",
+            "dup_doc",
+            "null_rank",
+            "bad_rank",
+            "big_rank",
+            "dup_rank",
+            "null_score",
+            "nan_score",
+        )
     ),
     Check(
         "no_popularity",
@@ -224,25 +234,28 @@ def flag_columns(schema: Sequence[str]) -> list[str]:
     return [c for c in schema if c.startswith((f"{INTERNAL}flag_", f"{INTERNAL}eg_"))]
 
 
-#: Exact count and example of a check whose plan count is an upper bound (a hash
-#: count), run only when that count is not zero: ``None`` when nothing is wrong.
-Recount = Callable[[], "tuple[int, str] | None"]
-
-
-def raise_on_flags(frame: pl.DataFrame, recount: Mapping[str, Recount]) -> pl.DataFrame:
+def raise_on_flags(frame: pl.DataFrame, words: Words) -> pl.DataFrame:
     """Raise the first failed check of ``frame``; else ``frame`` without check columns."""
     for check in CHECKS:
         count = _count(check.name)
         if count not in frame.columns:
             continue
+        failed = frame.filter(pl.col(count) > 0)
+        if check.run_flag is not None and failed.height:
+            # the ranking metrics' order: the first group, then its first user
+            row = failed.sort([*words.by, _example(check.name)], nulls_last=True).row(
+                0, named=True
+            )
+            if check.run_flag == "null_user":
+                raise null_key_error(words.user, words.frame)
+            group = ", ".join(f"{key}={row[key]!r}" for key in words.by)
+            user = row[_example(check.name)] + (f" ({group})" if group else "")
+            raise flag_error(
+                check.run_flag, words.columns, None, row[count], frame=words.frame, shown=user
+            )
         # the example that sorts first, whatever order the by groups came in
-        failed = frame.filter(pl.col(count) > 0).sort(_example(check.name), nulls_last=True)
+        failed = failed.sort(_example(check.name), nulls_last=True)
         if failed.height:
             total, example = int(failed[count].sum()), failed[_example(check.name)][0]
-            if check.name in recount:
-                exact = recount[check.name]()
-                if exact is None:
-                    continue
-                total, example = exact
             raise check.error(check.message.format(count=total, example=example))
     return frame.drop(flag_columns(frame.columns))

@@ -41,11 +41,11 @@ def with_beyond_accuracy(
     users), the engine does, once. ``ids``: the door's distinct ids of ``run``
     (:class:`~polars_irmetrics.ground.facts.SharedIds`), which the tallies count."""
     recsys = recsys_options(options, caller)
-    if accuracy is not None and recsys.check_duplicates:
-        # the accuracy metrics beside refuse an item listed twice for a user in the
-        # same run (every row of it: the recommendations here are those rows, or fewer
-        # with unseen_items='drop'): one count of the duplicates, theirs
-        recsys = replace(recsys, check_duplicates=False)
+    if accuracy is not None:
+        # the accuracy metrics beside check the same run as the recommendations here
+        # (every row of it: these are those rows, or fewer with unseen_items='drop'),
+        # with the same checks and messages: one check of it, theirs
+        recsys = replace(recsys, check_run=False)
     tables = replace(recsys_tables(run, interactions, item_features, recsys), ids=ids)
     beyond = build_beyond(tables, requests, recsys, options, tally=tally)
     if accuracy is None:

@@ -45,6 +45,10 @@ class RecsysOptions:
     #: Whether an item listed twice for one user is refused (``False``: kept, for
     #: RecTools' ``unrepeated_reco``, which measures them).
     check_duplicates: bool = True
+    #: Whether the plan checks the recommendations as the ranking metrics check a run
+    #: (null ids, the rank or score, duplicates); ``False`` where the accuracy metrics
+    #: beside check the same rows (:func:`~polars_irmetrics.recsys.evaluate.with_beyond_accuracy`).
+    check_run: bool = True
     #: The function the user called, for error messages.
     caller: str = "irm.beyond_accuracy"
     #: One row per (``by`` group, user) with each user's value, not their summary

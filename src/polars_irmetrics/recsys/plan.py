@@ -44,6 +44,7 @@ item features), one lazy polars query:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import polars as pl
 
@@ -52,6 +53,17 @@ from polars_irmetrics.errors import (
     ColumnTypeError,
     InvalidValueError,
     MetricParameterError,
+)
+from polars_irmetrics.ground.facts import (
+    ABOVE,
+    BELOW,
+    DOCS,
+    LENGTH,
+    NANS,
+    NULL_DOCS,
+    ORDERED,
+    RANKS,
+    ranking_facts,
 )
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -86,7 +98,7 @@ from polars_irmetrics.metrics.collection import (
 )
 from polars_irmetrics.metrics.registry import MetricRequest, check_inputs, user_mean
 from polars_irmetrics.metrics.scope import exact_mean, exact_sum, fixed_sum
-from polars_irmetrics.recsys.checks import Recount, flag, flag_columns, raise_on_flags, shown
+from polars_irmetrics.recsys.checks import Words, flag, flag_columns, raise_on_flags, shown
 from polars_irmetrics.recsys.options import RecsysOptions, Tables, check_by_keys
 from polars_irmetrics.recsys.vectors import pair_similarity_by_sums, vector_sums
 
@@ -187,6 +199,7 @@ def build_recsys_plan(
 
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
     kinds = _check_schemas(tables, scope, options)
+    words = _words(tables.recommendations.collect_schema(), scope, options)
     whole = rows = _rows(tables.recommendations, scope, options, kinds)
     checks: list[pl.LazyFrame] = []
     interactions, item_features = tables.interactions, tables.item_features
@@ -282,40 +295,36 @@ def build_recsys_plan(
     row_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "rows" and not counts]
     keys = [] if interactions is None else _interaction_keys(interactions, options)
     if cut is None:
-        row_exprs += _id_checks(scope, options, kinds) + _item_checks(scope, options, kinds, keys)
+        row_exprs += _item_checks(scope, options, kinds, keys)
         per_group = _aggregate(rows, by, row_exprs)
     else:
-        # Every row checked: its ids, rank or score, and duplicates from the rows as
-        # given; what the joins tell of its item from one row per (group, item), its
-        # first user and its number of rows (the same counts and examples).
-        per_group = _aggregate(whole, by, _id_checks(scope, options, kinds))
+        # Every row checked (below); what the joins tell of its item from one row per
+        # (group, item), its first user and its number of rows (the same counts and
+        # examples).
         items = whole.group_by([*by, item]).agg(
             pl.col(user).min(), pl.len().cast(pl.Int64).alias(_ROWS)
         )
         item_checks = _item_checks(scope, options, kinds, keys, rows=pl.col(_ROWS))
-        if item_checks:
-            per_group = _join(per_group, _aggregate(joined(items), by, item_checks), by)
+        per_group = _aggregate(joined(items), by, item_checks)
         if row_exprs:
             per_group = _join(per_group, _aggregate(rows, by, row_exprs), by)
-    if options.check_duplicates:  # False: kept, for unrepeated_reco to measure
-        per_group = _join(per_group, _duplicates(whole, options), by)
+    if options.check_run:  # the run's ids, order and duplicates, from the rows as given
+        per_group = _join(per_group, _run_checks(whole, scope, options, kinds), by)
     if counts:
         for frame in checks:
             per_group = per_group.join(frame, how="cross")
-        recount = _recount(tables.recommendations, options, kinds)
-        return _checked_per_user(_item_counts(rows, scope, options), per_group, by, recount)
+        return _checked_per_user(_item_counts(rows, scope, options), per_group, by, words)
     user_exprs = [f.expr.alias(label) for label, f in formulas if f.over == "users"]
     if options.per_user:
         for frame in checks:
             per_group = per_group.join(frame, how="cross")
-        recount = _recount(tables.recommendations, options, kinds)
         if users:  # a part's share: the history's other users are the merge's
             values = rows.group_by([*by, user]).agg(
                 *user_exprs, pl.col(USERS).first().alias(_USERS_OF)
             )
         else:
             values = _per_user(rows, user_exprs, formulas, interactions, options, kinds)
-        checked = _checked_per_user(values, per_group, by, recount)
+        checked = _checked_per_user(values, per_group, by, words)
         return (tallied(checked, tables, options) if tally else checked).sort([*by, user])
     if user_exprs:
         if any(f.absent is not None for _, f in formulas):
@@ -339,8 +348,7 @@ def build_recsys_plan(
     result = per_group.select(*by, *labels, *flag_columns(per_group.collect_schema().names()))
     schema = result.collect_schema()
     out_schema = pl.Schema({name: schema[name] for name in [*by, *labels]})
-    recount = _recount(tables.recommendations, options, kinds)
-    checked = result.map_batches(lambda frame: raise_on_flags(frame, recount), schema=out_schema)
+    checked = result.map_batches(lambda frame: raise_on_flags(frame, words), schema=out_schema)
     checked = tallied(checked, tables, options) if tally else checked
     return checked.sort(by) if by else checked
 
@@ -556,14 +564,14 @@ def _with_absent(
 
 
 def _checked_per_user(
-    values: pl.LazyFrame, per_group: pl.LazyFrame, by: list[str], recount: dict[str, Recount]
+    values: pl.LazyFrame, per_group: pl.LazyFrame, by: list[str], words: Words
 ) -> pl.LazyFrame:
     """``values`` once the checks of ``per_group`` (one row per ``by`` group) pass."""
     flags = flag_columns(per_group.collect_schema().names())
     passed = per_group.select(*by, *flags, pl.lit(True).alias(_PASSED))
     schema = passed.collect_schema()
     out_schema = pl.Schema({name: schema[name] for name in [*by, _PASSED]})
-    ok = passed.map_batches(lambda frame: raise_on_flags(frame, recount), schema=out_schema)
+    ok = passed.map_batches(lambda frame: raise_on_flags(frame, words), schema=out_schema)
     joined = values.join(ok, on=by, nulls_equal=True) if by else values.join(ok, how="cross")
     return joined.drop(_PASSED)
 
@@ -605,37 +613,31 @@ def _check_schemas(
         hint = "pass the column names, e.g. user_id='uid', item_id='iid'"
     else:  # irm.evaluate's keywords
         hint = "pass the column names, e.g. query_id='uid', doc_id='iid'"
+    called = _frame(options)
     schema = tables.recommendations.collect_schema()
-    require_columns(schema, [user, item, *by], "recommendations", hint)
+    require_columns(schema, [user, item, *by], called, hint)
     for column in (user, item):  # strings or integers (any other dtype refused, named)
-        id_kind(schema, column, "recommendations")
+        id_kind(schema, column, called)
     dtypes = {c: [schema[c]] for c in (user, item)}
-    if "position" in scope.needs:
-        order = options.order
-        if order == "auto":
-            if options.rank in schema:
-                order = "rank"
-            elif options.score in schema:
-                order = "score"
-            else:
-                raise ColumnNotFoundError(
-                    f"the recommendations have neither a {options.rank!r} nor a "
-                    f"{options.score!r} column to order each user's list, which a "
-                    "cutoff (@k) needs; name yours with rank=... or score=..."
-                )
-        elif order not in ("rank", "score"):
-            raise InvalidValueError(
-                f"order={order!r} is not an order; choose 'auto', 'rank' or 'score'"
-            )
-        column = options.rank if order == "rank" else options.score
-        require_columns(schema, [column], "recommendations", "name it with rank=... or score=...")
-        check_numeric(schema, column, "recommendations", integer=order == "rank")
-        scope.needs.add(f"order:{order}")
-    if options.relevance is not None:
-        require_columns(
-            schema, [options.relevance], "recommendations", "name it with relevance=..."
+    order = _order(schema, options)
+    if order is None and "position" in scope.needs:
+        verb = "have" if called == "recommendations" else "has"
+        raise ColumnNotFoundError(
+            f"the {called} {verb} neither a {options.rank!r} nor a {options.score!r} "
+            "column to order each user's list, which a cutoff (@k) needs; name yours "
+            "with rank=... or score=..."
         )
-        check_numeric(schema, options.relevance, "recommendations", integer=False)
+    if order is not None and ("position" in scope.needs or options.check_run):
+        # checked as a ranking metric checks it, whether or not a metric reads it
+        column = options.rank if order == "rank" else options.score
+        require_columns(schema, [column], called, "name it with rank=... or score=...")
+        check_numeric(schema, column, called, integer=order == "rank")
+        scope.needs.add(f"check:{order}")
+        if "position" in scope.needs:
+            scope.needs.add(f"order:{order}")
+    if options.relevance is not None:
+        require_columns(schema, [options.relevance], called, "name it with relevance=...")
+        check_numeric(schema, options.relevance, called, integer=False)
     others = [("interactions", tables.interactions, [item])]
     if scope.needs & {"history", "history_cooc", "cooccurrence", "item_users", "seen"}:
         others[0] = ("interactions", tables.interactions, [user, item])
@@ -647,7 +649,7 @@ def _check_schemas(
             continue
         other = frame.collect_schema()
         ids = [c for c in columns if c != options.features]
-        require_columns(other, ids, name, side_ids_hint("recommendations", ids))
+        require_columns(other, ids, name, side_ids_hint(called, ids))
         if name == "item_features":
             vector_hint = "name the feature vector column with features=..."
             require_columns(other, columns, name, vector_hint)
@@ -661,7 +663,7 @@ def _check_schemas(
             if column == options.features:
                 _check_vector(other[column], column)
                 continue
-            check_id_kinds(schema, "recommendations", other, name, [column])
+            check_id_kinds(schema, called, other, name, [column])
             dtypes[column].append(other[column])
         if name == "interactions":
             check_by_keys(schema, other, [key for key in by if key in other], name)
@@ -702,15 +704,17 @@ def _rows(
     """The recommendation rows with their position and relevance weight, if needed."""
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
     keep = [*by, user, item]
-    if "order:rank" in scope.needs:
+    if "check:rank" in scope.needs:
         keep.append(options.rank)
-    if "order:score" in scope.needs:
+    if "check:score" in scope.needs:
         keep.append(options.score)
     if options.relevance is not None:
         keep.append(options.relevance)
     rows = _cast_ids(recommendations.select(list(dict.fromkeys(keep))), kinds)
     if "order:rank" in scope.needs:
-        rows = rows.with_columns(pl.col(options.rank).cast(pl.Int64).alias(POSITION))
+        # a rank beyond Int64 (UInt64) null here, refused by the checks
+        rank = pl.col(options.rank).cast(pl.Int64, strict=False)
+        rows = rows.with_columns(rank.alias(POSITION))
     elif "order:score" in scope.needs:
         text = pl.col(item).cast(pl.String)
         tie_broken = pl.struct(pl.col(options.score).cast(pl.Float64), text)
@@ -1037,35 +1041,92 @@ def _cut(scope: CollectionScope) -> int | None:
     return max(k for k in scope.cutoffs if k is not None)
 
 
-def _id_checks(
-    scope: CollectionScope, options: RecsysOptions, kinds: dict[str, pl.DataType]
-) -> list[pl.Expr]:
-    """The checks of each group's recommendation rows as given: null ids, the rank or
-    score, duplicates."""
-    user, item = pl.col(options.user_id), pl.col(options.item_id)
-    ids = [(user, kinds[options.user_id]), (item, kinds[options.item_id])]
-    where = ("user {} item {}", ids)
-    out = [*flag("null_id", user.is_null() | item.is_null(), *where)]
-    if "order:rank" in scope.needs:
-        rank = pl.col(options.rank)
-        out += flag("bad_rank", rank.is_null() | (rank < 1).fill_null(True), *where)
-    if "order:score" in scope.needs:
-        score = pl.col(options.score).cast(pl.Float64)
-        out += flag("bad_score", score.is_null() | score.is_nan().fill_null(True), *where)
-    return out
+def _order(schema: pl.Schema, options: RecsysOptions) -> Literal["rank", "score"] | None:
+    """The column ordering each user's list, as the ranking metrics choose it: ``rank``
+    where the table has one (``order='auto'``), else ``score``; ``None``: neither."""
+    order = options.order
+    if order not in ("auto", "rank", "score"):
+        raise InvalidValueError(
+            f"order={order!r} is not an order; choose 'auto', 'rank' or 'score'"
+        )
+    if order != "auto":
+        return order
+    if options.rank in schema:
+        return "rank"
+    return "score" if options.score in schema else None
 
 
-def _duplicates(rows: pl.LazyFrame, options: RecsysOptions) -> pl.LazyFrame:
-    """One row per ``by`` group: the check of an item recommended twice to a user (the
-    rows beyond each user's distinct items; a group-by per user, cheaper than a count
-    of distinct pairs over the whole table; the example found on the error path,
-    :func:`_recount`)."""
-    by, user, item = list(options.by_keys), options.user_id, options.item_id
-    extra = rows.group_by([*by, user]).agg(
-        (pl.len() - pl.col(item).n_unique()).cast(pl.Int64).alias(_ROWS)
+def _frame(options: RecsysOptions) -> str:
+    """The recommendations' name in messages: as the caller named its argument."""
+    return "recommendations" if options.caller == "irm.beyond_accuracy" else "run"
+
+
+def _words(schema: pl.Schema, scope: CollectionScope, options: RecsysOptions) -> Words:
+    """What the run checks' messages name (:class:`~polars_irmetrics.recsys.checks.Words`)."""
+    return Words(
+        {"doc_id": options.item_id, "rank": options.rank, "score": options.score},
+        options.user_id,
+        _frame(options),
+        tuple(options.by_keys),
     )
-    pairs = pl.col(_ROWS).sum()
-    return _aggregate(extra, by, flag("dup_item", pairs > 0, count=pairs, example=pl.lit("")))
+
+
+#: The run checks read from each user's :func:`ranking_facts`, in
+#: :data:`~polars_irmetrics.ground.validate.RUN_FLAGS`' order; ``dup`` ones only with
+#: ``check_duplicates``.
+_FACTS: dict[str, pl.Expr] = {
+    "null_doc": pl.col(NULL_DOCS),
+    "dup_doc": pl.col(LENGTH) - pl.col(DOCS),
+}
+_RANK_FACTS: dict[str, pl.Expr] = {
+    "null_rank": pl.col(LENGTH) - pl.col(ORDERED),
+    "bad_rank": pl.col(BELOW),
+    "big_rank": pl.col(ABOVE),
+    "dup_rank": pl.col(ORDERED) - pl.col(RANKS),
+}
+_SCORE_FACTS: dict[str, pl.Expr] = {
+    "null_score": pl.col(LENGTH) - pl.col(ORDERED),
+    "nan_score": pl.col(NANS),
+}
+
+
+def _run_checks(
+    rows: pl.LazyFrame,
+    scope: CollectionScope,
+    options: RecsysOptions,
+    kinds: dict[str, pl.DataType],
+) -> pl.LazyFrame:
+    """One row per ``by`` group: the checks of the recommendations as given, as the
+    ranking metrics check a run (a null user, then per user a null item, an item twice,
+    a null, low, huge or shared rank, a null or NaN score), each the first user failing
+    and that user's count, from one group-by per user
+    (:func:`~polars_irmetrics.ground.facts.ranking_facts`)."""
+    by, user, item = list(options.by_keys), options.user_id, options.item_id
+    order, checks = None, dict(_FACTS)
+    if "check:rank" in scope.needs:
+        order, checks = options.rank, checks | _RANK_FACTS
+    elif "check:score" in scope.needs:
+        order, checks = options.score, checks | _SCORE_FACTS
+    if not options.check_duplicates:  # False: kept, for unrepeated_reco to measure
+        checks = {k: v for k, v in checks.items() if not k.startswith("dup_")}
+    facts = ranking_facts(rows, [*by, user], pl.col(item), order)
+    known = pl.col(user).is_not_null()
+    exprs = flag(
+        "null_user",
+        ~known,
+        count=pl.col(LENGTH).filter(~known).sum(),
+        example=pl.lit(""),
+    )
+    for name, count in checks.items():
+        failing = pl.col(user).filter(known & (count > 0))
+        first = failing.min()
+        exprs += flag(
+            name,
+            known,
+            count=count.filter(known & (pl.col(user) == first)).sum(),
+            example=shown(first, kinds[user]),
+        )
+    return _aggregate(facts, by, exprs)
 
 
 def _item_checks(
@@ -1127,34 +1188,3 @@ def _item_checks(
         no_history = pl.col(_HISTORY_N).is_null()
         out += flag("no_history", no_history, "{}", ids[:1])
     return out
-
-
-def _recount(
-    recommendations: pl.LazyFrame, options: RecsysOptions, kinds: dict[str, pl.DataType]
-) -> dict[str, Recount]:
-    """The exact duplicate count and first duplicate, run only when the hash count of the
-    plan is not zero."""
-    keys = [*options.by_keys, options.user_id, options.item_id]
-
-    def dup_item() -> tuple[int, str] | None:
-        extra = (
-            _cast_ids(recommendations.select(keys), kinds)
-            .group_by(keys)
-            .agg(pl.len())
-            .filter(pl.col("len") > 1)
-            .sort(keys)
-            .collect()
-        )
-        if not extra.height:
-            return None
-        user, item = options.user_id, options.item_id
-        first = extra.select(
-            pl.format(
-                "user {} item {}",
-                shown(pl.col(user), kinds[user]),
-                shown(pl.col(item), kinds[item]),
-            )
-        ).item(0, 0)
-        return int((extra["len"] - 1).sum()), str(first)
-
-    return {"dup_item": dup_item}
