@@ -461,3 +461,44 @@ def test_engines_refuse_negative_true_negatives_as_one_machine(
         run = frame(DETERMINISTIC["run"])
         with pytest.raises(InvalidValueError, match=f"^{re.escape(str(one.value))}$"):
             back(evaluate(run, ["reco_accuracy@5"], **tables, per_query=per_query, partitions=3))
+
+
+# judgments whose ids match none of the run's documents (upper case): the exposure
+# measures warn as the ranking metrics warn of such a run (before, they scored it in
+# silence: ee_relevance 0, ee_loss the loss of an empty target); beside the ranking
+# metrics, theirs is the one warning
+_UNMATCHED = DETERMINISTIC["qrels"].with_columns(pl.col("doc_id").str.to_uppercase())
+_NO_JUDGED = "the run retrieves no judged document (0 of "
+
+
+@pytest.mark.parametrize("buckets", [None, 3])
+def test_the_exposure_measures_warn_of_a_run_that_misses_the_judgments(
+    evaluate: Evaluate, buckets: int | None
+) -> None:
+    run, groups = DETERMINISTIC["run"], DETERMINISTIC["groups"]
+    tables = {"qrels": _UNMATCHED, "groups": groups, "buckets": buckets}
+    alone = _warned(lambda: evaluate(run, ["ee_relevance", "awrf_ndcg"], **tables))
+    assert len(alone) == 1 and alone[0].startswith(_NO_JUDGED), alone
+    beside = _warned(lambda: evaluate(run, ["ndcg@5", "ee_loss"], **tables))
+    ranking = _warned(lambda: evaluate(run, ["ndcg@5"], qrels=_UNMATCHED, buckets=buckets))
+    assert beside == ranking and len(ranking) == 1 and ranking[0].startswith(_NO_JUDGED)
+    clean = {**tables, "qrels": DETERMINISTIC["qrels"]}
+    assert _warned(lambda: evaluate(run, ["ee_relevance", "awrf_ndcg"], **clean)) == []
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_warn_of_a_run_that_misses_the_judgments_as_one_machine(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame, back = _engine(engine, request)
+    given = {"qrels": _UNMATCHED, "groups": DETERMINISTIC["groups"]}
+    metrics = ["ee_relevance", "awrf_ndcg"]
+    expected = _warned(lambda: irm.evaluate(DETERMINISTIC["run"], metrics, **given))
+    assert len(expected) == 1 and expected[0].startswith(_NO_JUDGED)
+    frames = {name: frame(table) for name, table in given.items()}
+    run = frame(DETERMINISTIC["run"])
+    for per_query in (False, True):
+        got = _warned(
+            lambda: back(evaluate(run, metrics, **frames, per_query=per_query, partitions=3))  # noqa: B023
+        )
+        assert got == expected, per_query

@@ -101,7 +101,7 @@ def test_the_recommendation_tables_metrics_raise_the_runs_error(
     expected = _raised(evaluate, run, "map", qrels=qrels_frame())
     interactions = _HISTORY.vstack(_HISTORY.select("query_id", doc_id=pl.lit("x")))
     for metric, tables in RECOMMENDATION_ROUTES:
-        tables = {k: interactions for k in tables}
+        tables = dict.fromkeys(tables, interactions)
         assert _raised(evaluate, run, metric, **tables) == expected, metric
     # irm.beyond_accuracy calls its table the recommendations
     with pytest.raises(IrmError) as info:

@@ -50,6 +50,7 @@ from polars_irmetrics.ground.facts import SharedFacts, SharedIds
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions, check_read
+from polars_irmetrics.ground.validate import TALLY, judged_tally, warn_on_judged, with_tally
 from polars_irmetrics.metrics.registry import (
     INPUTS,
     MetricRequest,
@@ -62,7 +63,7 @@ from polars_irmetrics.metrics.registry import (
 from polars_irmetrics.metrics.spec import JOINABLE, Route
 from polars_irmetrics.offline.attributes import with_query_attributes
 from polars_irmetrics.offline.catalogue import build_offline_plan
-from polars_irmetrics.offline.coverage import CoverageSink
+from polars_irmetrics.offline.coverage import Coverage, CoverageSink
 from polars_irmetrics.offline.jg import build_jg_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
 from polars_irmetrics.offline.ps_parts import propensity_plan
@@ -734,6 +735,8 @@ def evaluate_plan(
         exposure = _exposure(
             table, asked, tables, options, requests, warn=warn is True, facts=facts, ids=ids
         )
+        if "offline" not in routes:  # the ranking metrics beside warn of it themselves
+            exposure = _judged_coverage(exposure, table, asked, tables, options, warn)
         if not routes:
             return exposure
         # the other metrics (offline, recsys) from their own tables, joined by query
@@ -1000,6 +1003,37 @@ def _exposure(
         target=tables.get("target"),
         warn=warn,
     )
+
+
+def _judged_coverage(
+    plan: pl.LazyFrame,
+    run: pl.LazyFrame,
+    exposure: Requests,
+    tables: Mapping[str, pl.LazyFrame | None],
+    options: EvalOptions,
+    warn: bool | CoverageSink,
+) -> pl.LazyFrame:
+    """``plan`` (the exposure measures') warning, as the ranking metrics warn, of a run
+    that retrieves no judged document (the judgments read by a measure): here, or
+    handed to an engine's ``warn`` sink as the part's coverage, which the engine adds
+    up (:func:`~polars_irmetrics.ground.validate.judged_tally`, counted over the whole
+    run: every bucket's). With ``systems=``, one tally of every system's rows."""
+    qrels = tables.get("qrels")
+    judged = any("judgments" in r.reads for _, r in exposure)
+    if qrels is None or not judged or warn is False or options.system_keys:
+        return plan
+    counts = judged_tally(run, qrels, options.query_id, options.doc_id)
+    unretrieved = options.unretrieved
+    if warn is True:
+        return with_tally(plan, counts, lambda row: warn_on_judged(row, unretrieved))
+    sink = warn
+
+    def hand(row: Mapping[str, Any]) -> None:
+        frame = pl.DataFrame([{c: row[c] for c in TALLY}], schema=dict.fromkeys(TALLY, pl.Int64))
+        part = frame.filter(pl.col("queries") > 0)
+        sink(Coverage(part, unretrieved, doc_id=options.doc_id, query_id=options.query_id))
+
+    return with_tally(plan, counts, hand)
 
 
 def _shared_facts(

@@ -39,6 +39,7 @@ __all__ = [
     "id_kind",
     "interactions_tally",
     "is_text",
+    "judged_tally",
     "kind_of",
     "merge_counts",
     "null_key_error",
@@ -51,6 +52,7 @@ __all__ = [
     "warn_on_features",
     "warn_on_interactions",
     "warn_on_joint",
+    "warn_on_judged",
     "warn_on_pairs",
     "warns_of_features",
     "with_common_ids",
@@ -747,6 +749,49 @@ def warn_on_counts(
     )
     for text in said:
         emit(f"{text}. {advice}")
+
+
+def judged_tally(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, query_id: str, doc_id: str
+) -> pl.LazyFrame:
+    """One row of :data:`TALLY` counts: the judged queries, those whose run retrieves a
+    judged document, the judged documents and those the run retrieves (``listed``
+    null): what :func:`warn_on_judged` reads, for a route that reads the judgments
+    beside its own rows (the exposure measures, the propensity-scored metrics) and
+    counts nothing of them per query itself. One semi-join of the run's ids with the
+    judgments' (a document in several sampled rankings counted once).
+
+    Examples
+    --------
+    >>> run = pl.LazyFrame({"q": [1, 1, 2], "d": ["a", "b", "a"]})
+    >>> qrels = pl.LazyFrame({"q": [1, 2, 3], "d": ["A", "a", "x"]})
+    >>> judged_tally(run, qrels, "q", "d").collect().row(0)
+    (3, 1, 3, 1, None)
+    """
+    keys = [query_id, doc_id]
+    judged = qrels.select(keys).unique()
+    found = run.select(keys).join(judged, on=keys, how="semi").unique()
+    per_query = (
+        judged.group_by(query_id)
+        .agg(pl.len().alias("docs"))
+        .join(found.group_by(query_id).agg(pl.len().alias("found")), on=query_id, how="left")
+        .with_columns(pl.col("found").fill_null(0))
+    )
+    return per_query.select(
+        pl.len().cast(pl.Int64).alias("queries"),
+        (pl.col("found") > 0).sum().cast(pl.Int64).alias("found_queries"),
+        pl.col("docs").sum().cast(pl.Int64).alias("docs"),
+        pl.col("found").sum().cast(pl.Int64).alias("found"),
+        pl.lit(None, pl.Int64).alias("listed"),
+    )
+
+
+def warn_on_judged(row: Mapping[str, Any], unretrieved: Policy) -> None:
+    """The coverage warning of the judged queries' counts ``row`` (the :data:`TALLY`
+    columns: no judged document retrieved, no judged query), in the words of the
+    ranking metrics'."""
+    counts = pl.DataFrame([{c: row[c] for c in TALLY}], schema=dict.fromkeys(TALLY, pl.Int64))
+    warn_on_counts(counts.filter(pl.col("queries") > 0), systems=(), unretrieved=unretrieved)
 
 
 #: The column that marks the tally row :func:`with_tally` adds to a plan's values.
