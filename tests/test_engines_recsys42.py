@@ -478,10 +478,13 @@ def test_the_exposure_measures_warn_of_a_run_that_misses_the_judgments(
     run, groups = DETERMINISTIC["run"], DETERMINISTIC["groups"]
     tables = {"qrels": _UNMATCHED, "groups": groups, "buckets": buckets}
     alone = _warned(lambda: evaluate(run, ["ee_relevance", "awrf_ndcg"], **tables))
-    assert len(alone) == 1 and alone[0].startswith(_NO_JUDGED), alone
+    assert len(alone) == 1, alone
+    assert alone[0].startswith(_NO_JUDGED), alone
     beside = _warned(lambda: evaluate(run, ["ndcg@5", "ee_loss"], **tables))
     ranking = _warned(lambda: evaluate(run, ["ndcg@5"], qrels=_UNMATCHED, buckets=buckets))
-    assert beside == ranking and len(ranking) == 1 and ranking[0].startswith(_NO_JUDGED)
+    assert beside == ranking
+    assert len(ranking) == 1
+    assert ranking[0].startswith(_NO_JUDGED)
     clean = {**tables, "qrels": DETERMINISTIC["qrels"]}
     assert _warned(lambda: evaluate(run, ["ee_relevance", "awrf_ndcg"], **clean)) == []
 
@@ -494,7 +497,8 @@ def test_engines_warn_of_a_run_that_misses_the_judgments_as_one_machine(
     given = {"qrels": _UNMATCHED, "groups": DETERMINISTIC["groups"]}
     metrics = ["ee_relevance", "awrf_ndcg"]
     expected = _warned(lambda: irm.evaluate(DETERMINISTIC["run"], metrics, **given))
-    assert len(expected) == 1 and expected[0].startswith(_NO_JUDGED)
+    assert len(expected) == 1
+    assert expected[0].startswith(_NO_JUDGED)
     frames = {name: frame(table) for name, table in given.items()}
     run = frame(DETERMINISTIC["run"])
     for per_query in (False, True):

@@ -213,7 +213,7 @@ REFUSALS: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], type[Exceptio
         {"qrels": QRELS, "interactions": HISTORY.drop("doc_id")},
         ColumnNotFoundError,
         "column 'doc_id' not found in the interactions (its columns: 'query_id'); rename its"
-        " id columns as in the recommendations: 'doc_id'",
+        " id columns as in the run: 'doc_id'",
     ),
     (
         "interactions= beside metrics none of which reads it",

@@ -406,7 +406,7 @@ REFUSED: list[tuple[str, list[str], dict[str, pl.DataFrame], dict[str, Any], typ
         {"interactions": HISTORY.with_columns(pl.int_range(4).alias("doc_id"))},
         {},
         ColumnTypeError,
-        "column 'doc_id' holds strings in the recommendations (String) but integers in the "
+        "column 'doc_id' holds strings in the run (String) but integers in the "
         "interactions (Int64); cast one side, e.g. pl.col('doc_id').cast(pl.String) on both",
     ),
     (

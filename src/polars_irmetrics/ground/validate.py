@@ -759,7 +759,8 @@ def judged_tally(
     null): what :func:`warn_on_judged` reads, for a route that reads the judgments
     beside its own rows (the exposure measures, the propensity-scored metrics) and
     counts nothing of them per query itself. One semi-join of the run's ids with the
-    judgments' (a document in several sampled rankings counted once).
+    judgments' (a document in several sampled rankings counted once), the ids of each
+    kind cast to one dtype (:func:`common_id_dtype`; the kinds are checked before).
 
     Examples
     --------
@@ -769,8 +770,11 @@ def judged_tally(
     (3, 1, 3, 1, None)
     """
     keys = [query_id, doc_id]
-    judged = qrels.select(keys).unique()
-    found = run.select(keys).join(judged, on=keys, how="semi").unique()
+    ran, held = run.collect_schema(), qrels.collect_schema()
+    # each id in one dtype on both sides (an Enum beside a String, Int32 beside Int64)
+    cast = [pl.col(k).cast(common_id_dtype([ran[k], held[k]])) for k in keys]
+    judged = qrels.select(cast).unique()
+    found = run.select(cast).join(judged, on=keys, how="semi").unique()
     per_query = (
         judged.group_by(query_id)
         .agg(pl.len().alias("docs"))
