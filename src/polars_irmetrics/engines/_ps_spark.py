@@ -25,8 +25,7 @@ from polars_irmetrics.engines._partition import judgments_given
 from polars_irmetrics.engines._ps import prepare_ps, ps_finish, ps_part
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL
-from polars_irmetrics.offline.propensity import warn_on_judged
+from polars_irmetrics.ground.validate import INTERNAL, warn_on_judged
 
 __all__ = ["ps_frame"]
 

@@ -24,8 +24,10 @@ divides into parts of whole queries (:class:`PsPlan`): out of core
 (:mod:`polars_irmetrics.offline.ps_parts`) and on Spark and Dask
 (:mod:`polars_irmetrics.engines._ps`) with the one plan's values.
 The checks (the run's and the judgments' as the ranking metrics make them, with their
-messages; a propensity that is null, NaN, 0 or less or above 1, a key listed twice, a
-relevant document without a propensity) ride in the same plan and raise on collect.
+messages; a propensity that is null, NaN, 0 or less or above 1, or so small that its
+weight ``1/p`` is 2**32 or more, which the fixed-point sums cannot add; a position below
+1; a key listed twice; a relevant document without a propensity) ride in the same plan
+and raise on collect.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import polars as pl
 
@@ -52,8 +53,6 @@ from polars_irmetrics.ground.validate import (
     JUDGMENT_COLUMNS_HINT,
     RUN_COLUMNS_HINT,
     RUN_FLAGS,
-    TALLY,
-    Policy,
     check_id_kinds,
     check_numeric,
     common_id_dtype,
@@ -62,7 +61,7 @@ from polars_irmetrics.ground.validate import (
     neither_order,
     null_key_error,
     require_columns,
-    warn_on_counts,
+    warn_on_judged,
     with_tally,
 )
 from polars_irmetrics.metrics._common import divide
@@ -74,7 +73,6 @@ __all__ = [
     "build_propensity_plan",
     "label_propensity",
     "prepare_propensity",
-    "warn_on_judged",
 ]
 
 _RANK = f"{INTERNAL}ps_rank"
@@ -90,6 +88,10 @@ _FIX = (
     "a propensity is a probability in (0, 1]: the chance that a relevant document (or "
     "the position) is observed"
 )
+# The checks' numbers (``_PROBLEM``), in the order they are raised: the table's own
+# first (a 0-based position table is named as such, not by the rank it then lacks),
+# then what the judgments read of it; the run's and the judgments' are below 0.
+_BAD_VALUE, _HEAVY, _LOW_POSITION, _TWICE, _UNWEIGHTED = 1, 2, 3, 4, 5
 
 
 def label_propensity(
@@ -318,7 +320,10 @@ class PsPlan:
             result = per_query.select(pl.len().cast(pl.Int64).alias("num_q"), *ratios)
         schema = result.collect_schema()
         problems = pl.concat(
-            [_table_problems(self.table), parts.filter(pl.col(_PROBLEM).is_not_null())],
+            [
+                _table_problems(self.table, by_position=self.by_position),
+                parts.filter(pl.col(_PROBLEM).is_not_null()),
+            ],
             how="diagonal_relaxed",
         )
         combined = pl.concat([result, problems], how="diagonal_relaxed")
@@ -349,15 +354,6 @@ class PsPlan:
         return sorted({r.params(self.options.relevance_level).level for _, r in self.requests})
 
 
-def warn_on_judged(row: Mapping[str, Any], unretrieved: Policy) -> None:
-    """The coverage warning of the judged queries' counts ``row`` (the
-    :data:`~polars_irmetrics.ground.validate.TALLY` columns: no judged document
-    retrieved, no judged query), in the words of the other metrics'; the one plan's
-    and Spark's (which counts on the driver)."""
-    counts = pl.DataFrame([{c: row[c] for c in TALLY}], schema=dict.fromkeys(TALLY, pl.Int64))
-    warn_on_counts(counts.filter(pl.col("queries") > 0), systems=(), unretrieved=unretrieved)
-
-
 def _total(column: str) -> pl.Expr:
     """Aggregation: the sum of ``column`` over the queries (:func:`_exact`)."""
     return _exact(pl.col(column))
@@ -366,8 +362,10 @@ def _total(column: str) -> pl.Expr:
 def _exact(value: pl.Expr) -> pl.Expr:
     """Aggregation: the sum of ``value``, the same bits in any row order (fixed point,
     :func:`~polars_irmetrics.metrics.scope.fixed_sum`), so that a run split into parts,
-    its rows in any order, gives the one plan's; a term of 2**32 or more (a propensity
-    below about 2e-10) makes it a float sum, in the rows' order."""
+    its rows in any order, gives the one plan's. Each weight ``1/p`` is below 2**32 (a
+    smaller propensity is refused, :func:`_table_problems`); a query's total of 2**32
+    or more (a great many heavy documents) makes the sum over the queries a float sum,
+    in the rows' order."""
     return pl.when(beyond_fixed(value).any()).then(value.sum()).otherwise(fixed_sum(value))
 
 
@@ -511,23 +509,41 @@ def _per_query(
     )
 
 
-def _table_problems(table: pl.LazyFrame) -> pl.LazyFrame:
-    """The first bad row of each check of ``propensities=`` (a value out of (0, 1], a key
-    listed twice), one row each (``_PROBLEM`` its number)."""
+def _table_problems(table: pl.LazyFrame, *, by_position: bool) -> pl.LazyFrame:
+    """The first bad row of each check of ``propensities=`` (a value out of (0, 1], a
+    weight ``1/p`` too large for the fixed-point sums, a position below 1, a key listed
+    twice), one row each (``_PROBLEM`` its number)."""
     p = pl.col("p")
     bad_value = table.filter(p.is_null() | p.is_nan() | (p <= 0) | (p > 1)).sort(_KEY)
+    # the weight as part() computes it: each sum of weights is a fixed_sum (_exact),
+    # whose terms must be below 2**32 (a propensity of 5e-324 weighs inf: NaN values)
+    heavy = table.filter((p > 0) & (p <= 1) & beyond_fixed(1.0 / p)).sort(_KEY)
     twice = table.group_by(_KEY).len().filter(pl.col("len") > 1).sort(_KEY)
-    return pl.concat(
-        [
-            bad_value.head(1).select(
-                pl.lit(1, dtype=pl.Int32).alias(_PROBLEM), _text(_KEY).alias(_KEY), p.alias(_VALUE)
-            ),
-            twice.head(1).select(
-                pl.lit(2, dtype=pl.Int32).alias(_PROBLEM), _text(_KEY).alias(_KEY)
-            ),
-        ],
-        how="diagonal_relaxed",
-    )
+    first = [
+        bad_value.head(1).select(
+            pl.lit(_BAD_VALUE, dtype=pl.Int32).alias(_PROBLEM),
+            _text(_KEY).alias(_KEY),
+            p.alias(_VALUE),
+        ),
+        heavy.head(1).select(
+            pl.lit(_HEAVY, dtype=pl.Int32).alias(_PROBLEM),
+            _text(_KEY).alias(_KEY),
+            p.alias(_VALUE),
+        ),
+        twice.head(1).select(
+            pl.lit(_TWICE, dtype=pl.Int32).alias(_PROBLEM), _text(_KEY).alias(_KEY)
+        ),
+    ]
+    if by_position:  # positions start at 1, as the run's ranks (a 0-based table)
+        low = pl.col(_KEY) < 1
+        first.append(
+            table.select(
+                pl.lit(_LOW_POSITION, dtype=pl.Int32).alias(_PROBLEM),
+                pl.col(_KEY).filter(low).min().cast(pl.String).alias(_KEY),
+                low.sum().cast(pl.Float64).alias(_VALUE),
+            ).filter(pl.col(_VALUE) > 0)
+        )
+    return pl.concat(first, how="diagonal_relaxed")
 
 
 def _judged_problems(weighted: pl.LazyFrame, q: str, d: str, level: float) -> pl.LazyFrame:
@@ -536,7 +552,7 @@ def _judged_problems(weighted: pl.LazyFrame, q: str, d: str, level: float) -> pl
     the parts."""
     missing = weighted.filter(pl.col(_W).is_null()).sort(q, d)
     return missing.head(1).select(
-        pl.lit(3, dtype=pl.Int32).alias(_PROBLEM),
+        pl.lit(_UNWEIGHTED, dtype=pl.Int32).alias(_PROBLEM),
         _text(d).alias(_KEY),
         _text(q).alias(_QUERY),
         pl.col(_RANK).cast(pl.Float64).alias(_VALUE),
@@ -548,7 +564,7 @@ def _judged_problems(weighted: pl.LazyFrame, q: str, d: str, level: float) -> pl
 
 #: The accuracy metrics' checks of the run and the judgments (a null query in either,
 #: then :data:`~polars_irmetrics.ground.validate.RUN_FLAGS` by name), in their order and
-#: in their words, before this route's own (problems 1 to 3): numbered below 0.
+#: in their words, before this route's own (problems 1 to 5): numbered below 0.
 _DATA_CHECKS = (
     "null query",
     "null judged query",
@@ -661,17 +677,33 @@ def _error(row: dict[str, object], q: str, d: str, key: str, kind: pl.DataType) 
     problem = row[_PROBLEM]
     key_kind = pl.Int64() if key == "position" else kind
     shown = _shown(row[_KEY], key_kind)
-    if problem == 1:
+    if problem == _BAD_VALUE:
         return InvalidValueError(
             f"propensities= has propensity {row[_VALUE]!r} in column 'propensity' for "
             f"{key} {shown}: {_FIX}; drop or mend that row (a position never examined, or "
             "a document never relevant, has no unbiased weight)"
         )
-    if problem == 2:
+    if problem == _HEAVY:
+        return InvalidValueError(
+            f"propensities= has propensity {row[_VALUE]!r} in column 'propensity' for "
+            f"{key} {shown}: its weight 1/p is 2**32 or more, which the exact sums of the "
+            "metrics cannot add (a propensity must be above 2**-32, about 2.3e-10); clip "
+            "the propensities, e.g. pl.col('propensity').clip(lower_bound=1e-6), as "
+            "inverse-propensity estimators do"
+        )
+    if problem == _LOW_POSITION:
+        count = row[_VALUE]
+        n = int(count) if isinstance(count, float) else count
+        return InvalidValueError(
+            f"column 'position' of the propensities has {n} position(s) below 1 (the "
+            f"lowest: {row[_KEY]}); positions start at 1 for the top, as the run's ranks "
+            "do: add 1 to 0-based positions, e.g. pl.col('position') + 1"
+        )
+    if problem == _TWICE:
         return DuplicateError(
             f"propensities= lists {key} {shown} twice: give one propensity per {key}"
         )
-    # problem 3: a relevant document without a weight
+    # _UNWEIGHTED: a relevant document without a weight
     doc, query = _shown(row[_KEY], kind), repr(row[_QUERY])
     level = row[_LEVEL]
     level_text = str(int(level)) if isinstance(level, float) and level.is_integer() else level

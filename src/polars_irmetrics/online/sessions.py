@@ -9,7 +9,8 @@ in one aggregation, per session:
   :class:`~polars_irmetrics.metrics.online.ClickScope`), and for a ratio metric its
   numerator and denominator (``__irm_num:LABEL``, ``__irm_den:LABEL``);
 * counts of bad rows (a null click, a click on an impression with no position, a
-  position below 1 or held twice, a negative dwell, ...), which
+  position below 1 or held twice, a negative or infinite dwell, a click's NaN dwell, a
+  NaN or infinite timestamp, ...), which
   :func:`raise_on_bad_sessions` reads when the plan runs: the first problem raises an
   error naming the column, the session and the fix.
 """
@@ -119,6 +120,21 @@ _CHECKS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "{session}; a satisfied click is decided by its dwell: fill them, e.g. with 0",
     ),
     (
+        "nan_dwell",
+        InvalidValueError,
+        "dwell",
+        "column {col!r} of the log has {n} clicked impression(s) with a NaN dwell in session "
+        "{session}; a satisfied click is decided by its dwell: fill them, e.g. "
+        "pl.col({col!r}).fill_nan(0.0)",
+    ),
+    (
+        "infinite_dwell",
+        InvalidValueError,
+        "dwell",
+        "column {col!r} of the log has {n} infinite value(s) in session {session}; a dwell is "
+        "a duration in seconds, finite: fix or drop them",
+    ),
+    (
         "null_converted",
         InvalidValueError,
         "converted",
@@ -131,6 +147,14 @@ _CHECKS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "timestamp",
         "column {col!r} of the log has {n} null value(s) in session {session}; every "
         "impression needs its time for time_to_first_click: fill or drop them",
+    ),
+    (
+        "nonfinite_timestamp",
+        InvalidValueError,
+        "timestamp",
+        "column {col!r} of the log has {n} NaN or infinite value(s) in session {session}; "
+        "every impression needs its time for time_to_first_click: fix or drop them, e.g. "
+        ".filter(pl.col({col!r}).is_finite())",
     ),
 )
 
@@ -337,10 +361,14 @@ def _checks(
     if "dwell" in used and dwell is not None:
         checks["negative_dwell"] = (dwell < 0).sum()
         checks["null_dwell"] = (clicked & dwell.is_null()).sum()
+        # a NaN where no click is decides nothing (pandas' missing value, as a null)
+        checks["nan_dwell"] = (clicked & dwell.is_nan()).sum()
+        checks["infinite_dwell"] = dwell.is_infinite().sum()
     if "converted" in used and converted is not None:
         checks["null_converted"] = converted.is_null().sum()
     if "timestamp" in used and timestamp is not None:
         checks["null_timestamp"] = timestamp.is_null().sum()
+        checks["nonfinite_timestamp"] = (timestamp.is_nan() | timestamp.is_infinite()).sum()
     return [expr.cast(pl.Int64).alias(_flag(name)) for name, expr in checks.items()]
 
 

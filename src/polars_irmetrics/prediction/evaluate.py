@@ -31,7 +31,9 @@ and meaningless for another, so a check for every metric would refuse valid inpu
   ``auc``, ``pr_auc`` and ``gauc`` (they read only its order) and a valid rating for
   the rating metrics;
 * a label that is neither 0 nor the positive label (for a text label: more than two
-  distinct labels in a group) is refused for the metrics that read it as a click
+  distinct labels in a group, or two of which neither is the positive label; one
+  label only, not the positive one, is a group of negatives) is refused for the
+  metrics that read it as a click
   (:data:`~polars_irmetrics.metrics.prediction.BINARY_METRICS`); it is a valid rating
   for ``rmse``, ``mae``, ``mse``, ``r2`` and ``explained_variance``.
 
@@ -681,6 +683,27 @@ def _checks(
                 "and one other label negative",
             )
         )
+        # two labels and neither positive: a positive_label mistyped ('Yes' for 'yes')
+        # would read every row as negative (one label only may be all negatives)
+        labels = label.drop_nulls().unique().sort()
+        shown = (
+            pl.when(labels.str.contains("'", literal=True))
+            .then(pl.concat_str(pl.lit('"'), labels, pl.lit('"')))
+            .otherwise(pl.concat_str(pl.lit("'"), labels, pl.lit("'")))
+        )
+        found = label.drop_nulls()
+        checks.append(
+            _Check(
+                "binary_positive",
+                both & (found.n_unique() == 2) & ~(found == str(scope.positive)).any(),
+                shown.str.join(", "),
+                InvalidValueError,
+                "column {label!r} holds two labels ({example}){where}, and neither is "
+                "positive_label={positive!r}; {metrics} read(s) it as a binary label, so "
+                "it is refused for them: declare the positive one of them with "
+                "positive_label= (a text label matches exactly: case and spaces count)",
+            )
+        )
     else:
         positive = float(scope.positive) if isinstance(scope.positive, int | float) else 1.0
         value = label.cast(pl.Float64)
@@ -742,7 +765,7 @@ def _raised_checks(checks: list[_Check], names: set[str]) -> list[tuple[_Check, 
         if check.name == "range":
             if probability:
                 raised.append((check, ", ".join(probability)))
-        elif check.name == "binary":
+        elif check.name in ("binary", "binary_positive"):
             if binary:
                 raised.append((check, ", ".join(binary)))
         else:

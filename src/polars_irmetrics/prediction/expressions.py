@@ -85,6 +85,10 @@ def auc(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row (default 1; ``True`` for a boolean label).
+        Not checked (an expression cannot raise inside a plan): a value that no
+        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
+        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
+        labels is.
 
     Returns
     -------
@@ -144,6 +148,10 @@ def pr_auc(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
+        Not checked (an expression cannot raise inside a plan): a value that no
+        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
+        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
+        labels is.
 
     Returns
     -------
@@ -200,6 +208,10 @@ def gauc(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
+        Not checked (an expression cannot raise inside a plan): a value that no
+        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
+        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
+        labels is.
 
     Returns
     -------
@@ -267,6 +279,10 @@ def logloss(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
+        Not checked (an expression cannot raise inside a plan): a value that no
+        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
+        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
+        labels is.
 
     Returns
     -------
@@ -313,6 +329,10 @@ def ne(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
+        Not checked (an expression cannot raise inside a plan): a value that no
+        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
+        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
+        labels is.
 
     Returns
     -------
@@ -357,6 +377,10 @@ def brier(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
+        Not checked (an expression cannot raise inside a plan): a value that no
+        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
+        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
+        labels is.
 
     Returns
     -------
@@ -400,6 +424,10 @@ def calibration(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
+        Not checked (an expression cannot raise inside a plan): a value that no
+        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
+        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
+        labels is.
 
     Returns
     -------
@@ -453,6 +481,10 @@ def ece(
         A column of non-negative row weights, or ``None``.
     positive_label
         The label value of a positive row.
+        Not checked (an expression cannot raise inside a plan): a value that no
+        label equals (``'Yes'`` for ``'yes'``) means every row is negative.
+        :func:`polars_irmetrics.evaluate` refuses a text one that neither of two
+        labels is.
 
     Returns
     -------
