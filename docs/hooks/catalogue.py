@@ -440,10 +440,19 @@ def _code(text: str) -> str:
 
 
 def _better(metric: Metric) -> str:
-    """The metric's declared direction, as compare, report and optimize_fusion read it."""
+    """The metric's declared direction, as compare, report and optimize_fusion read it,
+    with the parameter values that declare their own (``Param.directions``)."""
+    words = {None: "neither", True: "higher", False: "lower"}
+    turned = [
+        f"{words[direction]} for `{param.name}={value!r}`"
+        for param in metric.params
+        for value, direction in param.directions.items()
+    ]
     if metric.higher_is_better is None:
-        return "neither: compare counts no wins, report marks nothing"
-    return "higher" if metric.higher_is_better else "lower"
+        found = "neither: compare counts no wins, report marks nothing"
+    else:
+        found = words[metric.higher_is_better]
+    return found + (f" ({'; '.join(turned)})" if turned else "")
 
 
 def _entry(metric: Metric, value: float | int | None) -> list[str]:

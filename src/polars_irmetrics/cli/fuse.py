@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             ),
         )
         best, grid = result[0], result[1]
-        higher = parse_metric(args.metric).metric.higher_is_better
+        higher = parse_metric(args.metric).higher_is_better
         scores = grid[args.metric]
         value = scores.max() if higher else scores.min()
         direction = "" if higher else " (lower is better)"

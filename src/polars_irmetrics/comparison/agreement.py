@@ -36,7 +36,7 @@ from polars_irmetrics.stats.multitest import Correction, adjust, check_correctio
 
 scipy_stats = LazyModule("scipy.stats")
 
-__all__ = ["METHODS", "mean_by_system", "system_agreement"]
+__all__ = ["METHODS", "mean_by_system", "swapped_pairs", "system_agreement"]
 
 Method = Literal["kendall", "tau_ap", "spearman", "pearson"]
 #: The correlations of :func:`system_agreement`.
@@ -84,7 +84,8 @@ def system_agreement(
         ``system`` and ``query_id``; ``metric_b`` defaults to ``metric``).
     higher_is_better, higher_is_better_b
         Which way each result's value is better: by default the declared direction of
-        the metric its column names (``logloss``, ``ee_disparity``, ``rnd@10``: lower),
+        the metric its column names (``logloss``, ``ee_disparity``, ``rnd@10``,
+        ``rbo(kind='res')@10``, the residual: lower),
         and higher where the name is no metric's or the metric has no direction. A
         lower-is-better result is ordered best first like any other: its means are
         negated before the orderings, the swaps and the correlations (``auc`` and
@@ -172,9 +173,8 @@ def system_agreement(
         )
     n = len(names)
     mean_a, mean_b = values_a.mean(axis=0), values_b.mean(axis=0)
-    left, right = np.triu_indices(n, k=1)
+    left, right, swapped = swapped_pairs(mean_a, mean_b)
     diff_a, diff_b = mean_a[left] - mean_a[right], mean_b[left] - mean_b[right]
-    swapped = np.sign(diff_a) * np.sign(diff_b) < 0
     adjusted = []
     for values in (values_a, values_b):  # two results, not a loop over systems
         stats = paired_stats(values[:, left], values[:, right], options)
@@ -215,6 +215,31 @@ def system_agreement(
             "pairs": pl.Int64,
         },
     )
+
+
+def swapped_pairs(
+    mean_a: Array, mean_b: Array
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
+    """Every pair of systems ``(left[i], right[i])``, ``left < right``, and whether the
+    two results order it oppositely (a *swap*): the means' differences have opposite
+    signs. A tie in either result (equal means) is no swap, however names would break
+    it. The one count of swaps, of :func:`system_agreement` and
+    :func:`~polars_irmetrics.comparison.plot.plot_swaps`.
+
+    Examples
+    --------
+    ``x`` and ``y`` tie in ``a`` and ``y`` is ahead in ``b``: no swap; ``z`` swaps
+    with both in ``b``:
+
+    >>> import numpy as np
+    >>> left, right, swapped = swapped_pairs(np.array([0.5, 0.5, 0.1]),
+    ...                                      np.array([0.4, 0.6, 0.9]))
+    >>> [(int(i), int(j)) for i, j in zip(left[swapped], right[swapped])]
+    [(0, 2), (1, 2)]
+    """
+    left, right = np.triu_indices(len(mean_a), k=1)
+    diff_a, diff_b = mean_a[left] - mean_a[right], mean_b[left] - mean_b[right]
+    return left, right, np.sign(diff_a) * np.sign(diff_b) < 0
 
 
 def _correlation(
@@ -279,6 +304,8 @@ def direction(column: str, given: bool | None) -> bool:
     --------
     >>> direction("logloss", None), direction("ndcg@10", None), direction("value", None)
     (False, True, True)
+    >>> direction("rbo@10", None), direction("rbo(kind='res')@10", None)
+    (True, False)
     >>> direction("logloss", True)
     True
     """
@@ -289,7 +316,7 @@ def direction(column: str, given: bool | None) -> bool:
             )
         return given
     try:
-        declared = parse_metric(column).metric.higher_is_better
+        declared = parse_metric(column).higher_is_better  # a parameter's own included
     except IrmError:  # a column named otherwise: read as higher-is-better
         return True
     return True if declared is None else declared

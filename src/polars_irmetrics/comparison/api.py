@@ -81,7 +81,9 @@ def compare(
         whose ``system`` column names the system of each row.
     metrics
         Metric names as :func:`~polars_irmetrics.evaluate` takes them (cutoff ranges
-        included); the family of comparisons spans them all.
+        included); the family of comparisons spans them all. ``agg=`` is refused: the
+        tests pair the per-query values, which it would not change (take a summary such
+        as ``"P(agg='std')@10"`` from :func:`~polars_irmetrics.evaluate`).
     qrels
         The judgments, shared by every system (``None``, the default: judged tables; for
         prediction metrics such as ``auc``, ``gauc`` or ``logloss``, whose per-query
@@ -178,6 +180,9 @@ def compare(
     QuerySetError
         Fewer than two paired queries, or systems with different query sets under
         ``query_set="error"``.
+    MetricParameterError
+        A metric with ``agg=`` (or a name that implies one, ``NumRet``), a metric
+        ``compare`` does not take.
 
     Examples
     --------

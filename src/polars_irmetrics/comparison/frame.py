@@ -38,6 +38,7 @@ from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list, split_routes
+from polars_irmetrics.metrics.requests import refuse_summaries
 from polars_irmetrics.metrics.spec import ROUTE_TABLES
 
 __all__ = ["PerQuery", "Runs", "long_runs", "per_query_values"]
@@ -52,8 +53,9 @@ class PerQuery:
     """Paired per-query values: ``values[m, q, s]`` is metric m of system s on query q.
 
     ``higher_is_better[m]`` is metric m's declared direction
-    (:attr:`~polars_irmetrics.metrics.spec.Metric.higher_is_better`, from the requests
-    parsed once at the door: ``None`` for a metric with no better direction);
+    (:attr:`~polars_irmetrics.metrics.requests.MetricRequest.higher_is_better`, from
+    the requests parsed once at the door, a parameter's own included:
+    ``rbo(kind='res')``; ``None`` for a metric with no better direction);
     ``None`` for the whole list: higher is better for every metric.
     """
 
@@ -130,6 +132,7 @@ def per_query_values(
     options: EvalOptions,
     groups: FrameInput | None = None,
     target: FrameInput | None = None,
+    calls: str = "irm.compare",
 ) -> PerQuery:
     """Evaluate every system in one plan and pair their per-query values.
 
@@ -139,11 +142,13 @@ def per_query_values(
     differ. ``groups``, ``target``: the exposure measures' tables
     (:func:`~polars_irmetrics.evaluate`'s); a query where an exposure measure has no
     value for a system (``awrf``, ``rnd``... of a query it did not retrieve) is a query
-    that system has no value for.
+    that system has no value for. ``calls``: the entry point, named where a metric's
+    ``agg=`` is refused (the per-query values are paired, never summarized).
     """
     requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
     labels = [label for label, _ in requests]
     predictions = _reads_predictions(requests, qrels)
+    refuse_summaries(requests, calls=calls)
     exposure = {
         name: as_polars(table, name).lazy()
         for name, table in (("groups", groups), ("target", target))
@@ -217,7 +222,7 @@ def per_query_values(
     if dropped:
         values = values[:, complete, :]
         queries = queries.filter(pl.Series(complete))
-    higher = [request.metric.higher_is_better for _, request in requests]
+    higher = [request.higher_is_better for _, request in requests]
     return PerQuery(labels, list(systems), queries, values, dropped, higher)
 
 

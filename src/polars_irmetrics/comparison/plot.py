@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
-from polars_irmetrics.comparison.agreement import mean_by_system
+from polars_irmetrics.comparison.agreement import mean_by_system, swapped_pairs
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.io.output import check_target, write_atomic
@@ -503,8 +504,10 @@ def plot_swaps(
     ax: Axes | Sequence[Axes] | None = None,
 ) -> Figure:
     """Two evaluations' orderings of the same systems side by side, a line per system
-    (a slope chart): a line that crosses another is a swapped pair
-    (:func:`~polars_irmetrics.system_agreement`), drawn in vermillion.
+    (a slope chart): a line that crosses another is a swapped pair, drawn in
+    vermillion, counted in the title as :func:`~polars_irmetrics.system_agreement`
+    counts its ``swaps`` (the same function): a tie in either ordering is no swap, and
+    tied systems are drawn at one height (one label, their names).
 
     Parameters
     ----------
@@ -529,6 +532,12 @@ def plot_swaps(
     >>> b = a.with_columns(pl.Series("map", [0.2, 0.3, 0.1]))
     >>> plot_swaps(a, b).axes[0].get_title()
     'system orderings: 1 of 3 pairs swapped'
+
+    A tie is no swap, whichever way names would break it:
+
+    >>> tie = a.filter(pl.col("system") != "z").with_columns(map=pl.lit(0.5))
+    >>> plot_swaps(tie, b.filter(pl.col("system") != "z")).axes[0].get_title()
+    'system orderings: 0 of 1 pairs swapped'
     """
     # the means negated where lower is better: the best system first on each side
     names, mean_a = mean_by_system(a, "a", metric, system, query_id, higher_is_better)
@@ -537,25 +546,43 @@ def plot_swaps(
     )
     if names != names_b:
         raise InvalidValueError("a and b must evaluate the same systems to plot their orderings")
-    rank_a = np.argsort(np.argsort(-mean_a, kind="stable"), kind="stable")
-    rank_b = np.argsort(np.argsort(-mean_b, kind="stable"), kind="stable")
-    crossed = (
-        np.sign(rank_a[:, None] - rank_a[None, :]) * np.sign(rank_b[:, None] - rank_b[None, :])
-    ) < 0
-    swapped_any = crossed.any(axis=1)
+    # the swaps as system_agreement counts them (a tie is no swap); tied systems share a
+    # height, so that two lines cross exactly where their pair is swapped
+    left, right, swapped = swapped_pairs(mean_a, mean_b)
+    swapped_any = np.zeros(len(names), dtype=bool)
+    swapped_any[left[swapped]] = True
+    swapped_any[right[swapped]] = True
+    rank_a, rank_b = _tied_ranks(mean_a), _tied_ranks(mean_b)
     (panel,) = _axes(ax, 1, "one slope chart", grid=(1, 1), figsize=(5, 0.35 * len(names) + 1.5))
-    for i, name in enumerate(names):
+    for i in range(len(names)):
         color = VERMILLION if swapped_any[i] else GREY
         panel.plot([0, 1], [rank_a[i], rank_b[i]], color=color, marker="o")
-        panel.text(-0.03, rank_a[i], name, ha="right", va="center", fontsize=8)
-        panel.text(1.03, rank_b[i], name, ha="left", va="center", fontsize=8)
+    for x, ranks, ha in ((-0.03, rank_a, "right"), (1.03, rank_b, "left")):
+        for rank, tied in _by_rank(ranks, names).items():  # one label per height
+            panel.text(x, rank, ", ".join(tied), ha=ha, va="center", fontsize=8)
     panel.set_xlim(-0.4, 1.4)
     panel.invert_yaxis()
     panel.set_xticks([0, 1], list(labels))
     panel.set_yticks([])
-    pairs = len(names) * (len(names) - 1) // 2
-    panel.set_title(f"system orderings: {int(crossed.sum()) // 2} of {pairs} pairs swapped")
+    panel.set_title(f"system orderings: {int(swapped.sum())} of {len(left)} pairs swapped")
     return _save(_root(panel), path)
+
+
+def _tied_ranks(means: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Each system's position, best (the highest mean) 0; equal means share the
+    average of their positions."""
+    above = (means[None, :] > means[:, None]).sum(axis=1)
+    equal = (means[None, :] == means[:, None]).sum(axis=1)
+    ranks: npt.NDArray[np.float64] = above + (equal - 1) / 2.0
+    return ranks
+
+
+def _by_rank(ranks: npt.NDArray[np.float64], names: list[str]) -> dict[float, list[str]]:
+    """The systems at each height, in name order."""
+    found: dict[float, list[str]] = {}
+    for rank, name in zip(ranks.tolist(), names, strict=True):
+        found.setdefault(rank, []).append(name)
+    return found
 
 
 def plot_similarity_distribution(

@@ -64,8 +64,9 @@ def tukey_hsd(
 
     Raises
     ------
-    InvalidValueError, QuerySetError
-        As for :func:`~polars_irmetrics.compare`.
+    InvalidValueError, QuerySetError, MetricParameterError
+        As for :func:`~polars_irmetrics.compare` (``agg=`` is refused: the test reads
+        the per-query values).
 
     Examples
     --------
@@ -101,6 +102,7 @@ def tukey_hsd(
         system=system,
         query_set=checked.query_set,
         options=plan_options,
+        calls="irm.tukey_hsd",
     )
     _check_values(values)
     k = len(values.systems)

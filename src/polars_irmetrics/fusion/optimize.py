@@ -31,6 +31,7 @@ from polars_irmetrics.ground.buckets import Buckets, check_buckets, evaluate_in_
 from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.metrics._common import power
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric, parse_metric_list
+from polars_irmetrics.metrics.requests import refuse_summaries
 from polars_irmetrics.metrics.scope import exact_sum, exact_sum_horizontal
 
 __all__ = ["grid_points", "optimize_fusion"]
@@ -201,8 +202,10 @@ def optimize_fusion(
     method, norm
         The fusion and normalisation (default ``wsum`` over ``min-max``, as ranx).
     metric
-        One metric name, as in :func:`~polars_irmetrics.evaluate`; maximised, or
-        minimised where lower is better.
+        One metric name, as in :func:`~polars_irmetrics.evaluate`; its mean over the
+        queries is maximised, or minimised where lower is better (the request's
+        direction: ``rbp_residual``, ``unjudged@10``). ``agg=`` is refused: the search
+        reads the per-query values, whose mean ``agg=`` would not change.
     step
         The grid's step (ranx's defaults: 0.1 for weights, 10 for ``k``, 0.01 else).
     return_grid
@@ -238,7 +241,8 @@ def optimize_fusion(
     ------
     MetricParameterError
         A method without a search grid, a bad ``step`` or ``folds``, more than one
-        metric (a cutoff range), a metric with no better direction (``num_ret``).
+        metric (a cutoff range), a metric with no better direction (``num_ret``), a
+        metric with ``agg=`` (``"P(agg='std')@1"``).
 
     Examples
     --------
@@ -383,7 +387,7 @@ def optimize_fusion(
     queries = judged.select(pl.col(q).unique().sort()).collect()[q].to_list()
     matrix = _matrix(per_query, label, len(points), q, queries)
     means = matrix.mean(axis=1) if matrix.shape[1] else np.zeros(len(points))
-    higher = bool(request.metric.higher_is_better)  # None is refused by _objective
+    higher = bool(request.higher_is_better)  # None is refused by _objective
     best_index = _last_best(means, higher)
 
     def as_value(point: Any) -> Any:
@@ -438,8 +442,9 @@ def _objective(metric: object) -> MetricRequest:
             f"metric={metric!r} names {len(requests)} metrics; optimize_fusion optimises "
             "one (e.g. metric='ndcg@10')"
         )
+    refuse_summaries(requests, calls="irm.optimize_fusion")  # it maximises the mean
     request = requests[0][1]
-    if request.metric.higher_is_better is None:
+    if request.higher_is_better is None:
         raise MetricParameterError(
             f"metric={metric!r} has no better direction (neither a higher nor a lower "
             "value is better), so there is no best weight to find; optimize_fusion "

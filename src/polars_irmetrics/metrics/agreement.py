@@ -16,9 +16,11 @@ reads the positions, except ``kendall_tau``, whose τ-b counts equal scores as t
   Urbano's tie treatments (SIGIR 2024; their reference implementation
   ``julian-urbano/sigir2024-rbo``): ``kind='ext'`` the extrapolated point estimate
   (Webber's eq. 32), ``'min'``/``'max'`` the bounds, ``'res'`` the residual ``max -
-  min``; ``ties='a'`` (the expected RBO over random tie breaking, the reference
-  implementation's default), ``'w'`` (ties as equal ranks), ``'b'`` (corrected for the
-  information lost to ties; ``rbo_b(X, X) = 1``). Symmetric in the two rankings.
+  min`` (the overlap's uncertainty, so lower is better, as ``rbp_residual``: every
+  entry point that reads "better" orders it so); ``ties='a'`` (the expected RBO over
+  random tie breaking, the reference implementation's default), ``'w'`` (ties as equal
+  ranks), ``'b'`` (corrected for the information lost to ties; ``rbo_b(X, X) = 1``).
+  Symmetric in the two rankings.
 * ``rbo_repro_eval(p)@k``: repro_eval's finite, normalised RBO (Clarke et al.'s
   ``Compatibility`` code): ``sum_{d<k} p^d |A_{:d+1} ∩ B_{:d+1}| / (d+1) / sum_{d<k}
   p^d``; ``@k`` is repro_eval's ``depth`` (1000 there).
@@ -105,7 +107,9 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
                 "ext",
                 ("ext", "min", "max", "res"),
                 "extrapolated (Webber et al. eq. 32), lower bound, upper bound, or residual "
-                "max - min",
+                "max - min (the uncertainty: lower is better)",
+                # the residual is the overlap's uncertainty, as rbp_residual is rbp's
+                directions={"res": False},
             ),
             Param(
                 "ties",
@@ -129,7 +133,8 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         "rankings of a query, as Corsi & Urbano compute it: the agreement A_d at every "
         "depth d up to the longer ranking's length l (S is the shorter ranking, L the "
         "longer), then a tail for the depths beyond l: extrapolated (kind='ext'), none "
-        "(kind='min'), or as much as possible (kind='max'); kind='res' is max - min. With "
+        "(kind='min'), or as much as possible (kind='max'); kind='res' is max - min, the "
+        "uncertainty left by the unseen depths (lower is better). With "
         "ties, each document of a tie group spanning positions t..b contributes (d - t + "
         "1) / (b - t + 1) at depth d (ties='a', 'b') or 1 from depth t (ties='w'), and A_d "
         "is normalised by d (a), by the two contribution norms (b) or by the mean of the "

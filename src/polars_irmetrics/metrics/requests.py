@@ -8,7 +8,7 @@ Strings become requests in :mod:`polars_irmetrics.metrics.parser`;
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
@@ -43,6 +43,7 @@ __all__ = [
     "means",
     "merges_from_counts",
     "merges_from_users",
+    "refuse_summaries",
     "split_routes",
     "user_mean",
 ]
@@ -180,7 +181,26 @@ class MetricRequest:
 
     @property
     def higher_is_better(self) -> bool | None:
-        """The direction of the metric (:attr:`Metric.higher_is_better`)."""
+        """The direction of this request: that of a parameter value that declares its
+        own (:attr:`Param.directions <polars_irmetrics.metrics.spec.Param.directions>`),
+        else the metric's (:attr:`Metric.higher_is_better`). Whatever reads "better"
+        (wins, markers, bold, orderings, objectives) reads it here.
+
+        Examples
+        --------
+        The residual of RBO is its uncertainty, lower is better:
+
+        >>> import polars_irmetrics as irm
+        >>> irm.parse_metric("rbo@4").higher_is_better
+        True
+        >>> irm.parse_metric("rbo(kind='res')@4").higher_is_better
+        False
+        """
+        options = dict(self.options)
+        for param in self.metric.params:
+            value = options.get(param.name)
+            if isinstance(value, str) and value in param.directions:
+                return param.directions[value]
         return self.metric.higher_is_better
 
     @property
@@ -318,6 +338,36 @@ def split_routes(
             "them in two calls"
         )
     return routes
+
+
+def refuse_summaries(requests: Sequence[tuple[str, MetricRequest]], *, calls: str) -> None:
+    """Refuse a request that summarizes its per-query values its own way (``agg=``, or
+    a name that implies it, as ir_measures' ``NumRet`` sums) where ``calls`` compares
+    the per-query values themselves (paired query by query, or their means), which
+    ``agg=`` does not change: it would be ignored. ``calls`` is the entry point the message names.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> refuse_summaries(parse_metric_list(["P@1"]), calls="irm.compare")
+    >>> refuse_summaries(parse_metric_list(["P(agg='std')@1"]), calls="irm.compare")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric "P(agg='std')@1" summarizes
+    its per-query values with agg='std', but irm.compare compares the per-query values
+    themselves, which agg= does not change, so agg= would be ignored: drop agg= (e.g.
+    'precision@1'), or take the summary from irm.evaluate
+    """
+    for label, request in requests:
+        if request.aggregate is None:
+            continue
+        plain = replace(request, aggregate=None, ci_level=None).name
+        raise MetricParameterError(
+            f"metric {label!r} summarizes its per-query values with "
+            f"agg={request.aggregate!r}, but {calls} compares the per-query values "
+            "themselves, which agg= does not change, so agg= would be ignored: drop agg= "
+            f"(e.g. {plain!r}), or take the summary from irm.evaluate"
+        )
 
 
 def labels_by_route(

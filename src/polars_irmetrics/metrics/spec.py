@@ -187,6 +187,14 @@ class Param:
         (``iprec(recall=1)`` is ``iprec(recall=1.0)``): raises ``ValueError`` with the
         message to show, so a formula never raises on a parameter. ``None``: the
         choices alone.
+    directions
+        The values of a string parameter that turn the metric's direction
+        (:attr:`Metric.higher_is_better`), each to the direction it has instead:
+        ``rbo(kind='res')`` is the residual ``max - min``, the uncertainty of the
+        overlap, so lower is better (``{"res": False}``) where every other ``kind`` is
+        an overlap, higher is better. The one place a direction depends on a parameter;
+        :attr:`MetricRequest.higher_is_better
+        <polars_irmetrics.metrics.requests.MetricRequest.higher_is_better>` reads it.
     """
 
     name: str
@@ -196,6 +204,7 @@ class Param:
     check: Callable[[ParamValue], ParamValue] | None = field(
         default=None, compare=False, repr=False
     )
+    directions: Mapping[str, bool | None] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -270,8 +279,12 @@ class Metric:
         the input rather than its quality (``num_ret``, ``num_rel``, ``idcg``).
         :func:`~polars_irmetrics.compare` reads it for wins and losses (null for
         ``None``), :func:`~polars_irmetrics.report` for its markers and bold (none for
-        ``None``), and :func:`~polars_irmetrics.optimize_fusion` for its objective
-        (``None`` is refused).
+        ``None``), :func:`~polars_irmetrics.system_agreement` for its orderings, and
+        :func:`~polars_irmetrics.optimize_fusion` for its objective (``None`` is
+        refused), each through the request
+        (:attr:`MetricRequest.higher_is_better
+        <polars_irmetrics.metrics.requests.MetricRequest.higher_is_better>`), where a
+        parameter value may turn it (:attr:`Param.directions`: ``rbo(kind='res')``).
     binary
         Whether the metric uses the relevance level (binary relevance). Graded
         metrics (nDCG, DCG) ignore it, as trec_eval does.

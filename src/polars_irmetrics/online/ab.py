@@ -444,7 +444,7 @@ def _result(
     warnings: list[str],
 ) -> pl.DataFrame:
     ratio_labels = {label for label, req in requests if _is_ratio(req)}
-    direction = {label: req.metric.higher_is_better for label, req in requests}
+    direction = {label: req.higher_is_better for label, req in requests}
     welch = ~rows["metric"].is_in(list(ratio_labels)).to_numpy()
     treatment, baseline = _moments(rows, ""), _moments(rows, "c_")
     result = compare(treatment, baseline, welch, alpha)
