@@ -56,17 +56,24 @@ def evaluate_prefs(
     Parameters
     ----------
     run
-        ``query_id``, ``doc_id`` and ``score`` (see
-        :func:`~polars_irmetrics.offline.prefs.prefs_measures`).
+        ``query_id``, ``doc_id`` and ``score`` (a higher score ranks first; ties by
+        document id ascending, as trec_eval orders them for preferences), or ``rank``
+        (1 = top) in place of ``score``: ``order='auto'`` reads ``rank`` where the run
+        has it, as the ranking metrics do. The run is checked as they check it, with
+        their messages (a null id or score, a NaN score, a non-numeric score, a
+        document listed twice, a rank below 1 or held twice).
     metrics
         Preference measure names (default: every one of trec_eval's, in its print order).
     prefs
-        The preference judgments (:func:`~polars_irmetrics.read_trec_prefs`).
+        The preference judgments (:func:`~polars_irmetrics.read_trec_prefs`): rows
+        ``query_id``, ``jg``, ``jsg``, ``doc_id``, ``rel_level``; ``query_id=`` and
+        ``doc_id=`` name the ids of the run and of the preferences alike.
     **options
         :func:`polars_irmetrics.evaluate`'s options; the defaults here are
         ``per_query=True`` and ``unretrieved='drop'`` (``'zero'``: a query of ``prefs``
         with no results is evaluated on an empty ranking, trec_eval 10.0's ``-c``).
-        ``depth`` keeps the top ``depth`` documents (trec_eval ``-M``).
+        ``depth`` keeps the top ``depth`` documents (trec_eval ``-M``); ``query_id``,
+        ``doc_id``, ``score`` and ``rank`` name the columns.
 
     Returns
     -------
@@ -79,6 +86,20 @@ def evaluate_prefs(
     ------
     MetricParameterError
         A metric is not a preference measure.
+    ColumnNotFoundError, ColumnTypeError
+        A column of the run or of the preferences missing, or of a wrong dtype.
+    InvalidValueError, DuplicateError
+        A bad row of the run (as :func:`polars_irmetrics.evaluate` refuses it for the
+        ranking metrics), or preferences that contradict each other.
+    QuerySetError
+        ``unretrieved='error'`` and a query of the preferences the run lacks.
+
+    Warns
+    -----
+    CoverageWarning
+        A run that retrieves none of the preferences' documents, or misses most of
+        their queries (ids that do not line up, most likely), as the ranking metrics
+        warn of one beside ``qrels=``; the values are unchanged.
 
     See Also
     --------

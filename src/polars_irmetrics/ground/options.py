@@ -117,7 +117,7 @@ class EvalKwargs(PlanKwargs, total=False):
 #: ``by`` and ``systems`` have refusals of their own (the preference, judgment-group and
 #: click routes say how to evaluate groups), so they are not in this table.
 _RANKED = frozenset(
-    {"offline", "recsys", "neighbors", "jg", "reference", "propensity", "exposure"}
+    {"offline", "recsys", "neighbors", "jg", "prefs", "reference", "propensity", "exposure"}
 )
 _JUDGED = frozenset({"offline", "jg"})
 #: the routes with out-of-core steps
@@ -154,7 +154,7 @@ READ_BY: Mapping[str, frozenset[str]] = {
     "judged_only": _JUDGED,
     "unjudged": _JUDGED | {"neighbors", "reference"},
     "unretrieved": _JUDGED | {"prefs", "neighbors", "reference"},
-    "check_duplicates": _JUDGED | {"recsys"},  # recsys: unrepeated_reco
+    "check_duplicates": _JUDGED | {"recsys", "prefs"},  # recsys: unrepeated_reco
     "debias": frozenset({"offline"}),  # RecTools' DebiasConfig: the judgments down-sampled
     "buckets": _STEPPED,
     "spill_dir": _STEPPED,

@@ -11,7 +11,8 @@ reads a qrels file the same way: ``jg`` is the iteration field, one sub-group.
 
 Every preference ``a > b`` of a group falls in one of three cases, with the ranking
 of the run (score descending, ties by document id ascending, as trec_eval's
-form_prefs_counts.c orders it; ``-M`` keeps the top ``depth``):
+form_prefs_counts.c orders it, or the run's ranks where :func:`build_prefs_plan` reads
+them; ``-M`` keeps the top ``depth``):
 
 * *ret*: both retrieved; fulfilled when ``a`` ranks above ``b``;
 * *imp*: exactly one retrieved; fulfilled when it is ``a`` (implied: ``b`` is below);
@@ -60,13 +61,35 @@ rounds as the longest chain of preferences).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
 import polars as pl
 
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import check_id_kinds
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    RUN_COLUMNS_HINT,
+    TALLY,
+    Hint,
+    Policy,
+    check_id_kinds,
+    check_numeric,
+    raise_on_bad_rows,
+    require_columns,
+    warn_from_plan,
+    warn_on_counts,
+    with_tally,
+)
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import exact_sum
+from polars_irmetrics.offline.checks import bad_rows, duplicate_counts, recount
+from polars_irmetrics.offline.columns import CHECK, JUDGED, RETRIEVED
+from polars_irmetrics.offline.coverage import id_hints
+from polars_irmetrics.offline.setup import resolve
 
 __all__ = [
     "PREFS_MEASURES",
@@ -271,36 +294,184 @@ def build_prefs_plan(
     prefs: pl.LazyFrame | None,
     options: EvalOptions,
 ) -> pl.LazyFrame:
-    """The per-query values of the preference measures in ``requests``: ``query_id`` and
-    one column per request.
+    """The per-query values of the preference measures in ``requests``: the query
+    column (``query_id=``) and one column per request.
 
-    The measures are computed eagerly (the transitive closure repeats a join until no
-    preference is added); the result is returned lazily.
+    The run is checked as the ranking metrics check it (:mod:`.setup` resolves its
+    columns, :mod:`.checks` counts its bad rows, with the same messages): ``query_id=``
+    and ``doc_id=`` name the ids of the run and of the preferences alike, and the run
+    is ordered as theirs (``order='auto'``: by ``rank=`` where the run has that column,
+    else by ``score=``, descending, ties by document id ascending as trec_eval orders
+    them for preferences). A run that retrieves none of the preferences' documents, or
+    misses most of their queries, is warned about as the ranking metrics warn of one
+    beside ``qrels=`` (:func:`~polars_irmetrics.ground.validate.warn_on_counts`), when
+    the plan runs.
+
+    The checks and the measures are computed eagerly (the transitive closure repeats a
+    join until no preference is added); the result is returned lazily.
     """
     if prefs is None:  # guarded by the door's input check
         raise MetricParameterError("preference measures need prefs=...")
-    if options.query_id != _Q or options.doc_id != "doc_id":
-        raise InvalidValueError(
-            "the preference measures read columns query_id and doc_id (as trec_eval's "
-            "prefs files name them); rename yours, e.g. .rename({'qid': 'query_id'})"
-        )
+    q, d = options.query_id, options.doc_id
+    labels = [label for label, _ in requests]
+    run_schema, prefs_schema = run.collect_schema(), prefs.collect_schema()
+    require_columns(run_schema, [q, d], "run", RUN_COLUMNS_HINT)
+    _check_prefs_schema(prefs_schema, q, d)
     # the ids are compared as text: of one kind on both sides, or 1 and '1' would match
-    check_id_kinds(
-        run.collect_schema(), "run", prefs.collect_schema(), "preferences", [_Q, "doc_id"]
+    check_id_kinds(run_schema, "run", prefs_schema, "preferences", [q, d])
+    judgments = prefs.select(q, d)
+    # the run's columns and order as the ranking metrics resolve them (the relevance
+    # column an internal name: the preferences' levels are read below, not by it)
+    with_level = judgments.with_columns(pl.lit(0.0).alias(_REL))
+    setup = resolve(run, with_level, options.replace(relevance=_REL), outputs=labels)
+    spec = replace(setup.check, frames=("run", "preferences"))
+    casts = [pl.col(c).cast(t) for c, t in setup.cast_ids.items()]
+    run = run.with_columns(casts)
+    judgments = judgments.with_columns(casts)
+    by_rank = setup.order == "rank"
+    order = pl.col(setup.rank) if by_rank else pl.col(setup.score)
+    # ranked by score descending: a rank as its negation (the checks refuse a rank
+    # that is not an integer from 1 to 2**63 - 1 held once)
+    ranked = run.select(
+        pl.col(q).cast(pl.String).alias(_Q),
+        pl.col(d).cast(pl.String).alias("doc_id"),
+        (-order.cast(pl.Int64, strict=False) if by_rank else order).alias("score"),
     )
-    queries = None
-    if options.unretrieved == "zero":
-        queries = prefs.select(pl.col(_Q).cast(pl.String)).unique().collect().to_series()
-    values = prefs_measures(
-        run,
-        prefs,
-        depth=options.depth,
-        queries=None if queries is None else queries.sort().to_list(),
+    p = prefs.select(
+        pl.col(q).cast(pl.String).alias(_Q),
+        pl.col(_JG).cast(pl.String),
+        pl.col("jsg").cast(pl.String),
+        pl.col(d).cast(pl.String).alias("doc_id"),
+        pl.col("rel_level").cast(pl.Float64),
     )
+    depth = options.depth
+    if by_rank and depth is not None:  # the given ranks 1..depth, as the ranking metrics
+        ranked, depth = ranked.filter(pl.col("score") >= -depth), None
+    listed = run.select(q).unique().with_columns(pl.lit(True).alias(RETRIEVED))
+    per_query = (
+        judgments.select(q)
+        .unique()
+        .join(listed, on=q, how="left", nulls_equal=True)
+        .with_columns(
+            pl.col(RETRIEVED).fill_null(False),
+            pl.lit(True).alias(JUDGED),
+            pl.lit(False).alias(CHECK),
+        )
+    )
+    seen = [pl.lit(True).alias(c) for c in (CHECK, JUDGED, RETRIEVED)]
+    checks = [bad_rows(run, setup)]
+    if spec.check_duplicates:
+        checks.append(duplicate_counts(run, setup))
+    flagged = pl.concat(
+        [per_query, *(frame.with_columns(seen) for frame in checks)], how="diagonal_relaxed"
+    )
+    # the run's checks raise before the measures read it (they are computed here)
+    queries = raise_on_bad_rows(
+        flagged.collect(), spec, check_rows=CHECK, recount=recount(run, setup)
+    )
+    if options.unretrieved != "zero":  # the queries of both ('error': every one, or raised)
+        queries = queries.filter(pl.col(RETRIEVED))
+    wanted = queries.get_column(q).cast(pl.String).sort().to_list()
+    values = prefs_measures(ranked, p, depth=depth, queries=wanted)
     column = {name.lower(): name for name in PREFS_MEASURES}  # the registry's are lowercase
-    return values.lazy().select(
-        _Q, *(pl.col(column[request.metric.name]).alias(label) for label, request in requests)
+    result = values.lazy().select(
+        pl.col(_Q).alias(q),
+        *(pl.col(column[request.metric.name]).alias(label) for label, request in requests),
     )
+    hints = id_hints(run, judgments, setup)
+    unretrieved = options.unretrieved
+    # the coverage counts are read when the plan runs, and warned about then
+    tally = _tally(ranked, p, depth)
+    return with_tally(result, tally, lambda row: _warn_on_coverage(row, unretrieved, hints))
+
+
+#: The relevance column :func:`build_prefs_plan` names for the run's setup (never read).
+_REL = f"{INTERNAL}prefs_rel"
+#: The coverage counts of :func:`_tally`, as :data:`~polars_irmetrics.ground.validate.TALLY`
+#: names them, internal: beside the values until the plan runs.
+_COUNTS = {name: f"{INTERNAL}prefs_{name}" for name in TALLY}
+#: The preferences' columns other than the ids.
+_OWN = frozenset({_JG, "jsg", "rel_level"})
+
+
+def _check_prefs_schema(schema: pl.Schema, q: str, d: str) -> None:
+    """The preferences hold the ids, named as the run's (``query_id=``, ``doc_id=``),
+    and ``jg``, ``jsg`` and ``rel_level`` (a number)."""
+    for role, column in (("query_id", q), ("doc_id", d)):
+        if column in _OWN:
+            raise InvalidValueError(
+                f"{role}={column!r} names one of the preferences' own columns (query_id, "
+                f"jg, jsg, doc_id, rel_level); the ids need other names: rename the {role} "
+                f"column of the run and of the preferences, e.g. .rename({{{column!r}: "
+                f"{role!r}}}), and drop {role}="
+            )
+    columns = [q, _JG, "jsg", d, "rel_level"]
+    hint = (
+        "prefs= holds trec_eval's preference rows, query_id jg jsg doc_id rel_level "
+        "(irm.read_trec_prefs reads such a file)"
+    )
+    renamed = {role: column for role, column in (("query_id", q), ("doc_id", d)) if role != column}
+    missing = [c for c in columns if c not in schema]
+    if missing and missing[0] in renamed.values():  # query_id=, doc_id= name both tables'
+        hint += (
+            "; query_id= and doc_id= name the ids of the run and of the preferences "
+            f"alike: rename the preferences', e.g. prefs.rename({renamed!r})"
+        )
+    require_columns(schema, columns, "preferences", hint)
+    check_numeric(schema, "rel_level", "preferences", integer=False)
+
+
+def _tally(ranked: pl.LazyFrame, prefs: pl.LazyFrame, depth: int | None) -> pl.LazyFrame:
+    """One row: the coverage counts of the run (``query_id``, ``doc_id``, ``score``)
+    beside the preferences, as the ranking metrics count them beside judgments (the
+    :data:`~polars_irmetrics.ground.validate.TALLY` columns, internal names): the
+    preferences' queries, those with a document retrieved (within ``depth``), their
+    (query, document) pairs, those retrieved, and the queries the run lists."""
+    docs = _docids(ranked, prefs, depth)
+    found = pl.col("njr").first()
+    listed = ranked.select(_Q).unique().with_columns(pl.lit(True).alias("_listed"))
+    per_query = (
+        docs.group_by(_Q)
+        .agg(pl.len().alias("_docs"), found.alias("_found"))
+        .join(listed, on=_Q, how="left", nulls_equal=True)
+    )
+    return per_query.select(
+        pl.len().cast(pl.Int64).alias(_COUNTS["queries"]),
+        (pl.col("_found") > 0).sum().cast(pl.Int64).alias(_COUNTS["found_queries"]),
+        pl.col("_docs").sum().cast(pl.Int64).alias(_COUNTS["docs"]),
+        pl.col("_found").sum().cast(pl.Int64).alias(_COUNTS["found"]),
+        pl.col("_listed").count().cast(pl.Int64).alias(_COUNTS["listed"]),
+    )
+
+
+def _warn_on_coverage(row: Mapping[str, Any], unretrieved: Policy, hints: Sequence[Hint]) -> None:
+    """The ranking metrics' coverage warning (:func:`warn_on_counts`) of :func:`_tally`'s
+    row, naming the preferences (``prefs=``) where theirs names the judgments."""
+    counts = pl.DataFrame(
+        [{name: row[column] for name, column in _COUNTS.items()}],
+        schema=dict.fromkeys(TALLY, pl.Int64),
+    )
+    warn_on_counts(
+        counts.filter(pl.col("queries") > 0),
+        systems=(),
+        unretrieved=unretrieved,
+        hints=hints,
+        emit=lambda text: warn_from_plan(_in_prefs_words(text)),
+    )
+
+
+def _in_prefs_words(text: str) -> str:
+    """A coverage warning's text, written of the judgments (``qrels=``), of the
+    preferences (``prefs=``).
+
+    >>> _in_prefs_words("Check that the run and the judgments name the same queries")
+    'Check that the run and the preferences (prefs=) name the same queries'
+    >>> _in_prefs_words("(run 'a', judgments 'A'); check the judgments' file")
+    "(run 'a', preferences 'A'); check the preferences' file"
+    """
+    text = text.replace("the judgments'", "the preferences'")
+    text = text.replace("the judgments", "the preferences (prefs=)")
+    return re.sub(r", judgments (?=['\"])", ", preferences ", text)
 
 
 def _measures(rows: pl.DataFrame, docs: pl.DataFrame, queries: list[str]) -> pl.DataFrame:
