@@ -51,7 +51,8 @@ trec_eval, and is named on standard error.
   geometric means counts as 0.00001.
 * Relevance is read as trec_eval reads it, as an integer: a fractional label is
   truncated toward zero. Documents are ordered by score, ties by document id
-  descending; the rank field of a run file is ignored.
+  descending; the rank field of a run file is ignored. A score is held as trec_eval
+  holds it, in 32 bits (a C ``float``): ``1.000000001`` and ``1.0`` are a tie.
 
 Every measure of ``-m all_trec`` is printed. Parameters follow trec_eval: cutoffs
 (``P.5,10``, ``iprec_at_recall.0.1,0.5``, ``Rprec_mult.0.5``), recall levels of
@@ -296,7 +297,16 @@ def _read_run(source: str) -> pl.DataFrame:
     lazy = scan_run(source)  # "-": standard input (trec_eval 10.0 reads results there)
     names = lazy.collect_schema().names()
     keep = [c for c in ("query_id", "doc_id", "score", "rank", "run_id") if c in names]
-    return lazy.select(keep).with_columns(_as_text(names)).collect()
+    return lazy.select(keep).with_columns(*_as_text(names), *_as_float(names)).collect()
+
+
+def _as_float(names: list[str]) -> list[pl.Expr]:
+    """trec_eval holds each score in a C ``float`` (``TEXT_RESULTS.sim``): scores that
+    differ only beyond 32-bit precision (``1.000000001`` and ``1.0``) are tied there,
+    and the tie is broken by document id; rounded to Float32 here likewise."""
+    if "score" not in names:
+        return []
+    return [pl.col("score").cast(pl.Float32).cast(pl.Float64)]
 
 
 def _as_text(names: list[str]) -> list[pl.Expr]:

@@ -16,7 +16,12 @@ import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, warn_on_joint, with_common_ids
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    warn_from_plan,
+    warn_on_joint,
+    with_common_ids,
+)
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = ["AWRF_MEASURES", "dimensions_of", "groups_tally", "warn_on_groups"]
@@ -55,6 +60,7 @@ def dimensions_of(schema: pl.Schema, doc_id: str, grouped: list[str]) -> list[st
 
 _DOCS, _GROUPED = f"{INTERNAL}docs", f"{INTERNAL}grouped"
 _GROUPS, _TARGETED = f"{INTERNAL}groups", f"{INTERNAL}targeted"
+_STRAY, _STRAY_FIRST = f"{INTERNAL}stray", f"{INTERNAL}stray_first"
 
 
 def _tally(
@@ -94,7 +100,14 @@ def _tally(
             pl.col(_TARGETED).count().cast(pl.Int64).alias(_TARGETED),
         )
     )
-    return pl.concat([docs, targeted], how="horizontal")
+    # the target's groups that groups= never holds: their share goes to no document
+    stray = named.join(
+        groups.select(cells).unique(), on=dimensions, how="anti", nulls_equal=True
+    ).select(
+        pl.len().cast(pl.Int64).alias(_STRAY),
+        pl.concat_str(cells, separator=", ").sort().first().alias(_STRAY_FIRST),
+    )
+    return pl.concat([docs, targeted, stray], how="horizontal")
 
 
 def groups_tally(
@@ -157,4 +170,13 @@ def _warn_on_group_row(row: Mapping[str, Any], doc_id: str) -> None:
             owner="groups= table",
             effect="a group the target lacks has a target share of 0 in awrf, so awrf "
             "measures the distance to a target that none of the ranked groups can meet",
+        )
+    if row.get(_STRAY):
+        warn_from_plan(
+            f"target= names {row[_STRAY]} group(s) that groups= never holds (first: "
+            f"{row[_STRAY_FIRST]!r}): no document can be in them, so their target share "
+            "goes to no document and awrf measures the distance to a target no ranking "
+            "can meet. Ids that do not line up are the likely cause: give target= and "
+            "groups= the same group names (same spelling); a group with no document at "
+            "all may be dropped from the target (and the rest renormalised)"
         )

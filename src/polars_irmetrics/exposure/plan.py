@@ -250,6 +250,10 @@ def build_exposure_plan(
     if target is not None:
         flags = target_flags(target, dimensions, query_id if per_query_target else None)
         checks = pl.concat([checks, flags], how="horizontal")
+    if segregation and groups is not None:
+        unknown = _unknown_protected(groups, segregation)
+        if unknown is not None:
+            checks = pl.concat([checks, unknown], how="horizontal")
     values: pl.LazyFrame | None = None
     # rND and awrf read every ranked row with its group: one join of the rows with the
     # groups for both (below)
@@ -833,6 +837,27 @@ def _judgment_checks(
     return qrels.select(flags)
 
 
+def _unknown_protected(groups: pl.LazyFrame, segregation: Requests) -> pl.LazyFrame | None:
+    """One row: the first ``protected=`` name of rND's family that no row of groups=
+    holds, with the groups it holds (up to five, as text), ``SEP`` between (null: every
+    name is there); ``None`` where no request names one."""
+    given = (dict(r.options).get("protected") for _, r in segregation)
+    names = sorted({str(value) for value in given if value is not None})
+    if not names:
+        return None
+    group = pl.col("group").cast(pl.String)
+    held = group.drop_nulls().unique().sort()
+    shown = pl.concat_str(pl.lit("'"), held.head(5), pl.lit("'")).str.join(", ")
+    shown = pl.when(held.len() > 5).then(pl.concat_str(shown, pl.lit(", ..."))).otherwise(shown)
+    missing = [pl.when(~(group == name).any()).then(pl.lit(name)) for name in names]
+    first = pl.coalesce(missing)
+    return groups.select(
+        pl.when(first.is_not_null())
+        .then(pl.concat_str(first, pl.lit(SEP), shown))
+        .alias(f"{_BAD}|unknown protected")
+    )
+
+
 def _split_query(value: object) -> tuple[str, object]:
     """A per-query target's flag ``query SEP group`` as (`` for query 'q'``, group)."""
     if isinstance(value, str) and SEP in value:
@@ -882,6 +907,14 @@ def _raise_on_bad(
             )
         if kind == "null key":
             raise null_key_error(column[0])
+        if kind == "unknown protected":
+            name, held = str(value).split(SEP, 1)
+            raise InvalidValueError(
+                f"protected={name!r} names no group of groups= (column 'group' holds "
+                f"{held}): rnd, rkl and rrd would find no protected document in any "
+                "ranking (every value NaN); name one of its groups, or drop protected= "
+                "to take each ranking's minority group"
+            )
         query, value = _split_query(value)
         if kind == "bad target":
             raise InvalidValueError(

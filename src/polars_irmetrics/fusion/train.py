@@ -40,6 +40,7 @@ from polars_irmetrics.fusion.methods import (
 )
 from polars_irmetrics.fusion.norms import resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions
+from polars_irmetrics.ground.validate import check_id_kinds
 from polars_irmetrics.metrics.scope import fixed_sum
 
 __all__ = ["fit_fusion"]
@@ -239,6 +240,10 @@ def _judgments(
                 f"column {column!r} not found in the judgments (its columns: {have}); name "
                 "the columns with query_id=..., doc_id=... and relevance=..."
             )
+    # ids of one kind on both sides (strings or integers, float ids refused by id_kind):
+    # a cast across kinds would match '01' to 1, or 1.5 to 1
+    runs = pl.Schema({q: dtypes[0], d: dtypes[1]})
+    check_id_kinds(runs, "runs", schema, "judgments", [q, d])
     return lazy.select(pl.col(q).cast(dtypes[0]), pl.col(d).cast(dtypes[1]), pl.col(relevance))
 
 

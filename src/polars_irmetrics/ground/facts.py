@@ -46,6 +46,7 @@ __all__ = [
     "ORDERED",
     "PART",
     "RANKS",
+    "WIDE_INTEGERS",
     "SharedFacts",
     "SharedIds",
     "ranking_facts",
@@ -73,9 +74,12 @@ NULL_DOCS = f"{_P}null_docs"
 BELOW = f"{_P}below"
 #: Its NaN order values (float columns; 0 otherwise).
 NANS = f"{_P}nans"
-#: Its order values of 2**63 or more (UInt64 columns; 0 otherwise).
+#: Its order values of 2**63 or more (the :data:`WIDE_INTEGERS` columns; 0 otherwise).
 ABOVE = f"{_P}above"
 _INT64_MAX = 2**63 - 1
+#: The integer dtypes whose values go beyond Int64, where a rank is cast to Int64: a
+#: rank of 2**63 or more there is refused, never read as null (a rank never held).
+WIDE_INTEGERS: tuple[type[pl.DataType], ...] = (pl.UInt64, pl.Int128, pl.UInt128)
 
 
 def ranking_facts(
@@ -108,8 +112,8 @@ def ranking_facts(
             ((value != value.floor()).any() if floating else pl.lit(False)).alias(PART),
             (value < 1).sum().alias(BELOW),
             (value.is_nan().sum() if floating else pl.lit(0, pl.UInt32)).alias(NANS),
-            # the one dtype whose values go beyond Int64, where a rank is cast
-            ((value > _INT64_MAX).sum() if dtype == pl.UInt64 else pl.lit(0, pl.UInt32)).alias(
+            # the dtypes whose values go beyond Int64, where a rank is cast
+            ((value > _INT64_MAX).sum() if dtype in WIDE_INTEGERS else pl.lit(0, pl.UInt32)).alias(
                 ABOVE
             ),
         ]

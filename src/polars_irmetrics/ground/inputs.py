@@ -11,9 +11,10 @@ only looked for when it was already imported.
 from __future__ import annotations
 
 import sys
-from typing import Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import polars as pl
+import pyarrow as pa
 
 from polars_irmetrics.errors import ColumnTypeError
 
@@ -63,7 +64,10 @@ def as_polars(frame: object, name: str) -> pl.DataFrame | pl.LazyFrame:
         return frame
     pandas = sys.modules.get("pandas")
     if pandas is not None and isinstance(frame, pandas.DataFrame):
-        return pl.from_pandas(frame)
+        try:
+            return pl.from_pandas(frame)
+        except (pa.lib.ArrowException, pl.exceptions.PolarsError) as error:
+            raise _unconverted(name, frame, error) from error
     what = type_name(frame)
     if isinstance(frame, ArrowStreamExportable) and not isinstance(frame, pl.Series):
         try:
@@ -75,4 +79,33 @@ def as_polars(frame: object, name: str) -> pl.DataFrame | pl.LazyFrame:
         "Table or RecordBatch, or a table with the Arrow PyCapsule interface "
         f"(__arrow_c_stream__), got {what}; convert it to a table, e.g. "
         "pl.DataFrame(...) or pl.from_pandas(...)"
+    )
+
+
+def _unconverted(name: str, frame: Any, error: Exception) -> ColumnTypeError:
+    """The error of a pandas table whose columns Arrow cannot convert (an object column
+    mixing numbers and strings, complex numbers): the table, the first such column (each
+    converted alone, on this error path only), the reason in one line, and the fix.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> _ = as_polars(pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": [1, "a"]}), "run")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnTypeError: column 'doc_id' of the run (a pandas ...
+    """
+    column, reason = None, " ".join(str(error).split())
+    for label in frame.columns:
+        try:
+            pl.from_pandas(frame[[label]])
+        except (pa.lib.ArrowException, pl.exceptions.PolarsError) as alone:
+            column, reason = label, " ".join(str(alone).split())
+            break
+    where = f"column {column!r} of the {name}" if column is not None else f"the {name}"
+    col = repr(column) if column is not None else "column"
+    return ColumnTypeError(
+        f"{where} (a pandas DataFrame) holds values Arrow cannot convert to one type "
+        f"({reason}); give the column one type first: ids as text, e.g. "
+        f"df[{col}].astype(str), scores and labels as numbers, e.g. df[{col}].astype(float)"
     )

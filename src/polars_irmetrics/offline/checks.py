@@ -18,6 +18,7 @@ from polars_irmetrics.ground.facts import (
     LENGTH,
     ORDERED,
     RANKS,
+    WIDE_INTEGERS,
     SharedFacts,
     ranking_facts,
 )
@@ -71,7 +72,7 @@ def bad_rows(run: pl.LazyFrame, setup: Setup) -> pl.LazyFrame:
         if not setup.check.judged_table:  # there, a null rank means "not retrieved"
             kinds["null_rank"] = r.is_null()
         kinds["bad_rank"] = r < 1  # null for a null rank: the filter drops it, sum skips it
-        if run.collect_schema()[setup.rank] == pl.UInt64:  # the one dtype beyond Int64
+        if run.collect_schema()[setup.rank] in WIDE_INTEGERS:  # beyond Int64
             kinds["big_rank"] = r > _INT64_MAX
     else:
         s = pl.col(setup.score).cast(pl.Float64)
