@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import polars as pl
@@ -155,3 +156,32 @@ def test_trec_eval_holds_scores_in_32_bits_as_trec_eval_does(tmp_path: Path) -> 
     assert irm.evaluate(run, ["recip_rank"], qrels=qrels).item(0, 1) == 1.0
     float32 = run.with_columns(pl.col("score").cast(pl.Float32))
     assert irm.evaluate(float32, ["recip_rank"], qrels=qrels).item(0, 1) == 0.5
+
+
+@pytest.mark.parametrize(
+    ("metric", "keyword", "clusters", "things"),
+    [
+        ("user_mad@10", "user_groups", {"query_id": [1, 2, 13, 14]}, "users"),
+        ("item_mad@10", "groups", {"doc_id": ["a", "b", "X", "Y"]}, "items"),
+    ],
+)
+def test_a_cluster_the_run_never_reaches_is_warned(
+    evaluate: Evaluate, metric: str, keyword: str, clusters: dict[str, list[Any]], things: str
+) -> None:
+    # half the ids line up (no warning of ids that mostly miss), but cluster 'c2' holds
+    # none of the run's: it has no mean, and MAD over every pair of clusters is null
+    run = pl.DataFrame({"query_id": [1, 1, 2, 2], "doc_id": ["a", "b", "a", "b"],
+                        "rank": [1, 2, 1, 2]})  # fmt: skip
+    qrels = pl.DataFrame({"query_id": [1, 2], "doc_id": ["a", "a"], "relevance": [1, 1]})
+    table = pl.DataFrame({**clusters, "group": ["c1", "c1", "c2", "c2"]})
+    with pytest.warns(CoverageWarning) as caught:
+        got = evaluate(run, [metric], qrels=qrels, **{keyword: table})
+    assert got[metric].item() is None
+    name = metric.split("@")[0]
+    assert [str(w.message) for w in caught] == [
+        f"{keyword}= has 1 of its 2 clusters holding none of the run's {things} (first: "
+        f"'c2'): such a cluster has no mean, so {name}, the mean absolute difference over "
+        f"every pair of clusters, is null. Ids that do not line up are the likely cause: "
+        f"give {keyword}= and the run the same ids; or drop the clusters the run does not "
+        "reach"
+    ]

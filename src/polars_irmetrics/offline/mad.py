@@ -42,6 +42,7 @@ from polars_irmetrics.ground.validate import (
     held_tally,
     id_kind,
     require_columns,
+    warn_from_plan,
     warn_on_joint,
     with_tally,
 )
@@ -341,10 +342,47 @@ def build_mad_plan(
                 listed = distinct.select(pl.col(column).cast(run.collect_schema()[column]))
             tally = held_tally(listed, clusters.select(column), [column], _RUN_IDS, _CLUSTERED)
             checked = with_tally(checked, tally, functools.partial(_warn, keyword, column, things))
+            # a cluster none of whose ids the run holds has no mean: MAD null in silence
+            empty = _empty_clusters(clusters, listed, column)
+            say = functools.partial(_warn_empty, keyword, things, name)
+            checked = with_tally(checked, empty, say)
     return checked.sort(by) if by else checked
 
 
 _RUN_IDS, _CLUSTERED = f"{INTERNAL}run_ids", f"{INTERNAL}clustered"
+_ALL, _HELD, _FIRST = f"{INTERNAL}clusters", f"{INTERNAL}held", f"{INTERNAL}first_empty"
+
+
+def _empty_clusters(clusters: pl.LazyFrame, listed: pl.LazyFrame, column: str) -> pl.LazyFrame:
+    """One row: the clusters, those holding an id of the run (``listed``), and the first
+    (by name) that holds none."""
+    every = clusters.select(_CLUSTER).unique()
+    held = (
+        clusters.join(listed.unique(), on=column, how="semi")
+        .select(_CLUSTER)
+        .unique()
+        .with_columns(pl.lit(True).alias(_HELD))
+    )
+    counted = every.join(held, on=_CLUSTER, how="left")
+    return counted.select(
+        pl.len().cast(pl.Int64).alias(_ALL),
+        pl.col(_HELD).count().cast(pl.Int64).alias(_HELD),
+        pl.col(_CLUSTER).filter(pl.col(_HELD).is_null()).sort().first().alias(_FIRST),
+    )
+
+
+def _warn_empty(keyword: str, things: str, name: str, row: Mapping[str, Any]) -> None:
+    """The warning of a cluster that holds none of the run's ids (``row``:
+    :func:`_empty_clusters`'): its mean is undefined, so is the metric."""
+    if row[_FIRST] is None or not row[_HELD]:  # none held: the warning above says so
+        return
+    warn_from_plan(
+        f"{keyword}= has {row[_ALL] - row[_HELD]} of its {row[_ALL]} clusters holding none "
+        f"of the run's {things} (first: {row[_FIRST]!r}): such a cluster has no mean, so "
+        f"{name}, the mean absolute difference over every pair of clusters, is null. Ids "
+        f"that do not line up are the likely cause: give {keyword}= and the run the same "
+        "ids; or drop the clusters the run does not reach"
+    )
 
 
 def _warn(keyword: str, column: str, things: str, row: Mapping[str, Any]) -> None:
