@@ -392,3 +392,37 @@ def test_evaluate_honours_score_and_rank_for_preferences(evaluate: Evaluate) -> 
     contrary = _ranked(run_frame()).with_columns(score=pl.col("rank").cast(pl.Float64))
     by_score = evaluate(contrary, ["prefs_simp"], prefs=VALUED, order="score")
     assert by_score.equals(evaluate(contrary.drop("rank"), ["prefs_simp"], prefs=VALUED))
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("doc_id", None, "column 'doc_id' of the preferences (prefs=) has 1 null value(s); "
+         "every preference row needs its doc_id: fill or drop them, e.g. .drop_nulls('doc_id')"),
+        ("jg", None, "column 'jg' of the preferences (prefs=) has 1 null value(s); every "
+         "preference row needs its jg: fill or drop them, e.g. .drop_nulls('jg')"),
+        ("rel_level", None, "column 'rel_level' of the preferences (prefs=) has 1 null "
+         "value(s); every preference row needs its rel_level: fill or drop them, e.g. "
+         ".drop_nulls('rel_level')"),
+        ("rel_level", float("nan"), "column 'rel_level' of the preferences (prefs=) has 1 "
+         "NaN value(s); a level is a number that orders the documents of a sub-group: "
+         "replace or drop them"),
+    ],
+)  # fmt: skip
+def test_a_preference_row_without_its_fields_is_refused(
+    column: str, value: object, message: str
+) -> None:
+    # before: the row's preferences vanished from every count (prefs_simp of the rest)
+    run = pl.DataFrame({"query_id": [1, 1, 1], "doc_id": ["a", "b", "c"], "score": [3.0, 2, 1]})
+    prefs = pl.DataFrame({"query_id": [1, 1, 1], "jg": [0] * 3, "jsg": [0] * 3,
+                          "doc_id": ["a", "b", "c"], "rel_level": [2.0, 1, 0]})  # fmt: skip
+    first = pl.int_range(pl.len()) == 0
+    bad = prefs.with_columns(
+        pl.when(first)
+        .then(pl.lit(value, prefs.schema[column]))
+        .otherwise(pl.col(column))
+        .alias(column)
+    )
+    with pytest.raises(InvalidValueError) as info:
+        irm.evaluate(run, ["prefs_simp"], prefs=bad)
+    assert str(info.value) == message

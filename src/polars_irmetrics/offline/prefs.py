@@ -270,6 +270,7 @@ def prefs_measures(
         pl.col("doc_id").cast(pl.String),
         pl.col("rel_level").cast(pl.Float64),
     )
+    _check_rows(p)
     if queries is None:
         wanted = p.select(_Q).unique().join(run_lazy.select(_Q).unique(), on=_Q)
     else:
@@ -545,6 +546,32 @@ def _measures(rows: pl.DataFrame, docs: pl.DataFrame, queries: list[str]) -> pl.
         for m in PREFS_MEASURES
     ]
     return out.select(_Q, *filled).sort(_Q)
+
+
+def _check_rows(prefs: pl.LazyFrame) -> None:
+    """Every preference row names its query, judgment group, sub-group and document and
+    gives a level that is a number (a null one, or NaN, would compare as nothing: its
+    preferences would vanish from every count in silence)."""
+    columns = (_Q, _JG, "jsg", "doc_id", "rel_level")
+    level = pl.col("rel_level")
+    counts = prefs.select(
+        *(pl.col(c).null_count().alias(c) for c in columns),
+        level.is_nan().sum().alias("nan"),
+    ).collect()
+    for column in columns:
+        n = counts.item(0, column)
+        if n:
+            raise InvalidValueError(
+                f"column {column!r} of the preferences (prefs=) has {n} null value(s); "
+                f"every preference row needs its {column}: fill or drop them, e.g. "
+                f".drop_nulls({column!r})"
+            )
+    if counts.item(0, "nan"):
+        raise InvalidValueError(
+            f"column 'rel_level' of the preferences (prefs=) has {counts.item(0, 'nan')} NaN "
+            "value(s); a level is a number that orders the documents of a sub-group: "
+            "replace or drop them"
+        )
 
 
 def _check_levels(rows: pl.DataFrame) -> None:
