@@ -171,7 +171,9 @@ def _warn_on_group_row(row: Mapping[str, Any], doc_id: str) -> None:
             effect="a group the target lacks has a target share of 0 in awrf, so awrf "
             "measures the distance to a target that none of the ranked groups can meet",
         )
-    if row.get(_STRAY):
+    # the target's names groups= never holds, where the warning above is silent (it
+    # speaks of a target holding few of the groups: most likely the same names)
+    if row.get(_STRAY) and 2 * row[_TARGETED] >= row[_GROUPS]:
         warn_from_plan(
             f"target= names {row[_STRAY]} group(s) that groups= never holds (first: "
             f"{row[_STRAY_FIRST]!r}): no document can be in them, so their target share "

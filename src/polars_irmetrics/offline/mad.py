@@ -341,11 +341,11 @@ def build_mad_plan(
             if distinct is not None:  # as the run's ids are cast here (distinct still)
                 listed = distinct.select(pl.col(column).cast(run.collect_schema()[column]))
             tally = held_tally(listed, clusters.select(column), [column], _RUN_IDS, _CLUSTERED)
-            checked = with_tally(checked, tally, functools.partial(_warn, keyword, column, things))
-            # a cluster none of whose ids the run holds has no mean: MAD null in silence
+            # and a cluster none of whose ids the run holds: no mean, MAD null in silence
             empty = _empty_clusters(clusters, listed, column)
-            say = functools.partial(_warn_empty, keyword, things, name)
-            checked = with_tally(checked, empty, say)
+            both = pl.concat([tally, empty], how="horizontal")
+            say = functools.partial(_warn, keyword, column, things, name)
+            checked = with_tally(checked, both, say)
     return checked.sort(by) if by else checked
 
 
@@ -374,7 +374,7 @@ def _empty_clusters(clusters: pl.LazyFrame, listed: pl.LazyFrame, column: str) -
 def _warn_empty(keyword: str, things: str, name: str, row: Mapping[str, Any]) -> None:
     """The warning of a cluster that holds none of the run's ids (``row``:
     :func:`_empty_clusters`'): its mean is undefined, so is the metric."""
-    if row[_FIRST] is None or not row[_HELD]:  # none held: the warning above says so
+    if row[_FIRST] is None or not row[_HELD]:
         return
     warn_from_plan(
         f"{keyword}= has {row[_ALL] - row[_HELD]} of its {row[_ALL]} clusters holding none "
@@ -385,9 +385,12 @@ def _warn_empty(keyword: str, things: str, name: str, row: Mapping[str, Any]) ->
     )
 
 
-def _warn(keyword: str, column: str, things: str, row: Mapping[str, Any]) -> None:
+def _warn(keyword: str, column: str, things: str, name: str, row: Mapping[str, Any]) -> None:
     """The coverage warning of clusters that hold few of the run's ids (``row``:
-    :func:`~polars_irmetrics.ground.validate.held_tally`'s)."""
+    :func:`~polars_irmetrics.ground.validate.held_tally`'s), or else of a cluster that
+    holds none of them (:func:`_empty_clusters`')."""
+    if 2 * row[_CLUSTERED] >= row[_RUN_IDS]:  # most ids line up: is a cluster left empty?
+        _warn_empty(keyword, things, name, row)
     warn_on_joint(
         table=keyword,
         column=column,
