@@ -120,8 +120,10 @@ BAD: list[tuple[str, pl.DataFrame, dict[str, Any], type[Exception], str]] = [
         LOG,
         {"teams": ("A", "C")},
         InvalidValueError,
-        "column 'team' of the log holds 3 team(s) where team-draft interleaving needs the "
-        "teams ('A', 'C'): analyse one pair of systems at a time, e.g. filter the log",
+        # (before: "holds 3 team(s)", where the log holds two, one of them not in teams)
+        "column 'team' of the log holds team 'B', which is not one of teams=('A', 'C'): "
+        "name the log's two teams in teams= (as the log spells them), or filter the log to "
+        "them",
     ),
     (
         "null team",

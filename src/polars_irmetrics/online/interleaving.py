@@ -208,23 +208,28 @@ def _plan(
             f"Boolean or integers 0/1: cast it, e.g. pl.col({columns.clicked!r}).cast(pl.Boolean)"
         )
     name = pl.col(columns.team).cast(pl.String)
-    # the number of teams per segment (plus 1 when a team outside ``teams`` shows up)
+    # the number of teams per segment, and the first team outside ``teams`` (by name)
     found = name.drop_nulls().n_unique()
+    stray = pl.lit(None, pl.String)
     if teams is None:
         a, b = name.min(), name.max()
     else:
         a, b = pl.lit(teams[0]), pl.lit(teams[1])
-        found = found + (~name.is_in(list(teams))).any().cast(pl.UInt32)
+        stray = name.filter(~name.is_in(list(teams))).min()
     if by:
         a, b, found = a.over(list(by)), b.over(list(by)), found.over(list(by))
+        stray = stray.over(list(by))
     pos = pl.col(columns.position)
     sessions = (
-        lf.with_columns(a.alias(_A), b.alias(_B), found.alias(_flag("teams")))
+        lf.with_columns(
+            a.alias(_A), b.alias(_B), found.alias(_flag("teams")), stray.alias(_flag("stray"))
+        )
         .group_by(keys)
         .agg(
             pl.col(_A).first(),
             pl.col(_B).first(),
             pl.col(_flag("teams")).first(),
+            pl.col(_flag("stray")).first(),
             (click & (name == pl.col(_A))).sum().cast(pl.Int64).alias("credit_a"),
             (click & (name == pl.col(_B))).sum().cast(pl.Int64).alias("credit_b"),
             name.is_null().sum().cast(pl.Int64).alias(_flag("null_team")),
@@ -242,6 +247,7 @@ def _plan(
         (credit_b > credit_a).sum().cast(pl.Int64).alias("wins_b"),
         ((credit_a == credit_b) & (credit_a > 0)).sum().cast(pl.Int64).alias("ties"),
         pl.col(_flag("teams")).max().cast(pl.Int64),
+        pl.col(_flag("stray")).min(),
         *(pl.col(_flag(n)).sum() for n in ("null_team", "null_clicked", "unshown_click")),
         pl.col(columns.session_id)
         .filter(pl.col(_flag("unshown_click")) > 0)
@@ -300,6 +306,12 @@ def _finish(
                 f"session {row[f'{INTERNAL}unshown_session']!r}{where} has a click on an item "
                 f"that was not shown (a null {columns.position!r}); a click needs the position "
                 "it was shown at: fix the join of clicks to impressions, or drop those rows"
+            )
+        if row[_flag("stray")] is not None:
+            raise InvalidValueError(
+                f"column {columns.team!r} of the log holds team {row[_flag('stray')]!r}"
+                f"{where}, which is not one of teams={teams!r}: name the log's two teams "
+                "in teams= (as the log spells them), or filter the log to them"
             )
         if row[_flag("teams")] != 2:
             expected = f"the teams {teams!r}" if teams is not None else "two teams"
