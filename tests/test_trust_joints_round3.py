@@ -185,3 +185,24 @@ def test_a_cluster_the_run_never_reaches_is_warned(
         f"give {keyword}= and the run the same ids; or drop the clusters the run does not "
         "reach"
     ]
+
+
+def test_reproducibility_warns_in_its_own_arguments_words() -> None:
+    # ktu and rbo compare the reproduced runs with the original ones through reference=,
+    # which the caller never passed: the warning names original= and the reproduced run
+    original = {"baseline": pl.DataFrame({"query_id": ["q1", "q1", "q2", "q2"],
+                                          "doc_id": ["a", "b", "a", "c"],
+                                          "score": [2.0, 1.0, 2.0, 1.0]})}  # fmt: skip
+    upper = pl.col("doc_id").str.to_uppercase()
+    reproduced = {"baseline": original["baseline"].with_columns(upper)}
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "a"], "relevance": 1})
+    with pytest.warns(CoverageWarning) as caught:
+        irm.reproducibility(original, reproduced, ["map"], qrels=qrels)
+    texts = [str(w.message) for w in caught]
+    assert not any("reference=" in text for text in texts)
+    assert any(
+        text.startswith(
+            "original= holds none of the 3 documents of the reproduced run (column 'doc_id')"
+        )
+        for text in texts
+    )

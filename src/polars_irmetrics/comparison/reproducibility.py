@@ -33,7 +33,7 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_irmetrics.door.evaluate import evaluate
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import CoverageWarning, InvalidValueError
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 
@@ -198,13 +198,20 @@ def _document_order(
     options: Mapping[str, Any],
 ) -> pl.DataFrame:
     names = {f"ktu@{depth}": "ktu", f"rbo_repro_eval(p={p})@{depth}": "rbo"}
-    means = evaluate(
-        _together(reproduced, sides),
-        list(names),
-        reference=_together(original, sides),
-        systems=_RUN,
-        **options,
-    ).collect()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        means = evaluate(
+            _together(reproduced, sides),
+            list(names),
+            reference=_together(original, sides),
+            systems=_RUN,
+            **options,
+        ).collect()
+    for said in caught:  # in this call's words: the original runs are the reference
+        text = str(said.message)
+        if issubclass(said.category, CoverageWarning):
+            text = _in_reproduction_words(text)
+        warnings.warn(text, said.category, stacklevel=3)
     return (
         means.unpivot(on=list(names), index=_RUN, variable_name="measure")
         .select(
@@ -313,3 +320,19 @@ def _tidy(frame: pl.DataFrame, measures: list[str], metrics: list[str]) -> pl.Da
             pl.col("value").cast(pl.Float64),
         )
     )
+
+
+def _in_reproduction_words(text: str) -> str:
+    """A warning of the rank similarity of the reproduced runs against the original ones
+    (``reference=`` inside), in the words of :func:`reproducibility`'s arguments.
+
+    >>> _in_reproduction_words("reference= holds none of the 3 documents of the run")
+    'original= holds none of the 3 documents of the reproduced run'
+    """
+    for old, new in (
+        ("reference=", "original="),
+        ("the reference's", "the original run's"),
+        ("the run", "the reproduced run"),
+    ):
+        text = text.replace(old, new)
+    return text
