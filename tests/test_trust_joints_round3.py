@@ -206,3 +206,21 @@ def test_reproducibility_warns_in_its_own_arguments_words() -> None:
         )
         for text in texts
     )
+
+
+@pytest.mark.parametrize(
+    ("dtype", "advice"),
+    [(pl.Categorical(), "pl.String"), (pl.Enum(["no", "yes"]), "pl.String"),
+     (pl.Date(), "pl.Float64")],
+)  # fmt: skip
+def test_a_label_dtype_is_refused_with_a_cast_that_works(dtype: pl.DataType, advice: str) -> None:
+    # a Categorical of 'yes'/'no' cannot be cast to Float64 (the advice before)
+    values = pl.Series(["yes", "no"]).cast(dtype) if dtype != pl.Date() else pl.Series(
+        [0, 1]).cast(pl.Date)  # fmt: skip
+    table = pl.DataFrame({"query_id": [1, 1], "prediction": [0.9, 0.1], "label": values})
+    with pytest.raises(ColumnTypeError) as info:
+        irm.evaluate(table, ["logloss"])
+    assert str(info.value) == (
+        f"column 'label' has dtype {dtype}; labels must be numbers, booleans or strings: "
+        f"cast it, e.g. pl.col('label').cast({advice})"
+    )

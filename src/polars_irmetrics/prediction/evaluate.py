@@ -533,9 +533,12 @@ def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]
             )
     dtype = schema[options.label]
     if not (dtype.is_numeric() or dtype == pl.Boolean or dtype == pl.String):
+        # a Categorical or Enum of 'yes'/'no' cannot become a number: text it is
+        text = isinstance(dtype, pl.Categorical | pl.Enum)
+        to = "pl.String" if text else "pl.Float64"
         raise ColumnTypeError(
             f"column {options.label!r} has dtype {dtype}; labels must be numbers, booleans "
-            f"or strings: cast it, e.g. pl.col({options.label!r}).cast(pl.Float64)"
+            f"or strings: cast it, e.g. pl.col({options.label!r}).cast({to})"
         )
     rating = sorted(names - BINARY_METRICS)
     if dtype == pl.String and rating:
