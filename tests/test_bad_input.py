@@ -91,7 +91,7 @@ CASES = [
         lambda: (_run(doc_id=[1.0, 2.0, 1.0]), {"qrels": _qrels()}),
         ColumnTypeError,
         "column 'doc_id' in the run has dtype Float64; ids must be strings or integers: "
-        "cast it, e.g. pl.col('doc_id').cast(pl.String)",
+        "cast it, e.g. pl.col('doc_id').cast(pl.Int64)",
     ),
     (
         "float ranks",

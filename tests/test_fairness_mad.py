@@ -261,7 +261,7 @@ ERRORS: list[tuple[str, dict[str, Any], type[Exception], str]] = [
         _worked(user_groups=pl.DataFrame({"query_id": [1.0], "group": [0]})),
         ColumnTypeError,
         "column 'query_id' in the user_groups has dtype Float64; ids must be strings or "
-        "integers: cast it, e.g. pl.col('query_id').cast(pl.String)",
+        "integers: cast it, e.g. pl.col('query_id').cast(pl.Int64)",
     ),
     (
         "user_mad@3",

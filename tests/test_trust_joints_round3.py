@@ -123,7 +123,7 @@ _RUNS = {
         (
             [1.5, 1.5, 2.5],  # before: cast to 1 and 2
             "column 'query_id' in the judgments has dtype Float64; ids must be strings or "
-            "integers: cast it, e.g. pl.col('query_id').cast(pl.String)",
+            "integers: cast it, e.g. pl.col('query_id').cast(pl.Int64)",
         ),
     ],
 )

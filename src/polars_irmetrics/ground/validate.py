@@ -135,9 +135,12 @@ def id_kind(schema: pl.Schema, column: str, frame: str) -> IdKind:
     kind = kind_of(dtype)
     if kind is not None:
         return kind
+    # a float's text ('1.0') matches no integer id of another table: whole numbers
+    # are integers (pl.Int64), anything else text
+    to = "pl.Int64" if dtype.is_float() or dtype.is_decimal() else "pl.String"
     raise ColumnTypeError(
         f"column {column!r} in the {frame} has dtype {dtype}; ids must be strings or "
-        f"integers: cast it, e.g. pl.col({column!r}).cast(pl.String)"
+        f"integers: cast it, e.g. pl.col({column!r}).cast({to})"
     )
 
 
