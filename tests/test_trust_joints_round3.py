@@ -224,3 +224,13 @@ def test_a_label_dtype_is_refused_with_a_cast_that_works(dtype: pl.DataType, adv
         f"column 'label' has dtype {dtype}; labels must be numbers, booleans or strings: "
         f"cast it, e.g. pl.col('label').cast({advice})"
     )
+
+
+def test_an_empty_log_gives_every_online_metric_null() -> None:
+    # before: ctr (a ratio of sums) null, the means of session values NaN (0/0)
+    log = pl.DataFrame(
+        {"session_id": [], "position": [], "clicked": []},
+        schema={"session_id": pl.String, "position": pl.Int64, "clicked": pl.Int64},
+    )
+    got = irm.evaluate_online(log, ["ctr@2", "click_mrr", "abandonment", "click_ndcg@2"])
+    assert got.rows() == [(0, None, None, None, None)]

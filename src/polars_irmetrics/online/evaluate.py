@@ -86,7 +86,8 @@ def _summary(label: str, request: MetricRequest) -> pl.Expr:
     # value is too large for it
     values = pl.col(label).cast(pl.Float64).drop_nulls()
     total = pl.when(beyond_fixed(values).any()).then(values.sum()).otherwise(fixed_sum(values))
-    return (total / values.count()).alias(label)
+    # no session with a value (an empty log): null, as a ratio metric's 0/0 is, not NaN
+    return pl.when(values.count() > 0).then(total / values.count()).alias(label)
 
 
 def aggregate(
