@@ -234,3 +234,17 @@ def test_an_empty_log_gives_every_online_metric_null() -> None:
     )
     got = irm.evaluate_online(log, ["ctr@2", "click_mrr", "abandonment", "click_ndcg@2"])
     assert got.rows() == [(0, None, None, None, None)]
+
+
+def test_a_judgment_group_check_names_the_query_and_the_group() -> None:
+    # before: "in query 'q1\x1f1'", the plan's internal key
+    run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"],
+                        "score": [1.0, float("nan")]})  # fmt: skip
+    qrels_jg = pl.DataFrame({"query_id": ["q1", "q1"], "jg": [1, 2], "doc_id": ["a", "a"],
+                             "relevance": [1, 1]})  # fmt: skip
+    with pytest.raises(InvalidValueError) as info:
+        irm.evaluate(run, ["P_avgjg@1"], qrels_jg=qrels_jg)
+    assert str(info.value) == (
+        "column 'score' of the run has 1 NaN value(s) in query 'q1 (judgment group 1)'; NaN "
+        "cannot be ranked: replace them, e.g. pl.col('score').fill_nan(float('-inf'))"
+    )

@@ -46,7 +46,9 @@ AVGJG_MEASURES: dict[str, str] = {
 }
 
 _AVGJG = re.compile(r"^(.+?)_avgjg(_.+|@.+|\(.*\))?$")
-_SEP = "\x1f"  # joins a query id and a group into one key (not in whitespace ids)
+#: joins a query id and a group into one key, as the checks' messages show it ("query
+#: 'q1 (judgment group 2)'"); the query id comes back by a join, never by a split
+_GROUP_OPEN, _GROUP_CLOSE = " (judgment group ", ")"
 
 
 def base_metric(name: str) -> str:
@@ -89,7 +91,8 @@ def build_jg_plan(
             "or read trec_eval's file with irm.read_trec_qrels_jg"
         )
     qid = pl.col(query_id).cast(pl.String)
-    key = pl.concat_str(qid, pl.lit(_SEP), pl.col(jg).cast(pl.String)).alias(query_id)
+    group = pl.col(jg).cast(pl.String)
+    key = pl.concat_str(qid, pl.lit(_GROUP_OPEN), group, pl.lit(_GROUP_CLOSE)).alias(query_id)
     groups = qrels_jg.select(qid.alias("_qid"), key).unique()
     paired = run.with_columns(qid.alias("_qid")).drop(query_id)
     paired = paired.join(groups, on="_qid", how="inner").drop("_qid")
@@ -102,7 +105,9 @@ def build_jg_plan(
         options.replace(per_query=True, buckets=None),
     )
     return (
-        per_group.with_columns(pl.col(query_id).str.split(_SEP).list.first())
+        per_group.join(groups, on=query_id, how="left")
+        .with_columns(pl.col("_qid").alias(query_id))
+        .drop("_qid")
         .group_by(query_id)
         # the groups' mean in fixed point: the groups arrive in no fixed order (a float
         # mean of 0.1, 0.1 and 0.4 is 0.20000000000000004 or 0.19999999999999998)
