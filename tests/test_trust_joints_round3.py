@@ -248,3 +248,17 @@ def test_a_judgment_group_check_names_the_query_and_the_group() -> None:
         "column 'score' of the run has 1 NaN value(s) in query 'q1 (judgment group 1)'; NaN "
         "cannot be ranked: replace them, e.g. pl.col('score').fill_nan(float('-inf'))"
     )
+
+
+def test_ids_that_differ_by_surrounding_spaces_get_a_hint() -> None:
+    # before: the warning's generic advice only (its hints read case, prefixes and zeros)
+    run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": [" a", "b "], "score": [2.0, 1.0]})
+    qrels = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    with pytest.warns(CoverageWarning) as caught:
+        irm.evaluate(run, ["map"], qrels=qrels)
+    assert str(caught[0].message).endswith(
+        "2 (query, document) pair(s) of the run match a judgment only when the spaces around "
+        "the ids are ignored (run ' a', judgments 'a'): ids are compared exactly, as "
+        "trec_eval compares them; give both the same spelling, e.g. "
+        "pl.col('doc_id').str.strip_chars() on the run and the judgments."
+    )

@@ -165,12 +165,12 @@ def id_hints(run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup) -> tuple[Hint
 def _case_pairs(
     run: pl.LazyFrame, qrels: pl.LazyFrame, query_id: str, doc_id: str
 ) -> tuple[pl.DataFrame, int]:
-    """The first (query, run document, judged document) that matches only when case is
-    ignored, and how many pairs of the run do."""
+    """The first (query, run document, judged document) that matches only when case (or
+    the spaces around an id) is ignored, and how many pairs of the run do."""
     pairs = [query_id, doc_id]
     ran = run.select(pl.col(query_id), pl.col(doc_id).cast(pl.String)).unique()
     judged = qrels.select(pl.col(query_id), pl.col(doc_id).cast(pl.String)).unique()
-    lower = pl.col(doc_id).str.to_lowercase()
+    lower = pl.col(doc_id).str.strip_chars().str.to_lowercase()
     folded = (
         ran.join(judged, on=pairs, how="anti")
         .with_columns(lower.alias(FOLDED))
@@ -185,11 +185,23 @@ def _case_text(sample: pl.DataFrame, count: int, doc_id: str) -> str | None:
     if not sample.height:
         return None
     ran_id, judged_id = sample.get_column(doc_id)[0], sample.get_column(f"{doc_id}_right")[0]
+    spaces = ran_id.strip() != ran_id or judged_id.strip() != judged_id
+    cased = ran_id.strip() != judged_id.strip()
+    what = {
+        (False, True): "case is ignored",
+        (True, False): "the spaces around the ids are ignored",
+        (True, True): "case and the spaces around the ids are ignored",
+    }[spaces, cased]
+    fix = {
+        (False, True): ".str.to_lowercase()",
+        (True, False): ".str.strip_chars()",
+        (True, True): ".str.strip_chars().str.to_lowercase()",
+    }[spaces, cased]
     return (
         f"{count} (query, document) pair(s) of the run match a judgment only when "
-        f"case is ignored (run {ran_id!r}, judgments {judged_id!r}): ids are compared "
+        f"{what} (run {ran_id!r}, judgments {judged_id!r}): ids are compared "
         "exactly, as trec_eval compares them; give both the same spelling, e.g. "
-        f"pl.col({doc_id!r}).str.to_lowercase() on the run and the judgments."
+        f"pl.col({doc_id!r}){fix} on the run and the judgments."
     )
 
 
