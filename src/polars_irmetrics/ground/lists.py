@@ -19,9 +19,9 @@ frame whose ``doc_id`` is not a list is returned as it is. An empty list is a qu
 no document (dropped: a run's query then counts as unretrieved; the judgments' query is
 then not judged at all, so it is left out of the means and of ``num_q``, as a query
 without judgments is in trec_eval; to score it 0, judge one of its documents not
-relevant: a ``relevance`` list with a 0). A null list, or parallel lists of different lengths, raise
-:class:`~polars_irmetrics.errors.InvalidValueError` naming the column and the query when
-the plan runs; null ids or labels *inside* a list are found by the evaluation's own
+relevant: a ``relevance`` list with a 0). A null list, or parallel lists of different
+lengths, raise :class:`~polars_irmetrics.errors.InvalidValueError` naming the column and
+the query when the plan runs; null ids or labels *inside* a list are found by the evaluation's own
 checks, as in the long form.
 """
 
