@@ -50,7 +50,12 @@ from polars_irmetrics.ground.facts import SharedFacts, SharedIds
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions, check_read
-from polars_irmetrics.ground.validate import TALLY, judged_tally, warn_on_judged, with_tally
+from polars_irmetrics.ground.validate import (
+    judged_tally,
+    tally_counts,
+    warn_on_judged,
+    with_tally,
+)
 from polars_irmetrics.metrics.registry import (
     INPUTS,
     MetricRequest,
@@ -1029,8 +1034,7 @@ def _judged_coverage(
     sink = warn
 
     def hand(row: Mapping[str, Any]) -> None:
-        frame = pl.DataFrame([{c: row[c] for c in TALLY}], schema=dict.fromkeys(TALLY, pl.Int64))
-        part = frame.filter(pl.col("queries") > 0)
+        part = tally_counts(row)
         sink(Coverage(part, unretrieved, doc_id=options.doc_id, query_id=options.query_id))
 
     return with_tally(plan, counts, hand)

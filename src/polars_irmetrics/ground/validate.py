@@ -46,6 +46,7 @@ __all__ = [
     "raise_on_bad_rows",
     "require_columns",
     "suspect",
+    "tally_counts",
     "warn_from_plan",
     "warn_on_counts",
     "warn_on_coverage",
@@ -793,12 +794,26 @@ def judged_tally(
     )
 
 
+def tally_counts(row: Mapping[str, Any], columns: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """One tally row (a plan's :data:`TALLY` counts, read where the plan runs; ``columns``:
+    each count's name in ``row`` where it is not the count's own) as the frame
+    :func:`warn_on_counts` reads: empty where no query is judged.
+
+    >>> tally_counts({"queries": 0, "found_queries": 0, "docs": 0, "found": 0, "listed": None})
+    shape: (0, 5)
+    ...
+    """
+    names = columns or {c: c for c in TALLY}
+    values = [{c: row[names[c]] for c in TALLY}]
+    counts = pl.DataFrame(values, schema=dict.fromkeys(TALLY, pl.Int64))
+    return counts.filter(pl.col("queries") > 0)
+
+
 def warn_on_judged(row: Mapping[str, Any], unretrieved: Policy) -> None:
     """The coverage warning of the judged queries' counts ``row`` (the :data:`TALLY`
     columns: no judged document retrieved, no judged query), in the words of the
     ranking metrics'."""
-    counts = pl.DataFrame([{c: row[c] for c in TALLY}], schema=dict.fromkeys(TALLY, pl.Int64))
-    warn_on_counts(counts.filter(pl.col("queries") > 0), systems=(), unretrieved=unretrieved)
+    warn_on_counts(tally_counts(row), systems=(), unretrieved=unretrieved)
 
 
 #: The column that marks the tally row :func:`with_tally` adds to a plan's values.

@@ -80,6 +80,7 @@ from polars_irmetrics.ground.validate import (
     check_numeric,
     raise_on_bad_rows,
     require_columns,
+    tally_counts,
     warn_from_plan,
     warn_on_counts,
     with_tally,
@@ -448,12 +449,8 @@ def _tally(ranked: pl.LazyFrame, prefs: pl.LazyFrame, depth: int | None) -> pl.L
 def _warn_on_coverage(row: Mapping[str, Any], unretrieved: Policy, hints: Sequence[Hint]) -> None:
     """The ranking metrics' coverage warning (:func:`warn_on_counts`) of :func:`_tally`'s
     row, naming the preferences (``prefs=``) where theirs names the judgments."""
-    counts = pl.DataFrame(
-        [{name: row[column] for name, column in _COUNTS.items()}],
-        schema=dict.fromkeys(TALLY, pl.Int64),
-    )
     warn_on_counts(
-        counts.filter(pl.col("queries") > 0),
+        tally_counts(row, _COUNTS),
         systems=(),
         unretrieved=unretrieved,
         hints=hints,

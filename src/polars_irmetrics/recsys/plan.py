@@ -199,7 +199,7 @@ def build_recsys_plan(
 
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
     kinds = _check_schemas(tables, scope, options)
-    words = _words(tables.recommendations.collect_schema(), scope, options)
+    words = _words(options)
     whole = rows = _rows(tables.recommendations, scope, options, kinds)
     checks: list[pl.LazyFrame] = []
     interactions, item_features = tables.interactions, tables.item_features
@@ -1061,7 +1061,7 @@ def _frame(options: RecsysOptions) -> str:
     return "recommendations" if options.caller == "irm.beyond_accuracy" else "run"
 
 
-def _words(schema: pl.Schema, scope: CollectionScope, options: RecsysOptions) -> Words:
+def _words(options: RecsysOptions) -> Words:
     """What the run checks' messages name (:class:`~polars_irmetrics.recsys.checks.Words`)."""
     return Words(
         {"doc_id": options.item_id, "rank": options.rank, "score": options.score},
