@@ -485,6 +485,11 @@ def test_the_exposure_measures_warn_of_a_run_that_misses_the_judgments(
     assert beside == ranking
     assert len(ranking) == 1
     assert ranking[0].startswith(_NO_JUDGED)
+    # alone, the same words and the ranking metrics' hint (the ids match once case is
+    # ignored; before, the generic advice); their tally does not count listed queries
+    tail = ": every metric scores 0"
+    assert alone[0].split(tail)[1] == ranking[0].split(tail)[1]
+    assert "match a judgment only when case is ignored" in alone[0]
     clean = {**tables, "qrels": DETERMINISTIC["qrels"]}
     assert _warned(lambda: evaluate(run, ["ee_relevance", "awrf_ndcg"], **clean)) == []
 
@@ -504,6 +509,7 @@ def test_engines_warn_of_a_run_that_misses_the_judgments_as_one_machine(
 
     expected = judged(lambda: irm.evaluate(DETERMINISTIC["run"], metrics, **given))
     assert len(expected) == 1
+    assert "match a judgment only when case is ignored" in expected[0]
     frames = {name: frame(table) for name, table in given.items()}
     run = frame(DETERMINISTIC["run"])
     for per_query in (False, True):

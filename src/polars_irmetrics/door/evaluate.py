@@ -68,7 +68,7 @@ from polars_irmetrics.metrics.registry import (
 from polars_irmetrics.metrics.spec import JOINABLE, Route
 from polars_irmetrics.offline.attributes import with_query_attributes
 from polars_irmetrics.offline.catalogue import build_offline_plan
-from polars_irmetrics.offline.coverage import Coverage, CoverageSink
+from polars_irmetrics.offline.coverage import CoverageSink, judged_coverage, judged_hints
 from polars_irmetrics.offline.jg import build_jg_plan
 from polars_irmetrics.offline.prefs import build_prefs_plan
 from polars_irmetrics.offline.ps_parts import propensity_plan
@@ -1027,15 +1027,17 @@ def _judged_coverage(
     judged = any("judgments" in r.reads for _, r in exposure)
     if qrels is None or not judged or warn is False or options.system_keys:
         return plan
-    counts = judged_tally(run, qrels, options.query_id, options.doc_id)
+    query_id, doc_id = options.query_id, options.doc_id
+    counts = judged_tally(run, qrels, query_id, doc_id)
     unretrieved = options.unretrieved
-    if warn is True:
-        return with_tally(plan, counts, lambda row: warn_on_judged(row, unretrieved))
+    if warn is True:  # with the ranking metrics' hints (case, a prefix), on its path only
+        hints = judged_hints(run, qrels, query_id, doc_id)
+        return with_tally(plan, counts, lambda row: warn_on_judged(row, unretrieved, hints))
     sink = warn
 
     def hand(row: Mapping[str, Any]) -> None:
         part = tally_counts(row)
-        sink(Coverage(part, unretrieved, doc_id=options.doc_id, query_id=options.query_id))
+        sink(judged_coverage(part, run, qrels, query_id, doc_id, unretrieved))
 
     return with_tally(plan, counts, hand)
 

@@ -809,11 +809,13 @@ def tally_counts(row: Mapping[str, Any], columns: Mapping[str, str] | None = Non
     return counts.filter(pl.col("queries") > 0)
 
 
-def warn_on_judged(row: Mapping[str, Any], unretrieved: Policy) -> None:
+def warn_on_judged(
+    row: Mapping[str, Any], unretrieved: Policy, hints: Sequence[Hint] = ()
+) -> None:
     """The coverage warning of the judged queries' counts ``row`` (the :data:`TALLY`
     columns: no judged document retrieved, no judged query), in the words of the
-    ranking metrics'."""
-    warn_on_counts(tally_counts(row), systems=(), unretrieved=unretrieved)
+    ranking metrics', with their ``hints``."""
+    warn_on_counts(tally_counts(row), systems=(), unretrieved=unretrieved, hints=hints)
 
 
 #: The column that marks the tally row :func:`with_tally` adds to a plan's values.

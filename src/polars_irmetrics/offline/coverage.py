@@ -26,6 +26,7 @@ from polars_irmetrics.ground.validate import (
     LISTED,
     Hint,
     Policy,
+    common_id_dtype,
     coverage_counts,
     is_text,
     merge_counts,
@@ -34,7 +35,14 @@ from polars_irmetrics.ground.validate import (
 )
 from polars_irmetrics.offline.setup import Setup
 
-__all__ = ["Coverage", "CoverageSink", "id_hints", "part_coverage"]
+__all__ = [
+    "Coverage",
+    "CoverageSink",
+    "id_hints",
+    "judged_coverage",
+    "judged_hints",
+    "part_coverage",
+]
 
 FOLDED = f"{INTERNAL}folded"
 
@@ -160,6 +168,81 @@ def id_hints(run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup) -> tuple[Hint
 
         hints.append(query_hint)
     return tuple(hints)
+
+
+def judged_hints(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, query_id: str, doc_id: str
+) -> tuple[Hint, ...]:
+    """:func:`id_hints` for a route that reads the judgments beside its own rows (the
+    exposure measures, the propensity-scored metrics: their warning is
+    :func:`~polars_irmetrics.ground.validate.warn_on_judged`'s): each id of both tables
+    cast to one dtype first, as the tally casts them; the case hint where the documents
+    are text, the prefix hint where the queries are."""
+    run, qrels, doc_text, query_text = _common_ids(run, qrels, query_id, doc_id)
+    hints: list[Hint] = []
+    if doc_text:
+
+        def case_hint() -> str | None:
+            return _case_text(*_case_pairs(run, qrels, query_id, doc_id), doc_id)
+
+        hints.append(case_hint)
+    if query_text:
+
+        def query_hint() -> str | None:
+            return _query_text(*_query_ids(run, qrels, query_id), query_id)
+
+        hints.append(query_hint)
+    return tuple(hints)
+
+
+def judged_coverage(
+    counts: pl.DataFrame,
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    query_id: str,
+    doc_id: str,
+    unretrieved: Policy,
+) -> Coverage:
+    """The :class:`Coverage` of one engine part of such a route (:func:`judged_hints`):
+    ``counts`` its tally, the hints' data computed on its rows where the tally is
+    suspect, as :func:`part_coverage` computes them for the ranking metrics."""
+    base = Coverage(counts, unretrieved, doc_id=doc_id, query_id=query_id)
+    if not suspect(counts):
+        return base
+    run, qrels, doc_text, query_text = _common_ids(run, qrels, query_id, doc_id)
+    case, case_count, ran, judged = None, 0, None, None
+    if doc_text:
+        case, case_count = _case_pairs(run, qrels, query_id, doc_id)
+    if query_text:
+        ran, judged = pl.collect_all(_query_ids(run, qrels, query_id))
+        ran = ran.join(judged, on=query_id, how="anti")
+    return Coverage(
+        counts,
+        unretrieved,
+        case=case,
+        case_count=case_count,
+        ran=ran,
+        judged=judged,
+        doc_id=doc_id,
+        query_id=query_id,
+    )
+
+
+def _common_ids(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, query_id: str, doc_id: str
+) -> tuple[pl.LazyFrame, pl.LazyFrame, bool, bool]:
+    """The ids of ``run`` and ``qrels`` in one dtype each (the tally's), and whether
+    the documents and the queries are text."""
+    ran, held = run.collect_schema(), qrels.collect_schema()
+    keys = (query_id, doc_id)
+    dtypes = {k: common_id_dtype([ran[k], held[k]]) for k in keys}
+    cast = [pl.col(k).cast(dtypes[k]) for k in keys]
+    return (
+        run.select(cast),
+        qrels.select(cast),
+        is_text(dtypes[doc_id]),
+        is_text(dtypes[query_id]),
+    )
 
 
 def _case_pairs(
