@@ -89,14 +89,22 @@ def test_query_ids_that_match_after_a_prefix_or_zeros(frame_kind: str, run_ids: 
     run = RUN.with_columns(pl.col("query_id").replace_strict(ids))
     out, caught = _evaluate(run, frame_kind, ["mrr"], qrels=QRELS)
     assert out["mrr"].item() == 0.0
+    hint = (
+        # ids that differ in case alone: the case hint (strip_prefix('q') would not help)
+        "4 query id(s) of the run match a judged query only once case is ignored (run "
+        "'Q001', judgments 'q001'): ids are compared exactly, as trec_eval compares them; "
+        "give both the same spelling, e.g. pl.col('query_id').str.to_lowercase() on the "
+        "run and the judgments."
+        if run_ids == "Q001"
+        else "4 query id(s) of the run match a judged query only once a prefix or leading "
+        f"zeros are stripped (run {rename('q001')!r}, judgments 'q001'): give both the same "
+        "ids, e.g. pl.concat_str(pl.lit('q'), pl.col('query_id')) or "
+        "pl.col('query_id').str.strip_prefix('q')."
+    )
     assert _messages(caught) == [
         "the run retrieves no judged document (0 of 4 judged documents, in 0 of 4 judged "
         "queries; it lists 0 of the 4 judged queries): every metric scores 0 on every "
-        "judged query, as trec_eval scores such a run. 4 query id(s) of the run match a "
-        f"judged query only once a prefix or leading zeros are stripped (run "
-        f"{rename('q001')!r}, judgments 'q001'): give both the same ids, e.g. "
-        "pl.concat_str(pl.lit('q'), pl.col('query_id')) or "
-        "pl.col('query_id').str.strip_prefix('q')."
+        f"judged query, as trec_eval scores such a run. {hint}"
     ]
 
 
@@ -160,7 +168,8 @@ def test_empty_judgments_are_warned_about(frame_kind: str, systems: str | None) 
     where = " (with systems=: or the run has no rows)" if systems else ""
     assert _messages(caught) == [
         f"no judged query to evaluate: the judgments are empty{where}, so every mean is "
-        "over 0 queries (num_q 0); check the judgments' file or frame (trec_eval refuses "
+        "over 0 queries (num_q 0; with unjudged='zero', over the run's queries, each "
+        "scoring 0); check the judgments' file or frame (trec_eval refuses "
         "such an evaluation: 'No queries with both results and relevance info')"
     ]
 

@@ -147,7 +147,8 @@ def test_empty_preferences_are_warned_about() -> None:
     got = _warnings(lambda: irm.evaluate(run_frame(), ["prefs_simp"], prefs=PREFS.clear()))
     assert got == [
         "no judged query to evaluate: the preferences (prefs=) are empty, so every mean is "
-        "over 0 queries (num_q 0); check the preferences' file or frame (trec_eval refuses "
+        "over 0 queries (num_q 0; with unjudged='zero', over the run's queries, each "
+        "scoring 0); check the preferences' file or frame (trec_eval refuses "
         "such an evaluation: 'No queries with both results and relevance info')"
     ]
 

@@ -579,10 +579,29 @@ def evaluate_tables(
     # an option none of the metrics reads is refused, never ignored
     check_read(built, labels_by_route(requests, route), labels=lazy.get("labels") is not None)
     check_level_read(built, requests)
+    _check_key_names(built, [label for label, _ in requests], table_name)
     plan = evaluate_plan(frame.lazy(), requests, lazy, built, route=route, caller=caller)
     if isinstance(frame, pl.LazyFrame):
         return plan
     return collect_guarded(plan, eager_engine([frame, *given.values()]))
+
+
+def _check_key_names(options: EvalOptions, labels: list[str], table: str) -> None:
+    """Refuse a query id column named as a metric's column (per query, one column would
+    hold the query ids and the values at once; the means are computed from that table).
+
+    >>> _check_key_names(EvalOptions.build(query_id="map"), ["map"], "run")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: query_id='map' names the column 'map', ...
+    """
+    key = options.query_id
+    if key in labels:
+        raise InvalidValueError(
+            f"query_id={key!r} names the column {key!r}, which is also a metric's column of "
+            f"the result; rename the key first, e.g. {table}.rename({{{key!r}: "
+            f"{key + '_id'!r}}}) (and the other tables alike), and pass query_id={key + '_id'!r}"
+        )
 
 
 #: The routes whose binary metrics read ``relevance_level``.

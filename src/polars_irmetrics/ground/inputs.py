@@ -66,7 +66,9 @@ def as_polars(frame: object, name: str) -> pl.DataFrame | pl.LazyFrame:
     if pandas is not None and isinstance(frame, pandas.DataFrame):
         try:
             return pl.from_pandas(frame)
-        except (pa.lib.ArrowException, pl.exceptions.PolarsError) as error:
+        # polars raises TypeError for an object column whose first value is text and a
+        # later one a number (ValueError for a name held twice)
+        except (pa.lib.ArrowException, pl.exceptions.PolarsError, TypeError, ValueError) as error:
             raise _unconverted(name, frame, error) from error
     what = type_name(frame)
     if isinstance(frame, ArrowStreamExportable) and not isinstance(frame, pl.Series):
@@ -95,11 +97,19 @@ def _unconverted(name: str, frame: Any, error: Exception) -> ColumnTypeError:
     ...
     polars_irmetrics.errors.ColumnTypeError: column 'doc_id' of the run (a pandas ...
     """
+    twice = [str(c) for c in frame.columns[frame.columns.duplicated()].unique()]
+    if twice:
+        shown = ", ".join(repr(c) for c in twice)
+        return ColumnTypeError(
+            f"the {name} (a pandas DataFrame) has more than one column named {shown}: a "
+            "polars table names each column once; keep one of them, e.g. "
+            "df.loc[:, ~df.columns.duplicated()], or rename the others"
+        )
     column, reason = None, " ".join(str(error).split())
     for label in frame.columns:
         try:
             pl.from_pandas(frame[[label]])
-        except (pa.lib.ArrowException, pl.exceptions.PolarsError) as alone:
+        except (pa.lib.ArrowException, pl.exceptions.PolarsError, TypeError) as alone:
             column, reason = label, " ".join(str(alone).split())
             break
     where = f"column {column!r} of the {name}" if column is not None else f"the {name}"

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
+import polars as pl
+
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.buckets import Buckets, check_buckets, check_spill_dir
 from polars_irmetrics.ground.debias import Debias
@@ -278,6 +280,37 @@ def _keys(name: str, value: object) -> tuple[str, ...]:
     )
 
 
+#: The options that name one column of a table (a text; ``None`` too where optional).
+_COLUMN_NAMES = (
+    "query_id", "doc_id", "rank", "score", "relevance", "clicked", "dwell", "converted",
+    "timestamp", "label", "prediction", "sample_weight", "features",
+    "serendipity_relevance", "jg", "sample_id", "round_id", "action", "reward",
+    "propensity", "position", "partitioned_by",
+)  # fmt: skip
+_OPTIONAL_COLUMNS = ("sample_weight", "serendipity_relevance", "partitioned_by")
+
+
+def _check_column_name(name: str, value: object, *, optional: bool) -> None:
+    """Refuse a column-name option that is not one name (a list, a ``pl.col``)."""
+    if isinstance(value, str) or (optional and value is None):
+        return
+    if isinstance(value, pl.Expr):
+        fix = "the column's name, e.g. score='score'; compute a column first with .with_columns"
+    elif isinstance(value, list | tuple) and len(value) == 1 and isinstance(value[0], str):
+        fix = f"one name, e.g. {name}={value[0]!r}"
+    else:
+        fix = f"one name, e.g. {name}={name!r}" if name not in _OPTIONAL_COLUMNS else "a name"
+    none = " or None" if optional else ""
+    raise InvalidValueError(
+        f"{name} must be a column name (a str{none}), got {_shown(value)}; pass {fix}"
+    )
+
+
+def _shown(value: object) -> str:
+    """``value`` in a message: an expression by its type, not its whole tree."""
+    return "a polars expression" if isinstance(value, pl.Expr) else repr(value)
+
+
 @dataclass(frozen=True)
 class EvalOptions:
     """Everything an evaluation takes besides its tables and metrics; the fields and
@@ -405,6 +438,8 @@ class EvalOptions:
 
     def check(self) -> None:
         """Refuse a value that is wrong whatever the data (see the module)."""
+        for name in _COLUMN_NAMES:
+            _check_column_name(name, getattr(self, name), optional=name in _OPTIONAL_COLUMNS)
         by = _keys("by", self.by)
         systems = _keys("systems", self.systems)
         for name, keys in (("by", by), ("systems", systems)):

@@ -713,7 +713,8 @@ def warn_on_counts(
         where = " (with systems=: or the run has no rows)" if systems else ""
         emit(
             f"no judged query to evaluate: the judgments are empty{where}, so every mean "
-            "is over 0 queries (num_q 0); check the judgments' file or frame (trec_eval "
+            "is over 0 queries (num_q 0; with unjudged='zero', over the run's queries, each "
+            "scoring 0); check the judgments' file or frame (trec_eval "
             "refuses such an evaluation: 'No queries with both results and relevance info')"
         )
         return

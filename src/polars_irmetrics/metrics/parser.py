@@ -669,7 +669,20 @@ def parse_metric_list(metrics: str | Iterable[str]) -> list[tuple[str, MetricReq
     cutoff, labelled with the user's spelling and that cutoff (``"recall@1"``, ...);
     they all go into the plan's one group-by.
     """
+    if not isinstance(metrics, str) and not (
+        isinstance(metrics, Iterable) and not isinstance(metrics, Mapping)
+    ):
+        raise MetricParameterError(
+            f"metrics must be a metric name or a list of names, got {metrics!r}; pass names "
+            "such as ['ndcg@10', 'map']"
+        )
     given = [metrics] if isinstance(metrics, str) else list(metrics)
+    odd = [m for m in given if not isinstance(m, str)]
+    if odd:
+        raise MetricParameterError(
+            f"metrics must be names (str), got {odd[0]!r} among them; pass names such as "
+            "['ndcg@10', 'map']"
+        )
     if not given:
         raise MetricParameterError("no metrics given: pass names such as ['ndcg@10', 'map']")
     names = [name for text in given for name in expand_metric_names(text)]

@@ -323,9 +323,29 @@ def _query_text(ran: pl.LazyFrame, judged: pl.LazyFrame, query_id: str) -> str |
         return None
     ran_id = sample.get_column(query_id)[0]
     judged_id = sample.get_column(f"{query_id}_right")[0]
+    if ran_id.strip().lower() == judged_id.strip().lower():  # 'Q1' and 'q1': case, spaces
+        return _case_query_text(count.item(), ran_id, judged_id, query_id)
     return (
         f"{count.item()} query id(s) of the run match a judged query only once a prefix "
         f"or leading zeros are stripped (run {ran_id!r}, judgments {judged_id!r}): "
         "give both the same ids, e.g. pl.concat_str(pl.lit('q'), pl.col("
         f"{query_id!r})) or pl.col({query_id!r}).str.strip_prefix('q')."
+    )
+
+
+def _case_query_text(count: int, ran_id: str, judged_id: str, query_id: str) -> str:
+    """The query hint where the first pair differs only in case or surrounding spaces."""
+    cased = ran_id.strip() != judged_id.strip()
+    spaces = ran_id.strip() != ran_id or judged_id.strip() != judged_id
+    what = {
+        (True, False): "case is ignored",
+        (False, True): "the spaces around them are ignored",
+        (True, True): "case and the spaces around them are ignored",
+    }[cased, spaces]
+    fix = ".str.strip_chars()" * spaces + ".str.to_lowercase()" * cased
+    return (
+        f"{count} query id(s) of the run match a judged query only once {what} "
+        f"(run {ran_id!r}, judgments "
+        f"{judged_id!r}): ids are compared exactly, as trec_eval compares them; give both "
+        f"the same spelling, e.g. pl.col({query_id!r}){fix} on the run and the judgments."
     )

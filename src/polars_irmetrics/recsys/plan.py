@@ -866,6 +866,11 @@ def _categories(
     return named, checks
 
 
+#: Vectors whose largest component lies within [1 / _SAFE, _SAFE] square and sum
+#: without overflow or underflow (to about 1e-300 for a thousand components).
+_SAFE = 1e100
+
+
 def _unit_vectors(
     item_features: pl.LazyFrame, options: RecsysOptions, kinds: dict[str, pl.DataType]
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
@@ -880,7 +885,9 @@ def _unit_vectors(
     null = pl.col(column).is_null()
     empty = ~null & (length == 0)
     bad_value = ~null & ~empty & ~finite
-    zero = ~null & ~empty & finite & (squares == 0)
+    # every component 0 (not a sum of squares that underflows: 1e-170 is a direction)
+    nonzero = pl.col(column).list.eval(pl.element() != 0).list.any()
+    zero = ~null & ~empty & finite & ~nonzero
     lengths = length.filter(~null & ~empty)
     ragged = ~null & ~empty & (length != lengths.min())
     checks = table.select(
@@ -901,7 +908,20 @@ def _unit_vectors(
             count=pl.len() - pl.col(item).n_unique(),
         ),
     )
-    units = table.select(item, (pl.col(column) / squares.sqrt()).alias(_UNIT))
+    # |v| without overflow or underflow: where the largest component is far from 1
+    # (1e155 squares to inf, 1e-170 to 0), v is scaled by it first (the other vectors
+    # keep their bits)
+    top = pl.col(column).list.eval(pl.element().abs()).list.max()
+    scaled = pl.col(column) / top
+    wide = (top > _SAFE) | (top < 1 / _SAFE)
+    unit = (
+        pl.when(wide)
+        .then(scaled / (scaled * scaled).list.sum().sqrt())
+        .otherwise(pl.col(column) / squares.sqrt())
+    )
+    # a ragged vector is refused by the checks; null here, so that no dot product of two
+    # lengths fails in polars before they run
+    units = table.select(item, pl.when(ragged).then(None).otherwise(unit).alias(_UNIT))
     return units, checks
 
 

@@ -1,0 +1,189 @@
+"""Trust at the joints, fourth pass: the shapes of arguments and of values a probe of the
+door found unwrapped or silently wrong (each case failed before its fix)."""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from typing import Any
+
+import pandas as pd
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import (
+    ColumnTypeError,
+    CoverageWarning,
+    InvalidValueError,
+    MetricParameterError,
+)
+
+RUN = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"], "score": [2.0, 1.0, 1.0]}
+)
+QRELS = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "a"], "relevance": [1, 1]})
+
+
+# a pandas object column whose first value is text and a later one a number: polars'
+# own TypeError came through; a column name held twice: its ValueError
+@pytest.mark.parametrize(
+    ("frame", "message"),
+    [
+        (
+            pd.DataFrame({"query_id": ["q1", 1], "doc_id": ["a", "b"], "score": [1.0, 2.0]}),
+            "column 'query_id' of the run (a pandas DataFrame) holds values Arrow cannot "
+            "convert to one type ('int' object is not an instance of 'str'); give the "
+            "column one type first: ids as text, e.g. df['query_id'].astype(str), scores "
+            "and labels as numbers, e.g. df['query_id'].astype(float)",
+        ),
+        (
+            pd.DataFrame(
+                [["q1", "a", 1.0, 2.0]], columns=["query_id", "doc_id", "score", "score"]
+            ),
+            "the run (a pandas DataFrame) has more than one column named 'score': a polars "
+            "table names each column once; keep one of them, e.g. "
+            "df.loc[:, ~df.columns.duplicated()], or rename the others",
+        ),
+    ],
+)
+def test_pandas_tables_polars_cannot_take_are_refused_in_our_words(
+    frame: pd.DataFrame, message: str
+) -> None:
+    with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(frame, ["mrr"], qrels=QRELS)
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (
+            {"score": pl.col("score")},
+            "score must be a column name (a str), got a polars expression; pass the column's "
+            "name, e.g. score='score'; compute a column first with .with_columns",
+        ),
+        (
+            {"query_id": ["query_id"]},
+            "query_id must be a column name (a str), got ['query_id']; pass one name, e.g. "
+            "query_id='query_id'",
+        ),
+        (
+            {"doc_id": 3},
+            "doc_id must be a column name (a str), got 3; pass one name, e.g. doc_id='doc_id'",
+        ),
+        (
+            {"sample_weight": ["w"]},
+            "sample_weight must be a column name (a str or None), got ['w']; pass one name, "
+            "e.g. sample_weight='w'",
+        ),
+    ],
+)
+def test_column_options_must_be_one_name(given: dict[str, Any], message: str) -> None:
+    # before: Python's TypeError (an Expr's truth value, an unhashable list) or polars'
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(RUN, ["mrr"], qrels=QRELS, **given)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "message"),
+    [
+        (None, "metrics must be a metric name or a list of names, got None"),
+        (3, "metrics must be a metric name or a list of names, got 3"),
+        ({"map": 1}, "metrics must be a metric name or a list of names, got {'map': 1}"),
+        ([1], "metrics must be names (str), got 1 among them"),
+        (["map", None], "metrics must be names (str), got None among them"),
+    ],
+)
+def test_metrics_must_be_names(metrics: Any, message: str) -> None:
+    full = f"{message}; pass names such as ['ndcg@10', 'map']"
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(full)}$"):
+        irm.evaluate(RUN, metrics, qrels=QRELS)
+
+
+@pytest.mark.parametrize("per_query", [False, True])
+def test_a_query_column_named_as_a_metric_is_refused(per_query: bool) -> None:
+    # before: polars' DuplicateError with the plan's tree
+    run, qrels = (t.rename({"query_id": "map"}) for t in (RUN, QRELS))
+    message = (
+        "query_id='map' names the column 'map', which is also a metric's column of the "
+        "result; rename the key first, e.g. run.rename({'map': 'map_id'}) (and the other "
+        "tables alike), and pass query_id='map_id'"
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(run, ["map"], qrels=qrels, query_id="map", per_query=per_query)
+
+
+def _coverage(call: Any) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [str(w.message) for w in caught if issubclass(w.category, CoverageWarning)]
+
+
+def test_query_ids_that_differ_in_case_get_the_case_hint() -> None:
+    # before: "only once a prefix or leading zeros are stripped", and strip_prefix('q')
+    run = RUN.with_columns(pl.col("query_id").str.to_uppercase())
+    said = _coverage(lambda: irm.evaluate(run, ["mrr"], qrels=QRELS))
+    assert len(said) == 1
+    assert said[0].endswith(
+        "2 query id(s) of the run match a judged query only once case is ignored (run "
+        "'Q1', judgments 'q1'): ids are compared exactly, as trec_eval compares them; give "
+        "both the same spelling, e.g. pl.col('query_id').str.to_lowercase() on the run "
+        "and the judgments."
+    )
+    prefixed = RUN.with_columns(
+        pl.concat_str(pl.lit("x0"), pl.col("query_id").str.slice(1)).alias("query_id")
+    )
+    said = _coverage(lambda: irm.evaluate(prefixed, ["mrr"], qrels=QRELS))
+    assert (
+        "only once a prefix or leading zeros are stripped (run 'x01', judgments 'q1')" in (said[0])
+    )
+
+
+def test_empty_judgments_with_unjudged_zero_are_not_said_to_give_no_query() -> None:
+    said = _coverage(lambda: irm.evaluate(RUN, ["mrr"], qrels=QRELS.clear(), unjudged="zero"))
+    out = irm.evaluate(RUN, ["mrr"], qrels=QRELS.clear(), unjudged="zero")
+    assert out["num_q"].item() == 2
+    assert len(said) == 1
+    assert "(num_q 0; with unjudged='zero', over the run's queries, each scoring 0)" in said[0]
+
+
+_RECS = pl.DataFrame(
+    {"user_id": [1, 1, 2, 2], "item_id": ["a", "b", "a", "c"], "rank": [1, 2, 1, 2]}
+)
+
+
+def test_ragged_vectors_are_refused_before_serendipity_reads_them() -> None:
+    # before: polars' ShapeError from serendipity's dot products ("list lengths differed")
+    history = pl.DataFrame({"user_id": [1, 2, 2, 3], "item_id": ["c", "a", "b", "a"]})
+    features = pl.DataFrame(
+        {"item_id": ["a", "b", "c"], "features": [[1.0], [0.0, 1.0], [1.0, 1.0]]}
+    )
+    message = (
+        "the feature vectors in item_features differ in length (1 and 2): give every item "
+        "a vector of the same length"
+    )
+    for metric in ("serendipity", "intra_list_diversity"):
+        tables = {"item_features": features}
+        if metric == "serendipity":
+            tables["interactions"] = history
+        with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+            irm.beyond_accuracy(_RECS, [metric], **tables)
+
+
+@pytest.mark.parametrize("scale", [1e155, 1e300, 1e-160, 1e-170, 1e-300, 5e-324])
+def test_cosine_similarity_reads_directions_at_any_scale(scale: float) -> None:
+    # before: 1e155 overflowed (|v| inf: ild 1.0), 1e-160 lost digits, 1e-170 was refused
+    # as a zero vector
+    def ild(s: float) -> float:
+        features = pl.DataFrame(
+            {"item_id": ["a", "b", "c"], "features": [[s, s], [0.0, s], [s, 0.0]]}
+        )
+        out = irm.beyond_accuracy(_RECS, ["intra_list_diversity"], item_features=features)
+        return float(out.item())
+
+    # users 1 (a, b) and 2 (a, c): each pair's cosine is 1/sqrt(2)
+    expected = 1 - 1 / math.sqrt(2)
+    assert ild(1.0) == pytest.approx(expected, abs=1e-15)
+    assert ild(scale) == ild(1.0)
