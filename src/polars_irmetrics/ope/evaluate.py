@@ -239,9 +239,10 @@ def build_ope_plan(
         Means (default): one row per ``by`` group with ``num_rows`` (the log rows
         averaged), one Float64 column per metric, then, after each weighted estimator,
         ``<metric>_ess`` (the effective sample size of its weights, ``(sum w)^2 / sum
-        w^2``) and ``<metric>_max_weight``. ``per_query=True``: one row per log row (the
-        ``by`` keys, ``round_id`` and ``position``) with each row's contribution, whose
-        mean over the group is the estimate.
+        w^2``) and ``<metric>_max_weight``; an empty log (no ``by`` key): one row,
+        ``num_rows`` 0 and every other column null. ``per_query=True``: one row per log
+        row (the ``by`` keys, ``round_id`` and ``position``) with each row's
+        contribution, whose mean over the group is the estimate.
 
     Examples
     --------

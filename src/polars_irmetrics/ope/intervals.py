@@ -269,7 +269,10 @@ def _resample(grouped: pl.LazyFrame, boot: Bootstrap) -> pl.LazyFrame:
                 low, high = np.percentile(estimate, [50.0 * alpha, 100.0 - 50.0 * alpha], axis=1)
                 lower, upper = interval_columns(label)
                 out[lower], out[upper] = low, high
-        return pl.DataFrame(out, schema=out_schema)
+        # a group without a unit (the one row of an empty log) has no resample: null
+        some = pl.lit(pl.Series(lengths > 0))
+        bounds = [pl.when(some).then(pl.col(c)).alias(c) for c in out_schema if c not in by]
+        return pl.DataFrame(out, schema=out_schema).with_columns(bounds)
 
     result = grouped.map_batches(resample, schema=out_schema)
     return result.sort(by, nulls_last=True) if by else result

@@ -119,8 +119,12 @@ class RatioBootstrap:
         ratios, options = self.ratios, self.options
 
         def resample(frame: pl.DataFrame) -> pl.DataFrame:
-            out: dict[str, list[float]] = {c: [] for c in out_schema.names() if c not in by}
+            out: dict[str, list[float | None]] = {c: [] for c in out_schema.names() if c not in by}
             for row in frame.iter_rows(named=True):
+                if not row[RATIO_BUCKET]:  # no round (the one row of an empty log): null
+                    for column in out.values():
+                        column.append(None)
+                    continue
                 estimates = _resampled(row, ratios, options)
                 alpha = 1.0 - float(options.ci or 0.0)
                 for label, estimate in zip(ratios, estimates, strict=True):

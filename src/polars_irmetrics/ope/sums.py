@@ -435,7 +435,9 @@ class Summary:
 
     def merge(self, parts: pl.LazyFrame, by: list[str], options: EvalOptions) -> pl.LazyFrame:
         """The result, one row per ``by`` group (sorted by the keys), from the rows of
-        :meth:`part` over any split of the log; the checks raise when it is collected."""
+        :meth:`part` over any split of the log; the checks raise when it is collected.
+        Without a ``by`` key an empty log still gives one row: its count 0 and every
+        output null."""
         aggs = self._merge_aggs()
         if self.within is not None:
             per_value = parts.group_by([*by, self.within]).agg(aggs)
@@ -451,7 +453,11 @@ class Summary:
         )
         flags = [c for check in self.checks for c in (check.count, check.first)]
         inexact = [_bad(name) for name in self.sums]
-        result = merged.select(*by, pl.col(self.count), *self.outputs, *flags, *inexact)
+        # no row (an empty log): every value null, as a ratio's 0/0 is elsewhere (the
+        # weights' effective sample size, sum w squared over sum w^2, would be NaN)
+        rows = pl.col(self.count) > 0
+        outputs = [pl.when(rows).then(e).alias(e.meta.output_name()) for e in self.outputs]
+        result = merged.select(*by, pl.col(self.count), *outputs, *flags, *inexact)
         return _refusing_inexact(raising(result, list(self.checks), options), self, options)
 
 
