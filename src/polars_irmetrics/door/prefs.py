@@ -80,7 +80,9 @@ def evaluate_prefs(
     polars.DataFrame or polars.LazyFrame
         As the run came: ``query_id`` and one column per metric (Int64 counts, Float64
         ratios), sorted by ``query_id``; with ``per_query=False``, ``num_q`` and the
-        Float64 means.
+        Float64 means. The query ids keep their dtype, as the ranking metrics keep it
+        (integers stay integers, in their order; text comes back String), and the
+        messages name the columns ``query_id=`` and ``doc_id=`` name.
 
     Raises
     ------

@@ -215,6 +215,7 @@ def prefs_measures(
     *,
     depth: int | None = None,
     queries: list[str] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """Every preference measure of every query (see the module for the formulas).
 
@@ -232,6 +233,9 @@ def prefs_measures(
     queries
         The queries to evaluate (a query of ``prefs`` with no results is evaluated on
         an empty ranking, trec_eval 10.0's ``-c``); default: the queries in both.
+    names
+        The names the messages give ``query_id`` and ``doc_id``: the user's columns
+        (``query_id=``, ``doc_id=``) where the caller renamed them to these.
 
     Returns
     -------
@@ -271,7 +275,8 @@ def prefs_measures(
         pl.col("doc_id").cast(pl.String),
         pl.col("rel_level").cast(pl.Float64),
     )
-    _check_rows(p)
+    named = {_Q: _Q, "doc_id": "doc_id", **(names or {})}
+    _check_rows(p, named)
     if queries is None:
         wanted = p.select(_Q).unique().join(run_lazy.select(_Q).unique(), on=_Q)
     else:
@@ -281,9 +286,10 @@ def prefs_measures(
     dup = run_lazy.group_by(_Q, "doc_id").len().filter(pl.col("len") > 1).collect()
     if dup.height:
         q, d, _ = dup.sort(_Q, "doc_id").row(0)
+        ids = [named[_Q], named["doc_id"]]
         raise DuplicateError(
             f"run: document {d!r} is retrieved twice for query {q}; keep one row per "
-            "(query_id, doc_id)"
+            f"({', '.join(ids)}), e.g. .unique({ids!r})"
         )
     docs = _docids(run_lazy, p, depth).collect()
     rows = p.join(docs.lazy(), on=[_Q, "doc_id"]).collect()
@@ -297,7 +303,8 @@ def build_prefs_plan(
     options: EvalOptions,
 ) -> pl.LazyFrame:
     """The per-query values of the preference measures in ``requests``: the query
-    column (``query_id=``) and one column per request.
+    column (``query_id=``, in the ids' dtype as the ranking metrics give it back: the
+    run's and the preferences' common one, sorted) and one column per request.
 
     The run is checked as the ranking metrics check it (:mod:`.setup` resolves its
     columns, :mod:`.checks` counts its bad rows, with the same messages): ``query_id=``
@@ -374,12 +381,14 @@ def build_prefs_plan(
     if options.unretrieved != "zero":  # the queries of both ('error': every one, or raised)
         queries = queries.filter(pl.col(RETRIEVED))
     wanted = queries.get_column(q).cast(pl.String).sort().to_list()
-    values = prefs_measures(ranked, p, depth=depth, queries=wanted)
+    values = prefs_measures(ranked, p, depth=depth, queries=wanted, names={_Q: q, "doc_id": d})
     column = {name.lower(): name for name in PREFS_MEASURES}  # the registry's are lowercase
-    result = values.lazy().select(
-        pl.col(_Q).alias(q),
-        *(pl.col(column[request.metric.name]).alias(label) for label, request in requests),
-    )
+    # the ids as the ranking metrics give them back (the run's and the preferences'
+    # common dtype: integers stay integers, in their order), not as the text the
+    # measures compare: an id's text casts back to it
+    key = pl.col(_Q).cast(judgments.collect_schema()[q]).alias(q)
+    measures = (pl.col(column[r.metric.name]).alias(label) for label, r in requests)
+    result = values.lazy().select(key, *measures).sort(q)
     hints = id_hints(run, judgments, setup)
     unretrieved = options.unretrieved
     # the coverage counts are read when the plan runs, and warned about then
@@ -545,18 +554,20 @@ def _measures(rows: pl.DataFrame, docs: pl.DataFrame, queries: list[str]) -> pl.
     return out.select(_Q, *filled).sort(_Q)
 
 
-def _check_rows(prefs: pl.LazyFrame) -> None:
+def _check_rows(prefs: pl.LazyFrame, names: Mapping[str, str]) -> None:
     """Every preference row names its query, judgment group, sub-group and document and
     gives a level that is a number (a null one, or NaN, would compare as nothing: its
-    preferences would vanish from every count in silence)."""
+    preferences would vanish from every count in silence). ``names``: the user's names
+    of the columns (``query_id=``, ``doc_id=``), for the messages."""
     columns = (_Q, _JG, "jsg", "doc_id", "rel_level")
     level = pl.col("rel_level")
     counts = prefs.select(
         *(pl.col(c).null_count().alias(c) for c in columns),
         level.is_nan().sum().alias("nan"),
     ).collect()
-    for column in columns:
-        n = counts.item(0, column)
+    for own in columns:
+        n = counts.item(0, own)
+        column = names.get(own, own)
         if n:
             raise InvalidValueError(
                 f"column {column!r} of the preferences (prefs=) has {n} null value(s); "
