@@ -192,13 +192,13 @@ BAD_INPUTS = [
         DuplicateError,
         "column 'doc_id' of the run: query 'q1' lists 1 document(s) more than once; each "
         "(query, document) pair may appear once (trec_eval refuses such runs too): keep one "
-        "row per document, e.g. .unique([query_id, 'doc_id'])",
+        "row per document, e.g. .unique(['query_id', 'doc_id'])",
     ),
     BadInput(
         "a document judged twice",
         lambda: (run_frame(), {"qrels": qrels_frame(doc_id=["b", "b", "d"])}),
         DuplicateError,
         "column 'doc_id' of the judgments: query 'q1' judges 1 document(s) more than once; "
-        "keep one judgment per document, e.g. .unique([query_id, 'doc_id'])",
+        "keep one judgment per document, e.g. .unique(['query_id', 'doc_id'])",
     ),
 ]

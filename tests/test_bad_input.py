@@ -185,7 +185,7 @@ CASES = [
         DuplicateError,
         "column 'doc_id' of the run: query 'q1' lists 1 document(s) more than once; each "
         "(query, document) pair may appear once (trec_eval refuses such runs too): keep one "
-        "row per document, e.g. .unique([query_id, 'doc_id'])",
+        "row per document, e.g. .unique(['query_id', 'doc_id'])",
     ),
     (
         "document twice in a query no judgment names",
@@ -274,7 +274,7 @@ CASES = [
         lambda: (_run(), {"qrels": _qrels(query_id=["q1", "q1"])}),
         DuplicateError,
         "column 'doc_id' of the judgments: query 'q1' judges 1 document(s) more than once; "
-        "keep one judgment per document, e.g. .unique([query_id, 'doc_id'])",
+        "keep one judgment per document, e.g. .unique(['query_id', 'doc_id'])",
     ),
     (
         "unjudged query under the error policy",

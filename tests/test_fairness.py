@@ -191,7 +191,7 @@ def test_refusals() -> None:
             DuplicateError,
             "column 'doc_id' of the run: query 'q' lists 3 document(s) more than once; each "
             "(query, document) pair may appear once (trec_eval refuses such runs too): keep "
-            "one row per document, e.g. .unique([query_id, 'doc_id'])",
+            "one row per document, e.g. .unique(['query_id', 'doc_id'])",
             lambda: irm.evaluate(RUN.vstack(RUN), ["ee_loss"], qrels=QRELS),
         ),
         (  # sampled rankings: each ranking holds a document once

@@ -188,7 +188,7 @@ def test_data_errors_of_a_lazyframe_are_raised_when_collected() -> None:
     message = re.escape(
         "column 'doc_id' of the run: query 'q1' lists 3 document(s) more than once; each "
         "(query, document) pair may appear once (trec_eval refuses such runs too): keep one "
-        "row per document, e.g. .unique([query_id, 'doc_id'])"
+        "row per document, e.g. .unique(['query_id', 'doc_id'])"
     )
     with pytest.raises(DuplicateError, match=message):
         twice.irm.ndcg(k=3, qrels=QRELS)

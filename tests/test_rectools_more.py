@@ -400,7 +400,7 @@ def test_unrepeated_reco_needs_the_duplicates_kept() -> None:
     message = (
         "column 'doc_id' of the run: query 1 lists 1 document(s) more than once; each "
         "(query, document) pair may appear once (trec_eval refuses such runs too): keep "
-        "one row per document, e.g. .unique([query_id, 'doc_id'])"
+        "one row per document, e.g. .unique(['query_id', 'doc_id'])"
     )
     with pytest.raises(irm.DuplicateError, match="^" + re.escape(message) + "$"):
         irm.evaluate(reco, ["unrepeated_reco@2"])

@@ -16,6 +16,7 @@ import polars_irmetrics as irm
 from polars_irmetrics.errors import (
     ColumnTypeError,
     CoverageWarning,
+    DuplicateError,
     InvalidValueError,
     MetricParameterError,
 )
@@ -187,3 +188,22 @@ def test_cosine_similarity_reads_directions_at_any_scale(scale: float) -> None:
     expected = 1 - 1 / math.sqrt(2)
     assert ild(1.0) == pytest.approx(expected, abs=1e-15)
     assert ild(scale) == ild(1.0)
+
+
+def test_the_duplicate_fix_names_the_users_query_column() -> None:
+    # before: ".unique([query_id, 'docno'])", the option's name unquoted
+    run = pl.DataFrame({"qid": ["q1", "q1"], "docno": ["a", "a"], "score": [1.0, 2.0]})
+    qrels = pl.DataFrame({"qid": ["q1"], "docno": ["a"], "relevance": [1]})
+    message = (
+        "column 'docno' of the run: query 'q1' lists 1 document(s) more than once; each "
+        "(query, document) pair may appear once (trec_eval refuses such runs too): keep one "
+        "row per document, e.g. .unique(['qid', 'docno'])"
+    )
+    propensities = pl.DataFrame({"docno": ["a"], "propensity": [0.5]})
+    for metrics, tables in (
+        (["map"], {}),
+        (["ee_relevance"], {}),
+        (["ps_precision@5"], {"propensities": propensities}),
+    ):
+        with pytest.raises(DuplicateError, match=f"^{re.escape(message)}$"):
+            irm.evaluate(run, metrics, qrels=qrels, query_id="qid", doc_id="docno", **tables)

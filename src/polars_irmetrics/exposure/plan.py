@@ -359,6 +359,7 @@ def build_exposure_plan(
                     "rank": order,
                     "score": order,
                     "relevance": options.relevance,
+                    "query_id": query_id,
                 },
             ),
             schema=schema,

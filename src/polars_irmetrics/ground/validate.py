@@ -281,7 +281,7 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "doc_id",
         "column {col!r} of the {frame}: query {query} lists {n} document(s) more than once; "
         "each (query, document) pair may appear once (trec_eval refuses such runs too): "
-        "keep one row per document, e.g. .unique([query_id, {col!r}])",
+        "keep one row per document, e.g. .unique([{qcol!r}, {col!r}])",
     ),
     (
         "null_rank",
@@ -364,7 +364,7 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
         DuplicateError,
         "doc_id",
         "column {col!r} of the {qframe}: query {query} judges {n} document(s) more than "
-        "once; keep one judgment per document, e.g. .unique([query_id, {col!r}])",
+        "once; keep one judgment per document, e.g. .unique([{qcol!r}, {col!r}])",
     ),
     (
         "q_big_term",
@@ -381,7 +381,7 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
 UNCHECKED_DUP_DOC = (
     "column {col!r}: query {query} has {n} judged document(s) listed more than once, in "
     "the {frame} or in the {qframe} (the run's own duplicate checks are off: "
-    "check_duplicates=False); keep one row per document, e.g. .unique([query_id, {col!r}])"
+    "check_duplicates=False); keep one row per document, e.g. .unique([{qcol!r}, {col!r}])"
 )
 
 
@@ -395,14 +395,18 @@ def flag_error(
     shown: str | None = None,
 ) -> Exception:
     """The error of :data:`RUN_FLAGS`' check ``name`` for a run and judgments (the
-    columns named by role in ``columns``), first failing in ``query`` ``n`` times: for
-    the routes that check the two as the ranking metrics do, in their words. ``frame``:
+    columns named by role in ``columns``; the query's as ``"query_id"``), first failing
+    in ``query`` ``n`` times: for the routes that check the two as the ranking metrics
+    do, in their words. ``frame``:
     the run's name in the message (``"recommendations"`` where the caller named it so);
     ``shown``: the query as text already (with its group), instead of ``repr(query)``."""
     error, role, template = next((e, r, t) for f, e, r, t in RUN_FLAGS if f == name)
     text = repr(query) if shown is None else shown
+    qcol = columns.get("query_id") or "query_id"
     return error(
-        template.format(col=columns[role], frame=frame, qframe="judgments", query=text, n=n)
+        template.format(
+            col=columns[role], qcol=qcol, frame=frame, qframe="judgments", query=text, n=n
+        )
     )
 
 
@@ -481,6 +485,7 @@ def raise_on_bad_rows(
             raise error(
                 template.format(
                     col=columns[role],
+                    qcol=spec.query_id,
                     frame=run_frame,
                     qframe=qrels_frame,
                     query=_describe(row, spec),

@@ -328,7 +328,7 @@ class PsPlan:
         )
         combined = pl.concat([result, problems], how="diagonal_relaxed")
         d, key, kind = self.options.doc_id, self.key, self.run_schema[self.options.doc_id]
-        names = {"doc_id": d, "rank": self._position, "score": self._position}
+        names = {"doc_id": d, "rank": self._position, "score": self._position, "query_id": q}
         names["relevance"] = self.options.relevance
         raised = combined.map_batches(
             lambda frame: _raise(frame, schema, q, d, key, kind, names), schema=schema

@@ -1084,7 +1084,12 @@ def _frame(options: RecsysOptions) -> str:
 def _words(options: RecsysOptions) -> Words:
     """What the run checks' messages name (:class:`~polars_irmetrics.recsys.checks.Words`)."""
     return Words(
-        {"doc_id": options.item_id, "rank": options.rank, "score": options.score},
+        {
+            "doc_id": options.item_id,
+            "rank": options.rank,
+            "score": options.score,
+            "query_id": options.user_id,
+        },
         options.user_id,
         _frame(options),
         tuple(options.by_keys),
