@@ -207,3 +207,33 @@ def test_the_duplicate_fix_names_the_users_query_column() -> None:
     ):
         with pytest.raises(DuplicateError, match=f"^{re.escape(message)}$"):
             irm.evaluate(run, metrics, qrels=qrels, query_id="qid", doc_id="docno", **tables)
+
+
+_JG_RUN = pl.DataFrame(
+    {"query_id": [9, 10, 10], "doc_id": ["a", "a", "b"], "score": [1.0, 2.0, 1.0]}
+)
+_JG = pl.DataFrame(
+    {"query_id": [9, 10, 10], "jg": [1, 1, 2], "doc_id": ["a", "a", "b"], "relevance": [1, 1, 1]}
+)
+
+
+@pytest.mark.parametrize("run_dtype", [pl.Int64, pl.Int32, pl.UInt16])
+def test_judgment_group_measures_give_the_ids_back_in_their_dtype(run_dtype: Any) -> None:
+    # before: the query ids as text, sorted as text ('10' before '9')
+    run = _JG_RUN.with_columns(pl.col("query_id").cast(run_dtype))
+    got = irm.evaluate(run, ["map_avgjg", "P_avgjg_5"], qrels_jg=_JG, per_query=True)
+    ranking = irm.evaluate(run, ["map"], qrels=_JG.drop("jg"), per_query=True)
+    assert got.schema["query_id"] == ranking.schema["query_id"] == pl.Int64
+    # q10: map 1 against group 1 (a at rank 1), 1/2 against group 2 (b at rank 2)
+    assert got.rows() == [(9, 1.0, 0.2), (10, 0.75, 0.2)]
+
+
+def test_judgment_groups_refuse_ids_of_another_kind() -> None:
+    # before: matched as text where evaluate's ranking metrics refuse
+    message = (
+        "column 'query_id' holds integers in the run (Int64) but strings in the qrels_jg "
+        "(String); cast one side, e.g. pl.col('query_id').cast(pl.String) on both"
+    )
+    text = _JG.with_columns(pl.col("query_id").cast(pl.String))
+    with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(_JG_RUN, ["map_avgjg"], qrels_jg=text)

@@ -29,6 +29,7 @@ import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import check_id_kinds, common_id_dtype
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric
 from polars_irmetrics.metrics.scope import exact_mean
 from polars_irmetrics.offline.plan import build_plan
@@ -81,7 +82,8 @@ def build_jg_plan(
 ) -> pl.LazyFrame:
     """Per-query values of the judgment-group ``requests``: each metric against each
     group's judgments alone (one offline plan over (query, group) keys), averaged over
-    the query's groups; ``query_id`` and one Float64 column per request."""
+    the query's groups; ``query_id`` (in the ids' dtype, sorted) and one Float64 column
+    per request."""
     if qrels_jg is None:  # guarded by the door's input check
         raise MetricParameterError("judgment-group measures need qrels_jg=...")
     query_id = options.query_id
@@ -90,6 +92,9 @@ def build_jg_plan(
             f"qrels_jg has no column {jg!r} (the judgment group); pass jg='your_column' "
             "or read trec_eval's file with irm.read_trec_qrels_jg"
         )
+    ran, held = run.collect_schema(), qrels_jg.collect_schema()
+    # as the ranking metrics refuse them (the ids are compared as text below)
+    check_id_kinds(ran, "run", held, "qrels_jg", [query_id, options.doc_id])
     qid = pl.col(query_id).cast(pl.String)
     group = pl.col(jg).cast(pl.String)
     key = pl.concat_str(qid, pl.lit(_GROUP_OPEN), group, pl.lit(_GROUP_CLOSE)).alias(query_id)
@@ -104,9 +109,13 @@ def build_jg_plan(
         qrels_jg.with_columns(key).drop(jg),
         options.replace(per_query=True, buckets=None),
     )
+    # the query ids back in their dtype (the run's and the judgments' common one, as
+    # the ranking metrics give them: integers stay integers, in their order); an id's
+    # text casts back to it exactly
+    dtype = common_id_dtype([ran[query_id], held[query_id]])
     return (
         per_group.join(groups, on=query_id, how="left")
-        .with_columns(pl.col("_qid").alias(query_id))
+        .with_columns(pl.col("_qid").cast(dtype).alias(query_id))
         .drop("_qid")
         .group_by(query_id)
         # the groups' mean in fixed point: the groups arrive in no fixed order (a float
