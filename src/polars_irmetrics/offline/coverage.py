@@ -128,71 +128,30 @@ def part_coverage(
     data only where the tally is suspect."""
     counts = coverage_counts(frame, systems=options.system_keys, listed=LISTED)
     query_id, doc_id = setup.check.query_id, setup.doc_id
-    base = Coverage(counts, setup.check.unretrieved, doc_id=doc_id, query_id=query_id)
-    if qrels is None or not suspect(counts):
-        return base
-    case, case_count, ran, judged = None, 0, None, None
-    if setup.doc_is_string:
-        case, case_count = _case_pairs(run, qrels, query_id, doc_id)
-    if _query_hint_applies(run, setup):
-        ran, judged = pl.collect_all(_query_ids(run, qrels, query_id))
-        ran = ran.join(judged, on=query_id, how="anti")
-    return Coverage(
-        counts,
-        setup.check.unretrieved,
-        case=case,
-        case_count=case_count,
-        ran=ran,
-        judged=judged,
-        doc_id=doc_id,
-        query_id=query_id,
-    )
+    if qrels is None:
+        return Coverage(counts, setup.check.unretrieved, doc_id=doc_id, query_id=query_id)
+    texts = (setup.doc_is_string, _query_hint_applies(run, setup))
+    return _part(counts, run, qrels, query_id, doc_id, setup.check.unretrieved, texts)
 
 
 def id_hints(run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup) -> tuple[Hint, ...]:
     """The coverage warning's hints: ids that match the judgments' only when case is
     ignored (documents), or after a prefix or leading zeros are stripped (queries).
     Each reads the run and the judgments again, on the warning's path only."""
-    query_id, doc_id = setup.check.query_id, setup.doc_id
-    hints: list[Hint] = []
-    if setup.doc_is_string:
-
-        def case_hint() -> str | None:
-            return _case_text(*_case_pairs(run, qrels, query_id, doc_id), doc_id)
-
-        hints.append(case_hint)
-    if _query_hint_applies(run, setup):
-
-        def query_hint() -> str | None:
-            return _query_text(*_query_ids(run, qrels, query_id), query_id)
-
-        hints.append(query_hint)
-    return tuple(hints)
+    texts = (setup.doc_is_string, _query_hint_applies(run, setup))
+    return _hints(run, qrels, setup.check.query_id, setup.doc_id, texts)
 
 
 def judged_hints(
     run: pl.LazyFrame, qrels: pl.LazyFrame, query_id: str, doc_id: str
 ) -> tuple[Hint, ...]:
     """:func:`id_hints` for a route that reads the judgments beside its own rows (the
-    exposure measures, the propensity-scored metrics: their warning is
+    exposure measures: their warning is
     :func:`~polars_irmetrics.ground.validate.warn_on_judged`'s): each id of both tables
     cast to one dtype first, as the tally casts them; the case hint where the documents
     are text, the prefix hint where the queries are."""
-    run, qrels, doc_text, query_text = _common_ids(run, qrels, query_id, doc_id)
-    hints: list[Hint] = []
-    if doc_text:
-
-        def case_hint() -> str | None:
-            return _case_text(*_case_pairs(run, qrels, query_id, doc_id), doc_id)
-
-        hints.append(case_hint)
-    if query_text:
-
-        def query_hint() -> str | None:
-            return _query_text(*_query_ids(run, qrels, query_id), query_id)
-
-        hints.append(query_hint)
-    return tuple(hints)
+    run, qrels, texts = _common_ids(run, qrels, query_id, doc_id)
+    return _hints(run, qrels, query_id, doc_id, texts)
 
 
 def judged_coverage(
@@ -206,14 +165,51 @@ def judged_coverage(
     """The :class:`Coverage` of one engine part of such a route (:func:`judged_hints`):
     ``counts`` its tally, the hints' data computed on its rows where the tally is
     suspect, as :func:`part_coverage` computes them for the ranking metrics."""
-    base = Coverage(counts, unretrieved, doc_id=doc_id, query_id=query_id)
+    run, qrels, texts = _common_ids(run, qrels, query_id, doc_id)
+    return _part(counts, run, qrels, query_id, doc_id, unretrieved, texts)
+
+
+def _hints(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    query_id: str,
+    doc_id: str,
+    texts: tuple[bool, bool],
+) -> tuple[Hint, ...]:
+    """The hints that apply (``texts``: the documents, the queries are text)."""
+    hints: list[Hint] = []
+    if texts[0]:
+
+        def case_hint() -> str | None:
+            return _case_text(*_case_pairs(run, qrels, query_id, doc_id), doc_id)
+
+        hints.append(case_hint)
+    if texts[1]:
+
+        def query_hint() -> str | None:
+            return _query_text(*_query_ids(run, qrels, query_id), query_id)
+
+        hints.append(query_hint)
+    return tuple(hints)
+
+
+def _part(
+    counts: pl.DataFrame,
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    query_id: str,
+    doc_id: str,
+    unretrieved: Policy,
+    texts: tuple[bool, bool],
+) -> Coverage:
+    """A part's :class:`Coverage`: its tally, and the hints' data (``texts`` as in
+    :func:`_hints`) where the tally is suspect."""
     if not suspect(counts):
-        return base
-    run, qrels, doc_text, query_text = _common_ids(run, qrels, query_id, doc_id)
+        return Coverage(counts, unretrieved, doc_id=doc_id, query_id=query_id)
     case, case_count, ran, judged = None, 0, None, None
-    if doc_text:
+    if texts[0]:
         case, case_count = _case_pairs(run, qrels, query_id, doc_id)
-    if query_text:
+    if texts[1]:
         ran, judged = pl.collect_all(_query_ids(run, qrels, query_id))
         ran = ran.join(judged, on=query_id, how="anti")
     return Coverage(
@@ -230,19 +226,15 @@ def judged_coverage(
 
 def _common_ids(
     run: pl.LazyFrame, qrels: pl.LazyFrame, query_id: str, doc_id: str
-) -> tuple[pl.LazyFrame, pl.LazyFrame, bool, bool]:
+) -> tuple[pl.LazyFrame, pl.LazyFrame, tuple[bool, bool]]:
     """The ids of ``run`` and ``qrels`` in one dtype each (the tally's), and whether
     the documents and the queries are text."""
     ran, held = run.collect_schema(), qrels.collect_schema()
     keys = (query_id, doc_id)
     dtypes = {k: common_id_dtype([ran[k], held[k]]) for k in keys}
     cast = [pl.col(k).cast(dtypes[k]) for k in keys]
-    return (
-        run.select(cast),
-        qrels.select(cast),
-        is_text(dtypes[doc_id]),
-        is_text(dtypes[query_id]),
-    )
+    texts = (is_text(dtypes[doc_id]), is_text(dtypes[query_id]))
+    return run.select(cast), qrels.select(cast), texts
 
 
 def _case_pairs(
