@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -468,22 +469,29 @@ def test_nan_per_query_values_are_refused() -> None:
 
 
 @pytest.mark.parametrize("lazy", [False, True])
-def test_a_ranked_run_beside_score_only_runs_is_compared_by_score(lazy: bool) -> None:
-    # a fused run carries ranks; the runs it came from only scores: one long table
-    # is ordered one way, by score, which every run has
+def test_a_ranked_run_beside_score_only_runs_is_ranked_as_evaluate_ranks_it(lazy: bool) -> None:
+    # a fused run carries ranks; the runs it came from only scores: each is ordered as
+    # irm.evaluate orders it alone (the ranked one by its ranks), not one way for all
     run = pl.DataFrame(
         {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["a", "b", "a", "b"],
          "score": [2.0, 1.0, 1.0, 2.0]}
     )  # fmt: skip
-    ranked = run.with_columns(rank=pl.Series([2, 1, 1, 2]))  # the ranks disagree with scores
+    ranked = run.with_columns(rank=pl.Series([2, 1, 2, 1]))  # the ranks disagree with scores
     qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "a"], "relevance": [1, 1]})
     runs = {"scores": run, "ranked": ranked}
     if lazy:
         runs = {name: frame.lazy() for name, frame in runs.items()}  # type: ignore[misc]
     out = irm.compare(runs, ["P@1"], qrels=qrels, baseline="scores", test="t")
-    # ranked by score, "ranked" is the same run: P@1 = (1 + 0) / 2 on both sides
-    assert out.select("mean", "baseline_mean", "delta").row(0) == (0.5, 0.5, 0.0)
-    with pytest.raises(irm.InvalidValueError, match="column 'rank' of the run has 2 null value"):
+    # by score, P@1 = (1 + 0) / 2; by its ranks "ranked" puts b first twice: 0
+    alone = irm.evaluate(ranked, ["P@1"], qrels=qrels)["P@1"].item()
+    assert out.select("mean", "baseline_mean", "delta").row(0) == (alone, 0.5, -0.5)
+    assert alone == 0.0
+    message = (
+        "system 'scores': column 'rank' not found in the run (its columns: 'query_id', "
+        "'doc_id', 'score'); pass rank=... or score=... to name it, or choose order= (now "
+        "'rank')"
+    )
+    with pytest.raises(irm.ColumnNotFoundError, match=f"^{re.escape(message)}$"):
         irm.compare(
             runs, ["P@1"], qrels=qrels, baseline="scores", test="t",
             order="rank",

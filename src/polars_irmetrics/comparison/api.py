@@ -78,7 +78,12 @@ def compare(
     ----------
     runs
         A dict ``{system name: run frame}`` (DataFrame or LazyFrame), or one long frame
-        whose ``system`` column names the system of each row.
+        whose ``system`` column names the system of each row. Each system's per-query
+        values are those :func:`~polars_irmetrics.evaluate` gives its run alone, to the
+        bit: runs whose columns or dtypes differ (Int64 beside Float64 scores, a
+        rank-only run beside score-only runs) are evaluated in plans of their own, never
+        cast to a common dtype; a run ``evaluate`` refuses alone is refused with its
+        error, the system named first (``system 'B': ...``).
     metrics
         Metric names as :func:`~polars_irmetrics.evaluate` takes them (cutoff ranges
         included); the family of comparisons spans them all. ``agg=`` is refused: the
@@ -102,7 +107,9 @@ def compare(
         The system column of a long frame (and of the per-query values).
     baseline
         The system every other is compared with (``mode="baseline"``, the default when
-        it is given). Without it every pair is compared (``mode="pairs"``).
+        it is given). Without it every pair is compared (``mode="pairs"``). System
+        names are text: a long frame's system column is cast to String
+        (``baseline='1'``, not ``1``).
     mode
         ``"baseline"`` or ``"pairs"``; in pairs, the earlier system (dict order, or
         sorted names for a frame) is the ``baseline`` column of each row.
@@ -183,6 +190,10 @@ def compare(
     MetricParameterError
         A metric with ``agg=`` (or a name that implies one, ``NumRet``), a metric
         ``compare`` does not take.
+    ColumnNotFoundError, ColumnTypeError
+        A run :func:`~polars_irmetrics.evaluate` refuses alone (its error, the system
+        named), or query ids that are strings in some runs and integers in others (the
+        systems are paired by query id).
 
     Examples
     --------
@@ -288,8 +299,15 @@ def comparisons(systems: list[str], options: CompareOptions) -> list[tuple[int, 
     """``(system, baseline)`` index pairs, in result order."""
     if options.baseline is not None and options.baseline not in systems:
         shown = ", ".join(repr(s) for s in systems)
+        fix = "pass one of them"
+        as_text = str(options.baseline)
+        if not isinstance(options.baseline, str) and as_text in systems:
+            fix = (
+                "system names are text (a long frame's system column is cast to String): "
+                f"pass baseline={as_text!r}"
+            )
         raise InvalidValueError(
-            f"baseline={options.baseline!r} is not among the systems ({shown}); pass one of them"
+            f"baseline={options.baseline!r} is not among the systems ({shown}); {fix}"
         )
     if options.pairs:
         return [(j, i) for i in range(len(systems)) for j in range(i + 1, len(systems))]

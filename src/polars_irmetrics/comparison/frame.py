@@ -1,16 +1,21 @@
 """Per-query values of several systems: one plan, then a queries × systems matrix.
 
-Several runs (a dict of frames, or one long frame with a system column) become one
-long LazyFrame with a system column (``pl.concat``, lazily), evaluated by the door's
-one plan (:func:`~polars_irmetrics.door.evaluate.evaluate_plan`) with
-``systems=<system>`` and ``per_query=True``. Judgments without the system column
-serve every system, so under the default query set (``"judged"``) a judged query that
-a system did not retrieve scores as an empty ranking, as
-:func:`~polars_irmetrics.evaluate` does by default. Prediction metrics (``auc``,
-``gauc``, ``logloss``...) are routed by the same plan to the prediction wing, per
-system and query (user), each system's table holding the ``label`` and ``prediction``
-columns; a query with an undefined value (the AUC of a user with one class) is left
-out of the tests, with a warning.
+Several runs (a dict of frames, or one long frame with a system column) become long
+LazyFrames with a system column (``pl.concat``, lazily), evaluated by the door's plan
+(:func:`~polars_irmetrics.door.evaluate.evaluate_plan`) with ``systems=<system>`` and
+``per_query=True``. The runs of a dict are stacked only where their columns and dtypes
+are the same (:func:`stack_runs`): runs of another schema (Int64 scores beside Float64
+ones, Categorical ids beside Int64 ones, a rank-only run beside score-only runs) are
+each schema's own plan, the plans stacked lazily and collected once, so that nothing is
+cast and every system's values are those :func:`~polars_irmetrics.evaluate` gives its
+run alone, to the bit; a run it refuses alone is refused with its error, the system
+named (``system 'B': ...``). Judgments without the system column serve every system,
+so under the default query set (``"judged"``) a judged query that a system did not
+retrieve scores as an empty ranking, as :func:`~polars_irmetrics.evaluate` does by
+default. Prediction metrics (``auc``, ``gauc``, ``logloss``...) are routed by the same
+plan to the prediction wing, per system and query (user), each system's table holding
+the ``label`` and ``prediction`` columns; a query with an undefined value (the AUC of a
+user with one class) is left out of the tests, with a warning.
 The collected frame is scattered into a ``metrics × queries × systems`` array
 (vectorised: each row's query and system indices), which the statistics read.
 """
@@ -30,18 +35,30 @@ from polars_irmetrics.comparison.options import QuerySet
 from polars_irmetrics.door.evaluate import Parsed, evaluate_plan
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
+    ColumnTypeError,
     InvalidValueError,
+    IrmError,
     MetricParameterError,
     QuerySetError,
 )
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import is_text, kind_of
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list, split_routes
 from polars_irmetrics.metrics.requests import refuse_summaries
 from polars_irmetrics.metrics.spec import ROUTE_TABLES
+from polars_irmetrics.offline.coverage import Coverage, CoverageSink
 
-__all__ = ["PerQuery", "Runs", "long_runs", "per_query_values"]
+__all__ = [
+    "PerQuery",
+    "Runs",
+    "Stacked",
+    "evaluate_runs",
+    "long_runs",
+    "per_query_values",
+    "stack_runs",
+]
 
 #: A dict of runs (any table :func:`~polars_irmetrics.evaluate` takes), or one long
 #: table with a system column.
@@ -73,53 +90,182 @@ class PerQuery:
         return list(self.higher_is_better)
 
 
-def long_runs(
-    runs: Runs, system: str, order_columns: tuple[str, str] | None = None
-) -> tuple[pl.LazyFrame, list[str] | None]:
-    """One long LazyFrame with a String ``system`` column, and the systems in order.
+@dataclass(frozen=True)
+class Stacked:
+    """The runs as long LazyFrames with a String system column, stacked without a cast.
 
-    A dict gives its keys in insertion order; a frame gives ``None`` (its systems, in
-    sorted order, are known after the plan runs). With ``order_columns`` (``(rank,
-    score)``, for ``order="auto"``), when some runs of a dict have a ``rank`` column and
-    others do not (a fused run beside the score-only runs it came from), every run is
-    ranked by ``score``, as each of them has one: one long table orders all its rows
-    one way.
+    ``parts``: one long frame per schema (the runs of a dict whose columns and dtypes are
+    the same, in dict order of their first run; or the one long frame given), each
+    evaluated as :func:`~polars_irmetrics.evaluate` evaluates it with ``systems=``, which
+    gives each system what it gives the system's run alone. ``names``: every system in
+    order (``None`` for one long frame, whose systems are known after the plan runs);
+    ``alone`` and ``schemas``: each run of a dict as given (without the system column)
+    and its schema, for its own errors and its empty evaluation.
     """
+
+    parts: tuple[pl.LazyFrame, ...]
+    names: list[str] | None
+    alone: Mapping[str, pl.LazyFrame]
+    schemas: Mapping[str, pl.Schema]
+
+
+def stack_runs(runs: Runs, system: str) -> Stacked:
+    """The runs stacked by schema (:class:`Stacked`): runs with the same columns and
+    dtypes in one long frame, others in frames of their own, so that no value is cast
+    (a stack of Int64 and Float64 scores would rank nanosecond timestamps as floats,
+    Categorical beside Int64 ids would not stack at all) and each run keeps its own
+    order column (a rank-only run beside score-only runs is ranked by its ranks)."""
     if not isinstance(runs, Mapping):
         runs = as_polars(runs, "runs")
     if isinstance(runs, pl.DataFrame | pl.LazyFrame):
-        if system not in runs.lazy().collect_schema():
+        lazy = runs.lazy()
+        if system not in lazy.collect_schema():
             raise ColumnNotFoundError(
                 f"column {system!r} (the system of each row) is not in the runs; "
                 "pass system='<your system column>' or a dict of runs"
             )
-        return runs.lazy().with_columns(pl.col(system).cast(pl.String)), None
+        return Stacked((lazy.with_columns(pl.col(system).cast(pl.String)),), None, {}, {})
     if not isinstance(runs, Mapping):
         raise InvalidValueError(
             f"runs must be a dict of frames or one frame with a system column, "
             f"got {type(runs).__name__}"
         )
-    names = list(runs)
     for name in runs:
         if not isinstance(name, str):
             raise InvalidValueError(f"system name {name!r} is not a string; name runs by text")
-    frames = [
-        as_polars(frame, f"run {name!r}").lazy().with_columns(pl.lit(name).alias(system))
-        for name, frame in runs.items()
-    ]
-    if order_columns is not None:
-        frames = _one_order(frames, *order_columns)
-    if not frames:
-        return pl.LazyFrame(), names
-    return pl.concat(frames, how="diagonal_relaxed"), names
+    alone = {name: as_polars(frame, f"run {name!r}").lazy() for name, frame in runs.items()}
+    schemas = {name: frame.collect_schema() for name, frame in alone.items()}
+    groups: list[tuple[dict[str, pl.DataType], list[str]]] = []
+    for name, frame in alone.items():
+        schema = dict(frame.with_columns(pl.lit(name).alias(system)).collect_schema())
+        group = next((names for seen, names in groups if seen == schema), None)
+        if group is None:
+            groups.append((schema, [name]))
+        else:
+            group.append(name)
+    parts = tuple(
+        pl.concat(
+            [alone[name].with_columns(pl.lit(name).alias(system)) for name in names],
+            how="diagonal",  # the same dtypes: nothing is cast
+        )
+        for _, names in groups
+    )
+    return Stacked(parts, list(alone), alone, schemas)
 
 
-def _one_order(frames: list[pl.LazyFrame], rank: str, score: str) -> list[pl.LazyFrame]:
-    schemas = [frame.collect_schema() for frame in frames]
-    ranked = [rank in schema for schema in schemas]
-    if all(ranked) or not any(ranked) or not all(score in schema for schema in schemas):
-        return frames
-    return [frame.drop(rank) if has else frame for frame, has in zip(frames, ranked, strict=True)]
+def long_runs(runs: Runs, system: str) -> tuple[pl.LazyFrame, list[str] | None]:
+    """One long LazyFrame with a String ``system`` column, and the systems in order.
+
+    A dict gives its keys in insertion order; a frame gives ``None`` (its systems, in
+    sorted order, are known after the plan runs). Runs of different schemas are put
+    together with ``pl.concat(how="diagonal_relaxed")``, which casts their columns to a
+    common dtype: :func:`per_query_values` evaluates each schema's runs in a plan of its
+    own instead (:func:`stack_runs`).
+    """
+    stacked = stack_runs(runs, system)
+    if not stacked.parts:
+        return pl.LazyFrame(), stacked.names
+    if len(stacked.parts) == 1:
+        return stacked.parts[0], stacked.names
+    return pl.concat(stacked.parts, how="diagonal_relaxed"), stacked.names
+
+
+def evaluate_runs(
+    stacked: Stacked,
+    requests: list[tuple[str, MetricRequest]],
+    tables: Mapping[str, pl.LazyFrame | None],
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """The per-query values of every system (``options.systems`` their column), lazily:
+    one plan per part of ``stacked`` (:func:`evaluate_plan`), stacked in part order (one
+    after the other, so that a data error is the first part's wherever two parts have
+    one). A run :func:`~polars_irmetrics.evaluate` refuses alone is refused with its
+    error, the system named (:func:`_named`); systems whose query ids are strings in
+    some runs and integers in others are refused (their queries cannot be paired)."""
+    # several parts of ranking metrics: each hands its coverage tally, added up and
+    # warned of once, as one plan warns (a part of empty runs alone is no "empty
+    # judgments", and empty judgments are said once, not once per part)
+    handed: list[Coverage] = []
+    ranking = len(stacked.parts) > 1 and all(r.route == "offline" for _, r in requests)
+    warn: bool | CoverageSink = handed.append if ranking else True
+    plans = []
+    for part in stacked.parts:
+        try:
+            plans.append(evaluate_plan(part, requests, dict(tables), options, warn=warn))
+        except IrmError as error:
+            raise _named(error, stacked, requests, tables, options) from None
+    if len(plans) == 1:
+        return plans[0]
+    query_id = options.query_id
+    _check_query_kinds(stacked, query_id)
+    dtypes = [plan.collect_schema()[query_id] for plan in plans]
+    if any(is_text(dtype) for dtype in dtypes):  # Categorical, Enum beside String
+        plans = [plan.with_columns(pl.col(query_id).cast(pl.String)) for plan in plans]
+    # integers of any width: their common supertype holds every id (Int128 beside
+    # UInt64); the metric columns are the same dtypes in every part
+    every = pl.concat(plans, how="vertical_relaxed", parallel=False)
+    if not ranking:
+        return every
+    systems = options.system_keys
+
+    def warn_once(frame: pl.DataFrame) -> pl.DataFrame:
+        merged = Coverage.merged(list(handed), systems)
+        handed.clear()  # (each collect hands its parts again)
+        if merged is not None:
+            merged.warn(systems)
+        return frame
+
+    return every.map_batches(warn_once, schema=every.collect_schema())
+
+
+def _named(
+    error: IrmError,
+    stacked: Stacked,
+    requests: list[tuple[str, MetricRequest]],
+    tables: Mapping[str, pl.LazyFrame | None],
+    options: EvalOptions,
+) -> Exception:
+    """``error`` (raised building a part's plan) as :func:`~polars_irmetrics.evaluate`
+    raises it for each run alone: the first run (in dict order) it refuses, with the
+    system prefixed (``system 'B': ...``; ``systems 'B', 'C': ...`` where several are
+    refused alike), or the text alone where every run is refused alike (the judgments'
+    fault, or every run's). ``error`` itself for one long frame, or where no run alone
+    is refused (the system column's own fault)."""
+    if not stacked.alone:
+        return error
+    alone = options.replace(systems=None, buckets=None, explain=False)
+    refused: dict[str, IrmError] = {}
+    for name, run in stacked.alone.items():
+        try:
+            evaluate_plan(run, requests, dict(tables), alone, warn=False)
+        except IrmError as own:
+            refused[name] = own
+    if not refused:
+        return error
+    first = next(iter(refused.values()))
+    alike = [n for n, e in refused.items() if type(e) is type(first) and str(e) == str(first)]
+    if len(alike) == len(stacked.alone):
+        return first
+    shown = ", ".join(repr(name) for name in alike)
+    return type(first)(f"system{'s' if len(alike) > 1 else ''} {shown}: {first}")
+
+
+def _check_query_kinds(stacked: Stacked, query_id: str) -> None:
+    """Refuse query ids that are strings in some runs and integers in others (each run
+    taken alone: without judgments, or for prediction metrics): the systems are paired
+    by query, and ``1`` is not ``'1'``."""
+    dtypes = {
+        name: schema[query_id]
+        for name, schema in stacked.schemas.items()
+        if query_id in schema and kind_of(schema[query_id]) is not None
+    }
+    if len({kind_of(dtype) for dtype in dtypes.values()}) > 1:
+        shown = ", ".join(f"{name!r}: {dtype}" for name, dtype in dtypes.items())
+        raise ColumnTypeError(
+            f"column {query_id!r} holds strings in some runs and integers in others "
+            f"({shown}); the systems are paired by query id: cast it to one type in every "
+            f"run, e.g. pl.col({query_id!r}).cast(pl.String)"
+        )
 
 
 def per_query_values(
@@ -154,8 +300,8 @@ def per_query_values(
         for name, table in (("groups", groups), ("target", target))
         if table is not None
     }
-    auto = (options.rank, options.score) if options.order == "auto" and not predictions else None
-    run, names = long_runs(_from_lists(runs, options), system, auto)
+    stacked = stack_runs(_from_lists(runs, options), system)
+    names = stacked.names
     judgments = None
     if qrels is not None:  # (judgments listing each query's relevant documents: long)
         judgments = long_judgments(
@@ -171,14 +317,14 @@ def per_query_values(
     query_id = options.query_id
     if predictions:
         per_system = options.replace(systems=system, per_query=True)
-        plan = evaluate_plan(run, requests, dict(exposure), per_system)  # refuses groups=
+        plan = evaluate_runs(stacked, requests, dict(exposure), per_system)  # refuses groups=
         frame = _defined(plan.collect(), labels, options)
     else:
         tables = {"qrels": judgments, **exposure}
-        frame = evaluate_plan(run, requests, tables, plan_options).collect()
+        frame = evaluate_runs(stacked, requests, tables, plan_options).collect()
     if names is not None and judgments is not None and query_set == "judged":
         frame = _with_empty_systems(
-            frame, run, names, requests, {"qrels": judgments, **exposure}, system, plan_options
+            frame, stacked, requests, {"qrels": judgments, **exposure}, system, plan_options
         )
     unscored = [label for label, r in requests if r.route == "exposure"]
     if unscored:  # a query an exposure measure did not score: no value of that system
@@ -303,23 +449,22 @@ def _from_lists(runs: Runs, options: EvalOptions) -> Runs:
 
 def _with_empty_systems(
     frame: pl.DataFrame,
-    run: pl.LazyFrame,
-    names: list[str],
+    stacked: Stacked,
     requests: list[tuple[str, MetricRequest]],
     tables: dict[str, pl.LazyFrame],
     system: str,
     options: EvalOptions,
 ) -> pl.DataFrame:
     """A system whose run is empty retrieved nothing: every judged query is scored as an
-    empty ranking (0 for the ranking metrics), as a judged query it missed is; said in a
-    warning, since an empty run is more often a mistake than a result."""
+    empty ranking (0 for the ranking metrics), as a judged query it missed is, and as
+    :func:`~polars_irmetrics.evaluate` scores that run alone; said in a warning, since an
+    empty run is more often a mistake than a result."""
     found = set(frame.get_column(system).to_list())
-    empty = [name for name in names if name not in found]
+    empty = [name for name in stacked.names or () if name not in found]
     if not empty:
         return frame
-    nothing = run.filter(pl.lit(False)).drop(system)
     alone = options.replace(systems=None)
-    scored = evaluate_plan(nothing, requests, dict(tables), alone, warn=False).collect()
+    added = []
     for name in empty:
         warnings.warn(
             f"system {name!r} has an empty run: it is scored as retrieving nothing on every "
@@ -327,8 +472,10 @@ def _with_empty_systems(
             UserWarning,
             stacklevel=4,
         )
-    added = [scored.with_columns(pl.lit(name).alias(system)) for name in empty]
-    return pl.concat([frame, *(f.select(frame.columns) for f in added)], how="vertical_relaxed")
+        nothing = stacked.alone[name].filter(pl.lit(False))
+        scored = evaluate_plan(nothing, requests, dict(tables), alone, warn=False).collect()
+        added.append(scored.with_columns(pl.lit(name).alias(system)).select(frame.columns))
+    return pl.concat([frame, *added], how="vertical_relaxed")
 
 
 def _too_few(systems: list[str]) -> None:
