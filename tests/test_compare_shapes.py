@@ -410,3 +410,25 @@ def test_an_empty_run_of_its_own_shape_scores_zero() -> None:
         )
     assert out["value"].to_list() == [0.0, 0.0]
     assert out["baseline_value"].to_list() == [0.5, 0.5]  # a at rank 2
+
+
+def test_the_report_curves_rank_each_run_as_evaluate_does() -> None:
+    # the command's HTML report draws metric@1..k per system: stacked with a cast
+    # (diagonal_relaxed) before, the nanosecond scores tied as floats
+    from polars_irmetrics.cli.compare import _curves
+
+    t = 1_700_000_000_000_000_000
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "a"], "relevance": [1, 1]})
+    recency = pl.DataFrame(
+        {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["a", "b", "a", "b"],
+         "score": [t + 100, t, t + 100, t]}
+    )  # fmt: skip
+    bm25 = recency.with_columns(pl.Series("score", [1.0, 2.0, 1.0, 2.0]))
+    runs = {"recency": recency.lazy(), "bm25": bm25.lazy()}
+    curves = _curves(runs, ["P@2"], qrels.lazy())
+    assert curves is not None
+    alone = irm.evaluate(recency, ["P@1..2"], qrels=qrels)
+    assert curves.filter(pl.col("system") == "recency").select("P@1", "P@2").row(0) == (
+        alone.select("P@1", "P@2").row(0)
+    )
+    assert curves.get_column("system").to_list() == ["recency", "bm25"]

@@ -18,7 +18,7 @@ import polars as pl
 
 from polars_irmetrics.comparison import plot
 from polars_irmetrics.comparison.api import compare, recorded_per_query
-from polars_irmetrics.comparison.frame import long_runs
+from polars_irmetrics.comparison.frame import stack_runs
 from polars_irmetrics.comparison.options import ALTERNATIVES, TESTS
 from polars_irmetrics.comparison.publish import report
 from polars_irmetrics.comparison.report import REPORT_FORMATS, report_renderers, with_std
@@ -170,10 +170,12 @@ def _curves(
             ranges[family] = max(ranges.get(family, 0), k)
     if not ranges:
         return None
-    long, _ = long_runs(runs, "system")
     names = [f"{family}@1..{k}" for family, k in ranges.items()]
-    means = evaluate(long, names, qrels=qrels, systems="system")
-    frame = means.collect() if isinstance(means, pl.LazyFrame) else means
+    # the runs of one schema in one plan, of another in their own (compare's stacking:
+    # nothing cast, each run ranked as it is alone), collected together
+    parts = stack_runs(runs, "system").parts
+    means = [evaluate(part, names, qrels=qrels, systems="system") for part in parts]
+    frame = pl.concat([m.lazy() for m in means], how="vertical_relaxed").collect()
     order = pl.Enum(list(runs))
     return frame.sort(pl.col("system").cast(order))
 

@@ -55,7 +55,6 @@ __all__ = [
     "Runs",
     "Stacked",
     "evaluate_runs",
-    "long_runs",
     "per_query_values",
     "stack_runs",
 ]
@@ -151,23 +150,6 @@ def stack_runs(runs: Runs, system: str) -> Stacked:
         for _, names in groups
     )
     return Stacked(parts, list(alone), alone, schemas)
-
-
-def long_runs(runs: Runs, system: str) -> tuple[pl.LazyFrame, list[str] | None]:
-    """One long LazyFrame with a String ``system`` column, and the systems in order.
-
-    A dict gives its keys in insertion order; a frame gives ``None`` (its systems, in
-    sorted order, are known after the plan runs). Runs of different schemas are put
-    together with ``pl.concat(how="diagonal_relaxed")``, which casts their columns to a
-    common dtype: :func:`per_query_values` evaluates each schema's runs in a plan of its
-    own instead (:func:`stack_runs`).
-    """
-    stacked = stack_runs(runs, system)
-    if not stacked.parts:
-        return pl.LazyFrame(), stacked.names
-    if len(stacked.parts) == 1:
-        return stacked.parts[0], stacked.names
-    return pl.concat(stacked.parts, how="diagonal_relaxed"), stacked.names
 
 
 def evaluate_runs(
@@ -440,7 +422,7 @@ def _from_lists(runs: Runs, options: EvalOptions) -> Runs:
     if isinstance(runs, pl.DataFrame | pl.LazyFrame):
         return long_run(runs, **names)
     if not isinstance(runs, Mapping):
-        return runs  # long_runs says what it takes
+        return runs  # stack_runs says what it takes
     return {
         name: long_run(frame, **names) if isinstance(frame, pl.DataFrame | pl.LazyFrame) else frame
         for name, frame in runs.items()
