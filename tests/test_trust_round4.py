@@ -237,3 +237,16 @@ def test_judgment_groups_refuse_ids_of_another_kind() -> None:
     text = _JG.with_columns(pl.col("query_id").cast(pl.String))
     with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
         irm.evaluate(_JG_RUN, ["map_avgjg"], qrels_jg=text)
+
+
+def test_int128_ids_beyond_int64_beside_int64_judgments() -> None:
+    # before: polars' InvalidOperationError (the ids cast to Int64)
+    big = 2**70
+    run = pl.DataFrame(
+        {"query_id": pl.Series([big, big, 1], dtype=pl.Int128), "doc_id": ["a", "b", "a"],
+         "score": [1.0, 2.0, 1.0]}
+    )  # fmt: skip
+    qrels = pl.DataFrame({"query_id": [1], "doc_id": ["a"], "relevance": [1]})
+    got = irm.evaluate(run, ["map"], qrels=qrels, per_query=True, unretrieved="drop")
+    assert got.schema["query_id"] == pl.Int128
+    assert got.rows() == [(1, 1.0)]

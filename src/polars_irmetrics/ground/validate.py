@@ -149,7 +149,8 @@ def common_id_dtype(dtypes: Sequence[pl.DataType]) -> pl.DataType:
     """The dtype one id column is cast to in every table so that joins match: String
     for strings (Categorical and Enum included), else an integer dtype that holds every
     value: Int64, or where a UInt64 is involved UInt64 beside unsigned, Int128 beside
-    signed. The kinds must agree (:func:`check_id_kinds`).
+    signed; Int128 where one is (UInt128 among unsigned ones). The kinds must agree
+    (:func:`check_id_kinds`).
 
     Examples
     --------
@@ -157,12 +158,18 @@ def common_id_dtype(dtypes: Sequence[pl.DataType]) -> pl.DataType:
     String
     >>> common_id_dtype([pl.UInt64(), pl.Int32()]), common_id_dtype([pl.UInt8(), pl.Int32()])
     (Int128, Int64)
+    >>> common_id_dtype([pl.Int128(), pl.Int64()])
+    Int128
     """
     if any(is_text(d) for d in dtypes):
         return pl.String()
+    signed = any(d.is_signed_integer() for d in dtypes)
+    if pl.UInt128() in dtypes:  # beside a signed one, ids above 2**127 fail the cast
+        return pl.Int128() if signed else pl.UInt128()
+    if pl.Int128() in dtypes:
+        return pl.Int128()
     if pl.UInt64() not in dtypes:
         return pl.Int64()
-    signed = any(d.is_signed_integer() for d in dtypes)
     return pl.Int128() if signed else pl.UInt64()
 
 
