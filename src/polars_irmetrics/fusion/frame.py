@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -42,6 +42,7 @@ __all__ = [
     "BAD",
     "DUP",
     "RAW",
+    "Counts",
     "Gathered",
     "Runs",
     "checked",
@@ -62,6 +63,16 @@ DUP = "__irmf_dup"
 _LOW = "__irmf_low"
 _HIGH = "__irmf_high"
 _MAX_BITS = 62
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Count rows that travel with a fused frame to :func:`checked`: told apart by a
+    non-null ``kind`` column, with ``columns``, and handed to ``read``."""
+
+    kind: str
+    columns: Sequence[str]
+    read: Callable[[pl.DataFrame], None]
 
 
 @dataclass(frozen=True)
@@ -381,17 +392,31 @@ def flags_for(names: Sequence[str], present: pl.Expr | None = None) -> list[pl.E
 
 
 def checked(
-    fused: pl.LazyFrame, gathered: Gathered, options: FusionOptions, schema: pl.Schema
+    fused: pl.LazyFrame,
+    gathered: Gathered,
+    options: FusionOptions,
+    schema: pl.Schema,
+    counts: Counts | None = None,
 ) -> pl.LazyFrame:
-    """``fused`` with its check flags read: the first problem raised, else the flags dropped."""
+    """``fused`` with its check flags read: the first problem raised, else the flags
+    dropped. With ``counts``, ``fused`` also holds count rows (a non-null
+    ``counts.kind`` column): they are taken out before the checks and handed to
+    ``counts.read`` after them (a problem is raised first)."""
     q, d = options.query_id, options.doc_id
 
     def check(frame: pl.DataFrame) -> pl.DataFrame:
+        rows = None
+        if counts is not None:
+            marked = frame.get_column(counts.kind).is_not_null()
+            rows = frame.filter(marked).select(counts.columns)
+            frame = frame.filter(~marked).drop(counts.columns)
         problem = (
             frame[q].null_count() or frame[d].null_count() or frame[BAD].any() or frame[DUP].any()
         )
         if problem:
             _raise_first_problem(gathered, options)
+        if counts is not None and rows is not None:
+            counts.read(rows)
         return frame.drop(BAD, DUP)
 
     return fused.map_batches(check, schema=schema)

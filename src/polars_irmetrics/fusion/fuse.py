@@ -23,6 +23,7 @@ from polars_irmetrics.fusion.frame import (
     BAD,
     DUP,
     RAW,
+    Counts,
     Gathered,
     Runs,
     checked,
@@ -48,9 +49,11 @@ from polars_irmetrics.fusion.methods import (
 )
 from polars_irmetrics.fusion.norms import SCORE_NORMS, normalise, resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions, Weights
+from polars_irmetrics.fusion.overlap import KIND, Overlap
 from polars_irmetrics.ground.auto import choose
 from polars_irmetrics.ground.buckets import Buckets, check_buckets, evaluate_in_buckets
 from polars_irmetrics.ground.progress import check_progress
+from polars_irmetrics.ground.validate import is_text
 from polars_irmetrics.metrics.scope import exact_sum
 
 __all__ = ["build_fusion", "fuse", "prepare"]
@@ -250,30 +253,52 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
             "probfuse, segfuse, slidefuse, posfuse, bayesfuse, mapfuse"
         )
 
+    # the runs' overlap, counted beside the fused rows of each part (fusion.overlap)
+    overlap = Overlap(
+        names=gathered.names,
+        query_id=q,
+        doc_id=d,
+        text_ids=(is_text(gathered.id_dtypes[0]), is_text(gathered.id_dtypes[1])),
+        runs=gathered.frame.select(RUN, q, d),
+    )
+
     def fuse_part(part: pl.LazyFrame) -> pl.LazyFrame:
-        """The fused and ranked rows (with check flags) of the queries in ``part``."""
+        """The fused and ranked rows (with check flags) of the queries in ``part``, and
+        the count rows of the runs' overlap there."""
         # a bucket's rows are not the runs' frames: its windows group by run and query
         own = gathered if part is gathered.frame else replace(gathered, frame=part, parts=None)
         long = prepare(own, method, norm, weights, options)
         present = _present(long)
+        # the runs that retrieve each document, beside the checks: the candidates a run
+        # did not retrieve (Borda, Condorcet) have no value of their own
+        runs_of = overlap.words(None if present is None else pl.col(RAW).is_not_null())
         if method.uses == "condorcet":
             values = _condorcet(long, method.weighted, q, d)
-            checks = long.group_by(q, d).agg(flags_for(gathered.names, present))
+            checks = long.group_by(q, d).agg(*flags_for(gathered.names, present), *runs_of)
+            checks = checks.cache()  # read twice: by the fused rows and the counts
+            counts = overlap.tally(checks)
             fused = values.join(checks, on=[q, d], how="left").rename({VALUE: options.score})
         else:
             if fitted_table is not None:
                 long = apply_fitted(method, long, fitted_table, params, options)
-            fused = long.group_by(q, d).agg(
-                method.combine(method.contribution(params), summing).alias(options.score),
-                *flags_for(gathered.names, present),
-            )
+            fused = (
+                long.group_by(q, d)
+                .agg(
+                    method.combine(method.contribution(params), summing).alias(options.score),
+                    *flags_for(gathered.names, present),
+                    *runs_of,
+                )
+                .cache()
+            )  # read twice: ranked, and counted by the runs that retrieve each
+            counts = overlap.tally(fused)
         ranked = positions(
             fused.with_columns(rank_key(options.score)), [q], RANK_KEY, d, options.rank
         ).drop(RANK_KEY)
         if options.depth is not None:
             keep = (pl.col(options.rank) <= options.depth) | pl.col(BAD) | pl.col(DUP)
             ranked = ranked.filter(keep)
-        return ranked.select(q, d, options.score, options.rank, BAD, DUP)
+        fused_rows = ranked.select(q, d, options.score, options.rank, BAD, DUP)
+        return pl.concat([fused_rows, counts], how="diagonal")
 
     rank = options.rank
     if buckets is None:
@@ -290,7 +315,7 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
             schema=fuse_part(gathered.frame).collect_schema(),
             progress=options.progress,
         )
-    ranked = ranked.select(q, d, options.score, rank, BAD, DUP)
+    ranked = ranked.select(q, d, options.score, rank, BAD, DUP, *overlap.columns)
     if options.sort:
         ranked = ranked.sort(q, rank)
     schema = pl.Schema(
@@ -301,7 +326,8 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
             rank: pl.Int64(),
         }
     )
-    return checked(ranked, gathered, options, schema), gathered.eager
+    counts = Counts(KIND, overlap.columns, overlap.warn)
+    return checked(ranked, gathered, options, schema, counts), gathered.eager
 
 
 @overload

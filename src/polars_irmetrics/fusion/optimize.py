@@ -23,6 +23,7 @@ from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.fusion.frame import BAD, DUP, Runs, checked, flags_for, gather, positions
 from polars_irmetrics.fusion.fuse import RANK_KEY, _present, prepare, rank_key
+from polars_irmetrics.fusion.judged import judged_counts, judged_hints, quiet, warn_on_training
 from polars_irmetrics.fusion.methods import POS, RUN, VALUE, get_fusion_method
 from polars_irmetrics.fusion.norms import resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions
@@ -369,22 +370,37 @@ def optimize_fusion(
         )
 
     count = _bucket_count(gathered.frame, len(points), buckets)
-    if count == 1:
-        per_query = evaluate_grid(wide, judged, None).collect()
-    else:
-        per_query = evaluate_in_buckets(
-            wide,
-            judged,
-            None,
-            query_id=q,
-            buckets=count,
-            spill_dir=spill_dir,
-            evaluate_part=evaluate_grid,
-            schema=evaluate_grid(wide, judged, None).collect_schema(),
-            progress=progress,
-        ).collect()
+    with quiet():  # the grid's points are no systems to warn of (fusion.judged)
+        if count == 1:
+            per_query = evaluate_grid(wide, judged, None).collect()
+        else:
+            per_query = evaluate_in_buckets(
+                wide,
+                judged,
+                None,
+                query_id=q,
+                buckets=count,
+                spill_dir=spill_dir,
+                evaluate_part=evaluate_grid,
+                schema=evaluate_grid(wide, judged, None).collect_schema(),
+                progress=progress,
+            ).collect()
     label = next(c for c in per_query.columns if c not in (GRID, q))
-    queries = judged.select(pl.col(q).unique().sort()).collect()[q].to_list()
+    # the judged queries, and the runs' judged documents counted with them: warned of
+    # once per run (and once for the runs together missing most judged queries)
+    judged_queries, counts = pl.collect_all(
+        [
+            judged.select(pl.col(q).unique().sort()),
+            judged_counts(gathered.frame, judged, names, q, d),
+        ]
+    )
+    warn_on_training(
+        counts,
+        caller="optimize_fusion",
+        missed=True,
+        hints=judged_hints(gathered.frame, judged, q, d),
+    )
+    queries = judged_queries[q].to_list()
     matrix = _matrix(per_query, label, len(points), q, queries)
     means = matrix.mean(axis=1) if matrix.shape[1] else np.zeros(len(points))
     higher = bool(request.higher_is_better)  # None is refused by _objective

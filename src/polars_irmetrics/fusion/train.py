@@ -31,6 +31,7 @@ from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, Metr
 from polars_irmetrics.fusion.fitted import BAYES_CUTOFFS, SEGFUSE_BOUNDS, segment
 from polars_irmetrics.fusion.frame import Runs, gather
 from polars_irmetrics.fusion.fuse import prepare
+from polars_irmetrics.fusion.judged import judged_counts, judged_hints, quiet, warn_on_training
 from polars_irmetrics.fusion.methods import (
     FIT_PARAMS,
     LEN,
@@ -217,7 +218,18 @@ def fit_fusion(
         pl.col(_INDEX).cast(pl.Int64).alias("index"),
         pl.col("value").cast(pl.Float64),
     ).sort("run", "index")
-    return out.collect()
+    # the runs' judged documents, counted with the fit (fusion.judged): warned of once
+    # per run, the evaluation inside (mapfuse's MAP) quiet
+    counted = judged_counts(gathered.frame, judged, gathered.names, q, d)
+    with quiet():
+        fitted, counts = pl.collect_all([out, counted])
+    warn_on_training(
+        counts,
+        caller="fit_fusion",
+        missed=name == "mapfuse",
+        hints=judged_hints(gathered.frame, judged, q, d),
+    )
+    return fitted
 
 
 def _judgments(

@@ -1,0 +1,228 @@
+"""The ranking metrics' coverage warning where fusion learns from judgments.
+
+:func:`~polars_irmetrics.fit_fusion` and :func:`~polars_irmetrics.optimize_fusion`
+read the runs beside judgments: a run that retrieves no judged document gives a fitted
+table of no hit, or adds nothing any grid point can score (every point 0 where no run
+retrieves one, the best one arbitrary). :func:`judged_counts` counts, in one small
+aggregation collected with the fit or the grid, each run's judged documents and
+queries (and the runs' together), as
+:func:`~polars_irmetrics.ground.validate.judged_tally` counts one run's;
+:func:`warn_on_training` gives the ranking metrics' warning
+(:func:`~polars_irmetrics.ground.validate.warn_on_counts`), once per run, in the runs'
+names, with the hints of :func:`~.overlap.spelling_hint`. The evaluations inside
+(``mapfuse``'s MAP, the grid) warn of nothing themselves (:func:`quiet`): their
+systems are the runs' indexes and the grid's points, and a grid cut at a metric's
+cutoff holds judged documents the runs do retrieve further down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+
+import polars as pl
+
+from polars_irmetrics.errors import CoverageWarning
+from polars_irmetrics.fusion.methods import RUN
+from polars_irmetrics.fusion.overlap import Sides, spelling_hint
+from polars_irmetrics.ground.validate import TALLY, Hint, is_text, warn_from_plan, warn_on_counts
+
+__all__ = ["judged_counts", "judged_hints", "quiet", "warn_on_training"]
+
+#: The run's name in the counts (null on the row of the runs together).
+NAME = "run"
+
+_SIDES = Sides("the runs", "the judgments", "the runs and the judgments")
+
+
+def judged_counts(
+    runs: pl.LazyFrame, judged: pl.LazyFrame, names: Sequence[str], query_id: str, doc_id: str
+) -> pl.LazyFrame:
+    """One row per run (``NAME``, in the runs' order) and one for the runs together
+    (``NAME`` null), with the :data:`~polars_irmetrics.ground.validate.TALLY` counts:
+    the judged queries and documents (the same on every row), those the run retrieves
+    (a judged document counted once per query), and the judged queries it lists.
+    ``runs``: the long frame (``RUN``, the ids); ``judged``: the judgments, ids in the
+    runs' dtypes.
+
+    Examples
+    --------
+    >>> runs = pl.LazyFrame({RUN: [0, 0, 1], "q": ["1", "1", "1"], "d": ["a", "b", "x"]},
+    ...                     schema_overrides={RUN: pl.Int32})
+    >>> qrels = pl.LazyFrame({"q": ["1", "2"], "d": ["a", "z"]})
+    >>> judged_counts(runs, qrels, ["a", "b"], "q", "d").collect().rows()
+    [('a', 2, 1, 2, 1, 1), ('b', 2, 0, 2, 0, 1), (None, 2, 1, 2, 1, 1)]
+    """
+    q, d = query_id, doc_id
+    pairs = judged.select(q, d).unique()
+    queries = pairs.select(q).unique()
+    ran = runs.select(RUN, q, d).unique()
+    found = ran.join(pairs, on=[q, d], how="semi")
+    listed = ran.select(RUN, q).unique().join(queries, on=q, how="semi")
+    per_run = (
+        pl.LazyFrame(
+            {RUN: range(len(names)), NAME: list(names)}, schema={RUN: pl.Int32, NAME: pl.String}
+        )
+        .join(
+            found.group_by(RUN).agg(
+                pl.col(q).n_unique().alias("found_queries"), pl.len().alias("found")
+            ),
+            on=RUN,
+            how="left",
+        )
+        .join(listed.group_by(RUN).agg(pl.len().alias("listed")), on=RUN, how="left")
+        .drop(RUN)
+    )
+    together = pl.concat(
+        [
+            found.select(q, d)
+            .unique()
+            .select(pl.col(q).n_unique().alias("found_queries"), pl.len().alias("found")),
+            listed.select(q).unique().select(pl.len().alias("listed")),
+        ],
+        how="horizontal",
+    ).select(pl.lit(None, pl.String).alias(NAME), pl.all())
+    totals = pairs.select(pl.col(q).n_unique().alias("queries"), pl.len().alias("docs"))
+    counted = pl.concat([per_run, together], how="diagonal_relaxed").join(totals, how="cross")
+    return counted.select(NAME, *(pl.col(c).fill_null(0).cast(pl.Int64) for c in TALLY))
+
+
+def judged_hints(
+    runs: pl.LazyFrame, judged: pl.LazyFrame, query_id: str, doc_id: str
+) -> tuple[Hint, ...]:
+    """The warning's hints (:func:`~.overlap.spelling_hint`): the runs' query ids that
+    match a judged one once case, spaces, a prefix or leading zeros are ignored, and
+    their documents that match a judged one of the same query so; text ids only, each
+    computed once, on the warning's path only."""
+    schema = runs.collect_schema()
+    hints: list[Hint] = []
+    if is_text(schema[query_id]):
+
+        @functools.cache
+        def queries() -> str | None:
+            return spelling_hint(
+                runs.select(query_id),
+                judged.select(query_id),
+                query_id,
+                within=None,
+                noun="query",
+                sides=_SIDES,
+            )
+
+        hints.append(queries)
+    if is_text(schema[doc_id]):
+
+        @functools.cache
+        def documents() -> str | None:
+            return spelling_hint(
+                runs.select(query_id, doc_id),
+                judged.select(query_id, doc_id),
+                doc_id,
+                within=query_id,
+                noun="document",
+                sides=_SIDES,
+            )
+
+        hints.append(documents)
+    return tuple(hints)
+
+
+#: What empty judgments mean to each caller.
+_NOTHING = {
+    "fit_fusion": "fit_fusion has nothing to learn from (its table is empty)",
+    "optimize_fusion": "optimize_fusion has nothing to tune on (every grid point scores "
+    "0, the best one is arbitrary)",
+}
+
+#: What a run that retrieves no judged document means to each caller.
+_NO_HIT = {
+    "fit_fusion": "fit_fusion learns each run's table from these judgments: such a run's "
+    "is learnt from no hit.",
+    "optimize_fusion": "optimize_fusion tunes the fusion on these judgments: no grid point "
+    "can score such a run's documents.",
+}
+
+#: What judged queries the runs miss mean to each caller that scores them 0.
+_MISSED = {
+    "fit_fusion": "mapfuse's table is that run's MAP over every judged query, the missed "
+    "ones as 0: pass the judgments of the training queries alone.",
+    "optimize_fusion": "optimize_fusion averages every grid point over the judged queries, "
+    "the missed ones as 0.",
+}
+
+
+def warn_on_training(
+    counts: pl.DataFrame,
+    *,
+    caller: str,
+    missed: bool,
+    hints: Sequence[Hint] = (),
+) -> None:
+    """The coverage warnings of :func:`judged_counts`' rows for ``caller``
+    (``"fit_fusion"`` or ``"optimize_fusion"``): in the ranking metrics' words
+    (:func:`~polars_irmetrics.ground.validate.warn_on_counts`), once per run that
+    retrieves no judged document, named as a run (once, in the caller's words, for
+    judgments with no query);
+    with ``missed`` (the caller scores 0 the judged queries the runs miss: ``mapfuse``
+    per run, the grid for the runs together), once per run (``mapfuse``) or once for
+    the runs together (the grid) that list fewer than half of the judged queries.
+    """
+    runs = counts.filter(pl.col(NAME).is_not_null())
+    together = counts.filter(pl.col(NAME).is_null()).drop(NAME)
+
+    if not together.item(0, "queries"):
+        warn_from_plan(
+            f"no judged query: the judgments are empty, so {_NOTHING[caller]}; check the "
+            "judgments' file or frame"
+        )
+        return
+    no_listed = pl.lit(None, pl.Int64).alias("listed")
+    warn_on_counts(
+        runs.with_columns(no_listed),
+        systems=[NAME],
+        unretrieved="zero",
+        hints=hints,
+        emit=_renamed("system ", "run ", _NO_HIT[caller]),
+    )
+    if not missed:
+        return
+    found = runs.filter(pl.col("found") > 0)  # those that retrieve none are warned of
+    if caller == "fit_fusion" and found.height:  # mapfuse: each MAP over every judged query
+        warn_on_counts(
+            found,
+            systems=[NAME],
+            unretrieved="zero",
+            hints=hints,
+            emit=_renamed("system ", "run ", _MISSED[caller]),
+        )
+    elif together.item(0, "found"):  # the grid: the runs fused
+        warn_on_counts(
+            together,
+            systems=(),
+            unretrieved="zero",
+            hints=hints,
+            emit=_renamed("the run ", "the fused run ", _MISSED[caller]),
+        )
+
+
+def _renamed(old: str, new: str, tail: str) -> Callable[[str], None]:
+    """Give a warning's text with its subject ``old`` (the ranking metrics' ``system``,
+    ``the run``) named ``new``, and ``tail`` after it."""
+
+    def emit(text: str) -> None:
+        if text.startswith(old):
+            text = new + text[len(old) :]
+        warn_from_plan(f"{text} {tail}")
+
+    return emit
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """The coverage warnings of the evaluations inside a fit or a grid left unsaid
+    (module doc): :func:`warn_on_training` says them, of the runs."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)
+        yield
