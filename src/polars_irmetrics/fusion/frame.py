@@ -89,6 +89,9 @@ class Gathered:
     has_score: bool
     eager: bool
     id_dtypes: tuple[pl.DataType, pl.DataType]
+    #: Per run, whether its order column is an integer dtype wider than Float64's
+    #: mantissa (:func:`_raw`: its +inf marks a value beyond 2**53, not an inf).
+    wide: tuple[bool, ...] = ()
 
 
 def _id_cast(dtypes: Sequence[pl.DataType]) -> pl.DataType:
@@ -111,6 +114,7 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
     names = tuple(str(name) for name in runs)
     _require_two(names)
     frames, order_columns, kinds, id_types = [], [], [], []
+    wide: list[bool] = []
     eager = True
     for index, (name, run) in enumerate(zip(names, runs.values(), strict=True)):
         if not isinstance(run, pl.DataFrame | pl.LazyFrame):
@@ -133,13 +137,13 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
         id_types.append((schema[q], schema[d]))
         order = _order_column(schema, name, options)
         order_columns.append(order)
-        value = pl.col(order).cast(pl.Float64)
+        wide.append(_is_wide(schema[order]))
         frames.append(
             lazy.select(
                 pl.lit(index, pl.Int32).alias(RUN),
                 pl.col(q),
                 pl.col(d),
-                (value if order == options.score else -value).fill_null(math.nan).alias(RAW),
+                _raw(order, schema[order], options),
             )
         )
     for position, column in enumerate((q, d)):
@@ -159,7 +163,34 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
         has_score=all(c == options.score for c in order_columns),
         eager=eager,
         id_dtypes=dtypes,
+        wide=tuple(wide),
     )
+
+
+#: Integers beyond this magnitude have no exact Float64 (2**53 + 1 is 2**53 there).
+_EXACT = 2**53
+
+
+def _raw(order: str, dtype: pl.DataType, options: FusionOptions) -> pl.Expr:
+    """``RAW``: the order value as Float64, negated for a rank (higher is better); a
+    null as NaN, and an integer beyond 2**53 as +inf (an integer column holds no inf:
+    :func:`_raise_first_problem` tells the two apart), both refused by the checks:
+    fusion computes in Float64, where such integers tie with their neighbours
+    (nanosecond timestamps 100 ns apart)."""
+    value = pl.col(order).cast(pl.Float64)
+    raw = value if order == options.score else -value
+    if _is_wide(dtype):
+        raw = pl.when(pl.col(order).abs() > _EXACT).then(math.inf).otherwise(raw)
+    return raw.fill_null(math.nan).alias(RAW)
+
+
+#: Integer dtypes whose every value is exact in Float64.
+_NARROW = frozenset({pl.Int8(), pl.Int16(), pl.Int32(), pl.UInt8(), pl.UInt16(), pl.UInt32()})
+
+
+def _is_wide(dtype: pl.DataType) -> bool:
+    """Whether ``dtype`` is an integer dtype some of whose values Float64 rounds."""
+    return dtype.is_integer() and dtype not in _NARROW
 
 
 def _require_two(names: Sequence[str]) -> None:
@@ -218,7 +249,6 @@ def _gather_long(frame: pl.DataFrame | pl.LazyFrame, options: FusionOptions) -> 
     names = tuple(sorted(found.to_list()))
     _require_two(names)
     order = _order_column(schema, "runs", options)
-    value = pl.col(order).cast(pl.Float64)
     dtypes = (_id_cast([schema[q]]), _id_cast([schema[d]]))
     long = lazy.select(
         system_text.replace_strict(
@@ -226,7 +256,7 @@ def _gather_long(frame: pl.DataFrame | pl.LazyFrame, options: FusionOptions) -> 
         ).alias(RUN),
         pl.col(q).cast(dtypes[0]),
         pl.col(d).cast(dtypes[1]),
-        (value if order == options.score else -value).fill_null(math.nan).alias(RAW),
+        _raw(order, schema[order], options),
     )
     return Gathered(
         frame=long,
@@ -236,6 +266,7 @@ def _gather_long(frame: pl.DataFrame | pl.LazyFrame, options: FusionOptions) -> 
         has_score=order == options.score,
         eager=isinstance(frame, pl.DataFrame),
         id_dtypes=dtypes,
+        wide=(_is_wide(schema[order]),) * len(names),
     )
 
 
@@ -422,6 +453,16 @@ def checked(
     return fused.map_batches(check, schema=schema)
 
 
+def _too_wide(column: str, run: str, query: object, doc: object, q: str) -> InvalidValueError:
+    """The error of an integer order value beyond 2**53 (see :func:`_raw`)."""
+    return InvalidValueError(
+        f"column {column!r} of run {run!r} holds an integer beyond 2**53 (query {query!r}, "
+        f"document {doc!r}): fusion computes in Float64, where such integers tie with "
+        "their neighbours (timestamps in nanoseconds); give the run an order that is "
+        f"exact there, e.g. pl.col({column!r}).rank('dense').over({q!r})"
+    )
+
+
 def _raise_first_problem(gathered: Gathered, options: FusionOptions) -> None:
     q, d = options.query_id, options.doc_id
     long = gathered.frame
@@ -439,6 +480,8 @@ def _raise_first_problem(gathered: Gathered, options: FusionOptions) -> None:
         row = bad.row(0, named=True)
         name = gathered.names[row[RUN]]
         column = gathered.order_columns[row[RUN]]
+        if row[RAW] == math.inf and gathered.wide and gathered.wide[row[RUN]]:
+            raise _too_wide(column, name, row[q], row[d], q)
         raise InvalidValueError(
             f"column {column!r} of run {name!r} has a NaN, infinite or null value (query "
             f"{row[q]!r}, document {row[d]!r}); fusion needs a finite value on every row: "
