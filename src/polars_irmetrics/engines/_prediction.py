@@ -17,8 +17,9 @@ one part. Then:
   as integer units of 2**-64, so the means equal one machine's (and its out-of-core
   path's, ``buckets=``) to the last bit (:mod:`polars_irmetrics.prediction.statistics`).
   The rating metrics evaluate the parts twice (``r2`` and ``explained_variance``
-  three times): first each group's scale, a power of two from its largest label or
-  prediction, then (``r2``...) each group's exact means (:func:`means_job`, each
+  three times): first each group's scales (powers of two: of the half residuals from
+  their largest size, of the labels from their range around its middle; rows of weight
+  0 left out), then (``r2``...) each group's exact means (:func:`means_job`, each
   computed at the call), then the sums and the spreads around the means. The
   task that merges a group holds one row per distinct score of the group (for ``auc``
   and ``pr_auc``).

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+import polars.selectors as cs
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics.scope import Scope
@@ -59,16 +60,20 @@ __all__ = [
     "log_likelihood",
     "pr_auc_area",
     "pr_auc_term",
+    "prediction_eps",
     "rows_of",
     "units",
     "whole_rows",
 ]
 
-#: Log loss clips probabilities to ``[EPS, 1 - EPS]``, as scikit-learn's ``log_loss``
-#: does for float64 predictions (read in scikit-learn 1.9.1's source: ``eps =
-#: finfo(y_proba.dtype).eps``, then ``clip(y_proba, eps, 1 - eps)`` on both columns
-#: ``1 - p`` and ``p``): the machine epsilon of float64, 2.220446049250313e-16.
+#: Log loss clips probabilities to ``[eps, 1 - eps]`` with ``eps`` the machine epsilon
+#: of the prediction's dtype, as scikit-learn's ``log_loss`` does (read in scikit-learn
+#: 1.9.1's source: ``eps = finfo(y_proba.dtype).eps``, then ``clip(y_proba, eps, 1 -
+#: eps)`` on both columns ``1 - p`` and ``p``; integers and decimals are read as
+#: float64): float64's 2**-52 (:data:`EPS`), float32's 2**-23, float16's 2**-10.
 EPS: float = float(np.finfo(np.float64).eps)
+_EPS32 = float(np.finfo(np.float32).eps)
+_EPS16 = float(np.finfo(np.float16).eps)
 
 #: Default number of equal-width bins of ``ece`` (``ece@10``).
 DEFAULT_BINS = 10
@@ -329,12 +334,29 @@ def gauc_weighting(params: Params) -> str:
     return params.choice("weighting")
 
 
+def prediction_eps(s: PredictionScope) -> pl.Expr:
+    """The machine epsilon of the prediction column's dtype (a literal, resolved with
+    the schema): ``2**-23`` for ``Float32``, ``2**-10`` for ``Float16``, ``2**-52`` for
+    any other (scikit-learn's ``log_loss`` reads integers and decimals as float64)."""
+    dtype = pl.dtype_of(s.prediction)
+    return (
+        pl.when(dtype.matches(cs.by_dtype(pl.Float32)))
+        .then(pl.lit(_EPS32, pl.Float64))
+        .when(dtype.matches(cs.by_dtype(pl.Float16)))
+        .then(pl.lit(_EPS16, pl.Float64))
+        .otherwise(pl.lit(EPS, pl.Float64))
+    )
+
+
 def log_likelihood(s: PredictionScope) -> pl.Expr:
-    """Each row's log-likelihood ``ln p`` (positive) or ``ln(1 - p)`` (negative), the
-    probability clipped to ``[EPS, 1 - EPS]`` as scikit-learn's ``log_loss`` does."""
+    """Each row's log-likelihood ``ln p`` (positive) or ``ln(1 - p)`` (negative), in
+    float64, the probability clipped to ``[eps, 1 - eps]`` with ``eps`` the machine
+    epsilon of the prediction's dtype (:func:`prediction_eps`), as scikit-learn's
+    ``log_loss`` clips."""
+    eps = prediction_eps(s)
     prob = s.p
     right = pl.when(s.y == 1.0).then(prob).otherwise(1.0 - prob)
-    return right.clip(EPS, 1.0 - EPS).log()
+    return right.clip(eps, 1.0 - eps).log()
 
 
 def entropy(rate: pl.Expr) -> pl.Expr:
@@ -451,8 +473,9 @@ PREDICTION_METRICS: tuple[Metric, ...] = (
         aliases=(Alias("nll"), Alias("log_loss"), Alias("cross_entropy")),
         higher_is_better=False,
         formula="-sum_i w_i (y_i ln p_i + (1 - y_i) ln(1 - p_i)) / W, with p_i (and "
-        "1 - p_i) clipped to [eps, 1 - eps], eps = 2.22e-16 (float64's machine epsilon, "
-        "as scikit-learn's log_loss for float64 input; checked against 1.9.1)",
+        "1 - p_i) clipped to [eps, 1 - eps], eps the machine epsilon of the prediction's "
+        "dtype (2**-52 for float64, integers and decimals; 2**-23 for float32), as "
+        "scikit-learn's log_loss clips (checked against 1.9.1)",
         latex=r"-\frac{1}{W}\sum_i w_i \left(y_i \ln p_i + (1 - y_i)\ln(1 - p_i)\right)",
         matches={
             _SKLEARN: "log_loss (sample_weight too), to 1e-12",

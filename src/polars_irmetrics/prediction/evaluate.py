@@ -16,11 +16,13 @@ label):
    ``(by, query_id)`` (each query's AUC and weight) and a weighted mean per ``by`` group,
    joined beside the others; with ``per_query=True`` it is each query's AUC.
 3. A last step reads the check counts from the small result and raises the first
-   problem (:func:`_raise_on_flags`), then drops them.
+   problem (:func:`_raise_on_flags`), then drops them; a rating metric whose value is
+   beyond float64's range (``mse`` of errors beyond ``1e154``: inf) is given with an
+   :class:`~polars_irmetrics.errors.IrmWarning` that names it (:func:`_warn_on_overflow`).
 
 Checks, whatever the metrics: null labels, predictions or weights, NaN predictions,
 labels or weights, negative or infinite weights, and (two tables) duplicate and
-one-sided pairs. Two checks are of a value's *meaning*, and are raised only for the
+one-sided pairs. Three checks are of a value's *meaning*, and are raised only for the
 metrics that give the column that meaning (the library's rule elsewhere is that which
 checks run never depends on the metrics; here the same number is valid for one metric
 and meaningless for another, so a check for every metric would refuse valid input):
@@ -35,9 +37,13 @@ and meaningless for another, so a check for every metric would refuse valid inpu
   label only, not the positive one, is a group of negatives) is refused for the
   metrics that read it as a click
   (:data:`~polars_irmetrics.metrics.prediction.BINARY_METRICS`); it is a valid rating
-  for ``rmse``, ``mae``, ``mse``, ``r2`` and ``explained_variance``.
+  for ``rmse``, ``mae``, ``mse``, ``r2`` and ``explained_variance``;
+* an infinite label or prediction (of a float column) is refused for those rating
+  metrics (:data:`~polars_irmetrics.prediction.statistics.RATING_METRICS`: it has no
+  finite error; scikit-learn refuses it too); an infinite score is valid for ``auc``,
+  ``pr_auc`` and ``gauc``.
 
-Both are counted whatever the metrics (one pass); the message names the metrics that
+All are counted whatever the metrics (one pass); the message names the metrics that
 refuse the value and those that would read it. A text label is refused for the rating
 metrics when the plan is built (a rating is a number).
 
@@ -71,6 +77,7 @@ from polars_irmetrics.errors import (
     ColumnTypeError,
     DuplicateError,
     InvalidValueError,
+    IrmWarning,
     MetricParameterError,
     QuerySetError,
 )
@@ -80,6 +87,7 @@ from polars_irmetrics.ground.validate import (
     common_id_dtype,
     kind_of,
     require_columns,
+    warn_from_plan,
     warn_on_pairs,
     with_tally_and_values,
 )
@@ -95,7 +103,8 @@ from polars_irmetrics.prediction.statistics import (
     AUC_Q,
     HISTOGRAM_METRICS,
     NUM_ROWS,
-    SCALE_K,
+    RATING_METRICS,
+    SCALE_EXPONENTS,
     finished,
     gauc_statistics,
     histogram_values,
@@ -243,7 +252,7 @@ def build_prediction_plan(
         result = beside(result, areas_q, keys)
     columns_out = [*keys, NUM_ROWS, *(label for label, _ in requests)]
     result = result.select(*columns_out, *prepared.flag_columns).sort(keys, nulls_last=True)
-    return prepared.warning(prepared.raising(result, keys))
+    return prepared.warning(_warn_on_overflow(prepared.raising(result, keys), requests, keys))
 
 
 def _means_plan(
@@ -285,7 +294,47 @@ def _means_plan(
     result = result.select(*columns_out, *prepared.flag_columns)
     if by:
         result = result.sort(by, nulls_last=True)
-    return prepared.warning(prepared.raising(result, by))
+    return prepared.warning(_warn_on_overflow(prepared.raising(result, by), requests, by))
+
+
+def _warn_on_overflow(
+    result: pl.LazyFrame, requests: Sequence[tuple[str, MetricRequest]], keys: list[str]
+) -> pl.LazyFrame:
+    """``result`` unchanged, with an :class:`~polars_irmetrics.errors.IrmWarning` when it
+    is collected for each rating metric whose value is infinite in some group: its true
+    value (from finite labels and predictions, which the checks ensure) is beyond
+    float64's range, and inf or -inf is the nearest float64 holds."""
+    rating = [(label, req.metric.name) for label, req in requests]
+    rating = [(label, name) for label, name in rating if name in RATING_METRICS]
+    if not rating:
+        return result
+
+    def say(frame: pl.DataFrame) -> pl.DataFrame:
+        for label, name in rating:
+            bad = frame.filter(pl.col(label).is_infinite())
+            if not bad.height:
+                continue
+            first = bad.row(0, named=True)
+            place = ", ".join(f"{k}={first[k]!r}" for k in keys)
+            where = f" (first in the group {place})" if keys else ""
+            if name in ("r2", "explained_variance"):
+                why = (
+                    "its true value is below -1.8e308, which float64 cannot hold: the "
+                    "squared errors are more than 1e308 times the labels' spread around "
+                    "their mean (a ratio: rescaling both columns does not change it); "
+                    "check that the predictions are on the labels' scale"
+                )
+            else:
+                why = (
+                    "its true value is beyond float64's range (about 1.8e308): the errors "
+                    "are that large; rescale the labels and predictions, e.g. divide both "
+                    "by 1e150 (rmse and mae scale with them, mse with their square, r2 and "
+                    "explained_variance do not change)"
+                )
+            warn_from_plan(f"{label!r} is {first[label]}{where}: {why}", IrmWarning)
+        return frame
+
+    return result.map_batches(say, schema=result.collect_schema())
 
 
 def with_first_passes(
@@ -306,9 +355,9 @@ def with_first_passes(
 
 
 def scale_aggs(requests: Sequence[tuple[str, MetricRequest]]) -> list[pl.Expr]:
-    """Group context: the group's scale exponent beside its statistics (``finished``
-    unscales the rating metrics with it), for the rating metrics."""
-    return [pl.col(SCALE_K).first()] if needs_scale(requests) else []
+    """Group context: the group's scale exponents beside its statistics (``finished``
+    unscales the rating metrics with them), for the rating metrics."""
+    return [pl.col(c).first() for c in SCALE_EXPONENTS] if needs_scale(requests) else []
 
 
 def with_means(rows: pl.LazyFrame, scope: PredictionScope, by: list[str]) -> pl.LazyFrame:
@@ -316,12 +365,13 @@ def with_means(rows: pl.LazyFrame, scope: PredictionScope, by: list[str]) -> pl.
     label and mean residual beside each row (the pass of ``r2`` and
     ``explained_variance`` before their spreads), computed from the same statistics as
     the engines' (:func:`~polars_irmetrics.prediction.statistics.means_from`)."""
-    terms = mean_terms(scope)
-    aggs = statistic_aggs(terms)
-    windows = [a.over(by) for a in aggs] if by else aggs
-    totals = {a.meta.output_name(): w for a, w in zip(aggs, windows, strict=True)}
-    means = means_from(lambda c: totals[c])
-    return rows.with_columns(means)
+    aggs = statistic_aggs(mean_terms(scope))
+    if not by:
+        totals = {a.meta.output_name(): a for a in aggs}
+        return rows.with_columns(means_from(lambda c: totals[c]))
+    # the groups' sums (one group_by) joined to their rows: cheaper than windows
+    means = rows.group_by(by).agg(aggs).select(*by, *means_from(pl.col))
+    return rows.join(means, on=by, how="left", nulls_equal=True)
 
 
 @dataclass(frozen=True)
@@ -635,6 +685,21 @@ def _checks(
             ".filter(pl.col({prediction!r}).is_not_nan())",
         ),
     ]
+    infinite = (
+        "column {%s!r} has {n} infinite value(s){where} (e.g. {example}); {metrics} "
+        "read(s) it as a number, and an infinite one has no finite error (scikit-learn "
+        "refuses it too): drop or fix those rows, e.g. .filter(pl.col({%s!r}).is_finite())"
+    )
+    if schema[scope.prediction].is_float():  # an integer or a decimal is finite
+        checks.append(
+            _Check(
+                "pred_inf",
+                both & pred.is_infinite(),
+                pred,
+                InvalidValueError,
+                infinite % ("prediction", "prediction"),
+            )
+        )
     if float_label:
         checks.append(
             _Check(
@@ -644,6 +709,15 @@ def _checks(
                 InvalidValueError,
                 "column {label!r} has {n} NaN value(s){where}; every prediction needs a "
                 "label: drop those rows, e.g. .filter(pl.col({label!r}).is_not_nan())",
+            )
+        )
+        checks.append(
+            _Check(
+                "label_inf",
+                both & label.is_infinite(),
+                label,
+                InvalidValueError,
+                infinite % ("label", "label"),
             )
         )
     if scope.sample_weight is not None:
@@ -763,11 +837,15 @@ def _raised_checks(checks: list[_Check], names: set[str]) -> list[tuple[_Check, 
     """The checks whose problems are errors for these metrics, with their context."""
     probability = sorted(names & PROBABILITY_METRICS)
     binary = sorted(names & BINARY_METRICS)
+    rating = sorted(names & RATING_METRICS)
     raised: list[tuple[_Check, str]] = []
     for check in checks:
         if check.name == "range":
             if probability:
                 raised.append((check, ", ".join(probability)))
+        elif check.name in ("pred_inf", "label_inf"):
+            if rating:
+                raised.append((check, ", ".join(rating)))
         elif check.name in ("binary", "binary_positive"):
             if binary:
                 raised.append((check, ", ".join(binary)))

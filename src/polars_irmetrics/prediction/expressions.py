@@ -11,9 +11,12 @@ the same rows in any order, as a mean (``by=`` the group's keys) or per query
 metric's canonical name (``auc``, ``ece@20``); rename it with ``.alias(...)``.
 
 The expressions compute, they do not check: a NaN prediction gives NaN, a null is
-skipped by some sums and not others. :func:`polars_irmetrics.evaluate` with
-``label=`` and ``prediction=`` checks the table first (NaN, nulls, probabilities outside
-``[0, 1]``, labels that are not binary) and raises an error that names the column.
+skipped by some sums and not others, an infinite rating gives NaN or an infinite value,
+and a value beyond float64's range is infinite without a warning.
+:func:`polars_irmetrics.evaluate` with ``label=`` and ``prediction=`` checks the table
+first (NaN, nulls, probabilities outside ``[0, 1]``, labels that are not binary,
+infinite ratings) and raises an error that names the column (and warns of a value
+beyond float64's range).
 """
 
 from __future__ import annotations
@@ -73,14 +76,18 @@ def auc(
 
     Ties count one half (average ranks, Hanley & McNeil 1982); equal to
     ``sklearn.metrics.roc_auc_score`` (with ``sample_weight`` too). Null when the group
-    has one class only, never a made-up 0.5.
+    has one class only, never a made-up 0.5. The scores are ordered in the column's own
+    dtype: integer scores beyond ``2**53`` (``Int64``, ``UInt64``) that differ by 1 are
+    two scores, not one tie of their float64 values (as ``pr_auc`` and ``gauc`` order
+    them).
 
     Parameters
     ----------
     label
         The label column: positive where it equals ``positive_label``.
     prediction
-        The score column (any real number; higher means more likely positive).
+        The score column (any real number, or any integer, ordered exactly; higher means
+        more likely positive).
     sample_weight
         A column of non-negative row weights, or ``None``.
     positive_label
@@ -265,16 +272,21 @@ def logloss(
     """Log loss (binary cross-entropy, natural log) of predicted probabilities.
 
     ``-sum w (y ln p + (1 - y) ln(1 - p)) / W`` with ``p`` and ``1 - p`` clipped to
-    ``[eps, 1 - eps]``, ``eps = 2.220446049250313e-16`` (float64's machine epsilon), as
-    ``sklearn.metrics.log_loss`` does: a confident wrong prediction costs
-    ``-ln(eps) ≈ 36.04``, not infinity.
+    ``[eps, 1 - eps]``, ``eps`` the machine epsilon of the prediction column's dtype, as
+    ``sklearn.metrics.log_loss`` clips (``np.finfo(y_pred.dtype).eps``): a confident
+    wrong prediction costs ``-ln(eps)``, not infinity: ``36.04`` for ``Float64`` (``eps
+    = 2**-52``; integer and decimal columns too), ``15.94`` for ``Float32`` (``2**-23``),
+    ``6.93`` for ``Float16`` (``2**-10``). The logarithms are taken in float64, where
+    scikit-learn computes in the input's dtype: on float32 input its value differs from
+    this one in about the 7th significant digit.
 
     Parameters
     ----------
     label
         The label column: positive where it equals ``positive_label``.
     prediction
-        The predicted probability of the positive class, in ``[0, 1]``.
+        The predicted probability of the positive class, in ``[0, 1]``; its dtype sets
+        the clipping.
     sample_weight
         A column of non-negative row weights, or ``None``.
     positive_label
@@ -296,13 +308,16 @@ def logloss(
 
     Examples
     --------
-    A prediction of exactly 0 for a positive is clipped, not infinite:
+    A prediction of exactly 0 for a positive is clipped, not infinite; a Float32 one at
+    float32's epsilon:
 
     >>> import polars as pl
     >>> import polars_irmetrics as irm
     >>> df = pl.DataFrame({"label": [1, 0], "prediction": [0.0, 0.0]})
     >>> round(df.select(irm.logloss()).item(), 4)  # (36.0437 + 0) / 2
     18.0218
+    >>> round(df.cast({"prediction": pl.Float32}).select(irm.logloss()).item(), 4)
+    7.9712
     """
     return _expr("logloss", label, prediction, sample_weight, positive=positive_label)
 
@@ -317,7 +332,8 @@ def ne(
     """Normalised entropy: log loss over the entropy of the base rate (He et al. 2014).
 
     Below 1 the model beats always predicting the base rate ``r``; null when ``r`` is 0
-    or 1 (the entropy is 0).
+    or 1 (the entropy is 0). The log loss is clipped as :func:`logloss` clips it (at the
+    prediction dtype's epsilon).
 
     Parameters
     ----------
@@ -516,6 +532,11 @@ def rmse(
 
     Equal to ``sklearn.metrics.root_mean_squared_error``.
 
+    Exact at any finite scale (each group's errors and spreads are scaled by powers of
+    two, :mod:`polars_irmetrics.prediction.statistics`): where scikit-learn's float sums
+    overflow (errors beyond ``1e154``) or lose the digits of a small spread beside a
+    large offset, this is the exact value rounded once.
+
     Parameters
     ----------
     label
@@ -552,6 +573,12 @@ def mse(
     """Mean squared error of a predicted value: ``sum w (p - y)^2 / W``.
 
     Equal to ``sklearn.metrics.mean_squared_error``.
+
+    Exact at any finite scale (each group's errors and spreads are scaled by powers of
+    two, :mod:`polars_irmetrics.prediction.statistics`): where scikit-learn's float sums
+    overflow (errors beyond ``1e154``) or lose the digits of a small spread beside a
+    large offset, this is the exact value rounded once. A mean beyond float64's range
+    (errors beyond about ``1e154``: their squares) is ``inf``.
 
     Parameters
     ----------
@@ -591,6 +618,11 @@ def mae(
 
     Equal to ``sklearn.metrics.mean_absolute_error``.
 
+    Exact at any finite scale (each group's errors and spreads are scaled by powers of
+    two, :mod:`polars_irmetrics.prediction.statistics`): where scikit-learn's float sums
+    overflow (errors beyond ``1e154``) or lose the digits of a small spread beside a
+    large offset, this is the exact value rounded once.
+
     Parameters
     ----------
     label
@@ -627,6 +659,12 @@ def r2(
 
     Equal to ``sklearn.metrics.r2_score``, except that constant labels
     (``SS_tot = 0``) give null here, where scikit-learn returns 1.0 or 0.0.
+
+    Exact at any finite scale (each group's errors and spreads are scaled by powers of
+    two, :mod:`polars_irmetrics.prediction.statistics`): where scikit-learn's float sums
+    overflow (errors beyond ``1e154``) or lose the digits of a small spread beside a
+    large offset, this is the exact value rounded once. A value below float64's range
+    (errors ``1e154`` times the labels' spread) is ``-inf``.
 
     Parameters
     ----------
@@ -666,6 +704,11 @@ def explained_variance(
 
     Equal to ``sklearn.metrics.explained_variance_score``, except that constant labels
     give null here, where scikit-learn returns 1.0 or 0.0.
+
+    Exact at any finite scale (each group's errors and spreads are scaled by powers of
+    two, :mod:`polars_irmetrics.prediction.statistics`): where scikit-learn's float sums
+    overflow (errors beyond ``1e154``) or lose the digits of a small spread beside a
+    large offset, this is the exact value rounded once.
 
     Parameters
     ----------

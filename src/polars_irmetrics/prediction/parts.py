@@ -18,8 +18,8 @@ float fallback beyond 2**32), the score histogram of ``auc`` and ``pr_auc`` (int
 units per distinct score), and for ``gauc`` each query's AUC, computed whole in its part
 (a query never spans two parts), summed over queries as units. The rating
 metrics take a first pass: :func:`part_scale` on every part, merged by
-:func:`merge_scale` into each group's scale (a power of two from its largest label or
-prediction, :mod:`polars_irmetrics.prediction.statistics`); ``r2`` and
+:func:`merge_scale` into each group's scale (powers of two from the extents of its
+labels and half residuals, :mod:`polars_irmetrics.prediction.statistics`); ``r2`` and
 ``explained_variance`` a second: :func:`part_means` on every part (reading the scale),
 merged by :func:`merge_means` into each group's exact means; every part then reads them
 (``part_statistics(..., first=)``) to sum its terms and spreads.
@@ -59,6 +59,7 @@ from polars_irmetrics.prediction.statistics import (
     NEG,
     POS,
     SCALE_COLUMNS,
+    SCALE_MINIMA,
     SCORE,
     finished,
     gauc_statistics,
@@ -117,9 +118,10 @@ def part_scale(
     options: EvalOptions,
     labels: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
-    """The first pass of the rating metrics on one part: per ``by`` group its largest
-    label or prediction magnitude and its largest weight, which :func:`merge_scale`
-    turns into the whole table's scale. The data checks are those of
+    """The first pass of the rating metrics on one part: per ``by`` group its smallest
+    and largest label and half residual and its largest weight
+    (:func:`~polars_irmetrics.prediction.statistics.scale_maxima`), which
+    :func:`merge_scale` turns into the whole table's scale. The data checks are those of
     :func:`part_statistics` (the last pass)."""
     prepared = prepare_rows(table, requests, options, labels)
     return group(prepared.rows, list(options.by_keys), scale_maxima(prepared.scope))
@@ -130,9 +132,13 @@ def merge_scale(statistics: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
     from every part's :func:`part_scale`: what :func:`part_means` and
     :func:`part_statistics` read (``first=``)."""
     by = list(options.by_keys)
-    maxima = [c for c in statistics.collect_schema().names() if c not in by]
-    merged = group(statistics, by, [pl.col(c).max() for c in maxima])
-    return merged.select(*by, *scale_from(*(pl.col(c) for c in maxima)))
+    extents = [c for c in statistics.collect_schema().names() if c not in by]
+    merged = group(
+        statistics,
+        by,
+        [pl.col(c).min() if c in SCALE_MINIMA else pl.col(c).max() for c in extents],
+    )
+    return merged.select(*by, *scale_from(pl.col))
 
 
 def part_means(

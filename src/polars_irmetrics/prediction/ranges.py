@@ -11,7 +11,10 @@ is collected (behind :func:`polars.defer`), with memory bounded by one score ran
    most 4,096 rows), and consecutive slices are joined into ``N`` ranges of about equal
    row counts (``N`` = ``buckets``, or one per 2 million rows for ``"auto"``). The
    ranges keep the scores' order: every score of range *b* is below every score of
-   range *b + 1* (infinite scores go to the first and last range).
+   range *b + 1* (infinite scores go to the first and last range). The slices and
+   ranges read each score's float64 value (a map that keeps the order); the score
+   itself is kept in its own dtype, so that integers beyond ``2**53`` that differ by 1
+   stay two scores in the histograms.
 2. **Split.** One streaming pass writes each row's ``by`` keys, score, and (weighted)
    positive and negative to Parquet, partitioned by range
    (:func:`~polars_irmetrics.ground.buckets.sink_buckets`).
@@ -64,6 +67,7 @@ from polars_irmetrics.metrics.prediction import (
     whole_rows,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.prediction.statistics import score_of
 
 __all__ = ["SLICES", "ranked_in_ranges"]
 
@@ -120,9 +124,11 @@ def ranked_in_ranges(
     schema = rows.select(*by).collect_schema()
     labels = [(label, req.metric.name) for label, req in requests]
     out_schema = pl.Schema([*schema.items(), *((label, pl.Float64()) for label, _ in labels)])
+    # the score in its own dtype (integers beyond 2**53 stay distinct); its float64 value
+    # only places it in a range (a monotone map: the ranges keep the scores' order)
     scored = rows.filter(s.p.is_not_null() & s.p.is_not_nan()).select(
         *by,
-        s.p.alias(_SCORE),
+        score_of(s).alias(_SCORE),
         s.weighted(s.y).alias(_POS),
         s.weighted(1.0 - s.y).alias(_NEG),
     )
@@ -150,7 +156,8 @@ def ranked_in_ranges(
 
 def _split(scored: pl.LazyFrame, count: int, folder: Path) -> int:
     """Write the rows by score range (module doc, steps 1 and 2); the number of ranges."""
-    finite = pl.col(_SCORE).filter(pl.col(_SCORE).is_finite())
+    score = pl.col(_SCORE).cast(pl.Float64)
+    finite = score.filter(score.is_finite())
     low, high = (
         scored.select(finite.min().alias("low"), finite.max().alias("high")).collect().row(0)
     )
@@ -165,7 +172,7 @@ def _split(scored: pl.LazyFrame, count: int, folder: Path) -> int:
     second = math.ldexp(1.0, -exponent - (-exponent // 2))
     low, high = low * first * second, high * first * second
     width = high - low if high > low else 1.0
-    scaled = pl.col(_SCORE) * first * second
+    scaled = score * first * second
     slice_of = ((scaled - low) / width * SLICES).floor().clip(0, SLICES - 1)
     slice_of = slice_of.cast(pl.Int64)
     counts = scored.group_by(slice_of.alias(_SLICE)).agg(pl.len().alias(_N)).sort(_SLICE).collect()
@@ -183,7 +190,7 @@ def _split(scored: pl.LazyFrame, count: int, folder: Path) -> int:
     bounds = np.array([low + start * width / SLICES for start in starts[1:]], dtype=np.float64)
 
     def range_of_scores(scores: pl.Series) -> pl.Series:
-        values = scores.to_numpy() * first * second
+        values = scores.cast(pl.Float64).to_numpy() * first * second
         return pl.Series(np.searchsorted(bounds, values, side="right"), dtype=pl.Int64)
 
     key = pl.col(_SCORE).map_batches(range_of_scores, return_dtype=pl.Int64, is_elementwise=True)

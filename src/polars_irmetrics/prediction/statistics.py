@@ -11,8 +11,8 @@ which add the parts' integers) hold the same integers, convert them once, and co
 each metric from them with the same float operations. The means are then equal to the
 last bit on every path.
 
-A sum whose terms reach 2**32 in magnitude (only where they are not finite: an
-infinite rating, or in an expression over a group whose labels are unchecked) does not
+A sum whose terms reach 2**32 in magnitude (only where they are not finite: in an
+expression over a group whose labels are unchecked, an infinite rating) does not
 fit the units (:func:`~polars_irmetrics.metrics.scope.beyond_fixed`); each
 statistic also keeps its plain float sum and the count of such terms, and the float
 sum is used where that count is not 0. Only then may two paths differ in the last bits
@@ -20,22 +20,51 @@ sum is used where that count is not 0. Only then may two paths differ in the las
 prediction metric is unchanged when all weights are multiplied by one number).
 
 The rating metrics (``rmse``, ``mae``, ``mse``, ``r2``, ``explained_variance``) read
-numbers of any scale: their labels and predictions are first multiplied by a power of
-two ``2**k`` chosen per group from their largest magnitude ``m`` (a first pass,
-:func:`scale_maxima` and :func:`scale_from`: ``m 2**k`` between ``2**9`` and ``2**12``),
-and their weights by ``2**c`` (the largest weight between 1/2 and 4): exact
-multiplications (a residual is scaled after the subtraction), so every term is below
-``2**32`` and kept in units of ``2**-64``, and each value is unscaled once at the end
-(``r2`` and ``explained_variance`` are ratios: the powers of two cancel). A term is then
-exact to ``2**-92`` of the group's largest squared label or prediction, whatever its
-scale, for labels and predictions from ``2**-1012`` (2e-305) to the largest float; a
-squared error below that (predictions equal to the labels to about 15 significant
-digits of the largest one) counts as 0. Below ``2**-1012`` (subnormal numbers, which
-carry fewer digits themselves) the factor stays ``2**1022``. ``mse`` of numbers beyond
-``1e154`` is infinite (its square is), ``rmse`` is not, unless a residual itself
-overflows (a label of ``-1e308`` predicted ``1e308``). The binary metrics read
-probabilities in ``[0, 1]`` and keep their terms unscaled: a term (a weight) below
+numbers of any finite scale. Each quantity they square is scaled by a power of two
+chosen per group from its own extent, found by a first pass (:func:`scale_maxima`: the
+smallest and largest label and half residual, and the largest weight, over the rows of
+non-zero weight; :func:`scale_from`):
+
+* the *half residual* ``h = v/2 - p/2`` (half, so that it never overflows: ``v - p``
+  does for a label of ``-1e308`` predicted ``1e308``), times ``2**k`` chosen from the
+  largest ``|h|`` (the squared and absolute errors of ``mse``, ``rmse``, ``mae`` and
+  ``r2``);
+* the label less the middle ``c`` of the group's labels, ``(v - c) 2**kt``, ``kt`` from
+  their half range (the spread of ``r2`` and ``explained_variance``);
+* the half residual less the middle of the half residuals, ``(h - cu) 2**ku`` (the
+  spread of the residuals of ``explained_variance``);
+
+each then between ``2**9`` and ``2**13`` in magnitude at its largest; the weights are
+multiplied by ``2**c`` (the largest weight between 1/2 and 4). The multiplications are
+exact, so every term is below ``2**30`` and kept in units of ``2**-64`` (a spread is
+summed around the group's exact mean of the same scaled quantity, a second pass), and
+each value is unscaled once at the end (``r2`` and ``explained_variance``: the ratio of
+two sums times ``2**(2 + 2 kt - 2 k)``, :func:`finished`). A square is then exact to
+``2**-82`` of the largest square of its kind (at least ``2**18``), whatever the scale
+of the data and whatever its offset: labels of ``1e6`` plus noise of ``1e-3`` have
+their spread scaled from ``1e-3``, not from ``1e6``, and errors of ``1e-9`` beside
+labels of 1 are scaled from ``1e-9``. Halving is exact but for subnormal numbers (below
+``2**-1022``, where it may be off by ``2**-1075``); a group whose extents are all below
+``2**-1012`` keeps the factor ``2**1022``. A value beyond float64's range (``mse`` of
+errors beyond ``1e154``, ``r2`` of errors ``1e154`` times the labels' spread) is
+infinite: the plan of :func:`polars_irmetrics.evaluate` then warns, and refuses
+infinite labels and predictions for these metrics
+(:mod:`polars_irmetrics.prediction.evaluate`). Rows of weight 0 add nothing: their
+terms are 0 whatever their size, and they take no part in the scale. The binary metrics
+read probabilities in ``[0, 1]`` and keep their terms unscaled: a term (a weight) below
 ``2**-64`` in magnitude counts as 0 there.
+
+``logloss`` (and ``ne``) clip a probability to ``[eps, 1 - eps]`` with ``eps`` the
+machine epsilon of the prediction column's dtype, as scikit-learn's ``log_loss`` does
+(``np.finfo(y_pred.dtype).eps``): ``2**-23`` for ``Float32``, ``2**-10`` for
+``Float16``, ``2**-52`` for ``Float64`` and every other dtype (scikit-learn reads them as
+float64); the logarithms are taken in float64 (scikit-learn computes in the input's
+dtype: its float32 values differ from these in the 7th digit).
+
+``auc``, ``pr_auc`` and ``gauc`` order the rows by the prediction column in its own
+dtype (:func:`score_of`): integer scores beyond ``2**53`` (``Int64``, ``UInt64``) that
+differ by 1 are two scores, as in scikit-learn on integers, not one tie of their float64
+values.
 
 Per query (``per_query=True``) the query is one more group key: the same statistics
 per query, and ``auc``, ``pr_auc`` (and ``gauc``, the query's AUC) from each query's
@@ -51,9 +80,10 @@ rows) to the last bit, and over a whole table its mean.
 
 ``r2`` and ``explained_variance`` read the spread of the labels (and of the residuals)
 around the group's mean: two passes, first the exact mean (its sums, converted once),
-then the sum of ``w (v - mean)^2`` as units. One machine computes the mean with a
-window over the group (an aggregation in a group context); the engines evaluate their
-parts twice (:func:`mean_terms`).
+then the sum of ``w (v - mean)^2`` as units. One machine computes the scale and the
+means of its groups with a ``group_by`` joined back to their rows (an aggregation in a
+group context); the engines evaluate their parts once more for each
+(:func:`scale_maxima`, :func:`mean_terms`).
 """
 
 from __future__ import annotations
@@ -78,6 +108,7 @@ from polars_irmetrics.metrics.prediction import (
     histogram_pr_auc,
     log_likelihood,
     pr_auc_area,
+    prediction_eps,
     units,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -93,7 +124,11 @@ __all__ = [
     "POS",
     "RATING_METRICS",
     "SCALE_COLUMNS",
+    "SCALE_EXPONENTS",
     "SCALE_K",
+    "SCALE_KT",
+    "SCALE_KU",
+    "SCALE_MINIMA",
     "SCORE",
     "WEIGHT_Q",
     "Total",
@@ -104,15 +139,18 @@ __all__ = [
     "group_histogram",
     "group_values",
     "histogram_values",
+    "log_likelihood",
     "mean_terms",
     "means_from",
     "needs_means",
     "needs_scale",
     "per_query_auc",
+    "prediction_eps",
     "query_weight",
     "scale_from",
     "scale_maxima",
     "score_histogram",
+    "score_of",
     "statistic_aggs",
     "statistic_columns",
     "statistic_terms",
@@ -158,38 +196,72 @@ Total = Callable[[str], pl.Expr]
 
 #: The metrics that read the label as a number of any scale (module doc).
 RATING_METRICS = frozenset({"rmse", "mae", "mse", "r2", "explained_variance"})
-#: The scale of a group's rating statistics (:func:`scale_from`): the exponent ``k`` of
-#: its labels and predictions (Float64, a whole number), the factors ``2**k`` that
-#: multiply them and ``2**c`` that multiply its weights (Float64).
+#: The scale of a group's rating statistics (:func:`scale_from`, module doc), Float64:
+#: the exponent ``k`` of its half residuals and their factor ``2**k``, the factor
+#: ``2**c`` of its weights, the exponent ``kt``, factor and middle of its labels, and
+#: the exponent ``ku``, factor and middle of its half residuals (the exponents are
+#: whole numbers).
 SCALE_K = f"{INTERNAL}scale_k"
 _F = f"{INTERNAL}scale_f"
 _G = f"{INTERNAL}scale_g"
-SCALE_COLUMNS = (SCALE_K, _F, _G)
-#: The columns of :func:`scale_maxima`: a group's largest label or prediction magnitude
-#: and its largest weight.
-_MAX_V = f"{INTERNAL}max_v"
+SCALE_KT = f"{INTERNAL}scale_kt"
+_FT = f"{INTERNAL}scale_ft"
+_CT = f"{INTERNAL}scale_ct"
+SCALE_KU = f"{INTERNAL}scale_ku"
+_FU = f"{INTERNAL}scale_fu"
+_CU = f"{INTERNAL}scale_cu"
+SCALE_COLUMNS = (SCALE_K, _F, _G, SCALE_KT, _FT, _CT, SCALE_KU, _FU, _CU)
+#: The exponents :func:`finished` unscales the rating metrics with.
+SCALE_EXPONENTS = (SCALE_K, SCALE_KT, SCALE_KU)
+#: The columns of :func:`scale_maxima`: a group's smallest and largest label and half
+#: residual (over its rows of non-zero weight) and its largest weight; the parts' merge
+#: by their minimum (:data:`SCALE_MINIMA`) or maximum.
+_LO_V = f"{INTERNAL}lo_v"
+_HI_V = f"{INTERNAL}hi_v"
+_LO_H = f"{INTERNAL}lo_h"
+_HI_H = f"{INTERNAL}hi_h"
 _MAX_W = f"{INTERNAL}max_w"
-#: The largest magnitudes are clipped to these before their exponent is taken: every
-#: factor is then a float (``2**1023`` at most); labels and predictions all below
-#: ``2**-1012`` (subnormal numbers, 2e-305) are scaled by ``2**1022`` only.
+SCALE_MINIMA = (_LO_V, _LO_H)
+#: The extents are clipped to these before their exponent is taken: every factor is
+#: then a float (``2**1022`` at most); extents all below ``2**-1012`` (subnormal
+#: numbers, 2e-305) are scaled by ``2**1022`` only.
 _LOWEST_V, _LOWEST_W, _HIGHEST = 2.0**-1012, 2.0**-1022, 2.0**1023
 
 
 class _Scale(NamedTuple):
-    """A group's scale (:data:`SCALE_COLUMNS`) as expressions: columns beside each row,
-    or aggregations in a group context. Each factor is referred to once per term: a
-    group context evaluates every reference again (a residual is scaled after the
-    subtraction, which gives the same float but where it overflows)."""
+    """A group's scale (:data:`SCALE_COLUMNS`, in their order) as expressions: columns
+    beside each row, or aggregations in a group context. Each factor is referred to
+    once per term: a group context evaluates every reference again."""
 
     k: pl.Expr = pl.col(SCALE_K)
     f: pl.Expr = pl.col(_F)
     g: pl.Expr = pl.col(_G)
+    kt: pl.Expr = pl.col(SCALE_KT)
+    ft: pl.Expr = pl.col(_FT)
+    ct: pl.Expr = pl.col(_CT)
+    ku: pl.Expr = pl.col(SCALE_KU)
+    fu: pl.Expr = pl.col(_FU)
+    cu: pl.Expr = pl.col(_CU)
 
     def weights(self, s: PredictionScope) -> pl.Expr:
         return s.weights if s.w is None else s.w * self.g
 
     def weighted(self, s: PredictionScope, term: pl.Expr) -> pl.Expr:
-        return term if s.w is None else term * (s.w * self.g)
+        """``term`` times the scaled weight; 0 where the weight is 0 (such a row takes
+        no part in the scale: its term may be beyond any float)."""
+        w = s.w
+        if w is None:
+            return term
+        return pl.when(w != 0).then(term * (w * self.g)).otherwise(0.0)
+
+    def label(self, s: PredictionScope) -> pl.Expr:
+        """The label less the group's middle label, scaled (the spread of ``r2``)."""
+        return (s.value - self.ct) * self.ft
+
+    def residual(self, s: PredictionScope) -> pl.Expr:
+        """The half residual less the group's middle one, scaled (the spread of the
+        residuals of ``explained_variance``)."""
+        return (half_residual(s) - self.cu) * self.fu
 
 
 #: The scale as columns beside each row (:func:`with_scale`).
@@ -202,11 +274,20 @@ def _pow2(exponent: pl.Expr) -> pl.Expr:
 
 
 def _unscaled(value: pl.Expr, exponent: pl.Expr) -> pl.Expr:
-    """``value * 2**exponent`` in three exact steps (the exponent may reach about 2,050
-    in magnitude, beyond a float's range)."""
-    a = exponent // 3
-    b = (exponent - a) // 2
-    return value * _pow2(a) * _pow2(b) * _pow2(exponent - a - b)
+    """``value * 2**exponent`` in five steps, each exact where the result is a normal
+    float (the exponent may reach about 4,100 in magnitude, beyond a float's range: each
+    step's is at most 819, and all have its sign, so a step overflows or underflows
+    only where the result does)."""
+    part = exponent // 5
+    step = _pow2(part)
+    return value * step * step * step * step * _pow2(exponent - 4 * part)
+
+
+def half_residual(s: PredictionScope) -> pl.Expr:
+    """Each row's half residual ``v/2 - p/2``: finite for any finite label and
+    prediction (``v - p`` overflows for ``-1e308`` predicted ``1e308``), and exactly
+    half of ``v - p`` rounded, but for subnormal numbers (module doc)."""
+    return s.value * 0.5 - s.p * 0.5
 
 
 def needs_scale(requests: Sequence[tuple[str, MetricRequest]]) -> bool:
@@ -215,12 +296,22 @@ def needs_scale(requests: Sequence[tuple[str, MetricRequest]]) -> bool:
 
 
 def scale_maxima(s: PredictionScope) -> list[pl.Expr]:
-    """Group context: the largest label or prediction magnitude and the largest weight
-    (Float64), the first pass of the rating metrics; maxima of parts merge by their
-    maximum."""
-    m = pl.max_horizontal(s.value.abs().max(), s.p.abs().max())
-    w = pl.lit(1.0, pl.Float64) if s.w is None else s.w.max()
-    return [m.cast(pl.Float64).alias(_MAX_V), w.cast(pl.Float64).alias(_MAX_W)]
+    """Group context: the first pass of the rating metrics (Float64): the smallest and
+    largest label and half residual (:func:`half_residual`) over the rows of non-zero
+    weight, and the largest weight; the parts' merge by their minimum
+    (:data:`SCALE_MINIMA`) or maximum."""
+    v, h = s.value, half_residual(s)
+    w = s.w
+    if w is not None:  # a row of weight 0 adds nothing: it does not set the scale either
+        v, h = pl.when(w != 0).then(v), pl.when(w != 0).then(h)
+    top = pl.lit(1.0, pl.Float64) if w is None else w.max()
+    return [
+        v.min().alias(_LO_V),
+        v.max().alias(_HI_V),
+        h.min().alias(_LO_H),
+        h.max().alias(_HI_H),
+        top.cast(pl.Float64).alias(_MAX_W),
+    ]
 
 
 def _exponent(m: pl.Expr, top: int, lowest: float) -> pl.Expr:
@@ -231,22 +322,40 @@ def _exponent(m: pl.Expr, top: int, lowest: float) -> pl.Expr:
     return top - m.clip(lowest, _HIGHEST).log(2).floor()
 
 
-def scale_from(max_v: pl.Expr, max_w: pl.Expr) -> list[pl.Expr]:
-    """The columns :data:`SCALE_COLUMNS` from a group's maxima (:func:`scale_maxima`):
-    labels and predictions below ``2**12`` (a residual and its spread around its mean
-    below ``2**14``, a squared one below ``2**28``), weights below 4 (1 without
-    weights): every term below ``2**30``."""
-    k = _exponent(max_v, 10, _LOWEST_V)
-    return [k.alias(SCALE_K), _pow2(k).alias(_F), _pow2(_exponent(max_w, 0, _LOWEST_W)).alias(_G)]
+def scale_from(total: Total) -> list[pl.Expr]:
+    """The columns :data:`SCALE_COLUMNS` from a group's extents (the columns of
+    :func:`scale_maxima`, by ``total``): half residuals below ``2**12`` in magnitude
+    once scaled (squared: ``2**24``), labels and half residuals less their middle below
+    ``2**13`` (less their mean, squared: ``2**28``), weights below 4 (1 without weights):
+    every term below ``2**30``. A half range is ``hi/2 - lo/2`` and a middle ``lo/2 +
+    hi/2``: finite for any finite extents."""
+    lo_v, hi_v, lo_h, hi_h = total(_LO_V), total(_HI_V), total(_LO_H), total(_HI_H)
+    k = _exponent(pl.max_horizontal(-lo_h, hi_h), 10, _LOWEST_V)
+    kt = _exponent(hi_v * 0.5 - lo_v * 0.5, 10, _LOWEST_V)
+    ku = _exponent(hi_h * 0.5 - lo_h * 0.5, 10, _LOWEST_V)
+    return [
+        k.alias(SCALE_K),
+        _pow2(k).alias(_F),
+        _pow2(_exponent(total(_MAX_W), 0, _LOWEST_W)).alias(_G),
+        kt.alias(SCALE_KT),
+        _pow2(kt).alias(_FT),
+        (lo_v * 0.5 + hi_v * 0.5).alias(_CT),
+        ku.alias(SCALE_KU),
+        _pow2(ku).alias(_FU),
+        (lo_h * 0.5 + hi_h * 0.5).alias(_CU),
+    ]
 
 
 def with_scale(rows: pl.LazyFrame, s: PredictionScope, by: list[str]) -> pl.LazyFrame:
-    """``rows`` with their group's scale (:data:`SCALE_COLUMNS`) beside each row."""
+    """``rows`` with their group's scale (:data:`SCALE_COLUMNS`) beside each row: the
+    groups' extents (one ``group_by``) joined to their rows (cheaper than a window per
+    extent)."""
     maxima = scale_maxima(s)
-    if by:
-        maxima = [m.over(by) for m in maxima]
-    totals = {m.meta.output_name(): m for m in maxima}
-    return rows.with_columns(scale_from(totals[_MAX_V], totals[_MAX_W]))
+    if not by:
+        totals = _totals(maxima)
+        return rows.with_columns(scale_from(lambda c: totals[c]))
+    scale = rows.group_by(by).agg(maxima).select(*by, *scale_from(pl.col))
+    return rows.join(scale, on=by, how="left", nulls_equal=True)
 
 
 def _ece_column(bins: int, b: int) -> str:
@@ -264,18 +373,19 @@ def needs_means(requests: Sequence[tuple[str, MetricRequest]]) -> bool:
 
 def mean_terms(s: PredictionScope, scale: _Scale = _BESIDE) -> dict[str, pl.Expr]:
     """The pass of ``r2`` and ``explained_variance`` after the scale: the terms of the
-    weight, the label and the residual ``v - p`` (scaled, module doc), whose sums give
-    the group's means."""
+    weight, the label and the half residual, each less the group's middle one and scaled
+    (module doc), whose sums give the group's means of those."""
     return {
         _WR: scale.weights(s),
-        _V: scale.weighted(s, s.value * scale.f),
-        _R: scale.weighted(s, (s.value - s.p) * scale.f),
+        _V: scale.weighted(s, scale.label(s)),
+        _R: scale.weighted(s, scale.residual(s)),
     }
 
 
 def means_from(total: Total) -> list[pl.Expr]:
-    """The group's mean label (``MEAN_V``) and mean residual (``MEAN_R``), scaled, from
-    the totals of :func:`mean_terms` (statistic columns)."""
+    """The group's mean label (``MEAN_V``) and mean half residual (``MEAN_R``), less
+    their middle and scaled, from the totals of :func:`mean_terms` (statistic
+    columns)."""
     w = _value(_WR, total)
     return [(_value(_V, total) / w).alias(MEAN_V), (_value(_R, total) / w).alias(MEAN_R)]
 
@@ -293,6 +403,7 @@ def statistic_terms(
     the group's ``scale`` alike (:data:`SCALE_COLUMNS`)."""
     mean_v, mean_r = means
     terms: dict[str, pl.Expr] = {_W: s.weights}
+    h = half_residual(s)
     if needs_scale(requests):
         terms[_WR] = scale.weights(s)
     for _, req in requests:
@@ -306,13 +417,13 @@ def statistic_terms(
         if name == "brier":
             terms[_BRIER] = s.weighted((s.p - s.y) ** 2)
         if name in ("mse", "rmse", "r2"):
-            terms[_SQ] = scale.weighted(s, ((s.p - s.value) * scale.f) ** 2)
+            terms[_SQ] = scale.weighted(s, (h * scale.f) ** 2)
         if name == "mae":
-            terms[_ABS] = scale.weighted(s, (s.p - s.value).abs() * scale.f)
+            terms[_ABS] = scale.weighted(s, h.abs() * scale.f)
         if name in ("r2", "explained_variance"):
-            terms[_M2V] = scale.weighted(s, (s.value * scale.f - mean_v) ** 2)
+            terms[_M2V] = scale.weighted(s, (scale.label(s) - mean_v) ** 2)
         if name == "explained_variance":
-            terms[_M2R] = scale.weighted(s, ((s.value - s.p) * scale.f - mean_r) ** 2)
+            terms[_M2R] = scale.weighted(s, (scale.residual(s) - mean_r) ** 2)
         if name == "ece":
             bins = ece_bins(req.params(1.0))
             index = ece_bin(s, bins)
@@ -391,17 +502,19 @@ def finished(
             value = pl.when(clicks > 0).then(_value(_P, total) / clicks)
         elif name == "ece":
             value = _ece_gaps(ece_bins(req.params(1.0)), total) / w
-        elif name == "mse":
-            value = _unscaled(rating_mean(_SQ), -2 * total(SCALE_K))
+        elif name == "mse":  # the half residuals' square: times 4
+            value = _unscaled(rating_mean(_SQ), 2 - 2 * total(SCALE_K))
         elif name == "rmse":
-            value = _unscaled(rating_mean(_SQ).sqrt(), -total(SCALE_K))
+            value = _unscaled(rating_mean(_SQ).sqrt(), 1 - total(SCALE_K))
         elif name == "mae":
-            value = _unscaled(rating_mean(_ABS), -total(SCALE_K))
+            value = _unscaled(rating_mean(_ABS), 1 - total(SCALE_K))
         elif name in ("r2", "explained_variance"):
             # no weight: the means are NaN (0 / 0), and polars orders NaN above 0
             spread = pl.when(_value(_WR, total) > 0).then(_value(_M2V, total))
             error = _value(_SQ if name == "r2" else _M2R, total)
-            value = pl.when(spread > 0).then(1.0 - error / spread)
+            k = total(SCALE_K if name == "r2" else SCALE_KU)
+            ratio = _unscaled(error / spread, 2 + 2 * total(SCALE_KT) - 2 * k)
+            value = pl.when(spread > 0).then(1.0 - ratio)
         else:  # pragma: no cover - every prediction metric is listed above
             raise MetricParameterError(f"metric {label!r} has no statistics")
         out.append((label, value))
@@ -443,11 +556,18 @@ def gauc_statistics(per_query: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
     return per_query.group_by(by).agg(aggs) if by else per_query.select(aggs)
 
 
+def score_of(s: PredictionScope) -> pl.Expr:
+    """The prediction in its own dtype, the order of ``auc``, ``pr_auc`` and ``gauc``:
+    integers beyond ``2**53`` (``Int64``, ``UInt64``) that differ by 1 stay two scores
+    (their float64 values are one); a float's order is its float64 value's."""
+    return pl.col(s.prediction)
+
+
 def score_histogram(rows: pl.LazyFrame, scope: PredictionScope, keys: list[str]) -> pl.LazyFrame:
-    """One row per (``keys`` group, distinct score): the score and the positives and
-    negatives that have it, as :func:`~polars_irmetrics.metrics.prediction.units` of
-    their weights (Int128)."""
-    return rows.group_by([*keys, scope.p.alias(SCORE)]).agg(
+    """One row per (``keys`` group, distinct score, :func:`score_of`): the score and the
+    positives and negatives that have it, as
+    :func:`~polars_irmetrics.metrics.prediction.units` of their weights (Int128)."""
+    return rows.group_by([*keys, score_of(scope).alias(SCORE)]).agg(
         units(scope.weighted(scope.y)).sum().alias(POS),
         units(scope.weighted(1.0 - scope.y)).sum().alias(NEG),
     )
@@ -480,10 +600,11 @@ def group_histogram(s: PredictionScope) -> tuple[pl.Expr, pl.Expr]:
     cumulative positives and negatives at each distinct score, in ascending order (Int128
     units of their weights): cumulative integer sums in score order read at the last row
     of each tie, the same integers in any order of the rows."""
-    end = s.p.sort().is_last_distinct()  # the last row of each tie
+    score = score_of(s)
+    end = score.sort().is_last_distinct()  # the last row of each tie
 
     def through(term: pl.Expr) -> pl.Expr:
-        return units(term).sort_by(s.p).cum_sum().filter(end)
+        return units(term).sort_by(score).cum_sum().filter(end)
 
     return through(s.weighted(s.y)), through(s.weighted(1.0 - s.y))
 
@@ -512,7 +633,7 @@ def group_auc(s: PredictionScope) -> pl.Expr:
     :func:`histogram_values` over the same rows: without weights from the ranks of its
     scores (:func:`ranked_auc`, no sort of the rows), with weights from its histogram."""
     if s.w is None:
-        return ranked_auc(s.y, s.p.rank("average"))
+        return ranked_auc(s.y, score_of(s).rank("average"))
     return _areas(s)[0]
 
 
@@ -546,7 +667,7 @@ def per_query_auc(rows: pl.LazyFrame, scope: PredictionScope, query: list[str]) 
     row's positive and negative units add up to the units of its weight (its label is 0
     or 1), so the weight is the histogram's total."""
     if scope.w is None:  # ranks by a window (no sort of the rows), then sums per query
-        ranked = rows.with_columns(scope.p.rank("average").over(query).alias(_RANK))
+        ranked = rows.with_columns(score_of(scope).rank("average").over(query).alias(_RANK))
         return ranked.group_by(query).agg(
             ranked_auc(scope.y, pl.col(_RANK)).alias(AUC_Q),
             pl.len().cast(pl.Float64).alias(WEIGHT_Q),
@@ -591,18 +712,19 @@ def group_values(
     if not rest:
         return values
     means = (pl.col(MEAN_V), pl.col(MEAN_R))
-    scale, scale_k = _BESIDE, pl.col(SCALE_K)
+    scale = _BESIDE
+    exponents = {c: pl.col(c) for c in SCALE_EXPONENTS}
     if needs_scale(rest):
         maxima = _totals(scale_maxima(s))
-        columns = _totals(scale_from(maxima[_MAX_V], maxima[_MAX_W]))
+        columns = _totals(scale_from(lambda c: maxima[c]))
         scale = _Scale(*(columns[c] for c in SCALE_COLUMNS))
-        scale_k = columns[SCALE_K]
+        exponents = {c: columns[c] for c in SCALE_EXPONENTS}
     if needs_means(rest):
         mean_totals = _totals(statistic_aggs(mean_terms(s, scale)))
         mean_v, mean_r = means_from(lambda c: mean_totals[c])
         means = (mean_v, mean_r)
     totals = _totals(statistic_aggs(statistic_terms(s, rest, means, scale)))
-    totals[SCALE_K] = scale_k
+    totals.update(exponents)
     if any(req.metric.name == "gauc" for _, req in rest):
         query = pl.col(s.query_id)
         first = query.is_first_distinct()
