@@ -16,7 +16,7 @@ true distance ``t_k``:
   epsilon)``, ``epsilon = 0.01``; a relative threshold needs distances that are 0 for the
   query itself: ``distance="neg_score"`` (``-score``: an l2 run) or
   ``"one_minus_score"`` (``1 - score``: cosine similarity, ann-benchmarks' angular
-  distance).
+  distance); a distance below 0 (a score rounded past 1) counts as 0.
 
 The approximate run's scores must be true scores of the documents it returns (as
 ann-benchmarks recomputes them): exact for flat and IVF-flat indexes, to be recomputed
@@ -135,6 +135,7 @@ NEIGHBOR_METRICS: tuple[Metric, ...] = (
         formula="Of the approximate run's first k documents, those whose distance is at "
         "most (1 + epsilon) times the k-th smallest distance of the exact run, divided by "
         "k (ann-benchmarks' epsilon recall), with the distance -score or 1 - score "
-        "(parameter distance). Queries and small corpora as neighbor_recall.",
+        "(parameter distance); a distance below 0 (a cosine score rounded past 1 in a "
+        "self-search) counts as 0. Queries and small corpora as neighbor_recall.",
     ),
 )

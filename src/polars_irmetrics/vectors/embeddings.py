@@ -18,7 +18,15 @@ import polars as pl
 
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 
-__all__ = ["Block", "FloatType", "Matrix", "block_of", "check_matrix", "embedding_dtype"]
+__all__ = [
+    "Block",
+    "FloatType",
+    "Matrix",
+    "block_of",
+    "check_dimensions",
+    "check_matrix",
+    "embedding_dtype",
+]
 
 #: An ``n × d`` matrix of float32 or float64 embeddings.
 Matrix = npt.NDArray[np.floating[Any]]
@@ -61,6 +69,7 @@ def block_of(
         )
     if isinstance(series.dtype, pl.Array):  # read without a copy; a null inside is NaN
         width = series.dtype.size
+        check_dimensions(width, ids, column, what)
         raw = series.to_numpy() if len(series) else np.empty((0, width))
         array: Matrix = np.asarray(raw.reshape(len(series), width), dtype=dtype)
         check_matrix(array, ids, column, what)
@@ -75,6 +84,7 @@ def block_of(
             f"{width} values, id {at!r} has {int(lengths.filter(bad)[0])}; every "
             "embedding must have the same length"
         )
+    check_dimensions(width, ids, column, what)
     flat = series.explode()
     if flat.null_count():
         nulls = flat.is_null().to_numpy().reshape(len(series), width).any(axis=1)
@@ -85,6 +95,18 @@ def block_of(
     vectors: Matrix = np.asarray(flat.to_numpy().reshape(len(series), width), dtype=dtype)
     check_matrix(vectors, ids, column, what)
     return Block(ids, vectors)
+
+
+def check_dimensions(width: int, ids: pl.Series, column: str, what: str) -> None:
+    """Raise :class:`InvalidValueError` for embeddings of 0 dimensions (``width``) in
+    rows that exist: no score can be computed from them (under ``"cosine"`` a vector of
+    no value is a zero vector; ``"dot"`` and ``"l2"`` would score every pair 0)."""
+    if width == 0 and len(ids):
+        raise InvalidValueError(
+            f"column {column!r} of the {what} holds embeddings of 0 dimensions (id "
+            f"{ids[0]!r}), from which no score can be computed; pass the model's vectors "
+            "(at least one value each)"
+        )
 
 
 def check_matrix(vectors: Matrix, ids: pl.Series, column: str, what: str) -> None:

@@ -20,11 +20,20 @@ magnitude of the vectors does not matter):
 * ``"cosine"``: each vector is divided by its largest magnitude before its norm (no
   square overflows or underflows: vectors of 3e19 in float32 or 1e-300 in float64 are
   fine); the cosine is exact to about the dtype's epsilon (1e-7 in float32, 1e-16 in
-  float64), absolute.
+  float64), absolute, and clipped to ``[-1, 1]`` before the top ``k`` is taken (a
+  vector and itself gave 1.0000000000000004, float32 1.0000001: the clip only brings
+  such a score nearer the true one, and the run is ranked as it reports).
 * ``"dot"``: exact to about ``epsilon × d × max|q| × max|c|``, absolute; where a product
   could overflow or underflow the dtype, the vectors are scaled by powers of two and the
   scores computed in float64. A score beyond the output dtype (3.4e38 for float32
-  queries, 1.8e308 for float64) is refused with :class:`InvalidValueError`.
+  queries, 1.8e308 for float64) is refused with :class:`InvalidValueError`. A score
+  below its smallest normal number (1.2e-38, 2.2e-308) is returned rounded to the
+  output dtype (a subnormal number or 0), and ranked as returned: within the precision
+  above while ``max|q| × max|c|`` is at least that number. Below it, a rounding that
+  loses a bit could tie distinct scores (or round them to 0) and rank them wrongly: the
+  call is refused with :class:`InvalidValueError` (float32: cast to Float64, where no
+  product of float32 values underflows; float64: scale both sides up by a power of
+  two). Products that are exact there (0, a subnormal number) are returned.
 * ``"l2"``: ``|q - c|²`` is expanded as ``|q|² - 2 q·c + |c|²`` on vectors centred on the
   queries' mean (a common offset does not cancel: offset 100 with spread 0.01 in float32
   is exact), scaled by a power of two where a square could overflow or underflow. A
@@ -38,6 +47,7 @@ magnitude of the vectors does not matter):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -129,7 +139,8 @@ def knn(
         both (``Array[Float32|Float64, d]``, or ``List`` of one length).
     exclude_self
         ``True``: a document whose id equals the query's id is not returned (the corpus
-        searched with its own rows as queries).
+        searched with its own rows as queries); ``False``: every document. Any other
+        value (``"no"``, ``1``, ``None``) is refused, not read as a truth value.
     block_size
         Corpus rows read at once, scored in whole tiles of 4,096 (the rows beyond a
         block's last whole tile wait for the next block); with up to 16M score cells
@@ -155,11 +166,14 @@ def knn(
     Raises
     ------
     InvalidValueError
-        ``k`` below 1, an unknown ``metric``, a ``block_size`` below 1; a null id or
-        embedding, a NaN or infinite value, embeddings of different dimensions (within
-        a table or between the two), a zero vector under ``"cosine"``; a returned score
-        beyond the output dtype's range (``"dot"`` or ``"l2"`` on huge vectors: cast
-        float32 embeddings to Float64, or scale float64 ones down).
+        ``k`` below 1, an unknown ``metric``, a ``block_size`` below 1, an
+        ``exclude_self`` that is not ``True`` or ``False``; a null id or embedding, a
+        NaN or infinite value, embeddings of different dimensions (within a table or
+        between the two) or of 0 dimensions, a zero vector under ``"cosine"``; a
+        returned score beyond the output dtype's range (``"dot"`` or ``"l2"`` on huge
+        vectors: cast float32 embeddings to Float64, or scale float64 ones down), or
+        ``"dot"`` scores below its smallest normal number that would lose their order
+        (tiny vectors: cast float32 embeddings to Float64, or scale float64 ones up).
     DuplicateError
         An id twice in ``queries`` or in ``corpus``.
     ColumnNotFoundError, ColumnTypeError
@@ -230,7 +244,7 @@ def knn(
     ...
     polars_irmetrics.errors.MissingFileError: .../missing.parquet: no such file or folder; ...
     """
-    _check_options(k, metric, block_size)
+    _check_options(k, metric, block_size, exclude_self)
     try:
         query = _queries(queries, query_id, embedding)
     except IrmError:
@@ -300,7 +314,7 @@ def knn(
     return _as_run(query.ids, best_s, best_id, id_dtype, k, (query_id, doc_id), dtype)
 
 
-def _check_options(k: object, metric: object, block_size: object) -> None:
+def _check_options(k: object, metric: object, block_size: object, exclude_self: object) -> None:
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise InvalidValueError(f"k={k!r} is not a positive integer; ask for k >= 1 neighbours")
     if metric not in METRICS:
@@ -311,6 +325,11 @@ def _check_options(k: object, metric: object, block_size: object) -> None:
         raise InvalidValueError(
             f"block_size={block_size!r} is not a positive integer; pass the number of corpus "
             "rows to score at once, e.g. 65536"
+        )
+    if not isinstance(exclude_self, bool):  # "no" or 0 is not read as a truth value
+        raise InvalidValueError(
+            f"exclude_self={exclude_self!r} is not True or False; pass exclude_self=True to "
+            "leave out each query's own id (a corpus searched with its own rows), or False"
         )
 
 
@@ -332,6 +351,12 @@ def _matrix_block(matrix: np.ndarray, what: str, embedding: str) -> Block:
             f"the {what} matrix has shape {matrix.shape} and dtype {matrix.dtype}; a numpy "
             "matrix of embeddings must be 2-dimensional (rows × dimensions) float32 or "
             "float64: e.g. matrix.astype(np.float32)"
+        )
+    if matrix.shape[0] and not matrix.shape[1]:
+        raise InvalidValueError(
+            f"the {what} matrix has shape {matrix.shape}: its embeddings have 0 dimensions, "
+            "from which no score can be computed; pass the model's vectors as a matrix of "
+            "rows × dimensions (at least one)"
         )
     ids = pl.Series("id", np.arange(matrix.shape[0], dtype=np.int64))
     from_ = "query" if what == "queries" else "corpus"
@@ -503,6 +528,7 @@ class _Scorer:
         )
         self.q_sq: Matrix = np.zeros(0, dtype=self.dtype)
         self.c_max = 0.0  # the largest magnitude of the corpus read so far (dot, l2)
+        self.lost = False  # dot: a score rounded below the smallest normal lost a bit
 
     def corpus(self, docs: Matrix, ids: pl.Series, embedding: str) -> _Docs:
         """A corpus block made ready for :meth:`scores`."""
@@ -544,6 +570,11 @@ class _Scorer:
         queries = self.queries[start:stop]
         if self.metric == "cosine":
             product: npt.NDArray[Any] = _product(queries, docs.vectors)
+            # a cosine is within [-1, 1]: beyond is rounding (a vector and itself gave
+            # 1.0000000000000004), clipped before the top k is taken, so that the run
+            # ranks as it reports (a clipped tie is broken by id) and neighbour recall
+            # reads 1 - score as a distance of at least 0
+            np.clip(product, -1, 1, out=product)
             return product
         if self.metric == "dot":
             return self._dot(queries, docs)
@@ -563,10 +594,37 @@ class _Scorer:
             return product
         # scaled by powers of two (exact), the product back in float64
         scaled = _product(np.ldexp(queries, -self.q_exp), np.ldexp(docs.vectors, -docs.exp))
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", under="ignore"):
             wide: npt.NDArray[Any] = np.ldexp(scaled.astype(np.float64), exponent)
         self._refuse_inf(wide, docs)
+        self._round_below_normal(wide, scaled, exponent)
         return wide
+
+    def _round_below_normal(
+        self, wide: npt.NDArray[Any], scaled: npt.NDArray[Any], exponent: int
+    ) -> None:
+        """Round the scores of ``wide`` (``scaled × 2**exponent``) below the output
+        dtype's smallest normal number as the run returns them (float32 queries: to
+        float32), so that they are ranked as returned; note whether a rounding lost a
+        bit (:meth:`check_range` refuses that where it exceeds the stated precision).
+        They are found on ``scaled`` (half the bytes in float32), before any rounding."""
+        power = int(self.info.minexp) - exponent  # |scaled| below 2**power: below normal
+        if power >= int(np.finfo(scaled.dtype).maxexp):
+            small = np.ones(scaled.shape, dtype=bool)  # every product
+        else:
+            limit = scaled.dtype.type(2.0**power)
+            small = (scaled < limit) & (scaled > -limit)
+        if not small.any():
+            return
+        values = wide[small]
+        with np.errstate(under="ignore"):
+            if self.dtype == np.float32:  # the float64 value is exact: round it
+                rounded = values.astype(np.float32).astype(np.float64)
+                wide[small] = rounded
+                lost = rounded != values
+            else:  # ldexp rounded it: exact if it scales back to the product
+                lost = np.ldexp(values, -exponent) != scaled[small]
+        self.lost = self.lost or bool(lost.any())
 
     def _l2(
         self,
@@ -639,10 +697,46 @@ class _Scorer:
         )
 
     def check_range(self, best: npt.NDArray[Any]) -> None:
-        """Refuse kept scores beyond the output dtype (float32 queries: Float32 scores)."""
+        """Refuse kept scores beyond the output dtype (float32 queries: Float32 scores),
+        and ``dot`` scores rounded below the smallest normal number beyond the stated
+        precision (:meth:`_below_normal`)."""
         finite = best[np.isfinite(best)]
         if self.dtype == np.float32 and finite.size and np.abs(finite).max() > self.info.max:
             self._out_of_range(np.float32)
+        if self.lost and self._below_normal():
+            self._underflow()
+
+    def _below_normal(self) -> bool:
+        """Whether ``max|q| × max|c|`` is below the output dtype's smallest normal
+        number: the rounding of a product to it (half its smallest subnormal) then
+        exceeds the stated precision (epsilon × max|q| × max|c|), so that distinct
+        scores can round to one value, or to 0, and rank in a wrong order. Otherwise a
+        product rounded there is within that precision of 0, as any cancellation."""
+        q_max, c_max = _magnitude(self.raw), self.c_max
+        if not q_max or not c_max:  # every product is 0, exactly
+            return False
+        (q_mant, q_exp), (c_mant, c_exp) = math.frexp(q_max), math.frexp(c_max)
+        return math.log2(q_mant * c_mant) + q_exp + c_exp < int(self.info.minexp)
+
+    def _underflow(self) -> None:
+        q_max, corpus_max = _magnitude(self.raw), self.c_max
+        if self.dtype == np.float32:  # float32 products are normal in float64
+            fix = "cast both embedding columns to Float64 (the run's scores are then Float64)"
+        else:  # a power of two that brings max|q| × max|c| near 1
+            power = -(_exponent_of(q_max) + _exponent_of(corpus_max)) // 2
+            fix = (
+                "scale both sides' embeddings up by one power of two, e.g. multiply both "
+                f"by 2.0**{power} (the dot scores scale by its square, exactly; the "
+                "neighbours stay the same)"
+            )
+        name = "float32" if self.dtype == np.float32 else "float64"
+        raise InvalidValueError(
+            f"the dot scores of the queries (largest |value| {q_max:.3g} in column "
+            f"{self.embedding!r}) against the corpus (largest {corpus_max:.3g}) fall below "
+            f"{name}'s smallest normal number ({self.info.smallest_normal:.3g}), where "
+            "distinct scores round to one value (or to 0) and would be ranked in a wrong "
+            f"order, and cannot be returned: {fix}"
+        )
 
 
 @dataclass(frozen=True)

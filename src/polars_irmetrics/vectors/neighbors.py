@@ -120,7 +120,7 @@ def build_neighbors_plan(
     truth_keys = [*shared, query_id]
     thresholds = []
     for i, ((_, request), k) in enumerate(zip(requests, cutoffs, strict=True)):
-        distance = neighbor_distance(_params(request), pl.col(_NEG) == 0)
+        distance = _distance(request)
         thresholds.append(distance.bottom_k(k).max().alias(_threshold_name(i)))
     doc = options.doc_id
     truth = (
@@ -149,7 +149,7 @@ def build_neighbors_plan(
             if request.metric.name == "neighbor_recall"
             else threshold * (1.0 + epsilon)
         )
-        within = (pl.col(_POS) <= k) & (neighbor_distance(params, pl.col(_NEG) == 0) <= limit)
+        within = (pl.col(_POS) <= k) & (_distance(request) <= limit)
         denominator = pl.min_horizontal(pl.lit(k, dtype=pl.Int64), pl.col(_N).first())
         counts.append((within.sum() / denominator).cast(pl.Float64).alias(label))
     truth_flags = [c for c in truth.collect_schema().names() if c.startswith(_TRUTH_FLAG)]
@@ -262,6 +262,19 @@ def _warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions
 
 def _params(request: MetricRequest) -> Params:
     return request.params(1.0)  # the relevance level plays no part
+
+
+def _distance(request: MetricRequest) -> pl.Expr:
+    """The distance of a row from its score (:func:`neighbor_distance`); for
+    ``neighbor_recall_rel``, at least 0. A distance is never below 0: one below it is
+    rounding (a cosine similarity computed past 1, ``1 - score``; a squared distance
+    computed below 0, ``-score``), and counted as 0, as knn clips its own, since the
+    relative threshold ``(1 + epsilon) t_k`` of a ``t_k`` below 0 falls below ``t_k``
+    itself (a run measured 0.65 against itself). NaN stays NaN (refused)."""
+    distance = neighbor_distance(_params(request), pl.col(_NEG) == 0)
+    if request.metric.name != "neighbor_recall_rel":
+        return distance  # an absolute threshold: -score of a dot run may be below 0
+    return pl.when(distance < 0).then(pl.lit(0.0)).otherwise(distance)
 
 
 def _cutoff(label: str, request: MetricRequest) -> int:

@@ -29,7 +29,13 @@ import pyarrow.parquet as pq
 
 from polars_irmetrics.errors import FileFormatError, InvalidValueError
 from polars_irmetrics.io.files import parquet_files
-from polars_irmetrics.vectors.embeddings import Block, FloatType, Matrix, check_matrix
+from polars_irmetrics.vectors.embeddings import (
+    Block,
+    FloatType,
+    Matrix,
+    check_dimensions,
+    check_matrix,
+)
 
 __all__ = ["CorpusFiles", "PathSource", "corpus_files", "is_path", "parquet_blocks"]
 
@@ -254,6 +260,7 @@ def _block(chunks: list[pa.Array], ids: pl.Series, column: str, dtype: FloatType
                 f"{width} values, id {ids[at]!r} has {int(lengths[at])}; every "
                 "embedding must have the same length"
             )
+    check_dimensions(width, ids, column, "corpus")
     flats = [chunk.flatten() for chunk in chunks]  # the values of the rows, no copy
     if not fixed and any(flat.null_count for flat in flats):
         nulls = np.concatenate([flat.is_null().to_numpy(zero_copy_only=False) for flat in flats])
