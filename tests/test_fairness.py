@@ -179,8 +179,8 @@ def test_refusals() -> None:
         ),
         (
             InvalidValueError,
-            "column 'sample' of the run has null values in query 'q'; each row belongs to "
-            "one sampled ranking: fill or drop those rows",
+            "column 'sample' of the run has null (or NaN) values in query 'q'; each row "
+            "belongs to one sampled ranking: fill or drop those rows",
             lambda: irm.evaluate(
                 RUN.with_columns(sample=pl.Series([1, None, 1], dtype=pl.Int64)),
                 ["ee_loss"],

@@ -250,3 +250,44 @@ def test_int128_ids_beyond_int64_beside_int64_judgments() -> None:
     got = irm.evaluate(run, ["map"], qrels=qrels, per_query=True, unretrieved="drop")
     assert got.schema["query_id"] == pl.Int128
     assert got.rows() == [(1, 1.0)]
+
+
+# a null group in groups=: rND took it as the minority group (every value NaN), awrf and
+# the expected exposure as a group of its own, where the guide says a document in no
+# group is one without a row; refused now, as item_mad refuses it
+_EX_RUN = pl.DataFrame({"query_id": ["q"] * 4, "doc_id": list("abcd"), "rank": [1, 2, 3, 4]})
+_EX_QRELS = pl.DataFrame(
+    {"query_id": ["q"] * 4, "doc_id": list("abcd"), "relevance": [1, 0, 1, 1]}
+)
+_NULL_GROUP = pl.DataFrame({"doc_id": list("abcd"), "group": ["g1", None, "g2", "g2"]})
+
+
+@pytest.mark.parametrize(
+    "metrics", [["rnd"], ["rkl", "rrd"], ["awrf"], ["awrf_ndcg"], ["ee_loss", "ee_relevance"]]
+)
+@pytest.mark.parametrize("buckets", [None, 2])
+def test_a_null_group_is_refused(metrics: list[str], buckets: int | None) -> None:
+    message = (
+        "column 'group' of groups= is null for document 'b'; every row names the "
+        "document's group: fill or drop those rows, e.g. .drop_nulls('group') (a document "
+        "in no group is one without a row)"
+    )
+    qrels = None if metrics[0].startswith("r") else _EX_QRELS
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(_EX_RUN, metrics, qrels=qrels, groups=_NULL_GROUP, buckets=buckets)
+    irm.evaluate(_EX_RUN, metrics, qrels=qrels, groups=_NULL_GROUP.drop_nulls(), buckets=buckets)
+
+
+@pytest.mark.parametrize(
+    "sample", [pl.Series([1, 1, None, None]), pl.Series([1.0, 1.0, float("nan"), float("nan")])]
+)
+def test_a_null_or_nan_sample_is_named(sample: pl.Series) -> None:
+    # before: "column 'rank' of the run: query 'q' has 2 duplicate rank(s)" (the null
+    # and NaN rows one ranking beside the first); the NaN ones scored as a sample
+    run = pl.DataFrame({"query_id": ["q"] * 4, "doc_id": list("abab"), "rank": [1, 2, 1, 2]})
+    message = (
+        "column 'sample' of the run has null (or NaN) values in query 'q'; each row belongs "
+        "to one sampled ranking: fill or drop those rows"
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(run.with_columns(sample.alias("sample")), ["ee_loss"], qrels=_EX_QRELS)

@@ -767,6 +767,12 @@ def _checks(
         flags.append(
             pl.when(native.is_null().any()).then(pl.lit(query_id)).alias(f"{_BAD}|null key")
         )
+    if sampled:  # before the rankings' own checks: a null (or NaN) sample is no ranking
+        unknown = pl.col(_S).is_null()
+        if per_ranking.collect_schema()[_S].is_float():
+            unknown = unknown | pl.col(_S).is_nan()
+        flags.append(query.filter(unknown).min().alias(f"{_BAD}|null sample"))
+    if own:
         counts = [("null_doc", "null_doc")]
         if not sampled:  # one ranking per query: its duplicates and nulls as theirs
             counts.append(("dup_doc", "dup_doc"))
@@ -783,10 +789,18 @@ def _checks(
         flags.append(query.filter(pl.col("dup")).min().alias(f"{_BAD}|duplicate doc"))
     if sampled:
         flags.append(query.filter(pl.col("bad")).min().alias(f"{_BAD}|bad value|{order}"))
-        flags.append(query.filter(pl.col(_S).is_null()).min().alias(f"{_BAD}|null sample"))
     if longest:
         flags.append(query.filter(pl.col("long")).min().alias(f"{_BAD}|long ranking"))
     rows = [per_ranking.select(flags)]
+    if groups is not None:  # a null group: the minority group of rND, a group of its
+        # own to awrf and the expected exposure, and no group to the guide: refused
+        nulls = [
+            groups.filter(pl.col(c).is_null()).select(
+                pl.col(doc_id).cast(pl.String).min().alias(f"{_BAD}|null group|{c}")
+            )
+            for c in dimensions or ["group"]
+        ]
+        rows.extend(nulls)
     if groups is not None and dimensions in (None, ["group"]):
         doubled = groups.group_by(doc_id, "group").agg(pl.len().alias("n")).filter(pl.col("n") > 1)
         rows.append(
@@ -897,8 +911,8 @@ def _raise_on_bad(
             )
         if kind == "null sample":
             raise InvalidValueError(
-                f"column {sample!r} of the run has null values in query {value!r}; each "
-                "row belongs to one sampled ranking: fill or drop those rows"
+                f"column {sample!r} of the run has null (or NaN) values in query {value!r}; "
+                "each row belongs to one sampled ranking: fill or drop those rows"
             )
         if kind == "long ranking":
             raise InvalidValueError(
@@ -951,6 +965,12 @@ def _raise_on_bad(
                 f"{column[0]!r}, and no document of the groups table (groups=) is in it; a "
                 "per-query target is over the groups of groups=: correct the name (and its "
                 "type), or drop the row"
+            )
+        if kind == "null group":
+            raise InvalidValueError(
+                f"column {column[0]!r} of groups= is null for document {value!r}; every row "
+                "names the document's group: fill or drop those rows, e.g. "
+                f".drop_nulls({column[0]!r}) (a document in no group is one without a row)"
             )
         if kind == "duplicate group":
             raise DuplicateError(
