@@ -107,6 +107,14 @@ CHECKS: tuple[Check, ...] = (
         "categorical_diversity reads one category per item; keep one row per item",
     ),
     Check(
+        "nan_category",
+        InvalidValueError,
+        "item {example} of item_features ({count} item(s) have one): "
+        "categorical_diversity counts the categories of each list, and NaN is none; give "
+        "the item a category (e.g. .fill_nan(-1.0) for a category of its own), or drop it "
+        "from item_features and the recommendations",
+    ),
+    Check(
         "empty_catalog",
         InvalidValueError,
         "the interactions table has no rows{example}: the catalogue and the items' "

@@ -659,6 +659,8 @@ def _check_schemas(
                 name,
                 "name the category column with categorical_diversity(category='...')",
             )
+            for category in sorted(scope.categories):
+                _check_category(other[category], category)
         for column in columns:
             if column == options.features:
                 _check_vector(other[column], column)
@@ -680,6 +682,30 @@ def _check_vector(dtype: pl.DataType, column: str) -> None:
             f"pl.col({column!r}).cast(pl.List(pl.Float64)), or name the vector column "
             "with features=..."
         )
+
+
+def _check_category(dtype: pl.DataType, column: str) -> None:
+    """Refuse a category column that holds no single label per item: a multi-label
+    (List, Array), nested (Struct) or Object column. RePlay's CategoricalDiversity reads
+    one category per item; a list counted as one category would give ``[a, b]``, ``[b]``,
+    ``[a]`` three categories. Boolean labels are two categories."""
+    if isinstance(dtype, pl.List):
+        fix = f"pl.col({column!r}).list.first()"
+    elif isinstance(dtype, pl.Array):
+        fix = f"pl.col({column!r}).arr.first()"
+    elif isinstance(dtype, pl.Struct):
+        field = dtype.fields[0].name if dtype.fields else "..."
+        fix = f"pl.col({column!r}).struct.field({field!r})"
+    elif isinstance(dtype, pl.Object):
+        fix = "labels built as strings"
+    else:
+        return
+    raise ColumnTypeError(
+        f"column {column!r} in the item_features has dtype {dtype}; categorical_diversity "
+        "reads one category per item (RePlay's CategoricalDiversity), a single label, "
+        f"not a multi-label or nested value: pick one label per item, e.g. {fix} "
+        "(exploding the column gives an item more than one row, which is refused too)"
+    )
 
 
 def _width(item_features: pl.LazyFrame | None, options: RecsysOptions) -> int | None:
@@ -860,10 +886,31 @@ def _categories(
             "{}",
             [(pl.col(item), kinds[item])],
             count=pl.len() - pl.col(item).n_unique(),
-        )
+        ),
+        *_nan_categories(table, item, columns, kinds),
     )
     named = table.select(item, *(pl.col(c).alias(scope.category_column(c)) for c in columns))
     return named, checks
+
+
+def _nan_categories(
+    table: pl.LazyFrame, item: str, columns: Sequence[str], kinds: dict[str, pl.DataType]
+) -> list[pl.Expr]:
+    """The check that no float category is NaN (a null is refused where a recommended
+    item has one; NaN, equal to itself in a group-by, would count as a category): the
+    item rows with one, and the first item with the first such column."""
+    schema = table.collect_schema()
+    floats = [c for c in columns if schema[c].is_float()]
+    if not floats:
+        return []
+    nan = [pl.col(c).is_nan().fill_null(False) for c in floats]
+    where = pl.coalesce(pl.when(bad).then(pl.lit(c)) for bad, c in zip(nan, floats, strict=True))
+    return flag(
+        "nan_category",
+        pl.any_horizontal(nan),
+        "{} has a NaN category in column '{}'",
+        [(pl.col(item), kinds[item]), (where, None)],
+    )
 
 
 #: Vectors whose largest component lies within [1 / _SAFE, _SAFE] square and sum
