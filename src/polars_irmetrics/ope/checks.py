@@ -8,18 +8,21 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from polars_irmetrics.errors import SupportWarning
+from polars_irmetrics.errors import InvalidValueError, SupportWarning
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = [
+    "BELOW_1_FIX",
     "WHERE",
     "Check",
     "id_column",
     "in_logged_rounds",
     "listed_slots",
+    "log_id_checks",
+    "null_check",
     "raising",
     "slate_columns",
     "slate_unsupported_text",
@@ -45,7 +48,9 @@ def where_text(keys: tuple[str, ...], rows: pl.Expr | None = None) -> pl.Expr:
     'round_id=10'
     """
     columns = [pl.col(k) if rows is None else pl.col(k).filter(rows) for k in keys]
-    return pl.format(", ".join(f"{k}={{}}" for k in keys), *(c.cast(pl.String) for c in columns))
+    # a null id as "null" (refused, and named: ``"round_id=3, position=null"``)
+    text = (c.cast(pl.String).fill_null("null") for c in columns)
+    return pl.format(", ".join(f"{k}={{}}" for k in keys), *text)
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,39 @@ class Check:
             self.bad.cast(pl.Int64).alias(self.count),
             pl.when(self.bad).then(self._where).alias(self.first),
         ]
+
+
+def null_check(column: str) -> Check:
+    """A null in the log's ``column`` (an id: a round, a position, an action)."""
+    return Check(
+        f"null_{column}",
+        pl.col(column).is_null(),
+        InvalidValueError,
+        f"column {column!r} of the log has {{n}} null value(s) (first: {{first}}): every "
+        f"logged row needs its {column}: drop those rows, e.g. .drop_nulls({column!r})",
+    )
+
+
+#: How a position below 1 is fixed (the propensity tables' words), before the column.
+BELOW_1_FIX = "positions start at 1 for the top: add 1 to 0-based positions, e.g. "
+
+
+def log_id_checks(keys: Sequence[str]) -> list[Check]:
+    """The checks of the log's keys (``round_id[, position]``), raised first: a null id
+    (read as a round the policy lacks otherwise) and a position below 1."""
+    checks = [null_check(key) for key in keys]
+    if len(keys) > 1:
+        position = keys[1]
+        checks.append(
+            Check(
+                "position_below",
+                (pl.col(position) < 1).fill_null(False),
+                InvalidValueError,
+                f"column {position!r} of the log has {{n}} position(s) below 1 (first: "
+                f"{{first}}); {BELOW_1_FIX}pl.col({position!r}) + 1",
+            )
+        )
+    return checks
 
 
 def raising(result: pl.LazyFrame, checks: list[Check], options: EvalOptions) -> pl.LazyFrame:

@@ -72,10 +72,13 @@ from polars_irmetrics.metrics.ope import (
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.ope.checks import (
+    BELOW_1_FIX,
     Check,
     id_column,
     in_logged_rounds,
     listed_slots,
+    log_id_checks,
+    null_check,
     raising,
     warning_unsupported,
     with_wide_ids,
@@ -154,6 +157,13 @@ _FACTS = f"{INTERNAL}facts"
 #: term of the round's ``sum(prob * q_hat)``; a table's row without an action.
 #: (_Q_NULL and _Q_HUGE are :func:`_q_codes`' 1 and 2 times 4.)
 _HAS_P, _P_BAD, _Q_NULL, _Q_HUGE, _PQ_NAN, _ACT_NULL = 1, 2, 4, 8, 16, 32
+#: The log row's own facts (:func:`_log_facts`), bits of :data:`_FACTS` too.
+_LOG_ACT_NULL, _LOG_TWICE = 64, 128
+_LOG_FACTS = f"{INTERNAL}log_facts"
+#: The log row's action is null; the log lists its round (and position) twice.
+_NULL_LOGGED = f"{INTERNAL}null_logged"
+_LOGGED_TWICE = f"{INTERNAL}logged_twice"
+_POLICY_BELOW = f"{INTERNAL}policy_below"
 #: A row of the policy (or reward model) with a null action: refused.
 _NULL_ACT = f"{INTERNAL}null_act"
 #: The fixed point's unit (:func:`~polars_irmetrics.metrics.scope.fixed_sum`).
@@ -369,6 +379,8 @@ def _ope_plan(
         )
     else:
         rows = _rows(log, policy, reward_model, keys, action, by, options, propensity)
+    if len(keys) > 1:  # a policy position below 1 in a logged round
+        rows = _with_policy_below(rows, policy, keys, log.collect_schema())
     checks = _checks(options, keys, reward_model is not None, propensity, listed=listed)
     if kind == "cascade":  # an action the log never shows at a position: unsupported
         cascade = _cascade(rows, requests, by, keys, checks, options, propensity, parts=parts)
@@ -776,6 +788,7 @@ def _rows(
     act_dtype = table.collect_schema()[_ACT]
     # a round's yes/no facts, each a bit of one UInt8 OR-ed over its rows: one reduction
     facts = [
+        pl.col(_LOG_FACTS),  # the log row's own, the same on each of its joined rows
         _bit(_HAS_P, in_p),
         # prob outside [0, 1] (NaN included) is refused before the sum is read
         _bit(_P_BAD, in_p & ~prob.is_between(0.0, 1.0).fill_null(False)),
@@ -796,6 +809,8 @@ def _rows(
         (bit & _HAS_P != 0).cast(pl.Int64).alias(_N_P),  # 1 or 0: whether the policy has it
         (bit & _P_BAD != 0).alias(_PBAD),
         (bit & _ACT_NULL != 0).alias(_NULL_ACT),
+        (bit & _LOG_ACT_NULL != 0).alias(_NULL_LOGGED),
+        (bit & _LOG_TWICE != 0).alias(_LOGGED_TWICE),
     ]
     # a row of a table (not the one null row of a log row no table matches) without an
     # action: its probability would count in the round's sum, and never as logged
@@ -829,7 +844,8 @@ def _rows(
             .alias(_QCODE),
         ]
     aggs.append(pl.sum_horizontal(facts).cast(pl.UInt8).bitwise_or().alias(_FACTS))
-    joined = columns.with_row_index(_ROW).join(table, on=keys, how="left")
+    log_facts = _log_facts(keys, action)
+    joined = columns.with_columns(log_facts).with_row_index(_ROW).join(table, on=keys, how="left")
     rows = joined.group_by(_ROW).agg(aggs).with_columns(read).drop(_FACTS)
     if act_dtype.is_integer():
         # an integer outside 0 to 63 listed twice: read from those rows alone (Parquet's
@@ -842,6 +858,40 @@ def _rows(
         return rows
     # numpy's average(q_hat, weights=prob), as obp: the same two sums, divided once
     return with_exact_totals(rows, [_EQ]).with_columns((pl.col(_EQ) / pl.col(_PSUM)).alias(_DM))
+
+
+def _logged_twice(keys: list[str]) -> pl.Expr:
+    """Per log row: whether another row of the log has its round (and position): one
+    action is logged per round (and position). A hash of the log's keys (the log's
+    rows, not the joined ones)."""
+    return (pl.struct(keys) if len(keys) > 1 else pl.col(keys[0])).is_duplicated()
+
+
+def _with_policy_below(
+    rows: pl.LazyFrame, policy: pl.LazyFrame, keys: list[str], schema: pl.Schema
+) -> pl.LazyFrame:
+    """``rows`` with :data:`_POLICY_BELOW` true on the log rows of a round to which the
+    policy gives a position below 1 (0-based positions would meet the log's one slot
+    lower). Read from those rows alone (a filter of the policy's position, which
+    Parquet's statistics answer without reading a row group whose positions are all 1
+    or more), joined with the log's rows by round (few or none)."""
+    round_id, position = keys
+    below = (
+        policy.filter(pl.col(position) < 1)
+        .select(id_column(schema, round_id))
+        .unique()
+        .with_columns(pl.lit(True).alias(_POLICY_BELOW))
+    )
+    flag = pl.col(_POLICY_BELOW).fill_null(False)
+    return rows.join(below, on=round_id, how="left").with_columns(flag)
+
+
+def _log_facts(keys: list[str], action: str) -> pl.Expr:
+    """Per log row, before the join: its own facts as bits of :data:`_FACTS` (a null
+    action, its round logged twice), OR-ed with the joined rows' in the one reduction."""
+    return (
+        _bit(_LOG_ACT_NULL, pl.col(action).is_null()) + _bit(_LOG_TWICE, _logged_twice(keys))
+    ).alias(_LOG_FACTS)
 
 
 #: The codes of :func:`_q_codes` (times :data:`_Q_NULL`, its bits of :data:`_FACTS`).
@@ -961,7 +1011,12 @@ def _listed_rows(
     f64 = pl.List(pl.Float64)
     key_ids = _ids(keys, action, schema)[:-1]
     rows = log.select(
-        *by, *_ids(keys, action, schema), pl.col(options.reward), pl.col(propensity)
+        *by,
+        *_ids(keys, action, schema),
+        pl.col(options.reward),
+        pl.col(propensity),
+        pl.col(action).is_null().alias(_NULL_LOGGED),
+        _logged_twice(keys).alias(_LOGGED_TWICE),
     ).with_row_index(_ROW)
     tables = [(policy, PROB, _PROB, _P_DUP)]
     if reward_model is not None:
@@ -1066,6 +1121,7 @@ def _checks(
     pscore, reward = pl.col(propensity).cast(pl.Float64), pl.col(options.reward)
     where = ", ".join(keys)
     checks = [
+        *_log_checks(keys, options.action),
         Check(
             "pscore",
             ~(pscore > 0.0).fill_null(False) | (pscore > 1.0) | pscore.is_nan(),
@@ -1126,7 +1182,7 @@ def _checks(
     if not listed:  # the lists' actions are their indexes
         tables = "the policy table" + (" or the reward_model table" if model else "")
         checks.insert(
-            4,
+            len(checks) - 2,
             Check(
                 "null_action",
                 pl.col(_NULL_ACT).fill_null(False),
@@ -1138,7 +1194,7 @@ def _checks(
         )
     if listed:  # before the sums: a list too short does not sum to 1 either
         model_lists = " and 'q_hat' of the reward_model table" if model else ""
-        checks[3:3] = [
+        checks[-3:-3] = [
             Check(
                 "action",
                 pl.col(_ACT_BAD),
@@ -1183,3 +1239,39 @@ def _checks(
         )
     # the round is written as text only on the rows that fail
     return [replace(check, keys=tuple(keys)) for check in checks]
+
+
+def _log_checks(keys: list[str], action: str) -> list[Check]:
+    """The checks of the log's own ids, raised before any other (a null id or a round
+    logged twice would be read as another table's problem, or not at all): a null
+    round (position, action), a position below 1, a round (and position) logged twice."""
+    where = ", ".join(keys)
+    checks = log_id_checks(keys)
+    if len(keys) > 1:
+        position = keys[1]
+        checks += [
+            Check(
+                "policy_below",
+                pl.col(_POLICY_BELOW),
+                InvalidValueError,
+                f"column {position!r} of the policy table has a position below 1 in a logged "
+                f"round (first: {{first}}, {{n}} log row(s) in all); {BELOW_1_FIX}"
+                f"pl.col({position!r}) + 1",
+            ),
+        ]
+    unit = "round" if len(keys) == 1 else "round and position"
+    checks += [
+        replace(
+            null_check(action),
+            name="null_logged",
+            bad=pl.col(_NULL_LOGGED).fill_null(False),
+        ),
+        Check(
+            "logged_twice",
+            pl.col(_LOGGED_TWICE).fill_null(False),
+            DuplicateError,
+            f"{{n}} log row(s) share their ({where}) with another row of the log (first: "
+            f"{{first}}): one action is logged per {unit}; keep one row per ({where})",
+        ),
+    ]
+    return checks

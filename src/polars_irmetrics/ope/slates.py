@@ -45,9 +45,11 @@ from polars_irmetrics.ope.checks import (
     WHERE,
     Check,
     id_column,
+    log_id_checks,
     slate_columns,
     slate_unsupported_text,
     warning_unsupported,
+    where_text,
 )
 from polars_irmetrics.ope.rounds import over_rounds
 from polars_irmetrics.ope.sums import (
@@ -152,9 +154,7 @@ def build_slate_plan(
         *(pl.col(c).cast(pl.Float64).alias(_e(c)) for c in columns),
         pl.lit(True).alias(_IN_P),
     )
-    where = pl.format(
-        f"{round_id}={{}}, {position}={{}}", *(pl.col(k).cast(pl.String) for k in keys)
-    )
+    where = where_text(tuple(keys))  # a null id as "null"
     rows = (
         log.select(*by, *ids, reward, *columns)
         .join(evaluation, on=keys, how="left")
@@ -297,6 +297,7 @@ def _checks(columns: list[str], keys: list[str], reward: str) -> list[Check]:
             )
         )
     reward_col = pl.col(reward)
+    checks[:0] = log_id_checks(keys)  # first: a null id or a position below 1
     checks += [
         Check(
             "reward",
