@@ -232,7 +232,7 @@ def test_a_tie_broken_by_name_is_no_swap() -> None:
     a = _long({"x": (0.4, 0.6), "y": (0.6, 0.4)})
     b = _long({"x": (0.3, 0.5), "y": (0.7, 0.5)})
     assert irm.system_agreement(a, b)["swaps"].item() == 0
-    figure = plot_swaps(a, b)
+    figure = plot_swaps(a, b, higher_is_better=True, higher_is_better_b=True)
     panel = figure.axes[0]
     assert panel.get_title() == "system orderings: 0 of 1 pairs swapped"
     assert [tuple(line.get_ydata()) for line in panel.get_lines()] == [(0.5, 1.0), (0.5, 0.0)]
@@ -250,7 +250,7 @@ def test_the_plot_counts_the_swaps_system_agreement_counts(seed: int) -> None:
     b = _long({s: _pair(rng) for s in names})
     per_pair = irm.system_agreement(a, b, per_pair=True, test="randomization")
     swaps = int(per_pair["swapped"].sum())
-    panel = plot_swaps(a, b).axes[0]
+    panel = plot_swaps(a, b, higher_is_better=True, higher_is_better_b=True).axes[0]
     assert panel.get_title() == f"system orderings: {swaps} of 15 pairs swapped"
     swapped = per_pair.filter("swapped")
     involved = set(swapped["system"]) | set(swapped["other"])

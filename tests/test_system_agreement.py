@@ -53,7 +53,9 @@ def _with_means(means: dict[str, float]) -> pl.DataFrame:
 @pytest.mark.parametrize("method", ["kendall", "spearman", "tau_ap"])
 def test_correlation_is_trectools(case: int, method: str) -> None:
     row = PEERS["systems"][case]
-    got = irm.system_agreement(_with_means(row["a"]), _with_means(row["b"]), method)
+    got = irm.system_agreement(
+        _with_means(row["a"]), _with_means(row["b"]), method, higher_is_better=True
+    )
     assert got["correlation"][0] == pytest.approx(row[method], abs=1e-12)
 
 
@@ -199,7 +201,7 @@ def test_a_lower_is_better_metric_is_ordered_best_first(method: str) -> None:
     assert out["correlation"][0] == pytest.approx(1.0, abs=1e-12)
     assert out["swaps"][0] == 0
     negated = _named({s: -v for s, v in LOGLOSS.items()}, "value")
-    same = irm.system_agreement(_named(AUC, "auc"), negated, method)
+    same = irm.system_agreement(_named(AUC, "auc"), negated, method, higher_is_better_b=True)
     assert same["correlation"][0] == out["correlation"][0]
     # the direction given overrides the name's: logloss read as higher-is-better
     flipped = irm.system_agreement(

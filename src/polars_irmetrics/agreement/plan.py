@@ -10,7 +10,8 @@ per ``by`` group on top. The formulas are declared in
 
 Rows: the queries of the run and of the reference, under the query-set policies (the
 reference plays the judgments' part): ``unjudged`` for a query the reference lacks,
-``unretrieved`` for one the run lacks (``"zero"``: similarity 0). ``by`` and ``systems``
+``unretrieved`` for one the run lacks (``"zero"``: the value against an empty ranking,
+:func:`empty_value`: 0, but 1 for RBO's upper bound and residual). ``by`` and ``systems``
 keys the reference also has are matched; otherwise the reference serves every group of
 the run (many systems against one reference).
 """
@@ -43,7 +44,7 @@ from polars_irmetrics.metrics.agreement import rbo_p
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 
-__all__ = ["agreement_means", "build_agreement_plan", "reference_queries"]
+__all__ = ["agreement_means", "build_agreement_plan", "empty_value", "reference_queries"]
 
 _DOC, _POS, _T, _B = (f"{INTERNAL}doc", f"{INTERNAL}pos", f"{INTERNAL}t", f"{INTERNAL}b")
 _PA, _PB = f"{INTERNAL}pa", f"{INTERNAL}pb"
@@ -134,7 +135,8 @@ def build_agreement_plan(
             per_query = per_query.join(values, on=keys, how="left", nulls_equal=True)
     both = pl.col(NA).is_not_null() & pl.col(NB).is_not_null()
     per_query = per_query.with_columns(
-        pl.when(both).then(pl.col(label)).otherwise(0.0).alias(label) for label in labels
+        pl.when(both).then(pl.col(label)).otherwise(empty_value(request)).alias(label)
+        for label, request in requests
     )
     result = per_query.select(*keys, *labels, f"{_BAD}_set")
     checked = (
@@ -155,6 +157,27 @@ def build_agreement_plan(
     if options.per_query:
         return checked
     return agreement_means(checked, requests, by)
+
+
+def empty_value(request: MetricRequest) -> float:
+    """A metric's value for a query one side has no ranking of (``unretrieved='zero'``,
+    ``unjudged='zero'``): the similarity to an empty ranking, 0, but for RBO's upper
+    bound and residual. Nothing of an empty ranking is seen (``s = 0``), so every
+    depth's agreement is unknown: ``min = 0`` (no overlap assumed), ``max = (1 - p)
+    sum_{d >= 1} p^(d-1) = 1`` (the unseen ranking could be the other one), ``res = max
+    - min = 1`` (the whole weight uncertain; lower is better, so the worst, as
+    trec_eval's ``rbp_residual`` of an unretrieved query), and ``ext`` extrapolates the
+    agreement at depth ``s = 0``, of which there is none: 0.
+
+    >>> from polars_irmetrics.metrics.registry import parse_metric
+    >>> [empty_value(parse_metric(f"rbo(kind='{k}')")) for k in ("ext", "min", "max", "res")]
+    [0.0, 0.0, 1.0, 1.0]
+    >>> empty_value(parse_metric("jaccard@10"))
+    0.0
+    """
+    if request.metric.name == "rbo" and request.params(1.0).choice("kind") in ("max", "res"):
+        return 1.0
+    return 0.0
 
 
 def reference_queries(

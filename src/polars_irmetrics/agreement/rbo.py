@@ -18,21 +18,48 @@ depth there, none for an untied document). So the plan is: one row per step and 
 ramp depth, one row per (query, depth) for the grid, a group-by of their sums, a
 cumulative sum per query, and one aggregation per query: no loop over queries, and
 rows in proportion to the rankings' lengths plus the squares of their tie groups.
+
+Numerics (exact to rounding at any ``p`` in (0, 1)). RBO is ``(1 - p) sum_{d >= 1}
+p^(d-1) A_d``; Corsi & Urbano write it ``(1 - p)/p (sum_d A_d p^d + tail)`` with the
+tails as differences (``ln(1/(1-p)) - sum_{d <= l} p^d / d``, ``P(l) - P(s)``), which
+cancel to nothing for a small ``p`` (at ``p = 1e-20`` the value came out 4). Here every
+piece is a sum of terms that are not negative, with the weight ``p^(d-1)``:
+
+* the lower bound ``min = (1 - p) (sum_{d <= l} A_d p^(d-1) + X_l T(l))``, where
+  ``T(i) = sum_{d > i} p^(d-1) / d`` is read from a table (:func:`tail_table`: its
+  terms added from the smallest, the same bits whatever the data);
+* the residual ``res = max - min`` directly, as the sum of what the upper bound adds
+  (``(1 - p) (sum_d found_d p^(d-1) + sum_{l < d <= f} (2d - l - s)/d p^(d-1)) + p^f -
+  (1 - p) X_l T(f)``), not as a difference of two nearly equal bounds;
+* ``ext - min`` likewise (the extrapolated agreement and ``X_l (p^l / l - (1 - p)
+  T(l))``), so that ``ext = min + (ext - min)`` and ``max = min + res``.
+
+Each sum over depths or documents is :func:`relative_sum`'s: fixed point relative to the
+group's largest term (the same bits in any row order, to ``n 2^-63`` of the sum however
+small it is), where a plain fixed point of ``2^-64`` units lost every digit of the
+``1e-20`` scale. The few closed forms left subtract quantities apart by at most a factor
+of the rankings' lengths (at most a few digits). Last, rounding-level excursions are
+clipped: ``0 <= min <= 1``, ``0 <= res <= 1 - min``, ``max = min + res`` (at most 1)
+and ``min <= ext <= max``, so that the bounds are in order to the last bit.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
+from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics._common import divide, power
 from polars_irmetrics.metrics.scope import fixed_sum
 
-__all__ = ["RboSpec", "rbo_values"]
+scipy_special = LazyModule("scipy.special")
+
+__all__ = ["TABLE_DEPTH", "RboSpec", "rbo_values", "relative_sum", "tail_table"]
 
 # per-document columns the caller gives: positions of each side (null: not retrieved)
 TA, BA, TB, BB = (f"{INTERNAL}ta", f"{INTERNAL}ba", f"{INTERNAL}tb", f"{INTERNAL}bb")
@@ -43,6 +70,11 @@ _TS, _BS, _TL, _BL = (f"{INTERNAL}ts", f"{INTERNAL}bs", f"{INTERNAL}tl", f"{INTE
 _S, _L, _C, _J, _D = (f"{INTERNAL}{n}" for n in ("s", "l", "c", "j", "d"))
 _STEPS = ("xw", "xa", "ws", "wl", "qs", "ql", "nu", "ula", "mxw", "mxa")
 _RAMPS = ("xa", "qs", "ql", "ula", "mxa")
+#: The tail table's depth and value columns.
+_I, _T = f"{INTERNAL}i", f"{INTERNAL}T"
+#: The tail table stops where ``p^(d-1)`` underflows to 0, or at this depth (``p`` above
+#: about 0.9943), with the rest beyond it in closed form (:func:`_tail_beyond`).
+TABLE_DEPTH = 2**17
 
 
 def _step(name: str) -> str:
@@ -67,6 +99,183 @@ class RboSpec:
 def _contribution(d: pl.Expr, t: str, b: str) -> pl.Expr:
     """A document's a/b contribution at 0-based depth ``d``."""
     return ((d - pl.col(t) + 1) / (pl.col(b) - pl.col(t) + 1)).clip(0.0, 1.0)
+
+
+def relative_sum(value: pl.Expr) -> pl.Expr:
+    """Group context: the sum of ``value`` (not negative; nulls as 0), the same bits in any
+    row order, exact to ``n 2^-63`` of the sum (``n`` terms) however small the terms.
+
+    :func:`~polars_irmetrics.metrics.scope.fixed_sum` of the terms scaled by the power of
+    two at or above the largest (exact: a scaling by a power of two), scaled back: a
+    fixed point relative to the group's largest term, where ``fixed_sum``'s own units of
+    ``2^-64`` floor a term of ``1e-20`` to 0.
+
+    >>> frame = pl.DataFrame({"x": [3e-21, 1e-20, 7e-41, 0.0]})
+    >>> frame.select(relative_sum(pl.col("x"))).item()
+    1.3e-20
+    >>> frame.select(fixed_sum(pl.col("x"))).item()
+    0.0
+    """
+    value = value.fill_null(0.0)
+    top = value.max()
+    unit = pl.when(top > 0.0).then(pl.lit(2.0).pow(top.log(2.0).ceil())).otherwise(1.0)
+    return fixed_sum(value / unit) * unit
+
+
+def _tail_beyond(p: float, depth: int) -> float:
+    """``sum_{d > depth} p^(d-1) / d`` for ``p`` near 1 and a deep ``depth`` (``-ln p`` and
+    ``1 / depth`` below 0.01): Euler-Maclaurin with ``f(x) = exp(-lambda x) / x``,
+    ``sum_{x >= n} f(x) = E1(lambda n) + f(n)/2 - f'(n)/12 + f'''(n)/720 -
+    f^(5)(n)/30240``, ``n = depth + 1``; each further term is below ``1e-18`` of the
+    sum."""
+    lam, n = -math.log(p), depth + 1
+
+    def derivative(order: int) -> float:
+        terms = (
+            math.comb(order, j)
+            * (-lam) ** (order - j)
+            * (-1) ** j
+            * math.factorial(j)
+            / n ** (j + 1)
+            for j in range(order + 1)
+        )
+        return math.exp(-lam * n) * math.fsum(terms)
+
+    integral = float(scipy_special.exp1(lam * n))
+    corrections = derivative(0) / 2 - derivative(1) / 12 + derivative(3) / 720
+    return (integral + corrections - derivative(5) / 30240) / p
+
+
+def tail_table(p: float, longest: pl.LazyFrame) -> pl.LazyFrame:
+    """``T(i) = sum_{d > i} p^(d-1) / d`` for ``i = 0, 1, ...`` (columns ``_I``, ``_T``):
+    what a document shared from depth ``i + 1`` on adds to the lower bound's sum.
+
+    The terms up to the depth where ``p^(d-1)`` underflows (or :data:`TABLE_DEPTH`) are
+    added from the smallest, in numpy, once: every ``T(i)`` has the same bits whatever
+    the data (a query's value does not depend on the other queries). Beyond the table:
+    0 where the terms underflow; past :data:`TABLE_DEPTH` (``p`` above about 0.9943 and
+    two rankings whose lengths add up past 2**17) the table's last tail less the terms,
+    computed to an absolute ``1e-16`` only. ``longest``: one row, ``__M``, the longest sum of two
+    rankings' lengths (the table covers ``0..__M + 1``).
+
+    >>> table = tail_table(0.5, pl.LazyFrame({"__M": [3]})).collect()
+    >>> [(i, round(t, 15)) for i, t in table.head(3).rows()]  # 2 ln 2, less 1, less 1/4
+    [(0, 1.386294361119891), (1, 0.386294361119891), (2, 0.136294361119891)]
+    """
+    log_p = math.log(p)
+    underflow = int(746.0 / -log_p) + 2  # p^(d-1) is 0 from there on
+    end = min(underflow, TABLE_DEPTH)
+    depth = np.arange(1, end + 1, dtype=np.float64)
+    terms = np.exp((depth - 1.0) * log_p) / depth
+    rest = _tail_beyond(p, end) if end < underflow else 0.0
+    # T(i), i = 0..end - 1: the terms of depths i + 1..end, the smallest first
+    tails = np.cumsum(terms[::-1])[::-1] + rest
+    table = pl.LazyFrame(
+        {_I: np.arange(end + 1, dtype=np.int64), _T: np.append(tails, rest)},
+        schema={_I: pl.Int64, _T: pl.Float64},
+    )
+    # only the depths the data reaches (the values are the table's, whatever is kept)
+    reached = pl.col(_I) <= pl.col("__M").fill_null(0) + 1
+    table = table.join(longest.select("__M"), how="cross").filter(reached).drop("__M")
+    if end == underflow:
+        return table  # beyond: 0 (the readers fill a missing depth with 0)
+    index = pl.col(_I).cast(pl.Float64)
+    beyond = longest.select(
+        pl.int_range(end + 1, pl.max_horizontal(pl.col("__M").first() + 2, end + 1))
+        .cast(pl.Int64)
+        .alias(_I)
+    ).with_columns(
+        (rest - ((index - 1.0) * log_p).exp().truediv(index).cum_sum())
+        .clip(lower_bound=0.0)
+        .alias(_T)
+    )
+    return pl.concat([table, beyond])
+
+
+def _with_tail(
+    frame: pl.LazyFrame, table: pl.LazyFrame, on: str | pl.Expr, name: str
+) -> pl.LazyFrame:
+    """``frame`` with ``T(on)`` as ``name`` (0 past the table; ``on``: an Int64 column's
+    name, or an expression)."""
+    if isinstance(on, str):
+        tails = table.rename({_I: on, _T: name})
+        return frame.join(tails, on=on, how="left").with_columns(pl.col(name).fill_null(0.0))
+    depth = f"{INTERNAL}on_{name}"
+    return (
+        frame.with_columns(on.cast(pl.Int64).alias(depth))
+        .join(table.rename({_I: depth, _T: name}), on=depth, how="left")
+        .with_columns(pl.col(name).fill_null(0.0))
+        .drop(depth)
+    )
+
+
+def _log(p: float | pl.Expr) -> float | pl.Expr:
+    return math.log(p) if isinstance(p, float) else p.log()
+
+
+def _over(num: pl.Expr, den: float | pl.Expr) -> pl.Expr:
+    """``num / den``, correctly rounded also for a constant ``den`` (:func:`divide`)."""
+    return divide(num, den) if isinstance(den, float) else num / den
+
+
+def _one_minus_power(p: float | pl.Expr, k: pl.Expr) -> pl.Expr:
+    """``1 - p^k`` for ``k >= 0`` without cancellation: ``-expm1(k ln p)`` (its Taylor
+    series where ``|k ln p| < 1/2``, to ``x^18/18!``: below ``1e-19`` of the value)."""
+    x = k.cast(pl.Float64) * _log(p)
+    series = pl.lit(1.0)
+    for n in range(18, 1, -1):
+        series = 1.0 + x * series * (1.0 / n)
+    return pl.when(x > -0.5).then((-x) * series).otherwise(1.0 - x.exp())  # 0, not -0
+
+
+def _geometric(p: float | pl.Expr, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """``sum_{d = a+1}^{b} p^(d-1) = p^a (1 - p^(b-a)) / (1 - p)`` for ``b >= a``."""
+    return _over(power(p, a) * _one_minus_power(p, b - a), 1.0 - p)
+
+
+@dataclass(frozen=True)
+class _Pieces:
+    """One (persistence, ties) group's per-query sums, as expressions of the per-query
+    frame: everything the four kinds read."""
+
+    low: pl.Expr  # sum_{d <= l} A_d p^(d-1) + X_l T(l): the lower bound's sum
+    found: pl.Expr  # what the upper bound adds at depths s+1..f
+    extra: pl.Expr  # sum_{d=s+1}^{l} (d - s) unseen_d / den_d p^(d-1) (ext's extrapolation)
+    last: pl.Expr  # A_s, the agreement at depth s
+    tail_l: pl.Expr  # T(l)
+    tail_f: pl.Expr  # T(f), f = l + s - X_l
+
+
+def _kinds(pieces: _Pieces, p: float | pl.Expr) -> dict[str, pl.Expr]:
+    """The four kinds from a group's pieces (module doc): min, res and ext - min as sums
+    of terms that are not negative, clipped to their ranges at rounding level."""
+    s, l_, c = (pl.col(n).cast(pl.Float64) for n in (_S, _L, _C))
+    f = l_ + s - c
+    weight = 1.0 - p
+    at_l = power(p, l_)
+    lowest = weight * pieces.low
+    # the upper bound's extra: found (its unseen documents), then p^f - (1 - p) X_l T(f)
+    # = (1 - p) sum_{d > f} (1 - X_l / d) p^(d-1)
+    residual = weight * pieces.found + (power(p, f) - weight * c * pieces.tail_f).clip(
+        lower_bound=0.0
+    )
+    # ext - min: the extrapolated agreement at depths s+1..l, the extrapolated tail less
+    # the lower bound's, X_l (p^l / l - (1 - p) T(l)) = X_l (1 - p) sum_{d > l} (1/l - 1/d)
+    # p^(d-1), and (l - s) A_s / l p^l
+    above = (
+        weight * pieces.last * pieces.extra
+        + (l_ - s) * pieces.last / l_ * at_l
+        + c * (at_l / l_ - weight * pieces.tail_l).clip(lower_bound=0.0)
+    )
+    low = lowest.clip(0.0, 1.0)
+    res = residual.clip(lower_bound=0.0, upper_bound=1.0 - low)
+    high = (low + res).clip(upper_bound=1.0)
+    ext = (low + above.clip(lower_bound=0.0, upper_bound=res)).clip(low, high)
+    return {"min": low, "max": high, "res": res, "ext": ext}
+
+
+def _persistence(spec: RboSpec) -> float | pl.Expr:
+    return spec.p if spec.value is None else float(spec.value)
 
 
 def rbo_values(
@@ -126,85 +335,65 @@ def _untied_values(
 ) -> pl.LazyFrame:
     """RBO of queries without ties: every sum over depths is a sum over documents.
 
-    With ``F(m) = sum_{D<=m} p^D / D`` and ``P(m) = sum_{D<=m} p^D``, a shared document
-    first in both prefixes at 0-based depth ``m`` adds ``F(l) - F(m)`` to the agreements'
-    weighted sum; the j-th document only L holds adds ``F(l) - F(u)`` to the upper
-    bound's from ``u = max(t, s + j)``; the extrapolated and tail terms are closed forms
-    of ``s``, ``l``, the shared count ``C`` and the shared count at depth ``s``.
+    With ``T(m) = sum_{d > m} p^(d-1) / d`` (:func:`tail_table`), a shared document first
+    in both prefixes at 0-based depth ``m`` adds ``T(m)`` to the lower bound's sum (from
+    depth ``m + 1`` on, the tail beyond ``l`` included); the j-th document only L holds
+    adds ``T(u) - T(l)`` to the upper bound's from ``u = max(t, s + j)``; the rest are
+    closed forms of ``s``, ``l``, the shared count ``C``, the shared count at depth
+    ``s`` and ``T`` at ``s``, ``l`` and ``f = l + s - C`` (module doc).
     """
-    docs = _docs(items, queries, keys, ())
+    longest = queries.select((pl.col(NA) + pl.col(NB)).max().alias("__M"))
+    persistences = sorted({float(spec.value) for spec in specs})  # type: ignore[arg-type]
+    tables = [tail_table(p, longest) for p in persistences]
+    # T(l) of each persistence as a per-query column, carried to the documents by the
+    # one join of _docs
+    longer = pl.max_horizontal(NA, NB)
+    for index, table in enumerate(tables):
+        queries = _with_tail(queries, table, longer, f"__Tl{index}")
+    carried = [f"__Tl{index}" for index in range(len(tables))]
+    docs = _docs(items, queries, keys, carried)
     shared = pl.col(_TS).is_not_null() & pl.col(_TL).is_not_null()
     l_only = pl.col(_TL).is_not_null() & pl.col(_TS).is_null()
     first = pl.when(shared).then(pl.max_horizontal(_TS, _TL))
     unseen = pl.when(l_only).then(pl.max_horizontal(pl.col(_TL), pl.col(_S) + pl.col(_J)))
-    docs = docs.select(*keys, _S, _L, _C, first.alias("__m"), unseen.alias("__u"))
-    longest = queries.select((pl.col(NA) + pl.col(NB)).max().alias("__M"))
+    docs = docs.select(*keys, *carried, _S, _L, _C, first.alias("__m"), unseen.alias("__u"))
+    s, l_ = pl.col(_S).cast(pl.Float64), pl.col(_L).cast(pl.Float64)
     outs = []
-    for spec in specs:
-        p = float(spec.value)  # type: ignore[arg-type]
-        table = longest.select(
-            pl.int_range(0, pl.col("__M").fill_null(0).first() + 1, dtype=pl.Int64).alias("__i")
-        ).with_columns(
-            pl.when(pl.col("__i") > 0)
-            .then(power(p, pl.col("__i").cast(pl.Float64)) / pl.col("__i"))
-            .otherwise(0.0)
-            .cum_sum()
-            .alias("__F")
+    for index, (p, table) in enumerate(zip(persistences, tables, strict=True)):
+        per_doc = _with_tail(docs, table, "__m", "__Tm")
+        per_doc = _with_tail(per_doc, table, "__u", "__Tu")
+        tail_l = pl.col(f"__Tl{index}")
+        per_query = per_doc.group_by(keys).agg(
+            pl.col(_S).first(),
+            pl.col(_L).first(),
+            pl.col(_C).first(),
+            tail_l.first().alias("__Tl"),
+            relative_sum(pl.col("__Tm").filter(pl.col("__m").is_not_null())).alias("__low"),
+            relative_sum(
+                (pl.col("__Tu") - tail_l).clip(lower_bound=0.0).filter(pl.col("__u") < pl.col(_L))
+            ).alias("__U"),
+            (pl.col("__m") <= pl.col(_S) - 1).sum().alias("__cs"),
         )
-        per_doc = (
-            docs.join(table.rename({"__i": "__m", "__F": "__Fm"}), on="__m", how="left")
-            .join(table.rename({"__i": "__u", "__F": "__Fu"}), on="__u", how="left")
-            .group_by(keys)
-            .agg(
-                pl.col(_S).first(),
-                pl.col(_L).first(),
-                pl.col(_C).first(),
-                # fixed-point sums: the joins' row order leaves no trace in the bits
-                fixed_sum(pl.col("__Fm")).alias("__sum_fm"),
-                (pl.col("__m") <= pl.col(_S) - 1).sum().alias("__cs"),
-                fixed_sum(pl.col("__Fu").filter(pl.col("__u") < pl.col(_L))).alias("__sum_fu"),
-                (pl.col("__u") < pl.col(_L)).sum().alias("__nu"),
-            )
-            .with_columns((pl.col(_L) + pl.col(_S) - pl.col(_C)).alias("__f"))
+        per_query = _with_tail(per_query, table, _S, "__Ts")
+        per_query = _with_tail(per_query, table, pl.col(_L) + pl.col(_S) - pl.col(_C), "__Tf")
+        t_s, t_l, t_f = pl.col("__Ts"), pl.col("__Tl"), pl.col("__Tf")
+        # sum_{d=s+1}^{l} (d - s)/d p^(d-1): each term at least 1/(s+1) of its geometric part
+        extra = (_geometric(p, s, l_) - s * (t_s - t_l)).clip(lower_bound=0.0)
+        pieces = _Pieces(
+            low=pl.col("__low"),
+            found=pl.col("__U") + _beyond(p, t_l, t_f),
+            extra=extra,
+            last=pl.col("__cs") / s,
+            tail_l=t_l,
+            tail_f=t_f,
         )
-        for column in (_S, _L, "__f"):
-            per_doc = per_doc.join(
-                table.rename({"__i": column, "__F": f"__F{column}"}), on=column, how="left"
-            )
-        s, l_, c, f = (pl.col(n).cast(pl.Float64) for n in (_S, _L, _C, "__f"))
-        f_s, f_l, f_f = pl.col(f"__F{_S}"), pl.col(f"__F{_L}"), pl.col("__F__f")
-
-        def big_p(m: pl.Expr, p: float = p) -> pl.Expr:
-            return divide(p * (1.0 - power(p, m)), 1.0 - p)
-
-        seen = c * f_l - pl.col("__sum_fm")
-        scale = (1.0 - p) / p
-        lowest = scale * (seen + c * (-np.log1p(-p) - f_l))
-        highest = scale * (
-            seen
-            + pl.col("__nu") * f_l
-            - pl.col("__sum_fu")
-            + 2.0 * (big_p(f) - big_p(l_))
-            - (l_ + s - c) * (f_f - f_l)
-            + divide(power(p, f + 1.0), 1.0 - p)
-        )
-        last = pl.col("__cs") / s
-        extrapolated = scale * (
-            seen
-            + last * (big_p(l_) - big_p(s) - s * (f_l - f_s))
-            + divide((c + (l_ - s) * last) / l_ * power(p, l_ + 1.0), 1.0 - p)
-        )
-        value = {
-            "ext": extrapolated,
-            "min": lowest,
-            "max": highest,
-            "res": highest - lowest,
-        }[spec.kind]
-        outs.append(per_doc.select(*keys, value.alias(spec.label)))
+        kinds = _kinds(pieces, p)
+        mine = [spec for spec in specs if spec.value == p]
+        outs.append(per_query.select(*keys, *(kinds[sp.kind].alias(sp.label) for sp in mine)))
     out = outs[0]
     for other in outs[1:]:
         out = out.join(other, on=keys, nulls_equal=True)
-    return out
+    return out.select(*keys, *(spec.label for spec in specs))
 
 
 def _grid_values(
@@ -216,7 +405,6 @@ def _grid_values(
 ) -> pl.LazyFrame:
     """RBO by the per-depth plan (any ties; ``p`` an expression)."""
     keys = list(keys)
-    need_max = any(spec.kind in ("max", "res") for spec in specs)
     needed = _needed(specs)
     docs = _docs(items, queries, keys, carry)
     shared = pl.col(_TS).is_not_null() & pl.col(_TL).is_not_null()
@@ -275,7 +463,11 @@ def _grid_values(
         .explode(_D)
         .select(*group, _D, (c_s * c_l).alias(_ramp("xa")))
     )
-    length = pl.col(_L) + pl.col(_S) - pl.col(_C) if need_max else pl.col(_L)
+    # the upper bound's depths l+1..f (every kind reads the bound: ext and min are
+    # clipped to it) as rows only for a p given as an expression; for a number, a closed
+    # form of the tail table (:func:`_beyond`)
+    extend = any(spec.value is None for spec in specs)
+    length = pl.col(_L) + pl.col(_S) - pl.col(_C) if extend else pl.col(_L)
     grid = docs.group_by(group).agg().with_columns(pl.int_ranges(0, length).alias(_D)).explode(_D)
     ramp_frames = [
         frame.select(*group, _D, *(_ramp(n) for n in ramps_needed if _ramp(n) in columns))
@@ -306,7 +498,121 @@ def _grid_values(
             value = value + pl.col(_ramp(n))
         values.append(value.alias(names[n]))
     sums = summed.with_columns((d + 1).cast(pl.Float64).alias("__D"), *values)
-    return sums.group_by(keys).agg(*(_one(spec, list(carry)).alias(spec.label) for spec in specs))
+    groups: dict[tuple[str, str], RboSpec] = {}
+    for spec in specs:  # one set of sums per persistence and tie treatment
+        groups.setdefault((_key(spec), spec.ties), spec)
+    aggs = [pl.col(_S).first(), pl.col(_L).first(), pl.col(_C).first()]
+    aggs += [pl.col(name).first() for name in carry]
+    for index, spec in enumerate(groups.values()):
+        aggs += _grid_sums(spec, index, bool(carry))
+    per_query = sums.group_by(keys).agg(*aggs)
+    longest = queries.select((pl.col(NA) + pl.col(NB)).max().alias("__M"))
+    tables: dict[float, pl.LazyFrame] = {}
+    for index, spec in enumerate(groups.values()):
+        if spec.value is None:
+            continue
+        table = tables.setdefault(float(spec.value), tail_table(float(spec.value), longest))
+        per_query = _with_tail(per_query, table, _L, f"__Tl{index}")
+        length = pl.col(_L) + pl.col(_S) - pl.col(_C)
+        per_query = _with_tail(per_query, table, length, f"__Tf{index}")
+    outputs = []
+    for spec in specs:
+        index = list(groups).index((_key(spec), spec.ties))
+        tail_l = pl.col(f"__Tl{index}")
+        found = pl.col(f"__fd{index}")
+        if spec.value is not None:
+            found = found + _beyond(float(spec.value), tail_l, pl.col(f"__Tf{index}"))
+        pieces = _Pieces(
+            low=pl.col(f"__hs{index}") + pl.col(_C).cast(pl.Float64) * tail_l,
+            found=found,
+            extra=pl.col(f"__ex{index}"),
+            last=pl.col(f"__la{index}"),
+            tail_l=tail_l,
+            tail_f=pl.col(f"__Tf{index}"),
+        )
+        outputs.append(_kinds(pieces, _persistence(spec))[spec.kind].alias(spec.label))
+    return per_query.select(*keys, *outputs)
+
+
+def _beyond(p: float, tail_l: pl.Expr, tail_f: pl.Expr) -> pl.Expr:
+    """``sum_{d=l+1}^{f} (2d - l - s)/d p^(d-1)`` (the upper bound's depths past the
+    longer ranking, ``f = l + s - C``) from the tails ``T(l)``, ``T(f)``: ``2 (p^l -
+    p^f)/(1 - p) - (l + s)(T(l) - T(f))``, each term at least ``1/(l+1)`` of its
+    geometric part (at most the digits of ``l + 1`` lost)."""
+    s, l_, c = (pl.col(n).cast(pl.Float64) for n in (_S, _L, _C))
+    f = l_ + s - c
+    return (2.0 * _geometric(p, l_, f) - (l_ + s) * (tail_l - tail_f)).clip(lower_bound=0.0)
+
+
+def _key(spec: RboSpec) -> str:
+    """A spec's persistence as a key: its number, or its expression's text."""
+    return repr(float(spec.value)) if spec.value is not None else str(spec.p)
+
+
+def _grid_sums(spec: RboSpec, index: int, per_query_p: bool) -> list[pl.Expr]:
+    """One (persistence, ties) group's sums over a query's depth rows (inside the
+    per-query aggregation), as ``__hs``, ``__fd``, ``__ex``, ``__la`` (and the tails
+    ``__Tl``, ``__Tf`` for a ``p`` given as an expression) with the group's index."""
+    ties = spec.ties
+    depth = pl.col("__D")
+    d, s_row, l_row = pl.col(_D), pl.col(_S), pl.col(_L)
+    # one kernel for every group and engine (exp and log, not pow, whose scalar path
+    # multiplies), and divisions by a column (polars divides a column by a scalar as a
+    # multiplication by its reciprocal): the same bits however many queries the plan has
+    log_p = math.log(spec.value) if spec.value is not None else spec.p.log()
+    weight = ((depth - 1.0) * log_p).exp()  # p^(d-1), 1-based d
+    if ties == "w":
+        x, first = pl.col("__Xw"), 2.0 * pl.col("__Xw") / (pl.col("__WS") + pl.col("__WL"))
+        den = (depth + pl.col("__WL")) / 2.0
+        unseen, found = pl.lit(1.0), pl.col("__MXw")
+    elif ties == "a":
+        x, first = pl.col("__Xa"), pl.col("__Xa") / depth
+        den = depth
+        unseen, found = pl.col("__ULa") / pl.col("__NU"), pl.col("__MXa")
+    else:
+        x = pl.col("__Xa")
+        first = x / (pl.col("__QS") * pl.col("__QL")).sqrt()
+        den = (depth * pl.col("__QL")).sqrt()
+        unseen, found = pl.col("__ULa") / pl.col("__NU"), pl.col("__MXa")
+    section1 = d < s_row
+    section2 = (d >= s_row) & (d < l_row)
+    beyond = d >= l_row
+    head_seen = relative_sum((first * weight).filter(section1)) + relative_sum(
+        (x / den * weight).filter(section2)
+    )
+    found_sum = relative_sum((found / den * weight).filter(section2))
+    if spec.value is None:  # the depths l+1..f are rows (a number: _beyond)
+        found_sum = found_sum + relative_sum(
+            ((2.0 * depth - l_row - s_row) / depth * weight).filter(beyond)
+        )
+    extra = relative_sum(
+        ((d - s_row + 1).cast(pl.Float64) * unseen / den * weight).filter(section2)
+    )
+    sums = [
+        head_seen.alias(f"__hs{index}"),
+        found_sum.alias(f"__fd{index}"),
+        extra.alias(f"__ex{index}"),
+        first.filter(d == s_row - 1).first().alias(f"__la{index}"),
+    ]
+    if spec.value is None:
+        p = spec.p.first() if per_query_p else spec.p
+        s, l_, c = (pl.col(n).first().cast(pl.Float64) for n in (_S, _L, _C))
+        for name, bound in (("__Tl", l_), ("__Tf", l_ + s - c)):
+            prefix = relative_sum((weight / depth).filter(depth <= bound))
+            sums.append(_tail_expression(p, bound, prefix).alias(f"{name}{index}"))
+    return sums
+
+
+def _tail_expression(p: pl.Expr, a: pl.Expr, prefix: pl.Expr) -> pl.Expr:
+    """``T(a) = sum_{d > a} p^(d-1) / d`` for a ``p`` given as an expression: its first
+    64 terms where ``p <= 1/2`` (the rest below ``2^-64`` of them); above, the closed
+    form ``-ln(1 - p)/p - sum_{d <= a} p^(d-1)/d`` (``prefix``: that sum over the depth
+    rows), which loses the digits of ``p^a`` against ``ln(1/(1 - p))``: the path of the
+    exactness tests (``p`` of 0.9 to 0.99, rankings of 15). :func:`rbo_values` reads
+    :func:`tail_table` wherever ``p`` is a number."""
+    series = sum(power(p, a + k) / (a + (k + 1)) for k in range(64))
+    closed = (-(-p).log1p()) / p - prefix
+    return pl.when(p <= 0.5).then(series).otherwise(closed.clip(lower_bound=0.0))
 
 
 def _docs(
@@ -346,71 +652,12 @@ def _docs(
 
 
 def _needed(specs: Sequence[RboSpec]) -> set[str]:
-    """The per-depth sums the specs read (each a step, and for a/b a ramp too)."""
+    """The per-depth sums the specs read (each a step, and for a/b a ramp too): the upper
+    bound's for every kind (ext and min are clipped to it)."""
     needed: set[str] = set()
     for spec in specs:
-        bound = spec.kind in ("max", "res")
         if spec.ties == "w":
-            needed |= {"xw", "ws", "wl"} | ({"mxw"} if bound else set())
+            needed |= {"xw", "ws", "wl", "mxw"}
         else:
-            needed |= {"xa", "nu", "ula"} | ({"qs", "ql"} if spec.ties == "b" else set())
-            needed |= {"mxa"} if bound else set()
+            needed |= {"xa", "nu", "ula", "mxa"} | ({"qs", "ql"} if spec.ties == "b" else set())
     return needed
-
-
-def _one(spec: RboSpec, carry: list[str]) -> pl.Expr:
-    """One RBO value of a query, inside the per-query aggregation of the depth rows."""
-    p, ties = spec.p, spec.ties
-    depth = pl.col("__D")
-    d, s, long, c = pl.col(_D), pl.col(_S).first(), pl.col(_L).first(), pl.col(_C).first()
-    s_row, l_row, c_row = pl.col(_S), pl.col(_L), pl.col(_C)
-    p_first = p.first() if carry else p  # a per-query p: the exactness tests' cases
-    # one kernel for every group and engine (exp and log, not pow, whose scalar path
-    # multiplies), and divisions by a column (polars divides a column by a scalar as a
-    # multiplication by its reciprocal): the same bits however many queries the plan has
-    weight = (depth * p.log()).exp()
-    if ties == "w":
-        x, first = pl.col("__Xw"), 2.0 * pl.col("__Xw") / (pl.col("__WS") + pl.col("__WL"))
-        den = (depth + pl.col("__WL")) / 2.0
-        unseen, found = pl.lit(1.0), pl.col("__MXw")
-    elif ties == "a":
-        x, first = pl.col("__Xa"), pl.col("__Xa") / depth
-        den = depth
-        unseen, found = pl.col("__ULa") / pl.col("__NU"), pl.col("__MXa")
-    else:
-        x = pl.col("__Xa")
-        first = x / (pl.col("__QS") * pl.col("__QL")).sqrt()
-        den = (depth * pl.col("__QL")).sqrt()
-        unseen, found = pl.col("__ULa") / pl.col("__NU"), pl.col("__MXa")
-    section1 = d < s_row
-    section2 = (d >= s_row) & (d < l_row)
-    head = fixed_sum((first * weight).filter(section1))
-    last = first.filter(d == s_row - 1).first()
-    seen = fixed_sum((x / den * weight).filter(section2))
-    scale = (1.0 - p_first) / p_first
-    lf = long.cast(pl.Float64)
-
-    def minimum() -> pl.Expr:
-        harmonic = fixed_sum((weight / depth).filter(d < l_row))
-        tail = c * ((1.0 / (1.0 - p_first)).log() - harmonic)
-        return scale * (head + seen + tail)
-
-    def maximum() -> pl.Expr:
-        found_sum = fixed_sum(((x + found) / den * weight).filter(section2))
-        f = long + s - c
-        beyond = d >= l_row
-        tail = fixed_sum(((2.0 * depth - l_row - s_row + c_row) / depth * weight).filter(beyond))
-        tail = tail + divide(((f + 1) * p_first.log()).exp(), 1.0 - p_first)
-        return scale * (head + found_sum + tail)
-
-    if spec.kind == "min":
-        return minimum()
-    if spec.kind == "max":
-        return maximum()
-    if spec.kind == "res":
-        return maximum() - minimum()
-    extrapolated = fixed_sum(
-        ((d - s_row + 1).cast(pl.Float64) * unseen / den * weight).filter(section2)
-    )
-    tail = divide((c + (long - s) * last) / lf * ((long + 1) * p_first.log()).exp(), 1.0 - p_first)
-    return scale * (head + seen + last * extrapolated + tail)

@@ -84,12 +84,20 @@ def system_agreement(
         ``system`` and ``query_id``; ``metric_b`` defaults to ``metric``).
     higher_is_better, higher_is_better_b
         Which way each result's value is better: by default the declared direction of
-        the metric its column names (``logloss``, ``ee_disparity``, ``rnd@10``,
-        ``rbo(kind='res')@10``, the residual: lower),
-        and higher where the name is no metric's or the metric has no direction. A
-        lower-is-better result is ordered best first like any other: its means are
-        negated before the orderings, the swaps and the correlations (``auc`` and
-        ``logloss`` that rank the systems alike correlate at +1).
+        the metric its column names (``logloss``, ``ee_disparity``, ``rnd``,
+        ``rbo(kind='res')@10``, the residual: lower). A column that names no metric
+        (``value``; ``rnd@10``, which does not parse: ``rnd`` takes no cutoff), or a
+        metric with no better direction (``num_ret``), has no direction to read: where
+        the result depends on it, it is refused (``InvalidValueError``) unless given
+        here; that is against a column of a direction or of another name, and for
+        ``tau_ap``, which weighs the top. One such column on both sides (the same name)
+        is read alike, the way immaterial to Kendall's, Spearman's and Pearson's
+        correlations, the swaps and the pairs (``per_pair``). ``b``'s column of the same
+        name as ``a``'s takes ``higher_is_better`` unless ``higher_is_better_b`` is
+        given. A lower-is-better result is ordered best first
+        like any other: its means are negated before the orderings, the swaps and the
+        correlations (``auc`` and ``logloss`` that rank the systems alike correlate at
+        +1).
     test, alpha, correction
         :func:`~polars_irmetrics.compare`'s paired test (``"t"``, ``"wilcoxon"``,
         ``"randomization"``, ``"bootstrap"``), level and correction over the pairs
@@ -109,8 +117,10 @@ def system_agreement(
     -------
     pl.DataFrame
         One row: ``method``, ``systems`` (their number), ``correlation`` (null where
-        undefined: one result's means all equal), ``p_value`` (scipy's; null for
-        ``tau_ap``, which has none), ``pairs``, ``swaps`` (pairs the
+        undefined: one result's means all equal, for every method), ``p_value``
+        (scipy's; null for ``tau_ap``, which has none, where the correlation is null,
+        and where scipy gives none: ``spearman`` of two systems), ``pairs``, ``swaps``
+        (pairs the
         two results order oppositely; a tie in one of them is no swap),
         ``significant_a``/``significant_b`` (pairs significant in each result) and
         ``significant_swaps`` (swaps significant in either).
@@ -121,8 +131,9 @@ def system_agreement(
         A column missing from ``a`` or ``b``.
     InvalidValueError
         A bad ``method``, ``alpha`` or ``correction``; fewer than two systems; a
-        system twice on one query; a null or NaN value; a system without a value on
-        one of its result's queries.
+        system twice on one query; a null, NaN or infinite value; a system without a
+        value on one of its result's queries; a column of no known direction
+        (``higher_is_better``).
     QuerySetError
         Systems in one result and not the other.
 
@@ -161,10 +172,19 @@ def system_agreement(
         seed=seed,
     )
     options = options.checked()
-    names, values_a, sign_a = _oriented(a, "a", metric, higher_is_better, system, query_id)
-    names_b, values_b, sign_b = _oriented(
-        b, "b", metric_b or metric, higher_is_better_b, system, query_id
-    )
+    names, values_a, column_a = _matrix(a, "a", metric, system, query_id)
+    names_b, values_b, column_b = _matrix(b, "b", metric_b or metric, system, query_id)
+    given_b = _inherited(higher_is_better_b, higher_is_better, column_a, column_b)
+    if _unoriented(column_a, higher_is_better) and _unoriented(column_b, given_b):
+        # one quantity of no known direction on both sides: read alike, whichever way
+        # (refused where the way changes the result: tau_ap's top)
+        if column_a != column_b or (method == "tau_ap" and not per_pair):
+            direction(column_a, higher_is_better, "a")  # raises, naming the argument
+        sign_a = sign_b = 1.0
+    else:
+        sign_a = 1.0 if direction(column_a, higher_is_better, "a") else -1.0
+        sign_b = 1.0 if direction(column_b, given_b, "b") else -1.0
+    values_a, values_b = sign_a * values_a, sign_b * values_b
     if names != names_b:
         only = sorted(set(names) ^ set(names_b))
         raise QuerySetError(
@@ -245,6 +265,11 @@ def swapped_pairs(
 def _correlation(
     method: str, mean_a: Array, mean_b: Array, names: list[str]
 ) -> tuple[float | None, float | None]:
+    """The correlation and its p-value; ``None`` where undefined: one side's means all
+    equal (no order: τ_AP would read the names' order), or scipy's NaN (Spearman's
+    p-value of two systems)."""
+    if np.all(mean_a == mean_a[0]) or np.all(mean_b == mean_b[0]):
+        return None, None
     if method == "tau_ap":
         return _tau_ap(mean_a, mean_b, names), None
     with warnings.catch_warnings():  # a constant input: scipy's nan, null here
@@ -258,7 +283,7 @@ def _correlation(
     statistic, p_value = float(result.statistic), float(result.pvalue)
     if math.isnan(statistic):
         return None, None
-    return statistic, p_value
+    return statistic, None if math.isnan(p_value) else p_value
 
 
 def _order(means: Array, names: list[str]) -> npt.NDArray[np.int64]:
@@ -290,51 +315,85 @@ def mean_by_system(
     higher_is_better: bool | None = None,
 ) -> tuple[list[str], Array]:
     """The systems (sorted) and their means over queries, negated where lower is better
-    (:func:`direction`), checked as :func:`system_agreement` checks its inputs."""
-    names, values, _ = _oriented(frame, side, metric, higher_is_better, system, query_id)
-    return names, values.mean(axis=0)
+    (:func:`direction`, which refuses a column of no known direction), checked as
+    :func:`system_agreement` checks its inputs."""
+    names, values, column = _matrix(frame, side, metric, system, query_id)
+    sign = 1.0 if direction(column, higher_is_better, side) else -1.0
+    return names, sign * values.mean(axis=0)
 
 
-def direction(column: str, given: bool | None) -> bool:
+def direction(
+    column: str, given: bool | None, side: str = "a", parameter: str | None = None
+) -> bool:
     """Whether higher values of ``column`` are better: ``given``, else the declared
-    direction of the metric the column names, else ``True`` (a name that is no
-    metric's, or a metric with no direction).
+    direction of the metric the column names (a parameter's own included). A column
+    that names no metric, or a metric with no better direction, is refused: reading it
+    as higher-is-better would order a lower-is-better quantity worst first without a
+    word (``side`` names the result, ``parameter`` the argument that says its direction:
+    by default ``higher_is_better`` for ``a``, ``higher_is_better_b`` for ``b``).
 
     Examples
     --------
-    >>> direction("logloss", None), direction("ndcg@10", None), direction("value", None)
-    (False, True, True)
+    >>> direction("logloss", None), direction("ndcg@10", None), direction("rnd", None)
+    (False, True, False)
     >>> direction("rbo@10", None), direction("rbo(kind='res')@10", None)
     (True, False)
-    >>> direction("logloss", True)
-    True
-    """
+    >>> direction("logloss", True), direction("value", False)
+    (True, False)
+    >>> direction("xyzzy", None, "b")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column 'xyzzy' of b names no metric (unknown metric 'xyzzy'. See irm.list_metrics() for every metric and its aliases.), so which way is better is unknown: say it with higher_is_better_b=True (higher values are better) or higher_is_better_b=False
+    """  # noqa: E501
+    if parameter is None:
+        parameter = "higher_is_better" if side == "a" else f"higher_is_better_{side}"
     if given is not None:
         if not isinstance(given, bool):
             raise InvalidValueError(
-                f"higher_is_better must be True, False or None (the metric's own), got {given!r}"
+                f"{parameter} must be True, False or None (the metric's own), got {given!r}"
             )
         return given
     try:
         declared = parse_metric(column).higher_is_better  # a parameter's own included
-    except IrmError:  # a column named otherwise: read as higher-is-better
+    except IrmError as error:
+        raise InvalidValueError(
+            f"column {column!r} of {side} names no metric ({error}), so which way is better "
+            f"is unknown: say it with {parameter}=True (higher values are better) or "
+            f"{parameter}=False"
+        ) from None
+    if declared is None:
+        raise InvalidValueError(
+            f"metric {column!r} of {side} has no better direction (neither a higher nor a "
+            "lower value is better), so the systems have no best-first order: say which way "
+            f"to order them with {parameter}=True or {parameter}=False"
+        )
+    return declared
+
+
+def _unoriented(column: str, given: bool | None) -> bool:
+    """Whether ``column`` has no direction: none given, and it names no metric or a
+    metric with no better direction."""
+    if given is not None:
+        return False
+    try:
+        return parse_metric(column).higher_is_better is None
+    except IrmError:
         return True
-    return True if declared is None else declared
 
 
-def _oriented(
-    frame: FrameInput,
-    side: str,
-    metric: str | None,
-    given: bool | None,
-    system: str,
-    query_id: str,
-) -> tuple[list[str], Array, float]:
-    """:func:`_matrix`, negated where its column is lower-is-better (:func:`direction`):
-    higher is then better on both sides; and the sign applied (1.0 or -1.0)."""
-    names, values, column = _matrix(frame, side, metric, system, query_id)
-    sign = 1.0 if direction(column, given) else -1.0
-    return names, sign * values, sign
+def _inherited(
+    given_b: bool | None, given_a: bool | None, column_a: str, column_b: str
+) -> bool | None:
+    """``b``'s stated direction: ``higher_is_better_b``, else ``higher_is_better`` where
+    ``b``'s column is ``a``'s (the same name) and names no metric of a direction (a
+    metric's own direction stands otherwise, as before)."""
+    if given_b is not None or given_a is None or column_b != column_a:
+        return given_b
+    try:
+        declared = parse_metric(column_b).higher_is_better
+    except IrmError:
+        return given_a
+    return given_a if declared is None else None
 
 
 def _matrix(
@@ -370,6 +429,13 @@ def _matrix(
         raise InvalidValueError(
             f"{side} has a null or NaN {metric!r} for system {bad[system][0]!r} on query "
             f"{bad[query_id][0]!r}; every system needs a value on every query"
+        )
+    infinite = data.filter(pl.col(metric).is_infinite())
+    if infinite.height:
+        raise InvalidValueError(
+            f"{side} has an infinite {metric!r} ({infinite[metric][0]}) for system "
+            f"{infinite[system][0]!r} on query {infinite[query_id][0]!r}; every system needs "
+            "a finite value on every query: fix or recompute that value"
         )
     twice = data.filter(pl.struct(system, query_id).is_duplicated())
     if twice.height:

@@ -33,7 +33,7 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_irmetrics.door.evaluate import evaluate
-from polars_irmetrics.errors import CoverageWarning, InvalidValueError
+from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 
@@ -99,9 +99,12 @@ def reproducibility(
     Raises
     ------
     InvalidValueError
-        A key of ``original`` or ``reproduced`` other than ``baseline`` and
-        ``advanced``, ``baseline`` missing, or the two naming different runs; and
-        whatever :func:`~polars_irmetrics.evaluate` refuses.
+        ``original`` or ``reproduced`` not a mapping (a list of runs, a run), a key of
+        either other than ``baseline`` and ``advanced``, ``baseline`` missing, or the two
+        naming different runs; and whatever :func:`~polars_irmetrics.evaluate` refuses.
+    MetricParameterError
+        ``p`` not strictly between 0 and 1, ``cutoff`` not a whole number of at least 1
+        (named as given, ``p=0``, not as the metrics built from them).
 
     Examples
     --------
@@ -132,12 +135,18 @@ def reproducibility(
             "and one advanced run per side; evaluate each group's runs in a call of its own"
         )
     for name, given in (("original", original), ("reproduced", reproduced)):
+        if not isinstance(given, Mapping):
+            raise InvalidValueError(
+                f"{name}= must map 'baseline' (and optionally 'advanced') to runs, got a "
+                f"{type(given).__name__}; e.g. {name}={{'baseline': run_b, 'advanced': run_a}}"
+            )
         unknown = sorted(set(given) - set(_SIDES))
         if unknown or "baseline" not in given:
             raise InvalidValueError(
                 f"{name}= maps 'baseline' (and optionally 'advanced') to runs, got keys "
                 f"{sorted(given)!r}; e.g. {name}={{'baseline': run_b, 'advanced': run_a}}"
             )
+    _check_depth_options(p, cutoff)
     if set(original) != set(reproduced):
         raise InvalidValueError(
             f"original= has {sorted(original)!r} and reproduced= {sorted(reproduced)!r}; "
@@ -157,6 +166,29 @@ def reproducibility(
         frames.append(_effects(orig, rep, names))
     frames.append(_tests(orig, rep, names, query_id, paired))
     return pl.concat(frames, how="vertical")
+
+
+def _check_depth_options(p: object, cutoff: object) -> None:
+    """``p`` and ``cutoff`` as the caller wrote them (not as the metric names built from
+    them, ``rbo_repro_eval(p=...)@...``, which the caller never wrote).
+
+    >>> _check_depth_options(0.95, 1000)
+    >>> _check_depth_options(0.95, 0)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: cutoff=0 is not a depth: it must be a whole number >= 1 (of the KTU and RBO of the document orders, repro_eval's RBO_DEPTH), e.g. cutoff=1000
+    """  # noqa: E501
+    number = isinstance(p, int | float) and not isinstance(p, bool)
+    if not (number and 0 < p < 1):  # type: ignore[operator]
+        raise MetricParameterError(
+            f"p={p!r} is not a persistence: it must be a number strictly between 0 and 1 "
+            "(of the RBO of the document orders, repro_eval's RBO_P), e.g. p=0.95"
+        )
+    if not (isinstance(cutoff, int) and not isinstance(cutoff, bool) and cutoff >= 1):
+        raise MetricParameterError(
+            f"cutoff={cutoff!r} is not a depth: it must be a whole number >= 1 (of the KTU "
+            "and RBO of the document orders, repro_eval's RBO_DEPTH), e.g. cutoff=1000"
+        )
 
 
 def _together(runs: Mapping[str, FrameInput], sides: list[str]) -> pl.LazyFrame:
