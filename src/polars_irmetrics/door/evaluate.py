@@ -333,8 +333,9 @@ def evaluate(
         ``unretrieved``
             Queries in the judgments but not in the run: ``"zero"`` (default, as
             trec_eval ``-c`` and ir_measures: scored as an empty ranking, which is 0 for
-            every metric but ``rbp_residual`` (1) and ``fcp`` (1/2); counted in the
-            mean), ``"drop"`` or ``"error"``.
+            every metric but ``rbp_residual``, ``rbo(kind='max')`` and
+            ``rbo(kind='res')`` (1) and ``fcp`` (1/2); counted in the mean),
+            ``"drop"`` or ``"error"``.
 
         ``check_duplicates``
             ``True`` (default): refuse a document listed twice in one query of the run, and two

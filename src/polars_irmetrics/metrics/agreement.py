@@ -47,7 +47,8 @@ reads the positions, except ``kendall_tau``, whose τ-b counts equal scores as t
 Queries: the reference plays the judgments' part: a query of the run that the reference
 lacks follows ``unjudged`` (``"drop"`` by default, ``"zero"``, ``"error"``), a query
 of the reference that the run lacks follows ``unretrieved`` (``"zero"`` by default:
-similarity 0 to an empty ranking; ``"drop"``, ``"error"``).
+similarity 0 to an empty ranking, whose residual and upper bound are 1: nothing of it
+is seen; ``"drop"``, ``"error"``).
 """
 
 from __future__ import annotations
