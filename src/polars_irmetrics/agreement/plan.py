@@ -34,6 +34,8 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
+    check_numeric,
+    flag_error,
     id_kind,
     require_columns,
     with_common_ids,
@@ -51,6 +53,8 @@ _PA, _PB = f"{INTERNAL}pa", f"{INTERNAL}pb"
 _INTERSECTION = "intersection"  # RecTools': cut by rank value, the two sides apart
 _BAD = f"{INTERNAL}bad"
 Requests = list[tuple[str, MetricRequest]]
+#: The tables as the rank checks name them (the ranking metrics' words, RUN_FLAGS).
+_FRAMES = {"run": "run", "reference": "reference (reference=)"}
 
 
 def build_agreement_plan(
@@ -95,6 +99,8 @@ def build_agreement_plan(
         use_rank = options.order == "rank" or (options.order == "auto" and options.rank in schema)
         order = options.rank if use_rank else score
         require_columns(schema, [order], what, hint)
+        if use_rank:  # as a ranking metric checks a run's ranks (intersection cuts by them)
+            check_numeric(schema, order, _FRAMES[what], integer=True)
         if not schema[order].is_numeric():
             raise ColumnTypeError(
                 f"column {order!r} in the {what} has dtype {schema[order]}; rankings are "
@@ -508,9 +514,19 @@ def _checks(
         ]
         if use_rank:
             per_query.append((pl.col(order).n_unique() < pl.len()).alias("duplicate rank"))
+            per_query.append((pl.col(order) < 1).sum().alias("bad rank"))
         grouped = frame.group_by(group).agg(per_query)
         query = pl.col(query_id).cast(pl.String)
         flags = [pl.col(query_id).is_null().any().alias(f"{_BAD}|{what}|null query")]
+        if use_rank:  # the first query (as text, as the others) with a rank below 1
+            first = pl.col(query_id).filter(pl.col("bad rank") > 0).sort().first()
+            count = pl.col("bad rank").filter(pl.col(query_id) == first).first()
+            # a struct: the query as written (its repr) and its count
+            flags.append(
+                pl.struct(first.alias("query"), count.alias("n")).alias(
+                    f"{_BAD}|{what}|bad rank|{order}"
+                )
+            )
         for kind in ("null doc", "duplicate doc", "bad value", "duplicate rank"):
             if kind == "duplicate rank" and not use_rank:
                 continue
@@ -529,6 +545,16 @@ def _raise_on_bad(frame: pl.DataFrame, query_id: str) -> pl.DataFrame:
         if value is None or value is False:
             continue
         _, what, kind, *column = name.split("|")
+        if kind == "bad rank":
+            if value["query"] is None:
+                continue
+            raise flag_error(
+                "bad_rank",
+                {"rank": column[0], "query_id": query_id},
+                value["query"],
+                value["n"],
+                frame=_FRAMES[what],
+            )
         if kind == "null query":
             raise InvalidValueError(
                 f"column {query_id!r} of the {what} has null values; every row needs a "
