@@ -254,7 +254,8 @@ def test_int128_ids_beyond_int64_beside_int64_judgments() -> None:
 
 # a null group in groups=: rND took it as the minority group (every value NaN), awrf and
 # the expected exposure as a group of its own, where the guide says a document in no
-# group is one without a row; refused now, as item_mad refuses it
+# group is unprotected, and intersectional groups leave out a document a dimension of
+# which is null: a null group is no group now, on every measure
 _EX_RUN = pl.DataFrame({"query_id": ["q"] * 4, "doc_id": list("abcd"), "rank": [1, 2, 3, 4]})
 _EX_QRELS = pl.DataFrame(
     {"query_id": ["q"] * 4, "doc_id": list("abcd"), "relevance": [1, 0, 1, 1]}
@@ -266,16 +267,20 @@ _NULL_GROUP = pl.DataFrame({"doc_id": list("abcd"), "group": ["g1", None, "g2", 
     "metrics", [["rnd"], ["rkl", "rrd"], ["awrf"], ["awrf_ndcg"], ["ee_loss", "ee_relevance"]]
 )
 @pytest.mark.parametrize("buckets", [None, 2])
-def test_a_null_group_is_refused(metrics: list[str], buckets: int | None) -> None:
-    message = (
-        "column 'group' of groups= is null for document 'b'; every row names the "
-        "document's group: fill or drop those rows, e.g. .drop_nulls('group') (a document "
-        "in no group is one without a row)"
-    )
+def test_a_null_group_is_no_group(metrics: list[str], buckets: int | None) -> None:
     qrels = None if metrics[0].startswith("r") else _EX_QRELS
-    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
-        irm.evaluate(_EX_RUN, metrics, qrels=qrels, groups=_NULL_GROUP, buckets=buckets)
-    irm.evaluate(_EX_RUN, metrics, qrels=qrels, groups=_NULL_GROUP.drop_nulls(), buckets=buckets)
+    kw: dict[str, Any] = {"qrels": qrels, "buckets": buckets, "per_query": True}
+    got = irm.evaluate(_EX_RUN, metrics, groups=_NULL_GROUP, **kw)
+    want = irm.evaluate(_EX_RUN, metrics, groups=_NULL_GROUP.drop_nulls(), **kw)
+    assert got.equals(want)
+    # rND's worked example (docs/guides/fairness.md): 0.2 with the null's row or without
+    n = 20
+    ranking = pl.DataFrame(
+        {"query_id": ["q"] * n, "doc_id": list(range(1, n + 1)), "rank": list(range(1, n + 1))}
+    )
+    group = ["w" if d in (2, 3, 4, 12, 20) else "m" for d in range(1, n + 1)]
+    held = pl.DataFrame({"doc_id": list(range(1, n + 1)), "group": [None, *group[1:]]})
+    assert irm.evaluate(ranking, ["rnd"], groups=held)["rnd"].item() == pytest.approx(0.2)
 
 
 @pytest.mark.parametrize(

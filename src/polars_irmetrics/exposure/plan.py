@@ -158,6 +158,11 @@ def build_exposure_plan(
         for column in dimensions:
             id_kind(group_schema, column, "groups")
         _same_kind(run_schema, group_schema, doc_id, "groups")
+        if dimensions == ["group"]:
+            # a null group is no group (the document is in none), as a null dimension
+            # of intersectional groups leaves the document out: not a group of its own
+            # (awrf, the expected exposure) nor rND's minority group
+            groups = groups.filter(pl.col("group").is_not_null())
     if (fair or segregation) and groups is None:
         first = (fair or segregation)[0][0]
         raise MetricParameterError(
@@ -792,15 +797,6 @@ def _checks(
     if longest:
         flags.append(query.filter(pl.col("long")).min().alias(f"{_BAD}|long ranking"))
     rows = [per_ranking.select(flags)]
-    if groups is not None:  # a null group: the minority group of rND, a group of its
-        # own to awrf and the expected exposure, and no group to the guide: refused
-        nulls = [
-            groups.filter(pl.col(c).is_null()).select(
-                pl.col(doc_id).cast(pl.String).min().alias(f"{_BAD}|null group|{c}")
-            )
-            for c in dimensions or ["group"]
-        ]
-        rows.extend(nulls)
     if groups is not None and dimensions in (None, ["group"]):
         doubled = groups.group_by(doc_id, "group").agg(pl.len().alias("n")).filter(pl.col("n") > 1)
         rows.append(
@@ -965,12 +961,6 @@ def _raise_on_bad(
                 f"{column[0]!r}, and no document of the groups table (groups=) is in it; a "
                 "per-query target is over the groups of groups=: correct the name (and its "
                 "type), or drop the row"
-            )
-        if kind == "null group":
-            raise InvalidValueError(
-                f"column {column[0]!r} of groups= is null for document {value!r}; every row "
-                "names the document's group: fill or drop those rows, e.g. "
-                f".drop_nulls({column[0]!r}) (a document in no group is one without a row)"
             )
         if kind == "duplicate group":
             raise DuplicateError(
