@@ -432,3 +432,32 @@ def test_the_report_curves_rank_each_run_as_evaluate_does() -> None:
         alone.select("P@1", "P@2").row(0)
     )
     assert curves.get_column("system").to_list() == ["recency", "bm25"]
+
+
+def test_reproducibility_evaluates_each_run_as_evaluate_does() -> None:
+    # baseline and advanced stacked with a cast before: Int64 scores of nanosecond
+    # timestamps ranked as floats (ties), so that an exact reproduction looked like
+    # none (ER NaN) and a lossy one like an exact one (RMSE 0)
+    t = 1_700_000_000_000_000_000
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "a"], "relevance": [1, 1]})
+    recency = pl.DataFrame(
+        {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["a", "b", "a", "b"],
+         "score": [t + 100, t, t + 100, t]}
+    )  # fmt: skip
+    bm25 = recency.with_columns(pl.Series("score", [1.0, 2.0, 1.0, 2.0]))
+    original = {"baseline": bm25, "advanced": recency}
+
+    def measures(reproduced_advanced: pl.DataFrame) -> dict[tuple[str, str | None], float]:
+        reproduced = {"baseline": bm25, "advanced": reproduced_advanced}
+        out = irm.reproducibility(original, reproduced, ["mrr"], qrels=qrels, cutoff=10)
+        rows = out.filter(pl.col("measure").is_in(["er", "rmse"])).rows()
+        return {(m, run): value for m, _, run, value in rows}
+
+    # mrr: bm25 0.5 (b first), recency 1.0 (a first, by 100 ns): the delta is 0.5
+    exact = measures(recency)
+    assert exact[("er", None)] == 1.0
+    assert exact[("rmse", "advanced")] == 0.0
+    # the same run as Float64 scores ties a and b: mrr 0.5, a reproduction that fails
+    lossy = measures(recency.with_columns(pl.col("score").cast(pl.Float64)))
+    assert lossy[("rmse", "advanced")] == 0.5
+    assert lossy[("er", None)] == 0.0

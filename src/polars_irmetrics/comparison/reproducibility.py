@@ -191,13 +191,29 @@ def _check_depth_options(p: object, cutoff: object) -> None:
         )
 
 
+def _parts(runs: Mapping[str, FrameInput], sides: list[str]) -> list[list[str]]:
+    """The sides in groups of one schema each (as :func:`~.frame.stack_runs` groups a
+    comparison's runs): stacking runs of two schemas would cast their columns to a
+    supertype (Int64 scores beside Float64 ones ranked as floats)."""
+    groups: list[tuple[pl.Schema, list[str]]] = []
+    for side in sides:
+        schema = as_polars(runs[side], side).lazy().collect_schema()
+        group = next((names for seen, names in groups if seen == schema), None)
+        if group is None:
+            groups.append((schema, [side]))
+        else:
+            group.append(side)
+    return [names for _, names in groups]
+
+
 def _together(runs: Mapping[str, FrameInput], sides: list[str]) -> pl.LazyFrame:
+    """The ``sides`` of ``runs`` (one schema: :func:`_parts`) as one long frame."""
     return pl.concat(
         [
             as_polars(runs[side], side).lazy().with_columns(pl.lit(side).alias(_RUN))
             for side in sides
         ],
-        how="diagonal_relaxed",
+        how="diagonal",
     )
 
 
@@ -208,15 +224,15 @@ def _per_topic(
     qrels: FrameInput | None,
     options: Mapping[str, Any],
 ) -> pl.DataFrame:
-    """``run, query_id, metric, value``: every run's per-topic values, in one plan."""
-    values = evaluate(
-        _together(runs, sides),
-        metrics,
-        qrels=qrels,
-        systems=_RUN,
-        per_query=True,
-        **options,
-    ).collect()
+    """``run, query_id, metric, value``: every run's per-topic values, in one plan per
+    schema of the runs (:func:`_parts`), collected together."""
+    plans = [
+        evaluate(
+            _together(runs, part), metrics, qrels=qrels, systems=_RUN, per_query=True, **options
+        )
+        for part in _parts(runs, sides)
+    ]
+    values = pl.concat(plans, how="vertical_relaxed").collect()
     query_id = str(options.get("query_id", "query_id"))
     return values.unpivot(on=metrics, index=[_RUN, query_id], variable_name="metric")
 
@@ -230,15 +246,25 @@ def _document_order(
     options: Mapping[str, Any],
 ) -> pl.DataFrame:
     names = {f"ktu@{depth}": "ktu", f"rbo_repro_eval(p={p})@{depth}": "rbo"}
+    # one plan per schema of the runs of either side (:func:`_parts`)
+    parts = [
+        part
+        for group in _parts(reproduced, sides)
+        for part in _parts({side: original[side] for side in group}, group)
+    ]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        means = evaluate(
-            _together(reproduced, sides),
-            list(names),
-            reference=_together(original, sides),
-            systems=_RUN,
-            **options,
-        ).collect()
+        plans = [
+            evaluate(
+                _together(reproduced, part),
+                list(names),
+                reference=_together(original, part),
+                systems=_RUN,
+                **options,
+            )
+            for part in parts
+        ]
+        means = pl.concat(plans, how="vertical_relaxed").collect()
     for said in caught:  # in this call's words: the original runs are the reference
         text = str(said.message)
         if issubclass(said.category, CoverageWarning):
