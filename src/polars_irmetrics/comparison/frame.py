@@ -56,6 +56,7 @@ __all__ = [
     "Stacked",
     "evaluate_runs",
     "per_query_values",
+    "schema_groups",
     "stack_runs",
 ]
 
@@ -134,22 +135,33 @@ def stack_runs(runs: Runs, system: str) -> Stacked:
             raise InvalidValueError(f"system name {name!r} is not a string; name runs by text")
     alone = {name: as_polars(frame, f"run {name!r}").lazy() for name, frame in runs.items()}
     schemas = {name: frame.collect_schema() for name, frame in alone.items()}
-    groups: list[tuple[dict[str, pl.DataType], list[str]]] = []
-    for name, frame in alone.items():
-        schema = dict(frame.with_columns(pl.lit(name).alias(system)).collect_schema())
+    labelled = {name: run.with_columns(pl.lit(name).alias(system)) for name, run in alone.items()}
+    parts = tuple(
+        pl.concat([labelled[name] for name in names], how="diagonal")  # nothing is cast
+        for names in schema_groups(labelled)
+    )
+    return Stacked(parts, list(alone), alone, schemas)
+
+
+def schema_groups(frames: Mapping[str, pl.LazyFrame]) -> list[list[str]]:
+    """The names of ``frames`` grouped by schema (the same columns and dtypes, in order),
+    the groups in the order of their first frame: the frames each stack holds without a
+    cast (:func:`stack_runs`, and :mod:`.reproducibility`'s runs).
+
+    >>> frames = {"a": pl.LazyFrame({"s": [1.0]}), "b": pl.LazyFrame({"s": [1]}),
+    ...           "c": pl.LazyFrame({"s": [2.0]})}
+    >>> schema_groups(frames)
+    [['a', 'c'], ['b']]
+    """
+    groups: list[tuple[pl.Schema, list[str]]] = []
+    for name, frame in frames.items():
+        schema = frame.collect_schema()
         group = next((names for seen, names in groups if seen == schema), None)
         if group is None:
             groups.append((schema, [name]))
         else:
             group.append(name)
-    parts = tuple(
-        pl.concat(
-            [alone[name].with_columns(pl.lit(name).alias(system)) for name in names],
-            how="diagonal",  # the same dtypes: nothing is cast
-        )
-        for _, names in groups
-    )
-    return Stacked(parts, list(alone), alone, schemas)
+    return [names for _, names in groups]
 
 
 def evaluate_runs(

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from polars_irmetrics.comparison.frame import schema_groups
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
@@ -192,18 +193,10 @@ def _check_depth_options(p: object, cutoff: object) -> None:
 
 
 def _parts(runs: Mapping[str, FrameInput], sides: list[str]) -> list[list[str]]:
-    """The sides in groups of one schema each (as :func:`~.frame.stack_runs` groups a
+    """The sides in groups of one schema each (:func:`~.frame.schema_groups`, as a
     comparison's runs): stacking runs of two schemas would cast their columns to a
     supertype (Int64 scores beside Float64 ones ranked as floats)."""
-    groups: list[tuple[pl.Schema, list[str]]] = []
-    for side in sides:
-        schema = as_polars(runs[side], side).lazy().collect_schema()
-        group = next((names for seen, names in groups if seen == schema), None)
-        if group is None:
-            groups.append((schema, [side]))
-        else:
-            group.append(side)
-    return [names for _, names in groups]
+    return schema_groups({side: as_polars(runs[side], side).lazy() for side in sides})
 
 
 def _together(runs: Mapping[str, FrameInput], sides: list[str]) -> pl.LazyFrame:
