@@ -108,7 +108,6 @@ from polars_irmetrics.metrics.prediction import (
     histogram_pr_auc,
     log_likelihood,
     pr_auc_area,
-    prediction_eps,
     units,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
@@ -139,13 +138,11 @@ __all__ = [
     "group_histogram",
     "group_values",
     "histogram_values",
-    "log_likelihood",
     "mean_terms",
     "means_from",
     "needs_means",
     "needs_scale",
     "per_query_auc",
-    "prediction_eps",
     "query_weight",
     "scale_from",
     "scale_maxima",
