@@ -219,13 +219,21 @@ def _over(num: pl.Expr, den: float | pl.Expr) -> pl.Expr:
 
 
 def _one_minus_power(p: float | pl.Expr, k: pl.Expr) -> pl.Expr:
-    """``1 - p^k`` for ``k >= 0`` without cancellation: ``-expm1(k ln p)`` (its Taylor
-    series where ``|k ln p| < 1/2``, to ``x^18/18!``: below ``1e-19`` of the value)."""
+    """``1 - p^k`` for ``k >= 0`` without cancellation: ``-expm1(k ln p)``, by Kahan's
+    ``expm1(x) = (u - 1) x / ln u`` with ``u = e^x`` where ``x > -1/2`` (within 2 ulps
+    of the exact value from ``x = -1e-300`` to ``-1/2``, as the Taylor series it
+    replaces within 1: a seventeenfold nested expression, whose conversion was most of
+    a small call's time); ``1 - e^x`` below.
+
+    >>> frame = pl.DataFrame({"k": [0, 1, 10**6]})  # as math.expm1: no digit lost
+    >>> frame.select(_one_minus_power(1 - 1e-12, pl.col("k"))).to_series().to_list()
+    [0.0, 9.999778782798785e-13, 9.999773783026665e-07]
+    """
     x = k.cast(pl.Float64) * _log(p)
-    series = pl.lit(1.0)
-    for n in range(18, 1, -1):
-        series = 1.0 + x * series * (1.0 / n)
-    return pl.when(x > -0.5).then((-x) * series).otherwise(1.0 - x.exp())  # 0, not -0
+    u = x.exp()
+    # u == 1: x rounds away against 1 (|x| < 2^-53), and 1 - e^x = -x to rounding
+    small = pl.when(u == 1.0).then(-x).otherwise((1.0 - u) * x / u.log())
+    return pl.when(x > -0.5).then(small).otherwise(1.0 - u) + 0.0  # 0, not -0
 
 
 def _geometric(p: float | pl.Expr, a: pl.Expr, b: pl.Expr) -> pl.Expr:
@@ -246,32 +254,66 @@ class _Pieces:
     tail_f: pl.Expr  # T(f), f = l + s - X_l
 
 
-def _kinds(pieces: _Pieces, p: float | pl.Expr) -> dict[str, pl.Expr]:
-    """The four kinds from a group's pieces (module doc): min, res and ext - min as sums
-    of terms that are not negative, clipped to their ranges at rounding level."""
+_FIELDS = ("low", "found", "extra", "last", "tail_l", "tail_f")
+
+
+def _with_kinds(
+    frame: pl.LazyFrame, groups: Sequence[tuple[int, _Pieces, float | pl.Expr]]
+) -> pl.LazyFrame:
+    """``frame`` with each group's four kinds as columns ``__min{g}``, ``__max{g}``,
+    ``__res{g}``, ``__ext{g}`` (module doc): min, res and ext - min as sums of terms
+    that are not negative, clipped to their ranges at rounding level.
+
+    The pieces, then each stage, are columns of their own: ext reads res, which reads
+    min, and each piece is an expression of its own, so one nested expression per kind
+    repeated them (a plan some 80 KB long for one ``rbo``, whose conversion was most of
+    a small call's time). The arithmetic is the same, so are the bits."""
     s, l_, c = (pl.col(n).cast(pl.Float64) for n in (_S, _L, _C))
     f = l_ + s - c
-    weight = 1.0 - p
-    at_l = power(p, l_)
-    lowest = weight * pieces.low
-    # the upper bound's extra: found (its unseen documents), then p^f - (1 - p) X_l T(f)
-    # = (1 - p) sum_{d > f} (1 - X_l / d) p^(d-1)
-    residual = weight * pieces.found + (power(p, f) - weight * c * pieces.tail_f).clip(
-        lower_bound=0.0
+    frame = frame.with_columns(
+        getattr(pieces, name).alias(f"__{name}{g}") for g, pieces, _ in groups for name in _FIELDS
     )
-    # ext - min: the extrapolated agreement at depths s+1..l, the extrapolated tail less
-    # the lower bound's, X_l (p^l / l - (1 - p) T(l)) = X_l (1 - p) sum_{d > l} (1/l - 1/d)
-    # p^(d-1), and (l - s) A_s / l p^l
-    above = (
-        weight * pieces.last * pieces.extra
-        + (l_ - s) * pieces.last / l_ * at_l
-        + c * (at_l / l_ - weight * pieces.tail_l).clip(lower_bound=0.0)
+    stage = []
+    for g, _, p in groups:
+        low, found, extra, last, tail_l, tail_f = (pl.col(f"__{n}{g}") for n in _FIELDS)
+        weight = 1.0 - p
+        at_l = power(p, l_)
+        # the upper bound's extra: found (its unseen documents), then p^f - (1 - p) X_l
+        # T(f) = (1 - p) sum_{d > f} (1 - X_l / d) p^(d-1)
+        residual = weight * found + (power(p, f) - weight * c * tail_f).clip(lower_bound=0.0)
+        # ext - min: the extrapolated agreement at depths s+1..l, the extrapolated tail
+        # less the lower bound's, X_l (p^l / l - (1 - p) T(l)) = X_l (1 - p) sum_{d > l}
+        # (1/l - 1/d) p^(d-1), and (l - s) A_s / l p^l
+        above = (
+            weight * last * extra
+            + (l_ - s) * last / l_ * at_l
+            + c * (at_l / l_ - weight * tail_l).clip(lower_bound=0.0)
+        )
+        stage += [
+            (weight * low).clip(0.0, 1.0).alias(f"__min{g}"),
+            residual.alias(f"__rs{g}"),
+            above.alias(f"__ab{g}"),
+        ]
+    frame = frame.with_columns(stage)
+    frame = frame.with_columns(
+        pl.col(f"__rs{g}")
+        .clip(lower_bound=0.0, upper_bound=1.0 - pl.col(f"__min{g}"))
+        .alias(f"__res{g}")
+        for g, _, _ in groups
     )
-    low = lowest.clip(0.0, 1.0)
-    res = residual.clip(lower_bound=0.0, upper_bound=1.0 - low)
-    high = (low + res).clip(upper_bound=1.0)
-    ext = (low + above.clip(lower_bound=0.0, upper_bound=res)).clip(low, high)
-    return {"min": low, "max": high, "res": res, "ext": ext}
+    frame = frame.with_columns(
+        (pl.col(f"__min{g}") + pl.col(f"__res{g}")).clip(upper_bound=1.0).alias(f"__max{g}")
+        for g, _, _ in groups
+    )
+    return frame.with_columns(
+        (
+            pl.col(f"__min{g}")
+            + pl.col(f"__ab{g}").clip(lower_bound=0.0, upper_bound=pl.col(f"__res{g}"))
+        )
+        .clip(pl.col(f"__min{g}"), pl.col(f"__max{g}"))
+        .alias(f"__ext{g}")
+        for g, _, _ in groups
+    )
 
 
 def _persistence(spec: RboSpec) -> float | pl.Expr:
@@ -387,9 +429,9 @@ def _untied_values(
             tail_l=t_l,
             tail_f=t_f,
         )
-        kinds = _kinds(pieces, p)
+        kinds = _with_kinds(per_query, [(0, pieces, p)])
         mine = [spec for spec in specs if spec.value == p]
-        outs.append(per_query.select(*keys, *(kinds[sp.kind].alias(sp.label) for sp in mine)))
+        outs.append(kinds.select(*keys, *(pl.col(f"__{sp.kind}0").alias(sp.label) for sp in mine)))
     out = outs[0]
     for other in outs[1:]:
         out = out.join(other, on=keys, nulls_equal=True)
@@ -515,9 +557,8 @@ def _grid_values(
         per_query = _with_tail(per_query, table, _L, f"__Tl{index}")
         length = pl.col(_L) + pl.col(_S) - pl.col(_C)
         per_query = _with_tail(per_query, table, length, f"__Tf{index}")
-    outputs = []
-    for spec in specs:
-        index = list(groups).index((_key(spec), spec.ties))
+    every: list[tuple[int, _Pieces, float | pl.Expr]] = []
+    for index, spec in enumerate(groups.values()):
         tail_l = pl.col(f"__Tl{index}")
         found = pl.col(f"__fd{index}")
         if spec.value is not None:
@@ -530,8 +571,12 @@ def _grid_values(
             tail_l=tail_l,
             tail_f=pl.col(f"__Tf{index}"),
         )
-        outputs.append(_kinds(pieces, _persistence(spec))[spec.kind].alias(spec.label))
-    return per_query.select(*keys, *outputs)
+        every.append((index, pieces, _persistence(spec)))
+    outputs = []
+    for spec in specs:
+        index = list(groups).index((_key(spec), spec.ties))
+        outputs.append(pl.col(f"__{spec.kind}{index}").alias(spec.label))
+    return _with_kinds(per_query, every).select(*keys, *outputs)
 
 
 def _beyond(p: float, tail_l: pl.Expr, tail_f: pl.Expr) -> pl.Expr:
@@ -609,8 +654,10 @@ def _tail_expression(p: pl.Expr, a: pl.Expr, prefix: pl.Expr) -> pl.Expr:
     form ``-ln(1 - p)/p - sum_{d <= a} p^(d-1)/d`` (``prefix``: that sum over the depth
     rows), which loses the digits of ``p^a`` against ``ln(1/(1 - p))``: the path of the
     exactness tests (``p`` of 0.9 to 0.99, rankings of 15). :func:`rbo_values` reads
-    :func:`tail_table` wherever ``p`` is a number."""
-    series = sum(power(p, a + k) / (a + (k + 1)) for k in range(64))
+    :func:`tail_table` wherever ``p`` is a number. Group context (``p`` and ``a`` one
+    value per group: the 64 depths are a range beside them, not 64 expressions)."""
+    k = pl.int_range(0, 64, dtype=pl.Int64).cast(pl.Float64)
+    series = (power(p, a + k) / (a + k + 1.0)).sum()
     closed = (-(-p).log1p()) / p - prefix
     return pl.when(p <= 0.5).then(series).otherwise(closed.clip(lower_bound=0.0))
 
