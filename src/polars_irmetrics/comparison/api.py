@@ -140,7 +140,8 @@ def compare(
         Resamples of the randomization and bootstrap tests, and their random seed
         (the same seed gives the same p-values; by default 0, so the same data gives
         the same p-values on every call, as ranx's fixed default does; ``None``: fresh
-        draws on each call).
+        draws on each call). Refused, with the other options no chosen statistic
+        reads, unless a resampling test or ``ci="bootstrap"`` reads them.
     query_set
         The paired queries. ``"judged"`` (default): every judged query; a system that
         did not retrieve one scores it as an empty ranking (as ``evaluate`` does).

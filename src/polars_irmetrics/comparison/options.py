@@ -63,6 +63,19 @@ def _fraction(name: str, value: object, example: str) -> None:
         )
 
 
+def _check_seed(seed: object) -> None:
+    """A resampling seed: ``None`` (fresh randomness) or a whole number >= 0, numpy's."""
+    try:
+        whole = operator.index(seed) if seed is not None else 0  # type: ignore[arg-type]
+    except TypeError:
+        whole = -1
+    if isinstance(seed, bool) or whole < 0:
+        raise InvalidValueError(
+            f"seed={seed!r} must be a whole number >= 0 (e.g. seed=0) or None (a fresh "
+            "random draw each call)"
+        )
+
+
 @dataclass(frozen=True)
 class CompareOptions:
     """Every statistics option of :func:`~polars_irmetrics.compare`; the fields and
@@ -132,8 +145,43 @@ class CompareOptions:
                 "mode='baseline' needs baseline=...: name the system the others are "
                 "compared with, or use mode='pairs'"
             )
+        _check_seed(self.seed)
+        self._refuse_unread()
         return self
+
+    def _refuse_unread(self) -> None:
+        """An option the chosen statistics do not read, given another value than its
+        default, is refused (as evaluate refuses an option no metric reads)."""
+        resampled = self.test in ("randomization", "bootstrap") or self.interval == "bootstrap"
+        for name in ("n_resamples", "seed"):
+            value = getattr(self, name)
+            if not resampled and value != _DEFAULTS[name]:
+                raise InvalidValueError(
+                    f"{name}={value!r} is read by the resampling statistics (test="
+                    f"'randomization' or 'bootstrap', ci='bootstrap'), and test={self.test!r} "
+                    f"with ci={self.interval!r} reads none: drop {name}=, or choose one of them"
+                )
+        if self.correction is None and self.correction_scope != "all":
+            raise InvalidValueError(
+                f"correction_scope={self.correction_scope!r} says which p-values a "
+                "correction adjusts together, and correction=None adjusts none: drop "
+                "correction_scope=, or choose a correction (e.g. correction='holm')"
+            )
+        if self.mode == "pairs" and self.baseline is not None:
+            raise InvalidValueError(
+                f"baseline={self.baseline!r} is not read by mode='pairs', which compares "
+                "every pair of systems (the earlier of each pair in the baseline column): "
+                "drop baseline=, or use mode='baseline'"
+            )
 
     def replace(self, **changes: Any) -> CompareOptions:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
+
+
+#: The defaults of the options :meth:`CompareOptions._refuse_unread` checks.
+_DEFAULTS: dict[str, object] = {
+    f.name: f.default
+    for f in dataclasses.fields(CompareOptions)
+    if f.name in ("n_resamples", "seed")
+}
