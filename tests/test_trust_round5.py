@@ -94,3 +94,45 @@ def test_system_agreement_refuses_a_bad_seed_too() -> None:
     a = pl.DataFrame({"system": ["x", "y", "z"], "ndcg": [0.1, 0.2, 0.3]})
     with pytest.raises(InvalidValueError, match=r"^seed=-2 must be a whole number >= 0"):
         irm.system_agreement(a, a, metric="ndcg", seed=-2)
+
+
+NULL_GROUP = (
+    "column 'system' has {n} null value(s); every row needs its group (by= and systems= "
+    "group the rows by it): drop them, e.g. .drop_nulls('system'), or fill them, e.g. "
+    "pl.col('system').fill_null(...)"
+)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"systems": "system"},
+        {"by": "system"},
+        {"by": "system", "buckets": 2},
+        {"by": "system", "per_query": True},
+    ],
+)
+def test_a_null_group_of_predictions_is_refused_as_the_ranking_metrics_refuse_it(
+    options: dict[str, Any],
+) -> None:
+    # before: the rows without a system were scored as a system named null (and
+    # irm.report of a comparison of them failed on its None name)
+    table = pl.DataFrame(
+        {
+            "query_id": ["q1", "q2", "q1"],
+            "label": [0.0, 1.0, 0.0],
+            "prediction": [0.1, 0.2, 0.3],
+            "system": [None, "x", "y"],
+        }
+    )
+    with pytest.raises(InvalidValueError) as caught:
+        irm.evaluate(table, ["mae", "auc"], **options)
+    assert str(caught.value) == NULL_GROUP.format(n=1)
+
+
+def test_compare_refuses_a_long_frame_row_without_a_system() -> None:
+    named = RUNS["b"].with_columns(system=pl.lit("b"))
+    unnamed = RUNS["a"].with_columns(system=pl.lit(None, pl.String))
+    with pytest.raises(InvalidValueError) as caught:
+        irm.compare(pl.concat([unnamed, named]), "mae")
+    assert str(caught.value) == NULL_GROUP.format(n=4)

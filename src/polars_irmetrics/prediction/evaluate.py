@@ -645,6 +645,19 @@ def _checks(
     float_label = schema[scope.label].is_float()
     both = pl.col(_SIDE) == "both" if two_tables else pl.lit(True)
     checks = _key_checks(options) if two_tables else []
+    for index, key in enumerate(options.by_keys):  # as the ranking metrics refuse one
+        name = repr(key).replace("{", "{{").replace("}", "}}")
+        checks.append(
+            _Check(
+                f"group_null_{index}",
+                pl.col(key).is_null(),
+                pl.lit(None),
+                InvalidValueError,
+                f"column {name} has {{n}} null value(s); every row needs its group (by= and "
+                f"systems= group the rows by it): drop them, e.g. .drop_nulls({name}), or "
+                f"fill them, e.g. pl.col({name}).fill_null(...)",
+            )
+        )
     if query and not two_tables:  # gauc and per_query group the rows by query
         checks.append(
             _Check(
