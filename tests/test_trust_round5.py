@@ -136,3 +136,36 @@ def test_compare_refuses_a_long_frame_row_without_a_system() -> None:
     with pytest.raises(InvalidValueError) as caught:
         irm.compare(pl.concat([unnamed, named]), "mae")
     assert str(caught.value) == NULL_GROUP.format(n=4)
+
+
+def _precision_runs(hits: list[int]) -> pl.DataFrame:
+    """Five queries of ten ranked documents, the first ``hits[q]`` relevant."""
+    return pl.DataFrame(
+        {
+            "query_id": [q for q in range(5) for _ in range(10)],
+            "doc_id": [r if r < hits[q] else 100 + r for q in range(5) for r in range(10)],
+            "rank": [r + 1 for _ in range(5) for r in range(10)],
+        }
+    )
+
+
+def test_deltas_equal_but_for_rounding_have_no_effect_size() -> None:
+    # b finds one more relevant document than a on every query: every P@10 delta is
+    # 1/10, computed as 0.2 - 0.1, 0.3 - 0.2, ... (0.1, 0.09999999999999998,
+    # 0.10000000000000003): d_z was about 3.6e15; deltas equal to the bit give NaN
+    qrels = pl.DataFrame(
+        {
+            "query_id": [q for q in range(5) for _ in range(10)],
+            "doc_id": [d for _ in range(5) for d in range(10)],
+            "relevance": 1,
+        }
+    )
+    runs = {"a": _precision_runs([1, 2, 3, 6, 4]), "b": _precision_runs([2, 3, 4, 7, 5])}
+    row = irm.compare(runs, "P@10", qrels=qrels, baseline="a").row(0, named=True)
+    assert row["effect_size"] != row["effect_size"]  # NaN
+    assert row["ci_low"] == row["ci_high"] == row["delta"]
+    # a spread above the rounding is kept: deltas 0.1 (four) and 0.2, mean 0.12,
+    # sd = sqrt((4 * 0.02**2 + 0.08**2) / 4) = sqrt(0.002), d_z = 0.12 / sqrt(0.002)
+    runs["b"] = _precision_runs([2, 3, 4, 7, 6])
+    row = irm.compare(runs, "P@10", qrels=qrels, baseline="a").row(0, named=True)
+    assert row["effect_size"] == pytest.approx(0.12 / 0.002**0.5, rel=1e-9)

@@ -33,7 +33,8 @@ Definitions (``d = a - b``, the per-query deltas; ``mean`` is over queries):
   the percentile interval of the bootstrap means of the (uncentred) deltas. One-sided
   alternatives give one-sided intervals (an infinite bound), as scipy does.
 * **effect size**: paired Cohen's d_z, ``mean(d) / std(d, ddof=1)`` (NaN when the
-  deltas are constant).
+  deltas are constant, also where they differ only by the rounding of the values: a
+  spread below 8 units in the last place of the largest value is none).
 
 A comparison whose deltas are all zero gets p = 1 from every test (scipy returns NaN
 there: the systems are identical on these queries, nothing is significant).
@@ -223,6 +224,17 @@ def _wilcoxon_p(d: Array, live: npt.NDArray[np.bool_], alternative: Alternative)
     return p
 
 
+def _spread_floor(a: Array, b: Array) -> Array:
+    """Per column, the standard deviation the rounding of ``a - b`` alone can give: each
+    delta is within a few units in the last place of the values' largest magnitude of
+    the exact difference (the values themselves rounded results), so deltas equal but
+    for that are constant (effect size NaN, the interval the delta itself, as for
+    deltas equal to the bit)."""
+    scale = np.maximum(np.abs(a).max(axis=0), np.abs(b).max(axis=0))
+    floor: Array = 8.0 * np.finfo(np.float64).eps * scale
+    return floor
+
+
 def paired_stats(
     a: Array,
     b: Array,
@@ -278,6 +290,9 @@ def paired_stats(
     wins, losses = np.where(higher, above, below), np.where(higher, below, above)
     with np.errstate(divide="ignore", invalid="ignore"):
         sd = d.std(axis=0, ddof=1)
+        # a spread at the rounding of the values is none: P@10's deltas 0.2 - 0.1 and
+        # 0.3 - 0.2 differ in the last bit, and d_z came out 3.6e15 (module doc)
+        sd = np.where(sd <= _spread_floor(a, b), 0.0, sd)
         effect = np.where(sd > 0, delta / np.where(sd > 0, sd, 1.0), np.nan)
     zero = ties == n
     rng = np.random.default_rng(options.seed)
