@@ -4,6 +4,7 @@ candidates a run does not retrieve."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import polars as pl
@@ -169,3 +170,29 @@ def test_deltas_equal_but_for_rounding_have_no_effect_size() -> None:
     runs["b"] = _precision_runs([2, 3, 4, 7, 6])
     row = irm.compare(runs, "P@10", qrels=qrels, baseline="a").row(0, named=True)
     assert row["effect_size"] == pytest.approx(0.12 / 0.002**0.5, rel=1e-9)
+
+
+def test_a_bootstrap_p_below_what_the_queries_allow_is_warned() -> None:
+    # two queries, deltas 0.2 and 0.5: the centred deltas' resampled means never reach
+    # the observed 0.35, so p was its floor 1 / (1 + 10_000) in silence (the t-test
+    # gives 0.26, the exact randomization test 0.5)
+    runs = {"a": _predictions([0.1, 0.2]), "b": _predictions([0.3, 0.7])}
+    with pytest.warns(irm.errors.IrmWarning) as caught:
+        out = irm.compare(runs, "mae", baseline="a", test="bootstrap")
+    assert out["p_value"][0] == pytest.approx(1 / 10_001)
+    assert str(caught[0].message) == (
+        "test='bootstrap' gave 1 p-value(s) below 0.5, the smallest a sign-flip test of 2 "
+        "paired queries can give: with so few queries the resampled means cannot reach "
+        "the observed one, and the p-value is the resampling floor whatever the evidence; "
+        "use test='randomization' (exact for so few queries) or test='t', or compare on "
+        "more queries"
+    )
+
+
+def test_a_bootstrap_on_enough_queries_is_not_warned() -> None:
+    low = [0.01 * i for i in range(20)]
+    runs = {"a": _predictions(low), "b": _predictions([v + 0.5 for v in low])}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", irm.errors.IrmWarning)
+        out = irm.compare(runs, "mae", baseline="a", test="bootstrap")
+    assert out["p_value"][0] == pytest.approx(1 / 10_001)

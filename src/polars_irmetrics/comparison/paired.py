@@ -28,7 +28,9 @@ Definitions (``d = a - b``, the per-query deltas; ``mean`` is over queries):
   shift method): the deltas are centred on 0 (the null hypothesis) and resampled with
   replacement; ``p = (1 + c) / (1 + R)``, c the resampled means at least as extreme
   as the observed mean (as above). Each chunk of resamples is a count matrix (how
-  many times each query is drawn) times the deltas.
+  many times each query is drawn) times the deltas. On a handful of queries its p can
+  fall below what any sign-flip test of them can give (``2 / 2**n``): warned
+  (:func:`_warn_coarse`).
 * **intervals**: ``ci="t"``: scipy's t interval of the mean delta; ``ci="bootstrap"``:
   the percentile interval of the bootstrap means of the (uncentred) deltas. One-sided
   alternatives give one-sided intervals (an infinite bound), as scipy does.
@@ -51,6 +53,7 @@ import numpy as np
 import numpy.typing as npt
 
 from polars_irmetrics.comparison.options import Alternative, CompareOptions
+from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.progress import track
 
@@ -224,6 +227,29 @@ def _wilcoxon_p(d: Array, live: npt.NDArray[np.bool_], alternative: Alternative)
     return p
 
 
+def _warn_coarse(
+    p: Array, live: npt.NDArray[np.bool_], n: int, alternative: Alternative
+) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` where the bootstrap's p-value is
+    below the smallest a sign-flip test of the ``n`` paired queries can give (``2 /
+    2**n``, one-sided ``1 / 2**n``): with so few queries the centred deltas' resampled
+    means cannot reach the observed mean, and p is its floor ``1 / (1 + R)`` whatever
+    the evidence (two queries, deltas 0.2 and 0.5: p about 1e-4, where the t-test
+    gives 0.26 and the exact randomization test 0.5)."""
+    floor = (2.0 if alternative == "two-sided" else 1.0) / 2.0**n
+    coarse = int((live & (p < floor)).sum())
+    if coarse:
+        warnings.warn(
+            f"test='bootstrap' gave {coarse} p-value(s) below {floor:.3g}, the smallest a "
+            f"sign-flip test of {n} paired queries can give: with so few queries the "
+            "resampled means cannot reach the observed one, and the p-value is the "
+            "resampling floor whatever the evidence; use test='randomization' (exact for "
+            "so few queries) or test='t', or compare on more queries",
+            IrmWarning,
+            stacklevel=5,  # compare's caller
+        )
+
+
 def _spread_floor(a: Array, b: Array) -> Array:
     """Per column, the standard deviation the rounding of ``a - b`` alone can give: each
     delta is within a few units in the last place of the values' largest magnitude of
@@ -316,6 +342,7 @@ def paired_stats(
         else:
             boot = bootstrap_means(d, options.n_resamples, rng, options.progress)
             p = np.where(live, _bootstrap_p(boot[0], boot[1], d, alternative), 1.0)
+            _warn_coarse(p, live, n, alternative)
         if options.interval == "t":
             interval = t_result.confidence_interval(options.confidence)
             low, high = np.asarray(interval.low, float), np.asarray(interval.high, float)
