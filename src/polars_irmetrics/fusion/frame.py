@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -300,6 +300,14 @@ def resolve_weights(
         raise MetricParameterError(
             f"{method.name} needs weights, one per run ({listed}): pass them, e.g. "
             f"weights={[round(1 / len(names), 3)] * len(names)}"
+        )
+    if isinstance(weights, str | bytes) or not isinstance(weights, Mapping | Iterable):
+        even = round(1 / len(names), 3)
+        raise InvalidValueError(
+            f"weights={weights!r} is not a list or dict of numbers; weights must be a list "
+            f"of numbers, one per run in the runs' order ({listed}), e.g. "
+            f"weights={[even] * len(names)}, or a dict of run name to number, e.g. "
+            f"weights={dict.fromkeys(names, even)}"
         )
     if isinstance(weights, Mapping):
         missing = [n for n in names if n not in weights]

@@ -17,7 +17,7 @@ from typing import Any, overload
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
 from polars_irmetrics.fusion.fitted import apply_fitted, check_fitted
 from polars_irmetrics.fusion.frame import (
     BAD,
@@ -47,11 +47,16 @@ from polars_irmetrics.fusion.methods import (
     get_fusion_method,
     resolve_params,
 )
-from polars_irmetrics.fusion.norms import SCORE_NORMS, normalise, resolve_norm
+from polars_irmetrics.fusion.norms import POSITION_NORMS, SCORE_NORMS, normalise, resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions, Weights
 from polars_irmetrics.fusion.overlap import KIND, Overlap
 from polars_irmetrics.ground.auto import choose
-from polars_irmetrics.ground.buckets import Buckets, check_buckets, evaluate_in_buckets
+from polars_irmetrics.ground.buckets import (
+    Buckets,
+    check_buckets,
+    check_spill_dir,
+    evaluate_in_buckets,
+)
 from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.ground.validate import is_text
 from polars_irmetrics.metrics.scope import exact_sum
@@ -78,6 +83,37 @@ def needs_score(method: FusionMethod, norm: str | None) -> bool:
     return method.uses == "score" or method.name == "segfuse" or norm in SCORE_NORMS
 
 
+def check_positions_norm(method: FusionMethod, given: str | None, norm: str | None) -> None:
+    """Refuse a normalisation that cannot change a fusion reading positions alone.
+
+    A method that reads each run's positions and not its scores (RRF, ISR, RBC, Borda,
+    Condorcet, the trained methods but SegFuse) gives the same fusion with every
+    normalisation that keeps each run's order (``min-max``, ``max``, ``sum``,
+    ``zmuv``, ``rank``) as with none: such a ``norm`` is refused, not ignored. Only
+    :data:`~polars_irmetrics.fusion.norms.POSITION_NORMS` change the positions.
+    ``given`` is the name as passed, ``norm`` its canonical name.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.fusion.fuse import check_positions_norm
+    >>> from polars_irmetrics.fusion.methods import get_fusion_method
+    >>> check_positions_norm(get_fusion_method("rrf"), "borda", "borda")
+    >>> check_positions_norm(get_fusion_method("rrf"), "zmuv", "zmuv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: norm='zmuv' changes nothing in rrf, ...
+    """
+    if norm is None or norm in POSITION_NORMS or needs_score(method, None):
+        return
+    changing = " or ".join(repr(n) for n in POSITION_NORMS)
+    raise MetricParameterError(
+        f"norm={given!r} changes nothing in {method.name}, which reads each run's "
+        f"positions and not its scores: {norm!r} keeps every run's order, so the fusion "
+        f"would be the one of norm=None. Drop norm=, or pass a normalisation that changes "
+        f"the positions ({changing}), or use a method that reads scores (e.g. 'sum')"
+    )
+
+
 def prepare(
     gathered: Gathered,
     method: FusionMethod,
@@ -95,7 +131,7 @@ def prepare(
         raise ColumnNotFoundError(
             f"run {name!r} has no {options.score!r} column, and {what} reads scores: give "
             f"every run a score column (name it with score=...), or use a rank-based "
-            f"method such as 'rrf' with norm=None, 'rank' or 'borda'"
+            f"method such as 'rrf' with norm=None or 'borda'"
         )
     if gathered.parts is None:
         long = _per_run(gathered.frame, [RUN, q], method, norm, options)
@@ -107,7 +143,15 @@ def prepare(
     if norm == "borda":
         long = expand(long, q, d)
         c, n = pl.col(CANDIDATES).cast(pl.Float64), pl.col(LEN).cast(pl.Float64)
-        absent_order = pl.col(d).rank("ordinal").over([RUN, q, PRESENT]).cast(pl.Int64)
+        # a run's unretrieved candidates all tie: placed after its list by the rule of
+        # every tie (frame.positions), the document id descending, compared as text
+        absent_order = (
+            pl.col(d)
+            .cast(pl.String)
+            .rank("ordinal", descending=True)
+            .over([RUN, q, PRESENT])
+            .cast(pl.Int64)
+        )
         long = long.with_columns(
             pl.when(pl.col(PRESENT))
             .then(1.0 - (pl.col(POS) - 1).cast(pl.Float64) / c)
@@ -232,6 +276,22 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
             f"depth={options.depth!r} is not valid; it must be an integer >= 1 (the number "
             "of fused documents kept per query), or None for all"
         )
+    check_positions_norm(method, options.norm, norm)
+    if not isinstance(options.sort, bool):
+        raise InvalidValueError(
+            f"sort must be True or False, got {options.sort!r}: pass sort=True to sort the "
+            "fused run by query and rank, or sort=False to leave its rows unsorted"
+        )
+    given = check_buckets(options.buckets)
+    if options.spill_dir is not None:
+        if given is None:
+            raise InvalidValueError(
+                f"spill_dir={options.spill_dir!r} is the folder of the out-of-core buckets, "
+                "and buckets=None fuses in one plan, which writes none: drop spill_dir=, or "
+                "pass buckets=N, 'auto' or 'auto-memory'"
+            )
+        check_spill_dir(options.spill_dir)
+    check_progress(options.progress)
     gathered = gather(runs, options)
     weights = resolve_weights(method, options.weights, gathered.names)
     # scores as given (no normalisation, or max's quotient) are of any size: their sums
@@ -240,8 +300,6 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
         {**params, WIDE: 1.0} if needs_score(method, None) and norm in (None, "max") else params
     )
     q, d = options.query_id, options.doc_id
-    given = check_buckets(options.buckets)
-    check_progress(options.progress)
     # "auto-memory": one plan or buckets, chosen from the runs' size (plan.auto)
     buckets = choose(gathered.frame).buckets if given == "auto-memory" else given
     fitted_table: pl.LazyFrame | None = None
@@ -420,23 +478,30 @@ def fuse(
         Per-(run, query) normalisation: ``min-max``, ``min-max-inverted``, ``max``,
         ``sum``, ``zmuv``, ``rank``, ``borda``, or ``None`` (default: raw scores).
         Unlike ``ranx.fuse`` (which defaults to ``min-max``), nothing is normalised
-        unless asked.
+        unless asked. ``borda`` gives each run every candidate of the query (the
+        documents any run retrieved): those it did not retrieve all tie, and are placed
+        after its list by document id, descending compared as text (integer ids too).
+        A method that reads positions alone (``rrf``, ``isr``, ``log_isr``,
+        ``logn_isr``, ``rbc``, Borda, Condorcet, the trained methods but ``segfuse``)
+        takes only ``min-max-inverted`` or ``borda``: the others keep every run's
+        order, would change nothing, and are refused (ranx applies them, to no effect).
     weights
         Weighted methods: one weight per run (finite, >= 0, not all zero), as a list
-        in the runs' order or a dict by run name.
+        in the runs' order or a dict by run name (a string is refused).
     depth
         Keep the top ``depth`` fused documents per query (default: all).
     fitted
         Trained methods: the table :func:`~polars_irmetrics.fit_fusion` returned.
     sort
-        Sort the result by query and rank (default). ``False`` leaves the rows in no
+        Sort the result by query and rank (``True``, default). ``False`` leaves the rows in no
         particular order and skips that sort, the plan's costliest step after the
         group-by: :func:`~polars_irmetrics.evaluate` and the TREC writer do not need it.
     buckets, spill_dir
         Out of core, as in :func:`~polars_irmetrics.evaluate`: ``N`` or ``"auto"``
         splits the runs by a hash of the query into ``N`` Parquet buckets under
-        ``spill_dir`` and fuses one bucket at a time (every step is per query, so
-        the result is the same); ``None`` (default) fuses in one plan.
+        ``spill_dir`` (an existing folder; default: the system's temporary folder)
+        and fuses one bucket at a time (every step is per query, so the result is the
+        same); ``None`` (default) fuses in one plan, and refuses a ``spill_dir``.
     progress
         Out of core, a bar of the buckets fused: ``None`` (default) in a terminal or
         a notebook only, ``True`` on any stream, ``False`` never
@@ -455,11 +520,14 @@ def fuse(
     Raises
     ------
     InvalidValueError
-        Fewer than two runs; bad ``weights``; a NaN, infinite or null score or id.
+        Fewer than two runs; bad ``weights``; a NaN, infinite or null score or id; a
+        ``sort`` that is not a bool; a ``spill_dir`` without ``buckets``, or that is
+        not an existing folder's path.
     UnknownMetricError
         An unknown method or normalisation (the message lists the valid names).
     MetricParameterError
-        A missing or invalid parameter; a trained method without ``fitted``.
+        A missing or invalid parameter; a trained method without ``fitted``; a
+        ``norm`` that changes nothing in a method reading positions alone.
     DuplicateError
         A run listing a document twice in one query.
     ColumnNotFoundError, ColumnTypeError
@@ -473,9 +541,11 @@ def fuse(
     descending compared as text, in every method, as
     :func:`~polars_irmetrics.evaluate` and trec_eval break them (so a fused run
     evaluated by its ranks scores as it would by its scores). A document a run did not
-    retrieve contributes nothing to that run's term (Borda: the average of the remaining points;
-    BayesFuse: ranx's ``log(0.001/0.999)``). Ids come back as String (string-like
-    ids) or Int64 (integer ids). A query missing from some runs is fused from the
+    retrieve contributes nothing to that run's term (Borda: the average of the
+    remaining points; BayesFuse: ranx's ``log(0.001/0.999)``); after ``norm="borda"``
+    each run holds every candidate, those it did not retrieve after its list, in the
+    same tie order. Ids come back as String (string-like ids) or Int64 (integer
+    ids). A query missing from some runs is fused from the
     runs that have it (ranx refuses such runs). Condorcet is exactly ranx's when the
     runs' pairwise majorities form a strict order; otherwise a draw counts half a
     win (Copeland), where ranx's result depends on its sort's comparison order.

@@ -29,7 +29,7 @@ import polars as pl
 from polars_irmetrics.errors import UnknownMetricError
 from polars_irmetrics.metrics.scope import exact_mean, wide_sum
 
-__all__ = ["NORMS", "normalise", "resolve_norm"]
+__all__ = ["NORMS", "POSITION_NORMS", "normalise", "resolve_norm"]
 
 FLOOR = 1e-9
 
@@ -77,6 +77,13 @@ SCORE_NORMS: dict[str, Callable[[pl.Expr, list[str]], pl.Expr]] = {
 
 #: Every normalisation's canonical name.
 NORMS: tuple[str, ...] = (*SCORE_NORMS, "rank", "borda")
+
+#: The normalisations that change a run's positions, the only ones a method reading
+#: positions alone can tell from no normalisation: ``min-max-inverted`` reverses each
+#: run, ``borda`` places each run's unretrieved candidates after its list (ordered by
+#: document id, descending compared as text, as every tie); the others keep each
+#: run's order (:func:`~polars_irmetrics.fusion.fuse.check_positions_norm`).
+POSITION_NORMS: tuple[str, ...] = ("min-max-inverted", "borda")
 
 _ALIASES = {"min_max": "min-max", "minmax": "min-max", "min_max_inverted": "min-max-inverted"}
 

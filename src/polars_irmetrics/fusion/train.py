@@ -30,7 +30,7 @@ from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
 from polars_irmetrics.fusion.fitted import BAYES_CUTOFFS, SEGFUSE_BOUNDS, segment
 from polars_irmetrics.fusion.frame import Runs, gather
-from polars_irmetrics.fusion.fuse import prepare
+from polars_irmetrics.fusion.fuse import check_positions_norm, prepare
 from polars_irmetrics.fusion.judged import judged_counts, judged_hints, quiet, warn_on_training
 from polars_irmetrics.fusion.methods import (
     FIT_PARAMS,
@@ -142,6 +142,7 @@ def fit_fusion(
         segments = int(FIT_PARAMS["probfuse"][0].check("probfuse", n_segments))
     elif n_segments is not None:
         raise MetricParameterError(f"{fusion.name} has no parameter 'n_segments'")
+    check_positions_norm(fusion, norm, resolve_norm(norm))  # as fuse will refuse it
     options = FusionOptions(
         method=fusion.name,
         norm=norm,

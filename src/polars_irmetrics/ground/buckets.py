@@ -119,6 +119,12 @@ def check_spill_dir(spill_dir: str | os.PathLike[str] | None) -> None:
     """
     if spill_dir is None:
         return
+    if not isinstance(spill_dir, str | os.PathLike):
+        raise InvalidValueError(
+            f"spill_dir={spill_dir!r} is not a folder's path: pass the path of an existing "
+            "folder as a str or pathlib.Path, e.g. spill_dir='/tmp', or spill_dir=None for "
+            "the system's temporary folder"
+        )
     folder = Path(os.fspath(spill_dir))
     shown = f"spill_dir={os.fspath(spill_dir)!r}"
     if not folder.exists():
