@@ -227,9 +227,7 @@ def _wilcoxon_p(d: Array, live: npt.NDArray[np.bool_], alternative: Alternative)
     return p
 
 
-def _warn_coarse(
-    p: Array, live: npt.NDArray[np.bool_], n: int, alternative: Alternative
-) -> None:
+def _warn_coarse(p: Array, live: npt.NDArray[np.bool_], n: int, alternative: Alternative) -> None:
     """An :class:`~polars_irmetrics.errors.IrmWarning` where the bootstrap's p-value is
     below the smallest a sign-flip test of the ``n`` paired queries can give (``2 /
     2**n``, one-sided ``1 / 2**n``): with so few queries the centred deltas' resampled
