@@ -15,7 +15,7 @@ from typing import cast
 import polars as pl
 
 from polars_irmetrics.errors import FileFormatError, InvalidValueError, IrmError
-from polars_irmetrics.io.files import sample_interactions_path, scan_log
+from polars_irmetrics.io.files import detect_format, sample_interactions_path, scan_log
 from polars_irmetrics.io.output import resolve_format
 from polars_irmetrics.io.report import OUTPUT_FORMATS, OutputFormat, write_output
 from polars_irmetrics.metrics.registry import parse_metric_list
@@ -172,6 +172,65 @@ def _feedable_defaults(log: pl.LazyFrame, args: argparse.Namespace, source: str)
     return kept
 
 
+#: The log's columns only some click metrics read (the flag's destination each).
+_OPTIONAL = ("dwell", "converted", "timestamp")
+
+
+def _read_columns(
+    log: pl.LazyFrame,
+    args: argparse.Namespace,
+    metrics: list[str],
+    source: str,
+    first_line: int | None,
+) -> pl.LazyFrame:
+    """The log as the metrics read it: an optional column (dwell, converted,
+    timestamp) that no asked metric reads is left out, so that its type does not
+    matter (a CSV's timestamp is text); a timestamp read as text is parsed."""
+    try:
+        reads = optional_columns(parse_metric_list(metrics))
+    except IrmError:
+        return log  # an unknown or non-click metric: ab_test names it
+    used = set().union(*reads.values()) if reads else set()
+    try:
+        schema = log.collect_schema()
+    except pl.exceptions.PolarsError:
+        raise FileFormatError(f"{source}: its columns cannot be read") from None
+    kept = {args.arm, args.unit, args.session_id, args.position, args.clicked, *args.by}
+    unread = [
+        getattr(args, role)
+        for role in _OPTIONAL
+        if role not in used and getattr(args, role) in schema and getattr(args, role) not in kept
+    ]
+    log = log.drop(unread)
+    if "timestamp" in used and schema.get(args.timestamp) == pl.String:
+        log = log.with_columns(_timestamps(log, args.timestamp, source, first_line))
+    return log
+
+
+def _timestamps(log: pl.LazyFrame, column: str, source: str, first_line: int | None) -> pl.Series:
+    """A text timestamp column (a CSV's) parsed as datetimes, or an error naming the
+    first value that is none (and its line, for a single CSV/TSV file)."""
+    values = log.select(pl.col(column)).collect().to_series()
+    try:
+        return values.str.to_datetime()
+    except pl.exceptions.PolarsError:
+        pass
+    parsed = values.str.to_datetime(strict=False)
+    bad = (values.is_not_null() & parsed.is_null()).arg_true()
+    if bad.len() == 0:  # polars inferred another format from the first values
+        raise InvalidValueError(
+            f"{source}: column {column!r} holds timestamps in more than one format; write "
+            "them in one ISO 8601 format, e.g. 2026-03-02T10:01:41"
+        )
+    row = int(bad[0])
+    where = source if first_line is None else f"{source}, line {row + first_line}"
+    raise InvalidValueError(
+        f"{where}: column {column!r} holds {values[row]!r}, not a timestamp; "
+        "write it as ISO 8601, e.g. 2026-03-02T10:01:41, or name another column with "
+        "--timestamp COL"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``irm ab``; errors name the log."""
     logs: list[str] = list(args.log) or ([str(sample_interactions_path())] if args.sample else [])
@@ -181,6 +240,11 @@ def run(args: argparse.Namespace) -> int:
     frames = [scan_log(path) for path in logs]
     log = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
     metrics = list(args.metrics) if args.metrics else _feedable_defaults(log, args, source)
+    # a line number only where the rows are one CSV/TSV file's, in order
+    first_line = (
+        2 if len(logs) == 1 and detect_format(logs[0], "a log") in ("csv", "tsv") else None
+    )
+    log = _read_columns(log, args, metrics, source, first_line)
     try:
         result = ab_test(
             log,

@@ -10,7 +10,6 @@ on stderr (``irm: error: ...``) and exit with status 2.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from polars_irmetrics.comparison.report import REPORT_FORMATS, report_renderers,
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.io.files import FORMATS, scan_qrels, scan_run
-from polars_irmetrics.io.output import check_output, render_table, write_atomic
+from polars_irmetrics.io.output import check_output, render_table, write_atomic, write_stdout
 from polars_irmetrics.metrics.registry import parse_metric
 from polars_irmetrics.stats.multitest import CORRECTIONS
 
@@ -268,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
             figure = plot.plot_deltas(per_query if per_query is not None else result)
         image = plot.figure_bytes(figure, plot_format)
     if args.output is None:
-        sys.stdout.write(text.decode())
+        write_stdout(text)
     else:
         write_atomic(args.output, lambda handle: handle.write(text))
     if image is not None:

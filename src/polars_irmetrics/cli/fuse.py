@@ -7,16 +7,18 @@ stderr, exit status 2, as every ``irm`` command).
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any, cast
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.fusion.fuse import fuse
-from polars_irmetrics.fusion.optimize import optimize_fusion
+from polars_irmetrics.fusion.methods import get_fusion_method
+from polars_irmetrics.fusion.optimize import SEARCHED, grid_points, optimize_fusion
 from polars_irmetrics.io.files import scan_qrels, scan_run
-from polars_irmetrics.io.output import check_target, format_of, write_table
+from polars_irmetrics.io.output import check_target, format_of, write_stdout, write_table
 from polars_irmetrics.io.trec import write_trec_run
 from polars_irmetrics.metrics.registry import parse_metric
 
@@ -109,6 +111,38 @@ def _params(given: list[str]) -> dict[str, Any]:
     return out
 
 
+def _check_step(step: float | None, method: str, n_runs: int) -> None:
+    """``--step``: a grid with at least one point for ``method`` (before any work)."""
+    if step is None:
+        return
+    try:
+        param = SEARCHED.get(get_fusion_method(method).name)
+    except IrmError:
+        return  # an unknown method: optimize_fusion names the choices
+    if param is None:
+        return  # a method without a grid: optimize_fusion says so
+    if not math.isfinite(step) or step <= 0:
+        raise InvalidValueError(
+            f"--step {step:g} is not a valid grid step: it must be a number > 0, e.g. "
+            f"--step {_STEP_EXAMPLE[param]}"
+        )
+    if param == "k" and step < 1:
+        raise InvalidValueError(
+            f"--step {step:g} is too small for rrf's k (whole numbers from 10 to 100): "
+            "use a step >= 1, e.g. --step 10"
+        )
+    if not grid_points(param, n_runs, step):
+        raise InvalidValueError(
+            f"--step {step:g} gives no weights of the {n_runs} runs that sum to 1 (each "
+            "weight a multiple of the step from 0 to 1); use a step that divides 1, e.g. "
+            "--step 0.1 or --step 0.25"
+        )
+
+
+#: An example ``--step`` for each parameter the optimizer searches.
+_STEP_EXAMPLE = {"weights": "0.1", "k": "10", "phi": "0.01", "gamma": "0.01", "sigma": "0.01"}
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``irm fuse``."""
     runs: dict[str, pl.LazyFrame] = {}
@@ -121,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
     if args.optimize:
         if args.qrels is None:
             raise InvalidValueError("--optimize needs --qrels QRELS (the judgments to tune on)")
+        method = args.method or "wsum"
+        _check_step(args.step, method, len(runs))
         qrels = scan_qrels(args.qrels)
         result = cast(
             tuple[Any, ...],
@@ -128,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
                 runs,
                 args.metric,
                 qrels=qrels,
-                method=args.method or "wsum",
+                method=method,
                 norm=args.norm if args.norm is not None else "min-max",
                 step=args.step,
                 return_grid=True,
@@ -140,15 +176,16 @@ def run(args: argparse.Namespace) -> int:
         scores = grid[args.metric]
         value = scores.max() if higher else scores.min()
         direction = "" if higher else " (lower is better)"
-        print(f"best {args.metric}{direction}: {value:.4f} with {best}")
+        lines = [f"best {args.metric}{direction}: {value:.4f} with {best}"]
         if args.folds is not None:
             table = result[2]
             with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, fmt_table_cell_list_len=-1):
-                print(table)
-            print(
+                lines.append(str(table))
+            lines.append(
                 f"cross-validated {args.metric}: {table['test'].mean():.4f} "
                 "(mean of held-out folds)"
             )
+        write_stdout("".join(f"{line}\n" for line in lines).encode())
         return 0
     if args.output is None:
         raise InvalidValueError(

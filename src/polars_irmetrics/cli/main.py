@@ -22,7 +22,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO, cast
+from typing import NoReturn, TextIO, cast
 
 import polars as pl
 
@@ -42,6 +42,8 @@ from polars_irmetrics.ground.options import EvalKwargs
 from polars_irmetrics.io.files import (
     FORMATS,
     check_not_empty,
+    ragged_error,
+    ragged_line,
     sample_paths,
     scan_qrels,
     scan_queries,
@@ -807,6 +809,23 @@ def _stdin_once(args: argparse.Namespace) -> None:
         )
 
 
+#: Flags of other tables the commands read as runs are (CSV/TSV among them).
+_OTHER_INPUTS = (
+    "queries", "labels", "reference", "interactions", "item_features", "policy",
+    "reward_model", "propensities", "groups", "user_groups", "target",
+)  # fmt: skip
+
+
+def _ragged(args: argparse.Namespace) -> str | None:
+    """The CSV/TSV file and line with more fields than its header, which polars' own
+    message (``found more fields than defined in 'Schema'``) names neither of."""
+    named = [*_input_files(args), *(getattr(args, flag, None) for flag in _OTHER_INPUTS)]
+    for source in dict.fromkeys(s for s in named if isinstance(s, str)):
+        if ragged_line(source) is not None:
+            return str(ragged_error(source))
+    return None
+
+
 def _undecodable(args: argparse.Namespace) -> str | None:
     """The file and line polars could not decode (its own message names neither)."""
     for source in _input_files(args):
@@ -817,14 +836,29 @@ def _undecodable(args: argparse.Namespace) -> str | None:
     return None
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr, exit status 2:
+    ``irm evaluate: error: argument --depth: invalid int value: 'abc'``, and where to
+    read the flags, without the usage block. Its subcommands' parsers are of this class
+    too (``add_subparsers`` makes them of the parser's own class)."""
+
+    def error(self, message: str) -> NoReturn:
+        line = _one_line(message)
+        self.exit(2, f"{self.prog}: error: {line} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``irm`` argument parser."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="irm",
         description="Evaluate search and recommendation runs with polars_irmetrics.",
         epilog="run 'irm COMMAND --help' for a command's flags and examples",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # its parsers are _Parser's (the parser's own class): one-line usage errors
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", metavar="COMMAND", required=True),
+    )
     _evaluate_parser(sub)
     trec_eval_cmd.add_parser(sub)
     ab_cmd.add_parser(sub)
@@ -845,6 +879,17 @@ _KEYWORD = re.compile(
 )
 #: The longest message printed; longer ones (a whole malformed line) are cut.
 _MAX_MESSAGE = 400
+
+
+def _command_parser(
+    parser: argparse.ArgumentParser, command: str | None
+) -> argparse.ArgumentParser:
+    """The parser of ``irm COMMAND`` (``parser`` itself where there is none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            found: argparse.ArgumentParser = action.choices[command]
+            return found
+    return parser
 
 
 def _flags(parser: argparse.ArgumentParser, command: str | None) -> dict[str, argparse.Action]:
@@ -959,7 +1004,9 @@ def _os_message(error: Exception) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``irm`` console script; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # named by the command that does not know them, as its other errors
+        _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extras)}")
     try:
         _stdin_once(args)
         shown: list[str] = []
@@ -974,6 +1021,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = _os_message(error) or _one_line(str(error)) or repr(error)
         if isinstance(error, pl.exceptions.PolarsError) and "utf8" in message.lower():
             message = _undecodable(args) or message
+        if isinstance(error, pl.exceptions.PolarsError) and "more fields" in message:
+            message = _ragged(args) or message
         message = _in_words(message, parser, args.command)
         print(f"irm: error: {message}", file=sys.stderr)
         return 2

@@ -126,7 +126,7 @@ from polars_irmetrics.expressions import rank_by_score
 from polars_irmetrics.ground.options import Order
 from polars_irmetrics.ground.validate import Policy
 from polars_irmetrics.io.files import check_not_empty, scan_qrels, scan_run
-from polars_irmetrics.io.output import format_of, write_table, write_text
+from polars_irmetrics.io.output import format_of, write_stdout, write_table, write_text
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg, read_trec_qrels_prefs
 from polars_irmetrics.io.report import trec_line
 from polars_irmetrics.io.zscores import ZScores, read_trec_zscores
@@ -462,7 +462,7 @@ def run(args: argparse.Namespace) -> int:
     fmt = args.format or (None if args.output is None else format_of(args.output)) or "trec"
     if fmt == "trec":
         if args.output is None:
-            sys.stdout.write(text)
+            write_stdout(text.encode())
         else:
             write_text(args.output, text)
     else:

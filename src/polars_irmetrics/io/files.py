@@ -19,6 +19,7 @@ expected, when the scan is built.
 
 from __future__ import annotations
 
+import csv
 import glob
 import io
 import os
@@ -33,6 +34,7 @@ from polars_irmetrics.errors import (
     ColumnNotFoundError,
     FileFormatError,
     InvalidValueError,
+    IrmError,
     MissingFileError,
 )
 from polars_irmetrics.io.sources import (
@@ -51,6 +53,8 @@ __all__ = [
     "check_not_empty",
     "detect_format",
     "parquet_files",
+    "ragged_error",
+    "ragged_line",
     "sample_interactions_path",
     "sample_interleaving_path",
     "sample_paths",
@@ -547,10 +551,77 @@ def scan_queries(source: str | os.PathLike[str], *, query_id: str = "query_id") 
 def scan_log(source: str | os.PathLike[str]) -> pl.LazyFrame:
     """An impression log (or any table with a header) from a file, lazily: Parquet,
     CSV or TSV, read as runs are (globs, folders, compressed text, ``-``); a file that
-    is no table, or holds no row, is refused naming it."""
+    is no table, or holds no row, is refused naming it, and so is a CSV/TSV line with
+    more fields than the header (polars would drop the extra fields of a line where
+    only some columns are read, and count the row)."""
     text = os.fspath(source)
     resolved = detect_format(text, _LOG)
     check_not_empty(text, resolved, _LOG)
     if resolved == "trec":
         raise FileFormatError(f"{display_name(text)}: not a table with a header; expected {_LOG}")
-    return _scan_table(text, resolved, (), _LOG)
+    table = _scan_table(text, resolved, (), _LOG)
+    if resolved in ("csv", "tsv"):
+        try:  # every field of every line parsed: a line with a field too many fails
+            table.select(pl.all().null_count()).collect()
+        except pl.exceptions.PolarsError:
+            raise ragged_error(text, _LOG) from None
+    return table
+
+
+def ragged_line(source: str | os.PathLike[str], what: str = _RUN) -> tuple[int, int, int] | None:
+    """The first line of a CSV or TSV file with more fields than its header: its
+    number (from 1, the header's line included), its fields and the header's; ``None``
+    where there is none, or the source is no local CSV/TSV file (a glob, a URL).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from polars_irmetrics.io.files import ragged_line
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "log.csv"
+    ...     _ = path.write_text('a,b\\n1,"x,y"\\n2,3,4\\n')
+    ...     ragged_line(str(path))
+    (3, 3, 2)
+    """
+    text = os.fspath(source)
+    if is_glob(text) or "://" in text:
+        return None
+    try:
+        fmt = detect_format(text, what)
+        data = open_text(text, what).data
+    except (IrmError, OSError):
+        return None
+    if fmt not in ("csv", "tsv"):
+        return None
+    raw = data if isinstance(data, bytes) else None
+    handle = (
+        io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8-sig", errors="replace", newline="")
+        if raw is not None
+        else open(data, encoding="utf-8-sig", errors="replace", newline="")  # noqa: SIM115
+    )
+    with handle:
+        reader = csv.reader(handle, delimiter="," if fmt == "csv" else "\t")
+        header = next(reader, None)
+        if header is None:
+            return None
+        for row in reader:
+            if len(row) > len(header):
+                return reader.line_num, len(row), len(header)
+    return None
+
+
+def ragged_error(source: str, what: str = _RUN) -> FileFormatError:
+    """polars' error about a CSV/TSV line with too many fields (its text names neither
+    the file nor the line) as one naming both, and the fix."""
+    name = display_name(source)
+    found = ragged_line(source, what)
+    if found is None:
+        return FileFormatError(
+            f"{name}: not a table polars can read as CSV/TSV (a line with a different "
+            "number of fields, or an unclosed quote); check the separator and the quoting"
+        )
+    line, fields, header = found
+    return FileFormatError(
+        f"{name}, line {line}: {fields} fields where the header has {header}; fix or drop "
+        "the line (a separator inside a value needs quotes)"
+    )

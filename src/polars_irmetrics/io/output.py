@@ -24,6 +24,8 @@ import html
 import io
 import math
 import os
+import re
+import stat
 import sys
 import tempfile
 import unicodedata
@@ -36,17 +38,20 @@ import polars as pl
 from polars_irmetrics.errors import InvalidValueError, MissingFileError
 
 __all__ = [
+    "STDOUT",
     "SUFFIXES_ACCEPTED",
     "Renderer",
     "check_output",
     "check_target",
     "format_of",
+    "is_stream",
     "latex_escape",
     "markdown_cell",
     "register_format",
     "render_table",
     "resolve_format",
     "write_atomic",
+    "write_stdout",
     "write_table",
     "write_text",
 ]
@@ -328,7 +333,7 @@ def resolve_format(
                 f"{flag} {format!r} is not a known output format; choose one of {', '.join(known)}"
             )
         return format
-    if path is None:
+    if path is None or _is_stdout(path):
         if default is not None:
             return default
         raise InvalidValueError(f"name the output format ({flag} csv) or a file to write")
@@ -362,9 +367,9 @@ def check_output(
         The folder of ``path`` does not exist.
     """
     chosen = resolve_format(path, format, default=default, flag=flag, renderers=renderers)
-    if path is None and chosen in _BINARY:
+    if (path is None or _is_stdout(path)) and chosen in _BINARY:
         raise InvalidValueError(f"format {chosen!r} writes a binary file: name the file")
-    if path is not None:
+    if path is not None and not _is_stdout(path):
         check_target(path)
     return chosen
 
@@ -382,10 +387,46 @@ def render_table(
     return chosen(frame)
 
 
+#: Paths that name a stream of this process, not a file: written to directly.
+_STREAM_PATH = re.compile(r"^/(?:dev/(?:stdout|stderr|fd/\d+)|proc/(?:self|\d+)/fd/\d+)$")
+
+#: The path that means standard output (``-o -``), as ``-`` means standard input.
+STDOUT = "-"
+
+
+def _is_stdout(path: str | os.PathLike[str] | None) -> bool:
+    return path is not None and os.fspath(path) == STDOUT
+
+
+def is_stream(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is written to directly, not through a temporary file renamed
+    into place: ``-`` (standard output), an existing path that is not a regular file
+    (a character device such as ``/dev/null``, a FIFO, a socket) or a stream of this
+    process (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``). Renaming a file onto
+    one of them would replace the device, pipe or link with a file."""
+    text = os.fspath(path)
+    if text == STDOUT or _STREAM_PATH.match(os.path.abspath(text)):
+        return True
+    try:
+        mode = os.stat(text).st_mode
+    except OSError:
+        return False  # no such file (or a dangling link): a new file
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _resolved(target: Path) -> Path:
+    """``target`` with its symbolic links followed: a link is written through, its
+    target replaced (the temporary file in the target's folder), the link kept."""
+    if not target.is_symlink():
+        return target
+    return Path(os.path.realpath(target))
+
+
 def check_target(path: str | os.PathLike[str]) -> Path:
     """The folder ``path`` will be written in, after checking that ``path`` is not a
     folder and that its folder exists and is writable (the library's errors, naming
-    the path and the fix).
+    the path and the fix). A symbolic link is checked as its target is (the file
+    written); a stream (:func:`is_stream`: ``-``, a device, a FIFO) needs no folder.
 
     Examples
     --------
@@ -398,12 +439,14 @@ def check_target(path: str | os.PathLike[str]) -> Path:
     polars_irmetrics.errors.InvalidValueError: ...: is a folder, not a file; name a file in it ...
     """
     target = Path(os.fspath(path))
-    folder = target.parent
     if target.is_dir():
         example = target / ("results" + (target.suffix or ".csv"))
         raise InvalidValueError(
             f"{target}: is a folder, not a file; name a file in it (e.g. {example})"
         )
+    if is_stream(target):
+        return target.parent
+    folder = _resolved(target).parent
     if not folder.is_dir():
         raise MissingFileError(
             f"{target}: cannot write, the folder {str(folder)!r} does not exist; create it first"
@@ -416,6 +459,35 @@ def check_target(path: str | os.PathLike[str]) -> Path:
     return folder
 
 
+def write_stdout(data: bytes) -> None:
+    """Write ``data`` to standard output and flush it; a failure (a full disk, a closed
+    pipe) is an :class:`InvalidValueError` naming standard output and the cause."""
+    try:
+        sys.stdout.flush()
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is not None:
+            buffer.write(data)
+            buffer.flush()
+        else:  # a text stream without bytes (a test's capture)
+            sys.stdout.write(data.decode())
+            sys.stdout.flush()
+    except OSError as error:
+        _discard_stdout()
+        raise InvalidValueError(
+            f"standard output: cannot write: {error.strerror or error}; write to a file "
+            "instead (-o FILE)"
+        ) from None
+
+
+def _discard_stdout() -> None:
+    """After a failed write, standard output pointed at the null device, so that
+    Python's flush at exit neither fails again nor prints a second message."""
+    with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+
+
 def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> None:
     """Call ``write`` on a temporary file in ``path``'s folder, then rename it to ``path``.
 
@@ -425,6 +497,11 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     the permissions a plain ``open(path, "w")`` would give it: those of the file it
     replaces, else the default ones less the umask. The one writer of every file the
     library writes (tables, reports, plots, TREC and fused runs).
+
+    A symbolic link is written through: its target is replaced (the temporary file in
+    the target's folder), the link kept. ``-`` writes to standard output, and a path
+    that is not a regular file (a device such as ``/dev/null``, a FIFO,
+    ``/dev/stdout``: :func:`is_stream`) is written directly, streamed, never replaced.
 
     Examples
     --------
@@ -436,8 +513,17 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     ...     print(target.read_text(), sorted(p.name for p in pathlib.Path(folder).iterdir()))
     whole ['out.txt']
     """
-    target = Path(os.fspath(path))
-    folder = check_target(target)
+    if _is_stdout(path):
+        buffer = io.BytesIO()
+        write(buffer)
+        write_stdout(buffer.getvalue())
+        return
+    given = Path(os.fspath(path))
+    folder = check_target(given)
+    if is_stream(given):
+        _write_directly(given, write)
+        return
+    target = _resolved(given)
     try:
         mode = target.stat().st_mode & 0o7777 if target.exists() else 0o666 & ~_umask()
         descriptor, temporary = tempfile.mkstemp(
@@ -445,7 +531,7 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
         )
     except OSError as error:
         raise InvalidValueError(
-            f"{target}: cannot write: {error.strerror or error}; choose another path"
+            f"{given}: cannot write: {error.strerror or error}; choose another path"
         ) from None
     try:
         with os.fdopen(descriptor, "wb") as handle:
@@ -458,9 +544,20 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
             os.unlink(temporary)
         if isinstance(error, OSError):
             raise InvalidValueError(
-                f"{target}: cannot write: {error.strerror or error}; choose another path"
+                f"{given}: cannot write: {error.strerror or error}; choose another path"
             ) from None
         raise
+
+
+def _write_directly(target: Path, write: Callable[[IO[bytes]], object]) -> None:
+    """Stream to a device, a FIFO or a stream of this process (:func:`is_stream`)."""
+    try:
+        with open(target, "wb") as handle:
+            write(handle)
+    except OSError as error:
+        raise InvalidValueError(
+            f"{target}: cannot write: {error.strerror or error}; choose another path"
+        ) from None
 
 
 def _umask() -> int:
@@ -491,7 +588,7 @@ def write_table(
     frame
         The table to write.
     path
-        The file; ``None`` writes a text format to standard output.
+        The file; ``None`` (or ``"-"``) writes a text format to standard output.
     format
         ``"parquet"``, ``"csv"``, ``"json"``, ``"markdown"``, ``"latex"``, ``"html"``,
         ``"table"`` (aligned text) or a registered one; ``None`` takes it from the
@@ -527,7 +624,7 @@ def write_table(
     """
     chosen = check_output(path, format, default=default, flag=flag, renderers=renderers)
     data = render_table(frame, chosen, renderers=renderers)
-    if path is None:
-        sys.stdout.write(data.decode())
+    if path is None or _is_stdout(path):
+        write_stdout(data)
         return
     write_atomic(path, lambda handle: handle.write(data))
