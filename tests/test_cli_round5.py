@@ -309,3 +309,42 @@ def test_a_csv_line_with_a_field_too_many_names_file_and_line(
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"irm: error: {RAGGED.format(name=name)}\n"
     assert not (trec / "fused.txt").exists()
+
+
+# -- 7. trec-eval measure parameters that are not numbers -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("measure", "text"),
+    [
+        ("ndcg.1=x", "x"),
+        ("rbp.p=abc", "abc"),
+        ("Rprec_mult.x", "x"),
+        ("iprec_at_recall.x", "x"),
+        ("relstring.x", "x"),
+        ("P.5x", "5x"),
+        ("utility.1,-1,0,z", "z"),
+    ],
+)
+def test_trec_eval_refuses_a_parameter_that_is_not_a_number(
+    trec: Path, measure: str, text: str
+) -> None:
+    # trec_eval reads parameters with atof/strtol: -m ndcg.1=x printed a gain of 0 for
+    # relevance 1, -m rbp.p=abc an RBP of p = 0, with exit status 0
+    done = irm_in_process("trec-eval", "-m", measure, "qrels.txt", "bm25.txt", cwd=trec)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"irm: error: measure '{measure}': parameter {text!r} is not a number (trec_eval "
+        "would read its leading digits, or 0 without any); write a number, e.g. -m P.5,10, "
+        "-m ndcg.1=1,2=3 or -m rbp.p=0.8\n"
+    )
+
+
+def test_trec_eval_takes_numbers_as_before(trec: Path) -> None:
+    done = irm_in_process(
+        "trec-eval", "-m", "P.5,10", "-m", "ndcg.1=1,2=3", "-m", "rbp.p=0.8", "qrels.txt",
+        "bm25.txt", cwd=trec,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    names = [line.split()[0] for line in done.stdout.splitlines()]
+    assert names == ["P_5", "P_10", "ndcg_1=1,2=3", "rbp_p=0.8"]

@@ -487,8 +487,12 @@ def test_default_cutoffs_and_sorted_cutoffs(
         "success_10",
     ]
     assert out == expected({"success", "map_cut", "recall"}, names)
-    out, _ = trec_eval(capsys, "-m", "P.10,5,7", "-m", "ndcg_cut.23.4", *files)
+    out, _ = trec_eval(capsys, "-m", "P.10,5,7", "-m", "ndcg_cut.23", *files)
     assert [line.split()[0] for line in out] == ["P_5", "P_7", "P_10", "ndcg_cut_23"]
+    # trec_eval's strtol reads 23.4 as 23; a cutoff that is not a whole number is
+    # refused here (tests/test_cli_round5.py: parameters that are not numbers)
+    assert main(["trec-eval", "-m", "ndcg_cut.23.4", *files]) == 2
+    assert "parameter '23.4' is not a number" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

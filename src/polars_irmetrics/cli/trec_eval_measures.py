@@ -265,22 +265,37 @@ class _Selection:
 
 
 # --------------------------------------------------------------------------- measures
-def _c_long(text: str) -> int:
-    """``strtol``'s reading of ``text``: leading digits, else 0."""
+def _c_long(text: str, measure: str) -> int:
+    """``strtol``'s reading of ``text``, refused unless the whole of it is a number."""
     match = _LONG_RE.match(text)
+    _whole(text, match, measure)
     return int(match.group(1)) if match else 0
 
 
-def _c_double(text: str) -> float:
-    """``atof``'s reading of ``text``: a leading number, else 0.0."""
+def _c_double(text: str, measure: str) -> float:
+    """``atof``'s reading of ``text``, refused unless the whole of it is a number."""
     match = _DOUBLE_RE.match(text)
+    _whole(text, match, measure)
     return float(match.group(1)) if match else 0.0
+
+
+def _whole(text: str, match: re.Match[str] | None, measure: str) -> None:
+    """trec_eval reads a parameter with ``atof``/``strtol``, which stop at the first
+    character that is no part of a number and read ``x`` as 0 (``-m ndcg.1=x`` printed
+    a gain of 0 for relevance 1, ``-m rbp.p=abc`` an RBP of p = 0): a parameter that is
+    not wholly a number is refused here, naming the measure."""
+    if match is None or text[match.end() :].strip():
+        raise MetricParameterError(
+            f"measure '{measure}': parameter {text!r} is not a number (trec_eval would "
+            "read its leading digits, or 0 without any); write a number, e.g. -m P.5,10, "
+            "-m ndcg.1=1,2=3 or -m rbp.p=0.8"
+        )
 
 
 def _long_cutoffs(family: _Family, params: str | None) -> list[int]:
     if params is None:
         return list(family.long_defaults)
-    cutoffs = sorted(_c_long(part) for part in params.split(","))
+    cutoffs = sorted(_c_long(part, f"{family.name}.{params}") for part in params.split(","))
     if cutoffs[0] <= 0:
         raise MetricParameterError(
             f"measure '{family.name}.{params}': cutoffs must be positive integers, "
@@ -297,7 +312,7 @@ def _long_cutoffs(family: _Family, params: str | None) -> list[int]:
 def _double_cutoffs(family: _Family, params: str | None) -> list[float]:
     if params is None:
         return list(family.double_defaults)
-    values = sorted(_c_double(part) for part in params.split(","))
+    values = sorted(_c_double(part, f"{family.name}.{params}") for part in params.split(","))
     for before, after in itertools.pairwise(values):
         if before == after:
             raise MetricParameterError(
@@ -314,7 +329,10 @@ def _pairs(family: str, params: str) -> list[tuple[str, float]]:
             f"measure '{family}.{params}': malformed parameters; write name=value pairs, "
             f"e.g. -m {family}.1=3,2=9"
         )
-    return [(name, _c_double(value)) for name, _, value in (i.partition("=") for i in items)]
+    where = f"{family}.{params}"
+    return [
+        (name, _c_double(value, where)) for name, _, value in (i.partition("=") for i in items)
+    ]
 
 
 def _gain_table(pairs: list[tuple[str, float]]) -> dict[int, float] | None:
@@ -478,7 +496,7 @@ def _relstring_length(param: str | None) -> int:
     """relstring's N: ``(long)`` of its first parameter (default 10), at least 0."""
     if param is None:
         return 10
-    value = _c_double(param.split(",")[0])
+    value = _c_double(param.split(",")[0], f"relstring.{param}")
     return int(min(max(value, 0.0), float(2**62)))  # m_relstring.c: len < 0 gives 0
 
 
@@ -493,7 +511,7 @@ def _library_metric(
     if name == "11pt_avg":
         options: dict[str, object] = {}
         if param is not None:  # get_double_params: atof of each, in the order given
-            levels = [_c_double(part) for part in param.split(",")]
+            levels = [_c_double(part, f"{name}.{param}") for part in param.split(",")]
             if any(a >= b for a, b in itertools.pairwise(levels)):
                 return None  # m_11pt_avg.c assumes increasing levels: skips the others
             options["recalls"] = ",".join(repr(x) for x in levels)
@@ -503,9 +521,9 @@ def _library_metric(
     if param is None:
         return base
     if name == "set_F":  # trec_eval's set_F uses its first parameter, beta
-        return base if _c_double(param.split(",")[0]) == 1.0 else None
+        return base if _c_double(param.split(",")[0], f"{name}.{param}") == 1.0 else None
     if name == "utility":
-        coefficients = [_c_double(part) for part in param.split(",")]
+        coefficients = [_c_double(part, f"{name}.{param}") for part in param.split(",")]
         if len(coefficients) != 4:
             raise MetricParameterError(
                 f"measure 'utility.{param}': utility takes 4 coefficients (relevant "
