@@ -281,3 +281,16 @@ def test_fit_fusion_refuses_the_norm_fuse_refuses() -> None:
     runs, qrels = random_runs(3, n_queries=4), random_qrels(4, n_queries=4)
     with pytest.raises(MetricParameterError, match=r"^norm='min-max' changes nothing in posfuse"):
         irm.fit_fusion(runs, "posfuse", qrels=qrels, norm="min-max")
+
+
+def test_optimize_fusion_refuses_a_norm_fuse_refuses_and_skips_its_default() -> None:
+    runs, qrels = random_runs(3, n_queries=6), random_qrels(4, n_queries=6)
+    # the default min-max (ranx's) keeps each run's order: rrf's search is norm=None's
+    default = irm.optimize_fusion(runs, "ndcg@10", qrels=qrels, method="rrf", return_grid=True)
+    none = irm.optimize_fusion(
+        runs, "ndcg@10", qrels=qrels, method="rrf", norm=None, return_grid=True
+    )
+    assert default[0] == none[0]
+    assert default[1].equals(none[1])
+    with pytest.raises(MetricParameterError, match=r"^norm='zmuv' changes nothing in rrf"):
+        irm.optimize_fusion(runs, "ndcg@10", qrels=qrels, method="rrf", norm="zmuv")

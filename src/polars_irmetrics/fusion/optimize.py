@@ -22,7 +22,14 @@ import polars as pl
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.fusion.frame import BAD, DUP, Runs, checked, flags_for, gather, positions
-from polars_irmetrics.fusion.fuse import RANK_KEY, _present, prepare, rank_key
+from polars_irmetrics.fusion.fuse import (
+    RANK_KEY,
+    _present,
+    check_positions_norm,
+    needs_score,
+    prepare,
+    rank_key,
+)
 from polars_irmetrics.fusion.judged import judged_counts, judged_hints, quiet, warn_on_training
 from polars_irmetrics.fusion.methods import POS, RUN, VALUE, get_fusion_method
 from polars_irmetrics.fusion.norms import resolve_norm
@@ -201,7 +208,11 @@ def optimize_fusion(
     qrels
         Judgments (``query_id``, ``doc_id``, ``relevance``).
     method, norm
-        The fusion and normalisation (default ``wsum`` over ``min-max``, as ranx).
+        The fusion and normalisation (default ``wsum`` over ``min-max``, as ranx). A
+        method that reads positions alone (``rrf``, ``rbc``, ``logn_isr``,
+        ``w_bordafuse``) does not apply the default ``min-max``, which keeps each run's
+        order; any other normalisation that keeps it is refused, as
+        :func:`~polars_irmetrics.fuse` refuses it.
     metric
         One metric name, as in :func:`~polars_irmetrics.evaluate`; its mean over the
         queries is maximised, or minimised where lower is better (the request's
@@ -266,6 +277,10 @@ def optimize_fusion(
     """
     request = _objective(metric)
     fusion = get_fusion_method(method)
+    normalised = resolve_norm(norm)
+    if normalised == "min-max" and not needs_score(fusion, None):
+        normalised = None  # the default (ranx's): a method of positions cannot read it
+    check_positions_norm(fusion, norm, normalised)  # another such norm: as fuse refuses it
     param = SEARCHED.get(fusion.name)
     if param is None:
         raise MetricParameterError(
@@ -290,7 +305,7 @@ def optimize_fusion(
     n = len(names)
     points = grid_points(param, n, step)
     q, d = query_id, doc_id
-    long = prepare(gathered, fusion, resolve_norm(norm), None, options)
+    long = prepare(gathered, fusion, normalised, None, options)
     present = _present(long)
     if param == "weights":
         row = fusion.contribution({})
