@@ -196,3 +196,42 @@ def test_a_bootstrap_on_enough_queries_is_not_warned() -> None:
         warnings.simplefilter("error", irm.errors.IrmWarning)
         out = irm.compare(runs, "mae", baseline="a", test="bootstrap")
     assert out["p_value"][0] == pytest.approx(1 / 10_001)
+
+
+@pytest.mark.parametrize(
+    ("ranks", "labels", "want"),
+    [
+        # one relevant document at rank 2: an unknown document above it, 1 - 1/(1 x 1)
+        ([2], [1], 0.0),
+        # relevant at 1 and 6 of six positions: 4 others above the second, 1 - 4/(2 x 4)
+        ([1, 4, 6], [1, 0, 1], 0.5),
+        ([1, 5, 9], [1, 0, 1], 1.0 - 7 / (2 * 7)),  # 7 others above the second
+        ([1, 2, 3], [1, 0, 1], 0.5),
+    ],
+)
+def test_rocauc_reads_gapped_ranks_as_positions(
+    ranks: list[int], labels: list[int], want: float
+) -> None:
+    # before: rows counted for the list's length and ranks for the documents above:
+    # -inf for [2], -1.0 for [1, 4, 6], -2.5 for [1, 5, 9]. Now the judged table equals
+    # the run that fills the gaps with unjudged documents
+    judged = pl.DataFrame(
+        {
+            "query_id": "q",
+            "doc_id": [f"d{i}" for i in range(len(ranks))],
+            "rank": ranks,
+            "relevance": labels,
+        }
+    )
+    positions = range(1, max(ranks) + 1)
+    filled = {r: f"d{i}" for i, r in enumerate(ranks)}
+    run = pl.DataFrame(
+        {"query_id": "q", "doc_id": [filled.get(r, f"x{r}") for r in positions], "rank": positions}
+    )
+    qrels = judged.select("query_id", "doc_id", "relevance")
+    names = ["rocauc", "ncrr", "rocauc@3"]
+    from_table = irm.evaluate(judged, names).select(names).row(0)
+    from_run = irm.evaluate(run, names, qrels=qrels).select(names).row(0)
+    assert from_table == from_run
+    assert from_table[0] == pytest.approx(want, abs=1e-15)
+    assert judged.select(irm.rocauc()).item() == from_table[0]

@@ -34,8 +34,14 @@ __all__ = ["LISTWISE_METRICS"]
 
 
 def _listed(s: Scope, p: Params) -> pl.Expr:
-    """``L``: the documents of the query's top ``k`` (its whole list without ``k``)."""
-    n = s.num_ret.cast(pl.Float64)
+    """``L``: the positions of the query's top ``k`` (its whole list without ``k``): the
+    documents retrieved, and at least the last rank given, as ranks are positions. A
+    list whose ranks have gaps (a judged table holds the judged documents only; a run
+    may skip ranks) holds unknown, not relevant documents at the missing positions, as
+    the other metrics read it: counting rows instead (the documents given) with the
+    ranks as positions gave RocAuc below 0 (-inf for one relevant document at rank 2)."""
+    last = s.rank.max().cast(pl.Float64).fill_null(0.0)
+    n = pl.max_horizontal(s.num_ret.cast(pl.Float64), last)
     return n if p.k is None else pl.min_horizontal(n, pl.lit(float(p.k)))
 
 
