@@ -45,6 +45,7 @@ from polars_irmetrics.io.sources import (
     is_local_path,
     open_text,
     raw_bytes,
+    unreadable,
 )
 from polars_irmetrics.io.trec import read_trec_qrels, scan_trec_run
 
@@ -144,9 +145,13 @@ def detect_format(
         if raw.startswith(b"PAR1"):
             return "parquet"
     elif Path(text).is_file():
-        with Path(text).open("rb") as handle:
-            if handle.read(4) == b"PAR1":
-                return "parquet"
+        try:
+            with Path(text).open("rb") as handle:
+                magic = handle.read(4)
+        except PermissionError:
+            raise unreadable(text, what) from None
+        if magic == b"PAR1":
+            return "parquet"
     head = open_text(text, what).head  # raises for a missing or binary file
     if lower.endswith(".csv"):
         return "csv"

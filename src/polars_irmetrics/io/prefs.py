@@ -13,31 +13,68 @@ Blank lines and ``#`` comment lines are skipped. A malformed line raises
 
 from __future__ import annotations
 
+import math
 import os
 
 import polars as pl
 
 from polars_irmetrics.errors import TrecFormatError
-from polars_irmetrics.io.sources import excerpt
+from polars_irmetrics.io.sources import display_name, excerpt
 from polars_irmetrics.io.text import read_fields
 
 __all__ = ["read_trec_prefs", "read_trec_qrels_jg", "read_trec_qrels_prefs"]
 
 _PREFS_FIELDS = "query_id jg jsg doc_id rel_level"
 _QRELS_JG_FIELDS = "query_id jg doc_id relevance"
+_INT64_LIMIT = 2.0**63
 
 
 def _number(frame: pl.DataFrame, index: int, name: str, path: str) -> pl.Series:
-    """Field ``index`` as Float64; TrecFormatError for the first line where it is not."""
+    """Field ``index`` as Float64; TrecFormatError for the first line where it is not a
+    finite number (``nan``, ``inf`` and ``-inf`` are refused: they order nothing)."""
     token = pl.col("_fields").list.get(index)
     parsed = frame.select(
         "_ln", "_line", token.alias("_token"), token.cast(pl.Float64, strict=False).alias("_v")
     )
-    bad = parsed.filter(pl.col("_v").is_null() | pl.col("_v").is_nan())
+    bad = parsed.filter(~pl.col("_v").is_finite().fill_null(False))
     if bad.height:
-        number, line, text, _ = bad.row(0)
+        number, line, text, value = bad.row(0)
+        fix = "" if value is None else "; write a finite number"
+        problem = "is not a number" if value is None else "is not a finite number"
         raise TrecFormatError(
-            f"{path}, line {number}: {name} {excerpt(text)} is not a number: {excerpt(line)}"
+            f"{display_name(path)}, line {number}: {name} {excerpt(text)} {problem}: "
+            f"{excerpt(line)}{fix}"
+        )
+    return parsed.get_column("_v")
+
+
+def _integer(frame: pl.DataFrame, index: int, name: str, path: str) -> pl.Series:
+    """Field ``index`` as Int64, as trec_eval reads a label: integer text exactly (beyond
+    2**53 too), a fractional one truncated toward zero; TrecFormatError for the first
+    line where it is not a finite number within the Int64 range."""
+    token = pl.col("_fields").list.get(index)
+    as_float = token.cast(pl.Float64, strict=False)
+    in_range = as_float.is_finite() & (as_float.abs() < _INT64_LIMIT)
+    value = pl.coalesce(
+        token.cast(pl.Int64, strict=False),
+        pl.when(in_range).then(as_float.cast(pl.Int64, strict=False)),
+    )
+    parsed = frame.select(
+        "_ln", "_line", token.alias("_token"), as_float.alias("_f"), value.alias("_v")
+    )
+    bad = parsed.filter(pl.col("_v").is_null())
+    if bad.height:
+        number, line, text, as_number, _ = bad.row(0)
+        fix = "; write a whole-number label"
+        if as_number is None:
+            problem, fix = "is not a number", ""
+        elif not math.isfinite(as_number):
+            problem = "is not a finite number"
+        else:
+            problem = "is out of the range of a 64-bit integer"
+        raise TrecFormatError(
+            f"{display_name(path)}, line {number}: {name} {excerpt(text)} {problem}: "
+            f"{excerpt(line)}{fix}"
         )
     return parsed.get_column("_v")
 
@@ -59,7 +96,7 @@ def read_trec_prefs(source: str | os.PathLike[str]) -> pl.DataFrame:
     Raises
     ------
     TrecFormatError
-        A line without 5 fields, or a ``rel_level`` that is not a number.
+        A line without 5 fields, or a ``rel_level`` that is not a finite number.
 
     Examples
     --------
@@ -98,7 +135,8 @@ def read_trec_qrels_jg(source: str | os.PathLike[str]) -> pl.DataFrame:
     Raises
     ------
     TrecFormatError
-        A line without 4 fields, or a relevance that is not a number.
+        A line without 4 fields, or a relevance that is not a finite number or is
+        beyond the Int64 range (integer text is read exactly, beyond 2**53 too).
 
     Examples
     --------
@@ -113,12 +151,12 @@ def read_trec_qrels_jg(source: str | os.PathLike[str]) -> pl.DataFrame:
     """
     path = os.fspath(source)
     frame = read_fields(path, 4, _QRELS_JG_FIELDS)
-    relevance = _number(frame, 3, "relevance", path)
+    relevance = _integer(frame, 3, "relevance", path)
     return frame.select(
         pl.col("_fields").list.get(0).alias("query_id"),
         pl.col("_fields").list.get(1).alias("jg"),
         pl.col("_fields").list.get(2).alias("doc_id"),
-        relevance.cast(pl.Int64, strict=False).alias("relevance"),
+        relevance.alias("relevance"),
     )
 
 
@@ -142,7 +180,7 @@ def read_trec_qrels_prefs(source: str | os.PathLike[str]) -> pl.DataFrame:
     Raises
     ------
     TrecFormatError
-        A line without 4 fields, or a relevance that is not a number.
+        A line without 4 fields, or a relevance that is not a finite number.
 
     Examples
     --------

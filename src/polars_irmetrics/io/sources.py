@@ -34,6 +34,7 @@ __all__ = [
     "open_text",
     "raw_bytes",
     "stream_bytes",
+    "unreadable",
 ]
 
 #: The name that stands for standard input.
@@ -109,11 +110,22 @@ def raw_bytes(source: str) -> bytes | None:
     return None
 
 
-def _read_head(source: str, data: bytes | None) -> bytes:
+def unreadable(name: str, what: str) -> FileFormatError:
+    """The error for a file this process may not read (permission denied)."""
+    return FileFormatError(
+        f"{name}: permission denied, the file cannot be read; expected {what}: make it "
+        "readable by this user (e.g. chmod u+r) or read a copy that is"
+    )
+
+
+def _read_head(source: str, data: bytes | None, name: str, what: str) -> bytes:
     if data is not None:
         return data[:_HEAD]
-    with open(source, "rb") as handle:
-        return handle.read(_HEAD)
+    try:
+        with open(source, "rb") as handle:
+            return handle.read(_HEAD)
+    except PermissionError:
+        raise unreadable(name, what) from None
 
 
 def _decompress_head(name: str, head: bytes, stream: io.BufferedIOBase | None) -> bytes:
@@ -174,7 +186,7 @@ def open_text(source: str, what: str, line_error: type[FileFormatError] = FileFo
         if Path(source).exists():
             raise FileFormatError(f"{name}: not a file; expected {what}")
         raise MissingFileError(f"{name}: no such file; expected {what}")
-    head = _read_head(source, data)
+    head = _read_head(source, data, name, what)
     try:
         if head.startswith(_BZIP2) or head.startswith(_XZ):
             whole = data if data is not None else Path(source).read_bytes()
@@ -190,6 +202,7 @@ def open_text(source: str, what: str, line_error: type[FileFormatError] = FileFo
         else:
             head = _decompress_head(name, head, None)
     _check_text(name, head, what, line_error)
+    _check_line_endings(name, head, what, line_error)
     return Text(name=name, data=source if data is None else data, head=head)
 
 
@@ -212,6 +225,23 @@ def _check_text(name: str, head: bytes, what: str, error: type[FileFormatError])
         raise error(
             f"{name}, line {number}: not valid UTF-8: {excerpt(raw)}; expected {what}"
         ) from None
+
+
+def _check_line_endings(name: str, head: bytes, what: str, error: type[FileFormatError]) -> None:
+    """Refuse text whose lines end in a lone carriage return (old Mac line endings).
+
+    polars splits lines on ``\\n`` only, and ``\\r`` is whitespace within a line: such a
+    file would read as one long line, its first record kept and the rest dropped.
+    Looked for in the first 64 KiB only: clean files pay one search of the head.
+    """
+    if b"\n" in head or b"\r" not in head.rstrip(b" \t\r\x0b\x0c"):
+        return
+    first = head[: head.find(b"\r")].decode("utf-8", errors="replace").removeprefix("\ufeff")
+    raise error(
+        f"{name}, line 1: lines end in carriage returns (\\r) without line feeds (\\n), so "
+        f"the whole file would read as one line, starting {excerpt(first)}; expected "
+        f"{what}: convert the line endings to \\n (e.g. tr '\\r' '\\n' < old > new)"
+    )
 
 
 def first_undecodable_line(source: str) -> tuple[int, bytes] | None:

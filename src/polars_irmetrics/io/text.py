@@ -12,7 +12,7 @@ import warnings
 import polars as pl
 
 from polars_irmetrics.errors import TrecFormatError
-from polars_irmetrics.io.sources import excerpt
+from polars_irmetrics.io.sources import display_name, excerpt, first_undecodable_line, open_text
 
 __all__ = ["read_fields"]
 
@@ -38,7 +38,13 @@ def read_fields(path: str, count: int, names: str) -> pl.DataFrame:
     Raises
     ------
     TrecFormatError
-        The first line without ``count`` fields, named with its number.
+        The first line without ``count`` fields, or not UTF-8, named with its number.
+    MissingFileError
+        The path does not exist.
+    FileFormatError
+        The path is a folder, cannot be read, or holds binary data. The file may be
+        compressed (gzip, zstd, bzip2, xz) or ``-`` (standard input); a leading UTF-8
+        byte-order mark is stripped, as the run and qrels readers strip it.
 
     Examples
     --------
@@ -49,26 +55,44 @@ def read_fields(path: str, count: int, names: str) -> pl.DataFrame:
     ...     read_fields(str(path), 3, "x y z")["_fields"].to_list()
     [['a', 'b', 'c']]
     """
+    name = display_name(path)
+    what = f"a text file of {count} whitespace-separated fields per line ({names})"
+    text = open_text(path, what, TrecFormatError)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pl.exceptions.UnstableWarning)
-        lines = pl.scan_lines(path, name="_line", row_index_name="_ln", row_index_offset=1)
+        lines = pl.scan_lines(
+            text.data, name="_line", row_index_name="_ln", row_index_offset=1, glob=False
+        )
+    if text.bom:  # known from the first bytes: clean files pay nothing
+        line = pl.col("_line")
+        first = pl.when(pl.col("_ln") == 1).then(line.str.strip_prefix("\ufeff")).otherwise(line)
+        lines = lines.with_columns(first.alias("_line"))
     norm = (
         pl.col("_line")
         .str.replace_all(r"[\t\r\n\x0b\x0c]", " ")
         .str.replace_all("  +", " ")
         .str.strip_chars(" ")
     )
-    frame = (
+    query = (
         lines.with_columns(norm.alias("_norm"))
         .filter((pl.col("_norm") != "") & ~pl.col("_norm").str.starts_with("#"))
         .select("_ln", "_line", pl.col("_norm").str.split(" ").alias("_fields"))
-        .collect()
     )
+    try:
+        frame = query.collect()
+    except pl.exceptions.ComputeError as err:  # text that is not UTF-8 past the head
+        found = first_undecodable_line(path)
+        if found is None:
+            raise
+        number, raw = found
+        raise TrecFormatError(
+            f"{name}, line {number}: not valid UTF-8: {excerpt(raw)}; expected {what}"
+        ) from err
     bad = frame.filter(pl.col("_fields").list.len() != count)
     if bad.height:
         number, line, fields = bad.row(0)
         raise TrecFormatError(
-            f"{path}, line {number}: expected {count} whitespace-separated fields ({names}), "
+            f"{name}, line {number}: expected {count} whitespace-separated fields ({names}), "
             f"got {len(fields)}: {excerpt(line)}"
         )
     return frame

@@ -82,6 +82,8 @@ _REL_INT = "_rel_int"  # qrels relevance as Int64 (null: not a whole number)
 _INTERNAL = (_LN, _N, _BAD, _REL_FLOAT, _REL_INT)
 
 _INT64_LIMIT = 2.0**63
+#: Integers beyond this magnitude have no exact Float64 (2**53 + 1 reads as 2**53).
+_EXACT = 2**53
 
 _RUN_SCHEMA: dict[str, pl.DataType] = {
     "query_id": pl.String(),
@@ -525,7 +527,7 @@ def write_trec_run(
     frame: pl.DataFrame | pl.LazyFrame,
     path: Source,
     *,
-    run_id: str = "irm",
+    run_id: str | None = None,
     query_id: str = "query_id",
     doc_id: str = "doc_id",
     rank: str | None = None,
@@ -556,7 +558,9 @@ def write_trec_run(
         The file to write (``str`` or path-like). A name ending in ``.gz`` is written
         gzip-compressed.
     run_id
-        The run tag written in the last field; non-empty, without whitespace.
+        The run tag written in the last field; non-empty, without whitespace. By
+        default, the frame's ``run_id`` column when it holds one tag (as
+        :func:`read_trec_run` returns it), else ``"irm"``.
     query_id, doc_id
         Names of the query and document id columns (String, Categorical, Enum or
         integer; written as text).
@@ -574,7 +578,8 @@ def write_trec_run(
     InvalidValueError
         A null id, rank or score; a NaN rank or score; an empty id or one containing
         whitespace; a query id starting with ``#`` (it would read back as a comment);
-        or a ``run_id`` that is empty or contains whitespace.
+        or a ``run_id`` that is empty or contains whitespace; or, without ``run_id=``,
+        a ``run_id`` column holding several tags (filter one run, or pass ``run_id=``).
 
     Examples
     --------
@@ -619,14 +624,19 @@ def write_trec_run(
             f"score= or rank=, or name a column 'score' or 'rank'; the frame has columns "
             f"{names}"
         )
-    _check_run_id(run_id)
+    tag = _frame_run_id(frame, names) if run_id is None else run_id
+    _check_run_id(tag)
 
     selected = [_id_column(columns, query_id, "q"), _id_column(columns, doc_id, "d")]
     if rank_col is not None:
         selected.append(_number_column(columns, rank_col, "r"))
     if score_col is not None:
         selected.append(_number_column(columns, score_col, "s"))
+    if score_col is not None and columns[score_col].is_decimal():
+        selected.append(pl.col(score_col).alias("_exact"))
     data = frame.lazy().select(selected).collect()
+    if "_exact" in data.columns:
+        _check_decimal_scores(data, score_col or "score")
     _check_values(data, {"q": query_id, "d": doc_id, "r": rank_col, "s": score_col})
 
     keys, descending = ["q"], [False]
@@ -648,7 +658,7 @@ def write_trec_run(
             "d",
             "rank",
             pl.col("s") if score_col is not None else (-pl.col("rank")).alias("s"),
-            pl.lit(run_id).alias("run_id"),
+            pl.lit(tag).alias("run_id"),
         )
     )
     target = _path(path)
@@ -699,6 +709,58 @@ def _number_column(schema: pl.Schema, name: str, alias: str) -> pl.Expr:
     return column.alias(alias)
 
 
+def _frame_run_id(frame: pl.DataFrame | pl.LazyFrame, names: list[str]) -> str:
+    """The one tag of the frame's ``run_id`` column; ``"irm"`` without one."""
+    if "run_id" not in names:
+        return "irm"
+    tags = (
+        frame.lazy()
+        .select(pl.col("run_id").cast(pl.String).unique().sort(nulls_last=True).head(4))
+        .collect()
+        .get_column("run_id")
+    )
+    if tags.len() == 0 or tags.null_count() == tags.len():
+        return "irm"
+    if tags.len() == 1:
+        return str(tags[0])
+    shown = ", ".join(repr(tag) for tag in tags.head(3).to_list())
+    more = ", ..." if tags.len() > 3 else ""
+    raise InvalidValueError(
+        f"column 'run_id' holds several run tags ({shown}{more}); a run file has one: "
+        f"write each run to its own file (e.g. frame.filter(pl.col('run_id') == {tags[0]!r})), "
+        "or pass run_id= to write them all under one tag"
+    )
+
+
+def _beyond_exact(score: pl.Series) -> pl.Series:
+    """Whether each integer score is beyond 2**53 in magnitude (no exact Float64)."""
+    if score.dtype in (pl.Int64, pl.UInt64):
+        wide = score.cast(pl.Int128)
+        beyond: pl.Series = (wide > _EXACT) | (wide < -_EXACT)
+        return beyond
+    if score.dtype == pl.UInt128:  # compared as integers: 2**53 + 1 too
+        above: pl.Series = score > _EXACT
+        return above
+    if score.dtype == pl.Int128:
+        far: pl.Series = (score > _EXACT) | (score < -_EXACT)
+        return far
+    return pl.Series([False] * score.len())  # 32 bits or fewer: always exact
+
+
+def _check_decimal_scores(data: pl.DataFrame, name: str) -> None:
+    """Refuse Decimal scores that a query's Float64 text would tie (over ~17 digits)."""
+    exact = data.select(pl.struct("q", "_exact").n_unique()).item()
+    written = data.select(pl.struct("q", "s").n_unique()).item()
+    if exact != written:
+        raise InvalidValueError(
+            f"column {name!r} holds Decimal scores with more significant digits than a "
+            "Float64 keeps (about 17): distinct scores of one query would be written, and "
+            "read back, as the same number; round or rescale them, or write ranks instead "
+            "(rank=, or a score of -rank)"
+        )
+    data.drop_in_place("_exact")
+
+
 def _check_run_id(run_id: str) -> None:
     if not run_id or _WHITESPACE.search(run_id):
         raise InvalidValueError(
@@ -722,6 +784,16 @@ def _check_values(data: pl.DataFrame, names: Mapping[str, str | None]) -> None:
             nans = int(data[alias].is_nan().sum())
             if nans:
                 raise InvalidValueError(f"column {name!r} has {nans} NaN value(s)")
+    score = data["s"] if names["s"] is not None else None
+    if score is not None and score.dtype.is_integer():
+        wide = score.filter(_beyond_exact(score))
+        if wide.len():
+            raise InvalidValueError(
+                f"column {names['s']!r} holds {wide.len()} integer score(s) beyond 2**53, "
+                f"e.g. {wide[0]}; the file's scores are read back as Float64, where such "
+                "integers round and may tie: rescale the scores, or write ranks (drop the score "
+                "column and pass rank=: the score written is then -rank)"
+            )
     for alias in ("q", "d"):
         ids = data[alias]
         bad = ids.filter((ids == "") | ids.str.contains(r"[ \t\r\n\x0b\x0c]"))
