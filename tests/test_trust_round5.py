@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 
 
 def _predictions(values: list[float]) -> pl.DataFrame:
@@ -235,3 +235,30 @@ def test_rocauc_reads_gapped_ranks_as_positions(
     assert from_table == from_run
     assert from_table[0] == pytest.approx(want, abs=1e-15)
     assert judged.select(irm.rocauc()).item() == from_table[0]
+
+
+JUDGED = pl.DataFrame(
+    {"query_id": "q", "doc_id": ["a", "b", "c"], "rank": [1, 2, 3], "relevance": [2, 1, 0]}
+)
+
+
+def test_an_expressions_relevance_level_is_in_its_name_as_evaluate_names_it() -> None:
+    # before: irm.precision(3, relevance_level=2) was named 'precision@3', the name of
+    # another metric (evaluate's precision@3 is 2/3 here, this one 1/3), and selecting
+    # both failed on polars' DuplicateError
+    got = JUDGED.select(irm.precision(3), irm.precision(3, relevance_level=2))
+    want = irm.evaluate(JUDGED, ["precision@3", "precision(rel=2)@3"]).drop("num_q")
+    assert got.columns == ["precision@3", "precision(rel=2)@3"]
+    assert got.equals(want)
+    assert got.row(0) == (2 / 3, 1 / 3)
+
+
+@pytest.mark.parametrize("level", [float("nan"), "2"])
+def test_a_relevance_level_that_is_not_a_number_is_refused_by_the_expressions(
+    level: Any,
+) -> None:
+    with pytest.raises(MetricParameterError) as caught:
+        irm.precision(3, relevance_level=level)
+    assert str(caught.value) == (
+        f"metric 'irm.precision(...)': rel must be a number (the relevance level), got {level!r}"
+    )

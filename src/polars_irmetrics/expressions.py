@@ -55,7 +55,8 @@ argument that names it, and a rank or relevance column that is not numeric a
 
 The formulas live in :mod:`polars_irmetrics.metrics`; these functions only bind
 arguments. The result column is named by the metric's canonical name
-(``ndcg@10``); rename it with ``.alias(...)``.
+(``ndcg@10``; ``precision(rel=2)@3`` with ``relevance_level=2``, as
+:func:`~polars_irmetrics.evaluate` names it); rename it with ``.alias(...)``.
 """
 
 from __future__ import annotations
@@ -343,7 +344,10 @@ def _expr(
     score: str | None = None,
     **options: ParamValue,
 ) -> pl.Expr:
-    req = request(metric, k=k, options=options)
+    # a level other than the default is in the name (precision(rel=2)@3, as evaluate
+    # names it) and checked as evaluate checks it (a NaN, a string)
+    default = isinstance(level, int | float) and not isinstance(level, bool) and level == 1
+    req = request(metric, k=k, level=None if default else level, options=options)
     rel = _column(relevance, "relevance labels", "name yours with relevance=...", numeric=True)
     if isinstance(rank, str):
         rank = _column(

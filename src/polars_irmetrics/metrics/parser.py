@@ -39,6 +39,7 @@ is the canonical spelling, and it parses back to an equal request.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -605,7 +606,7 @@ def _check_level(metric: Metric, value: object, shown: str) -> float:
             f"metric {shown!r}: {metric.name} uses graded relevance and takes no "
             "relevance level 'rel'"
         )
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
         raise MetricParameterError(
             f"metric {shown!r}: rel must be a number (the relevance level), got {value!r}"
         )
