@@ -262,3 +262,28 @@ def test_a_relevance_level_that_is_not_a_number_is_refused_by_the_expressions(
     assert str(caught.value) == (
         f"metric 'irm.precision(...)': rel must be a number (the relevance level), got {level!r}"
     )
+
+
+def test_a_judged_tables_unscored_rows_are_not_listed_for_rectools_metrics() -> None:
+    # a judged table ranked by score: rows without a score are judged, not retrieved.
+    # RecTools' insufficient users and covered_users read the list's last position and
+    # first one: counted from every row before (partial_auc exclude 1/3, not null; a
+    # user with nothing retrieved covered), now as the run without those rows gives
+    names = [
+        "partial_auc(insufficient_handling='exclude')@2",
+        "pap(insufficient_handling='exclude')@2",
+        "covered_users@2",
+    ]
+    table = pl.DataFrame(
+        {
+            "query_id": ["q"] * 3 + ["r"] * 2,
+            "doc_id": ["a", "b", "c", "a", "b"],
+            "score": [1.5, None, None, None, None],
+            "relevance": [1, 1, 1, 1, 0],
+        }
+    )
+    run = table.filter(pl.col("score").is_not_null()).select("query_id", "doc_id", "score")
+    qrels = table.select("query_id", "doc_id", "relevance")
+    got = irm.evaluate(table, names, per_query=True)
+    assert got.equals(irm.evaluate(run, names, qrels=qrels, per_query=True))
+    assert got.rows() == [("q", None, None, 1.0), ("r", None, None, 0.0)]

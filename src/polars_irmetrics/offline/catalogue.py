@@ -17,7 +17,7 @@ import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.debias import debiased
-from polars_irmetrics.ground.facts import HIGH, LENGTH, LOW, SharedFacts, SharedIds, ranking_facts
+from polars_irmetrics.ground.facts import HIGH, LOW, ORDERED, SharedFacts, SharedIds, ranking_facts
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -391,7 +391,8 @@ def _run_facts(
     """Per query (its keys ``on``, those the run has), from one group-by of the run:
     whether a document is ranked at or above each ``k`` of ``covered`` (ordered by
     score, positions run 1..n, so any document is; by rank, the smallest rank decides);
-    with ``max_rank``, the largest rank (ordered by score, the number of documents),
+    with ``max_rank``, the largest rank (ordered by score, the number of documents
+    with a score),
     RecTools' last position of the list. From the door's ``shared`` counts per ranking
     where they are the run's by these keys and order (the same least and greatest
     rank, the same length)."""
@@ -401,8 +402,10 @@ def _run_facts(
     if frame is None:
         cast = run.with_columns(pl.col(c).cast(schema[c]) for c in on)
         frame = ranking_facts(cast, on, pl.col(options.doc_id), order)
-    low = pl.col(LOW) if by_rank else pl.lit(1)
-    high = pl.col(HIGH) if by_rank else pl.col(LENGTH)
+    # by score, the documents with a score (a judged table's rows without one are
+    # judged, not retrieved: they are neither a position nor a listed document)
+    low = pl.col(LOW) if by_rank else pl.when(pl.col(ORDERED) > 0).then(pl.lit(1))
+    high = pl.col(HIGH) if by_rank else pl.col(ORDERED)
     read = [(low <= k).alias(column) for column, k in covered]
     if max_rank:
         read.append(high.cast(pl.Float64).alias(_MAX_RANK))
