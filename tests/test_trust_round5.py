@@ -287,3 +287,18 @@ def test_a_judged_tables_unscored_rows_are_not_listed_for_rectools_metrics() -> 
     got = irm.evaluate(table, names, per_query=True)
     assert got.equals(irm.evaluate(run, names, qrels=qrels, per_query=True))
     assert got.rows() == [("q", None, None, 1.0), ("r", None, None, 0.0)]
+
+
+@pytest.mark.parametrize(("ranks", "want"), [([1, 3, None], 0.5), ([1, 2, None], None)])
+def test_the_partial_auc_expression_counts_a_skipped_rank_as_evaluate_does(
+    ranks: list[int | None], want: float | None
+) -> None:
+    # c (relevant) is missing; k = 2: ranks 1, 3 leave two non-relevant positions (the
+    # skipped 2 and b's 3), enough; ranks 1, 2 leave one, an insufficient user (null).
+    # The expression counted rows (one non-relevant) and gave null for both
+    judged = pl.DataFrame(
+        {"query_id": "q", "doc_id": ["a", "b", "c"], "rank": ranks, "relevance": [1, 0, 1]}
+    )
+    name = "partial_auc(insufficient_handling='exclude')@2"
+    got = judged.select(irm.partial_auc(2, insufficient_handling="exclude")).item()
+    assert got == irm.evaluate(judged, [name])[name].item() == want

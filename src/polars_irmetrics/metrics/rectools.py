@@ -113,9 +113,11 @@ def _auc_at(s: Scope, p: Params, metric: str, *, pap: bool) -> pl.Expr:
     if p.choice("insufficient_handling") == "ignore":
         return value
     # RecTools' insufficient user: a relevant document the list lacks, and fewer than k
-    # non-relevant (or unjudged) documents listed; 'exclude' leaves the user out
+    # non-relevant (or unjudged) positions up to the list's last rank (a skipped rank
+    # counts as one, as evaluate's plan reads it); 'exclude' leaves the user out
     retrieved_relevant = rel_ret(s, p, None)
-    listed_negatives = s.num_ret.cast(pl.Float64) - retrieved_relevant
+    last = pl.max_horizontal(s.num_ret.cast(pl.Float64), s.rank.max().cast(pl.Float64))
+    listed_negatives = last.fill_null(0.0) - retrieved_relevant
     insufficient = (positives > retrieved_relevant) & (listed_negatives < k)
     return pl.when(~insufficient).then(value)
 
