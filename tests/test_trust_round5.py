@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
 
 
 def _predictions(values: list[float]) -> pl.DataFrame:
@@ -302,3 +302,22 @@ def test_the_partial_auc_expression_counts_a_skipped_rank_as_evaluate_does(
     name = "partial_auc(insufficient_handling='exclude')@2"
     got = judged.select(irm.partial_auc(2, insufficient_handling="exclude")).item()
     assert got == irm.evaluate(judged, [name])[name].item() == want
+
+
+@pytest.mark.parametrize("ranks", [[1.0, 2.0, 3.0], [1.0, float("nan"), 2.0], [1.5, 2.0, 3.0]])
+def test_a_float_rank_column_is_refused_by_the_expressions_as_by_evaluate(
+    ranks: list[float],
+) -> None:
+    # before: the expressions ranked by floats (a NaN rank on a relevant document gave
+    # ndcg 0.0 and mrr NaN) where evaluate refuses the dtype
+    judged = pl.DataFrame(
+        {"query_id": "q", "doc_id": ["a", "b", "c"], "rank": ranks, "relevance": [0, 2, 0]}
+    )
+    with pytest.raises(ColumnTypeError) as caught:
+        judged.select(irm.ndcg(), irm.mrr())
+    assert str(caught.value) == (
+        "column 'rank' has dtype Float64; the metric reads its ranks (1 = top) from it, "
+        "which must be an integer: cast it, e.g. pl.col('rank').cast(pl.Int64)"
+    )
+    with pytest.raises(ColumnTypeError, match="must be an integer"):
+        irm.evaluate(judged, ["ndcg", "mrr"])

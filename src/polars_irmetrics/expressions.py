@@ -50,8 +50,9 @@ shape: (1, 3)
 A frame without the rank column is not ranked by its scores silently: when the query is
 planned (``collect()``, or the eager ``agg``), a missing rank, relevance or score
 column raises :class:`~polars_irmetrics.errors.ColumnNotFoundError` naming it and the
-argument that names it, and a rank or relevance column that is not numeric a
-:class:`~polars_irmetrics.errors.ColumnTypeError`.
+argument that names it, and a rank or relevance column that is not numeric (a rank
+column that is not of an integer dtype, as :func:`~polars_irmetrics.evaluate` refuses
+it) a :class:`~polars_irmetrics.errors.ColumnTypeError`.
 
 The formulas live in :mod:`polars_irmetrics.metrics`; these functions only bind
 arguments. The result column is named by the metric's canonical name
@@ -232,6 +233,7 @@ class _Need:
     role: str
     fix: str
     numeric: bool
+    integer: bool = False  # ranks: whole numbers of an integer dtype, as evaluate reads them
 
     def resolve(self, fields: Mapping[str, pl.DataType]) -> pl.Expr:
         """``pl.col(name)``, or a library error when the frame lacks it or its dtype is
@@ -247,6 +249,12 @@ class _Need:
                 f"column {name!r} has dtype {found}; the metric reads its {self.role} from "
                 f"it, which must be numeric: cast it, e.g. pl.col({name!r}).cast(pl.Float64)"
             )
+        if self.integer and not found.is_integer():
+            # a float rank (1.5, NaN) has no position: evaluate refuses the dtype too
+            raise ColumnTypeError(
+                f"column {name!r} has dtype {found}; the metric reads its {self.role} from "
+                f"it, which must be an integer: cast it, e.g. pl.col({name!r}).cast(pl.Int64)"
+            )
         return pl.col(name)
 
 
@@ -254,9 +262,9 @@ def _same(column: pl.Expr) -> pl.Expr:
     return column
 
 
-def _column(name: str, role: str, fix: str, *, numeric: bool) -> pl.Expr:
+def _column(name: str, role: str, fix: str, *, numeric: bool, integer: bool = False) -> pl.Expr:
     """``pl.col(name)``, or a library error when the frame has no such column."""
-    return _columns((_Need(name, role, fix, numeric),), _same)
+    return _columns((_Need(name, role, fix, numeric, integer),), _same)
 
 
 def _columns(needs: tuple[_Need, ...], build: Callable[..., pl.Expr]) -> pl.Expr:
@@ -355,6 +363,7 @@ def _expr(
             "ranks (1 = top)",
             "name yours with rank=..., or rank by score with rank=irm.rank_by_score()",
             numeric=True,
+            integer=True,
         )
     scores = None
     if score is not None:
