@@ -56,6 +56,7 @@ from polars_irmetrics.ground.buckets import (
     check_buckets,
     check_spill_dir,
     evaluate_in_buckets,
+    refuse_spill_without_buckets,
 )
 from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.ground.validate import is_text
@@ -283,14 +284,8 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
             "fused run by query and rank, or sort=False to leave its rows unsorted"
         )
     given = check_buckets(options.buckets)
-    if options.spill_dir is not None:
-        if given is None:
-            raise InvalidValueError(
-                f"spill_dir={options.spill_dir!r} is the folder of the out-of-core buckets, "
-                "and buckets=None fuses in one plan, which writes none: drop spill_dir=, or "
-                "pass buckets=N, 'auto' or 'auto-memory'"
-            )
-        check_spill_dir(options.spill_dir)
+    refuse_spill_without_buckets(options.spill_dir, given, "fuses")
+    check_spill_dir(options.spill_dir)
     check_progress(options.progress)
     gathered = gather(runs, options)
     weights = resolve_weights(method, options.weights, gathered.names)

@@ -64,6 +64,7 @@ __all__ = [
     "evaluate_in_buckets",
     "keep_spill_cleanup",
     "read_bucket",
+    "refuse_spill_without_buckets",
     "sink_buckets",
     "spill_guard",
     "spilling",
@@ -104,6 +105,27 @@ def check_buckets(buckets: object, modes: tuple[str, ...] = ("auto", "auto-memor
             f"buckets must be a positive integer, {named} or None, got {buckets!r}"
         )
     return buckets
+
+
+def refuse_spill_without_buckets(
+    spill_dir: str | os.PathLike[str] | None, buckets: Buckets, verb: str
+) -> None:
+    """Refuse a ``spill_dir`` beside ``buckets=None``, where the one plan (which
+    ``verb``: "evaluates", "fuses") writes no bucket: an option that would change
+    nothing. ``"auto-memory"`` may split, so it takes one.
+
+    >>> refuse_spill_without_buckets("/tmp", "auto-memory", "fuses")
+    >>> refuse_spill_without_buckets("/tmp", None, "fuses")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: spill_dir='/tmp' is the folder of the ...
+    """
+    if spill_dir is not None and buckets is None:
+        raise InvalidValueError(
+            f"spill_dir={spill_dir!r} is the folder of the out-of-core buckets, and "
+            f"buckets=None {verb} in one plan, which writes none: drop spill_dir=, or pass "
+            "buckets=N, 'auto' or 'auto-memory'"
+        )
 
 
 def check_spill_dir(spill_dir: str | os.PathLike[str] | None) -> None:

@@ -20,7 +20,12 @@ from typing import Any, Literal, TypedDict
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.ground.buckets import Buckets, check_buckets, check_spill_dir
+from polars_irmetrics.ground.buckets import (
+    Buckets,
+    check_buckets,
+    check_spill_dir,
+    refuse_spill_without_buckets,
+)
 from polars_irmetrics.ground.debias import Debias
 from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.ground.validate import Policy, check_policy
@@ -231,12 +236,8 @@ def check_read(
             "(an option no metric reads would change nothing), or evaluate a metric that "
             "reads it"
         )
-    if "spill_dir" in given and options.buckets is None:
-        raise InvalidValueError(
-            f"spill_dir={options.spill_dir!r} is the folder of the out-of-core buckets, and "
-            "buckets=None evaluates in one plan, which writes none: drop spill_dir=, or pass "
-            "buckets=N, 'auto' or 'auto-memory'"
-        )
+    if "spill_dir" in given:
+        refuse_spill_without_buckets(options.spill_dir, options.buckets, "evaluates")
     for name in ("memory_limit", "explain"):
         if name in given and options.buckets != "auto-memory":
             raise InvalidValueError(
