@@ -128,6 +128,15 @@ def num_rel(s: Scope, p: Params) -> pl.Expr:
     return relevant(s, p).sum().cast(pl.Float64)
 
 
+def list_positions(s: Scope) -> pl.Expr:
+    """The positions of the query's list, a Float64 per group: the documents retrieved,
+    and at least the last rank given, as ranks are positions (a list whose ranks skip
+    some, such as a judged table of the judged documents only, holds unknown, not
+    relevant documents at the missing positions, as the other metrics read it)."""
+    last = s.rank.max().cast(pl.Float64).fill_null(0.0)
+    return pl.max_horizontal(s.num_ret.cast(pl.Float64), last)
+
+
 def rel_ret(s: Scope, p: Params, k: int | None) -> pl.Expr:
     return (relevant(s, p) & ranked(s, k)).sum().cast(pl.Float64)
 

@@ -26,7 +26,14 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_irmetrics.metrics._common import fsum, fsum_ranked, num_rel, rel_ret, relevant
+from polars_irmetrics.metrics._common import (
+    fsum,
+    fsum_ranked,
+    list_positions,
+    num_rel,
+    rel_ret,
+    relevant,
+)
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Metric, Params
 
@@ -34,14 +41,10 @@ __all__ = ["LISTWISE_METRICS"]
 
 
 def _listed(s: Scope, p: Params) -> pl.Expr:
-    """``L``: the positions of the query's top ``k`` (its whole list without ``k``): the
-    documents retrieved, and at least the last rank given, as ranks are positions. A
-    list whose ranks have gaps (a judged table holds the judged documents only; a run
-    may skip ranks) holds unknown, not relevant documents at the missing positions, as
-    the other metrics read it: counting rows instead (the documents given) with the
-    ranks as positions gave RocAuc below 0 (-inf for one relevant document at rank 2)."""
-    last = s.rank.max().cast(pl.Float64).fill_null(0.0)
-    n = pl.max_horizontal(s.num_ret.cast(pl.Float64), last)
+    """``L``: the positions of the query's top ``k`` (its whole list without ``k``),
+    :func:`list_positions`: counting rows (the documents given) with the ranks as
+    positions gave RocAuc below 0 (-inf for one relevant document at rank 2)."""
+    n = list_positions(s)
     return n if p.k is None else pl.min_horizontal(n, pl.lit(float(p.k)))
 
 

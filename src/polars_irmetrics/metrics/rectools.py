@@ -23,7 +23,14 @@ from collections.abc import Callable, Mapping
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
-from polars_irmetrics.metrics._common import divide, fsum, num_rel, rel_ret, relevant
+from polars_irmetrics.metrics._common import (
+    divide,
+    fsum,
+    list_positions,
+    num_rel,
+    rel_ret,
+    relevant,
+)
 from polars_irmetrics.metrics.collection import CollectionFormula, CollectionScope
 from polars_irmetrics.metrics.scope import Scope
 from polars_irmetrics.metrics.spec import Metric, Param, Params
@@ -116,8 +123,7 @@ def _auc_at(s: Scope, p: Params, metric: str, *, pap: bool) -> pl.Expr:
     # non-relevant (or unjudged) positions up to the list's last rank (a skipped rank
     # counts as one, as evaluate's plan reads it); 'exclude' leaves the user out
     retrieved_relevant = rel_ret(s, p, None)
-    last = pl.max_horizontal(s.num_ret.cast(pl.Float64), s.rank.max().cast(pl.Float64))
-    listed_negatives = last.fill_null(0.0) - retrieved_relevant
+    listed_negatives = list_positions(s) - retrieved_relevant
     insufficient = (positives > retrieved_relevant) & (listed_negatives < k)
     return pl.when(~insufficient).then(value)
 
