@@ -19,7 +19,13 @@ no value: the expression is null for a group where a rank is held twice or is be
 or a null query id, where (when the frame has the ``doc_id`` column, named by
 ``doc_id=``) a document is listed twice or has no id, or where a relevance label is
 NaN, infinite or of magnitude 2**32 or more — each where ``evaluate`` refuses the
-table. Grouping by anything coarser than the query (a segment, a day) gives nulls,
+table — and for no rows at all (a frame with none: no ranking, where ``evaluate``
+gives no row). A null relevance is a retrieved document without a judgment (a run
+left-joined with its judgments gives one), read as not relevant, as trec_eval reads
+an unjudged document; ``evaluate`` refuses a null label in ``qrels=``, where it can
+only be a damaged judgment. A ``doc_id=`` other than ``'doc_id'`` names a column the
+frame must have (a misspelt name would leave the duplicate check unmade). Grouping
+by anything coarser than the query (a segment, a day) gives nulls,
 never a number; to average per segment, group by the segment and the query, then
 average the per-query values per segment. Only a frame without a ``query_id`` column
 whose ranks and documents never repeat across its queries (one document each, say)
@@ -126,7 +132,8 @@ SHARED_PARAMS: dict[str, str] = {
     "rank": "The rank column (1 = top; null = judged but not retrieved), or an expression "
     "such\nas :func:`rank_by_score`.",
     "doc_id": "The document id column, when the frame has one: a group that lists a "
-    "document\ntwice, or one without an id, is not one ranking (the value is null).",
+    "document\ntwice, or one without an id, is not one ranking (the value is null). A "
+    "name other\nthan ``'doc_id'`` must name a column of the frame.",
     "k": "Cutoff: only ranks 1..k count; ``None`` for the whole list.",
     "relevance_level": "A document is relevant when its label is at or above this "
     "(trec_eval ``-l``).",
@@ -306,6 +313,10 @@ def _resolved(resolve: _Resolve, fields: tuple[tuple[str, pl.DataType], ...]) ->
 #: frame has it: a group of several queries is not one ranking.
 QUERY_ID = "query_id"
 
+#: The document column read where the frame has it; a ``doc_id=`` naming any other
+#: column must name one the frame has.
+DOC_ID = "doc_id"
+
 
 @dataclass(frozen=True)
 class _DistinctDocuments:
@@ -318,7 +329,15 @@ class _DistinctDocuments:
     def __call__(self, inputs: list[tuple[pl.Expr, pl.DataType]]) -> pl.Expr:
         ((_, dtype),) = inputs
         names = {field.name for field in getattr(dtype, "fields", [])}
-        ok = pl.lit(True)
+        if self.name not in names and self.name != DOC_ID:
+            # a column named by doc_id= is read, not skipped: a misspelt name would
+            # leave the check of a document listed twice unmade
+            raise ColumnNotFoundError(
+                f"column {self.name!r} not found in the frame: the metric reads its "
+                f"document ids from it (doc_id={self.name!r}); name yours with "
+                "doc_id=..., or leave doc_id= out where the frame has no id column"
+            )
+        ok = pl.len() > 0  # no rows, no ranking: null, as evaluate gives no row
         if self.name in names:
             doc = pl.col(self.name)
             ok = (doc.null_count() == 0) & (doc.n_unique() == doc.len())
