@@ -195,12 +195,13 @@ def test_int64_scores_are_not_ranked_as_floats() -> None:
 
 
 def _said(call: Callable[[], object]) -> list[str]:
-    """The library's warnings of ``call`` (an error after them, 0 paired queries, left)."""
+    """The library's coverage warnings of ``call`` (an error after them, 0 paired
+    queries, left)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with contextlib.suppress(irm.QuerySetError):
             call()
-    return [str(w.message) for w in caught if issubclass(w.category, irm.errors.IrmWarning)]
+    return [str(w.message) for w in caught if issubclass(w.category, irm.errors.CoverageWarning)]
 
 
 def test_coverage_is_warned_once_whatever_the_shapes() -> None:

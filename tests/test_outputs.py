@@ -331,7 +331,7 @@ def test_compare_std_keeps_the_footnote() -> None:
     assert lines[-2:] == [
         "mean ± standard deviation of the per-query values (ddof=0): each system's over the "
         "paired queries, as ranx's return_std",
-        "Two-sided paired t-test, Holm correction over 1 comparisons (all metrics together), "
+        "Two-sided paired t-test, Holm correction over 1 comparison (all metrics together), "
         "significant at adjusted p ≤ 0.05; 30 queries; baseline: run_bm25.",
     ]
     assert " ± " in lines[2]

@@ -22,7 +22,6 @@ The collected frame is scattered into a ``metrics × queries × systems`` array
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Union
@@ -31,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from polars_irmetrics.comparison.caller import warn_at_caller
 from polars_irmetrics.comparison.options import QuerySet
 from polars_irmetrics.door.evaluate import Parsed, evaluate_plan
 from polars_irmetrics.errors import (
@@ -38,6 +38,7 @@ from polars_irmetrics.errors import (
     ColumnTypeError,
     InvalidValueError,
     IrmError,
+    IrmWarning,
     MetricParameterError,
     QuerySetError,
 )
@@ -320,6 +321,9 @@ def per_query_values(
         frame = _with_empty_systems(
             frame, stacked, requests, {"qrels": judgments, **exposure}, system, plan_options
         )
+    if judgments is not None and query_set == "judged" and not predictions:
+        tables = {"qrels": judgments, **exposure}
+        _warn_flattered(frame, stacked, requests, tables, system, plan_options)
     unscored = [label for label, r in requests if r.route == "exposure"]
     if unscored:  # a query an exposure measure did not score: no value of that system
         frame = frame.filter(pl.all_horizontal(pl.col(unscored).is_not_null()))
@@ -411,13 +415,12 @@ def _defined(frame: pl.DataFrame, labels: list[str], options: EvalOptions) -> pl
     if left_out.len() == 0:
         return frame
     total = frame.get_column(query_id).n_unique()
-    warnings.warn(
+    warn_at_caller(
         f"{left_out.len()} of {total} queries ({query_id!r}, e.g. {left_out[0]!r}) have an "
         "undefined value (null: an AUC of a query with one class, ne with a base rate of 0 "
         "or 1, r2 with constant labels) in some system and are left out of every paired "
         "test",
-        UserWarning,
-        stacklevel=4,
+        IrmWarning,
     )
     return frame.filter(~pl.col(query_id).is_in(left_out.implode()))
 
@@ -460,16 +463,95 @@ def _with_empty_systems(
     alone = options.replace(systems=None)
     added = []
     for name in empty:
-        warnings.warn(
+        warn_at_caller(
             f"system {name!r} has an empty run: it is scored as retrieving nothing on every "
             "judged query (0 for the ranking metrics); check its file or frame",
-            UserWarning,
-            stacklevel=4,
+            IrmWarning,
         )
         nothing = stacked.alone[name].filter(pl.lit(False))
         scored = evaluate_plan(nothing, requests, dict(tables), alone, warn=False).collect()
         added.append(scored.with_columns(pl.lit(name).alias(system)).select(frame.columns))
     return pl.concat([frame, *added], how="vertical_relaxed")
+
+
+def _warn_flattered(
+    frame: pl.DataFrame,
+    stacked: Stacked,
+    requests: list[tuple[str, MetricRequest]],
+    tables: dict[str, pl.LazyFrame],
+    system: str,
+    options: EvalOptions,
+) -> None:
+    """Warn where a judged query a system did not retrieve, scored as an empty ranking
+    (``query_set='judged'``), scores *better* than another system's list of it: an
+    empty ranking has no unjudged document (``unjudged@k`` 0, lower is better) and no
+    cost (``utility`` 0 above a negative one), so missing the query counts as a win.
+    The value is the metric's own and trec_eval's (``-c``); whether a missed query is a
+    loss or no evidence is the user's assumption to make, so it is said, with the way
+    to compare only the queries every system retrieved. One evaluation of an empty run
+    (the judgments' rows) tells which metrics can be flattered; only then are the
+    runs' (system, query) pairs read to find the missed ones."""
+    query_id = options.query_id
+    directed = [
+        (label, r.higher_is_better)
+        for label, r in requests
+        if r.route == "offline" and r.higher_is_better is not None
+    ]
+    if not directed:
+        return
+    alone = options.replace(systems=None)
+    nothing = stacked.parts[0].filter(pl.lit(False)).drop(system)
+    empty = evaluate_plan(nothing, requests, dict(tables), alone, warn=False).collect()
+    kind = frame.schema[query_id]
+    empty = empty.select(
+        pl.col(query_id).cast(kind),
+        *(pl.col(label).cast(pl.Float64).alias(f"{_EMPTY}{label}") for label, _ in directed),
+    )
+    paired = frame.join(empty, on=query_id, how="left")
+
+    def worse(label: str, higher: bool) -> pl.Expr:  # a row worse than an empty ranking
+        value, nothing = pl.col(label).cast(pl.Float64), pl.col(f"{_EMPTY}{label}")
+        return value < nothing if higher else value > nothing
+
+    beaten = [(label, h) for label, h in directed if paired.select(worse(label, h).any()).item()]
+    if not beaten:
+        return
+    listed = pl.concat(
+        [
+            part.select(pl.col(system).cast(pl.String), pl.col(query_id).cast(kind))
+            for part in stacked.parts
+        ],
+        how="vertical_relaxed",
+    ).unique()
+    missed = paired.join(
+        listed.collect().with_columns(pl.lit(True).alias(_LISTED)),
+        on=[system, query_id],
+        how="left",
+    ).with_columns(pl.col(_LISTED).fill_null(False))
+    for label, higher in beaten:
+        lost = worse(label, higher).any().over(query_id)  # another system's list is worse
+        flattered = missed.filter(~pl.col(_LISTED) & lost)
+        if flattered.height == 0:
+            continue
+        first = flattered.row(0, named=True)
+        direction = "higher" if higher else "lower"
+        many = flattered.height
+        warn_at_caller(
+            f"{label}: {many} judged quer{'y' if many == 1 else 'ies'} a system did not "
+            f"retrieve (e.g. system {first[system]!r}, query {first[query_id]!r}) "
+            f"{'scores' if many == 1 else 'score'} better as an empty ranking "
+            f"({first[label]!r}, {direction} is better) than another system's list, and "
+            f"count{'s' if many == 1 else ''} as that system's wins (query_set='judged' "
+            "scores a missed query as an empty ranking); pass query_set='common' to "
+            "compare only the queries every system retrieved",
+            IrmWarning,
+        )
+
+
+#: The columns :func:`_warn_flattered` adds: a metric's value for an empty ranking, and
+#: whether the system's run lists the query.
+_EMPTY = "__irm_empty_"
+_LISTED = "__irm_listed"
 
 
 def _too_few(systems: list[str]) -> None:

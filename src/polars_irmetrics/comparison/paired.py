@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from polars_irmetrics.comparison.caller import warn_at_caller
 from polars_irmetrics.comparison.options import Alternative, CompareOptions
 from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.lazy import LazyModule
@@ -237,14 +238,13 @@ def _warn_coarse(p: Array, live: npt.NDArray[np.bool_], n: int, alternative: Alt
     floor = (2.0 if alternative == "two-sided" else 1.0) / 2.0**n
     coarse = int((live & (p < floor)).sum())
     if coarse:
-        warnings.warn(
+        warn_at_caller(
             f"test='bootstrap' gave {coarse} p-value(s) below {floor:.3g}, the smallest a "
             f"sign-flip test of {n} paired queries can give: with so few queries the "
             "resampled means cannot reach the observed one, and the p-value is the "
             "resampling floor whatever the evidence; use test='randomization' (exact for "
             "so few queries) or test='t', or compare on more queries",
-            IrmWarning,
-            stacklevel=5,  # compare's caller
+            IrmWarning,  # at the user's line, whichever entry point led here
         )
 
 

@@ -150,6 +150,7 @@ class Report:
             raise InvalidValueError(f"digits={digits!r} must be an integer in 0..12 (e.g. 4)")
         self.result = result
         record = recall(result)
+        given = options
         if options is None and record is not None:
             options = record.options
         self.options = options
@@ -163,7 +164,7 @@ class Report:
             self.per_query, self.curves = per_query, curves
             return
         self.table = table(result, markers)
-        self.note = footnote(result, self.options, recorded=False)
+        self.note = footnote(result, given)  # the recorded options, where none is given
         self.per_query = per_query if per_query is not None else recorded_per_query(result)
         self.curves = curves if curves is not None else self._curves_from_result()
 
@@ -456,7 +457,7 @@ def report(
     <BLANKLINE>
     †/‡: significantly better/worse than a (adjusted p <= alpha)
     <BLANKLINE>
-    Two-sided paired t-test, Holm correction over 1 comparisons (all metrics together),
+    Two-sided paired t-test, Holm correction over 1 comparison (all metrics together),
     significant at adjusted p ≤ 0.05; 5 queries; baseline: a.
     >>> table.frame()["P@1"].to_list() == [result["baseline_mean"][0], result["mean"][0]]
     True

@@ -14,22 +14,31 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from typing import Literal
 
 import polars as pl
 
 from polars_irmetrics.comparison.frame import PerQuery
 from polars_irmetrics.comparison.options import CompareOptions
 
-__all__ = ["Record", "describe", "recall", "remember"]
+__all__ = ["Procedure", "Record", "describe", "recall", "remember"]
+
+
+#: What produced a recorded frame: :func:`~polars_irmetrics.compare` or
+#: :func:`~polars_irmetrics.tukey_hsd` (whose test no :class:`CompareOptions` names).
+Procedure = Literal["compare", "tukey_hsd"]
 
 
 @dataclass(frozen=True)
 class Record:
-    """The options of a comparison and its paired per-query values."""
+    """The options of a comparison and its paired per-query values; ``procedure``: the
+    function that returned the frame (``tukey_hsd`` records its ``alpha``,
+    ``confidence`` and ``query_set`` as options)."""
 
     options: CompareOptions
     values: PerQuery | None
     query_id: str = "query_id"
+    procedure: Procedure = "compare"
 
 
 _RECORDS: dict[int, tuple[weakref.ref[pl.DataFrame], Record]] = {}
@@ -76,8 +85,11 @@ _CORRECTIONS = {
 }
 
 
-def describe(result: pl.DataFrame, options: CompareOptions | None) -> str:
-    """One sentence naming the test, correction, alpha, queries and baseline.
+def describe(
+    result: pl.DataFrame, options: CompareOptions | None, procedure: Procedure = "compare"
+) -> str:
+    """One sentence naming the test, correction and alpha (and, for a one-sided test,
+    what its alternative tests in each metric's direction), the queries and baseline.
 
     Examples
     --------
@@ -94,15 +106,37 @@ def describe(result: pl.DataFrame, options: CompareOptions | None) -> str:
     >>> describe(result, None)
     'Test, correction and alpha not recorded (pass options=CompareOptions(...)); 50 queries;
     baseline: a.'
+
+    ``alternative=`` is the sign of the delta: for a lower-is-better metric ``"greater"``
+    tests that the system is worse, and the sentence says so.
+
+    >>> errors = pl.DataFrame({"metric": ["logloss"], "system": ["b"], "baseline": ["a"],
+    ...                        "n": [50], "higher_is_better": [False]})
+    >>> describe(errors, CompareOptions(baseline="a", alternative="greater"))
+    "One-sided paired t-test (alternative='greater': the system's mean above the baseline's,
+    worse for this lower-is-better metric), Holm correction over 1 comparison (all metrics
+    together), significant at adjusted p ≤ 0.05; 50 queries; baseline: a."
     """
     parts: list[str] = []
-    if options is None:
+    if procedure == "tukey_hsd":
+        alpha = 0.05 if options is None else options.alpha
+        parts.append(
+            "Tukey's HSD test (p-values adjusted over every pair of systems of each metric "
+            f"by the studentized range; no further correction), significant at p ≤ {alpha:g}"
+        )
+    elif options is None:
         parts.append("Test, correction and alpha not recorded (pass options=CompareOptions(...))")
     else:
-        test = f"{options.alternative.capitalize()} {_TESTS[options.test]}"
+        sided = "Two-sided" if options.alternative == "two-sided" else "One-sided"
+        test = f"{sided} {_TESTS[options.test]}"
+        details: list[str] = []
         if options.test in ("randomization", "bootstrap"):
             seed = "" if options.seed is None else f", seed {options.seed}"
-            test += f" ({options.n_resamples} resamples{seed})"
+            details.append(f"{options.n_resamples} resamples{seed}")
+        if options.alternative != "two-sided":
+            details.append(_one_sided(result, options.alternative))
+        if details:
+            test += f" ({'; '.join(details)})"
         count = result.height
         if options.correction_scope == "metric" and "metric" in result.columns:
             count //= max(1, result.get_column("metric").n_unique())
@@ -116,7 +150,8 @@ def describe(result: pl.DataFrame, options: CompareOptions | None) -> str:
             threshold = f"significant at p ≤ {options.alpha:g}"
         else:
             name = _CORRECTIONS.get(options.correction, options.correction)
-            correction = f"{name} correction over {count} comparisons ({scope})"
+            plural = "" if count == 1 else "s"
+            correction = f"{name} correction over {count} comparison{plural} ({scope})"
             threshold = f"significant at adjusted p ≤ {options.alpha:g}"
         parts.append(f"{test}, {correction}, {threshold}")
     if "n" in result.columns and result.height:
@@ -124,9 +159,39 @@ def describe(result: pl.DataFrame, options: CompareOptions | None) -> str:
         parts.append(f"{'/'.join(str(c) for c in counts)} queries")
     if "baseline" in result.columns and result.height:
         baselines = result.get_column("baseline").unique(maintain_order=True).to_list()
-        pairs = options is not None and options.pairs
+        pairs = procedure == "tukey_hsd" or (options is not None and options.pairs)
         if not pairs and len(baselines) == 1:
             parts.append(f"baseline: {baselines[0]}")
         else:
             parts.append("every pair of systems compared")
     return "; ".join(parts) + "."
+
+
+def _one_sided(result: pl.DataFrame, alternative: str) -> str:
+    """What a one-sided ``alternative`` tests: the sign of the delta, and whether that
+    is better or worse in each metric's declared direction (the result's
+    ``higher_is_better``, where it has the column)."""
+    above = alternative == "greater"
+    text = f"alternative={alternative!r}: the system's mean {'above' if above else 'below'} "
+    text += "the baseline's"
+    if not {"metric", "higher_is_better"} <= set(result.columns):
+        return text
+    directions: dict[str, bool | None] = dict(
+        result.select("metric", "higher_is_better").unique(maintain_order=True).iter_rows()
+    )
+    against = "lower-is-better " if above else "higher-is-better "
+    groups = [
+        ("better", "", [m for m, up in directions.items() if up is above]),
+        ("worse", against, [m for m, up in directions.items() if up is (not above)]),
+        (
+            "neither better nor worse",
+            "undirected ",
+            [m for m, up in directions.items() if up is None],
+        ),
+    ]
+    said = [(word, kind, metrics) for word, kind, metrics in groups if metrics]
+    if len(said) == 1:
+        word, kind, metrics = said[0]
+        which = "this" if len(metrics) == 1 else "every"
+        return f"{text}, {word} for {which} {kind}metric"
+    return text + ", " + "; ".join(f"{w} for {k}{', '.join(ms)}" for w, k, ms in said)

@@ -320,11 +320,21 @@ def footnote(
     result: pl.DataFrame, options: CompareOptions | None = None, *, recorded: bool = True
 ) -> str:
     """:func:`~polars_irmetrics.comparison.record.describe` with ``options``, or with
-    those :func:`~polars_irmetrics.compare` recorded for ``result`` (``recorded``)."""
-    if options is None and recorded:
-        record = recall(result)
-        options = None if record is None else record.options
-    return describe(result, options)
+    those :func:`~polars_irmetrics.compare` (or :func:`~polars_irmetrics.tukey_hsd`)
+    recorded for ``result`` (``recorded``). A frame ``tukey_hsd`` returned names its
+    test itself: ``options=`` (a :func:`~polars_irmetrics.compare` call's) is refused
+    there."""
+    record = recall(result) if recorded else None
+    procedure = "compare" if record is None else record.procedure
+    if procedure == "tukey_hsd" and options is not None:
+        raise InvalidValueError(
+            "options= names the test of an irm.compare call, and this frame is "
+            "irm.tukey_hsd's, whose footnote names Tukey's HSD and the alpha it was "
+            "given: drop options="
+        )
+    if options is None and record is not None:
+        options = record.options
+    return describe(result, options, procedure)
 
 
 def render_report(

@@ -17,6 +17,7 @@ import polars as pl
 from polars_irmetrics.comparison.api import _check_values, compare_eval_options
 from polars_irmetrics.comparison.frame import Runs, per_query_values
 from polars_irmetrics.comparison.options import CompareOptions, QuerySet
+from polars_irmetrics.comparison.record import Record, remember
 from polars_irmetrics.door.evaluate import Parsed
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.lazy import LazyModule
@@ -61,6 +62,8 @@ def tukey_hsd(
         ``system``, ``baseline``, ``n``, ``mean``, ``baseline_mean``, ``delta``,
         ``ci_low``, ``ci_high``, ``p_value``, ``significant``, ``higher_is_better``
         (the metric's direction, which :func:`~polars_irmetrics.report` reads).
+        :func:`~polars_irmetrics.report` of this very frame names Tukey's HSD and
+        ``alpha`` in its footnote, and plots the per-query deltas of every pair.
 
     Raises
     ------
@@ -143,4 +146,7 @@ def tukey_hsd(
                 }
             )
         )
-    return pl.concat(rows)
+    result = pl.concat(rows)
+    # what a report's footnote names (Tukey's HSD, alpha), and the per-query values of
+    # its plots (every pair, the earlier system the baseline: compare's pairs)
+    return remember(result, Record(checked, values, plan_options.query_id, "tukey_hsd"))

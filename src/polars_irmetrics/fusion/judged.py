@@ -5,14 +5,14 @@ read the runs beside judgments: a run that retrieves no judged document gives a 
 table of no hit, or adds nothing any grid point can score (every point 0 where no run
 retrieves one, the best one arbitrary). :func:`judged_counts` counts, in one small
 aggregation collected with the fit or the grid, each run's judged documents and
-queries (and the runs' together), as
-:func:`~polars_irmetrics.ground.validate.judged_tally` counts one run's;
-:func:`warn_on_training` gives the ranking metrics' warning
+queries (and the runs' together): the counts of
+:func:`~polars_irmetrics.ground.validate.judged_tally`, per run and of the runs
+together; :func:`warn_on_training` gives the ranking metrics' warning
 (:func:`~polars_irmetrics.ground.validate.warn_on_counts`), once per run, in the runs'
-names, with the hints of :func:`~.overlap.spelling_hint`. The evaluations inside
-(``mapfuse``'s MAP, the grid) warn of nothing themselves (:func:`quiet`): their
-systems are the runs' indexes and the grid's points, and a grid cut at a metric's
-cutoff holds judged documents the runs do retrieve further down.
+names, with the hints of :func:`~polars_irmetrics.ground.spelling.spelling_hint`. The
+evaluations inside (``mapfuse``'s MAP, the grid) warn of nothing themselves
+(:func:`quiet`): their systems are the runs' indexes and the grid's points, and a grid
+cut at a metric's cutoff holds judged documents the runs do retrieve further down.
 """
 
 from __future__ import annotations
@@ -26,8 +26,15 @@ import polars as pl
 
 from polars_irmetrics.errors import CoverageWarning
 from polars_irmetrics.fusion.methods import RUN
-from polars_irmetrics.fusion.overlap import Sides, spelling_hint
-from polars_irmetrics.ground.validate import TALLY, Hint, is_text, warn_from_plan, warn_on_counts
+from polars_irmetrics.ground.spelling import Sides, spelling_hint
+from polars_irmetrics.ground.validate import (
+    TALLY,
+    Hint,
+    is_text,
+    judged_tally,
+    warn_from_plan,
+    warn_on_counts,
+)
 
 __all__ = ["judged_counts", "judged_hints", "quiet", "warn_on_training"]
 
@@ -56,46 +63,31 @@ def judged_counts(
     [('a', 2, 1, 2, 1, 1), ('b', 2, 0, 2, 0, 1), (None, 2, 1, 2, 1, 1)]
     """
     q, d = query_id, doc_id
-    pairs = judged.select(q, d).unique()
-    queries = pairs.select(q).unique()
-    ran = runs.select(RUN, q, d).unique()
-    found = ran.join(pairs, on=[q, d], how="semi")
-    listed = ran.select(RUN, q).unique().join(queries, on=q, how="semi")
-    per_run = (
-        pl.LazyFrame(
-            {RUN: range(len(names)), NAME: list(names)}, schema={RUN: pl.Int32, NAME: pl.String}
-        )
-        .join(
-            found.group_by(RUN).agg(
-                pl.col(q).n_unique().alias("found_queries"), pl.len().alias("found")
-            ),
-            on=RUN,
-            how="left",
-        )
-        .join(listed.group_by(RUN).agg(pl.len().alias("listed")), on=RUN, how="left")
-        .drop(RUN)
+    per_run = judged_tally(runs, judged, q, d, by=RUN, listed=True)
+    together = judged_tally(runs, judged, q, d, listed=True)
+    named = pl.LazyFrame(
+        {RUN: range(len(names)), NAME: list(names)}, schema={RUN: pl.Int32, NAME: pl.String}
     )
-    together = pl.concat(
+    # every run named, in the runs' order (one without a row of the tally counts 0)
+    counted = pl.concat(
         [
-            found.select(q, d)
-            .unique()
-            .select(pl.col(q).n_unique().alias("found_queries"), pl.len().alias("found")),
-            listed.select(q).unique().select(pl.len().alias("listed")),
+            named.join(per_run, on=RUN, how="left", maintain_order="left").drop(RUN),
+            together.select(pl.lit(None, pl.String).alias(NAME), *TALLY),
         ],
-        how="horizontal",
-    ).select(pl.lit(None, pl.String).alias(NAME), pl.all())
-    totals = pairs.select(pl.col(q).n_unique().alias("queries"), pl.len().alias("docs"))
-    counted = pl.concat([per_run, together], how="diagonal_relaxed").join(totals, how="cross")
+        how="diagonal_relaxed",
+    )
+    totals = together.select("queries", "docs")  # the judgments': the same on every row
+    counted = counted.drop("queries", "docs").join(totals, how="cross")
     return counted.select(NAME, *(pl.col(c).fill_null(0).cast(pl.Int64) for c in TALLY))
 
 
 def judged_hints(
     runs: pl.LazyFrame, judged: pl.LazyFrame, query_id: str, doc_id: str
 ) -> tuple[Hint, ...]:
-    """The warning's hints (:func:`~.overlap.spelling_hint`): the runs' query ids that
-    match a judged one once case, spaces, a prefix or leading zeros are ignored, and
-    their documents that match a judged one of the same query so; text ids only, each
-    computed once, on the warning's path only."""
+    """The warning's hints (:func:`~polars_irmetrics.ground.spelling.spelling_hint`):
+    the runs' query ids that match a judged one once case, spaces, a prefix or leading
+    zeros are ignored, and their documents that match a judged one of the same query
+    so; text ids only, each computed once, on the warning's path only."""
     schema = runs.collect_schema()
     hints: list[Hint] = []
     if is_text(schema[query_id]):

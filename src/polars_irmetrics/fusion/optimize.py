@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from polars_irmetrics.door.evaluate import evaluate
-from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
 from polars_irmetrics.fusion.frame import BAD, DUP, Runs, checked, flags_for, gather, positions
 from polars_irmetrics.fusion.fuse import (
     RANK_KEY,
@@ -176,7 +176,7 @@ def optimize_fusion(
     *,
     qrels: pl.DataFrame | pl.LazyFrame,
     method: str = "wsum",
-    norm: str | None = "min-max",
+    norm: str | None = "auto",
     step: float | None = None,
     return_grid: bool = False,
     folds: int | None = None,
@@ -208,11 +208,14 @@ def optimize_fusion(
     qrels
         Judgments (``query_id``, ``doc_id``, ``relevance``).
     method, norm
-        The fusion and normalisation (default ``wsum`` over ``min-max``, as ranx). A
-        method that reads positions alone (``rrf``, ``rbc``, ``logn_isr``,
-        ``w_bordafuse``) does not apply the default ``min-max``, which keeps each run's
-        order; any other normalisation that keeps it is refused, as
-        :func:`~polars_irmetrics.fuse` refuses it.
+        The fusion and normalisation. ``norm="auto"`` (default) is ranx's default
+        ``min-max`` for a method that reads scores (``wsum``, ``wmnz``, ``mixed``,
+        ``gmnz``) and no normalisation for one that reads positions alone (``rrf``,
+        ``rbc``, ``logn_isr``, ``w_bordafuse``), where ``min-max`` would change nothing.
+        A normalisation given by name is applied as :func:`~polars_irmetrics.fuse`
+        applies it, and refused where fuse refuses it: ``norm="min-max"`` (or ``max``,
+        ``sum``, ``zmuv``, ``rank``: each keeps every run's order) with a method of
+        positions. ``None`` (or ``"none"``): no normalisation, as ranx's ``norm=None``.
     metric
         One metric name, as in :func:`~polars_irmetrics.evaluate`; its mean over the
         queries is maximised, or minimised where lower is better (the request's
@@ -254,7 +257,10 @@ def optimize_fusion(
     MetricParameterError
         A method without a search grid, a bad ``step`` or ``folds``, more than one
         metric (a cutoff range), a metric with no better direction (``num_ret``), a
-        metric with ``agg=`` (``"P(agg='std')@1"``).
+        metric with ``agg=`` (``"P(agg='std')@1"``), a ``norm`` that changes nothing in
+        a method of positions (``method="rrf", norm="min-max"``).
+    UnknownMetricError
+        An unknown ``norm``.
 
     Examples
     --------
@@ -277,10 +283,17 @@ def optimize_fusion(
     """
     request = _objective(metric)
     fusion = get_fusion_method(method)
-    normalised = resolve_norm(norm)
-    if normalised == "min-max" and not needs_score(fusion, None):
-        normalised = None  # the default (ranx's): a method of positions cannot read it
-    check_positions_norm(fusion, norm, normalised)  # another such norm: as fuse refuses it
+    if norm == "auto":  # ranx's default min-max, where the method reads scores
+        normalised = "min-max" if needs_score(fusion, None) else None
+    else:
+        try:
+            normalised = resolve_norm(norm)
+        except UnknownMetricError as error:
+            raise UnknownMetricError(
+                f"{error}, or 'auto' (the default: min-max for a method that reads scores, "
+                "none for one that reads positions)"
+            ) from None
+        check_positions_norm(fusion, norm, normalised)  # a no-op norm: as fuse refuses it
     param = SEARCHED.get(fusion.name)
     if param is None:
         raise MetricParameterError(
@@ -293,7 +306,7 @@ def optimize_fusion(
         raise MetricParameterError(f"folds={folds!r} is not valid; it must be an integer >= 2")
     options = FusionOptions(
         method=fusion.name,
-        norm=norm,
+        norm=normalised,
         system=system,
         query_id=query_id,
         doc_id=doc_id,

@@ -769,15 +769,25 @@ def warn_on_counts(
 
 
 def judged_tally(
-    run: pl.LazyFrame, qrels: pl.LazyFrame, query_id: str, doc_id: str
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    query_id: str,
+    doc_id: str,
+    *,
+    by: str | None = None,
+    listed: bool = False,
 ) -> pl.LazyFrame:
     """One row of :data:`TALLY` counts: the judged queries, those whose run retrieves a
-    judged document, the judged documents and those the run retrieves (``listed``
-    null): what :func:`warn_on_judged` reads, for a route that reads the judgments
-    beside its own rows (the exposure measures, the propensity-scored metrics) and
-    counts nothing of them per query itself. One semi-join of the run's ids with the
-    judgments' (a document in several sampled rankings counted once), the ids of each
-    kind cast to one dtype (:func:`common_id_dtype`; the kinds are checked before).
+    judged document, the judged documents and those the run retrieves (a document in
+    several sampled rankings counted once per query), and, with ``listed``, the judged
+    queries the run lists (else ``listed`` null): what :func:`warn_on_judged` reads, for
+    a route that reads the judgments beside its own rows (the exposure measures, the
+    propensity-scored metrics) and counts nothing of them per query itself, and what
+    fusion's training warns of (:mod:`polars_irmetrics.fusion.judged`). ``by``: one
+    row per value of that column of ``run`` (each run of a long frame of runs, the
+    column kept), for the values ``run`` holds. One semi-join of the run's ids with the
+    judgments', the ids of each kind cast to one dtype (:func:`common_id_dtype`; the
+    kinds are checked before).
 
     Examples
     --------
@@ -785,26 +795,40 @@ def judged_tally(
     >>> qrels = pl.LazyFrame({"q": [1, 2, 3], "d": ["A", "a", "x"]})
     >>> judged_tally(run, qrels, "q", "d").collect().row(0)
     (3, 1, 3, 1, None)
+    >>> runs = pl.LazyFrame({"r": [0, 0, 1], "q": [1, 3, 2], "d": ["a", "x", "b"]})
+    >>> judged_tally(runs, qrels, "q", "d", by="r", listed=True).sort("r").collect().rows()
+    [(0, 3, 1, 3, 1, 2), (1, 3, 0, 3, 0, 1)]
     """
     keys = [query_id, doc_id]
+    group = [] if by is None else [by]
     ran, held = run.collect_schema(), qrels.collect_schema()
     # each id in one dtype on both sides (an Enum beside a String, Int32 beside Int64)
     cast = [pl.col(k).cast(common_id_dtype([ran[k], held[k]])) for k in keys]
     judged = qrels.select(cast).unique()
-    found = run.select(cast).join(judged, on=keys, how="semi").unique()
-    per_query = (
-        judged.group_by(query_id)
-        .agg(pl.len().alias("docs"))
-        .join(found.group_by(query_id).agg(pl.len().alias("found")), on=query_id, how="left")
-        .with_columns(pl.col("found").fill_null(0))
+    ids = run.select(*group, *cast).unique()
+    found = ids.join(judged, on=keys, how="semi")
+    counts = [
+        pl.col(query_id).n_unique().cast(pl.Int64).alias("found_queries"),
+        pl.len().cast(pl.Int64).alias("found"),
+    ]
+    lists = ids.select(*group, query_id).unique().join(judged, on=query_id, how="semi")
+    listing = pl.len().cast(pl.Int64).alias("listed")
+    totals = judged.select(
+        pl.col(query_id).n_unique().cast(pl.Int64).alias("queries"),
+        pl.len().cast(pl.Int64).alias("docs"),
     )
-    return per_query.select(
-        pl.len().cast(pl.Int64).alias("queries"),
-        (pl.col("found") > 0).sum().cast(pl.Int64).alias("found_queries"),
-        pl.col("docs").sum().cast(pl.Int64).alias("docs"),
-        pl.col("found").sum().cast(pl.Int64).alias("found"),
-        pl.lit(None, pl.Int64).alias("listed"),
-    )
+    if by is None:
+        parts = [totals, found.select(counts), *([lists.select(listing)] if listed else [])]
+        tally = pl.concat(parts, how="horizontal")
+    else:
+        tally = ids.select(by).unique().join(found.group_by(by).agg(counts), on=by, how="left")
+        if listed:
+            tally = tally.join(lists.group_by(by).agg(listing), on=by, how="left")
+        zero = ["found_queries", "found", *(["listed"] if listed else [])]
+        tally = tally.join(totals, how="cross").with_columns(pl.col(zero).fill_null(0))
+    if not listed:
+        tally = tally.with_columns(pl.lit(None, pl.Int64).alias("listed"))
+    return tally.select(*group, *TALLY)
 
 
 def tally_counts(row: Mapping[str, Any], columns: Mapping[str, str] | None = None) -> pl.DataFrame:

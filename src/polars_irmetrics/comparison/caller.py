@@ -1,0 +1,51 @@
+"""Warnings of the comparison's statistics that point at the user's line.
+
+A warning given deep in the statistics (:func:`~.paired.paired_stats`, reached from
+:func:`~polars_irmetrics.compare`, ``df.irm.compare``, a LazyFrame's
+``lf.irm.compare(...).collect()``, :func:`~polars_irmetrics.system_agreement`) is
+as many frames below the user's call as the entry point has layers (and a LazyFrame's
+comparison runs inside polars' ``collect``): a fixed ``stacklevel`` is right for one
+entry point only. :func:`warn_at_caller` names the first frame outside this package
+and polars instead, whichever entry point led there.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import polars as pl
+
+__all__ = ["warn_at_caller"]
+
+#: The folders of this package and of polars: a frame whose file is under one of them
+#: is library code, not the user's.
+_LIBRARIES = tuple(
+    os.path.dirname(os.path.abspath(init)) + os.sep
+    for init in (os.path.join(os.path.dirname(__file__), os.pardir, "__init__.py"), pl.__file__)
+)
+
+
+def warn_at_caller(message: str, category: type[Warning]) -> None:
+    """Warn ``message`` as ``category``, shown at the first line on the stack outside
+    polars_irmetrics and polars (the user's call).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from polars_irmetrics.comparison.caller import warn_at_caller
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_at_caller("said here", UserWarning)
+    >>> caught[0].filename.startswith("<doctest")
+    True
+    """
+    frame = sys._getframe(1)
+    level = 2  # 1 would name this function, 2 its caller
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+        _LIBRARIES
+    ):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)

@@ -1,0 +1,186 @@
+"""Ids that match only once their spelling is ignored: the hint of a warning.
+
+Two tables whose ids should line up (two runs fused, runs beside judgments) but do
+not are more often spelt apart than truly disjoint: ``'01'`` beside ``'1'``,
+``'doc1'`` beside ``'1'``, ``'Q1'`` beside ``'q1'``, ``' q1'`` beside ``'q1'``.
+:func:`spelling_hint` reads both tables (on a warning's path only) and says how many
+ids of one match an id of the other once case, the spaces around them, a prefix or
+leading zeros are ignored, the first pair, what to ignore and the polars fix. Used by
+fusion's warnings (:mod:`polars_irmetrics.fusion.overlap`,
+:mod:`polars_irmetrics.fusion.judged`); it stands below the wings so that their
+coverage hints can share it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_irmetrics.ground.validate import INTERNAL
+
+__all__ = ["Sides", "spelling_hint"]
+
+_KEY, _PREFIX = f"{INTERNAL}spelling_key", f"{INTERNAL}spelling_prefix"
+
+
+@dataclass(frozen=True)
+class Sides:
+    """How a hint names the two tables whose ids it compares: ``left`` and ``right``
+    (``"run 'b'"``, ``"the judgments"``), and ``both`` (``"both runs"``)."""
+
+    left: str
+    right: str
+    both: str
+
+
+#: A change of spelling: its name in the text, the change in Python, whether the name
+#: is plural.
+Change = tuple[str, Callable[[str], str], bool]
+
+#: The changes of spelling a hint tries, in this order.
+_CHANGES: tuple[Change, ...] = (
+    ("the spaces around the ids", str.strip, True),
+    ("case", str.lower, False),
+    ("a prefix", lambda s: re.sub(r"^[^0-9]*", "", s) if re.search(r"[0-9]", s) else s, False),
+    ("leading zeros", lambda s: re.sub(r"^([^0-9]*)0+([0-9])", r"\1\2", s), True),
+)
+
+
+def _keyed(ids: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """An id's key once case, the spaces around it, a prefix and leading zeros are
+    ignored, and its prefix (the letters before its first digit; empty without one)."""
+    folded = ids.str.strip_chars().str.to_lowercase()
+    bare = folded.str.replace(r"^[^0-9]*", "").str.replace(r"^0+([0-9])", "${1}")
+    digits = bare != ""
+    key = pl.when(digits).then(bare).otherwise(folded)
+    prefix = pl.when(digits).then(folded.str.extract(r"^([^0-9]*)", 1)).otherwise(pl.lit(""))
+    return key, prefix
+
+
+def spelling_hint(
+    left: pl.LazyFrame,
+    right: pl.LazyFrame,
+    column: str,
+    *,
+    within: str | None,
+    noun: str,
+    sides: Sides,
+) -> str | None:
+    """A sentence where ids of ``column`` in ``left`` that ``right`` lacks match one of
+    ``right``'s once case, the spaces around them, a prefix (on one side only, or the
+    same prefix in another case) or leading zeros are ignored (within the same
+    ``within`` id where given: documents within a query): how many, the first pair,
+    what to ignore and a fix. ``None`` where none does. Reads both tables (a join of
+    their distinct ids and a count).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.ground.spelling import Sides, spelling_hint
+    >>> runs = pl.LazyFrame({"query_id": ["01", "02", "x"]})
+    >>> qrels = pl.LazyFrame({"query_id": ["1", "2"]})
+    >>> sides = Sides("the runs", "the judgments", "the runs and the judgments")
+    >>> print(spelling_hint(runs, qrels, "query_id", within=None, noun="query", sides=sides))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    2 query id(s) of the runs match an id of the judgments only when leading zeros are
+    ignored ('01' against '1'): ids are compared exactly; give the runs and the judgments
+    the same spelling, e.g. pl.col('query_id').str.strip_chars_start('0') on each.
+    """
+    keys = [column] if within is None else [within, column]
+    text = pl.col(column).cast(pl.String)
+    ran = left.select(*keys[:-1], text).unique()
+    held = right.select(*keys[:-1], text).unique()
+    key, prefix = _keyed(pl.col(column))
+    other = f"{column}_right"
+    matched = (
+        ran.join(held, on=keys, how="anti", nulls_equal=True)
+        .with_columns(key.alias(_KEY), prefix.alias(_PREFIX))
+        .join(held.with_columns(key.alias(_KEY), prefix.alias(_PREFIX)), on=[*keys[:-1], _KEY])
+        .filter(
+            (pl.col(_PREFIX) == pl.col(f"{_PREFIX}_right"))
+            | (pl.col(_PREFIX) == "")
+            | (pl.col(f"{_PREFIX}_right") == "")
+        )
+    )
+    sample, count = pl.collect_all(
+        [
+            matched.sort([*keys, other]).head(1).select(column, other),
+            matched.select(keys).unique().select(pl.len()),
+        ]
+    )
+    if not sample.height:
+        return None
+    ran_id, held_id = sample.row(0)
+    # where no set of Python's changes makes the two equal (some text the plan folds
+    # otherwise), every change is named
+    changes = _changes(ran_id, held_id) or _CHANGES
+    names = [name for name, _, _ in changes]
+    what = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    plural = len(changes) != 1 or changes[0][2]
+    fix = _fix(ran_id, held_id, changes)
+    return (
+        f"{count.item()} {noun} id(s) of {sides.left} match an id of {sides.right} only "
+        f"when {what} {'are' if plural else 'is'} ignored ({ran_id!r} against {held_id!r}): "
+        f"ids are compared exactly; give {sides.both} the same spelling, e.g. "
+        f"pl.col({column!r}){fix} on each."
+    )
+
+
+def _apply(text: str, changes: Sequence[Change]) -> str:
+    for _, change, _ in changes:
+        text = change(text)
+    return text
+
+
+def _changes(ran_id: str, held_id: str) -> tuple[Change, ...]:
+    """The fewest changes of :data:`_CHANGES` (in their order) under which the two ids
+    are equal; none where no set of them makes them so (the plan's and Python's
+    changes differ on some text)."""
+    for size in range(1, len(_CHANGES) + 1):
+        for chosen in itertools.combinations(_CHANGES, size):
+            if _apply(ran_id, chosen) != _apply(held_id, chosen):
+                continue
+            # as the plan matches: a prefix on one side only (two prefixes that differ
+            # are two names, not one name spelt twice)
+            names = [name for name, _, _ in chosen]
+            before = [c for c in chosen if c[0] in ("the spaces around the ids", "case")]
+            prefixes = [_prefix(_apply(s, before)) for s in (ran_id, held_id)]
+            if "a prefix" in names and all(prefixes):
+                continue
+            return chosen
+    return ()
+
+
+def _prefix(text: str) -> str:
+    """The letters before the first digit of ``text`` (all of it without one)."""
+    found = re.match(r"[^0-9]*", text)
+    return found.group(0) if found else ""
+
+
+def _fix(ran_id: str, held_id: str, changes: Sequence[Change]) -> str:
+    """The polars methods that make both ids equal, in the order of ``changes``."""
+    names = [name for name, _, _ in changes]
+    steps = []
+    if "the spaces around the ids" in names:
+        steps.append(".str.strip_chars()")
+    if "case" in names:
+        steps.append(".str.to_lowercase()")
+    before = [c for c in changes if c[0] in ("the spaces around the ids", "case")]
+    prefixes = [_prefix(_apply(s, before)) for s in (ran_id, held_id)]
+    stripped = False
+    if "a prefix" in names:
+        given = [p for p in prefixes if p]
+        if len(given) == 1:
+            steps.append(f".str.strip_prefix({given[0]!r})")
+        else:
+            steps.append(".str.replace('^[^0-9]+', '')")
+        stripped = True
+    if "leading zeros" in names:
+        if stripped or not any(prefixes):
+            steps.append(".str.strip_chars_start('0')")
+        else:
+            steps.append(".str.replace('^([^0-9]*)0+([0-9])', '${1}${2}')")
+    return "".join(steps)
