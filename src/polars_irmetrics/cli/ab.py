@@ -18,6 +18,7 @@ from polars_irmetrics.errors import FileFormatError, InvalidValueError, IrmError
 from polars_irmetrics.io.files import detect_format, sample_interactions_path, scan_log
 from polars_irmetrics.io.output import resolve_format
 from polars_irmetrics.io.report import OUTPUT_FORMATS, OutputFormat, write_output
+from polars_irmetrics.io.text import decimal
 from polars_irmetrics.metrics.registry import parse_metric_list
 from polars_irmetrics.online.ab import ab_test
 from polars_irmetrics.online.sessions import optional_columns
@@ -92,8 +93,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="append",
         default=[],
         metavar="ARM=SHARE",
-        help="intended share of an arm, repeatable (e.g. --split A=0.5 --split B=0.5); "
-        "default: equal shares",
+        help="intended share of an arm, repeatable, one per arm (e.g. --split A=0.9 "
+        "--split B=0.1): positive weights, divided by their sum (A=9 B=1 is the same "
+        "split; A=0.9 B=0.9 is 50/50); default: equal shares",
     )
     p.add_argument(
         "--by", action="append", default=[], metavar="COL", help="segment key, repeatable"
@@ -133,17 +135,26 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _split(items: list[str]) -> dict[str, float] | None:
+    """``--split ARM=SHARE``, one per arm: positive weights (ab_test divides them by
+    their sum); an arm given twice, or a share that is no finite number, is refused."""
     if not items:
         return None
     out: dict[str, float] = {}
     for item in items:
         arm, sep, share = item.partition("=")
-        try:
-            out[arm] = float(share)
-        except ValueError:
-            sep = ""
         if not sep or not arm:
             raise InvalidValueError(f"--split {item!r}: write ARM=SHARE, e.g. --split A=0.5")
+        value = decimal(share.strip())
+        if value is None or value <= 0:
+            raise InvalidValueError(
+                f"--split {item!r}: the share must be a decimal number > 0, e.g. --split {arm}=0.5"
+            )
+        if arm in out:
+            raise InvalidValueError(
+                f"--split {item!r}: arm {arm!r} is given twice ({arm}={out[arm]:g} before); "
+                "give each arm one share"
+            )
+        out[arm] = value
     return out
 
 
@@ -236,6 +247,7 @@ def run(args: argparse.Namespace) -> int:
     logs: list[str] = list(args.log) or ([str(sample_interactions_path())] if args.sample else [])
     if not logs:
         raise InvalidValueError("no log given: name an impression log, or pass --sample")
+    split = _split(args.split)  # an option's error, before the log is read
     source = logs[0] if len(logs) == 1 else f"{logs[0]} (and {len(logs) - 1} more files)"
     frames = [scan_log(path) for path in logs]
     log = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
@@ -252,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
             arm=args.arm,
             unit=args.unit,
             control=args.control,
-            split=_split(args.split),
+            split=split,
             by=list(args.by) or None,
             alpha=args.alpha,
             correction=None if args.correction == "none" else args.correction,

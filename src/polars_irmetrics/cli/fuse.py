@@ -18,7 +18,13 @@ from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.methods import get_fusion_method
 from polars_irmetrics.fusion.optimize import SEARCHED, grid_points, optimize_fusion
 from polars_irmetrics.io.files import scan_qrels, scan_run
-from polars_irmetrics.io.output import check_target, format_of, write_stdout, write_table
+from polars_irmetrics.io.output import (
+    check_output,
+    check_target,
+    format_of,
+    write_stdout,
+    write_table,
+)
 from polars_irmetrics.io.trec import write_trec_run
 from polars_irmetrics.metrics.registry import parse_metric
 
@@ -50,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--norm", default=None, help="normalisation (min-max, zmuv, ...; default none)")
     p.add_argument("--weights", default=None, help="comma-separated weights, one per run")
-    p.add_argument("-k", type=float, default=None, help="rrf's k (default 60)")
+    p.add_argument("-k", type=_rrf_k, default=None, help="rrf's k, a number >= 0 (default 60)")
     p.add_argument(
         "--param",
         action="append",
@@ -75,16 +81,54 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=None,
         help="output format, overriding the suffix (default: from -o FILE, else trec)",
     )
-    p.add_argument("--run-id", default="fused", help="run name in the TREC output")
+    p.add_argument("--run-id", default=None, help="run name in the TREC output (default fused)")
     p.add_argument("--optimize", action="store_true", help="search the parameters (needs --qrels)")
     p.add_argument("--qrels", default=None, help="judgments, for --optimize")
     p.add_argument(
         "--metric",
-        default="ndcg@10",
+        default=None,
         help="metric to optimise: maximised, or minimised where lower is better (default ndcg@10)",
     )
     p.add_argument("--step", type=float, default=None, help="grid step (ranx's default)")
     p.add_argument("--folds", type=int, default=None, help="cross-validate over N query folds")
+
+
+def _rrf_k(text: str) -> float:
+    """``-k``: rrf's k, a finite number >= 0, the range :func:`~polars_irmetrics.fuse`
+    declares (every document's term is 1 / (k + rank), rank from 1: k = 0 is 1 / rank)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a number >= 0 (rrf's k, e.g. -k 60), got {text!r}"
+        )
+    return value
+
+
+#: The flags of one mode only (destination, flag): fusing, or tuning (--optimize).
+_FUSE_ONLY = (
+    ("k", "-k"), ("weights", "--weights"), ("param", "--param"), ("depth", "--depth"),
+    ("output", "-o"), ("format", "--format"), ("run_id", "--run-id"),
+)  # fmt: skip
+_OPTIMIZE_ONLY = (("qrels", "--qrels"), ("metric", "--metric"), ("step", "--step"),
+                  ("folds", "--folds"))  # fmt: skip
+
+
+def _check_mode(args: argparse.Namespace) -> None:
+    """A flag the mode does not read is refused, never ignored."""
+    for dest, flag in _FUSE_ONLY if args.optimize else _OPTIMIZE_ONLY:
+        if getattr(args, dest) not in (None, []):
+            if args.optimize:
+                raise InvalidValueError(
+                    f"{flag} is not used with --optimize, which searches the parameters and "
+                    f"prints the best: drop {flag}, or drop --optimize to fuse with it"
+                )
+            raise InvalidValueError(
+                f"{flag} is only used with --optimize (the judgments and the metric to tune "
+                f"on): add --optimize, or drop {flag}"
+            )
 
 
 def _weights(text: str | None) -> list[float] | None:
@@ -145,6 +189,7 @@ _STEP_EXAMPLE = {"weights": "0.1", "k": "10", "phi": "0.01", "gamma": "0.01", "s
 
 def run(args: argparse.Namespace) -> int:
     """Run ``irm fuse``."""
+    _check_mode(args)
     runs: dict[str, pl.LazyFrame] = {}
     for path in args.runs:
         if path in runs:
@@ -158,32 +203,32 @@ def run(args: argparse.Namespace) -> int:
         method = args.method or "wsum"
         _check_step(args.step, method, len(runs))
         qrels = scan_qrels(args.qrels)
+        metric = args.metric or "ndcg@10"
         result = cast(
             tuple[Any, ...],
             optimize_fusion(
                 runs,
-                args.metric,
+                metric,
                 qrels=qrels,
                 method=method,
-                norm=args.norm if args.norm is not None else "min-max",
+                norm=args.norm if args.norm is not None else "auto",
                 step=args.step,
                 return_grid=True,
                 folds=args.folds,
             ),
         )
         best, grid = result[0], result[1]
-        higher = parse_metric(args.metric).higher_is_better
-        scores = grid[args.metric]
+        higher = parse_metric(metric).higher_is_better
+        scores = grid[metric]
         value = scores.max() if higher else scores.min()
         direction = "" if higher else " (lower is better)"
-        lines = [f"best {args.metric}{direction}: {value:.4f} with {best}"]
+        lines = [f"best {metric}{direction}: {value:.4f} with {best}"]
         if args.folds is not None:
             table = result[2]
             with pl.Config(tbl_rows=-1, tbl_hide_dataframe_shape=True, fmt_table_cell_list_len=-1):
                 lines.append(str(table))
             lines.append(
-                f"cross-validated {args.metric}: {table['test'].mean():.4f} "
-                "(mean of held-out folds)"
+                f"cross-validated {metric}: {table['test'].mean():.4f} (mean of held-out folds)"
             )
         write_stdout("".join(f"{line}\n" for line in lines).encode())
         return 0
@@ -192,7 +237,16 @@ def run(args: argparse.Namespace) -> int:
             "irm fuse needs -o FILE (.parquet, else a TREC run), or --optimize"
         )
     fmt = args.format or format_of(args.output) or "trec"
-    check_target(args.output)  # a folder, a missing or read-only folder: before fusing
+    if fmt != "trec" and args.run_id is not None:
+        raise InvalidValueError(
+            f"--run-id names the run of a TREC output; -o {args.output} writes a {fmt} table "
+            "(its run is not named): drop --run-id, or write a TREC run (e.g. -o fused.run)"
+        )
+    # a folder, a missing or read-only folder, a compression not written: before fusing
+    if fmt == "trec":
+        check_target(args.output)
+    else:
+        check_output(args.output, fmt)
     params = _params(args.param)
     if args.k is not None:
         params["k"] = args.k
@@ -206,7 +260,8 @@ def run(args: argparse.Namespace) -> int:
     )
     frame = fused.collect() if isinstance(fused, pl.LazyFrame) else fused
     if fmt == "trec":
-        write_trec_run(frame, args.output, run_id=args.run_id, rank="rank", score="score")
+        tag = "fused" if args.run_id is None else args.run_id
+        write_trec_run(frame, args.output, run_id=tag, rank="rank", score="score")
     else:
         write_table(frame, args.output, fmt)
     return 0

@@ -42,8 +42,7 @@ from polars_irmetrics.ground.options import EvalKwargs
 from polars_irmetrics.io.files import (
     FORMATS,
     check_not_empty,
-    ragged_error,
-    ragged_line,
+    located_error,
     sample_paths,
     scan_qrels,
     scan_queries,
@@ -52,7 +51,7 @@ from polars_irmetrics.io.files import (
 )
 from polars_irmetrics.io.prefs import read_trec_prefs, read_trec_qrels_jg
 from polars_irmetrics.io.report import OUTPUT_FORMATS, check_output_args, write_output
-from polars_irmetrics.io.sources import STDIN, display_name, excerpt, first_undecodable_line
+from polars_irmetrics.io.sources import STDIN
 from polars_irmetrics.metrics.registry import DEFAULT_METRICS, MetricRequest, parse_metric_list
 
 __all__ = ["main"]
@@ -816,23 +815,15 @@ _OTHER_INPUTS = (
 )  # fmt: skip
 
 
-def _ragged(args: argparse.Namespace) -> str | None:
-    """The CSV/TSV file and line with more fields than its header, which polars' own
-    message (``found more fields than defined in 'Schema'``) names neither of."""
+def _located(args: argparse.Namespace) -> str | None:
+    """The file and line behind polars' error about a line it could not decode or with
+    more fields than its header (its own message names neither): the first of the
+    command's inputs with such a line (:func:`~polars_irmetrics.io.files.located_error`)."""
     named = [*_input_files(args), *(getattr(args, flag, None) for flag in _OTHER_INPUTS)]
     for source in dict.fromkeys(s for s in named if isinstance(s, str)):
-        if ragged_line(source) is not None:
-            return str(ragged_error(source))
-    return None
-
-
-def _undecodable(args: argparse.Namespace) -> str | None:
-    """The file and line polars could not decode (its own message names neither)."""
-    for source in _input_files(args):
-        found = first_undecodable_line(source)
+        found = located_error(source)
         if found is not None:
-            number, raw = found
-            return f"{display_name(source)}, line {number}: not valid UTF-8: {excerpt(raw)}"
+            return str(found)
     return None
 
 
@@ -1019,10 +1010,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(line, file=sys.stderr)
     except (IrmError, OSError, pl.exceptions.PolarsError) as error:
         message = _os_message(error) or _one_line(str(error)) or repr(error)
-        if isinstance(error, pl.exceptions.PolarsError) and "utf8" in message.lower():
-            message = _undecodable(args) or message
-        if isinstance(error, pl.exceptions.PolarsError) and "more fields" in message:
-            message = _ragged(args) or message
+        polars = isinstance(error, pl.exceptions.PolarsError)
+        if polars and ("utf8" in message.lower().replace("-", "") or "more fields" in message):
+            message = _located(args) or message
         message = _in_words(message, parser, args.command)
         print(f"irm: error: {message}", file=sys.stderr)
         return 2

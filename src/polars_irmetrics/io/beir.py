@@ -15,6 +15,7 @@ collected. Ids are read as strings (BEIR's ids are text, some of them digits).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -23,10 +24,12 @@ from typing import NamedTuple
 import polars as pl
 
 from polars_irmetrics.errors import FileFormatError, MissingFileError
+from polars_irmetrics.io.sources import open_text
 
 __all__ = ["BeirDataset", "read_beir"]
 
 _QRELS_HEADER = ("query-id", "corpus-id", "score")
+_BOM = b"\xef\xbb\xbf"
 
 
 class BeirDataset(NamedTuple):
@@ -120,8 +123,8 @@ def read_beir(
             f"{root}: no such folder; expected a BEIR dataset (corpus.jsonl, queries.jsonl, "
             "qrels/<split>.tsv)"
         )
-    corpus_path = _check_jsonl(root / "corpus.jsonl", "the BEIR corpus")
-    queries_path = _check_jsonl(root / "queries.jsonl", "the BEIR queries")
+    corpus_data = _check_jsonl(root / "corpus.jsonl", "the BEIR corpus")
+    queries_data = _check_jsonl(root / "queries.jsonl", "the BEIR queries")
     qrels_path = root / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():
         found = sorted(p.stem for p in (root / "qrels").glob("*.tsv"))
@@ -131,9 +134,9 @@ def read_beir(
         )
     _check_qrels(qrels_path)
     corpus = pl.scan_ndjson(
-        corpus_path, schema={"_id": pl.String, "title": pl.String, "text": pl.String}
+        corpus_data, schema={"_id": pl.String, "title": pl.String, "text": pl.String}
     ).rename({"_id": doc_id})
-    queries = pl.scan_ndjson(queries_path, schema={"_id": pl.String, "text": pl.String}).rename(
+    queries = pl.scan_ndjson(queries_data, schema={"_id": pl.String, "text": pl.String}).rename(
         {"_id": query_id}
     )
     judgments = _scan_qrels(qrels_path).rename(
@@ -152,13 +155,20 @@ def _scan_qrels(path: Path) -> pl.LazyFrame:
     )
 
 
-def _check_jsonl(path: Path, what: str) -> Path:
+def _check_jsonl(path: Path, what: str) -> str | bytes:
     """Every line of ``path`` a JSON object with a non-null ``_id``: one pass of polars'
-    parser over the ids; where it fails, the first bad line is found line by line."""
+    parser over the ids; where it fails, the first bad line is found line by line. The
+    text polars is to read: the path, or the bytes after a UTF-8 byte-order mark (which
+    polars' JSON reader refuses); a file that cannot be read, or is binary, is named
+    (:func:`~polars_irmetrics.io.sources.open_text`)."""
     if not path.is_file():
         raise MissingFileError(f"{path}: no such file; expected {what} (JSON lines)")
+    text = open_text(str(path), f"{what} (JSON lines)")
+    data = text.data
+    if text.bom:
+        data = (data if isinstance(data, bytes) else path.read_bytes())[len(_BOM) :]
     try:
-        ids = pl.scan_ndjson(path, schema={"_id": pl.String}).select(pl.col("_id"))
+        ids = pl.scan_ndjson(data, schema={"_id": pl.String}).select(pl.col("_id"))
         clean = not ids.select(pl.col("_id").is_null().any()).collect().item()
     except pl.exceptions.PolarsError as error:
         clean, reason = False, str(error).strip().splitlines()[0] if str(error).strip() else ""
@@ -167,15 +177,15 @@ def _check_jsonl(path: Path, what: str) -> Path:
     if not clean:
         raise _bad_line(
             path,
-            _first_bad_jsonl_line(path),
+            _first_bad_jsonl_line(data),
             reason,
             f"{what}, one JSON object with an '_id' per line",
         )
-    return path
+    return data
 
 
-def _first_bad_jsonl_line(path: Path) -> tuple[int, str] | None:
-    with path.open("rb") as handle:
+def _first_bad_jsonl_line(data: str | bytes) -> tuple[int, str] | None:
+    with open(data, "rb") if isinstance(data, str) else io.BytesIO(data) as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue  # polars skips blank lines
@@ -194,7 +204,9 @@ def _first_bad_jsonl_line(path: Path) -> tuple[int, str] | None:
 
 def _check_qrels(path: Path) -> None:
     """The header, then three tab-separated fields per line (two ids, an integer)."""
-    with path.open(encoding="utf-8", errors="replace") as handle:
+    expected = "BEIR judgments: query-id<TAB>corpus-id<TAB>score (an integer) per line"
+    open_text(str(path), expected)  # a file that cannot be read, or is binary: named
+    with path.open(encoding="utf-8-sig", errors="replace") as handle:  # a BOM stripped
         header = tuple(handle.readline().strip().split("\t"))
     if header != _QRELS_HEADER:
         raise FileFormatError(
@@ -209,7 +221,6 @@ def _check_qrels(path: Path) -> None:
     else:
         reason = "an empty field"
     if not clean:
-        expected = "BEIR judgments: query-id<TAB>corpus-id<TAB>score (an integer) per line"
         raise _bad_line(path, _first_bad_qrels_line(path), reason, expected)
 
 

@@ -45,6 +45,7 @@ from polars_irmetrics.io.sources import (
     is_local_path,
     open_text,
     raw_bytes,
+    undecodable_error,
     unreadable,
 )
 from polars_irmetrics.io.trec import read_trec_qrels, scan_trec_run
@@ -53,6 +54,7 @@ __all__ = [
     "FileFormat",
     "check_not_empty",
     "detect_format",
+    "located_error",
     "parquet_files",
     "ragged_error",
     "ragged_line",
@@ -282,11 +284,14 @@ def parquet_files(
 
 
 def _check_parquet_footer(path: Path, what: str) -> None:
-    with path.open("rb") as handle:
-        head = handle.read(4)
-        size = handle.seek(0, os.SEEK_END)
-        handle.seek(max(0, size - 4))
-        tail = handle.read(4)
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4)
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - 4))
+            tail = handle.read(4)
+    except PermissionError:
+        raise unreadable(str(path), what) from None
     if head != b"PAR1":
         raise FileFormatError(f"{path}: not a Parquet file (it does not start with PAR1); "
                               f"expected {what}")  # fmt: skip
@@ -304,6 +309,8 @@ def _parquet_schema(files: list[Path], what: str) -> None:
         try:
             with path.open("rb") as handle:  # a handle: '[' in a name is no pattern
                 schema = pl.read_parquet_schema(handle)
+        except PermissionError:
+            raise unreadable(str(path), what) from None
         except (pl.exceptions.PolarsError, OSError):
             raise FileFormatError(
                 f"{path}: a damaged Parquet file (its footer cannot be read); write it "
@@ -337,6 +344,8 @@ def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.Lazy
         return pl.scan_ndjson(open_text(source, what).data)
     separator = "," if fmt == "csv" else "\t"
     if is_glob(source):  # polars expands the pattern; every file is typed as a whole
+        for path in source_files(source):
+            _check_fields(path, open_text(path, what).data, fmt, what)
         return pl.scan_csv(
             source,
             separator=separator,
@@ -344,29 +353,47 @@ def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.Lazy
             infer_schema_length=None,
         )
     data = open_text(source, what).data
+    _check_fields(source, data, fmt, what)
     lazy = pl.scan_csv(
         data,
         separator=separator,
         schema_overrides=dict.fromkeys(ids, pl.String),
         infer_schema_length=None,  # a fractional label or a bad score after row 100
     )
-    return _check_numbers(lazy, display_name(source))
+    return _check_numbers(lazy, source, fmt, what)
+
+
+def _check_fields(source: str, data: str | bytes, fmt: str, what: str) -> None:
+    """Every line of a CSV/TSV file as many fields as its header, when the scan is
+    built: polars reads a line with fewer (a blank line too) as nulls, which would be
+    refused later without a line, and drops a line's extra fields where only some
+    columns are read. One pass of polars over the text; a file it refuses, or whose
+    last column holds a null, is then read line by line to name the line."""
+    text = pl.scan_csv(
+        data, separator="," if fmt == "csv" else "\t", infer_schema=False, glob=False
+    )
+    try:  # every field of every line parsed: a line with a field too many fails
+        nulls = text.select(pl.all().null_count()).collect()
+    except pl.exceptions.PolarsError:
+        raise located_error(source, what, fmt=fmt) or ragged_error(source, what) from None
+    if nulls.width and nulls.row(0)[-1]:  # a short line has its last field null
+        found = ragged_line(source, what, fmt=fmt)
+        if found is not None:
+            raise ragged_error(source, what, fmt=fmt)
 
 
 #: Columns that must hold numbers when a table has them (under their default names).
 _NUMBERS = ("rank", "score", "relevance")
 
 
-def _check_numbers(lazy: pl.LazyFrame, name: str) -> pl.LazyFrame:
+def _check_numbers(lazy: pl.LazyFrame, source: str, fmt: str, what: str) -> pl.LazyFrame:
     """A CSV/TSV column meant to hold numbers that came out as text: the first line
     whose value is not a number, named with the file."""
+    name = display_name(source)
     try:
         schema = lazy.collect_schema()
     except pl.exceptions.PolarsError:
-        raise FileFormatError(
-            f"{name}: not a table polars can read as CSV/TSV (a line with a different "
-            "number of fields, or an unclosed quote); check the separator and the quoting"
-        ) from None
+        raise ragged_error(source, what, fmt=fmt) from None
     for column in _NUMBERS:
         if column not in schema or schema[column] != pl.String:
             continue
@@ -403,6 +430,8 @@ def _parquet_rows(source: str, what: str) -> int | None:
                 break
             with path.open("rb") as handle:
                 total += int(pq.read_metadata(handle).num_rows)
+        except PermissionError:
+            raise unreadable(str(path), what) from None
         except (pa.ArrowException, OSError, ValueError):
             raise FileFormatError(
                 f"{path}: a damaged Parquet file (its footer cannot be read); write it "
@@ -557,26 +586,25 @@ def scan_log(source: str | os.PathLike[str]) -> pl.LazyFrame:
     """An impression log (or any table with a header) from a file, lazily: Parquet,
     CSV or TSV, read as runs are (globs, folders, compressed text, ``-``); a file that
     is no table, or holds no row, is refused naming it, and so is a CSV/TSV line with
-    more fields than the header (polars would drop the extra fields of a line where
-    only some columns are read, and count the row)."""
+    more or fewer fields than the header (polars would drop the extra fields of a line
+    where only some columns are read, and count the row; it reads missing fields, and
+    a blank line, as nulls)."""
     text = os.fspath(source)
     resolved = detect_format(text, _LOG)
     check_not_empty(text, resolved, _LOG)
     if resolved == "trec":
         raise FileFormatError(f"{display_name(text)}: not a table with a header; expected {_LOG}")
-    table = _scan_table(text, resolved, (), _LOG)
-    if resolved in ("csv", "tsv"):
-        try:  # every field of every line parsed: a line with a field too many fails
-            table.select(pl.all().null_count()).collect()
-        except pl.exceptions.PolarsError:
-            raise ragged_error(text, _LOG) from None
-    return table
+    return _scan_table(text, resolved, (), _LOG)
 
 
-def ragged_line(source: str | os.PathLike[str], what: str = _RUN) -> tuple[int, int, int] | None:
-    """The first line of a CSV or TSV file with more fields than its header: its
-    number (from 1, the header's line included), its fields and the header's; ``None``
-    where there is none, or the source is no local CSV/TSV file (a glob, a URL).
+def ragged_line(
+    source: str | os.PathLike[str], what: str = _RUN, *, fmt: str | None = None
+) -> tuple[int, int, int] | None:
+    """The first line of a CSV or TSV file with more or fewer fields than its header
+    (a blank line has none): its number (from 1, the header's line included), its
+    fields and the header's; ``None`` where there is none, or the source is no local
+    CSV/TSV file (a glob, a URL). ``fmt`` (``"csv"`` or ``"tsv"``) is the file's
+    format where it is known, else it is detected.
 
     Examples
     --------
@@ -585,14 +613,15 @@ def ragged_line(source: str | os.PathLike[str], what: str = _RUN) -> tuple[int, 
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = pathlib.Path(tmp) / "log.csv"
     ...     _ = path.write_text('a,b\\n1,"x,y"\\n2,3,4\\n')
-    ...     ragged_line(str(path))
-    (3, 3, 2)
+    ...     _ = (pathlib.Path(tmp) / "short.csv").write_text("a,b,c\\n1,2,3\\n4,5\\n")
+    ...     ragged_line(str(path)), ragged_line(str(pathlib.Path(tmp) / "short.csv"))
+    ((3, 3, 2), (3, 2, 3))
     """
     text = os.fspath(source)
     if is_glob(text) or "://" in text:
         return None
     try:
-        fmt = detect_format(text, what)
+        fmt = fmt or detect_format(text, what)
         data = open_text(text, what).data
     except (IrmError, OSError):
         return None
@@ -610,23 +639,51 @@ def ragged_line(source: str | os.PathLike[str], what: str = _RUN) -> tuple[int, 
         if header is None:
             return None
         for row in reader:
-            if len(row) > len(header):
+            if len(row) != len(header):
                 return reader.line_num, len(row), len(header)
     return None
 
 
-def ragged_error(source: str, what: str = _RUN) -> FileFormatError:
+def ragged_error(source: str, what: str = _RUN, *, fmt: str | None = None) -> FileFormatError:
     """polars' error about a CSV/TSV line with too many fields (its text names neither
-    the file nor the line) as one naming both, and the fix."""
+    the file nor the line), or the nulls it reads a line with too few as, as an error
+    naming both, and the fix (:func:`ragged_line`)."""
     name = display_name(source)
-    found = ragged_line(source, what)
+    found = ragged_line(source, what, fmt=fmt)
     if found is None:
         return FileFormatError(
             f"{name}: not a table polars can read as CSV/TSV (a line with a different "
             "number of fields, or an unclosed quote); check the separator and the quoting"
         )
     line, fields, header = found
+    if fields > header:
+        return FileFormatError(
+            f"{name}, line {line}: {fields} fields where the header has {header}; fix or "
+            "drop the line (a separator inside a value needs quotes)"
+        )
+    if fields == 0:
+        return FileFormatError(
+            f"{name}, line {line}: a blank line where the header has {header} fields; drop "
+            "the line"
+        )
     return FileFormatError(
-        f"{name}, line {line}: {fields} fields where the header has {header}; fix or drop "
-        "the line (a separator inside a value needs quotes)"
+        f"{name}, line {line}: {fields} field{'s' if fields > 1 else ''} where the header "
+        f"has {header}; fix or drop the line (a missing value is an empty field, e.g. a,,c)"
     )
+
+
+def located_error(
+    source: str, what: str | None = None, *, fmt: str | None = None
+) -> FileFormatError | None:
+    """The error naming the file and the line of a local text file that polars refused
+    or misread, where its own message names neither: the first line that is not UTF-8
+    or, in a CSV/TSV file, the first with more or fewer fields than its header;
+    ``None`` where there is none (an error path only: the file is read again). The one
+    look-up of the readers and the ``irm`` command (``what`` ends the UTF-8 message
+    where given)."""
+    found = undecodable_error(source, what)
+    if found is not None:
+        return found
+    if ragged_line(source, what or _RUN, fmt=fmt) is None:
+        return None
+    return ragged_error(source, what or _RUN, fmt=fmt)

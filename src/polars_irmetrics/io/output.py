@@ -4,7 +4,10 @@
 ``.json``, ``.md``, ``.tex``, ``.html``, ``.txt``) unless ``format=`` names one (a
 suffix that names no format is refused, never guessed), renders the frame and writes
 it *atomically*: to a temporary file in the target folder, renamed into place with
-:func:`os.replace`, so a reader (or a second writer) never sees half a file.
+:func:`os.replace`, so a reader (or a second writer) never sees half a file. A name
+that ends in ``.gz``, ``.bz2`` or ``.xz`` after its format's suffix (``means.csv.gz``)
+is written compressed so (:data:`COMPRESSIONS`), as the readers read it; another
+compression suffix (``.zst``, ``.zip``...) is refused, never written as plain text.
 :func:`write_atomic` is the same guarantee for any writer (TREC runs, fused runs,
 reports, plots): the one writer of every file the library writes.
 :func:`check_output` checks a target (its format, its folder) before anything is
@@ -19,9 +22,13 @@ comparison report's LaTeX with significance markers) passes ``renderers=``.
 
 from __future__ import annotations
 
+import bz2
 import contextlib
+import functools
+import gzip
 import html
 import io
+import lzma
 import math
 import os
 import re
@@ -31,18 +38,20 @@ import tempfile
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError, MissingFileError
 
 __all__ = [
+    "COMPRESSIONS",
     "STDOUT",
     "SUFFIXES_ACCEPTED",
     "Renderer",
     "check_output",
     "check_target",
+    "compression_of",
     "format_of",
     "is_stream",
     "latex_escape",
@@ -282,16 +291,59 @@ def register_format(
         _BINARY.discard(name)
 
 
+#: The compressions a written file's name asks for, by its last suffix: every writer
+#: (:func:`write_atomic`) compresses a file so named, with the standard library, and
+#: reads its format from the suffix before (``means.csv.gz`` is gzip-compressed CSV).
+COMPRESSIONS: Mapping[str, str] = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz"}
+#: Compression suffixes no writer compresses with: a file so named is refused.
+_UNWRITTEN = (".zst", ".zstd", ".lz4", ".lzma", ".zip", ".7z", ".br", ".z", ".tgz")
+
+
+def compression_of(path: str | os.PathLike[str]) -> str | None:
+    """The compression ``path``'s name asks for (``"gzip"``, ``"bzip2"``, ``"xz"``),
+    ``None`` for none; a compression suffix the writers do not write is refused.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.io.output import compression_of
+    >>> compression_of("fused.run.GZ"), compression_of("means.csv")
+    ('gzip', None)
+    >>> compression_of("means.csv.zst")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: means.csv.zst: .zst files are not written; ...
+    """
+    suffix = Path(os.fspath(path)).suffix.lower()
+    if suffix in _UNWRITTEN:
+        raise InvalidValueError(
+            f"{os.fspath(path)}: {suffix} files are not written; end the name in .gz, "
+            f".bz2 or .xz to compress it (e.g. means.csv.gz), or drop {suffix}"
+        )
+    return COMPRESSIONS.get(suffix)
+
+
+def _format_suffix(path: str | os.PathLike[str]) -> str:
+    """The suffix that names ``path``'s format: the last, or the one before a
+    compression suffix (``.csv`` of ``means.csv.gz``), lower case."""
+    name = Path(os.fspath(path))
+    if name.suffix.lower() in COMPRESSIONS:
+        name = name.with_suffix("")
+    return name.suffix.lower()
+
+
 def format_of(path: str | os.PathLike[str]) -> str | None:
-    """The format a path's suffix names (``None`` for a suffix no format claims).
+    """The format a path's suffix names (``None`` for a suffix no format claims); a
+    compression suffix after it (:data:`COMPRESSIONS`) is looked past.
 
     Examples
     --------
     >>> from polars_irmetrics.io.output import format_of
     >>> format_of("results/ndcg.TEX"), format_of("out.parquet"), format_of("fused.run")
     ('latex', 'parquet', None)
+    >>> format_of("means.csv.gz"), format_of("fused.run.bz2")
+    ('csv', None)
     """
-    return _SUFFIXES.get(Path(os.fspath(path)).suffix.lower())
+    return _SUFFIXES.get(_format_suffix(path))
 
 
 def _known_suffixes() -> str:
@@ -337,9 +389,16 @@ def resolve_format(
         if default is not None:
             return default
         raise InvalidValueError(f"name the output format ({flag} csv) or a file to write")
-    found = SUFFIXES_ACCEPTED.get(Path(os.fspath(path)).suffix.lower())
+    compression_of(path)  # a compression no writer writes: named as such
+    found = SUFFIXES_ACCEPTED.get(_format_suffix(path))
     if found is not None:
         return found
+    packed = Path(os.fspath(path)).suffix
+    if packed.lower() in COMPRESSIONS and not _format_suffix(path):
+        raise InvalidValueError(
+            f"{path}: {packed} names a compression, not an output format; put the format's "
+            f"suffix before it (e.g. results.csv{packed}), or name the format ({flag} csv)"
+        )
     raise InvalidValueError(
         f"{path}: the suffix names no output format; use one of {_known_suffixes()}, "
         f"or name the format ({flag} csv)"
@@ -371,6 +430,12 @@ def check_output(
         raise InvalidValueError(f"format {chosen!r} writes a binary file: name the file")
     if path is not None and not _is_stdout(path):
         check_target(path)
+        packed = Path(os.fspath(path)).suffix
+        if chosen in _BINARY and compression_of(path) is not None:
+            raise InvalidValueError(
+                f"{path}: a {chosen} file is not written compressed ({packed}): it "
+                f"compresses its own columns; drop {packed} from the name"
+            )
     return chosen
 
 
@@ -444,6 +509,7 @@ def check_target(path: str | os.PathLike[str]) -> Path:
         raise InvalidValueError(
             f"{target}: is a folder, not a file; name a file in it (e.g. {example})"
         )
+    compression_of(target)  # a compression no writer writes: refused
     if is_stream(target):
         return target.parent
     folder = _resolved(target).parent
@@ -498,6 +564,10 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     replaces, else the default ones less the umask. The one writer of every file the
     library writes (tables, reports, plots, TREC and fused runs).
 
+    A name ending in ``.gz``, ``.bz2`` or ``.xz`` (:data:`COMPRESSIONS`) is written
+    compressed so: ``write`` writes the text, the file holds it compressed; another
+    compression suffix (``.zst``) is refused (:func:`compression_of`).
+
     A symbolic link is written through: its target is replaced (the temporary file in
     the target's folder), the link kept. ``-`` writes to standard output, and a path
     that is not a regular file (a device such as ``/dev/null``, a FIFO,
@@ -520,6 +590,7 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
         return
     given = Path(os.fspath(path))
     folder = check_target(given)
+    write = _compressing(write, compression_of(given))
     if is_stream(given):
         _write_directly(given, write)
         return
@@ -547,6 +618,29 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
                 f"{given}: cannot write: {error.strerror or error}; choose another path"
             ) from None
         raise
+
+
+#: A writable stream compressing into a handle, by compression (:data:`COMPRESSIONS`).
+_COMPRESSORS: dict[str, Callable[[IO[bytes]], io.BufferedIOBase]] = {
+    "gzip": lambda handle: gzip.GzipFile(filename="", fileobj=handle, mode="wb", mtime=0),
+    "bzip2": functools.partial(bz2.BZ2File, mode="wb"),
+    "xz": functools.partial(lzma.LZMAFile, mode="wb"),
+}
+
+
+def _compressing(
+    write: Callable[[IO[bytes]], object], kind: str | None
+) -> Callable[[IO[bytes]], object]:
+    """``write``, its bytes compressed with ``kind`` (:data:`COMPRESSIONS`) on their
+    way to the handle (no name or time in a gzip header: the same text, the same file)."""
+    if kind is None:
+        return write
+
+    def packed(handle: IO[bytes]) -> None:
+        with _COMPRESSORS[kind](handle) as opened:  # closing it ends the stream only
+            write(cast(IO[bytes], opened))
+
+    return packed
 
 
 def _write_directly(target: Path, write: Callable[[IO[bytes]], object]) -> None:

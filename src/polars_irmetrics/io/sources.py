@@ -34,6 +34,7 @@ __all__ = [
     "open_text",
     "raw_bytes",
     "stream_bytes",
+    "undecodable_error",
     "unreadable",
 ]
 
@@ -178,8 +179,18 @@ def open_text(source: str, what: str, line_error: type[FileFormatError] = FileFo
     ...
     polars_irmetrics.errors.MissingFileError: no/such/run.txt: no such file; expected a TREC run
     """
-    name = display_name(source)
+    text = _unchecked_text(source, what)
     if "://" in source:  # an object-store URL: polars reads it, nothing to look at here
+        return text
+    _check_text(text.name, text.head, what, line_error)
+    _check_line_endings(text.name, text.head, what, line_error)
+    return text
+
+
+def _unchecked_text(source: str, what: str) -> Text:
+    """:func:`open_text` less its checks of the text (binary data, UTF-8, line endings)."""
+    name = display_name(source)
+    if "://" in source:
         return Text(name=name, data=source, head=b"")
     data = raw_bytes(source)
     if data is None and not Path(source).is_file():
@@ -201,8 +212,6 @@ def open_text(source: str, what: str, line_error: type[FileFormatError] = FileFo
                 head = _decompress_head(name, head, handle)
         else:
             head = _decompress_head(name, head, None)
-    _check_text(name, head, what, line_error)
-    _check_line_endings(name, head, what, line_error)
     return Text(name=name, data=source if data is None else data, head=head)
 
 
@@ -245,10 +254,16 @@ def _check_line_endings(name: str, head: bytes, what: str, error: type[FileForma
 
 
 def first_undecodable_line(source: str) -> tuple[int, bytes] | None:
-    """The first line of ``source``'s text that is not UTF-8 (an error path only)."""
+    """The first line of ``source``'s text that is not UTF-8 (an error path only):
+    ``None`` where there is none, or ``source`` is no local text file (a URL, a glob,
+    a missing or binary file)."""
+    if "://" in source or is_glob(source):
+        return None
     try:
-        text = open_text(source, "text")
-    except FileFormatError:
+        text = _unchecked_text(source, "text")
+    except (FileFormatError, OSError):  # MissingFileError is an OSError
+        return None
+    if b"\x00" in text.head:  # binary data (Parquet): no lines
         return None
     data = text.data
     if isinstance(data, str):
@@ -271,6 +286,32 @@ def first_undecodable_line(source: str) -> tuple[int, bytes] | None:
         except UnicodeDecodeError:
             return number, raw.rstrip(b"\r\n")
     return None
+
+
+def undecodable_error(
+    source: str, what: str | None = None, error: type[FileFormatError] = FileFormatError
+) -> FileFormatError | None:
+    """The error naming the file and the first line of ``source`` that is not UTF-8
+    (polars' own message names neither), ``None`` where there is none: the one text of
+    this error for every reader and the ``irm`` command. ``what`` (what the file should
+    hold) ends the message where given.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from polars_irmetrics.io.sources import undecodable_error
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "run.txt"
+    ...     _ = path.write_bytes(b"q1 Q0 d1 1 2.0 r\\nq1 Q0 caf\\xe9 2 1.0 r\\n")
+    ...     print(str(undecodable_error(str(path), "a run")).replace(tmp, "TMP"))
+    TMP/run.txt, line 2: not valid UTF-8: b'q1 Q0 caf\\xe9 2 1.0 r'; expected a run
+    """
+    found = first_undecodable_line(source)
+    if found is None:
+        return None
+    number, raw = found
+    tail = "" if what is None else f"; expected {what}"
+    return error(f"{display_name(source)}, line {number}: not valid UTF-8: {excerpt(raw)}{tail}")
 
 
 def is_glob(source: str) -> bool:

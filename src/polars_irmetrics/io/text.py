@@ -7,14 +7,37 @@ it; blank lines and ``#`` comment lines are skipped (trec_eval 10.0 skips commen
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import polars as pl
 
-from polars_irmetrics.errors import TrecFormatError
-from polars_irmetrics.io.sources import display_name, excerpt, first_undecodable_line, open_text
+from polars_irmetrics.errors import FileFormatError, TrecFormatError
+from polars_irmetrics.io.sources import display_name, excerpt, open_text, undecodable_error
 
-__all__ = ["read_fields"]
+__all__ = ["decimal", "read_fields"]
+
+#: A plain decimal number: ASCII digits, one point, an exponent (no ``_``, no spaces).
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: The words C's ``atof`` reads as numbers (trec_eval's reader), any case.
+_WORDS = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+
+
+def decimal(text: str, *, words: bool = False) -> float | None:
+    """``text`` as a number when it is a plain decimal (``0.25``, ``-3``, ``1e-4``),
+    else ``None``: Python's ``float`` also reads ``1_0`` as 10, Unicode digits and
+    spaces, which no file format means. ``words`` also reads ``nan`` and ``inf`` (as
+    C's ``atof`` does, which trec_eval reads numbers with).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.io.text import decimal
+    >>> decimal("0.25"), decimal("1_0"), decimal("\\u00a01"), decimal("nan", words=True)
+    (0.25, None, None, nan)
+    """
+    if _DECIMAL.fullmatch(text) or (words and _WORDS.fullmatch(text)):
+        return float(text)
+    return None
 
 
 def read_fields(path: str, count: int, names: str) -> pl.DataFrame:
@@ -80,14 +103,10 @@ def read_fields(path: str, count: int, names: str) -> pl.DataFrame:
     )
     try:
         frame = query.collect()
-    except pl.exceptions.ComputeError as err:  # text that is not UTF-8 past the head
-        found = first_undecodable_line(path)
-        if found is None:
-            raise
-        number, raw = found
-        raise TrecFormatError(
-            f"{name}, line {number}: not valid UTF-8: {excerpt(raw)}; expected {what}"
-        ) from err
+    except pl.exceptions.ComputeError:  # text that is not UTF-8 past the head
+        found = undecodable_error(path, what, TrecFormatError)
+        unread = FileFormatError(f"{name}: cannot be read as text; expected {what}")
+        raise found or unread from None
     bad = frame.filter(pl.col("_fields").list.len() != count)
     if bad.height:
         number, line, fields = bad.row(0)

@@ -25,14 +25,13 @@ file, the 1-based line number and the line itself.
 
 from __future__ import annotations
 
-import gzip
 import math
 import os
 import re
 import warnings
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import IO, Any, TypeAlias, cast
+from typing import IO, Any, TypeAlias
 
 import polars as pl
 
@@ -43,12 +42,7 @@ from polars_irmetrics.errors import (
     TrecFormatError,
 )
 from polars_irmetrics.io.output import write_atomic
-from polars_irmetrics.io.sources import (
-    display_name,
-    excerpt,
-    first_undecodable_line,
-    open_text,
-)
+from polars_irmetrics.io.sources import display_name, excerpt, open_text, undecodable_error
 
 __all__ = [
     "read_trec_qrels",
@@ -476,13 +470,11 @@ def _collect(
 ) -> pl.DataFrame:
     try:
         frame = lazy.collect()
-    except pl.exceptions.ComputeError as err:
-        found = first_undecodable_line(path)
+    except pl.exceptions.ComputeError:
+        found = undecodable_error(path, _TEXT, TrecFormatError)
         if found is None:
             raise
-        number, raw = found
-        name = display_name(path)
-        raise TrecFormatError(f"{name}, line {number}: not valid UTF-8: {excerpt(raw)}") from err
+        raise found from None
     return _checked(frame, path=path, describe=describe, keep_all=keep_all)
 
 
@@ -555,8 +547,9 @@ def write_trec_run(
     frame
         A DataFrame or LazyFrame, one row per (query, document).
     path
-        The file to write (``str`` or path-like). A name ending in ``.gz`` is written
-        gzip-compressed.
+        The file to write (``str`` or path-like). A name ending in ``.gz``, ``.bz2`` or
+        ``.xz`` is written compressed so (gzip, bzip2, xz); another compression suffix
+        (``.zst``) is refused (:func:`~polars_irmetrics.io.output.write_atomic`).
     run_id
         The run tag written in the last field; non-empty, without whitespace. By
         default, the frame's ``run_id`` column when it holds one tag (as
@@ -661,16 +654,7 @@ def write_trec_run(
             pl.lit(tag).alias("run_id"),
         )
     )
-    target = _path(path)
-    write_atomic(target, partial(_write_file, out, compress=target.endswith(".gz")))
-
-
-def _write_file(out: pl.DataFrame, handle: IO[bytes], *, compress: bool) -> None:
-    if compress:
-        with gzip.GzipFile(fileobj=handle, mode="wb") as packed:
-            _write_lines(out, cast(IO[bytes], packed))
-    else:
-        _write_lines(out, handle)
+    write_atomic(_path(path), partial(_write_lines, out))  # .gz, .bz2, .xz: compressed
 
 
 def _write_lines(out: pl.DataFrame, target: str | IO[bytes]) -> None:

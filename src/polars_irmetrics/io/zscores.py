@@ -16,7 +16,7 @@ import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError, TrecFormatError
 from polars_irmetrics.io.sources import excerpt
-from polars_irmetrics.io.text import read_fields
+from polars_irmetrics.io.text import decimal, read_fields
 
 __all__ = ["ZScores", "read_trec_zscores"]
 
@@ -138,7 +138,8 @@ def read_trec_zscores(source: str | os.PathLike[str]) -> ZScores:
     ------
     TrecFormatError
         A line without exactly 4 fields, a mean or standard deviation that is not a
-        number (``nan`` is one, as for trec_eval), a negative standard deviation, or
+        plain decimal number (``nan`` and ``inf`` are read, as trec_eval's ``atof``
+        reads them; ``1_0`` or Unicode digits are not), a negative standard deviation, or
         a (query, measure) listed twice; the message names the file and the line.
 
     Examples
@@ -167,13 +168,12 @@ def read_trec_zscores(source: str | os.PathLike[str]) -> ZScores:
     for number, line, qid, measure, mean_text, std_text in rows.iter_rows():
         numbers = []
         for name, text in (("mean", mean_text), ("standard deviation", std_text)):
-            try:
-                value = float(text)  # nan is read, as trec_eval's atof reads it
-            except ValueError:
+            value = decimal(text, words=True)  # nan is read, as trec_eval's atof reads it
+            if value is None:  # not 1_0 nor Unicode digits, which float() reads
                 raise TrecFormatError(
                     f"{path}, line {number}: {name} {excerpt(text)} is not a number: "
                     f"{excerpt(line)}"
-                ) from None
+                )
             numbers.append(value)
         if numbers[1] < 0:
             raise TrecFormatError(
