@@ -287,7 +287,19 @@ BAD_OPTIONS: list[tuple[str, dict[str, Any], type[Exception], str]] = [
         "negative share",
         {"split": {"A": 0.5, "B": -1}},
         InvalidValueError,
-        "split['B'] must be a positive share, got -1",
+        "split['B'] must be a positive, finite share, got -1",
+    ),
+    (
+        "infinite share",  # inf / (inf + 1) is NaN for itself: every SRM p-value NaN
+        {"split": {"A": float("inf"), "B": 1}},
+        InvalidValueError,
+        "split['A'] must be a positive, finite share, got inf",
+    ),
+    (
+        "NaN share",
+        {"split": {"A": float("nan"), "B": 1}},
+        InvalidValueError,
+        "split['A'] must be a positive, finite share, got nan",
     ),
     (
         "alpha of 1",

@@ -11,6 +11,7 @@ are then vectorised in numpy over the (segment, metric, arm) rows.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -335,8 +336,11 @@ def _shares(split: Mapping[str, float] | None, arms: list[str], arm: str) -> dic
             f"got {split!r}"
         )
     for name, weight in split.items():
-        if isinstance(weight, bool) or not isinstance(weight, int | float) or not weight > 0:
-            raise InvalidValueError(f"split[{name!r}] must be a positive share, got {weight!r}")
+        number = not isinstance(weight, bool) and isinstance(weight, int | float)
+        if not number or not 0 < weight < math.inf:  # inf / inf: NaN shares
+            raise InvalidValueError(
+                f"split[{name!r}] must be a positive, finite share, got {weight!r}"
+            )
     missing = [a for a in arms if a not in split]
     if missing:
         raise InvalidValueError(
