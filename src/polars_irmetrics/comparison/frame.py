@@ -322,8 +322,15 @@ def per_query_values(
             frame, stacked, requests, {"qrels": judgments, **exposure}, system, plan_options
         )
     if judgments is not None and query_set == "judged" and not predictions:
-        tables = {"qrels": judgments, **exposure}
-        _warn_flattered(frame, stacked, requests, tables, system, plan_options)
+        directed = [
+            (label, r.higher_is_better)
+            for label, r in requests
+            if r.route == "offline" and r.higher_is_better is not None
+        ]
+        if directed:
+            read = {"qrels": judgments, **exposure}
+            empty = _empty_scores(stacked.parts[0].drop(system), requests, read, plan_options)
+            _warn_flattered(frame, stacked, directed, empty, system, query_id)
     unscored = [label for label, r in requests if r.route == "exposure"]
     if unscored:  # a query an exposure measure did not score: no value of that system
         frame = frame.filter(pl.all_horizontal(pl.col(unscored).is_not_null()))
@@ -460,7 +467,6 @@ def _with_empty_systems(
     empty = [name for name in stacked.names or () if name not in found]
     if not empty:
         return frame
-    alone = options.replace(systems=None)
     added = []
     for name in empty:
         warn_at_caller(
@@ -468,40 +474,42 @@ def _with_empty_systems(
             "judged query (0 for the ranking metrics); check its file or frame",
             IrmWarning,
         )
-        nothing = stacked.alone[name].filter(pl.lit(False))
-        scored = evaluate_plan(nothing, requests, dict(tables), alone, warn=False).collect()
+        scored = _empty_scores(stacked.alone[name], requests, tables, options)
         added.append(scored.with_columns(pl.lit(name).alias(system)).select(frame.columns))
     return pl.concat([frame, *added], how="vertical_relaxed")
+
+
+def _empty_scores(
+    run: pl.LazyFrame,
+    requests: list[tuple[str, MetricRequest]],
+    tables: Mapping[str, pl.LazyFrame],
+    options: EvalOptions,
+) -> pl.DataFrame:
+    """The per-query values of an empty ranking of every judged query (a run of
+    ``run``'s columns and no row), as a judged query a system missed is scored."""
+    nothing = run.filter(pl.lit(False))
+    alone = options.replace(systems=None)
+    return evaluate_plan(nothing, requests, dict(tables), alone, warn=False).collect()
 
 
 def _warn_flattered(
     frame: pl.DataFrame,
     stacked: Stacked,
-    requests: list[tuple[str, MetricRequest]],
-    tables: dict[str, pl.LazyFrame],
+    directed: list[tuple[str, bool]],
+    empty: pl.DataFrame,
     system: str,
-    options: EvalOptions,
+    query_id: str,
 ) -> None:
     """Warn where a judged query a system did not retrieve, scored as an empty ranking
-    (``query_set='judged'``), scores *better* than another system's list of it: an
-    empty ranking has no unjudged document (``unjudged@k`` 0, lower is better) and no
-    cost (``utility`` 0 above a negative one), so missing the query counts as a win.
-    The value is the metric's own and trec_eval's (``-c``); whether a missed query is a
-    loss or no evidence is the user's assumption to make, so it is said, with the way
-    to compare only the queries every system retrieved. One evaluation of an empty run
-    (the judgments' rows) tells which metrics can be flattered; only then are the
-    runs' (system, query) pairs read to find the missed ones."""
-    query_id = options.query_id
-    directed = [
-        (label, r.higher_is_better)
-        for label, r in requests
-        if r.route == "offline" and r.higher_is_better is not None
-    ]
-    if not directed:
-        return
-    alone = options.replace(systems=None)
-    nothing = stacked.parts[0].filter(pl.lit(False)).drop(system)
-    empty = evaluate_plan(nothing, requests, dict(tables), alone, warn=False).collect()
+    (``query_set='judged'``; ``empty``: those values, :func:`_empty_scores`), scores
+    *better* than another system's list of it in a metric of ``directed`` (label,
+    higher is better): an empty ranking has no unjudged document (``unjudged@k`` 0,
+    lower is better) and no cost (``utility`` 0 above a negative one), so missing the
+    query counts as a win. The value is the metric's own and trec_eval's (``-c``);
+    whether a missed query is a loss or no evidence is the user's assumption to make,
+    so it is said, with the way to compare only the queries every system retrieved.
+    The runs' (system, query) pairs are read only where some list is worse than an
+    empty ranking."""
     kind = frame.schema[query_id]
     empty = empty.select(
         pl.col(query_id).cast(kind),
