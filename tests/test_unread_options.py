@@ -272,9 +272,10 @@ def test_a_relevance_level_no_graded_metric_reads_is_refused(
     table = run.lazy() if frame_kind == "LazyFrame" else run
     message = (
         "relevance_level=2 is not read by metrics 'ndcg@10', 'err': a graded metric weighs "
-        "each judged document by its label (its gain), and only binary metrics (P, recall, "
-        "map, mrr...) read a relevance level; drop relevance_level= (it would change "
-        "nothing), or evaluate a binary metric"
+        "each judged document by its label (its gain), a metric with a level of its own "
+        "(P(rel=2)@5) reads that one, and only binary metrics (P, recall, map, mrr...) read "
+        "a relevance level; drop relevance_level= (it would change nothing), or evaluate a "
+        "binary metric"
     )
     with pytest.raises(InvalidValueError) as info:
         irm.evaluate(table, ["ndcg@10", "err"], qrels=qrels, relevance_level=2)

@@ -49,7 +49,12 @@ from polars_irmetrics.ground.buckets import collect_guarded, eager_engine
 from polars_irmetrics.ground.facts import SharedFacts, SharedIds
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
-from polars_irmetrics.ground.options import EvalKwargs, EvalOptions, check_read
+from polars_irmetrics.ground.options import (
+    EvalKwargs,
+    EvalOptions,
+    check_named_columns,
+    check_read,
+)
 from polars_irmetrics.ground.validate import (
     judged_tally,
     tally_counts,
@@ -581,6 +586,21 @@ def evaluate_tables(
     check_read(built, labels_by_route(requests, route), labels=lazy.get("labels") is not None)
     check_level_read(built, requests)
     _check_key_names(built, [label for label, _ in requests], table_name)
+    long = long_run(
+        frame.lazy(),
+        query_id=built.query_id,
+        doc_id=built.doc_id,
+        rank=built.rank,
+        score=built.score,
+        relevance=built.relevance,
+    )
+    check_named_columns(built, long.collect_schema(), table_name)
+    if "features" in built.given() and lazy.get("item_features") is None:
+        raise InvalidValueError(
+            f"features={built.features!r} names the vector column of item_features=, and "
+            "no item_features= is given: pass item_features=... (one row per item, with "
+            "that column), or drop features="
+        )
     plan = evaluate_plan(frame.lazy(), requests, lazy, built, route=route, caller=caller)
     if isinstance(frame, pl.LazyFrame):
         return plan
@@ -613,13 +633,17 @@ def reads_level(requests: Requests) -> bool:
     """Whether a request reads ``relevance_level``: a binary metric (P, recall, map...)
     of a judged route, or a graded one that thresholds on it
     (:attr:`~polars_irmetrics.metrics.spec.Metric.threshold`: Elliot's); a graded one
-    (ndcg, dcg, err...) weighs each label as its gain.
+    (ndcg, dcg, err...) weighs each label as its gain, and one with a level of its own
+    (``P(rel=2)@5``) reads that.
 
     >>> reads_level(parse_metric_list(["ndcg@10", "err"])), reads_level(parse_metric_list(["P@5"]))
     (False, True)
+    >>> reads_level(parse_metric_list(["P(rel=2)@5"]))
+    False
     """
     return any(
-        r.route in _LEVELLED and (r.metric.binary or r.metric.threshold) for _, r in requests
+        r.route in _LEVELLED and (r.metric.binary or r.metric.threshold) and r.level is None
+        for _, r in requests
     )
 
 
@@ -634,9 +658,10 @@ def check_level_read(options: EvalOptions, requests: Requests) -> None:
     metrics = f"metric {shown}" if len(asked) == 1 else f"metrics {shown}"
     raise InvalidValueError(
         f"relevance_level={options.relevance_level!r} is not read by {metrics}: a graded "
-        "metric weighs each judged document by its label (its gain), and only binary "
-        "metrics (P, recall, map, mrr...) read a relevance level; drop relevance_level= "
-        "(it would change nothing), or evaluate a binary metric"
+        "metric weighs each judged document by its label (its gain), a metric with a "
+        "level of its own (P(rel=2)@5) reads that one, and only binary metrics (P, "
+        "recall, map, mrr...) read a relevance level; drop relevance_level= (it would "
+        "change nothing), or evaluate a binary metric"
     )
 
 

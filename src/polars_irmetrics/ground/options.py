@@ -19,7 +19,7 @@ from typing import Any, Literal, TypedDict
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.ground.buckets import (
     Buckets,
     check_buckets,
@@ -151,7 +151,7 @@ ROUTES = frozenset(
 READ_BY: Mapping[str, frozenset[str]] = {
     "per_query": ROUTES,
     "query_id": ROUTES - {"ope"},  # a log's rounds are round_id=
-    "doc_id": ROUTES - {"online", "ope", "reference"},
+    "doc_id": ROUTES - {"online", "ope"},  # reference: the run's and reference='s
     "order": _RANKED,
     "rank": _RANKED | {"online"},  # an impression log's position
     "score": _RANKED,
@@ -159,7 +159,8 @@ READ_BY: Mapping[str, frozenset[str]] = {
     "relevance_level": _JUDGED | {"propensity"},
     "depth": _JUDGED | {"prefs"},
     "judged_only": _JUDGED,
-    "unjudged": _JUDGED | {"neighbors", "reference"},
+    # jg: the judgment groups' plan reads the judged queries alone
+    "unjudged": frozenset({"offline", "neighbors", "reference"}),
     "unretrieved": _JUDGED | {"prefs", "neighbors", "reference"},
     "check_duplicates": _JUDGED | {"recsys", "prefs"},  # recsys: unrepeated_reco
     "debias": frozenset({"offline"}),  # RecTools' DebiasConfig: the judgments down-sampled
@@ -250,6 +251,42 @@ def check_read(
             f"unmatched={options.unmatched!r} says what a prediction without a label does "
             "when the labels come in a table of their own (labels=...), and none was given: "
             "drop unmatched=, or pass labels="
+        )
+
+
+#: The options that name a column of the run whose absence changes what is computed
+#: rather than failing: ``rank=`` (``order='auto'`` ranks by ``score=`` without it),
+#: ``score=`` (ignored where a rank column ranks), ``sample_id=`` (one deterministic
+#: ranking without it). The column a caller names must be there.
+_NAMED_RUN_COLUMNS = {
+    "rank": "ranks (1 = top)",
+    "score": "scores",
+    "sample_id": "sampled rankings' ids",
+}
+
+
+def check_named_columns(options: EvalOptions, schema: pl.Schema, table: str = "run") -> None:
+    """Refuse a ``rank=``, ``score=`` or ``sample_id=`` a caller gave (not the default)
+    that names no column of ``table`` (``schema``: its long form): where the column is
+    missing, the run is ranked by the other order column, or read as one deterministic
+    ranking, so a misspelt name would change the values in silence.
+
+    >>> schema = pl.Schema({"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64})
+    >>> check_named_columns(EvalOptions.build(rank="r"), schema)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnNotFoundError: rank='r' names no column of the run ...
+    """
+    given = options.given()
+    for name, role in _NAMED_RUN_COLUMNS.items():
+        column = getattr(options, name)
+        if name not in given or column in schema:
+            continue
+        held = ", ".join(repr(c) for c in schema.names())
+        raise ColumnNotFoundError(
+            f"{name}={column!r} names no column of the {table} (its columns: {held}); "
+            f"name the column of its {role} with {name}=..., or drop {name}= (without "
+            "the column the values would be computed otherwise, in silence)"
         )
 
 
