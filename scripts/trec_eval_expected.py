@@ -2,7 +2,8 @@
 
 The inputs are generated here (deterministically): judgments with ties, graded and
 negative labels, string ids where ``d9`` sorts after ``d10``, queries on one side only,
-run lines with fields after the run tag, preference files (total and partial orders,
+run lines with fields after the run tag, scores whose order depends on how trec_eval
+holds them (``run_scale.txt``), preference files (total and partial orders,
 several users, more non-relevant than relevant documents), judgment groups and a
 z-score file. Each case of ``CASES`` is then run with the given trec_eval binaries;
 their standard output is stored as ``<case>.v10.out`` and ``<case>.v9.out``, and
@@ -56,6 +57,7 @@ CASES: dict[str, list[str]] = {
     ],
     "zscores": ["-q", "-m", "official", "-Z", "zscores.txt", "qrels.txt", "run.txt"],
     "warning_missing": ["-q", "-m", "official", "qrels_missing.txt", "run.txt"],
+    "scale": ["-q", "-m", "all_trec", "qrels_scale.txt", "run_scale.txt"],
 }  # fmt: skip
 #: Cases that only one version can run: trec_eval 10.0 stops (exit 4) on a judged
 #: query without results unless -c is given; 9.0.8 skips it.
@@ -98,6 +100,31 @@ def make_inputs() -> None:
                 jg.append(f"{q} {user} {d} {rng.choice([0, 0, 1, 2])}")
     _write("qrels_jg.txt", jg)
     _write("zscores.txt", _zscores(rng))
+    _write_scale()
+
+
+def _write_scale() -> None:
+    """Scores whose order depends on how trec_eval holds them (10.0: a C double, 9.0.8:
+    a float): beyond 32-bit precision (1.00000001 and 1.0), beyond float's range (1e-300
+    rounds to 0, 1e300 to inf), and integers beyond 2**53 (atof ties them in both)."""
+    _write(
+        "qrels_scale.txt",
+        [
+            "s1 0 a 1", "s1 0 b 0", "s1 0 c 2",
+            "s2 0 x 0", "s2 0 y 1", "s2 0 z 0",
+            "s3 0 d1 1", "s3 0 d2 0", "s3 0 d3 2",
+            "s4 0 t1 0", "s4 0 t2 1",
+        ],
+    )  # fmt: skip
+    _write(
+        "run_scale.txt",
+        [
+            "s1 Q0 a 1 1.00000001 sys", "s1 Q0 c 2 1.0 sys", "s1 Q0 b 3 0.5 sys",
+            "s2 Q0 x 1 3e-300 sys", "s2 Q0 y 2 2e-300 sys", "s2 Q0 z 3 1e-300 sys",
+            "s3 Q0 d1 1 2e300 sys", "s3 Q0 d2 2 1e300 sys", "s3 Q0 d3 3 3e38 sys",
+            "s4 Q0 t1 1 1700000000000000001 sys", "s4 Q0 t2 2 1700000000000000000 sys",
+        ],
+    )  # fmt: skip
 
 
 def _prefs(rng: random.Random) -> list[str]:

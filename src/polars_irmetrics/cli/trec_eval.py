@@ -51,8 +51,9 @@ trec_eval, and is named on standard error.
   geometric means counts as 0.00001.
 * Relevance is read as trec_eval reads it, as an integer: a fractional label is
   truncated toward zero. Documents are ordered by score, ties by document id
-  descending; the rank field of a run file is ignored. A score is held as trec_eval
-  holds it, in 32 bits (a C ``float``): ``1.000000001`` and ``1.0`` are a tie.
+  descending; the rank field of a run file is ignored. A score is held as each
+  version holds it: a C ``double`` in 10.0, a ``float`` (32 bits) in 9.0.8, where
+  ``1.00000001`` and ``1.0`` are a tie and ``1e-300`` is 0.
 
 Every measure of ``-m all_trec`` is printed. Parameters follow trec_eval: cutoffs
 (``P.5,10``, ``iprec_at_recall.0.1,0.5``, ``Rprec_mult.0.5``), recall levels of
@@ -293,20 +294,24 @@ def _run_tag(frame: pl.DataFrame, source: str) -> str:
     return Path(source.rstrip("/")).name.split(".")[0] or source
 
 
-def _read_run(source: str) -> pl.DataFrame:
+def _read_run(source: str, version: Version) -> pl.DataFrame:
     lazy = scan_run(source)  # "-": standard input (trec_eval 10.0 reads results there)
     names = lazy.collect_schema().names()
     keep = [c for c in ("query_id", "doc_id", "score", "rank", "run_id") if c in names]
-    return lazy.select(keep).with_columns(*_as_text(names), *_as_float(names)).collect()
+    held = (*_as_text(names), *_as_held(names, version))
+    return lazy.select(keep).with_columns(*held).collect()
 
 
-def _as_float(names: list[str]) -> list[pl.Expr]:
-    """trec_eval holds each score in a C ``float`` (``TEXT_RESULTS.sim``): scores that
-    differ only beyond 32-bit precision (``1.000000001`` and ``1.0``) are tied there,
-    and the tie is broken by document id; rounded to Float32 here likewise."""
+def _as_held(names: list[str], version: Version) -> list[pl.Expr]:
+    """Each score as trec_eval holds it (``TEXT_RESULTS.sim``, read with ``atof``): a C
+    ``double`` in 10.0 (integers beyond 2**53 tie there, as they do here), a ``float``
+    in 9.0.8, where scores that differ only beyond 32-bit precision (``1.00000001`` and
+    ``1.0``) tie and 1e-300 is 0, each tie broken by document id: rounded to Float32
+    for ``--trec-eval-version 9`` likewise."""
     if "score" not in names:
         return []
-    return [pl.col("score").cast(pl.Float32).cast(pl.Float64)]
+    score = pl.col("score").cast(pl.Float64)
+    return [score.cast(pl.Float32).cast(pl.Float64) if version == 9 else score]
 
 
 def _as_text(names: list[str]) -> list[pl.Expr]:
@@ -365,7 +370,7 @@ def run(args: argparse.Namespace) -> int:
             "-J (judged documents only) with -q and the relstring measure is not "
             "available: drop -J, or -m relstring"
         )
-    run_frame = _read_run(args.run)
+    run_frame = _read_run(args.run, version)
     # num_ret is always computed: with no measure to print it still gives the query set.
     computed = [c for c in selection.columns if c.relstring is None]
     metrics = list(dict.fromkeys([*(c.metric for c in computed), "num_ret"]))
