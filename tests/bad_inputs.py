@@ -71,10 +71,12 @@ class BadInput:
 
 
 _LABEL = (
-    "column 'relevance' of the judgments has 1 label(s) that are NaN, infinite or of "
-    "magnitude 2**32 or more in query 'q1'; a relevance label must be a finite number "
-    "below 2**32 (what evaluate's exact sums hold): replace or drop them, or rescale the "
-    "labels"
+    "column 'relevance' of the judgments has 1 label(s) that are NaN, infinite, of "
+    "magnitude 2**32 or more or below 2**-30 (other than 0), or between -1 and 0 in "
+    "query 'q1'; a relevance label must be 0 or a finite number of magnitude in "
+    "[2**-30, 2**32) (what evaluate's exact sums hold), and not between -1 and 0 "
+    "(unjudged here, judged non-relevant by trec_eval, which truncates it to 0): "
+    "replace or drop them, or rescale the labels"
 )
 
 

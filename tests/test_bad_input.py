@@ -294,17 +294,36 @@ CASES = [
         "a label too large for the exact sums",
         lambda: (_run(), {"qrels": _qrels(relevance=[2**33, 0])}),
         InvalidValueError,
-        "column 'relevance' of the judgments has 1 label(s) that are NaN, infinite or of "
-        "magnitude 2**32 or more in query 'q1'; a relevance label must be a finite number "
-        "below 2**32 (what evaluate's exact sums hold): replace or drop them, or rescale the "
-        "labels",
+        "column 'relevance' of the judgments has 1 label(s) that are NaN, infinite, of "
+        "magnitude 2**32 or more or below 2**-30 (other than 0), or between -1 and 0 in "
+        "query 'q1'; a relevance label must be 0 or a finite number of magnitude in "
+        "[2**-30, 2**32) (what evaluate's exact sums hold), and not between -1 and 0 "
+        "(unjudged here, judged non-relevant by trec_eval, which truncates it to 0): "
+        "replace or drop them, or rescale the labels",
+    ),
+    (
+        "a label too small for the exact sums (its gains would count 0)",
+        lambda: (_run(), {"qrels": _qrels(relevance=[1e-30, 0.0]), "metrics": ["ndcg"]}),
+        InvalidValueError,
+        "column 'relevance' of the judgments has 1 label(s) that are NaN, infinite, of "
+        "magnitude 2**32 or more or below 2**-30 (other than 0), or between -1 and 0 in "
+        "query 'q1'",
+    ),
+    (
+        "a label between -1 and 0 (trec_eval truncates it to 0, judged non-relevant)",
+        lambda: (_run(), {"qrels": _qrels(relevance=[-0.5, 1.0]), "metrics": ["bpref"]}),
+        InvalidValueError,
+        "column 'relevance' of the judgments has 1 label(s) that are NaN, infinite, of "
+        "magnitude 2**32 or more or below 2**-30 (other than 0), or between -1 and 0 in "
+        "query 'q1'",
     ),
     (
         "a NaN label, refused whatever the metrics",
         lambda: (_run(), {"qrels": _qrels(relevance=[float("nan"), 0.0]), "metrics": ["map"]}),
         InvalidValueError,
-        "column 'relevance' of the judgments has 1 label(s) that are NaN, infinite or of "
-        "magnitude 2**32 or more in query 'q1'",
+        "column 'relevance' of the judgments has 1 label(s) that are NaN, infinite, of "
+        "magnitude 2**32 or more or below 2**-30 (other than 0), or between -1 and 0 in "
+        "query 'q1'",
     ),
     (
         "an exponential gain too large for the exact sums",

@@ -268,8 +268,9 @@ def test_a_label_evaluate_refuses_gives_null(frame_kind: str, label: float) -> N
     result = out.collect() if isinstance(out, pl.LazyFrame) else out
     assert result.rows() == [(None, None)]
     message = (
-        "column 'relevance' of the judged table has 1 label(s) that are NaN, infinite or of "
-        "magnitude 2**32 or more in query 'q3'"
+        "column 'relevance' of the judged table has 1 label(s) that are NaN, infinite, of "
+        "magnitude 2**32 or more or below 2**-30 (other than 0), or between -1 and 0 in "
+        "query 'q3'"
     )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         irm.evaluate(judged.drop("segment"), ["map"], order="score")

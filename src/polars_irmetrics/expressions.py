@@ -18,7 +18,8 @@ no value: the expression is null for a group where a rank is held twice or is be
 1, where (when the frame has a ``query_id`` column) the rows hold more than one query
 or a null query id, where (when the frame has the ``doc_id`` column, named by
 ``doc_id=``) a document is listed twice or has no id, or where a relevance label is
-NaN, infinite or of magnitude 2**32 or more — each where ``evaluate`` refuses the
+NaN, infinite, of magnitude 2**32 or more or below 2**-30 (other than 0), or between
+-1 and 0 — each where ``evaluate`` refuses the
 table — and for no rows at all (a frame with none: no ranking, where ``evaluate``
 gives no row). A null relevance is a retrieved document without a judgment (a run
 left-joined with its judgments gives one), read as not relevant, as trec_eval reads
@@ -79,7 +80,7 @@ import polars.selectors as cs
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError
 from polars_irmetrics.ground.docstrings import fill_shared
 from polars_irmetrics.metrics.registry import request
-from polars_irmetrics.metrics.scope import TableScope, beyond_fixed
+from polars_irmetrics.metrics.scope import TableScope, unfit_label
 from polars_irmetrics.metrics.spec import ParamValue
 
 __all__ = [
@@ -354,10 +355,11 @@ def _distinct_documents(name: str) -> pl.Expr:
 
 
 def _finite_labels(rel: pl.Expr) -> pl.Expr:
-    """Group-level: no label is NaN, infinite or of magnitude 2**32 or more, the labels
-    :func:`~polars_irmetrics.evaluate` refuses (a NaN would count as relevant, since
-    polars orders it above every number)."""
-    return ~beyond_fixed(rel.cast(pl.Float64)).fill_null(False).any()
+    """Group-level: no label is one :func:`~polars_irmetrics.evaluate` refuses
+    (:func:`~polars_irmetrics.metrics.scope.unfit_label`: NaN, which would count as
+    relevant since polars orders it above every number; infinite; of magnitude 2**32
+    or more, or below 2**-30 other than 0; between -1 and 0)."""
+    return ~unfit_label(rel.cast(pl.Float64)).fill_null(False).any()
 
 
 def _expr(

@@ -65,6 +65,7 @@ from polars_irmetrics.ground.validate import (
 )
 from polars_irmetrics.metrics.fairness import AWRF_LENGTH, UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import unfit_label
 
 __all__ = ["build_exposure_plan", "exposure_means"]
 
@@ -833,7 +834,7 @@ def _judgment_checks(
     per_row = [
         ("q_null_doc", doc.is_null()),
         ("q_null_rel", label.is_null()),
-        ("q_bad_rel", label.is_not_null() & ~(label.abs() < 2.0**32)),
+        ("q_bad_rel", label.is_not_null() & unfit_label(label)),
     ]
     flags = [
         pl.when(query.is_null().any()).then(pl.lit(query_id)).alias(f"{_BAD}|null judged key"),

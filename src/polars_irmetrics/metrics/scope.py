@@ -30,6 +30,7 @@ from polars_irmetrics.errors import MetricParameterError
 
 __all__ = [
     "FIXED_LIMIT",
+    "LABEL_FLOOR",
     "PlanScope",
     "Scope",
     "TableScope",
@@ -39,6 +40,7 @@ __all__ = [
     "exact_sum_horizontal",
     "fixed_sum",
     "fixed_weighted_mean",
+    "unfit_label",
 ]
 
 
@@ -162,6 +164,28 @@ def beyond_fixed(value: pl.Expr) -> pl.Expr:
     """Per row: whether ``value`` is too large for :func:`fixed_sum`, or not finite
     (null where ``value`` is null)."""
     return ~(value.abs() < FIXED_LIMIT)
+
+
+#: The smallest magnitude of a relevance label other than 0: :func:`fixed_sum` counts
+#: 2**-64 units, so a smaller label's gains would lose digits (1e-30 would count 0).
+LABEL_FLOOR = 2.0**-30
+
+
+def unfit_label(label: pl.Expr) -> pl.Expr:
+    """Per row (null where ``label`` is null): a relevance label (Float64) the metrics
+    cannot read exactly and unambiguously, whatever the metrics: NaN (which polars
+    orders above every number), infinite or of magnitude 2**32 or more (beyond the exact
+    sums), of magnitude below :data:`LABEL_FLOOR` other than 0 (its gains would lose
+    digits), or between -1 and 0 (unjudged here, as every negative label, but judged
+    non-relevant by trec_eval, which truncates it to 0).
+
+    >>> frame = pl.DataFrame({"rel": [0.0, -0.0, 1.5, -1.0, -0.5, 1e-30, 2.0**32, None]})
+    >>> frame.select(unfit_label(pl.col("rel")))["rel"].to_list()
+    [False, False, False, False, True, True, True, None]
+    """
+    size = label.abs()
+    tiny = (size < LABEL_FLOOR) & (label != 0)
+    return ~(size < FIXED_LIMIT) | tiny | ((label < 0) & (label > -1))
 
 
 def fixed_sum(value: pl.Expr) -> pl.Expr:

@@ -57,7 +57,7 @@ from polars_irmetrics.ground.validate import (
     warn_on_coverage,
 )
 from polars_irmetrics.metrics.registry import MetricRequest, means
-from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
+from polars_irmetrics.metrics.scope import PlanScope, unfit_label
 from polars_irmetrics.offline.attributes import with_query_attributes
 from polars_irmetrics.offline.checks import (
     bad_rows,
@@ -415,8 +415,9 @@ def _per_query(
             *(pl.col(name).max() for name in marker_flags),
             (pl.col(REL).is_null() & is_judgment).sum().alias(flag("q_null_rel")),
             # whatever the metrics: NaN (which polars orders above every number, so
-            # ``NaN >= level`` would hold), infinite, or beyond the exact sums
-            (beyond_fixed(pl.col(REL).cast(pl.Float64)) & is_judgment)
+            # ``NaN >= level`` would hold), infinite, beyond or below the exact sums,
+            # or between -1 and 0 (unfit_label)
+            (unfit_label(pl.col(REL).cast(pl.Float64)) & is_judgment)
             .sum()
             .alias(flag("q_bad_rel")),
             (pl.col(doc_id).is_null() & is_judgment).sum().alias(flag("q_null_doc")),

@@ -66,7 +66,7 @@ from polars_irmetrics.ground.validate import (
 )
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
+from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum, unfit_label
 
 __all__ = [
     "PsPlan",
@@ -603,7 +603,7 @@ def _data_problems(
     of_judged = {
         "q_null_doc": doc.null_count(),
         "q_null_rel": label.null_count(),
-        "q_bad_rel": (label.is_not_null() & ~(label.abs() < 2.0**32)).sum(),
+        "q_bad_rel": (label.is_not_null() & unfit_label(label.cast(pl.Float64))).sum(),
         "q_dup_doc": twice,
     }
     number = {name: i - len(_DATA_CHECKS) for i, name in enumerate(_DATA_CHECKS)}
