@@ -27,7 +27,7 @@ from polars_irmetrics.comparison.options import (
 )
 from polars_irmetrics.comparison.paired import paired_stats
 from polars_irmetrics.comparison.record import Record, recall, remember
-from polars_irmetrics.door.evaluate import Parsed
+from polars_irmetrics.door.evaluate import Parsed, check_level_read
 from polars_irmetrics.errors import InvalidValueError, QuerySetError
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.options import EvalOptions, PlanKwargs, check_read
@@ -283,7 +283,7 @@ def compare_eval_options(
 ) -> EvalOptions:
     """The evaluation options of a comparison, from its keyword arguments (checked), an
     option none of ``metrics`` reads refused as :func:`~polars_irmetrics.evaluate`
-    refuses it."""
+    refuses it (``relevance_level=`` beside graded metrics alone too)."""
     for name in ("by", "systems", "per_query", "unretrieved"):
         if name in options:
             raise InvalidValueError(
@@ -293,6 +293,7 @@ def compare_eval_options(
     built = EvalOptions.build(**options)
     requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
     check_read(built, labels_by_route(requests))
+    check_level_read(built, requests)
     return built
 
 

@@ -37,6 +37,7 @@ from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
+from polars_irmetrics.ground.options import READ_BY
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -49,6 +50,9 @@ __all__ = ["reproducibility"]
 
 _RUN = "__irm_run"
 _SIDES = ("baseline", "advanced")
+#: repro_eval's ``RBO_P`` and ``RBO_DEPTH`` (``RUN_LENGTH``): ``p=`` and ``cutoff=``'s defaults.
+_RBO_P = 0.95
+_RBO_DEPTH = 1000
 
 
 def reproducibility(
@@ -58,8 +62,8 @@ def reproducibility(
     *,
     qrels: FrameInput,
     qrels_reproduced: FrameInput | None = None,
-    p: float = 0.95,
-    cutoff: int = 1000,
+    p: float = _RBO_P,
+    cutoff: int = _RBO_DEPTH,
     **options: Unpack[EvalKwargs],
 ) -> pl.DataFrame:
     """repro_eval's reproducibility measures, in one tidy frame.
@@ -79,12 +83,19 @@ def reproducibility(
         ``p_unpaired`` are computed.
     p, cutoff
         The RBO's persistence and depth, the latter also the depth KTU trims both runs
-        to (repro_eval's ``RBO_P = 0.95``, ``RBO_DEPTH = RUN_LENGTH = 1000``).
+        to (repro_eval's ``RBO_P = 0.95``, ``RBO_DEPTH = RUN_LENGTH = 1000``). Read by
+        the document orders alone, which replicability (``qrels_reproduced=``) does not
+        compare: there a value other than the default is refused.
     **options
         :func:`~polars_irmetrics.evaluate`'s options (``query_id=``, ``order=``,
         ``unretrieved=``...), for the per-topic values. repro_eval scores with
         pytrec_eval, which skips a judged topic a run did not retrieve; this library
         scores it 0 (``unretrieved="zero"``): pass ``unretrieved="drop"`` to match.
+        The document orders (KTU, RBO) read those of them that a rank similarity reads
+        (the run's columns, ``order=``, ``unretrieved=``...); an option that only the
+        metrics read (``relevance_level=``, ``depth=``, ``judged_only=``) reaches
+        them alone, and one that no metric of ``metrics`` reads is refused, as
+        :func:`~polars_irmetrics.evaluate` refuses it.
 
     Returns
     -------
@@ -102,7 +113,9 @@ def reproducibility(
     InvalidValueError
         ``original`` or ``reproduced`` not a mapping (a list of runs, a run), a key of
         either other than ``baseline`` and ``advanced``, ``baseline`` missing, or the two
-        naming different runs; and whatever :func:`~polars_irmetrics.evaluate` refuses.
+        naming different runs; ``p=`` or ``cutoff=`` given with ``qrels_reproduced=``
+        (no document order is compared there); and whatever
+        :func:`~polars_irmetrics.evaluate` refuses.
     MetricParameterError
         ``p`` not strictly between 0 and 1, ``cutoff`` not a whole number of at least 1
         (named as given, ``p=0``, not as the metrics built from them).
@@ -148,6 +161,8 @@ def reproducibility(
                 f"{sorted(given)!r}; e.g. {name}={{'baseline': run_b, 'advanced': run_a}}"
             )
     _check_depth_options(p, cutoff)
+    if qrels_reproduced is not None:
+        _refuse_depth_options(p, cutoff)
     if set(original) != set(reproduced):
         raise InvalidValueError(
             f"original= has {sorted(original)!r} and reproduced= {sorted(reproduced)!r}; "
@@ -190,6 +205,33 @@ def _check_depth_options(p: object, cutoff: object) -> None:
             f"cutoff={cutoff!r} is not a depth: it must be a whole number >= 1 (of the KTU "
             "and RBO of the document orders, repro_eval's RBO_DEPTH), e.g. cutoff=1000"
         )
+
+
+def _refuse_depth_options(p: float, cutoff: int) -> None:
+    """Refuse ``p`` and ``cutoff`` given (not the defaults) to a replicability
+    (``qrels_reproduced=``): they set the KTU and RBO of the document orders, which
+    runs on another collection's topics do not have.
+
+    >>> _refuse_depth_options(0.95, 1000)
+    >>> _refuse_depth_options(0.5, 1000)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: p=0.5 is not read with qrels_reproduced= ...
+    """
+    given = {name: value for name, value, default in (("p", p, _RBO_P),
+             ("cutoff", cutoff, _RBO_DEPTH)) if value != default}  # fmt: skip
+    if not given:
+        return
+    named = " and ".join(f"{name}={value!r}" for name, value in given.items())
+    dropped = " and ".join(f"{name}=" for name in given)
+    raise InvalidValueError(
+        f"{named} {'is' if len(given) == 1 else 'are'} not read with qrels_reproduced= "
+        "(replicability: the reproduced runs are judged on another collection, so only "
+        "er, delta_ri and p_unpaired are computed, and p= and cutoff= set the KTU and "
+        f"RBO of the document orders, which are not compared); drop {dropped} "
+        f"({'it' if len(given) == 1 else 'they'} would change nothing), or drop "
+        "qrels_reproduced= to compare the document orders on the same collection"
+    )
 
 
 def _parts(runs: Mapping[str, FrameInput], sides: list[str]) -> list[list[str]]:
@@ -239,6 +281,14 @@ def _document_order(
     options: Mapping[str, Any],
 ) -> pl.DataFrame:
     names = {f"ktu@{depth}": "ktu", f"rbo_repro_eval(p={p})@{depth}": "rbo"}
+    # the options a rank similarity reads (the run's columns, order=, unretrieved=...);
+    # the others (relevance_level=, depth=...) are the per-topic metrics' (_per_topic),
+    # which refuse one that none of them reads
+    read = {
+        name: value
+        for name, value in options.items()
+        if name not in READ_BY or "reference" in READ_BY[name]
+    }
     # one plan per schema of the runs of either side (:func:`_parts`)
     parts = [
         part
@@ -253,7 +303,7 @@ def _document_order(
                 list(names),
                 reference=_together(original, part),
                 systems=_RUN,
-                **options,
+                **read,
             )
             for part in parts
         ]

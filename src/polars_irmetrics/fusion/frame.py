@@ -111,9 +111,16 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
             f"runs must be a dict of run name to DataFrame/LazyFrame, or one frame with "
             f"system=...; got {type(runs).__name__}"
         )
+    if options.system is not None:
+        raise InvalidValueError(
+            f"system={options.system!r} is not read with a dict of runs: it names the run "
+            "column of one long frame, and a dict names each run by its key; drop system=, "
+            "or pass one long frame whose system column names the runs"
+        )
     names = tuple(str(name) for name in runs)
     _require_two(names)
     frames, order_columns, kinds, id_types = [], [], [], []
+    schemas: list[pl.Schema] = []
     wide: list[bool] = []
     eager = True
     for index, (name, run) in enumerate(zip(names, runs.values(), strict=True)):
@@ -125,6 +132,7 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
         eager = eager and isinstance(run, pl.DataFrame)
         lazy = run.lazy()
         schema = lazy.collect_schema()
+        schemas.append(schema)
         frame = f"run {name!r}"
         for column in (q, d):
             if column not in schema:
@@ -153,6 +161,7 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
                 f"column {column!r} holds strings in some runs and integers in others; "
                 f"cast it to one type in every run, e.g. pl.col({column!r}).cast(pl.String)"
             )
+    _check_order_names(schemas, options)
     dtypes = (_id_cast([t[0] for t in id_types]), _id_cast([t[1] for t in id_types]))
     frames = [f.with_columns(pl.col(q).cast(dtypes[0]), pl.col(d).cast(dtypes[1])) for f in frames]
     return Gathered(
@@ -220,6 +229,36 @@ def _order_column(schema: pl.Schema, name: str, options: FusionOptions) -> str:
     )
 
 
+#: The order columns' default names (:class:`FusionOptions`'s ``score`` and ``rank``).
+_ORDER_DEFAULTS = {"score": "score", "rank": "rank"}
+
+
+def _check_order_names(schemas: Sequence[pl.Schema], options: FusionOptions) -> None:
+    """Refuse a ``score=`` or ``rank=`` given (not the default) that names a column none
+    of the runs has: a run is ordered by its score column where it has one, else by its
+    rank column (:func:`_order_column`), so the other name would be read by no run, and
+    a misspelt one ignored.
+
+    >>> schema = pl.Schema({"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64})
+    >>> _check_order_names([schema], FusionOptions(rank="r"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnNotFoundError: rank='r' names no column of the runs ...
+    """
+    for name, other in (("rank", "score"), ("score", "rank")):
+        column = getattr(options, name)
+        if column == _ORDER_DEFAULTS[name] or any(column in schema for schema in schemas):
+            continue
+        held = ", ".join(dict.fromkeys(repr(c) for schema in schemas for c in schema.names()))
+        by = getattr(options, other)
+        raise ColumnNotFoundError(
+            f"{name}={column!r} names no column of the runs (their columns: {held}); a run "
+            f"is ordered by its score column where it has one, else by its rank column, so "
+            f"every run here is ordered by its {by!r} column and {name}= is read by none: "
+            f"drop {name}=, or name the column of the runs' {name}s with {name}=..."
+        )
+
+
 def _gather_long(frame: pl.DataFrame | pl.LazyFrame, options: FusionOptions) -> Gathered:
     system = options.system
     if system is None:
@@ -249,6 +288,7 @@ def _gather_long(frame: pl.DataFrame | pl.LazyFrame, options: FusionOptions) -> 
     names = tuple(sorted(found.to_list()))
     _require_two(names)
     order = _order_column(schema, "runs", options)
+    _check_order_names([schema], options)
     dtypes = (_id_cast([schema[q]]), _id_cast([schema[d]]))
     long = lazy.select(
         system_text.replace_strict(

@@ -84,7 +84,9 @@ def needs_score(method: FusionMethod, norm: str | None) -> bool:
     return method.uses == "score" or method.name == "segfuse" or norm in SCORE_NORMS
 
 
-def check_positions_norm(method: FusionMethod, given: str | None, norm: str | None) -> None:
+def check_positions_norm(
+    method: FusionMethod, given: str | None, norm: str | None, *, fit: bool = False
+) -> None:
     """Refuse a normalisation that cannot change a fusion reading positions alone.
 
     A method that reads each run's positions and not its scores (RRF, ISR, RBC, Borda,
@@ -92,7 +94,9 @@ def check_positions_norm(method: FusionMethod, given: str | None, norm: str | No
     normalisation that keeps each run's order (``min-max``, ``max``, ``sum``,
     ``zmuv``, ``rank``) as with none: such a ``norm`` is refused, not ignored. Only
     :data:`~polars_irmetrics.fusion.norms.POSITION_NORMS` change the positions.
-    ``given`` is the name as passed, ``norm`` its canonical name.
+    ``given`` is the name as passed, ``norm`` its canonical name. ``fit``: the norm of
+    :func:`~polars_irmetrics.fit_fusion`, whose tables every trained method (SegFuse
+    too: its segments' hit rates) fits on the positions alone.
 
     Examples
     --------
@@ -104,9 +108,19 @@ def check_positions_norm(method: FusionMethod, given: str | None, norm: str | No
     ...
     polars_irmetrics.errors.MetricParameterError: norm='zmuv' changes nothing in rrf, ...
     """
-    if norm is None or norm in POSITION_NORMS or needs_score(method, None):
+    if norm is None or norm in POSITION_NORMS:
         return
     changing = " or ".join(repr(n) for n in POSITION_NORMS)
+    if needs_score(method, None):
+        if not fit:
+            return
+        raise MetricParameterError(
+            f"norm={given!r} changes nothing in fit_fusion's {method.name} table, which is "
+            f"fitted on each run's positions and not its scores: {norm!r} keeps every run's "
+            f"order, so the table would be the one of norm=None. Drop norm= here and pass it "
+            f"to fuse, which reads the scores (fuse(runs, {method.name!r}, fitted=fitted, "
+            f"norm={given!r})), or pass a normalisation that changes the positions ({changing})"
+        )
     raise MetricParameterError(
         f"norm={given!r} changes nothing in {method.name}, which reads each run's "
         f"positions and not its scores: {norm!r} keeps every run's order, so the fusion "

@@ -230,7 +230,7 @@ def optimize_fusion(
         the best point on the other folds and its score on this one.
     seed
         Seed of the random assignment of queries to folds (the same seed, the same
-        folds).
+        folds); read with ``folds`` alone, and refused without it.
     buckets, spill_dir
         The grid multiplies the rows: ``"auto"`` (default) evaluates queries in hash
         buckets of about 30 million (grid point, document) rows, one after the other
@@ -255,10 +255,11 @@ def optimize_fusion(
     Raises
     ------
     MetricParameterError
-        A method without a search grid, a bad ``step`` or ``folds``, more than one
-        metric (a cutoff range), a metric with no better direction (``num_ret``), a
-        metric with ``agg=`` (``"P(agg='std')@1"``), a ``norm`` that changes nothing in
-        a method of positions (``method="rrf", norm="min-max"``).
+        A method without a search grid, a bad ``step`` or ``folds``, a ``seed``
+        without ``folds``, more than one metric (a cutoff range), a metric with no
+        better direction (``num_ret``), a metric with ``agg=`` (``"P(agg='std')@1"``),
+        a ``norm`` that changes nothing in a method of positions (``method="rrf",
+        norm="min-max"``).
     UnknownMetricError
         An unknown ``norm``.
 
@@ -304,6 +305,13 @@ def optimize_fusion(
     check_progress(progress)
     if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
         raise MetricParameterError(f"folds={folds!r} is not valid; it must be an integer >= 2")
+    if folds is None and (seed != 0 or isinstance(seed, bool)):
+        raise MetricParameterError(
+            f"seed={seed!r} is not read without folds=: it seeds the assignment of the "
+            "queries to the cross-validation folds, and the search over every judged query "
+            "draws nothing; drop seed= (it would change nothing), or pass folds= with it "
+            "(e.g. folds=5)"
+        )
     options = FusionOptions(
         method=fusion.name,
         norm=normalised,

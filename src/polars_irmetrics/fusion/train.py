@@ -83,7 +83,11 @@ def fit_fusion(
         ``probfuse``, ``segfuse``, ``slidefuse``, ``posfuse``, ``bayesfuse`` or
         ``mapfuse`` (or an alias).
     norm
-        The normalisation ``fuse`` will use (it sets the positions; default none).
+        The normalisation ``fuse`` will use, where it sets the positions
+        (``min-max-inverted``, ``borda``; default none). Every table is fitted on the
+        positions alone, so a normalisation that keeps each run's order (``min-max``,
+        ``max``, ``sum``, ``zmuv``, ``rank``) is refused, ``segfuse``'s too: pass it to
+        ``fuse``, which reads ``segfuse``'s normalised scores.
     n_segments
         ``probfuse``: the number of segments each list is cut into (required).
     relevance_level
@@ -99,7 +103,8 @@ def fit_fusion(
     Raises
     ------
     MetricParameterError
-        An untrained method, or a missing ``n_segments`` for ``probfuse``.
+        An untrained method, a missing ``n_segments`` for ``probfuse``, or a ``norm``
+        that keeps each run's order (the table would be the one of no normalisation).
 
     Examples
     --------
@@ -142,7 +147,8 @@ def fit_fusion(
         segments = int(FIT_PARAMS["probfuse"][0].check("probfuse", n_segments))
     elif n_segments is not None:
         raise MetricParameterError(f"{fusion.name} has no parameter 'n_segments'")
-    check_positions_norm(fusion, norm, resolve_norm(norm))  # as fuse will refuse it
+    # as fuse will refuse it, and a score norm segfuse's fit (positions alone) does not read
+    check_positions_norm(fusion, norm, resolve_norm(norm), fit=True)
     options = FusionOptions(
         method=fusion.name,
         norm=norm,
