@@ -108,3 +108,17 @@ def test_doc_id_is_read_by_the_rank_similarity_metrics() -> None:
     run = RUN.rename({"doc_id": "did"})
     out = irm.evaluate(run, ["rbo(p=0.9)", "jaccard@2"], reference=run, doc_id="did")
     assert out.row(0) == (2, 1.0, 1.0)
+
+
+def test_compare_refuses_a_named_column_no_run_has() -> None:
+    # before: both runs ranked by score in silence
+    message = (
+        "rank='r' names no column of the runs (their columns: 'query_id', 'doc_id', 'rank', "
+        "'score'); name the column of their ranks (1 = top) with rank=..., or drop rank="
+    )
+    with pytest.raises(ColumnNotFoundError, match=re.escape(message)):
+        irm.compare({"a": RUN, "b": RUN}, ["ndcg@10"], qrels=QRELS, rank="r")
+    # a dict mixing a run ranked by 'r' and one by its scores: each by its own column
+    ranked = RUN.drop("score").rename({"rank": "r"})
+    out = irm.compare({"a": ranked, "b": RUN.drop("rank")}, ["ndcg@10"], qrels=QRELS, rank="r")
+    assert out.height == 1

@@ -44,7 +44,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
-from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions, check_named_columns
 from polars_irmetrics.ground.validate import is_text, kind_of
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list, split_routes
 from polars_irmetrics.metrics.requests import refuse_summaries
@@ -296,6 +296,12 @@ def per_query_values(
         if table is not None
     }
     stacked = stack_runs(_from_lists(runs, options), system)
+    # a rank=, score= or sample_id= that names a column of no run (each run is ordered
+    # by its own order column: a dict may mix rank and score runs)
+    held = {
+        c: t for part in stacked.parts for c, t in part.collect_schema().items() if c != system
+    }
+    check_named_columns(options, pl.Schema(held), "runs")
     names = stacked.names
     judgments = None
     if qrels is not None:  # (judgments listing each query's relevant documents: long)

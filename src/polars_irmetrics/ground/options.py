@@ -283,9 +283,10 @@ def check_named_columns(options: EvalOptions, schema: pl.Schema, table: str = "r
         if name not in given or column in schema:
             continue
         held = ", ".join(repr(c) for c in schema.names())
+        its = "their" if table.endswith("s") else "its"  # the runs of a comparison
         raise ColumnNotFoundError(
-            f"{name}={column!r} names no column of the {table} (its columns: {held}); "
-            f"name the column of its {role} with {name}=..., or drop {name}= (without "
+            f"{name}={column!r} names no column of the {table} ({its} columns: {held}); "
+            f"name the column of {its} {role} with {name}=..., or drop {name}= (without "
             "the column the values would be computed otherwise, in silence)"
         )
 
