@@ -138,15 +138,20 @@ def test_fusion_training_refuses_judgments_of_another_id_kind(
     assert str(fitted.value) == str(tuned.value) == message
 
 
-def test_trec_eval_holds_scores_in_32_bits_as_trec_eval_does(tmp_path: Path) -> None:
-    # 1.000000001 and 1.0 are one C float: a tie, broken by document id descending
-    # (b above a), so the relevant a is at rank 2 there (pytrec_eval likewise)
+def test_trec_eval_holds_scores_as_each_version_does(tmp_path: Path) -> None:
+    # 1.000000001 and 1.0 are one C float (trec_eval 9.0.8's score): a tie, broken by
+    # document id descending (b above a), so the relevant a is at rank 2 there
+    # (pytrec_eval likewise); trec_eval 10.0 holds doubles: a first (both binaries,
+    # built from the usnistgov tags, print 1.0000 and 0.5000)
     import pytrec_eval
 
     (tmp_path / "run.txt").write_text("q1 Q0 a 1 1.000000001 r\nq1 Q0 b 2 1.0 r\n")
     (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq1 0 b 0\n")
-    done = irm_in_process("trec-eval", "-m", "recip_rank", "qrels.txt", "run.txt", cwd=tmp_path)
-    assert done.stdout.split() == ["recip_rank", "all", "0.5000"]
+    args = ("trec-eval", "-m", "recip_rank", "qrels.txt", "run.txt")
+    done = irm_in_process(*args, cwd=tmp_path)
+    assert done.stdout.split() == ["recip_rank", "all", "1.0000"]
+    nine = irm_in_process("trec-eval", "--trec-eval-version", "9", *args[1:], cwd=tmp_path)
+    assert nine.stdout.split() == ["recip_rank", "all", "0.5000"]
     scores = {"a": 1.000000001, "b": 1.0}
     theirs = pytrec_eval.RelevanceEvaluator({"q1": {"a": 1, "b": 0}}, {"recip_rank"})
     assert theirs.evaluate({"q1": scores})["q1"]["recip_rank"] == 0.5
