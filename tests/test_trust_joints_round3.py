@@ -155,7 +155,7 @@ def test_trec_eval_holds_scores_as_each_version_does(tmp_path: Path) -> None:
     scores = {"a": 1.000000001, "b": 1.0}
     theirs = pytrec_eval.RelevanceEvaluator({"q1": {"a": 1, "b": 0}}, {"recip_rank"})
     assert theirs.evaluate({"q1": scores})["q1"]["recip_rank"] == 0.5
-    # irm.evaluate ranks the column at its own precision; cast to Float32 for trec_eval's
+    # irm.evaluate ranks the column at its own precision; cast to Float32 for 9.0.8's
     run = pl.DataFrame({"query_id": "q1", "doc_id": list(scores), "score": list(scores.values())})
     qrels = pl.DataFrame({"query_id": "q1", "doc_id": ["a", "b"], "relevance": [1, 0]})
     assert irm.evaluate(run, ["recip_rank"], qrels=qrels).item(0, 1) == 1.0

@@ -7,6 +7,7 @@ import polars as pl
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics.online import ClickScope
 from polars_irmetrics.metrics.registry import parse_metric
+from polars_irmetrics.online.sessions import refuse_unread_column
 
 __all__ = ["click_metric"]
 
@@ -40,7 +41,8 @@ def click_metric(
     dwell, converted, timestamp
         Column names or expressions: the dwell in seconds, the conversion flag, and the
         time of the impression in seconds (a number; for a Datetime column pass e.g.
-        ``pl.col("ts").dt.epoch("ms") / 1000``).
+        ``pl.col("ts").dt.epoch("ms") / 1000``). One given (other than its default name)
+        that the metric does not read is refused (``InvalidValueError``).
 
     Returns
     -------
@@ -87,4 +89,9 @@ def click_metric(
         converted=_expr(converted).cast(pl.Boolean),
         timestamp=_expr(timestamp).cast(pl.Float64),
     )
-    return request.expr(scope, 1.0).alias(request.name)
+    expr = request.expr(scope, 1.0).alias(request.name)
+    # a column named that the metric does not read is refused, never ignored
+    for role, value in (("dwell", dwell), ("converted", converted), ("timestamp", timestamp)):
+        if role not in scope.used and not (isinstance(value, str) and value == role):
+            refuse_unread_column(role, value, [name])
+    return expr

@@ -17,6 +17,7 @@ in one aggregation, per session:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -41,6 +42,7 @@ __all__ = [
     "numerator",
     "optional_columns",
     "raise_on_bad_sessions",
+    "refuse_unread_column",
     "session_plan",
 ]
 
@@ -290,17 +292,17 @@ def session_plan(
         "converted": columns.converted,
         "timestamp": columns.timestamp,
     }
-    exprs = {
-        "dwell": _numeric(schema, columns.dwell) if columns.dwell in schema else None,
-        "converted": (
-            _as_flag(schema, columns.converted, "a conversion")
-            if columns.converted in schema
-            else None
-        ),
-        "timestamp": (
-            _seconds(schema, columns.timestamp) if columns.timestamp in schema else None
-        ),
-    }
+    # an optional column named that no metric reads is refused; one no metric reads is
+    # not checked either (its dtype is nobody's concern)
+    reading = set().union(*optional_columns(requests).values())
+    _refuse_unread_columns(columns, reading, [label for label, _ in requests])
+    exprs: dict[str, pl.Expr | None] = dict.fromkeys(optional)
+    if "dwell" in reading and columns.dwell in schema:
+        exprs["dwell"] = _numeric(schema, columns.dwell)
+    if "converted" in reading and columns.converted in schema:
+        exprs["converted"] = _as_flag(schema, columns.converted, "a conversion")
+    if "timestamp" in reading and columns.timestamp in schema:
+        exprs["timestamp"] = _seconds(schema, columns.timestamp)
     given: dict[str, pl.Expr] = {}
     for role, name in optional.items():
         expr = exprs[role]
@@ -338,6 +340,51 @@ def session_plan(
         lambda batch: raise_on_bad_sessions(batch, spec), schema=_out_schema(frame)
     )
     return SessionPlan(frame=checked, keys=keys, requests=tuple(requests))
+
+
+#: The metrics that read each optional column of the log, and what it holds, in the
+#: refusals.
+_READERS = {
+    "dwell": (
+        "sat_click_rate and the satisfied-click signal (click_ndcg, click_precision and "
+        "click_mrr with signal='satisfied') read",
+        "the dwell",
+    ),
+    "converted": ("conversion_rate reads", "the conversion flag"),
+    "timestamp": ("time_to_first_click reads", "the impressions' time"),
+}
+_DEFAULT_NAMES = {f.name: f.default for f in dataclasses.fields(LogColumns)}
+
+
+def _refuse_unread_columns(columns: LogColumns, used: set[str], labels: Sequence[str]) -> None:
+    """Refuse an optional column named (``dwell=``, ``converted=``, ``timestamp=`` other
+    than its default name) that no metric asked for reads (``used``: the roles their
+    formulas read), whether the log has it or not: an option no metric reads is refused,
+    never ignored.
+
+    >>> _refuse_unread_columns(LogColumns(dwell="dw"), set(), ["ctr"])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: dwell='dw' is not read by metric 'ctr': only ...
+    """
+    for role in _READERS:
+        name = getattr(columns, role)
+        if role not in used and name != _DEFAULT_NAMES[role]:
+            refuse_unread_column(role, name, labels)
+
+
+def refuse_unread_column(role: str, value: object, labels: Sequence[str]) -> None:
+    """Refuse the optional column ``role`` (``"dwell"``, ``"converted"``,
+    ``"timestamp"``) given as ``value`` (a name, or an expression: shown by its type)
+    where none of the metrics ``labels`` reads it."""
+    readers, what = _READERS[role]
+    given = "<a polars expression>" if isinstance(value, pl.Expr) else repr(value)
+    shown = ", ".join(repr(label) for label in labels[:3]) + (" ..." if len(labels) > 3 else "")
+    metrics = f"metric {shown}" if len(labels) == 1 else f"metrics {shown}"
+    raise InvalidValueError(
+        f"{role}={given} is not read by {metrics}: only {readers} {what}; drop {role}= "
+        "(an option no metric reads would change nothing), or evaluate a metric that reads it"
+    )
 
 
 def _checks(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError, SupportWarning
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, SupportWarning
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
@@ -18,6 +18,8 @@ __all__ = [
     "BELOW_1_FIX",
     "WHERE",
     "Check",
+    "check_interval_read",
+    "check_position",
     "id_column",
     "in_logged_rounds",
     "listed_slots",
@@ -294,4 +296,82 @@ def listed_slots(
         .filter(pl.col(_POSITIVE) > 0)
         .drop(_POSITIVE)
         .unique()
+    )
+
+
+def _asked(labels: Sequence[str]) -> str:
+    """The metrics asked for, as :func:`~polars_irmetrics.ground.options.check_read`'s
+    messages name them: ``metric 'ips'``, ``metrics 'ips', 'dr'``."""
+    shown = ", ".join(repr(label) for label in labels[:3]) + (" ..." if len(labels) > 3 else "")
+    return f"metric {shown}" if len(labels) == 1 else f"metrics {shown}"
+
+
+#: What each option of the intervals sets, in the refusals.
+_SETS = {
+    "ci_method": "how an interval is computed",
+    "n_bootstrap": "the bootstrap interval's resamples",
+    "seed": "the bootstrap interval's draws",
+}
+
+
+def check_interval_read(options: EvalOptions, labels: Sequence[str]) -> None:
+    """Refuse an option of the intervals given (a value other than its default) where it
+    reads nothing: ``ci_method=``, ``n_bootstrap=`` or ``seed=`` without ``ci=`` (no
+    interval is computed), ``n_bootstrap=`` or ``seed=`` with ``ci_method="normal"`` (a
+    closed form: nothing is resampled). An option no metric reads is refused, never
+    ignored; ``labels`` are the metrics asked for, named in the message.
+
+    Examples
+    --------
+    >>> check_interval_read(EvalOptions(ci=0.9, n_bootstrap=50), ["ips"])  # read
+    >>> check_interval_read(EvalOptions(n_bootstrap=50), ["ips"])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: n_bootstrap=50 is not read by metric 'ips' ...
+    >>> check_interval_read(EvalOptions(ci=0.9, ci_method="normal", seed=7), ["ips", "dr"])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: seed=7 is not read by metrics 'ips', 'dr' ...
+    """
+    given = options.given()
+    metrics = _asked(labels)
+    if options.ci is None:
+        for name in ("ci_method", "n_bootstrap", "seed"):
+            if name in given:
+                what = _SETS[name]
+                raise InvalidValueError(
+                    f"{name}={getattr(options, name)!r} is not read by {metrics} without "
+                    f"ci=: it sets {what}, and no interval is asked for; drop {name}= (an "
+                    "option no metric reads would change nothing), or pass ci= (e.g. "
+                    "ci=0.95 for a 95% interval)"
+                )
+        return
+    if options.ci_method == "normal":
+        for name in ("n_bootstrap", "seed"):
+            if name in given:
+                raise InvalidValueError(
+                    f"{name}={getattr(options, name)!r} is not read by {metrics} with "
+                    "ci_method='normal': the normal interval is a closed form, nothing is "
+                    f"resampled; drop {name}= (an option no metric reads would change "
+                    "nothing), or pass ci_method='bootstrap' (the default)"
+                )
+
+
+def check_position(options: EvalOptions, schema: pl.Schema) -> None:
+    """Refuse a ``position=`` given (not the default ``"position"``) that names no
+    column of the log (``schema``): a log without that column is read as one action per
+    round, so the name would be ignored (the default name, absent, says just that).
+
+    >>> check_position(EvalOptions(position="slot"), pl.Schema({"round_id": pl.Int64}))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnNotFoundError: position='slot' names no column of the log ...
+    """
+    if "position" not in options.given() or options.position in schema:
+        return
+    raise ColumnNotFoundError(
+        f"position={options.position!r} names no column of the log (its columns: "
+        f"{', '.join(repr(c) for c in schema.names())}); position= names the log's slot "
+        "column (several logged actions per round): name the column the log has, or drop "
+        "position= for a log of one action per round"
     )

@@ -74,6 +74,8 @@ from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.ope.checks import (
     BELOW_1_FIX,
     Check,
+    check_interval_read,
+    check_position,
     id_column,
     in_logged_rounds,
     listed_slots,
@@ -356,6 +358,8 @@ def _ope_plan(
             "switch_dr, dr_os, sg_dr), and no metric asked for reads it: drop "
             "reward_model=, or ask for one of them"
         )
+    # an interval's option where no interval reads it is refused, never ignored
+    check_interval_read(options, [label for label, _ in requests])
     by = list(options.attribute_keys)
     if options.ci is not None and options.per_query:
         raise InvalidValueError(
@@ -365,6 +369,7 @@ def _ope_plan(
     # a UInt64 id beyond 2**63 in the policy or the reward model beside a signed log
     ids = (options.round_id, options.action, options.position)
     log = with_wide_ids(log, (policy, reward_model), ids)
+    check_position(options, log.collect_schema())
     kind = _kind(requests)
     if kind == "slate":
         return build_slate_plan(log, requests, policy, options, parts=parts, weights=weights)

@@ -17,7 +17,14 @@ counter-based generator), so the same seed gives the same draws however the engi
 splits the work. The self-normalised estimators are normalised within each resample (the
 weights' sum is resampled with the rewards). The interval is the ``(1 - ci) / 2`` and
 ``(1 + ci) / 2`` percentiles of the resampled estimates (numpy's ``percentile``, linear),
-reproducible for a given ``seed``.
+reproducible for a given ``seed``. A resample that draws no unit at all (each of
+``B`` buckets drawn 0 times: probability ``exp(-B)``, 1.8 % of the resamples of a log
+of 4 rows) has no estimate (0 / 0), where obp's resamples always hold ``n`` rows: it is
+skipped and the group's next draw taken in its place (:class:`_Drawn`), so every
+interval reads ``n_bootstrap`` resamples of at least one unit. A resample that draws
+units and still gives NaN (a self-normalised estimate of rows all of weight 0, or a NaN
+of the estimator's own formula) gives a NaN interval, as obp's does, with an
+:class:`~polars_irmetrics.errors.IrmWarning` that says so (:func:`warn_undefined`).
 
 ``ci_method="normal"``: ``mean +- z sd / sqrt(n)`` with ``sd`` the units' contributions'
 standard deviation (``ddof=1``) and ``z`` the normal quantile of ``(1 + ci) / 2``: the
@@ -36,9 +43,9 @@ from statistics import NormalDist
 import numpy as np
 import polars as pl
 
-from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.errors import IrmWarning, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, is_text
+from polars_irmetrics.ground.validate import INTERNAL, is_text, warn_from_plan
 from polars_irmetrics.ope.sums import exact_added, exact_columns, exact_mean, exact_total
 
 __all__ = [
@@ -50,6 +57,7 @@ __all__ = [
     "bootstrap_part",
     "interval_columns",
     "joined_intervals",
+    "warn_undefined",
     "with_intervals",
 ]
 
@@ -251,14 +259,8 @@ def _resample(grouped: pl.LazyFrame, boot: Bootstrap) -> pl.LazyFrame:
         group_key = np.repeat(frame[_KEY].to_numpy().astype(np.uint64), lengths)
         buckets = frame[BUCKET].explode().to_numpy().astype(np.uint64)
         values = np.column_stack([frame[c].explode().to_numpy() for c in names])
-        totals = np.zeros((len(names), n_groups, b))
-        draws = np.arange(b, dtype=np.uint64)[None, :]
-        for pick, groups, starts in _blocks(lengths):  # blocks of buckets, not resamples
-            counts = _poisson_counts(group_key[pick], buckets[pick], draws, seed)
-            for c in range(len(names)):
-                weighted = counts * values[pick, c][:, None]
-                # a group's runs in order (a block may hold two of one group's runs)
-                np.add.at(totals[c], groups, np.add.reduceat(weighted, starts, axis=0))
+        drawn = _Drawn(lengths, group_key, buckets, values, seed)
+        totals = drawn.nonempty(b)
         ones = totals[-1]
         out: dict[str, object] = {k: frame[k] for k in by}
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -267,6 +269,12 @@ def _resample(grouped: pl.LazyFrame, boot: Bootstrap) -> pl.LazyFrame:
                 for num, den in pairs:
                     estimate += totals[num] / (ones if den < 0 else totals[den])
                 low, high = np.percentile(estimate, [50.0 * alpha, 100.0 - 50.0 * alpha], axis=1)
+                undefined = np.isnan(estimate).sum(axis=1) * (lengths > 0)
+                if undefined.any():
+                    first = int(np.flatnonzero(undefined)[0])
+                    where = _group_text(frame.row(first, named=True), by)
+                    groups = int(np.count_nonzero(undefined))
+                    warn_undefined(label, int(undefined[first]), b, where, groups)
                 lower, upper = interval_columns(label)
                 out[lower], out[upper] = low, high
         # a group without a unit (the one row of an empty log) has no resample: null
@@ -276,6 +284,94 @@ def _resample(grouped: pl.LazyFrame, boot: Bootstrap) -> pl.LazyFrame:
 
     result = grouped.map_batches(resample, schema=out_schema)
     return result.sort(by, nulls_last=True) if by else result
+
+
+def _group_text(row: dict[str, object], by: Sequence[str]) -> str:
+    """A ``by`` group in a message: ``" (group day=1)"``, or nothing without ``by``."""
+    if not by:
+        return ""
+    return " (group " + ", ".join(f"{k}={row[k]!r}" for k in by) + ")"
+
+
+def warn_undefined(label: str, count: int, total: int, where: str, groups: int = 1) -> None:
+    """Warn (:class:`~polars_irmetrics.errors.IrmWarning`) that ``count`` of the ``total``
+    resamples of metric ``label`` give no number (NaN), so that its interval is NaN
+    (numpy's ``percentile``, as obp's bootstrap gives it): never a NaN in silence.
+    ``where``: the first such ``by`` group (:func:`_group_text`); ``groups``: how many."""
+    more = f" and {groups - 1} other group(s)" if groups > 1 else ""
+    warn_from_plan(
+        f"metric {label!r}: {count} of the {total} bootstrap resamples{where}{more} give "
+        "no number (NaN: a self-normalised estimate of a resample whose rows all have "
+        "weight 0 is 0 / 0, or the estimator's own formula gives NaN), so its interval "
+        f"({label}_lower, {label}_upper) is NaN, as obp's bootstrap gives it: evaluate a "
+        "larger log (or group), or an estimator that is not self-normalised (ips, dr)",
+        IrmWarning,
+    )
+
+
+class _Drawn:
+    """The resampled sums of one batch of ``by`` groups (``lengths`` buckets each, laid
+    one group after the other; ``values``' last column the units per bucket, :data:`ONE`):
+    each group's first ``n_bootstrap`` resamples that draw at least one unit.
+
+    A Poisson resample draws no unit at all with probability ``exp(-buckets)`` (1.8 %
+    of the resamples of a log of 4 rows), where drawing ``n`` units with replacement
+    (obp's bootstrap, which the Poisson one approximates) always draws ``n``: its
+    estimate is 0 / 0. Such a resample is not one of the bootstrap's, so it is skipped
+    and the group's next resample (draw ``n_bootstrap``, ``n_bootstrap + 1``...) taken
+    in its place: a group that never draws an empty resample keeps its draws ``0`` to
+    ``n_bootstrap - 1``, the same bits as before, and the extra draws are a function of
+    (seed, group, bucket, resample) as every draw is.
+    """
+
+    def __init__(
+        self,
+        lengths: np.ndarray,
+        group_key: np.ndarray,
+        buckets: np.ndarray,
+        values: np.ndarray,
+        seed: int,
+    ) -> None:
+        self.lengths, self.group_key, self.buckets = lengths, group_key, buckets
+        self.values, self.seed = values, seed
+
+    def totals(self, lengths: np.ndarray, pick: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        """Each column's sum over the resamples ``draws`` (names x groups x draws) of the
+        groups of ``lengths`` whose buckets are ``pick`` (a mask of the batch's)."""
+        keys, ids, values = self.group_key[pick], self.buckets[pick], self.values[pick]
+        totals = np.zeros((values.shape[1], lengths.size, draws.size))
+        for rows, groups, starts in _blocks(lengths):  # blocks of buckets, not resamples
+            counts = _poisson_counts(keys[rows], ids[rows], draws[None, :], self.seed)
+            for c in range(values.shape[1]):
+                weighted = counts * values[rows, c][:, None]
+                # a group's runs in order (a block may hold two of one group's runs)
+                np.add.at(totals[c], groups, np.add.reduceat(weighted, starts, axis=0))
+        return totals
+
+    def nonempty(self, b: int) -> np.ndarray:
+        """The sums of each group's first ``b`` resamples that draw a unit (a group
+        without a bucket, the one row of an empty log: its first ``b``, null later)."""
+        lengths = self.lengths
+        every = np.ones(self.buckets.size, dtype=bool)
+        totals = self.totals(lengths, every, np.arange(b, dtype=np.uint64))
+        drawn = b
+        while True:
+            some = (totals[-1] > 0) | (lengths == 0)[:, None]
+            have = some.sum(axis=1)
+            short = have < b
+            if not short.any():
+                break
+            extra = max(16, 2 * int((b - have[short]).max()))
+            draws = np.arange(drawn, drawn + extra, dtype=np.uint64)
+            more = np.zeros((totals.shape[0], lengths.size, extra))
+            more[:, short] = self.totals(lengths[short], np.repeat(short, lengths), draws)
+            totals = np.concatenate([totals, more], axis=2)
+            drawn += extra
+        if drawn == b:
+            return totals
+        first = np.argsort(~some, axis=1, kind="stable")[:, :b]  # in the order drawn
+        picked: np.ndarray = np.take_along_axis(totals, first[None, :, :], axis=2)
+        return picked
 
 
 def _blocks(lengths: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:

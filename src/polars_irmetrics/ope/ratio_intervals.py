@@ -16,7 +16,9 @@ the unit's bucket: each round its own bucket (a hash of its id) in a group of at
 group, bucket and position, the slots, the rounds whose first slot it is, and exact
 sums of ``r w`` and ``w`` (:func:`ratio_part`); the parts' rows are added (integers)
 and resampled in numpy, blocks of buckets at a time (:meth:`RatioBootstrap.intervals`):
-the same bits in one plan, out of core (``buckets=``) and on Spark and Dask.
+the same bits in one plan, out of core (``buckets=``) and on Spark and Dask. A resample
+that draws no round is skipped for the group's next draw, and a NaN resample warns, as
+the other estimators' (:mod:`polars_irmetrics.ope.intervals`).
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.ope.intervals import (
     BUCKETS,
+    _group_text,
     _hashed,
     _poisson_counts,
     interval_columns,
     joined_intervals,
+    warn_undefined,
 )
 from polars_irmetrics.ope.sums import exact_added, exact_columns, exact_total
 
@@ -128,6 +132,10 @@ class RatioBootstrap:
                 estimates = _resampled(row, ratios, options)
                 alpha = 1.0 - float(options.ci or 0.0)
                 for label, estimate in zip(ratios, estimates, strict=True):
+                    undefined = int(np.count_nonzero(np.isnan(estimate)))
+                    if undefined:
+                        where = _group_text(row, by)
+                        warn_undefined(label, undefined, options.n_bootstrap, where)
                     low, high = np.percentile(estimate, [50.0 * alpha, 100.0 - 50.0 * alpha])
                     lower, upper = interval_columns(label)
                     out[lower].append(float(low))
@@ -154,15 +162,31 @@ def _resampled(
         tables[1 + i][bucket_index, slot_index] = np.asarray(row[_a(i)], np.float64)
         tables[1 + len(ratios) + i][bucket_index, slot_index] = np.asarray(row[_b(i)], np.float64)
     rounds_in = np.bincount(bucket_index, np.asarray(row[_TOPS], np.float64), ids.size)
-    draws = np.arange(options.n_bootstrap, dtype=np.uint64)[None, :]
     group = np.full(ids.size, row[_KEY], np.uint64)
-    n = np.zeros(draws.size)
-    sums = np.zeros((n_tables, draws.size, places.size))
-    for start in range(0, ids.size, _BLOCK):  # blocks of buckets, each in its order
-        stop = min(start + _BLOCK, ids.size)
-        counts = _poisson_counts(group[start:stop], ids[start:stop], draws, options.seed).T
-        n += np.einsum("br,r->b", counts, rounds_in[start:stop])
-        sums += np.einsum("br,trl->tbl", counts, tables[:, start:stop])
+    b, seed = options.n_bootstrap, options.seed
+
+    def drawn(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = np.zeros(draws.size)
+        sums = np.zeros((n_tables, draws.size, places.size))
+        for start in range(0, ids.size, _BLOCK):  # blocks of buckets, each in its order
+            stop = min(start + _BLOCK, ids.size)
+            counts = _poisson_counts(group[start:stop], ids[start:stop], draws[None, :], seed).T
+            n += np.einsum("br,r->b", counts, rounds_in[start:stop])
+            sums += np.einsum("br,trl->tbl", counts, tables[:, start:stop])
+        return n, sums
+
+    # a resample that draws no round has no estimate (0 / 0): the next draw in its place
+    # (as :class:`~polars_irmetrics.ope.intervals._Drawn` does for the other estimators)
+    n, sums = drawn(np.arange(b, dtype=np.uint64))
+    total = b
+    while (have := int(np.count_nonzero(n > 0))) < b:
+        extra = max(16, 2 * (b - have))
+        more_n, more_sums = drawn(np.arange(total, total + extra, dtype=np.uint64))
+        n, sums = np.concatenate([n, more_n]), np.concatenate([sums, more_sums], axis=1)
+        total += extra
+    if total > b:
+        kept = np.flatnonzero(n > 0)[:b]
+        n, sums = n[kept], sums[:, kept]
     n_l = sums[0]
     estimates = []
     for i, normalised in enumerate(ratios.values()):

@@ -463,6 +463,7 @@ def prepare_rows(
         if "predictions" not in req.metric.reads:  # pragma: no cover - routed by the door
             raise MetricParameterError(f"metric {label!r} does not read predictions")
     names = frozenset(req.metric.name for _, req in requests)
+    _check_positive_read(options, requests, names)
     needs_query = options.per_query or "gauc" in names
     own = table.collect_schema()  # the table's own columns (the join adds internal ones)
     sizes = None
@@ -568,6 +569,36 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
     if options.unmatched == "drop":  # a null key is refused, not dropped (_checks)
         joined = joined.filter((pl.col(_SIDE) == "both") | null_key)
     return joined.with_columns(((pl.len().over(keys) > 1) & ~null_key).alias(_DUP))
+
+
+def _check_positive_read(
+    options: EvalOptions, requests: Sequence[tuple[str, MetricRequest]], names: frozenset[str]
+) -> None:
+    """Refuse ``positive_label=`` given (not the default 1) where no metric asked for
+    reads it: only the binary metrics (:data:`~polars_irmetrics.metrics.prediction.
+    BINARY_METRICS`: auc, pr_auc, gauc, logloss, ne, brier, calibration, ece) read a
+    positive label; the rating metrics (rmse, mae, mse, r2, explained_variance) read the
+    label as a number. An option no metric reads is refused, never ignored.
+
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> requests = parse_metric_list(["rmse"])
+    >>> _check_positive_read(EvalOptions(positive_label=2), requests, frozenset({"rmse"}))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: positive_label=2 is not read by metric 'rmse': ...
+    """
+    if "positive_label" not in options.given() or names & BINARY_METRICS:
+        return
+    asked = [label for label, _ in requests]
+    shown = ", ".join(repr(label) for label in asked[:3]) + (" ..." if len(asked) > 3 else "")
+    metrics = f"metric {shown}" if len(asked) == 1 else f"metrics {shown}"
+    raise InvalidValueError(
+        f"positive_label={options.positive_label!r} is not read by {metrics}: a rating "
+        "metric reads the label as a number, and only the binary metrics (auc, pr_auc, "
+        "gauc, logloss, ne, brier, calibration, ece) read a positive label; drop "
+        "positive_label= (an option no metric reads would change nothing), or evaluate a "
+        "binary metric"
+    )
 
 
 def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]) -> None:
