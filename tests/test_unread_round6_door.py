@@ -122,3 +122,18 @@ def test_compare_refuses_a_named_column_no_run_has() -> None:
     ranked = RUN.drop("score").rename({"rank": "r"})
     out = irm.compare({"a": ranked, "b": RUN.drop("rank")}, ["ndcg@10"], qrels=QRELS, rank="r")
     assert out.height == 1
+
+
+def test_unseen_items_without_the_tables_that_know_the_items_is_refused() -> None:
+    # before: distributional_coverage@10 gave the same value with and without it
+    recommendations = pl.DataFrame(
+        {"query_id": ["u1", "u1", "u2"], "doc_id": ["a", "b", "c"], "rank": [1, 2, 1]}
+    )
+    message = (
+        "unseen_items='drop' says what becomes of a recommended item that interactions= or "
+        "item_features= lack, and neither is given, so it would change nothing: drop "
+        "unseen_items=, or pass the table that knows the items"
+    )
+    for metric in ("distributional_coverage@10", "sufficient_reco@10"):
+        with pytest.raises(InvalidValueError, match=re.escape(message)):
+            irm.evaluate(recommendations, [metric], unseen_items="drop")

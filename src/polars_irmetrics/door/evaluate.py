@@ -595,6 +595,13 @@ def evaluate_tables(
         relevance=built.relevance,
     )
     check_named_columns(built, long.collect_schema(), table_name)
+    known = [lazy.get(name) for name in ("interactions", "item_features")]
+    if "unseen_items" in built.given() and all(table is None for table in known):
+        raise InvalidValueError(
+            f"unseen_items={built.unseen_items!r} says what becomes of a recommended item "
+            "that interactions= or item_features= lack, and neither is given, so it would "
+            "change nothing: drop unseen_items=, or pass the table that knows the items"
+        )
     if "features" in built.given() and lazy.get("item_features") is None:
         raise InvalidValueError(
             f"features={built.features!r} names the vector column of item_features=, and "
