@@ -562,18 +562,20 @@ BAD = [
         {"label": [1, 0], "prediction": [0.5, 0.5], "w": [1.0, -1.0]},
         ["auc"],
         irm.InvalidValueError,
-        "column 'w' has 1 weight(s) that are null, NaN, negative or 2**32 or more (infinite "
-        "too) (e.g. -1.0); sample weights must be >= 0 and below 2**32 = 4294967296: rescale "
-        "them (every prediction metric is unchanged when all weights are multiplied by one "
-        "number)",
+        "column 'w' has 1 weight(s) that are null, NaN, negative, below 2**-30 (other than "
+        "0) or 2**32 or more (infinite too) (e.g. -1.0); sample weights must be 0 or in "
+        "[2**-30, 2**32) = [9.313225746154785e-10, 4294967296) (what the exact sums in "
+        "units of 2**-64 hold): rescale them (every prediction metric is unchanged when "
+        "all weights in that range are multiplied by one number)",
     ),
     (
         "huge weight",
         {"label": [1, 0], "prediction": [0.5, 0.5], "w": [1.0, 2.0**32]},
         ["logloss"],
         irm.InvalidValueError,
-        "column 'w' has 1 weight(s) that are null, NaN, negative or 2**32 or more (infinite "
-        "too) (e.g. 4294967296.0); sample weights must be >= 0 and below 2**32",
+        "column 'w' has 1 weight(s) that are null, NaN, negative, below 2**-30 (other than "
+        "0) or 2**32 or more (infinite too) (e.g. 4294967296.0); sample weights must be 0 "
+        "or in [2**-30, 2**32)",
     ),
     (
         "three text labels",
@@ -1079,7 +1081,8 @@ def real_ratings(draw: st.DrawFn) -> pl.DataFrame:
     labels[0], labels[1] = -500, 700  # not constant
     preds = draw(st.lists(digits, min_size=n, max_size=n))
     weights = draw(st.lists(st.integers(1, 100), min_size=n, max_size=n))
-    weight_scale = draw(st.sampled_from([1.0, 1e-30, 1e7]))  # below 2**32 (refused)
+    # in [2**-30, 2**32) (refused outside)
+    weight_scale = draw(st.sampled_from([1.0, 2.0**-30, 1e7]))
     return pl.DataFrame(
         {
             "label": [v / 100 for v in labels],

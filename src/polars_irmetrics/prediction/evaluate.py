@@ -135,6 +135,10 @@ _SIDE = f"{INTERNAL}side"
 _IN_PRED = f"{INTERNAL}in_pred"
 _IN_LABELS = f"{INTERNAL}in_labels"
 _DUP = f"{INTERNAL}dup"
+#: The smallest positive sample weight accepted: every kept weight below 2**32 is then
+#: held to 2**-34 of itself or better by the sums in units of 2**-64 (a smaller one
+#: would lose digits there, and one below 2**-64 would count 0), so it is refused.
+MIN_WEIGHT = 2.0**-30
 _PREDICTION_ROWS = f"{INTERNAL}prediction_rows"
 _LABEL_ROWS = f"{INTERNAL}label_rows"
 
@@ -769,13 +773,22 @@ def _checks(
         checks.append(
             _Check(
                 "weight",
-                both & (w.is_null() | w.is_nan() | (w < 0) | (w >= FIXED_LIMIT)),
+                both
+                & (
+                    w.is_null()
+                    | w.is_nan()
+                    | (w < 0)
+                    | (w >= FIXED_LIMIT)
+                    | ((w > 0) & (w < MIN_WEIGHT))
+                ),
                 pl.col(scope.sample_weight),
                 InvalidValueError,
-                "column {weight!r} has {n} weight(s) that are null, NaN, negative or "
-                "2**32 or more (infinite too){where} (e.g. {example}); sample weights must "
-                "be >= 0 and below 2**32 = 4294967296: rescale them (every prediction "
-                "metric is unchanged when all weights are multiplied by one number)",
+                "column {weight!r} has {n} weight(s) that are null, NaN, negative, below "
+                "2**-30 (other than 0) or 2**32 or more (infinite too){where} (e.g. "
+                "{example}); sample weights must be 0 or in [2**-30, 2**32) = "
+                "[9.313225746154785e-10, 4294967296) (what the exact sums in units of "
+                "2**-64 hold): rescale them (every prediction metric is unchanged when all "
+                "weights in that range are multiplied by one number)",
             )
         )
     checks.append(

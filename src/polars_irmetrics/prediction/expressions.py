@@ -10,7 +10,9 @@ the same rows in any order, as a mean (``by=`` the group's keys) or per query
 (``per_query=True``, grouped by the query column). The result column is named by the
 metric's canonical name (``auc``, ``ece@20``); rename it with ``.alias(...)``.
 
-The expressions compute, they do not check: a NaN prediction gives NaN, a null is
+The expressions compute, they do not check: a NaN prediction gives NaN (for ``auc``,
+``pr_auc`` and ``gauc`` too: any NaN prediction in the group, whatever its label or
+weight, though NaN orders above every number), a null is
 skipped by some sums and not others, an infinite rating gives NaN or an infinite value,
 and a value beyond float64's range is infinite without a warning.
 :func:`polars_irmetrics.evaluate` with ``label=`` and ``prediction=`` checks the table
@@ -48,6 +50,10 @@ __all__ = [
 
 Label = int | float | str
 
+#: The metrics that read the predictions only through their order: a NaN among them
+#: gives NaN (:func:`_expr`), as the module says, rather than the value of a top score.
+_ORDERED = frozenset({"auc", "pr_auc", "gauc"})
+
 
 def _expr(
     name: str,
@@ -62,7 +68,13 @@ def _expr(
 ) -> pl.Expr:
     req = request(name, k=k, options=options)
     scope = PredictionScope(label, prediction, sample_weight, positive, query_id)
-    return group_values(scope, [(req.name, req)])[req.name].alias(req.name)
+    value = group_values(scope, [(req.name, req)])[req.name]
+    if name in _ORDERED:
+        # NaN orders above every number, so the ranks alone would read a NaN score as
+        # the highest one; the documented NaN is given instead.
+        nan = pl.col(prediction).cast(pl.Float64).is_nan().any()
+        value = pl.when(nan).then(pl.lit(float("nan"), pl.Float64)).otherwise(value)
+    return value.alias(req.name)
 
 
 def auc(

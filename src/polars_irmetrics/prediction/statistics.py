@@ -16,8 +16,12 @@ expression over a group whose labels are unchecked, an infinite rating) does not
 fit the units (:func:`~polars_irmetrics.metrics.scope.beyond_fixed`); each
 statistic also keeps its plain float sum and the count of such terms, and the float
 sum is used where that count is not 0. Only then may two paths differ in the last bits
-(they add floats in another order). Sample weights of 2**32 or more are refused (every
-prediction metric is unchanged when all weights are multiplied by one number).
+(they add floats in another order). Sample weights of 2**32 or more, and positive ones
+below 2**-30, are refused (:mod:`polars_irmetrics.prediction.evaluate`): a weight in
+``[2**-30, 2**32)`` is held to ``2**-34`` of itself or better by the units of 2**-64,
+whereas a smaller one would lose digits there (one below 2**-64 counts 0). Every
+prediction metric is unchanged when all weights are multiplied by one number only while
+they stay in that range.
 
 The rating metrics (``rmse``, ``mae``, ``mse``, ``r2``, ``explained_variance``) read
 numbers of any finite scale. Each quantity they square is scaled by a power of two
