@@ -54,6 +54,7 @@ from polars_irmetrics.ground.options import (
     EvalOptions,
     check_named_columns,
     check_read,
+    metrics_named,
 )
 from polars_irmetrics.ground.validate import (
     judged_tally,
@@ -660,9 +661,7 @@ def check_level_read(options: EvalOptions, requests: Requests) -> None:
     binary metrics alone, so it would change nothing."""
     if "relevance_level" not in options.given() or reads_level(requests):
         return
-    asked = [label for label, _ in requests]
-    shown = ", ".join(repr(label) for label in asked[:3]) + (" ..." if len(asked) > 3 else "")
-    metrics = f"metric {shown}" if len(asked) == 1 else f"metrics {shown}"
+    metrics = metrics_named([label for label, _ in requests])
     raise InvalidValueError(
         f"relevance_level={options.relevance_level!r} is not read by {metrics}: a graded "
         "metric weighs each judged document by its label (its gain), a metric with a "

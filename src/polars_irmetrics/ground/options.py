@@ -211,6 +211,17 @@ ROUTE_METRICS: Mapping[str, str] = {
 }
 
 
+def metrics_named(asked: Sequence[str]) -> str:
+    """The asked metrics as a refusal names them: ``metric 'P@5'``, or ``metrics 'a',
+    'b', 'c' ...`` (the first three).
+
+    >>> metrics_named(["P@5"]), metrics_named(["a", "b", "c", "d"])
+    ("metric 'P@5'", "metrics 'a', 'b', 'c' ...")
+    """
+    shown = ", ".join(repr(label) for label in asked[:3]) + (" ..." if len(asked) > 3 else "")
+    return f"metric {shown}" if len(asked) == 1 else f"metrics {shown}"
+
+
 def check_read(
     options: EvalOptions,
     routes: Mapping[str, Collection[str]],
@@ -224,8 +235,7 @@ def check_read(
     without ``labels`` (the two-table prediction form)."""
     given = options.given()
     asked = [label for route in routes for label in routes[route]]
-    shown = ", ".join(repr(label) for label in asked[:3]) + (" ..." if len(asked) > 3 else "")
-    metrics = f"metric {shown}" if len(asked) == 1 else f"metrics {shown}"
+    metrics = metrics_named(asked)
     for name in given:
         readers = READ_BY.get(name)
         if readers is None or readers & set(routes):

@@ -81,7 +81,7 @@ from polars_irmetrics.errors import (
     MetricParameterError,
     QuerySetError,
 )
-from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions, metrics_named
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     common_id_dtype,
@@ -593,9 +593,7 @@ def _check_positive_read(
     """
     if "positive_label" not in options.given() or names & BINARY_METRICS:
         return
-    asked = [label for label, _ in requests]
-    shown = ", ".join(repr(label) for label in asked[:3]) + (" ..." if len(asked) > 3 else "")
-    metrics = f"metric {shown}" if len(asked) == 1 else f"metrics {shown}"
+    metrics = metrics_named([label for label, _ in requests])
     raise InvalidValueError(
         f"positive_label={options.positive_label!r} is not read by {metrics}: a rating "
         "metric reads the label as a number, and only the binary metrics (auc, pr_auc, "
