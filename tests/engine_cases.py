@@ -92,6 +92,9 @@ UNREAD: list[tuple[str, list[str], str, dict[str, Any]]] = [
     ("clicked-with-ndcg", ["ndcg@10", "P@5"], "run", {"clicked": "click"}),
     ("relevance_level-with-auc", ["auc"], "log", {**_BINARY, "relevance_level": 2}),
     ("unmatched-without-labels", ["auc"], "log", {**_BINARY, "unmatched": "drop"}),
+    # beside graded metrics alone, or metrics with a level of their own
+    ("relevance_level-with-ndcg", ["ndcg@10"], "run", {"relevance_level": 2}),
+    ("relevance_level-with-own-level", ["P(rel=2)@5"], "run", {"relevance_level": 3}),
 ]
 
 

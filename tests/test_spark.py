@@ -590,3 +590,21 @@ def test_spark_refuses_an_option_no_metric_reads(
         irm_spark.evaluate(table, metrics, qrels=qrels, **options)
     assert str(raised.value) == message
     assert "is not read by" in message or "unmatched=" in message
+
+
+def test_spark_refuses_unseen_items_without_the_tables_that_know_the_items(
+    spark: SparkSession,
+) -> None:
+    # as irm.evaluate refuses it (the door's check_item_options)
+    recommendations = DENSE.select("query_id", "doc_id", "score")
+    message = single_message(
+        recommendations, None, ["distributional_coverage@10"], unseen_items="drop"
+    )
+    assert message.startswith("unseen_items='drop' says what becomes of a recommended item")
+    with pytest.raises(irm.InvalidValueError) as raised:
+        irm_spark.evaluate(
+            _spark_frame(spark, recommendations),
+            ["distributional_coverage@10"],
+            unseen_items="drop",
+        )
+    assert str(raised.value) == message

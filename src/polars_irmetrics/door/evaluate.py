@@ -35,7 +35,7 @@ A metric whose table was not given is refused by one message, written once
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, overload
 
@@ -596,23 +596,38 @@ def evaluate_tables(
         relevance=built.relevance,
     )
     check_named_columns(built, long.collect_schema(), table_name)
-    known = [lazy.get(name) for name in ("interactions", "item_features")]
-    if "unseen_items" in built.given() and all(table is None for table in known):
-        raise InvalidValueError(
-            f"unseen_items={built.unseen_items!r} says what becomes of a recommended item "
-            "that interactions= or item_features= lack, and neither is given, so it would "
-            "change nothing: drop unseen_items=, or pass the table that knows the items"
-        )
-    if "features" in built.given() and lazy.get("item_features") is None:
-        raise InvalidValueError(
-            f"features={built.features!r} names the vector column of item_features=, and "
-            "no item_features= is given: pass item_features=... (one row per item, with "
-            "that column), or drop features="
-        )
+    check_item_options(built, {name for name, table in lazy.items() if table is not None})
     plan = evaluate_plan(frame.lazy(), requests, lazy, built, route=route, caller=caller)
     if isinstance(frame, pl.LazyFrame):
         return plan
     return collect_guarded(plan, eager_engine([frame, *given.values()]))
+
+
+def check_item_options(options: EvalOptions, tables: Collection[str]) -> None:
+    """Refuse the beyond-accuracy options that read a table not given (``tables``: the
+    keywords of the tables given): ``unseen_items=`` without ``interactions=`` or
+    ``item_features=`` (what it decides is about items they lack), ``features=``
+    without ``item_features=`` (the column it names); evaluate's doors and the engines'
+    alike.
+
+    >>> check_item_options(EvalOptions.build(unseen_items="drop"), {"qrels"})
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: unseen_items='drop' says what becomes of ...
+    """
+    given = options.given()
+    if "unseen_items" in given and not {"interactions", "item_features"} & set(tables):
+        raise InvalidValueError(
+            f"unseen_items={options.unseen_items!r} says what becomes of a recommended item "
+            "that interactions= or item_features= lack, and neither is given, so it would "
+            "change nothing: drop unseen_items=, or pass the table that knows the items"
+        )
+    if "features" in given and "item_features" not in tables:
+        raise InvalidValueError(
+            f"features={options.features!r} names the vector column of item_features=, and "
+            "no item_features= is given: pass item_features=... (one row per item, with "
+            "that column), or drop features="
+        )
 
 
 def _check_key_names(options: EvalOptions, labels: list[str], table: str) -> None:

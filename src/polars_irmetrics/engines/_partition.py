@@ -28,7 +28,7 @@ import base64
 import functools
 import re
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, NoReturn, Protocol, TypeVar, cast
 
@@ -36,7 +36,7 @@ import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics import errors
-from polars_irmetrics.door.evaluate import evaluate_plan
+from polars_irmetrics.door.evaluate import check_item_options, check_level_read, evaluate_plan
 from polars_irmetrics.errors import InvalidValueError, IrmError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions, check_read
 from polars_irmetrics.ground.validate import INTERNAL
@@ -181,12 +181,18 @@ def engine_options(options: Mapping[str, object], engine: str) -> EvalOptions:
 
 
 def check_options_read(
-    options: EvalOptions, metrics: str | Iterable[str], *, labels: bool
+    options: EvalOptions,
+    metrics: str | Iterable[str],
+    *,
+    labels: bool,
+    tables: Collection[str] | None = None,
 ) -> None:
     """Refuse an option none of ``metrics`` reads, with the message of
-    :func:`~polars_irmetrics.evaluate` (the door's one check,
-    :func:`~polars_irmetrics.ground.options.check_read`); ``labels``: whether a
-    ``labels=`` table was given.
+    :func:`~polars_irmetrics.evaluate` (the door's checks,
+    :func:`~polars_irmetrics.ground.options.check_read`,
+    :func:`~polars_irmetrics.door.evaluate.check_level_read` and, with ``tables`` (the
+    keywords of the tables given), :func:`~polars_irmetrics.door.evaluate.check_item_options`);
+    ``labels``: whether a ``labels=`` table was given.
 
     Examples
     --------
@@ -195,7 +201,11 @@ def check_options_read(
     ...
     polars_irmetrics.errors.InvalidValueError: sample_weight='w' is not read by metric ...
     """
-    check_read(options, labels_by_route(parse_metric_list(metrics)), labels=labels)
+    requests = parse_metric_list(metrics)
+    check_read(options, labels_by_route(requests), labels=labels)
+    check_level_read(options, requests)  # beside graded metrics alone, as evaluate
+    if tables is not None:  # the beyond-accuracy options that read a table not given
+        check_item_options(options, tables)
 
 
 def attribute_columns(

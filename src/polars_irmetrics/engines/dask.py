@@ -332,7 +332,8 @@ def evaluate(
         "Dask", metrics, built, qrels=qrels, queries=queries, labels=labels
     )
     # an option none of the metrics reads is refused, as irm.evaluate refuses it
-    check_options_read(built, metrics, labels=labels is not None)
+    given_tables = {k for k, t in {**given, "qrels": qrels}.items() if t is not None}
+    check_options_read(built, metrics, labels=labels is not None, tables=given_tables)
     sides = side_tables("Dask", metrics, given, _gather, built)
     if predictions:
         if labels is not None:
