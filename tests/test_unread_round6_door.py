@@ -137,3 +137,29 @@ def test_unseen_items_without_the_tables_that_know_the_items_is_refused() -> Non
     for metric in ("distributional_coverage@10", "sufficient_reco@10"):
         with pytest.raises(InvalidValueError, match=re.escape(message)):
             irm.evaluate(recommendations, [metric], unseen_items="drop")
+
+
+def test_serendipity_relevance_without_serendipity_is_refused() -> None:
+    # before: novelty@10 took it and changed nothing (only serendipity weighs items)
+    recommendations = pl.DataFrame(
+        {"query_id": ["u1", "u1", "u2"], "doc_id": ["a", "b", "c"], "rank": [1, 2, 1],
+         "w": [1.0, 2.0, 1.0]}
+    )  # fmt: skip
+    interactions = pl.DataFrame({"query_id": ["u1", "u2", "u3"], "doc_id": ["a", "c", "b"]})
+    message = (
+        "serendipity_relevance='w' weighs each recommended item in serendipity, and no "
+        "metric asked for reads it ('novelty@10'): drop serendipity_relevance= (it would "
+        "change nothing), or ask for serendipity@k"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(
+            recommendations, ["novelty@10"], interactions=interactions, serendipity_relevance="w"
+        )
+    # beside serendipity@10 it is read
+    features = pl.DataFrame(
+        {"doc_id": ["a", "b", "c"], "features": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]}
+    )
+    kw = {"interactions": interactions, "item_features": features}
+    weighed = irm.evaluate(recommendations, ["serendipity@10"], serendipity_relevance="w", **kw)
+    plain = irm.evaluate(recommendations, ["serendipity@10"], **kw)
+    assert weighed.item() != plain.item()

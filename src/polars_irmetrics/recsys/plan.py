@@ -196,6 +196,14 @@ def build_recsys_plan(
                 + ": drop agg="
             )
         formulas.append((label, formula))
+    if options.relevance is not None and "relevance" not in scope.needs:
+        # read by Microsoft Recommenders' serendipity alone (each item's surprise weighed)
+        shown = ", ".join(repr(label) for label, _ in formulas[:3])
+        raise InvalidValueError(
+            f"serendipity_relevance={options.relevance!r} weighs each recommended item in "
+            f"serendipity, and no metric asked for reads it ({shown}): drop "
+            "serendipity_relevance= (it would change nothing), or ask for serendipity@k"
+        )
 
     user, item, by = options.user_id, options.item_id, list(options.by_keys)
     kinds = _check_schemas(tables, scope, options)
