@@ -29,8 +29,8 @@ import polars as pl
 from polars_irmetrics.errors import MetricParameterError
 
 __all__ = [
+    "FIXED_FLOOR",
     "FIXED_LIMIT",
-    "LABEL_FLOOR",
     "PlanScope",
     "Scope",
     "TableScope",
@@ -166,16 +166,18 @@ def beyond_fixed(value: pl.Expr) -> pl.Expr:
     return ~(value.abs() < FIXED_LIMIT)
 
 
-#: The smallest magnitude of a relevance label other than 0: :func:`fixed_sum` counts
-#: 2**-64 units, so a smaller label's gains would lose digits (1e-30 would count 0).
-LABEL_FLOOR = 2.0**-30
+#: The smallest magnitude, other than 0, of a relevance label or a sample weight:
+#: :func:`fixed_sum` counts 2**-64 units, so a value in ``[FIXED_FLOOR, FIXED_LIMIT)``
+#: is held to 2**-34 of itself or better, and a smaller one would lose digits (1e-30
+#: would count 0).
+FIXED_FLOOR = 2.0**-30
 
 
 def unfit_label(label: pl.Expr) -> pl.Expr:
     """Per row (null where ``label`` is null): a relevance label (Float64) the metrics
     cannot read exactly and unambiguously, whatever the metrics: NaN (which polars
     orders above every number), infinite or of magnitude 2**32 or more (beyond the exact
-    sums), of magnitude below :data:`LABEL_FLOOR` other than 0 (its gains would lose
+    sums), of magnitude below :data:`FIXED_FLOOR` other than 0 (its gains would lose
     digits), or between -1 and 0 (unjudged here, as every negative label, but judged
     non-relevant by trec_eval, which truncates it to 0).
 
@@ -184,7 +186,7 @@ def unfit_label(label: pl.Expr) -> pl.Expr:
     [False, False, False, False, True, True, True, None]
     """
     size = label.abs()
-    tiny = (size < LABEL_FLOOR) & (label != 0)
+    tiny = (size < FIXED_FLOOR) & (label != 0)
     return ~(size < FIXED_LIMIT) | tiny | ((label < 0) & (label > -1))
 
 

@@ -97,7 +97,7 @@ from polars_irmetrics.metrics.prediction import (
     PredictionScope,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.metrics.scope import FIXED_LIMIT
+from polars_irmetrics.metrics.scope import FIXED_FLOOR, FIXED_LIMIT
 from polars_irmetrics.prediction.ranges import ranked_in_ranges
 from polars_irmetrics.prediction.statistics import (
     AUC_Q,
@@ -135,10 +135,6 @@ _SIDE = f"{INTERNAL}side"
 _IN_PRED = f"{INTERNAL}in_pred"
 _IN_LABELS = f"{INTERNAL}in_labels"
 _DUP = f"{INTERNAL}dup"
-#: The smallest positive sample weight accepted: every kept weight below 2**32 is then
-#: held to 2**-34 of itself or better by the sums in units of 2**-64 (a smaller one
-#: would lose digits there, and one below 2**-64 would count 0), so it is refused.
-MIN_WEIGHT = 2.0**-30
 _PREDICTION_ROWS = f"{INTERNAL}prediction_rows"
 _LABEL_ROWS = f"{INTERNAL}label_rows"
 
@@ -777,7 +773,7 @@ def _checks(
                     | w.is_nan()
                     | (w < 0)
                     | (w >= FIXED_LIMIT)
-                    | ((w > 0) & (w < MIN_WEIGHT))
+                    | ((w > 0) & (w < FIXED_FLOOR))
                 ),
                 pl.col(scope.sample_weight),
                 InvalidValueError,
