@@ -20,6 +20,7 @@ from polars_irmetrics.fusion.methods import (
     FusionMethod,
 )
 from polars_irmetrics.fusion.options import FusionOptions
+from polars_irmetrics.ground.validate import check_numeric
 
 __all__ = [
     "BAYES_CUTOFFS",
@@ -78,17 +79,55 @@ def check_fitted(
             f"fitted has no parameters for run {absent[0]!r}; fit them on the same runs "
             f"(fitted runs: {', '.join(map(repr, sorted(have)))})"
         )
-    return (
-        table.lazy()
-        .filter(pl.col("run").is_in(list(names)))
-        .select(
-            pl.col("run")
-            .replace_strict({n: i for i, n in enumerate(names)}, return_dtype=pl.Int32)
-            .alias(RUN),
-            pl.col("index").cast(pl.Int64),
-            pl.col("value").cast(pl.Float64),
-        )
+    mine = table.filter(pl.col("run").is_in(list(names)))
+    _check_rows(method, mine)
+    return mine.lazy().select(
+        pl.col("run")
+        .replace_strict({n: i for i, n in enumerate(names)}, return_dtype=pl.Int32)
+        .alias(RUN),
+        pl.col("index").cast(pl.Int64),
+        pl.col("value").cast(pl.Float64),
     )
+
+
+#: The rows per run of the methods whose table has a fixed size (fit_fusion's).
+_ROWS = {"mapfuse": 1, "segfuse": len(SEGFUSE_BOUNDS) - 1, "bayesfuse": len(BAYES_CUTOFFS) - 1}
+
+
+def _check_rows(method: FusionMethod, table: pl.DataFrame) -> None:
+    """Refuse a fitted table (the runs' rows) whose ``index`` is not an integer or
+    ``value`` not a number, with a null or non-finite value, or whose indices of a run
+    are not ``0, 1, ..., n - 1`` once each (``n`` fixed for segfuse, bayesfuse and
+    mapfuse): a row duplicated would duplicate the documents it is joined to, a row
+    dropped or an index moved would change the fusion in silence."""
+    check_numeric(table.schema, "index", "fitted table", integer=True)
+    check_numeric(table.schema, "value", "fitted table", integer=False)
+    value = pl.col("value").cast(pl.Float64)
+    bad = table.filter(pl.col("index").is_null() | ~value.is_finite().fill_null(False))
+    if bad.height:
+        row = bad.sort("run", "index", nulls_last=False).row(0, named=True)
+        raise InvalidValueError(
+            f"fitted holds a null or non-finite row for run {row['run']!r} (index "
+            f"{row['index']!r}, value {row['value']!r}); fit_fusion writes a finite value "
+            "at every index: pass the table it returned"
+        )
+    want = _ROWS.get(method.name)
+    for run, indices in table.group_by("run").agg(pl.col("index").sort()).sort("run").iter_rows():
+        n = len(indices) if want is None else want
+        if indices == list(range(n)):
+            continue
+        shown = ", ".join(map(str, indices[:12])) + (", ..." if len(indices) > 12 else "")
+        if want == 1:
+            expected = "one row per run, of index 0"
+        elif want is not None:
+            expected = f"one row per index 0 to {want - 1}, each once"
+        else:
+            expected = "one row per index 0 to n - 1 without gaps, each once"
+        raise InvalidValueError(
+            f"fitted holds the indices {shown} for run {run!r}; a {method.name} table has "
+            f"{expected} (a row duplicated, dropped or moved would change the fusion): "
+            "pass the table fit_fusion returned"
+        )
 
 
 def apply_fitted(

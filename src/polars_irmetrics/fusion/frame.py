@@ -17,6 +17,7 @@ import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -36,6 +37,7 @@ from polars_irmetrics.fusion.methods import (
     FusionMethod,
 )
 from polars_irmetrics.fusion.options import FusionOptions, Weights
+from polars_irmetrics.ground.options import EvalOptions, check_named_columns
 from polars_irmetrics.ground.validate import common_id_dtype, id_kind
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "Counts",
     "Gathered",
     "Runs",
+    "check_rows",
     "checked",
     "expand",
     "flags",
@@ -104,8 +107,10 @@ def _id_cast(dtypes: Sequence[pl.DataType]) -> pl.DataType:
 def gather(runs: Runs, options: FusionOptions) -> Gathered:
     """The runs as one long frame: ``RUN`` (Int32 index), the ids, ``RAW`` (Float64)."""
     q, d = options.query_id, options.doc_id
+    # one name each (not a list or a pl.col), and the ids two columns: the door's checks
+    named = EvalOptions.build(query_id=q, doc_id=d, score=options.score, rank=options.rank)
     if isinstance(runs, pl.DataFrame | pl.LazyFrame):
-        return _gather_long(runs, options)
+        return _gather_long(runs, options, named)
     if not isinstance(runs, Mapping):
         raise InvalidValueError(
             f"runs must be a dict of run name to DataFrame/LazyFrame, or one frame with "
@@ -117,7 +122,7 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
             "column of one long frame, and a dict names each run by its key; drop system=, "
             "or pass one long frame whose system column names the runs"
         )
-    names = tuple(str(name) for name in runs)
+    names = _run_names(runs)
     _require_two(names)
     frames, order_columns, kinds, id_types = [], [], [], []
     schemas: list[pl.Schema] = []
@@ -161,7 +166,7 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
                 f"column {column!r} holds strings in some runs and integers in others; "
                 f"cast it to one type in every run, e.g. pl.col({column!r}).cast(pl.String)"
             )
-    _check_order_names(schemas, options)
+    _check_order_names(named, schemas, names, order_columns, options)
     dtypes = (_id_cast([t[0] for t in id_types]), _id_cast([t[1] for t in id_types]))
     frames = [f.with_columns(pl.col(q).cast(dtypes[0]), pl.col(d).cast(dtypes[1])) for f in frames]
     return Gathered(
@@ -183,7 +188,7 @@ _EXACT = 2**53
 def _raw(order: str, dtype: pl.DataType, options: FusionOptions) -> pl.Expr:
     """``RAW``: the order value as Float64, negated for a rank (higher is better); a
     null as NaN, and an integer beyond 2**53 as +inf (an integer column holds no inf:
-    :func:`_raise_first_problem` tells the two apart), both refused by the checks:
+    :func:`check_rows` tells the two apart), both refused by the checks:
     fusion computes in Float64, where such integers tie with their neighbours
     (nanosecond timestamps 100 ns apart)."""
     value = pl.col(order).cast(pl.Float64)
@@ -229,42 +234,80 @@ def _order_column(schema: pl.Schema, name: str, options: FusionOptions) -> str:
     )
 
 
-#: The order columns' default names (:class:`FusionOptions`'s ``score`` and ``rank``).
-_ORDER_DEFAULTS = {"score": "score", "rank": "rank"}
+def _run_names(runs: Mapping[Any, object]) -> tuple[str, ...]:
+    """The runs' names (their keys as text), refused where two keys read alike (``1``
+    and ``'1'``): a run's weight, fitted table and messages find it by that name."""
+    names = tuple(str(name) for name in runs)
+    keys = list(runs)
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            first = keys[names.index(name)]
+            raise InvalidValueError(
+                f"runs {first!r} and {keys[i]!r} are both named {name!r} (a run's name is its "
+                "key as text, which its weight and its fitted table are found by): give each "
+                "run a name of its own, e.g. string keys"
+            )
+    return names
 
 
-def _check_order_names(schemas: Sequence[pl.Schema], options: FusionOptions) -> None:
-    """Refuse a ``score=`` or ``rank=`` given (not the default) that names a column none
-    of the runs has: a run is ordered by its score column where it has one, else by its
-    rank column (:func:`_order_column`), so the other name would be read by no run, and
-    a misspelt one ignored.
+def _check_order_names(
+    named: EvalOptions,
+    schemas: Sequence[pl.Schema],
+    names: Sequence[str],
+    order_columns: Sequence[str],
+    options: FusionOptions,
+    *,
+    long: bool = False,
+) -> None:
+    """Refuse a ``score=`` or ``rank=`` given (not the default) that no run reads.
+
+    A run is ordered by its score column where it has one, else by its rank column
+    (:func:`_order_column`; ranx orders every run by its scores). So a name that no run
+    has is refused as the door refuses it (``check_named_columns``: a misspelt one would
+    be ignored), and so is a ``rank=`` naming a column of a run that is ordered by its
+    scores: that run's ranks would be ignored beside them. ``long``: the runs came as
+    one long frame (``names``: one name for it).
 
     >>> schema = pl.Schema({"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64})
-    >>> _check_order_names([schema], FusionOptions(rank="r"))  # doctest: +ELLIPSIS
+    >>> _check_order_names(
+    ...     EvalOptions.build(rank="r"), [schema], ["a"], ["score"], FusionOptions(rank="r")
+    ... )  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.ColumnNotFoundError: rank='r' names no column of the runs ...
     """
-    for name, other in (("rank", "score"), ("score", "rank")):
-        column = getattr(options, name)
-        if column == _ORDER_DEFAULTS[name] or any(column in schema for schema in schemas):
-            continue
-        held = ", ".join(dict.fromkeys(repr(c) for schema in schemas for c in schema.names()))
-        by = getattr(options, other)
-        raise ColumnNotFoundError(
-            f"{name}={column!r} names no column of the runs (their columns: {held}); a run "
-            f"is ordered by its score column where it has one, else by its rank column, so "
-            f"every run here is ordered by its {by!r} column and {name}= is read by none: "
-            f"drop {name}=, or name the column of the runs' {name}s with {name}=..."
-        )
+    held = {column: dtype for schema in schemas for column, dtype in schema.items()}
+    check_named_columns(named, pl.Schema(held), "runs")
+    rank, score = options.rank, options.score
+    if "rank" not in named.given():
+        return
+    for name, schema, order in zip(names, schemas, order_columns, strict=True):
+        if rank in schema and order == score:
+            what = "the runs, which are" if long else f"run {name!r}, which is"
+            its = "their" if long else "its"
+            fix = f"frame.drop({score!r})" if long else f"runs[{name!r}].drop({score!r})"
+            raise InvalidValueError(
+                f"rank={rank!r} names a column of {what} ordered by {its} {score!r} column: "
+                f"fusion orders a run by its scores where it has a score column (as ranx "
+                f"does) and by its ranks only without one, so rank= would be ignored; drop "
+                f"rank= to fuse the scores, or drop the {score!r} column to fuse the ranks "
+                f"in {rank!r}, e.g. {fix}"
+            )
 
 
-def _gather_long(frame: pl.DataFrame | pl.LazyFrame, options: FusionOptions) -> Gathered:
+def _gather_long(
+    frame: pl.DataFrame | pl.LazyFrame, options: FusionOptions, named: EvalOptions
+) -> Gathered:
     system = options.system
     if system is None:
         raise InvalidValueError(
             "one frame of several runs needs system= naming its run column, e.g. "
             "fuse(frame, system='run'); or pass a dict of run name to frame"
+        )
+    if not isinstance(system, str):
+        raise InvalidValueError(
+            f"system must be a column name (a str), got {system!r}: pass the name of the "
+            "column that names the runs, e.g. system='run'"
         )
     lazy = frame.lazy()
     schema = lazy.collect_schema()
@@ -288,7 +331,7 @@ def _gather_long(frame: pl.DataFrame | pl.LazyFrame, options: FusionOptions) -> 
     names = tuple(sorted(found.to_list()))
     _require_two(names)
     order = _order_column(schema, "runs", options)
-    _check_order_names([schema], options)
+    _check_order_names(named, [schema], ["runs"], [order], options, long=True)
     dtypes = (_id_cast([schema[q]]), _id_cast([schema[d]]))
     long = lazy.select(
         system_text.replace_strict(
@@ -350,15 +393,24 @@ def resolve_weights(
             f"weights={dict.fromkeys(names, even)}"
         )
     if isinstance(weights, Mapping):
-        missing = [n for n in names if n not in weights]
-        extra = [str(n) for n in weights if n not in names]
+        # by the runs' names: their keys as text (a dict {1: run} names its run '1')
+        keyed: dict[str, float] = {}
+        for key, value in weights.items():
+            if str(key) in keyed:
+                raise InvalidValueError(
+                    f"weights names run {str(key)!r} twice (a key is read as text, as the "
+                    f"runs' keys are); give one weight per run ({listed})"
+                )
+            keyed[str(key)] = value
+        missing = [n for n in names if n not in keyed]
+        extra = [n for n in keyed if n not in names]
         if missing or extra:
             raise InvalidValueError(
                 f"weights must name every run ({listed}) once; missing: "
                 f"{', '.join(map(repr, missing)) or 'none'}; unknown: "
                 f"{', '.join(map(repr, extra)) or 'none'}"
             )
-        values = [weights[n] for n in names]
+        values = [keyed[n] for n in names]
     else:
         values = list(weights)
         if len(values) != len(names):
@@ -493,7 +545,13 @@ def checked(
             frame[q].null_count() or frame[d].null_count() or frame[BAD].any() or frame[DUP].any()
         )
         if problem:
-            _raise_first_problem(gathered, options)
+            check_rows(gathered, options)
+            # no run's row is at fault: a (run, index) twice in a fitted table (refused by
+            # fitted.check_fitted) would duplicate the rows it is joined to
+            raise DuplicateError(
+                "the fused run holds a (query, document) twice though no run lists one "
+                "twice: pass fitted= the table fit_fusion returned, one row per (run, index)"
+            )
         if counts is not None and rows is not None:
             counts.read(rows)
         return frame.drop(BAD, DUP)
@@ -511,7 +569,11 @@ def _too_wide(column: str, run: str, query: object, doc: object, q: str) -> Inva
     )
 
 
-def _raise_first_problem(gathered: Gathered, options: FusionOptions) -> None:
+def check_rows(gathered: Gathered, options: FusionOptions) -> None:
+    """Raise the runs' first problem: a null id, an order value that is NaN, infinite,
+    null or an integer beyond 2**53, or a document listed twice in one query; return
+    where there is none. Eager (three small queries): :func:`checked` calls it once its
+    flags fired, :func:`~polars_irmetrics.fit_fusion` before fitting."""
     q, d = options.query_id, options.doc_id
     long = gathered.frame
     nulls = long.filter(pl.col(q).is_null() | pl.col(d).is_null()).sort(RUN).head(1).collect()
@@ -543,6 +605,8 @@ def _raise_first_problem(gathered: Gathered, options: FusionOptions) -> None:
         .head(1)
         .collect()
     )
+    if not dup.height:
+        return
     row = dup.row(0, named=True)
     name = gathered.names[row[RUN]]
     raise DuplicateError(

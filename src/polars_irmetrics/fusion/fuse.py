@@ -516,7 +516,10 @@ def fuse(
         a notebook only, ``True`` on any stream, ``False`` never
         (:mod:`polars_irmetrics.ground.progress`).
     system, query_id, doc_id, score, rank
-        Column names. A run without a ``score`` column is ordered by ``rank``.
+        Column names. A run is ordered by its ``score`` column, as ranx orders runs; a
+        run without one by its ``rank`` column. So a ``rank=`` given that names a column
+        of a run that has a score column is refused (its ranks would be ignored), and so
+        is a ``score=`` or ``rank=`` given that names no column of the runs.
     **params
         The method's parameters (``k``, ``sigma``, ``phi``, ``gamma``, ``w``).
 
@@ -529,9 +532,11 @@ def fuse(
     Raises
     ------
     InvalidValueError
-        Fewer than two runs; bad ``weights``; a NaN, infinite or null score or id; a
-        ``sort`` that is not a bool; a ``spill_dir`` without ``buckets``, or that is
-        not an existing folder's path.
+        Fewer than two runs, or two named alike (``1`` and ``'1'``); bad ``weights``;
+        a NaN, infinite or null score or id; a ``sort`` that is not a bool; a
+        ``spill_dir`` without ``buckets``, or that is not an existing folder's path; a
+        ``rank=`` naming a column of a run ordered by its scores; a ``fitted`` table
+        that is not fit_fusion's (an index twice, missing or moved, a value not finite).
     UnknownMetricError
         An unknown method or normalisation (the message lists the valid names).
     MetricParameterError

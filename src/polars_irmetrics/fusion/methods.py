@@ -124,19 +124,31 @@ class FusionParam:
     integer: bool = False
 
     def check(self, method: str, value: object) -> float:
-        """The value as a number, or :class:`MetricParameterError` naming the range."""
+        """The value as a number, or :class:`MetricParameterError` naming the range.
+
+        An infinite value is refused where the range has no upper end (``rrf``'s
+        ``k=inf`` would score every document 0, ``gmnz``'s ``gamma=inf`` infinitely).
+
+        >>> from polars_irmetrics.fusion.methods import FusionParam
+        >>> FusionParam("gamma", None, -math.inf).check("gmnz", math.inf)
+        Traceback (most recent call last):
+        ...
+        polars_irmetrics.errors.MetricParameterError: gmnz: gamma=inf is not valid; it must be a finite number
+        """  # noqa: E501
         kind = "an integer" if self.integer else "a number"
         ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
         if ok and self.integer and not float(value).is_integer():  # type: ignore[arg-type]
             ok = False
+        if ok and not math.isfinite(float(value)):  # type: ignore[arg-type]
+            ok = False
         if not ok or not (self.low <= float(value) <= self.high):  # type: ignore[arg-type]
-            bounds = (
-                f">= {self.low:g}"
-                if self.high == math.inf
-                else f"in [{self.low:g}, {self.high:g}]"
-            )
+            if self.high != math.inf:
+                bounds = f" in [{self.low:g}, {self.high:g}]"
+            else:  # an integer is finite: only a number's kind says so
+                kind = kind if self.integer else "a finite number"
+                bounds = "" if self.low == -math.inf else f" >= {self.low:g}"
             raise MetricParameterError(
-                f"{method}: {self.name}={value!r} is not valid; it must be {kind} {bounds}"
+                f"{method}: {self.name}={value!r} is not valid; it must be {kind}{bounds}"
             )
         return float(value)  # type: ignore[arg-type]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from polars_irmetrics.door.evaluate import evaluate
-from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError, UnknownMetricError
 from polars_irmetrics.fusion.frame import BAD, DUP, Runs, checked, flags_for, gather, positions
 from polars_irmetrics.fusion.fuse import (
     RANK_KEY,
@@ -128,21 +129,53 @@ def grid_points(param: str, n_runs: int, step: float | None) -> list[Any]:
     (62, [10, 20, 30])
     >>> grid_points("weights", 2, 0.5)
     [(0.0, 1.0), (0.5, 0.5), (1.0, 0.0)]
+
+    A step is a finite number > 0 (an integer for ``k``); a step whose grid would be
+    made up by ranx's rounding (its digits after the point: none in ``1e-05``, so every
+    point rounds to 0.0) or holds a ``phi`` or ``sigma`` outside [0, 1] (which fuse
+    refuses) is refused. An integer step is the float's (ranx rounds ``1`` to tens).
+
+    >>> grid_points("phi", 2, 0.05)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: step=0.05 puts phi=1.01 in the grid ...
     """
     if step is not None and (
-        isinstance(step, bool) or not isinstance(step, int | float) or step <= 0
+        isinstance(step, bool)
+        or not isinstance(step, int | float)
+        or not math.isfinite(step)
+        or step <= 0
     ):
-        raise MetricParameterError(f"step={step!r} is not valid; it must be a number > 0")
+        raise MetricParameterError(f"step={step!r} is not valid; it must be a finite number > 0")
+    if param == "k":
+        if step is not None and not float(step).is_integer():
+            raise MetricParameterError(
+                f"step={step!r} is not valid for rrf's k (whole numbers from 10 to 100, "
+                "ranx's grid): it must be an integer >= 1, e.g. step=10"
+            )
+        return list(range(10, 101, int(step or 10)))
+    given = step
+    step = (0.1 if param == "weights" else 0.01) if step is None else float(step)
+    digits = _digits(step)
+    if digits < 0:
+        raise MetricParameterError(
+            f"step={given!r} is not valid: ranx's grid rounds its points to the step's digits "
+            f"after the decimal point, and {str(step)!r} is written with none, so every "
+            "point would round to 0.0; pass a step of 0.0001 or more, e.g. step=0.01"
+        )
     if param == "weights":
-        step = 0.1 if step is None else step
-        digits = _digits(step)
         values = [round(float(x), digits) for x in np.arange(0, 1 + step, step)]
         return [seq for seq in itertools.product(*[values] * n_runs) if sum(seq) == 1.0]
-    if param == "k":
-        return list(range(10, 101, int(step or 10)))
-    step = 0.01 if step is None else step
-    digits = _digits(step)
-    return [round(float(x), digits) for x in np.arange(0.01, 1.0 + step, step)]
+    points = [round(float(x), digits) for x in np.arange(0.01, 1.0 + step, step)]
+    outside = [x for x in points if not 0 <= x <= 1] if param in ("phi", "sigma") else []
+    if outside:
+        raise MetricParameterError(
+            f"step={given!r} puts {param}={outside[0]!r} in the grid (ranx's points 0.01, "
+            f"0.01 + step, ... below 1 + step, rounded to the step's digits), outside "
+            f"{param}'s range [0, 1], which fuse refuses: pass a step whose grid ends at 1, "
+            "e.g. step=0.01, 0.1 or 0.2"
+        )
+    return points
 
 
 def _fused_score(method: str, n: int) -> pl.Expr:
@@ -255,8 +288,10 @@ def optimize_fusion(
     Raises
     ------
     MetricParameterError
-        A method without a search grid, a bad ``step`` or ``folds``, a ``seed``
-        without ``folds``, more than one metric (a cutoff range), a metric with no
+        A method without a search grid, a bad ``step`` (not a finite number > 0; not
+        an integer for ``k``; a weight grid with no point, or a ``phi``/``sigma`` grid
+        with one outside [0, 1]) or ``folds``, a ``seed`` without ``folds`` or that is
+        not an integer >= 0, more than one metric (a cutoff range), a metric with no
         better direction (``num_ret``), a metric with ``agg=`` (``"P(agg='std')@1"``),
         a ``norm`` that changes nothing in a method of positions (``method="rrf",
         norm="min-max"``).
@@ -303,8 +338,20 @@ def optimize_fusion(
         )
     buckets = check_buckets(buckets)
     check_progress(progress)
+    if not isinstance(return_grid, bool):
+        raise InvalidValueError(
+            f"return_grid must be True or False, got {return_grid!r}: pass return_grid=True "
+            "to also return every grid point's mean, or return_grid=False"
+        )
     if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
         raise MetricParameterError(f"folds={folds!r} is not valid; it must be an integer >= 2")
+    if folds is not None and (
+        isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0
+    ):
+        raise MetricParameterError(
+            f"seed={seed!r} is not valid; it must be an integer >= 0 (it seeds the "
+            "assignment of the queries to the folds), e.g. seed=0"
+        )
     if folds is None and (seed != 0 or isinstance(seed, bool)):
         raise MetricParameterError(
             f"seed={seed!r} is not read without folds=: it seeds the assignment of the "
@@ -325,6 +372,12 @@ def optimize_fusion(
     names = gathered.names
     n = len(names)
     points = grid_points(param, n, step)
+    if not points:  # ranx's search would return {"weights": []}
+        raise MetricParameterError(
+            f"step={step!r} gives no weights of the {n} runs that sum to 1 (each weight a "
+            "multiple of the step from 0 to 1, their float sum exactly 1.0, as in ranx's "
+            "grid): pass a step that divides 1, e.g. step=0.1 or step=0.25"
+        )
     q, d = query_id, doc_id
     long = prepare(gathered, fusion, normalised, None, options)
     present = _present(long)

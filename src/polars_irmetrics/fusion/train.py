@@ -29,7 +29,7 @@ import polars as pl
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
 from polars_irmetrics.fusion.fitted import BAYES_CUTOFFS, SEGFUSE_BOUNDS, segment
-from polars_irmetrics.fusion.frame import Runs, gather
+from polars_irmetrics.fusion.frame import Runs, check_rows, gather
 from polars_irmetrics.fusion.fuse import check_positions_norm, prepare
 from polars_irmetrics.fusion.judged import judged_counts, judged_hints, quiet, warn_on_training
 from polars_irmetrics.fusion.methods import (
@@ -41,8 +41,14 @@ from polars_irmetrics.fusion.methods import (
 )
 from polars_irmetrics.fusion.norms import resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions
-from polars_irmetrics.ground.validate import check_id_kinds
-from polars_irmetrics.metrics.scope import fixed_sum
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.validate import (
+    check_id_kinds,
+    check_numeric,
+    flag_error,
+    null_key_error,
+)
+from polars_irmetrics.metrics.scope import fixed_sum, unfit_label
 
 __all__ = ["fit_fusion"]
 
@@ -105,6 +111,12 @@ def fit_fusion(
     MetricParameterError
         An untrained method, a missing ``n_segments`` for ``probfuse``, or a ``norm``
         that keeps each run's order (the table would be the one of no normalisation).
+    InvalidValueError, DuplicateError
+        The runs' rows :func:`~polars_irmetrics.fuse` refuses (a null id, a NaN,
+        infinite or null score, a document twice in a query); the judgments'
+        rows :func:`~polars_irmetrics.evaluate` refuses (a null id or label, a NaN or
+        infinite label, a document judged twice); a ``relevance_level`` that is not a
+        finite number.
 
     Examples
     --------
@@ -149,6 +161,7 @@ def fit_fusion(
         raise MetricParameterError(f"{fusion.name} has no parameter 'n_segments'")
     # as fuse will refuse it, and a score norm segfuse's fit (positions alone) does not read
     check_positions_norm(fusion, norm, resolve_norm(norm), fit=True)
+    EvalOptions.build(relevance_level=relevance_level)  # a finite number, as evaluate's
     options = FusionOptions(
         method=fusion.name,
         norm=norm,
@@ -159,6 +172,9 @@ def fit_fusion(
         rank=rank,
     )
     gathered = gather(runs, options)
+    # the rows fuse refuses (null ids, NaN or infinite scores, a document twice in a
+    # query): the tables would be fitted on positions such rows make up
+    check_rows(gathered, options)
     q, d = query_id, doc_id
     long = prepare(gathered, fusion, resolve_norm(norm), None, options)
     judged = _judgments(qrels, q, d, relevance, gathered.id_dtypes)
@@ -263,7 +279,40 @@ def _judgments(
     # a cast across kinds would match '01' to 1, or 1.5 to 1
     runs = pl.Schema({q: dtypes[0], d: dtypes[1]})
     check_id_kinds(runs, "runs", schema, "judgments", [q, d])
-    return lazy.select(pl.col(q).cast(dtypes[0]), pl.col(d).cast(dtypes[1]), pl.col(relevance))
+    check_numeric(schema, relevance, "judgments", integer=False)
+    judged = lazy.select(pl.col(q).cast(dtypes[0]), pl.col(d).cast(dtypes[1]), pl.col(relevance))
+    _check_judgments(judged, q, d, relevance)
+    return judged
+
+
+#: The judgments' checks, in the order they are raised (ground.validate.RUN_FLAGS).
+_JUDGMENT_FLAGS = ("q_null_doc", "q_null_rel", "q_bad_rel", "q_dup_doc")
+
+
+def _check_judgments(judged: pl.LazyFrame, q: str, d: str, relevance: str) -> None:
+    """Refuse the judgments evaluate refuses, in its words: a null id or label, a label
+    it cannot read (NaN, infinite...: ``unfit_label``), a document judged twice in a
+    query. A fitted table would otherwise count a NaN label as a hit (polars orders NaN
+    above every number), a null one as a miss, and a document judged twice twice."""
+    label = pl.col(relevance).cast(pl.Float64)
+    docs = pl.col(d).drop_nulls()
+    flags = judged.group_by(q).agg(
+        pl.col(d).null_count().alias("q_null_doc"),
+        pl.col(relevance).null_count().alias("q_null_rel"),
+        (label.is_not_null() & unfit_label(label)).sum().alias("q_bad_rel"),
+        (docs.len() - docs.n_unique()).alias("q_dup_doc"),
+    )
+    failing = pl.col(q).is_null() | pl.any_horizontal([pl.col(f) > 0 for f in _JUDGMENT_FLAGS])
+    bad = flags.filter(failing).sort(q, nulls_last=False).collect()
+    if not bad.height:
+        return
+    if bad[q].null_count():
+        raise null_key_error(q, "judgments")
+    columns = {"query_id": q, "doc_id": d, "relevance": relevance}
+    for name in _JUDGMENT_FLAGS:
+        rows = bad.filter(pl.col(name) > 0)
+        if rows.height:
+            raise flag_error(name, columns, rows[q][0], rows[name][0])
 
 
 def _map_table(
