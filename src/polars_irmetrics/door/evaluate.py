@@ -35,7 +35,7 @@ A metric whose table was not given is refused by one message, written once
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, overload
 
@@ -286,7 +286,12 @@ def evaluate(
         its default) that none of the metrics asked for reads is refused, never ignored
         (``sample_weight=`` with a ranking metric, ``features=`` without a
         beyond-accuracy metric...): the table of which metrics read which option is
-        :data:`~polars_irmetrics.ground.options.READ_BY`.
+        :data:`~polars_irmetrics.ground.options.READ_BY`. In a call that mixes the ranking
+        metrics with beyond-accuracy metrics or exposure measures, an option the ranking
+        metrics read and the others do not is refused too (``depth=``, ``judged_only=``;
+        beside the exposure measures that read judgments, ``unjudged='zero'``,
+        ``relevance_level=``, ``debias=``, and ``unretrieved='drop'`` with ``systems=``):
+        evaluate them in separate calls.
 
         ``by``
             Attributes of the query (day, market, segment, query length): each combination
@@ -341,7 +346,9 @@ def evaluate(
             trec_eval ``-c`` and ir_measures: scored as an empty ranking, which is 0 for
             every metric but ``rbp_residual``, ``rbo(kind='max')`` and
             ``rbo(kind='res')`` (1) and ``fcp`` (1/2); counted in the mean),
-            ``"drop"`` or ``"error"``.
+            ``"drop"`` or ``"error"``. Beside the ranking metrics, ``"drop"`` leaves such
+            queries out of the exposure measures too (which alone score them as empty
+            rankings); with ``systems=`` it is refused there (and on Spark and Dask).
 
         ``check_duplicates``
             ``True`` (default): refuse a document listed twice in one query of the run, and two
@@ -585,7 +592,7 @@ def evaluate_tables(
     requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
     # an option none of the metrics reads is refused, never ignored
     check_read(built, labels_by_route(requests, route), labels=lazy.get("labels") is not None)
-    check_level_read(built, requests)
+    check_level_read(built, requests, route=route)
     _check_key_names(built, [label for label, _ in requests], table_name)
     long = long_run(
         frame.lazy(),
@@ -670,10 +677,17 @@ def reads_level(requests: Requests) -> bool:
     )
 
 
-def check_level_read(options: EvalOptions, requests: Requests) -> None:
+def check_level_read(
+    options: EvalOptions, requests: Requests, *, route: Route | None = None
+) -> None:
     """Refuse ``relevance_level=`` where only graded metrics are asked for: the routes
     that read it (:func:`~polars_irmetrics.ground.options.check_read`) read it in their
-    binary metrics alone, so it would change nothing."""
+    binary metrics alone, so it would change nothing. In a call that mixes routes
+    (``route``: ``None``, each metric by its own), refuse too an option that some of its
+    metrics read and others not (:func:`check_mixed_read`): every door that checks its
+    options here (evaluate's, the comparison's, the engines') refuses it alike."""
+    if route is None:
+        check_mixed_read(options, requests)
     if "relevance_level" not in options.given() or reads_level(requests):
         return
     metrics = metrics_named([label for label, _ in requests])
@@ -684,6 +698,160 @@ def check_level_read(options: EvalOptions, requests: Requests) -> None:
         "recall, map, mrr...) read a relevance level; drop relevance_level= (it would "
         "change nothing), or evaluate a binary metric"
     )
+
+
+#: Whether a request reads an option (or leaves it unread), for :data:`_MIXED_UNREAD`.
+_Reads = Callable[[MetricRequest], bool]
+
+
+def _whole_rankings(request: MetricRequest) -> bool:
+    """A beyond-accuracy metric or an exposure measure: it reads each ranking whole."""
+    return request.route in ("recsys", "exposure")
+
+
+def _judged_exposure(request: MetricRequest) -> bool:
+    """An exposure measure that reads the judgments (not rnd, rkl, rrd)."""
+    return request.route == "exposure" and "judgments" in request.reads
+
+
+def _ranked(request: MetricRequest) -> bool:
+    """A ranking metric of a run and judgments (the offline route)."""
+    return request.route == "offline"
+
+
+def _levelled(request: MetricRequest) -> bool:
+    """A ranking metric that reads ``relevance_level`` (:func:`reads_level`)."""
+    return reads_level([("", request)])
+
+
+#: The options that, in a call mixing the ranking metrics with the beyond-accuracy
+#: metrics or the exposure measures (the routes one call joins,
+#: :data:`~polars_irmetrics.metrics.spec.JOINABLE`), the ranking metrics read and the
+#: others do not: each option's readers, the metrics that leave it unread, and why, in
+#: a refusal's words (:func:`check_mixed_read`). The options about the judgments alone
+#: (``unjudged``, ``unretrieved``, ``relevance_level``, ``debias``) concern only the
+#: measures that read judgments; the beyond-accuracy metrics read none.
+_MIXED_UNREAD: Mapping[str, tuple[_Reads, _Reads, str]] = {
+    "depth": (_ranked, _whole_rankings, "read each ranking whole"),
+    "judged_only": (_ranked, _whole_rankings, "read the unjudged documents of each ranking too"),
+    "unjudged": (_ranked, _judged_exposure, "leave out a query the judgments lack"),
+    "relevance_level": (
+        _levelled,
+        _judged_exposure,
+        "count a document relevant at any relevance above 0",
+    ),
+    "debias": (_ranked, _judged_exposure, "read the judgments as given"),
+}
+
+#: The metrics of a route that leave an option unread, as :func:`_refuse_mixed` names them.
+_UNREAD_BY = {"recsys": "the beyond-accuracy metrics", "exposure": "the exposure measures"}
+
+
+def _refuse_mixed(
+    name: str, value: object, requests: Requests, readers: _Reads, unread: _Reads, why: str
+) -> None:
+    """Refuse ``name=value`` where some of ``requests`` read it (``readers``) and some
+    leave it unread (``unread``, for the reason ``why``); nothing where either is none."""
+    read = [label for label, r in requests if readers(r)]
+    others = [(label, r) for label, r in requests if unread(r)]
+    if not read or not others:
+        return
+    routes = sorted({r.route for _, r in others}, key=list(_UNREAD_BY).index)
+    them = ", ".join(repr(label) for label, _ in others)
+    raise InvalidValueError(
+        f"{name}={value!r} is read by {metrics_named(read)} and not by "
+        f"{metrics_named([label for label, _ in others])} "
+        f"({' and '.join(_UNREAD_BY[r] for r in routes)} {why}), so one call would apply "
+        f"it to some of its metrics and not to the others: evaluate {them} in a separate "
+        f"call, without {name}=, or drop {name}="
+    )
+
+
+def check_mixed_read(options: EvalOptions, requests: Requests) -> None:
+    """Refuse an option given that, in a call mixing routes, the ranking metrics read
+    and the beyond-accuracy metrics or the exposure measures beside them do not
+    (:data:`_MIXED_UNREAD`): ``depth=`` would cut ndcg's ranking and not
+    catalog_coverage's, ``judged_only=`` close up ndcg's and not ee_loss's. Each
+    metric alone refuses what it does not read
+    (:func:`~polars_irmetrics.ground.options.check_read`); beside a metric that reads
+    it the option was applied to some of the values of one call and not to the others,
+    in silence. An ``"error"`` policy is not refused: the whole call refuses what it
+    refuses. ``unretrieved='drop'`` is read by the exposure measures beside the ranking
+    metrics, except with ``systems=`` (:func:`_check_drop_beside_exposure`).
+
+    >>> check_mixed_read(EvalOptions.build(depth=5), parse_metric_list(["ndcg@10", "map"]))
+    >>> check_mixed_read(
+    ...     EvalOptions.build(depth=5), parse_metric_list(["ndcg@10", "catalog_coverage@10"])
+    ... )
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: depth=5 is read by metric 'ndcg@10' and not ...
+    """
+    given = options.given()
+    for name, (readers, unread, why) in _MIXED_UNREAD.items():
+        value = getattr(options, name)
+        if name in given and value != "error":
+            _refuse_mixed(name, value, requests, readers, unread, why)
+    _check_drop_beside_exposure(options, requests)
+
+
+def _refuse_samples_beside(table: pl.LazyFrame, requests: Requests, options: EvalOptions) -> None:
+    """Refuse a run of sampled rankings (its ``sample_id=`` column) where the exposure
+    measures share the call with metrics of another route: those read one ranking per
+    query, so they would read every sample's documents as one ranking (in silence where
+    the samples' documents or scores do not collide)."""
+    column = options.sample_id
+    if column not in table.collect_schema():
+        return
+    exposure = ", ".join(repr(label) for label, r in requests if r.route == "exposure")
+    others = ", ".join(repr(label) for label, r in requests if r.route != "exposure")
+    raise InvalidValueError(
+        f"the run's column {column!r} (sample_id=) holds sampled rankings, each a ranking "
+        f"of its own for the exposure measures ({exposure}); the other metrics of the call "
+        f"({others}) read one ranking per query, and would read every sample's documents "
+        f"as one ranking: evaluate {others} in a separate call, on one ranking per query "
+        f"(e.g. run.filter(pl.col({column!r}) == 0).drop({column!r}))"
+    )
+
+
+def _retrieved_judgments(
+    run: pl.LazyFrame, tables: Mapping[str, pl.LazyFrame | None], options: EvalOptions
+) -> Mapping[str, pl.LazyFrame | None]:
+    """``tables`` with the judgments of the queries ``run`` retrieved alone, matched on
+    the query and the ``by`` keys both hold, as the ranking metrics match them:
+    ``unretrieved='drop'`` for the exposure measures beside the ranking metrics, which
+    leave the other judged queries out (the exposure measures alone score such a query
+    as an empty ranking). Ids of two dtypes are matched as text, the exposure measures'
+    own check then refusing ids of two kinds with its message."""
+    qrels = tables.get("qrels")
+    if qrels is None or options.system_keys:
+        return tables
+    run_schema, qrels_schema = run.collect_schema(), qrels.collect_schema()
+    keys = [options.query_id]
+    keys += [k for k in options.attribute_keys if k in run_schema and k in qrels_schema]
+    if any(k not in run_schema or k not in qrels_schema for k in keys):
+        return tables  # refused by the exposure measures' checks, with their message
+    if all(run_schema[k] == qrels_schema[k] for k in keys):
+        retrieved = qrels.join(run.select(keys).unique(), on=keys, how="semi")
+    else:
+        text = [f"__retrieved_{i}" for i in range(len(keys))]
+        cast = [pl.col(k).cast(pl.String).alias(t) for k, t in zip(keys, text, strict=True)]
+        ran = run.select(cast).unique()
+        retrieved = qrels.with_columns(cast).join(ran, on=text, how="semi").drop(text)
+    return {**tables, "qrels": retrieved}
+
+
+def _check_drop_beside_exposure(options: EvalOptions, requests: Requests) -> None:
+    """Refuse ``unretrieved='drop'`` with ``systems=`` beside an exposure measure that
+    reads the judgments: it scores each system on every judged query (one it did not
+    retrieve as an empty ranking, where the judgments or another system's rows place
+    it), and the ranking metrics leave such a query out of that system's values. Without
+    ``systems=`` the exposure measures read the retrieved queries' judgments alone
+    (:func:`_retrieved_judgments`)."""
+    if options.unretrieved != "drop" or not options.system_keys:
+        return
+    why = "score each system on every judged query, one it did not retrieve as an empty ranking"
+    _refuse_mixed("unretrieved", "drop", requests, _ranked, _judged_exposure, why)
 
 
 def evaluate_plan(
@@ -798,13 +966,19 @@ def evaluate_plan(
         )
     if "exposure" in routes:
         asked = routes.pop("exposure")
+        if routes:  # the others read one ranking per query
+            _refuse_samples_beside(table, requests, options)
         # beside the offline metrics, the counts per ranking both routes' checks read:
         # one group-by of the run for the two
         facts = _shared_facts(table, options, tables) if "offline" in routes else None
         if facts is not None and ids is not None:  # the run's queries: the facts' rows
             ids = replace(ids, queries=facts.table.select(options.query_id))
+        # unretrieved='drop' beside the ranking metrics: the exposure measures too read
+        # the judged queries the run retrieved alone (with systems=, refused at the door)
+        dropped = "offline" in routes and options.unretrieved == "drop"
+        judged = _retrieved_judgments(table, tables, options) if dropped else tables
         exposure = _exposure(
-            table, asked, tables, options, requests, warn=warn is True, facts=facts, ids=ids
+            table, asked, judged, options, requests, warn=warn is True, facts=facts, ids=ids
         )
         if "offline" not in routes:  # the ranking metrics beside warn of it themselves
             exposure = _judged_coverage(exposure, table, asked, tables, options, warn)
