@@ -50,6 +50,7 @@ __all__ = ["agreement_means", "build_agreement_plan", "empty_value", "reference_
 
 _DOC, _POS, _T, _B = (f"{INTERNAL}doc", f"{INTERNAL}pos", f"{INTERNAL}t", f"{INTERNAL}b")
 _PA, _PB = f"{INTERNAL}pa", f"{INTERNAL}pb"
+_TEXT = f"{INTERNAL}doc_text"
 _INTERSECTION = "intersection"  # RecTools': cut by rank value, the two sides apart
 _BAD = f"{INTERNAL}bad"
 Requests = list[tuple[str, MetricRequest]]
@@ -223,10 +224,17 @@ def _ordered(
     equal scores one tie group.
     """
     value = pl.col(order).cast(pl.Float64)
-    ordered = frame.select(*keys, pl.col(doc_id).alias(_DOC), value.alias(order)).sort(
-        [*keys, order, _DOC],
-        descending=[False] * len(keys) + [not use_rank, True],
-        nulls_last=True,
+    # the tie key is the id as text whatever its dtype (trec_eval, repro_eval's
+    # break_ties and the ranking metrics): integer ids 9 and 10 tied order 9 first
+    text = pl.col(doc_id).cast(pl.String).alias(_TEXT)
+    ordered = (
+        frame.select(*keys, pl.col(doc_id).alias(_DOC), value.alias(order), text)
+        .sort(
+            [*keys, order, _TEXT],
+            descending=[False] * len(keys) + [not use_rank, True],
+            nulls_last=True,
+        )
+        .drop(_TEXT)
     )
     ordered = ordered.with_columns(pl.int_range(pl.len()).over(keys).cast(pl.Int64).alias(_POS))
     if use_rank:
@@ -475,11 +483,12 @@ def _tau_ap(shared: pl.LazyFrame, keys: list[str], label: str) -> pl.LazyFrame:
 
 
 def _ktu(run: pl.LazyFrame, reference: pl.LazyFrame, keys: list[str], label: str) -> pl.LazyFrame:
-    """repro_eval's KTU: positions in the sorted union of both lists, paired by position."""
+    """repro_eval's KTU: positions in the sorted union of both lists (the ids sorted as
+    text, as Python sorts repro_eval's string ids), paired by position."""
     union = (
         pl.concat([run.select(*keys, _DOC), reference.select(*keys, _DOC)])
         .unique()
-        .with_columns(pl.col(_DOC).rank("dense").over(keys).alias("__u"))
+        .with_columns(pl.col(_DOC).cast(pl.String).rank("dense").over(keys).alias("__u"))
     )
     x = run.select(*keys, _DOC, _POS).join(union, on=[*keys, _DOC], nulls_equal=True)
     y = reference.select(*keys, _DOC, _POS).join(union, on=[*keys, _DOC], nulls_equal=True)

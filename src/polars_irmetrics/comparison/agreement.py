@@ -25,6 +25,7 @@ from polars_irmetrics.comparison.options import CompareOptions, Test
 from polars_irmetrics.comparison.paired import paired_stats
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
+    ColumnTypeError,
     InvalidValueError,
     IrmError,
     QuerySetError,
@@ -129,13 +130,17 @@ def system_agreement(
     ------
     ColumnNotFoundError
         A column missing from ``a`` or ``b``.
+    ColumnTypeError
+        A value column that is not numeric (a String column of numbers: cast it).
     InvalidValueError
         A bad ``method``, ``alpha`` or ``correction``; fewer than two systems; a
-        system twice on one query; a null, NaN or infinite value; a system without a
-        value on one of its result's queries; a column of no known direction
-        (``higher_is_better``).
+        system twice on one query; a null system name or query id; a null, NaN or
+        infinite value; a system without a value on one of its result's queries; a
+        column of no known direction (``higher_is_better``).
     QuerySetError
-        Systems in one result and not the other.
+        Systems in one result and not the other; a result of fewer than two queries
+        (each pair of systems is compared by a paired test over the queries, as
+        :func:`~polars_irmetrics.compare` refuses one query).
 
     Examples
     --------
@@ -317,7 +322,7 @@ def mean_by_system(
     """The systems (sorted) and their means over queries, negated where lower is better
     (:func:`direction`, which refuses a column of no known direction), checked as
     :func:`system_agreement` checks its inputs."""
-    names, values, column = _matrix(frame, side, metric, system, query_id)
+    names, values, column = _matrix(frame, side, metric, system, query_id, paired=False)
     sign = 1.0 if direction(column, higher_is_better, side) else -1.0
     return names, sign * values.mean(axis=0)
 
@@ -397,10 +402,17 @@ def _inherited(
 
 
 def _matrix(
-    frame: FrameInput, side: str, metric: str | None, system: str, query_id: str
+    frame: FrameInput,
+    side: str,
+    metric: str | None,
+    system: str,
+    query_id: str,
+    *,
+    paired: bool = True,
 ) -> tuple[list[str], Array, str]:
     """The systems (sorted), the ``queries × systems`` values of one result and the
-    value column's name."""
+    value column's name. ``paired``: the values are tested pair by pair of systems, so
+    fewer than two queries are refused (the means alone need one)."""
     polars_frame = as_polars(frame, side)
     data = polars_frame.collect() if isinstance(polars_frame, pl.LazyFrame) else polars_frame
     for column in (system, query_id):
@@ -423,6 +435,19 @@ def _matrix(
             f"column {metric!r} not found in {side} (its columns: "
             f"{', '.join(repr(c) for c in data.columns)}); name it with metric= or metric_b="
         )
+    dtype = data.schema[metric]
+    if not (dtype.is_numeric() or dtype == pl.Boolean):
+        raise ColumnTypeError(
+            f"column {metric!r} of {side} has dtype {dtype}; its values are averaged and "
+            f"tested as numbers: cast it, e.g. pl.col({metric!r}).cast(pl.Float64)"
+        )
+    for column, what in ((system, "a system name"), (query_id, "a query id")):
+        nulls = data[column].null_count()
+        if nulls:
+            raise InvalidValueError(
+                f"column {column!r} of {side} has {nulls} null value"
+                f"{'' if nulls == 1 else 's'}; every row needs {what}: fill or drop those rows"
+            )
     data = data.select(pl.col(system).cast(pl.String), query_id, pl.col(metric).cast(pl.Float64))
     bad = data.filter(pl.col(metric).is_null() | pl.col(metric).is_nan())
     if bad.height:
@@ -448,7 +473,15 @@ def _matrix(
         raise InvalidValueError(f"{side} holds {len(names)} system; agreement needs two or more")
     # the queries in order (the pivot keeps them as they first appear): the means and
     # tests add them in one order however the rows come
-    wide = data.pivot(on=system, index=query_id, values=metric).sort(query_id).select(names)
+    wide = data.pivot(on=system, index=query_id, values=metric).sort(query_id)
+    if paired and wide.height < 2:
+        shown = f" ({wide[query_id][0]!r})" if wide.height else ""
+        raise QuerySetError(
+            f"{side} holds {wide.height} query{shown}: each pair of systems is compared by "
+            "a paired test over the queries, which needs at least two queries that every "
+            "system is scored on; evaluate the systems on more queries"
+        )
+    wide = wide.select(names)
     if wide.null_count().sum_horizontal().item():
         column = next(c for c in names if wide[c].null_count())
         raise InvalidValueError(

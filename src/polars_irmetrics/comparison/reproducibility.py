@@ -14,8 +14,9 @@ Experiments"; their ``repro_eval`` 0.5.0): an original experiment (a *baseline* 
   ``RI = (mean_a - mean_b) / mean_b``;
 * **significance**: the paired (``p_paired``, :func:`scipy.stats.ttest_rel`) and
   unpaired (``p_unpaired``, :func:`scipy.stats.ttest_ind`) two-sided t-tests of the
-  original against the reproduced per-topic values (1 where the two are identical, as
-  repro_eval).
+  original against the reproduced per-topic values, run by run (as repro_eval's
+  ``statistics.ttest``: 1 for every metric of a run whose tests are all NaN and whose
+  per-topic values are the original's, topic for topic).
 
 Replicability (the reproduction on another collection, ``qrels_reproduced=``): topics
 differ, so only ER, ΔRI and the unpaired t-test are defined (repro_eval's
@@ -34,7 +35,12 @@ import polars as pl
 
 from polars_irmetrics.comparison.frame import schema_groups
 from polars_irmetrics.door.evaluate import evaluate
-from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import (
+    CoverageWarning,
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+)
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import READ_BY
@@ -90,7 +96,9 @@ def reproducibility(
         :func:`~polars_irmetrics.evaluate`'s options (``query_id=``, ``order=``,
         ``unretrieved=``...), for the per-topic values. repro_eval scores with
         pytrec_eval, which skips a judged topic a run did not retrieve; this library
-        scores it 0 (``unretrieved="zero"``): pass ``unretrieved="drop"`` to match.
+        scores it 0 (``unretrieved="zero"``): pass ``unretrieved="drop"`` to match
+        (where two runs that are paired topic by topic then differ in topics, the call
+        is refused: ``QuerySetError``, as repro_eval fails there).
         The document orders (KTU, RBO) read those of them that a rank similarity reads
         (the run's columns, ``order=``, ``unretrieved=``...); an option that only the
         metrics read (``relevance_level=``, ``depth=``, ``judged_only=``) reaches
@@ -119,6 +127,12 @@ def reproducibility(
     MetricParameterError
         ``p`` not strictly between 0 and 1, ``cutoff`` not a whole number of at least 1
         (named as given, ``p=0``, not as the metrics built from them).
+    QuerySetError
+        A run without a per-topic value (empty, or none of its topics judged); runs that
+        repro_eval pairs topic by topic with other topics (a policy such as
+        ``unretrieved="drop"`` left a topic out of one): an original and its
+        reproduction (``rmse``, ``nrmse``, ``p_paired``), or a baseline and its
+        advanced run (``er``).
 
     Examples
     --------
@@ -174,13 +188,14 @@ def reproducibility(
     orig = _per_topic(original, sides, names, qrels, options)
     rep = _per_topic(reproduced, sides, names, qrels if paired else qrels_reproduced, options)
     query_id = str(options.get("query_id", "query_id"))
+    _check_topics(orig, rep, sides, query_id, paired, options)
     frames: list[pl.DataFrame] = []
     if paired:
         frames.append(_document_order(original, reproduced, sides, p, cutoff, options))
         frames.append(_errors(orig, rep, names, query_id))
     if len(sides) == 2:
         frames.append(_effects(orig, rep, names))
-    frames.append(_tests(orig, rep, names, query_id, paired))
+    frames.append(_tests(orig, rep, sides, names, query_id, paired))
     return pl.concat(frames, how="vertical")
 
 
@@ -362,46 +377,132 @@ def _effects(orig: pl.DataFrame, rep: pl.DataFrame, metrics: list[str]) -> pl.Da
 
 
 def _tests(
-    orig: pl.DataFrame, rep: pl.DataFrame, metrics: list[str], query_id: str, paired: bool
+    orig: pl.DataFrame,
+    rep: pl.DataFrame,
+    sides: list[str],
+    metrics: list[str],
+    query_id: str,
+    paired: bool,
 ) -> pl.DataFrame:
     """The two-sided t-tests of the original against the reproduced per-topic values,
-    every (run, metric) at once: columns of a topics × (runs × metrics) matrix."""
-    columns = [(side, metric) for side in _SIDES for metric in metrics]
-    present = [(s, m) for s, m in columns if orig.filter(pl.col(_RUN) == s).height]
-
-    def matrix(frame: pl.DataFrame) -> npt.NDArray[np.float64]:
-        wide = frame.with_columns(pl.concat_str(_RUN, "metric", separator="|").alias("__c"))
-        wide = wide.pivot(on="__c", index=query_id, values="value").sort(query_id)
-        return wide.select([f"{s}|{m}" for s, m in present]).to_numpy().astype(np.float64)
-
-    o, r = matrix(orig), matrix(rep)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        unpaired = scipy_stats.ttest_ind(o, r, axis=0).pvalue
-        tested = [("p_unpaired", np.asarray(unpaired, dtype=np.float64))]
-        if paired:
-            tested.insert(0, ("p_paired", np.asarray(scipy_stats.ttest_rel(o, r, axis=0).pvalue)))
-    frames = []
-    for measure, p_values in tested:
-        if o.shape == r.shape and np.array_equal(o, r) and np.isnan(p_values).all():
-            p_values = np.ones_like(p_values)  # repro_eval: identical scores, p = 1
-        frames.append(
-            pl.DataFrame(
-                {
-                    "measure": [measure] * len(present),
-                    "metric": [m for _, m in present],
-                    "run": [s for s, _ in present],
-                    "value": p_values.astype(np.float64),
-                },
-                schema={
-                    "measure": pl.String,
-                    "metric": pl.String,
-                    "run": pl.String,
-                    "value": pl.Float64,
-                },
-            )
+    run by run as repro_eval's ``statistics.ttest`` (one call per run, every metric a
+    column): where every p-value of a run is NaN and its per-topic values are the
+    original's (the same topics, the same values of every metric), each is 1."""
+    tested: dict[str, list[npt.NDArray[np.float64]]] = {"p_paired": [], "p_unpaired": []}
+    if not paired:
+        del tested["p_paired"]
+    for side in sides:
+        (o_topics, o), (r_topics, r) = (_wide(f, side, metrics, query_id) for f in (orig, rep))
+        with warnings.catch_warnings():  # a constant or one-topic sample: scipy's NaN
+            warnings.simplefilter("ignore")
+            if paired:  # the same topics (_check_topics), in one order
+                tested["p_paired"].append(_p_values(scipy_stats.ttest_rel(o, r, axis=0)))
+            tested["p_unpaired"].append(_p_values(scipy_stats.ttest_ind(o, r, axis=0)))
+        same = o_topics.equals(r_topics) and np.array_equal(o, r)
+        for values in tested.values():
+            if same and np.isnan(values[-1]).all():
+                values[-1] = np.ones_like(values[-1])  # repro_eval: identical scores, p = 1
+    schema = {"measure": pl.String, "metric": pl.String, "run": pl.String, "value": pl.Float64}
+    frames = [
+        pl.DataFrame(
+            {
+                "measure": [measure] * (len(sides) * len(metrics)),
+                "metric": metrics * len(sides),
+                "run": [side for side in sides for _ in metrics],
+                "value": np.concatenate(values),
+            },
+            schema=schema,
         )
+        for measure, values in tested.items()
+    ]
     return pl.concat(frames)
+
+
+def _p_values(result: Any) -> npt.NDArray[np.float64]:
+    return np.atleast_1d(np.asarray(result.pvalue, dtype=np.float64))
+
+
+def _wide(
+    frame: pl.DataFrame, side: str, metrics: list[str], query_id: str
+) -> tuple[pl.Series, npt.NDArray[np.float64]]:
+    """One run's topics (sorted) and its ``topics × metrics`` values."""
+    wide = (
+        frame.filter(pl.col(_RUN) == side)
+        .pivot(on="metric", index=query_id, values="value")
+        .sort(query_id)
+    )
+    return wide[query_id], wide.select(metrics).to_numpy().astype(np.float64)
+
+
+def _check_topics(
+    orig: pl.DataFrame,
+    rep: pl.DataFrame,
+    sides: list[str],
+    query_id: str,
+    paired: bool,
+    options: Mapping[str, Any],
+) -> None:
+    """Refuse what repro_eval cannot compare either: a run without a per-topic value (an
+    empty run, or none of its topics judged), an original and a reproduced run of other
+    topics (``paired``: RMSE and the paired t-test pair them topic by topic), and a
+    baseline and an advanced run of other topics (ER's mean improvement pairs them).
+
+    Their topics differ only where a policy leaves a topic out of one of them (a judged
+    topic a run did not retrieve, under ``unretrieved='drop'``) or adds one to one
+    (``unjudged='zero'``)."""
+    judged = {"original": "qrels=", "reproduced": "qrels=" if paired else "qrels_reproduced="}
+    for name, frame in (("original", orig), ("reproduced", rep)):
+        for side in sides:
+            if not frame.filter(pl.col(_RUN) == side).height:
+                raise QuerySetError(
+                    f"{name}[{side!r}] has no per-topic value: the run is empty, or "
+                    f"{judged[name]} judges none of its topics; give the run's rankings "
+                    "of the judged topics"
+                )
+    policy = options.get("unretrieved", "zero")
+    why = (
+        " (unretrieved='drop' leaves out a judged topic a run did not retrieve)"
+        if policy == "drop"
+        else ""
+    )
+    fix = (
+        "pass unretrieved='zero' (the default: a judged topic a run did not retrieve "
+        "scores 0), or give both runs the same topics"
+    )
+    pairs = []
+    if paired:
+        pairs += [
+            (("original", orig, side), ("reproduced", rep, side), "rmse, nrmse and p_paired pair")
+            for side in sides
+        ]
+    if len(sides) == 2:
+        pairs += [
+            ((name, frame, "advanced"), (name, frame, "baseline"), "er pairs")
+            for name, frame in (("original", orig), ("reproduced", rep))
+        ]
+    for left, right, measures in pairs:
+        topics = [
+            frame.filter(pl.col(_RUN) == side).select(query_id).unique()
+            for _, frame, side in (left, right)
+        ]
+        only = pl.concat(
+            [
+                topics[0]
+                .join(topics[1], on=query_id, how="anti")
+                .with_columns(pl.lit(0).alias("__in")),
+                topics[1]
+                .join(topics[0], on=query_id, how="anti")
+                .with_columns(pl.lit(1).alias("__in")),
+            ]
+        ).sort(query_id, "__in")
+        if only.height:
+            topic, index = only.row(0)
+            has, lacks = (left, right) if index == 0 else (right, left)
+            raise QuerySetError(
+                f"topic {topic!r} has a value for {has[0]}[{has[2]!r}] and not for "
+                f"{lacks[0]}[{lacks[2]!r}]{why}; {measures} the two runs topic by "
+                f"topic, as repro_eval does, and a topic one of them lacks has no pair: {fix}"
+            )
 
 
 def _tidy(frame: pl.DataFrame, measures: list[str], metrics: list[str]) -> pl.DataFrame:
