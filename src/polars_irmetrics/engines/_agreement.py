@@ -74,12 +74,19 @@ _NOT_READ = (
 
 
 def agreement_route(
-    engine: str, metrics: str | Iterable[str], options: EvalOptions, tables: Mapping[str, object]
+    engine: str,
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+    tables: Mapping[str, object],
+    *,
+    run: pa.Schema | None = None,
 ) -> tuple[tuple[str, ...], bool]:
     """The metric names as a tuple and whether they are the rank-similarity metrics
     (``reference=``), the tables checked against them as :func:`polars_irmetrics.evaluate`
     checks them: another table beside them is refused by name, and a mix with other
-    metrics with one machine's message.
+    metrics with one machine's message; with ``run`` (the run's schema), a ``rank=`` or
+    ``score=`` naming no column of it too
+    (:func:`~polars_irmetrics.engines._partition.check_run_columns`).
 
     Examples
     --------
@@ -115,7 +122,7 @@ def agreement_route(
                 f"drop {name}="
             )
     # an option none of the metrics reads is refused, as irm.evaluate refuses it
-    check_options_read(options, names, labels=False)
+    check_options_read(options, names, labels=False, run=run)
     return names, True
 
 

@@ -17,9 +17,11 @@ import pyarrow as pa
 
 from polars_irmetrics.engines._dask_frames import arrow_of, to_pandas, to_table
 from polars_irmetrics.engines._long_form import LongForm, long_forms
+from polars_irmetrics.engines._partition import check_run_columns
+from polars_irmetrics.errors import ColumnNotFoundError
 from polars_irmetrics.ground.options import EvalOptions
 
-__all__ = ["dask_long_form"]
+__all__ = ["dask_long_form", "named_columns"]
 
 
 def dask_long_form(
@@ -35,6 +37,23 @@ def dask_long_form(
     if qrels is not None and qrels_schema is not None and qrels_form is not None:
         qrels = _exploded(qrels, qrels_schema, qrels_form)
     return run, qrels
+
+
+def named_columns(run: dd.DataFrame, options: EvalOptions) -> pa.Schema:
+    """The run's Arrow schema as the check of the columns ``rank=``, ``score=`` and
+    ``sample_id=`` name reads it
+    (:func:`~polars_irmetrics.engines._partition.check_run_columns`): from the frame's
+    ``meta``, where that check passes on it or ``doc_id`` is not an ``object`` column;
+    otherwise with the list types read from the first row, as :func:`dask_long_form`
+    reads them (a list-shaped run's positions are the column ``rank=`` names). So the
+    first partition is computed only where a refusal would depend on it."""
+    schema = arrow_of(run)
+    try:
+        check_run_columns(options, schema)
+    except ColumnNotFoundError:
+        lists = (options.doc_id, options.score, options.rank, options.relevance)
+        return _schema(run, lists)
+    return schema
 
 
 def _schema(frame: dd.DataFrame, lists: tuple[str, ...]) -> pa.Schema:

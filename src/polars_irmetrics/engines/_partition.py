@@ -38,7 +38,8 @@ import pyarrow as pa
 from polars_irmetrics import errors
 from polars_irmetrics.door.evaluate import check_item_options, check_level_read, evaluate_plan
 from polars_irmetrics.errors import InvalidValueError, IrmError, MetricParameterError
-from polars_irmetrics.ground.options import EvalOptions, check_read
+from polars_irmetrics.ground.lists import long_run
+from polars_irmetrics.ground.options import EvalOptions, check_named_columns, check_read
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.registry import (
     labels_by_route,
@@ -64,6 +65,7 @@ __all__ = [
     "attribute_columns",
     "carry_error",
     "check_options_read",
+    "check_run_columns",
     "engine_options",
     "evaluate_lazy",
     "evaluate_part",
@@ -186,13 +188,15 @@ def check_options_read(
     *,
     labels: bool,
     tables: Collection[str] | None = None,
+    run: pa.Schema | None = None,
 ) -> None:
     """Refuse an option none of ``metrics`` reads, with the message of
     :func:`~polars_irmetrics.evaluate` (the door's checks,
     :func:`~polars_irmetrics.ground.options.check_read`,
-    :func:`~polars_irmetrics.door.evaluate.check_level_read` and, with ``tables`` (the
-    keywords of the tables given), :func:`~polars_irmetrics.door.evaluate.check_item_options`);
-    ``labels``: whether a ``labels=`` table was given.
+    :func:`~polars_irmetrics.door.evaluate.check_level_read`, with ``run`` (the run's
+    schema) :func:`check_run_columns` and, with ``tables`` (the keywords of the tables
+    given), :func:`~polars_irmetrics.door.evaluate.check_item_options`, in the door's
+    order); ``labels``: whether a ``labels=`` table was given.
 
     Examples
     --------
@@ -204,8 +208,45 @@ def check_options_read(
     requests = parse_metric_list(metrics)
     check_read(options, labels_by_route(requests), labels=labels)
     check_level_read(options, requests)  # beside graded metrics alone, as evaluate
+    if run is not None:  # rank=, score=, sample_id= naming no column of the run
+        check_run_columns(options, run)
     if tables is not None:  # the beyond-accuracy options that read a table not given
         check_item_options(options, tables)
+
+
+def check_run_columns(options: EvalOptions, run: pa.Schema) -> None:
+    """Refuse a ``rank=``, ``score=`` or ``sample_id=`` given that names no column of
+    the run (``run``: its schema), with :func:`~polars_irmetrics.evaluate`'s exception
+    and message: the door's own check
+    (:func:`~polars_irmetrics.ground.options.check_named_columns`), on the columns of the
+    run's long form, which the door reads them from (a list-shaped run's positions are
+    the column ``rank=`` names: :func:`~polars_irmetrics.ground.lists.long_run` on an
+    empty frame of the schema). Without it an engine would rank by the other order
+    column, or read one deterministic ranking, in silence.
+
+    Examples
+    --------
+    >>> scored = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+    ...                     ("score", pa.float64())])
+    >>> check_run_columns(EvalOptions.build(rank="r"), scored)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnNotFoundError: rank='r' names no column of the run ...
+
+    A list per query (one row each): its positions are the ``rank=`` column.
+
+    >>> listed = pa.schema([("query_id", pa.string()), ("doc_id", pa.list_(pa.string()))])
+    >>> check_run_columns(EvalOptions.build(rank="position"), listed)
+    """
+    long = long_run(
+        _empty(run).lazy(),
+        query_id=options.query_id,
+        doc_id=options.doc_id,
+        rank=options.rank,
+        score=options.score,
+        relevance=options.relevance,
+    )
+    check_named_columns(options, long.collect_schema(), "run")
 
 
 def attribute_columns(

@@ -52,11 +52,18 @@ _NOT_READ = ("queries", "labels", "policy", "reward_model")
 
 
 def ps_route(
-    engine: str, metrics: str | Iterable[str], options: EvalOptions, tables: Mapping[str, object]
+    engine: str,
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+    tables: Mapping[str, object],
+    *,
+    run: pa.Schema | None = None,
 ) -> tuple[tuple[str, ...], bool]:
     """The metric names as a tuple and whether they are the propensity-scored metrics,
     the tables checked against them as :func:`polars_irmetrics.evaluate` checks them:
-    ``propensities=`` without them, or another table beside them, is refused by name.
+    ``propensities=`` without them, or another table beside them, is refused by name;
+    with ``run`` (the run's schema), a ``rank=`` or ``score=`` naming no column of it too
+    (:func:`~polars_irmetrics.engines._partition.check_run_columns`).
 
     Examples
     --------
@@ -84,7 +91,7 @@ def ps_route(
                 f"ps_ndcg@k): they read the run, qrels= and propensities=; drop {name}="
             )
     # an option none of the metrics reads is refused, as irm.evaluate refuses it
-    check_options_read(options, names, labels=False)
+    check_options_read(options, names, labels=False, run=run)
     return names, True
 
 

@@ -158,6 +158,17 @@ def two_calls(
     ``groups=``, ``target=`` and (when one of them reads it) ``qrels=``; the accuracy
     metrics every other table given, which they refuse when none of them reads it, as
     one machine refuses a table no metric reads."""
+    if beside.judged and options.get("unretrieved") == "drop":
+        # one machine reads the retrieved queries' judgments alone in the exposure
+        # measures beside the ranking metrics; an engine's two calls do not
+        raise InvalidValueError(
+            f"unretrieved='drop' beside the exposure measures that read the judgments "
+            f"({', '.join(map(repr, beside.exposure))}) is evaluated on one machine "
+            "(irm.evaluate), not on Spark or Dask, whose exposure measures score a judged "
+            "query the run did not retrieve as an empty ranking: evaluate "
+            f"{', '.join(map(repr, beside.exposure))} in a separate call without "
+            "unretrieved=, or use irm.evaluate"
+        )
     qrels = tables.get("qrels")
     exposure = evaluate(
         run,

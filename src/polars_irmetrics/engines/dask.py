@@ -55,7 +55,7 @@ from polars_irmetrics.engines._dask_coverage import (
     summarized,
 )
 from polars_irmetrics.engines._dask_frames import after, arrow_of, to_table, with_groups
-from polars_irmetrics.engines._dask_lists import dask_long_form
+from polars_irmetrics.engines._dask_lists import dask_long_form, named_columns
 from polars_irmetrics.engines._dask_partitions import per_query_in_partitions
 from polars_irmetrics.engines._dask_progress import persist
 from polars_irmetrics.engines._ope import ope_route
@@ -281,7 +281,11 @@ def evaluate(
             _ensure_frame(table, name)
     every = {"qrels": qrels, "queries": queries, "labels": labels, "policy": policy}
     every |= {"reward_model": reward_model, "propensities": propensities, **given}
-    names, agreement = agreement_route("Dask", metrics, built, {**every, "reference": reference})
+    # the run's columns, which rank=, score= and sample_id= must name, as evaluate checks
+    columns = named_columns(run, built)
+    names, agreement = agreement_route(
+        "Dask", metrics, built, {**every, "reference": reference}, run=columns
+    )
     if agreement and reference is not None:
         _ensure_frame(reference, "reference")
         values = agreement_frame(
@@ -296,7 +300,9 @@ def evaluate(
     if any(table is not None for table in given.values()):  # before the other routes
         check_sides("Dask", metrics, given)
     others = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}
-    names, ps = ps_route("Dask", metrics, built, {**others, "propensities": propensities})
+    names, ps = ps_route(
+        "Dask", metrics, built, {**others, "propensities": propensities}, run=columns
+    )
     if ps and propensities is not None:
         _ensure_frame(propensities, "propensities")
         values = ps_frame(
@@ -331,9 +337,10 @@ def evaluate(
     metrics, predictions = prediction_route(
         "Dask", metrics, built, qrels=qrels, queries=queries, labels=labels
     )
-    # an option none of the metrics reads is refused, as irm.evaluate refuses it
+    # an option none of the metrics reads, or a column named that the run lacks, is
+    # refused, as irm.evaluate refuses it
     given_tables = {k for k, t in {**given, "qrels": qrels}.items() if t is not None}
-    check_options_read(built, metrics, labels=labels is not None, tables=given_tables)
+    check_options_read(built, metrics, labels=labels is not None, tables=given_tables, run=columns)
     sides = side_tables("Dask", metrics, given, _gather, built)
     if predictions:
         if labels is not None:

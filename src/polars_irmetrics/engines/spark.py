@@ -286,7 +286,11 @@ def evaluate(
             _ensure_frame(table, name)
     every = {"qrels": qrels, "queries": queries, "labels": labels, "policy": policy}
     every |= {"reward_model": reward_model, "propensities": propensities, **given}
-    names, agreement = agreement_route("Spark", metrics, built, {**every, "reference": reference})
+    # the run's columns, which rank=, score= and sample_id= must name, as evaluate checks
+    columns = _arrow(run.schema)
+    names, agreement = agreement_route(
+        "Spark", metrics, built, {**every, "reference": reference}, run=columns
+    )
     if agreement and reference is not None:
         _ensure_frame(reference, "reference")
         spark = run.sparkSession
@@ -303,7 +307,9 @@ def evaluate(
     if any(table is not None for table in given.values()):  # before the other routes
         check_sides("Spark", metrics, given)
     others = {"queries": queries, "labels": labels, "policy": policy, "reward_model": reward_model}
-    names, ps = ps_route("Spark", metrics, built, {**others, "propensities": propensities})
+    names, ps = ps_route(
+        "Spark", metrics, built, {**others, "propensities": propensities}, run=columns
+    )
     if ps and propensities is not None:
         _ensure_frame(propensities, "propensities")
         spark = run.sparkSession
@@ -343,9 +349,10 @@ def evaluate(
     metrics, predictions = prediction_route(
         "Spark", metrics, built, qrels=qrels, queries=queries, labels=labels
     )
-    # an option none of the metrics reads is refused, as irm.evaluate refuses it
+    # an option none of the metrics reads, or a column named that the run lacks, is
+    # refused, as irm.evaluate refuses it
     given_tables = {k for k, t in {**given, "qrels": qrels}.items() if t is not None}
-    check_options_read(built, metrics, labels=labels is not None, tables=given_tables)
+    check_options_read(built, metrics, labels=labels is not None, tables=given_tables, run=columns)
     sides = side_tables("Spark", metrics, given, _collect, built)
     if predictions:
         if labels is not None:
