@@ -116,9 +116,13 @@ def test_delta_method_variance_equals_the_hand_derived_formula() -> None:
     z = stats.norm.ppf(0.975)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((0.15 - z * se, 0.15 + z * se))
     assert row["p_value"] == pytest.approx(2 * stats.norm.sf(0.15 / se), rel=1e-12)
-    # relative lift, delta method: v_t / m_c^2 + m_t^2 v_c / m_c^4
-    rel_se = np.sqrt(var_b / 0.15**2 + 0.3**2 * var_a / 0.15**4)
-    assert row["relative_ci_low"] == pytest.approx(1.0 - z * rel_se, rel=1e-12)
+    # relative lift, Fieller: (0.3 - θ 0.15)^2 <= z^2 (var_b + θ^2 var_a), θ = 1 + lift
+    a = 0.15**2 - z**2 * var_a
+    root = z * np.sqrt(0.3**2 * var_a + 0.15**2 * var_b - z**2 * var_a * var_b)
+    fieller = ((0.3 * 0.15 - root) / a - 1.0, (0.3 * 0.15 + root) / a - 1.0)
+    relative = (row["relative_ci_low"], row["relative_ci_high"])
+    assert relative == pytest.approx(fieller, rel=1e-12)
+    assert relative[0] > 0  # as ci_low: the delta method's 1 - z * se_rel was -0.6
 
 
 def test_delta_method_agrees_with_a_bootstrap_over_units() -> None:
@@ -281,7 +285,8 @@ BAD_OPTIONS: list[tuple[str, dict[str, Any], type[Exception], str]] = [
         "split without an arm",
         {"split": {"A": 0.5}},
         InvalidValueError,
-        "arm 'B' of column 'arm' is not in split={'A': 0.5}; give every arm its intended share",
+        "arm 'B' of column 'arm' is not in the split {'A': 0.5}; give every arm its intended "
+        "share",
     ),
     (
         "negative share",

@@ -9,7 +9,9 @@ Errors print one line on stderr naming the log (``irm: error: LOG: ...``), exit 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from collections.abc import Iterable
 from typing import cast
 
 import polars as pl
@@ -24,7 +26,7 @@ from polars_irmetrics.online.ab import ab_test
 from polars_irmetrics.online.sessions import optional_columns
 from polars_irmetrics.stats.multitest import CORRECTIONS
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "data_locations", "run"]
 
 #: Metrics ``irm ab`` compares when no ``-m`` is given.
 AB_DEFAULTS: tuple[str, ...] = ("ctr@10", "abandonment", "click_mrr", "sat_click_rate")
@@ -242,6 +244,40 @@ def _timestamps(log: pl.LazyFrame, column: str, source: str, first_line: int | N
     )
 
 
+#: A value as a message shows it (its repr): a quoted string, a number, None, True, a
+#: date (``datetime.date(2026, 3, 2)``); not ``...``, which stands for a value to give.
+_VALUE = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[+-]?\w[\w.+-]*(?:\([^()]*\))?"
+
+
+def data_locations(message: str, columns: Iterable[str]) -> str:
+    """``message`` with each place in the data it names, such as ``(arm='A',
+    user_id='u1')`` (the values of ``columns``, the log's keys), written ``(arm = 'A',
+    user_id = 'u1')``: the command writes the keyword suggestions of a message as its
+    flags (``arm='variant'`` as ``--arm variant``), and a place in the data is none.
+
+    Examples
+    --------
+    >>> print(data_locations(
+    ...     "in session 's1' (arm='A', user_id='u1'); name it with arm='variant'",
+    ...     ["arm", "user_id"],
+    ... ))
+    in session 's1' (arm = 'A', user_id = 'u1'); name it with arm='variant'
+    >>> print(data_locations("(strict=True raises instead) (arm=...)", ["arm", "user_id"]))
+    (strict=True raises instead) (arm=...)
+    """
+    names = "|".join(re.escape(c) for c in sorted(set(columns), key=len, reverse=True))
+    if not names:
+        return message
+    pair = rf"(?:{names})=(?:{_VALUE})"
+    place = re.compile(rf"\(({pair}(?:, {pair})*)\)")
+    one = re.compile(rf"(?P<name>{names})=(?P<value>{_VALUE})")
+
+    def spaced(found: re.Match[str]) -> str:
+        return "(" + one.sub(r"\g<name> = \g<value>", found.group(1)) + ")"
+
+    return place.sub(spaced, message)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``irm ab``; errors name the log."""
     logs: list[str] = list(args.log) or ([str(sample_interactions_path())] if args.sample else [])
@@ -278,6 +314,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except (IrmError, OSError, pl.exceptions.PolarsError) as error:
         text = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        text = data_locations(text, [*args.by, args.arm, args.unit])
         raise type(error)(f"{source}: {text}") from None
     notes = sorted({note for row in result["warnings"].to_list() for note in row})
     for note in notes:

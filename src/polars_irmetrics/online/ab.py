@@ -12,7 +12,7 @@ are then vectorised in numpy over the (segment, metric, arm) rows.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +24,7 @@ from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
 from polars_irmetrics.metrics.scope import exact_mean, exact_sum
-from polars_irmetrics.online.columns import LogColumns
+from polars_irmetrics.online.columns import LogColumns, refuse_nested
 from polars_irmetrics.online.sessions import denominator, numerator, session_plan
 from polars_irmetrics.online.stats import ArmMoments, compare, srm_p_values
 from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
@@ -81,14 +81,21 @@ def ab_test(
         The arm column, the randomization unit column, and the control arm's value.
     split
         The intended share of units per arm, e.g. ``{"A": 0.5, "B": 0.5}`` (any
-        positive weights); default: equal shares over the arms in the log. The
-        sample-ratio-mismatch (SRM) check compares the units per arm with it
-        (chi-square); ``srm_p_value`` is on every row.
+        positive weights); default: equal shares over the arms in the log. Every arm
+        of the log needs a share, and every arm named needs units in the log (an arm
+        that ran but logged nothing is not counted as 0: it is refused, for the log to
+        be checked). The sample-ratio-mismatch (SRM) check compares the units per arm
+        with it (chi-square); ``srm_p_value`` is on every row.
     by
         Segment keys (day, market, device): each segment is compared apart (and has its
-        own SRM check); all rows form one family for the correction.
+        own SRM check); all rows form one family for the correction. Every arm needs
+        at least 2 units in every segment: a segment without an arm is refused, not
+        dropped.
     alpha
-        Level of the confidence intervals (``1 - alpha``) and of ``significant``.
+        Level of the confidence intervals (``1 - alpha``, each for its own comparison,
+        not adjusted for the others) and of ``significant`` (which reads the adjusted
+        p-value, so a row may be significant with an interval that holds 0, or not
+        with one that does not).
     correction
         Multiple-testing correction across every (segment, metric, arm) row:
         ``"holm"`` (default), ``"bonferroni"``, ``"holm-sidak"``, ``"fdr_bh"``,
@@ -110,8 +117,13 @@ def ab_test(
         ``units`` and ``control_units`` (units with a value), ``mean`` and
         ``control_mean``, ``delta`` (mean - control_mean), ``relative`` (delta /
         control_mean), ``std_error`` (of delta), ``ci_low``/``ci_high`` (of delta),
-        ``relative_ci_low``/``relative_ci_high``, ``p_value``, ``p_adjusted``,
-        ``significant`` (``p_adjusted < alpha``), ``higher_is_better`` (the
+        ``relative_ci_low``/``relative_ci_high`` (Fieller's interval of the ratio of
+        the means, less 1: it excludes 0 exactly when ``ci_low``/``ci_high`` do; null
+        where the control mean is within the critical value's reach of 0, the set of
+        plausible ratios then being unbounded, and where the control mean is 0),
+        ``p_value``, ``p_adjusted``, ``significant`` (``p_adjusted <= alpha``, as
+        :func:`polars_irmetrics.compare` and statsmodels' ``multipletests`` decide),
+        ``higher_is_better`` (the
         metric's declared direction: a significant negative ``delta`` of
         ``abandonment`` is an improvement), ``srm_p_value`` and ``warnings`` (a list
         of messages: SRM, units in two arms).
@@ -119,10 +131,12 @@ def ab_test(
     Raises
     ------
     ColumnNotFoundError, ColumnTypeError
-        A missing column or a wrong dtype.
+        A missing column or a wrong dtype (a nested arm, unit, session or segment
+        key: List, Array, Struct).
     InvalidValueError
         A bad option; a control arm not in the log; an arm of the log missing from
-        ``split``; an arm with fewer than two units with a value of a metric; a
+        ``split``, or an arm of ``split`` missing from the log; an arm with fewer than
+        two units with a value of a metric (overall, or in a segment of ``by``); a
         metric undefined in an arm (no clicks); a unit in two arms under
         ``strict=True``; the data errors of :func:`polars_irmetrics.evaluate_online`.
 
@@ -168,6 +182,11 @@ def ab_test(
         "log",
         "name the experiment's columns, e.g. arm='variant', unit='user_id'",
     )
+    refuse_nested(
+        lf.collect_schema(),
+        {arm: "the arm", unit: "the unit", session_id: "the session id"}
+        | dict.fromkeys(by_keys, "a segment key"),
+    )
     columns = LogColumns(
         session_id=session_id,
         user_id=unit,
@@ -181,10 +200,13 @@ def ab_test(
     # every float sum (a unit's mean, an arm's moments) is exact (fixed point), the same
     # bits in any order: the streaming engine adds a group's rows in no fixed order
     # (batches summed apart), however the rows were sorted, so a result is the same to
-    # the last bit on every engine, layout or segment filter
+    # the last bit on every engine, layout or segment filter. Each sum reads its values
+    # scaled by a power of two (_pow2_scale, per segment), so that the fixed point's
+    # 2**-64 steps are as fine for values of 1e-9 as for values of 1
     unit_keys = [*by_keys, arm, unit]
     sessions = plan.frame.sort(list(plan.keys))
-    per_unit = _per_unit(sessions, requests, unit_keys, arm, unit).sort(unit_keys).cache()
+    per_unit = _per_unit(sessions, requests, unit_keys, arm, unit, by_keys)
+    per_unit = per_unit.sort(unit_keys).cache()
     clean = per_unit.filter(pl.col(_ARMS) == 1)
     long = pl.concat(
         [
@@ -198,15 +220,7 @@ def ab_test(
             for label, _ in requests
         ]
     ).filter(pl.col(_X).is_not_null())
-    x, y = pl.col(_X), pl.col(_Y)
-    moments_plan = long.group_by([*by_keys, "metric", arm], maintain_order=True).agg(
-        pl.len().cast(pl.Float64).alias("n"),
-        exact_mean(x).alias("mx"),
-        exact_mean(y).alias("my"),
-        _co_spread(x, x).alias("vxx"),
-        _co_spread(y, y).alias("vyy"),
-        _co_spread(x, y).alias("cxy"),
-    )
+    moments_plan = _moments_plan(long, [*by_keys, "metric", arm], [*by_keys, "metric"])
     counts_plan = clean.group_by([*by_keys, pl.col(arm).cast(pl.String)]).agg(
         pl.len().alias("units")
     )
@@ -228,7 +242,8 @@ def ab_test(
             f"column {arm!r} of the log holds one arm ({control!r}); an A/B test needs a "
             "control and at least one treatment: check the arm column (arm=...) or the log"
         )
-    shares = _shares(split, arms, arm)
+    shares = _shares(split, arms, arm, unit)
+    _refuse_absent_arms(counts, by_keys, arms, arm, unit)
     srm = _srm(counts, by_keys, arm, shares)
     rows = _rows(moments, counts, requests, by_keys, arm, control)
     return _result(rows, requests, by_keys, arm, control, alpha, correction, srm,
@@ -265,24 +280,94 @@ def _check_options(
         raise InvalidValueError(f"control must be the control arm's name, got {control!r}")
 
 
-def _co_spread(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    """Group context: the sample covariance of ``a`` and ``b`` (``ddof=1``, the
-    variance where they are one column; null under two rows, as polars' ``cov``), two
-    passes, each sum exact (:func:`~polars_irmetrics.metrics.scope.exact_sum`): the
-    same bits in any row order.
+def _pow2_scale(value: pl.Expr) -> pl.Expr:
+    """Aggregation (per group, or over a window): ``2**-e``, ``e`` the binary exponent
+    of the largest ``|value|`` (clipped to +-1022, so that the scale and its inverse
+    are normal floats), 1 where every value is 0, null or not finite.
+
+    A fixed-point sum (:func:`~polars_irmetrics.metrics.scope.exact_sum`) counts units
+    of 2**-64, exact for terms of 2**-11 and more: terms scaled to below 2 in magnitude
+    keep 53 bits down to 2**-11 of the largest whatever their size (values of 1e-9
+    would keep 34 bits unscaled, their squares 4). A product by a power of two is exact,
+    so a sum divided back by the scale has the bits of the exact sum, rounded once.
 
     Examples
     --------
     >>> import polars as pl
-    >>> frame = pl.DataFrame({"x": [1.0, 2.0, 4.0], "y": [1.0, 1.0, 3.0]})
-    >>> frame.select(_co_spread(pl.col("x"), pl.col("x"))).item()  # polars' var: 2.333...
-    2.3333333333333335
-    >>> frame.head(1).select(_co_spread(pl.col("x"), pl.col("y"))).item() is None
+    >>> frame = pl.DataFrame({"x": [3e-9, -1e-9, 0.0]})
+    >>> frame.select(_pow2_scale(pl.col("x"))).item() == 2.0**29  # 3e-9 is 1.6 * 2**-29
     True
+    >>> frame.select(_pow2_scale(pl.col("x") * 0)).item()
+    1.0
     """
+    size = value.abs().max()
+    exponent = size.log(2.0).floor().clip(-1022, 1022)
+    finite = size.is_finite() & (size > 0)
+    return pl.when(finite).then(pl.lit(2.0).pow(-exponent)).otherwise(pl.lit(1.0))
+
+
+def _moments_plan(long: pl.LazyFrame, keys: list[str], segment: list[str]) -> pl.LazyFrame:
+    """One row per group of ``keys`` (segment, metric, arm) of the per-unit ``(x, y)``
+    pairs: the moments of :class:`~polars_irmetrics.online.stats.ArmMoments` (sample
+    variances and covariance with ``ddof=1``, null under two units) and whether every
+    ``x`` and ``y`` is >= 0.
+
+    Two passes, each sum exact (:func:`~polars_irmetrics.metrics.scope.exact_sum`), so
+    the same bits in any row order: the means, joined back to the rows, then the sums of
+    the products of the deviations. Each sum reads its terms scaled by a power of two
+    (:func:`_pow2_scale`): ``x`` and ``y`` by one scale per metric of a ``segment``
+    (shared by its arms), each product by one per group, so that a spread tiny beside
+    the values keeps its digits too.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> long = pl.LazyFrame({"g": [1, 1, 1, 2], "x": [1.0, 2.0, 4.0, 5.0],
+    ...                      "y": [1.0, 1.0, 3.0, 1.0]})
+    >>> out = _moments_plan(long.rename({"x": _X, "y": _Y}), ["g"], []).collect().sort("g")
+    >>> out["vxx"].to_list(), out["cxy"].to_list()  # polars' var and cov: 2.333..., 1.666...
+    ([2.3333333333333335, None], [1.6666666666666667, None])
+    """
+    sx, sy = f"{INTERNAL}sx", f"{INTERNAL}sy"
+    mx, my = f"{INTERNAL}mx", f"{INTERNAL}my"
+
+    def over(expr: pl.Expr, by: list[str]) -> pl.Expr:
+        return expr.over(by) if by else expr
+
+    scaled = long.with_columns(
+        over(_pow2_scale(pl.col(_X)), segment).alias(sx),
+        over(_pow2_scale(pl.col(_Y)), segment).alias(sy),
+    ).with_columns(pl.col(_X) * pl.col(sx), pl.col(_Y) * pl.col(sy))
+    means = scaled.group_by(keys).agg(
+        exact_mean(pl.col(_X)).alias(mx), exact_mean(pl.col(_Y)).alias(my)
+    )
+    dx, dy = pl.col(_X) - pl.col(mx), pl.col(_Y) - pl.col(my)
+    products = {"vxx": dx * dx, "vyy": dy * dy, "cxy": dx * dy}
+    spread = scaled.join(means, on=keys, how="left").with_columns(
+        product.alias(name) for name, product in products.items()
+    )
+    spread = spread.with_columns(
+        over(_pow2_scale(pl.col(name)), keys).alias(f"{INTERNAL}s_{name}") for name in products
+    )
     n = pl.len()
-    products = (a - exact_mean(a)) * (b - exact_mean(b))
-    return pl.when(n > 1).then(exact_sum(products) / (n - 1).cast(pl.Float64))
+    scale_x, scale_y = pl.col(sx).first(), pl.col(sy).first()
+    back = {"vxx": (scale_x, scale_x), "vyy": (scale_y, scale_y), "cxy": (scale_x, scale_y)}
+
+    def co_spread(name: str) -> pl.Expr:
+        scale = pl.col(f"{INTERNAL}s_{name}")
+        total = exact_sum(pl.col(name) * scale) / scale.first()
+        first, second = back[name]
+        return pl.when(n > 1).then(total / (n - 1).cast(pl.Float64) / first / second)
+
+    # x and y hold the scaled values here: their signs are those of the values
+    nonnegative = pl.min_horizontal(pl.col(_X).min(), pl.col(_Y).min()) >= 0
+    return spread.group_by(keys).agg(
+        n.cast(pl.Float64).alias("n"),
+        (pl.col(mx).first() / scale_x).alias("mx"),
+        (pl.col(my).first() / scale_y).alias("my"),
+        *(co_spread(name).alias(name) for name in products),
+        nonnegative.alias("nonnegative"),
+    )
 
 
 def _per_unit(
@@ -291,19 +376,33 @@ def _per_unit(
     keys: list[str],
     arm: str,
     unit: str,
+    by: Sequence[str],
 ) -> pl.LazyFrame:
     """One row per (segment, arm, unit): each metric's ``(x, y)`` and the unit's number
-    of arms (over the whole log)."""
+    of arms (over the whole log). Each session column is summed scaled by a power of
+    two (:func:`_pow2_scale`, one per column and segment)."""
+    columns: list[str] = []
     exprs: list[pl.Expr] = []
+
+    def scaled(column: str, total: Callable[[pl.Expr], pl.Expr]) -> pl.Expr:
+        name = f"{INTERNAL}scale:{column}"
+        columns.append(column)
+        return total(pl.col(column) * pl.col(name)) / pl.col(name).first()
+
     for label, req in requests:
         if _is_ratio(req):
-            exprs.append(exact_sum(pl.col(numerator(label))).alias(f"{_X}:{label}"))
-            exprs.append(exact_sum(pl.col(denominator(label))).alias(f"{_Y}:{label}"))
+            exprs.append(scaled(numerator(label), exact_sum).alias(f"{_X}:{label}"))
+            exprs.append(scaled(denominator(label), exact_sum).alias(f"{_Y}:{label}"))
         else:
-            exprs.append(exact_mean(pl.col(label)).alias(f"{_X}:{label}"))
+            exprs.append(scaled(label, exact_mean).alias(f"{_X}:{label}"))
             exprs.append(pl.lit(1.0).alias(f"{_Y}:{label}"))
+    scales = [_pow2_scale(pl.col(c)) for c in columns]
     return (
-        sessions.group_by(keys, maintain_order=True)
+        sessions.with_columns(
+            (scale.over(list(by)) if by else scale).alias(f"{INTERNAL}scale:{c}")
+            for c, scale in zip(columns, scales, strict=True)
+        )
+        .group_by(keys, maintain_order=True)
         .agg(exprs)
         .with_columns(pl.col(arm).n_unique().over(unit).alias(_ARMS))
     )
@@ -327,7 +426,9 @@ def _mixed_units(mixed: pl.DataFrame, arm: str, unit: str, strict: bool) -> list
     ]
 
 
-def _shares(split: Mapping[str, float] | None, arms: list[str], arm: str) -> dict[str, float]:
+def _shares(
+    split: Mapping[str, float] | None, arms: list[str], arm: str, unit: str
+) -> dict[str, float]:
     if split is None:
         return dict.fromkeys(arms, 1.0 / len(arms))
     if not isinstance(split, Mapping) or not split:
@@ -344,11 +445,50 @@ def _shares(split: Mapping[str, float] | None, arms: list[str], arm: str) -> dic
     missing = [a for a in arms if a not in split]
     if missing:
         raise InvalidValueError(
-            f"arm {missing[0]!r} of column {arm!r} is not in split={dict(split)!r}; give "
+            f"arm {missing[0]!r} of column {arm!r} is not in the split {dict(split)!r}; give "
             "every arm its intended share"
+        )
+    absent = [name for name in split if name not in arms]
+    if absent:
+        shown = ", ".join(repr(a) for a in arms)
+        raise InvalidValueError(
+            f"the split names arm {absent[0]!r}, which is not in column {arm!r} of the log "
+            f"(its arms: {shown}); give the shares of the log's arms only, or, if arm "
+            f"{absent[0]!r} ran, find why the log has none of its {unit} values"
         )
     total = float(sum(split.values()))
     return {str(name): float(weight) / total for name, weight in split.items()}
+
+
+def _refuse_absent_arms(
+    counts: pl.DataFrame, by: Sequence[str], arms: list[str], arm: str, unit: str
+) -> None:
+    """Refuse a segment without a unit of some arm, as an arm with fewer than 2 units
+    (:func:`_rows`) is: there is nothing to compare there."""
+    present = {(tuple(row[k] for k in by), row[arm]) for row in counts.iter_rows(named=True)}
+    lacking = [
+        (segment, [a for a in arms if (segment, a) not in present])
+        for segment in _segments(counts, by)
+    ]
+    lacking = [(segment, names) for segment, names in lacking if names]
+    if not lacking:
+        return
+    if not by:  # an arm whose every unit is in another arm too (left out)
+        raise InvalidValueError(
+            f"arm {lacking[0][1][0]!r} of column {arm!r} has no {unit} left to compare: "
+            "each of its units also appears in another arm and is left out; fix the "
+            "assignment, or filter the log to the other arms"
+        )
+    shown = "; ".join(
+        f"{_describe(segment, by).strip()} has no {unit} in arm {' or '.join(map(repr, names))}"
+        for segment, names in lacking[:3]
+    ) + (f"; and {len(lacking) - 3} more" if len(lacking) > 3 else "")
+    raise InvalidValueError(
+        f"{len(lacking)} segment(s) by {', '.join(map(repr, by))} miss an arm of column "
+        f"{arm!r}: "
+        f"{shown}; each segment compares its arms apart, with at least 2 units in each: "
+        "leave those segments out (filter the log), or segment by other keys"
+    )
 
 
 def _segments(frame: pl.DataFrame, by: Sequence[str]) -> list[tuple[object, ...]]:
@@ -420,7 +560,7 @@ def _rows(
     keys = [*by, "metric"]
     treated = full.filter(pl.col(arm) != control)
     baseline = full.filter(pl.col(arm) == control).select(
-        *keys, *(pl.col(m).alias(f"c_{m}") for m in _MOMENTS)
+        *keys, *(pl.col(m).alias(f"c_{m}") for m in (*_MOMENTS, "nonnegative"))
     )
     return treated.join(baseline, on=keys, how="inner").sort("order", *by, arm)
 
@@ -451,7 +591,8 @@ def _result(
     direction = {label: req.higher_is_better for label, req in requests}
     welch = ~rows["metric"].is_in(list(ratio_labels)).to_numpy()
     treatment, baseline = _moments(rows, ""), _moments(rows, "c_")
-    result = compare(treatment, baseline, welch, alpha)
+    nonnegative = (rows["nonnegative"] & rows["c_nonnegative"]).fill_null(False).to_numpy()
+    result = compare(treatment, baseline, welch, alpha, nonnegative)
     p_adjusted = adjust(result.p_value, correction)
     segments = [tuple(row) for row in rows.select(by).iter_rows()] if by else [()] * rows.height
     srm_p = [srm[s][0] for s in segments]
@@ -468,11 +609,12 @@ def _result(
         pl.Series("std_error", result.std_error),
         pl.Series("ci_low", result.ci_low),
         pl.Series("ci_high", result.ci_high),
-        pl.Series("relative_ci_low", result.relative_ci_low),
-        pl.Series("relative_ci_high", result.relative_ci_high),
+        # NaN where Fieller's interval is unbounded: null
+        pl.Series("relative_ci_low", result.relative_ci_low, nan_to_null=True),
+        pl.Series("relative_ci_high", result.relative_ci_high, nan_to_null=True),
         pl.Series("p_value", result.p_value),
         pl.Series("p_adjusted", p_adjusted),
-        pl.Series("significant", p_adjusted < alpha),
+        pl.Series("significant", p_adjusted <= alpha),
         pl.Series(
             "higher_is_better",
             [direction[label] for label in rows["metric"]],

@@ -11,7 +11,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LogColumns"]
+import polars as pl
+
+from polars_irmetrics.errors import ColumnTypeError
+
+__all__ = ["LogColumns", "article", "refuse_nested"]
 
 
 @dataclass(frozen=True)
@@ -60,3 +64,38 @@ class LogColumns:
     def replace(self, **changes: Any) -> LogColumns:
         """A copy with some names changed."""
         return dataclasses.replace(self, **changes)
+
+
+def article(word: str) -> str:
+    """``word`` after its indefinite article (by its first letter: ``an arm``, ``a
+    session_id``, ``a user_id``, which is said "you").
+
+    >>> article("arm"), article("session_id"), article("user_id")
+    ('an arm', 'a session_id', 'a user_id')
+    """
+    return f"{'an' if word[:1].lower() in 'aeio' else 'a'} {word}"
+
+
+def refuse_nested(schema: pl.Schema, roles: dict[str, str]) -> None:
+    """Refuse a key column (``roles``: its name, then what it is, e.g. ``"the arm"``)
+    of nested dtype (List, Array, Struct): a key is one value per row. Columns not in
+    ``schema`` are left to the missing-column check.
+
+    >>> refuse_nested(pl.Schema({"arm": pl.List(pl.String)}), {"arm": "the arm"})
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnTypeError: column 'arm' of the log has dtype List(String); ...
+    """
+    for name, role in roles.items():
+        dtype = schema.get(name)
+        if dtype is None or not dtype.is_nested():
+            continue
+        if isinstance(dtype, pl.Struct):
+            fields = [field.name for field in dtype.fields]
+            fix = f"pl.col({name!r}).struct.field({(fields or ['...'])[0]!r})"
+        else:
+            fix = f"pl.col({name!r}).{'arr' if isinstance(dtype, pl.Array) else 'list'}.first()"
+        raise ColumnTypeError(
+            f"column {name!r} of the log has dtype {dtype}; {role} must be one value per row "
+            f"(a string or an integer), not a nested value: take one, e.g. {fix}"
+        )

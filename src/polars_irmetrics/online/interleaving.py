@@ -24,11 +24,11 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
+from polars_irmetrics.errors import ColumnTypeError, DuplicateError, InvalidValueError
 from polars_irmetrics.ground.inputs import as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
-from polars_irmetrics.online.columns import LogColumns
+from polars_irmetrics.online.columns import LogColumns, article, refuse_nested
 
 if TYPE_CHECKING:
     from scipy import stats
@@ -42,6 +42,21 @@ _A, _B = f"{INTERNAL}team_a", f"{INTERNAL}team_b"
 
 def _flag(name: str) -> str:
     return f"{INTERNAL}v_{name}"
+
+
+def _first(name: str) -> str:
+    return f"{INTERNAL}first_{name}"
+
+
+#: The data checks counted per session, in the order they are reported.
+_SESSION_CHECKS = (
+    "null_team",
+    "null_clicked",
+    "bad_clicked",
+    "unshown_click",
+    "bad_position",
+    "dup_position",
+)
 
 
 def sign_test_p_values(
@@ -106,8 +121,10 @@ def interleaving_test(
     Parameters
     ----------
     log
-        One row per shown item: ``session_id`` (or query), ``position``, ``clicked``
-        (Boolean or 0/1) and ``team``, the system that contributed the item.
+        One row per shown item: ``session_id`` (or query), ``position`` (an integer,
+        1 = top, one item per position in a session; null for an item that was not
+        shown, which cannot be clicked), ``clicked`` (Boolean or 0/1) and ``team``, the
+        system that contributed the item.
     teams
         The two teams ``(a, b)``; default: the two values of the ``team`` column of each
         segment, in sorted order. A third team is an error.
@@ -128,10 +145,14 @@ def interleaving_test(
     Raises
     ------
     ColumnNotFoundError, ColumnTypeError
-        A missing column or a wrong dtype.
+        A missing column or a wrong dtype (a position that is no integer; a nested
+        session, team or segment key).
     InvalidValueError
-        A null team, click or key, a click on an item that was not shown (null
-        ``position``), or a segment without exactly two teams (when the plan runs).
+        When the plan runs: an empty log; a null team, click or key (session or
+        segment); a click other than 0 or 1; a position below 1; a click on an item
+        that was not shown (null ``position``); a segment without exactly two teams.
+    DuplicateError
+        Two items of a session at one position (when the plan runs).
 
     Examples
     --------
@@ -197,11 +218,24 @@ def _plan(
         "log",
         "name your columns, e.g. session_id='query_id', team='system'",
     )
+    refuse_nested(
+        schema,
+        {columns.session_id: "the session id", columns.team: "the team"}
+        | dict.fromkeys(by, "a segment key"),
+    )
+    if not schema[columns.position].is_integer():
+        raise ColumnTypeError(
+            f"column {columns.position!r} of the log has dtype {schema[columns.position]}; "
+            f"a position must be an integer (1 = top): cast it, e.g. "
+            f"pl.col({columns.position!r}).cast(pl.Int64)"
+        )
     dtype = schema[columns.clicked]
+    bad_click = pl.lit(0)
     if dtype == pl.Boolean:
         click = pl.col(columns.clicked)
     elif dtype.is_integer():
         click = pl.col(columns.clicked) != 0
+        bad_click = (~pl.col(columns.clicked).is_in([0, 1])).sum()
     else:
         raise ColumnTypeError(
             f"column {columns.clicked!r} of the log has dtype {dtype}; a click must be "
@@ -232,9 +266,17 @@ def _plan(
             pl.col(_flag("stray")).first(),
             (click & (name == pl.col(_A))).sum().cast(pl.Int64).alias("credit_a"),
             (click & (name == pl.col(_B))).sum().cast(pl.Int64).alias("credit_b"),
-            name.is_null().sum().cast(pl.Int64).alias(_flag("null_team")),
-            pl.col(columns.clicked).is_null().sum().cast(pl.Int64).alias(_flag("null_clicked")),
-            (click & pos.is_null()).sum().cast(pl.Int64).alias(_flag("unshown_click")),
+            *(
+                check.cast(pl.Int64).alias(_flag(check_name))
+                for check_name, check in (
+                    ("null_team", name.is_null().sum()),
+                    ("null_clicked", pl.col(columns.clicked).is_null().sum()),
+                    ("bad_clicked", bad_click),
+                    ("unshown_click", (click & pos.is_null()).sum()),
+                    ("bad_position", (pos < 1).sum()),
+                    ("dup_position", pos.count() - pos.drop_nulls().n_unique()),
+                )
+            ),
         )
     )
     credit_a, credit_b = pl.col("credit_a"), pl.col("credit_b")
@@ -248,11 +290,13 @@ def _plan(
         ((credit_a == credit_b) & (credit_a > 0)).sum().cast(pl.Int64).alias("ties"),
         pl.col(_flag("teams")).max().cast(pl.Int64),
         pl.col(_flag("stray")).min(),
-        *(pl.col(_flag(n)).sum() for n in ("null_team", "null_clicked", "unshown_click")),
-        pl.col(columns.session_id)
-        .filter(pl.col(_flag("unshown_click")) > 0)
-        .min()
-        .alias(f"{INTERNAL}unshown_session"),
+        pl.col(columns.session_id).is_null().sum().cast(pl.Int64).alias(_flag("null_session")),
+        *(pl.col(_flag(n)).sum() for n in _SESSION_CHECKS),
+        # the first session (by id) each check finds
+        *(
+            pl.col(columns.session_id).filter(pl.col(_flag(n)) > 0).min().alias(_first(n))
+            for n in _SESSION_CHECKS
+        ),
     ]
     segments = (
         sessions.group_by(list(by)).agg(summary).sort(list(by)) if by else sessions.select(summary)
@@ -277,36 +321,73 @@ def _plan(
     )
 
 
+def _raise_on_session_checks(row: dict[str, object], columns: LogColumns, where: str) -> None:
+    """Raise the first data problem of a segment's row (``where``: the segment)."""
+    if row[_flag("null_team")]:
+        raise InvalidValueError(
+            f"column {columns.team!r} of the log has {row[_flag('null_team')]} null "
+            f"value(s){where}; every shown item needs the team that contributed it"
+        )
+    if row[_flag("null_clicked")]:
+        raise InvalidValueError(
+            f"column {columns.clicked!r} of the log has {row[_flag('null_clicked')]} null "
+            f"value(s){where}; every impression is clicked or not: fill them"
+        )
+    if row[_flag("bad_clicked")]:
+        raise InvalidValueError(
+            f"column {columns.clicked!r} of the log has {row[_flag('bad_clicked')]} value(s) "
+            f"other than 0 and 1{where}, e.g. in session {row[_first('bad_clicked')]!r}; a "
+            "click is a flag: use True/False or 0/1"
+        )
+    if row[_flag("unshown_click")]:
+        raise InvalidValueError(
+            f"session {row[_first('unshown_click')]!r}{where} has a click on an item "
+            f"that was not shown (a null {columns.position!r}); a click needs the position "
+            "it was shown at: fix the join of clicks to impressions, or drop those rows"
+        )
+    position = columns.position
+    if row[_flag("bad_position")]:
+        raise InvalidValueError(
+            f"column {position!r} of the log has {row[_flag('bad_position')]} position(s) "
+            f"below 1{where}, e.g. in session {row[_first('bad_position')]!r}; positions "
+            f"start at 1 for the top: add 1 to 0-based positions, e.g. pl.col({position!r}) + 1"
+        )
+    if row[_flag("dup_position")]:
+        raise DuplicateError(
+            f"column {position!r} of the log: {row[_flag('dup_position')]} impression(s)"
+            f"{where} at a position another impression of their session holds, e.g. in "
+            f"session {row[_first('dup_position')]!r}; each position shows one item: keep one "
+            f"row per position, e.g. .unique([{columns.session_id!r}, {position!r}])"
+        )
+
+
 def _finish(
     frame: pl.DataFrame,
     columns: LogColumns,
     by: Sequence[str],
     teams: tuple[str, str] | None,
 ) -> pl.DataFrame:
+    if frame.height == 0 or (not by and frame["sessions"][0] == 0):
+        raise InvalidValueError(
+            "the log has no rows; interleaving_test needs one row per shown item (its "
+            f"{columns.session_id!r}, {columns.position!r}, {columns.team!r} and "
+            f"{columns.clicked!r}): check the log, or the filter that emptied it"
+        )
     for key in [*by]:
         if frame[key].null_count():
             raise InvalidValueError(
-                f"column {key!r} of the log has null values; every impression needs a "
-                f"{key}: fill or drop them, e.g. .drop_nulls({key!r})"
+                f"column {key!r} of the log has null values; every impression needs "
+                f"{article(key)}: fill or drop them, e.g. .drop_nulls({key!r})"
             )
+    if frame[_flag("null_session")].sum():
+        key = columns.session_id
+        raise InvalidValueError(
+            f"column {key!r} of the log has null values; every impression needs "
+            f"{article(key)}: fill or drop them, e.g. .drop_nulls({key!r})"
+        )
     for row in frame.iter_rows(named=True):
         where = " (" + ", ".join(f"{k}={row[k]!r}" for k in by) + ")" if by else ""
-        if row[_flag("null_team")]:
-            raise InvalidValueError(
-                f"column {columns.team!r} of the log has {row[_flag('null_team')]} null "
-                f"value(s){where}; every shown item needs the team that contributed it"
-            )
-        if row[_flag("null_clicked")]:
-            raise InvalidValueError(
-                f"column {columns.clicked!r} of the log has {row[_flag('null_clicked')]} null "
-                f"value(s){where}; every impression is clicked or not: fill them"
-            )
-        if row[_flag("unshown_click")]:
-            raise InvalidValueError(
-                f"session {row[f'{INTERNAL}unshown_session']!r}{where} has a click on an item "
-                f"that was not shown (a null {columns.position!r}); a click needs the position "
-                "it was shown at: fix the join of clicks to impressions, or drop those rows"
-            )
+        _raise_on_session_checks(row, columns, where)
         if row[_flag("stray")] is not None:
             raise InvalidValueError(
                 f"column {columns.team!r} of the log holds team {row[_flag('stray')]!r}"

@@ -34,7 +34,7 @@ from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.online import ClickMetric, ClickScope
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.online.columns import LogColumns
+from polars_irmetrics.online.columns import LogColumns, article
 
 __all__ = [
     "SessionPlan",
@@ -435,8 +435,8 @@ def raise_on_bad_sessions(frame: pl.DataFrame, spec: _CheckSpec) -> pl.DataFrame
     for key in spec.keys:
         if frame[key].null_count():
             raise InvalidValueError(
-                f"column {key!r} of the log has null values; every impression needs a "
-                f"{key}: fill or drop them, e.g. .drop_nulls({key!r})"
+                f"column {key!r} of the log has null values; every impression needs "
+                f"{article(key)}: fill or drop them, e.g. .drop_nulls({key!r})"
             )
     for name, error, role, template in _CHECKS:
         column = _flag(name)
