@@ -146,7 +146,12 @@ def compare(
         The paired queries. ``"judged"`` (default): every judged query; a system that
         did not retrieve one scores it as an empty ranking (as ``evaluate`` does).
         ``"common"``: the queries every system retrieved. ``"error"``: refuse systems
-        whose query sets differ.
+        whose query sets differ. Under both, a judged query a system did not retrieve is
+        no value of that system in every metric, as ``evaluate(...,
+        unretrieved="drop")`` of its run alone leaves it out: in ``ee_loss``,
+        ``ee_disparity`` and ``ee_relevance`` too (which alone score it as an empty
+        ranking). Beside the exposure measures, a query the ranking metrics do not score
+        (an unjudged one, which ``rnd`` scores) is no value of the system either.
     per_query
         ``True``: instead of the tests, the per-query values and deltas of every
         comparison, one row per metric, comparison and query (the queries each test

@@ -280,10 +280,14 @@ def per_query_values(
     ``query_set``: ``"judged"`` scores a judged query a system missed as an empty
     ranking; ``"common"`` keeps the queries every system has a value for (the count
     left out is ``dropped``); ``"error"`` raises :class:`QuerySetError` when systems
-    differ. ``groups``, ``target``: the exposure measures' tables
+    differ. Under both, a system's values are those of its run alone with
+    ``unretrieved='drop'``: a judged query it did not retrieve is no value of it, in the
+    exposure measures that would score it as an empty ranking (``ee_loss``...) too
+    (:func:`_retrieved_only`). ``groups``, ``target``: the exposure measures' tables
     (:func:`~polars_irmetrics.evaluate`'s); a query where an exposure measure has no
     value for a system (``awrf``, ``rnd``... of a query it did not retrieve) is a query
-    that system has no value for. ``calls``: the entry point, named where a metric's
+    that system has no value for, and so is one beside them the ranking metrics leave
+    out (``rnd`` of an unjudged query). ``calls``: the entry point, named where a metric's
     ``agg=`` is refused (the per-query values are paired, never summarized).
     """
     requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
@@ -338,8 +342,13 @@ def per_query_values(
             empty = _empty_scores(stacked.parts[0].drop(system), requests, read, plan_options)
             _warn_flattered(frame, stacked, directed, empty, system, query_id)
     unscored = [label for label, r in requests if r.route == "exposure"]
+    if unscored and query_set != "judged":  # the queries each system retrieved alone
+        frame = _retrieved_only(frame, stacked, system, query_id)
     if unscored:  # a query an exposure measure did not score: no value of that system
         frame = frame.filter(pl.all_horizontal(pl.col(unscored).is_not_null()))
+    ranked = [label for label, r in requests if r.route != "exposure"]
+    if unscored and ranked:  # (joined on the query) a query the ranking metrics left out
+        frame = frame.filter(pl.any_horizontal(pl.col(ranked).is_not_null()))
     found = frame.get_column(system).unique().sort().to_list()
     systems = names if names is not None else found
     if len(systems) < 2:
@@ -382,6 +391,31 @@ def per_query_values(
     higher = [request.higher_is_better for _, request in requests]
     return PerQuery(labels, list(systems), queries, values, dropped, higher)
 
+
+def _retrieved_only(
+    frame: pl.DataFrame, stacked: Stacked, system: str, query_id: str
+) -> pl.DataFrame:
+    """The rows of ``frame`` (per system and query) whose system retrieved the query:
+    under ``query_set='common'`` and ``'error'`` the plan runs with
+    ``unretrieved='drop'`` and ``systems=``, which leaves such a query out of the ranking
+    metrics, while ``ee_loss``, ``ee_disparity`` and ``ee_relevance`` score every judged
+    query, one a system did not retrieve as an empty ranking. Each query's values are its
+    own, so the rows kept are those :func:`~polars_irmetrics.evaluate` gives each run
+    alone with ``unretrieved='drop'``. Ids are matched as text (the parts' dtypes may
+    differ from the collected frame's: Int32 beside Int64, Categorical beside String)."""
+    text = pl.col(query_id).cast(pl.String).alias(_QUERY_TEXT)
+    listed = pl.concat(
+        [part.select(pl.col(system).cast(pl.String), text) for part in stacked.parts],
+        how="vertical",
+    ).unique()
+    kept = frame.with_columns(text).join(
+        listed.collect(), on=[system, _QUERY_TEXT], how="semi", nulls_equal=True
+    )
+    return kept.drop(_QUERY_TEXT)
+
+
+#: The query ids as text, :func:`_retrieved_only`'s key.
+_QUERY_TEXT = "__irm_query_text"
 
 #: The exposure measures that have no value for a query a system did not retrieve.
 _EXPOSURE_UNSCORED = "awrf, awrf_ndcg, rnd, rkl and rrd"
