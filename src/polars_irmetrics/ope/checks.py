@@ -13,6 +13,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.scope import FIXED_FLOOR
 
 __all__ = [
     "BELOW_1_FIX",
@@ -28,6 +29,7 @@ __all__ = [
     "raising",
     "slate_columns",
     "slate_unsupported_text",
+    "tiny_reward_check",
     "warning_unsupported",
     "where_text",
     "wide_id_dtype",
@@ -102,6 +104,34 @@ def null_check(column: str) -> Check:
         InvalidValueError,
         f"column {column!r} of the log has {{n}} null value(s) (first: {{first}}): every "
         f"logged row needs its {column}: drop those rows, e.g. .drop_nulls({column!r})",
+    )
+
+
+def tiny_reward_check(reward: str) -> Check:
+    """A reward of magnitude below :data:`~polars_irmetrics.metrics.scope.FIXED_FLOOR`
+    (2**-30) other than 0, subnormal ones too: the exact sums count whole units of 2**-64
+    (:mod:`polars_irmetrics.ope.sums`), so such a reward would lose digits (1e-12 by
+    about 1e-7 of itself, 1e-20 would count 0) and every estimate it enters would be
+    silently off; the rewards are rescaled instead (every estimate, its interval and
+    each round's contribution scale with the rewards and ``q_hat``). A row-wise check,
+    counted the same way in every part of the log, so refused on every path alike.
+
+    >>> check = tiny_reward_check("reward")
+    >>> frame = pl.DataFrame({"reward": [0.0, -0.0, 1.0, 2.0**-30, 1e-12, -1e-300, None]})
+    >>> frame.select(check.bad)["reward"].to_list()
+    [False, False, False, False, True, True, False]
+    """
+    value = pl.col(reward).cast(pl.Float64)
+    size = value.abs()
+    return Check(
+        "reward_tiny",
+        ((size < FIXED_FLOOR) & (value != 0.0)).fill_null(False),
+        InvalidValueError,
+        f"column {reward!r} of the log has {{n}} value(s) of magnitude below 2**-30 "
+        "(9.3e-10) other than 0 (first: {first}): the estimators' exact sums count units "
+        "of 2**-64, in which such a reward loses digits (1e-20 would count 0); rescale "
+        f"the rewards and 'q_hat' by one factor, e.g. pl.col({reward!r}) * 1e9 (every "
+        "estimate and interval scales with them), or set negligible rewards to 0",
     )
 
 

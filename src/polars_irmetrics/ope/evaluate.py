@@ -82,6 +82,7 @@ from polars_irmetrics.ope.checks import (
     log_id_checks,
     null_check,
     raising,
+    tiny_reward_check,
     warning_unsupported,
     with_wide_ids,
 )
@@ -1143,6 +1144,7 @@ def _checks(
             "every logged round needs its reward: drop those rows, e.g. "
             ".drop_nulls({reward!r})",
         ),
+        tiny_reward_check(options.reward),
         Check(
             "policy_round",
             pl.col(_N_P).fill_null(0) == 0,

@@ -48,6 +48,7 @@ from polars_irmetrics.ope.checks import (
     log_id_checks,
     slate_columns,
     slate_unsupported_text,
+    tiny_reward_check,
     warning_unsupported,
     where_text,
 )
@@ -306,6 +307,7 @@ def _checks(columns: list[str], keys: list[str], reward: str) -> list[Check]:
             f"column {reward!r} of the log has {{n}} null or NaN value(s) (first: {{first}}); "
             "every logged slot needs its reward: drop those rows",
         ),
+        tiny_reward_check(reward),
         Check(
             "policy_round",
             pl.col(_IN_P).is_null(),
