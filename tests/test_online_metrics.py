@@ -334,7 +334,7 @@ BAD: list[tuple[str, pl.DataFrame, list[str], type[Exception], str]] = [
         DuplicateError,
         "column 'position' of the log: session 's2' shows 1 impression(s) at a position "
         "another impression holds; each position shows one item: keep one row per "
-        "position, e.g. .unique([session, 'position'])",
+        "position, e.g. .unique(['session_id', 'position'])",
     ),
     (
         "negative dwell",

@@ -564,7 +564,7 @@ def test_irm_ab_keeps_the_data_location_of_an_error(tmp_path: Path) -> None:
     assert (done.returncode, done.stderr) == (
         2,
         "irm: error: log.csv: column 'clicked' of the log has 1 value(s) other than 0 and 1 "
-        "in session 's0' (day = 'd1', arm = 'A', user_id = 'u0'); a click is a flag: use "
+        "in session 's0' (day='d1', arm='A', user_id='u0'); a click is a flag: use "
         "True/False or 0/1\n",
     )
     # a segment is a place in the data too; the split is shown as given
@@ -573,7 +573,7 @@ def test_irm_ab_keeps_the_data_location_of_an_error(tmp_path: Path) -> None:
     ).write_csv(tmp_path / "seg.csv")
     done = irm_in_process("ab", "seg.csv", "-m", "ctr", "--by", "day", cwd=tmp_path)
     assert done.stderr.startswith(
-        "irm: error: seg.csv: 1 segment(s) by 'day' miss an arm of column 'arm': (day = 'd2') "
+        "irm: error: seg.csv: 1 segment(s) by 'day' miss an arm of column 'arm': (day='d2') "
         "has no user_id in arm 'A'; each segment"
     )
     done = irm_in_process("ab", "seg.csv", "-m", "ctr", "--split", "A=1", cwd=tmp_path)

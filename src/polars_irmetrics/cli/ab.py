@@ -9,13 +9,12 @@ Errors print one line on stderr naming the log (``irm: error: LOG: ...``), exit 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-from collections.abc import Iterable
 from typing import cast
 
 import polars as pl
 
+from polars_irmetrics.cli.keywords import as_flags, flags_of
 from polars_irmetrics.errors import FileFormatError, InvalidValueError, IrmError
 from polars_irmetrics.io.files import detect_format, sample_interactions_path, scan_log
 from polars_irmetrics.io.output import resolve_format
@@ -26,7 +25,7 @@ from polars_irmetrics.online.ab import ab_test
 from polars_irmetrics.online.sessions import optional_columns
 from polars_irmetrics.stats.multitest import CORRECTIONS
 
-__all__ = ["add_parser", "data_locations", "run"]
+__all__ = ["add_parser", "run"]
 
 #: Metrics ``irm ab`` compares when no ``-m`` is given.
 AB_DEFAULTS: tuple[str, ...] = ("ctr@10", "abandonment", "click_mrr", "sat_click_rate")
@@ -160,9 +159,12 @@ def _split(items: list[str]) -> dict[str, float] | None:
     return out
 
 
-def _feedable_defaults(log: pl.LazyFrame, args: argparse.Namespace, source: str) -> list[str]:
-    """The default metrics the log can feed; each left out is named on stderr with the
-    column it reads (with -m, a metric whose column is missing is an error instead)."""
+def _feedable_defaults(
+    log: pl.LazyFrame, args: argparse.Namespace, source: str, notes: list[str]
+) -> list[str]:
+    """The default metrics the log can feed; each left out is named in ``notes`` (the
+    warnings printed when the command succeeds: a failing one prints its error alone)
+    with the column it reads (with -m, a metric whose column is missing is an error)."""
     try:
         have = set(log.collect_schema().names())
     except pl.exceptions.PolarsError:
@@ -174,11 +176,9 @@ def _feedable_defaults(log: pl.LazyFrame, args: argparse.Namespace, source: str)
         ]
         if missing:
             flags = ", ".join(f"--{r.replace('_', '-')} COL" for r in sorted(roles))
-            print(
-                f"irm: warning: {source}: {label} left out: it reads column "
-                f"{', '.join(repr(c) for c in missing)}, which the log lacks (name yours with "
-                f"{flags})",
-                file=sys.stderr,
+            notes.append(
+                f"{label} left out: it reads column {', '.join(repr(c) for c in missing)}, "
+                f"which the log lacks (name yours with {flags})"
             )
         else:
             kept.append(label)
@@ -244,38 +244,11 @@ def _timestamps(log: pl.LazyFrame, column: str, source: str, first_line: int | N
     )
 
 
-#: A value as a message shows it (its repr): a quoted string, a number, None, True, a
-#: date (``datetime.date(2026, 3, 2)``); not ``...``, which stands for a value to give.
-_VALUE = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[+-]?\w[\w.+-]*(?:\([^()]*\))?"
-
-
-def data_locations(message: str, columns: Iterable[str]) -> str:
-    """``message`` with each place in the data it names, such as ``(arm='A',
-    user_id='u1')`` (the values of ``columns``, the log's keys), written ``(arm = 'A',
-    user_id = 'u1')``: the command writes the keyword suggestions of a message as its
-    flags (``arm='variant'`` as ``--arm variant``), and a place in the data is none.
-
-    Examples
-    --------
-    >>> print(data_locations(
-    ...     "in session 's1' (arm='A', user_id='u1'); name it with arm='variant'",
-    ...     ["arm", "user_id"],
-    ... ))
-    in session 's1' (arm = 'A', user_id = 'u1'); name it with arm='variant'
-    >>> print(data_locations("(strict=True raises instead) (arm=...)", ["arm", "user_id"]))
-    (strict=True raises instead) (arm=...)
-    """
-    names = "|".join(re.escape(c) for c in sorted(set(columns), key=len, reverse=True))
-    if not names:
-        return message
-    pair = rf"(?:{names})=(?:{_VALUE})"
-    place = re.compile(rf"\(({pair}(?:, {pair})*)\)")
-    one = re.compile(rf"(?P<name>{names})=(?P<value>{_VALUE})")
-
-    def spaced(found: re.Match[str]) -> str:
-        return "(" + one.sub(r"\g<name> = \g<value>", found.group(1)) + ")"
-
-    return place.sub(spaced, message)
+def _ab_flags() -> dict[str, argparse.Action]:
+    """The flags of ``irm ab`` by their destination."""
+    sub = argparse.ArgumentParser().add_subparsers()
+    add_parser(sub)
+    return flags_of(sub.choices["ab"])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -287,7 +260,8 @@ def run(args: argparse.Namespace) -> int:
     source = logs[0] if len(logs) == 1 else f"{logs[0]} (and {len(logs) - 1} more files)"
     frames = [scan_log(path) for path in logs]
     log = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
-    metrics = list(args.metrics) if args.metrics else _feedable_defaults(log, args, source)
+    left_out: list[str] = []
+    metrics = list(args.metrics or ()) or _feedable_defaults(log, args, source, left_out)
     # a line number only where the rows are one CSV/TSV file's, in order
     first_line = (
         2 if len(logs) == 1 and detect_format(logs[0], "a log") in ("csv", "tsv") else None
@@ -313,11 +287,14 @@ def run(args: argparse.Namespace) -> int:
             timestamp=args.timestamp,
         )
     except (IrmError, OSError, pl.exceptions.PolarsError) as error:
+        # the command writes the message's keyword suggestions as its flags, and
+        # leaves its places in the data, such as (arm='A', user_id='u1'), as they are
         text = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-        text = data_locations(text, [*args.by, args.arm, args.unit])
         raise type(error)(f"{source}: {text}") from None
     notes = sorted({note for row in result["warnings"].to_list() for note in row})
-    for note in notes:
+    flags = _ab_flags() if notes else {}
+    for note in [*left_out, *(as_flags(note, flags) for note in notes)]:
+        # ab_test's notes with their keywords as the command's flags, as main() writes
         print(f"irm: warning: {source}: {note}", file=sys.stderr)
     fmt = resolve_format(args.output, args.format, default="table", flag="--format")
     if fmt in ("table", "markdown", "latex"):

@@ -32,6 +32,7 @@ from polars_irmetrics.cli import compare as compare_cmd
 from polars_irmetrics.cli import fuse as fuse_cmd
 from polars_irmetrics.cli import metrics as metrics_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
+from polars_irmetrics.cli.keywords import as_flags, flags_of
 from polars_irmetrics.door.evaluate import Parsed, evaluate_tables
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
 from polars_irmetrics.expressions import rank_by_score
@@ -859,15 +860,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: Python keyword arguments whose flag has another name in some command.
-_KEYWORD_DESTS: dict[str, tuple[str, ...]] = {
-    "relevance_level": ("level",),
-    "depth": ("max_docs",),
-    "metric": ("metrics",),
-}
-_KEYWORD = re.compile(
-    r"(?<![\w,.-])(?<!\w\()(?P<name>[a-z_]+)=(?P<value>'[^']*'|\"[^\"]*\"|\.\.\.|[\w.\-]+)?"
-)
 #: The longest message printed; longer ones (a whole malformed line) are cut.
 _MAX_MESSAGE = 400
 
@@ -885,47 +877,8 @@ def _command_parser(
 
 def _flags(parser: argparse.ArgumentParser, command: str | None) -> dict[str, argparse.Action]:
     """The flags of ``command`` (``irm COMMAND``) by their destination."""
-    found: dict[str, argparse.Action] = {}
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            sub = action.choices[command]
-            for inner in sub._actions:
-                if inner.option_strings and inner.dest != "help":
-                    found.setdefault(inner.dest, inner)
-    return found
-
-
-def as_flags(message: str, flags: dict[str, argparse.Action]) -> str:
-    """``message`` with the Python keyword arguments it suggests (``relevance='label'``)
-    written as the command's flags (``--relevance label``).
-
-    Examples
-    --------
-    >>> from polars_irmetrics.cli.main import as_flags, build_parser, _flags
-    >>> flags = _flags(build_parser(), "evaluate")
-    >>> as_flags("pass the column names, e.g. relevance='label' or rank=...", flags)
-    'pass the column names, e.g. --relevance label or --rank COL'
-    >>> print(as_flags("pass check_duplicates=False, or ndcg(gain='exponential')", flags))
-    pass --no-duplicate-check, or ndcg(gain='exponential')
-    """
-
-    def flag(match: re.Match[str]) -> str:
-        name, value = match.group("name"), match.group("value")
-        action = flags.get(name)
-        for dest in _KEYWORD_DESTS.get(name, ()):
-            action = action or flags.get(dest)
-        if action is None:
-            return match.group(0)
-        option = max(action.option_strings, key=len)
-        if action.nargs == 0:  # a switch: store_true / store_false
-            return option
-        if value is None:
-            return option
-        if value == "...":
-            return f"{option} {action.metavar or 'VALUE'}"
-        return f"{option} {value.strip(chr(39)).strip(chr(34))}"
-
-    return _KEYWORD.sub(flag, message)
+    found = _command_parser(parser, command)
+    return {} if found is parser else flags_of(found)
 
 
 def _one_line(text: str) -> str:

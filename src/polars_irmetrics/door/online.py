@@ -21,6 +21,7 @@ import polars as pl
 
 from polars_irmetrics.door.evaluate import evaluate_tables
 from polars_irmetrics.ground.buckets import Buckets
+from polars_irmetrics.online.columns import refuse_nested
 
 __all__ = ["evaluate_online"]
 
@@ -183,6 +184,7 @@ def evaluate_online(
     >>> irm.evaluate_online(log, metrics, buckets=2).equals(irm.evaluate_online(log, metrics))
     True
     """
+    _refuse_nested_keys(log, session_id, by)
     options = {
         "by": by,
         "per_query": per_session,
@@ -199,3 +201,19 @@ def evaluate_online(
     return evaluate_tables(
         log, metrics, {}, options, route="online", caller="irm.evaluate_online", table_name="log"
     )
+
+
+def _refuse_nested_keys(
+    log: pl.DataFrame | pl.LazyFrame, session_id: str, by: str | Sequence[str] | None
+) -> None:
+    """A session id or a segment key of nested dtype (List, Array, Struct) refused as
+    :func:`~polars_irmetrics.ab_test` and :func:`~polars_irmetrics.interleaving_test`
+    refuse it: a key is one value per row (the others' checks are the plan's)."""
+    if not isinstance(log, pl.DataFrame | pl.LazyFrame):
+        return  # another frame: converted, then checked, by the plan
+    try:
+        schema = log.collect_schema()
+    except pl.exceptions.PolarsError:
+        return  # a plan that cannot be read: the plan names it
+    keys = [by] if isinstance(by, str) else [k for k in by or () if isinstance(k, str)]
+    refuse_nested(schema, {session_id: "the session id"} | dict.fromkeys(keys, "a segment key"))

@@ -61,7 +61,8 @@ def _flag(name: str) -> str:
     return f"{INTERNAL}v_{name}"
 
 
-# (check, error class, column role, message). Templates see {col}, {session}, {n}.
+# (check, error class, column role, message). Templates see {col}, {session}, {n} and
+# {keys} (the session's key columns and the column: a row's place in the log).
 _CHECKS: tuple[tuple[str, type[Exception], str, str], ...] = (
     (
         "null_clicked",
@@ -105,7 +106,7 @@ _CHECKS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "position",
         "column {col!r} of the log: session {session} shows {n} impression(s) at a position "
         "another impression holds; each position shows one item: keep one row per position, "
-        "e.g. .unique([session, {col!r}])",
+        "e.g. .unique({keys!r})",
     ),
     (
         "negative_dwell",
@@ -450,6 +451,7 @@ def raise_on_bad_sessions(frame: pl.DataFrame, spec: _CheckSpec) -> pl.DataFrame
                     col=getattr(spec.columns, role),
                     session=_describe(row, spec),
                     n=row[column],
+                    keys=[*spec.keys, getattr(spec.columns, role)],
                 )
             )
     return frame.select(c for c in frame.columns if not c.startswith(_flag("")))
