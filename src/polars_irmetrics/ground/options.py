@@ -42,6 +42,7 @@ __all__ = [
     "PlanKwargs",
     "Unmatched",
     "UnseenItems",
+    "check_key_roles",
     "check_read",
     "check_unseen_items",
 ]
@@ -247,6 +248,7 @@ def check_read(
             "(an option no metric reads would change nothing), or evaluate a metric that "
             "reads it"
         )
+    check_key_roles(options, routes, metrics)
     if "spill_dir" in given:
         refuse_spill_without_buckets(options.spill_dir, options.buckets, "evaluates")
     for name in ("memory_limit", "explain"):
@@ -262,6 +264,53 @@ def check_read(
             "when the labels come in a table of their own (labels=...), and none was given: "
             "drop unmatched=, or pass labels="
         )
+
+
+#: The columns each route reads in every evaluation, by option, that a group key
+#: (``by=``, ``systems=``) may not name: a key holds one value per query (per session of
+#: a log), and these vary within one, so a key on them would split each query and its
+#: values would be computed in silence. The query and document ids are refused for every
+#: route (:meth:`EvalOptions.check`); the offline, beyond-accuracy and exposure plans
+#: refuse their own order and item columns (offline.setup, recsys.plan, exposure.plan).
+_KEY_ROLES: Mapping[str, Mapping[str, str]] = {
+    "offline": {"relevance": "the relevance labels"},
+    "online": {"rank": "the impressions' positions", "clicked": "the clicks"},
+    "prediction": {
+        "label": "the labels",
+        "prediction": "the predictions",
+        "sample_weight": "the sample weights",
+    },
+}
+
+
+def check_key_roles(
+    options: EvalOptions, routes: Collection[str], metrics: str = "the metrics"
+) -> None:
+    """Refuse a ``by=`` or ``systems=`` key that names a column one of ``routes`` reads
+    as its data (:data:`_KEY_ROLES`): a click log's positions or clicks, a prediction
+    table's labels, predictions or weights.
+
+    >>> check_key_roles(EvalOptions.build(by="clicked"), ["online"], "metric 'ctr'")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: by=['clicked'] names 'clicked', which is ...
+    """
+    roles = {
+        column: role
+        for route in routes
+        for name, role in _KEY_ROLES.get(route, {}).items()
+        if (column := getattr(options, name)) is not None
+    }
+    for name, keys in (("systems", options.system_keys), ("by", options.attribute_keys)):
+        for key in keys:
+            if key in roles:
+                example = "by='day'" if name == "by" else "systems='system'"
+                raise InvalidValueError(
+                    f"{name}={list(keys)!r} names {key!r}, which is the column of "
+                    f"{roles[key]} (read by {metrics}); a key holds one value per query "
+                    f"(session), and {key!r} varies within one: group by another column, "
+                    f"e.g. {example}"
+                )
 
 
 #: The options that name a column of the run whose absence changes what is computed
@@ -413,7 +462,7 @@ class EvalOptions:
     >>> EvalOptions.build(by=["day", "day"])
     Traceback (most recent call last):
     ...
-    polars_irmetrics.errors.InvalidValueError: by lists 'day' twice; list each key once
+    polars_irmetrics.errors.InvalidValueError: by lists 'day' twice; list each key once, e.g. ...
 
     ``progress`` is a switch, not a stream or a label:
 
@@ -494,7 +543,10 @@ class EvalOptions:
         for name, keys in (("by", by), ("systems", systems)):
             for key in keys:
                 if keys.count(key) > 1:
-                    raise InvalidValueError(f"{name} lists {key!r} twice; list each key once")
+                    once = list(dict.fromkeys(keys))
+                    raise InvalidValueError(
+                        f"{name} lists {key!r} twice; list each key once, e.g. {name}={once!r}"
+                    )
                 if key in (self.query_id, self.doc_id):
                     raise InvalidValueError(
                         f"{name}={list(keys)!r} names {key!r}, which is already the query or "

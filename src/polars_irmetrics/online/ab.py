@@ -12,7 +12,7 @@ are then vectorised in numpy over the (segment, metric, arm) rows.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,7 @@ from polars_irmetrics.online.sessions import denominator, numerator, session_pla
 from polars_irmetrics.online.stats import ArmMoments, compare, srm_p_values
 from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
 
-__all__ = ["ab_test"]
+__all__ = ["ab_test", "segment_keys"]
 
 _X, _Y, _ARMS = f"{INTERNAL}x", f"{INTERNAL}y", f"{INTERNAL}arms"
 _MOMENTS = ("n", "mx", "my", "vxx", "vyy", "cxy")
@@ -171,8 +171,13 @@ def ab_test(
     [1.0, 1.0]
     """
     log = as_polars(log, "log")
-    by_keys = (by,) if isinstance(by, str) else tuple(by or ())
-    _check_options(alpha, srm_alpha, strict, arm, unit, control, by_keys, session_id)
+    by_keys = segment_keys(
+        by,
+        (arm, unit, session_id),
+        "the arm, the unit or the session",
+        {position: "the impressions' positions", clicked: "the clicks"},
+    )
+    _check_options(alpha, srm_alpha, strict, arm, unit, control)
     correction = check_correction(correction)
     requests = parse_metric_list(metrics)
     lf = log.lazy()
@@ -257,8 +262,6 @@ def _check_options(
     arm: str,
     unit: str,
     control: str,
-    by: Sequence[str],
-    session_id: str,
 ) -> None:
     for name, value in (("alpha", alpha), ("srm_alpha", srm_alpha)):
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
@@ -270,14 +273,52 @@ def _check_options(
             f"arm and unit name the same column {arm!r}; the unit is what was randomized "
             "into arms, e.g. unit='user_id'"
         )
-    for key in by:
-        if key in (arm, unit, session_id):
-            raise InvalidValueError(
-                f"by={list(by)!r} names {key!r}, which is already the arm, the unit or the "
-                "session; list only segment keys such as 'day'"
-            )
     if not isinstance(control, str):
         raise InvalidValueError(f"control must be the control arm's name, got {control!r}")
+
+
+def segment_keys(
+    by: object, ids: Collection[str], named: str, data: Mapping[str, str]
+) -> tuple[str, ...]:
+    """The segment keys of ``by=`` (a column name, a list of names or ``None``), checked:
+    each a name, listed once, none of the ``ids`` (the columns a test groups by itself,
+    ``named`` in a message) and none of the log's ``data`` columns (column -> what it
+    holds), which vary within a session where a segment key may not.
+
+    >>> segment_keys(["day", "day"], (), "", {})
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: by lists 'day' twice; list each key once, ...
+    """
+    if by is None:
+        return ()
+    if isinstance(by, str):
+        keys: tuple[str, ...] = (by,)
+    elif isinstance(by, Sequence) and all(isinstance(k, str) for k in by):
+        keys = tuple(by)
+    else:
+        raise InvalidValueError(
+            f"by must be a column name or a list of column names, got {by!r}; pass e.g. "
+            "by='day' or by=['day', 'device']"
+        )
+    for key in keys:
+        if keys.count(key) > 1:
+            once = list(dict.fromkeys(keys))
+            raise InvalidValueError(
+                f"by lists {key!r} twice; list each key once, e.g. by={once!r}"
+            )
+        if key in ids:
+            raise InvalidValueError(
+                f"by={list(keys)!r} names {key!r}, which is already {named}; list only "
+                "segment keys such as 'day'"
+            )
+        if key in data:
+            raise InvalidValueError(
+                f"by={list(keys)!r} names {key!r}, which is the column of {data[key]}; a "
+                f"segment key holds one value per session, and {key!r} varies within one: "
+                "segment by another column, e.g. by='day'"
+            )
+    return keys
 
 
 def _pow2_scale(value: pl.Expr) -> pl.Expr:

@@ -28,6 +28,7 @@ from polars_irmetrics.errors import ColumnTypeError, DuplicateError, InvalidValu
 from polars_irmetrics.ground.inputs import as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
+from polars_irmetrics.online.ab import segment_keys
 from polars_irmetrics.online.columns import LogColumns, article, refuse_nested
 
 if TYPE_CHECKING:
@@ -184,7 +185,12 @@ def interleaving_test(
     log = as_polars(log, "log")
     eager = isinstance(log, pl.DataFrame)
     columns = LogColumns(session_id=session_id, position=position, clicked=clicked, team=team)
-    by_keys = (by,) if isinstance(by, str) else tuple(by or ())
+    by_keys = segment_keys(
+        by,
+        (session_id, team),
+        "the session or the team",
+        {position: "the impressions' positions", clicked: "the clicks"},
+    )
     if teams is not None and (
         not isinstance(teams, tuple | list)
         or len(teams) != 2
@@ -194,12 +200,6 @@ def interleaving_test(
         raise InvalidValueError(
             f"teams must be two different team names, e.g. ('bm25', 'dense'); got {teams!r}"
         )
-    for key in by_keys:
-        if key in (session_id, team):
-            raise InvalidValueError(
-                f"by={list(by_keys)!r} names {key!r}, which is already the session or the "
-                "team; list only segment keys such as 'day'"
-            )
     plan = _plan(log.lazy(), columns, by_keys, teams)
     return plan.collect() if eager else plan
 
