@@ -45,6 +45,8 @@ __all__ = [
     "check_key_roles",
     "check_read",
     "check_unseen_items",
+    "key_names",
+    "refuse_repeated_key",
 ]
 
 Order = Literal["auto", "rank", "score"]
@@ -366,7 +368,10 @@ def _same(value: object, default: object) -> bool:
     return isinstance(value, bool) == isinstance(default, bool) and value == default
 
 
-def _keys(name: str, value: object) -> tuple[str, ...]:
+def key_names(name: str, value: object, *, fix: str = "") -> tuple[str, ...]:
+    """The group keys of option ``name`` (``by=``, ``systems=``: a column name, a list
+    of names or ``None``) as a tuple; anything else refused (``fix``: a sentence the
+    message ends with). Used by :class:`EvalOptions` and by the online tests' ``by=``."""
     if value is None:
         return ()
     if isinstance(value, str):
@@ -374,8 +379,18 @@ def _keys(name: str, value: object) -> tuple[str, ...]:
     if isinstance(value, Sequence) and all(isinstance(k, str) for k in value):
         return tuple(value)
     raise InvalidValueError(
-        f"{name} must be a column name or a list of column names, got {value!r}"
+        f"{name} must be a column name or a list of column names, got {value!r}{fix}"
     )
+
+
+def refuse_repeated_key(name: str, key: str, keys: Sequence[str]) -> None:
+    """Refuse ``key`` listed more than once in the group keys ``keys`` of option
+    ``name``, with the keys listed once as the fix."""
+    if keys.count(key) > 1:
+        once = list(dict.fromkeys(keys))
+        raise InvalidValueError(
+            f"{name} lists {key!r} twice; list each key once, e.g. {name}={once!r}"
+        )
 
 
 #: The options that name one column of a table (a text; ``None`` too where optional).
@@ -538,15 +553,11 @@ class EvalOptions:
         """Refuse a value that is wrong whatever the data (see the module)."""
         for name in _COLUMN_NAMES:
             _check_column_name(name, getattr(self, name), optional=name in _OPTIONAL_COLUMNS)
-        by = _keys("by", self.by)
-        systems = _keys("systems", self.systems)
+        by = key_names("by", self.by)
+        systems = key_names("systems", self.systems)
         for name, keys in (("by", by), ("systems", systems)):
             for key in keys:
-                if keys.count(key) > 1:
-                    once = list(dict.fromkeys(keys))
-                    raise InvalidValueError(
-                        f"{name} lists {key!r} twice; list each key once, e.g. {name}={once!r}"
-                    )
+                refuse_repeated_key(name, key, keys)
                 if key in (self.query_id, self.doc_id):
                     raise InvalidValueError(
                         f"{name}={list(keys)!r} names {key!r}, which is already the query or "
@@ -623,12 +634,12 @@ class EvalOptions:
     @property
     def system_keys(self) -> tuple[str, ...]:
         """The keys that name systems or runs (``systems``)."""
-        return _keys("systems", self.systems)
+        return key_names("systems", self.systems)
 
     @property
     def attribute_keys(self) -> tuple[str, ...]:
         """The keys that are attributes of the query (``by``)."""
-        return _keys("by", self.by)
+        return key_names("by", self.by)
 
     @property
     def by_keys(self) -> tuple[str, ...]:

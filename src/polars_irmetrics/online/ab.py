@@ -20,6 +20,7 @@ import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.inputs import as_polars
+from polars_irmetrics.ground.options import key_names, refuse_repeated_key
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
@@ -290,23 +291,9 @@ def segment_keys(
     ...
     polars_irmetrics.errors.InvalidValueError: by lists 'day' twice; list each key once, ...
     """
-    if by is None:
-        return ()
-    if isinstance(by, str):
-        keys: tuple[str, ...] = (by,)
-    elif isinstance(by, Sequence) and all(isinstance(k, str) for k in by):
-        keys = tuple(by)
-    else:
-        raise InvalidValueError(
-            f"by must be a column name or a list of column names, got {by!r}; pass e.g. "
-            "by='day' or by=['day', 'device']"
-        )
+    keys = key_names("by", by, fix="; pass e.g. by='day' or by=['day', 'device']")
     for key in keys:
-        if keys.count(key) > 1:
-            once = list(dict.fromkeys(keys))
-            raise InvalidValueError(
-                f"by lists {key!r} twice; list each key once, e.g. by={once!r}"
-            )
+        refuse_repeated_key("by", key, keys)
         if key in ids:
             raise InvalidValueError(
                 f"by={list(keys)!r} names {key!r}, which is already {named}; list only "
