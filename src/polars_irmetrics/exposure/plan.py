@@ -65,7 +65,7 @@ from polars_irmetrics.ground.validate import (
 )
 from polars_irmetrics.metrics.fairness import AWRF_LENGTH, UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.metrics.scope import unfit_label
+from polars_irmetrics.metrics.scope import judgment_flags
 
 __all__ = ["build_exposure_plan", "exposure_means"]
 
@@ -127,7 +127,7 @@ def build_exposure_plan(
     run_schema = run.collect_schema()
     require_columns(run_schema, [query_id, doc_id], "run", RUN_COLUMNS_HINT)
     # the judgments' own checks where no other route of the call makes them
-    judgment_flags = None if qrels is None or facts is not None else qrels
+    checked_qrels = None if qrels is None or facts is not None else qrels
     if qrels is None:  # rnd, rkl, rrd alone read no judgments: an empty table stands in
         qrels = run.select(query_id, doc_id, pl.lit(1.0).alias(options.relevance)).head(0)
     qrels_schema = qrels.collect_schema()
@@ -248,8 +248,8 @@ def build_exposure_plan(
         order_is_rank=use_rank,
         doubles_checked=options.check_duplicates,
     )
-    if judgment_flags is not None:
-        judged_checks = _judgment_checks(judgment_flags, query_id, doc_id, options.relevance)
+    if checked_qrels is not None:
+        judged_checks = _judgment_checks(checked_qrels, query_id, doc_id, options.relevance)
         checks = pl.concat([checks, judged_checks], how="horizontal")
     if keys:
         checks = pl.concat([checks, key_flags], how="horizontal")
@@ -827,26 +827,17 @@ def _judgment_checks(
     """One row of the judgments' first offenders, as the accuracy metrics' checks find
     them (:data:`RUN_FLAGS`): a null query, then per query a null document, a null
     label, a label that is NaN, infinite or of magnitude 2**32 or more, a document
-    judged twice."""
-    query, doc = pl.col(query_id), pl.col(doc_id)
-    label = pl.col(relevance).cast(pl.Float64)
-    twice = pl.struct(query_id, doc_id).is_duplicated() & doc.is_not_null()
-    per_row = [
-        ("q_null_doc", doc.is_null()),
-        ("q_null_rel", label.is_null()),
-        ("q_bad_rel", label.is_not_null() & unfit_label(label)),
-    ]
+    judged twice (:func:`judgment_flags`, counted per query)."""
+    query = pl.col(query_id)
+    counts = judgment_flags(pl.col(doc_id), pl.col(relevance))
+    per_query = qrels.group_by(query_id).agg(
+        count.alias(f"{_COUNT}|{name}") for name, count in counts.items()
+    )
     flags = [
         pl.when(query.is_null().any()).then(pl.lit(query_id)).alias(f"{_BAD}|null judged key"),
-        *_first_counts(query, [(name, bad.cast(pl.UInt32)) for name, bad in per_row]),
+        *_first_counts(query, [(name, pl.col(f"{_COUNT}|{name}")) for name in counts]),
     ]
-    first = query.filter(twice).min()
-    mine = twice & (query == first)
-    flags += [
-        first.alias(f"{_BAD}|flag|q_dup_doc"),
-        (mine.sum() - doc.filter(mine).n_unique()).alias(f"{_COUNT}|q_dup_doc"),
-    ]
-    return qrels.select(flags)
+    return per_query.select(flags)
 
 
 def _unknown_protected(groups: pl.LazyFrame, segregation: Requests) -> pl.LazyFrame | None:

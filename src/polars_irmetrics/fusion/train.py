@@ -48,7 +48,7 @@ from polars_irmetrics.ground.validate import (
     flag_error,
     null_key_error,
 )
-from polars_irmetrics.metrics.scope import fixed_sum, unfit_label
+from polars_irmetrics.metrics.scope import JUDGMENT_FLAGS, fixed_sum, judgment_flags
 
 __all__ = ["fit_fusion"]
 
@@ -285,31 +285,22 @@ def _judgments(
     return judged
 
 
-#: The judgments' checks, in the order they are raised (ground.validate.RUN_FLAGS).
-_JUDGMENT_FLAGS = ("q_null_doc", "q_null_rel", "q_bad_rel", "q_dup_doc")
-
-
 def _check_judgments(judged: pl.LazyFrame, q: str, d: str, relevance: str) -> None:
     """Refuse the judgments evaluate refuses, in its words: a null id or label, a label
     it cannot read (NaN, infinite...: ``unfit_label``), a document judged twice in a
-    query. A fitted table would otherwise count a NaN label as a hit (polars orders NaN
-    above every number), a null one as a miss, and a document judged twice twice."""
-    label = pl.col(relevance).cast(pl.Float64)
-    docs = pl.col(d).drop_nulls()
-    flags = judged.group_by(q).agg(
-        pl.col(d).null_count().alias("q_null_doc"),
-        pl.col(relevance).null_count().alias("q_null_rel"),
-        (label.is_not_null() & unfit_label(label)).sum().alias("q_bad_rel"),
-        (docs.len() - docs.n_unique()).alias("q_dup_doc"),
-    )
-    failing = pl.col(q).is_null() | pl.any_horizontal([pl.col(f) > 0 for f in _JUDGMENT_FLAGS])
+    query (:func:`~polars_irmetrics.metrics.scope.judgment_flags`). A fitted table
+    would otherwise count a NaN label as a hit (polars orders NaN above every number), a
+    null one as a miss, and a document judged twice twice."""
+    counts = judgment_flags(pl.col(d), pl.col(relevance))
+    flags = judged.group_by(q).agg(count.alias(name) for name, count in counts.items())
+    failing = pl.col(q).is_null() | pl.any_horizontal([pl.col(f) > 0 for f in JUDGMENT_FLAGS])
     bad = flags.filter(failing).sort(q, nulls_last=False).collect()
     if not bad.height:
         return
     if bad[q].null_count():
         raise null_key_error(q, "judgments")
     columns = {"query_id": q, "doc_id": d, "relevance": relevance}
-    for name in _JUDGMENT_FLAGS:
+    for name in JUDGMENT_FLAGS:
         rows = bad.filter(pl.col(name) > 0)
         if rows.height:
             raise flag_error(name, columns, rows[q][0], rows[name][0])

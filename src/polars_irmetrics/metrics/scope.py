@@ -31,6 +31,7 @@ from polars_irmetrics.errors import MetricParameterError
 __all__ = [
     "FIXED_FLOOR",
     "FIXED_LIMIT",
+    "JUDGMENT_FLAGS",
     "PlanScope",
     "Scope",
     "TableScope",
@@ -40,6 +41,7 @@ __all__ = [
     "exact_sum_horizontal",
     "fixed_sum",
     "fixed_weighted_mean",
+    "judgment_flags",
     "unfit_label",
 ]
 
@@ -188,6 +190,76 @@ def unfit_label(label: pl.Expr) -> pl.Expr:
     size = label.abs()
     tiny = (size < FIXED_FLOOR) & (label != 0)
     return ~(size < FIXED_LIMIT) | tiny | ((label < 0) & (label > -1))
+
+
+#: The judgments' checks among :data:`~polars_irmetrics.ground.validate.RUN_FLAGS`, in
+#: their order (what :func:`judgment_flags` counts).
+JUDGMENT_FLAGS: tuple[str, ...] = ("q_null_doc", "q_null_rel", "q_bad_rel", "q_dup_doc")
+
+
+def judgment_flags(
+    doc: pl.Expr, label: pl.Expr, mask: pl.Expr | None = None
+) -> dict[str, pl.Expr]:
+    """The judgments' checks of :data:`~polars_irmetrics.ground.validate.RUN_FLAGS`, as
+    counts over a group's rows.
+
+    Every route that reads judgments counts their problems per query with these, so
+    that each refuses the same rows in the same words
+    (:func:`~polars_irmetrics.ground.validate.flag_error`,
+    :func:`~polars_irmetrics.ground.validate.raise_on_bad_rows`).
+
+    Parameters
+    ----------
+    doc : pl.Expr
+        The judged document's id.
+    label : pl.Expr
+        The relevance label, of a numeric dtype (read as Float64).
+    mask : pl.Expr or None
+        Boolean, true on the rows that are judgments (the evaluation plan's judgments
+        beside the run's rows); ``None``: every row is one. Applied with ``when``, not
+        ``filter``, which would keep a streaming group-by from partitioning the
+        aggregation.
+
+    Returns
+    -------
+    dict of str to pl.Expr
+        Keyed by :data:`JUDGMENT_FLAGS`' names, in their order (the order they are
+        raised), unaliased aggregations (UInt32) for a group-by or a select:
+
+        * ``q_null_doc``: the judgments with a null document id;
+        * ``q_null_rel``: the judgments with a null label;
+        * ``q_bad_rel``: the non-null labels :func:`unfit_label`
+          refuses (NaN, infinite, of magnitude 2**32 or more or below 2**-30 other
+          than 0, or between -1 and 0);
+        * ``q_dup_doc``: the judgments of a document judged before in the group: each
+          row past a document's first; a null id is the ``q_null_doc`` check's, never
+          a duplicate (two null ids are not one document judged twice).
+
+    Examples
+    --------
+    A label of -0.5 is unfit, -1 is not; "a" judged three times counts twice, the two
+    null ids not at all; the masked-out row (the run's) counts nowhere:
+
+    >>> judged = pl.DataFrame(
+    ...     {
+    ...         "doc": ["a", "a", "a", None, None, "b", "a"],
+    ...         "rel": [1.0, -0.5, -1.0, None, float("nan"), 2.0, None],
+    ...         "is_judgment": [True] * 6 + [False],
+    ...     }
+    ... )
+    >>> flags = judgment_flags(pl.col("doc"), pl.col("rel"), pl.col("is_judgment"))
+    >>> judged.select(**flags).row(0, named=True)
+    {'q_null_doc': 2, 'q_null_rel': 1, 'q_bad_rel': 2, 'q_dup_doc': 2}
+    """
+    rows = pl.lit(True) if mask is None else mask
+    listed = (doc if mask is None else pl.when(mask).then(doc)).drop_nulls()
+    # unfit_label is null where the label is: the sum skips those rows
+    return {
+        "q_null_doc": (doc.is_null() & rows).sum(),
+        "q_null_rel": (label.is_null() & rows).sum(),
+        "q_bad_rel": (unfit_label(label.cast(pl.Float64)) & rows).sum(),
+        "q_dup_doc": listed.len() - listed.n_unique(),
+    }
 
 
 def fixed_sum(value: pl.Expr) -> pl.Expr:

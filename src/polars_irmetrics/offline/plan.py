@@ -57,7 +57,7 @@ from polars_irmetrics.ground.validate import (
     warn_on_coverage,
 )
 from polars_irmetrics.metrics.registry import MetricRequest, means
-from polars_irmetrics.metrics.scope import PlanScope, unfit_label
+from polars_irmetrics.metrics.scope import PlanScope, judgment_flags
 from polars_irmetrics.offline.attributes import with_query_attributes
 from polars_irmetrics.offline.checks import (
     bad_rows,
@@ -413,17 +413,14 @@ def _per_query(
             is_judgment.sum().cast(pl.Int64).alias(JUDGED_DOCS),
             (is_judgment & pl.col(RANK).is_not_null()).sum().cast(pl.Int64).alias(FOUND_DOCS),
             *(pl.col(name).max() for name in marker_flags),
-            (pl.col(REL).is_null() & is_judgment).sum().alias(flag("q_null_rel")),
-            # whatever the metrics: NaN (which polars orders above every number, so
-            # ``NaN >= level`` would hold), infinite, beyond or below the exact sums,
-            # or between -1 and 0 (unfit_label)
-            (unfit_label(pl.col(REL).cast(pl.Float64)) & is_judgment)
-            .sum()
-            .alias(flag("q_bad_rel")),
-            (pl.col(doc_id).is_null() & is_judgment).sum().alias(flag("q_null_doc")),
+            # the judgments' rows alone (not the markers'); a label whatever the
+            # metrics: NaN (which polars orders above every number, so ``NaN >= level``
+            # would hold), infinite, beyond or below the exact sums, or between -1 and 0
+            *(
+                count.alias(flag(name))
+                for name, count in judgment_flags(pl.col(doc_id), pl.col(REL), is_judgment).items()
+            ),
             *judged_rank_check(setup),
-            # the marker row's id is null; a null judged id is reported before this
-            (is_judgment.sum() - pl.col(doc_id).drop_nulls().n_unique()).alias(flag("q_dup_doc")),
             *term_check(scope),
             *(
                 request.no_relevant(scope, setup.relevance_level).alias(name)

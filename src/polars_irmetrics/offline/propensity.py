@@ -66,7 +66,7 @@ from polars_irmetrics.ground.validate import (
 )
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum, unfit_label
+from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum, judgment_flags
 
 __all__ = [
     "PsPlan",
@@ -600,12 +600,7 @@ def _data_problems(
         nan = value.is_nan().sum() if kind.is_float() else pl.lit(0)
         ordered = {"null_score": value.null_count(), "nan_score": nan}
     of_run = {"null_doc": doc.null_count(), "dup_doc": twice, **ordered}
-    of_judged = {
-        "q_null_doc": doc.null_count(),
-        "q_null_rel": label.null_count(),
-        "q_bad_rel": (label.is_not_null() & unfit_label(label.cast(pl.Float64))).sum(),
-        "q_dup_doc": twice,
-    }
+    of_judged = judgment_flags(doc, label)
     number = {name: i - len(_DATA_CHECKS) for i, name in enumerate(_DATA_CHECKS)}
 
     def failed(frame: pl.LazyFrame, counts: Mapping[str, pl.Expr], null: str) -> pl.LazyFrame:
