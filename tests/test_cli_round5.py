@@ -133,32 +133,33 @@ def test_dash_output_is_standard_output(trec: Path) -> None:
 
 # -- 2. fuse --step that gives no grid ------------------------------------------------
 
+# optimize_fusion's grid_points refuses the step (before the runs are read), its
+# ``step=`` written as the command's ``--step``
+_NO_WEIGHTS = (
+    "gives no weights of the 2 runs that sum to 1 (each weight a multiple of the step from 0 "
+    "to 1, their float sum exactly 1.0, as in ranx's grid): pass a step that divides 1, e.g. "
+    "--step 0.1 or --step 0.25"
+)
+_RRF_STEP = (
+    "is not valid for rrf's k (whole numbers from 10 to 100, ranx's grid): it must be an "
+    "integer >= 1, e.g. --step 10"
+)
+
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--step", "0.7"], "--step 0.7 gives no weights of the 2 runs that sum to 1"),
-        (["--step", "5"], "--step 5 gives no weights of the 2 runs that sum to 1"),
-        (
-            ["--step", "nan"],
-            "--step nan is not a valid grid step: it must be a number > 0, e.g. --step 0.1",
-        ),
-        (
-            ["--method", "rrf", "--step", "0.5"],
-            "--step 0.5 is too small for rrf's k (whole numbers from 10 to 100): use a step "
-            ">= 1, e.g. --step 10",
-        ),
+        (["--step", "0.7"], f"--step 0.7 {_NO_WEIGHTS}"),
+        (["--step", "5"], f"--step 5 {_NO_WEIGHTS}"),  # as written, not 5.0
+        (["--step", "nan"], "--step nan is not valid; it must be a finite number > 0"),
+        (["--step", "0"], "--step 0 is not valid; it must be a finite number > 0"),
+        (["--method", "rrf", "--step", "0.5"], f"--step 0.5 {_RRF_STEP}"),
     ],
 )
 def test_fuse_step_without_a_grid_is_one_line(trec: Path, args: list[str], message: str) -> None:
     done = irm_in_process("fuse", "bm25.txt", "dense.txt", "--optimize", "--qrels", "qrels.txt",
                           *args, cwd=trec)  # fmt: skip
     assert done.returncode == 2
-    if "gives no weights" in message:
-        message += (
-            " (each weight a multiple of the step from 0 to 1); use a step that divides 1, "
-            "e.g. --step 0.1 or --step 0.25"
-        )
     assert done.stderr == f"irm: error: {message}\n"
     assert done.stdout == ""
 

@@ -89,7 +89,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=None,
         help="metric to optimise: maximised, or minimised where lower is better (default ndcg@10)",
     )
-    p.add_argument("--step", type=float, default=None, help="grid step (ranx's default)")
+    p.add_argument(
+        "--step",
+        type=_step,
+        default=None,
+        help="grid step, a number > 0 (ranx's default: 0.1 for weights, 10 for rrf's k, "
+        "0.01 else)",
+    )
     p.add_argument("--folds", type=int, default=None, help="cross-validate over N query folds")
 
 
@@ -105,6 +111,22 @@ def _rrf_k(text: str) -> float:
             f"expected a number >= 0 (rrf's k, e.g. -k 60), got {text!r}"
         )
     return value
+
+
+def _step(text: str) -> int | float:
+    """``--step``: a number, an integer kept as one (``5``, not ``5.0``), so that a
+    refusal of :func:`~polars_irmetrics.fusion.optimize.grid_points` names the step as
+    written (``--step 5 gives no weights...``); its range is grid_points' to check."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number (the grid's step, e.g. --step 0.1), got {text!r}"
+        ) from None
 
 
 #: The flags of one mode only (destination, flag): fusing, or tuning (--optimize).
@@ -156,35 +178,16 @@ def _params(given: list[str]) -> dict[str, Any]:
 
 
 def _check_step(step: float | None, method: str, n_runs: int) -> None:
-    """``--step``: a grid with at least one point for ``method`` (before any work)."""
+    """``--step``: refused before any work where :func:`grid_points` refuses it (its
+    message's ``step=`` written as ``--step`` by the command's error handler)."""
     if step is None:
         return
     try:
         param = SEARCHED.get(get_fusion_method(method).name)
     except IrmError:
         return  # an unknown method: optimize_fusion names the choices
-    if param is None:
-        return  # a method without a grid: optimize_fusion says so
-    if not math.isfinite(step) or step <= 0:
-        raise InvalidValueError(
-            f"--step {step:g} is not a valid grid step: it must be a number > 0, e.g. "
-            f"--step {_STEP_EXAMPLE[param]}"
-        )
-    if param == "k" and step < 1:
-        raise InvalidValueError(
-            f"--step {step:g} is too small for rrf's k (whole numbers from 10 to 100): "
-            "use a step >= 1, e.g. --step 10"
-        )
-    if not grid_points(param, n_runs, step):
-        raise InvalidValueError(
-            f"--step {step:g} gives no weights of the {n_runs} runs that sum to 1 (each "
-            "weight a multiple of the step from 0 to 1); use a step that divides 1, e.g. "
-            "--step 0.1 or --step 0.25"
-        )
-
-
-#: An example ``--step`` for each parameter the optimizer searches.
-_STEP_EXAMPLE = {"weights": "0.1", "k": "10", "phi": "0.01", "gamma": "0.01", "sigma": "0.01"}
+    if param is not None:  # a method without a grid: optimize_fusion says so
+        grid_points(param, n_runs, step)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -62,7 +62,7 @@ from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.ground.validate import is_text
 from polars_irmetrics.metrics.scope import exact_sum
 
-__all__ = ["build_fusion", "fuse", "prepare"]
+__all__ = ["build_fusion", "check_system", "fuse", "prepare"]
 
 _X, _Y = "__irmf_x", "__irmf_y"
 _PX, _PY = "__irmf_px", "__irmf_py"
@@ -279,8 +279,45 @@ def _condorcet(long: pl.LazyFrame, weighted: bool, q: str, d: str) -> pl.LazyFra
     )
 
 
+#: The columns fusion reads from a long frame of runs as its data, by option.
+_DATA_COLUMNS = {
+    "query_id": "query ids",
+    "doc_id": "document ids",
+    "score": "scores",
+    "rank": "ranks",
+}
+
+
+def check_system(runs: object, options: FusionOptions) -> None:
+    """Refuse a ``system=`` that names one of the columns fusion reads as data (the
+    query ids, the document ids, the scores or the ranks) of one long frame of runs:
+    its values would be taken for run names (``system='query_id'``: one run per query,
+    each listing its documents, refused as duplicates or fused as unrelated runs).
+
+    A dict of runs (which ``gather`` refuses ``system=`` with) and a ``system=`` that
+    is no text (refused there, named) are left to :func:`~.frame.gather`.
+
+    >>> check_system(pl.DataFrame(), FusionOptions(system="query_id"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: system='query_id' names the column of the ...
+    """
+    system = options.system
+    if not isinstance(runs, pl.DataFrame | pl.LazyFrame) or not isinstance(system, str):
+        return
+    for name, role in _DATA_COLUMNS.items():
+        if getattr(options, name) == system:
+            raise InvalidValueError(
+                f"system={system!r} names the column of the {role} ({name}={system!r}), "
+                "one of the columns fusion reads as data, not as run names: pass as system= "
+                "the column that tells the runs apart (a run name on every row), e.g. "
+                "system='run'"
+            )
+
+
 def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool]:
     """The lazy plan behind :func:`fuse`, and whether its input was eager."""
+    check_system(runs, options)
     method = get_fusion_method(options.method)
     norm = resolve_norm(options.norm)
     params = resolve_params(method, options.params)
@@ -535,8 +572,10 @@ def fuse(
         Fewer than two runs, or two named alike (``1`` and ``'1'``); bad ``weights``;
         a NaN, infinite or null score or id; a ``sort`` that is not a bool; a
         ``spill_dir`` without ``buckets``, or that is not an existing folder's path; a
-        ``rank=`` naming a column of a run ordered by its scores; a ``fitted`` table
-        that is not fit_fusion's (an index twice, missing or moved, a value not finite).
+        ``rank=`` naming a column of a run ordered by its scores; a ``system=`` naming
+        the query ids', document ids', scores' or ranks' column (``system='query_id'``);
+        a ``fitted`` table that is not fit_fusion's (an index twice, missing or moved,
+        a value not finite).
     UnknownMetricError
         An unknown method or normalisation (the message lists the valid names).
     MetricParameterError

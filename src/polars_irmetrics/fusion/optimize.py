@@ -27,6 +27,7 @@ from polars_irmetrics.fusion.fuse import (
     RANK_KEY,
     _present,
     check_positions_norm,
+    check_system,
     needs_score,
     prepare,
     rank_key,
@@ -132,13 +133,19 @@ def grid_points(param: str, n_runs: int, step: float | None) -> list[Any]:
 
     A step is a finite number > 0 (an integer for ``k``); a step whose grid would be
     made up by ranx's rounding (its digits after the point: none in ``1e-05``, so every
-    point rounds to 0.0) or holds a ``phi`` or ``sigma`` outside [0, 1] (which fuse
-    refuses) is refused. An integer step is the float's (ranx rounds ``1`` to tens).
+    point rounds to 0.0), holds a ``phi`` or ``sigma`` outside [0, 1] (which fuse
+    refuses) or has no weight vector at all (ranx's search would return
+    ``{"weights": []}``) is refused. An integer step is the float's (ranx rounds ``1``
+    to tens).
 
     >>> grid_points("phi", 2, 0.05)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.MetricParameterError: step=0.05 puts phi=1.01 in the grid ...
+    >>> grid_points("weights", 2, 0.3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: step=0.3 gives no weights of the 2 runs ...
     """
     if step is not None and (
         isinstance(step, bool)
@@ -165,7 +172,14 @@ def grid_points(param: str, n_runs: int, step: float | None) -> list[Any]:
         )
     if param == "weights":
         values = [round(float(x), digits) for x in np.arange(0, 1 + step, step)]
-        return [seq for seq in itertools.product(*[values] * n_runs) if sum(seq) == 1.0]
+        weights = [seq for seq in itertools.product(*[values] * n_runs) if sum(seq) == 1.0]
+        if not weights:  # ranx's search would return {"weights": []}
+            raise MetricParameterError(
+                f"step={given!r} gives no weights of the {n_runs} runs that sum to 1 (each "
+                "weight a multiple of the step from 0 to 1, their float sum exactly 1.0, as "
+                "in ranx's grid): pass a step that divides 1, e.g. step=0.1 or step=0.25"
+            )
+        return weights
     points = [round(float(x), digits) for x in np.arange(0.01, 1.0 + step, step)]
     outside = [x for x in points if not 0 <= x <= 1] if param in ("phi", "sigma") else []
     if outside:
@@ -297,6 +311,9 @@ def optimize_fusion(
         norm="min-max"``).
     UnknownMetricError
         An unknown ``norm``.
+    InvalidValueError
+        A ``system=`` naming the query ids', document ids', scores' or ranks' column
+        (``system='query_id'``), as :func:`~polars_irmetrics.fuse` refuses it.
 
     Examples
     --------
@@ -317,6 +334,11 @@ def optimize_fusion(
     >>> grid["mrr"].to_list()
     [0.3333333333333333, 0.3333333333333333, 0.5, 1.0, 1.0]
     """
+    # a system= naming the ids', scores' or ranks' column: before any other check
+    check_system(
+        runs,
+        FusionOptions(system=system, query_id=query_id, doc_id=doc_id, score=score, rank=rank),
+    )
     request = _objective(metric)
     fusion = get_fusion_method(method)
     if norm == "auto":  # ranx's default min-max, where the method reads scores
@@ -372,12 +394,6 @@ def optimize_fusion(
     names = gathered.names
     n = len(names)
     points = grid_points(param, n, step)
-    if not points:  # ranx's search would return {"weights": []}
-        raise MetricParameterError(
-            f"step={step!r} gives no weights of the {n} runs that sum to 1 (each weight a "
-            "multiple of the step from 0 to 1, their float sum exactly 1.0, as in ranx's "
-            "grid): pass a step that divides 1, e.g. step=0.1 or step=0.25"
-        )
     q, d = query_id, doc_id
     long = prepare(gathered, fusion, normalised, None, options)
     present = _present(long)

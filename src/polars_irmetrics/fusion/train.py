@@ -30,7 +30,7 @@ from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
 from polars_irmetrics.fusion.fitted import BAYES_CUTOFFS, SEGFUSE_BOUNDS, segment
 from polars_irmetrics.fusion.frame import Runs, check_rows, gather
-from polars_irmetrics.fusion.fuse import check_positions_norm, prepare
+from polars_irmetrics.fusion.fuse import check_positions_norm, check_system, prepare
 from polars_irmetrics.fusion.judged import judged_counts, judged_hints, quiet, warn_on_training
 from polars_irmetrics.fusion.methods import (
     FIT_PARAMS,
@@ -171,6 +171,7 @@ def fit_fusion(
         score=score,
         rank=rank,
     )
+    check_system(runs, options)  # as fuse and optimize_fusion
     gathered = gather(runs, options)
     # the rows fuse refuses (null ids, NaN or infinite scores, a document twice in a
     # query): the tables would be fitted on positions such rows make up
