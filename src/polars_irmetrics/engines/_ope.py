@@ -31,12 +31,19 @@ the whole log's checks are raised there), the second gives each part's rows with
 Before any task runs, :func:`prepare_ope` builds the one-machine plan on empty frames of
 the schemas: a missing column, a wrong dtype, an unknown metric or a bad option is raised
 there by the library, with its usual message.
+
+The rewards (and ``q_hat``) are read times one power of two chosen from the whole log's
+largest reward magnitude (:mod:`polars_irmetrics.ope.scale`: small rewards lose no digit
+in the exact sums), the estimates divided by it last: a first pass, one job over the
+log's reward column, gives each partition's largest magnitude (:func:`ope_peak`), and
+:func:`scaled_job` puts the scale they give in the job every task reads (the one plan's,
+so the same sums).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -67,21 +74,25 @@ from polars_irmetrics.ope.parts import (
     part_sums,
     warned,
 )
+from polars_irmetrics.ope.scale import SCALE, reward_peak, scale_from_peaks
 
 if TYPE_CHECKING:
     pass
 
 __all__ = [
+    "PEAK_SCHEMA",
     "PROB",
     "InLoggedRounds",
     "OpeJob",
     "check_ope_inputs",
     "ope_part",
+    "ope_peak",
     "ope_route",
     "ope_rows",
     "ope_summary",
     "prepare_ope",
     "reads_policy",
+    "scaled_job",
     "slots",
     "taken_schema",
     "taken_slots",
@@ -92,6 +103,8 @@ __all__ = [
 #: The policy's probability column: the support warning reads the actions where it is
 #: positive.
 PROB = "prob"
+#: :func:`ope_peak`'s schema: one row, the part's largest reward magnitude.
+PEAK_SCHEMA = pl.Schema({SCALE: pl.Float64()})
 
 
 @dataclass(frozen=True)
@@ -110,6 +123,16 @@ class OpeJob(ParsedJob):
     #: ``per_query=True``: the merged sums' schema (each ``by`` group's mean weight),
     #: which the second pass reads (:func:`ope_rows`); else the result's.
     merged_schema: pl.Schema
+    #: The rewards' scale of the whole log (:func:`scaled_job`, after the first pass
+    #: over the log's rewards); ``None`` before it.
+    scale: float | None = None
+
+    @property
+    def reward_scale(self) -> float:
+        """:attr:`scale`, which every part reads (found by the first pass)."""
+        if self.scale is None:  # pragma: no cover - the engines find it first
+            raise TypeError("the rewards' scale is found before any part: scaled_job()")
+        return self.scale
 
     @property
     def listed(self) -> bool:
@@ -298,13 +321,40 @@ def prepare_ope(
     )
 
 
+def ope_peak(job: OpeJob, log: pa.Table) -> pa.Table:
+    """The first pass over one part of the log (any split: its reward column will do):
+    its largest reward magnitude (:data:`PEAK_SCHEMA`; null without a reward), read as
+    the one plan reads the column.
+
+    >>> import pyarrow as pa
+    >>> log = pa.schema([("round_id", pa.int64()), ("action", pa.int64()),
+    ...                  ("reward", pa.float64()), ("pscore", pa.float64())])
+    >>> pi = pa.schema([("round_id", pa.int64()), ("action", pa.int64()),
+    ...                 ("prob", pa.float64())])
+    >>> job = prepare_ope(log, pi, None, ["ips"], EvalOptions())
+    >>> ope_peak(job, pa.table({"reward": [0.0, -2e-9, 1e-9]})).column(0).to_pylist()
+    [2e-09]
+    """
+    reward = job.options.reward
+    frame = _frame(log).lazy().select(pl.col(reward).cast(job.log_schema[reward]))
+    return _to_arrow(frame.select(reward_peak(reward)).collect(), PEAK_SCHEMA)
+
+
+def scaled_job(job: OpeJob, peaks: pa.Table) -> OpeJob:
+    """``job`` with the rewards' scale of the whole log, from every part's
+    :func:`ope_peak` (stacked)."""
+    frame = _frame(peaks).select(pl.col(SCALE).cast(pl.Float64))
+    return replace(job, scale=scale_from_peaks(frame))
+
+
 def ope_part(
     job: OpeJob, log: pa.Table, policy: pa.Table | None, reward_model: pa.Table | None
 ) -> pa.Table:
     """One part's sums (every row of its rounds, from the three tables; a table without
     rows in this part is an empty frame of its schema)."""
     tables = _part_tables(job, log, policy, reward_model)
-    return _to_arrow(part_sums(tables, job.requests, job.options).collect(), job.part_schema)
+    sums = part_sums(tables, job.requests, job.options, job.reward_scale)
+    return _to_arrow(sums.collect(), job.part_schema)
 
 
 def _part_tables(
@@ -344,7 +394,7 @@ def ope_rows(
     ``weights`` (:func:`ope_summary` of the first pass, gathered and broadcast)."""
     tables = _part_tables(job, log, policy, reward_model)
     means = _frame(weights).lazy().select(pl.col(c).cast(t) for c, t in job.merged_schema.items())
-    rows = part_rows(tables, job.requests, job.options, means)
+    rows = part_rows(tables, job.requests, job.options, means, job.reward_scale)
     return _to_arrow(rows.collect(), job.result_schema)
 
 

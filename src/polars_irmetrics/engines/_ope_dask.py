@@ -5,7 +5,9 @@ polars hash of its ``round_id``) and are shuffled on it into ``partitions`` part
 each partition (with the same partitions of the other tables) gives its exact sums per
 ``by`` group (``map_partitions``), which are gathered in one partition and merged
 (``per_query=True``: each group's mean weight, computed at the call and broadcast to a
-second ``map_partitions`` that gives each partition's rows). The
+second ``map_partitions`` that gives each partition's rows). The rewards' scale
+(:mod:`polars_irmetrics.ope.scale`) is found first, at the call: each partition's
+largest reward magnitude, from the log's reward column. The
 distinct actions (and positions) of the log and the policy are computed at the call
 for the support warning. :mod:`polars_irmetrics.engines.dask` passes its own part
 numbering (this module does not import it: it imports this one).
@@ -24,12 +26,15 @@ import pyarrow as pa
 
 from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope import (
+    PEAK_SCHEMA,
     PROB,
     OpeJob,
     ope_part,
+    ope_peak,
     ope_rows,
     ope_summary,
     prepare_ope,
+    scaled_job,
     slots,
     taken_schema,
     taken_slots,
@@ -65,6 +70,7 @@ def ope_frame(
         metrics,
         options,
     )
+    job = _scaled(job, log)
     _warn(job, log, policy)
     _warn_slates(job, log, policy)
     round_id = job.options.round_id
@@ -140,6 +146,18 @@ def _rows(
 
 def _summarize(sums: pd.DataFrame, job: OpeJob) -> pd.DataFrame:
     return to_pandas(ope_summary(job, to_table(sums)))
+
+
+def _scaled(job: OpeJob, log: dd.DataFrame) -> OpeJob:
+    """``job`` with the rewards' scale of the whole log (:func:`scaled_job`): each
+    partition's largest reward magnitude (:func:`ope_peak`), computed now."""
+    rewards = log[[job.options.reward]]
+    peaks = rewards.map_partitions(_peak, job, meta=meta(PEAK_SCHEMA), enforce_metadata=False)
+    return scaled_job(job, to_table(peaks.compute()))
+
+
+def _peak(rewards: pd.DataFrame, job: OpeJob) -> pd.DataFrame:
+    return to_pandas(ope_peak(job, to_table(rewards)))
 
 
 def _taken(policy: pd.DataFrame, job: OpeJob) -> pd.DataFrame:

@@ -6,7 +6,9 @@ engine's ``pmod(xxhash64(round_id), partitions)``), and ``mapInArrow`` hands eac
 partition to one Python task, which gives its exact sums per ``by`` group; the sums go to
 one partition, where one task merges them into the result (``per_query=True``: each
 ``by`` group's mean weight, computed at the call and broadcast to a second
-``mapInArrow`` over the same partitions, which gives each partition's rows). The
+``mapInArrow`` over the same partitions, which gives each partition's rows). The rewards' scale
+(:mod:`polars_irmetrics.ope.scale`) is found first, at the call: one ``mapInArrow`` over
+the log's reward column gives each partition's largest magnitude. The
 distinct actions (and positions) of the log and the policy are gathered on the driver
 for the support warning. :mod:`polars_irmetrics.engines.spark` computes the result at
 the call, as for the other metrics, and passes its own part number and schema functions
@@ -27,12 +29,15 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from polars_irmetrics.engines._ope import (
+    PEAK_SCHEMA,
     PROB,
     OpeJob,
     ope_part,
+    ope_peak,
     ope_rows,
     ope_summary,
     prepare_ope,
+    scaled_job,
     slots,
     taken_schema,
     taken_slots,
@@ -78,6 +83,7 @@ def ope_frame(
         metrics,
         options,
     )
+    job = _scaled(job, log, spark_schema, gather)
     _warn(job, log, policy, spark_schema)
     _warn_slates(job, log, policy)
     frames = [log, policy, reward_model]
@@ -152,6 +158,28 @@ def ope_frame(
         yield from table.rename_columns(result_schema.names).to_batches()
 
     return shuffled.mapInArrow(rows, result_schema).toDF(*job.result_schema)
+
+
+def _scaled(
+    job: OpeJob,
+    log: DataFrame,
+    spark_schema: SparkSchema,
+    gather: Callable[[DataFrame], DataFrame],
+) -> OpeJob:
+    """``job`` with the rewards' scale of the whole log (:func:`scaled_job`): each
+    partition's largest reward magnitude (:func:`ope_peak`, one Python task per
+    partition of the log's reward column), computed now."""
+    rewards = log.select(job.options.reward)
+    schema = to_arrow_schema(rewards.schema)
+    found = spark_schema(PEAK_SCHEMA, ())
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = pa.Table.from_batches(list(batches), schema=schema)
+        yield from carrying(ope_peak, job, table).rename_columns(found.names).to_batches()
+
+    peaks = gather(rewards.mapInArrow(task, found)).toPandas()
+    table = pa.Table.from_pandas(peaks, preserve_index=False)
+    return scaled_job(job, table.rename_columns(list(PEAK_SCHEMA)))
 
 
 def _warn(job: OpeJob, log: DataFrame, policy: DataFrame, spark_schema: SparkSchema) -> None:

@@ -94,6 +94,7 @@ from polars_irmetrics.ope.intervals import (
 )
 from polars_irmetrics.ope.normal import normal_interval, wants_normal
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
+from polars_irmetrics.ope.scale import SCALE, scale_column, unscaled
 from polars_irmetrics.ope.slates import build_slate_plan
 from polars_irmetrics.ope.sums import (
     BOUND,
@@ -181,6 +182,7 @@ def build_ope_parts(
     policy: pl.LazyFrame,
     reward_model: pl.LazyFrame | None,
     options: EvalOptions,
+    scale: float | None = None,
 ) -> PartsPlan:
     """The sums of :func:`build_ope_plan`'s estimates over one part of the log (whole
     rounds, with every policy and reward-model row of those rounds), and how the parts
@@ -188,8 +190,10 @@ def build_ope_parts(
     out-of-core path and the Spark and Dask engines (:mod:`polars_irmetrics.ope.parts`).
     Nothing is checked against the other parts here: the checks' counts travel in the
     frame and are raised by the merge; the support warning is the caller's
-    (:func:`warn_unsupported`)."""
-    plan = _ope_plan(log, requests, policy, reward_model, options, parts=True)
+    (:func:`warn_unsupported`). ``scale``: the rewards' scale of the whole log
+    (:func:`~polars_irmetrics.ope.scale.scale_from_peaks`), the same for every part;
+    ``None``: this part's own (a part that is the whole log)."""
+    plan = _ope_plan(log, requests, policy, reward_model, options, parts=True, scale=scale)
     if not isinstance(plan, PartsPlan):  # pragma: no cover - parts=True gives parts
         raise TypeError("the parts of an off-policy plan")
     return plan
@@ -202,17 +206,21 @@ def build_ope_rows(
     reward_model: pl.LazyFrame | None,
     options: EvalOptions,
     weights: pl.LazyFrame,
+    scale: float | None = None,
 ) -> pl.LazyFrame:
     """``per_query=True`` over one part of the log (whole rounds): each row's
     contribution as :func:`build_ope_plan` gives it, the self-normalised estimators
     reading the mean weight of the whole ``by`` group from ``weights`` (the merge of
     :func:`build_ope_parts`'s first pass with ``per_query=True``: the ``by`` keys and
     :data:`MEAN_WEIGHT`), so the same bits as the one plan. No support warning (the
-    caller's, over the whole log)."""
-    plan = _ope_plan(log, requests, policy, reward_model, options, parts=False, weights=weights)
+    caller's, over the whole log). ``scale``: the rewards' scale of the whole log, as
+    :func:`build_ope_parts` reads it."""
+    plan = _ope_plan(
+        log, requests, policy, reward_model, options, parts=False, weights=weights, scale=scale
+    )
     if isinstance(plan, PartsPlan):  # pragma: no cover - parts=False gives the plan
         raise TypeError("an off-policy plan")
-    return plan
+    return unscaled(plan, [label for label, _ in requests])
 
 
 def build_ope_plan(
@@ -221,6 +229,8 @@ def build_ope_plan(
     policy: pl.LazyFrame,
     reward_model: pl.LazyFrame | None,
     options: EvalOptions,
+    *,
+    scale: float | None = None,
 ) -> pl.LazyFrame:
     """The lazy off-policy evaluation of ``requests`` over ``log``.
 
@@ -245,6 +255,9 @@ def build_ope_plan(
         policy); ``None`` when no metric reads it.
     options
         The evaluation's options (:func:`polars_irmetrics.evaluate`).
+    scale
+        The rewards' power of two (:mod:`polars_irmetrics.ope.scale`): ``None``, this
+        log's own; a part of a split log reads the whole log's.
 
     Returns
     -------
@@ -328,10 +341,11 @@ def build_ope_plan(
     outside the policy's list (first: round_id=1): with 'prob' a list per round, an action
     is its index, from 0 to the list's length - 1
     """
-    plan = _ope_plan(log, requests, policy, reward_model, options, parts=False)
+    plan = _ope_plan(log, requests, policy, reward_model, options, parts=False, scale=scale)
     if isinstance(plan, PartsPlan):  # pragma: no cover - parts=False gives the plan
         raise TypeError("an off-policy plan")
-    return plan
+    # the rewards were read times their scale (:mod:`polars_irmetrics.ope.scale`)
+    return unscaled(plan, [label for label, _ in requests])
 
 
 def _ope_plan(
@@ -343,6 +357,7 @@ def _ope_plan(
     *,
     parts: bool,
     weights: pl.LazyFrame | None = None,
+    scale: float | None = None,
 ) -> pl.LazyFrame | PartsPlan:
     for label, request in requests:
         if "policy" not in request.metric.reads:  # pragma: no cover - routed by the door
@@ -372,8 +387,13 @@ def _ope_plan(
     log = with_wide_ids(log, (policy, reward_model), ids)
     check_position(options, log.collect_schema())
     kind = _kind(requests)
+    # the rewards and q_hat are read times one power of two (exact), the estimates
+    # divided by it last: small rewards lose no digit in the exact sums
+    scaling = scale_column(options.reward, scale)
     if kind == "slate":
-        return build_slate_plan(log, requests, policy, options, parts=parts, weights=weights)
+        return build_slate_plan(
+            log, requests, policy, options, scaling, parts=parts, weights=weights
+        )
     propensity = "pscore_cascade" if kind == "cascade" else options.propensity
     keys, action = _check_schemas(
         log, policy, reward_model, by, options, propensity, positions=kind == "cascade"
@@ -381,10 +401,10 @@ def _ope_plan(
     listed = is_listed(policy)
     if listed:  # the support warning reads the log and the policy as the rows read them
         rows, log, policy = _listed_rows(
-            log, policy, reward_model, keys, action, by, options, propensity
+            log, policy, reward_model, keys, action, by, options, propensity, scaling
         )
     else:
-        rows = _rows(log, policy, reward_model, keys, action, by, options, propensity)
+        rows = _rows(log, policy, reward_model, keys, action, by, options, propensity, scaling)
     if len(keys) > 1:  # a policy position below 1 in a logged round
         rows = _with_policy_below(rows, policy, keys, log.collect_schema())
     checks = _checks(options, keys, reward_model is not None, propensity, listed=listed)
@@ -395,7 +415,7 @@ def _ope_plan(
         return _warning(cascade, log, policy, keys, action)
     w = pl.col(_PI) / pl.col(options.propensity).cast(pl.Float64)
     terms = OpeTerms(
-        r=pl.col(options.reward).cast(pl.Float64),
+        r=pl.col(options.reward).cast(pl.Float64) * pl.col(SCALE),
         w=w,
         dm=pl.col(_DM) if reward_model is not None else pl.lit(None, pl.Float64),
         q=pl.col(_Q) if reward_model is not None else pl.lit(None, pl.Float64),
@@ -422,7 +442,9 @@ def _ope_plan(
         ]
         out_keys = [*by, *keys]
         result = (
-            rows.select(*out_keys, _ROW, *per_row, *(e for check in checks for e in check.rows()))
+            rows.select(
+                *out_keys, _ROW, *per_row, SCALE, *(e for check in checks for e in check.rows())
+            )
             .sort([*out_keys, _ROW], nulls_last=True)
             .drop(_ROW)
         )
@@ -435,19 +457,19 @@ def _ope_plan(
         for label, request in requests
     ]
     bootstrap = options.ci is not None and not wants_normal(options.ci, options.ci_method)
+    labels = [label for label, _ in requests]
     if parts:
         part = summary.part(rows, by)
         if not bootstrap:
-            return PartsPlan(part, summary, by)
+            return PartsPlan(part, summary, by, labels=tuple(labels))
         # the bootstrap's bucket sums beside the sums: they add up across parts too
         boot = bootstrap_part(rows, keys, terms_of, by, options)
-        labels = [label for label, _ in requests]
 
         def finish(result: pl.LazyFrame, buckets: pl.LazyFrame) -> pl.LazyFrame:
             return joined_intervals(result, boot.intervals(buckets), labels, by)
 
         frame = pl.concat([part, boot.frame], how="diagonal")
-        return PartsPlan(frame, summary, by, beside=((BUCKET, finish),))
+        return PartsPlan(frame, summary, by, beside=((BUCKET, finish),), labels=tuple(labels))
     result = summary.merge(summary.part(rows, by), by, options)
     result = _warning(result, log, policy, keys, action)
     if not bootstrap:  # the normal interval is in the sums
@@ -462,7 +484,7 @@ def _summary(
     a sum of ratios of sums (:func:`~polars_irmetrics.metrics.ope.components`), a
     weighted one with its weights' effective sample size and largest weight; the normal
     interval too (:mod:`polars_irmetrics.ope.normal`), so that it adds up across parts."""
-    summary = Summary(count=NUM_ROWS, count_expr=pl.len(), checks=checks)
+    summary = Summary(count=NUM_ROWS, count_expr=pl.len(), checks=checks, scale=SCALE)
     n = pl.col(NUM_ROWS).cast(pl.Float64)
     for label, request in requests:
         parts = components(request.metric.name, request.params(1.0), label, terms)
@@ -591,7 +613,8 @@ def _cascade(
     cascade = pl.col(_PI).cum_prod().over(rnd, order_by=position)
     w = cascade / pl.col(propensity).cast(pl.Float64)
     above = w.shift(1).over(rnd, order_by=position).fill_null(1.0)
-    value = w * (pl.col(options.reward).cast(pl.Float64) - pl.col(_Q)) + above * pl.col(_EQ)
+    r = pl.col(options.reward).cast(pl.Float64) * pl.col(SCALE)
+    value = w * (r - pl.col(_Q)) + above * pl.col(_EQ)
     weight = f"{INTERNAL}w"
     rows = rows.with_columns(value.alias(_VALUE), w.alias(weight))
     columns = {label: (_VALUE, weight) for label, _ in requests}
@@ -772,6 +795,7 @@ def _rows(
     by: list[str],
     options: EvalOptions,
     propensity: str,
+    scale: pl.Expr,
 ) -> pl.LazyFrame:
     """The log's rows with the policy's and the reward model's terms beside each.
 
@@ -783,6 +807,10 @@ def _rows(
     it; a probability out of range; ``q_hat`` missing or too large where the policy
     goes; a NaN term of ``sum(prob * q_hat)``) are bits of one byte, OR-ed in one
     reduction and read back after it.
+
+    ``scale`` (:func:`~polars_irmetrics.ope.scale.scale_column`): the rewards' scale, a
+    column of the rows; ``q_hat`` is read times it (``_Q``, the round's ``sum(prob *
+    q_hat)``, and where it is checked against its bound).
     """
     schema = log.collect_schema()
     model = reward_model is not None
@@ -790,7 +818,7 @@ def _rows(
     logged = (pl.col(_ACT) == pl.col(action)).fill_null(False)
     prob = pl.col(_PROB)
     in_p = prob.is_not_null()  # a row of the policy's (a null probability is NaN)
-    columns = log.select(*by, *_ids(keys, action, schema), options.reward, propensity)
+    columns = log.select(*by, *_ids(keys, action, schema), options.reward, propensity, scale)
     act_dtype = table.collect_schema()[_ACT]
     # a round's yes/no facts, each a bit of one UInt8 OR-ed over its rows: one reduction
     facts = [
@@ -824,17 +852,20 @@ def _rows(
     facts.append(_bit(_ACT_NULL, pl.col(_ACT).is_null() & from_table))
     if model:
         q = pl.col(_Q)
+        # q_hat times the rewards' scale (exact); prob * q_hat scaled after the product
+        # (the same bits), so that a q_hat the policy never takes cannot overflow
+        scaled_q = q * pl.col(SCALE)
         facts += [
             # each row's _q_codes (1 missing, 2 too large) as the bits _Q_NULL, _Q_HUGE
-            _q_codes(q, in_p & (prob > 0)).cast(pl.UInt8) * _Q_NULL,
+            _q_codes(scaled_q, in_p & (prob > 0)).cast(pl.UInt8) * _Q_NULL,
             # a NaN term of sum(prob * q_hat): its bounded sum's flag
             _bit(_PQ_NAN, (prob * q).is_nan().fill_null(False)),
         ]
-        hi, lo, flag = bounded_columns(_EQ, prob * q, nan=bit & _PQ_NAN != 0)
+        hi, lo, flag = bounded_columns(_EQ, prob * q * pl.col(SCALE), nan=bit & _PQ_NAN != 0)
         aggs += [
             # the logged action's row: one at most (a second is refused as a duplicate);
             # a reduction, which polars' streaming group_by runs faster than a filter
-            pl.when(logged).then(q).max().alias(_Q),
+            pl.when(logged).then(scaled_q).max().alias(_Q),
             # bounded: q_hat below 2**62 (else refused) times probabilities adding to 1
             hi,
             lo,
@@ -999,6 +1030,7 @@ def _listed_rows(
     by: list[str],
     options: EvalOptions,
     propensity: str,
+    scale: pl.Expr,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
     """:func:`_rows` for the list shape: the policy (and reward model) one row per round
     (and position), ``prob`` (``q_hat``) a list indexed by action. Also the log's ids
@@ -1023,6 +1055,7 @@ def _listed_rows(
         pl.col(propensity),
         pl.col(action).is_null().alias(_NULL_LOGGED),
         _logged_twice(keys).alias(_LOGGED_TWICE),
+        scale,
     ).with_row_index(_ROW)
     tables = [(policy, PROB, _PROB, _P_DUP)]
     if reward_model is not None:
@@ -1097,12 +1130,14 @@ def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFra
         # both lists cut to the shorter one (a length that differs is refused)
         short = pl.min_horizontal(length, q.list.len())
         p_cut, q_cut = prob.list.head(short), q.list.head(short)
-        rows = rows.with_columns((p_cut * q_cut).alias(_PQ))  # read by four list passes
+        # times the rewards' scale, as the long form's (_rows): the same bits
+        scale = pl.col(SCALE)
+        rows = rows.with_columns((p_cut * q_cut * scale).alias(_PQ))  # read by 4 list passes
         # each item's code (_q_codes) where its probability is positive, the largest
-        codes = q_cut.list.eval(_q_codes(pl.element(), pl.lit(True)).cast(pl.Float64))
+        codes = (q_cut * scale).list.eval(_q_codes(pl.element(), pl.lit(True)).cast(pl.Float64))
         positive = p_cut.list.eval((pl.element() > 0).cast(pl.Float64))
         columns += [
-            q.list.get(act, null_on_oob=True).alias(_Q),
+            (q.list.get(act, null_on_oob=True) * scale).alias(_Q),
             *bounded_list_columns(_EQ, pl.col(_PQ)),
             pl.when(in_p).then((codes * positive).list.max().cast(pl.Int8)).alias(_QCODE),
         ]
@@ -1240,8 +1275,10 @@ def _checks(
                 InvalidValueError,
                 "the reward_model table has a 'q_hat' that is infinite or 2**62 or more in "
                 "magnitude for an action the policy may take (first: {first}, {n} log row(s) "
-                "in all): the direct method's sums are exact below 2**62; rescale the "
-                "rewards and q_hat, e.g. to thousands rather than units",
+                "in all): the direct method's sums are exact below 2**62 (where every reward "
+                "is below 0.5 in magnitude, q_hat times the power of two that brings the "
+                "largest reward to [1, 2)); rescale the rewards and q_hat, e.g. to thousands "
+                "rather than units",
             )
         )
     # the round is written as text only on the rows that fail

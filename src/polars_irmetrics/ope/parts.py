@@ -10,7 +10,8 @@ the last bit, as :func:`polars_irmetrics.evaluate` in one plan, whatever the num
 parts. The data checks run in each part and are raised by the merge, with the counts
 of the whole log and the least failing round; the support warning
 (:class:`~polars_irmetrics.errors.SupportWarning`) reads the distinct actions of the
-whole log and policy.
+whole log and policy. The rewards' power-of-two scale (:mod:`polars_irmetrics.ope.scale`)
+is the whole log's, found in a first pass over its rewards and given to every part.
 
 ``buckets=N`` or ``"auto"`` (one bucket per
 :data:`~polars_irmetrics.ground.buckets.ROWS_PER_BUCKET`
@@ -58,6 +59,7 @@ from polars_irmetrics.ope.evaluate import (
     build_ope_rows,
     warn_unsupported,
 )
+from polars_irmetrics.ope.scale import reward_peak, scale_from_peaks
 from polars_irmetrics.ope.slates import slate_support_warning
 
 __all__ = [
@@ -120,11 +122,18 @@ def part_key(schemas: Iterable[pl.Schema], round_id: str, count: int) -> pl.Expr
     return pl.col(round_id).cast(dtype).hash(seed=_SEED) % count
 
 
-def part_sums(tables: OpeTables, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
+def part_sums(
+    tables: OpeTables, requests: Requests, options: EvalOptions, scale: float | None = None
+) -> pl.LazyFrame:
     """One part's exact sums, one row per ``by`` group (every round of the part whole in
-    its tables), its Int128 columns as halves (:func:`to_transport`)."""
+    its tables), its Int128 columns as halves (:func:`to_transport`). ``scale``: the
+    rewards' scale of the whole log (:func:`~polars_irmetrics.ope.scale.scale_from_peaks`
+    of every part's :func:`~polars_irmetrics.ope.scale.reward_peak`), the same for every
+    part; ``None``: this part's own (a part that is the whole log)."""
     options = _sums_options(options, requests)
-    plan = build_ope_parts(tables.log, requests, tables.policy, tables.reward_model, options)
+    plan = build_ope_parts(
+        tables.log, requests, tables.policy, tables.reward_model, options, scale
+    )
     return to_transport(plan.frame)
 
 
@@ -143,21 +152,23 @@ def _ratios(requests: Requests) -> list[str]:
 
 
 def part_rows(
-    tables: OpeTables, requests: Requests, options: EvalOptions, weights: pl.LazyFrame
+    tables: OpeTables,
+    requests: Requests,
+    options: EvalOptions,
+    weights: pl.LazyFrame,
+    scale: float | None = None,
 ) -> pl.LazyFrame:
     """``per_query=True`` over one part (whole rounds): each row's contribution, the
     self-normalised estimators reading their ``by`` group's mean weight from
     ``weights`` (:func:`merge_sums` of the first pass's :func:`part_sums`), sorted as
-    the one plan sorts them."""
+    the one plan sorts them; ``scale`` as :func:`part_sums` reads it."""
+    log, policy, model = tables.log, tables.policy, tables.reward_model
     if reads_support(requests) or _ratios(requests):
-        rows = build_ope_rows(
-            tables.log, requests, tables.policy, tables.reward_model, options, weights
-        )
+        rows = build_ope_rows(log, requests, policy, model, options, weights, scale)
         return rows if reads_support(requests) else _quiet(rows)
     # a slate or cascade round's value is its own (the checks were the first pass's);
     # the support warning is the whole log's, not a part's
-    plan = build_ope_plan(tables.log, requests, tables.policy, tables.reward_model, options)
-    return _quiet(plan)
+    return _quiet(build_ope_plan(log, requests, policy, model, options, scale=scale))
 
 
 def _quiet(plan: pl.LazyFrame) -> pl.LazyFrame:
@@ -262,8 +273,11 @@ def ope_in_buckets(tables: OpeTables, requests: Requests, options: EvalOptions) 
                 )
                 for b in range(count)
             ]
+            # the first pass: the rewards' scale of the whole log, from its buckets
+            peaks = pl.concat([part.log.select(reward_peak(options.reward)) for part in parts])
+            scale = scale_from_peaks(peaks.collect())
             sums = [
-                part_sums(part, requests, options).collect()
+                part_sums(part, requests, options, scale).collect()
                 for part in track(parts, "buckets", count, enabled=options.progress)
             ]
             merged = merge_sums(pl.concat(sums).lazy(), tables, requests, options, warn=False)
@@ -272,7 +286,7 @@ def ope_in_buckets(tables: OpeTables, requests: Requests, options: EvalOptions) 
             # per_query: a second pass, each bucket's rows with the whole groups' means
             weights = merged.collect().lazy()
             rows = [
-                part_rows(part, requests, options, weights).collect()
+                part_rows(part, requests, options, weights, scale).collect()
                 for part in track(parts, "buckets", count, enabled=options.progress)
             ]
             result = pl.concat(rows)

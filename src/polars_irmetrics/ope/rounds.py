@@ -14,6 +14,7 @@ from polars_irmetrics.ope.checks import Check, raising
 from polars_irmetrics.ope.intervals import BUCKET, bootstrap_part, joined_intervals
 from polars_irmetrics.ope.normal import normal_interval, wants_normal
 from polars_irmetrics.ope.ratio_intervals import RATIO_BUCKET, ratio_part
+from polars_irmetrics.ope.scale import SCALE
 from polars_irmetrics.ope.sums import PartsPlan, Summary, exact_sum, exact_total
 
 #: A side merge's finish: ``(result, its rows of every part) -> result with its columns``.
@@ -52,6 +53,10 @@ def over_rounds(
     sums per position (``sum r w`` over the rows' mean weight, of every row or of its
     position's), exact, so that it does not depend on how the log is split.
 
+    The rows' values are the rewards times their scale (a column of the rows,
+    :data:`~polars_irmetrics.ope.scale.SCALE`), which the result carries for the caller
+    to divide by (:func:`~polars_irmetrics.ope.scale.unscaled`).
+
     ``per_query=True``: each round's sum of contributions (one row per ``by`` group and
     round); else per ``by`` group ``num_rounds``, each metric's sum over the number of
     rounds, then ``<label>_ess`` and ``<label>_max_weight`` of its rows' weights; with
@@ -61,6 +66,7 @@ def over_rounds(
     if options.per_query:
         result = rows.group_by(rnd).agg(
             *(exact_sum(pl.col(value)).alias(label) for label, (value, _) in columns.items()),
+            pl.col(SCALE).max(),  # the rewards' scale, divided by last
             *(e for check in checks for e in check.aggs()),
         )
         return raising(result.sort(rnd, nulls_last=True), checks, options)
@@ -74,10 +80,12 @@ def over_rounds(
     elif normal:
         rows = rows.with_columns((pl.int_range(pl.len()).over(rnd) == 0).alias(_TOP))
     if slates is None:
-        summary = Summary(NUM_ROUNDS, pl.col(round_id).n_unique(), checks=checks)
+        summary = Summary(NUM_ROUNDS, pl.col(round_id).n_unique(), checks=checks, scale=SCALE)
     else:  # sums per position; a round counted at its top row
         rows = rows.with_columns(pl.lit(1.0).alias(_ONE))
-        summary = Summary(NUM_ROUNDS, pl.col(_TOP).sum(), checks=checks, within=slates[0])
+        summary = Summary(
+            NUM_ROUNDS, pl.col(_TOP).sum(), checks=checks, within=slates[0], scale=SCALE
+        )
         summary.sums[_ONE] = pl.col(_ONE)
     n = pl.col(NUM_ROUNDS).cast(pl.Float64)
     ratios: dict[str, tuple[str, str, str]] = {}  # the self-normalised: rw, w, where
@@ -139,7 +147,8 @@ def over_rounds(
             sides.append((RATIO_BUCKET, ratio.frame, ratio.finish))
     if parts:
         frame = pl.concat([part, *(f for _, f, _ in sides)], how="diagonal")
-        return PartsPlan(frame, summary, by, beside=tuple((m, f) for m, _, f in sides))
+        beside = tuple((m, f) for m, _, f in sides)
+        return PartsPlan(frame, summary, by, beside=beside, labels=tuple(columns))
     result = summary.merge(part, by, options)
     for _, frame, finish_with in sides:  # as PartsPlan.merge, over the one part
         result = finish_with(result, frame)

@@ -53,6 +53,7 @@ from polars_irmetrics.ope.checks import (
     where_text,
 )
 from polars_irmetrics.ope.rounds import over_rounds
+from polars_irmetrics.ope.scale import SCALE
 from polars_irmetrics.ope.sums import (
     PartsPlan,
     Summary,
@@ -87,6 +88,7 @@ def build_slate_plan(
     requests: Sequence[tuple[str, MetricRequest]],
     policy: pl.LazyFrame,
     options: EvalOptions,
+    scale: pl.Expr,
     *,
     parts: bool = False,
     weights: pl.LazyFrame | None = None,
@@ -98,6 +100,10 @@ def build_slate_plan(
     of the self-normalised estimators (:func:`_mean_weights`), and ``weights`` (their
     merge over every part) the second, each round's value of one part dividing by them:
     the same bits as the one plan's, whose means are exact sums over the whole log.
+
+    ``scale`` (:func:`~polars_irmetrics.ope.scale.scale_column`): the rewards' scale, a
+    column of the rows, by which the rewards are read multiplied; the result carries it
+    (:data:`~polars_irmetrics.ope.scale.SCALE`) for the caller to divide by.
 
     Examples
     --------
@@ -157,7 +163,7 @@ def build_slate_plan(
     )
     where = where_text(tuple(keys))  # a null id as "null"
     rows = (
-        log.select(*by, *ids, reward, *columns)
+        log.select(*by, *ids, reward, *columns, scale)
         .join(evaluation, on=keys, how="left")
         .with_columns(
             where.alias(WHERE),
@@ -165,7 +171,7 @@ def build_slate_plan(
             *((pl.col(_e(c)) / pl.col(c).cast(pl.Float64)).alias(_w(c)) for c in columns),
         )
     )
-    r = pl.col(reward).cast(pl.Float64)
+    r = pl.col(reward).cast(pl.Float64) * pl.col(SCALE)
     values = []
     sums: dict[str, tuple[str, str | None]] = {}
     ratios: dict[str, tuple[str, str]] = {}

@@ -38,6 +38,7 @@ from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.ope.checks import Check, raising
+from polars_irmetrics.ope.scale import unscaled
 
 __all__ = [
     "BOUND",
@@ -374,6 +375,11 @@ class Summary:
     sums), then added over the values in their order (a running sum) into columns of
     those names, which ``outputs`` read beside the sums over every value (the integers
     added, exactly): what a slate estimator normalised within each position needs.
+
+    ``scale`` (a column of the rows, the rewards' scale: :mod:`polars_irmetrics.ope.scale`,
+    one value for the whole log): kept as a maximum through the parts, and in the result
+    beside the outputs, which the caller divides by it last
+    (:func:`~polars_irmetrics.ope.scale.unscaled`).
     """
 
     count: str
@@ -384,6 +390,7 @@ class Summary:
     checks: Sequence[Check] = ()
     within: str | None = None
     within_outputs: dict[str, pl.Expr] = field(default_factory=dict)
+    scale: str | None = None
 
     def _part_aggs(
         self, first: dict[str, str], first_max: dict[str, str], *, grouped: bool
@@ -398,7 +405,13 @@ class Summary:
             for name, value in self.maxima.items()
             if first_max[name] == name
         ]
+        aggs += self._scale()
         return aggs + [e for check in self.checks for e in check.aggs()]
+
+    def _scale(self) -> list[pl.Expr]:
+        """The scale's column over several rows (each the same, or null: a part without
+        rows), as a maximum."""
+        return [] if self.scale is None else [pl.col(self.scale).max()]
 
     def part(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         """One row per ``by`` group of ``rows`` (one row without ``by``, even for no
@@ -429,6 +442,7 @@ class Summary:
                 pl.col(_bad(name)).max(),
             ]
         aggs += [pl.col(name).max() for name in self.maxima]
+        aggs += self._scale()
         for check in self.checks:
             aggs += [pl.col(check.count).sum(), pl.col(check.first).min()]
         return aggs
@@ -457,7 +471,8 @@ class Summary:
         # weights' effective sample size, sum w squared over sum w^2, would be NaN)
         rows = pl.col(self.count) > 0
         outputs = [pl.when(rows).then(e).alias(e.meta.output_name()) for e in self.outputs]
-        result = merged.select(*by, pl.col(self.count), *outputs, *flags, *inexact)
+        scale = [] if self.scale is None else [self.scale]
+        result = merged.select(*by, pl.col(self.count), *outputs, *scale, *flags, *inexact)
         return _refusing_inexact(raising(result, list(self.checks), options), self, options)
 
 
@@ -500,13 +515,16 @@ class PartsPlan:
     #: those whose column ``marker`` is set, and ``finish(result, their rows from every
     #: part)`` gives the result with theirs.
     beside: tuple[tuple[str, Callable[[pl.LazyFrame, pl.LazyFrame], pl.LazyFrame]], ...] = ()
+    #: The estimates' labels, divided with their intervals by the rewards' scale last
+    #: (where the summary carries one: :func:`~polars_irmetrics.ope.scale.unscaled`).
+    labels: tuple[str, ...] = ()
 
     def merge(self, parts: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
         """The result from the sums of every part (:meth:`Summary.merge`)."""
         if not self.beside:
-            return self.summary.merge(parts, self.by, options)
+            return unscaled(self.summary.merge(parts, self.by, options), self.labels)
         mine = parts.filter(pl.all_horizontal(pl.col(m).is_null() for m, _ in self.beside))
         result = self.summary.merge(mine, self.by, options)
         for marker, finish in self.beside:
             result = finish(result, parts.filter(pl.col(marker).is_not_null()))
-        return result
+        return unscaled(result, self.labels)
