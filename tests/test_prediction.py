@@ -38,6 +38,7 @@ from polars_irmetrics.prediction.parts import (
     part_scale,
     part_statistics,
 )
+from polars_irmetrics.prediction.statistics import needs_means, needs_scale
 
 from .helpers import property_settings
 
@@ -925,15 +926,14 @@ def _merged_parts(
     split: list[pl.LazyFrame],
     requests: list[tuple[str, Any]],
     options: EvalOptions,
-    *,
-    rating: bool,
 ) -> pl.DataFrame:
-    """The engines' means from the parts ``split``: for the rating metrics the scale
-    first, then the means of r2 and explained_variance, then the sums."""
+    """The engines' means from the parts ``split``: the scale first (the rating and the
+    probability metrics), then the means of r2 and explained_variance, then the sums."""
     first = None
-    if rating:
+    if needs_scale(requests):
         maxima = pl.concat([part_scale(t, requests, options) for t in split])
         first = merge_scale(maxima, options).collect()
+    if needs_means(requests):
         means = pl.concat([part_means(t, requests, options, first=first) for t in split])
         first = merge_means(means, options).collect()
     pieces = [part_statistics(t, requests, options, first=first) for t in split]
@@ -967,7 +967,7 @@ def test_part_statistics_merge_to_evaluate(
     options = EvalOptions.build(**kw)
     requests = parse_metric_list(metrics)
     split = [table.filter(pl.col("query_id") % parts == k).lazy() for k in range(parts)]
-    got = _merged_parts(split, requests, options, rating=kind == "rating")
+    got = _merged_parts(split, requests, options)
     # every value to the last bit, nulls equal: the same integers, the same float steps
     assert got.schema == want.schema
     assert got.to_dict(as_series=False) == want.to_dict(as_series=False)
@@ -1000,7 +1000,7 @@ def test_large_rating_errors_are_scaled_into_the_units() -> None:
     _close(got["explained_variance"].item(), skm.explained_variance_score(y, p))
     options, requests = EvalOptions.build(), parse_metric_list(metrics)
     split = [table.filter(pl.col("query_id") == k).lazy() for k in range(3)]
-    merged = _merged_parts(split, requests, options, rating=True)
+    merged = _merged_parts(split, requests, options)
     assert merged.to_dict(as_series=False) == got.to_dict(as_series=False)
 
 

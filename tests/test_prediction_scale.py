@@ -39,6 +39,7 @@ from polars_irmetrics.prediction.parts import (
     part_scale,
     part_statistics,
 )
+from polars_irmetrics.prediction.statistics import needs_means, needs_scale
 
 REL = 1e-12
 
@@ -69,14 +70,13 @@ def _merged_parts(
     statistics (after the scale and the means of the rating metrics), merged."""
     requests = parse_metric_list(metrics)
     split = [table.filter(pl.col("query_id") % parts == k).lazy() for k in range(parts)]
-    names = {req.metric.name for _, req in requests}
     first = None
-    if names & {"rmse", "mae", "mse", "r2", "explained_variance"}:
+    if needs_scale(requests):  # the rating and the probability metrics
         maxima = pl.concat([part_scale(t, requests, options) for t in split])
         first = merge_scale(maxima, options).collect()
-        if names & {"r2", "explained_variance"}:
-            means = pl.concat([part_means(t, requests, options, first=first) for t in split])
-            first = merge_means(means, options).collect()
+    if needs_means(requests):
+        means = pl.concat([part_means(t, requests, options, first=first) for t in split])
+        first = merge_means(means, options).collect()
     pieces = [part_statistics(t, requests, options, first=first) for t in split]
     return merge_statistics(pl.concat(pieces, how="diagonal"), requests, options).collect()
 

@@ -16,11 +16,12 @@ one part. Then:
   (:func:`~polars_irmetrics.prediction.parts.merge_statistics`). Every sum is kept
   as integer units of 2**-64, so the means equal one machine's (and its out-of-core
   path's, ``buckets=``) to the last bit (:mod:`polars_irmetrics.prediction.statistics`).
-  The rating metrics evaluate the parts twice (``r2`` and ``explained_variance``
-  three times): first each group's scales (powers of two: of the half residuals from
-  their largest size, of the labels from their range around its middle; rows of weight
-  0 left out), then (``r2``...) each group's exact means (:func:`means_job`, each
-  computed at the call), then the sums and the spreads around the means. The
+  The rating and probability metrics evaluate the parts twice (``r2`` and
+  ``explained_variance`` three times): first each group's scales (powers of two: of the
+  half residuals from their largest size, of the labels from their range around its
+  middle, rows of weight 0 left out; of each probability statistic from its largest
+  term), then (``r2``...) each group's exact means (:func:`means_job`, each computed at
+  the call), then the sums and the spreads around the means. The
   task that merges a group holds one row per distinct score of the group (for ``auc``
   and ``pr_auc``).
 
@@ -87,7 +88,7 @@ class PredictionJob(ParsedJob):
     part_schema: pl.Schema
     result_schema: pl.Schema
     two_tables: bool
-    #: ``"scale"``: the first pass of the rating metrics (each part's
+    #: ``"scale"``: the first pass of the rating and probability metrics (each part's
     #: :func:`~polars_irmetrics.prediction.parts.part_scale`, merged into each group's
     #: scale); ``"means"``: the next of ``r2`` and ``explained_variance`` (each part's
     #: :func:`~polars_irmetrics.prediction.parts.part_means`, merged into the means)
@@ -251,9 +252,9 @@ def prepare_prediction(
 
 
 def means_job(job: PredictionJob) -> PredictionJob | None:
-    """The next first pass of ``job`` (the scale of the rating metrics, then the means
-    of ``r2`` and ``explained_variance``, which their spreads are summed around), or
-    ``None`` when none is left: run it, then ``job.with_means(its result)``.
+    """The next first pass of ``job`` (the scale of the rating and probability metrics,
+    then the means of ``r2`` and ``explained_variance``, which their spreads are summed
+    around), or ``None`` when none is left: run it, then ``job.with_means(its result)``.
 
     Examples
     --------

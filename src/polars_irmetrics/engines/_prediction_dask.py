@@ -55,7 +55,7 @@ def prediction_frame(
     query_id = job.options.query_id
     rows = _shuffled(table, query_id, count, tag)
     truth = None if labels is None else _shuffled(labels, query_id, count, tag)
-    # rating metrics: the scale (and r2..., the means) first, computed here
+    # rating and probability metrics: the scale (and r2..., the means) first, computed here
     while (first := means_job(job)) is not None:
         means = _evaluated(rows, truth, first).compute()
         job = job.with_means(as_polars_frame(to_table(means)).cast(first.result_schema))

@@ -59,7 +59,7 @@ def prediction_frame(
         metrics,
         options,
     )
-    # rating metrics: the scale (and r2..., the means) first, collected here
+    # rating and probability metrics: the scale (and r2..., the means) first, collected here
     while (first := means_job(job)) is not None:
         rows = _summaries(
             _parts(table, labels, first, count, part, spark_schema), first, spark_schema

@@ -61,8 +61,9 @@ integer counts, carried from range to range, give the in-memory histogram's valu
 the last bit (tested). Peak memory is
 that of one range, not of the table (measured in ``benchmarks/results_prediction.md``).
 Every other metric is a sum over rows (``gauc`` a sum over queries), which polars
-computes in one streaming pass. On Spark and Dask, parts' histograms and sums are merged
-instead (:mod:`polars_irmetrics.prediction.parts`).
+computes in one streaming pass, after a first pass for the rating and probability
+metrics (each group's scale, :func:`with_first_passes`). On Spark and Dask, parts'
+histograms and sums are merged instead (:mod:`polars_irmetrics.prediction.parts`).
 """
 
 from __future__ import annotations
@@ -104,7 +105,6 @@ from polars_irmetrics.prediction.statistics import (
     HISTOGRAM_METRICS,
     NUM_ROWS,
     RATING_METRICS,
-    SCALE_EXPONENTS,
     finished,
     gauc_statistics,
     histogram_values,
@@ -113,6 +113,7 @@ from polars_irmetrics.prediction.statistics import (
     needs_means,
     needs_scale,
     per_query_auc,
+    scale_exponents,
     score_histogram,
     statistic_aggs,
     statistic_terms,
@@ -344,11 +345,11 @@ def with_first_passes(
     requests: Sequence[tuple[str, MetricRequest]],
 ) -> pl.LazyFrame:
     """``rows`` with what the ``requests`` read of their group beside each row: the
-    scale of the rating metrics
-    (:data:`~polars_irmetrics.prediction.statistics.SCALE_COLUMNS`) and the means of
+    scale of the rating and probability metrics
+    (:func:`~polars_irmetrics.prediction.statistics.scale_columns`) and the means of
     ``r2`` and ``explained_variance`` (:func:`with_means`)."""
     if needs_scale(requests):
-        rows = with_scale(rows, scope, by)
+        rows = with_scale(rows, scope, by, requests)
     if needs_means(requests):
         rows = with_means(rows, scope, by)
     return rows
@@ -356,8 +357,8 @@ def with_first_passes(
 
 def scale_aggs(requests: Sequence[tuple[str, MetricRequest]]) -> list[pl.Expr]:
     """Group context: the group's scale exponents beside its statistics (``finished``
-    unscales the rating metrics with them), for the rating metrics."""
-    return [pl.col(c).first() for c in SCALE_EXPONENTS] if needs_scale(requests) else []
+    unscales the rating and probability metrics with them)."""
+    return [pl.col(c).first() for c in scale_exponents(requests)]
 
 
 def with_means(rows: pl.LazyFrame, scope: PredictionScope, by: list[str]) -> pl.LazyFrame:

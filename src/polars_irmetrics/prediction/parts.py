@@ -16,10 +16,12 @@ What each metric keeps: the statistics of
 :mod:`polars_irmetrics.prediction.statistics` (integer units of 2**-64 per sum, with a
 float fallback beyond 2**32), the score histogram of ``auc`` and ``pr_auc`` (integer
 units per distinct score), and for ``gauc`` each query's AUC, computed whole in its part
-(a query never spans two parts), summed over queries as units. The rating
-metrics take a first pass: :func:`part_scale` on every part, merged by
+(a query never spans two parts), summed over queries as units. The rating and
+probability metrics take a first pass: :func:`part_scale` on every part, merged by
 :func:`merge_scale` into each group's scale (powers of two from the extents of its
-labels and half residuals, :mod:`polars_irmetrics.prediction.statistics`); ``r2`` and
+labels and half residuals, and from the largest term of each probability statistic,
+:mod:`polars_irmetrics.prediction.statistics`); every part reads the whole table's
+scale, so that the parts' units are of one scale and add up exactly; ``r2`` and
 ``explained_variance`` a second: :func:`part_means` on every part (reading the scale),
 merged by :func:`merge_means` into each group's exact means; every part then reads them
 (``part_statistics(..., first=)``) to sum its terms and spreads.
@@ -58,21 +60,23 @@ from polars_irmetrics.prediction.statistics import (
     HISTOGRAM_METRICS,
     NEG,
     POS,
-    SCALE_COLUMNS,
     SCALE_MINIMA,
     SCORE,
     finished,
     gauc_statistics,
     histogram_values,
+    is_scale_column,
     mean_terms,
     means_from,
     needs_scale,
     per_query_auc,
+    scale_columns,
     scale_from,
     scale_maxima,
     score_histogram,
     statistic_aggs,
     statistic_terms,
+    with_probability_terms,
     with_scale,
 )
 
@@ -99,16 +103,20 @@ def _with_first_passes(
     first: pl.DataFrame | None,
 ) -> Prepared:
     """The rows with what the first passes give their group beside them (the scale of
-    the rating metrics, the means of ``r2`` and ``explained_variance``): the whole
-    table's (``first``, from :func:`merge_scale` or :func:`merge_means`), or this part's
-    own when it is the whole table (``None``)."""
+    the rating and probability metrics, the means of ``r2`` and ``explained_variance``):
+    the whole table's (``first``, from :func:`merge_scale` or :func:`merge_means`), or
+    this part's own when it is the whole table (``None``); and the terms of the
+    probability statistics
+    (:func:`~polars_irmetrics.prediction.statistics.with_probability_terms`)."""
     rows = prepared.rows
     if first is None:
         rows = with_first_passes(rows, prepared.scope, by, requests)
-    elif by:
-        rows = rows.join(first.lazy(), on=by, how="left", nulls_equal=True)
     else:
-        rows = rows.join(first.lazy(), how="cross")
+        if by:
+            rows = rows.join(first.lazy(), on=by, how="left", nulls_equal=True)
+        else:
+            rows = rows.join(first.lazy(), how="cross")
+        rows = with_probability_terms(rows, prepared.scope, requests)
     return replace(prepared, rows=rows)
 
 
@@ -118,17 +126,18 @@ def part_scale(
     options: EvalOptions,
     labels: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
-    """The first pass of the rating metrics on one part: per ``by`` group its smallest
-    and largest label and half residual and its largest weight
+    """The first pass of the rating and probability metrics on one part: per ``by``
+    group its smallest and largest label and half residual and its largest weight, and
+    the largest term of each probability statistic
     (:func:`~polars_irmetrics.prediction.statistics.scale_maxima`), which
     :func:`merge_scale` turns into the whole table's scale. The data checks are those of
     :func:`part_statistics` (the last pass)."""
     prepared = prepare_rows(table, requests, options, labels)
-    return group(prepared.rows, list(options.by_keys), scale_maxima(prepared.scope))
+    return group(prepared.rows, list(options.by_keys), scale_maxima(prepared.scope, requests))
 
 
 def merge_scale(statistics: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
-    """Each ``by`` group's scale (:data:`~polars_irmetrics.prediction.statistics.SCALE_COLUMNS`)
+    """Each ``by`` group's scale (:func:`~polars_irmetrics.prediction.statistics.scale_columns`)
     from every part's :func:`part_scale`: what :func:`part_means` and
     :func:`part_statistics` read (``first=``)."""
     by = list(options.by_keys)
@@ -138,7 +147,7 @@ def merge_scale(statistics: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
         by,
         [pl.col(c).min() if c in SCALE_MINIMA else pl.col(c).max() for c in extents],
     )
-    return merged.select(*by, *scale_from(pl.col))
+    return merged.select(*by, *scale_from(pl.col, extents))
 
 
 def part_means(
@@ -156,10 +165,10 @@ def part_means(
     prepared = prepare_rows(table, requests, options, labels)
     by = list(options.by_keys)
     if first is None:
-        rows = with_scale(prepared.rows, prepared.scope, by)
+        rows = with_scale(prepared.rows, prepared.scope, by, requests)
     else:
         rows = _with_first_passes(prepared, requests, by, first).rows
-    scale = [pl.col(c).first() for c in SCALE_COLUMNS]
+    scale = [pl.col(c).first() for c in scale_columns(requests)]
     return _halves(group(rows, by, [*statistic_aggs(mean_terms(prepared.scope)), *scale]))
 
 
@@ -170,13 +179,14 @@ def merge_means(statistics: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
     whole = _whole(statistics)
     stats = [c for c in whole.collect_schema().names() if c not in by]
     summed = group(whole, by, [_merged(c) for c in stats])
-    return summed.select(*by, *SCALE_COLUMNS, *means_from(pl.col))
+    scale = [c for c in stats if is_scale_column(c)]
+    return summed.select(*by, *scale, *means_from(pl.col))
 
 
 def _merged(column: str) -> pl.Expr:
     """A statistic of the parts, merged: the sum, the scale (the same in every part of
     a group) as it is."""
-    return pl.col(column).max() if column in SCALE_COLUMNS else pl.col(column).sum()
+    return pl.col(column).max() if is_scale_column(column) else pl.col(column).sum()
 
 
 def part_statistics(
@@ -188,9 +198,10 @@ def part_statistics(
 ) -> pl.LazyFrame:
     """One part's statistics of ``requests`` (module doc), lazily; the data checks of
     :func:`~polars_irmetrics.prediction.evaluate.build_prediction_plan` are raised when
-    it is collected. ``first``: for the rating metrics, each ``by`` group's scale over
-    the whole table (:func:`merge_scale`), with ``r2`` and ``explained_variance`` its
-    means too (:func:`merge_means`); ``None`` when the part is the whole table.
+    it is collected. ``first``: for the rating and probability metrics, each ``by``
+    group's scale over the whole table (:func:`merge_scale`), with ``r2`` and
+    ``explained_variance`` its means too (:func:`merge_means`); ``None`` when the part is
+    the whole table (parts that chose their own scales do not add up).
 
     Returns
     -------

@@ -18,10 +18,11 @@ statistic also keeps its plain float sum and the count of such terms, and the fl
 sum is used where that count is not 0. Only then may two paths differ in the last bits
 (they add floats in another order). Sample weights of 2**32 or more, and positive ones
 below 2**-30, are refused (:mod:`polars_irmetrics.prediction.evaluate`): a weight in
-``[2**-30, 2**32)`` is held to ``2**-34`` of itself or better by the units of 2**-64,
-whereas a smaller one would lose digits there (one below 2**-64 counts 0). Every
-prediction metric is unchanged when all weights are multiplied by one number only while
-they stay in that range.
+``[2**-30, 2**32)`` is held to ``2**-34`` of itself or better by the units of 2**-64
+unscaled (the score histograms of ``auc``, ``pr_auc`` and ``gauc``), whereas a smaller
+one would lose digits there (one below 2**-64 counts 0). Every prediction metric is
+unchanged when all weights are multiplied by one number only while they stay in that
+range.
 
 The rating metrics (``rmse``, ``mae``, ``mse``, ``r2``, ``explained_variance``) read
 numbers of any finite scale. Each quantity they square is scaled by a power of two
@@ -54,9 +55,24 @@ errors beyond ``1e154``, ``r2`` of errors ``1e154`` times the labels' spread) is
 infinite: the plan of :func:`polars_irmetrics.evaluate` then warns, and refuses
 infinite labels and predictions for these metrics
 (:mod:`polars_irmetrics.prediction.evaluate`). Rows of weight 0 add nothing: their
-terms are 0 whatever their size, and they take no part in the scale. The binary metrics
-read probabilities in ``[0, 1]`` and keep their terms unscaled: a term (a weight) below
-``2**-64`` in magnitude counts as 0 there.
+terms are 0 whatever their size, and they take no part in the scale.
+
+The probability metrics (``logloss``, ``ne``, ``brier``, ``calibration``, ``ece``) scale
+each of their statistics (the weights, the log-likelihoods, the positives, the
+probabilities, the squared errors, the gaps of ``ece``: :func:`probability_statistics`)
+by a power of two ``2**k`` of its own, chosen per group from the largest magnitude of its
+terms by the same first pass (:func:`scale_maxima`, :func:`scale_from`). ``k`` is 0 where
+that largest term is in ``[2**-20, 2**30)`` (every probability metric of probabilities
+in ``[1e-3, 1]``): the units, and so the values, of the unscaled sums, each term held to
+``2**-44`` of the largest or better. Otherwise the largest scaled term is in ``[2**27,
+2**30)``: unscaled, a term below ``2**-30`` lost digits (``calibration`` of
+probabilities near 1e-18 was 2% off, and 0 near 1e-30; ``brier`` of negatives near
+1e-12 was 0; ``logloss`` of certain predictions, every term ``ln(1 - 2**-52)``, was
+2.4e-4 off). ``k`` is at most 1022 (the largest term is clipped to ``2**-994``): a
+subnormal term, times ``2**1022``, is still whole units of ``2**-64``. Each value is the
+ratio of two scaled sums times ``2**(k_den - k_num)`` (:func:`finished`): exact where it
+is a normal float. The terms are computed once, beside the rows
+(:func:`with_probability_terms`), for the first pass and the sums.
 
 ``logloss`` (and ``ne``) clip a probability to ``[eps, 1 - eps]`` with ``eps`` the
 machine epsilon of the prediction column's dtype, as scikit-learn's ``log_loss`` does
@@ -92,7 +108,7 @@ group context); the engines evaluate their parts once more for each
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import NamedTuple
 
 import polars as pl
@@ -132,8 +148,10 @@ __all__ = [
     "SCALE_KT",
     "SCALE_KU",
     "SCALE_MINIMA",
+    "SCALE_PREFIX",
     "SCORE",
     "WEIGHT_Q",
+    "Scaled",
     "Total",
     "finished",
     "gauc_aggs",
@@ -142,12 +160,17 @@ __all__ = [
     "group_histogram",
     "group_values",
     "histogram_values",
+    "is_scale_column",
     "mean_terms",
     "means_from",
     "needs_means",
+    "needs_rating_scale",
     "needs_scale",
     "per_query_auc",
+    "probability_statistics",
     "query_weight",
+    "scale_columns",
+    "scale_exponents",
     "scale_from",
     "scale_maxima",
     "score_histogram",
@@ -155,6 +178,7 @@ __all__ = [
     "statistic_aggs",
     "statistic_columns",
     "statistic_terms",
+    "with_probability_terms",
     "with_scale",
 ]
 
@@ -227,6 +251,39 @@ SCALE_MINIMA = (_LO_V, _LO_H)
 #: then a float (``2**1022`` at most); extents all below ``2**-1012`` (subnormal
 #: numbers, 2e-305) are scaled by ``2**1022`` only.
 _LOWEST_V, _LOWEST_W, _HIGHEST = 2.0**-1012, 2.0**-1022, 2.0**1023
+#: Every column of a group's scale starts with this (:func:`is_scale_column`).
+SCALE_PREFIX = f"{INTERNAL}scale_"
+
+#: The statistics of the probability metrics, each scaled by a power of two of its own
+#: (module doc): the weights, the log-likelihoods, the positives, the probabilities, the
+#: squared errors, and the gaps of ``ece`` (one scale for the bins of every ``ece@B``).
+_ECE = f"{INTERNAL}s_ece"
+_PROBABILITY_STATISTICS = (_W, _LOG, _Y, _P, _BRIER, _ECE)
+#: The statistics each probability metric reads.
+_PROBABILITY_READS: dict[str, tuple[str, ...]] = {
+    "logloss": (_W, _LOG),
+    "ne": (_W, _LOG, _Y),
+    "brier": (_W, _BRIER),
+    "calibration": (_Y, _P),
+    "ece": (_W, _ECE),
+}
+#: A probability statistic whose largest term is in ``[2**-20, 2**30)`` keeps its units
+#: as they are (factor 1: every term is held to ``2**-44`` of the largest or better, and
+#: the values of ordinary probabilities keep their bits); any other is scaled to a
+#: largest term in ``[2**27, 2**30)`` (:func:`_probability_exponent`); the largest
+#: terms are clipped to ``2**-994`` first, so that every factor is a float.
+_ORDINARY_LOW_EXP, _ORDINARY_HIGH_EXP, _TOP_P, _LOWEST_P = -20, 30, 28, 2.0**-994
+
+
+class Scaled(NamedTuple):
+    """A term of a probability statistic: ``term`` scaled (its units are summed) and
+    ``raw`` unscaled (its float sum, and its count of terms that are not finite, for the
+    fallback of :func:`statistic_aggs`: that sum is then not finite either, and the
+    same scaled or not). A group context reads the scale once for each term this way,
+    not three times."""
+
+    term: pl.Expr
+    raw: pl.Expr
 
 
 class _Scale(NamedTuple):
@@ -243,6 +300,9 @@ class _Scale(NamedTuple):
     ku: pl.Expr = pl.col(SCALE_KU)
     fu: pl.Expr = pl.col(_FU)
     cu: pl.Expr = pl.col(_CU)
+    #: the factors of the probability statistics by column (:func:`_factor_column`),
+    #: in a group context; ``None``: the columns beside each row
+    factors: Mapping[str, pl.Expr] | None = None
 
     def weights(self, s: PredictionScope) -> pl.Expr:
         return s.weights if s.w is None else s.w * self.g
@@ -264,6 +324,17 @@ class _Scale(NamedTuple):
         residuals of ``explained_variance``)."""
         return (half_residual(s) - self.cu) * self.fu
 
+    def probability(self, s: PredictionScope, statistic: str) -> Scaled:
+        """A probability statistic's term times its group's factor (exact: a power of
+        two, module doc), and unscaled: beside each row, the term is a column too
+        (:func:`with_probability_terms`: computed once for the scale and the sums)."""
+        column = _factor_column(statistic)
+        if self.factors is None:
+            raw = pl.col(_term_column(statistic))
+            return Scaled(raw * pl.col(column), raw)
+        raw = _probability_term(s, statistic)
+        return Scaled(raw * self.factors[column], raw)
+
 
 #: The scale as columns beside each row (:func:`with_scale`).
 _BESIDE = _Scale()
@@ -284,6 +355,16 @@ def _unscaled(value: pl.Expr, exponent: pl.Expr) -> pl.Expr:
     return value * step * step * step * step * _pow2(exponent - 4 * part)
 
 
+def _unscaled_ratio(ratio: pl.Expr, exponent: pl.Expr) -> pl.Expr:
+    """A ratio of two probability statistics times ``2**exponent``, their exponents'
+    difference: in ``[-1025, 67]`` for weights in ``[2**-30, 2**32)`` (and ``k`` at most
+    1022, module doc), so that ``2**exponent`` is a float (a subnormal one below
+    ``2**-1022``, exact too) and one product is exact where the value is a normal float
+    (rounded once where it is not); ``exponent`` is read once (a group context evaluates
+    every reference again)."""
+    return ratio * _pow2(exponent)
+
+
 def half_residual(s: PredictionScope) -> pl.Expr:
     """Each row's half residual ``v/2 - p/2``: finite for any finite label and
     prediction (``v - p`` overflows for ``-1e308`` predicted ``1e308``), and exactly
@@ -291,28 +372,127 @@ def half_residual(s: PredictionScope) -> pl.Expr:
     return s.value * 0.5 - s.p * 0.5
 
 
-def needs_scale(requests: Sequence[tuple[str, MetricRequest]]) -> bool:
-    """Whether a rating metric is asked for: its statistics are scaled (a first pass)."""
+def needs_rating_scale(requests: Sequence[tuple[str, MetricRequest]]) -> bool:
+    """Whether a rating metric is asked for: its statistics are scaled from the extents
+    of the labels and half residuals (:data:`SCALE_COLUMNS`)."""
     return any(req.metric.name in RATING_METRICS for _, req in requests)
 
 
-def scale_maxima(s: PredictionScope) -> list[pl.Expr]:
-    """Group context: the first pass of the rating metrics (Float64): the smallest and
-    largest label and half residual (:func:`half_residual`) over the rows of non-zero
-    weight, and the largest weight; the parts' merge by their minimum
-    (:data:`SCALE_MINIMA`) or maximum."""
-    v, h = s.value, half_residual(s)
-    w = s.w
-    if w is not None:  # a row of weight 0 adds nothing: it does not set the scale either
-        v, h = pl.when(w != 0).then(v), pl.when(w != 0).then(h)
-    top = pl.lit(1.0, pl.Float64) if w is None else w.max()
-    return [
-        v.min().alias(_LO_V),
-        v.max().alias(_HI_V),
-        h.min().alias(_LO_H),
-        h.max().alias(_HI_H),
-        top.cast(pl.Float64).alias(_MAX_W),
+def probability_statistics(requests: Sequence[tuple[str, MetricRequest]]) -> tuple[str, ...]:
+    """The statistics of the probability metrics asked for (``logloss``, ``ne``,
+    ``brier``, ``calibration``, ``ece``), each scaled by a power of two of its own (module
+    doc), in a fixed order."""
+    read = {stat for _, req in requests for stat in _PROBABILITY_READS.get(req.metric.name, ())}
+    return tuple(stat for stat in _PROBABILITY_STATISTICS if stat in read)
+
+
+def needs_scale(requests: Sequence[tuple[str, MetricRequest]]) -> bool:
+    """Whether a rating or a probability metric is asked for: its statistics are scaled
+    by powers of two chosen per group (a first pass, :func:`scale_maxima`)."""
+    return needs_rating_scale(requests) or bool(probability_statistics(requests))
+
+
+def _top_column(statistic: str) -> str:
+    """The largest magnitude of a probability statistic's terms (:func:`scale_maxima`)."""
+    return f"{INTERNAL}top_{statistic.removeprefix(INTERNAL)}"
+
+
+def _exponent_column(statistic: str) -> str:
+    """A probability statistic's exponent ``k`` (Float64, a whole number)."""
+    return f"{SCALE_PREFIX}e_{statistic.removeprefix(INTERNAL)}"
+
+
+def _factor_column(statistic: str) -> str:
+    """A probability statistic's factor ``2**k``."""
+    return f"{SCALE_PREFIX}m_{statistic.removeprefix(INTERNAL)}"
+
+
+def _term_column(statistic: str) -> str:
+    """A probability statistic's term, unscaled, beside each row
+    (:func:`with_probability_terms`)."""
+    return f"{INTERNAL}t_{statistic.removeprefix(INTERNAL)}"
+
+
+def is_scale_column(name: str) -> bool:
+    """Whether a column is part of a group's scale (the same in every part of the
+    group: the parts' merge keeps it as it is)."""
+    return name.startswith(SCALE_PREFIX)
+
+
+def scale_exponents(requests: Sequence[tuple[str, MetricRequest]]) -> list[str]:
+    """The exponents :func:`finished` unscales the ``requests`` with: the rating
+    metrics' (:data:`SCALE_EXPONENTS`) and each probability statistic's."""
+    rating = list(SCALE_EXPONENTS) if needs_rating_scale(requests) else []
+    return rating + [_exponent_column(stat) for stat in probability_statistics(requests)]
+
+
+def scale_columns(requests: Sequence[tuple[str, MetricRequest]]) -> list[str]:
+    """Every column of the scale of the ``requests`` (:func:`scale_from`)."""
+    rating = list(SCALE_COLUMNS) if needs_rating_scale(requests) else []
+    for stat in probability_statistics(requests):
+        rating += [_exponent_column(stat), _factor_column(stat)]
+    return rating
+
+
+def _probability_term(s: PredictionScope, statistic: str) -> pl.Expr:
+    """Each row's term of a probability statistic, unscaled (its weight times its
+    log-likelihood, label, probability, squared error or gap)."""
+    if statistic == _W:
+        return s.weights
+    if statistic == _LOG:
+        return s.weighted(log_likelihood(s))
+    if statistic == _Y:
+        return s.weighted(s.y)
+    if statistic == _P:
+        return s.weighted(s.p)
+    if statistic == _BRIER:
+        return s.weighted((s.p - s.y) ** 2)
+    return s.weighted(s.p - s.y)  # the gap of ece, in the row's bin
+
+
+def with_probability_terms(
+    rows: pl.LazyFrame, s: PredictionScope, requests: Sequence[tuple[str, MetricRequest]]
+) -> pl.LazyFrame:
+    """``rows`` with the term of each probability statistic beside them (unscaled): the
+    scale's pass and the sums read them, each computed once (a logarithm per row)."""
+    terms = [
+        _probability_term(s, stat).alias(_term_column(stat))
+        for stat in probability_statistics(requests)
     ]
+    return rows.with_columns(terms) if terms else rows
+
+
+def scale_maxima(
+    s: PredictionScope,
+    requests: Sequence[tuple[str, MetricRequest]],
+    *,
+    beside: bool = False,
+) -> list[pl.Expr]:
+    """Group context: the first pass of the rating and probability metrics (Float64):
+    for the rating metrics the smallest and largest label and half residual
+    (:func:`half_residual`) over the rows of non-zero weight, and the largest weight;
+    for each probability statistic (:func:`probability_statistics`) the largest
+    magnitude of its terms (``beside``: read from their columns,
+    :func:`with_probability_terms`). The parts' merge by their minimum
+    (:data:`SCALE_MINIMA`) or maximum."""
+    extents: list[pl.Expr] = []
+    if needs_rating_scale(requests):
+        v, h = s.value, half_residual(s)
+        w = s.w
+        if w is not None:  # a row of weight 0 adds nothing: nor does it set the scale
+            v, h = pl.when(w != 0).then(v), pl.when(w != 0).then(h)
+        top = pl.lit(1.0, pl.Float64) if w is None else w.max()
+        extents += [
+            v.min().alias(_LO_V),
+            v.max().alias(_HI_V),
+            h.min().alias(_LO_H),
+            h.max().alias(_HI_H),
+            top.cast(pl.Float64).alias(_MAX_W),
+        ]
+    for stat in probability_statistics(requests):
+        term = pl.col(_term_column(stat)) if beside else _probability_term(s, stat)
+        extents.append(term.abs().max().cast(pl.Float64).alias(_top_column(stat)))
+    return extents
 
 
 def _exponent(m: pl.Expr, top: int, lowest: float) -> pl.Expr:
@@ -323,13 +503,39 @@ def _exponent(m: pl.Expr, top: int, lowest: float) -> pl.Expr:
     return top - m.clip(lowest, _HIGHEST).log(2).floor()
 
 
-def scale_from(total: Total) -> list[pl.Expr]:
-    """The columns :data:`SCALE_COLUMNS` from a group's extents (the columns of
-    :func:`scale_maxima`, by ``total``): half residuals below ``2**12`` in magnitude
-    once scaled (squared: ``2**24``), labels and half residuals less their middle below
-    ``2**13`` (less their mean, squared: ``2**28``), weights below 4 (1 without weights):
-    every term below ``2**30``. A half range is ``hi/2 - lo/2`` and a middle ``lo/2 +
-    hi/2``: finite for any finite extents."""
+def _probability_exponent(largest: pl.Expr) -> pl.Expr:
+    """A probability statistic's exponent ``k`` from the largest magnitude of its terms:
+    ``28 - floor(log2 largest)`` (the largest term clipped to ``[2**-994, 2**1023]``:
+    ``k`` at most 1022), so that the largest scaled term is in ``[2**27, 2**30)``; but 0
+    where the largest term is in ``[2**-20, 2**30)`` (``k`` in ``[-1, 48]``; the
+    logarithm may be one off near a power of two) or there is none (null).
+
+    ``largest`` is read once (a group context evaluates every reference again, and a
+    condition with two branches would read it twice): the exponents of that range are
+    replaced by 0. (In a group context a replacement gives a list of one: take its
+    ``first()``, :func:`group_values`.)"""
+    k = _exponent(largest, _TOP_P, _LOWEST_P)
+    low, high = _TOP_P + 1 - _ORDINARY_HIGH_EXP, _TOP_P - _ORDINARY_LOW_EXP
+    return k.replace([float(e) for e in range(low, high + 1)], 0.0).fill_null(0.0)
+
+
+def scale_from(total: Total, names: Collection[str]) -> list[pl.Expr]:
+    """A group's scale (:func:`scale_columns`) from its extents (the columns of
+    :func:`scale_maxima`, by ``total``; ``names``: those there are).
+
+    The rating metrics (:data:`SCALE_COLUMNS`): half residuals below ``2**12`` in
+    magnitude once scaled (squared: ``2**24``), labels and half residuals less their
+    middle below ``2**13`` (less their mean, squared: ``2**28``), weights below 4 (1
+    without weights): every term below ``2**30``. A half range is ``hi/2 - lo/2`` and a
+    middle ``lo/2 + hi/2``: finite for any finite extents. Each probability statistic:
+    its exponent and factor (:func:`_probability_exponent`)."""
+    columns: list[pl.Expr] = []
+    for stat in _PROBABILITY_STATISTICS:
+        if _top_column(stat) in names:
+            k = _probability_exponent(total(_top_column(stat)))
+            columns += [k.alias(_exponent_column(stat)), _pow2(k).alias(_factor_column(stat))]
+    if _LO_V not in names:
+        return columns
     lo_v, hi_v, lo_h, hi_h = total(_LO_V), total(_HI_V), total(_LO_H), total(_HI_H)
     k = _exponent(pl.max_horizontal(-lo_h, hi_h), 10, _LOWEST_V)
     kt = _exponent(hi_v * 0.5 - lo_v * 0.5, 10, _LOWEST_V)
@@ -344,18 +550,26 @@ def scale_from(total: Total) -> list[pl.Expr]:
         ku.alias(SCALE_KU),
         _pow2(ku).alias(_FU),
         (lo_h * 0.5 + hi_h * 0.5).alias(_CU),
+        *columns,
     ]
 
 
-def with_scale(rows: pl.LazyFrame, s: PredictionScope, by: list[str]) -> pl.LazyFrame:
-    """``rows`` with their group's scale (:data:`SCALE_COLUMNS`) beside each row: the
+def with_scale(
+    rows: pl.LazyFrame,
+    s: PredictionScope,
+    by: list[str],
+    requests: Sequence[tuple[str, MetricRequest]],
+) -> pl.LazyFrame:
+    """``rows`` with their group's scale (:func:`scale_columns`) beside each row, and
+    the terms of the probability statistics (:func:`with_probability_terms`): the
     groups' extents (one ``group_by``) joined to their rows (cheaper than a window per
     extent)."""
-    maxima = scale_maxima(s)
+    rows = with_probability_terms(rows, s, requests)
+    maxima = scale_maxima(s, requests, beside=True)
+    totals = _totals(maxima)
     if not by:
-        totals = _totals(maxima)
-        return rows.with_columns(scale_from(lambda c: totals[c]))
-    scale = rows.group_by(by).agg(maxima).select(*by, *scale_from(pl.col))
+        return rows.with_columns(scale_from(lambda c: totals[c], totals))
+    scale = rows.group_by(by).agg(maxima).select(*by, *scale_from(pl.col, totals))
     return rows.join(scale, on=by, how="left", nulls_equal=True)
 
 
@@ -396,27 +610,35 @@ def statistic_terms(
     requests: Sequence[tuple[str, MetricRequest]],
     means: tuple[pl.Expr, pl.Expr] = (pl.col(MEAN_V), pl.col(MEAN_R)),
     scale: _Scale = _BESIDE,
-) -> dict[str, pl.Expr]:
-    """Per row, the term of each statistic the ``requests`` read (module doc). The
+) -> dict[str, pl.Expr | Scaled]:
+    """Per row, the term of each statistic the ``requests`` read (module doc; a
+    probability statistic's scaled and unscaled, :class:`Scaled`). The
     spreads of ``r2`` and ``explained_variance`` read the group's mean label and mean
     residual ``means``: the columns ``MEAN_V`` and ``MEAN_R`` beside each row, or (in a
     group context, :func:`group_values`) their aggregations; the rating metrics read
     the group's ``scale`` alike (:data:`SCALE_COLUMNS`)."""
     mean_v, mean_r = means
-    terms: dict[str, pl.Expr] = {_W: s.weights}
+    scaled = probability_statistics(requests)
+
+    def term(statistic: str) -> pl.Expr | Scaled:  # a probability statistic's
+        if statistic in scaled:
+            return scale.probability(s, statistic)
+        return _probability_term(s, statistic)
+
+    terms: dict[str, pl.Expr | Scaled] = {_W: term(_W)}
     h = half_residual(s)
-    if needs_scale(requests):
+    if needs_rating_scale(requests):
         terms[_WR] = scale.weights(s)
     for _, req in requests:
         name = req.metric.name
         if name in ("logloss", "ne"):
-            terms[_LOG] = s.weighted(log_likelihood(s))
+            terms[_LOG] = term(_LOG)
         if name in ("ne", "calibration"):
-            terms[_Y] = s.weighted(s.y)
+            terms[_Y] = term(_Y)
         if name == "calibration":
-            terms[_P] = s.weighted(s.p)
+            terms[_P] = term(_P)
         if name == "brier":
-            terms[_BRIER] = s.weighted((s.p - s.y) ** 2)
+            terms[_BRIER] = term(_BRIER)
         if name in ("mse", "rmse", "r2"):
             terms[_SQ] = scale.weighted(s, (h * scale.f) ** 2)
         if name == "mae":
@@ -428,8 +650,14 @@ def statistic_terms(
         if name == "ece":
             bins = ece_bins(req.params(1.0))
             index = ece_bin(s, bins)
+            gap = term(_ECE)
             for b in range(bins):
-                terms[_ece_column(bins, b)] = pl.when(index == b).then(s.weighted(s.p - s.y))
+                here = index == b
+                terms[_ece_column(bins, b)] = (
+                    Scaled(pl.when(here).then(gap.term), pl.when(here).then(gap.raw))
+                    if isinstance(gap, Scaled)
+                    else pl.when(here).then(gap)
+                )
     return terms
 
 
@@ -439,23 +667,31 @@ def statistic_columns(name: str) -> tuple[str, str, str]:
     return name, f"{name}_f", f"{name}_b"
 
 
-def statistic_aggs(terms: dict[str, pl.Expr]) -> list[pl.Expr]:
+def statistic_aggs(terms: Mapping[str, pl.Expr | Scaled]) -> list[pl.Expr]:
     """Group context: each term's sum as units (Int128), as a float, and the count of
-    terms beyond the units (:func:`statistic_columns`)."""
+    terms beyond the units (:func:`statistic_columns`). A probability statistic
+    (:class:`Scaled`): the units of its scaled terms, the float sum of its unscaled
+    ones, and the count of those that are not finite (its scaled terms, of a finite one,
+    are below ``2**30``)."""
     aggs: list[pl.Expr] = []
-    for name, term in terms.items():
+    for name, given in terms.items():
         fixed, plain, beyond = statistic_columns(name)
+        if isinstance(given, Scaled):
+            term, raw, count = given.term, given.raw, ~given.raw.is_finite()
+        else:
+            term, raw, count = given, given, beyond_fixed(given)
         aggs += [
             units(term).sum().alias(fixed),
-            term.sum().cast(pl.Float64).alias(plain),
-            beyond_fixed(term).sum().cast(pl.Int64).alias(beyond),
+            raw.sum().cast(pl.Float64).alias(plain),
+            count.sum().cast(pl.Int64).alias(beyond),
         ]
     return aggs
 
 
 def _value(name: str, total: Total) -> pl.Expr:
     """A statistic's sum: its units converted once, or its float sum where a term is
-    beyond the units."""
+    beyond the units (a probability statistic's: not finite, when its sum is not finite
+    either, scaled or not)."""
     fixed, plain, beyond = statistic_columns(name)
     return pl.when(total(beyond) > 0).then(total(plain)).otherwise(from_units(total(fixed)))
 
@@ -470,9 +706,17 @@ def finished(
     same float operations on every path."""
     weight = _value(_W, total)
     w = pl.when(weight > 0).then(weight)  # no weight at all: every mean is null
+    scaled = probability_statistics(requests)
+
+    def exponent(statistic: str) -> pl.Expr:  # a probability statistic's
+        return total(_exponent_column(statistic)) if statistic in scaled else pl.lit(0.0)
+
+    def per_weight(value: pl.Expr, statistic: str) -> pl.Expr:
+        """A scaled sum over the scaled weight, unscaled once (module doc)."""
+        return _unscaled_ratio(value / w, exponent(_W) - exponent(statistic))
 
     def log_loss() -> pl.Expr:
-        return -_value(_LOG, total) / w
+        return per_weight(-_value(_LOG, total), _LOG)
 
     def rating_mean(name: str) -> pl.Expr:  # scaled; null without weight (module doc)
         wr = _value(_WR, total)
@@ -494,15 +738,16 @@ def finished(
         if name == "logloss":
             value = log_loss()
         elif name == "ne":
-            rate = _value(_Y, total) / w
+            rate = per_weight(_value(_Y, total), _Y)
             value = pl.when((rate > 0) & (rate < 1)).then(log_loss() / entropy(rate))
         elif name == "brier":
-            value = _value(_BRIER, total) / w
+            value = per_weight(_value(_BRIER, total), _BRIER)
         elif name == "calibration":
             clicks = _value(_Y, total)
-            value = pl.when(clicks > 0).then(_value(_P, total) / clicks)
+            ratio = _unscaled_ratio(_value(_P, total) / clicks, exponent(_Y) - exponent(_P))
+            value = pl.when(clicks > 0).then(ratio)
         elif name == "ece":
-            value = _ece_gaps(ece_bins(req.params(1.0)), total) / w
+            value = per_weight(_ece_gaps(ece_bins(req.params(1.0)), total), _ECE)
         elif name == "mse":  # the half residuals' square: times 4
             value = _unscaled(rating_mean(_SQ), 2 - 2 * total(SCALE_K))
         elif name == "rmse":
@@ -714,12 +959,14 @@ def group_values(
         return values
     means = (pl.col(MEAN_V), pl.col(MEAN_R))
     scale = _BESIDE
-    exponents = {c: pl.col(c) for c in SCALE_EXPONENTS}
+    exponents: dict[str, pl.Expr] = {}
     if needs_scale(rest):
-        maxima = _totals(scale_maxima(s))
-        columns = _totals(scale_from(lambda c: maxima[c]))
-        scale = _Scale(*(columns[c] for c in SCALE_COLUMNS))
-        exponents = {c: columns[c] for c in SCALE_EXPONENTS}
+        maxima = _totals(scale_maxima(s, rest))
+        scaled = scale_from(lambda c: maxima[c], maxima)  # one value each: first()
+        columns = {e.meta.output_name(): e.first() for e in scaled}
+        k, f, g, kt, ft, ct, ku, fu, cu = (columns.get(c, pl.col(c)) for c in SCALE_COLUMNS)
+        scale = _Scale(k, f, g, kt, ft, ct, ku, fu, cu, factors=columns)  # absent: not read
+        exponents = {c: columns[c] for c in scale_exponents(rest)}
     if needs_means(rest):
         mean_totals = _totals(statistic_aggs(mean_terms(s, scale)))
         mean_v, mean_r = means_from(lambda c: mean_totals[c])
