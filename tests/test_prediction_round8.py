@@ -273,3 +273,15 @@ def test_ordinary_probabilities_keep_their_bits(low: float) -> None:
     assert got["calibration"].item() == _fixed(w * p) / _fixed(w * y)
     gaps = abs(_fixed(w * (p - y)))  # one bin: p < 0.5
     assert got["ece@2"].item() == gaps / weight
+
+
+def test_brier_of_tiny_probabilities_where_scikit_learn_rounds() -> None:
+    """scikit-learn 1.9's brier_score_loss squares ``1 - p`` beside ``p`` and averages
+    both columns; ``1 - 1e-9`` rounds, so it gives 2.500000040317475e-18 for negatives
+    predicted 1e-9 and 2e-9. The Brier score is ``((1e-9)**2 + (2e-9)**2) / 2 =
+    2.5e-18``, which irm gives (the documented difference, docs/guides/prediction.md)."""
+    frame = pl.DataFrame({"label": [0, 0], "prediction": [1e-9, 2e-9]})
+    theirs = skm.brier_score_loss(frame["label"].to_numpy(), frame["prediction"].to_numpy())
+    assert theirs == 2.500000040317475e-18
+    ours = irm.evaluate(frame, ["brier"])["brier"].item()
+    assert ours == (1e-9**2 + 2e-9**2) / 2 == 2.5e-18
