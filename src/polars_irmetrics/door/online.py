@@ -95,6 +95,9 @@ def evaluate_online(
         result columns are named by the strings as given.
     by
         Segment keys (arm, day, market, device): each combination is evaluated apart.
+        A key holds one value per session: the columns the metrics read as their data
+        (``position``, ``clicked``, and ``dwell``, ``converted`` or ``timestamp`` where an
+        asked metric reads it) are refused, as ``session_id`` is.
     per_session
         ``evaluate``'s ``per_query``. ``True``: one row per session (and segment), one
         column per metric.
@@ -137,7 +140,8 @@ def evaluate_online(
         A missing column (one a requested metric reads) or a wrong dtype.
     InvalidValueError, DuplicateError
         A null click, a click on an impression with no position, a position below 1
-        or held twice in a session, a negative dwell, a null key (when the plan runs);
+        or held twice in a session, a negative dwell, a null key (when the plan runs); a
+        ``by`` key naming ``session_id`` or a column the metrics read (see ``by``);
         ``buckets`` not a positive integer, ``"auto"`` or ``None``.
     UnknownMetricError, MetricParameterError
         An unknown metric, or one that needs judgments (``ndcg@10``: use

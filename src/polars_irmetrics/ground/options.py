@@ -268,51 +268,103 @@ def check_read(
         )
 
 
-#: The columns each route reads in every evaluation, by option, that a group key
-#: (``by=``, ``systems=``) may not name: a key holds one value per query (per session of
-#: a log), and these vary within one, so a key on them would split each query and its
-#: values would be computed in silence. The query and document ids are refused for every
-#: route (:meth:`EvalOptions.check`); the offline, beyond-accuracy and exposure plans
-#: refuse their own order and item columns (offline.setup, recsys.plan, exposure.plan).
-_KEY_ROLES: Mapping[str, Mapping[str, str]] = {
-    "offline": {"relevance": "the relevance labels"},
-    "online": {"rank": "the impressions' positions", "clicked": "the clicks"},
+#: The columns each route reads as its data, by option, that a group key (``by=``,
+#: ``systems=``) may not name: a key holds one value per query (per session of a log),
+#: and these vary within one, so a key on them would split each query and its values
+#: would be computed in silence. Each is ``(what the column holds, read by every metric
+#: of the route)``: a column only some metrics read (an impression log's dwell,
+#: conversions and timestamps) is refused where the wing says an asked metric reads it
+#: (:func:`check_key_roles`' ``reads``), and is a key like any other column elsewhere
+#: (a log's column named so may hold one value per session). The query and document ids
+#: are refused for every route (:meth:`EvalOptions.check`); the offline, beyond-accuracy
+#: and exposure plans refuse their own order and item columns (offline.setup,
+#: recsys.plan, exposure.plan).
+_KEY_ROLES: Mapping[str, Mapping[str, tuple[str, bool]]] = {
+    "offline": {"relevance": ("the relevance labels", True)},
+    "online": {
+        "rank": ("the impressions' positions", True),
+        "clicked": ("the clicks", True),
+        "dwell": ("the dwell times", False),
+        "converted": ("the conversions", False),
+        "timestamp": ("the impressions' timestamps", False),
+    },
     "prediction": {
-        "label": "the labels",
-        "prediction": "the predictions",
-        "sample_weight": "the sample weights",
+        "label": ("the labels", True),
+        "prediction": ("the predictions", True),
+        "sample_weight": ("the sample weights", True),
     },
 }
 
 
 def check_key_roles(
-    options: EvalOptions, routes: Collection[str], metrics: str = "the metrics"
+    options: EvalOptions,
+    routes: Collection[str],
+    metrics: str = "the metrics",
+    *,
+    reads: Mapping[str, Sequence[str]] | None = None,
+    segments: bool = False,
 ) -> None:
     """Refuse a ``by=`` or ``systems=`` key that names a column one of ``routes`` reads
-    as its data (:data:`_KEY_ROLES`): a click log's positions or clicks, a prediction
+    as its data (:data:`_KEY_ROLES`): a click log's positions or clicks (and its dwell
+    times, conversions or timestamps where an asked metric reads them), a prediction
     table's labels, predictions or weights.
 
+    Parameters
+    ----------
+    options
+        The keys (``by``, ``systems``) and the columns' names.
+    routes
+        The routes of the asked metrics.
+    metrics
+        The asked metrics, as a message names them (:func:`metrics_named`).
+    reads
+        The options of the columns only some metrics of a route read (``dwell``,
+        ``converted``, ``timestamp``), each with the labels of the asked metrics that
+        read it (the online wing knows them); a column left out is not refused.
+        ``None``: only the columns every metric of a route reads are checked.
+    segments
+        Word the refusal as a segment key of a test (:func:`~polars_irmetrics.ab_test`,
+        :func:`~polars_irmetrics.interleaving_test`: one value per session), not as a
+        group key of an evaluation.
+
+    Examples
+    --------
     >>> check_key_roles(EvalOptions.build(by="clicked"), ["online"], "metric 'ctr'")
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.InvalidValueError: by=['clicked'] names 'clicked', which is ...
+    >>> options = EvalOptions.build(by="converted")
+    >>> check_key_roles(options, ["online"], "metric 'ctr'")  # ctr reads no conversion
+    >>> check_key_roles(options, ["online"], reads={"converted": ["conversion_rate"]})
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: by=['converted'] names 'converted', which is ...
     """
-    roles = {
-        column: role
-        for route in routes
-        for name, role in _KEY_ROLES.get(route, {}).items()
-        if (column := getattr(options, name)) is not None
-    }
+    read = reads or {}
+    roles: dict[str, tuple[str, str]] = {}
+    for route in routes:
+        for name, (role, every) in _KEY_ROLES.get(route, {}).items():
+            column = getattr(options, name)
+            if column is None or not (every or name in read):
+                continue
+            roles[column] = (role, metrics if every else metrics_named(read[name]))
     for name, keys in (("systems", options.system_keys), ("by", options.attribute_keys)):
         for key in keys:
-            if key in roles:
-                example = "by='day'" if name == "by" else "systems='system'"
+            if key not in roles:
+                continue
+            role, readers = roles[key]
+            if segments:
                 raise InvalidValueError(
-                    f"{name}={list(keys)!r} names {key!r}, which is the column of "
-                    f"{roles[key]} (read by {metrics}); a key holds one value per query "
-                    f"(session), and {key!r} varies within one: group by another column, "
-                    f"e.g. {example}"
+                    f"{name}={list(keys)!r} names {key!r}, which is the column of {role}; a "
+                    f"segment key holds one value per session, and {key!r} varies within "
+                    "one: segment by another column, e.g. by='day'"
                 )
+            example = "by='day'" if name == "by" else "systems='system'"
+            raise InvalidValueError(
+                f"{name}={list(keys)!r} names {key!r}, which is the column of {role} (read "
+                f"by {readers}); a key holds one value per query (session), and {key!r} "
+                f"varies within one: group by another column, e.g. {example}"
+            )
 
 
 #: The options that name a column of the run whose absence changes what is computed

@@ -25,8 +25,13 @@ from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
 from polars_irmetrics.metrics.scope import exact_mean, exact_sum
-from polars_irmetrics.online.columns import LogColumns, refuse_nested
-from polars_irmetrics.online.sessions import denominator, numerator, session_plan
+from polars_irmetrics.online.columns import LogColumns, refuse_data_keys, refuse_nested
+from polars_irmetrics.online.sessions import (
+    column_readers,
+    denominator,
+    numerator,
+    session_plan,
+)
 from polars_irmetrics.online.stats import ArmMoments, compare, srm_p_values
 from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
 
@@ -91,7 +96,10 @@ def ab_test(
         Segment keys (day, market, device): each segment is compared apart (and has its
         own SRM check); all rows form one family for the correction. Every arm needs
         at least 2 units in every segment: a segment without an arm is refused, not
-        dropped.
+        dropped. A key holds one value per session: the arm, unit and session columns
+        are refused, as are the columns the metrics read as their data (``position``,
+        ``clicked``, and ``dwell``, ``converted`` or ``timestamp`` where an asked metric
+        reads it).
     alpha
         Level of the confidence intervals (``1 - alpha``, each for its own comparison,
         not adjusted for the others) and of ``significant`` (which reads the adjusted
@@ -135,7 +143,8 @@ def ab_test(
         A missing column or a wrong dtype (a nested arm, unit, session or segment
         key: List, Array, Struct).
     InvalidValueError
-        A bad option; a control arm not in the log; an arm of the log missing from
+        A bad option; a segment key naming a column the metrics read (see ``by``); a
+        control arm not in the log; an arm of the log missing from
         ``split``, or an arm of ``split`` missing from the log; an arm with fewer than
         two units with a value of a metric (overall, or in a segment of ``by``); a
         metric undefined in an arm (no clicks); a unit in two arms under
@@ -172,15 +181,25 @@ def ab_test(
     [1.0, 1.0]
     """
     log = as_polars(log, "log")
+    requests = parse_metric_list(metrics)
+    columns = LogColumns(
+        session_id=session_id,
+        user_id=unit,
+        position=position,
+        clicked=clicked,
+        dwell=dwell,
+        converted=converted,
+        timestamp=timestamp,
+    )
     by_keys = segment_keys(
         by,
         (arm, unit, session_id),
         "the arm, the unit or the session",
-        {position: "the impressions' positions", clicked: "the clicks"},
+        columns,
+        column_readers(requests),
     )
     _check_options(alpha, srm_alpha, strict, arm, unit, control)
     correction = check_correction(correction)
-    requests = parse_metric_list(metrics)
     lf = log.lazy()
     require_columns(
         lf.collect_schema(),
@@ -192,15 +211,6 @@ def ab_test(
         lf.collect_schema(),
         {arm: "the arm", unit: "the unit", session_id: "the session id"}
         | dict.fromkeys(by_keys, "a segment key"),
-    )
-    columns = LogColumns(
-        session_id=session_id,
-        user_id=unit,
-        position=position,
-        clicked=clicked,
-        dwell=dwell,
-        converted=converted,
-        timestamp=timestamp,
     )
     plan = session_plan(lf, requests, columns, (*by_keys, arm, unit))
     # every float sum (a unit's mean, an arm's moments) is exact (fixed point), the same
@@ -279,14 +289,20 @@ def _check_options(
 
 
 def segment_keys(
-    by: object, ids: Collection[str], named: str, data: Mapping[str, str]
+    by: object,
+    ids: Collection[str],
+    named: str,
+    columns: LogColumns,
+    reads: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[str, ...]:
     """The segment keys of ``by=`` (a column name, a list of names or ``None``), checked:
     each a name, listed once, none of the ``ids`` (the columns a test groups by itself,
-    ``named`` in a message) and none of the log's ``data`` columns (column -> what it
-    holds), which vary within a session where a segment key may not.
+    ``named`` in a message) and none of the log's data columns, which vary within a
+    session where a segment key may not: the positions and clicks of ``columns``, and
+    the dwell times, conversions or timestamps the asked metrics read (``reads``, see
+    :func:`~polars_irmetrics.online.columns.refuse_data_keys`).
 
-    >>> segment_keys(["day", "day"], (), "", {})
+    >>> segment_keys(["day", "day"], (), "", LogColumns())
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.InvalidValueError: by lists 'day' twice; list each key once, ...
@@ -299,12 +315,7 @@ def segment_keys(
                 f"by={list(keys)!r} names {key!r}, which is already {named}; list only "
                 "segment keys such as 'day'"
             )
-        if key in data:
-            raise InvalidValueError(
-                f"by={list(keys)!r} names {key!r}, which is the column of {data[key]}; a "
-                f"segment key holds one value per session, and {key!r} varies within one: "
-                "segment by another column, e.g. by='day'"
-            )
+    refuse_data_keys(keys, columns, reads=reads, segments=True)
     return keys
 
 

@@ -8,14 +8,16 @@ the names as keyword arguments and packs them into one :class:`LogColumns`.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
 from polars_irmetrics.errors import ColumnTypeError
+from polars_irmetrics.ground.options import EvalOptions, check_key_roles
 
-__all__ = ["LogColumns", "article", "refuse_nested"]
+__all__ = ["LogColumns", "article", "refuse_data_keys", "refuse_nested"]
 
 
 @dataclass(frozen=True)
@@ -99,3 +101,37 @@ def refuse_nested(schema: pl.Schema, roles: dict[str, str]) -> None:
             f"column {name!r} of the log has dtype {dtype}; {role} must be one value per row "
             f"(a string or an integer), not a nested value: take one, e.g. {fix}"
         )
+
+
+def refuse_data_keys(
+    by: Sequence[str],
+    columns: LogColumns,
+    metrics: str = "the metrics",
+    reads: Mapping[str, Sequence[str]] | None = None,
+    *,
+    segments: bool = False,
+) -> None:
+    """Refuse a segment key of ``by`` that names a column the click metrics read as
+    their data, which varies within a session: the positions and the clicks, and the
+    dwell times, conversions or timestamps that an asked metric reads (``reads``: each
+    such column's role with the labels of its readers,
+    :func:`~polars_irmetrics.online.sessions.column_readers`), by
+    :func:`~polars_irmetrics.ground.options.check_key_roles`, the check of every
+    evaluating door. ``metrics``: the asked metrics as a message names them;
+    ``segments``: word the refusal as a test's segment key.
+
+    >>> refuse_data_keys(["day", "converted"], LogColumns(),
+    ...                  reads={"converted": ["conversion_rate"]}, segments=True)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: by=['day', 'converted'] names 'converted', ...
+    """
+    options = EvalOptions(
+        by=tuple(by),
+        rank=columns.position,
+        clicked=columns.clicked,
+        dwell=columns.dwell,
+        converted=columns.converted,
+        timestamp=columns.timestamp,
+    )
+    check_key_roles(options, ["online"], metrics, reads=reads, segments=segments)

@@ -20,11 +20,17 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.ground.buckets import evaluate_in_buckets
+from polars_irmetrics.ground.options import metrics_named
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import beyond_fixed, fixed_sum
-from polars_irmetrics.online.columns import LogColumns
-from polars_irmetrics.online.sessions import denominator, numerator, session_plan
+from polars_irmetrics.online.columns import LogColumns, refuse_data_keys
+from polars_irmetrics.online.sessions import (
+    column_readers,
+    denominator,
+    numerator,
+    session_plan,
+)
 
 __all__ = [
     "OnlineBuckets",
@@ -49,7 +55,13 @@ def build_online_plan(
     hint: str = "name your columns, e.g. session_id='query_id', clicked='click'",
 ) -> pl.LazyFrame:
     """The online wing's plan: per-session values of ``requests`` (``per_session``) or
-    their aggregates per ``by`` group, in one plan or out of core in ``buckets``."""
+    their aggregates per ``by`` group, in one plan or out of core in ``buckets``.
+
+    A ``by`` key naming a column an asked metric reads as its data (a dwell, a
+    conversion, a timestamp: one value per impression, where a key holds one per
+    session) is refused (:func:`~polars_irmetrics.online.columns.refuse_data_keys`)."""
+    labels = [label for label, _ in requests]
+    refuse_data_keys(by_keys, columns, metrics_named(labels), column_readers(requests))
     plan = session_plan(log, requests, columns, by_keys, hint)
     sessions = plan.frame
     if buckets is not None:
@@ -71,7 +83,6 @@ def build_online_plan(
             schema=plan.frame.collect_schema(),
         )
     if per_session:
-        labels = [label for label, _ in requests]
         return sessions.select(*plan.keys, *labels).sort(plan.keys)
     return aggregate(sessions, requests, by_keys)
 

@@ -189,7 +189,7 @@ def interleaving_test(
         by,
         (session_id, team),
         "the session or the team",
-        {position: "the impressions' positions", clicked: "the clicks"},
+        columns,
     )
     if teams is not None and (
         not isinstance(teams, tuple | list)

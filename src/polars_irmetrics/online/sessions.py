@@ -38,6 +38,7 @@ from polars_irmetrics.online.columns import LogColumns, article
 
 __all__ = [
     "SessionPlan",
+    "column_readers",
     "denominator",
     "numerator",
     "optional_columns",
@@ -266,6 +267,27 @@ def optional_columns(requests: Sequence[tuple[str, MetricRequest]]) -> dict[str,
         _metric_values(scope, label, req)
         out[label] = set(scope.used)
     return out
+
+
+def column_readers(requests: Sequence[tuple[str, MetricRequest]]) -> dict[str, list[str]]:
+    """Each optional log column (``"dwell"``, ``"converted"``, ``"timestamp"``) an asked
+    click metric reads, with the labels of the metrics that read it (in the order
+    asked): the columns a segment key may not name
+    (:func:`~polars_irmetrics.online.columns.refuse_data_keys`).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> from polars_irmetrics.online.sessions import column_readers
+    >>> column_readers(parse_metric_list(["ctr", "sat_click_rate", "conversion_rate"]))
+    {'dwell': ['sat_click_rate'], 'converted': ['conversion_rate']}
+    """
+    reads = optional_columns(requests)
+    readers = {
+        role: [label for label, roles in reads.items() if role in roles]
+        for role in ("dwell", "converted", "timestamp")
+    }
+    return {role: labels for role, labels in readers.items() if labels}
 
 
 def session_plan(
