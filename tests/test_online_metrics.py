@@ -140,7 +140,9 @@ def test_segments_and_column_names() -> None:
     log = pl.concat(
         [
             LOG.with_columns(pl.lit("A").alias("arm")),
-            LOG.head(4).with_columns(pl.lit("B").alias("arm")),
+            # a session of its own in arm B (one session id is one session: a key
+            # holding two values in one session is refused, tests/test_online_keys.py)
+            LOG.head(4).with_columns(pl.lit("B").alias("arm"), pl.col("session_id") + "b"),
         ]
     ).rename({"session_id": "qid", "position": "pos", "clicked": "click"})
     out = irm.evaluate_online(

@@ -97,7 +97,11 @@ def evaluate_online(
         Segment keys (arm, day, market, device): each combination is evaluated apart.
         A key holds one value per session: the columns the metrics read as their data
         (``position``, ``clicked``, and ``dwell``, ``converted`` or ``timestamp`` where an
-        asked metric reads it) are refused, as ``session_id`` is.
+        asked metric reads it) are refused, as ``session_id`` is; and, when the plan
+        runs, a key whose values vary within a session (a per-impression device or
+        time), which would evaluate each part of the session as a session of its own.
+        A session is one ``session_id`` value (as without ``by``): one shared by two
+        users is one session, which ``by=user_id`` does not split.
     per_session
         ``evaluate``'s ``per_query``. ``True``: one row per session (and segment), one
         column per metric.
@@ -140,8 +144,9 @@ def evaluate_online(
         A missing column (one a requested metric reads) or a wrong dtype.
     InvalidValueError, DuplicateError
         A null click, a click on an impression with no position, a position below 1
-        or held twice in a session, a negative dwell, a null key (when the plan runs); a
-        ``by`` key naming ``session_id`` or a column the metrics read (see ``by``);
+        or held twice in a session, a negative dwell, a null key, a ``by`` key with two
+        values in a session (when the plan runs); a ``by`` key naming ``session_id`` or
+        a column the metrics read (see ``by``);
         ``buckets`` not a positive integer, ``"auto"`` or ``None``.
     UnknownMetricError, MetricParameterError
         An unknown metric, or one that needs judgments (``ndcg@10``: use

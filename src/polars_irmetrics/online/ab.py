@@ -99,7 +99,9 @@ def ab_test(
         dropped. A key holds one value per session: the arm, unit and session columns
         are refused, as are the columns the metrics read as their data (``position``,
         ``clicked``, and ``dwell``, ``converted`` or ``timestamp`` where an asked metric
-        reads it).
+        reads it), and a key whose values vary within a session (one session is one
+        ``(arm, unit, session_id)``); a key may vary within a unit (a user's sessions on
+        two devices: the unit is in both segments).
     alpha
         Level of the confidence intervals (``1 - alpha``, each for its own comparison,
         not adjusted for the others) and of ``significant`` (which reads the adjusted
@@ -148,7 +150,8 @@ def ab_test(
         ``split``, or an arm of ``split`` missing from the log; an arm with fewer than
         two units with a value of a metric (overall, or in a segment of ``by``); a
         metric undefined in an arm (no clicks); a unit in two arms under
-        ``strict=True``; the data errors of :func:`polars_irmetrics.evaluate_online`.
+        ``strict=True``; a ``by`` key with two values in a session; the data errors of
+        :func:`polars_irmetrics.evaluate_online`.
 
     Examples
     --------
@@ -212,7 +215,9 @@ def ab_test(
         {arm: "the arm", unit: "the unit", session_id: "the session id"}
         | dict.fromkeys(by_keys, "a segment key"),
     )
-    plan = session_plan(lf, requests, columns, (*by_keys, arm, unit))
+    # a session is told apart by its arm, unit and id (a segment key varying within one
+    # is refused when the plan runs); an arm varying within a unit is the mixed units'
+    plan = session_plan(lf, requests, columns, (*by_keys, arm, unit), segments=by_keys)
     # every float sum (a unit's mean, an arm's moments) is exact (fixed point), the same
     # bits in any order: the streaming engine adds a group's rows in no fixed order
     # (batches summed apart), however the rows were sorted, so a result is the same to

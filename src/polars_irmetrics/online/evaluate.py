@@ -9,6 +9,11 @@ Out of core (``buckets=N`` or ``"auto"``), the per-session plan runs over hash b
 of sessions on disk (:func:`~polars_irmetrics.ground.buckets.evaluate_in_buckets`, the
 machinery of ``evaluate``), and the per-session frames are aggregated as above: every
 sum is exact, so the results are those of the one plan to the last bit.
+
+A ``by`` key that varies within a session is refused when the plan runs
+(:func:`~polars_irmetrics.online.sessions.raise_on_split_sessions`), over every
+session at once: out of core, after the buckets (each holds whole sessions, and only
+the sessions of all of them give the count and the first session the one plan names).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from polars_irmetrics.online.sessions import (
     column_readers,
     denominator,
     numerator,
+    raise_on_split_sessions,
     session_plan,
 )
 
@@ -59,17 +65,23 @@ def build_online_plan(
 
     A ``by`` key naming a column an asked metric reads as its data (a dwell, a
     conversion, a timestamp: one value per impression, where a key holds one per
-    session) is refused (:func:`~polars_irmetrics.online.columns.refuse_data_keys`)."""
+    session) is refused (:func:`~polars_irmetrics.online.columns.refuse_data_keys`);
+    one whose values vary within a session is refused when the plan runs
+    (:func:`~polars_irmetrics.online.sessions.raise_on_split_sessions`)."""
     labels = [label for label, _ in requests]
     refuse_data_keys(by_keys, columns, metrics_named(labels), column_readers(requests))
-    plan = session_plan(log, requests, columns, by_keys, hint)
+    plan = session_plan(log, requests, columns, by_keys, hint, segments=by_keys)
     sessions = plan.frame
     if buckets is not None:
+        schema = plan.frame.collect_schema()
 
         def evaluate_part(
             part: pl.LazyFrame, _qrels: pl.LazyFrame | None, _groups: pl.LazyFrame | None
         ) -> pl.LazyFrame:
-            return session_plan(part, requests, columns, by_keys, hint).frame
+            # a bucket's sessions are a part of them: split sessions are counted below
+            return session_plan(
+                part, requests, columns, by_keys, hint, segments=by_keys, split_check=False
+            ).frame
 
         sessions = evaluate_in_buckets(
             log,
@@ -80,8 +92,16 @@ def build_online_plan(
             spill_dir=spill_dir,
             evaluate_part=evaluate_part,
             progress=progress,
-            schema=plan.frame.collect_schema(),
+            schema=schema,
         )
+        if by_keys:  # over every bucket's sessions, as the one plan counts them
+            identity = plan.identity
+
+            def check(frame: pl.DataFrame) -> pl.DataFrame:
+                raise_on_split_sessions(frame, by_keys, identity)
+                return frame
+
+            sessions = sessions.map_batches(check, schema=schema)
     if per_session:
         return sessions.select(*plan.keys, *labels).sort(plan.keys)
     return aggregate(sessions, requests, by_keys)

@@ -12,7 +12,10 @@ preferred), and the p-value is the two-sided sign test of ``wins_a`` among the
 0.5)``; 1 when no session is decided).
 
 One lazy plan: a per-session group-by (credits and data checks), a per-segment
-group-by, and the test, vectorised over the segments, when the result is collected.
+group-by, and the test, vectorised over the segments, when the result is collected. A
+segment key (``by=``) that varies within a session is refused when the plan runs, by
+the check of the other online doors
+(:func:`~polars_irmetrics.online.sessions.raise_on_split_sessions`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.online.ab import segment_keys
 from polars_irmetrics.online.columns import LogColumns, article, refuse_nested
+from polars_irmetrics.online.sessions import raise_on_split_sessions
 
 if TYPE_CHECKING:
     from scipy import stats
@@ -130,7 +134,9 @@ def interleaving_test(
         The two teams ``(a, b)``; default: the two values of the ``team`` column of each
         segment, in sorted order. A third team is an error.
     by
-        Segment keys (day, market): each segment is analysed apart.
+        Segment keys (day, market): each segment is analysed apart. A key holds one
+        value per session: one whose values vary within a session is refused when the
+        plan runs.
     session_id, position, clicked, team
         Column names in ``log``.
 
@@ -150,8 +156,9 @@ def interleaving_test(
         session, team or segment key).
     InvalidValueError
         When the plan runs: an empty log; a null team, click or key (session or
-        segment); a click other than 0 or 1; a position below 1; a click on an item
-        that was not shown (null ``position``); a segment without exactly two teams.
+        segment); a segment key with two values in a session; a click other than 0 or
+        1; a position below 1; a click on an item that was not shown (null
+        ``position``); a segment without exactly two teams.
     DuplicateError
         Two items of a session at one position (when the plan runs).
 
@@ -279,6 +286,14 @@ def _plan(
             ),
         )
     )
+    if by:
+        # a session split by a segment key (one row per value): refused, over the whole
+        # per-session frame (map_batches is not streamable: it sees every row at once)
+        def check(frame: pl.DataFrame) -> pl.DataFrame:
+            raise_on_split_sessions(frame, by, (columns.session_id,))
+            return frame
+
+        sessions = sessions.map_batches(check, schema=sessions.collect_schema())
     credit_a, credit_b = pl.col("credit_a"), pl.col("credit_b")
     summary = [
         pl.col(_A).first().alias("team_a"),
