@@ -369,3 +369,35 @@ def test_engines_refuse_a_split_session_and_keep_fixed_keys(
     # a key fixed within each session: the door's per-session values
     out = back(evaluate(to_engine(log), ["ctr"], by="day", **options))
     assert out.equals(irm.evaluate(log, ["ctr"], by="day", **options))
+
+
+#: The engines' refusal of the means of click metrics (engines._sides.refuse_click_means).
+_CLICK_MEANS = (
+    "the means of click metrics (ctr, abandonment) are not computed on {engine} (their "
+    "means count sessions, and ctr is the clicks over every session's impressions, not a "
+    "mean of per-session values); pass per_query=True for each session's values, or "
+    "evaluate the log with polars_irmetrics.evaluate_online (a LazyFrame of the Parquet "
+    "logs, out of core with buckets=)"
+)
+
+
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_refuse_the_means_of_click_metrics(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    """Before, Dask raised pyarrow's 'Target schema's field names are not matching' and
+    Spark a PySparkTypeError (uint32) at compute time; the means averaged per-session ctr
+    (0.5 here) where the one machine gives the clicks over the impressions (0.4)."""
+    evaluate, to_engine, _ = _engine(engine, request)
+    log = pl.DataFrame(
+        {
+            "session_id": ["s1", "s1", "s2", "s2", "s3"],
+            "position": [1, 2, 1, 2, 1],
+            "clicked": [True, False, False, False, True],
+        }
+    )
+    assert irm.evaluate_online(log, ["ctr"])["ctr"].item() == 2 / 5
+    options = {"query_id": "session_id", "rank": "position"}
+    with pytest.raises(InvalidValueError) as caught:
+        evaluate(to_engine(log), ["ctr", "abandonment"], **options)
+    assert str(caught.value) == _CLICK_MEANS.format(engine=engine.capitalize())

@@ -54,6 +54,7 @@ __all__ = [
     "Beside",
     "check_sides",
     "reads_history",
+    "refuse_click_means",
     "side_tables",
     "split_beside",
     "two_calls",
@@ -181,6 +182,35 @@ def two_calls(
     others = {k: v for k, v in tables.items() if k not in _EXPOSURE_TABLES}
     rest = evaluate(run, beside.rest, **others, partitions=partitions, **options)
     return rest, exposure
+
+
+def refuse_click_means(engine: str, metrics: str | Iterable[str], options: EvalOptions) -> None:
+    """Refuse the means of click metrics (an impression log's, ``ctr``, ``abandonment``...)
+    on ``engine``: their means are not means of per-session values (``ctr`` is the
+    clicks over the impressions of every session), which the engines' summary of
+    per-query rows cannot give, so it raised a raw schema error (Dask) or a type error
+    (Spark). Their per-session values (``per_query=True``) are computed there as on one
+    machine.
+
+    >>> refuse_click_means("Dask", ["ctr"], EvalOptions())
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: the means of click metrics (ctr) are not ...
+    >>> refuse_click_means("Dask", ["ctr"], EvalOptions(per_query=True))
+    """
+    if options.per_query:
+        return
+    names = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    clicks = labels_by_route(parse_metric_list(names)).get("online")
+    if clicks:
+        raise InvalidValueError(
+            f"the means of click metrics ({', '.join(clicks)}) are not computed on "
+            f"{engine} (their means count sessions, and ctr is the clicks over every "
+            "session's impressions, not a mean of per-session values); pass "
+            "per_query=True for each session's values, or "
+            "evaluate the log with polars_irmetrics.evaluate_online (a LazyFrame of the "
+            "Parquet logs, out of core with buckets=)"
+        )
 
 
 def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, object]) -> None:

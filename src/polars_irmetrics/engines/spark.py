@@ -63,6 +63,7 @@ from polars_irmetrics.engines._sides import (
     Beside,
     check_sides,
     reads_history,
+    refuse_click_means,
     side_tables,
     split_beside,
     two_calls,
@@ -353,6 +354,7 @@ def evaluate(
     # refused, as irm.evaluate refuses it
     given_tables = {k for k, t in {**given, "qrels": qrels}.items() if t is not None}
     check_options_read(built, metrics, labels=labels is not None, tables=given_tables, run=columns)
+    refuse_click_means("Spark", metrics, built)  # their means are not the summary's
     sides = side_tables("Spark", metrics, given, _collect, built)
     if predictions:
         if labels is not None:
