@@ -1,8 +1,10 @@
 """Round 7 scale probe of the off-policy estimators: rewards of any ordinary scale give
 the estimates times that scale (equal to a plain numpy implementation), and a reward the
-exact sums cannot hold (nonzero, below 2**-30 in magnitude: 1e-12 came out 2.7e-7 off,
-1e-300 gave dr = -2.1e-20) is refused by name, on one machine as a DataFrame and as a
-LazyFrame (the check is row-wise: every part of a split log counts it alike)."""
+exact sums cannot hold (nonzero, below 2**-30 in magnitude beside a largest reward of
+1: 1e-12 came out 2.7e-7 off, 1e-300 gave dr = -2.1e-20) is refused by name, on one
+machine as a DataFrame and as a LazyFrame (the check is row-wise, from the whole log's
+scale: every part of a split log counts it alike). A log whose rewards are all small is
+read at their own scale instead: tests/test_ope_floor.py."""
 
 from __future__ import annotations
 
@@ -113,42 +115,61 @@ def test_the_floor_itself_is_read() -> None:
 
 def _message(n: int, first: str) -> str:
     return (
-        f"column 'reward' of the log has {n} value(s) of magnitude below 2**-30 (9.3e-10) "
-        f"other than 0 (first: {first}): the estimators' exact sums count units of 2**-64, "
-        "in which such a reward loses digits (1e-20 would count 0); rescale the rewards "
-        "and 'q_hat' by one factor, e.g. pl.col('reward') * 1e9 (every estimate and "
-        "interval scales with them), or set negligible rewards to 0"
+        f"column 'reward' of the log has {n} value(s) other than 0 too small beside its "
+        f"largest reward (first: {first}): the exact sums count units of 2**-64 of the "
+        "rewards read at the log's scale (times the power of two that brings the largest "
+        "to [1, 2) where it is below 0.5), in which a reward below 2**-30, about 2**30 "
+        "times smaller than the largest or more, would lose its digits (1e-20 beside 1.0 "
+        "would count 0); set the rewards below the smallest kept to 0, negligible beside "
+        "the largest (pl.when(pl.col('reward').abs() < kept).then(0.0).otherwise("
+        "'reward')), or evaluate them apart (a log whose rewards are all small is read "
+        "at their own scale, exactly)"
     )
+
+
+#: The smallest reward magnitude kept beside a largest reward of 1 (the scale 1).
+_KEPT = "below the smallest kept, 9.313225746154785e-10"
+
+
+def _first(rows: pl.DataFrame, keys: list[str], tiny: float) -> str:
+    """The first failing row as the message names it: the least text of its keys."""
+    texts = [", ".join(f"{k}={row[k]}" for k in keys) for row in rows.iter_rows(named=True)]
+    return f"{min(texts)}, reward={tiny!r}, {_KEPT}"
 
 
 @pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame"])
 @pytest.mark.parametrize("tiny", [1e-12, -1e-300, 5e-324, 2.0**-31])
 def test_tiny_rewards_are_refused(kind: str, tiny: float) -> None:
+    # the largest reward 1.0 (the least round's) keeps the scale 1: a reward below
+    # 2**-30 beside it is refused (alone, a log of them is read at their own scale:
+    # tests/test_ope_floor.py)
     case = "bandit_binary_s0"
     log, policy, model = (_table(case, t) for t in ("log", "policy", "reward_model"))
-    log = log.with_columns(
-        pl.when(pl.col("reward") != 0).then(pl.lit(tiny)).otherwise(0.0).alias("reward")
-    )
-    count = int((log["reward"] != 0).sum())
-    first = log.filter(pl.col("reward") != 0)["round_id"].min()
-    with pytest.raises(InvalidValueError, match=re.escape(_message(count, f"round_id={first}"))):
+    peak = log.filter(pl.col("reward") != 0)["round_id"].min()
+    small = (pl.col("reward") != 0) & (pl.col("round_id") != peak)
+    log = log.with_columns(pl.when(small).then(pl.lit(tiny)).otherwise("reward").alias("reward"))
+    bad = log.filter(small)
+    message = _message(bad.height, _first(bad, ["round_id"], tiny))
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
         _run(kind, log, ["ips", "dr"], policy=policy, reward_model=model)
 
 
 @pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame"])
 def test_tiny_slate_rewards_are_refused(kind: str) -> None:
     case = "slate_standard_s2"
-    log, policy = _table(case, "log"), _table(case, "policy")
-    log = log.with_columns(pl.col("reward") * 1e-12)
-    bad = log.filter(pl.col("reward") != 0).sort("round_id", "position")
-    first = f"round_id={bad['round_id'][0]}, position={bad['position'][0]}"
+    log, policy = (_table(case, t) for t in ("log", "policy"))
+    peak = log.filter(pl.col("reward") != 0)["round_id"].min()
+    small = (pl.col("reward") != 0) & (pl.col("round_id") != peak)
+    log = log.with_columns(pl.when(small).then(pl.col("reward") * 1e-12).otherwise("reward"))
+    bad = log.filter(small)
+    first = _first(bad, ["round_id", "position"], 1e-12)
     with pytest.raises(InvalidValueError, match=re.escape(_message(bad.height, first))):
         _run(kind, log, ["slate_ips"], policy=policy)
     cascade = {
         "policy": _table(case, "cascade_policy"),
         "reward_model": _table(case, "cascade_reward_model"),
     }
-    with pytest.raises(InvalidValueError, match=re.escape("of magnitude below 2**-30")):
+    with pytest.raises(InvalidValueError, match=re.escape("too small beside its largest reward")):
         _run(kind, log, ["cascade_dr"], **cascade)
 
 
@@ -165,5 +186,6 @@ def test_tiny_rewards_are_refused_on_every_path(
     log = log.with_columns(
         reward=pl.when(pl.col("round_id").is_in([7, 150])).then(1e-12).otherwise(pl.col("reward"))
     )
-    message = _message(2, "round_id=150")  # the least as text, as every check
+    # the least as text, as every check
+    message = _message(2, f"round_id=150, reward=1e-12, {_KEPT}")
     _dr_refused(engine, request, log, policy, model, InvalidValueError, message)

@@ -37,7 +37,8 @@ largest reward magnitude (:mod:`polars_irmetrics.ope.scale`: small rewards lose 
 in the exact sums), the estimates divided by it last: a first pass, one job over the
 log's reward column, gives each partition's largest magnitude (:func:`ope_peak`), and
 :func:`scaled_job` puts the scale they give in the job every task reads (the one plan's,
-so the same sums).
+so the same sums, and the same verdict of the checks of a reward or ``q_hat`` too small
+beside the largest reward, or of a log of subnormal rewards, which read it).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, warn_from_plan
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.metrics.scope import FIXED_FLOOR
+from polars_irmetrics.ope.scale import FLOOR, SCALE, SUBNORMAL
 
 __all__ = [
     "BELOW_1_FIX",
@@ -27,8 +27,10 @@ __all__ = [
     "log_id_checks",
     "null_check",
     "raising",
+    "scaled_tiny",
     "slate_columns",
     "slate_unsupported_text",
+    "subnormal_reward_check",
     "tiny_reward_check",
     "warning_unsupported",
     "where_text",
@@ -68,10 +70,20 @@ class Check:
     #: The key columns the round is written from (``"k=v, ..."``), only on the failing
     #: rows; empty: read it from the rows' :data:`WHERE` column.
     keys: tuple[str, ...] = ()
+    #: Text written after the round on the failing rows (``"reward=1e-20"``: the value),
+    #: so that the first failing row's is named; none: the round alone.
+    detail: pl.Expr | None = None
 
-    @property
-    def _where(self) -> pl.Expr:
-        return where_text(self.keys) if self.keys else pl.col(WHERE)
+    def _text(self, rows: pl.Expr | None = None) -> pl.Expr:
+        """The round (and :attr:`detail`) as text, only of ``rows`` (a mask) if given."""
+        if self.keys:
+            where = where_text(self.keys, rows)
+        else:
+            where = pl.col(WHERE) if rows is None else pl.col(WHERE).filter(rows)
+        if self.detail is None:
+            return where
+        detail = self.detail if rows is None else self.detail.filter(rows)
+        return pl.format("{}, {}", where, detail)
 
     @property
     def count(self) -> str:
@@ -84,15 +96,13 @@ class Check:
     def aggs(self) -> list[pl.Expr]:
         return [
             self.bad.sum().cast(pl.Int64).alias(self.count),
-            (where_text(self.keys, self.bad) if self.keys else pl.col(WHERE).filter(self.bad))
-            .min()
-            .alias(self.first),
+            self._text(self.bad).min().alias(self.first),
         ]
 
     def rows(self) -> list[pl.Expr]:
         return [
             self.bad.cast(pl.Int64).alias(self.count),
-            pl.when(self.bad).then(self._where).alias(self.first),
+            pl.when(self.bad).then(self._text()).alias(self.first),
         ]
 
 
@@ -107,31 +117,87 @@ def null_check(column: str) -> Check:
     )
 
 
+def scaled_tiny(value: pl.Expr) -> pl.Expr:
+    """Per row: ``value`` (a reward or ``q_hat``, times the rewards' scale: the rows'
+    :data:`~polars_irmetrics.ope.scale.SCALE`) is other than 0 and of magnitude below
+    :data:`~polars_irmetrics.ope.scale.FLOOR` (2**-30): in units of 2**-64 it would keep
+    fewer than 34 bits. Null where ``value`` is (the caller's to read as it needs).
+
+    >>> frame = pl.DataFrame({"v": [0.0, -0.0, 1.0, 2.0**-30, 2.0**-31, -1e-300]})
+    >>> frame.select(scaled_tiny(pl.col("v")))["v"].to_list()
+    [False, False, False, False, True, True]
+    """
+    return (value.abs() < FLOOR) & (value != 0.0)
+
+
 def tiny_reward_check(reward: str) -> Check:
-    """A reward of magnitude below :data:`~polars_irmetrics.metrics.scope.FIXED_FLOOR`
-    (2**-30) other than 0, subnormal ones too: the exact sums count whole units of 2**-64
-    (:mod:`polars_irmetrics.ope.sums`), so such a reward would lose digits (1e-12 by
-    about 1e-7 of itself, 1e-20 would count 0) and every estimate it enters would be
-    silently off; the rewards are rescaled instead (every estimate, its interval and
-    each round's contribution scale with the rewards and ``q_hat``). A row-wise check,
-    counted the same way in every part of the log, so refused on every path alike.
+    """A reward other than 0 whose magnitude times the log's scale (the rows'
+    :data:`~polars_irmetrics.ope.scale.SCALE`: the power of two that brings the largest
+    reward magnitude to ``[1, 2)`` where it is below 0.5, else 1) is below 2**-30: the
+    exact sums count whole units of 2**-64 (:mod:`polars_irmetrics.ope.sums`), so such a
+    reward, about 2**30 times smaller than the log's largest or more, would lose digits
+    (1e-20 beside 1 would count 0) and every estimate of a group or round of such
+    rewards would be silently off. A log whose rewards are all small is read at their
+    own scale, exactly: only a reward small beside the others is refused. Per row, from
+    the rows' scale, which every part of a split log reads alike (the whole log's): so
+    refused on every path alike; the first failing row named with its value and the
+    smallest magnitude kept.
 
     >>> check = tiny_reward_check("reward")
-    >>> frame = pl.DataFrame({"reward": [0.0, -0.0, 1.0, 2.0**-30, 1e-12, -1e-300, None]})
+    >>> rewards = [0.0, -0.0, 1.0, 2.0**-30, 1e-12, -1e-300, None]
+    >>> frame = pl.DataFrame({"reward": rewards, SCALE: 1.0})  # its largest: 1.0
     >>> frame.select(check.bad)["reward"].to_list()
     [False, False, False, False, True, True, False]
+    >>> small = pl.DataFrame({"reward": [1e-12, 3e-13], SCALE: 2.0**40})  # all small
+    >>> small.select(check.bad)["reward"].to_list()
+    [False, False]
     """
     value = pl.col(reward).cast(pl.Float64)
-    size = value.abs()
     return Check(
         "reward_tiny",
-        ((size < FIXED_FLOOR) & (value != 0.0)).fill_null(False),
+        scaled_tiny(value * pl.col(SCALE)).fill_null(False),
         InvalidValueError,
-        f"column {reward!r} of the log has {{n}} value(s) of magnitude below 2**-30 "
-        "(9.3e-10) other than 0 (first: {first}): the estimators' exact sums count units "
-        "of 2**-64, in which such a reward loses digits (1e-20 would count 0); rescale "
-        f"the rewards and 'q_hat' by one factor, e.g. pl.col({reward!r}) * 1e9 (every "
-        "estimate and interval scales with them), or set negligible rewards to 0",
+        f"column {reward!r} of the log has {{n}} value(s) other than 0 too small beside "
+        "its largest reward (first: {first}): the exact sums count units of 2**-64 of the "
+        "rewards read at the log's scale (times the power of two that brings the largest "
+        "to [1, 2) where it is below 0.5), in which a reward below 2**-30, about 2**30 "
+        "times smaller than the largest or more, would lose its digits (1e-20 beside 1.0 "
+        "would count 0); set the rewards below the smallest kept to 0, negligible beside "
+        f"the largest (pl.when(pl.col({reward!r}).abs() < kept).then(0.0).otherwise("
+        f"{reward!r})), or evaluate them apart (a log whose rewards are all small is read "
+        "at their own scale, exactly)",
+        detail=pl.format(
+            f"{reward}={{}}, below the smallest kept, {{}}", value, FLOOR / pl.col(SCALE)
+        ),
+    )
+
+
+def subnormal_reward_check(reward: str) -> Check:
+    """The rewards of a log whose largest reward magnitude is subnormal (below 2**-1022,
+    the smallest normal float64), whose rows' scale is
+    :data:`~polars_irmetrics.ope.scale.SUBNORMAL`: no power of two within float64's range
+    brings them to ``[1, 2)``, they hold fewer digits than a float64, and estimates that
+    small would be rounded to units of 2**-1074 when divided back: refused, each reward
+    other than 0 counted (the rows' scale is the whole log's: on every path alike).
+
+    >>> check = subnormal_reward_check("reward")
+    >>> frame = pl.DataFrame({"reward": [5e-324, 0.0, None], SCALE: SUBNORMAL})
+    >>> frame.select(check.bad).to_series().to_list()
+    [True, False, False]
+    """
+    value = pl.col(reward).cast(pl.Float64)
+    return Check(
+        "reward_subnormal",
+        ((pl.col(SCALE) == SUBNORMAL) & (value != 0.0)).fill_null(False),
+        InvalidValueError,
+        f"column {reward!r} of the log has {{n}} value(s) other than 0, all subnormal "
+        "(below 2**-1022 = 2.2250738585072014e-308 in magnitude, the smallest normal "
+        "float64; first: {first}): such rewards hold fewer digits than a float64, no "
+        "power of two within its range brings them to [1, 2) for the exact sums, and "
+        "estimates that small would be rounded to units of 2**-1074; multiply the "
+        "rewards and 'q_hat' by one power of two, e.g. "
+        f"pl.col({reward!r}) * 2.0**600, and read the estimates at that unit",
+        detail=pl.format(f"{reward}={{}}", value),
     )
 
 

@@ -28,6 +28,9 @@ same pass and raised when the plan is collected, naming the table, the column an
 first round that fails (the smallest id written as text):
 
 * the log: a ``pscore`` that is null, NaN, 0, negative or above 1; a null or NaN reward;
+  rewards other than 0 that are all subnormal (below 2**-1022), or a reward other than 0
+  too small beside the log's largest (its magnitude times the rewards' scale below
+  2**-30: :mod:`~polars_irmetrics.ope.scale`), whose digits the exact sums would lose;
 * the policy: a logged round (and position) it lacks (:class:`QuerySetError`); a ``prob``
   null, NaN, negative or above 1; probabilities of a round (and position) that do not sum
   to 1 within ``1e-5`` (numpy's ``allclose``, which obp checks); an action listed twice;
@@ -35,7 +38,9 @@ first round that fails (the smallest id written as text):
   probability, without a ``q_hat`` (:class:`QuerySetError`), or a null or NaN ``q_hat``;
   an action the policy gives a positive probability with a ``q_hat`` that is infinite
   or 2**62 or more in magnitude (so that a round's ``sum_a prob q_hat`` is one exact
-  Int128 sum: :func:`~polars_irmetrics.ope.sums.bounded_columns`).
+  Int128 sum: :func:`~polars_irmetrics.ope.sums.bounded_columns`), or one other than 0
+  too small at the rewards' scale (its magnitude times it below 2**-30), for the logged
+  action or an action the policy gives a positive probability.
 
 Which checks run depends on the tables given, never on the metrics asked for; the ids'
 dtypes (``round_id``, ``action``, ``position``) must be alike in every table, checked
@@ -82,6 +87,8 @@ from polars_irmetrics.ope.checks import (
     log_id_checks,
     null_check,
     raising,
+    scaled_tiny,
+    subnormal_reward_check,
     tiny_reward_check,
     warning_unsupported,
     with_wide_ids,
@@ -94,7 +101,7 @@ from polars_irmetrics.ope.intervals import (
 )
 from polars_irmetrics.ope.normal import normal_interval, wants_normal
 from polars_irmetrics.ope.rounds import NUM_ROUNDS, over_rounds
-from polars_irmetrics.ope.scale import SCALE, scale_column, unscaled
+from polars_irmetrics.ope.scale import FLOOR, SCALE, scale_column, unscaled
 from polars_irmetrics.ope.slates import build_slate_plan
 from polars_irmetrics.ope.sums import (
     BOUND,
@@ -163,6 +170,11 @@ _FACTS = f"{INTERNAL}facts"
 _HAS_P, _P_BAD, _Q_NULL, _Q_HUGE, _PQ_NAN, _ACT_NULL = 1, 2, 4, 8, 16, 32
 #: The log row's own facts (:func:`_log_facts`), bits of :data:`_FACTS` too.
 _LOG_ACT_NULL, _LOG_TWICE = 64, 128
+#: ``q_hat`` other than 0 too small at the rewards' scale where the policy may go
+#: (:func:`~polars_irmetrics.ope.checks.scaled_tiny`), a bit of :data:`_FACTS` too.
+_Q_SMALL = 256
+#: The round has a ``q_hat`` of :data:`_Q_SMALL` (read from the bits, or the lists).
+_QTINY = f"{INTERNAL}qtiny"
 _LOG_FACTS = f"{INTERNAL}log_facts"
 #: The log row's action is null; the log lists its round (and position) twice.
 _NULL_LOGGED = f"{INTERNAL}null_logged"
@@ -806,7 +818,7 @@ def _rows(
     rows costs about as much as the join, so the round's yes/no facts (the policy lists
     it; a probability out of range; ``q_hat`` missing or too large where the policy
     goes; a NaN term of ``sum(prob * q_hat)``) are bits of one byte, OR-ed in one
-    reduction and read back after it.
+    reduction and read back after it (two bytes: a UInt16).
 
     ``scale`` (:func:`~polars_irmetrics.ope.scale.scale_column`): the rewards' scale, a
     column of the rows; ``q_hat`` is read times it (``_Q``, the round's ``sum(prob *
@@ -852,16 +864,20 @@ def _rows(
     facts.append(_bit(_ACT_NULL, pl.col(_ACT).is_null() & from_table))
     if model:
         q = pl.col(_Q)
-        # q_hat times the rewards' scale (exact); prob * q_hat scaled after the product
-        # (the same bits), so that a q_hat the policy never takes cannot overflow
+        # q_hat times the rewards' scale (exact); prob * q_hat as (prob * scale) * q_hat:
+        # the product of the same reals, so the same bits as unscaled (never rounded as
+        # a subnormal where q_hat is tiny and the scale large), and a q_hat the policy
+        # never takes (prob 0) cannot overflow
         scaled_q = q * pl.col(SCALE)
         facts += [
             # each row's _q_codes (1 missing, 2 too large) as the bits _Q_NULL, _Q_HUGE
-            _q_codes(scaled_q, in_p & (prob > 0)).cast(pl.UInt8) * _Q_NULL,
+            _q_codes(scaled_q, in_p & (prob > 0)).cast(pl.UInt16) * _Q_NULL,
             # a NaN term of sum(prob * q_hat): its bounded sum's flag
             _bit(_PQ_NAN, (prob * q).is_nan().fill_null(False)),
+            # a q_hat too small at the rewards' scale where the policy may go
+            _bit(_Q_SMALL, in_p & (prob > 0) & scaled_tiny(scaled_q).fill_null(False)),
         ]
-        hi, lo, flag = bounded_columns(_EQ, prob * q * pl.col(SCALE), nan=bit & _PQ_NAN != 0)
+        hi, lo, flag = bounded_columns(_EQ, prob * pl.col(SCALE) * q, nan=bit & _PQ_NAN != 0)
         aggs += [
             # the logged action's row: one at most (a second is refused as a duplicate);
             # a reduction, which polars' streaming group_by runs faster than a filter
@@ -879,8 +895,9 @@ def _rows(
             .then(pl.lit(_Q_MISSING, pl.Int8))
             .otherwise(pl.lit(0, pl.Int8))
             .alias(_QCODE),
+            (bit & _Q_SMALL != 0).alias(_QTINY),
         ]
-    aggs.append(pl.sum_horizontal(facts).cast(pl.UInt8).bitwise_or().alias(_FACTS))
+    aggs.append(pl.sum_horizontal(facts).cast(pl.UInt16).bitwise_or().alias(_FACTS))
     log_facts = _log_facts(keys, action)
     joined = columns.with_columns(log_facts).with_row_index(_ROW).join(table, on=keys, how="left")
     rows = joined.group_by(_ROW).agg(aggs).with_columns(read).drop(_FACTS)
@@ -936,8 +953,8 @@ _Q_MISSING, _Q_TOO_LARGE = 1, 2
 
 
 def _bit(value: int, fact: pl.Expr) -> pl.Expr:
-    """Per row: ``value`` (a bit of :data:`_FACTS`, UInt8) where ``fact`` holds, else 0."""
-    return pl.when(fact).then(pl.lit(value, pl.UInt8)).otherwise(pl.lit(0, pl.UInt8))
+    """Per row: ``value`` (a bit of :data:`_FACTS`, UInt16) where ``fact`` holds, else 0."""
+    return pl.when(fact).then(pl.lit(value, pl.UInt16)).otherwise(pl.lit(0, pl.UInt16))
 
 
 def _q_codes(q: pl.Expr, read: pl.Expr) -> pl.Expr:
@@ -1130,16 +1147,23 @@ def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFra
         # both lists cut to the shorter one (a length that differs is refused)
         short = pl.min_horizontal(length, q.list.len())
         p_cut, q_cut = prob.list.head(short), q.list.head(short)
-        # times the rewards' scale, as the long form's (_rows): the same bits
+        # times the rewards' scale, (prob * scale) * q_hat as the long form's (_rows):
+        # the same bits
         scale = pl.col(SCALE)
-        rows = rows.with_columns((p_cut * q_cut * scale).alias(_PQ))  # read by 4 list passes
-        # each item's code (_q_codes) where its probability is positive, the largest
-        codes = (q_cut * scale).list.eval(_q_codes(pl.element(), pl.lit(True)).cast(pl.Float64))
+        rows = rows.with_columns((p_cut * scale * q_cut).alias(_PQ))  # read by 4 list passes
+        # each item's code (_q_codes) where its probability is positive, the largest; a
+        # q_hat too small at the rewards' scale (finite, so code 0) as 0.5: the round's
+        # largest is 0.5 where it has one and no other code
+        item = pl.element()
+        code = _q_codes(item, pl.lit(True)).cast(pl.Float64)
+        codes = (q_cut * scale).list.eval(code + 0.5 * scaled_tiny(item).fill_null(False))
         positive = p_cut.list.eval((pl.element() > 0).cast(pl.Float64))
+        largest = pl.when(in_p).then((codes * positive).list.max())
         columns += [
             (q.list.get(act, null_on_oob=True) * scale).alias(_Q),
             *bounded_list_columns(_EQ, pl.col(_PQ)),
-            pl.when(in_p).then((codes * positive).list.max().cast(pl.Int8)).alias(_QCODE),
+            largest.floor().cast(pl.Int8).alias(_QCODE),
+            (largest == 0.5).fill_null(False).alias(_QTINY),
         ]
     columns.append(dup.alias(_DUP))
     # every list of the log's rounds as long as the longest (each table, and both alike;
@@ -1179,6 +1203,7 @@ def _checks(
             "every logged round needs its reward: drop those rows, e.g. "
             ".drop_nulls({reward!r})",
         ),
+        subnormal_reward_check(options.reward),
         tiny_reward_check(options.reward),
         Check(
             "policy_round",
@@ -1279,6 +1304,21 @@ def _checks(
                 "is below 0.5 in magnitude, q_hat times the power of two that brings the "
                 "largest reward to [1, 2)); rescale the rewards and q_hat, e.g. to thousands "
                 "rather than units",
+            )
+        )
+        checks.append(
+            Check(
+                "q_tiny",
+                scaled_tiny(pl.col(_Q)).fill_null(False) | pl.col(_QTINY).fill_null(False),
+                InvalidValueError,
+                "the reward_model table has a 'q_hat' other than 0 too small beside the log's "
+                "largest reward for the logged action or an action the policy may take "
+                "(first: {first}, {n} log row(s) in all): q_hat is read at the rewards' scale "
+                "(times the power of two that brings the largest reward to [1, 2) where it is "
+                "below 0.5) and summed exactly in units of 2**-64, in which a q_hat below "
+                "2**-30 would lose its digits; set q_hat below the smallest kept to 0, "
+                "negligible beside the rewards, or evaluate such rounds apart",
+                detail=pl.format("the smallest kept: {}", FLOOR / pl.col(SCALE)),
             )
         )
     # the round is written as text only on the rows that fail

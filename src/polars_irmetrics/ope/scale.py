@@ -12,7 +12,15 @@ by a power of two only moves the exponent). A log whose largest reward magnitude
 ``2**-1`` or more (0/1 rewards, ratings, revenue) is read as it is (the scale is 1,
 the same bits as before); a smaller one is brought to ``[1, 2)``, so that a log's
 estimates at every power-of-two scale of its rewards (below ``2**-1``) are the same
-bits, scaled.
+bits, scaled, down to the smallest normal float64's (``2**-1022``). A log whose largest
+reward magnitude is below that (subnormal: no power of two within float64's range brings
+it to ``[1, 2)``, and its estimates would be rounded to units of ``2**-1074``) gets the
+scale :data:`SUBNORMAL`, which no other log gets, and is refused
+(:func:`~polars_irmetrics.ope.checks.subnormal_reward_check`). A reward (or ``q_hat``)
+whose magnitude times the scale is below ``2**-30`` (about ``2**30`` times smaller than
+the largest reward, or more) would still lose digits in the units of ``2**-64``, and is
+refused (:func:`~polars_irmetrics.ope.checks.tiny_reward_check`): the check reads the
+rows' scale, so that it gives the same verdict on every path.
 
 The scale is the whole log's: the one plan computes it in the plan (a column,
 :data:`SCALE`, on every row); a split log (out of core, Spark, Dask) in a first pass
@@ -31,8 +39,10 @@ import polars as pl
 from polars_irmetrics.ground.validate import INTERNAL
 
 __all__ = [
+    "FLOOR",
     "NO_OP",
     "SCALE",
+    "SUBNORMAL",
     "reward_peak",
     "scale_column",
     "scale_from_peaks",
@@ -44,8 +54,18 @@ __all__ = [
 SCALE = f"{INTERNAL}scale"
 #: A log whose largest reward magnitude is at least this is read unscaled.
 NO_OP = 0.5
-#: The largest exponent of the scale (its power of two stays finite).
-_MOST = 1000
+#: The largest exponent of the scale: the power of two that brings the smallest normal
+#: float64, ``2**-1022``, to 1.
+_MOST = 1022
+#: The smallest normal float64: a log whose largest reward magnitude is below it is refused.
+_NORMAL = 2.0**-1022
+#: The scale of a log whose largest reward magnitude is subnormal (no other log's: the
+#: others' are at most ``2**1022``), for the check to refuse it; finite, and the rewards
+#: times it stay below 2.
+SUBNORMAL = 2.0**1023
+#: A reward or ``q_hat`` other than 0 whose magnitude times the scale is below this is
+#: refused: in units of ``2**-64`` it would keep fewer than 34 bits.
+FLOOR = 2.0**-30
 
 
 def reward_peak(reward: str) -> pl.Expr:
@@ -63,7 +83,8 @@ def reward_peak(reward: str) -> pl.Expr:
 def scale_of(peak: pl.Expr) -> pl.Expr:
     """The rewards' scale from their largest magnitude ``peak`` (:func:`reward_peak`): 1
     from :data:`NO_OP` up (infinite included), for 0 or none (null); below, the power of
-    two ``2**k`` that brings ``peak`` to ``[1, 2)`` (``k`` at most 1000).
+    two ``2**k`` that brings ``peak`` to ``[1, 2)`` (``k`` at most 1022, for the smallest
+    normal float64); :data:`SUBNORMAL` for a subnormal ``peak`` (below ``2**-1022``).
 
     ``k`` is ``-floor(log2 peak)``, corrected by one where the logarithm rounds across
     an integer (just below a power of two), from ``peak * 2**k`` itself (exact).
@@ -71,6 +92,9 @@ def scale_of(peak: pl.Expr) -> pl.Expr:
     >>> peaks = pl.DataFrame({"p": [1.0, 0.5, 0.49, 2.0**-30, 1e-9, 0.0, None]})
     >>> peaks.select(scale_of(pl.col("p")).alias("s"))["s"].to_list()
     [1.0, 1.0, 4.0, 1073741824.0, 1073741824.0, 1.0, 1.0]
+    >>> tiny = pl.DataFrame({"p": [2.0**-1022, 5e-324]})
+    >>> tiny.select(scale_of(pl.col("p"))).to_series().to_list() == [2.0**1022, SUBNORMAL]
+    True
     """
     two = pl.lit(2.0)
     first = (-peak.log(2.0).floor()).clip(0.0, float(_MOST))
@@ -79,7 +103,8 @@ def scale_of(peak: pl.Expr) -> pl.Expr:
         0.0, float(_MOST)
     )
     small = ((peak > 0.0) & (peak < NO_OP)).fill_null(False)
-    return pl.when(small).then(two.pow(k)).otherwise(1.0)
+    subnormal = ((peak > 0.0) & (peak < _NORMAL)).fill_null(False)
+    return pl.when(subnormal).then(SUBNORMAL).when(small).then(two.pow(k)).otherwise(1.0)
 
 
 def scale_column(reward: str, scale: float | None) -> pl.Expr:

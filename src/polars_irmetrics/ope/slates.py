@@ -19,8 +19,10 @@ propensity the policy gives a ``(round_id, position)`` the log never shows raise
 
 Checks (raised when the plan is collected, naming the table, the column and the round):
 a propensity in the log that is null, NaN, 0, negative or above 1; one in the policy
-that is null, NaN, negative or above 1; a null or NaN reward; a logged ``(round_id,
-position)`` the policy lacks; a ``(round_id, position)`` twice.
+that is null, NaN, negative or above 1; a null or NaN reward; rewards other than 0 all
+subnormal, or one other than 0 too small beside the log's largest (its magnitude times
+the rewards' scale below 2**-30: :mod:`~polars_irmetrics.ope.scale`); a logged
+``(round_id, position)`` the policy lacks; a ``(round_id, position)`` twice.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from polars_irmetrics.ope.checks import (
     log_id_checks,
     slate_columns,
     slate_unsupported_text,
+    subnormal_reward_check,
     tiny_reward_check,
     warning_unsupported,
     where_text,
@@ -313,6 +316,7 @@ def _checks(columns: list[str], keys: list[str], reward: str) -> list[Check]:
             f"column {reward!r} of the log has {{n}} null or NaN value(s) (first: {{first}}); "
             "every logged slot needs its reward: drop those rows",
         ),
+        subnormal_reward_check(reward),
         tiny_reward_check(reward),
         Check(
             "policy_round",
