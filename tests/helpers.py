@@ -129,3 +129,34 @@ def multipletests(pvals: Any, alpha: float = 0.05, method: str = "hs") -> Any:
         return peer(pvals, alpha=alpha, method=method)
     finally:
         gc.collect = collect
+
+
+def engine_io(name: str, request: Any) -> tuple[Any, Any, Any]:
+    """The engine ``name``'s evaluate ("spark" or "dask"), a converter of polars frames
+    to its frames (Dask: two partitions), and one of its results back to polars, on the
+    real Spark session and Dask cluster of tests/conftest.py (asked of ``request``, a
+    ``pytest.FixtureRequest``, so that the test joins that engine's xdist group)."""
+    if name == "spark":
+        import polars_irmetrics.spark as irm_spark
+
+        session = request.getfixturevalue("spark")
+
+        def from_spark(out: Any) -> pl.DataFrame:
+            return pl.from_arrow(out.toArrow())  # type: ignore[return-value]
+
+        return irm_spark.evaluate, lambda f: session.createDataFrame(f.to_arrow()), from_spark
+    request.getfixturevalue("client")
+    import dask.dataframe as dd
+    import pandas as pd
+    import pyarrow as pa
+
+    import polars_irmetrics.dask as irm_dask
+
+    def from_dask(out: Any) -> pl.DataFrame:
+        table = pa.Table.from_pandas(out.compute(), preserve_index=False)
+        return pl.from_arrow(table)  # type: ignore[return-value]
+
+    def to_dask(frame: pl.DataFrame) -> Any:
+        return dd.from_pandas(frame.to_pandas(types_mapper=pd.ArrowDtype), npartitions=2)
+
+    return irm_dask.evaluate, to_dask, from_dask

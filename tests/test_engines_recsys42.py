@@ -26,6 +26,7 @@ from polars_irmetrics.errors import (
 )
 
 from .conftest import Evaluate
+from .helpers import engine_io
 
 
 def _tables(seed: int = 7, queries: int = 24, samples: int = 3) -> dict[str, pl.DataFrame]:
@@ -141,32 +142,8 @@ def test_exposure_in_buckets_writes_in_spill_dir(tmp_path: Any) -> None:
 
 
 def _engine(name: str, request: pytest.FixtureRequest) -> tuple[Any, Any, Any]:
-    """The engine's evaluate, a converter of polars frames to its frames, and one of its
-    results back to polars (the real Spark session and Dask cluster of tests/conftest.py)."""
-    if name == "spark":
-        import polars_irmetrics.spark as irm_spark
-
-        session = request.getfixturevalue("spark")
-
-        def from_spark(out: Any) -> pl.DataFrame:
-            return pl.from_arrow(out.toArrow())  # type: ignore[return-value]
-
-        return irm_spark.evaluate, lambda f: session.createDataFrame(f.to_arrow()), from_spark
-    request.getfixturevalue("client")
-    import dask.dataframe as dd
-    import pandas as pd
-    import pyarrow as pa
-
-    import polars_irmetrics.dask as irm_dask
-
-    def from_dask(out: Any) -> pl.DataFrame:
-        table = pa.Table.from_pandas(out.compute(), preserve_index=False)
-        return pl.from_arrow(table)  # type: ignore[return-value]
-
-    def to_dask(frame: pl.DataFrame) -> Any:
-        return dd.from_pandas(frame.to_pandas(types_mapper=pd.ArrowDtype), npartitions=2)
-
-    return irm_dask.evaluate, to_dask, from_dask
+    """The engine's evaluate, a converter to its frames and one back (helpers.engine_io)."""
+    return engine_io(name, request)
 
 
 # the training history: users (some without recommendations) and 35 of the 40 items

@@ -25,15 +25,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import polars as pl
-import pyarrow as pa
 import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError
 
-from .helpers import irm_in_process
+from .helpers import engine_io, irm_in_process
 
 #: a DataFrame or a LazyFrame (the doors' overloads take one or the other)
 Frame = Any
@@ -330,30 +328,8 @@ def test_cli_ab_names_the_flag(tmp_path: Path) -> None:
 
 
 def _engine(name: str, request: pytest.FixtureRequest) -> tuple[Any, Any, Any]:
-    """The engine's evaluate, a converter of polars frames to its frames, and one of its
-    results back to polars (the real Spark session and Dask cluster of tests/conftest.py)."""
-    if name == "spark":
-        import polars_irmetrics.spark as irm_spark
-
-        session = request.getfixturevalue("spark")
-
-        def from_spark(out: Any) -> pl.DataFrame:
-            return pl.from_arrow(out.toArrow())  # type: ignore[return-value]
-
-        return irm_spark.evaluate, lambda f: session.createDataFrame(f.to_arrow()), from_spark
-    request.getfixturevalue("client")
-    import dask.dataframe as dd
-
-    import polars_irmetrics.dask as irm_dask
-
-    def from_dask(out: Any) -> pl.DataFrame:
-        table = pa.Table.from_pandas(out.compute(), preserve_index=False)
-        return pl.from_arrow(table)  # type: ignore[return-value]
-
-    def to_dask(frame: pl.DataFrame) -> Any:
-        return dd.from_pandas(frame.to_pandas(types_mapper=pd.ArrowDtype), npartitions=2)
-
-    return irm_dask.evaluate, to_dask, from_dask
+    """The engine's evaluate, a converter to its frames and one back (helpers.engine_io)."""
+    return engine_io(name, request)
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])

@@ -41,6 +41,8 @@ from polars_irmetrics.prediction.parts import (
 )
 from polars_irmetrics.prediction.statistics import needs_means, needs_scale
 
+from .helpers import engine_io
+
 REL = 1e-12
 
 
@@ -459,31 +461,8 @@ def test_an_infinite_rating_is_refused_for_the_rating_metrics(column: str) -> No
 
 # --------------------------------------------------------------------------- engines
 def _engine(name: str, request: pytest.FixtureRequest) -> tuple[Any, Any, Any]:
-    """The engine's evaluate, a converter of polars frames to its frames, and one of its
-    results back to polars (the Spark session and Dask cluster of tests/conftest.py)."""
-    if name == "spark":
-        import polars_irmetrics.spark as irm_spark
-
-        session = request.getfixturevalue("spark")
-
-        def from_spark(out: Any) -> pl.DataFrame:
-            return pl.from_arrow(out.toArrow())  # type: ignore[return-value]
-
-        return irm_spark.evaluate, lambda f: session.createDataFrame(f.to_arrow()), from_spark
-    request.getfixturevalue("client")
-    import dask.dataframe as dd
-    import pandas as pd
-    import pyarrow as pa
-
-    import polars_irmetrics.dask as irm_dask
-
-    def from_dask(out: Any) -> pl.DataFrame:
-        return pl.from_arrow(pa.Table.from_pandas(out.compute(), preserve_index=False))  # type: ignore[return-value]
-
-    def to_dask(frame: pl.DataFrame) -> Any:
-        return dd.from_pandas(frame.to_pandas(types_mapper=pd.ArrowDtype), npartitions=2)
-
-    return irm_dask.evaluate, to_dask, from_dask
+    """The engine's evaluate, a converter to its frames and one back (helpers.engine_io)."""
+    return engine_io(name, request)
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
