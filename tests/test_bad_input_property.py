@@ -301,14 +301,14 @@ def _check(pair: Pair, metrics: list[str], kind: Kind) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
-@property_settings(120)
+@property_settings(70)
 @given(pair=pairs(), metric=st.sampled_from(METRICS), kind=KINDS)
 def test_every_metric_alone(pair: Pair, metric: str, kind: Kind) -> None:
     _check(pair, [metric], kind)
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
-@property_settings(90)
+@property_settings(50)
 @given(
     pair=pairs(),
     metrics=st.lists(st.sampled_from(METRICS), min_size=2, max_size=6, unique=True),

@@ -57,7 +57,7 @@ def _tables(draw: st.DrawFn) -> dict[str, Any]:
     return {"run": run, "qrels": qrels, "groups": groups}
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(_tables(), st.booleans())
 def test_positions_from_the_ranks_give_the_sorts_bits(
     tables: dict[str, Any], sampled: bool

@@ -139,7 +139,7 @@ def by_evaluate(frame: pl.DataFrame | pl.LazyFrame, exprs: list[pl.Expr]) -> pl.
     return result.sort("query_id")
 
 
-@property_settings(25)
+@property_settings(12)
 @given(table=judged_tables(), lazy=st.booleans())
 def test_expressions_agree_with_evaluate(table: pl.DataFrame, lazy: bool) -> None:
     frame = table.lazy() if lazy else table

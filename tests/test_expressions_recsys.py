@@ -78,7 +78,7 @@ def judged_tables(draw: st.DrawFn) -> pl.DataFrame:
 
 @KINDS
 @pytest.mark.parametrize(("case", "expr", "name", "method"), CASES, ids=IDS)
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(table=judged_tables(), level=st.sampled_from([1, 2]))
 def test_the_expression_equals_evaluate_per_query(
     kind: str,

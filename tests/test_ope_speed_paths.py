@@ -405,7 +405,7 @@ _ODD_PROBS = st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.5, -0.1, float("nan")])
 _ODD_Q = st.sampled_from([0.0, 1.0, -2.5, 2.0**62, float("inf"), float("nan")])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(data=st.data(), rounds=st.integers(1, 3), actions=st.integers(1, 3))
 def test_the_long_form_refuses_and_estimates_as_the_lists_do(
     data: st.DataObject, rounds: int, actions: int

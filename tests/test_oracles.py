@@ -234,7 +234,7 @@ def test_repeated_evaluation_is_bit_identical() -> None:
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")  # random runs
-@settings(SETTINGS, max_examples=60)
+@settings(SETTINGS, max_examples=30)
 @given(case=cases(POOLS), data=st.data())
 def test_rank_column_equals_score_order(case: Case, data: st.DataObject) -> None:
     by_score = irm.evaluate(case.run, TREC_NAMES, qrels=case.qrels, per_query=True, order="score")
@@ -297,7 +297,7 @@ def test_judged_table_equals_trec_eval_on_its_own_rows(case: Case, unjudged: str
     assert not bad, "judged table vs trec_eval:\n" + "\n".join(bad) + f"\n{table.rows()!r}"
 
 
-@settings(SETTINGS, max_examples=50)
+@settings(SETTINGS, max_examples=25)
 @given(
     case=cases(POOLS), unjudged=st.sampled_from(["drop", "-1", "0"]), level=st.sampled_from([1, 2])
 )

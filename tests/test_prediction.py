@@ -110,7 +110,7 @@ def _close(ours: float | None, theirs: float) -> None:
 
 @pytest.mark.parametrize(("name", "fn", "peer", "kind"), CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
-@property_settings(max_examples=15)
+@property_settings(max_examples=10)
 @given(data=st.data())
 def test_equal_to_scikit_learn(
     name: str, fn: Callable[..., pl.Expr], peer: SkFn, kind: str, weighted: bool, data: Any
@@ -1107,7 +1107,7 @@ def _rating_values(
 
 @pytest.mark.parametrize("frame_kind", ["DataFrame", "LazyFrame"])
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
-@property_settings(max_examples=8)
+@property_settings(max_examples=4)
 @given(table=real_ratings(), exponent=st.integers(-12, 12))
 def test_rating_metrics_do_not_depend_on_the_scale_of_the_data(
     frame_kind: str, weighted: bool, table: pl.DataFrame, exponent: int

@@ -87,7 +87,7 @@ def _both(
     return cut, whole.drop(UNCUT)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(_tables(), st.integers(1, 4), st.booleans())
 def test_the_cut_rows_give_every_rows_bits(
     tables: dict[str, pl.DataFrame], k: int, by: bool

@@ -139,7 +139,7 @@ def test_a_list_of_relevant_items_only_scores_1_and_none_0(evaluate: Evaluate) -
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=35, deadline=None)
 @given(
     lists=USER_LISTS,
     k=st.integers(1, 12),

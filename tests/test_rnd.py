@@ -287,7 +287,7 @@ def _grouped_rankings(draw: st.DrawFn) -> dict[str, pl.DataFrame]:
 
 
 @pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame"])
-@property_settings(25)
+@property_settings(12)
 @given(_grouped_rankings())
 def test_beside_awrf_the_same_bits_as_alone(kind: str, tables: dict[str, pl.DataFrame]) -> None:
     # asked together, awrf and rND read one join of the ranked rows with the groups and
@@ -303,7 +303,7 @@ def test_beside_awrf_the_same_bits_as_alone(kind: str, tables: dict[str, pl.Data
             assert joined[name].equals(joined[f"{name}_both"], check_names=False), name
 
 
-@property_settings(20)
+@property_settings(10)
 @given(
     seed=st.integers(0, 2**32 - 1),
     others=st.sets(st.sampled_from(EXPOSURE_OTHERS), min_size=1),

@@ -89,7 +89,7 @@ def test_one_group_by_of_the_rankings_for_both_routes() -> None:
     assert _facts_group_bys(exposure) == 1
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     query_dtype=st.sampled_from([pl.Int64, pl.Int32]),

@@ -314,7 +314,7 @@ SCOPE_NAMES = [
 ]  # fmt: skip
 
 
-@settings(SETTINGS, max_examples=15)  # 0.8 s an example: each metric's own expression
+@settings(SETTINGS, max_examples=8)  # 0.8 s an example: each metric's own expression
 @given(case=cases(POOLS), level=st.sampled_from([1, 2]))
 def test_expression_scope_equals_evaluate_on_a_judged_table(case: Case, level: int) -> None:
     table = case.run.join(case.qrels, on=["query_id", "doc_id"], how="left").with_columns(
