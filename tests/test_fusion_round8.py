@@ -151,6 +151,38 @@ def test_grid_points_weights_match_ranx_or_refuse_an_empty_grid(n_runs: int, ste
         grid_points("weights", n_runs, step)
 
 
+@pytest.mark.parametrize(
+    ("n_runs", "step", "candidates", "fix"),
+    [
+        (4, 0.01, "104,060,401", "pass a larger step, e.g. step=0.1"),
+        (3, 0.001, "1,003,003,001", "pass a larger step, e.g. step=0.1"),
+        (8, 0.1, "214,358,881", "pass a larger step, e.g. step=0.2"),
+        (16, 0.25, "152,587,890,625", "fuse fewer runs"),
+    ],
+)
+def test_a_weight_grid_too_large_to_enumerate_is_refused(
+    n_runs: int, step: float, candidates: str, fix: str
+) -> None:
+    # before: grid_points("weights", 4, 0.01) ran ranx's product of 101**4 vectors (minutes
+    # of CPU and memory before the first fusion); ranx's own search does the same
+    values = round(1 / step) + 1
+    message = (
+        f"step={step!r} for {n_runs} runs makes {candidates} weight vectors to try "
+        f"({values} values per run, every combination, as ranx's grid enumerates them; at "
+        f"most 20,000,000): {fix}"
+    )
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        grid_points("weights", n_runs, step)
+
+
+def test_a_weight_grid_below_the_bound_is_ranx_s() -> None:
+    # grids below the bound are still searched (3 runs at 0.01: 101**3 vectors tried; 7
+    # runs at 0.1, 11**7, are too, some seconds of work, not repeated here)
+    assert len(grid_points("weights", 3, 0.01)) == len(
+        get_trial_configs(get_possible_weights(0.01), 3)
+    )
+
+
 # -- 3. system= naming a column fusion reads as data ------------------------------------
 
 # one long frame of two runs 'a' and 'b' (both a score and a rank column)

@@ -115,6 +115,12 @@ def _digits(step: float) -> int:
     return str(step)[::-1].find(".")
 
 
+#: the most weight vectors grid_points enumerates, some seconds of work (3 runs at step
+#: 0.01: 101**3 = 1,030,301; 7 runs at 0.1: 11**7 = 19,487,171; 4 runs at 0.01 would be
+#: 104 million, minutes before the first fusion)
+MAX_WEIGHT_CANDIDATES = 20_000_000
+
+
 def grid_points(param: str, n_runs: int, step: float | None) -> list[Any]:
     """ranx's grid (``ranx.fusion_optimization``): weight vectors on the simplex whose
     float sum is exactly 1, ``k`` in 10..100, or 0.01..1 for ``phi``/``gamma``/``sigma``.
@@ -146,6 +152,14 @@ def grid_points(param: str, n_runs: int, step: float | None) -> list[Any]:
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.MetricParameterError: step=0.3 gives no weights of the 2 runs ...
+
+    A weight grid whose every combination of values would take hours to enumerate (more
+    than twenty million: 4 runs at step 0.01) is refused:
+
+    >>> grid_points("weights", 4, 0.01)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: step=0.01 for 4 runs makes 104,060,401 weight ...
     """
     if step is not None and (
         isinstance(step, bool)
@@ -172,6 +186,19 @@ def grid_points(param: str, n_runs: int, step: float | None) -> list[Any]:
         )
     if param == "weights":
         values = [round(float(x), digits) for x in np.arange(0, 1 + step, step)]
+        candidates = len(values) ** n_runs
+        if candidates > MAX_WEIGHT_CANDIDATES:  # ranx's product would run for hours
+            fits = [
+                s
+                for s in (0.1, 0.2, 0.25, 0.5)
+                if (round(1 / s) + 1) ** n_runs <= MAX_WEIGHT_CANDIDATES
+            ]
+            fix = f"pass a larger step, e.g. step={fits[0]}" if fits else "fuse fewer runs"
+            raise MetricParameterError(
+                f"step={given!r} for {n_runs} runs makes {candidates:,} weight vectors to "
+                f"try ({len(values)} values per run, every combination, as ranx's grid "
+                f"enumerates them; at most {MAX_WEIGHT_CANDIDATES:,}): {fix}"
+            )
         weights = [seq for seq in itertools.product(*[values] * n_runs) if sum(seq) == 1.0]
         if not weights:  # ranx's search would return {"weights": []}
             raise MetricParameterError(
@@ -270,6 +297,8 @@ def optimize_fusion(
         reads the per-query values, whose mean ``agg=`` would not change.
     step
         The grid's step (ranx's defaults: 0.1 for weights, 10 for ``k``, 0.01 else).
+        A weight grid enumerates every combination of the step's values, one per run:
+        more than 20 million (4 runs at 0.01) is refused, with a step that fits.
     return_grid
         Also return every grid point's mean score.
     folds
