@@ -37,7 +37,7 @@ from polars_irmetrics.errors import (
     QuerySetError,
 )
 
-from .test_engines_recsys42 import _engine
+from .test_engines_recsys42 import PARTS, _engine
 
 LAZY = pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
 
@@ -216,7 +216,11 @@ def test_engines_break_integer_ties_as_text(engine: str, request: pytest.Fixture
         warnings.simplefilter("ignore", CoverageWarning)
         got = back(
             evaluate(
-                frame(run), SIMILARITIES, reference=frame(reference), per_query=True, partitions=3
+                frame(run),
+                SIMILARITIES,
+                reference=frame(reference),
+                per_query=True,
+                partitions=PARTS,
             )
         ).sort("query_id")
     assert got.cast(want.schema).equals(want)

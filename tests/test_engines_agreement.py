@@ -15,7 +15,7 @@ import polars_irmetrics as irm
 from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
 
 from .test_agreement import runs_with_ties as _runs
-from .test_engines_recsys42 import _engine
+from .test_engines_recsys42 import PARTS, _engine, results
 
 #: Every kind of rank similarity: RBO (ties too), set overlaps, the tau measures,
 #: RecTools' and RePlay's metrics against a reference model.
@@ -46,17 +46,22 @@ def test_rank_similarity_on_engines_gives_the_one_plans_bits(
     evaluate, frame, back = _engine(engine, request)
     run, reference = _runs(3)
     frames = frame(run), frame(reference)
-    # by= keys both sides have; systems= the reference lacks (one reference for each)
+    # by= keys both sides have; systems= the reference lacks (one reference for each).
+    # A covering design: each engine evaluates both, one for the means and the other per
+    # query (the means without keys: the warnings' tests below, on both engines)
     alone = frame(reference.drop("segment"))
-    for options, other in (
-        ({}, frames[1]),
-        ({"by": "segment", "per_query": True}, frames[1]),
-        ({"systems": "segment"}, alone),
-    ):
-        given = reference if other is frames[1] else reference.drop("segment")
+    per_query = engine == "spark"
+    cases: list[tuple[dict[str, Any], Any, pl.DataFrame]] = [
+        ({"by": "segment", "per_query": per_query}, frames[1], reference),
+        ({"systems": "segment", "per_query": not per_query}, alone, reference.drop("segment")),
+    ]
+    outs = [
+        evaluate(frames[0], METRICS, reference=other, partitions=PARTS, **options)
+        for options, other, _ in cases
+    ]
+    for (options, _, given), got in zip(cases, results(engine, outs, back), strict=True):
         whole = _one_plan(run, given, **options)
-        got = back(evaluate(frames[0], METRICS, reference=other, partitions=3, **options))
-        if options.get("per_query"):  # Dask gives the rows in task order
+        if options["per_query"]:  # Dask gives the rows in task order
             got = got.sort("segment", "query_id")
         assert got.columns == whole.columns, options
         assert got.cast(whole.schema).equals(whole), options
@@ -72,13 +77,16 @@ def test_engines_warn_of_a_reference_lacking_the_runs_queries(
     run, reference = _runs(5)
     reference = reference.filter(pl.col("query_id").is_in(["q04", "q05"]))
     with pytest.warns(CoverageWarning) as expected:
-        irm.evaluate(run, ["rbo"], reference=reference)
+        whole = irm.evaluate(run, ["rbo"], reference=reference)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        back(evaluate(frame(run), ["rbo"], reference=frame(reference), partitions=3))
+        got = back(evaluate(frame(run), ["rbo"], reference=frame(reference), partitions=PARTS))
     said = [str(w.message) for w in caught if issubclass(w.category, CoverageWarning)]
     assert said == [str(expected[0].message)]
     assert said[0].startswith("reference= holds only 2 of the 40 queries of the run")
+    # and the means without keys: one machine's bits
+    assert isinstance(whole, pl.DataFrame)
+    assert got.cast(whole.schema).equals(whole)
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
@@ -143,13 +151,21 @@ def test_engines_warn_of_a_reference_sharing_no_document(
     reference = reference.with_columns(("x" + pl.col("doc_id").cast(pl.String)).alias("doc_id"))
     run = run.with_columns(pl.col("doc_id").cast(pl.String))
     with pytest.warns(CoverageWarning) as expected:
-        irm.evaluate(run, ["rbo", "jaccard@5"], reference=reference)
+        whole = irm.evaluate(run, ["rbo", "jaccard@5"], reference=reference)
     assert len(expected) == 1
     text = str(expected[0].message)
     assert text.startswith("reference= holds none of the ")
     assert "no list shares a document with the reference's" in text
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        back(evaluate(frame(run), ["rbo", "jaccard@5"], reference=frame(reference), partitions=3))
+        got = back(
+            evaluate(
+                frame(run), ["rbo", "jaccard@5"], reference=frame(reference), partitions=PARTS
+            )
+        )
     said = [str(w.message) for w in caught if issubclass(w.category, CoverageWarning)]
     assert said == [text]
+    # and the means without keys: one machine's bits, every similarity 0
+    assert isinstance(whole, pl.DataFrame)
+    assert whole.row(0)[1:] == (0.0, 0.0)
+    assert got.cast(whole.schema).equals(whole)

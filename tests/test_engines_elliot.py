@@ -15,7 +15,7 @@ import pytest
 import polars_irmetrics as irm
 from polars_irmetrics.errors import DuplicateError, MetricParameterError
 from tests.test_engines_recsys42 import _engine
-from tests.test_engines_recsys_history import TABLES, _warned, one_and_engine
+from tests.test_engines_recsys_history import TABLES, _warned, covering, one_and_engine
 
 ELLIOT = [
     "pop_rsp@5",
@@ -53,11 +53,13 @@ CASES = [
     ("by-score", {"by": "segment", "order": "score"}),
     ("relevance-level", {"relevance_level": 2}),
 ]
+# a covering design: each engine evaluates without by= and by segment (ordered by score);
+# relevance_level= on Dask
+CASES_COVER = {"spark": ("means", "by-score"), "dask": ("by-score", "relevance-level")}
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
-@pytest.mark.parametrize("engine", ["spark", "dask"])
-@pytest.mark.parametrize(("case", "options"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("engine", "case", "options"), covering(CASES, CASES_COVER))
 def test_elliot_equals_one_machine(
     engine: str, case: str, options: dict[str, Any], request: pytest.FixtureRequest
 ) -> None:

@@ -20,6 +20,7 @@ import pytest
 import polars_irmetrics as irm
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from tests.test_engines_recsys42 import _engine
+from tests.test_engines_recsys_history import covering
 
 # q1 ranks a over b, q2 a alone; the judgments grade b in q1 and a in q2
 RUN = pl.DataFrame(
@@ -311,17 +312,23 @@ ACCEPTED: list[tuple[str, pl.DataFrame, list[str], dict[str, pl.DataFrame], dict
     ("rank-ps", _R, ["ps_ndcg@5"], {"qrels": QRELS, "propensities": PROPENSITIES}, {"rank": "r"}),
     ("score-novelty", _S, ["novelty@5"], {"interactions": HISTORY}, {"score": "s"}),
 ]
+# a covering design: each engine reads rank= and score= of a long run (Spark rank=, Dask
+# score=) and of a run of lists (Spark score=, Dask rank=), and every other route
+_ROUTES = ("sample_id-ee_loss", "score-rbo", "rank-ps", "score-novelty")
+ACCEPTED_COVER = {
+    "spark": ("rank-offline", "score-list-parallel", *_ROUTES),
+    "dask": ("score-offline", "rank-list-positions", *_ROUTES),
+}
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
-@pytest.mark.parametrize("engine", ["spark", "dask"])
 @pytest.mark.parametrize(
-    ("run", "metrics", "tables", "options"),
-    [c[1:] for c in ACCEPTED],
-    ids=[c[0] for c in ACCEPTED],
+    ("engine", "case", "run", "metrics", "tables", "options"),
+    covering(ACCEPTED, ACCEPTED_COVER),
 )
 def test_engines_accept_a_column_the_run_holds_with_the_doors_values(
     engine: str,
+    case: str,
     run: pl.DataFrame,
     metrics: list[str],
     tables: dict[str, pl.DataFrame],

@@ -141,9 +141,37 @@ def test_exposure_in_buckets_writes_in_spill_dir(tmp_path: Any) -> None:
     assert list(tmp_path.iterdir()) == []  # the buckets' folder is gone
 
 
+#: the engines' parts in these tests: two, more than one so that every merge of the parts'
+#: values runs, and as many as the Spark session's two cores and the Dask cluster's two
+#: workers run at once (three parts took two rounds of tasks: a quarter of each call)
+PARTS = 2
+
+
 def _engine(name: str, request: pytest.FixtureRequest) -> tuple[Any, Any, Any]:
     """The engine's evaluate, a converter to its frames and one back (helpers.engine_io)."""
     return engine_io(name, request)
+
+
+class _Computed:
+    """A computed Dask result, handed to helpers.engine_io's converter back to polars."""
+
+    def __init__(self, frame: Any) -> None:
+        self.frame = frame
+
+    def compute(self) -> Any:
+        return self.frame
+
+
+def results(engine: str, outs: list[Any], back: Any) -> list[pl.DataFrame]:
+    """Several results of the engine as polars frames (``back``: the engine's converter):
+    Spark's one after another; Dask's lazy results in one ``dask.compute`` of them all
+    (one graph, one round of tasks: the per-compute cost of the cluster paid once),
+    each converted back as alone."""
+    if engine != "dask":
+        return [back(out) for out in outs]
+    import dask
+
+    return [back(_Computed(frame)) for frame in dask.compute(*outs)]
 
 
 # the training history: users (some without recommendations) and 35 of the 40 items
@@ -175,7 +203,34 @@ ENGINE_CASES = [
 ]
 
 
-_PER_QUERY_CASES = ("ee-groups-sampled", "mixed")
+# A covering design (an engine call costs seconds) in place of every case on every
+# engine: each engine evaluates every family of measures (ee_*, awrf with target=, the
+# segregation measures, the catalogue's metrics), the exposure measures beside accuracy
+# metrics (two calls joined), their means and per-query values. Spark: ee_* of groups=,
+# beside accuracy metrics with an exposure call that reads no judgments (mixed-sides),
+# per query alone; Dask: ee_* of each document, beside ndcg with an exposure call that
+# reads them (mixed), per query beside. Every case runs on an engine
+# (test_the_engine_cases_are_covered).
+ENGINE_COVER = {
+    # engine: (the cases of its means, the case of its per-query values too)
+    "spark": (
+        ("ee-groups-sampled", "awrf-target", "segregation", "mixed-sides", "catalogue"),
+        "ee-groups-sampled",
+    ),
+    "dask": (("ee-documents", "awrf-target", "segregation", "mixed", "catalogue"), "mixed"),
+}
+
+
+def test_the_engine_cases_are_covered() -> None:
+    cases = {case[0] for case in ENGINE_CASES}
+    for engine, (means, per_query) in ENGINE_COVER.items():
+        assert per_query in means, engine
+        assert set(means) <= cases, engine
+    assert set().union(*(means for means, _ in ENGINE_COVER.values())) == cases
+    # the group ids' warnings: every case on one engine
+    assert sorted(i for given in GROUP_ID_COVER.values() for i in given) == [0, 1, 2, 3]
+    # by segment: each case's means and per-query values, on one engine each
+    assert sorted(zip(*_BY_SEGMENT_COVER.values(), strict=True)) == [(False, True), (True, False)]
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
@@ -184,23 +239,31 @@ def test_exposure_on_engines_gives_the_one_plans_bits(
     engine: str, request: pytest.FixtureRequest
 ) -> None:
     evaluate, frame, back = _engine(engine, request)
+    means, per_query_case = ENGINE_COVER[engine]
+    calls, outs = [], []
     for case, metrics, reads, tables in ENGINE_CASES:
+        if case not in means:
+            continue
         frames = {name: frame(tables[name]) for name in ("run", *reads)}
-        # the means of every case; the per-query values (the same parts) of two
-        for per_query in (False, True)[: 2 if case in _PER_QUERY_CASES else 1]:
+        # the means of the engine's cases; the per-query values (the same parts) of one
+        for per_query in (False, True)[: 2 if case == per_query_case else 1]:
             whole = _one_plan(tables, metrics, reads, per_query=per_query)
-            out = evaluate(
-                frames["run"],
-                metrics,
-                **{name: frames[name] for name in reads},
-                per_query=per_query,
-                partitions=3,
+            calls.append((case, per_query, whole))
+            outs.append(
+                evaluate(
+                    frames["run"],
+                    metrics,
+                    **{name: frames[name] for name in reads},
+                    per_query=per_query,
+                    partitions=PARTS,
+                )
             )
-            got = back(out)
-            if per_query:  # Dask gives the rows in task order
-                got = got.sort("query_id")
-            assert got.columns == whole.columns, case
-            assert got.cast(whole.schema).equals(whole), (case, per_query)
+    assert len(calls) == 6
+    for (case, per_query, whole), got in zip(calls, results(engine, outs, back), strict=True):
+        if per_query:  # Dask gives the rows in task order
+            got = got.sort("query_id")
+        assert got.columns == whole.columns, case
+        assert got.cast(whole.schema).equals(whole), (case, per_query)
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
@@ -349,6 +412,10 @@ GROUP_ID_CASES = [
     (["ndcg@5", "ee_loss"], ("qrels", "groups"), {"groups": _MISSED}, False),
     (["awrf"], ("qrels", "groups", "target"), {"groups": _MISSED}, True),
 ]
+# a covering design: each engine warns of rnd (the means on Spark, per query on Dask)
+# and of a call that reads the judgments too, the other way round (awrf with target=
+# per query on Spark; ee_loss beside ndcg, two calls joined, the means on Dask)
+GROUP_ID_COVER = {"spark": (0, 3), "dask": (1, 2)}
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
@@ -357,7 +424,8 @@ def test_engines_warn_of_group_ids_as_one_machine(
 ) -> None:
     # counted over the whole run's documents (a part holds some of them: it does not warn)
     evaluate, frame, back = _engine(engine, request)
-    for metrics, reads, changed, per_query in GROUP_ID_CASES:
+    for index in GROUP_ID_COVER[engine]:
+        metrics, reads, changed, per_query = GROUP_ID_CASES[index]
         tables = {**DETERMINISTIC, **changed}
         given = {name: tables[name] for name in reads}
         expected = _warned(lambda: irm.evaluate(tables["run"], metrics, **given))  # noqa: B023
@@ -366,7 +434,7 @@ def test_engines_warn_of_group_ids_as_one_machine(
         run = frame(tables["run"])
 
         def call() -> None:
-            back(evaluate(run, metrics, **frames, per_query=per_query, partitions=3))  # noqa: B023
+            back(evaluate(run, metrics, **frames, per_query=per_query, partitions=PARTS))  # noqa: B023
 
         assert _warned(call) == expected, (metrics, per_query)
 
@@ -388,6 +456,10 @@ def test_buckets_warn_of_group_ids_once_over_the_whole_run(
     ]
 
 
+#: per engine, the per_query= of each case of the test below (a covering design)
+_BY_SEGMENT_COVER = {"spark": (False, True), "dask": (True, False)}
+
+
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
 @pytest.mark.parametrize("engine", ["spark", "dask"])
 def test_exposure_by_segment_on_engines_gives_the_one_plans_bits(
@@ -403,17 +475,23 @@ def test_exposure_by_segment_on_engines_gives_the_one_plans_bits(
         "groups": DETERMINISTIC["groups"],
         "target": DETERMINISTIC["target"],
     }
+    # a covering design: each engine evaluates both cases, one for the means and the
+    # other per query (Spark: rnd and rkl's means, ndcg, ee_loss and awrf per query;
+    # Dask the other way round)
     cases = [(["rnd", "rkl"], ("groups",)), (["ndcg@5", "ee_loss", "awrf"], tuple(tables))]
-    for metrics, reads in cases:
+    wholes, outs = [], []
+    for (metrics, reads), per_query in zip(cases, _BY_SEGMENT_COVER[engine], strict=True):
         given = {name: tables[name] for name in reads}
         frames = {name: frame(table) for name, table in given.items()}
-        for per_query in (False, True):
-            whole = irm.evaluate(run, metrics, **given, by="segment", per_query=per_query)
-            got = back(evaluate(frame(run), metrics, **frames, by="segment", per_query=per_query))
-            if per_query:  # Dask gives the rows in task order
-                got = got.sort("segment", "query_id")
-            assert got.columns == whole.columns
-            assert got.cast(whole.schema).equals(whole), (metrics, per_query)
+        wholes.append(irm.evaluate(run, metrics, **given, by="segment", per_query=per_query))
+        outs.append(evaluate(frame(run), metrics, **frames, by="segment", per_query=per_query))
+    for whole, got, per_query in zip(
+        wholes, results(engine, outs, back), _BY_SEGMENT_COVER[engine], strict=True
+    ):
+        if per_query:  # Dask gives the rows in task order
+            got = got.sort("segment", "query_id")
+        assert got.columns == whole.columns
+        assert got.cast(whole.schema).equals(whole), (whole.columns, per_query)
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
@@ -422,8 +500,11 @@ def test_engines_refuse_negative_true_negatives_as_one_machine(
 ) -> None:
     # a catalogue of 2 items beside k = 5: RecTools' tn = n - k - fn below 0 for every
     # user (an accuracy below 0, an MCC below -1 once); each part refuses it alike
+    # (the means on Spark, the per-query values on Dask: a part's refusal costs a task
+    # and its Python worker; one machine refuses both)
     evaluate, frame, back = _engine(engine, request)
     two = HISTORY.filter(pl.col("doc_id").is_in(["d0", "d1"]))
+    refusals = []
     for per_query in (False, True):
         with pytest.raises(InvalidValueError) as one:
             irm.evaluate(
@@ -434,10 +515,12 @@ def test_engines_refuse_negative_true_negatives_as_one_machine(
                 per_query=per_query,
             )
         assert "would be negative" in str(one.value)
-        tables = {"qrels": frame(DETERMINISTIC["qrels"]), "interactions": frame(two)}
-        run = frame(DETERMINISTIC["run"])
-        with pytest.raises(InvalidValueError, match=f"^{re.escape(str(one.value))}$"):
-            back(evaluate(run, ["reco_accuracy@5"], **tables, per_query=per_query, partitions=3))
+        refusals.append(str(one.value))
+    per_query = engine == "dask"
+    tables = {"qrels": frame(DETERMINISTIC["qrels"]), "interactions": frame(two)}
+    run = frame(DETERMINISTIC["run"])
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(refusals[per_query])}$"):
+        back(evaluate(run, ["reco_accuracy@5"], **tables, per_query=per_query, partitions=PARTS))
 
 
 # judgments whose ids match none of the run's documents (upper case): the exposure
@@ -489,8 +572,8 @@ def test_engines_warn_of_a_run_that_misses_the_judgments_as_one_machine(
     assert "match a judgment only when case is ignored" in expected[0]
     frames = {name: frame(table) for name, table in given.items()}
     run = frame(DETERMINISTIC["run"])
-    for per_query in (False, True):
-        got = judged(
-            lambda: back(evaluate(run, metrics, **frames, per_query=per_query, partitions=3))  # noqa: B023
-        )
-        assert got == expected, per_query
+    per_query = engine == "dask"  # the means on Spark, the per-query values on Dask
+    got = judged(
+        lambda: back(evaluate(run, metrics, **frames, per_query=per_query, partitions=PARTS))
+    )
+    assert got == expected, per_query

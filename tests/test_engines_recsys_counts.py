@@ -14,8 +14,14 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError
-from tests.test_engines_recsys42 import _engine
-from tests.test_engines_recsys_history import TABLES, _warned, history_for, one_and_engine
+from tests.test_engines_recsys42 import PARTS, _engine
+from tests.test_engines_recsys_history import (
+    TABLES,
+    _warned,
+    covering,
+    history_for,
+    one_and_engine,
+)
 
 COUNTED = [
     "catalog_coverage@5",
@@ -35,11 +41,17 @@ CASES = [
     ("unseen-recommenders", ["novelty@5", "catalog_coverage@5"], {"unseen_items": "recommenders"}),
     ("no-history", ["distributional_coverage@4", "distributional_coverage"], {}),
 ]
+# a covering design: each engine evaluates every metric without by= and by segment
+# (ordered by score), with the history and without; the unseen items dropped on Dask,
+# kept as the recommenders keep them on Spark
+CASES_COVER = {
+    "spark": ("means", "by-score", "unseen-recommenders", "no-history"),
+    "dask": ("by-score", "unseen-dropped", "no-history"),
+}
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
-@pytest.mark.parametrize("engine", ["spark", "dask"])
-@pytest.mark.parametrize(("case", "metrics", "options"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("engine", "case", "metrics", "options"), covering(CASES, CASES_COVER))
 def test_item_count_metrics_equal_one_machine(
     engine: str,
     case: str,
@@ -68,7 +80,7 @@ def test_the_warning_and_the_errors_are_one_machines(
     assert one[0].startswith("interactions= holds only "), one
     got = _warned(
         lambda: back(
-            evaluate(frame(run), metrics, interactions=frame(history), partitions=3, **options)
+            evaluate(frame(run), metrics, interactions=frame(history), partitions=PARTS, **options)
         )
     )
     assert got == one
@@ -81,7 +93,7 @@ def test_the_warning_and_the_errors_are_one_machines(
     with pytest.raises(InvalidValueError, match=pattern):
         irm.evaluate(run, metrics, interactions=history)
     with pytest.raises(InvalidValueError, match=pattern):
-        back(evaluate(frame(run), metrics, interactions=frame(history), partitions=3))
+        back(evaluate(frame(run), metrics, interactions=frame(history), partitions=PARTS))
     whole = frame(TABLES["interactions"].drop("segment"))
     mixed = (
         f"metrics 'gini_index@5' and 'surprisal@5' merge from different parts on {name} "
@@ -110,11 +122,13 @@ REPLAY_CASES = [
     ("by-per-user", {"by": "segment", "per_query": True}),
     ("per-user-unseen-dropped", {"per_query": True, "unseen_items": "drop"}),
 ]
+# each engine: the means and the per-user values (by segment on Spark, the unseen items
+# dropped on Dask)
+REPLAY_COVER = {"spark": ("means", "by-per-user"), "dask": ("means", "per-user-unseen-dropped")}
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
-@pytest.mark.parametrize("engine", ["spark", "dask"])
-@pytest.mark.parametrize(("case", "options"), REPLAY_CASES, ids=[c[0] for c in REPLAY_CASES])
+@pytest.mark.parametrize(("engine", "case", "options"), covering(REPLAY_CASES, REPLAY_COVER))
 def test_replay_novelty_counts_the_historys_users_once(
     engine: str, case: str, options: dict[str, Any], request: pytest.FixtureRequest
 ) -> None:

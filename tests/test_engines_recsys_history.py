@@ -17,7 +17,7 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import CoverageWarning, InvalidValueError, MetricParameterError
-from tests.test_engines_recsys42 import _engine
+from tests.test_engines_recsys42 import PARTS, _engine
 
 
 def _tables() -> dict[str, pl.DataFrame]:
@@ -83,16 +83,31 @@ def one_and_engine(
     tables: dict[str, pl.DataFrame],
     options: dict[str, Any],
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """One machine's result and the engine's (in 3 parts; per user sorted as one
+    """One machine's result and the engine's (in ``PARTS`` parts; per user sorted as one
     machine sorts them), in one machine's dtypes."""
     evaluate, frame, back = engine
     one = irm.evaluate(run, metrics, **tables, **options)
     given = {name: frame(table) for name, table in tables.items()}
-    got = back(evaluate(frame(run), metrics, **given, partitions=3, **options))
+    got = back(evaluate(frame(run), metrics, **given, partitions=PARTS, **options))
     if options.get("per_query"):  # Dask gives the users' rows part by part
         got = got.sort([*([options["by"]] if options.get("by") else []), "query_id"])
     assert got.columns == one.columns
     return one, got.cast(one.schema)
+
+
+def covering(cases: list[Any], cover: dict[str, tuple[str, ...]]) -> list[Any]:
+    """``(engine, *case)`` parameters (ids ``case-engine``) of the cases (their first
+    item an id) that ``cover`` gives each engine: a covering design in place of every
+    case on every engine (an engine call costs seconds); every case on one engine at
+    least."""
+    ids = {case[0] for case in cases}
+    assert set().union(*cover.values()) == ids, "a case on no engine"
+    return [
+        pytest.param(engine, *case, id=f"{case[0]}-{engine}")
+        for case in cases
+        for engine, given in cover.items()
+        if case[0] in given
+    ]
 
 
 CASES = [
@@ -101,11 +116,17 @@ CASES = [
     ("by-means", [*POPULARITY[:3], *FEATURES], {"by": "segment"}),
     ("unseen-dropped", POPULARITY[:4], {"unseen_items": "drop"}),
 ]
+# each engine: the means without by=, the means by segment and the per-user values by
+# segment; the popularity measures and those of the feature vectors; unseen_items='drop'
+# on Dask, the feature vectors without by= on Spark
+CASES_COVER = {
+    "spark": ("means", "by-per-user", "by-means"),
+    "dask": ("by-per-user", "by-means", "unseen-dropped"),
+}
 
 
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
-@pytest.mark.parametrize("engine", ["spark", "dask"])
-@pytest.mark.parametrize(("case", "metrics", "options"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("engine", "case", "metrics", "options"), covering(CASES, CASES_COVER))
 def test_history_metrics_equal_one_machine(
     engine: str,
     case: str,
@@ -156,9 +177,13 @@ WARNING_CASES = [
 ]
 
 
-@pytest.mark.parametrize("engine", ["spark", "dask"])
+# a covering design: each engine warns of the history's items and of its users (the
+# users counted before unseen_items='drop' leaves some out: Dask)
+WARNING_COVER = {"spark": ("items", "users"), "dask": ("items", "users-kept")}
+
+
 @pytest.mark.parametrize(
-    ("case", "metrics", "history", "options"), WARNING_CASES, ids=[c[0] for c in WARNING_CASES]
+    ("engine", "case", "metrics", "history", "options"), covering(WARNING_CASES, WARNING_COVER)
 )
 def test_the_history_warning_is_the_whole_tables_once(
     engine: str,
@@ -177,7 +202,9 @@ def test_the_history_warning_is_the_whole_tables_once(
         assert " of the 40 users " in one[0], one
     engine_run, lacking = frame(run), frame(history)
     got = _warned(
-        lambda: back(evaluate(engine_run, metrics, interactions=lacking, partitions=3, **options))
+        lambda: back(
+            evaluate(engine_run, metrics, interactions=lacking, partitions=PARTS, **options)
+        )
     )
     assert got == one, case
 
@@ -200,7 +227,10 @@ def test_a_null_id_in_the_history_is_refused_as_one_machine(
     with pytest.raises(InvalidValueError, match=f"^{re.escape(str(one.value))}$"):
         back(
             evaluate(
-                frame(TABLES["run"]), ["surprisal@5"], interactions=frame(history), partitions=3
+                frame(TABLES["run"]),
+                ["surprisal@5"],
+                interactions=frame(history),
+                partitions=PARTS,
             )
         )
 
@@ -259,25 +289,36 @@ def test_the_catalogues_warning_and_null_ids_are_one_machines(
     with pytest.raises(InvalidValueError, match=f"^{re.escape(str(one.value))}$"):
         back(
             evaluate(
-                frame(run), metrics, qrels=frame(qrels), interactions=frame(nulls), partitions=3
+                frame(run),
+                metrics,
+                qrels=frame(qrels),
+                interactions=frame(nulls),
+                partitions=PARTS,
             )
         )
-    for history in (_UPPER, _STRANGERS):  # most items unknown; none of the users known
-        engine_history = frame(history)
+    # most items unknown; none of the users known: both warnings on one machine, one on
+    # each engine (a covering design: the same count of the history on the driver)
+    expected = {}
+    for case, history in (("items", _UPPER), ("users", _STRANGERS)):
+        expected[case] = _warned(
+            lambda given=history: irm.evaluate(run, metrics, qrels=qrels, interactions=given)
+        )
+        assert len(expected[case]) == 1, expected
+    assert expected["items"] != expected["users"]
+    case, history = ("items", _UPPER) if engine == "spark" else ("users", _STRANGERS)
+    engine_history = frame(history)
 
-        def on_one_machine(given: pl.DataFrame = history) -> None:
-            irm.evaluate(run, metrics, qrels=qrels, interactions=given)
+    def on_the_engine() -> None:
+        back(evaluate(frame(run), metrics, qrels=frame(qrels), interactions=engine_history))
 
-        def on_the_engine(given: Any = engine_history) -> None:
-            back(evaluate(frame(run), metrics, qrels=frame(qrels), interactions=given))
-
-        expected = _warned(on_one_machine)
-        assert len(expected) == 1, expected
-        assert _warned(on_the_engine) == expected
+    assert _warned(on_the_engine) == expected[case]
 
 
-@pytest.mark.parametrize("engine", ["spark", "dask"])
-@pytest.mark.parametrize("per_query", [False, True])
+# a covering design: the means on Spark, the per-user values on Dask (each engine's
+# per-user values of the history's metrics: test_history_metrics_equal_one_machine)
+@pytest.mark.parametrize(
+    ("engine", "per_query"), [("spark", False), ("dask", True)], ids=["False-spark", "True-dask"]
+)
 def test_kotkov_serendipity_reads_the_whole_history(
     engine: str, per_query: bool, request: pytest.FixtureRequest
 ) -> None:
@@ -296,7 +337,7 @@ def test_kotkov_serendipity_reads_the_whole_history(
             qrels=frame(qrels),
             interactions=frame(_HISTORY),
             per_query=per_query,
-            partitions=3,
+            partitions=PARTS,
         )
     )
     if per_query:  # Dask gives the queries' rows part by part
@@ -340,9 +381,16 @@ LACKING_CASES = [
 ]
 
 
-@pytest.mark.parametrize("engine", ["spark", "dask"])
+# each engine warns of the feature vectors and of the history: the feature vectors under
+# unseen_items='recommenders' on Spark, under 'drop' on Dask
+LACKING_COVER = {
+    "spark": ("features-recommenders", "history-drop"),
+    "dask": ("features-drop", "history-drop"),
+}
+
+
 @pytest.mark.parametrize(
-    ("case", "metrics", "options"), LACKING_CASES, ids=[c[0] for c in LACKING_CASES]
+    ("engine", "case", "metrics", "options"), covering(LACKING_CASES, LACKING_COVER)
 )
 def test_a_side_table_holding_none_of_the_items_is_warned_of_as_one_machine(
     engine: str,
@@ -377,6 +425,6 @@ def test_a_side_table_holding_none_of_the_items_is_warned_of_as_one_machine(
     ]
     sides = {name: frame(t) for name, t in side.items()}
     got = _warned(
-        lambda: back(evaluate(frame(TABLES["run"]), metrics, **sides, partitions=3, **options))
+        lambda: back(evaluate(frame(TABLES["run"]), metrics, **sides, partitions=PARTS, **options))
     )
     assert got == one, case

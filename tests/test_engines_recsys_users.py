@@ -15,7 +15,7 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
-from tests.test_engines_recsys42 import _engine
+from tests.test_engines_recsys42 import PARTS, _engine
 
 
 def _tables() -> dict[str, pl.DataFrame]:
@@ -76,7 +76,7 @@ def test_means_of_per_user_values_equal_one_machine(
             frame(run),
             metrics,
             **{k: frame(v) for k, v in tables.items()},
-            partitions=3,
+            partitions=PARTS,
             **options,
         )
     )
@@ -136,6 +136,6 @@ def test_a_data_error_is_the_librarys_from_the_part_that_finds_it(
                 frame(TABLES["run"]),
                 ["categorical_diversity@5"],
                 item_features=frame(lacking),
-                partitions=3,
+                partitions=PARTS,
             )
         )
