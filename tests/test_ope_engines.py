@@ -237,18 +237,50 @@ _ENGINE_SETS = [
     ("slate_standard_s2", ["cascade_dr"], ("cascade_policy", "cascade_reward_model")),
 ]
 
+#: the two ways a split log is read: unsegmented in 3 parts, by segment in 2
+_SPLITS = [(None, 3), ("segment", 2)]
+
+#: A covering design, not the full product of cases, splits and engines (each engine
+#: call costs seconds): each case (estimator family: rows with a reward model, rows by
+#: position, rows without a reward model, slates, cascade) runs once on each engine,
+#: Spark with one split and Dask with the other, the splits alternating from case to
+#: case, so each engine meets every family once and each split (None and 'segment')
+#: on two or three families, and each (case, split) pair is checked on one engine.
+_ENGINE_RUNS = [
+    pytest.param(*case, engine, by, partitions, id=f"{case[0]}-{engine}-{by or 'whole'}")
+    for i, case in enumerate(_ENGINE_SETS)
+    for engine in ("spark", "dask")
+    for by, partitions in [_SPLITS[(i + (engine == "dask")) % 2]]
+]
+
+
+#: The case whose policy also takes an action no round of the log shows (in some rounds):
+#: its engine calls check the support warning too (on Spark and on Dask).
+_WARNED = "bandit_continuous_s1"
+
+
+def _takes_action_9(policy: pl.DataFrame) -> pl.DataFrame:
+    """``policy`` taking action 9, which no round of the log shows, in place of action 0
+    in every seventh round."""
+    return policy.with_columns(
+        action=pl.when((pl.col("action") == 0) & (pl.col("round_id") % 7 == 3))
+        .then(9)
+        .otherwise("action")
+    )
+
 
 def _one_plan(tables: dict[str, pl.DataFrame], metrics: list[str], **kw: Any) -> pl.DataFrame:
     return _evaluate("DataFrame", tables, metrics, **kw)  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("engine", ["spark", "dask"])
-@pytest.mark.parametrize(("case", "metrics", "tables"), _ENGINE_SETS)
+@pytest.mark.parametrize(("case", "metrics", "tables", "engine", "by", "partitions"), _ENGINE_RUNS)
 def test_engines_give_the_same_bits(
     engine: str,
     case: str,
     metrics: list[str],
     tables: tuple[str, ...],
+    by: str | None,
+    partitions: int,
     request: pytest.FixtureRequest,
 ) -> None:
     evaluate, frame = _engine(engine, request)
@@ -258,22 +290,31 @@ def test_engines_give_the_same_bits(
     given_tables = {
         k: v.filter(pl.col("round_id").is_in(first.implode())) for k, v in given_tables.items()
     }
+    warned = case == _WARNED
+    if warned:  # the same call checks the support warning of the whole log, as one plan
+        given_tables["policy"] = _takes_action_9(given_tables["policy"])
     frames = {k: frame(v) for k, v in given_tables.items()}
-    for by, partitions in ((None, 3), ("segment", 2)):
-        whole = _one_plan(given_tables, metrics, by=by)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SupportWarning)
-            out = evaluate(
-                frames["log"],
-                metrics,
-                policy=frames["policy"],
-                reward_model=frames.get("reward_model"),
-                by=by,
-                partitions=partitions,
-            )
-        got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
-        assert got.columns == whole.columns
-        assert got.cast(whole.schema).equals(whole), (case, by)
+    whole = _one_plan(given_tables, metrics, by=by)
+    assert whole.height == (1 if by is None else 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = evaluate(
+            frames["log"],
+            metrics,
+            policy=frames["policy"],
+            reward_model=frames.get("reward_model"),
+            by=by,
+            partitions=partitions,
+        )
+    if warned:  # one warning, the one plan's
+        said = [str(w.message) for w in caught if issubclass(w.category, SupportWarning)]
+        with pytest.warns(SupportWarning) as one_plan:
+            irm.evaluate(given_tables["log"], metrics, policy=given_tables["policy"], by=by)
+        assert said == [str(w.message) for w in one_plan], said
+        assert "(e.g. action=9)" in said[0], said
+    got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
+    assert got.columns == whole.columns
+    assert got.cast(whole.schema).equals(whole), (case, by)
 
 
 def _engine(name: str, request: pytest.FixtureRequest) -> tuple[Any, Any]:
@@ -305,9 +346,9 @@ def _pandas(frame: pl.DataFrame) -> Any:
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
-def test_engine_checks_and_warning_as_one_plan(
-    engine: str, request: pytest.FixtureRequest
-) -> None:
+def test_engine_checks_as_one_plan(engine: str, request: pytest.FixtureRequest) -> None:
+    # (the support warning of the whole log, as one plan: test_engines_give_the_same_bits,
+    # in the same call as the bits of bandit_continuous_s1)
     evaluate, frame = _engine(engine, request)
     tables = _bandit("bandit_binary_s0")
     log, policy = frame(tables["log"]), tables["policy"]
@@ -319,10 +360,6 @@ def test_engine_checks_and_warning_as_one_plan(
     missing = frame(policy.filter(~pl.col("round_id").is_in([7, 150])))
     with pytest.raises(QuerySetError, match=re.escape(message)):
         evaluate(log, ["ips"], policy=missing, partitions=3)
-    # the policy takes action 9, which no round of the log shows
-    wider = policy.with_columns(action=pl.when(pl.col("action") == 0).then(9).otherwise("action"))
-    with pytest.warns(SupportWarning, match=re.escape("(e.g. action=9)")):
-        evaluate(log, ["ips"], policy=frame(wider), partitions=2)
 
 
 @pytest.mark.parametrize("engine", ["buckets", "spark", "dask"])
@@ -503,47 +540,47 @@ def _arrow_frame(engine: str, frame: Any) -> Any:
     return lambda f: dd.from_pandas(f.to_pandas(types_mapper=pd.ArrowDtype), npartitions=2)
 
 
-@pytest.mark.parametrize("engine", ["spark", "dask"])
-def test_engines_read_the_list_shape(engine: str, request: pytest.FixtureRequest) -> None:
-    # obp's shape (prob and q_hat a list per round and position): the one plan's bits,
-    # means by segment and per query, and the support warning of the whole log
+@pytest.mark.parametrize(
+    ("engine", "options"), [("spark", {"per_query": True}), ("dask", {"by": "segment"})]
+)
+def test_engines_read_the_list_shape(
+    engine: str, options: dict[str, Any], request: pytest.FixtureRequest
+) -> None:
+    # obp's shape (prob and q_hat a list per round and position), each engine reading
+    # its own list columns: the one plan's bits and the support warning of the whole log,
+    # in one call (each call costs seconds): per query on Spark, means by segment on Dask
+    # (each engine's per_query and by= on the long shape: test_ope_parts.py)
     evaluate, frame = _engine(engine, request)
     frame = _arrow_frame(engine, frame)
     tables = _bandit("bandit_positions_s3")
     first = tables["log"]["round_id"].unique(maintain_order=True).head(200)
     tables = {k: v.filter(pl.col("round_id").is_in(first.implode())) for k, v in tables.items()}
+    # an action the policy takes (at a position) that the log never shows: warned once
+    tables["log"] = tables["log"].filter(pl.col("action") != 0)
     listed = {
         "log": tables["log"],
         "policy": _listed(tables["policy"], "prob"),
         "reward_model": _listed(tables["reward_model"], "q_hat"),
     }
     frames = {k: frame(v) for k, v in listed.items()}
-    for options in ({"by": "segment"}, {"per_query": True}):
-        whole = _evaluate("DataFrame", tables, SINGLE, **options)
-        assert _evaluate("DataFrame", listed, SINGLE, **options).equals(whole)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SupportWarning)
-            out = evaluate(
-                frames["log"],
-                SINGLE,
-                policy=frames["policy"],
-                reward_model=frames["reward_model"],
-                partitions=3,
-                **options,
-            )
-        got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
-        assert got.columns == whole.columns
-        got = got.cast(whole.schema)
-        if options.get("per_query"):
-            got = got.sort("round_id", "position")
-        assert got.equals(whole), options
-    # an action the policy takes (at a position) that the log never shows: warned once
-    log = tables["log"].filter(pl.col("action") != 0)
-    policy = _listed(
-        tables["policy"].filter(pl.col("round_id").is_in(log["round_id"].implode())), "prob"
-    )
-    with pytest.warns(SupportWarning, match=re.escape("(e.g. action=0, position=")):
-        evaluate(frame(log), ["ips"], policy=frame(policy), partitions=2)
+    whole = _evaluate("DataFrame", tables, SINGLE, **options)
+    assert _evaluate("DataFrame", listed, SINGLE, **options).equals(whole)
+    with pytest.warns(SupportWarning, match=re.escape("(e.g. action=0, position=")) as said:
+        out = evaluate(
+            frames["log"],
+            SINGLE,
+            policy=frames["policy"],
+            reward_model=frames["reward_model"],
+            partitions=3,
+            **options,
+        )
+    assert len([w for w in said if issubclass(w.category, SupportWarning)]) == 1
+    got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
+    assert got.columns == whole.columns
+    got = got.cast(whole.schema)
+    if options.get("per_query"):
+        got = got.sort("round_id", "position")
+    assert got.equals(whole), options
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])

@@ -184,37 +184,58 @@ def test_split_interval_refusals(
         _evaluate("LazyFrame", given_tables, metrics, buckets=2, **kwargs)
 
 
+#: The two ways a split log is read: unsegmented in 3 parts, by segment in 2.
+SPLITS: list[tuple[str | None, int]] = [(None, 3), ("segment", 2)]
+
+
+def covering(first: int) -> list[Any]:
+    """``(engine, by, partitions)``: Spark with split ``first`` of :data:`SPLITS`, Dask
+    with the other. Each engine call costs seconds, so a test of the engines reads each
+    split on one engine only; its partner test (``first`` the other way round) reads
+    each on the other engine: a covering design, each engine meeting each split."""
+    return [
+        pytest.param("spark", *SPLITS[first], id=f"spark-{SPLITS[first][0] or 'whole'}"),
+        pytest.param("dask", *SPLITS[1 - first], id=f"dask-{SPLITS[1 - first][0] or 'whole'}"),
+    ]
+
+
 def engines_give_the_one_plans_bits(
-    engine: str, request: pytest.FixtureRequest, metrics: list[str], **options: Any
+    engine: str,
+    request: pytest.FixtureRequest,
+    metrics: list[str],
+    by: str | None,
+    partitions: int,
+    **options: Any,
 ) -> None:
-    """``metrics`` on the engine, unsegmented in 3 parts and by segment in 2, equal the
-    one plan's frame bit for bit (the first 300 rounds of a positions log)."""
+    """``metrics`` on the engine, ``by`` in ``partitions`` parts, equal the one plan's
+    frame bit for bit (the first 300 rounds of a positions log)."""
     evaluate, frame = _engine(engine, request)
     tables = _head(_bandit("bandit_positions_s3"))
     frames = {k: frame(v) for k, v in tables.items()}
-    for by, partitions in ((None, 3), ("segment", 2)):
-        whole = _evaluate("DataFrame", tables, metrics, by=by, **options)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SupportWarning)
-            out = evaluate(
-                frames["log"],
-                metrics,
-                policy=frames["policy"],
-                reward_model=frames["reward_model"],
-                by=by,
-                partitions=partitions,
-                **options,
-            )
-        got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
-        assert got.columns == whole.columns
-        assert got.cast(whole.schema).equals(whole), by
+    whole = _evaluate("DataFrame", tables, metrics, by=by, **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SupportWarning)
+        out = evaluate(
+            frames["log"],
+            metrics,
+            policy=frames["policy"],
+            reward_model=frames["reward_model"],
+            by=by,
+            partitions=partitions,
+            **options,
+        )
+    got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
+    assert got.columns == whole.columns
+    assert got.cast(whole.schema).equals(whole), by
 
 
-@pytest.mark.parametrize("engine", ["spark", "dask"])
+# the normal interval unsegmented on Spark, by segment on Dask; the bootstrap the other
+# way round (test_ope_boot_parts.py)
+@pytest.mark.parametrize(("engine", "by", "partitions"), covering(0))
 def test_engines_normal_interval_is_the_same_bits(
-    engine: str, request: pytest.FixtureRequest
+    engine: str, by: str | None, partitions: int, request: pytest.FixtureRequest
 ) -> None:
-    engines_give_the_one_plans_bits(engine, request, MEANS, **NORMAL)
+    engines_give_the_one_plans_bits(engine, request, MEANS, by, partitions, **NORMAL)
 
 
 #: The slate and cascade intervals: every slate estimator's bootstrap (the ratios
@@ -261,12 +282,16 @@ def test_slate_normal_interval_is_the_rounds_mean_and_sd(case: str) -> None:
             assert row[f"{label}_upper"] == pytest.approx(values.mean() + half, rel=1e-12)
 
 
-@pytest.mark.parametrize("engine", ["spark", "dask"])
+# each engine: the slates and cascade_dr, the bootstrap and the normal interval, in two
+# calls (Spark the slates' bootstrap and cascade_dr's normal interval, Dask the others)
+@pytest.mark.parametrize(
+    ("engine", "intervals"), [("spark", (0, 3)), ("dask", (1, 2))], ids=["spark", "dask"]
+)
 def test_engines_slate_intervals_are_the_same_bits(
-    engine: str, request: pytest.FixtureRequest
+    engine: str, intervals: tuple[int, int], request: pytest.FixtureRequest
 ) -> None:
     evaluate, frame = _engine(engine, request)
-    for metrics, names, kwargs in (SLATE_INTERVALS[0], SLATE_INTERVALS[3]):
+    for metrics, names, kwargs in (SLATE_INTERVALS[i] for i in intervals):
         tables = _head(_tables(SLATES[0], names), 100)
         frames = {k: frame(v) for k, v in tables.items()}
         whole = _evaluate("DataFrame", tables, metrics, by="segment", **kwargs)
@@ -417,29 +442,32 @@ def test_engines_per_query_slates_is_the_same_bits(
     assert got.cast(whole.schema).sort("segment", "round_id").equals(whole)
 
 
-@pytest.mark.parametrize("engine", ["spark", "dask"])
-def test_engines_per_query_is_the_same_bits(engine: str, request: pytest.FixtureRequest) -> None:
+# by segment on Spark, unsegmented on Dask (the list shape's per_query, unsegmented on
+# Spark: test_ope_engines.py; the slates' by segment on both: above)
+@pytest.mark.parametrize(("engine", "by", "partitions"), covering(1))
+def test_engines_per_query_is_the_same_bits(
+    engine: str, by: str | None, partitions: int, request: pytest.FixtureRequest
+) -> None:
     # the first pass merges each group's mean weight; the second gives each part's rows
     evaluate, frame = _engine(engine, request)
     tables = _head(_bandit("bandit_positions_s3"))
     frames = {k: frame(v) for k, v in tables.items()}
-    for by, partitions in ((None, 3), ("segment", 2)):
-        whole = _evaluate("DataFrame", tables, SINGLE_ALL, by=by, per_query=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SupportWarning)
-            out = evaluate(
-                frames["log"],
-                SINGLE_ALL,
-                policy=frames["policy"],
-                reward_model=frames["reward_model"],
-                by=by,
-                partitions=partitions,
-                per_query=True,
-            )
-        got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
-        keys = [*([by] if by else []), "round_id", "position"]
-        assert got.columns == whole.columns
-        assert got.cast(whole.schema).sort(keys).equals(whole), by
+    whole = _evaluate("DataFrame", tables, SINGLE_ALL, by=by, per_query=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SupportWarning)
+        out = evaluate(
+            frames["log"],
+            SINGLE_ALL,
+            policy=frames["policy"],
+            reward_model=frames["reward_model"],
+            by=by,
+            partitions=partitions,
+            per_query=True,
+        )
+    got = pl.from_pandas(out.toPandas() if engine == "spark" else out.reset_index(drop=True))
+    keys = [*([by] if by else []), "round_id", "position"]
+    assert got.columns == whole.columns
+    assert got.cast(whole.schema).sort(keys).equals(whole), by
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
