@@ -55,8 +55,36 @@ def _polars(frame: dd.DataFrame) -> pl.DataFrame:
     return out
 
 
+_REFERENCES: dict[tuple[int, int, str, bool], pl.DataFrame] = {}
+
+
+def _reference(
+    run: pl.DataFrame, qrels: pl.DataFrame | None, options: dict[str, Any], per_query: bool
+) -> pl.DataFrame:
+    """``irm.evaluate``'s result with every metric, computed once per case: the matrix
+    and the partitioned runs share cases (the module's frames live as long as the
+    module, so their ids name them)."""
+    key = (id(run), id(qrels), repr(sorted(options.items())), per_query)
+    if key not in _REFERENCES:
+        _REFERENCES[key] = irm.evaluate(run, METRICS, qrels=qrels, per_query=per_query, **options)
+    return _REFERENCES[key]
+
+
+#: The cases of engine_cases.MATRIX run on Dask: every per-query case (each a path of
+#: the parts' plan) but rank-order, and the means (one code path over per-query values
+#: already checked) with ``by`` (by-system-score) and without (no-by-zero-drop,
+#: integer-ids). rank-order and unchecked differ only by options no engine reads, handed
+#: to each part's one-machine plan (order="rank", check_duplicates=False), on the same
+#: ranked run with systems: unchecked here, rank-order on Spark. means-judged-table runs
+#: on Spark too (test_spark.py, where test_spark_cases_cover_the_matrix_with_dask checks
+#: that the two engines together run every case).
+DASK_MATRIX = [c for c in MATRIX if c[0] not in ("means-judged-table", "rank-order")]
+
+
 @pytest.mark.parametrize(
-    ("run", "qrels", "options", "per_query"), [c[1:] for c in MATRIX], ids=[c[0] for c in MATRIX]
+    ("run", "qrels", "options", "per_query"),
+    [c[1:] for c in DASK_MATRIX],
+    ids=[c[0] for c in DASK_MATRIX],
 )
 def test_dask_equals_evaluate_bit_for_bit(
     client: Client,
@@ -65,9 +93,9 @@ def test_dask_equals_evaluate_bit_for_bit(
     options: dict[str, Any],
     per_query: bool,
 ) -> None:
-    expected = irm.evaluate(run, METRICS, qrels=qrels, per_query=per_query, **options)
+    expected = _reference(run, qrels, options, per_query)
     got = irm_dask.evaluate(
-        _dask(run, 3),
+        _dask(run, 2),  # two parts (the default: the run's partitions) to merge
         METRICS,
         qrels=None if qrels is None else _dask(qrels, 2),
         per_query=per_query,
@@ -144,16 +172,6 @@ def test_dask_refuses_polars_frames() -> None:
         irm_dask.evaluate(ONE, ["map"])  # type: ignore[arg-type]
 
 
-def test_dask_means_of_the_whole_sample_by_system(client: Client) -> None:
-    # a worked check beside the exact ones: the three systems' MAP, as irm.evaluate says
-    got = _polars(
-        irm_dask.evaluate(_dask(RUN, 4), ["map"], qrels=_dask(QRELS, 1), systems="system")
-    )
-    expected = irm.evaluate(RUN, ["map"], qrels=QRELS, systems="system")
-    assert got.rows() == expected.rows()
-    assert got["num_q"].to_list() == expected["num_q"].to_list()
-
-
 def test_dask_module_without_dask_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("polars_irmetrics.dask", "polars_irmetrics.engines.dask"):
         monkeypatch.delitem(sys.modules, name)
@@ -190,15 +208,20 @@ def _equal(got: dd.DataFrame, expected: pl.DataFrame, per_query: bool) -> None:
         assert result[column].to_list() == expected[column].to_list(), column
 
 
-def _judgments(qrels: pl.DataFrame, kind: str, folder: Path) -> dd.DataFrame:
+def _judgments(qrels: pl.DataFrame, kind: str, folder: Path, buckets: int = 4) -> dd.DataFrame:
     """The judgments as a Dask frame: ``flat`` (no bucket), ``bucketed`` (a bucket
     column, from pandas: shuffled to the tasks) or ``files`` (hive-partitioned files by
     bucket, read by the tasks; the unretrieved judged queries in a bucket of their own,
     which the run lacks)."""
     if kind == "files":
-        return _hive(with_bucket(qrels), folder, files=2)
-    return _dask(with_bucket(qrels) if kind == "bucketed" else qrels, 2)
+        return _hive(with_bucket(qrels, buckets), folder, files=2)
+    return _dask(with_bucket(qrels, buckets) if kind == "bucketed" else qrels, 2)
 
+
+#: The buckets of the partitioned runs compared with irm.evaluate: two (and the
+#: unretrieved judged queries' own), so that each call merges the values of several
+#: tasks, each task a plan of every metric
+BUCKETS = 2
 
 # the judgments flat, carrying the bucket, or in hive files by bucket: every way for the
 # systems and for the unretrieved judged queries (which "files" puts in a bucket the run
@@ -231,29 +254,42 @@ def test_dask_partitioned_by_equals_evaluate(
     per_query: bool,
     kind: str,
 ) -> None:
-    expected = irm.evaluate(run, METRICS, qrels=qrels, per_query=per_query, **options)
-    judged = None if qrels is None else _judgments(qrels, kind, tmp_path / "qrels")
+    expected = _reference(run, qrels, options, per_query)
+    judged = None if qrels is None else _judgments(qrels, kind, tmp_path / "qrels", BUCKETS)
     got = irm_dask.evaluate(
-        _hive(with_bucket(run), tmp_path / "run"),
+        _hive(with_bucket(run, BUCKETS), tmp_path / "run"),
         METRICS,
         qrels=judged,
         per_query=per_query,
         partitioned_by="bucket",
         **options,
     )
+    if "systems" not in options:
+        # the run is not shuffled, nor read by Dask at all: each task reads its own
+        # files (test_dask_shuffle_path_moves_the_run: the shuffle path does both);
+        # judgments with a bucket column alone are shuffled to their tasks, files are
+        # read by the tasks as the run's are. (With systems the run's groups of the
+        # key are read by Dask, to cross the judgments with.)
+        count, reads = _shuffles(got)
+        assert (count > 0) is (kind == "bucketed")
+        assert reads == set()
+        assert not _reads(got)
     _equal(got, expected, per_query)
 
 
-@pytest.mark.parametrize("bucketed", [False, True], ids=["flat-qrels", "bucketed-qrels"])
+# the judgments flat or in hive files by bucket (read by the grouped tasks); judgments
+# carrying the bucket column, shuffled to grouped tasks, are met by the filtered read of
+# test_dask_partitioned_by_reads_of_the_files (its partitions share buckets too)
+@pytest.mark.parametrize("kind", ["flat", "files"], ids=["flat-qrels", "files-qrels"])
 def test_dask_partitioned_by_groups_partitions_sharing_a_value(
-    client: Client, bucketed: bool
+    client: Client, tmp_path: Path, kind: str
 ) -> None:
     # rows sorted by bucket, cut into 3 partitions: partitions share buckets, so they
     # are grouped into one task per connected bucket range
     run = _dask(with_bucket(RUN).sort("bucket"), 3)
     assert max(len(set(p)) for p in dask.compute(*run["bucket"].to_delayed())) > 1
-    qrels = _dask(with_bucket(QRELS) if bucketed else QRELS, 2)
-    expected = irm.evaluate(RUN, METRICS, qrels=QRELS, systems="system", per_query=True)
+    qrels = _judgments(QRELS, kind, tmp_path / "qrels")
+    expected = _reference(RUN, QRELS, {"systems": "system"}, True)
     got = irm_dask.evaluate(
         run, METRICS, qrels=qrels, systems="system", per_query=True, partitioned_by="bucket"
     )
@@ -278,24 +314,18 @@ def _shuffles(frame: dd.DataFrame) -> tuple[int, set[str]]:
 
 
 @pytest.mark.parametrize("kind", ["flat", "bucketed", "files"])
-def test_dask_partitioned_by_does_not_shuffle_the_run(
-    client: Client, tmp_path: Path, kind: str
-) -> None:
+def test_dask_shuffle_path_moves_the_run(client: Client, tmp_path: Path, kind: str) -> None:
+    # the other side of the graph checks of test_dask_partitioned_by_equals_evaluate
+    # (they can fail): without partitioned_by the run's files are read by Dask and its
+    # rows shuffled by query, whatever the judgments (the graph alone: the values of
+    # this path are checked by test_dask_equals_evaluate_bit_for_bit)
     run = _hive(with_bucket(ONE), tmp_path / "run")
     qrels = _judgments(QRELS, kind, tmp_path / "qrels")
     shuffled = irm_dask.evaluate(run, ["map"], qrels=qrels, per_query=True)
     count, reads = _shuffles(shuffled)
-    assert count > 0  # the check can fail: the shuffle path moves the run's rows
+    assert count > 0
     assert reads == {"read_parquet"}
-    kept = irm_dask.evaluate(run, ["map"], qrels=qrels, per_query=True, partitioned_by="bucket")
-    count, reads = _shuffles(kept)
-    # judgments with a bucket column alone are shuffled to their tasks; files are read
-    # by the tasks, as the run's are
-    assert (count > 0) is (kind == "bucketed")
-    assert reads == set()
-    # nor read by Dask at all: each task reads its own files
-    assert not any(key_split(k).startswith("read_parquet") for k in kept.__dask_graph__())
-    assert _polars(kept).sort("query_id").equals(_polars(shuffled).sort("query_id"))
+    assert _reads(shuffled)
 
 
 def _reads(frame: dd.DataFrame) -> bool:
@@ -352,13 +382,14 @@ def test_dask_partitioned_by_data_errors_of_files_are_the_librarys(
 #: (read, the judgments' kind): each read of the run's files once with judgments the
 #: tasks read too (files) or that come shuffled (bucketed), not every pair: the run's
 #: read options shape only the run's own layout (_dask_files.read_layout of the run;
-#: the judgments' layout is read apart). The run Dask reads itself (filtered) with both.
+#: the judgments' layout is read apart). The run Dask reads itself (filtered: its
+#: partitions, two files of a bucket each, grouped by bucket) with judgments shuffled
+#: to the tasks; with the judgments' files in
+#: test_dask_partitioned_by_groups_partitions_sharing_a_value.
 READ_KINDS = [
     (read, kind)
     for read in READS
-    for kind in {"row-groups": ["files"], "columns": ["bucketed"]}.get(
-        read[0], ["bucketed", "files"]
-    )
+    for kind in {"row-groups": ["files"], "columns": ["bucketed"]}.get(read[0], ["bucketed"])
 ]
 
 
@@ -439,8 +470,16 @@ def test_dask_partitioned_by_judgment_files_of_a_false_claim(
     )
 
 
-@pytest.mark.parametrize("per_query", [True, False], ids=["per-query", "means"])
-@pytest.mark.parametrize("bucketed", [False, True], ids=["flat-qrels", "bucketed-qrels"])
+#: (per_query, bucketed): both ways of the judgments; the means and the per-query values
+#: once each (Spark takes the other pairs). A query found in two tasks is refused by the
+#: check every task's values wait on (engines/_dask_partitions._whole), before the
+#: per-query values or the means are made of them
+FALSE_CLAIMS = [(False, False), (True, True)]
+
+
+@pytest.mark.parametrize(
+    ("per_query", "bucketed"), FALSE_CLAIMS, ids=["flat-qrels-means", "bucketed-qrels-per-query"]
+)
 def test_dask_partitioned_by_a_false_claim_is_an_error(
     client: Client, tmp_path: Path, per_query: bool, bucketed: bool
 ) -> None:
@@ -485,10 +524,7 @@ def test_dask_progress_draws_the_tasks_and_persists(
     assert isinstance(got, dd.DataFrame)
     assert all(f.status == "finished" for f in futures_of(got))  # already computed
     assert _polars(got).rows() == expected.rows()
-    lazy = irm_dask.evaluate(_dask(RUN, 3), ["map"], qrels=_dask(QRELS, 2), systems="system")
-    assert futures_of(lazy) == []
-    lazy.compute()
-    assert capsys.readouterr().err == ""
+    # without progress=, lazy and nothing drawn: test_dask_refuses_a_by_key_only_the_run_has
 
 
 def test_dask_progress_of_tasks_reading_their_files(
@@ -542,7 +578,9 @@ def test_dask_partitioned_by_unretrieved_error_as_evaluate(
     assert str(raised.value) == message
 
 
-def test_dask_refuses_a_by_key_only_the_run_has(client: Client) -> None:
+def test_dask_refuses_a_by_key_only_the_run_has(
+    client: Client, capsys: pytest.CaptureFixture[str]
+) -> None:
     # one machine refuses it where a group missed a judged query; a part cannot tell
     message = (
         "by key 'system' is in the run but not in the judgments: on Spark and Dask each "
@@ -551,12 +589,22 @@ def test_dask_refuses_a_by_key_only_the_run_has(client: Client) -> None:
     )
     with pytest.raises(irm.QuerySetError, match=re.escape(message)):
         irm_dask.evaluate(_dask(RUN, 2), ["map"], qrels=_dask(QRELS, 1), by="system")
-    # the way out it names: the key as systems (the same values as one machine)
-    got = irm_dask.evaluate(_dask(RUN, 2), ["map"], qrels=_dask(QRELS, 1), systems="system")
-    assert _polars(got).rows() == irm.evaluate(RUN, ["map"], qrels=QRELS, systems="system").rows()
+    # the way out it names: the key as systems (the same values as one machine), a
+    # worked check beside the exact ones (the three systems' MAP and query counts);
+    # progress= not given, not a terminal: lazy, and nothing drawn at compute
+    got = irm_dask.evaluate(_dask(RUN, 4), ["map"], qrels=_dask(QRELS, 1), systems="system")
+    assert futures_of(got) == []
+    result = _polars(got)
+    assert capsys.readouterr().err == ""
+    expected = irm.evaluate(RUN, ["map"], qrels=QRELS, systems="system")
+    assert result.rows() == expected.rows()
+    assert result["num_q"].to_list() == expected["num_q"].to_list()
 
 
-@pytest.mark.parametrize("per_query", [True, False], ids=["per-query", "means"])
+# the means on Dask, per query on Spark (test_spark.py): queries= is joined onto both
+# sides before the parts, the per-query values and the means are made of the parts'
+# values as in every other call
+@pytest.mark.parametrize("per_query", [False], ids=["means"])
 def test_dask_queries_place_unretrieved_judged_queries(client: Client, per_query: bool) -> None:
     options: dict[str, Any] = {"by": "segment", "per_query": per_query}
     expected = irm.evaluate(DENSE, METRICS, qrels=QRELS, queries=QUERIES, **options)
@@ -580,10 +628,22 @@ def test_dask_refuses_the_one_machine_options(client: Client) -> None:
 
 
 # --------------------------------------------------------------------------- prediction
+#: The prediction cases on Dask: each metric family (binary, rating), table form (one
+#: table, two), by= mode, the per-query values and the means, weighted and not; the
+#: other cases run on Spark (test_spark.py, where
+#: test_spark_and_dask_cover_the_prediction_cases checks that the union of the two
+#: engines is every case).
+DASK_PREDICTION = [
+    c
+    for c in PREDICTION_CASES
+    if c[0] in {"per-user-by-segment", "two-tables-by-segment", "weighted-ratings"}
+]
+
+
 @pytest.mark.parametrize(
     ("table", "labels", "metrics", "options", "per_query"),
-    [c[1:] for c in PREDICTION_CASES],
-    ids=[c[0] for c in PREDICTION_CASES],
+    [c[1:] for c in DASK_PREDICTION],
+    ids=[c[0] for c in DASK_PREDICTION],
 )
 def test_dask_prediction_metrics_equal_evaluate(
     client: Client,
@@ -610,10 +670,12 @@ def test_dask_prediction_metrics_equal_evaluate(
     assert_histogram_exact(got, table, labels, metrics, options, per_query)
 
 
+# warned and not, the means and the per-query values once each; Spark takes the other
+# pairs
 @pytest.mark.parametrize(
     ("truth", "per_query", "warned"),
-    [(SHIFTED, False, True), (SHIFTED, True, True), (TRUTH, False, False)],
-    ids=["no-pair-means", "no-pair-per-query", "every-pair"],
+    [(SHIFTED, True, True), (TRUTH, False, False)],
+    ids=["no-pair-per-query", "every-pair-means"],
 )
 def test_dask_drop_warns_of_unmatched_labels_as_one_machine(
     client: Client, truth: pl.DataFrame, per_query: bool, warned: bool

@@ -4,7 +4,6 @@ from each part's coverage on the driver (the client for Dask)."""
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +13,7 @@ import dask.dataframe as dd
 import polars as pl
 import pytest
 from distributed import Client
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 import polars_irmetrics as irm
 import polars_irmetrics.dask as irm_dask
@@ -55,19 +54,23 @@ def _expected(run: pl.DataFrame, qrels: pl.DataFrame, options: dict[str, Any]) -
 
 
 #: (name, run, qrels, options, per_query): every case with the means; the per-query
-#: route, which adds up the same part counts, with two of the warnings
+#: route, which adds up the same part counts, with one of the warnings on each engine
+#: (the hints' data, "case", on Spark; systems, "one system", on Dask)
 SHAPES = [
     *((*case, False) for case in CASES),
     *((*case, True) for case in CASES if case[0] in ("case", "one system")),
 ]
 SHAPE_IDS = [f"{c[0]}-{'per_query' if c[4] else 'means'}" for c in SHAPES]
+DASK_SHAPES = [(s, i) for s, i in zip(SHAPES, SHAPE_IDS, strict=True) if i != "case-per_query"]
 
 #: On Spark, the shapes whose parts differ for the engine: no warning, the hints' data
 #: (case), systems, empty judgments, judged queries the run lacks (dropped). The texts
 #: are added up from the parts by the code Dask runs too (warn_coverage), checked there
 #: on every shape; "prefix" is checked on Spark by the cogroup and partitioned_by test.
 SPARK_SHAPES = [
-    (s, i) for s, i in zip(SHAPES, SHAPE_IDS, strict=True) if s[0] not in ("prefix", "most missed")
+    (s, i)
+    for s, i in zip(SHAPES, SHAPE_IDS, strict=True)
+    if s[0] not in ("prefix", "most missed") and i != "one system-per_query"
 ]
 
 
@@ -87,15 +90,30 @@ def test_spark_warns_as_one_machine(
     expected = _expected(run, qrels, {**options, "per_query": per_query})
     assert bool(expected) is (name != "clean")
     sides = [spark.createDataFrame(f.to_arrow()) for f in (run, qrels)]
+    frames: list[DataFrame] = []
     got = _caught(
-        lambda: irm_spark.evaluate(
-            sides[0], ["mrr"], qrels=sides[1], partitions=3, per_query=per_query, **options
+        lambda: frames.append(
+            irm_spark.evaluate(
+                sides[0], ["mrr"], qrels=sides[1], partitions=3, per_query=per_query, **options
+            )
         )
     )
     assert got == expected
+    # said by the call, after the values are computed: they are the one machine's
+    values = pl.from_arrow(frames[0].toArrow())
+    assert isinstance(values, pl.DataFrame)
+    one = irm.evaluate(run, ["mrr"], qrels=qrels, per_query=per_query, **options)
+    assert values.rows() == one.rows()
+    if name == "case":  # the warning names the run at fault, which retrieves nothing judged
+        assert values["mrr"].to_list() == [0.0] * values.height
+        assert any("the run retrieves no judged document" in m for m in got)
 
 
-@pytest.mark.parametrize(("name", "run", "qrels", "options", "per_query"), SHAPES, ids=SHAPE_IDS)
+@pytest.mark.parametrize(
+    ("name", "run", "qrels", "options", "per_query"),
+    [s for s, _ in DASK_SHAPES],
+    ids=[i for _, i in DASK_SHAPES],
+)
 def test_dask_warns_as_one_machine_at_compute(
     client: Client,
     name: str,
@@ -106,25 +124,26 @@ def test_dask_warns_as_one_machine_at_compute(
 ) -> None:
     expected = _expected(run, qrels, {**options, "per_query": per_query})
     sides = [dd.from_pandas(f.to_pandas(), npartitions=2) for f in (run, qrels)]
+    frames: list[dd.DataFrame] = []
     lazy = _caught(
-        lambda: irm_dask.evaluate(
-            sides[0], ["mrr"], qrels=sides[1], partitions=3, per_query=per_query, **options
+        lambda: frames.append(
+            irm_dask.evaluate(
+                sides[0], ["mrr"], qrels=sides[1], partitions=3, per_query=per_query, **options
+            )
         )
     )
     assert lazy == []  # nothing computed, nothing said, before compute()
-    frame = irm_dask.evaluate(
-        sides[0], ["mrr"], qrels=sides[1], partitions=3, per_query=per_query, **options
-    )
-    assert _caught(frame.compute) == expected
+    assert _caught(frames[0].compute) == expected
 
 
-def test_spark_warns_after_the_values_are_computed(spark: SparkSession) -> None:
-    """The values are the one machine's; the warning names the run at fault."""
-    run = RUN.with_columns(pl.col("doc_id").str.to_uppercase())
-    sides = [spark.createDataFrame(f.to_arrow()) for f in (run, QRELS)]
-    with pytest.warns(CoverageWarning, match=re.escape("the run retrieves no judged document")):
-        out = irm_spark.evaluate(sides[0], ["mrr"], qrels=sides[1])
-    assert out.toPandas()["mrr"].tolist() == [0.0]
+def test_the_engines_cover_every_shape() -> None:
+    # each shape runs on Dask, and on Spark where its parts differ for the engine; the
+    # per-query route on each engine at least once, on the two together twice
+    assert {i for _, i in DASK_SHAPES} | {i for _, i in SPARK_SHAPES} == set(SHAPE_IDS)
+    for shapes in (DASK_SHAPES, SPARK_SHAPES):
+        assert any(s[4] for s, _ in shapes)
+        assert any(not s[4] for s, _ in shapes)
+    assert {s[0] for s, _ in DASK_SHAPES} == {c[0] for c in CASES}
 
 
 def _hive(frame: pl.DataFrame, folder: Path) -> str:
@@ -141,10 +160,15 @@ def _hive(frame: pl.DataFrame, folder: Path) -> str:
 #: (partitioned_by=; the judged queries no task retrieves evaluated apart).
 OTHER_WAYS = [c for c in CASES if c[0] in ("case", "prefix", "one system")]
 OTHER_IDS = [c[0] for c in OTHER_WAYS]
+#: Spark's cogroup: the systems' counts and the hints' data ("prefix", which the default
+#: way meets with "case") from each cogroup task's part
+COGROUP = ("prefix", "one system")
 
 
 @pytest.mark.parametrize(
-    ("name", "run", "qrels", "options"), OTHER_WAYS, ids=[c[0] for c in OTHER_WAYS]
+    ("name", "run", "qrels", "options", "cogroup"),
+    [(*c, c[0] in COGROUP) for c in OTHER_WAYS],
+    ids=[c[0] for c in OTHER_WAYS],
 )
 def test_spark_cogroup_and_partitioned_by_warn_as_one_machine(
     spark: SparkSession,
@@ -154,6 +178,7 @@ def test_spark_cogroup_and_partitioned_by_warn_as_one_machine(
     run: pl.DataFrame,
     qrels: pl.DataFrame,
     options: dict[str, Any],
+    cogroup: bool,
 ) -> None:
     from polars_irmetrics.engines import spark as engine
 
@@ -166,10 +191,11 @@ def test_spark_cogroup_and_partitioned_by_warn_as_one_machine(
         )
     )
     assert got == expected
-    monkeypatch.setattr(engine, "STRATEGY", "cogroup")
-    shuffled = spark.createDataFrame(run.to_arrow())
-    got = _caught(lambda: irm_spark.evaluate(shuffled, ["mrr"], qrels=judged, **options))
-    assert got == expected
+    if cogroup:
+        monkeypatch.setattr(engine, "STRATEGY", "cogroup")
+        shuffled = spark.createDataFrame(run.to_arrow())
+        got = _caught(lambda: irm_spark.evaluate(shuffled, ["mrr"], qrels=judged, **options))
+        assert got == expected
 
 
 @pytest.mark.parametrize(
