@@ -89,10 +89,22 @@ def _query_set(runs: dict[str, pl.DataFrame], query_set: str) -> list[str]:
     return sorted(common)
 
 
+#: _alone's values by (the run's rows, metric, queries, query set): the reference of a
+#: run is the same for every input kind (and test) that compares with it, computed once
+_ALONE: dict[tuple[Any, ...], list[float]] = {}
+
+
 def _alone(run: pl.DataFrame, metric: str, queries: list[str], query_set: str) -> list[float]:
     """``evaluate`` of one run alone, one metric, on the queries of the query set: under
     'judged' with its defaults (a missed judged query an empty ranking), else the run
-    and the judgments filtered to those queries first."""
+    and the judgments filtered to those queries first (once per distinct input)."""
+    key = (tuple(run.rows()), tuple(run.columns), metric, tuple(queries), query_set)
+    if key not in _ALONE:
+        _ALONE[key] = _alone_once(run, metric, queries, query_set)
+    return list(_ALONE[key])
+
+
+def _alone_once(run: pl.DataFrame, metric: str, queries: list[str], query_set: str) -> list[float]:
     keep = pl.col("query_id").is_in(queries)
     tables: dict[str, Any] = {"qrels": QRELS}
     if metric.startswith(("ee_", "awrf")):

@@ -35,6 +35,10 @@ FIXTURES = Path(__file__).parent / "fixtures" / "elliot"
 CASES = json.loads((FIXTURES / "elliot.json").read_text())["cases"]
 TOL = 1e-9
 NAMES = ("pop_rsp", "pop_reo", "aclt", "epc", "efd")
+#: the frame kinds met in turn along a peer's fixture cases (a covering design of
+#: frame kind x case: every case compared once, both kinds met many times; the eager and
+#: lazy paths giving the same values is the point of other tests, not of each case's)
+KINDS = ("DataFrame", "LazyFrame")
 HEADED = ("pop_rsp", "pop_reo", "aclt")
 # random runs often retrieve no relevant document: the door warns, as it should
 pytestmark = pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
@@ -76,7 +80,7 @@ def _ours(frame_kind: str, case: dict[str, Any], labels: list[str]) -> dict[str,
     return result.row(0, named=True)
 
 
-@pytest.mark.parametrize("case", range(len(CASES)))
+@pytest.mark.parametrize(("frame_kind", "case"), [(KINDS[c % 2], c) for c in range(len(CASES))])
 def test_equal_to_elliot_fixtures(frame_kind: str, case: int) -> None:
     data = CASES[case]
     wanted = {
@@ -135,7 +139,7 @@ def _cases(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-@property_settings(60)
+@property_settings(30)
 @given(case=_cases(), k=st.integers(1, 6), ratio=st.sampled_from([0.2, 0.5, 0.8, 0.95]))
 def test_equal_to_elliot_on_random_inputs(case: dict[str, Any], k: int, ratio: float) -> None:
     theirs = ELLIOT.elliot_values(case, k, ratio)

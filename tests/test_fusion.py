@@ -320,16 +320,22 @@ def test_optimize_grid_is_ranx_grid_and_each_point_is_fuse_then_evaluate(
     assert [tuple(p) if isinstance(p, list) else p for p in ours] == [
         tuple(float(x) for x in c) if isinstance(c, tuple) else c for c in theirs
     ]
-    for row in grid.iter_rows(named=True):
-        value = row[param]
-        fused = irm.fuse(
+    # each point fused on its own, then every point's fused run scored in one evaluate
+    # call (systems=: each point's value is evaluate's of its run alone)
+    fused = [
+        irm.fuse(
             runs,
             method,
             norm=norm,
             **({"weights": value} if param == "weights" else {param: value}),
-        )
-        expected = irm.evaluate(fused, metric, qrels=qrels)[metric].item()
-        assert row[metric] == pytest.approx(expected, abs=1e-12)
+        ).with_columns(point=pl.lit(n))
+        for n, value in enumerate(grid[param].to_list())
+    ]
+    scored = irm.evaluate(pl.concat(fused), metric, qrels=qrels, systems="point")
+    expected = dict(scored.select("point", metric).iter_rows())
+    assert sorted(expected) == list(range(grid.height))
+    for n, row in enumerate(grid.iter_rows(named=True)):
+        assert row[metric] == pytest.approx(expected[n], abs=1e-12)
     scores = grid[metric].to_list()
     last_best = len(scores) - 1 - scores[::-1].index(max(scores))
     assert best == {param: ours[last_best]}

@@ -153,6 +153,12 @@ def _frame(data: dict[str, Any] | None, like: pl.DataFrame | None = None) -> pl.
     return table
 
 
+#: the frame kinds met in turn along a peer's fixture cases (a covering design of
+#: frame kind x case: every case compared once, both kinds met many times; the eager and
+#: lazy paths giving the same values is the point of other tests, not of each case's)
+KINDS = ("DataFrame", "LazyFrame")
+
+
 def _run(call: dict[str, Any], lazy: bool) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The per-user values and the means of one replayed call, on lazy or eager input."""
     plan = _plan(call)
@@ -212,7 +218,11 @@ def _close(ours: float | None, theirs: float | None) -> bool:
     return ours is not None and math.isclose(ours, theirs, rel_tol=0.0, abs_tol=TOL)
 
 
-@pytest.mark.parametrize(("node", "index"), _calls(), ids=lambda v: str(v))
+@pytest.mark.parametrize(
+    ("frame_kind", "node", "index"),
+    [(KINDS[n % 2], node, index) for n, (node, index) in enumerate(_calls())],
+    ids=lambda v: str(v),
+)
 def test_their_tests_replayed(frame_kind: str, node: str, index: int) -> None:
     call = THEIRS["calls"][node][index]
     per_user, means = _run(call, frame_kind == "LazyFrame")
@@ -331,7 +341,9 @@ def _collected(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
 
 # a random case whose run misses every judged item is part of the comparison (0 there)
 @pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
-@pytest.mark.parametrize("case", range(len(MORE["cases"])))
+@pytest.mark.parametrize(
+    ("frame_kind", "case"), [(KINDS[c % 2], c) for c in range(len(MORE["cases"]))]
+)
 def test_random_inputs_equal_rectools(frame_kind: str, case: int) -> None:
     data = MORE["cases"][case]
     wrap = (lambda f: f.lazy()) if frame_kind == "LazyFrame" else (lambda f: f)
@@ -501,18 +513,21 @@ def test_kotkov_serendipity_sits_beside_the_accuracy_metrics_by_score(frame_kind
 UNEXPECTED = json.loads((HERE / "unexpectedness.json").read_text())
 
 
-@pytest.mark.parametrize("case", range(len(UNEXPECTED["cases"])))
+@pytest.mark.parametrize(
+    ("frame_kind", "case"), [(KINDS[c % 2], c) for c in range(len(UNEXPECTED["cases"]))]
+)
 def test_unexpectedness_equals_replay(frame_kind: str, case: int) -> None:
     data = UNEXPECTED["cases"][case]
     wrap = (lambda f: f.lazy()) if frame_kind == "LazyFrame" else (lambda f: f)
     names = {"item_id": "doc_id", "rating": "score"}
     recs = pl.DataFrame(data["recs"]).rename(names)
     base = pl.DataFrame(data["base"]).rename(names)
-    for values in data["values"]:
-        label = f"unexpectedness@{values['k']}"
-        kwargs: dict[str, Any] = {"reference": wrap(base), **RECO_USERS}
-        per_user = _collected(irm.evaluate(wrap(recs), [label], per_query=True, **kwargs))
-        means = _collected(irm.evaluate(wrap(recs), [label], **kwargs))
+    # every cutoff's label in one call (per user and means), each checked on its own
+    labels = [f"unexpectedness@{values['k']}" for values in data["values"]]
+    kwargs: dict[str, Any] = {"reference": wrap(base), **RECO_USERS}
+    per_user = _collected(irm.evaluate(wrap(recs), labels, per_query=True, **kwargs))
+    means = _collected(irm.evaluate(wrap(recs), labels, **kwargs))
+    for label, values in zip(labels, data["values"], strict=True):
         _check(per_user, means, label, values)
 
 
@@ -589,7 +604,7 @@ def test_debias_keeps_what_rectools_keeps(case: int) -> None:
         assert ours.join(test, on=["query_id", "doc_id"], how="anti").height == 0  # a subset
 
 
-@pytest.mark.parametrize("case", range(len(DEBIAS)))
+@pytest.mark.parametrize(("frame_kind", "case"), [(KINDS[c % 2], c) for c in range(len(DEBIAS))])
 def test_debiased_metrics_equal_rectools_where_nothing_is_drawn(
     frame_kind: str, case: int
 ) -> None:
