@@ -131,7 +131,7 @@ def test_equal_to_scikit_learn(
     _close(out[name].item(), expected)
 
 
-@property_settings(max_examples=25)
+@property_settings(max_examples=13)
 @given(table=binary_tables(), weighted=st.booleans())
 def test_ne_is_logloss_over_the_base_rate_entropy(table: pl.DataFrame, weighted: bool) -> None:
     y, p, w = (table[c].to_numpy() for c in ("label", "prediction", "w"))
@@ -227,7 +227,7 @@ def test_gauc_of_one_class_queries_only_is_null_with_a_count() -> None:
     assert log.select(irm.gauc()).item() is None
 
 
-@property_settings(max_examples=20)
+@property_settings(max_examples=10)
 @given(
     data=st.data(),
     weighting=st.sampled_from(["rows", "uniform"]),
@@ -886,7 +886,7 @@ EXTREME_SCORES = [-1.7e308, 1.7e308, 5e-324, -5e-324, 1e-320, 2.2250738585072014
 
 
 @pytest.mark.parametrize("frame_kind", ["DataFrame", "LazyFrame"])
-@property_settings(max_examples=15)
+@property_settings(max_examples=10)
 @given(
     data=st.data(),
     buckets=st.sampled_from([1, 2, 5]),
@@ -940,7 +940,7 @@ def _merged_parts(
     return merge_statistics(pl.concat(pieces, how="diagonal"), requests, options).collect()
 
 
-@property_settings(max_examples=15)
+@property_settings(max_examples=10)
 @given(
     data=st.data(),
     parts=st.integers(1, 4),
@@ -1019,7 +1019,7 @@ def _expressions(kind: str, weight: str | None, *, per_query: bool) -> dict[str,
     return out
 
 
-@property_settings(max_examples=15)
+@property_settings(max_examples=10)
 @given(data=st.data(), weighted=st.booleans(), kind=st.sampled_from(["binary", "rating"]))
 def test_shuffled_rows_give_the_same_bits_on_every_path(
     data: Any, weighted: bool, kind: str
@@ -1169,7 +1169,7 @@ def test_the_issues_r2_at_tiny_and_huge_scales(frame_kind: str, scale: float) ->
 
 # --------------------------------------------------------------------------- one answer
 @pytest.mark.parametrize("bins", [3, 10])
-@property_settings(max_examples=15)
+@property_settings(max_examples=10)
 @given(data=st.data(), weighted=st.booleans())
 def test_ece_expression_equals_evaluate_bit_for_bit(data: Any, bins: int, weighted: bool) -> None:
     """Issue 38: the bins' gaps were added as floats by a horizontal sum, in one order
