@@ -8,6 +8,7 @@ up; the refusals name the table, the column and the round.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import warnings
@@ -69,12 +70,27 @@ def _shuffled(frame: pl.DataFrame, seed: int) -> pl.DataFrame:
     return frame[np.random.default_rng(seed).permutation(frame.height)]
 
 
+def _metrics(case: str) -> list[str]:
+    """The estimators of obp's ``case`` that the list shape takes."""
+    expected = CASES[case]["expected"]
+    return [m for m in expected if m in TEN or m.split("(")[0] in {"sg_ips", "sg_dr"}]
+
+
+@functools.cache
+def _long_form(frame_kind: str, case: str, per_query: bool) -> pl.DataFrame:
+    """The long form's frame of ``case``: the reference of each layout of the lists,
+    computed once for the four layouts."""
+    log, policy, model = _tables(case)
+    kwargs = {"per_query": True} if per_query else {}
+    return _run(frame_kind, log, _metrics(case), policy=policy, reward_model=model, **kwargs)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("layout", ["lined up", "shuffled", "padded", "array"])
 def test_lists_equal_obp_and_the_long_form(frame_kind: str, case: str, layout: str) -> None:
     log, policy, model = _tables(case)
     expected = CASES[case]["expected"]
-    metrics = [m for m in expected if m in TEN or m.split("(")[0] in {"sg_ips", "sg_dr"}]
+    metrics = _metrics(case)
     pi, q = _listed(policy, "prob"), _listed(model, "q_hat")
     if layout == "shuffled":
         pi, q = _shuffled(pi, 1), _shuffled(q, 2)
@@ -85,14 +101,11 @@ def test_lists_equal_obp_and_the_long_form(frame_kind: str, case: str, layout: s
         pi = pi.with_columns(pl.col("prob").list.to_array(width))  # type: ignore[arg-type]
         q = q.with_columns(pl.col("q_hat").list.to_array(width))  # type: ignore[arg-type]
     out = _run(frame_kind, log, metrics, policy=pi, reward_model=q)
-    long = _run(frame_kind, log, metrics, policy=policy, reward_model=model)
-    assert out.equals(long)  # the same bits, diagnostics included
+    assert out.equals(_long_form(frame_kind, case, False))  # the same bits, diagnostics too
     for label in metrics:
         assert out[label].item() == pytest.approx(expected[label], abs=1e-9, rel=0), label
     per_row = _run(frame_kind, log, metrics, policy=pi, reward_model=q, per_query=True)
-    assert per_row.equals(
-        _run(frame_kind, log, metrics, policy=policy, reward_model=model, per_query=True)
-    )
+    assert per_row.equals(_long_form(frame_kind, case, True))
 
 
 def test_intervals_and_segments_are_the_long_forms(frame_kind: str) -> None:
@@ -100,7 +113,8 @@ def test_intervals_and_segments_are_the_long_forms(frame_kind: str) -> None:
     log = log.with_columns(segment=pl.col("round_id") % 3)
     pi, q = _listed(policy, "prob"), _listed(model, "q_hat")
     metrics = ["ips", "snips", "dr", "sndr"]
-    for kwargs in ({"ci": 0.9, "n_bootstrap": 200, "seed": 7}, {"by": "segment"}):
+    # 50 resamples: the same bits as the long form need no more
+    for kwargs in ({"ci": 0.9, "n_bootstrap": 50, "seed": 7}, {"by": "segment"}):
         out = _run(frame_kind, log, metrics, policy=pi, reward_model=q, **kwargs)
         assert out.equals(
             _run(frame_kind, log, metrics, policy=policy, reward_model=model, **kwargs)
@@ -141,7 +155,7 @@ def _exploded(listed: pl.DataFrame, value: str) -> pl.DataFrame:
     )
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)  # 10: each costs about 0.45 s
 @given(tables=_logs(), segments=st.booleans())
 def test_random_logs_give_the_long_forms_bits(
     tables: tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame], segments: bool

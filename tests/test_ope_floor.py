@@ -35,7 +35,7 @@ from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ope.scale import SUBNORMAL, scale_of
 
 from .test_ope_engines import _dr_refused
-from .test_ope_round8 import _slates
+from .test_ope_round8 import _power, _slates, covering
 
 SINGLE = ["ips", "ips(clip=2)", "snips", "dm", "dr", "sndr", "switch_dr(tau=2)", "dr_os(lambda=5)"]
 NORMAL = [m for m in SINGLE if not m.startswith(("snips", "sndr"))]
@@ -163,8 +163,11 @@ def _linear(frame: pl.DataFrame, metrics: list[str]) -> list[str]:
 # --- every estimate and interval below the old floor: the unscaled log's, scaled -------
 
 
-@pytest.mark.parametrize("s", EXACT_SCALES, ids=lambda s: f"2**{int(math.log2(s))}")
-@pytest.mark.parametrize(("case", "kind", "metrics", "options"), CASES, ids=[c[0] for c in CASES])
+# a covering design (test_ope_round8.covering): every case at 2**-1022, every kind of
+# tables at every scale
+@pytest.mark.parametrize(
+    ("case", "kind", "metrics", "options", "s"), covering(CASES, EXACT_SCALES, _power)
+)
 def test_a_power_of_two_below_the_old_floor_gives_the_same_bits_scaled(
     case: str, kind: str, metrics: list[str], options: dict[str, Any], s: float
 ) -> None:

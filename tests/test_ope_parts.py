@@ -120,7 +120,8 @@ def test_normal_interval_worked_example() -> None:
         assert out["ips_upper"].item() == pytest.approx(2.0 / 3.0 + half, rel=1e-12)
 
 
-@settings(max_examples=8, deadline=None)
+# 4 examples: each costs about 2 s (three evaluate calls of nine estimators)
+@settings(max_examples=4, deadline=None)
 @given(
     rounds=st.integers(1, 40),
     actions=st.integers(1, 4),
@@ -239,11 +240,12 @@ def test_engines_normal_interval_is_the_same_bits(
 
 
 #: The slate and cascade intervals: every slate estimator's bootstrap (the ratios
-#: recomputed in each resample) and the normal interval of those that are means.
+#: recomputed in each resample) and the normal interval of those that are means. 50
+#: resamples: the point is the same bits split or not, which needs no more.
 SLATE_INTERVALS = [
-    (SLATE, ("policy",), {"ci": 0.9, "n_bootstrap": 200}),
+    (SLATE, ("policy",), {"ci": 0.9, "n_bootstrap": 50}),
     (SLATE[:3], ("policy",), NORMAL),
-    (["cascade_dr"], ("cascade_policy", "cascade_reward_model"), {"ci": 0.9, "n_bootstrap": 200}),
+    (["cascade_dr"], ("cascade_policy", "cascade_reward_model"), {"ci": 0.9, "n_bootstrap": 50}),
     (["cascade_dr"], ("cascade_policy", "cascade_reward_model"), NORMAL),
 ]
 
@@ -514,7 +516,8 @@ def _random_slates(rounds: int, slots: int, seed: int) -> dict[str, pl.DataFrame
     return {"log": log, "policy": policy}
 
 
-@settings(max_examples=6, deadline=None)
+# 4 examples: each costs about 1.5 s (six evaluate calls)
+@settings(max_examples=4, deadline=None)
 @given(
     rounds=st.integers(2, 30),
     slots=st.integers(1, 4),

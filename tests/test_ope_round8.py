@@ -18,6 +18,7 @@ import functools
 import math
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -178,8 +179,35 @@ def _reward_columns(frame: pl.DataFrame, metrics: list[str]) -> list[str]:
     return [c for c in frame.columns if c in names]
 
 
-@pytest.mark.parametrize("s", EXACT_SCALES, ids=lambda s: f"2**{int(math.log2(s))}")
-@pytest.mark.parametrize(("case", "kind", "metrics", "options"), CASES, ids=[c[0] for c in CASES])
+def _power(s: float) -> str:
+    return f"2**{int(math.log2(s))}"
+
+
+def covering(
+    cases: list[tuple[str, str, list[str], dict[str, Any]]],
+    scales: list[float],
+    name: Callable[[float], str] = str,
+) -> list[Any]:
+    """``(case, kind, metrics, options, s)``: a covering design of ``cases`` x
+    ``scales`` (each evaluate call costs a quarter second). Every case meets the last,
+    deepest scale; the other scales are rotated over the cases of each kind of tables
+    (a kind with fewer cases than other scales gives its last case the rest), so that
+    every kind of tables (long, list shape, slates, cascade) meets every scale."""
+    deepest, others = scales[-1], scales[:-1]
+    out = []
+    for kind in dict.fromkeys(c[1] for c in cases):
+        mine = [c for c in cases if c[1] == kind]
+        for i, case in enumerate(mine):
+            picked = [others[i % len(others)]]
+            if i == len(mine) - 1:
+                picked += others[len(mine) :]
+            out += [pytest.param(*case, s, id=f"{case[0]}-{name(s)}") for s in [deepest, *picked]]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("case", "kind", "metrics", "options", "s"), covering(CASES, EXACT_SCALES, _power)
+)
 def test_a_power_of_two_scale_gives_the_same_bits_scaled(
     case: str, kind: str, metrics: list[str], options: dict[str, Any], s: float
 ) -> None:
@@ -192,8 +220,9 @@ def test_a_power_of_two_scale_gives_the_same_bits_scaled(
     assert got.equals(expected), (case, s)
 
 
-@pytest.mark.parametrize("s", DECIMAL_SCALES, ids=str)
-@pytest.mark.parametrize(("case", "kind", "metrics", "options"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("case", "kind", "metrics", "options", "s"), covering(CASES, DECIMAL_SCALES)
+)
 def test_a_decimal_scale_scales_every_estimate_to_1e12(
     case: str, kind: str, metrics: list[str], options: dict[str, Any], s: float
 ) -> None:
