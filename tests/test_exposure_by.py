@@ -92,6 +92,14 @@ def _call(frame_kind: str, run: pl.DataFrame, metrics: list[str], **kw: Any) -> 
     return result
 
 
+def _equal_on_both_kinds(
+    want: pl.DataFrame, run: pl.DataFrame, metrics: list[str], **kw: Any
+) -> None:
+    """The call on a DataFrame and on LazyFrames gives ``want``, to the bit."""
+    for kind in FRAME_KINDS:
+        assert_frame_equal(_call(kind, run, metrics, **kw), want, check_exact=True)
+
+
 Parts = list[tuple[dict[str, str], pl.DataFrame, pl.DataFrame]]
 
 
@@ -138,17 +146,15 @@ def test_systems_equal_each_system_alone(metrics: list[str], per_query: bool, se
     t = _tables(seed)
     parts = [(v, run.drop("segment"), q) for v, run, q in _by_system(t)]
     want = _alone(parts, metrics, per_query=per_query, groups=t["groups"])
-    for kind in FRAME_KINDS:
-        got = _call(
-            kind,
-            t["run"].drop("segment"),
-            metrics,
-            qrels=t["qrels"],
-            groups=t["groups"],
-            systems="system",
-            per_query=per_query,
-        )
-        assert_frame_equal(got, want, check_exact=True)
+    _equal_on_both_kinds(
+        want,
+        t["run"].drop("segment"),
+        metrics,
+        qrels=t["qrels"],
+        groups=t["groups"],
+        systems="system",
+        per_query=per_query,
+    )
 
 
 @pytest.mark.parametrize("per_query", [True, False], ids=["per_query", "means"])
@@ -163,18 +169,16 @@ def test_by_equals_each_segment_alone(metrics: list[str], per_query: bool, seed:
     t["run"] = t["run"].filter(pl.col("system") == "s0").drop("system")
     extra = {"unretrieved": "drop"} if metrics is MIXED else {}
     want = _alone(_by_segment(t), metrics, per_query=per_query, groups=t["groups"], **extra)
-    for kind in FRAME_KINDS:
-        got = _call(
-            kind,
-            t["run"],
-            metrics,
-            qrels=t["qrels"],
-            groups=t["groups"],
-            by="segment",
-            per_query=per_query,
-            **extra,
-        )
-        assert_frame_equal(got, want, check_exact=True)
+    _equal_on_both_kinds(
+        want,
+        t["run"],
+        metrics,
+        qrels=t["qrels"],
+        groups=t["groups"],
+        by="segment",
+        per_query=per_query,
+        **extra,
+    )
 
 
 @pytest.mark.parametrize("per_query", [True, False], ids=["per_query", "means"])
@@ -196,18 +200,16 @@ def test_systems_and_segments_of_sampled_rankings(per_query: bool, seed: int) ->
             keys = {"system": system, "segment": segment}
             parts.append((keys, run.drop("system", "segment"), qrels))
     want = _alone(parts, EXPOSURE, per_query=per_query, groups=t["groups"])
-    for kind in FRAME_KINDS:
-        got = _call(
-            kind,
-            t["run"],
-            EXPOSURE,
-            qrels=t["qrels"],
-            groups=t["groups"],
-            systems="system",
-            by="segment",
-            per_query=per_query,
-        )
-        assert_frame_equal(got, want, check_exact=True)
+    _equal_on_both_kinds(
+        want,
+        t["run"],
+        EXPOSURE,
+        qrels=t["qrels"],
+        groups=t["groups"],
+        systems="system",
+        by="segment",
+        per_query=per_query,
+    )
 
 
 def test_a_segment_of_the_judgments_counts_its_unretrieved_queries(frame_kind: str) -> None:
