@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import math
 import re
-import warnings
 from fractions import Fraction
 from typing import Any
 
@@ -35,12 +34,11 @@ from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ope.scale import SUBNORMAL, scale_of
 
 from .test_ope_engines import _dr_refused
-from .test_ope_round8 import _power, _slates, covering
+from .test_ope_round8 import _evaluate, _power, _reward_columns, _scaled, _slates, covering
 
 SINGLE = ["ips", "ips(clip=2)", "snips", "dm", "dr", "sndr", "switch_dr(tau=2)", "dr_os(lambda=5)"]
 NORMAL = [m for m in SINGLE if not m.startswith(("snips", "sndr"))]
 SLATE = ["slate_ips", "slate_iips", "slate_rips", "slate_snips"]
-_MODEL = ("dm", "dr", "sndr", "switch_dr", "dr_os", "cascade_dr")
 _NORMAL = {"ci": 0.95, "ci_method": "normal"}
 _BOOT = {"ci": 0.9, "n_bootstrap": 50, "seed": 3}
 
@@ -123,41 +121,10 @@ CASES: list[tuple[str, str, list[str], dict[str, Any]]] = [
 ]
 
 
-def _scaled(tables: dict[str, pl.DataFrame], s: float) -> dict[str, pl.DataFrame]:
-    """The tables with the rewards and ``q_hat`` (a number or a list) times ``s``."""
-    out = dict(tables)
-    out["log"] = tables["log"].with_columns(pl.col("reward") * s)
-    if "reward_model" in tables:
-        out["reward_model"] = tables["reward_model"].with_columns(pl.col("q_hat") * s)
-    return out
-
-
-def _evaluate(
-    tables: dict[str, pl.DataFrame], metrics: list[str], *, lazy: bool = False, **kw: Any
-) -> pl.DataFrame:
-    """``irm.evaluate`` of ``metrics`` over ``tables`` (as LazyFrames with ``lazy``)."""
-    given: dict[str, pl.DataFrame | pl.LazyFrame] = {"policy": tables["policy"]}
-    if any(m.split("(")[0] in _MODEL for m in metrics):
-        given["reward_model"] = tables["reward_model"]
-    log: pl.DataFrame | pl.LazyFrame = tables["log"]
-    if lazy:
-        log, given = log.lazy(), {k: v.lazy() for k, v in given.items()}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the support warning of obp's slates
-        out = irm.evaluate(log, metrics, **given, **kw)
-    return out.collect() if isinstance(out, pl.LazyFrame) else out
-
-
 @functools.cache
 def _unscaled(case: str) -> pl.DataFrame:
     _, kind, metrics, options = next(c for c in CASES if c[0] == case)
     return _evaluate(_TABLES[kind](), metrics, **options)
-
-
-def _linear(frame: pl.DataFrame, metrics: list[str]) -> list[str]:
-    """The estimates and their intervals' columns (linear in the rewards)."""
-    names = {f"{m}{end}" for m in metrics for end in ("", "_lower", "_upper")}
-    return [c for c in frame.columns if c in names]
 
 
 # --- every estimate and interval below the old floor: the unscaled log's, scaled -------
@@ -174,7 +141,7 @@ def test_a_power_of_two_below_the_old_floor_gives_the_same_bits_scaled(
     base = _unscaled(case)
     tables = _scaled(_TABLES[kind](), s)
     got = _evaluate(tables, metrics, **options)
-    linear = _linear(base, metrics)
+    linear = _reward_columns(base, metrics)
     assert len(linear) >= len(metrics)
     # a product by a power of two: exact, or (a subnormal result) correctly rounded,
     # as the estimate divided by the scale is
@@ -191,7 +158,7 @@ def test_a_decimal_scale_below_the_old_floor_scales_every_estimate_to_1e12(
 ) -> None:
     base = _unscaled(case)
     got = _evaluate(_scaled(_TABLES[kind](), s), metrics, **options)
-    linear = _linear(base, metrics)
+    linear = _reward_columns(base, metrics)
     assert got.drop(linear).equals(base.drop(linear))  # counts, keys, weights
     for column in linear:
         np.testing.assert_allclose(
@@ -210,7 +177,7 @@ def test_engines_read_small_rewards_at_the_whole_logs_scale(
     metrics = ["ips", "dm", "dr", "switch_dr(tau=2)"]
     whole = _evaluate(tables, metrics, **_NORMAL)
     base = _evaluate(_bandit(200, 4, 9), metrics, **_NORMAL)
-    assert whole.equals(base.with_columns(pl.col(c) * s for c in _linear(base, metrics)))
+    assert whole.equals(base.with_columns(pl.col(c) * s for c in _reward_columns(base, metrics)))
     if engine == "spark":
         import polars_irmetrics.spark as irm_spark
 
