@@ -306,6 +306,11 @@ def collect_guarded(plan: pl.LazyFrame, engine: EagerEngine = "auto") -> pl.Data
         return beside_main(lambda: plan.collect(engine=engine))
 
 
+#: How often (seconds) :func:`beside_main`'s main thread wakes to run a pending signal
+#: handler.
+_WAKE = 0.05
+
+
 def beside_main(work: Callable[[], _T]) -> _T:
     """``work()`` in a thread of its own while the main thread waits for it in Python,
     so that a SIGTERM's handler (:func:`spill_guard`) runs at once: Python runs signal
@@ -335,7 +340,11 @@ def beside_main(work: Callable[[], _T]) -> _T:
     interrupted: KeyboardInterrupt | None = None
     while worker.is_alive():
         try:
-            worker.join()  # interrupted by a signal: its handler runs here, at once
+            # a signal the kernel handed to the main thread interrupts the wait, and its
+            # handler runs here at once; one handed to another thread (any thread of the
+            # process may take it: polars' own, the worker) only marks it pending, which
+            # the main thread runs when it next wakes: at most _WAKE seconds later
+            worker.join(_WAKE)
         except KeyboardInterrupt as error:
             interrupted = error
     if interrupted is not None:
