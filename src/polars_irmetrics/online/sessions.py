@@ -195,7 +195,12 @@ class SessionPlan:
     def identity(self) -> tuple[str, ...]:
         """The keys that tell one session from another: :attr:`keys` but the segment
         keys (the session id; in an A/B test the arm and the unit too)."""
-        return tuple(k for k in self.keys if k not in self.segments)
+        return _identity(self.keys, self.segments)
+
+
+def _identity(keys: Sequence[str], segments: Sequence[str]) -> tuple[str, ...]:
+    """The keys that tell one session from another: ``keys`` but the ``segments``."""
+    return tuple(k for k in keys if k not in segments)
 
 
 def _ensure_click_metrics(requests: Iterable[tuple[str, MetricRequest]]) -> None:
@@ -384,7 +389,7 @@ def session_plan(
     checks = _checks(schema, columns, clicked, exprs, scope.used)
     frame = log.group_by(list(keys)).agg(*values, *checks)
     spec = _CheckSpec(keys=keys, columns=columns)
-    identity = tuple(k for k in keys if k not in segments)
+    identity = _identity(keys, segments)
 
     def check(batch: pl.DataFrame) -> pl.DataFrame:
         batch = raise_on_bad_sessions(batch, spec)
