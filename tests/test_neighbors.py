@@ -257,6 +257,25 @@ def test_bad_input(
         evaluate()
 
 
+@pytest.mark.parametrize(
+    "metric", ["neighbor_recall@10", "neighbor_recall_rel(distance='neg_score')@10"]
+)
+def test_a_recall_above_one_is_refused(metric: str) -> None:
+    # neighbors= holds 2 neighbours (fewer than k = 10): their number and largest
+    # distance (2) stand for k and the k-th; the run's scores are not distances of that
+    # kind (-4 .. -1, all within 2), so 4 documents of its top 10 count against 2: 2.0
+    run = pl.DataFrame(
+        {"query_id": ["q"] * 4, "doc_id": list("abcd"), "score": [4.0, 3.0, 2.0, 1.0]}
+    )
+    exact = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": list("ab"), "score": [-1.0, -2.0]})
+    message = f"metric {metric!r} would be 2.0 (above 1) for query 'q': neighbors= holds "
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(run, [metric], neighbors=exact)
+    # the same small truth with a run of its kind: 1 of the 2 found, 0.5
+    found = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "z"], "score": [-1.0, -9.0]})
+    assert irm.evaluate(found, [metric], neighbors=exact).row(0) == (1, 0.5)
+
+
 def test_judgment_entry_points_name_the_neighbors_argument() -> None:
     qrels = pl.DataFrame({"query_id": ["a"], "doc_id": [1], "relevance": [1]})
     with pytest.raises(
@@ -427,6 +446,18 @@ def test_integer_query_ids_of_two_widths(frame_kind: str) -> None:
     )
     out = _evaluate(run, frame_kind, neighbors=truth)
     assert out.row(0) == (3, 2 / 3)
+
+
+def test_uint64_query_ids_beyond_int64(frame_kind: str) -> None:
+    # ids of 2**63 and more beside Int64 ones: matched by value in a dtype that holds
+    # both (polars' cast to Int64 failed with its own error); here none line up: warned
+    ids = {"a": 2**63 + 1, "b": 2**63 + 2, "c": 2**63 + 3}
+    run = APPROX.with_columns(pl.col("query_id").replace_strict({"a": 1, "b": 2}))
+    truth = TRUTH.with_columns(pl.col("query_id").replace_strict(ids, return_dtype=pl.UInt64))
+    with pytest.warns(CoverageWarning, match="neighbors= holds none of the 2 queries"):
+        _evaluate(run, frame_kind, neighbors=truth)
+    same = run.with_columns(pl.col("query_id").replace_strict({1: ids["a"], 2: ids["b"]}))
+    assert _evaluate(same, frame_kind, neighbors=truth).row(0) == (3, 2 / 3)
 
 
 @pytest.mark.parametrize("metric", ["cosine", "l2", "dot"])

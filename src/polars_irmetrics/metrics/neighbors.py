@@ -99,7 +99,10 @@ NEIGHBOR_METRICS: tuple[Metric, ...] = (
         "is at most the k-th smallest distance of the exact run plus epsilon, divided by k "
         "(ann-benchmarks' knn recall). When the exact run has n < k neighbours of a query "
         "(a small corpus), its largest distance and n take their place (ann-benchmarks "
-        "needs k). A query of the exact run that the approximate run lacks scores 0; a "
+        "needs k); a query whose first k documents then hold more than n within that distance "
+        "is refused (a recall above 1: the exact run lacks documents within it, or the "
+        "two runs' scores are not the same distances). A query of the exact run that the "
+        "approximate run lacks scores 0; a "
         "query only in the approximate run has no truth and is left out.",
     ),
     Metric(

@@ -26,6 +26,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     CheckSpec,
+    common_id_dtype,
     flag,
     id_kind,
     raise_on_bad_rows,
@@ -291,7 +292,8 @@ def _common_ids(
     keys: list[str],
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The two tables with their shared keys of one dtype: integers of different widths
-    as Int64; strings beside integers refused, naming both tables."""
+    as one that holds both (:func:`~polars_irmetrics.ground.validate.common_id_dtype`);
+    strings beside integers refused, naming both tables."""
     for key in keys:
         if key not in truth_schema:
             continue
@@ -303,8 +305,10 @@ def _common_ids(
             id_kind(truth_schema, key, "neighbors") if key == keys[0] else None,
         )
         if kinds[0] == kinds[1] == "integer" or (left.is_integer() and right.is_integer()):
-            run = run.with_columns(pl.col(key).cast(pl.Int64))
-            neighbors = neighbors.with_columns(pl.col(key).cast(pl.Int64))
+            # a dtype that holds both sides' values (UInt64 ids beyond Int64 included)
+            common = common_id_dtype([left, right])
+            run = run.with_columns(pl.col(key).cast(common))
+            neighbors = neighbors.with_columns(pl.col(key).cast(common))
             continue
         if kinds[0] == kinds[1] == "string":
             run = run.with_columns(pl.col(key).cast(pl.String))
@@ -374,12 +378,33 @@ def _checked(
         spec, frames=("neighbors", "neighbors"), unjudged="drop", unretrieved="zero"
     )
     raise_on_bad_rows(judged, as_neighbors, check_rows=_CHECK)
+    _raise_above_one(checked, spec, labels)
     keep = pl.col(_JUDGED) if spec.unjudged != "zero" else pl.lit(True)
     if spec.unretrieved == "drop":
         keep = keep & pl.col(_RETRIEVED)
     return checked.filter(keep).select(
         *spec.keys, *(pl.col(label).fill_null(0.0) for label in labels)
     )
+
+
+def _raise_above_one(frame: pl.DataFrame, spec: CheckSpec, labels: list[str]) -> None:
+    """Refuse a recall above 1: where neighbors= holds ``n < k`` neighbours of a query,
+    ``n`` and the largest of their distances stand for ``k`` and the ``k``-th, and the
+    run's first ``k`` documents can hold more than ``n`` within that distance only if
+    neighbors= lacks some documents within it, or the two tables' scores are not the
+    same distances."""
+    for label in labels:
+        above = frame.filter(pl.col(label) > 1.0).sort(spec.keys)
+        if above.height:
+            query = above.row(0, named=True)[spec.query_id]
+            raise InvalidValueError(
+                f"metric {label!r} would be {above[label][0]!r} (above 1) for query "
+                f"{query!r}: neighbors= holds fewer than k neighbours of it, and the run's "
+                "first k documents hold more documents within the largest of their "
+                "distances than neighbors= lists; give neighbors= every document within "
+                "that distance (k neighbours per query), and scores of the same kind in "
+                "both tables (knn's: -distance or a similarity)"
+            )
 
 
 def _raise_on_bad_scores(frame: pl.DataFrame, query_id: str, score: str) -> pl.DataFrame:
