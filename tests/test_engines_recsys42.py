@@ -411,11 +411,14 @@ GROUP_ID_CASES = [
     (["rnd"], ("groups",), {"groups": _MISSED}, True),
     (["ndcg@5", "ee_loss"], ("qrels", "groups"), {"groups": _MISSED}, False),
     (["awrf"], ("qrels", "groups", "target"), {"groups": _MISSED}, True),
+    (["ee_disparity"], ("qrels", "groups"), {"groups": _MISSED}, True),
 ]
 # a covering design: each engine warns of rnd (the means on Spark, per query on Dask)
 # and of a call that reads the judgments too, the other way round (awrf with target=
-# per query on Spark; ee_loss beside ndcg, two calls joined, the means on Dask)
-GROUP_ID_COVER = {"spark": (0, 3), "dask": (1, 2)}
+# per query on Spark; ee_loss beside ndcg, two calls joined, the means on Dask), and of
+# the relevant judged documents groups= lacks (ee_*: per query on Spark, the means on
+# Dask)
+GROUP_ID_COVER = {"spark": (0, 3, 4), "dask": (1, 2)}
 
 
 @pytest.mark.parametrize("engine", ["spark", "dask"])
@@ -430,6 +433,8 @@ def test_engines_warn_of_group_ids_as_one_machine(
         given = {name: tables[name] for name in reads}
         expected = _warned(lambda: irm.evaluate(tables["run"], metrics, **given))  # noqa: B023
         assert any(" holds only " in text for text in expected), metrics
+        if any(name.startswith("ee_") for name in metrics):  # their relevant documents too
+            assert any(" relevant documents of the judgments " in t for t in expected)
         frames = {name: frame(table) for name, table in given.items()}
         run = frame(tables["run"])
 

@@ -65,6 +65,21 @@ GROUPS_FATE = (
     "a document without a group counts in no group, so its exposure and relevance are left "
     "out of every group's (with none grouped, the values are null or NaN)"
 )
+RELEVANT_FATE = (
+    "a relevant document without a group counts in no group: the expected-exposure "
+    "measures leave its exposure out (a query none of whose relevant documents has a group "
+    "is left out of them), and awrf's target (the relevant documents' groups, where "
+    "target= is not given) does not count it"
+)
+#: relevant documents the run never ranks, and groups= does not hold
+MORE_RELEVANT = pl.concat(
+    [
+        QRELS,
+        pl.DataFrame(
+            {"query_id": ["q1", "q2", "q3", "q1", "q2"], "doc_id": ["f", "g", "h", "i", "j"]}
+        ).with_columns(relevance=pl.lit(1, pl.Int32)),
+    ]
+)
 ITEMS_FATE = (
     "an item the interactions lack has no popularity and no user has seen it, so the "
     "metrics that read the history (novelty, surprisal, serendipity, the popularity-bias "
@@ -160,8 +175,28 @@ WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], list[str]]] = [
         {"qrels": QRELS, "groups": _suffixed(GROUPS, "doc_id")},
         [
             "groups= holds none of the 5 documents of the run (column 'doc_id'): "
-            f"{GROUPS_FATE}. {_fix('groups', 'doc_id', 'run')}"
+            f"{GROUPS_FATE}. {_fix('groups', 'doc_id', 'run')}",
+            "groups= holds none of the 4 relevant documents of the judgments (column "
+            f"'doc_id'): {RELEVANT_FATE}. {_fix('groups', 'doc_id', 'judgments')}",
         ],
+    ),
+    # every ranked document grouped, most relevant ones not (judged, never retrieved):
+    # ee_loss read the few, in silence
+    (
+        "groups: most relevant documents not (ee_loss)",
+        ["ee_loss"],
+        {"qrels": MORE_RELEVANT, "groups": GROUPS},
+        [
+            "groups= holds only 4 of the 9 relevant documents of the judgments (column "
+            f"'doc_id'): {RELEVANT_FATE}. {_fix('groups', 'doc_id', 'judgments')}",
+        ],
+    ),
+    # awrf with target= reads no relevant document's group
+    (
+        "groups: most relevant documents not (awrf, target)",
+        ["awrf"],
+        {"qrels": MORE_RELEVANT, "groups": GROUPS, "target": TARGET},
+        [],
     ),
     (
         "groups: most documents not (awrf)",

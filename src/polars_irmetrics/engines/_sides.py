@@ -467,12 +467,15 @@ def warn_on_group_ids(
     metrics: str | Iterable[str],
     options: EvalOptions,
     emit: Callable[[str], None] | None = None,
+    relevant: pa.Table | None = None,
 ) -> bool:
     """The warning one machine gives when ``groups=`` (or ``target=``) mostly lacks the
     run's documents, from the whole run's distinct documents ``docs`` (the parts do
     not warn: each holds some of them), the side tables and the metrics (their
-    exposure measures read the groups). ``emit``: where a warning goes from a Dask
-    worker (``distributed.warn``); by default, here. True when done (a task's output).
+    exposure measures read the groups); ``relevant``: the judgments' relevant documents
+    (their distinct ``doc_id``), whose groups the expected-exposure measures read.
+    ``emit``: where a warning goes from a Dask worker (``distributed.warn``); by
+    default, here. True when done (a task's output).
 
     Examples
     --------
@@ -498,6 +501,7 @@ def warn_on_group_ids(
         None if target is None else as_polars_frame(target).lazy(),
         exposure,
         options,
+        None if relevant is None else as_polars_frame(relevant).lazy(),
     )
     row = tally.collect().row(0, named=True)
     return warned_to(lambda: warn_on_groups(row, options), emit)

@@ -391,7 +391,11 @@ def evaluate(
     values = released(values, job) if built.per_query else summarized(values, job)
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         (docs,) = run[[built.doc_id]].drop_duplicates(split_out=1).to_delayed()
-        warned = delayed(_warn_on_group_ids)(docs, sides, metrics, built)
+        relevant = None
+        if qrels is not None:  # the relevant judged documents, whose groups ee_* read
+            judged = qrels[qrels[built.relevance] > 0][[built.doc_id]]
+            (relevant,) = judged.drop_duplicates(split_out=1).to_delayed()
+        warned = delayed(_warn_on_group_ids)(docs, sides, metrics, built, relevant)
         values = values.map_partitions(after, warned, meta=values._meta)
     values = _after_history(values, run, interactions, sides, metrics, built)
     return persist(values) if built.progress else values
@@ -453,10 +457,24 @@ def _warn_on_history(
     )
 
 
-def _warn_on_group_ids(docs: pd.DataFrame, sides: Any, metrics: Any, options: EvalOptions) -> bool:
+def _warn_on_group_ids(
+    docs: pd.DataFrame,
+    sides: Any,
+    metrics: Any,
+    options: EvalOptions,
+    relevant: pd.DataFrame | None = None,
+) -> bool:
     """The task that warns when groups= mostly lacks the run's documents (its distinct
-    ``doc_id`` values), on the client that computes the result."""
-    return warn_on_group_ids(to_table(docs), sides, metrics, options, emit=emitter())
+    ``doc_id`` values) or the judgments' relevant ones, on the client that computes the
+    result."""
+    return warn_on_group_ids(
+        to_table(docs),
+        sides,
+        metrics,
+        options,
+        emit=emitter(),
+        relevant=None if relevant is None else to_table(relevant),
+    )
 
 
 def _beside(

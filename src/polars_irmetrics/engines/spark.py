@@ -459,7 +459,17 @@ def evaluate(
     computed = _compute(result, spark, progress)
     warn_parts(job, parts)  # as one machine warns, from the parts' coverage
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
-        warn_on_group_ids(_collect("run", run, (built.doc_id,), True), sides, metrics, built)
+        relevant = None
+        if qrels is not None:  # the relevant judged documents, whose groups ee_* read
+            judged = qrels.filter(qrels[built.relevance] > 0)
+            relevant = _collect("qrels", judged, (built.doc_id,), True)
+        warn_on_group_ids(
+            _collect("run", run, (built.doc_id,), True),
+            sides,
+            metrics,
+            built,
+            relevant=relevant,
+        )
     _warn_on_history(run, interactions, sides, metrics, built)
     return computed
 

@@ -61,6 +61,19 @@ def dimensions_of(schema: pl.Schema, doc_id: str, grouped: list[str]) -> list[st
 _DOCS, _GROUPED = f"{INTERNAL}docs", f"{INTERNAL}grouped"
 _GROUPS, _TARGETED = f"{INTERNAL}groups", f"{INTERNAL}targeted"
 _STRAY, _STRAY_FIRST = f"{INTERNAL}stray", f"{INTERNAL}stray_first"
+_RELEVANT, _RELEVANT_GROUPED = f"{INTERNAL}relevant", f"{INTERNAL}relevant_grouped"
+
+#: The measures that read the groups of the judgments' relevant documents: the
+#: expected-exposure measures (their targets), and awrf's default target (the relevant
+#: documents' group distribution, where target= is not given).
+_JUDGED_GROUPS = frozenset({"ee_loss", "ee_disparity", "ee_relevance"})
+
+
+def reads_relevant_groups(requests: Requests, target: object | None) -> bool:
+    """Whether a measure of ``requests`` reads the groups of the relevant judged
+    documents (:data:`_JUDGED_GROUPS`; awrf and awrf_ndcg without ``target``)."""
+    names = {r.metric.name for _, r in requests}
+    return bool(names & _JUDGED_GROUPS) or (target is None and bool(names & AWRF_MEASURES))
 
 
 def _tally(
@@ -69,10 +82,12 @@ def _tally(
     target: pl.LazyFrame | None,
     doc_id: str,
     dimensions: list[str],
+    relevant: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
-    """One row: the run's documents and those groups= gives a group; with target=, the
-    groups of groups= (the cells of the group columns ``dimensions``) and those the
-    target names."""
+    """One row: the run's documents and those groups= gives a group; with ``relevant``
+    (the relevant judged documents), those and the grouped ones among them; with
+    target=, the groups of groups= (the cells of the group columns ``dimensions``) and
+    those the target names."""
     grouped = groups.select(doc_id).unique().with_columns(pl.lit(True).alias(_GROUPED))
     docs = (
         run.unique()
@@ -82,6 +97,16 @@ def _tally(
             pl.col(_GROUPED).count().cast(pl.Int64).alias(_GROUPED),
         )
     )
+    if relevant is not None:
+        judged = (
+            relevant.unique()
+            .join(grouped, on=doc_id, how="left")
+            .select(
+                pl.len().cast(pl.Int64).alias(_RELEVANT),
+                pl.col(_GROUPED).count().cast(pl.Int64).alias(_RELEVANT_GROUPED),
+            )
+        )
+        docs = pl.concat([docs, judged], how="horizontal")
     if target is None:
         return docs
     cells = [pl.col(c).cast(pl.String) for c in dimensions]
@@ -116,12 +141,15 @@ def groups_tally(
     target: pl.LazyFrame | None,
     requests: Requests,
     options: EvalOptions,
+    relevant: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row: the counts :func:`warn_on_groups` reads, of how the ids of groups= (and
     target=) line up with the documents of a whole run (``docs``: its ``doc_id`` column,
     the distinct values enough), as
     :func:`~polars_irmetrics.exposure.plan.build_exposure_plan` counts them; for a run
     evaluated in parts (buckets, an engine's partitions), whose parts do not warn.
+    ``relevant``: the relevant judged documents (``doc_id``, relevance above 0), counted
+    too where a measure asked reads their groups (:func:`reads_relevant_groups`).
 
     Examples
     --------
@@ -135,10 +163,22 @@ def groups_tally(
     doc_id = options.doc_id
     grouped = [label for label, r in requests if r.metric.name not in AWRF_MEASURES]
     dimensions = dimensions_of(groups.collect_schema(), doc_id, grouped)
-    columns = {doc_id: ["run", "groups"], **{c: ["groups", "target"] for c in dimensions}}
-    tables = {"run": docs.select(doc_id), "groups": groups, "target": target}
+    if relevant is not None and not reads_relevant_groups(requests, target):
+        relevant = None
+    columns = {
+        doc_id: ["run", "groups", "relevant"],
+        **{c: ["groups", "target"] for c in dimensions},
+    }
+    tables = {
+        "run": docs.select(doc_id),
+        "groups": groups,
+        "target": target,
+        "relevant": None if relevant is None else relevant.select(doc_id),
+    }
     cast = with_common_ids({k: t for k, t in tables.items() if t is not None}, columns)
-    return _tally(cast["run"], cast["groups"], cast.get("target"), doc_id, dimensions)
+    return _tally(
+        cast["run"], cast["groups"], cast.get("target"), doc_id, dimensions, cast.get("relevant")
+    )
 
 
 def warn_on_groups(row: Mapping[str, Any], options: EvalOptions) -> None:
@@ -160,6 +200,19 @@ def _warn_on_group_row(row: Mapping[str, Any], doc_id: str) -> None:
         "relevance are left out of every group's (with none grouped, the values are "
         "null or NaN)",
     )
+    if _RELEVANT in row:  # the relevant judged documents, where their groups are read
+        warn_on_joint(
+            table="groups",
+            column=doc_id,
+            matched=row[_RELEVANT_GROUPED],
+            total=row[_RELEVANT],
+            things="relevant documents",
+            owner="judgments",
+            effect="a relevant document without a group counts in no group: the "
+            "expected-exposure measures leave its exposure out (a query none of whose "
+            "relevant documents has a group is left out of them), and awrf's target (the "
+            "relevant documents' groups, where target= is not given) does not count it",
+        )
     if _GROUPS in row:
         warn_on_joint(
             table="target",

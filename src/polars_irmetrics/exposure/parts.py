@@ -130,7 +130,12 @@ def exposure_in_buckets(
         progress=options.progress,
     ).sort([*keys, options.query_id])
     if groups is not None and warn:  # how groups= lines up with the whole run's documents
-        tally = groups_tally(run, groups, target, list(requests), options)
+        relevant = (
+            None
+            if qrels is None
+            else qrels.filter(pl.col(options.relevance) > 0).select(options.doc_id)
+        )
+        tally = groups_tally(run, groups, target, list(requests), options, relevant)
         values = with_tally(values, tally, lambda row: warn_on_groups(row, options))
     if options.per_query:
         return values

@@ -378,7 +378,8 @@ def build_exposure_plan(
     checked = checked.sort([*keys, query_id])
     if groups is not None and warn:  # how the ids of groups= (and target=) line up
         docs = run if ids is None else ids.docs
-        counts = groups_tally(docs, groups, target, requests, options)
+        relevant_docs = relevant.select(doc_id)
+        counts = groups_tally(docs, groups, target, requests, options, relevant_docs)
         checked = with_tally(checked, counts, lambda row: warn_on_groups(row, options))
     if options.per_query:  # the measures in the order asked (computed grouped by kind)
         return checked.select(*keys, query_id, *(label for label, _ in requests))
