@@ -27,12 +27,14 @@ METRICS = [
 ]
 RUN, REFERENCE = runs_with_ties(5)
 
-#: (id, options, the reference's columns): by= shared with the reference or read from
-#: the run alone (one reference for every segment), and the query-set policies
+#: (id, options, the reference's columns): by= shared with the reference, systems= read
+#: from the run alone (one reference for every system), by= from the run alone with
+#: each segment scored on the queries it retrieved, and the query-set policies
 CASES: list[tuple[str, dict[str, Any], bool]] = [
     ("plain", {}, True),
     ("by-shared", {"by": "segment"}, True),
-    ("by-run-only", {"by": "segment"}, False),
+    ("systems-run-only", {"systems": "segment"}, False),
+    ("by-run-only-drop", {"by": "segment", "unretrieved": "drop"}, False),
     ("drop-both", {"unjudged": "drop", "unretrieved": "drop"}, True),
 ]
 

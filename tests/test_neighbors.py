@@ -171,11 +171,17 @@ def test_by_groups_and_queries_missing_from_the_run() -> None:
             "score": [-1.0, -5.0, -1.0, -1.0, -1.0],
         }
     )
-    out = irm.evaluate(approx, ["neighbor_recall@2"], neighbors=exact, by="shard", per_query=True)
+    # each shard (a system) scored on every query of neighbors=
+    out = irm.evaluate(
+        approx, ["neighbor_recall@2"], neighbors=exact, systems="shard", per_query=True
+    )
     # s1 lacks query b: 0; query c has no truth: left out
     assert out.rows() == [("s1", "a", 0.5), ("s1", "b", 0.0), ("s2", "a", 0.5), ("s2", "b", 0.5)]
-    means = irm.evaluate(approx, ["neighbor_recall@2"], neighbors=exact, by="shard")
+    means = irm.evaluate(approx, ["neighbor_recall@2"], neighbors=exact, systems="shard")
     assert means.rows() == [("s1", 2, 0.25), ("s2", 2, 0.5)]
+    # by=: an attribute of the query, which neighbors= does not give: q b of s1 unplaced
+    with pytest.raises(QuerySetError, match="by key 'shard' is in the run but not in "):
+        irm.evaluate(approx, ["neighbor_recall@2"], neighbors=exact, by="shard")
 
 
 def test_namespace_takes_neighbors() -> None:

@@ -13,7 +13,10 @@ reference plays the judgments' part): ``unjudged`` for a query the reference lac
 ``unretrieved`` for one the run lacks (``"zero"``: the value against an empty ranking,
 :func:`empty_value`: 0, but 1 for RBO's upper bound and residual). ``by`` and ``systems``
 keys the reference also has are matched; otherwise the reference serves every group of
-the run (many systems against one reference).
+the run (many systems against one reference); a ``by`` key (an attribute of the query)
+the reference lacks is refused where a query of the reference some group did not
+retrieve cannot be placed (:func:`~polars_irmetrics.ground.validate.raise_unplaced`),
+unless ``unretrieved='drop'``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from polars_irmetrics.ground.validate import (
     check_numeric,
     flag_error,
     id_kind,
+    raise_unplaced,
     require_columns,
     with_common_ids,
     with_tally,
@@ -145,12 +149,24 @@ def build_agreement_plan(
         pl.when(both).then(pl.col(label)).otherwise(empty_value(request)).alias(label)
         for label, request in requests
     )
-    result = per_query.select(*keys, *labels, f"{_BAD}_set")
+    # by= keys (attributes of the query) the reference lacks: a query of the reference
+    # that some group did not retrieve cannot be placed (refused, as the judgments' are)
+    unplaced = tuple(k for k in missing if k in options.attribute_keys)
+    if options.unretrieved == "drop":
+        unplaced = ()
+    placed = [
+        pl.col(NB).is_not_null().alias(_IN_REFERENCE),
+        pl.col(NA).is_not_null().alias(f"{INTERNAL}retrieved"),
+    ]
+    result = per_query.select(*keys, *labels, f"{_BAD}_set", *(placed if unplaced else []))
+    out_schema = result.select(*keys, *labels).collect_schema()
     checked = (
         result.join(checks, how="cross")
         .map_batches(
-            lambda frame: _raise_on_bad(frame, query_id),
-            schema=result.drop(f"{_BAD}_set").collect_schema(),
+            lambda frame: _raise_on_bad(frame, query_id, keys, unplaced).select(
+                out_schema.names()
+            ),
+            schema=out_schema,
         )
         .select(*keys, *labels)
     )
@@ -547,7 +563,15 @@ def _checks(
     return pl.concat(rows, how="horizontal")
 
 
-def _raise_on_bad(frame: pl.DataFrame, query_id: str) -> pl.DataFrame:
+_IN_REFERENCE = f"{INTERNAL}in_reference"
+
+
+def _raise_on_bad(
+    frame: pl.DataFrame,
+    query_id: str,
+    keys: list[str] | None = None,
+    unplaced: tuple[str, ...] = (),
+) -> pl.DataFrame:
     flags = [name for name in frame.columns if name.startswith(f"{_BAD}|")]
     first = frame.select(flags).row(0) if frame.height else (None,) * len(flags)
     for name, value in zip(flags, first, strict=True):
@@ -588,6 +612,9 @@ def _raise_on_bad(frame: pl.DataFrame, query_id: str) -> pl.DataFrame:
             f"column {column[0]!r} of the {what} has null or NaN values in query {value!r}; "
             "rankings are read from it: fill or drop those rows"
         )
+    if unplaced and keys:  # the reference's queries, each group's retrieved or not
+        judged = frame.filter(pl.col(_IN_REFERENCE)).select(*keys, f"{INTERNAL}retrieved")
+        raise_unplaced(judged, keys, unplaced, query_id, side="reference")
     bad = frame.filter(pl.col(f"{_BAD}_set").is_not_null()).sort(query_id)
     if bad.height:
         what = bad[f"{_BAD}_set"][0]

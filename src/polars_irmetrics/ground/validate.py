@@ -44,6 +44,7 @@ __all__ = [
     "merge_counts",
     "null_key_error",
     "raise_on_bad_rows",
+    "raise_unplaced",
     "require_columns",
     "suspect",
     "tally_counts",
@@ -554,40 +555,87 @@ def _raise_unplaced(judged: pl.DataFrame, spec: CheckSpec) -> None:
     """A ``by`` key of the run alone, and a judged query some group did not retrieve:
     the judgments do not say which group the query belongs to, so whether it counts (0)
     in that group depends on what the key means."""
+    side = spec.frames[1] if spec.frames and spec.frames[1] in _UNPLACED_SIDES else "judgments"
+    raise_unplaced(judged, spec.keys, spec.unplaced, spec.query_id, side)
+
+
+#: How :func:`raise_unplaced` names each side table: the table, its verb, its queries
+#: (one, several), and how to give it the key.
+_UNPLACED_SIDES = {
+    "judgments": (
+        "the judgments",
+        "do",
+        ("judged query", "judged queries"),
+        "with queries= (a table of query ids and {named}, e.g. queries=run.select("
+        "{query_id!r}, {named}).unique()), or in a {key!r} column of the judgments",
+    ),
+    "reference": (
+        "the reference",
+        "does",
+        ("query of the reference", "queries of the reference"),
+        "in a {key!r} column of the reference",
+    ),
+    "neighbors": (
+        "neighbors=",
+        "does",
+        ("query of neighbors=", "queries of neighbors="),
+        "in a {key!r} column of neighbors=",
+    ),
+}
+
+
+def raise_unplaced(
+    judged: pl.DataFrame,
+    keys: Sequence[str],
+    unplaced: Sequence[str],
+    query_id: str,
+    side: str = "judgments",
+) -> None:
+    """Refuse a query of a side table (the judgments, the reference, neighbors=) that
+    some group of the run did not retrieve, where ``unplaced`` (``by`` keys the run has
+    and the side table lacks) are attributes of the query: the side table does not say
+    which group the query belongs to, so whether it counts (0) in a group that did not
+    retrieve it depends on what the key means. ``judged``: one row per (group, query)
+    of the side table's queries, ``keys`` (the ``by`` keys, then the query id) and a
+    Boolean ``__irm_retrieved`` (the group's run lists the query)."""
     retrieved = pl.col(f"{INTERNAL}retrieved")
     missed = judged.filter(~retrieved)
     if not missed.height:
         return
-    key, keys, query_id = spec.unplaced[0], list(spec.unplaced), spec.query_id
-    where = judged.filter(retrieved).sort(spec.keys)
+    table, verb, (one, many), how = _UNPLACED_SIDES[side]
+    key, by = unplaced[0], list(unplaced)
+    where = judged.filter(retrieved).sort(list(keys))
     queries = missed.get_column(query_id).n_unique()
-    groups = judged.select(keys).unique().height
+    groups = judged.select(by).unique().height
     # an example: a query the run lists under some group(s), missed by another
     listed = where.join(missed.select(query_id).unique(), on=query_id, how="semi").sort(
-        [query_id, *keys]
+        [query_id, *by]
     )
     if listed.height:
         first = listed.row(0, named=True)[query_id]
         under = listed.filter(pl.col(query_id) == first)
-        shown = ", ".join(_group(r, keys) for r in under.head(3).iter_rows(named=True))
+        shown = ", ".join(_group(r, by) for r in under.head(3).iter_rows(named=True))
         example = (
-            f" (e.g. query {first!r}: the run lists it under {shown}, and the judgments "
+            f" (e.g. query {first!r}: the run lists it under {shown}, and {table} "
             "cannot tell whether it belongs to the other groups too)"
         )
     else:
         first = missed.sort(query_id).get_column(query_id)[0]
         example = f" (e.g. query {first!r}, which no group of the run lists)"
-    named = ", ".join(repr(k) for k in keys)
+    named = ", ".join(repr(k) for k in by)
+    scored = (
+        "each scored on every judged query"
+        if side == "judgments"
+        else (f"each compared with {table} on every query")
+    )
     raise QuerySetError(
-        f"by key {key!r} is in the run but not in the judgments: the judgments do not say "
-        f"which {key!r} each judged query belongs to, so {queries} judged quer"
-        f"{'y' if queries == 1 else 'ies'} that some of the {groups} groups did not retrieve "
-        f"cannot be placed{example}. If {key!r} is an attribute of the query (day, market, "
-        f"segment), give each judged query its {key!r}: with queries= (a table of query ids "
-        f"and {named}, e.g. queries=run.select({query_id!r}, {named}).unique()), or in a "
-        f"{key!r} column of the judgments; if it names systems or runs (each scored on every "
-        f"judged query), pass systems={key!r} instead of by=; or pass unretrieved='drop' to "
-        "score each group on the queries it retrieved"
+        f"by key {key!r} is in the run but not in {table}: {table} {verb} not say which "
+        f"{key!r} each {one} belongs to, so {queries} {one if queries == 1 else many} "
+        f"that some of the {groups} groups did not retrieve cannot be placed{example}. If "
+        f"{key!r} is an attribute of the query (day, market, segment), give each {one} "
+        f"its {key!r}: {how.format(named=named, query_id=query_id, key=key)}; if it names "
+        f"systems or runs ({scored}), pass systems={key!r} instead of by=; or pass "
+        "unretrieved='drop' to score each group on the queries it retrieved"
     )
 
 

@@ -189,6 +189,9 @@ def build_neighbors_plan(
         unretrieved=options.unretrieved,
         check_duplicates=options.check_duplicates,
         frames=("run", "neighbors"),
+        # by= keys (attributes of the query) neighbors= lacks: a query of neighbors=
+        # that some group did not retrieve cannot be placed (refused, as the judgments')
+        unplaced=tuple(k for k in missing if k in options.attribute_keys),
     )
     auto = [
         label
@@ -375,7 +378,7 @@ def _checked(
         *(pl.col(c).alias(flag(c.removeprefix(_TRUTH_FLAG))) for c in truth),
     )
     as_neighbors = replace(
-        spec, frames=("neighbors", "neighbors"), unjudged="drop", unretrieved="zero"
+        spec, frames=("neighbors", "neighbors"), unjudged="drop", unretrieved="zero", unplaced=()
     )
     raise_on_bad_rows(judged, as_neighbors, check_rows=_CHECK)
     _raise_above_one(checked, spec, labels)
