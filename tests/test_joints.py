@@ -617,6 +617,20 @@ def test_policy_actions_never_logged_are_a_support_warning() -> None:
     # shown under the library's name, as the coverage warnings are (it once pointed at
     # polars' own engine.py, the callback's caller)
     assert [w.filename for w in got] == ["polars_irmetrics"]
+    # it takes none of the logged actions: every weight 0, and the id fix named (the
+    # data cannot tell a policy of unlogged actions from two spellings of the same)
+    logged = LOG["action"].n_unique()
+    assert str(got[0].message).endswith(
+        f". It takes none of the log's {logged} actions (column 'action'), so every "
+        "importance weight is 0 (ips 0, the self-normalised estimators NaN): if its ids are "
+        "meant to be the log's, ids that do not line up are the likely cause: give policy= "
+        "and the log the same 'action' values (same spelling, same collection)"
+    )
+    # a policy that takes some logged action too: the support warning alone
+    some = pl.concat([POLICY.head(1), moved.slice(1)])
+    with pytest.warns(SupportWarning) as got:
+        irm.evaluate(LOG, ["ips"], policy=some)
+    assert "It takes none" not in str(got[0].message)
 
 
 def test_unseen_items_dropped_across_dtypes_of_one_kind(frame_kind: str) -> None:

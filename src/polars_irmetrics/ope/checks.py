@@ -301,24 +301,58 @@ def warning_unsupported(
     unsupported: pl.LazyFrame,
     slot: list[str],
     message: Callable[[int, str], str],
+    overlap: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """``result``, warning (:class:`~polars_irmetrics.errors.SupportWarning`) when it is
     collected if ``unsupported`` (the ``slot`` ids the policy puts mass on and the log
-    never shows) has rows: ``message(count, first slot)``."""
+    never shows) has rows: ``message(count, first slot)``. ``overlap``: one row, the
+    log's distinct slots and those of them the policy puts mass on; where it puts mass
+    on none, every importance weight is 0, and the warning says so with the likely fix
+    if the two tables' ids were meant to line up (the data cannot tell a policy of
+    unlogged actions from two spellings of the same ones)."""
     example = pl.format(", ".join(f"{c}={{}}" for c in slot), *(pl.col(c) for c in slot))
     counted = unsupported.select(
         pl.len().cast(pl.Int64).alias(_UNSUPPORTED), example.min().alias(_EXAMPLE)
     )
+    if overlap is not None:
+        counted = pl.concat([counted, overlap], how="horizontal")
     schema_out = result.collect_schema()
+    things = "actions" if len(slot) == 1 else f"({', '.join(slot)}) slots"
 
     def warn(frame: pl.DataFrame) -> pl.DataFrame:
         n = int(frame[_UNSUPPORTED][0]) if frame.height else 0
+        logged = int(frame[_LOGGED][0] or 0) if _LOGGED in frame.columns and frame.height else 0
         if n:
-            warn_from_plan(message(n, frame[_EXAMPLE][0]), SupportWarning)
-        return frame.drop(_UNSUPPORTED, _EXAMPLE)
+            text = message(n, frame[_EXAMPLE][0])
+            if logged and not frame[_TAKEN][0]:  # no weight above 0: maybe two id spellings
+                text += (
+                    f". It takes none of the log's {logged} {things} (column "
+                    f"{slot[0]!r}), so every importance weight is 0 (ips 0, the "
+                    "self-normalised estimators NaN): if its ids are meant to be the "
+                    "log's, ids that do not line up are the likely cause: give policy= and "
+                    f"the log the same {slot[0]!r} values (same spelling, same collection)"
+                )
+            warn_from_plan(text, SupportWarning)
+        return frame.drop(_UNSUPPORTED, _EXAMPLE, _LOGGED, _TAKEN, strict=False)
 
     joined = result.join(counted, how="cross", maintain_order="left")
     return joined.map_batches(warn, schema=schema_out)
+
+
+_LOGGED, _TAKEN = f"{INTERNAL}logged_slots", f"{INTERNAL}taken_slots"
+
+
+def slot_overlap(taken: pl.LazyFrame, shown: pl.LazyFrame, slot: list[str]) -> pl.LazyFrame:
+    """One row for :func:`warning_unsupported`: the distinct ``slot`` ids of the log
+    (``shown``) and those of them the policy puts mass on (``taken``)."""
+    hit = shown.join(taken.select(slot).unique(), on=slot, how="semi", nulls_equal=True)
+    return pl.concat(
+        [
+            shown.select(pl.len().cast(pl.Int64).alias(_LOGGED)),
+            hit.select(pl.len().cast(pl.Int64).alias(_TAKEN)),
+        ],
+        how="horizontal",
+    )
 
 
 def in_logged_rounds(

@@ -88,6 +88,7 @@ from polars_irmetrics.ope.checks import (
     null_check,
     raising,
     scaled_tiny,
+    slot_overlap,
     subnormal_reward_check,
     tiny_reward_check,
     warning_unsupported,
@@ -567,7 +568,8 @@ def _warning(
         result,
         unsupported,
         slot,
-        lambda n, example: (
+        overlap=slot_overlap(taken, shown, slot),
+        message=lambda n, example: (
             f"the policy gives a positive probability to {n} action(s) never logged "
             f"(e.g. {example}): the logging policy never took them, so the log cannot "
             "support this policy and every estimate of it is biased (the direct method "
