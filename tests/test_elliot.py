@@ -242,6 +242,22 @@ ERRORS += [
 ]
 
 
+# pop_rsp and aclt count the top k against the training popularity: no relevant test
+# item, so the options that choose those are read by none of them (epc reads them)
+ERRORS += [
+    (
+        metric,
+        {option: value},
+        InvalidValueError,
+        f"{option}={value!r} is not read by {metric!r}: they count each user's top k "
+        "against the training popularity, and no relevant test item (only pop_reo, epc and "
+        f"efd read those); drop {option}=",
+    )
+    for metric in ("pop_rsp@5", "aclt@5")
+    for option, value in [("relevance_level", 2), ("debias", irm.Debias())]
+]
+
+
 def test_an_option_of_another_metric_is_still_read(evaluate: Any) -> None:
     reco, qrels, train = _tables(CASES[5])
     deep = evaluate(reco, ["ndcg", "epc@5"], qrels=qrels, interactions=train, depth=3)

@@ -184,14 +184,23 @@ def build_elliot_plan(
             "them as qrels=... (a judged run has no test items the list missed)"
         )
     if alone:  # an option of the ranking plan that no metric asked for would read
+        asked = ", ".join(repr(label) for label, _ in requests)
         for name in _NOT_READ:
             if name in options.given():
                 raise InvalidValueError(
                     f"{name}={getattr(options, name)!r} is not read by Elliot's metrics "
-                    f"({', '.join(repr(label) for label, _ in requests)}): they read each "
-                    "user's top k of the recommendations as given, over the users of the "
-                    f"recommendations; drop {name}="
+                    f"({asked}): they read each user's top k of the recommendations as "
+                    f"given, over the users of the recommendations; drop {name}="
                 )
+        if not any(r.metric.name in _RELEVANT_READERS for _, r in requests):
+            for name in ("relevance_level", "debias"):
+                if name in options.given():
+                    raise InvalidValueError(
+                        f"{name}={getattr(options, name)!r} is not read by {asked}: they "
+                        "count each user's top k against the training popularity, and no "
+                        "relevant test item (only pop_reo, epc and efd read those); drop "
+                        f"{name}="
+                    )
     user, item = options.query_id, options.doc_id
     run_names = run.collect_schema().names()
     by = [k for k in options.by_keys if k in run_names]
@@ -375,6 +384,8 @@ def _disparity(value: str, reo: bool) -> pl.Expr:
 
 
 _HEADED = frozenset({"pop_rsp", "pop_reo", "aclt"})
+#: Elliot's metrics that read the relevant test items (relevance_level=, debias=).
+_RELEVANT_READERS = frozenset({"pop_reo", "epc", "efd"})
 #: The offline route's options that Elliot's metrics do not read.
 _NOT_READ = (
     "depth",
