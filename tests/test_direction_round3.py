@@ -19,6 +19,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.cli.metrics import metrics_table
 from polars_irmetrics.comparison.agreement import swapped_pairs
 from polars_irmetrics.comparison.plot import GREY, VERMILLION, plot_swaps
 from polars_irmetrics.metrics.registry import list_metrics
@@ -70,6 +71,22 @@ def test_no_reader_of_better_asks_the_metric_alone() -> None:
         if ".metric.higher_is_better" in path.read_text().replace("self.metric.", "")
     ]
     assert readers == []
+
+
+def test_the_catalogue_listing_names_the_directions_parameters_turn() -> None:
+    # `irm metrics` read the metric's direction alone: rbo listed as "higher" with no
+    # word of kind='res', which compare, report and system_agreement read as lower
+    listed = dict(metrics_table().select("name", "better").iter_rows())
+    assert listed["rbo"] == "higher (kind='res': lower)"
+    for metric in list_metrics():  # every other listing: its direction alone
+        turned = any(
+            d != metric.higher_is_better for p in metric.params for d in p.directions.values()
+        )
+        if not turned:
+            plain = metric.higher_is_better
+            assert listed[metric.name] == (
+                "-" if plain is None else "higher" if plain else "lower"
+            )
 
 
 def _rbo_per_query() -> pl.DataFrame:

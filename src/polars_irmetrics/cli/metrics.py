@@ -96,14 +96,33 @@ def metrics_table(pattern: str | None = None) -> pl.DataFrame:
             "name": [m.name for m in chosen],
             "aliases": [", ".join(a.name for a in m.aliases) for m in chosen],
             "reads": [", ".join(m.reads) for m in chosen],
-            "better": [
-                "-" if m.higher_is_better is None else "higher" if m.higher_is_better else "lower"
-                for m in chosen
-            ],
+            "better": [_better(m) for m in chosen],
             "summary": [m.summary.strip().splitlines()[0] for m in chosen],
         },
         schema=dict.fromkeys(("name", "aliases", "reads", "better", "summary"), pl.String),
     )
+
+
+def _direction(higher_is_better: bool | None) -> str:
+    return "-" if higher_is_better is None else "higher" if higher_is_better else "lower"
+
+
+def _better(metric: Metric) -> str:
+    """The metric's direction, with each parameter value that turns it (as compare and
+    report read it: ``rbo``'s ``kind='res'`` is lower is better).
+
+    >>> from polars_irmetrics.metrics.registry import get_metric
+    >>> _better(get_metric("rbo"))
+    "higher (kind='res': lower)"
+    """
+    turned = [
+        f"{param.name}={value!r}: {_direction(direction)}"
+        for param in metric.params
+        for value, direction in param.directions.items()
+        if direction != metric.higher_is_better
+    ]
+    plain = _direction(metric.higher_is_better)
+    return f"{plain} ({'; '.join(turned)})" if turned else plain
 
 
 def run(args: argparse.Namespace) -> int:
