@@ -1368,3 +1368,51 @@ def test_no_internal_column_reaches_an_error_message(
     assert "__irm" not in str(raised.value), str(raised.value)
     if case.startswith("missing ") and truth is not None and "label" not in case:
         assert "its columns: 'user', 'item', 'p')" in str(raised.value) or case == "missing key"
+
+
+#: (metric, labels, predictions): a value undefined for these labels, and why (the
+#: warning's reason; scikit-learn refuses one class for roc_auc_score and gives 1.0 or
+#: 0.0 for r2_score of constant labels)
+UNDEFINED = [
+    ("auc", [1, 1, 1], "the labels hold one class only, and the AUC orders positive-"),
+    ("pr_auc", [0, 0, 0], "the labels hold no positive, and the average precision reads"),
+    ("ne", [1, 1, 1], "the labels' (weighted) mean is 0 or 1, so their entropy, the "),
+    ("r2", [1, 1, 1], "the labels are constant, so their spread, the denominator, is 0 "),
+    ("explained_variance", [1, 1, 1], "the labels are constant, so their variance, the "),
+]
+
+
+@pytest.mark.parametrize(("metric", "labels", "why"), UNDEFINED, ids=[c[0] for c in UNDEFINED])
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+def test_an_undefined_value_is_named_in_a_warning(
+    metric: str, labels: list[int], why: str, lazy: bool
+) -> None:
+    # a null among the means was easy to miss (sklearn raises, or gives 1.0 or 0.0)
+    table = pl.DataFrame(
+        {
+            "segment": ["a", "a", "a", "b", "b", "b"],
+            "label": [*labels, 1, 0, 1],
+            "prediction": [0.5, 0.5, 0.2, 0.9, 0.1, 0.4],
+        }
+    )
+
+    def call(**options: Any) -> pl.DataFrame:
+        out = irm.evaluate(table.lazy() if lazy else table, [metric], **options)
+        return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+    out, said = _warnings_of(lambda: call(by="segment"))
+    assert isinstance(out, pl.DataFrame)
+    values = out[metric].to_list()
+    assert values[0] is None
+    assert values[1] is not None
+    assert len(said) == 1
+    assert said[0].startswith(f"{metric!r} is null in 1 of the 2 groups (first: segment='a'): ")
+    assert why in said[0]
+    # one group of the same labels: the same reason, no group named
+    with pytest.warns(irm.IrmWarning, match=re.escape(f"{metric!r} is null: {why}")):
+        one = irm.evaluate(table.head(3), [metric])
+    assert one[metric].item() is None
+    # a defined value: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", irm.IrmWarning)
+        irm.evaluate(table.tail(3), [metric])

@@ -295,7 +295,52 @@ def _means_plan(
     result = result.select(*columns_out, *prepared.flag_columns)
     if by:
         result = result.sort(by, nulls_last=True)
-    return prepared.warning(_warn_on_overflow(prepared.raising(result, by), requests, by))
+    checked = _warn_on_undefined(prepared.raising(result, by), requests, by)
+    return prepared.warning(_warn_on_overflow(checked, requests, by))
+
+
+#: Why each metric may be null (undefined) in a group, as its formula says.
+_UNDEFINED = {
+    "auc": "the labels hold one class only, and the AUC orders positive-negative pairs "
+    "(scikit-learn's roc_auc_score refuses such labels; never a made-up 0.5)",
+    "gauc": "no query holds both classes, and each query's AUC orders positive-negative "
+    "pairs (the queries left out are counted in its '_one_class' column)",
+    "pr_auc": "the labels hold no positive, and the average precision reads the positives",
+    "ne": "the labels' (weighted) mean is 0 or 1, so their entropy, the denominator, is 0",
+    "r2": "the labels are constant, so their spread, the denominator, is 0 (scikit-learn's "
+    "r2_score gives 1.0 for a perfect prediction and 0.0 otherwise there)",
+    "explained_variance": "the labels are constant, so their variance, the denominator, "
+    "is 0 (scikit-learn gives 1.0 for a perfect prediction and 0.0 otherwise there)",
+}
+
+
+def _warn_on_undefined(
+    result: pl.LazyFrame, requests: Sequence[tuple[str, MetricRequest]], keys: list[str]
+) -> pl.LazyFrame:
+    """``result`` unchanged, with an :class:`~polars_irmetrics.errors.IrmWarning` when it
+    is collected for each metric that is null in some group of one row or more (its
+    value undefined there: :data:`_UNDEFINED`), naming the first such group: a null in
+    a table of numbers is easy to miss, and a mean over groups would skip it."""
+    undefined = [(label, req.metric.name) for label, req in requests]
+    undefined = [(label, name) for label, name in undefined if name in _UNDEFINED]
+    if not undefined:
+        return result
+
+    def say(frame: pl.DataFrame) -> pl.DataFrame:
+        for label, name in undefined:
+            # a group of no row is null for every metric: the pairs' warning says why
+            bad = frame.filter(pl.col(label).is_null() & (pl.col(NUM_ROWS) > 0))
+            if not bad.height:
+                continue
+            first = bad.row(0, named=True)
+            place = ", ".join(f"{k}={first[k]!r}" for k in keys)
+            where = (
+                f" in {bad.height} of the {frame.height} groups (first: {place})" if keys else ""
+            )
+            warn_from_plan(f"{label!r} is null{where}: {_UNDEFINED[name]}", IrmWarning)
+        return frame
+
+    return result.map_batches(say, schema=result.collect_schema())
 
 
 def _warn_on_overflow(
