@@ -313,6 +313,13 @@ BAD_OPTIONS: list[tuple[str, dict[str, Any], type[Exception], str]] = [
         "alpha must be a number in (0, 1), e.g. 0.05; got 1",
     ),
     (
+        "control not text",  # integer arms are named as text: the fix says so
+        {"control": 1},
+        InvalidValueError,
+        "control must be the control arm's name as text, got 1: the arms are named as text "
+        "whatever the column's dtype, e.g. control='1'",
+    ),
+    (
         "arm is the unit",
         {"unit": "arm"},
         InvalidValueError,

@@ -1,7 +1,7 @@
 """No silent fusion of runs whose ids do not line up, and no silent training on
 judgments the runs never match.
 
-``irm.fuse`` warns (:class:`~polars_irmetrics.errors.IrmWarning`) of two runs that
+``irm.fuse`` warns (:class:`~polars_irmetrics.errors.CoverageWarning`) of two runs that
 share no query, or share queries but no document: their fused run is their lists side
 by side. ``fit_fusion`` and ``optimize_fusion`` give the ranking metrics' coverage
 warning (:class:`~polars_irmetrics.errors.CoverageWarning`) of a run that retrieves no
@@ -30,7 +30,7 @@ SCORES = [4.0, 3.0, 2.0, 1.0]
 #: The end of every fusion overlap warning: the cause, and how to keep disjoint runs.
 DISJOINT = (
     "If the runs are meant to be disjoint, the fused run is as documented: silence this "
-    "with warnings.filterwarnings('ignore', category=irm.errors.IrmWarning)."
+    "with warnings.filterwarnings('ignore', category=irm.CoverageWarning)."
 )
 #: The advice where no id matches after a change of spelling.
 NO_HINT = (
@@ -85,7 +85,7 @@ def test_runs_keyed_by_zero_padded_queries_are_warned_with_the_zeros_hint() -> N
         "ids are compared exactly; give both runs the same spelling, e.g. "
         "pl.col('query_id').str.strip_chars_start('0') on each. " + DISJOINT
     )
-    with pytest.warns(IrmWarning, match=_exactly(expected)):
+    with pytest.warns(CoverageWarning, match=_exactly(expected)):
         fused = irm.fuse({"a": a, "b": b}, "rrf")
     assert fused.height == 8  # the values are as documented: the two lists side by side
 
@@ -99,7 +99,7 @@ def test_runs_with_a_query_prefix_are_warned_with_the_prefix_hint() -> None:
         "compared exactly; give both runs the same spelling, e.g. "
         "pl.col('query_id').str.strip_prefix('q') on each. " + DISJOINT
     )
-    with pytest.warns(IrmWarning, match=_exactly(expected)):
+    with pytest.warns(CoverageWarning, match=_exactly(expected)):
         irm.fuse({"a": a, "b": b}, "sum")
 
 
@@ -113,7 +113,7 @@ def test_runs_of_unrelated_queries_are_warned_without_a_hint() -> None:
         + " "
         + DISJOINT
     )
-    with pytest.warns(IrmWarning, match=_exactly(expected)):
+    with pytest.warns(CoverageWarning, match=_exactly(expected)):
         irm.fuse({"a": a, "b": b}, "rrf")
 
 
@@ -128,7 +128,7 @@ def test_integer_query_ids_that_share_nothing_are_warned() -> None:
         + " "
         + DISJOINT
     )
-    with pytest.warns(IrmWarning, match=_exactly(expected)):
+    with pytest.warns(CoverageWarning, match=_exactly(expected)):
         irm.fuse({"a": a, "b": b}, "rrf")
 
 
@@ -146,7 +146,7 @@ def test_runs_with_a_document_prefix_are_warned_with_the_prefix_hint() -> None:
         "ids are compared exactly; give both runs the same spelling, e.g. "
         "pl.col('doc_id').str.strip_prefix('doc') on each. " + DISJOINT
     )
-    with pytest.warns(IrmWarning, match=_exactly(expected)):
+    with pytest.warns(CoverageWarning, match=_exactly(expected)):
         irm.fuse({"a": a, "b": b}, "rrf")
 
 
@@ -161,7 +161,7 @@ def test_runs_whose_documents_differ_in_case_and_spaces_are_warned() -> None:
         "against 'D1'): ids are compared exactly; give both runs the same "
         "spelling, e.g. pl.col('doc_id').str.strip_chars().str.to_lowercase() on each. " + DISJOINT
     )
-    with pytest.warns(IrmWarning, match=_exactly(expected)):
+    with pytest.warns(CoverageWarning, match=_exactly(expected)):
         irm.fuse({"a": a, "b": b}, "rrf")
 
 
@@ -171,7 +171,7 @@ def test_a_lazy_fusion_warns_when_it_is_collected() -> None:
         warnings.simplefilter("error")
         plan = irm.fuse({"a": a, "b": b}, "rrf")  # lazy in, lazy out: nothing read yet
     assert isinstance(plan, pl.LazyFrame)
-    with pytest.warns(IrmWarning, match="^runs 'a' and 'b' share no query"):
+    with pytest.warns(CoverageWarning, match="^runs 'a' and 'b' share no query"):
         plan.collect()
 
 
@@ -203,7 +203,7 @@ def test_the_pairs_of_several_runs_are_named() -> None:
         "scored by both runs of such a pair, so it holds their lists side by side, as a "
         "concatenation would. " + NO_HINT + " " + DISJOINT
     )
-    with pytest.warns(IrmWarning, match=_exactly(expected)):
+    with pytest.warns(CoverageWarning, match=_exactly(expected)):
         irm.fuse({"a": a, "b": b, "c": c}, "rrf")
 
 
@@ -214,7 +214,7 @@ def test_a_long_frame_names_its_systems() -> None:
             _run(["01", "02"]).with_columns(pl.lit("dense").alias("system")),
         ]
     )
-    with pytest.warns(IrmWarning, match="^runs 'bm25' and 'dense' share no query "):
+    with pytest.warns(CoverageWarning, match="^runs 'bm25' and 'dense' share no query "):
         irm.fuse(long, "rrf", system="system")
 
 

@@ -14,7 +14,7 @@ pair of runs shares, in numpy. Only where a pair shares none are the runs read a
 (:meth:`Overlap.warn`, the warning's path): the queries each pair shares, and a hint
 where the ids match once case, the spaces around them, a prefix or leading zeros are
 ignored (:func:`~polars_irmetrics.ground.spelling.spelling_hint`); then one
-:class:`~polars_irmetrics.errors.IrmWarning` names the pairs.
+:class:`~polars_irmetrics.errors.CoverageWarning` names the pairs.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polars_irmetrics.errors import IrmWarning
+from polars_irmetrics.errors import CoverageWarning
 from polars_irmetrics.fusion.methods import RUN
 from polars_irmetrics.ground.spelling import Sides, spelling_hint
 from polars_irmetrics.ground.validate import warn_from_plan
@@ -140,8 +140,8 @@ class Overlap:
             f"{'; '.join(clauses)}: no document of the fused run is scored by {scored}, so "
             f"it holds their lists side by side, as a concatenation would. {cause} If the "
             "runs are meant to be disjoint, the fused run is as documented: silence this "
-            "with warnings.filterwarnings('ignore', category=irm.errors.IrmWarning).",
-            IrmWarning,
+            "with warnings.filterwarnings('ignore', category=irm.CoverageWarning).",
+            CoverageWarning,
         )
 
     def _clause(self, i: int, j: int, queries: Matrix, docs: Matrix) -> str:

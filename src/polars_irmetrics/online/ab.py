@@ -290,7 +290,10 @@ def _check_options(
             "into arms, e.g. unit='user_id'"
         )
     if not isinstance(control, str):
-        raise InvalidValueError(f"control must be the control arm's name, got {control!r}")
+        raise InvalidValueError(
+            f"control must be the control arm's name as text, got {control!r}: the arms "
+            f"are named as text whatever the column's dtype, e.g. control={str(control)!r}"
+        )
 
 
 def segment_keys(
