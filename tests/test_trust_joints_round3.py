@@ -255,6 +255,37 @@ def test_a_judgment_group_check_names_the_query_and_the_group() -> None:
     )
 
 
+def test_a_judgment_group_run_of_no_judged_document_counts_queries_not_groups() -> None:
+    # before: "0 of 4 judged queries; it lists 4 of the 4", for 2 queries of 2 groups
+    # each (the plan's keys are (query, group) pairs)
+    run = pl.DataFrame(
+        {
+            "query_id": ["q1"] * 2 + ["q2"] * 2,
+            "doc_id": ["d0", "d1", "d5", "d6"],
+            "rank": [1, 2] * 2,
+        }
+    )
+    qrels_jg = pl.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q2", "q2"],
+            "jg": ["1", "2", "1", "2"],
+            "doc_id": ["D0", "D1", "D5", "D6"],
+            "relevance": [1, 1, 1, 1],
+        }
+    )
+    with pytest.warns(CoverageWarning) as caught:
+        values = irm.evaluate_jg(run, ["map_avgjg"], qrels_jg=qrels_jg)
+    said = [str(w.message) for w in caught if issubclass(w.category, CoverageWarning)]
+    assert len(said) == 1
+    assert said[0].startswith(
+        "the run retrieves no judged document (0 of 4 judged documents, in 0 of 2 judged "
+        "queries; it lists 2 of the 2 judged queries): every metric scores 0 on every judged "
+        "query, as trec_eval scores such a run. 4 (query, document) pair(s) of the run match "
+        "a judgment only when case is ignored"
+    )
+    assert values["map_avgjg"].to_list() == [0.0, 0.0]
+
+
 def test_ids_that_differ_by_surrounding_spaces_get_a_hint() -> None:
     # before: the warning's generic advice only (its hints read case, prefixes and zeros)
     run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": [" a", "b "], "score": [2.0, 1.0]})

@@ -29,9 +29,16 @@ import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import check_id_kinds, common_id_dtype
+from polars_irmetrics.ground.validate import (
+    check_id_kinds,
+    common_id_dtype,
+    judged_tally,
+    warn_on_judged,
+    with_tally,
+)
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric
 from polars_irmetrics.metrics.scope import exact_mean
+from polars_irmetrics.offline.coverage import judged_hints
 from polars_irmetrics.offline.plan import build_plan
 
 if TYPE_CHECKING:
@@ -103,17 +110,20 @@ def build_jg_plan(
     paired = paired.join(groups, on="_qid", how="inner").drop("_qid")
     bases = {label: _base(request) for label, request in requests}
     distinct = {req.name: req for req in bases.values()}
+    # the plan's keys are (query, group) pairs: its coverage warning would count them as
+    # queries; the run's coverage of the judged queries and documents is warned below
     per_group = build_plan(
         paired,
         list(distinct.items()),
         qrels_jg.with_columns(key).drop(jg),
         options.replace(per_query=True, buckets=None),
+        warn=False,
     )
     # the query ids back in their dtype (the run's and the judgments' common one, as
     # the ranking metrics give them: integers stay integers, in their order); an id's
     # text casts back to it exactly
     dtype = common_id_dtype([ran[query_id], held[query_id]])
-    return (
+    values = (
         per_group.join(groups, on=query_id, how="left")
         .with_columns(pl.col("_qid").cast(dtype).alias(query_id))
         .drop("_qid")
@@ -123,3 +133,11 @@ def build_jg_plan(
         .agg(exact_mean(pl.col(req.name)).alias(label) for label, req in bases.items())
         .sort(query_id)
     )
+    # a run that retrieves no judged document, or lists few judged queries: warned as
+    # the ranking metrics warn, over the queries and documents (not the groups)
+    doc_id = options.doc_id
+    judged = qrels_jg.select(query_id, doc_id).unique()
+    counts = judged_tally(run, judged, query_id, doc_id, listed=True)
+    hints = judged_hints(run, judged, query_id, doc_id)
+    unretrieved = options.unretrieved
+    return with_tally(values, counts, lambda row: warn_on_judged(row, unretrieved, hints))
