@@ -646,6 +646,22 @@ def test_bad_input(
         run()
 
 
+@pytest.mark.parametrize("positive", [0, 0.0])
+def test_a_positive_label_of_0_is_refused_when_the_plan_is_built(positive: float) -> None:
+    # 0 is every numeric label's negative: it once read "2 label(s) that are neither 0
+    # nor the positive label 0 (e.g. 1)", which named no fix
+    table = pl.DataFrame({"label": [0, 1, 1], "prediction": [0.2, 0.8, 0.4]})
+    message = (
+        f"positive_label={positive!r} names the negative label: a numeric label is positive "
+        "where it equals positive_label and negative where it is 0; to score 0 as the "
+        "positive class, flip the labels, e.g. (pl.col('label') == 0).cast(pl.Int8), and "
+        "the predictions (1 - p)"
+    )
+    for frame in (table, table.lazy()):
+        with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+            irm.evaluate(frame, ["auc"], positive_label=positive)
+
+
 def test_bad_input_names_the_group() -> None:
     log = GAUC_LOG.with_columns(
         p_click=pl.when(pl.col("user") == "u4").then(2.0).otherwise(pl.col("p_click"))

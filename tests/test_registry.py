@@ -137,6 +137,17 @@ ERRORS = [
         MetricParameterError,
         "metric 'ndcg(rel=2)@10': ndcg uses graded relevance and takes no relevance level 'rel'",
     ),
+    # a metric of no judgment: it once said "auc uses graded relevance"
+    (
+        "auc(rel=2)",
+        MetricParameterError,
+        "metric 'auc(rel=2)': auc reads no relevance judgments and takes no relevance level 'rel'",
+    ),
+    (
+        "rbo(rel=2)",
+        MetricParameterError,
+        "metric 'rbo(rel=2)': rbo reads no relevance judgments and takes no relevance level 'rel'",
+    ),
     (
         "map(rel='x')",
         MetricParameterError,

@@ -602,9 +602,13 @@ def _check_level(metric: Metric, value: object, shown: str) -> float:
             "relevance_level= to irm.evaluate instead"
         )
     if not metric.binary:
+        why = (
+            "uses graded relevance"
+            if "judgments" in metric.reads
+            else "reads no relevance judgments"
+        )
         raise MetricParameterError(
-            f"metric {shown!r}: {metric.name} uses graded relevance and takes no "
-            "relevance level 'rel'"
+            f"metric {shown!r}: {metric.name} {why} and takes no relevance level 'rel'"
         )
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
         raise MetricParameterError(

@@ -684,6 +684,13 @@ def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]
             f"column {options.label!r} has dtype {dtype} but positive_label={positive!r} is "
             "a string: pass a number (positive_label=1) or cast the labels to strings"
         )
+    if dtype != pl.String and not isinstance(positive, bool) and positive == 0:
+        raise InvalidValueError(
+            f"positive_label={positive!r} names the negative label: a numeric label is "
+            f"positive where it equals positive_label and negative where it is 0; to score "
+            f"0 as the positive class, flip the labels, e.g. "
+            f"(pl.col({options.label!r}) == 0).cast(pl.Int8), and the predictions (1 - p)"
+        )
 
 
 def _key_checks(options: EvalOptions) -> list[_Check]:
