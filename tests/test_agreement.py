@@ -29,6 +29,7 @@ from scipy.stats import kendalltau
 import polars_irmetrics as irm
 from polars_irmetrics.agreement.rbo import BA, BB, NA, NB, TA, TB, RboSpec, rbo_values
 from polars_irmetrics.errors import (
+    ColumnNotFoundError,
     ColumnTypeError,
     CoverageWarning,
     DuplicateError,
@@ -306,6 +307,21 @@ def test_bad_inputs_are_refused(
         irm.evaluate(run, ["rbo", "jaccard@5"], reference=ref)
     with pytest.raises(error, match=re.escape(message)):  # the same check for every metric
         irm.evaluate(run.lazy(), ["kendall_tau"], reference=ref).collect()
+
+
+def test_an_order_chosen_names_the_column_it_reads() -> None:
+    # order='score' with a reference ranked by rank alone: the message named no order=
+    run = _frame(query_id=["q", "q"], doc_id=["a", "b"], rank=[1, 2], score=[2.0, 1.0])
+    ref = run.drop("score")
+    message = (
+        "column 'score' not found in the reference (its columns: 'query_id', 'doc_id', "
+        "'rank'); name the columns with query_id=, doc_id=, rank=, score= and by= or "
+        "systems=; order='score' reads column 'score' of the run and the reference: name it "
+        "with score=, or choose order="
+    )
+    with pytest.raises(ColumnNotFoundError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(run, ["rbo"], reference=ref, order="score")
+    assert irm.evaluate(run, ["rbo"], reference=ref).row(0) == (1, 1.0)
 
 
 def test_reference_without_a_metric_and_a_metric_without_reference() -> None:

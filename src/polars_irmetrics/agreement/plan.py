@@ -103,7 +103,13 @@ def build_agreement_plan(
         require_columns(schema, [*need, doc_id], what, hint)
         use_rank = options.order == "rank" or (options.order == "auto" and options.rank in schema)
         order = options.rank if use_rank else score
-        require_columns(schema, [order], what, hint)
+        chosen = (
+            f"; order={options.order!r} reads column {order!r} of the run and the reference: "
+            f"name it with {'rank' if use_rank else 'score'}=, or choose order="
+            if options.order != "auto"
+            else ""
+        )
+        require_columns(schema, [order], what, hint + chosen)
         if use_rank:  # as a ranking metric checks a run's ranks (intersection cuts by them)
             check_numeric(schema, order, _FRAMES[what], integer=True)
         if not schema[order].is_numeric():
