@@ -476,8 +476,12 @@ def warn_support(
         if not candidates.height:
             return
         taken = in_logged_rounds(candidates)
-        policy = taken.lazy().select(
-            *(pl.col(c).cast(kinds[c]) for c in names), pl.lit(1.0).alias(PROB)
-        )
+        # the slots taken in logged rounds that the log never shows, and those it shows
+        # (which the warning's count of the logged slots the policy takes reads)
+        supported = policy.filter(pl.col(PROB) > 0).select(names).unique()
+        supported = supported.join(shown, on=names, how="semi", nulls_equal=True)
+        policy = pl.concat(
+            [taken.lazy().select(pl.col(c).cast(kinds[c]) for c in names), supported]
+        ).with_columns(pl.lit(1.0).alias(PROB))
     one_row = pl.LazyFrame({"row": [0]})
     warned(one_row, OpeTables(log, policy, None), job.requests, job.options).collect()
