@@ -89,23 +89,21 @@ def _tally(
     target=, the groups of groups= (the cells of the group columns ``dimensions``) and
     those the target names."""
     grouped = groups.select(doc_id).unique().with_columns(pl.lit(True).alias(_GROUPED))
-    docs = (
-        run.unique()
-        .join(grouped, on=doc_id, how="left")
-        .select(
-            pl.len().cast(pl.Int64).alias(_DOCS),
-            pl.col(_GROUPED).count().cast(pl.Int64).alias(_GROUPED),
-        )
-    )
-    if relevant is not None:
-        judged = (
-            relevant.unique()
+
+    def counted(ids: pl.LazyFrame, total: str, matched: str) -> pl.LazyFrame:
+        """The distinct documents of ``ids``, and those groups= gives a group."""
+        return (
+            ids.unique()
             .join(grouped, on=doc_id, how="left")
             .select(
-                pl.len().cast(pl.Int64).alias(_RELEVANT),
-                pl.col(_GROUPED).count().cast(pl.Int64).alias(_RELEVANT_GROUPED),
+                pl.len().cast(pl.Int64).alias(total),
+                pl.col(_GROUPED).count().cast(pl.Int64).alias(matched),
             )
         )
+
+    docs = counted(run, _DOCS, _GROUPED)
+    if relevant is not None:
+        judged = counted(relevant, _RELEVANT, _RELEVANT_GROUPED)
         docs = pl.concat([docs, judged], how="horizontal")
     if target is None:
         return docs
