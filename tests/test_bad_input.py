@@ -152,6 +152,13 @@ CASES = [
         "order='input' is not an order; choose 'auto', 'rank' or 'score'",
     ),
     (
+        "bad unmatched",  # once accepted, and read as 'error'
+        lambda: (_run(), {"qrels": _qrels(), "unmatched": "Drop"}),
+        InvalidValueError,
+        "unmatched='Drop' is not a policy; choose 'error' (a prediction without a label, or "
+        "a label without a prediction, is refused) or 'drop' (such rows are left out)",
+    ),
+    (
         "bad depth",
         lambda: (_run(), {"qrels": _qrels(), "depth": 0}),
         InvalidValueError,

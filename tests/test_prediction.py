@@ -1432,3 +1432,31 @@ def test_an_undefined_value_is_named_in_a_warning(
     with warnings.catch_warnings():
         warnings.simplefilter("error", irm.IrmWarning)
         irm.evaluate(table.tail(3), [metric])
+
+
+def test_weights_of_zero_and_an_empty_table_are_named_in_a_warning() -> None:
+    # before: null in silence (scikit-learn refuses weights that sum to 0), and auc's
+    # warning said "one class only" of a table of both classes
+    table = pl.DataFrame(
+        {"label": [1, 0, 1, 0], "prediction": [0.3, 0.2, 0.6, 0.4], "w": [0.0] * 4}
+    )
+    out, said = _warnings_of(
+        lambda: irm.evaluate(table, ["auc", "logloss", "rmse"], sample_weight="w")
+    )
+    assert isinstance(out, pl.DataFrame)
+    assert out.row(0) == (4, None, None, None)
+    zero = "the group's sample weights (column 'w'){} are all 0: no weight, no mean"
+    assert said[0].startswith("'auc' is null: the labels hold one class only")
+    assert said[0].endswith(
+        ", or " + zero.format(", or those of one class,") + " (scikit-learn refuses weights "
+        "that sum to 0)"
+    )
+    assert said[1:] == [
+        f"'{name}' is null: {zero.format('')} (scikit-learn refuses weights that sum to 0)"
+        for name in ("logloss", "rmse")
+    ]
+    empty = "the table holds no row, so every metric is null: nothing was scored (a filter "
+    nothing = table.clear().with_columns(segment=pl.lit("a"))
+    for options in ({}, {"by": "segment"}):
+        out, said = _warnings_of(lambda o=options: irm.evaluate(nothing, ["auc", "rmse"], **o))
+        assert said == [empty + "that kept nothing, or an empty file?)"]

@@ -663,6 +663,12 @@ class EvalOptions:
             raise InvalidValueError(
                 f"order={self.order!r} is not an order; choose 'auto', 'rank' or 'score'"
             )
+        if self.unmatched not in ("error", "drop"):
+            raise InvalidValueError(
+                f"unmatched={self.unmatched!r} is not a policy; choose 'error' (a prediction "
+                "without a label, or a label without a prediction, is refused) or 'drop' "
+                "(such rows are left out)"
+            )
 
     def _check_interval(self) -> None:
         ci = self.ci

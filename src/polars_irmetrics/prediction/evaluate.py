@@ -223,7 +223,7 @@ def build_prediction_plan(
     if not warn:
         prepared = replace(prepared, sizes=None)
     if not options.per_query:
-        return _means_plan(prepared, requests, options)
+        return _means_plan(prepared, requests, options, warn=warn)
     keys = [*options.by_keys, options.query_id]
     # each query's auc, pr_auc and gauc (its AUC) from the histogram of every query at
     # once (one group_by of the distinct scores: faster than a sort inside each query),
@@ -257,11 +257,17 @@ def build_prediction_plan(
 
 
 def _means_plan(
-    prepared: Prepared, requests: Sequence[tuple[str, MetricRequest]], options: EvalOptions
+    prepared: Prepared,
+    requests: Sequence[tuple[str, MetricRequest]],
+    options: EvalOptions,
+    *,
+    warn: bool = True,
 ) -> pl.LazyFrame:
     """The means of each ``by`` group from its statistics
     (:mod:`~polars_irmetrics.prediction.statistics`), computed as the engines compute
-    them from their parts' statistics, with the same float operations."""
+    them from their parts' statistics, with the same float operations. ``warn``: name
+    the null (undefined) values and an empty table (:func:`_warn_on_undefined`); not
+    for a part of a larger evaluation."""
     by = list(options.by_keys)
     scope = prepared.scope
     prepared = replace(prepared, rows=with_first_passes(prepared.rows, scope, by, requests))
@@ -295,7 +301,15 @@ def _means_plan(
     result = result.select(*columns_out, *prepared.flag_columns)
     if by:
         result = result.sort(by, nulls_last=True)
-    checked = _warn_on_undefined(prepared.raising(result, by), requests, by)
+    checked = prepared.raising(result, by)
+    if warn:
+        checked = _warn_on_undefined(
+            checked,
+            requests,
+            by,
+            options.sample_weight,
+            empty=prepared.sizes is None,  # labels= under unmatched='drop': its own warning
+        )
     return prepared.warning(_warn_on_overflow(checked, requests, by))
 
 
@@ -311,33 +325,64 @@ _UNDEFINED = {
     "r2_score gives 1.0 for a perfect prediction and 0.0 otherwise there)",
     "explained_variance": "the labels are constant, so their variance, the denominator, "
     "is 0 (scikit-learn gives 1.0 for a perfect prediction and 0.0 otherwise there)",
+    "calibration": "the labels hold no positive, so the observed count, the denominator, is 0",
 }
 
 
+#: The metrics that read each class's weight apart: null too where one class weighs 0.
+_BY_CLASS = frozenset({"auc", "gauc", "pr_auc", "ne", "calibration"})
+
+
 def _warn_on_undefined(
-    result: pl.LazyFrame, requests: Sequence[tuple[str, MetricRequest]], keys: list[str]
+    result: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    keys: list[str],
+    weight: str | None = None,
+    *,
+    empty: bool = True,
 ) -> pl.LazyFrame:
     """``result`` unchanged, with an :class:`~polars_irmetrics.errors.IrmWarning` when it
     is collected for each metric that is null in some group of one row or more (its
-    value undefined there: :data:`_UNDEFINED`), naming the first such group: a null in
-    a table of numbers is easy to miss, and a mean over groups would skip it."""
-    undefined = [(label, req.metric.name) for label, req in requests]
-    undefined = [(label, name) for label, name in undefined if name in _UNDEFINED]
-    if not undefined:
+    value undefined there: :data:`_UNDEFINED`; with sample weights (column ``weight``),
+    also where the group's weights, or one class's, are all 0), naming the first such
+    group: a null in a table of numbers is easy to miss, and a mean over groups would
+    skip it. ``empty``: also warn of a table of no row (every metric null); ``False``
+    where the labels= pairs' warning says why (``unmatched='drop'``)."""
+
+    def why(name: str) -> str | None:
+        zero = None
+        if weight is not None:
+            whose = ", or those of one class," if name in _BY_CLASS else ""
+            zero = (
+                f"the group's sample weights (column {weight!r}){whose} are all 0: no "
+                "weight, no mean (scikit-learn refuses weights that sum to 0)"
+            )
+        reasons = [r for r in (_UNDEFINED.get(name), zero) if r is not None]
+        return ", or ".join(reasons) if reasons else None
+
+    undefined = [(label, why(req.metric.name)) for label, req in requests]
+    if not any(reason for _, reason in undefined) and not empty:
         return result
 
     def say(frame: pl.DataFrame) -> pl.DataFrame:
-        for label, name in undefined:
+        if empty and (frame.height == 0 or not (frame[NUM_ROWS] > 0).any()):
+            warn_from_plan(
+                "the table holds no row, so every metric is null: nothing was scored (a "
+                "filter that kept nothing, or an empty file?)",
+                IrmWarning,
+            )
+            return frame
+        for label, reason in undefined:
             # a group of no row is null for every metric: the pairs' warning says why
             bad = frame.filter(pl.col(label).is_null() & (pl.col(NUM_ROWS) > 0))
-            if not bad.height:
+            if reason is None or not bad.height:
                 continue
             first = bad.row(0, named=True)
             place = ", ".join(f"{k}={first[k]!r}" for k in keys)
             where = (
                 f" in {bad.height} of the {frame.height} groups (first: {place})" if keys else ""
             )
-            warn_from_plan(f"{label!r} is null{where}: {_UNDEFINED[name]}", IrmWarning)
+            warn_from_plan(f"{label!r} is null{where}: {reason}", IrmWarning)
         return frame
 
     return result.map_batches(say, schema=result.collect_schema())
