@@ -186,7 +186,7 @@ def test_hive_partitioned_logs_group_by_partition(
         ),
         (
             ["evaluate", "{run}", "--qrels", "{qrels}", "--systems", "system"],
-            "irm: error: column 'system' not found in the run",
+            "irm: error: {run}: column 'system' not found in the run",
         ),
         (["evaluate"], "irm: error: no run given: name one or more run files, or pass --sample"),
     ],
@@ -202,8 +202,25 @@ def test_errors_are_one_line_on_stderr(
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.startswith(message)
+    assert captured.err.startswith(message.format(run=run, qrels=qrels))
     assert captured.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["evaluate", "trec-eval"])
+def test_a_data_error_names_the_file_it_is_in(
+    tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a fault found while the plan runs named the run, not its file
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text("q1 Q0 a 1 3.0 sys\nq1 Q0 a 2 2.0 sys\n")
+    qrels.write_text(QRELS_TXT)
+    argv = [command, str(run), "--qrels", str(qrels)]
+    if command == "trec-eval":
+        argv = [command, str(qrels), str(run)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"irm: error: {run}: column 'doc_id' of the run: query 'q1' lists 1 ")
+    assert err.count("\n") == 1
 
 
 def test_malformed_trec_line_names_file_and_line(
@@ -596,9 +613,9 @@ def test_ids_flag_reads_integer_ids_as_text(id_files: Path) -> None:
     metrics = ["-m", "map", "-m", "mrr", "--per-query", "--format", "json"]
     refused = _irm("evaluate", "ann.jsonl", "--qrels", "qrels.txt", *metrics, cwd=id_files)
     assert (refused.returncode, refused.stderr) == (
-        2, "irm: error: column 'query_id' holds integers in the run (Int64) but strings in the "
-        "judgments (String); cast one side, e.g. --ids str (every id of every file read as "
-        "text)\n",
+        2, "irm: error: ann.jsonl, qrels.txt: column 'query_id' holds integers in the run "
+        "(Int64) but strings in the judgments (String); cast one side, e.g. --ids str (every "
+        "id of every file read as text)\n",
     )  # fmt: skip
     done = _irm(
         "evaluate", "ann.jsonl", "--qrels", "qrels.txt", "--ids", "str", *metrics, cwd=id_files

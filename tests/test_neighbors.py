@@ -522,10 +522,10 @@ def test_cli_neighbors_from_a_trec_file(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert done.stderr == (
-        "irm: error: column 'query_id' is Int64 in the run and String in the neighbors; the "
-        "approximate run's queries are matched with the exact run's by their ids, which must "
-        "be of one kind: cast one of them, e.g. --ids str (every id of every file read as text) "
-        "(the ids of a TREC file are read as text)\n"
+        "irm: error: numbers.parquet, exact.txt: column 'query_id' is Int64 in the run and "
+        "String in the neighbors; the approximate run's queries are matched with the exact "
+        "run's by their ids, which must be of one kind: cast one of them, e.g. --ids str (every "
+        "id of every file read as text) (the ids of a TREC file are read as text)\n"
     )
 
 

@@ -801,6 +801,49 @@ def _input_files(args: argparse.Namespace) -> list[str]:
     return [source for source in named if isinstance(source, str)]
 
 
+#: How a data error names the table it found the fault in (the file is the command's).
+_SIDES = (
+    ("run", re.compile(r"\b(?:of|in|from) the run\b|\bthe run (?:lists|has|holds)\b")),
+    ("qrels", re.compile(r"\b(?:of|in|from) the judgments\b|\bthe judgments (?:list|have)\b")),
+    ("judged", re.compile(r"\b(?:of|in|from) the judged table\b")),
+    ("neighbors", re.compile(r"\b(?:of|in|from) the neighbors\b")),
+)
+
+
+def _with_source(message: str, args: argparse.Namespace) -> str:
+    """A data error found while the command ran (``column 'doc_id' of the run: query
+    'q1' lists ...``), led by the file behind the table it names, where the command
+    read one run file (several: each a system, named by the message) and the message
+    does not name the file already.
+
+    >>> import argparse
+    >>> args = argparse.Namespace(runs=["run.txt"], qrels="qrels.txt")
+    >>> _with_source("column 'doc_id' of the run: query 'q1' lists 1 document twice", args)
+    "run.txt: column 'doc_id' of the run: query 'q1' lists 1 document twice"
+    >>> _with_source("column 'q' is Int64 in the run and String in the judgments", args)
+    "run.txt, qrels.txt: column 'q' is Int64 in the run and String in the judgments"
+    >>> _with_source("unknown metric 'x'", args)
+    "unknown metric 'x'"
+    """
+    given = [*(getattr(args, "runs", None) or []), getattr(args, "run", None)]
+    runs = [r for r in given if isinstance(r, str)]
+    files = {
+        "run": runs[0] if len(runs) == 1 else None,
+        "qrels": getattr(args, "qrels", None),
+        "neighbors": getattr(args, "neighbors", None),
+    }
+    if any(isinstance(f, str) and f in message for f in files.values()):
+        return message
+    if files["qrels"] is None:  # a judged table: the run's own rows carry the labels
+        files["judged"] = files["run"]
+    named = [
+        str(files[side])
+        for side, pattern in _SIDES
+        if isinstance(files.get(side), str) and files[side] != STDIN and pattern.search(message)
+    ]
+    return f"{', '.join(named)}: {message}" if named else message
+
+
 def _stdin_once(args: argparse.Namespace) -> None:
     if _input_files(args).count(STDIN) > 1:
         raise InvalidValueError(
@@ -966,6 +1009,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         polars = isinstance(error, pl.exceptions.PolarsError)
         if polars and ("utf8" in message.lower().replace("-", "") or "more fields" in message):
             message = _located(args) or message
+        if isinstance(error, IrmError):
+            message = _with_source(message, args)
         message = _in_words(message, parser, args.command)
         print(f"irm: error: {message}", file=sys.stderr)
         return 2

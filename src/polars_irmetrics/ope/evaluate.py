@@ -673,9 +673,12 @@ def _check_schemas(
         "with round_id=, action=, reward=, propensity= (the logging policy's probability "
         "of the logged action) and position="
     )
-    require_columns(
-        log_schema, [*keys, action, options.reward, options.propensity, *by], "log", hint
-    )
+    if propensity != options.propensity:  # cascade_dr's own column, obp's name
+        hint = (
+            f"{hint}; cascade_dr reads the logging policy's cascade propensity of each "
+            f"logged action in column {propensity!r} (obp's), not propensity="
+        )
+    require_columns(log_schema, [*keys, action, options.reward, propensity, *by], "log", hint)
     tables = [("policy", policy.collect_schema(), PROB)]
     if reward_model is not None:
         tables.append(("reward_model", reward_model.collect_schema(), Q_HAT))
