@@ -359,6 +359,28 @@ def test_slate_estimators_equal_obp(frame_kind: str, case: str) -> None:
     assert out["cascade_dr"].item() == pytest.approx(expected["cascade_dr"], abs=1e-9, rel=0)
 
 
+def test_cascade_dr_reads_pscore_cascade_alone(frame_kind: str) -> None:
+    # obp's cascade log needs no pscore column: it was required (and never read)
+    case = "slate_cascade_s0"
+    log, cascade_policy, cascade_model = _slate_tables(
+        case, "log", "cascade_policy", "cascade_reward_model"
+    )
+    cascade = log.select(pl.exclude("pscore"))
+    out = _run(
+        frame_kind, cascade, ["cascade_dr"], policy=cascade_policy, reward_model=cascade_model
+    )
+    expected = SLATES[case]["expected"]["cascade_dr"]
+    assert out["cascade_dr"].item() == pytest.approx(expected, abs=1e-9, rel=0)
+    message = "column 'pscore_cascade' not found in the log"
+    with pytest.raises(ColumnNotFoundError, match=re.escape(message)):
+        irm.evaluate(
+            log.drop("pscore_cascade"),
+            ["cascade_dr"],
+            policy=cascade_policy,
+            reward_model=cascade_model,
+        )
+
+
 def test_slate_rows_in_any_order_and_per_round(frame_kind: str) -> None:
     case = "slate_cascade_s0"
     log, policy, cascade_policy, cascade_model = _slate_tables(
