@@ -113,6 +113,18 @@ def test_fuse_and_trec_eval_follow_the_suffix(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
+def test_a_full_device_is_named_in_the_os_words(tmp_path: Path) -> None:
+    # polars' writer added Rust's " (os error 28)" to the message
+    (tmp_path / "a.txt").write_text("q1 Q0 x 1 3 a\nq1 Q0 y 2 2 a\n")
+    (tmp_path / "b.txt").write_text("q1 Q0 y 1 5 b\nq1 Q0 z 2 1 b\n")
+    runs = [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    done = irm_cli("fuse", *runs, "-o", "/dev/full")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "irm: error: /dev/full: cannot write: No space left on device; choose another path\n"
+    )
+
+
 def test_evaluate_output_errors_one_line_exit_2(
     trec_files: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -540,8 +540,7 @@ def write_stdout(data: bytes) -> None:
     except OSError as error:
         _discard_stdout()
         raise InvalidValueError(
-            f"standard output: cannot write: {error.strerror or error}; write to a file "
-            "instead (-o FILE)"
+            f"standard output: cannot write: {_os_text(error)}; write to a file instead (-o FILE)"
         ) from None
 
 
@@ -602,7 +601,7 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
         )
     except OSError as error:
         raise InvalidValueError(
-            f"{given}: cannot write: {error.strerror or error}; choose another path"
+            f"{given}: cannot write: {_os_text(error)}; choose another path"
         ) from None
     try:
         with os.fdopen(descriptor, "wb") as handle:
@@ -615,7 +614,7 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
             os.unlink(temporary)
         if isinstance(error, OSError):
             raise InvalidValueError(
-                f"{given}: cannot write: {error.strerror or error}; choose another path"
+                f"{given}: cannot write: {_os_text(error)}; choose another path"
             ) from None
         raise
 
@@ -650,8 +649,20 @@ def _write_directly(target: Path, write: Callable[[IO[bytes]], object]) -> None:
             write(handle)
     except OSError as error:
         raise InvalidValueError(
-            f"{target}: cannot write: {error.strerror or error}; choose another path"
+            f"{target}: cannot write: {_os_text(error)}; choose another path"
         ) from None
+
+
+def _os_text(error: OSError) -> str:
+    """The operating system's words for ``error``, without the `` (os error 28)`` that
+    polars' own writers add (Rust's text of an OS error).
+
+    >>> _os_text(OSError("No space left on device (os error 28)"))
+    'No space left on device'
+    >>> _os_text(OSError(13, "Permission denied"))
+    'Permission denied'
+    """
+    return re.sub(r"\s*\(os error \d+\)", "", error.strerror or str(error)).strip()
 
 
 def _umask() -> int:
