@@ -231,7 +231,7 @@ def test_registry_lists_click_metrics_and_names_parse_back() -> None:
     ("name", "message"),
     [
         ("abandonment@10", "metric 'abandonment@10': abandonment takes no cutoff"),
-        ("ctr(rel=2)@10", "metric 'ctr(rel=2)@10': ctr uses graded relevance"),
+        ("ctr(rel=2)@10", "metric 'ctr(rel=2)@10': ctr reads no relevance judgments"),
         (
             "click_ndcg(signal='dwell')@10",
             "metric \"click_ndcg(signal='dwell')@10\": signal='dwell' is not allowed; "
