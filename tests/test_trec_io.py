@@ -308,6 +308,24 @@ def test_bytes_path_rejected() -> None:
     assert isinstance(info.value, TypeError)
 
 
+@pytest.mark.parametrize("source", [5, None])
+def test_a_source_that_is_no_path_is_refused(source: object) -> None:
+    # os.fspath's built-in TypeError reached the user
+    message = (
+        f"source must be a file path (str or os.PathLike[str]), got {source!r}; pass the "
+        "file's path, e.g. 'run.txt' or pathlib.Path('run.txt')"
+    )
+    for read in (read_trec_run, read_trec_qrels, scan_trec_run):
+        with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+            read(source)  # type: ignore[operator]
+
+
+def test_keep_rank_is_true_or_false(tmp_path: Path) -> None:
+    path = _write(tmp_path / "run.txt", "q1 Q0 d1 1 2.5 r\n")
+    with pytest.raises(InvalidValueError, match=r"^keep_rank must be True or False, got 'yes'$"):
+        read_trec_run(path, keep_rank="yes")  # type: ignore[arg-type]
+
+
 def test_scan_trec_run_is_lazy_and_composes(tmp_path: Path) -> None:
     path = _write(tmp_path / "run.txt", "q1 Q0 d1 1 2.5 r\nq2 Q0 d2 1 1.5 r\nq2 Q0 d3 2 0.5 r\n")
     lazy = scan_trec_run(path)

@@ -95,7 +95,9 @@ def read_trec_run(source: Source, *, keep_rank: bool = False) -> pl.DataFrame:
     """Read a TREC run file into a long table, one row per retrieved document.
 
     Each line is ``query_id Q0 doc_id rank score run_id``. The ``Q0`` field is ignored.
-    Rows keep the file's order.
+    Rows keep the file's order. Blank lines and lines starting with ``#`` (comments) are
+    skipped; trec_eval has no comments (it would read ``#q1`` as a query id), so the
+    writers of this library refuse a query id starting with ``#``.
 
     .. note::
         trec_eval ignores the file's rank column: it orders each query's documents by
@@ -330,6 +332,11 @@ def scan_trec_qrels(source: Source, *, relevance_dtype: DTypeArg = pl.Float64) -
 
 
 def _path(source: Source) -> str:
+    if not isinstance(source, str | bytes | os.PathLike):  # 5, None: os.fspath's TypeError
+        raise ColumnTypeError(
+            f"source must be a file path (str or os.PathLike[str]), got {source!r}; pass "
+            "the file's path, e.g. 'run.txt' or pathlib.Path('run.txt')"
+        )
     path = os.fspath(source)
     if not isinstance(path, str):  # a bytes path-like slipped through the types
         raise ColumnTypeError(
@@ -398,6 +405,8 @@ def _run_columns(keep_rank: bool) -> list[str]:
 
 
 def _parse_run(path: str, *, keep_rank: bool) -> pl.LazyFrame:
+    if not isinstance(keep_rank, bool):  # "yes" was taken as True
+        raise InvalidValueError(f"keep_rank must be True or False, got {keep_rank!r}")
     score = _field(4).cast(pl.Float64, strict=False).alias("score")
     columns = [_field(0).alias("query_id"), _field(2).alias("doc_id")]
     if keep_rank:
