@@ -376,6 +376,19 @@ def test_vectors_far_from_one_in_magnitude(
     _check_against_brute_force(run, q, c, 10, metric)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_one_query_of_tiny_vectors_under_l2(dtype: type) -> None:
+    # one query, centred on itself, is the zero vector: its exponent 0 hid the corpus'
+    # (about 2**-664), so the squares underflowed: both scores -0.0, the match second
+    magnitude = 1e-200 if dtype == np.float64 else 1e-30
+    q = np.array([[magnitude, 0.0]], dtype=dtype)
+    c = np.array([[magnitude, 0.0], [0.0, magnitude], [magnitude, magnitude]], dtype=dtype)
+    run = irm.knn(q, c, k=3, metric="l2")
+    assert run["doc_id"].to_list() == [0, 2, 1]
+    _check_against_brute_force(run, q, c, 3, "l2")
+    assert run["score"][0] == 0.0
+
+
 _F32, _F64 = ("float32", "3.4e+38"), ("float64", "1.8e+308")
 _RANGE = (
     "the {} scores of the queries (largest |value| {} in column 'embedding') against the "

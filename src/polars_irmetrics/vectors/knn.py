@@ -635,7 +635,12 @@ class _Scorer:
         floor: npt.NDArray[Any],
         k: int,
     ) -> npt.NDArray[Any]:
-        exponent = max(self.q_exp, docs.exp)
+        # the larger power of two of the two sides', a side of zero vectors (one query,
+        # centred on itself) left out: its 0 is no magnitude (it hid 1e-200 vectors'
+        # underflowing squares)
+        sides = ((self.q_exp, queries), (docs.exp, docs.vectors))
+        exponents = [exp for exp, vectors in sides if _magnitude(vectors) > 0]
+        exponent = max(exponents) if exponents else 0
         wide = queries.dtype == np.float64 and self.dtype == np.float32
         if self._risky(2 * exponent, wide):
             scaled = self._l2_scaled(queries, docs.vectors, exponent)
