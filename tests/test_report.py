@@ -368,7 +368,7 @@ def test_save_by_suffix_and_errors(result: pl.DataFrame, tmp_path: Path) -> None
     with pytest.raises(irm.InvalidValueError) as info:
         irm.report(result.lazy())  # type: ignore[arg-type]
     assert str(info.value) == (
-        "result is a LazyFrame; pass the DataFrame irm.compare returned (collect a "
+        "result is a polars LazyFrame; pass the polars DataFrame irm.compare returned (collect a "
         "LazyFrame first)"
     )
     with pytest.raises(irm.ColumnNotFoundError) as info:
@@ -642,3 +642,73 @@ def test_reproducibility_report_refuses_a_measure_twice(repro: pl.DataFrame) -> 
         ),
     ):
         irm.report(pl.concat([repro, repro.head(1)]))
+
+
+@pytest.fixture(scope="module")
+def per_query(sample: tuple[dict[str, pl.DataFrame], pl.DataFrame]) -> pl.DataFrame:
+    runs, qrels = sample
+    return irm.compare(runs, METRICS, qrels=qrels, baseline="bm25", per_query=True)
+
+
+BAD_REPORTS: list[tuple[str, str, dict[str, Any], type[Exception], str]] = [
+    ("no metric column", "per_query", {"drop": ["metric"]}, irm.ColumnNotFoundError,
+     "column 'metric' is not in per_query; pass the per_query=True result of the same"),
+    ("lazy per_query", "per_query", {"lazy": True}, irm.InvalidValueError,
+     "per_query is a polars LazyFrame; pass the polars DataFrame irm.compare(..., "),
+    ("text deltas", "per_query", {"text": "delta"}, irm.ColumnTypeError,
+     "column 'delta' of per_query has dtype String; pass the per_query=True result"),
+    ("another metric", "per_query", {"metric": "P@3"}, irm.InvalidValueError,
+     "per_query holds metric 'P@3', which result does not: its plots would stand beside"),
+    ("text means", "result", {"text": "mean"}, irm.ColumnTypeError,
+     "column 'mean' of result has dtype String; the report reads numbers there"),
+    ("no row", "result", {"head": 0}, irm.InvalidValueError,
+     "result holds no row: nothing to report; pass the frame irm.compare returned"),
+    ("pandas", "result", {"pandas": True}, irm.InvalidValueError,
+     "result is a pandas DataFrame; pass the polars DataFrame irm.compare returned"),
+    ("options dict", "options", {"value": {"test": "t"}}, irm.InvalidValueError,
+     "options= takes the irm.compare options recorded with a result (a CompareOptions)"),
+    ("system not text", "system", {"value": 3}, irm.InvalidValueError,
+     "system= names the first column's header, text; got 3"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "argument", "change", "error", "message"),
+    BAD_REPORTS,
+    ids=[b[0] for b in BAD_REPORTS],
+)
+def test_bad_report_arguments_are_refused_by_name(
+    result: pl.DataFrame,
+    per_query: pl.DataFrame,
+    case: str,
+    argument: str,
+    change: dict[str, Any],
+    error: type[Exception],
+    message: str,
+) -> None:
+    # each once a raw polars/Python error (ColumnNotFoundError, AttributeError,
+    # TypeError), or (another metric) a report drawn beside another comparison's plots
+    kwargs: dict[str, Any] = {}
+    table: Any = result
+    if argument == "per_query":
+        frame: Any = per_query
+        if "drop" in change:
+            frame = frame.drop(change["drop"])
+        if "text" in change:
+            frame = frame.with_columns(pl.col(change["text"]).cast(pl.String))
+        if "metric" in change:
+            frame = frame.with_columns(metric=pl.lit(change["metric"]))
+        kwargs["per_query"] = frame.lazy() if change.get("lazy") else frame
+    elif argument == "result":
+        if "text" in change:
+            table = result.with_columns(pl.col(change["text"]).cast(pl.String))
+        if "head" in change:
+            table = result.head(change["head"])
+        if change.get("pandas"):
+            table = result.to_pandas()
+    else:
+        kwargs[argument] = change["value"]
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        irm.report(table, **kwargs)
+    with pytest.raises(irm.InvalidValueError, match=r"^path must be a file name"):
+        irm.report(result).save(3)  # type: ignore[arg-type]

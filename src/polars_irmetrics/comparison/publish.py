@@ -49,7 +49,12 @@ from polars_irmetrics.comparison.report import (
     table,
     terminal,
 )
-from polars_irmetrics.errors import InvalidValueError, IrmError
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    InvalidValueError,
+    IrmError,
+)
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.io.output import check_target, write_text
 from polars_irmetrics.metrics.registry import parse_metric
@@ -143,11 +148,12 @@ class Report:
     ) -> None:
         if not isinstance(result, pl.DataFrame):
             raise InvalidValueError(
-                f"result is a {type(result).__name__}; pass the DataFrame irm.compare "
+                f"result is a {_kind(result)}; pass the polars DataFrame irm.compare "
                 "returned (collect a LazyFrame first)"
             )
         if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 12:
             raise InvalidValueError(f"digits={digits!r} must be an integer in 0..12 (e.g. 4)")
+        _check_arguments(result, per_query, options, system)
         self.result = result
         record = recall(result)
         given = options
@@ -331,6 +337,11 @@ class Report:
         ...
         polars_irmetrics.errors.InvalidValueError: ...: is a folder, not a file; name a file ...
         """
+        if not isinstance(path, str | Path):  # Path(3): Python's own TypeError
+            raise InvalidValueError(
+                f"path must be a file name (str or pathlib.Path), got {path!r}; e.g. "
+                "report.save('comparison.html')"
+            )
         target = Path(path)
         check_target(target)  # a folder, a missing or read-only folder: named, before rendering
         kind = _SUFFIXES.get(target.suffix.lower())
@@ -372,6 +383,70 @@ def _inline_svg(figure: Figure, prefix: str, label: str) -> str:
     text = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', text)
     text = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", text)
     return text.replace("<svg", f'<svg role="img" aria-label="{html.escape(label)}"', 1)
+
+
+def _kind(value: object) -> str:
+    """A value's type as a message names it: ``pandas DataFrame``, ``polars LazyFrame``."""
+    root = type(value).__module__.split(".")[0]
+    return f"{root} {type(value).__name__}" if root != "builtins" else type(value).__name__
+
+
+def _check_arguments(
+    result: pl.DataFrame,
+    per_query: object,
+    options: object,
+    system: object,
+) -> None:
+    """The report's arguments, refused by name before anything is drawn: a result of no
+    row or with means that are not numbers, a per-query frame that is not the same
+    comparison's (its metrics drawn beside another metric's table), options that are
+    not :class:`~polars_irmetrics.comparison.options.CompareOptions`, a system label
+    that is not text."""
+    if result.height == 0:
+        raise InvalidValueError(
+            "result holds no row: nothing to report; pass the frame irm.compare returned "
+            "(a filter that kept nothing?)"
+        )
+    for column in ("mean", "baseline_mean", "value"):
+        if column in result.columns and not result.schema[column].is_numeric():
+            raise ColumnTypeError(
+                f"column {column!r} of result has dtype {result.schema[column]}; the report "
+                "reads numbers there: pass the frame irm.compare returned"
+            )
+    if options is not None and not isinstance(options, CompareOptions):
+        raise InvalidValueError(
+            f"options= takes the irm.compare options recorded with a result (a "
+            f"CompareOptions) or None, got {_kind(options)}; leave it out to read what "
+            "irm.compare recorded"
+        )
+    if not isinstance(system, str):
+        raise InvalidValueError(f"system= names the first column's header, text; got {system!r}")
+    if per_query is None:
+        return
+    if not isinstance(per_query, pl.DataFrame):
+        raise InvalidValueError(
+            f"per_query is a {_kind(per_query)}; pass the polars DataFrame "
+            "irm.compare(..., per_query=True) returned (collect a LazyFrame first)"
+        )
+    missing = [c for c in ("metric", "delta") if c not in per_query.columns]
+    if missing:
+        raise ColumnNotFoundError(
+            f"column {missing[0]!r} is not in per_query; pass the per_query=True result of "
+            "the same irm.compare call"
+        )
+    if not per_query.schema["delta"].is_numeric():
+        raise ColumnTypeError(
+            f"column 'delta' of per_query has dtype {per_query.schema['delta']}; pass the "
+            "per_query=True result of the same irm.compare call"
+        )
+    if "metric" in result.columns:
+        other = sorted(set(per_query["metric"].unique()) - set(result["metric"].unique()))
+        if other:
+            raise InvalidValueError(
+                f"per_query holds metric {other[0]!r}, which result does not: its plots "
+                "would stand beside another metric's table; pass the per_query=True result "
+                "of the same irm.compare call"
+            )
 
 
 def report(
