@@ -107,6 +107,26 @@ def test_zero_empty_and_null_vectors() -> None:
     assert out[5] == 0.0
 
 
+@pytest.mark.parametrize("scale", [1e155, 1e300, 1e-160, 1e-200, 3e-310])
+def test_vectors_far_from_one_in_magnitude(scale: float) -> None:
+    # the squares overflowed (1e155: NaN) or underflowed (1e-200: read as a zero vector,
+    # 0.0; 1e-160: 0.70719776); each vector is now scaled by a power of two first
+    frame = pl.DataFrame({"a": [[scale, scale]], "b": [[scale, 0.0]]})
+    got = frame.select(irm.cosine_similarity("a", "b")).item()
+    assert got == pytest.approx(math.sqrt(0.5), rel=1e-15)
+
+
+def test_a_power_of_two_scale_keeps_every_bit() -> None:
+    # the scaling is exact: ordinary vectors give the bits of the plain formula
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((300, 8)) * rng.uniform(0.01, 100, (300, 1))
+    b = rng.standard_normal((300, 8))
+    got = pl.DataFrame({"a": a.tolist(), "b": b.tolist()}).select(irm.cosine_similarity("a", "b"))
+    dot = np.einsum("ij,ij->i", a, b)
+    plain = np.clip(dot / (np.sqrt((a * a).sum(1)) * np.sqrt((b * b).sum(1))), -1, 1)
+    assert np.abs(got.to_series().to_numpy() - plain).max() <= 4e-16
+
+
 def test_result_is_clipped_to_one() -> None:
     vector = [0.1, 0.2, 0.3, 1e-3, 7.7]
     frame = pl.DataFrame({"a": [vector], "b": [[x * 3 for x in vector]]})
@@ -172,7 +192,9 @@ def test_matches_numpy(pairs: list[tuple[list[float], list[float]]]) -> None:
     )
     got = frame.select(irm.cosine_similarity("a", "b"))["cosine_similarity"].to_list()
     for (a, b), value in zip(pairs, got, strict=True):
-        va, vb = np.array(a), np.array(b)
+        # each vector over its largest magnitude first (the cosine is the same): numpy's
+        # norm of [2.4e-298] squares it to 0 and reads a zero vector
+        va, vb = (v / (np.abs(v).max() or 1.0) for v in (np.array(a), np.array(b)))
         norms = float(np.linalg.norm(va) * np.linalg.norm(vb))
         want = 0.0 if norms == 0.0 else float(np.clip(va @ vb / norms, -1.0, 1.0))
         assert value == pytest.approx(want, abs=1e-9)

@@ -109,6 +109,16 @@ def _as_vectors(series: pl.Series) -> pl.Series:
     return vectors
 
 
+def _scaled(column: str) -> pl.Expr:
+    """Each row's vector times ``2**-e``, ``e`` the binary exponent of its largest
+    magnitude (clipped to float64's normal range); a zero, null or non-finite largest
+    magnitude leaves the vector as it is (0.0, null or NaN, as documented)."""
+    top = pl.col(column).list.eval(pl.element().abs().max()).list.first()
+    exponent = top.log(2).floor().clip(-1022, 1022)
+    factor = pl.when((top > 0) & top.is_finite()).then(pl.lit(2.0).pow(-exponent))
+    return (pl.col(column) * factor.otherwise(1.0)).alias(column)
+
+
 def _cosine_batch(columns: Sequence[pl.Series]) -> pl.Series:
     a_raw, b_raw = columns
     a, b = _as_vectors(a_raw), _as_vectors(b_raw)
@@ -121,7 +131,10 @@ def _cosine_batch(columns: Sequence[pl.Series]) -> pl.Series:
             f"lengths in the same row ({len_a[row]} and {len_b[row]}); embeddings must "
             "have equal lengths"
         )
-    frame = pl.DataFrame({"a": a, "b": b})
+    # each vector scaled by a power of two (exact: the cosine keeps its bits) near its
+    # largest magnitude, so that the squares neither overflow (1e155: NaN) nor
+    # underflow (1e-200 read as a zero vector, 0.0)
+    frame = pl.DataFrame({"a": a, "b": b}).with_columns(_scaled("a"), _scaled("b"))
     product = pl.col("a") * pl.col("b")
     has_null = (pl.col("a").list.drop_nulls().list.len() != pl.col("a").list.len()) | (
         pl.col("b").list.drop_nulls().list.len() != pl.col("b").list.len()
