@@ -560,7 +560,7 @@ def _raise_unplaced(judged: pl.DataFrame, spec: CheckSpec) -> None:
 
 
 #: How :func:`raise_unplaced` names each side table: the table, its verb, its queries
-#: (one, several), and how to give it the key.
+#: (one, several), how to give it the key, and how systems are scored against it.
 _UNPLACED_SIDES = {
     "judgments": (
         "the judgments",
@@ -568,18 +568,21 @@ _UNPLACED_SIDES = {
         ("judged query", "judged queries"),
         "with queries= (a table of query ids and {named}, e.g. queries=run.select("
         "{query_id!r}, {named}).unique()), or in a {key!r} column of the judgments",
+        "each scored on every judged query",
     ),
     "reference": (
         "the reference",
         "does",
         ("query of the reference", "queries of the reference"),
         "in a {key!r} column of the reference",
+        "each compared with the reference on every query",
     ),
     "neighbors": (
         "neighbors=",
         "does",
         ("query of neighbors=", "queries of neighbors="),
         "in a {key!r} column of neighbors=",
+        "each compared with neighbors= on every query",
     ),
 }
 
@@ -602,7 +605,7 @@ def raise_unplaced(
     missed = judged.filter(~retrieved)
     if not missed.height:
         return
-    table, verb, (one, many), how = _UNPLACED_SIDES[side]
+    table, verb, (one, many), how, scored = _UNPLACED_SIDES[side]
     key, by = unplaced[0], list(unplaced)
     where = judged.filter(retrieved).sort(list(keys))
     queries = missed.get_column(query_id).n_unique()
@@ -623,11 +626,6 @@ def raise_unplaced(
         first = missed.sort(query_id).get_column(query_id)[0]
         example = f" (e.g. query {first!r}, which no group of the run lists)"
     named = ", ".join(repr(k) for k in by)
-    scored = (
-        "each scored on every judged query"
-        if side == "judgments"
-        else (f"each compared with {table} on every query")
-    )
     raise QuerySetError(
         f"by key {key!r} is in the run but not in {table}: {table} {verb} not say which "
         f"{key!r} each {one} belongs to, so {queries} {one if queries == 1 else many} "
