@@ -25,7 +25,11 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     MetricParameterError,
 )
-from polars_irmetrics.exposure.coverage import groups_tally, warn_on_groups
+from polars_irmetrics.exposure.coverage import (
+    groups_tally,
+    reads_relevant_groups,
+    warn_on_groups,
+)
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     features_tally,
@@ -54,6 +58,7 @@ __all__ = [
     "Beside",
     "check_sides",
     "reads_history",
+    "reads_relevant_group_ids",
     "refuse_click_means",
     "side_tables",
     "split_beside",
@@ -459,6 +464,26 @@ def warns_on_features(sides: Iterable[tuple[str, pa.Table]], options: EvalOption
     given and a recommendation of an item they lack is scored or left out
     (``unseen_items='recommenders'`` or ``'drop'``) instead of refused."""
     return warns_of_features(options.unseen_items) and "item_features" in dict(sides)
+
+
+def reads_relevant_group_ids(
+    sides: Iterable[tuple[str, pa.Table]], metrics: str | Iterable[str]
+) -> bool:
+    """Whether :func:`warn_on_group_ids` counts the judgments' relevant documents: an
+    exposure measure asked reads their groups (the expected-exposure measures; awrf
+    without ``target=``), so the engine gathers them (one distinct pass of the
+    judgments) only then.
+
+    >>> groups = pa.table({"doc_id": ["a"], "group": ["x"]})
+    >>> reads_relevant_group_ids([("groups", groups)], ["ee_loss"])
+    True
+    >>> target = pa.table({"group": ["x"], "target": [1.0]})
+    >>> reads_relevant_group_ids([("groups", groups), ("target", target)], ["awrf"])
+    False
+    """
+    held = dict(sides)
+    exposure = [(label, r) for label, r in parse_metric_list(metrics) if r.route == "exposure"]
+    return reads_relevant_groups(exposure, held.get("target"))
 
 
 def warn_on_group_ids(

@@ -81,6 +81,7 @@ from polars_irmetrics.engines._sides import (
     Beside,
     check_sides,
     reads_history,
+    reads_relevant_group_ids,
     refuse_click_means,
     side_tables,
     split_beside,
@@ -392,7 +393,7 @@ def evaluate(
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         (docs,) = run[[built.doc_id]].drop_duplicates(split_out=1).to_delayed()
         relevant = None
-        if qrels is not None:  # the relevant judged documents, whose groups ee_* read
+        if qrels is not None and reads_relevant_group_ids(sides, metrics):  # ee_*, awrf
             judged = qrels[qrels[built.relevance] > 0][[built.doc_id]]
             (relevant,) = judged.drop_duplicates(split_out=1).to_delayed()
         warned = delayed(_warn_on_group_ids)(docs, sides, metrics, built, relevant)

@@ -63,6 +63,7 @@ from polars_irmetrics.engines._sides import (
     Beside,
     check_sides,
     reads_history,
+    reads_relevant_group_ids,
     refuse_click_means,
     side_tables,
     split_beside,
@@ -460,7 +461,7 @@ def evaluate(
     warn_parts(job, parts)  # as one machine warns, from the parts' coverage
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         relevant = None
-        if qrels is not None:  # the relevant judged documents, whose groups ee_* read
+        if qrels is not None and reads_relevant_group_ids(sides, metrics):  # ee_*, awrf
             judged = qrels.filter(qrels[built.relevance] > 0)
             relevant = _collect("qrels", judged, (built.doc_id,), True)
         warn_on_group_ids(
