@@ -266,7 +266,7 @@ def test_bad_input(
 @pytest.mark.parametrize(
     "metric", ["neighbor_recall@10", "neighbor_recall_rel(distance='neg_score')@10"]
 )
-def test_a_recall_above_one_is_refused(metric: str) -> None:
+def test_a_recall_above_one_is_refused(metric: str, frame_kind: str) -> None:
     # neighbors= holds 2 neighbours (fewer than k = 10): their number and largest
     # distance (2) stand for k and the k-th; the run's scores are not distances of that
     # kind (-4 .. -1, all within 2), so 4 documents of its top 10 count against 2: 2.0
@@ -276,10 +276,10 @@ def test_a_recall_above_one_is_refused(metric: str) -> None:
     exact = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": list("ab"), "score": [-1.0, -2.0]})
     message = f"metric {metric!r} would be 2.0 (above 1) for query 'q': neighbors= holds "
     with pytest.raises(InvalidValueError, match=re.escape(message)):
-        irm.evaluate(run, [metric], neighbors=exact)
+        _evaluate(run, frame_kind, metrics=[metric], neighbors=exact)
     # the same small truth with a run of its kind: 1 of the 2 found, 0.5
     found = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "z"], "score": [-1.0, -9.0]})
-    assert irm.evaluate(found, [metric], neighbors=exact).row(0) == (1, 0.5)
+    assert _evaluate(found, frame_kind, metrics=[metric], neighbors=exact).row(0) == (1, 0.5)
 
 
 def test_judgment_entry_points_name_the_neighbors_argument() -> None:
