@@ -47,7 +47,14 @@ from polars_irmetrics.fusion.methods import (
     get_fusion_method,
     resolve_params,
 )
-from polars_irmetrics.fusion.norms import POSITION_NORMS, SCORE_NORMS, normalise, resolve_norm
+from polars_irmetrics.fusion.norms import (
+    FLOORED,
+    POSITION_NORMS,
+    SCORE_NORMS,
+    floored,
+    normalise,
+    resolve_norm,
+)
 from polars_irmetrics.fusion.options import FusionOptions, Weights
 from polars_irmetrics.fusion.overlap import KIND, Overlap
 from polars_irmetrics.ground.auto import choose
@@ -222,6 +229,9 @@ def _per_run(
         long = long.with_columns(pl.col(RAW).alias(SCORE))
     elif norm in SCORE_NORMS:
         long = long.with_columns(normalise(norm, pl.col(RAW), by).alias(SCORE))
+        flag = floored(norm, pl.col(RAW), by)
+        if flag is not None:  # counted beside the overlap (fusion.overlap)
+            long = long.with_columns(flag.alias(FLOORED))
     elif norm == "rank":
         long = long.with_columns(
             (1.0 - (pl.col(POS) - 1).cast(pl.Float64) / pl.col(LEN)).alias(SCORE)
@@ -364,6 +374,7 @@ def build_fusion(runs: Runs, options: FusionOptions) -> tuple[pl.LazyFrame, bool
         doc_id=d,
         text_ids=(is_text(gathered.id_dtypes[0]), is_text(gathered.id_dtypes[1])),
         runs=gathered.frame.select(RUN, q, d),
+        floor=norm == "max",
     )
 
     def fuse_part(part: pl.LazyFrame) -> pl.LazyFrame:

@@ -29,9 +29,13 @@ import polars as pl
 from polars_irmetrics.errors import UnknownMetricError
 from polars_irmetrics.metrics.scope import exact_mean, wide_sum
 
-__all__ = ["NORMS", "POSITION_NORMS", "normalise", "resolve_norm"]
+__all__ = ["FLOORED", "NORMS", "POSITION_NORMS", "floored", "normalise", "resolve_norm"]
 
 FLOOR = 1e-9
+
+#: The long frame's column (under ``norm='max'``): whether the row's (run, query) top
+#: score is below :data:`FLOOR`, so that its scores were divided by the floor.
+FLOORED = "__irmf_floored"
 
 
 def _floor(expr: pl.Expr) -> pl.Expr:
@@ -126,3 +130,25 @@ def normalise(norm: str, score: pl.Expr, by: list[str]) -> pl.Expr:
     [1.0, 0.0, 0.5, 0.0, 0.0]
     """
     return SCORE_NORMS[norm](score, by)
+
+
+def floored(norm: str | None, score: pl.Expr, by: list[str]) -> pl.Expr | None:
+    """Under ``max`` (the one normalisation whose floor is not a tie's), whether the
+    window's top score is below :data:`FLOOR`: its scores are then divided by ``1e-9``
+    (ranx's floor), not by the top score, and a top score of 0 or below (distances)
+    makes them of order ``-1e9``; ``None`` for the other normalisations (their floors
+    only meet windows whose scores all tie, which map to 0).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.fusion.norms import floored, normalise
+    >>> frame = pl.DataFrame({"q": ["a", "a", "b", "b"], "s": [2.0, 1.0, -1.0, -2.0]})
+    >>> frame.select(
+    ...     normalise("max", pl.col("s"), ["q"]), f=floored("max", pl.col("s"), ["q"])
+    ... ).rows()
+    [(1.0, False), (0.5, False), (-1000000000.0, True), (-2000000000.0, True)]
+    """
+    if norm != "max":
+        return None
+    return score.max().over(by) < FLOOR

@@ -22,7 +22,16 @@ import polars as pl
 
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError, UnknownMetricError
-from polars_irmetrics.fusion.frame import BAD, DUP, Runs, checked, flags_for, gather, positions
+from polars_irmetrics.fusion.frame import (
+    BAD,
+    DUP,
+    Counts,
+    Runs,
+    checked,
+    flags_for,
+    gather,
+    positions,
+)
 from polars_irmetrics.fusion.fuse import (
     RANK_KEY,
     _present,
@@ -36,6 +45,7 @@ from polars_irmetrics.fusion.judged import judged_counts, judged_hints, quiet, w
 from polars_irmetrics.fusion.methods import POS, RUN, VALUE, get_fusion_method
 from polars_irmetrics.fusion.norms import resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions
+from polars_irmetrics.fusion.overlap import KIND, Overlap
 from polars_irmetrics.fusion.train import _judgments
 from polars_irmetrics.ground.buckets import Buckets, check_buckets, evaluate_in_buckets
 from polars_irmetrics.ground.progress import check_progress
@@ -436,16 +446,37 @@ def optimize_fusion(
     per_run = [
         pl.col(VALUE).filter(pl.col(RUN) == i).first().alias(f"__irmf_v{i}") for i in range(n)
     ]
+    # under norm='max', the runs whose scores a query's top score below the floor
+    # divided by 1e-9 are counted and named in a warning (fusion.overlap), as by fuse
+    overlap = Overlap(
+        names=names,
+        query_id=q,
+        doc_id=d,
+        text_ids=(False, False),
+        runs=gathered.frame.select(RUN, q, d),
+        floor=normalised == "max",
+    )
     wide = long.group_by(q, d).agg(
         *per_run,
         pl.len().cast(pl.Float64).alias(_CNT),
         exact_sum(pl.col(VALUE)).alias(_SUM),  # the same bits in any row order
         *flags_for(names, present),
+        *(overlap.floor_words() if overlap.floor else []),
     )
     wide_schema = pl.Schema(
-        {k: v for k, v in wide.collect_schema().items() if k not in (BAD, DUP)}
+        {
+            k: v
+            for k, v in wide.collect_schema().items()
+            if k not in (BAD, DUP, *overlap.floor_masks)
+        }
     )
-    wide = checked(wide, gathered, options, wide_schema)
+    floored = None
+    if overlap.floor:
+        wide = wide.cache()  # read twice: the scores, and counted by floored runs
+        tally = overlap.floor_tally(wide)
+        wide = pl.concat([wide.drop(overlap.floor_masks), tally], how="diagonal")
+        floored = Counts(KIND, overlap.floor_columns, overlap.read_floored)
+    wide = checked(wide, gathered, options, wide_schema, floored)
     if param == "weights":
         grid = pl.LazyFrame(
             {

@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polars_irmetrics.errors import CoverageWarning
+from polars_irmetrics.errors import CoverageWarning, IrmWarning
 from polars_irmetrics.fusion.methods import RUN
+from polars_irmetrics.fusion.norms import FLOOR, FLOORED
 from polars_irmetrics.ground.spelling import Sides, spelling_hint
 from polars_irmetrics.ground.validate import warn_from_plan
 
@@ -37,6 +38,7 @@ __all__ = ["KIND", "Overlap"]
 KIND = "__irmf_ov_kind"
 _COUNT = "__irmf_ov_count"
 _MASK = "__irmf_ov_mask"
+_FLOOR_MASK = "__irmf_ov_floor"
 #: Runs per mask word: bits 0..61 of an Int64, so that every OR stays positive.
 _BITS = 62
 #: Pairs of runs named in the warning; the others are counted.
@@ -57,6 +59,10 @@ class Overlap:
     doc_id: str
     text_ids: tuple[bool, bool]
     runs: pl.LazyFrame
+    #: Under ``norm='max'``: the long frame holds :data:`~.norms.FLOORED`, and the
+    #: count rows also count each run's documents whose (run, query) top score was
+    #: below the floor (:meth:`warn`'s second warning).
+    floor: bool = False
 
     @property
     def masks(self) -> list[str]:
@@ -64,37 +70,94 @@ class Overlap:
         return [f"{_MASK}{w}" for w in range(-(-len(self.names) // _BITS))]
 
     @property
+    def floor_masks(self) -> list[str]:
+        """Under :attr:`floor`, the words of the runs whose top score for the query was
+        floored (as :attr:`masks`); none otherwise."""
+        return [f"{_FLOOR_MASK}{w}" for w in range(len(self.masks))] if self.floor else []
+
+    @property
     def columns(self) -> list[str]:
         """Every column the count rows add to the fused frame."""
-        return [KIND, *self.masks, _COUNT]
+        return [KIND, *self.masks, *self.floor_masks, _COUNT]
 
     def words(self, retrieved: pl.Expr | None = None) -> list[pl.Expr]:
         """Aggregates of a group-by of the long frame by (query, document): the runs
         that retrieve the document, as mask words (bit ``i`` of word ``w``: run ``62 w +
         i``); ``retrieved`` where the frame holds rows of runs that did not retrieve it
-        (Borda's and Condorcet's candidates)."""
+        (Borda's and Condorcet's candidates). Under :attr:`floor`, the floored runs'
+        words too."""
+        words = self._words(self.masks, retrieved)
+        if self.floor:
+            words += self._words(self.floor_masks, pl.col(FLOORED))
+        return words
+
+    @staticmethod
+    def _words(names: list[str], given_too: pl.Expr | None) -> list[pl.Expr]:
         run = pl.col(RUN)
         bit = pl.lit(2, pl.Int64).pow(run % _BITS)
-        masks = self.masks
         words = []
-        for w, name in enumerate(masks):
-            given = [] if len(masks) == 1 else [run // _BITS == w]
-            if retrieved is not None:
-                given.append(retrieved)
+        for w, name in enumerate(names):
+            given = [] if len(names) == 1 else [run // _BITS == w]
+            if given_too is not None:
+                given.append(given_too)
             # elementwise, then one OR per group: the group-by's fast path
             word = pl.when(*given).then(bit).otherwise(0) if given else bit
             words.append(word.bitwise_or().fill_null(0).alias(name))
         return words
 
-    def tally(self, fused: pl.LazyFrame) -> pl.LazyFrame:
+    def tally(self, fused: pl.LazyFrame, *, floor: bool = True) -> pl.LazyFrame:
         """The count rows of ``fused`` (one row per (query, document), with the
-        :meth:`words`): the documents of each set of runs."""
-        masks = self.masks
+        :meth:`words`): the documents of each set of runs (and, under :attr:`floor`,
+        of floored runs; ``floor=False`` where ``fused`` has no such words)."""
+        masks = [*self.masks, *(self.floor_masks if floor else [])]
         return (
             fused.group_by(masks)
             .agg(pl.len().cast(pl.Int64).alias(_COUNT))
             .select(pl.lit(True).alias(KIND), *masks, _COUNT)
         )
+
+    @property
+    def floor_columns(self) -> list[str]:
+        """The columns of :meth:`floor_tally`'s count rows."""
+        return [KIND, *self.floor_masks, _COUNT]
+
+    def floor_words(self) -> list[pl.Expr]:
+        """The floored runs' words alone (:meth:`words`), for a plan that counts no
+        overlap (:func:`~polars_irmetrics.optimize_fusion`)."""
+        return self._words(self.floor_masks, pl.col(FLOORED))
+
+    def floor_tally(self, fused: pl.LazyFrame) -> pl.LazyFrame:
+        """The count rows of :meth:`floor_words` alone."""
+        masks = self.floor_masks
+        return (
+            fused.group_by(masks)
+            .agg(pl.len().cast(pl.Int64).alias(_COUNT))
+            .select(pl.lit(True).alias(KIND), *masks, _COUNT)
+        )
+
+    def read_floored(self, rows: pl.DataFrame) -> None:
+        """:meth:`warn_floored` of :meth:`floor_tally`'s count rows (of every part)."""
+        self.warn_floored(self.floored_counts(rows))
+
+    def floored_counts(self, rows: pl.DataFrame) -> np.ndarray[Any, np.dtype[np.int64]]:
+        """Summed over ``rows`` (count rows): per run, its documents whose (run, query)
+        top score was floored."""
+        summed = self._bits_by_count(rows, self.floor_masks).sum(axis=0)
+        return np.asarray(summed, dtype=np.int64)
+
+    def _bits_by_count(
+        self, rows: pl.DataFrame, masks: list[str]
+    ) -> np.ndarray[Any, np.dtype[np.int64]]:
+        """Summed ``rows`` grouped by ``masks``: one row per mask, a column per run
+        (the run's bit times the documents counted)."""
+        n = len(self.names)
+        summed = rows.group_by(masks).agg(pl.col(_COUNT).sum())
+        words = summed.select(masks).to_numpy().astype(np.int64)
+        words = words.reshape(summed.height, len(masks))
+        shifts = np.arange(_BITS, dtype=np.int64)
+        bits = ((words[:, :, None] >> shifts) & 1).reshape(summed.height, len(masks) * _BITS)
+        counts = summed.get_column(_COUNT).to_numpy().astype(np.int64)
+        return np.asarray(bits[:, :n] * counts[:, None], dtype=np.int64)
 
     def shared(self, rows: pl.DataFrame) -> Matrix:
         """Summed over ``rows`` (count rows: a mask and a count): the count each pair
@@ -112,13 +175,16 @@ class Overlap:
     def query_counts(self) -> pl.DataFrame:
         """The runs read again: the queries of each set of runs, as count rows."""
         q = self.query_id
-        listed = self.runs.select(RUN, q).unique().group_by(q).agg(self.words())
-        return self.tally(listed).collect()
+        listed = self.runs.select(RUN, q).unique().group_by(q).agg(self._words(self.masks, None))
+        return self.tally(listed, floor=False).collect()
 
     def warn(self, rows: pl.DataFrame) -> None:
         """The warning of the count rows ``rows`` (of every part): given once, naming the
         pairs of runs that share no document (module doc); nothing where every pair
-        shares one."""
+        shares one. Under :attr:`floor`, first the runs whose scores were divided by
+        the floor (:meth:`warn_floored`)."""
+        if self.floor:
+            self.read_floored(rows)
         docs = self.shared(rows)
         n = len(self.names)
         apart = [(i, j) for i, j in itertools.combinations(range(n), 2) if docs[i, j] == 0]
@@ -142,6 +208,26 @@ class Overlap:
             "runs are meant to be disjoint, the fused run is as documented: silence this "
             "with warnings.filterwarnings('ignore', category=irm.CoverageWarning).",
             CoverageWarning,
+        )
+
+    def warn_floored(self, counts: np.ndarray[Any, np.dtype[np.int64]]) -> None:
+        """One warning naming the runs with floored documents (``counts``, per run);
+        nothing where there are none."""
+        named = [
+            f"run {name!r} ({_count(n, 'document')})"
+            for name, n in zip(self.names, counts.tolist(), strict=True)
+            if n
+        ]
+        if not named:
+            return
+        warn_from_plan(
+            f"norm='max' divides each run's scores for a query by its top score, floored "
+            f"at {FLOOR:g} as ranx does; {', '.join(named)} scored queries whose top "
+            f"score is below {FLOOR:g}, so those scores were divided by {FLOOR:g}: a top "
+            "score of 0 or below (distances, log-probabilities) makes them of order "
+            "-1e9, which swamps every other run in the fusion. Use norm='min-max' (or "
+            "'zmuv') for scores that can be 0 or negative.",
+            IrmWarning,
         )
 
     def _clause(self, i: int, j: int, queries: Matrix, docs: Matrix) -> str:
