@@ -147,7 +147,7 @@ def floored(norm: str | None, score: pl.Expr, by: list[str]) -> pl.Expr | None:
     >>> frame.select(
     ...     normalise("max", pl.col("s"), ["q"]), f=floored("max", pl.col("s"), ["q"])
     ... ).rows()
-    [(1.0, False), (0.5, False), (-1000000000.0, True), (-2000000000.0, True)]
+    [(1.0, False), (0.5, False), (-999999999.9999999, True), (-1999999999.9999998, True)]
     """
     if norm != "max":
         return None
