@@ -22,7 +22,7 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_irmetrics.comparison.options import CompareOptions, Test
-from polars_irmetrics.comparison.paired import paired_stats
+from polars_irmetrics.comparison.paired import exact_means, paired_stats
 from polars_irmetrics.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -197,7 +197,8 @@ def system_agreement(
             "evaluate the same systems"
         )
     n = len(names)
-    mean_a, mean_b = values_a.mean(axis=0), values_b.mean(axis=0)
+    # exact: systems of the same values in another query order tie (no swap)
+    mean_a, mean_b = exact_means(values_a), exact_means(values_b)
     left, right, swapped = swapped_pairs(mean_a, mean_b)
     diff_a, diff_b = mean_a[left] - mean_a[right], mean_b[left] - mean_b[right]
     adjusted = []
@@ -324,7 +325,7 @@ def mean_by_system(
     :func:`system_agreement` checks its inputs."""
     names, values, column = _matrix(frame, side, metric, system, query_id, paired=False)
     sign = 1.0 if direction(column, higher_is_better, side) else -1.0
-    return names, sign * values.mean(axis=0)
+    return names, sign * exact_means(values)
 
 
 def direction(

@@ -51,19 +51,28 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
+import polars as pl
 
 from polars_irmetrics.comparison.caller import warn_at_caller
 from polars_irmetrics.comparison.options import Alternative, CompareOptions
 from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.progress import track
+from polars_irmetrics.metrics.scope import exact_mean
 
 if TYPE_CHECKING:
     import scipy.stats as scipy_stats
 else:
     scipy_stats = LazyModule("scipy.stats")  # imported at the first test (import time)
 
-__all__ = ["PairedStats", "bootstrap_means", "paired_stats", "randomization_p", "sign_bits"]
+__all__ = [
+    "PairedStats",
+    "bootstrap_means",
+    "exact_means",
+    "paired_stats",
+    "randomization_p",
+    "sign_bits",
+]
 
 Array = npt.NDArray[np.float64]
 
@@ -86,6 +95,29 @@ class PairedStats:
     wins: npt.NDArray[np.int64]
     ties: npt.NDArray[np.int64]
     losses: npt.NDArray[np.int64]
+
+
+def exact_means(values: Array) -> Array:
+    """The column means of a ``queries x systems`` matrix, each correctly rounded
+    (:func:`~polars_irmetrics.metrics.scope.exact_mean`, as :func:`irm.evaluate`'s
+    means): the same bits in any order of the queries, so that two systems of the same
+    values in another order tie exactly (numpy's pairwise sums may differ in the last
+    bit, and a tie would read as a win or a swap).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from polars_irmetrics.comparison.paired import exact_means
+    >>> values = np.array([[0.1, 0.3], [0.2, 0.2], [0.3, 0.1]])
+    >>> bool(exact_means(values)[0] == exact_means(values)[1])
+    True
+    >>> float(values.mean(axis=0)[0] - values.mean(axis=0)[1])  # numpy's differ
+    5.551115123125783e-17
+    """
+    names = [f"c{i}" for i in range(values.shape[1])]
+    frame = pl.DataFrame(np.asarray(values, dtype=np.float64), schema=names, orient="row")
+    means = frame.select(exact_mean(pl.col(names), wide=True)).row(0)
+    return np.asarray(means, dtype=np.float64)
 
 
 def _extreme(resampled: Array, observed: Array, tol: Array, alternative: Alternative) -> Array:
@@ -306,7 +338,7 @@ def paired_stats(
     """
     d = a - b
     n, k = d.shape
-    delta = d.mean(axis=0)
+    delta = exact_means(d)
     above = (d > 0).sum(axis=0).astype(np.int64)
     ties = (d == 0).sum(axis=0).astype(np.int64)
     below = (d < 0).sum(axis=0).astype(np.int64)
@@ -352,8 +384,8 @@ def paired_stats(
             low, high = _percentile(boot[0], options.confidence, alternative)
     return PairedStats(
         n=n,
-        mean=a.mean(axis=0),
-        baseline_mean=b.mean(axis=0),
+        mean=exact_means(a),
+        baseline_mean=exact_means(b),
         delta=delta,
         effect_size=effect,
         ci_low=np.asarray(low, dtype=np.float64),
