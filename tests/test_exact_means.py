@@ -6,18 +6,24 @@ bit (``0.6000000000000001`` against ``0.6``): a tie read as a swap by
 ``irm.system_agreement`` (one significant), a correlation of ``-1`` where the means
 all tie, and a mean delta of ``5.6e-17`` in ``irm.compare``. The means are now
 correctly rounded (:func:`polars_irmetrics.comparison.paired.exact_means`), the bits of
-``irm.evaluate``'s.
+``irm.evaluate``'s. The tests' statistics are computed on each column scaled by a power
+of two (exact), so that tiny and huge values are neither 0-variance nor overflowing.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import polars as pl
+import pytest
+import scipy.stats
 
 import polars_irmetrics as irm
-from polars_irmetrics.comparison.paired import exact_means
+from polars_irmetrics.comparison.options import CompareOptions
+from polars_irmetrics.comparison.paired import exact_means, paired_stats
+from polars_irmetrics.errors import IrmWarning
 
 QUERIES = ["q1", "q2", "q3"]
 #: The same values, the second system's in reverse query order: the means tie exactly.
@@ -80,3 +86,26 @@ def test_compare_reads_the_same_values_as_a_tie() -> None:
     assert out["delta"] == 0.0
     alone = irm.evaluate(runs["y"], ["P@10"], qrels=QRELS)["P@10"].item()
     assert out["mean"] == alone == math.fsum([0.1, 0.2, 0.3]) / 3
+
+
+@pytest.mark.parametrize("test", ["t", "wilcoxon", "randomization", "bootstrap"])
+@pytest.mark.parametrize("exponent", [-1000, -990, 990, 1000])
+def test_the_statistics_do_not_depend_on_scale(test: str, exponent: int) -> None:
+    """The same deltas times ``2**exponent`` (exact): the same p-value and effect size,
+    the delta and the interval scaled, whereas unscaled squares vanish at 1e-300
+    (sd 0: p 0, "significant") and overflow at 1e300 (p 1, effect 0)."""
+    a = np.array([[1.0, 2.0, 3.0, 5.0]]).T
+    b = np.array([[0.5, 2.5, 1.0, 1.0]]).T
+    options = CompareOptions(test=test)  # type: ignore[arg-type]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrmWarning)  # bootstrap's floor on 4 queries
+        plain = paired_stats(a, b, options)
+        scaled = paired_stats(a * 2.0**exponent, b * 2.0**exponent, options)
+    assert scaled.p_value.tolist() == plain.p_value.tolist()
+    assert scaled.effect_size.tolist() == plain.effect_size.tolist()
+    for field in ("delta", "ci_low", "ci_high", "mean", "baseline_mean"):
+        assert (getattr(scaled, field) / 2.0**exponent).tolist() == getattr(
+            plain, field
+        ).tolist(), field
+    if test == "t":  # scipy on the unscaled values
+        assert plain.p_value[0] == scipy.stats.ttest_rel(a[:, 0], b[:, 0]).pvalue

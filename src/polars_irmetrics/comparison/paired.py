@@ -44,6 +44,7 @@ there: the systems are identical on these queries, nothing is significant).
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -51,14 +52,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import polars as pl
 
 from polars_irmetrics.comparison.caller import warn_at_caller
 from polars_irmetrics.comparison.options import Alternative, CompareOptions
 from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.progress import track
-from polars_irmetrics.metrics.scope import exact_mean
 
 if TYPE_CHECKING:
     import scipy.stats as scipy_stats
@@ -98,11 +97,12 @@ class PairedStats:
 
 
 def exact_means(values: Array) -> Array:
-    """The column means of a ``queries x systems`` matrix, each correctly rounded
-    (:func:`~polars_irmetrics.metrics.scope.exact_mean`, as :func:`irm.evaluate`'s
-    means): the same bits in any order of the queries, so that two systems of the same
-    values in another order tie exactly (numpy's pairwise sums may differ in the last
-    bit, and a tie would read as a win or a swap).
+    """The column means of a ``queries x systems`` matrix of finite values, each the
+    correctly rounded sum (``math.fsum``, exact at every magnitude) divided by the
+    count, as :func:`irm.evaluate`'s means: the same bits in any order of the queries,
+    so that two systems of the same values in another order tie exactly (numpy's
+    pairwise sums may differ in the last bit, and a tie would read as a win or a
+    swap).
 
     Examples
     --------
@@ -113,10 +113,19 @@ def exact_means(values: Array) -> Array:
     True
     >>> float(values.mean(axis=0)[0] - values.mean(axis=0)[1])  # numpy's differ
     5.551115123125783e-17
+
+    Tiny and huge values keep their sign and size:
+
+    >>> exact_means(np.array([[-1e-20, 1e308], [3e-20, 1e308]])).tolist()
+    [1.0000000000000001e-20, 1e+308]
     """
-    names = [f"c{i}" for i in range(values.shape[1])]
-    frame = pl.DataFrame(np.asarray(values, dtype=np.float64), schema=names, orient="row")
-    means = frame.select(exact_mean(pl.col(names), wide=True)).row(0)
+    n = values.shape[0]
+    means = []
+    for column in np.asarray(values, dtype=np.float64).T:  # a few systems, one sum each
+        try:
+            means.append(math.fsum(column) / n)
+        except OverflowError:  # a partial sum beyond Float64: summed scaled (exactly)
+            means.append(math.fsum(column * 2.0**-64) / n * 2.0**64)
     return np.asarray(means, dtype=np.float64)
 
 
@@ -280,6 +289,22 @@ def _warn_coarse(p: Array, live: npt.NDArray[np.bool_], n: int, alternative: Alt
         )
 
 
+def _pow2_scales(a: Array, b: Array) -> Array:
+    """Per column, ``2**-e``, ``e`` the binary exponent of the largest ``|value|`` of
+    ``a`` and ``b`` (clipped to +-1022, so that the scale and its inverse are normal
+    floats); 1 for a column of zeros.
+
+    >>> import numpy as np
+    >>> scale = _pow2_scales(np.array([[3e-300, 1.0]]), np.array([[0.0, -5.0]]))
+    >>> (scale * [3e-300, 5.0]).tolist()  # the largest magnitudes, now in [1, 2)
+    [1.0045393192371257, 1.25]
+    """
+    largest = np.maximum(np.abs(a).max(axis=0, initial=0.0), np.abs(b).max(axis=0, initial=0.0))
+    _, exponent = np.frexp(largest)  # largest = m * 2**exponent, m in [0.5, 1)
+    exponent = np.clip(exponent - 1, -1022, 1022)
+    return np.where(largest > 0, np.ldexp(1.0, -exponent), 1.0)
+
+
 def _spread_floor(a: Array, b: Array) -> Array:
     """Per column, the standard deviation the rounding of ``a - b`` alone can give: each
     delta is within a few units in the last place of the values' largest magnitude of
@@ -336,6 +361,14 @@ def paired_stats(
     >>> round(float(s.delta[0]), 12), s.wins.tolist(), s.ties.tolist(), s.losses.tolist()
     (0.05, [1], [1], [2])
     """
+    mean, baseline_mean = exact_means(a), exact_means(b)
+    # each column scaled by a power of two to a largest magnitude in [1, 2): the tests
+    # and the effect size do not depend on scale, and a product by a power of two is
+    # exact, so ordinary values keep every bit while 1e-300's squares no longer vanish
+    # (sd 0: p 0, "significant") nor 1e300's overflow (p 1, effect 0); the delta and
+    # the interval are scaled back at the end
+    scale = _pow2_scales(a, b)
+    a, b = a * scale, b * scale
     d = a - b
     n, k = d.shape
     delta = exact_means(d)
@@ -384,12 +417,12 @@ def paired_stats(
             low, high = _percentile(boot[0], options.confidence, alternative)
     return PairedStats(
         n=n,
-        mean=exact_means(a),
-        baseline_mean=exact_means(b),
-        delta=delta,
+        mean=mean,
+        baseline_mean=baseline_mean,
+        delta=delta / scale,
         effect_size=effect,
-        ci_low=np.asarray(low, dtype=np.float64),
-        ci_high=np.asarray(high, dtype=np.float64),
+        ci_low=np.asarray(low, dtype=np.float64) / scale,
+        ci_high=np.asarray(high, dtype=np.float64) / scale,
         p_value=np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0),
         wins=wins,
         ties=ties,
