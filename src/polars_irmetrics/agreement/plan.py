@@ -11,7 +11,8 @@ per ``by`` group on top. The formulas are declared in
 Rows: the queries of the run and of the reference, under the query-set policies (the
 reference plays the judgments' part): ``unjudged`` for a query the reference lacks,
 ``unretrieved`` for one the run lacks (``"zero"``: the value against an empty ranking,
-:func:`empty_value`: 0, but 1 for RBO's upper bound and residual). ``by`` and ``systems``
+:func:`empty_value`: 0, but 1 for RBO's upper bound and residual, null for the
+correlations). ``by`` and ``systems``
 keys the reference also has are matched; otherwise the reference serves every group of
 the run (many systems against one reference); a ``by`` key (an attribute of the query)
 the reference lacks is refused where a query of the reference some group did not
@@ -152,7 +153,10 @@ def build_agreement_plan(
             per_query = per_query.join(values, on=keys, how="left", nulls_equal=True)
     both = pl.col(NA).is_not_null() & pl.col(NB).is_not_null()
     per_query = per_query.with_columns(
-        pl.when(both).then(pl.col(label)).otherwise(empty_value(request)).alias(label)
+        pl.when(both)
+        .then(pl.col(label))
+        .otherwise(pl.lit(empty_value(request), pl.Float64))
+        .alias(label)
         for label, request in requests
     )
     # by= keys (attributes of the query) the reference lacks: a query of the reference
@@ -188,24 +192,34 @@ def build_agreement_plan(
     return agreement_means(checked, requests, by)
 
 
-def empty_value(request: MetricRequest) -> float:
+#: The correlations over the shared documents: null below two shared documents, so
+#: null against an empty ranking too (:func:`empty_value`).
+_CORRELATIONS = ("kendall_tau", "tau_ap")
+
+
+def empty_value(request: MetricRequest) -> float | None:
     """A metric's value for a query one side has no ranking of (``unretrieved='zero'``,
     ``unjudged='zero'``): the similarity to an empty ranking, 0, but for RBO's upper
-    bound and residual. Nothing of an empty ranking is seen (``s = 0``), so every
-    depth's agreement is unknown: ``min = 0`` (no overlap assumed), ``max = (1 - p)
-    sum_{d >= 1} p^(d-1) = 1`` (the unseen ranking could be the other one), ``res = max
-    - min = 1`` (the whole weight uncertain; lower is better, so the worst, as
-    trec_eval's ``rbp_residual`` of an unretrieved query), and ``ext`` extrapolates the
-    agreement at depth ``s = 0``, of which there is none: 0.
+    bound and residual, and the correlations. Nothing of an empty ranking is seen (``s =
+    0``), so every depth's agreement is unknown: ``min = 0`` (no overlap assumed), ``max
+    = (1 - p) sum_{d >= 1} p^(d-1) = 1`` (the unseen ranking could be the other one),
+    ``res = max - min = 1`` (the whole weight uncertain; lower is better, so the worst,
+    as trec_eval's ``rbp_residual`` of an unretrieved query), and ``ext`` extrapolates
+    the agreement at depth ``s = 0``, of which there is none: 0. ``kendall_tau`` and
+    ``tau_ap`` are null, as for any ranking sharing fewer than two documents: a 0 there
+    would read as "uncorrelated", above the -1 of a ranking that retrieved the shared
+    documents in reverse, so retrieving nothing would raise the mean.
 
     >>> from polars_irmetrics.metrics.registry import parse_metric
     >>> [empty_value(parse_metric(f"rbo(kind='{k}')")) for k in ("ext", "min", "max", "res")]
     [0.0, 0.0, 1.0, 1.0]
-    >>> empty_value(parse_metric("jaccard@10"))
-    0.0
+    >>> empty_value(parse_metric("jaccard@10")), empty_value(parse_metric("kendall_tau@10"))
+    (0.0, None)
     """
     if request.metric.name == "rbo" and request.params(1.0).choice("kind") in ("max", "res"):
         return 1.0
+    if request.metric.name in _CORRELATIONS:
+        return None
     return 0.0
 
 

@@ -48,7 +48,8 @@ Queries: the reference plays the judgments' part: a query of the run that the re
 lacks follows ``unjudged`` (``"drop"`` by default, ``"zero"``, ``"error"``), a query
 of the reference that the run lacks follows ``unretrieved`` (``"zero"`` by default:
 similarity 0 to an empty ranking, whose residual and upper bound are 1: nothing of it
-is seen; ``"drop"``, ``"error"``).
+is seen; ``kendall_tau`` and ``tau_ap`` null, as below two shared documents, so left
+out of the mean; ``"drop"``, ``"error"``).
 """
 
 from __future__ import annotations
