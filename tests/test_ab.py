@@ -160,6 +160,38 @@ def test_srm_equals_scipy_chisquare_and_warns() -> None:
     assert even == pytest.approx(stats.chisquare([34, 6]).pvalue, rel=1e-12)
 
 
+def _flat(metric: str, delta: str) -> str:
+    return (
+        f"{metric}: no unit (user_id) varies within its arm (standard error 0), so the "
+        f"p-value of 0 and the interval [{delta}, {delta}] rest on 2 and 2 units without "
+        "spread, not on evidence; a difference without variance cannot be tested: collect "
+        "more units before reading it as certain"
+    )
+
+
+@pytest.mark.parametrize("as_frame", AS_FRAME)
+def test_a_difference_without_variance_is_named(as_frame: Callable[[pl.DataFrame], Frame]) -> None:
+    """Arm A never clicks, arm B always: p 0 and a point interval (scipy's ttest_ind
+    gives p 0 too, with a RuntimeWarning), rested on no spread: named per metric; a
+    metric with spread, or none without a difference, is not."""
+    log = pl.DataFrame(
+        {
+            "arm": ["A", "A", "B", "B"],
+            "user_id": ["a1", "a2", "b1", "b2"],
+            "session_id": ["s1", "s2", "s3", "s4"],
+            "position": [1] * 4,
+            "clicked": [False, False, True, True],
+        }
+    )
+    out = irm.ab_test(as_frame(log), ["abandonment", "ctr"])
+    assert out["p_value"].to_list() == [0.0, 0.0]
+    assert out["warnings"].to_list() == [[_flat("abandonment", "-1")], [_flat("ctr", "1")]]
+    # every unit clicks in both arms: no difference, p 1, nothing to warn of
+    same = irm.ab_test(as_frame(log.with_columns(clicked=pl.lit(True))), ["ctr"])
+    assert same["p_value"].to_list() == [1.0]
+    assert same["warnings"].to_list() == [[]]
+
+
 @pytest.mark.parametrize("correction", ["holm", "bonferroni", "fdr_bh"])
 def test_correction_across_metrics_equals_statsmodels(correction: str) -> None:
     log = _random_log(3)

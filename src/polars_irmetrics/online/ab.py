@@ -137,7 +137,9 @@ def ab_test(
         ``higher_is_better`` (the
         metric's declared direction: a significant negative ``delta`` of
         ``abandonment`` is an improvement), ``srm_p_value`` and ``warnings`` (a list
-        of messages: SRM, units in two arms).
+        of messages: SRM, units in two arms, a difference without variance: every
+        unit of both arms at its arm's value, so p 0 and a point interval that the
+        data cannot support).
 
     Raises
     ------
@@ -644,6 +646,8 @@ def _result(
     segments = [tuple(row) for row in rows.select(by).iter_rows()] if by else [()] * rows.height
     srm_p = [srm[s][0] for s in segments]
     notes = {s: _srm_warning(srm[s], srm_alpha, shares, unit, by, s) for s in set(segments)}
+    flat = _flat_notes(rows["metric"].to_list(), result.std_error, result.delta, treatment.n,
+                       baseline.n, unit)  # fmt: skip
     out = rows.select(*by, "metric", pl.col(arm).alias("arm")).with_columns(
         pl.lit(control).alias("control"),
         pl.Series("method", np.where(welch, "welch", "delta"), dtype=pl.String),
@@ -670,7 +674,7 @@ def _result(
         pl.Series("srm_p_value", srm_p, dtype=pl.Float64),
         pl.Series(
             "warnings",
-            [[*notes[s], *warnings] for s in segments],
+            [[*notes[s], *flat[i], *warnings] for i, s in enumerate(segments)],
             dtype=pl.List(pl.String),
         ),
     )
@@ -679,6 +683,43 @@ def _result(
     return out.with_columns(
         pl.when(pl.col("control_mean") != 0).then(pl.col(c)).alias(c) for c in relative
     )
+
+
+def _flat_notes(
+    metrics: list[str],
+    std_error: npt.NDArray[np.float64],
+    delta: npt.NDArray[np.float64],
+    units: npt.NDArray[np.float64],
+    control_units: npt.NDArray[np.float64],
+    unit: str,
+) -> list[list[str]]:
+    """Per row, the warning of a difference without variance: every unit of both arms
+    has its arm's value (standard error 0), so the p-value is 0 and the interval the
+    difference itself, a certainty the data cannot give (scipy's ``ttest_ind`` warns of
+    it too); none elsewhere.
+
+    >>> import numpy as np
+    >>> _flat_notes(["ctr", "ctr"], np.array([0.0, 0.1]), np.array([1.0, 1.0]),
+    ...             np.array([2.0, 2.0]), np.array([2.0, 2.0]), "user_id")[1]
+    []
+    """
+    out: list[list[str]] = []
+    for metric, se, d, n_t, n_c in zip(
+        metrics, std_error.tolist(), delta.tolist(), units.tolist(), control_units.tolist(),
+        strict=True,
+    ):  # fmt: skip
+        if se != 0 or d == 0:
+            out.append([])
+            continue
+        out.append(
+            [
+                f"{metric}: no unit ({unit}) varies within its arm (standard error 0), so the "
+                f"p-value of 0 and the interval [{d:.6g}, {d:.6g}] rest on {int(n_t)} and "
+                f"{int(n_c)} units without spread, not on evidence; a difference without "
+                "variance cannot be tested: collect more units before reading it as certain"
+            ]
+        )
+    return out
 
 
 def _srm_warning(
