@@ -184,6 +184,20 @@ def test_bad_method() -> None:
         irm.system_agreement(a, a, "tau")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("method", ["tau_ap", "spearman", "pearson"])
+def test_a_method_is_not_read_per_pair(method: str) -> None:
+    """The rows of the pairs hold no correlation: a method other than the default is
+    refused there (it gave the default's rows bit for bit)."""
+    a = _long(np.array([[0.1, 0.2], [0.2, 0.3]]), ["s0", "s1"])
+    message = (
+        f"method={method!r} is not read with per_pair=True: the rows of the pairs hold each "
+        "result's mean differences, p-values and swaps, no correlation; drop method=, or "
+        "pass per_pair=False for the correlation"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.system_agreement(a, a, method, per_pair=True)  # type: ignore[arg-type]
+
+
 def _named(means: dict[str, float], column: str) -> pl.DataFrame:
     return _with_means(means).rename({"value": column})
 

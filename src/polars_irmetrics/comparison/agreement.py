@@ -80,6 +80,7 @@ def system_agreement(
         descending, equal means by name), ``"spearman"`` (:func:`scipy.stats.spearmanr`)
         or ``"pearson"`` (:func:`scipy.stats.pearsonr` of the means; trectools'
         ``"pearson"`` correlates the ranks instead, which is Spearman's ρ).
+        Not read with ``per_pair=True`` (refused there but for the default).
     metric, metric_b
         The value columns of ``a`` and ``b`` (default: the one column besides
         ``system`` and ``query_id``; ``metric_b`` defaults to ``metric``).
@@ -168,6 +169,12 @@ def system_agreement(
         raise InvalidValueError(
             f"method={method!r} is not a correlation; choose one of "
             + ", ".join(repr(m) for m in METHODS)
+        )
+    if per_pair and method != "kendall":
+        raise InvalidValueError(
+            f"method={method!r} is not read with per_pair=True: the rows of the pairs hold "
+            "each result's mean differences, p-values and swaps, no correlation; drop "
+            "method=, or pass per_pair=False for the correlation"
         )
     options = CompareOptions(
         test=test,
