@@ -432,6 +432,31 @@ def test_cli_errors_name_the_log(tmp_path: Any) -> None:
     assert stderr.getvalue().startswith(f"irm: error: {mixed}: 1 user_id value(s) appear")
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--alpha", "2"], "alpha must be a number in (0, 1), e.g. 0.05; got 2.0"),
+        (["--unit", "arm"], "arm and unit name the same column 'arm'; the unit is what was "
+                            "randomized into arms, e.g. --unit user_id"),
+        (["-m", "nosuch"], "unknown metric 'nosuch'"),
+    ],
+)  # fmt: skip
+def test_cli_option_errors_name_no_file(tmp_path: Any, flags: list[str], message: str) -> None:
+    """An option bad whatever the log is refused before the log is read: its one line
+    names no file (the log's path led it, as if the log were at fault)."""
+    path = tmp_path / "log.parquet"
+    TWO_ARMS.write_parquet(path)
+    for source in ([str(path)], ["--sample"]):
+        stderr = io.StringIO()
+        with redirect_stderr(stderr):
+            assert main(["ab", *source, *flags]) == 2
+        line = stderr.getvalue()
+        assert line.startswith(f"irm: error: {message}"), line
+        assert line.count("\n") == 1
+        assert str(path) not in line
+        assert "interactions.parquet" not in line
+
+
 def test_a_ratio_constant_on_every_unit_has_no_spread() -> None:
     # mean_click_position per unit is x / y (positions summed over clicks): arm A's
     # users click only at position 3 (or never), arm B's at 1 and 2 (1.5 each): both

@@ -21,7 +21,7 @@ from polars_irmetrics.io.output import resolve_format
 from polars_irmetrics.io.report import OUTPUT_FORMATS, OutputFormat, write_output
 from polars_irmetrics.io.text import decimal
 from polars_irmetrics.metrics.registry import parse_metric_list
-from polars_irmetrics.online.ab import ab_test
+from polars_irmetrics.online.ab import ab_test, check_ab_options
 from polars_irmetrics.online.sessions import optional_columns
 from polars_irmetrics.stats.multitest import CORRECTIONS
 
@@ -257,6 +257,10 @@ def run(args: argparse.Namespace) -> int:
     if not logs:
         raise InvalidValueError("no log given: name an impression log, or pass --sample")
     split = _split(args.split)  # an option's error, before the log is read
+    # the options' errors name no file: checked before the log is read
+    check_ab_options(args.alpha, None, args.strict, args.arm, args.unit, args.control)
+    if args.metrics:
+        parse_metric_list(list(args.metrics))
     source = logs[0] if len(logs) == 1 else f"{logs[0]} (and {len(logs) - 1} more files)"
     frames = [scan_log(path) for path in logs]
     log = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")

@@ -35,7 +35,7 @@ from polars_irmetrics.online.sessions import (
 from polars_irmetrics.online.stats import ArmMoments, compare, srm_p_values
 from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
 
-__all__ = ["ab_test", "segment_keys"]
+__all__ = ["ab_test", "check_ab_options", "segment_keys"]
 
 _X, _Y, _ARMS = f"{INTERNAL}x", f"{INTERNAL}y", f"{INTERNAL}arms"
 _MOMENTS = ("n", "mx", "my", "vxx", "vyy", "cxy")
@@ -203,7 +203,7 @@ def ab_test(
         columns,
         column_readers(requests),
     )
-    _check_options(alpha, srm_alpha, strict, arm, unit, control)
+    check_ab_options(alpha, srm_alpha, strict, arm, unit, control)
     correction = check_correction(correction)
     lf = log.lazy()
     require_columns(
@@ -273,15 +273,19 @@ def ab_test(
                    srm_alpha, shares, unit, warnings)  # fmt: skip
 
 
-def _check_options(
+def check_ab_options(
     alpha: float,
-    srm_alpha: float,
+    srm_alpha: float | None,
     strict: bool,
     arm: str,
     unit: str,
     control: str,
 ) -> None:
-    for name, value in (("alpha", alpha), ("srm_alpha", srm_alpha)):
+    """Refuse :func:`ab_test`'s options that are bad whatever the log (the command line
+    checks them before it reads one, so that their errors name no file; ``srm_alpha``
+    ``None``: not given there)."""
+    levels = (("alpha", alpha), ("srm_alpha", srm_alpha))
+    for name, value in [(n, v) for n, v in levels if v is not None]:
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
             raise InvalidValueError(f"{name} must be a number in (0, 1), e.g. 0.05; got {value!r}")
     if not isinstance(strict, bool):
