@@ -159,6 +159,16 @@ ERRORS = [
         "metric 'ndcg(gain)@10': cannot read parameter 'gain'; write key=value",
     ),
     ("@10", UnknownMetricError, "cannot read metric '@10': expected NAME, NAME@K"),
+    # f1's beta was read as 1 when not a number, and a negative one gave 0 / NaN
+    *(
+        (
+            f"f1(beta={text})@2",
+            MetricParameterError,
+            f"metric {f'f1(beta={text})@2'!r}: beta must be a number >= 0, the weight of recall "
+            f"against precision, got {shown}, e.g. f1(beta=0.5)@10 (1: the harmonic mean)",
+        )
+        for text, shown in (("'x'", "'x'"), ("-1", "-1"), ("nan", "nan"))
+    ),
 ]
 
 

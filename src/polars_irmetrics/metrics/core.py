@@ -29,6 +29,7 @@ from polars_irmetrics.metrics._common import (
     RELEVANCY,
     TIES,
     check_flag,
+    check_number,
     check_relevancy,
     dcg,
     fsum_ranked,
@@ -61,8 +62,7 @@ def _recall(s: Scope, p: Params) -> pl.Expr:
 def _f1(s: Scope, p: Params) -> pl.Expr:
     prec, rec = precision_at(s, p), recall_at(s, p)
     # trec_eval's set_F weight (m_set_F.c): (1 + b) P R / (b P + R), b not squared
-    beta = p.options.get("beta", 1.0)
-    b = float(beta) if isinstance(beta, int | float) else 1.0
+    b = float(p.options.get("beta", 1.0))  # type: ignore[arg-type]  # checked: a number
     return ratio((1.0 + b) * prec * rec, b * prec + rec)
 
 
@@ -246,6 +246,12 @@ CORE_METRICS: tuple[Metric, ...] = (
                 None,
                 "weight b of recall against precision as trec_eval's set_F and ir_measures' "
                 "SetF(beta=b) use it, not squared: van Rijsbergen's F_beta is b = beta**2",
+                check=check_number(
+                    "beta",
+                    low=0.0,
+                    what="a number >= 0, the weight of recall against precision",
+                    hint="e.g. f1(beta=0.5)@10 (1: the harmonic mean)",
+                ),
             ),
         ),
         aliases=(Alias("f"), Alias("set_f", cutoff="none"), Alias("setf", cutoff="dropped")),
