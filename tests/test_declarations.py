@@ -105,6 +105,21 @@ def test_signature_matches_the_declaration(
             assert choices is None, f"{shown}: {name} has choices it does not declare"
 
 
+@pytest.mark.parametrize(
+    ("shown", "module", "function"), SIGNATURES, ids=[s for s, _, _ in SIGNATURES]
+)
+def test_the_cutoff_is_taken_where_the_metric_takes_one(
+    shown: str, module: ModuleType, function: Callable[..., Any]
+) -> None:
+    """``k`` in the signature exactly where the metric's name takes ``@k`` (the
+    namespace's r_precision once lacked it, though irm.r_precision and
+    'r_precision@1' take it); ece's cutoff is its ``bins``."""
+    metric = get_metric(shown.rsplit(".", 1)[-1])
+    parameters = inspect.signature(function).parameters
+    takes = "k" in parameters or (metric.name == "ece" and "bins" in parameters)
+    assert takes == (metric.cutoff in ("optional", "required")), shown
+
+
 #: A parameter's own check (``Param.check``) runs when the name is parsed, before any
 #: plan: (metric string, the message).
 CHECKED: list[tuple[str, str]] = [

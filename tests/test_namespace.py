@@ -285,3 +285,11 @@ def test_a_plain_mean_is_still_one_number() -> None:
         == irm.evaluate(RUN, ["ndcg@10"], qrels=QRELS)["ndcg@10"].item()
     )
     assert RUN.lazy().irm.ndcg(k=10, qrels=QRELS).collect().columns == ["ndcg@10"]
+
+
+def test_r_precision_takes_a_cutoff() -> None:
+    """Microsoft Recommenders' r_precision_at_k through the namespace, as through the
+    expression and the metric name (the method once took no k)."""
+    at_1 = irm.evaluate(RUN, ["r_precision@1"], qrels=QRELS)["r_precision@1"].item()
+    assert RUN.irm.r_precision(1, qrels=QRELS) == at_1
+    assert RUN.irm.r_precision(k=1, qrels=QRELS) == at_1

@@ -135,12 +135,14 @@ class _Namespace(ABC, Generic[Mean]):
 
     def r_precision(
         self,
+        k: int | None = None,
         *,
         denominator: Literal["relevant", "capped"] = "relevant",
         **options: Unpack[EvaluateOptions],
     ) -> Mean:
-        """Mean R-precision over queries; see :func:`polars_irmetrics.r_precision`."""
-        return self._mean(_metric("r_precision", denominator=denominator), options)
+        """Mean R-precision over queries (with ``k``, Microsoft Recommenders'
+        ``r_precision_at_k``); see :func:`polars_irmetrics.r_precision`."""
+        return self._mean(_metric("r_precision", k, denominator=denominator), options)
 
     def hit_rate(
         self,
