@@ -124,6 +124,11 @@ def test_the_cutoff_is_taken_where_the_metric_takes_one(
 #: plan: (metric string, the message).
 CHECKED: list[tuple[str, str]] = [
     (
+        "f1(beta=-1)@10",
+        "metric 'f1(beta=-1)@10': beta must be a number >= 0, the weight of recall against "
+        "precision, got -1, e.g. f1(beta=0.5)@10 (1: the harmonic mean)",
+    ),
+    (
         "dcg(log_base=1)@10",
         "metric 'dcg(log_base=1)@10': log_base must be a number above 1 (the discount is "
         "1 / log_b(r + 1)), got 1, e.g. log_base=10",
