@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import ColumnNotFoundError, CoverageWarning
+from polars_irmetrics.errors import ColumnNotFoundError, CoverageWarning, MetricParameterError
 
 JUDGED = pl.DataFrame(
     {
@@ -70,3 +70,22 @@ def test_no_rows_is_null(lazy: bool) -> None:
             JUDGED.head(0).rename({"docno": "doc_id"}), "ndcg@10", per_query=True
         )
     assert per_query.height == 0
+
+
+@pytest.mark.parametrize("metric", [irm.ndcg, irm.dcg])
+def test_a_score_column_unread_by_broken_ties_is_refused(metric: object) -> None:
+    """score= is read only by ties='average' (its tie groups); with ties='break' a
+    misspelt column was dropped in silence (irm.evaluate refuses it by name)."""
+    message = (
+        "score='nope' is read only with ties='average' (the tie groups); with ties='break' "
+        "the order comes from rank= alone: drop score=, or pass ties='average'"
+    )
+    with pytest.raises(MetricParameterError, match=re.escape(message)):
+        metric(2, score="nope", rank=irm.rank_by_score())  # type: ignore[operator]
+    frame = pl.DataFrame({"doc_id": [1, 2, 3], "s2": [0.9, 0.9, 0.1], "relevance": [0, 1, 1]})
+    # the tie groups of the named column, with ties='average'
+    averaged = frame.select(
+        metric(2, score="s2", ties="average", rank=irm.rank_by_score("s2"))  # type: ignore[operator]
+    ).item()
+    broken = frame.select(metric(2, rank=irm.rank_by_score("s2"))).item()  # type: ignore[operator]
+    assert averaged != broken

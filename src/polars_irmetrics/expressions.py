@@ -77,7 +77,7 @@ from typing import Literal, TypeVar
 import polars as pl
 import polars.selectors as cs
 
-from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError
+from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, MetricParameterError
 from polars_irmetrics.ground.docstrings import fill_shared
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.scope import TableScope, unfit_label
@@ -141,7 +141,9 @@ SHARED_PARAMS: dict[str, str] = {
     "gain": "``'linear'``: the label itself; ``'exponential'``: 2^label \u2212 1.",
     "ideal": "``'judgments'``: the ideal ranking of every judged document; ``'retrieved'``: "
     "of\nthe retrieved ones only.",
-    "score": "The score column, read only with ``ties='average'``.",
+    "score": "The score column, read only with ``ties='average'`` (the tie groups: name "
+    "the column ``rank=irm.rank_by_score(...)`` ranks by); another name with "
+    "``ties='break'`` is refused.",
     "log_base": "Base b of the discount's logarithm (scikit-learn's ``log_base``), above 1.",
     "p": "Persistence: the probability of going on to the next rank.",
 }
@@ -360,6 +362,28 @@ def _finite_labels(rel: pl.Expr) -> pl.Expr:
     relevant since polars orders it above every number; infinite; of magnitude 2**32
     or more, or below 2**-30 other than 0; between -1 and 0)."""
     return ~unfit_label(rel.cast(pl.Float64)).fill_null(False).any()
+
+
+def _tie_scores(score: str, ties: str) -> str | None:
+    """The score column the tie groups read (``ties='average'``), else ``None``; a
+    ``score=`` other than the default is refused with ``ties='break'``, which reads the
+    ranks alone (it was ignored, and a misspelt column passed silently).
+
+    >>> _tie_scores("s2", "average"), _tie_scores("score", "break")
+    ('s2', None)
+    >>> _tie_scores("s2", "break")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: score='s2' is read only with ...
+    """
+    if ties == "average":
+        return score
+    if score != "score":
+        raise MetricParameterError(
+            f"score={score!r} is read only with ties='average' (the tie groups); with "
+            "ties='break' the order comes from rank= alone: drop score=, or pass ties='average'"
+        )
+    return None
 
 
 def _expr(
@@ -879,7 +903,7 @@ def ndcg(
         rank=rank,
         doc_id=doc_id,
         level=1,
-        score=score if ties == "average" else None,
+        score=_tie_scores(score, ties),
         gain=gain,
         ideal=ideal,
         ties=ties,
@@ -950,7 +974,7 @@ def dcg(
         rank=rank,
         doc_id=doc_id,
         level=1,
-        score=score if ties == "average" else None,
+        score=_tie_scores(score, ties),
         gain=gain,
         ties=ties,
         log_base=log_base,
