@@ -69,7 +69,6 @@ arguments. The result column is named by the metric's canonical name
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeVar
@@ -77,7 +76,8 @@ from typing import Literal, TypeVar
 import polars as pl
 import polars.selectors as cs
 
-from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, MetricParameterError
+from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
+from polars_irmetrics.ground.deferred import PROBE, Need, checked_column, checked_columns
 from polars_irmetrics.ground.docstrings import fill_shared
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.scope import TableScope, unfit_label
@@ -214,8 +214,8 @@ def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
     True
     """
     fix = "name yours with irm.rank_by_score(score=..., doc_id=...)"
-    needs = (_Need(score, "scores", fix, numeric=True), _Need(doc_id, "ids", fix, numeric=False))
-    return _columns(needs, _rank_by_score).alias("rank")
+    needs = (Need(score, "scores", fix, numeric=True), Need(doc_id, "ids", fix, numeric=False))
+    return checked_columns(needs, _rank_by_score).alias("rank")
 
 
 def _rank_by_score(score: pl.Expr, doc_id: pl.Expr) -> pl.Expr:
@@ -230,86 +230,6 @@ def _rank_by_score(score: pl.Expr, doc_id: pl.Expr) -> pl.Expr:
     nan = score.cast(pl.Float64).is_nan()
     rank = order.cast(pl.Int64) + 1
     return pl.when(nan).then(pl.lit(0, pl.Int64)).when(score.is_not_null()).then(rank)
-
-
-_PROBE = "__irm_probe"
-
-
-@dataclass(frozen=True)
-class _Need:
-    """A column an expression reads: its name, what it holds, and how to name yours."""
-
-    name: str
-    role: str
-    fix: str
-    numeric: bool
-    integer: bool = False  # ranks: whole numbers of an integer dtype, as evaluate reads them
-
-    def resolve(self, fields: Mapping[str, pl.DataType]) -> pl.Expr:
-        """``pl.col(name)``, or a library error when the frame lacks it or its dtype is
-        wrong (``numeric``: neither a number nor a boolean)."""
-        found, name = fields.get(self.name), self.name
-        if found is None:
-            raise ColumnNotFoundError(
-                f"column {name!r} not found in the frame: the metric reads its {self.role} "
-                f"from it; {self.fix}"
-            )
-        if self.numeric and not (found.is_numeric() or found == pl.Boolean):
-            raise ColumnTypeError(
-                f"column {name!r} has dtype {found}; the metric reads its {self.role} from "
-                f"it, which must be numeric: cast it, e.g. pl.col({name!r}).cast(pl.Float64)"
-            )
-        if self.integer and not found.is_integer():
-            # a float rank (1.5, NaN) has no position: evaluate refuses the dtype too
-            raise ColumnTypeError(
-                f"column {name!r} has dtype {found}; the metric reads its {self.role} from "
-                f"it, which must be an integer: cast it, e.g. pl.col({name!r}).cast(pl.Int64)"
-            )
-        return pl.col(name)
-
-
-def _same(column: pl.Expr) -> pl.Expr:
-    return column
-
-
-def _column(name: str, role: str, fix: str, *, numeric: bool, integer: bool = False) -> pl.Expr:
-    """``pl.col(name)``, or a library error when the frame has no such column."""
-    return _columns((_Need(name, role, fix, numeric, integer),), _same)
-
-
-def _columns(needs: tuple[_Need, ...], build: Callable[..., pl.Expr]) -> pl.Expr:
-    """``build(pl.col(...) for each need)``, once the frame is known to hold them.
-
-    The frame's schema is only known when the query is planned, so the check is
-    deferred to then (:func:`polars.pipe_with_dtype`, at no cost to the plan): a
-    struct of a placeholder and the columns the frame has tells which they are. One
-    deferred node for all the columns keeps the expression small where it is read
-    many times (a rank, inside every metric).
-    """
-    names = list(dict.fromkeys(need.name for need in needs))
-    probe = pl.struct(pl.lit(0).alias(_PROBE), cs.by_name(*names, require_all=False))
-    return pl.pipe_with_dtype([probe], _Resolve(needs, build))
-
-
-@dataclass(frozen=True)
-class _Resolve:
-    """The deferred check of :func:`_columns` (a picklable callable: plans may be sent)."""
-
-    needs: tuple[_Need, ...]
-    build: Callable[..., pl.Expr]
-
-    def __call__(self, inputs: list[tuple[pl.Expr, pl.DataType]]) -> pl.Expr:
-        ((_, dtype),) = inputs
-        fields = tuple((field.name, field.dtype) for field in getattr(dtype, "fields", []))
-        return _resolved(self, fields)
-
-
-@functools.lru_cache(maxsize=256)
-def _resolved(resolve: _Resolve, fields: tuple[tuple[str, pl.DataType], ...]) -> pl.Expr:
-    """What ``resolve`` gives a frame with these columns, built once: a rank expression
-    is read dozens of times by each metric, and each read is resolved on its own."""
-    found = dict(fields)
-    return resolve.build(*(need.resolve(found) for need in resolve.needs))
 
 
 #: The query column a group of a metric expression must hold one value of, where the
@@ -352,7 +272,7 @@ class _DistinctDocuments:
 
 
 def _distinct_documents(name: str) -> pl.Expr:
-    probe = pl.struct(pl.lit(0).alias(_PROBE), cs.by_name(name, QUERY_ID, require_all=False))
+    probe = pl.struct(pl.lit(0).alias(PROBE), cs.by_name(name, QUERY_ID, require_all=False))
     return pl.pipe_with_dtype([probe], _DistinctDocuments(name))
 
 
@@ -401,9 +321,11 @@ def _expr(
     # names it) and checked as evaluate checks it (a NaN, a string)
     default = isinstance(level, int | float) and not isinstance(level, bool) and level == 1
     req = request(metric, k=k, level=None if default else level, options=options)
-    rel = _column(relevance, "relevance labels", "name yours with relevance=...", numeric=True)
+    rel = checked_column(
+        relevance, "relevance labels", "name yours with relevance=...", numeric=True
+    )
     if isinstance(rank, str):
-        rank = _column(
+        rank = checked_column(
             rank,
             "ranks (1 = top)",
             "name yours with rank=..., or rank by score with rank=irm.rank_by_score()",
@@ -412,7 +334,7 @@ def _expr(
         )
     scores = None
     if score is not None:
-        scores = _column(score, "scores", "name yours with score=...", numeric=True)
+        scores = checked_column(score, "scores", "name yours with score=...", numeric=True)
     one_ranking = _distinct_documents(doc_id) & _finite_labels(rel)
     scope = TableScope(rel, rank, one_ranking, scores)
     return scope.when_one_ranking(req.expr(scope, float(level))).alias(req.name)
