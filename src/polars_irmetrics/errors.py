@@ -32,8 +32,29 @@ __all__ = [
 ]
 
 
+#: What polars appends to an error raised while it plans a query (an expression's
+#: deferred column check, :mod:`polars_irmetrics.ground.deferred`): its own context,
+#: cut from the library's messages.
+_POLARS_CONTEXT = ("\n\nResolved plan until failure:", "\n\nThis error occurred with")
+
+
 class IrmError(Exception):
-    """Base class of every error polars_irmetrics raises on purpose."""
+    r"""Base class of every error polars_irmetrics raises on purpose.
+
+    polars re-raises an error raised while it plans a lazy query with its plan appended
+    to the message; that context is cut, so the message is the library's alone:
+
+    >>> str(IrmError("column 'x' not found\n\nResolved plan until failure:\n\tDF"))
+    "column 'x' not found"
+    """
+
+    def __init__(self, *args: object) -> None:
+        if args and isinstance(args[0], str):
+            text = args[0]
+            for marker in _POLARS_CONTEXT:
+                text = text.split(marker, 1)[0]
+            args = (text, *args[1:])
+        super().__init__(*args)
 
 
 class ColumnNotFoundError(IrmError, ValueError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.ground.deferred import Need, checked
 from polars_irmetrics.metrics.online import ClickScope
 from polars_irmetrics.metrics.registry import parse_metric
 from polars_irmetrics.online.sessions import refuse_unread_column
@@ -30,7 +31,11 @@ def click_metric(
     For ``log.group_by("session_id").agg(irm.click_metric("ctr@10"))``: the value of
     each session, without :func:`polars_irmetrics.evaluate_online`'s data checks (a
     null position or click is not refused here) and without its aggregation over
-    sessions (a ratio metric's session value is the session's own ratio).
+    sessions (a ratio metric's session value is the session's own ratio). The columns
+    it reads are checked when the plan knows the frame: a missing one raises
+    :class:`~polars_irmetrics.errors.ColumnNotFoundError`, a position that is not an
+    integer or a click (dwell, conversion, time) that is not numeric or Boolean
+    :class:`~polars_irmetrics.errors.ColumnTypeError`.
 
     Parameters
     ----------
@@ -94,4 +99,17 @@ def click_metric(
     for role, value in (("dwell", dwell), ("converted", converted), ("timestamp", timestamp)):
         if role not in scope.used and not (isinstance(value, str) and value == role):
             refuse_unread_column(role, value, [name])
-    return expr
+    # the columns it reads, checked when the plan knows the frame (ground.deferred): a
+    # missing one, or a String position, was polars' own error at collect()
+    needs = [
+        Need(position, "positions (1 = top)", "name yours with position=...", True, True),
+        Need(clicked, "clicks (Boolean or 0/1)", "name yours with clicked=...", True),
+    ]
+    for role, value, what in (
+        ("dwell", dwell, "dwell times in seconds"),
+        ("converted", converted, "conversions (Boolean or 0/1)"),
+        ("timestamp", timestamp, "impression times in seconds"),
+    ):
+        if role in scope.used and isinstance(value, str):
+            needs.append(Need(value, what, f"name yours with {role}=...", True))
+    return checked(expr, tuple(needs))

@@ -10,7 +10,12 @@ the same rows in any order, as a mean (``by=`` the group's keys) or per query
 (``per_query=True``, grouped by the query column). The result column is named by the
 metric's canonical name (``auc``, ``ece@20``); rename it with ``.alias(...)``.
 
-The expressions compute, they do not check: a NaN prediction gives NaN (for ``auc``,
+The columns are checked when the plan knows the frame
+(:mod:`polars_irmetrics.ground.deferred`): a missing label, prediction, weight or
+``gauc`` group column raises :class:`~polars_irmetrics.errors.ColumnNotFoundError`, a
+prediction or weight (or a label, unless the positive label is a string) that is not
+numeric :class:`~polars_irmetrics.errors.ColumnTypeError`. The values are not checked:
+a NaN prediction gives NaN (for ``auc``,
 ``pr_auc`` and ``gauc`` too: any NaN prediction in the group, whatever its label or
 weight, though NaN orders above every number), a null is
 skipped by some sums and not others, an infinite rating gives NaN or an infinite value,
@@ -27,6 +32,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_irmetrics.ground.deferred import Need, checked
 from polars_irmetrics.metrics.prediction import PredictionScope
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.spec import ParamValue
@@ -74,7 +80,19 @@ def _expr(
         # the highest one; the documented NaN is given instead.
         nan = pl.col(prediction).cast(pl.Float64).is_nan().any()
         value = pl.when(nan).then(pl.lit(float("nan"), pl.Float64)).otherwise(value)
-    return value.alias(req.name)
+    # the columns it reads, checked when the plan knows the frame (ground.deferred): a
+    # missing one was polars' own error at collect(), a String prediction was cast
+    needs = [
+        Need(label, "labels", "name yours with label=...", not isinstance(positive, str)),
+        Need(prediction, "predictions", "name yours with prediction=...", True),
+    ]
+    if sample_weight is not None:
+        needs.append(
+            Need(sample_weight, "sample weights", "name yours with sample_weight=...", True)
+        )
+    if name == "gauc":
+        needs.append(Need(query_id, "groups (users)", "name yours with query_id=...", False))
+    return checked(value.alias(req.name), tuple(needs))
 
 
 def auc(
