@@ -17,7 +17,10 @@ frame's kind is kept:
 With ``per_query=True``, ``by=`` or ``systems=`` there is a value per query or per
 group, not one number: a metric method then returns the frame of them (the keys and
 the metric's column, as :func:`~polars_irmetrics.evaluate` gives them, without
-``num_q``), a DataFrame on a DataFrame and a LazyFrame on a LazyFrame.
+``num_q``), a DataFrame on a DataFrame and a LazyFrame on a LazyFrame. The prediction
+methods (``auc``, ``logloss``, ``rmse``...) take the columns they read and no such
+option: they give the value of the whole frame; per group, use
+:func:`~polars_irmetrics.evaluate` with ``by=`` or the expression in a ``group_by``.
 
 Registered when ``polars_irmetrics`` is imported.
 """
