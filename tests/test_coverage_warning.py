@@ -192,3 +192,39 @@ def test_the_warnings_are_the_librarys_own() -> None:
         warnings.simplefilter("error", IrmWarning)
         with pytest.raises(CoverageWarning, match=re.escape("the run retrieves no judged")):
             irm.evaluate(RUN.clear(), ["mrr"], qrels=QRELS)
+
+
+#: Every query listed; three of the four retrieve their judged document under another
+#: spelling (upper case), or not at all (a shallow run over sparse judgments).
+SPELT_APART = RUN.with_columns(
+    pl.when(pl.col("query_id") == "q001")
+    .then(pl.col("doc_id"))
+    .otherwise(pl.col("doc_id").str.to_uppercase())
+)
+MISSED = RUN.with_columns(
+    pl.when(pl.col("query_id") == "q001").then(pl.col("doc_id")).otherwise(pl.lit("other"))
+)
+
+
+@pytest.mark.parametrize("buckets", [None, 2])
+def test_judged_documents_in_few_listed_queries_are_named_where_spelt_apart(
+    frame_kind: str, buckets: int | None
+) -> None:
+    """A run listing every judged query but retrieving judged documents in one of four,
+    the others under another spelling: the three zeros were silent (the run lists the
+    queries and retrieves a judged document). Without a spelling that matches (MISSED:
+    a poor or shallow run), nothing is said."""
+    options = {} if buckets is None else {"buckets": buckets}
+    out, caught = _evaluate(SPELT_APART, frame_kind, ["mrr"], qrels=QRELS, **options)
+    assert out["mrr"].item() == 0.25
+    assert _messages(caught) == [
+        "the run retrieves a judged document in only 1 of the 4 judged queries it lists "
+        "(1 of 4 judged documents, in 1 of 4 judged queries; it lists 4 of the 4 judged "
+        "queries): the others score 0. 3 (query, document) pair(s) of the run match a "
+        "judgment only when case is ignored (run 'D2', judgments 'd2'): ids are compared "
+        "exactly, as trec_eval compares them; give both the same spelling, e.g. "
+        "pl.col('doc_id').str.to_lowercase() on the run and the judgments."
+    ]
+    out, caught = _evaluate(MISSED, frame_kind, ["mrr"], qrels=QRELS, **options)
+    assert out["mrr"].item() == 0.25
+    assert caught == []

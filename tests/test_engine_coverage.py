@@ -37,7 +37,13 @@ CASES: list[tuple[str, pl.DataFrame, pl.DataFrame, dict[str, Any]]] = [
     ("dropped", RUN.filter(pl.col("query_id") == "q001"), QRELS, {"unretrieved": "drop"}),
     ("one system", SYSTEMS, QRELS, {"systems": "system"}),
     ("no judgments", RUN, QRELS.clear(), {}),
-]
+    # every query listed, three of four spelt apart: judged documents in one
+    ("few found", RUN.with_columns(
+        pl.when(pl.col("query_id") == "q001")
+        .then(pl.col("doc_id"))
+        .otherwise(pl.col("doc_id").str.to_uppercase())
+    ), QRELS, {}),
+]  # fmt: skip
 
 
 def _caught(call: Callable[[], object]) -> list[str]:

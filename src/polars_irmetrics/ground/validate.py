@@ -752,7 +752,10 @@ def suspect(counts: pl.DataFrame) -> bool:
         return True
     found, listed = pl.col("found"), pl.col("listed")
     missed = (found == 0) | (listed.is_not_null() & (listed < pl.col("queries")))
-    return bool(counts.select(missed.any()).item())
+    # judged documents in fewer than half of the judged queries it lists: warned of
+    # where a hint finds ids that match after a change of spelling (warn_on_counts)
+    sparse = listed.is_not_null() & (2 * pl.col("found_queries") < listed)
+    return bool(counts.select((missed | sparse).any()).item())
 
 
 def warn_on_counts(
@@ -765,7 +768,10 @@ def warn_on_counts(
 ) -> None:
     """The coverage warnings of a tally (:func:`coverage_counts`, :func:`merge_counts`):
     once per system that retrieves no judged document or lists fewer than half of the
-    judged queries, or once for no judged query at all (see :func:`warn_on_coverage`).
+    judged queries, or once for no judged query at all (see :func:`warn_on_coverage`);
+    also once per system that retrieves a judged document in fewer than half of the
+    judged queries it lists, where a hint finds ids that match after a change of
+    spelling (without one, a shallow run over sparse judgments is such a run too).
     ``emit`` gives each text (default: a :class:`~polars_irmetrics.errors.CoverageWarning`
     here; a Dask task hands it to the client)."""
     emit = emit or warn_from_plan
@@ -780,6 +786,7 @@ def warn_on_counts(
         return
     listed = not counts.get_column("listed").null_count()
     said: list[str] = []
+    hinted: list[str] = []
     for row in counts.sort(list(systems)).iter_rows(named=True):
         name = _run_name(row, systems)
         tally = (
@@ -803,9 +810,20 @@ def warn_on_counts(
             said.append(
                 f"{name} misses most judged queries ({tally}): the {missed} it misses {fate}"
             )
-    if not said:
+        elif listed and 2 * row["found_queries"] < row["listed"]:
+            # a shallow run over sparse judgments may retrieve no judged document for
+            # most queries: said only where a hint finds ids spelt apart (below)
+            hinted.append(
+                f"{name} retrieves a judged document in only {row['found_queries']} of the "
+                f"{row['listed']} judged queries it lists ({tally}): the others score 0"
+            )
+    if not said and not hinted:
         return
     extra = [h for h in (hint() for hint in hints) if h]
+    if extra:
+        said += hinted
+    if not said:
+        return
     advice = (
         " ".join(extra)
         if extra
