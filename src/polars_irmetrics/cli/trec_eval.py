@@ -85,8 +85,12 @@ Measures or parameters it does not compute are named once on standard error and 
 printed: ``yaap``, ``11pt_avg`` levels not in increasing order (trec_eval skips
 levels then), parameters of ``dcg`` and ``ideal_dcg``, a gain for a negative
 label (it would apply to unjudged documents), gains for ``rbp``, a
-persistence outside [0, 1], and ``Rndcg`` where trec_eval would print ``nan`` (relevance
-level below 1, or a non-positive gain for a relevant label).
+persistence outside [0, 1], and ``Rndcg`` at a relevance level below 1 (trec_eval prints
+``nan`` for a query whose judged documents at that level have no positive gain, which
+makes its summary ``nan``) or with a non-positive gain for a relevant label. Where it
+prints another number on purpose (``-c`` with parameterised ``utility`` and
+``rbp_resid``, ``-J`` on a query of unjudged documents, ``-l -1``, a blank line in the
+judgments): the trec_eval guide's table.
 """
 
 from __future__ import annotations
