@@ -23,6 +23,7 @@ from distributed import Client, futures_of
 
 import polars_irmetrics as irm
 import polars_irmetrics.dask as irm_dask
+from polars_irmetrics.errors import ColumnTypeError
 
 from .engine_cases import (
     DENSE,
@@ -754,3 +755,49 @@ def test_dask_refuses_unseen_items_without_the_tables_that_know_the_items(
             _dask(recommendations, 2), ["distributional_coverage@10"], unseen_items="drop"
         )
     assert str(raised.value) == message
+
+
+#: UInt64 query ids, one beyond 2**63 (a 64-bit hash as the id).
+WIDE_RUN = pl.DataFrame(
+    {
+        "query_id": pl.Series([2**63, 5], dtype=pl.UInt64),
+        "doc_id": ["a", "b"],
+        "score": [1.0, 2.0],
+    }
+)
+WIDE_QRELS = pl.DataFrame(
+    {
+        "query_id": pl.Series([2**63, 5], dtype=pl.UInt64),
+        "doc_id": ["a", "b"],
+        "relevance": [1, 1],
+    }
+)
+
+
+def test_dask_uint64_ids_beyond_2_63_equal_evaluate(client: Client) -> None:
+    """The part of a row was found by hashing its id cast to Int64, which a UInt64
+    beyond 2**63 refused (polars' InvalidOperationError from a task)."""
+    for per_query in (False, True):
+        got = irm_dask.evaluate(
+            _dask(WIDE_RUN, 2), ["ndcg@10"], qrels=_dask(WIDE_QRELS, 2), per_query=per_query
+        )
+        expected = irm.evaluate(WIDE_RUN, ["ndcg@10"], qrels=WIDE_QRELS, per_query=per_query)
+        assert (
+            _polars(got).sort(expected.columns[0]).rows()
+            == expected.sort(expected.columns[0]).rows()
+        )
+
+
+def test_dask_refuses_ids_one_machine_holds_as_int128() -> None:
+    """Int64 ids beside UInt64 ones are matched as Int128 on one machine; Arrow, which
+    the tasks exchange, has no such type (pyarrow's 'unsupported format string
+    _pli128' from a task): refused at the call, naming the columns and the fix."""
+    run = WIDE_RUN.filter(pl.col("query_id") == 5).cast({"query_id": pl.Int64})
+    message = (
+        "column 'query_id' is Int64 in the run, UInt64 in the qrels: one machine matches "
+        "them as Int128, which the Arrow tables of Dask's tasks cannot carry; cast every "
+        "table's 'query_id' to one dtype first, e.g. .astype({'query_id': 'int64'}) where "
+        "every id is below 2**63, or to strings"
+    )
+    with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm_dask.evaluate(_dask(run, 1), ["ndcg@10"], qrels=_dask(WIDE_QRELS, 1))

@@ -93,6 +93,7 @@ from polars_irmetrics.engines._sides import (
 from polars_irmetrics.engines.params import engine_doc
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
+from polars_irmetrics.ground.validate import common_id_dtype
 from polars_irmetrics.offline.coverage import Coverage
 
 try:
@@ -266,6 +267,11 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
+    tables = {"qrels": qrels, "queries": queries, "labels": labels, "policy": policy}
+    tables |= {"reward_model": reward_model, "propensities": propensities, "groups": groups}
+    tables |= {"interactions": interactions, "item_features": item_features}
+    tables |= {"reference": reference}
+    _refuse_wide_ids(run, tables, built)
     beside = split_beside(metrics)
     if beside is not None:  # two calls, side by side as one machine puts them
         tables = {"qrels": qrels, "groups": groups, "target": target, "queries": queries}
@@ -566,10 +572,35 @@ def _shuffled(frame: dd.DataFrame, job: Job, count: int) -> dd.DataFrame:
 
 def _tag(frame: pd.DataFrame, query_id: str, count: int) -> pd.DataFrame:
     ids = as_polars_frame(to_table(frame[[query_id]]))
-    column = pl.col(query_id)
-    column = column.cast(pl.Int64) if ids.schema[query_id].is_integer() else column
-    parts = ids.select((column.cast(pl.String).hash(seed=0x1E1A) % count).cast(pl.Int64))
+    # an id's text is the same in every integer dtype (5 as Int32, Int64 or UInt64; a
+    # UInt64 beyond 2**63, which a cast to Int64 refused): both sides' rows of a query
+    # land in one part
+    column = pl.col(query_id).cast(pl.String)
+    parts = ids.select((column.hash(seed=0x1E1A) % count).cast(pl.Int64))
     return frame.assign(**{PART: parts.to_series().to_numpy()})
+
+
+def _refuse_wide_ids(
+    run: dd.DataFrame, tables: dict[str, dd.DataFrame | None], options: EvalOptions
+) -> None:
+    """Refuse ids that one machine holds as 128-bit integers (a UInt64 column beside a
+    signed one: :func:`~polars_irmetrics.ground.validate.common_id_dtype`), which the
+    Arrow tables the tasks exchange cannot carry."""
+    frames = {"run": run, **{k: t for k, t in tables.items() if isinstance(t, dd.DataFrame)}}
+    schemas = {
+        name: as_polars_frame(arrow_of(f).empty_table()).schema for name, f in frames.items()
+    }
+    for column in (options.query_id, options.doc_id):
+        found = {name: s[column] for name, s in schemas.items() if column in s}
+        common = common_id_dtype(list(found.values())) if found else pl.Int64()
+        if common in (pl.Int128(), pl.UInt128()):
+            held = ", ".join(f"{dtype} in the {name}" for name, dtype in found.items())
+            raise ColumnTypeError(
+                f"column {column!r} is {held}: one machine matches them as {common}, which "
+                "the Arrow tables of Dask's tasks cannot carry; cast every table's "
+                f"{column!r} to one dtype first, e.g. .astype({{{column!r}: 'int64'}}) "
+                "where every id is below 2**63, or to strings"
+            )
 
 
 def _one_side(run: pd.DataFrame, job: Job) -> pd.DataFrame:
