@@ -101,9 +101,9 @@ def _values_of(frame: pd.DataFrame, warned: bool) -> pd.DataFrame:
     return to_pandas(_split(frame)[0])
 
 
-def emitter() -> Any:
+def emitter(category: type[Warning] = CoverageWarning) -> Any:
     """``None`` (warn here) outside a ``distributed`` worker; on one, a function that
-    warns on the client too (``distributed.warn``)."""
+    warns on the client too (``distributed.warn``), as a ``category``."""
     try:
         from distributed import get_worker
         from distributed import warn as remote
@@ -115,6 +115,6 @@ def emitter() -> Any:
         return None
 
     def emit(text: str) -> None:
-        remote(text, CoverageWarning)
+        remote(text, category)
 
     return emit

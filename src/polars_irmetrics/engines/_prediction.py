@@ -47,6 +47,7 @@ from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import warn_on_pairs
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
+from polars_irmetrics.prediction.evaluate import warn_on_means
 from polars_irmetrics.prediction.parts import (
     merge_means,
     merge_scale,
@@ -69,6 +70,7 @@ __all__ = [
     "prediction_summary",
     "prepare_prediction",
     "reads_predictions",
+    "warn_on_summary",
     "warn_on_unmatched",
 ]
 
@@ -303,6 +305,23 @@ def prediction_summary(job: PredictionJob, statistics: pa.Table) -> pa.Table:
     else:
         merged = merge_statistics(frame, job.requests, job.options)
     return _to_arrow(merged.collect(), job.result_schema)
+
+
+def warn_on_summary(job: PredictionJob, means: pa.Table) -> None:
+    """The warnings one machine gives of its means (an empty table, undefined values,
+    infinite rating metrics: :func:`~polars_irmetrics.prediction.evaluate.warn_on_means`),
+    on the engine's merged means; nothing for a first pass or per-query values."""
+    if job.options.per_query or job.stage != "values":
+        return
+    options = job.options
+    warn_on_means(
+        _frame(means),
+        parse_metric_list(list(job.metrics)),
+        list(job.by),
+        options.sample_weight,
+        # labels= under unmatched='drop': the pairs' own warning says why
+        empty=not (job.two_tables and options.unmatched == "drop"),
+    )
 
 
 def warn_on_unmatched(

@@ -19,15 +19,17 @@ from dask.delayed import delayed
 
 from polars_irmetrics.engines._dask_coverage import emitter
 from polars_irmetrics.engines._dask_frames import after, arrow_of, meta, to_pandas, to_table
-from polars_irmetrics.engines._partition import PART, as_polars_frame
+from polars_irmetrics.engines._partition import PART, as_polars_frame, warned_to
 from polars_irmetrics.engines._prediction import (
     PredictionJob,
     means_job,
     prediction_part,
     prediction_summary,
     prepare_prediction,
+    warn_on_summary,
     warn_on_unmatched,
 )
+from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.prediction.statistics import NUM_ROWS
 
@@ -119,4 +121,7 @@ def _two_tables(rows: pd.DataFrame, labels: pd.DataFrame, job: PredictionJob) ->
 
 
 def _summarize(statistics: pd.DataFrame, job: PredictionJob) -> pd.DataFrame:
-    return to_pandas(prediction_summary(job, to_table(statistics)))
+    means = prediction_summary(job, to_table(statistics))
+    # the means' warnings, as one machine gives them (on the client, from a worker)
+    warned_to(lambda: warn_on_summary(job, means), emit=emitter(IrmWarning))
+    return to_pandas(means)

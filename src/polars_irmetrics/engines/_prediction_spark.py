@@ -50,9 +50,11 @@ def prediction_frame(
     options: EvalOptions,
     part: PartOf,
     spark_schema: SparkSchema,
-) -> DataFrame:
+) -> tuple[DataFrame, PredictionJob]:
     """:func:`polars_irmetrics.spark.evaluate`'s result for prediction metrics, not yet
-    computed (module doc); ``part`` and ``spark_schema`` are the engine's own."""
+    computed (module doc), and its job (whose means' warnings the caller gives once it
+    is computed, :func:`~polars_irmetrics.engines._prediction.warn_on_summary`);
+    ``part`` and ``spark_schema`` are the engine's own."""
     job = prepare_prediction(
         to_arrow_schema(table.schema),
         None if labels is None else to_arrow_schema(labels.schema),
@@ -70,8 +72,8 @@ def prediction_frame(
         job = job.with_means(means)
     parts = _parts(table, labels, job, count, part, spark_schema)
     if job.options.per_query:
-        return parts.orderBy(*job.keys).toDF(*job.result_schema)
-    return _summaries(parts, job, spark_schema).toDF(*job.result_schema)
+        return parts.orderBy(*job.keys).toDF(*job.result_schema), job
+    return _summaries(parts, job, spark_schema).toDF(*job.result_schema), job
 
 
 def _parts(

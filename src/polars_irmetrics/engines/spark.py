@@ -55,7 +55,11 @@ from polars_irmetrics.engines._partition import (
     raise_carried,
     summarize_part,
 )
-from polars_irmetrics.engines._prediction import prediction_route, warn_on_unmatched
+from polars_irmetrics.engines._prediction import (
+    prediction_route,
+    warn_on_summary,
+    warn_on_unmatched,
+)
 from polars_irmetrics.engines._ps import ps_route
 from polars_irmetrics.engines._recsys import counts_route, elliot_route
 from polars_irmetrics.engines._sides import (
@@ -361,7 +365,7 @@ def evaluate(
         if labels is not None:
             _ensure_frame(labels, "labels")
         spark = run.sparkSession
-        result = prediction_frame(
+        result, predicted = prediction_frame(
             run,
             metrics,
             labels=labels,
@@ -371,6 +375,8 @@ def evaluate(
             spark_schema=_spark_schema,
         )
         computed = _compute(result, spark, built.progress)
+        if not built.per_query:  # the means' warnings, as one machine gives them
+            warn_on_summary(predicted, computed.toArrow())
         if labels is not None and built.unmatched == "drop":  # as one machine warns
             one = F.count(F.lit(1))
             sizes = run.select(one).crossJoin(labels.select(one)).first()

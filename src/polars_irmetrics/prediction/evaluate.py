@@ -128,6 +128,7 @@ __all__ = [
     "group",
     "prepare_rows",
     "scale_aggs",
+    "warn_on_means",
     "with_first_passes",
     "with_means",
 ]
@@ -253,7 +254,15 @@ def build_prediction_plan(
         result = beside(result, areas_q, keys)
     columns_out = [*keys, NUM_ROWS, *(label for label, _ in requests)]
     result = result.select(*columns_out, *prepared.flag_columns).sort(keys, nulls_last=True)
-    return prepared.warning(_warn_on_overflow(prepared.raising(result, keys), requests, keys))
+    checked = prepared.raising(result, keys)
+    if any(req.metric.name in RATING_METRICS for _, req in requests):
+
+        def say(frame: pl.DataFrame) -> pl.DataFrame:
+            _warn_on_overflow(frame, requests, keys)
+            return frame
+
+        checked = checked.map_batches(say, schema=checked.collect_schema())
+    return prepared.warning(checked)
 
 
 def _means_plan(
@@ -266,7 +275,7 @@ def _means_plan(
     """The means of each ``by`` group from its statistics
     (:mod:`~polars_irmetrics.prediction.statistics`), computed as the engines compute
     them from their parts' statistics, with the same float operations. ``warn``: name
-    the null (undefined) values and an empty table (:func:`_warn_on_undefined`); not
+    the null (undefined) values and an empty table (:func:`warn_on_means`); not
     for a part of a larger evaluation."""
     by = list(options.by_keys)
     scope = prepared.scope
@@ -303,14 +312,14 @@ def _means_plan(
         result = result.sort(by, nulls_last=True)
     checked = prepared.raising(result, by)
     if warn:
-        checked = _warn_on_undefined(
+        checked = _warn_on_means(
             checked,
             requests,
             by,
             options.sample_weight,
             empty=prepared.sizes is None,  # labels= under unmatched='drop': its own warning
         )
-    return prepared.warning(_warn_on_overflow(checked, requests, by))
+    return prepared.warning(checked)
 
 
 #: Why each metric may be null (undefined) in a group, as its formula says.
@@ -333,7 +342,7 @@ _UNDEFINED = {
 _BY_CLASS = frozenset({"auc", "gauc", "pr_auc", "ne", "calibration"})
 
 
-def _warn_on_undefined(
+def _warn_on_means(
     result: pl.LazyFrame,
     requests: Sequence[tuple[str, MetricRequest]],
     keys: list[str],
@@ -341,13 +350,23 @@ def _warn_on_undefined(
     *,
     empty: bool = True,
 ) -> pl.LazyFrame:
-    """``result`` unchanged, with an :class:`~polars_irmetrics.errors.IrmWarning` when it
-    is collected for each metric that is null in some group of one row or more (its
-    value undefined there: :data:`_UNDEFINED`; with sample weights (column ``weight``),
-    also where the group's weights, or one class's, are all 0), naming the first such
-    group: a null in a table of numbers is easy to miss, and a mean over groups would
-    skip it. ``empty``: also warn of a table of no row (every metric null); ``False``
-    where the labels= pairs' warning says why (``unmatched='drop'``)."""
+    """``result`` unchanged, with the warnings of :func:`warn_on_means` when it is
+    collected (one pass over the small means frame)."""
+    rating = any(req.metric.name in RATING_METRICS for _, req in requests)
+    if not _undefined_reasons(requests, weight) and not empty and not rating:
+        return result
+
+    def say(frame: pl.DataFrame) -> pl.DataFrame:
+        warn_on_means(frame, requests, keys, weight, empty=empty)
+        return frame
+
+    return result.map_batches(say, schema=result.collect_schema())
+
+
+def _undefined_reasons(
+    requests: Sequence[tuple[str, MetricRequest]], weight: str | None
+) -> list[tuple[str, str | None]]:
+    """Per label, why its metric may be null (:data:`_UNDEFINED`, and zero weights)."""
 
     def why(name: str) -> str | None:
         zero = None
@@ -361,71 +380,77 @@ def _warn_on_undefined(
         return ", or ".join(reasons) if reasons else None
 
     undefined = [(label, why(req.metric.name)) for label, req in requests]
-    if not any(reason for _, reason in undefined) and not empty:
-        return result
+    return undefined if any(reason for _, reason in undefined) else []
 
-    def say(frame: pl.DataFrame) -> pl.DataFrame:
-        if empty and (frame.height == 0 or not (frame[NUM_ROWS] > 0).any()):
-            warn_from_plan(
-                "the table holds no row, so every metric is null: nothing was scored (a "
-                "filter that kept nothing, or an empty file?)",
-                IrmWarning,
-            )
-            return frame
-        for label, reason in undefined:
-            # a group of no row is null for every metric: the pairs' warning says why
-            bad = frame.filter(pl.col(label).is_null() & (pl.col(NUM_ROWS) > 0))
-            if reason is None or not bad.height:
-                continue
-            first = bad.row(0, named=True)
-            place = ", ".join(f"{k}={first[k]!r}" for k in keys)
-            where = (
-                f" in {bad.height} of the {frame.height} groups (first: {place})" if keys else ""
-            )
-            warn_from_plan(f"{label!r} is null{where}: {reason}", IrmWarning)
-        return frame
 
-    return result.map_batches(say, schema=result.collect_schema())
+def warn_on_means(
+    frame: pl.DataFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    keys: Sequence[str],
+    weight: str | None = None,
+    *,
+    empty: bool = True,
+) -> None:
+    """The warnings of the means ``frame``: an empty table, undefined values (below),
+    then infinite rating metrics (:func:`_warn_on_overflow`). The engines call it on
+    their merged means, one machine when its plan is collected.
+
+    An :class:`~polars_irmetrics.errors.IrmWarning` for each metric that is null in
+    some group of one row or more of the means ``frame`` (its value undefined there:
+    :data:`_UNDEFINED`; with sample weights (column ``weight``), also where the group's
+    weights, or one class's, are all 0), naming the first such group: a null in a table
+    of numbers is easy to miss, and a mean over groups would skip it. ``empty``: also
+    warn of a table of no row (every metric null); ``False`` where the labels= pairs'
+    warning says why (``unmatched='drop'``)."""
+    if empty and (frame.height == 0 or not (frame[NUM_ROWS] > 0).any()):
+        warn_from_plan(
+            "the table holds no row, so every metric is null: nothing was scored (a "
+            "filter that kept nothing, or an empty file?)",
+            IrmWarning,
+        )
+        return
+    for label, reason in _undefined_reasons(requests, weight):
+        # a group of no row is null for every metric: the pairs' warning says why
+        bad = frame.filter(pl.col(label).is_null() & (pl.col(NUM_ROWS) > 0))
+        if reason is None or not bad.height:
+            continue
+        first = bad.row(0, named=True)
+        place = ", ".join(f"{k}={first[k]!r}" for k in keys)
+        where = f" in {bad.height} of the {frame.height} groups (first: {place})" if keys else ""
+        warn_from_plan(f"{label!r} is null{where}: {reason}", IrmWarning)
+    _warn_on_overflow(frame, requests, keys)
 
 
 def _warn_on_overflow(
-    result: pl.LazyFrame, requests: Sequence[tuple[str, MetricRequest]], keys: list[str]
-) -> pl.LazyFrame:
-    """``result`` unchanged, with an :class:`~polars_irmetrics.errors.IrmWarning` when it
-    is collected for each rating metric whose value is infinite in some group: its true
-    value (from finite labels and predictions, which the checks ensure) is beyond
-    float64's range, and inf or -inf is the nearest float64 holds."""
+    frame: pl.DataFrame, requests: Sequence[tuple[str, MetricRequest]], keys: Sequence[str]
+) -> None:
+    """An :class:`~polars_irmetrics.errors.IrmWarning` for each rating metric whose
+    value is infinite in some group of the means ``frame``: its true value (from finite
+    labels and predictions, which the checks ensure) is beyond float64's range, and inf
+    or -inf is the nearest float64 holds."""
     rating = [(label, req.metric.name) for label, req in requests]
-    rating = [(label, name) for label, name in rating if name in RATING_METRICS]
-    if not rating:
-        return result
-
-    def say(frame: pl.DataFrame) -> pl.DataFrame:
-        for label, name in rating:
-            bad = frame.filter(pl.col(label).is_infinite())
-            if not bad.height:
-                continue
-            first = bad.row(0, named=True)
-            place = ", ".join(f"{k}={first[k]!r}" for k in keys)
-            where = f" (first in the group {place})" if keys else ""
-            if name in ("r2", "explained_variance"):
-                why = (
-                    "its true value is below -1.8e308, which float64 cannot hold: the "
-                    "squared errors are more than 1e308 times the labels' spread around "
-                    "their mean (a ratio: rescaling both columns does not change it); "
-                    "check that the predictions are on the labels' scale"
-                )
-            else:
-                why = (
-                    "its true value is beyond float64's range (about 1.8e308): the errors "
-                    "are that large; rescale the labels and predictions, e.g. divide both "
-                    "by 1e150 (rmse and mae scale with them, mse with their square, r2 and "
-                    "explained_variance do not change)"
-                )
-            warn_from_plan(f"{label!r} is {first[label]}{where}: {why}", IrmWarning)
-        return frame
-
-    return result.map_batches(say, schema=result.collect_schema())
+    for label, name in [(label, name) for label, name in rating if name in RATING_METRICS]:
+        bad = frame.filter(pl.col(label).is_infinite())
+        if not bad.height:
+            continue
+        first = bad.row(0, named=True)
+        place = ", ".join(f"{k}={first[k]!r}" for k in keys)
+        where = f" (first in the group {place})" if keys else ""
+        if name in ("r2", "explained_variance"):
+            why = (
+                "its true value is below -1.8e308, which float64 cannot hold: the "
+                "squared errors are more than 1e308 times the labels' spread around "
+                "their mean (a ratio: rescaling both columns does not change it); "
+                "check that the predictions are on the labels' scale"
+            )
+        else:
+            why = (
+                "its true value is beyond float64's range (about 1.8e308): the errors "
+                "are that large; rescale the labels and predictions, e.g. divide both "
+                "by 1e150 (rmse and mae scale with them, mse with their square, r2 and "
+                "explained_variance do not change)"
+            )
+        warn_from_plan(f"{label!r} is {first[label]}{where}: {why}", IrmWarning)
 
 
 def with_first_passes(
