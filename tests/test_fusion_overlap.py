@@ -21,7 +21,13 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.cli import main
-from polars_irmetrics.errors import CoverageWarning, IrmWarning
+from polars_irmetrics.errors import (
+    CoverageWarning,
+    InvalidValueError,
+    IrmWarning,
+    MissingFileError,
+    QuerySetError,
+)
 from tests.fusion_data import random_qrels, random_runs
 
 DOCS = ["d1", "d2", "d3", "d4"]
@@ -298,7 +304,11 @@ def test_fit_fusion_names_the_prefix_the_judgments_lack() -> None:
         "the judgments the same spelling, e.g. pl.col('query_id').str.strip_prefix('q') "
         "on each."
     )
-    with pytest.warns(CoverageWarning) as caught:
+    # no run lists a judged query: warned of, then refused (fuse reads a table per run)
+    with (
+        pytest.warns(CoverageWarning) as caught,
+        pytest.raises(QuerySetError, match="runs 'a', 'b' list no judged query"),
+    ):
         irm.fit_fusion(runs, "mapfuse", qrels=qrels)
     texts = sorted(str(w.message) for w in caught if w.category is CoverageWarning)
     assert texts == [
@@ -345,8 +355,12 @@ def test_mapfuse_warns_of_judged_queries_its_map_scores_0() -> None:
 def test_fit_and_optimize_warn_once_of_empty_judgments() -> None:
     runs = {"a": _run(["q1"]), "b": _run(["q1"])}
     empty = _judged([], [])
-    with pytest.warns(CoverageWarning) as caught:
-        assert irm.fit_fusion(runs, "posfuse", qrels=empty).height == 0
+    # warned of, then refused: an empty table, which fuse would refuse as "no method"
+    with (
+        pytest.warns(CoverageWarning) as caught,
+        pytest.raises(QuerySetError, match="runs 'a', 'b' list no judged query"),
+    ):
+        irm.fit_fusion(runs, "posfuse", qrels=empty)
     assert _one(caught, CoverageWarning) == (
         "no judged query: the judgments are empty, so fit_fusion has nothing to learn from "
         "(its table is empty); check the judgments' file or frame"
@@ -456,3 +470,33 @@ def test_more_runs_than_a_mask_word_holds() -> None:
         "and 61 more pairs of runs that "
         "share no document:"
     )
+
+
+@pytest.mark.parametrize(
+    "method", ["posfuse", "probfuse", "segfuse", "slidefuse", "bayesfuse", "mapfuse"]
+)
+def test_fit_fusion_refuses_a_run_it_cannot_fit(method: str) -> None:
+    """Run 'b' lists no judged query: its table had no row, and fuse then refused the
+    table for these very runs ("fit them on the same runs"): refused here, by cause."""
+    runs = {"a": _run(["q1", "q2"]), "b": _run(["q2"], ["d3", "d4"])}
+    qrels = _judged(["q1"], ["d1"])
+    extra = {"n_segments": 2} if method == "probfuse" else {}
+    message = (
+        f"run 'b' lists no judged query, so {method}'s table cannot be estimated for it (fuse "
+        "reads a table for every run): pass judgments of its queries, or fit and fuse "
+        "without it"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)
+        with pytest.raises(QuerySetError, match=f"^{re.escape(message)}$"):
+            irm.fit_fusion(runs, method, qrels=qrels, **extra)  # type: ignore[arg-type]
+
+
+def test_optimize_fusion_checks_spill_dir_as_fuse_does() -> None:
+    """spill_dir was not read by the one plan and a missing folder passed unseen."""
+    runs = {"a": _run(["q1", "q2"]), "b": _run(["q1", "q2"])}
+    qrels = _judged(["q1", "q2"], ["d1", "d3"])
+    with pytest.raises(InvalidValueError, match="buckets=None searches in one plan"):
+        irm.optimize_fusion(runs, "mrr", qrels=qrels, buckets=None, spill_dir="/tmp")
+    with pytest.raises(MissingFileError, match="spill_dir='/no/such/folder' does not exist"):
+        irm.optimize_fusion(runs, "mrr", qrels=qrels, spill_dir="/no/such/folder")

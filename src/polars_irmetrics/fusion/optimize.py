@@ -47,7 +47,13 @@ from polars_irmetrics.fusion.norms import resolve_norm
 from polars_irmetrics.fusion.options import FusionOptions
 from polars_irmetrics.fusion.overlap import KIND, Overlap
 from polars_irmetrics.fusion.train import _judgments
-from polars_irmetrics.ground.buckets import Buckets, check_buckets, evaluate_in_buckets
+from polars_irmetrics.ground.buckets import (
+    Buckets,
+    check_buckets,
+    check_spill_dir,
+    evaluate_in_buckets,
+    refuse_spill_without_buckets,
+)
 from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.metrics._common import power
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric, parse_metric_list
@@ -398,6 +404,8 @@ def optimize_fusion(
             "(trained methods are fitted with fit_fusion)"
         )
     buckets = check_buckets(buckets)
+    refuse_spill_without_buckets(spill_dir, buckets, "searches")  # as fuse refuses it
+    check_spill_dir(spill_dir)
     check_progress(progress)
     if not isinstance(return_grid, bool):
         raise InvalidValueError(

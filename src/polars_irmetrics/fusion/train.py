@@ -14,8 +14,12 @@ are, per method (ranx's ``*_train`` functions, hit = judged relevance >= 1):
                hit rate within the segment
 ``bayesfuse``  segment ``k`` of the cut-offs 0, 5, 10, 15, 20, 30, 100, 200, 500,
                1000: the log-odds ``log(p / (1 - p))`` of its mean precision ``p``
-               (0 and 1 moved to 0.001 and 0.999 as in ranx)
-``mapfuse``    index 0: the run's MAP
+               (0 and 1 moved to 0.001 and 0.999 as in ranx); ``fuse`` gives a
+               document ranked below 1000 the log-odds of an unretrieved one (ranx
+               reads past its table there: no value of its own to follow)
+``mapfuse``    index 0: the run's MAP over every judged query (a query the run does
+               not list scores 0, as with trec_eval ``-c``; the others' rates are
+               over the judged queries each run lists)
 =============  ================================================================
 """
 
@@ -27,7 +31,12 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_irmetrics.door.evaluate import evaluate
-from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import (
+    ColumnNotFoundError,
+    InvalidValueError,
+    MetricParameterError,
+    QuerySetError,
+)
 from polars_irmetrics.fusion.fitted import BAYES_CUTOFFS, SEGFUSE_BOUNDS, segment
 from polars_irmetrics.fusion.frame import Runs, check_rows, gather
 from polars_irmetrics.fusion.fuse import check_positions_norm, check_system, prepare
@@ -75,9 +84,9 @@ def fit_fusion(
     """Fit a trained fusion's per-run tables on judged (training) queries.
 
     The tables are ranx's (``ranx.fusion.*_train``): per-position or per-segment hit
-    rates, log-odds or MAP, estimated on the queries of each run that have
-    judgments. Pass the result to :func:`~polars_irmetrics.fuse` as ``fitted=``,
-    usually on other (test) queries.
+    rates and log-odds estimated on the judged queries each run lists, MAP over
+    every judged query (module doc). Pass the result to
+    :func:`~polars_irmetrics.fuse` as ``fitted=``, usually on other (test) queries.
 
     Parameters
     ----------
@@ -117,6 +126,9 @@ def fit_fusion(
         rows :func:`~polars_irmetrics.evaluate` refuses (a null id or label, a NaN or
         infinite label, a document judged twice); a ``relevance_level`` that is not a
         finite number.
+    QuerySetError
+        A run that lists no judged query (its table would have no row, which
+        :func:`~polars_irmetrics.fuse` refuses), warned of first.
 
     Examples
     --------
@@ -253,6 +265,19 @@ def fit_fusion(
         missed=name == "mapfuse",
         hints=judged_hints(gathered.frame, judged, q, d),
     )
+    # a run with no judged query has no table: fuse would refuse the fitted table for
+    # these very runs ("fit them on the same runs"), so the cause is named here
+    unfitted = [run for run in gathered.names if run not in set(fitted["run"].to_list())]
+    if unfitted:
+        several = len(unfitted) > 1
+        named = ("runs " if several else "run ") + ", ".join(repr(r) for r in unfitted)
+        them = "them" if several else "it"
+        raise QuerySetError(
+            f"{named} list{'' if several else 's'} no judged query, so {name}'s table "
+            f"cannot be estimated for {them} (fuse reads a table for every run): pass "
+            f"judgments of {'their' if several else 'its'} queries, or fit and fuse "
+            f"without {them}"
+        )
     return fitted
 
 
