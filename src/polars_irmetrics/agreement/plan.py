@@ -41,6 +41,7 @@ from polars_irmetrics.ground.validate import (
     check_numeric,
     flag_error,
     id_kind,
+    null_key_error,
     raise_unplaced,
     require_columns,
     with_common_ids,
@@ -562,7 +563,13 @@ def _checks(
             per_query.append((pl.col(order) < 1).sum().alias("bad rank"))
         grouped = frame.group_by(group).agg(per_query)
         query = pl.col(query_id).cast(pl.String)
-        flags = [pl.col(query_id).is_null().any().alias(f"{_BAD}|{what}|null query")]
+        # a null by= or systems= key, refused as the ranking metrics refuse it
+        flags = [
+            pl.col(key).is_null().any().alias(f"{_BAD}|{what}|null key|{key}")
+            for key in group
+            if key != query_id
+        ]
+        flags.append(pl.col(query_id).is_null().any().alias(f"{_BAD}|{what}|null query"))
         if use_rank:  # the first query (as text, as the others) with a rank below 1
             first = pl.col(query_id).filter(pl.col("bad rank") > 0).sort().first()
             count = pl.col("bad rank").filter(pl.col(query_id) == first).first()
@@ -608,6 +615,8 @@ def _raise_on_bad(
                 value["n"],
                 frame=_FRAMES[what],
             )
+        if kind == "null key":
+            raise null_key_error(column[0], what)
         if kind == "null query":
             raise InvalidValueError(
                 f"column {query_id!r} of the {what} has null values; every row needs a "

@@ -244,6 +244,9 @@ def flag_columns(schema: Sequence[str]) -> list[str]:
 
 def raise_on_flags(frame: pl.DataFrame, words: Words) -> pl.DataFrame:
     """Raise the first failed check of ``frame``; else ``frame`` without check columns."""
+    for key in words.by:  # a null by= or systems= key, as the ranking metrics refuse it
+        if key in frame.columns and frame.get_column(key).null_count():
+            raise null_key_error(key, words.frame)
     for check in CHECKS:
         count = _count(check.name)
         if count not in frame.columns:
