@@ -455,6 +455,11 @@ _COLUMN_NAMES = (
 _OPTIONAL_COLUMNS = ("sample_weight", "serendipity_relevance", "partitioned_by")
 
 
+def check_column_name(name: str, value: object, *, optional: bool = False) -> None:
+    """Refuse a column-name option that is not one name (a list, a ``pl.col``)."""
+    _check_column_name(name, value, optional=optional)
+
+
 def _check_column_name(name: str, value: object, *, optional: bool) -> None:
     """Refuse a column-name option that is not one name (a list, a ``pl.col``)."""
     if isinstance(value, str) or (optional and value is None):

@@ -20,15 +20,21 @@ import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.inputs import as_polars
-from polars_irmetrics.ground.options import key_names, refuse_repeated_key
+from polars_irmetrics.ground.options import check_column_name, key_names, refuse_repeated_key
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
 from polars_irmetrics.metrics.scope import exact_mean, exact_sum
-from polars_irmetrics.online.columns import LogColumns, refuse_data_keys, refuse_nested
+from polars_irmetrics.online.columns import (
+    LogColumns,
+    check_log_names,
+    refuse_data_keys,
+    refuse_nested,
+)
 from polars_irmetrics.online.sessions import (
     column_readers,
     denominator,
+    log_roles,
     numerator,
     session_plan,
 )
@@ -187,6 +193,8 @@ def ab_test(
     """
     log = as_polars(log, "log")
     requests = parse_metric_list(metrics)
+    for role, value in (("arm", arm), ("unit", unit)):
+        check_column_name(role, value)
     columns = LogColumns(
         session_id=session_id,
         user_id=unit,
@@ -196,6 +204,7 @@ def ab_test(
         converted=converted,
         timestamp=timestamp,
     )
+    check_log_names(log_roles(columns, requests))  # before any name is used as a key
     by_keys = segment_keys(
         by,
         (arm, unit, session_id),

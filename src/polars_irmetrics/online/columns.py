@@ -14,8 +14,8 @@ from typing import Any
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError
-from polars_irmetrics.ground.options import EvalOptions, check_key_roles
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
+from polars_irmetrics.ground.options import EvalOptions, check_column_name, check_key_roles
 
 __all__ = ["LogColumns", "article", "refuse_data_keys", "refuse_nested"]
 
@@ -135,3 +135,27 @@ def refuse_data_keys(
         timestamp=columns.timestamp,
     )
     check_key_roles(options, ["online"], metrics, reads=reads, segments=segments)
+
+
+def check_log_names(roles: Mapping[str, object]) -> None:
+    """Refuse a column role (``session_id``, ``position``, ``clicked``, ...) given
+    anything but one name, and two roles naming one column: ``session_id='position'``
+    grouped the impressions by their position, a wrong mean given in silence (or a
+    duplicate-position error that names neither option).
+
+    >>> check_log_names({"session_id": "position", "position": "position"})
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: session_id='position' and position='position' ...
+    """
+    for role, value in roles.items():
+        check_column_name(role, value)
+    seen: dict[object, str] = {}
+    for role, value in roles.items():
+        if value in seen:
+            raise InvalidValueError(
+                f"{seen[value]}={value!r} and {role}={value!r} name the same column; each "
+                f"needs its own column: name the {role} column with {role}=..."
+            )
+        seen[value] = role

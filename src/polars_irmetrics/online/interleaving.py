@@ -32,7 +32,7 @@ from polars_irmetrics.ground.inputs import as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.online.ab import segment_keys
-from polars_irmetrics.online.columns import LogColumns, article, refuse_nested
+from polars_irmetrics.online.columns import LogColumns, article, check_log_names, refuse_nested
 from polars_irmetrics.online.sessions import raise_on_split_sessions
 
 if TYPE_CHECKING:
@@ -191,6 +191,8 @@ def interleaving_test(
     """
     log = as_polars(log, "log")
     eager = isinstance(log, pl.DataFrame)
+    roles = {"session_id": session_id, "position": position, "clicked": clicked, "team": team}
+    check_log_names(roles)  # one name each, and no column named for two roles
     columns = LogColumns(session_id=session_id, position=position, clicked=clicked, team=team)
     by_keys = segment_keys(
         by,

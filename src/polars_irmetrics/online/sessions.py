@@ -38,7 +38,7 @@ from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.online import ClickMetric, ClickScope
 from polars_irmetrics.metrics.registry import MetricRequest
-from polars_irmetrics.online.columns import LogColumns, article
+from polars_irmetrics.online.columns import LogColumns, article, check_log_names
 
 __all__ = [
     "SessionPlan",
@@ -310,6 +310,21 @@ def column_readers(requests: Sequence[tuple[str, MetricRequest]]) -> dict[str, l
     return {role: labels for role, labels in readers.items() if labels}
 
 
+def log_roles(
+    columns: LogColumns, requests: Sequence[tuple[str, MetricRequest]]
+) -> dict[str, object]:
+    """The column roles a click plan reads: the session, the position, the click, and
+    the optional columns the asked metrics read (:func:`column_readers`)."""
+    roles: dict[str, object] = {
+        "session_id": columns.session_id,
+        "position": columns.position,
+        "clicked": columns.clicked,
+    }
+    for role in column_readers(requests):
+        roles[role] = getattr(columns, role)
+    return roles
+
+
 def session_plan(
     log: pl.LazyFrame,
     requests: Sequence[tuple[str, MetricRequest]],
@@ -329,6 +344,7 @@ def session_plan(
     (:func:`raise_on_split_sessions`); ``False`` leaves it to a caller that sees more
     than this log (the buckets of an out-of-core plan, each a part of the sessions)."""
     _ensure_click_metrics(requests)
+    check_log_names(log_roles(columns, requests))
     schema = log.collect_schema()
     keys = tuple(dict.fromkeys([*by, columns.session_id]))
     segments = tuple(k for k in keys if k in segments)
