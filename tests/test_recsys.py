@@ -30,6 +30,7 @@ from polars_irmetrics import (
     ColumnTypeError,
     DuplicateError,
     InvalidValueError,
+    IrmError,
     MetricParameterError,
 )
 from polars_irmetrics.recsys.vectors import pair_similarity_by_self_join, pair_similarity_by_sums
@@ -574,3 +575,30 @@ def test_evaluate_keeps_a_group_without_judged_queries() -> None:
     )
     # system b has no judged query: no accuracy mean, its coverage all the same
     assert out.rows() == [("a", 1, 1.0, 1.0), ("b", None, None, 1.0)]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"user_id": "item_id"},
+            "user_id='item_id' and item_id='item_id' name the same column; each needs its own "
+            "column: pass item_id= with the name of the doc_id column",
+        ),
+        (
+            {"relevance": "w"},
+            "relevance='w' weighs each recommended item in serendipity, and no metric asked "
+            "for reads it ('novelty'): drop relevance= (it would change nothing), or ask for "
+            "serendipity@k",
+        ),
+    ],
+)
+def test_beyond_accuracy_refuses_in_its_own_keywords(
+    options: dict[str, str], message: str
+) -> None:
+    """The refusals named evaluate's keywords (query_id=, doc_id=,
+    serendipity_relevance=), which beyond_accuracy does not take."""
+    recs = pl.DataFrame({"user_id": [1, 1, 2], "item_id": ["a", "b", "a"], "w": [1.0] * 3})
+    history = pl.DataFrame({"user_id": [1, 2], "item_id": ["a", "b"]})
+    with pytest.raises(IrmError, match=f"^{re.escape(message)}$"):
+        irm.beyond_accuracy(recs, "novelty", interactions=history, **options)  # type: ignore[arg-type]

@@ -4,17 +4,19 @@ recommendations: :func:`~polars_irmetrics.evaluate` with ``interactions=`` and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Literal, overload
 
 import polars as pl
 
 from polars_irmetrics.door.evaluate import evaluate_tables
+from polars_irmetrics.errors import IrmError
 from polars_irmetrics.ground.options import UnseenItems
 
 Frame = pl.DataFrame | pl.LazyFrame
 
-__all__ = ["beyond_accuracy"]
+__all__ = ["beyond_accuracy", "in_recsys_words"]
 
 
 @overload
@@ -226,12 +228,35 @@ items): add its interactions to interactions=..., or drop it from the recommenda
         "features": features,
         "unseen_items": unseen_items,
     }
-    return evaluate_tables(
-        recommendations,
-        metrics,
-        tables,
-        options,
-        route="recsys",
-        caller="irm.beyond_accuracy",
-        table_name="recommendations",
-    )
+    try:
+        return evaluate_tables(
+            recommendations,
+            metrics,
+            tables,
+            options,
+            route="recsys",
+            caller="irm.beyond_accuracy",
+            table_name="recommendations",
+        )
+    except IrmError as error:  # the refusal in this door's keywords
+        text = str(error)
+        said = in_recsys_words(text)
+        if said == text:
+            raise
+        raise type(error)(said) from None
+
+
+#: :func:`~polars_irmetrics.evaluate`'s keywords as :func:`beyond_accuracy` names them.
+_WORDS = (("serendipity_relevance", "relevance"), ("query_id", "user_id"), ("doc_id", "item_id"))
+
+
+def in_recsys_words(text: str) -> str:
+    """``text`` with the keywords of :func:`~polars_irmetrics.evaluate` (``query_id=``,
+    ``doc_id=``, ``serendipity_relevance=``) as :func:`beyond_accuracy` takes them.
+
+    >>> in_recsys_words("query_id='a' and doc_id='a' name the same column; pass doc_id=")
+    "user_id='a' and item_id='a' name the same column; pass item_id="
+    """
+    for theirs, ours in _WORDS:
+        text = re.sub(rf"\b{theirs}=", f"{ours}=", text)
+    return text
