@@ -96,7 +96,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (0.05)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (0.95)")
-    p.add_argument("--ci", choices=["t", "bootstrap"], help="interval method (default: t)")
+    p.add_argument(
+        "--ci",
+        choices=["t", "bootstrap"],
+        help="interval method (default: t, or bootstrap after --test bootstrap)",
+    )
     p.add_argument("--n-resamples", type=int, default=10_000, help="resamples (10000)")
     p.add_argument(
         "--seed", type=int, default=0, help="random seed of the resampling tests (default 0)"

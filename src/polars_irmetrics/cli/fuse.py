@@ -54,7 +54,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--method", default=None, help="fusion method (default rrf; wsum with --optimize)"
     )
-    p.add_argument("--norm", default=None, help="normalisation (min-max, zmuv, ...; default none)")
+    p.add_argument(
+        "--norm",
+        default=None,
+        help="normalisation (min-max, zmuv, ...; default none, and with --optimize ranx's "
+        "'auto': min-max for a method that reads scores)",
+    )
     p.add_argument("--weights", default=None, help="comma-separated weights, one per run")
     p.add_argument("-k", type=_rrf_k, default=None, help="rrf's k, a number >= 0 (default 60)")
     p.add_argument(
