@@ -47,7 +47,7 @@ from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import warn_on_pairs
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
-from polars_irmetrics.prediction.evaluate import warn_on_means
+from polars_irmetrics.prediction.notes import warn_on_means
 from polars_irmetrics.prediction.parts import (
     merge_means,
     merge_scale,
@@ -309,7 +309,7 @@ def prediction_summary(job: PredictionJob, statistics: pa.Table) -> pa.Table:
 
 def warn_on_summary(job: PredictionJob, means: pa.Table) -> None:
     """The warnings one machine gives of its means (an empty table, undefined values,
-    infinite rating metrics: :func:`~polars_irmetrics.prediction.evaluate.warn_on_means`),
+    infinite rating metrics: :func:`~polars_irmetrics.prediction.notes.warn_on_means`),
     on the engine's merged means; nothing for a first pass or per-query values."""
     if job.options.per_query or job.stage != "values":
         return
