@@ -61,3 +61,27 @@ def test_ab_test_refuses_a_list_for_the_arm() -> None:
     message = "arm must be a column name (a str), got ['arm']; pass one name, e.g. arm='arm'"
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         irm.ab_test(LOG, ["ctr"], arm=["arm"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"query_id": "position", "rank": "position"},
+            "query_id='position' and rank='position' name the same column; each needs its "
+            "own column: name the rank column with rank=...",
+        ),
+        (
+            {"doc_id": "clicked", "relevance": "clicked"},
+            "doc_id='clicked' and relevance='clicked' name the same column; each needs its "
+            "own column: name the relevance column with relevance=...",
+        ),
+    ],
+)
+def test_evaluate_refuses_a_value_column_named_as_an_id(
+    options: dict[str, str], message: str
+) -> None:
+    """A duplicate-position error (suggesting .unique(['position', 'position'])) named
+    neither option."""
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(LOG, ["ndcg@10"], **options)  # type: ignore[arg-type]

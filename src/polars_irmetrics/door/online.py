@@ -21,7 +21,7 @@ import polars as pl
 
 from polars_irmetrics.door.evaluate import evaluate_tables
 from polars_irmetrics.ground.buckets import Buckets
-from polars_irmetrics.online.columns import refuse_nested
+from polars_irmetrics.online.columns import check_log_names, refuse_nested
 
 __all__ = ["evaluate_online"]
 
@@ -194,6 +194,8 @@ def evaluate_online(
     True
     """
     _refuse_nested_keys(log, session_id, by)
+    # in this door's keywords, before evaluate's (query_id=, rank=) would name them
+    check_log_names({"session_id": session_id, "position": position, "clicked": clicked})
     options = {
         "by": by,
         "per_query": per_session,

@@ -453,6 +453,13 @@ _COLUMN_NAMES = (
     "propensity", "position", "partitioned_by",
 )  # fmt: skip
 _OPTIONAL_COLUMNS = ("sample_weight", "serendipity_relevance", "partitioned_by")
+#: The options naming a column of values (never an id): refused naming the query or
+#: document id column (``rank='position'`` beside ``query_id='position'``).
+_VALUE_COLUMNS = (
+    "rank", "score", "relevance", "clicked", "dwell", "converted", "timestamp", "label",
+    "prediction", "sample_weight", "position", "reward", "propensity", "features",
+    "serendipity_relevance",
+)  # fmt: skip
 
 
 def check_column_name(name: str, value: object, *, optional: bool = False) -> None:
@@ -632,6 +639,14 @@ class EvalOptions:
                 f"query_id={column!r} and doc_id={column!r} name the same column; each needs "
                 "its own column: pass doc_id= with the name of the doc_id column"
             )
+        ids = {self.query_id: "query_id", self.doc_id: "doc_id"}
+        for name in self.given():  # a column of values given as an id column
+            value = getattr(self, name)
+            if name in _VALUE_COLUMNS and value in ids:
+                raise InvalidValueError(
+                    f"{ids[value]}={value!r} and {name}={value!r} name the same column; each "
+                    f"needs its own column: name the {name} column with {name}=..."
+                )
         level = self.relevance_level
         if isinstance(level, bool) or not isinstance(level, int | float):
             raise InvalidValueError(f"relevance_level must be a number, got {level!r}")
