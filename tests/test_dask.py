@@ -628,6 +628,27 @@ def test_dask_refuses_the_one_machine_options(client: Client) -> None:
         irm_dask.evaluate(_dask(DENSE, 2), ["map"], qrels=_dask(QRELS, 1), buckets=4)
 
 
+@pytest.mark.parametrize(
+    ("table", "what"),
+    [
+        ("user_groups", "user_mad's groups of users"),
+        ("prefs", "the preference judgments"),
+        ("qrels_jg", "the judgment groups"),
+        ("neighbors", "neighbour recall's exact neighbours"),
+    ],
+)
+def test_dask_names_the_tables_it_does_not_take(table: str, what: str) -> None:
+    """Refused as an 'unknown option', listing the options, though irm.evaluate takes
+    it as a table."""
+    message = (
+        f"{table}= is a table polars_irmetrics.evaluate reads ({what}), which Dask does not "
+        "take: evaluate those metrics with polars_irmetrics.evaluate (a LazyFrame of the "
+        "Parquet files runs out of core on one machine)"
+    )
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm_dask.evaluate(_dask(DENSE, 2), ["map"], qrels=_dask(QRELS, 1), **{table: QRELS})
+
+
 # --------------------------------------------------------------------------- prediction
 #: The prediction cases on Dask: each metric family (binary, rating), table form (one
 #: table, two), by= mode, the per-query values and the means, weighted and not; the

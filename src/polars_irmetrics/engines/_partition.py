@@ -140,6 +140,16 @@ class Job(ParsedJob):
 ONE_MACHINE = ("buckets", "spill_dir", "memory_limit", "explain")
 
 
+#: The tables of :func:`~polars_irmetrics.evaluate` the engines do not take, and what
+#: reads them (named as such, not as an unknown option).
+_ONE_MACHINE_TABLES = {
+    "user_groups": "user_mad's groups of users",
+    "prefs": "the preference judgments",
+    "qrels_jg": "the judgment groups",
+    "neighbors": "neighbour recall's exact neighbours",
+}
+
+
 def engine_options(options: Mapping[str, object], engine: str) -> EvalOptions:
     """An engine's keyword arguments (:class:`~polars_irmetrics.ground.options.EvalKwargs`)
     as one checked :class:`~polars_irmetrics.ground.options.EvalOptions`.
@@ -170,6 +180,14 @@ def engine_options(options: Mapping[str, object], engine: str) -> EvalOptions:
                 f"{name}= is an option of the one-machine out-of-core plan "
                 f"(polars_irmetrics.evaluate); on {engine} the work divides into "
                 f"partitions= parts (or by partitioned_by=): drop {name}="
+            )
+    for name, what in _ONE_MACHINE_TABLES.items():
+        if name in options:
+            raise InvalidValueError(
+                f"{name}= is a table polars_irmetrics.evaluate reads ({what}), which "
+                f"{engine} does not take: evaluate those metrics with "
+                "polars_irmetrics.evaluate (a LazyFrame of the Parquet files runs out of "
+                "core on one machine)"
             )
     if options.get("debias") is not None:
         # the border is a statistic of every query's judgments, which no part holds
