@@ -798,6 +798,9 @@ def _checks(
         flags.append(query.filter(pl.col("bad")).min().alias(f"{_BAD}|bad value|{order}"))
     if longest:
         flags.append(query.filter(pl.col("long")).min().alias(f"{_BAD}|long ranking"))
+    if not flags:  # every check made by the routes beside: still one row, of no offender
+        # (a frame of no column has no row, and the values' cross join with it none)
+        flags.append(pl.lit(None, pl.String).alias(f"{_BAD}|none"))
     rows = [per_ranking.select(flags)]
     if groups is not None and dimensions in (None, ["group"]):
         doubled = groups.group_by(doc_id, "group").agg(pl.len().alias("n")).filter(pl.col("n") > 1)
