@@ -37,6 +37,7 @@ Requests = list[tuple[str, MetricRequest]]
 CUT = 10
 _S, _POS, _G = "__s", "__pos", "__g"
 _I, _K, _N, _P = "__i", "__k", "__n", "__p"
+_NB, _START, _X, _Y, _U = "__nb", "__start", "__x", "__y", "__u"
 
 
 # Every quotient by ``divide``: polars divides by a value it holds as one scalar (a
@@ -204,10 +205,14 @@ def segregation_values(
         sizes = ordered.group_by(keys).agg(pl.len().alias("__l"))
     sizes = sizes.cache()
     rankings = sizes.select(keys)
-    full = (
+    # the rankings with a cut-off, their full blocks numbered in one run over them all
+    # (block b of a ranking is __x = __start + b; in this table's row order, so the
+    # blocks' rows below, each ranking's exploded in turn, are in order of __x)
+    blocks = (pl.col("__l") // CUT).cast(pl.Int64)
+    spans = (
         sizes.filter(pl.col("__l") >= CUT)
-        .select(*keys, "__l", pl.int_ranges(0, pl.col("__l") // CUT).alias("__b"))
-        .explode("__b")
+        .with_columns(blocks.alias(_NB), (blocks.cum_sum() - blocks).alias(_START))
+        .cache()
     )
     by_protected: dict[str | None, Requests] = {}
     for label, request in requests:
@@ -215,6 +220,7 @@ def segregation_values(
         by_protected.setdefault(None if value is None else str(value), []).append((label, request))
     values = rankings.select(query_id).unique()  # the few rows of the sizes
     for protected, labels in by_protected.items():
+        place = spans.select(*ranking, _START, _NB)
         if protected is None:  # the ranking's minority group (ties: the smallest name)
             if totals is None:
                 totals = members.group_by(*keys, _G).agg(pl.len().alias("__c"))
@@ -222,33 +228,64 @@ def segregation_values(
                 totals.sort([*(pl.col(key) for key in keys), pl.col("__c"), name])
                 .group_by(keys, maintain_order=True)
                 .first()
-                .select(*keys, _G)
+                .select(*keys, _G, "__c")
+                .cache()
             )
+            # P, the ranking's protected documents: its minority group's count
+            protected_n = chosen.select(*keys, pl.col("__c").cast(pl.Float64).alias(_P))
             # each query one ranking (unsampled): matched on the query alone
-            protected_rows = members.join(chosen, on=[*ranking, _G], how="semi")
+            place = place.join(chosen.select(*ranking, _G), on=ranking)
+            protected_rows = members.join(place, on=[*ranking, _G])
         else:
-            protected_rows = members.filter(name == protected)
+            named = members.filter(name == protected)
+            protected_n = named.group_by(keys).agg(pl.len().cast(pl.Float64).alias(_P))
+            protected_rows = named.join(place, on=ranking)
         # one group per ranking, a (document, group) pair once in groups=: each
         # document of a ranking at most once (a ranking listing one twice is refused).
-        # The protected documents counted per block of CUT positions (block b holds
-        # positions b*CUT .. b*CUT+CUT-1): k_i at the cut-off i = (b+1)*CUT is the running
-        # sum of the full blocks' counts (a block without one counts 0), P the count over
-        # the whole ranking; counts are whole numbers, so these sums are exact in any order
-        counts = (
-            protected_rows.group_by(*keys, (pl.col(_POS) // CUT).alias("__b"))
-            .agg(pl.len().cast(pl.Float64).alias("__c"))
+        # k_i at the cut-off i = (b+1)*CUT: the protected documents in the ranking's
+        # blocks 0 .. b (block b holds positions b*CUT .. b*CUT+CUT-1), P over the whole
+        # ranking. The protected rows of the full blocks, their __x in order, each
+        # numbered (__u: the rows up to it); the last row at or before a block's __x
+        # holds the protected documents of every block up to it, less those before the
+        # ranking's first block (counts: whole numbers, exact)
+        block = pl.col(_POS).cast(pl.Int64) // CUT
+        upto = (
+            protected_rows.filter(block < pl.col(_NB))
+            .select((pl.col(_START) + block).alias(_Y))
+            .sort(_Y)
+            .with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias(_U))
             .cache()
         )
-        protected_n = counts.group_by(keys).agg(pl.col("__c").sum().alias(_P))
-        marked = (
-            full.join(counts, on=[*keys, "__b"], how="left")
-            .join(protected_n, on=keys, how="left")
-            .with_columns(pl.col("__c", _P).fill_null(0.0))
-            .sort([*keys, "__b"])
-            .with_columns(
-                ((pl.col("__b") + 1) * CUT).cast(pl.Float64).alias(_I),
-                pl.col("__c").cum_sum().over(keys).alias(_K),
+        # per ranking with a cut-off: its length N and protected count P, and the
+        # protected rows before its first block (in the order of __x)
+        edges = (
+            spans.join(protected_n, on=keys, how="left", maintain_order="left")
+            .with_columns(pl.col(_P).fill_null(0.0), (pl.col(_START) - 1).alias(_X))
+            .join_asof(upto, left_on=_X, right_on=_Y, strategy="backward")
+            .select(
+                *keys,
+                "__l",
+                _START,
+                _NB,
                 pl.col("__l").cast(pl.Float64).alias(_N),
+                _P,
+                pl.col(_U).fill_null(0).alias("__before"),
+            )
+            .cache()
+        )
+        marked = (
+            edges.select(
+                *keys, _START, _N, _P, "__before", pl.int_ranges(0, pl.col(_NB)).alias("__b")
+            )
+            .explode("__b")
+            .with_columns((pl.col(_START) + pl.col("__b")).alias(_X))
+            .join_asof(upto, left_on=_X, right_on=_Y, strategy="backward")
+            .select(
+                *keys,
+                ((pl.col("__b") + 1) * CUT).cast(pl.Float64).alias(_I),
+                (pl.col(_U).fill_null(0) - pl.col("__before")).cast(pl.Float64).alias(_K),
+                _N,
+                _P,
             )
         )
         i, n, p = pl.col(_I), pl.col(_N), pl.col(_P)
@@ -266,18 +303,9 @@ def segregation_values(
                 else []
             ),
         )
-        # per ranking with a cut-off: its length N and protected count P, whether the
-        # measures are defined, and each measure's Z, the maximum over every ranking of
-        # N documents, P protected: one per distinct (N, P), joined to the rankings (read
-        # apart from the sums above: a wider aggregation there changed rnd's and rkl's
-        # last bits; from the length and the protected count, not from the blocks, whose
-        # table polars would build a second time: not cached, as a cache of it changed
-        # rkl's last bits by segment)
-        edges = (
-            sizes.filter(pl.col("__l") >= CUT)
-            .join(protected_n, on=keys, how="left")
-            .select(*keys, pl.col("__l").cast(pl.Float64).alias(_N), pl.col(_P).fill_null(0.0))
-        )
+        # each measure's Z, the maximum over every ranking of N documents, P protected:
+        # one per distinct (N, P), joined to the rankings (read apart from the sums
+        # above: a wider aggregation there changed rnd's and rkl's last bits)
         pairs = edges.select(_N, _P).unique()
         normalisers = _segregated(pairs, bounded) if bounded else pairs
         if "rrd" in asked:  # no closed form: a dynamic programme over the (N, P) pairs
