@@ -309,7 +309,10 @@ def build_exposure_plan(
     # the judged queries' rankings (the positions stay those of the whole ranking: a
     # query is kept or left out whole; in order where the positions came from the sort)
     judged = relevant.select(query_id).unique()
-    if whole_rows:
+    if groups is None:  # the expected exposure alone: every ranked row, its values
+        # kept for the judged queries once per query (below), not row by row
+        ranked = ordered
+    elif whole_rows:
         ranked = ordered.join(judged, on=query_id, how="semi", maintain_order="left").cache()
     else:  # the relevant rows alone, with their positions in the whole ranking
         ranked = ordered.join(rel_rows, on=[query_id, doc_id], how="inner", coalesce=True)
@@ -344,6 +347,8 @@ def build_exposure_plan(
             query_id,
             *(pl.col(_KINDS[requests_name]).alias(label) for label, requests_name in labels),
         )
+        if groups is None:  # the judged queries' values (every query's rows were read)
+            per_query = per_query.join(judged, on=query_id, how="semi")
         values = (
             per_query
             if values is None
@@ -659,7 +664,20 @@ def _model_values(
         )
     else:  # one ranking per query, a document once in it: its exposure as it is
         expected = scored.select(query_id, doc_id, _E)
-    if groups is None:
+    if groups is None and not sampled:
+        # each ranked document once: the relevant ones beside their targets (a target
+        # not ranked has exposure 0), the others with target 0, the rows a full join of
+        # the targets with every ranked row would give, without that join
+        exposed = scored.select(query_id, doc_id, _REL, _E).cache()
+        judged_docs = exposed.filter(pl.col(_REL).is_not_null()).select(query_id, doc_id, _E)
+        others = exposed.filter(pl.col(_REL).is_null()).select(query_id, pl.lit(0.0).alias(_T), _E)
+        matched = (
+            target.join(judged_docs, on=[query_id, doc_id], how="full", coalesce=True)
+            .with_columns(pl.col(_T).fill_null(0.0), pl.col(_E).fill_null(0.0))
+            .select(query_id, _T, _E)
+        )
+        docs = pl.concat([matched, others])
+    elif groups is None:
         docs = target.join(
             expected, on=[query_id, doc_id], how="full", coalesce=True
         ).with_columns(pl.col(_T).fill_null(0.0), pl.col(_E).fill_null(0.0))
