@@ -38,7 +38,7 @@ CALLS: dict[str, Callable[..., Any]] = {
 }
 SAME = (
     "session_id='position' and position='position' name the same column; each needs its "
-    "own column: name the position column with position=..."
+    "own column: pass position= with the name of the position column"
 )
 EXPR = (
     "clicked must be a column name (a str), got a polars expression; pass the column's "
@@ -69,12 +69,12 @@ def test_ab_test_refuses_a_list_for_the_arm() -> None:
         (
             {"query_id": "position", "rank": "position"},
             "query_id='position' and rank='position' name the same column; each needs its "
-            "own column: name the rank column with rank=...",
+            "own column: pass rank= with the name of the rank column",
         ),
         (
             {"doc_id": "clicked", "relevance": "clicked"},
             "doc_id='clicked' and relevance='clicked' name the same column; each needs its "
-            "own column: name the relevance column with relevance=...",
+            "own column: pass relevance= with the name of the relevance column",
         ),
     ],
 )

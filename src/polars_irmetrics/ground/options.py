@@ -462,6 +462,21 @@ _VALUE_COLUMNS = (
 )  # fmt: skip
 
 
+def shared_column_error(first: str, second: str, column: object) -> InvalidValueError:
+    """The error of two column roles (options) naming one column: ``second`` is told to
+    name its own.
+
+    >>> for part in str(shared_column_error("query_id", "doc_id", "id")).split("; "):
+    ...     print(part)
+    query_id='id' and doc_id='id' name the same column
+    each needs its own column: pass doc_id= with the name of the doc_id column
+    """
+    return InvalidValueError(
+        f"{first}={column!r} and {second}={column!r} name the same column; each needs its "
+        f"own column: pass {second}= with the name of the {second} column"
+    )
+
+
 def check_column_name(name: str, value: object, *, optional: bool = False) -> None:
     """Refuse a column-name option that is not one name (a list, a ``pl.col``)."""
     _check_column_name(name, value, optional=optional)
@@ -634,19 +649,12 @@ class EvalOptions:
                     "an attribute of the query (by=), not both"
                 )
         if self.query_id == self.doc_id:
-            column = self.query_id
-            raise InvalidValueError(
-                f"query_id={column!r} and doc_id={column!r} name the same column; each needs "
-                "its own column: pass doc_id= with the name of the doc_id column"
-            )
+            raise shared_column_error("query_id", "doc_id", self.query_id)
         ids = {self.query_id: "query_id", self.doc_id: "doc_id"}
         for name in self.given():  # a column of values given as an id column
             value = getattr(self, name)
             if name in _VALUE_COLUMNS and value in ids:
-                raise InvalidValueError(
-                    f"{ids[value]}={value!r} and {name}={value!r} name the same column; each "
-                    f"needs its own column: name the {name} column with {name}=..."
-                )
+                raise shared_column_error(ids[value], name, value)
         level = self.relevance_level
         if isinstance(level, bool) or not isinstance(level, int | float):
             raise InvalidValueError(f"relevance_level must be a number, got {level!r}")

@@ -15,7 +15,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
-from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions, shared_column_error
 from polars_irmetrics.ground.validate import (
     JUDGMENT_COLUMNS_HINT,
     RUN_COLUMNS_HINT,
@@ -68,10 +68,7 @@ def _check_names(
     seen: dict[str, str] = {}
     for role, column in roles.items():
         if column in seen:
-            raise InvalidValueError(
-                f"{seen[column]}={column!r} and {role}={column!r} name the same column; each "
-                f"needs its own column: pass {role}= with the name of the {role} column"
-            )
+            raise shared_column_error(seen[column], role, column)
         seen[column] = role
     by_keys = options.by_keys
     for key in by_keys:

@@ -14,8 +14,13 @@ from typing import Any
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
-from polars_irmetrics.ground.options import EvalOptions, check_column_name, check_key_roles
+from polars_irmetrics.errors import ColumnTypeError
+from polars_irmetrics.ground.options import (
+    EvalOptions,
+    check_column_name,
+    check_key_roles,
+    shared_column_error,
+)
 
 __all__ = ["LogColumns", "article", "refuse_data_keys", "refuse_nested"]
 
@@ -154,8 +159,5 @@ def check_log_names(roles: Mapping[str, object]) -> None:
     seen: dict[object, str] = {}
     for role, value in roles.items():
         if value in seen:
-            raise InvalidValueError(
-                f"{seen[value]}={value!r} and {role}={value!r} name the same column; each "
-                f"needs its own column: name the {role} column with {role}=..."
-            )
+            raise shared_column_error(seen[value], role, value)
         seen[value] = role
