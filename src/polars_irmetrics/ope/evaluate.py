@@ -624,6 +624,27 @@ def _cascade(
     ``SlateCascadeDoublyRobust``)."""
     round_id, position = keys
     rnd = [*by, round_id]
+    # the running product reads every slot above a row: a round whose positions skip
+    # one (its top missing, or one between) would leave that slot's probability out of
+    # the policy's product while the log's pscore_cascade holds it
+    gap = f"{INTERNAL}gap"
+    rows = rows.with_columns(
+        (pl.col(position).max().over(rnd) != pl.len().over(rnd)).fill_null(False).alias(gap)
+    )
+    checks = [
+        *checks,
+        Check(
+            "gap",
+            pl.col(gap),
+            InvalidValueError,
+            f"{{n}} log row(s) are in a round whose positions do not run 1, 2, 3, ... "
+            f"without a gap (first: {{first}}): cascade_dr reads each round's top slots "
+            f"down to its last logged one, every one of them; keep each round's unbroken "
+            f"top (drop the rows below its first missing {position!r}), or log the "
+            f"missing slots",
+            keys=tuple(keys),
+        ),
+    ]
     cascade = pl.col(_PI).cum_prod().over(rnd, order_by=position)
     w = cascade / pl.col(propensity).cast(pl.Float64)
     above = w.shift(1).over(rnd, order_by=position).fill_null(1.0)

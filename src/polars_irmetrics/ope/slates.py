@@ -17,7 +17,8 @@ recomputed in each resample (:mod:`~polars_irmetrics.ope.ratio_intervals`). A po
 propensity the policy gives a ``(round_id, position)`` the log never shows raises a
 :class:`~polars_irmetrics.errors.SupportWarning` when the plan is collected.
 
-Checks (raised when the plan is collected, naming the table, the column and the round):
+Checks (raised when the plan is collected, naming the table, the column and the round;
+every propensity column a table has is checked, whichever the metrics read):
 a propensity in the log that is null, NaN, 0, negative or above 1; one in the policy
 that is null, NaN, negative or above 1; a null or NaN reward; rewards other than 0 all
 subnormal, or one other than 0 too small beside the log's largest (its magnitude times
@@ -131,6 +132,12 @@ def build_slate_plan(
     keys = [round_id, position]
     columns = sorted({SLATE_COLUMNS[request.metric.name][0] for _, request in requests})
     log_schema = log.collect_schema()
+    schema = policy.collect_schema()
+    # every propensity column a table has is checked, whichever the metrics read: which
+    # checks run never depends on the metrics asked for
+    known = sorted({column for column, _ in SLATE_COLUMNS.values()})
+    logged = sorted({*columns, *(c for c in known if c in log_schema)})
+    proposed = sorted({*columns, *(c for c in known if c in schema)})
     require_columns(
         log_schema,
         [*keys, reward, *columns, *by],
@@ -138,7 +145,6 @@ def build_slate_plan(
         "a slate log has one row per (round_id, position) with the slot's reward and the "
         "logging policy's propensities (pscore, pscore_item_position, pscore_cascade)",
     )
-    schema = policy.collect_schema()
     require_columns(
         schema,
         [*keys, *columns],
@@ -153,20 +159,21 @@ def build_slate_plan(
                 f"{log_schema[key]} in the log; the ids must match: cast one side, e.g. "
                 f"pl.col({key!r}).cast(pl.String)"
             )
-    for column in columns:
+    for column in logged:
         check_numeric(log_schema, column, "log", integer=False)
+    for column in proposed:
         check_numeric(schema, column, "policy table", integer=False)
     check_numeric(log_schema, reward, "log", integer=False)
     check_numeric(log_schema, position, "log", integer=True)
     ids = [id_column(log_schema, c) for c in keys]
     evaluation = policy.select(
         *ids,
-        *(pl.col(c).cast(pl.Float64).alias(_e(c)) for c in columns),
+        *(pl.col(c).cast(pl.Float64).alias(_e(c)) for c in proposed),
         pl.lit(True).alias(_IN_P),
     )
     where = where_text(tuple(keys))  # a null id as "null"
     rows = (
-        log.select(*by, *ids, reward, *columns, scale)
+        log.select(*by, *ids, reward, *logged, scale)
         .join(evaluation, on=keys, how="left")
         .with_columns(
             where.alias(WHERE),
@@ -190,7 +197,7 @@ def build_slate_plan(
         if options.per_query:  # divided by the mean weight, joined (_mean_weights)
             # (divide: without keys, one mean for every row; see metrics._common)
             values.append(divide(r * w, pl.col(_mean(label))).alias(label))
-    checks = _checks(columns, keys, reward)
+    checks = _checks(logged, proposed, keys, reward)
     if options.ci is not None and ratios and options.ci_method == "normal":
         raise MetricParameterError(
             f"metric {next(iter(ratios))!r} is a ratio (self-normalised) and has no "
@@ -292,9 +299,11 @@ def _support_warning(
     return warning_unsupported(result, unsupported, keys, slate_unsupported_text)
 
 
-def _checks(columns: list[str], keys: list[str], reward: str) -> list[Check]:
+def _checks(logged: list[str], proposed: list[str], keys: list[str], reward: str) -> list[Check]:
+    """The slate plan's data checks; ``logged`` and ``proposed``: the propensity columns
+    of the log and of the policy table checked (every one each has, read or not)."""
     checks = []
-    for column in columns:
+    for column in logged:
         logged = pl.col(column).cast(pl.Float64)
         checks.append(
             Check(
@@ -333,7 +342,7 @@ def _checks(columns: list[str], keys: list[str], reward: str) -> list[Check]:
             "table (first: {first}): keep one row per slot",
         ),
     ]
-    for column in columns:
+    for column in proposed:
         e = pl.col(_e(column))
         checks.append(
             Check(
