@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -462,6 +463,31 @@ _VALUE_COLUMNS = (
 )  # fmt: skip
 
 
+def checked_positive_label(value: object) -> int | float | str:
+    """``positive_label`` as the prediction metrics read it: one label value, a number or
+    a string (a numpy number as the Python number it equals); anything else refused.
+
+    >>> import numpy as np
+    >>> checked_positive_label(np.int64(1)), checked_positive_label("click")
+    (1, 'click')
+    >>> checked_positive_label(None)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: positive_label must be one label value, ...
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Real) and math.isfinite(value):
+        if isinstance(value, int | float):  # bool too: True is the label True (1)
+            return value
+        return int(value) if isinstance(value, numbers.Integral) else float(value)
+    raise InvalidValueError(
+        f"positive_label must be one label value, a number or a string, got {value!r}: "
+        "name the label that counts as positive, e.g. positive_label=1 (the default) or "
+        "positive_label='click'"
+    )
+
+
 def shared_column_error(first: str, second: str, column: object) -> InvalidValueError:
     """The error of two column roles (options) naming one column: ``second`` is told to
     name its own.
@@ -624,6 +650,8 @@ class EvalOptions:
                 raise InvalidValueError(
                     f"unknown option {name}=...; the options are {', '.join(sorted(fields))}"
                 )
+        if "positive_label" in options:
+            options["positive_label"] = checked_positive_label(options["positive_label"])
         built = cls(**options)
         built.check()
         return built
@@ -664,6 +692,7 @@ class EvalOptions:
                 "relevant (or every one would); pass the lowest relevant label, e.g. "
                 "relevance_level=1"
             )
+        checked_positive_label(self.positive_label)
         depth = self.depth
         if depth is not None and (
             isinstance(depth, bool) or not isinstance(depth, int) or depth < 1

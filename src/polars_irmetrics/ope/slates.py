@@ -299,11 +299,11 @@ def _support_warning(
     return warning_unsupported(result, unsupported, keys, slate_unsupported_text)
 
 
-def _checks(logged: list[str], proposed: list[str], keys: list[str], reward: str) -> list[Check]:
-    """The slate plan's data checks; ``logged`` and ``proposed``: the propensity columns
+def _checks(in_log: list[str], in_policy: list[str], keys: list[str], reward: str) -> list[Check]:
+    """The slate plan's data checks; ``in_log`` and ``in_policy``: the propensity columns
     of the log and of the policy table checked (every one each has, read or not)."""
     checks = []
-    for column in logged:
+    for column in in_log:
         logged = pl.col(column).cast(pl.Float64)
         checks.append(
             Check(
@@ -342,7 +342,7 @@ def _checks(logged: list[str], proposed: list[str], keys: list[str], reward: str
             "table (first: {first}): keep one row per slot",
         ),
     ]
-    for column in proposed:
+    for column in in_policy:
         e = pl.col(_e(column))
         checks.append(
             Check(

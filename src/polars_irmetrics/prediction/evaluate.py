@@ -81,7 +81,7 @@ from polars_irmetrics.errors import (
     MetricParameterError,
     QuerySetError,
 )
-from polars_irmetrics.ground.options import EvalOptions, metrics_named
+from polars_irmetrics.ground.options import EvalOptions, metrics_named, shared_column_error
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     common_id_dtype,
@@ -473,6 +473,8 @@ def prepare_rows(
             raise MetricParameterError(f"metric {label!r} does not read predictions")
     names = frozenset(req.metric.name for _, req in requests)
     _check_positive_read(options, requests, names)
+    if labels is None and options.prediction == options.label:  # each scored against itself
+        raise shared_column_error("label", "prediction", options.label)
     needs_query = options.per_query or "gauc" in names
     own = table.collect_schema()  # the table's own columns (the join adds internal ones)
     sizes = None
@@ -562,6 +564,16 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
         cast[key] = common_id_dtype([mine, theirs])
     table = table.with_columns(pl.col(k).cast(t) for k, t in cast.items())
     labels = labels.with_columns(pl.col(k).cast(t) for k, t in cast.items())
+    if options.prediction == options.label:
+        # the predictions' column would give way to the labels' of the same name: every
+        # prediction scored against itself (rmse 0, auc 1), in silence
+        raise InvalidValueError(
+            f"prediction={options.prediction!r} and label={options.label!r} name the same "
+            "column, and the predictions and the labels are joined into one table: rename "
+            "one side's column and pass its name, e.g. labels=labels.rename("
+            f"{{{options.label!r}: {options.label + '_true'!r}}}) with "
+            f"label={options.label + '_true'!r}"
+        )
     keep = [c for c in pred_schema.names() if c != options.label]
     left = table.select(keep).with_columns(pl.lit(True).alias(_IN_PRED))
     right = labels.select(*keys, options.label).with_columns(pl.lit(True).alias(_IN_LABELS))

@@ -33,6 +33,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.ground.deferred import Need, checked
+from polars_irmetrics.ground.options import checked_positive_label
 from polars_irmetrics.metrics.prediction import PredictionScope
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.spec import ParamValue
@@ -73,6 +74,7 @@ def _expr(
     **options: ParamValue,
 ) -> pl.Expr:
     req = request(name, k=k, options=options)
+    positive = checked_positive_label(positive)
     scope = PredictionScope(label, prediction, sample_weight, positive, query_id)
     value = group_values(scope, [(req.name, req)])[req.name]
     if name in _ORDERED:
