@@ -130,8 +130,11 @@ BAD: list[tuple[str, pl.DataFrame, dict[str, Any], type[Exception], str]] = [
         _with("team", ["A", "B", "B", None, "A", "B", "B", "A", "B", "B", "A", "B"]),
         {},
         InvalidValueError,
-        "column 'team' of the log has 1 null value(s); every shown item needs the team that "
-        "contributed it",
+        # (before: no session, no fix)
+        "column 'team' of the log has 1 null value(s), e.g. in session 's2'; every shown "
+        "item needs the team that contributed it: fill it from the interleaving's "
+        "assignment, or drop those sessions, e.g. "
+        ".filter(pl.col('team').is_not_null().all().over('session_id'))",
     ),
     (
         "click not shown",

@@ -253,6 +253,11 @@ def _ab_flags() -> dict[str, argparse.Action]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``irm ab``; errors name the log."""
+    if args.sample and args.log:  # one source of the log: never one ignored
+        raise InvalidValueError(
+            "--sample tests the bundled sample log, and a log file was named too: drop "
+            "--sample, or the file"
+        )
     logs: list[str] = list(args.log) or ([str(sample_interactions_path())] if args.sample else [])
     if not logs:
         raise InvalidValueError("no log given: name an impression log, or pass --sample")

@@ -708,9 +708,21 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     runs: list[str] = list(args.runs)
     qrels_source: str | None = args.qrels
     if args.sample:
+        if runs or qrels_source is not None:  # one source of runs: never one ignored
+            named = "a run file" if runs else "--qrels"
+            demo = args.command == "demo"
+            raise InvalidValueError(
+                f"{'irm demo' if demo else '--sample'} evaluates the bundled sample's runs "
+                f"and judgments, and {named} was named too: "
+                + (
+                    "drop it, or use irm evaluate with run files and --qrels"
+                    if demo
+                    else "drop --sample, or the files"
+                )
+            )
         sample_runs, sample_qrels = sample_paths()
-        runs = runs or [str(p) for p in sample_runs]
-        qrels_source = qrels_source or str(sample_qrels)
+        runs = [str(p) for p in sample_runs]
+        qrels_source = str(sample_qrels)
     if not runs:
         raise InvalidValueError("no run given: name one or more run files, or pass --sample")
     check_output_args(args.format, args.output)  # before any work: -o's suffix and folder

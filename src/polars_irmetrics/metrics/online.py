@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
-from polars_irmetrics.metrics._common import check_number, ranked, ratio
+from polars_irmetrics.metrics._common import check_number, divide, ranked, ratio
 from polars_irmetrics.metrics.core import CORE_METRICS
 from polars_irmetrics.metrics.scope import Scope, TableScope
 from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params
@@ -81,7 +81,10 @@ class ClickScope(TableScope):
         Column names of the position (1 = top) and of the click flag (Boolean).
     dwell, converted, timestamp
         Expressions for the dwell in seconds (Float64), the conversion flag (Boolean)
-        and the time of the impression in seconds (Float64).
+        and the time of the impression (in seconds, or in units of which
+        ``per_second`` make a second).
+    per_second
+        The timestamp's units per second (1.0: seconds).
     """
 
     def __init__(
@@ -92,6 +95,7 @@ class ClickScope(TableScope):
         dwell: pl.Expr,
         converted: pl.Expr,
         timestamp: pl.Expr,
+        per_second: float = 1.0,
     ) -> None:
         super().__init__(clicked, position)
         self._position = pl.col(position)
@@ -100,6 +104,9 @@ class ClickScope(TableScope):
         self._dwell = dwell
         self._converted = converted
         self._timestamp = timestamp
+        #: How many units of :attr:`timestamp` make a second (1e6: whole microseconds
+        #: since the epoch, exact; a difference of them is divided last).
+        self.per_second = per_second
         #: The optional columns a formula read: ``"dwell"``, ``"converted"``, ``"timestamp"``.
         self.used: set[str] = set()
 
@@ -206,7 +213,9 @@ def _median_click_position(s: Scope, p: Params) -> pl.Expr:
 def _time_to_first_click(s: Scope, p: Params) -> pl.Expr:
     c = _clicks(s)
     time = c.timestamp
-    return pl.when(c.clicked).then(time).min() - time.min()
+    # the difference of whole units (a Datetime's), then seconds: exact to the unit
+    waited = (pl.when(c.clicked).then(time).min() - time.min()).cast(pl.Float64)
+    return waited if c.per_second == 1.0 else divide(waited, c.per_second)
 
 
 def _conversion_rate(s: Scope, p: Params) -> pl.Expr:

@@ -343,12 +343,17 @@ def _raise_on_session_checks(row: dict[str, object], columns: LogColumns, where:
     if row[_flag("null_team")]:
         raise InvalidValueError(
             f"column {columns.team!r} of the log has {row[_flag('null_team')]} null "
-            f"value(s){where}; every shown item needs the team that contributed it"
+            f"value(s){where}, e.g. in session {row[_first('null_team')]!r}; every shown "
+            "item needs the team that contributed it: fill it from the interleaving's "
+            "assignment, or drop those sessions, e.g. .filter(pl.col("
+            f"{columns.team!r}).is_not_null().all().over({columns.session_id!r}))"
         )
     if row[_flag("null_clicked")]:
         raise InvalidValueError(
             f"column {columns.clicked!r} of the log has {row[_flag('null_clicked')]} null "
-            f"value(s){where}; every impression is clicked or not: fill them"
+            f"value(s){where}, e.g. in session {row[_first('null_clicked')]!r}; every "
+            "impression is clicked or not: fill them, e.g. "
+            f"pl.col({columns.clicked!r}).fill_null(False)"
         )
     if row[_flag("bad_clicked")]:
         raise InvalidValueError(

@@ -35,7 +35,6 @@ from polars_irmetrics.errors import (
     MetricParameterError,
 )
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
-from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.online import ClickMetric, ClickScope
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.online.columns import LogColumns, article, check_log_names
@@ -225,16 +224,20 @@ def _as_flag(schema: pl.Schema, column: str, what: str) -> pl.Expr:
     )
 
 
-def _seconds(schema: pl.Schema, column: str) -> pl.Expr:
+def _seconds(schema: pl.Schema, column: str) -> tuple[pl.Expr, float]:
+    """The timestamps as numbers, and how many of them make a second: a Datetime as its
+    whole count of its own unit since the epoch (a float of seconds since 1970 would
+    step by 2.4e-7 s today, and a difference of two of them carry that error), a Date
+    as whole seconds, a number as seconds; the metric divides its difference last."""
     dtype = schema[column]
     if isinstance(dtype, pl.Datetime):
-        # divide: polars divides a batch of one row by a constant otherwise than a longer
-        # one (metrics._common.divide)
-        return divide(pl.col(column).dt.epoch("us").cast(pl.Float64), 1e6)
+        unit = dtype.time_unit or "us"
+        per_second = {"ns": 1e9, "us": 1e6, "ms": 1e3}[unit]
+        return pl.col(column).dt.epoch(unit), per_second
     if dtype == pl.Date:
-        return pl.col(column).dt.epoch("d").cast(pl.Float64) * 86400.0
+        return pl.col(column).dt.epoch("d").cast(pl.Int64) * 86400, 1.0
     if dtype.is_numeric():
-        return pl.col(column).cast(pl.Float64)
+        return pl.col(column).cast(pl.Float64), 1.0
     raise ColumnTypeError(
         f"column {column!r} of the log has dtype {dtype}; a timestamp must be a Datetime, "
         f"a Date or a number of seconds: cast it, e.g. pl.col({column!r}).str.to_datetime()"
@@ -370,8 +373,9 @@ def session_plan(
         exprs["dwell"] = _numeric(schema, columns.dwell)
     if "converted" in reading and columns.converted in schema:
         exprs["converted"] = _as_flag(schema, columns.converted, "a conversion")
+    per_second = 1.0
     if "timestamp" in reading and columns.timestamp in schema:
-        exprs["timestamp"] = _seconds(schema, columns.timestamp)
+        exprs["timestamp"], per_second = _seconds(schema, columns.timestamp)
     given: dict[str, pl.Expr] = {}
     for role, name in optional.items():
         expr = exprs[role]
@@ -382,6 +386,7 @@ def session_plan(
         dwell=given["dwell"],
         converted=given["converted"],
         timestamp=given["timestamp"],
+        per_second=per_second,
     )
     values: list[pl.Expr] = []
     reads: dict[str, set[str]] = {}
@@ -491,7 +496,8 @@ def _checks(
         checks["null_converted"] = converted.is_null().sum()
     if "timestamp" in used and timestamp is not None:
         checks["null_timestamp"] = timestamp.is_null().sum()
-        checks["nonfinite_timestamp"] = (timestamp.is_nan() | timestamp.is_infinite()).sum()
+        as_float = timestamp.cast(pl.Float64)  # a whole count is finite
+        checks["nonfinite_timestamp"] = (as_float.is_nan() | as_float.is_infinite()).sum()
     return [expr.cast(pl.Int64).alias(_flag(name)) for name, expr in checks.items()]
 
 

@@ -48,6 +48,7 @@ magnitude of the vectors does not matter):
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -64,7 +65,13 @@ from polars_irmetrics.errors import (
     IrmError,
 )
 from polars_irmetrics.ground.inputs import as_polars, type_name
-from polars_irmetrics.ground.validate import INTERNAL, id_kind, require_columns
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    common_id_dtype,
+    id_kind,
+    kind_of,
+    require_columns,
+)
 from polars_irmetrics.vectors.embeddings import (
     Block,
     FloatType,
@@ -244,6 +251,7 @@ def knn(
     ...
     polars_irmetrics.errors.MissingFileError: .../missing.parquet: no such file or folder; ...
     """
+    k, block_size = _whole(k), _whole(block_size)  # a numpy integer is an integer
     _check_options(k, metric, block_size, exclude_self)
     try:
         query = _queries(queries, query_id, embedding)
@@ -261,7 +269,8 @@ def knn(
     opened = _corpus_blocks(corpus, doc_id, embedding, block_size, dtype)
     id_dtype = _reading_first(opened)
     if self_pos is not None and n_q:  # before any block is read (or scored)
-        _check_self_ids(self_pos.schema[doc_id], id_dtype)
+        common = _check_self_ids(self_pos.schema[doc_id], id_dtype)
+        self_pos = self_pos.with_columns(pl.col(doc_id).cast(common))
 
     def score(block: Block) -> None:
         """Merge ``block``'s best documents of every query into the running top ``k``."""
@@ -312,6 +321,14 @@ def knn(
         score(rest)
     scorer.check_range(best_s)
     return _as_run(query.ids, best_s, best_id, id_dtype, k, (query_id, doc_id), dtype)
+
+
+def _whole(value: Any) -> Any:
+    """A numpy integer (``np.int64(2)``) as the Python int it equals; anything else as
+    it is (refused by :func:`_check_options` where it is no positive integer)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool | int):
+        return int(value)
+    return value
 
 
 def _check_options(k: object, metric: object, block_size: object, exclude_self: object) -> None:
@@ -935,13 +952,15 @@ def _text_rank(ids: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
     return rank.reshape(ids.shape)
 
 
-def _check_self_ids(queries: pl.DataType, corpus: pl.DataType) -> None:
-    """exclude_self's ids: of one dtype on both sides."""
-    if queries != corpus:
+def _check_self_ids(queries: pl.DataType, corpus: pl.DataType) -> pl.DataType:
+    """exclude_self's ids: of one kind on both sides (integers of any width, or text);
+    the dtype both are compared in."""
+    if kind_of(queries) is None or kind_of(queries) != kind_of(corpus):
         raise ColumnTypeError(
             f"exclude_self=True compares query ids with document ids, but they have dtypes "
             f"{queries} and {corpus}: cast one of them"
         )
+    return common_id_dtype([queries, corpus])
 
 
 def _mask_self(
@@ -950,7 +969,7 @@ def _mask_self(
     """Set the score of each query's own id to -inf (never kept); the ids' dtypes are
     checked once, before any block is read (:func:`_check_self_ids`)."""
     matches = (
-        pl.DataFrame({doc_id: ids, "col": np.arange(len(ids))})
+        pl.DataFrame({doc_id: ids.cast(self_pos.schema[doc_id]), "col": np.arange(len(ids))})
         .join(self_pos, on=doc_id, how="inner")
         .filter(pl.col(_QPOS).is_between(start, stop, closed="left"))
     )
