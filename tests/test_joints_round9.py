@@ -15,7 +15,7 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.cli.main import main
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 from polars_irmetrics.io.files import sample_paths
 
 START = dt.datetime(2026, 3, 3, 18, 31, 45)
@@ -148,3 +148,21 @@ def test_knn_exclude_self_integer_ids_of_two_widths() -> None:
     want = irm.knn(E, E, k=2, exclude_self=True)
     assert run.with_columns(pl.col("doc_id").cast(pl.Int64)).equals(want)
     assert (run["query_id"] != run["doc_id"].cast(pl.Int64)).all()
+
+
+def test_click_metric_expression_datetime_hint_gives_seconds() -> None:
+    # before: the fix offered was pl.col('timestamp').cast(pl.Float64): microseconds
+    log = _log("us").filter(pl.col("session_id") == "A0")
+    message = (
+        "column 'timestamp' has dtype Datetime(time_unit='us', time_zone=None); the metric "
+        "reads its impression times in seconds from it as numbers: pass seconds from the "
+        "session's start, e.g. (pl.col('timestamp') - pl.col('timestamp').min()"
+        ".over('session_id')).dt.total_microseconds() / 1e6, or evaluate the log with "
+        "irm.evaluate_online, which reads a Datetime"
+    )
+    with pytest.raises(ColumnTypeError, match=re.escape(message)):
+        log.group_by("session_id").agg(irm.click_metric("time_to_first_click"))
+    start = pl.col("timestamp").min().over("session_id")
+    told = log.with_columns((pl.col("timestamp") - start).dt.total_microseconds() / 1e6)
+    value = told.group_by("session_id").agg(irm.click_metric("time_to_first_click"))
+    assert value["time_to_first_click"].item() == 12.9

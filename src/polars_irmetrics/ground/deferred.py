@@ -51,6 +51,8 @@ class Need:
     fix: str
     numeric: bool
     integer: bool = False  # ranks: whole numbers of an integer dtype, as evaluate reads them
+    #: times in seconds: a Datetime's cast gives its own unit (microseconds), not seconds
+    seconds: bool = False
 
     def resolve(self, fields: Mapping[str, pl.DataType]) -> pl.Expr:
         """``pl.col(name)``, or a library error when the frame lacks it or its dtype is
@@ -60,6 +62,14 @@ class Need:
             raise ColumnNotFoundError(
                 f"column {name!r} not found in the frame: the metric reads its {self.role} "
                 f"from it; {self.fix}"
+            )
+        if self.seconds and found.is_temporal():
+            raise ColumnTypeError(
+                f"column {name!r} has dtype {found}; the metric reads its {self.role} from "
+                "it as numbers: pass seconds from the session's start, e.g. "
+                f"(pl.col({name!r}) - pl.col({name!r}).min().over('session_id'))"
+                ".dt.total_microseconds() / 1e6, or evaluate the log with "
+                "irm.evaluate_online, which reads a Datetime"
             )
         if self.numeric and not (found.is_numeric() or found == pl.Boolean):
             raise ColumnTypeError(

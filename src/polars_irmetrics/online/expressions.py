@@ -111,5 +111,6 @@ def click_metric(
         ("timestamp", timestamp, "impression times in seconds"),
     ):
         if role in scope.used and isinstance(value, str):
-            needs.append(Need(value, what, f"name yours with {role}=...", True))
+            seconds = role == "timestamp"
+            needs.append(Need(value, what, f"name yours with {role}=...", True, seconds=seconds))
     return checked(expr, tuple(needs))
