@@ -10,8 +10,9 @@ few items per user, some of them in the user's list), a training history
 (``interactions=``, the same popularity), groups for every item (``groups=``,
 ``doc_id -> group``, 5 groups, for the exposure measures; ``target=``, uniform over
 them, for awrf) and a category for every item
-(``item_features=``, 40 categories), passed where :func:`polars_irmetrics.evaluate`
-takes them.
+(``item_features=``, 40 categories), a base model's top 10 per user (``reference=``,
+the same draw with another seed) and two clusters of users (``user_groups=``), passed
+where :func:`polars_irmetrics.evaluate` takes them.
 
 The wanted metrics (:data:`WANTED`: RecTools', RePlay's, cornac's, Elliot's, the
 fairness-of-exposure ones and the beyond-accuracy ones) are parsed against the current
@@ -57,7 +58,7 @@ WANTED: tuple[str, ...] = (
     "serendipity(kind='kotkov')@10",
     # RePlay, cornac
     "surprisal@10", "unexpectedness@10", "categorical_diversity@10",
-    "novelty(kind='replay')@10", "roc_auc@10", "ncrr@10",
+    "novelty(kind='replay')@10", "rocauc@10", "ncrr@10",
     # Elliot
     "pop_rsp@10", "pop_reo@10", "aclt@10", "item_mad@10", "user_mad@10", "epc@10", "efd@10",
     # fairness of exposure (whole rankings: no cutoff)
@@ -68,7 +69,7 @@ WANTED: tuple[str, ...] = (
 )  # fmt: skip
 
 #: The tables this script builds, by the keyword :func:`irm.evaluate` takes them with.
-BUILT = ("qrels", "interactions", "groups", "target", "item_features")
+BUILT = ("qrels", "interactions", "groups", "target", "item_features", "reference", "user_groups")
 
 
 def count(text: str) -> int:
@@ -118,6 +119,19 @@ def tables(rows: int, users: int, items: int) -> dict[str, pl.DataFrame]:
         {"doc_id": np.arange(items, dtype=np.int64), "category_id": np.arange(items) % 40}
     )
     target = pl.DataFrame({"group": np.arange(5), "target": [0.2] * 5})
+    # a base model's top 10 (intersection, unexpectedness): the same draw, other seed
+    other = np.random.default_rng(SEED + 1)
+    base = other.permutation(items)[_popular(other, users * 20, items)]
+    reference = (
+        pl.DataFrame({"query_id": np.repeat(np.arange(users, dtype=np.int64), 20), "doc_id": base})
+        .unique(["query_id", "doc_id"], keep="first", maintain_order=True)
+        .with_columns(rank=pl.int_range(1, pl.len() + 1).over("query_id"))
+        .filter(pl.col("rank") <= 10)
+    )
+    # Elliot's user clusters (user_mad): two groups of users
+    user_groups = pl.DataFrame(
+        {"query_id": np.arange(users, dtype=np.int64), "group": np.arange(users) % 2}
+    )
     return {
         "run": run,
         "qrels": qrels,
@@ -125,6 +139,8 @@ def tables(rows: int, users: int, items: int) -> dict[str, pl.DataFrame]:
         "groups": groups,
         "target": target,
         "item_features": features,
+        "reference": reference,
+        "user_groups": user_groups,
     }
 
 
