@@ -25,6 +25,7 @@ differ, so only ER, ΔRI and the unpaired t-test are defined (repro_eval's
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import (
     CoverageWarning,
     InvalidValueError,
+    IrmWarning,
     MetricParameterError,
     QuerySetError,
 )
@@ -373,7 +375,43 @@ def _effects(orig: pl.DataFrame, rep: pl.DataFrame, metrics: list[str]) -> pl.Da
         (improvement_rep / improvement_orig).alias("er"),
         (ri_orig - ri_rep).alias("delta_ri"),
     )
+    _warn_undefined(both.join(out, on="metric"))
     return _tidy(out, ["er", "delta_ri"], metrics)
+
+
+def _warn_undefined(effects: pl.DataFrame) -> None:
+    """Say where ER or ΔRI is not a number (inf or NaN): the division by an original
+    mean improvement of 0 (ER) or by a baseline mean of 0 (ΔRI), which repro_eval
+    gives as numpy's inf or nan; the values stay, the cause is named."""
+    for row in effects.sort("metric").iter_rows(named=True):
+        causes = []
+        if row["er"] is not None and not math.isfinite(row["er"]):
+            causes.append(
+                f"er is {row['er']} (the original advanced run's mean equals its "
+                f"baseline's, {row['orig_b']!r}: no improvement to set the reproduced one "
+                "against; read the reproduced runs' mean improvement itself)"
+            )
+        if row["delta_ri"] is not None and not math.isfinite(row["delta_ri"]):
+            zero = [
+                name
+                for side, name in (("orig", "original"), ("rep", "reproduced"))
+                if row[f"{side}_b"] == 0
+            ]
+            which = (
+                "the original and the reproduced baselines' means are"
+                if len(zero) == 2
+                else f"the {zero[0] if zero else 'a'} baseline's mean is"
+            )
+            causes.append(
+                f"delta_ri is {row['delta_ri']} ({which} 0: a relative improvement divides "
+                "by it; read the mean improvements themselves)"
+            )
+        if causes:
+            warnings.warn(
+                f"metric {row['metric']!r}: " + "; ".join(causes),
+                IrmWarning,
+                stacklevel=4,
+            )
 
 
 def _tests(
