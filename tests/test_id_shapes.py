@@ -66,7 +66,7 @@ ROUTES: dict[str, tuple[list[str], dict[str, pl.DataFrame]]] = {
     "elliot": (["pop_rsp@2", "epc@2", "aclt@2"], {"qrels": QRELS, "interactions": HISTORY}),
     "item_features": (
         ["categorical_diversity(category='category')@2"],
-        {"qrels": QRELS, "item_features": FEATURES},
+        {"item_features": FEATURES},  # (no judgments: none of them reads qrels=)
     ),
     "exposure": (["ee_loss", "awrf", "rnd", "rkl", "rrd"], {"qrels": QRELS, "groups": GROUPS}),
     "mad": (
@@ -192,7 +192,7 @@ REFUSALS: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], type[Exceptio
         "a null user id in the interactions",
         RUN,
         ["novelty@2"],
-        {"qrels": QRELS, "interactions": _with_null(HISTORY, "query_id")},
+        {"interactions": _with_null(HISTORY, "query_id")},
         InvalidValueError,
         "the interactions have 1 row(s) with a null 'query_id' or 'doc_id': each row is one"
         " user's interaction with one item; fill or drop them, e.g."
@@ -210,7 +210,7 @@ REFUSALS: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], type[Exceptio
         "interactions without the item column",
         RUN,
         ["novelty@2"],
-        {"qrels": QRELS, "interactions": HISTORY.drop("doc_id")},
+        {"interactions": HISTORY.drop("doc_id")},
         ColumnNotFoundError,
         "column 'doc_id' not found in the interactions (its columns: 'query_id'); rename its"
         " id columns as in the run: 'doc_id'",
@@ -224,6 +224,16 @@ REFUSALS: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], type[Exceptio
         "interactions= holds the interaction history (where item popularity, the catalogue"
         " and each user's history come from), and no metric asked for reads it: drop"
         " interactions=, or ask for a metric that does (irm.list_metrics() says which)",
+    ),
+    (
+        "qrels= beside metrics none of which reads it",
+        RUN,
+        ["novelty@2", "catalog_coverage@2"],
+        {"qrels": QRELS, "interactions": HISTORY},
+        MetricParameterError,
+        "qrels= holds the relevance judgments, and no metric asked for reads them "
+        "(novelty@2, catalog_coverage@2): drop qrels=, or ask for a metric that does "
+        "(irm.list_metrics() says which)",
     ),
     (
         "item_features= beside metrics none of which reads it",

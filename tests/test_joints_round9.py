@@ -168,3 +168,17 @@ def test_click_metric_expression_datetime_hint_gives_seconds() -> None:
     # within a unit in the last place (polars divides by a constant as a product by its
     # reciprocal: 12.899999999999999); irm.evaluate_online's is exact
     assert value["time_to_first_click"].item() == pytest.approx(12.9, rel=2e-16, abs=0)
+
+
+@pytest.mark.parametrize(
+    "ids", [{"query_id": "doc_id"}, {"query_id": "x", "doc_id": "x"}], ids=["default", "both"]
+)
+def test_knn_one_column_for_both_ids_refused(ids: dict[str, str]) -> None:
+    # before: polars' "projections contained duplicate output name" text
+    name = ids.get("doc_id", "doc_id")
+    message = (
+        f"query_id={name!r} and doc_id={name!r} name the same column; each needs its own "
+        "column: pass doc_id= with the name of the doc_id column"
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.knn(E, E, k=2, **ids)  # type: ignore[arg-type]

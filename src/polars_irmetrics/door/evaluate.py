@@ -928,6 +928,16 @@ def evaluate_plan(
                 f"{name}= holds {INPUTS[name][0]}, and no metric asked for reads it: drop "
                 f"{name}=, or ask for a metric that does (irm.list_metrics() says which)"
             )
+    # judgments beside metrics that read none (coverage, data quality): refused, as
+    # every other table no metric reads (the exposure route names its own measures)
+    exposed = any(r.route == "exposure" for _, r in requests)
+    reads_judgments = any("judgments" in r.reads for _, r in requests)
+    if joinable and not exposed and not reads_judgments and tables.get("qrels") is not None:
+        raise MetricParameterError(
+            "qrels= holds the relevance judgments, and no metric asked for reads them ("
+            + ", ".join(label for label, _ in requests)
+            + "): drop qrels=, or ask for a metric that does (irm.list_metrics() says which)"
+        )
     routes = split_routes(requests) if route is None else {route: list(requests)}
     qrels, queries = tables.get("qrels"), tables.get("queries")
     if "ope" in routes:

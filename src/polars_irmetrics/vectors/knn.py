@@ -65,6 +65,7 @@ from polars_irmetrics.errors import (
     IrmError,
 )
 from polars_irmetrics.ground.inputs import as_polars, type_name
+from polars_irmetrics.ground.options import check_column_name, shared_column_error
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     common_id_dtype,
@@ -253,6 +254,10 @@ def knn(
     """
     k, block_size = _whole(k), _whole(block_size)  # a numpy integer is an integer
     _check_options(k, metric, block_size, exclude_self)
+    for name, value in (("query_id", query_id), ("doc_id", doc_id), ("embedding", embedding)):
+        check_column_name(name, value)
+    if query_id == doc_id:  # the run's two id columns
+        raise shared_column_error("query_id", "doc_id", query_id)
     try:
         query = _queries(queries, query_id, embedding)
     except IrmError:
