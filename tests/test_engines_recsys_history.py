@@ -314,6 +314,35 @@ def test_the_catalogues_warning_and_null_ids_are_one_machines(
     assert _warned(on_the_engine) == expected[case]
 
 
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_a_catalogue_lacking_a_few_items_is_one_machines_warning(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    # mcc@k and reco_accuracy@k: a catalogue without some of the run's items (too few
+    # for the history's own warning) gave RecTools' tn too small, in silence before
+    evaluate, frame, back = _engine(engine, request)
+    run = TABLES["run"]
+    qrels = run.filter(pl.col("rank") % 3 == 1).select("query_id", "doc_id", relevance=pl.lit(1))
+    items = run.select("doc_id").unique().sort("doc_id")["doc_id"].to_list()
+    lacking = _HISTORY.vstack(
+        pl.DataFrame({"query_id": ["u00"] * len(items), "doc_id": items})
+    ).filter(pl.col("doc_id") != items[0])
+    metrics = ["mcc@5", "reco_accuracy@3"]
+    expected = _warned(lambda: irm.evaluate(run, metrics, qrels=qrels, interactions=lacking))
+    assert expected == [
+        "interactions= (the catalogue whose size mcc@5, reco_accuracy@3 read) lacks 1 of "
+        f"the {len(items)} items of the run (column 'doc_id'): RecTools' tn = n - k - fn "
+        "takes its n items to hold every list's items, so the true negatives and the values "
+        "come out too small; give interactions= every item a user may be recommended or "
+        "find relevant"
+    ]
+
+    def on_the_engine() -> None:
+        back(evaluate(frame(run), metrics, qrels=frame(qrels), interactions=frame(lacking)))
+
+    assert _warned(on_the_engine) == expected
+
+
 # a covering design: the means on Spark, the per-user values on Dask (each engine's
 # per-user values of the history's metrics: test_history_metrics_equal_one_machine)
 @pytest.mark.parametrize(

@@ -34,6 +34,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     features_tally,
     interactions_tally,
+    warn_on_catalogue,
     warn_on_features,
     warn_on_interactions,
     warns_of_features,
@@ -454,9 +455,15 @@ def warn_on_history(
     )
     row = tally.collect().row(0, named=True)
     dropped = options.unseen_items == "drop"
-    return warned_to(
-        lambda: warn_on_interactions(row, user=user, item=item, run=run, dropped=dropped), emit
-    )
+    labels = [
+        label for label, r in parse_metric_list(metrics) if r.metric.name in CATALOGUE_METRICS
+    ]
+
+    def say() -> None:
+        warn_on_interactions(row, user=user, item=item, run=run, dropped=dropped)
+        warn_on_catalogue(row, item=item, labels=labels)
+
+    return warned_to(say, emit)
 
 
 def warns_on_features(sides: Iterable[tuple[str, pa.Table]], options: EvalOptions) -> bool:

@@ -1126,17 +1126,38 @@ def with_interactions_tally(
     name: str,
     dropped: bool = False,
     users: pl.LazyFrame | None = None,
+    catalogue: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """``values``, and :func:`warn_on_interactions` when the plan runs, from
     :func:`interactions_tally` (``name``: the run's name in the text; ``dropped``: the
     run's items the interactions lack are left out, ``unseen_items='drop'``; ``run``
     may be its distinct items alone, and ``users`` its distinct users, where the caller
-    has them)."""
+    has them); ``catalogue``: the labels of the metrics that read the catalogue's size
+    (:func:`warn_on_catalogue`)."""
     tally = interactions_tally(run, interactions, user=user, item=item, users=users)
-    return with_tally(
-        values,
-        tally,
-        lambda row: warn_on_interactions(row, user=user, item=item, run=name, dropped=dropped),
+
+    def say(row: Mapping[str, Any]) -> None:
+        warn_on_interactions(row, user=user, item=item, run=name, dropped=dropped)
+        warn_on_catalogue(row, item=item, labels=catalogue)
+
+    return with_tally(values, tally, say)
+
+
+def warn_on_catalogue(row: Mapping[str, Any], *, item: str, labels: Sequence[str]) -> None:
+    """The warning of :func:`interactions_tally`'s row where a metric of ``labels``
+    (``mcc@k``, ``reco_accuracy@k``) reads the catalogue's size and the interactions
+    lack some of the run's items, but not so many that :func:`warn_on_interactions`
+    warns: RecTools' ``tn = n - k - fn`` takes the catalogue's ``n`` items to hold every
+    list's items, so the true negatives, and the values, come out too small."""
+    total, held = row[_ITEMS], row[_KNOWN_ITEMS]
+    if not labels or not total or held >= total or 2 * held < total:
+        return
+    warn_from_plan(
+        f"interactions= (the catalogue whose size {', '.join(labels)} read) lacks "
+        f"{total - held} of the {total} items of the run (column {item!r}): RecTools' "
+        "tn = n - k - fn takes its n items to hold every list's items, so the true "
+        "negatives and the values come out too small; give interactions= every item a "
+        "user may be recommended or find relevant"
     )
 
 

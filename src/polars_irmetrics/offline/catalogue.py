@@ -116,6 +116,7 @@ def build_offline_plan(
         item=doc_id,
         name="run",
         users=None if ids is None else ids.queries,
+        catalogue=[label for label, r in requests if r.metric.name in CATALOGUE_FORMULAS],
     )
 
 
