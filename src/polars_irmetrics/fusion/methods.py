@@ -122,6 +122,9 @@ class FusionParam:
     low: float
     high: float = math.inf
     integer: bool = False
+    #: Why ``high`` itself is refused, where it is (``rbc``'s ``phi=1`` weights every
+    #: document 0); empty: the range is closed.
+    open_high: str = ""
 
     def check(self, method: str, value: object) -> float:
         """The value as a number, or :class:`MetricParameterError` naming the range.
@@ -141,8 +144,11 @@ class FusionParam:
             ok = False
         if ok and not math.isfinite(float(value)):  # type: ignore[arg-type]
             ok = False
-        if not ok or not (self.low <= float(value) <= self.high):  # type: ignore[arg-type]
-            if self.high != math.inf:
+        at_high = ok and bool(self.open_high) and float(value) == self.high  # type: ignore[arg-type]
+        if at_high or not ok or not (self.low <= float(value) <= self.high):  # type: ignore[arg-type]
+            if self.open_high:
+                bounds = f" in [{self.low:g}, {self.high:g}) ({self.open_high})"
+            elif self.high != math.inf:
                 bounds = f" in [{self.low:g}, {self.high:g}]"
             else:  # an integer is finite: only a number's kind says so
                 kind = kind if self.integer else "a finite number"
@@ -251,7 +257,14 @@ _PAPERS = {
 
 _K = FusionParam("k", 60, 0)
 _SIGMA = FusionParam("sigma", 0.01, 0, 1)
-_PHI = FusionParam("phi", None, 0, 1)
+_PHI = FusionParam(
+    "phi",
+    None,
+    0,
+    1,
+    open_high="phi=1 weights every document (1 - 1) * 1 = 0, a fused run "
+    "of ties ordered by the tie-break alone",
+)
 _GAMMA = FusionParam("gamma", None, -math.inf)
 _W = FusionParam("w", None, 0, integer=True)
 _SEGMENTS = FusionParam("n_segments", None, 1, integer=True)

@@ -139,7 +139,9 @@ MAX_WEIGHT_CANDIDATES = 20_000_000
 
 def grid_points(param: str, n_runs: int, step: float | None) -> list[Any]:
     """ranx's grid (``ranx.fusion_optimization``): weight vectors on the simplex whose
-    float sum is exactly 1, ``k`` in 10..100, or 0.01..1 for ``phi``/``gamma``/``sigma``.
+    float sum is exactly 1, ``k`` in 10..100, or 0.01..1 for ``phi``/``gamma``/``sigma``
+    (``phi`` below 1: ``rbc`` at ``phi=1`` scores every document 0, which ``fuse``
+    refuses).
 
     Examples
     --------
@@ -224,6 +226,8 @@ def grid_points(param: str, n_runs: int, step: float | None) -> list[Any]:
             )
         return weights
     points = [round(float(x), digits) for x in np.arange(0.01, 1.0 + step, step)]
+    if param == "phi":  # ranx's last point, phi=1, fuses every score to 0: not searched
+        points = [x for x in points if x != 1.0]
     outside = [x for x in points if not 0 <= x <= 1] if param in ("phi", "sigma") else []
     if outside:
         raise MetricParameterError(
