@@ -179,6 +179,43 @@ def test_a_signal_taken_by_another_thread_is_handled_at_once() -> None:
     assert float(done.stdout) < 5.0
 
 
+_CTRL_C_SCRIPT = """
+import os, signal, threading, time
+from polars_irmetrics.ground.buckets import beside_main
+
+finished = []
+
+def work():
+    time.sleep(0.6)  # Ctrl-C arrives while the main thread waits for this one
+    finished.append(True)
+    return 42
+
+threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    beside_main(work)
+except KeyboardInterrupt:
+    print("interrupted, the work finished:", bool(finished))
+"""
+
+
+def test_ctrl_c_is_raised_once_the_work_returns() -> None:
+    # Python 3.11 (bpo-45274): a KeyboardInterrupt inside Thread.join marks the thread
+    # stopped, so a wait on is_alive() left at once: the interrupt reached the caller
+    # while the work (an out-of-core run, its spill folder) went on, and the
+    # interpreter aborted at exit ("FATAL: exception not rethrown"); the worker now
+    # says itself when it is done
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.strip() == "interrupted, the work finished: True"
+
+
 @pytest.mark.parametrize("kind", ["eager", "lazy"])
 def test_sigterm_removes_the_spill_folder(tmp_path: Path, kind: str) -> None:
     # eager: the judgments take a minute to arrive, and the process ends at once, its

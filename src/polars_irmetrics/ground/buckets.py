@@ -328,23 +328,30 @@ def beside_main(work: Callable[[], _T]) -> _T:
         return work()
     done: list[_T] = []
     failed: list[BaseException] = []
+    # set by the worker itself when ``work`` has returned (or raised): not
+    # ``Thread.is_alive``, which a Ctrl-C inside ``Thread.join`` marks as stopped on
+    # Python 3.11 (bpo-45274) while the work still runs, so the interrupt left at once,
+    # the spill folder behind, and the interpreter aborted at exit
+    finished = threading.Event()
 
     def run() -> None:
         try:
             done.append(work())
         except BaseException as error:
             failed.append(error)
+        finally:
+            finished.set()
 
     worker = threading.Thread(target=run, name="polars_irmetrics work", daemon=True)
     worker.start()
     interrupted: KeyboardInterrupt | None = None
-    while worker.is_alive():
+    while not finished.is_set():
         try:
             # a signal the kernel handed to the main thread interrupts the wait, and its
             # handler runs here at once; one handed to another thread (any thread of the
             # process may take it: polars' own, the worker) only marks it pending, which
             # the main thread runs when it next wakes: at most _WAKE seconds later
-            worker.join(_WAKE)
+            finished.wait(_WAKE)
         except KeyboardInterrupt as error:
             interrupted = error
     if interrupted is not None:
