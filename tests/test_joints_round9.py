@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -182,3 +184,35 @@ def test_knn_one_column_for_both_ids_refused(ids: dict[str, str]) -> None:
     )
     with pytest.raises(InvalidValueError, match=re.escape(message)):
         irm.knn(E, E, k=2, **ids)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("table", "metrics", "keywords", "named"),
+    [
+        (
+            pl.DataFrame({"label": [1, 0, 1], "prediction": [0.2, 0.3, 0.1]}),
+            ["auc", "logloss"],
+            {},
+            "metrics 'auc', 'logloss' evaluate",
+        ),
+        (
+            pl.DataFrame({"query_id": ["s1", "s1"], "rank": [1, 2], "clicked": [True, False]}),
+            ["ctr@2"],
+            {},
+            "metric 'ctr@2' evaluates",
+        ),
+    ],
+    ids=["prediction", "online"],
+)
+def test_spill_dir_under_auto_memory_refused_where_nothing_splits(
+    table: pl.DataFrame, metrics: list[str], keywords: dict[str, Any], named: str, tmp_path: Path
+) -> None:
+    # before: accepted and never used (these routes stay in one plan under auto-memory)
+    message = (
+        f"spill_dir={str(tmp_path)!r} is the folder of the out-of-core buckets, and {named} "
+        "in one plan unless buckets= is a number or 'auto': pass buckets=, or drop spill_dir="
+    )
+    with pytest.raises(InvalidValueError, match=re.escape(message)):
+        irm.evaluate(table, metrics, spill_dir=tmp_path, buckets="auto-memory", **keywords)
+    split = irm.evaluate(table, metrics, spill_dir=tmp_path, buckets=2, **keywords)
+    assert split.equals(irm.evaluate(table, metrics, **keywords))

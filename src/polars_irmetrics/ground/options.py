@@ -254,6 +254,16 @@ def check_read(
     check_key_roles(options, routes, metrics)
     if "spill_dir" in given:
         refuse_spill_without_buckets(options.spill_dir, options.buckets, "evaluates")
+        # buckets='auto-memory' splits the ranking metrics' run only: the prediction and
+        # click metrics stay in one plan there, which writes nothing to the folder (the
+        # other routes refuse it in their own words)
+        if options.buckets == "auto-memory" and set(routes) <= {"prediction", "online"}:
+            raise InvalidValueError(
+                f"spill_dir={str(options.spill_dir)!r} is the folder of the out-of-core "
+                f"buckets, and {metrics} evaluate{'s' if metrics.startswith('metric ') else ''} "
+                "in one plan unless buckets= is a number or 'auto': pass buckets=, or drop "
+                "spill_dir="
+            )
     for name in ("memory_limit", "explain"):
         if name in given and options.buckets != "auto-memory":
             raise InvalidValueError(
