@@ -824,8 +824,9 @@ def _damage(path: Path, column: int) -> None:
         (
             "other dtypes",
             FileFormatError,
-            "{d}/b.parquet: column 'embedding' has dtype List(Float32), where {d}/a.parquet "
-            "has Array(Float32, shape=(6,)); every file of the corpus needs the same dtypes",
+            "{d}/b.parquet: column 'embedding' is List(Float32), but {d}/a.parquet has it as "
+            "Array(Float32, shape=(6,)); every file of a corpus of embeddings needs the same "
+            "column types: write the files again with one type",
         ),
         (
             "other columns",

@@ -177,7 +177,7 @@ def _glob_format(pattern: str, what: str) -> Literal["parquet", "csv", "tsv", "j
     matches = sorted(p for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
     if not matches:
         raise MissingFileError(f"{pattern}: the pattern matches no file; expected {what}")
-    found = detect_format(glob.escape(matches[0]), what)
+    found = detect_format(matches[0], what)  # a file that exists: read as named
     if found == "trec":
         raise FileFormatError(
             f"{pattern}: matches TREC text files ({matches[0]}); a pattern reads Parquet, "
@@ -328,6 +328,17 @@ def _parquet_schema(files: list[Path], what: str) -> None:
                     f"{missing}: no column {name!r}, which {shown} has; every file of "
                     f"{what.split(':')[0]} needs the same columns"
                 )
+            if schema[name] != other[name]:  # polars' SchemaError named no file
+                example = (
+                    ""
+                    if other[name].is_nested()
+                    else f", e.g. pl.col({name!r}).cast(pl.{other[name]})"
+                )
+                raise FileFormatError(
+                    f"{path}: column {name!r} is {schema[name]}, but {first[0]} has it as "
+                    f"{other[name]}; every file of {what.split(':')[0]} needs the same "
+                    f"column types: write the files again with one type{example}"
+                )
 
 
 def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.LazyFrame:
@@ -339,7 +350,11 @@ def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.Lazy
             return pl.scan_parquet(source)
         files = _parquet_files(source, what)
         _parquet_schema(files, what)
-        return pl.scan_parquet(source, glob=is_glob(source) or Path(source).is_dir())
+        # the files checked above: a folder's hidden ones (Spark's .crc, _SUCCESS) left
+        # out, as Spark and Hive leave them out
+        return pl.scan_parquet(
+            source, glob=is_glob(source) or Path(source).is_dir(), hidden_file_prefix=[".", "_"]
+        )
     if fmt == "jsonl":
         return pl.scan_ndjson(open_text(source, what).data)
     separator = "," if fmt == "csv" else "\t"
