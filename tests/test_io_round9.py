@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+import polars_irmetrics as irm
 from polars_irmetrics.errors import FileFormatError
 from polars_irmetrics.io.files import detect_format, scan_run
 
@@ -49,3 +50,18 @@ def test_a_pattern_in_a_folder_name(tmp_path: Path, folder: str) -> None:
     source = glob.escape(str(tmp_path / folder)) + "/*.parquet"
     assert detect_format(source) == "parquet"  # before: RecursionError
     assert scan_run(source).collect().equals(RUN)
+
+
+@pytest.mark.parametrize("name", ["br[1]", "q?x", "st*r"])
+def test_a_spill_dir_named_like_a_pattern(tmp_path: Path, name: str) -> None:
+    # before: polars' "expanded paths were empty" (the bucket's files read by a glob
+    # under the folder the user named)
+    spill = tmp_path / name
+    spill.mkdir()
+    run = pl.DataFrame(
+        {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"], "rank": [1, 2, 1]}
+    )
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    split = irm.evaluate(run, ["map", "P@1"], qrels=qrels, buckets=3, spill_dir=spill)
+    assert split.equals(irm.evaluate(run, ["map", "P@1"], qrels=qrels))
+    assert not list(spill.iterdir())

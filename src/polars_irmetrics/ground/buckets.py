@@ -35,6 +35,7 @@ own ``collect()`` in the main thread holds it off until it returns.
 from __future__ import annotations
 
 import contextlib
+import glob
 import math
 import os
 import shutil
@@ -473,7 +474,7 @@ def _split_and_evaluate(
         part = folder / name / f"{_BUCKET}={bucket}"
         if not part.is_dir():  # no row of this side hashed here
             return pl.LazyFrame(schema=schemas[name])
-        found = pl.scan_parquet(part / "*.parquet")
+        found = pl.scan_parquet(_parts_of(part))
         return found.select(pl.col(c).cast(t) for c, t in schemas[name].items())
 
     parts = [
@@ -502,7 +503,14 @@ def read_bucket(folder: Path, bucket: int, schema: pl.Schema) -> pl.LazyFrame:
     part = folder / f"{_BUCKET}={bucket}"
     if not part.is_dir():
         return pl.LazyFrame(schema=schema)
-    return pl.scan_parquet(part / "*.parquet").select(pl.col(c).cast(t) for c, t in schema.items())
+    return pl.scan_parquet(_parts_of(part)).select(pl.col(c).cast(t) for c, t in schema.items())
+
+
+def _parts_of(folder: Path) -> str:
+    """The pattern of the Parquet files of one bucket's ``folder``, the folder's own
+    name escaped: a ``spill_dir`` (or ``TMPDIR``) with ``[`` in its name was read as a
+    pattern, which matched none of its files."""
+    return glob.escape(str(folder)) + "/*.parquet"
 
 
 @contextlib.contextmanager
