@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 
 
 def _predictions(values: list[float]) -> pl.DataFrame:
@@ -257,11 +257,14 @@ def test_an_expressions_relevance_level_is_in_its_name_as_evaluate_names_it() ->
 def test_a_relevance_level_that_is_not_a_number_is_refused_by_the_expressions(
     level: Any,
 ) -> None:
-    with pytest.raises(MetricParameterError) as caught:
+    # in its own name and class, as irm.evaluate(..., relevance_level=) refuses it (it
+    # once named the metric parameter rel=, which the caller never passed)
+    with pytest.raises(InvalidValueError) as caught:
         irm.precision(3, relevance_level=level)
-    assert str(caught.value) == (
-        f"metric 'irm.precision(...)': rel must be a number (the relevance level), got {level!r}"
-    )
+    with pytest.raises(InvalidValueError) as evaluated:
+        irm.evaluate(JUDGED, ["precision@3"], relevance_level=level)
+    assert str(caught.value) == str(evaluated.value)
+    assert str(caught.value).startswith("relevance_level")
 
 
 def test_a_judged_tables_unscored_rows_are_not_listed_for_rectools_metrics() -> None:

@@ -79,6 +79,7 @@ import polars.selectors as cs
 from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
 from polars_irmetrics.ground.deferred import PROBE, Need, checked_column, checked_columns
 from polars_irmetrics.ground.docstrings import fill_shared
+from polars_irmetrics.ground.options import check_relevance_level
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.scope import TableScope, unfit_label
 from polars_irmetrics.metrics.spec import ParamValue
@@ -318,7 +319,8 @@ def _expr(
     **options: ParamValue,
 ) -> pl.Expr:
     # a level other than the default is in the name (precision(rel=2)@3, as evaluate
-    # names it) and checked as evaluate checks it (a NaN, a string)
+    # names it) and checked as evaluate checks it (a NaN, a string), in its own name
+    check_relevance_level(level)
     default = isinstance(level, int | float) and not isinstance(level, bool) and level == 1
     req = request(metric, k=k, level=None if default else level, options=options)
     rel = checked_column(

@@ -473,6 +473,26 @@ _VALUE_COLUMNS = (
 )  # fmt: skip
 
 
+def check_relevance_level(level: object) -> None:
+    """Refuse a ``relevance_level`` that is not a finite number, by that name (the
+    evaluate options and the metric expressions alike).
+
+    >>> check_relevance_level(2)
+    >>> check_relevance_level("2")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: relevance_level must be a number, got '2'
+    """
+    if isinstance(level, bool) or not isinstance(level, int | float):
+        raise InvalidValueError(f"relevance_level must be a number, got {level!r}")
+    if not math.isfinite(level):
+        raise InvalidValueError(
+            f"relevance_level={level!r} is not a finite number: no label would count as "
+            "relevant (or every one would); pass the lowest relevant label, e.g. "
+            "relevance_level=1"
+        )
+
+
 def checked_positive_label(value: object) -> int | float | str:
     """``positive_label`` as the prediction metrics read it: one label value, a number or
     a string (a numpy number as the Python number it equals); anything else refused.
@@ -693,15 +713,7 @@ class EvalOptions:
             value = getattr(self, name)
             if name in _VALUE_COLUMNS and value in ids:
                 raise shared_column_error(ids[value], name, value)
-        level = self.relevance_level
-        if isinstance(level, bool) or not isinstance(level, int | float):
-            raise InvalidValueError(f"relevance_level must be a number, got {level!r}")
-        if not math.isfinite(level):
-            raise InvalidValueError(
-                f"relevance_level={level!r} is not a finite number: no label would count as "
-                "relevant (or every one would); pass the lowest relevant label, e.g. "
-                "relevance_level=1"
-            )
+        check_relevance_level(self.relevance_level)
         checked_positive_label(self.positive_label)
         depth = self.depth
         if depth is not None and (
