@@ -17,7 +17,7 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.cli.main import main
-from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
+from polars_irmetrics.errors import ColumnTypeError, CoverageWarning, InvalidValueError
 from polars_irmetrics.io.files import sample_paths
 
 START = dt.datetime(2026, 3, 3, 18, 31, 45)
@@ -216,3 +216,32 @@ def test_spill_dir_under_auto_memory_refused_where_nothing_splits(
         irm.evaluate(table, metrics, spill_dir=tmp_path, buckets="auto-memory", **keywords)
     split = irm.evaluate(table, metrics, spill_dir=tmp_path, buckets=2, **keywords)
     assert split.equals(irm.evaluate(table, metrics, **keywords))
+
+
+@pytest.mark.parametrize(
+    ("listed", "fate"),
+    [
+        (
+            "zz",
+            "no judged query is left to score (unretrieved='drop' leaves out those it does not "
+            "list): every mean is over 0 queries (num_q 0)",
+        ),
+        (
+            "q1",
+            "every metric scores 0 on the judged queries it lists, the others left out "
+            "(unretrieved='drop')",
+        ),
+    ],
+    ids=["none-listed", "one-listed"],
+)
+def test_no_judged_document_under_unretrieved_drop_says_what_is_scored(
+    listed: str, fate: str
+) -> None:
+    # before: "every metric scores 0 on every judged query", where the mean was over no
+    # query (NaN, num_q 0) or over the listed queries alone
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    run = pl.DataFrame({"query_id": [listed], "doc_id": ["x"], "rank": [1]})
+    with pytest.warns(CoverageWarning) as said:
+        out = irm.evaluate(run, ["map"], qrels=qrels, unretrieved="drop")
+    assert [fate in str(w.message) for w in said] == [True]
+    assert out["num_q"].item() == (0 if listed == "zz" else 1)

@@ -796,10 +796,21 @@ def warn_on_counts(
         if listed:
             tally += f"; it lists {row['listed']} of the {row['queries']} judged queries"
         if row["found"] == 0:
-            said.append(
-                f"{name} retrieves no judged document ({tally}): every metric scores 0 on "
-                "every judged query, as trec_eval scores such a run"
-            )
+            if unretrieved != "drop" or (listed and row["listed"] >= row["queries"]):
+                fate = (
+                    "every metric scores 0 on every judged query, as trec_eval scores such a run"
+                )
+            elif listed and row["listed"] == 0:
+                fate = (
+                    "no judged query is left to score (unretrieved='drop' leaves out those "
+                    "it does not list): every mean is over 0 queries (num_q 0)"
+                )
+            else:  # the judged queries it lists score 0, the others are left out
+                fate = (
+                    "every metric scores 0 on the judged queries it lists, the others left "
+                    "out (unretrieved='drop')"
+                )
+            said.append(f"{name} retrieves no judged document ({tally}): {fate}")
         elif listed and 2 * row["listed"] < row["queries"]:
             missed = row["queries"] - row["listed"]
             fate = (
