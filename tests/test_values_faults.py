@@ -167,16 +167,22 @@ def test_a_signal_taken_by_another_thread_is_handled_at_once() -> None:
     # thread (a polars thread, the worker) only marks it pending. beside_main's main
     # thread used to wait for the worker without waking, so such a SIGTERM waited for
     # the whole collect (20 s here; the eager SIGTERM test below timed out so once)
+    assert float(_python_output(_OTHER_THREAD_SCRIPT)) < 5.0
+
+
+def _python_output(script: str) -> str:
+    """What ``script`` prints, run by this Python in a process of its own (the signal
+    handlers are the process's), with this checkout's sources; it must succeed."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     done = subprocess.run(
-        [sys.executable, "-c", _OTHER_THREAD_SCRIPT],
+        [sys.executable, "-c", script],
         env=env,
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
-    assert float(done.stdout) < 5.0
+    return done.stdout
 
 
 _CTRL_C_SCRIPT = """
@@ -204,16 +210,7 @@ def test_ctrl_c_is_raised_once_the_work_returns() -> None:
     # while the work (an out-of-core run, its spill folder) went on, and the
     # interpreter aborted at exit ("FATAL: exception not rethrown"); the worker now
     # says itself when it is done
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    done = subprocess.run(
-        [sys.executable, "-c", _CTRL_C_SCRIPT],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert done.stdout.strip() == "interrupted, the work finished: True"
+    assert _python_output(_CTRL_C_SCRIPT).strip() == "interrupted, the work finished: True"
 
 
 @pytest.mark.parametrize("kind", ["eager", "lazy"])
