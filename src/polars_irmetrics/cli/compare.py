@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
+from polars_irmetrics.cli.flags import add_column_flags, add_ranking_flags, ranking_options
 from polars_irmetrics.comparison import plot
 from polars_irmetrics.comparison.api import compare, recorded_per_query
 from polars_irmetrics.comparison.frame import stack_runs
@@ -135,6 +137,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "return_std=True; the footnote still names the test; columns std and "
         "baseline_std in csv, json and parquet)",
     )
+    add_column_flags(p)
+    add_ranking_flags(p)
     p.add_argument("--plot", metavar="FILE", help="save a plot (PNG or SVG)")
     p.add_argument("--run-format", choices=FORMATS, default="auto", help="(auto)")
     p.add_argument("--qrels-format", choices=FORMATS, default="auto", help="(auto)")
@@ -162,7 +166,10 @@ def _names(paths: Sequence[str]) -> list[str]:
 
 
 def _curves(
-    runs: dict[str, pl.LazyFrame], metrics: list[str], qrels: pl.LazyFrame
+    runs: dict[str, pl.LazyFrame],
+    metrics: list[str],
+    qrels: pl.LazyFrame,
+    options: dict[str, Any] | None = None,
 ) -> pl.DataFrame | None:
     """Mean metric@1..k per system for each metric with a cutoff k >= 2 (None if none)."""
     ranges: dict[str, int] = {}
@@ -177,7 +184,9 @@ def _curves(
     # the runs of one schema in one plan, of another in their own (compare's stacking:
     # nothing cast, each run ranked as it is alone), collected together
     parts = stack_runs(runs, "system").parts
-    means = [evaluate(part, names, qrels=qrels, systems="system") for part in parts]
+    means = [
+        evaluate(part, names, qrels=qrels, systems="system", **(options or {})) for part in parts
+    ]
     frame = pl.concat([m.lazy() for m in means], how="vertical_relaxed").collect()
     order = pl.Enum(list(runs))
     return frame.sort(pl.col("system").cast(order))
@@ -224,11 +233,15 @@ def run(args: argparse.Namespace) -> int:
     baseline = args.baseline
     if baseline is not None and baseline in paths:
         baseline = names[paths.index(baseline)]
+    options = ranking_options(args)
+    ids = {"query_id": args.query_id, "doc_id": args.doc_id}
     runs: dict[str, pl.LazyFrame] = {
-        name: scan_run(path, args.run_format) for name, path in zip(names, paths, strict=True)
+        name: scan_run(path, args.run_format, **ids)
+        for name, path in zip(names, paths, strict=True)
     }
-    qrels = scan_qrels(args.qrels, args.qrels_format)
+    qrels = scan_qrels(args.qrels, args.qrels_format, relevance=args.relevance, **ids)
     kwargs = {
+        **options,
         "qrels": qrels,
         "baseline": baseline,
         "test": args.test,
@@ -256,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
         page = report(
             result,
             per_query=per_query,
-            curves=_curves(runs, metrics, qrels),
+            curves=_curves(runs, metrics, qrels, options),
             markers=args.markers,
         )
         html = page.to_html().encode()

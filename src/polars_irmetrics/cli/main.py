@@ -32,6 +32,7 @@ from polars_irmetrics.cli import compare as compare_cmd
 from polars_irmetrics.cli import fuse as fuse_cmd
 from polars_irmetrics.cli import metrics as metrics_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
+from polars_irmetrics.cli.flags import add_column_flags, add_ranking_flags
 from polars_irmetrics.cli.keywords import as_flags, flags_of
 from polars_irmetrics.door.evaluate import Parsed, evaluate_tables
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
@@ -180,29 +181,7 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             default="auto",
             help="judgments file format (default: auto)",
         )
-        p.add_argument(
-            "--order",
-            choices=("auto", "rank", "score"),
-            default="auto",
-            help="rank column, or score descending with trec_eval's tie-break "
-            "(default: auto, the rank column when present)",
-        )
-        p.add_argument(
-            "--relevance-level",
-            type=float,
-            default=1,
-            metavar="L",
-            help="relevance >= L counts as relevant (default 1; e.g. --relevance-level 2)",
-        )
-        p.add_argument(
-            "--depth", type=int, metavar="N", help="keep ranks 1..N per query (trec_eval -M)"
-        )
-        p.add_argument(
-            "--unjudged",
-            choices=("drop", "zero", "error"),
-            default="drop",
-            help="queries in a run but not in the judgments (default: drop)",
-        )
+        add_ranking_flags(p)
         p.add_argument(
             "--unretrieved",
             choices=("zero", "drop", "error"),
@@ -246,19 +225,7 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             help="RecTools' DebiasConfig: down-sample the judgments' popular items before "
             "the ranking metrics, e.g. 1.5 or 1.5:7 (iqr_coef, random_state; default seed 0)",
         )
-        for flag, default in (
-            ("query-id", "query_id"),
-            ("doc-id", "doc_id"),
-            ("rank", "rank"),
-            ("score", "score"),
-            ("relevance", "relevance"),
-        ):
-            p.add_argument(
-                f"--{flag}",
-                default=default,
-                metavar="COL",
-                help=f"name of the {flag.replace('-', ' ')} column (default: {default})",
-            )
+        add_column_flags(p)
         _input_flags(p)
 
 

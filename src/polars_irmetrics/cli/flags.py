@@ -1,0 +1,68 @@
+"""The flags of the ranking evaluation that ``irm evaluate`` and ``irm compare`` share:
+the run's and the judgments' column names and the plan's options, each declared once
+here (as irm.evaluate and irm.compare take them, one flag per keyword)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["COLUMN_FLAGS", "add_column_flags", "add_ranking_flags", "ranking_options"]
+
+#: (flag, keyword and default) of the run's and the judgments' columns.
+COLUMN_FLAGS: tuple[tuple[str, str], ...] = (
+    ("query-id", "query_id"),
+    ("doc-id", "doc_id"),
+    ("rank", "rank"),
+    ("score", "score"),
+    ("relevance", "relevance"),
+)
+
+#: The plan's options these flags set, by keyword (read back by :func:`ranking_options`).
+_OPTIONS = ("order", "relevance_level", "depth", "unjudged")
+
+
+def add_column_flags(p: argparse.ArgumentParser) -> None:
+    """``--query-id COL`` ... ``--relevance COL``: the columns' names."""
+    for flag, default in COLUMN_FLAGS:
+        p.add_argument(
+            f"--{flag}",
+            default=default,
+            metavar="COL",
+            help=f"name of the {flag.replace('-', ' ')} column (default: {default})",
+        )
+
+
+def add_ranking_flags(p: argparse.ArgumentParser) -> None:
+    """``--order``, ``--relevance-level``, ``--depth`` and ``--unjudged``."""
+    p.add_argument(
+        "--order",
+        choices=("auto", "rank", "score"),
+        default="auto",
+        help="rank column, or score descending with trec_eval's tie-break "
+        "(default: auto, the rank column when present)",
+    )
+    p.add_argument(
+        "--relevance-level",
+        type=float,
+        default=1,
+        metavar="L",
+        help="relevance >= L counts as relevant (default 1; e.g. --relevance-level 2)",
+    )
+    p.add_argument(
+        "--depth", type=int, metavar="N", help="keep ranks 1..N per query (trec_eval -M)"
+    )
+    p.add_argument(
+        "--unjudged",
+        choices=("drop", "zero", "error"),
+        default="drop",
+        help="queries in a run but not in the judgments (default: drop)",
+    )
+
+
+def ranking_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The columns' names and the plan's options the flags gave, as keywords (a flag
+    left at its default gives the keyword's default, which changes nothing)."""
+    given: dict[str, Any] = {keyword: getattr(args, keyword) for _, keyword in COLUMN_FLAGS}
+    given.update({name: getattr(args, name) for name in _OPTIONS})
+    return given

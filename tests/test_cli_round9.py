@@ -1,0 +1,74 @@
+"""irm compare takes the flags irm evaluate takes for the run's columns and the plan's
+options (--query-id ... --relevance, --order, --relevance-level, --depth, --unjudged):
+its error named query_id=, a keyword the command line has no flag for, and a relevance
+level could not be given at all. The same numbers as irm.compare."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+
+from .helpers import irm_in_process
+
+RUN = pl.DataFrame(
+    {"qid": ["q1", "q1", "q2", "q2"], "did": ["a", "b", "a", "b"], "rk": [1, 2, 2, 1]}
+)
+QRELS = pl.DataFrame({"qid": ["q1", "q1", "q2"], "did": ["a", "b", "b"], "rel": [2, 1, 1]})
+COLUMNS = ["--query-id", "qid", "--doc-id", "did", "--rank", "rk", "--relevance", "rel"]
+KEYWORDS = {"query_id": "qid", "doc_id": "did", "rank": "rk", "relevance": "rel"}
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    RUN.write_parquet(tmp_path / "a.parquet")
+    RUN.with_columns(rk=pl.col("rk").reverse().over("qid")).write_parquet(tmp_path / "b.parquet")
+    QRELS.write_parquet(tmp_path / "qrels.parquet")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "options", [[], ["--relevance-level", "2"], ["--depth", "1"], ["--order", "rank"]]
+)
+def test_compare_reads_the_columns_and_options_it_is_given(
+    files: Path, options: list[str]
+) -> None:
+    args = ["compare", "a.parquet", "b.parquet", "--qrels", "qrels.parquet", "-m", "map"]
+    done = irm_in_process(*args, *COLUMNS, *options, "--format", "csv", cwd=files)
+    assert done.returncode == 0, done.stderr
+    got = pl.read_csv(done.stdout.encode())
+    keywords = dict(KEYWORDS)
+    for flag, value in zip(options[::2], options[1::2], strict=True):
+        name = flag.removeprefix("--").replace("-", "_")
+        keywords[name] = (
+            float(value)
+            if name == "relevance_level"
+            else (int(value) if name == "depth" else value)
+        )
+    runs = {
+        "a": pl.read_parquet(files / "a.parquet"),
+        "b": pl.read_parquet(files / "b.parquet"),
+    }
+    want = irm.compare(runs, ["map"], qrels=QRELS, **keywords)  # type: ignore[arg-type]
+    columns = ["metric", "system", "baseline", "delta", "mean", "baseline_mean", "p_value", "n"]
+    assert got.select(columns).rows() == want.select(columns).rows()
+
+
+def test_compare_without_the_column_flags_names_the_flag(files: Path) -> None:
+    args = ["compare", "a.parquet", "b.parquet", "--qrels", "qrels.parquet", "-m", "map"]
+    done = irm_in_process(*args, cwd=files)
+    assert done.returncode == 2
+    assert "--query-id" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_compare_refuses_an_option_no_metric_reads(files: Path) -> None:
+    args = ["compare", "a.parquet", "b.parquet", "--qrels", "qrels.parquet", "-m", "ndcg@2"]
+    done = irm_in_process(*args, *COLUMNS, "--relevance-level", "2", cwd=files)
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "irm: error: --relevance-level 2.0 is not read by metric 'ndcg@2'"
+    )
