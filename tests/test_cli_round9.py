@@ -72,3 +72,42 @@ def test_compare_refuses_an_option_no_metric_reads(files: Path) -> None:
     assert done.stderr.startswith(
         "irm: error: --relevance-level 2.0 is not read by metric 'ndcg@2'"
     )
+
+
+@pytest.fixture
+def scored(files: Path) -> Path:
+    for name in ("a", "b"):
+        frame = pl.read_parquet(files / f"{name}.parquet")
+        frame.with_columns(sc=1.0 / pl.col("rk")).write_parquet(files / f"s{name}.parquet")
+    return files
+
+
+def test_fuse_reads_the_columns_it_is_given(scored: Path) -> None:
+    ids = ["--query-id", "qid", "--doc-id", "did", "--score", "sc"]
+    done = irm_in_process("fuse", "sa.parquet", "sb.parquet", *ids, "-o", "f.parquet", cwd=scored)
+    assert done.returncode == 0, done.stderr
+    standard = {"qid": "query_id", "did": "doc_id", "sc": "score"}
+    runs = {
+        name: pl.read_parquet(scored / f"s{name}.parquet").select(*standard).rename(standard)
+        for name in ("a", "b")
+    }
+    want = irm.fuse(runs, "rrf")
+    assert pl.read_parquet(scored / "f.parquet").equals(want)
+
+
+def test_fuse_optimize_reads_the_judgments_relevance_column(scored: Path) -> None:
+    ids = ["--query-id", "qid", "--doc-id", "did", "--score", "sc", "--relevance", "rel"]
+    args = ["fuse", "sa.parquet", "sb.parquet", "--optimize", "--qrels", "qrels.parquet"]
+    done = irm_in_process(*args, *ids, "--metric", "map", "--step", "0.5", cwd=scored)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("best map: 1.0000 with {'weights': [1.0, 0.0]}")
+
+
+def test_fuse_relevance_without_optimize_refused(scored: Path) -> None:
+    ids = ["--query-id", "qid", "--doc-id", "did", "--score", "sc", "--relevance", "rel"]
+    done = irm_in_process("fuse", "sa.parquet", "sb.parquet", *ids, "-o", "f.run", cwd=scored)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "irm: error: --relevance rel names the judgments' column, which only --optimize "
+        "reads: drop --relevance, or pass --optimize --qrels QRELS\n"
+    )

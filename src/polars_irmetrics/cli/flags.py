@@ -22,9 +22,12 @@ COLUMN_FLAGS: tuple[tuple[str, str], ...] = (
 _OPTIONS = ("order", "relevance_level", "depth", "unjudged")
 
 
-def add_column_flags(p: argparse.ArgumentParser) -> None:
-    """``--query-id COL`` ... ``--relevance COL``: the columns' names."""
+def add_column_flags(p: argparse.ArgumentParser, only: tuple[str, ...] = ()) -> None:
+    """``--query-id COL`` ... ``--relevance COL``: the columns' names (``only``: those
+    of these keywords, where a command reads no other)."""
     for flag, default in COLUMN_FLAGS:
+        if only and default not in only:
+            continue
         p.add_argument(
             f"--{flag}",
             default=default,

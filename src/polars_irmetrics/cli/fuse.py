@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import polars as pl
 
+from polars_irmetrics.cli.flags import add_column_flags
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.methods import get_fusion_method
@@ -102,6 +103,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "0.01 else)",
     )
     p.add_argument("--folds", type=int, default=None, help="cross-validate over N query folds")
+    # the runs' columns (fusion reads the scores) and, for --optimize, the judgments'
+    add_column_flags(p, only=("query_id", "doc_id", "score", "relevance"))
 
 
 def _rrf_k(text: str) -> float:
@@ -198,19 +201,34 @@ def _check_step(step: float | None, method: str, n_runs: int) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``irm fuse``."""
     _check_mode(args)
+    ids = {"query_id": args.query_id, "doc_id": args.doc_id}
     runs: dict[str, pl.LazyFrame] = {}
     for path in args.runs:
         if path in runs:
             raise InvalidValueError(f"{path}: the same run file is given twice")
         if not Path(path).exists():
             raise InvalidValueError(f"{path}: no such run file")
-        runs[path] = scan_run(path).select("query_id", "doc_id", "score")
+        # the columns under the names fusion and its output give them
+        runs[path] = scan_run(path, **ids).select(
+            pl.col(args.query_id).alias("query_id"),
+            pl.col(args.doc_id).alias("doc_id"),
+            pl.col(args.score).alias("score"),
+        )
+    if args.relevance != "relevance" and not args.optimize:
+        raise InvalidValueError(
+            f"--relevance {args.relevance} names the judgments' column, which only "
+            "--optimize reads: drop --relevance, or pass --optimize --qrels QRELS"
+        )
     if args.optimize:
         if args.qrels is None:
             raise InvalidValueError("--optimize needs --qrels QRELS (the judgments to tune on)")
         method = args.method or "wsum"
         _check_step(args.step, method, len(runs))
-        qrels = scan_qrels(args.qrels)
+        qrels = scan_qrels(args.qrels, relevance=args.relevance, **ids).select(
+            pl.col(args.query_id).alias("query_id"),
+            pl.col(args.doc_id).alias("doc_id"),
+            pl.col(args.relevance).alias("relevance"),
+        )
         metric = args.metric or "ndcg@10"
         result = cast(
             tuple[Any, ...],
