@@ -111,3 +111,41 @@ def test_fuse_relevance_without_optimize_refused(scored: Path) -> None:
         "irm: error: --relevance rel names the judgments' column, which only --optimize "
         "reads: drop --relevance, or pass --optimize --qrels QRELS\n"
     )
+
+
+def test_optimize_fusion_reads_a_relevance_level() -> None:
+    # before: TypeError (no such keyword); each grid point's mean is evaluate's of its
+    # fused run at that level
+    qrels = QRELS.rename({"qid": "query_id", "did": "doc_id", "rel": "relevance"})
+    runs = {
+        name: RUN.rename({"qid": "query_id", "did": "doc_id"}).with_columns(
+            score=(1.0 / pl.col("rk")) if name == "a" else pl.col("rk").cast(pl.Float64)
+        )
+        for name in ("a", "b")
+    }
+    _, grid = irm.optimize_fusion(  # type: ignore[misc]
+        runs, "map", qrels=qrels, relevance_level=2, step=0.5, return_grid=True, buckets=None
+    )
+    for weights, value in grid.iter_rows():
+        fused = irm.fuse(runs, "wsum", norm="min-max", weights=weights)
+        assert irm.evaluate(fused, ["map"], qrels=qrels, relevance_level=2)["map"].item() == value
+
+
+def test_fuse_relevance_level_without_optimize_refused(scored: Path) -> None:
+    ids = ["--query-id", "qid", "--doc-id", "did", "--score", "sc"]
+    args = ["fuse", "sa.parquet", "sb.parquet", *ids, "--relevance-level", "2", "-o", "f.run"]
+    done = irm_in_process(*args, cwd=scored)
+    assert done.returncode == 2
+    assert (
+        "--relevance-level 2 is read by the judged metric --optimize searches with" in done.stderr
+    )
+
+
+def test_fuse_optimize_at_a_relevance_level(scored: Path) -> None:
+    ids = ["--query-id", "qid", "--doc-id", "did", "--score", "sc", "--relevance", "rel"]
+    args = ["fuse", "sa.parquet", "sb.parquet", "--optimize", "--qrels", "qrels.parquet"]
+    done = irm_in_process(
+        *args, *ids, "--metric", "map", "--step", "0.5", "--relevance-level", "2", cwd=scored
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("best map: ")

@@ -105,6 +105,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--folds", type=int, default=None, help="cross-validate over N query folds")
     # the runs' columns (fusion reads the scores) and, for --optimize, the judgments'
     add_column_flags(p, only=("query_id", "doc_id", "score", "relevance"))
+    p.add_argument(
+        "--relevance-level",
+        type=float,
+        default=1,
+        metavar="L",
+        help="with --optimize: relevance >= L counts as relevant for a binary metric (default 1)",
+    )
 
 
 def _rrf_k(text: str) -> float:
@@ -219,6 +226,12 @@ def run(args: argparse.Namespace) -> int:
             f"--relevance {args.relevance} names the judgments' column, which only "
             "--optimize reads: drop --relevance, or pass --optimize --qrels QRELS"
         )
+    if args.relevance_level != 1 and not args.optimize:
+        raise InvalidValueError(
+            f"--relevance-level {args.relevance_level:g} is read by the judged metric "
+            "--optimize searches with, and no fusion reads it: drop --relevance-level, or "
+            "pass --optimize --qrels QRELS"
+        )
     if args.optimize:
         if args.qrels is None:
             raise InvalidValueError("--optimize needs --qrels QRELS (the judgments to tune on)")
@@ -241,6 +254,7 @@ def run(args: argparse.Namespace) -> int:
                 step=args.step,
                 return_grid=True,
                 folds=args.folds,
+                relevance_level=args.relevance_level,
             ),
         )
         best, grid = result[0], result[1]

@@ -54,6 +54,7 @@ from polars_irmetrics.ground.buckets import (
     evaluate_in_buckets,
     refuse_spill_without_buckets,
 )
+from polars_irmetrics.ground.options import check_relevance_level
 from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.metrics._common import power
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric, parse_metric_list
@@ -284,6 +285,7 @@ def optimize_fusion(
     score: str = "score",
     rank: str = "rank",
     relevance: str = "relevance",
+    relevance_level: float = 1,
 ) -> dict[str, Any] | tuple[Any, ...]:
     """Find a fusion's best parameters on judged queries, over ranx's grid.
 
@@ -338,6 +340,10 @@ def optimize_fusion(
         ``True`` on any stream, ``False`` never (:mod:`polars_irmetrics.ground.progress`).
     system, query_id, doc_id, score, rank, relevance
         Column names.
+    relevance_level
+        The lowest label a binary metric counts as relevant, as
+        :func:`~polars_irmetrics.evaluate` reads it (refused beside a metric that reads
+        none: a graded one, or one with a level of its own).
 
     Returns
     -------
@@ -407,6 +413,7 @@ def optimize_fusion(
             f"optimize_fusion searches {', '.join(SEARCHED)}; {fusion.name} has no grid "
             "(trained methods are fitted with fit_fusion)"
         )
+    check_relevance_level(relevance_level)
     buckets = check_buckets(buckets)
     refuse_spill_without_buckets(spill_dir, buckets, "searches")  # as fuse refuses it
     check_spill_dir(spill_dir)
@@ -544,6 +551,7 @@ def optimize_fusion(
             doc_id=d,
             rank=_RANK,
             relevance=relevance,
+            relevance_level=relevance_level,
         )
 
     count = _bucket_count(gathered.frame, len(points), buckets)
