@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import FileFormatError
+from polars_irmetrics.errors import FileFormatError, MissingFileError
 from polars_irmetrics.io.files import detect_format, scan_run
 
 RUN = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
@@ -65,3 +65,22 @@ def test_a_spill_dir_named_like_a_pattern(tmp_path: Path, name: str) -> None:
     split = irm.evaluate(run, ["map", "P@1"], qrels=qrels, buckets=3, spill_dir=spill)
     assert split.equals(irm.evaluate(run, ["map", "P@1"], qrels=qrels))
     assert not list(spill.iterdir())
+
+
+def test_a_spill_dir_removed_before_the_collect_is_named(tmp_path: Path) -> None:
+    # before: Python's FileNotFoundError from tempfile, naming no option
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    run = pl.DataFrame(
+        {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"], "rank": [1, 2, 1]}
+    )
+    qrels = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    plan = irm.evaluate(run.lazy(), ["map"], qrels=qrels.lazy(), buckets=3, spill_dir=spill)
+    spill.rmdir()
+    message = (
+        f"spill_dir={str(spill)!r} cannot hold the out-of-core buckets now (No such file or "
+        "directory): it was checked when the plan was built, and removed or made read-only "
+        "since; give an existing folder this process can write, and collect again"
+    )
+    with pytest.raises(MissingFileError, match=re.escape(message)):
+        plan.collect()

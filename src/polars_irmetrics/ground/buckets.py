@@ -366,7 +366,16 @@ def beside_main(work: Callable[[], _T]) -> _T:
 def _spill_folder(spill_dir: str | Path | None) -> Iterator[Path]:
     """A temporary folder in ``spill_dir``, registered for :func:`spill_guard` and
     removed on exit (success, error or Ctrl-C)."""
-    with tempfile.TemporaryDirectory(prefix="irm-buckets-", dir=spill_dir) as folder:
+    try:
+        spill = tempfile.TemporaryDirectory(prefix="irm-buckets-", dir=spill_dir)
+    except OSError as error:  # checked when the plan was built: gone or shut since
+        where = "the temporary folder" if spill_dir is None else f"spill_dir={str(spill_dir)!r}"
+        raise MissingFileError(
+            f"{where} cannot hold the out-of-core buckets now ({error.strerror}): it was "
+            "checked when the plan was built, and removed or made read-only since; give "
+            "an existing folder this process can write, and collect again"
+        ) from None
+    with spill as folder:
         with _LIVE_LOCK:
             _LIVE.add(folder)
         try:
