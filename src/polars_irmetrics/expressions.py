@@ -320,8 +320,8 @@ def _expr(
 ) -> pl.Expr:
     # a level other than the default is in the name (precision(rel=2)@3, as evaluate
     # names it) and checked as evaluate checks it (a NaN, a string), in its own name
-    check_relevance_level(level)
-    default = isinstance(level, int | float) and not isinstance(level, bool) and level == 1
+    check_relevance_level(level)  # a number, not a bool
+    default = level == 1
     req = request(metric, k=k, level=None if default else level, options=options)
     rel = checked_column(
         relevance, "relevance labels", "name yours with relevance=...", numeric=True

@@ -7,7 +7,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["COLUMN_FLAGS", "add_column_flags", "add_ranking_flags", "ranking_options"]
+__all__ = [
+    "COLUMN_FLAGS",
+    "add_column_flags",
+    "add_ranking_flags",
+    "add_relevance_level_flag",
+    "ranking_options",
+]
 
 #: (flag, keyword and default) of the run's and the judgments' columns.
 COLUMN_FLAGS: tuple[tuple[str, str], ...] = (
@@ -45,13 +51,7 @@ def add_ranking_flags(p: argparse.ArgumentParser) -> None:
         help="rank column, or score descending with trec_eval's tie-break "
         "(default: auto, the rank column when present)",
     )
-    p.add_argument(
-        "--relevance-level",
-        type=float,
-        default=1,
-        metavar="L",
-        help="relevance >= L counts as relevant (default 1; e.g. --relevance-level 2)",
-    )
+    add_relevance_level_flag(p)
     p.add_argument(
         "--depth", type=int, metavar="N", help="keep ranks 1..N per query (trec_eval -M)"
     )
@@ -61,6 +61,14 @@ def add_ranking_flags(p: argparse.ArgumentParser) -> None:
         default="drop",
         help="queries in a run but not in the judgments (default: drop)",
     )
+
+
+def add_relevance_level_flag(
+    p: argparse.ArgumentParser,
+    what: str = "relevance >= L counts as relevant (default 1; e.g. --relevance-level 2)",
+) -> None:
+    """``--relevance-level L`` (``what``: its help, where a command reads it otherwise)."""
+    p.add_argument("--relevance-level", type=float, default=1, metavar="L", help=what)
 
 
 def ranking_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import polars as pl
 
-from polars_irmetrics.cli.flags import add_column_flags
+from polars_irmetrics.cli.flags import add_column_flags, add_relevance_level_flag
 from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.methods import get_fusion_method
@@ -105,12 +105,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--folds", type=int, default=None, help="cross-validate over N query folds")
     # the runs' columns (fusion reads the scores) and, for --optimize, the judgments'
     add_column_flags(p, only=("query_id", "doc_id", "score", "relevance"))
-    p.add_argument(
-        "--relevance-level",
-        type=float,
-        default=1,
-        metavar="L",
-        help="with --optimize: relevance >= L counts as relevant for a binary metric (default 1)",
+    add_relevance_level_flag(
+        p, "with --optimize: relevance >= L counts as relevant for a binary metric (default 1)"
     )
 
 

@@ -473,8 +473,12 @@ def prepare_rows(
             raise MetricParameterError(f"metric {label!r} does not read predictions")
     names = frozenset(req.metric.name for _, req in requests)
     _check_positive_read(options, requests, names)
-    if labels is None and options.prediction == options.label:  # each scored against itself
-        raise shared_column_error("label", "prediction", options.label)
+    if options.prediction == options.label:  # every prediction scored against itself
+        raise (
+            shared_column_error("label", "prediction", options.label)
+            if labels is None
+            else _one_name_of_two_tables(options)
+        )
     needs_query = options.per_query or "gauc" in names
     own = table.collect_schema()  # the table's own columns (the join adds internal ones)
     sizes = None
@@ -535,6 +539,19 @@ def beside(
     return pl.concat([result, other], how="horizontal")
 
 
+def _one_name_of_two_tables(options: EvalOptions) -> InvalidValueError:
+    """The two-table form's error where the predictions' and the labels' value columns
+    have one name: in the joined table the labels' would stand in for the predictions'
+    (every prediction scored against itself: rmse 0, auc 1)."""
+    return InvalidValueError(
+        f"prediction={options.prediction!r} and label={options.label!r} name the same "
+        "column, and the predictions and the labels are joined into one table: rename "
+        "one side's column and pass its name, e.g. labels=labels.rename("
+        f"{{{options.label!r}: {options.label + '_true'!r}}}) with "
+        f"label={options.label + '_true'!r}"
+    )
+
+
 def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> pl.LazyFrame:
     """Predictions and labels on ``(query_id, doc_id)``, every pair with its side."""
     keys = [options.query_id, options.doc_id]
@@ -564,16 +581,6 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
         cast[key] = common_id_dtype([mine, theirs])
     table = table.with_columns(pl.col(k).cast(t) for k, t in cast.items())
     labels = labels.with_columns(pl.col(k).cast(t) for k, t in cast.items())
-    if options.prediction == options.label:
-        # the predictions' column would give way to the labels' of the same name: every
-        # prediction scored against itself (rmse 0, auc 1), in silence
-        raise InvalidValueError(
-            f"prediction={options.prediction!r} and label={options.label!r} name the same "
-            "column, and the predictions and the labels are joined into one table: rename "
-            "one side's column and pass its name, e.g. labels=labels.rename("
-            f"{{{options.label!r}: {options.label + '_true'!r}}}) with "
-            f"label={options.label + '_true'!r}"
-        )
     keep = [c for c in pred_schema.names() if c != options.label]
     left = table.select(keep).with_columns(pl.lit(True).alias(_IN_PRED))
     right = labels.select(*keys, options.label).with_columns(pl.lit(True).alias(_IN_LABELS))
