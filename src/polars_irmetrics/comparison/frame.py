@@ -339,7 +339,7 @@ def per_query_values(
         ]
         if directed:
             read = {"qrels": judgments, **exposure}
-            empty = _empty_scores(stacked.parts[0].drop(system), requests, read, plan_options)
+            empty = _empty_scores(stacked.parts[0], requests, read, plan_options, system)
             _warn_flattered(frame, stacked, directed, empty, system, query_id)
     unscored = [label for label, r in requests if r.route == "exposure"]
     if unscored and query_set != "judged":  # the queries each system retrieved alone
@@ -514,7 +514,9 @@ def _with_empty_systems(
             "judged query (0 for the ranking metrics); check its file or frame",
             IrmWarning,
         )
-        scored = _empty_scores(stacked.alone[name], requests, tables, options)
+        scored = _empty_scores(stacked.alone[name], requests, tables, options, system)
+        if system in scored.columns:  # judgments per system: this system's judged queries
+            scored = scored.filter(pl.col(system).cast(pl.String) == name)
         added.append(scored.with_columns(pl.lit(name).alias(system)).select(frame.columns))
     return pl.concat([frame, *added], how="vertical_relaxed")
 
@@ -524,10 +526,22 @@ def _empty_scores(
     requests: list[tuple[str, MetricRequest]],
     tables: Mapping[str, pl.LazyFrame],
     options: EvalOptions,
+    system: str,
 ) -> pl.DataFrame:
     """The per-query values of an empty ranking of every judged query (a run of
-    ``run``'s columns and no row), as a judged query a system missed is scored."""
+    ``run``'s columns and no row), as a judged query a system missed is scored. Where
+    the judgments have the ``system`` column (each system judged apart, as
+    :func:`~polars_irmetrics.evaluate` reads them with ``systems=``), one row per
+    (system, judged query), with that column; otherwise one per judged query."""
     nothing = run.filter(pl.lit(False))
+    if system in nothing.collect_schema():
+        nothing = nothing.drop(system)
+    qrels = tables.get("qrels")
+    judged = None if qrels is None else qrels.collect_schema().get(system)
+    if judged is not None:
+        nothing = nothing.with_columns(pl.lit(None, judged).alias(system))
+        apart = options.replace(systems=system)
+        return evaluate_plan(nothing, requests, dict(tables), apart, warn=False).collect()
     alone = options.replace(systems=None)
     return evaluate_plan(nothing, requests, dict(tables), alone, warn=False).collect()
 
@@ -551,11 +565,12 @@ def _warn_flattered(
     The runs' (system, query) pairs are read only where some list is worse than an
     empty ranking."""
     kind = frame.schema[query_id]
+    keys = [system, query_id] if system in empty.columns else [query_id]
     empty = empty.select(
-        pl.col(query_id).cast(kind),
+        *(pl.col(key).cast(frame.schema[key]) for key in keys),
         *(pl.col(label).cast(pl.Float64).alias(f"{_EMPTY}{label}") for label, _ in directed),
     )
-    paired = frame.join(empty, on=query_id, how="left")
+    paired = frame.join(empty, on=keys, how="left")
 
     def worse(label: str, higher: bool) -> pl.Expr:  # a row worse than an empty ranking
         value, nothing = pl.col(label).cast(pl.Float64), pl.col(f"{_EMPTY}{label}")
