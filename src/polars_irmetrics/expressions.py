@@ -780,7 +780,9 @@ def ndcg(
         ``'break'``: documents with the same score are ranked one by one, as ``rank``
         orders them; ``'average'``: each document of a tie group gets the group's mean
         gain over the group's positions (scikit-learn's ``ndcg_score`` default,
-        ``ignore_ties=False``), read from the ``score`` column.
+        ``ignore_ties=False``), read from the ``score`` column; the ranks must order
+        the scores from the highest down, as ``rank_by_score`` does (the value is null
+        where they do not).
     relevance
         %(relevance)s
     rank
@@ -858,7 +860,9 @@ def dcg(
         ``'break'``: documents with the same score are ranked one by one, as ``rank``
         orders them; ``'average'``: each document of a tie group gets the group's mean
         gain over the group's positions (scikit-learn's ``dcg_score`` default,
-        ``ignore_ties=False``), read from the ``score`` column.
+        ``ignore_ties=False``), read from the ``score`` column; the ranks must order
+        the scores from the highest down, as ``rank_by_score`` does (the value is null
+        where they do not).
     log_base
         %(log_base)s
     relevance

@@ -456,12 +456,21 @@ class TableScope(Scope):
         ``distinct_documents``) no document is listed twice or without an id: the
         judged tables :func:`polars_irmetrics.evaluate` accepts. A group that fails
         this (several queries in one group, a broken rank column) has no ranking to
-        measure. Null ranks (judged, not retrieved) may repeat.
+        measure. Null ranks (judged, not retrieved) may repeat. Where the scope reads
+        scores (the tie groups of ``ties='average'``), the ranks must also order them
+        from the highest down (no NaN): a tie group's positions come from the scores,
+        and ranks that disagree with them leave no one ranking to measure.
         """
         ranks = self._position.drop_nulls()
         ok = (ranks.n_unique() == ranks.len()) & (ranks.min().fill_null(1) >= 1)
         if self._distinct_documents is not None:
             ok = ok & self._distinct_documents
+        if self._score is not None:
+            retrieved = self._position.is_not_null()
+            scores = self._score.cast(pl.Float64).filter(retrieved)
+            ordered = scores.sort_by(self._position.filter(retrieved), maintain_order=True)
+            rising = (ordered.diff() > 0).any() | ordered.is_nan().any()
+            ok = ok & ~rising
         return ok
 
     def when_one_ranking(self, value: pl.Expr) -> pl.Expr:
