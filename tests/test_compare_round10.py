@@ -12,6 +12,7 @@ judgments in silence. It now scores the empty ranking per system.
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import polars as pl
@@ -81,3 +82,84 @@ def test_an_empty_run_judged_per_system() -> None:
     assert len(said) == 1
     assert "e.g. system 'empty'" in said[0]
     assert said[0].startswith("unjudged@1")
+
+
+# ------------------------------------------- per_query=True reads no statistics option
+
+JUDGED = pl.DataFrame(
+    {"query_id": ["a", "b", "c"], "doc_id": ["x"] * 3, "rank": [1] * 3, "relevance": [1, 0, 1]}
+)
+OTHER = JUDGED.with_columns(relevance=pl.Series([0, 1, 1]))
+LONG = pl.concat([JUDGED.with_columns(system=pl.lit("a")), OTHER.with_columns(system=pl.lit("b"))])
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("test", "wilcoxon"),
+        ("alternative", "greater"),
+        ("correction", "bonferroni"),
+        ("correction_scope", "metric"),
+        ("alpha", 0.5),
+        ("confidence", 0.5),
+        ("ci", "t"),
+        ("n_resamples", 100),
+        ("seed", 3),
+    ],
+)
+def test_per_query_refuses_the_statistics_options(name: str, value: object) -> None:
+    """Before, compare(per_query=True, test='wilcoxon', alpha=0.5, ...) returned the
+    frame the plain call returns: every statistics option ignored in silence."""
+    message = (
+        f"{name}={value!r} is read by the tests and intervals of the summary, and "
+        "per_query=True lists the paired per-query values, with no test: drop "
+        f"{name}=, or drop per_query=True"
+    )
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.compare({"a": JUDGED, "b": OTHER}, "P@1", qrels=None, per_query=True, **{name: value})
+    # the defaults, given, are no choice: accepted
+    default = irm.compare({"a": JUDGED, "b": OTHER}, "P@1", qrels=None, per_query=True)
+    assert default.height == 3
+
+
+# ---------------------------------- lf.irm.compare raises the library's own classes
+
+
+@pytest.mark.parametrize(
+    ("given", "error", "message"),
+    [
+        (
+            {"test": "nope"},
+            irm.InvalidValueError,
+            "test='nope' is not valid; choose one of 't', 'wilcoxon', 'randomization', "
+            "'bootstrap'",
+        ),
+        (
+            {"system": "nope"},
+            irm.ColumnNotFoundError,
+            "column 'nope' (the system of each row) is not in the runs; pass "
+            "system='<your system column>' or a dict of runs",
+        ),
+        (
+            {"alpha": 2.0},
+            irm.InvalidValueError,
+            "alpha=2.0 must be strictly between 0 and 1 (e.g. alpha=0.05)",
+        ),
+    ],
+)
+def test_lazy_compare_checks_its_arguments_when_called(
+    given: dict[str, object], error: type[Exception], message: str
+) -> None:
+    """Before, the lazy namespace's compare raised polars' ComputeError ("schema
+    callable failed: InvalidValueError: ...") on collect() and collect_schema()."""
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        LONG.lazy().irm.compare("P@1", qrels=None, **given)  # type: ignore[arg-type]
+
+
+def test_lazy_compare_raises_an_error_of_the_rows_on_collect() -> None:
+    doubled = pl.concat([LONG, LONG.head(1)]).lazy().irm.compare("P@1", qrels=None)
+    with pytest.raises(irm.DuplicateError, match="lists 1 document\\(s\\) more than once"):
+        doubled.collect()
+    out = LONG.lazy().irm.compare("P@1", qrels=None)
+    assert out.collect_schema() == out.collect().schema
+    assert out.collect().equals(LONG.irm.compare("P@1", qrels=None))

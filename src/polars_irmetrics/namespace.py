@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cas
 
 import polars as pl
 
-from polars_irmetrics.comparison.api import compare
+from polars_irmetrics.comparison.api import check_compare, compare
 from polars_irmetrics.door.evaluate import Parsed, evaluate, evaluate_tables
+from polars_irmetrics.errors import IrmError
 from polars_irmetrics.expressions import _gains_text
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.ground.inputs import FrameInput
@@ -700,7 +701,9 @@ class IrmLazyFrameNamespace(_Namespace[pl.LazyFrame]):
         """Compare the systems of this long LazyFrame; see :func:`polars_irmetrics.compare`.
 
         Lazy in, lazy out: the comparison runs (once) when the result is collected, or
-        when its schema is asked for. Arguments are checked then too.
+        when its schema is asked for. The arguments are checked when this is called;
+        an error of the rows (a run :func:`~polars_irmetrics.evaluate` refuses) is
+        raised by ``collect()`` (a schema asked for first is then empty).
 
         Examples
         --------
@@ -712,6 +715,7 @@ class IrmLazyFrameNamespace(_Namespace[pl.LazyFrame]):
         >>> judged.irm.compare("P@1", qrels=None, system="run").collect()["delta"].item()
         0.5
         """
+        check_compare(self._frame, metrics, system=system, **options)
         once = _Once(lambda: compare(self._frame, metrics, system=system, **options))
         return pl.defer(once, schema=once.schema)
 
@@ -732,11 +736,20 @@ class _Once:
 
     make: Callable[[], pl.DataFrame]
     made: list[pl.DataFrame] = field(default_factory=list)
+    failed: list[IrmError] = field(default_factory=list)
 
     def __call__(self) -> pl.DataFrame:
+        if self.failed:  # raised here, where polars passes the error on as it is
+            raise self.failed[0]
         if not self.made:
             self.made.append(self.make())
         return self.made[0]
 
     def schema(self) -> pl.Schema:
-        return self().schema
+        """The frame's schema; where making it fails, none (polars wraps an error
+        raised here in its own): the error is raised when the frame is asked for."""
+        try:
+            return self().schema
+        except IrmError as error:
+            self.failed.append(error)
+            return pl.Schema()

@@ -8,14 +8,16 @@ the statistics are numpy over the ``queries × comparisons`` delta matrix
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from polars_irmetrics.comparison.frame import PerQuery, Runs, per_query_values
+from polars_irmetrics.comparison.frame import PerQuery, Runs, per_query_values, stack_runs
 from polars_irmetrics.comparison.options import (
     Alternative,
     CompareOptions,
@@ -37,7 +39,7 @@ from polars_irmetrics.stats.multitest import Correction, adjust
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["RESULT_COLUMNS", "compare", "compare_values", "recorded_per_query"]
+__all__ = ["RESULT_COLUMNS", "check_compare", "compare", "compare_values", "recorded_per_query"]
 
 #: The columns of :func:`compare`'s result, in order.
 #: The answer first (the identity, the delta and whether it is significant, where a
@@ -155,7 +157,9 @@ def compare(
     per_query
         ``True``: instead of the tests, the per-query values and deltas of every
         comparison, one row per metric, comparison and query (the queries each test
-        used).
+        used). No test runs, so the statistics options (``test``, ``alternative``,
+        ``correction``, ``correction_scope``, ``alpha``, ``confidence``, ``ci``,
+        ``n_resamples``, ``seed``) are refused beside it.
     **options
         :func:`~polars_irmetrics.evaluate`'s keyword arguments (``order``,
         ``relevance_level``, ``depth``, the column names ``query_id=``, ``relevance=``,
@@ -241,9 +245,7 @@ def compare(
     >>> out.select("delta", "wins", "ties", "losses", "higher_is_better").row(0)
     (0.0, 1, 1, 1, False)
     """
-    parsed = Parsed(parse_metric_list(metrics))  # parsed once: below receive the requests
-    plan_options = compare_eval_options(options, parsed)
-    checked = CompareOptions(
+    statistics = CompareOptions(
         baseline=baseline,
         mode=mode,
         test=test,
@@ -256,8 +258,9 @@ def compare(
         n_resamples=n_resamples,
         seed=seed,
         query_set=query_set,
-        progress=plan_options.progress,
-    ).checked()
+        per_query=per_query,
+    )
+    parsed, plan_options, checked = _checked_arguments(metrics, options, statistics)
     values = per_query_values(
         runs,
         parsed,
@@ -281,6 +284,32 @@ def recorded_per_query(result: pl.DataFrame) -> pl.DataFrame | None:
     if record is None or record.values is None:
         return None
     return compare_values(record.values, record.options, per_query=True, query_id=record.query_id)
+
+
+def _checked_arguments(
+    metrics: str | Iterable[str], options: Mapping[str, object], statistics: CompareOptions
+) -> tuple[Parsed, EvalOptions, CompareOptions]:
+    """:func:`compare`'s metrics parsed (once: every step below receives the requests),
+    its evaluation options and its statistics options, each checked."""
+    parsed = Parsed(parse_metric_list(metrics))
+    plan_options = compare_eval_options(options, parsed)
+    checked = statistics.replace(progress=plan_options.progress).checked()
+    return parsed, plan_options, checked
+
+
+def check_compare(runs: Runs, metrics: str | Iterable[str], **arguments: Any) -> None:
+    """Every check of :func:`compare`'s arguments that reads no row: the metrics, the
+    options (``arguments``: its keyword arguments) and a long frame's system column.
+    ``lf.irm.compare`` runs it when called, so that a bad argument raises the library's
+    error there (polars wraps an error raised while a deferred frame's schema is
+    computed in its own ``ComputeError``)."""
+    bound = inspect.signature(compare).bind(runs, metrics, **arguments)
+    bound.apply_defaults()
+    given = dict(bound.arguments)
+    fields = {f.name for f in dataclasses.fields(CompareOptions)}
+    statistics = CompareOptions(**{k: v for k, v in given.items() if k in fields})
+    _checked_arguments(metrics, given["options"], statistics)
+    stack_runs(runs, given["system"])
 
 
 def compare_eval_options(

@@ -106,6 +106,9 @@ class CompareOptions:
     seed: int | None = 0
     query_set: QuerySet = "judged"
     progress: bool | None = None
+    #: the paired per-query values alone (``compare(per_query=True)``): no test, no
+    #: interval, so the statistics options are refused there (:data:`STATISTICS`)
+    per_query: bool = False
 
     @property
     def pairs(self) -> bool:
@@ -152,6 +155,15 @@ class CompareOptions:
     def _refuse_unread(self) -> None:
         """An option the chosen statistics do not read, given another value than its
         default, is refused (as evaluate refuses an option no metric reads)."""
+        if self.per_query:  # the paired values alone: no statistic reads them
+            for name in STATISTICS:
+                value = getattr(self, name)
+                if value != _DEFAULTS[name]:
+                    raise InvalidValueError(
+                        f"{name}={value!r} is read by the tests and intervals of the "
+                        "summary, and per_query=True lists the paired per-query values, "
+                        f"with no test: drop {name}=, or drop per_query=True"
+                    )
         resampled = self.test in ("randomization", "bootstrap") or self.interval == "bootstrap"
         for name in ("n_resamples", "seed"):
             value = getattr(self, name)
@@ -179,9 +191,21 @@ class CompareOptions:
         return dataclasses.replace(self, **changes)
 
 
+#: The options only the summary's tests and intervals read (refused beside
+#: ``per_query=True``).
+STATISTICS = (
+    "test",
+    "alternative",
+    "correction",
+    "correction_scope",
+    "alpha",
+    "confidence",
+    "ci",
+    "n_resamples",
+    "seed",
+)
+
 #: The defaults of the options :meth:`CompareOptions._refuse_unread` checks.
 _DEFAULTS: dict[str, object] = {
-    f.name: f.default
-    for f in dataclasses.fields(CompareOptions)
-    if f.name in ("n_resamples", "seed")
+    f.name: f.default for f in dataclasses.fields(CompareOptions) if f.name in STATISTICS
 }
