@@ -249,7 +249,11 @@ def build_exposure_plan(
         doubles_checked=options.check_duplicates,
     )
     if checked_qrels is not None:
-        judged_checks = _judgment_checks(checked_qrels, query_id, doc_id, options.relevance)
+        # judgments with by= keys (judged per system or segment) are checked per key
+        judged_keys = [key for key in keys if key in qrels_schema]
+        judged_checks = _judgment_checks(
+            checked_qrels, [*judged_keys, query_id], doc_id, options.relevance
+        )
         checks = pl.concat([checks, judged_checks], how="horizontal")
     if keys:
         checks = pl.concat([checks, key_flags], how="horizontal")
@@ -372,6 +376,7 @@ def build_exposure_plan(
                     "relevance": options.relevance,
                     "query_id": query_id,
                 },
+                judged_keys=[key for key in keys if key in qrels_schema],
             ),
             schema=schema,
         )
@@ -844,15 +849,18 @@ def _first_counts(query: pl.Expr, counts: list[tuple[str, pl.Expr]]) -> list[pl.
 
 
 def _judgment_checks(
-    qrels: pl.LazyFrame, query_id: str, doc_id: str, relevance: str
+    qrels: pl.LazyFrame, judged: list[str], doc_id: str, relevance: str
 ) -> pl.LazyFrame:
     """One row of the judgments' first offenders, as the accuracy metrics' checks find
     them (:data:`RUN_FLAGS`): a null query, then per query a null document, a null
     label, a label that is NaN, infinite or of magnitude 2**32 or more, a document
-    judged twice (:func:`judgment_flags`, counted per query)."""
+    judged twice (:func:`judgment_flags`, counted per query). ``judged``: the keys of
+    one query's judgments, the query id last (before it, the ``by`` keys the judgments
+    carry: a system's own judgments, a segment's)."""
+    query_id = judged[-1]
     query = pl.col(query_id)
     counts = judgment_flags(pl.col(doc_id), pl.col(relevance))
-    per_query = qrels.group_by(query_id).agg(
+    per_query = qrels.group_by(judged).agg(
         count.alias(f"{_COUNT}|{name}") for name, count in counts.items()
     )
     flags = [
@@ -898,6 +906,7 @@ def _raise_on_bad(
     query_id: str = "query_id",
     target_columns: list[str] | None = None,
     columns: dict[str, str] | None = None,
+    judged_keys: list[str] | None = None,
 ) -> pl.DataFrame:
     target_columns = target_columns or ["group"]
     flags = [name for name in frame.columns if name.startswith(f"{_BAD}|")]
@@ -909,7 +918,7 @@ def _raise_on_bad(
         _, kind, *column = name.split("|")
         if kind == "flag":  # the accuracy metrics' check, in their words
             count = frame.get_column(f"{_COUNT}|{column[0]}")[0]
-            raise flag_error(column[0], columns or {}, value, count)
+            raise flag_error(column[0], columns or {}, value, count, keys=judged_keys or ())
         if kind in ("null key", "null judged key") and not column:
             side = "run" if kind == "null key" else "judgments"
             raise null_key_error(value, side)

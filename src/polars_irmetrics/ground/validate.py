@@ -272,6 +272,10 @@ class CheckSpec:
     #: The names of the run and of the judgments in messages, where they are other
     #: tables (neighbour recall: the approximate run and the exact ``neighbors``).
     frames: tuple[str, str] | None = None
+    #: The ``by`` keys the run and the judgments hold as columns (``systems=``, a
+    #: system's own judgments): a duplicate's fix keeps one row per them too.
+    run_keys: tuple[str, ...] = ()
+    judged_keys: tuple[str, ...] = ()
 
 
 # (flag column, error class, message template). Templates see {col}, {query}, {n}.
@@ -289,7 +293,7 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "doc_id",
         "column {col!r} of the {frame}: query {query} lists {n} document(s) more than once; "
         "each (query, document) pair may appear once (trec_eval refuses such runs too): "
-        "keep one row per document, e.g. .unique([{qcol!r}, {col!r}])",
+        "keep one row per document, e.g. .unique({unique!r})",
     ),
     (
         "null_rank",
@@ -374,7 +378,7 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
         DuplicateError,
         "doc_id",
         "column {col!r} of the {qframe}: query {query} judges {n} document(s) more than "
-        "once; keep one judgment per document, e.g. .unique([{qcol!r}, {col!r}])",
+        "once; keep one judgment per document, e.g. .unique({unique!r})",
     ),
     (
         "q_big_term",
@@ -391,7 +395,7 @@ RUN_FLAGS: tuple[tuple[str, type[Exception], str, str], ...] = (
 UNCHECKED_DUP_DOC = (
     "column {col!r}: query {query} has {n} judged document(s) listed more than once, in "
     "the {frame} or in the {qframe} (the run's own duplicate checks are off: "
-    "check_duplicates=False); keep one row per document, e.g. .unique([{qcol!r}, {col!r}])"
+    "check_duplicates=False); keep one row per document, e.g. .unique({unique!r})"
 )
 
 
@@ -403,19 +407,29 @@ def flag_error(
     *,
     frame: str = "run",
     shown: str | None = None,
+    keys: Sequence[str] = (),
 ) -> Exception:
     """The error of :data:`RUN_FLAGS`' check ``name`` for a run and judgments (the
     columns named by role in ``columns``; the query's as ``"query_id"``), first failing
     in ``query`` ``n`` times: for the routes that check the two as the ranking metrics
     do, in their words. ``frame``:
     the run's name in the message (``"recommendations"`` where the caller named it so);
-    ``shown``: the query as text already (with its group), instead of ``repr(query)``."""
+    ``shown``: the query as text already (with its group), instead of ``repr(query)``;
+    ``keys``: the ``by`` keys the table holds as columns, which a duplicate's fix keeps
+    (judgments per system)."""
     error, role, template = next((e, r, t) for f, e, r, t in RUN_FLAGS if f == name)
     text = repr(query) if shown is None else shown
     qcol = columns.get("query_id") or "query_id"
+    unique = [*keys, qcol, columns[role]]
     return error(
         template.format(
-            col=columns[role], qcol=qcol, frame=frame, qframe="judgments", query=text, n=n
+            col=columns[role],
+            qcol=qcol,
+            unique=unique,
+            frame=frame,
+            qframe="judgments",
+            query=text,
+            n=n,
         )
     )
 
@@ -492,10 +506,12 @@ def raise_on_bad_rows(
             row = bad.row(0, named=True)
             if name == "q_dup_doc" and not spec.check_duplicates:
                 template = UNCHECKED_DUP_DOC
+            keys = spec.judged_keys if name == "q_dup_doc" else spec.run_keys
             raise error(
                 template.format(
                     col=columns[role],
                     qcol=spec.query_id,
+                    unique=[*keys, spec.query_id, columns[role]],
                     frame=run_frame,
                     qframe=qrels_frame,
                     query=_describe(row, spec),

@@ -186,6 +186,8 @@ def resolve(
         check_duplicates=options.check_duplicates,
         unplaced=tuple(k for k in options.attribute_keys if k in run_only_by),
         from_queries=from_queries,
+        run_keys=tuple(k for k in by_keys if k not in from_queries),
+        judged_keys=tuple(k for k in qrels_keys[:-1] if k not in from_queries),
     )
     return Setup(
         keys=(*by_keys, query_id),
