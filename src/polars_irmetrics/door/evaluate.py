@@ -419,7 +419,8 @@ def evaluate(
             A column of the run (a hive partition column, such as a hash of the query) whose
             partitions each hold whole queries: out of core, they are then evaluated one
             after the other, each read alone (file pruning), instead of re-writing the run in
-            buckets (:mod:`polars_irmetrics.ground.partitions`).
+            buckets (:mod:`polars_irmetrics.ground.partitions`). A query with rows under two
+            of its values is refused when the plan runs.
 
         ``progress``
             A bar of the out-of-core steps (buckets, partitions; for an impression log,

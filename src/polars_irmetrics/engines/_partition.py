@@ -40,6 +40,7 @@ from polars_irmetrics.door.evaluate import check_item_options, check_level_read,
 from polars_irmetrics.errors import InvalidValueError, IrmError, MetricParameterError
 from polars_irmetrics.ground.lists import long_run
 from polars_irmetrics.ground.options import EvalOptions, check_named_columns, check_read
+from polars_irmetrics.ground.partitions import spanning_error
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.registry import (
     labels_by_route,
@@ -502,23 +503,6 @@ def warn_coverage(
     merged = Coverage.merged([job.coverage, *parts], job.options.system_keys)
     if merged is not None:
         merged.warn(job.options.system_keys, emit)
-
-
-def spanning_error(column: str, query_id: str, query: object) -> errors.InvalidValueError:
-    """The error for a ``partitioned_by=`` claim found false: ``query`` has rows under
-    two values of ``column`` (both engines raise it, with this message).
-
-    Examples
-    --------
-    >>> print(spanning_error("qhash", "query_id", 7))  # doctest: +ELLIPSIS
-    partitioned_by='qhash': query 7 has rows under more than one value of 'qhash' ...
-    """
-    return errors.InvalidValueError(
-        f"partitioned_by={column!r}: query {query!r} has rows under more than one value of "
-        f"{column!r} (in the run or the judgments), so the partitions do not keep each query "
-        f"whole; partition by a function of {query_id!r} alone, or drop partitioned_by= to "
-        "shuffle the rows by query"
-    )
 
 
 def carry_error(exc: IrmError) -> CarriedError:

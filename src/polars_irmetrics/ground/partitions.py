@@ -13,9 +13,11 @@ The judgments follow the same partitions when they carry the column too (those o
 value no partition of the run holds are evaluated last, against an empty run);
 otherwise each partition takes the judgments of its own queries (a semi-join), and the
 judged queries that no partition of the run holds are evaluated last, against an empty
-run (they are the unretrieved ones). The caller asserts that no query spans two partitions:
-a query that did would be evaluated twice, once per partition, each time with part of
-its rows.
+run (they are the unretrieved ones). No query may span two partitions (in the run, or
+in the run and the judgments where these carry the column): it would be evaluated with
+part of its rows in each. Each partition's distinct queries are read in the pass that
+evaluates it (one scan for both), and a query found under two values is refused
+(:func:`spanning_error`, the engines' error too) once every partition is read.
 """
 
 from __future__ import annotations
@@ -26,11 +28,17 @@ from urllib.parse import unquote
 import polars as pl
 import pyarrow.parquet as pq
 
-from polars_irmetrics.errors import ColumnNotFoundError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.ground.buckets import EvaluatePart
 from polars_irmetrics.ground.progress import track
 
-__all__ = ["check_partition_column", "evaluate_in_partitions", "hive_values", "scan_hive_files"]
+__all__ = [
+    "check_partition_column",
+    "evaluate_in_partitions",
+    "hive_values",
+    "scan_hive_files",
+    "spanning_error",
+]
 
 #: The folder name Spark and Hive write for a null value (``bucket=__HIVE_DEFAULT_PARTITION__``)
 _DEFAULT = "__HIVE_DEFAULT_PARTITION__"
@@ -45,6 +53,23 @@ def check_partition_column(columns: Collection[str], column: str | None) -> None
             "column (e.g. partitioned_by='qhash' for run/qhash=07/...), or pass "
             "partitioned_by=None"
         )
+
+
+def spanning_error(column: str, query_id: str, query: object) -> InvalidValueError:
+    """The error for a ``partitioned_by=`` claim found false: ``query`` has rows under
+    two values of ``column`` (one machine and both engines raise it).
+
+    Examples
+    --------
+    >>> print(spanning_error("qhash", "query_id", 7))  # doctest: +ELLIPSIS
+    partitioned_by='qhash': query 7 has rows under more than one value of 'qhash' ...
+    """
+    return InvalidValueError(
+        f"partitioned_by={column!r}: query {query!r} has rows under more than one value of "
+        f"{column!r} (in the run or the judgments), so the partitions do not keep each query "
+        f"whole; partition by a function of {query_id!r} alone, or drop partitioned_by= to "
+        "shuffle the rows by query"
+    )
 
 
 def evaluate_in_partitions(
@@ -85,7 +110,7 @@ def evaluate_in_partitions(
         values = run.select(pl.col(column).unique().sort()).collect().to_series()
         qrels_split = qrels is not None and column in qrels.collect_schema()
         all_groups = None if groups is None else groups.collect().lazy()
-        parts = []
+        parts, placed = [], []
         for value in track(values, "partitions", len(values), enabled=progress):
             part = run.filter(pl.col(column) == value)
             if qrels is None:
@@ -94,7 +119,14 @@ def evaluate_in_partitions(
                 judged = qrels.filter(pl.col(column) == value)
             else:
                 judged = qrels.join(part.select(query_id).unique(), on=query_id, how="semi")
-            parts.append(evaluate_part(part, judged, all_groups).collect())
+            # the partition's queries from the scan that evaluates it (one read of it)
+            queries = part.select(pl.col(query_id).unique(), pl.lit(value).alias(column))
+            out, held = pl.collect_all([evaluate_part(part, judged, all_groups), queries])
+            parts.append(out)
+            placed.append(held)
+        if qrels_split and qrels is not None:  # a query judged under another value
+            placed.append(qrels.select(query_id, column).unique().collect())
+        _refuse_spanning(placed, query_id, column)
         if qrels is not None:
             if qrels_split:  # the judgments of values no partition holds
                 held = values.cast(pl.String).implode()
@@ -106,6 +138,17 @@ def evaluate_in_partitions(
         return pl.concat([p.cast(schema) for p in parts], how="vertical")
 
     return pl.defer(run_partitions, schema=schema)
+
+
+def _refuse_spanning(placed: list[pl.DataFrame], query_id: str, column: str) -> None:
+    """Raise :func:`spanning_error` for the first query (in order) that ``placed`` (its
+    frames of distinct (query, partition value) pairs) puts under two values."""
+    if not placed:
+        return
+    pairs = pl.concat(placed, how="vertical_relaxed").unique()
+    twice = pairs.filter(pl.col(query_id).is_duplicated()).get_column(query_id).sort()
+    if twice.len():
+        raise spanning_error(column, query_id, twice[0])
 
 
 def hive_values(path: str, columns: Sequence[str]) -> tuple[tuple[str, str | None], ...]:
