@@ -61,3 +61,48 @@ def test_integers_within_2_53_fuse_as_before(dtype: pl.DataType) -> None:
         small = RECENCY.with_columns(pl.Series("score", [7, 6, 5]).cast(dtype))
     fused = irm.fuse({"small": small, "bm25": BM25}, method="rrf")
     assert fused.sort("rank")["doc_id"].to_list() == ["a", "b", "c"]
+
+
+# Decimal order values: the same rule, by value (round 10). Before, 2**53 + 1 and 2**53
+# as Decimal(20, 0) (and 0.30000000000000001 beside 0.3 as Decimal(20, 17)) were fused
+# in Float64, where they tie: b ranked above a, in silence, by every method.
+def _decimal(run: str, doc: str) -> str:
+    return (
+        f"column 'score' of run {run!r} holds a decimal that Float64 rounds (query 'q1', "
+        f"document {doc!r}): fusion computes in Float64, where such values may tie with "
+        "their neighbours; give the run an order that is exact there, e.g. "
+        "pl.col('score').rank('dense').over('query_id')"
+    )
+
+
+@pytest.mark.parametrize("method", ["rrf", "max", "sum", "bordafuse"])
+@pytest.mark.parametrize(
+    ("values", "dtype"),
+    [
+        ([2**53 + 1, 2**53, 5], pl.Decimal(20, 0)),
+        (["0.30000000000000001", "0.3", "0.1"], pl.Decimal(20, 17)),
+    ],
+    ids=["whole", "fraction"],
+)
+def test_decimals_float64_rounds_are_refused(
+    method: str, values: list, dtype: pl.DataType
+) -> None:
+    from decimal import Decimal
+
+    scores = pl.Series("score", [Decimal(str(v)) for v in values], dtype=dtype)
+    run = RECENCY.with_columns(scores)
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(_decimal('decimals', 'a'))}$"):
+        irm.fuse({"decimals": run, "bm25": BM25}, method=method)
+
+
+def test_decimals_float64_holds_fuse_exactly() -> None:
+    from decimal import Decimal
+
+    scores = pl.Series("score", [Decimal("0.3"), Decimal("0.25"), Decimal("-1.5")])
+    run = RECENCY.with_columns(scores.cast(pl.Decimal(20, 17)))
+    fused = irm.fuse(
+        {"decimals": run, "floats": run.with_columns(pl.col("score").cast(pl.Float64))}
+    )
+    plain = irm.fuse({"decimals": BM25, "floats": BM25})
+    assert fused.sort("rank")["doc_id"].to_list() == ["a", "b", "c"]
+    assert fused.equals(plain)

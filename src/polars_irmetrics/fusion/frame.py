@@ -93,8 +93,11 @@ class Gathered:
     eager: bool
     id_dtypes: tuple[pl.DataType, pl.DataType]
     #: Per run, whether its order column is an integer dtype wider than Float64's
-    #: mantissa (:func:`_raw`: its +inf marks a value beyond 2**53, not an inf).
+    #: mantissa, or a Decimal (:func:`_raw`: its +inf marks a value Float64 does not
+    #: hold exactly, not an inf).
     wide: tuple[bool, ...] = ()
+    #: Per run, the dtype of its order column.
+    order_dtypes: tuple[pl.DataType, ...] = ()
 
 
 def _id_cast(dtypes: Sequence[pl.DataType]) -> pl.DataType:
@@ -127,6 +130,7 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
     frames, order_columns, kinds, id_types = [], [], [], []
     schemas: list[pl.Schema] = []
     wide: list[bool] = []
+    order_dtypes: list[pl.DataType] = []
     eager = True
     for index, (name, run) in enumerate(zip(names, runs.values(), strict=True)):
         if not isinstance(run, pl.DataFrame | pl.LazyFrame):
@@ -151,6 +155,7 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
         order = _order_column(schema, name, options)
         order_columns.append(order)
         wide.append(_is_wide(schema[order]))
+        order_dtypes.append(schema[order])
         frames.append(
             lazy.select(
                 pl.lit(index, pl.Int32).alias(RUN),
@@ -178,6 +183,7 @@ def gather(runs: Runs, options: FusionOptions) -> Gathered:
         eager=eager,
         id_dtypes=dtypes,
         wide=tuple(wide),
+        order_dtypes=tuple(order_dtypes),
     )
 
 
@@ -193,7 +199,12 @@ def _raw(order: str, dtype: pl.DataType, options: FusionOptions) -> pl.Expr:
     (nanosecond timestamps 100 ns apart)."""
     value = pl.col(order).cast(pl.Float64)
     raw = value if order == options.score else -value
-    if _is_wide(dtype):
+    if isinstance(dtype, pl.Decimal):  # a decimal Float64 does not give back: rounded
+        given = pl.col(order)
+        back = value.cast(dtype, strict=False)
+        inexact = given.is_not_null() & (back != given).fill_null(True)
+        raw = pl.when(inexact).then(math.inf).otherwise(raw)
+    elif _is_wide(dtype):
         raw = pl.when(pl.col(order).abs() > _EXACT).then(math.inf).otherwise(raw)
     return raw.fill_null(math.nan).alias(RAW)
 
@@ -203,8 +214,9 @@ _NARROW = frozenset({pl.Int8(), pl.Int16(), pl.Int32(), pl.UInt8(), pl.UInt16(),
 
 
 def _is_wide(dtype: pl.DataType) -> bool:
-    """Whether ``dtype`` is an integer dtype some of whose values Float64 rounds."""
-    return dtype.is_integer() and dtype not in _NARROW
+    """Whether ``dtype`` is an integer dtype some of whose values Float64 rounds, or a
+    Decimal (its values Float64 rounds are refused alike: two of them could tie)."""
+    return (dtype.is_integer() and dtype not in _NARROW) or isinstance(dtype, pl.Decimal)
 
 
 def _require_two(names: Sequence[str]) -> None:
@@ -350,6 +362,7 @@ def _gather_long(
         eager=isinstance(frame, pl.DataFrame),
         id_dtypes=dtypes,
         wide=(_is_wide(schema[order]),) * len(names),
+        order_dtypes=(schema[order],) * len(names),
     )
 
 
@@ -559,8 +572,18 @@ def checked(
     return fused.map_batches(check, schema=schema)
 
 
-def _too_wide(column: str, run: str, query: object, doc: object, q: str) -> InvalidValueError:
-    """The error of an integer order value beyond 2**53 (see :func:`_raw`)."""
+def _too_wide(
+    column: str, run: str, query: object, doc: object, q: str, decimal: bool
+) -> InvalidValueError:
+    """The error of an integer order value beyond 2**53, or of a decimal one Float64
+    rounds (see :func:`_raw`)."""
+    if decimal:
+        return InvalidValueError(
+            f"column {column!r} of run {run!r} holds a decimal that Float64 rounds (query "
+            f"{query!r}, document {doc!r}): fusion computes in Float64, where such values "
+            "may tie with their neighbours; give the run an order that is exact there, e.g. "
+            f"pl.col({column!r}).rank('dense').over({q!r})"
+        )
     return InvalidValueError(
         f"column {column!r} of run {run!r} holds an integer beyond 2**53 (query {query!r}, "
         f"document {doc!r}): fusion computes in Float64, where such integers tie with "
@@ -591,7 +614,8 @@ def check_rows(gathered: Gathered, options: FusionOptions) -> None:
         name = gathered.names[row[RUN]]
         column = gathered.order_columns[row[RUN]]
         if row[RAW] == math.inf and gathered.wide and gathered.wide[row[RUN]]:
-            raise _too_wide(column, name, row[q], row[d], q)
+            decimal = isinstance(gathered.order_dtypes[row[RUN]], pl.Decimal)
+            raise _too_wide(column, name, row[q], row[d], q, decimal)
         raise InvalidValueError(
             f"column {column!r} of run {name!r} has a NaN, infinite or null value (query "
             f"{row[q]!r}, document {row[d]!r}); fusion needs a finite value on every row: "
