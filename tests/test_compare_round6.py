@@ -155,7 +155,9 @@ def test_a_one_sided_footnote_of_metrics_of_both_directions_names_each() -> None
         query_id="user",
     )
     assert _footnote(result).startswith(
-        "One-sided randomization (sign-flip) test (10000 resamples, seed 0; "
+        # 10 users: 2**10 sign vectors, all enumerated (round 10: it said 10000 resamples)
+        "One-sided randomization (sign-flip) test (exact: all 2**n sign vectors enumerated, "
+        "no resample drawn; "
         "alternative='less': the system's mean below the baseline's, better for rmse; "
         "worse for higher-is-better auc), Holm correction over 2 comparisons"
     )

@@ -413,6 +413,12 @@ def _check_arguments(
                 f"column {column!r} of result has dtype {result.schema[column]}; the report "
                 "reads numbers there: pass the frame irm.compare returned"
             )
+        if column in result.columns and result.get_column(column).null_count():
+            row = result.get_column(column).is_null().arg_true()[0]
+            raise InvalidValueError(
+                f"column {column!r} of result is null in row {row}; the report reads a "
+                "number there: pass the frame irm.compare returned, or drop that row"
+            )
     if options is not None and not isinstance(options, CompareOptions):
         raise InvalidValueError(
             f"options= takes the irm.compare options recorded with a result (a "
@@ -428,7 +434,9 @@ def _check_arguments(
             f"per_query is a {_kind(per_query)}; pass the polars DataFrame "
             "irm.compare(..., per_query=True) returned (collect a LazyFrame first)"
         )
-    missing = [c for c in ("metric", "delta") if c not in per_query.columns]
+    missing = [
+        c for c in ("metric", "delta", "value", "baseline_value") if c not in per_query.columns
+    ]
     if missing:
         raise ColumnNotFoundError(
             f"column {missing[0]!r} is not in per_query; pass the per_query=True result of "

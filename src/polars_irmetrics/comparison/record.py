@@ -4,15 +4,18 @@ A polars frame carries no metadata, yet a report must name the test, the correct
 and alpha behind its markers. :func:`~polars_irmetrics.compare` therefore
 *remembers* the options and paired per-query values of each result frame it returns
 (keyed by the frame's identity, held weakly: the record goes when the frame does),
-and :func:`recall` gives them back for that very frame. A frame derived from it
-(filtered, sorted, read back from a file) is a new object with no record: a report
-of it says that the test and correction were not recorded, or takes them from
-``options=``.
+and :func:`recall` gives them back for that very frame. A frame equal to one of the
+last few results (the same rows and schema: the frame a lazy comparison's ``collect()``
+gives, which polars builds anew) is given that result's record, where no other recent
+result with other options equals it. A frame derived from it (filtered, sorted, read
+back from a file and changed) is a new object with no record: a report of it says that
+the test and correction were not recorded, or takes them from ``options=``.
 """
 
 from __future__ import annotations
 
 import weakref
+from collections import deque
 from dataclasses import dataclass
 from typing import Literal
 
@@ -44,11 +47,17 @@ class Record:
 _RECORDS: dict[int, tuple[weakref.ref[pl.DataFrame], Record]] = {}
 
 
+#: The last results and their records, kept for a frame equal to one (:func:`recall`).
+_RECENT: deque[tuple[pl.DataFrame, Record]] = deque(maxlen=8)
+
+
 def remember(result: pl.DataFrame, record: Record) -> pl.DataFrame:
-    """Remember ``record`` for ``result`` (while it lives); returns ``result``."""
+    """Remember ``record`` for ``result`` (while it lives, and among the last few
+    results by content); returns ``result``."""
     key = id(result)
     _RECORDS[key] = (weakref.ref(result), record)
     weakref.finalize(result, _RECORDS.pop, key, None)
+    _RECENT.append((result, record))
     return result
 
 
@@ -65,9 +74,16 @@ def recall(result: pl.DataFrame) -> Record | None:
     True
     """
     entry = _RECORDS.get(id(result))
-    if entry is None or entry[0]() is not result:
-        return None
-    return entry[1]
+    if entry is not None and entry[0]() is result:
+        return entry[1]
+    equal = [
+        record
+        for frame, record in _RECENT
+        if frame.schema == result.schema and frame.height == result.height and frame.equals(result)
+    ]
+    if not equal or any(record.options != equal[-1].options for record in equal):
+        return None  # none, or results of other options with these very rows
+    return equal[-1]
 
 
 _TESTS = {
@@ -131,8 +147,7 @@ def describe(
         test = f"{sided} {_TESTS[options.test]}"
         details: list[str] = []
         if options.test in ("randomization", "bootstrap"):
-            seed = "" if options.seed is None else f", seed {options.seed}"
-            details.append(f"{options.n_resamples} resamples{seed}")
+            details.append(_resamples(result, options))
         if options.alternative != "two-sided":
             details.append(_one_sided(result, options.alternative))
         if details:
@@ -165,6 +180,37 @@ def describe(
         else:
             parts.append("every pair of systems compared")
     return "; ".join(parts) + "."
+
+
+def _resamples(result: pl.DataFrame, options: CompareOptions) -> str:
+    """What a resampling test drew: its resamples and seed; for the randomization test,
+    exact where every sign vector of a comparison's ``n`` queries was enumerated
+    (``2**n <= n_resamples``: no draw, the seed unread).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.comparison.options import CompareOptions
+    >>> options = CompareOptions(test="randomization")
+    >>> _resamples(pl.DataFrame({"n": [8]}), options)
+    'exact: all 2**n sign vectors enumerated, no resample drawn'
+    >>> _resamples(pl.DataFrame({"n": [8, 20]}), options)
+    'exact where 2**n ≤ 10000 (all sign vectors enumerated), else 10000 resamples, seed 0'
+    """
+    seed = "" if options.seed is None else f", seed {options.seed}"
+    drawn = f"{options.n_resamples} resamples{seed}"
+    if options.test != "randomization" or "n" not in result.columns or not result.height:
+        return drawn
+    exact = [n < 63 and 2**n <= options.n_resamples for n in result.get_column("n").to_list()]
+    interval = ""
+    if options.interval == "bootstrap":
+        interval = f"; the bootstrap interval from {drawn}"
+    if all(exact):
+        return f"exact: all 2**n sign vectors enumerated, no resample drawn{interval}"
+    if any(exact):
+        return (
+            f"exact where 2**n ≤ {options.n_resamples} (all sign vectors enumerated), else {drawn}"
+        )
+    return drawn
 
 
 def _one_sided(result: pl.DataFrame, alternative: str) -> str:
