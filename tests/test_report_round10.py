@@ -93,3 +93,19 @@ def test_the_summary_is_no_per_query_frame() -> None:
     )
     with pytest.raises(ColumnNotFoundError, match=f"^{re.escape(message)}$"):
         irm.report(result, per_query=result)
+
+
+def test_numpy_probabilities_are_numbers() -> None:
+    """np.float32(0.05) was refused as "alpha=np.float32(0.05) must be strictly between 0
+    and 1" (numpy's float32 is no Python float); np.float64 was accepted."""
+    import numpy as np
+
+    plain = _compare(False, baseline="a", alpha=0.25, confidence=0.5)
+    for kind in (np.float32, np.float64):
+        got = _compare(False, baseline="a", alpha=kind(0.25), confidence=kind(0.5))
+        assert got.drop("ci_low", "ci_high").equals(plain.drop("ci_low", "ci_high"))
+    message = "alpha=np.True_ must be strictly between 0 and 1 (e.g. alpha=0.05)"
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        _compare(False, alpha=np.bool_(True))
+    with pytest.raises(InvalidValueError, match=re.escape("confidence=np.float32(1.0) must")):
+        irm.tukey_hsd(JUDGED, "P@1", qrels=None, system="run", confidence=np.float32(1.0))

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import operator
 from dataclasses import dataclass
 from typing import Any, Literal
+
+import numpy as np
 
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.progress import check_progress
@@ -52,11 +55,13 @@ def _choose(name: str, value: object, choices: tuple[str, ...]) -> None:
 
 
 def _fraction(name: str, value: object, example: str) -> None:
+    """A probability strictly between 0 and 1: a Python or numpy number (numpy's
+    float32 is no Python float), not a bool."""
     if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
+        isinstance(value, bool | np.bool_)
+        or not isinstance(value, numbers.Real)
         or math.isnan(value)
-        or not 0 < value < 1
+        or not 0 < float(value) < 1
     ):
         raise InvalidValueError(
             f"{name}={value!r} must be strictly between 0 and 1 (e.g. {name}={example})"
