@@ -10,6 +10,7 @@ only looked for when it was already imported.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
@@ -64,6 +65,12 @@ def as_polars(frame: object, name: str) -> pl.DataFrame | pl.LazyFrame:
         return frame
     pandas = sys.modules.get("pandas")
     if pandas is not None and isinstance(frame, pandas.DataFrame):
+        typed: pa.Schema | None = None
+        # columns Arrow cannot type: refused by their conversion below, by name
+        with contextlib.suppress(pa.lib.ArrowException, TypeError, ValueError):
+            typed = pa.Schema.from_pandas(frame, preserve_index=False)
+        if typed is not None:
+            _refuse_wide_decimals(typed, name)
         try:
             return pl.from_pandas(frame)
         # polars raises TypeError for an object column whose first value is text and a
@@ -72,6 +79,7 @@ def as_polars(frame: object, name: str) -> pl.DataFrame | pl.LazyFrame:
             raise _unconverted(name, frame, error) from error
     what = type_name(frame)
     if isinstance(frame, ArrowStreamExportable) and not isinstance(frame, pl.Series):
+        _refuse_wide_decimals(frame, name)
         try:
             return pl.DataFrame(frame)
         except pl.exceptions.PolarsError:  # a stream of a column (pandas Series), not a table
@@ -82,6 +90,35 @@ def as_polars(frame: object, name: str) -> pl.DataFrame | pl.LazyFrame:
         f"(__arrow_c_stream__), got {what}; convert it to a table, e.g. "
         "pl.DataFrame(...) or pl.from_pandas(...)"
     )
+
+
+def _refuse_wide_decimals(frame: object, name: str) -> None:
+    """Refuse an Arrow table with a 256-bit decimal column, which polars cannot read (its
+    conversion panics, a ``BaseException`` no ``except Exception`` catches), where the
+    table tells its schema (a pyarrow Table or RecordBatch, or ``__arrow_c_schema__``;
+    or ``frame`` is the schema, a pandas table's).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> wide = pa.table({"score": pa.array([2, 1]).cast(pa.decimal256(40, 2))})
+    >>> as_polars(wide, "run")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnTypeError: column 'score' of the run holds 256-bit ...
+    """
+    schema = frame if isinstance(frame, pa.Schema) else getattr(frame, "schema", None)
+    if not isinstance(schema, pa.Schema):
+        if not hasattr(frame, "__arrow_c_schema__"):
+            return
+        schema = pa.schema(frame)
+    for field in schema:
+        if pa.types.is_decimal256(field.type):
+            raise ColumnTypeError(
+                f"column {field.name!r} of the {name} holds 256-bit decimals ({field.type}), "
+                "which polars does not read: cast it before, e.g. to pa.decimal128(38, "
+                f"{field.type.scale}) or pa.float64() with table.cast(...)"
+            )
 
 
 def _unconverted(name: str, frame: Any, error: Exception) -> ColumnTypeError:
