@@ -114,7 +114,7 @@ def build_agreement_plan(
         require_columns(schema, [order], what, hint + chosen)
         if use_rank:  # as a ranking metric checks a run's ranks (intersection cuts by them)
             check_numeric(schema, order, _FRAMES[what], integer=True)
-        if not schema[order].is_numeric():
+        if not (schema[order].is_numeric() or schema[order] == pl.Boolean):  # as evaluate's
             raise ColumnTypeError(
                 f"column {order!r} in the {what} has dtype {schema[order]}; rankings are "
                 f"read from it: cast it, e.g. pl.col({order!r}).cast(pl.Float64)"

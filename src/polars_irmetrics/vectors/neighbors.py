@@ -26,6 +26,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     CheckSpec,
+    check_numeric,
     common_id_dtype,
     flag,
     id_kind,
@@ -105,6 +106,9 @@ def build_neighbors_plan(
     cutoffs = [_cutoff(label, request) for label, request in requests]
     deepest = max(cutoffs)
     use_rank = options.order == "rank" or (options.order == "auto" and options.rank in run_schema)
+    if use_rank:  # the run's ranks, checked as a ranking metric checks them
+        require_columns(run_schema, [options.rank], "run", hint)
+        check_numeric(run_schema, options.rank, "run", integer=True)
     position = (
         pl.col(options.rank).cast(pl.Int64)
         if use_rank
