@@ -163,3 +163,20 @@ def test_lazy_compare_raises_an_error_of_the_rows_on_collect() -> None:
     out = LONG.lazy().irm.compare("P@1", qrels=None)
     assert out.collect_schema() == out.collect().schema
     assert out.collect().equals(LONG.irm.compare("P@1", qrels=None))
+
+
+def test_systems_judged_on_other_queries_are_named_without_a_guess() -> None:
+    """The hint guessed "(unjudged='zero'?)", an option the user had not passed (nor
+    could, for prediction metrics); it now names what gives each system its queries."""
+    runs = {**RUNS, "empty": RUN.head(0)}
+    qrels = pl.concat(
+        [QRELS, QRELS.filter(system="bm25", query_id="q1").with_columns(system=pl.lit("empty"))]
+    )
+    message = (
+        "system 'empty' has no value for query 'q2' (1 of 2 queries are missing from some "
+        "system); systems were scored on different queries (each system's own: those its "
+        "judgments hold, its predictions' users, or those where a metric is defined); pass "
+        "query_set='common' to keep the queries every system has"
+    )
+    with pytest.raises(irm.QuerySetError, match=f"^{re.escape(message)}$"):
+        irm.compare(runs, ["map"], qrels=qrels)

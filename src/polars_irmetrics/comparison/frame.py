@@ -373,8 +373,9 @@ def per_query_values(
         hint = (
             "pass query_set='common' to keep the queries every system has"
             if query_set == "error"
-            else "systems were scored on different queries (unjudged='zero'?); "
-            "pass query_set='common' to keep the queries every system has"
+            else "systems were scored on different queries (each system's own: those "
+            "its judgments hold, its predictions' users, or those where a metric is "
+            "defined); pass query_set='common' to keep the queries every system has"
         )
         if unscored and query_set != "error":
             hint = (
