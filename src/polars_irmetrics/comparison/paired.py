@@ -97,12 +97,13 @@ class PairedStats:
 
 
 def exact_means(values: Array) -> Array:
-    """The column means of a ``queries x systems`` matrix of finite values, each the
-    correctly rounded sum (``math.fsum``, exact at every magnitude) divided by the
-    count, as :func:`irm.evaluate`'s means: the same bits in any order of the queries,
-    so that two systems of the same values in another order tie exactly (numpy's
-    pairwise sums may differ in the last bit, and a tie would read as a win or a
-    swap).
+    """The column means of a ``queries x systems`` matrix of finite values, each its
+    values added one by one from the least and divided by the count, as
+    :func:`irm.evaluate`'s means are (:meth:`Metric.summarize
+    <polars_irmetrics.metrics.spec.Metric.summarize>`): the same bits in any order of
+    the queries, so that two systems of the same values in another order tie exactly
+    (numpy's pairwise sums may differ in the last bit, and a tie would read as a win or
+    a swap), and the bits ``irm.evaluate`` gives each system.
 
     Examples
     --------
@@ -114,7 +115,8 @@ def exact_means(values: Array) -> Array:
     >>> float(values.mean(axis=0)[0] - values.mean(axis=0)[1])  # numpy's differ
     5.551115123125783e-17
 
-    Tiny and huge values keep their sign and size:
+    Tiny and huge values keep their sign and size (a sum beyond Float64 is added in
+    units of 2**64):
 
     >>> exact_means(np.array([[-1e-20, 1e308], [3e-20, 1e308]])).tolist()
     [1.0000000000000001e-20, 1e+308]
@@ -122,11 +124,24 @@ def exact_means(values: Array) -> Array:
     n = values.shape[0]
     means = []
     for column in np.asarray(values, dtype=np.float64).T:  # a few systems, one sum each
-        try:
-            means.append(math.fsum(column) / n)
-        except OverflowError:  # a partial sum beyond Float64: summed scaled (exactly)
-            means.append(math.fsum(column * 2.0**-64) / n * 2.0**64)
+        means.append(ordered_mean(column, n))
     return np.asarray(means, dtype=np.float64)
+
+
+def ordered_mean(column: Array, n: int) -> float:
+    """The mean of ``column``'s ``n`` values added one by one from the least (numpy's
+    ``cumsum`` adds in order), as :meth:`Metric.summarize
+    <polars_irmetrics.metrics.spec.Metric.summarize>` adds them; where the sum of
+    finite values goes beyond Float64, the values scaled by 2**-64 (exact), the mean
+    scaled back."""
+    if n == 0:
+        return math.nan
+    ordered = np.sort(column)
+    with np.errstate(over="ignore"):  # a sum beyond Float64: added scaled, below
+        total = float(np.cumsum(ordered)[-1])
+    if math.isinf(total) and bool(np.isfinite(ordered).all()):
+        return float(np.cumsum(ordered * 2.0**-64)[-1]) / n * 2.0**64
+    return total / n
 
 
 def _extreme(resampled: Array, observed: Array, tol: Array, alternative: Alternative) -> Array:

@@ -76,7 +76,7 @@ def evaluate_jg(
     polars.DataFrame or polars.LazyFrame
         As the run came: ``query_id`` and one Float64 column per metric, sorted by
         ``query_id``; with ``per_query=False``, ``num_q`` (Int64) and the Float64 means
-        of the per-query values, summed in query order as
+        of the per-query values, summed from the least as
         :func:`polars_irmetrics.evaluate` sums them.
 
     Raises

@@ -19,8 +19,8 @@ How the work divides (see also :mod:`polars_irmetrics.engines`):
    the distinct groups), as the one-machine plan does.
 3. **Means**: the per-query values of each ``by`` group go to one task
    (``groupBy(by).applyInArrow``; without ``by`` one partition), sorted by the keys
-   and averaged by the same polars expression as on one machine (a running sum in
-   query order): equal to :func:`polars_irmetrics.evaluate`'s to the last bit, which
+   and averaged by the same polars expression as on one machine (the values added
+   from the least): equal to :func:`polars_irmetrics.evaluate`'s to the last bit, which
    Spark's own ``avg`` (summing in task order) is not.
 
 The result is computed when :func:`evaluate` is called (one Spark job, kept with

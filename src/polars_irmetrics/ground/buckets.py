@@ -13,7 +13,7 @@ Peak memory is that of one bucket (plus the split's write buffers), not of the w
 log, and every row is read twice whatever the number of buckets. The per-query
 values are those of the one-plan path bit for bit (the same plan runs on each
 query's rows), and so are the means, which :func:`~polars_irmetrics.evaluate`
-sums in query order afterwards.
+sums afterwards (from the least, in any order of the queries).
 
 The result is still lazy: the passes run inside ``collect()``, behind
 :func:`polars.defer`.

@@ -467,9 +467,9 @@ def check_inputs(
 
 def means(requests: Sequence[tuple[str, MetricRequest]]) -> list[pl.Expr]:
     """The aggregations that turn per-query values into means: ``num_q``, the queries
-    averaged, then each metric's summary (a running sum in row order, so every engine
-    gives the same bits). A metric labelled ``num_q`` (NumQ's canonical name) is that
-    column."""
+    averaged, then each metric's summary (the values added from the least, so every
+    engine gives the same bits, in any order of the queries). A metric labelled
+    ``num_q`` (NumQ's canonical name) is that column."""
     return [
         pl.len().cast(pl.Int64).alias("num_q"),
         *(request.summarize(label) for label, request in requests if label != "num_q"),
@@ -562,7 +562,7 @@ def user_mean(label: str, request: MetricRequest) -> pl.Expr:
     """The mean of a recommendation-table metric's per-user values in column ``label``
     over the users of the recommendations (nulls left out): an exact fixed-point mean,
     the same bits in any order and from any split of the users; with ``agg=``, the
-    metric's ``summarize`` (a running sum: the values in the users' order)."""
+    metric's ``summarize`` (the values added from the least)."""
     if request.aggregate is not None:
         return request.metric.summarize(label, request.aggregate)
     return exact_mean(pl.col(label))

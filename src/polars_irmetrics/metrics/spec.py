@@ -166,6 +166,24 @@ _READ_ROUTES: tuple[tuple[Input, Route], ...] = (
 MIN_GEO_MEAN = 0.00001
 
 
+def _ordered_sum(values: pl.Expr) -> pl.Expr:
+    """The sum of ``values`` added one by one from the least: the same bits for the
+    same values in any row order (a running sum in row order moved in the last bit
+    with the queries' order, so the mean of the same per-query values differed between
+    Int64 and String query ids, and between two systems that hold them in another
+    order). :func:`polars_irmetrics.comparison.paired.exact_means` adds alike.
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"x": [0.3, 0.2, 0.1], "y": [0.1, 0.2, 0.3]})
+    >>> frame.select(pl.col("x").cum_sum().last(), pl.col("y").cum_sum().last()).row(0)
+    (0.6, 0.6000000000000001)
+    >>> frame.select(_ordered_sum(pl.col("x")), _ordered_sum(pl.col("y"))).row(0)
+    (0.6000000000000001, 0.6000000000000001)
+    """
+    return values.sort().cum_sum().last()
+
+
 @dataclass(frozen=True)
 class Param:
     """One named parameter of a metric.
@@ -390,8 +408,9 @@ class Metric:
     ) -> pl.Expr:
         """The expression that summarizes the per-query values in ``column``.
 
-        ``how`` overrides :attr:`aggregate`. Sums are running sums in row order, so a
-        mean comes out the same to the last bit however the engine splits the rows into
+        ``how`` overrides :attr:`aggregate`. Sums add the values one by one from the
+        least (:func:`_ordered_sum`), so a mean comes out the same to the last bit
+        whatever the order of the queries and however the engine splits the rows into
         batches. ``"std"`` is the population standard deviation (``ddof=0``, numpy's and
         ranx's); ``"median"`` averages the two middle values of an even count and
         ``"median_low"`` takes the lower one (``torch.median``, so torchmetrics'
@@ -424,13 +443,18 @@ class Metric:
         values = pl.col(column).cast(pl.Float64).drop_nulls()
         if how == "geometric":
             values = values.clip(lower_bound=MIN_GEO_MEAN).log()
-        mean = values.cum_sum().last() / values.count()
-        # the spread from running sums too (polars' std adds in an order of its own, so
-        # an engine's partitions could change its last bit): std's and ci_halfwidth's
+        total = _ordered_sum(values)
+        mean = total / values.count()
+        # a sum of finite values beyond Float64: added in units of 2**64 (exact), as
+        # comparison.paired.ordered_mean does
+        scaled = _ordered_sum(values * 2.0**-64) / values.count() * 2.0**64
+        mean = pl.when(total.is_infinite() & values.is_finite().all()).then(scaled).otherwise(mean)
+        # the spread from the same sums (polars' std adds in an order of its own, so an
+        # engine's partitions could change its last bit): std's and ci_halfwidth's
         n = values.count().cast(pl.Float64)
-        squares = (values - mean).pow(2).cum_sum().last()
+        squares = _ordered_sum((values - mean).pow(2))
         if how == "sum":
-            out = values.cum_sum().last().fill_null(0.0)
+            out = total.fill_null(0.0)
         elif how == "median":
             out = values.median()
         elif how == "median_low":  # torch.median: the lower of the two middle values

@@ -45,8 +45,12 @@ def click_metric(
         Column names of the position (1 = top) and of the click (Boolean or 0/1).
     dwell, converted, timestamp
         Column names or expressions: the dwell in seconds, the conversion flag, and the
-        time of the impression in seconds (a number; for a Datetime column pass e.g.
-        ``pl.col("ts").dt.epoch("ms") / 1000``). One given (other than its default name)
+        time of the impression in seconds (a number; for a Datetime column pass the
+        seconds since the session's first impression, e.g.
+        ``(pl.col("ts") - pl.col("ts").min()).dt.total_microseconds() / 1e6`` in a
+        ``group_by`` of the sessions: seconds since 1970 as a float, such as
+        ``pl.col("ts").dt.epoch("ms") / 1000``, step by 2.4e-7 s, and 3.9 s comes out
+        3.9000000953674316). One given (other than its default name)
         that the metric does not read is refused (``InvalidValueError``).
 
     Returns

@@ -218,8 +218,8 @@ def build_neighbors_plan(
     checked = with_tally(checked, tally, lambda row: _warn_on_queries(row, query_id, options))
     if options.per_query:
         return checked.sort(keys).select(*keys, *labels)
-    # the means are running sums in row order: the rows in query order first, as the
-    # full join and the checks leave them in none
+    # the per-query values in query order (the means add them from the least, in any
+    # order), as the full join and the checks leave them in none
     checked = checked.sort(keys)
     means = [request.summarize(label) for label, request in requests]
     if by:
