@@ -42,7 +42,7 @@ SAME = (
 )
 EXPR = (
     "clicked must be a column name (a str), got a polars expression; pass the column's "
-    "name, e.g. score='score'; compute a column first with .with_columns"
+    "name, e.g. clicked='clicked'; compute a column first with .with_columns"
 )
 
 

@@ -616,7 +616,7 @@ def test_position_bias_refusals() -> None:
         irm.position_bias(log)
     with pytest.raises(ColumnNotFoundError, match=re.escape("column 'click' not found")):
         irm.position_bias(log, clicked="click")
-    with pytest.raises(InvalidValueError, match=re.escape("max_iter must be a number >= 1")):
+    with pytest.raises(InvalidValueError, match=re.escape("max_iter must be a whole number >= 1")):
         irm.position_bias(log.with_columns(clicked=pl.lit(1)), max_iter=0)
 
 

@@ -59,7 +59,10 @@ planned (``collect()``, or the eager ``agg``), a missing rank, relevance or scor
 column raises :class:`~polars_irmetrics.errors.ColumnNotFoundError` naming it and the
 argument that names it, and a rank or relevance column that is not numeric (a rank
 column that is not of an integer dtype, as :func:`~polars_irmetrics.evaluate` refuses
-it) a :class:`~polars_irmetrics.errors.ColumnTypeError`.
+it) a :class:`~polars_irmetrics.errors.ColumnTypeError`. An argument that names no column
+(``rank=5``, ``doc_id=None``, ``relevance=pl.col("relevance")``: only ``rank=`` takes an
+expression) is refused at the call with
+:class:`~polars_irmetrics.errors.InvalidValueError`.
 
 The formulas live in :mod:`polars_irmetrics.metrics`; these functions only bind
 arguments. The result column is named by the metric's canonical name
@@ -79,7 +82,7 @@ import polars.selectors as cs
 from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
 from polars_irmetrics.ground.deferred import PROBE, Need, checked_column, checked_columns
 from polars_irmetrics.ground.docstrings import fill_shared
-from polars_irmetrics.ground.options import check_relevance_level
+from polars_irmetrics.ground.options import check_column_name, check_relevance_level
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.scope import TableScope, unfit_label
 from polars_irmetrics.metrics.spec import ParamValue
@@ -214,6 +217,8 @@ def rank_by_score(score: str = "score", doc_id: str = "doc_id") -> pl.Expr:
     >>> two.select(irm.ndcg(k=10, rank=irm.rank_by_score())).item() is None
     True
     """
+    check_column_name("score", score)
+    check_column_name("doc_id", doc_id)
     fix = "name yours with irm.rank_by_score(score=..., doc_id=...)"
     needs = (Need(score, "scores", fix, numeric=True), Need(doc_id, "ids", fix, numeric=False))
     return checked_columns(needs, _rank_by_score).alias("rank")
@@ -297,6 +302,7 @@ def _tie_scores(score: str, ties: str) -> str | None:
     ...
     polars_irmetrics.errors.MetricParameterError: score='s2' is read only with ...
     """
+    check_column_name("score", score)
     if ties == "average":
         return score
     if score != "score":
@@ -321,6 +327,11 @@ def _expr(
     # a level other than the default is in the name (precision(rel=2)@3, as evaluate
     # names it) and checked as evaluate checks it (a NaN, a string), in its own name
     check_relevance_level(level)  # a number, not a bool
+    # a column option that is no name was polars' own error (invalid name: 3) or an
+    # AttributeError of the rank (5 .sort), before any frame
+    check_column_name("relevance", relevance)
+    check_column_name("rank", rank, expression="irm.rank_by_score()")
+    check_column_name("doc_id", doc_id)
     default = level == 1
     req = request(metric, k=k, level=None if default else level, options=options)
     rel = checked_column(
@@ -1516,9 +1527,16 @@ def judged(
     return _expr("judged", k=k, relevance=relevance, rank=rank, doc_id=doc_id, level=1)
 
 
-def _gains_text(gains: str | Mapping[int, float] | None) -> str | None:
+def _gains_text(gains: object) -> str | None:
+    """``gains=`` of :func:`trec_ndcg` as the metric's text (``{1: 3}`` is ``'1=3'``)."""
     if gains is None or isinstance(gains, str):
         return gains
+    if not isinstance(gains, Mapping):
+        raise MetricParameterError(
+            f"metric 'irm.trec_ndcg(...)': gains must be a mapping of label to gain or a "
+            f"string of label=gain pairs, got {gains!r}; pass e.g. gains={{1: 3, 2: 9}} "
+            "or gains='1=3,2=9'"
+        )
     return ",".join(f"{label}={gain}" for label, gain in gains.items())
 
 

@@ -473,6 +473,23 @@ _VALUE_COLUMNS = (
 )  # fmt: skip
 
 
+def plain_number(value: Any) -> Any:
+    """A numpy number (``np.int64(3)``, ``np.float64(0.5)``) as the Python int or float it
+    equals; anything else (a bool, a Python number, a text, ``None``) as it is. The options
+    that take a Python number take numpy's alike, and a metric's name shows ``10``, not
+    ``np.float64(10.0)``, which :func:`~polars_irmetrics.evaluate` could not read back.
+
+    >>> import numpy as np
+    >>> plain_number(np.int64(3)), plain_number(np.float64(0.5)), plain_number(True)
+    (3, 0.5, True)
+    >>> type(plain_number(np.float64(0.5))), plain_number("3")
+    (<class 'float'>, '3')
+    """
+    if type(value) in (bool, int, float) or not isinstance(value, numbers.Real):
+        return value
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
+
+
 def check_relevance_level(level: object) -> None:
     """Refuse a ``relevance_level`` that is not a finite number, by that name (the
     evaluate options and the metric expressions alike).
@@ -533,9 +550,34 @@ def shared_column_error(first: str, second: str, column: object) -> InvalidValue
     )
 
 
-def check_column_name(name: str, value: object, *, optional: bool = False) -> None:
-    """Refuse a column-name option that is not one name (a list, a ``pl.col``)."""
-    _check_column_name(name, value, optional=optional)
+def check_column_name(
+    name: str, value: object, *, optional: bool = False, expression: str | None = None
+) -> None:
+    """Refuse a column-name option that is not one name (a list, a ``pl.col``, a number).
+
+    ``expression``: the option takes a polars expression too (``rank=`` of a metric
+    expression, ``dwell=`` of ``click_metric``); the text is an example of one, shown in
+    the fix.
+
+    >>> check_column_name("doc_id", "docno")
+    >>> check_column_name("doc_id", None)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: doc_id must be a column name (a str), got None; ...
+    >>> check_column_name("rank", pl.col("r"), expression="irm.rank_by_score()")
+    >>> check_column_name("rank", 5, expression="irm.rank_by_score()")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: rank must be a column name (a str) or a ...
+    """
+    if expression is None:
+        _check_column_name(name, value, optional=optional)
+    elif not isinstance(value, str | pl.Expr) and not (optional and value is None):
+        none = ", a polars expression or None" if optional else " or a polars expression"
+        raise InvalidValueError(
+            f"{name} must be a column name (a str){none}, got {value!r}; pass one name, "
+            f"e.g. {name}={name!r}, or an expression, e.g. {name}={expression}"
+        )
 
 
 def _check_column_name(name: str, value: object, *, optional: bool) -> None:
@@ -543,7 +585,7 @@ def _check_column_name(name: str, value: object, *, optional: bool) -> None:
     if isinstance(value, str) or (optional and value is None):
         return
     if isinstance(value, pl.Expr):
-        fix = "the column's name, e.g. score='score'; compute a column first with .with_columns"
+        fix = f"the column's name, e.g. {name}={name!r}; compute a column first with .with_columns"
     elif isinstance(value, list | tuple) and len(value) == 1 and isinstance(value[0], str):
         fix = f"one name, e.g. {name}={value[0]!r}"
     else:

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
+from polars_irmetrics.ground.deferred import checked_column
+from polars_irmetrics.ground.options import check_column_name
 
 __all__ = ["cosine_similarity"]
 
@@ -49,7 +51,11 @@ def cosine_similarity(a: str | pl.Expr, b: str | pl.Expr) -> pl.Expr:
     ------
     InvalidValueError
         When the two vectors of a row differ in length (raised when the query runs);
-        the message names both columns and the two lengths.
+        the message names both columns and the two lengths. When ``a`` or ``b`` is
+        neither a column name nor an expression (raised at the call).
+    ColumnNotFoundError
+        When the frame has no column of the name ``a`` or ``b`` gives (raised when the
+        query is planned).
     ColumnTypeError
         When a column does not hold lists or arrays of numbers.
 
@@ -84,14 +90,23 @@ def cosine_similarity(a: str | pl.Expr, b: str | pl.Expr) -> pl.Expr:
     │ q2       ┆ 0.0               │
     └──────────┴───────────────────┘
     """
-    left = pl.col(a) if isinstance(a, str) else a
-    right = pl.col(b) if isinstance(b, str) else b
     return pl.map_batches(
-        [left, right],
+        [_vectors("a", a), _vectors("b", b)],
         _cosine_batch,
         return_dtype=pl.Float64,
         is_elementwise=True,
     ).alias(_NAME)
+
+
+def _vectors(option: str, column: object) -> pl.Expr:
+    """The column of embeddings that argument ``option`` names (an expression as it is):
+    a missing one is the library's :class:`ColumnNotFoundError` when the plan knows the
+    frame (it was polars' own), a name that is no text an :class:`InvalidValueError`."""
+    check_column_name(option, column, expression="pl.col('embedding')")
+    if isinstance(column, pl.Expr):
+        return column
+    fix = f"name yours with irm.cosine_similarity({option}=...)"
+    return checked_column(str(column), "embeddings", fix, numeric=False)
 
 
 def _as_vectors(series: pl.Series) -> pl.Series:

@@ -6,6 +6,7 @@ import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.ground.deferred import Need, checked
+from polars_irmetrics.ground.options import check_column_name
 from polars_irmetrics.metrics.online import ClickScope
 from polars_irmetrics.metrics.registry import parse_metric
 from polars_irmetrics.online.sessions import refuse_unread_column
@@ -91,6 +92,11 @@ def click_metric(
             f"metric {name!r} is not a click metric; use its expression function (e.g. "
             "irm.ndcg(k=10)) on a judged table, or a click metric such as 'ctr@10'"
         )
+    # a column option that is no name was an AttributeError or polars' own TypeError
+    check_column_name("position", position)
+    check_column_name("clicked", clicked)
+    for role, value in (("dwell", dwell), ("converted", converted), ("timestamp", timestamp)):
+        check_column_name(role, value, expression=f"pl.col({role!r})")
     scope = ClickScope(
         position,
         clicked,

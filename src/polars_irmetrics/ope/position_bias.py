@@ -71,6 +71,7 @@ import polars as pl
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
+from polars_irmetrics.ground.options import plain_number
 from polars_irmetrics.ground.validate import check_numeric, require_columns
 from polars_irmetrics.metrics.scope import exact_sum
 
@@ -80,6 +81,33 @@ else:
     optimize = LazyModule("scipy.optimize")  # imported at the first fit (import time)
 
 __all__ = ["position_bias"]
+
+
+def _em_options(max_iter: object, tol: object) -> tuple[int, float]:
+    """EM's ``max_iter`` (a whole number >= 1) and ``tol`` (a number >= 0), their
+    defaults for ``None``, a numpy number as the Python one it equals; checked before
+    the log is read (a float ``max_iter`` was ``range``'s TypeError after it).
+
+    >>> _em_options(None, None), _em_options(np.int64(5), 0)
+    ((100, 1e-10), (5, 0))
+    >>> _em_options(2.5, None)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: max_iter must be a whole number >= 1, got 2.5; ...
+    """
+    max_iter = 100 if max_iter is None else plain_number(max_iter)
+    tol = 1e-10 if tol is None else plain_number(tol)
+    if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
+        raise InvalidValueError(
+            f"max_iter must be a whole number >= 1, got {max_iter!r}; pass the most EM "
+            "iterations, e.g. max_iter=100 (the default)"
+        )
+    if isinstance(tol, bool) or not isinstance(tol, int | float) or not tol >= 0:
+        raise InvalidValueError(
+            f"tol must be a number >= 0, got {tol!r}; pass the change below which EM "
+            "stops, e.g. tol=1e-10 (the default)"
+        )
+    return max_iter, tol
 
 
 def position_bias(
@@ -127,8 +155,9 @@ def position_bias(
         users' clicks given the query (which ranker served a query does not depend on
         it: an A/B split, or versions over a stable query stream), and the PBM.
     max_iter, tol
-        ``method="em"`` only: EM stops after ``max_iter`` iterations (default 100), or
-        when no parameter moved by more than ``tol`` (default 1e-10).
+        ``method="em"`` only: EM stops after ``max_iter`` iterations (a whole number
+        >= 1, default 100), or when no parameter moved by more than ``tol`` (a number
+        >= 0, default 1e-10); numpy numbers are read as the Python ones they equal.
 
     Returns
     -------
@@ -261,8 +290,7 @@ def position_bias(
             "drop swap=, or pass method='swap'"
         )
     doc_id = "doc_id" if doc_id is None else doc_id
-    max_iter = 100 if max_iter is None else max_iter
-    tol = 1e-10 if tol is None else tol
+    max_iter, tol = _em_options(max_iter, tol)
     frame, _ = _read_log(
         log,
         [query_id, doc_id, rank, clicked],
@@ -271,9 +299,6 @@ def position_bias(
         "an impression log has one row per shown document: name the columns with "
         "query_id=, doc_id=, rank= and clicked=",
     )
-    for name, value, low in (("max_iter", max_iter, 1), ("tol", tol, 0)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
-            raise InvalidValueError(f"{name} must be a number >= {low}, got {value!r}")
     c = pl.col(clicked).cast(pl.Float64)
     stats = (
         frame.select(

@@ -33,7 +33,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.ground.deferred import Need, checked
-from polars_irmetrics.ground.options import checked_positive_label
+from polars_irmetrics.ground.options import check_column_name, checked_positive_label
 from polars_irmetrics.metrics.prediction import PredictionScope
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.spec import ParamValue
@@ -75,6 +75,12 @@ def _expr(
 ) -> pl.Expr:
     req = request(name, k=k, options=options)
     positive = checked_positive_label(positive)
+    # a column option that is no name was polars' own TypeError (invalid input for col)
+    check_column_name("label", label)
+    check_column_name("prediction", prediction)
+    check_column_name("sample_weight", sample_weight, optional=True)
+    if name == "gauc":
+        check_column_name("query_id", query_id)
     scope = PredictionScope(label, prediction, sample_weight, positive, query_id)
     value = group_values(scope, [(req.name, req)])[req.name]
     if name in _ORDERED:
