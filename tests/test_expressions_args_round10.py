@@ -205,3 +205,82 @@ def test_position_bias_reads_numpy_numbers() -> None:
     numpy = irm.position_bias(LOG, max_iter=np.int64(5), tol=np.float32(0.001))
     assert numpy.equals(irm.position_bias(LOG, max_iter=5, tol=float(np.float32(0.001))))
     assert numpy.columns == plain.columns
+
+
+NUMPY_EXPRESSIONS: list[tuple[str, Callable[[], pl.Expr], Callable[[], pl.Expr]]] = [
+    ("ndcg k", lambda: irm.ndcg(k=np.int64(3)), lambda: irm.ndcg(k=3)),
+    ("rbp k", lambda: irm.rbp(k=np.int32(2)), lambda: irm.rbp(k=2)),
+    ("rbp p", lambda: irm.rbp(p=np.float64(0.5)), lambda: irm.rbp(p=0.5)),
+    ("f1 beta", lambda: irm.f1(beta=np.int64(2)), lambda: irm.f1(beta=2)),
+    ("err max_grade", lambda: irm.err(max_grade=np.int64(4)), lambda: irm.err(max_grade=4)),
+    (
+        "precision level",
+        lambda: irm.precision(relevance_level=np.int64(2)),
+        lambda: irm.precision(relevance_level=2),
+    ),
+    (
+        "dcg log_base",
+        lambda: irm.dcg(k=2, log_base=np.float64(10)),
+        lambda: irm.dcg(k=2, log_base=10.0),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("numpy", "plain"),
+    [(numpy, plain) for _, numpy, plain in NUMPY_EXPRESSIONS],
+    ids=[name for name, _, _ in NUMPY_EXPRESSIONS],
+)
+def test_expressions_read_numpy_numbers(
+    numpy: Callable[[], pl.Expr], plain: Callable[[], pl.Expr]
+) -> None:
+    got, want = DF.select(numpy()), DF.select(plain())
+    assert got.equals(want)
+    # the name is one evaluate reads back, to the same value
+    (name,) = got.columns
+    assert "np." not in name
+    back = irm.evaluate(DF, [name], qrels=None)
+    assert back.item(0, name) == got.item()
+
+
+def test_dcg_named_by_a_numpy_base_is_read_back_by_evaluate() -> None:
+    # before: 'dcg(log_base=np.float64(10.0))@2', which evaluate cannot parse
+    got = DF.select(irm.dcg(k=2, log_base=np.float64(10)))
+    assert got.columns == ["dcg(log_base=10.0)@2"]
+    back = irm.evaluate(DF, ["dcg(log_base=10.0)@2"], qrels=None)
+    assert back.item(0, "dcg(log_base=10.0)@2") == got.item()
+
+
+def test_ece_reads_numpy_bins() -> None:
+    frame = pl.DataFrame({"label": [0, 1], "prediction": [0.2, 0.7]})
+    assert frame.select(irm.ece(bins=np.int64(5))).equals(frame.select(irm.ece(bins=5)))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"relevance_level": np.int64(1)}, {"depth": np.int64(2)}, {"relevance_level": np.int32(2)}],
+    ids=["relevance_level int64", "depth", "relevance_level int32"],
+)
+def test_evaluate_reads_numpy_options(options: dict[str, Any]) -> None:
+    # before: "relevance_level must be a number, got np.int64(1)" (np.float64 accepted)
+    plain = {name: int(value) for name, value in options.items()}
+    metrics = ["ndcg", "precision@2", "map"]
+    got = irm.evaluate(DF, metrics, qrels=None, **options)
+    assert got.equals(irm.evaluate(DF, metrics, qrels=None, **plain))
+
+
+ECE = "metric 'irm.ece(...)': bins must be a positive integer or None, got 0"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: irm.ece(bins=0),
+        lambda: pl.DataFrame({"label": [0, 1], "prediction": [0.2, 0.7]}).irm.ece(bins=0),
+    ],
+    ids=["irm.ece", "df.irm.ece"],
+)
+def test_ece_names_bins(call: Callable[[], Any]) -> None:
+    # before: "... k must be a positive integer or None, got 0"
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(ECE)}$"):
+        call()

@@ -62,7 +62,8 @@ column that is not of an integer dtype, as :func:`~polars_irmetrics.evaluate` re
 it) a :class:`~polars_irmetrics.errors.ColumnTypeError`. An argument that names no column
 (``rank=5``, ``doc_id=None``, ``relevance=pl.col("relevance")``: only ``rank=`` takes an
 expression) is refused at the call with
-:class:`~polars_irmetrics.errors.InvalidValueError`.
+:class:`~polars_irmetrics.errors.InvalidValueError`. A numpy number is read as the
+Python number it equals (``k=np.int64(10)`` is ``k=10``, and names the column ``ndcg@10``).
 
 The formulas live in :mod:`polars_irmetrics.metrics`; these functions only bind
 arguments. The result column is named by the metric's canonical name
@@ -326,7 +327,7 @@ def _expr(
 ) -> pl.Expr:
     # a level other than the default is in the name (precision(rel=2)@3, as evaluate
     # names it) and checked as evaluate checks it (a NaN, a string), in its own name
-    check_relevance_level(level)  # a number, not a bool
+    level = check_relevance_level(level)  # a number, not a bool (numpy's as Python's)
     # a column option that is no name was polars' own error (invalid name: 3) or an
     # AttributeError of the rank (5 .sort), before any frame
     check_column_name("relevance", relevance)

@@ -413,7 +413,7 @@ def optimize_fusion(
             f"optimize_fusion searches {', '.join(SEARCHED)}; {fusion.name} has no grid "
             "(trained methods are fitted with fit_fusion)"
         )
-    check_relevance_level(relevance_level)
+    relevance_level = check_relevance_level(relevance_level)
     buckets = check_buckets(buckets)
     refuse_spill_without_buckets(spill_dir, buckets, "searches")  # as fuse refuses it
     check_spill_dir(spill_dir)

@@ -490,16 +490,19 @@ def plain_number(value: Any) -> Any:
     return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
-def check_relevance_level(level: object) -> None:
-    """Refuse a ``relevance_level`` that is not a finite number, by that name (the
-    evaluate options and the metric expressions alike).
+def check_relevance_level(level: object) -> float:
+    """``relevance_level`` as a Python number (a numpy one as the number it equals), or
+    refused where it is not a finite number, by that name (the evaluate options and the
+    metric expressions alike).
 
     >>> check_relevance_level(2)
+    2
     >>> check_relevance_level("2")
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.InvalidValueError: relevance_level must be a number, got '2'
     """
+    level = plain_number(level)
     if isinstance(level, bool) or not isinstance(level, int | float):
         raise InvalidValueError(f"relevance_level must be a number, got {level!r}")
     if not math.isfinite(level):
@@ -508,6 +511,7 @@ def check_relevance_level(level: object) -> None:
             "relevant (or every one would); pass the lowest relevant label, e.g. "
             "relevance_level=1"
         )
+    return level
 
 
 def checked_positive_label(value: object) -> int | float | str:
@@ -722,6 +726,9 @@ class EvalOptions:
                 raise InvalidValueError(
                     f"unknown option {name}=...; the options are {', '.join(sorted(fields))}"
                 )
+        # a numpy number (np.int64(1) for relevance_level, depth, n_bootstrap) as the
+        # Python number it equals: refused as no number before, or named as np.int64(1)
+        options = {name: plain_number(value) for name, value in options.items()}
         if "positive_label" in options:
             options["positive_label"] = checked_positive_label(options["positive_label"])
         built = cls(**options)

@@ -45,6 +45,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
+from polars_irmetrics.ground.options import plain_number
 from polars_irmetrics.metrics.requests import BY_NAME, EMPTY_TARGET_ACTIONS, MetricRequest
 from polars_irmetrics.metrics.spec import (
     AGGREGATES,
@@ -380,6 +381,11 @@ def parse_metric(text: str) -> MetricRequest:
     return _with_ci_level(built, ci_level, text)
 
 
+#: The keyword that sets a metric's cutoff in its expression function and method, where
+#: it is not ``k`` (``irm.ece(bins=20)`` is ``ece@20``): a refused cutoff is named by it.
+_CUTOFF_KEYWORDS = {"ece": "bins"}
+
+
 def request(
     metric: str,
     k: int | None = None,
@@ -387,15 +393,22 @@ def request(
     options: Mapping[str, ParamValue] | None = None,
     aggregate: str | None = None,
 ) -> MetricRequest:
-    """Build a request from keyword arguments (the path the expression functions take)."""
+    """Build a request from keyword arguments (the path the expression functions take).
+
+    A numpy number (``k=np.int64(3)``, ``log_base=np.float64(10)``) is read as the
+    Python number it equals: it was refused as no integer, or named
+    ``dcg(log_base=np.float64(10.0))``, a name :func:`parse_metric` cannot read back.
+    """
     entry = get_metric(metric)
     shown = f"irm.{entry.name}(...)"
+    k, level = plain_number(k), plain_number(level)
+    options = {name: plain_number(value) for name, value in (options or {}).items()}
     if k is not None:
-        k = _check_k(k, shown)
+        k = _check_k(k, shown, _CUTOFF_KEYWORDS.get(entry.name, "k"))
     if level is not None:
         level = _check_level(entry, level, shown)
     agg = None if aggregate is None else _check_aggregate(aggregate, shown)
-    return _build(entry, None, k, level, dict(options or {}), shown, agg)
+    return _build(entry, None, k, level, options, shown, agg)
 
 
 def _build(
@@ -585,10 +598,10 @@ def _parse_k(k_text: str, shown: str) -> int:
     return int(k_text)
 
 
-def _check_k(k: object, shown: str) -> int:
+def _check_k(k: object, shown: str, keyword: str = "k") -> int:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise MetricParameterError(
-            f"metric {shown!r}: k must be a positive integer or None, got {k!r}"
+            f"metric {shown!r}: {keyword} must be a positive integer or None, got {k!r}"
         )
     return k
 
