@@ -284,3 +284,35 @@ def test_ece_names_bins(call: Callable[[], Any]) -> None:
     # before: "... k must be a positive integer or None, got 0"
     with pytest.raises(MetricParameterError, match=f"^{re.escape(ECE)}$"):
         call()
+
+
+def _multiple(shown: str, value: str) -> str:
+    return (
+        f"metric {shown!r}: multiple must be a number above 0 (the precision is taken at rank "
+        f"multiple * R, R the relevant documents), got {value}, e.g. rprec_mult(multiple=0.2), "
+        "rprec_mult@0.2 or Rprec_mult_0.20"
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: irm.rprec_mult(multiple=-1), _multiple("irm.rprec_mult(...)", "-1.0")),
+        (lambda: irm.rprec_mult(multiple=0), _multiple("irm.rprec_mult(...)", "0.0")),
+        (
+            lambda: irm.evaluate(DF, ["rprec_mult(multiple=-1)"], qrels=None),
+            _multiple("rprec_mult(multiple=-1)", "-1.0"),
+        ),
+        (
+            lambda: irm.evaluate(DF, ["rprec_mult(multiple=0)"], qrels=None),
+            _multiple("rprec_mult(multiple=0)", "0.0"),
+        ),
+    ],
+    ids=["expression -1", "expression 0", "evaluate -1", "evaluate 0"],
+)
+def test_rprec_mult_refuses_a_multiple_not_above_zero(
+    call: Callable[[], Any], message: str
+) -> None:
+    # before: accepted, 0.0 for every query
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        call()

@@ -1741,7 +1741,8 @@ def rprec_mult(
     Parameters
     ----------
     multiple
-        The multiple m of R.
+        The multiple m of R, above 0 (0 or a negative multiple is refused:
+        ``MetricParameterError``).
     relevance_level
         %(relevance_level)s
     relevance

@@ -282,11 +282,12 @@ def recall_at(s: Scope, p: Params, metric: str = "recall") -> pl.Expr:
 
 # --------------------------------------------------------------------------- parameter checks
 def check_real(
-    metric: str, param: str, trec: str, *, at_most_one: bool = False
+    metric: str, param: str, trec: str, *, at_most_one: bool = False, multiple: bool = False
 ) -> Callable[[ParamValue], ParamValue]:
     """The parser's check of a real-valued parameter (:attr:`Param.check
     <polars_irmetrics.metrics.spec.Param.check>`); ``at_most_one``: a recall level, in
-    [0, 1]."""
+    [0, 1]; ``multiple``: a multiple of R, above 0 (the precision at rank 0 or below is
+    no precision: it was 0.0)."""
     example = f"{metric}({param}=0.2), {metric}@0.2 or {trec}_0.20"
 
     def check(value: ParamValue) -> ParamValue:
@@ -303,6 +304,11 @@ def check_real(
                 f"the number after '@' in {metric}@x (ir_measures' IPrec@x) and {trec}_x "
                 f"is the recall level, not a rank cutoff, e.g. {example}; for the precision "
                 f"of the top documents use {whole}"
+            )
+        if multiple and not value > 0.0:
+            raise ValueError(
+                f"{param} must be a number above 0 (the precision is taken at rank "
+                f"{param} * R, R the relevant documents), got {float(value)!r}, e.g. {example}"
             )
         return float(value)
 

@@ -239,7 +239,9 @@ PREFERENCE_METRICS: tuple[Metric, ...] = (
                 "multiple",
                 None,
                 doc="the multiple m of R, e.g. 0.2",
-                check=check_real("rprec_mult_avgjg", "multiple", "Rprec_mult_avgjg"),
+                check=check_real(
+                    "rprec_mult_avgjg", "multiple", "Rprec_mult_avgjg", multiple=True
+                ),
             ),
         ),
         reads=_JG,

@@ -606,7 +606,7 @@ TREC_METRICS: tuple[Metric, ...] = (
                 "multiple",
                 None,
                 doc="the multiple m of R, e.g. 0.2",
-                check=check_real("rprec_mult", "multiple", "Rprec_mult"),
+                check=check_real("rprec_mult", "multiple", "Rprec_mult", multiple=True),
             ),
         ),
         formula="rel_ret@c / c with c = floor(m * R + 0.9) (trec_eval Rprec_mult_m, the "
