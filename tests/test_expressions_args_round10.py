@@ -316,3 +316,15 @@ def test_rprec_mult_refuses_a_multiple_not_above_zero(
     # before: accepted, 0.0 for every query
     with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
         call()
+
+
+@pytest.mark.parametrize("metric", ["partial_auc", "pap"])
+@pytest.mark.parametrize("k", [3, 2**31, 2**32, 2**40, 2**60])
+def test_partial_auc_at_a_huge_cutoff_is_computed_alike(metric: str, k: int) -> None:
+    # before: evaluate refused k >= 2**32 as "column 'relevance' ... rescale the labels"
+    name = f"{metric}@{k}"
+    expression = DF.group_by("query_id").agg(getattr(irm, metric)(k=k)).item(0, name)
+    for engine in ("in-memory", "streaming"):
+        got = irm.evaluate(DF.lazy(), [name], qrels=None).collect(engine=engine)
+        assert got.item(0, name) == expression
+    assert expression == pytest.approx(1 - 1 / k if k > 3 else 2 / 3, rel=1e-15)

@@ -113,7 +113,10 @@ def _auc_at(s: Scope, p: Params, metric: str, *, pap: bool) -> pl.Expr:
     kept = is_rel & s.rank.is_not_null() & (negatives_above < k)
     if pap:
         kept = kept & (found <= k)
-    total = fsum(s, k - negatives_above, kept)
+    # the sum of k - negatives_above, as count * k - the sum of negatives_above: equal
+    # (integers, exact) where k is small, and no term of k itself, which evaluate's
+    # exact sums could not hold from k = 2**32 on (refused as a label too large)
+    total = kept.sum().cast(pl.Float64) * k - fsum(s, negatives_above, kept)
     positives = num_rel(s, p)
     den = (pl.min_horizontal(positives, pl.lit(k)) if pap else positives) * k
     value = pl.when(den > 0).then(total / den).otherwise(0.0)
