@@ -17,7 +17,6 @@ import polars as pl
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from polars_irmetrics.engines._agreement import (
@@ -29,6 +28,7 @@ from polars_irmetrics.engines._agreement import (
     warn_on_reference,
 )
 from polars_irmetrics.engines._partition import arrow_schema
+from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, paired_map
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL
@@ -51,9 +51,7 @@ def agreement_frame(
 ) -> DataFrame:
     """:func:`polars_irmetrics.spark.evaluate`'s result for the rank-similarity metrics,
     not yet computed (module doc); the warning of the reference's queries is given now."""
-    job = prepare_agreement(
-        to_arrow_schema(run.schema), to_arrow_schema(reference.schema), metrics, options
-    )
+    job = prepare_agreement(arrow_of(run), arrow_of(reference), metrics, options)
     _warn(job, run, reference)
     query_id = job.options.query_id
     keys = tuple(job.keys)

@@ -25,7 +25,6 @@ import polars as pl
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from polars_irmetrics.engines._ope import (
@@ -45,6 +44,7 @@ from polars_irmetrics.engines._ope import (
     warn_support,
 )
 from polars_irmetrics.engines._partition import PART, arrow_schema, as_polars_frame
+from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions
@@ -77,9 +77,9 @@ def ope_frame(
     computes a frame now (the engine's, raising a task's library error as ours): the
     first pass of ``per_query=True``."""
     job = prepare_ope(
-        to_arrow_schema(log.schema),
-        to_arrow_schema(policy.schema),
-        None if reward_model is None else to_arrow_schema(reward_model.schema),
+        arrow_of(log),
+        arrow_of(policy),
+        None if reward_model is None else arrow_of(reward_model),
         metrics,
         options,
     )
@@ -170,7 +170,7 @@ def _scaled(
     partition's largest reward magnitude (:func:`ope_peak`, one Python task per
     partition of the log's reward column), computed now."""
     rewards = log.select(job.options.reward)
-    schema = to_arrow_schema(rewards.schema)
+    schema = arrow_of(rewards)
     found = spark_schema(PEAK_SCHEMA, ())
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -189,7 +189,7 @@ def _warn(job: OpeJob, log: DataFrame, policy: DataFrame, spark_schema: SparkSch
     if not log_slots:
         return
     if job.listed:  # each partition's positive items of the lists, by one Python task
-        schema = to_arrow_schema(policy.schema)
+        schema = arrow_of(policy)
 
         def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             table = pa.Table.from_batches(list(batches), schema=schema)
@@ -206,7 +206,7 @@ def _warn(job: OpeJob, log: DataFrame, policy: DataFrame, spark_schema: SparkSch
         """The policy's round and slot wherever it puts mass."""
         if not job.listed:
             return policy.filter(F.col(PROB) > 0).select(round_id, *log_slots)
-        schema = to_arrow_schema(policy.schema)
+        schema = arrow_of(policy)
         found = spark_schema(taken_schema(job, rounds=True), ())
 
         def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

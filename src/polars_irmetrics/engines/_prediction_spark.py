@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 import polars as pl
 import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from polars_irmetrics.engines._partition import arrow_schema
@@ -29,6 +28,7 @@ from polars_irmetrics.engines._prediction import (
     prediction_summary,
     prepare_prediction,
 )
+from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, paired_map
 from polars_irmetrics.ground.options import EvalOptions
 
@@ -56,8 +56,8 @@ def prediction_frame(
     is computed, :func:`~polars_irmetrics.engines._prediction.warn_on_summary`);
     ``part`` and ``spark_schema`` are the engine's own."""
     job = prepare_prediction(
-        to_arrow_schema(table.schema),
-        None if labels is None else to_arrow_schema(labels.schema),
+        arrow_of(table),
+        None if labels is None else arrow_of(labels),
         metrics,
         options,
     )

@@ -18,11 +18,11 @@ import polars as pl
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from polars_irmetrics.engines._partition import judgments_given
 from polars_irmetrics.engines._ps import prepare_ps, ps_finish, ps_part
+from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import INTERNAL, warn_on_judged
@@ -48,8 +48,8 @@ def ps_frame(
     metrics, not yet computed (module doc); the propensities are gathered now."""
     table = propensities.toArrow()
     job = prepare_ps(
-        to_arrow_schema(run.schema),
-        None if qrels is None else to_arrow_schema(qrels.schema),
+        arrow_of(run),
+        None if qrels is None else arrow_of(qrels),
         table,
         metrics,
         options,

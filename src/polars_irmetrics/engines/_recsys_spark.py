@@ -21,7 +21,6 @@ from functools import partial
 import polars as pl
 import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from polars_irmetrics.engines._partition import judgments_given
@@ -35,6 +34,7 @@ from polars_irmetrics.engines._recsys import (
     prepare_counts,
     prepare_elliot,
 )
+from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_coverage import Parts, into, task_key
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
 from polars_irmetrics.ground.options import EvalOptions
@@ -60,7 +60,7 @@ def counts_frame(
     rows of ``kind`` (the items' counts, or the users' values of RePlay's novelty), not
     yet computed (module doc)."""
     job = prepare_counts(
-        to_arrow_schema(run.schema),
+        arrow_of(run),
         sides,
         metrics,
         options,
@@ -103,8 +103,8 @@ def elliot_frame(
     """:func:`polars_irmetrics.spark.evaluate`'s result for Elliot's metrics, not yet
     computed (module doc), and its job; each part's coverage goes to ``parts``."""
     job = prepare_elliot(
-        to_arrow_schema(run.schema),
-        None if qrels is None else to_arrow_schema(qrels.schema),
+        arrow_of(run),
+        None if qrels is None else arrow_of(qrels),
         sides,
         metrics,
         options,

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from polars_irmetrics.engines._long_form import LongForm, long_forms
 from polars_irmetrics.engines._partition import carry_error
+from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.errors import IrmError
 from polars_irmetrics.ground.options import EvalOptions
 
@@ -28,8 +29,8 @@ def spark_long_form(
 ) -> tuple[DataFrame, DataFrame | None]:
     """``run`` and ``qrels`` in the long form (each unchanged unless it is list-shaped)."""
     run_form, qrels_form = long_forms(
-        to_arrow_schema(run.schema),
-        None if qrels is None else to_arrow_schema(qrels.schema),
+        arrow_of(run),
+        None if qrels is None else arrow_of(qrels),
         options,
     )
     if run_form is not None:
@@ -40,7 +41,7 @@ def spark_long_form(
 
 
 def _exploded(frame: DataFrame, form: LongForm) -> DataFrame:
-    source = to_arrow_schema(frame.schema)
+    source = arrow_of(frame)
     target = form.schema(source)
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

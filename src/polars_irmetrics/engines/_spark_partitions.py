@@ -47,7 +47,6 @@ import polars as pl
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import LongType, StructField, StructType
 
 from polars_irmetrics.engines._partition import (
@@ -57,6 +56,7 @@ from polars_irmetrics.engines._partition import (
     evaluate_part,
     spanning_error,
 )
+from polars_irmetrics.engines._spark_arrow import arrow_in_session, arrow_of
 from polars_irmetrics.engines._spark_coverage import Parts, into
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.partitions import (
@@ -121,7 +121,7 @@ def read_layout(frame: DataFrame) -> FileLayout | None:
         files=files,
         columns=tuple(frame.columns),
         partition_columns=partition_columns,
-        schema=to_arrow_schema(frame.schema),
+        schema=arrow_of(frame),
     )
 
 
@@ -171,7 +171,7 @@ def per_query_in_partitions(
         job=job,
         run=layout,
         qrels=judged if split else None,
-        qrels_schema=None if qrels is None else to_arrow_schema(qrels.schema),
+        qrels_schema=None if qrels is None else arrow_of(qrels),
         groups=groups,
         broadcast=broadcast,
         tasks=tuple((tuple(r), tuple(q)) for r, q in tasks.values()),
@@ -184,7 +184,7 @@ def per_query_in_partitions(
             StructField(_KIND, LongType(), False),
         ]
     )
-    arrow = to_arrow_schema(output)
+    arrow = arrow_in_session(output, spark)
     names = values_schema.names
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

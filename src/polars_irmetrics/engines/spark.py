@@ -90,7 +90,7 @@ from polars_irmetrics.prediction.statistics import NUM_ROWS
 try:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
-    from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+    from pyspark.sql.pandas.types import from_arrow_schema
     from pyspark.sql.types import IntegralType, StructType
 except ImportError as exc:  # pragma: no cover - the test environment has pyspark
     raise MissingDependencyError(
@@ -103,6 +103,7 @@ from polars_irmetrics.engines._ope_spark import ope_frame
 from polars_irmetrics.engines._prediction_spark import prediction_frame
 from polars_irmetrics.engines._ps_spark import ps_frame
 from polars_irmetrics.engines._recsys_spark import counts_frame, elliot_frame
+from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_coverage import (
     Parts,
     coverage_parts,
@@ -293,7 +294,7 @@ def evaluate(
     every = {"qrels": qrels, "queries": queries, "labels": labels, "policy": policy}
     every |= {"reward_model": reward_model, "propensities": propensities, **given}
     # the run's columns, which rank=, score= and sample_id= must name, as evaluate checks
-    columns = _arrow(run.schema)
+    columns = arrow_of(run)
     names, agreement = agreement_route(
         "Spark", metrics, built, {**every, "reference": reference}, run=columns
     )
@@ -431,8 +432,8 @@ def evaluate(
         _warn_on_history(run, interactions, sides, metrics, built)
         return computed
     job = prepare(
-        _arrow(run.schema),
-        None if qrels is None else _arrow(qrels.schema),
+        arrow_of(run),
+        None if qrels is None else arrow_of(qrels),
         metrics,
         built,
         sides,
@@ -550,9 +551,9 @@ def _with_attributes(
     """``run`` and ``qrels`` with the ``by`` keys that ``queries`` holds (broadcast)."""
     query_id = options.query_id
     keys, missing = attribute_columns(
-        _arrow(run.schema),
-        None if qrels is None else _arrow(qrels.schema),
-        _arrow(queries.schema),
+        arrow_of(run),
+        None if qrels is None else arrow_of(qrels),
+        arrow_of(queries),
         options,
     )
     if missing and options.partitioned_by is not None:
@@ -729,10 +730,6 @@ def _collect(
     if distinct:
         frame = frame.distinct()
     return frame.toArrow()
-
-
-def _arrow(schema: StructType) -> pa.Schema:
-    return to_arrow_schema(schema)
 
 
 def _arrow_values(job: Job) -> pa.Schema:
