@@ -5,10 +5,18 @@
   which needs a time zone for it: the schemas are now read in the session's time zone,
   as Spark hands such a column to the Python tasks, and the log's click metrics
   (``time_to_first_click`` too) are one machine's to the last bit.
+- ``queries=`` giving no ``by`` key to some query of the run or of the judgments: the
+  engines' parts refused their own null key as a null in "the run" (which has no such
+  column); they now raise one machine's ``QuerySetError``, its lowest id and count over
+  every part.
+- Dask merged ``queries=`` onto judgments whose ids are of another integer width than the
+  run's, and Dask's own dtype-mismatch ``UserWarning`` reached the user.
 """
 
 from __future__ import annotations
 
+import re
+import warnings
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +24,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.errors import QuerySetError
 from polars_irmetrics.io.files import sample_interactions_path
 
 from .helpers import engine_io
@@ -61,3 +70,82 @@ def test_spark_evaluates_the_bundled_click_log(request: pytest.FixtureRequest) -
     got = back(evaluate(frame(log), metrics, by="arm", **options)).sort("arm", "session_id")
     assert got.columns == expected.columns
     assert got.cast(expected.schema).equals(expected)  # the same bits
+
+
+# --- queries= without a key for some queries ----------------------------------------
+
+#: (case, queries=, by=, expected message): one machine's words
+_UNPLACED = [
+    (
+        "missing-row",
+        pl.DataFrame({"query_id": ["q1"], "segment": ["mobile"]}),
+        "segment",
+        _unplaced("q2", "segment", 3),
+    ),
+    (
+        "null-value",
+        pl.DataFrame({"query_id": ["q1", "q2", "q3", "q4"], "segment": ["m", None, "d", "d"]}),
+        "segment",
+        _unplaced("q2", "segment", 1),
+    ),
+    (
+        "first-key-in-by-order",
+        pl.DataFrame(
+            {
+                "query_id": ["q1", "q2", "q3", "q4"],
+                "segment": ["m", None, "d", "d"],
+                "day": ["mon", "tue", None, None],
+            }
+        ),
+        ["day", "segment"],
+        _unplaced("q3", "day", 2),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("queries", "by", "message"), [c[1:] for c in _UNPLACED], ids=[c[0] for c in _UNPLACED]
+)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_queries_without_a_key_raise_one_machines_error(
+    engine: str, queries: pl.DataFrame, by: Any, message: str, request: pytest.FixtureRequest
+) -> None:
+    pattern = f"^{re.escape(message)}$"
+    with pytest.raises(QuerySetError, match=pattern):
+        irm.evaluate(RUN, ["P@1"], qrels=QRELS, queries=queries, by=by)
+    evaluate, frame, back = engine_io(engine, request)
+    with pytest.raises(QuerySetError, match=pattern):
+        back(evaluate(frame(RUN), ["P@1"], qrels=frame(QRELS), queries=frame(queries), by=by))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_queries_with_every_key_still_evaluate(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    queries = pl.DataFrame({"query_id": ["q1", "q2", "q3", "q4"], "segment": ["m", "d", "d", "m"]})
+    expected = irm.evaluate(RUN, ["P@1"], qrels=QRELS, queries=queries, by="segment")
+    assert isinstance(expected, pl.DataFrame)
+    evaluate, frame, back = engine_io(engine, request)
+    got = back(
+        evaluate(frame(RUN), ["P@1"], qrels=frame(QRELS), queries=frame(queries), by="segment")
+    ).sort("segment")
+    assert got.cast(expected.schema).equals(expected)
+
+
+def test_dask_merges_queries_of_another_id_width_quietly(request: pytest.FixtureRequest) -> None:
+    run = pl.DataFrame({"query_id": [1, 2], "doc_id": ["a", "a"], "score": [1.0, 1.0]})
+    qrels = pl.DataFrame(
+        {"query_id": pl.Series([1, 2], dtype=pl.Int32), "doc_id": ["a", "b"], "relevance": [1, 1]}
+    )
+    queries = pl.DataFrame({"query_id": pl.Series([1, 2], dtype=pl.Int32), "segment": ["m", "d"]})
+    expected = irm.evaluate(run, ["P@1"], qrels=qrels, queries=queries, by="segment")
+    assert isinstance(expected, pl.DataFrame)
+    evaluate, frame, back = engine_io("dask", request)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = evaluate(
+            frame(run), ["P@1"], qrels=frame(qrels), queries=frame(queries), by="segment"
+        )
+        got = back(out).sort("segment")
+    assert [str(w.message) for w in caught if "Merging" in str(w.message)] == []
+    assert got.cast(expected.schema).equals(expected)

@@ -54,7 +54,7 @@ from polars_irmetrics.engines._dask_coverage import (
     released,
     summarized,
 )
-from polars_irmetrics.engines._dask_frames import after, arrow_of, to_table, with_groups
+from polars_irmetrics.engines._dask_frames import after, arrow_of, meta, to_table, with_groups
 from polars_irmetrics.engines._dask_lists import dask_long_form, named_columns
 from polars_irmetrics.engines._dask_partitions import per_query_in_partitions
 from polars_irmetrics.engines._dask_progress import persist
@@ -93,13 +93,13 @@ from polars_irmetrics.engines._sides import (
 from polars_irmetrics.engines.params import engine_doc
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MissingDependencyError
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
-from polars_irmetrics.ground.validate import common_id_dtype
+from polars_irmetrics.ground.validate import common_id_dtype, unplaced_query_error
 from polars_irmetrics.offline.coverage import Coverage
 
 try:
     import dask.dataframe as dd
     import pandas as pd
-    from dask.delayed import delayed
+    from dask.delayed import Delayed, delayed
 except ImportError as exc:  # pragma: no cover - the test environment has dask
     raise MissingDependencyError(
         "polars_irmetrics.dask needs Dask's dataframe package: "
@@ -366,22 +366,23 @@ def evaluate(
     partitioned_by = built.partitioned_by
     if partitioned_by is None:  # list-shaped sides (one row per query) in the long form
         run, qrels = dask_long_form(run, qrels, built)
+    placed = None
     if queries is not None:
         _ensure_frame(queries, "queries")
-        run, qrels = _with_attributes(run, qrels, queries, built)
+        run, qrels, placed = _with_attributes(run, qrels, queries, built)
     names, kind = counts_route("Dask", metrics, built)
     if kind is not None:  # coverage, Gini, novelty: the items' counts; RePlay's novelty
         count = _partitions(run, partitions)
         values = counts_frame(
             run, names, kind=kind, sides=sides, count=count, options=built, tag=_tag
         )
-        values = _after_history(values, run, interactions, sides, metrics, built)
+        values = _after(_after_history(values, run, interactions, sides, metrics, built), placed)
         return persist(values) if built.progress else values
     names, elliot = elliot_route("Dask", metrics)
     if elliot:  # Elliot's: each user's counts against the whole history, merged
         count = _partitions(run, partitions)
         values = elliot_frame(run, qrels, names, sides=sides, count=count, options=built, tag=_tag)
-        values = _after_history(values, run, interactions, sides, metrics, built)
+        values = _after(_after_history(values, run, interactions, sides, metrics, built), placed)
         return persist(values) if built.progress else values
     job = prepare(arrow_of(run), None if qrels is None else arrow_of(qrels), metrics, built, sides)
     if partitioned_by is not None:
@@ -404,8 +405,13 @@ def evaluate(
             (relevant,) = judged.drop_duplicates(split_out=1).to_delayed()
         warned = delayed(_warn_on_group_ids)(docs, sides, metrics, built, relevant)
         values = values.map_partitions(after, warned, meta=values._meta)
-    values = _after_history(values, run, interactions, sides, metrics, built)
+    values = _after(_after_history(values, run, interactions, sides, metrics, built), placed)
     return persist(values) if built.progress else values
+
+
+def _after(values: dd.DataFrame, task: Delayed | None) -> dd.DataFrame:
+    """``values``, released once ``task`` has run (unchanged without one)."""
+    return values if task is None else values.map_partitions(after, task, meta=values._meta)
 
 
 def _after_history(
@@ -528,8 +534,15 @@ def _side_by_side(
 
 def _with_attributes(
     run: dd.DataFrame, qrels: dd.DataFrame | None, queries: dd.DataFrame, options: EvalOptions
-) -> tuple[dd.DataFrame, dd.DataFrame | None]:
-    """``run`` and ``qrels`` with the ``by`` keys that ``queries`` holds."""
+) -> tuple[dd.DataFrame, dd.DataFrame | None, Delayed]:
+    """``run`` and ``qrels`` with the ``by`` keys that ``queries`` holds, and the task
+    that raises one machine's error where a query of either has no key there.
+
+    The rows with a null key are left out of the parts (a part would refuse its own
+    null key alone, in other words) and the result waits for that task, which looks
+    for them across the parts. The judgments' query ids are cast to the ids' common
+    dtype for the merge where theirs differs from the run's (as the plan casts them).
+    """
     query_id = options.query_id
     keys, missing = attribute_columns(
         arrow_of(run), None if qrels is None else arrow_of(qrels), arrow_of(queries), options
@@ -537,10 +550,42 @@ def _with_attributes(
     attributes = queries[[query_id, *keys]].drop_duplicates()
     attributes[query_id] = attributes[query_id].astype(run[query_id].dtype)
     if qrels is not None:
-        qrels = qrels.merge(attributes, on=query_id, how="left")
+        judged = attributes
+        if qrels[query_id].dtype != run[query_id].dtype:
+            dtypes = [
+                as_polars_frame(arrow_of(f).empty_table())[query_id].dtype for f in (run, qrels)
+            ]
+            common = meta(pl.Schema({query_id: common_id_dtype(dtypes)}))[query_id].dtype
+            qrels = qrels.assign(**{query_id: qrels[query_id].astype(common)})
+            judged = attributes.assign(**{query_id: attributes[query_id].astype(common)})
+        qrels = qrels.merge(judged, on=query_id, how="left")
     if missing:
         run = run.merge(attributes[[query_id, *missing]], on=query_id, how="left")
-    return run, qrels
+    nulls = [
+        (key, side[side[key].isna()][[query_id]].drop_duplicates(split_out=1).to_delayed()[0])
+        for key in keys
+        for side in (run, qrels)
+        if side is not None and key in side.columns
+    ]
+    placed = delayed(_placed)(nulls)
+    run = run[run[[k for k in keys if k in run.columns]].notnull().all(axis=1)]
+    if qrels is not None:
+        qrels = qrels[qrels[list(keys)].notnull().all(axis=1)]
+    return run, qrels, placed
+
+
+def _placed(nulls: list[tuple[str, pd.DataFrame]]) -> bool:
+    """Raise one machine's error for the first ``by`` key (of ``queries=``, in their
+    order) some query of the run or of the judgments has no value of: ``nulls`` pairs
+    each key with the ids of a side's queries whose key is null."""
+    for key in dict.fromkeys(k for k, _ in nulls):
+        ids = pl.concat(
+            [as_polars_frame(to_table(f)) for k, f in nulls if k == key], how="vertical_relaxed"
+        ).to_series(0)
+        ids = ids.drop_nulls()
+        if ids.len():
+            raise unplaced_query_error(key, ids.sort()[0], ids.n_unique())
+    return True
 
 
 def _per_query_shuffled(

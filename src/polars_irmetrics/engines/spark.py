@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import operator
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -84,7 +84,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
 from polars_irmetrics.ground.progress import Progress, poll
-from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL, unplaced_query_error
 from polars_irmetrics.prediction.statistics import NUM_ROWS
 
 try:
@@ -392,9 +392,10 @@ def evaluate(
     partitioned_by = built.partitioned_by
     if partitioned_by is None:  # list-shaped sides (one row per query) in the long form
         run, qrels = spark_long_form(run, qrels, built)
+    placed = None
     if queries is not None:
         _ensure_frame(queries, "queries")
-        run, qrels = _with_attributes(run, qrels, queries, built)
+        run, qrels, placed = _with_attributes(run, qrels, queries, built)
     progress = built.progress
     names, kind = counts_route("Spark", metrics, built)
     if kind is not None:  # coverage, Gini, novelty: the items' counts; RePlay's novelty
@@ -409,7 +410,7 @@ def evaluate(
             part=_part,
             spark_schema=_spark_schema,
         )
-        computed = _compute(result, spark, progress)
+        computed = _compute(result, spark, progress, placed)
         _warn_on_history(run, interactions, sides, metrics, built)
         return computed
     names, elliot = elliot_route("Spark", metrics)
@@ -427,7 +428,7 @@ def evaluate(
             spark_schema=_spark_schema,
             parts=covered,
         )
-        computed = _compute(result, spark, progress)
+        computed = _compute(result, spark, progress, placed)
         warn_parts(elliot_job, covered)  # as one machine warns, from the parts' coverage
         _warn_on_history(run, interactions, sides, metrics, built)
         return computed
@@ -453,7 +454,7 @@ def evaluate(
             job,
             partitioned_by,
             _spark_schema(job.per_query_schema, job.keys),
-            lambda frame: _compute(frame, spark, progress),
+            lambda frame: _compute(frame, spark, progress, placed),
             parts,
         )
     else:
@@ -464,7 +465,7 @@ def evaluate(
         result = values.orderBy(*job.keys).toDF(*job.per_query_schema)
     else:
         result = _means(values, job).toDF(*job.means_schema)
-    computed = _compute(result, spark, progress)
+    computed = _compute(result, spark, progress, placed)
     warn_parts(job, parts)  # as one machine warns, from the parts' coverage
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         relevant = None
@@ -547,8 +548,10 @@ def _beside(
 
 def _with_attributes(
     run: DataFrame, qrels: DataFrame | None, queries: DataFrame, options: EvalOptions
-) -> tuple[DataFrame, DataFrame | None]:
-    """``run`` and ``qrels`` with the ``by`` keys that ``queries`` holds (broadcast)."""
+) -> tuple[DataFrame, DataFrame | None, Callable[[], None]]:
+    """``run`` and ``qrels`` with the ``by`` keys that ``queries`` holds (broadcast), and
+    the check of the queries it gives no key (a Spark job, run by :func:`_compute` when
+    the evaluation fails: a part that finds a null key knows its own queries only)."""
     query_id = options.query_id
     keys, missing = attribute_columns(
         arrow_of(run),
@@ -569,7 +572,24 @@ def _with_attributes(
         qrels = qrels.join(F.broadcast(attributes), on=query_id, how="left")
     if missing:
         run = run.join(F.broadcast(attributes.select(query_id, *missing)), on=query_id, how="left")
-    return run, qrels
+    return run, qrels, functools.partial(_placed, run, qrels, keys, query_id)
+
+
+def _placed(run: DataFrame, qrels: DataFrame | None, keys: Sequence[str], query_id: str) -> None:
+    """Raise one machine's error where a query of the run or of the judgments has a
+    null ``by`` key (``keys``, from ``queries=``, in their order): the lowest such id
+    and their number, over every part."""
+    dtype = run.schema[query_id].dataType
+    for key in keys:
+        ids = [
+            side.filter(F.col(key).isNull()).select(F.col(query_id).cast(dtype).alias(query_id))
+            for side in (run, qrels)
+            if side is not None and key in side.columns
+        ]
+        found = functools.reduce(DataFrame.unionByName, ids)
+        row = found.agg(F.min(query_id), F.countDistinct(query_id)).first()
+        if row is not None and row[1]:
+            raise unplaced_query_error(key, row[0], row[1])
 
 
 def _per_query(
@@ -658,8 +678,18 @@ def _means(values: DataFrame, job: Job) -> DataFrame:
     return values.repartition(1).mapInArrow(everything, schema)
 
 
-def _compute(result: DataFrame, spark: SparkSession, progress: bool | None) -> DataFrame:
+def _compute(
+    result: DataFrame,
+    spark: SparkSession,
+    progress: bool | None,
+    placed: Callable[[], None] | None = None,
+) -> DataFrame:
     """Run the job now, drawing its stages, and raise a task's library error as ours.
+
+    ``placed``, where the run and the judgments took their ``by`` keys from
+    ``queries=``, is run when the job fails: it raises one machine's error of the
+    queries ``queries=`` gives no key, which one machine checks before the data's other
+    problems (a part sees a null key alone).
 
     The job's stages are found through a job group of its own (the caller's group is
     restored after): the bar counts the tasks done over every stage of this
@@ -689,6 +719,8 @@ def _compute(result: DataFrame, spark: SparkSession, progress: bool | None) -> D
         try:
             computed = result.localCheckpoint(eager=True)
         except Exception as exc:  # a Spark error, which may carry one of ours
+            if placed is not None:
+                placed()
             raise_carried(exc)
         finally:
             context.setLocalProperty(_GROUP, previous)  # type: ignore[arg-type]

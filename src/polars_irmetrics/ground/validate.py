@@ -48,6 +48,7 @@ __all__ = [
     "require_columns",
     "suspect",
     "tally_counts",
+    "unplaced_query_error",
     "warn_from_plan",
     "warn_on_counts",
     "warn_on_coverage",
@@ -443,6 +444,20 @@ def null_key_error(column: str, frame: str = "run") -> InvalidValueError:
     )
 
 
+def unplaced_query_error(key: str, first: object, count: int) -> QuerySetError:
+    """The error of ``count`` queries (of the run and the judgments) with no ``key`` in
+    ``queries=``, ``first`` the lowest of their ids: on one machine, and on the
+    engines, which look for them across their parts.
+
+    >>> unplaced_query_error("segment", "q2", 1)
+    QuerySetError("query 'q2' has no 'segment' in queries=: give every query of the run ...")
+    """
+    return QuerySetError(
+        f"query {first!r} has no {key!r} in queries=: give every query of the run and the "
+        f"judgments a row there ({count} have none)"
+    )
+
+
 def flag(name: str) -> str:
     """Internal column name of a data-check count."""
     return f"{INTERNAL}v_{name}"
@@ -485,10 +500,7 @@ def raise_on_bad_rows(
     for key in spec.keys:
         if frame[key].null_count() and key in spec.from_queries:
             queries = frame.filter(pl.col(key).is_null()).get_column(spec.query_id)
-            raise QuerySetError(
-                f"query {queries.sort()[0]!r} has no {key!r} in queries=: give every query of "
-                f"the run and the judgments a row there ({queries.n_unique()} have none)"
-            )
+            raise unplaced_query_error(key, queries.sort()[0], queries.n_unique())
         if frame[key].null_count():
             side = _side_of_null_key(frame, key)
             if spec.frames is not None:
