@@ -9,6 +9,8 @@
   engines' parts refused their own null key as a null in "the run" (which has no such
   column); they now raise one machine's ``QuerySetError``, its lowest id and count over
   every part.
+- Elliot's ``item_mad@k`` was refused with a false reason (``groups=`` read by no metric,
+  or missing): it is refused by name as a metric no part can compute.
 - Dask merged ``queries=`` onto judgments whose ids are of another integer width than the
   run's, and Dask's own dtype-mismatch ``UserWarning`` reached the user.
 """
@@ -24,7 +26,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import QuerySetError
+from polars_irmetrics.errors import InvalidValueError, QuerySetError
 from polars_irmetrics.io.files import sample_interactions_path
 
 from .helpers import engine_io
@@ -149,3 +151,28 @@ def test_dask_merges_queries_of_another_id_width_quietly(request: pytest.Fixture
         got = back(out).sort("segment")
     assert [str(w.message) for w in caught if "Merging" in str(w.message)] == []
     assert got.cast(expected.schema).equals(expected)
+
+
+# --- item_mad@k on the engines ------------------------------------------------------
+
+
+def _item_mad(engine: str) -> str:
+    name = "Spark" if engine == "spark" else "Dask"
+    return (
+        "metric 'item_mad@2' compares the clusters of items in groups= by each item's mean "
+        f"gain over every user whose list holds it, which {name} does not compute from its "
+        "parts: evaluate those metrics with polars_irmetrics.evaluate (a LazyFrame of the "
+        "Parquet files runs out of core on one machine)"
+    )
+
+
+@pytest.mark.parametrize("with_groups", [True, False], ids=["groups", "no-groups"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_item_mad_is_refused_by_name(
+    engine: str, with_groups: bool, request: pytest.FixtureRequest
+) -> None:
+    evaluate, frame, _ = engine_io(engine, request)
+    groups = pl.DataFrame({"doc_id": ["a", "b"], "group": ["head", "tail"]})
+    tables = {"groups": frame(groups)} if with_groups else {}
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(_item_mad(engine))}$"):
+        evaluate(frame(RUN), ["ndcg@2", "item_mad@2"], qrels=frame(QRELS), **tables)

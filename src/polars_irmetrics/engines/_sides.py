@@ -61,6 +61,7 @@ __all__ = [
     "reads_history",
     "reads_relevant_group_ids",
     "refuse_click_means",
+    "refuse_item_clusters",
     "side_tables",
     "split_beside",
     "two_calls",
@@ -217,6 +218,30 @@ def refuse_click_means(engine: str, metrics: str | Iterable[str], options: EvalO
             "evaluate the log with polars_irmetrics.evaluate_online (a LazyFrame of the "
             "Parquet logs, out of core with buckets=)"
         )
+
+
+def refuse_item_clusters(engine: str, metrics: str | Iterable[str]) -> None:
+    """Refuse Elliot's ``item_mad@k`` on ``engine``, before any other check: it compares
+    the clusters of items in ``groups=`` by each item's mean gain over every user whose
+    list holds it, a mean across the parts' queries that no part holds and the engines
+    do not merge (it was refused with a false reason: ``groups=`` read by no metric,
+    or ``groups=`` missing).
+
+    >>> refuse_item_clusters("Spark", ["ndcg@10", "user_mad@10"])
+    >>> refuse_item_clusters("Dask", ["item_mad@10"])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: metric 'item_mad@10' compares the clusters ...
+    """
+    for label, request in parse_metric_list(metrics):
+        if request.metric.name == "item_mad":
+            raise InvalidValueError(
+                f"metric {label!r} compares the clusters of items in groups= by each "
+                "item's mean gain over every user whose list holds it, which "
+                f"{engine} does not compute from its parts: evaluate those metrics with "
+                "polars_irmetrics.evaluate (a LazyFrame of the Parquet files runs out of "
+                "core on one machine)"
+            )
 
 
 def check_sides(engine: str, metrics: str | Iterable[str], given: Mapping[str, object]) -> None:

@@ -83,6 +83,7 @@ from polars_irmetrics.engines._sides import (
     reads_history,
     reads_relevant_group_ids,
     refuse_click_means,
+    refuse_item_clusters,
     side_tables,
     split_beside,
     two_calls,
@@ -267,6 +268,7 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Dask")
+    refuse_item_clusters("Dask", metrics)  # Elliot's item_mad: no part holds an item's users
     tables = {"qrels": qrels, "queries": queries, "labels": labels, "policy": policy}
     tables |= {"reward_model": reward_model, "propensities": propensities, "groups": groups}
     tables |= {"interactions": interactions, "item_features": item_features}

@@ -69,6 +69,7 @@ from polars_irmetrics.engines._sides import (
     reads_history,
     reads_relevant_group_ids,
     refuse_click_means,
+    refuse_item_clusters,
     side_tables,
     split_beside,
     two_calls,
@@ -277,6 +278,7 @@ def evaluate(
     if qrels is not None:
         _ensure_frame(qrels, "qrels")
     built = engine_options(options, "Spark")
+    refuse_item_clusters("Spark", metrics)  # Elliot's item_mad: no part holds an item's users
     beside = split_beside(metrics)
     if beside is not None:  # two calls, side by side as one machine puts them
         tables = {"qrels": qrels, "groups": groups, "target": target, "queries": queries}
