@@ -13,6 +13,8 @@
   or missing): it is refused by name as a metric no part can compute.
 - Dask merged ``queries=`` onto judgments whose ids are of another integer width than the
   run's, and Dask's own dtype-mismatch ``UserWarning`` reached the user.
+- Spark's off-policy route read its small results through pandas (``toPandas``), whose
+  deprecation warnings reached the user: it reads Arrow as the other routes do.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import re
 import warnings
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -176,3 +179,25 @@ def test_item_mad_is_refused_by_name(
     tables = {"groups": frame(groups)} if with_groups else {}
     with pytest.raises(InvalidValueError, match=f"^{re.escape(_item_mad(engine))}$"):
         evaluate(frame(RUN), ["ndcg@2", "item_mad@2"], qrels=frame(QRELS), **tables)
+
+
+# --- Spark's off-policy route reads Arrow ------------------------------------------
+
+
+def test_spark_off_policy_reads_arrow(request: pytest.FixtureRequest) -> None:
+    fixtures = Path(__file__).parent / "fixtures" / "ope"
+    log = pl.read_parquet(fixtures / "bandit_binary_s0_log.parquet").head(60)
+    policy = pl.read_parquet(fixtures / "bandit_binary_s0_policy.parquet")
+    policy = policy.filter(pl.col("round_id").is_in(log["round_id"].implode()))
+    expected = irm.evaluate(log, ["ips", "snips"], policy=policy, per_query=True)
+    assert isinstance(expected, pl.DataFrame)
+    evaluate, frame, back = engine_io("spark", request)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = evaluate(frame(log), ["ips", "snips"], policy=frame(policy), per_query=True)
+    # pandas' own warnings (Pandas4Warning: a deprecation), not pyspark's note on the
+    # pandas version, which every pyspark call to pandas' code gives
+    pandas = [str(w.message) for w in caught if w.category.__module__.startswith("pandas")]
+    assert pandas == []
+    got = back(out).sort(expected.columns[0])
+    assert got.cast(expected.schema).equals(expected.sort(expected.columns[0]))

@@ -147,7 +147,7 @@ def ope_frame(
         return merged
     # per_query: the first pass (each by group's mean weight, the whole log's checks)
     # runs now; its few rows are broadcast to the second, each partition's rows
-    weights = pa.Table.from_pandas(gather(merged).toPandas(), preserve_index=False)
+    weights = gather(merged).toArrow()  # Arrow as every route reads (no pandas' warnings)
     result_schema = spark_schema(job.result_schema, job.by)
 
     def rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -177,8 +177,7 @@ def _scaled(
         table = pa.Table.from_batches(list(batches), schema=schema)
         yield from carrying(ope_peak, job, table).rename_columns(found.names).to_batches()
 
-    peaks = gather(rewards.mapInArrow(task, found)).toPandas()
-    table = pa.Table.from_pandas(peaks, preserve_index=False)
+    table = gather(rewards.mapInArrow(task, found)).toArrow()
     return scaled_job(job, table.rename_columns(list(PEAK_SCHEMA)))
 
 
