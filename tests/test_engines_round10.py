@@ -11,6 +11,8 @@
   every part.
 - Elliot's ``item_mad@k`` was refused with a false reason (``groups=`` read by no metric,
   or missing): it is refused by name as a metric no part can compute.
+- Out of core (``buckets=``), the rank-similarity metrics dropped the warning of a
+  reference that holds none of the run's documents: given once, as by the one plan.
 - Dask merged ``queries=`` onto judgments whose ids are of another integer width than the
   run's, and Dask's own dtype-mismatch ``UserWarning`` reached the user.
 - Spark's off-policy route read its small results through pandas (``toPandas``), whose
@@ -29,7 +31,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError, QuerySetError
+from polars_irmetrics.errors import CoverageWarning, InvalidValueError, QuerySetError
 from polars_irmetrics.io.files import sample_interactions_path
 
 from .helpers import engine_io
@@ -179,6 +181,44 @@ def test_item_mad_is_refused_by_name(
     tables = {"groups": frame(groups)} if with_groups else {}
     with pytest.raises(InvalidValueError, match=f"^{re.escape(_item_mad(engine))}$"):
         evaluate(frame(RUN), ["ndcg@2", "item_mad@2"], qrels=frame(QRELS), **tables)
+
+
+# --- out of core: the rank-similarity warnings ----------------------------------------
+
+_AGREEMENT_RUN = pl.DataFrame(
+    {
+        "query_id": ["q1"] * 3 + ["q2"] * 3,
+        "doc_id": ["a", "b", "c"] * 2,
+        "score": [3.0, 2.0, 1.0] * 2,
+    }
+)
+
+
+def _said(options: dict[str, Any]) -> tuple[pl.DataFrame, list[str]]:
+    reference = _AGREEMENT_RUN.with_columns(doc_id=pl.col("doc_id") + "x")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = irm.evaluate(_AGREEMENT_RUN, ["rbo", "jaccard@3"], reference=reference, **options)
+        if isinstance(out, pl.LazyFrame):
+            out = out.collect()
+    said = [str(w.message) for w in caught if issubclass(w.category, CoverageWarning)]
+    return out, said
+
+
+@pytest.mark.parametrize("per_query", [False, True])
+@pytest.mark.parametrize("spill", [False, True], ids=["temp", "spill_dir"])
+def test_buckets_warn_of_a_reference_without_the_runs_documents(
+    per_query: bool, spill: bool, tmp_path: Path
+) -> None:
+    expected, warned = _said({"per_query": per_query})
+    assert len(warned) == 1
+    assert warned[0].startswith("reference= holds none of the 3 documents of the run")
+    options: dict[str, Any] = {"per_query": per_query, "buckets": 2}
+    if spill:
+        options["spill_dir"] = str(tmp_path)
+    out, said = _said(options)
+    assert said == warned
+    assert out.equals(expected)
 
 
 # --- Spark's off-policy route reads Arrow ------------------------------------------

@@ -11,15 +11,15 @@ queries' values by the one plan
 over every query's values sorted by the keys, as the one plan takes them
 (:func:`~polars_irmetrics.agreement.plan.agreement_means`): the same bits. A reference
 without the run's ``by`` keys serves every group of the whole run (not only the groups
-of a bucket), and the warning of a reference that lacks most of the run's queries
-counts the whole run's.
+of a bucket), and the warnings of a reference that lacks most of the run's queries, or
+every one of its documents, count the whole run's (as the one plan's: given once).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from polars_irmetrics.agreement.coverage import queries_tally, warn_on_queries
+from polars_irmetrics.agreement.coverage import documents_tally, queries_tally, warn_on_queries
 from polars_irmetrics.agreement.plan import (
     agreement_means,
     build_agreement_plan,
@@ -93,7 +93,10 @@ def agreement_in_buckets(
         schema=schema.collect_schema(),
         progress=options.progress,
     ).sort(keys)
-    tally = queries_tally(run.select(keys), reference_queries(reference, keys, every), keys)
+    queries = queries_tally(run.select(keys), reference_queries(reference, keys, every), keys)
+    doc_id = options.doc_id
+    docs = documents_tally(run.select(doc_id), reference.select(doc_id), doc_id)
+    tally = pl.concat([queries, docs], how="horizontal")
     values = with_tally(values, tally, lambda row: warn_on_queries(row, query_id, options))
     if options.per_query:
         return values
