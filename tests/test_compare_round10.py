@@ -180,3 +180,17 @@ def test_systems_judged_on_other_queries_are_named_without_a_guess() -> None:
     )
     with pytest.raises(irm.QuerySetError, match=f"^{re.escape(message)}$"):
         irm.compare(runs, ["map"], qrels=qrels)
+
+
+def test_an_unknown_keyword_lists_compare_s_options() -> None:
+    """A misspelt alpha= was refused with evaluate's option list: without compare's own
+    statistics options (alpha, test...), with the four it sets itself (by, systems...)."""
+    with pytest.raises(irm.InvalidValueError) as raised:
+        irm.compare({"a": JUDGED, "b": OTHER}, "P@1", qrels=None, alph=0.1)  # type: ignore[call-arg]
+    text = str(raised.value)
+    assert text.startswith("unknown option alph=...; the options are action, alpha, alternative,")
+    listed = text.split("the options are ")[1].split(", ")
+    assert {"alpha", "test", "baseline", "query_set", "per_query", "relevance_level"} <= set(
+        listed
+    )
+    assert not {"by", "systems", "unretrieved", "runs", "metrics"} & set(listed)

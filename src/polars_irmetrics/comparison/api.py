@@ -318,12 +318,21 @@ def compare_eval_options(
     """The evaluation options of a comparison, from its keyword arguments (checked), an
     option none of ``metrics`` reads refused as :func:`~polars_irmetrics.evaluate`
     refuses it (``relevance_level=`` beside graded metrics alone too)."""
-    for name in ("by", "systems", "per_query", "unretrieved"):
+    own = ("by", "systems", "per_query", "unretrieved")
+    for name in own:
         if name in options:
             raise InvalidValueError(
                 f"compare sets {name}= itself (the systems are its groups, and query_set= "
                 f"chooses the queries); drop {name}=..."
             )
+    # an unknown keyword: compare's options listed (evaluate's less those it sets, and
+    # its own statistics options), not evaluate's alone
+    fields = {f.name for f in dataclasses.fields(EvalOptions)} - set(own)
+    for name in options:
+        if name not in fields:
+            keywords = set(inspect.signature(compare).parameters) - {"runs", "metrics", "options"}
+            shown = ", ".join(sorted(fields | keywords))
+            raise InvalidValueError(f"unknown option {name}=...; the options are {shown}")
     built = EvalOptions.build(**options)
     requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
     check_read(built, labels_by_route(requests))
