@@ -270,9 +270,9 @@ def test_evaluate_refuses_click_metrics_and_online_refuses_judged_ones() -> None
     with pytest.raises(
         MetricParameterError,
         match=re.escape(
-            "metric 'ndcg@10' needs relevance judgments, which an impression log does not "
-            "have; evaluate it with irm.evaluate(run, ['ndcg@10'], qrels=...), or choose a "
-            "click metric such as 'ctr@10' (irm.list_metrics())"
+            "metric 'ndcg@10' is not a click metric: it reads relevance judgments, which an "
+            "impression log does not hold; evaluate it with irm.evaluate(run, ['ndcg@10'], "
+            "qrels=...), or choose a click metric such as 'ctr@10' (irm.list_metrics())"
         ),
     ):
         irm.evaluate_online(LOG, ["ndcg@10"])

@@ -80,6 +80,7 @@ from polars_irmetrics.offline.prefs import build_prefs_plan
 from polars_irmetrics.offline.ps_parts import propensity_plan
 from polars_irmetrics.online.columns import LogColumns
 from polars_irmetrics.online.evaluate import build_online_plan
+from polars_irmetrics.online.sessions import ensure_click_metrics
 from polars_irmetrics.ope.evaluate import build_ope_plan
 from polars_irmetrics.ope.parts import OpeTables, in_buckets, ope_in_buckets
 from polars_irmetrics.prediction.evaluate import build_prediction_plan
@@ -903,6 +904,8 @@ def evaluate_plan(
         )
     if ids is None:
         ids = _shared_ids(table, options, tables, warn)
+    if route == "online":  # a door of impression logs: what a metric reads, not its table
+        ensure_click_metrics(requests)
     check_inputs(
         requests,
         {

@@ -504,6 +504,13 @@ def _shares(
             raise InvalidValueError(
                 f"split[{name!r}] must be a positive, finite share, got {weight!r}"
             )
+    texts = [name for name in split if not isinstance(name, str) and str(name) in arms]
+    if texts:  # the arms are text whatever the column's dtype, as control= reads them
+        shown = ", ".join(f"{str(name)!r}: {split[name]!r}" for name in split)
+        raise InvalidValueError(
+            f"split names arm {texts[0]!r}, and the arms are named as text whatever the "
+            f"column's dtype: key the split by text, e.g. split={{{shown}}}"
+        )
     missing = [a for a in arms if a not in split]
     if missing:
         raise InvalidValueError(

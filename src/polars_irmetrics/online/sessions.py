@@ -37,12 +37,14 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics.online import ClickMetric, ClickScope
 from polars_irmetrics.metrics.registry import MetricRequest
+from polars_irmetrics.metrics.requests import INPUTS
 from polars_irmetrics.online.columns import LogColumns, article, check_log_names
 
 __all__ = [
     "SessionPlan",
     "column_readers",
     "denominator",
+    "ensure_click_metrics",
     "numerator",
     "optional_columns",
     "raise_on_bad_sessions",
@@ -202,14 +204,41 @@ def _identity(keys: Sequence[str], segments: Sequence[str]) -> tuple[str, ...]:
     return tuple(k for k in keys if k not in segments)
 
 
-def _ensure_click_metrics(requests: Iterable[tuple[str, MetricRequest]]) -> None:
+#: The table :func:`~polars_irmetrics.evaluate` reads first for a route's metrics, as
+#: a refused click-metric door names it.
+_TABLE_OF_ROUTE = {"ope": "log", "prediction": "predictions"}
+
+
+def ensure_click_metrics(requests: Iterable[tuple[str, MetricRequest]]) -> None:
+    """Refuse a metric that is not a click metric at a door of impression logs
+    (``evaluate_online``, ``ab_test``), saying what it reads and where it is evaluated:
+    ``irm.evaluate`` with the table it reads (judgments, a policy, interactions...).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> ensure_click_metrics(parse_metric_list(["ips"]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric 'ips' is not a click metric: ...
+    """
     for label, req in requests:
-        if "clicks" not in req.metric.reads:
-            raise MetricParameterError(
-                f"metric {label!r} needs relevance judgments, which an impression log does "
-                f"not have; evaluate it with irm.evaluate(run, [{label!r}], qrels=...), or "
-                "choose a click metric such as 'ctr@10' (irm.list_metrics())"
-            )
+        if "clicks" in req.metric.reads:
+            continue
+        tables = [INPUTS[read] for read in req.reads if read in INPUTS]
+        if "predictions" in req.reads:
+            what = "labels and predictions"
+            keywords = ", label=..., prediction=..."
+        else:
+            what = " and ".join(description.split(" (")[0] for description, _ in tables)
+            keywords = "".join(f", {keyword}=..." for _, keyword in tables)
+        table = _TABLE_OF_ROUTE.get(req.metric.route, "run")
+        raise MetricParameterError(
+            f"metric {label!r} is not a click metric: it reads {what or 'a ranked run'}, "
+            f"which an impression log does not hold; evaluate it with irm.evaluate({table}, "
+            f"[{label!r}]{keywords}), or choose a click metric such as 'ctr@10' "
+            "(irm.list_metrics())"
+        )
 
 
 def _as_flag(schema: pl.Schema, column: str, what: str) -> pl.Expr:
@@ -276,7 +305,7 @@ def optional_columns(requests: Sequence[tuple[str, MetricRequest]]) -> dict[str,
     >>> optional_columns(parse_metric_list(["ctr@10", "sat_click_rate"]))
     {'ctr@10': set(), 'sat_click_rate': {'dwell'}}
     """
-    _ensure_click_metrics(requests)
+    ensure_click_metrics(requests)
     scope = ClickScope(
         "position",
         "clicked",
@@ -346,7 +375,7 @@ def session_plan(
     ``split_check``: refuse a session split by a segment key when the plan runs
     (:func:`raise_on_split_sessions`); ``False`` leaves it to a caller that sees more
     than this log (the buckets of an out-of-core plan, each a part of the sessions)."""
-    _ensure_click_metrics(requests)
+    ensure_click_metrics(requests)
     check_log_names(log_roles(columns, requests))
     schema = log.collect_schema()
     keys = tuple(dict.fromkeys([*by, columns.session_id]))
