@@ -169,11 +169,15 @@ def test_f1_beta_is_f1_with_beta_squared() -> None:
             "catalogue and each user's history come from): pass interactions=...",
         ),
         ("mcc", {"interactions": True}, "metric 'mcc': mcc needs a cutoff, e.g. 'mcc@10'"),
-        (
-            "f1_beta(beta=-1)@5",
-            {},
-            "metric 'f1_beta': beta must be a number >= 0, the weight of recall (RecTools' "
-            "F1Beta(beta=...); squared in the formula), got -1",
+        *(  # checked when parsed, finite squared too (inf gave NaN, 1e200 OverflowError)
+            (
+                f"f1_beta(beta={beta})@5",
+                {},
+                f"metric 'f1_beta(beta={beta})@5': beta must be a number from 0 to 1e150, "
+                "the weight of recall (RecTools' F1Beta(beta=...); squared in the formula), "
+                f"got {got}, e.g. f1_beta(beta=2)@10 (1: the harmonic mean)",
+            )
+            for beta, got in (("-1", "-1"), ("inf", "inf"), ("1e200", "1e+200"))
         ),
         (
             "accuracy@5",

@@ -24,6 +24,7 @@ import polars as pl
 
 from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics._common import (
+    check_number,
     divide,
     fsum,
     list_positions,
@@ -258,7 +259,23 @@ RECTOOLS_METRICS: tuple[Metric, ...] = (
         "RecTools' F-beta of precision@k and recall@k, beta squared",
         _f1_beta,
         cutoff="required",
-        params=(Param("beta", 1.0, None, "weight of recall, squared in the formula (RecTools)"),),
+        params=(
+            Param(
+                "beta",
+                1.0,
+                None,
+                "weight of recall, squared in the formula (RecTools)",
+                # finite squared too: beta=inf gave NaN, 1e200 Python's OverflowError
+                check=check_number(
+                    "beta",
+                    low=0.0,
+                    high=1e150,
+                    what="a number from 0 to 1e150, the weight of recall (RecTools' "
+                    "F1Beta(beta=...); squared in the formula)",
+                    hint="e.g. f1_beta(beta=2)@10 (1: the harmonic mean)",
+                ),
+            ),
+        ),
         formula="(1 + beta^2) P R / (beta^2 P + R), P = tp / k, R = tp / liked; 0 when "
         "P = R = 0 (RecTools F1Beta). The same as f1(beta=beta**2)@k, which weighs "
         "recall by b unsquared as trec_eval does.",
