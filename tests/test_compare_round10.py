@@ -194,3 +194,17 @@ def test_an_unknown_keyword_lists_compare_s_options() -> None:
         listed
     )
     assert not {"by", "systems", "unretrieved", "runs", "metrics"} & set(listed)
+
+
+def test_a_whole_table_metric_has_no_pairs() -> None:
+    """item_mad@k compared was refused with "evaluate it with per_query=False", a choice
+    compare does not give (it pairs per-query values)."""
+    groups = pl.DataFrame({"doc_id": ["a", "b"], "group": [0, 1]})
+    message = (
+        "metric 'item_mad@2' (Elliot's MAD) has no per-query value: it compares clusters of "
+        "the whole recommendation table, and irm.compare pairs per-query values; evaluate it "
+        "for each system with irm.evaluate(run, ['item_mad@2'], qrels=..., groups=..., "
+        "systems=...)"
+    )
+    with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.compare(RUNS, ["item_mad@2"], qrels=QRELS.drop("system"), groups=groups)

@@ -150,6 +150,8 @@ def _switch(action: argparse.Action, value: str, before: str) -> tuple[str, str]
     # the value the command has without the switch: "pass strict=False" -> "drop --strict"
     if before.endswith("pass "):
         return before[: -len("pass ")], f"drop {option}"
+    if before.endswith("with "):  # "evaluate it with per_query=False" -> "... without"
+        return before[: -len("with ")], f"without {option}"
     return before, f"without {option}"
 
 

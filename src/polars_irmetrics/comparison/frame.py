@@ -46,6 +46,7 @@ from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalOptions, check_named_columns
 from polars_irmetrics.ground.validate import is_text, kind_of
+from polars_irmetrics.metrics.mad import MAD
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list, split_routes
 from polars_irmetrics.metrics.requests import refuse_summaries
 from polars_irmetrics.metrics.spec import ROUTE_TABLES
@@ -294,6 +295,16 @@ def per_query_values(
     labels = [label for label, _ in requests]
     predictions = _reads_predictions(requests, qrels)
     refuse_summaries(requests, calls=calls)
+    whole = [(label, r.metric.name) for label, r in requests if r.metric.name in MAD]
+    if whole:  # (the wing's own refusal names evaluate's per_query=, which calls sets)
+        label, name = whole[0]
+        clusters = "user_groups" if name == "user_mad" else "groups"
+        raise MetricParameterError(
+            f"metric {label!r} (Elliot's MAD) has no per-query value: it compares "
+            f"clusters of the whole recommendation table, and {calls} pairs per-query "
+            f"values; evaluate it for each system with irm.evaluate(run, [{label!r}], "
+            f"qrels=..., {clusters}=..., systems=...)"
+        )
     exposure = {
         name: as_polars(table, name).lazy()
         for name, table in (("groups", groups), ("target", target))
