@@ -402,7 +402,7 @@ def test_compare_refuses_groups_without_an_exposure_measure() -> None:
     runs, t = _compare_runs(1)
     with pytest.raises(
         irm.errors.MetricParameterError,
-        match=re.escape("groups= holds the document groups the expected-exposure measures"),
+        match=re.escape("groups= holds the document groups the exposure measures"),
     ):
         irm.compare(runs, ["ndcg@10"], qrels=t["qrels"], groups=t["groups"])
 

@@ -311,8 +311,9 @@ ERRORS: list[tuple[str, dict[str, Any], type[Exception], str]] = [
         "ndcg@3",
         _worked(groups=_tables(ELLIOT.WORKED)["groups"]),
         MetricParameterError,
-        "groups= holds the document groups the expected-exposure measures (ee_loss, "
-        "ee_disparity, ee_relevance) read, and no metric asked for reads them: drop groups=",
+        "groups= holds the document groups the exposure measures (ee_loss, ee_disparity, "
+        "ee_relevance, awrf, awrf_ndcg, rnd, rkl, rrd) and Elliot's item_mad@k read, and no "
+        "metric asked for reads them: drop groups=, or ask for one of them",
     ),
     (
         "item_mad",

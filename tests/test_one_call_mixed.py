@@ -232,7 +232,7 @@ REFUSED = [
         ["ndcg@10", "P@5"],
         {"groups": True},
         MetricParameterError,
-        "groups= holds the document groups the expected-exposure measures",
+        "groups= holds the document groups the exposure measures",
     ),
     (
         "target= beside exposure measures that do not read it",

@@ -1021,9 +1021,10 @@ def evaluate_plan(
     clusters = any("groups" in r.reads for _, r in requests)  # Elliot's item_mad
     if tables.get("groups") is not None and not clusters:
         raise MetricParameterError(
-            "groups= holds the document groups the expected-exposure measures (ee_loss, "
-            "ee_disparity, ee_relevance) read, and no metric asked for reads them: drop "
-            "groups=, or ask for one of them (in a call of its own)"
+            "groups= holds the document groups the exposure measures (ee_loss, "
+            "ee_disparity, ee_relevance, awrf, awrf_ndcg, rnd, rkl, rrd) and Elliot's "
+            "item_mad@k read, and no metric asked for reads them: drop groups=, or ask for "
+            "one of them"
         )
     if tables.get("user_groups") is not None and not any(
         "user_groups" in r.reads for _, r in requests
