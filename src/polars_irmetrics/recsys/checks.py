@@ -139,6 +139,13 @@ CHECKS: tuple[Check, ...] = (
         )
     ),
     Check(
+        "bad_weight",
+        InvalidValueError,
+        "column {example} ({count} recommendation(s) have one): serendipity weighs each "
+        "recommended item by it (serendipity_relevance=); give every row a finite weight, "
+        "e.g. .fill_null(0.0) for an item of no relevance, or drop those rows",
+    ),
+    Check(
         "no_popularity",
         InvalidValueError,
         "item {example} never occurs in the interactions, so it has no popularity "

@@ -1191,6 +1191,24 @@ def _run_checks(
         checks = {k: v for k, v in checks.items() if not k.startswith("dup_")}
     facts = ranking_facts(rows, [*by, user], pl.col(item), order)
     known = pl.col(user).is_not_null()
+    if options.relevance is not None:  # serendipity's weights: null, NaN or infinite
+        weight = pl.col(RELEVANCE)
+        bad = known & (weight.is_null() | ~weight.is_finite())
+        template = (
+            f"{options.relevance!r} has a null, NaN or infinite weight (user {{}}, item {{}})"
+        )
+        weights = _aggregate(
+            rows,
+            by,
+            flag(
+                "bad_weight",
+                bad,
+                template,
+                [(pl.col(user), kinds[user]), (pl.col(item), kinds[item])],
+            ),
+        )
+    else:
+        weights = None
     exprs = flag(
         "null_user",
         ~known,
@@ -1206,7 +1224,8 @@ def _run_checks(
             count=count.filter(known & (pl.col(user) == first)).sum(),
             example=shown(first, kinds[user]),
         )
-    return _aggregate(facts, by, exprs)
+    checked = _aggregate(facts, by, exprs)
+    return checked if weights is None else _join(checked, weights, by)
 
 
 def _item_checks(
