@@ -47,6 +47,7 @@ __all__ = [
     "check_read",
     "check_unseen_items",
     "key_names",
+    "log_key_error",
     "refuse_repeated_key",
 ]
 
@@ -289,7 +290,10 @@ def check_read(
 #: (a log's column named so may hold one value per session). The query and document ids
 #: are refused for every route (:meth:`EvalOptions.check`); the offline, beyond-accuracy
 #: and exposure plans refuse their own order and item columns (offline.setup,
-#: recsys.plan, exposure.plan).
+#: recsys.plan, exposure.plan). The off-policy log's own columns (its rounds, actions,
+#: rewards, propensities and positions) are the estimators' data, never a key: the slate
+#: plans refuse their other propensity columns (``pscore_item_position``,
+#: ``pscore_cascade``) where the log has them.
 _KEY_ROLES: Mapping[str, Mapping[str, tuple[str, bool]]] = {
     "offline": {"relevance": ("the relevance labels", True)},
     "online": {
@@ -303,6 +307,13 @@ _KEY_ROLES: Mapping[str, Mapping[str, tuple[str, bool]]] = {
         "label": ("the labels", True),
         "prediction": ("the predictions", True),
         "sample_weight": ("the sample weights", True),
+    },
+    "ope": {
+        "round_id": ("the rounds' ids", True),
+        "action": ("the logged actions", True),
+        "reward": ("the rewards", True),
+        "propensity": ("the logging policy's propensities", True),
+        "position": ("the slates' positions", True),
     },
 }
 
@@ -318,7 +329,9 @@ def check_key_roles(
     """Refuse a ``by=`` or ``systems=`` key that names a column one of ``routes`` reads
     as its data (:data:`_KEY_ROLES`): a click log's positions or clicks (and its dwell
     times, conversions or timestamps where an asked metric reads them), a prediction
-    table's labels, predictions or weights.
+    table's labels, predictions or weights, an off-policy log's rounds, actions, rewards,
+    propensities and positions (``by=`` only, :func:`log_key_error`: the off-policy plan
+    refuses ``systems=`` itself).
 
     Parameters
     ----------
@@ -352,18 +365,24 @@ def check_key_roles(
     polars_irmetrics.errors.InvalidValueError: by=['converted'] names 'converted', which is ...
     """
     read = reads or {}
-    roles: dict[str, tuple[str, str]] = {}
+    roles: dict[str, tuple[str, str, str, str]] = {}  # role, readers, route, option
     for route in routes:
         for name, (role, every) in _KEY_ROLES.get(route, {}).items():
             column = getattr(options, name)
             if column is None or not (every or name in read):
                 continue
-            roles[column] = (role, metrics if every else metrics_named(read[name]))
+            readers = metrics if every else metrics_named(read[name])
+            roles[column] = (role, readers, route, name)
     for name, keys in (("systems", options.system_keys), ("by", options.attribute_keys)):
         for key in keys:
             if key not in roles:
                 continue
-            role, readers = roles[key]
+            role, readers, route, option = roles[key]
+            if route == "ope":
+                if name == "systems":  # the off-policy plan refuses systems= itself
+                    continue
+                rounds = option == "round_id"
+                raise log_key_error(keys, key, f"{role} ({option}=)", rounds=rounds)
             if segments:
                 raise InvalidValueError(
                     f"{name}={list(keys)!r} names {key!r}, which is the column of {role}; a "
@@ -376,6 +395,29 @@ def check_key_roles(
                 f"by {readers}); a key holds one value per query (session), and {key!r} "
                 f"varies within one: group by another column, e.g. {example}"
             )
+
+
+def log_key_error(
+    keys: Sequence[str], key: str, role: str, *, rounds: bool = False
+) -> InvalidValueError:
+    """The refusal of a ``by=`` key (of ``keys``) that names ``key``, the off-policy log's
+    column of ``role`` (``"the logged actions (action=)"``): the log's own columns are
+    the estimators' data, and a key segments the rounds by another column (an action, a
+    reward or a propensity as a key would group the rounds by the data they are
+    estimated from; a slate's positions and actions vary within its round).
+    ``rounds``: ``key`` is the rounds' ids (each round's value is ``per_query=True``).
+
+    >>> raise log_key_error(["action"], "action", "the logged actions (action=)")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: by=['action'] names 'action', which is ...
+    """
+    tail = " (each round's contribution: per_query=True)" if rounds else ""
+    return InvalidValueError(
+        f"by={list(keys)!r} names {key!r}, which is the log's column of {role}; the log's "
+        "rounds, actions, rewards, propensities and positions are the estimators' data, "
+        f"not a segment of the rounds: group by another column, e.g. by='day'{tail}"
+    )
 
 
 #: The options that name a column of the run whose absence changes what is computed

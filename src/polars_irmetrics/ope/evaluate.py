@@ -62,7 +62,7 @@ from polars_irmetrics.errors import (
     MetricParameterError,
     QuerySetError,
 )
-from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions, log_key_error
 from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
 from polars_irmetrics.metrics.ope import (
     CASCADE_METRICS,
@@ -681,6 +681,10 @@ def _check_schemas(
 ) -> tuple[list[str], str]:
     """The join keys (``round_id[, position]``) and the action column, the tables'
     columns and dtypes checked (raised now, before anything is computed)."""
+    if propensity in by:  # cascade_dr's own column (the others are refused at the call)
+        raise log_key_error(
+            by, propensity, "the logging policy's cascade propensities (read by cascade_dr)"
+        )
     log_schema = log.collect_schema()
     round_id, action = options.round_id, options.action
     if positions and options.position not in log_schema:

@@ -39,7 +39,7 @@ from polars_irmetrics.errors import (
     MetricParameterError,
     QuerySetError,
 )
-from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions, log_key_error
 from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
 from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
@@ -71,6 +71,14 @@ __all__ = ["build_slate_plan", "slate_support_warning"]
 NUM_SLOTS = f"{INTERNAL}slots"
 _IN_P = f"{INTERNAL}in_p"
 _DUP = f"{INTERNAL}dup"
+
+
+#: What each of the slate log's propensity columns holds, as a refusal names it.
+_PROPENSITIES = {
+    "pscore": "the logging policy's slate propensities",
+    "pscore_item_position": "the logging policy's propensities of each slot's item",
+    "pscore_cascade": "the logging policy's cascade propensities",
+}
 
 
 def _e(column: str) -> str:
@@ -138,6 +146,9 @@ def build_slate_plan(
     known = sorted({column for column, _ in SLATE_COLUMNS.values()})
     logged = sorted({*columns, *(c for c in known if c in log_schema)})
     proposed = sorted({*columns, *(c for c in known if c in schema)})
+    for key in by:  # the log's other columns are refused at the call
+        if key in logged:
+            raise log_key_error(by, key, f"{_PROPENSITIES[key]} (read by the slate estimators)")
     require_columns(
         log_schema,
         [*keys, reward, *columns, *by],
