@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import DuplicateError, InvalidValueError
 
 from .helpers import engine_io
 
@@ -156,3 +156,144 @@ def test_engines_refuse_by_naming_a_log_column(
         log, policy = LOG, POLICY
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         evaluate(frame(log), [metric], policy=frame(policy), by=key)
+
+
+SWAP = pl.DataFrame(
+    {
+        "query_id": [1, 1, 2, 2, 3, 3, 4, 4],
+        "rank": [1, 2] * 4,
+        "clicked": [1, 0, 0, 0, 0, 1, 0, 0],
+        "swap": [None] * 4 + [2] * 4,
+    }
+)
+RANKED = pl.DataFrame(
+    {
+        "ranker": ["A", "A", "B", "B"],
+        "query_id": [1, 1, 1, 1],
+        "doc_id": ["a", "b", "b", "a"],
+        "rank": [1, 2, 1, 2],
+        "clicked": [1, 0, 1, 1],
+    }
+)
+_AGAIN = (
+    "column 'rank' of the log: 1 row(s) at a rank another row of their impression holds, "
+    "e.g. in impression 1; each rank of an impression shows one document: keep one row per "
+    "rank, e.g. .unique(['query_id', 'rank'])"
+)
+_UNREAD = (
+    "; {n} impression(s) do not show the rank they are read at: log every rank an "
+    "impression shows, or swap only ranks the impressions show"
+)
+
+
+def _null(frame: pl.DataFrame, column: str, where: pl.Expr) -> pl.DataFrame:
+    return frame.with_columns(pl.when(where).then(None).otherwise(pl.col(column)).alias(column))
+
+
+def _nulls(column: str, n: int, what: str) -> str:
+    return (
+        f"column {column!r} of the log has {n} null value(s); every row names {what}: fill "
+        f"or drop them, e.g. log.drop_nulls({column!r})"
+    )
+
+
+POSITION_BIAS_CASES = [
+    (
+        "swap: rank 1 twice in impression 1",
+        pl.concat([SWAP, SWAP.head(1)]),
+        {"method": "swap"},
+        DuplicateError,
+        _AGAIN,
+    ),
+    (
+        "swap: a null impression id",
+        _null(SWAP, "query_id", pl.col("query_id") == 2),
+        {"method": "swap"},
+        InvalidValueError,
+        _nulls("query_id", 2, "its impression"),
+    ),
+    (
+        "swap: a swapped rank the impressions never show",
+        SWAP.with_columns(pl.col("swap").replace(2, 9)),
+        {"method": "swap"},
+        InvalidValueError,
+        "impression 3 of the log: 'swap' is 9 and it has no row at rank 9, whose click the "
+        "ratio reads" + _UNREAD.format(n=2),
+    ),
+    (
+        "swap: an impression without intervention and without rank 1",
+        SWAP.filter((pl.col("query_id") != 2) | (pl.col("rank") != 1)),
+        {"method": "swap"},
+        InvalidValueError,
+        "impression 2 of the log: it has no intervention ('swap' null) and no row at rank 1, "
+        "whose click the base rate reads" + _UNREAD.format(n=1),
+    ),
+    (
+        "em: a null query id",
+        _null(RANKED, "query_id", pl.col("ranker") == "B").drop("ranker"),
+        {},
+        InvalidValueError,
+        _nulls("query_id", 2, "its query"),
+    ),
+    (
+        "em: a null document id",
+        _null(RANKED, "doc_id", pl.col("rank") == 2).drop("ranker"),
+        {},
+        InvalidValueError,
+        _nulls("doc_id", 2, "its document"),
+    ),
+    (
+        "harvest: a null query id",
+        _null(RANKED, "query_id", pl.col("doc_id") == "a"),
+        {"method": "harvest"},
+        InvalidValueError,
+        _nulls("query_id", 2, "its query"),
+    ),
+    (
+        "harvest: a null document id",
+        _null(RANKED, "doc_id", pl.col("ranker") == "A"),
+        {"method": "harvest"},
+        InvalidValueError,
+        _nulls("doc_id", 2, "its document"),
+    ),
+    (
+        "harvest: two documents of a query at one rank under one ranker",
+        pl.concat(
+            [
+                RANKED,
+                pl.DataFrame(
+                    {"ranker": ["A"], "query_id": [1], "doc_id": ["c"], "rank": [2]},
+                    schema_overrides={"rank": pl.Int64},
+                ).with_columns(clicked=pl.lit(0, pl.Int64)),
+            ]
+        ),
+        {"method": "harvest"},
+        InvalidValueError,
+        "ranker 'A' shows 2 documents of query 1 at rank 2 (e.g. 'b' and 'c'): intervention "
+        "harvesting reads each ranker as a function of the query (Agarwal et al. 2019); give "
+        "each version of a ranker its own 'ranker' value",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("log", "kwargs", "error", "message"),
+    [case[1:] for case in POSITION_BIAS_CASES],
+    ids=[case[0] for case in POSITION_BIAS_CASES],
+)
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+def test_position_bias_refuses_bad_keys(
+    log: pl.DataFrame,
+    kwargs: dict[str, Any],
+    error: type[Exception],
+    message: str,
+    lazy: bool,
+) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        irm.position_bias(log.lazy() if lazy else log, **kwargs)
+
+
+def test_position_bias_reads_a_well_keyed_log() -> None:
+    assert irm.position_bias(SWAP, method="swap")["propensity"].to_list() == [1.0, 1.0]
+    assert irm.position_bias(RANKED.drop("ranker"), max_iter=1)["position"].to_list() == [1, 2]
+    assert irm.position_bias(RANKED, method="harvest")["position"].to_list() == [1, 2]

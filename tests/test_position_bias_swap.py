@@ -174,7 +174,7 @@ BASE = pl.DataFrame(
             "neither 0 nor 1",
         ),
         (
-            BASE.with_columns(pl.Series("clicked", [0, 1, 1])),
+            BASE.with_columns(pl.Series("clicked", [0, 1, 1]), pl.Series("rank", [1, 2, 2])),
             {"method": "swap"},
             InvalidValueError,
             "the log has 1 impression(s) without intervention ('swap' null) and 0 click(s) at "

@@ -344,8 +344,8 @@ LOG = pl.DataFrame(
             LOG.with_columns(pl.Series("ranker", ["A", "A", None, "B"])),
             {"method": "harvest"},
             InvalidValueError,
-            "the log has a null 'ranker': every row names the ranker that showed it (fill or "
-            "drop those rows, e.g. log.drop_nulls('ranker'))",
+            "column 'ranker' of the log has 1 null value(s); every row names the ranker that "
+            "showed it: fill or drop them, e.g. log.drop_nulls('ranker')",
         ),
         (
             LOG.with_columns(pl.col("rank") + 1),

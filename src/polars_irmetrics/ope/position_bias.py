@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
+from polars_irmetrics.errors import ColumnTypeError, DuplicateError, InvalidValueError
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import plain_number
@@ -144,7 +144,8 @@ def position_bias(
         ``method="swap"`` only: the column of each row's intervention (default
         ``"swap"``): ``k`` (an integer >= 2) where the impression's results at ranks 1
         and ``k`` were swapped, null (or 1) where the impression is shown as ranked.
-        Every row of an impression carries the same value.
+        Every row of an impression carries the same value; an impression has one row per
+        rank it shows, rank ``k`` among them (rank 1 without intervention).
     ranker
         ``method="harvest"`` only: the column naming the ranker that produced each row's
         ranking (default ``"ranker"``). Each ranker is a function of the query: it shows
@@ -179,11 +180,18 @@ def position_bias(
         A missing column, or a non-integer ``rank`` or a ``clicked`` that is neither
         numeric nor boolean.
     InvalidValueError
-        A rank below 1, a null, or a click that is not 0 or 1; an option the method does
-        not read. ``"harvest"``: a null ranker, a ranker that shows a document of a query at
-        two ranks, a log without rank 1, a position of the log that no interventional set
+        A null id (``query_id``; ``doc_id`` for ``"em"`` and ``"harvest"``; ``ranker``
+        for ``"harvest"``: it would gather the rows without one into one impression,
+        query, document or ranker), whatever the method; a rank below 1, a null, or a
+        click that is not 0 or 1; an option the method does not read. ``"swap"``: an
+        impression without a row at the rank its ratio reads (rank 1 without
+        intervention, ``k`` where it swapped 1 and ``k``). ``"harvest"``: a ranker that
+        shows a document of a query at two ranks, or two documents of a query at one
+        rank, a log without rank 1, a position of the log that no interventional set
         reaches from position 1 (named: its propensity is not identified), or one never
         clicked in them (its estimate would be 0).
+    DuplicateError
+        ``"swap"``: an impression with two rows at one rank.
 
     Examples
     --------
@@ -318,6 +326,11 @@ def position_bias(
         .sort("pair_index", "position")
         .collect()
     )
+    pair_ids = {
+        query_id: (pl.col("pair").struct.field(query_id), "its query"),
+        doc_id: (pl.col("pair").struct.field(doc_id), "its document"),
+    }
+    _refuse_null_ids(stats, pair_ids, "n")
     _refuse_bad_rows(
         stats.filter(
             (pl.col("bad") > 0) | pl.col("position").is_null() | (pl.col("position") < 1)
@@ -371,6 +384,31 @@ def position_bias(
     )
 
 
+def _refuse_null_ids(stats: pl.DataFrame, ids: dict[str, tuple[pl.Expr, str]], rows: str) -> None:
+    """Raise for the first id column of the log with a null, whatever the method: ``ids``
+    maps each column the method groups by (the impression or query, the document, the
+    ranker) to its value in ``stats`` (the log's statistics, ``rows`` of the log each)
+    and what it names. A null id would gather every row without one into one impression,
+    query, document or ranker, read as a real one.
+
+    >>> stats = pl.DataFrame({"query_id": [1, None], "rows": [2, 3]})
+    >>> _refuse_null_ids(stats, {"query_id": (pl.col("query_id"), "its impression")}, "rows")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column 'query_id' of the log has 3 null ...
+    """
+    nulls = stats.select(
+        pl.col(rows).filter(value.is_null()).sum().cast(pl.Int64).alias(column)
+        for column, (value, _) in ids.items()
+    ).row(0, named=True)
+    for column, (_, what) in ids.items():
+        if nulls[column]:
+            raise InvalidValueError(
+                f"column {column!r} of the log has {nulls[column]} null value(s); every row "
+                f"names {what}: fill or drop them, e.g. log.drop_nulls({column!r})"
+            )
+
+
 def _refuse_bad_rows(bad: pl.DataFrame, clicked: str, where: str) -> None:
     """Raise for the first of the log's statistics in ``bad`` (a null rank, a rank below 1,
     or a click that is not 0/1), located by ``where`` (a format of its row)."""
@@ -417,6 +455,7 @@ def _swap(log: FrameInput, query_id: str, rank: str, clicked: str, swap: str) ->
     c = pl.col(clicked).cast(pl.Float64)
     k = pl.col(swap).cast(pl.Int64)
     control = k.is_null() | (k == 1)
+    read = pl.when(control).then(pl.lit(1, pl.Int64)).otherwise(k)  # the rank the ratio reads
     per_impression = (
         frame.group_by(query_id)
         .agg(
@@ -426,9 +465,13 @@ def _swap(log: FrameInput, query_id: str, rank: str, clicked: str, swap: str) ->
             c.filter(pl.col(rank) == k).sum().alias("moved"),
             (c.is_null() | ~c.is_in([0.0, 1.0])).sum().alias("bad_click"),
             (pl.col(rank).is_null() | (pl.col(rank) < 1)).sum().alias("bad_rank"),
+            (pl.col(rank).count() - pl.col(rank).drop_nulls().n_unique()).alias("dup_rank"),
+            (pl.col(rank) == read).any().alias("shown"),
+            pl.len().alias("rows"),
         )
         .collect()
     )
+    _refuse_null_ids(per_impression, {query_id: (pl.col(query_id), "its impression")}, "rows")
     bad = per_impression.filter(
         (pl.col("values") > 1)
         | (pl.col("bad_click") > 0)
@@ -448,7 +491,33 @@ def _swap(log: FrameInput, query_id: str, rank: str, clicked: str, swap: str) ->
         else:
             why = f"{swap!r} is {row['k']}: the rank swapped with rank 1 is 2 or more"
         raise InvalidValueError(f"impression {impression!r} of the log: {why}")
+    twice = per_impression.filter(pl.col("dup_rank") > 0).sort(query_id)
+    if twice.height:
+        raise DuplicateError(
+            f"column {rank!r} of the log: {twice['dup_rank'].sum()} row(s) at a rank another "
+            f"row of their impression holds, e.g. in impression {twice[query_id][0]!r}; each "
+            f"rank of an impression shows one document: keep one row per rank, e.g. "
+            f".unique([{query_id!r}, {rank!r}])"
+        )
     is_control = pl.col("k").is_null() | (pl.col("k") == 1)
+    unread = per_impression.filter(~pl.col("shown")).sort(query_id)
+    if unread.height:
+        row = unread.row(0, named=True)
+        if row["k"] is None or row["k"] == 1:
+            why = (
+                f"it has no intervention ({swap!r} {'null' if row['k'] is None else 1}) and "
+                "no row at rank 1, whose click the base rate reads"
+            )
+        else:
+            why = (
+                f"{swap!r} is {row['k']} and it has no row at rank {row['k']}, whose click the "
+                "ratio reads"
+            )
+        raise InvalidValueError(
+            f"impression {row[query_id]!r} of the log: {why}; {unread.height} impression(s) "
+            "do not show the rank they are read at: log every rank an impression shows, or "
+            "swap only ranks the impressions show"
+        )
     base = per_impression.filter(is_control).select(
         pl.len().alias("n"), pl.col("top").sum().alias("clicks")
     )
@@ -516,6 +585,12 @@ def _harvest(
         )
         .collect()
     )
+    harvest_ids = {
+        ranker: (pl.col("ranker"), "the ranker that showed it"),
+        query_id: (pl.col("pair").struct.field(query_id), "its query"),
+        doc_id: (pl.col("pair").struct.field(doc_id), "its document"),
+    }
+    _refuse_null_ids(per, harvest_ids, "shown")
     _refuse_bad_rows(
         per.filter(
             (pl.col("bad") > 0) | (pl.col("null_rank") > 0) | (pl.col("position") < 1)
@@ -523,11 +598,6 @@ def _harvest(
         clicked,
         "ranker {ranker!r}, {pair}",
     )
-    if per["ranker"].null_count():
-        raise InvalidValueError(
-            f"the log has a null {ranker!r}: every row names the ranker that showed it "
-            f"(fill or drop those rows, e.g. log.drop_nulls({ranker!r}))"
-        )
     moved = per.filter(pl.col("position") != pl.col("other")).sort("position", "other")
     if moved.height:
         row = moved.row(0, named=True)
@@ -536,6 +606,22 @@ def _harvest(
             f"{row['other']}: intervention harvesting reads each ranker as a function of the "
             f"query (Agarwal et al. 2019); give each version of a ranker its own {ranker!r} "
             "value"
+        )
+    # a ranker is a function of the query: one document of a query at each of its ranks
+    held = (
+        per.group_by("ranker", pl.col("pair").struct.field(query_id).alias("query"), "position")
+        .agg(pl.col("pair").struct.field(doc_id).sort().alias("docs"))
+        .filter(pl.col("docs").list.len() > 1)
+        .sort("ranker", "query", "position")
+    )
+    if held.height:
+        row = held.row(0, named=True)
+        docs = row["docs"]
+        raise InvalidValueError(
+            f"ranker {row['ranker']!r} shows {len(docs)} documents of query {row['query']!r} "
+            f"at rank {row['position']} (e.g. {docs[0]!r} and {docs[1]!r}): intervention "
+            "harvesting reads each ranker as a function of the query (Agarwal et al. 2019); "
+            f"give each version of a ranker its own {ranker!r} value"
         )
     # n_i: ranker i's impressions, each (ranker, query) counted by its most shown document
     served = (
