@@ -141,6 +141,12 @@ def build_agreement_plan(
     if missing:  # one reference for every group of the run
         ref_side = ref_side.join(every, how="cross")
     checks = _checks(run, reference, keys, ref_keys, query_id, doc_id, sides)
+    if shared:  # a reference per group: a group of the run it lacks is refused by name
+        absent = run.select(shared).unique().join(
+            reference.select(shared).unique(), on=shared, how="anti", nulls_equal=True
+        )
+        first = pl.struct(shared).sort().first().alias(f"{_BAD}|run|absent group")
+        checks = pl.concat([checks, absent.select(first)], how="horizontal")
     labels = [label for label, _ in requests]
     raw_ref = reference_queries(reference, keys, every if missing else None)
     per_query = _query_set(run.select(keys), raw_ref, keys, options)
@@ -614,6 +620,15 @@ def _raise_on_bad(
                 value["query"],
                 value["n"],
                 frame=_FRAMES[what],
+            )
+        if kind == "absent group":
+            group = ", ".join(f"{key}={shown!r}" for key, shown in value.items())
+            names = ", ".join(repr(key) for key in value)
+            raise InvalidValueError(
+                f"the group {group} of the run has no rows in reference=, which holds the "
+                f"by= key column{'s' if len(value) > 1 else ''} {names} (a reference per "
+                "group): give the reference that group's rankings, or drop those columns "
+                "from the reference to compare every group with one reference"
             )
         if kind == "null key":
             raise null_key_error(column[0], what)

@@ -44,6 +44,7 @@ from polars_irmetrics.ground.options import EvalKwargs
 from polars_irmetrics.io.files import (
     FORMATS,
     check_not_empty,
+    detect_format,
     located_error,
     sample_paths,
     scan_qrels,
@@ -593,7 +594,13 @@ def _read_inputs(
     if args.neighbors is not None:
         tables["neighbors"] = scan_run(args.neighbors, args.run_format, **ids)
     if args.reference is not None:
-        tables["reference"] = scan_run(args.reference, args.run_format, **ids)
+        reference = scan_run(args.reference, args.run_format, **ids)
+        resolved = args.run_format
+        if resolved == "auto":
+            resolved = detect_format(args.reference, "a reference run")
+        if resolved == "trec":  # one run: its tag names no system (--systems run_id)
+            reference = reference.drop("run_id")
+        tables["reference"] = reference
     if args.groups is not None:
         tables["groups"] = scan_run(
             args.groups, what=_GROUPS, required={"doc_id": args.doc_id}, **ids
