@@ -84,6 +84,7 @@ def _metric(
     matches: str,
     params: tuple[Param, ...] = (),
     higher_is_better: bool = True,
+    whole: str | None = None,
 ) -> Metric:
     return Metric(
         name,
@@ -98,9 +99,15 @@ def _metric(
         formula=formula,
         latex=latex,
         matches={_ELLIOT: matches},
+        whole=whole,
     )
 
 
+#: Why PopRSP and PopREO take no agg=: no per-user values (Metric.whole).
+_DISPARITY = (
+    "it is one value of the whole table: the disparity of the short head's and the long "
+    "tail's rates, each a ratio of sums over the users"
+)
 _HEAD = (
     "SH the short head of pop_ratio (the most popular training items while those before "
     "hold < pop_ratio x T, T the distinct training pairs), LT the other training items"
@@ -112,6 +119,7 @@ ELLIOT_METRICS: tuple[Metric, ...] = (
         "Elliot's PopRSP: disparity of the short head's and long tail's recommendation rates",
         params=(POP_RATIO,),
         higher_is_better=False,
+        whole=_DISPARITY,
         formula="std(p_SH, p_LT) / mean(p_SH, p_LT) (population std), p_G = sum_u "
         "|top_k(u) & G| / sum_u |G - train(u)| over the users of the recommendations; "
         f"{_HEAD} (Zhu, Wang & Caverlee 2021; Elliot PopRSP)",
@@ -124,6 +132,7 @@ ELLIOT_METRICS: tuple[Metric, ...] = (
         "Elliot's PopREO: disparity of the short head's and long tail's true-positive rates",
         params=(POP_RATIO,),
         higher_is_better=False,
+        whole=_DISPARITY,
         formula="std(p_SH, p_LT) / mean(p_SH, p_LT), p_G = sum_u |top_k(u) & rel(u) & G| / "
         "sum_u |(G & rel(u)) - train(u)| over the users of the recommendations with a "
         f"relevant test item; {_HEAD} (Zhu, Wang & Caverlee 2021; Elliot PopREO)",

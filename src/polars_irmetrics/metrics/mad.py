@@ -62,6 +62,8 @@ def _needs_door(name: str, table: str) -> Callable[[Scope, Params], pl.Expr]:
 _PAIRS = "MAD = mean over the pairs of clusters a < b of |avg_a - avg_b|"
 _GAIN = "gain(u, i) = 2^(rel - level + 1) - 1 for a relevant test item, else 0"
 _USERS = "over the users of the run with a relevant test item"
+#: Why the MAD metrics take no agg=: no per-user values (Metric.whole).
+_WHOLE = "it is one value of the whole table: the mean absolute difference of the clusters' means"
 
 MAD_METRICS: tuple[Metric, ...] = (
     Metric(
@@ -74,6 +76,7 @@ MAD_METRICS: tuple[Metric, ...] = (
         binary=False,
         threshold=True,
         reads=("run", "judgments", "groups"),
+        whole=_WHOLE,
         wing="offline",
         formula=f"v_i = sum_u g(u, i) / |{{u: i in top_k(u)}}| {_USERS}; avg_c = mean of v_i "
         f"over the recommended items of cluster c (groups=); {_PAIRS}; kind='ranking': "
@@ -93,6 +96,7 @@ MAD_METRICS: tuple[Metric, ...] = (
         binary=False,
         threshold=True,
         reads=("run", "judgments", "user_groups"),
+        whole=_WHOLE,
         formula=f"avg_c = mean over the users of cluster c (user_groups=) {_USERS} of "
         f"v_u; {_PAIRS}; kind='ranking': v_u = nDCG@k with {_GAIN} and the discount "
         "1 / log2(r + 1); kind='rating': v_u = the mean score of the user's top k "

@@ -451,7 +451,8 @@ def _build(
     if options:
         unknown = next(iter(options))
         known = [p.name for p in metric.params] + (["rel"] if metric.binary else [])
-        known.append("agg")
+        if metric.whole is None:
+            known.append("agg")
         raise MetricParameterError(
             f"metric {shown!r}: unknown parameter {unknown!r}; "
             f"{metric.name} takes {', '.join(known)}"
@@ -464,12 +465,18 @@ def _build(
     if (
         aggregate is not None
         and aggregate != metric.aggregate
-        and metric.route not in SUMMARIZED_ROUTES
-        # the recommendation table's metrics: the plan knows which average over users
-        # (these take agg=) and which describe all rows at once (recsys/plan.py)
-        and metric.route != "recsys"
+        and (
+            metric.whole is not None  # one value of the whole table, declared so
+            or (
+                metric.route not in SUMMARIZED_ROUTES
+                # the recommendation table's metrics: the plan knows which average over
+                # users (these take agg=) and which describe all rows at once
+                # (recsys/plan.py)
+                and metric.route != "recsys"
+            )
+        )
     ):
-        why = f"its {metric.route} route computes one summary of its own"
+        why = metric.whole or f"its {metric.route} route computes one summary of its own"
         if aggregate == "ci_halfwidth":
             raise MetricParameterError(
                 f"metric {shown!r}: agg='ci_halfwidth' is the confidence interval of the mean "

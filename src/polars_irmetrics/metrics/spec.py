@@ -350,6 +350,12 @@ class Metric:
         one, or ``None``: Elliot's ``item_mad`` reads ``groups=`` as the exposure
         measures do, but is one value of the whole table, computed beside Elliot's other
         metrics (``"offline"``).
+    whole
+        Why ``agg=`` is refused where the route takes it: the metric is one value of
+        the whole table (a ratio of sums, a difference of cluster means), with no
+        per-query values to summarize (Elliot's ``pop_rsp``, ``pop_reo``, ``item_mad``,
+        ``user_mad``); the parser's message gives it. ``None``: the route decides
+        (:data:`SUMMARIZED_ROUTES`).
     check_params
         The parser's check across parameters and the cutoff,
         ``check_params(name, k, options)``: raises ``ValueError`` with the message to
@@ -376,6 +382,7 @@ class Metric:
     check_params: Callable[[str, int | None, Mapping[str, ParamValue]], None] | None = None
     kinds: Mapping[str, tuple[Route, tuple[Input, ...]]] = field(default_factory=dict)
     wing: Route | None = None
+    whole: str | None = None
 
     @property
     def level(self) -> Level:

@@ -348,9 +348,16 @@ def elliot_means(users: pl.LazyFrame, requests: Requests, options: EvalOptions) 
     """
     has = pl.col(_HAS_REL)
     finals: list[pl.Expr] = []
+    summarized: list[pl.Expr] = []  # each user's value where agg= summarizes them
     for label, request in requests:
         name, value = request.metric.name, f"{label}{_ONE}"
-        if name in ("epc", "efd"):
+        if request.aggregate is not None:  # epc, efd, aclt: means of per-user values
+            # (the parser refuses agg= for pop_rsp and pop_reo: Metric.whole); a user
+            # with no row within k counts 0, as in the means below
+            one = pl.col(value).fill_null(0.0)
+            summarized.append((pl.when(has).then(one) if name != "aclt" else one).alias(value))
+            finals.append(request.summarize(value).alias(label))
+        elif name in ("epc", "efd"):
             users_with = has.sum()
             mean = fixed_sum(pl.when(has).then(pl.col(value))) / users_with.cast(pl.Float64)
             finals.append(pl.when(users_with > 0).then(mean).alias(label))
@@ -360,6 +367,8 @@ def elliot_means(users: pl.LazyFrame, requests: Requests, options: EvalOptions) 
             finals.append(_disparity(value, name == "pop_reo").alias(label))
     names = users.collect_schema().names()
     by = [k for k in options.by_keys if k in names]
+    if summarized:
+        users = users.with_columns(summarized)
     if by:
         return users.group_by(by).agg(finals).sort(by)
     return users.select(finals)

@@ -1,0 +1,126 @@
+"""Recommendation metrics, round 10: ``agg=`` on Elliot's metrics and the MAD metrics
+(accepted, then ignored: ``epc(agg='std')@2`` was the mean); ``epc``, ``efd`` and
+``aclt`` now summarize their per-user values with it, and ``pop_rsp``, ``pop_reo``,
+``item_mad`` and ``user_mad``, one value of the whole table, refuse it by name."""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import MetricParameterError
+
+# Elliot's tables: a (users 1, 2) and b (user 3) in the training data, |U| = 3, T = 3
+TRAIN = pl.DataFrame({"query_id": [1, 2, 3], "doc_id": ["a", "a", "b"]})
+RECS = pl.DataFrame({"query_id": [1, 1, 2], "doc_id": ["b", "a", "a"], "rank": [1, 2, 1]})
+TEST = pl.DataFrame({"query_id": [1, 2], "doc_id": ["b", "a"], "relevance": [1, 1]})
+# EPC per user at k = 2: user 1 b (1 - 1/3) at rank 1 over 1 + 1/log2(3); user 2 a (1 - 2/3)
+_EPC = [(2 / 3) / (1 + 1 / math.log2(3)), 1 / 3]
+# ACLT(pop_ratio=0.5): a is the head (0 before < 1.5), b the tail; user 1 lists b, user 2 not
+_ACLT = [1.0, 0.0]
+
+
+def _summary(values: list[float], how: str) -> float:
+    return {
+        "median": statistics.median(values),
+        "max": max(values),
+        "min": min(values),
+        "sum": math.fsum(values),
+        "std": statistics.pstdev(values),
+    }[how]
+
+
+@pytest.mark.parametrize("how", ["median", "max", "min", "sum", "std"])
+@pytest.mark.parametrize(
+    ("name", "values"),
+    [("epc", _EPC), ("aclt(pop_ratio=0.5", _ACLT)],
+    ids=["epc", "aclt"],
+)
+def test_elliot_means_over_users_summarize_with_agg(
+    name: str, values: list[float], how: str
+) -> None:
+    # before: every agg= gave the mean
+    base = f"{name})@2" if "(" in name else f"{name}@2"
+    named = f"{name}, agg='{how}')@2" if "(" in name else f"{name}(agg='{how}')@2"
+    out = irm.evaluate(RECS, [base, named], qrels=TEST, interactions=TRAIN)
+    assert out[base].item() == pytest.approx(statistics.fmean(values), abs=1e-12)
+    assert out[named].item() == pytest.approx(_summary(values, how), abs=1e-12)
+
+
+def test_efd_summarizes_with_agg_too() -> None:
+    out = irm.evaluate(
+        RECS, ["efd@2", "efd(agg='max')@2", "efd(agg='min')@2"], qrels=TEST, interactions=TRAIN
+    )
+    mean, high, low = out.row(0)[1:]
+    assert low < mean < high
+
+
+USERS = pl.DataFrame({"query_id": [1, 2], "group": ["p", "q"]})
+ITEMS = pl.DataFrame({"doc_id": ["a", "b"], "group": ["x", "y"]})
+
+
+def _refused(name: str, metric: str, why: str) -> str:
+    return (
+        f"metric {name!r}: agg='std' summarizes per-query values; {metric} has none to "
+        f"summarize ({why}), so agg= would be ignored: drop agg='std'"
+    )
+
+
+_DISPARITY = (
+    "it is one value of the whole table: the disparity of the short head's and the long "
+    "tail's rates, each a ratio of sums over the users"
+)
+_MAD = "it is one value of the whole table: the mean absolute difference of the clusters' means"
+
+
+@pytest.mark.parametrize(
+    ("name", "tables", "message"),
+    [
+        (
+            "pop_rsp(agg='std')@2",
+            {"interactions": TRAIN},
+            _refused("pop_rsp(agg='std')@2", "pop_rsp", _DISPARITY),
+        ),
+        (
+            "pop_reo(agg='std')@2",
+            {"interactions": TRAIN},
+            _refused("pop_reo(agg='std')@2", "pop_reo", _DISPARITY),
+        ),
+        (
+            "item_mad(agg='std')@2",
+            {"groups": ITEMS},
+            _refused("item_mad(agg='std')@2", "item_mad", _MAD),
+        ),
+        (
+            "user_mad(agg='std')@2",
+            {"user_groups": USERS},
+            _refused("user_mad(agg='std')@2", "user_mad", _MAD),
+        ),
+        (
+            "pop_rsp(p=1)@2",
+            {"interactions": TRAIN},
+            "metric 'pop_rsp(p=1)@2': unknown parameter 'p'; pop_rsp takes pop_ratio",
+        ),
+        (
+            "item_mad(p=1)@2",
+            {"groups": ITEMS},
+            "metric 'item_mad(p=1)@2': unknown parameter 'p'; item_mad takes kind",
+        ),
+        (
+            "epc(p=1)@2",
+            {"interactions": TRAIN},
+            "metric 'epc(p=1)@2': unknown parameter 'p'; epc takes agg",
+        ),
+    ],
+    ids=["pop_rsp", "pop_reo", "item_mad", "user_mad", "pop_rsp-takes", "item_mad-takes", "epc"],
+)
+def test_whole_table_metrics_refuse_agg_by_name(
+    name: str, tables: dict[str, pl.DataFrame], message: str
+) -> None:
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(RECS, [name], qrels=TEST, **tables)
