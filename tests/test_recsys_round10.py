@@ -11,9 +11,10 @@ import statistics
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.errors import ColumnTypeError, MetricParameterError
 
 # Elliot's tables: a (users 1, 2) and b (user 3) in the training data, |U| = 3, T = 3
 TRAIN = pl.DataFrame({"query_id": [1, 2, 3], "doc_id": ["a", "a", "b"]})
@@ -124,3 +125,64 @@ def test_whole_table_metrics_refuse_agg_by_name(
 ) -> None:
     with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
         irm.evaluate(RECS, [name], qrels=TEST, **tables)
+
+
+# One interactions= table with a by key: every family reads each group's own rows
+# (before: arp did, Elliot's, mcc, reco_accuracy and Kotkov's serendipity read the
+# whole table, so a group's values were not those of the group alone)
+HIST = pl.DataFrame(
+    {
+        "query_id": [1, 2, 2, 3, 1, 1, 4, 5],
+        "doc_id": ["c", "a", "b", "a", "a", "b", "d", "b"],
+        "s": ["A"] * 4 + ["B"] * 4,
+    }
+)
+RUN = pl.DataFrame(
+    {
+        "query_id": [1, 1, 2, 2, 1, 1, 2],
+        "doc_id": ["a", "b", "a", "c", "a", "d", "b"],
+        "s": ["A", "A", "A", "A", "B", "B", "B"],
+        "rank": [1, 2, 1, 2, 1, 2, 1],
+    }
+)
+QRELS = pl.DataFrame(
+    {"query_id": [1, 2, 1, 2], "doc_id": ["a", "b", "d", "b"], "relevance": 1, "s": list("AABB")}
+)
+BY_METRICS = [
+    "arp@2",
+    "epc@2",
+    "efd@2",
+    "aclt(pop_ratio=0.5)@2",
+    "pop_rsp(pop_ratio=0.5)@2",
+    "pop_reo(pop_ratio=0.5)@2",
+    "mcc@1",
+    "reco_accuracy@1",
+    "serendipity(kind='kotkov')@2",
+]
+
+
+@pytest.mark.parametrize(
+    "metrics", [[m] for m in BY_METRICS[1:]] + [BY_METRICS], ids=[*BY_METRICS[1:], "all"]
+)
+@pytest.mark.parametrize("judged_by", [True, False], ids=["judged-by", "judgments-whole"])
+def test_each_by_group_reads_its_own_interactions(metrics: list[str], judged_by: bool) -> None:
+    qrels = QRELS if judged_by else QRELS.filter(pl.col("s") == "A").drop("s")
+    out = irm.evaluate(RUN, metrics, qrels=qrels, interactions=HIST, by="s")
+    for group in "AB":
+
+        def alone(table: pl.DataFrame, g: str = group) -> pl.DataFrame:
+            return table.filter(pl.col("s") == g).drop("s") if "s" in table.columns else table
+
+        one = irm.evaluate(alone(RUN), metrics, qrels=alone(qrels), interactions=alone(HIST))
+        assert_frame_equal(out.filter(pl.col("s") == group).drop("s"), one)
+
+
+def test_by_key_of_another_dtype_in_the_interactions_is_refused() -> None:
+    message = (
+        "column 's' has dtype String in the run but Int64 in the interactions; cast one "
+        "side to match"
+    )
+    history = HIST.with_columns(pl.col("s").replace_strict({"A": 0, "B": 1}))
+    for metric in ("epc@2", "mcc@1", "serendipity(kind='kotkov')@2"):
+        with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+            irm.evaluate(RUN, [metric], qrels=QRELS, interactions=history, by="s")

@@ -279,7 +279,11 @@ def evaluate(
         its documents as items (see :func:`~polars_irmetrics.beyond_accuracy`). Their
         values are joined beside the means; with ``per_query=True``, each user's value
         of the metrics averaged over users beside the query's (the metrics of all rows
-        at once, such as coverage, refuse it).
+        at once, such as coverage, refuse it). A ``by`` key of the run present in
+        ``interactions`` is matched too, by every metric that reads them (the
+        beyond-accuracy metrics, Elliot's, ``mcc``, ``reco_accuracy``,
+        ``serendipity(kind='kotkov')``): each group's values are those of the group
+        evaluated alone; otherwise they serve every ``by`` group.
     **options
         The options of the evaluation, the same keywords at every door (typed once
         as :class:`~polars_irmetrics.ground.options.EvalKwargs`, checked once into

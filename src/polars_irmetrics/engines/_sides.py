@@ -342,8 +342,9 @@ def side_tables(
     a metric reads the history (:func:`reads_history`: item popularity, each user's
     history), its rows go whole with the columns the plan reads (the ``by`` keys it
     carries, the user and item ids), so every part's plan counts the whole history;
-    otherwise only the catalogue travels, its distinct ``doc_id`` values, which gives
-    each part's plan the catalogue's size of the whole history."""
+    otherwise only the catalogue travels, its distinct ``doc_id`` values (per ``by``
+    group where it carries the keys), which gives each part's plan the catalogue's size
+    of the whole history (of each group's)."""
     check_sides(engine, metrics, given)
     history = reads_history(metrics)
     tables: list[tuple[str, pa.Table]] = []
@@ -359,7 +360,8 @@ def side_tables(
                     f"column {doc_id!r} not found in interactions (columns: {names}); the "
                     f"{read}: name the column with doc_id="
                 )
-            keys = (*options.by_keys, options.query_id) if history else ()
+            # the by keys it carries either way: each by group's history, or catalogue
+            keys = (*options.by_keys, options.query_id) if history else options.by_keys
             columns = (*(k for k in keys if k in names), doc_id)
         tables.append(
             (name, collect(name, frame, columns, name == "interactions" and not history))

@@ -37,6 +37,7 @@ __all__ = [
     "flag_error",
     "held_tally",
     "id_kind",
+    "interactions_by_keys",
     "interactions_tally",
     "is_text",
     "judged_tally",
@@ -227,6 +228,32 @@ def check_id_kinds(
                 f"but {kinds[1]}s in the {second_name} ({second[column]}); cast one side, "
                 f"e.g. pl.col({column!r}).cast(pl.String) on both"
             )
+
+
+def interactions_by_keys(
+    run: pl.Schema, interactions: pl.Schema, by: Sequence[str], frame: str = "run"
+) -> list[str]:
+    """The ``by`` keys of ``run`` that ``interactions`` carries too: each group's metrics
+    read that group's interactions alone (as the recommendation table's metrics do);
+    a key of another dtype there is refused (:class:`ColumnTypeError`).
+
+    Examples
+    --------
+    >>> interactions_by_keys(pl.Schema({"s": pl.String}), pl.Schema({"s": pl.String}), ["s"])
+    ['s']
+    >>> interactions_by_keys(pl.Schema({"s": pl.String}), pl.Schema({"s": pl.Int64}), ["s"])
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnTypeError: column 's' has dtype String in the run but ...
+    """
+    keys = [k for k in by if k in run and k in interactions]
+    for key in keys:
+        if interactions[key] != run[key]:
+            raise ColumnTypeError(
+                f"column {key!r} has dtype {run[key]} in the {frame} but "
+                f"{interactions[key]} in the interactions; cast one side to match"
+            )
+    return keys
 
 
 def check_numeric(schema: pl.Schema, column: str, frame: str, *, integer: bool) -> None:

@@ -22,6 +22,7 @@ from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     check_id_kinds,
+    interactions_by_keys,
     require_columns,
     side_ids_hint,
     with_interactions_tally,
@@ -239,8 +240,19 @@ def _offline_plan(
     schema = per_query.collect_schema()
     keys = [c for c in schema.names() if c not in {h for h, _ in helpers} and c not in labels]
     if interactions is not None and any(r.metric.name in CATALOGUE_FORMULAS for _, r in wanted):
-        items = interactions.select(pl.col(options.doc_id).n_unique().alias(_CATALOGUE))
-        per_query = per_query.join(items, how="cross", maintain_order="left_right")
+        # each by group's catalogue where the interactions carry its keys (the group's
+        # values those of the group alone: a group they lack has a catalogue of 0)
+        by = [c for c in keys if c != options.query_id]
+        ib = interactions_by_keys(schema, interactions.collect_schema(), by)
+        size = pl.col(options.doc_id).n_unique().alias(_CATALOGUE)
+        if ib:
+            items = interactions.group_by(ib).agg(size)
+            per_query = per_query.join(
+                items, on=ib, how="left", nulls_equal=True, maintain_order="left"
+            ).with_columns(pl.col(_CATALOGUE).fill_null(0))
+        else:
+            items = interactions.select(size)
+            per_query = per_query.join(items, how="cross", maintain_order="left_right")
     if covered or max_rank:  # one group-by of the run for both
         on = [c for c in keys if c in table.collect_schema().names()]
         per_query = per_query.join(
@@ -282,12 +294,11 @@ def _refuse_negatives(
     if not confusions:
         return values
     n = pl.col(_CATALOGUE).cast(pl.Int64)
+    tns = [n - k - (pl.col(liked) - pl.col(tp)) for _, k, tp, liked in confusions]
     least = per_query.select(
-        n.first().alias(_CATALOGUE),
-        *(
-            (n - k - (pl.col(liked) - pl.col(tp))).min().alias(f"{_LEAST_TN}{i}")
-            for i, (_, k, tp, liked) in enumerate(confusions)
-        ),
+        *(tn.min().alias(f"{_LEAST_TN}{i}") for i, tn in enumerate(tns)),
+        # the catalogue of that user (its by group's, where each group has its own)
+        *(n.sort_by(tn).first().alias(f"{_CATALOGUE}{i}") for i, tn in enumerate(tns)),
     )
 
     def refuse(row: Mapping[str, Any]) -> None:
@@ -296,7 +307,7 @@ def _refuse_negatives(
             if tn is not None and tn < 0:
                 raise InvalidValueError(
                     f"metric {label!r}: a user's k = {k} recommendations and the relevant "
-                    f"items left out of them outnumber the catalogue's {row[_CATALOGUE]} "
+                    f"items left out of them outnumber the catalogue's {row[f'{_CATALOGUE}{i}']} "
                     "items (the distinct items of interactions=), so its true negatives "
                     "(RecTools' tn = n - k - fn) would be negative and its value has no "
                     "meaning: give interactions= every item a user may be recommended or "
@@ -462,17 +473,27 @@ def _kotkov(
         .with_columns(pl.col(c).cast(schema[c]) for c in judged)
         .unique()
     )
-    counts = interactions.group_by(doc).agg(pl.len().alias(_POPULAR))
+    # each by group's popularity and catalogue where the interactions carry its keys
+    by = [c for c in on if c != options.query_id]
+    ib = interactions_by_keys(schema, interactions.collect_schema(), by)
+    counts = interactions.group_by([*ib, doc]).agg(pl.len().alias(_POPULAR))
+    ranked = pl.col(_POPULAR).rank("dense", descending=True)
     popularity = counts.select(
+        *ib,
         pl.col(doc).cast(doc_type),
-        pl.col(_POPULAR).rank("dense", descending=True).cast(pl.Float64).alias(_POPULAR),
+        (ranked.over(ib) if ib else ranked).cast(pl.Float64).alias(_POPULAR),
     )
-    catalogue = interactions.select(pl.col(doc).n_unique().cast(pl.Float64).alias(_CATALOGUE))
-    rows = (
-        rows.join(hits, on=[*judged, doc], how="left", nulls_equal=True)
-        .join(popularity, on=doc, how="left")
-        .join(catalogue, how="cross")
+    size = pl.col(doc).n_unique().cast(pl.Float64).alias(_CATALOGUE)
+    rows = rows.join(hits, on=[*judged, doc], how="left", nulls_equal=True).join(
+        popularity, on=[*ib, doc], how="left", nulls_equal=True
     )
+    if ib:  # a group the interactions lack: a catalogue of none, as alone
+        catalogue = interactions.group_by(ib).agg(size)
+        rows = rows.join(catalogue, on=ib, how="left", nulls_equal=True).with_columns(
+            pl.col(_CATALOGUE).fill_null(0.0)
+        )
+    else:
+        rows = rows.join(interactions.select(size), how="cross")
     values = []
     for (column, request), k in zip(wanted, cuts, strict=True):
         given = dict(request.options)["n_items"]

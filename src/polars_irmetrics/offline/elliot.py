@@ -9,9 +9,11 @@ One lazy query, nothing collected:
    per item (its training users ``n_i``), ``T`` their sum and ``|U|`` the distinct
    training users. The short head of each ``pop_ratio`` is a cumulative sum over the
    items sorted by ``n_i`` descending (the item id ascending among ties): an item is in
-   it when those before hold less than ``pop_ratio x T``. The popularity is that of the
-   whole interactions table, the same for every ``by`` group (as Elliot's training set
-   is one for every recommender it compares).
+   it when those before hold less than ``pop_ratio x T``. Where the interactions carry
+   a ``by`` key of the run, each group reads its own rows (the group's values are those
+   of the group evaluated alone); else the popularity is that of the whole interactions
+   table, the same for every ``by`` group (as Elliot's training set is one for every
+   recommender it compares).
 2. **Top k**: each user's position (by rank, or by score descending with ties broken
    by the item id descending compared as text, as :func:`~polars_irmetrics.evaluate`
    orders), the rows at positions ``<= k`` with their item's popularity, head flag
@@ -28,6 +30,7 @@ One lazy query, nothing collected:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import polars as pl
 
@@ -37,6 +40,7 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     common_id_dtype,
     id_kind,
+    interactions_by_keys,
     require_columns,
     side_ids_hint,
 )
@@ -78,9 +82,10 @@ def _checked_interactions(
     user: str,
     item: str,
     target: dict[str, pl.DataType],
+    keys: list[str],
 ) -> pl.LazyFrame:
-    """The interactions' (user, item) columns in the id dtypes ``target`` (those of the
-    run and judgments too)."""
+    """The interactions' ``keys`` (the ``by`` keys they carry) and (user, item) columns,
+    the ids in the dtypes ``target`` (those of the run and judgments too)."""
     schema, run_schema = interactions.collect_schema(), run.collect_schema()
     require_columns(
         schema,
@@ -92,7 +97,7 @@ def _checked_interactions(
         run_kind(schema, run_schema, column, "interactions", "the interactions", target[column])
         for column in (user, item)
     ]
-    return interactions.select(casts)
+    return interactions.select(*keys, *casts)
 
 
 def run_kind(
@@ -205,6 +210,8 @@ def build_elliot_plan(
     run_names = run.collect_schema().names()
     by = [k for k in options.by_keys if k in run_names]
     keys = [*by, user]
+    # the by keys the interactions carry: each group's popularity from its own rows
+    ib = interactions_by_keys(run.collect_schema(), interactions.collect_schema(), by)
     # one dtype per id in the run, the judgments and the interactions (UInt64 ids
     # beyond Int64 kept whole; the kinds are checked with the interactions)
     schemas = [run.collect_schema(), qrels.collect_schema(), interactions.collect_schema()]
@@ -213,7 +220,7 @@ def build_elliot_plan(
     }
     # read by the popularity, the heads and the per-user sums: one pass, cached (polars
     # computed the distinct pairs once per reader)
-    train = _checked_interactions(interactions, run, user, item, target).unique().cache()
+    train = _checked_interactions(interactions, run, user, item, target, ib).unique().cache()
     run = run.with_columns(pl.col(c).cast(t) for c, t in target.items())
     qrels_names = qrels.collect_schema().names()
     q_keys = [k for k in keys if k in qrels_names]
@@ -226,19 +233,24 @@ def build_elliot_plan(
 
     # 1. popularity and the short heads
     ratios = sorted({_ratio(r) for _, r in requests if r.metric.name in _HEADED})
-    counts = train.group_by(item).agg(pl.len().cast(pl.Float64).alias(_POP))
-    totals = train.select(
-        pl.len().cast(pl.Float64).alias(_TOTAL),
-        pl.col(user).n_unique().cast(pl.Float64).alias(_USERS),
+    counts = train.group_by([*ib, item]).agg(pl.len().cast(pl.Float64).alias(_POP))
+    totals = _per_group(
+        train,
+        ib,
+        [
+            pl.len().cast(pl.Float64).alias(_TOTAL),
+            pl.col(user).n_unique().cast(pl.Float64).alias(_USERS),
+        ],
     )
+    before = pl.col(_POP).cum_sum() - pl.col(_POP)
     pop = (
-        counts.sort([_POP, item], descending=[True, False])
-        .with_columns((pl.col(_POP).cum_sum() - pl.col(_POP)).alias(_BEFORE))
-        .join(totals, how="cross")
+        counts.sort([*ib, _POP, item], descending=[False] * len(ib) + [True, False])
+        .with_columns((before.over(ib) if ib else before).alias(_BEFORE))
+        .pipe(_beside, totals, ib)
         .with_columns((pl.col(_BEFORE) < r * pl.col(_TOTAL)).alias(_head(r)) for r in ratios)
-        .select(item, _POP, *(_head(r) for r in ratios))
+        .select(*ib, item, _POP, *(_head(r) for r in ratios))
     )
-    scalars = totals.join(counts.select(pl.col(_POP).min().alias(_MIN)), how="cross")
+    scalars = _beside(totals, _per_group(counts, ib, [pl.col(_POP).min().alias(_MIN)]), ib)
 
     # 2. the top k of each user, and the users
     cutoffs = sorted({_cut(r) for _, r in requests})
@@ -248,8 +260,8 @@ def build_elliot_plan(
     rows = (
         ranked.filter(pl.col(_POS) <= max(cutoffs))
         .select(*keys, item, _POS)
-        .join(pop, on=item, how="left")
-        .join(scalars, how="cross")
+        .join(pop, on=[*ib, item], how="left", nulls_equal=True)
+        .pipe(_beside, scalars, ib, how="left")
         .join(relevant.with_columns(pl.lit(True).alias(_REL)), on=[*q_keys, item], how="left")
         .with_columns(pl.col(_REL).fill_null(False))
     )
@@ -307,18 +319,27 @@ def build_elliot_plan(
         rows.group_by(keys).agg(user_aggs), on=keys, how="left", nulls_equal=True
     )
     if train_heads:
-        in_head = train.join(pop, on=item, how="inner").group_by(user).agg(train_heads)
-        users_rows = users_rows.join(in_head, on=user, how="left").join(
-            pop.select(sizes), how="cross"
+        in_head = (
+            train.join(pop, on=[*ib, item], how="inner", nulls_equal=True)
+            .group_by([*ib, user])
+            .agg(train_heads)
+        )
+        users_rows = users_rows.join(in_head, on=[*ib, user], how="left", nulls_equal=True).pipe(
+            _beside, _per_group(pop, ib, sizes), ib, how="left"
         )
     if fresh_heads:
+        # each user's relevant test items, in the user's by groups where the
+        # interactions carry a key (the judgments may lack it)
+        fresh_keys = keys if ib else q_keys
+        if ib:
+            relevant = users.select(keys).join(relevant, on=q_keys, nulls_equal=True)
         fresh = (
-            relevant.join(train, on=[user, item], how="anti")
-            .join(pop, on=item, how="left")
-            .group_by(q_keys)
+            relevant.join(train, on=[*ib, user, item], how="anti", nulls_equal=True)
+            .join(pop, on=[*ib, item], how="left", nulls_equal=True)
+            .group_by(fresh_keys)
             .agg(fresh_heads)
         )
-        users_rows = users_rows.join(fresh, on=q_keys, how="left", nulls_equal=True)
+        users_rows = users_rows.join(fresh, on=fresh_keys, how="left", nulls_equal=True)
     if per_user:
         return users_rows
     return elliot_means(users_rows, requests, options)
@@ -372,6 +393,24 @@ def elliot_means(users: pl.LazyFrame, requests: Requests, options: EvalOptions) 
     if by:
         return users.group_by(by).agg(finals).sort(by)
     return users.select(finals)
+
+
+def _per_group(frame: pl.LazyFrame, keys: list[str], exprs: list[pl.Expr]) -> pl.LazyFrame:
+    """``exprs`` over ``frame`` per group of ``keys`` (one row without keys)."""
+    return frame.group_by(keys).agg(exprs) if keys else frame.select(exprs)
+
+
+def _beside(
+    frame: pl.LazyFrame,
+    other: pl.LazyFrame,
+    keys: list[str],
+    how: Literal["inner", "left"] = "inner",
+) -> pl.LazyFrame:
+    """``frame`` with the columns of ``other`` (one row per group of ``keys``): joined on
+    the keys (``how``), or across without them (one row)."""
+    if not keys:
+        return frame.join(other, how="cross")
+    return frame.join(other, on=keys, how=how, nulls_equal=True)
 
 
 def _disparity(value: str, reo: bool) -> pl.Expr:
