@@ -573,8 +573,9 @@ def test_evaluate_keeps_a_group_without_judged_queries() -> None:
         by="system",
         unretrieved="drop",
     )
-    # system b has no judged query: no accuracy mean, its coverage all the same
-    assert out.rows() == [("a", 1, 1.0, 1.0), ("b", None, None, 1.0)]
+    # system b has no judged query: no accuracy mean (over 0 queries: num_q 0), its
+    # coverage all the same
+    assert out.rows() == [("a", 1, 1.0, 1.0), ("b", 0, None, 1.0)]
 
 
 @pytest.mark.parametrize(

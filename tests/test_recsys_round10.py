@@ -15,6 +15,8 @@ from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import ColumnTypeError, MetricParameterError
+from tests.test_engines_recsys42 import _engine
+from tests.test_engines_recsys_history import one_and_engine
 
 # Elliot's tables: a (users 1, 2) and b (user 3) in the training data, |U| = 3, T = 3
 TRAIN = pl.DataFrame({"query_id": [1, 2, 3], "doc_id": ["a", "a", "b"]})
@@ -186,3 +188,85 @@ def test_by_key_of_another_dtype_in_the_interactions_is_refused() -> None:
     for metric in ("epc@2", "mcc@1", "serendipity(kind='kotkov')@2"):
         with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
             irm.evaluate(RUN, [metric], qrels=QRELS, interactions=history, by="s")
+
+
+# A by group of the run with no judged query (every judgment in s='A'): the metrics of
+# the group's recommendations (beyond accuracy, Elliot's, MAD, exposure) keep its row,
+# over 0 judged queries (num_q 0, null where they read the relevant test items), as
+# ee_loss does; the per-query accuracy metrics alone have no row for it, as ndcg@3.
+# Before: arp@3 beside ndcg@3 gave num_q null; Elliot's and MAD dropped the row.
+RECO = pl.DataFrame(
+    {
+        "query_id": [1, 1, 1, 2, 2, 3],
+        "doc_id": [10, 11, 12, 11, 13, 10],
+        "score": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4],
+    }
+)
+BOTH = pl.concat(
+    [
+        RECO.with_columns(s=pl.lit("A")),
+        RECO.with_columns(s=pl.lit("B")).filter(pl.col("query_id") != 2),
+    ]
+)
+TEST_A = pl.DataFrame(
+    {"query_id": [1, 1, 2, 2], "doc_id": [10, 12, 13, 14], "relevance": [2, 1, 1, 1], "s": "A"}
+)
+TRAIN_B = pl.DataFrame({"query_id": [1, 6, 7, 8], "doc_id": [10, 11, 12, 13]})
+ITEM_GROUPS = pl.DataFrame({"doc_id": [10, 11, 12, 13], "group": ["head", "head", "tail", "tail"]})
+USER_GROUPS = pl.DataFrame({"query_id": [1, 2, 3], "group": ["new", "old", "old"]})
+
+
+@pytest.mark.parametrize(
+    ("metrics", "tables", "row_b"),
+    [
+        (["epc@3", "aclt@3"], {"interactions": TRAIN_B}, ("B", 0, None, 0.0)),
+        (["item_mad@3"], {"groups": ITEM_GROUPS}, ("B", 0, None)),
+        (["user_mad@3"], {"user_groups": USER_GROUPS}, ("B", 0, None)),
+        (["arp@3", "ndcg@3"], {"interactions": TRAIN_B}, ("B", 0, None, 1.0)),
+        (["epc@3", "ndcg@3"], {"interactions": TRAIN_B}, ("B", 0, None, None)),
+        (["item_mad@3", "ndcg@3"], {"groups": ITEM_GROUPS}, ("B", 0, None, None)),
+        (["ee_loss"], {"groups": ITEM_GROUPS}, ("B", 0, None)),
+        (["ndcg@3"], {}, None),
+        (["mcc@3"], {"interactions": TRAIN_B}, None),
+    ],
+    ids=[
+        "epc-aclt",
+        "item_mad",
+        "user_mad",
+        "arp-ndcg",
+        "epc-ndcg",
+        "mad-ndcg",
+        "ee",
+        "ndcg",
+        "mcc",
+    ],
+)
+def test_a_group_without_judged_queries(
+    metrics: list[str], tables: dict[str, pl.DataFrame], row_b: tuple[object, ...] | None
+) -> None:
+    out = irm.evaluate(BOTH, metrics, qrels=TEST_A, by="s", **tables)
+    assert out["s"].to_list() == (["A", "B"] if row_b else ["A"])
+    assert out["num_q"].dtype == pl.Int64
+    if row_b is not None:
+        assert out.row(1) == row_b
+
+
+@pytest.mark.parametrize("engine", ["dask"])
+@pytest.mark.parametrize(
+    ("metrics", "tables"),
+    [
+        (["epc@3", "aclt@3"], {"qrels": TEST_A, "interactions": TRAIN_B}),
+        (["mcc@1", "reco_accuracy@1"], {"qrels": QRELS, "interactions": HIST}),
+        (["epc@2", "pop_reo(pop_ratio=0.5)@2"], {"qrels": QRELS, "interactions": HIST}),
+    ],
+    ids=["no-judged-group", "catalogue-by", "elliot-by"],
+)
+def test_engine_gives_one_machines_groups(
+    engine: str,
+    metrics: list[str],
+    tables: dict[str, pl.DataFrame],
+    request: pytest.FixtureRequest,
+) -> None:
+    run = BOTH if "aclt@3" in metrics else RUN
+    one, got = one_and_engine(_engine(engine, request), run, metrics, tables, {"by": "s"})
+    assert_frame_equal(got, one)

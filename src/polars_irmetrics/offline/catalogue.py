@@ -381,11 +381,17 @@ class _WholeTable:
         labels = [label for label, _ in requests]
         by = [c for c in values.collect_schema().names() if c not in labels]
         keys = [c for c in base.collect_schema().names() if c not in labels and c != _HELPER]
-        if by:
-            both = base.join(values, on=by, how="left", nulls_equal=True, maintain_order="left")
-        else:
-            both = pl.concat([base, values], how="horizontal")
-        return both.select(*keys, *labels)
+        if not by:
+            return pl.concat([base, values], how="horizontal").select(*keys, *labels)
+        # a full join: a group of the run with no judged query still shows its values
+        # (those of the group alone: Elliot's of its users, null where they read the
+        # relevant test items), over 0 judged queries, as the beyond-accuracy and the
+        # exposure measures beside the accuracy metrics
+        both = base.join(
+            values, on=by, how="full", coalesce=True, nulls_equal=True, maintain_order="left_right"
+        )
+        counts = [pl.col(c).fill_null(0) for c in keys if c == "num_q"]
+        return both.select(*(k for k in keys if k != "num_q"), *counts, *labels).sort(by)
 
 
 _HELPER = f"{INTERNAL}num_rel"

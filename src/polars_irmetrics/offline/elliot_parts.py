@@ -81,8 +81,8 @@ def elliot_part(
 
 def elliot_merge(parts: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
     """One machine's result from every part's rows of :func:`elliot_part`: per ``by``
-    group, ``num_q`` (the queries the ranking plan evaluated) and Elliot's metrics over
-    the users of the run."""
+    group (of the run or of the judged queries), ``num_q`` (the queries the ranking plan
+    evaluated) and Elliot's metrics over the users of the run."""
     names = parts.collect_schema().names()
     by = [k for k in options.by_keys if k in names]
     values = elliot_means(parts.filter(pl.col(_USER).fill_null(False)), requests, options)
@@ -90,6 +90,8 @@ def elliot_merge(parts: pl.LazyFrame, requests: Requests, options: EvalOptions) 
     labels = [label for label, _ in requests]
     if not by:
         return pl.concat([parts.select(num_q), values], how="horizontal")
-    counted = parts.group_by(by).agg(num_q).filter(pl.col("num_q") > 0)
+    # every group of the parts: a group of the run with no judged query too (num_q 0,
+    # Elliot's values of its users), as one machine's full join of the two plans
+    counted = parts.group_by(by).agg(num_q)
     merged = counted.join(values, on=by, how="left", nulls_equal=True)
     return merged.select(*by, "num_q", *labels).sort(by)

@@ -62,7 +62,11 @@ def with_beyond_accuracy(
         )
     if not by:
         return pl.concat([accuracy, beyond], how="horizontal")
-    # a full join: a group with no judged query still shows its beyond-accuracy values
-    return accuracy.join(
+    # a full join: a group with no judged query still shows its beyond-accuracy values,
+    # over 0 judged queries (num_q 0, the accuracy means null), as the exposure measures
+    joined = accuracy.join(
         beyond, on=by, how="full", coalesce=True, nulls_equal=True, maintain_order="left_right"
     )
+    if "num_q" not in joined.collect_schema().names():
+        return joined
+    return joined.with_columns(pl.col("num_q").fill_null(0))
