@@ -142,8 +142,10 @@ def build_agreement_plan(
         ref_side = ref_side.join(every, how="cross")
     checks = _checks(run, reference, keys, ref_keys, query_id, doc_id, sides)
     if shared:  # a reference per group: a group of the run it lacks is refused by name
-        absent = run.select(shared).unique().join(
-            reference.select(shared).unique(), on=shared, how="anti", nulls_equal=True
+        absent = (
+            run.select(shared)
+            .unique()
+            .join(reference.select(shared).unique(), on=shared, how="anti", nulls_equal=True)
         )
         first = pl.struct(shared).sort().first().alias(f"{_BAD}|run|absent group")
         checks = pl.concat([checks, absent.select(first)], how="horizontal")
