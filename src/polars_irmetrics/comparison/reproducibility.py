@@ -45,7 +45,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
-from polars_irmetrics.ground.options import READ_BY
+from polars_irmetrics.ground.options import READ_BY, plain_number
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -91,7 +91,8 @@ def reproducibility(
         ``p_unpaired`` are computed.
     p, cutoff
         The RBO's persistence and depth, the latter also the depth KTU trims both runs
-        to (repro_eval's ``RBO_P = 0.95``, ``RBO_DEPTH = RUN_LENGTH = 1000``). Read by
+        to (repro_eval's ``RBO_P = 0.95``, ``RBO_DEPTH = RUN_LENGTH = 1000``); numpy's
+        numbers are read as the Python numbers they equal (``np.int64(10)``). Read by
         the document orders alone, which replicability (``qrels_reproduced=``) does not
         compare: there a value other than the default is refused.
     **options
@@ -176,6 +177,7 @@ def reproducibility(
                 f"{name}= maps 'baseline' (and optionally 'advanced') to runs, got keys "
                 f"{sorted(given)!r}; e.g. {name}={{'baseline': run_b, 'advanced': run_a}}"
             )
+    p, cutoff = plain_number(p), plain_number(cutoff)  # np.int64(10) is 10
     _check_depth_options(p, cutoff)
     if qrels_reproduced is not None:
         _refuse_depth_options(p, cutoff)
