@@ -2,11 +2,14 @@
 
 1. ``reproducibility`` reads numpy's numbers as ``cutoff=`` and ``p=`` (they were
    refused as no depth and no persistence), as ``irm.evaluate`` reads ``depth=``.
+2. A system named like the query-id column is refused by name before the pivot (polars'
+   ``DuplicateError`` reached the caller), by ``system_agreement`` and ``plot_swaps``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -14,6 +17,8 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.comparison import plot
+from polars_irmetrics.errors import InvalidValueError
 
 # 1. numpy numbers as reproducibility's cutoff= and p=
 
@@ -55,3 +60,47 @@ def test_reproducibility_numpy_cutoff_zero_refused() -> None:
         irm.reproducibility(
             {"baseline": RUN}, {"baseline": AGAIN}, ["P_1"], qrels=QRELS, cutoff=np.int64(0)
         )
+
+
+# 2. a system named like the query-id column
+
+_RNG = np.random.default_rng(1)
+CLASH = pl.DataFrame(
+    {
+        "system": np.repeat(["query_id", "b", "c"], 4),
+        "query_id": np.tile(np.arange(4), 3),
+        "map": _RNG.random(12),
+    }
+)
+CLASH_MESSAGE = (
+    "system 'query_id' of a is named like its query-id column; rename that system, e.g. "
+    "pl.col('system').replace('query_id', 'query_id_system')"
+)
+TOPIC = CLASH.rename({"query_id": "topic"}).with_columns(
+    pl.col("system").replace("query_id", "topic")
+)
+CLASHES: list[tuple[str, Callable[[], Any], str]] = [
+    ("system_agreement", lambda: irm.system_agreement(CLASH, CLASH), CLASH_MESSAGE),
+    ("plot_swaps", lambda: plot.plot_swaps(CLASH, CLASH), CLASH_MESSAGE),
+    (
+        "clash in b alone",
+        lambda: irm.system_agreement(
+            CLASH.with_columns(pl.col("system").replace("query_id", "a")), CLASH
+        ),
+        CLASH_MESSAGE.replace("of a", "of b"),
+    ),
+    (
+        "query_id= named",
+        lambda: irm.system_agreement(TOPIC, TOPIC, query_id="topic"),
+        "system 'topic' of a is named like its query-id column; rename that system, e.g. "
+        "pl.col('system').replace('topic', 'topic_system')",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"), [case[1:] for case in CLASHES], ids=[case[0] for case in CLASHES]
+)
+def test_system_named_like_the_query_id_column(call: Callable[[], Any], message: str) -> None:
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        call()

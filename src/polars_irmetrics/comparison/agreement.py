@@ -479,6 +479,11 @@ def _matrix(
     names = sorted(data[system].unique().to_list())
     if len(names) < 2:
         raise InvalidValueError(f"{side} holds {len(names)} system; agreement needs two or more")
+    if query_id in names:  # each system becomes a column beside the query ids
+        raise InvalidValueError(
+            f"system {query_id!r} of {side} is named like its query-id column; rename that "
+            f"system, e.g. pl.col({system!r}).replace({query_id!r}, {query_id + '_system'!r})"
+        )
     # the queries in order (the pivot keeps them as they first appear): the means and
     # tests add them in one order however the rows come
     wide = data.pivot(on=system, index=query_id, values=metric).sort(query_id)
