@@ -4,6 +4,8 @@
    refused as no depth and no persistence), as ``irm.evaluate`` reads ``depth=``.
 2. A system named like the query-id column is refused by name before the pivot (polars'
    ``DuplicateError`` reached the caller), by ``system_agreement`` and ``plot_swaps``.
+3. ``plot_swaps`` reads the directions as ``system_agreement`` does (one function): ``b``'s
+   column of ``a``'s name takes ``higher_is_better``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ import pytest
 import polars_irmetrics as irm
 from polars_irmetrics.comparison import plot
 from polars_irmetrics.errors import InvalidValueError
+
+
+def _titles(figure: Any) -> list[str]:
+    return [panel.get_title() for panel in figure.axes]
+
 
 # 1. numpy numbers as reproducibility's cutoff= and p=
 
@@ -104,3 +111,40 @@ CLASHES: list[tuple[str, Callable[[], Any], str]] = [
 def test_system_named_like_the_query_id_column(call: Callable[[], Any], message: str) -> None:
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         call()
+
+
+# 3. plot_swaps reads the directions as system_agreement does
+
+VALUE_A = pl.DataFrame(
+    {
+        "system": ["x", "y", "z"] * 2,
+        "query_id": ["q1"] * 3 + ["q2"] * 3,
+        "value": [0.1, 0.2, 0.3, 0.1, 0.2, 0.3],
+    }
+)
+VALUE_B = VALUE_A.with_columns(pl.Series("value", [0.2, 0.1, 0.3, 0.2, 0.1, 0.3]))
+
+
+def test_plot_swaps_b_inherits_higher_is_better() -> None:
+    agreement = irm.system_agreement(VALUE_A, VALUE_B, higher_is_better=False)
+    figure = plot.plot_swaps(VALUE_A, VALUE_B, higher_is_better=False)
+    swaps = int(agreement["swaps"][0])
+    assert swaps == 1
+    assert _titles(figure) == [f"system orderings: {swaps} of 3 pairs swapped"]
+    # lower is better: the lowest mean on top (height 0), x in a and y in b
+    texts = [(text.get_text(), text.get_position()) for text in figure.axes[0].texts]
+    left = {name: y for name, (x, y) in texts if x < 0}
+    right = {name: y for name, (x, y) in texts if x > 0}
+    assert (left, right) == ({"x": 0, "y": 1, "z": 2}, {"y": 0, "x": 1, "z": 2})
+
+
+def test_plot_swaps_value_without_direction_still_refused() -> None:
+    # the best system is drawn on top: a column of no known direction needs one
+    message = (
+        "column 'value' of a names no metric (unknown metric 'value'. Did you mean: mae, auc? See "
+        "irm.list_metrics() for every metric and its aliases.), so which way is better "
+        "is unknown: say it with higher_is_better=True (higher values are better) or "
+        "higher_is_better=False"
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        plot.plot_swaps(VALUE_A, VALUE_B)

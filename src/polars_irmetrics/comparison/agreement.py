@@ -37,7 +37,7 @@ from polars_irmetrics.stats.multitest import Correction, adjust, check_correctio
 
 scipy_stats = LazyModule("scipy.stats")
 
-__all__ = ["METHODS", "mean_by_system", "swapped_pairs", "system_agreement"]
+__all__ = ["METHODS", "mean_by_system", "orientation", "swapped_pairs", "system_agreement"]
 
 Method = Literal["kendall", "tau_ap", "spearman", "pearson"]
 #: The correlations of :func:`system_agreement`.
@@ -186,16 +186,13 @@ def system_agreement(
     options = options.checked()
     names, values_a, column_a = _matrix(a, "a", metric, system, query_id)
     names_b, values_b, column_b = _matrix(b, "b", metric_b or metric, system, query_id)
-    given_b = _inherited(higher_is_better_b, higher_is_better, column_a, column_b)
-    if _unoriented(column_a, higher_is_better) and _unoriented(column_b, given_b):
-        # one quantity of no known direction on both sides: read alike, whichever way
-        # (refused where the way changes the result: tau_ap's top)
-        if column_a != column_b or (method == "tau_ap" and not per_pair):
-            direction(column_a, higher_is_better, "a")  # raises, naming the argument
-        sign_a = sign_b = 1.0
-    else:
-        sign_a = 1.0 if direction(column_a, higher_is_better, "a") else -1.0
-        sign_b = 1.0 if direction(column_b, given_b, "b") else -1.0
+    sign_a, sign_b = orientation(
+        column_a,
+        column_b,
+        higher_is_better,
+        higher_is_better_b,
+        top=method == "tau_ap" and not per_pair,
+    )
     values_a, values_b = sign_a * values_a, sign_b * values_b
     if names != names_b:
         only = sorted(set(names) ^ set(names_b))
@@ -320,19 +317,51 @@ def _tau_ap(truth: Array, compared: Array, names: list[str]) -> float:
 
 
 def mean_by_system(
-    frame: FrameInput,
-    side: str,
-    metric: str | None,
-    system: str,
-    query_id: str,
-    higher_is_better: bool | None = None,
-) -> tuple[list[str], Array]:
-    """The systems (sorted) and their means over queries, negated where lower is better
-    (:func:`direction`, which refuses a column of no known direction), checked as
-    :func:`system_agreement` checks its inputs."""
+    frame: FrameInput, side: str, metric: str | None, system: str, query_id: str
+) -> tuple[list[str], Array, str]:
+    """The systems (sorted), their means over queries (as the values read: not negated;
+    :func:`orientation` gives the signs) and the value column's name, checked as
+    :func:`system_agreement` checks its inputs (one query is enough for a mean)."""
     names, values, column = _matrix(frame, side, metric, system, query_id, paired=False)
-    sign = 1.0 if direction(column, higher_is_better, side) else -1.0
-    return names, sign * exact_means(values)
+    return names, exact_means(values), column
+
+
+def orientation(
+    column_a: str,
+    column_b: str,
+    higher_is_better: bool | None,
+    higher_is_better_b: bool | None,
+    *,
+    top: bool,
+) -> tuple[float, float]:
+    """The signs of ``a``'s and ``b``'s values (``-1.0`` where lower is better), one
+    reading for :func:`system_agreement` and
+    :func:`~polars_irmetrics.comparison.plot.plot_swaps`: each side's :func:`direction`;
+    ``b``'s column of ``a``'s name takes ``higher_is_better`` unless
+    ``higher_is_better_b`` is given; one column of no known direction on both sides (the
+    same name) is read alike, ``(1.0, 1.0)``, whichever way, unless ``top`` (the result
+    weighs which system is best: ``tau_ap``, the slope chart's best on top), where it is
+    refused naming the argument to give.
+
+    Examples
+    --------
+    >>> orientation("logloss", "auc", None, None, top=False)
+    (-1.0, 1.0)
+    >>> orientation("value", "value", False, None, top=True)
+    (-1.0, -1.0)
+    >>> orientation("value", "value", None, None, top=False)
+    (1.0, 1.0)
+    """
+    given_b = _inherited(higher_is_better_b, higher_is_better, column_a, column_b)
+    if _unoriented(column_a, higher_is_better) and _unoriented(column_b, given_b):
+        # one quantity of no known direction on both sides: read alike, whichever way
+        # (refused where the way changes the result: the top)
+        if column_a != column_b or top:
+            direction(column_a, higher_is_better, "a")  # raises, naming the argument
+        return 1.0, 1.0
+    sign_a = 1.0 if direction(column_a, higher_is_better, "a") else -1.0
+    sign_b = 1.0 if direction(column_b, given_b, "b") else -1.0
+    return sign_a, sign_b
 
 
 def direction(

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from polars_irmetrics.comparison.agreement import mean_by_system, swapped_pairs
+from polars_irmetrics.comparison.agreement import mean_by_system, orientation, swapped_pairs
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.io.output import check_target, write_atomic
@@ -516,8 +516,11 @@ def plot_swaps(
     metric, metric_b
         Their value columns (default: the one column besides the keys).
     higher_is_better, higher_is_better_b
-        Which way each is better (default: the direction of the metric its column
-        names, as ``system_agreement`` reads it): the best system is drawn on top.
+        Which way each is better, read as ``system_agreement`` reads them (the same
+        function): by default the direction of the metric its column names; ``b``'s
+        column of ``a``'s name takes ``higher_is_better`` unless ``higher_is_better_b``
+        is given. The best system is drawn on top, so a column of no known direction
+        (``value``) is refused unless its direction is given.
     labels
         The two axes' names.
     path, ax
@@ -539,11 +542,15 @@ def plot_swaps(
     >>> plot_swaps(tie, b.filter(pl.col("system") != "z")).axes[0].get_title()
     'system orderings: 0 of 1 pairs swapped'
     """
-    # the means negated where lower is better: the best system first on each side
-    names, mean_a = mean_by_system(a, "a", metric, system, query_id, higher_is_better)
-    names_b, mean_b = mean_by_system(
-        b, "b", metric_b or metric, system, query_id, higher_is_better_b
+    names, mean_a, column_a = mean_by_system(a, "a", metric, system, query_id)
+    names_b, mean_b, column_b = mean_by_system(b, "b", metric_b or metric, system, query_id)
+    # the directions as system_agreement reads them (the same function; the best system
+    # is drawn on top, so a column of no known direction is refused): the means negated
+    # where lower is better, the best system first on each side
+    sign_a, sign_b = orientation(
+        column_a, column_b, higher_is_better, higher_is_better_b, top=True
     )
+    mean_a, mean_b = sign_a * mean_a, sign_b * mean_b
     if names != names_b:
         raise InvalidValueError("a and b must evaluate the same systems to plot their orderings")
     # the swaps as system_agreement counts them (a tie is no swap); tied systems share a
