@@ -6,6 +6,11 @@
    ``DuplicateError`` reached the caller), by ``system_agreement`` and ``plot_swaps``.
 3. ``plot_swaps`` reads the directions as ``system_agreement`` does (one function): ``b``'s
    column of ``a``'s name takes ``higher_is_better``.
+4. ``plot_similarity_distribution`` takes the LazyFrame ``irm.evaluate`` gives for a
+   LazyFrame (as every plot now does: collected), draws one panel per system of a
+   ``systems=`` result (it pooled them into one histogram in silence), and refuses a key
+   or non-numeric ``metric=`` and ``bins=`` that is no whole number >= 1 by name (they
+   raised Python's and numpy's errors).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.comparison import plot
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 
 
 def _titles(figure: Any) -> list[str]:
@@ -148,3 +153,178 @@ def test_plot_swaps_value_without_direction_still_refused() -> None:
     )
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         plot.plot_swaps(VALUE_A, VALUE_B)
+
+
+REFERENCE = pl.DataFrame(
+    {
+        "query_id": ["q1"] * 3 + ["q2"] * 3,
+        "doc_id": list("abc") + list("xyz"),
+        "score": [3.0, 2.0, 1.0] * 2,
+    }
+)
+RUNS = pl.DataFrame(
+    {
+        "system": ["A"] * 6 + ["B"] * 6,
+        "query_id": (["q1"] * 3 + ["q2"] * 3) * 2,
+        "doc_id": list("cba") + list("xyw") + list("abc") + list("xyz"),
+        "score": [3.0, 2.0, 1.0] * 4,
+    }
+)
+PER_QUERY = irm.evaluate(RUNS, ["rbo"], reference=REFERENCE, systems="system", per_query=True)
+ONE = PER_QUERY.filter(pl.col("system") == "A").drop("system")
+
+
+# 4. the similarity distribution
+
+
+def test_similarity_distribution_one_panel_per_system() -> None:
+    # A: 0.855 and 0.73; B: 1 and 1 (no longer 'rbo over 4 queries', the two pooled)
+    means = PER_QUERY.group_by("system").agg(pl.col("rbo").mean()).sort("system")
+    a, b = means["rbo"].to_list()
+    assert b == 1.0
+    assert _titles(plot.plot_similarity_distribution(PER_QUERY)) == [
+        f"A: rbo over 2 queries: mean {a:.3f}, median {a:.3f}",
+        "B: rbo over 2 queries: mean 1.000, median 1.000",
+    ]
+
+
+def test_similarity_distribution_of_a_lazy_result() -> None:
+    lazy = irm.evaluate(
+        RUNS.lazy(), ["rbo"], reference=REFERENCE.lazy(), systems="system", per_query=True
+    )
+    assert isinstance(lazy, pl.LazyFrame)
+    expected = _titles(plot.plot_similarity_distribution(PER_QUERY))
+    assert _titles(plot.plot_similarity_distribution(lazy)) == expected
+    lazy_one = irm.evaluate(
+        RUNS.filter(pl.col("system") == "A").drop("system").lazy(),
+        ["rbo"],
+        reference=REFERENCE.lazy(),
+        per_query=True,
+    )
+    assert _titles(plot.plot_similarity_distribution(lazy_one)) == _titles(
+        plot.plot_similarity_distribution(ONE)
+    )
+
+
+def test_similarity_distribution_numpy_bins() -> None:
+    figure = plot.plot_similarity_distribution(ONE, bins=np.int64(4))
+    assert len(figure.axes[0].patches) == 4
+
+
+def test_similarity_distribution_values_above_one_are_drawn() -> None:
+    # a numeric column over 1 (a count) is no longer cut at 1 by the histogram's range
+    counts = ONE.with_columns(rbo=pl.Series([3.0, 5.0]))
+    figure = plot.plot_similarity_distribution(counts, bins=2)
+    assert sum(patch.get_height() for patch in figure.axes[0].patches) == 2
+
+
+SIMILARITY_REFUSALS: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
+    (
+        "metric the system column",
+        lambda: plot.plot_similarity_distribution(PER_QUERY, metric="system"),
+        InvalidValueError,
+        "metric='system' is the system column, not a similarity; choose one of 'rbo'",
+    ),
+    (
+        "metric the query-id column",
+        lambda: plot.plot_similarity_distribution(PER_QUERY, metric="query_id"),
+        InvalidValueError,
+        "metric='query_id' is the query-id column, not a similarity; choose one of 'rbo'",
+    ),
+    (
+        "metric of text",
+        lambda: plot.plot_similarity_distribution(
+            ONE.with_columns(note=pl.lit("x")), metric="note"
+        ),
+        InvalidValueError,
+        "column 'note' has dtype String, not a similarity's numbers; choose one of 'rbo'",
+    ),
+    (
+        "bins=0",
+        lambda: plot.plot_similarity_distribution(ONE, bins=0),
+        InvalidValueError,
+        "bins=0 is not a number of bins: it must be a whole number >= 1, e.g. bins=20",
+    ),
+    (
+        "bins=2.5",
+        lambda: plot.plot_similarity_distribution(ONE, bins=2.5),  # type: ignore[arg-type]
+        InvalidValueError,
+        "bins=2.5 is not a number of bins: it must be a whole number >= 1, e.g. bins=20",
+    ),
+    (
+        "bins=True",
+        lambda: plot.plot_similarity_distribution(ONE, bins=True),
+        InvalidValueError,
+        "bins=True is not a number of bins: it must be a whole number >= 1, e.g. bins=20",
+    ),
+    (
+        "systems in a column system= does not name",
+        lambda: plot.plot_similarity_distribution(PER_QUERY.rename({"system": "run"})),
+        InvalidValueError,
+        "query 'q1' has more than one row; one per query: a frame of several systems "
+        "needs their column named with system= (one panel each), or filter it to one "
+        "system",
+    ),
+    (
+        "no query-id column",
+        lambda: plot.plot_similarity_distribution(ONE.rename({"query_id": "topic"})),
+        ColumnNotFoundError,
+        "column 'query_id' is not in the frame; name the query-id column with query_id=, "
+        "or pass irm.evaluate(run, metrics, reference=..., per_query=True)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [case[1:] for case in SIMILARITY_REFUSALS],
+    ids=[case[0] for case in SIMILARITY_REFUSALS],
+)
+def test_similarity_distribution_refusals(
+    call: Callable[[], Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        call()
+
+
+def test_similarity_distribution_system_named_otherwise() -> None:
+    renamed = PER_QUERY.rename({"system": "run"})
+    titles = _titles(plot.plot_similarity_distribution(renamed, system="run"))
+    assert titles == _titles(plot.plot_similarity_distribution(PER_QUERY))
+
+
+# every plot takes the LazyFrame irm.evaluate gives for a LazyFrame
+
+
+def test_every_plot_takes_a_lazy_frame() -> None:
+    means = pl.DataFrame(
+        {"system": ["a", "b"], "num_q": [2, 2], "P@1": [0.5, 1.0], "P@2": [0.5, 0.75]}
+    )
+    deltas = pl.DataFrame(
+        {
+            "metric": ["rmse"] * 3,
+            "system": ["b"] * 3,
+            "baseline": ["a"] * 3,
+            "delta": [0.2, -0.1, -0.3],
+            "higher_is_better": False,
+        }
+    )
+    result = pl.DataFrame(
+        {
+            "metric": ["map"],
+            "system": ["b"],
+            "baseline": ["a"],
+            "delta": [0.1],
+            "ci_low": [0.02],
+            "ci_high": [0.2],
+            "p_adjusted": [0.01],
+            "significant": [True],
+        }
+    )
+    for draw, frame in (
+        (plot.plot_metric_curves, means),
+        (plot.plot_deltas, deltas),
+        (plot.plot_significance_matrix, result),
+        (plot.plot_ci, result),
+    ):
+        assert _titles(draw(frame.lazy())) == _titles(draw(frame))

@@ -7,6 +7,12 @@
 * :func:`plot_significance_matrix`: system × system adjusted p-values, significant
   cells marked, from ``compare(..., mode="pairs")``.
 * :func:`plot_ci`: each comparison's delta with its confidence interval.
+* :func:`plot_swaps`: two evaluations' orderings of the same systems (a slope chart).
+* :func:`plot_similarity_distribution`: a rank similarity's per-query histogram, one
+  panel per system.
+
+Each takes a DataFrame, or the LazyFrame :func:`~polars_irmetrics.evaluate` gives for a
+LazyFrame (collected).
 
 Each returns the :class:`matplotlib.figure.Figure` it drew on, so that it can be
 restyled and saved; given ``ax=`` (one :class:`~matplotlib.axes.Axes`, or one per
@@ -38,7 +44,9 @@ import polars as pl
 
 from polars_irmetrics.comparison.agreement import mean_by_system, orientation, swapped_pairs
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
+from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
+from polars_irmetrics.ground.options import plain_number
 from polars_irmetrics.io.output import check_target, write_atomic
 from polars_irmetrics.metrics.registry import parse_metric
 
@@ -169,6 +177,13 @@ def _save(figure: Figure, path: str | Path | None) -> Figure:
     return figure
 
 
+def _frame(frame: FrameInput, name: str) -> pl.DataFrame:
+    """``frame`` as a DataFrame: a LazyFrame collected (``irm.evaluate`` gives one for a
+    LazyFrame), a pandas or Arrow table converted."""
+    data = as_polars(frame, name)
+    return data.collect() if isinstance(data, pl.LazyFrame) else data
+
+
 def _need(frame: pl.DataFrame, columns: tuple[str, ...], source: str) -> None:
     for column in columns:
         if column not in frame.columns:
@@ -206,7 +221,7 @@ def _metric(frame: pl.DataFrame, metric: str | None) -> str:
 
 
 def plot_metric_curves(
-    means: pl.DataFrame,
+    means: FrameInput,
     *,
     system: str = "system",
     path: str | Path | None = None,
@@ -240,6 +255,7 @@ def plot_metric_curves(
     >>> len(plot_metric_curves(means).axes)
     1
     """
+    means = _frame(means, "means")
     _need(means, (system,), "evaluate(..., systems=system) over a cutoff range")
     families: dict[str, list[tuple[int, str]]] = {}
     for column in means.columns:
@@ -276,7 +292,7 @@ def plot_metric_curves(
 
 
 def plot_deltas(
-    per_query: pl.DataFrame,
+    per_query: FrameInput,
     *,
     metric: str | None = None,
     path: str | Path | None = None,
@@ -320,6 +336,7 @@ def plot_deltas(
     >>> plot_deltas(pq.with_columns(higher_is_better=None)).axes[0].get_title()
     'b vs a (rmse, no better direction): 1 above, 0 equal, 2 below'
     """
+    per_query = _frame(per_query, "per_query")
     needed = ("metric", "system", "baseline", "delta", "higher_is_better")
     _need(per_query, needed, "compare(..., per_query=True)")
     metric = _metric(per_query, metric)
@@ -349,7 +366,7 @@ def plot_deltas(
 
 
 def plot_significance_matrix(
-    result: pl.DataFrame,
+    result: FrameInput,
     *,
     metric: str | None = None,
     path: str | Path | None = None,
@@ -395,6 +412,7 @@ def plot_significance_matrix(
     >>> [(t.get_text(), t.get_color()) for t in figure.axes[0].texts]
     [('0.010*', 'black'), ('0.010*', 'black')]
     """
+    result = _frame(result, "result")
     _need(result, ("metric", "system", "baseline", "p_adjusted", "significant"), _RESULT)
     metric = _metric(result, metric)
     rows = result.filter(pl.col("metric") == metric)
@@ -430,7 +448,7 @@ def plot_significance_matrix(
 
 
 def plot_ci(
-    result: pl.DataFrame,
+    result: FrameInput,
     *,
     metric: str | None = None,
     path: str | Path | None = None,
@@ -466,6 +484,7 @@ def plot_ci(
     >>> [t.get_text() for t in plot_ci(result).axes[0].get_yticklabels()]
     ['b vs a']
     """
+    result = _frame(result, "result")
     _need(result, ("metric", "system", "baseline", "delta", "ci_low", "ci_high"), _RESULT)
     metric = _metric(result, metric)
     rows = result.filter(pl.col("metric") == metric)
@@ -593,15 +612,51 @@ def _by_rank(ranks: npt.NDArray[np.float64], names: list[str]) -> dict[float, li
 
 
 def plot_similarity_distribution(
-    per_query: pl.DataFrame,
+    per_query: FrameInput,
     *,
     metric: str | None = None,
     bins: int = 20,
+    system: str = "system",
+    query_id: str = "query_id",
     path: str | Path | None = None,
     ax: Axes | Sequence[Axes] | None = None,
 ) -> Figure:
     """The per-query distribution of a rank similarity (``rbo``, ``jaccard@10``...): a
-    histogram of ``irm.evaluate(run, [...], reference=..., per_query=True)``'s column.
+    histogram of ``irm.evaluate(run, [...], reference=..., per_query=True)``'s column,
+    one panel per system where the frame has a ``system`` column
+    (``evaluate(..., systems="system", per_query=True)``), on one scale.
+
+    Parameters
+    ----------
+    per_query
+        ``irm.evaluate(run, metrics, reference=..., per_query=True)``, a DataFrame or
+        the LazyFrame it gives for a LazyFrame (collected here).
+    metric
+        The column to plot (default: the first float column).
+    bins
+        The number of bins, a whole number >= 1.
+    system
+        The system column (one panel per system, where the frame has it).
+    query_id
+        The query-id column: one row per query (per system).
+    path
+        Save as PNG or SVG (by suffix).
+    ax
+        Draw on these axes (one per system) instead of a new figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on (``ax``'s own when given).
+
+    Raises
+    ------
+    ColumnNotFoundError
+        ``metric`` or ``query_id`` not in the frame.
+    InvalidValueError
+        ``metric`` naming a key column or a column that is not numeric; ``bins`` not a
+        whole number >= 1; a query twice (of one system): a column of several systems
+        that ``system=`` does not name.
 
     Examples
     --------
@@ -610,22 +665,76 @@ def plot_similarity_distribution(
     >>> pq = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "rbo": [0.2, 0.9, 1.0]})
     >>> plot_similarity_distribution(pq).axes[0].get_title()
     'rbo over 3 queries: mean 0.700, median 0.900'
-    """
-    columns = [c for c in per_query.columns if per_query[c].dtype.is_float()]
+
+    One panel per system:
+
+    >>> pq = pl.DataFrame({"system": ["a", "a", "b", "b"], "query_id": ["q1", "q2"] * 2,
+    ...                    "rbo": [0.2, 0.4, 0.9, 1.0]})
+    >>> [panel.get_title() for panel in plot_similarity_distribution(pq).axes]
+    ['a: rbo over 2 queries: mean 0.300, median 0.300', 'b: rbo over 2 queries: mean 0.950, median 0.950']
+    """  # noqa: E501
+    per_query = _frame(per_query, "per_query")
+    source = "irm.evaluate(run, metrics, reference=..., per_query=True)"
+    bins = plain_number(bins)
+    if not (isinstance(bins, int) and not isinstance(bins, bool) and bins >= 1):
+        raise InvalidValueError(
+            f"bins={bins!r} is not a number of bins: it must be a whole number >= 1, e.g. bins=20"
+        )
+    if query_id not in per_query.columns:
+        raise ColumnNotFoundError(
+            f"column {query_id!r} is not in the frame; name the query-id column with "
+            f"query_id=, or pass {source}"
+        )
+    keys = [c for c in (system, query_id) if c in per_query.columns]
+    numeric = [c for c in per_query.columns if c not in keys and per_query[c].dtype.is_numeric()]
+    shown = ", ".join(repr(c) for c in numeric) or "none: pass " + source
     if metric is None:
-        if not columns:
+        floats = [c for c in numeric if per_query[c].dtype.is_float()]
+        if not floats:
             raise InvalidValueError("the frame has no similarity column to plot")
-        metric = columns[0]
-    _need(per_query, (metric,), "irm.evaluate(run, metrics, reference=..., per_query=True)")
-    values = per_query.get_column(metric).drop_nulls().to_numpy()
-    (panel,) = _axes(ax, 1, "one histogram", grid=(1, 1), figsize=(6, 3))
-    panel.hist(
-        values, bins=bins, range=(min(0.0, float(values.min(initial=0.0))), 1.0), color=BLUE
+        metric = floats[0]
+    _need(per_query, (metric,), source)
+    if metric in keys:
+        what = "system" if metric == system else "query-id"
+        raise InvalidValueError(
+            f"metric={metric!r} is the {what} column, not a similarity; choose one of {shown}"
+        )
+    if metric not in numeric:
+        raise InvalidValueError(
+            f"column {metric!r} has dtype {per_query.schema[metric]}, not a similarity's "
+            f"numbers; choose one of {shown}"
+        )
+    groups = (
+        per_query.get_column(system).unique(maintain_order=True).to_list()
+        if system in per_query.columns
+        else [None]
     )
-    panel.set_xlabel(metric)
-    panel.set_ylabel("queries")
-    panel.set_title(
-        f"{metric} over {len(values)} queries: mean {values.mean():.3f}, "
-        f"median {float(np.median(values)):.3f}"
-    )
-    return _save(_root(panel), path)
+    twice = per_query.filter(pl.struct(keys).is_duplicated())
+    if twice.height:
+        of = f" of system {twice[system][0]!r}" if system in keys else ""
+        raise InvalidValueError(
+            f"query {twice[query_id][0]!r}{of} has more than one row; one per query: a "
+            "frame of several systems needs their column named with system= (one panel "
+            "each), or filter it to one system"
+        )
+    values = [
+        (per_query if name is None else per_query.filter(pl.col(system) == name))
+        .get_column(metric)
+        .drop_nulls()
+        .cast(pl.Float64)
+        .to_numpy()
+        for name in groups
+    ]
+    pooled = np.concatenate(values)
+    span = (min(0.0, float(pooled.min(initial=0.0))), max(1.0, float(pooled.max(initial=1.0))))
+    n = len(groups)
+    axes = _axes(ax, n, "one per system", grid=(n, 1), figsize=(6, 3 * n))
+    for panel, name, found in zip(axes, groups, values, strict=True):
+        panel.hist(found, bins=bins, range=span, color=BLUE)
+        panel.set_xlabel(metric)
+        panel.set_ylabel("queries")
+        title = f"{metric} over {len(found)} queries"
+        if len(found):
+            title += f": mean {found.mean():.3f}, median {float(np.median(found)):.3f}"
+        panel.set_title(title if name is None else f"{name}: {title}")
+    return _save(_root(axes[0]), path)
