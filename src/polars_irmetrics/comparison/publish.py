@@ -545,10 +545,14 @@ def report(
     >>> table.frame()["P@1"].to_list() == [result["baseline_mean"][0], result["mean"][0]]
     True
 
-    A filtered frame is a new frame, with no record: name the options yourself.
+    A frame derived from it (other columns, other rows) is a new frame, with no record:
+    name the options yourself. A frame equal to it (a copy, a filter that keeps every
+    row) is recognised by its rows.
 
-    >>> irm.report(result.filter(pl.col("metric") == "P@1")).note[:40]
+    >>> irm.report(result.drop("ci_low", "ci_high")).note[:40]
     'Test, correction and alpha not recorded '
+    >>> irm.report(result.filter(pl.col("metric") == "P@1")).note[:40]
+    'Two-sided paired t-test, Holm correction'
     """
     return Report(
         result,
