@@ -316,9 +316,10 @@ def test_optimize_grid_is_ranx_grid_and_each_point_is_fuse_then_evaluate(
     )
     param = next(c for c in grid.columns if c != metric)
     theirs = [eval(c, {"np": np}) for c in report.configs]  # ranx keys its report by str(point)
-    if param == "phi":  # ranx's phi=1 scores every document 0: left out (fuse refuses it)
+    if param == "phi":  # ranx's phi=0 and phi=1 order by the tie-break alone: left out
+        assert theirs[0] == 0.0  # (0.01 rounded at step 0.1)
         assert theirs[-1] == 1.0
-        theirs = theirs[:-1]
+        theirs = theirs[1:-1]
     ours = grid[param].to_list()
     assert [tuple(p) if isinstance(p, list) else p for p in ours] == [
         tuple(float(x) for x in c) if isinstance(c, tuple) else c for c in theirs
@@ -460,8 +461,10 @@ BAD_INPUT = [
     (
         {"method": "rbc", "phi": 2},
         MetricParameterError,
-        "rbc: phi=2 is not valid; it must be a number in [0, 1) (phi=1 weights every document "
-        "(1 - 1) * 1 = 0, a fused run of ties ordered by the tie-break alone)",
+        "rbc: phi=2 is not valid; it must be a number in (0, 1) (phi=0 weights every document "
+        "but each run's first 0 ** (rank - 1) = 0, their order the tie-break's; phi=1 "
+        "weights every document (1 - 1) * 1 = 0, a fused run of ties ordered by the "
+        "tie-break alone)",
     ),
     (
         {"runs": {"a": A, "b": B.with_columns(score=float("nan"))}},

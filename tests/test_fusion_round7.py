@@ -522,8 +522,9 @@ def test_accepted_steps_keep_ranx_grid() -> None:
     assert grid_points("weights", 2, 1) == get_trial_configs(get_possible_weights(1.0), 2)
     assert grid_points("weights", 3, 0.25) == get_trial_configs(get_possible_weights(0.25), 3)
     assert get_trial_configs(get_possible_weights(0.3), 2) == []  # refused above
-    # ranx's phi grid but its last point, 1.0 (rbc at phi=1 scores every document 0)
-    assert grid_points("phi", 2, 0.1) == [round(x, 1) for x in np.arange(0.01, 1.1, 0.1)][:-1]
+    # ranx's phi grid but its ends, 0.0 (0.01 rounded) and 1.0 (rbc at phi=1 scores every
+    # document 0, at phi=0 every one but each run's first: the tie-break's orders)
+    assert grid_points("phi", 2, 0.1) == [round(x, 1) for x in np.arange(0.01, 1.1, 0.1)][1:-1]
     assert grid_points("k", 2, 10.0) == list(range(10, 101, 10))
 
 
@@ -595,8 +596,10 @@ def test_a_numpy_seed_is_read() -> None:
         (
             "rbc",
             {"phi": 2},
-            "rbc: phi=2 is not valid; it must be a number in [0, 1) (phi=1 weights every document "
-            "(1 - 1) * 1 = 0, a fused run of ties ordered by the tie-break alone)",
+            "rbc: phi=2 is not valid; it must be a number in (0, 1) (phi=0 weights every document "
+            "but each run's first 0 ** (rank - 1) = 0, their order the tie-break's; phi=1 "
+            "weights every document (1 - 1) * 1 = 0, a fused run of ties ordered by the "
+            "tie-break alone)",
         ),
     ],
     ids=["k-inf", "gamma-inf", "gamma-minus-inf", "gamma-nan", "phi-2"],

@@ -14,7 +14,7 @@ from typing import Any, cast
 import polars as pl
 
 from polars_irmetrics.cli.flags import add_column_flags, add_relevance_level_flag
-from polars_irmetrics.errors import InvalidValueError, IrmError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, IrmError
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.methods import get_fusion_method
 from polars_irmetrics.fusion.optimize import SEARCHED, grid_points, optimize_fusion
@@ -211,8 +211,18 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidValueError(f"{path}: the same run file is given twice")
         if not Path(path).exists():
             raise InvalidValueError(f"{path}: no such run file")
-        # the columns under the names fusion and its output give them
-        runs[path] = scan_run(path, **ids).select(
+        # the columns under the names fusion and its output give them (each checked
+        # first, by file and flag: a TREC file's are fixed, a table's its own)
+        scanned = scan_run(path, **ids)
+        have = scanned.collect_schema().names()
+        for flag, column in (("--query-id", args.query_id), ("--doc-id", args.doc_id),
+                             ("--score", args.score)):  # fmt: skip
+            if column not in have:
+                shown = ", ".join(repr(c) for c in have)
+                raise ColumnNotFoundError(
+                    f"{path}: no column {column!r} (its columns: {shown}); name it with {flag} COL"
+                )
+        runs[path] = scanned.select(
             pl.col(args.query_id).alias("query_id"),
             pl.col(args.doc_id).alias("doc_id"),
             pl.col(args.score).alias("score"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -397,10 +397,16 @@ def resolve_weights(
             f"{method.name} needs weights, one per run ({listed}): pass them, e.g. "
             f"weights={[round(1 / len(names), 3)] * len(names)}"
         )
-    if isinstance(weights, str | bytes) or not isinstance(weights, Mapping | Iterable):
+    unordered = isinstance(weights, Set)  # a set's order is its hashes': no run's weight
+    if (
+        unordered
+        or isinstance(weights, str | bytes)
+        or not isinstance(weights, Mapping | Iterable)
+    ):
         even = round(1 / len(names), 3)
+        kind = "a set, whose order is no run's" if unordered else "not a list or dict of numbers"
         raise InvalidValueError(
-            f"weights={weights!r} is not a list or dict of numbers; weights must be a list "
+            f"weights={weights!r} is {kind}; weights must be a list "
             f"of numbers, one per run in the runs' order ({listed}), e.g. "
             f"weights={[even] * len(names)}, or a dict of run name to number, e.g. "
             f"weights={dict.fromkeys(names, even)}"

@@ -125,6 +125,9 @@ class FusionParam:
     #: Why ``high`` itself is refused, where it is (``rbc``'s ``phi=1`` weights every
     #: document 0); empty: the range is closed.
     open_high: str = ""
+    #: Why ``low`` itself is refused, where it is (``rbc``'s ``phi=0`` weights every
+    #: document but each run's first 0); empty: the range is closed there.
+    open_low: str = ""
 
     def check(self, method: str, value: object) -> float:
         """The value as a number, or :class:`MetricParameterError` naming the range.
@@ -145,8 +148,11 @@ class FusionParam:
         if ok and not math.isfinite(float(value)):  # type: ignore[arg-type]
             ok = False
         at_high = ok and bool(self.open_high) and float(value) == self.high  # type: ignore[arg-type]
-        if at_high or not ok or not (self.low <= float(value) <= self.high):  # type: ignore[arg-type]
-            if self.open_high:
+        at_low = ok and bool(self.open_low) and float(value) == self.low  # type: ignore[arg-type]
+        if at_high or at_low or not ok or not (self.low <= float(value) <= self.high):  # type: ignore[arg-type]
+            if self.open_high and self.open_low:
+                bounds = f" in ({self.low:g}, {self.high:g}) ({self.open_low}; {self.open_high})"
+            elif self.open_high:
                 bounds = f" in [{self.low:g}, {self.high:g}) ({self.open_high})"
             elif self.high != math.inf:
                 bounds = f" in [{self.low:g}, {self.high:g}]"
@@ -264,6 +270,8 @@ _PHI = FusionParam(
     1,
     open_high="phi=1 weights every document (1 - 1) * 1 = 0, a fused run "
     "of ties ordered by the tie-break alone",
+    open_low="phi=0 weights every document but each run's first 0 ** (rank - 1) = 0, "
+    "their order the tie-break's",
 )
 _GAMMA = FusionParam("gamma", None, -math.inf)
 _W = FusionParam("w", None, 0, integer=True)

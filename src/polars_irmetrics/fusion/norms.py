@@ -107,6 +107,11 @@ def resolve_norm(norm: str | None) -> str | None:
     """
     if norm is None or norm == "none":
         return None
+    if not isinstance(norm, str):  # a list or set: no key of the aliases (TypeError)
+        raise UnknownMetricError(
+            f"norm={norm!r} is not a normalisation's name; choose one of {', '.join(NORMS)}, "
+            "or None"
+        )
     name = _ALIASES.get(norm, norm)
     if name not in NORMS:
         raise UnknownMetricError(

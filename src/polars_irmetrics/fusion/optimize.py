@@ -91,9 +91,17 @@ def top_k_cutoff(metric: str | MetricRequest) -> int | None:
     >>> from polars_irmetrics.fusion.optimize import top_k_cutoff
     >>> top_k_cutoff("ndcg@10"), top_k_cutoff("map"), top_k_cutoff("bpref")
     (10, None, None)
+
+    With ``judged_only=True`` the top k are the top k judged documents, which may sit
+    anywhere in the ranking:
+
+    >>> top_k_cutoff("P(judged_only=True)@2") is None
+    True
     """
     request = parse_metric(metric) if isinstance(metric, str) else metric
     if request.k is None or request.metric.name not in _TOP_K_METRICS:
+        return None
+    if request.judged_only:  # the unjudged documents leave first: k counts judged ones
         return None
     if dict(request.options).get("ideal", "judgments") != "judgments":
         return None
@@ -227,8 +235,9 @@ def grid_points(param: str, n_runs: int, step: float | None) -> list[Any]:
             )
         return weights
     points = [round(float(x), digits) for x in np.arange(0.01, 1.0 + step, step)]
-    if param == "phi":  # ranx's last point, phi=1, fuses every score to 0: not searched
-        points = [x for x in points if x != 1.0]
+    if param == "phi":  # phi=1 fuses every score to 0, phi=0 (0.01 rounded) all but
+        # each run's first: their orders are the tie-break's, not searched
+        points = [x for x in points if x not in (0.0, 1.0)]
     outside = [x for x in points if not 0 <= x <= 1] if param in ("phi", "sigma") else []
     if outside:
         raise MetricParameterError(
