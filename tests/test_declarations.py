@@ -129,6 +129,12 @@ CHECKED: list[tuple[str, str]] = [
         "precision, got -1, e.g. f1(beta=0.5)@10 (1: the harmonic mean)",
     ),
     (
+        "f1_beta(beta=1e200)@10",
+        "metric 'f1_beta(beta=1e200)@10': beta must be a number from 0 to 1e150, the weight "
+        "of recall (RecTools' F1Beta(beta=...); squared in the formula), got 1e+200, e.g. "
+        "f1_beta(beta=2)@10 (1: the harmonic mean)",
+    ),
+    (
         "dcg(log_base=1)@10",
         "metric 'dcg(log_base=1)@10': log_base must be a number above 1 (the discount is "
         "1 / log_b(r + 1)), got 1, e.g. log_base=10",
