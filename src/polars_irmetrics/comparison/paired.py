@@ -44,7 +44,6 @@ there: the systems are identical on these queries, nothing is significant).
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -52,12 +51,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
+import polars as pl
 
 from polars_irmetrics.comparison.caller import warn_at_caller
 from polars_irmetrics.comparison.options import Alternative, CompareOptions
 from polars_irmetrics.errors import IrmWarning
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.progress import track
+from polars_irmetrics.metrics.spec import ordered_mean
 
 if TYPE_CHECKING:
     import scipy.stats as scipy_stats
@@ -98,9 +99,9 @@ class PairedStats:
 
 def exact_means(values: Array) -> Array:
     """The column means of a ``queries x systems`` matrix of finite values, each its
-    values added one by one from the least and divided by the count, as
-    :func:`irm.evaluate`'s means are (:meth:`Metric.summarize
-    <polars_irmetrics.metrics.spec.Metric.summarize>`): the same bits in any order of
+    values added one by one from the least and divided by the count, by the expression
+    of :func:`irm.evaluate`'s means
+    (:func:`~polars_irmetrics.metrics.spec.ordered_mean`): the same bits in any order of
     the queries, so that two systems of the same values in another order tie exactly
     (numpy's pairwise sums may differ in the last bit, and a tie would read as a win or
     a swap), and the bits ``irm.evaluate`` gives each system.
@@ -121,27 +122,10 @@ def exact_means(values: Array) -> Array:
     >>> exact_means(np.array([[-1e-20, 1e308], [3e-20, 1e308]])).tolist()
     [1.0000000000000001e-20, 1e+308]
     """
-    n = values.shape[0]
-    means = []
-    for column in np.asarray(values, dtype=np.float64).T:  # a few systems, one sum each
-        means.append(ordered_mean(column, n))
-    return np.asarray(means, dtype=np.float64)
-
-
-def ordered_mean(column: Array, n: int) -> float:
-    """The mean of ``column``'s ``n`` values added one by one from the least (numpy's
-    ``cumsum`` adds in order), as :meth:`Metric.summarize
-    <polars_irmetrics.metrics.spec.Metric.summarize>` adds them; where the sum of
-    finite values goes beyond Float64, the values scaled by 2**-64 (exact), the mean
-    scaled back."""
-    if n == 0:
-        return math.nan
-    ordered = np.sort(column)
-    with np.errstate(over="ignore"):  # a sum beyond Float64: added scaled, below
-        total = float(np.cumsum(ordered)[-1])
-    if math.isinf(total) and bool(np.isfinite(ordered).all()):
-        return float(np.cumsum(ordered * 2.0**-64)[-1]) / n * 2.0**64
-    return total / n
+    columns = np.asarray(values, dtype=np.float64).T  # a few systems, one mean each
+    frame = pl.DataFrame({f"s{i}": column for i, column in enumerate(columns)})
+    means = frame.select(ordered_mean(pl.col(c)) for c in frame.columns)
+    return means.to_numpy().reshape(-1).astype(np.float64)
 
 
 def _extreme(resampled: Array, observed: Array, tol: Array, alternative: Alternative) -> Array:

@@ -171,7 +171,7 @@ def _ordered_sum(values: pl.Expr) -> pl.Expr:
     same values in any row order (a running sum in row order moved in the last bit
     with the queries' order, so the mean of the same per-query values differed between
     Int64 and String query ids, and between two systems that hold them in another
-    order). :func:`polars_irmetrics.comparison.paired.exact_means` adds alike.
+    order). :func:`ordered_mean` divides it.
 
     Examples
     --------
@@ -182,6 +182,24 @@ def _ordered_sum(values: pl.Expr) -> pl.Expr:
     (0.6000000000000001, 0.6000000000000001)
     """
     return values.sort().cum_sum().last()
+
+
+def ordered_mean(values: pl.Expr) -> pl.Expr:
+    """The mean of the non-null Float64 ``values``: :func:`_ordered_sum` divided by the
+    count; where that sum of finite values goes beyond Float64, the values scaled by
+    2**-64 (exact), the mean scaled back. The one formula of every mean of per-query
+    values: :meth:`Metric.summarize`'s and
+    :func:`polars_irmetrics.comparison.paired.exact_means`'.
+
+    Examples
+    --------
+    >>> pl.DataFrame({"x": [1e308, 1e308, 1.0]}).select(ordered_mean(pl.col("x"))).item()
+    6.666666666666666e+307
+    """
+    total = _ordered_sum(values)
+    scaled = _ordered_sum(values * 2.0**-64) / values.count() * 2.0**64
+    finite = values.is_finite().all()
+    return pl.when(total.is_infinite() & finite).then(scaled).otherwise(total / values.count())
 
 
 @dataclass(frozen=True)
@@ -451,11 +469,7 @@ class Metric:
         if how == "geometric":
             values = values.clip(lower_bound=MIN_GEO_MEAN).log()
         total = _ordered_sum(values)
-        mean = total / values.count()
-        # a sum of finite values beyond Float64: added in units of 2**64 (exact), as
-        # comparison.paired.ordered_mean does
-        scaled = _ordered_sum(values * 2.0**-64) / values.count() * 2.0**64
-        mean = pl.when(total.is_infinite() & values.is_finite().all()).then(scaled).otherwise(mean)
+        mean = ordered_mean(values)
         # the spread from the same sums (polars' std adds in an order of its own, so an
         # engine's partitions could change its last bit): std's and ci_halfwidth's
         n = values.count().cast(pl.Float64)
