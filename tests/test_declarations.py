@@ -208,6 +208,18 @@ CHECKED: list[tuple[str, str]] = [
         "seconds >= 0, got -1, e.g. sat_click_rate(dwell_threshold=30)",
     ),
     (
+        "click_mrr(signal='satisfied', dwell_threshold=-1)",
+        "metric \"click_mrr(signal='satisfied', dwell_threshold=-1)\": dwell_threshold must "
+        "be a number of seconds >= 0, got -1, e.g. sat_click_rate(dwell_threshold=30)",
+    ),
+    # Metric.check_params: dwell_threshold only with the signal that reads it
+    (
+        "click_precision(dwell_threshold=10)@5",
+        "metric 'click_precision(dwell_threshold=10)@5': dwell_threshold=10 applies only "
+        "with signal='satisfied' (a click counts whatever its dwell otherwise); add it, e.g. "
+        "click_precision(signal='satisfied',dwell_threshold=10), or drop dwell_threshold",
+    ),
+    (
         "iprec(recall=2)",
         "metric 'iprec(recall=2)': recall must be a recall level between 0 and 1, got 2.0: "
         "the number after '@' in iprec@x (ir_measures' IPrec@x) and iprec_at_recall_x is the "

@@ -29,7 +29,7 @@ refuses them (it has no clicks).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -38,7 +38,7 @@ from polars_irmetrics.errors import MetricParameterError
 from polars_irmetrics.metrics._common import check_number, divide, ranked, ratio
 from polars_irmetrics.metrics.core import CORE_METRICS
 from polars_irmetrics.metrics.scope import Scope, TableScope
-from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params
+from polars_irmetrics.metrics.spec import Alias, Input, Metric, Param, Params, ParamValue
 
 __all__ = ["ONLINE_METRICS", "ClickMetric", "ClickScope"]
 
@@ -53,18 +53,48 @@ SIGNAL = Param(
     ("click", "satisfied"),
     "relevance of an impression: its click, or a satisfied click (dwell >= dwell_threshold)",
 )
+_check_dwell = check_number(
+    "dwell_threshold",
+    low=0.0,
+    what="a number of seconds >= 0",
+    hint="e.g. sat_click_rate(dwell_threshold=30)",
+)
 DWELL = Param(
     "dwell_threshold",
     DEFAULT_DWELL,
     None,
     "dwell (seconds) from which a click is satisfied",
-    check=check_number(
-        "dwell_threshold",
-        low=0.0,
-        what="a number of seconds >= 0",
-        hint="e.g. sat_click_rate(dwell_threshold=30)",
-    ),
+    check=_check_dwell,
 )
+
+
+def _check_signal_dwell(value: ParamValue) -> ParamValue:
+    return None if value is None else _check_dwell(value)
+
+
+#: :data:`DWELL` of the metrics with a :data:`SIGNAL`: read only with
+#: ``signal='satisfied'`` (:func:`_check_signal`), so ``None`` by default, which tells
+#: a threshold given from none (the satisfied signal's default, :data:`DEFAULT_DWELL`).
+SIGNAL_DWELL = Param(
+    "dwell_threshold",
+    None,
+    None,
+    "dwell (seconds) from which a click is satisfied, read with signal='satisfied' (default 30)",
+    check=_check_signal_dwell,
+)
+
+
+def _check_signal(metric: str, k: int | None, options: Mapping[str, ParamValue]) -> None:
+    """The parser's check of :data:`SIGNAL` and :data:`SIGNAL_DWELL`
+    (:attr:`Metric.check_params <polars_irmetrics.metrics.spec.Metric.check_params>`):
+    ``dwell_threshold`` only with ``signal='satisfied'``, the signal that reads it."""
+    dwell = options.get("dwell_threshold")
+    if dwell is not None and options.get("signal", "click") != "satisfied":
+        raise ValueError(
+            f"dwell_threshold={dwell!r} applies only with signal='satisfied' (a click "
+            f"counts whatever its dwell otherwise); add it, e.g. {metric}(signal="
+            f"'satisfied',dwell_threshold={dwell!r}), or drop dwell_threshold"
+        )
 
 
 class ClickScope(TableScope):
@@ -149,7 +179,9 @@ def _clicks(s: Scope) -> ClickScope:
 
 
 def _satisfied(s: ClickScope, p: Params) -> pl.Expr:
-    return s.clicked & (s.dwell >= p.number("dwell_threshold"))
+    given = p.options.get("dwell_threshold") is not None  # None: SIGNAL_DWELL's default
+    threshold = p.number("dwell_threshold") if given else DEFAULT_DWELL
+    return s.clicked & (s.dwell >= threshold)
 
 
 def _signal(s: ClickScope, p: Params) -> ClickScope:
@@ -314,7 +346,8 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         "click_mrr",
         "reciprocal position of the first click",
         _offline("mrr"),
-        params=(SIGNAL, DWELL),
+        params=(SIGNAL, SIGNAL_DWELL),
+        check_params=_check_signal,
         aliases=(Alias("click_rr"),),
         reads=_CLICKS,
         matches={
@@ -394,7 +427,8 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         "click_ndcg",
         "nDCG of the session's ranking with clicks as relevance",
         _offline("ndcg", gain="linear", ideal="judgments"),
-        params=(SIGNAL, DWELL),
+        params=(SIGNAL, SIGNAL_DWELL),
+        check_params=_check_signal,
         reads=_CLICKS,
         matches={
             "irm.evaluate": "ndcg@k of the session as a judged table (clicks as relevance), "
@@ -408,7 +442,8 @@ ONLINE_METRICS: tuple[Metric, ...] = (
         "click_precision",
         "share of the top k that was clicked",
         _offline("precision"),
-        params=(SIGNAL, DWELL),
+        params=(SIGNAL, SIGNAL_DWELL),
+        check_params=_check_signal,
         reads=_CLICKS,
         matches={
             "irm.evaluate": "precision@k of the session as a judged table (clicks as relevance), "

@@ -1,0 +1,123 @@
+"""Round 11 of the online wing: four inputs that were ignored, counted or refused with
+another library's words.
+
+* ``dwell_threshold=`` of ``click_mrr``, ``click_ndcg`` and ``click_precision`` is read
+  only with ``signal='satisfied'``; given without it, it changed nothing
+  (``click_mrr(dwell_threshold=10)`` was plain ``click_mrr``). It is refused when the
+  name is parsed, at every door (``evaluate_online``, ``evaluate``, ``ab_test``,
+  ``click_metric``, ``irm evaluate``); the satisfied signal's default (30 s) is kept.
+* A ``converted`` value other than 0 and 1 (-5, 2) counted as a conversion
+  (``conversion_rate`` 1.0); it is refused as the same value of ``clicked`` is, in
+  ``evaluate_online`` and ``ab_test`` alike.
+* ``evaluate_online(log, ["ctr"], by=3)`` was Python's TypeError ("'int' object is not
+  iterable"); it is ``evaluate``'s refusal of that ``by``.
+* ``irm evaluate`` on an impression log without its rank column suggested
+  ``--position`` (the slot of an off-policy log, no position of an impression) for
+  ``evaluate_online``'s ``position=``; the hint now names that keyword in its call.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import MetricParameterError
+
+from .helpers import irm_in_process
+
+
+def _log(**columns: list[Any]) -> pl.DataFrame:
+    """Two sessions of two impressions: s1 clicks position 2 (dwell 20), s2 position 1
+    (dwell 40); arms A and B, one user each."""
+    base: dict[str, list[Any]] = {
+        "arm": ["A", "A", "B", "B"],
+        "user_id": ["u1", "u1", "u2", "u2"],
+        "session_id": ["s1", "s1", "s2", "s2"],
+        "position": [1, 2, 1, 2],
+        "clicked": [0, 1, 1, 0],
+        "dwell": [0.0, 20.0, 40.0, 0.0],
+    }
+    return pl.DataFrame(base | columns)
+
+
+def _collect(out: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
+def _only(metric: str, dwell: object) -> str:
+    return (
+        f"dwell_threshold={dwell!r} applies only with signal='satisfied' (a click counts "
+        f"whatever its dwell otherwise); add it, e.g. {metric}(signal='satisfied',"
+        f"dwell_threshold={dwell!r}), or drop dwell_threshold"
+    )
+
+
+# ------------------------------------------------------------------ dwell_threshold
+IGNORED_DWELL = [
+    ("click_mrr(dwell_threshold=10)", "click_mrr", 10),
+    ("click_precision(dwell_threshold=99)@2", "click_precision", 99),
+    ("click_mrr(signal='click',dwell_threshold=10)", "click_mrr", 10),
+    ("click_ndcg(signal='click', dwell_threshold=30)@2", "click_ndcg", 30),
+    ("click_rr(dwell_threshold=0.5)", "click_mrr", 0.5),
+]
+
+
+@pytest.mark.parametrize(("name", "metric", "dwell"), IGNORED_DWELL)
+@pytest.mark.parametrize("lazy", [False, True])
+def test_dwell_threshold_without_the_satisfied_signal_is_refused(
+    name: str, metric: str, dwell: object, lazy: bool
+) -> None:
+    log = _log().lazy() if lazy else _log()
+    shown = repr(name)
+    message = f"metric {shown}: {_only(metric, dwell)}"
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.evaluate_online(log, [name])
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(log, [name], query_id="session_id", rank="position")
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.ab_test(log, [name])
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.click_metric(name)
+
+
+def test_the_satisfied_signal_keeps_its_threshold_and_its_default() -> None:
+    """s1's click has dwell 20, s2's 40: with the default 30 s only s2's is satisfied
+    (MRR (0 + 1) / 2); with 10 s both are (1/2 + 1) / 2; an explicit 30 is the default."""
+    log = _log()
+    values = irm.evaluate_online(
+        log,
+        [
+            "click_mrr",
+            "click_mrr(signal='satisfied')",
+            "click_mrr(signal='satisfied',dwell_threshold=10)",
+            "click_mrr(signal='satisfied',dwell_threshold=30)",
+            "click_precision(signal='satisfied', dwell_threshold=10)@2",
+        ],
+    ).row(0)
+    assert values == (2, 0.75, 0.5, 0.75, 0.5, 0.5)
+
+
+def test_a_negative_dwell_threshold_of_the_satisfied_signal_is_still_refused() -> None:
+    name = "click_ndcg(signal='satisfied',dwell_threshold=-1)@2"
+    message = (
+        f"metric {name!r}: dwell_threshold must be a number of seconds >= 0, got -1, "
+        "e.g. sat_click_rate(dwell_threshold=30)"
+    )
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.evaluate_online(_log(), [name])
+
+
+def test_irm_evaluate_refuses_an_ignored_dwell_threshold(tmp_path: Path) -> None:
+    _log().write_parquet(tmp_path / "log.parquet")
+    name = "click_mrr(dwell_threshold=10)"
+    done = irm_in_process(
+        "evaluate", "log.parquet", "-m", name, "--query-id", "session_id", "--rank", "position",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == f"irm: error: metric {name!r}: {_only('click_mrr', 10)}\n"
