@@ -26,7 +26,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import MetricParameterError
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 
 from .helpers import irm_in_process
 
@@ -121,3 +121,44 @@ def test_irm_evaluate_refuses_an_ignored_dwell_threshold(tmp_path: Path) -> None
     )  # fmt: skip
     assert done.returncode == 2
     assert done.stderr == f"irm: error: metric {name!r}: {_only('click_mrr', 10)}\n"
+
+
+# ------------------------------------------------------------------ converted
+BAD_CONVERTED = [
+    ("negative", [0, -5, 0, 0]),
+    ("two", [2, 0, 0, 0]),
+]
+CONVERTED_MESSAGE = (
+    "column 'converted' of the log has 1 value(s) other than 0 and 1 in session 's1'{where}; "
+    "a conversion is a flag: use True/False or 0/1"
+)
+
+
+@pytest.mark.parametrize(("case", "converted"), BAD_CONVERTED, ids=[c for c, _ in BAD_CONVERTED])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_conversion_other_than_0_and_1_is_refused(
+    case: str, converted: list[int], lazy: bool
+) -> None:
+    frame = _log(converted=converted)
+    log = frame.lazy() if lazy else frame
+    message = CONVERTED_MESSAGE.format(where="")
+    for per_session in (False, True):
+        with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+            _collect(irm.evaluate_online(log, ["conversion_rate"], per_session=per_session))
+    # the check reads the column whatever else is asked beside it
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate_online(frame, ["ctr", "conversion_rate", "click_mrr"])
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(frame, ["conversion_rate"], query_id="session_id", rank="position")
+    in_ab = CONVERTED_MESSAGE.format(where=" (arm='A', user_id='u1')")
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(in_ab)}$"):
+        _collect(irm.ab_test(log, ["conversion_rate"]))
+
+
+def test_conversions_of_0_and_1_and_booleans_are_counted() -> None:
+    ints = _log(converted=[0, 1, 0, 0])
+    flags = _log(converted=[False, True, False, False])
+    for log in (ints, flags):
+        assert irm.evaluate_online(log, ["conversion_rate"])["conversion_rate"].item() == 0.5
+    # a conversion column no asked metric reads is not checked (its values are nobody's)
+    assert irm.evaluate_online(_log(converted=[0, 7, 0, 0]), ["ctr"])["ctr"].item() == 0.5

@@ -152,6 +152,13 @@ _CHECKS: tuple[tuple[str, type[Exception], str, str], ...] = (
         "impression converted or not: fill them, e.g. pl.col({col!r}).fill_null(False)",
     ),
     (
+        "bad_converted",
+        InvalidValueError,
+        "converted",
+        "column {col!r} of the log has {n} value(s) other than 0 and 1 in session {session}; "
+        "a conversion is a flag: use True/False or 0/1",
+    ),
+    (
         "null_timestamp",
         InvalidValueError,
         "timestamp",
@@ -523,6 +530,8 @@ def _checks(
         checks["infinite_dwell"] = dwell.is_infinite().sum()
     if "converted" in used and converted is not None:
         checks["null_converted"] = converted.is_null().sum()
+        if schema[columns.converted] != pl.Boolean:  # as the click's (bad_clicked)
+            checks["bad_converted"] = (~pl.col(columns.converted).is_in([0, 1])).sum()
     if "timestamp" in used and timestamp is not None:
         checks["null_timestamp"] = timestamp.is_null().sum()
         as_float = timestamp.cast(pl.Float64)  # a whole count is finite
