@@ -162,3 +162,17 @@ def test_conversions_of_0_and_1_and_booleans_are_counted() -> None:
         assert irm.evaluate_online(log, ["conversion_rate"])["conversion_rate"].item() == 0.5
     # a conversion column no asked metric reads is not checked (its values are nobody's)
     assert irm.evaluate_online(_log(converted=[0, 7, 0, 0]), ["ctr"])["ctr"].item() == 0.5
+
+
+# ------------------------------------------------------------------ by=
+@pytest.mark.parametrize("by", [3, 2.5, [3], ["arm", 3]], ids=str)
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_by_that_is_no_column_name_is_refused_as_evaluate_refuses_it(
+    by: Any, lazy: bool
+) -> None:
+    log = _log().lazy() if lazy else _log()
+    message = f"by must be a column name or a list of column names, got {by!r}"
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        _collect(irm.evaluate_online(log, ["ctr"], by=by))
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        _collect(irm.evaluate(log, ["ctr"], query_id="session_id", rank="position", by=by))

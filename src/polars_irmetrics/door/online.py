@@ -226,5 +226,8 @@ def _refuse_nested_keys(
         schema = log.collect_schema()
     except pl.exceptions.PolarsError:
         return  # a plan that cannot be read: the plan names it
-    keys = [by] if isinstance(by, str) else [k for k in by or () if isinstance(k, str)]
+    # a by= that is no name or list of names (by=3) is left to the option check, which
+    # names it as evaluate's does
+    listed = by if isinstance(by, Sequence) else ()
+    keys = [by] if isinstance(by, str) else [k for k in listed if isinstance(k, str)]
     refuse_nested(schema, {session_id: "the session id"} | dict.fromkeys(keys, "a segment key"))
