@@ -263,7 +263,7 @@ def test_evaluate_refuses_click_metrics_and_online_refuses_judged_ones() -> None
             "column 'clicked' not found in the log (its columns: 'query_id', 'doc_id', 'rank', "
             "'relevance'); an impression log's sessions are the queries: name your columns, "
             "e.g. query_id='session_id', rank='position', clicked='click' "
-            "(irm.evaluate_online's session_id= and position=)"
+            "(irm.evaluate_online(log, metrics, session_id=..., position=...) for the first two)"
         ),
     ):
         irm.evaluate(judged, ["ctr@10"])
@@ -293,7 +293,7 @@ BAD: list[tuple[str, pl.DataFrame, list[str], type[Exception], str]] = [
         "column 'clicked' not found in the log (its columns: 'session_id', 'position', "
         "'dwell', 'converted', 'timestamp'); an impression log's sessions are the queries: "
         "name your columns, e.g. query_id='session_id', rank='position', clicked='click' "
-        "(irm.evaluate_online's session_id= and position=)",
+        "(irm.evaluate_online(log, metrics, session_id=..., position=...) for the first two)",
     ),
     (
         "missing dwell",

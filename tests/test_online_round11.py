@@ -26,7 +26,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError, MetricParameterError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
 
 from .helpers import irm_in_process
 
@@ -176,3 +176,30 @@ def test_a_by_that_is_no_column_name_is_refused_as_evaluate_refuses_it(
         _collect(irm.evaluate_online(log, ["ctr"], by=by))
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         _collect(irm.evaluate(log, ["ctr"], query_id="session_id", rank="position", by=by))
+
+
+# ------------------------------------------------------------------ irm evaluate's hint
+HINT = (
+    "column 'rank' not found in the log (its columns: 'arm', 'user_id', 'session_id', "
+    "'pos', 'clicked', 'dwell'); an impression log's sessions are the queries: name your "
+    "columns, e.g. {query_id}, {rank}, {clicked} (irm.evaluate_online(log, metrics, "
+    "session_id=..., position=...) for the first two)"
+)
+
+
+def test_the_missing_rank_hint_names_real_flags(tmp_path: Path) -> None:
+    log = _log().rename({"position": "pos"})
+    log.write_parquet(tmp_path / "log.parquet")
+    done = irm_in_process(
+        "evaluate", "log.parquet", "-m", "ctr@2", "--query-id", "session_id", cwd=tmp_path
+    )
+    message = HINT.format(
+        query_id="--query-id session_id", rank="--rank position", clicked="--clicked click"
+    )
+    assert (done.returncode, done.stderr) == (2, f"irm: error: {message}\n")
+    assert "--position" not in done.stderr
+    python = HINT.format(
+        query_id="query_id='session_id'", rank="rank='position'", clicked="clicked='click'"
+    )
+    with pytest.raises(ColumnNotFoundError, match=f"^{re.escape(python)}$"):
+        irm.evaluate(log, ["ctr@2"], query_id="session_id")

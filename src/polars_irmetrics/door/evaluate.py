@@ -1161,8 +1161,8 @@ def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.L
         spill_dir=options.spill_dir,
         progress=options.progress,
         hint="an impression log's sessions are the queries: name your columns, e.g. "
-        "query_id='session_id', rank='position', clicked='click' (irm.evaluate_online's "
-        "session_id= and position=)",
+        "query_id='session_id', rank='position', clicked='click' ("
+        "irm.evaluate_online(log, metrics, session_id=..., position=...) for the first two)",
     )
 
 
