@@ -9,6 +9,7 @@ first id at fault.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +24,10 @@ __all__ = [
     "FloatType",
     "Matrix",
     "block_of",
+    "cast_checked",
     "check_dimensions",
     "check_matrix",
+    "checked_in",
     "embedding_dtype",
 ]
 
@@ -70,10 +73,9 @@ def block_of(
     if isinstance(series.dtype, pl.Array):  # read without a copy; a null inside is NaN
         width = series.dtype.size
         check_dimensions(width, ids, column, what)
-        raw = series.to_numpy() if len(series) else np.empty((0, width))
-        array: Matrix = np.asarray(raw.reshape(len(series), width), dtype=dtype)
-        check_matrix(array, ids, column, what)
-        return Block(ids, array)
+        raw = series.to_numpy() if len(series) else np.empty((0, width), dtype=dtype)
+        array = raw.reshape(len(series), width)
+        return Block(ids, checked_in(array, ids, column, what, dtype))
     lengths = series.list.len()
     width = int(lengths[0]) if len(series) else 0
     bad = lengths != width
@@ -92,9 +94,57 @@ def block_of(
             f"column {column!r} of the {what} has a null value in the embedding of id "
             f"{ids.filter(pl.Series(nulls))[0]!r}; fill or drop it"
         )
-    vectors: Matrix = np.asarray(flat.to_numpy().reshape(len(series), width), dtype=dtype)
+    vectors = flat.to_numpy().reshape(len(series), width)
+    return Block(ids, checked_in(vectors, ids, column, what, dtype))
+
+
+def checked_in(
+    vectors: Matrix, ids: pl.Series, column: str, what: str, dtype: FloatType
+) -> Matrix:
+    """``vectors`` (the embeddings of ``ids`` in ``column`` of ``what``), checked finite
+    (:func:`check_matrix`) and cast to ``dtype`` (:func:`cast_checked`)."""
     check_matrix(vectors, ids, column, what)
-    return Block(ids, vectors)
+    return cast_checked(
+        vectors, dtype, f"column {column!r} of the {what}", lambda row: f"id {ids[row]!r}"
+    )
+
+
+def cast_checked(
+    vectors: Matrix, dtype: FloatType, name: str, row_name: Callable[[int], str]
+) -> Matrix:
+    """Finite ``vectors`` cast to ``dtype`` (the queries' embedding dtype, in which the
+    corpus is scored). Float64 values cast to float32 must fit it: a value beyond
+    float32's range would become infinite, and a nonzero vector whose values all round
+    to 0 in float32 would become a zero vector (cosine: refused as having no direction;
+    dot: its scores lost), each a change the caller's data does not hold: raise
+    :class:`InvalidValueError` naming ``name`` (the table), the row (``row_name``), the
+    value and the fix (the queries cast to Float64). Every other value is rounded to
+    float32, within the stated precision."""
+    if vectors.dtype == dtype or dtype != np.float32:
+        return np.asarray(vectors, dtype=dtype)
+    with np.errstate(over="ignore", under="ignore"):  # found below, and refused
+        narrow: Matrix = vectors.astype(np.float32)
+    fix = (
+        "float32, the dtype of the queries' embeddings, in which the corpus is scored; "
+        "cast the queries' embeddings to Float64 (the run's scores are then Float64)"
+    )
+    infinite = ~np.isfinite(narrow).all(axis=1)
+    if infinite.any():
+        row = int(np.argmax(infinite))
+        value = float(vectors[row][~np.isfinite(narrow[row])][0])
+        raise InvalidValueError(
+            f"{name} holds {value!r} in the embedding of {row_name(row)}, beyond the "
+            f"range ({np.finfo(np.float32).max:.3g}) of {fix}"
+        )
+    vanished = ~narrow.any(axis=1) & vectors.any(axis=1)
+    if vanished.any():
+        row = int(np.argmax(vanished))
+        top = float(np.abs(vectors[row]).max())
+        raise InvalidValueError(
+            f"{name} holds a nonzero vector in the embedding of {row_name(row)} (largest "
+            f"|value| {top!r}) whose values all round to 0, a zero vector, in {fix}"
+        )
+    return narrow
 
 
 def check_dimensions(width: int, ids: pl.Series, column: str, what: str) -> None:

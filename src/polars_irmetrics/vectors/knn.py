@@ -78,6 +78,7 @@ from polars_irmetrics.vectors.embeddings import (
     FloatType,
     Matrix,
     block_of,
+    cast_checked,
     embedding_dtype,
 )
 from polars_irmetrics.vectors.parquet import (
@@ -181,7 +182,10 @@ def knn(
         returned score beyond the output dtype's range (``"dot"`` or ``"l2"`` on huge
         vectors: cast float32 embeddings to Float64, or scale float64 ones down), or
         ``"dot"`` scores below its smallest normal number that would lose their order
-        (tiny vectors: cast float32 embeddings to Float64, or scale float64 ones up).
+        (tiny vectors: cast float32 embeddings to Float64, or scale float64 ones up); a
+        float64 corpus that does not fit float32 queries (the corpus is scored in the
+        queries' dtype): a value beyond float32's range, or a nonzero vector whose
+        values all round to 0 in float32 (cast the queries to Float64).
     DuplicateError
         An id twice in ``queries`` or in ``corpus``.
     ColumnNotFoundError, ColumnTypeError
@@ -437,7 +441,9 @@ def _corpus_blocks(
         yield pl.Int64()
         for start in range(0, whole.vectors.shape[0], block_size):
             stop = start + block_size
-            vectors: Matrix = whole.vectors[start:stop].astype(dtype, copy=False)
+            vectors = cast_checked(
+                whole.vectors[start:stop], dtype, "the corpus matrix", lambda at: f"row {at}"
+            )
             yield Block(whole.ids[start:stop], vectors)
         return
     frame = as_polars(corpus, "corpus")

@@ -32,9 +32,8 @@ from polars_irmetrics.io.files import parquet_files
 from polars_irmetrics.vectors.embeddings import (
     Block,
     FloatType,
-    Matrix,
     check_dimensions,
-    check_matrix,
+    checked_in,
 )
 
 __all__ = ["CorpusFiles", "PathSource", "corpus_files", "is_path", "parquet_blocks"]
@@ -272,6 +271,5 @@ def _block(chunks: list[pa.Array], ids: pl.Series, column: str, dtype: FloatType
     # a null inside a fixed-size list becomes NaN, refused below as polars' Array is
     values = [flat.to_numpy(zero_copy_only=False) for flat in flats]
     flat_values = values[0] if len(values) == 1 else np.concatenate(values)
-    vectors: Matrix = np.asarray(flat_values.reshape(len(ids), width), dtype=dtype)
-    check_matrix(vectors, ids, column, "corpus")
+    vectors = checked_in(flat_values.reshape(len(ids), width), ids, column, "corpus", dtype)
     return Block(ids, vectors)
