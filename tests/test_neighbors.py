@@ -268,10 +268,11 @@ def test_bad_input(
 )
 def test_a_recall_above_one_is_refused(metric: str, frame_kind: str) -> None:
     # neighbors= holds 2 neighbours (fewer than k = 10): their number and largest
-    # distance (2) stand for k and the k-th; the run's scores are not distances of that
-    # kind (-4 .. -1, all within 2), so 4 documents of its top 10 count against 2: 2.0
+    # distance (2) stand for k and the k-th; the run lists 4 documents within 2 (c and
+    # d, which neighbors= lacks, included), so 4 of its top 10 count against 2: 2.0
+    # (scores above 0, positive distances, are refused before: test_vectors_round11)
     run = pl.DataFrame(
-        {"query_id": ["q"] * 4, "doc_id": list("abcd"), "score": [4.0, 3.0, 2.0, 1.0]}
+        {"query_id": ["q"] * 4, "doc_id": list("abcd"), "score": [-0.5, -1.0, -1.5, -2.0]}
     )
     exact = pl.DataFrame({"query_id": ["q"] * 2, "doc_id": list("ab"), "score": [-1.0, -2.0]})
     message = f"metric {metric!r} would be 2.0 (above 1) for query 'q': neighbors= holds "

@@ -11,6 +11,12 @@ Rows: the queries of the exact run (a query the approximate run lacks scores 0; 
 only in the approximate run has no truth and is left out). ``by`` keys the exact run
 also has are matched; otherwise its neighbours serve every ``by`` group of the
 approximate run (an index per shard or per setting against one exact run).
+
+Scores: where every score of the exact run is at most 0 (negated distances) or at most
+1 (cosine similarities), an approximate score above that bound beyond rounding cannot be
+of that kind (no document scores above a query's best) and is refused
+(:func:`_above_bound`): positive distances against knn's ``l2`` run were read as
+distances below 0, every document found.
 """
 
 from __future__ import annotations
@@ -47,6 +53,8 @@ _BAD = f"{INTERNAL}bad_score"
 _TBAD = f"{INTERNAL}bad_truth"
 _N = f"{INTERNAL}n_true"
 _NEG = f"{INTERNAL}neg_scores"
+_SCALE = f"{INTERNAL}truth_scale"
+_OVER = f"{INTERNAL}over_bound"
 _JUDGED = f"{INTERNAL}judged"
 _RETRIEVED = f"{INTERNAL}retrieved"
 _CHECK = f"{INTERNAL}check_row"
@@ -138,6 +146,7 @@ def build_neighbors_plan(
             pl.len().alias(_N),
             (pl.col(_SCORE).is_null() | pl.col(_SCORE).is_nan()).sum().alias(_TBAD),
             pl.col(_NEG).first(),
+            pl.col(_SCORE).abs().max().alias(_SCALE),
             *_flags(pl.col(doc), None, options.check_duplicates, _TRUTH_FLAG),
         )
     )
@@ -166,6 +175,7 @@ def build_neighbors_plan(
             pl.col(_BAD).any().alias(_BAD),
             pl.col(_TBAD).first().alias(_TBAD),
             pl.col(_NEG).first(),
+            pl.col(_SCORE).filter(_above_bound()).max().alias(_OVER),
             *(pl.col(c).first() for c in truth_flags),
         )
         .with_columns(pl.lit(True).alias(_JUDGED))
@@ -357,6 +367,54 @@ def _score_kind(top: pl.Expr) -> pl.Expr:
     )
 
 
+#: The rounding an approximate run's score may exceed the bound of the exact run's kind
+#: by (:func:`_above_bound`), times the larger of 1 and the query's largest |score|.
+SLACK = 1e-3
+
+
+def _above_bound() -> pl.Expr:
+    """Whether an approximate run's score exceeds, beyond rounding, what any score of
+    the query can be, as the exact run's scores show their kind (:func:`_score_kind`):
+    where every one of them is at most 0 (negated distances), or at most 1 (cosine
+    similarities), no document scores above that bound: a negated distance is never
+    above 0, a cosine never above 1, and whatever the score (a dot product included),
+    none exceeds the query's best, which the exact run holds (at most the bound). A
+    score above it is of another kind (positive distances against negated ones, dot
+    products against cosines), read as distances below 0: every such document counted
+    as found. Rounding (a negated squared distance just above 0, a cosine just past 1)
+    is allowed up to :data:`SLACK` times the larger of 1 and the query's largest
+    |score| in the exact run. Exact scores above 1 (a dot product) bound nothing."""
+    kind = pl.col(_NEG)
+    bound = pl.when(kind == 0).then(pl.lit(0.0)).when(kind == 1).then(pl.lit(1.0))
+    slack = SLACK * pl.max_horizontal(pl.lit(1.0), pl.col(_SCALE))
+    return pl.col(_SCORE) > bound + slack
+
+
+def _raise_above_bound(frame: pl.DataFrame, query_id: str, score: str) -> None:
+    """Refuse an approximate score of another kind than the exact run's (:func:`_above_bound`),
+    naming the first query (in id order) and its largest such score."""
+    above = frame.filter(pl.col(_OVER).is_not_null()).sort(query_id)
+    if not above.height:
+        return
+    row = above.row(0, named=True)
+    value, query = row[_OVER], row[query_id]
+    if row[_NEG] == 0:
+        bound, kind = 0, "negated distances, as knn's l2 runs score"
+        fix = f"if they are distances, negate them, e.g. pl.col({score!r}).neg()"
+        never = "a negated distance is never above 0"
+    else:
+        bound, kind = 1, "similarities, as knn's cosine runs score"
+        fix = f"cosine similarities; from cosine distances, 1 - pl.col({score!r})"
+        never = "a cosine similarity is never above 1"
+    raise InvalidValueError(
+        f"column {score!r} of the run holds {value!r} in query {query!r}, above {bound} "
+        f"beyond rounding, where every score of neighbors= is at most {bound} ({kind}): "
+        f"{never}, and no document scores above a query's best, which neighbors= holds; "
+        "neighbour recall reads both tables' scores as one kind of distance: give the "
+        f"run scores of the exact run's kind ({fix})"
+    )
+
+
 def _checked(
     frame: pl.DataFrame, spec: CheckSpec, labels: list[str], auto: list[str]
 ) -> pl.DataFrame:
@@ -364,6 +422,7 @@ def _checked(
     with ground.validate's messages) and the query-set policies (``unjudged``: queries
     only in the run; ``unretrieved``: queries of the neighbors the run lacks)."""
     frame = _raise_on_bad_scores(frame, spec.query_id, spec.score or "score")
+    _raise_above_bound(frame, spec.query_id, spec.score or "score")
     if auto and (frame.get_column(_NEG) == 2).any():
         raise MetricParameterError(
             f"metric {auto[0]!r} needs a distance that is 0 for the query itself, and the "
