@@ -185,6 +185,7 @@ def test_recsys42_benchmark_runs(tmp_path: Path) -> None:
     )
     assert "ndcg@10 alone: " in done.stdout
     assert "the run's passes alone (floor): " in done.stdout
+    assert "the run's and the side tables' passes (floor): " in done.stdout
     text = out.read_text()
     assert "| rows | users | items | metrics |" in text
     # Elliot's metrics are in this registry: measured, never skipped
