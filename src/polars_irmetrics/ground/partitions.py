@@ -112,15 +112,18 @@ def evaluate_in_partitions(
         all_groups = None if groups is None else groups.collect().lazy()
         parts, placed = [], []
         for value in track(values, "partitions", len(values), enabled=progress):
-            part = run.filter(pl.col(column) == value)
+            # null is a value of its own (Hive's default partition, a null in memory)
+            part = run.filter(pl.col(column).eq_missing(value))
             if qrels is None:
                 judged = None
             elif qrels_split:
-                judged = qrels.filter(pl.col(column) == value)
+                judged = qrels.filter(pl.col(column).eq_missing(value))
             else:
                 judged = qrels.join(part.select(query_id).unique(), on=query_id, how="semi")
             # the partition's queries from the scan that evaluates it (one read of it)
-            queries = part.select(pl.col(query_id).unique(), pl.lit(value).alias(column))
+            queries = part.select(
+                pl.col(query_id).unique(), pl.lit(value, values.dtype).alias(column)
+            )
             out, held = pl.collect_all([evaluate_part(part, judged, all_groups), queries])
             parts.append(out)
             placed.append(held)
@@ -130,7 +133,8 @@ def evaluate_in_partitions(
         if qrels is not None:
             if qrels_split:  # the judgments of values no partition holds
                 held = values.cast(pl.String).implode()
-                rest = qrels.filter(~pl.col(column).cast(pl.String).is_in(held))
+                held_by = pl.col(column).cast(pl.String).is_in(held, nulls_equal=True)
+                rest = qrels.filter(~held_by)
             else:
                 retrieved = run.select(query_id).unique()
                 rest = qrels.join(retrieved, on=query_id, how="anti")
