@@ -4,17 +4,28 @@
    matched no row for the null value (with polars' raw "Comparisons with None" warning),
    so the queries under it were evaluated nowhere (``num_q`` 2 for 3), and a judged
    query whose partition value was null missed the final pass too.
+2. A gzip or zstd file damaged past its first 64 KiB of text (or truncated) passed the
+   look at its head, then failed as polars read it, with an ``OSError`` naming no file
+   (``unexpected end of file``, ``incomplete frame``); damage inside the head raised
+   ``zlib.error`` with a traceback. The whole stream is now read through when the file
+   is opened, and a failure refused naming the file.
 """
 
 from __future__ import annotations
 
+import gzip
+import random
+import re
 import warnings
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.errors import FileFormatError
+from polars_irmetrics.io.files import scan_qrels, scan_run
 from tests.helpers import irm_in_process
 
 NULL_RUN = pl.DataFrame(
@@ -95,3 +106,80 @@ def test_hives_default_partition_is_read_by_the_command(tmp_path: Path) -> None:
     assert (split.returncode, split.stderr) == (0, ""), split.stderr
     assert split.stdout == whole.stdout
     assert whole.stdout.splitlines()[2].split()[0] == "5"  # q1-q5, q5 unretrieved
+
+
+# --- 2. damaged gzip and zstd streams ---------------------------------------------------
+
+#: About 600 KiB of a TREC run and of a CSV one, of random ids and scores (their
+#: compressed streams longer than a reader's first chunk): damage after the first
+#: 64 KiB of text is past the look at the head.
+_RNG = random.Random(0)
+_ROWS = [(q, r, _RNG.randrange(10**9), _RNG.random()) for q in range(60) for r in range(1, 300)]
+TREC_TEXT = "".join(f"q{q} Q0 d{d} {r} {s:.6f} sys\n" for q, r, d, s in _ROWS).encode()
+CSV_TEXT = (
+    "query_id,doc_id,score\n" + "".join(f"q{q},d{d},{s:.6f}\n" for q, _, d, s in _ROWS)
+).encode()
+
+
+def _zstd(data: bytes) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.CompressedOutputStream(sink, "zstd") as out:
+        out.write(data)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def _cut(data: bytes) -> bytes:
+    """The first three quarters of ``data``: more than 64 KiB of text inside."""
+    return data[: len(data) * 3 // 4]
+
+
+def _zeroed(data: bytes) -> bytes:
+    damaged = bytearray(gzip.compress(data, mtime=0))
+    damaged[300:350] = bytes(50)  # inside the first 64 KiB of text
+    return bytes(damaged)
+
+
+GZIP_END = "Compressed file ended before the end-of-stream marker was reached"
+DAMAGED = [
+    ("run.gz", _cut(gzip.compress(TREC_TEXT, mtime=0)), GZIP_END),
+    ("run.zst", _cut(_zstd(TREC_TEXT)), "Truncated compressed stream"),
+    (
+        "run.gz",
+        _zeroed(TREC_TEXT),
+        "Error -3 while decompressing data: invalid distance too far back",
+    ),
+    ("run.csv.gz", _cut(gzip.compress(CSV_TEXT, mtime=0)), GZIP_END),
+    ("run.csv.zst", _cut(_zstd(CSV_TEXT)), "Truncated compressed stream"),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "reason"), DAMAGED)
+def test_a_damaged_compressed_stream_is_named(
+    tmp_path: Path, name: str, data: bytes, reason: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    message = f"{path}: not a readable compressed file ({reason})"
+    with pytest.raises(FileFormatError, match=f"^{re.escape(message)}$"):
+        scan_run(str(path)).collect()
+    (tmp_path / "qrels.txt").write_text("q1 0 d1001 1\n")
+    done = irm_in_process("evaluate", name, "--qrels", "qrels.txt", "-m", "map", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"irm: error: {name}: not a readable compressed file ({reason})\n",
+    )
+
+
+def test_damaged_compressed_judgments_are_named(tmp_path: Path) -> None:
+    qrels = "".join(f"q{q} 0 d{q * 1000 + r} 1\n" for q in range(400) for r in range(100))
+    path = tmp_path / "qrels.txt.gz"
+    path.write_bytes(gzip.compress(qrels.encode(), mtime=0)[:-2000])
+    message = f"{path}: not a readable compressed file ({GZIP_END})"
+    with pytest.raises(FileFormatError, match=f"^{re.escape(message)}$"):
+        scan_qrels(str(path)).collect()
+
+
+def test_a_whole_compressed_stream_reads(tmp_path: Path) -> None:
+    path = tmp_path / "run.zst"
+    path.write_bytes(_zstd(TREC_TEXT) * 2)  # two frames: one stream of both
+    assert scan_run(str(path)).collect().height == 2 * TREC_TEXT.count(b"\n")

@@ -17,7 +17,9 @@ import functools
 import gzip
 import io
 import lzma
+import os
 import sys
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +49,10 @@ _XZ = b"\xfd7zXZ\x00"
 _BOM = b"\xef\xbb\xbf"
 #: How much of the text is looked at for binary data.
 _HEAD = 1 << 16
+#: How much decompressed text a check of a whole gzip or zstd stream holds at once.
+_CHUNK = 1 << 20
+#: A compressed stream that cannot be read to its end (zlib's error is no OSError).
+_STREAM_ERRORS = (OSError, EOFError, ValueError, zlib.error)
 
 
 @dataclass(frozen=True)
@@ -140,8 +146,50 @@ def _decompress_head(name: str, head: bytes, stream: io.BufferedIOBase | None) -
         reader = pa.BufferReader(head) if stream is None else pa.PythonFile(stream, mode="r")
         with pa.CompressedInputStream(reader, "zstd") as unzipped:
             return bytes(unzipped.read(_HEAD))
-    except (OSError, EOFError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
+    except _STREAM_ERRORS as error:  # pyarrow's ArrowInvalid is a ValueError
         raise FileFormatError(f"{name}: not a readable compressed file ({error})") from error
+
+
+def _check_stream(name: str, source: str, data: bytes | None) -> None:
+    """Refuse a gzip or zstd stream that cannot be read to its end (damaged past its
+    head, or truncated), naming the file: polars would fail as it reads the text, with
+    an ``OSError`` that names no file (``unexpected end of file``). A file is read
+    through once per process while its size and time are unchanged."""
+    if data is None:
+        stat = os.stat(source)
+        failure = _file_failure(source, stat.st_size, stat.st_mtime_ns)
+    else:
+        failure = _read_through(io.BytesIO(data))
+    if failure is not None:
+        raise FileFormatError(f"{name}: not a readable compressed file ({failure})")
+
+
+@functools.lru_cache(maxsize=64)
+def _file_failure(path: str, size: int, mtime_ns: int) -> str | None:
+    """:func:`_read_through` of a file, kept for its size and modification time."""
+    with open(path, "rb") as handle:
+        return _read_through(handle)
+
+
+def _read_through(handle: io.BufferedIOBase) -> str | None:
+    """Decompress a gzip or zstd stream to its end, ``_CHUNK`` bytes at a time: why it
+    cannot be read (the error's text), or ``None``."""
+    zipped = handle.read(len(_GZIP)) == _GZIP
+    handle.seek(0)
+    try:
+        if zipped:
+            with gzip.GzipFile(fileobj=handle) as unzipped:
+                while unzipped.read(_CHUNK):
+                    pass
+            return None
+        import pyarrow as pa  # a dependency; imported only for zstd files
+
+        with pa.CompressedInputStream(pa.PythonFile(handle, mode="r"), "zstd") as unzipped:
+            while unzipped.read(_CHUNK):
+                pass
+    except _STREAM_ERRORS as error:
+        return str(error) or type(error).__name__
+    return None
 
 
 def open_text(source: str, what: str, line_error: type[FileFormatError] = FileFormatError) -> Text:
@@ -163,7 +211,9 @@ def open_text(source: str, what: str, line_error: type[FileFormatError] = FileFo
         The path does not exist.
     FileFormatError
         The (decompressed) text has a NUL byte in its first 64 KiB (binary data), or a
-        compressed stream is corrupt; ``line_error`` for a line there that is not UTF-8.
+        compressed stream is corrupt or truncated anywhere (a gzip or zstd file is read
+        through once, as polars would fail on it without naming it); ``line_error`` for
+        a line there that is not UTF-8.
 
     Examples
     --------
@@ -204,7 +254,7 @@ def _unchecked_text(source: str, what: str) -> Text:
             unpack = bz2.decompress if head.startswith(_BZIP2) else lzma.decompress
             data = unpack(whole)
             head = data[:_HEAD]
-    except (OSError, EOFError, ValueError, lzma.LZMAError) as error:
+    except (*_STREAM_ERRORS, lzma.LZMAError) as error:
         raise FileFormatError(f"{name}: not a readable compressed file ({error})") from error
     if head.startswith((_GZIP, _ZSTD)):
         if data is None:
@@ -212,6 +262,7 @@ def _unchecked_text(source: str, what: str) -> Text:
                 head = _decompress_head(name, head, handle)
         else:
             head = _decompress_head(name, head, None)
+        _check_stream(name, source, data)
     return Text(name=name, data=source if data is None else data, head=head)
 
 
