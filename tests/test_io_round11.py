@@ -9,6 +9,9 @@
    (``unexpected end of file``, ``incomplete frame``); damage inside the head raised
    ``zlib.error`` with a traceback. The whole stream is now read through when the file
    is opened, and a failure refused naming the file.
+3. A Parquet file whose data pages are damaged (its footer whole) failed as polars read
+   it, ``parquet: File out of specification: zstd error: ...``, naming no file; the
+   ``irm`` command now names the file and the column, as it names a line of text.
 """
 
 from __future__ import annotations
@@ -183,3 +186,49 @@ def test_a_whole_compressed_stream_reads(tmp_path: Path) -> None:
     path = tmp_path / "run.zst"
     path.write_bytes(_zstd(TREC_TEXT) * 2)  # two frames: one stream of both
     assert scan_run(str(path)).collect().height == 2 * TREC_TEXT.count(b"\n")
+
+
+# --- 3. damaged Parquet data pages ------------------------------------------------------
+
+
+def _damaged_parquet(path: Path) -> None:
+    """A run whose first data pages are overwritten, its footer whole."""
+    rows = [(f"q{q}", f"d{d}", s) for q, r, d, s in _ROWS]
+    run = pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
+    run.write_parquet(path, compression="zstd")
+    data = bytearray(path.read_bytes())
+    data[100:2000] = bytes(1900)
+    path.write_bytes(bytes(data))
+
+
+DAMAGED_PARQUET = "a damaged Parquet file (column 'query_id' cannot be decoded); write it again"
+
+
+@pytest.mark.parametrize(
+    ("where", "args"),
+    [
+        ("bad.parquet", ("evaluate", "bad.parquet", "--qrels", "qrels.txt", "-m", "map")),
+        (
+            "bad.parquet",
+            ("evaluate", "bad.parquet", "--qrels", "qrels.txt", "-m", "map", "--buckets", "2"),
+        ),
+        (
+            "bad.parquet",
+            ("compare", "good.parquet", "bad.parquet", "--qrels", "qrels.txt", "-m", "map"),
+        ),
+        ("bad.parquet", ("trec-eval", "qrels.txt", "bad.parquet")),
+        ("bad.parquet", ("fuse", "good.parquet", "bad.parquet", "-o", "fused.parquet")),
+        ("lake/b.parquet", ("evaluate", "lake", "--qrels", "qrels.txt", "-m", "map")),
+    ],
+)
+def test_a_damaged_parquet_page_is_named(
+    tmp_path: Path, where: str, args: tuple[str, ...]
+) -> None:
+    (tmp_path / "lake").mkdir()
+    _damaged_parquet(tmp_path / where)
+    good = pl.DataFrame({"query_id": ["q0"], "doc_id": ["d1"], "score": [1.0]})
+    good.write_parquet(tmp_path / "good.parquet")
+    good.write_parquet(tmp_path / "lake" / "a.parquet")
+    (tmp_path / "qrels.txt").write_text("q0 0 d1 1\n")
+    done = irm_in_process(*args, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (2, f"irm: error: {where}: {DAMAGED_PARQUET}\n")

@@ -847,8 +847,9 @@ _OTHER_INPUTS = (
 
 def _located(args: argparse.Namespace) -> str | None:
     """The file and line behind polars' error about a line it could not decode or with
-    more fields than its header (its own message names neither): the first of the
-    command's inputs with such a line (:func:`~polars_irmetrics.io.files.located_error`)."""
+    more fields than its header, or the file and column of a Parquet page it could not
+    decode (its own message names neither): the first of the command's inputs with
+    such a fault (:func:`~polars_irmetrics.io.files.located_error`)."""
     named = [*_input_files(args), *(getattr(args, flag, None) for flag in _OTHER_INPUTS)]
     for source in dict.fromkeys(s for s in named if isinstance(s, str)):
         found = located_error(source)
@@ -993,7 +994,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (IrmError, OSError, pl.exceptions.PolarsError) as error:
         message = _os_message(error) or _one_line(str(error)) or repr(error)
         polars = isinstance(error, pl.exceptions.PolarsError)
-        if polars and ("utf8" in message.lower().replace("-", "") or "more fields" in message):
+        lower = message.lower()
+        located = ("utf8" in lower.replace("-", ""), "more fields" in lower, "parquet" in lower)
+        if polars and any(located):
             message = _located(args) or message
         if isinstance(error, IrmError):
             message = _with_source(message, args)

@@ -693,12 +693,50 @@ def located_error(
     """The error naming the file and the line of a local text file that polars refused
     or misread, where its own message names neither: the first line that is not UTF-8
     or, in a CSV/TSV file, the first with more or fewer fields than its header;
-    ``None`` where there is none (an error path only: the file is read again). The one
-    look-up of the readers and the ``irm`` command (``what`` ends the UTF-8 message
-    where given)."""
+    ``None`` where there is none (an error path only: the file is read again); in
+    Parquet (a file, a glob or a folder), the first file with a column that cannot be
+    decoded (polars names none: ``parquet: File out of specification: ...``). The one
+    look-up of the readers and the ``irm`` command (``what`` ends the UTF-8 and Parquet
+    messages where given)."""
+    damaged = _damaged_parquet(source, what)
+    if damaged is not None:
+        return damaged
     found = undecodable_error(source, what)
     if found is not None:
         return found
     if ragged_line(source, what or _RUN, fmt=fmt) is None:
         return None
     return ragged_error(source, what or _RUN, fmt=fmt)
+
+
+def _damaged_parquet(source: str, what: str | None) -> FileFormatError | None:
+    """The first local Parquet file of ``source`` (in name order) with a column that
+    cannot be decoded, each row group read a column at a time (an error path only),
+    as an error naming the file and the column; ``None`` where every file reads, or
+    ``source`` is no local Parquet source (standard input, a URL, text)."""
+    import pyarrow as pa  # a dependency; imported only on this error path
+    import pyarrow.parquet as pq
+
+    if source == STDIN or "://" in source:
+        return None
+    for path in source_files(source):
+        try:
+            with open(path, "rb") as handle:
+                if handle.read(4) != b"PAR1":
+                    continue
+                handle.seek(0)
+                parquet = pq.ParquetFile(handle)
+                names = parquet.schema_arrow.names
+                for group in range(parquet.num_row_groups):
+                    for column in names:
+                        try:
+                            parquet.read_row_group(group, columns=[column])
+                        except (pa.ArrowException, OSError, ValueError):
+                            tail = "" if what is None else f"; expected {what}"
+                            return FileFormatError(
+                                f"{path}: a damaged Parquet file (column {column!r} cannot "
+                                f"be decoded); write it again{tail}"
+                            )
+        except (pa.ArrowException, OSError, ValueError):
+            continue  # no such file, a footer that cannot be read: told apart before
+    return None
