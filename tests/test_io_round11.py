@@ -12,6 +12,10 @@
 3. A Parquet file whose data pages are damaged (its footer whole) failed as polars read
    it, ``parquet: File out of specification: zstd error: ...``, naming no file; the
    ``irm`` command now names the file and the column, as it names a line of text.
+4. A CSV, TSV or JSON-lines file whose name holds ``*``, ``?`` or ``[`` was read as a
+   pattern: ``run[1].csv`` as the file ``run1.csv`` (none: "unclosed quote" of the
+   next reading), ``run*.csv`` with ``run_other.csv`` beside it; so were a BEIR
+   folder's files under ``beir[1]/``.
 """
 
 from __future__ import annotations
@@ -232,3 +236,33 @@ def test_a_damaged_parquet_page_is_named(
     (tmp_path / "qrels.txt").write_text("q0 0 d1 1\n")
     done = irm_in_process(*args, cwd=tmp_path)
     assert (done.returncode, done.stderr) == (2, f"irm: error: {where}: {DAMAGED_PARQUET}\n")
+
+
+# --- 4. a file's name with pattern characters ----------------------------------------
+
+GLOB_NAMES = ["run[1]", "run*", "run?"]
+
+
+@pytest.mark.parametrize("ext", ["csv", "tsv", "jsonl"])
+@pytest.mark.parametrize("stem", GLOB_NAMES)
+def test_a_file_named_like_a_pattern_is_that_file(tmp_path: Path, stem: str, ext: str) -> None:
+    run = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+    other = pl.DataFrame({"query_id": ["q3"], "doc_id": ["c"], "score": [1.0]})
+    for frame, name in ((run, f"{stem}.{ext}"), (other, f"run1.{ext}"), (other, f"run_x.{ext}")):
+        if ext == "jsonl":
+            frame.write_ndjson(tmp_path / name)
+        else:
+            frame.write_csv(tmp_path / name, separator="," if ext == "csv" else "\t")
+    assert scan_run(str(tmp_path / f"{stem}.{ext}")).collect().equals(run)
+
+
+def test_a_beir_folder_named_like_a_pattern(tmp_path: Path) -> None:
+    root = tmp_path / "beir[1]"
+    (root / "qrels").mkdir(parents=True)
+    (root / "corpus.jsonl").write_text('{"_id": "d1", "title": "t", "text": "x"}\n')
+    (root / "queries.jsonl").write_text('{"_id": "q1", "text": "y"}\n')
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    corpus, queries, judgments = irm.read_beir(root)
+    assert corpus.collect()["doc_id"].to_list() == ["d1"]
+    assert queries.collect()["query_id"].to_list() == ["q1"]
+    assert judgments.collect().rows() == [("q1", "d1", 1)]

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import polars as pl
 
 from polars_irmetrics.errors import FileFormatError, MissingFileError
-from polars_irmetrics.io.sources import open_text
+from polars_irmetrics.io.sources import literal_path, open_text
 
 __all__ = ["BeirDataset", "read_beir"]
 
@@ -134,11 +134,11 @@ def read_beir(
         )
     _check_qrels(qrels_path)
     corpus = pl.scan_ndjson(
-        corpus_data, schema={"_id": pl.String, "title": pl.String, "text": pl.String}
+        literal_path(corpus_data), schema={"_id": pl.String, "title": pl.String, "text": pl.String}
     ).rename({"_id": doc_id})
-    queries = pl.scan_ndjson(queries_data, schema={"_id": pl.String, "text": pl.String}).rename(
-        {"_id": query_id}
-    )
+    queries = pl.scan_ndjson(
+        literal_path(queries_data), schema={"_id": pl.String, "text": pl.String}
+    ).rename({"_id": query_id})
     judgments = _scan_qrels(qrels_path).rename(
         {"query-id": query_id, "corpus-id": doc_id, "score": relevance}
     )
@@ -151,6 +151,7 @@ def _scan_qrels(path: Path) -> pl.LazyFrame:
         path,
         separator="\t",
         quote_char=None,
+        glob=False,
         schema={"query-id": pl.String, "corpus-id": pl.String, "score": pl.Int64},
     )
 
@@ -168,7 +169,7 @@ def _check_jsonl(path: Path, what: str) -> str | bytes:
     if text.bom:
         data = (data if isinstance(data, bytes) else path.read_bytes())[len(_BOM) :]
     try:
-        ids = pl.scan_ndjson(data, schema={"_id": pl.String}).select(pl.col("_id"))
+        ids = pl.scan_ndjson(literal_path(data), schema={"_id": pl.String}).select(pl.col("_id"))
         clean = not ids.select(pl.col("_id").is_null().any()).collect().item()
     except pl.exceptions.PolarsError as error:
         clean, reason = False, str(error).strip().splitlines()[0] if str(error).strip() else ""

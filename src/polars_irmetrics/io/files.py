@@ -43,6 +43,7 @@ from polars_irmetrics.io.sources import (
     excerpt,
     is_glob,
     is_local_path,
+    literal_path,
     open_text,
     raw_bytes,
     undecodable_error,
@@ -356,7 +357,11 @@ def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.Lazy
             source, glob=is_glob(source) or Path(source).is_dir(), hidden_file_prefix=[".", "_"]
         )
     if fmt == "jsonl":
-        return pl.scan_ndjson(open_text(source, what).data)
+        if is_glob(source):  # polars expands the pattern; each file checked to be text
+            for path in source_files(source):
+                open_text(path, what)
+            return pl.scan_ndjson(source)
+        return pl.scan_ndjson(literal_path(open_text(source, what).data))
     separator = "," if fmt == "csv" else "\t"
     if is_glob(source):  # polars expands the pattern; every file is typed as a whole
         for path in source_files(source):
@@ -374,6 +379,7 @@ def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.Lazy
         separator=separator,
         schema_overrides=dict.fromkeys(ids, pl.String),
         infer_schema_length=None,  # a fractional label or a bad score after row 100
+        glob=False,  # runs/[2024].csv is a file
     )
     return _check_numbers(lazy, source, fmt, what)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bz2
 import functools
+import glob
 import gzip
 import io
 import lzma
@@ -33,6 +34,7 @@ __all__ = [
     "first_undecodable_line",
     "is_glob",
     "is_local_path",
+    "literal_path",
     "open_text",
     "raw_bytes",
     "stream_bytes",
@@ -376,3 +378,17 @@ def is_glob(source: str) -> bool:
 def is_local_path(source: str) -> bool:
     """Whether ``source`` names one local file (not a glob, a URL or standard input)."""
     return source != STDIN and "://" not in source and not is_glob(source)
+
+
+def literal_path(data: str | bytes) -> str | bytes:
+    """A file's path as a polars reader that expands every path as a pattern
+    (``pl.scan_ndjson``, which has no ``glob=False``) reads that file alone: its ``*``,
+    ``?`` and ``[`` escaped (``run[1].jsonl`` as ``run[[]1].jsonl``); bytes unchanged.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.io.sources import literal_path
+    >>> literal_path("runs/run*.jsonl"), literal_path(b"{}")
+    ('runs/run[*].jsonl', b'{}')
+    """
+    return glob.escape(data) if isinstance(data, str) else data
