@@ -16,6 +16,10 @@
    pattern: ``run[1].csv`` as the file ``run1.csv`` (none: "unclosed quote" of the
    next reading), ``run*.csv`` with ``run_other.csv`` beside it; so were a BEIR
    folder's files under ``beir[1]/``.
+5. A glob of text files: ``'gj/*.jsonl'`` was opened as one file ("no such file"); a
+   CSV file of the glob with a header alone, or ``abc`` for a score, was told as a
+   dtype of the whole table, naming no file or line. Each file of the glob now gets
+   the checks of a file named alone.
 """
 
 from __future__ import annotations
@@ -266,3 +270,47 @@ def test_a_beir_folder_named_like_a_pattern(tmp_path: Path) -> None:
     assert corpus.collect()["doc_id"].to_list() == ["d1"]
     assert queries.collect()["query_id"].to_list() == ["q1"]
     assert judgments.collect().rows() == [("q1", "d1", 1)]
+
+
+# --- 5. a glob of text files: each file's own diagnosis ------------------------------
+
+WHAT = "a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV, TSV or JSON lines"
+GLOB_FAULTS = [
+    (
+        "b.csv",
+        "query_id,doc_id,score\n",
+        "b.csv: an empty file (a header, no rows); expected " + WHAT,
+    ),
+    (
+        "b.csv",
+        "query_id,doc_id,score\nq2,a,1\nq2,b,abc\n",
+        "b.csv, line 3: column 'score' holds 'abc', not a number; fix or drop the line",
+    ),
+    ("b.jsonl", "", "b.jsonl: an empty file (no line of data); expected " + WHAT),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "message"), GLOB_FAULTS)
+def test_a_glob_names_the_file_at_fault(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    ext = name.split(".")[1]
+    first = (
+        '{"query_id": "q1", "doc_id": "a", "score": 1.0}\n'
+        if ext == "jsonl"
+        else "query_id,doc_id,score\nq1,a,1\n"
+    )
+    (tmp_path / f"a.{ext}").write_text(first)
+    (tmp_path / name).write_text(text)
+    expected = f"{tmp_path}/{message}"
+    with pytest.raises(FileFormatError, match=f"^{re.escape(expected)}$"):
+        scan_run(str(tmp_path / f"*.{ext}"))
+
+
+def test_a_glob_of_json_lines_reads_every_file(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.jsonl").write_text(
+            f'{{"query_id": "q{name}", "doc_id": "d", "score": 1.0}}\n'
+        )
+    found = scan_run(str(tmp_path / "*.jsonl")).collect().sort("query_id")
+    assert found["query_id"].to_list() == ["qa", "qb"]

@@ -357,15 +357,18 @@ def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.Lazy
             source, glob=is_glob(source) or Path(source).is_dir(), hidden_file_prefix=[".", "_"]
         )
     if fmt == "jsonl":
-        if is_glob(source):  # polars expands the pattern; each file checked to be text
+        if is_glob(source):  # polars expands the pattern; each file checked as one is
             for path in source_files(source):
-                open_text(path, what)
+                check_not_empty(path, fmt, what)
             return pl.scan_ndjson(source)
         return pl.scan_ndjson(literal_path(open_text(source, what).data))
     separator = "," if fmt == "csv" else "\t"
     if is_glob(source):  # polars expands the pattern; every file is typed as a whole
-        for path in source_files(source):
-            _check_fields(path, open_text(path, what).data, fmt, what)
+        for path in source_files(source):  # each file's faults named as a file's are
+            data = open_text(path, what).data
+            _check_fields(path, data, fmt, what)
+            check_not_empty(path, fmt, what)
+            _check_numbers(_scan_text(data, separator, ids), path, fmt, what)
         return pl.scan_csv(
             source,
             separator=separator,
@@ -374,14 +377,18 @@ def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.Lazy
         )
     data = open_text(source, what).data
     _check_fields(source, data, fmt, what)
-    lazy = pl.scan_csv(
+    return _check_numbers(_scan_text(data, separator, ids), source, fmt, what)
+
+
+def _scan_text(data: str | bytes, separator: str, ids: Sequence[str]) -> pl.LazyFrame:
+    """One CSV/TSV file (its path, or its bytes), the ids as text."""
+    return pl.scan_csv(
         data,
         separator=separator,
         schema_overrides=dict.fromkeys(ids, pl.String),
         infer_schema_length=None,  # a fractional label or a bad score after row 100
         glob=False,  # runs/[2024].csv is a file
     )
-    return _check_numbers(lazy, source, fmt, what)
 
 
 def _check_fields(source: str, data: str | bytes, fmt: str, what: str) -> None:
