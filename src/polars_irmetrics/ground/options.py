@@ -581,6 +581,28 @@ def checked_positive_label(value: object) -> int | float | str:
     )
 
 
+def refuse_zero_positive(positive: object, label: object) -> None:
+    """Refuse a numeric ``positive_label`` of 0 (a ``bool`` is a label of its own): a
+    numeric label is negative where it is 0, so every row would be read as both. The
+    one message of :func:`polars_irmetrics.evaluate` and the expressions
+    (``irm.auc(..., positive_label=0)``).
+
+    >>> refuse_zero_positive(1, "y")
+    >>> refuse_zero_positive(0.0, "y")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: positive_label=0.0 names the negative label: ...
+    """
+    if isinstance(positive, bool) or not isinstance(positive, int | float) or positive != 0:
+        return
+    raise InvalidValueError(
+        f"positive_label={positive!r} names the negative label: a numeric label is "
+        f"positive where it equals positive_label and negative where it is 0; to score "
+        f"0 as the positive class, flip the labels, e.g. "
+        f"(pl.col({label!r}) == 0).cast(pl.Int8), and the predictions (1 - p)"
+    )
+
+
 def shared_column_error(first: str, second: str, column: object) -> InvalidValueError:
     """The error of two column roles (options) naming one column: ``second`` is told to
     name its own.

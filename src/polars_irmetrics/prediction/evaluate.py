@@ -81,7 +81,12 @@ from polars_irmetrics.errors import (
     MetricParameterError,
     QuerySetError,
 )
-from polars_irmetrics.ground.options import EvalOptions, metrics_named, shared_column_error
+from polars_irmetrics.ground.options import (
+    EvalOptions,
+    metrics_named,
+    refuse_zero_positive,
+    shared_column_error,
+)
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     common_id_dtype,
@@ -666,13 +671,8 @@ def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]
             f"column {options.label!r} has dtype {dtype} but positive_label={positive!r} is "
             "a string: pass a number (positive_label=1) or cast the labels to strings"
         )
-    if dtype != pl.String and not isinstance(positive, bool) and positive == 0:
-        raise InvalidValueError(
-            f"positive_label={positive!r} names the negative label: a numeric label is "
-            f"positive where it equals positive_label and negative where it is 0; to score "
-            f"0 as the positive class, flip the labels, e.g. "
-            f"(pl.col({options.label!r}) == 0).cast(pl.Int8), and the predictions (1 - p)"
-        )
+    if dtype != pl.String:
+        refuse_zero_positive(positive, options.label)
 
 
 def _key_checks(options: EvalOptions) -> list[_Check]:

@@ -33,7 +33,11 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.ground.deferred import Need, checked
-from polars_irmetrics.ground.options import check_column_name, checked_positive_label
+from polars_irmetrics.ground.options import (
+    check_column_name,
+    checked_positive_label,
+    refuse_zero_positive,
+)
 from polars_irmetrics.metrics.prediction import PredictionScope
 from polars_irmetrics.metrics.registry import request
 from polars_irmetrics.metrics.spec import ParamValue
@@ -57,9 +61,11 @@ __all__ = [
 
 Label = int | float | str
 
-#: The metrics that read the predictions only through their order: a NaN among them
-#: gives NaN (:func:`_expr`), as the module says, rather than the value of a top score.
-_ORDERED = frozenset({"auc", "pr_auc", "gauc"})
+#: The metrics whose statistics would pass over a NaN prediction: those that read the
+#: predictions only through their order (NaN orders above every number: the value of a
+#: top score) and ``ece`` (a NaN falls in no bin, yet counts in the denominator). A NaN
+#: among them gives NaN (:func:`_expr`), as the module says, as it does for the sums.
+_NAN_GIVES_NAN = frozenset({"auc", "pr_auc", "gauc", "ece"})
 
 
 def _expr(
@@ -77,15 +83,16 @@ def _expr(
     positive = checked_positive_label(positive)
     # a column option that is no name was polars' own TypeError (invalid input for col)
     check_column_name("label", label)
+    refuse_zero_positive(positive, label)  # as irm.evaluate refuses it
     check_column_name("prediction", prediction)
     check_column_name("sample_weight", sample_weight, optional=True)
     if name == "gauc":
         check_column_name("query_id", query_id)
     scope = PredictionScope(label, prediction, sample_weight, positive, query_id)
     value = group_values(scope, [(req.name, req)])[req.name]
-    if name in _ORDERED:
+    if name in _NAN_GIVES_NAN:
         # NaN orders above every number, so the ranks alone would read a NaN score as
-        # the highest one; the documented NaN is given instead.
+        # the highest one, and ece's bins leave it out; the documented NaN is given.
         nan = pl.col(prediction).cast(pl.Float64).is_nan().any()
         value = pl.when(nan).then(pl.lit(float("nan"), pl.Float64)).otherwise(value)
     # the columns it reads, checked when the plan knows the frame (ground.deferred): a
