@@ -1,6 +1,8 @@
 """Prediction metrics, round 11: the expressions took ``positive_label=0`` (the flipped
 AUC, which :func:`polars_irmetrics.evaluate` refuses); ``irm.ece`` gave a number for a
-group with a NaN prediction (the row fell in no bin but counted in the denominator)."""
+group with a NaN prediction (the row fell in no bin but counted in the denominator); a
+text label was checked group by group (``by=``, ``per_query=True``, compare), so a
+misspelt positive label in a group of its own was scored as negative."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError
+
+from .conftest import Evaluate
 
 CLICKS = pl.DataFrame({"y": [1, 0, 1, 0], "p": [0.9, 0.2, 0.3, 0.5]})
 
@@ -86,3 +90,62 @@ def test_ece_of_a_nan_prediction_is_refused_by_evaluate() -> None:
     )
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         irm.evaluate(NAN, ["ece"], label="y", prediction="p")
+
+
+#: 'Click' is no 'click': three labels in the table, two in each user's rows
+MISSPELT = pl.DataFrame(
+    {"user": [1, 1, 2, 2], "y": ["click", "no", "Click", "Click"], "p": [0.9, 0.2, 0.8, 0.7]}
+)
+THREE = (
+    "column 'y' holds more than two labels (Click, click, no); {metrics} read(s) it as a "
+    "binary label: positive_label='click' is positive, and one other label negative"
+)
+TEXT_CASES = [
+    pytest.param(["logloss"], {}, "logloss", id="whole"),
+    pytest.param(["logloss"], {"by": "user"}, "logloss", id="by"),
+    pytest.param(["auc", "brier"], {"by": "user"}, "auc, brier", id="by-two"),
+    pytest.param(["logloss"], {"per_query": True, "query_id": "user"}, "logloss", id="per-query"),
+    pytest.param(["auc"], {"per_query": True, "query_id": "user"}, "auc", id="per-query-auc"),
+    pytest.param(["gauc"], {"query_id": "user"}, "gauc", id="gauc"),
+    pytest.param(["auc"], {"by": "user", "buckets": 2}, "auc", id="buckets"),
+]
+
+
+@pytest.mark.parametrize(("metrics", "options", "named"), TEXT_CASES)
+def test_text_labels_checked_over_the_whole_table(
+    evaluate: Evaluate, metrics: list[str], options: dict[str, object], named: str
+) -> None:
+    message = THREE.format(metrics=named)
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        evaluate(MISSPELT, metrics, label="y", prediction="p", positive_label="click", **options)
+
+
+def test_text_labels_two_of_neither_positive_over_the_whole_table() -> None:
+    table = MISSPELT.with_columns(y=pl.Series(["no", "no", "Click", "Click"]))
+    message = (
+        "column 'y' holds two labels ('Click', 'no'), and neither is positive_label='click'; "
+        "auc read(s) it as a binary label, so it is refused for them: declare the positive "
+        "one of them with positive_label= (a text label matches exactly: case and spaces "
+        "count)"
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(table, ["auc"], label="y", prediction="p", positive_label="click", by="user")
+
+
+def test_text_labels_checked_over_the_whole_table_in_compare() -> None:
+    run = MISSPELT.rename({"user": "query_id"})
+    message = THREE.format(metrics="logloss")
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.compare(
+            {"a": run, "b": run}, ["logloss"], label="y", prediction="p", positive_label="click"
+        )
+
+
+def test_text_labels_a_group_of_negatives_still_read() -> None:
+    table = MISSPELT.with_columns(y=pl.Series(["click", "no", "no", "no"]))
+    out = irm.evaluate(
+        table, ["logloss"], label="y", prediction="p", positive_label="click", by="user"
+    )
+    # user 1: -(ln 0.9 + ln 0.8) / 2; user 2: -(ln 0.2 + ln 0.3) / 2
+    expected = [-(math.log(0.9) + math.log(0.8)) / 2, -(math.log(0.2) + math.log(0.3)) / 2]
+    assert out["logloss"].to_list() == pytest.approx(expected, rel=1e-14)

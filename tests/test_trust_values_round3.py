@@ -69,12 +69,12 @@ def test_text_positive_label_no_label_is_refused_for_each_binary_metric(metric: 
         irm.evaluate(ONE, [metric], positive_label="Yes")
 
 
-def test_text_positive_label_no_label_is_refused_per_group() -> None:
+def test_text_positive_label_no_label_is_refused_whatever_the_grouping() -> None:
+    # the labels are checked over the whole table (round 11): no group is named
     table = ONE.with_columns(pl.Series("day", ["mon", "mon", "tue", "tue"]))
-    message = YES_NOT_FOUND.format(where=" (first in the group day='mon')", metrics="logloss")
+    message = YES_NOT_FOUND.format(where="", metrics="logloss")
     with pytest.raises(InvalidValueError, match=_exactly(message)):
         irm.evaluate(table, ["logloss"], positive_label="Yes", by="day")
-    message = YES_NOT_FOUND.format(where=" (first in the group query_id=1)", metrics="logloss")
     with pytest.raises(InvalidValueError, match=_exactly(message)):
         irm.evaluate(table, ["logloss"], positive_label="Yes", per_query=True)
 

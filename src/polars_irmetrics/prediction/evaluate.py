@@ -33,8 +33,9 @@ and meaningless for another, so a check for every metric would refuse valid inpu
   ``auc``, ``pr_auc`` and ``gauc`` (they read only its order) and a valid rating for
   the rating metrics;
 * a label that is neither 0 nor the positive label (for a text label: more than two
-  distinct labels in a group, or two of which neither is the positive label; one
-  label only, not the positive one, is a group of negatives) is refused for the
+  distinct labels in the table, or two of which neither is the positive label, counted
+  over the whole table whatever ``by=`` or ``per_query``; one label only, not the
+  positive one, is a table of negatives) is refused for the
   metrics that read it as a click
   (:data:`~polars_irmetrics.metrics.prediction.BINARY_METRICS`); it is a valid rating
   for ``rmse``, ``mae``, ``mse``, ``r2`` and ``explained_variance``;
@@ -159,6 +160,9 @@ class _Check:
     template: str
     #: the example is the smallest offending value (rows of a join come in no set order)
     smallest: bool = False
+    #: counted over the whole table, not per group (a text label's other value: one for
+    #: the table, whatever the grouping, as a numeric label's is 0)
+    whole: bool = False
 
     @property
     def count(self) -> str:
@@ -414,14 +418,21 @@ class Prepared:
         return [c for check in self.checks for c in (check.count, check.first)]
 
     def grouped(self, keys: list[str], aggs: list[pl.Expr]) -> pl.LazyFrame:
-        """``aggs`` over the rows of each group of ``keys``, with the check columns."""
-        check_exprs = [e for check in self.checks for e in check.exprs()]
+        """``aggs`` over the rows of each group of ``keys``, with the check columns (a
+        check of the whole table beside every group)."""
+        each = [check for check in self.checks if not check.whole]
+        check_exprs = [e for check in each for e in check.exprs()]
         if not self.two_tables:
-            return group(self.rows, keys, [*aggs, *check_exprs])
-        # the checks count the one-sided pairs too: over every joined row
-        counts = group(self.table, keys, check_exprs)
-        result = beside(group(self.rows, keys, aggs), counts, keys, how="full")
-        return result.with_columns(pl.col(c.count).fill_null(0) for c in self.checks)
+            result = group(self.rows, keys, [*aggs, *check_exprs])
+        else:
+            # the checks count the one-sided pairs too: over every joined row
+            counts = group(self.table, keys, check_exprs)
+            result = beside(group(self.rows, keys, aggs), counts, keys, how="full")
+            result = result.with_columns(pl.col(c.count).fill_null(0) for c in each)
+        whole = [e for check in self.checks if check.whole for e in check.exprs()]
+        if whole:  # one row over every row, beside each group's
+            result = result.join(self.table.select(whole), how="cross")
+        return result
 
     def raising(self, result: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         """``result`` without its check columns, raising the first problem they count
@@ -833,8 +844,12 @@ def _checks(
         )
     )
     if schema[scope.label] == pl.String:
-        binary = both & (label.drop_nulls().n_unique() > 2)
-        example = label.drop_nulls().unique().sort().str.join(", ")
+        # counted over the whole table (whole=True): the one other value is the table's,
+        # so a misspelt positive label ('Click' for 'click') in a group of its own is no
+        # group of negatives
+        found = label.filter(both).drop_nulls()
+        binary = both & (found.n_unique() > 2)
+        example = found.unique().sort().str.join(", ")
         checks.append(
             _Check(
                 "binary",
@@ -844,17 +859,17 @@ def _checks(
                 "column {label!r} holds more than two labels{where} ({example}); {metrics} "
                 "read(s) it as a binary label: positive_label={positive!r} is positive, "
                 "and one other label negative",
+                whole=True,
             )
         )
         # two labels and neither positive: a positive_label mistyped ('Yes' for 'yes')
         # would read every row as negative (one label only may be all negatives)
-        labels = label.drop_nulls().unique().sort()
+        labels = found.unique().sort()
         shown = (
             pl.when(labels.str.contains("'", literal=True))
             .then(pl.concat_str(pl.lit('"'), labels, pl.lit('"')))
             .otherwise(pl.concat_str(pl.lit("'"), labels, pl.lit("'")))
         )
-        found = label.drop_nulls()
         checks.append(
             _Check(
                 "binary_positive",
@@ -865,6 +880,7 @@ def _checks(
                 "positive_label={positive!r}; {metrics} read(s) it as a binary label, so "
                 "it is refused for them: declare the positive one of them with "
                 "positive_label= (a text label matches exactly: case and spaces count)",
+                whole=True,
             )
         )
     else:
@@ -954,7 +970,7 @@ def _raise_on_flags(
         first = bad.row(0, named=True)
         total = int(bad[check.count].sum())
         place = ", ".join(f"{k}={first[k]!r}" for k in keys)
-        where = f" (first in the group {place})" if keys else ""
+        where = f" (first in the group {place})" if keys and not check.whole else ""
         raise check.error(
             check.template.format(
                 n=total, where=where, example=first[check.first], metrics=metrics, **fields
