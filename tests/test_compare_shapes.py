@@ -382,8 +382,8 @@ QUERY_KINDS = [
 def test_query_ids_of_two_kinds_are_refused(
     runs: dict[str, pl.DataFrame], metrics: list[str], options: dict[str, Any], message: str
 ) -> None:
-    for run in runs.values():  # each valid alone
-        irm.evaluate(run, metrics, **options)
+    for run in runs.values():  # each valid alone, per query as compare pairs them
+        irm.evaluate(run, metrics, per_query=True, **options)
     with pytest.raises(irm.ColumnTypeError, match=f"^{re.escape(message)}$"):
         irm.compare(runs, metrics, qrels=None, **options)
 

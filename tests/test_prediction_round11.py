@@ -149,3 +149,59 @@ def test_text_labels_a_group_of_negatives_still_read() -> None:
     # user 1: -(ln 0.9 + ln 0.8) / 2; user 2: -(ln 0.2 + ln 0.3) / 2
     expected = [-(math.log(0.9) + math.log(0.8)) / 2, -(math.log(0.2) + math.log(0.3)) / 2]
     assert out["logloss"].to_list() == pytest.approx(expected, rel=1e-14)
+
+
+TWO = pl.DataFrame({"y": [1, 0], "p": [0.3, 0.1]})
+UNREAD_IDS = [
+    pytest.param(
+        ["auc", "logloss"],
+        {"query_id": "user"},
+        "query_id='user' is not read by metrics 'auc', 'logloss': among the prediction "
+        "metrics only gauc, per_query=True and labels= (the two-table form, joined on "
+        "query_id and doc_id) read it; drop query_id= (an option no metric reads would "
+        "change nothing), or evaluate a metric that reads it",
+        id="query_id",
+    ),
+    pytest.param(
+        ["rmse"],
+        {"doc_id": "item"},
+        "doc_id='item' is not read by metric 'rmse': the prediction metrics read it only "
+        "with labels= (the two-table form, joined on query_id and doc_id); drop doc_id= (an "
+        "option no metric reads would change nothing), or pass labels=",
+        id="doc_id",
+    ),
+    pytest.param(
+        ["gauc"],
+        {"query_id": "user", "doc_id": "item"},
+        "doc_id='item' is not read by metric 'gauc': the prediction metrics read it only "
+        "with labels= (the two-table form, joined on query_id and doc_id); drop doc_id= (an "
+        "option no metric reads would change nothing), or pass labels=",
+        id="doc_id-with-gauc",
+    ),
+]
+
+
+@pytest.mark.parametrize(("metrics", "options", "message"), UNREAD_IDS)
+def test_ids_no_metric_reads_are_refused(
+    frame_kind: str, metrics: list[str], options: dict[str, object], message: str
+) -> None:
+    table = TWO.lazy() if frame_kind == "LazyFrame" else TWO
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(table, metrics, label="y", prediction="p", **options)  # type: ignore[arg-type]
+
+
+def test_ids_read_are_taken() -> None:
+    users = TWO.with_columns(user=pl.Series([1, 1]), item=pl.Series([5, 6]))
+    # the defaults passed explicitly change nothing
+    out = irm.evaluate(TWO, ["auc"], label="y", prediction="p", query_id="query_id")
+    assert out["auc"].item() == 1.0
+    out = irm.evaluate(users, ["gauc"], label="y", prediction="p", query_id="user")
+    assert out["gauc"].item() == 1.0
+    out = irm.evaluate(users, ["auc"], label="y", prediction="p", query_id="user", per_query=True)
+    assert out.rows() == [(1, 2, 1.0)]
+    labels = users.select("user", "item", "y")
+    out = irm.evaluate(
+        users.drop("y"), ["auc"], labels=labels, label="y", prediction="p",
+        query_id="user", doc_id="item",
+    )  # fmt: skip
+    assert out["auc"].item() == 1.0

@@ -83,7 +83,7 @@ from polars_irmetrics.online.evaluate import build_online_plan
 from polars_irmetrics.online.sessions import ensure_click_metrics
 from polars_irmetrics.ope.evaluate import build_ope_plan
 from polars_irmetrics.ope.parts import OpeTables, in_buckets, ope_in_buckets
-from polars_irmetrics.prediction.evaluate import build_prediction_plan
+from polars_irmetrics.prediction.evaluate import build_prediction_plan, check_keys_read
 from polars_irmetrics.recsys.evaluate import with_beyond_accuracy
 from polars_irmetrics.vectors.neighbors import build_neighbors_plan
 
@@ -597,7 +597,10 @@ def evaluate_tables(
     built = EvalOptions.build(**options)
     requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
     # an option none of the metrics reads is refused, never ignored
-    check_read(built, labels_by_route(requests, route), labels=lazy.get("labels") is not None)
+    routes = labels_by_route(requests, route)
+    check_read(built, routes, labels=lazy.get("labels") is not None)
+    if set(routes) == {"prediction"}:  # which of them read the ids: by metric
+        check_keys_read(built, requests, labels=lazy.get("labels") is not None)
     check_level_read(built, requests, route=route)
     _check_key_names(built, [label for label, _ in requests], table_name)
     long = long_run(

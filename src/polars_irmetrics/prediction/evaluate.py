@@ -134,6 +134,7 @@ __all__ = [
     "Prepared",
     "beside",
     "build_prediction_plan",
+    "check_keys_read",
     "group",
     "prepare_rows",
     "scale_aggs",
@@ -613,6 +614,45 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
     if options.unmatched == "drop":  # a null key is refused, not dropped (_checks)
         joined = joined.filter((pl.col(_SIDE) == "both") | null_key)
     return joined.with_columns(((pl.len().over(keys) > 1) & ~null_key).alias(_DUP))
+
+
+def check_keys_read(
+    options: EvalOptions, requests: Sequence[tuple[str, MetricRequest]], *, labels: bool
+) -> None:
+    """Refuse ``query_id=`` and ``doc_id=`` given (not their defaults) where no
+    prediction metric asked for reads them: ``query_id`` is read by ``gauc``, by
+    ``per_query=True`` and by the two-table form (``labels=``, joined on both ids),
+    ``doc_id`` by the two-table form alone. An option no metric reads is refused, never
+    ignored (a column that does not exist was passed over in silence). The one-machine
+    door's check: the engines read ``query_id`` to split the table, and
+    :func:`~polars_irmetrics.compare` to pair the systems' queries.
+
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> check_keys_read(EvalOptions(query_id="user"), parse_metric_list(["gauc"]), labels=False)
+    >>> check_keys_read(EvalOptions(doc_id="item"), parse_metric_list(["rmse"]), labels=False)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: doc_id='item' is not read by metric 'rmse': ...
+    """
+    given = options.given()
+    if labels:
+        return
+    metrics = metrics_named([label for label, _ in requests])
+    gauc = any(req.metric.name == "gauc" for _, req in requests)
+    if "query_id" in given and not (options.per_query or gauc):
+        raise InvalidValueError(
+            f"query_id={options.query_id!r} is not read by {metrics}: among the prediction "
+            "metrics only gauc, per_query=True and labels= (the two-table form, joined on "
+            "query_id and doc_id) read it; drop query_id= (an option no metric reads would "
+            "change nothing), or evaluate a metric that reads it"
+        )
+    if "doc_id" in given:
+        raise InvalidValueError(
+            f"doc_id={options.doc_id!r} is not read by {metrics}: the prediction metrics "
+            "read it only with labels= (the two-table form, joined on query_id and "
+            "doc_id); drop doc_id= (an option no metric reads would change nothing), or "
+            "pass labels="
+        )
 
 
 def _check_positive_read(
