@@ -2,7 +2,9 @@
 AUC, which :func:`polars_irmetrics.evaluate` refuses); ``irm.ece`` gave a number for a
 group with a NaN prediction (the row fell in no bin but counted in the denominator); a
 text label was checked group by group (``by=``, ``per_query=True``, compare), so a
-misspelt positive label in a group of its own was scored as negative."""
+misspelt positive label in a group of its own was scored as negative; ``query_id=`` and
+``doc_id=`` were ignored where no metric read them; ``irm.optimize_fusion`` with a metric
+of no ranking (``logloss``) named an ``order='rank'`` the caller never gave."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 
 from .conftest import Evaluate
 
@@ -205,3 +207,38 @@ def test_ids_read_are_taken() -> None:
         query_id="user", doc_id="item",
     )  # fmt: skip
     assert out["auc"].item() == 1.0
+
+
+RUN_A = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+RUN_B = RUN_A.with_columns(doc_id=pl.Series(["c", "b", "a"]))
+JUDGED = pl.DataFrame({"query_id": ["q"], "doc_id": ["c"], "relevance": [1]})
+NOT_RANKING = [
+    ("logloss", "the prediction metrics (auc, logloss, rmse...)"),
+    ("auc", "the prediction metrics (auc, logloss, rmse...)"),
+    ("calibration", "the prediction metrics (auc, logloss, rmse...)"),
+    ("ctr@10", "the click metrics of an impression log (ctr, session_ctr...)"),
+    ("ips", "the off-policy estimators (ips, snips, dr...)"),
+    ("rbo", "the rank-similarity metrics (rbo, jaccard, kendall_tau...)"),
+    ("ps_ndcg@10", "the propensity-scored metrics (ps_precision@k, ps_ndcg@k)"),
+    (
+        "catalog_coverage",
+        "the beyond-accuracy metrics (novelty, catalog_coverage, serendipity...)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("metric", "kind"), NOT_RANKING)
+def test_optimize_fusion_refuses_a_metric_of_no_ranking_by_name(metric: str, kind: str) -> None:
+    message = (
+        f"metric={metric!r} is one of {kind}, not a ranking metric of a run and judgments: "
+        "optimize_fusion scores each fused ranking against qrels= alone, with one such "
+        "metric (e.g. metric='ndcg@10', 'map')"
+    )
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.optimize_fusion({"a": RUN_A, "b": RUN_B}, metric, qrels=JUDGED)
+
+
+def test_optimize_fusion_ranking_metric_still_optimised() -> None:
+    best = irm.optimize_fusion({"a": RUN_A, "b": RUN_B}, "P@1", qrels=JUDGED)
+    assert isinstance(best, dict)
+    assert sorted(best) == ["weights"]

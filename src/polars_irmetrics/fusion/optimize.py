@@ -54,7 +54,7 @@ from polars_irmetrics.ground.buckets import (
     evaluate_in_buckets,
     refuse_spill_without_buckets,
 )
-from polars_irmetrics.ground.options import check_relevance_level
+from polars_irmetrics.ground.options import ROUTE_METRICS, check_relevance_level
 from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.metrics._common import power
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric, parse_metric_list
@@ -369,8 +369,10 @@ def optimize_fusion(
         A method without a search grid, a bad ``step`` (not a finite number > 0; not
         an integer for ``k``; a weight grid with no point, or a ``phi``/``sigma`` grid
         with one outside [0, 1]) or ``folds``, a ``seed`` without ``folds`` or that is
-        not an integer >= 0, more than one metric (a cutoff range), a metric with no
-        better direction (``num_ret``), a metric with ``agg=`` (``"P(agg='std')@1"``),
+        not an integer >= 0, more than one metric (a cutoff range), a metric that is
+        no ranking metric of a run and judgments (``logloss``, ``ctr@10``, ``rbo``), a
+        metric with no better direction (``num_ret``), a metric with ``agg=``
+        (``"P(agg='std')@1"``),
         a ``norm`` that changes nothing in a method of positions (``method="rrf",
         norm="min-max"``).
     UnknownMetricError
@@ -652,8 +654,16 @@ def _objective(metric: object) -> MetricRequest:
             f"metric={metric!r} names {len(requests)} metrics; optimize_fusion optimises "
             "one (e.g. metric='ndcg@10')"
         )
-    refuse_summaries(requests, calls="irm.optimize_fusion")  # it maximises the mean
     request = requests[0][1]
+    # before the options of its evaluation are built: they would name an option the
+    # caller never gave (order='rank' beside logloss), not the metric
+    if request.route != "offline":  # auc, ctr, ips, rbo, ps_ndcg, catalog_coverage...
+        raise MetricParameterError(
+            f"metric={metric!r} is one of {ROUTE_METRICS[request.route]}, not a ranking "
+            "metric of a run and judgments: optimize_fusion scores each fused ranking "
+            "against qrels= alone, with one such metric (e.g. metric='ndcg@10', 'map')"
+        )
+    refuse_summaries(requests, calls="irm.optimize_fusion")  # it maximises the mean
     if request.higher_is_better is None:
         raise MetricParameterError(
             f"metric={metric!r} has no better direction (neither a higher nor a lower "
