@@ -7,11 +7,13 @@ overflows or loses the digits, against exact rational arithmetic on the same flo
   scores that differ by 1 are not ties (``auc``, ``pr_auc``, ``gauc``, on every path);
 * ``logloss`` (and ``ne``) clip a ``Float32`` (``Float16``) prediction at that dtype's
   machine epsilon, as scikit-learn's ``log_loss`` does (``np.finfo(dtype).eps``);
-* ``r2``, ``explained_variance``, ``rmse``, ``mae`` and ``mse`` are exact where the
-  residuals overflow float64 (labels of -1e308 predicted 1e308) and where the labels'
-  spread is tiny beside their magnitude (1e6 + 1e-3 noise); a value float64 cannot hold
-  (``mse`` of 1e200 errors) is infinite with an ``IrmWarning`` that names it, and an
-  infinite label or prediction is refused for the rating metrics.
+* ``r2``, ``explained_variance``, ``rmse``, ``mae`` and ``mse`` are the exact values to
+  1e-12 (each residual ``y - p`` is rounded to a float first, as scikit-learn rounds
+  it: not the exact value rounded once) where the residuals overflow float64 (labels
+  of -1e308 predicted 1e308) and where the labels' spread is tiny beside their
+  magnitude (1e6 + 1e-3 noise); a value float64 cannot hold (``mse`` of 1e200 errors)
+  is infinite with an ``IrmWarning`` that names it, and an infinite label or prediction
+  is refused for the rating metrics.
 """
 
 from __future__ import annotations

@@ -577,10 +577,11 @@ def rmse(
 
     Equal to ``sklearn.metrics.root_mean_squared_error``.
 
-    Exact at any finite scale (each group's errors and spreads are scaled by powers of
+    Accurate at any finite scale (each group's errors and spreads are scaled by powers of
     two, :mod:`polars_irmetrics.prediction.statistics`): where scikit-learn's float sums
     overflow (errors beyond ``1e154``) or lose the digits of a small spread beside a
-    large offset, this is the exact value rounded once.
+    large offset, this keeps its digits: each residual ``y - p`` is rounded to a
+    float (as scikit-learn rounds it), then the sums are exact (within about an ulp).
 
     Parameters
     ----------
@@ -619,11 +620,12 @@ def mse(
 
     Equal to ``sklearn.metrics.mean_squared_error``.
 
-    Exact at any finite scale (each group's errors and spreads are scaled by powers of
+    Accurate at any finite scale (each group's errors and spreads are scaled by powers of
     two, :mod:`polars_irmetrics.prediction.statistics`): where scikit-learn's float sums
     overflow (errors beyond ``1e154``) or lose the digits of a small spread beside a
-    large offset, this is the exact value rounded once. A mean beyond float64's range
-    (errors beyond about ``1e154``: their squares) is ``inf``.
+    large offset, this keeps its digits: each residual ``y - p`` is rounded to a
+    float (as scikit-learn rounds it), then the sums are exact (within about an ulp). A mean beyond
+    float64's range (errors beyond about ``1e154``: their squares) is ``inf``.
 
     Parameters
     ----------
@@ -663,10 +665,11 @@ def mae(
 
     Equal to ``sklearn.metrics.mean_absolute_error``.
 
-    Exact at any finite scale (each group's errors and spreads are scaled by powers of
+    Accurate at any finite scale (each group's errors and spreads are scaled by powers of
     two, :mod:`polars_irmetrics.prediction.statistics`): where scikit-learn's float sums
     overflow (errors beyond ``1e154``) or lose the digits of a small spread beside a
-    large offset, this is the exact value rounded once.
+    large offset, this keeps its digits: each residual ``y - p`` is rounded to a
+    float (as scikit-learn rounds it), then the sums are exact (within about an ulp).
 
     Parameters
     ----------
@@ -705,11 +708,12 @@ def r2(
     Equal to ``sklearn.metrics.r2_score``, except that constant labels
     (``SS_tot = 0``) give null here, where scikit-learn returns 1.0 or 0.0.
 
-    Exact at any finite scale (each group's errors and spreads are scaled by powers of
+    Accurate at any finite scale (each group's errors and spreads are scaled by powers of
     two, :mod:`polars_irmetrics.prediction.statistics`): where scikit-learn's float sums
     overflow (errors beyond ``1e154``) or lose the digits of a small spread beside a
-    large offset, this is the exact value rounded once. A value below float64's range
-    (errors ``1e154`` times the labels' spread) is ``-inf``.
+    large offset, this keeps its digits: each residual ``y - p`` is rounded to a
+    float (as scikit-learn rounds it), then the sums are exact (within about an ulp). A value below
+    float64's range (errors ``1e154`` times the labels' spread) is ``-inf``.
 
     Parameters
     ----------
@@ -750,10 +754,11 @@ def explained_variance(
     Equal to ``sklearn.metrics.explained_variance_score``, except that constant labels
     give null here, where scikit-learn returns 1.0 or 0.0.
 
-    Exact at any finite scale (each group's errors and spreads are scaled by powers of
+    Accurate at any finite scale (each group's errors and spreads are scaled by powers of
     two, :mod:`polars_irmetrics.prediction.statistics`): where scikit-learn's float sums
     overflow (errors beyond ``1e154``) or lose the digits of a small spread beside a
-    large offset, this is the exact value rounded once.
+    large offset, this keeps its digits: each residual ``y - p`` is rounded to a
+    float (as scikit-learn rounds it), then the sums are exact (within about an ulp).
 
     Parameters
     ----------
