@@ -339,7 +339,10 @@ def evaluate(
             one) before the positions are given, so the judged ones close up and
             ``num_ret`` counts them (ir_measures' ``judged_only=True``, trec_eval
             ``-J``); default ``False``. A metric name may say it instead,
-            ``AP(judged_only=True)``, when every metric of the list does.
+            ``AP(judged_only=True)``, when every metric of the list does. With
+            ``depth``, the ranking is cut to ``depth`` first and the judged documents
+            of that top are kept, as trec_eval ``-J -M`` does: ``depth=2`` over
+            unjudged, judged, judged keeps one document.
 
         ``unjudged``
             Queries in the run but not in the judgments: ``"drop"`` (default, as

@@ -494,7 +494,22 @@ def _judged_only(run: pl.LazyFrame, qrels: pl.LazyFrame | None, setup: Setup) ->
     pool, not judged"), are removed before the positions are given, so the positions
     close up (by rank: 1, 2, ... in the order of the given ranks) and ``num_ret``
     counts the judged documents. A judged table keeps its rows
-    with a label of 0 or more (and those without a label, which the checks refuse)."""
+    with a label of 0 or more (and those without a label, which the checks refuse).
+
+    With ``depth``, the run is cut to its top ``depth`` documents first, and the judged
+    ones among them are kept (trec_eval's form_res_rels.c truncates the sorted results
+    to ``-M`` before it drops the unjudged ones): ``depth=2`` over unjudged, judged,
+    judged keeps one document, not two. A judged table's rows are its judgments too:
+    those below the depth stay, without a score (rank), judged and not retrieved."""
+    if setup.depth is not None:
+        within = pl.col(RANK) <= setup.depth
+        placed = _with_positions(run, setup, lambda rows: rows)
+        if qrels is None:
+            order = setup.score if setup.order == "score" else setup.rank
+            run = placed.with_columns(pl.when(within).then(pl.col(order)).alias(order))
+        else:
+            run = placed.filter(within)
+        run = run.drop(RANK)
     label = pl.col(setup.relevance)
     if qrels is None:
         kept = run.filter(label.is_null() | (label >= 0))

@@ -1,0 +1,79 @@
+"""``irm trec-eval`` and ``irm.evaluate`` against trec_eval's C source, round 11.
+
+* ``-J`` with ``-M`` (``judged_only=True`` with ``depth=``): form_res_rels.c sorts the
+  results, truncates them to ``-M``, and only then keeps the judged ones.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from tests.test_trec_eval_cmd import expected, files, trec_eval
+
+__all__ = ["files"]  # the fixture, used by name
+
+
+# ------------------------------------------------------------------ -J with -M
+def test_judged_only_cuts_at_depth_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # z1 (unjudged) ranks first: the top 2 are z1 and d1, of which d1 is judged
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 z1 1 5 r\nq1 Q0 d1 2 4 r\nq1 Q0 d3 3 3 r\nq1 Q0 d2 4 2 r\n")
+    args = ["-q", "-J", "-M", "2", "-m", "map", "-m", "num_ret", "-m", "P.2"]
+    out, err = trec_eval(capsys, *args, str(qrels), str(run))
+    assert err == ""
+    assert out == [
+        "num_ret               \tq1\t1",
+        "map                   \tq1\t0.5000",
+        "P_2                   \tq1\t0.5000",
+        "num_ret               \tall\t1",
+        "map                   \tall\t0.5000",
+        "P_2                   \tall\t0.5000",
+    ]
+
+
+@pytest.mark.parametrize("order", ["score", "rank"])
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("table", [False, True], ids=["qrels", "judged-table"])
+def test_judged_only_depth_in_python(order: str, lazy: bool, table: bool) -> None:
+    run = pl.DataFrame(
+        {
+            "query_id": ["q1"] * 4,
+            "doc_id": ["z1", "d1", "d3", "d2"],
+            "score": [5.0, 4.0, 3.0, 2.0],
+            "rank": [1, 2, 3, 4],
+        }
+    )
+    qrels = pl.DataFrame(
+        {"query_id": ["q1"] * 3, "doc_id": ["d1", "d2", "d3"], "relevance": [1, 0, 1]}
+    )
+    metrics = ["map", "P@2", "num_ret"]
+    options = {"depth": 2, "judged_only": True, "order": order, "per_query": True}
+    if table:  # the run's own rows carry the labels: z1's -1 is "not judged"
+        frame = run.join(qrels, on=["query_id", "doc_id"], how="left").fill_null(-1)
+        got = irm.evaluate(frame.lazy() if lazy else frame, metrics, **options)
+    else:
+        got = irm.evaluate(run.lazy() if lazy else run, metrics, qrels=qrels, **options)
+    if isinstance(got, pl.LazyFrame):
+        got = got.collect()
+    assert got.row(0, named=True) == {"query_id": "q1", "map": 0.5, "P@2": 0.5, "num_ret": 1}
+
+
+@pytest.mark.parametrize("depth", [1, 3, 7])
+def test_judged_only_depth_matches_trec_eval(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str], depth: int
+) -> None:
+    # pytrec_eval (trec_eval -J) on the run truncated to depth as trec_eval -M does
+    specs = {"num_ret", "num_rel_ret", "map", "Rprec", "bpref", "P.2,5", "recall.5", "ndcg"}
+    printed = ["num_ret", "num_rel_ret", "map", "Rprec", "bpref", "P_2", "P_5", "recall_5"]
+    printed.append("ndcg")
+    args = [a for m in sorted(specs) for a in ("-m", m)]
+    out, _ = trec_eval(capsys, "-q", "-J", "-M", str(depth), *args, *files)
+    assert out == expected(specs, printed, per_query=True, depth=depth, judged_only=True)
