@@ -2,16 +2,22 @@
 
 * ``-J`` with ``-M`` (``judged_only=True`` with ``depth=``): form_res_rels.c sorts the
   results, truncates them to ``-M``, and only then keeps the judged ones.
+* qrels labels: get_qrels.c (and get_qrels_jg.c) reads them with ``atol``, the sign
+  and leading digits (``1e1`` is 1, ``.5e1`` is 0); digits beyond Int64 are refused
+  with the file, line and value.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.errors import TrecFormatError
+from polars_irmetrics.io.trec import read_trec_eval_qrels
 from tests.test_trec_eval_cmd import expected, files, trec_eval
 
 __all__ = ["files"]  # the fixture, used by name
@@ -77,3 +83,57 @@ def test_judged_only_depth_matches_trec_eval(
     args = [a for m in sorted(specs) for a in ("-m", m)]
     out, _ = trec_eval(capsys, "-q", "-J", "-M", str(depth), *args, *files)
     assert out == expected(specs, printed, per_query=True, depth=depth, judged_only=True)
+
+
+# ------------------------------------------------------------------ labels read as atol
+@pytest.mark.parametrize(
+    ("labels", "expected_labels"),
+    [
+        (["+1", "1e-1", ".5e1"], [1, 1, 0]),
+        (["1.9", "-0.5", "1e1"], [1, 0, 1]),
+        (["1e19", "007", "-2"], [1, 7, -2]),
+        (["12.9", "0", "1"], [12, 0, 1]),
+    ],
+)
+def test_labels_are_read_as_atol_reads_them(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    labels: list[str],
+    expected_labels: list[int],
+) -> None:
+    # get_qrels.c and get_qrels_jg.c: text_qrels_ptr->rel = atol(lines[i].rel)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q1 0 d{i} {lab}\n" for i, lab in enumerate(labels, 1)))
+    assert read_trec_eval_qrels(qrels)["relevance"].to_list() == expected_labels
+    jg = tmp_path / "jg.txt"
+    jg.write_text("".join(f"q1 a d{i} {lab}\n" for i, lab in enumerate(labels, 1)))
+    assert irm.read_trec_qrels_jg(jg)["relevance"].to_list() == expected_labels
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq1 Q0 d3 3 1 r\n")
+    out, _ = trec_eval(capsys, "-q", "-m", "relstring", str(qrels), str(run))
+    shown = "".join("." if lab < 0 else ">" if lab > 9 else str(lab) for lab in expected_labels)
+    assert out == [f"relstring             \tq1\t'{shown}'"]
+
+
+@pytest.mark.parametrize(
+    ("token", "problem"),
+    [
+        ("99999999999999999999", "is out of the range of a 64-bit integer"),
+        ("-99999999999999999999", "is out of the range of a 64-bit integer"),
+        ("rel", "is not a number"),
+        ("inf", "is not a finite number"),
+    ],
+)
+def test_a_label_atol_cannot_read_is_refused_with_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], token: str, problem: str
+) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(f"q1 0 d0 1\nq1 0 d1 {token}\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 3 r\n")
+    fix = "; write a label within it" if "range" in problem else ""
+    message = f"{qrels}, line 2: relevance {token!r} {problem}: 'q1 0 d1 {token}'{fix}"
+    with pytest.raises(TrecFormatError, match=f"^{re.escape(message)}$"):
+        read_trec_eval_qrels(qrels)
+    out, err = trec_eval(capsys, str(qrels), str(run), status=2)
+    assert (out, err) == ([], f"irm: error: {message}\n")

@@ -49,8 +49,9 @@ trec_eval, and is named on standard error.
   a query on a one-document ranking of an unjudged document, then resets ``num_ret``,
   ``utility``, ``unj`` and ``rbp_resid``: every measure comes out 0, which in the
   geometric means counts as 0.00001.
-* Relevance is read as trec_eval reads it, as an integer: a fractional label is
-  truncated toward zero. Documents are ordered by score, ties by document id
+* Relevance is read as trec_eval reads it, with C's ``atol``: the sign and the
+  leading digits (``1.9`` is 1, ``1e1`` is 1, ``.5e1`` is 0); a label that is no
+  number is refused. Documents are ordered by score, ties by document id
   descending; the rank field of a run file is ignored. A score is held as each
   version holds it: a C ``double`` in 10.0, a ``float`` (32 bits) in 9.0.8, where
   ``1.00000001`` and ``1.0`` are a tie and ``1e-300`` is 0.
@@ -325,11 +326,12 @@ def _as_text(names: list[str]) -> list[pl.Expr]:
 
 
 def _read_qrels(source: str) -> pl.LazyFrame:
-    lazy = scan_qrels(source)
+    lazy = scan_qrels(source, atol_labels=True)
     lazy = lazy.with_columns(_as_text(lazy.collect_schema().names()))
     schema = lazy.collect_schema()
     if "relevance" in schema and schema["relevance"].is_float():
-        # trec_eval reads relevance with atol: a fractional label is truncated
+        # a table's (Parquet, CSV) labels; a TREC file's are read as atol reads them
+        # (scan_qrels' atol_labels): a fractional label is truncated
         lazy = lazy.with_columns(pl.col("relevance").cast(pl.Int64, strict=False))
     return lazy
 

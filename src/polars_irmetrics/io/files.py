@@ -49,7 +49,7 @@ from polars_irmetrics.io.sources import (
     undecodable_error,
     unreadable,
 )
-from polars_irmetrics.io.trec import read_trec_qrels, scan_trec_run
+from polars_irmetrics.io.trec import read_trec_eval_qrels, read_trec_qrels, scan_trec_run
 
 __all__ = [
     "FileFormat",
@@ -577,20 +577,22 @@ def scan_qrels(
     relevance: str = "relevance",
     required: Mapping[str, str] | None = None,
     what: str = _QRELS,
+    atol_labels: bool = False,
 ) -> pl.LazyFrame:
     """Judgments from a file or Parquet source, as a LazyFrame.
 
     TREC qrels files give ``query_id``, ``doc_id``, ``relevance`` (Int64 when every
-    label is a whole number, else Float64; fractional labels are kept). A file without
-    a row of data is refused (:func:`check_not_empty`); ``required`` and ``what`` as
-    :func:`scan_run` takes them (default: the ids and the relevance).
+    label is a whole number, else Float64; fractional labels are kept; with
+    ``atol_labels``, Int64 read as trec_eval reads them, :func:`read_trec_eval_qrels`).
+    A file without a row of data is refused (:func:`check_not_empty`); ``required`` and
+    ``what`` as :func:`scan_run` takes them (default: the ids and the relevance).
     """
     _check_format(fmt, "qrels")
     text = os.fspath(source)
     resolved = detect_format(text, what) if fmt == "auto" else fmt
     check_not_empty(text, resolved, what)
     if resolved == "trec":
-        frame = read_trec_qrels(text).lazy()
+        frame = (read_trec_eval_qrels(text) if atol_labels else read_trec_qrels(text)).lazy()
         return frame.rename({"query_id": query_id, "doc_id": doc_id, "relevance": relevance})
     table = _scan_table(text, resolved, (query_id, doc_id), what)
     names = {"query_id": query_id, "doc_id": doc_id, "relevance": relevance}

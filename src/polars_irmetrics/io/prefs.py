@@ -20,13 +20,12 @@ import polars as pl
 
 from polars_irmetrics.errors import TrecFormatError
 from polars_irmetrics.io.sources import display_name, excerpt
-from polars_irmetrics.io.text import read_fields
+from polars_irmetrics.io.text import atol, read_fields
 
 __all__ = ["read_trec_prefs", "read_trec_qrels_jg", "read_trec_qrels_prefs"]
 
 _PREFS_FIELDS = "query_id jg jsg doc_id rel_level"
 _QRELS_JG_FIELDS = "query_id jg doc_id relevance"
-_INT64_LIMIT = 2.0**63
 
 
 def _number(frame: pl.DataFrame, index: int, name: str, path: str) -> pl.Series:
@@ -49,16 +48,13 @@ def _number(frame: pl.DataFrame, index: int, name: str, path: str) -> pl.Series:
 
 
 def _integer(frame: pl.DataFrame, index: int, name: str, path: str) -> pl.Series:
-    """Field ``index`` as Int64, as trec_eval reads a label: integer text exactly (beyond
-    2**53 too), a fractional one truncated toward zero; TrecFormatError for the first
-    line where it is not a finite number within the Int64 range."""
+    """Field ``index`` as Int64, as trec_eval reads a label (C's ``atol``): the sign and
+    leading digits, exactly (beyond 2**53 too), the rest ignored (``2.7`` is 2, ``1e1``
+    is 1); TrecFormatError for the first line where it is not a finite number, or its
+    digits are beyond the Int64 range."""
     token = pl.col("_fields").list.get(index)
     as_float = token.cast(pl.Float64, strict=False)
-    in_range = as_float.is_finite() & (as_float.abs() < _INT64_LIMIT)
-    value = pl.coalesce(
-        token.cast(pl.Int64, strict=False),
-        pl.when(in_range).then(as_float.cast(pl.Int64, strict=False)),
-    )
+    value = pl.when(as_float.is_finite()).then(atol(token))
     parsed = frame.select(
         "_ln", "_line", token.alias("_token"), as_float.alias("_f"), value.alias("_v")
     )
@@ -130,13 +126,14 @@ def read_trec_qrels_jg(source: str | os.PathLike[str]) -> pl.DataFrame:
     -------
     polars.DataFrame
         Columns ``query_id``, ``jg``, ``doc_id`` (String) and ``relevance`` (Int64:
-        read as trec_eval reads it, a fractional label truncated toward zero).
+        read as trec_eval reads it, with C's ``atol``: the sign and leading digits, so
+        ``2.7`` is 2 and ``1e1`` is 1).
 
     Raises
     ------
     TrecFormatError
-        A line without 4 fields, or a relevance that is not a finite number or is
-        beyond the Int64 range (integer text is read exactly, beyond 2**53 too).
+        A line without 4 fields, or a relevance that is not a finite number or whose
+        digits are beyond the Int64 range (they are read exactly, beyond 2**53 too).
 
     Examples
     --------

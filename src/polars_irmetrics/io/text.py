@@ -15,7 +15,7 @@ import polars as pl
 from polars_irmetrics.errors import FileFormatError, TrecFormatError
 from polars_irmetrics.io.sources import display_name, excerpt, open_text, undecodable_error
 
-__all__ = ["decimal", "read_fields"]
+__all__ = ["atol", "decimal", "read_fields"]
 
 #: A plain decimal number: ASCII digits, one point, an exponent (no ``_``, no spaces).
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -38,6 +38,28 @@ def decimal(text: str, *, words: bool = False) -> float | None:
     if _DECIMAL.fullmatch(text) or (words and _WORDS.fullmatch(text)):
         return float(text)
     return None
+
+
+def atol(token: pl.Expr) -> pl.Expr:
+    """``token`` (text) read as C's ``atol`` reads it, as trec_eval reads a qrels label:
+    an optional sign and the leading digits, the rest ignored (``1.9`` is 1, ``1e1`` is
+    1, ``.5e1`` is 0: no leading digit). Int64; null where those digits are beyond the
+    Int64 range. Which tokens are labels at all is the caller's check.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.io.text import atol
+    >>> tokens = pl.Series(["+1", "1e-1", ".5e1", "1e1", "-2.7", "99999999999999999999"])
+    >>> tokens.to_frame("t").select(atol(pl.col("t")).alias("t"))["t"].to_list()
+    [1, 1, 0, 1, -2, None]
+    """
+    digits = token.str.extract(r"^([+-]?[0-9]+)")
+    return (
+        pl.when(digits.is_null())
+        .then(pl.lit(0, pl.Int64))
+        .otherwise(digits.cast(pl.Int64, strict=False))
+    )
 
 
 def read_fields(path: str, count: int, names: str) -> pl.DataFrame:

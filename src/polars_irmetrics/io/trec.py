@@ -43,6 +43,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.io.output import write_atomic
 from polars_irmetrics.io.sources import display_name, excerpt, open_text, undecodable_error
+from polars_irmetrics.io.text import atol
 
 __all__ = [
     "read_trec_qrels",
@@ -215,9 +216,11 @@ def read_trec_qrels(source: Source, *, relevance_dtype: DTypeArg | None = None) 
     negative ones included.
 
     .. note::
-        trec_eval reads relevance as an integer and silently truncates a fractional
-        value (``0.5`` becomes ``0``). This reader keeps it: a file with any fractional
-        relevance gives a Float64 column.
+        trec_eval reads relevance with C's ``atol``, the sign and leading digits only:
+        ``0.5`` becomes ``0`` and ``1e1`` becomes ``1``. This reader keeps the number
+        (0.5, and 10): a file with any fractional relevance gives a Float64 column.
+        :func:`read_trec_eval_qrels` (which ``irm trec-eval`` uses) reads it as
+        trec_eval does.
 
     Parameters
     ----------
@@ -420,10 +423,63 @@ def _parse_run(path: str, *, keep_rank: bool) -> pl.LazyFrame:
     return lazy.with_columns(bad.alias(_BAD))
 
 
-def _parse_qrels(path: str, dtype: pl.DataType | None) -> pl.LazyFrame:
-    """Parsed qrels with ``_rel_float`` and ``_rel_int`` (and ``relevance`` for a dtype)."""
+def read_trec_eval_qrels(source: Source) -> pl.DataFrame:
+    """Read a TREC qrels file as trec_eval reads it: each label with C's ``atol``.
+
+    trec_eval (``get_qrels.c``) reads a label as an optional sign and its leading
+    digits: ``1.9`` is 1, ``1e1`` is 1 (not 10), ``.5e1`` is 0. A label must still be a
+    finite number (``rel`` and ``inf`` are refused, as :func:`read_trec_qrels` refuses
+    them), and one whose digits are beyond the Int64 range is refused too.
+
+    Parameters
+    ----------
+    source
+        Path of the qrels file (``str`` or path-like).
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``query_id`` (String), ``doc_id`` (String) and ``relevance`` (Int64).
+
+    Raises
+    ------
+    TrecFormatError
+        A line without 4 fields, a relevance that is not a finite number or whose
+        digits are beyond the Int64 range; the message names the file, the 1-based line
+        number and shows the line.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "qrels.txt"
+    ...     _ = path.write_text("q1 0 d1 +1\\nq1 0 d2 1e-1\\nq1 0 d3 .5e1\\n")
+    ...     read_trec_eval_qrels(path)["relevance"].to_list()
+    [1, 1, 0]
+    """
+    path = _path(source)
+    return _collect(_parse_qrels(path, None, atol_labels=True), path, _atol_problem)
+
+
+def _parse_qrels(
+    path: str, dtype: pl.DataType | None, *, atol_labels: bool = False
+) -> pl.LazyFrame:
+    """Parsed qrels with ``_rel_float`` and ``_rel_int`` (and ``relevance`` for a dtype,
+    or read as C's ``atol`` reads it with ``atol_labels``: Int64, null out of range)."""
     token = _field(3)
     as_float = token.cast(pl.Float64, strict=False)
+    if atol_labels:
+        finite = as_float.is_finite().fill_null(False)
+        lazy = _fields(path).select(
+            _LN,
+            pl.col(_FIELDS).list.len().alias(_N),
+            _field(0).alias("query_id"),
+            _field(2).alias("doc_id"),
+            as_float.alias(_REL_FLOAT),
+            pl.when(finite).then(atol(token)).alias("relevance"),
+        )
+        bad = (pl.col(_N) != 4) | pl.col("relevance").is_null()
+        return lazy.with_columns(bad.alias(_BAD))
     lazy = _fields(path).select(
         _LN,
         pl.col(_FIELDS).list.len().alias(_N),
@@ -519,6 +575,19 @@ def _qrels_problem(row: Mapping[str, Any], line: str) -> str:
     if not math.isfinite(value):
         return f"relevance {excerpt(token)} is not a finite number: {excerpt(line)}"
     return f"relevance {excerpt(token)} is not an integer (relevance_dtype=Int64): {excerpt(line)}"
+
+
+def _atol_problem(row: Mapping[str, Any], line: str) -> str:
+    """:func:`_qrels_problem`, for labels read as ``atol`` reads them: a finite number
+    is refused only where its leading digits are beyond the Int64 range."""
+    value = row[_REL_FLOAT]
+    if row[_N] != 4 or value is None or not math.isfinite(value):
+        return _qrels_problem(row, line)
+    token = _split(line)[3]
+    return (
+        f"relevance {excerpt(token)} is out of the range of a 64-bit integer: "
+        f"{excerpt(line)}; write a label within it"
+    )
 
 
 # --------------------------------------------------------------------------- writing
