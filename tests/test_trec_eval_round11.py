@@ -137,3 +137,47 @@ def test_a_label_atol_cannot_read_is_refused_with_its_line(
         read_trec_eval_qrels(qrels)
     out, err = trec_eval(capsys, str(qrels), str(run), status=2)
     assert (out, err) == ([], f"irm: error: {message}\n")
+
+
+# ------------------------------------------------------------------ relstring under -J
+@pytest.mark.parametrize(
+    ("flags", "lines"),
+    [
+        # m_relstring.c prints res_rels.results_rel_list, which under -J holds the
+        # judged documents only (form_res_rels.c), in their order: z1 is gone
+        (["-J"], ["relstring             \tq1\t'110'"]),
+        (["-J", "-M", "2"], ["relstring             \tq1\t'1'"]),  # the top 2: z1, d1
+        (["-J", "-m", "relstring.2"], ["relstring_2           \tq1\t'11'"]),
+        ([], ["relstring             \tq1\t'-110'"]),
+    ],
+)
+def test_relstring_with_judged_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], lines: list[str]
+) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq1 0 u1 -1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 z1 1 5 r\nq1 Q0 d1 2 4 r\nq1 Q0 d3 3 3 r\nq1 Q0 d2 4 2 r\n")
+    measures = [] if "relstring.2" in flags else ["-m", "relstring"]
+    out, err = trec_eval(capsys, "-q", *flags, *measures, str(qrels), str(run))
+    assert (out, err) == (lines, "")
+
+
+def test_all_trec_with_judged_only_prints_relstring(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n")
+    run = tmp_path / "run.txt"
+    # q1: an unjudged document first; q2: none judged (num_ret 0, relstring '')
+    run.write_text("q1 Q0 z1 1 5 r\nq1 Q0 d2 2 4 r\nq1 Q0 d1 3 3 r\nq2 Q0 z2 1 1 r\n")
+    out, err = trec_eval(capsys, "-q", "-J", "-m", "all_trec", str(qrels), str(run))
+    assert err == ""
+    found = [line for line in out if line.startswith(("relstring", "num_ret "))]
+    assert found == [
+        "num_ret               \tq1\t2",
+        "relstring             \tq1\t'01'",
+        "num_ret               \tq2\t0",
+        "relstring             \tq2\t''",
+        "num_ret               \tall\t2",
+    ]

@@ -371,11 +371,6 @@ def run(args: argparse.Namespace) -> int:
             f"-J (judged documents only) is not available with -R {args.rel_format}: the "
             "preference measures count judged documents themselves; drop -J"
         )
-    if args.judged_only and args.query_eval and any(c.relstring for c in selection.columns):
-        raise InvalidValueError(
-            "-J (judged documents only) with -q and the relstring measure is not "
-            "available: drop -J, or -m relstring"
-        )
     run_frame = _read_run(args.run, version)
     # num_ret is always computed: with no measure to print it still gives the query set.
     computed = [c for c in selection.columns if c.relstring is None]
@@ -451,7 +446,14 @@ def run(args: argparse.Namespace) -> int:
     if args.query_eval:
         strings = {
             c.printed: _relstrings(
-                run_frame, qrels, query_ids, order, args.max_docs, c.relstring, c.printed
+                run_frame,
+                qrels,
+                query_ids,
+                order,
+                args.max_docs,
+                c.relstring,
+                c.printed,
+                judged_only=args.judged_only,
             )
             for c in selection.columns
             if c.relstring is not None
@@ -640,6 +642,8 @@ def _relstrings(
     depth: int | None,
     length: int,
     printed: str,
+    *,
+    judged_only: bool = False,
 ) -> dict[str, str]:
     """relstring of each query of ``query_ids`` (m_relstring.c), keyed by query id.
 
@@ -649,6 +653,9 @@ def _relstrings(
     itself, above 9 as ``>``, a document not judged as ``-``, a negative label as ``.``.
     A judged query with no results (-c) is ranked as trec_eval 10 ranks it: its stand-in
     document alone; and a measure named exactly ``relstring`` is then cleared to ``''``.
+    ``judged_only`` (-J): after the cut at ``depth``, only the documents judged 0 or more
+    remain, in their order (form_res_rels.c's ranked list under -J), so no ``-`` or
+    ``.`` is printed and a query without a judged document prints ``''``.
     """
     wanted = pl.Series("query_id", query_ids, dtype=pl.String)
     ids = [pl.col("query_id").cast(pl.String), pl.col("doc_id").cast(pl.String)]
@@ -684,9 +691,11 @@ def _relstrings(
         .then(pl.lit(">"))
         .otherwise(rel.cast(pl.Int64).cast(pl.String))
     )
+    labelled = ranked.join(judged, on=["query_id", "doc_id"], how="left")
+    if judged_only:
+        labelled = labelled.filter(rel >= 0)
     strings = (
-        ranked.join(judged, on=["query_id", "doc_id"], how="left")
-        .group_by("query_id")
+        labelled.group_by("query_id")
         .agg(char.sort_by("_rank").head(length).str.join("").alias("_string"))
         .collect()
     )
