@@ -564,8 +564,8 @@ def test_parameters_are_named_like_trec_eval(
     assert out[2] == _fmt("ndcg_1=3,2=9", "all", _mean_gain_ndcg({1: 3.0, 2: 9.0}))
     assert out[3].split("\t")[2] == expected({"set_F"}, ["set_F"])[0].split("\t")[2]
     assert err == ""
-    _, err = trec_eval(capsys, "-m", "set_F.0.5", "-m", "map", *files)
-    assert err == "irm trec-eval: not supported yet, not printed: set_F_0.5\n"
+    _, err = trec_eval(capsys, "-m", "set_F.-0.5", "-m", "map", *files)
+    assert err == "irm trec-eval: not supported yet, not printed: set_F_-0.5\n"
 
 
 def _mean_gain_ndcg(gains: dict[int, float]) -> float:

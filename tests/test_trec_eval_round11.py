@@ -181,3 +181,59 @@ def test_all_trec_with_judged_only_prints_relstring(
         "relstring             \tq2\t''",
         "num_ret               \tall\t2",
     ]
+
+
+# ------------------------------------------------------------------ set_F with a beta
+def _set_f(qrels: dict[str, dict[str, int]], run: dict[str, list[str]], x: float) -> list[float]:
+    """m_set_F.c: (x + 1) P R / (x P + R) where num_rel_ret > 0, else 0."""
+    values = []
+    for q in sorted(run):
+        relevant = {d for d, rel in qrels[q].items() if rel >= 1}
+        rel_ret = len(relevant & set(run[q]))
+        if rel_ret == 0:
+            values.append(0.0)
+            continue
+        p, r = rel_ret / len(run[q]), rel_ret / len(relevant)
+        values.append((x + 1.0) * p * r / (x * p + r))
+    return values
+
+
+@pytest.mark.parametrize(("param", "x"), [("0.5", 0.5), ("2", 2.0), ("0", 0.0), ("3,7", 3.0)])
+def test_set_f_takes_beta_as_its_parameter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], param: str, x: float
+) -> None:
+    judged = {"q1": {"a": 1, "b": 0, "c": 1}, "q2": {"d": 1, "e": 2, "f": 0}, "q3": {"g": 1}}
+    ranked = {"q1": ["a", "b", "x"], "q2": ["e", "f"], "q3": ["y"]}
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(
+        "".join(f"{q} 0 {d} {r}\n" for q, docs in judged.items() for d, r in docs.items())
+    )
+    run = tmp_path / "run.txt"
+    run.write_text(
+        "".join(
+            f"{q} Q0 {d} {i} {9 - i} r\n" for q, docs in ranked.items() for i, d in enumerate(docs)
+        )
+    )
+    out, err = trec_eval(capsys, "-q", "-m", f"set_F.{param}", str(qrels), str(run))
+    values = _set_f(judged, ranked, x)
+    name = f"set_F_{param}"  # append_string(tm->name, printable_params): as given
+    lines = [f"{name:<22}\t{q}\t{v:.4f}" for q, v in zip(sorted(ranked), values, strict=True)]
+    lines.append(f"{name:<22}\tall\t{sum(values) / len(values):.4f}")
+    assert (out, err) == (lines, "")
+
+
+@pytest.mark.parametrize("flags", [["-m", "set_F.-1"], ["-l", "0", "-m", "Rndcg"]])
+def test_no_measure_computed_says_which_are(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str], flags: list[str]
+) -> None:
+    name = flags[-1].replace(".", "_")
+    message = (
+        "none of the requested measures is computed (they are named on the line above); "
+        "choose among the measures of -m all_trec, which are computed with their default "
+        "parameters (Rndcg from -l 1 up)"
+    )
+    out, err = trec_eval(capsys, *flags, *files, status=2)
+    assert (out, err) == (
+        [],
+        f"irm trec-eval: not supported yet, not printed: {name}\nirm: error: {message}\n",
+    )

@@ -59,9 +59,10 @@ trec_eval, and is named on standard error.
 Every measure of ``-m all_trec`` is printed. Parameters follow trec_eval: cutoffs
 (``P.5,10``, ``iprec_at_recall.0.1,0.5``, ``Rprec_mult.0.5``), recall levels of
 ``11pt_avg`` (``11pt_avg..25,.5,.75``, in increasing order), ``utility.a,b,c,d``,
-``rbp.p=0.95``, ``rbp_resid.p=0.95``, ``relstring.20`` and gain tables for ``ndcg``,
-``ndcg_rel``, ``Rndcg`` and ``G`` (``ndcg.1=3,2=9``: labels not listed gain their own
-value). Two deliberate differences, both documented in the metrics' formulas
+``set_F.0.5`` (the weight of recall, a number >= 0), ``rbp.p=0.95``,
+``rbp_resid.p=0.95``, ``relstring.20`` and gain tables for ``ndcg``, ``ndcg_rel``,
+``Rndcg`` and ``G`` (``ndcg.1=3,2=9``: labels not listed gain their own value). Two
+deliberate differences, both documented in the metrics' formulas
 (:mod:`polars_irmetrics.metrics.trec`):
 
 * trec_eval sorts a gain table with ``(int) (gain1 - gain2)``, so gains less than 1
@@ -358,7 +359,9 @@ def run(args: argparse.Namespace) -> int:
         )
     if not (selection.columns or selection.runid or selection.num_q):
         raise UnknownMetricError(
-            "none of the requested measures is computed; every measure of -m all_trec is"
+            "none of the requested measures is computed (they are named on the line "
+            "above); choose among the measures of -m all_trec, which are computed with "
+            "their default parameters (Rndcg from -l 1 up)"
         )
     zscores = None
     if args.zscores:

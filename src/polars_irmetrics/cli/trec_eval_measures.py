@@ -102,7 +102,7 @@ _TABLE: tuple[_Family, ...] = (
     _Family("set_relative_P", "single", supported=True),
     _Family("set_recall", "single", supported=True),
     _Family("set_map", "single", supported=True),
-    _Family("set_F", "params", supported=True),  # supported for beta = 1 (the default)
+    _Family("set_F", "params", supported=True),  # any beta >= 0 (default 1)
     _Family("num_nonrel_judged_ret", "count", supported=True),
     _Family("prefs_num_prefs_poss", "count", supported=True),
     _Family("prefs_num_prefs_ful", "count", supported=True),
@@ -520,8 +520,12 @@ def _library_metric(
         return _with_params(base, **options)
     if param is None:
         return base
-    if name == "set_F":  # trec_eval's set_F uses its first parameter, beta
-        return base if _c_double(param.split(",")[0], f"{name}.{param}") == 1.0 else None
+    if name == "set_F":  # m_set_F.c: (x + 1) P R / (x P + R), x its first parameter
+        beta = _c_double(param.split(",")[0], f"{name}.{param}")
+        if beta == 1.0:
+            return base
+        # a negative x can divide by 0 (x P + R = 0): trec_eval prints inf or nan
+        return _with_params(base, beta=beta) if 0.0 <= beta < float("inf") else None
     if name == "utility":
         coefficients = [_c_double(part, f"{name}.{param}") for part in param.split(",")]
         if len(coefficients) != 4:
