@@ -108,8 +108,8 @@ def test_fuse_and_trec_eval_follow_the_suffix(tmp_path: Path) -> None:
     assert main([*te, "-o", str(tmp_path / "t.parquet")]) == 0
     assert (tmp_path / "t.txt").read_text().splitlines()[0].split() == ["map", "all", "0.5000"]
     assert pl.read_parquet(tmp_path / "t.parquet").rows() == [
-        ("map", "all", 0.5),
-        ("P_1", "all", 0.0),
+        ("map", "all", 0.5, None),
+        ("P_1", "all", 0.0, None),
     ]  # fmt: skip
 
 

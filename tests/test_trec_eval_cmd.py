@@ -492,7 +492,7 @@ def test_default_cutoffs_and_sorted_cutoffs(
     # trec_eval's strtol reads 23.4 as 23; a cutoff that is not a whole number is
     # refused here (tests/test_cli_round5.py: parameters that are not numbers)
     assert main(["trec-eval", "-m", "ndcg_cut.23.4", *files]) == 2
-    assert "parameter '23.4' is not a number" in capsys.readouterr().err
+    assert "parameter '23.4' is not an integer written in digits" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -237,3 +237,68 @@ def test_no_measure_computed_says_which_are(
         [],
         f"irm trec-eval: not supported yet, not printed: {name}\nirm: error: {message}\n",
     )
+
+
+# ------------------------------------------------------------------ minor
+def test_inf_is_printed_in_six_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # te_print_single_meas_s_double: printf("%-22s\t%s\t%6.4f\n"), and C pads inf to 6
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq1 0 b 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 a 1 2 r\nq1 Q0 b 2 1 r\n")
+    for coefficient, shown in [("1e308", "   inf"), ("-1e308", "  -inf")]:
+        out, _ = trec_eval(capsys, "-m", f"utility.{coefficient},0,0,0", str(qrels), str(run))
+        assert out == [f"{f'utility_{coefficient},0,0,0':<22}\tall\t{shown}"]
+
+
+@pytest.mark.parametrize("suffix", ["json", "csv", "parquet"])
+def test_a_table_keeps_relstring_and_runid_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str
+) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 a 1 2 sys\nq1 Q0 z 2 1 sys\n")
+    out_path = tmp_path / f"out.{suffix}"
+    args = ["-q", "-m", "relstring", "-m", "runid", "-m", "P.1", "-o", str(out_path)]
+    trec_eval(capsys, *args, str(qrels), str(run))
+    reader = {"json": pl.read_json, "csv": pl.read_csv, "parquet": pl.read_parquet}[suffix]
+    assert reader(out_path).rows() == [
+        ("P_1", "q1", 1.0, None),
+        ("relstring", "q1", None, "1-"),
+        ("runid", "all", None, "sys"),
+        ("P_1", "all", 1.0, None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("measure", "message"),
+    [
+        (
+            "ndcg_cut.5.5",
+            "measure 'ndcg_cut.5.5': parameter '5.5' is not an integer written in digits "
+            "(trec_eval's strtol would read 5); write one, e.g. -m P.5,10",
+        ),
+        (
+            "success.1e1",
+            "measure 'success.1e1': parameter '1e1' is not an integer written in digits "
+            "(trec_eval's strtol would read 1); write one, e.g. -m P.5,10",
+        ),
+        (
+            "P.5,.5",
+            "measure 'P.5,.5': parameter '.5' is not an integer written in digits "
+            "(trec_eval's strtol would read 0); write one, e.g. -m P.5,10",
+        ),
+        (
+            "P.x",
+            "measure 'P.x': parameter 'x' is not a number (trec_eval would read its leading "
+            "digits, or 0 without any); write a number, e.g. -m P.5,10, -m ndcg.1=1,2=3 or "
+            "-m rbp.p=0.8",
+        ),
+    ],
+)
+def test_a_cutoff_that_is_a_number_but_no_integer_is_named_so(
+    files: tuple[str, str], capsys: pytest.CaptureFixture[str], measure: str, message: str
+) -> None:
+    out, err = trec_eval(capsys, "-m", measure, *files, status=2)
+    assert (out, err) == ([], f"irm: error: {message}\n")

@@ -278,7 +278,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--output",
         metavar="FILE",
         help="write to FILE (atomically), not stdout: trec_eval's lines, or with a .parquet, "
-        ".csv, .json, .md or .tex suffix a table of measure, query_id, value",
+        ".csv, .json, .md or .tex suffix a table of measure, query_id, value, text "
+        "(runid's tag and relstring's string)",
     )
     p.add_argument(
         "--format",
@@ -487,7 +488,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _lines_table(text: str) -> pl.DataFrame:
-    """trec_eval's lines as a table: measure, query_id, value (Float64; runid as null)."""
+    """trec_eval's lines as a table: measure, query_id, value (Float64) and text (String):
+    a number in ``value`` (``text`` null), runid's tag and relstring's string (without
+    its quotes) in ``text`` (``value`` null)."""
     rows = [line.split("\t") for line in text.splitlines() if line]
     frame = pl.DataFrame(
         {
@@ -497,8 +500,16 @@ def _lines_table(text: str) -> pl.DataFrame:
         },
         schema={"measure": pl.String, "query_id": pl.String, "text": pl.String},
     )
-    value = pl.col("text").cast(pl.Float64, strict=False)
-    return frame.select("measure", "query_id", value.alias("value"))
+    measure, printed = pl.col("measure"), pl.col("text")
+    relstring = measure.str.starts_with("relstring")
+    is_text = (measure == "runid") | relstring
+    shown = pl.when(relstring).then(printed.str.slice(1, printed.str.len_chars() - 2))
+    return frame.select(
+        "measure",
+        "query_id",
+        pl.when(~is_text).then(printed.str.strip_chars(" ").cast(pl.Float64)).alias("value"),
+        pl.when(is_text).then(shown.otherwise(printed)).alias("text"),
+    )
 
 
 @dataclass(frozen=True)

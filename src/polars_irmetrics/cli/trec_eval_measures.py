@@ -268,6 +268,14 @@ class _Selection:
 def _c_long(text: str, measure: str) -> int:
     """``strtol``'s reading of ``text``, refused unless the whole of it is a number."""
     match = _LONG_RE.match(text)
+    number = _DOUBLE_RE.match(text)
+    whole = match is not None and not text[match.end() :].strip()
+    if number is not None and not text[number.end() :].strip() and not whole:
+        read = int(match.group(1)) if match else 0  # 5.5, 1e1, .5: numbers, not in digits
+        raise MetricParameterError(
+            f"measure '{measure}': parameter {text!r} is not an integer written in digits "
+            f"(trec_eval's strtol would read {read}); write one, e.g. -m P.5,10"
+        )
     _whole(text, match, measure)
     return int(match.group(1)) if match else 0
 

@@ -23,8 +23,9 @@ OUTPUT_FORMATS: tuple[str, ...] = (
 
 
 def trec_line(measure: str, query: str, value: object) -> str:
-    """One line as trec_eval prints it: name in 22 columns, tab, query, tab, value."""
-    text = f"{value:.4f}" if isinstance(value, float) else str(value)
+    """One line as trec_eval prints it: name in 22 columns, tab, query, tab, value
+    (a float as C's ``printf("%6.4f")``: ``0.2500``, and ``inf`` padded to ``   inf``)."""
+    text = f"{value:6.4f}" if isinstance(value, float) else str(value)
     return f"{measure:<22}\t{query}\t{text}\n"
 
 
