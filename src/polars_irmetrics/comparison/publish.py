@@ -45,6 +45,7 @@ from polars_irmetrics.comparison.report import (
     is_reproducibility,
     latex,
     markdown,
+    marker_text,
     reproducibility_table,
     table,
     terminal,
@@ -208,14 +209,19 @@ class Report:
         ``header``: with the title, if any."""
         gt = _need_great_tables()
         frame = self.frame()
+        texts = {
+            (s, m): marker_text(self.table, self.table.marks.get((s, m), []))
+            for s in self.table.systems
+            for m in self.table.metrics
+        }
         widths = {
-            m: max((len(self.table.marks.get((s, m), [])) for s in self.table.systems), default=0)
+            m: max((len(texts[s, m]) for s in self.table.systems), default=0)
             for m in self.table.metrics
         }
         styled = gt.GT(frame, rowname_col=self.system).with_id(_ID)
         for i, s in enumerate(self.table.systems):
             for m in self.table.metrics:
-                marks = html.escape("".join(self.table.marks.get((s, m), [])))
+                marks = html.escape(texts[s, m])
                 sup = f"<sup>{marks}</sup>" if marks else ""
                 box = f'<span class="irm-mark" style="min-width: {widths[m] * 0.75:.2f}em">'
                 box += f"{sup}</span>"
@@ -488,7 +494,8 @@ def report(
         The comparison's options, named in the footnote; default: those ``compare``
         recorded for ``result``. Without either the footnote says they were not recorded.
     markers
-        ``"letters"`` (ranx style: ``ᵃ`` = significantly better than system a) or
+        ``"letters"`` (ranx style: ``ᵃ`` = significantly better than system a; beyond 26
+        systems ``aa``, ``ab`` .., a cell's markers then separated by commas) or
         ``"daggers"`` (one baseline: ``†`` better, ``‡`` worse).
     digits
         Decimals of the means (0..12).

@@ -42,6 +42,7 @@ __all__ = [
     "is_reproducibility",
     "latex",
     "markdown",
+    "marker_text",
     "render_report",
     "report_renderers",
     "reproducibility_table",
@@ -92,8 +93,26 @@ class Table:
     ranked: bool = True
 
 
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+
+
 def _letter(i: int) -> str:
-    return "abcdefghijklmnopqrstuvwxyz"[i] if i < 26 else str(i + 1)
+    """The marker of the ``i``-th system: ``a`` .. ``z``, then ``aa``, ``ab`` .. ``az``,
+    ``ba`` .. (as spreadsheet columns): letters only, so that no marker reads as a digit
+    of the mean before it."""
+    name = ""
+    i += 1
+    while i:
+        i, rest = divmod(i - 1, 26)
+        name = _ALPHABET[rest] + name
+    return name
+
+
+def marker_text(table: Table, marks: list[str]) -> str:
+    """A cell's markers as one text: side by side (``abd``) while every system's letter
+    is one letter, separated by commas (``a,b,aa``) where the table has more than 26
+    systems, so that ``ab`` (system 28) is never read as ``a`` and ``b``."""
+    return ("," if len(table.systems) > len(_ALPHABET) else "").join(marks)
 
 
 def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
@@ -199,7 +218,7 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
         else:
             marks.setdefault((winner, metric), []).append(letter[loser])
     for key in marks:
-        marks[key].sort()
+        marks[key].sort(key=lambda name: (len(name), name))  # a .. z, aa, ab ..: by system
     stds: dict[tuple[str, str], float] | None = None
     if {"std", "baseline_std"} <= set(result.columns):
         stds = {}
@@ -211,8 +230,10 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
         (base,) = baselines
         legend = [f"†/‡: significantly better/worse than {base} (adjusted p <= alpha)"]
     else:
+        separated = len(systems) > len(_ALPHABET)  # marker_text's commas
         legend = [
-            "superscript x: significantly better than system x (adjusted p <= alpha)",
+            "superscript x: significantly better than system x (adjusted p <= alpha)"
+            + ("; the markers of a cell are separated by commas" if separated else ""),
             ", ".join(f"{letter[s]} = {s}" for s in systems),
         ]
     lower = [m for m in metrics if higher[m] is False]
@@ -357,7 +378,9 @@ def render_report(
         :func:`~polars_irmetrics.report`), ``"csv"`` or ``"json"`` (the tidy frame
         itself).
     markers
-        ``"letters"`` (ranx style) or ``"daggers"`` (one baseline only).
+        ``"letters"`` (ranx style: ``a`` .. ``z``, then ``aa``, ``ab`` .. beyond 26
+        systems, a cell's markers then separated by commas) or ``"daggers"`` (one
+        baseline only).
     digits
         Decimals of the means.
     options
@@ -442,8 +465,9 @@ def render_report(
     return latex(cells, digits, note)
 
 
-def _sup(marks: list[str]) -> str:
-    return "".join(_SUPERSCRIPT.get(m, m) for m in marks)
+def _sup(table: Table, marks: list[str]) -> str:
+    """The markers in superscript (the commas between them as they are)."""
+    return "".join(_SUPERSCRIPT.get(c, c) for c in marker_text(table, marks))
 
 
 def terminal(table: Table, digits: int = 4, note: str = "") -> str:
@@ -455,7 +479,7 @@ def terminal(table: Table, digits: int = 4, note: str = "") -> str:
         + [s]
         + [
             _number(table.means[s, m], digits)
-            + _sup(table.marks.get((s, m), []))
+            + _sup(table, table.marks.get((s, m), []))
             + _spread(table, s, m, digits)
             if (s, m) in table.means
             else ""
@@ -485,7 +509,9 @@ def markdown(table: Table, digits: int = 4, note: str = "") -> str:
             text = _number(value, digits)
             if value == best(table, m):
                 text = f"**{text}**"
-            cells.append(text + _sup(table.marks.get((s, m), [])) + _spread(table, s, m, digits))
+            cells.append(
+                text + _sup(table, table.marks.get((s, m), [])) + _spread(table, s, m, digits)
+            )
         out.append(f"| {markdown_cell(s)} | " + " | ".join(cells) + " |")
     legend = [*table.legend, note] if note else table.legend
     return "\n".join(out) + "\n\n" + "\n\n".join(legend) + "\n"
@@ -496,11 +522,11 @@ def _latex_legend(line: str) -> str:
     return latex_escape(line.replace("<=", "≤") + ("" if line.endswith(".") else "."))
 
 
-def _latex_marks(marks: list[str]) -> str:
+def _latex_marks(table: Table, marks: list[str]) -> str:
     if not marks:
         return ""
     names = {"†": "\\dagger", "‡": "\\ddagger"}
-    return "$^{" + "".join(names.get(m, m) for m in marks) + "}$"
+    return "$^{" + marker_text(table, [names.get(m, m) for m in marks]) + "}$"
 
 
 def _latex_cell(value: float, digits: int, bold: bool, marks: str) -> str:
@@ -528,7 +554,7 @@ def latex(table: Table, digits: int = 4, note: str = "") -> str:
         cells = []
         for m in table.metrics:
             value = table.means.get((s, m), math.nan)
-            marks = _latex_marks(table.marks.get((s, m), []))
+            marks = _latex_marks(table, table.marks.get((s, m), []))
             spread = _spread(table, s, m, digits, sign=" $\\pm$ ")
             cells.append(_latex_cell(value, digits, value == best(table, m), marks + spread))
         out.append(latex_escape(s) + " & " + " & ".join(cells) + " \\\\")
