@@ -68,7 +68,7 @@ def test_markers_only_where_significant() -> None:
     assert latex[5] == "a & 0&3000$^{b}$ \\\\"
     assert latex[7] == "c & \\textbf{0}&\\textbf{4000}$^{b}$ \\\\"
     assert latex[8:10] == ["\\bottomrule", "\\end{tabular}"]
-    with pytest.raises(irm.InvalidValueError, match="not a text format"):
+    with pytest.raises(irm.InvalidValueError, match="which render_report does not render"):
         render_report(result, "html")
     with pytest.raises(irm.InvalidValueError) as info:
         render_report(result, markers="daggers")

@@ -3,15 +3,27 @@
 - Beyond 26 systems the markers were the numbers 27, 28, .. written after the mean
   (``0.28002728ᵃᵇ``: the mean 0.2800 read as 0.28002728); they are now letters (``aa``,
   ``ab``, ..), separated by commas in every format and named so in the legend.
+- ``write_report(result, "y.html")`` wrote the raw frame as an HTML table (no markers,
+  no bold, no legend); its docstring says another suffix is refused. Refused now, naming
+  ``irm.report(result).save(path)``.
+- ``render_report(result, "html")`` was refused while its docstring listed ``"html"``:
+  the refusal is documented now, with a message naming ``irm.report(result).to_html()``.
+- ``digits=-1``, ``2.5``, ``"3"`` and a null mean gave Python's errors (or were taken)
+  in render_report and write_report: irm.report's one check now, the same words.
 """
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.comparison.report import render_report
+from polars_irmetrics.comparison.report import render_report, write_report
+from polars_irmetrics.errors import InvalidValueError
 
 SUP = "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖᑫʳˢᵗᵘᵛʷˣʸᶻ"
 
@@ -81,3 +93,117 @@ def test_markers_of_26_systems_stay_side_by_side() -> None:
     text = render_report(_ladder(26), "markdown")
     assert f"| s25 | **0.2500**{SUP[:25]} |" in text.splitlines()
     assert "superscript x: significantly better than system x (adjusted p <= alpha)" in text
+
+
+RMSE = pl.DataFrame(
+    {
+        "metric": ["rmse", "rmse"],
+        "system": ["b", "c"],
+        "baseline": ["a", "a"],
+        "n": [10, 10],
+        "mean": [0.30004, 0.30001],
+        "baseline_mean": [0.5, 0.5],
+        "delta": [-0.19996, -0.19999],
+        "significant": [False, False],
+        "higher_is_better": [False, False],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt", "message"),
+    [
+        (
+            "y.html",
+            None,
+            "report file '{dir}/y.html' names the HTML page, which write_report does not "
+            "write (it holds the plots too); write it with "
+            "irm.report(result).save('{dir}/y.html')",
+        ),
+        (
+            "y.HTM",
+            None,
+            "report file '{dir}/y.HTM' names the HTML page, which write_report does not "
+            "write (it holds the plots too); write it with "
+            "irm.report(result).save('{dir}/y.HTM')",
+        ),
+        (
+            "y.html",
+            "html",
+            "fmt='html' names the HTML page, which write_report does not write (it holds "
+            "the plots too); write it with irm.report(result).save('{dir}/y.html')",
+        ),
+        (
+            "y.md",
+            "html",
+            "fmt='html' names the HTML page, which write_report does not write (it holds "
+            "the plots too); write it with irm.report(result).save('report.html')",
+        ),
+        (
+            None,
+            "html",
+            "fmt='html' names the HTML page, which write_report does not write (it holds "
+            "the plots too); write it with irm.report(result).save('report.html')",
+        ),
+    ],
+)
+def test_write_report_refuses_the_html_page(
+    tmp_path: Path, name: str | None, fmt: Any, message: str
+) -> None:
+    path = None if name is None else tmp_path / name
+    expected = message.format(dir=tmp_path)
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(expected)}$"):
+        write_report(RMSE, path, fmt)
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_render_report_refuses_html_as_documented() -> None:
+    message = (
+        "report format 'html' is the page of irm.report (the table and the plots), which "
+        "render_report does not render; use irm.report(result).to_html()"
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        render_report(RMSE, "html")  # type: ignore[arg-type]
+    doc = render_report.__doc__ or ""
+    assert '``"html"`` is refused' in doc
+
+
+NULL_MEAN = RMSE.with_columns(mean=pl.Series([0.3, None], dtype=pl.Float64))
+
+
+@pytest.mark.parametrize(
+    ("frame", "digits", "message"),
+    [
+        (RMSE, -1, "digits=-1 must be an integer in 0..12 (e.g. 4)"),
+        (RMSE, 13, "digits=13 must be an integer in 0..12 (e.g. 4)"),
+        (RMSE, 2.5, "digits=2.5 must be an integer in 0..12 (e.g. 4)"),
+        (RMSE, "3", "digits='3' must be an integer in 0..12 (e.g. 4)"),
+        (RMSE, True, "digits=True must be an integer in 0..12 (e.g. 4)"),
+        (
+            NULL_MEAN,
+            4,
+            "column 'mean' of result is null in row 1; the report reads a number there: "
+            "pass the frame irm.compare returned, or drop that row",
+        ),
+    ],
+)
+@pytest.mark.parametrize("call", ["terminal", "markdown", "latex", "write .md", "irm.report"])
+def test_the_reports_share_irm_reports_checks(
+    tmp_path: Path, frame: pl.DataFrame, digits: Any, message: str, call: str
+) -> None:
+    calls = {
+        "irm.report": lambda: irm.report(frame, digits=digits),
+        "write .md": lambda: write_report(frame, tmp_path / "z.md", digits=digits),
+    }
+    render = lambda: render_report(frame, call, digits=digits)  # type: ignore[arg-type]  # noqa: E731
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        calls.get(call, render)()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
+def test_digits_are_checked_for_the_tidy_formats_too(tmp_path: Path, fmt: str) -> None:
+    message = "digits=-1 must be an integer in 0..12 (e.g. 4)"
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        write_report(RMSE, tmp_path / f"z.{fmt}", digits=-1)
+    assert list(tmp_path.iterdir()) == []

@@ -41,8 +41,10 @@ from polars_irmetrics.comparison.report import (
     Markers,
     Table,
     best,
+    check_report,
     footnote,
     is_reproducibility,
+    kind_of,
     latex,
     markdown,
     marker_text,
@@ -147,14 +149,8 @@ class Report:
         title: str | None = None,
         system: str = "system",
     ) -> None:
-        if not isinstance(result, pl.DataFrame):
-            raise InvalidValueError(
-                f"result is a {_kind(result)}; pass the polars DataFrame irm.compare "
-                "returned (collect a LazyFrame first)"
-            )
-        if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 12:
-            raise InvalidValueError(f"digits={digits!r} must be an integer in 0..12 (e.g. 4)")
-        _check_arguments(result, per_query, options, system)
+        check_report(result, digits, options)  # render_report's checks, the same words
+        _check_arguments(per_query, system, result)
         self.result = result
         record = recall(result)
         given = options
@@ -391,53 +387,18 @@ def _inline_svg(figure: Figure, prefix: str, label: str) -> str:
     return text.replace("<svg", f'<svg role="img" aria-label="{html.escape(label)}"', 1)
 
 
-def _kind(value: object) -> str:
-    """A value's type as a message names it: ``pandas DataFrame``, ``polars LazyFrame``."""
-    root = type(value).__module__.split(".")[0]
-    return f"{root} {type(value).__name__}" if root != "builtins" else type(value).__name__
-
-
-def _check_arguments(
-    result: pl.DataFrame,
-    per_query: object,
-    options: object,
-    system: object,
-) -> None:
-    """The report's arguments, refused by name before anything is drawn: a result of no
-    row or with means that are not numbers, a per-query frame that is not the same
-    comparison's (its metrics drawn beside another metric's table), options that are
-    not :class:`~polars_irmetrics.comparison.options.CompareOptions`, a system label
-    that is not text."""
-    if result.height == 0:
-        raise InvalidValueError(
-            "result holds no row: nothing to report; pass the frame irm.compare returned "
-            "(a filter that kept nothing?)"
-        )
-    for column in ("mean", "baseline_mean", "value"):
-        if column in result.columns and not result.schema[column].is_numeric():
-            raise ColumnTypeError(
-                f"column {column!r} of result has dtype {result.schema[column]}; the report "
-                "reads numbers there: pass the frame irm.compare returned"
-            )
-        if column in result.columns and result.get_column(column).null_count():
-            row = result.get_column(column).is_null().arg_true()[0]
-            raise InvalidValueError(
-                f"column {column!r} of result is null in row {row}; the report reads a "
-                "number there: pass the frame irm.compare returned, or drop that row"
-            )
-    if options is not None and not isinstance(options, CompareOptions):
-        raise InvalidValueError(
-            f"options= takes the irm.compare options recorded with a result (a "
-            f"CompareOptions) or None, got {_kind(options)}; leave it out to read what "
-            "irm.compare recorded"
-        )
+def _check_arguments(per_query: object, system: object, result: pl.DataFrame) -> None:
+    """The page's own arguments, refused by name before anything is drawn (the result,
+    ``digits`` and ``options`` are :func:`~polars_irmetrics.comparison.report.check_report`'s):
+    a per-query frame that is not the same comparison's (its metrics drawn beside another
+    metric's table), a system label that is not text."""
     if not isinstance(system, str):
         raise InvalidValueError(f"system= names the first column's header, text; got {system!r}")
     if per_query is None:
         return
     if not isinstance(per_query, pl.DataFrame):
         raise InvalidValueError(
-            f"per_query is a {_kind(per_query)}; pass the polars DataFrame "
+            f"per_query is a {kind_of(per_query)}; pass the polars DataFrame "
             "irm.compare(..., per_query=True) returned (collect a LazyFrame first)"
         )
     missing = [
@@ -515,8 +476,8 @@ def report(
     ColumnNotFoundError
         ``result`` is not a comparison result.
     InvalidValueError
-        Bad ``markers`` or ``digits``, daggers without a single baseline, a ``save``
-        suffix other than .html/.tex/.md/.txt.
+        Bad ``markers``, ``digits`` or ``options``, a null mean, daggers without a
+        single baseline, a ``save`` suffix other than .html/.tex/.md/.txt.
     MissingDependencyError
         great_tables (the ``report`` extra) for HTML, matplotlib (``plot``) for plots.
 

@@ -29,17 +29,28 @@ import polars as pl
 
 from polars_irmetrics.comparison.options import CompareOptions
 from polars_irmetrics.comparison.record import describe, recall, remember
-from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
-from polars_irmetrics.io.output import Renderer, latex_escape, markdown_cell, write_table
+from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
+from polars_irmetrics.io.output import (
+    Renderer,
+    format_of,
+    latex_escape,
+    markdown_cell,
+    resolve_format,
+    write_table,
+)
 
 __all__ = [
     "REPORT_FORMATS",
     "REPRO_ORDER",
+    "FileFormat",
     "Markers",
     "ReportFormat",
     "Table",
+    "TextFormat",
+    "check_report",
     "footnote",
     "is_reproducibility",
+    "kind_of",
     "latex",
     "markdown",
     "marker_text",
@@ -57,6 +68,12 @@ ReportFormat = Literal["terminal", "markdown", "latex", "html", "csv", "json", "
 REPORT_FORMATS: tuple[str, ...] = (
     "terminal", "markdown", "latex", "html", "csv", "json", "parquet"
 )  # fmt: skip
+#: The formats :func:`render_report` renders (the HTML page is
+#: :meth:`~polars_irmetrics.comparison.publish.Report.to_html`'s).
+TextFormat = Literal["terminal", "markdown", "latex", "csv", "json"]
+#: The formats :func:`write_report` writes (the HTML page is
+#: :meth:`~polars_irmetrics.comparison.publish.Report.save`'s).
+FileFormat = Literal["terminal", "markdown", "latex", "csv", "json", "parquet"]
 Markers = Literal["letters", "daggers"]
 
 _SUPERSCRIPT = dict(
@@ -113,6 +130,61 @@ def marker_text(table: Table, marks: list[str]) -> str:
     is one letter, separated by commas (``a,b,aa``) where the table has more than 26
     systems, so that ``ab`` (system 28) is never read as ``a`` and ``b``."""
     return ("," if len(table.systems) > len(_ALPHABET) else "").join(marks)
+
+
+def kind_of(value: object) -> str:
+    """A value's type as a message names it: ``pandas DataFrame``, ``polars LazyFrame``."""
+    root = type(value).__module__.split(".")[0]
+    return f"{root} {type(value).__name__}" if root != "builtins" else type(value).__name__
+
+
+def check_report(result: object, digits: object, options: object, *, values: bool = True) -> None:
+    """The arguments of every report (:func:`render_report`, :func:`write_report`,
+    :func:`~polars_irmetrics.report`), refused by name before anything is rendered:
+    a result that is no polars DataFrame, ``digits`` that are no integer in 0..12,
+    options that are not :class:`~polars_irmetrics.comparison.options.CompareOptions`;
+    with ``values`` (the formats that read the means, not the tidy frame's csv, json
+    and parquet) a result of no row, or with means that are not numbers or are null.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.comparison.report import check_report
+    >>> check_report(pl.DataFrame({"mean": [0.5]}), -1, None)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: digits=-1 must be an integer in 0..12 (e.g. 4)
+    """
+    if not isinstance(result, pl.DataFrame):
+        raise InvalidValueError(
+            f"result is a {kind_of(result)}; pass the polars DataFrame irm.compare "
+            "returned (collect a LazyFrame first)"
+        )
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 12:
+        raise InvalidValueError(f"digits={digits!r} must be an integer in 0..12 (e.g. 4)")
+    if values and result.height == 0:
+        raise InvalidValueError(
+            "result holds no row: nothing to report; pass the frame irm.compare returned "
+            "(a filter that kept nothing?)"
+        )
+    for column in ("mean", "baseline_mean", "value") if values else ():
+        if column in result.columns and not result.schema[column].is_numeric():
+            raise ColumnTypeError(
+                f"column {column!r} of result has dtype {result.schema[column]}; the report "
+                "reads numbers there: pass the frame irm.compare returned"
+            )
+        if column in result.columns and result.get_column(column).null_count():
+            row = result.get_column(column).is_null().arg_true()[0]
+            raise InvalidValueError(
+                f"column {column!r} of result is null in row {row}; the report reads a "
+                "number there: pass the frame irm.compare returned, or drop that row"
+            )
+    if options is not None and not isinstance(options, CompareOptions):
+        raise InvalidValueError(
+            f"options= takes the irm.compare options recorded with a result (a "
+            f"CompareOptions) or None, got {kind_of(options)}; leave it out to read what "
+            "irm.compare recorded"
+        )
 
 
 def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
@@ -360,7 +432,7 @@ def footnote(
 
 def render_report(
     result: pl.DataFrame,
-    fmt: ReportFormat = "terminal",
+    fmt: TextFormat = "terminal",
     *,
     markers: Markers = "letters",
     digits: int = 4,
@@ -373,16 +445,15 @@ def render_report(
     result
         The frame :func:`~polars_irmetrics.compare` returned (``per_query=False``).
     fmt
-        ``"terminal"`` (aligned text), ``"markdown"``, ``"latex"`` (booktabs),
-        ``"html"`` (the self-contained page of
-        :func:`~polars_irmetrics.report`), ``"csv"`` or ``"json"`` (the tidy frame
-        itself).
+        ``"terminal"`` (aligned text), ``"markdown"``, ``"latex"`` (booktabs), ``"csv"``
+        or ``"json"`` (the tidy frame itself). ``"html"`` is refused: the self-contained
+        page (the table and the plots) is ``irm.report(result).to_html()``.
     markers
         ``"letters"`` (ranx style: ``a`` .. ``z``, then ``aa``, ``ab`` .. beyond 26
         systems, a cell's markers then separated by commas) or ``"daggers"`` (one
         baseline only).
     digits
-        Decimals of the means.
+        Decimals of the means (0..12).
     options
         The comparison's options, for the footnote; default: those
         :func:`~polars_irmetrics.compare` recorded for this very frame.
@@ -395,8 +466,11 @@ def render_report(
     ------
     ColumnNotFoundError
         ``result`` is not a comparison result.
+    ColumnTypeError
+        A mean that is not a number.
     InvalidValueError
-        An unknown format or markers, or daggers without a single baseline.
+        An unknown format (``"html"`` among them) or markers, ``digits`` not in 0..12,
+        a null mean, or daggers without a single baseline.
 
     Examples
     --------
@@ -441,19 +515,27 @@ def render_report(
     \\par\\smallskip{\\footnotesize $\\dagger$/$\\ddagger$: significantly better/worse than a
     (adjusted p $\\leq$ alpha). Two-sided paired t-test, no correction for multiple testing,
     significant at p $\\leq$ 0.05; 20 queries; baseline: a.}
+
     """
+    name: str = fmt  # a name the annotation does not allow, refused by name
+    if name == "html":
+        raise InvalidValueError(
+            "report format 'html' is the page of irm.report (the table and the plots), "
+            "which render_report does not render; use irm.report(result).to_html()"
+        )
+    if name not in ("terminal", "markdown", "latex", "csv", "json"):
+        raise InvalidValueError(
+            f"report format {fmt!r} is not a text format; choose one of "
+            "terminal, markdown, latex, csv, json (html: irm.report(result).to_html(); "
+            "parquet needs a file)"
+        )
+    check_report(result, digits, options, values=fmt not in ("csv", "json"))
     if fmt == "csv":
         return result.write_csv()
     if fmt == "json":
         buffer = io.StringIO()
         result.write_json(buffer)
         return buffer.getvalue() + "\n"
-    if fmt not in ("terminal", "markdown", "latex"):
-        raise InvalidValueError(
-            f"report format {fmt!r} is not a text format; choose one of "
-            "terminal, markdown, latex, csv, json (html: irm.report(result).to_html(); "
-            "parquet needs a file)"
-        )
     if is_reproducibility(result):
         cells, note = reproducibility_table(result)
     else:
@@ -581,7 +663,7 @@ def report_renderers(
 def write_report(
     result: pl.DataFrame,
     path: str | Path | None,
-    fmt: ReportFormat | None = None,
+    fmt: FileFormat | None = None,
     *,
     markers: Markers = "letters",
     digits: int = 4,
@@ -591,17 +673,47 @@ def write_report(
     ``fmt``, else the format ``path``'s suffix names (``.md``, ``.tex``, ``.txt``,
     ``.csv``, ``.json``, ``.parquet``; another suffix is refused); ``"terminal"`` on
     standard output; ``"parquet"`` writes the tidy result. The file is written
-    atomically (:func:`~polars_irmetrics.io.output.write_table`); the HTML page is
-    :meth:`~polars_irmetrics.comparison.publish.Report.save`.
+    atomically (:func:`~polars_irmetrics.io.output.write_table`). The HTML page
+    (``.html``, ``.htm``, ``fmt="html"``) is refused, nothing written: it is
+    :meth:`~polars_irmetrics.comparison.publish.Report.save`'s
+    (``irm.report(result).save(path)``).
+
+    Raises
+    ------
+    InvalidValueError
+        The HTML page, another suffix or format, and :func:`render_report`'s.
+    MissingFileError
+        The folder of ``path`` does not exist.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.comparison.report import write_report
+    >>> result = pl.DataFrame({"metric": ["map"], "system": ["b"], "baseline": ["a"],
+    ...     "mean": [0.5], "baseline_mean": [0.25], "delta": [0.25],
+    ...     "significant": [False], "higher_is_better": [True]})
+    >>> write_report(result, "x.html")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: report file 'x.html' names the HTML page, ...
     """
+    check_report(result, digits, options, values=False)  # parquet renders nothing here
     renderers = report_renderers(markers=markers, digits=digits, options=options)
+    if resolve_format(path, fmt, default="terminal", renderers=renderers) == "html":
+        page = path is not None and format_of(path) == "html"  # a file named .html, .htm
+        target = str(path) if page else "report.html"
+        named = f"report file {str(path)!r}" if fmt is None else f"fmt={fmt!r}"
+        raise InvalidValueError(
+            f"{named} names the HTML page, which write_report does not write (it holds "
+            f"the plots too); write it with irm.report(result).save({target!r})"
+        )
     write_table(result, path, fmt, renderers=renderers, default="terminal")
 
 
 def _report_bytes(
     result: pl.DataFrame,
     *,
-    fmt: ReportFormat,
+    fmt: TextFormat,
     markers: Markers,
     digits: int,
     options: CompareOptions | None,
