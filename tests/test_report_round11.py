@@ -10,6 +10,7 @@
   the refusal is documented now, with a message naming ``irm.report(result).to_html()``.
 - ``digits=-1``, ``2.5``, ``"3"`` and a null mean gave Python's errors (or were taken)
   in render_report and write_report: irm.report's one check now, the same words.
+- The bold reads the unrounded means (documented; shown here).
 """
 
 from __future__ import annotations
@@ -207,3 +208,22 @@ def test_digits_are_checked_for_the_tidy_formats_too(tmp_path: Path, fmt: str) -
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         write_report(RMSE, tmp_path / f"z.{fmt}", digits=-1)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("means", "bold"),
+    [
+        ([0.30004, 0.30001], ["c"]),  # print alike at 4 digits: the unrounded lower
+        ([0.3, 0.3], ["b", "c"]),  # an exact tie: both
+    ],
+)
+def test_bold_reads_the_unrounded_means(means: list[float], bold: list[str]) -> None:
+    frame = RMSE.with_columns(mean=pl.Series(means))
+    text = render_report(frame, "markdown")
+    rows = [line for line in text.splitlines() if line.startswith(("| b ", "| c "))]
+    assert [r.split(" ")[1] for r in rows if "**0.3000**" in r] == bold
+    assert all("0.3000" in r for r in rows)
+    latex = render_report(frame, "latex")
+    assert [r.split(" ")[0] for r in latex.splitlines() if "\\textbf" in r] == bold
+    page = irm.report(frame)._repr_html_()
+    assert len(re.findall(r"font-weight: bold[^>]*>0\.3000", page)) == len(bold)

@@ -459,7 +459,9 @@ def report(
         systems ``aa``, ``ab`` .., a cell's markers then separated by commas) or
         ``"daggers"`` (one baseline: ``†`` better, ``‡`` worse).
     digits
-        Decimals of the means (0..12).
+        Decimals of the means (0..12). The best mean is bold by its unrounded value:
+        two means that print alike (0.30004 and 0.30001 at 4 digits, lower is better)
+        may have only one bold; an exact tie bolds both.
     title
         The table's (and page's) title.
     system

@@ -453,7 +453,8 @@ def render_report(
         systems, a cell's markers then separated by commas) or ``"daggers"`` (one
         baseline only).
     digits
-        Decimals of the means (0..12).
+        Decimals of the means (0..12). The bold reads the unrounded means: two means
+        that print alike may have only one bold (an exact tie bolds both).
     options
         The comparison's options, for the footnote; default: those
         :func:`~polars_irmetrics.compare` recorded for this very frame.
@@ -516,6 +517,27 @@ def render_report(
     (adjusted p $\\leq$ alpha). Two-sided paired t-test, no correction for multiple testing,
     significant at p $\\leq$ 0.05; 20 queries; baseline: a.}
 
+    The bold reads the unrounded means: of two lower-is-better means that print alike at
+    4 digits (0.30004 and 0.30001) only the lower is bold; an exact tie bolds both:
+
+    >>> rmse = pl.DataFrame({
+    ...     "metric": ["rmse", "rmse"], "system": ["b", "c"], "baseline": ["a", "a"],
+    ...     "n": [20, 20], "mean": [0.30004, 0.30001], "baseline_mean": [0.5, 0.5],
+    ...     "delta": [-0.19996, -0.19999], "significant": [False, False],
+    ...     "higher_is_better": [False, False]})
+    >>> print(render_report(rmse, "markdown").split("\\n\\n")[0])
+    | system | rmse |
+    |---|---:|
+    | a | 0.5000 |
+    | b | 0.3000 |
+    | c | **0.3000** |
+    >>> tie = rmse.with_columns(mean=pl.lit(0.3))
+    >>> print(render_report(tie, "markdown").split("\\n\\n")[0])
+    | system | rmse |
+    |---|---:|
+    | a | 0.5000 |
+    | b | **0.3000** |
+    | c | **0.3000** |
     """
     name: str = fmt  # a name the annotation does not allow, refused by name
     if name == "html":
