@@ -15,10 +15,12 @@ Elliot's conventions, kept here:
 * an item's popularity is the number of distinct users who interacted with it in the
   training data, ``T`` the number of distinct (user, item) training pairs;
 * the **short head** is the most popular items, by popularity descending (ties by
-  the item id ascending, the order Elliot's set of small integer ids gives), taken
-  while the items before hold less than ``pop_ratio x T`` (Elliot's ``pop_ratio``,
-  0.8); the **long tail** is every other training item; an item the training data
-  lacks is in neither;
+  the item id ascending compared as text whatever the id dtype, ``"10"`` before
+  ``"9"``, as the library's other tie-breaks compare ids; Elliot's set of small integer
+  ids orders them as integers, the same order for ids of as many digits), taken while
+  the items before hold less than ``pop_ratio x T`` (Elliot's ``pop_ratio``, 0.8); the
+  **long tail** is every other training item; an item the training data lacks is in
+  neither;
 * the top ``k`` is each user's first ``k`` recommendations (by rank, or score
   descending), as a set; the users are those of the recommendations (for ``pop_reo``,
   ``epc``, ``efd``: those of them with a relevant test item);
@@ -50,8 +52,9 @@ POP_RATIO = Param(
     "pop_ratio",
     0.8,
     doc="share of the training interactions held by the short head (Elliot's "
-    "Popularity(pop_ratio=0.8)): the most popular items, taken while those before hold "
-    "less than pop_ratio x the distinct (user, item) training pairs",
+    "Popularity(pop_ratio=0.8)): the most popular items (ties by the item id ascending "
+    "compared as text, whatever the id dtype), taken while those before hold less than "
+    "pop_ratio x the distinct (user, item) training pairs",
     check=check_number(
         "pop_ratio",
         low=0.0,

@@ -8,8 +8,9 @@ One lazy query, nothing collected:
 1. **Popularity**: the distinct (user, item) pairs of the interactions, one group-by
    per item (its training users ``n_i``), ``T`` their sum and ``|U|`` the distinct
    training users. The short head of each ``pop_ratio`` is a cumulative sum over the
-   items sorted by ``n_i`` descending (the item id ascending among ties): an item is in
-   it when those before hold less than ``pop_ratio x T``. Where the interactions carry
+   items sorted by ``n_i`` descending (the item id ascending compared as text among
+   ties, whatever the id dtype: ``"10"`` before ``"9"``): an item is in it when those
+   before hold less than ``pop_ratio x T``. Where the interactions carry
    a ``by`` key of the run, each group reads its own rows (the group's values are those
    of the group evaluated alone); else the popularity is that of the whole interactions
    table, the same for every ``by`` group (as Elliot's training set is one for every
@@ -243,8 +244,12 @@ def build_elliot_plan(
         ],
     )
     before = pl.col(_POP).cum_sum() - pl.col(_POP)
+    # ties by the item id compared as text: one head whatever the ids' dtype
     pop = (
-        counts.sort([*ib, _POP, item], descending=[False] * len(ib) + [True, False])
+        counts.sort(
+            [*ib, pl.col(_POP), pl.col(item).cast(pl.String)],
+            descending=[False] * len(ib) + [True, False],
+        )
         .with_columns((before.over(ib) if ib else before).alias(_BEFORE))
         .pipe(_beside, totals, ib)
         .with_columns((pl.col(_BEFORE) < r * pl.col(_TOTAL)).alias(_head(r)) for r in ratios)
