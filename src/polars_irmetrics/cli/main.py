@@ -124,8 +124,8 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
             default=[],
             metavar="COL",
             help="attribute of the query to group by, repeatable (e.g. --by day --by market): "
-            "a judged query counts in the group its own value names (from the judgments, "
-            "--queries, or the run)",
+            "a judged query counts in the group its own value names (from the judgments "
+            "and the run, --queries, or the run)",
         )
         p.add_argument(
             "--systems",

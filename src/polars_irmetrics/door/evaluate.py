@@ -301,10 +301,12 @@ def evaluate(
         ``by``
             Attributes of the query (day, market, segment, query length): each combination
             is evaluated apart, and a judged query counts in the group its own value names.
-            That value comes from the judgments when they carry the key, else from
-            ``queries``, else from the run; a judged query the run did not retrieve then has
-            no value, and a group that did not retrieve a judged query is refused unless
-            ``unretrieved='drop'`` (the numbers would depend on what the key means).
+            That value comes from the judgments when they carry the key (the run must
+            carry it too: a key of the judgments alone is refused; pass it as
+            ``queries``), else from ``queries``, else from the run; a judged query the
+            run did not retrieve then has no value, and a group that did not retrieve a
+            judged query is refused unless ``unretrieved='drop'`` (the numbers would
+            depend on what the key means).
 
         ``systems``
             Keys naming systems or runs (``"system"``, ``"run"``): each group is scored on

@@ -14,7 +14,7 @@ from typing import Literal
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
+from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
 from polars_irmetrics.ground.options import EvalOptions, shared_column_error
 from polars_irmetrics.ground.validate import (
     JUDGMENT_COLUMNS_HINT,
@@ -87,6 +87,23 @@ def _check_names(
             )
 
 
+def _refuse_judged_only_keys(
+    run_schema: pl.Schema, qrels_schema: pl.Schema, options: EvalOptions
+) -> None:
+    """A ``by`` key the judgments carry and the run lacks: the group of a query the run
+    retrieved is read from the run or from ``queries=``, which is the fix to name."""
+    for key in options.attribute_keys:
+        if key in qrels_schema and key not in run_schema:
+            query_id = options.query_id
+            raise ColumnNotFoundError(
+                f"by key {key!r} is in the judgments but not in the run; a query's "
+                "group is read from the run or from queries=: pass a table of the query "
+                f"ids and {key!r} as queries= and drop the column from the judgments, "
+                f"e.g. queries=qrels.select({query_id!r}, {key!r}).unique(), "
+                f"qrels=qrels.drop({key!r})"
+            )
+
+
 def resolve(
     run: pl.LazyFrame,
     qrels: pl.LazyFrame | None,
@@ -103,6 +120,8 @@ def resolve(
     run_schema = run.collect_schema()
     judged_table = qrels is None
     frame = "judged table" if judged_table else "run"
+    if qrels is not None:
+        _refuse_judged_only_keys(run_schema, qrels.collect_schema(), options)
     require_columns(
         run_schema,
         [query_id, doc_id, *by_keys],
