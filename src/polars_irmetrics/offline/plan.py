@@ -86,6 +86,9 @@ from polars_irmetrics.offline.setup import Setup, resolve
 
 __all__ = ["build_plan"]
 
+#: A judged table's ranked row without a label (a retrieved, unjudged document).
+_UNJUDGED = f"{INTERNAL}unjudged"
+
 
 def build_plan(
     run: pl.LazyFrame,
@@ -335,6 +338,10 @@ def _per_query(
     within = pl.col(RANK) <= setup.depth if setup.depth is not None else None
     if qrels is None:  # a judged table: its own rows are the judgments
         ranked = _with_positions(ranked_run, setup, lambda rows: rows, keep_ties=bool(ties))
+        # a ranked row without a label is a retrieved document nobody judged (a left
+        # join of the run with the judgments): no judgment, as the run and qrels= give
+        # it, its place in the ranking kept (a row with neither is refused)
+        ranked = ranked.filter(pl.col(relevance).is_not_null() | pl.col(RANK).is_null())
         rank_col = pl.col(RANK) if within is None else pl.when(within).then(pl.col(RANK))
         judged = ranked.select(
             *keys, doc_id, pl.col(relevance).alias(REL), rank_col.alias(RANK), *ties
@@ -494,25 +501,28 @@ def _judged_only(run: pl.LazyFrame, qrels: pl.LazyFrame | None, setup: Setup) ->
     pool, not judged"), are removed before the positions are given, so the positions
     close up (by rank: 1, 2, ... in the order of the given ranks) and ``num_ret``
     counts the judged documents. A judged table keeps its rows
-    with a label of 0 or more (and those without a label, which the checks refuse).
+    with a label of 0 or more; a ranked row without a label is unjudged and removed
+    (one with neither a rank nor a label stays, for the checks to refuse).
 
     With ``depth``, the run is cut to its top ``depth`` documents first, and the judged
     ones among them are kept (trec_eval's form_res_rels.c truncates the sorted results
     to ``-M`` before it drops the unjudged ones): ``depth=2`` over unjudged, judged,
     judged keeps one document, not two. A judged table's rows are its judgments too:
     those below the depth stay, without a score (rank), judged and not retrieved."""
+    label = pl.col(setup.relevance)
+    order = setup.score if setup.order == "score" else setup.rank
+    if qrels is None:  # a ranked row without a label is unjudged: removed (below)
+        run = run.with_columns((label.is_null() & pl.col(order).is_not_null()).alias(_UNJUDGED))
     if setup.depth is not None:
         within = pl.col(RANK) <= setup.depth
         placed = _with_positions(run, setup, lambda rows: rows)
         if qrels is None:
-            order = setup.score if setup.order == "score" else setup.rank
             run = placed.with_columns(pl.when(within).then(pl.col(order)).alias(order))
         else:
             run = placed.filter(within)
         run = run.drop(RANK)
-    label = pl.col(setup.relevance)
     if qrels is None:
-        kept = run.filter(label.is_null() | (label >= 0))
+        kept = run.filter(~pl.col(_UNJUDGED) & (label.is_null() | (label >= 0))).drop(_UNJUDGED)
     else:
         judged = qrels.filter(label >= 0).select(*setup.qrels_keys, setup.doc_id).unique()
         on = [*setup.qrels_keys, setup.doc_id]
