@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -30,6 +31,8 @@ __all__ = ["BeirDataset", "read_beir"]
 
 _QRELS_HEADER = ("query-id", "corpus-id", "score")
 _BOM = b"\xef\xbb\xbf"
+_INTEGER = re.compile(r" *[+-]?[0-9]+")  # what polars reads as an Int64
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 class BeirDataset(NamedTuple):
@@ -78,8 +81,9 @@ def read_beir(
     FileFormatError
         A line that is not what BEIR writes (the message names the file and the line):
         in the JSON lines files, a JSON object with an ``_id``; in the qrels, the header
-        ``query-id corpus-id score`` and then three tab-separated fields, two ids and an
-        integer score.
+        ``query-id corpus-id score`` (exactly: no space around a name) and then three
+        tab-separated fields, two ids and an integer score (digits, no space after
+        them, within the 64-bit range).
 
     See Also
     --------
@@ -208,7 +212,8 @@ def _check_qrels(path: Path) -> None:
     expected = "BEIR judgments: query-id<TAB>corpus-id<TAB>score (an integer) per line"
     open_text(str(path), expected)  # a file that cannot be read, or is binary: named
     with path.open(encoding="utf-8-sig", errors="replace") as handle:  # a BOM stripped
-        header = tuple(handle.readline().strip().split("\t"))
+        # only the line end stripped: polars reads "score " as a column named "score "
+        header = tuple(handle.readline().rstrip("\r\n").split("\t"))
     if header != _QRELS_HEADER:
         raise FileFormatError(
             f"{path}, line 1: {header!r} is not BEIR's qrels header "
@@ -238,10 +243,14 @@ def _first_bad_qrels_line(path: Path) -> tuple[int, str] | None:
                 return number, f"{len(fields)} tab-separated field(s) {_shown(raw)}, not 3"
             if not fields[0] or not fields[1]:
                 return number, f"an empty id: {_shown(raw)}"
-            try:
-                int(fields[2])
-            except ValueError:
+            # polars' Int64: ASCII digits, a sign, leading spaces, nothing after them
+            if _INTEGER.fullmatch(fields[2]) is None:
                 return number, f"score {fields[2]!r} is not an integer"
+            if not _INT64_MIN <= int(fields[2]) <= _INT64_MAX:
+                return number, (
+                    f"score {fields[2]!r} is out of the range of a 64-bit integer; "
+                    "write a score within it"
+                )
     return None
 
 
