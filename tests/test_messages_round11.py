@@ -4,9 +4,14 @@ beyond Int64, and evaluate_online's keyword in its column errors."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import polars_irmetrics as irm
@@ -82,3 +87,112 @@ def test_beir_qrels_scores_and_header_name_the_line(
 def test_beir_qrels_scores_polars_reads_are_kept(tmp_path: Path, score: str, value: int) -> None:
     root = _beir(tmp_path, f"query-id\tcorpus-id\tscore\r\n1\td1\t{score}\r\n")
     assert irm.read_beir(root).judgments.collect().rows() == [("1", "d1", value)]
+
+
+# ----------------------------------------------- 2. folders this process may not read
+
+_RUN = "a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV, TSV or JSON lines"
+_TREC = (
+    "a TREC run (query_id Q0 doc_id rank score run_id) or qrels (query_id iteration doc_id "
+    "relevance) text file"
+)
+#: Root reads any folder: its commands run without the capabilities that let it.
+_DROP = [
+    "--inh-caps=-dac_override,-dac_read_search",
+    "--bounding-set=-dac_override,-dac_read_search",
+]
+
+
+def _unprivileged(tmp_path: Path) -> list[str]:
+    """The command prefix that runs Python as a user that file permissions bind."""
+    prefix = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("root reads any folder, and setpriv is not here to drop that")
+        prefix = [setpriv, *_DROP]
+    locked = tmp_path / "probe"
+    locked.mkdir()
+    locked.chmod(0)
+    probe = [*prefix, sys.executable, "-c", f"import os; os.listdir({str(locked)!r})"]
+    if subprocess.run(probe, capture_output=True, check=False).returncode == 0:
+        pytest.skip("this process reads any folder: the refusal cannot be made")
+    return prefix
+
+
+def _folders(root: Path) -> None:
+    frame = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]})
+    for folder in ("shut", "listed", "tree/sub"):
+        (root / folder).mkdir(parents=True)
+        frame.write_parquet(root / folder / "a.parquet")
+    frame.write_parquet(root / "tree" / "b.parquet")
+    (root / "shut" / "run.txt").write_text("q1 Q0 d1 1 2.0 r\n")
+    (root / "shut").chmod(0)
+    (root / "listed").chmod(0o444)  # its names listed, none of its files reached
+    (root / "tree" / "sub").chmod(0)
+
+
+def _folder(name: str, what: str) -> str:
+    return (
+        f"{name}: permission denied, the folder cannot be read; expected {what}: make it "
+        "readable by this user (e.g. chmod u+rx) or read a copy that is"
+    )
+
+
+def _path(name: str, what: str) -> str:
+    return (
+        f"{name}: permission denied, it cannot be read (a folder on its path may not be "
+        f"searched); expected {what}: make that folder searchable by this user (e.g. "
+        "chmod u+x) or read a copy that is"
+    )
+
+
+_UNREADABLE = [
+    ("scan_run('shut')", _folder("shut", _RUN)),
+    ("scan_run('listed')", _folder("listed", _RUN)),
+    ("scan_run('tree')", _folder("tree/sub", _RUN)),
+    ("scan_run('shut/a.parquet')", _path("shut/a.parquet", _RUN)),
+    ("scan_run('shut/a.parquet', 'parquet')", _path("shut/a.parquet", _RUN)),
+    ("scan_run('listed/a.parquet')", _path("listed/a.parquet", _RUN)),
+    ("scan_run('shut/*.parquet')", _path("shut/*.parquet", _RUN)),
+    ("irm.read_trec_run('shut/run.txt')", _path("shut/run.txt", _TREC)),
+]
+
+
+@pytest.mark.parametrize(("call", "message"), _UNREADABLE)
+def test_an_unreadable_folder_is_named_from_python(
+    tmp_path: Path, call: str, message: str
+) -> None:
+    prefix = _unprivileged(tmp_path)
+    _folders(tmp_path)
+    script = (
+        "import polars_irmetrics as irm\n"
+        "from polars_irmetrics.io.files import scan_run\n"
+        "try:\n"
+        f"    {call}\n"
+        "except Exception as error:\n"
+        "    print(type(error).__name__, error, sep=': ')\n"
+    )
+    done = subprocess.run(
+        [*prefix, sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.stdout, done.stderr) == (f"FileFormatError: {message}\n", "")
+
+
+@pytest.mark.parametrize("source", ["shut", "listed", "tree", "shut/a.parquet", "shut/*.parquet"])
+def test_an_unreadable_folder_is_named_by_the_command(tmp_path: Path, source: str) -> None:
+    prefix = _unprivileged(tmp_path)
+    _folders(tmp_path)
+    done = subprocess.run(
+        [*prefix, sys.executable, "-m", "polars_irmetrics", "evaluate", source, "--qrels", source],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    message = {call.split("'")[1]: text for call, text in _UNREADABLE}[source]
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

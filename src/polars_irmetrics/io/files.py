@@ -39,6 +39,7 @@ from polars_irmetrics.errors import (
 )
 from polars_irmetrics.io.sources import (
     STDIN,
+    check_reachable,
     display_name,
     excerpt,
     is_glob,
@@ -131,9 +132,11 @@ def detect_format(
     zstd, bzip2, xz); binary data that is not Parquet raises
     :class:`~polars_irmetrics.errors.FileFormatError`, and a missing path
     :class:`~polars_irmetrics.errors.MissingFileError`, both naming ``what`` was
-    expected.
+    expected; a path or folder this process may not read (permission denied) raises
+    :class:`~polars_irmetrics.errors.FileFormatError` too.
     """
     text = os.fspath(source)
+    check_reachable(text, what)
     lower = text.lower()
     for suffix in (".gz", ".bz2", ".xz", ".zst"):
         lower = lower.removesuffix(suffix)
@@ -200,12 +203,31 @@ def source_files(source: str) -> list[str]:
     if is_glob(source):
         return sorted(p for p in glob.glob(source, recursive=True) if Path(p).is_file())
     if source != STDIN and "://" not in source and Path(source).is_dir():
-        return sorted(
-            str(p)
-            for p in Path(source).rglob("*")
-            if p.is_file() and not p.name.startswith((".", "_"))
-        )
+        return [str(p) for p in _folder_files(source, None)]
     return [source]
+
+
+def _folder_files(folder: str, what: str | None) -> list[Path]:
+    """The files of ``folder`` and its subfolders, in name order, less hidden ones
+    (``.crc``, ``_SUCCESS``); a folder that cannot be read (permission denied) is
+    refused, naming it, rather than listed as empty. Links to folders are not followed.
+    """
+
+    def refuse(error: OSError) -> None:
+        if isinstance(error, PermissionError):
+            raise unreadable(os.fsdecode(error.filename or folder), what, "folder") from None
+
+    files = []
+    for parent, _, names in os.walk(folder, onerror=refuse):
+        for name in names:
+            path = Path(parent) / name
+            try:
+                found = path.is_file()
+            except PermissionError:  # a folder listed but not searchable (no x)
+                raise unreadable(parent, what, "folder") from None
+            if found and not name.startswith((".", "_")):
+                files.append(path)
+    return sorted(files)
 
 
 def _first_line(head: bytes) -> str:
@@ -246,9 +268,7 @@ def _parquet_files(source: str, what: str) -> list[Path]:
         if not files:
             raise MissingFileError(f"{source}: the pattern matches no file; expected {what}")
     elif Path(source).is_dir():
-        files = sorted(
-            p for p in Path(source).rglob("*") if p.is_file() and not p.name.startswith((".", "_"))
-        )
+        files = _folder_files(source, what)
         if not files:
             raise MissingFileError(f"{source}: the folder holds no file; expected {what}")
     elif Path(source).exists():
@@ -499,6 +519,7 @@ def check_not_empty(source: str | os.PathLike[str], fmt: str, what: str) -> None
     """
     text = os.fspath(source)
     name = display_name(text)
+    check_reachable(text, what)
     if fmt == "parquet":
         rows = _parquet_rows(text, what)
         if rows == 0:

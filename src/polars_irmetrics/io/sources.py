@@ -29,6 +29,7 @@ from polars_irmetrics.errors import FileFormatError, MissingFileError
 __all__ = [
     "STDIN",
     "Text",
+    "check_reachable",
     "display_name",
     "excerpt",
     "first_undecodable_line",
@@ -119,12 +120,50 @@ def raw_bytes(source: str) -> bytes | None:
     return None
 
 
-def unreadable(name: str, what: str) -> FileFormatError:
-    """The error for a file this process may not read (permission denied)."""
+def unreadable(name: str, what: str | None, kind: str = "file") -> FileFormatError:
+    """The error for a file or folder this process may not read (permission denied).
+
+    ``kind`` says what cannot be read: ``"file"``, ``"folder"`` (its files cannot be
+    listed) or ``"path"`` (a folder on the path may not be searched, so the path cannot
+    be looked at); ``what`` (what it should hold) is said where given.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.io.sources import unreadable
+    >>> str(unreadable("runs", "a run", "folder")).split(": make")[0]
+    'runs: permission denied, the folder cannot be read; expected a run'
+    """
+    expected = "" if what is None else f"; expected {what}"
+    if kind == "folder":
+        return FileFormatError(
+            f"{name}: permission denied, the folder cannot be read{expected}: make it "
+            "readable by this user (e.g. chmod u+rx) or read a copy that is"
+        )
+    if kind == "path":
+        return FileFormatError(
+            f"{name}: permission denied, it cannot be read (a folder on its path may not "
+            f"be searched){expected}: make that folder searchable by this user (e.g. "
+            "chmod u+x) or read a copy that is"
+        )
     return FileFormatError(
-        f"{name}: permission denied, the file cannot be read; expected {what}: make it "
+        f"{name}: permission denied, the file cannot be read{expected}: make it "
         "readable by this user (e.g. chmod u+r) or read a copy that is"
     )
+
+
+def check_reachable(source: str, what: str) -> None:
+    """Refuse a local path that this process may not look at (a folder on its path
+    without search permission): Python's ``Path.exists()`` and ``is_file()`` raise
+    ``PermissionError`` there. A missing path, standard input and URLs pass: their
+    readers name them."""
+    if source == STDIN or "://" in source:
+        return
+    try:
+        os.stat(source)
+    except PermissionError:
+        raise unreadable(source, what, "path") from None
+    except (OSError, ValueError):  # missing, or a name the system refuses: named later
+        return
 
 
 def _read_head(source: str, data: bytes | None, name: str, what: str) -> bytes:
@@ -244,6 +283,7 @@ def _unchecked_text(source: str, what: str) -> Text:
     name = display_name(source)
     if "://" in source:
         return Text(name=name, data=source, head=b"")
+    check_reachable(source, what)
     data = raw_bytes(source)
     if data is None and not Path(source).is_file():
         if Path(source).exists():
