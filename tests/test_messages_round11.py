@@ -17,6 +17,8 @@ import pytest
 import polars_irmetrics as irm
 from polars_irmetrics.errors import FileFormatError
 
+from .helpers import irm_in_process
+
 _EXPECTED_QRELS = "expected BEIR judgments: query-id<TAB>corpus-id<TAB>score (an integer) per line"
 
 
@@ -196,3 +198,61 @@ def test_an_unreadable_folder_is_named_by_the_command(tmp_path: Path, source: st
     )
     message = {call.split("'")[1]: text for call, text in _UNREADABLE}[source]
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+# ------------------------------------ 3. trec-eval: table labels beyond the integers
+
+
+def _beyond(value: float) -> str:
+    return (
+        f"column 'relevance' of the judgments holds {value!r}, beyond the range of a 64-bit "
+        "integer; trec_eval reads a relevance label as an integer: write a label from "
+        "-2**63 to 2**63 - 1 or drop the judgment"
+    )
+
+
+def _not_finite(value: float) -> str:
+    return (
+        f"column 'relevance' of the judgments holds {value!r}, not a finite number; "
+        "trec_eval reads a relevance label as an integer: write a finite label or drop the "
+        "judgment"
+    )
+
+
+@pytest.mark.parametrize("suffix", ["parquet", "csv"])
+@pytest.mark.parametrize(
+    ("label", "message"),
+    [
+        (1e19, _beyond(1e19)),
+        (-1e19, _beyond(-1e19)),
+        (9.3e18, _beyond(9.3e18)),
+        (float("inf"), _not_finite(float("inf"))),
+        (float("nan"), _not_finite(float("nan"))),
+    ],
+)
+def test_trec_eval_names_a_table_label_beyond_int64(
+    tmp_path: Path, suffix: str, label: float, message: str
+) -> None:
+    run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]})
+    run.write_parquet(tmp_path / "run.parquet")
+    qrels = run.select("query_id", "doc_id", relevance=pl.Series([1.0, label]))
+    path = tmp_path / f"qrels.{suffix}"
+    if suffix == "csv":
+        qrels.write_csv(path)
+    else:
+        qrels.write_parquet(path)
+    done = irm_in_process("trec-eval", str(path), str(tmp_path / "run.parquet"), "-m", "P.2")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"irm: error: {path}: {message}\n"
+
+
+def test_trec_eval_truncates_a_fractional_table_label(tmp_path: Path) -> None:
+    run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]})
+    run.write_parquet(tmp_path / "run.parquet")
+    qrels = run.select("query_id", "doc_id", relevance=pl.Series([0.5, 3.7]))
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    done = irm_in_process(
+        "trec-eval", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"), "-m", "P.2"
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.split() == ["P_2", "all", "0.5000"]

@@ -334,8 +334,30 @@ def _read_qrels(source: str) -> pl.LazyFrame:
     if "relevance" in schema and schema["relevance"].is_float():
         # a table's (Parquet, CSV) labels; a TREC file's are read as atol reads them
         # (scan_qrels' atol_labels): a fractional label is truncated
-        lazy = lazy.with_columns(pl.col("relevance").cast(pl.Int64, strict=False))
+        relevance = pl.col("relevance")
+        as_int = relevance.cast(pl.Int64, strict=False)
+        # a label the cast makes null (NaN, infinite, beyond Int64) is named, not
+        # reported later as a missing label
+        lost = lazy.filter(relevance.is_not_null() & as_int.is_null()).select(relevance)
+        found = lost.head(1).collect().get_column("relevance")
+        if found.len():
+            raise InvalidValueError(_label_problem(source, found.item()))
+        lazy = lazy.with_columns(as_int)
     return lazy
+
+
+def _label_problem(source: str, value: float) -> str:
+    """Why a table's relevance label cannot be read as trec_eval's integer labels."""
+    name = "<stdin>" if source == "-" else source
+    if math.isfinite(value):
+        why = "beyond the range of a 64-bit integer"
+        fix = "write a label from -2**63 to 2**63 - 1"
+    else:
+        why, fix = "not a finite number", "write a finite label"
+    return (
+        f"{name}: column 'relevance' of the judgments holds {value!r}, {why}; trec_eval "
+        f"reads a relevance label as an integer: {fix} or drop the judgment"
+    )
 
 
 # --------------------------------------------------------------------------- command
