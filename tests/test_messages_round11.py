@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import FileFormatError
+from polars_irmetrics.errors import ColumnNotFoundError, FileFormatError
 
 from .helpers import irm_in_process
 
@@ -256,3 +256,38 @@ def test_trec_eval_truncates_a_fractional_table_label(tmp_path: Path) -> None:
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.split() == ["P_2", "all", "0.5000"]
+
+
+# --------------------------------- 4. evaluate_online names its own keyword, position=
+
+
+def _no_position(column: str) -> str:
+    return (
+        f"position={column!r} names no column of the log (its columns: 'session_id', "
+        "'doc_id', 'clicked'); name the column of its positions (1 = top) with position=..."
+    )
+
+
+@pytest.mark.parametrize("kind", ["DataFrame", "LazyFrame", "pandas"])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({}, _no_position("position")), ({"position": "slot"}, _no_position("slot"))],
+)
+def test_evaluate_online_names_position_for_a_missing_position_column(
+    kind: str, options: dict[str, str], message: str
+) -> None:
+    log = pl.DataFrame({"session_id": ["s1"], "doc_id": ["d1"], "clicked": [True]})
+    given = {"DataFrame": log, "LazyFrame": log.lazy(), "pandas": log.to_pandas()}[kind]
+    with pytest.raises(ColumnNotFoundError, match=f"^{re.escape(message)}$"):
+        irm.evaluate_online(given, ["ctr"], **options)
+
+
+def test_evaluate_still_names_rank_for_a_missing_rank_column() -> None:
+    log = pl.DataFrame({"session_id": ["s1"], "doc_id": ["d1"], "clicked": [True]})
+    message = (
+        "rank='position' names no column of the run (its columns: 'session_id', 'doc_id', "
+        "'clicked'); name the column of its ranks (1 = top) with rank=..., or drop rank= "
+        "(without the column the values would be computed otherwise, in silence)"
+    )
+    with pytest.raises(ColumnNotFoundError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(log, ["ctr"], query_id="session_id", rank="position")

@@ -588,6 +588,7 @@ def evaluate_tables(
     route: Route | None = None,
     caller: str = "irm.evaluate",
     table_name: str = "run",
+    keywords: Mapping[str, tuple[str, str]] | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """:func:`evaluate` from its tables by keyword (``qrels``, ``interactions``...) and
     its options as a mapping: the one body of every evaluating door
@@ -595,7 +596,10 @@ def evaluate_tables(
     :func:`~polars_irmetrics.evaluate_jg`, :func:`~polars_irmetrics.evaluate_prefs`
     translate their keywords and call it). ``metrics``: the strings, parsed here once,
     or a door's :class:`Parsed` requests. ``route`` and ``caller``: see
-    :func:`evaluate_plan`; ``table_name``: the first argument's name, in messages."""
+    :func:`evaluate_plan`; ``table_name``: the first argument's name, in messages;
+    ``keywords``: the door's own keywords for ``rank=`` (and ``score=``,
+    ``sample_id=``), as :func:`~polars_irmetrics.ground.options.check_named_columns`
+    takes them."""
     frame = as_polars(table, table_name)
     given = {name: None if t is None else as_polars(t, name) for name, t in tables.items()}
     lazy = {name: None if t is None else t.lazy() for name, t in given.items()}
@@ -616,7 +620,7 @@ def evaluate_tables(
         score=built.score,
         relevance=built.relevance,
     )
-    check_named_columns(built, long.collect_schema(), table_name)
+    check_named_columns(built, long.collect_schema(), table_name, keywords)
     check_item_options(built, {name for name, table in lazy.items() if table is not None})
     plan = evaluate_plan(frame.lazy(), requests, lazy, built, route=route, caller=caller)
     if isinstance(frame, pl.LazyFrame):

@@ -130,7 +130,8 @@ def evaluate_online(
         (:mod:`polars_irmetrics.ground.progress`).
     session_id, position, clicked, dwell, converted, timestamp
         Column names in ``log`` (``session_id`` is ``evaluate``'s ``query_id``, ``position``
-        its ``rank``; messages name them so).
+        its ``rank``; messages name them so, but for a ``position`` column the log lacks,
+        named as ``position=``).
 
     Returns
     -------
@@ -210,7 +211,14 @@ def evaluate_online(
         "timestamp": timestamp,
     }
     return evaluate_tables(
-        log, metrics, {}, options, route="online", caller="irm.evaluate_online", table_name="log"
+        log,
+        metrics,
+        {},
+        options,
+        route="online",
+        caller="irm.evaluate_online",
+        table_name="log",
+        keywords={"rank": ("position", "positions (1 = top)")},
     )
 
 

@@ -431,11 +431,19 @@ _NAMED_RUN_COLUMNS = {
 }
 
 
-def check_named_columns(options: EvalOptions, schema: pl.Schema, table: str = "run") -> None:
+def check_named_columns(
+    options: EvalOptions,
+    schema: pl.Schema,
+    table: str = "run",
+    keywords: Mapping[str, tuple[str, str]] | None = None,
+) -> None:
     """Refuse a ``rank=``, ``score=`` or ``sample_id=`` a caller gave (not the default)
     that names no column of ``table`` (``schema``: its long form): where the column is
     missing, the run is ranked by the other order column, or read as one deterministic
-    ranking, so a misspelt name would change the values in silence.
+    ranking, so a misspelt name would change the values in silence. ``keywords``: a
+    door's own keyword for one of them and what its column holds (``{"rank":
+    ("position", "positions (1 = top)")}``, :func:`~polars_irmetrics.evaluate_online`'s,
+    whose log needs the column): the message names that keyword.
 
     >>> schema = pl.Schema({"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64})
     >>> check_named_columns(EvalOptions.build(rank="r"), schema)
@@ -450,6 +458,12 @@ def check_named_columns(options: EvalOptions, schema: pl.Schema, table: str = "r
             continue
         held = ", ".join(repr(c) for c in schema.names())
         its = "their" if table.endswith("s") else "its"  # the runs of a comparison
+        if keywords is not None and name in keywords:
+            keyword, holds = keywords[name]
+            raise ColumnNotFoundError(
+                f"{keyword}={column!r} names no column of the {table} ({its} columns: "
+                f"{held}); name the column of {its} {holds} with {keyword}=..."
+            )
         raise ColumnNotFoundError(
             f"{name}={column!r} names no column of the {table} ({its} columns: {held}); "
             f"name the column of {its} {role} with {name}=..., or drop {name}= (without "
