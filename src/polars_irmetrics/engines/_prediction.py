@@ -25,6 +25,14 @@ one part. Then:
   task that merges a group holds one row per distinct score of the group (for ``auc``
   and ``pr_auc``).
 
+* a text label column (``"click"``/``"no"``): before either, a first pass gives each
+  part's distinct labels (:func:`~polars_irmetrics.prediction.parts.part_labels`), and
+  one task checks them together (:func:`~polars_irmetrics.prediction.parts.merge_labels`,
+  computed at the call), whatever ``by=`` or ``per_query``: more than two labels, or two
+  and neither ``positive_label``, are refused over the whole table with one machine's
+  message (a part of misspelt ``"Click"`` rows is no part of negatives). That task holds
+  the table's distinct labels.
+
 Before any task runs, :func:`prepare_prediction` builds both plans on empty frames of
 the schemas: a missing column, a wrong dtype or an unknown metric is raised there.
 Under ``unmatched='drop'`` the parts do not warn of pairs the labels lack (a part's
@@ -49,9 +57,11 @@ from polars_irmetrics.ground.validate import warn_on_pairs
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
 from polars_irmetrics.prediction.notes import warn_on_means
 from polars_irmetrics.prediction.parts import (
+    merge_labels,
     merge_means,
     merge_scale,
     merge_statistics,
+    part_labels,
     part_means,
     part_scale,
     part_statistics,
@@ -90,7 +100,10 @@ class PredictionJob(ParsedJob):
     part_schema: pl.Schema
     result_schema: pl.Schema
     two_tables: bool
-    #: ``"scale"``: the first pass of the rating and probability metrics (each part's
+    #: ``"labels"``: the first pass of a text label column (each part's distinct
+    #: labels, :func:`~polars_irmetrics.prediction.parts.part_labels`, checked together
+    #: whatever ``by=``); ``"scale"``: the first pass of the rating and probability
+    #: metrics (each part's
     #: :func:`~polars_irmetrics.prediction.parts.part_scale`, merged into each group's
     #: scale); ``"means"``: the next of ``r2`` and ``explained_variance`` (each part's
     #: :func:`~polars_irmetrics.prediction.parts.part_means`, merged into the means)
@@ -103,7 +116,9 @@ class PredictionJob(ParsedJob):
 
     def with_means(self, means: pl.DataFrame) -> PredictionJob:
         """This job after its next first pass: its parts reading ``means`` (that pass's
-        result)."""
+        result; the labels pass gives nothing to read: its merge raised or passed)."""
+        if self.first_pass[0][0] == "labels":
+            return replace(self, first_pass=self.first_pass[1:])
         return replace(self, means=means, first_pass=self.first_pass[1:])
 
 
@@ -226,6 +241,10 @@ def prepare_prediction(
     labels = None if labels_schema is None else _empty(labels_schema).lazy()
     result = evaluate_plan(table, requests, {"labels": labels}, options).collect_schema()
     first_pass: list[tuple[str, pl.Schema, pl.Schema]] = []
+    text = part_labels(table, requests, options, labels)
+    if text is not None:  # checked over the whole table, as on one machine
+        merged = merge_labels(text, requests, options)
+        first_pass.append(("labels", text.collect_schema(), merged.collect_schema()))
     if options.per_query:
         part = result
         keys = (*options.by_keys, options.query_id)
@@ -274,7 +293,9 @@ def means_job(job: PredictionJob) -> PredictionJob | None:
     if not job.first_pass:
         return None
     stage, part, result = job.first_pass[0]
-    return replace(job, stage=stage, part_schema=part, result_schema=result, first_pass=())
+    first = replace(job, stage=stage, part_schema=part, result_schema=result, first_pass=())
+    # the labels of every part are checked together, whatever by= or per_query
+    return replace(first, by=(), keys=()) if stage == "labels" else first
 
 
 def prediction_part(job: PredictionJob, table: pa.Table, labels: pa.Table | None) -> pa.Table:
@@ -283,7 +304,10 @@ def prediction_part(job: PredictionJob, table: pa.Table, labels: pa.Table | None
     the one-machine plan raises it."""
     frame = _frame(table).lazy()
     truth = None if labels is None else _frame(labels).lazy()
-    if job.options.per_query:  # the engine warns of unmatched pairs, not each part
+    if job.stage == "labels":  # a text label column (else no such pass): its labels
+        text = part_labels(frame, job.requests, job.options, truth)
+        plan = pl.LazyFrame(schema=job.part_schema) if text is None else text
+    elif job.options.per_query:  # the engine warns of unmatched pairs, not each part
         plan = evaluate_plan(frame, job.requests, {"labels": truth}, job.options, warn=False)
     elif job.stage == "scale":
         plan = part_scale(frame, job.requests, job.options, truth)
@@ -296,9 +320,12 @@ def prediction_part(job: PredictionJob, table: pa.Table, labels: pa.Table | None
 
 def prediction_summary(job: PredictionJob, statistics: pa.Table) -> pa.Table:
     """The means of whole ``by`` groups (every group without ``by``) from the
-    statistics of every part, as :func:`polars_irmetrics.evaluate` gives them."""
+    statistics of every part, as :func:`polars_irmetrics.evaluate` gives them (a first
+    pass: its merged result, the labels pass's over the whole table)."""
     frame = _frame(statistics).lazy()
-    if job.stage == "scale":
+    if job.stage == "labels":  # raises as one machine does, whatever by=
+        merged = merge_labels(frame, job.requests, job.options)
+    elif job.stage == "scale":
         merged = merge_scale(frame, job.options)
     elif job.stage == "means":
         merged = merge_means(frame, job.options)

@@ -57,7 +57,8 @@ def prediction_frame(
     query_id = job.options.query_id
     rows = _shuffled(table, query_id, count, tag)
     truth = None if labels is None else _shuffled(labels, query_id, count, tag)
-    # rating and probability metrics: the scale (and r2..., the means) first, computed here
+    # a text label column: its labels over the whole table first; rating and probability
+    # metrics: the scale (and r2..., the means); each computed here
     while (first := means_job(job)) is not None:
         means = _evaluated(rows, truth, first).compute()
         job = job.with_means(as_polars_frame(to_table(means)).cast(first.result_schema))
@@ -98,7 +99,7 @@ def _evaluated(rows: dd.DataFrame, truth: dd.DataFrame | None, job: PredictionJo
             enforce_metadata=False,
             align_dataframes=False,
         )
-    if not job.options.per_query:
+    if not job.options.per_query or job.stage != "values":  # a first pass: merged too
         values = values.repartition(npartitions=1).map_partitions(
             _summarize, job, meta=meta(job.result_schema), enforce_metadata=False
         )

@@ -20,7 +20,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
-from polars_irmetrics.engines._partition import arrow_schema
+from polars_irmetrics.engines._partition import arrow_schema, raise_carried
 from polars_irmetrics.engines._prediction import (
     PredictionJob,
     means_job,
@@ -61,13 +61,18 @@ def prediction_frame(
         metrics,
         options,
     )
-    # rating and probability metrics: the scale (and r2..., the means) first, collected here
+    # a text label column: its labels over the whole table first; rating and probability
+    # metrics: the scale (and r2..., the means); each collected here
     while (first := means_job(job)) is not None:
         rows = _summaries(
             _parts(table, labels, first, count, part, spark_schema), first, spark_schema
         )
+        try:  # the labels pass raises a task's library error (one machine's message)
+            collected = rows.collect()
+        except Exception as exc:  # a Spark error, which may carry one of ours
+            raise_carried(exc)
         means = pl.DataFrame(
-            [tuple(r) for r in rows.collect()], schema=first.result_schema, orient="row"
+            [tuple(r) for r in collected], schema=first.result_schema, orient="row"
         )
         job = job.with_means(means)
     parts = _parts(table, labels, job, count, part, spark_schema)

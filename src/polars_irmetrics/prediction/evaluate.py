@@ -131,10 +131,12 @@ from polars_irmetrics.prediction.statistics import (
 
 __all__ = [
     "NUM_ROWS",
+    "TEXT_LABELS",
     "Prepared",
     "beside",
     "build_prediction_plan",
     "check_keys_read",
+    "check_text_labels",
     "group",
     "prepare_rows",
     "scale_aggs",
@@ -148,6 +150,8 @@ _IN_LABELS = f"{INTERNAL}in_labels"
 _DUP = f"{INTERNAL}dup"
 _PREDICTION_ROWS = f"{INTERNAL}prediction_rows"
 _LABEL_ROWS = f"{INTERNAL}label_rows"
+#: Column of :func:`check_text_labels`: the number of distinct text labels of a table.
+TEXT_LABELS = f"{INTERNAL}text_labels"
 
 
 @dataclass(frozen=True)
@@ -438,22 +442,20 @@ class Prepared:
     def raising(self, result: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         """``result`` without its check columns, raising the first problem they count
         when it is collected (:func:`_raise_on_flags`)."""
-        flags = self.flag_columns
-        out_schema = result.drop(flags).collect_schema()
-        raised = _raised_checks(self.checks, set(self.names))
-        options = self.options
-        fields: dict[str, object] = {
-            "label": options.label,
-            "prediction": options.prediction,
-            "weight": options.sample_weight,
-            "positive": options.positive_label,
-            "query_id": options.query_id,
-            "doc_id": options.doc_id,
-        }
-        return result.map_batches(
-            lambda frame: _raise_on_flags(frame, raised, flags, keys, fields),
-            schema=out_schema,
-        )
+        return _raising(result, self.checks, self.names, self.options, keys)
+
+    @property
+    def text_label(self) -> bool:
+        """Whether the label column is text (its labels are checked over the whole
+        table: :func:`check_text_labels` on the engines)."""
+        return self.rows.collect_schema()[self.scope.label] == pl.String
+
+    def text_labels(self) -> pl.LazyFrame:
+        """The distinct labels the text-label checks read (the rows the metrics read,
+        nulls left out), in a column named as the label column: what each part of an
+        engine gives for :func:`check_text_labels`."""
+        label = pl.col(self.scope.label)
+        return self.rows.select(label.drop_nulls().unique())
 
     def warning(self, result: pl.LazyFrame) -> pl.LazyFrame:
         """``result`` (one machine's values, with ``num_rows``) unchanged, and, under
@@ -884,45 +886,7 @@ def _checks(
         )
     )
     if schema[scope.label] == pl.String:
-        # counted over the whole table (whole=True): the one other value is the table's,
-        # so a misspelt positive label ('Click' for 'click') in a group of its own is no
-        # group of negatives
-        found = label.filter(both).drop_nulls()
-        binary = both & (found.n_unique() > 2)
-        example = found.unique().sort().str.join(", ")
-        checks.append(
-            _Check(
-                "binary",
-                binary,
-                example,
-                InvalidValueError,
-                "column {label!r} holds more than two labels{where} ({example}); {metrics} "
-                "read(s) it as a binary label: positive_label={positive!r} is positive, "
-                "and one other label negative",
-                whole=True,
-            )
-        )
-        # two labels and neither positive: a positive_label mistyped ('Yes' for 'yes')
-        # would read every row as negative (one label only may be all negatives)
-        labels = found.unique().sort()
-        shown = (
-            pl.when(labels.str.contains("'", literal=True))
-            .then(pl.concat_str(pl.lit('"'), labels, pl.lit('"')))
-            .otherwise(pl.concat_str(pl.lit("'"), labels, pl.lit("'")))
-        )
-        checks.append(
-            _Check(
-                "binary_positive",
-                both & (found.n_unique() == 2) & ~(found == str(scope.positive)).any(),
-                shown.str.join(", "),
-                InvalidValueError,
-                "column {label!r} holds two labels ({example}){where}, and neither is "
-                "positive_label={positive!r}; {metrics} read(s) it as a binary label, so "
-                "it is refused for them: declare the positive one of them with "
-                "positive_label= (a text label matches exactly: case and spaces count)",
-                whole=True,
-            )
-        )
+        checks += _text_label_checks(label.filter(both).drop_nulls(), both, scope.positive)
     else:
         positive = float(scope.positive) if isinstance(scope.positive, int | float) else 1.0
         value = label.cast(pl.Float64)
@@ -973,6 +937,107 @@ def _checks(
             ),
         ]
     return checks
+
+
+def _text_label_checks(found: pl.Expr, both: pl.Expr, positive: object) -> list[_Check]:
+    """The checks of a text label column: ``found``, its labels the metrics read (nulls
+    left out). Counted over the whole table (whole=True): the one other value is the
+    table's, so a misspelt positive label ('Click' for 'click') in a group of its own is
+    no group of negatives; the engines check every part's labels together
+    (:func:`check_text_labels`)."""
+    binary = both & (found.n_unique() > 2)
+    example = found.unique().sort().str.join(", ")
+    # two labels and neither positive: a positive_label mistyped ('Yes' for 'yes')
+    # would read every row as negative (one label only may be all negatives)
+    labels = found.unique().sort()
+    shown = (
+        pl.when(labels.str.contains("'", literal=True))
+        .then(pl.concat_str(pl.lit('"'), labels, pl.lit('"')))
+        .otherwise(pl.concat_str(pl.lit("'"), labels, pl.lit("'")))
+    )
+    return [
+        _Check(
+            "binary",
+            binary,
+            example,
+            InvalidValueError,
+            "column {label!r} holds more than two labels{where} ({example}); {metrics} "
+            "read(s) it as a binary label: positive_label={positive!r} is positive, "
+            "and one other label negative",
+            whole=True,
+        ),
+        _Check(
+            "binary_positive",
+            both & (found.n_unique() == 2) & ~(found == str(positive)).any(),
+            shown.str.join(", "),
+            InvalidValueError,
+            "column {label!r} holds two labels ({example}){where}, and neither is "
+            "positive_label={positive!r}; {metrics} read(s) it as a binary label, so "
+            "it is refused for them: declare the positive one of them with "
+            "positive_label= (a text label matches exactly: case and spaces count)",
+            whole=True,
+        ),
+    ]
+
+
+def check_text_labels(
+    labels: pl.LazyFrame, names: frozenset[str], options: EvalOptions
+) -> pl.LazyFrame:
+    """The checks of a text label column over the distinct labels of every part of a
+    table (:meth:`Prepared.text_labels`, stacked: column ``options.label``), raised
+    when it is collected with one machine's message: the engines' parts check their
+    labels together, as one machine checks the whole table.
+
+    Returns
+    -------
+    pl.LazyFrame
+        One row: ``TEXT_LABELS`` (i64), the number of distinct labels.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> options = EvalOptions(positive_label="click")
+    >>> parts = pl.LazyFrame({"label": ["click", "no", "no"]})
+    >>> check_text_labels(parts, frozenset({"auc"}), options).collect().item()
+    2
+    >>> parts = pl.LazyFrame({"label": ["click", "no", "Click"]})
+    >>> check_text_labels(parts, frozenset({"auc"}), options).collect()
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column 'label' holds more than two labels ...
+    """
+    label = pl.col(options.label)
+    checks = _text_label_checks(label.drop_nulls(), pl.lit(True), options.positive_label)
+    exprs = [e for check in checks for e in check.exprs()]
+    result = labels.select(*exprs, label.drop_nulls().n_unique().cast(pl.Int64).alias(TEXT_LABELS))
+    return _raising(result, checks, names, options, [])
+
+
+def _raising(
+    result: pl.LazyFrame,
+    checks: list[_Check],
+    names: frozenset[str],
+    options: EvalOptions,
+    keys: list[str],
+) -> pl.LazyFrame:
+    """``result`` without the check columns of ``checks``, raising the first problem
+    they count when it is collected (:func:`_raise_on_flags`)."""
+    flags = [c for check in checks for c in (check.count, check.first)]
+    out_schema = result.drop(flags).collect_schema()
+    raised = _raised_checks(checks, set(names))
+    fields: dict[str, object] = {
+        "label": options.label,
+        "prediction": options.prediction,
+        "weight": options.sample_weight,
+        "positive": options.positive_label,
+        "query_id": options.query_id,
+        "doc_id": options.doc_id,
+    }
+    return result.map_batches(
+        lambda frame: _raise_on_flags(frame, raised, flags, keys, fields),
+        schema=out_schema,
+    )
 
 
 def _raised_checks(checks: list[_Check], names: set[str]) -> list[tuple[_Check, str]]:

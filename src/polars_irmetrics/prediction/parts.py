@@ -25,6 +25,9 @@ scale, so that the parts' units are of one scale and add up exactly; ``r2`` and
 ``explained_variance`` a second: :func:`part_means` on every part (reading the scale),
 merged by :func:`merge_means` into each group's exact means; every part then reads them
 (``part_statistics(..., first=)``) to sum its terms and spreads.
+A text label column takes a first pass of its own: :func:`part_labels` (each part's
+distinct labels), checked together by :func:`merge_labels` over the whole table, as one
+machine checks it.
 
 Int128 has no Arrow, Spark or pandas type: each Int128 column travels as two Int64
 halves (``hi * 2**62 + lo``) and is made whole again before the merge. The merge adds
@@ -51,6 +54,7 @@ from polars_irmetrics.prediction.evaluate import (
     NUM_ROWS,
     Prepared,
     beside,
+    check_text_labels,
     group,
     prepare_rows,
     scale_aggs,
@@ -82,9 +86,11 @@ from polars_irmetrics.prediction.statistics import (
 
 __all__ = [
     "HISTOGRAM",
+    "merge_labels",
     "merge_means",
     "merge_scale",
     "merge_statistics",
+    "part_labels",
     "part_means",
     "part_scale",
     "part_statistics",
@@ -118,6 +124,60 @@ def _with_first_passes(
             rows = rows.join(first.lazy(), how="cross")
         rows = with_probability_terms(rows, prepared.scope, requests)
     return replace(prepared, rows=rows)
+
+
+def part_labels(
+    table: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    options: EvalOptions,
+    labels: pl.LazyFrame | None = None,
+) -> pl.LazyFrame | None:
+    """The first pass of a text label column, on one part (``None`` when the label
+    column is not text): the part's distinct labels (those the metrics read, nulls left
+    out; :meth:`~polars_irmetrics.prediction.evaluate.Prepared.text_labels`), which
+    :func:`merge_labels` checks together, as one machine checks the whole table's: a
+    part of ``'Click'`` rows beside parts of ``'click'`` and ``'no'`` is refused, not
+    read as a part of negatives. The other data checks are those of
+    :func:`part_statistics` (the last pass).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> options, requests = EvalOptions(positive_label="click"), parse_metric_list(["auc"])
+    >>> part = pl.LazyFrame({"label": ["no", "no", None], "prediction": [0.1, 0.2, 0.3]})
+    >>> part_labels(part, requests, options).collect()["label"].to_list()
+    ['no']
+    """
+    prepared = prepare_rows(table, requests, options, labels)
+    return prepared.text_labels() if prepared.text_label else None
+
+
+def merge_labels(
+    statistics: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    options: EvalOptions,
+) -> pl.LazyFrame:
+    """Every part's :func:`part_labels`, checked together (whatever ``by=``), raised when
+    collected with one machine's message
+    (:func:`~polars_irmetrics.prediction.evaluate.check_text_labels`); else one row, the
+    number of distinct labels.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> options, requests = EvalOptions(positive_label="click"), parse_metric_list(["auc"])
+    >>> parts = pl.LazyFrame({"label": ["click", "no", "Click"]})  # three parts' labels
+    >>> merge_labels(parts, requests, options).collect()
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column 'label' holds more than two labels ...
+    """
+    names = frozenset(req.metric.name for _, req in requests)
+    return check_text_labels(statistics, names, options)
 
 
 def part_scale(
