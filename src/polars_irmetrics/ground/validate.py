@@ -1096,7 +1096,8 @@ def warn_on_pairs(
     *, matched: int, predictions: int, labels: int, query_id: str, doc_id: str
 ) -> None:
     """The :class:`~polars_irmetrics.errors.CoverageWarning` of ``labels=`` under
-    ``unmatched='drop'``: given when the ``matched`` pairs are fewer than half of the
+    ``unmatched='drop'``: given when no pair matches (an empty side included: every
+    value is then null), or when the ``matched`` pairs are fewer than half of the
     ``predictions`` rows *and* fewer than half of the ``labels`` rows (predictions of
     every pair beside labels of a few, or the other way round, is how such tables are
     made; few matches on both sides is ids that do not line up), with the counts, what
@@ -1109,15 +1110,16 @@ def warn_on_pairs(
     ...     warnings.simplefilter("always")
     ...     warn_on_pairs(matched=0, predictions=4, labels=3, query_id="user", doc_id="item")
     ...     warn_on_pairs(matched=3, predictions=400, labels=3, query_id="user", doc_id="item")
+    ...     warn_on_pairs(matched=0, predictions=4, labels=0, query_id="user", doc_id="item")
     >>> len(caught)
-    1
+    2
     >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
     labels= and the predictions share none of their (user, item) pairs (4 predictions, 3
     labels): unmatched='drop' leaves out every prediction without a label, so every
     value is null. Ids that do not line up are the likely cause: give labels= and the
     predictions the same 'user' and 'item' values (same spelling, same collection).
     """
-    if 2 * matched >= predictions or 2 * matched >= labels:
+    if matched and (2 * matched >= predictions or 2 * matched >= labels):
         return
     held = "none" if matched == 0 else f"only {matched}"
     effect = "every value is null" if matched == 0 else f"the metrics read only {matched} rows"
