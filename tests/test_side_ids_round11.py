@@ -115,3 +115,168 @@ def test_spark_warns_of_empty_labels_as_one_machine(spark: Any) -> None:
         )
     )
     assert said == [_no_pair(3, 0)]
+
+
+# --- 2. one coverage warning per side table per call -----------------------------------
+
+RUN = pl.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["d0", "d1", "d2"], "rank": [1, 2, 3]})
+QRELS = pl.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]})
+HISTORY = pl.DataFrame({"query_id": ["u1"], "doc_id": ["D0"]})
+GROUPS = pl.DataFrame({"doc_id": ["D0", "D1", "D2"], "group": ["a", "b", "a"]})
+SYSTEMS = pl.concat([RUN.with_columns(system=pl.lit(s)) for s in "AB"])
+ITEMS_DROPPED = (
+    "interactions= holds none of the 3 items of the recommendations (column 'doc_id'): the "
+    "recommendations of an item the interactions lack are left out (unseen_items='drop'), "
+    "so the metrics read few of the lists' items. Ids that do not line up are the likely "
+    "cause: give interactions= and the recommendations the same 'doc_id' values (same "
+    "spelling, same collection)."
+)
+USERS = (
+    "interactions= holds none of the 1 users of the recommendations (column 'query_id'): a "
+    "user without a history finds every item new (novelty(kind='replay'), serendipity read "
+    "no history for them). Ids that do not line up are the likely cause: give "
+    "interactions= and the recommendations the same 'query_id' values (same spelling, same "
+    "collection)."
+)
+CLUSTERS = (
+    "groups= holds none of the 3 items of the run (column 'doc_id'): an item without a "
+    "cluster counts in no cluster's mean (with none clustered, MAD is null). Ids that do "
+    "not line up are the likely cause: give groups= and the run the same 'doc_id' values "
+    "(same spelling, same collection)."
+)
+_DOCUMENTS = (
+    "groups= holds none of the 3 documents of the run (column 'doc_id'): a document "
+    "without a group counts in no group, so its exposure and relevance are left out of "
+    "every group's (with none grouped, the values are null or NaN){mad}. Ids that do not "
+    "line up are the likely cause: give groups= and the run the same 'doc_id' values (same "
+    "spelling, same collection)."
+)
+DOCUMENTS = _DOCUMENTS.format(mad="")
+DOCUMENTS_MAD = _DOCUMENTS.format(
+    mad=", and item_mad@3 reads it in no cluster's mean (with none clustered, MAD is null)"
+)
+RELEVANT = (
+    "groups= holds none of the 1 relevant documents of the judgments (column 'doc_id'): a "
+    "relevant document without a group counts in no group: the expected-exposure measures "
+    "leave its exposure out (a query none of whose relevant documents has a group is left "
+    "out of them), and awrf's target (the relevant documents' groups, where target= is not "
+    "given) does not count it. Ids that do not line up are the likely cause: give groups= "
+    "and the judgments the same 'doc_id' values (same spelling, same collection)."
+)
+HISTORY_KW: dict[str, Any] = {"interactions": HISTORY, "unseen_items": "drop"}
+
+#: (name, table, metrics, keywords, warnings)
+ONCE: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], list[str]]] = [
+    ("novelty", RUN, ["novelty@3"], HISTORY_KW, [ITEMS_DROPPED, USERS]),
+    (
+        "novelty-P",
+        RUN,
+        ["novelty@3", "P@3"],
+        {**HISTORY_KW, "qrels": QRELS},
+        [ITEMS_DROPPED, USERS],
+    ),
+    (
+        "novelty-P-systems",
+        SYSTEMS,
+        ["novelty@3", "P@3"],
+        {**HISTORY_KW, "qrels": QRELS, "systems": "system"},
+        [ITEMS_DROPPED, USERS],
+    ),
+    (
+        "novelty-P-by",
+        SYSTEMS,
+        ["novelty@3", "P@3"],
+        {**HISTORY_KW, "qrels": QRELS, "by": "system"},
+        [ITEMS_DROPPED, USERS],
+    ),
+    (
+        "novelty-P-buckets",
+        RUN,
+        ["novelty@3", "P@3"],
+        {**HISTORY_KW, "qrels": QRELS, "buckets": 2},
+        [ITEMS_DROPPED, USERS],
+    ),
+    ("item-mad", RUN, ["item_mad@3"], {"qrels": QRELS, "groups": GROUPS}, [CLUSTERS]),
+    ("rnd", RUN, ["rnd"], {"groups": GROUPS}, [DOCUMENTS]),
+    (
+        "item-mad-rnd",
+        RUN,
+        ["item_mad@3", "rnd"],
+        {"qrels": QRELS, "groups": GROUPS},
+        [DOCUMENTS_MAD],
+    ),
+    (
+        "item-mad-rnd-systems",
+        SYSTEMS,
+        ["item_mad@3", "rnd"],
+        {"qrels": QRELS, "groups": GROUPS, "systems": "system"},
+        [DOCUMENTS_MAD],
+    ),
+    (
+        "item-mad-rnd-by",
+        SYSTEMS,
+        ["item_mad@3", "rnd"],
+        {"qrels": QRELS, "groups": GROUPS, "by": "system"},
+        [DOCUMENTS_MAD],
+    ),
+    # the judgments' relevant documents are another pair of ids, warned of apart
+    (
+        "item-mad-rnd-ee",
+        RUN,
+        ["item_mad@3", "rnd", "ee_disparity"],
+        {"qrels": QRELS, "groups": GROUPS},
+        [DOCUMENTS_MAD, RELEVANT],
+    ),
+]
+
+
+def _lazy(keywords: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.lazy() if isinstance(v, pl.DataFrame) else v for k, v in keywords.items()}
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("name", "table", "metrics", "keywords", "messages"), ONCE, ids=[c[0] for c in ONCE]
+)
+def test_a_side_table_is_warned_of_once_per_call(
+    name: str,
+    table: pl.DataFrame,
+    metrics: list[str],
+    keywords: dict[str, Any],
+    messages: list[str],
+    lazy: bool,
+) -> None:
+    if lazy:
+        said = _said(lambda: irm.evaluate(table.lazy(), metrics, **_lazy(keywords)))
+    else:
+        said = _said(lambda: irm.evaluate(table, metrics, **keywords))
+    assert said == messages
+
+
+def test_the_catalogue_warning_of_an_accuracy_metric_beside_is_given_once() -> None:
+    """reco_accuracy@k beside novelty: the one tally of interactions= (the
+    recommendations') warns for the catalogue's size too."""
+    run = pl.DataFrame({"query_id": ["q1"] * 4, "doc_id": ["d0", "d1", "d2", "d3"]})
+    run = run.with_columns(rank=pl.int_range(1, 5))
+    history = pl.DataFrame(
+        {
+            "query_id": ["q1"] * 3 + ["u"] * 20,
+            "doc_id": ["d0", "d1", "d2", *(f"x{i}" for i in range(20))],
+        }
+    )
+    catalogue = (
+        "interactions= (the catalogue whose size reco_accuracy@2 read) lacks 1 of the 4 items "
+        "of the run (column 'doc_id'): RecTools' tn = n - k - fn takes its n items to hold "
+        "every list's items, so the true negatives and the values come out too small; give "
+        "interactions= every item a user may be recommended or find relevant"
+    )
+    for metrics, options in (
+        (["reco_accuracy@2"], {}),
+        (["reco_accuracy@2", "novelty@2"], {"unseen_items": "recommenders"}),
+    ):
+        said = _said(
+            lambda m=metrics, o=options: irm.evaluate(
+                run, m, qrels=QRELS, interactions=history, **o
+            )
+        )
+        assert said == [catalogue]

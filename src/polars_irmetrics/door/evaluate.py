@@ -35,7 +35,7 @@ A metric whose table was not given is refused by one message, written once
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, overload
 
@@ -62,6 +62,7 @@ from polars_irmetrics.ground.validate import (
     warn_on_judged,
     with_tally,
 )
+from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS
 from polars_irmetrics.metrics.registry import (
     INPUTS,
     MetricRequest,
@@ -883,6 +884,7 @@ def evaluate_plan(
     warn: bool | CoverageSink = True,
     facts: SharedFacts | None = None,
     ids: SharedIds | None = None,
+    counted: frozenset[str] = frozenset(),
 ) -> pl.LazyFrame:
     """:func:`evaluate`'s lazy plan from parsed metrics, tables and checked options: the
     one plan builder behind every door (the comparison and the engines call it too).
@@ -900,6 +902,9 @@ def evaluate_plan(
     function where two routes of one call check the same run (the exposure measures
     beside the accuracy metrics), for the second (its own call, below); ``ids``
     likewise, the run's distinct ids every coverage tally counts (:func:`_shared_ids`).
+    ``counted``: the side tables whose coverage of the run another route of the call
+    warns of (groups=, by the exposure measures beside Elliot's item_mad), which this
+    plan does not warn of again: one warning per table per call.
     """
     columns = {
         "query_id": options.query_id,
@@ -1007,8 +1012,21 @@ def evaluate_plan(
         # the judged queries the run retrieved alone (with systems=, refused at the door)
         dropped = "offline" in routes and options.unretrieved == "drop"
         judged = _retrieved_judgments(table, tables, options) if dropped else tables
+        # groups= read by Elliot's item_mad beside too: the exposure measures' warning of
+        # the run's documents it lacks is the call's one (it names item_mad's effect)
+        clustered = [
+            label for label, r in requests if r.route != "exposure" and "groups" in r.reads
+        ]
         exposure = _exposure(
-            table, asked, judged, options, requests, warn=warn is True, facts=facts, ids=ids
+            table,
+            asked,
+            judged,
+            options,
+            requests,
+            warn=warn is True,
+            facts=facts,
+            ids=ids,
+            clustered=clustered,
         )
         if "offline" not in routes:  # the ranking metrics beside warn of it themselves
             exposure = _judged_coverage(exposure, table, asked, tables, options, warn)
@@ -1027,6 +1045,7 @@ def evaluate_plan(
             warn=warn,
             facts=facts,
             ids=ids,
+            counted=frozenset({"groups"}) if clustered else frozenset(),
         )
         return _beside(rest, exposure, [label for label, _ in requests], options)
     if tables.get("target") is not None:
@@ -1109,7 +1128,7 @@ def evaluate_plan(
         return _means(per_query, routes.get("prefs") or routes["jg"])
     interactions = tables.get("interactions")
 
-    def offline(asked: Requests) -> pl.LazyFrame:
+    def offline(asked: Requests, *, tally: bool = True) -> pl.LazyFrame:
         return build_offline_plan(
             table,
             asked,
@@ -1122,6 +1141,8 @@ def evaluate_plan(
             user_groups=tables.get("user_groups"),
             facts=facts,
             ids=ids,
+            tally=tally,
+            counted=counted,
         )
 
     if "recsys" not in routes:
@@ -1132,8 +1153,11 @@ def evaluate_plan(
                 "serendipity_relevance="
             )
         return offline(routes["offline"])
+    # interactions= is counted (and warned of) once for the call, by the beyond-accuracy
+    # plan, for the accuracy metrics beside that read the catalogue's size too
     accuracy = routes.get("offline")
-    means = offline(accuracy) if accuracy else None
+    means = offline(accuracy, tally=False) if accuracy else None
+    catalogue = [label for label, r in accuracy or () if r.metric.name in CATALOGUE_FORMULAS]
     return with_beyond_accuracy(
         means,
         table,
@@ -1144,6 +1168,7 @@ def evaluate_plan(
         caller=caller,
         tally=warn is True,
         ids=ids,
+        catalogue=catalogue,
     )
 
 
@@ -1229,12 +1254,14 @@ def _exposure(
     warn: bool = True,
     facts: SharedFacts | None = None,
     ids: SharedIds | None = None,
+    clustered: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """The exposure measures' plan; ``requests``: every metric of the call (the others'
     tables are theirs to check, the judgments read by any of them are not refused).
     ``warn``: whether it warns of groups= ids the run's documents lack (an engine's part
     does not: the engine tallies the whole run); ``facts``: :func:`_shared_facts`';
-    ``ids``: :func:`_shared_ids`'."""
+    ``ids``: :func:`_shared_ids`'; ``clustered``: the labels of item_mad beside, which
+    read groups= too (the warning names them)."""
     mixed = len(exposure) < len(requests)
     attributes = ("queries",) if options.attribute_keys else ()
     _refuse_other_tables(
@@ -1278,6 +1305,7 @@ def _exposure(
         options,
         target=tables.get("target"),
         warn=warn,
+        clustered=clustered,
     )
 
 

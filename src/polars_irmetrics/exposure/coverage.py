@@ -9,7 +9,7 @@ whole, once, by :func:`groups_tally`, and its parts do not warn.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -179,14 +179,36 @@ def groups_tally(
     )
 
 
-def warn_on_groups(row: Mapping[str, Any], options: EvalOptions) -> None:
+def warn_on_groups(
+    row: Mapping[str, Any], options: EvalOptions, clustered: Sequence[str] = ()
+) -> None:
     """The warning of :func:`~polars_irmetrics.exposure.plan.build_exposure_plan`, from a
-    row of :func:`groups_tally`."""
-    _warn_on_group_row(row, options.doc_id)
+    row of :func:`groups_tally`. ``clustered``: the labels of Elliot's ``item_mad@k``
+    asked beside, which read the same groups= as item clusters: the one warning of the
+    run's documents groups= lacks names their effect too (their plan does not warn of
+    it again).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> row = {_DOCS: 3, _GROUPED: 0}
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_on_groups(row, EvalOptions(), ["item_mad@3"])
+    >>> len(caught), "and item_mad@3 reads it in no cluster's mean" in str(caught[0].message)
+    (1, True)
+    """
+    _warn_on_group_row(row, options.doc_id, clustered)
 
 
-def _warn_on_group_row(row: Mapping[str, Any], doc_id: str) -> None:
+def _warn_on_group_row(row: Mapping[str, Any], doc_id: str, clustered: Sequence[str]) -> None:
     """Documents groups= mostly lacks, and groups target= mostly lacks: warned about."""
+    mad = (
+        f", and {', '.join(clustered)} read{'s' if len(clustered) == 1 else ''} it in no "
+        "cluster's mean (with none clustered, MAD is null)"
+        if clustered
+        else ""
+    )
     warn_on_joint(
         table="groups",
         column=doc_id,
@@ -196,7 +218,7 @@ def _warn_on_group_row(row: Mapping[str, Any], doc_id: str) -> None:
         owner="run",
         effect="a document without a group counts in no group, so its exposure and "
         "relevance are left out of every group's (with none grouped, the values are "
-        "null or NaN)",
+        f"null or NaN){mad}",
     )
     if _RELEVANT in row:  # the relevant judged documents, where their groups are read
         warn_on_joint(

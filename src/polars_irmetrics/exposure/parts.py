@@ -59,11 +59,13 @@ def exposure_in_buckets(
     target: pl.LazyFrame | None = None,
     *,
     warn: bool = True,
+    clustered: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """The exposure measures' plan over hash buckets of queries (module doc): the
-    per-query values (``options.per_query``) or their means, lazy. ``warn``: as
-    :func:`~polars_irmetrics.exposure.plan.build_exposure_plan`'s, from the whole run's
-    documents (a bucket's plan does not warn: it holds some of them).
+    per-query values (``options.per_query``) or their means, lazy. ``warn`` and
+    ``clustered``: as :func:`~polars_irmetrics.exposure.plan.build_exposure_plan`'s,
+    from the whole run's documents (a bucket's plan does not warn: it holds some of
+    them).
 
     Examples
     --------
@@ -108,7 +110,14 @@ def exposure_in_buckets(
     buckets = options.buckets
     if buckets is None or buckets == "auto-memory":  # the one plan (split_exposure)
         return build_exposure_plan(
-            run, qrels, groups, list(requests), options, target=target, warn=warn
+            run,
+            qrels,
+            groups,
+            list(requests),
+            options,
+            target=target,
+            warn=warn,
+            clustered=clustered,
         )
     if options.system_keys:
         # a bucket holds some systems' rows only, and a system is scored on every judged
@@ -136,7 +145,7 @@ def exposure_in_buckets(
             else qrels.filter(pl.col(options.relevance) > 0).select(options.doc_id)
         )
         tally = groups_tally(run, groups, target, list(requests), options, relevant)
-        values = with_tally(values, tally, lambda row: warn_on_groups(row, options))
+        values = with_tally(values, tally, lambda row: warn_on_groups(row, options, clustered))
     if options.per_query:
         return values
     segments = run.select(keys).unique() if keys else None

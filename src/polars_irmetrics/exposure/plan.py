@@ -11,6 +11,8 @@ relevant documents (a document counts in full for each of its groups). See
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from polars_irmetrics.errors import (
@@ -88,6 +90,7 @@ def build_exposure_plan(
     warn: bool = True,
     facts: SharedFacts | None = None,
     ids: SharedIds | None = None,
+    clustered: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """Per-query expected-exposure values (``options.per_query``), keyed by
     ``query_id``, or their means with ``num_q``; lazy, nothing collected.
@@ -100,7 +103,10 @@ def build_exposure_plan(
     (:class:`~polars_irmetrics.ground.facts.SharedFacts`), read where each query holds
     one ranking. ``ids``: the door's distinct ids of the run
     (:class:`~polars_irmetrics.ground.facts.SharedIds`), whose documents the groups=
-    tally counts (every route's tally reads the one pass).
+    tally counts (every route's tally reads the one pass). ``clustered``: the labels
+    of Elliot's ``item_mad@k`` asked beside, which read groups= as item clusters: the
+    warning names them too, the one warning of the table in the call
+    (:func:`~polars_irmetrics.exposure.coverage.warn_on_groups`).
 
     Examples
     --------
@@ -390,7 +396,7 @@ def build_exposure_plan(
         docs = run if ids is None else ids.docs
         relevant_docs = relevant.select(doc_id)
         counts = groups_tally(docs, groups, target, requests, options, relevant_docs)
-        checked = with_tally(checked, counts, lambda row: warn_on_groups(row, options))
+        checked = with_tally(checked, counts, lambda row: warn_on_groups(row, options, clustered))
     if options.per_query:  # the measures in the order asked (computed grouped by kind)
         return checked.select(*keys, query_id, *(label for label, _ in requests))
     return exposure_means(checked, requests, keys, segments)

@@ -70,6 +70,8 @@ def build_offline_plan(
     user_groups: pl.LazyFrame | None = None,
     facts: SharedFacts | None = None,
     ids: SharedIds | None = None,
+    tally: bool = True,
+    counted: frozenset[str] = frozenset(),
 ) -> pl.LazyFrame:
     """:func:`_offline_plan`; with interactions, their ids checked against the run's
     (one kind, strings or integers) and a warning when they hold few of the run's items
@@ -77,10 +79,26 @@ def build_offline_plan(
     metric reads them; not for a part of a larger evaluation (``warn`` not ``True``: an
     engine's part holds some of the users, and the engine warns once). ``ids``: the
     door's distinct ids of the run (:class:`~polars_irmetrics.ground.facts.SharedIds`),
-    which the tallies count and Elliot's metrics read as the users."""
+    which the tallies count and Elliot's metrics read as the users. ``tally``: whether
+    this plan counts the interactions (and warns) where a metric of ``requests`` reads
+    them; ``False`` where the beyond-accuracy metrics beside read the same table and
+    count it, once for the call. ``counted``: the side tables whose coverage of the run
+    another route of the call warns of (Elliot's item_mad does not warn of groups=
+    again)."""
     if interactions is None:
         return _offline_plan(
-            table, requests, qrels, options, queries, None, warn, groups, user_groups, facts, ids
+            table,
+            requests,
+            qrels,
+            options,
+            queries,
+            None,
+            warn,
+            groups,
+            user_groups,
+            facts,
+            ids,
+            counted=counted,
         )
     query_id, doc_id = options.query_id, options.doc_id
     run_schema = table.collect_schema()
@@ -106,9 +124,13 @@ def build_offline_plan(
         user_groups,
         facts,
         ids,
+        counted=counted,
     )
-    if doc_id not in run_schema or warn is not True:  # refused by name; a part's plan
-        return plan  # (an engine tallies the whole table, once)
+    reads = any("interactions" in r.reads for _, r in requests)
+    # refused by name; a part's plan (an engine tallies the whole table, once); no
+    # metric here reads the table, or the beyond-accuracy metrics beside count it
+    if doc_id not in run_schema or warn is not True or not (tally and reads):
+        return plan
     return with_interactions_tally(
         plan,
         table if ids is None else ids.docs,
@@ -133,6 +155,8 @@ def _offline_plan(
     user_groups: pl.LazyFrame | None = None,
     facts: SharedFacts | None = None,
     ids: SharedIds | None = None,
+    *,
+    counted: frozenset[str] = frozenset(),
 ) -> pl.LazyFrame:
     """The offline plan; with RecTools' catalogue metrics (``reco_accuracy``, ``mcc``:
     :data:`~polars_irmetrics.metrics.rectools.CATALOGUE_FORMULAS`), each user's tp
@@ -148,7 +172,15 @@ def _offline_plan(
         return whole.beside(
             MAD,
             lambda asked, judged, alone: build_mad_plan(
-                table, asked, judged, groups, user_groups, options, alone=alone, ids=ids
+                table,
+                asked,
+                judged,
+                groups,
+                user_groups,
+                options,
+                alone=alone,
+                ids=ids,
+                counted=counted,
             ),
         )
     elliot = [(label, r) for label, r in requests if r.metric.name in ELLIOT]

@@ -146,13 +146,16 @@ def build_mad_plan(
     *,
     alone: bool = True,
     ids: SharedIds | None = None,
+    counted: frozenset[str] = frozenset(),
 ) -> pl.LazyFrame:
     """One row per ``by`` group (the ``by`` keys of the run, then one column per label)
     of Elliot's MAD metrics in ``requests``; see the module docstring. ``alone``: no
     other metric of the call reads the ranking plan's options (``depth``,
     ``judged_only``...), which these do not read: refused. ``ids``: the run's distinct
     ids where the door has them (:class:`~polars_irmetrics.ground.facts.SharedIds`),
-    which the clusters' tallies count.
+    which the clusters' tallies count. ``counted``: the cluster tables (``"groups"``)
+    whose coverage of the run another route of the call warns of (the exposure measures
+    beside): of those, only a cluster left empty is warned of here.
 
     Examples
     --------
@@ -344,7 +347,8 @@ def build_mad_plan(
             # and a cluster none of whose ids the run holds: no mean, MAD null in silence
             empty = _empty_clusters(clusters, listed, column)
             both = pl.concat([tally, empty], how="horizontal")
-            say = functools.partial(_warn, keyword, column, things, name)
+            joint = keyword not in counted
+            say = functools.partial(_warn, keyword, column, things, name, joint=joint)
             checked = with_tally(checked, both, say)
     return checked.sort(by) if by else checked
 
@@ -385,12 +389,18 @@ def _warn_empty(keyword: str, things: str, name: str, row: Mapping[str, Any]) ->
     )
 
 
-def _warn(keyword: str, column: str, things: str, name: str, row: Mapping[str, Any]) -> None:
+def _warn(
+    keyword: str, column: str, things: str, name: str, row: Mapping[str, Any], *, joint: bool
+) -> None:
     """The coverage warning of clusters that hold few of the run's ids (``row``:
     :func:`~polars_irmetrics.ground.validate.held_tally`'s), or else of a cluster that
-    holds none of them (:func:`_empty_clusters`')."""
+    holds none of them (:func:`_empty_clusters`'). ``joint``: ``False`` where another
+    route of the call warns of the ids the clusters lack (the cluster left empty is
+    still warned of here)."""
     if 2 * row[_CLUSTERED] >= row[_RUN_IDS]:  # most ids line up: is a cluster left empty?
         _warn_empty(keyword, things, name, row)
+    if not joint:
+        return
     warn_on_joint(
         table=keyword,
         column=column,

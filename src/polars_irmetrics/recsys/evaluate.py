@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import polars as pl
@@ -29,6 +30,7 @@ def with_beyond_accuracy(
     caller: str = "irm.evaluate",
     tally: bool = True,
     ids: SharedIds | None = None,
+    catalogue: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """:func:`~polars_irmetrics.evaluate`'s means (``accuracy``, or ``None`` when every
     metric is beyond accuracy) joined with the beyond-accuracy metrics of ``run``, its
@@ -39,13 +41,18 @@ def with_beyond_accuracy(
     ``tally``: whether the plan warns of a history that lacks the recommendations' items
     or users (and refuses its null ids); an engine's part does not (it holds some of the
     users), the engine does, once. ``ids``: the door's distinct ids of ``run``
-    (:class:`~polars_irmetrics.ground.facts.SharedIds`), which the tallies count."""
+    (:class:`~polars_irmetrics.ground.facts.SharedIds`), which the tallies count.
+    ``catalogue``: the labels of the accuracy metrics beside that read the catalogue's
+    size from ``interactions``, which this plan's tally warns for too (the one tally of
+    the table in the call: the accuracy metrics' plan does not count it again)."""
     recsys = recsys_options(options, caller)
     if accuracy is not None:
         # the accuracy metrics beside check the same run as the recommendations here
         # (every row of it: these are those rows, or fewer with unseen_items='drop'),
         # with the same checks and messages: one check of it, theirs
         recsys = replace(recsys, check_run=False)
+    if catalogue:
+        recsys = replace(recsys, catalogue=tuple(catalogue))
     tables = replace(recsys_tables(run, interactions, item_features, recsys), ids=ids)
     beyond = build_beyond(tables, requests, recsys, options, tally=tally)
     if accuracy is None:

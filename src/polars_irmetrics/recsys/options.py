@@ -54,6 +54,11 @@ class RecsysOptions:
     #: One row per (``by`` group, user) with each user's value, not their summary
     #: (``irm.evaluate(..., per_query=True)``; RePlay's ``PerUser`` mode).
     per_user: bool = False
+    #: The labels of the accuracy metrics beside (RecTools' ``mcc@k``,
+    #: ``reco_accuracy@k``) that read the catalogue's size from the same interactions:
+    #: this plan's one tally of them warns for those too
+    #: (:func:`~polars_irmetrics.ground.validate.warn_on_catalogue`).
+    catalogue: tuple[str, ...] = ()
 
     @property
     def by_keys(self) -> tuple[str, ...]:

@@ -514,6 +514,7 @@ def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.
         name="recommendations",
         dropped=options.unseen_items == "drop",
         users=None if tables.ids is None else tables.ids.queries,
+        catalogue=options.catalogue,
     )
 
 
