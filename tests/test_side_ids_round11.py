@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -280,3 +281,54 @@ def test_the_catalogue_warning_of_an_accuracy_metric_beside_is_given_once() -> N
             )
         )
         assert said == [catalogue]
+
+
+# --- 3. compare: a side table that matches nothing is named, not the systems' count ----
+
+GROUPS_OK = GROUPS.with_columns(pl.col("doc_id").str.to_lowercase())
+
+
+def _nothing(labels: str, tables: str, held: str) -> str:
+    return (
+        f"no query has a value of {labels} for any system, so irm.compare has nothing to "
+        f"pair: {tables} {held} (where the ids do not line up, the CoverageWarning above "
+        f"names the table and its counts); give {tables} the runs' 'query_id' and 'doc_id' "
+        "values (same spelling, same collection)"
+    )
+
+
+BOTH = _nothing("'ee_disparity'", "qrels= and groups=", "are empty or hold none of the runs' ids")
+#: (name, runs, metrics, keywords, message)
+NOTHING: list[tuple[str, Any, list[str], dict[str, Any], str]] = [
+    ("ee", SYSTEMS, ["ee_disparity"], {"qrels": QRELS, "groups": GROUPS}, BOTH),
+    ("P-ee", SYSTEMS, ["P@3", "ee_disparity"], {"qrels": QRELS, "groups": GROUPS}, BOTH),
+    (
+        "ee-no-qrels",
+        SYSTEMS,
+        ["ee_disparity"],
+        {"qrels": QRELS.clear(), "groups": GROUPS_OK},
+        BOTH,
+    ),
+    (
+        "P-no-qrels",
+        SYSTEMS,
+        ["P@3"],
+        {"qrels": QRELS.clear()},
+        _nothing("'P@3'", "qrels=", "is empty or holds none of the runs' ids"),
+    ),
+    ("dict-ee", {"A": RUN, "B": RUN}, ["ee_disparity"], {"qrels": QRELS, "groups": GROUPS}, BOTH),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "runs", "metrics", "keywords", "message"), NOTHING, ids=[c[0] for c in NOTHING]
+)
+def test_compare_names_the_metric_a_side_table_leaves_without_values(
+    name: str, runs: Any, metrics: list[str], keywords: dict[str, Any], message: str
+) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(irm.QuerySetError, match=f"^{re.escape(message)}$"):
+            irm.compare(runs, metrics, baseline="A", **keywords)
+    # no false word of an empty run (the runs hold rows)
+    assert not any("has an empty run" in str(w.message) for w in caught)

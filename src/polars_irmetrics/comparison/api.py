@@ -195,8 +195,10 @@ def compare(
         correction or mode, ``alpha`` or ``confidence`` outside (0, 1),
         ``n_resamples < 1``, NaN per-query values.
     QuerySetError
-        Fewer than two paired queries, or systems with different query sets under
-        ``query_set="error"``.
+        Fewer than two paired queries, systems with different query sets under
+        ``query_set="error"``, or a metric with no value on any query for any system
+        (its side tables, ``qrels=`` or ``groups=``, empty or holding none of the runs'
+        ids).
     MetricParameterError
         A metric with ``agg=`` (or a name that implies one, ``NumRet``), a metric
         ``compare`` does not take.

@@ -47,7 +47,12 @@ from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import EvalOptions, check_named_columns
 from polars_irmetrics.ground.validate import is_text, kind_of
 from polars_irmetrics.metrics.mad import MAD
-from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list, split_routes
+from polars_irmetrics.metrics.registry import (
+    INPUTS,
+    MetricRequest,
+    parse_metric_list,
+    split_routes,
+)
 from polars_irmetrics.metrics.requests import refuse_summaries
 from polars_irmetrics.metrics.spec import ROUTE_TABLES
 from polars_irmetrics.offline.coverage import Coverage, CoverageSink
@@ -328,6 +333,7 @@ def per_query_values(
         )
     if names is not None and len(names) < 2:
         _too_few(names)
+    given = [*(["qrels"] if qrels is not None else []), *exposure]  # the side tables
     unretrieved = "zero" if query_set == "judged" else "drop"
     plan_options = options.replace(systems=system, per_query=True, unretrieved=unretrieved)
     query_id = options.query_id
@@ -338,6 +344,8 @@ def per_query_values(
     else:
         tables = {"qrels": judgments, **exposure}
         frame = evaluate_runs(stacked, requests, tables, plan_options).collect()
+    if frame.height == 0 and _holds_rows(stacked):  # not an empty run: no value at all
+        _nothing_scored(frame, requests, options, given, calls)
     if names is not None and judgments is not None and query_set == "judged":
         frame = _with_empty_systems(
             frame, stacked, requests, {"qrels": judgments, **exposure}, system, plan_options
@@ -356,7 +364,10 @@ def per_query_values(
     if unscored and query_set != "judged":  # the queries each system retrieved alone
         frame = _retrieved_only(frame, stacked, system, query_id)
     if unscored:  # a query an exposure measure did not score: no value of that system
+        scored = frame
         frame = frame.filter(pl.all_horizontal(pl.col(unscored).is_not_null()))
+        if frame.height == 0 and scored.height:
+            _nothing_scored(scored, requests, options, given, calls)
     ranked = [label for label, r in requests if r.route != "exposure"]
     if unscored and ranked:  # (joined on the query) a query the ranking metrics left out
         frame = frame.filter(pl.any_horizontal(pl.col(ranked).is_not_null()))
@@ -627,6 +638,50 @@ def _warn_flattered(
 #: whether the system's run lists the query.
 _EMPTY = "__irm_empty_"
 _LISTED = "__irm_listed"
+
+
+def _holds_rows(stacked: Stacked) -> bool:
+    """Whether a run of ``stacked`` holds a row (else every run is empty, which the
+    empty-run warnings and the count of systems speak of)."""
+    return any(part.select(pl.len()).collect().item() for part in stacked.parts)
+
+
+def _nothing_scored(
+    frame: pl.DataFrame,
+    requests: list[tuple[str, MetricRequest]],
+    options: EvalOptions,
+    given: list[str],
+    calls: str,
+) -> None:
+    """Raise where no query has a value of a metric for any system although the runs
+    hold rows: the side tables the metric reads match none of the runs' ids (or are
+    empty), which the coverage warnings given by the plan name; not a count of systems
+    (the values' frame holds none). ``frame``: the per-query values, the metrics without
+    a value those whose column holds none (every metric where it has no row);
+    ``given``: the keywords of the side tables the call was given."""
+    empty = [
+        (label, r)
+        for label, r in requests
+        if frame.height == 0 or frame.get_column(label).is_null().all()
+    ]
+    names = ", ".join(repr(label) for label, _ in empty)
+    read = [
+        f"{keyword}="
+        for keyword in given
+        if any(INPUTS.get(table, ("", ""))[1] == keyword for _, r in empty for table in r.reads)
+    ]
+    tables = " and ".join(read) if read else "the side tables"
+    held = (
+        "is empty or holds none of the runs' ids"
+        if len(read) == 1
+        else "are empty or hold none of the runs' ids"
+    )
+    raise QuerySetError(
+        f"no query has a value of {names} for any system, so {calls} has nothing to pair: "
+        f"{tables} {held} (where the ids do not line up, the CoverageWarning above names "
+        f"the table and its counts); give {tables} the runs' {options.query_id!r} and "
+        f"{options.doc_id!r} values (same spelling, same collection)"
+    )
 
 
 def _too_few(systems: list[str]) -> None:
