@@ -33,6 +33,10 @@ def _said(call: Callable[[], Any]) -> list[str]:
     return [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
 
 
+def _collected(got: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    return got.collect() if isinstance(got, pl.LazyFrame) else got
+
+
 # --- 1. an empty side under unmatched='drop' ------------------------------------------
 
 TRUTH = pl.DataFrame({"user": [1, 1, 2], "item": [10, 11, 10], "rating": [5.0, 3.0, 4.0]})
@@ -332,3 +336,45 @@ def test_compare_names_the_metric_a_side_table_leaves_without_values(
             irm.compare(runs, metrics, baseline="A", **keywords)
     # no false word of an empty run (the runs hold rows)
     assert not any("has an empty run" in str(w.message) for w in caught)
+
+
+# --- 4. item_features= rows with a null item id are refused, as the interactions' -------
+
+FEATURES = pl.DataFrame(
+    {
+        "doc_id": ["d0", "d1", "d2", None],
+        "features": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]],
+        "genre": ["a", "b", "a", "c"],
+    }
+)
+NULL_FEATURE_IDS = (
+    "the item features have 1 row(s) with a null 'doc_id': each row is one item's "
+    "features; fill or drop them, e.g. item_features.drop_nulls(['doc_id'])"
+)
+#: (name, metrics, unseen_items)
+FEATURE_READERS: list[tuple[str, list[str], str]] = [
+    ("ild-error", ["intra_list_diversity@3"], "error"),
+    ("ild-drop", ["intra_list_diversity@3"], "drop"),
+    ("ild-recommenders", ["intra_list_diversity@3"], "recommenders"),
+    ("categorical-drop", ["categorical_diversity(category='genre')@3"], "drop"),
+    ("categorical-error", ["categorical_diversity(category='genre')@3"], "error"),
+]
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("name", "metrics", "unseen"), FEATURE_READERS, ids=[c[0] for c in FEATURE_READERS]
+)
+def test_item_features_with_a_null_id_are_refused(
+    name: str, metrics: list[str], unseen: str, lazy: bool
+) -> None:
+    run, features = (RUN.lazy(), FEATURES.lazy()) if lazy else (RUN, FEATURES)
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(NULL_FEATURE_IDS)}$"):
+        _collected(irm.evaluate(run, metrics, item_features=features, unseen_items=unseen))
+
+
+def test_item_features_without_a_null_id_are_read() -> None:
+    got = irm.evaluate(
+        RUN, ["intra_list_diversity@3"], item_features=FEATURES.drop_nulls("doc_id")
+    )
+    assert got.height == 1

@@ -63,6 +63,14 @@ class Words:
 
 #: Every check, in the order they are reported (the first that fails raises).
 CHECKS: tuple[Check, ...] = (
+    # a row without an item id is no item's (the interactions' null ids are refused
+    # alike: ground.validate.warn_on_interactions)
+    Check(
+        "null_feature_ids",
+        InvalidValueError,
+        "the item features have {count} row(s) with a null {example}: each row is one "
+        "item's features; fill or drop them, e.g. item_features.drop_nulls([{example}])",
+    ),
     Check(
         "null_features",
         InvalidValueError,

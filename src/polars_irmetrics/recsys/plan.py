@@ -889,6 +889,7 @@ def _categories(
     item, columns = options.item_id, sorted(scope.categories)
     table = _cast_ids(item_features.select(item, *columns), kinds)
     checks = table.select(
+        *flag("null_feature_ids", pl.col(item).is_null(), example=pl.lit(repr(item))),
         *flag(
             "dup_category",
             pl.col(item).is_duplicated(),
@@ -947,6 +948,7 @@ def _unit_vectors(
     lengths = length.filter(~null & ~empty)
     ragged = ~null & ~empty & (length != lengths.min())
     checks = table.select(
+        *flag("null_feature_ids", pl.col(item).is_null(), example=pl.lit(repr(item))),
         *flag("null_features", null, "{}", name),
         *flag("empty_features", empty, "{}", name),
         *flag("nan_features", bad_value, "{}", name),
