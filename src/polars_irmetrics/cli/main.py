@@ -779,12 +779,26 @@ class _Elapsed:
             self._stream.flush()
 
 
-def _input_files(args: argparse.Namespace) -> list[str]:
-    """The run and judgments files a command reads (any subcommand's arguments)."""
-    named = [*(getattr(args, "runs", None) or []), getattr(args, "run", None)]
-    named.append(getattr(args, "qrels", None))
-    named.append(getattr(args, "neighbors", None))
-    return [source for source in named if isinstance(source, str)]
+#: Every flag (by destination) of a file a command reads, in every subcommand: the one
+#: list that standard input read once and an output that would replace an input are
+#: checked against (a new input flag is added here, else tests/test_cli_round11.py fails).
+INPUT_FLAGS: tuple[str, ...] = (
+    "runs", "run", "log", "qrels", "neighbors", "queries", "labels", "reference",
+    "interactions", "item_features", "policy", "reward_model", "propensities", "groups",
+    "user_groups", "target", "prefs", "qrels_jg", "zscores",
+)  # fmt: skip
+
+
+def _inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The files a command reads (any subcommand's arguments), each with its flag's
+    destination, in the order of :data:`INPUT_FLAGS` (a positional list one by one)."""
+    found: list[tuple[str, str]] = []
+    for dest in INPUT_FLAGS:
+        given = getattr(args, dest, None)
+        for source in given if isinstance(given, list) else [given]:
+            if isinstance(source, str):
+                found.append((dest, source))
+    return found
 
 
 #: How a data error names the table it found the fault in (the file is the command's).
@@ -831,18 +845,11 @@ def _with_source(message: str, args: argparse.Namespace) -> str:
 
 
 def _stdin_once(args: argparse.Namespace) -> None:
-    if _input_files(args).count(STDIN) > 1:
+    if [source for _, source in _inputs(args)].count(STDIN) > 1:
         raise InvalidValueError(
             "standard input ('-') can only be read once: name one file '-' and the others "
             "by their paths"
         )
-
-
-#: Flags of other tables the commands read as runs are (CSV/TSV among them).
-_OTHER_INPUTS = (
-    "queries", "labels", "reference", "interactions", "item_features", "policy",
-    "reward_model", "propensities", "groups", "user_groups", "target",
-)  # fmt: skip
 
 
 def _located(args: argparse.Namespace) -> str | None:
@@ -850,8 +857,7 @@ def _located(args: argparse.Namespace) -> str | None:
     more fields than its header, or the file and column of a Parquet page it could not
     decode (its own message names neither): the first of the command's inputs with
     such a fault (:func:`~polars_irmetrics.io.files.located_error`)."""
-    named = [*_input_files(args), *(getattr(args, flag, None) for flag in _OTHER_INPUTS)]
-    for source in dict.fromkeys(s for s in named if isinstance(s, str)):
+    for source in dict.fromkeys(source for _, source in _inputs(args)):
         found = located_error(source)
         if found is not None:
             return str(found)

@@ -1,0 +1,64 @@
+"""The command line, round 11: standard input named by two inputs (--reference -,
+--interactions -, ...) was read once and compared with itself; ..."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from polars_irmetrics.cli.main import INPUT_FLAGS, _command_parser, build_parser
+
+from .helpers import irm_in_process
+
+RUN_A = "".join(f"q{q} Q0 d{d} {d} {10 - d} a\n" for q in (1, 2) for d in range(1, 6))
+RUN_B = "".join(f"q{q} Q0 d{d} {6 - d} {d} b\n" for q in (1, 2) for d in range(1, 6))
+QRELS = "q1 0 d1 1\nq1 0 d3 2\nq2 0 d2 1\n"
+ONCE = (
+    "irm: error: standard input ('-') can only be read once: name one file '-' and the "
+    "others by their paths\n"
+)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "a.txt").write_text(RUN_A)
+    (tmp_path / "b.txt").write_text(RUN_B)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    return tmp_path
+
+
+def _error(done: subprocess.CompletedProcess[str]) -> str:
+    """The error line of a command that failed (exit status 2)."""
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    return done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["evaluate", "-", "-m", "jaccard@5", "--reference", "-"],
+        ["evaluate", "-", "-m", "novelty@5", "--interactions", "-"],
+        ["evaluate", "-", "-m", "auc", "--labels", "-"],
+        ["evaluate", "-", "--qrels", "qrels.txt", "-m", "map", "--by", "d", "--queries", "-"],
+        ["evaluate", "a.txt", "--qrels", "-", "-m", "prefs_simp", "--prefs", "-"],
+        ["compare", "-", "-", "--qrels", "qrels.txt"],
+        ["fuse", "-", "-", "-o", "f.run"],
+    ],
+)
+def test_standard_input_is_read_once_whatever_flags_name_it(files: Path, args: list[str]) -> None:
+    done = irm_in_process(*args, cwd=files, stdin=RUN_A.encode())
+    assert _error(done) == ONCE
+
+
+def test_every_input_flag_of_every_command_is_checked() -> None:
+    """A flag naming a file the command reads is in the one list the checks read."""
+    parser = build_parser()
+    outputs = {"output", "plot", "spill_dir", "baseline"}
+    commands = ("evaluate", "demo", "trec-eval", "ab", "compare", "fuse", "metrics")
+    for command in commands:
+        for action in _command_parser(parser, command)._actions:
+            reads = str(action.metavar).endswith(("FILE", "RUN", "QRELS", "LOG"))
+            if (reads or action.dest == "qrels") and action.dest not in outputs:
+                assert action.dest in INPUT_FLAGS, (command, action.dest)
