@@ -62,3 +62,16 @@ def test_every_input_flag_of_every_command_is_checked() -> None:
             reads = str(action.metavar).endswith(("FILE", "RUN", "QRELS", "LOG"))
             if (reads or action.dest == "qrels") and action.dest not in outputs:
                 assert action.dest in INPUT_FLAGS, (command, action.dest)
+
+
+@pytest.mark.parametrize("output", [[], ["-o", "-"]])
+def test_explain_goes_to_stderr_in_flags(files: Path, output: list[str]) -> None:
+    args = ["evaluate", "a.txt", "--qrels", "qrels.txt", "-m", "map", "--explain"]
+    done = irm_in_process(*args, "--format", "csv", *output, cwd=files)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("num_q,map\n"), done.stdout
+    assert done.stderr == (
+        "irm: explain: one plan: the run's size is not known without reading it (not a "
+        "plain Parquet scan or frame); pass --buckets auto or --buckets N to evaluate out "
+        "of core\n"
+    )

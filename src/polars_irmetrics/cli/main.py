@@ -708,10 +708,17 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     systems = ["run", *args.systems] if len(runs) > 1 else list(args.systems)
     by = list(args.by)
     try:
-        plan = evaluate_tables(run, Parsed(requests), tables, _options(args, systems)).lazy()
-        # the elapsed-time line only where no bar was asked for or refused
-        with _Elapsed(sys.stderr) if args.progress is None else contextlib.nullcontext():
-            result = plan.collect()
+        # --explain: the plan's choice, which irm.evaluate prints, on stderr in flags
+        with (
+            _Explained(_flags(build_parser(), args.command))
+            if args.explain
+            else (contextlib.nullcontext())
+        ):
+            plan = evaluate_tables(run, Parsed(requests), tables, _options(args, systems))
+            plan = plan.lazy()
+            # the elapsed-time line only where no bar was asked for or refused
+            with _Elapsed(sys.stderr) if args.progress is None else contextlib.nullcontext():
+                result = plan.collect()
     except DuplicateError as error:
         raise _read_as_one_run(error, runs) from None
     keys = [*systems, *by, args.query_id] if args.per_query else [*systems, *by]
@@ -742,6 +749,45 @@ def _read_as_one_run(error: DuplicateError, runs: list[str]) -> DuplicateError:
                 "tells them apart"
             )
     return error
+
+
+#: How irm.evaluate's ``explain=True`` line starts, and how the command writes it.
+_EXPLAINED = ("polars_irmetrics.evaluate: ", "irm: explain: ")
+
+
+class _Explained:
+    """``--explain``: what irm.evaluate prints while the plan is built and run (its
+    ``explain=True`` line: which plan was chosen and why) goes to standard error, line
+    by line as it comes, with its keywords written as the command's flags (``pass
+    --buckets auto``, ``over --memory-limit 1.0 GiB``), never among the results on
+    standard output."""
+
+    def __init__(self, flags: dict[str, argparse.Action]) -> None:
+        self._flags = flags
+        self._pending = ""
+        self._redirect = contextlib.redirect_stdout(cast(TextIO, self))
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        *lines, self._pending = self._pending.split("\n")
+        for line in lines:
+            prefix, ours = _EXPLAINED
+            if line.startswith(prefix):
+                line = ours + line[len(prefix) :].replace("memory_limit ", "--memory-limit ")
+            print(as_flags(line, self._flags), file=sys.stderr)
+        return len(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def __enter__(self) -> _Explained:
+        self._redirect.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._redirect.__exit__(None, None, None)
+        if self._pending:
+            self.write("\n")
 
 
 class _Elapsed:
