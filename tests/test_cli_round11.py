@@ -75,3 +75,46 @@ def test_explain_goes_to_stderr_in_flags(files: Path, output: list[str]) -> None
         "plain Parquet scan or frame); pass --buckets auto or --buckets N to evaluate out "
         "of core\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["evaluate", "a.txt", "--qrels", "qrels.txt", "-m", "map", "-o", "a.txt"],
+            "-o a.txt names an input too (the run a.txt)",
+        ),
+        (
+            ["evaluate", "a.txt", "--qrels", "qrels.txt", "-m", "map", "-o", "./link.txt"],
+            "-o ./link.txt names an input too (the run a.txt)",
+        ),
+        (
+            ["evaluate", "*.txt", "--qrels", "q/qrels.txt", "-m", "map", "-o", "b.txt"],
+            "-o b.txt names an input too (the run b.txt, of *.txt)",
+        ),
+        (
+            ["evaluate", "a.txt", "-m", "jaccard@5", "--reference", "b.txt", "-o", "b.txt"],
+            "-o b.txt names an input too (--reference b.txt)",
+        ),
+        (["fuse", "a.txt", "b.txt", "-o", "a.txt"], "-o a.txt names an input too (the run a.txt)"),
+        (
+            ["trec-eval", "qrels.txt", "a.txt", "-o", "qrels.txt"],
+            "-o qrels.txt names an input too (the judgments qrels.txt)",
+        ),
+        (
+            ["compare", "a.txt", "b.txt", "--qrels", "qrels.txt", "--plot", "b.txt"],
+            "--plot b.txt names an input too (the run b.txt)",
+        ),
+        (["ab", "log.csv", "-o", "log.csv"], "-o log.csv names an input too (the log log.csv)"),
+    ],
+)
+def test_an_output_naming_an_input_is_refused(files: Path, args: list[str], message: str) -> None:
+    (files / "link.txt").symlink_to("a.txt")
+    (files / "q").mkdir()
+    (files / "q" / "qrels.txt").write_text(QRELS)
+    (files / "log.csv").write_text("arm,user_id,session_id,position,clicked\nA,u,s,1,1\n")
+    before = {p.name: p.read_bytes() for p in files.iterdir() if p.is_file()}
+    done = irm_in_process(*args, cwd=files)
+    tail = ", which writing it would replace: name another output file"
+    assert _error(done) == f"irm: error: {message}{tail}\n"
+    assert {p.name: p.read_bytes() for p in files.iterdir() if p.is_file()} == before

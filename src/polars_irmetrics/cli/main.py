@@ -898,6 +898,46 @@ def _stdin_once(args: argparse.Namespace) -> None:
         )
 
 
+#: The flags of a command's outputs (by destination), each with the flag it is given by.
+_OUTPUT_FLAGS = (("output", "-o"), ("plot", "--plot"))
+#: How an input is named in the message of an output that would replace it.
+_INPUT_ROLES = {"runs": "the run", "run": "the run", "log": "the log", "qrels": "the judgments"}
+
+
+def _same_file(output: str, source: str) -> bool:
+    """Whether writing ``output`` would replace the input file ``source`` (the same
+    file, by its links, or the same path where neither exists yet)."""
+    try:
+        if os.path.exists(output) and os.path.exists(source):
+            return os.path.samefile(output, source)
+    except OSError:
+        return False
+    return os.path.realpath(output) == os.path.realpath(source)
+
+
+def _outputs_not_inputs(args: argparse.Namespace) -> None:
+    """An output (-o, --plot) naming a file the command reads is refused before
+    anything is read or computed: writing it would replace the input (an output that
+    is no regular file, such as /dev/stdout, is streamed, not replaced)."""
+    for dest, flag in _OUTPUT_FLAGS:
+        output = getattr(args, dest, None)
+        if not isinstance(output, str) or output == STDIN:
+            continue
+        if os.path.exists(output) and not os.path.isfile(output):
+            continue
+        for role, source in _inputs(args):
+            if source == STDIN or "://" in source:
+                continue
+            for path in source_files(source):
+                if _same_file(output, path):
+                    named = _INPUT_ROLES.get(role, f"--{role.replace('_', '-')}")
+                    shown = source if path == source else f"{path}, of {source}"
+                    raise InvalidValueError(
+                        f"{flag} {output} names an input too ({named} {shown}), which "
+                        "writing it would replace: name another output file"
+                    )
+
+
 def _located(args: argparse.Namespace) -> str | None:
     """The file and line behind polars' error about a line it could not decode or with
     more fields than its header, or the file and column of a Parquet page it could not
@@ -1035,6 +1075,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extras)}")
     try:
         _stdin_once(args)
+        _outputs_not_inputs(args)  # before anything is read or computed
         shown: list[str] = []
         with warnings.catch_warnings():  # Python's filters: each warning once per place
             warnings.showwarning = _show_warning(parser, args, shown)
