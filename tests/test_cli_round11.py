@@ -6,9 +6,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from polars_irmetrics.cli.main import INPUT_FLAGS, _command_parser, build_parser
+from polars_irmetrics.io.files import sample_interactions_path
 
 from .helpers import irm_in_process
 
@@ -118,3 +120,28 @@ def test_an_output_naming_an_input_is_refused(files: Path, args: list[str], mess
     tail = ", which writing it would replace: name another output file"
     assert _error(done) == f"irm: error: {message}{tail}\n"
     assert {p.name: p.read_bytes() for p in files.iterdir() if p.is_file()} == before
+
+
+@pytest.mark.parametrize(
+    ("output", "message"),
+    [
+        (["-o", "ab.foo"], "ab.foo: the suffix names no output format; use one of .csv, "
+         ".htm, .html, .json, .markdown, .md, .parquet, .pq, .tex, .txt, or name the format "
+         "(--format csv)"),
+        (["-o", "out", "--format", "csv"],
+         "out: is a folder, not a file; name a file in it (e.g. out/results.csv)"),
+        (["-o", "no/ab.csv"], "no/ab.csv: cannot write, the folder 'no' does not exist; "
+         "create it first"),
+        (["--format", "parquet"],
+         "--format parquet writes a binary file: name it with -o FILE.parquet"),
+    ],
+)  # fmt: skip
+def test_ab_checks_its_output_before_the_test(
+    tmp_path: Path, output: list[str], message: str
+) -> None:
+    """No warning of the test's (a default metric left out) before the output's error."""
+    log = pl.read_parquet(sample_interactions_path()).drop("dwell")
+    log.write_parquet(tmp_path / "log.parquet")
+    (tmp_path / "out").mkdir()
+    done = irm_in_process("ab", "log.parquet", *output, cwd=tmp_path)
+    assert _error(done) == f"irm: error: {message}\n"

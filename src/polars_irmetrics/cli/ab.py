@@ -17,8 +17,12 @@ import polars as pl
 from polars_irmetrics.cli.keywords import as_flags, flags_of
 from polars_irmetrics.errors import FileFormatError, InvalidValueError, IrmError
 from polars_irmetrics.io.files import detect_format, sample_interactions_path, scan_log
-from polars_irmetrics.io.output import resolve_format
-from polars_irmetrics.io.report import OUTPUT_FORMATS, OutputFormat, write_output
+from polars_irmetrics.io.report import (
+    OUTPUT_FORMATS,
+    OutputFormat,
+    check_output_args,
+    write_output,
+)
 from polars_irmetrics.io.text import decimal
 from polars_irmetrics.metrics.registry import parse_metric_list
 from polars_irmetrics.online.ab import ab_test, check_ab_options
@@ -261,6 +265,9 @@ def run(args: argparse.Namespace) -> int:
     logs: list[str] = list(args.log) or ([str(sample_interactions_path())] if args.sample else [])
     if not logs:
         raise InvalidValueError("no log given: name an impression log, or pass --sample")
+    # every output checked before the log is read (its suffix, its folder, no binary
+    # format on standard output), as every command's
+    fmt = check_output_args(args.format, args.output)
     split = _split(args.split)  # an option's error, before the log is read
     # the options' errors name no file: checked before the log is read
     check_ab_options(args.alpha, None, args.strict, args.arm, args.unit, args.control)
@@ -305,7 +312,6 @@ def run(args: argparse.Namespace) -> int:
     for note in [*left_out, *(as_flags(note, flags) for note in notes)]:
         # ab_test's notes with their keywords as the command's flags, as main() writes
         print(f"irm: warning: {source}: {note}", file=sys.stderr)
-    fmt = resolve_format(args.output, args.format, default="table", flag="--format")
     if fmt in ("table", "markdown", "latex"):
         shown = result.select(*args.by, *_SHOWN)
     elif fmt == "csv":
