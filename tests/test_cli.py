@@ -403,7 +403,8 @@ def test_buckets_flag_refuses_bad_values(capsys: pytest.CaptureFixture[str], val
     with pytest.raises(SystemExit) as exit_:
         main(["evaluate", "--sample", "--buckets", value])
     assert exit_.value.code == 2
-    assert f"expected a positive integer or 'auto', got {value!r}" in capsys.readouterr().err
+    expected = f"expected a positive integer, 'auto' or 'auto-memory', got {value!r}"
+    assert expected in capsys.readouterr().err
 
 
 def _irm(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

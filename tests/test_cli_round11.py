@@ -145,3 +145,15 @@ def test_ab_checks_its_output_before_the_test(
     (tmp_path / "out").mkdir()
     done = irm_in_process("ab", "log.parquet", *output, cwd=tmp_path)
     assert _error(done) == f"irm: error: {message}\n"
+
+
+@pytest.mark.parametrize("flag", [["--memory-limit", "4GiB"], ["--explain"]])
+def test_buckets_auto_memory_the_fix_a_message_names_is_taken(
+    files: Path, flag: list[str]
+) -> None:
+    args = ["evaluate", "a.txt", "--qrels", "qrels.txt", "-m", "map", "--format", "csv"]
+    refused = irm_in_process(*args, "--buckets", "2", *flag, cwd=files)
+    assert "or pass --buckets auto-memory" in _error(refused)
+    done = irm_in_process(*args, "--buckets", "auto-memory", *flag, cwd=files)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == irm_in_process(*args, cwd=files).stdout

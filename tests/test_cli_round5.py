@@ -174,8 +174,8 @@ def test_fuse_step_without_a_grid_is_one_line(trec: Path, args: list[str], messa
          "irm evaluate: error: argument --depth: invalid int value: 'abc' "
          "(see 'irm evaluate --help')"),
         (["evaluate", "x.txt", "--buckets", "x"],
-         "irm evaluate: error: argument --buckets: expected a positive integer or 'auto', "
-         "got 'x' (see 'irm evaluate --help')"),
+         "irm evaluate: error: argument --buckets: expected a positive integer, 'auto' or "
+         "'auto-memory', got 'x' (see 'irm evaluate --help')"),
         (["evaluate", "--format", "bogus"],
          "irm evaluate: error: argument --format: invalid choice: 'bogus' (choose from "
          "'table', 'csv', 'json', 'parquet', 'markdown', 'latex', 'html', 'trec') "

@@ -192,11 +192,12 @@ def _evaluate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         p.add_argument(
             "--buckets",
             type=_buckets,
-            metavar="N|auto",
+            metavar="N|auto|auto-memory",
             help="out of core: split the queries into N hash buckets on disk and evaluate "
             "them one at a time ('auto': one per 2M run rows); peak memory is about one "
-            "bucket's, every row is read twice, the results are the same (default: one "
-            "plan, or buckets when a Parquet run is larger than half the memory)",
+            "bucket's, every row is read twice, the results are the same (default: "
+            "auto-memory, one plan, or buckets when a Parquet run is larger than "
+            "--memory-limit, half the memory)",
         )
         p.add_argument(
             "--spill-dir",
@@ -469,15 +470,18 @@ def _debias(text: str) -> Debias:
 
 
 def _buckets(text: str) -> int | str:
-    """``--buckets``: a positive integer or ``auto``."""
-    if text == "auto":
+    """``--buckets``: a positive integer, ``auto`` or ``auto-memory`` (the default,
+    which --memory-limit and --explain read), as irm.evaluate's ``buckets=``."""
+    if text in ("auto", "auto-memory"):
         return text
     try:
         value = int(text)
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer, 'auto' or 'auto-memory', got {text!r}"
+        )
     return value
 
 
