@@ -157,3 +157,19 @@ def test_buckets_auto_memory_the_fix_a_message_names_is_taken(
     done = irm_in_process(*args, "--buckets", "auto-memory", *flag, cwd=files)
     assert done.returncode == 0, done.stderr
     assert done.stdout == irm_in_process(*args, cwd=files).stdout
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--param", "k=10", "-k", "20"],
+         "-k 20 and --param 'k=10' both give rrf's k: give it once, with -k"),
+        (["--param", "k=10", "--param", "k=20"],
+         "--param 'k=20': parameter 'k' is given twice (--param 'k=10' before); give each "
+         "parameter once"),
+    ],
+)  # fmt: skip
+def test_fuse_refuses_rrf_k_given_twice(files: Path, flags: list[str], message: str) -> None:
+    done = irm_in_process("fuse", "a.txt", "b.txt", *flags, "-o", "f.run", cwd=files)
+    assert _error(done) == f"irm: error: {message}\n"
+    assert not (files / "f.run").exists()

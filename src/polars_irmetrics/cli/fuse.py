@@ -180,11 +180,18 @@ def _params(given: list[str]) -> dict[str, Any]:
     for text in given:
         name, _, value = text.partition("=")
         try:
-            out[name.strip()] = float(value)
+            number = float(value)
         except ValueError:
             raise InvalidValueError(
                 f"--param {text!r} is not NAME=NUMBER, e.g. --param phi=0.8"
             ) from None
+        if name.strip() in out:
+            before = f"{name.strip()}={out[name.strip()]:g}"
+            raise InvalidValueError(
+                f"--param {text!r}: parameter {name.strip()!r} is given twice (--param "
+                f"{before!r} before); give each parameter once"
+            )
+        out[name.strip()] = number
     return out
 
 
@@ -295,6 +302,11 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.output, fmt)
     params = _params(args.param)
     if args.k is not None:
+        if "k" in params:
+            raise InvalidValueError(
+                f"-k {args.k:g} and --param 'k={params['k']:g}' both give rrf's k: give "
+                "it once, with -k"
+            )
         params["k"] = args.k
     fused = fuse(
         runs,
