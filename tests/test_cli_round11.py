@@ -173,3 +173,11 @@ def test_fuse_refuses_rrf_k_given_twice(files: Path, flags: list[str], message: 
     done = irm_in_process("fuse", "a.txt", "b.txt", *flags, "-o", "f.run", cwd=files)
     assert _error(done) == f"irm: error: {message}\n"
     assert not (files / "f.run").exists()
+
+
+def test_systems_run_beside_several_run_files_says_the_command_adds_it(files: Path) -> None:
+    args = ["evaluate", "a.txt", "b.txt", "--qrels", "qrels.txt", "--systems", "run"]
+    assert _error(irm_in_process(*args, cwd=files)) == (
+        "irm: error: --systems run: the 2 run files are told apart by a 'run' column the "
+        "command adds (each file's name), which is a system key already: drop --systems run\n"
+    )

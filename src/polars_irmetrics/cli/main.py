@@ -709,6 +709,12 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         metrics = list(DEFAULT_METRICS)
     requests = parse_metric_list(metrics)  # once: the route picks the columns to read
     run, tables = _read_inputs(args, runs, qrels_source, requests)
+    if len(runs) > 1 and "run" in args.systems:
+        raise InvalidValueError(
+            f"--systems run: the {len(runs)} run files are told apart by a 'run' column "
+            "the command adds (each file's name), which is a system key already: drop "
+            "--systems run"
+        )
     systems = ["run", *args.systems] if len(runs) > 1 else list(args.systems)
     by = list(args.by)
     try:
