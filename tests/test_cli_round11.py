@@ -181,3 +181,18 @@ def test_systems_run_beside_several_run_files_says_the_command_adds_it(files: Pa
         "irm: error: --systems run: the 2 run files are told apart by a 'run' column the "
         "command adds (each file's name), which is a system key already: drop --systems run\n"
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["compare", "{a}", "b.txt", "--qrels", "qrels.txt", "-m", "map", "--format", "csv"],
+        ["fuse", "{a}", "b.txt", "-o", "-"],
+    ],
+)
+def test_compare_and_fuse_read_a_run_from_standard_input(files: Path, args: list[str]) -> None:
+    from_file = irm_in_process(*(a.format(a="a.txt") for a in args), cwd=files)
+    from_stdin = irm_in_process(*(a.format(a="-") for a in args), cwd=files, stdin=RUN_A.encode())
+    assert from_stdin.returncode == 0, from_stdin.stderr
+    # compare names the system by its file, '-' here
+    assert from_stdin.stdout == from_file.stdout.replace(",a,", ",-,")

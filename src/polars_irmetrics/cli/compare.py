@@ -27,6 +27,7 @@ from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.io.files import FORMATS, scan_qrels, scan_run
 from polars_irmetrics.io.output import check_output, render_table, write_atomic, write_stdout
+from polars_irmetrics.io.sources import STDIN
 from polars_irmetrics.metrics.registry import parse_metric
 from polars_irmetrics.stats.multitest import CORRECTIONS
 
@@ -65,7 +66,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.set_defaults(func=run)
-    p.add_argument("runs", nargs="+", metavar="RUN", help="two or more run files")
+    p.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="two or more run files ('-' reads standard input, for one of them)",
+    )
     p.add_argument("--qrels", required=True, metavar="QRELS", help="judgments file")
     p.add_argument(
         "--baseline",
@@ -228,7 +234,8 @@ def run(args: argparse.Namespace) -> int:
     fmt, plot_format = _check_outputs(args)
     names = _names(paths)
     for path in [*paths, args.qrels, *(p for p in (args.groups, args.target) if p)]:
-        if "*" not in path and "://" not in path and not Path(path).exists():
+        local = path != STDIN and "*" not in path and "://" not in path
+        if local and not Path(path).exists():  # '-': standard input
             raise InvalidValueError(f"{path}: no such file")
     baseline = args.baseline
     if baseline is not None and baseline in paths:

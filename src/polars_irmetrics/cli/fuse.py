@@ -26,6 +26,7 @@ from polars_irmetrics.io.output import (
     write_stdout,
     write_table,
 )
+from polars_irmetrics.io.sources import STDIN
 from polars_irmetrics.io.trec import write_trec_run
 from polars_irmetrics.metrics.registry import parse_metric
 
@@ -51,7 +52,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.set_defaults(func=run)
-    p.add_argument("runs", nargs="+", metavar="RUN", help="run files (two or more)")
+    p.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="run files (two or more; '-' reads standard input, for one of them)",
+    )
     p.add_argument(
         "--method", default=None, help="fusion method (default rrf; wsum with --optimize)"
     )
@@ -216,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
     for path in args.runs:
         if path in runs:
             raise InvalidValueError(f"{path}: the same run file is given twice")
-        if not Path(path).exists():
+        if path != STDIN and not Path(path).exists():  # '-': standard input
             raise InvalidValueError(f"{path}: no such run file")
         # the columns under the names fusion and its output give them (each checked
         # first, by file and flag: a TREC file's are fixed, a table's its own)
