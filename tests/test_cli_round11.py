@@ -196,3 +196,80 @@ def test_compare_and_fuse_read_a_run_from_standard_input(files: Path, args: list
     assert from_stdin.returncode == 0, from_stdin.stderr
     # compare names the system by its file, '-' here
     assert from_stdin.stdout == from_file.stdout.replace(",a,", ",-,")
+
+
+PRED = "query_id,doc_id,p,y\nq1,d1,0.9,1\nq1,d2,0.2,0\nq2,d1,0.4,1\n"
+RUN_COLUMNS = "(its columns: 'query_id', 'doc_id', 'score', 'run_id')"
+EVAL = ["evaluate", "a.txt", "--qrels", "qrels.txt", "-m", "map"]
+COMPARE = ["compare", "a.txt", "b.txt", "--qrels", "qrels.txt", "--markers", "daggers"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([*EVAL, "--depth", "0"],
+         "irm evaluate: error: argument --depth: expected an integer > 0, got '0' (see 'irm "
+         "evaluate --help')"),
+        (["compare", "a.txt", "b.txt", "--qrels", "qrels.txt", "--depth", "-1"],
+         "irm compare: error: argument --depth: expected an integer > 0, got '-1' (see 'irm "
+         "compare --help')"),
+        ([*EVAL, "--debias", "-1"],
+         "irm evaluate: error: argument --debias: expected IQR_COEF or IQR_COEF:SEED, a "
+         "finite number >= 0 and an integer seed >= 0, e.g. 1.5 or 1.5:7, got '-1' (see "
+         "'irm evaluate --help')"),
+        (["evaluate", "a.txt", "--qrels", "qrels.txt", "-m", "nope"],
+         "irm: error: unknown metric 'nope'. Did you mean: ne, pop_reo, novelty, entropy? "
+         "See 'irm metrics' for every metric and its aliases."),
+        ([*EVAL, "--buckets", "2", "--spill-dir", "no"],
+         "irm: error: --spill-dir no does not exist; create the folder first, or drop "
+         "--spill-dir for the system's temporary folder"),
+        (["evaluate", "pred.csv", "-m", "auc", "--label", "y", "--prediction", "p",
+          "--positive-label", "x"],
+         "irm: error: column 'y' has dtype Int64 but --positive-label x is a string: pass a "
+         "number, e.g. --positive-label 1, or cast the labels to strings"),
+        (["fuse", "a.txt", "-o", "x.run"],
+         "irm: error: irm fuse needs two or more run files; got only a.txt"),
+        (["ab", "log.parquet", "-m", "ndcg@10"],
+         "irm: error: log.parquet: metric 'ndcg@10' is not a click metric: it reads "
+         "relevance judgments, which an impression log does not hold; evaluate it with irm "
+         "evaluate RUN --qrels QRELS -m ndcg@10, or choose a click metric such as 'ctr@10' "
+         "('irm metrics')"),
+        ([*EVAL, "--by", "nope"],
+         f"irm: error: a.txt: column 'nope' not found in the run {RUN_COLUMNS}; --by nope "
+         "names none of its columns: name one it has, or give each query's group with "
+         "--queries FILE"),
+        ([*EVAL, "--systems", "nope"],
+         f"irm: error: a.txt: column 'nope' not found in the run {RUN_COLUMNS}; --systems "
+         "nope names none of its columns: name one it has"),
+        (["ab", "log.parquet", "--by", "nope"],
+         "irm: error: log.parquet: column 'nope' not found in the log (its columns: 'arm', "
+         "'user_id', 'session_id', 'position', 'clicked'); --by nope names none of its "
+         "columns: name one it has"),
+        ([*EVAL, "--queries", "pred.csv"],
+         "irm: error: --queries pred.csv places each query in its --by groups, and no --by "
+         "was given: add --by COL (a column of the queries' table), or drop --queries"),
+        ([*COMPARE, "--format", "csv"],
+         "irm: error: --markers daggers marks the cells of a report (terminal, markdown, "
+         "latex, html), and --format csv writes the tidy table, which has no markers: drop "
+         "--markers, or write a report (e.g. --format markdown)"),
+        ([*COMPARE, "-o", "x.json"],
+         "irm: error: --markers daggers marks the cells of a report (terminal, markdown, "
+         "latex, html), and -o x.json writes the tidy table, which has no markers: drop "
+         "--markers, or write a report (e.g. --format markdown)"),
+    ],
+)  # fmt: skip
+def test_messages_name_the_flags_and_commands(files: Path, args: list[str], message: str) -> None:
+    (files / "pred.csv").write_text(PRED)
+    log = pl.read_parquet(sample_interactions_path())
+    log.select("arm", "user_id", "session_id", "position", "clicked").write_parquet(
+        files / "log.parquet"
+    )
+    done = irm_in_process(*args, cwd=files)
+    assert _error(done) == f"{message}\n"
+    assert not (files / "x.json").exists()
+
+
+def test_markers_still_mark_a_report(files: Path) -> None:
+    done = irm_in_process(*COMPARE, "--baseline", "a", "-m", "map", cwd=files)
+    assert done.returncode == 0, done.stderr
+    assert "†/‡: significantly better/worse than a" in done.stdout

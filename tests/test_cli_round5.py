@@ -171,7 +171,7 @@ def test_fuse_step_without_a_grid_is_one_line(trec: Path, args: list[str], messa
     ("args", "line"),
     [
         (["evaluate", "x.txt", "--depth", "abc"],
-         "irm evaluate: error: argument --depth: invalid int value: 'abc' "
+         "irm evaluate: error: argument --depth: expected an integer > 0, got 'abc' "
          "(see 'irm evaluate --help')"),
         (["evaluate", "x.txt", "--buckets", "x"],
          "irm evaluate: error: argument --buckets: expected a positive integer, 'auto' or "

@@ -713,7 +713,10 @@ def test_debias_from_the_command_line(tmp_path: Path) -> None:
     assert out.splitlines()[-1].endswith(str(table["P@1"].item()))
     bad = irm_in_process(*command[:-4], "--debias", "high")
     assert bad.returncode == 2
-    assert "expected IQR_COEF or IQR_COEF:SEED, e.g. 1.5 or 1.5:7, got 'high'" in bad.stderr
+    assert (
+        "expected IQR_COEF or IQR_COEF:SEED, a finite number >= 0 and an integer seed >= 0, "
+        "e.g. 1.5 or 1.5:7, got 'high'" in bad.stderr
+    )
 
 
 def test_out_of_core_gives_the_same_numbers(tmp_path: Path) -> None:

@@ -22,7 +22,12 @@ from polars_irmetrics.comparison.api import compare, recorded_per_query
 from polars_irmetrics.comparison.frame import stack_runs
 from polars_irmetrics.comparison.options import ALTERNATIVES, TESTS
 from polars_irmetrics.comparison.publish import report
-from polars_irmetrics.comparison.report import REPORT_FORMATS, report_renderers, with_std
+from polars_irmetrics.comparison.report import (
+    REPORT_FORMATS,
+    Markers,
+    report_renderers,
+    with_std,
+)
 from polars_irmetrics.door.evaluate import evaluate
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.io.files import FORMATS, scan_qrels, scan_run
@@ -127,7 +132,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         ".html .txt, another suffix is refused; terminal on stdout)",
     )
     p.add_argument(
-        "--markers", choices=["letters", "daggers"], default="letters", help="(letters)"
+        "--markers",
+        choices=["letters", "daggers"],
+        default=None,
+        help="the significance markers of a report (terminal, markdown, latex, html; "
+        "default letters); refused for csv, json and parquet, which have none",
     )
     p.add_argument(
         "-o",
@@ -198,6 +207,10 @@ def _curves(
     return frame.sort(pl.col("system").cast(order))
 
 
+#: The formats of the tidy result, without a report's markers.
+_TIDY = ("csv", "json", "parquet")
+
+
 def _check_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
     """The report's format and the plot's, every output checked before anything is
     computed or written (a suffix that names no format, a folder, a missing or
@@ -212,6 +225,13 @@ def _check_outputs(args: argparse.Namespace) -> tuple[str, str | None]:
     if args.output is None and fmt == "parquet":
         raise InvalidValueError(
             "--format parquet writes a binary file: name it with -o FILE.parquet"
+        )
+    if args.markers is not None and fmt in _TIDY:
+        given = f"--format {fmt}" if args.format is not None else f"-o {args.output}"
+        raise InvalidValueError(
+            f"--markers {args.markers} marks the cells of a report (terminal, markdown, "
+            f"latex, html), and {given} writes the tidy table, which has no markers: drop "
+            "--markers, or write a report (e.g. --format markdown)"
         )
     plot_format = None if args.plot is None else plot.check_plot_path(args.plot)
     same = args.output is not None and args.plot is not None
@@ -271,13 +291,14 @@ def run(args: argparse.Namespace) -> int:
     per_query = recorded_per_query(result)  # the per-query values, not evaluated again
     if args.std and per_query is not None:
         result = with_std(result, per_query)  # keeps compare's record: the same footnote
-    renderers = report_renderers(markers=args.markers)
+    markers: Markers = args.markers or "letters"
+    renderers = report_renderers(markers=markers)
     if fmt == "html":
         page = report(
             result,
             per_query=per_query,
             curves=_curves(runs, metrics, qrels, options),
-            markers=args.markers,
+            markers=markers,
         )
         html = page.to_html().encode()
         renderers["html"] = lambda _: html

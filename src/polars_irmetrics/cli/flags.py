@@ -12,6 +12,7 @@ __all__ = [
     "add_column_flags",
     "add_ranking_flags",
     "add_relevance_level_flag",
+    "positive_int",
     "ranking_options",
 ]
 
@@ -53,7 +54,10 @@ def add_ranking_flags(p: argparse.ArgumentParser) -> None:
     )
     add_relevance_level_flag(p)
     p.add_argument(
-        "--depth", type=int, metavar="N", help="keep ranks 1..N per query (trec_eval -M)"
+        "--depth",
+        type=positive_int,
+        metavar="N",
+        help="keep ranks 1..N per query, N > 0 (trec_eval -M)",
     )
     p.add_argument(
         "--unjudged",
@@ -61,6 +65,21 @@ def add_ranking_flags(p: argparse.ArgumentParser) -> None:
         default="drop",
         help="queries in a run but not in the judgments (default: drop)",
     )
+
+
+def positive_int(text: str) -> int:
+    """A flag's integer > 0 (``--depth N``), refused by the parser naming the flag.
+
+    >>> positive_int("10")
+    10
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer > 0, got {text!r}")
+    return value
 
 
 def add_relevance_level_flag(

@@ -217,6 +217,8 @@ def _check_step(step: float | None, method: str, n_runs: int) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``irm fuse``."""
     _check_mode(args)
+    if len(args.runs) < 2:  # as irm compare: the files, not irm.fuse's dict of runs
+        raise InvalidValueError(f"irm fuse needs two or more run files; got only {args.runs[0]}")
     ids = {"query_id": args.query_id, "doc_id": args.doc_id}
     runs: dict[str, pl.LazyFrame] = {}
     for path in args.runs:

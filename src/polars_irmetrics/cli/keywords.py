@@ -155,6 +155,11 @@ def _switch(action: argparse.Action, value: str, before: str) -> tuple[str, str]
     return before, f"without {option}"
 
 
+def _takes_none(action: argparse.Action) -> bool:
+    """Whether the flag takes ``none`` as a value (a choice)."""
+    return "none" in [str(c) for c in action.choices or ()]
+
+
 def _flag(action: argparse.Action, value: str) -> str | None:
     """``--flag VALUE`` for a keyword's ``value`` as the message writes it, or None
     where the flag cannot take it as written."""
@@ -198,6 +203,8 @@ def as_flags(message: str, flags: dict[str, argparse.Action]) -> str:
     'pass the column names, e.g. --relevance label or --rank COL'
     >>> print(as_flags("pass check_duplicates=False, or ndcg(gain='exponential')", flags))
     pass --no-duplicate-check, or ndcg(gain='exponential')
+    >>> print(as_flags("create the folder, or pass spill_dir=None for the default", flags))
+    create the folder, or drop --spill-dir for the default
     >>> print(as_flags("by=['day'] names 'day' in query 'q1' (order='x', rank=2)", flags))
     --by day names 'day' in query 'q1' (order='x', rank=2)
     >>> ab = _flags(build_parser(), "ab")
@@ -235,6 +242,16 @@ def as_flags(message: str, flags: dict[str, argparse.Action]) -> str:
             if switched is None:
                 continue
             before, written = switched
+        elif (
+            value == "None"
+            and before.endswith("pass ")
+            and action.default is None
+            and not _takes_none(action)
+        ):
+            # the value the command has without the flag: "pass spill_dir=None" ->
+            # "drop --spill-dir" (elsewhere, "spill_dir=None is ...", no flag's value)
+            before = before[: -len("pass ")]
+            written = f"drop {max(action.option_strings, key=len)}"
         else:
             found = _flag(action, value)
             if found is None:

@@ -13,9 +13,11 @@ Errors print one line on stderr (``irm: error: ...``) and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import os
 import re
+import shlex
 import sys
 import threading
 import time
@@ -462,11 +464,14 @@ def _debias(text: str) -> Debias:
     """
     coef, _, seed = text.partition(":")
     try:
-        return Debias(float(coef), int(seed) if seed else 0)
-    except ValueError:
+        given = Debias(float(coef), int(seed) if seed else 0)
+        given.check()  # its range, as the flag's: not irm.evaluate's debias=Debias(...)
+    except (ValueError, InvalidValueError):
         raise argparse.ArgumentTypeError(
-            f"expected IQR_COEF or IQR_COEF:SEED, e.g. 1.5 or 1.5:7, got {text!r}"
+            "expected IQR_COEF or IQR_COEF:SEED, a finite number >= 0 and an integer seed "
+            f">= 0, e.g. 1.5 or 1.5:7, got {text!r}"
         ) from None
+    return given
 
 
 def _buckets(text: str) -> int | str:
@@ -703,6 +708,11 @@ def _run_evaluate(args: argparse.Namespace) -> int:
         qrels_source = str(sample_qrels)
     if not runs:
         raise InvalidValueError("no run given: name one or more run files, or pass --sample")
+    if args.queries is not None and not args.by:
+        raise InvalidValueError(
+            f"--queries {args.queries} places each query in its --by groups, and no --by "
+            "was given: add --by COL (a column of the queries' table), or drop --queries"
+        )
     check_output_args(args.format, args.output)  # before any work: -o's suffix and folder
     metrics = list(args.metrics or EVALUATE_DEFAULTS)
     if metrics == ["default"]:
@@ -962,7 +972,7 @@ def _located(args: argparse.Namespace) -> str | None:
 
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line on stderr, exit status 2:
-    ``irm evaluate: error: argument --depth: invalid int value: 'abc'``, and where to
+    ``irm evaluate: error: argument --seed: invalid int value: 'abc'``, and where to
     read the flags, without the usage block. Its subcommands' parsers are of this class
     too (``add_subparsers`` makes them of the parser's own class)."""
 
@@ -1024,13 +1034,54 @@ def _one_line(text: str) -> str:
 _ID_CAST = re.compile(r"e\.g\. pl\.col\((['\"])[^'\"]*\1\)\.cast\(pl\.String\)(?: on both)?")
 
 
+#: The library's Python calls a message suggests, as the commands that do the same.
+_LIST_METRICS = "irm.list_metrics()"
+_EVALUATE_CALL = re.compile(r"irm\.evaluate\(run, (?P<metrics>\[[^\]]*\]), qrels=\.\.\.\)")
+
+
+def _evaluate_command(found: re.Match[str]) -> str:
+    """``irm.evaluate(run, ['ndcg@10'], qrels=...)`` as ``irm evaluate`` is typed."""
+    try:
+        metrics = ast.literal_eval(found.group("metrics"))
+    except (ValueError, SyntaxError):
+        return found.group(0)
+    asked = "".join(f" -m {m}" for m in metrics if isinstance(m, str))
+    return f"irm evaluate RUN --qrels QRELS{asked}"
+
+
 def _in_words(message: str, parser: argparse.ArgumentParser, command: str | None) -> str:
     """An error's or a warning's message as the command's user reads it: its Python
-    keywords written as the command's flags."""
+    keywords written as the command's flags, and the library's calls it suggests as
+    the commands that do the same (``irm metrics``, ``irm evaluate``)."""
     flags = _flags(parser, command)
     if "ids" in flags:
         message = _ID_CAST.sub("e.g. --ids str (every id of every file read as text)", message)
+    message = message.replace(_LIST_METRICS, "'irm metrics'")
+    message = _EVALUATE_CALL.sub(_evaluate_command, message)
     return as_flags(message, flags)
+
+
+#: The hint of a column a table lacks, suggesting the ids' flags (not the one given).
+_COLUMN_HINT = re.compile(r"; (?:pass the column names|name your columns), e\.g\. [^;]*$")
+
+
+def _key_flag_hint(message: str, args: argparse.Namespace) -> str:
+    """A message of a column a table lacks, where the column is a --by or --systems
+    key given: the hint names that flag, not the ids' flags (``--query-id qid``)."""
+    for flag in ("by", "systems"):
+        for key in getattr(args, flag, None) or []:
+            if f"column {key!r} not found in the " not in message:
+                continue
+            more = (
+                ", or give each query's group with --queries FILE"
+                if (flag == "by" and args.command in ("evaluate", "demo"))
+                else ""
+            )
+            return _COLUMN_HINT.sub(
+                f"; --{flag} {shlex.quote(key)} names none of its columns: name one it has" + more,
+                message,
+            )
+    return message
 
 
 #: The hint a warning about a run's coverage gets where several run files were given.
@@ -1103,7 +1154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             message = _located(args) or message
         if isinstance(error, IrmError):
             message = _with_source(message, args)
-        message = _in_words(message, parser, args.command)
+        message = _in_words(_key_flag_hint(message, args), parser, args.command)
         print(f"irm: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -722,7 +722,7 @@ def _check_dtypes(schema: pl.Schema, options: EvalOptions, names: frozenset[str]
     if dtype != pl.String and isinstance(positive, str):
         raise ColumnTypeError(
             f"column {options.label!r} has dtype {dtype} but positive_label={positive!r} is "
-            "a string: pass a number (positive_label=1) or cast the labels to strings"
+            "a string: pass a number, e.g. positive_label=1, or cast the labels to strings"
         )
     if dtype != pl.String:
         refuse_zero_positive(positive, options.label)
