@@ -1,5 +1,9 @@
 """The command line, round 11: standard input named by two inputs (--reference -,
---interactions -, ...) was read once and compared with itself; ..."""
+--interactions -, ...) was read once and the run compared with itself; --explain printed
+on stdout; an output naming an input replaced it; irm ab checked its output after the
+test; --buckets auto-memory, the fix a message named, was refused; rrf's k given twice
+kept one in silence; --systems run beside several files read as a typo; irm compare and
+irm fuse took '-' for a missing file; messages named Python keywords and calls."""
 
 from __future__ import annotations
 
