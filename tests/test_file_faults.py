@@ -214,7 +214,7 @@ EVERY_COMMAND = [
     + [(["ab", "{empty}"], LOG_SUFFIX, empty) for empty in ("header.csv", "empty.parquet")]
     + [
         (
-            ["evaluate", "run.txt", "--qrels", "qrels.txt", "--queries", "{empty}"],
+            ["evaluate", "run.txt", "--qrels", "qrels.txt", "--queries", "{empty}", "--by", "d"],
             "expected query attributes: Parquet, CSV or TSV with a header",
             "header.csv",
         )
