@@ -29,7 +29,7 @@ from polars_irmetrics.comparison.options import (
 )
 from polars_irmetrics.comparison.paired import paired_stats
 from polars_irmetrics.comparison.record import Record, recall, remember
-from polars_irmetrics.door.evaluate import Parsed, check_level_read
+from polars_irmetrics.door.evaluate import Parsed, check_ids_read, check_level_read
 from polars_irmetrics.errors import InvalidValueError, QuerySetError
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.options import EvalOptions, PlanKwargs, check_read
@@ -337,7 +337,11 @@ def compare_eval_options(
             raise InvalidValueError(f"unknown option {name}=...; the options are {shown}")
     built = EvalOptions.build(**options)
     requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
-    check_read(built, labels_by_route(requests))
+    routes = labels_by_route(requests)
+    check_read(built, routes)
+    # doc_id= as evaluate refuses it (query_id= pairs the queries: per_query)
+    per_query = built.replace(per_query=True)
+    check_ids_read(per_query, requests, routes, labels=False, takes_labels=False)
     check_level_read(built, requests)
     return built
 

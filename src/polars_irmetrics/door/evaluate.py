@@ -609,8 +609,7 @@ def evaluate_tables(
     # an option none of the metrics reads is refused, never ignored
     routes = labels_by_route(requests, route)
     check_read(built, routes, labels=lazy.get("labels") is not None)
-    if set(routes) == {"prediction"}:  # which of them read the ids: by metric
-        check_keys_read(built, requests, labels=lazy.get("labels") is not None)
+    check_ids_read(built, requests, routes, labels=lazy.get("labels") is not None)
     check_level_read(built, requests, route=route)
     _check_key_names(built, [label for label, _ in requests], table_name)
     long = long_run(
@@ -694,6 +693,23 @@ def reads_level(requests: Requests) -> bool:
         r.route in _LEVELLED and (r.metric.binary or r.metric.threshold) and r.level is None
         for _, r in requests
     )
+
+
+def check_ids_read(
+    options: EvalOptions,
+    requests: Requests,
+    routes: Mapping[str, Sequence[str]],
+    *,
+    labels: bool,
+    takes_labels: bool = True,
+) -> None:
+    """Where every metric asked for is a prediction metric (``routes``: the labels by
+    route), refuse ``query_id=`` and ``doc_id=`` that none of them reads
+    (:func:`~polars_irmetrics.prediction.evaluate.check_keys_read`): evaluate's check,
+    and compare's (which pairs queries by ``query_id``: it passes ``per_query``, and
+    takes no ``labels=``, ``takes_labels=False``)."""
+    if set(routes) == {"prediction"}:  # which of them read the ids: by metric
+        check_keys_read(options, requests, labels=labels, takes_labels=takes_labels)
 
 
 def check_level_read(

@@ -619,7 +619,11 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
 
 
 def check_keys_read(
-    options: EvalOptions, requests: Sequence[tuple[str, MetricRequest]], *, labels: bool
+    options: EvalOptions,
+    requests: Sequence[tuple[str, MetricRequest]],
+    *,
+    labels: bool,
+    takes_labels: bool = True,
 ) -> None:
     """Refuse ``query_id=`` and ``doc_id=`` given (not their defaults) where no
     prediction metric asked for reads them: ``query_id`` is read by ``gauc``, by
@@ -627,7 +631,9 @@ def check_keys_read(
     ``doc_id`` by the two-table form alone. An option no metric reads is refused, never
     ignored (a column that does not exist was passed over in silence). The one-machine
     door's check: the engines read ``query_id`` to split the table, and
-    :func:`~polars_irmetrics.compare` to pair the systems' queries.
+    :func:`~polars_irmetrics.compare` to pair the systems' queries (``takes_labels``:
+    whether the caller takes ``labels=``, which the message offers as the fix; compare
+    does not).
 
     >>> from polars_irmetrics.metrics.registry import parse_metric_list
     >>> check_keys_read(EvalOptions(query_id="user"), parse_metric_list(["gauc"]), labels=False)
@@ -652,8 +658,8 @@ def check_keys_read(
         raise InvalidValueError(
             f"doc_id={options.doc_id!r} is not read by {metrics}: the prediction metrics "
             "read it only with labels= (the two-table form, joined on query_id and "
-            "doc_id); drop doc_id= (an option no metric reads would change nothing), or "
-            "pass labels="
+            "doc_id); drop doc_id= (an option no metric reads would change nothing)"
+            + (", or pass labels=" if takes_labels else "")
         )
 
 
