@@ -468,26 +468,19 @@ def _parse_qrels(
     or read as C's ``atol`` reads it with ``atol_labels``: Int64, null out of range)."""
     token = _field(3)
     as_float = token.cast(pl.Float64, strict=False)
-    if atol_labels:
-        finite = as_float.is_finite().fill_null(False)
-        lazy = _fields(path).select(
-            _LN,
-            pl.col(_FIELDS).list.len().alias(_N),
-            _field(0).alias("query_id"),
-            _field(2).alias("doc_id"),
-            as_float.alias(_REL_FLOAT),
-            pl.when(finite).then(atol(token)).alias("relevance"),
-        )
-        bad = (pl.col(_N) != 4) | pl.col("relevance").is_null()
-        return lazy.with_columns(bad.alias(_BAD))
-    lazy = _fields(path).select(
+    columns: list[str | pl.Expr] = [
         _LN,
         pl.col(_FIELDS).list.len().alias(_N),
         _field(0).alias("query_id"),
         _field(2).alias("doc_id"),
         as_float.alias(_REL_FLOAT),
-        _whole(as_float, token).alias(_REL_INT),
-    )
+    ]
+    if atol_labels:
+        finite = as_float.is_finite().fill_null(False)
+        lazy = _fields(path).select(*columns, pl.when(finite).then(atol(token)).alias("relevance"))
+        bad = (pl.col(_N) != 4) | pl.col("relevance").is_null()
+        return lazy.with_columns(bad.alias(_BAD))
+    lazy = _fields(path).select(*columns, _whole(as_float, token).alias(_REL_INT))
     bad = (pl.col(_N) != 4) | ~pl.col(_REL_FLOAT).is_finite().fill_null(False)
     if dtype == pl.Int64:
         bad = bad | pl.col(_REL_INT).is_null()
