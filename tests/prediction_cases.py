@@ -90,17 +90,16 @@ def expected(
         metrics,
         labels=None if labels is None else shuffled(labels),
         per_query=per_query,
-        **read_on_one_machine(options, metrics, labels, per_query),
+        **ids_read(options, metrics, labels, per_query),
     )
 
 
-def read_on_one_machine(
+def ids_read(
     options: dict[str, Any], metrics: list[str], labels: pl.DataFrame | None, per_query: bool
 ) -> dict[str, Any]:
-    """``options`` less the ids one machine does not read (it refuses them): the
-    engines read ``query_id`` to split the table whatever the metrics; one machine only
-    for ``gauc``, ``per_query=True`` and ``labels=``, and ``doc_id`` only with
-    ``labels=``."""
+    """``options`` less the ids no metric reads (every path refuses them): ``query_id``
+    is read only by ``gauc``, ``per_query=True`` and ``labels=``, ``doc_id`` only with
+    ``labels=``; the cases give both, and each path is called with these."""
     if labels is not None:
         return options
     drop = {"doc_id"} if per_query or "gauc" in metrics else {"query_id", "doc_id"}
@@ -130,7 +129,7 @@ def assert_histogram_exact(
     """Every value equal to the last bit to one machine's out-of-core path (``buckets=``:
     for the means ``auc`` and ``pr_auc`` from score ranges on disk) and to a LazyFrame's,
     the rows in yet another order."""
-    kw = {**read_on_one_machine(options, metrics, labels, per_query), "per_query": per_query}
+    kw = {**ids_read(options, metrics, labels, per_query), "per_query": per_query}
     table, labels = shuffled(table, 11), None if labels is None else shuffled(labels, 11)
     out_of_core = irm.evaluate(table, metrics, labels=labels, buckets=2, **kw)
     assert got.to_dict(as_series=False) == out_of_core.to_dict(as_series=False)

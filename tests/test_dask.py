@@ -44,7 +44,7 @@ from .prediction_cases import (
     PREDICTION_CASES,
     assert_histogram_exact,
     assert_same,
-    read_on_one_machine,
+    ids_read,
 )
 from .prediction_cases import LOG as PREDICTION_LOG
 from .prediction_cases import expected as prediction_expected
@@ -689,7 +689,7 @@ def test_dask_prediction_metrics_equal_evaluate(
             labels=None if labels is None else _dask(labels, 2),
             per_query=per_query,
             partitions=4,
-            **options,
+            **ids_read(options, metrics, labels, per_query),
         )
     )
     if per_query:  # rows come in partition (task) order
@@ -728,13 +728,15 @@ def test_dask_drop_warns_of_unmatched_labels_as_one_machine(
 
 
 def test_dask_prediction_errors_are_the_librarys(client: Client) -> None:
-    log = PREDICTION_LOG.with_columns(p=pl.when(pl.col("user") == 5).then(1.5).otherwise("p"))
+    # the users as the query_id column, which splits the table though no metric reads
+    # it: user 5's rows in one part, whose task's message counts them all
+    log = PREDICTION_LOG.rename({"user": "query_id"})
+    log = log.with_columns(p=pl.when(pl.col("query_id") == 5).then(1.5).otherwise("p"))
+    read = ids_read(BINARY_KW, ["auc"], None, False)
     with pytest.raises(irm.InvalidValueError) as raised:
-        irm_dask.evaluate(_dask(log, 2), ["auc", "logloss"], **BINARY_KW).compute()
+        irm_dask.evaluate(_dask(log, 2), ["auc", "logloss"], **read).compute()
     with pytest.raises(irm.InvalidValueError) as one_machine:
-        irm.evaluate(
-            log, ["auc", "logloss"], **read_on_one_machine(BINARY_KW, ["auc"], None, False)
-        )
+        irm.evaluate(log, ["auc", "logloss"], **read)
     assert str(raised.value) == str(one_machine.value)
     frame = _dask(PREDICTION_LOG, 2)
     with pytest.raises(
@@ -746,7 +748,7 @@ def test_dask_prediction_errors_are_the_librarys(client: Client) -> None:
     ):
         irm_dask.evaluate(frame, ["auc"], qrels=frame, **BINARY_KW)
     with pytest.raises(irm.ColumnNotFoundError, match=re.escape("column 'score' not found")):
-        irm_dask.evaluate(frame, ["auc"], **{**BINARY_KW, "prediction": "score"})
+        irm_dask.evaluate(frame, ["auc"], **{**read, "prediction": "score"})
     with pytest.raises(
         irm.MetricParameterError,
         match=re.escape("labels= holds the true labels of prediction metrics"),

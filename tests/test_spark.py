@@ -37,7 +37,7 @@ from .prediction_cases import (
     PREDICTION_CASES,
     assert_histogram_exact,
     assert_same,
-    read_on_one_machine,
+    ids_read,
 )
 from .prediction_cases import LOG as PREDICTION_LOG
 from .prediction_cases import expected as prediction_expected
@@ -646,7 +646,7 @@ def test_spark_prediction_metrics_equal_evaluate(
         labels=None if labels is None else _spark_frame(spark, labels),
         per_query=per_query,
         partitions=3,
-        **options,
+        **ids_read(options, metrics, labels, per_query),
     )
     result = _polars(got)  # sorted by the keys, as evaluate's
     assert_same(result, want)
@@ -682,13 +682,15 @@ def test_spark_drop_warns_of_unmatched_labels_as_one_machine(
 
 
 def test_spark_prediction_errors_are_the_librarys(spark: SparkSession) -> None:
-    log = PREDICTION_LOG.with_columns(p=pl.when(pl.col("user") == 5).then(1.5).otherwise("p"))
+    # the users as the query_id column, which splits the table though no metric reads
+    # it: user 5's rows in one part, whose task's message counts them all
+    log = PREDICTION_LOG.rename({"user": "query_id"})
+    log = log.with_columns(p=pl.when(pl.col("query_id") == 5).then(1.5).otherwise("p"))
+    read = ids_read(BINARY_KW, ["auc"], None, False)
     with pytest.raises(irm.InvalidValueError) as one_machine:
-        irm.evaluate(
-            log, ["auc", "logloss"], **read_on_one_machine(BINARY_KW, ["auc"], None, False)
-        )
+        irm.evaluate(log, ["auc", "logloss"], **read)
     with pytest.raises(irm.InvalidValueError) as raised:  # found in a task
-        irm_spark.evaluate(_spark_frame(spark, log), ["auc", "logloss"], **BINARY_KW)
+        irm_spark.evaluate(_spark_frame(spark, log), ["auc", "logloss"], **read)
     assert str(raised.value) == str(one_machine.value)
     frame = _spark_frame(spark, PREDICTION_LOG)
     with pytest.raises(
@@ -700,7 +702,7 @@ def test_spark_prediction_errors_are_the_librarys(spark: SparkSession) -> None:
     ):
         irm_spark.evaluate(frame, ["auc"], partitioned_by="segment", **BINARY_KW)
     with pytest.raises(irm.ColumnNotFoundError, match=re.escape("column 'score' not found")):
-        irm_spark.evaluate(frame, ["auc"], **{**BINARY_KW, "prediction": "score"})
+        irm_spark.evaluate(frame, ["auc"], **{**read, "prediction": "score"})
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,12 @@ import polars as pl
 import pyarrow as pa
 
 from polars_irmetrics import errors
-from polars_irmetrics.door.evaluate import check_item_options, check_level_read, evaluate_plan
+from polars_irmetrics.door.evaluate import (
+    check_ids_read,
+    check_item_options,
+    check_level_read,
+    evaluate_plan,
+)
 from polars_irmetrics.errors import InvalidValueError, IrmError, MetricParameterError
 from polars_irmetrics.ground.lists import long_run
 from polars_irmetrics.ground.options import EvalOptions, check_named_columns, check_read
@@ -212,6 +217,8 @@ def check_options_read(
     """Refuse an option none of ``metrics`` reads, with the message of
     :func:`~polars_irmetrics.evaluate` (the door's checks,
     :func:`~polars_irmetrics.ground.options.check_read`,
+    :func:`~polars_irmetrics.door.evaluate.check_ids_read` (``query_id=`` and ``doc_id=``
+    that no prediction metric reads: the engines then split the table without them),
     :func:`~polars_irmetrics.door.evaluate.check_level_read`, with ``run`` (the run's
     schema) :func:`check_run_columns` and, with ``tables`` (the keywords of the tables
     given), :func:`~polars_irmetrics.door.evaluate.check_item_options`, in the door's
@@ -225,7 +232,9 @@ def check_options_read(
     polars_irmetrics.errors.InvalidValueError: sample_weight='w' is not read by metric ...
     """
     requests = parse_metric_list(metrics)
-    check_read(options, labels_by_route(requests), labels=labels)
+    routes = labels_by_route(requests)
+    check_read(options, routes, labels=labels)
+    check_ids_read(options, requests, routes, labels=labels)
     check_level_read(options, requests)  # beside graded metrics alone, as evaluate
     if run is not None:  # rank=, score=, sample_id= naming no column of the run
         check_run_columns(options, run)

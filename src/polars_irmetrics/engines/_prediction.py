@@ -2,7 +2,12 @@
 
 Both engines split the prediction table (and, in the two-table form, the ``labels``)
 by a hash of ``query_id``, as they split a run, so that each query (user) is whole in
-one part. Then:
+one part. The metrics that read ``query_id`` (``gauc``, ``per_query=True``, the two-table
+form: :func:`~polars_irmetrics.prediction.statistics.reads_query_id`) need it; for the
+others it is no more than a way to divide the rows, and a table without the column is
+dealt to the parts round robin (their statistics merge exactly in any order). A
+``query_id=`` or ``doc_id=`` given that no metric reads is refused with one machine's
+message (:func:`~polars_irmetrics.engines._partition.check_options_read`). Then:
 
 * ``per_query=True``: each part is evaluated by the one-machine plan
   (the door's :func:`~polars_irmetrics.door.evaluate.evaluate_plan`, ``warn=False``); a query's
@@ -66,7 +71,7 @@ from polars_irmetrics.prediction.parts import (
     part_scale,
     part_statistics,
 )
-from polars_irmetrics.prediction.statistics import needs_means, needs_scale
+from polars_irmetrics.prediction.statistics import needs_means, needs_scale, reads_query_id
 
 if TYPE_CHECKING:
     pass
@@ -100,6 +105,10 @@ class PredictionJob(ParsedJob):
     part_schema: pl.Schema
     result_schema: pl.Schema
     two_tables: bool
+    #: whether the parts are split by ``query_id``: where the metrics read it (each query
+    #: whole in one part: :func:`~polars_irmetrics.prediction.statistics.reads_query_id`)
+    #: or the table has the column; else any row goes to any part (round robin)
+    by_query: bool = True
     #: ``"labels"``: the first pass of a text label column (each part's distinct
     #: labels, :func:`~polars_irmetrics.prediction.parts.part_labels`, checked together
     #: whatever ``by=``); ``"scale"``: the first pass of the rating and probability
@@ -268,6 +277,10 @@ def prepare_prediction(
         part_schema=part,
         result_schema=result,
         two_tables=labels_schema is not None,
+        # unread, query_id is still the split where the table has it (a part then holds
+        # whole queries, as before); round robin only where it has none
+        by_query=options.query_id in table_schema.names
+        or reads_query_id(requests, per_query=options.per_query, labels=labels_schema is not None),
         first_pass=tuple(first_pass),
     )
 

@@ -1,11 +1,13 @@
 """Prediction metrics on Dask (:mod:`polars_irmetrics.engines._prediction`).
 
 The table (and the ``labels``) get each row's part number (a polars hash of its
-``query_id``) and are shuffled on it into ``partitions`` partitions; each partition
-(with the same partition of the labels) gives its per-query values or statistics
-(``map_partitions``). Means: the statistics are gathered in one partition and merged.
-:mod:`polars_irmetrics.engines.dask` passes its own part numbering (this module does not
-import it: it imports this one) and persists the result with ``progress=True``.
+``query_id``; a table without ``query_id``, which no metric then reads, its position in
+its partition modulo ``partitions``) and are shuffled on it into ``partitions``
+partitions; each partition (with the same partition of the labels) gives its per-query
+values or statistics (``map_partitions``). Means: the statistics are gathered in one
+partition and merged. :mod:`polars_irmetrics.engines.dask` passes its own part numbering
+(this module does not import it: it imports this one) and persists the result with
+``progress=True``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import dask.dataframe as dd
+import numpy as np
 import pandas as pd
 from dask.delayed import delayed
 
@@ -55,6 +58,8 @@ def prediction_frame(
         arrow_of(table), None if labels is None else arrow_of(labels), metrics, options
     )
     query_id = job.options.query_id
+    if not job.by_query:  # no query_id column, and no metric reads it: any row, any part
+        tag = _by_position
     rows = _shuffled(table, query_id, count, tag)
     truth = None if labels is None else _shuffled(labels, query_id, count, tag)
     # a text label column: its labels over the whole table first; rating and probability
@@ -111,6 +116,12 @@ def _shuffled(frame: dd.DataFrame, query_id: str, count: int, tag: Tag) -> dd.Da
     tagged_meta = frame._meta.assign(**{PART: pd.Series([], dtype="int64")})
     tagged = frame.map_partitions(tag, query_id, count, meta=tagged_meta)
     return tagged.shuffle(on=PART, npartitions=count, ignore_index=True)
+
+
+def _by_position(frame: pd.DataFrame, query_id: str, count: int) -> pd.DataFrame:
+    """``frame`` with its part column where it has no ``query_id`` column and no metric
+    reads one: each row's position in its partition, modulo ``count``."""
+    return frame.assign(**{PART: np.arange(len(frame), dtype=np.int64) % count})
 
 
 def _one_table(rows: pd.DataFrame, job: PredictionJob) -> pd.DataFrame:

@@ -2,12 +2,14 @@
 
 The table (and the ``labels``, in one frame with a side flag and their columns
 renamed) is ``repartition``-ed on the part number of each row's query
-(``pmod(xxhash64(query_id), partitions)``), and ``mapInArrow`` hands each partition to
-one Python task, which gives its per-query values or statistics. Means: the statistics
-of each ``by`` group go to one task (``groupBy(by).applyInArrow``; without ``by`` one
-partition), which merges them. :mod:`polars_irmetrics.engines.spark` computes the result
-at the call (one Spark job), as for the other metrics, and passes its own part number
-and schema functions (this module does not import it: it imports this one).
+(``pmod(xxhash64(query_id), partitions)``; a table without ``query_id``, which no
+metric then reads, round robin: ``repartition(partitions)``), and ``mapInArrow`` hands
+each partition to one Python task, which gives its per-query values or statistics.
+Means: the statistics of each ``by`` group go to one task (``groupBy(by).applyInArrow``;
+without ``by`` one partition), which merges them. :mod:`polars_irmetrics.engines.spark`
+computes the result at the call (one Spark job), as for the other metrics, and passes
+its own part number and schema functions (this module does not import it: it imports
+this one).
 """
 
 from __future__ import annotations
@@ -98,7 +100,8 @@ def _parts(
         table,
         labels,
         evaluate,
-        query_id=job.options.query_id,
+        # no query_id column, and no metric reads it: any row in any part (round robin)
+        query_id=job.options.query_id if job.by_query else None,
         count=count,
         part=part,
         schema=spark_schema(job.part_schema, job.keys),

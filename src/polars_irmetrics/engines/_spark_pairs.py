@@ -48,7 +48,7 @@ def paired_map(
     second: DataFrame | None,
     evaluate: Callable[[pa.Table, pa.Table | None], pa.Table],
     *,
-    query_id: str,
+    query_id: str | None,
     count: int,
     part: PartOf,
     schema: StructType,
@@ -56,13 +56,20 @@ def paired_map(
 ) -> DataFrame:
     """``evaluate(first rows, second rows)`` on each of ``count`` partitions of both
     frames (module doc), its result's columns renamed to ``schema``'s; a partition
-    without rows gives none. ``prefix`` names the second frame's renamed columns."""
+    without rows gives none. ``prefix`` names the second frame's renamed columns.
+    ``query_id`` ``None`` (one frame alone, whose rows need not meet by query): the rows
+    are dealt round robin (``repartition(count)``) instead of by their part number."""
     side = f"{INTERNAL}side"
     columns = first.columns
     inner = schema.names
-    both = first.withColumn(PART, part(first, query_id, count)).withColumn(side, F.lit(0))
+    if query_id is None:
+        if second is not None:  # the two frames' rows meet by query
+            raise TypeError("paired_map: two frames are paired by query_id")
+        both = first.withColumn(side, F.lit(0))
+    else:
+        both = first.withColumn(PART, part(first, query_id, count)).withColumn(side, F.lit(0))
     renamed: dict[str, str] = {}
-    if second is not None:
+    if second is not None and query_id is not None:
         renamed = {c: f"{INTERNAL}{prefix}_{c}" for c in second.columns}
         other = second.withColumn(PART, part(second, query_id, count)).select(
             *(F.col(c).alias(n) for c, n in renamed.items()), PART, F.lit(1).alias(side)
@@ -82,7 +89,8 @@ def paired_map(
             other = kept.select(pl.col(n).alias(c) for c, n in renamed.items()).to_arrow()
         yield from evaluate(rows, other).rename_columns(inner).to_batches()
 
-    return both.repartition(count, PART).mapInArrow(task, schema)
+    parts = both.repartition(count) if query_id is None else both.repartition(count, PART)
+    return parts.mapInArrow(task, schema)
 
 
 def finished_in_one(

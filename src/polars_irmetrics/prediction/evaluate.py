@@ -122,6 +122,7 @@ from polars_irmetrics.prediction.statistics import (
     needs_means,
     needs_scale,
     per_query_auc,
+    reads_query_id,
     scale_exponents,
     score_histogram,
     statistic_aggs,
@@ -629,11 +630,13 @@ def check_keys_read(
     prediction metric asked for reads them: ``query_id`` is read by ``gauc``, by
     ``per_query=True`` and by the two-table form (``labels=``, joined on both ids),
     ``doc_id`` by the two-table form alone. An option no metric reads is refused, never
-    ignored (a column that does not exist was passed over in silence). The one-machine
-    door's check: the engines read ``query_id`` to split the table, and
-    :func:`~polars_irmetrics.compare` to pair the systems' queries (``takes_labels``:
-    whether the caller takes ``labels=``, which the message offers as the fix; compare
-    does not).
+    ignored (a column that does not exist was passed over in silence). Every door's
+    check (:func:`~polars_irmetrics.door.evaluate.check_ids_read`): one machine's, the
+    engines' (which split the table by ``query_id`` only where it is read,
+    :func:`~polars_irmetrics.prediction.statistics.reads_query_id`) and
+    :func:`~polars_irmetrics.compare`'s, which pairs the systems' queries
+    (``takes_labels``: whether the caller takes ``labels=``, which the message offers as
+    the fix; compare does not).
 
     >>> from polars_irmetrics.metrics.registry import parse_metric_list
     >>> check_keys_read(EvalOptions(query_id="user"), parse_metric_list(["gauc"]), labels=False)
@@ -646,8 +649,8 @@ def check_keys_read(
     if labels:
         return
     metrics = metrics_named([label for label, _ in requests])
-    gauc = any(req.metric.name == "gauc" for _, req in requests)
-    if "query_id" in given and not (options.per_query or gauc):
+    read = reads_query_id(requests, per_query=options.per_query, labels=False)
+    if "query_id" in given and not read:
         raise InvalidValueError(
             f"query_id={options.query_id!r} is not read by {metrics}: among the prediction "
             "metrics only gauc, per_query=True and labels= (the two-table form, joined on "

@@ -169,6 +169,7 @@ __all__ = [
     "per_query_auc",
     "probability_statistics",
     "query_weight",
+    "reads_query_id",
     "scale_columns",
     "scale_exponents",
     "scale_from",
@@ -579,6 +580,27 @@ def _ece_column(bins: int, b: int) -> str:
 
 def _gauc_columns(weighting: str) -> tuple[str, str]:
     return f"{INTERNAL}g_num_{weighting}", f"{INTERNAL}g_den_{weighting}"
+
+
+def reads_query_id(
+    requests: Sequence[tuple[str, MetricRequest]], *, per_query: bool, labels: bool
+) -> bool:
+    """Whether the prediction metrics asked for read ``query_id``: ``gauc`` (each query's
+    AUC), ``per_query=True`` (a row per query) and ``labels=`` (the two-table form,
+    joined on ``query_id`` and ``doc_id``); no other. One machine refuses a
+    ``query_id=`` given that none reads
+    (:func:`~polars_irmetrics.prediction.evaluate.check_keys_read`), and the engines
+    split the table by it only where it is read (any row in any part otherwise: the
+    parts' statistics merge exactly in any order).
+
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> reads_query_id(parse_metric_list(["auc", "rmse"]), per_query=False, labels=False)
+    False
+    >>> reads_query_id(parse_metric_list(["auc", "gauc"]), per_query=False, labels=False)
+    True
+    """
+    gauc = any(req.metric.name == "gauc" for _, req in requests)
+    return per_query or labels or gauc
 
 
 def needs_means(requests: Sequence[tuple[str, MetricRequest]]) -> bool:
