@@ -2,9 +2,10 @@
 one run), alone and beside ``ndcg@10`` and the other accuracy metrics (issue 42): each
 group's values are those of the run filtered to the group and evaluated alone, bit for
 bit (Hypothesis over random runs, DataFrame and LazyFrame); a system is scored on every
-judged query, a segment counts the judged queries the run (or the judgments, or
-``queries=``) places in it; ``irm.compare`` takes ``groups=``/``target=`` and reads each
-measure's declared direction."""
+judged query, a segment counts the judged queries the judgments or ``queries=``
+place in it (a key of the run alone: tests/test_exposure_by_round12.py);
+``irm.compare`` takes ``groups=``/``target=`` and reads each measure's declared
+direction."""
 
 from __future__ import annotations
 
@@ -162,18 +163,30 @@ def test_systems_equal_each_system_alone(metrics: list[str], per_query: bool, se
 @settings(max_examples=3, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_by_equals_each_segment_alone(metrics: list[str], per_query: bool, seed: int) -> None:
-    # one system: a segment holds the queries the run gives it (a judged query the run
-    # did not retrieve has no segment: left out, as unretrieved='drop' leaves it out of
-    # the accuracy metrics)
+    # one system: a segment holds the queries the run gives it; the judgments lack the
+    # segment, so beside the accuracy metrics unretrieved='drop' scores each segment on
+    # the queries it retrieved, and the exposure measures alone (which do not read it)
+    # are told each query's segment by queries= and given the retrieved queries'
+    # judgments (without either, a judged query a segment lacks is refused:
+    # tests/test_exposure_by_round12.py)
     t = _tables(seed)
     t["run"] = t["run"].filter(pl.col("system") == "s0").drop("system")
-    extra = {"unretrieved": "drop"} if metrics is MIXED else {}
-    want = _alone(_by_segment(t), metrics, per_query=per_query, groups=t["groups"], **extra)
+    want = _alone(
+        _by_segment(t),
+        metrics,
+        per_query=per_query,
+        groups=t["groups"],
+        **({"unretrieved": "drop"} if metrics is MIXED else {}),
+    )
+    extra: dict[str, Any] = {"unretrieved": "drop", "qrels": t["qrels"]}
+    if metrics is EXPOSURE:
+        placed = t["run"].select("query_id", "segment").unique()
+        qrels = t["qrels"].join(placed, on="query_id", how="semi")
+        extra = {"queries": placed, "qrels": qrels}
     _equal_on_both_kinds(
         want,
         t["run"],
         metrics,
-        qrels=t["qrels"],
         groups=t["groups"],
         by="segment",
         per_query=per_query,
@@ -188,7 +201,8 @@ def test_systems_and_segments_of_sampled_rankings(per_query: bool, seed: int) ->
     # a stochastic run (two sampled rankings per query) of two systems in two segments:
     # each (system, segment) its own call; a system is scored on every judged query the
     # run places in a segment (retrieved by either system), one it did not retrieve an
-    # empty ranking, as its empty run of that segment alone
+    # empty ranking, as its empty run of that segment alone (queries= tells each
+    # query's segment, the judgments lacking it)
     t = _tables(seed, sampled=True)
     pairs = t["run"].select("segment", "query_id").unique()
     parts = []
@@ -204,7 +218,8 @@ def test_systems_and_segments_of_sampled_rankings(per_query: bool, seed: int) ->
         want,
         t["run"],
         EXPOSURE,
-        qrels=t["qrels"],
+        qrels=t["qrels"].join(pairs, on="query_id", how="semi"),
+        queries=pairs,
         groups=t["groups"],
         systems="system",
         by="segment",
@@ -439,10 +454,14 @@ def test_cli_compare_takes_groups_and_target(tmp_path: Path) -> None:
 @pytest.mark.parametrize("per_query", [True, False], ids=["per_query", "means"])
 def test_by_in_buckets_equals_the_one_plan(buckets: int, per_query: bool) -> None:
     """buckets= splits by query hash; each bucket keys its rankings by segment as the
-    one plan does, and the means are taken per segment over every bucket's values."""
+    one plan does, and the means are taken per segment over every bucket's values
+    (queries= places each judged query: the judgments lack the segment)."""
     t = _tables(5)
     run = t["run"].filter(pl.col("system") == "s0").drop("system")
-    kw: dict[str, Any] = {"qrels": t["qrels"], "groups": t["groups"], "by": "segment"}
+    placed = run.select("query_id", "segment").unique()
+    qrels = t["qrels"].join(placed, on="query_id", how="semi")
+    kw: dict[str, Any] = {"qrels": qrels, "groups": t["groups"], "by": "segment"}
+    kw["queries"] = placed
     one = irm.evaluate(run, EXPOSURE, per_query=per_query, **kw)
     got = irm.evaluate(run, EXPOSURE, per_query=per_query, buckets=buckets, **kw)
     assert_frame_equal(got, one, check_exact=True)

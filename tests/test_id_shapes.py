@@ -293,9 +293,13 @@ def test_refusals_name_the_table_and_column(
 )
 def test_exposure_segments_under_every_id_dtype(variant: str) -> None:
     """by= keys each ranking by a struct of the segment and the query id, built after
-    the ids are cast to their common dtype: the String ids' values per segment."""
+    the ids are cast to their common dtype: the String ids' values per segment (the
+    judgments give each judged query its segment: a key of the run alone leaves a
+    judged query some segment lacks unplaced, refused)."""
     metrics, tables = ROUTES["exposure"]
     segmented = RUN.with_columns(pl.Series("segment", ["s", "s", "s", "t", "t"]))
+    qrels = tables["qrels"].with_columns(pl.Series("segment", ["s", "s", "t"]))
+    tables = {**tables, "qrels": qrels}
     expected = irm.evaluate(segmented, metrics, by="segment", **tables)
     relabel = VARIANTS[variant]
     got = irm.evaluate(

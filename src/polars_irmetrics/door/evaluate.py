@@ -44,7 +44,7 @@ import polars as pl
 from polars_irmetrics.agreement.parts import build_agreement
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.exposure.parts import exposure_in_buckets, split_exposure
-from polars_irmetrics.exposure.plan import build_exposure_plan
+from polars_irmetrics.exposure.plan import build_exposure_plan, refuse_unplaced
 from polars_irmetrics.ground.buckets import collect_guarded, eager_engine
 from polars_irmetrics.ground.facts import SharedFacts, SharedIds
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
@@ -1288,8 +1288,12 @@ def _exposure(
     )
     qrels = tables.get("qrels")
     queries = tables.get("queries")
+    from_queries: tuple[str, ...] = ()
+    placed: tuple[str, ...] = ()  # the keys the run takes from queries=
     if queries is not None and options.attribute_keys:  # the by= keys of each query
-        run, qrels, _ = with_query_attributes(run, qrels, queries, options)
+        given = run.collect_schema()
+        run, qrels, from_queries = with_query_attributes(run, qrels, queries, options)
+        placed = tuple(k for k in from_queries if k not in given)
     judged = any("judgments" in r.reads for _, r in exposure)
     if qrels is not None and not any("judgments" in r.reads for _, r in requests):
         raise MetricParameterError(
@@ -1313,7 +1317,7 @@ def _exposure(
         if split_exposure(options)
         else functools.partial(build_exposure_plan, facts=facts, ids=ids)
     )
-    return build(
+    plan = build(
         run,
         qrels if judged else None,
         tables.get("groups"),
@@ -1322,6 +1326,21 @@ def _exposure(
         target=tables.get("target"),
         warn=warn,
         clustered=clustered,
+        placed=placed,
+    )
+    # a query queries= lacks, and a judged query some group lacks with a by= key of the
+    # run alone: refused, as the ranking metrics refuse them (not put in a group of no
+    # key, nor left out of the group it may belong to); the ranking metrics beside
+    # refuse the latter themselves, counting every judged query (here: the relevant's)
+    beside = any(r.route == "offline" for _, r in requests)
+    return refuse_unplaced(
+        plan,
+        run,
+        qrels if judged else None,
+        exposure,
+        options,
+        from_queries=from_queries,
+        drop=None if beside else False,
     )
 
 

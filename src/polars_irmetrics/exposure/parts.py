@@ -60,10 +60,12 @@ def exposure_in_buckets(
     *,
     warn: bool = True,
     clustered: Sequence[str] = (),
+    placed: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """The exposure measures' plan over hash buckets of queries (module doc): the
-    per-query values (``options.per_query``) or their means, lazy. ``warn`` and
-    ``clustered``: as :func:`~polars_irmetrics.exposure.plan.build_exposure_plan`'s,
+    per-query values (``options.per_query``) or their means, lazy. ``warn``,
+    ``clustered`` and ``placed``: as
+    :func:`~polars_irmetrics.exposure.plan.build_exposure_plan`'s,
     from the whole run's documents (a bucket's plan does not warn: it holds some of
     them).
 
@@ -102,10 +104,11 @@ def exposure_in_buckets(
             per_query,
             target=broadcast("target", target),
             warn=False,
+            placed=placed,
         )
 
     schema = build_exposure_plan(
-        run, qrels, groups, list(requests), per_query, target=target
+        run, qrels, groups, list(requests), per_query, target=target, placed=placed
     ).collect_schema()
     buckets = options.buckets
     if buckets is None or buckets == "auto-memory":  # the one plan (split_exposure)
@@ -118,6 +121,7 @@ def exposure_in_buckets(
             target=target,
             warn=warn,
             clustered=clustered,
+            placed=placed,
         )
     if options.system_keys:
         # a bucket holds some systems' rows only, and a system is scored on every judged

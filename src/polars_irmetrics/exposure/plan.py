@@ -53,6 +53,7 @@ from polars_irmetrics.ground.facts import (
 )
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
+    INTERNAL,
     JUDGMENT_COLUMNS_HINT,
     RUN_COLUMNS_HINT,
     check_id_kinds,
@@ -61,7 +62,9 @@ from polars_irmetrics.ground.validate import (
     id_kind,
     neither_order,
     null_key_error,
+    raise_unplaced,
     require_columns,
+    unplaced_query_error,
     with_common_ids,
     with_tally,
 )
@@ -69,7 +72,7 @@ from polars_irmetrics.metrics.fairness import AWRF_LENGTH, UTILITY
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import judgment_flags
 
-__all__ = ["build_exposure_plan", "exposure_means"]
+__all__ = ["build_exposure_plan", "exposure_means", "refuse_unplaced"]
 
 Requests = list[tuple[str, MetricRequest]]
 
@@ -91,6 +94,7 @@ def build_exposure_plan(
     facts: SharedFacts | None = None,
     ids: SharedIds | None = None,
     clustered: Sequence[str] = (),
+    placed: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """Per-query expected-exposure values (``options.per_query``), keyed by
     ``query_id``, or their means with ``num_q``; lazy, nothing collected.
@@ -106,7 +110,9 @@ def build_exposure_plan(
     tally counts (every route's tally reads the one pass). ``clustered``: the labels
     of Elliot's ``item_mad@k`` asked beside, which read groups= as item clusters: the
     warning names them too, the one warning of the table in the call
-    (:func:`~polars_irmetrics.exposure.coverage.warn_on_groups`).
+    (:func:`~polars_irmetrics.exposure.coverage.warn_on_groups`). ``placed``: the ``by``
+    keys the run took from ``queries=``, whose nulls (a query ``queries=`` lacks) the
+    door refuses in ``queries=``' words (:func:`refuse_unplaced`), not as the run's.
 
     Examples
     --------
@@ -207,9 +213,11 @@ def build_exposure_plan(
     if keys:  # each (group, query) a query of its own: a struct of the keys
         _check_keys(run_schema, qrels_schema, keys, options, order, requests)
         segments = run.select(keys).unique()
+        # a null key the run took from queries= is a query queries= lacks: the door's
         key_flags = run.select(
             pl.when(pl.col(key).is_null().any()).then(pl.lit(key)).alias(f"{_BAD}|null key|{key}")
             for key in keys
+            if key not in placed
         )
         run, qrels = _keyed(run, qrels, options, run.collect_schema(), qrels.collect_schema())
         native = pl.col(query_id).struct.field(query_id)
@@ -261,7 +269,7 @@ def build_exposure_plan(
             checked_qrels, [*judged_keys, query_id], doc_id, options.relevance
         )
         checks = pl.concat([checks, judged_checks], how="horizontal")
-    if keys:
+    if keys and key_flags.collect_schema():
         checks = pl.concat([checks, key_flags], how="horizontal")
     if target is not None:
         flags = target_flags(target, dimensions, query_id if per_query_target else None)
@@ -428,6 +436,136 @@ def exposure_means(
     return pl.concat([found, empty]).sort(keys)
 
 
+def refuse_unplaced(
+    plan: pl.LazyFrame,
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
+    requests: Requests,
+    options: EvalOptions,
+    *,
+    from_queries: Sequence[str] = (),
+    drop: bool | None = True,
+) -> pl.LazyFrame:
+    """``plan`` (the exposure measures' values), refusing when it runs a query the
+    ``by`` keys do not place, in the accuracy metrics' words: lazy, read when the plan
+    runs. ``run`` and ``qrels``: as the plan reads them (``queries=``' keys joined).
+
+    * ``from_queries``: the ``by`` keys ``queries=`` gives; a query of the run or the
+      judgments it has no row for has a null key
+      (:func:`~polars_irmetrics.ground.validate.unplaced_query_error`).
+    * a ``by`` key in the run alone, and a judged query (one with a relevant document)
+      that some group of the run did not retrieve: the judgments do not say which group
+      the query belongs to, and an expected-exposure measure scores a judged query a
+      group lacks (an empty ranking), so whether it counts there depends on what the
+      key means (:func:`~polars_irmetrics.ground.validate.raise_unplaced`; ``drop``:
+      whether the message offers ``unretrieved='drop'``, which the exposure measures
+      alone do not read; ``None``: not checked, the ranking metrics beside refusing it
+      themselves). ``awrf``, ``awrf_ndcg`` and rND's family have no value for a query a
+      group did not retrieve, whatever the key means: nothing to refuse.
+
+    >>> import polars as pl
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> run = pl.LazyFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"],
+    ...                     "score": [1.0, 1.0], "day": ["mon", "tue"]})
+    >>> qrels = pl.LazyFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"],
+    ...                       "relevance": [1, 1]})
+    >>> requests = parse_metric_list(["ee_loss"])
+    >>> options = EvalOptions.build(by="day")
+    >>> plan = build_exposure_plan(run, qrels, None, requests, options)
+    >>> refuse_unplaced(plan, run, qrels, requests, options).collect()
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.QuerySetError: by key 'day' is in the run but not in the ...
+    """
+    query_id, keys = options.query_id, list(options.by_keys)
+    rows: list[pl.LazyFrame] = []
+    if from_queries:  # the queries of the run and the judgments queries= has no row for
+        sides = [run] if qrels is None else [run, qrels]
+        nulls = [
+            side.select(query_id, *from_queries).filter(
+                pl.any_horizontal(pl.col(k).is_null() for k in from_queries)
+            )
+            for side in sides
+        ]
+        if (
+            qrels is not None
+            and qrels.collect_schema()[query_id] != run.collect_schema()[query_id]
+        ):
+            nulls[1] = nulls[1].with_columns(pl.col(query_id).cast(run.collect_schema()[query_id]))
+        rows.append(pl.concat(nulls).select(pl.struct(pl.all()).alias(_LACKED), _marked(_LACKED)))
+    exposed = any(r.metric.name in _KINDS for _, r in requests)
+    if qrels is not None and exposed and drop is not None and options.unretrieved != "drop":
+        pairs = _placements(run, qrels, options)
+        if pairs is not None:
+            rows.append(pairs.select(pl.struct(pl.all()).alias(_PLACEMENT), _marked(_PLACEMENT)))
+    if not rows:
+        return plan
+    unplaced = tuple(
+        k for k in options.attribute_keys if qrels is not None and k not in qrels.collect_schema()
+    )
+    schema = plan.collect_schema()
+
+    def read(frame: pl.DataFrame) -> pl.DataFrame:
+        for name in (_LACKED, _PLACEMENT):
+            if name not in frame.columns:
+                continue
+            carried = frame.filter(pl.col(_MARK) == name).get_column(name).struct.unnest()
+            if name == _LACKED:
+                for key in [k for k in keys if k in from_queries]:
+                    queries = carried.filter(pl.col(key).is_null()).get_column(query_id)
+                    if queries.len():
+                        raise unplaced_query_error(key, queries.sort()[0], queries.n_unique())
+            else:
+                raise_unplaced(carried, [*keys, query_id], unplaced, query_id, drop=bool(drop))
+        return frame.filter(pl.col(_MARK).is_null()).select(schema.names())
+
+    both = pl.concat([plan, *rows], how="diagonal_relaxed")
+    return both.map_batches(read, schema=schema)
+
+
+#: The rows :func:`refuse_unplaced` carries through the plan: each a struct column of
+#: its own (no name the values hold), marked by the name of its column.
+_LACKED, _PLACEMENT, _MARK = (
+    f"{INTERNAL}lacked",
+    f"{INTERNAL}placement",
+    f"{INTERNAL}placement_row",
+)
+
+
+def _marked(name: str) -> pl.Expr:
+    return pl.lit(name).alias(_MARK)
+
+
+def _placements(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, options: EvalOptions
+) -> pl.LazyFrame | None:
+    """One row per (group of the run, judged query with a relevant document) the group
+    could hold, and whether the group's run lists it (``__irm_retrieved``), where a
+    ``by`` key is an attribute of the query the judgments lack (``None`` elsewhere)."""
+    query_id, keys = options.query_id, list(options.by_keys)
+    qrels_schema, run_schema = qrels.collect_schema(), run.collect_schema()
+    if not any(k not in qrels_schema for k in options.attribute_keys):
+        return None
+    judged_keys = [k for k in keys if k in qrels_schema]
+    if qrels_schema[query_id] != run_schema[query_id]:  # of one kind: checked by the plan
+        qrels = qrels.with_columns(pl.col(query_id).cast(run_schema[query_id]))
+    judged = (
+        qrels.filter(pl.col(options.relevance).cast(pl.Float64) > 0)
+        .select(*judged_keys, query_id)
+        .unique()
+    )
+    groups = run.select(keys).unique()
+    if judged_keys:  # a judgment holding a key serves its own group only
+        pairs = groups.join(judged, on=judged_keys, how="inner", nulls_equal=True)
+    else:
+        pairs = groups.join(judged, how="cross")
+    retrieved = f"{INTERNAL}retrieved"
+    listed = run.select(*keys, query_id).unique().with_columns(pl.lit(True).alias(retrieved))
+    return pairs.join(listed, on=[*keys, query_id], how="left", nulls_equal=True).select(
+        *keys, query_id, pl.col(retrieved).fill_null(False)
+    )
+
+
 def _check_keys(
     run: pl.Schema,
     qrels: pl.Schema,
@@ -483,7 +621,10 @@ def _keyed(
     :func:`~polars_irmetrics.evaluate` places a judged query: each system is scored on
     every judged query (one it did not retrieve is an empty ranking, as it is for the
     system's run alone), and a query attribute (``by``) is the value the run gives the
-    query (a judged query no group retrieved has none, and is left out)."""
+    query: a judged query some group did not retrieve is refused by the door where an
+    expected-exposure measure scores it (:func:`refuse_unplaced`); ``awrf``,
+    ``awrf_ndcg`` and rND's family, which score no query a group did not retrieve,
+    read the attribute as the run gives it."""
     query_id = options.query_id
     key = pl.struct(*options.by_keys, query_id).alias(query_id)
     if qrels_schema[query_id] != run_schema[query_id]:  # of one kind: checked above

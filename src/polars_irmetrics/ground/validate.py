@@ -648,6 +648,8 @@ def raise_unplaced(
     unplaced: Sequence[str],
     query_id: str,
     side: str = "judgments",
+    *,
+    drop: bool = True,
 ) -> None:
     """Refuse a query of a side table (the judgments, the reference, neighbors=) that
     some group of the run did not retrieve, where ``unplaced`` (``by`` keys the run has
@@ -655,7 +657,9 @@ def raise_unplaced(
     which group the query belongs to, so whether it counts (0) in a group that did not
     retrieve it depends on what the key means. ``judged``: one row per (group, query)
     of the side table's queries, ``keys`` (the ``by`` keys, then the query id) and a
-    Boolean ``__irm_retrieved`` (the group's run lists the query)."""
+    Boolean ``__irm_retrieved`` (the group's run lists the query). ``drop``: whether
+    the message offers ``unretrieved='drop'`` (``False`` where the metrics refuse it:
+    the expected-exposure measures alone)."""
     retrieved = pl.col(f"{INTERNAL}retrieved")
     missed = judged.filter(~retrieved)
     if not missed.height:
@@ -687,8 +691,12 @@ def raise_unplaced(
         f"that some of the {groups} groups did not retrieve cannot be placed{example}. If "
         f"{key!r} is an attribute of the query (day, market, segment), give each {one} "
         f"its {key!r}: {how.format(named=named, query_id=query_id, key=key)}; if it names "
-        f"systems or runs ({scored}), pass systems={key!r} instead of by=; or pass "
-        "unretrieved='drop' to score each group on the queries it retrieved"
+        f"systems or runs ({scored}), pass systems={key!r} instead of by="
+        + (
+            "; or pass unretrieved='drop' to score each group on the queries it retrieved"
+            if drop
+            else ""
+        )
     )
 
 
