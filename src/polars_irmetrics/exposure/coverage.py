@@ -88,7 +88,8 @@ def _tally(
     (the relevant judged documents), those and the grouped ones among them; with
     target=, the groups of groups= (the cells of the group columns ``dimensions``) and
     those the target names."""
-    grouped = groups.select(doc_id).unique().with_columns(pl.lit(True).alias(_GROUPED))
+    # read by the run's count and the relevant documents' (one pass of groups=)
+    grouped = groups.select(doc_id).unique().with_columns(pl.lit(True).alias(_GROUPED)).cache()
 
     def counted(ids: pl.LazyFrame, total: str, matched: str) -> pl.LazyFrame:
         """The distinct documents of ``ids``, and those groups= gives a group."""
@@ -109,24 +110,18 @@ def _tally(
         return docs
     cells = [pl.col(c).cast(pl.String) for c in dimensions]
     named = target.select(cells).unique()
-    targeted = (
-        groups.select(cells)
-        .unique()
-        .join(
-            named.with_columns(pl.lit(True).alias(_TARGETED)),
-            on=dimensions,
-            how="left",
-            nulls_equal=True,
-        )
-        .select(
-            pl.len().cast(pl.Int64).alias(_GROUPS),
-            pl.col(_TARGETED).count().cast(pl.Int64).alias(_TARGETED),
-        )
+    held = groups.select(cells).unique().cache()  # read by both counts below
+    targeted = held.join(
+        named.with_columns(pl.lit(True).alias(_TARGETED)),
+        on=dimensions,
+        how="left",
+        nulls_equal=True,
+    ).select(
+        pl.len().cast(pl.Int64).alias(_GROUPS),
+        pl.col(_TARGETED).count().cast(pl.Int64).alias(_TARGETED),
     )
     # the target's groups that groups= never holds: their share goes to no document
-    stray = named.join(
-        groups.select(cells).unique(), on=dimensions, how="anti", nulls_equal=True
-    ).select(
+    stray = named.join(held, on=dimensions, how="anti", nulls_equal=True).select(
         pl.len().cast(pl.Int64).alias(_STRAY),
         pl.concat_str(cells, separator=", ").sort().first().alias(_STRAY_FIRST),
     )

@@ -326,7 +326,7 @@ def build_exposure_plan(
         )
     # the judged queries' rankings (the positions stay those of the whole ranking: a
     # query is kept or left out whole; in order where the positions came from the sort)
-    judged = relevant.select(query_id).unique()
+    judged = relevant.select(query_id).unique().cache()  # read by each measure below
     if groups is None:  # the expected exposure alone: every ranked row, its values
         # kept for the judged queries once per query (below), not row by row
         ranked = ordered

@@ -304,6 +304,8 @@ def _offline_plan(
             nulls_equal=True,
             maintain_order="left",
         )
+    if confusions:  # read by the values and by their check of the true negatives
+        per_query = per_query.cache()
     values = per_query.with_columns(formulas).select(*keys, *labels)
     if options.per_query:
         return _refuse_negatives(values, per_query, confusions)

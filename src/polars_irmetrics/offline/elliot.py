@@ -230,11 +230,12 @@ def build_elliot_plan(
         judged.filter(pl.col(options.relevance) >= float(options.relevance_level))
         .select(*q_keys, item)
         .unique()
+        .cache()  # read by the rows, the users with a test item and the fresh heads
     )
 
     # 1. popularity and the short heads
     ratios = sorted({_ratio(r) for _, r in requests if r.metric.name in _HEADED})
-    counts = train.group_by([*ib, item]).agg(pl.len().cast(pl.Float64).alias(_POP))
+    counts = train.group_by([*ib, item]).agg(pl.len().cast(pl.Float64).alias(_POP)).cache()
     totals = _per_group(
         train,
         ib,
@@ -254,6 +255,7 @@ def build_elliot_plan(
         .pipe(_beside, totals, ib)
         .with_columns((pl.col(_BEFORE) < r * pl.col(_TOTAL)).alias(_head(r)) for r in ratios)
         .select(*ib, item, _POP, *(_head(r) for r in ratios))
+        .cache()
     )
     scalars = _beside(totals, _per_group(counts, ib, [pl.col(_POP).min().alias(_MIN)]), ib)
 

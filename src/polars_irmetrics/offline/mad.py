@@ -247,6 +247,7 @@ def build_mad_plan(
         qrels.with_columns(pl.col(c).cast(t) for c, t in target.items())
         .filter(rel >= level)
         .select(*q_keys, item, (2.0 ** (rel - level + 1.0) - 1.0).alias(_GAIN))
+        .cache()  # read by the rows, the users with a test item and the ideal lists
     )
     with_rel = relevant.select(q_keys).unique()
     scored = [options.score] if rating else []
@@ -254,12 +255,19 @@ def build_mad_plan(
         run.select(*keys, item, *_order_columns(run_names, options)), keys, options
     ).select(*keys, item, _POS, *(pl.col(c).cast(pl.Float64) for c in scored))
     ranked = ranked.join(with_rel, on=q_keys, how="semi", nulls_equal=True)
-    rows = ranked.join(
-        relevant.with_columns(pl.lit(True).alias(_REL)),
-        on=[*q_keys, item],
-        how="left",
-        nulls_equal=True,
-    ).with_columns(pl.col(_REL).fill_null(False), pl.col(_GAIN).fill_null(0.0))
+    # each metric reads its own top k: the deepest cut, joined once and kept for them all
+    deepest = max(r.k if r.k is not None else 0 for _, r in requests)
+    rows = (
+        ranked.filter(pl.col(_POS) <= deepest)
+        .join(
+            relevant.with_columns(pl.lit(True).alias(_REL)),
+            on=[*q_keys, item],
+            how="left",
+            nulls_equal=True,
+        )
+        .with_columns(pl.col(_REL).fill_null(False), pl.col(_GAIN).fill_null(0.0))
+        .cache()
+    )
     every = run.select(by).unique() if by else None
     clusters_of = {"item_mad": items, "user_mad": users}
 
@@ -316,7 +324,8 @@ def build_mad_plan(
         grid = clusters.select(_CLUSTER).unique()
         if every is not None:
             grid = every.join(grid, how="cross")
-        avg = grid.join(sums, on=[*by, _CLUSTER], how="left", nulls_equal=True)
+        # read twice by the pairs of clusters (each side of the cross join)
+        avg = grid.join(sums, on=[*by, _CLUSTER], how="left", nulls_equal=True).cache()
         one = _pairs(avg, by, every, label)
         if values is None:
             values = one
