@@ -377,9 +377,6 @@ def _per_query(
         )
         if within is not None:
             found = found.filter(within)
-        # read twice (its rows, and the judged documents it lacks): one join of the run
-        # with the judgments (polars' own elimination of the twin missed it in larger plans)
-        found = found.cache()
         # the judged documents that were not retrieved (rank null)
         missed = per_group.join(
             found.select(*keys, doc_id), on=[*keys, doc_id], how="anti", nulls_equal=False
