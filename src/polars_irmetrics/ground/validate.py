@@ -675,7 +675,8 @@ def raise_unplaced(
     )
     if listed.height:
         first = listed.row(0, named=True)[query_id]
-        under = listed.filter(pl.col(query_id) == first)
+        # each group once: with systems= the run lists it under a group once per system
+        under = listed.filter(pl.col(query_id) == first).select(by).unique(maintain_order=True)
         shown = ", ".join(_group(r, by) for r in under.head(3).iter_rows(named=True))
         example = (
             f" (e.g. query {first!r}: the run lists it under {shown}, and {table} "
