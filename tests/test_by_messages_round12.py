@@ -1,6 +1,14 @@
-"""The refusals of a ``by=`` key of the run alone, round 12.
+"""The refusals of a ``by=`` key of the run alone name the fixes that work, round 12.
 
-1. One machine's refusal (``ground.validate.raise_unplaced``) gave as its example the
+1. On Spark and Dask such a key is refused up front (``engines._partition.prepare``),
+   and the message offered ``unretrieved='drop'`` whatever the metrics: the exposure
+   measures alone refuse it (an option none of them reads), and beside the ranking
+   metrics the engines refuse it beside an exposure measure that reads the judgments
+   (``engines._sides.two_calls``). It is now offered where it works, as one machine
+   offers it (``exposure.plan.refuse_unplaced``); beside ``rnd`` (which does not read
+   the judgments) it works as on one machine: the exposure measures' call of the two no
+   longer refuses ``unretrieved=``, which the ranking metrics read.
+2. One machine's refusal (``ground.validate.raise_unplaced``) gave as its example the
    groups the run lists a judged query under, one row per system with ``systems=``:
    ``segment='s', segment='s'``. Each group is now named once.
 """
@@ -13,9 +21,11 @@ from typing import Any
 import polars as pl
 import pytest
 
+import polars_irmetrics as irm
 from polars_irmetrics.errors import QuerySetError
 
 from .conftest import Evaluate
+from .helpers import engine_io
 
 pytestmark = pytest.mark.filterwarnings("ignore::polars_irmetrics.errors.CoverageWarning")
 
@@ -34,6 +44,81 @@ QRELS = pl.DataFrame(
 GROUPS = pl.DataFrame({"doc_id": ["a", "b", "c", "d"], "group": ["x", "y", "x", "y"]})
 
 DROP = "; or pass unretrieved='drop' to score each group on the queries it retrieved"
+
+
+def _engines(drop: bool) -> str:
+    """The engines' refusal of a ``by`` key of the run alone (``drop``: with
+    ``unretrieved='drop'``, where it works)."""
+    return (
+        "by key 'segment' is in the run but not in the judgments: on Spark and Dask each "
+        "part sees its own queries, so a judged query that some 'segment' group did not "
+        "retrieve cannot be placed. If it names systems or runs (each scored on every "
+        "judged query), pass systems='segment' instead of by=; if it is an attribute of "
+        "the query (day, market, segment), add a 'segment' column to the judgments"
+        + (DROP if drop else "")
+    )
+
+
+# (metrics, whether groups= is given, whether unretrieved='drop' is offered)
+ENGINE_CASES: list[tuple[list[str], bool, bool]] = [
+    (["ee_loss"], False, False),
+    (["ee_disparity"], False, False),
+    (["ee_relevance(browsing='rbp')"], False, False),
+    (["awrf"], True, False),
+    (["awrf_ndcg"], True, False),
+    (["ee_loss", "rkl"], True, False),
+    (["rrd", "ee_loss"], True, False),
+    # the engines refuse unretrieved='drop' beside a measure that reads the judgments
+    (["map", "ee_loss"], False, False),
+    (["awrf", "ndcg@2"], True, False),
+    (["map"], False, True),
+    (["map", "rnd"], True, True),
+]
+
+
+@pytest.mark.parametrize(
+    ("metrics", "grouped", "drop"),
+    ENGINE_CASES,
+    ids=[" ".join(case[0]) for case in ENGINE_CASES],
+)
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_offer_unretrieved_drop_only_where_it_works(
+    engine: str, request: pytest.FixtureRequest, metrics: list[str], grouped: bool, drop: bool
+) -> None:
+    evaluate, frame, _ = engine_io(engine, request)
+    tables: dict[str, Any] = {"qrels": frame(QRELS)}
+    if grouped:
+        tables["groups"] = frame(GROUPS)
+    message = _engines(drop)
+    with pytest.raises(QuerySetError, match=f"^{re.escape(message)}$"):
+        evaluate(frame(RUN), metrics, by="segment", **tables)
+
+
+# the fix offered works: the same values as one machine
+@pytest.mark.parametrize(
+    ("metrics", "grouped"),
+    [(["map"], False), (["map", "rnd"], True)],
+    ids=["map", "map rnd"],
+)
+@pytest.mark.parametrize("engine", ["spark", "dask"])
+def test_engines_unretrieved_drop_where_offered_is_one_machines(
+    engine: str, request: pytest.FixtureRequest, metrics: list[str], grouped: bool
+) -> None:
+    evaluate, frame, back = engine_io(engine, request)
+    options: dict[str, Any] = {"by": "segment", "unretrieved": "drop"}
+    groups = {"groups": GROUPS} if grouped else {}
+    expected = irm.evaluate(RUN, metrics, qrels=QRELS, **groups, **options)
+    got = back(
+        evaluate(
+            frame(RUN),
+            metrics,
+            qrels=frame(QRELS),
+            **{k: frame(v) for k, v in groups.items()},
+            **options,
+        )
+    ).sort("segment")
+    assert got.columns == expected.columns
+    assert got.cast(expected.schema).equals(expected, null_equal=True)
 
 
 def _one_machine(example: str, *, drop: bool) -> str:

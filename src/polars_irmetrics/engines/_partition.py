@@ -44,7 +44,12 @@ from polars_irmetrics.door.evaluate import (
 )
 from polars_irmetrics.errors import InvalidValueError, IrmError, MetricParameterError
 from polars_irmetrics.ground.lists import long_run
-from polars_irmetrics.ground.options import EvalOptions, check_named_columns, check_read
+from polars_irmetrics.ground.options import (
+    READ_BY,
+    EvalOptions,
+    check_named_columns,
+    check_read,
+)
 from polars_irmetrics.ground.partitions import spanning_error
 from polars_irmetrics.ground.validate import INTERNAL
 from polars_irmetrics.metrics.registry import (
@@ -348,22 +353,14 @@ def prepare(
     ...
     polars_irmetrics.errors.QuerySetError: by key 'system' is in the run but not in the ...
     """
+    given = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    requests = parse_metric_list(given)
     unplaced = [k for k in options.attribute_keys if k not in (qrels_schema or run_schema).names]
     if qrels_schema is not None and unplaced and options.unretrieved != "drop":
-        key = unplaced[0]
-        raise errors.QuerySetError(
-            f"by key {key!r} is in the run but not in the judgments: on Spark and Dask each "
-            f"part sees its own queries, so a judged query that some {key!r} group did not "
-            "retrieve cannot be placed. If it names systems or runs (each scored on every "
-            f"judged query), pass systems={key!r} instead of by=; if it is an attribute of "
-            f"the query (day, market, segment), add a {key!r} column to the judgments; or "
-            "pass unretrieved='drop' to score each group on the queries it retrieved"
-        )
-    given = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+        _refuse_unplaced(unplaced[0], requests)
     options = options.replace(buckets=None, partitioned_by=None)
     run = _empty(run_schema).lazy()
     qrels = None if qrels_schema is None else _empty(qrels_schema).lazy()
-    requests = parse_metric_list(given)
     tables = {"qrels": qrels, **{name: _frame(table).lazy() for name, table in sides}}
     per_query = evaluate_plan(run, requests, tables, options.replace(per_query=True))
     averaged = evaluate_plan(run, requests, tables, options.replace(per_query=False))
@@ -384,6 +381,31 @@ def prepare(
         means_schema=averaged.collect_schema(),
         coverage=found[0] if found else None,
         sides=sides,
+    )
+
+
+def _refuse_unplaced(key: str, requests: list[tuple[str, MetricRequest]]) -> NoReturn:
+    """Refuse a ``by`` key of the run alone (``key``) beside the judgments: each part
+    sees its own queries, so a judged query that some group did not retrieve cannot be
+    placed. ``unretrieved='drop'`` is offered where it is a way out for ``requests``:
+    a metric asked for reads it (:data:`~polars_irmetrics.ground.options.READ_BY`) and
+    no exposure measure that reads the judgments is asked for (they refuse it alone,
+    and beside the ranking metrics on Spark and Dask), as one machine offers it."""
+    routes = {r.route for _, r in requests}
+    drop = bool(routes & READ_BY["unretrieved"]) and not any(
+        r.route == "exposure" and "judgments" in r.metric.reads for _, r in requests
+    )
+    raise errors.QuerySetError(
+        f"by key {key!r} is in the run but not in the judgments: on Spark and Dask each "
+        f"part sees its own queries, so a judged query that some {key!r} group did not "
+        "retrieve cannot be placed. If it names systems or runs (each scored on every "
+        f"judged query), pass systems={key!r} instead of by=; if it is an attribute of "
+        f"the query (day, market, segment), add a {key!r} column to the judgments"
+        + (
+            "; or pass unretrieved='drop' to score each group on the queries it retrieved"
+            if drop
+            else ""
+        )
     )
 
 

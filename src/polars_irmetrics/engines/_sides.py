@@ -178,13 +178,15 @@ def two_calls(
             "unretrieved=, or use irm.evaluate"
         )
     qrels = tables.get("qrels")
+    # unretrieved= is the ranking metrics' (one machine's check_read reads the whole
+    # call): the exposure measures' call would refuse it as an option none of them reads
     exposure = evaluate(
         run,
         beside.exposure,
         qrels=qrels if beside.judged else None,
         **{name: tables.get(name) for name in _EXPOSURE_TABLES},
         partitions=partitions,
-        **options,
+        **{k: v for k, v in options.items() if k != "unretrieved"},
     )
     others = {k: v for k, v in tables.items() if k not in _EXPOSURE_TABLES}
     rest = evaluate(run, beside.rest, **others, partitions=partitions, **options)
