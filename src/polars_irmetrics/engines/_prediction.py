@@ -38,6 +38,14 @@ message (:func:`~polars_irmetrics.engines._partition.check_options_read`). Then:
   message (a part of misspelt ``"Click"`` rows is no part of negatives). That task holds
   the table's distinct labels.
 
+* the data checks (predictions out of [0, 1], NaN, labels neither 0 nor the positive
+  one, weights, one-sided pairs...): each part counts its own rows per group
+  (:func:`~polars_irmetrics.prediction.parts.part_checks`), and one task adds them up
+  and raises with one machine's message, the whole table's counts
+  (:func:`~polars_irmetrics.prediction.parts.merge_checks`, :func:`checks_job`): on
+  Dask before any part of the last pass reads its rows (in the same graph), on Spark
+  once a part has refused its rows (a part's own count is not the table's).
+
 Before any task runs, :func:`prepare_prediction` builds both plans on empty frames of
 the schemas: a missing column, a wrong dtype or an unknown metric is raised there.
 Under ``unmatched='drop'`` the parts do not warn of pairs the labels lack (a part's
@@ -62,10 +70,12 @@ from polars_irmetrics.ground.validate import warn_on_pairs
 from polars_irmetrics.metrics.registry import parse_metric_list, split_routes
 from polars_irmetrics.prediction.notes import warn_on_means
 from polars_irmetrics.prediction.parts import (
+    merge_checks,
     merge_labels,
     merge_means,
     merge_scale,
     merge_statistics,
+    part_checks,
     part_labels,
     part_means,
     part_scale,
@@ -79,6 +89,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PredictionJob",
     "check_prediction_inputs",
+    "checks_job",
     "means_job",
     "prediction_part",
     "prediction_route",
@@ -122,6 +133,12 @@ class PredictionJob(ParsedJob):
     means: pl.DataFrame | None = None
     #: the first passes still to run: each stage with the schemas of its parts and result
     first_pass: tuple[tuple[str, pl.Schema, pl.Schema], ...] = ()
+    #: the schemas of the table and of the labels, from which the checks' merge builds
+    #: the checks (:func:`checks_job`)
+    table_schema: pl.Schema | None = None
+    labels_schema: pl.Schema | None = None
+    #: the schemas of a part's check counts and of their merge (:func:`checks_job`)
+    check_schemas: tuple[pl.Schema, pl.Schema] | None = None
 
     def with_means(self, means: pl.DataFrame) -> PredictionJob:
         """This job after its next first pass: its parts reading ``means`` (that pass's
@@ -250,6 +267,8 @@ def prepare_prediction(
     labels = None if labels_schema is None else _empty(labels_schema).lazy()
     result = evaluate_plan(table, requests, {"labels": labels}, options).collect_schema()
     first_pass: list[tuple[str, pl.Schema, pl.Schema]] = []
+    counts = part_checks(table, requests, options, labels)
+    checked = merge_checks(counts, requests, options, table, labels)
     text = part_labels(table, requests, options, labels)
     if text is not None:  # checked over the whole table, as on one machine
         merged = merge_labels(text, requests, options)
@@ -282,6 +301,9 @@ def prepare_prediction(
         by_query=options.query_id in table_schema.names
         or reads_query_id(requests, per_query=options.per_query, labels=labels_schema is not None),
         first_pass=tuple(first_pass),
+        table_schema=table.collect_schema(),
+        labels_schema=None if labels is None else labels.collect_schema(),
+        check_schemas=(counts.collect_schema(), checked.collect_schema()),
     )
 
 
@@ -311,6 +333,33 @@ def means_job(job: PredictionJob) -> PredictionJob | None:
     return replace(first, by=(), keys=()) if stage == "labels" else first
 
 
+def checks_job(job: PredictionJob) -> PredictionJob:
+    """The pass that counts the data checks of every part and raises them over the
+    whole table, as one machine does (a part counts only its own rows: 6 predictions
+    out of [0, 1] where the table has 10): each part's
+    :func:`~polars_irmetrics.prediction.parts.part_checks`, merged in one task by
+    :func:`~polars_irmetrics.prediction.parts.merge_checks` (one row of the number of
+    groups when nothing is refused). Dask runs it before the last pass's parts; Spark
+    when a part has refused its rows.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> log = pa.schema([("label", pa.int64()), ("prediction", pa.float64())])
+    >>> job = checks_job(prepare_prediction(log, None, ["logloss"], EvalOptions()))
+    >>> job.stage, list(job.result_schema)
+    ('checks', ['__irm_checked_groups'])
+    """
+    if job.check_schemas is None:  # pragma: no cover - prepare_prediction sets them
+        raise MetricParameterError("a prediction job without its checks' schemas")
+    part, result = job.check_schemas
+    # every group's counts in one task: the table's total, its first group
+    return replace(
+        job, stage="checks", part_schema=part, result_schema=result, by=(), keys=(), first_pass=()
+    )
+
+
 def prediction_part(job: PredictionJob, table: pa.Table, labels: pa.Table | None) -> pa.Table:
     """One part's per-query values (``per_query``) or statistics: every row of its
     queries, from both tables. A data error is the library's own exception, raised as
@@ -320,6 +369,8 @@ def prediction_part(job: PredictionJob, table: pa.Table, labels: pa.Table | None
     if job.stage == "labels":  # a text label column (else no such pass): its labels
         text = part_labels(frame, job.requests, job.options, truth)
         plan = pl.LazyFrame(schema=job.part_schema) if text is None else text
+    elif job.stage == "checks":  # the part's counts, raised over the whole table
+        plan = part_checks(frame, job.requests, job.options, truth)
     elif job.options.per_query:  # the engine warns of unmatched pairs, not each part
         plan = evaluate_plan(frame, job.requests, {"labels": truth}, job.options, warn=False)
     elif job.stage == "scale":
@@ -338,6 +389,10 @@ def prediction_summary(job: PredictionJob, statistics: pa.Table) -> pa.Table:
     frame = _frame(statistics).lazy()
     if job.stage == "labels":  # raises as one machine does, whatever by=
         merged = merge_labels(frame, job.requests, job.options)
+    elif job.stage == "checks":  # the counts of every part: one machine's message
+        table = pl.LazyFrame(schema=job.table_schema)
+        truth = None if job.labels_schema is None else pl.LazyFrame(schema=job.labels_schema)
+        merged = merge_checks(frame, job.requests, job.options, table, truth)
     elif job.stage == "scale":
         merged = merge_scale(frame, job.options)
     elif job.stage == "means":

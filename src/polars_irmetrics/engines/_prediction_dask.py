@@ -25,6 +25,7 @@ from polars_irmetrics.engines._dask_frames import after, arrow_of, meta, to_pand
 from polars_irmetrics.engines._partition import PART, as_polars_frame, warned_to
 from polars_irmetrics.engines._prediction import (
     PredictionJob,
+    checks_job,
     means_job,
     prediction_part,
     prediction_summary,
@@ -67,6 +68,10 @@ def prediction_frame(
     while (first := means_job(job)) is not None:
         means = _evaluated(rows, truth, first).compute()
         job = job.with_means(as_polars_frame(to_table(means)).cast(first.result_schema))
+    # the data checks counted in every part and raised over the whole table (a part's
+    # count is not the table's) before any part of the last pass reads its rows
+    checked = _evaluated(rows, truth, checks_job(job)).to_delayed()[0]
+    rows = rows.map_partitions(after, checked, meta=rows._meta)
     values = _evaluated(rows, truth, job)
     if labels is None or options.unmatched != "drop":
         return values

@@ -25,6 +25,7 @@ from pyspark.sql.types import StructType
 from polars_irmetrics.engines._partition import arrow_schema, raise_carried
 from polars_irmetrics.engines._prediction import (
     PredictionJob,
+    checks_job,
     means_job,
     prediction_part,
     prediction_summary,
@@ -37,7 +38,7 @@ from polars_irmetrics.ground.options import EvalOptions
 if TYPE_CHECKING:
     pass
 
-__all__ = ["prediction_frame"]
+__all__ = ["prediction_frame", "raise_checks"]
 
 #: ``(schema, keys) -> Spark schema`` with the non-key columns renamed (the engine's).
 SparkSchema = Callable[[pl.Schema, tuple[str, ...]], StructType]
@@ -81,6 +82,29 @@ def prediction_frame(
     if job.options.per_query:
         return parts.orderBy(*job.keys).toDF(*job.result_schema), job
     return _summaries(parts, job, spark_schema).toDF(*job.result_schema), job
+
+
+def raise_checks(
+    table: DataFrame,
+    labels: DataFrame | None,
+    job: PredictionJob,
+    *,
+    count: int,
+    part: PartOf,
+    spark_schema: SparkSchema,
+) -> None:
+    """Where a part has refused its rows (its count is that part's, not the table's):
+    the data checks counted in every part and raised over the whole table with one
+    machine's message (:func:`~polars_irmetrics.engines._prediction.checks_job`, one
+    more Spark job); nothing where they pass."""
+    checks = checks_job(job)
+    rows = _summaries(
+        _parts(table, labels, checks, count, part, spark_schema), checks, spark_schema
+    )
+    try:
+        rows.collect()
+    except Exception as exc:  # a Spark error, which may carry one of ours
+        raise_carried(exc)
 
 
 def _parts(

@@ -81,6 +81,7 @@ from polars_irmetrics.engines.params import engine_doc
 from polars_irmetrics.errors import (
     ColumnTypeError,
     InvalidValueError,
+    IrmError,
     MissingDependencyError,
 )
 from polars_irmetrics.ground.options import EvalKwargs, EvalOptions
@@ -101,7 +102,7 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
 
 # after pyspark's own import, which names the extra when it is missing
 from polars_irmetrics.engines._ope_spark import ope_frame
-from polars_irmetrics.engines._prediction_spark import prediction_frame
+from polars_irmetrics.engines._prediction_spark import prediction_frame, raise_checks
 from polars_irmetrics.engines._ps_spark import ps_frame
 from polars_irmetrics.engines._recsys_spark import counts_frame, elliot_frame
 from polars_irmetrics.engines._spark_arrow import arrow_of
@@ -368,16 +369,23 @@ def evaluate(
         if labels is not None:
             _ensure_frame(labels, "labels")
         spark = run.sparkSession
+        count = _partitions(spark, partitions)
         result, predicted = prediction_frame(
             run,
             metrics,
             labels=labels,
-            count=_partitions(spark, partitions),
+            count=count,
             options=built,
             part=_part,
             spark_schema=_spark_schema,
         )
-        computed = _compute(result, spark, built.progress)
+        try:
+            computed = _compute(result, spark, built.progress)
+        except IrmError:  # a part's refusal counts its rows: the whole table's instead
+            raise_checks(
+                run, labels, predicted, count=count, part=_part, spark_schema=_spark_schema
+            )
+            raise
         if not built.per_query:  # the means' warnings, as one machine gives them
             warn_on_summary(predicted, computed.toArrow())
         if labels is not None and built.unmatched == "drop":  # as one machine warns

@@ -131,6 +131,7 @@ from polars_irmetrics.prediction.statistics import (
 )
 
 __all__ = [
+    "CHECKED_GROUPS",
     "NUM_ROWS",
     "TEXT_LABELS",
     "Prepared",
@@ -153,6 +154,8 @@ _PREDICTION_ROWS = f"{INTERNAL}prediction_rows"
 _LABEL_ROWS = f"{INTERNAL}label_rows"
 #: Column of :func:`check_text_labels`: the number of distinct text labels of a table.
 TEXT_LABELS = f"{INTERNAL}text_labels"
+#: Column of :meth:`Prepared.raising_counts`: the number of groups checked.
+CHECKED_GROUPS = f"{INTERNAL}checked_groups"
 
 
 @dataclass(frozen=True)
@@ -444,6 +447,36 @@ class Prepared:
         """``result`` without its check columns, raising the first problem they count
         when it is collected (:func:`_raise_on_flags`)."""
         return _raising(result, self.checks, self.names, self.options, keys)
+
+    @property
+    def counted(self) -> list[_Check]:
+        """The checks counted per group (every check but a text label's, which is of
+        the whole table: :func:`check_text_labels` on the engines)."""
+        return [check for check in self.checks if not check.whole]
+
+    def check_counts(self, keys: list[str]) -> pl.LazyFrame:
+        """The :attr:`counted` checks per group of ``keys`` (over every row, with
+        labels every joined pair), not raised: what each part of an engine gives, and
+        :meth:`raising_counts` adds up over the parts."""
+        return group(self.table, keys, [e for check in self.counted for e in check.exprs()])
+
+    def raising_counts(self, counts: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+        """Every part's :meth:`check_counts` added up per group of ``keys`` and raised
+        when collected, as one machine raises the whole table's: the first check that
+        counts a problem, its count over every group, the first such group in the
+        keys' order. The example is the smallest of the parts' (one machine gives the
+        first in the table's order, which the parts no longer have). Else one row:
+        ``CHECKED_GROUPS`` (i64), the number of groups."""
+        aggs = [
+            agg
+            for check in self.counted
+            for agg in (pl.col(check.count).sum(), pl.col(check.first).min())
+        ]
+        merged = group(counts, keys, aggs)
+        if keys:
+            merged = merged.sort(keys, nulls_last=True)
+        raised = _raising(merged, self.counted, self.names, self.options, keys)
+        return raised.select(pl.len().cast(pl.Int64).alias(CHECKED_GROUPS))
 
     @property
     def text_label(self) -> bool:

@@ -27,7 +27,9 @@ merged by :func:`merge_means` into each group's exact means; every part then rea
 (``part_statistics(..., first=)``) to sum its terms and spreads.
 A text label column takes a first pass of its own: :func:`part_labels` (each part's
 distinct labels), checked together by :func:`merge_labels` over the whole table, as one
-machine checks it.
+machine checks it. The other data checks raise in a part with that part's counts; the
+engines count them in every part with :func:`part_checks` and raise them over the whole
+table with :func:`merge_checks`, one machine's message.
 
 Int128 has no Arrow, Spark or pandas type: each Int128 column travels as two Int64
 halves (``hi * 2**62 + lo``) and is made whole again before the merge. The merge adds
@@ -86,10 +88,13 @@ from polars_irmetrics.prediction.statistics import (
 
 __all__ = [
     "HISTOGRAM",
+    "checked_keys",
+    "merge_checks",
     "merge_labels",
     "merge_means",
     "merge_scale",
     "merge_statistics",
+    "part_checks",
     "part_labels",
     "part_means",
     "part_scale",
@@ -178,6 +183,69 @@ def merge_labels(
     """
     names = frozenset(req.metric.name for _, req in requests)
     return check_text_labels(statistics, names, options)
+
+
+def checked_keys(options: EvalOptions) -> list[str]:
+    """The groups the data checks are counted in, as one machine counts them: each
+    ``by`` group, with ``per_query=True`` each ``(by, query_id)``."""
+    by = list(options.by_keys)
+    return [*by, options.query_id] if options.per_query else by
+
+
+def part_checks(
+    table: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    options: EvalOptions,
+    labels: pl.LazyFrame | None = None,
+) -> pl.LazyFrame:
+    """The data checks of one part, counted per group (:func:`checked_keys`) and not
+    raised (:meth:`~polars_irmetrics.prediction.evaluate.Prepared.check_counts`), which
+    :func:`merge_checks` adds up over the parts: a part's own counts are not the
+    table's.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> part = pl.LazyFrame({"label": [1, 0], "prediction": [1.5, 0.2]})
+    >>> part_checks(part, parse_metric_list(["logloss"]), EvalOptions()).collect()[
+    ...     "__irm_n_range"].item()
+    1
+    """
+    prepared = prepare_rows(table, requests, options, labels)
+    return prepared.check_counts(checked_keys(options))
+
+
+def merge_checks(
+    counts: pl.LazyFrame,
+    requests: Sequence[tuple[str, MetricRequest]],
+    options: EvalOptions,
+    table: pl.LazyFrame,
+    labels: pl.LazyFrame | None = None,
+) -> pl.LazyFrame:
+    """Every part's :func:`part_checks`, added up and raised when collected with one
+    machine's message over the whole table
+    (:meth:`~polars_irmetrics.prediction.evaluate.Prepared.raising_counts`); ``table``
+    and ``labels``: frames of the tables' schemas (empty will do), which give the
+    checks. Else one row, the number of groups.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_irmetrics.ground.options import EvalOptions
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> requests, options = parse_metric_list(["logloss"]), EvalOptions()
+    >>> a = pl.LazyFrame({"label": [1, 0], "prediction": [1.5, 0.2]})
+    >>> b = pl.LazyFrame({"label": [1, 0], "prediction": [1.5, 1.5]})
+    >>> parts = pl.concat([part_checks(t, requests, options) for t in (a, b)])
+    >>> merge_checks(parts, requests, options, a.clear()).collect()
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: column 'prediction' has 3 value(s) outside ...
+    """
+    prepared = prepare_rows(table, requests, options, labels)
+    return prepared.raising_counts(counts, checked_keys(options))
 
 
 def part_scale(
