@@ -83,6 +83,7 @@ __all__ = [
     "judgments_given",
     "prepare",
     "raise_carried",
+    "refuse_run_only_by",
     "spanning_error",
     "summarize_part",
     "warn_coverage",
@@ -355,9 +356,8 @@ def prepare(
     """
     given = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     requests = parse_metric_list(given)
-    unplaced = [k for k in options.attribute_keys if k not in (qrels_schema or run_schema).names]
-    if qrels_schema is not None and unplaced and options.unretrieved != "drop":
-        _refuse_unplaced(unplaced[0], requests)
+    refuse_run_only_by(run_schema, qrels_schema, given, options)
+    placing = any(_scores_unretrieved(r) for _, r in requests)
     options = options.replace(buckets=None, partitioned_by=None)
     run = _empty(run_schema).lazy()
     qrels = None if qrels_schema is None else _empty(qrels_schema).lazy()
@@ -375,13 +375,64 @@ def prepare(
         keys=(*by, options.query_id),
         by=by,
         run_only_by=()
-        if qrels_schema is None
+        if qrels_schema is None or not placing
         else tuple(k for k in by if k not in qrels_schema.names),
         per_query_schema=per_query.collect_schema(),
         means_schema=averaged.collect_schema(),
         coverage=found[0] if found else None,
         sides=sides,
     )
+
+
+def refuse_run_only_by(
+    run_schema: pa.Schema,
+    qrels_schema: pa.Schema | None,
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+    queries_schema: pa.Schema | None = None,
+) -> None:
+    """Refuse a ``by`` key of the run alone beside the judgments (and not in
+    ``queries=``, which gives it to them) where a metric of the call may score a judged
+    query a group did not retrieve: each part sees its own queries, so it cannot place
+    such a query. ``awrf``, ``awrf_ndcg`` and rND's family score no such query: a part
+    holds every row of its queries, and its plan scores them as one machine does.
+    Called on a whole call's ``metrics`` before an engine splits it in two
+    (:func:`~polars_irmetrics.engines._sides.two_calls`), so that the message offers
+    the fixes that work for the whole call.
+
+    >>> import pyarrow as pa
+    >>> run = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+    ...                  ("rank", pa.int32()), ("day", pa.string())])
+    >>> qrels = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+    ...                    ("relevance", pa.int64())])
+    >>> refuse_run_only_by(run, qrels, ["awrf"], EvalOptions(by="day"))
+    >>> refuse_run_only_by(run, qrels, ["map"], EvalOptions(by="day"))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.QuerySetError: by key 'day' is in the run but not in the ...
+    """
+    if qrels_schema is None or options.unretrieved == "drop":
+        return
+    given = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    requests = parse_metric_list(given)
+    placed = {*qrels_schema.names, *(() if queries_schema is None else queries_schema.names)}
+    unplaced = [k for k in options.attribute_keys if k not in placed]
+    if unplaced and any(_scores_unretrieved(r) for _, r in requests):
+        _refuse_unplaced(unplaced[0], requests)
+
+
+#: The exposure measures that score a judged query a group did not retrieve (an empty
+#: ranking); the others (awrf, awrf_ndcg, rnd, rkl, rrd) score the rankings the run holds.
+_EXPECTED_EXPOSURE = frozenset({"ee_loss", "ee_disparity", "ee_relevance"})
+
+
+def _scores_unretrieved(request: MetricRequest) -> bool:
+    """Whether ``request`` may score a judged query a group did not retrieve, which a
+    ``by`` key of the run alone cannot place: a metric of the judgments other than the
+    exposure measures that read the rankings alone (:data:`_EXPECTED_EXPOSURE`)."""
+    if request.route == "exposure":
+        return request.metric.name in _EXPECTED_EXPOSURE
+    return True
 
 
 def _refuse_unplaced(key: str, requests: list[tuple[str, MetricRequest]]) -> NoReturn:
@@ -400,7 +451,9 @@ def _refuse_unplaced(key: str, requests: list[tuple[str, MetricRequest]]) -> NoR
         f"part sees its own queries, so a judged query that some {key!r} group did not "
         "retrieve cannot be placed. If it names systems or runs (each scored on every "
         f"judged query), pass systems={key!r} instead of by=; if it is an attribute of "
-        f"the query (day, market, segment), add a {key!r} column to the judgments"
+        f"the query (day, market, segment), give each judged query its {key!r}: with "
+        f"queries= (a table of query ids and {key!r}), or in a {key!r} column of the "
+        "judgments"
         + (
             "; or pass unretrieved='drop' to score each group on the queries it retrieved"
             if drop

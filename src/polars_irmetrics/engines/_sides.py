@@ -163,8 +163,9 @@ def two_calls(
 ) -> tuple[Frame, Frame]:
     """The accuracy metrics' and the exposure measures' results of a call that asks for
     both (:func:`split_beside`), by an engine's ``evaluate``: the exposure measures take
-    ``groups=``, ``target=`` and (when one of them reads it) ``qrels=``; the accuracy
-    metrics every other table given, which they refuse when none of them reads it, as
+    ``groups=``, ``target=``, ``queries=`` (the ``by`` keys of each query, which both
+    calls read) and (when one of them reads it) ``qrels=``; the accuracy metrics every
+    other table given, which they refuse when none of them reads it, as
     one machine refuses a table no metric reads."""
     if beside.judged and options.get("unretrieved") == "drop":
         # one machine reads the retrieved queries' judgments alone in the exposure
@@ -184,6 +185,8 @@ def two_calls(
         run,
         beside.exposure,
         qrels=qrels if beside.judged else None,
+        # the by keys of each query, which the exposure measures read as the others do
+        queries=tables.get("queries"),
         **{name: tables.get(name) for name in _EXPOSURE_TABLES},
         partitions=partitions,
         **{k: v for k, v in options.items() if k != "unretrieved"},

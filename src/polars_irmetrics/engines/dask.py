@@ -69,6 +69,7 @@ from polars_irmetrics.engines._partition import (
     engine_options,
     evaluate_part,
     prepare,
+    refuse_run_only_by,
 )
 from polars_irmetrics.engines._prediction import prediction_route
 from polars_irmetrics.engines._prediction_dask import prediction_frame
@@ -281,6 +282,16 @@ def evaluate(
         tables |= {"propensities": propensities, "interactions": interactions}
         tables |= {"item_features": item_features}
         tables |= {"reference": reference}
+        # a by key of the run alone: refused as the whole call's (each call sees its half)
+        if queries is not None:
+            _ensure_frame(queries, "queries")
+        refuse_run_only_by(
+            arrow_of(run),
+            None if qrels is None else arrow_of(qrels),
+            metrics,
+            built,
+            None if queries is None else arrow_of(queries),
+        )
         rest, exposure = two_calls(evaluate, run, beside, tables, partitions, options)
         both = _beside(rest, exposure, beside, built)
         return persist(both) if built.progress else both

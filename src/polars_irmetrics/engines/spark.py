@@ -53,6 +53,7 @@ from polars_irmetrics.engines._partition import (
     evaluate_part,
     prepare,
     raise_carried,
+    refuse_run_only_by,
     summarize_part,
 )
 from polars_irmetrics.engines._prediction import (
@@ -287,6 +288,16 @@ def evaluate(
         tables |= {"propensities": propensities, "interactions": interactions}
         tables |= {"item_features": item_features}
         tables |= {"reference": reference}
+        # a by key of the run alone: refused as the whole call's (each call sees its half)
+        if queries is not None:
+            _ensure_frame(queries, "queries")
+        refuse_run_only_by(
+            arrow_of(run),
+            None if qrels is None else arrow_of(qrels),
+            metrics,
+            built,
+            None if queries is None else arrow_of(queries),
+        )
         rest, exposure = two_calls(evaluate, run, beside, tables, partitions, options)
         return _compute(_beside(rest, exposure, beside, built), run.sparkSession, built.progress)
     given = {"groups": groups, "target": target, "interactions": interactions}
