@@ -29,7 +29,7 @@ likewise); whether its ranks are 1 to its length reads four of the columns:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -38,6 +38,8 @@ __all__ = [
     "BELOW",
     "DOCS",
     "HIGH",
+    "ID_ROWS",
+    "ITEM_USERS",
     "LENGTH",
     "LOW",
     "NAN",
@@ -49,7 +51,9 @@ __all__ = [
     "WIDE_INTEGERS",
     "SharedFacts",
     "SharedIds",
+    "id_rows",
     "ranking_facts",
+    "shared_frame",
     "whole_ranks",
 ]
 
@@ -183,8 +187,76 @@ class SharedIds:
 
     docs: pl.LazyFrame
     queries: pl.LazyFrame
+    #: The side tables' frames the routes of the call share (:meth:`shared`).
+    held: dict[tuple[object, ...], tuple[pl.LazyFrame, pl.LazyFrame]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def of(cls, run: pl.LazyFrame, query_id: str, doc_id: str) -> SharedIds:
         """The distinct ids of ``run``'s ``doc_id`` and ``query_id`` columns."""
         return cls(run.select(doc_id).unique().cache(), run.select(query_id).unique().cache())
+
+    def shared(self, source: pl.LazyFrame, kind: str, built: pl.LazyFrame) -> pl.LazyFrame:
+        """``built`` cached, or the frame a route of this call cached for the same pass
+        (``kind``) over the same side table (``source``, the very object the door
+        was given) with the same columns and dtypes: two routes' caches of one pass,
+        built apart, are two passes (polars' elimination of common subplans does not
+        merge the plans inside two caches). The routes that call this build ``kind``
+        the same way from ``source``: ``'pairs'``, its distinct rows of the keys and
+        the (user, item) ids; ``'item_users'``, those pairs counted per keys and item
+        in a Float64 column :data:`ITEM_USERS`; ``'id_rows'``, :func:`id_rows`.
+
+        >>> interactions = pl.LazyFrame({"user": [1, 1, 2], "item": [5, 5, 5]})
+        >>> ids = SharedIds.of(pl.LazyFrame({"q": [1], "doc": [5]}), "q", "doc")
+        >>> one = ids.shared(interactions, "pairs", interactions.unique())
+        >>> ids.shared(interactions, "pairs", interactions.unique()) is one
+        True
+        >>> ids.shared(interactions.clone(), "pairs", interactions.unique()) is one
+        False
+        """
+        key = (id(source), kind, tuple(built.collect_schema().items()))
+        held = self.held.get(key)
+        if held is not None and held[0] is source:
+            return held[1]
+        frame = built.cache()
+        self.held[key] = (source, frame)
+        return frame
+
+
+#: :meth:`SharedIds.shared`'s ``'item_users'`` count: an item's distinct users.
+ITEM_USERS = f"{_P}item_users"
+
+
+#: :func:`id_rows`' count: an id's rows in the side table.
+ID_ROWS = f"{_P}id_rows"
+
+
+def id_rows(
+    ids: SharedIds | None,
+    source: pl.LazyFrame,
+    frame: pl.LazyFrame,
+    keys: Sequence[str],
+    column: str,
+) -> pl.LazyFrame:
+    """``frame``'s rows (``source``, the side table the door was given, its ids cast as
+    the route casts them) counted per ``keys`` and id ``column``, in an Int64 column
+    :data:`ID_ROWS`: the items' popularity and their number (the catalogue's size), or
+    the users with a history, and the distinct ids every coverage tally counts; one
+    group-by for every route of the call that reads them (:meth:`SharedIds.shared`).
+    A null id is one id, as ``n_unique`` counts it.
+
+    >>> history = pl.LazyFrame({"user": [1, 2, 2], "item": ["a", "a", None]})
+    >>> id_rows(None, history, history, [], "item").sort("item").collect().rows()
+    [(None, 1), ('a', 2)]
+    """
+    built = frame.group_by([*keys, column]).agg(pl.len().cast(pl.Int64).alias(ID_ROWS))
+    return shared_frame(ids, source, "id_rows", built)
+
+
+def shared_frame(
+    ids: SharedIds | None, source: pl.LazyFrame, kind: str, built: pl.LazyFrame
+) -> pl.LazyFrame:
+    """:meth:`SharedIds.shared` where the door shares frames (``ids`` given), else
+    ``built`` cached."""
+    return built.cache() if ids is None else ids.shared(source, kind, built)

@@ -25,6 +25,7 @@ from polars_irmetrics.errors import (
     InvalidValueError,
     QuerySetError,
 )
+from polars_irmetrics.ground.facts import SharedIds, id_rows
 
 __all__ = [
     "TALLY_ROW",
@@ -1155,6 +1156,7 @@ def interactions_tally(
     users: pl.LazyFrame | None = None,
     held_users: pl.LazyFrame | None = None,
     null_rows: int | None = None,
+    shared: SharedIds | None = None,
 ) -> pl.LazyFrame:
     """One row: the run's items (``item``) and how many the interactions hold; where the
     interactions have the ``user`` column, the run's users and how many have a history;
@@ -1165,7 +1167,9 @@ def interactions_tally(
     run's users where they are another frame than ``run`` (its distinct ids of each
     column); ``held_users``, the interactions' distinct users where ``interactions``
     holds only their distinct items (the catalogue); ``null_rows``, the interactions'
-    rows with a null id where they were counted where the rows are."""
+    rows with a null id where they were counted where the rows are. ``shared``: the
+    door's frames shared by the routes of the call (:func:`~polars_irmetrics.ground.facts.id_rows`:
+    the interactions' distinct ids, which the metrics read too)."""
     schema = interactions.collect_schema()
     columns = [item, *([user] if user in schema else [])]
     if null_rows is None:
@@ -1183,7 +1187,11 @@ def interactions_tally(
         ids = pl.col(column).cast(
             common_id_dtype([held.collect_schema()[column], side.collect_schema()[column]])
         )
-        known_ids = held.select(ids).unique().with_columns(pl.lit(True).alias(known))
+        if held is interactions:  # the distinct ids the metrics read too, where shared
+            distinct = id_rows(shared, interactions, held.select(ids), [], column)
+            known_ids = distinct.select(column, pl.lit(True).alias(known))
+        else:
+            known_ids = held.select(ids).unique().with_columns(pl.lit(True).alias(known))
         parts.append(
             side.select(ids)
             .unique()
@@ -1204,14 +1212,15 @@ def with_interactions_tally(
     dropped: bool = False,
     users: pl.LazyFrame | None = None,
     catalogue: Sequence[str] = (),
+    shared: SharedIds | None = None,
 ) -> pl.LazyFrame:
     """``values``, and :func:`warn_on_interactions` when the plan runs, from
     :func:`interactions_tally` (``name``: the run's name in the text; ``dropped``: the
     run's items the interactions lack are left out, ``unseen_items='drop'``; ``run``
     may be its distinct items alone, and ``users`` its distinct users, where the caller
     has them); ``catalogue``: the labels of the metrics that read the catalogue's size
-    (:func:`warn_on_catalogue`)."""
-    tally = interactions_tally(run, interactions, user=user, item=item, users=users)
+    (:func:`warn_on_catalogue`); ``shared``: as :func:`interactions_tally` reads it."""
+    tally = interactions_tally(run, interactions, user=user, item=item, users=users, shared=shared)
 
     def say(row: Mapping[str, Any]) -> None:
         warn_on_interactions(row, user=user, item=item, run=name, dropped=dropped)

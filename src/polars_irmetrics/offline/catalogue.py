@@ -17,7 +17,16 @@ import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.debias import debiased
-from polars_irmetrics.ground.facts import HIGH, LOW, ORDERED, SharedFacts, SharedIds, ranking_facts
+from polars_irmetrics.ground.facts import (
+    HIGH,
+    ID_ROWS,
+    LOW,
+    ORDERED,
+    SharedFacts,
+    SharedIds,
+    id_rows,
+    ranking_facts,
+)
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -140,6 +149,7 @@ def build_offline_plan(
         name="run",
         users=None if ids is None else ids.queries,
         catalogue=[label for label, r in requests if r.metric.name in CATALOGUE_FORMULAS],
+        shared=ids,
     )
 
 
@@ -188,7 +198,14 @@ def _offline_plan(
         return whole.beside(
             ELLIOT,
             lambda asked, judged, alone: build_elliot_plan(
-                table, asked, judged, interactions, options, alone=alone, users=users
+                table,
+                asked,
+                judged,
+                interactions,
+                options,
+                alone=alone,
+                users=users,
+                shared=ids,
             ),
         )
     if options.debias is not None and qrels is not None:  # RecTools' DebiasConfig
@@ -276,14 +293,16 @@ def _offline_plan(
         # values those of the group alone: a group they lack has a catalogue of 0)
         by = [c for c in keys if c != options.query_id]
         ib = interactions_by_keys(schema, interactions.collect_schema(), by)
-        size = pl.col(options.doc_id).n_unique().alias(_CATALOGUE)
+        # the distinct items: one group-by of the interactions for every reader
+        held = id_rows(ids, interactions, interactions, ib, options.doc_id)
+        size = pl.len().alias(_CATALOGUE)
         if ib:
-            items = interactions.group_by(ib).agg(size)
+            items = held.group_by(ib).agg(size)
             per_query = per_query.join(
                 items, on=ib, how="left", nulls_equal=True, maintain_order="left"
             ).with_columns(pl.col(_CATALOGUE).fill_null(0))
         else:
-            items = interactions.select(size)
+            items = held.select(size)
             per_query = per_query.join(items, how="cross", maintain_order="left_right")
     if covered or max_rank:  # one group-by of the run for both
         on = [c for c in keys if c in table.collect_schema().names()]
@@ -298,7 +317,7 @@ def _offline_plan(
         on = [c for c in keys if c in table.collect_schema().names()]
         judged = table if qrels is None else qrels  # without qrels= the run is judged
         per_query = per_query.join(
-            _kotkov(table, judged, interactions, kotkov, on, schema, options, facts),
+            _kotkov(table, judged, interactions, kotkov, on, schema, options, facts, ids),
             on=on,
             how="left",
             nulls_equal=True,
@@ -473,6 +492,7 @@ def _kotkov(
     schema: pl.Schema,
     options: EvalOptions,
     shared: SharedFacts | None = None,
+    ids: SharedIds | None = None,
 ) -> pl.LazyFrame:
     """RecTools' ``Serendipity`` per query of the run (its keys ``on``): for each
     request (its column, the request), the mean over the rows ranked ``<= k`` of
@@ -482,7 +502,9 @@ def _kotkov(
     Only the rows within the largest ``k`` are joined with the judgments and the
     popularity; each mean's sum is exact (fixed point: the same bits in any row order,
     which the joins leave open). Every query of the run from the door's ``shared`` counts
-    per ranking where they are the run's by these keys and order (one row per query)."""
+    per ranking where they are the run's by these keys and order (one row per query);
+    the items' popularity from the door's ``ids`` (:func:`id_rows
+    <polars_irmetrics.ground.facts.id_rows>`), one group-by for every route."""
     doc = options.doc_id
     names = run.collect_schema().names()
     by_rank = options.rank in names and options.order != "score"
@@ -516,24 +538,24 @@ def _kotkov(
     # each by group's popularity and catalogue where the interactions carry its keys
     by = [c for c in on if c != options.query_id]
     ib = interactions_by_keys(schema, interactions.collect_schema(), by)
-    counts = interactions.group_by([*ib, doc]).agg(pl.len().alias(_POPULAR))
-    ranked = pl.col(_POPULAR).rank("dense", descending=True)
+    counts = id_rows(ids, interactions, interactions, ib, doc)
+    ranked = pl.col(ID_ROWS).rank("dense", descending=True)
     popularity = counts.select(
         *ib,
         pl.col(doc).cast(doc_type),
         (ranked.over(ib) if ib else ranked).cast(pl.Float64).alias(_POPULAR),
     )
-    size = pl.col(doc).n_unique().cast(pl.Float64).alias(_CATALOGUE)
+    size = pl.len().cast(pl.Float64).alias(_CATALOGUE)
     rows = rows.join(hits, on=[*judged, doc], how="left", nulls_equal=True).join(
         popularity, on=[*ib, doc], how="left", nulls_equal=True
     )
     if ib:  # a group the interactions lack: a catalogue of none, as alone
-        catalogue = interactions.group_by(ib).agg(size)
+        catalogue = counts.group_by(ib).agg(size)
         rows = rows.join(catalogue, on=ib, how="left", nulls_equal=True).with_columns(
             pl.col(_CATALOGUE).fill_null(0.0)
         )
     else:
-        rows = rows.join(interactions.select(size), how="cross")
+        rows = rows.join(counts.select(size), how="cross")
     values = []
     for (column, request), k in zip(wanted, cuts, strict=True):
         given = dict(request.options)["n_items"]

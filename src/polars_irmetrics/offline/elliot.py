@@ -36,6 +36,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.errors import ColumnTypeError, InvalidValueError, MetricParameterError
+from polars_irmetrics.ground.facts import ITEM_USERS, SharedIds, shared_frame
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     INTERNAL,
@@ -152,12 +153,17 @@ def build_elliot_plan(
     alone: bool = True,
     per_user: bool = False,
     users: pl.LazyFrame | None = None,
+    shared: SharedIds | None = None,
 ) -> pl.LazyFrame:
     """One row per ``by`` group (the ``by`` keys of the run, then one column per label)
     of Elliot's metrics in ``requests``; see the module docstring. ``alone``: no other
     metric of the call reads the ranking plan's options (``depth``, ``judged_only``,
     ``unjudged``, ``unretrieved``, out of core), which Elliot's do not read: refused.
     ``users``: the run's distinct users, where the door has them (no ``by`` keys).
+    ``shared``: the door's frames shared by the routes of the call, where it has them
+    (the distinct pairs of the interactions and their count per item, which the
+    beyond-accuracy metrics beside read too: :meth:`SharedIds.shared
+    <polars_irmetrics.ground.facts.SharedIds.shared>`).
     ``per_user``: instead, one row per user of the run with the counts and sums each
     formula reads (step 3's first half): a part of the users' share, which
     :func:`elliot_means` turns into the metrics (each part reading the whole history).
@@ -221,7 +227,8 @@ def build_elliot_plan(
     }
     # read by the popularity, the heads and the per-user sums: one pass, cached (polars
     # computed the distinct pairs once per reader)
-    train = _checked_interactions(interactions, run, user, item, target, ib).unique().cache()
+    pairs = _checked_interactions(interactions, run, user, item, target, ib).unique()
+    train = shared_frame(shared, interactions, "pairs", pairs)
     run = run.with_columns(pl.col(c).cast(t) for c, t in target.items())
     qrels_names = qrels.collect_schema().names()
     q_keys = [k for k in keys if k in qrels_names]
@@ -235,7 +242,8 @@ def build_elliot_plan(
 
     # 1. popularity and the short heads
     ratios = sorted({_ratio(r) for _, r in requests if r.metric.name in _HEADED})
-    counts = train.group_by([*ib, item]).agg(pl.len().cast(pl.Float64).alias(_POP)).cache()
+    per_item = train.group_by([*ib, item]).agg(pl.len().cast(pl.Float64).alias(ITEM_USERS))
+    counts = shared_frame(shared, interactions, "item_users", per_item).rename({ITEM_USERS: _POP})
     totals = _per_group(
         train,
         ib,

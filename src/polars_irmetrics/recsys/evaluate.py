@@ -53,7 +53,7 @@ def with_beyond_accuracy(
         recsys = replace(recsys, check_run=False)
     if catalogue:
         recsys = replace(recsys, catalogue=tuple(catalogue))
-    tables = replace(recsys_tables(run, interactions, item_features, recsys), ids=ids)
+    tables = recsys_tables(run, interactions, item_features, recsys, ids)
     beyond = build_beyond(tables, requests, recsys, options, tally=tally)
     if accuracy is None:
         return beyond

@@ -14,7 +14,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.errors import ColumnTypeError
-from polars_irmetrics.ground.facts import SharedIds
+from polars_irmetrics.ground.facts import SharedIds, id_rows
 from polars_irmetrics.ground.options import EvalOptions, UnseenItems
 from polars_irmetrics.ground.validate import INTERNAL, check_id_kinds, common_id_dtype
 
@@ -122,15 +122,19 @@ def recsys_tables(
     interactions: pl.LazyFrame | pl.DataFrame | None,
     item_features: pl.LazyFrame | pl.DataFrame | None,
     options: RecsysOptions,
+    ids: SharedIds | None = None,
 ) -> Tables:
     """The tables of a beyond-accuracy evaluation of ``run``. With
     ``unseen_items='drop'``, the recommendations of items the interactions (of the same
     ``by`` group, where the interactions carry its keys) or the item features lack are
-    left out (the cold items left out of these metrics only)."""
+    left out (the cold items left out of these metrics only). ``ids``: the door's
+    distinct ids and shared frames (:attr:`Tables.ids`; the side tables' distinct items
+    read once for every route: :func:`~polars_irmetrics.ground.facts.id_rows`)."""
     tables = Tables(
         run,
         None if interactions is None else interactions.lazy(),
         None if item_features is None else item_features.lazy(),
+        ids=ids,
     )
     if options.unseen_items != "drop":
         return tables
@@ -156,7 +160,8 @@ def recsys_tables(
             **{k: schema[k] for k in keys},
             item: common_id_dtype([schema[item], theirs[item]]),
         }
-        seen = known.select(pl.col(c).cast(t) for c, t in joint.items()).unique()
+        cast = known.select(pl.col(c).cast(t) for c, t in joint.items())
+        seen = id_rows(ids, known, cast, keys, item).select(*joint)
         marked = [pl.col(c).cast(t).alias(f"{INTERNAL}seen_{c}") for c, t in joint.items()]
         on = [f"{INTERNAL}seen_{c}" for c in joint]
         recommendations = (
@@ -165,7 +170,7 @@ def recsys_tables(
             .drop(on)
         )
     # read by the plan and by its tally of the history's ids: the joins run once
-    return Tables(recommendations.cache(), tables.interactions, tables.item_features, run)
+    return Tables(recommendations.cache(), tables.interactions, tables.item_features, run, ids)
 
 
 def check_by_keys(schema: pl.Schema, theirs: pl.Schema, keys: list[str], name: str) -> None:

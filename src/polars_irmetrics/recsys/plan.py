@@ -58,13 +58,18 @@ from polars_irmetrics.ground.facts import (
     ABOVE,
     BELOW,
     DOCS,
+    ID_ROWS,
     LENGTH,
     NANS,
     NULL_DOCS,
     ORDERED,
     RANKS,
+    SharedIds,
+    id_rows,
     ranking_facts,
+    shared_frame,
 )
+from polars_irmetrics.ground.facts import ITEM_USERS as FACT_USERS
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     check_id_kinds,
@@ -220,9 +225,9 @@ def build_recsys_plan(
 
     joins: list[Callable[[pl.LazyFrame], pl.LazyFrame]] = []
     if scope.needs & {"popularity", "cooccurrence"} and interactions is not None:
-        joins.append(_popularity(interactions, scope, options, kinds))
+        joins.append(_popularity(interactions, scope, options, kinds, tables.ids))
     if scope.needs & {"item_users", "seen"} and interactions is not None:
-        joins.append(_history_users(interactions, scope, options, kinds))
+        joins.append(_history_users(interactions, scope, options, kinds, tables.ids))
 
     def joined(frame: pl.LazyFrame) -> pl.LazyFrame:
         """``frame``'s rows with what the formulas read of their item and user: its
@@ -271,7 +276,7 @@ def build_recsys_plan(
         )
     cooccurrence = None
     if "cooccurrence" in scope.needs and interactions is not None:
-        cooccurrence = _cooccurrence(interactions, slim, options, kinds)
+        cooccurrence = _cooccurrence(interactions, slim, options, kinds, tables.ids)
     for k in sorted(by_cooccurrence, key=lambda c: -1 if c is None else c):
         if cooccurrence is None:
             break
@@ -515,6 +520,7 @@ def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.
         dropped=options.unseen_items == "drop",
         users=None if tables.ids is None else tables.ids.queries,
         catalogue=options.catalogue,
+        shared=tables.ids,
     )
 
 
@@ -792,20 +798,18 @@ def _popularity(
     scope: CollectionScope,
     options: RecsysOptions,
     kinds: dict[str, pl.DataType],
+    shared: SharedIds | None = None,
 ) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
     """:func:`_with_popularity`'s joins, the interactions' tables built once (cached)
     for every frame they are joined to."""
     item = options.item_id
     keys = _interaction_keys(interactions, options)
     history = _cast_ids(interactions.select(*keys, item), kinds)
-    counts = (
-        history.group_by([*keys, item]).agg(pl.len().cast(pl.Float64).alias(POPULARITY)).cache()
-    )
-    totals = [
-        pl.len().cast(pl.Int64).alias(TOTAL),
-        pl.col(item).n_unique().cast(pl.Int64).alias(CATALOG),
-    ]
-    sizes = (history.group_by(keys).agg(totals) if keys else history.select(totals)).cache()
+    # one group-by of the interactions, shared with the other routes of the call
+    held = id_rows(shared, interactions, history, keys, item)
+    counts = held.select(*keys, item, pl.col(ID_ROWS).cast(pl.Float64).alias(POPULARITY))
+    totals = [pl.col(ID_ROWS).sum().alias(TOTAL), pl.len().cast(pl.Int64).alias(CATALOG)]
+    sizes = (held.group_by(keys).agg(totals) if keys else held.select(totals)).cache()
     levels = None
     if scope.head_shares:
         # Interactions held by the items strictly more popular than each popularity.
@@ -839,28 +843,30 @@ def _history_users(
     scope: CollectionScope,
     options: RecsysOptions,
     kinds: dict[str, pl.DataType],
+    shared: SharedIds | None,
 ) -> Callable[[pl.LazyFrame], pl.LazyFrame]:
     """Joins giving each row the distinct users of its item in the interactions and the
     distinct users of the interactions (RePlay's surprisal); whether the user interacted
     with the item, and has any interaction (RePlay's novelty). The interactions' tables
-    are built once (cached) for every frame they are joined to."""
+    are built once (cached) for every frame they are joined to; the distinct pairs and
+    their count per item once for every route of the call where the door shares them
+    (``shared``: Elliot's metrics read them too)."""
     user, item = options.user_id, options.item_id
     keys = _interaction_keys(interactions, options)
     pairs = _cast_ids(interactions.select(*keys, user, item), kinds)
-    count = pl.col(user).n_unique().cast(pl.Float64).alias(USERS)
-    users = (pairs.group_by(keys).agg(count) if keys else pairs.select(count)).cache()
+    # the users with a history: one group-by of the interactions for every route
+    history = id_rows(shared, interactions, pairs.select(*keys, user), keys, user)
+    count = pl.len().cast(pl.Float64).alias(USERS)
+    users = (history.group_by(keys).agg(count) if keys else history.select(count)).cache()
     per_item = seen = known = None
     # each (user, item) pair once: an item's distinct users are its pairs (one
     # hash of the pairs for both joins, not a distinct count per item beside it)
-    distinct_pairs = pairs.unique().cache()
+    distinct_pairs = shared_frame(shared, interactions, "pairs", pairs.unique())
     if "item_users" in scope.needs:
-        distinct = pl.len().cast(pl.Float64).alias(ITEM_USERS)
-        per_item = distinct_pairs.group_by([*keys, item]).agg(distinct).cache()
+        per_item = _item_users(distinct_pairs, keys, item, interactions, shared, ITEM_USERS)
     if "seen" in scope.needs:
         seen = distinct_pairs.with_columns(pl.lit(True).alias(SEEN)).cache()
-        known = (
-            pairs.select(*keys, user).unique().with_columns(pl.lit(True).alias(HAS_HISTORY))
-        ).cache()
+        known = history.select(*keys, user, pl.lit(True).alias(HAS_HISTORY))
 
     def join(rows: pl.LazyFrame) -> pl.LazyFrame:
         rows = _join(rows, users, keys)
@@ -1028,11 +1034,26 @@ def _with_history(
     return per_row, checks
 
 
+def _item_users(
+    pairs: pl.LazyFrame,
+    keys: list[str],
+    item: str,
+    interactions: pl.LazyFrame,
+    shared: SharedIds | None,
+    name: str,
+) -> pl.LazyFrame:
+    """The distinct ``pairs``' count per keys and item (an item's distinct users), in a
+    Float64 column ``name``: one pass for every reader of the call (``shared``)."""
+    per_item = pairs.group_by([*keys, item]).agg(pl.len().cast(pl.Float64).alias(FACT_USERS))
+    return shared_frame(shared, interactions, "item_users", per_item).rename({FACT_USERS: name})
+
+
 def _cooccurrence(
     interactions: pl.LazyFrame,
     recommended: pl.LazyFrame,
     options: RecsysOptions,
     kinds: dict[str, pl.DataType],
+    shared: SharedIds | None,
 ) -> pl.LazyFrame:
     """Microsoft Recommenders' co-occurrence similarity of every recommended item
     ``i`` with every other item ``j`` that shares a user with it, per interaction key:
@@ -1040,8 +1061,9 @@ def _cooccurrence(
     ``_OTHER``, ``_SIM``). A pair no user shares has no row (similarity 0)."""
     user, item = options.user_id, options.item_id
     keys = _interaction_keys(interactions, options)
-    pairs = _cast_ids(interactions.select(*keys, user, item), kinds).unique()
-    users = pairs.group_by([*keys, item]).agg(pl.len().cast(pl.Float64).alias(_USERS))
+    distinct = _cast_ids(interactions.select(*keys, user, item), kinds).unique()
+    pairs = shared_frame(shared, interactions, "pairs", distinct)
+    users = _item_users(pairs, keys, item, interactions, shared, _USERS)
     wanted = recommended.select(*keys, item).unique()
     left = pairs.join(wanted, on=[*keys, item], how="semi", nulls_equal=True)
     right = pairs.rename({item: _OTHER})
