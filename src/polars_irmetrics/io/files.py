@@ -20,6 +20,7 @@ expected, when the scan is built.
 from __future__ import annotations
 
 import csv
+import fnmatch
 import glob
 import io
 import os
@@ -178,7 +179,7 @@ def detect_format(
 def _glob_format(pattern: str, what: str) -> Literal["parquet", "csv", "tsv", "jsonl"]:
     """The format of the files a glob matches (that of the first); refused when it
     matches none, or TREC text (name TREC files one by one)."""
-    matches = sorted(p for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
+    matches = _glob_files(pattern, what)
     if not matches:
         raise MissingFileError(f"{pattern}: the pattern matches no file; expected {what}")
     found = detect_format(matches[0], what)  # a file that exists: read as named
@@ -190,9 +191,14 @@ def _glob_format(pattern: str, what: str) -> Literal["parquet", "csv", "tsv", "j
     return found
 
 
-def source_files(source: str) -> list[str]:
+def source_files(source: str, what: str | None = None) -> list[str]:
     """The local files a source names: a glob's matches or a folder's files (in name
     order), else the source itself (a file, a URL, ``-``).
+
+    A folder that the glob or the folder's tree holds but that cannot be listed
+    (permission denied) raises :class:`~polars_irmetrics.errors.FileFormatError` naming
+    it (``what``, what the files should hold, said where given), rather than its files
+    being left out.
 
     Examples
     --------
@@ -201,10 +207,92 @@ def source_files(source: str) -> list[str]:
     (['-'], [])
     """
     if is_glob(source):
-        return sorted(p for p in glob.glob(source, recursive=True) if Path(p).is_file())
+        return _glob_files(source, what)
     if source != STDIN and "://" not in source and Path(source).is_dir():
-        return [str(p) for p in _folder_files(source, None)]
+        return [str(p) for p in _folder_files(source, what)]
     return [source]
+
+
+def _glob_files(pattern: str, what: str | None) -> list[str]:
+    """The files a glob matches, in name order. Python's glob (and polars', which
+    expands the pattern again when it reads) passes over a folder it cannot list
+    (permission denied) with no word, leaving its files out: every folder the pattern
+    looks into is listed first, and one that cannot be is refused, naming it."""
+    _check_listed(pattern, what)
+    files = []
+    for match in sorted(glob.glob(pattern, recursive=True)):
+        try:
+            found = Path(match).is_file()
+        except PermissionError:  # its folder listed but not searchable (no x)
+            raise unreadable(os.path.dirname(match), what, "folder") from None
+        if found:
+            files.append(match)
+    return files
+
+
+def _check_listed(pattern: str, what: str | None) -> list[str]:
+    """The folders ``pattern`` matches, once every folder it looks into has been
+    listed (or searched, for a plain part); one that cannot be (permission denied) is
+    refused, naming it. Hidden folders are looked into too: polars' glob, which reads
+    the files, matches them where Python's does not."""
+    head, tail = os.path.split(pattern)
+    if not tail:  # 'runs/*/': the folders of runs/*
+        return _check_listed(head, what) if head and head != pattern else [pattern]
+    parents = _check_listed(head, what) if glob.has_magic(head) else [head]
+    found: list[str] = []
+    for parent in parents:
+        if tail == "**":
+            found.extend(_tree(parent, what, set()))
+        elif glob.has_magic(tail):
+            found.extend(
+                os.path.join(parent, entry.name)
+                for entry in _listing(parent, what)
+                if fnmatch.fnmatch(entry.name, tail) and _is_folder(entry)
+            )
+        else:
+            path = os.path.join(parent, tail)
+            try:
+                os.lstat(path)
+            except PermissionError:
+                raise unreadable(parent or os.curdir, what, "folder") from None
+            except (OSError, ValueError):  # missing: the pattern matches no file there
+                continue
+            if os.path.isdir(path):
+                found.append(path)
+    return found
+
+
+def _listing(folder: str, what: str | None) -> list[os.DirEntry[str]]:
+    """The entries of ``folder`` (``""``: the working folder), or the error naming it
+    where it cannot be listed; a folder that is not there (or no folder) has none."""
+    try:
+        with os.scandir(folder or os.curdir) as entries:
+            return list(entries)
+    except PermissionError:
+        raise unreadable(folder or os.curdir, what, "folder") from None
+    except (OSError, ValueError):
+        return []
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _tree(folder: str, what: str | None, seen: set[str]) -> list[str]:
+    """``folder`` and every folder below it, each listed (a ``**`` part; links to
+    folders followed once, as glob follows them)."""
+    real = os.path.realpath(folder or os.curdir)
+    if real in seen:
+        return []
+    seen.add(real)
+    found = [folder]
+    for entry in _listing(folder, what):
+        if _is_folder(entry):
+            found.extend(_tree(os.path.join(folder, entry.name), what, seen))
+    return found
 
 
 def _folder_files(folder: str, what: str | None) -> list[Path]:
@@ -264,7 +352,7 @@ def _parquet_files(source: str, what: str) -> list[Path]:
     """The local Parquet files behind ``source`` (a file, a glob or a folder), each
     checked to end with Parquet's footer; a folder or glob with none is refused."""
     if is_glob(source):
-        files = sorted(Path(p) for p in glob.glob(source, recursive=True) if Path(p).is_file())
+        files = [Path(p) for p in _glob_files(source, what)]
         if not files:
             raise MissingFileError(f"{source}: the pattern matches no file; expected {what}")
     elif Path(source).is_dir():
@@ -378,13 +466,13 @@ def _scan_table(source: str, fmt: str, ids: Sequence[str], what: str) -> pl.Lazy
         )
     if fmt == "jsonl":
         if is_glob(source):  # polars expands the pattern; each file checked as one is
-            for path in source_files(source):
+            for path in source_files(source, what):
                 check_not_empty(path, fmt, what)
             return pl.scan_ndjson(source)
         return pl.scan_ndjson(literal_path(open_text(source, what).data))
     separator = "," if fmt == "csv" else "\t"
     if is_glob(source):  # polars expands the pattern; every file is typed as a whole
-        for path in source_files(source):  # each file's faults named as a file's are
+        for path in source_files(source, what):  # each file's faults named as a file's are
             data = open_text(path, what).data
             _check_fields(path, data, fmt, what)
             check_not_empty(path, fmt, what)
