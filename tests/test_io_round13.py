@@ -145,10 +145,19 @@ def _unprivileged(tmp_path: Path) -> list[str]:
 
 _COMMANDS = [
     (["evaluate", "runs/*/p.csv", "--qrels", "qrels.csv"], _folder("runs/b", _RUN)),
+    (
+        ["evaluate", "runs/*/p.csv", "--qrels", "qrels.csv", "-o", "out.csv"],
+        _folder("runs/b", _RUN),
+    ),
+    (["evaluate", "runs", "--qrels", "qrels.csv", "-o", "out.csv"], _folder("runs/b", _RUN)),
     (["evaluate", "ok/p.csv", "--qrels", "runs/**/p.csv"], _folder("runs/b", _QRELS)),
     (["evaluate", "ro/*/p.csv", "--qrels", "qrels.csv"], _folder("ro/x", _RUN)),
     (["evaluate", "runs/*/deep/p.csv", "--qrels", "qrels.csv"], _folder("runs/b", _RUN)),
     (["evaluate", "ok/**/p.csv", "--qrels", "qrels.csv"], _folder("ok/.hidden", _RUN)),
+    (
+        ["evaluate", "runs/b/p.csv", "--qrels", "qrels.csv", "-o", "out.csv"],
+        _path("runs/b/p.csv", _RUN),
+    ),
 ]
 
 

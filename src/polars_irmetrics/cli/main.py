@@ -948,7 +948,11 @@ def _outputs_not_inputs(args: argparse.Namespace) -> None:
         for role, source in _inputs(args):
             if source == STDIN or "://" in source:
                 continue
-            for path in source_files(source):
+            try:
+                files = source_files(source)
+            except IrmError:  # a folder that cannot be listed: its reader names it
+                continue
+            for path in files:
                 if _same_file(output, path):
                     named = _INPUT_ROLES.get(role, f"--{role.replace('_', '-')}")
                     shown = source if path == source else f"{path}, of {source}"

@@ -208,7 +208,9 @@ def source_files(source: str, what: str | None = None) -> list[str]:
     """
     if is_glob(source):
         return _glob_files(source, what)
-    if source != STDIN and "://" not in source and Path(source).is_dir():
+    # os.path.isdir: False, not PermissionError, for a path in a folder that may not be
+    # searched (its reader names it)
+    if source != STDIN and "://" not in source and os.path.isdir(source):
         return [str(p) for p in _folder_files(source, what)]
     return [source]
 
