@@ -178,3 +178,44 @@ def test_the_command_names_the_folder_a_glob_cannot_list(
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+# ------------------------------------------- 2. damaged Parquet files, at scan time
+
+
+def _parquet_faults(root: Path) -> None:
+    frame = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]})
+    frame.write_parquet(root / "ok.parquet")
+    data = (root / "ok.parquet").read_bytes()
+    (root / "text.parquet").write_text("query_id,doc_id,score\nq1,d1,1\n")
+    (root / "cut.parquet").write_bytes(data[: len(data) // 2])
+    (root / "footer.parquet").write_bytes(data[:4] + b"x" * (len(data) - 8) + data[-4:])
+
+
+_SCANS: list[tuple[Callable[[], Any], str]] = [
+    (
+        lambda: scan_run("text.parquet"),
+        f"text.parquet: not a Parquet file (it does not start with PAR1); expected {_RUN}",
+    ),
+    (
+        lambda: scan_qrels("cut.parquet"),
+        "cut.parquet: a truncated Parquet file (it does not end with Parquet's footer, "
+        "{size} bytes); write it again, or copy it whole; expected " + _QRELS,
+    ),
+    (
+        lambda: scan_run("footer.parquet", "parquet"),
+        "footer.parquet: a damaged Parquet file (its footer cannot be read); write it "
+        f"again; expected {_RUN}",
+    ),
+]
+
+
+@pytest.mark.parametrize(("scan", "message"), _SCANS)
+def test_a_damaged_parquet_file_is_named_when_the_scan_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scan: Callable[[], Any], message: str
+) -> None:
+    _parquet_faults(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    size = (tmp_path / "cut.parquet").stat().st_size
+    with pytest.raises(FileFormatError, match=f"^{re.escape(message.format(size=size))}$"):
+        scan()  # no collect: the scan itself refuses the file

@@ -666,6 +666,14 @@ def scan_run(
     ``prediction`` instead); a missing one is named with the file and the keyword. A
     file without a row of data is refused (:func:`check_not_empty`). ``what`` says
     what the file should hold, in messages (another table read as runs are).
+
+    A Parquet source's files are checked when the scan is built, each read to its
+    footer: one that is not Parquet (a text file named ``.parquet``), is truncated, or
+    whose footer cannot be read raises :class:`~polars_irmetrics.errors.FileFormatError`
+    naming it. A file whose footer reads but whose data pages are damaged fails when
+    collected, with polars' message (finding it here would read the whole file); the
+    ``irm`` command names that file and its column
+    (:func:`located_error`).
     """
     _check_format(fmt, "run")
     text = os.fspath(source)
@@ -697,6 +705,9 @@ def scan_qrels(
     ``atol_labels``, Int64 read as trec_eval reads them, :func:`read_trec_eval_qrels`).
     A file without a row of data is refused (:func:`check_not_empty`); ``required`` and
     ``what`` as :func:`scan_run` takes them (default: the ids and the relevance).
+    Parquet files are checked as :func:`scan_run` checks them: a damaged footer is
+    named when the scan is built, damaged data pages only when it is collected, with
+    polars' message.
     """
     _check_format(fmt, "qrels")
     text = os.fspath(source)
