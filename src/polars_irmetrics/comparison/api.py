@@ -32,7 +32,7 @@ from polars_irmetrics.comparison.record import Record, recall, remember
 from polars_irmetrics.door.evaluate import Parsed, check_ids_read, check_level_read
 from polars_irmetrics.errors import InvalidValueError, QuerySetError
 from polars_irmetrics.ground.inputs import FrameInput
-from polars_irmetrics.ground.options import EvalOptions, PlanKwargs, check_read
+from polars_irmetrics.ground.options import EvalOptions, PlanKwargs, check_read, option_names
 from polars_irmetrics.metrics.registry import labels_by_route, parse_metric_list
 from polars_irmetrics.stats.multitest import Correction, adjust
 
@@ -329,7 +329,7 @@ def compare_eval_options(
             )
     # an unknown keyword: compare's options listed (evaluate's less those it sets, and
     # its own statistics options), not evaluate's alone
-    fields = {f.name for f in dataclasses.fields(EvalOptions)} - set(own)
+    fields = set(option_names()) - set(own)
     for name in options:
         if name not in fields:
             keywords = set(inspect.signature(compare).parameters) - {"runs", "metrics", "options"}

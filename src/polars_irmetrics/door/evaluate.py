@@ -307,7 +307,9 @@ def evaluate(
             ``queries``), else from ``queries``, else from the run; a judged query the
             run did not retrieve then has no value, and a group that did not retrieve a
             judged query is refused unless ``unretrieved='drop'`` (the numbers would
-            depend on what the key means).
+            depend on what the key means; with ``systems=`` beside an exposure measure
+            that reads the judgments the call refuses ``'drop'``: give each judged
+            query its key with ``queries``).
 
         ``systems``
             Keys naming systems or runs (``"system"``, ``"run"``): each group is scored on
@@ -889,6 +891,18 @@ def _check_drop_beside_exposure(options: EvalOptions, requests: Requests) -> Non
     _refuse_mixed("unretrieved", "drop", requests, _ranked, _judged_exposure, why)
 
 
+def _dropped_offer(options: EvalOptions, requests: Requests) -> EvalOptions:
+    """``options`` for the ranking metrics' plan beside the exposure measures of
+    ``requests``: with :attr:`~polars_irmetrics.ground.options.EvalOptions.offers_drop`
+    ``False`` where :func:`_check_drop_beside_exposure` refuses ``unretrieved='drop'``
+    (``systems=`` beside an exposure measure that reads the judgments), so that their
+    refusal of a ``by`` key of the run alone does not offer it; that plan sees its own
+    metrics alone."""
+    if options.system_keys and any(_judged_exposure(r) for _, r in requests):
+        return options.replace(offers_drop=False)
+    return options
+
+
 def evaluate_plan(
     table: pl.LazyFrame,
     requests: Requests,
@@ -1056,7 +1070,7 @@ def evaluate_plan(
             table,
             others,
             {k: v for k, v in tables.items() if k not in only},
-            options,
+            _dropped_offer(options, asked),
             caller=caller,
             warn=warn,
             facts=facts,

@@ -32,6 +32,7 @@ from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.ground.validate import Policy, check_policy
 
 __all__ = [
+    "INTERNAL_OPTIONS",
     "READ_BY",
     "ROUTE_METRICS",
     "UNSEEN_POLICIES",
@@ -48,6 +49,7 @@ __all__ = [
     "check_unseen_items",
     "key_names",
     "log_key_error",
+    "option_names",
     "refuse_repeated_key",
 ]
 
@@ -726,6 +728,12 @@ class EvalOptions:
         The columns of a log of logged feedback for the off-policy estimators, likewise.
     ci, ci_method, n_bootstrap, seed
         The off-policy estimators' intervals (level, method, resamples, seed), likewise.
+    offers_drop
+        No keyword (:data:`INTERNAL_OPTIONS`): whether a refusal of a ``by`` key of the
+        run alone may offer ``unretrieved='drop'``. The door sets it to ``False`` where
+        the whole call refuses that option (``systems=`` and the ranking metrics beside
+        an exposure measure that reads the judgments), for the ranking metrics' plan,
+        which sees its own metrics alone.
 
     Examples
     --------
@@ -791,6 +799,7 @@ class EvalOptions:
     ci_method: CiMethod = "bootstrap"
     n_bootstrap: int = 1000
     seed: int = 0
+    offers_drop: bool = dataclasses.field(default=True, repr=False)
 
     @classmethod
     def build(cls, **options: Any) -> EvalOptions:
@@ -798,7 +807,7 @@ class EvalOptions:
 
         An unknown keyword is refused with the list of those accepted.
         """
-        fields = {f.name for f in dataclasses.fields(cls)}
+        fields = option_names()
         for name in options:
             if name not in fields:
                 raise InvalidValueError(
@@ -918,9 +927,26 @@ class EvalOptions:
         ('sample_weight',)
         """
         return tuple(
-            f.name for f in dataclasses.fields(self) if not _same(getattr(self, f.name), f.default)
+            name for name in option_names() if not _same(getattr(self, name), _DEFAULTS[name])
         )
 
     def replace(self, **changes: Any) -> EvalOptions:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
+
+
+#: The fields of :class:`EvalOptions` no door takes as a keyword: set inside, where the
+#: whole call is known, for a plan that sees a part of it (never given, never listed).
+INTERNAL_OPTIONS = frozenset({"offers_drop"})
+
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(EvalOptions)}
+
+
+def option_names() -> tuple[str, ...]:
+    """The keyword arguments :meth:`EvalOptions.build` takes: its fields, in order,
+    less :data:`INTERNAL_OPTIONS`.
+
+    >>> "depth" in option_names(), "offers_drop" in option_names()
+    (True, False)
+    """
+    return tuple(name for name in _DEFAULTS if name not in INTERNAL_OPTIONS)

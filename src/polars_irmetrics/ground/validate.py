@@ -305,6 +305,10 @@ class CheckSpec:
     #: system's own judgments): a duplicate's fix keeps one row per them too.
     run_keys: tuple[str, ...] = ()
     judged_keys: tuple[str, ...] = ()
+    #: Whether the refusal of an ``unplaced`` key offers ``unretrieved='drop'``
+    #: (:attr:`EvalOptions.offers_drop
+    #: <polars_irmetrics.ground.options.EvalOptions.offers_drop>`).
+    offers_drop: bool = True
 
 
 # (flag column, error class, message template). Templates see {col}, {query}, {n}.
@@ -612,7 +616,7 @@ def _raise_unplaced(judged: pl.DataFrame, spec: CheckSpec) -> None:
     the judgments do not say which group the query belongs to, so whether it counts (0)
     in that group depends on what the key means."""
     side = spec.frames[1] if spec.frames and spec.frames[1] in _UNPLACED_SIDES else "judgments"
-    raise_unplaced(judged, spec.keys, spec.unplaced, spec.query_id, side)
+    raise_unplaced(judged, spec.keys, spec.unplaced, spec.query_id, side, drop=spec.offers_drop)
 
 
 #: How :func:`raise_unplaced` names each side table: the table, its verb, its queries
@@ -659,8 +663,9 @@ def raise_unplaced(
     retrieve it depends on what the key means. ``judged``: one row per (group, query)
     of the side table's queries, ``keys`` (the ``by`` keys, then the query id) and a
     Boolean ``__irm_retrieved`` (the group's run lists the query). ``drop``: whether
-    the message offers ``unretrieved='drop'`` (``False`` where the metrics refuse it:
-    the expected-exposure measures alone)."""
+    the message offers ``unretrieved='drop'`` (``False`` where the call refuses it:
+    the expected-exposure measures alone, the ranking metrics beside one that reads the
+    judgments with ``systems=``)."""
     retrieved = pl.col(f"{INTERNAL}retrieved")
     missed = judged.filter(~retrieved)
     if not missed.height:

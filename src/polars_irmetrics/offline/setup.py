@@ -207,6 +207,7 @@ def resolve(
         from_queries=from_queries,
         run_keys=tuple(k for k in by_keys if k not in from_queries),
         judged_keys=tuple(k for k in qrels_keys[:-1] if k not in from_queries),
+        offers_drop=options.offers_drop,
     )
     return Setup(
         keys=(*by_keys, query_id),
