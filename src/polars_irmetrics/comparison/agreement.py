@@ -96,7 +96,9 @@ def system_agreement(
         is read alike, the way immaterial to Kendall's, Spearman's and Pearson's
         correlations, the swaps and the pairs (``per_pair``). ``b``'s column of the same
         name as ``a``'s takes ``higher_is_better`` unless ``higher_is_better_b`` is
-        given. A lower-is-better result is ordered best first
+        given, whether or not the name is a metric's (the same column is read one way
+        on both sides); a column of another name keeps its metric's direction unless
+        ``higher_is_better_b`` is given. A lower-is-better result is ordered best first
         like any other: its means are negated before the orderings, the swaps and the
         correlations (``auc`` and ``logloss`` that rank the systems alike correlate at
         +1).
@@ -338,10 +340,10 @@ def orientation(
     reading for :func:`system_agreement` and
     :func:`~polars_irmetrics.comparison.plot.plot_swaps`: each side's :func:`direction`;
     ``b``'s column of ``a``'s name takes ``higher_is_better`` unless
-    ``higher_is_better_b`` is given; one column of no known direction on both sides (the
-    same name) is read alike, ``(1.0, 1.0)``, whichever way, unless ``top`` (the result
-    weighs which system is best: ``tau_ap``, the slope chart's best on top), where it is
-    refused naming the argument to give.
+    ``higher_is_better_b`` is given, whether or not the name is a metric's; one column
+    of no known direction on both sides (the same name) is read alike, ``(1.0, 1.0)``,
+    whichever way, unless ``top`` (the result weighs which system is best: ``tau_ap``,
+    the slope chart's best on top), where it is refused naming the argument to give.
 
     Examples
     --------
@@ -351,6 +353,8 @@ def orientation(
     (-1.0, -1.0)
     >>> orientation("value", "value", None, None, top=False)
     (1.0, 1.0)
+    >>> orientation("ndcg", "ndcg", False, None, top=True)
+    (-1.0, -1.0)
     """
     given_b = _inherited(higher_is_better_b, higher_is_better, column_a, column_b)
     if _unoriented(column_a, higher_is_better) and _unoriented(column_b, given_b):
@@ -427,15 +431,13 @@ def _inherited(
     given_b: bool | None, given_a: bool | None, column_a: str, column_b: str
 ) -> bool | None:
     """``b``'s stated direction: ``higher_is_better_b``, else ``higher_is_better`` where
-    ``b``'s column is ``a``'s (the same name) and names no metric of a direction (a
-    metric's own direction stands otherwise, as before)."""
-    if given_b is not None or given_a is None or column_b != column_a:
+    ``b``'s column is ``a``'s (the same name), whether or not the column names a metric
+    of a direction (the same quantity on both sides, read one way: a metric's own
+    direction for ``b`` against ``a``'s stated one would read it two ways); ``None``
+    otherwise (the declared direction of the metric ``b``'s column names)."""
+    if given_b is not None or column_b != column_a:
         return given_b
-    try:
-        declared = parse_metric(column_b).higher_is_better
-    except IrmError:
-        return given_a
-    return given_a if declared is None else None
+    return given_a
 
 
 def _matrix(

@@ -538,8 +538,9 @@ def plot_swaps(
         Which way each is better, read as ``system_agreement`` reads them (the same
         function): by default the direction of the metric its column names; ``b``'s
         column of ``a``'s name takes ``higher_is_better`` unless ``higher_is_better_b``
-        is given. The best system is drawn on top, so a column of no known direction
-        (``value``) is refused unless its direction is given.
+        is given, whether or not the name is a metric's. The best system is drawn on
+        top, so a column of no known direction (``value``) is refused unless its
+        direction is given.
     labels
         The two axes' names.
     path, ax
