@@ -1,4 +1,4 @@
-"""Round 13 of the agreement fixes.
+"""Round 13 of the agreement and reproduction fixes.
 
 1. ``system_agreement`` (and ``plot_swaps``, the same reading): ``b``'s column of
    ``a``'s name takes ``higher_is_better`` unless ``higher_is_better_b`` is given,
@@ -6,18 +6,22 @@
    took that metric's own direction on ``b``'s side, so
    ``system_agreement(a, a, higher_is_better=False)`` of a column ``ndcg`` read ``a``
    lower-is-better and ``b`` higher-is-better: correlation -1 and every pair swapped.
+2. ``reproducibility`` read the per-topic values of a metric with ``agg=`` (or
+   ``NumRet``, a sum) and ignored the summary without a word; it is refused, as
+   ``irm.compare`` and ``irm.optimize_fusion`` refuse it.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.comparison.agreement import orientation
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 
 # ---------------------------------------------------- 1. b inherits a's stated direction
 
@@ -111,3 +115,76 @@ def test_a_column_of_another_name_still_needs_its_own_direction() -> None:
     )
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         irm.system_agreement(_results("ndcg"), _results("value"), higher_is_better=False)
+
+
+# ------------------------------------------ 2. reproducibility refuses a metric's agg=
+
+
+def _run(seed: int) -> pl.DataFrame:
+    rows = [
+        (f"q{q}", f"d{d}", float((seed * 7 + q * 3 + d * 5) % 11))
+        for q in range(3)
+        for d in range(6)
+    ]
+    return pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
+
+
+QRELS = pl.DataFrame(
+    {
+        "query_id": ["q0", "q0", "q1", "q1", "q2", "q2"],
+        "doc_id": ["d0", "d3", "d1", "d4", "d2", "d5"],
+        "relevance": [1, 2, 1, 1, 2, 1],
+    }
+)
+ORIGINAL = {"baseline": _run(1), "advanced": _run(2)}
+REPRODUCED = {"baseline": _run(3), "advanced": _run(4)}
+
+
+def _summarizes(label: str, agg: str, plain: str) -> str:
+    return (
+        f"metric {label!r} summarizes its per-query values with agg={agg!r}, but "
+        "irm.reproducibility compares the per-query values themselves, which agg= does "
+        f"not change, so agg= would be ignored: drop agg= (e.g. {plain!r}), or take the "
+        "summary from irm.evaluate"
+    )
+
+
+# (name, metrics, options, message)
+SUMMARIES: list[tuple[str, Any, dict[str, Any], str]] = [
+    (
+        "agg",
+        ["P(agg='std')@5"],
+        {},
+        _summarizes("P(agg='std')@5", "std", "precision@5"),
+    ),
+    (
+        "agg beside a plain metric",
+        ["map", "P(agg='std')@5"],
+        {},
+        _summarizes("P(agg='std')@5", "std", "precision@5"),
+    ),
+    ("one name", "P(agg='std')@5", {}, _summarizes("P(agg='std')@5", "std", "precision@5")),
+    ("NumRet, a sum", ["NumRet"], {}, _summarizes("NumRet", "sum", "num_ret")),
+    (
+        "replicability",
+        ["P(agg='std')@5"],
+        {"qrels_reproduced": QRELS},
+        _summarizes("P(agg='std')@5", "std", "precision@5"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "metrics", "options", "message"), SUMMARIES, ids=[c[0] for c in SUMMARIES]
+)
+def test_reproducibility_refuses_a_summary_it_would_ignore(
+    name: str, metrics: Any, options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.reproducibility(ORIGINAL, REPRODUCED, metrics, qrels=QRELS, **options)
+
+
+def test_reproducibility_of_the_plain_metric_is_unchanged() -> None:
+    out = irm.reproducibility(ORIGINAL, REPRODUCED, ["P@5"], qrels=QRELS)
+    assert out["metric"].drop_nulls().unique().to_list() == ["P@5"]
+    assert out.height > 0

@@ -46,6 +46,8 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import READ_BY, plain_number
+from polars_irmetrics.metrics.registry import parse_metric_list
+from polars_irmetrics.metrics.requests import refuse_summaries
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -83,6 +85,9 @@ def reproducibility(
         ER and ΔRI are left out), runs as :func:`~polars_irmetrics.evaluate` reads them.
     metrics
         The metrics of the per-topic comparisons (``["ndcg_cut_10", "P_10", "map"]``).
+        Every measure reads their per-topic values, so a metric that summarizes them
+        its own way (``agg=``: ``"P(agg='std')@5"``; ir_measures' ``NumRet``, a sum) is
+        refused, as :func:`~polars_irmetrics.compare` refuses it.
     qrels
         Judgments of the original runs (and of the reproduced ones, unless
         ``qrels_reproduced`` is given).
@@ -129,7 +134,9 @@ def reproducibility(
         :func:`~polars_irmetrics.evaluate` refuses.
     MetricParameterError
         ``p`` not strictly between 0 and 1, ``cutoff`` not a whole number of at least 1
-        (named as given, ``p=0``, not as the metrics built from them).
+        (named as given, ``p=0``, not as the metrics built from them); a metric with
+        ``agg=`` (or a name that implies it, ``NumRet``), which the per-topic values
+        would ignore.
     QuerySetError
         A run without a per-topic value (empty, or none of its topics judged); runs that
         repro_eval pairs topic by topic with other topics (a policy such as
@@ -188,6 +195,9 @@ def reproducibility(
         )
     sides = [side for side in _SIDES if side in original]
     names = [metrics] if isinstance(metrics, str) else list(metrics)
+    # every measure reads the per-topic values (their errors, means and tests), which
+    # agg= does not change: a metric that summarizes them its own way is refused
+    refuse_summaries(parse_metric_list(names), calls="irm.reproducibility")
     paired = qrels_reproduced is None
     orig = _per_topic(original, sides, names, qrels, options)
     rep = _per_topic(reproduced, sides, names, qrels if paired else qrels_reproduced, options)
