@@ -983,9 +983,10 @@ def _unit_vectors(
         .then(scaled / (scaled * scaled).list.sum().sqrt())
         .otherwise(pl.col(column) / squares.sqrt())
     )
-    # a ragged vector is refused by the checks; null here, so that no dot product of two
-    # lengths fails in polars before they run
-    units = table.select(item, pl.when(ragged).then(None).otherwise(unit).alias(_UNIT))
+    # an empty or ragged vector is refused by the checks; null here, so that no dot
+    # product of two lengths (a recommended item's with its user's history, or with
+    # another item's) fails in polars before they run
+    units = table.select(item, pl.when(empty | ragged).then(None).otherwise(unit).alias(_UNIT))
     return units, checks
 
 
