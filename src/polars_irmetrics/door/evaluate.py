@@ -50,6 +50,7 @@ from polars_irmetrics.ground.facts import SharedFacts, SharedIds
 from polars_irmetrics.ground.inputs import ArrowStreamExportable, FrameInput, as_polars
 from polars_irmetrics.ground.lists import long_judgments, long_run
 from polars_irmetrics.ground.options import (
+    READ_BY,
     EvalKwargs,
     EvalOptions,
     check_named_columns,
@@ -719,22 +720,73 @@ def check_level_read(
 ) -> None:
     """Refuse ``relevance_level=`` where only graded metrics are asked for: the routes
     that read it (:func:`~polars_irmetrics.ground.options.check_read`) read it in their
-    binary metrics alone, so it would change nothing. In a call that mixes routes
-    (``route``: ``None``, each metric by its own), refuse too an option that some of its
-    metrics read and others not (:func:`check_mixed_read`): every door that checks its
-    options here (evaluate's, the comparison's, the engines') refuses it alike."""
+    binary metrics alone, so it would change nothing; and ``depth=`` and
+    ``judged_only=`` where no metric asked for reads a ranking
+    (:func:`check_ranking_read`). In a call that mixes routes (``route``: ``None``,
+    each metric by its own), refuse too an option that some of its metrics read and
+    others not (:func:`check_mixed_read`): every door that checks its options here
+    (evaluate's, the comparison's, the engines') refuses it alike."""
     if route is None:
         check_mixed_read(options, requests)
-    if "relevance_level" not in options.given() or reads_level(requests):
-        return
-    metrics = metrics_named([label for label, _ in requests])
-    raise InvalidValueError(
-        f"relevance_level={options.relevance_level!r} is not read by {metrics}: a graded "
-        "metric weighs each judged document by its label (its gain), a metric with a "
-        "level of its own (P(rel=2)@5) reads that one, and only binary metrics (P, "
-        "recall, map, mrr...) read a relevance level; drop relevance_level= (it would "
-        "change nothing), or evaluate a binary metric"
-    )
+    if "relevance_level" in options.given() and not reads_level(requests):
+        metrics = metrics_named([label for label, _ in requests])
+        raise InvalidValueError(
+            f"relevance_level={options.relevance_level!r} is not read by {metrics}: a "
+            "graded metric weighs each judged document by its label (its gain), a metric "
+            "with a level of its own (P(rel=2)@5) reads that one, and only binary metrics "
+            "(P, recall, map, mrr...) read a relevance level; drop relevance_level= (it "
+            "would change nothing), or evaluate a binary metric"
+        )
+    check_ranking_read(options, requests)
+
+
+#: What ``depth=`` and ``judged_only=`` change, which only a metric of a ranking reads
+#: (:func:`check_ranking_read`), in a refusal's words.
+_RANKING_OPTIONS: Mapping[str, str] = {
+    "depth": "the documents within depth=",
+    "judged_only": "the ranking closed up on its judged documents",
+}
+
+
+def reads_ranking(requests: Requests, name: str) -> bool:
+    """Whether a request reads ``depth=`` or ``judged_only=`` (``name``): a metric of a
+    route that reads the option (:data:`~polars_irmetrics.ground.options.READ_BY`)
+    that reads the run's ranking
+    (:attr:`~polars_irmetrics.metrics.spec.Metric.ranking`), not a count of the
+    judgments alone.
+
+    >>> reads_ranking(parse_metric_list(["num_rel", "idcg@10"]), "depth")
+    False
+    >>> reads_ranking(parse_metric_list(["num_rel", "ndcg@10"]), "judged_only")
+    True
+    """
+    return any(r.route in READ_BY[name] and r.metric.ranking for _, r in requests)
+
+
+def check_ranking_read(options: EvalOptions, requests: Requests) -> None:
+    """Refuse ``depth=`` and ``judged_only=`` where no metric asked for reads a ranking
+    (:func:`reads_ranking`): the counts of the judgments or of the queries (num_rel,
+    idcg, num_q) and RecTools' covered_users@k are the same with them or without, so
+    they would change nothing. Beside one metric that reads them they are taken.
+
+    >>> check_ranking_read(EvalOptions.build(depth=5), parse_metric_list(["ndcg", "num_rel"]))
+    >>> check_ranking_read(EvalOptions.build(depth=5), parse_metric_list(["num_rel"]))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: depth=5 is not read by metric 'num_rel': ...
+    """
+    given = options.given()
+    for name, what in _RANKING_OPTIONS.items():
+        if name not in given or reads_ranking(requests, name):
+            continue
+        metrics = metrics_named([label for label, _ in requests])
+        raise InvalidValueError(
+            f"{name}={getattr(options, name)!r} is not read by {metrics}: a count of the "
+            "judgments or of the queries (num_rel, idcg, num_q, prefs_num_prefs_poss) "
+            "reads no ranking, RecTools' covered_users@k reads the whole run, and only "
+            f"the metrics of a ranking (P, ndcg, map, num_ret...) read {what}; drop "
+            f"{name}= (it would change nothing), or evaluate a metric of the ranking"
+        )
 
 
 #: Whether a request reads an option (or leaves it unread), for :data:`_MIXED_UNREAD`.
@@ -756,6 +808,12 @@ def _ranked(request: MetricRequest) -> bool:
     return request.route == "offline"
 
 
+def _cut(request: MetricRequest) -> bool:
+    """A ranking metric of a run and judgments that reads the ranking (not num_rel:
+    :func:`reads_ranking`)."""
+    return _ranked(request) and request.metric.ranking
+
+
 def _levelled(request: MetricRequest) -> bool:
     """A ranking metric that reads ``relevance_level`` (:func:`reads_level`)."""
     return reads_level([("", request)])
@@ -769,8 +827,8 @@ def _levelled(request: MetricRequest) -> bool:
 #: (``unjudged``, ``unretrieved``, ``relevance_level``, ``debias``) concern only the
 #: measures that read judgments; the beyond-accuracy metrics read none.
 _MIXED_UNREAD: Mapping[str, tuple[_Reads, _Reads, str]] = {
-    "depth": (_ranked, _whole_rankings, "read each ranking whole"),
-    "judged_only": (_ranked, _whole_rankings, "read the unjudged documents of each ranking too"),
+    "depth": (_cut, _whole_rankings, "read each ranking whole"),
+    "judged_only": (_cut, _whole_rankings, "read the unjudged documents of each ranking too"),
     "unjudged": (_ranked, _judged_exposure, "leave out a query the judgments lack"),
     "relevance_level": (
         _levelled,

@@ -428,6 +428,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         aliases=(Alias("ideal_dcg"),),
         binary=False,
         higher_is_better=None,  # of the judgments alone: no system is better at it
+        ranking=False,  # neither depth= nor judged_only= changes it
         formula="DCG@k of the ideal ranking: judged documents sorted by gain, descending.",
     ),
     Metric(
@@ -463,6 +464,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         aliases=(Alias("numq"),),
         binary=False,
         higher_is_better=None,  # a count of the input, not a quality
+        ranking=False,  # neither depth= nor judged_only= changes it
         integer=True,
         aggregate="sum",
         formula="1 for every query evaluated, summed over queries (ir_measures NumQ, "
@@ -491,6 +493,7 @@ CORE_METRICS: tuple[Metric, ...] = (
         cutoff="none",
         aliases=(Alias("numrel", aggregate="sum"),),
         higher_is_better=None,  # of the judgments alone: no system is better at it
+        ranking=False,  # neither depth= nor judged_only= changes it
         integer=True,
         formula="R: judged documents with relevance >= level, retrieved or not.",
     ),

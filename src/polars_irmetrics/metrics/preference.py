@@ -69,6 +69,7 @@ def _pref(
     *,
     integer: bool = False,
     higher_is_better: bool | None = True,
+    ranking: bool = True,
 ) -> Metric:
     return Metric(
         name.lower(),
@@ -78,6 +79,7 @@ def _pref(
         binary=False,
         integer=integer,
         higher_is_better=higher_is_better,
+        ranking=ranking,
         reads=_PREFS,
         matches=_matches(name),
         formula=formula,
@@ -103,6 +105,7 @@ PREFERENCE_METRICS: tuple[Metric, ...] = (
         _POSS,
         integer=True,
         higher_is_better=None,  # of the judgments alone: no system is better at it
+        ranking=False,  # depth= changes none of the groups' preferences
     ),
     _pref(
         "prefs_num_prefs_ful",

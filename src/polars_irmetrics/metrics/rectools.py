@@ -342,6 +342,8 @@ RECTOOLS_METRICS: tuple[Metric, ...] = (
         _needs_run("covered_users"),
         cutoff="required",
         binary=False,
+        # the whole run's ranks, unjudged documents too: its best one outlives any depth=
+        ranking=False,
         formula="mean over the test users (the queries of the judgments) of 1 when the "
         "run ranks any document of the user at rank <= k (by score: any document), "
         "else 0 (RecTools CoveredUsers)",

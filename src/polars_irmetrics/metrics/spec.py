@@ -329,6 +329,14 @@ class Metric:
         as its relevant items' threshold, with no ``rel=`` of its own: Elliot's metrics
         (their ``rel_threshold``), the MAD metrics, RecTools' Serendipity
         (``kind='kotkov'``).
+    ranking
+        Whether the metric reads the run's ranking as ``depth=`` cuts it and
+        ``judged_only=`` closes it up (where its route reads those options at all,
+        :data:`~polars_irmetrics.ground.options.READ_BY`). ``False``: a count of the
+        judgments or of the queries (``num_rel``, ``idcg``, ``num_q``,
+        ``prefs_num_prefs_poss``) or a metric of the whole run's ranks (RecTools'
+        ``covered_users``), beside which alone the two options are refused
+        (:func:`~polars_irmetrics.door.evaluate.check_ranking_read`).
     integer
         Whether the per-query value is a count (printed without decimals).
     aggregate
@@ -390,6 +398,7 @@ class Metric:
     higher_is_better: bool | None = True
     binary: bool = True
     threshold: bool = False
+    ranking: bool = True
     integer: bool = False
     aggregate: Aggregate = "mean"
     formula: str = ""
