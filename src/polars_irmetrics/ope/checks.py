@@ -19,6 +19,7 @@ __all__ = [
     "BELOW_1_FIX",
     "WHERE",
     "Check",
+    "by_null_checks",
     "check_interval_read",
     "check_position",
     "id_column",
@@ -115,6 +116,34 @@ def null_check(column: str) -> Check:
         f"column {column!r} of the log has {{n}} null value(s) (first: {{first}}): every "
         f"logged row needs its {column}: drop those rows, e.g. .drop_nulls({column!r})",
     )
+
+
+def by_null_checks(by: Sequence[str]) -> list[Check]:
+    """A null in a ``by`` column of the log: refused, as every other route refuses it
+    (a null key would otherwise form a group of its own). In the words of the online
+    metrics' check, raised before the other checks.
+
+    >>> print(by_null_checks(["segment"])[0].template)  # doctest: +NORMALIZE_WHITESPACE
+    column 'segment' of the log has null values; every impression needs a segment: fill
+    or drop them, e.g. .drop_nulls('segment')
+    """
+    checks = []
+    for key in by:
+        article = "an" if key[:1].lower() in "aeio" else "a"
+        message = (
+            f"column {key!r} of the log has null values; every impression needs {article} "
+            f"{key}: fill or drop them, e.g. .drop_nulls({key!r})"
+        )
+        checks.append(
+            Check(
+                f"by_null_{key}",
+                pl.col(key).is_null(),
+                InvalidValueError,
+                message.replace("{", "{{").replace("}", "}}"),  # formatted by raising()
+                keys=(key,),  # the row's text read from the column itself, not WHERE
+            )
+        )
+    return checks
 
 
 def scaled_tiny(value: pl.Expr) -> pl.Expr:

@@ -79,6 +79,7 @@ from polars_irmetrics.metrics.scope import fixed_sum
 from polars_irmetrics.ope.checks import (
     BELOW_1_FIX,
     Check,
+    by_null_checks,
     check_interval_read,
     check_position,
     id_column,
@@ -421,6 +422,7 @@ def _ope_plan(
     if len(keys) > 1:  # a policy position below 1 in a logged round
         rows = _with_policy_below(rows, policy, keys, log.collect_schema())
     checks = _checks(options, keys, reward_model is not None, propensity, listed=listed)
+    checks[:0] = by_null_checks(by)  # first: a null by key would form a group
     if kind == "cascade":  # an action the log never shows at a position: unsupported
         cascade = _cascade(rows, requests, by, keys, checks, options, propensity, parts=parts)
         if isinstance(cascade, PartsPlan):

@@ -47,6 +47,7 @@ from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.checks import (
     WHERE,
     Check,
+    by_null_checks,
     id_column,
     log_id_checks,
     slate_columns,
@@ -208,7 +209,7 @@ def build_slate_plan(
         if options.per_query:  # divided by the mean weight, joined (_mean_weights)
             # (divide: without keys, one mean for every row; see metrics._common)
             values.append(divide(r * w, pl.col(_mean(label))).alias(label))
-    checks = _checks(logged, proposed, keys, reward)
+    checks = [*by_null_checks(by), *_checks(logged, proposed, keys, reward)]
     if options.ci is not None and ratios and options.ci_method == "normal":
         raise MetricParameterError(
             f"metric {next(iter(ratios))!r} is a ratio (self-normalised) and has no "

@@ -1,0 +1,137 @@
+"""Off-policy and online checks, round 13: a null ``by=`` key of an off-policy log is
+refused as every other route refuses it (it formed a group of its own)."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError, SupportWarning
+
+# --- a null by= key of an off-policy log ------------------------------------------------
+
+_LOG = pl.DataFrame(
+    {
+        "round_id": [1, 2, 3],
+        "action": ["a", "a", "a"],
+        "reward": [1.0, 0.0, 1.0],
+        "pscore": [0.5, 0.5, 0.5],
+        "g": ["x", None, None],
+    }
+)
+_POLICY = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2, 3, 3],
+        "action": ["a", "b"] * 3,
+        "prob": [0.9, 0.1, 0.5, 0.5, 0.1, 0.9],
+    }
+)
+_LISTED = pl.DataFrame({"round_id": [1, 2, 3], "prob": [[0.9, 0.1], [0.5, 0.5], [0.1, 0.9]]})
+_SLATE_LOG = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2],
+        "position": [1, 2, 1],
+        "reward": [1.0, 0.0, 1.0],
+        "pscore": [0.5, 0.5, 0.5],
+        "g": ["x", "x", None],
+    }
+)
+_SLATE_POLICY = pl.DataFrame(
+    {"round_id": [1, 1, 2], "position": [1, 2, 1], "pscore": [0.4, 0.4, 0.4]}
+)
+_CASCADE_LOG = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2],
+        "position": [1, 2, 1],
+        "action": [0, 1, 0],
+        "reward": [0.0, 1.0, 1.0],
+        "pscore_cascade": [0.5, 0.25, 0.5],
+        "g": ["x", "x", None],
+    }
+)
+_CASCADE_POLICY = pl.DataFrame(
+    {
+        "round_id": [1, 1, 1, 1, 2, 2],
+        "position": [1, 1, 2, 2, 1, 1],
+        "action": [0, 1] * 3,
+        "prob": [0.5] * 6,
+    }
+)
+_NULL_G = (
+    "column 'g' of the log has null values; every impression needs a g: fill or drop "
+    "them, e.g. .drop_nulls('g')"
+)
+
+
+def _collected(result: Any) -> Any:
+    """``result``, collected where it is a LazyFrame (the checks raise on collect)."""
+    return result.collect() if isinstance(result, pl.LazyFrame) else result
+
+
+_NULL_BY_CASES: list[tuple[str, Callable[[], Any]]] = [
+    ("ips", lambda: irm.evaluate(_LOG, ["ips"], policy=_POLICY, by="g")),
+    ("lazy", lambda: irm.evaluate(_LOG.lazy(), ["snips"], policy=_POLICY.lazy(), by="g")),
+    (
+        "per_query",
+        lambda: irm.evaluate(_LOG, ["snips"], policy=_POLICY, by="g", per_query=True),
+    ),
+    (
+        "bootstrap",
+        lambda: irm.evaluate(
+            _LOG, ["ips"], policy=_POLICY, by="g", ci=0.9, n_bootstrap=20, seed=1
+        ),
+    ),
+    ("buckets", lambda: irm.evaluate(_LOG, ["ips"], policy=_POLICY, by="g", buckets=2)),
+    (
+        "listed",
+        lambda: irm.evaluate(_LOG.with_columns(action=pl.lit(0)), ["ips"], policy=_LISTED, by="g"),
+    ),
+    (
+        "cascade_dr",
+        lambda: irm.evaluate(
+            _CASCADE_LOG,
+            ["cascade_dr"],
+            policy=_CASCADE_POLICY,
+            reward_model=_CASCADE_POLICY.rename({"prob": "q_hat"}),
+            by="g",
+        ),
+    ),
+    ("slate_ips", lambda: irm.evaluate(_SLATE_LOG, ["slate_ips"], policy=_SLATE_POLICY, by="g")),
+    (
+        "slate_snips per_query",
+        lambda: irm.evaluate(
+            _SLATE_LOG, ["slate_snips"], policy=_SLATE_POLICY, by="g", per_query=True
+        ),
+    ),
+    (
+        "slate buckets",
+        lambda: irm.evaluate(
+            _SLATE_LOG.lazy(), ["slate_snips"], policy=_SLATE_POLICY, by="g", buckets=2
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "call"), _NULL_BY_CASES, ids=[c[0] for c in _NULL_BY_CASES])
+def test_null_by_key_of_an_off_policy_log_is_refused(name: str, call: Callable[[], Any]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SupportWarning)
+        with pytest.raises(InvalidValueError, match=f"^{re.escape(_NULL_G)}$"):
+            _collected(call())
+
+
+def test_null_by_key_on_dask_is_refused(client: Any) -> None:
+    import dask.dataframe as dd
+
+    import polars_irmetrics.dask as irm_dask
+
+    log = dd.from_pandas(_LOG.to_pandas(), npartitions=2)
+    policy = dd.from_pandas(_POLICY.to_pandas(), npartitions=1)
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(_NULL_G)}$"):
+        irm_dask.evaluate(log, ["ips"], policy=policy, by="g").compute()
