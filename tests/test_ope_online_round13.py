@@ -1,11 +1,14 @@
 """Off-policy and online checks, round 13: a null ``by=`` key of an off-policy log is
-refused as every other route refuses it (it formed a group of its own)."""
+refused as every other route refuses it (it formed a group of its own); ``irm ab``
+names the line of a CSV timestamp polars infers no format from (it printed polars'
+own error)."""
 
 from __future__ import annotations
 
 import re
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -13,6 +16,8 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError, SupportWarning
+
+from .helpers import irm_in_process
 
 # --- a null by= key of an off-policy log ------------------------------------------------
 
@@ -135,3 +140,38 @@ def test_null_by_key_on_dask_is_refused(client: Any) -> None:
     policy = dd.from_pandas(_POLICY.to_pandas(), npartitions=1)
     with pytest.raises(InvalidValueError, match=f"^{re.escape(_NULL_G)}$"):
         irm_dask.evaluate(log, ["ips"], policy=policy, by="g").compute()
+
+
+# --- irm ab: a CSV timestamp polars infers no format from -------------------------------
+
+_HEADER = "arm,user_id,session_id,position,item_id,clicked,timestamp\n"
+_ROWS = ["A,u1,s1,1,i1,true,{}\n", "A,u1,s1,2,i2,false,{}\n", "B,u2,s2,1,i1,true,{}\n"]
+_TS = "2026-03-02T10:01:41"
+_FIX = (
+    "not a timestamp; write it as ISO 8601, e.g. 2026-03-02T10:01:41, or name another "
+    "column with --timestamp COL"
+)
+
+
+@pytest.mark.parametrize(
+    ("stamps", "message"),
+    [
+        (
+            ["yesterday", "yesterday", "yesterday"],
+            f"log.csv, line 2: column 'timestamp' holds 'yesterday', {_FIX}",
+        ),
+        (
+            ["yesterday", _TS, _TS],
+            f"log.csv, line 2: column 'timestamp' holds 'yesterday', {_FIX}",
+        ),
+        (["", "soon", _TS], f"log.csv, line 3: column 'timestamp' holds 'soon', {_FIX}"),
+    ],
+    ids=["all", "first", "after a null"],
+)
+def test_ab_names_a_csv_timestamp_without_a_format(
+    tmp_path: Path, stamps: list[str], message: str
+) -> None:
+    rows = "".join(row.format(stamp) for row, stamp in zip(_ROWS, stamps, strict=True))
+    (tmp_path / "log.csv").write_text(_HEADER + rows)
+    done = irm_in_process("ab", "log.csv", "-m", "time_to_first_click", cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")

@@ -232,7 +232,10 @@ def _timestamps(log: pl.LazyFrame, column: str, source: str, first_line: int | N
         return values.str.to_datetime()
     except pl.exceptions.PolarsError:
         pass
-    parsed = values.str.to_datetime(strict=False)
+    try:
+        parsed = values.str.to_datetime(strict=False)
+    except pl.exceptions.PolarsError:  # no format inferred: the first value is none
+        parsed = pl.Series(column, [None] * values.len(), pl.Datetime)
     bad = (values.is_not_null() & parsed.is_null()).arg_true()
     if bad.len() == 0:  # polars inferred another format from the first values
         raise InvalidValueError(
