@@ -175,3 +175,59 @@ def test_ab_names_a_csv_timestamp_without_a_format(
     (tmp_path / "log.csv").write_text(_HEADER + rows)
     done = irm_in_process("ab", "log.csv", "-m", "time_to_first_click", cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {message}\n")
+
+
+# --- position_bias(method="em"): a log without rank 1, ranks far apart ------------------
+
+
+def _impressions(ranks: list[int], dtype: pl.DataType = pl.Int64) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "query_id": ["q"] * 4,
+            "doc_id": ["a", "b", "b", "a"],
+            "rank": ranks,
+            "clicked": [1, 1, 1, 0],
+            "swap": [None] * 4,
+            "ranker": ["A", "A", "B", "B"],
+        },
+        schema_overrides={"rank": dtype, "swap": pl.Int64},
+    )
+
+
+_NO_RANK_1 = (
+    "the log shows no document at rank 1 (its ranks start at 2): the propensities are "
+    "relative to the top, p_k / p_1; log the whole ranking from rank 1"
+)
+_BEYOND = (
+    "column 'rank' of the log holds rank 9223372036854775808, beyond 2**63 - 1 = "
+    "9223372036854775807, the largest rank position_bias reads: a rank counts the positions "
+    "from 1 for the top; check the column"
+)
+
+
+@pytest.mark.parametrize(
+    ("log", "method", "message"),
+    [
+        (_impressions([2, 3, 2, 3]).drop("swap", "ranker"), "em", _NO_RANK_1),
+        (_impressions([1, 2**63, 1, 2**63], pl.UInt64).drop("swap", "ranker"), "em", _BEYOND),
+        (_impressions([1, 2**63, 1, 2**63], pl.UInt64).drop("ranker"), "swap", _BEYOND),
+        (_impressions([1, 2**63, 1, 2**63], pl.UInt64).drop("swap"), "harvest", _BEYOND),
+    ],
+    ids=["em without rank 1", "em UInt64", "swap UInt64", "harvest UInt64"],
+)
+def test_position_bias_refuses_ranks_it_cannot_read(
+    log: pl.DataFrame, method: str, message: str
+) -> None:
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.position_bias(log, method=method)  # type: ignore[arg-type]
+
+
+def test_em_fits_the_ranks_shown_whatever_their_values() -> None:
+    """EM has one examination per rank the log shows: ranks 1 and 10**12 fit as 1 and 2
+    (it sized its arrays by the largest rank: numpy's MemoryError)."""
+    log = _impressions([1, 10**12, 1, 10**12]).drop("swap", "ranker")
+    near = irm.position_bias(log.with_columns(rank=pl.col("rank").clip(1, 2)))
+    far = irm.position_bias(log)
+    assert far["position"].to_list() == [1, 10**12]
+    assert far.drop("position").equals(near.drop("position"))
+    assert far["propensity"][0] == 1.0

@@ -169,7 +169,9 @@ def position_bias(
         position-debiased estimators and the table ``propensities=`` reads) and
         ``impressions`` (``"swap"``: the impressions the ratio read at that position:
         those without intervention at 1, the swap-``k`` ones at ``k``); sorted by
-        position. ``"swap"`` lists 1 and every ``k`` the log swapped. ``"harvest"``:
+        position. ``"em"`` lists every rank the log shows, whatever their values (a
+        rank no row shows is never read). ``"swap"`` lists 1 and every ``k`` the log
+        swapped. ``"harvest"``:
         ``examination`` null (only ratios are identified), ``impressions`` the log's rows
         at that position of the (query, document) pairs it harvested; every position
         of the log, each harvested.
@@ -182,8 +184,10 @@ def position_bias(
     InvalidValueError
         A null id (``query_id``; ``doc_id`` for ``"em"`` and ``"harvest"``; ``ranker``
         for ``"harvest"``: it would gather the rows without one into one impression,
-        query, document or ranker), whatever the method; a rank below 1, a null, or a
-        click that is not 0 or 1; an option the method does not read. ``"swap"``: an
+        query, document or ranker), whatever the method; a rank below 1 or beyond
+        2**63 - 1, a null, or a click that is not 0 or 1; an option the method does not
+        read. ``"em"``: a log without rank 1 (the propensities are relative to it).
+        ``"swap"``: an
         impression without a row at the rank its ratio reads (rank 1 without
         intervention, ``k`` where it swapped 1 and ``k``). ``"harvest"``: a ranker that
         shows a document of a query at two ranks, or two documents of a query at one
@@ -338,17 +342,24 @@ def position_bias(
         clicked,
         "at rank {position}, {pair}",
     )
-    positions = stats["position"].to_numpy()
+    # the PBM has one examination per rank the log shows, and only those are read: the
+    # ranks as indexes of the distinct ranks present (a rank of 10**12 costs one slot)
+    shown, slot = np.unique(stats["position"].to_numpy(), return_inverse=True)
+    if shown.size and shown[0] != 1:
+        raise InvalidValueError(
+            f"the log shows no document at rank 1 (its ranks start at {shown[0]}): the "
+            "propensities are relative to the top, p_k / p_1; log the whole ranking from "
+            "rank 1"
+        )
     pair = stats["pair_index"].to_numpy()
     n, clicks = stats["n"].to_numpy(), stats["clicks"].to_numpy()
-    top = int(positions.max()) if stats.height else 0
     n_pairs = int(pair.max()) + 1 if stats.height else 0
     per_pair = np.bincount(pair, weights=n, minlength=n_pairs)
-    per_position = np.bincount(positions, weights=n, minlength=top + 1)
+    per_position = np.bincount(slot, weights=n, minlength=shown.size)  # each > 0
     alpha = np.full(n_pairs, 0.5)
-    gamma = np.full(top + 1, 0.5)
+    gamma = np.full(shown.size, 0.5)
     for _ in range(max_iter):  # EM iterations (each vectorised over every statistic)
-        a, g = alpha[pair], gamma[positions]
+        a, g = alpha[pair], gamma[slot]
         no_click = n - clicks
         denominator = 1.0 - a * g
         # an unclicked statistic's posteriors; a statistic that was always clicked has
@@ -363,23 +374,20 @@ def position_bias(
             g * (1.0 - a), denominator, out=zeros.copy(), where=unclicked
         )
         new_alpha = np.bincount(pair, weights=attractive, minlength=n_pairs) / per_pair
-        with np.errstate(invalid="ignore", divide="ignore"):
-            new_gamma = np.bincount(positions, weights=examined, minlength=top + 1) / per_position
-        new_gamma = np.where(per_position > 0, new_gamma, np.nan)
+        new_gamma = np.bincount(slot, weights=examined, minlength=shown.size) / per_position
         moved = max(
             float(np.max(np.abs(new_alpha - alpha), initial=0.0)),
-            float(np.nanmax(np.abs(new_gamma - gamma), initial=0.0)),
+            float(np.max(np.abs(new_gamma - gamma), initial=0.0)),
         )
         alpha, gamma = new_alpha, new_gamma
         if moved <= tol:
             break
-    shown = np.nonzero(per_position > 0)[0]
     return pl.DataFrame(
         {
             "position": shown.astype(np.int64),
-            "examination": gamma[shown],
-            "propensity": gamma[shown] / gamma[1] if top >= 1 and per_position[1] > 0 else np.nan,
-            "impressions": per_position[shown].astype(np.int64),
+            "examination": gamma,
+            "propensity": gamma / gamma[0] if shown.size else gamma,  # shown[0] is rank 1
+            "impressions": per_position.astype(np.int64),
         }
     )
 
@@ -420,6 +428,10 @@ def _refuse_bad_rows(bad: pl.DataFrame, clicked: str, where: str) -> None:
         )
 
 
+#: The largest rank read (the ranks are read as Int64).
+_LARGEST_RANK = 2**63 - 1
+
+
 def _read_log(
     log: FrameInput, columns: list[str], rank: str, clicked: str, hint: str
 ) -> tuple[pl.LazyFrame, pl.Schema]:
@@ -431,6 +443,14 @@ def _read_log(
     check_numeric(schema, rank, "log", integer=True)
     if schema[clicked] != pl.Boolean:
         check_numeric(schema, clicked, "log", integer=False)
+    if schema[rank] == pl.UInt64:  # the ranks are read as Int64: one beyond is refused
+        largest = frame.select(pl.col(rank).max()).collect().item()
+        if largest is not None and largest > _LARGEST_RANK:
+            raise InvalidValueError(
+                f"column {rank!r} of the log holds rank {largest}, beyond 2**63 - 1 = "
+                f"{_LARGEST_RANK}, the largest rank position_bias reads: a rank counts the "
+                "positions from 1 for the top; check the column"
+            )
     return frame, schema
 
 
