@@ -231,3 +231,50 @@ def test_em_fits_the_ranks_shown_whatever_their_values() -> None:
     assert far["position"].to_list() == [1, 10**12]
     assert far.drop("position").equals(near.drop("position"))
     assert far["propensity"][0] == 1.0
+
+
+# --- interleaving_test: teams of an integer team column ---------------------------------
+
+_INT_TEAMS = pl.DataFrame(
+    {
+        "session_id": [1, 1, 2, 2],
+        "position": [1, 2, 1, 2],
+        "team": [1, 0, 0, 1],
+        "clicked": [1, 0, 0, 1],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("teams", "message"),
+    [
+        (
+            (1, 0),
+            "teams must be the two team names as text, got (1, 0): the teams are named as "
+            "text whatever the column's dtype, e.g. teams=('1', '0')",
+        ),
+        (
+            (True, False),
+            "teams must be the two team names as text, got (True, False): the teams are "
+            "named as text whatever the column's dtype, e.g. teams=('true', 'false')",
+        ),
+        (
+            (1, "1"),
+            "teams must be the two team names as text, got (1, '1'): the teams are named as "
+            "text whatever the column's dtype, e.g. teams=('bm25', 'dense')",
+        ),
+        (
+            (1, 1),
+            "teams must be two different team names, e.g. ('bm25', 'dense'); got (1, 1)",
+        ),
+    ],
+    ids=["ints", "bools", "one text", "equal"],
+)
+def test_interleaving_teams_are_named_as_text(teams: Any, message: str) -> None:
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.interleaving_test(_INT_TEAMS, teams=teams)
+
+
+def test_interleaving_teams_as_text_read_an_integer_column() -> None:
+    out = irm.interleaving_test(_INT_TEAMS, teams=("1", "0"))
+    assert out.select("wins_a", "wins_b").row(0) == (2, 0)

@@ -131,8 +131,9 @@ def interleaving_test(
         shown, which cannot be clicked), ``clicked`` (Boolean or 0/1) and ``team``, the
         system that contributed the item.
     teams
-        The two teams ``(a, b)``; default: the two values of the ``team`` column of each
-        segment, in sorted order. A third team is an error.
+        The two teams ``(a, b)``, named as text whatever the ``team`` column's dtype
+        (``('1', '0')`` for an integer column); default: the two values of the ``team``
+        column of each segment, in sorted order (as text). A third team is an error.
     by
         Segment keys (day, market): each segment is analysed apart. A key holds one
         value per session: one whose values vary within a session is refused when the
@@ -201,13 +202,18 @@ def interleaving_test(
         columns,
     )
     if teams is not None and (
-        not isinstance(teams, tuple | list)
-        or len(teams) != 2
-        or not all(isinstance(t, str) for t in teams)
-        or teams[0] == teams[1]
+        not isinstance(teams, tuple | list) or len(teams) != 2 or teams[0] == teams[1]
     ):
         raise InvalidValueError(
             f"teams must be two different team names, e.g. ('bm25', 'dense'); got {teams!r}"
+        )
+    if teams is not None and not all(isinstance(t, str) for t in teams):
+        # the team column is read as text whatever its dtype (1 as '1'), as ab_test's arms
+        text = tuple(str(t).lower() if isinstance(t, bool) else str(t) for t in teams)
+        example = text if text[0] != text[1] else ("bm25", "dense")
+        raise InvalidValueError(
+            f"teams must be the two team names as text, got {teams!r}: the teams are named "
+            f"as text whatever the column's dtype, e.g. teams={example!r}"
         )
     plan = _plan(log.lazy(), columns, by_keys, teams)
     return plan.collect() if eager else plan
