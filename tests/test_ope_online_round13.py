@@ -1,7 +1,10 @@
 """Off-policy and online checks, round 13: a null ``by=`` key of an off-policy log is
 refused as every other route refuses it (it formed a group of its own); ``irm ab``
 names the line of a CSV timestamp polars infers no format from (it printed polars'
-own error)."""
+own error); ``position_bias(method="em")`` refuses a log without rank 1 (NaN
+propensities) and fits ranks far apart (numpy's MemoryError); ``interleaving_test``
+says that ``teams=`` names the teams as text; a policy or reward model with positions
+beside a log without them is named (it was read as an action listed twice)."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError, SupportWarning
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, SupportWarning
 
 from .helpers import irm_in_process
 
@@ -278,3 +281,54 @@ def test_interleaving_teams_are_named_as_text(teams: Any, message: str) -> None:
 def test_interleaving_teams_as_text_read_an_integer_column() -> None:
     out = irm.interleaving_test(_INT_TEAMS, teams=("1", "0"))
     assert out.select("wins_a", "wins_b").row(0) == (2, 0)
+
+
+# --- off-policy: a policy (reward model) with positions beside a log without ------------
+
+_ONE_ACTION_LOG = pl.DataFrame(
+    {"round_id": [1, 2], "action": [0, 1], "reward": [1.0, 0.0], "pscore": [0.5, 0.5]}
+)
+_PER_POSITION = pl.DataFrame(
+    {
+        "round_id": [1, 1, 1, 1, 2, 2, 2, 2],
+        "position": [1, 1, 2, 2, 1, 1, 2, 2],
+        "action": [0, 1] * 4,
+        "prob": [0.5] * 8,
+    }
+)
+_PER_ROUND = _PER_POSITION.filter(pl.col("position") == 1).drop("position")
+
+
+def _no_position(table: str, row: str) -> str:
+    return (
+        f"column 'position' not found in the log, but the {table} table has one: a log "
+        f"without it is read as one action per round, and the {table} table then has one "
+        f"row per {row}; add the logged positions to the log (name the column with "
+        f"position=), or drop the {table} table's 'position' column"
+    )
+
+
+@pytest.mark.parametrize(
+    ("metric", "policy", "model", "message"),
+    [
+        ("ips", _PER_POSITION, None, _no_position("policy", "(round_id, action)")),
+        (
+            "ips",
+            _PER_POSITION.group_by("round_id", "position", maintain_order=True).agg("prob"),
+            None,
+            _no_position("policy", "round_id"),
+        ),
+        (
+            "dr",
+            _PER_ROUND,
+            _PER_POSITION.rename({"prob": "q_hat"}),
+            _no_position("reward_model", "(round_id, action)"),
+        ),
+    ],
+    ids=["long policy", "listed policy", "reward model"],
+)
+def test_positions_of_a_table_beside_a_log_without_are_named(
+    metric: str, policy: pl.DataFrame, model: pl.DataFrame | None, message: str
+) -> None:
+    with pytest.raises(ColumnNotFoundError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(_ONE_ACTION_LOG, [metric], policy=policy, reward_model=model)

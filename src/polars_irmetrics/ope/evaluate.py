@@ -709,6 +709,20 @@ def _check_schemas(
     tables = [("policy", policy.collect_schema(), PROB)]
     if reward_model is not None:
         tables.append(("reward_model", reward_model.collect_schema(), Q_HAT))
+    position = options.position
+    for name, schema, value in tables:
+        if position in schema and position not in log_schema:
+            # the table's rows per position would meet the log's rounds as one action
+            # each: read as an action listed twice, or its positions silently merged
+            listed = value in schema and _listed(schema[value])
+            row = round_id if listed else f"({round_id}, {action})"
+            raise ColumnNotFoundError(
+                f"column {position!r} not found in the log, but the {name} table has one: a "
+                f"log without it is read as one action per round, and the {name} table "
+                f"then has one row per {row}; add the logged positions to "
+                f"the log (name the column with position=), or drop the {name} table's "
+                f"{position!r} column"
+            )
     wide = [name for name, schema, value in tables if value in schema and _listed(schema[value])]
     if wide:
         _check_wide(wide, [name for name, _, _ in tables], log_schema, action, positions=positions)
