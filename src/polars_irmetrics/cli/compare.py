@@ -77,7 +77,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="RUN",
         help="two or more run files ('-' reads standard input, for one of them)",
     )
-    p.add_argument("--qrels", required=True, metavar="QRELS", help="judgments file")
+    p.add_argument(
+        "--qrels",
+        metavar="QRELS",
+        help="judgments file; needed where a metric asked for reads the judgments "
+        "(rnd, rkl and rrd read the runs and --groups only)",
+    )
     p.add_argument(
         "--baseline",
         metavar="RUN",
@@ -183,7 +188,7 @@ def _names(paths: Sequence[str]) -> list[str]:
 def _curves(
     runs: dict[str, pl.LazyFrame],
     metrics: list[str],
-    qrels: pl.LazyFrame,
+    qrels: pl.LazyFrame | None,
     options: dict[str, Any] | None = None,
 ) -> pl.DataFrame | None:
     """Mean metric@1..k per system for each metric with a cutoff k >= 2 (None if none)."""
@@ -253,7 +258,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidValueError(f"irm compare needs two or more runs; got only {paths[0]}")
     fmt, plot_format = _check_outputs(args)
     names = _names(paths)
-    for path in [*paths, args.qrels, *(p for p in (args.groups, args.target) if p)]:
+    for path in [*paths, *(p for p in (args.qrels, args.groups, args.target) if p)]:
         local = path != STDIN and "*" not in path and "://" not in path
         if local and not Path(path).exists():  # '-': standard input
             raise InvalidValueError(f"{path}: no such file")
@@ -266,7 +271,11 @@ def run(args: argparse.Namespace) -> int:
         name: scan_run(path, args.run_format, **ids)
         for name, path in zip(names, paths, strict=True)
     }
-    qrels = scan_qrels(args.qrels, args.qrels_format, relevance=args.relevance, **ids)
+    qrels = (  # none: the metrics read no judgments (compare says so where one does)
+        None
+        if args.qrels is None
+        else scan_qrels(args.qrels, args.qrels_format, relevance=args.relevance, **ids)
+    )
     kwargs = {
         **options,
         "qrels": qrels,
