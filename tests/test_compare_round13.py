@@ -5,14 +5,42 @@ its own options."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.comparison.options import CompareOptions
+from polars_irmetrics.comparison.report import render_report, write_report
+from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.io.files import sample_paths
 from tests.helpers import irm_in_process
+
+
+def _run(query: str, docs: list[str], hits: list[int]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "query_id": [query] * len(docs),
+            "doc_id": docs,
+            "rank": list(range(1, len(docs) + 1)),
+            "relevance": hits,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, pl.DataFrame]:
+    """Three judged runs (relevance in the run) of four queries."""
+    docs = ["d1", "d2", "d3"]
+    patterns = {"a": [0, 0, 1], "b": [0, 1, 0], "c": [1, 0, 0]}
+    return {
+        name: pl.concat([_run(f"q{q}", docs, hits[q:] + hits[:q]) for q in range(4)])
+        for name, hits in patterns.items()
+    }
+
 
 # --- irm compare: --qrels only where a metric reads the judgments ---
 
@@ -58,3 +86,81 @@ def test_compare_cli_judgments_still_needed(sample_files: tuple[list[Path], Path
     _, qrels = sample_paths()
     fixed = irm_in_process("compare", *map(str, paths), "-m", "ndcg@10", "--qrels", str(qrels))
     assert (fixed.returncode, fixed.stderr) == (0, "")
+
+
+# --- render_report / write_report: the tidy formats refuse the report options ---
+
+
+def _refusal(option: str, named: str, fix: str) -> str:
+    given, does, lacks = {
+        "markers": ("markers='daggers'", "marks the cells", "has no markers"),
+        "digits": ("digits=1", "rounds the means", "keeps every decimal"),
+        "options": ("options=...", "names the test in the footnote", "has no footnote"),
+    }[option]
+    return (
+        f"{given} {does} of a report (terminal, markdown, latex), and {named} writes the "
+        f"tidy table, which {lacks}: drop {option}=, or write a report (e.g. {fix})"
+    )
+
+
+_GIVEN: dict[str, dict[str, Any]] = {
+    "markers": {"markers": "daggers"},
+    "digits": {"digits": 1},
+    "options": {"options": CompareOptions(test="wilcoxon")},
+}
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+@pytest.mark.parametrize("option", ["markers", "digits", "options"])
+def test_render_report_tidy_refuses_report_options(
+    runs: dict[str, pl.DataFrame], fmt: str, option: str
+) -> None:
+    pairs = irm.compare(runs, "P@1")  # every pair: daggers are refused by markdown too
+    message = _refusal(option, f"fmt={fmt!r}", "fmt='markdown'")
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        render_report(pairs, fmt, **_GIVEN[option])  # type: ignore[arg-type]
+    fixed = {k: v for k, v in _GIVEN[option].items() if k != "markers"}
+    if option == "markers":  # the fix, 'drop markers=', gives the tidy table
+        assert render_report(pairs, fmt) == render_report(pairs, fmt, **fixed)  # type: ignore[arg-type]
+    else:  # the other fix: a report, which reads the option
+        with_baseline = irm.compare(runs, "P@1", baseline="a")
+        assert render_report(with_baseline, "markdown", **fixed)
+
+
+@pytest.mark.parametrize(
+    ("suffix", "fmt", "named", "fix"),
+    [
+        (".csv", None, "report file '{path}'", "a .md file"),
+        (".parquet", None, "report file '{path}'", "a .md file"),
+        (".json", None, "report file '{path}'", "a .md file"),
+        (".txt", "csv", "fmt='csv'", "fmt='markdown'"),
+        (".txt", "parquet", "fmt='parquet'", "fmt='markdown'"),
+    ],
+)
+@pytest.mark.parametrize("option", ["markers", "digits", "options"])
+def test_write_report_tidy_refuses_report_options(
+    runs: dict[str, pl.DataFrame],
+    tmp_path: Path,
+    suffix: str,
+    fmt: str | None,
+    named: str,
+    fix: str,
+    option: str,
+) -> None:
+    result = irm.compare(runs, "P@1", baseline="a")
+    path = tmp_path / f"out{suffix}"
+    message = _refusal(option, named.format(path=path), fix)
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        write_report(result, path, fmt, **_GIVEN[option])  # type: ignore[arg-type]
+    assert not path.exists()
+    report_path = tmp_path / "out.md"
+    write_report(result, report_path, **_GIVEN[option])  # the fix: a report
+    assert report_path.read_text()
+    write_report(result, path, fmt)  # or the defaults
+    assert path.exists()
+
+
+def test_tidy_defaults_still_accepted(runs: dict[str, pl.DataFrame]) -> None:
+    pairs = irm.compare(runs, "P@1")
+    plain = render_report(pairs, "csv")
+    assert render_report(pairs, "csv", markers="letters", digits=4, options=None) == plain

@@ -42,12 +42,14 @@ from polars_irmetrics.io.output import (
 __all__ = [
     "REPORT_FORMATS",
     "REPRO_ORDER",
+    "TIDY_FORMATS",
     "FileFormat",
     "Markers",
     "ReportFormat",
     "Table",
     "TextFormat",
     "check_report",
+    "check_tidy",
     "footnote",
     "is_reproducibility",
     "kind_of",
@@ -185,6 +187,52 @@ def check_report(result: object, digits: object, options: object, *, values: boo
             f"CompareOptions) or None, got {kind_of(options)}; leave it out to read what "
             "irm.compare recorded"
         )
+
+
+#: The formats of the tidy result itself, which no report option shapes.
+TIDY_FORMATS = ("csv", "json", "parquet")
+
+
+def check_tidy(
+    fmt: str,
+    markers: object,
+    digits: object,
+    options: object,
+    *,
+    named: str | None = None,
+    fix: str | None = None,
+) -> None:
+    """A report option given with a tidy format (csv, json, parquet), which writes the
+    result's frame as it is and would ignore the option, refused by name: ``markers``
+    other than ``"letters"``, ``digits`` other than 4, ``options`` other than
+    ``None``. ``named`` is how the message names the format (default ``fmt='csv'``),
+    ``fix`` the report it offers (default ``fmt='markdown'``).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.comparison.report import check_tidy
+    >>> check_tidy("csv", "daggers", 4, None)
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: markers='daggers' marks the cells of a ...
+    """
+    if fmt not in TIDY_FORMATS:
+        return
+    named = f"fmt={fmt!r}" if named is None else named
+    fix = "fmt='markdown'" if fix is None else fix
+    if markers != "letters":
+        given, does, lacks = f"markers={markers!r}", "marks the cells", "has no markers"
+    elif digits != 4:
+        given, does, lacks = f"digits={digits!r}", "rounds the means", "keeps every decimal"
+    elif options is not None:
+        given, does, lacks = "options=...", "names the test in the footnote", "has no footnote"
+    else:
+        return
+    option = given.split("=")[0]
+    raise InvalidValueError(
+        f"{given} {does} of a report (terminal, markdown, latex), and {named} writes the "
+        f"tidy table, which {lacks}: drop {option}=, or write a report (e.g. {fix})"
+    )
 
 
 def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
@@ -451,13 +499,15 @@ def render_report(
     markers
         ``"letters"`` (ranx style: ``a`` .. ``z``, then ``aa``, ``ab`` .. beyond 26
         systems, a cell's markers then separated by commas) or ``"daggers"`` (one
-        baseline only).
+        baseline only). ``"csv"`` and ``"json"`` have no markers: only the default.
     digits
         Decimals of the means (0..12). The bold reads the unrounded means: two means
         that print alike may have only one bold (an exact tie bolds both).
+        ``"csv"`` and ``"json"`` keep every decimal: only the default, 4.
     options
         The comparison's options, for the footnote; default: those
-        :func:`~polars_irmetrics.compare` recorded for this very frame.
+        :func:`~polars_irmetrics.compare` recorded for this very frame. ``"csv"`` and
+        ``"json"`` have no footnote: only ``None``.
 
     Returns
     -------
@@ -471,7 +521,8 @@ def render_report(
         A mean that is not a number.
     InvalidValueError
         An unknown format (``"html"`` among them) or markers, ``digits`` not in 0..12,
-        a null mean, or daggers without a single baseline.
+        a null mean, daggers without a single baseline, or ``markers``, ``digits`` or
+        ``options`` other than the default with ``"csv"`` or ``"json"``.
 
     Examples
     --------
@@ -552,6 +603,7 @@ def render_report(
             "parquet needs a file)"
         )
     check_report(result, digits, options, values=fmt not in ("csv", "json"))
+    check_tidy(fmt, markers, digits, options)
     if fmt == "csv":
         return result.write_csv()
     if fmt == "json":
@@ -694,7 +746,9 @@ def write_report(
     """Write :func:`render_report`'s text to ``path`` (``None``: standard output), in
     ``fmt``, else the format ``path``'s suffix names (``.md``, ``.tex``, ``.txt``,
     ``.csv``, ``.json``, ``.parquet``; another suffix is refused); ``"terminal"`` on
-    standard output; ``"parquet"`` writes the tidy result. The file is written
+    standard output; ``"parquet"`` writes the tidy result (csv, json and parquet,
+    the tidy frame, refuse ``markers``, ``digits`` and ``options`` other than the
+    defaults, which they would ignore). The file is written
     atomically (:func:`~polars_irmetrics.io.output.write_table`). The HTML page
     (``.html``, ``.htm``, ``fmt="html"``) is refused, nothing written: it is
     :meth:`~polars_irmetrics.comparison.publish.Report.save`'s
@@ -721,7 +775,13 @@ def write_report(
     """
     check_report(result, digits, options, values=False)  # parquet renders nothing here
     renderers = report_renderers(markers=markers, digits=digits, options=options)
-    if resolve_format(path, fmt, default="terminal", renderers=renderers) == "html":
+    resolved = resolve_format(path, fmt, default="terminal", renderers=renderers)
+    if fmt is None and path is not None:  # named by the file's suffix
+        named = f"report file {str(path)!r}"
+        check_tidy(resolved, markers, digits, options, named=named, fix="a .md file")
+    else:
+        check_tidy(resolved, markers, digits, options)
+    if resolved == "html":
         page = path is not None and format_of(path) == "html"  # a file named .html, .htm
         target = str(path) if page else "report.html"
         named = f"report file {str(path)!r}" if fmt is None else f"fmt={fmt!r}"
