@@ -164,3 +164,48 @@ def test_tidy_defaults_still_accepted(runs: dict[str, pl.DataFrame]) -> None:
     pairs = irm.compare(runs, "P@1")
     plain = render_report(pairs, "csv")
     assert render_report(pairs, "csv", markers="letters", digits=4, options=None) == plain
+
+
+# --- tukey_hsd: its own options, its own name ---
+
+_TUKEY_OPTIONS = (
+    "action, alpha, buckets, check_duplicates, ci, ci_method, clicked, confidence, "
+    "converted, debias, depth, doc_id, dwell, explain, features, jg, judged_only, label, "
+    "memory_limit, n_bootstrap, order, partitioned_by, position, positive_label, "
+    "prediction, progress, propensity, qrels, query_id, query_set, rank, relevance, "
+    "relevance_level, reward, round_id, sample_id, sample_weight, score, seed, "
+    "serendipity_relevance, spill_dir, system, timestamp, unjudged, unmatched, unseen_items"
+)
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"test": "t"}, f"unknown option test=...; the options are {_TUKEY_OPTIONS}"),
+        ({"baseline": "a"}, f"unknown option baseline=...; the options are {_TUKEY_OPTIONS}"),
+        ({"correction": None},
+         f"unknown option correction=...; the options are {_TUKEY_OPTIONS}"),
+        ({"bogus": 1}, f"unknown option bogus=...; the options are {_TUKEY_OPTIONS}"),
+        ({"per_query": True},
+         "tukey_hsd sets per_query= itself (the systems are its groups, and query_set= "
+         "chooses the queries); drop per_query=..."),
+        ({"by": "query_id"},
+         "tukey_hsd sets by= itself (the systems are its groups, and query_set= "
+         "chooses the queries); drop by=..."),
+    ],
+)  # fmt: skip
+def test_tukey_refusals_name_tukey_and_its_options(
+    runs: dict[str, pl.DataFrame], given: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.tukey_hsd(runs, "P@1", **given)
+    assert irm.tukey_hsd(runs, "P@1").height == 3  # the fix: drop it
+
+
+def test_compare_refusals_unchanged(runs: dict[str, pl.DataFrame]) -> None:
+    message = (
+        "compare sets by= itself (the systems are its groups, and query_set= "
+        "chooses the queries); drop by=..."
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.compare(runs, "P@1", by="x")

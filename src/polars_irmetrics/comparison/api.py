@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -315,24 +315,29 @@ def check_compare(runs: Runs, metrics: str | Iterable[str], **arguments: Any) ->
 
 
 def compare_eval_options(
-    options: Mapping[str, object], metrics: str | Iterable[str] | Parsed
+    options: Mapping[str, object],
+    metrics: str | Iterable[str] | Parsed,
+    caller: Callable[..., object] | None = None,
 ) -> EvalOptions:
     """The evaluation options of a comparison, from its keyword arguments (checked), an
     option none of ``metrics`` reads refused as :func:`~polars_irmetrics.evaluate`
-    refuses it (``relevance_level=`` beside graded metrics alone too)."""
+    refuses it (``relevance_level=`` beside graded metrics alone too). ``caller`` is
+    the function called (default :func:`compare`; :func:`~polars_irmetrics.tukey_hsd`
+    too): its name and its own keywords are those a refusal names."""
+    function = compare if caller is None else caller
     own = ("by", "systems", "per_query", "unretrieved")
     for name in own:
         if name in options:
             raise InvalidValueError(
-                f"compare sets {name}= itself (the systems are its groups, and query_set= "
-                f"chooses the queries); drop {name}=..."
+                f"{function.__name__} sets {name}= itself (the systems are its groups, and "
+                f"query_set= chooses the queries); drop {name}=..."
             )
-    # an unknown keyword: compare's options listed (evaluate's less those it sets, and
-    # its own statistics options), not evaluate's alone
+    # an unknown keyword: the caller's options listed (evaluate's less those it sets,
+    # and its own statistics options), not evaluate's alone
     fields = set(option_names()) - set(own)
     for name in options:
         if name not in fields:
-            keywords = set(inspect.signature(compare).parameters) - {"runs", "metrics", "options"}
+            keywords = set(inspect.signature(function).parameters) - {"runs", "metrics", "options"}
             shown = ", ".join(sorted(fields | keywords))
             raise InvalidValueError(f"unknown option {name}=...; the options are {shown}")
     built = EvalOptions.build(**options)

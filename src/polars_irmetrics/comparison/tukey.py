@@ -96,7 +96,7 @@ def tukey_hsd(
     └────────┴──────────┴───────┴─────────────┘
     """
     parsed = Parsed(parse_metric_list(metrics))  # parsed once: below receive the requests
-    plan_options = compare_eval_options(options, parsed)
+    plan_options = compare_eval_options(options, parsed, tukey_hsd)
     checked = CompareOptions(alpha=alpha, confidence=confidence, query_set=query_set).checked()
     values = per_query_values(
         runs,
