@@ -9,6 +9,7 @@ pass, and the values and warnings are those of the separate calls."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -165,3 +166,33 @@ def test_a_shared_pass_is_the_door_tables_own() -> None:
     assert id_rows(ids, history, cast, [], "item") is not first
     assert id_rows(None, history, history, [], "item") is not first
     assert sorted(first.collect().rows()) == [(5, 2), (6, 1)]
+
+
+def test_one_group_by_of_the_item_features_for_their_checks_tally_and_drop() -> None:
+    # the features' items counted once: the check that each is listed once, the tally of
+    # the run's items they hold and unseen_items='drop' read the one group-by; the
+    # categories' join and the null ids' count are the other two scans
+    t = _tables(2)
+    features = pl.LazyFrame({"doc_id": list(range(12)), "genre": [d % 3 for d in range(12)]})
+    plan = irm.evaluate(
+        t["run"].lazy(),
+        ["categorical_diversity(category='genre')@3", "catalog_coverage@3"],
+        interactions=t["interactions"].lazy(),
+        item_features=features,
+        unseen_items="drop",
+    )
+    text = plan.explain().splitlines()
+    assert sum('DF ["doc_id", "genre"]; PROJECT' in line for line in text) == 3
+    assert not any("is_duplicated" in line for line in text)
+    # an item listed twice: refused as before, the smallest such item named
+    doubled = pl.concat([features, features.filter(pl.col("doc_id").is_in([7, 4]))])
+    message = (
+        "item 4 has more than one row in item_features (2 extra rows): "
+        "categorical_diversity reads one category per item; keep one row per item"
+    )
+    with pytest.raises(irm.DuplicateError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(
+            t["run"],
+            ["categorical_diversity(category='genre')@3"],
+            item_features=doubled,
+        )

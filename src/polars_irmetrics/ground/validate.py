@@ -1007,18 +1007,25 @@ TALLY_ROW = f"{INTERNAL}tally"
 
 
 def held_tally(
-    ids: pl.LazyFrame, held: pl.LazyFrame, keys: list[str], total: str, matched: str
+    ids: pl.LazyFrame,
+    held: pl.LazyFrame,
+    keys: list[str],
+    total: str,
+    matched: str,
+    *,
+    distinct: bool = False,
 ) -> pl.LazyFrame:
     """One row: the distinct ``keys`` of ``ids`` (column ``total``), and how many of
-    them ``held`` lists (column ``matched``); for :func:`with_tally` and
-    :func:`warn_on_joint` (null keys match null keys).
+    them ``held`` lists (column ``matched``; ``distinct``: ``held`` lists each once
+    already); for :func:`with_tally` and :func:`warn_on_joint` (null keys match null
+    keys).
 
     >>> run = pl.LazyFrame({"query_id": ["a", "b", "b"]})
     >>> ref = pl.LazyFrame({"query_id": ["b", "c"]})
     >>> held_tally(run, ref, ["query_id"], "n", "held").collect().row(0)
     (2, 1)
     """
-    marked = held.unique().with_columns(pl.lit(True).alias(matched))
+    marked = (held if distinct else held.unique()).with_columns(pl.lit(True).alias(matched))
     return (
         ids.unique()
         .join(marked, on=keys, how="left", nulls_equal=True)
@@ -1276,9 +1283,13 @@ def warns_of_features(unseen_items: str) -> bool:
     return unseen_items in _NO_FEATURES
 
 
-def features_tally(run: pl.LazyFrame, features: pl.LazyFrame, *, item: str) -> pl.LazyFrame:
+def features_tally(
+    run: pl.LazyFrame, features: pl.LazyFrame, *, item: str, shared: SharedIds | None = None
+) -> pl.LazyFrame:
     """One row: the run's distinct items and how many of them the item features hold,
-    compared in :func:`common_id_dtype` (for :func:`warn_on_features`).
+    compared in :func:`common_id_dtype` (for :func:`warn_on_features`); ``shared``: the
+    door's frames shared by the routes of the call (the features' distinct items, which
+    their checks read too: :func:`~polars_irmetrics.ground.facts.id_rows`).
 
     >>> run = pl.LazyFrame({"doc_id": ["a", "b", "b"]})
     >>> features = pl.LazyFrame({"doc_id": ["b", "z"], "v": [[1.0], [2.0]]}, schema_overrides={
@@ -1288,8 +1299,16 @@ def features_tally(run: pl.LazyFrame, features: pl.LazyFrame, *, item: str) -> p
     """
     dtype = common_id_dtype([run.collect_schema()[item], features.collect_schema()[item]])
     ids = pl.col(item).cast(dtype)
+    held = features.select(ids)
+    if shared is not None:  # each item once: the group-by the features' checks read
+        held = id_rows(shared, features, held, [], item).select(item)
     return held_tally(
-        run.select(ids), features.select(ids), [item], _FEATURE_ITEMS, _KNOWN_FEATURE_ITEMS
+        run.select(ids),
+        held,
+        [item],
+        _FEATURE_ITEMS,
+        _KNOWN_FEATURE_ITEMS,
+        distinct=shared is not None,
     )
 
 

@@ -220,7 +220,7 @@ def build_recsys_plan(
     by_cooccurrence = {k for k, measure in scope.pair_cutoffs if measure == COOCCURRENCE}
     named: pl.LazyFrame | None = None
     if scope.categories and item_features is not None:
-        named, category_checks = _categories(item_features, scope, options, kinds)
+        named, category_checks = _categories(item_features, scope, options, kinds, tables.ids)
         checks.append(category_checks)
 
     joins: list[Callable[[pl.LazyFrame], pl.LazyFrame]] = []
@@ -499,7 +499,7 @@ def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.
     # the distinct items (and users) alone where the door has them for every route
     items = run if tables.ids is None else tables.ids.docs
     if tables.item_features is not None and warns_of_features(options.unseen_items):
-        tally = features_tally(items, tables.item_features, item=item)
+        tally = features_tally(items, tables.item_features, item=item, shared=tables.ids)
         unseen = options.unseen_items
         values = with_tally(
             values,
@@ -888,24 +888,34 @@ def _categories(
     scope: CollectionScope,
     options: RecsysOptions,
     kinds: dict[str, pl.DataType],
+    shared: SharedIds | None = None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Each item's category in each category column asked for (joined to the rows on
     the item); the one-row frame of the check that the item features list an item
-    once."""
+    once, counted from each item's rows (:func:`~polars_irmetrics.ground.facts.id_rows`:
+    one group-by of the table, which the coverage tally and ``unseen_items='drop'``
+    read too where the door shares it, ``shared``)."""
     item, columns = options.item_id, sorted(scope.categories)
     table = _cast_ids(item_features.select(item, *columns), kinds)
-    checks = table.select(
-        *flag("null_feature_ids", pl.col(item).is_null(), example=pl.lit(repr(item))),
+    rows = id_rows(shared, item_features, table.select(item), [], item)
+    doubled = rows.select(
         *flag(
             "dup_category",
-            pl.col(item).is_duplicated(),
+            pl.col(ID_ROWS) > 1,
             "{}",
             [(pl.col(item), kinds[item])],
-            count=pl.len() - pl.col(item).n_unique(),
-        ),
+            count=(pl.col(ID_ROWS) - 1).sum(),
+        )
+    )
+    checks = table.select(
+        *flag("null_feature_ids", pl.col(item).is_null(), example=pl.lit(repr(item))),
         *_nan_categories(table, item, columns, kinds),
     )
-    named = table.select(item, *(pl.col(c).alias(scope.category_column(c)) for c in columns))
+    checks = pl.concat([checks, doubled], how="horizontal")
+    # joined to the rows within the cutoffs and to every user's rows: one scan for both
+    named = table.select(
+        item, *(pl.col(c).alias(scope.category_column(c)) for c in columns)
+    ).cache()
     return named, checks
 
 
