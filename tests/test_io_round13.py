@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -17,6 +16,7 @@ import pytest
 
 from polars_irmetrics.errors import FileFormatError
 from polars_irmetrics.io.files import scan_qrels, scan_run
+from tests.test_messages_round11 import _unprivileged
 
 _RUN = "a run: Parquet, a TREC run (query_id Q0 doc_id rank score run_id), CSV, TSV or JSON lines"
 _QRELS = (
@@ -117,36 +117,6 @@ def test_a_glob_over_folders_that_can_be_listed_reads_them_all(
     assert scan_run("runs/*/p.csv").collect().height == 4
     assert scan_run("runs/**/*.parquet").collect().height == 4
     assert scan_run("ok/*.csv").collect().height == 2
-
-
-#: Root reads any folder: its commands run without the capabilities that let it.
-_DROP = [
-    "--inh-caps=-dac_override,-dac_read_search",
-    "--bounding-set=-dac_override,-dac_read_search",
-]
-
-
-def _unprivileged(tmp_path: Path) -> list[str]:
-    """The command prefix that runs Python as a user that file permissions bind."""
-    prefix = []
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.fail(
-                "root reads any folder, and setpriv (util-linux) is not here to drop that: "
-                "install util-linux, or run the tests as another user"
-            )
-        prefix = [setpriv, *_DROP]
-    locked = tmp_path / "probe"
-    locked.mkdir()
-    locked.chmod(0)
-    probe = [*prefix, sys.executable, "-c", f"import os; os.listdir({str(locked)!r})"]
-    if subprocess.run(probe, capture_output=True, check=False).returncode == 0:
-        pytest.fail(
-            "this process reads a folder of mode 000 even without the capabilities that "
-            "let root: run the tests as a user that file permissions bind"
-        )
-    return prefix
 
 
 _COMMANDS = [

@@ -111,14 +111,20 @@ def _unprivileged(tmp_path: Path) -> list[str]:
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
-            pytest.skip("root reads any folder, and setpriv is not here to drop that")
+            pytest.fail(
+                "root reads any folder, and setpriv (util-linux) is not here to drop that: "
+                "install util-linux, or run the tests as another user"
+            )
         prefix = [setpriv, *_DROP]
     locked = tmp_path / "probe"
     locked.mkdir()
     locked.chmod(0)
     probe = [*prefix, sys.executable, "-c", f"import os; os.listdir({str(locked)!r})"]
     if subprocess.run(probe, capture_output=True, check=False).returncode == 0:
-        pytest.skip("this process reads any folder: the refusal cannot be made")
+        pytest.fail(
+            "this process reads a folder of mode 000 even without the capabilities that "
+            "let root: run the tests as a user that file permissions bind"
+        )
     return prefix
 
 
