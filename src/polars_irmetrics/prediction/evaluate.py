@@ -114,6 +114,7 @@ from polars_irmetrics.prediction.statistics import (
     HISTOGRAM_METRICS,
     NUM_ROWS,
     RATING_METRICS,
+    beside_every_row,
     finished,
     gauc_statistics,
     histogram_values,
@@ -394,8 +395,7 @@ def with_means(rows: pl.LazyFrame, scope: PredictionScope, by: list[str]) -> pl.
     the engines' (:func:`~polars_irmetrics.prediction.statistics.means_from`)."""
     aggs = statistic_aggs(mean_terms(scope))
     if not by:
-        totals = {a.meta.output_name(): a for a in aggs}
-        return rows.with_columns(means_from(lambda c: totals[c]))
+        return beside_every_row(rows, rows.select(aggs).select(means_from(pl.col)))
     # the groups' sums (one group_by) joined to their rows: cheaper than windows
     means = rows.group_by(by).agg(aggs).select(*by, *means_from(pl.col))
     return rows.join(means, on=by, how="left", nulls_equal=True)

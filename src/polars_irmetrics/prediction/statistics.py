@@ -153,6 +153,7 @@ __all__ = [
     "WEIGHT_Q",
     "Scaled",
     "Total",
+    "beside_every_row",
     "finished",
     "gauc_aggs",
     "gauc_statistics",
@@ -569,9 +570,34 @@ def with_scale(
     maxima = scale_maxima(s, requests, beside=True)
     totals = _totals(maxima)
     if not by:
-        return rows.with_columns(scale_from(lambda c: totals[c], totals))
+        return beside_every_row(rows, rows.select(maxima).select(scale_from(pl.col, totals)))
     scale = rows.group_by(by).agg(maxima).select(*by, *scale_from(pl.col, totals))
     return rows.join(scale, on=by, how="left", nulls_equal=True)
+
+
+def beside_every_row(rows: pl.LazyFrame, one_row: pl.LazyFrame) -> pl.LazyFrame:
+    """``rows`` with the columns of ``one_row`` (a frame of one row: aggregations over
+    ``rows``) beside each of them, in their order: a cross join, not
+    ``rows.with_columns(<the aggregations>)``, which polars' in-memory engine (2.1)
+    breaks where ``rows`` is read twice (cached) from a DataFrame held in several
+    chunks (``pl.concat(..., rechunk=False)``, ``pl.read_parquet`` of several files):
+    ``ShapeError: can't broadcast Series 'k' of length 0 to length 2``. Reproducer::
+
+        df = pl.DataFrame({"a": [0.0, 1.0, 0.0, 1.0]})
+        chunked = pl.concat([df.slice(0, 2), df.slice(2, 2)], rechunk=False)
+        k = (pl.col("a") + 1).max() + (pl.col("a") + 1).min()
+        x = chunked.lazy().with_columns(k.alias("k"), (k * 2).alias("f"))
+        a_f = pl.col("a") * pl.col("f")
+        left = x.select(a_f.sum(), a_f.max().alias("m"), pl.col("k").first())
+        pl.concat([left, x.select(pl.col("a").sum().alias("n"))], how="horizontal").collect(
+            engine="in-memory"
+        )  # ShapeError; the streaming engine and a single chunk are right
+
+    >>> rows = pl.LazyFrame({"a": [3, 1, 2]})
+    >>> beside_every_row(rows, rows.select(pl.col("a").max().alias("top"))).collect().rows()
+    [(3, 3), (1, 3), (2, 3)]
+    """
+    return rows.join(one_row, how="cross", maintain_order="left")
 
 
 def _ece_column(bins: int, b: int) -> str:

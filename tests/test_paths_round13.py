@@ -1,0 +1,90 @@
+"""The same data, the same bits on every path (round 13).
+
+A DataFrame held in several chunks (``pl.concat(..., rechunk=False)``, or
+``pl.read_parquet`` of several files) crashed :func:`polars_irmetrics.evaluate` with
+polars' ``ShapeError`` where a ranking prediction metric (``auc``, ``pr_auc``,
+``gauc``) was asked beside a rating one (``rmse``, ``mae``...): the rating metrics'
+scale was put beside each row as ``with_columns`` of aggregations over the table, which
+polars' in-memory engine breaks where that table is read twice from a chunked frame.
+It is now a one-row frame joined across.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.metrics.prediction import PREDICTION_METRICS
+
+TABLE = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q2", "q2", "q1", "q2", "q3", "q3"],
+        "label": [0, 1, 0, 1, 1, 0, 1, 0],
+        "prediction": [0.1, 0.9, 0.4, 0.6, 0.3, 0.2, 0.7, 0.7],
+        "weight": [1.0, 2.0, 0.5, 1.0, 3.0, 1.0, 0.25, 1.0],
+        "group": ["a", "a", "b", "b", "a", "b", "a", "b"],
+    }
+)
+
+
+def _chunked(frame: pl.DataFrame, pieces: int = 3) -> pl.DataFrame:
+    size = -(-frame.height // pieces)
+    parts = [frame.slice(i * size, size) for i in range(pieces)]
+    chunked = pl.concat(parts, rechunk=False)
+    assert chunked.n_chunks() > 1
+    return chunked
+
+
+def _evaluate(table: pl.DataFrame, metrics: list[str], **options: object) -> pl.DataFrame:
+    result = irm.evaluate(table, metrics, **options)  # type: ignore[arg-type]
+    assert isinstance(result, pl.DataFrame)
+    return result
+
+
+@pytest.mark.parametrize("rating", ["rmse", "mae"])
+@pytest.mark.parametrize("ranking", ["auc", "pr_auc", "gauc"])
+def test_a_ranking_metric_beside_a_rating_one_on_a_chunked_frame(
+    ranking: str, rating: str
+) -> None:
+    for pieces in (2, 3):
+        got = _evaluate(_chunked(TABLE, pieces), [ranking, rating])
+        assert got.equals(_evaluate(TABLE, [ranking, rating]))
+
+
+CASES = [
+    pytest.param({}, id="plain"),
+    pytest.param({"sample_weight": "weight"}, id="weighted"),
+    pytest.param({"by": "group"}, id="by"),
+    pytest.param({"per_query": True}, id="per_query"),
+]
+
+
+@pytest.mark.parametrize("options", CASES)
+def test_every_prediction_metric_on_a_chunked_frame_gives_the_same_bits(
+    options: dict[str, object],
+) -> None:
+    names = [metric.name for metric in PREDICTION_METRICS]
+    expected = _evaluate(TABLE, names, **options)
+    for pieces in (2, 3):
+        assert _evaluate(_chunked(TABLE, pieces), names, **options).equals(expected)
+        for name in names:  # each alone, and beside auc
+            alone = _evaluate(_chunked(TABLE, pieces), [name], **options)
+            assert alone.equals(_evaluate(TABLE, [name], **options))
+            paired = ["auc", name] if name != "auc" else ["auc", "rmse"]
+            both = _evaluate(_chunked(TABLE, pieces), paired, **options)
+            assert both.equals(_evaluate(TABLE, paired, **options))
+
+
+def test_parquet_files_read_as_one_frame(tmp_path: Path) -> None:
+    TABLE.slice(0, 4).write_parquet(tmp_path / "0.parquet")
+    TABLE.slice(4, 4).write_parquet(tmp_path / "1.parquet")
+    frame = pl.read_parquet(tmp_path / "*.parquet")
+    metrics = ["auc", "gauc", "rmse", "r2"]
+    expected = _evaluate(TABLE, metrics)
+    assert _evaluate(frame, metrics).equals(expected)
+    lazy = irm.evaluate(pl.scan_parquet(tmp_path / "*.parquet"), metrics)
+    assert isinstance(lazy, pl.LazyFrame)
+    assert lazy.collect().equals(expected)
