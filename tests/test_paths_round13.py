@@ -7,16 +7,22 @@ polars' ``ShapeError`` where a ranking prediction metric (``auc``, ``pr_auc``,
 scale was put beside each row as ``with_columns`` of aggregations over the table, which
 polars' in-memory engine breaks where that table is read twice from a chunked frame.
 It is now a one-row frame joined across.
+
+``partitioned_by=`` refused a query spanning two partitions on the out-of-core path
+(``buckets=``) only: the one plan evaluated it whole, in silence. It now counts each
+query's distinct values beside its other checks and refuses it with the same error.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.metrics.prediction import PREDICTION_METRICS
 
 TABLE = pl.DataFrame(
@@ -88,3 +94,90 @@ def test_parquet_files_read_as_one_frame(tmp_path: Path) -> None:
     lazy = irm.evaluate(pl.scan_parquet(tmp_path / "*.parquet"), metrics)
     assert isinstance(lazy, pl.LazyFrame)
     assert lazy.collect().equals(expected)
+
+
+# partitioned_by=: a query under two values is refused on one plan as in buckets
+
+RUN = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q1", "q2", "q2"],
+        "doc_id": ["a", "b", "c", "a", "b"],
+        "score": [3.0, 2.0, 1.0, 2.0, 1.0],
+        "part": [0, 0, 1, 1, 1],  # q1 under 0 and 1
+    }
+)
+QRELS = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "c", "a"], "relevance": [1, 1, 1]}
+)
+WHOLE = RUN.with_columns(part=pl.Series([0, 0, 0, 1, 1]))  # each query in one partition
+
+
+def _spanning(query: str) -> str:
+    return (
+        f"partitioned_by='part': query {query!r} has rows under more than one value of 'part' "
+        "(in the run or the judgments), so the partitions do not keep each query whole; "
+        "partition by a function of 'query_id' alone, or drop partitioned_by= to shuffle "
+        "the rows by query"
+    )
+
+
+SPANNING = [
+    pytest.param(RUN, QRELS, {}, "q1", id="run"),
+    pytest.param(RUN, QRELS, {"per_query": True}, "q1", id="run-per-query"),
+    pytest.param(RUN.with_columns(system=pl.lit("s")), QRELS, {"by": "system"}, "q1", id="run-by"),
+    pytest.param(
+        WHOLE, QRELS.with_columns(part=pl.Series([1, 1, 1])), {}, "q1", id="judged-elsewhere"
+    ),
+    pytest.param(
+        WHOLE.with_columns(part=pl.Series([0, 0, 0, 1, None])), QRELS, {}, "q2", id="null-value"
+    ),
+    pytest.param(
+        RUN.join(QRELS, on=["query_id", "doc_id"], how="left").with_columns(
+            pl.col("relevance").fill_null(0)
+        ),
+        None,
+        {},
+        "q1",
+        id="judged-table",
+    ),
+]
+PATHS = [
+    pytest.param({}, False, id="one-plan"),
+    pytest.param({}, True, id="one-plan-lazy"),
+    pytest.param({"buckets": 2}, True, id="buckets"),
+]
+
+
+def _collected(
+    run: pl.DataFrame | pl.LazyFrame, qrels: pl.DataFrame | None, options: dict[str, object]
+) -> pl.DataFrame:
+    result = irm.evaluate(run, ["map"], qrels=qrels, partitioned_by="part", **options)  # type: ignore[arg-type]
+    return result.collect() if isinstance(result, pl.LazyFrame) else result
+
+
+@pytest.mark.parametrize(("path", "lazy"), PATHS)
+@pytest.mark.parametrize(("run", "qrels", "options", "query"), SPANNING)
+def test_a_query_in_two_partitions_is_refused_on_every_path(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame | None,
+    options: dict[str, object],
+    query: str,
+    path: dict[str, object],
+    lazy: bool,
+) -> None:
+    message = _spanning(query)
+    given = run.lazy() if lazy else run
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        _collected(given, qrels, {**options, **path})
+
+
+@pytest.mark.parametrize(("path", "lazy"), PATHS)
+def test_whole_queries_in_partitions_give_the_plain_values(
+    path: dict[str, object], lazy: bool
+) -> None:
+    judged = QRELS.with_columns(part=pl.Series([0, 0, 1]))
+    expected = _evaluate(RUN.drop("part"), ["map"], qrels=QRELS, per_query=True)
+    for qrels in (QRELS, judged):
+        given = WHOLE.lazy() if lazy else WHOLE
+        got = _collected(given, qrels, {"per_query": True, **path})
+        assert got.equals(expected)

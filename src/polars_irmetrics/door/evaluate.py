@@ -434,7 +434,8 @@ def evaluate(
             partitions each hold whole queries: out of core, they are then evaluated one
             after the other, each read alone (file pruning), instead of re-writing the run in
             buckets (:mod:`polars_irmetrics.ground.partitions`). A query with rows under two
-            of its values is refused when the plan runs.
+            of its values (in the run, or in the run and the judgments where they carry
+            the column) is refused when the plan runs, in one plan as out of core.
 
         ``progress``
             A bar of the out-of-core steps (buckets, partitions; for an impression log,

@@ -46,7 +46,11 @@ from polars_irmetrics.ground.auto import resolve_buckets
 from polars_irmetrics.ground.buckets import evaluate_in_buckets
 from polars_irmetrics.ground.facts import SharedFacts
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.partitions import check_partition_column, evaluate_in_partitions
+from polars_irmetrics.ground.partitions import (
+    check_partition_column,
+    evaluate_in_partitions,
+    spanning_error,
+)
 from polars_irmetrics.ground.validate import (
     FOUND_DOCS,
     INTERNAL,
@@ -88,6 +92,9 @@ __all__ = ["build_plan"]
 
 #: A judged table's ranked row without a label (a retrieved, unjudged document).
 _UNJUDGED = f"{INTERNAL}unjudged"
+#: The check row of a query under more than one value of ``partitioned_by=``
+#: (:func:`_spanning`).
+_SPANS = f"{INTERNAL}spans"
 
 
 def build_plan(
@@ -135,7 +142,9 @@ def build_plan(
     )
     check_partition_column(run.collect_schema().names(), options.partitioned_by)
     if buckets is None:
-        result = _per_query(run, qrels, groups, setup, requests, facts=facts)
+        result = _per_query(
+            run, qrels, groups, setup, requests, facts=facts, partitioned_by=options.partitioned_by
+        )
     elif options.partitioned_by is not None:  # whole queries per partition: no re-writing
         result = evaluate_in_partitions(
             run,
@@ -261,9 +270,14 @@ def _per_query(
     requests: list[tuple[str, MetricRequest]],
     *,
     facts: SharedFacts | None = None,
+    partitioned_by: str | None = None,
 ) -> pl.LazyFrame:
     """Checked per-query metric values of ``run`` (steps 1 to 5 of the module docstring;
-    ``facts``: :func:`build_plan`'s)."""
+    ``facts``: :func:`build_plan`'s). ``partitioned_by``: the one plan over a run said to
+    keep each query whole in one value of that column; a query under two values (of
+    the run, or of the run and the judgments where they carry the column) is refused
+    when the plan runs (:func:`_spanning`), as the partitions' path and the engines
+    refuse it."""
     keys = list(setup.keys)
     doc_id, relevance = setup.doc_id, setup.relevance
     scope = PlanScope(RANK, REL, NUM_RET, group=GROUP, first=FIRST, start=START, tied=(LOW, HIGH))
@@ -292,6 +306,8 @@ def _per_query(
     # and ranking by score (a window over every row) is done once, for it alone.
     check = setup.check
     check_frames = [bad_rows(run, setup)]
+    if partitioned_by is not None:
+        check_frames.append(_spanning(run, qrels, check.query_id, partitioned_by))
     # One row per query of the run (its num_ret), only where something needs it: a
     # formula, a query-set policy that looks at the run's queries, or a judged table.
     # With the defaults (unjudged='drop', unretrieved='zero') the queries evaluated are
@@ -463,15 +479,45 @@ def _per_query(
     if listed_from_checks:
         checked_schema[LISTED] = pl.Boolean()
     recounts = recount(run, setup)
-    checked = combined.map_batches(
-        lambda frame: raise_on_bad_rows(frame, check, check_rows=CHECK, recount=recounts),
-        schema=checked_schema,
-    )
+
+    def raising(frame: pl.DataFrame) -> pl.DataFrame:
+        spanning = frame.get_column(_SPANS, default=None)
+        if spanning is None:
+            return raise_on_bad_rows(frame, check, check_rows=CHECK, recount=recounts)
+        spans = spanning.fill_null(False)
+        queries = frame.filter(spans).get_column(check.query_id).sort()
+        frame = frame.filter(~spans).drop(_SPANS)
+        checked = raise_on_bad_rows(frame, check, check_rows=CHECK, recount=recounts)
+        if queries.len() and partitioned_by is not None:  # as the partitions' path: last
+            raise spanning_error(partitioned_by, check.query_id, queries[0])
+        return checked
+
+    checked = combined.map_batches(raising, schema=checked_schema)
     if listed_from_checks:
         return checked
     # the run's query list: its markers where the plan has them, else unknown (null)
     listed = pl.col(RETRIEVED) if markers is not None else pl.lit(None, pl.Boolean)
     return checked.with_columns(listed.alias(LISTED))
+
+
+def _spanning(
+    run: pl.LazyFrame, qrels: pl.LazyFrame | None, query_id: str, column: str
+) -> pl.LazyFrame:
+    """The queries (one row each, ``_SPANS`` true) found under more than one value of
+    ``column`` (null a value of its own) in the run, and in the judgments where they
+    carry the column too: a count of the distinct values of each query, read beside
+    the plan's other checks (one small group-by of two columns).
+
+    >>> run = pl.LazyFrame({"query_id": ["q1", "q1", "q2"], "part": [0, 1, 1]})
+    >>> _spanning(run, None, "query_id", "part").collect().rows()
+    [('q1', True)]
+    """
+    placed = [run.select(query_id, column)]
+    if qrels is not None and column in qrels.collect_schema():
+        placed.append(qrels.select(query_id, column))
+    values = pl.concat(placed, how="vertical_relaxed").filter(pl.col(query_id).is_not_null())
+    counted = values.group_by(query_id).agg(pl.col(column).n_unique().alias(_SPANS))
+    return counted.filter(pl.col(_SPANS) > 1).select(query_id, pl.lit(True).alias(_SPANS))
 
 
 def _raise_on_empty(
