@@ -54,6 +54,11 @@ shape: (1, 3)
 >>> per_query.group_by("segment").agg(pl.col("map").mean()).item(0, "map")
 0.75
 
+A frame of no rows holds no ranking, with or without its id columns:
+
+>>> judged.clear().select(irm.ndcg(k=10), irm.mrr(), irm.rbp_residual()).rows()
+[(None, None, None)]
+
 A frame without the rank column is not ranked by its scores silently: when the query is
 planned (``collect()``, or the eager ``agg``), a missing rank, relevance or score
 column raises :class:`~polars_irmetrics.errors.ColumnNotFoundError` naming it and the
@@ -270,7 +275,9 @@ class _DistinctDocuments:
         ok = pl.len() > 0  # no rows, no ranking: null, as evaluate gives no row
         if self.name in names:
             doc = pl.col(self.name)
-            ok = (doc.null_count() == 0) & (doc.n_unique() == doc.len())
+            # and-ed with the row count: a frame with a doc_id column and no rows was
+            # 0.0 (1.0 for rbp_residual), as if it were a ranking that found nothing
+            ok = ok & (doc.null_count() == 0) & (doc.n_unique() == doc.len())
         if QUERY_ID in names and self.name != QUERY_ID:
             # one query: every id equal to the first (no hashing, any dtype)
             query = pl.col(QUERY_ID)
