@@ -64,11 +64,23 @@ planned (``collect()``, or the eager ``agg``), a missing rank, relevance or scor
 column raises :class:`~polars_irmetrics.errors.ColumnNotFoundError` naming it and the
 argument that names it, and a rank or relevance column that is not numeric (a rank
 column that is not of an integer dtype, as :func:`~polars_irmetrics.evaluate` refuses
-it) a :class:`~polars_irmetrics.errors.ColumnTypeError`. An argument that names no column
+it) a :class:`~polars_irmetrics.errors.ColumnTypeError`. A ``rank=`` expression is read as
+such a column: its dtype, known only when the query is planned, must be an integer (a
+``ColumnTypeError`` at ``collect()`` otherwise), and it gives one rank per row, so a
+literal is the rank of every row (``rank=pl.lit(1)`` holds rank 1 twice where the group
+has two rows: null, as the same column would give). An argument that names no column
 (``rank=5``, ``doc_id=None``, ``relevance=pl.col("relevance")``: only ``rank=`` takes an
 expression) is refused at the call with
 :class:`~polars_irmetrics.errors.InvalidValueError`. A numpy number is read as the
 Python number it equals (``k=np.int64(10)`` is ``k=10``, and names the column ``ndcg@10``).
+
+>>> q1 = judged.filter(pl.col("query_id") == "q1")
+>>> q1.select(irm.precision(k=1, rank=pl.lit(1))).item() is None  # rank 1 held twice
+True
+>>> q1.select(irm.mrr(rank=pl.col("rank").cast(pl.Float64)))  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+polars_irmetrics.errors.ColumnTypeError: the rank= expression has dtype Float64; ...
 
 The formulas live in :mod:`polars_irmetrics.metrics`; these functions only bind
 arguments. The result column is named by the metric's canonical name
@@ -86,7 +98,13 @@ import polars as pl
 import polars.selectors as cs
 
 from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
-from polars_irmetrics.ground.deferred import PROBE, Need, checked_column, checked_columns
+from polars_irmetrics.ground.deferred import (
+    PROBE,
+    Need,
+    checked_column,
+    checked_columns,
+    integer_rows,
+)
 from polars_irmetrics.ground.docstrings import fill_shared
 from polars_irmetrics.ground.options import check_column_name, check_relevance_level
 from polars_irmetrics.metrics.registry import request
@@ -141,7 +159,9 @@ Ties = Literal["break", "average"]
 SHARED_PARAMS: dict[str, str] = {
     "relevance": "The relevance label column.",
     "rank": "The rank column (1 = top; null = judged but not retrieved), or an expression "
-    "such\nas :func:`rank_by_score`.",
+    "such\nas :func:`rank_by_score`, read as that column would be: of an integer dtype "
+    "(a\n``ColumnTypeError`` when the query is planned otherwise), one rank per row (a "
+    "literal\nis every row's rank).",
     "doc_id": "The document id column, when the frame has one: a group that lists a "
     "document\ntwice, or one without an id, is not one ranking (the value is null). A "
     "name other\nthan ``'doc_id'`` must name a column of the frame.",
@@ -353,6 +373,11 @@ def _expr(
             numeric=True,
             integer=True,
         )
+    else:
+        # an expression as a column: of an integer dtype, and one rank per row (a
+        # pl.lit(1) was one rank for the group, never held twice: precision 2.0)
+        fix = ", or rank by score with rank=irm.rank_by_score()"
+        rank = integer_rows(rank, "rank", "ranks (1 = top)", fix)
     scores = None
     if score is not None:
         scores = checked_column(score, "scores", "name yours with score=...", numeric=True)

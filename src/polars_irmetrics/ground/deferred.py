@@ -35,7 +35,7 @@ import polars.selectors as cs
 
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError
 
-__all__ = ["PROBE", "Need", "checked", "checked_column", "checked_columns"]
+__all__ = ["PROBE", "Need", "checked", "checked_column", "checked_columns", "integer_rows"]
 
 #: The placeholder field of the probe struct (so that it has a field where the frame
 #: holds none of the columns).
@@ -144,3 +144,42 @@ def _resolved(resolve: _Resolve, fields: tuple[tuple[str, pl.DataType], ...]) ->
     is read dozens of times by each metric, and each read is resolved on its own."""
     found = dict(fields)
     return resolve.build(*(need.resolve(found) for need in resolve.needs))
+
+
+@dataclass(frozen=True)
+class _IntegerRows:
+    """The deferred check of :func:`integer_rows` (a picklable callable)."""
+
+    option: str
+    role: str
+    fix: str
+
+    def __call__(self, inputs: list[tuple[pl.Expr, pl.DataType]]) -> pl.Expr:
+        ((expr, dtype),) = inputs
+        if not dtype.is_integer():
+            raise ColumnTypeError(
+                f"the {self.option}= expression has dtype {dtype}; the metric reads its "
+                f"{self.role} from it, which must be an integer: end it with "
+                f".cast(pl.Int64){self.fix}"
+            )
+        # one value per row: a literal (pl.lit(1)) is the value of every row, as the
+        # same column would be, so the checks that count the rows see them all
+        return pl.when(pl.repeat(True, pl.len())).then(expr)
+
+
+def integer_rows(expr: pl.Expr, option: str, role: str, fix: str = "") -> pl.Expr:
+    """``expr``, one value per row of the frame (or group), once the plan knows its
+    dtype to be an integer: an expression's dtype is known only then, so one of another
+    dtype raises :class:`~polars_irmetrics.errors.ColumnTypeError` at ``collect()`` (the
+    eager ``select``), as a column named by ``option=`` would. ``fix``: the rest of the
+    message (``", or ..."``).
+
+    >>> frame = pl.DataFrame({"x": [1.5, 2.5]})
+    >>> frame.select(integer_rows(pl.lit(1), "rank", "ranks")).to_series().to_list()
+    [1, 1]
+    >>> frame.select(integer_rows(pl.col("x"), "rank", "ranks"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.ColumnTypeError: the rank= expression has dtype Float64; ...
+    """
+    return pl.pipe_with_dtype([expr], _IntegerRows(option, role, fix))
