@@ -8,6 +8,8 @@
   (``rank=pl.lit(1)`` was one rank for the whole group, never held twice: precision@1
   2.0), of an integer dtype (a Float expression was read as positions, a String one
   was polars' own error), checked when the plan knows its dtype.
+* ``compare`` and ``tukey_hsd`` ignored ``system=`` beside a dict of runs (which names
+  each system by its key); it is refused, as ``fuse`` refuses it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics import expressions
-from polars_irmetrics.errors import ColumnTypeError
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 
 #: The required arguments of the ranking expressions that have some.
 REQUIRED: dict[str, dict[str, float]] = {
@@ -182,3 +184,51 @@ def test_a_rank_expression_not_of_an_integer_dtype_is_refused(
 
 def _collected(out: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
+# ------------------------------- 3. system= beside a dict of runs is refused, not ignored
+
+QRELS = pl.DataFrame(
+    {"query_id": ["q", "q", "r"], "doc_id": ["x", "y", "x"], "relevance": [1, 0, 1]}
+)
+RUNS = {
+    name: pl.DataFrame(
+        {"query_id": ["q"] * 3 + ["r"] * 2, "doc_id": docs, "score": [3.0, 2.0, 1.0, 2.0, 1.0]}
+    )
+    for name, docs in (("a", ["x", "y", "z", "x", "y"]), ("b", ["y", "x", "z", "y", "x"]))
+}
+SYSTEM_CALLS: dict[str, Callable[..., object]] = {
+    "compare": lambda **kw: irm.compare(RUNS, "P@1", qrels=QRELS, **kw),
+    "compare-per_query": lambda **kw: irm.compare(RUNS, "P@1", qrels=QRELS, per_query=True, **kw),
+    "tukey_hsd": lambda **kw: irm.tukey_hsd(RUNS, "P@1", qrels=QRELS, **kw),
+}
+
+
+@pytest.mark.parametrize("system", ["sys", "query_id"])
+@pytest.mark.parametrize("call", list(SYSTEM_CALLS.values()), ids=list(SYSTEM_CALLS))
+def test_a_dict_of_runs_refuses_system(call: Callable[..., object], system: str) -> None:
+    # fails on the old code: system= names a long frame's column, and was ignored
+    message = (
+        f"system={system!r} is not read with a dict of runs: it names the system column "
+        "of one long frame, and a dict names each system by its key; drop system=, or "
+        "pass one long frame whose system column names the systems"
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        call(system=system)
+
+
+@pytest.mark.parametrize("call", list(SYSTEM_CALLS.values()), ids=list(SYSTEM_CALLS))
+def test_a_dict_of_runs_takes_the_default_system(call: Callable[..., object]) -> None:
+    result = call(system="system")
+    assert isinstance(result, pl.DataFrame)
+    assert result.equals(call())
+
+
+def test_a_long_frame_reads_its_system_column() -> None:
+    long = pl.concat([run.with_columns(run=pl.lit(name)) for name, run in RUNS.items()])
+    assert irm.compare(long, "P@1", qrels=QRELS, system="run").equals(
+        irm.compare(RUNS, "P@1", qrels=QRELS)
+    )
+    assert irm.tukey_hsd(long, "P@1", qrels=QRELS, system="run").equals(
+        irm.tukey_hsd(RUNS, "P@1", qrels=QRELS)
+    )

@@ -106,7 +106,9 @@ def compare(
         queries need ``query_set="common"``. A win of ``ee_loss``, ``ee_disparity``,
         ``rnd``, ``rkl`` or ``rrd`` is a lower value (their declared direction).
     system
-        The system column of a long frame (and of the per-query values).
+        The system column of a long frame (and of the per-query values). A dict of runs
+        names each system by its key: another ``system=`` beside it is refused
+        (``InvalidValueError``), never ignored.
     baseline
         The system every other is compared with (``mode="baseline"``, the default when
         it is given). Without it every pair is compared (``mode="pairs"``). System
@@ -193,7 +195,7 @@ def compare(
     InvalidValueError
         Fewer than two systems, a baseline that is not a system, an unknown test,
         correction or mode, ``alpha`` or ``confidence`` outside (0, 1),
-        ``n_resamples < 1``, NaN per-query values.
+        ``n_resamples < 1``, NaN per-query values, a ``system=`` beside a dict of runs.
     QuerySetError
         Fewer than two paired queries, systems with different query sets under
         ``query_set="error"``, or a metric with no value on any query for any system
@@ -246,6 +248,17 @@ def compare(
     >>> out = irm.compare({"a": a, "b": b}, "unjudged@1", qrels=qrels, baseline="a")
     >>> out.select("delta", "wins", "ties", "losses", "higher_is_better").row(0)
     (0.0, 1, 1, 1, False)
+
+    ``system=`` names the system column of one long frame; a dict names each system by
+    its key, and another ``system=`` beside it is refused, not ignored:
+
+    >>> long = pl.concat([a.with_columns(run=pl.lit("a")), b.with_columns(run=pl.lit("b"))])
+    >>> irm.compare(long, "P@1", qrels=qrels, system="run")["delta"].to_list()
+    [0.0]
+    >>> irm.compare({"a": a, "b": b}, "P@1", qrels=qrels, system="run")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: system='run' is not read with a dict of runs: ...
     """
     statistics = CompareOptions(
         baseline=baseline,

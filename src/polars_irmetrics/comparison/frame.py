@@ -121,7 +121,9 @@ def stack_runs(runs: Runs, system: str) -> Stacked:
     dtypes in one long frame, others in frames of their own, so that no value is cast
     (a stack of Int64 and Float64 scores would rank nanosecond timestamps as floats,
     Categorical beside Int64 ids would not stack at all) and each run keeps its own
-    order column (a rank-only run beside score-only runs is ranked by its ranks)."""
+    order column (a rank-only run beside score-only runs is ranked by its ranks).
+    ``system``: the system column of one long frame; a dict names each system by its
+    key, so another name than the default is refused with it, never ignored."""
     if not isinstance(runs, Mapping):
         runs = as_polars(runs, "runs")
     if isinstance(runs, pl.DataFrame | pl.LazyFrame):
@@ -136,6 +138,12 @@ def stack_runs(runs: Runs, system: str) -> Stacked:
         raise InvalidValueError(
             f"runs must be a dict of frames or one frame with a system column, "
             f"got {type(runs).__name__}"
+        )
+    if system != "system":  # (it was ignored: a misspelt or stale name passed silently)
+        raise InvalidValueError(
+            f"system={system!r} is not read with a dict of runs: it names the system "
+            "column of one long frame, and a dict names each system by its key; drop "
+            "system=, or pass one long frame whose system column names the systems"
         )
     for name in runs:
         if not isinstance(name, str):
