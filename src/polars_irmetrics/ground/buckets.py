@@ -34,6 +34,7 @@ own ``collect()`` in the main thread holds it off until it returns.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import glob
 import math
@@ -63,9 +64,11 @@ __all__ = [
     "collect_guarded",
     "eager_engine",
     "evaluate_in_buckets",
+    "interrupted",
     "keep_spill_cleanup",
     "read_bucket",
     "refuse_spill_without_buckets",
+    "removed_on_stop",
     "sink_buckets",
     "spill_guard",
     "spilling",
@@ -163,7 +166,9 @@ def check_spill_dir(spill_dir: str | os.PathLike[str] | None) -> None:
         )
 
 
-#: The spill folders of the out-of-core runs in progress (removed on SIGTERM).
+#: The paths to remove on a stop (SIGTERM, the interpreter's exit): the spill folders of
+#: the out-of-core runs in progress and the temporary files of the outputs being written
+#: (:func:`removed_on_stop`).
 _LIVE: set[str] = set()
 _LIVE_LOCK = threading.Lock()
 #: The handler :func:`keep_spill_cleanup` installed, while it is in place.
@@ -172,17 +177,51 @@ _KEPT: list[Callable[[int, FrameType | None], None]] = []
 
 def _remove_live() -> None:
     with _LIVE_LOCK:
-        folders = list(_LIVE)
-    for folder in folders:
-        shutil.rmtree(folder, ignore_errors=True)
+        paths = list(_LIVE)
+    for path in paths:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+# a worker thread (beside_main's is a daemon) still writing when the interpreter exits
+atexit.register(_remove_live)
+
+
+@contextlib.contextmanager
+def removed_on_stop(path: str | os.PathLike[str]) -> Iterator[None]:
+    """While active, ``path`` (a temporary file or folder) is removed by a SIGTERM under
+    :func:`spill_guard` or :func:`keep_spill_cleanup`, and at the interpreter's exit;
+    the caller removes it itself on its own errors and Ctrl-C. The temporary file of
+    :func:`~polars_irmetrics.io.output.write_atomic` and the spill folders of the
+    out-of-core runs are so registered: a stop leaves neither behind.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from polars_irmetrics.ground.buckets import removed_on_stop
+    >>> with tempfile.NamedTemporaryFile() as handle, removed_on_stop(handle.name):
+    ...     pass
+    """
+    key = os.fspath(path)
+    with _LIVE_LOCK:
+        _LIVE.add(key)
+    try:
+        yield
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(key)
 
 
 Handler = Callable[[int, FrameType | None], None]
 
 
 def _cleanup_then(previous: Handler | int) -> Handler:
-    """A SIGTERM handler that removes the live spill folders, puts ``previous`` back and
-    does what it did (``SIG_DFL``: the process ends, killed by SIGTERM)."""
+    """A SIGTERM handler that removes the live spill folders and temporary output files
+    (:func:`removed_on_stop`), puts ``previous`` back and does what it did (``SIG_DFL``:
+    the process ends, killed by SIGTERM)."""
 
     def on_sigterm(signum: int, frame: FrameType | None) -> None:
         _remove_live()
@@ -199,9 +238,10 @@ def _cleanup_then(previous: Handler | int) -> Handler:
 @contextlib.contextmanager
 def spill_guard() -> Iterator[None]:
     """While active, a SIGTERM first removes the spill folders of the out-of-core runs
-    in progress, then does what the previous handler did (by default: the process
-    ends, killed by SIGTERM). Installed only from the main thread (elsewhere a no-op)
-    and only when SIGTERM is not ignored; the previous handler is restored on exit.
+    in progress and the temporary files of the outputs being written, then does what
+    the previous handler did (by default: the process ends, killed by SIGTERM).
+    Installed only from the main thread (elsewhere a no-op) and only when SIGTERM is not
+    ignored; the previous handler is restored on exit.
 
     Examples
     --------
@@ -233,7 +273,8 @@ def spill_guard() -> Iterator[None]:
 
 def keep_spill_cleanup() -> None:
     """Install, once and from the main thread, a SIGTERM handler that removes the spill
-    folders of the out-of-core runs in progress, then does what the handler before it
+    folders of the out-of-core runs in progress (and the temporary output files being
+    written), then does what the handler before it
     did (by default: the process ends, killed by SIGTERM).
 
     Called when an out-of-core plan is built, so that a LazyFrame collected later,
@@ -312,6 +353,51 @@ def collect_guarded(plan: pl.LazyFrame, engine: EagerEngine = "auto") -> pl.Data
 _WAKE = 0.05
 
 
+class _Line:
+    """What a :func:`beside_main` call's worker and its main thread share: the worker
+    wakes the main thread when it has finished or asks whether a Ctrl-C came
+    (:func:`interrupted`), which the main thread answers once the signal handlers
+    pending have run."""
+
+    def __init__(self) -> None:
+        self.finished = threading.Event()
+        self.wake = threading.Event()
+        self.asked = threading.Event()
+        self.answered = threading.Event()
+        self.interrupted = False
+
+
+#: The worker threads of the :func:`beside_main` calls in progress, with their line.
+_LINES: dict[threading.Thread, _Line] = {}
+
+
+def interrupted() -> bool:
+    """Whether this thread runs the work of a :func:`beside_main` call that a Ctrl-C has
+    interrupted: the work goes on to its end (a polars ``collect()`` cannot be stopped),
+    but :func:`~polars_irmetrics.io.output.write_atomic` then writes nothing, so an
+    interrupted run never replaces an existing output. The worker asks the main thread,
+    which first runs the signal handlers pending: a Ctrl-C the kernel handed to another
+    thread (the worker, a polars thread) is counted, not left to the main thread's next
+    wake. Always ``False`` in another thread.
+
+    >>> interrupted()
+    False
+    """
+    line = _LINES.get(threading.current_thread())
+    if line is None:
+        return False
+    line.answered.clear()
+    line.asked.set()
+    line.wake.set()
+    line.answered.wait()
+    return line.interrupted
+
+
+def _run_pending() -> None:
+    """Nothing: a call of a Python function, at whose start the main thread runs the
+    signal handlers pending (Python runs them between its own steps)."""
+
+
 def beside_main(work: Callable[[], _T]) -> _T:
     """``work()`` in a thread of its own while the main thread waits for it in Python,
     so that a SIGTERM's handler (:func:`spill_guard`) runs at once: Python runs signal
@@ -319,8 +405,9 @@ def beside_main(work: Callable[[], _T]) -> _T:
     in the main thread (an out-of-core run's passes inside it) would hold it off until
     the collect returns, past a scheduler's grace period. Ctrl-C keeps its meaning: the
     ``KeyboardInterrupt`` is raised once ``work`` returns (its folders removed by its own
-    cleanup), as it would be after a collect in the main thread. Called from another
-    thread, ``work()`` runs there.
+    cleanup), as it would be after a collect in the main thread, and from the interrupt
+    on the work writes no output (:func:`interrupted`: a temporary file is removed, never
+    renamed into place). Called from another thread, ``work()`` runs there.
 
     >>> beside_main(lambda: 6 * 7)
     42
@@ -329,11 +416,11 @@ def beside_main(work: Callable[[], _T]) -> _T:
         return work()
     done: list[_T] = []
     failed: list[BaseException] = []
-    # set by the worker itself when ``work`` has returned (or raised): not
-    # ``Thread.is_alive``, which a Ctrl-C inside ``Thread.join`` marks as stopped on
+    # line.finished is set by the worker itself when ``work`` has returned (or raised):
+    # not ``Thread.is_alive``, which a Ctrl-C inside ``Thread.join`` marks as stopped on
     # Python 3.11 (bpo-45274) while the work still runs, so the interrupt left at once,
     # the spill folder behind, and the interpreter aborted at exit
-    finished = threading.Event()
+    line = _Line()
 
     def run() -> None:
         try:
@@ -341,22 +428,36 @@ def beside_main(work: Callable[[], _T]) -> _T:
         except BaseException as error:
             failed.append(error)
         finally:
-            finished.set()
+            line.finished.set()
+            line.wake.set()
 
     worker = threading.Thread(target=run, name="polars_irmetrics work", daemon=True)
+    _LINES[worker] = line
     worker.start()
-    interrupted: KeyboardInterrupt | None = None
-    while not finished.is_set():
-        try:
-            # a signal the kernel handed to the main thread interrupts the wait, and its
-            # handler runs here at once; one handed to another thread (any thread of the
-            # process may take it: polars' own, the worker) only marks it pending, which
-            # the main thread runs when it next wakes: at most _WAKE seconds later
-            finished.wait(_WAKE)
-        except KeyboardInterrupt as error:
-            interrupted = error
-    if interrupted is not None:
-        raise interrupted
+    stop: KeyboardInterrupt | None = None
+    try:
+        while not line.finished.is_set():
+            try:
+                # a signal the kernel handed to the main thread interrupts the wait, and its
+                # handler runs here at once; one handed to another thread (any thread of the
+                # process may take it: polars' own, the worker) only marks it pending, which
+                # the main thread runs when it next wakes: at most _WAKE seconds later, or at
+                # once when the worker asks whether it was interrupted (before an output is
+                # renamed into place)
+                if not line.asked.is_set():
+                    line.wake.wait(_WAKE)
+                line.wake.clear()
+                _run_pending()
+                if line.asked.is_set():  # the handlers pending have run: answer
+                    line.answered.set()
+                    line.asked.clear()
+            except KeyboardInterrupt as error:  # a question asked is answered next round
+                stop = error
+                line.interrupted = True  # the work's outputs are not written from now on
+    finally:
+        _LINES.pop(worker, None)
+    if stop is not None:
+        raise stop
     if failed:
         raise failed[0]
     return done[0]
@@ -375,14 +476,8 @@ def _spill_folder(spill_dir: str | Path | None) -> Iterator[Path]:
             "checked when the plan was built, and removed or made read-only since; give "
             "an existing folder this process can write, and collect again"
         ) from None
-    with spill as folder:
-        with _LIVE_LOCK:
-            _LIVE.add(folder)
-        try:
-            yield Path(folder)
-        finally:
-            with _LIVE_LOCK:
-                _LIVE.discard(folder)
+    with spill as folder, removed_on_stop(folder):
+        yield Path(folder)
 
 
 def bucket_count(run: pl.LazyFrame, buckets: int | Literal["auto"]) -> int:

@@ -43,6 +43,7 @@ from typing import IO, cast
 import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError, MissingFileError
+from polars_irmetrics.ground.buckets import interrupted, removed_on_stop, spill_guard
 
 __all__ = [
     "COMPRESSIONS",
@@ -527,7 +528,9 @@ def check_target(path: str | os.PathLike[str]) -> Path:
 
 def write_stdout(data: bytes) -> None:
     """Write ``data`` to standard output and flush it; a failure (a full disk, a closed
-    pipe) is an :class:`InvalidValueError` naming standard output and the cause."""
+    pipe) is an :class:`InvalidValueError` naming standard output and the cause; after
+    a Ctrl-C (:func:`_refuse_interrupted`) nothing is written."""
+    _refuse_interrupted()
     try:
         sys.stdout.flush()
         buffer = getattr(sys.stdout, "buffer", None)
@@ -572,6 +575,14 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     that is not a regular file (a device such as ``/dev/null``, a FIFO,
     ``/dev/stdout``: :func:`is_stream`) is written directly, streamed, never replaced.
 
+    A stop leaves no temporary file and the old ``path`` as it was: a SIGTERM removes
+    the temporary file (:func:`~polars_irmetrics.ground.buckets.removed_on_stop`, with
+    the handler of :func:`~polars_irmetrics.ground.buckets.spill_guard`, in place while
+    this writes from the main thread, or the caller's), and so does a Ctrl-C, which
+    reaches the work run beside the main thread
+    (:func:`~polars_irmetrics.ground.buckets.beside_main`) as a flag: once it is up,
+    nothing is written or renamed into place (a ``KeyboardInterrupt`` is raised).
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -582,6 +593,7 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     ...     print(target.read_text(), sorted(p.name for p in pathlib.Path(folder).iterdir()))
     whole ['out.txt']
     """
+    _refuse_interrupted()
     if _is_stdout(path):
         buffer = io.BytesIO()
         write(buffer)
@@ -604,11 +616,13 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
             f"{given}: cannot write: {_os_text(error)}; choose another path"
         ) from None
     try:
-        with os.fdopen(descriptor, "wb") as handle:
-            write(handle)
-        with contextlib.suppress(OSError):  # mkstemp's file is private (0600)
-            os.chmod(temporary, mode)
-        os.replace(temporary, target)
+        with spill_guard(), removed_on_stop(temporary):  # SIGTERM removes it
+            with os.fdopen(descriptor, "wb") as handle:
+                write(handle)
+            with contextlib.suppress(OSError):  # mkstemp's file is private (0600)
+                os.chmod(temporary, mode)
+            _refuse_interrupted()  # a Ctrl-C while it was written: the old file stays
+            os.replace(temporary, target)
     except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
@@ -625,6 +639,13 @@ _COMPRESSORS: dict[str, Callable[[IO[bytes]], io.BufferedIOBase]] = {
     "bzip2": functools.partial(bz2.BZ2File, mode="wb"),
     "xz": functools.partial(lzma.LZMAFile, mode="wb"),
 }
+
+
+def _refuse_interrupted() -> None:
+    """A ``KeyboardInterrupt`` where a Ctrl-C interrupted the work this thread runs
+    (:func:`~polars_irmetrics.ground.buckets.interrupted`): it writes no output."""
+    if interrupted():
+        raise KeyboardInterrupt
 
 
 def _compressing(

@@ -1,0 +1,127 @@
+"""The command line, round 13: a SIGTERM during an output's write left its temporary
+file (the handler removed the spill folders only, and the write runs beside the main
+thread, so write_atomic's own cleanup never ran); a Ctrl-C said "interrupted" (exit 130)
+and still renamed the new output over the existing one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from polars_irmetrics.ground import buckets
+
+ROOT = Path(__file__).resolve().parents[1]
+
+RUN_A = "".join(f"q{q} Q0 d{d} {d} {10 - d} a\n" for q in (1, 2) for d in range(1, 6))
+RUN_B = "".join(f"q{q} Q0 d{d} {6 - d} {d} b\n" for q in (1, 2) for d in range(1, 6))
+QRELS = "q1 0 d1 1\nq1 0 d3 2\nq2 0 d2 1\n"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "a.txt").write_text(RUN_A)
+    (tmp_path / "b.txt").write_text(RUN_B)
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "out.txt").write_text("OLD\n")
+    return tmp_path
+
+
+# The real command in a process of its own, held at a known point by a patched writer
+# (no sleep racing the computation): "write" sends the signal once the temporary file is
+# written (SIGTERM: then waits to be ended; SIGINT: goes on at once, to the rename), and
+# "before" sends it before the output is written at all (after the computation). SIGINT
+# is sent to the worker thread itself: Python's main thread learns of it only when it
+# next wakes, so the worker must ask it before renaming.
+_HELD = """
+import os, signal, sys, threading, time
+from polars_irmetrics.cli import trec_eval
+from polars_irmetrics.cli.main import main
+from polars_irmetrics.io import output
+
+how, point, *argv = sys.argv[1:]
+sig = getattr(signal, "SIG" + how)
+
+def send():
+    if sig == signal.SIGINT:
+        signal.pthread_kill(threading.get_ident(), sig)
+    else:
+        os.kill(os.getpid(), sig)
+        for _ in range(3000):  # ended by the handler, which runs in the main thread
+            time.sleep(0.01)
+
+if point == "write":
+    compressing = output._compressing
+    def held(write, kind):
+        def hold(handle):
+            write(handle)
+            handle.flush()
+            send()
+        return compressing(hold, kind)
+    output._compressing = held
+else:
+    write_text = trec_eval.write_text
+    def held_text(path, text):
+        send()
+        write_text(path, text)
+    trec_eval.write_text = held_text
+sys.exit(main(argv))
+"""
+
+_TREC_EVAL = ["trec-eval", "-q", "-m", "all_trec", "qrels.txt", "a.txt", "-o", "out.txt"]
+_FUSE = ["fuse", "a.txt", "b.txt", "-o", "out.txt"]
+
+
+@pytest.mark.parametrize(
+    ("how", "point", "args", "status", "stderr"),
+    [
+        ("TERM", "write", _TREC_EVAL, -signal.SIGTERM, ""),
+        ("TERM", "write", _FUSE, -signal.SIGTERM, ""),
+        ("INT", "write", _TREC_EVAL, 130, "irm: interrupted\n"),
+        ("INT", "write", _FUSE, 130, "irm: interrupted\n"),
+        ("INT", "before", _TREC_EVAL, 130, "irm: interrupted\n"),
+    ],
+)
+def test_a_stopped_run_leaves_no_temporary_file_and_the_old_output(
+    files: Path, how: str, point: str, args: list[str], status: int, stderr: str
+) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", _HELD, how, point, *args],
+        cwd=files,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (status, stderr)
+    assert (files / "out.txt").read_text() == "OLD\n"
+    assert sorted(p.name for p in files.iterdir()) == ["a.txt", "b.txt", "out.txt", "qrels.txt"]
+
+
+@pytest.mark.parametrize("kind", ["file", "folder"])
+def test_the_sigterm_cleanup_removes_registered_files_and_folders(
+    tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / ".out.txt.x.tmp"
+    if kind == "file":
+        path.write_text("half")
+    else:
+        path.mkdir()
+        (path / "bucket-0.parquet").write_text("half")
+    called: list[int] = []
+    handler = buckets._cleanup_then(lambda signum, frame: called.append(signum))
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        with buckets.removed_on_stop(path):
+            handler(signal.SIGTERM, None)
+            assert not path.exists()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert called == [signal.SIGTERM]
+    with buckets._LIVE_LOCK:
+        assert str(path) not in buckets._LIVE  # released on leaving
