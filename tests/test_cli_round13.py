@@ -1,7 +1,8 @@
 """The command line, round 13: a SIGTERM during an output's write left its temporary
 file (the handler removed the spill folders only, and the write runs beside the main
 thread, so write_atomic's own cleanup never ran); a Ctrl-C said "interrupted" (exit 130)
-and still renamed the new output over the existing one."""
+and still renamed the new output over the existing one; --query-id, --doc-id and
+--relevance were taken in silence where every input is a TREC file (fixed columns)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from polars_irmetrics.ground import buckets
+
+from .helpers import irm_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -125,3 +128,65 @@ def test_the_sigterm_cleanup_removes_registered_files_and_folders(
     assert called == [signal.SIGTERM]
     with buckets._LIVE_LOCK:
         assert str(path) not in buckets._LIVE  # released on leaving
+
+
+_RUN_COLUMNS = "query id, Q0, doc id, rank, score, run id"
+_QRELS_COLUMNS = "query id, iteration, doc id, relevance"
+
+
+@pytest.mark.parametrize(
+    ("args", "stderr"),
+    [
+        (
+            ["evaluate", "a.txt", "--qrels", "qrels.txt", "--doc-id", "x", "-m", "map"],
+            f"a.txt: --doc-id x names no column of a TREC file (its columns are fixed: "
+            f"{_RUN_COLUMNS}); drop --doc-id",
+        ),
+        (
+            ["evaluate", "a.txt", "--qrels", "qrels.txt", "--query-id", "x", "-m", "map"],
+            f"a.txt: --query-id x names no column of a TREC file (its columns are fixed: "
+            f"{_RUN_COLUMNS}); drop --query-id",
+        ),
+        (
+            ["evaluate", "a.txt", "--qrels", "qrels.txt", "--relevance", "x", "-m", "map"],
+            f"qrels.txt: --relevance x names no column of a TREC file (its columns are fixed: "
+            f"{_QRELS_COLUMNS}); drop --relevance",
+        ),
+        (
+            ["compare", "a.txt", "b.txt", "--qrels", "qrels.txt", "--query-id", "x"],
+            f"a.txt: --query-id x names no column of a TREC file (its columns are fixed: "
+            f"{_RUN_COLUMNS}); drop --query-id",
+        ),
+        (
+            ["compare", "a.txt", "b.txt", "--qrels", "qrels.txt", "--relevance", "my rel"],
+            f"qrels.txt: --relevance 'my rel' names no column of a TREC file (its columns are "
+            f"fixed: {_QRELS_COLUMNS}); drop --relevance",
+        ),
+        (
+            ["fuse", "a.txt", "b.txt", "--doc-id", "x"],
+            f"a.txt: --doc-id x names no column of a TREC file (its columns are fixed: "
+            f"{_RUN_COLUMNS}); drop --doc-id",
+        ),
+        (
+            ["fuse", "a.txt", "b.txt", "--optimize", "--qrels", "qrels.txt", "--relevance", "x"],
+            f"qrels.txt: --relevance x names no column of a TREC file (its columns are fixed: "
+            f"{_QRELS_COLUMNS}); drop --relevance",
+        ),
+    ],
+)
+def test_a_column_flag_no_trec_file_has_is_refused(
+    files: Path, args: list[str], stderr: str
+) -> None:
+    done = irm_in_process(*args, cwd=files)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"irm: error: {stderr}\n")
+
+
+def test_a_column_flag_a_table_among_the_inputs_reads_is_taken(files: Path) -> None:
+    rows = (line.split() for line in RUN_A.splitlines())
+    (files / "a.csv").write_text(
+        "qid,doc_id,score\n" + "".join(f"{q},{d},{s}\n" for q, _, d, _, s, _ in rows)
+    )
+    args = ["--qrels", "qrels.txt", "-m", "map"]
+    table = irm_in_process("evaluate", "a.csv", *args, "--query-id", "qid", cwd=files)
+    trec = irm_in_process("evaluate", "a.txt", *args, cwd=files)
+    assert (table.returncode, table.stderr, table.stdout) == (0, "", trec.stdout)

@@ -16,7 +16,12 @@ from typing import Any
 
 import polars as pl
 
-from polars_irmetrics.cli.flags import add_column_flags, add_ranking_flags, ranking_options
+from polars_irmetrics.cli.flags import (
+    add_column_flags,
+    add_ranking_flags,
+    ranking_options,
+    refuse_trec_columns,
+)
 from polars_irmetrics.comparison import plot
 from polars_irmetrics.comparison.api import compare, recorded_per_query
 from polars_irmetrics.comparison.frame import stack_runs
@@ -267,6 +272,11 @@ def run(args: argparse.Namespace) -> int:
         baseline = names[paths.index(baseline)]
     options = ranking_options(args)
     ids = {"query_id": args.query_id, "doc_id": args.doc_id}
+    refuse_trec_columns(  # --groups and --target name their own columns
+        args,
+        [(path, args.run_format, "run") for path in paths]
+        + ([] if args.qrels is None else [(args.qrels, args.qrels_format, "qrels")]),
+    )
     runs: dict[str, pl.LazyFrame] = {
         name: scan_run(path, args.run_format, **ids)
         for name, path in zip(names, paths, strict=True)

@@ -5,7 +5,13 @@ here (as irm.evaluate and irm.compare take them, one flag per keyword)."""
 from __future__ import annotations
 
 import argparse
+import shlex
+from collections.abc import Sequence
 from typing import Any
+
+from polars_irmetrics.errors import InvalidValueError, IrmError
+from polars_irmetrics.io.files import detect_format
+from polars_irmetrics.io.sources import display_name
 
 __all__ = [
     "COLUMN_FLAGS",
@@ -14,6 +20,7 @@ __all__ = [
     "add_relevance_level_flag",
     "positive_int",
     "ranking_options",
+    "refuse_trec_columns",
 ]
 
 #: (flag, keyword and default) of the run's and the judgments' columns.
@@ -41,6 +48,51 @@ def add_column_flags(p: argparse.ArgumentParser, only: tuple[str, ...] = ()) -> 
             metavar="COL",
             help=f"name of the {flag.replace('-', ' ')} column (default: {default})",
         )
+
+
+#: The fixed columns of a TREC file, by kind, as its reader names them.
+_TREC_COLUMNS = {
+    "run": "query id, Q0, doc id, rank, score, run id",
+    "qrels": "query id, iteration, doc id, relevance",
+}
+
+#: The column flags a TREC file's reader takes as the names to give its columns, and
+#: so would take in silence where no table reads them (--rank and --score are checked
+#: against the run's columns by the evaluation itself).
+_NAMING = ("query_id", "doc_id", "relevance")
+
+
+def refuse_trec_columns(args: argparse.Namespace, inputs: Sequence[tuple[str, str, str]]) -> None:
+    """Refuse ``--query-id``, ``--doc-id`` or ``--relevance`` given (other than its
+    default) where every file the command reads (``inputs``: path, format flag's value,
+    ``"run"``, ``"qrels"`` or another kind) is TREC text: its columns are fixed, so the
+    flag names no column and would change nothing. A table among the inputs reads it;
+    a file whose format cannot be told is left to its reader to name.
+
+    >>> args = argparse.Namespace(query_id="query_id", doc_id="x", relevance="relevance")
+    >>> refuse_trec_columns(args, [])
+    """
+    given = [key for key in _NAMING if getattr(args, key, key) != key]
+    if not given or not inputs:
+        return
+    for path, fmt, _ in inputs:
+        try:
+            if (detect_format(path) if fmt == "auto" else fmt) != "trec":
+                return
+        except IrmError:
+            return
+    key = given[0]
+    named = inputs[0]  # the first run, or for --relevance the judgments where given
+    if key == "relevance":
+        named = next((one for one in inputs if one[2] == "qrels"), named)
+    path, _, kind = named
+    flag = "--" + key.replace("_", "-")
+    value = shlex.quote(getattr(args, key))
+    fixed = _TREC_COLUMNS.get(kind, _TREC_COLUMNS["run"])
+    raise InvalidValueError(
+        f"{display_name(path)}: {flag} {value} names no column of a TREC file (its columns "
+        f"are fixed: {fixed}); drop {flag}"
+    )
 
 
 def add_ranking_flags(p: argparse.ArgumentParser) -> None:

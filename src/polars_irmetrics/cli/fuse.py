@@ -13,7 +13,11 @@ from typing import Any, cast
 
 import polars as pl
 
-from polars_irmetrics.cli.flags import add_column_flags, add_relevance_level_flag
+from polars_irmetrics.cli.flags import (
+    add_column_flags,
+    add_relevance_level_flag,
+    refuse_trec_columns,
+)
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, IrmError
 from polars_irmetrics.fusion.fuse import fuse
 from polars_irmetrics.fusion.methods import get_fusion_method
@@ -253,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
             "--optimize searches with, and no fusion reads it: drop --relevance-level, or "
             "pass --optimize --qrels QRELS"
         )
+    judged = [] if args.qrels is None or not args.optimize else [(args.qrels, "auto", "qrels")]
+    refuse_trec_columns(args, [*((path, "auto", "run") for path in args.runs), *judged])
     if args.optimize:
         if args.qrels is None:
             raise InvalidValueError("--optimize needs --qrels QRELS (the judgments to tune on)")

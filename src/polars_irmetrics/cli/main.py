@@ -34,7 +34,7 @@ from polars_irmetrics.cli import compare as compare_cmd
 from polars_irmetrics.cli import fuse as fuse_cmd
 from polars_irmetrics.cli import metrics as metrics_cmd
 from polars_irmetrics.cli import trec_eval as trec_eval_cmd
-from polars_irmetrics.cli.flags import add_column_flags, add_ranking_flags
+from polars_irmetrics.cli.flags import add_column_flags, add_ranking_flags, refuse_trec_columns
 from polars_irmetrics.cli.keywords import as_flags, flags_of
 from polars_irmetrics.door.evaluate import Parsed, evaluate_tables
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
@@ -557,6 +557,15 @@ def _read_inputs(
     """The run (every file in the long form, one ``run`` per file when there are
     several) and the other tables irm.evaluate reads, from the flags."""
     ids = {"query_id": args.query_id, "doc_id": args.doc_id}
+    formats = {"runs": args.run_format, "neighbors": args.run_format}
+    formats |= {"reference": args.run_format, "qrels": args.qrels_format}
+    others = [(source, formats.get(dest, "auto"), dest) for dest, source in _inputs(args)]
+    refuse_trec_columns(
+        args,
+        [(path, args.run_format, "run") for path in runs]
+        + ([] if qrels_source is None else [(qrels_source, args.qrels_format, "qrels")])
+        + [one for one in others if one[2] not in ("runs", "qrels")],
+    )
     needed = _run_columns(args, requests)
     columns = {**ids, "rank": args.rank, "score": args.score, "relevance": args.relevance}
     # each run in the long form first: a list-shaped run meets a long one
