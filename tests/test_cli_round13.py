@@ -190,3 +190,27 @@ def test_a_column_flag_a_table_among_the_inputs_reads_is_taken(files: Path) -> N
     table = irm_in_process("evaluate", "a.csv", *args, "--query-id", "qid", cwd=files)
     trec = irm_in_process("evaluate", "a.txt", *args, cwd=files)
     assert (table.returncode, table.stderr, table.stdout) == (0, "", trec.stdout)
+
+
+@pytest.mark.parametrize(
+    ("args", "stderr"),
+    [
+        (
+            ["fuse", "a.txt", "b.txt", "--method", "rbc", "-o", "f.run"],
+            "rbc needs the parameter phi: pass it, e.g. irm fuse RUN RUN --method rbc "
+            "--param phi=...",
+        ),
+        (
+            ["trec-eval", "-Z", "z.txt", "-o", "z.txt", "qrels.txt", "a.txt"],
+            "-o z.txt names an input too (--Zscore z.txt), which writing it would replace: "
+            "name another output file",
+        ),
+    ],
+)
+def test_a_hint_on_the_command_line_is_written_as_the_command(
+    files: Path, args: list[str], stderr: str
+) -> None:
+    (files / "z.txt").write_text("q1 map 0.5 0.1\n")
+    done = irm_in_process(*args, cwd=files)
+    assert (done.returncode, done.stderr) == (2, f"irm: error: {stderr}\n")
+    assert not (files / "f.run").exists()

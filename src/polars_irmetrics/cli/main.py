@@ -944,10 +944,23 @@ def _same_file(output: str, source: str) -> bool:
     return os.path.realpath(output) == os.path.realpath(source)
 
 
-def _outputs_not_inputs(args: argparse.Namespace) -> None:
+def _input_flag(role: str, flags: dict[str, argparse.Action]) -> str:
+    """How a message names the input of destination ``role``: ``the run``, ``the
+    judgments``..., else its flag as the command spells it (``--Zscore`` for
+    trec-eval's ``zscores``, whose destination is no flag's name)."""
+    if role in _INPUT_ROLES:
+        return _INPUT_ROLES[role]
+    action = flags.get(role)
+    spelled = [] if action is None else list(action.option_strings)
+    long = [flag for flag in spelled if flag.startswith("--")]
+    return (long or spelled or [f"--{role.replace('_', '-')}"])[0]
+
+
+def _outputs_not_inputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """An output (-o, --plot) naming a file the command reads is refused before
     anything is read or computed: writing it would replace the input (an output that
     is no regular file, such as /dev/stdout, is streamed, not replaced)."""
+    flags = _flags(parser, args.command)
     for dest, flag in _OUTPUT_FLAGS:
         output = getattr(args, dest, None)
         if not isinstance(output, str) or output == STDIN:
@@ -963,7 +976,7 @@ def _outputs_not_inputs(args: argparse.Namespace) -> None:
                 continue
             for path in files:
                 if _same_file(output, path):
-                    named = _INPUT_ROLES.get(role, f"--{role.replace('_', '-')}")
+                    named = _input_flag(role, flags)
                     shown = source if path == source else f"{path}, of {source}"
                     raise InvalidValueError(
                         f"{flag} {output} names an input too ({named} {shown}), which "
@@ -1052,6 +1065,15 @@ _LIST_METRICS = "irm.list_metrics()"
 _EVALUATE_CALL = re.compile(r"irm\.evaluate\(run, (?P<metrics>\[[^\]]*\]), qrels=\.\.\.\)")
 
 
+_FUSE_CALL = re.compile(r"\bfuse\(runs, method='(?P<method>[\w-]+)', (?P<param>\w+)=\.\.\.\)")
+
+
+def _fuse_command(found: re.Match[str]) -> str:
+    """``fuse(runs, method='rbc', phi=...)`` as ``irm fuse`` is typed."""
+    method, param = found.group("method"), found.group("param")
+    return f"irm fuse RUN RUN --method {method} --param {param}=..."
+
+
 def _evaluate_command(found: re.Match[str]) -> str:
     """``irm.evaluate(run, ['ndcg@10'], qrels=...)`` as ``irm evaluate`` is typed."""
     try:
@@ -1071,6 +1093,7 @@ def _in_words(message: str, parser: argparse.ArgumentParser, command: str | None
         message = _ID_CAST.sub("e.g. --ids str (every id of every file read as text)", message)
     message = message.replace(_LIST_METRICS, "'irm metrics'")
     message = _EVALUATE_CALL.sub(_evaluate_command, message)
+    message = _FUSE_CALL.sub(_fuse_command, message)
     return as_flags(message, flags)
 
 
@@ -1149,7 +1172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extras)}")
     try:
         _stdin_once(args)
-        _outputs_not_inputs(args)  # before anything is read or computed
+        _outputs_not_inputs(args, parser)  # before anything is read or computed
         shown: list[str] = []
         with warnings.catch_warnings():  # Python's filters: each warning once per place
             warnings.showwarning = _show_warning(parser, args, shown)
