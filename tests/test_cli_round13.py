@@ -214,3 +214,27 @@ def test_a_hint_on_the_command_line_is_written_as_the_command(
     done = irm_in_process(*args, cwd=files)
     assert (done.returncode, done.stderr) == (2, f"irm: error: {stderr}\n")
     assert not (files / "f.run").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        (
+            ["evaluate", "a.txt", "--qrels", "qrels.txt", "-m", "map", "-o", "name.csv/"],
+            "name.csv",
+        ),
+        (["compare", "a.txt", "b.txt", "--qrels", "qrels.txt", "-o", "r.html/"], "r.html"),
+        (["fuse", "a.txt", "b.txt", "-o", "f.run/"], "f.run"),
+        (["trec-eval", "qrels.txt", "a.txt", "-o", "t.txt/"], "t.txt"),
+    ],
+)
+def test_an_output_ending_with_a_slash_names_a_folder_and_is_refused(
+    files: Path, args: list[str], name: str
+) -> None:
+    done = irm_in_process(*args, cwd=files)
+    stderr = (
+        f"irm: error: {name}/: ends with a slash, which names a folder, and there is none; "
+        f"name a file (e.g. {name})\n"
+    )
+    assert (done.returncode, done.stderr) == (2, stderr)
+    assert not (files / name).exists()

@@ -345,7 +345,7 @@ class Report:
                 "report.save('comparison.html')"
             )
         target = Path(path)
-        check_target(target)  # a folder, a missing or read-only folder: named, before rendering
+        check_target(path)  # a folder, a missing or read-only folder: named, before rendering
         kind = _SUFFIXES.get(target.suffix.lower())
         if kind is None:
             raise InvalidValueError(

@@ -504,7 +504,13 @@ def check_target(path: str | os.PathLike[str]) -> Path:
     ...
     polars_irmetrics.errors.InvalidValueError: ...: is a folder, not a file; name a file in it ...
     """
-    target = Path(os.fspath(path))
+    text = os.fspath(path)
+    target = Path(text)
+    if text.endswith(("/", os.sep)) and not target.is_dir():  # Path drops the slash
+        raise InvalidValueError(
+            f"{text}: ends with a slash, which names a folder, and there is none; name a "
+            f"file (e.g. {target})"
+        )
     if target.is_dir():
         example = target / ("results" + (target.suffix or ".csv"))
         raise InvalidValueError(
@@ -600,7 +606,7 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
         write_stdout(buffer.getvalue())
         return
     given = Path(os.fspath(path))
-    folder = check_target(given)
+    folder = check_target(path)  # the name as given: a trailing slash kept
     write = _compressing(write, compression_of(given))
     if is_stream(given):
         _write_directly(given, write)
