@@ -24,6 +24,7 @@ import pytest
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.metrics.prediction import PREDICTION_METRICS
+from tests.test_partitions_round10 import QRELS, RUN
 
 TABLE = pl.DataFrame(
     {
@@ -98,17 +99,6 @@ def test_parquet_files_read_as_one_frame(tmp_path: Path) -> None:
 
 # partitioned_by=: a query under two values is refused on one plan as in buckets
 
-RUN = pl.DataFrame(
-    {
-        "query_id": ["q1", "q1", "q1", "q2", "q2"],
-        "doc_id": ["a", "b", "c", "a", "b"],
-        "score": [3.0, 2.0, 1.0, 2.0, 1.0],
-        "part": [0, 0, 1, 1, 1],  # q1 under 0 and 1
-    }
-)
-QRELS = pl.DataFrame(
-    {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "c", "a"], "relevance": [1, 1, 1]}
-)
 WHOLE = RUN.with_columns(part=pl.Series([0, 0, 0, 1, 1]))  # each query in one partition
 
 
