@@ -48,6 +48,7 @@ __all__ = [
     "ORDERED",
     "PART",
     "RANKS",
+    "SAMPLES",
     "WIDE_INTEGERS",
     "SharedFacts",
     "SharedIds",
@@ -80,6 +81,8 @@ BELOW = f"{_P}below"
 NANS = f"{_P}nans"
 #: Its order values of 2**63 or more (the :data:`WIDE_INTEGERS` columns; 0 otherwise).
 ABOVE = f"{_P}above"
+#: Its distinct values of a sample column (null one of them), where the caller names one.
+SAMPLES = f"{_P}samples"
 _INT64_MAX = 2**63 - 1
 #: The integer dtypes whose values go beyond Int64, where a rank is cast to Int64: a
 #: rank of 2**63 or more there is refused, never read as null (a rank never held).
@@ -87,7 +90,12 @@ WIDE_INTEGERS: tuple[type[pl.DataType], ...] = (pl.UInt64, pl.Int128, pl.UInt128
 
 
 def ranking_facts(
-    run: pl.LazyFrame, keys: Sequence[str], doc: pl.Expr, order: str | None
+    run: pl.LazyFrame,
+    keys: Sequence[str],
+    doc: pl.Expr,
+    order: str | None,
+    *,
+    sample: str | None = None,
 ) -> pl.LazyFrame:
     """One row per ranking (the ``keys``) of ``run``: the columns above, cached.
 
@@ -95,8 +103,10 @@ def ranking_facts(
     hash where the caller recounts a flagged ranking exactly); ``order``: the rank or
     score column, as the run holds it (a float's NaN and fractions are read here, not
     after a cast), or ``None`` for a table without one (then only :data:`LENGTH`,
-    :data:`DOCS` and :data:`NULL_DOCS`). Only the columns some reader selects are
-    computed.
+    :data:`DOCS` and :data:`NULL_DOCS`). ``sample``: a column whose distinct values
+    are counted too (:data:`SAMPLES`; a stochastic policy's sampled rankings, which a
+    route reading one ranking per query refuses). Only the columns some reader selects
+    are computed.
     """
     counts = [
         pl.len().alias(LENGTH),
@@ -121,6 +131,8 @@ def ranking_facts(
                 ABOVE
             ),
         ]
+    if sample is not None:
+        counts.append(pl.col(sample).n_unique().alias(SAMPLES))
     return run.group_by(list(keys)).agg(counts).cache()
 
 

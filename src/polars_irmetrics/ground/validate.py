@@ -34,6 +34,7 @@ __all__ = [
     "check_id_kinds",
     "common_id_dtype",
     "coverage_counts",
+    "describe_query",
     "features_tally",
     "flag_error",
     "held_tally",
@@ -48,6 +49,7 @@ __all__ = [
     "raise_on_bad_rows",
     "raise_unplaced",
     "require_columns",
+    "sampled_error",
     "suspect",
     "tally_counts",
     "unplaced_query_error",
@@ -467,6 +469,29 @@ def flag_error(
     )
 
 
+def sampled_error(column: str, query: str, n: int, frame: str = "run") -> InvalidValueError:
+    """The error of a query of the run (``frame``) with rows under ``n`` (more than one)
+    values of its ``sample_id=`` column ``column``: sampled rankings of a stochastic
+    policy, each a ranking of its own for the exposure measures, where the metrics asked
+    for read one ranking per query and would read every sample's documents as one
+    ranking. ``query``: the query as text (``repr``, with its group). The same message
+    on every route and path (one plan, buckets, the engines' parts).
+
+    >>> sampled_error("sample", "1", 2)  # doctest: +ELLIPSIS
+    InvalidValueError("the run's column 'sample' (sample_id=) holds sampled rankings: ...")
+    """
+    owner = f"{frame}'" if frame.endswith("s") else f"{frame}'s"
+    return InvalidValueError(
+        f"the {owner} column {column!r} (sample_id=) holds sampled rankings: query "
+        f"{query} has rows under {n} of its values, and the metrics asked for read one "
+        f"ranking per query, so they would read every sample's documents as one ranking: "
+        f"evaluate them on one sample, e.g. .filter(pl.col({column!r}) == 0), ask for the "
+        f"exposure measures that read sampled rankings (ee_loss, ee_disparity, "
+        f"ee_relevance, awrf, awrf_ndcg, rnd, rkl, rrd) in a call of their own, or drop "
+        f"or rename the column if it holds no samples"
+    )
+
+
 def null_key_error(column: str, frame: str = "run") -> InvalidValueError:
     """The error of a null query (or user) id in ``column`` of the run (``frame``), in
     the ranking metrics' words."""
@@ -558,7 +583,7 @@ def raise_on_bad_rows(
                     unique=[*keys, spec.query_id, columns[role]],
                     frame=run_frame,
                     qframe=qrels_frame,
-                    query=_describe(row, spec),
+                    query=describe_query(row, spec),
                     n=row[column],
                 )
             )
@@ -605,7 +630,9 @@ def _side_of_null_key(frame: pl.DataFrame, key: str) -> str:
     return "run" if nulls[f"{INTERNAL}retrieved"].any() else "judgments"
 
 
-def _describe(row: Mapping[str, object], spec: CheckSpec) -> str:
+def describe_query(row: Mapping[str, object], spec: CheckSpec) -> str:
+    """The query of a check row as the ranking metrics' messages show it: its id's
+    ``repr``, with its ``by`` keys beside it (``'q1' (system='a')``)."""
     parts = [f"{key}={row[key]!r}" for key in spec.keys if key != spec.query_id]
     text = repr(row[spec.query_id])
     return f"{text} ({', '.join(parts)})" if parts else text
@@ -714,7 +741,7 @@ def _group(row: Mapping[str, object], keys: Sequence[str]) -> str:
 def _raise_query_set(bad: pl.DataFrame, spec: CheckSpec, where: str, policy: str) -> None:
     if not bad.height:
         return
-    shown = ", ".join(_describe(r, spec) for r in bad.head(5).iter_rows(named=True))
+    shown = ", ".join(describe_query(r, spec) for r in bad.head(5).iter_rows(named=True))
     more = f" and {bad.height - 5} more" if bad.height > 5 else ""
     raise QuerySetError(
         f"{bad.height} quer{'y is' if bad.height == 1 else 'ies are'} {where}: "

@@ -56,8 +56,11 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     JUDGED_DOCS,
     LISTED,
+    CheckSpec,
+    describe_query,
     flag,
     raise_on_bad_rows,
+    sampled_error,
     warn_on_coverage,
 )
 from polars_irmetrics.metrics.registry import MetricRequest, means
@@ -95,6 +98,9 @@ _UNJUDGED = f"{INTERNAL}unjudged"
 #: The check row of a query under more than one value of ``partitioned_by=``
 #: (:func:`_spanning`).
 _SPANS = f"{INTERNAL}spans"
+#: The check rows' count of the distinct values of the run's ``sample_id=`` column in
+#: a query that has more than one (:func:`_sampled`).
+_SAMPLES = f"{INTERNAL}samples"
 
 
 def build_plan(
@@ -141,9 +147,17 @@ def build_plan(
         run.select(setup.run_only_by).unique() if qrels is not None and setup.run_only_by else None
     )
     check_partition_column(run.collect_schema().names(), options.partitioned_by)
+    sampled = options.sample_id
     if buckets is None:
         result = _per_query(
-            run, qrels, groups, setup, requests, facts=facts, partitioned_by=options.partitioned_by
+            run,
+            qrels,
+            groups,
+            setup,
+            requests,
+            facts=facts,
+            partitioned_by=options.partitioned_by,
+            sample_id=options.sample_id,
         )
     elif options.partitioned_by is not None:  # whole queries per partition: no re-writing
         result = evaluate_in_partitions(
@@ -152,7 +166,7 @@ def build_plan(
             groups,
             query_id=query_id,
             column=options.partitioned_by,
-            evaluate_part=lambda r, q, g: _per_query(r, q, g, setup, requests),
+            evaluate_part=lambda r, q, g: _per_query(r, q, g, setup, requests, sample_id=sampled),
             schema=_per_query(run, qrels, groups, setup, requests).collect_schema(),
             progress=options.progress,
         )
@@ -161,7 +175,7 @@ def build_plan(
         def evaluate_part(
             run: pl.LazyFrame, qrels: pl.LazyFrame | None, groups: pl.LazyFrame | None
         ) -> pl.LazyFrame:
-            return _per_query(run, qrels, groups, setup, requests)
+            return _per_query(run, qrels, groups, setup, requests, sample_id=sampled)
 
         result = evaluate_in_buckets(
             run,
@@ -271,13 +285,17 @@ def _per_query(
     *,
     facts: SharedFacts | None = None,
     partitioned_by: str | None = None,
+    sample_id: str | None = None,
 ) -> pl.LazyFrame:
     """Checked per-query metric values of ``run`` (steps 1 to 5 of the module docstring;
     ``facts``: :func:`build_plan`'s). ``partitioned_by``: the one plan over a run said to
     keep each query whole in one value of that column; a query under two values (of
     the run, or of the run and the judgments where they carry the column) is refused
     when the plan runs (:func:`_spanning`), as the partitions' path and the engines
-    refuse it."""
+    refuse it. ``sample_id``: the column of a stochastic policy's sampled rankings
+    (:attr:`~polars_irmetrics.ground.options.EvalOptions.sample_id`); where the run has
+    it, a query under more than one of its values is refused when the plan runs
+    (:func:`_sampled`): the metrics here read one ranking per query."""
     keys = list(setup.keys)
     doc_id, relevance = setup.doc_id, setup.relevance
     scope = PlanScope(RANK, REL, NUM_RET, group=GROUP, first=FIRST, start=START, tied=(LOW, HIGH))
@@ -308,6 +326,8 @@ def _per_query(
     check_frames = [bad_rows(run, setup)]
     if partitioned_by is not None:
         check_frames.append(_spanning(run, qrels, check.query_id, partitioned_by))
+    if sample_id is not None and sample_id in run.collect_schema():
+        check_frames.append(_sampled(run, keys, sample_id))
     # One row per query of the run (its num_ret), only where something needs it: a
     # formula, a query-set policy that looks at the run's queries, or a judged table.
     # With the defaults (unjudged='drop', unretrieved='zero') the queries evaluated are
@@ -481,6 +501,7 @@ def _per_query(
     recounts = recount(run, setup)
 
     def raising(frame: pl.DataFrame) -> pl.DataFrame:
+        frame = _raise_on_samples(frame, check, sample_id)
         spanning = frame.get_column(_SPANS, default=None)
         if spanning is None:
             return raise_on_bad_rows(frame, check, check_rows=CHECK, recount=recounts)
@@ -518,6 +539,37 @@ def _spanning(
     values = pl.concat(placed, how="vertical_relaxed").filter(pl.col(query_id).is_not_null())
     counted = values.group_by(query_id).agg(pl.col(column).n_unique().alias(_SPANS))
     return counted.filter(pl.col(_SPANS) > 1).select(query_id, pl.lit(True).alias(_SPANS))
+
+
+def _sampled(run: pl.LazyFrame, keys: list[str], column: str) -> pl.LazyFrame:
+    """The rankings (``keys``: the query and its ``by`` keys; one row each, with
+    ``_SAMPLES`` their count) found under more than one value of the run's ``sample_id=``
+    column (null a value of its own): sampled rankings, which the metrics here would
+    read as one. A count of the distinct values per query, read beside the plan's other
+    checks (one small group-by); a column with one value per query (not samples, or one
+    sample each) is a ranking per query and passes.
+
+    >>> run = pl.LazyFrame({"query_id": [1, 1, 2, 2], "sample": [0, 1, 0, 0]})
+    >>> _sampled(run, ["query_id"], "sample").collect().rows()
+    [(1, 2)]
+    """
+    known = pl.all_horizontal(pl.col(k).is_not_null() for k in keys)  # refused elsewhere
+    counted = run.filter(known).group_by(keys).agg(pl.col(column).n_unique().alias(_SAMPLES))
+    return counted.filter(pl.col(_SAMPLES) > 1).with_columns(pl.col(_SAMPLES).cast(pl.Int64))
+
+
+def _raise_on_samples(frame: pl.DataFrame, check: CheckSpec, column: str | None) -> pl.DataFrame:
+    """Refuse the first query (by its keys) of ``frame``'s :func:`_sampled` rows, before
+    the other checks of the run (a document or rank recurring in the query's other
+    samples would be read as listed twice); else ``frame`` without the column."""
+    counts = frame.get_column(_SAMPLES, default=None)
+    if counts is None or column is None:
+        return frame
+    bad = frame.filter(pl.col(_SAMPLES) > 1).sort(check.keys)
+    if bad.height:
+        row = bad.row(0, named=True)
+        raise sampled_error(column, describe_query(row, check), row[_SAMPLES])
+    return frame.drop(_SAMPLES)
 
 
 def _raise_on_empty(

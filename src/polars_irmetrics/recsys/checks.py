@@ -16,7 +16,13 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_irmetrics.errors import DuplicateError, InvalidValueError, IrmError
-from polars_irmetrics.ground.validate import INTERNAL, flag_error, is_text, null_key_error
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    flag_error,
+    is_text,
+    null_key_error,
+    sampled_error,
+)
 
 __all__ = [
     "CHECKS",
@@ -59,6 +65,8 @@ class Words:
     user: str
     frame: str
     by: tuple[str, ...] = ()
+    #: The sample column (``sample_id=``) the ``"sampled"`` check read.
+    sample: str | None = None
 
 
 #: Every check, in the order they are reported (the first that fails raises).
@@ -135,6 +143,7 @@ CHECKS: tuple[Check, ...] = (
     *(
         Check(name, IrmError, "", run_flag=name)
         for name in (
+            "sampled",
             "null_user",
             "null_doc",
             "dup_doc",
@@ -276,6 +285,8 @@ def raise_on_flags(frame: pl.DataFrame, words: Words) -> pl.DataFrame:
                 raise null_key_error(words.user, words.frame)
             group = ", ".join(f"{key}={row[key]!r}" for key in words.by)
             user = row[_example(check.name)] + (f" ({group})" if group else "")
+            if check.run_flag == "sampled":
+                raise sampled_error(str(words.sample), user, row[count], frame=words.frame)
             raise flag_error(
                 check.run_flag, words.columns, None, row[count], frame=words.frame, shown=user
             )

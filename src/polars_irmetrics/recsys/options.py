@@ -59,6 +59,11 @@ class RecsysOptions:
     #: this plan's one tally of them warns for those too
     #: (:func:`~polars_irmetrics.ground.validate.warn_on_catalogue`).
     catalogue: tuple[str, ...] = ()
+    #: The column of a stochastic policy's sampled rankings (``sample_id=`` of
+    #: :func:`~polars_irmetrics.evaluate`), where the recommendations have it: a user
+    #: under more than one of its values is refused (the metrics here read one list per
+    #: user); ``None``: not read (:func:`~polars_irmetrics.beyond_accuracy`).
+    sample_id: str | None = None
 
     @property
     def by_keys(self) -> tuple[str, ...]:
@@ -114,6 +119,8 @@ def recsys_options(options: EvalOptions, caller: str = "irm.evaluate") -> Recsys
         check_duplicates=options.check_duplicates,
         caller=caller,
         per_user=options.per_query,
+        # irm.beyond_accuracy has no sampled rankings (no sample_id=, no exposure measures)
+        sample_id=None if caller == "irm.beyond_accuracy" else options.sample_id,
     )
 
 

@@ -64,6 +64,7 @@ from polars_irmetrics.ground.facts import (
     NULL_DOCS,
     ORDERED,
     RANKS,
+    SAMPLES,
     SharedIds,
     id_rows,
     ranking_facts,
@@ -751,6 +752,8 @@ def _rows(
         keep.append(options.score)
     if options.relevance is not None:
         keep.append(options.relevance)
+    if _sampled(recommendations, options):
+        keep.append(str(options.sample_id))
     rows = _cast_ids(recommendations.select(list(dict.fromkeys(keep))), kinds)
     if "order:rank" in scope.needs:
         # a rank beyond Int64 (UInt64) null here, refused by the checks
@@ -767,6 +770,14 @@ def _rows(
         )
     weight = pl.lit(1.0) if options.relevance is None else pl.col(options.relevance)
     return rows.with_columns(weight.cast(pl.Float64).alias(RELEVANCE))
+
+
+def _sampled(rows: pl.LazyFrame, options: RecsysOptions) -> bool:
+    """Whether the run checks read the recommendations' sample column
+    (:attr:`~polars_irmetrics.recsys.options.RecsysOptions.sample_id`): the plan checks
+    the run, and it has the column."""
+    sample = options.sample_id
+    return options.check_run and sample is not None and sample in rows.collect_schema()
 
 
 def _interaction_keys(interactions: pl.LazyFrame, options: RecsysOptions) -> list[str]:
@@ -1184,6 +1195,7 @@ def _words(options: RecsysOptions) -> Words:
         options.user_id,
         _frame(options),
         tuple(options.by_keys),
+        options.sample_id,
     )
 
 
@@ -1225,7 +1237,11 @@ def _run_checks(
         order, checks = options.score, checks | _SCORE_FACTS
     if not options.check_duplicates:  # False: kept, for unrepeated_reco to measure
         checks = {k: v for k, v in checks.items() if not k.startswith("dup_")}
-    facts = ranking_facts(rows, [*by, user], pl.col(item), order)
+    sample = options.sample_id if _sampled(rows, options) else None
+    if sample is not None:  # a user's sampled rankings, read as one list: refused first
+        many = pl.col(SAMPLES)
+        checks = {"sampled": pl.when(many > 1).then(many).otherwise(0), **checks}
+    facts = ranking_facts(rows, [*by, user], pl.col(item), order, sample=sample)
     known = pl.col(user).is_not_null()
     if options.relevance is not None:  # serendipity's weights: null, NaN or infinite
         weight = pl.col(RELEVANCE)
