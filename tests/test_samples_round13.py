@@ -171,3 +171,58 @@ def test_dask_refuses_sampled_run(metrics: list[str], request: pytest.FixtureReq
         tables = {"interactions": frame(INTERACTIONS)}
     with pytest.raises(InvalidValueError, match=f"^{re.escape(_message())}$"):
         irm_dask.evaluate(frame(RUN), metrics, partitions=2, **tables).compute()
+
+
+# The routes 3a40e8a left reading a run of sampled rankings as one merged list per query
+# (rbo 0.83 on RUN, kendall_tau 1.0; ps_ndcg@2 0.815; prefs_avgjg 1.0 for query 1;
+# neighbor_recall@2 1.0): refused with the same message, from a check read beside each
+# route's other checks.
+REFERENCE = ONE.drop("sample")
+#: (id, run, metrics, options, message): each route reads one ranking per query.
+OTHER_ROUTES: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], str]] = [
+    ("rbo", RUN, ["rbo"], {"reference": REFERENCE}, _message()),
+    ("jaccard-kendall", RUN, ["jaccard@2", "kendall_tau@2"], {"reference": REFERENCE},
+     _message()),
+    ("rbo-per-query", RUN, ["rbo"], {"reference": REFERENCE, "per_query": True}, _message()),
+    ("rbo-buckets", RUN, ["rbo"], {"reference": REFERENCE, "buckets": 2}, _message()),
+    ("rbo-systems", pl.concat([RUN.with_columns(system=pl.lit("b")),
+                               RUN.with_columns(system=pl.lit("a"))]),
+     ["rbo"], {"reference": REFERENCE, "systems": "system"},
+     _message(query="1 (system='a')")),
+    ("rbo-reference-sampled", REFERENCE, ["rbo"], {"reference": RUN},
+     _message().replace("the run's", "the reference's", 1)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
+@pytest.mark.parametrize(
+    ("name", "run", "metrics", "options", "message"),
+    OTHER_ROUTES,
+    ids=[r[0] for r in OTHER_ROUTES],
+)
+def test_sampled_run_refused_by_other_routes(
+    name: str, run: pl.DataFrame, metrics: list[str], options: dict[str, Any], message: str,
+    lazy: bool,
+) -> None:  # fmt: skip
+    table = run.lazy() if lazy else run
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        _collected(irm.evaluate(table, metrics, **options))
+
+
+#: (id, metrics, options): one value of the column per query, evaluated as without it.
+OTHER_ACCEPTED: list[tuple[str, list[str], dict[str, Any]]] = [
+    ("rbo", ["rbo", "kendall_tau@2"], {"reference": RUN.filter(pl.col("sample") == 1)}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("column", ["one sample", "one value per query"])
+@pytest.mark.parametrize(
+    ("name", "metrics", "options"), OTHER_ACCEPTED, ids=[c[0] for c in OTHER_ACCEPTED]
+)
+def test_one_value_per_query_is_one_ranking_other_routes(
+    name: str, metrics: list[str], options: dict[str, Any], column: str
+) -> None:
+    run = ONE if column == "one sample" else ONE.with_columns(sample=pl.col("query_id") * 7)
+    expected = irm.evaluate(ONE.drop("sample"), metrics, **options)
+    assert_frame_equal(irm.evaluate(run, metrics, **options), expected)
+    assert_frame_equal(irm.evaluate(run.lazy(), metrics, **options).collect(), expected)

@@ -44,6 +44,7 @@ from polars_irmetrics.ground.validate import (
     null_key_error,
     raise_unplaced,
     require_columns,
+    sampled_error,
     with_common_ids,
     with_tally,
 )
@@ -140,7 +141,12 @@ def build_agreement_plan(
     every = run.select(missing).unique() if groups is None else groups.select(missing).unique()
     if missing:  # one reference for every group of the run
         ref_side = ref_side.join(every, how="cross")
-    checks = _checks(run, reference, keys, ref_keys, query_id, doc_id, sides)
+    # a side's sampled rankings (its sample_id= column), refused: read one per query here
+    samples = [
+        options.sample_id if options.sample_id in schema else None
+        for schema in (run_schema, ref_schema)
+    ]
+    checks = _checks(run, reference, keys, ref_keys, query_id, doc_id, sides, samples)
     if shared:  # a reference per group: a group of the run it lacks is refused by name
         absent = (
             run.select(shared)
@@ -551,14 +557,18 @@ def _checks(
     query_id: str,
     doc_id: str,
     sides: Sequence[tuple[bool, str]],
+    samples: Sequence[str | None] = (None, None),
 ) -> pl.LazyFrame:
-    """One row: for each side, whether a query id is null, and the first query with a
-    null document id, a document twice, two documents at one rank, or a null or NaN
-    ranking value (raised by :func:`_raise_on_bad` when the plan runs)."""
+    """One row: for each side, the first query (by its keys) under more than one value
+    of its ``samples`` column (the ``sample_id=`` column, where the side has it: sampled
+    rankings, each side read as one ranking per query), whether a query id is null, and
+    the first query with a null document id, a document twice, two documents at one
+    rank, or a null or NaN ranking value (raised by :func:`_raise_on_bad` when the plan
+    runs)."""
     rows = []
-    for frame, what, group, (use_rank, order) in (
-        (run, "run", keys, sides[0]),
-        (reference, "reference", ref_keys, sides[1]),
+    for frame, what, group, (use_rank, order), sample in (
+        (run, "run", keys, sides[0], samples[0]),
+        (reference, "reference", ref_keys, sides[1], samples[1]),
     ):
         value = pl.col(order).cast(pl.Float64)
         per_query = [
@@ -566,13 +576,26 @@ def _checks(
             (pl.col(doc_id).n_unique() < pl.len()).alias("duplicate doc"),
             (value.is_null() | value.is_nan()).any().alias("bad value"),
         ]
+        if sample is not None:  # null a value of its own
+            per_query.append(pl.col(sample).n_unique().cast(pl.Int64).alias("samples"))
         if use_rank:
             per_query.append((pl.col(order).n_unique() < pl.len()).alias("duplicate rank"))
             per_query.append((pl.col(order) < 1).sum().alias("bad rank"))
         grouped = frame.group_by(group).agg(per_query)
         query = pl.col(query_id).cast(pl.String)
         # a null by= or systems= key, refused as the ranking metrics refuse it
-        flags = [
+        flags = []
+        if sample is not None:  # first: a sample's documents recur in the others
+            many = (pl.col("samples") > 1) & pl.all_horizontal(
+                pl.col(key).is_not_null() for key in group
+            )
+            first = pl.struct(*group, "samples").filter(many)
+            flags.append(
+                first.sort_by(*(pl.col(key).filter(many) for key in group))
+                .first()
+                .alias(f"{_BAD}|{what}|sampled|{sample}")
+            )
+        flags += [
             pl.col(key).is_null().any().alias(f"{_BAD}|{what}|null key|{key}")
             for key in group
             if key != query_id
@@ -613,6 +636,11 @@ def _raise_on_bad(
         if value is None or value is False:
             continue
         _, what, kind, *column = name.split("|")
+        if kind == "sampled":
+            shown = repr(value[query_id])
+            keyed = [f"{key}={value[key]!r}" for key in value if key not in (query_id, "samples")]
+            shown += f" ({', '.join(keyed)})" if keyed else ""
+            raise sampled_error(column[0], shown, value["samples"], frame=what)
         if kind == "bad rank":
             if value["query"] is None:
                 continue
