@@ -178,6 +178,9 @@ def test_dask_refuses_sampled_run(metrics: list[str], request: pytest.FixtureReq
 # neighbor_recall@2 1.0): refused with the same message, from a check read beside each
 # route's other checks.
 REFERENCE = ONE.drop("sample")
+PROPENSITIES = pl.DataFrame({"doc_id": [10, 11, 12, 13], "propensity": [0.5, 0.5, 0.25, 1.0]})
+POSITIONS = pl.DataFrame({"position": [1, 2, 3, 4], "propensity": [1.0, 0.5, 0.5, 0.5]})
+PS = {**TREC, "propensities": PROPENSITIES}
 #: (id, run, metrics, options, message): each route reads one ranking per query.
 OTHER_ROUTES: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], str]] = [
     ("rbo", RUN, ["rbo"], {"reference": REFERENCE}, _message()),
@@ -191,6 +194,15 @@ OTHER_ROUTES: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], str]] = [
      _message(query="1 (system='a')")),
     ("rbo-reference-sampled", REFERENCE, ["rbo"], {"reference": RUN},
      _message().replace("the run's", "the reference's", 1)),
+    ("ps", RUN, ["ps_ndcg@2", "ps_precision@2"], PS, _message()),
+    ("ps-per-query-buckets", RUN, ["ps_ndcg@2"], {**PS, "per_query": True, "buckets": 2},
+     _message()),
+    ("ps-by-position", RUN, ["ps_precision@2"], {**TREC, "propensities": POSITIONS},
+     _message()),
+    ("ps-string-ids", RUN.with_columns(pl.col("query_id").cast(pl.String),
+                                       sample=pl.Series([0, 1, 2, 2, 0, 0])),
+     ["ps_ndcg@2"], {"qrels": QRELS.with_columns(pl.col("query_id").cast(pl.String)),
+                     "propensities": PROPENSITIES}, _message(query="'1'", n=3)),
 ]  # fmt: skip
 
 
@@ -212,6 +224,8 @@ def test_sampled_run_refused_by_other_routes(
 #: (id, metrics, options): one value of the column per query, evaluated as without it.
 OTHER_ACCEPTED: list[tuple[str, list[str], dict[str, Any]]] = [
     ("rbo", ["rbo", "kendall_tau@2"], {"reference": RUN.filter(pl.col("sample") == 1)}),
+    ("ps", ["ps_ndcg@2", "ps_precision@2"], PS),
+    ("ps-per-query-buckets", ["ps_ndcg@2"], {**PS, "per_query": True, "buckets": 2}),
 ]  # fmt: skip
 
 

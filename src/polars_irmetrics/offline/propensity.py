@@ -61,6 +61,7 @@ from polars_irmetrics.ground.validate import (
     neither_order,
     null_key_error,
     require_columns,
+    sampled_error,
     warn_on_judged,
     with_tally,
 )
@@ -228,9 +229,14 @@ class PsPlan:
     qrels: pl.LazyFrame
     #: ``propensities=`` as (key, p): read whole by every part.
     table: pl.LazyFrame
+    #: The run's columns a part reads (the query, the document, the order column, and
+    #: the sample column where the run has it), with their dtypes.
     run_schema: pl.Schema
     by_position: bool
     order: str
+    #: The run's ``sample_id=`` column, where it has one: a query under more than one
+    #: of its values (sampled rankings) is refused, as the ranking metrics refuse it.
+    sample: str | None = None
 
     @property
     def key(self) -> str:
@@ -239,7 +245,7 @@ class PsPlan:
     def part(self, run: pl.LazyFrame, qrels: pl.LazyFrame) -> pl.LazyFrame:
         """One part's rows: per judged query its sums, and the judgments' checks."""
         q, d, position = self.options.query_id, self.options.doc_id, self._position
-        run = run.select(pl.col(c).cast(self.run_schema[c]) for c in (q, d, position))
+        run = run.select(pl.col(c).cast(kind) for c, kind in self.run_schema.items())
         qrels = qrels.with_columns(
             pl.col(q).cast(self.run_schema[q]), pl.col(d).cast(self.run_schema[d])
         )
@@ -271,7 +277,14 @@ class PsPlan:
         )
         problems = _judged_problems(weighted, q, d, level)
         checks = _data_problems(
-            run, judged, q, d, position, self.run_schema[position], by_rank=self.order == "rank"
+            run,
+            judged,
+            q,
+            d,
+            position,
+            self.run_schema[position],
+            by_rank=self.order == "rank",
+            sample=self.sample,
         )
         return pl.concat([sums, checks, problems], how="diagonal_relaxed").select(
             pl.col(name).cast(dtype) for name, dtype in self.part_schema.items()
@@ -330,6 +343,7 @@ class PsPlan:
         d, key, kind = self.options.doc_id, self.key, self.run_schema[self.options.doc_id]
         names = {"doc_id": d, "rank": self._position, "score": self._position, "query_id": q}
         names["relevance"] = self.options.relevance
+        names["sample"] = str(self.sample)
         raised = combined.map_batches(
             lambda frame: _raise(frame, schema, q, d, key, kind, names), schema=schema
         )
@@ -446,14 +460,19 @@ def prepare_propensity(
         pl.col(key).cast(pl.Int64 if by_position else ids[d]).alias(_KEY),
         pl.col("propensity").cast(pl.Float64).alias("p"),
     )
+    sample = options.sample_id if options.sample_id in run_schema else None
+    read = {q: ids[q], d: ids[d], position: run_schema[position]}
+    if sample is not None:
+        read.setdefault(sample, run_schema[sample])
     return PsPlan(
         requests=requests,
         options=options,
         qrels=qrels,
         table=table,
-        run_schema=pl.Schema({q: ids[q], d: ids[d], position: run_schema[position]}),
+        run_schema=pl.Schema(read),
         by_position=by_position,
         order=order,
+        sample=sample,
     )
 
 
@@ -562,10 +581,12 @@ def _judged_problems(weighted: pl.LazyFrame, q: str, d: str, level: float) -> pl
     )
 
 
-#: The accuracy metrics' checks of the run and the judgments (a null query in either,
-#: then :data:`~polars_irmetrics.ground.validate.RUN_FLAGS` by name), in their order and
-#: in their words, before this route's own (problems 1 to 5): numbered below 0.
+#: The accuracy metrics' checks of the run and the judgments (a query under more than
+#: one value of the run's sample column, a null query in either, then
+#: :data:`~polars_irmetrics.ground.validate.RUN_FLAGS` by name), in their order and in
+#: their words, before this route's own (problems 1 to 5): numbered below 0.
 _DATA_CHECKS = (
+    "sampled",
     "null query",
     "null judged query",
     *(name for name, *_ in RUN_FLAGS if name not in ("big_rank", "j_dup_rank", "q_big_term")),
@@ -581,11 +602,13 @@ def _data_problems(
     kind: pl.DataType,
     *,
     by_rank: bool,
+    sample: str | None = None,
 ) -> pl.LazyFrame:
     """One part's run (``q, d`` and its order column ``position`` of dtype ``kind``,
     ranks where ``by_rank``, else scores) and judgments (``q, d, rel``) checked as the
     accuracy metrics check them: one row per query and failed check, the check's number
-    (``_PROBLEM``) and count (``_VALUE``)."""
+    (``_PROBLEM``) and count (``_VALUE``). ``sample``: the run's sample column, whose
+    distinct values per query (null one of them) are counted where more than one."""
     doc, value, label = pl.col(d), pl.col(position), pl.col("rel")
     listed = doc.drop_nulls()
     twice = listed.len() - listed.n_unique()
@@ -600,6 +623,8 @@ def _data_problems(
         nan = value.is_nan().sum() if kind.is_float() else pl.lit(0)
         ordered = {"null_score": value.null_count(), "nan_score": nan}
     of_run = {"null_doc": doc.null_count(), "dup_doc": twice, **ordered}
+    if sample is not None:  # a query's sampled rankings, read as one: refused first
+        of_run = {"sampled": pl.col(sample).n_unique(), **of_run}
     of_judged = judgment_flags(doc, label)
     number = {name: i - len(_DATA_CHECKS) for i, name in enumerate(_DATA_CHECKS)}
 
@@ -609,8 +634,12 @@ def _data_problems(
             *(count.cast(pl.Int64).alias(name) for name, count in counts.items()),
         )
         nulls = pl.when(pl.col(q).is_null()).then(pl.col(null)).otherwise(0)
+        fixed = [nulls.alias(null)]
+        if "sampled" in counts:  # more than one value in a known query
+            many = pl.col(q).is_not_null() & (pl.col("sampled") > 1)
+            fixed.append(pl.when(many).then(pl.col("sampled")).otherwise(0).alias("sampled"))
         return (
-            per_query.with_columns(nulls.alias(null))
+            per_query.with_columns(fixed)
             .unpivot(on=[null, *counts], index=q, variable_name="__check", value_name="__n")
             .filter(pl.col("__n") > 0)
             .select(
@@ -652,11 +681,13 @@ def _raise(
         problem = row[_PROBLEM]
         if isinstance(problem, int) and problem < 0:  # the accuracy metrics' checks
             name = _DATA_CHECKS[problem + len(_DATA_CHECKS)]
+            count = row[_VALUE]
+            n = int(count) if isinstance(count, float) else count
+            if name == "sampled":
+                raise sampled_error(names["sample"], repr(row[q]), n)
             if name in ("null query", "null judged query"):
                 side = "run" if name == "null query" else "judgments"
                 raise null_key_error(q, side)
-            count = row[_VALUE]
-            n = int(count) if isinstance(count, float) else count
             raise flag_error(name, names, row[q], n)
         raise _error(row, q, d, key, kind)
     return frame.filter(pl.col(_PROBLEM).is_null()).select(schema.names())
