@@ -2,7 +2,10 @@
 
 The run's bad rows (null ids, bad ranks, NaN scores) pass a filter into a small
 group-by; its duplicates (a document twice in a query, a rank held twice) are counted
-in a group-by per query; the judgments' problems are counted beside the metrics.
+in a group-by per query; the judgments' problems are counted beside the metrics. A
+query under more than one value of the run's sample column (sampled rankings, which
+these routes would read as one) is counted and refused first (:func:`sampled_rows`,
+:func:`raise_on_samples`).
 :func:`~polars_irmetrics.ground.validate.raise_on_bad_rows` reads the counts.
 """
 
@@ -22,12 +25,22 @@ from polars_irmetrics.ground.facts import (
     SharedFacts,
     ranking_facts,
 )
-from polars_irmetrics.ground.validate import Recount, flag
+from polars_irmetrics.ground.validate import (
+    INTERNAL,
+    CheckSpec,
+    Recount,
+    describe_query,
+    flag,
+    sampled_error,
+)
 from polars_irmetrics.metrics.scope import PlanScope, beyond_fixed
 from polars_irmetrics.offline.columns import RANK, SRC
 from polars_irmetrics.offline.setup import Setup
 
 _INT64_MAX = 2**63 - 1
+#: The check rows' count of the distinct values of the run's ``sample_id=`` column in
+#: a query that has more than one (:func:`sampled_rows`).
+_SAMPLES = f"{INTERNAL}samples"
 
 __all__ = [
     "bad_rows",
@@ -35,7 +48,9 @@ __all__ = [
     "duplicate_checks",
     "duplicate_counts",
     "judged_rank_check",
+    "raise_on_samples",
     "recount",
+    "sampled_rows",
     "term_check",
 ]
 
@@ -175,3 +190,34 @@ def recount(run: pl.LazyFrame, setup: Setup) -> dict[str, Recount]:
         )
 
     return {"dup_doc": dup_doc}
+
+
+def sampled_rows(run: pl.LazyFrame, keys: list[str], column: str) -> pl.LazyFrame:
+    """The rankings (``keys``: the query and its ``by`` keys; one row each, with
+    ``_SAMPLES`` their count) found under more than one value of the run's ``sample_id=``
+    column (null a value of its own): sampled rankings, which the metrics here would
+    read as one. A count of the distinct values per query, read beside the plan's other
+    checks (one small group-by); a column with one value per query (not samples, or one
+    sample each) is a ranking per query and passes.
+
+    >>> run = pl.LazyFrame({"query_id": [1, 1, 2, 2], "sample": [0, 1, 0, 0]})
+    >>> sampled_rows(run, ["query_id"], "sample").collect().rows()
+    [(1, 2)]
+    """
+    known = pl.all_horizontal(pl.col(k).is_not_null() for k in keys)  # refused elsewhere
+    counted = run.filter(known).group_by(keys).agg(pl.col(column).n_unique().alias(_SAMPLES))
+    return counted.filter(pl.col(_SAMPLES) > 1).with_columns(pl.col(_SAMPLES).cast(pl.Int64))
+
+
+def raise_on_samples(frame: pl.DataFrame, check: CheckSpec, column: str | None) -> pl.DataFrame:
+    """Refuse the first query (by its keys) of ``frame``'s :func:`sampled_rows`, before
+    the other checks of the run (a document or rank recurring in the query's other
+    samples would be read as listed twice); else ``frame`` without the column."""
+    counts = frame.get_column(_SAMPLES, default=None)
+    if counts is None or column is None:
+        return frame
+    bad = frame.filter(pl.col(_SAMPLES) > 1).sort(check.keys)
+    if bad.height:
+        row = bad.row(0, named=True)
+        raise sampled_error(column, describe_query(row, check), row[_SAMPLES])
+    return frame.drop(_SAMPLES)

@@ -56,11 +56,8 @@ from polars_irmetrics.ground.validate import (
     INTERNAL,
     JUDGED_DOCS,
     LISTED,
-    CheckSpec,
-    describe_query,
     flag,
     raise_on_bad_rows,
-    sampled_error,
     warn_on_coverage,
 )
 from polars_irmetrics.metrics.registry import MetricRequest, means
@@ -71,7 +68,9 @@ from polars_irmetrics.offline.checks import (
     duplicate_checks,
     duplicate_counts,
     judged_rank_check,
+    raise_on_samples,
     recount,
+    sampled_rows,
     term_check,
 )
 from polars_irmetrics.offline.columns import (
@@ -98,9 +97,6 @@ _UNJUDGED = f"{INTERNAL}unjudged"
 #: The check row of a query under more than one value of ``partitioned_by=``
 #: (:func:`_spanning`).
 _SPANS = f"{INTERNAL}spans"
-#: The check rows' count of the distinct values of the run's ``sample_id=`` column in
-#: a query that has more than one (:func:`_sampled`).
-_SAMPLES = f"{INTERNAL}samples"
 
 
 def build_plan(
@@ -295,7 +291,8 @@ def _per_query(
     refuse it. ``sample_id``: the column of a stochastic policy's sampled rankings
     (:attr:`~polars_irmetrics.ground.options.EvalOptions.sample_id`); where the run has
     it, a query under more than one of its values is refused when the plan runs
-    (:func:`_sampled`): the metrics here read one ranking per query."""
+    (:func:`~polars_irmetrics.offline.checks.sampled_rows`): the metrics here read one
+    ranking per query."""
     keys = list(setup.keys)
     doc_id, relevance = setup.doc_id, setup.relevance
     scope = PlanScope(RANK, REL, NUM_RET, group=GROUP, first=FIRST, start=START, tied=(LOW, HIGH))
@@ -327,7 +324,7 @@ def _per_query(
     if partitioned_by is not None:
         check_frames.append(_spanning(run, qrels, check.query_id, partitioned_by))
     if sample_id is not None and sample_id in run.collect_schema():
-        check_frames.append(_sampled(run, keys, sample_id))
+        check_frames.append(sampled_rows(run, keys, sample_id))
     # One row per query of the run (its num_ret), only where something needs it: a
     # formula, a query-set policy that looks at the run's queries, or a judged table.
     # With the defaults (unjudged='drop', unretrieved='zero') the queries evaluated are
@@ -501,7 +498,7 @@ def _per_query(
     recounts = recount(run, setup)
 
     def raising(frame: pl.DataFrame) -> pl.DataFrame:
-        frame = _raise_on_samples(frame, check, sample_id)
+        frame = raise_on_samples(frame, check, sample_id)
         spanning = frame.get_column(_SPANS, default=None)
         if spanning is None:
             return raise_on_bad_rows(frame, check, check_rows=CHECK, recount=recounts)
@@ -539,37 +536,6 @@ def _spanning(
     values = pl.concat(placed, how="vertical_relaxed").filter(pl.col(query_id).is_not_null())
     counted = values.group_by(query_id).agg(pl.col(column).n_unique().alias(_SPANS))
     return counted.filter(pl.col(_SPANS) > 1).select(query_id, pl.lit(True).alias(_SPANS))
-
-
-def _sampled(run: pl.LazyFrame, keys: list[str], column: str) -> pl.LazyFrame:
-    """The rankings (``keys``: the query and its ``by`` keys; one row each, with
-    ``_SAMPLES`` their count) found under more than one value of the run's ``sample_id=``
-    column (null a value of its own): sampled rankings, which the metrics here would
-    read as one. A count of the distinct values per query, read beside the plan's other
-    checks (one small group-by); a column with one value per query (not samples, or one
-    sample each) is a ranking per query and passes.
-
-    >>> run = pl.LazyFrame({"query_id": [1, 1, 2, 2], "sample": [0, 1, 0, 0]})
-    >>> _sampled(run, ["query_id"], "sample").collect().rows()
-    [(1, 2)]
-    """
-    known = pl.all_horizontal(pl.col(k).is_not_null() for k in keys)  # refused elsewhere
-    counted = run.filter(known).group_by(keys).agg(pl.col(column).n_unique().alias(_SAMPLES))
-    return counted.filter(pl.col(_SAMPLES) > 1).with_columns(pl.col(_SAMPLES).cast(pl.Int64))
-
-
-def _raise_on_samples(frame: pl.DataFrame, check: CheckSpec, column: str | None) -> pl.DataFrame:
-    """Refuse the first query (by its keys) of ``frame``'s :func:`_sampled` rows, before
-    the other checks of the run (a document or rank recurring in the query's other
-    samples would be read as listed twice); else ``frame`` without the column."""
-    counts = frame.get_column(_SAMPLES, default=None)
-    if counts is None or column is None:
-        return frame
-    bad = frame.filter(pl.col(_SAMPLES) > 1).sort(check.keys)
-    if bad.height:
-        row = bad.row(0, named=True)
-        raise sampled_error(column, describe_query(row, check), row[_SAMPLES])
-    return frame.drop(_SAMPLES)
 
 
 def _raise_on_empty(
