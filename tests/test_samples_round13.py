@@ -181,6 +181,16 @@ REFERENCE = ONE.drop("sample")
 PROPENSITIES = pl.DataFrame({"doc_id": [10, 11, 12, 13], "propensity": [0.5, 0.5, 0.25, 1.0]})
 POSITIONS = pl.DataFrame({"position": [1, 2, 3, 4], "propensity": [1.0, 0.5, 0.5, 0.5]})
 PS = {**TREC, "propensities": PROPENSITIES}
+PREFS = pl.DataFrame(
+    {
+        "query_id": [1, 1, 1, 1, 2, 2],
+        "jg": ["a"] * 6,
+        "jsg": ["s"] * 6,
+        "doc_id": [10, 11, 12, 13, 11, 13],
+        "rel_level": [1.0, 0.0, 1.0, 0.0, 0.0, 1.0],
+    }
+)
+QRELS_JG = QRELS.with_columns(jg=pl.lit("1"))
 #: (id, run, metrics, options, message): each route reads one ranking per query.
 OTHER_ROUTES: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], str]] = [
     ("rbo", RUN, ["rbo"], {"reference": REFERENCE}, _message()),
@@ -203,6 +213,13 @@ OTHER_ROUTES: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], str]] = [
                                        sample=pl.Series([0, 1, 2, 2, 0, 0])),
      ["ps_ndcg@2"], {"qrels": QRELS.with_columns(pl.col("query_id").cast(pl.String)),
                      "propensities": PROPENSITIES}, _message(query="'1'", n=3)),
+    ("prefs", RUN, ["prefs_avgjg", "prefs_pair_ret"], {"prefs": PREFS}, _message()),
+    ("prefs-string-ids", RUN.with_columns(pl.col("query_id").cast(pl.String)),
+     ["prefs_simp"], {"prefs": PREFS.with_columns(pl.col("query_id").cast(pl.String))},
+     _message(query="'1'")),
+    # the judgment groups' route was refused by 3a40e8a (the offline plan per group)
+    ("jg", RUN, ["map_avgjg"], {"qrels_jg": QRELS_JG},
+     _message(query="'1 (judgment group 1)'")),
 ]  # fmt: skip
 
 
@@ -226,6 +243,8 @@ OTHER_ACCEPTED: list[tuple[str, list[str], dict[str, Any]]] = [
     ("rbo", ["rbo", "kendall_tau@2"], {"reference": RUN.filter(pl.col("sample") == 1)}),
     ("ps", ["ps_ndcg@2", "ps_precision@2"], PS),
     ("ps-per-query-buckets", ["ps_ndcg@2"], {**PS, "per_query": True, "buckets": 2}),
+    ("prefs", ["prefs_avgjg", "prefs_pair_ret"], {"prefs": PREFS}),
+    ("jg", ["map_avgjg"], {"qrels_jg": QRELS_JG}),
 ]  # fmt: skip
 
 

@@ -87,7 +87,13 @@ from polars_irmetrics.ground.validate import (
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import exact_sum
-from polars_irmetrics.offline.checks import bad_rows, duplicate_counts, recount
+from polars_irmetrics.offline.checks import (
+    bad_rows,
+    duplicate_counts,
+    raise_on_samples,
+    recount,
+    sampled_rows,
+)
 from polars_irmetrics.offline.columns import CHECK, JUDGED, RETRIEVED
 from polars_irmetrics.offline.coverage import id_hints
 from polars_irmetrics.offline.setup import resolve
@@ -369,6 +375,10 @@ def build_prefs_plan(
     )
     seen = [pl.lit(True).alias(c) for c in (CHECK, JUDGED, RETRIEVED)]
     checks = [bad_rows(run, setup)]
+    # a query's sampled rankings (the sample_id= column), read as one here: refused first
+    sample = options.sample_id if options.sample_id in run_schema else None
+    if sample is not None:
+        checks.append(sampled_rows(run, list(spec.keys), sample))
     if spec.check_duplicates:
         checks.append(duplicate_counts(run, setup))
     flagged = pl.concat(
@@ -376,7 +386,10 @@ def build_prefs_plan(
     )
     # the run's checks raise before the measures read it (they are computed here)
     queries = raise_on_bad_rows(
-        flagged.collect(), spec, check_rows=CHECK, recount=recount(run, setup)
+        raise_on_samples(flagged.collect(), spec, sample),
+        spec,
+        check_rows=CHECK,
+        recount=recount(run, setup),
     )
     if options.unretrieved != "zero":  # the queries of both ('error': every one, or raised)
         queries = queries.filter(pl.col(RETRIEVED))
