@@ -220,6 +220,11 @@ OTHER_ROUTES: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], str]] = [
     # the judgment groups' route was refused by 3a40e8a (the offline plan per group)
     ("jg", RUN, ["map_avgjg"], {"qrels_jg": QRELS_JG},
      _message(query="'1 (judgment group 1)'")),
+    ("neighbors", RUN, ["neighbor_recall@2"], {"neighbors": REFERENCE}, _message()),
+    ("neighbors-by", pl.concat([RUN.with_columns(system=pl.lit("b")),
+                                RUN.with_columns(system=pl.lit("a"))]),
+     ["neighbor_recall@2"], {"neighbors": REFERENCE, "by": "system", "per_query": True},
+     _message(query="1 (system='a')")),
 ]  # fmt: skip
 
 
@@ -245,6 +250,7 @@ OTHER_ACCEPTED: list[tuple[str, list[str], dict[str, Any]]] = [
     ("ps-per-query-buckets", ["ps_ndcg@2"], {**PS, "per_query": True, "buckets": 2}),
     ("prefs", ["prefs_avgjg", "prefs_pair_ret"], {"prefs": PREFS}),
     ("jg", ["map_avgjg"], {"qrels_jg": QRELS_JG}),
+    ("neighbors", ["neighbor_recall@2"], {"neighbors": REFERENCE}),
 ]  # fmt: skip
 
 

@@ -34,10 +34,12 @@ from polars_irmetrics.ground.validate import (
     CheckSpec,
     check_numeric,
     common_id_dtype,
+    describe_query,
     flag,
     id_kind,
     raise_on_bad_rows,
     require_columns,
+    sampled_error,
     warn_from_plan,
     warn_on_joint,
     with_tally,
@@ -59,6 +61,8 @@ _JUDGED = f"{INTERNAL}judged"
 _RETRIEVED = f"{INTERNAL}retrieved"
 _CHECK = f"{INTERNAL}check_row"
 _TRUTH_FLAG = f"{INTERNAL}tv_"
+#: A query's count of the distinct values of the run's ``sample_id=`` column.
+_SAMPLES = f"{INTERNAL}samples"
 _SCORE = "score"  # the internal name of the score column (metrics.neighbors reads it)
 
 
@@ -181,9 +185,12 @@ def build_neighbors_plan(
         .with_columns(pl.lit(True).alias(_JUDGED))
     )
     rank = options.rank if use_rank else None
+    # a query's sampled rankings (the sample_id= column), read as one here: refused first
+    sample = options.sample_id if options.sample_id in run_schema else None
+    samples = [] if sample is None else [pl.col(sample).n_unique().cast(pl.Int64).alias(_SAMPLES)]
     run_flags = (
         run.group_by(keys)
-        .agg(*_flags(pl.col(options.doc_id), rank, options.check_duplicates, flag("")))
+        .agg(*_flags(pl.col(options.doc_id), rank, options.check_duplicates, flag("")), *samples)
         .with_columns(pl.lit(True).alias(_RETRIEVED))
     )
     combined = per_query.join(
@@ -214,7 +221,7 @@ def build_neighbors_plan(
         and _params(request).options["distance"] == "auto"
     ]
     checked = combined.map_batches(
-        lambda frame: _checked(frame, spec, labels, auto),
+        lambda frame: _checked(frame, spec, labels, auto, sample),
         schema=combined.select(*keys, *labels).collect_schema(),
     )
     # how the run's queries line up with those of neighbors= (a run that matches none
@@ -416,11 +423,24 @@ def _raise_above_bound(frame: pl.DataFrame, query_id: str, score: str) -> None:
 
 
 def _checked(
-    frame: pl.DataFrame, spec: CheckSpec, labels: list[str], auto: list[str]
+    frame: pl.DataFrame,
+    spec: CheckSpec,
+    labels: list[str],
+    auto: list[str],
+    sample: str | None = None,
 ) -> pl.DataFrame:
     """The per-query values after every data check (the run's, then the neighbors',
     with ground.validate's messages) and the query-set policies (``unjudged``: queries
-    only in the run; ``unretrieved``: queries of the neighbors the run lacks)."""
+    only in the run; ``unretrieved``: queries of the neighbors the run lacks).
+    ``sample``: the run's sample column, whose queries under more than one of its
+    values (sampled rankings) are refused first."""
+    if sample is not None:
+        known = pl.all_horizontal(pl.col(key).is_not_null() for key in spec.keys)
+        many = frame.filter(known & (pl.col(_SAMPLES) > 1)).sort(spec.keys)
+        if many.height:
+            row = many.row(0, named=True)
+            raise sampled_error(sample, describe_query(row, spec), row[_SAMPLES])
+        frame = frame.drop(_SAMPLES)
     frame = _raise_on_bad_scores(frame, spec.query_id, spec.score or "score")
     _raise_above_bound(frame, spec.query_id, spec.score or "score")
     if auto and (frame.get_column(_NEG) == 2).any():
