@@ -265,3 +265,51 @@ def test_one_value_per_query_is_one_ranking_other_routes(
     expected = irm.evaluate(ONE.drop("sample"), metrics, **options)
     assert_frame_equal(irm.evaluate(run, metrics, **options), expected)
     assert_frame_equal(irm.evaluate(run.lazy(), metrics, **options).collect(), expected)
+
+
+def _lists_message(user: str = "1", n: int = 2) -> str:
+    return (
+        f"the recommendations' column 'sample' holds sampled rankings: user {user} has rows "
+        f"under {n} of its values, and the beyond-accuracy metrics read one list per user, "
+        "so they would read every sample's items as one list (a column named 'sample' is "
+        "read as a stochastic policy's samples): evaluate them on one sample, e.g. "
+        ".filter(pl.col('sample') == 0), or drop or rename the column if it holds no samples"
+    )
+
+
+RECS = RUN.rename({"query_id": "user_id", "doc_id": "item_id"})
+HISTORY = INTERACTIONS.rename({"query_id": "user_id", "doc_id": "item_id"})
+#: (id, recommendations, metrics, options, message): irm.beyond_accuracy (no
+#: sample_id=) read a 'sample' column of several values per user as one list
+#: (catalog_coverage@2 1.0, novelty@2 2.0 on RECS).
+LISTS: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], str]] = [
+    ("coverage-novelty", RECS, ["catalog_coverage@2", "novelty@2"],
+     {"interactions": HISTORY}, _lists_message()),
+    ("by-string-ids", pl.concat([RECS.with_columns(system=pl.lit("b")),
+                                 RECS.with_columns(system=pl.lit("a"))])
+     .with_columns(pl.col("user_id").cast(pl.String)),
+     ["novelty@2"], {"interactions": HISTORY.with_columns(pl.col("user_id").cast(pl.String)),
+                     "by": "system"}, _lists_message(user="'1' (system='a')")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
+@pytest.mark.parametrize(
+    ("name", "recs", "metrics", "options", "message"), LISTS, ids=[c[0] for c in LISTS]
+)
+def test_beyond_accuracy_refuses_sampled_lists(
+    name: str, recs: pl.DataFrame, metrics: list[str], options: dict[str, Any], message: str,
+    lazy: bool,
+) -> None:  # fmt: skip
+    table = recs.lazy() if lazy else recs
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        _collected(irm.beyond_accuracy(table, metrics, **options))
+
+
+@pytest.mark.parametrize("column", ["one sample", "one value per user"])
+def test_beyond_accuracy_one_value_per_user_is_one_list(column: str) -> None:
+    one = RECS.filter(pl.col("sample") == 0)
+    recs = one if column == "one sample" else one.with_columns(sample=pl.col("user_id") * 7)
+    metrics = ["catalog_coverage@2", "novelty@2"]
+    expected = irm.beyond_accuracy(one.drop("sample"), metrics, interactions=HISTORY)
+    assert_frame_equal(irm.beyond_accuracy(recs, metrics, interactions=HISTORY), expected)

@@ -155,7 +155,9 @@ def beyond_accuracy(
         When the plan runs: a recommended item the interactions or the item features
         lack, a user without history (serendipity), an empty interactions table, a
         null, empty, zero, NaN or ragged feature vector, an item twice in one list, a
-        bad rank or score.
+        bad rank or score, a column ``sample`` (the library's column of a stochastic
+        policy's sampled rankings) with more than one value for a user (its samples
+        would be read as one list: pass one sample, or drop or rename the column).
 
     Notes
     -----

@@ -32,6 +32,7 @@ __all__ = [
     "flag",
     "flag_columns",
     "raise_on_flags",
+    "sampled_lists_error",
     "shown",
 ]
 
@@ -65,7 +66,9 @@ class Words:
     user: str
     frame: str
     by: tuple[str, ...] = ()
-    #: The sample column (``sample_id=``) the ``"sampled"`` check read.
+    #: The sample column the ``"sampled"`` check read (``sample_id=`` of
+    #: :func:`~polars_irmetrics.evaluate`; ``'sample'`` for
+    #: :func:`~polars_irmetrics.beyond_accuracy`, :func:`sampled_lists_error`).
     sample: str | None = None
 
 
@@ -266,6 +269,26 @@ def flag_columns(schema: Sequence[str]) -> list[str]:
     return [c for c in schema if c.startswith((f"{INTERNAL}flag_", f"{INTERNAL}eg_"))]
 
 
+def sampled_lists_error(column: str, user: str, n: int) -> InvalidValueError:
+    """:func:`~polars_irmetrics.beyond_accuracy`'s refusal of recommendations whose
+    ``user`` (as text, with its group) has rows under ``n`` (more than one) values of
+    the column ``column`` (the library's sample column, ``'sample'``): a stochastic
+    policy's sampled rankings, which its metrics would read as one list. That function
+    has no ``sample_id=``: the fix is one sample, or the column dropped or renamed.
+
+    >>> sampled_lists_error("sample", "1", 2)  # doctest: +ELLIPSIS
+    InvalidValueError("the recommendations' column 'sample' holds sampled rankings: ...")
+    """
+    return InvalidValueError(
+        f"the recommendations' column {column!r} holds sampled rankings: user {user} has "
+        f"rows under {n} of its values, and the beyond-accuracy metrics read one list per "
+        f"user, so they would read every sample's items as one list (a column named "
+        f"{column!r} is read as a stochastic policy's samples): evaluate them on one "
+        f"sample, e.g. .filter(pl.col({column!r}) == 0), or drop or rename the column if "
+        f"it holds no samples"
+    )
+
+
 def raise_on_flags(frame: pl.DataFrame, words: Words) -> pl.DataFrame:
     """Raise the first failed check of ``frame``; else ``frame`` without check columns."""
     for key in words.by:  # a null by= or systems= key, as the ranking metrics refuse it
@@ -285,6 +308,8 @@ def raise_on_flags(frame: pl.DataFrame, words: Words) -> pl.DataFrame:
                 raise null_key_error(words.user, words.frame)
             group = ", ".join(f"{key}={row[key]!r}" for key in words.by)
             user = row[_example(check.name)] + (f" ({group})" if group else "")
+            if check.run_flag == "sampled" and words.frame == "recommendations":
+                raise sampled_lists_error(str(words.sample), user, row[count])
             if check.run_flag == "sampled":
                 raise sampled_error(str(words.sample), user, row[count], frame=words.frame)
             raise flag_error(

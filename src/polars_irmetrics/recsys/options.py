@@ -62,7 +62,8 @@ class RecsysOptions:
     #: The column of a stochastic policy's sampled rankings (``sample_id=`` of
     #: :func:`~polars_irmetrics.evaluate`), where the recommendations have it: a user
     #: under more than one of its values is refused (the metrics here read one list per
-    #: user); ``None``: not read (:func:`~polars_irmetrics.beyond_accuracy`).
+    #: user; :func:`~polars_irmetrics.beyond_accuracy`, which has no ``sample_id=``,
+    #: reads the default ``'sample'``); ``None``: not read.
     sample_id: str | None = None
 
     @property
@@ -119,8 +120,9 @@ def recsys_options(options: EvalOptions, caller: str = "irm.evaluate") -> Recsys
         check_duplicates=options.check_duplicates,
         caller=caller,
         per_user=options.per_query,
-        # irm.beyond_accuracy has no sampled rankings (no sample_id=, no exposure measures)
-        sample_id=None if caller == "irm.beyond_accuracy" else options.sample_id,
+        # irm.beyond_accuracy has no sample_id=: its recommendations' column named as the
+        # library's sample column ('sample') with several values per user is refused too
+        sample_id=options.sample_id,
     )
 
 
