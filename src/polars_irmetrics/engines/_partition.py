@@ -410,12 +410,22 @@ def refuse_run_only_by(
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.QuerySetError: by key 'day' is in the run but not in the ...
+
+    A key of neither the run nor ``queries=`` is left to the plan, whose
+    ``ColumnNotFoundError`` is one machine's:
+
+    >>> refuse_run_only_by(run, qrels, ["map"], EvalOptions(by="nope"))
     """
     if qrels_schema is None or options.unretrieved == "drop":
         return
     given = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     requests = parse_metric_list(given)
-    placed = {*qrels_schema.names, *(() if queries_schema is None else queries_schema.names)}
+    attributes = () if queries_schema is None else queries_schema.names
+    if any(k not in {*run_schema.names, *attributes} for k in options.attribute_keys):
+        # a key of no table: one machine's ColumnNotFoundError, raised by the plan each
+        # engine builds on empty tables before any job (not a run-only key's refusal)
+        return
+    placed = {*qrels_schema.names, *attributes}
     unplaced = [k for k in options.attribute_keys if k not in placed]
     if unplaced and any(_scores_unretrieved(r) for _, r in requests):
         _refuse_unplaced(unplaced[0], requests)
