@@ -891,13 +891,17 @@ def check_mixed_read(options: EvalOptions, requests: Requests) -> None:
     _check_drop_beside_exposure(options, requests)
 
 
-def _refuse_samples_beside(table: pl.LazyFrame, requests: Requests, options: EvalOptions) -> None:
-    """Refuse a run of sampled rankings (its ``sample_id=`` column) where the exposure
-    measures share the call with metrics of another route: those read one ranking per
-    query, so they would read every sample's documents as one ranking (in silence where
-    the samples' documents or scores do not collide)."""
+def refuse_samples_beside(
+    columns: Collection[str], requests: Requests, options: EvalOptions
+) -> None:
+    """Refuse a run of sampled rankings (its ``sample_id=`` column, among the run's
+    ``columns``) where the exposure measures share the call with metrics of another
+    route: those read one ranking per query, so they would read every sample's documents
+    as one ranking (in silence where the samples' documents or scores do not collide).
+    Decided on the call's metrics and the run's columns alone: the engines, which split
+    such a call in two, give it before splitting it."""
     column = options.sample_id
-    if column not in table.collect_schema():
+    if column not in columns:
         return
     exposure = ", ".join(repr(label) for label, r in requests if r.route == "exposure")
     others = ", ".join(repr(label) for label, r in requests if r.route != "exposure")
@@ -1091,7 +1095,7 @@ def evaluate_plan(
     if "exposure" in routes:
         asked = routes.pop("exposure")
         if routes:  # the others read one ranking per query
-            _refuse_samples_beside(table, requests, options)
+            refuse_samples_beside(table.collect_schema().names(), requests, options)
         # beside the offline metrics, the counts per ranking both routes' checks read:
         # one group-by of the run for the two
         facts = _shared_facts(table, options, tables) if "offline" in routes else None

@@ -41,6 +41,7 @@ from polars_irmetrics.door.evaluate import (
     check_item_options,
     check_level_read,
     evaluate_plan,
+    refuse_samples_beside,
 )
 from polars_irmetrics.errors import InvalidValueError, IrmError, MetricParameterError
 from polars_irmetrics.ground.lists import long_run
@@ -84,6 +85,7 @@ __all__ = [
     "prepare",
     "raise_carried",
     "refuse_run_only_by",
+    "refuse_split_call",
     "spanning_error",
     "summarize_part",
     "warn_coverage",
@@ -429,6 +431,34 @@ def refuse_run_only_by(
     unplaced = [k for k in options.attribute_keys if k not in placed]
     if unplaced and any(_scores_unretrieved(r) for _, r in requests):
         _refuse_unplaced(unplaced[0], requests)
+
+
+def refuse_split_call(
+    run_schema: pa.Schema,
+    qrels_schema: pa.Schema | None,
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+    queries_schema: pa.Schema | None = None,
+) -> None:
+    """The refusals of a call that asks for the exposure measures beside the ranking
+    metrics, decided on the whole call before an engine splits it in two
+    (:func:`~polars_irmetrics.engines._sides.two_calls`), where each half would not
+    see them: a run of sampled rankings (one machine's refusal, from the call's metrics
+    and the run's columns; the ranking metrics' half alone would refuse it only where a
+    query holds two samples, with another message), then a ``by`` key of the run alone
+    (:func:`refuse_run_only_by`).
+
+    >>> import pyarrow as pa
+    >>> run = pa.schema([("query_id", pa.string()), ("doc_id", pa.string()),
+    ...                  ("rank", pa.int32()), ("sample", pa.int64())])
+    >>> refuse_split_call(run, None, ["ndcg@2", "ee_loss"], EvalOptions())
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: the run's column 'sample' (sample_id=) ...
+    """
+    given = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    refuse_samples_beside(run_schema.names, parse_metric_list(given), options)
+    refuse_run_only_by(run_schema, qrels_schema, given, options, queries_schema)
 
 
 #: The exposure measures that score a judged query a group did not retrieve (an empty

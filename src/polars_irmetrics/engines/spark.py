@@ -53,7 +53,7 @@ from polars_irmetrics.engines._partition import (
     evaluate_part,
     prepare,
     raise_carried,
-    refuse_run_only_by,
+    refuse_split_call,
     summarize_part,
 )
 from polars_irmetrics.engines._prediction import (
@@ -288,10 +288,11 @@ def evaluate(
         tables |= {"propensities": propensities, "interactions": interactions}
         tables |= {"item_features": item_features}
         tables |= {"reference": reference}
-        # a by key of the run alone: refused as the whole call's (each call sees its half)
+        # a sampled run, a by key of the run alone: refused as the whole call's (each
+        # call sees its half)
         if queries is not None:
             _ensure_frame(queries, "queries")
-        refuse_run_only_by(
+        refuse_split_call(
             arrow_of(run),
             None if qrels is None else arrow_of(qrels),
             metrics,
