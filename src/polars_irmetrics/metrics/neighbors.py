@@ -10,8 +10,12 @@ run count when their distance is at most a threshold made from the ``k``-th smal
 true distance ``t_k``:
 
 * ``neighbor_recall@k`` (ann-benchmarks' ``knn`` recall): ``dist <= t_k + epsilon``,
-  ``epsilon = 1e-3`` by default. With ``epsilon=0`` and distinct scores it is the plain
-  overlap ``|approx@k ∩ exact@k| / k`` (faiss' ``eval_intersection / k``).
+  ``epsilon = 1e-3`` by default. With ``epsilon=0`` and distinct scores it equals the
+  plain overlap ``|approx@k ∩ exact@k| / k`` (faiss' ``eval_intersection / k``) only
+  where the two tables' document ids line up and the run's scores are the true
+  distances: it reads distances, never document ids (a run in another id space, row
+  positions against external ids, scores the same; a run none of whose ids
+  ``neighbors=`` holds is named in a :class:`~polars_irmetrics.errors.CoverageWarning`).
 * ``neighbor_recall_rel@k`` (ann-benchmarks' ``epsilon`` recall): ``dist <= t_k (1 +
   epsilon)``, ``epsilon = 0.01``; a relative threshold needs distances that are 0 for the
   query itself: ``distance="neg_score"`` (``-score``: an l2 run) or
@@ -80,7 +84,8 @@ NEIGHBOR_METRICS: tuple[Metric, ...] = (
                 "epsilon",
                 1e-3,
                 doc="added to the k-th true distance (ann-benchmarks' default 1e-3; 0: "
-                "the plain overlap of the two top k when scores are distinct)",
+                "the plain overlap of the two top k when scores are distinct, the ids "
+                "line up and the run's scores are the true distances)",
                 check=_EPSILON,
             ),
         ),
@@ -89,7 +94,8 @@ NEIGHBOR_METRICS: tuple[Metric, ...] = (
         matches={
             "ann-benchmarks": "knn recall (get_recall_values with knn_threshold): equal "
             "(tests/test_neighbors.py)",
-            "faiss": "eval_intersection / k with epsilon=0 and distinct scores: equal",
+            "faiss": "eval_intersection / k with epsilon=0 and distinct scores, where the "
+            "ids line up and the run's scores are the true distances: equal",
         },
         latex=(
             r"\frac{1}{\min(k, n)} \left|\{ r \le k : -s_r \le t_k + \epsilon \}\right|,"

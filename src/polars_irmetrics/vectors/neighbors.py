@@ -114,7 +114,9 @@ def build_neighbors_plan(
                 f"recall reads distances from scores: cast it, e.g. pl.col({score!r})"
                 ".cast(pl.Float64)"
             )
-    run, neighbors = _common_ids(run, neighbors, run_schema, truth_schema, [query_id, *by])
+    run, neighbors = _common_ids(
+        run, neighbors, run_schema, truth_schema, [query_id, *by], options.doc_id
+    )
     cutoffs = [_cutoff(label, request) for label, request in requests]
     deepest = max(cutoffs)
     use_rank = options.order == "rank" or (options.order == "auto" and options.rank in run_schema)
@@ -232,7 +234,15 @@ def build_neighbors_plan(
         pl.col(_JUDGED).sum().cast(pl.Int64).alias(_TRUTH_QUERIES),
         both.sum().cast(pl.Int64).alias(_BOTH),
     )
-    checked = with_tally(checked, tally, lambda row: _warn_on_queries(row, query_id, options))
+    # and how its documents line up with those of neighbors= (the values read distances
+    # only: ids of another id space would go unnoticed)
+    tally = tally.join(_doc_tally(run, neighbors, doc), how="cross")
+
+    def say(row: Mapping[str, Any]) -> None:
+        _warn_on_queries(row, query_id, options)
+        _warn_on_documents(row, doc)
+
+    checked = with_tally(checked, tally, say)
     if options.per_query:
         return checked.sort(keys).select(*keys, *labels)
     # the per-query values in query order (the means add them from the least, in any
@@ -285,6 +295,41 @@ def _warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions
         )
 
 
+_RUN_DOCS, _TRUTH_DOCS = f"{INTERNAL}run_docs", f"{INTERNAL}truth_docs"
+_BOTH_DOCS, _HIT = f"{INTERNAL}both_docs", f"{INTERNAL}hit"
+
+
+def _doc_tally(run: pl.LazyFrame, neighbors: pl.LazyFrame, doc: str) -> pl.LazyFrame:
+    """One row: the distinct document ids of the run, those of neighbors=, and the run's
+    that neighbors= holds (lazy, a part of the plan; the ids of one dtype already)."""
+    truth = neighbors.select(pl.col(doc)).drop_nulls().unique()
+    found = run.select(pl.col(doc)).drop_nulls().unique()
+    found = found.join(truth.with_columns(pl.lit(True).alias(_HIT)), on=doc, how="left")
+    return found.select(
+        pl.len().cast(pl.Int64).alias(_RUN_DOCS),
+        pl.col(_HIT).count().cast(pl.Int64).alias(_BOTH_DOCS),
+    ).join(truth.select(pl.len().cast(pl.Int64).alias(_TRUTH_DOCS)), how="cross")
+
+
+def _warn_on_documents(row: Mapping[str, Any], doc: str) -> None:
+    """A run none of whose document ids neighbors= holds (``row``: the tally of
+    :func:`_doc_tally`): warned about, as the values read distances only and come out
+    the same whatever the ids (row positions against external ids)."""
+    if row[_BOTH_DOCS] or not row[_TRUTH_DOCS]:
+        return
+    warn_on_joint(
+        table="neighbors",
+        column=doc,
+        matched=0,
+        total=row[_RUN_DOCS],
+        things="documents",
+        owner="run",
+        effect="neighbour recall reads distances only (the run's scores against the k-th "
+        "true distance), so its values, computed all the same, assume the run's scores "
+        "are true distances to the same corpus",
+    )
+
+
 def _params(request: MetricRequest) -> Params:
     return request.params(1.0)  # the relevance level plays no part
 
@@ -314,19 +359,22 @@ def _common_ids(
     run_schema: pl.Schema,
     truth_schema: pl.Schema,
     keys: list[str],
+    doc: str,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """The two tables with their shared keys of one dtype: integers of different widths
-    as one that holds both (:func:`~polars_irmetrics.ground.validate.common_id_dtype`);
-    strings beside integers refused, naming both tables."""
-    for key in keys:
+    """The two tables with their shared keys and the document ids ``doc`` of one dtype:
+    integers of different widths as one that holds both
+    (:func:`~polars_irmetrics.ground.validate.common_id_dtype`); strings beside integers
+    refused, naming both tables."""
+    ids = {keys[0]: "queries", doc: "documents"}
+    for key in [*keys, doc]:
         if key not in truth_schema:
             continue
         left, right = run_schema[key], truth_schema[key]
         if left == right:
             continue
         kinds = (
-            id_kind(run_schema, key, "run") if key == keys[0] else None,
-            id_kind(truth_schema, key, "neighbors") if key == keys[0] else None,
+            id_kind(run_schema, key, "run") if key in ids else None,
+            id_kind(truth_schema, key, "neighbors") if key in ids else None,
         )
         if kinds[0] == kinds[1] == "integer" or (left.is_integer() and right.is_integer()):
             # a dtype that holds both sides' values (UInt64 ids beyond Int64 included)
@@ -340,7 +388,8 @@ def _common_ids(
             continue
         raise ColumnTypeError(
             f"column {key!r} is {left} in the run and {right} in the neighbors; the "
-            "approximate run's queries are matched with the exact run's by their ids, which "
+            f"approximate run's {ids.get(key, 'queries')} are matched with the exact run's "
+            "by their ids, which "
             f"must be of one kind: cast one of them, e.g. pl.col({key!r}).cast(pl.String) "
             "(the ids of a TREC file are read as text)"
         )
