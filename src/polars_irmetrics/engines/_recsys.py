@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from polars_irmetrics.door.evaluate import evaluate_plan
 from polars_irmetrics.engines._partition import ParsedJob, _empty, _frame, _to_arrow
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, IrmError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.elliot import ELLIOT
 from polars_irmetrics.metrics.registry import (
@@ -46,12 +46,21 @@ from polars_irmetrics.metrics.registry import (
 )
 from polars_irmetrics.offline.coverage import Coverage, CoverageSink
 from polars_irmetrics.offline.elliot_parts import elliot_merge, elliot_part
+from polars_irmetrics.recsys.checks import refused_check
+from polars_irmetrics.recsys.options import RecsysOptions, recsys_options
+from polars_irmetrics.recsys.plan import (
+    merge_unseen_items,
+    raise_on_unseen_items,
+    unseen_item_check,
+    unseen_items,
+)
 from polars_irmetrics.recsys.split import Kind, merge_rows, part_rows
 
 __all__ = [
     "CountsJob",
     "ElliotJob",
     "Kind",
+    "UnseenJob",
     "counts_finish",
     "counts_part",
     "counts_route",
@@ -61,6 +70,9 @@ __all__ = [
     "is_elliot",
     "prepare_counts",
     "prepare_elliot",
+    "unseen_finish",
+    "unseen_job",
+    "unseen_part",
 ]
 
 
@@ -332,3 +344,79 @@ def elliot_finish(job: ElliotJob, parts: pa.Table) -> pa.Table:
     """The result from every part's rows (:func:`elliot_part_rows`)."""
     rows = _frame(parts).lazy().select(pl.col(c).cast(t) for c, t in job.part_schema.items())
     return _to_arrow(elliot_merge(rows, job.requests, job.options).collect(), job.result_schema)
+
+
+@dataclass(frozen=True)
+class UnseenJob:
+    """The whole run's count of the recommended items the interactions lack, where a
+    metric of a recommendation table refuses them (check ``check``:
+    :func:`~polars_irmetrics.recsys.plan.unseen_item_check`). Each part of the engine
+    checks its own users, so its refusal counts and names that part's recommendations
+    alone: the engine counts the whole run's instead (each part's rows by
+    :func:`unseen_part`, merged and refused by :func:`unseen_finish`), with one
+    machine's message. It pickles (the interactions with it)."""
+
+    check: str
+    options: RecsysOptions
+    #: the run's ``by`` keys, user and item columns
+    run_schema: pl.Schema
+    interactions: pa.Table
+    part_schema: pl.Schema
+
+    def matches(self, error: IrmError) -> bool:
+        """Whether ``error`` is a part's refusal of this check (its count a part's)."""
+        return refused_check(error) == self.check
+
+
+def unseen_job(
+    run: pa.Schema,
+    sides: Iterable[tuple[str, pa.Table]],
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+) -> UnseenJob | None:
+    """The :class:`UnseenJob` of an engine's call, or ``None`` where no metric refuses a
+    recommended item the interactions lack (none reads its popularity or co-occurrence,
+    ``unseen_items`` scores or drops such items, or no history was given).
+
+    >>> run = pa.schema([("query_id", pa.string()), ("doc_id", pa.string())])
+    >>> history = pa.table({"query_id": ["u"], "doc_id": ["d"]})
+    >>> unseen_job(run, [("interactions", history)], ["novelty@5"], EvalOptions()).check
+    'no_popularity'
+    >>> unseen_job(run, [("interactions", history)], ["mcc@5"], EvalOptions())
+    """
+    history = dict(sides).get("interactions")
+    if history is None:
+        return None
+    built = recsys_options(options)
+    requests = [
+        (label, r) for label, r in parse_metric_list(metrics) if r.metric.collection is not None
+    ]
+    check = unseen_item_check(requests, built)
+    if check is None:
+        return None
+    schema = pl.Schema(_empty(run).schema)
+    columns = [*built.by_keys, built.user_id, built.item_id]
+    run_schema = pl.Schema({c: schema[c] for c in dict.fromkeys(columns) if c in schema})
+    empty = pl.LazyFrame(schema=run_schema)
+    part_schema = unseen_items(empty, _frame(history).lazy(), built).collect_schema()
+    return UnseenJob(check, built, run_schema, history, part_schema)
+
+
+def unseen_part(job: UnseenJob, run: pa.Table) -> pa.Table:
+    """One part's rows of :class:`UnseenJob` (any share of the run's rows): per (``by``
+    group, item) the interactions lack, its first user and its number of rows."""
+    frame = _frame(run).lazy().select(pl.col(c).cast(t) for c, t in job.run_schema.items())
+    rows = unseen_items(frame, _frame(job.interactions).lazy(), job.options)
+    return _to_arrow(rows.collect(), job.part_schema)
+
+
+def unseen_finish(job: UnseenJob, parts: pa.Table) -> pa.Table:
+    """Every part's rows (:func:`unseen_part`) added up and refused with one machine's
+    message, the whole run's count and example; no row where none is refused."""
+    rows = _frame(parts).lazy().select(pl.col(c).cast(t) for c, t in job.part_schema.items())
+    history = _frame(job.interactions).lazy()
+    empty = pl.LazyFrame(schema=job.run_schema)
+    raise_on_unseen_items(
+        merge_unseen_items(rows, job.options), empty, history, job.check, job.options
+    )
+    return _to_arrow(pl.DataFrame(schema=job.part_schema), job.part_schema)

@@ -24,24 +24,28 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from polars_irmetrics.engines._dask_coverage import COVERAGE, emitter
-from polars_irmetrics.engines._dask_frames import arrow_of, meta, to_pandas, to_table
+from polars_irmetrics.engines._dask_frames import after, arrow_of, meta, to_pandas, to_table
 from polars_irmetrics.engines._ope_dask import Tag, _shuffled
 from polars_irmetrics.engines._partition import judgments_given, warn_coverage
 from polars_irmetrics.engines._recsys import (
     CountsJob,
     ElliotJob,
     Kind,
+    UnseenJob,
     counts_finish,
     counts_part,
     elliot_finish,
     elliot_part_rows,
     prepare_counts,
     prepare_elliot,
+    unseen_finish,
+    unseen_job,
+    unseen_part,
 )
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.offline.coverage import Coverage
 
-__all__ = ["counts_frame", "elliot_frame"]
+__all__ = ["counts_frame", "elliot_frame", "unseen_gated"]
 
 
 def counts_frame(
@@ -132,3 +136,37 @@ def _elliot_finish(parts: pd.DataFrame, job: ElliotJob) -> pd.DataFrame:
     warn_coverage(job, carried, emit=emitter())
     rows = table.filter(pc.is_null(held)).drop_columns([COVERAGE])
     return to_pandas(elliot_finish(job, rows))
+
+
+def unseen_gated(
+    run: dd.DataFrame,
+    sides: tuple[tuple[str, pa.Table], ...],
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+) -> dd.DataFrame:
+    """``run``, each partition released once the whole run's recommended items the
+    interactions lack have been counted and refused with one machine's error
+    (:class:`~polars_irmetrics.engines._recsys.UnseenJob`: each partition's rows of such
+    items, merged in one task), so that no part refuses its own users' share first;
+    ``run`` itself where no metric refuses such items."""
+    job = unseen_job(arrow_of(run), sides, metrics, options)
+    if job is None:
+        return run
+    part_meta = meta(job.part_schema)
+    rows = run[list(job.run_schema)].map_partitions(
+        _unseen_part, job, meta=part_meta, enforce_metadata=False
+    )
+    (checked,) = (
+        rows.repartition(npartitions=1)
+        .map_partitions(_unseen_finish, job, meta=part_meta, enforce_metadata=False)
+        .to_delayed()
+    )
+    return run.map_partitions(after, checked, meta=run._meta)
+
+
+def _unseen_part(run: pd.DataFrame, job: UnseenJob) -> pd.DataFrame:
+    return to_pandas(unseen_part(job, to_table(run)))
+
+
+def _unseen_finish(parts: pd.DataFrame, job: UnseenJob) -> pd.DataFrame:
+    return to_pandas(unseen_finish(job, to_table(parts)))

@@ -27,19 +27,22 @@ from polars_irmetrics.engines._partition import judgments_given
 from polars_irmetrics.engines._recsys import (
     ElliotJob,
     Kind,
+    UnseenJob,
     counts_finish,
     counts_part,
     elliot_finish,
     elliot_part_rows,
     prepare_counts,
     prepare_elliot,
+    unseen_finish,
+    unseen_part,
 )
 from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_coverage import Parts, into, task_key
 from polars_irmetrics.engines._spark_pairs import PartOf, carrying, finished_in_one, paired_map
 from polars_irmetrics.ground.options import EvalOptions
 
-__all__ = ["counts_frame", "elliot_frame"]
+__all__ = ["counts_frame", "elliot_frame", "unseen_frame"]
 
 #: ``(schema, keys) -> Spark schema`` with the non-key columns renamed (the engine's).
 SparkSchema = Callable[[pl.Schema, tuple[str, ...]], StructType]
@@ -128,3 +131,28 @@ def elliot_frame(
     )
     finish = partial(elliot_finish, job)
     return finished_in_one(rows, job.part_schema, job.result_schema, finish, spark_schema), job
+
+
+def unseen_frame(
+    run: DataFrame, job: UnseenJob, *, count: int, part: PartOf, spark_schema: SparkSchema
+) -> DataFrame:
+    """The whole run's refusal of the recommended items the interactions lack
+    (:class:`~polars_irmetrics.engines._recsys.UnseenJob`), not yet computed: each part's
+    rows of such items, merged in one task that raises one machine's error (no row where
+    none is refused). The engine computes it once a part has refused its own."""
+
+    def evaluate(rows: pa.Table, _: pa.Table | None) -> pa.Table:
+        return carrying(unseen_part, job, rows)
+
+    parts = paired_map(
+        run.select(*job.run_schema.names()),
+        None,
+        evaluate,
+        query_id=job.options.user_id,
+        count=count,
+        part=part,
+        schema=spark_schema(job.part_schema, ()),
+        prefix="u",
+    )
+    finish = partial(unseen_finish, job)
+    return finished_in_one(parts, job.part_schema, job.part_schema, finish, spark_schema)

@@ -76,7 +76,7 @@ from polars_irmetrics.engines._prediction_dask import prediction_frame
 from polars_irmetrics.engines._ps import ps_route
 from polars_irmetrics.engines._ps_dask import ps_frame
 from polars_irmetrics.engines._recsys import counts_route, elliot_route
-from polars_irmetrics.engines._recsys_dask import counts_frame, elliot_frame
+from polars_irmetrics.engines._recsys_dask import counts_frame, elliot_frame, unseen_gated
 from polars_irmetrics.engines._sides import (
     EXPOSURE_COUNT,
     Beside,
@@ -388,7 +388,13 @@ def evaluate(
     if kind is not None:  # coverage, Gini, novelty: the items' counts; RePlay's novelty
         count = _partitions(run, partitions)
         values = counts_frame(
-            run, names, kind=kind, sides=sides, count=count, options=built, tag=_tag
+            unseen_gated(run, sides, metrics, built),
+            names,
+            kind=kind,
+            sides=sides,
+            count=count,
+            options=built,
+            tag=_tag,
         )
         values = _after(_after_history(values, run, interactions, sides, metrics, built), placed)
         return persist(values) if built.progress else values
@@ -408,7 +414,9 @@ def evaluate(
             )
         values = per_query_in_partitions(run, qrels, job, partitioned_by)
     else:
-        values = _per_query_shuffled(run, qrels, job, _partitions(run, partitions))
+        # the whole run's unseen items refused before any part refuses its share
+        gated = unseen_gated(run, sides, metrics, built)
+        values = _per_query_shuffled(gated, qrels, job, _partitions(run, partitions))
     # the parts' coverage rows, added up and warned about by compute() (_dask_coverage)
     values = released(values, job) if built.per_query else summarized(values, job)
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids

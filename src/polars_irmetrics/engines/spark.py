@@ -62,7 +62,7 @@ from polars_irmetrics.engines._prediction import (
     warn_on_unmatched,
 )
 from polars_irmetrics.engines._ps import ps_route
-from polars_irmetrics.engines._recsys import counts_route, elliot_route
+from polars_irmetrics.engines._recsys import counts_route, elliot_route, unseen_job
 from polars_irmetrics.engines._sides import (
     EXPOSURE_COUNT,
     Beside,
@@ -105,7 +105,7 @@ except ImportError as exc:  # pragma: no cover - the test environment has pyspar
 from polars_irmetrics.engines._ope_spark import ope_frame
 from polars_irmetrics.engines._prediction_spark import prediction_frame, raise_checks
 from polars_irmetrics.engines._ps_spark import ps_frame
-from polars_irmetrics.engines._recsys_spark import counts_frame, elliot_frame
+from polars_irmetrics.engines._recsys_spark import counts_frame, elliot_frame, unseen_frame
 from polars_irmetrics.engines._spark_arrow import arrow_of
 from polars_irmetrics.engines._spark_coverage import (
     Parts,
@@ -432,7 +432,7 @@ def evaluate(
             part=_part,
             spark_schema=_spark_schema,
         )
-        computed = _compute(result, spark, progress, placed)
+        computed = _computed_whole(result, run, sides, metrics, built, progress, placed)
         _warn_on_history(run, interactions, sides, metrics, built)
         return computed
     names, elliot = elliot_route("Spark", metrics)
@@ -487,7 +487,7 @@ def evaluate(
         result = values.orderBy(*job.keys).toDF(*job.per_query_schema)
     else:
         result = _means(values, job).toDF(*job.means_schema)
-    computed = _compute(result, spark, progress, placed)
+    computed = _computed_whole(result, run, sides, metrics, built, progress, placed)
     warn_parts(job, parts)  # as one machine warns, from the parts' coverage
     if any(name == "groups" for name, _ in sides):  # groups= against the whole run's ids
         relevant = None
@@ -503,6 +503,32 @@ def evaluate(
         )
     _warn_on_history(run, interactions, sides, metrics, built)
     return computed
+
+
+def _computed_whole(
+    result: DataFrame,
+    run: DataFrame,
+    sides: tuple[tuple[str, pa.Table], ...],
+    metrics: str | Iterable[str],
+    options: EvalOptions,
+    progress: bool | None,
+    placed: Callable[[], None] | None,
+) -> DataFrame:
+    """:func:`_compute`; where a part refused the recommended items the interactions
+    lack (its count and example that part's users'), the whole run's refusal instead,
+    one machine's (:func:`~polars_irmetrics.engines._recsys_spark.unseen_frame`, one
+    more Spark job)."""
+    spark = run.sparkSession
+    try:
+        return _compute(result, spark, progress, placed)
+    except IrmError as exc:
+        job = unseen_job(arrow_of(run), sides, metrics, options)
+        if job is None or not job.matches(exc):
+            raise
+        count = _partitions(spark, None)
+        whole = unseen_frame(run, job, count=count, part=_part, spark_schema=_spark_schema)
+        _compute(whole, spark, progress)
+        raise
 
 
 def _warn_on_history(

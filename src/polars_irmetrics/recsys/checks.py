@@ -10,6 +10,7 @@ caller chose a policy for them (``unseen_items='drop'`` or ``'recommenders'``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -32,6 +33,7 @@ __all__ = [
     "flag",
     "flag_columns",
     "raise_on_flags",
+    "refused_check",
     "sampled_lists_error",
     "shown",
 ]
@@ -287,6 +289,24 @@ def sampled_lists_error(column: str, user: str, n: int) -> InvalidValueError:
         f"sample, e.g. .filter(pl.col({column!r}) == 0), or drop or rename the column if "
         f"it holds no samples"
     )
+
+
+def refused_check(error: IrmError) -> str | None:
+    """The name of the check of :data:`CHECKS` whose message ``error`` is (not one of the
+    run checks, raised in the ranking metrics' words), or ``None``.
+
+    >>> refused_check(InvalidValueError(_BY_NAME["no_popularity"].message.format(
+    ...     count=2, example="'z' (recommended to user 'u')")))
+    'no_popularity'
+    >>> refused_check(InvalidValueError("something else"))
+    """
+    for check in CHECKS:
+        if check.run_flag is not None or type(error) is not check.error:
+            continue
+        parts = re.split(r"\{(?:count|example)\}", check.message)
+        if re.fullmatch("(.+)".join(re.escape(part) for part in parts), str(error), re.S):
+            return check.name
+    return None
 
 
 def raise_on_flags(frame: pl.DataFrame, words: Words) -> pl.DataFrame:

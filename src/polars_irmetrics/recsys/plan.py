@@ -108,7 +108,16 @@ from polars_irmetrics.recsys.checks import Words, flag, flag_columns, raise_on_f
 from polars_irmetrics.recsys.options import RecsysOptions, Tables, check_by_keys
 from polars_irmetrics.recsys.vectors import pair_similarity_by_sums, vector_sums
 
-__all__ = ["build_recsys_plan", "merge_counts", "merge_users", "tallied"]
+__all__ = [
+    "build_recsys_plan",
+    "merge_counts",
+    "merge_unseen_items",
+    "merge_users",
+    "raise_on_unseen_items",
+    "tallied",
+    "unseen_item_check",
+    "unseen_items",
+]
 
 _UNIT = f"{INTERNAL}unit"
 _HISTORY = f"{INTERNAL}history"
@@ -1339,3 +1348,96 @@ def _item_checks(
         no_history = pl.col(_HISTORY_N).is_null()
         out += flag("no_history", no_history, "{}", ids[:1])
     return out
+
+
+def unseen_item_check(
+    requests: Sequence[tuple[str, MetricRequest]], options: RecsysOptions
+) -> str | None:
+    """The check (a name of :data:`~polars_irmetrics.recsys.checks.CHECKS`) by which
+    :func:`build_recsys_plan` refuses a recommended item the interactions lack, for the
+    metrics of a recommendation table among ``requests``: ``"no_popularity"`` where one
+    reads the items' popularity, ``"no_cooccurrence"`` where one reads their
+    co-occurrence; ``None`` where none reads either, or ``unseen_items`` scores or drops
+    such items. An engine whose parts each check some of the users counts such items
+    over the whole run instead (:func:`unseen_items`, :func:`raise_on_unseen_items`).
+
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> unseen_item_check(parse_metric_list(["novelty@5"]), RecsysOptions())
+    'no_popularity'
+    >>> unseen_item_check(parse_metric_list(["intra_list_diversity@5"]), RecsysOptions())
+    """
+    if options.unseen_items != "error":
+        return None
+    scope = CollectionScope(item=pl.col(options.item_id))
+    for _, request in requests:
+        if request.metric.collection is not None:
+            request.metric.collection(scope, request.params(1.0))
+    if "popularity" in scope.needs:
+        return "no_popularity"
+    return "no_cooccurrence" if "cooccurrence" in scope.needs else None
+
+
+def _unseen_kinds(
+    recommendations: pl.LazyFrame, interactions: pl.LazyFrame, options: RecsysOptions
+) -> dict[str, pl.DataType]:
+    """The dtype each id is compared in, as :func:`build_recsys_plan` compares them."""
+    run, held = recommendations.collect_schema(), interactions.collect_schema()
+    return {
+        c: common_id_dtype([run[c], *([held[c]] if c in held else [])])
+        for c in (options.user_id, options.item_id)
+    }
+
+
+def unseen_items(
+    recommendations: pl.LazyFrame, interactions: pl.LazyFrame, options: RecsysOptions
+) -> pl.LazyFrame:
+    """One row per (``by`` group, item) of ``recommendations`` (any share of the users)
+    whose item the interactions (of the same group, where they carry the ``by`` keys)
+    lack: the ``by`` keys, the item, its first user and its number of rows, which
+    :func:`merge_unseen_items` adds up over the shares and
+    :func:`raise_on_unseen_items` refuses as :func:`build_recsys_plan` does."""
+    user, item, by = options.user_id, options.item_id, list(options.by_keys)
+    kinds = _unseen_kinds(recommendations, interactions, options)
+    keys = _interaction_keys(interactions, options)
+    held = _cast_ids(interactions.select(*keys, item), kinds).unique()
+    rows = _cast_ids(recommendations.select(*by, user, item), kinds)
+    items = rows.group_by([*by, item]).agg(
+        pl.col(user).min(), pl.len().cast(pl.Int64).alias(_ROWS)
+    )
+    return items.join(held, on=[*keys, item], how="anti", nulls_equal=False)
+
+
+def merge_unseen_items(rows: pl.LazyFrame, options: RecsysOptions) -> pl.LazyFrame:
+    """:func:`unseen_items`' rows of every share added up: per (``by`` group, item) the
+    first user and the number of rows."""
+    user, item, by = options.user_id, options.item_id, list(options.by_keys)
+    return rows.group_by([*by, item]).agg(pl.col(user).min(), pl.col(_ROWS).sum())
+
+
+def raise_on_unseen_items(
+    rows: pl.LazyFrame,
+    recommendations: pl.LazyFrame,
+    interactions: pl.LazyFrame,
+    check: str,
+    options: RecsysOptions,
+) -> None:
+    """Refuse, as :func:`build_recsys_plan` does (check ``check``, from
+    :func:`unseen_item_check`), the recommended items the interactions lack, from the
+    whole run's :func:`merge_unseen_items` rows: the count and the example of the whole
+    run, not of a share of its users; nothing where none is refused (a group whose
+    interactions hold no item is refused as empty instead). ``recommendations``: a frame
+    of the run's schema (its id dtypes)."""
+    user, item, by = options.user_id, options.item_id, list(options.by_keys)
+    kinds = _unseen_kinds(recommendations, interactions, options)
+    scope = CollectionScope(item=pl.col(item))
+    joined = _popularity(interactions, scope, options, kinds)(_cast_ids(rows, kinds))
+    unseen = (pl.col(CATALOG).fill_null(0) > 0) & pl.col(POPULARITY).is_null()
+    ids = [(pl.col(item), kinds[item]), (pl.col(user), kinds[user])]
+    exprs = flag(
+        check,
+        unseen,
+        "{} (recommended to user {})",
+        ids,
+        count=pl.col(_ROWS).filter(unseen).sum(),
+    )
+    raise_on_flags(_aggregate(joined, by, exprs).collect(), _words(options))
