@@ -64,6 +64,35 @@ CASES = [
         ["-m", "map"],
         [("map", "all", "1.0000")],
     ),
+    (
+        # trec_eval 10.0: b 7.0000 (a's ideal DCG, carried over), all 7.0000; alone,
+        # "Can't calculate measure 'ideal_dcg'", exit 4
+        "ideal_dcg of a query whose judgments are all negative",
+        "a 0 x 7\nb 0 y -1\n",
+        "a Q0 x 1 1 r\nb Q0 z 1 1 r\n",
+        ["-q", "-m", "ideal_dcg"],
+        [
+            ("ideal_dcg", "a", "7.0000"),
+            ("ideal_dcg", "b", "0.0000"),
+            ("ideal_dcg", "all", "3.5000"),
+        ],
+    ),
+    (
+        # trec_eval 10.0: Segmentation fault (exit 139)
+        "-c, a judged query whose labels are all negative, without results",
+        "a 0 y 1\nb 0 x -2\n",
+        "a Q0 y 1 0 r\n",
+        ["-q", "-c", "-m", "map"],
+        [("map", "a", "1.0000"), ("map", "b", "0.0000"), ("map", "all", "0.5000")],
+    ),
+    (
+        # trec_eval 10.0: "Can't calculate measure 'P'", exit 4
+        "a retrieved query whose only judgment is negative",
+        "1 0 24 -1\n",
+        "1 Q0 2 6 1.0 r\n",
+        ["-q", "-m", "P.5"],
+        [("P_5", "1", "0.0000"), ("P_5", "all", "0.0000")],
+    ),
 ]
 
 
