@@ -48,13 +48,15 @@ from polars_irmetrics.offline.coverage import Coverage, CoverageSink
 from polars_irmetrics.offline.elliot_parts import elliot_merge, elliot_part
 from polars_irmetrics.recsys.checks import refused_check
 from polars_irmetrics.recsys.options import RecsysOptions, recsys_options
-from polars_irmetrics.recsys.plan import (
+from polars_irmetrics.recsys.split import (
+    Kind,
+    merge_rows,
     merge_unseen_items,
+    part_rows,
     raise_on_unseen_items,
     unseen_item_check,
     unseen_items,
 )
-from polars_irmetrics.recsys.split import Kind, merge_rows, part_rows
 
 __all__ = [
     "CountsJob",

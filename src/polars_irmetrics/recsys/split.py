@@ -13,6 +13,14 @@ means of per-user values: the hook the Spark and Dask engines call
   ``"users"``), and :func:`merge_rows` adds the history's other users and takes the
   one plan's exact mean (or gives every user's row, ``per_query=True``).
 
+* A recommended item the history never holds, refused under ``unseen_items='error'``
+  by the metrics that read its popularity or co-occurrence
+  (:func:`~polars_irmetrics.recsys.plan.unseen_item_check`): each part lists its
+  users' such items (:func:`~polars_irmetrics.recsys.plan.unseen_items`), and
+  :func:`~polars_irmetrics.recsys.plan.merge_unseen_items` and
+  :func:`~polars_irmetrics.recsys.plan.raise_on_unseen_items` refuse them with the
+  whole run's count and example, one machine's message.
+
 Every row of a user goes to one part (the position in a user's list, and the checks of
 a list, read the user's rows), and every part and the merge read the history whole:
 the same bits as :func:`polars_irmetrics.evaluate` in one plan, whatever the number of
@@ -29,9 +37,25 @@ import polars as pl
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.recsys.options import recsys_options, recsys_tables
-from polars_irmetrics.recsys.plan import build_recsys_plan, merge_counts, merge_users
+from polars_irmetrics.recsys.plan import (
+    build_recsys_plan,
+    merge_counts,
+    merge_unseen_items,
+    merge_users,
+    raise_on_unseen_items,
+    unseen_item_check,
+    unseen_items,
+)
 
-__all__ = ["Kind", "merge_rows", "part_rows"]
+__all__ = [
+    "Kind",
+    "merge_rows",
+    "merge_unseen_items",
+    "part_rows",
+    "raise_on_unseen_items",
+    "unseen_item_check",
+    "unseen_items",
+]
 
 Requests = list[tuple[str, MetricRequest]]
 
