@@ -508,7 +508,9 @@ def evaluate(
         or more, whatever the metrics asked for; a label whose metric terms reach 2**32
         (32 or more with ``gain='exponential'``: more than the exact fixed-point sums
         hold), for the metrics that sum such terms (found when the plan runs). Scores
-        of ``inf`` and ``-inf`` are ranked as they are, as trec_eval does.
+        of ``inf`` and ``-inf`` are ranked as they are, as trec_eval does. A table
+        that none of the metrics asked for reads (``qrels=`` or ``queries=`` beside the
+        click metrics, say), refused, never ignored.
     QuerySetError
         Queries on one side only, under an ``"error"`` policy.
     UnknownMetricError, MetricParameterError
@@ -1194,6 +1196,13 @@ def evaluate_plan(
             "and no metric asked for reads them: drop labels=, or use qrels= for judgments"
         )
     if "online" in routes:
+        _refuse_other_tables(
+            tables,
+            (),
+            "click metrics (ctr, click_mrr, abandonment...)",
+            "they read the impression log alone, its sessions the queries and its own "
+            "columns the by= segments",
+        )
         return _online(table, routes["online"], options)
     for keyword, route, what in (
         ("prefs", "prefs", "the preference judgments the prefs_* measures"),

@@ -1,0 +1,58 @@
+"""irm.evaluate refuses what a route never reads, and null ids, whatever the metrics.
+
+Round 14 of the door's probes: the click metrics ignored six tables they never read
+(qrels=, queries=, interactions=, item_features=, prefs=, qrels_jg=), where every other
+route refuses an unread table.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError
+
+_LOG = pl.DataFrame(
+    {"query_id": ["s1", "s1", "s2"], "rank": [1, 2, 1], "clicked": [True, False, False]}
+)
+_QRELS = pl.DataFrame({"query_id": ["s1"], "doc_id": ["x"], "relevance": [1]})
+_TABLES: dict[str, pl.DataFrame] = {
+    "qrels": _QRELS,
+    "queries": pl.DataFrame({"query_id": ["s1", "s2"], "day": ["mon", "tue"]}),
+    "interactions": pl.DataFrame({"query_id": ["u9"], "doc_id": ["x"]}),
+    "item_features": pl.DataFrame({"doc_id": ["x"], "features": [[1.0]]}),
+    "prefs": pl.DataFrame(
+        {"query_id": ["s1"], "jg": ["u"], "jsg": ["s"], "doc_id": ["a"], "rel_level": [1.0]}
+    ),
+    "qrels_jg": _QRELS.with_columns(jg=pl.lit("u")),
+}
+
+
+def _collect(out: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
+def _lazy(tables: dict[str, Any], lazy: bool) -> dict[str, Any]:
+    return {k: v.lazy() if lazy and isinstance(v, pl.DataFrame) else v for k, v in tables.items()}
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize("name", list(_TABLES))
+def test_the_click_metrics_refuse_a_table_they_do_not_read(name: str, lazy: bool) -> None:
+    message = (
+        f"{name}= is not read by click metrics (ctr, click_mrr, abandonment...): they read "
+        "the impression log alone, its sessions the queries and its own columns the by= "
+        f"segments; drop {name}="
+    )
+    log = _LOG.lazy() if lazy else _LOG
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        _collect(irm.evaluate(log, ["ctr", "click_mrr"], **_lazy({name: _TABLES[name]}, lazy)))
+
+
+def test_the_click_metrics_alone_are_still_computed() -> None:
+    out = irm.evaluate(_LOG, ["ctr", "click_mrr"])
+    assert out.rows() == [(2, 1 / 3, 0.5)]
