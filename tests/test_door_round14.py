@@ -56,3 +56,34 @@ def test_the_click_metrics_refuse_a_table_they_do_not_read(name: str, lazy: bool
 def test_the_click_metrics_alone_are_still_computed() -> None:
     out = irm.evaluate(_LOG, ["ctr", "click_mrr"])
     assert out.rows() == [(2, 1 / 3, 0.5)]
+
+
+_RUN = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"], "rank": [1, 2, 1]})
+_QUERIES = pl.DataFrame({"query_id": ["q1", "q2"], "day": ["mon", "tue"]})
+_HISTORY = pl.DataFrame({"query_id": ["q1", "q2", "u9"], "doc_id": ["a", "b", "c"]})
+_FEATURES = pl.DataFrame({"doc_id": ["a", "b"], "features": [[1.0, 0.0], [0.0, 1.0]]})
+_BEYOND = (
+    "queries= is not read by the beyond-accuracy metrics (novelty@k, catalog_coverage@k, "
+    "intra_list_diversity@k...): they read the recommendation table, interactions= and "
+    "item_features=, and the by= keys from its own columns; drop queries="
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize("by", [None, "day"])
+@pytest.mark.parametrize(
+    ("metric", "tables"),
+    [
+        ("novelty@10", {"interactions": _HISTORY}),
+        ("catalog_coverage@10", {"interactions": _HISTORY}),
+        ("intra_list_diversity@10", {"item_features": _FEATURES}),
+    ],
+)
+def test_the_beyond_accuracy_metrics_refuse_queries(
+    metric: str, tables: dict[str, pl.DataFrame], by: str | None, lazy: bool
+) -> None:
+    run = _RUN.lazy() if lazy else _RUN
+    given = _lazy({**tables, "queries": _QUERIES}, lazy)
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(_BEYOND)}$"):
+        _collect(irm.evaluate(run, [metric], by=by, **given))
+    assert _collect(irm.evaluate(run, [metric], **_lazy(tables, lazy))).height == 1

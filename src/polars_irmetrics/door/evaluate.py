@@ -1258,6 +1258,15 @@ def evaluate_plan(
     # interactions= is counted (and warned of) once for the call, by the beyond-accuracy
     # plan, for the accuracy metrics beside that read the catalogue's size too
     accuracy = routes.get("offline")
+    if not accuracy:  # the ranking metrics read queries= (by= keys), these do not
+        _refuse_other_tables(
+            {"queries": queries},
+            (),
+            "the beyond-accuracy metrics (novelty@k, catalog_coverage@k, "
+            "intra_list_diversity@k...)",
+            "they read the recommendation table, interactions= and item_features=, and "
+            "the by= keys from its own columns",
+        )
     means = offline(accuracy, tally=False) if accuracy else None
     catalogue = [label for label, r in accuracy or () if r.metric.name in CATALOGUE_FORMULAS]
     return with_beyond_accuracy(
