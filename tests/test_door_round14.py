@@ -87,3 +87,42 @@ def test_the_beyond_accuracy_metrics_refuse_queries(
     with pytest.raises(InvalidValueError, match=f"^{re.escape(_BEYOND)}$"):
         _collect(irm.evaluate(run, [metric], by=by, **given))
     assert _collect(irm.evaluate(run, [metric], **_lazy(tables, lazy))).height == 1
+
+
+_NULL_QUERY = (
+    "column 'query_id' of the run has null values; every row needs a query_id: drop them, "
+    "e.g. .drop_nulls('query_id')"
+)
+_JUDGED = pl.DataFrame(
+    {"query_id": ["q1", "q1"], "jg": ["u", "v"], "doc_id": ["a", "b"], "relevance": [1, 1]}
+)
+
+
+def _ids_as_integers(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns(pl.col("query_id").str.slice(1).cast(pl.Int64))
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize("integers", [False, True], ids=["text ids", "integer ids"])
+@pytest.mark.parametrize("door", ["evaluate", "evaluate_jg"])
+def test_a_null_query_id_is_refused_beside_the_judgment_groups(
+    door: str, integers: bool, lazy: bool
+) -> None:
+    run = pl.DataFrame(
+        {"query_id": ["q1", "q1", None], "doc_id": ["a", "b", "a"], "rank": [1, 2, 1]}
+    )
+    judged = _JUDGED
+    if integers:
+        run, judged = _ids_as_integers(run), _ids_as_integers(judged)
+    given = (run.lazy(), judged.lazy()) if lazy else (run, judged)
+    calls = {
+        "evaluate": lambda: irm.evaluate(given[0], ["map_avgjg"], qrels_jg=given[1]),
+        "evaluate_jg": lambda: irm.evaluate_jg(given[0], ["map"], qrels_jg=given[1]),
+    }
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(_NULL_QUERY)}$"):
+        _collect(calls[door]())
+    # without the row, the value stands (two groups: AP 1 and 1/2)
+    kept = given[0].drop_nulls("query_id")
+    assert _collect(irm.evaluate_jg(kept, ["map"], qrels_jg=given[1])).rows() == [
+        (1 if integers else "q1", 0.75)
+    ]

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 
+import polars as pl
 import pytest
 
+import polars_irmetrics as irm
 from polars_irmetrics.errors import IrmError
 
 from .bad_inputs import BAD_INPUTS, EVERY_METRIC, BadInput, qrels_frame, run_frame
@@ -40,3 +42,33 @@ def test_the_clean_input_is_accepted_by_every_metric(evaluate: Evaluate) -> None
     # the bad inputs above differ from this one by one value each
     out = evaluate(run_frame(), METRICS, qrels=qrels_frame(), per_query=True)
     assert out.height == 2
+
+
+def _collected(out: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
+#: The bad inputs whose message names no query: the judgment-group measures, which key
+#: each query's rows by (query, group), give them word for word.
+NO_QUERY = [bad for bad in BAD_INPUTS if "null query id" in bad.name]
+
+
+@pytest.mark.parametrize("bad", NO_QUERY, ids=[b.name for b in NO_QUERY])
+def test_the_judgment_group_measures_raise_the_same_error(
+    evaluate: Evaluate, frame_kind: str, bad: BadInput
+) -> None:
+    # before, a run row of no query id was dropped in silence beside qrels_jg=
+    run, kwargs = bad.build()
+    with pytest.raises(IrmError) as info:
+        evaluate(run, ["map"], **kwargs)
+    expected = (type(info.value), str(info.value).splitlines()[0])
+    grouped = kwargs["qrels"].with_columns(jg=pl.lit("u"))
+    lazy = frame_kind == "LazyFrame"
+    given = (run.lazy(), grouped.lazy()) if lazy else (run, grouped)
+    for call in (
+        lambda: _collected(irm.evaluate(given[0], ["map_avgjg", "P_avgjg_5"], qrels_jg=given[1])),
+        lambda: _collected(irm.evaluate_jg(given[0], ["map"], qrels_jg=given[1])),
+    ):
+        with pytest.raises(IrmError) as info:
+            call()
+        assert (type(info.value), str(info.value).splitlines()[0]) == expected

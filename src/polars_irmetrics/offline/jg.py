@@ -108,6 +108,10 @@ def build_jg_plan(
     groups = qrels_jg.select(qid.alias("_qid"), key).unique()
     paired = run.with_columns(qid.alias("_qid")).drop(query_id)
     paired = paired.join(groups, on="_qid", how="inner").drop("_qid")
+    # a run row of no query id stays, keyed by none, for the plan's checks to refuse
+    # as they refuse it for every metric (the join above would drop it in silence)
+    unkeyed = run.filter(pl.col(query_id).is_null()).with_columns(qid)
+    paired = pl.concat([paired, unkeyed], how="diagonal")
     bases = {label: _base(request) for label, request in requests}
     distinct = {req.name: req for req in bases.values()}
     # the plan's keys are (query, group) pairs: its coverage warning would count them as
