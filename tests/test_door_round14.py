@@ -126,3 +126,51 @@ def test_a_null_query_id_is_refused_beside_the_judgment_groups(
     assert _collect(irm.evaluate_jg(kept, ["map"], qrels_jg=given[1])).rows() == [
         (1 if integers else "q1", 0.75)
     ]
+
+
+_GOOD_RUN = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"], "rank": [1, 2, 1]}
+)
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize(
+    ("column", "integers", "message"),
+    [
+        (
+            "jg",
+            False,
+            "column 'jg' of the judgments (qrels_jg=) has 2 null value(s) in query 'q1'; every "
+            "judgment needs a judgment group: drop them, e.g. .drop_nulls('jg')",
+        ),
+        (
+            "user",
+            True,
+            "column 'user' of the judgments (qrels_jg=) has 2 null value(s) in query 1; every "
+            "judgment needs a judgment group: drop them, e.g. .drop_nulls('user')",
+        ),
+    ],
+)
+@pytest.mark.parametrize("door", ["evaluate", "evaluate_jg"])
+def test_a_null_judgment_group_is_named(
+    door: str, column: str, integers: bool, message: str, lazy: bool
+) -> None:
+    # before: "column 'query_id' of the run has null values", of a run with none
+    judged = pl.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q1", "q2", "q3"],
+            column: ["u", None, None, None, "v"],
+            "doc_id": ["a", "b", "c", "a", "a"],
+            "relevance": [1, 1, 0, 1, 1],
+        }
+    )
+    run = _GOOD_RUN
+    if integers:
+        run, judged = _ids_as_integers(run), _ids_as_integers(judged)
+    given = (run.lazy(), judged.lazy()) if lazy else (run, judged)
+    calls = {
+        "evaluate": lambda: irm.evaluate(given[0], ["map_avgjg"], qrels_jg=given[1], jg=column),
+        "evaluate_jg": lambda: irm.evaluate_jg(given[0], ["map"], qrels_jg=given[1], jg=column),
+    }
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        _collect(calls[door]())

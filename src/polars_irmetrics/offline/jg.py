@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from polars_irmetrics.errors import ColumnNotFoundError, MetricParameterError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.options import EvalOptions
 from polars_irmetrics.ground.validate import (
     check_id_kinds,
@@ -79,6 +79,28 @@ def _base(request: MetricRequest) -> MetricRequest:
     return parse_metric(base_metric(request.name)) if request.route == "jg" else request
 
 
+def _refuse_null_groups(qrels_jg: pl.LazyFrame, query_id: str, jg: str) -> pl.LazyFrame:
+    """``qrels_jg`` unchanged, and a judgment of a query with no group (a null ``jg``)
+    refused when the plan runs: it would key its query's run rows by none, which the
+    checks would read as a run row of no query id. A row of no query id either is left
+    to the judgments' own check."""
+    schema = qrels_jg.collect_schema()
+
+    def check(frame: pl.DataFrame) -> pl.DataFrame:
+        bad = frame.filter(pl.col(jg).is_null() & pl.col(query_id).is_not_null())
+        if bad.height:
+            first = bad.get_column(query_id).min()
+            n = bad.filter(pl.col(query_id) == first).height
+            raise InvalidValueError(
+                f"column {jg!r} of the judgments (qrels_jg=) has {n} null value(s) in query "
+                f"{first!r}; every judgment needs a judgment group: drop them, e.g. "
+                f".drop_nulls({jg!r})"
+            )
+        return frame
+
+    return qrels_jg.map_batches(check, schema=schema)
+
+
 def build_jg_plan(
     run: pl.LazyFrame,
     requests: list[tuple[str, MetricRequest]],
@@ -99,6 +121,7 @@ def build_jg_plan(
             f"qrels_jg has no column {jg!r} (the judgment group); pass jg='your_column' "
             "or read trec_eval's file with irm.read_trec_qrels_jg"
         )
+    qrels_jg = _refuse_null_groups(qrels_jg, query_id, jg)
     ran, held = run.collect_schema(), qrels_jg.collect_schema()
     # as the ranking metrics refuse them (the ids are compared as text below)
     check_id_kinds(ran, "run", held, "qrels_jg", [query_id, options.doc_id])
