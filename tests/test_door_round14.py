@@ -174,3 +174,20 @@ def test_a_null_judgment_group_is_named(
     }
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         _collect(calls[door]())
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize("side", ["run", "reference"])
+@pytest.mark.parametrize("metric", ["rbo", "intersection@10"])
+def test_the_rank_similarity_metrics_word_a_null_query_id_as_the_others(
+    metric: str, side: str, lazy: bool
+) -> None:
+    message = (
+        f"column 'query_id' of the {side} has null values; every row needs a query_id: drop "
+        "them, e.g. .drop_nulls('query_id')"
+    )
+    bad = _GOOD_RUN.with_columns(query_id=pl.Series(["q1", "q1", None]))
+    run, reference = (bad, _GOOD_RUN) if side == "run" else (_GOOD_RUN, bad)
+    given = _lazy({"run": run, "reference": reference}, lazy)
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        _collect(irm.evaluate(given["run"], [metric], reference=given["reference"]))

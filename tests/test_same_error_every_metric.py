@@ -72,3 +72,25 @@ def test_the_judgment_group_measures_raise_the_same_error(
         with pytest.raises(IrmError) as info:
             call()
         assert (type(info.value), str(info.value).splitlines()[0]) == expected
+
+
+#: The bad inputs of the run whose message names no query: the rank-similarity metrics
+#: (against a clean reference) give them word for word.
+RUN_NO_QUERY = [bad for bad in NO_QUERY if "judgments" not in bad.name]
+
+
+@pytest.mark.parametrize("bad", RUN_NO_QUERY, ids=[b.name for b in RUN_NO_QUERY])
+def test_the_rank_similarity_metrics_raise_the_same_error(
+    evaluate: Evaluate, frame_kind: str, bad: BadInput
+) -> None:
+    # before: "every row needs a query id: fill or drop those rows"
+    run, kwargs = bad.build()
+    with pytest.raises(IrmError) as info:
+        evaluate(run, ["map"], **kwargs)
+    expected = (type(info.value), str(info.value).splitlines()[0])
+    lazy = frame_kind == "LazyFrame"
+    given = run.lazy() if lazy else run
+    for metric in ("rbo", "intersection@10", "jaccard@5"):
+        with pytest.raises(IrmError) as info:
+            _collected(irm.evaluate(given, [metric], reference=run_frame()))
+        assert (type(info.value), str(info.value).splitlines()[0]) == expected, metric

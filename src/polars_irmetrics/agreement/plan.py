@@ -662,11 +662,8 @@ def _raise_on_bad(
             )
         if kind == "null key":
             raise null_key_error(column[0], what)
-        if kind == "null query":
-            raise InvalidValueError(
-                f"column {query_id!r} of the {what} has null values; every row needs a "
-                "query id: fill or drop those rows"
-            )
+        if kind == "null query":  # in the ranking metrics' words
+            raise null_key_error(query_id, what)
         if kind == "null doc":
             raise InvalidValueError(
                 f"the {what} has a null document id in query {value!r}; fill or drop those rows"
