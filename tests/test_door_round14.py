@@ -191,3 +191,33 @@ def test_the_rank_similarity_metrics_word_a_null_query_id_as_the_others(
     given = _lazy({"run": run, "reference": reference}, lazy)
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         _collect(irm.evaluate(given["run"], [metric], reference=given["reference"]))
+
+
+_PREFS = pl.DataFrame(
+    {"query_id": ["q1"], "jg": ["u"], "jsg": ["s"], "doc_id": ["a"], "rel_level": [1.0]}
+)
+_UNREAD = {
+    "qrels": pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]}),
+    "queries": _QUERIES,
+    "interactions": _HISTORY,
+    "item_features": _FEATURES,
+}
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize("name", list(_UNREAD))
+@pytest.mark.parametrize(
+    ("metric", "judged"), [("map_avgjg", {"qrels_jg": _JUDGED}), ("prefs_simp", {"prefs": _PREFS})]
+)
+def test_the_preference_and_group_measures_refuse_a_table_they_do_not_read(
+    metric: str, judged: dict[str, pl.DataFrame], name: str, lazy: bool
+) -> None:
+    # found beside the click metrics' fix: these ignored the four tables too
+    message = (
+        f"{name}= is not read by the preference and judgment-group measures (prefs_*, "
+        f"*_avgjg): they read the run and prefs= or qrels_jg=; drop {name}="
+    )
+    run = _GOOD_RUN.lazy() if lazy else _GOOD_RUN
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        _collect(irm.evaluate(run, [metric], **_lazy({**judged, name: _UNREAD[name]}, lazy)))
+    assert _collect(irm.evaluate(run, [metric], **_lazy(judged, lazy))).height == 1

@@ -1214,6 +1214,12 @@ def evaluate_plan(
                 f"{keyword}=, or ask for one of them (in a call of its own)"
             )
     if "prefs" in routes or "jg" in routes:
+        _refuse_other_tables(
+            tables,
+            ("prefs", "qrels_jg"),  # the one another metric reads is refused above
+            "the preference and judgment-group measures (prefs_*, *_avgjg)",
+            "they read the run and prefs= or qrels_jg=",
+        )
         if options.by_keys:
             raise InvalidValueError(
                 "by= and systems= are not available for the preference and judgment-group "
