@@ -120,14 +120,16 @@ def users_in_buckets(
         """Each bucket's per-user values (or item counts; ``own``: its users' values only,
         without the history's other users) of ``asked``, stacked."""
         mode = recsys if counts else per_user
+        reads = _read_by(tables, asked)
 
         def evaluate_part(
             part: pl.LazyFrame, _: pl.LazyFrame | None, __: pl.LazyFrame | None
         ) -> pl.LazyFrame:
-            whole = Tables(part, tables.interactions, features())
+            read = None if reads.item_features is None else features()
+            whole = Tables(part, tables.interactions, read)
             return build_recsys_plan(whole, asked, mode, tally=False, counts=counts, users=own)
 
-        schema = build_recsys_plan(tables, asked, mode, tally=False, counts=counts, users=own)
+        schema = build_recsys_plan(reads, asked, mode, tally=False, counts=counts, users=own)
         return evaluate_in_buckets(
             tables.recommendations,
             None,
@@ -154,9 +156,11 @@ def users_in_buckets(
         else:
             results.append(values.select(user_mean(label, r) for label, r in users))
     if counted:
-        results.append(merge_counts(in_buckets(counted, counts=True), tables, counted, recsys))
+        counts = in_buckets(counted, counts=True)
+        results.append(merge_counts(counts, _read_by(tables, counted), counted, recsys))
     if absent:  # the history's users without recommendations added once, by the merge
-        results.append(merge_users(in_buckets(absent, own=True), tables, absent, recsys))
+        values = in_buckets(absent, own=True)
+        results.append(merge_users(values, _read_by(tables, absent), absent, recsys))
     both = results[0]
     for other in results[1:]:  # a group (a user) in one has rows in the other too, or none
         if keys:
@@ -166,3 +170,25 @@ def users_in_buckets(
     both = both.select(*keys, *(label for label, _ in requests))
     # the whole table's warning, once
     return tallied(both.sort(keys) if keys else both, tables, recsys)
+
+
+def _read_by(tables: Tables, requests: Requests) -> Tables:
+    """``tables`` without the item features where no metric of ``requests`` reads them:
+    a kind of metric evaluated apart (the item counts of ``novelty@k``, the history's
+    users of ``novelty(kind='replay')@k``) beside ``categorical_diversity@k``, whose
+    item features hold categories and no vectors, checks only what it reads, as the
+    one plan checks it (the recommendations stay those the door kept: with
+    ``unseen_items='drop'``, without the items the features lack).
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> tables = Tables(pl.LazyFrame(), pl.LazyFrame(), pl.LazyFrame())
+    >>> _read_by(tables, parse_metric_list(["novelty@5"])).item_features is None
+    True
+    >>> _read_by(tables, parse_metric_list(["categorical_diversity@5"])) is tables
+    True
+    """
+    if any("item_features" in request.reads for _, request in requests):
+        return tables
+    return replace(tables, item_features=None)
