@@ -3,6 +3,7 @@ refusal, whatever else the call asks for."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError
 
 RECS = pl.DataFrame(
     {
@@ -62,3 +64,72 @@ def test_the_worked_example_of_categories_and_replay_novelty() -> None:
     assert one.row(0) == pytest.approx((0.4, 5 / 6))
     split = irm.evaluate(recs, metrics, item_features=feats, interactions=hist, buckets=2)
     assert split.equals(one)
+
+
+# Elliot's metrics (and MAD) are computed in one plan over the whole table: an
+# out-of-core option is refused with them, whatever else the call asks for
+RUN = pl.DataFrame(
+    {
+        "query_id": [1, 1, 2, 2, 3],
+        "doc_id": [10, 11, 10, 12, 11],
+        "score": [0.9, 0.8, 0.7, 0.6, 0.5],
+    }
+)
+QRELS = pl.DataFrame({"query_id": [1, 2, 3], "doc_id": [10, 12, 13], "relevance": [1, 1, 1]})
+TRAIN = pl.DataFrame({"query_id": [1, 2, 4], "doc_id": [10, 11, 12]})
+ITEM_GROUPS = pl.DataFrame({"doc_id": [10, 11, 12, 13], "group": ["a", "b", "a", "b"]})
+USER_GROUPS = pl.DataFrame({"query_id": [1, 2, 3], "group": ["a", "b", "a"]})
+
+_ELLIOT = "Elliot's metrics"
+_MAD = "Elliot's MAD metrics"
+OUT_OF_CORE: list[tuple[str, str, dict[str, Any]]] = [
+    ("epc@5", _ELLIOT, {"interactions": TRAIN}),
+    ("pop_rsp@5", _ELLIOT, {"interactions": TRAIN}),
+    ("pop_reo@5", _ELLIOT, {"interactions": TRAIN}),
+    ("aclt@5", _ELLIOT, {"interactions": TRAIN}),
+    ("efd@5", _ELLIOT, {"interactions": TRAIN}),
+    ("item_mad@5", _MAD, {"groups": ITEM_GROUPS}),
+    ("user_mad@5", _MAD, {"user_groups": USER_GROUPS}),
+]
+OPTIONS: list[tuple[str, object, dict[str, Any]]] = [
+    ("buckets", 2, {}),
+    ("buckets", 3, {}),
+    ("buckets", "auto", {}),
+    ("memory_limit", "1GiB", {}),
+    ("buckets", 2, {"spill_dir": "."}),
+]
+
+
+@pytest.mark.parametrize(("metric", "whose", "sides"), OUT_OF_CORE)
+@pytest.mark.parametrize(("option", "value", "more"), OPTIONS)
+@pytest.mark.parametrize("beside", [[], ["ndcg@5"], ["ndcg@5", "P@3"]], ids=["alone", "1", "2"])
+def test_elliot_refuses_out_of_core_whatever_else_is_asked(
+    metric: str,
+    whose: str,
+    sides: dict[str, Any],
+    option: str,
+    value: object,
+    more: dict[str, Any],
+    beside: list[str],
+) -> None:
+    message = (
+        f"{option}={value!r} bounds the memory of an out-of-core evaluation (buckets of "
+        f"queries), and {whose} ({metric!r}) compare the whole recommendation table in one "
+        f"plan, which no bucket bounds: drop {option}= (evaluate them in a call of their "
+        "own where the other metrics need it)"
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(RUN, [*beside, metric], qrels=QRELS, **sides, **{option: value}, **more)
+
+
+@pytest.mark.parametrize(("metric", "whose", "sides"), OUT_OF_CORE)
+def test_elliot_beside_the_ranking_metrics_in_one_plan_still_runs(
+    metric: str, whose: str, sides: dict[str, Any]
+) -> None:
+    # buckets=None (one plan) is read by ndcg; alone it is refused as an option no
+    # metric reads
+    both = irm.evaluate(RUN, ["ndcg@5", metric], qrels=QRELS, **sides, buckets=None)
+    alone = irm.evaluate(RUN, [metric], qrels=QRELS, **sides)
+    assert both[metric].equals(alone[metric])
+    with pytest.raises(InvalidValueError, match=r"^buckets=None is not read by "):
+        irm.evaluate(RUN, [metric], qrels=QRELS, **sides, buckets=None)

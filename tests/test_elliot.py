@@ -244,9 +244,20 @@ ERRORS += [
         ("judged_only", True),
         ("unjudged", "zero"),
         ("unretrieved", "drop"),
-        ("buckets", 4),
     ]
 ]
+# out of core: refused beside the ranking metrics too (tests/test_buckets_round14.py)
+ERRORS.append(
+    (
+        "epc@5",
+        {"buckets": 4},
+        InvalidValueError,
+        "buckets=4 bounds the memory of an out-of-core evaluation (buckets of queries), and "
+        "Elliot's metrics ('epc@5') compare the whole recommendation table in one plan, which "
+        "no bucket bounds: drop buckets= (evaluate them in a call of their own where the "
+        "other metrics need it)",
+    )
+)
 
 
 # pop_rsp and aclt count the top k against the training popularity: no relevant test

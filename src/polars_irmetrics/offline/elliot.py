@@ -49,7 +49,7 @@ from polars_irmetrics.ground.validate import (
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
 
-__all__ = ["build_elliot_plan", "elliot_means"]
+__all__ = ["build_elliot_plan", "elliot_means", "refuse_out_of_core"]
 
 Requests = Sequence[tuple[str, MetricRequest]]
 
@@ -195,6 +195,7 @@ def build_elliot_plan(
             f"metric {requests[0][0]!r} reads the test interactions as judgments: pass "
             "them as qrels=... (a judged run has no test items the list missed)"
         )
+    refuse_out_of_core(requests, options, "Elliot's metrics")
     if alone:  # an option of the ranking plan that no metric asked for would read
         asked = ", ".join(repr(label) for label, _ in requests)
         for name in _NOT_READ:
@@ -449,7 +450,8 @@ def _disparity(value: str, reo: bool) -> pl.Expr:
 _HEADED = frozenset({"pop_rsp", "pop_reo", "aclt"})
 #: Elliot's metrics that read the relevant test items (relevance_level=, debias=).
 _RELEVANT_READERS = frozenset({"pop_reo", "epc", "efd"})
-#: The offline route's options that Elliot's metrics do not read.
+#: The offline route's options that Elliot's metrics do not read: refused where no other
+#: metric of the call reads them (an option that would change nothing).
 _NOT_READ = (
     "depth",
     "judged_only",
@@ -460,6 +462,40 @@ _NOT_READ = (
     "memory_limit",
     "partitioned_by",
 )
+
+
+def refuse_out_of_core(requests: Requests, options: EvalOptions, whose: str) -> None:
+    """Refuse an out-of-core evaluation (``buckets=N`` or ``"auto"``, ``memory_limit=``,
+    ``spill_dir=``) beside Elliot's metrics (``whose``: how the message names them),
+    whatever else the call asks for: they compare the whole recommendation table with
+    the training popularity (or the clusters) in one plan, which no bucket of queries
+    bounds. Beside the ranking metrics, too, the call would hold the whole table in
+    memory, which these options promise it does not; ``buckets=None`` and the default
+    ``"auto-memory"`` (no promise) are refused only where no metric reads them.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> refuse_out_of_core(parse_metric_list(["epc@5"]), EvalOptions.build(), "x")
+    >>> refuse_out_of_core(
+    ...     parse_metric_list(["epc@5"]), EvalOptions.build(buckets=2), "Elliot's metrics"
+    ... )
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: buckets=2 bounds the memory of an out-of-core ...
+    """
+    given = options.given()
+    for name in ("buckets", "memory_limit", "spill_dir"):
+        value = getattr(options, name)
+        if name not in given or value is None or value == "auto-memory":
+            continue
+        asked = ", ".join(repr(label) for label, _ in requests)
+        raise InvalidValueError(
+            f"{name}={value!r} bounds the memory of an out-of-core evaluation (buckets of "
+            f"queries), and {whose} ({asked}) compare the whole recommendation table in "
+            f"one plan, which no bucket bounds: drop {name}= (evaluate them in a call of "
+            "their own where the other metrics need it)"
+        )
 
 
 def _order_columns(names: list[str], options: EvalOptions) -> list[str]:

@@ -48,7 +48,13 @@ from polars_irmetrics.ground.validate import (
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
-from polars_irmetrics.offline.elliot import _NOT_READ, _order_columns, _positions, run_kind
+from polars_irmetrics.offline.elliot import (
+    _NOT_READ,
+    _order_columns,
+    _positions,
+    refuse_out_of_core,
+    run_kind,
+)
 
 __all__ = ["build_mad_plan"]
 
@@ -200,6 +206,7 @@ def build_mad_plan(
         raise MetricParameterError(
             f"metric {first!r} reads the test interactions as judgments: pass them as qrels=..."
         )
+    refuse_out_of_core(requests, options, "Elliot's MAD metrics")
     if alone:  # an option of the ranking plan that no metric asked for would read
         for name in _NOT_READ:
             if name in options.given():
