@@ -9,9 +9,9 @@ task, which gathers every part already, adds them up and warns
 (:func:`~polars_irmetrics.engines._partition.warn_coverage`); for per-query values, a
 small task gathers the parts' coverage rows only, warns, and each partition is released
 after it, without those rows. A task on a ``distributed`` worker warns on the client
-that computes the result (``distributed.warn``); the threads of Dask's local
-schedulers warn in this process. No second pass over the data: the warning is given by
-``compute()``, from what the parts computed.
+that computes the result, once (the event ``distributed.warn`` logs: :func:`emitter`);
+the threads of Dask's local schedulers warn in this process. No second pass over the
+data: the warning is given by ``compute()``, from what the parts computed.
 """
 
 from __future__ import annotations
@@ -103,18 +103,26 @@ def _values_of(frame: pd.DataFrame, warned: bool) -> pd.DataFrame:
 
 def emitter(category: type[Warning] = CoverageWarning) -> Any:
     """``None`` (warn here) outside a ``distributed`` worker; on one, a function that
-    warns on the client too (``distributed.warn``), as a ``category``."""
+    warns on the clients of its scheduler (the event ``distributed.warn`` logs, which
+    each client warns about as a ``category``), once.
+
+    Not ``distributed.warn`` itself: it warns in the worker's process too, which is the
+    client's own process on an in-process cluster (``Client(processes=False)``), where
+    the warning was then given twice; a worker process's copy only reached its log.
+    """
     try:
         from distributed import get_worker
-        from distributed import warn as remote
     except ImportError:  # pragma: no cover - Dask without distributed
         return None
     try:
-        get_worker()
+        worker = get_worker()
     except ValueError:  # not in a worker's task: the local schedulers' threads
         return None
 
     def emit(text: str) -> None:
-        remote(text, category)
+        # the payload distributed.warn logs, which the clients' "warn" handler warns with
+        worker.log_event(
+            "warn", {"message": pickle.dumps(text), "category": pickle.dumps(category)}
+        )
 
     return emit

@@ -1,0 +1,137 @@
+"""Spark's and Dask's warnings and refusals that were not one machine's (round 14).
+
+* Dask on an in-process cluster (``distributed.Client(processes=False)``, a common
+  notebook setup) gave every warning of a worker's task twice: ``distributed.warn``
+  warns in the worker's process, the client's own there, and again on the client. Once
+  now, as on a process cluster and on the local schedulers.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import dask.dataframe as dd
+import pandas as pd
+import polars as pl
+import pytest
+from distributed import Client
+
+import polars_irmetrics as irm
+import polars_irmetrics.dask as irm_dask
+
+RUN = pl.DataFrame({"query_id": [1, 1, 2], "doc_id": [10, 11, 12], "score": [0.9, 0.8, 0.7]})
+#: judgments of documents the run never retrieves: a coverage warning
+UNJUDGED = pl.DataFrame({"query_id": [1, 2], "doc_id": [99, 98], "relevance": [1, 1]})
+QRELS = pl.DataFrame({"query_id": [1, 2], "doc_id": [10, 12], "relevance": [1, 1]})
+#: a history that holds one of the run's three items: the catalogue's warning
+HISTORY = pl.DataFrame(
+    {"query_id": [1, 1, 2, 2, 2, 2, 2, 2, 2], "doc_id": [1, 2, 3, 4, 5, 6, 7, 8, 10]}
+)
+
+_NO_JUDGED = (
+    "the run retrieves no judged document (0 of 2 judged documents, in 0 of 2 judged "
+    "queries; it lists 2 of the 2 judged queries): every metric scores 0 on every judged "
+    "query, as trec_eval scores such a run. Check that the run and the judgments name "
+    "the same queries and documents (same collection, same id spelling)."
+)
+_CATALOGUE = (
+    "interactions= holds only 1 of the 3 items of the run (column 'doc_id'): an item the "
+    "interactions lack has no popularity and no user has seen it, so the metrics that "
+    "read the history (novelty, surprisal, serendipity, the popularity-bias family) read "
+    "it as never seen, and the catalogue does not hold it. Ids that do not line up are "
+    "the likely cause: give interactions= and the run the same 'doc_id' values (same "
+    "spelling, same collection)."
+)
+#: (id, metrics, tables, per_query, the one warning's text)
+WARNED: list[tuple[str, list[str], dict[str, pl.DataFrame], bool, str]] = [
+    ("coverage-means", ["ndcg@5"], {"qrels": UNJUDGED}, False, _NO_JUDGED),
+    ("coverage-per-query", ["ndcg@5"], {"qrels": UNJUDGED}, True, _NO_JUDGED),
+    ("catalogue-means", ["mcc@2"], {"qrels": QRELS, "interactions": HISTORY}, False,
+     _CATALOGUE),
+    ("catalogue-per-query", ["mcc@2"], {"qrels": QRELS, "interactions": HISTORY}, True,
+     _CATALOGUE),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def in_process() -> Iterator[Client]:
+    """A cluster whose worker runs in this process, as ``Client(processes=False)``
+    starts it; not the default client (the suite's cluster and the local schedulers
+    serve every other test as before): each compute here names it."""
+    with Client(
+        processes=False,
+        n_workers=1,
+        threads_per_worker=1,
+        dashboard_address=None,
+        set_as_default=False,
+    ) as session:
+        yield session
+
+
+def _to_dask(frame: pl.DataFrame) -> dd.DataFrame:
+    return dd.from_pandas(frame.to_pandas(types_mapper=pd.ArrowDtype), npartitions=1)
+
+
+def _texts(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in caught if issubclass(w.category, irm.CoverageWarning)]
+
+
+@pytest.mark.parametrize("scheduler", ["in-process", "synchronous", "threads"])
+@pytest.mark.parametrize("partitions", [1, 2, 3])
+@pytest.mark.parametrize(
+    ("name", "metrics", "tables", "per_query", "text"), WARNED, ids=[c[0] for c in WARNED]
+)
+def test_dask_warns_once_on_an_in_process_cluster(
+    name: str,
+    metrics: list[str],
+    tables: dict[str, pl.DataFrame],
+    per_query: bool,
+    text: str,
+    partitions: int,
+    scheduler: str,
+    in_process: Client,
+) -> None:
+    with warnings.catch_warnings(record=True) as one_machine:
+        warnings.simplefilter("always")
+        irm.evaluate(RUN, metrics, per_query=per_query, **tables)
+    assert _texts(one_machine) == [text]
+    out = irm_dask.evaluate(
+        _to_dask(RUN),
+        metrics,
+        per_query=per_query,
+        partitions=partitions,
+        **{k: _to_dask(v) for k, v in tables.items()},
+    )
+    chosen: Any = in_process if scheduler == "in-process" else scheduler
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out.compute(scheduler=chosen)
+    assert _texts(caught) == [text]
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+@pytest.mark.parametrize(
+    ("name", "metrics", "tables", "per_query", "text"), WARNED, ids=[c[0] for c in WARNED]
+)
+def test_dask_warns_once_on_a_process_cluster(
+    name: str,
+    metrics: list[str],
+    tables: dict[str, pl.DataFrame],
+    per_query: bool,
+    text: str,
+    partitions: int,
+    client: Client,
+) -> None:
+    out = irm_dask.evaluate(
+        _to_dask(RUN),
+        metrics,
+        per_query=per_query,
+        partitions=partitions,
+        **{k: _to_dask(v) for k, v in tables.items()},
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out.compute(scheduler=client)
+    assert _texts(caught) == [text]
