@@ -17,6 +17,7 @@ import polars as pl
 from polars_irmetrics.comparison.api import _check_values, compare_eval_options
 from polars_irmetrics.comparison.frame import Runs, per_query_values
 from polars_irmetrics.comparison.options import CompareOptions, QuerySet
+from polars_irmetrics.comparison.paired import exact_means
 from polars_irmetrics.comparison.record import Record, remember
 from polars_irmetrics.door.evaluate import Parsed
 from polars_irmetrics.ground.inputs import FrameInput
@@ -59,9 +60,12 @@ def tukey_hsd(
     -------
     pl.DataFrame
         One row per metric and pair (the earlier system is ``baseline``): ``metric``,
-        ``system``, ``baseline``, ``n``, ``mean``, ``baseline_mean``, ``delta``,
-        ``ci_low``, ``ci_high``, ``p_value``, ``significant``, ``higher_is_better``
-        (the metric's direction, which :func:`~polars_irmetrics.report` reads).
+        ``system``, ``baseline``, ``n``, ``mean``, ``baseline_mean`` (the bits
+        :func:`~polars_irmetrics.evaluate` and :func:`~polars_irmetrics.compare` give,
+        whatever the order of the queries, so that an exact tie stays one and the
+        report bolds both), ``delta``, ``ci_low``, ``ci_high``, ``p_value`` (scipy's
+        ``tukey_hsd``), ``significant``, ``higher_is_better`` (the metric's direction,
+        which :func:`~polars_irmetrics.report` reads).
         :func:`~polars_irmetrics.report` of this very frame names Tukey's HSD and
         ``alpha`` in its footnote, and plots the per-query deltas of every pair.
 
@@ -114,7 +118,9 @@ def tukey_hsd(
     directions = values.directions()
     for m, metric in enumerate(values.metrics):  # one scipy call per metric
         samples = values.values[m].T
-        means = samples.mean(axis=1)
+        # irm.evaluate's (and compare's) bits in any order of the queries: numpy's
+        # pairwise mean may differ in the last bit, and a tie would read as a win
+        means = exact_means(values.values[m])
         if np.all(samples == samples[:, :1]):  # no spread in any system: no scipy call
             # (it would divide by a zero variance): equal means differ by exactly 0, p = 1
             # as compare gives; unequal constant means differ without doubt, p = 0
