@@ -248,8 +248,12 @@ def _condorcet(long: pl.LazyFrame, weighted: bool, q: str, d: str) -> pl.LazyFra
 
     Run ``r`` votes for ``x`` over ``y`` when it ranks ``x`` higher (a retrieved document
     above one it did not retrieve); ``x`` beats ``y`` with more votes (weighted by the
-    runs' weights), a draw counts half. When the majority relation is a strict order
-    this is ranx's order; ranx breaks cycles and draws by its sort's comparisons.
+    runs' weights), a draw counts half; a run that retrieves neither casts no vote on
+    the pair. When the majority relation is a strict order and every run retrieves at
+    least one document of each pair this is ranx's order; ranx breaks cycles and draws
+    by its sort's comparisons, and counts a run that retrieves neither document as a
+    vote for the one its sort compares second (its order then follows the set order,
+    hence ``PYTHONHASHSEED``).
     """
     weight = pl.col(WEIGHT) if weighted else pl.lit(1.0)
     side = long.select(RUN, q, d, POS, weight.alias(WEIGHT))
@@ -611,8 +615,14 @@ def fuse(
     same tie order. Ids come back as String (string-like ids) or Int64 (integer
     ids). A query missing from some runs is fused from the
     runs that have it (ranx refuses such runs). Condorcet is exactly ranx's when the
-    runs' pairwise majorities form a strict order; otherwise a draw counts half a
-    win (Copeland), where ranx's result depends on its sort's comparison order.
+    runs' pairwise majorities form a strict order and every run retrieves at least
+    one document of each pair; otherwise a draw counts half a win (Copeland), where
+    ranx's result depends on its sort's comparison order, and a run that retrieves
+    neither document of a pair casts no vote on it, where ranx counts it as a vote
+    for whichever document its sort compares second (so that its order can change
+    with ``PYTHONHASHSEED``: ``a = {d1: 1}``, ``b = {d1: 2, d2: 1}``, ``c = {d3: 1}``,
+    weights 0.5, 0.3, 0.2 fuse by ``w_condorcet`` here to d1, d2, d3, and in ranx to
+    d1, d3, d2 under some seeds).
 
     Examples
     --------
