@@ -46,7 +46,7 @@ __all__ = ["RESULT_COLUMNS", "check_compare", "compare", "compare_values", "reco
 #: notebook's wide table shows them without scrolling), then the detail.
 RESULT_COLUMNS: tuple[str, ...] = (
     "metric", "system", "baseline", "delta", "p_value", "p_adjusted", "significant",
-    "mean", "baseline_mean", "relative", "effect_size", "ci_low", "ci_high", "n",
+    "mean", "baseline_mean", "relative", "effect_size", "statistic", "ci_low", "ci_high", "n",
     "wins", "ties", "losses", "higher_is_better",
 )  # fmt: skip
 
@@ -180,7 +180,11 @@ def compare(
         mean), ``p_value``, ``p_adjusted`` (Float64), ``significant`` (Boolean:
         ``p_adjusted <= alpha``); ``mean``, ``baseline_mean``, ``relative`` (delta /
         baseline mean; null when that is 0), ``effect_size`` (Cohen's d_z),
-        ``ci_low``, ``ci_high`` (Float64); ``n`` (paired queries), ``wins``, ``ties``,
+        ``statistic`` (the test's own signed statistic of system − baseline, whose sign
+        is the direction the test found: t for ``"t"``, the signed-rank sums
+        ``r+ − r−`` for ``"wilcoxon"``, which may disagree with the mean's sign, the
+        mean delta for ``"randomization"`` and ``"bootstrap"``; 0 where every delta is
+        0), ``ci_low``, ``ci_high`` (Float64); ``n`` (paired queries), ``wins``, ``ties``,
         ``losses`` (Int64: queries where the system is better than, equal to, worse
         than the baseline, in the metric's direction: a win of ``logloss`` is a lower
         value; null for a metric with no better direction, such as ``calibration``);
@@ -480,6 +484,7 @@ def compare_values(
             "baseline_mean": stats.baseline_mean,
             "relative": relative,
             "effect_size": stats.effect_size,
+            "statistic": stats.statistic,
             "ci_low": stats.ci_low,
             "ci_high": stats.ci_high,
             "n": np.full(n_m * n_c, stats.n, dtype=np.int64),

@@ -34,6 +34,13 @@ Definitions (``d = a - b``, the per-query deltas; ``mean`` is over queries):
 * **intervals**: ``ci="t"``: scipy's t interval of the mean delta; ``ci="bootstrap"``:
   the percentile interval of the bootstrap means of the (uncentred) deltas. One-sided
   alternatives give one-sided intervals (an infinite bound), as scipy does.
+* **statistic**: each test's own signed statistic of ``a - b``, whose sign is the
+  direction the test found: t for the t-test; for Wilcoxon the signed-rank sums
+  ``r+ - r-`` (the ranks of ``|d|`` among the non-zero deltas, ties averaged, as scipy
+  ranks them; scipy's two-sided ``statistic`` is ``min(r+, r-)``, which has no sign);
+  the mean delta for the randomization and bootstrap tests. 0 where every delta is 0.
+  The signed ranks can disagree with the mean: 19 deltas of -0.1 and one of +5 have a
+  positive mean and ``r+ - r- = 20 - 190``.
 * **effect size**: paired Cohen's d_z, ``mean(d) / std(d, ddof=1)`` (NaN when the
   deltas are constant, also where they differ only by the rounding of the values: a
   spread below 8 units in the last place of the largest value is none).
@@ -72,6 +79,7 @@ __all__ = [
     "paired_stats",
     "randomization_p",
     "sign_bits",
+    "signed_rank_sums",
 ]
 
 Array = npt.NDArray[np.float64]
@@ -89,6 +97,8 @@ class PairedStats:
     baseline_mean: Array
     delta: Array
     effect_size: Array
+    #: The test's signed statistic (module doc): its sign is the direction it found.
+    statistic: Array
     ci_low: Array
     ci_high: Array
     p_value: Array
@@ -268,6 +278,26 @@ def _wilcoxon_p(d: Array, live: npt.NDArray[np.bool_], alternative: Alternative)
     return p
 
 
+def signed_rank_sums(d: Array) -> Array:
+    """``r+ - r-`` of each column: the ranks of ``|d|`` among its non-zero values (ties
+    averaged, scipy's ``rankdata``), those of the positive deltas minus those of the
+    negative (``zero_method="wilcox"``: zeros dropped). Zeros rank below every non-zero
+    value, so a non-zero value's rank among the non-zero ones is its rank among all
+    less the count of zeros.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from polars_irmetrics.comparison.paired import signed_rank_sums
+    >>> signed_rank_sums(np.array([[-0.1] * 19 + [5.0], [0.0, 1.0] * 10]).T).tolist()
+    [-170.0, 55.0]
+    """
+    ranks = scipy_stats.rankdata(np.abs(d), axis=0)
+    zeros = (d == 0).sum(axis=0)
+    sums: Array = (np.sign(d) * (ranks - zeros)).sum(axis=0)
+    return sums
+
+
 def _warn_coarse(p: Array, live: npt.NDArray[np.bool_], n: int, alternative: Alternative) -> None:
     """An :class:`~polars_irmetrics.errors.IrmWarning` where the bootstrap's p-value is
     below the smallest a sign-flip test of the ``n`` paired queries can give (``2 /
@@ -387,14 +417,17 @@ def paired_stats(
     alternative = options.alternative
     p = np.ones(k)
     live = ~zero
+    statistic: Array | None = None  # the mean delta but for the t and Wilcoxon tests
     boot: tuple[Array, Array] | None = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         t_result = scipy_stats.ttest_rel(a, b, axis=0, alternative=alternative)
         if options.test == "t":
             p = np.where(live, t_result.pvalue, 1.0)
+            statistic = np.where(live, t_result.statistic, 0.0)
         elif options.test == "wilcoxon":
             p = _wilcoxon_p(d, live, alternative)
+            statistic = signed_rank_sums(d)
         elif options.test == "randomization":
             p = np.where(
                 live,
@@ -420,6 +453,7 @@ def paired_stats(
         baseline_mean=baseline_mean,
         delta=delta / scale,
         effect_size=effect,
+        statistic=delta / scale if statistic is None else np.asarray(statistic, np.float64),
         ci_low=np.asarray(low, dtype=np.float64) / scale,
         ci_high=np.asarray(high, dtype=np.float64) / scale,
         p_value=np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0),

@@ -166,7 +166,7 @@ class Report:
             self.system = self.table.row_label if system == "system" else system
             self.per_query, self.curves = per_query, curves
             return
-        self.table = table(result, markers)
+        self.table = table(result, markers, given)
         self.note = footnote(result, given)  # the recorded options, where none is given
         self.per_query = per_query if per_query is not None else recorded_per_query(result)
         self.curves = curves if curves is not None else self._curves_from_result()

@@ -149,7 +149,7 @@ def describe(
         if options.test in ("randomization", "bootstrap"):
             details.append(_resamples(result, options))
         if options.alternative != "two-sided":
-            details.append(_one_sided(result, options.alternative))
+            details.append(_one_sided(result, options.alternative, options.test))
         if details:
             test += f" ({'; '.join(details)})"
         count = result.height
@@ -213,13 +213,15 @@ def _resamples(result: pl.DataFrame, options: CompareOptions) -> str:
     return drawn
 
 
-def _one_sided(result: pl.DataFrame, alternative: str) -> str:
-    """What a one-sided ``alternative`` tests: the sign of the delta, and whether that
-    is better or worse in each metric's declared direction (the result's
-    ``higher_is_better``, where it has the column)."""
+def _one_sided(result: pl.DataFrame, alternative: str, test: str = "t") -> str:
+    """What a one-sided ``alternative`` tests: the sign of the delta (for Wilcoxon, of
+    its signed ranks, which may disagree with the mean's), and whether that is better
+    or worse in each metric's declared direction (the result's ``higher_is_better``,
+    where it has the column)."""
     above = alternative == "greater"
-    text = f"alternative={alternative!r}: the system's mean {'above' if above else 'below'} "
-    text += "the baseline's"
+    what = "values" if test == "wilcoxon" else "mean"
+    text = f"alternative={alternative!r}: the system's {what} {'above' if above else 'below'} "
+    text += "the baseline's" + (" by the signed ranks" if test == "wilcoxon" else "")
     if not {"metric", "higher_is_better"} <= set(result.columns):
         return text
     directions: dict[str, bool | None] = dict(

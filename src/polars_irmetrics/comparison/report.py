@@ -51,6 +51,7 @@ __all__ = [
     "check_report",
     "check_tidy",
     "footnote",
+    "found_above",
     "is_reproducibility",
     "kind_of",
     "latex",
@@ -272,7 +273,9 @@ def with_std(result: pl.DataFrame, per_query: pl.DataFrame) -> pl.DataFrame:
     return out if record is None else remember(out, record)
 
 
-def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
+def table(
+    result: pl.DataFrame, markers: Markers = "letters", options: CompareOptions | None = None
+) -> Table:
     """The report's cells from :func:`~polars_irmetrics.compare`'s result (with the
     standard deviations where it has :func:`with_std`'s columns).
 
@@ -281,6 +284,13 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
     for a lower-is-better metric, "significantly better" is a significantly lower
     mean, and the lowest mean is bold; for a metric with no better direction (a null
     ``higher_is_better``, such as ``calibration``) no cell is marked or bold.
+
+    Which way a significant difference goes is the test's own (:func:`found_above`):
+    the alternative of a one-sided test (``options``, else those ``compare``
+    recorded), else the sign of the result's ``statistic`` (the signed-rank sums of
+    Wilcoxon, which may disagree with the mean's sign), else of ``delta``. Where the
+    test's direction and the mean's disagree, the marker follows the test and the
+    legend says so.
     """
     missing = [c for c in _NEEDED if c not in result.columns]
     if missing == ["higher_is_better"]:
@@ -326,12 +336,29 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
             "markers='daggers' needs one baseline (mode='baseline'); use markers='letters'"
         )
     letter = {s: _letter(i) for i, s in enumerate(systems)}
-    for metric, system, baseline, _, _, delta, significant, up in result.select(
-        _NEEDED
-    ).iter_rows():
-        if not significant or delta == 0 or up is None:
+    if options is None:
+        record = recall(result)
+        options = None if record is None else record.options
+    statistic = (
+        result.get_column("statistic")
+        if "statistic" in result.columns and result.schema["statistic"].is_numeric()
+        else pl.Series([None] * result.height, dtype=pl.Float64)
+    )
+    disagree: list[str] = []
+    for (metric, system, baseline, _, _, delta, significant, up), stat in zip(
+        result.select(_NEEDED).iter_rows(), statistic, strict=True
+    ):
+        above = found_above(delta, stat, options)
+        if not significant or above is None or up is None:
             continue  # no direction: a significant difference is neither better nor worse
-        better = (delta > 0) == up  # the system is better than its baseline
+        better = above == up  # the system is better than its baseline
+        if delta == 0 or (delta > 0) != above:
+            side, mean_side = ("above", "below") if above else ("below", "above")
+            mean_side = "equal to" if delta == 0 else mean_side
+            disagree.append(
+                f"{system} {side} {baseline} on {metric} ({'better' if better else 'worse'}), "
+                f"though its mean is {mean_side} {baseline}'s"
+            )
         winner, loser = (system, baseline) if better else (baseline, system)
         if markers == "daggers":
             marks.setdefault((system, metric), []).append("†" if better else "‡")
@@ -356,6 +383,12 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
             + ("; the markers of a cell are separated by commas" if separated else ""),
             ", ".join(f"{letter[s]} = {s}" for s in systems),
         ]
+    if disagree:
+        legend.append(
+            "the markers follow the test, which found "
+            + "; ".join(disagree)
+            + " (the table's numbers are the means)"
+        )
     lower = [m for m in metrics if higher[m] is False]
     if lower:
         names = ", ".join(lower)
@@ -370,6 +403,34 @@ def table(result: pl.DataFrame, markers: Markers = "letters") -> Table:
             "over the paired queries, as ranx's return_std"
         )
     return Table(systems, metrics, means, marks, legend, higher, stds)
+
+
+def found_above(
+    delta: float, statistic: float | None, options: CompareOptions | None
+) -> bool | None:
+    """Whether the test of a comparison found the system above its baseline (``True``),
+    below (``False``) or neither way (``None``): the alternative of a one-sided test,
+    else the sign of the test's ``statistic`` (:func:`~polars_irmetrics.compare`'s
+    column; a null or NaN one, or none: the sign of ``delta``, the statistic of the
+    mean tests and of Tukey's HSD).
+
+    Examples
+    --------
+    Wilcoxon's signed ranks below 0 though the mean delta is above:
+
+    >>> from polars_irmetrics.comparison.options import CompareOptions
+    >>> from polars_irmetrics.comparison.report import found_above
+    >>> found_above(0.155, -170.0, None)
+    False
+    >>> found_above(0.155, None, CompareOptions(test="wilcoxon", alternative="less"))
+    False
+    >>> found_above(0.0, None, None) is None
+    True
+    """
+    if options is not None and options.alternative != "two-sided":
+        return options.alternative == "greater"
+    sign = delta if statistic is None or math.isnan(statistic) else statistic
+    return None if sign == 0 or math.isnan(sign) else sign > 0
 
 
 _REPRO = ("measure", "metric", "run", "value")
@@ -613,7 +674,7 @@ def render_report(
     if is_reproducibility(result):
         cells, note = reproducibility_table(result)
     else:
-        cells, note = table(result, markers), footnote(result, options)
+        cells, note = table(result, markers, options), footnote(result, options)
     if fmt == "terminal":
         return terminal(cells, digits, note)
     if fmt == "markdown":
