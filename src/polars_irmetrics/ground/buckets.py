@@ -13,7 +13,10 @@ Peak memory is that of one bucket (plus the split's write buffers), not of the w
 log, and every row is read twice whatever the number of buckets. The per-query
 values are those of the one-plan path bit for bit (the same plan runs on each
 query's rows), and so are the means, which :func:`~polars_irmetrics.evaluate`
-sums afterwards (from the least, in any order of the queries).
+sums afterwards (from the least, in any order of the queries). So is the refusal of
+judged queries a ``by`` group did not retrieve (a key of the run alone): each bucket
+refuses its own, so the buckets after the first refusal are evaluated too and their
+queries refused at once (:class:`~polars_irmetrics.ground.validate.UnplacedParts`).
 
 The result is still lazy: the passes run inside ``collect()``, behind
 :func:`polars.defer`.
@@ -52,7 +55,7 @@ import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError, MissingFileError
 from polars_irmetrics.ground.progress import track
-from polars_irmetrics.ground.validate import INTERNAL
+from polars_irmetrics.ground.validate import INTERNAL, UnplacedParts
 
 __all__ = [
     "ROWS_PER_BUCKET",
@@ -581,12 +584,15 @@ def _split_and_evaluate(
         found = pl.scan_parquet(_parts_of(part))
         return found.select(pl.col(c).cast(t) for c, t in schemas[name].items())
 
-    parts = [
-        evaluate_part(
-            side("run", b), None if qrels is None else side("qrels", b), all_groups
-        ).collect()
-        for b in track(range(count), "buckets", count, enabled=progress)
-    ]
+    parts: list[pl.DataFrame] = []
+    # a judged query some by-group did not retrieve, refused by a bucket, is refused once
+    # with every bucket's (one plan's count and example), not with the first's alone
+    refusals = UnplacedParts()
+    for b in track(range(count), "buckets", count, enabled=progress):
+        with refusals.part():
+            run_part, qrels_part = side("run", b), None if qrels is None else side("qrels", b)
+            parts.append(evaluate_part(run_part, qrels_part, all_groups).collect())
+    refusals.raise_together()
     return pl.concat(parts, how="vertical")
 
 

@@ -31,6 +31,7 @@ import pyarrow.parquet as pq
 from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
 from polars_irmetrics.ground.buckets import EvaluatePart
 from polars_irmetrics.ground.progress import track
+from polars_irmetrics.ground.validate import UnplacedParts
 
 __all__ = [
     "check_partition_column",
@@ -111,6 +112,9 @@ def evaluate_in_partitions(
         qrels_split = qrels is not None and column in qrels.collect_schema()
         all_groups = None if groups is None else groups.collect().lazy()
         parts, placed = [], []
+        # a judged query some by-group did not retrieve, refused by a partition, is
+        # refused once with every partition's (and the rest's), as one plan does
+        refusals = UnplacedParts()
         for value in track(values, "partitions", len(values), enabled=progress):
             # null is a value of its own (Hive's default partition, a null in memory)
             part = run.filter(pl.col(column).eq_missing(value))
@@ -124,24 +128,37 @@ def evaluate_in_partitions(
             queries = part.select(
                 pl.col(query_id).unique(), pl.lit(value, values.dtype).alias(column)
             )
-            out, held = pl.collect_all([evaluate_part(part, judged, all_groups), queries])
-            parts.append(out)
-            placed.append(held)
+            with refusals.part():
+                out, held = pl.collect_all([evaluate_part(part, judged, all_groups), queries])
+                parts.append(out)
+                placed.append(held)
+        if refusals.refused and qrels is not None:  # the rest's judged queries too
+            with refusals.part():
+                evaluate_part(
+                    run.clear(), _rest(run, qrels, values, query_id, column), all_groups
+                ).collect()
+        refusals.raise_together()
         if qrels_split and qrels is not None:  # a query judged under another value
             placed.append(qrels.select(query_id, column).unique().collect())
         _refuse_spanning(placed, query_id, column)
         if qrels is not None:
-            if qrels_split:  # the judgments of values no partition holds
-                held = values.cast(pl.String).implode()
-                held_by = pl.col(column).cast(pl.String).is_in(held, nulls_equal=True)
-                rest = qrels.filter(~held_by)
-            else:
-                retrieved = run.select(query_id).unique()
-                rest = qrels.join(retrieved, on=query_id, how="anti")
+            rest = _rest(run, qrels, values, query_id, column)
             parts.append(evaluate_part(run.clear(), rest, all_groups).collect())
         return pl.concat([p.cast(schema) for p in parts], how="vertical")
 
     return pl.defer(run_partitions, schema=schema)
+
+
+def _rest(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, values: pl.Series, query_id: str, column: str
+) -> pl.LazyFrame:
+    """The judgments no partition of the run evaluates: those of the values no partition
+    holds, where the judgments carry the column, else those of the queries the run does
+    not retrieve."""
+    if column in qrels.collect_schema():
+        held = values.cast(pl.String).implode()
+        return qrels.filter(~pl.col(column).cast(pl.String).is_in(held, nulls_equal=True))
+    return qrels.join(run.select(query_id).unique(), on=query_id, how="anti")
 
 
 def _refuse_spanning(placed: list[pl.DataFrame], query_id: str, column: str) -> None:

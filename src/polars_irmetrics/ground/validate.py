@@ -10,8 +10,9 @@ the first problem with a message that names the column, the query and the fix.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,6 +32,8 @@ __all__ = [
     "TALLY_ROW",
     "CheckSpec",
     "IdKind",
+    "UnplacedParts",
+    "UnplacedRows",
     "check_id_kinds",
     "common_id_dtype",
     "coverage_counts",
@@ -53,6 +56,7 @@ __all__ = [
     "suspect",
     "tally_counts",
     "unplaced_query_error",
+    "unplaced_rows",
     "warn_from_plan",
     "warn_on_counts",
     "warn_on_coverage",
@@ -719,7 +723,7 @@ def raise_unplaced(
         first = missed.sort(query_id).get_column(query_id)[0]
         example = f" (e.g. query {first!r}, which no group of the run lists)"
     named = ", ".join(repr(k) for k in by)
-    raise QuerySetError(
+    error = QuerySetError(
         f"by key {key!r} is in the run but not in {table}: {table} {verb} not say which "
         f"{key!r} each {one} belongs to, so {queries} {one if queries == 1 else many} "
         f"that some of the {groups} groups did not retrieve cannot be placed{example}. If "
@@ -732,6 +736,92 @@ def raise_unplaced(
             else ""
         )
     )
+    columns = [*dict.fromkeys([*keys, *by, query_id]), f"{INTERNAL}retrieved"]
+    refused = UnplacedRows(judged.select(columns), tuple(keys), tuple(by), query_id, side, drop)
+    setattr(error, _UNPLACED_ROWS, refused)
+    raise error
+
+
+@dataclass(frozen=True)
+class UnplacedRows:
+    """What :func:`raise_unplaced` refused: its rows (``judged``, the columns it reads)
+    and its arguments, kept on the error it raises (:func:`unplaced_rows`), so that an
+    out-of-core evaluation, each of whose buckets refuses its own queries, refuses once
+    for the whole table, as one plan does (:class:`UnplacedParts`)."""
+
+    judged: pl.DataFrame
+    keys: tuple[str, ...]
+    unplaced: tuple[str, ...]
+    query_id: str
+    side: str
+    drop: bool
+
+
+#: The attribute of :func:`raise_unplaced`'s error that holds its :class:`UnplacedRows`.
+_UNPLACED_ROWS = "_irm_unplaced_rows"
+
+
+def unplaced_rows(error: BaseException) -> UnplacedRows | None:
+    """The rows and arguments of ``error`` where :func:`raise_unplaced` raised it, else
+    ``None``.
+
+    >>> unplaced_rows(QuerySetError("another refusal")) is None
+    True
+    """
+    found = getattr(error, _UNPLACED_ROWS, None)
+    return found if isinstance(found, UnplacedRows) else None
+
+
+class UnplacedParts:
+    """The refusals of :func:`raise_unplaced` of the parts of an out-of-core evaluation
+    (its buckets, its partitions), each of which holds its own queries and every group:
+    each part's refusal counts its own queries alone, so the parts after the first
+    refusal are evaluated too (:meth:`part`), and :meth:`raise_together` refuses their
+    union once, with one plan's count and example. Any other error stands as before: a
+    part's, before any refusal; the first refusal, where another part raises another
+    error after it.
+
+    Examples
+    --------
+    >>> parts = UnplacedParts()
+    >>> with parts.part():
+    ...     pass  # a part evaluated, without a refusal
+    >>> parts.raise_together()  # nothing refused: nothing raised
+    """
+
+    def __init__(self) -> None:
+        self._refusals: list[tuple[Exception, UnplacedRows]] = []
+
+    @contextlib.contextmanager
+    def part(self) -> Iterator[None]:
+        """Evaluate one part: a refusal of :func:`raise_unplaced` is kept, not raised."""
+        try:
+            yield
+        except Exception as error:
+            refused = unplaced_rows(error)
+            if self._refusals and refused is None:  # another error after it: it stands
+                raise self._refusals[0][0] from None
+            if refused is None:
+                raise
+            # without its traceback, which would hold the part's frames while the others run
+            self._refusals.append((error.with_traceback(None), refused))
+
+    @property
+    def refused(self) -> bool:
+        """Whether a part has refused."""
+        return bool(self._refusals)
+
+    def raise_together(self) -> None:
+        """Refuse the union of the parts' refusals, as one plan over their rows does
+        (the arguments the first's); nothing where no part refused."""
+        if not self._refusals:
+            return
+        first = self._refusals[0][1]
+        judged = pl.concat([rows.judged for _, rows in self._refusals], how="vertical_relaxed")
+        raise_unplaced(
+            judged, first.keys, first.unplaced, first.query_id, first.side, drop=first.drop
+        )
+        raise self._refusals[0][0]  # not reached: their union holds the queries refused
 
 
 def _group(row: Mapping[str, object], keys: Sequence[str]) -> str:
