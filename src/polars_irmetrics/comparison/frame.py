@@ -359,10 +359,11 @@ def per_query_values(
             frame, stacked, requests, {"qrels": judgments, **exposure}, system, plan_options
         )
     if judgments is not None and query_set == "judged" and not predictions:
+        # the exposure measures too: an empty ranking's ee_disparity is 0, its best
         directed = [
             (label, r.higher_is_better)
             for label, r in requests
-            if r.route == "offline" and r.higher_is_better is not None
+            if r.route in ("offline", "exposure") and r.higher_is_better is not None
         ]
         if directed:
             read = {"qrels": judgments, **exposure}
@@ -589,12 +590,12 @@ def _warn_flattered(
     (``query_set='judged'``; ``empty``: those values, :func:`_empty_scores`), scores
     *better* than another system's list of it in a metric of ``directed`` (label,
     higher is better): an empty ranking has no unjudged document (``unjudged@k`` 0,
-    lower is better) and no cost (``utility`` 0 above a negative one), so missing the
-    query counts as a win. The value is the metric's own and trec_eval's (``-c``);
-    whether a missed query is a loss or no evidence is the user's assumption to make,
-    so it is said, with the way to compare only the queries every system retrieved.
-    The runs' (system, query) pairs are read only where some list is worse than an
-    empty ranking."""
+    lower is better), no cost (``utility`` 0 above a negative one) and no exposure
+    (``ee_disparity`` 0, lower is better), so missing the query counts as a win. The
+    value is the metric's own and trec_eval's (``-c``); whether a missed query is a loss
+    or no evidence is the user's assumption to make, so it is said, with the way to
+    compare only the queries every system retrieved. The runs' (system, query) pairs are
+    read only where some list is worse than an empty ranking."""
     kind = frame.schema[query_id]
     keys = [system, query_id] if system in empty.columns else [query_id]
     empty = empty.select(
