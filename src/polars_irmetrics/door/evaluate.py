@@ -63,6 +63,7 @@ from polars_irmetrics.ground.validate import (
     warn_on_judged,
     with_tally,
 )
+from polars_irmetrics.metrics.parser import writes_aggregate
 from polars_irmetrics.metrics.rectools import CATALOGUE_FORMULAS
 from polars_irmetrics.metrics.registry import (
     INPUTS,
@@ -321,7 +322,8 @@ def evaluate(
         ``per_query``
             ``True``: one row per query (and ``by`` group) and one column per metric.
             ``False`` (default): one row of means per ``by`` group, with ``num_q``, the
-            number of queries averaged.
+            number of queries averaged. A metric that sets ``agg=`` (``"P(agg='std')@5"``)
+            is refused with ``per_query=True``: the per-query values are not summarized.
 
         ``order``
             ``"rank"``: the ``rank`` column gives positions (1 = top; gaps are allowed and
@@ -725,10 +727,12 @@ def check_level_read(
     that read it (:func:`~polars_irmetrics.ground.options.check_read`) read it in their
     binary metrics alone, so it would change nothing; and ``depth=`` and
     ``judged_only=`` where no metric asked for reads a ranking
-    (:func:`check_ranking_read`). In a call that mixes routes (``route``: ``None``,
-    each metric by its own), refuse too an option that some of its metrics read and
-    others not (:func:`check_mixed_read`): every door that checks its options here
-    (evaluate's, the comparison's, the engines') refuses it alike."""
+    (:func:`check_ranking_read`), and ``agg=`` where ``per_query=True`` gives the
+    per-query values (:func:`check_summaries_read`). In a call that mixes routes
+    (``route``: ``None``, each metric by its own), refuse too an option that some of its
+    metrics read and others not (:func:`check_mixed_read`): every door that checks its
+    options here (evaluate's, the comparison's, the engines') refuses it alike."""
+    check_summaries_read(options, requests)
     if route is None:
         check_mixed_read(options, requests)
     if "relevance_level" in options.given() and not reads_level(requests):
@@ -741,6 +745,35 @@ def check_level_read(
             "would change nothing), or evaluate a binary metric"
         )
     check_ranking_read(options, requests)
+
+
+def check_summaries_read(options: EvalOptions, requests: Requests) -> None:
+    """Refuse a metric whose name sets ``agg=`` (``"P(agg='std')@5"``) with
+    ``per_query=True``: the per-query values are given as they are, which ``agg=`` does
+    not change, so it would be ignored (and the column, named for a summary, would hold
+    the values it summarizes). A name that implies a summary (``NumRet``, whose per-query
+    values are its counts) is no ``agg=`` of the caller's.
+
+    >>> check_summaries_read(
+    ...     EvalOptions.build(per_query=True), parse_metric_list(["P(agg='std')@1"])
+    ... )
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric "P(agg='std')@1" summarizes ...
+    >>> check_summaries_read(EvalOptions.build(per_query=True), parse_metric_list(["NumRet"]))
+    """
+    if not options.per_query:
+        return
+    for label, request in requests:
+        if request.aggregate is None or not writes_aggregate(label):
+            continue
+        plain = replace(request, aggregate=None, ci_level=None).name
+        raise MetricParameterError(
+            f"metric {label!r} summarizes its per-query values with "
+            f"agg={request.aggregate!r}, but per_query=True gives the per-query values "
+            "themselves, which agg= does not change, so agg= would be ignored: drop agg= "
+            f"(e.g. {plain!r}), or drop per_query=True for the summary"
+        )
 
 
 #: What ``depth=`` and ``judged_only=`` change, which only a metric of a ranking reads

@@ -66,6 +66,7 @@ __all__ = [
     "parse_metric",
     "parse_metric_list",
     "request",
+    "writes_aggregate",
 ]
 
 #: Parameter spellings from other tools: name -> (our name, value translation).
@@ -547,6 +548,21 @@ def _check_judged_only(metric: Metric, value: ParamValue, shown: str) -> bool:
             f"{metric.name} reads no relevance judgments"
         )
     return flag in ("true", "1")
+
+
+def writes_aggregate(text: str) -> bool:
+    """Whether the metric name ``text`` sets ``agg=`` itself (``"P(agg='std')@5"``),
+    not through a name that implies a summary (ir_measures' ``NumRet`` sums its
+    per-query counts, as trec_eval does: its per-query values are still the counts).
+
+    Examples
+    --------
+    >>> writes_aggregate("P(agg='std')@5"), writes_aggregate("NumRet"), writes_aggregate("P@5")
+    (True, False, False)
+    """
+    tail = _RANX_LEVEL_RE.search(text)
+    match = _NAME_RE.match(text if tail is None else text[: tail.start()])
+    return match is not None and "agg" in _parse_params(match["params"], text)
 
 
 def _check_aggregate(value: object, shown: str) -> Aggregate:

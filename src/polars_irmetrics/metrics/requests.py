@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_METRICS",
     "EMPTY_TARGET_ACTIONS",
     "INPUTS",
+    "SPREADS",
     "MetricRequest",
     "averages_over_history",
     "check_inputs",
@@ -94,6 +95,11 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "hit_rate@5",
     "hit_rate@10",
 )
+
+
+#: The ``agg=`` summaries that are a spread of the per-query values, not a value of
+#: them: no better direction (:attr:`MetricRequest.higher_is_better`).
+SPREADS: frozenset[str] = frozenset({"std", "ci_halfwidth"})
 
 
 @dataclass(frozen=True)
@@ -181,10 +187,13 @@ class MetricRequest:
 
     @property
     def higher_is_better(self) -> bool | None:
-        """The direction of this request: that of a parameter value that declares its
-        own (:attr:`Param.directions <polars_irmetrics.metrics.spec.Param.directions>`),
-        else the metric's (:attr:`Metric.higher_is_better`). Whatever reads "better"
-        (wins, markers, bold, orderings, objectives) reads it here.
+        """The direction of this request: ``None`` where ``agg=`` summarizes the
+        per-query values by their spread (:data:`SPREADS`: ``'std'``, ``'ci_halfwidth'``),
+        which is neither better higher nor lower; else that of a parameter value that
+        declares its own (:attr:`Param.directions
+        <polars_irmetrics.metrics.spec.Param.directions>`), else the metric's
+        (:attr:`Metric.higher_is_better`). Whatever reads "better" (wins, markers, bold,
+        orderings, objectives) reads it here.
 
         Examples
         --------
@@ -195,7 +204,16 @@ class MetricRequest:
         True
         >>> irm.parse_metric("rbo(kind='res')@4").higher_is_better
         False
+
+        A spread of the per-query values has no better direction; a median keeps it:
+
+        >>> irm.parse_metric("P(agg='std')@5").higher_is_better is None
+        True
+        >>> irm.parse_metric("P(agg='median')@5").higher_is_better
+        True
         """
+        if self.aggregate in SPREADS:
+            return None
         options = dict(self.options)
         for param in self.metric.params:
             value = options.get(param.name)
