@@ -136,10 +136,12 @@ def system_agreement(
     ColumnTypeError
         A value column that is not numeric (a String column of numbers: cast it).
     InvalidValueError
-        A bad ``method``, ``alpha`` or ``correction``; fewer than two systems; a
-        system twice on one query; a null system name or query id; a null, NaN or
-        infinite value; a system without a value on one of its result's queries; a
-        column of no known direction (``higher_is_better``).
+        A bad ``method``, ``alpha`` or ``correction``; ``metric``/``metric_b`` naming
+        the system or query-id column, or ``system`` and ``query_id`` naming one
+        column; fewer than two systems; a system twice on one query; a null system
+        name or query id; a null, NaN or infinite value; a system without a value on
+        one of its result's queries; a column of no known direction
+        (``higher_is_better``).
     QuerySetError
         Systems in one result and not the other; a result of fewer than two queries
         (each pair of systems is compared by a paired test over the queries, as
@@ -452,6 +454,12 @@ def _matrix(
     """The systems (sorted), the ``queries × systems`` values of one result and the
     value column's name. ``paired``: the values are tested pair by pair of systems, so
     fewer than two queries are refused (the means alone need one)."""
+    if system == query_id:  # one column read as both: the values would be its pivot
+        raise InvalidValueError(
+            f"system={system!r} and query_id={query_id!r} name one column of {side}; each "
+            "row needs a system name and a query id in columns of their own: name them "
+            "with system= and query_id="
+        )
     polars_frame = as_polars(frame, side)
     data = polars_frame.collect() if isinstance(polars_frame, pl.LazyFrame) else polars_frame
     for column in (system, query_id):
@@ -474,6 +482,12 @@ def _matrix(
             f"column {metric!r} not found in {side} (its columns: "
             f"{', '.join(repr(c) for c in data.columns)}); name it with metric= or metric_b="
         )
+    for key, role, argument in ((system, "system", "system"), (query_id, "query-id", "query_id")):
+        if metric == key:  # selected twice below: polars' duplicate-name error
+            raise InvalidValueError(
+                f"metric={metric!r} of {side} is its {role} column ({argument}={key!r}), not "
+                "a value column; name the value column with metric= (and metric_b= for b)"
+            )
     dtype = data.schema[metric]
     if not (dtype.is_numeric() or dtype == pl.Boolean):
         raise ColumnTypeError(
