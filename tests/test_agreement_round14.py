@@ -6,6 +6,9 @@
    ``system=`` and ``query_id=`` naming one column read the real query ids as a second
    value column and asked for ``metric=``. Each is refused with an
    ``InvalidValueError`` naming the arguments.
+2. A system column of a nested dtype (a list of names) raised polars'
+   ``InvalidOperationError`` from a cast to text; it is refused with a
+   ``ColumnTypeError`` naming the column, its dtype and the fix.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.comparison import plot
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import ColumnTypeError, InvalidValueError
 
 
 def _results() -> pl.DataFrame:
@@ -84,3 +87,29 @@ def test_plot_swaps_refuses_a_key_column_as_the_value(
 def test_a_value_column_beside_the_keys_is_still_read() -> None:
     out = irm.system_agreement(_results(), _results(), metric="ndcg")
     assert out.select("systems", "correlation", "swaps").row(0) == (3, 1.0, 0)
+
+
+# ------------------------------------------------------- 2. a nested system column
+
+NESTED: list[tuple[pl.DataType, Any]] = [
+    (pl.List(pl.String), lambda s: [s]),
+    (pl.Struct({"name": pl.String}), lambda s: {"name": s}),
+]
+
+
+@pytest.mark.parametrize(("dtype", "wrap"), NESTED)
+@pytest.mark.parametrize("side", ["a", "b"])
+def test_system_agreement_refuses_a_nested_system_column(
+    dtype: pl.DataType, wrap: Any, side: str
+) -> None:
+    nested = _results().with_columns(
+        pl.Series("system", [wrap(s) for s in _results()["system"]], dtype=dtype)
+    )
+    a, b = (nested, _results()) if side == "a" else (_results(), nested)
+    message = (
+        f"column 'system' of {side} has dtype {dtype}; each row needs one system name (a "
+        "string or an integer): give each row its system's name, e.g. "
+        "pl.col('system').list.first() for a list of one name"
+    )
+    with pytest.raises(ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm.system_agreement(a, b)

@@ -134,7 +134,8 @@ def system_agreement(
     ColumnNotFoundError
         A column missing from ``a`` or ``b``.
     ColumnTypeError
-        A value column that is not numeric (a String column of numbers: cast it).
+        A value column that is not numeric (a String column of numbers: cast it); a
+        system column of lists or structs.
     InvalidValueError
         A bad ``method``, ``alpha`` or ``correction``; ``metric``/``metric_b`` naming
         the system or query-id column, or ``system`` and ``query_id`` naming one
@@ -469,6 +470,13 @@ def _matrix(
                 f"{', '.join(repr(c) for c in data.columns)}); name them with system= and "
                 "query_id="
             )
+    kind = data.schema[system]
+    if kind.is_nested():  # a list or struct of names: no text cast names one system
+        raise ColumnTypeError(
+            f"column {system!r} of {side} has dtype {kind}; each row needs one system name "
+            "(a string or an integer): give each row its system's name, e.g. "
+            f"pl.col({system!r}).list.first() for a list of one name"
+        )
     if metric is None:
         rest = [c for c in data.columns if c not in (system, query_id)]
         if len(rest) != 1:
