@@ -76,6 +76,8 @@ def warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions)
             total=docs,
             things="documents",
             owner="run",
-            effect="no list shares a document with the reference's: every rank "
-            "similarity is 0 (unexpectedness 1)",
+            effect="no list shares a document with the reference's: every overlap "
+            "is 0 (rbo, jaccard, intersection...; unexpectedness 1), the orders of the "
+            "shared documents are null (kendall_tau, tau_ap) and repro_eval's ktu is 1, "
+            "its value with no pair to compare",
         )
