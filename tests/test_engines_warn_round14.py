@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import dask
 import dask.dataframe as dd
 import pandas as pd
 import polars as pl
@@ -106,14 +107,19 @@ def test_dask_warns_once_on_an_in_process_cluster(
         warnings.simplefilter("always")
         irm.evaluate(RUN, metrics, per_query=per_query, **tables)
     assert _texts(one_machine) == [text]
-    out = irm_dask.evaluate(
-        _to_dask(RUN),
-        metrics,
-        per_query=per_query,
-        partitions=partitions,
-        **{k: _to_dask(v) for k, v in tables.items()},
-    )
-    chosen: Any = in_process if scheduler == "in-process" else scheduler
+    # a local scheduler cannot run the peer-to-peer shuffle dask picks while a
+    # distributed client is the default (the suite's cluster, where its tests ran
+    # before on this worker): such a graph is built with the task shuffle
+    local = scheduler != "in-process"
+    with dask.config.set({"dataframe.shuffle.method": "tasks"} if local else {}):
+        out = irm_dask.evaluate(
+            _to_dask(RUN),
+            metrics,
+            per_query=per_query,
+            partitions=partitions,
+            **{k: _to_dask(v) for k, v in tables.items()},
+        )
+    chosen: Any = scheduler if local else in_process
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out.compute(scheduler=chosen)
