@@ -36,6 +36,7 @@ from polars_irmetrics.ground.validate import (
     common_id_dtype,
     describe_query,
     flag,
+    held_tally,
     id_kind,
     raise_on_bad_rows,
     require_columns,
@@ -296,19 +297,17 @@ def _warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions
 
 
 _RUN_DOCS, _TRUTH_DOCS = f"{INTERNAL}run_docs", f"{INTERNAL}truth_docs"
-_BOTH_DOCS, _HIT = f"{INTERNAL}both_docs", f"{INTERNAL}hit"
+_BOTH_DOCS = f"{INTERNAL}both_docs"
 
 
 def _doc_tally(run: pl.LazyFrame, neighbors: pl.LazyFrame, doc: str) -> pl.LazyFrame:
     """One row: the distinct document ids of the run, those of neighbors=, and the run's
-    that neighbors= holds (lazy, a part of the plan; the ids of one dtype already)."""
-    truth = neighbors.select(pl.col(doc)).drop_nulls().unique()
-    found = run.select(pl.col(doc)).drop_nulls().unique()
-    found = found.join(truth.with_columns(pl.lit(True).alias(_HIT)), on=doc, how="left")
-    return found.select(
-        pl.len().cast(pl.Int64).alias(_RUN_DOCS),
-        pl.col(_HIT).count().cast(pl.Int64).alias(_BOTH_DOCS),
-    ).join(truth.select(pl.len().cast(pl.Int64).alias(_TRUTH_DOCS)), how="cross")
+    that neighbors= holds (lazy, a part of the plan; the ids of one dtype already; a
+    null id is refused by the plan's checks)."""
+    truth = neighbors.select(doc).unique()
+    return held_tally(run.select(doc), truth, [doc], _RUN_DOCS, _BOTH_DOCS, distinct=True).join(
+        truth.select(pl.len().cast(pl.Int64).alias(_TRUTH_DOCS)), how="cross"
+    )
 
 
 def _warn_on_documents(row: Mapping[str, Any], doc: str) -> None:
