@@ -67,6 +67,7 @@ __all__ = [
     "warn_on_pairs",
     "warns_of_features",
     "with_common_ids",
+    "with_history_check",
     "with_interactions_tally",
     "with_tally",
     "with_tally_and_values",
@@ -1356,6 +1357,57 @@ def with_interactions_tally(
         warn_on_catalogue(row, item=item, labels=catalogue)
 
     return with_tally(values, tally, say)
+
+
+_LACKING = f"{INTERNAL}lacking_history"
+
+
+def with_history_check(
+    values: pl.LazyFrame, run: pl.LazyFrame, interactions: pl.LazyFrame, keys: Sequence[str]
+) -> pl.LazyFrame:
+    """``values``, refused when the plan runs (:class:`InvalidValueError`, in the words of
+    the recommendation table's metrics) where ``interactions`` has no row: the items'
+    popularity and the catalogue of the metrics that read them (RecTools'
+    ``serendipity(kind='kotkov')``, Elliot's) would come from nothing, so every item
+    would read as never seen (a catalogue of 0 items divides by 0). ``keys``: the ``by``
+    keys of ``run`` the interactions carry (each group's popularity from its own rows),
+    where a group of ``run`` they hold no row of is refused, named by the first such
+    group.
+
+    >>> run = pl.LazyFrame({"s": ["a", "b"], "q": [1, 1]})
+    >>> history = pl.LazyFrame({"s": ["a"], "q": [7], "d": [1]})
+    >>> with_history_check(run, run, history, ["s"]).collect()
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: the interactions table has no rows for s=b: ...
+    """
+    if keys:
+        ischema = interactions.collect_schema()
+        groups = run.select(pl.col(k).cast(ischema[k]) for k in keys).unique()
+        lacking = groups.join(
+            interactions.select(keys).unique(), on=list(keys), how="anti", nulls_equal=True
+        ).sort(keys)
+        tally = lacking.select(
+            pl.len().cast(pl.Int64).alias(_LACKING),
+            *(
+                pl.col(k).first().cast(pl.String).alias(f"{_LACKING}{i}")
+                for i, k in enumerate(keys)
+            ),
+        )
+    else:
+        tally = interactions.select((pl.len() == 0).cast(pl.Int64).alias(_LACKING))
+
+    def refuse(row: Mapping[str, Any]) -> None:
+        if not row[_LACKING]:
+            return
+        where = ", ".join(f"{k}={row[f'{_LACKING}{i}']}" for i, k in enumerate(keys))
+        raise InvalidValueError(
+            f"the interactions table has no rows{f' for {where}' if where else ''}: the "
+            "catalogue and the items' popularity come from it; pass the interactions the "
+            "recommender learned from as interactions=..."
+        )
+
+    return with_tally(values, tally, refuse)
 
 
 def warn_on_catalogue(row: Mapping[str, Any], *, item: str, labels: Sequence[str]) -> None:

@@ -34,6 +34,7 @@ from polars_irmetrics.ground.validate import (
     interactions_by_keys,
     require_columns,
     side_ids_hint,
+    with_history_check,
     with_interactions_tally,
     with_tally,
 )
@@ -567,6 +568,8 @@ def _kotkov(
         listed = within.sum()
         values.append(pl.when(listed > 0).then(total / listed).alias(column))
     per_query = rows.group_by(on).agg(*values)
-    return queries.join(per_query, on=on, how="left", nulls_equal=True).with_columns(
+    scored = queries.join(per_query, on=on, how="left", nulls_equal=True).with_columns(
         pl.lit(True).alias(_LISTED)
     )
+    # an empty history (or a group's): no popularity rank and a catalogue of 0, refused
+    return with_history_check(scored, queries, interactions, ib)

@@ -45,6 +45,7 @@ from polars_irmetrics.ground.validate import (
     interactions_by_keys,
     require_columns,
     side_ids_hint,
+    with_history_check,
 )
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.metrics.scope import fixed_sum
@@ -356,9 +357,10 @@ def build_elliot_plan(
             .agg(fresh_heads)
         )
         users_rows = users_rows.join(fresh, on=fresh_keys, how="left", nulls_equal=True)
+    # an empty history (or a group's, where the interactions carry its keys): refused
     if per_user:
-        return users_rows
-    return elliot_means(users_rows, requests, options)
+        return with_history_check(users_rows, run, interactions, ib)
+    return with_history_check(elliot_means(users_rows, requests, options), run, interactions, ib)
 
 
 def elliot_means(users: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
