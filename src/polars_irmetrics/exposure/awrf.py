@@ -273,9 +273,18 @@ def target_flags(
     value = pl.col("target").cast(pl.Float64)
     name = cell_name(dimensions)
     bad = value.is_null() | value.is_nan() | (value < 0)
+    # a row with a null id (group, a dimension or the query): its share is no group's
+    ids = [*([] if query_id is None else [query_id]), *dimensions]
+    nameless = pl.any_horizontal(pl.col(c).is_null() for c in ids)
+    null_ids = (
+        pl.when(nameless.any())
+        .then(nameless.sum().cast(pl.String))
+        .alias("|".join([f"{_BAD}", "null target", *ids]))
+    )
     if query_id is None:
         total = value.sum()
         return target.select(
+            null_ids,
             name.filter(bad).min().alias(f"{_BAD}|bad target"),
             pl.when((total - 1.0).abs() > 1e-6)
             .then(total.cast(pl.String))
@@ -288,6 +297,7 @@ def target_flags(
     query = pl.col(query_id).cast(pl.String)
     keyed = pl.concat_str([query, name], separator=SEP)
     rows = target.select(
+        null_ids,
         keyed.filter(bad).min().alias(f"{_BAD}|bad target"),
         keyed.filter(pl.struct([query_id, *dimensions]).is_duplicated())
         .min()

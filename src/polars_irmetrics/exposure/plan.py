@@ -1096,6 +1096,13 @@ def _raise_on_bad(
                 "ranking (every value NaN); name one of its groups, or drop protected= "
                 "to take each ranking's minority group"
             )
+        if kind == "null target":
+            named = [repr(c) for c in column]
+            raise InvalidValueError(
+                f"the target (target=) has {value} row(s) with a null {' or '.join(named)}: "
+                "each row is one group's share of a target distribution, and a null names "
+                f"none; fill or drop them, e.g. target.drop_nulls([{', '.join(named)}])"
+            )
         query, value = _split_query(value)
         if kind == "bad target":
             raise InvalidValueError(
