@@ -6,13 +6,17 @@ dropped in silence. Each is refused, naming the columns."""
 
 from __future__ import annotations
 
+import io
 import re
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError
+
+from .helpers import irm_in_process
 
 QRELS = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": 1})
 RUN = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "rank": [1, 2, 3]})
@@ -91,3 +95,35 @@ def test_a_target_without_nulls_still_scores() -> None:
     even = pl.DataFrame({"group": ["big", "small"], "target": [0.5, 0.5]})
     out = irm.evaluate(RUN, ["awrf"], qrels=QRELS, groups=GROUPS, target=even)
     assert out["awrf"][0] == pytest.approx(0.9630996655395252, abs=1e-12)
+
+
+@pytest.fixture
+def numbered(tmp_path: Path) -> Path:
+    """Group names that read as text in one file and as integers in another."""
+    RUN.write_parquet(tmp_path / "run.parquet")
+    QRELS.write_parquet(tmp_path / "qrels.parquet")
+    numbers = GROUPS.with_columns(group=pl.Series(["1", "1", "2"]))
+    numbers.write_parquet(tmp_path / "groups.parquet")
+    pl.DataFrame({"group": [1, 2], "target": [0.5, 0.5]}).write_csv(tmp_path / "target.csv")
+    return tmp_path
+
+
+def test_ids_str_matches_the_group_names_its_error_names_it_for(numbered: Path) -> None:
+    # the kind check's fix on the command line is --ids str, which read only the query
+    # and document ids as text: the same error came back with the flag given
+    args = ["evaluate", "run.parquet", "--qrels", "qrels.parquet", "--groups"]
+    args += ["groups.parquet", "--target", "target.csv", "-m", "awrf"]
+    refused = irm_in_process(*args, cwd=numbered)
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        "irm: error: column 'group' holds strings in the groups (String) but integers in "
+        "the target (Int64); cast one side, e.g. --ids str (every id of every file read as "
+        "text)\n"
+    )
+    done = irm_in_process(*args, "--ids", "str", "--format", "csv", cwd=numbered)
+    assert (done.returncode, done.stderr) == (0, "")
+    even = pl.DataFrame({"group": ["1", "2"], "target": [0.5, 0.5]})
+    groups = pl.read_parquet(numbered / "groups.parquet")
+    expected = irm.evaluate(RUN, ["awrf"], qrels=QRELS, groups=groups, target=even)
+    got = pl.read_csv(io.StringIO(done.stdout))
+    assert got["awrf"][0] == pytest.approx(expected["awrf"][0], abs=1e-9)

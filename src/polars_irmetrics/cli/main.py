@@ -436,8 +436,9 @@ def _input_flags(p: argparse.ArgumentParser) -> None:
         "--ids",
         choices=("keep", "str"),
         default="keep",
-        help="'str': read the query and document ids of every file as text, so that "
-        "integer ids (Parquet, JSON lines) meet a TREC file's (default: keep, as read)",
+        help="'str': read the query and document ids of every file (and the group names "
+        "of --groups, --user-groups and --target) as text, so that integer ids (Parquet, "
+        "JSON lines) meet a TREC file's (default: keep, as read)",
     )
 
 
@@ -652,6 +653,13 @@ def _read_inputs(
             name: None if table is None else _ids_as_text(table, list(ids.values()))
             for name, table in tables.items()
         }
+        # the group names too (every column of --groups and --user-groups, each of
+        # --target but its shares), which the tables' kind checks name --ids str to match
+        for name, numbers in (("groups", ()), ("user_groups", ()), ("target", ("target",))):
+            table = tables[name]
+            if table is not None:
+                names = [c for c in table.collect_schema().names() if c not in numbers]
+                tables[name] = _ids_as_text(table, names)
     run = pl.concat(frames, how="diagonal_relaxed") if len(frames) > 1 else frames[0]
     judgments: dict[str, pl.LazyFrame | None] = {"prefs": None, "qrels_jg": None}
     for name, source in (("prefs", args.prefs), ("qrels_jg", args.qrels_jg)):
