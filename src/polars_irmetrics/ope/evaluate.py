@@ -915,15 +915,21 @@ def _rows(
         # a subnormal where q_hat is tiny and the scale large), and a q_hat the policy
         # never takes (prob 0) cannot overflow
         scaled_q = q * pl.col(SCALE)
+        # a term of the round's sum(prob * q_hat) where the policy may go: a q_hat the
+        # policy never takes (prob 0) is not read (0 * nan and 0 * inf are NaN, which
+        # made the direct method's value NaN in silence); null, as a row of the reward
+        # model the policy lacks
+        goes = prob > 0
+        term = pl.when(goes).then(prob * pl.col(SCALE) * q)
         facts += [
             # each row's _q_codes (1 missing, 2 too large) as the bits _Q_NULL, _Q_HUGE
-            _q_codes(scaled_q, in_p & (prob > 0)).cast(pl.UInt16) * _Q_NULL,
+            _q_codes(scaled_q, in_p & goes).cast(pl.UInt16) * _Q_NULL,
             # a NaN term of sum(prob * q_hat): its bounded sum's flag
-            _bit(_PQ_NAN, (prob * q).is_nan().fill_null(False)),
+            _bit(_PQ_NAN, pl.when(goes).then(prob * q).is_nan().fill_null(False)),
             # a q_hat too small at the rewards' scale where the policy may go
             _bit(_Q_SMALL, in_p & (prob > 0) & scaled_tiny(scaled_q).fill_null(False)),
         ]
-        hi, lo, flag = bounded_columns(_EQ, prob * pl.col(SCALE) * q, nan=bit & _PQ_NAN != 0)
+        hi, lo, flag = bounded_columns(_EQ, term, nan=bit & _PQ_NAN != 0)
         aggs += [
             # the logged action's row: one at most (a second is refused as a duplicate);
             # a reduction, which polars' streaming group_by runs faster than a filter
@@ -1196,7 +1202,11 @@ def _listed_terms(rows: pl.LazyFrame, action: str, *, model: bool) -> pl.LazyFra
         # times the rewards' scale, (prob * scale) * q_hat as the long form's (_rows):
         # the same bits
         scale = pl.col(SCALE)
-        rows = rows.with_columns((p_cut * scale * q_cut).alias(_PQ))  # read by 4 list passes
+        # an item the policy never takes (prob 0) is not read, as in the long form: its
+        # term 0 * nan or 0 * inf is NaN, read as 0 (a NaN or infinite q_hat where the
+        # probability is positive, and a NaN probability, are refused)
+        terms = (p_cut * scale * q_cut).list.eval(pl.element().fill_nan(0.0))
+        rows = rows.with_columns(terms.alias(_PQ))  # read by 4 list passes
         # each item's code (_q_codes) where its probability is positive, the largest; a
         # q_hat too small at the rewards' scale (finite, so code 0) as 0.5: the round's
         # largest is 0.5 where it has one and no other code

@@ -1,0 +1,95 @@
+"""Off-policy evaluation, round 15: a reward model's ``q_hat`` at an action the policy
+gives probability 0 (and that the log did not log) is never read, as the guide says, so
+a NaN or infinite one there no longer turns ``dm``, the doubly robust estimators and
+``cascade_dr`` into NaN in silence (``0 * nan`` was a term of the round's
+``sum(prob * q_hat)``); in the long form and in obp's list shape, in one plan and out
+of core."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+
+LOG = pl.DataFrame(
+    {
+        "round_id": [1, 2, 3, 4],
+        "action": [0, 1, 0, 1],
+        "reward": [1.0, 0.0, 1.0, 1.0],
+        "pscore": [0.5, 0.5, 0.4, 0.6],
+    }
+)
+# round 1: the policy never takes action 1, which the log did not log there either
+PROBS = [[1.0, 0.0], [0.3, 0.7], [0.5, 0.5], [0.2, 0.8]]
+POLICY = pl.DataFrame(
+    {
+        "round_id": [1, 1, 2, 2, 3, 3, 4, 4],
+        "action": [0, 1] * 4,
+        "prob": [p for row in PROBS for p in row],
+    }
+)
+POLICY_LISTS = pl.DataFrame({"round_id": [1, 2, 3, 4], "prob": PROBS})
+
+
+def _model(unread: float, *, lists: bool) -> pl.DataFrame:
+    """q_hat 0.6 and 0.3 for actions 0 and 1, ``unread`` at round 1's action 1."""
+    q_hat = [[0.6, unread], [0.6, 0.3], [0.6, 0.3], [0.6, 0.3]]
+    if lists:
+        return pl.DataFrame({"round_id": [1, 2, 3, 4], "q_hat": q_hat})
+    return POLICY.select("round_id", "action", q_hat=pl.Series([q for row in q_hat for q in row]))
+
+
+# by hand: dm's round values 0.6, 0.39, 0.45, 0.36; dr adds w (r - q_hat(logged))
+DM = (0.6 + 0.39 + 0.45 + 0.36) / 4
+DR = DM + (2.0 * 0.4 + 1.4 * -0.3 + 1.25 * 0.4 + (0.8 / 0.6) * 0.7) / 4
+
+
+@pytest.mark.parametrize("unread", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize("lists", [False, True], ids=["long", "lists"])
+@pytest.mark.parametrize("options", [{}, {"buckets": 2}], ids=["one_plan", "buckets"])
+def test_a_q_hat_the_policy_never_takes_is_not_read(
+    unread: float, lists: bool, options: dict[str, Any]
+) -> None:
+    policy = POLICY_LISTS if lists else POLICY
+    out = irm.evaluate(
+        LOG, ["dm", "dr"], policy=policy, reward_model=_model(unread, lists=lists), **options
+    )
+    same = irm.evaluate(
+        LOG, ["dm", "dr"], policy=policy, reward_model=_model(0.3, lists=lists), **options
+    )
+    assert out.row(0) == same.row(0)
+    assert out["dm"][0] == pytest.approx(DM, abs=1e-12)
+    assert out["dr"][0] == pytest.approx(DR, abs=1e-12)
+
+
+@pytest.mark.parametrize("unread", [math.nan, math.inf], ids=["nan", "inf"])
+def test_cascade_dr_does_not_read_a_q_hat_the_policy_never_takes(unread: float) -> None:
+    log = pl.DataFrame(
+        {
+            "round_id": [1, 1],
+            "position": [1, 2],
+            "action": [0, 1],
+            "reward": [1.0, 0.0],
+            "pscore_cascade": [0.5, 0.25],
+        }
+    )
+    policy = pl.DataFrame(
+        {
+            "round_id": [1] * 4,
+            "position": [1, 1, 2, 2],
+            "action": [0, 1, 0, 1],
+            "prob": [1.0, 0.0, 0.4, 0.6],
+        }
+    )
+    model = policy.select(
+        "round_id", "position", "action", q_hat=pl.Series([0.5, unread, 0.2, 0.4])
+    )
+    out = irm.evaluate(log, ["cascade_dr"], policy=policy, reward_model=model)
+    # position 1: w = 1 / 0.5 = 2, 2 (1 - 0.5) + 1 * 0.5; position 2: w = 0.6 / 0.25
+    # = 2.4, 2.4 (0 - 0.4) + 2 (0.4 * 0.2 + 0.6 * 0.4)
+    expected = 2 * 0.5 + 0.5 + 2.4 * -0.4 + 2 * (0.08 + 0.24)
+    assert out["cascade_dr"][0] == pytest.approx(expected, abs=1e-12)
