@@ -3,17 +3,21 @@ gives probability 0 (and that the log did not log) is never read, as the guide s
 a NaN or infinite one there no longer turns ``dm``, the doubly robust estimators and
 ``cascade_dr`` into NaN in silence (``0 * nan`` was a term of the round's
 ``sum(prob * q_hat)``); in the long form and in obp's list shape, in one plan and out
-of core."""
+of core. And ``position_bias(method="swap")`` refuses a swapped rank never clicked in
+its swap impressions, whose propensity would be 0 (as ``method="harvest"`` refuses it),
+instead of returning that 0 for every propensity-weighted metric to divide by."""
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError
 
 LOG = pl.DataFrame(
     {
@@ -93,3 +97,46 @@ def test_cascade_dr_does_not_read_a_q_hat_the_policy_never_takes(unread: float) 
     # = 2.4, 2.4 (0 - 0.4) + 2 (0.4 * 0.2 + 0.6 * 0.4)
     expected = 2 * 0.5 + 0.5 + 2.4 * -0.4 + 2 * (0.08 + 0.24)
     assert out["cascade_dr"][0] == pytest.approx(expected, abs=1e-12)
+
+
+def _swap_log(clicks_at_swapped: list[int]) -> pl.DataFrame:
+    """Two impressions shown as ranked (one click at rank 1 each), then one swap-2 and
+    one swap-3 impression with ``clicks_at_swapped`` at their swapped rank."""
+    two, three = clicks_at_swapped
+    return pl.DataFrame(
+        {
+            "query_id": [1] * 3 + [2] * 3 + [3] * 3 + [4] * 3,
+            "rank": [1, 2, 3] * 4,
+            "clicked": [1, 0, 0, 1, 0, 0, 0, two, 0, 0, 0, three],
+            "swap": [None] * 6 + [2] * 3 + [3] * 3,
+        }
+    )
+
+
+_NEVER = (
+    "position(s) {} have no click at the swapped rank of their swap impressions ('swap' "
+    "k, the click at rank k): the estimate of their propensity would be 0, which no "
+    "propensity-weighted estimator can divide by; log more swap impressions there, or "
+    "drop them, e.g. log.filter(~pl.col('swap').is_in([{}]))"
+)
+
+
+@pytest.mark.parametrize(
+    ("clicks", "positions"),
+    [([1, 0], [3]), ([0, 1], [2]), ([0, 0], [2, 3])],
+    ids=["rank3", "rank2", "both"],
+)
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+def test_swap_refuses_a_rank_never_clicked(
+    clicks: list[int], positions: list[int], lazy: bool
+) -> None:
+    log = _swap_log(clicks)
+    named = ", ".join(map(str, positions))
+    message = _NEVER.format(named, named)
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.position_bias(log.lazy() if lazy else log, method="swap")
+
+
+def test_swap_clicked_at_every_swapped_rank_still_gives_its_ratios() -> None:
+    out = irm.position_bias(_swap_log([1, 1]), method="swap")
+    assert out["propensity"].to_list() == [1.0, 1.0, 1.0]

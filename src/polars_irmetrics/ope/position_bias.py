@@ -189,7 +189,8 @@ def position_bias(
         read. ``"em"``: a log without rank 1 (the propensities are relative to it).
         ``"swap"``: an
         impression without a row at the rank its ratio reads (rank 1 without
-        intervention, ``k`` where it swapped 1 and ``k``). ``"harvest"``: a ranker that
+        intervention, ``k`` where it swapped 1 and ``k``), a swapped rank never clicked
+        in its swap impressions (its estimate would be 0). ``"harvest"``: a ranker that
         shows a document of a query at two ranks, or two documents of a query at one
         rank, a log without rank 1, a position of the log that no interventional set
         reaches from position 1 (named: its propensity is not identified), or one never
@@ -549,16 +550,28 @@ def _swap(log: FrameInput, query_id: str, rank: str, clicked: str, swap: str) ->
             "click-through rate without intervention; log impressions shown as ranked too"
         )
     base_rate = top_clicks / n_control
-    swapped = (
+    counts = (
         per_impression.filter(~is_control)
         .group_by("k")
         .agg(pl.len().alias("impressions"), pl.col("moved").sum().alias("clicks"))
-        .select(
-            pl.col("k").alias("position"),
-            pl.lit(None, pl.Float64).alias("examination"),
-            (pl.col("clicks") / pl.col("impressions") / base_rate).alias("propensity"),
-            pl.col("impressions").cast(pl.Int64),
+        .sort("k")
+    )
+    # a swapped rank never clicked would get the propensity 0, as harvesting's would
+    unclicked = counts.filter(pl.col("clicks") <= 0)["k"].to_list()
+    if unclicked:
+        named = ", ".join(map(str, unclicked))
+        raise InvalidValueError(
+            f"position(s) {named} have no click at the swapped rank of their swap "
+            f"impressions ({swap!r} k, the click at rank k): the estimate of their "
+            "propensity would be 0, which no propensity-weighted estimator can divide by; "
+            "log more swap impressions there, or drop them, e.g. "
+            f"log.filter(~pl.col({swap!r}).is_in([{named}]))"
         )
+    swapped = counts.select(
+        pl.col("k").alias("position"),
+        pl.lit(None, pl.Float64).alias("examination"),
+        (pl.col("clicks") / pl.col("impressions") / base_rate).alias("propensity"),
+        pl.col("impressions").cast(pl.Int64),
     )
     top = pl.DataFrame(
         {"position": [1], "examination": [None], "propensity": [1.0], "impressions": [n_control]},
