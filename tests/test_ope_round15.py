@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 import polars_irmetrics as irm
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 
 LOG = pl.DataFrame(
     {
@@ -140,3 +140,30 @@ def test_swap_refuses_a_rank_never_clicked(
 def test_swap_clicked_at_every_swapped_rank_still_gives_its_ratios() -> None:
     out = irm.position_bias(_swap_log([1, 1]), method="swap")
     assert out["propensity"].to_list() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            "ips(clip=1, clip=2)",
+            "metric 'ips(clip=1, clip=2)': parameter 'clip' is given twice (clip=1 and "
+            "clip=2), and one metric reads one value; give it once",
+        ),
+        (
+            "sg_dr(lambda=0.5, LAMBDA=0.1)",
+            "metric 'sg_dr(lambda=0.5, LAMBDA=0.1)': parameter 'lambda' is given twice "
+            "(lambda=0.5 and lambda=0.1), and one metric reads one value; give it once",
+        ),
+        (
+            "rbo(p=0.5, kind='min', p=0.9)@10",
+            "metric \"rbo(p=0.5, kind='min', p=0.9)@10\": parameter 'p' is given twice "
+            "(p=0.5 and p=0.9), and one metric reads one value; give it once",
+        ),
+    ],
+    ids=["ips", "sg_dr", "rbo"],
+)
+def test_a_parameter_given_twice_is_refused(name: str, message: str) -> None:
+    # the last value was read and the first dropped in silence
+    with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(LOG, [name], policy=POLICY)

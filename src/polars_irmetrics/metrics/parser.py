@@ -655,6 +655,7 @@ def _check_level(metric: Metric, value: object, shown: str) -> float:
 
 def _parse_params(text: str | None, shown: str) -> dict[str, ParamValue]:
     out: dict[str, ParamValue] = {}
+    spelled: dict[str, str] = {}  # each parameter's value as written
     if text is None or not text.strip():
         return out
     for item in _ITEM_RE.findall(text):  # commas inside quotes: gains='1=3,2=9'
@@ -671,7 +672,13 @@ def _parse_params(text: str | None, shown: str) -> dict[str, ParamValue]:
             key, translate = _PARAM_ALIASES[key]
             if isinstance(value, str):
                 value = translate.get(value.lower() if key == "ties" else value, value)
-        out[key] = value
+        written = match["value"].strip()
+        if key in out:  # the last value would be read, the first dropped in silence
+            raise MetricParameterError(
+                f"metric {shown!r}: parameter {key!r} is given twice ({key}={spelled[key]} "
+                f"and {key}={written}), and one metric reads one value; give it once"
+            )
+        out[key], spelled[key] = value, written
     return out
 
 
