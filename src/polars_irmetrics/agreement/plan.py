@@ -207,9 +207,9 @@ def build_agreement_plan(
     return agreement_means(checked, requests, by)
 
 
-#: The correlations over the shared documents: null below two shared documents, so
-#: null against an empty ranking too (:func:`empty_value`).
-_CORRELATIONS = ("kendall_tau", "tau_ap")
+#: The correlations: null below two shared documents (repro_eval's ``ktu``: two paired
+#: positions), so null against an empty ranking too (:func:`empty_value`).
+_CORRELATIONS = ("kendall_tau", "tau_ap", "ktu")
 
 
 def empty_value(request: MetricRequest) -> float | None:
@@ -221,15 +221,18 @@ def empty_value(request: MetricRequest) -> float | None:
     ``res = max - min = 1`` (the whole weight uncertain; lower is better, so the worst,
     as trec_eval's ``rbp_residual`` of an unretrieved query), and ``ext`` extrapolates
     the agreement at depth ``s = 0``, of which there is none: 0. ``kendall_tau`` and
-    ``tau_ap`` are null, as for any ranking sharing fewer than two documents: a 0 there
-    would read as "uncorrelated", above the -1 of a ranking that retrieved the shared
-    documents in reverse, so retrieving nothing would raise the mean.
+    ``tau_ap`` are null, as for any ranking sharing fewer than two documents, and
+    repro_eval's ``ktu``, as for a ranking of one document (one pair of positions): a 0
+    there would read as "uncorrelated", above the -1 of a ranking that retrieved the
+    shared documents in reverse, so retrieving nothing would raise the mean.
 
     >>> from polars_irmetrics.metrics.registry import parse_metric
     >>> [empty_value(parse_metric(f"rbo(kind='{k}')")) for k in ("ext", "min", "max", "res")]
     [0.0, 0.0, 1.0, 1.0]
     >>> empty_value(parse_metric("jaccard@10")), empty_value(parse_metric("kendall_tau@10"))
     (0.0, None)
+    >>> print(empty_value(parse_metric("ktu@10")))
+    None
     """
     if request.metric.name == "rbo" and request.params(1.0).choice("kind") in ("max", "res"):
         return 1.0

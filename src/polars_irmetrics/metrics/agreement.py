@@ -275,6 +275,8 @@ AGREEMENT_METRICS: tuple[Metric, ...] = (
         formula="u(x) is a document's position in the sorted union of both top-k lists; "
         "tau-b of the two position sequences, the i-th document of the run paired with "
         "the i-th of the reference (repro_eval's KTU). Lists of unequal length are "
-        "compared over the shorter one's positions (repro_eval raises).",
+        "compared over the shorter one's positions (repro_eval raises). Null with fewer "
+        "than two positions to pair (an empty or one-document ranking on either side), "
+        "left out of the mean.",
     ),
 )

@@ -1,0 +1,53 @@
+"""Rank agreement, round 15: repro_eval's ``ktu`` of a query one side has no ranking of
+(``unretrieved='zero'``, ``unjudged='zero'``) is null, as ``kendall_tau`` and ``tau_ap``
+are there and as ``ktu`` itself is for a ranking of one document (fewer than two pairs:
+undefined). It was 0, "uncorrelated", which raised the mean above that of a ranking in
+reverse (-1) for retrieving nothing, and above that of retrieving one document (null,
+left out of the mean)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+
+REFERENCE = pl.DataFrame(
+    {"query_id": ["q1"] * 3 + ["q2"] * 3, "doc_id": list("abcdef"), "score": [3.0, 2.0, 1.0] * 2}
+)
+#: q1 in reverse (ktu -1); q2 not retrieved
+REVERSED = pl.DataFrame(
+    {"query_id": ["q1"] * 3, "doc_id": ["c", "b", "a"], "score": [3.0, 2.0, 1.0]}
+)
+#: q2 retrieved with one document: one pair of positions, undefined
+ONE = pl.concat([REVERSED, pl.DataFrame({"query_id": ["q2"], "doc_id": ["d"], "score": [3.0]})])
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+@pytest.mark.parametrize("metric", ["ktu", "ktu@3"])
+def test_ktu_of_an_unretrieved_query_is_null(metric: str, lazy: bool) -> None:
+    run: Any = REVERSED.lazy() if lazy else REVERSED
+    per_query = irm.evaluate(run, [metric], reference=REFERENCE, per_query=True)
+    per_query = per_query.collect() if lazy else per_query
+    assert dict(per_query.select("query_id", metric).iter_rows()) == {"q1": -1.0, "q2": None}
+    means = irm.evaluate(run, [metric], reference=REFERENCE)
+    means = means.collect() if lazy else means
+    # retrieving nothing scores as retrieving one document: left out of the mean
+    one = irm.evaluate(ONE, [metric], reference=REFERENCE)
+    assert means[metric].item() == one[metric].item() == -1.0
+
+
+def test_ktu_of_a_query_the_reference_lacks_is_null_with_unjudged_zero() -> None:
+    run = pl.concat(
+        [
+            REVERSED,
+            pl.DataFrame({"query_id": ["q3"] * 2, "doc_id": ["x", "y"], "score": [2.0, 1.0]}),
+        ]
+    )
+    reference = REFERENCE.filter(pl.col("query_id") == "q1")
+    out = irm.evaluate(
+        run, ["ktu", "kendall_tau"], reference=reference, unjudged="zero", per_query=True
+    )
+    assert out.sort("query_id").rows() == [("q1", -1.0, -1.0), ("q3", None, None)]
