@@ -7,12 +7,14 @@ left out of the mean)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.errors import InvalidValueError
 
 REFERENCE = pl.DataFrame(
     {"query_id": ["q1"] * 3 + ["q2"] * 3, "doc_id": list("abcdef"), "score": [3.0, 2.0, 1.0] * 2}
@@ -51,3 +53,33 @@ def test_ktu_of_a_query_the_reference_lacks_is_null_with_unjudged_zero() -> None
         run, ["ktu", "kendall_tau"], reference=reference, unjudged="zero", per_query=True
     )
     assert out.sort("query_id").rows() == [("q1", -1.0, -1.0), ("q3", None, None)]
+
+
+def _named(key: str, taken: list[str]) -> str:
+    columns = ", ".join(repr(c) for c in taken)
+    return (
+        f"by=[{key!r}] names {key!r}, which is also a column of the result ({columns}); "
+        f"rename the key first, e.g. run.rename({{{key!r}: {key + '_key'!r}}}) (and the "
+        f"reference's, where it has it), and pass by={key + '_key'!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "options", "taken"),
+    [
+        ("num_q", {}, ["num_q", "rbo", "ktu@3"]),
+        ("rbo", {}, ["num_q", "rbo", "ktu@3"]),
+        ("ktu@3", {"per_query": True}, ["rbo", "ktu@3"]),
+        ("rbo", {"buckets": 2}, ["num_q", "rbo", "ktu@3"]),
+    ],
+    ids=["num_q", "label", "per_query", "buckets"],
+)
+@pytest.mark.parametrize("in_reference", [False, True], ids=["run", "both"])
+def test_a_by_key_named_like_a_result_column_is_refused(
+    key: str, options: dict[str, Any], taken: list[str], in_reference: bool
+) -> None:
+    # it was polars' DuplicateError from the plan
+    run = REVERSED.with_columns(pl.lit("x").alias(key))
+    reference = REFERENCE.with_columns(pl.lit("x").alias(key)) if in_reference else REFERENCE
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(_named(key, taken))}$"):
+        irm.evaluate(run, ["rbo", "ktu@3"], reference=reference, by=key, **options)

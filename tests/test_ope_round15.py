@@ -167,3 +167,63 @@ def test_a_parameter_given_twice_is_refused(name: str, message: str) -> None:
     # the last value was read and the first dropped in silence
     with pytest.raises(MetricParameterError, match=f"^{re.escape(message)}$"):
         irm.evaluate(LOG, [name], policy=POLICY)
+
+
+def _named(key: str, taken: list[str]) -> str:
+    columns = ", ".join(repr(c) for c in taken)
+    return (
+        f"by=[{key!r}] names {key!r}, which is also a column of the result ({columns}); "
+        f"rename the key first, e.g. log.rename({{{key!r}: {key + '_key'!r}}}), and pass "
+        f"by={key + '_key'!r}"
+    )
+
+
+_IPS = ["num_rows", "ips", "ips_ess", "ips_max_weight"]
+_IPS_CI = ["num_rows", "ips", "ips_lower", "ips_upper", "ips_ess", "ips_max_weight"]
+
+
+@pytest.mark.parametrize(
+    ("key", "options", "taken"),
+    [
+        ("num_rows", {}, _IPS),
+        ("ips", {}, _IPS),
+        ("ips_ess", {}, _IPS),
+        ("ips_max_weight", {"buckets": 2}, _IPS),
+        ("ips_upper", {"ci": 0.9, "n_bootstrap": 10}, _IPS_CI),
+        ("ips", {"per_query": True}, ["ips"]),
+    ],
+    ids=["num_rows", "label", "ess", "max_weight-buckets", "upper-ci", "per_query"],
+)
+def test_a_by_key_named_like_a_result_column_is_refused(
+    key: str, options: dict[str, Any], taken: list[str]
+) -> None:
+    # it was polars' DuplicateError from the plan
+    log = LOG.with_columns(pl.lit("x").alias(key))
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(_named(key, taken))}$"):
+        irm.evaluate(log, ["ips"], policy=POLICY, by=key, **options)
+
+
+def test_a_by_key_named_like_a_slate_result_column_is_refused() -> None:
+    log = pl.DataFrame(
+        {
+            "round_id": [1, 1],
+            "position": [1, 2],
+            "reward": [1.0, 0.0],
+            "pscore": [0.5, 0.5],
+            "num_rounds": ["x", "x"],
+        }
+    )
+    policy = log.select("round_id", "position", "pscore")
+    taken = ["num_rounds", "slate_ips", "slate_ips_ess", "slate_ips_max_weight"]
+    message = _named("num_rounds", taken)
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(log, ["slate_ips"], policy=policy, by="num_rounds")
+
+
+def test_a_by_key_named_like_an_unwritten_column_is_a_key() -> None:
+    # without ci= there is no ips_lower column: the key is read as it is
+    log = LOG.with_columns(ips_lower=pl.lit("x"))
+    out = irm.evaluate(
+        log, ["dm"], policy=POLICY, reward_model=_model(0.3, lists=False), by="ips_lower"
+    )
+    assert out.columns == ["ips_lower", "num_rows", "dm"]

@@ -23,6 +23,7 @@ from polars_irmetrics.agreement.coverage import documents_tally, queries_tally, 
 from polars_irmetrics.agreement.plan import (
     agreement_means,
     build_agreement_plan,
+    check_result_keys,
     reference_queries,
 )
 from polars_irmetrics.ground.buckets import evaluate_in_buckets, splits_in_buckets
@@ -42,6 +43,7 @@ def build_agreement(
     run: pl.LazyFrame, reference: pl.LazyFrame, requests: Requests, options: EvalOptions
 ) -> pl.LazyFrame:
     """The one plan, or the buckets when ``buckets=`` is a number or ``"auto"``."""
+    check_result_keys(requests, options)  # as asked (the buckets read per-query values)
     if splits_in_buckets(options.buckets, options.spill_dir, _MEASURES):
         return agreement_in_buckets(run, reference, requests, options)
     return build_agreement_plan(run, reference, requests, options)

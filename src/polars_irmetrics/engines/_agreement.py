@@ -34,6 +34,7 @@ from polars_irmetrics.agreement.coverage import (
     RUN_QUERIES,
     warn_on_queries,
 )
+from polars_irmetrics.agreement.plan import check_result_keys
 from polars_irmetrics.door.evaluate import evaluate_plan
 from polars_irmetrics.engines._partition import (
     ParsedJob,
@@ -123,6 +124,7 @@ def agreement_route(
             )
     # an option none of the metrics reads is refused, as irm.evaluate refuses it
     check_options_read(options, names, labels=False, run=run)
+    check_result_keys(requests, options)  # a by= key named like a result's column
     return names, True
 
 

@@ -401,6 +401,7 @@ def _ope_plan(
     log = with_wide_ids(log, (policy, reward_model), ids)
     check_position(options, log.collect_schema())
     kind = _kind(requests)
+    _refuse_result_keys(by, requests, kind, options)
     # the rewards and q_hat are read times one power of two (exact), the estimates
     # divided by it last: small rewards lose no digit in the exact sums
     scaling = scale_column(options.reward, scale)
@@ -578,6 +579,30 @@ def _warning(
             "extrapolates the reward model there)"
         ),
     )
+
+
+def _refuse_result_keys(
+    by: list[str], requests: Requests, kind: str, options: EvalOptions
+) -> None:
+    """A ``by`` key named like a column the result writes (the count, a metric's label,
+    its interval and its diagnostics), refused as the ranking metrics refuse it: the
+    plan would write the name twice."""
+    taken = [label for label, _ in requests]
+    if not options.per_query:
+        taken = [NUM_ROWS if kind == "single" else NUM_ROUNDS]
+        for label, request in requests:
+            taken.append(label)
+            if options.ci is not None:
+                taken += [f"{label}_lower", f"{label}_upper"]
+            if kind != "single" or request.metric.name in WEIGHTED:
+                taken += [f"{label}_ess", f"{label}_max_weight"]
+    for key in by:
+        if key in taken:
+            raise InvalidValueError(
+                f"by={by!r} names {key!r}, which is also a column of the result "
+                f"({', '.join(repr(c) for c in taken)}); rename the key first, e.g. "
+                f"log.rename({{{key!r}: {key + '_key'!r}}}), and pass by={key + '_key'!r}"
+            )
 
 
 def _kind(requests: Requests) -> str:
