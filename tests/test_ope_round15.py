@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
 
 import polars_irmetrics as irm
+from polars_irmetrics.cli.main import main
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 
 LOG = pl.DataFrame(
@@ -227,3 +229,24 @@ def test_a_by_key_named_like_an_unwritten_column_is_a_key() -> None:
         log, ["dm"], policy=POLICY, reward_model=_model(0.3, lists=False), by="ips_lower"
     )
     assert out.columns == ["ips_lower", "num_rows", "dm"]
+
+
+@pytest.mark.parametrize(
+    ("positions", "where"),
+    [(False, ["1", "2", "3", "4"]), (True, ["1\t1", "2\t1", "3\t1", "4\t1"])],
+    ids=["rounds", "positions"],
+)
+def test_cli_per_query_trec_lines_name_the_round(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], positions: bool, where: list[str]
+) -> None:
+    # each line said 'all' where the round goes: the command looked for query_id
+    log = LOG.with_columns(position=pl.lit(1)) if positions else LOG
+    policy = POLICY.with_columns(position=pl.lit(1)) if positions else POLICY
+    log.write_parquet(tmp_path / "log.parquet")
+    policy.write_parquet(tmp_path / "pi.parquet")
+    args = ["evaluate", str(tmp_path / "log.parquet"), "-m", "ips", "--policy"]
+    args += [str(tmp_path / "pi.parquet"), "--per-query", "--format", "trec"]
+    assert main(args) == 0
+    got = [re.sub(r"^ips +", "ips", line) for line in capsys.readouterr().out.splitlines()]
+    values = ["2.0000", "0.0000", "1.2500", "1.3333"]  # w r: 1 / 0.5, 0, 0.5 / 0.4, 0.8 / 0.6
+    assert got == [f"ips\t{w}\t{v}" for w, v in zip(where, values, strict=True)]

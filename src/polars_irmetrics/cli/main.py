@@ -758,7 +758,10 @@ def _run_evaluate(args: argparse.Namespace) -> int:
                 result = plan.collect()
     except DuplicateError as error:
         raise _read_as_one_run(error, runs) from None
-    keys = [*systems, *by, args.query_id] if args.per_query else [*systems, *by]
+    keys = [*systems, *by]
+    if args.per_query:  # the row's id: a query, or an off-policy log's round (and slot)
+        rounds = [c for c in (args.round_id, args.position) if c in result.columns]
+        keys += [args.query_id] if args.query_id in result.columns else rounds
     write_output(result, args.format, args.output, keys=keys, metrics=metrics)
     return 0
 
