@@ -167,7 +167,7 @@ LOG = pl.DataFrame(
         "query_id": ["q"] * 4,
         "doc_id": ["a", "b", "b", "a"],
         "rank": [1, 2, 1, 2],
-        "clicked": [1, 0, 1, 0],
+        "clicked": [1, 0, 1, 1],  # rank 2 clicked once: EM refuses a rank never clicked
     }
 )
 

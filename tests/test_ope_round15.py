@@ -250,3 +250,47 @@ def test_cli_per_query_trec_lines_name_the_round(
     got = [re.sub(r"^ips +", "ips", line) for line in capsys.readouterr().out.splitlines()]
     values = ["2.0000", "0.0000", "1.2500", "1.3333"]  # w r: 1 / 0.5, 0, 0.5 / 0.4, 0.8 / 0.6
     assert got == [f"ips\t{w}\t{v}" for w, v in zip(where, values, strict=True)]
+
+
+def _em_log(clicks_at: dict[int, int]) -> pl.DataFrame:
+    """Six impressions of one query's three documents in every order; ``clicks_at``
+    maps a rank to the clicks it gets (on the first impressions)."""
+    orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]
+    rows = []
+    for i, order in enumerate(orders):
+        for rank, doc in enumerate(order, start=1):
+            clicked = int(i < clicks_at.get(rank, 0))
+            rows.append({"query_id": "q", "doc_id": doc, "rank": rank, "clicked": clicked})
+    return pl.DataFrame(rows)
+
+
+_EM_NEVER = (
+    "position(s) {} of the log have no click: EM's examination of a position never "
+    "clicked tends to 0 with its iterations, a propensity no propensity-weighted "
+    "estimator can divide by; log more clicks there, or keep the ranks above, e.g. "
+    "log.filter(pl.col('rank') <= K)"
+)
+
+
+@pytest.mark.parametrize(
+    ("clicks_at", "named"),
+    [({1: 3, 2: 2}, "3"), ({1: 3, 3: 1}, "2"), ({}, "1, 2, 3")],
+    ids=["rank3", "rank2", "no_click"],
+)
+@pytest.mark.parametrize("lazy", [False, True], ids=["DataFrame", "LazyFrame"])
+def test_em_refuses_a_rank_never_clicked(
+    clicks_at: dict[int, int], named: str, lazy: bool
+) -> None:
+    # its propensity was 1.6e-40 after EM's iterations (and 1.0 everywhere for a log
+    # without a click: 0 / 0)
+    log = _em_log(clicks_at)
+    message = _EM_NEVER.format(named)
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.position_bias(log.lazy() if lazy else log)
+
+
+def test_em_clicked_at_every_rank_still_fits() -> None:
+    out = irm.position_bias(_em_log({1: 3, 2: 2, 3: 1}))
+    assert out["position"].to_list() == [1, 2, 3]
+    assert out["propensity"][0] == 1.0
+    assert all(0 < p <= 1 for p in out["propensity"])

@@ -186,7 +186,8 @@ def position_bias(
         for ``"harvest"``: it would gather the rows without one into one impression,
         query, document or ranker), whatever the method; a rank below 1 or beyond
         2**63 - 1, a null, or a click that is not 0 or 1; an option the method does not
-        read. ``"em"``: a log without rank 1 (the propensities are relative to it).
+        read. ``"em"``: a log without rank 1 (the propensities are relative to it), a
+        position of the log never clicked (its estimate would tend to 0).
         ``"swap"``: an
         impression without a row at the rank its ratio reads (rank 1 without
         intervention, ``k`` where it swapped 1 and ``k``), a swapped rank never clicked
@@ -354,6 +355,17 @@ def position_bias(
         )
     pair = stats["pair_index"].to_numpy()
     n, clicks = stats["n"].to_numpy(), stats["clicks"].to_numpy()
+    # a position never clicked: its examination tends to 0 with the iterations (1e-40
+    # after them), as harvesting's and the swaps' estimate there is 0: refused alike
+    unclicked = np.bincount(slot, weights=clicks, minlength=shown.size) <= 0
+    if unclicked.any():
+        named = ", ".join(str(int(k)) for k in shown[unclicked])
+        raise InvalidValueError(
+            f"position(s) {named} of the log have no click: EM's examination of a position "
+            "never clicked tends to 0 with its iterations, a propensity no "
+            "propensity-weighted estimator can divide by; log more clicks there, or keep "
+            "the ranks above, e.g. log.filter(pl.col('rank') <= K)"
+        )
     n_pairs = int(pair.max()) + 1 if stats.height else 0
     per_pair = np.bincount(pair, weights=n, minlength=n_pairs)
     per_position = np.bincount(slot, weights=n, minlength=shown.size)  # each > 0
