@@ -20,10 +20,10 @@ from __future__ import annotations
 import polars as pl
 
 from polars_irmetrics.agreement.coverage import documents_tally, queries_tally, warn_on_queries
+from polars_irmetrics.agreement.keys import check_result_keys
 from polars_irmetrics.agreement.plan import (
     agreement_means,
     build_agreement_plan,
-    check_result_keys,
     reference_queries,
 )
 from polars_irmetrics.ground.buckets import evaluate_in_buckets, splits_in_buckets

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_irmetrics.agreement.coverage import documents_tally, queries_tally, warn_on_queries
+from polars_irmetrics.agreement.keys import check_result_keys
 from polars_irmetrics.agreement.rbo import BA, BB, NA, NB, TA, TB, RboSpec, rbo_values
 from polars_irmetrics.errors import (
     ColumnTypeError,
@@ -56,7 +57,6 @@ from polars_irmetrics.metrics.scope import fixed_sum
 __all__ = [
     "agreement_means",
     "build_agreement_plan",
-    "check_result_keys",
     "empty_value",
     "reference_queries",
 ]
@@ -212,30 +212,6 @@ def build_agreement_plan(
     if options.per_query:
         return checked
     return agreement_means(checked, requests, by)
-
-
-def check_result_keys(requests: Requests, options: EvalOptions) -> None:
-    """Refuse a ``by`` (or ``systems``) key named like a column of the result (``num_q``,
-    a metric's label), as the ranking metrics refuse it: the plan would write the name
-    twice. Called where the caller's options are read (one plan, buckets, the engines),
-    so that the message lists the result the caller asked for.
-
-    >>> from polars_irmetrics.metrics.registry import parse_metric_list
-    >>> check_result_keys(parse_metric_list(["rbo"]), EvalOptions(by=("rbo",)))
-    Traceback (most recent call last):
-    ...
-    polars_irmetrics.errors.InvalidValueError: by=['rbo'] names 'rbo', which is also a ...
-    """
-    by = list(options.by_keys)
-    taken = ([] if options.per_query else ["num_q"]) + [label for label, _ in requests]
-    for key in by:
-        if key in taken:
-            raise InvalidValueError(
-                f"by={by!r} names {key!r}, which is also a column of the result "
-                f"({', '.join(repr(c) for c in taken)}); rename the key first, e.g. "
-                f"run.rename({{{key!r}: {key + '_key'!r}}}) (and the reference's, where it "
-                f"has it), and pass by={key + '_key'!r}"
-            )
 
 
 #: The correlations: null below two shared documents (repro_eval's ``ktu``: two paired

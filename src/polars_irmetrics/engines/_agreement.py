@@ -34,7 +34,7 @@ from polars_irmetrics.agreement.coverage import (
     RUN_QUERIES,
     warn_on_queries,
 )
-from polars_irmetrics.agreement.plan import check_result_keys
+from polars_irmetrics.agreement.keys import check_result_keys
 from polars_irmetrics.door.evaluate import evaluate_plan
 from polars_irmetrics.engines._partition import (
     ParsedJob,

@@ -1,0 +1,35 @@
+"""The keys a rank-similarity result takes: a ``by`` (or ``systems``) key may not be
+named like a column of the result, which the plan would write twice. Read by the one
+plan, the buckets and the Spark and Dask engines alike."""
+
+from __future__ import annotations
+
+from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.metrics.registry import MetricRequest
+
+__all__ = ["check_result_keys"]
+
+
+def check_result_keys(requests: list[tuple[str, MetricRequest]], options: EvalOptions) -> None:
+    """Refuse a ``by`` (or ``systems``) key named like a column of the result (``num_q``,
+    a metric's label), as the ranking metrics refuse it: the plan would write the name
+    twice. Called where the caller's options are read (one plan, buckets, the engines),
+    so that the message lists the result the caller asked for.
+
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> check_result_keys(parse_metric_list(["rbo"]), EvalOptions(by=("rbo",)))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: by=['rbo'] names 'rbo', which is also a ...
+    """
+    by = list(options.by_keys)
+    taken = ([] if options.per_query else ["num_q"]) + [label for label, _ in requests]
+    for key in by:
+        if key in taken:
+            raise InvalidValueError(
+                f"by={by!r} names {key!r}, which is also a column of the result "
+                f"({', '.join(repr(c) for c in taken)}); rename the key first, e.g. "
+                f"run.rename({{{key!r}: {key + '_key'!r}}}) (and the reference's, where it "
+                f"has it), and pass by={key + '_key'!r}"
+            )
