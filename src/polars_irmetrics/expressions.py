@@ -24,7 +24,10 @@ table — and for no rows at all (a frame with none: no ranking, where ``evaluat
 gives no row). A null relevance is a retrieved document without a judgment (a run
 left-joined with its judgments gives one), read as not relevant, as trec_eval reads
 an unjudged document; ``evaluate`` refuses a null label in ``qrels=``, where it can
-only be a damaged judgment. A ``doc_id=`` other than ``'doc_id'`` names a column the
+only be a damaged judgment. A group whose every label is null holds no judgment (a
+query the judgments lack, or spell otherwise: ``'q1 '`` for ``'q1'``): its value is
+null, where ``evaluate`` leaves the query out as trec_eval does, never a 0 that would
+weigh in a mean over the queries. A ``doc_id=`` other than ``'doc_id'`` names a column the
 frame must have (a misspelt name would leave the duplicate check unmade). Grouping
 by anything coarser than the query (a segment, a day) gives nulls,
 never a number; to average per segment, group by the segment and the query, then
@@ -310,6 +313,15 @@ def _distinct_documents(name: str) -> pl.Expr:
     return pl.pipe_with_dtype([probe], _DistinctDocuments(name))
 
 
+def _judged_query(rel: pl.Expr) -> pl.Expr:
+    """Group-level: the group holds a judgment (a label that is not null). A group whose
+    every label is null is a query nobody judged (a run left-joined with judgments that
+    lack the query, or whose ids are spelt otherwise): :func:`~polars_irmetrics.evaluate`
+    leaves such a query out (``unjudged='drop'``, as trec_eval), so its value is null,
+    never a 0 that would weigh in a mean over the queries."""
+    return rel.is_not_null().any()
+
+
 def _finite_labels(rel: pl.Expr) -> pl.Expr:
     """Group-level: no label is one :func:`~polars_irmetrics.evaluate` refuses
     (:func:`~polars_irmetrics.metrics.scope.unfit_label`: NaN, which would count as
@@ -381,7 +393,7 @@ def _expr(
     scores = None
     if score is not None:
         scores = checked_column(score, "scores", "name yours with score=...", numeric=True)
-    one_ranking = _distinct_documents(doc_id) & _finite_labels(rel)
+    one_ranking = _distinct_documents(doc_id) & _finite_labels(rel) & _judged_query(rel)
     scope = TableScope(rel, rank, one_ranking, scores)
     return scope.when_one_ranking(req.expr(scope, float(level))).alias(req.name)
 
