@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
+
+from .helpers import irm_in_process
 
 # --- a query without a judgment: null in the expressions, as evaluate leaves it out ----
 
@@ -41,4 +46,77 @@ def test_a_group_without_a_judgment_is_null_as_evaluate_leaves_it_out(
     by_evaluate = irm.evaluate(UNJUDGED_QUERY, [name], per_query=True).sort("query_id")
     assert_frame_equal(
         by_expression.drop_nulls(name), by_evaluate, check_dtypes=False, check_exact=True
+    )
+
+
+# --- compare: two spellings of one metric, counted twice in the correction's family ----
+
+QRELS = pl.DataFrame(
+    {"query_id": ["q1", "q2", "q3"], "doc_id": ["x", "y", "z"], "relevance": [1, 1, 1]}
+)
+RUN_A = pl.DataFrame(
+    {"query_id": ["q1", "q2", "q3"], "doc_id": ["n", "y", "z"], "rank": [1, 1, 1]}
+)
+RUN_B = pl.DataFrame(
+    {"query_id": ["q1", "q2", "q3"], "doc_id": ["x", "y", "n"], "rank": [1, 1, 1]}
+)
+
+
+def _twice(first: str, second: str, name: str, correction: str = "holm") -> str:
+    return (
+        f"metrics {first!r} and {second!r} are one metric, {name!r}, listed twice: compare "
+        "would test it twice and count both tests in the family that "
+        f"correction={correction!r} adjusts with correction_scope='all', raising every "
+        "adjusted p-value; list it once"
+    )
+
+
+TWICE = [
+    (["P@1", "P_1"], {}, _twice("P@1", "P_1", "precision@1")),
+    (["map", "ndcg@1", "ap"], {}, _twice("map", "ap", "map")),
+    (
+        ["ndcg@1", "ndcg(gain='linear')@1"],
+        {"correction": "bonferroni"},
+        _twice("ndcg@1", "ndcg(gain='linear')@1", "ndcg@1", "bonferroni"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("metrics", "options", "message"), TWICE)
+def test_compare_refuses_two_spellings_of_one_metric_in_one_family(
+    metrics: list[str], options: dict[str, str], message: str
+) -> None:
+    runs = {"a": RUN_A, "b": RUN_B}
+    with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.compare(runs, metrics, qrels=QRELS, baseline="a", **options)
+    # a LazyFrame's comparison refuses it when called, not at collect()
+    long = pl.concat(
+        [RUN_A.with_columns(system=pl.lit("a")), RUN_B.with_columns(system=pl.lit("b"))]
+    )
+    with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(message)}$"):
+        long.lazy().irm.compare(metrics, qrels=QRELS, baseline="a", **options)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"correction_scope": "metric"}, {"correction": None}, {"per_query": True}],
+    ids=["per metric", "no correction", "per query"],
+)
+def test_two_spellings_change_no_number_outside_one_family(options: dict[str, object]) -> None:
+    runs = {"a": RUN_A, "b": RUN_B}
+    out = irm.compare(runs, ["P@1", "P_1"], qrels=QRELS, baseline="a", **options)
+    assert out["metric"].unique(maintain_order=True).to_list() == ["P@1", "P_1"]
+
+
+def test_irm_compare_refuses_two_spellings_in_its_flags(tmp_path: Path) -> None:
+    for name, frame in (("a.parquet", RUN_A), ("b.parquet", RUN_B), ("qrels.parquet", QRELS)):
+        frame.write_parquet(tmp_path / name)
+    args = ("compare", "a.parquet", "b.parquet", "--qrels", "qrels.parquet")
+    done = irm_in_process(*args, "-m", "P@1", "-m", "P_1", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "irm: error: metrics 'P@1' and 'P_1' are one metric, 'precision@1', listed twice: "
+        "compare would test it twice and count both tests in the family that --correction "
+        "holm adjusts with --correction-scope all, raising every adjusted p-value; list it "
+        "once\n"
     )

@@ -30,7 +30,7 @@ from polars_irmetrics.comparison.options import (
 from polars_irmetrics.comparison.paired import paired_stats
 from polars_irmetrics.comparison.record import Record, recall, remember
 from polars_irmetrics.door.evaluate import Parsed, check_ids_read, check_level_read
-from polars_irmetrics.errors import InvalidValueError, QuerySetError
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError, QuerySetError
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.options import EvalOptions, PlanKwargs, check_read, option_names
 from polars_irmetrics.metrics.registry import labels_by_route, parse_metric_list
@@ -313,7 +313,38 @@ def _checked_arguments(
     parsed = Parsed(parse_metric_list(metrics))
     plan_options = compare_eval_options(options, parsed)
     checked = statistics.replace(progress=plan_options.progress).checked()
+    _refuse_repeats(parsed, checked)
     return parsed, plan_options, checked
+
+
+def _refuse_repeats(parsed: Parsed, options: CompareOptions) -> None:
+    """Refuse two spellings of one metric (``'P@5'`` and ``'P_5'``, ``'map'`` and
+    ``'ap'``: one canonical name) where the correction adjusts the p-values of every
+    metric together (``correction_scope='all'``): the one test would be counted twice in
+    its family, raising every adjusted p-value (Holm over two comparisons where there
+    is one). The same name twice is refused by the parser; with
+    ``correction_scope='metric'``, ``correction=None`` or ``per_query=True`` a second
+    spelling changes no number (two equal rows, as :func:`~polars_irmetrics.evaluate`
+    gives two equal columns).
+
+    >>> _refuse_repeats(Parsed(parse_metric_list(["P@5", "P_5"])), CompareOptions())
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metrics 'P@5' and 'P_5' are one metric, ...
+    """
+    if options.per_query or options.correction is None or options.correction_scope != "all":
+        return
+    first: dict[str, str] = {}
+    for label, request in parsed.requests:
+        name = request.name
+        if name in first:
+            raise MetricParameterError(
+                f"metrics {first[name]!r} and {label!r} are one metric, {name!r}, listed "
+                f"twice: compare would test it twice and count both tests in the family "
+                f"that correction={options.correction!r} adjusts with "
+                "correction_scope='all', raising every adjusted p-value; list it once"
+            )
+        first[name] = label
 
 
 def check_compare(runs: Runs, metrics: str | Iterable[str], **arguments: Any) -> None:
