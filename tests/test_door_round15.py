@@ -120,3 +120,30 @@ def test_irm_compare_refuses_two_spellings_in_its_flags(tmp_path: Path) -> None:
         "holm adjusts with --correction-scope all, raising every adjusted p-value; list it "
         "once\n"
     )
+
+
+# --- irm: an option refused as unread is no fault of the judgments' file ---------------
+
+_UNREAD_DEPTH = (
+    "irm: error: --depth 5 is not read by metric 'num_rel': a count of the judgments or of "
+    "the queries (num_rel, idcg, num_q, prefs_num_prefs_poss) reads no ranking, RecTools' "
+    "covered_users@k reads the whole run, and only the metrics of a ranking (P, ndcg, map, "
+    "num_ret...) read the documents within --depth; drop --depth (it would change nothing), "
+    "or evaluate a metric of the ranking\n"
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("evaluate", "a.parquet"), ("compare", "a.parquet", "b.parquet")],
+    ids=["evaluate", "compare"],
+)
+def test_an_unread_option_is_not_led_by_the_qrels_file(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    # the reason's words 'a count of the judgments' led the line with 'qrels.parquet: '
+    for name, frame in (("a.parquet", RUN_A), ("b.parquet", RUN_B), ("qrels.parquet", QRELS)):
+        frame.write_parquet(tmp_path / name)
+    args = (*command, "--qrels", "qrels.parquet", "-m", "num_rel", "--depth", "5")
+    done = irm_in_process(*args, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", _UNREAD_DEPTH)

@@ -896,6 +896,12 @@ _SIDES = (
 )
 
 
+#: An option refused because no metric asked for reads it (``depth=5 is not read by
+#: metric 'num_rel': ...``, ``memory_limit='1GB' is read only by buckets=...``): the
+#: fault is the flag's, not a file's, though the reason may name the run or the judgments.
+_UNREAD = re.compile(r"[A-Za-z_]\w*=[^:]*? is (?:not read|read only) by ")
+
+
 def _with_source(message: str, args: argparse.Namespace) -> str:
     """A data error found while the command ran (``column 'doc_id' of the run: query
     'q1' lists ...``), led by the file behind the table it names, where the command
@@ -910,7 +916,14 @@ def _with_source(message: str, args: argparse.Namespace) -> str:
     "run.txt, qrels.txt: column 'q' is Int64 in the run and String in the judgments"
     >>> _with_source("unknown metric 'x'", args)
     "unknown metric 'x'"
+
+    An option refused as unread is no fault of a file, whatever table its reason names:
+
+    >>> _with_source("depth=5 is not read by metric 'num_rel': a count of the judgments", args)
+    "depth=5 is not read by metric 'num_rel': a count of the judgments"
     """
+    if _UNREAD.match(message):
+        return message
     given = [*(getattr(args, "runs", None) or []), getattr(args, "run", None)]
     runs = [r for r in given if isinstance(r, str)]
     files = {
