@@ -147,3 +147,34 @@ def test_an_unread_option_is_not_led_by_the_qrels_file(
     args = (*command, "--qrels", "qrels.parquet", "-m", "num_rel", "--depth", "5")
     done = irm_in_process(*args, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", _UNREAD_DEPTH)
+
+
+# --- irm fuse: its run files are fused, not scored as systems ---------------------------
+
+_SYSTEMS_HINT = " (several run files were given: each is scored as a system"
+
+
+@pytest.mark.parametrize(
+    ("command", "hinted"),
+    [
+        (("fuse", "a.parquet", "b.parquet", "-o", "fused.parquet"), False),
+        (("fuse", "a.parquet", "b.parquet", "--qrels", "qrels.parquet", "--optimize"), False),
+        (("compare", "a.parquet", "b.parquet", "--qrels", "qrels.parquet", "-m", "P@1"), True),
+    ],
+    ids=["fuse", "fuse --optimize", "compare"],
+)
+def test_the_several_files_hint_only_where_each_file_is_a_system(
+    tmp_path: Path, command: tuple[str, ...], hinted: bool
+) -> None:
+    # b spells its query ids otherwise: a coverage warning names it (scores: irm fuse
+    # reads a score column)
+    scored = RUN_A.with_columns(score=-pl.col("rank").cast(pl.Float64)).drop("rank")
+    spelt = scored.with_columns(pl.col("query_id").str.to_uppercase())
+    for name, frame in (("a.parquet", scored), ("b.parquet", spelt), ("qrels.parquet", QRELS)):
+        frame.write_parquet(tmp_path / name)
+    done = irm_in_process(*command, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines
+    assert all(line.startswith("irm: warning: ") for line in lines)
+    assert [_SYSTEMS_HINT in line for line in lines] == [hinted] * len(lines)

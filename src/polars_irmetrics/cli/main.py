@@ -1144,12 +1144,16 @@ def _key_flag_hint(message: str, args: argparse.Namespace) -> str:
     return message
 
 
-#: The hint a warning about a run's coverage gets where several run files were given.
+#: The hint a warning about a run's coverage gets where several run files were given to
+#: a command that scores each as a system (:data:`_SYSTEMS_OF_FILES`): not ``irm fuse``,
+#: which fuses them into one run.
 _SEVERAL_FILES = (
     " (several run files were given: each is scored as a system on every judged query, "
     "as an unquoted shell glob gives them; if they are parts of one run, such as one file "
     "per day, quote the glob, e.g. 'logs/*.parquet', to read them as one run)"
 )
+#: The commands that score each run file as a system of its own.
+_SYSTEMS_OF_FILES = ("evaluate", "demo", "compare")
 
 
 def _show_warning(
@@ -1162,7 +1166,8 @@ def _show_warning(
     def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
         text = _in_words(_one_line(str(message)) or category.__name__, parser, args.command)
         runs = getattr(args, "runs", None) or []
-        if issubclass(category, errors.CoverageWarning) and len(runs) > 1:
+        several = len(runs) > 1 and args.command in _SYSTEMS_OF_FILES
+        if issubclass(category, errors.CoverageWarning) and several:
             text += _SEVERAL_FILES
         shown.append(f"irm: warning: {text}")
 
