@@ -178,3 +178,61 @@ def test_the_several_files_hint_only_where_each_file_is_a_system(
     assert lines
     assert all(line.startswith("irm: warning: ") for line in lines)
     assert [_SYSTEMS_HINT in line for line in lines] == [hinted] * len(lines)
+
+
+# --- a group key refused names the keyword it was given by ------------------------------
+
+SCORED = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q2", "q2"],
+        "doc_id": ["x", "n", "y", "n"],
+        "score": [2.0, 1.0, 2.0, 1.0],
+        "run": ["a", "a", "a", "a"],
+    }
+)
+LONG = pl.concat([SCORED, SCORED.with_columns(run=pl.lit("b"), score=-pl.col("score"))])
+
+KEYS = [
+    (
+        ["P@1"],
+        {"systems": "score"},
+        "systems=['score'] names 'score', which is the score column; group by another "
+        "column, or pass the score column's name as score=",
+    ),
+    (
+        ["P@1"],
+        {"systems": "run", "by": "score"},
+        "by=['score'] names 'score', which is the score column; group by another column, "
+        "or pass the score column's name as score=",
+    ),
+    (
+        ["ee_loss"],
+        {"systems": "score", "groups": pl.DataFrame({"doc_id": ["x"], "group": ["g"]})},
+        "systems=['score'] names 'score', which is the score column; group by another "
+        "column, or pass the score column's name as score=",
+    ),
+]
+
+
+@pytest.mark.parametrize(("metrics", "options", "message"), KEYS)
+def test_evaluate_names_the_keyword_of_a_refused_key(
+    metrics: list[str], options: dict[str, object], message: str
+) -> None:
+    # systems= was named by= (and by= listed the systems' keys too)
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(LONG, metrics, qrels=QRELS, **options)
+
+
+@pytest.mark.parametrize("column", ["query_id", "doc_id", "score"])
+def test_compare_names_system_for_a_system_column_of_another_role(column: str) -> None:
+    message = (
+        f"system={column!r} names the {column} column; system= names the column of each "
+        f"row's system: pass that column's name as system=, or the {column} column's name "
+        f"as {column}="
+    )
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.compare(LONG, "P@1", qrels=QRELS, system=column)
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.tukey_hsd(LONG, "P@1", qrels=QRELS, system=column)
+    with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
+        LONG.lazy().irm.compare("P@1", qrels=QRELS, system=column)  # at the call

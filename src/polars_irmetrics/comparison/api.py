@@ -17,7 +17,13 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from polars_irmetrics.comparison.frame import PerQuery, Runs, per_query_values, stack_runs
+from polars_irmetrics.comparison.frame import (
+    PerQuery,
+    Runs,
+    check_system_role,
+    per_query_values,
+    stack_runs,
+)
 from polars_irmetrics.comparison.options import (
     Alternative,
     CompareOptions,
@@ -358,7 +364,8 @@ def check_compare(runs: Runs, metrics: str | Iterable[str], **arguments: Any) ->
     given = dict(bound.arguments)
     fields = {f.name for f in dataclasses.fields(CompareOptions)}
     statistics = CompareOptions(**{k: v for k, v in given.items() if k in fields})
-    _checked_arguments(metrics, given["options"], statistics)
+    _, plan_options, _ = _checked_arguments(metrics, given["options"], statistics)
+    check_system_role(runs, given["system"], plan_options)
     stack_runs(runs, given["system"])
 
 

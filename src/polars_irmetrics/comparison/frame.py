@@ -61,6 +61,7 @@ __all__ = [
     "PerQuery",
     "Runs",
     "Stacked",
+    "check_system_role",
     "evaluate_runs",
     "per_query_values",
     "schema_groups",
@@ -156,6 +157,30 @@ def stack_runs(runs: Runs, system: str) -> Stacked:
         for names in schema_groups(labelled)
     )
     return Stacked(parts, list(alone), alone, schemas)
+
+
+def check_system_role(runs: Runs, system: str, options: EvalOptions) -> None:
+    """Refuse a long frame's ``system=`` that names a column the evaluation reads as
+    something else (the query or document id, the rank, the score, the relevance): the
+    refusal names ``system=``, the keyword given, where the plan's would name the
+    ``systems=`` it is passed as.
+
+    >>> frame = pl.LazyFrame({"query_id": ["q"], "doc_id": ["d"], "rank": [1]})
+    >>> check_system_role(frame, "query_id", EvalOptions.build())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: system='query_id' names the query_id column...
+    """
+    if isinstance(runs, Mapping):
+        return  # a dict names each system by its key (another system= is refused)
+    roles = ("query_id", "doc_id", "rank", "score", "relevance")
+    for role in roles:
+        if getattr(options, role) == system:
+            raise InvalidValueError(
+                f"system={system!r} names the {role} column; system= names the column of "
+                f"each row's system: pass that column's name as system=, or the {role} "
+                f"column's name as {role}="
+            )
 
 
 def schema_groups(frames: Mapping[str, pl.LazyFrame]) -> list[list[str]]:
@@ -323,6 +348,7 @@ def per_query_values(
         for name, table in (("groups", groups), ("target", target))
         if table is not None
     }
+    check_system_role(runs, system, options)
     stacked = stack_runs(_from_lists(runs, options), system)
     # a rank=, score= or sample_id= that names a column of no run (each run is ordered
     # by its own order column: a dict may mix rank and score runs)

@@ -51,7 +51,7 @@ from polars_irmetrics.ground.facts import (
     ranking_facts,
     whole_ranks,
 )
-from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions, key_keyword
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     JUDGMENT_COLUMNS_HINT,
@@ -585,16 +585,17 @@ def _check_keys(
     }
     taken = [label for label, _ in requests] + ([] if options.per_query else ["num_q"])
     for key in keys:
+        given, named = key_keyword(options, key)  # the keyword the key was given by
         if key in roles:
             raise InvalidValueError(
-                f"by={keys!r} names {key!r}, which is the {roles[key]} column; group by "
-                f"another column, or pass the {roles[key]} column's name as {roles[key]}="
+                f"{given}={named!r} names {key!r}, which is the {roles[key]} column; group "
+                f"by another column, or pass the {roles[key]} column's name as {roles[key]}="
             )
         if key in taken:
             raise InvalidValueError(
-                f"by={keys!r} names {key!r}, which is also a column of the result; rename "
-                f"the key first, e.g. run.rename({{{key!r}: {key + '_key'!r}}}), and pass "
-                f"by={key + '_key'!r}"
+                f"{given}={named!r} names {key!r}, which is also a column of the result; "
+                f"rename the key first, e.g. run.rename({{{key!r}: {key + '_key'!r}}}), and "
+                f"pass {given}={key + '_key'!r}"
             )
     require_columns(
         run, keys, "run", "by= and systems= name columns of the run (or of queries=, by=)"

@@ -47,6 +47,7 @@ __all__ = [
     "check_key_roles",
     "check_read",
     "check_unseen_items",
+    "key_keyword",
     "key_names",
     "log_key_error",
     "option_names",
@@ -502,6 +503,20 @@ def key_names(name: str, value: object, *, fix: str = "") -> tuple[str, ...]:
     raise InvalidValueError(
         f"{name} must be a column name or a list of column names, got {value!r}{fix}"
     )
+
+
+def key_keyword(options: EvalOptions, key: str) -> tuple[str, list[str]]:
+    """The keyword a group key was given by and its keys, as a refusal names them:
+    ``("systems", [...])`` for a key of ``systems=``, else ``("by", [...])``.
+
+    >>> key_keyword(EvalOptions.build(systems="run", by="day"), "run")
+    ('systems', ['run'])
+    >>> key_keyword(EvalOptions.build(systems="run", by="day"), "day")
+    ('by', ['day'])
+    """
+    if key in options.system_keys:
+        return "systems", list(options.system_keys)
+    return "by", list(options.attribute_keys)
 
 
 def refuse_repeated_key(name: str, key: str, keys: Sequence[str]) -> None:

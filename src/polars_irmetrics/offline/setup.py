@@ -15,7 +15,7 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
-from polars_irmetrics.ground.options import EvalOptions, shared_column_error
+from polars_irmetrics.ground.options import EvalOptions, key_keyword, shared_column_error
 from polars_irmetrics.ground.validate import (
     JUDGMENT_COLUMNS_HINT,
     RUN_COLUMNS_HINT,
@@ -70,20 +70,22 @@ def _check_names(
         if column in seen:
             raise shared_column_error(seen[column], role, column)
         seen[column] = role
-    by_keys = options.by_keys
-    for key in by_keys:
+    for key in options.by_keys:
+        # the keyword the key was given by: systems= or by=
+        given, keys = key_keyword(options, key)
         if key in seen:
             raise InvalidValueError(
-                f"by={list(by_keys)!r} names {key!r}, which is the {seen[key]} column; "
+                f"{given}={keys!r} names {key!r}, which is the {seen[key]} column; "
                 "group by another column, or pass the " + seen[key] + " column's name as "
                 f"{seen[key]}="
             )
         taken = ["num_q", *outputs] if not options.per_query else list(outputs)
         if key in taken:
             raise InvalidValueError(
-                f"by={list(by_keys)!r} names {key!r}, which is also a column of the result "
+                f"{given}={keys!r} names {key!r}, which is also a column of the result "
                 f"({', '.join(repr(c) for c in taken)}); rename the key first, e.g. "
-                f"run.rename({{{key!r}: {key + '_key'!r}}}), and pass by={key + '_key'!r}"
+                f"run.rename({{{key!r}: {key + '_key'!r}}}), and pass {given}="
+                f"{key + '_key'!r}"
             )
 
 
