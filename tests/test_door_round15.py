@@ -236,3 +236,23 @@ def test_compare_names_system_for_a_system_column_of_another_role(column: str) -
         irm.tukey_hsd(LONG, "P@1", qrels=QRELS, system=column)
     with pytest.raises(irm.InvalidValueError, match=f"^{re.escape(message)}$"):
         LONG.lazy().irm.compare("P@1", qrels=QRELS, system=column)  # at the call
+
+
+# --- compare: a ranking metric of the interaction history, a table compare does not take
+
+
+@pytest.mark.parametrize("metric", ["pop_rsp@1", "epc@1", "reco_accuracy@1", "mcc@1"])
+def test_compare_refuses_a_metric_of_the_history_as_a_table_it_does_not_take(
+    metric: str,
+) -> None:
+    # it said "pass interactions=... to irm.evaluate", and compare then refused
+    # interactions= as an unknown option
+    message = (
+        f"metric {metric!r} is computed from a run, judgments and the interaction history, "
+        "which irm.compare does not take (it pairs the per-query values of runs and "
+        "judgments, or of predictions): evaluate it with irm.evaluate(table, qrels=..., "
+        "interactions=...) for each system"
+    )
+    runs = {"a": RUN_A, "b": RUN_B}
+    with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.compare(runs, ["P@1", metric], qrels=QRELS, baseline="a")

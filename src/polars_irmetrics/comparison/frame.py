@@ -499,6 +499,17 @@ def _reads_predictions(requests: list[tuple[str, MetricRequest]], qrels: object)
                 "does not take (it pairs the per-query values of runs and judgments, or of "
                 f"predictions): evaluate it with irm.evaluate({table}) for each system"
             )
+    # a ranking metric of the history (Elliot's pop_rsp, epc...; RecTools' mcc): compare
+    # takes no interactions= to give it (it was told to pass one, then refused it as an
+    # unknown option)
+    historied = [label for label, r in routes.get("offline", []) if "interactions" in r.reads]
+    if historied:
+        raise MetricParameterError(
+            f"metric {historied[0]!r} is computed from a run, judgments and the interaction "
+            "history, which irm.compare does not take (it pairs the per-query values of "
+            "runs and judgments, or of predictions): evaluate it with irm.evaluate(table, "
+            "qrels=..., interactions=...) for each system"
+        )
     predictions = "prediction" in routes
     if predictions and qrels is not None:
         raise InvalidValueError(
