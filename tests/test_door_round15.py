@@ -256,3 +256,48 @@ def test_compare_refuses_a_metric_of_the_history_as_a_table_it_does_not_take(
     runs = {"a": RUN_A, "b": RUN_B}
     with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(message)}$"):
         irm.compare(runs, ["P@1", metric], qrels=QRELS, baseline="a")
+
+
+# --- irm: a damaged JSON line is named with its file and line ---------------------------
+
+_RUN_JSONL = '{"query_id": "q1", "doc_id": "x", "score": 1.0}\n{"query_id": "q1", "doc_id":\n'
+_QRELS_JSONL = '{"query_id": "q1", "doc_id": "x", "relevance": 1}\n\n["q1", "y", 1]\n'
+_LOG_JSONL = (
+    '{"user_id": "u1", "arm": "A", "session_id": "s1", "position": 1, "clicked": 1}\n'
+    '{"user_id": "u2", "arm": "B",\n'
+)
+_RUN_LINE = (
+    'irm: error: run.jsonl, line 2: not a JSON object: \'{"query_id": "q1", "doc_id":\'; '
+    "fix or drop the line\n"
+)
+_QRELS_LINE = (
+    'irm: error: qrels.jsonl, line 3: not a JSON object: \'["q1", "y", 1]\'; fix or drop '
+    "the line\n"
+)
+_LOG_LINE = (
+    'irm: error: log.jsonl, line 2: not a JSON object: \'{"user_id": "u2", "arm": "B",\'; '
+    "fix or drop the line\n"
+)
+DAMAGED_JSON = [
+    (("evaluate", "run.jsonl", "--qrels", "qrels.txt", "-m", "P@1"), _RUN_LINE),
+    (("compare", "good.txt", "run.jsonl", "--qrels", "qrels.txt", "-m", "P@1"), _RUN_LINE),
+    (("fuse", "good.txt", "run.jsonl", "-o", "fused.parquet"), _RUN_LINE),
+    (("evaluate", "good.txt", "--qrels", "qrels.jsonl", "-m", "P@1"), _QRELS_LINE),
+    (("ab", "log.jsonl", "-m", "ctr"), _LOG_LINE),
+    (("ab", "log.jsonl"), _LOG_LINE),  # the default metrics read the columns first
+]
+
+
+@pytest.mark.parametrize(("command", "line"), DAMAGED_JSON)
+def test_a_damaged_json_line_is_named_with_its_line(
+    tmp_path: Path, command: tuple[str, ...], line: str
+) -> None:
+    # it was "FILE: its columns cannot be read (a damaged file, or files of a pattern or
+    # folder that disagree)", no line
+    (tmp_path / "run.jsonl").write_text(_RUN_JSONL)
+    (tmp_path / "qrels.jsonl").write_text(_QRELS_JSONL)
+    (tmp_path / "log.jsonl").write_text(_LOG_JSONL)
+    (tmp_path / "good.txt").write_text("q1 Q0 x 1 1.0 good\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 x 1\n")
+    done = irm_in_process(*command, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", line)

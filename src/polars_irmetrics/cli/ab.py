@@ -16,7 +16,12 @@ import polars as pl
 
 from polars_irmetrics.cli.keywords import as_flags, flags_of
 from polars_irmetrics.errors import FileFormatError, InvalidValueError, IrmError
-from polars_irmetrics.io.files import detect_format, sample_interactions_path, scan_log
+from polars_irmetrics.io.files import (
+    damaged_json_line,
+    detect_format,
+    sample_interactions_path,
+    scan_log,
+)
 from polars_irmetrics.io.report import (
     OUTPUT_FORMATS,
     OutputFormat,
@@ -163,6 +168,13 @@ def _split(items: list[str]) -> dict[str, float] | None:
     return out
 
 
+def _unreadable(source: str) -> FileFormatError:
+    """A log whose columns polars cannot read: its first damaged JSON line named where
+    there is one (polars' own text names neither the file nor the line)."""
+    damaged = damaged_json_line(source, "an impression log")
+    return damaged or FileFormatError(f"{source}: its columns cannot be read")
+
+
 def _feedable_defaults(
     log: pl.LazyFrame, args: argparse.Namespace, source: str, notes: list[str]
 ) -> list[str]:
@@ -172,7 +184,7 @@ def _feedable_defaults(
     try:
         have = set(log.collect_schema().names())
     except pl.exceptions.PolarsError:
-        raise FileFormatError(f"{source}: its columns cannot be read") from None
+        raise _unreadable(source) from None
     kept = []
     for label, roles in optional_columns(parse_metric_list(AB_DEFAULTS)).items():
         missing = [
@@ -211,7 +223,7 @@ def _read_columns(
     try:
         schema = log.collect_schema()
     except pl.exceptions.PolarsError:
-        raise FileFormatError(f"{source}: its columns cannot be read") from None
+        raise _unreadable(source) from None
     kept = {args.arm, args.unit, args.session_id, args.position, args.clicked, *args.by}
     unread = [
         getattr(args, role)

@@ -23,6 +23,7 @@ import csv
 import fnmatch
 import glob
 import io
+import json
 import os
 from collections.abc import Mapping, Sequence
 from importlib import resources
@@ -56,6 +57,7 @@ from polars_irmetrics.io.trec import read_trec_eval_qrels, read_trec_qrels, scan
 __all__ = [
     "FileFormat",
     "check_not_empty",
+    "damaged_json_line",
     "detect_format",
     "located_error",
     "parquet_files",
@@ -629,6 +631,9 @@ def _with_columns(table: pl.LazyFrame, source: str, needed: dict[str, str]) -> p
     try:
         schema = table.collect_schema()
     except pl.exceptions.PolarsError:
+        damaged = damaged_json_line(source)  # polars' text names neither file nor line
+        if damaged is not None:
+            raise damaged from None
         raise FileFormatError(
             f"{display_name(source)}: its columns cannot be read (a damaged file, or files "
             "of a pattern or folder that disagree)"
@@ -793,6 +798,55 @@ def ragged_line(
         for row in reader:
             if len(row) != len(header):
                 return reader.line_num, len(row), len(header)
+    return None
+
+
+def damaged_json_line(source: str, what: str = _RUN) -> FileFormatError | None:
+    """The first line of a local JSON lines file that is not a JSON object (a line cut
+    short, a missing comma), as an error naming the file and the line, where polars'
+    own text names neither; ``None`` where every line is one, or the source is no local
+    JSON lines file (a glob, a URL, another format). An error path only: the file is
+    read again.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from polars_irmetrics.io.files import damaged_json_line
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = pathlib.Path(tmp) / "run.jsonl"
+    ...     _ = path.write_text('{"query_id": "q1"}\\n\\n{"query_id":\\n')
+    ...     print(str(damaged_json_line(str(path))).replace(str(path), "run.jsonl"))
+    run.jsonl, line 3: not a JSON object: '{"query_id":'; fix or drop the line
+    """
+    text = os.fspath(source)
+    if is_glob(text) or "://" in text:
+        return None
+    try:
+        if detect_format(text, what) != "jsonl":
+            return None
+        data = open_text(text, what).data
+    except (IrmError, OSError):
+        return None
+    raw = data if isinstance(data, bytes) else None
+    handle = (
+        io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8-sig", errors="replace")
+        if raw is not None
+        else open(data, encoding="utf-8-sig", errors="replace")  # noqa: SIM115
+    )
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            stripped = line.strip()
+            if not stripped:
+                continue
+            try:
+                value = json.loads(stripped)
+            except ValueError:
+                value = None
+            if not isinstance(value, dict):
+                return FileFormatError(
+                    f"{display_name(text)}, line {number}: not a JSON object: "
+                    f"{excerpt(stripped)}; fix or drop the line"
+                )
     return None
 
 
