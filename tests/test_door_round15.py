@@ -10,6 +10,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_irmetrics as irm
+from polars_irmetrics.comparison.report import render_report
 
 from .helpers import irm_in_process
 
@@ -301,3 +302,20 @@ def test_a_damaged_json_line_is_named_with_its_line(
     (tmp_path / "qrels.txt").write_text("q1 0 x 1\n")
     done = irm_in_process(*command, cwd=tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", line)
+
+
+# --- report: compare's per-query values named as such ----------------------------------
+
+
+def test_a_report_of_the_per_query_values_says_so() -> None:
+    # it said "pass the result of irm.compare", which the frame is
+    per_query = irm.compare({"a": RUN_A, "b": RUN_B}, "P@1", qrels=QRELS, per_query=True)
+    message = (
+        "column 'mean' is not in the frame, which holds per-query values (compare(..., "
+        "per_query=True)); pass the result of irm.compare without per_query=True "
+        "(irm.report takes the per-query values as per_query=, for its plots)"
+    )
+    with pytest.raises(irm.ColumnNotFoundError, match=f"^{re.escape(message)}$"):
+        irm.report(per_query)
+    with pytest.raises(irm.ColumnNotFoundError, match=f"^{re.escape(message)}$"):
+        render_report(per_query, "markdown")

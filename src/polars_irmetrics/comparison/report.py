@@ -299,6 +299,13 @@ def table(
             "pass the result of irm.compare, or add the column (True where a higher "
             "value is better, False for an error such as logloss, null where neither is)"
         )
+    if missing and {"value", "baseline_value"} <= set(result.columns):
+        raise ColumnNotFoundError(
+            f"column {missing[0]!r} is not in the frame, which holds per-query values "
+            "(compare(..., per_query=True)); pass the result of irm.compare without "
+            "per_query=True (irm.report takes the per-query values as per_query=, for "
+            "its plots)"
+        )
     if missing:
         raise ColumnNotFoundError(
             f"column {missing[0]!r} is not in the frame; pass the result of irm.compare"
