@@ -56,6 +56,7 @@ from polars_irmetrics.ground.options import (
     check_named_columns,
     check_read,
     metrics_named,
+    refuse_result_keys,
 )
 from polars_irmetrics.ground.validate import (
     judged_tally,
@@ -311,7 +312,9 @@ def evaluate(
             judged query is refused unless ``unretrieved='drop'`` (the numbers would
             depend on what the key means; with ``systems=`` beside an exposure measure
             that reads the judgments the call refuses ``'drop'``: give each judged
-            query its key with ``queries``).
+            query its key with ``queries``). A key (of ``by`` or ``systems``) named as a
+            column of the result (``num_q``, ``num_rows``, ``num_sessions``, a metric's
+            column such as ``'auc'``) is refused: rename it in the table first.
 
         ``systems``
             Keys naming systems or runs (``"system"``, ``"run"``): each group is scored on
@@ -1120,7 +1123,9 @@ def evaluate_plan(
             "it compares the run with the exact neighbours, neighbors=...",
         )
         exact = long_run(exact, **columns)
-        return build_neighbors_plan(table, exact, routes["neighbors"], options)
+        asked = routes["neighbors"]
+        _refuse_result_keys(options, [*_counted(options, "num_q"), *_labels(asked)], "run")
+        return build_neighbors_plan(table, exact, asked, options)
     if tables.get("neighbors") is not None:
         raise MetricParameterError(
             "neighbors= holds the exact nearest neighbours of neighbor_recall@k and "
@@ -1220,8 +1225,15 @@ def evaluate_plan(
             "prediction metrics (auc, logloss, rmse...)",
             "the table holds the label= and prediction= columns, or labels= the true labels",
         )
+        asked = routes["prediction"]
+        outputs = ["num_rows"]  # per query too
+        for label, request in asked:
+            outputs.append(label)
+            if request.metric.name == "gauc" and not options.per_query:
+                outputs.append(f"{label}_one_class")
+        _refuse_result_keys(options, outputs, "predictions")
         return build_prediction_plan(
-            table, routes["prediction"], options, tables.get("labels"), warn=warn is True
+            table, asked, options, tables.get("labels"), warn=warn is True
         )
     if tables.get("labels") is not None:
         raise MetricParameterError(
@@ -1322,6 +1334,23 @@ def evaluate_plan(
     )
 
 
+def _counted(options: EvalOptions, count: str) -> list[str]:
+    """The result's count column (``num_q``...): none per query, where each row is one."""
+    return [] if options.per_query else [count]
+
+
+def _labels(requests: Requests) -> list[str]:
+    return [label for label, _ in requests]
+
+
+def _refuse_result_keys(options: EvalOptions, taken: Sequence[str], table: str) -> None:
+    """Refuse a ``systems=`` or ``by=`` key naming a column of the result (``taken``),
+    as the ranking metrics' plan does (:mod:`polars_irmetrics.offline.setup`): polars'
+    duplicate-name error otherwise, or the key's values overwritten."""
+    refuse_result_keys("systems", options.system_keys, taken, table)
+    refuse_result_keys("by", options.attribute_keys, taken, table)
+
+
 def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
     """Click metrics: the table is an impression log, its sessions the queries."""
     if options.systems is not None:
@@ -1329,6 +1358,7 @@ def _online(log: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.L
             "systems= is not available for click metrics: an impression log's arms or "
             "systems are segments, by=..."
         )
+    _refuse_result_keys(options, [*_counted(options, "num_sessions"), *_labels(requests)], "log")
     columns = LogColumns(
         session_id=options.query_id,
         position=options.rank,

@@ -52,6 +52,7 @@ __all__ = [
     "log_key_error",
     "option_names",
     "refuse_repeated_key",
+    "refuse_result_keys",
 ]
 
 Order = Literal["auto", "rank", "score"]
@@ -527,6 +528,30 @@ def refuse_repeated_key(name: str, key: str, keys: Sequence[str]) -> None:
         raise InvalidValueError(
             f"{name} lists {key!r} twice; list each key once, e.g. {name}={once!r}"
         )
+
+
+def refuse_result_keys(
+    name: str, keys: Sequence[str], taken: Sequence[str], table: str = "run"
+) -> None:
+    """Refuse a group key of option ``name`` (``by``, ``systems``) that is also a column
+    of the result (``taken``: ``num_q``, a metric's column, ``p_value``...), which the
+    result would hold twice (polars' duplicate-name error) or overwrite with the value
+    (the segments lost in silence); the fix renames the key in ``table``.
+
+    >>> refuse_result_keys("by", ["day", "ctr"], ["num_sessions", "ctr"], "log")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.InvalidValueError: by=['day', 'ctr'] names 'ctr', which is also ...
+    """
+    shown = ", ".join(repr(c) for c in taken[:4]) + (", ..." if len(taken) > 4 else "")
+    for key in keys:
+        if key in taken:
+            raise InvalidValueError(
+                f"{name}={list(keys)!r} names {key!r}, which is also a column of the result "
+                f"({shown}); rename the key first, e.g. "
+                f"{table}.rename({{{key!r}: {key + '_key'!r}}}), and pass "
+                f"{name}={key + '_key'!r}"
+            )
 
 
 #: The options that name one column of a table (a text; ``None`` too where optional).

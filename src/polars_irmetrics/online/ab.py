@@ -20,7 +20,12 @@ import polars as pl
 
 from polars_irmetrics.errors import InvalidValueError
 from polars_irmetrics.ground.inputs import as_polars
-from polars_irmetrics.ground.options import check_column_name, key_names, refuse_repeated_key
+from polars_irmetrics.ground.options import (
+    check_column_name,
+    key_names,
+    refuse_repeated_key,
+    refuse_result_keys,
+)
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics.online import ClickMetric
 from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
@@ -44,7 +49,24 @@ from polars_irmetrics.stats.multitest import Correction, adjust, check_correctio
 __all__ = ["ab_test", "check_ab_options", "segment_keys"]
 
 _X, _Y, _ARMS = f"{INTERNAL}x", f"{INTERNAL}y", f"{INTERNAL}arms"
+#: The arm (as text), metric, units-per-arm and metric-order columns of the moments
+#: and counts: internal names, so that no column of the log (an arm column named
+#: ``metric``, a segment key named ``n``) meets them
+_ARM, _METRIC = f"{INTERNAL}arm", f"{INTERNAL}metric"
+_UNITS, _ORDER = f"{INTERNAL}units", f"{INTERNAL}order"
 _MOMENTS = ("n", "mx", "my", "vxx", "vyy", "cxy")
+#: The columns of :func:`ab_test`'s result, which no segment key may name.
+_RESULT_COLUMNS = (
+    "metric", "arm", "control", "method", "units", "control_units", "mean", "control_mean",
+    "delta", "relative", "std_error", "ci_low", "ci_high", "relative_ci_low",
+    "relative_ci_high", "p_value", "p_adjusted", "significant", "higher_is_better",
+    "srm_p_value", "warnings",
+)  # fmt: skip
+
+
+def _moment(name: str, prefix: str = "") -> str:
+    """The internal column of moment ``name`` (of the control arm with ``prefix='c_'``)."""
+    return f"{INTERNAL}{prefix}{name}"
 
 
 def _is_ratio(request: MetricRequest) -> bool:
@@ -107,7 +129,9 @@ def ab_test(
         ``clicked``, and ``dwell``, ``converted`` or ``timestamp`` where an asked metric
         reads it), and a key whose values vary within a session (one session is one
         ``(arm, unit, session_id)``); a key may vary within a unit (a user's sessions on
-        two devices: the unit is in both segments).
+        two devices: the unit is in both segments). A key named as a column of the
+        result (``metric``, ``arm``, ``p_value``...: see Returns) is refused too: rename
+        it in the log first.
     alpha
         Level of the confidence intervals (``1 - alpha``, each for its own comparison,
         not adjusted for the others) and of ``significant`` (which reads the adjusted
@@ -212,6 +236,7 @@ def ab_test(
         columns,
         column_readers(requests),
     )
+    refuse_result_keys("by", by_keys, _RESULT_COLUMNS, "log")
     check_ab_options(alpha, srm_alpha, strict, arm, unit, control)
     correction = check_correction(correction)
     lf = log.lazy()
@@ -244,17 +269,17 @@ def ab_test(
         [
             clean.select(
                 *by_keys,
-                pl.col(arm).cast(pl.String),
-                pl.lit(label).alias("metric"),
+                pl.col(arm).cast(pl.String).alias(_ARM),
+                pl.lit(label).alias(_METRIC),
                 pl.col(f"{_X}:{label}").alias(_X),
                 pl.col(f"{_Y}:{label}").alias(_Y),
             )
             for label, _ in requests
         ]
     ).filter(pl.col(_X).is_not_null())
-    moments_plan = _moments_plan(long, [*by_keys, "metric", arm], [*by_keys, "metric"])
-    counts_plan = clean.group_by([*by_keys, pl.col(arm).cast(pl.String)]).agg(
-        pl.len().alias("units")
+    moments_plan = _moments_plan(long, [*by_keys, _METRIC, _ARM], [*by_keys, _METRIC])
+    counts_plan = clean.group_by([*by_keys, pl.col(arm).cast(pl.String).alias(_ARM)]).agg(
+        pl.len().alias(_UNITS)
     )
     mixed_plan = per_unit.filter(pl.col(_ARMS) > 1).select(
         pl.col(unit), pl.col(arm).cast(pl.String)
@@ -262,7 +287,7 @@ def ab_test(
     moments, counts, mixed = pl.collect_all([moments_plan, counts_plan, mixed_plan])
 
     warnings = _mixed_units(mixed, arm, unit, strict)
-    arms = sorted({*counts[arm].to_list(), *mixed[arm].to_list()})
+    arms = sorted({*counts[_ARM].to_list(), *mixed[arm].to_list()})
     if control not in arms:
         shown = ", ".join(repr(a) for a in arms) or "none"
         raise InvalidValueError(
@@ -276,9 +301,9 @@ def ab_test(
         )
     shares = _shares(split, arms, arm, unit)
     _refuse_absent_arms(counts, by_keys, arms, arm, unit)
-    srm = _srm(counts, by_keys, arm, shares)
+    srm = _srm(counts, by_keys, shares)
     rows = _rows(moments, counts, requests, by_keys, arm, control)
-    return _result(rows, requests, by_keys, arm, control, alpha, correction, srm,
+    return _result(rows, requests, by_keys, control, alpha, correction, srm,
                    srm_alpha, shares, unit, warnings)  # fmt: skip
 
 
@@ -387,7 +412,7 @@ def _moments_plan(long: pl.LazyFrame, keys: list[str], segment: list[str]) -> pl
     >>> long = pl.LazyFrame({"g": [1, 1, 1, 2], "x": [1.0, 2.0, 4.0, 5.0],
     ...                      "y": [1.0, 1.0, 3.0, 1.0]})
     >>> out = _moments_plan(long.rename({"x": _X, "y": _Y}), ["g"], []).collect().sort("g")
-    >>> out["vxx"].to_list(), out["cxy"].to_list()  # polars' var and cov: 2.333..., 1.666...
+    >>> out[_moment("vxx")].to_list(), out[_moment("cxy")].to_list()  # polars' var and cov
     ([2.3333333333333335, None], [1.6666666666666667, None])
     """
     sx, sy = f"{INTERNAL}sx", f"{INTERNAL}sy"
@@ -424,11 +449,11 @@ def _moments_plan(long: pl.LazyFrame, keys: list[str], segment: list[str]) -> pl
     # x and y hold the scaled values here: their signs are those of the values
     nonnegative = pl.min_horizontal(pl.col(_X).min(), pl.col(_Y).min()) >= 0
     return spread.group_by(keys).agg(
-        n.cast(pl.Float64).alias("n"),
-        (pl.col(mx).first() / scale_x).alias("mx"),
-        (pl.col(my).first() / scale_y).alias("my"),
-        *(co_spread(name).alias(name) for name in products),
-        nonnegative.alias("nonnegative"),
+        n.cast(pl.Float64).alias(_moment("n")),
+        (pl.col(mx).first() / scale_x).alias(_moment("mx")),
+        (pl.col(my).first() / scale_y).alias(_moment("my")),
+        *(co_spread(name).alias(_moment(name)) for name in products),
+        nonnegative.alias(_moment("nonnegative")),
     )
 
 
@@ -534,7 +559,7 @@ def _refuse_absent_arms(
 ) -> None:
     """Refuse a segment without a unit of some arm, as an arm with fewer than 2 units
     (:func:`_rows`) is: there is nothing to compare there."""
-    present = {(tuple(row[k] for k in by), row[arm]) for row in counts.iter_rows(named=True)}
+    present = {(tuple(row[k] for k in by), row[_ARM]) for row in counts.iter_rows(named=True)}
     lacking = [
         (segment, [a for a in arms if (segment, a) not in present])
         for segment in _segments(counts, by)
@@ -567,7 +592,7 @@ def _segments(frame: pl.DataFrame, by: Sequence[str]) -> list[tuple[object, ...]
 
 
 def _srm(
-    counts: pl.DataFrame, by: Sequence[str], arm: str, shares: dict[str, float]
+    counts: pl.DataFrame, by: Sequence[str], shares: dict[str, float]
 ) -> dict[tuple[object, ...], tuple[float, dict[str, int]]]:
     """Per segment: the SRM p-value and the units per arm."""
     segments = _segments(counts, by)
@@ -576,8 +601,8 @@ def _srm(
     index = {segment: i for i, segment in enumerate(segments)}
     for row in counts.iter_rows(named=True):
         segment = tuple(row[k] for k in by)
-        if row[arm] in shares:
-            observed[index[segment], names.index(row[arm])] = row["units"]
+        if row[_ARM] in shares:
+            observed[index[segment], names.index(row[_ARM])] = row[_UNITS]
     p = srm_p_values(observed, np.array([shares[n] for n in names]))
     return {
         segment: (float(p[i]), {n: int(observed[i, j]) for j, n in enumerate(names)})
@@ -599,44 +624,46 @@ def _rows(
     arm: str,
     control: str,
 ) -> pl.DataFrame:
-    """Treatment rows joined with their control row; every arm checked for >= 2 units."""
+    """Treatment rows joined with their control row; every arm checked for >= 2 units
+    (``arm``: the arm column's name, for the messages)."""
     order = pl.DataFrame(
-        {"metric": [label for label, _ in requests], "order": range(len(requests))},
-        schema={"metric": pl.String, "order": pl.Int64},
+        {_METRIC: [label for label, _ in requests], _ORDER: range(len(requests))},
+        schema={_METRIC: pl.String, _ORDER: pl.Int64},
     )
-    expected = counts.select(*by, arm).join(order, how="cross")
-    full = expected.join(moments, on=[*by, "metric", arm], how="left").with_columns(
-        pl.col("n").fill_null(0.0)
+    n, my = _moment("n"), _moment("my")
+    expected = counts.select(*by, _ARM).join(order, how="cross")
+    full = expected.join(moments, on=[*by, _METRIC, _ARM], how="left").with_columns(
+        pl.col(n).fill_null(0.0)
     )
-    few = full.filter(pl.col("n") < 2).sort("order", *by, arm)
+    few = full.filter(pl.col(n) < 2).sort(_ORDER, *by, _ARM)
     if few.height:
         row = few.row(0, named=True)
         segment = _describe([row[k] for k in by], by)
         raise InvalidValueError(
-            f"arm {row[arm]!r}{segment} has {int(row['n'])} unit(s) with a value of "
-            f"{row['metric']!r}; comparing arms needs at least 2 units in each: check the "
+            f"arm {row[_ARM]!r}{segment} has {int(row[n])} unit(s) with a value of "
+            f"{row[_METRIC]!r}; comparing arms needs at least 2 units in each: check the "
             f"{arm!r} column, or leave the metric out"
         )
-    undefined = full.filter(pl.col("my") == 0).sort("order", *by, arm)
+    undefined = full.filter(pl.col(my) == 0).sort(_ORDER, *by, _ARM)
     if undefined.height:
         row = undefined.row(0, named=True)
         segment = _describe([row[k] for k in by], by)
         raise InvalidValueError(
-            f"metric {row['metric']!r} is undefined in arm {row[arm]!r}{segment}: its "
+            f"metric {row[_METRIC]!r} is undefined in arm {row[_ARM]!r}{segment}: its "
             "denominator is 0 in every unit (no clicks, or no impressions in the top k); "
             "leave it out"
         )
-    keys = [*by, "metric"]
-    treated = full.filter(pl.col(arm) != control)
-    baseline = full.filter(pl.col(arm) == control).select(
-        *keys, *(pl.col(m).alias(f"c_{m}") for m in (*_MOMENTS, "nonnegative"))
+    keys = [*by, _METRIC]
+    treated = full.filter(pl.col(_ARM) != control)
+    baseline = full.filter(pl.col(_ARM) == control).select(
+        *keys, *(pl.col(_moment(m)).alias(_moment(m, "c_")) for m in (*_MOMENTS, "nonnegative"))
     )
-    return treated.join(baseline, on=keys, how="inner").sort("order", *by, arm)
+    return treated.join(baseline, on=keys, how="inner").sort(_ORDER, *by, _ARM)
 
 
 def _moments(rows: pl.DataFrame, prefix: str) -> ArmMoments:
     def col(name: str) -> npt.NDArray[np.float64]:
-        values: npt.NDArray[np.float64] = rows[prefix + name].cast(pl.Float64).to_numpy()
+        values: npt.NDArray[np.float64] = rows[_moment(name, prefix)].cast(pl.Float64).to_numpy()
         return values
 
     return ArmMoments(*(col(m) for m in _MOMENTS))
@@ -646,7 +673,6 @@ def _result(
     rows: pl.DataFrame,
     requests: Sequence[tuple[str, MetricRequest]],
     by: Sequence[str],
-    arm: str,
     control: str,
     alpha: float,
     correction: Correction,
@@ -658,17 +684,20 @@ def _result(
 ) -> pl.DataFrame:
     ratio_labels = {label for label, req in requests if _is_ratio(req)}
     direction = {label: req.higher_is_better for label, req in requests}
-    welch = ~rows["metric"].is_in(list(ratio_labels)).to_numpy()
+    welch = ~rows[_METRIC].is_in(list(ratio_labels)).to_numpy()
     treatment, baseline = _moments(rows, ""), _moments(rows, "c_")
-    nonnegative = (rows["nonnegative"] & rows["c_nonnegative"]).fill_null(False).to_numpy()
+    both = rows[_moment("nonnegative")] & rows[_moment("nonnegative", "c_")]
+    nonnegative = both.fill_null(False).to_numpy()
     result = compare(treatment, baseline, welch, alpha, nonnegative)
     p_adjusted = adjust(result.p_value, correction)
     segments = [tuple(row) for row in rows.select(by).iter_rows()] if by else [()] * rows.height
     srm_p = [srm[s][0] for s in segments]
     notes = {s: _srm_warning(srm[s], srm_alpha, shares, unit, by, s) for s in set(segments)}
-    flat = _flat_notes(rows["metric"].to_list(), result.std_error, result.delta, treatment.n,
+    flat = _flat_notes(rows[_METRIC].to_list(), result.std_error, result.delta, treatment.n,
                        baseline.n, unit)  # fmt: skip
-    out = rows.select(*by, "metric", pl.col(arm).alias("arm")).with_columns(
+    out = rows.select(
+        *by, pl.col(_METRIC).alias("metric"), pl.col(_ARM).alias("arm")
+    ).with_columns(
         pl.lit(control).alias("control"),
         pl.Series("method", np.where(welch, "welch", "delta"), dtype=pl.String),
         pl.Series("units", treatment.n.astype(np.int64)),
@@ -688,7 +717,7 @@ def _result(
         pl.Series("significant", p_adjusted <= alpha),
         pl.Series(
             "higher_is_better",
-            [direction[label] for label in rows["metric"]],
+            [direction[label] for label in rows[_METRIC]],
             dtype=pl.Boolean,
         ),
         pl.Series("srm_p_value", srm_p, dtype=pl.Float64),

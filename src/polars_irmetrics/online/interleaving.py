@@ -30,6 +30,7 @@ import polars as pl
 from polars_irmetrics.errors import ColumnTypeError, DuplicateError, InvalidValueError
 from polars_irmetrics.ground.inputs import as_polars
 from polars_irmetrics.ground.lazy import LazyModule
+from polars_irmetrics.ground.options import refuse_result_keys
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.online.ab import segment_keys
 from polars_irmetrics.online.columns import LogColumns, article, check_log_names, refuse_nested
@@ -43,6 +44,13 @@ else:
 __all__ = ["interleaving_test", "sign_test_p_values"]
 
 _A, _B = f"{INTERNAL}team_a", f"{INTERNAL}team_b"
+#: Each session's clicks on the items of team a and of team b.
+_CREDIT_A, _CREDIT_B = f"{INTERNAL}credit_a", f"{INTERNAL}credit_b"
+#: The columns of :func:`interleaving_test`'s result, which no segment key may name.
+_RESULT_COLUMNS = (
+    "team_a", "team_b", "sessions", "no_click", "wins_a", "wins_b", "ties", "preference",
+    "p_value", "preferred",
+)  # fmt: skip
 
 
 def _flag(name: str) -> str:
@@ -137,7 +145,8 @@ def interleaving_test(
     by
         Segment keys (day, market): each segment is analysed apart. A key holds one
         value per session: one whose values vary within a session is refused when the
-        plan runs.
+        plan runs. A key named as a column of the result (``team_a``, ``p_value``...:
+        see Returns) is refused: rename it in the log first.
     session_id, position, clicked, team
         Column names in ``log``.
 
@@ -201,6 +210,7 @@ def interleaving_test(
         "the session or the team",
         columns,
     )
+    refuse_result_keys("by", by_keys, _RESULT_COLUMNS, "log")
     if teams is not None and (
         not isinstance(teams, tuple | list) or len(teams) != 2 or teams[0] == teams[1]
     ):
@@ -279,8 +289,8 @@ def _plan(
             pl.col(_B).first(),
             pl.col(_flag("teams")).first(),
             pl.col(_flag("stray")).first(),
-            (click & (name == pl.col(_A))).sum().cast(pl.Int64).alias("credit_a"),
-            (click & (name == pl.col(_B))).sum().cast(pl.Int64).alias("credit_b"),
+            (click & (name == pl.col(_A))).sum().cast(pl.Int64).alias(_CREDIT_A),
+            (click & (name == pl.col(_B))).sum().cast(pl.Int64).alias(_CREDIT_B),
             *(
                 check.cast(pl.Int64).alias(_flag(check_name))
                 for check_name, check in (
@@ -302,7 +312,7 @@ def _plan(
             return frame
 
         sessions = sessions.map_batches(check, schema=sessions.collect_schema())
-    credit_a, credit_b = pl.col("credit_a"), pl.col("credit_b")
+    credit_a, credit_b = pl.col(_CREDIT_A), pl.col(_CREDIT_B)
     summary = [
         pl.col(_A).first().alias("team_a"),
         pl.col(_B).first().alias("team_b"),
