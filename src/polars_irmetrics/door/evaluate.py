@@ -1232,6 +1232,14 @@ def evaluate_plan(
             if request.metric.name == "gauc" and not options.per_query:
                 outputs.append(f"{label}_one_class")
         _refuse_result_keys(options, outputs, "predictions")
+        key = options.query_id
+        if options.per_query and key == "num_rows":  # a metric's label: _check_key_names
+            raise InvalidValueError(
+                f"query_id={key!r} names the column {key!r}, which is also a column of the "
+                "result per query (its rows); rename the key first, e.g. predictions.rename("
+                f"{{{key!r}: {key + '_id'!r}}}) (and labels= alike), and pass "
+                f"query_id={key + '_id'!r}"
+            )
         return build_prediction_plan(
             table, asked, options, tables.get("labels"), warn=warn is True
         )

@@ -176,7 +176,8 @@ def knn(
     ------
     InvalidValueError
         ``k`` below 1, an unknown ``metric``, a ``block_size`` below 1, an
-        ``exclude_self`` that is not ``True`` or ``False``; a null id or embedding, a
+        ``exclude_self`` that is not ``True`` or ``False``; a ``query_id`` or ``doc_id``
+        named ``"score"`` or ``"rank"`` (the run's own columns); a null id or embedding, a
         NaN or infinite value, embeddings of different dimensions (within a table or
         between the two) or of 0 dimensions, a zero vector under ``"cosine"``; a
         returned score beyond the output dtype's range (``"dot"`` or ``"l2"`` on huge
@@ -262,6 +263,14 @@ def knn(
         check_column_name(name, value)
     if query_id == doc_id:  # the run's two id columns
         raise shared_column_error("query_id", "doc_id", query_id)
+    for name, value, table in (("query_id", query_id, "queries"), ("doc_id", doc_id, "corpus")):
+        if value in ("score", "rank"):  # the run's two other columns
+            raise InvalidValueError(
+                f"{name}={value!r} names the column {value!r}, which is also a column of "
+                f"the run knn returns (its {value}s); rename the ids first, e.g. "
+                f"{table}.rename({{{value!r}: {value + '_id'!r}}}), and pass "
+                f"{name}={value + '_id'!r}"
+            )
     try:
         query = _queries(queries, query_id, embedding)
     except IrmError:
