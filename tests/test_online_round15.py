@@ -15,6 +15,9 @@ the result.
   prediction metrics (``by='auc'``, ``systems='num_rows'``, ``by='gauc_one_class'``) and
   neighbour recall (``by='num_q'``) were polars' DuplicateError; refused as the ranking
   metrics' keys are.
+* ``ab_test`` of an empty log said the control arm is not in the log (its arms: none)
+  and to name it with ``control=``; it says the log has no rows, as
+  ``interleaving_test`` does.
 """
 
 from __future__ import annotations
@@ -218,3 +221,17 @@ def test_neighbour_recall_refuses_a_segment_key_named_as_a_result_column(
         InvalidValueError, match=f"^{re.escape(_refused('by', key, shown, 'run'))}$"
     ):
         irm.evaluate(exact, ["neighbor_recall@2"], neighbors=exact, by=key, per_query=per_query)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("by", [None, "day"])
+def test_ab_test_names_an_empty_log(lazy: bool, by: str | None) -> None:
+    """An empty log was 'control arm 'A' is not in column 'arm' of the log (its arms:
+    none); name the control arm with control=...': a fix that cannot help."""
+    log = _ab_log().clear()
+    message = (
+        "the log has no rows; ab_test needs one row per impression (its 'arm', 'user_id', "
+        "'session_id', 'position' and 'clicked'): check the log, or the filter that emptied it"
+    )
+    with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
+        irm.ab_test(log.lazy() if lazy else log, ["ctr"], by=by)

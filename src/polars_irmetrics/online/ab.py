@@ -177,10 +177,11 @@ def ab_test(
         A missing column or a wrong dtype (a nested arm, unit, session or segment
         key: List, Array, Struct).
     InvalidValueError
-        A bad option; a segment key naming a column the metrics read (see ``by``); a
-        control arm not in the log; an arm of the log missing from
-        ``split``, or an arm of ``split`` missing from the log; an arm with fewer than
-        two units with a value of a metric (overall, or in a segment of ``by``); a
+        A bad option; a segment key naming a column the metrics read or the result
+        holds (see ``by``); an empty log; a control arm not in the log; an arm of the
+        log missing from ``split``, or an arm of ``split`` missing from the log; an arm
+        with fewer than two units with a value of a metric (overall, or in a segment of
+        ``by``); a
         metric undefined in an arm (no clicks); a unit in two arms under
         ``strict=True``; a ``by`` key with two values in a session; the data errors of
         :func:`polars_irmetrics.evaluate_online`.
@@ -286,6 +287,12 @@ def ab_test(
     )
     moments, counts, mixed = pl.collect_all([moments_plan, counts_plan, mixed_plan])
 
+    if not counts.height and not mixed.height:  # no unit at all: not a misnamed control
+        raise InvalidValueError(
+            f"the log has no rows; ab_test needs one row per impression (its {arm!r}, "
+            f"{unit!r}, {session_id!r}, {position!r} and {clicked!r}): check the log, or the "
+            "filter that emptied it"
+        )
     warnings = _mixed_units(mixed, arm, unit, strict)
     arms = sorted({*counts[_ARM].to_list(), *mixed[arm].to_list()})
     if control not in arms:
