@@ -18,12 +18,15 @@ the result.
 * ``ab_test`` of an empty log said the control arm is not in the log (its arms: none)
   and to name it with ``control=``; it says the log has no rows, as
   ``interleaving_test`` does.
+* ``ab_test``'s ``alpha``, ``srm_alpha`` and ``split`` shares refused numpy's numbers
+  (``np.float32(0.1)``, ``np.int64(3)``); they are read as the Python numbers they equal.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -235,3 +238,22 @@ def test_ab_test_names_an_empty_log(lazy: bool, by: str | None) -> None:
     )
     with pytest.raises(InvalidValueError, match=f"^{re.escape(message)}$"):
         irm.ab_test(log.lazy() if lazy else log, ["ctr"], by=by)
+
+
+@pytest.mark.parametrize(
+    ("given", "plain"),
+    [
+        ({"alpha": np.float32(0.1)}, {"alpha": float(np.float32(0.1))}),
+        ({"srm_alpha": np.float32(0.01)}, {"srm_alpha": float(np.float32(0.01))}),
+        ({"split": {"A": np.int64(3), "B": np.int64(1)}}, {"split": {"A": 3, "B": 1}}),
+        ({"split": {"A": np.float32(0.5), "B": np.float32(0.5)}}, {"split": {"A": 0.5, "B": 0.5}}),
+    ],
+)
+def test_ab_test_reads_numpy_numbers_as_python_numbers(
+    given: dict[str, Any], plain: dict[str, Any]
+) -> None:
+    """``alpha=np.float32(0.1)`` was 'alpha must be a number in (0, 1), e.g. 0.05; got
+    np.float32(0.1)', a share np.int64(3) 'must be a positive, finite share' (a split
+    built with numpy): the options take numpy's numbers as the library's others do."""
+    log = _ab_log()
+    assert irm.ab_test(log, ["ctr"], **given).equals(irm.ab_test(log, ["ctr"], **plain))

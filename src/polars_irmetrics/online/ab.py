@@ -23,6 +23,7 @@ from polars_irmetrics.ground.inputs import as_polars
 from polars_irmetrics.ground.options import (
     check_column_name,
     key_names,
+    plain_number,
     refuse_repeated_key,
     refuse_result_keys,
 )
@@ -238,6 +239,8 @@ def ab_test(
         column_readers(requests),
     )
     refuse_result_keys("by", by_keys, _RESULT_COLUMNS, "log")
+    # numpy's numbers as Python's (np.float32(0.05) was refused, as a share np.int64(1))
+    alpha, srm_alpha = plain_number(alpha), plain_number(srm_alpha)
     check_ab_options(alpha, srm_alpha, strict, arm, unit, control)
     correction = check_correction(correction)
     lf = log.lazy()
@@ -530,6 +533,7 @@ def _shares(
             f"split must map each arm to its intended share, e.g. {{'A': 0.5, 'B': 0.5}}; "
             f"got {split!r}"
         )
+    split = {name: plain_number(weight) for name, weight in split.items()}
     for name, weight in split.items():
         number = not isinstance(weight, bool) and isinstance(weight, int | float)
         if not number or not 0 < weight < math.inf:  # inf / inf: NaN shares
