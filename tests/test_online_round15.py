@@ -257,3 +257,20 @@ def test_ab_test_reads_numpy_numbers_as_python_numbers(
     built with numpy): the options take numpy's numbers as the library's others do."""
     log = _ab_log()
     assert irm.ab_test(log, ["ctr"], **given).equals(irm.ab_test(log, ["ctr"], **plain))
+
+
+# ab_test(log, ['session_ctr', 'session_click_rate']) tested one metric twice and
+# counted both tests in Holm's family (every adjusted p-value raised in silence), as
+# compare with correction_scope='all' did before 9101369; without a correction no
+# number changes, so the two spellings are two equal rows.
+def test_ab_test_refuses_two_spellings_of_one_metric_under_a_correction() -> None:
+    message = (
+        "metrics 'session_ctr' and 'session_click_rate' are one metric, 'session_ctr', "
+        "listed twice: ab_test would test it twice and count both tests in the family "
+        "that correction='holm' adjusts, raising every adjusted p-value; list it once"
+    )
+    with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.ab_test(_ab_log(), ["session_ctr", "abandonment", "session_click_rate"])
+    out = irm.ab_test(_ab_log(), ["session_ctr", "session_click_rate"], correction=None)
+    assert out["p_value"][0] == out["p_value"][1]
+    assert out["p_adjusted"].to_list() == out["p_value"].to_list()

@@ -39,7 +39,7 @@ from polars_irmetrics.door.evaluate import Parsed, check_ids_read, check_level_r
 from polars_irmetrics.errors import InvalidValueError, MetricParameterError, QuerySetError
 from polars_irmetrics.ground.inputs import FrameInput
 from polars_irmetrics.ground.options import EvalOptions, PlanKwargs, check_read, option_names
-from polars_irmetrics.metrics.registry import labels_by_route, parse_metric_list
+from polars_irmetrics.metrics.registry import labels_by_route, parse_metric_list, repeated_metric
 from polars_irmetrics.stats.multitest import Correction, adjust
 
 if TYPE_CHECKING:
@@ -340,17 +340,15 @@ def _refuse_repeats(parsed: Parsed, options: CompareOptions) -> None:
     """
     if options.per_query or options.correction is None or options.correction_scope != "all":
         return
-    first: dict[str, str] = {}
-    for label, request in parsed.requests:
-        name = request.name
-        if name in first:
-            raise MetricParameterError(
-                f"metrics {first[name]!r} and {label!r} are one metric, {name!r}, listed "
-                f"twice: compare would test it twice and count both tests in the family "
-                f"that correction={options.correction!r} adjusts with "
-                "correction_scope='all', raising every adjusted p-value; list it once"
-            )
-        first[name] = label
+    repeat = repeated_metric(parsed.requests)
+    if repeat is not None:
+        first, label, name = repeat
+        raise MetricParameterError(
+            f"metrics {first!r} and {label!r} are one metric, {name!r}, listed "
+            f"twice: compare would test it twice and count both tests in the family "
+            f"that correction={options.correction!r} adjusts with "
+            "correction_scope='all', raising every adjusted p-value; list it once"
+        )
 
 
 def check_compare(runs: Runs, metrics: str | Iterable[str], **arguments: Any) -> None:

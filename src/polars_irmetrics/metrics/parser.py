@@ -41,7 +41,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from polars_irmetrics.errors import MetricParameterError, UnknownMetricError
@@ -65,6 +65,7 @@ __all__ = [
     "get_metric",
     "parse_metric",
     "parse_metric_list",
+    "repeated_metric",
     "request",
     "writes_aggregate",
 ]
@@ -743,3 +744,26 @@ def parse_metric_list(metrics: str | Iterable[str]) -> list[tuple[str, MetricReq
         seen.add(name)
         out.append((name, replace(request, given=name)))
     return out
+
+
+def repeated_metric(
+    requests: Sequence[tuple[str, MetricRequest]],
+) -> tuple[str, str, str] | None:
+    """The first two labels that spell one metric (``'P@5'`` and ``'P_5'``, ``'map'``
+    and ``'ap'``: one canonical name), with that name, or ``None``: read where every
+    metric's test joins one family of a multiple-testing correction, which would count
+    the one test twice (:func:`~polars_irmetrics.compare`,
+    :func:`~polars_irmetrics.ab_test`). The same label twice is refused by
+    :func:`parse_metric_list` itself.
+
+    >>> repeated_metric(parse_metric_list(["P@5", "ndcg@10", "P_5"]))
+    ('P@5', 'P_5', 'precision@5')
+    >>> repeated_metric(parse_metric_list(["P@5", "P@10"])) is None
+    True
+    """
+    first: dict[str, str] = {}
+    for label, request in requests:
+        if request.name in first:
+            return first[request.name], label, request.name
+        first[request.name] = label
+    return None

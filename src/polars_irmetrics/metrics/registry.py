@@ -12,6 +12,7 @@ from polars_irmetrics.metrics.parser import (
     get_metric,
     parse_metric,
     parse_metric_list,
+    repeated_metric,
     request,
 )
 from polars_irmetrics.metrics.requests import (
@@ -48,6 +49,7 @@ __all__ = [
     "merges_from_users",
     "parse_metric",
     "parse_metric_list",
+    "repeated_metric",
     "request",
     "split_routes",
     "user_mean",

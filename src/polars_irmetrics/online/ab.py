@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from polars_irmetrics.errors import InvalidValueError
+from polars_irmetrics.errors import InvalidValueError, MetricParameterError
 from polars_irmetrics.ground.inputs import as_polars
 from polars_irmetrics.ground.options import (
     check_column_name,
@@ -29,7 +29,7 @@ from polars_irmetrics.ground.options import (
 )
 from polars_irmetrics.ground.validate import INTERNAL, require_columns
 from polars_irmetrics.metrics.online import ClickMetric
-from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list
+from polars_irmetrics.metrics.registry import MetricRequest, parse_metric_list, repeated_metric
 from polars_irmetrics.metrics.scope import exact_mean, exact_sum
 from polars_irmetrics.online.columns import (
     LogColumns,
@@ -142,6 +142,9 @@ def ab_test(
         Multiple-testing correction across every (segment, metric, arm) row:
         ``"holm"`` (default), ``"bonferroni"``, ``"holm-sidak"``, ``"fdr_bh"``,
         ``"fdr_by"`` or ``None`` (:func:`polars_irmetrics.stats.multitest.adjust`).
+        With a correction, two spellings of one metric (``'session_ctr'`` and
+        ``'session_click_rate'``) are refused: the one test would count twice in the
+        family.
     srm_alpha
         An SRM p-value below it adds a warning to the rows of the segment (default
         0.001, the usual threshold).
@@ -243,6 +246,15 @@ def ab_test(
     alpha, srm_alpha = plain_number(alpha), plain_number(srm_alpha)
     check_ab_options(alpha, srm_alpha, strict, arm, unit, control)
     correction = check_correction(correction)
+    repeat = repeated_metric(requests)
+    if repeat is not None and correction is not None:
+        first, label, name = repeat
+        raise MetricParameterError(
+            f"metrics {first!r} and {label!r} are one metric, {name!r}, listed twice: "
+            "ab_test would test it twice and count both tests in the family that "
+            f"correction={correction!r} adjusts, raising every adjusted p-value; list it "
+            "once"
+        )
     lf = log.lazy()
     require_columns(
         lf.collect_schema(),
