@@ -54,12 +54,13 @@ WORKED: dict[str, tuple[list[float | None], float]] = {
     "abandonment": ([0.0, 0.0, 1.0], 1 / 3),
     "click_mrr": ([1 / 2, 1.0, 0.0], (1 / 2 + 1) / 3),
     "click_mrr@1": ([0.0, 1.0, 0.0], 1 / 3),
-    "mean_click_position": ([(2 + 3) / 2, 1.0, 0.0], (2 + 3 + 1) / 3),
+    # a rate over the clicks: none for s3, which has none (not 0, the best position)
+    "mean_click_position": ([(2 + 3) / 2, 1.0, None], (2 + 3 + 1) / 3),
     # the sessions with a click only: (2.5 + 1) / 2
     "median_click_position": ([2.5, 1.0, None], (2.5 + 1) / 2),
     "time_to_first_click": ([105 - 100, 203 - 200, None], (5 + 3) / 2),
-    "sat_click_rate": ([1 / 2, 0.0, 0.0], 1 / 3),
-    "sat_click_rate(dwell_threshold=5)": ([1.0, 1.0, 0.0], 3 / 3),
+    "sat_click_rate": ([1 / 2, 0.0, None], 1 / 3),
+    "sat_click_rate(dwell_threshold=5)": ([1.0, 1.0, None], 3 / 3),
     "conversion_rate": ([1.0, 0.0, 0.0], 1 / 3),
     "click_ndcg@3": ([S1_NDCG3, 1.0, 0.0], (S1_NDCG3 + 1) / 3),
     # satisfied clicks (dwell >= 30): only s1's position 2; the ideal puts it first

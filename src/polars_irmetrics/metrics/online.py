@@ -263,8 +263,8 @@ class ClickMetric(Metric):
     ratio
         ``(numerator, denominator)``: per-session formulas whose sums over a segment
         (or a randomization unit) make the metric, ``sum(numerator) / sum(denominator)``
-        (CTR = clicks / impressions). A session's own value is its ratio (0 when its
-        denominator is 0). ``None``: the metric is the mean of the per-session values
+        (CTR = clicks / impressions). A session's own value is its ratio (null when its
+        denominator is 0: a rate over the clicks of a session without one). ``None``: the metric is the mean of the per-session values
         that are not null.
     binary
         ``False``: a click metric has no relevance level (``rel=``).
@@ -276,7 +276,11 @@ class ClickMetric(Metric):
 
 def _ratio_metric(numerator: Compute, denominator: Compute) -> Compute:
     def compute(s: Scope, p: Params) -> pl.Expr:
-        return ratio(numerator(s, p), denominator(s, p))
+        # a session whose denominator is 0 (no click, for a rate over the clicks) has no
+        # value: null, left out as a segment's sums leave it out, never a 0 that reads
+        # as the best mean click position
+        den = denominator(s, p)
+        return pl.when(den > 0).then(ratio(numerator(s, p), den))
 
     return compute
 
