@@ -83,3 +83,32 @@ def test_a_by_key_named_like_a_result_column_is_refused(
     reference = REFERENCE.with_columns(pl.lit("x").alias(key)) if in_reference else REFERENCE
     with pytest.raises(InvalidValueError, match=f"^{re.escape(_named(key, taken))}$"):
         irm.evaluate(run, ["rbo", "ktu@3"], reference=reference, by=key, **options)
+
+
+# irm.reproducibility with a metric reading another table told to "pass reference=...
+# to irm.evaluate" (the door's words), which reproducibility does not take: the fix
+# now names the call that does
+@pytest.mark.parametrize(
+    ("metric", "what", "keyword"),
+    [
+        ("rbo", "a reference run (the ranking each query's is compared with)", "reference"),
+        (
+            "epc@3",
+            "the interaction history (where item popularity, the catalogue and each user's "
+            "history come from)",
+            "interactions",
+        ),
+    ],
+)
+def test_reproducibility_refuses_a_metric_of_another_table(
+    metric: str, what: str, keyword: str
+) -> None:
+    run = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "rank": [1]})
+    qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
+    message = (
+        f"metric {metric!r} reads {what}, which irm.reproducibility does not take (it "
+        "compares the per-topic values of runs and their judgments): evaluate it with "
+        f"irm.evaluate(run, [{metric!r}], {keyword}=...) for each run"
+    )
+    with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(message)}$"):
+        irm.reproducibility({"baseline": run}, {"baseline": run}, ["P@1", metric], qrels=qrels)

@@ -46,7 +46,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import READ_BY, plain_number
-from polars_irmetrics.metrics.registry import parse_metric_list
+from polars_irmetrics.metrics.registry import INPUTS, MetricRequest, parse_metric_list
 from polars_irmetrics.metrics.requests import refuse_summaries
 
 if TYPE_CHECKING:
@@ -197,7 +197,9 @@ def reproducibility(
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     # every measure reads the per-topic values (their errors, means and tests), which
     # agg= does not change: a metric that summarizes them its own way is refused
-    refuse_summaries(parse_metric_list(names), calls="irm.reproducibility")
+    requests = parse_metric_list(names)
+    refuse_summaries(requests, calls="irm.reproducibility")
+    _refuse_other_tables(requests)
     paired = qrels_reproduced is None
     orig = _per_topic(original, sides, names, qrels, options)
     rep = _per_topic(reproduced, sides, names, qrels if paired else qrels_reproduced, options)
@@ -211,6 +213,29 @@ def reproducibility(
         frames.append(_effects(orig, rep, names))
     frames.append(_tests(orig, rep, sides, names, query_id, paired))
     return pl.concat(frames, how="vertical")
+
+
+def _refuse_other_tables(requests: list[tuple[str, MetricRequest]]) -> None:
+    """Refuse a metric that reads a table beside the run and its judgments (a reference
+    run, a policy, the interaction history...): reproducibility takes none of them, and
+    the door's refusal would tell to pass the table to irm.evaluate, a keyword this
+    call does not take.
+
+    >>> _refuse_other_tables(parse_metric_list(["ndcg@10", "rbo"]))
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric 'rbo' reads a reference run ...
+    """
+    for label, request in requests:
+        for needed in request.reads:
+            if needed in INPUTS and needed != "judgments":
+                what, keyword = INPUTS[needed]
+                raise MetricParameterError(
+                    f"metric {label!r} reads {what}, which irm.reproducibility does not "
+                    "take (it compares the per-topic values of runs and their judgments): "
+                    f"evaluate it with irm.evaluate(run, [{label!r}], {keyword}=...) for "
+                    "each run"
+                )
 
 
 def _check_depth_options(p: object, cutoff: object) -> None:

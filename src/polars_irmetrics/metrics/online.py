@@ -264,8 +264,8 @@ class ClickMetric(Metric):
         ``(numerator, denominator)``: per-session formulas whose sums over a segment
         (or a randomization unit) make the metric, ``sum(numerator) / sum(denominator)``
         (CTR = clicks / impressions). A session's own value is its ratio (null when its
-        denominator is 0: a rate over the clicks of a session without one). ``None``: the metric is the mean of the per-session values
-        that are not null.
+        denominator is 0: a rate over the clicks of a session without one). ``None``:
+        the metric is the mean of the per-session values that are not null.
     binary
         ``False``: a click metric has no relevance level (``rel=``).
     """
