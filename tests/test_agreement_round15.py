@@ -8,6 +8,7 @@ left out of the mean)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -15,6 +16,8 @@ import pytest
 
 import polars_irmetrics as irm
 from polars_irmetrics.errors import InvalidValueError
+
+from .helpers import irm_in_process
 
 REFERENCE = pl.DataFrame(
     {"query_id": ["q1"] * 3 + ["q2"] * 3, "doc_id": list("abcdef"), "score": [3.0, 2.0, 1.0] * 2}
@@ -112,3 +115,17 @@ def test_reproducibility_refuses_a_metric_of_another_table(
     )
     with pytest.raises(irm.MetricParameterError, match=f"^{re.escape(message)}$"):
         irm.reproducibility({"baseline": run}, {"baseline": run}, ["P@1", metric], qrels=qrels)
+
+
+# the command line wrote the door's "pass reference=... to irm.evaluate" as "pass
+# --reference FILE to irm.evaluate": a flag is given to the command
+@pytest.mark.parametrize(("metric", "flag"), [("rbo", "--reference"), ("epc@3", "--interactions")])
+def test_the_command_line_names_the_flag_not_a_python_call(
+    tmp_path: Path, metric: str, flag: str
+) -> None:
+    path = tmp_path / "run.parquet"
+    pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "rank": [1]}).write_parquet(path)
+    done = irm_in_process("evaluate", str(path), "-m", metric)
+    assert done.returncode == 2
+    assert done.stderr.endswith(f": pass {flag} FILE\n")
+    assert done.stderr.count("\n") == 1

@@ -212,6 +212,8 @@ def as_flags(message: str, flags: dict[str, argparse.Action]) -> str:
     --split A=1.0 --split B=3 (arm='A'); or drop --strict
     >>> print(as_flags("seed=7 or irm.evaluate(run, qrels=...)", ab))
     seed=7 or irm.evaluate(run, qrels=...)
+    >>> print(as_flags("'rbo' reads a reference run: pass reference=... to irm.evaluate", flags))
+    'rbo' reads a reference run: pass --reference FILE
     """
     quoted = _spans(_QUOTED, message)
     places = [span for pattern in _PLACES for span in _spans(pattern, message)]
@@ -260,4 +262,10 @@ def as_flags(message: str, flags: dict[str, argparse.Action]) -> str:
         out.append(before + written)
         done = end
     out.append(message[done:])
-    return "".join(out)
+    # a flag is given to the command, not to the Python call the library's words name
+    # ("pass reference=... to irm.evaluate": "pass --reference FILE")
+    return _TO_CALL.sub(r"\1", "".join(out))
+
+
+#: A flag written for a keyword, followed by the Python call it was to be given to.
+_TO_CALL = re.compile(r"(pass --[\w-]+ [A-Z]+) to irm\.\w+\b")
