@@ -167,7 +167,9 @@ def ab_test(
         where the control mean is within the critical value's reach of 0, the set of
         plausible ratios then being unbounded, and where the control mean is 0),
         ``p_value``, ``p_adjusted``, ``significant`` (``p_adjusted <= alpha``, as
-        :func:`polars_irmetrics.compare` and statsmodels' ``multipletests`` decide),
+        :func:`polars_irmetrics.compare` decides; statsmodels' ``multipletests``
+        compares the raw p-values with its thresholds instead, which can decide
+        otherwise for a p-value on the boundary, a rounding apart),
         ``higher_is_better`` (the
         metric's declared direction: a significant negative ``delta`` of
         ``abandonment`` is an improvement), ``srm_p_value`` and ``warnings`` (a list
