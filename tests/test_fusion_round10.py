@@ -86,6 +86,6 @@ def test_the_command_line_names_a_missing_score_column(tmp_path: Path) -> None:
     done = irm_in_process("fuse", "a.run", "b.run", "--score", "sc", "-o", "o.run", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr == (
-        "irm: error: a.run: no column 'sc' (its columns: 'query_id', 'doc_id', 'score', "
-        "'run_id'); name it with --score COL\n"
+        "irm: error: a.run: no column 'sc' nor 'rank' (its columns: 'query_id', 'doc_id', "
+        "'score', 'run_id'); name the scores with --score COL, or the ranks with --rank COL\n"
     )

@@ -114,7 +114,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--folds", type=int, default=None, help="cross-validate over N query folds")
     # the runs' columns (fusion reads the scores) and, for --optimize, the judgments'
-    add_column_flags(p, only=("query_id", "doc_id", "score", "relevance"))
+    add_column_flags(p, only=("query_id", "doc_id", "rank", "score", "relevance"))
     add_relevance_level_flag(
         p, "with --optimize: relevance >= L counts as relevant for a binary metric (default 1)"
     )
@@ -234,17 +234,25 @@ def run(args: argparse.Namespace) -> int:
         # first, by file and flag: a TREC file's are fixed, a table's its own)
         scanned = scan_run(path, **ids)
         have = scanned.collect_schema().names()
-        for flag, column in (("--query-id", args.query_id), ("--doc-id", args.doc_id),
-                             ("--score", args.score)):  # fmt: skip
+        shown = ", ".join(repr(c) for c in have)
+        for flag, column in (("--query-id", args.query_id), ("--doc-id", args.doc_id)):
             if column not in have:
-                shown = ", ".join(repr(c) for c in have)
                 raise ColumnNotFoundError(
                     f"{path}: no column {column!r} (its columns: {shown}); name it with {flag} COL"
                 )
+        # the scores, or where a table has none its ranks (irm.fuse's rank-based
+        # methods read either; a method that reads scores refuses a run without them)
+        if args.score in have:
+            order = pl.col(args.score).alias("score")
+        elif args.rank in have:
+            order = pl.col(args.rank).alias("rank")
+        else:
+            raise ColumnNotFoundError(
+                f"{path}: no column {args.score!r} nor {args.rank!r} (its columns: {shown}); "
+                "name the scores with --score COL, or the ranks with --rank COL"
+            )
         runs[path] = scanned.select(
-            pl.col(args.query_id).alias("query_id"),
-            pl.col(args.doc_id).alias("doc_id"),
-            pl.col(args.score).alias("score"),
+            pl.col(args.query_id).alias("query_id"), pl.col(args.doc_id).alias("doc_id"), order
         )
     if args.relevance != "relevance" and not args.optimize:
         raise InvalidValueError(
