@@ -449,6 +449,8 @@ def test_ranx_bpref_bugs_are_documented_not_copied() -> None:
     #    ranx.evaluate(..., "bpref", threads=1) calls, on the typed lists ranx.Qrels and
     #    ranx.Run give it (per query, rows of (hash of the doc id, relevance or score)):
     #    compiling the kernel takes seconds, compiling ranx's Qrels and Run half a minute.
+    #    LLVM's optimisation level 0 (NUMBA_OPT): the same kernel compiled, the same
+    #    values (the bug is ranx's logic, not an optimisation's), 11 s -> 7.5 s uncached.
     qrels = {"a": {"d1": 0}, "b": {"d1": 1}}
     run = {"a": {"d1": 0.0}, "b": {"d1": 0.0}}
     script = (
@@ -463,7 +465,7 @@ def test_ranx_bpref_bugs_are_documented_not_copied() -> None:
     )
     compiled = subprocess.run(
         [sys.executable, "-c", script],
-        env={**os.environ, "NUMBA_DISABLE_JIT": "0"},
+        env={**os.environ, "NUMBA_DISABLE_JIT": "0", "NUMBA_OPT": "0"},
         capture_output=True,
         text=True,
         check=False,
