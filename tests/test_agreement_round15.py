@@ -129,3 +129,45 @@ def test_the_command_line_names_the_flag_not_a_python_call(
     assert done.returncode == 2
     assert done.stderr.endswith(f": pass {flag} FILE\n")
     assert done.stderr.count("\n") == 1
+
+
+# a run of no rows beside reference= scored every reference query 0 with no word
+@pytest.mark.parametrize(
+    ("unretrieved", "fate", "num_q"),
+    [
+        (
+            "zero",
+            "each query of the reference scores as an empty ranking (unretrieved='zero': 0, "
+            "but RBO's upper bound and residual 1 and the correlations null)",
+            2,
+        ),
+        (
+            "drop",
+            "no query is left to score (unretrieved='drop' leaves out the reference's "
+            "queries the run lacks): every mean is over 0 queries (num_q 0)",
+            0,
+        ),
+    ],
+)
+@pytest.mark.parametrize("lazy", [False, True])
+def test_an_empty_run_beside_a_reference_is_named(
+    unretrieved: str, fate: str, num_q: int, lazy: bool
+) -> None:
+    run = pl.DataFrame(
+        {"query_id": ["q1"], "doc_id": ["a"], "rank": [1]}, schema_overrides={"rank": pl.Int64}
+    ).head(0)
+    reference = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "rank": [1, 1]})
+    message = f"the run has no rows: {fate}; check the run's file or frame"
+
+    def evaluated() -> pl.DataFrame:  # the lazy plan warns when collected
+        out = irm.evaluate(
+            run.lazy() if lazy else run,
+            ["intersection@3"],
+            reference=reference,
+            unretrieved=unretrieved,  # type: ignore[arg-type]
+        )
+        return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+    with pytest.warns(irm.CoverageWarning, match=f"^{re.escape(message)}$"):
+        out = evaluated()
+    assert out["num_q"].to_list() == [num_q]

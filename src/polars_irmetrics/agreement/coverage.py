@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
-from polars_irmetrics.ground.validate import INTERNAL, held_tally, warn_on_joint
+from polars_irmetrics.ground.validate import INTERNAL, held_tally, warn_from_plan, warn_on_joint
 
 __all__ = ["HELD", "RUN_QUERIES", "queries_tally", "warn_on_queries"]
 
@@ -50,6 +50,16 @@ def warn_on_queries(row: Mapping[str, Any], query_id: str, options: EvalOptions)
     warned about, with what the query-set policies then do (values of no meaning, or
     left out)."""
     total, held = row[RUN_QUERIES], row[HELD]
+    if not total:  # no query of the run: every value is an empty ranking's, or none
+        fate = (
+            "no query is left to score (unretrieved='drop' leaves out the reference's "
+            "queries the run lacks): every mean is over 0 queries (num_q 0)"
+            if options.unretrieved == "drop"
+            else "each query of the reference scores as an empty ranking (unretrieved="
+            "'zero': 0, but RBO's upper bound and residual 1 and the correlations null)"
+        )
+        warn_from_plan(f"the run has no rows: {fate}; check the run's file or frame")
+        return
     fate = "are left out" if options.unjudged == "drop" else "each score 0"
     effect = (
         f"the {total - held} the reference lacks {fate} (unjudged={options.unjudged!r}), "
