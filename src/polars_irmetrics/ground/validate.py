@@ -1369,10 +1369,12 @@ def with_history_check(
     the recommendation table's metrics) where ``interactions`` has no row: the items'
     popularity and the catalogue of the metrics that read them (RecTools'
     ``serendipity(kind='kotkov')``, Elliot's) would come from nothing, so every item
-    would read as never seen (a catalogue of 0 items divides by 0). ``keys``: the ``by``
-    keys of ``run`` the interactions carry (each group's popularity from its own rows),
-    where a group of ``run`` they hold no row of is refused, named by the first such
-    group.
+    would read as never seen (a catalogue of 0 items divides by 0). ``interactions``:
+    the frame of the interactions the route reads already (its items' counts, per
+    ``keys`` and item, which has a row wherever the interactions have one), so the check
+    makes no pass of its own. ``keys``: the ``by`` keys of ``run`` the interactions
+    carry (each group's popularity from its own rows), where a group of ``run`` they
+    hold no row of is refused, named by the first such group.
 
     >>> run = pl.LazyFrame({"s": ["a", "b"], "q": [1, 1]})
     >>> history = pl.LazyFrame({"s": ["a"], "q": [7], "d": [1]})

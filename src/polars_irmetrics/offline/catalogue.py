@@ -572,4 +572,4 @@ def _kotkov(
         pl.lit(True).alias(_LISTED)
     )
     # an empty history (or a group's): no popularity rank and a catalogue of 0, refused
-    return with_history_check(scored, queries, interactions, ib)
+    return with_history_check(scored, queries, counts, ib)  # the shared counts: no pass

@@ -359,8 +359,8 @@ def build_elliot_plan(
         users_rows = users_rows.join(fresh, on=fresh_keys, how="left", nulls_equal=True)
     # an empty history (or a group's, where the interactions carry its keys): refused
     if per_user:
-        return with_history_check(users_rows, run, interactions, ib)
-    return with_history_check(elliot_means(users_rows, requests, options), run, interactions, ib)
+        return with_history_check(users_rows, run, counts, ib)  # the shared counts
+    return with_history_check(elliot_means(users_rows, requests, options), run, counts, ib)
 
 
 def elliot_means(users: pl.LazyFrame, requests: Requests, options: EvalOptions) -> pl.LazyFrame:
