@@ -42,6 +42,7 @@ from polars_irmetrics.ground.validate import (
     check_numeric,
     flag_error,
     id_kind,
+    kind_of,
     null_key_error,
     raise_unplaced,
     require_columns,
@@ -136,8 +137,21 @@ def build_agreement_plan(
                 f"{ref_schema[column]} in the reference; the ids must be of one kind to "
                 f"match: cast one, e.g. pl.col({column!r}).cast(pl.String)"
             )
+    # a by key both sides carry: of one dtype, or ids of one kind cast to one (a join of
+    # Int64 with String is polars' error)
+    cast_keys = []
+    for key in by:
+        if key not in ref_schema or run_schema[key] == ref_schema[key]:
+            continue
+        kind = kind_of(run_schema[key])
+        if kind is None or kind != kind_of(ref_schema[key]):
+            raise ColumnTypeError(
+                f"column {key!r} has dtype {run_schema[key]} in the run but "
+                f"{ref_schema[key]} in the reference; cast one side to match"
+            )
+        cast_keys.append(key)
     # one dtype per id column on both sides, so that the joins match by value
-    id_tables = {c: ["run", "reference"] for c in (query_id, doc_id)}
+    id_tables = {c: ["run", "reference"] for c in (query_id, doc_id, *cast_keys)}
     cast = with_common_ids({"run": run, "reference": reference}, id_tables)
     run, reference = cast["run"], cast["reference"]
     shared = [key for key in by if key in ref_schema]
