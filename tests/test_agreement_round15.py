@@ -171,3 +171,35 @@ def test_an_empty_run_beside_a_reference_is_named(
     with pytest.warns(irm.CoverageWarning, match=f"^{re.escape(message)}$"):
         out = evaluated()
     assert out["num_q"].to_list() == [num_q]
+
+
+# a by= key of two dtypes in the run and the reference raised polars' SchemaError
+# ("datatypes of join keys don't match"); ids of one kind (Int64 and Int32, String and
+# Categorical) are cast to one, as the id columns are
+def test_a_by_key_of_two_kinds_in_the_reference_is_refused() -> None:
+    run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "rank": [1, 2]})
+    run = run.with_columns(day=pl.lit(1, pl.Int64))
+    message = (
+        "column 'day' has dtype Int64 in the run but String in the reference; cast one "
+        "side to match"
+    )
+    with pytest.raises(irm.ColumnTypeError, match=f"^{re.escape(message)}$"):
+        irm.evaluate(run, ["rbo"], reference=run.with_columns(day=pl.lit("1")), by="day")
+    narrow = run.with_columns(pl.col("day").cast(pl.Int32))
+    out = irm.evaluate(run, ["rbo"], reference=narrow, by="day")
+    assert out.rows() == [(1, 1, 1.0)]
+
+
+# the command line wrote a by key's cast as "--ids str", which casts the ids, not a key
+def test_the_command_line_keeps_a_by_keys_cast_as_python(tmp_path: Path) -> None:
+    rows = {"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [0.9, 0.5]}
+    pl.DataFrame({**rows, "day": [1, 1]}).write_parquet(tmp_path / "a.parquet")
+    pl.DataFrame({**rows, "day": ["1", "1"]}).write_parquet(tmp_path / "e.parquet")
+    done = irm_in_process(
+        "evaluate", "a.parquet", "-m", "neighbor_recall@2", "--neighbors", "e.parquet",
+        "--by", "day", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "e.g. pl.col('day').cast(pl.String)" in done.stderr
+    assert "--ids str" not in done.stderr
+    assert done.stderr.count("\n") == 1

@@ -1081,7 +1081,9 @@ def _one_line(text: str) -> str:
 
 
 #: A Python cast of the ids in a message, where the command has ``--ids str``.
-_ID_CAST = re.compile(r"e\.g\. pl\.col\((['\"])[^'\"]*\1\)\.cast\(pl\.String\)(?: on both)?")
+_ID_CAST = re.compile(
+    r"e\.g\. pl\.col\((['\"])(?P<column>[^'\"]*)\1\)\.cast\(pl\.String\)(?: on both)?"
+)
 
 
 #: The library's Python calls a message suggests, as the commands that do the same.
@@ -1108,13 +1110,28 @@ def _evaluate_command(found: re.Match[str]) -> str:
     return f"irm evaluate RUN --qrels QRELS{asked}"
 
 
-def _in_words(message: str, parser: argparse.ArgumentParser, command: str | None) -> str:
+def _keys(args: argparse.Namespace) -> list[str]:
+    """The command's ``--by`` keys (none where it takes no ``--by``)."""
+    return [str(key) for key in getattr(args, "by", None) or []]
+
+
+def _in_words(
+    message: str, parser: argparse.ArgumentParser, command: str | None, keys: Sequence[str] = ()
+) -> str:
     """An error's or a warning's message as the command's user reads it: its Python
     keywords written as the command's flags, and the library's calls it suggests as
-    the commands that do the same (``irm metrics``, ``irm evaluate``)."""
+    the commands that do the same (``irm metrics``, ``irm evaluate``). A cast of a
+    column is ``--ids str`` where that flag casts it: not for the ``--by`` ``keys``,
+    which it leaves as they are."""
     flags = _flags(parser, command)
     if "ids" in flags:
-        message = _ID_CAST.sub("e.g. --ids str (every id of every file read as text)", message)
+
+        def as_flag(found: re.Match[str]) -> str:
+            if found.group("column") in keys:  # --ids str casts no segment key
+                return found.group(0)
+            return "e.g. --ids str (every id of every file read as text)"
+
+        message = _ID_CAST.sub(as_flag, message)
     message = message.replace(_LIST_METRICS, "'irm metrics'")
     message = _EVALUATE_CALL.sub(_evaluate_command, message)
     message = _FUSE_CALL.sub(_fuse_command, message)
@@ -1164,7 +1181,9 @@ def _show_warning(
     prints its one error line alone)."""
 
     def show(message: Warning | str, category: type[Warning], *_: object, **__: object) -> None:
-        text = _in_words(_one_line(str(message)) or category.__name__, parser, args.command)
+        text = _in_words(
+            _one_line(str(message)) or category.__name__, parser, args.command, _keys(args)
+        )
         runs = getattr(args, "runs", None) or []
         several = len(runs) > 1 and args.command in _SYSTEMS_OF_FILES
         if issubclass(category, errors.CoverageWarning) and several:
@@ -1219,7 +1238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             message = _located(args) or message
         if isinstance(error, IrmError):
             message = _with_source(message, args)
-        message = _in_words(_key_flag_hint(message, args), parser, args.command)
+        message = _in_words(_key_flag_hint(message, args), parser, args.command, _keys(args))
         print(f"irm: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
