@@ -4,8 +4,7 @@ plan, the buckets and the Spark and Dask engines alike."""
 
 from __future__ import annotations
 
-from polars_irmetrics.errors import InvalidValueError
-from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.options import EvalOptions, refuse_result_keys
 from polars_irmetrics.metrics.registry import MetricRequest
 
 __all__ = ["check_result_keys"]
@@ -23,13 +22,6 @@ def check_result_keys(requests: list[tuple[str, MetricRequest]], options: EvalOp
     ...
     polars_irmetrics.errors.InvalidValueError: by=['rbo'] names 'rbo', which is also a ...
     """
-    by = list(options.by_keys)
     taken = ([] if options.per_query else ["num_q"]) + [label for label, _ in requests]
-    for key in by:
-        if key in taken:
-            raise InvalidValueError(
-                f"by={by!r} names {key!r}, which is also a column of the result "
-                f"({', '.join(repr(c) for c in taken)}); rename the key first, e.g. "
-                f"run.rename({{{key!r}: {key + '_key'!r}}}) (and the reference's, where it "
-                f"has it), and pass by={key + '_key'!r}"
-            )
+    also = " (and the reference's, where it has it)"
+    refuse_result_keys("by", options.by_keys, taken, "run", most=None, also=also)

@@ -51,7 +51,7 @@ from polars_irmetrics.ground.facts import (
     ranking_facts,
     whole_ranks,
 )
-from polars_irmetrics.ground.options import EvalOptions, key_keyword
+from polars_irmetrics.ground.options import EvalOptions, key_keyword, refuse_result_keys
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     JUDGMENT_COLUMNS_HINT,
@@ -591,12 +591,8 @@ def _check_keys(
                 f"{given}={named!r} names {key!r}, which is the {roles[key]} column; group "
                 f"by another column, or pass the {roles[key]} column's name as {roles[key]}="
             )
-        if key in taken:
-            raise InvalidValueError(
-                f"{given}={named!r} names {key!r}, which is also a column of the result; "
-                f"rename the key first, e.g. run.rename({{{key!r}: {key + '_key'!r}}}), and "
-                f"pass {given}={key + '_key'!r}"
-            )
+        if key in taken:  # the first of its keyword's keys the result holds
+            refuse_result_keys(given, named, taken, "run", most=0)
     require_columns(
         run, keys, "run", "by= and systems= name columns of the run (or of queries=, by=)"
     )

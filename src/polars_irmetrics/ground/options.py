@@ -531,25 +531,35 @@ def refuse_repeated_key(name: str, key: str, keys: Sequence[str]) -> None:
 
 
 def refuse_result_keys(
-    name: str, keys: Sequence[str], taken: Sequence[str], table: str = "run"
+    name: str,
+    keys: Sequence[str],
+    taken: Sequence[str],
+    table: str = "run",
+    *,
+    most: int | None = 4,
+    also: str = "",
 ) -> None:
     """Refuse a group key of option ``name`` (``by``, ``systems``) that is also a column
     of the result (``taken``: ``num_q``, a metric's column, ``p_value``...), which the
     result would hold twice (polars' duplicate-name error) or overwrite with the value
-    (the segments lost in silence); the fix renames the key in ``table``.
+    (the segments lost in silence); the fix renames the key in ``table`` (``also``: a
+    clause after the rename, where another table holds the key too). The message lists
+    the first ``most`` columns of the result (``None``: all of them; ``0``: none).
 
     >>> refuse_result_keys("by", ["day", "ctr"], ["num_sessions", "ctr"], "log")
     Traceback (most recent call last):
     ...
     polars_irmetrics.errors.InvalidValueError: by=['day', 'ctr'] names 'ctr', which is also ...
     """
-    shown = ", ".join(repr(c) for c in taken[:4]) + (", ..." if len(taken) > 4 else "")
+    listed = taken if most is None else taken[:most]
+    more = ", ..." if most is not None and len(taken) > most else ""
+    shown = f" ({', '.join(repr(c) for c in listed)}{more})" if most != 0 else ""
     for key in keys:
         if key in taken:
             raise InvalidValueError(
-                f"{name}={list(keys)!r} names {key!r}, which is also a column of the result "
-                f"({shown}); rename the key first, e.g. "
-                f"{table}.rename({{{key!r}: {key + '_key'!r}}}), and pass "
+                f"{name}={list(keys)!r} names {key!r}, which is also a column of the "
+                f"result{shown}; rename the key first, e.g. "
+                f"{table}.rename({{{key!r}: {key + '_key'!r}}}){also}, and pass "
                 f"{name}={key + '_key'!r}"
             )
 

@@ -15,7 +15,12 @@ from typing import Literal
 import polars as pl
 
 from polars_irmetrics.errors import ColumnNotFoundError, ColumnTypeError, InvalidValueError
-from polars_irmetrics.ground.options import EvalOptions, key_keyword, shared_column_error
+from polars_irmetrics.ground.options import (
+    EvalOptions,
+    key_keyword,
+    refuse_result_keys,
+    shared_column_error,
+)
 from polars_irmetrics.ground.validate import (
     JUDGMENT_COLUMNS_HINT,
     RUN_COLUMNS_HINT,
@@ -80,13 +85,8 @@ def _check_names(
                 f"{seen[key]}="
             )
         taken = ["num_q", *outputs] if not options.per_query else list(outputs)
-        if key in taken:
-            raise InvalidValueError(
-                f"{given}={keys!r} names {key!r}, which is also a column of the result "
-                f"({', '.join(repr(c) for c in taken)}); rename the key first, e.g. "
-                f"run.rename({{{key!r}: {key + '_key'!r}}}), and pass {given}="
-                f"{key + '_key'!r}"
-            )
+        if key in taken:  # the first of its keyword's keys the result holds
+            refuse_result_keys(given, keys, taken, "run", most=None)
 
 
 def _refuse_judged_only_keys(

@@ -62,7 +62,7 @@ from polars_irmetrics.errors import (
     MetricParameterError,
     QuerySetError,
 )
-from polars_irmetrics.ground.options import EvalOptions, log_key_error
+from polars_irmetrics.ground.options import EvalOptions, log_key_error, refuse_result_keys
 from polars_irmetrics.ground.validate import INTERNAL, check_numeric, id_kind, require_columns
 from polars_irmetrics.metrics.ope import (
     CASCADE_METRICS,
@@ -596,13 +596,7 @@ def _refuse_result_keys(
                 taken += [f"{label}_lower", f"{label}_upper"]
             if kind != "single" or request.metric.name in WEIGHTED:
                 taken += [f"{label}_ess", f"{label}_max_weight"]
-    for key in by:
-        if key in taken:
-            raise InvalidValueError(
-                f"by={by!r} names {key!r}, which is also a column of the result "
-                f"({', '.join(repr(c) for c in taken)}); rename the key first, e.g. "
-                f"log.rename({{{key!r}: {key + '_key'!r}}}), and pass by={key + '_key'!r}"
-            )
+    refuse_result_keys("by", by, taken, "log", most=None)
 
 
 def _kind(requests: Requests) -> str:
