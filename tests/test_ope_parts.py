@@ -478,7 +478,8 @@ def test_engines_per_query_checks_the_whole_log(
 
 def _random_slates(rounds: int, slots: int, seed: int) -> dict[str, pl.DataFrame]:
     """A slate log of ``rounds`` rounds of 1 to ``slots`` slots (a round shows its first
-    ones), weights over orders of magnitude, and the policy's propensities."""
+    ones), weights over orders of magnitude, and the policy's propensities (of the
+    shapes a slate's have: one ``pscore`` per round, a falling ``pscore_cascade``)."""
     rng = np.random.default_rng(seed)
     shown = rng.integers(1, slots + 1, rounds)
     round_id = np.repeat(np.arange(rounds), shown)
@@ -499,7 +500,13 @@ def _random_slates(rounds: int, slots: int, seed: int) -> dict[str, pl.DataFrame
         }
     )
     policy = log.select("round_id", "position", **{c: pl.Series(propensity()) for c in columns})
-    return {"log": log, "policy": policy}
+    # a slate's pscore one value per round, its cascade falling down the slate (the
+    # rows of a round in order of position)
+    shaped = [
+        pl.col("pscore").first().over("round_id"),
+        pl.col("pscore_cascade").cum_min().over("round_id"),
+    ]
+    return {"log": log.with_columns(shaped), "policy": policy.with_columns(shaped)}
 
 
 # 4 examples: each costs about 1.5 s (six evaluate calls)

@@ -107,6 +107,51 @@ class Check:
         ]
 
 
+#: The slate propensity columns of a fixed shape per round: ``"slate"``, one value per
+#: round (the whole slate's probability: obp's ``pscore``, "unique in each slate");
+#: ``"falling"``, never rising down the slate (the top-l prefix's: obp's
+#: ``pscore_cascade``, "non-increasing sequence in each slate").
+SHAPES = {"pscore": "slate", "pscore_cascade": "falling"}
+
+_SHAPE_TEXT = {
+    "slate": (
+        "takes more than one value in a round",
+        "it is the probability of the whole slate, one value per round (obp: 'unique in "
+        "each slate'): give each round's rows the slate's probability",
+    ),
+    "falling": (
+        "rises from one position to the next in a round",
+        "it is the probability of the slate's top positions up to this one, which cannot "
+        "rise further down the slate (obp: 'non-increasing sequence in each slate'): check "
+        "the positions and the products",
+    ),
+}
+
+
+def rises(value: pl.Expr, rounds: Sequence[str], position: str) -> pl.Expr:
+    """Per row, whether ``value`` is above the one at the position before it in its
+    round (``rounds``: the columns that tell a round apart; the rows in any order)."""
+    return (value > value.shift(1).over(rounds, order_by=position)).fill_null(False)
+
+
+def shape_check(
+    column: str, table: str, flag: pl.Expr, keys: tuple[str, ...] = (), kind: str = ""
+) -> Check:
+    """A slate propensity ``column`` of the ``table`` (``"log"``, ``"policy table"``)
+    whose rounds break its shape (``kind``, else the column's in :data:`SHAPES`):
+    ``flag`` marks their rows. Either shape broken makes an estimator read one slot's
+    value as the slate's, or a weight no policy gives: refused, as obp refuses it, the
+    values compared exactly."""
+    broken, fix = _SHAPE_TEXT[kind or SHAPES[column]]
+    return Check(
+        f"shape_{table.replace(' ', '_')}_{column}",
+        flag,
+        InvalidValueError,
+        f"column {column!r} of the {table} {broken} on {{n}} row(s) (first: {{first}}): {fix}",
+        keys=keys,
+    )
+
+
 def null_check(column: str) -> Check:
     """A null in the log's ``column`` (an id: a round, a position, an action)."""
     return Check(

@@ -88,7 +88,9 @@ from polars_irmetrics.ope.checks import (
     log_id_checks,
     null_check,
     raising,
+    rises,
     scaled_tiny,
+    shape_check,
     slot_overlap,
     subnormal_reward_check,
     tiny_reward_check,
@@ -648,12 +650,15 @@ def _cascade(
     # the running product reads every slot above a row: a round whose positions skip
     # one (its top missing, or one between) would leave that slot's probability out of
     # the policy's product while the log's pscore_cascade holds it
-    gap = f"{INTERNAL}gap"
+    gap, rise = f"{INTERNAL}gap", f"{INTERNAL}rise"
     rows = rows.with_columns(
-        (pl.col(position).max().over(rnd) != pl.len().over(rnd)).fill_null(False).alias(gap)
+        (pl.col(position).max().over(rnd) != pl.len().over(rnd)).fill_null(False).alias(gap),
+        # the log's cascade propensity rising down a slate: no logging policy gives it
+        rises(pl.col(propensity), rnd, position).alias(rise),
     )
     checks = [
         *checks,
+        shape_check(propensity, "log", pl.col(rise), keys=tuple(keys), kind="falling"),
         Check(
             "gap",
             pl.col(gap),

@@ -23,7 +23,10 @@ a propensity in the log that is null, NaN, 0, negative or above 1; one in the po
 that is null, NaN, negative or above 1; a null or NaN reward; rewards other than 0 all
 subnormal, or one other than 0 too small beside the log's largest (its magnitude times
 the rewards' scale below 2**-30: :mod:`~polars_irmetrics.ope.scale`); a logged
-``(round_id, position)`` the policy lacks; a ``(round_id, position)`` twice.
+``(round_id, position)`` the policy lacks; a ``(round_id, position)`` twice; a
+``pscore`` taking two values in one round or a ``pscore_cascade`` rising from one
+position to the next, in the log or the policy table (obp refuses both: the whole
+slate's probability is one per round, its top-l prefix's cannot rise down the slate).
 """
 
 from __future__ import annotations
@@ -45,11 +48,14 @@ from polars_irmetrics.metrics._common import divide
 from polars_irmetrics.metrics.ope import SLATE_COLUMNS
 from polars_irmetrics.metrics.registry import MetricRequest
 from polars_irmetrics.ope.checks import (
+    SHAPES,
     WHERE,
     Check,
     by_null_checks,
     id_column,
     log_id_checks,
+    rises,
+    shape_check,
     slate_columns,
     slate_unsupported_text,
     subnormal_reward_check,
@@ -72,6 +78,13 @@ __all__ = ["build_slate_plan", "slate_support_warning"]
 NUM_SLOTS = f"{INTERNAL}slots"
 _IN_P = f"{INTERNAL}in_p"
 _DUP = f"{INTERNAL}dup"
+
+
+def _shape(column: str) -> str:
+    """The flag of a row whose round breaks ``column``'s shape
+    (:data:`~polars_irmetrics.ope.checks.SHAPES`); ``column`` the log's, or the
+    policy's (:func:`_e`)."""
+    return f"{INTERNAL}shape_{column}"
 
 
 #: What each of the slate log's propensity columns holds, as a refusal names it.
@@ -190,6 +203,7 @@ def build_slate_plan(
         .with_columns(
             where.alias(WHERE),
             (pl.len().over(keys) > 1).alias(_DUP),
+            *_shape_flags(logged, proposed, [*by, round_id], position),
             *((pl.col(_e(c)) / pl.col(c).cast(pl.Float64)).alias(_w(c)) for c in columns),
         )
     )
@@ -311,6 +325,25 @@ def _support_warning(
     return warning_unsupported(result, unsupported, keys, slate_unsupported_text)
 
 
+def _shape_flags(
+    in_log: list[str], in_policy: list[str], rounds: list[str], position: str
+) -> list[pl.Expr]:
+    """Per row, whether its round breaks the shape of a propensity column (each column
+    of the log and of the policy table checked, read or not): a slate's ``pscore``
+    taking two values in one round, its ``pscore_cascade`` rising from one position to
+    the next (the top-l prefix's probability cannot exceed the top-(l-1)'s). Either
+    makes the estimate read one slot's value as the slate's (or a weight no policy
+    gives): refused, as obp refuses it, exact values compared."""
+    flags = []
+    for column, name in [*((c, c) for c in in_log), *((_e(c), c) for c in in_policy)]:
+        value = pl.col(column)
+        if SHAPES.get(name) == "slate":
+            flags.append((value.n_unique().over(rounds) > 1).alias(_shape(column)))
+        elif SHAPES.get(name) == "falling":
+            flags.append(rises(value, rounds, position).alias(_shape(column)))
+    return flags
+
+
 def _checks(in_log: list[str], in_policy: list[str], keys: list[str], reward: str) -> list[Check]:
     """The slate plan's data checks; ``in_log`` and ``in_policy``: the propensity columns
     of the log and of the policy table checked (every one each has, read or not)."""
@@ -365,6 +398,12 @@ def _checks(in_log: list[str], in_policy: list[str], keys: list[str], reward: st
                 "NaN, negative or above 1 (first: {first}): propensities are in [0, 1]",
             )
         )
+    tables = [*((c, c, "log") for c in in_log), *((_e(c), c, "policy table") for c in in_policy)]
+    checks += [
+        shape_check(name, table, pl.col(_shape(column)))
+        for column, name, table in tables
+        if name in SHAPES
+    ]
     return checks
 
 
