@@ -24,7 +24,9 @@ each metric alone (once, with the tables it reads) against ``ndcg@10`` first, to
 the slow ones; ``--floor`` times the passes of the recommendations any plan of these
 metrics makes (:func:`floor`), written by hand with no metric computed, against
 ``ndcg@10``: how near the one plan's time can come to it on this machine; then those
-passes with the side tables' (:func:`side_passes`) in the same run.
+passes with the side tables' (:func:`side_passes`) in the same run. ``--families``
+times ``ndcg@10`` with each family of :data:`FAMILIES` (wall and CPU seconds, with the
+tables the family reads): what each adds to ``ndcg@10``'s plan.
 """
 
 from __future__ import annotations
@@ -49,25 +51,35 @@ from polars_irmetrics.metrics.requests import INPUTS
 SEED = 20261128
 DEFAULT_OUT = Path(__file__).with_name("results_recsys42.md")
 
-#: The recommender metrics issue 42 names, and the ones the library had before it.
-WANTED: tuple[str, ...] = (
-    # accuracy over recommendations
-    "precision@10", "recall@10", "map@10", "mrr@10", "hit_rate@10",
-    # RecTools
-    "f1_beta@10", "reco_accuracy@10", "mcc@10", "partial_auc@10", "pap@10",
-    "covered_users@10", "sufficient_reco@10", "unrepeated_reco@10", "intersection@10",
-    "serendipity(kind='kotkov')@10",
-    # RePlay, cornac
-    "surprisal@10", "unexpectedness@10", "categorical_diversity@10",
-    "novelty(kind='replay')@10", "rocauc@10", "ncrr@10",
-    # Elliot
-    "pop_rsp@10", "pop_reo@10", "aclt@10", "item_mad@10", "user_mad@10", "epc@10", "efd@10",
-    # fairness of exposure (whole rankings: no cutoff)
-    "ee_loss", "ee_disparity", "ee_relevance", "awrf", "awrf_ndcg", "rnd", "rkl", "rrd",
-    # beyond accuracy (Microsoft Recommenders' and the popularity-bias ones)
-    "catalog_coverage@10", "distributional_coverage@10", "gini_index@10", "novelty@10",
-    "average_popularity@10", "long_tail_share@10",
-)  # fmt: skip
+#: The recommender metrics issue 42 names, and the ones the library had before it, by
+#: the family (the peer, or the tables read) ``--families`` times each of with ndcg@10.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "accuracy over recommendations": (
+        "precision@10", "recall@10", "map@10", "mrr@10", "hit_rate@10",
+    ),
+    "RecTools": (
+        "f1_beta@10", "reco_accuracy@10", "mcc@10", "partial_auc@10", "pap@10",
+        "covered_users@10", "sufficient_reco@10", "unrepeated_reco@10", "intersection@10",
+        "serendipity(kind='kotkov')@10",
+    ),
+    "RePlay, cornac": (
+        "surprisal@10", "unexpectedness@10", "categorical_diversity@10",
+        "novelty(kind='replay')@10", "rocauc@10", "ncrr@10",
+    ),
+    "Elliot": (
+        "pop_rsp@10", "pop_reo@10", "aclt@10", "item_mad@10", "user_mad@10", "epc@10", "efd@10",
+    ),
+    "fairness of exposure (whole rankings: no cutoff)": (
+        "ee_loss", "ee_disparity", "ee_relevance", "awrf", "awrf_ndcg", "rnd", "rkl", "rrd",
+    ),
+    "beyond accuracy (Microsoft Recommenders', popularity bias)": (
+        "catalog_coverage@10", "distributional_coverage@10", "gini_index@10", "novelty@10",
+        "average_popularity@10", "long_tail_share@10",
+    ),
+}  # fmt: skip
+
+#: Every metric of :data:`FAMILIES`, in order.
+WANTED: tuple[str, ...] = tuple(name for family in FAMILIES.values() for name in family)
 
 #: The tables this script builds, by the keyword :func:`irm.evaluate` takes them with.
 BUILT = ("qrels", "interactions", "groups", "target", "item_features", "reference", "user_groups")
@@ -193,6 +205,27 @@ def best(run: pl.DataFrame, metrics: list[str], repeat: int, **kw: Any) -> tuple
     return min(times), out
 
 
+def best_cpu(run: pl.DataFrame, metrics: list[str], repeat: int, **kw: Any) -> tuple[float, float]:
+    """Wall and CPU seconds (this process's, every thread), each the best of ``repeat``."""
+    wall, cpu = [], []
+    for _ in range(repeat):
+        start, used = time.perf_counter(), time.process_time()
+        irm.evaluate(run.lazy(), metrics, **kw).collect()
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - used)
+    return min(wall), min(cpu)
+
+
+def reading(names: list[str], kw: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of ``kw`` that ``names`` read (``unseen_items=`` where one of them is
+    a recommendation-table metric)."""
+    reads = {INPUTS[r][1] for name in names for r in parse_metric(name).reads if r in INPUTS}
+    kept = {k: v for k, v in kw.items() if k in reads}
+    if "unseen_items" in kw and any(parse_metric(n).metric.route == "recsys" for n in names):
+        kept["unseen_items"] = kw["unseen_items"]
+    return kept
+
+
 def side_passes(data: dict[str, pl.DataFrame]) -> list[pl.LazyFrame]:
     """The passes over the side tables any plan of these metrics makes, written by hand
     (no metric computed): the duplicate checks of the judgments, groups=,
@@ -271,6 +304,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", help="measure these metrics instead of WANTED")
     parser.add_argument("--profile", action="store_true", help="time each metric alone")
     parser.add_argument(
+        "--families",
+        action="store_true",
+        help="time ndcg@10 with each family of FAMILIES (wall and CPU), against ndcg@10",
+    )
+    parser.add_argument(
         "--floor",
         action="store_true",
         help="time the passes of the run any such plan makes (floor()), against ndcg@10",
@@ -304,6 +342,16 @@ def main(argv: list[str] | None = None) -> int:
             f"the run's and the side tables' passes (floor): {t_sides:.2f} s, "
             f"{t_sides / t_ndcg:.2f}x ndcg@10"
         )
+    if args.families:
+        wall, cpu = best_cpu(run, ["ndcg@10"], args.repeat, qrels=data["qrels"].lazy())
+        print(f"ndcg@10 alone: wall {wall:.2f} s, CPU {cpu:.2f} s")
+        for family, members in FAMILIES.items():
+            names = ["ndcg@10", *(m for m in members if m in kept)]
+            w, c = best_cpu(run, names, args.repeat, **reading(names, kw))
+            print(
+                f"  ndcg@10 + {family} ({len(names) - 1}): wall {w:.2f} s (+{w - wall:.2f}), "
+                f"CPU {c:.2f} s (+{c - cpu:.2f})"
+            )
     if args.profile:
         for name in kept:
             reads = {INPUTS[r][1] for r in parse_metric(name).reads if r in INPUTS} & set(kw)

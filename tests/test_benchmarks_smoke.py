@@ -182,8 +182,12 @@ def test_recsys42_benchmark_runs(tmp_path: Path) -> None:
     done = _py(
         BENCH / "recsys42.py",
         *("--rows", "5K", "--users", 100, "--items", 1000, "--out", out, "--floor"),
+        "--families",
     )
     assert "ndcg@10 alone: " in done.stdout
+    # each family timed with ndcg@10 (its measured metrics counted)
+    assert "  ndcg@10 + Elliot (7): wall " in done.stdout
+    assert "  ndcg@10 + RecTools (9): wall " in done.stdout  # intersection@10 skipped
     assert "the run's passes alone (floor): " in done.stdout
     assert "the run's and the side tables' passes (floor): " in done.stdout
     text = out.read_text()
