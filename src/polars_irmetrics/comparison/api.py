@@ -96,7 +96,9 @@ def compare(
         Metric names as :func:`~polars_irmetrics.evaluate` takes them (cutoff ranges
         included); the family of comparisons spans them all. ``agg=`` is refused: the
         tests pair the per-query values, which it would not change (take a summary such
-        as ``"P(agg='std')@10"`` from :func:`~polars_irmetrics.evaluate`).
+        as ``"P(agg='std')@10"`` from :func:`~polars_irmetrics.evaluate`), and so is a
+        metric summarized its own way (``gm_map``, the geometric mean of the per-query
+        AP: their mean is ``map``).
     qrels
         The judgments, shared by every system (``None``, the default: judged tables; for
         prediction metrics such as ``auc``, ``gauc`` or ``logloss``, whose per-query
@@ -212,8 +214,8 @@ def compare(
         (its side tables, ``qrels=`` or ``groups=``, empty or holding none of the runs'
         ids).
     MetricParameterError
-        A metric with ``agg=`` (or a name that implies one, ``NumRet``), a metric
-        ``compare`` does not take.
+        A metric with ``agg=`` (or a name that implies one, ``NumRet``) or summarized
+        its own way (``gm_map``, ``num_q``), a metric ``compare`` does not take.
     ColumnNotFoundError, ColumnTypeError
         A run :func:`~polars_irmetrics.evaluate` refuses alone (its error, the system
         named), or query ids that are strings in some runs and integers in others (the

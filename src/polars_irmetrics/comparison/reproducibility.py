@@ -86,7 +86,8 @@ def reproducibility(
     metrics
         The metrics of the per-topic comparisons (``["ndcg_cut_10", "P_10", "map"]``).
         Every measure reads their per-topic values, so a metric that summarizes them
-        its own way (``agg=``: ``"P(agg='std')@5"``; ir_measures' ``NumRet``, a sum) is
+        its own way (``agg=``: ``"P(agg='std')@5"``; ir_measures' ``NumRet``, a sum;
+        ``gm_map``, a geometric mean) is
         refused, as :func:`~polars_irmetrics.compare` refuses it.
     qrels
         Judgments of the original runs (and of the reproduced ones, unless

@@ -325,7 +325,9 @@ def optimize_fusion(
         One metric name, as in :func:`~polars_irmetrics.evaluate`; its mean over the
         queries is maximised, or minimised where lower is better (the request's
         direction: ``rbp_residual``, ``unjudged@10``). ``agg=`` is refused: the search
-        reads the per-query values, whose mean ``agg=`` would not change.
+        reads the per-query values, whose mean ``agg=`` would not change, and so is a
+        metric summarized otherwise (``gm_map``: the mean of its per-query AP is
+        ``map``).
     step
         The grid's step (ranx's defaults: 0.1 for weights, 10 for ``k``, 0.01 else).
         A weight grid enumerates every combination of the step's values, one per run:
@@ -372,7 +374,7 @@ def optimize_fusion(
         not an integer >= 0, more than one metric (a cutoff range), a metric that is
         no ranking metric of a run and judgments (``logloss``, ``ctr@10``, ``rbo``), a
         metric with no better direction (``num_ret``), a metric with ``agg=``
-        (``"P(agg='std')@1"``),
+        (``"P(agg='std')@1"``) or summarized its own way (``gm_map``),
         a ``norm`` that changes nothing in a method of positions (``method="rrf",
         norm="min-max"``).
     UnknownMetricError

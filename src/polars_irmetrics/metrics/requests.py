@@ -375,10 +375,38 @@ def refuse_summaries(requests: Sequence[tuple[str, MetricRequest]], *, calls: st
     its per-query values with agg='std', but irm.compare compares the per-query values
     themselves, which agg= does not change, so agg= would be ignored: drop agg= (e.g.
     'precision@1'), or take the summary from irm.evaluate
+
+    A metric summarized its own way (:attr:`Metric.aggregate
+    <polars_irmetrics.metrics.spec.Metric.aggregate>`: ``gm_map``'s geometric mean of
+    the per-query AP, ``num_q``'s sum) is refused alike: the mean of its per-query
+    values is another metric's (``map``'s), which ``calls`` would show, test and rank
+    the systems by under its name:
+
+    >>> refuse_summaries(parse_metric_list(["gm_map"]), calls="irm.compare")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric 'gm_map' is summarized over
+    queries by the geometric mean of its per-query values (gm_map's own summary), but
+    irm.compare reads the per-query values by their arithmetic mean, which is not
+    gm_map: its means, wins and best system would be another metric's under the name
+    'gm_map'; take 'gm_map' from irm.evaluate, or pass a metric summarized by the mean
+    of its per-query values
     """
     for label, request in requests:
         if request.aggregate is None:
-            continue
+            own = request.metric.aggregate
+            if own == "mean":
+                continue
+            name = request.metric.name
+            raise MetricParameterError(
+                f"metric {label!r} is summarized over queries by the "
+                f"{_SUMMARY_WORDS.get(own, repr(own))} of its per-query values ({name}'s "
+                f"own summary), but {calls} reads the per-query values by their arithmetic "
+                f"mean, which is not {name}: its means, wins and best system would be "
+                f"another metric's under the name {label!r}; take {label!r} from "
+                "irm.evaluate, or pass a metric summarized by the mean of its per-query "
+                "values"
+            )
         plain = replace(request, aggregate=None, ci_level=None).name
         raise MetricParameterError(
             f"metric {label!r} summarizes its per-query values with "
@@ -386,6 +414,11 @@ def refuse_summaries(requests: Sequence[tuple[str, MetricRequest]], *, calls: st
             "themselves, which agg= does not change, so agg= would be ignored: drop agg= "
             f"(e.g. {plain!r}), or take the summary from irm.evaluate"
         )
+
+
+#: A metric's own summary (:attr:`Metric.aggregate`) in words, for
+#: :func:`refuse_summaries`.
+_SUMMARY_WORDS: dict[str, str] = {"geometric": "geometric mean", "sum": "sum"}
 
 
 def labels_by_route(

@@ -1,0 +1,136 @@
+"""Round 16: whatever reads "better" reads the metric's own summary too.
+
+* ``gm_map`` and ``gm_bpref`` are summarized over queries by the geometric mean of their
+  per-query values (AP, bpref), ``num_q`` by their sum (``Metric.aggregate``). An entry
+  point that reads the per-query values by their arithmetic mean (``compare``,
+  ``tukey_hsd``, ``optimize_fusion``, ``reproducibility``; ``irm compare``, ``irm fuse
+  --optimize``) showed MAP under the name ``gm_map``, bolded and optimised it: refused
+  (``refuse_summaries``), as ``agg=`` is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+
+from .helpers import irm_in_process
+
+QUERIES = [f"q{i}" for i in range(6)]
+QRELS = pl.DataFrame({"query_id": QUERIES, "doc_id": ["r"] * 6, "relevance": [1] * 6})
+
+
+def _run(positions: list[int | None]) -> pl.DataFrame:
+    """Ten documents per query, the relevant one ``r`` at the given rank (None: absent)."""
+    rows = []
+    for query, position in zip(QUERIES, positions, strict=True):
+        docs = [f"n{i}" for i in range(10)]
+        if position is not None:
+            docs[position - 1] = "r"
+        rows += [(query, doc, float(10 - i)) for i, doc in enumerate(docs)]
+    return pl.DataFrame(rows, schema=["query_id", "doc_id", "score"], orient="row")
+
+
+# A: AP 1, 1, 1, 0, 0, 1 (MAP 4/6 = 0.667; GMAP exp((4 log 1 + 2 log 1e-5) / 6) =
+# 1e-5 ** (1/3) = 0.0215); B: AP 1/2 on every query (MAP = GMAP = 0.5). B is better
+# on gm_map, A on map: compare's arithmetic mean bolded A under "gm_map".
+A = _run([1, 1, 1, None, None, 1])
+B = _run([2, 2, 2, 2, 2, 2])
+
+
+def _own(label: str, name: str, word: str, calls: str) -> str:
+    return (
+        f"metric {label!r} is summarized over queries by the {word} of its per-query values "
+        f"({name}'s own summary), but {calls} reads the per-query values by their "
+        f"arithmetic mean, which is not {name}: its means, wins and best system would be "
+        f"another metric's under the name {label!r}; take {label!r} from irm.evaluate, or "
+        "pass a metric summarized by the mean of its per-query values"
+    )
+
+
+OWN = [
+    ("gm_map", "gm_map", "geometric mean"),
+    ("gm_ap", "gm_map", "geometric mean"),  # the alias, named as given
+    ("gm_bpref", "gm_bpref", "geometric mean"),
+    ("num_q", "num_q", "sum"),
+]
+
+
+def test_the_summaries_differ() -> None:
+    """The premise: evaluate's gm_map is not the mean of its per-query values."""
+    out = pl.concat([irm.evaluate(run, ["map", "gm_map"], qrels=QRELS) for run in (A, B)]).drop(
+        "num_q"
+    )
+    assert out["map"].to_list() == pytest.approx([4 / 6, 0.5])
+    assert out["gm_map"].to_list() == pytest.approx([1e-5 ** (1 / 3), 0.5])
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize(("label", "name", "word"), OWN)
+def test_compare_refuses_a_metric_summarized_its_own_way(
+    label: str, name: str, word: str, lazy: bool
+) -> None:
+    runs = {"A": A.lazy() if lazy else A, "B": B.lazy() if lazy else B}
+    with pytest.raises(irm.MetricParameterError) as raised:
+        irm.compare(runs, ["map", label], qrels=QRELS, baseline="A")
+    assert str(raised.value) == _own(label, name, word, "irm.compare")
+
+
+@pytest.mark.parametrize(("label", "name", "word"), OWN)
+def test_tukey_hsd_refuses_it(label: str, name: str, word: str) -> None:
+    with pytest.raises(irm.MetricParameterError) as raised:
+        irm.tukey_hsd({"A": A, "B": B.lazy()}, [label], qrels=QRELS)
+    assert str(raised.value) == _own(label, name, word, "irm.tukey_hsd")
+
+
+@pytest.mark.parametrize(("label", "name", "word"), OWN[:3])  # num_q: no direction first
+def test_optimize_fusion_refuses_it(label: str, name: str, word: str) -> None:
+    with pytest.raises(irm.MetricParameterError) as raised:
+        irm.optimize_fusion({"a": A, "b": B}, label, qrels=QRELS, step=0.5)
+    assert str(raised.value) == _own(label, name, word, "irm.optimize_fusion")
+
+
+@pytest.mark.parametrize(("label", "name", "word"), OWN)
+def test_reproducibility_refuses_it(label: str, name: str, word: str) -> None:
+    with pytest.raises(irm.MetricParameterError) as raised:
+        irm.reproducibility(
+            {"baseline": B, "advanced": A}, {"baseline": B, "advanced": A}, label, qrels=QRELS
+        )
+    assert str(raised.value) == _own(label, name, word, "irm.reproducibility")
+
+
+def test_a_mean_summary_is_still_compared() -> None:
+    out = irm.compare({"A": A, "B": B}, ["map", "num_rel"], qrels=QRELS, baseline="A")
+    # map: B - A per query -1/2, -1/2, -1/2, +1/2, +1/2, -1/2; mean 0.5 against 4/6
+    assert out["metric"].to_list() == ["map", "num_rel"]
+    assert out["mean"].to_list() == pytest.approx([0.5, 1.0])
+    assert out["baseline_mean"].to_list() == pytest.approx([4 / 6, 1.0])
+
+
+def _files(tmp_path: Path) -> list[str]:
+    (tmp_path / "qrels.txt").write_text("q1 0 r 1\nq2 0 r 1\nq3 0 r 1\n")
+    (tmp_path / "a.txt").write_text("q1 Q0 r 1 1.0 a\nq2 Q0 n 1 1.0 a\nq3 Q0 r 1 1.0 a\n")
+    (tmp_path / "b.txt").write_text("q1 Q0 n 1 1.0 b\nq2 Q0 r 1 1.0 b\nq3 Q0 r 1 1.0 b\n")
+    return ["a.txt", "b.txt"]
+
+
+def test_irm_compare_refuses_it(tmp_path: Path) -> None:
+    runs = _files(tmp_path)
+    done = irm_in_process("compare", "--qrels", "qrels.txt", *runs, "-m", "gm_map", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    message = _own("gm_map", "gm_map", "geometric mean", "irm.compare")
+    assert done.stderr == f"irm: error: {message}\n"
+
+
+def test_irm_fuse_optimize_refuses_it(tmp_path: Path) -> None:
+    runs = _files(tmp_path)
+    command = ["fuse", *runs, "--optimize", "--qrels", "qrels.txt", "--metric", "gm_bpref"]
+    done = irm_in_process(*command, "--step", "0.5", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    message = _own("gm_bpref", "gm_bpref", "geometric mean", "irm.optimize_fusion")
+    assert done.stderr == f"irm: error: {message}\n"
