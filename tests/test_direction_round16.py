@@ -134,3 +134,49 @@ def test_irm_fuse_optimize_refuses_it(tmp_path: Path) -> None:
     assert done.stdout == ""
     message = _own("gm_bpref", "gm_bpref", "geometric mean", "irm.optimize_fusion")
     assert done.stderr == f"irm: error: {message}\n"
+
+
+# ------------------------------------------- the systems ordered by the column's summary
+def _per_query(metric: str) -> pl.DataFrame:
+    """A, B and C (AP 1/3 everywhere: map = gm_map = 1/3) per query. Ordered by
+    evaluate's gm_map B (0.5) > C (1/3) > A (0.0215); by map A (2/3) > B > C."""
+    runs = {"A": A, "B": B, "C": _run([3] * 6)}
+    long = pl.concat([run.with_columns(system=pl.lit(name)) for name, run in runs.items()])
+    return irm.evaluate(long, [metric], qrels=QRELS, systems="system", per_query=True)
+
+
+def test_the_orderings_differ() -> None:
+    means = pl.concat(
+        [irm.evaluate(run, ["map", "gm_map"], qrels=QRELS) for run in (A, B, _run([3] * 6))]
+    )
+    assert means["map"].to_list() == pytest.approx([2 / 3, 1 / 2, 1 / 3])
+    assert means["gm_map"].to_list() == pytest.approx([1e-5 ** (1 / 3), 1 / 2, 1 / 3])
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("method", ["kendall", "tau_ap"])
+@pytest.mark.parametrize("side", ["a", "b"])
+def test_system_agreement_refuses_a_column_summarized_its_own_way(
+    method: str, side: str, lazy: bool
+) -> None:
+    own, plain = _per_query("gm_map"), _per_query("map")
+    a, b = (own, plain) if side == "a" else (plain, own)
+    # before: tau_ap 1.0 and 0 swaps, the systems of gm_map ordered by their map
+    with pytest.raises(irm.MetricParameterError) as raised:
+        irm.system_agreement(a.lazy() if lazy else a, b.lazy() if lazy else b, method)
+    assert str(raised.value) == _own("gm_map", "gm_map", "geometric mean", "irm.system_agreement")
+
+
+def test_plot_swaps_refuses_it() -> None:
+    from polars_irmetrics.comparison.plot import plot_swaps
+
+    with pytest.raises(irm.MetricParameterError) as raised:
+        plot_swaps(_per_query("map"), _per_query("gm_map").lazy())
+    assert str(raised.value) == _own("gm_map", "gm_map", "geometric mean", "plot_swaps")
+
+
+def test_a_column_of_no_metric_is_still_read() -> None:
+    a = _per_query("map")
+    b = a.rename({"map": "value"})
+    out = irm.system_agreement(a, b, metric_b="value", higher_is_better_b=True)
+    assert out.select("correlation", "swaps").row(0) == (1.0, 0)

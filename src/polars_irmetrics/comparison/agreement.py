@@ -33,6 +33,7 @@ from polars_irmetrics.errors import (
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.metrics.registry import parse_metric
+from polars_irmetrics.metrics.requests import refuse_own_summaries
 from polars_irmetrics.stats.multitest import Correction, adjust, check_correction
 
 scipy_stats = LazyModule("scipy.stats")
@@ -143,6 +144,10 @@ def system_agreement(
         name or query id; a null, NaN or infinite value; a system without a value on
         one of its result's queries; a column of no known direction
         (``higher_is_better``).
+    MetricParameterError
+        A value column named after a metric summarized its own way (``gm_map``, the
+        geometric mean of the per-query AP): the systems are ordered by the mean of the
+        values, which is another metric's (``map``).
     QuerySetError
         Systems in one result and not the other; a result of fewer than two queries
         (each pair of systems is compared by a paired test over the queries, as
@@ -189,8 +194,9 @@ def system_agreement(
         seed=seed,
     )
     options = options.checked()
-    names, values_a, column_a = _matrix(a, "a", metric, system, query_id)
-    names_b, values_b, column_b = _matrix(b, "b", metric_b or metric, system, query_id)
+    calls = "irm.system_agreement"
+    names, values_a, column_a = _matrix(a, "a", metric, system, query_id, calls)
+    names_b, values_b, column_b = _matrix(b, "b", metric_b or metric, system, query_id, calls)
     sign_a, sign_b = orientation(
         column_a,
         column_b,
@@ -322,12 +328,13 @@ def _tau_ap(truth: Array, compared: Array, names: list[str]) -> float:
 
 
 def mean_by_system(
-    frame: FrameInput, side: str, metric: str | None, system: str, query_id: str
+    frame: FrameInput, side: str, metric: str | None, system: str, query_id: str, calls: str
 ) -> tuple[list[str], Array, str]:
     """The systems (sorted), their means over queries (as the values read: not negated;
     :func:`orientation` gives the signs) and the value column's name, checked as
-    :func:`system_agreement` checks its inputs (one query is enough for a mean)."""
-    names, values, column = _matrix(frame, side, metric, system, query_id, paired=False)
+    :func:`system_agreement` checks its inputs (one query is enough for a mean;
+    ``calls``: the entry point a refusal names)."""
+    names, values, column = _matrix(frame, side, metric, system, query_id, calls, paired=False)
     return names, exact_means(values), column
 
 
@@ -449,12 +456,16 @@ def _matrix(
     metric: str | None,
     system: str,
     query_id: str,
+    calls: str,
     *,
     paired: bool = True,
 ) -> tuple[list[str], Array, str]:
     """The systems (sorted), the ``queries × systems`` values of one result and the
     value column's name. ``paired``: the values are tested pair by pair of systems, so
-    fewer than two queries are refused (the means alone need one)."""
+    fewer than two queries are refused (the means alone need one). A column named
+    after a metric summarized its own way (``gm_map``, the geometric mean of its
+    per-query AP) is refused (``calls`` names the entry point): the systems are ordered
+    by the mean of the values, which is another metric's (``map``)."""
     if system == query_id:  # one column read as both: the values would be its pivot
         raise InvalidValueError(
             f"system={system!r} and query_id={query_id!r} name one column of {side}; each "
@@ -496,6 +507,12 @@ def _matrix(
                 f"metric={metric!r} of {side} is its {role} column ({argument}={key!r}), not "
                 "a value column; name the value column with metric= (and metric_b= for b)"
             )
+    try:
+        request = parse_metric(metric)
+    except IrmError:  # a column of no metric's name: its values' mean is all it has
+        request = None
+    if request is not None:
+        refuse_own_summaries([(metric, request)], calls=calls)
     dtype = data.schema[metric]
     if not (dtype.is_numeric() or dtype == pl.Boolean):
         raise ColumnTypeError(

@@ -562,8 +562,10 @@ def plot_swaps(
     >>> plot_swaps(tie, b.filter(pl.col("system") != "z")).axes[0].get_title()
     'system orderings: 0 of 1 pairs swapped'
     """
-    names, mean_a, column_a = mean_by_system(a, "a", metric, system, query_id)
-    names_b, mean_b, column_b = mean_by_system(b, "b", metric_b or metric, system, query_id)
+    names, mean_a, column_a = mean_by_system(a, "a", metric, system, query_id, "plot_swaps")
+    names_b, mean_b, column_b = mean_by_system(
+        b, "b", metric_b or metric, system, query_id, "plot_swaps"
+    )
     # the directions as system_agreement reads them (the same function; the best system
     # is drawn on top, so a column of no known direction is refused): the means negated
     # where lower is better, the best system first on each side

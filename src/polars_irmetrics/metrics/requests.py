@@ -44,6 +44,7 @@ __all__ = [
     "means",
     "merges_from_counts",
     "merges_from_users",
+    "refuse_own_summaries",
     "refuse_summaries",
     "split_routes",
     "user_mean",
@@ -394,25 +395,50 @@ def refuse_summaries(requests: Sequence[tuple[str, MetricRequest]], *, calls: st
     """
     for label, request in requests:
         if request.aggregate is None:
-            own = request.metric.aggregate
-            if own == "mean":
-                continue
-            name = request.metric.name
-            raise MetricParameterError(
-                f"metric {label!r} is summarized over queries by the "
-                f"{_SUMMARY_WORDS.get(own, repr(own))} of its per-query values ({name}'s "
-                f"own summary), but {calls} reads the per-query values by their arithmetic "
-                f"mean, which is not {name}: its means, wins and best system would be "
-                f"another metric's under the name {label!r}; take {label!r} from "
-                "irm.evaluate, or pass a metric summarized by the mean of its per-query "
-                "values"
-            )
+            refuse_own_summaries([(label, request)], calls=calls)
+            continue
         plain = replace(request, aggregate=None, ci_level=None).name
         raise MetricParameterError(
             f"metric {label!r} summarizes its per-query values with "
             f"agg={request.aggregate!r}, but {calls} compares the per-query values "
             "themselves, which agg= does not change, so agg= would be ignored: drop agg= "
             f"(e.g. {plain!r}), or take the summary from irm.evaluate"
+        )
+
+
+def refuse_own_summaries(requests: Sequence[tuple[str, MetricRequest]], *, calls: str) -> None:
+    """Refuse a request summarized over queries its own way (:attr:`Metric.aggregate
+    <polars_irmetrics.metrics.spec.Metric.aggregate>` other than the mean, no ``agg=``)
+    where ``calls`` reads its per-query values by their arithmetic mean: the part of
+    :func:`refuse_summaries` that a column of per-query values named after the metric
+    (``irm.evaluate(..., per_query=True)``'s ``gm_map``) meets too.
+
+    Examples
+    --------
+    >>> from polars_irmetrics.metrics.registry import parse_metric_list
+    >>> refuse_own_summaries(parse_metric_list(["map", "P(agg='std')@1"]), calls="f")
+    >>> refuse_own_summaries(parse_metric_list(["num_q"]), calls="f")
+    Traceback (most recent call last):
+    ...
+    polars_irmetrics.errors.MetricParameterError: metric 'num_q' is summarized over
+    queries by the sum of its per-query values (num_q's own summary), but f reads the
+    per-query values by their arithmetic mean, which is not num_q: its means, wins and
+    best system would be another metric's under the name 'num_q'; take 'num_q' from
+    irm.evaluate, or pass a metric summarized by the mean of its per-query values
+    """
+    for label, request in requests:
+        own = request.metric.aggregate
+        if request.aggregate is not None or own == "mean":
+            continue
+        name = request.metric.name
+        raise MetricParameterError(
+            f"metric {label!r} is summarized over queries by the "
+            f"{_SUMMARY_WORDS.get(own, repr(own))} of its per-query values ({name}'s "
+            f"own summary), but {calls} reads the per-query values by their arithmetic "
+            f"mean, which is not {name}: its means, wins and best system would be "
+            f"another metric's under the name {label!r}; take {label!r} from "
+            "irm.evaluate, or pass a metric summarized by the mean of its per-query "
+            "values"
         )
 
 
