@@ -180,3 +180,21 @@ def test_a_column_of_no_metric_is_still_read() -> None:
     b = a.rename({"map": "value"})
     out = irm.system_agreement(a, b, metric_b="value", higher_is_better_b=True)
     assert out.select("correlation", "swaps").row(0) == (1.0, 0)
+
+
+# -------------------------------------------- a tie of a lower-is-better metric is 0.0
+def test_per_pair_deltas_of_a_tie_are_positive_zero() -> None:
+    """unjudged@2 per query: x 1/2, 1/2; y 1/2, 1/2 (x ties y); z 0, 0. Lower is better,
+    so the means were negated to order them, and the tie's delta came back as -0.0."""
+    a = pl.DataFrame(
+        {
+            "system": ["x", "x", "y", "y", "z", "z"],
+            "query_id": ["q1", "q2"] * 3,
+            "unjudged@2": [0.5, 0.5, 0.5, 0.5, 0.0, 0.0],
+        }
+    )
+    out = irm.system_agreement(a, a.lazy(), per_pair=True)
+    # pairs (x, y), (x, z), (y, z): means 0.5 - 0.5 = 0, 0.5 - 0 = 0.5, 0.5 - 0 = 0.5
+    assert out["delta_a"].to_list() == [0.0, 0.5, 0.5]
+    assert str(out["delta_b"].to_list()) == "[0.0, 0.5, 0.5]"  # not -0.0
+    assert str(out["delta_a"].to_list()) == "[0.0, 0.5, 0.5]"

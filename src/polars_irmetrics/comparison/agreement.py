@@ -227,8 +227,10 @@ def system_agreement(
             {
                 "system": np.array(names, dtype=object)[left].tolist(),
                 "other": np.array(names, dtype=object)[right].tolist(),
-                "delta_a": sign_a * diff_a,
-                "delta_b": sign_b * diff_b,
+                # + 0.0: equal means differ by 0.0, not by the -0.0 a lower-is-better
+                # sign turns it into
+                "delta_a": sign_a * diff_a + 0.0,
+                "delta_b": sign_b * diff_b + 0.0,
                 "p_adjusted_a": adjusted[0],
                 "p_adjusted_b": adjusted[1],
                 "swapped": swapped,
