@@ -198,3 +198,14 @@ def test_per_pair_deltas_of_a_tie_are_positive_zero() -> None:
     assert out["delta_a"].to_list() == [0.0, 0.5, 0.5]
     assert str(out["delta_b"].to_list()) == "[0.0, 0.5, 0.5]"  # not -0.0
     assert str(out["delta_a"].to_list()) == "[0.0, 0.5, 0.5]"
+
+
+def test_the_mean_asked_for_is_compared() -> None:
+    """gm_map(agg='mean') is the arithmetic mean of the per-query AP, what compare reads
+    (it was refused as an agg= compare would ignore, naming 'gm_map' as the fix)."""
+    out = irm.compare({"A": A, "B": B}, ["gm_map(agg='mean')"], qrels=QRELS, baseline="A")
+    assert out["mean"].to_list() == pytest.approx([0.5])
+    assert out["baseline_mean"].to_list() == pytest.approx([4 / 6])
+    assert (out["wins"].item(), out["losses"].item()) == (2, 4)
+    expected = irm.evaluate(A, ["gm_map(agg='mean')"], qrels=QRELS)
+    assert expected["gm_map(agg='mean')"].item() == pytest.approx(4 / 6)

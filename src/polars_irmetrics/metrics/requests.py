@@ -392,10 +392,16 @@ def refuse_summaries(requests: Sequence[tuple[str, MetricRequest]], *, calls: st
     gm_map: its means, wins and best system would be another metric's under the name
     'gm_map'; take 'gm_map' from irm.evaluate, or pass a metric summarized by the mean
     of its per-query values
+
+    ``agg='mean'`` asks for that mean, which is what ``calls`` reads:
+
+    >>> refuse_summaries(parse_metric_list(["gm_map(agg='mean')"]), calls="irm.compare")
     """
     for label, request in requests:
         if request.aggregate is None:
             refuse_own_summaries([(label, request)], calls=calls)
+            continue
+        if request.aggregate == "mean":  # the mean the caller reads: gm_map(agg='mean')
             continue
         plain = replace(request, aggregate=None, ci_level=None).name
         raise MetricParameterError(
