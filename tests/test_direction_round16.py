@@ -5,7 +5,11 @@
   point that reads the per-query values by their arithmetic mean (``compare``,
   ``tukey_hsd``, ``optimize_fusion``, ``reproducibility``; ``irm compare``, ``irm fuse
   --optimize``) showed MAP under the name ``gm_map``, bolded and optimised it: refused
-  (``refuse_summaries``), as ``agg=`` is.
+  (``refuse_summaries``), as ``agg=`` is; ``gm_map(agg='mean')``, the mean they read,
+  is compared. ``system_agreement`` and ``plot_swaps`` ordered a per-query ``gm_map``
+  column's systems by MAP: refused (``refuse_own_summaries``).
+* ``system_agreement(per_pair=True)``: two systems tied on a lower-is-better metric
+  differ by 0.0, not -0.0.
 """
 
 from __future__ import annotations
