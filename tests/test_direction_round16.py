@@ -213,3 +213,50 @@ def test_the_mean_asked_for_is_compared() -> None:
     assert (out["wins"].item(), out["losses"].item()) == (2, 4)
     expected = irm.evaluate(A, ["gm_map(agg='mean')"], qrels=QRELS)
     assert expected["gm_map(agg='mean')"].item() == pytest.approx(4 / 6)
+
+
+# -------------------------- optimize_fusion: a metric of a table it does not take, by name
+def _other_table(label: str, what: str, flag: bool = False) -> str:
+    metric, qrels = (f"--metric {label}", "--qrels") if flag else (f"metric={label!r}", "qrels=")
+    example = "--metric ndcg@10" if flag else "metric='ndcg@10'"
+    return (
+        f"{metric} reads {what}, which optimize_fusion does not take: it scores each fused "
+        f"ranking against {qrels} alone, with a ranking metric of a run and judgments "
+        f"(e.g. {example})"
+    )
+
+
+GROUPS = "document groups (one row per document and group: doc_id, group)"
+HISTORY = (
+    "the interaction history (where item popularity, the catalogue and each user's "
+    "history come from)"
+)
+OTHER_TABLES = [
+    ("item_mad@2", GROUPS),  # lower is better, one value of the whole table
+    ("user_mad@2", "user clusters (one row per user: the query id column and group)"),
+    ("pop_rsp@2", HISTORY),
+    ("pop_reo@2", HISTORY),
+    ("aclt@2", HISTORY),
+]
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize(("label", "what"), OTHER_TABLES)
+def test_optimize_fusion_names_the_table_it_does_not_take(
+    label: str, what: str, lazy: bool
+) -> None:
+    # it was the door's refusal: "pass groups=... to irm.evaluate", a keyword
+    # optimize_fusion has not
+    runs = {"a": A.lazy() if lazy else A, "b": B}
+    with pytest.raises(irm.MetricParameterError) as raised:
+        irm.optimize_fusion(runs, label, qrels=QRELS, step=0.5)
+    assert str(raised.value) == _other_table(label, what)
+
+
+def test_irm_fuse_optimize_names_the_table(tmp_path: Path) -> None:
+    runs = _files(tmp_path)
+    command = ["fuse", *runs, "--optimize", "--qrels", "qrels.txt", "--metric", "item_mad@2"]
+    done = irm_in_process(*command, "--step", "0.5", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == f"irm: error: {_other_table('item_mad@2', GROUPS, flag=True)}\n"

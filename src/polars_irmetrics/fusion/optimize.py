@@ -57,7 +57,12 @@ from polars_irmetrics.ground.buckets import (
 from polars_irmetrics.ground.options import ROUTE_METRICS, check_relevance_level
 from polars_irmetrics.ground.progress import check_progress
 from polars_irmetrics.metrics._common import power
-from polars_irmetrics.metrics.registry import MetricRequest, parse_metric, parse_metric_list
+from polars_irmetrics.metrics.registry import (
+    INPUTS,
+    MetricRequest,
+    parse_metric,
+    parse_metric_list,
+)
 from polars_irmetrics.metrics.requests import refuse_summaries
 from polars_irmetrics.metrics.scope import exact_sum, exact_sum_horizontal
 
@@ -372,7 +377,8 @@ def optimize_fusion(
         an integer for ``k``; a weight grid with no point, or a ``phi``/``sigma`` grid
         with one outside [0, 1]) or ``folds``, a ``seed`` without ``folds`` or that is
         not an integer >= 0, more than one metric (a cutoff range), a metric that is
-        no ranking metric of a run and judgments (``logloss``, ``ctr@10``, ``rbo``), a
+        no ranking metric of a run and judgments (``logloss``, ``ctr@10``, ``rbo``) or
+        reads another table besides them (``pop_rsp@10``, ``item_mad@10``), a
         metric with no better direction (``num_ret``), a metric with ``agg=``
         (``"P(agg='std')@1"``) or summarized its own way (``gm_map``),
         a ``norm`` that changes nothing in a method of positions (``method="rrf",
@@ -664,6 +670,14 @@ def _objective(metric: object) -> MetricRequest:
             f"metric={metric!r} is one of {ROUTE_METRICS[request.route]}, not a ranking "
             "metric of a run and judgments: optimize_fusion scores each fused ranking "
             "against qrels= alone, with one such metric (e.g. metric='ndcg@10', 'map')"
+        )
+    extra = [needed for needed in request.reads if needed in INPUTS and needed != "judgments"]
+    if extra:  # pop_rsp, item_mad...: the door's refusal names a keyword it does not take
+        what = INPUTS[extra[0]][0]
+        raise MetricParameterError(
+            f"metric={metric!r} reads {what}, which optimize_fusion does not take: it scores "
+            "each fused ranking against qrels= alone, with a ranking metric of a run and "
+            "judgments (e.g. metric='ndcg@10')"
         )
     refuse_summaries(requests, calls="irm.optimize_fusion")  # it maximises the mean
     if request.higher_is_better is None:
