@@ -260,3 +260,30 @@ def test_irm_fuse_optimize_names_the_table(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr == f"irm: error: {_other_table('item_mad@2', GROUPS, flag=True)}\n"
+
+
+# --------------------------------------- tukey_hsd names itself, not irm.compare
+def _unpaired(label: str, tables: str, evaluate: str, calls: str) -> str:
+    return (
+        f"metric {label!r} is computed from {tables}, which {calls} does not take (it pairs "
+        "the per-query values of runs and judgments, or of predictions): evaluate it with "
+        f"irm.evaluate({evaluate}) for each system"
+    )
+
+
+@pytest.mark.parametrize("calls", ["irm.compare", "irm.tukey_hsd"])
+@pytest.mark.parametrize(
+    ("label", "tables", "evaluate"),
+    [
+        ("pop_rsp@2", "a run, judgments and the interaction history", "table, qrels=..., "
+         "interactions=..."),
+        ("rbo@2", "a run and a reference run", "table"),
+    ],
+)  # fmt: skip
+def test_a_metric_of_another_table_is_refused_by_the_entry_point_called(
+    label: str, tables: str, evaluate: str, calls: str
+) -> None:
+    call = irm.compare if calls == "irm.compare" else irm.tukey_hsd
+    with pytest.raises(irm.MetricParameterError) as raised:
+        call({"A": A, "B": B.lazy()}, [label], qrels=QRELS)
+    assert str(raised.value) == _unpaired(label, tables, evaluate, calls)

@@ -331,7 +331,7 @@ def per_query_values(
     """
     requests = metrics.requests if isinstance(metrics, Parsed) else parse_metric_list(metrics)
     labels = [label for label, _ in requests]
-    predictions = _reads_predictions(requests, qrels)
+    predictions = _reads_predictions(requests, qrels, calls)
     refuse_summaries(requests, calls=calls)
     whole = [(label, r.metric.name) for label, r in requests if r.metric.name in MAD]
     if whole:  # (the wing's own refusal names evaluate's per_query=, which calls sets)
@@ -479,10 +479,12 @@ _QUERY_TEXT = "__irm_query_text"
 _EXPOSURE_UNSCORED = "awrf, awrf_ndcg, rnd, rkl and rrd"
 
 
-def _reads_predictions(requests: list[tuple[str, MetricRequest]], qrels: object) -> bool:
+def _reads_predictions(
+    requests: list[tuple[str, MetricRequest]], qrels: object, calls: str
+) -> bool:
     """Whether the metrics are prediction metrics (per-query values per user: each
     system's table holds the ``label`` and ``prediction`` columns); a mix is refused, and
-    so is a metric of another route (a table ``compare`` does not take)."""
+    so is a metric of another route (a table ``calls``, the entry point, does not take)."""
     routes = split_routes(requests, calls="compare")
     for route, found in routes.items():
         if route not in ("offline", "prediction", "exposure"):
@@ -495,7 +497,7 @@ def _reads_predictions(requests: list[tuple[str, MetricRequest]], qrels: object)
             }.get(route)
             table = "table" if keyword is None else f"table, {keyword}=..."
             raise MetricParameterError(
-                f"metric {label!r} is computed from {ROUTE_TABLES[route]}, which irm.compare "
+                f"metric {label!r} is computed from {ROUTE_TABLES[route]}, which {calls} "
                 "does not take (it pairs the per-query values of runs and judgments, or of "
                 f"predictions): evaluate it with irm.evaluate({table}) for each system"
             )
@@ -506,7 +508,7 @@ def _reads_predictions(requests: list[tuple[str, MetricRequest]], qrels: object)
     if historied:
         raise MetricParameterError(
             f"metric {historied[0]!r} is computed from a run, judgments and the interaction "
-            "history, which irm.compare does not take (it pairs the per-query values of "
+            f"history, which {calls} does not take (it pairs the per-query values of "
             "runs and judgments, or of predictions): evaluate it with irm.evaluate(table, "
             "qrels=..., interactions=...) for each system"
         )
