@@ -43,7 +43,7 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_irmetrics.comparison.agreement import mean_by_system, orientation, swapped_pairs
-from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError
+from polars_irmetrics.errors import ColumnNotFoundError, InvalidValueError, IrmError
 from polars_irmetrics.ground.inputs import FrameInput, as_polars
 from polars_irmetrics.ground.lazy import LazyModule
 from polars_irmetrics.ground.options import plain_number
@@ -201,6 +201,22 @@ def _direction(rows: pl.DataFrame, metric: str) -> bool | None:
         )
     value: bool | None = found[0]
     return value
+
+
+def _declared(metric: str) -> bool | None:
+    """The declared direction of ``metric`` (:attr:`MetricRequest.higher_is_better
+    <polars_irmetrics.metrics.requests.MetricRequest.higher_is_better>`), for a frame
+    without a ``higher_is_better`` column; a name that is no metric's is refused (the
+    direction is then the caller's to give)."""
+    try:
+        return parse_metric(metric).higher_is_better
+    except IrmError as error:
+        raise ColumnNotFoundError(
+            f"column 'higher_is_better' is not in the frame and {metric!r} is not a metric "
+            "name whose direction could be read: pass the result of irm.compare, or add "
+            "the column (True where higher is better, False where lower is, null for "
+            "neither)"
+        ) from error
 
 
 def _note(higher: bool | None) -> str:
@@ -496,7 +512,7 @@ def plot_ci(
     low = np.where(np.isfinite(low), low, finite.min() - span)
     high = np.where(np.isfinite(high), high, finite.max() + span)
     labels = [f"{s} vs {b}" for s, b in rows.select("system", "baseline").iter_rows()]
-    higher = _direction(rows, metric) if "higher_is_better" in rows.columns else True
+    higher = _direction(rows, metric) if "higher_is_better" in rows.columns else _declared(metric)
     (panel,) = _axes(ax, 1, "the intervals", grid=(1, 1), figsize=(6, 0.5 * len(labels) + 1.5))
     y = np.arange(len(labels))
     panel.errorbar(delta, y, xerr=[delta - low, high - delta], fmt="o", capsize=4, color=BLUE)
