@@ -94,13 +94,14 @@ _SHIFTED = (
     "the run retrieves no judged document (0 of 5 judged documents, in 0 of 2 judged "
     "queries; it lists 0 of the 2 judged queries): every metric scores 0 on every judged "
     "query, as trec_eval scores such a run. 2 query id(s) of the run match a judged query "
-    "only once a prefix or leading zeros are stripped (run 'q1', preferences 'x1'): give "
-    "both the same ids, e.g. pl.concat_str(pl.lit('q'), pl.col('query_id')) or "
-    "pl.col('query_id').str.strip_prefix('q')."
+    "only once leading zeros are ignored (run 'q1', preferences 'q01'): ids are compared "
+    "exactly, as trec_eval compares them; give both the same spelling, e.g. "
+    "pl.col('query_id').str.replace('^([^0-9]*)0+([0-9])', '${1}${2}') on the run and the "
+    "preferences (prefs=)."
 )
 _CASES = {
     "doc ids upper-cased": (pl.col("doc_id").str.to_uppercase(), "doc_id", _UPPER),
-    "query ids shifted": (pl.col("query_id").str.replace("q", "x"), "query_id", _SHIFTED),
+    "query ids shifted": (pl.col("query_id").str.replace("q", "q0"), "query_id", _SHIFTED),
 }
 
 

@@ -129,8 +129,7 @@ def test_a_message_names_the_renamed_columns(
         pytest.param(
             _text(RUN).with_columns(qid="q" + pl.col("qid")),
             _text(PREFS),
-            "e.g. pl.concat_str(pl.lit('q'), pl.col('qid')) or "
-            "pl.col('qid').str.strip_prefix('q')",
+            "e.g. pl.col('qid').str.strip_prefix('q') on the run and the preferences (prefs=)",
             id="queries that match once a prefix is stripped",
         ),
     ],

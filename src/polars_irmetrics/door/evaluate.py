@@ -527,12 +527,12 @@ def evaluate(
         When the plan is collected, once per run (each system of ``systems``): a run
         that retrieves no judged document, or lists fewer than half of the judged
         queries, with the counts (judged queries, those listed, judged documents
-        retrieved) and a hint where the ids match the judgments' only when case is
-        ignored or once a prefix or leading zeros are stripped (``001`` against
-        ``q001``). Empty judgments are warned about too. The values stay trec_eval's (0
-        for what was not retrieved); an empty run is scored (0 on every judged query)
-        and warned about, where trec_eval and ``irm evaluate`` refuse an empty file: a
-        step of a pipeline may be empty on purpose.
+        retrieved) and a hint where the ids match the judgments' only once their
+        spelling is ignored (case, spaces, separators, a prefix, leading zeros: ``1``
+        against ``q001``), with the fix. Empty judgments are warned about too. The
+        values stay trec_eval's (0 for what was not retrieved); an empty run is scored
+        (0 on every judged query) and warned about, where trec_eval and ``irm
+        evaluate`` refuse an empty file: a step of a pipeline may be empty on purpose.
 
     Examples
     --------

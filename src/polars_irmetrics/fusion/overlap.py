@@ -12,8 +12,8 @@ the out-of-core buckets too, whose queries are disjoint: their counts add up) an
 read where the fused frame is checked (:func:`~.frame.checked`): the documents each
 pair of runs shares, in numpy. Only where a pair shares none are the runs read again
 (:meth:`Overlap.warn`, the warning's path): the queries each pair shares, and a hint
-where the ids match once case, the spaces around them, a prefix or leading zeros are
-ignored (:func:`~polars_irmetrics.ground.spelling.spelling_hint`); then one
+where the ids match once case, the spaces around them, separators, a prefix or leading
+zeros are ignored (:func:`~polars_irmetrics.ground.spelling.spelling_hint`); then one
 :class:`~polars_irmetrics.errors.CoverageWarning` names the pairs.
 """
 

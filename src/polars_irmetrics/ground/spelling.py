@@ -2,13 +2,16 @@
 
 Two tables whose ids should line up (two runs fused, runs beside judgments) but do
 not are more often spelt apart than truly disjoint: ``'01'`` beside ``'1'``,
-``'doc1'`` beside ``'1'``, ``'Q1'`` beside ``'q1'``, ``' q1'`` beside ``'q1'``.
-:func:`spelling_hint` reads both tables (on a warning's path only) and says how many
-ids of one match an id of the other once case, the spaces around them, a prefix or
-leading zeros are ignored, the first pair, what to ignore and the polars fix. Used by
+``'doc1'`` beside ``'1'``, ``'Q1'`` beside ``'q1'``, ``' q1'`` beside ``'q1'``,
+``'doc-1'`` beside ``'doc_1'``. :func:`spelling_hint` reads both tables (on a warning's
+path only) and says how many ids of one match an id of the other once case, the spaces
+around them, separators, a prefix or leading zeros are ignored, the first pair, what to
+ignore and the polars fix. Its parts are shared: :func:`spelling_matches` (the ids that
+match so) and :func:`spelling_change` (what two ids differ in, and the fix), read by
 fusion's warnings (:mod:`polars_irmetrics.fusion.overlap`,
-:mod:`polars_irmetrics.fusion.judged`); it stands below the wings so that their
-coverage hints can share it.
+:mod:`polars_irmetrics.fusion.judged`) and by the ranking metrics' coverage hints
+(:mod:`polars_irmetrics.offline.coverage`): one rule of which ids are spelt apart, and
+one fix, whatever route warns.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import polars as pl
 
 from polars_irmetrics.ground.validate import INTERNAL
 
-__all__ = ["Sides", "spelling_hint"]
+__all__ = ["Sides", "spelling_change", "spelling_hint", "spelling_matches"]
 
 _KEY, _PREFIX = f"{INTERNAL}spelling_key", f"{INTERNAL}spelling_prefix"
 
@@ -41,24 +44,85 @@ class Sides:
 #: is plural.
 Change = tuple[str, Callable[[str], str], bool]
 
+#: The characters read as separators inside an id (``'doc-1'``, ``'doc_1'``, ``'doc.1'``).
+_SEPARATORS = "[-_.: ]"
+
 #: The changes of spelling a hint tries, in this order.
 _CHANGES: tuple[Change, ...] = (
     ("the spaces around the ids", str.strip, True),
     ("case", str.lower, False),
+    ("separators", lambda s: re.sub(_SEPARATORS, "", s), True),
     ("a prefix", lambda s: re.sub(r"^[^0-9]*", "", s) if re.search(r"[0-9]", s) else s, False),
     ("leading zeros", lambda s: re.sub(r"^([^0-9]*)0+([0-9])", r"\1\2", s), True),
 )
 
 
 def _keyed(ids: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """An id's key once case, the spaces around it, a prefix and leading zeros are
-    ignored, and its prefix (the letters before its first digit; empty without one)."""
-    folded = ids.str.strip_chars().str.to_lowercase()
+    """An id's key once case, the spaces around it, separators, a prefix and leading
+    zeros are ignored, and its prefix (the letters before its first digit, separators
+    left out; empty without one)."""
+    folded = ids.str.strip_chars().str.to_lowercase().str.replace_all(_SEPARATORS, "")
     bare = folded.str.replace(r"^[^0-9]*", "").str.replace(r"^0+([0-9])", "${1}")
     digits = bare != ""
     key = pl.when(digits).then(bare).otherwise(folded)
     prefix = pl.when(digits).then(folded.str.extract(r"^([^0-9]*)", 1)).otherwise(pl.lit(""))
     return key, prefix
+
+
+def spelling_matches(
+    left: pl.LazyFrame, right: pl.LazyFrame, column: str, *, within: str | None
+) -> pl.LazyFrame:
+    """The ids of ``column`` in ``left`` (as text) that ``right`` lacks and that match
+    one of ``right``'s once case, the spaces around them, separators, a prefix (on one
+    side only, or the same prefix in another case) or leading zeros are ignored (within
+    the same ``within`` id where given: documents within a query): one row per pair,
+    ``within`` (where given), ``column`` and ``{column}_right``. Lazy: a join of the
+    two tables' distinct ids.
+
+    Examples
+    --------
+    >>> runs = pl.LazyFrame({"doc_id": ["doc-1", "x9", "7"]})
+    >>> qrels = pl.LazyFrame({"doc_id": ["doc_1", "img9", "007"]})
+    >>> spelling_matches(runs, qrels, "doc_id", within=None).sort("doc_id").collect().rows()
+    [('7', '007'), ('doc-1', 'doc_1')]
+    """
+    keys = [column] if within is None else [within, column]
+    text = pl.col(column).cast(pl.String)
+    ran = left.select(*keys[:-1], text).unique()
+    held = right.select(*keys[:-1], text).unique()
+    key, prefix = _keyed(pl.col(column))
+    return (
+        ran.join(held, on=keys, how="anti", nulls_equal=True)
+        .with_columns(key.alias(_KEY), prefix.alias(_PREFIX))
+        .join(held.with_columns(key.alias(_KEY), prefix.alias(_PREFIX)), on=[*keys[:-1], _KEY])
+        .filter(
+            (pl.col(_PREFIX) == pl.col(f"{_PREFIX}_right"))
+            | (pl.col(_PREFIX) == "")
+            | (pl.col(f"{_PREFIX}_right") == "")
+        )
+        .select(*keys, f"{column}_right")
+    )
+
+
+def spelling_change(ran_id: str, held_id: str) -> tuple[str, str]:
+    """What two ids that :func:`spelling_matches` pairs differ in, as the clause of a
+    hint (``"case is ignored"``, ``"a prefix and leading zeros are ignored"``), and the
+    polars methods that give both the same spelling (applied to each).
+
+    Examples
+    --------
+    >>> spelling_change("1", "q001")
+    ('a prefix and leading zeros are ignored', ".str.strip_prefix('q').str.strip_chars_start('0')")
+    >>> spelling_change("doc-1", "DOC_1")
+    ('case and separators are ignored', ".str.to_lowercase().str.replace_all('[-_.: ]', '')")
+    """
+    # where no set of Python's changes makes the two equal (some text the plan folds
+    # otherwise), every change is named
+    changes = _changes(ran_id, held_id) or _CHANGES
+    names = [name for name, _, _ in changes]
+    what = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    plural = len(changes) != 1 or changes[0][2]
+    return f"{what} {'are' if plural else 'is'} ignored", _fix(ran_id, held_id, changes)
 
 
 def spelling_hint(
@@ -71,11 +135,9 @@ def spelling_hint(
     sides: Sides,
 ) -> str | None:
     """A sentence where ids of ``column`` in ``left`` that ``right`` lacks match one of
-    ``right``'s once case, the spaces around them, a prefix (on one side only, or the
-    same prefix in another case) or leading zeros are ignored (within the same
-    ``within`` id where given: documents within a query): how many, the first pair,
-    what to ignore and a fix. ``None`` where none does. Reads both tables (a join of
-    their distinct ids and a count).
+    ``right``'s once their spelling is ignored (:func:`spelling_matches`): how many,
+    the first pair, what to ignore and a fix (:func:`spelling_change`). ``None`` where
+    none does. Reads both tables (a join of their distinct ids and a count).
 
     Examples
     --------
@@ -90,21 +152,8 @@ def spelling_hint(
     the same spelling, e.g. pl.col('query_id').str.strip_chars_start('0') on each.
     """
     keys = [column] if within is None else [within, column]
-    text = pl.col(column).cast(pl.String)
-    ran = left.select(*keys[:-1], text).unique()
-    held = right.select(*keys[:-1], text).unique()
-    key, prefix = _keyed(pl.col(column))
+    matched = spelling_matches(left, right, column, within=within)
     other = f"{column}_right"
-    matched = (
-        ran.join(held, on=keys, how="anti", nulls_equal=True)
-        .with_columns(key.alias(_KEY), prefix.alias(_PREFIX))
-        .join(held.with_columns(key.alias(_KEY), prefix.alias(_PREFIX)), on=[*keys[:-1], _KEY])
-        .filter(
-            (pl.col(_PREFIX) == pl.col(f"{_PREFIX}_right"))
-            | (pl.col(_PREFIX) == "")
-            | (pl.col(f"{_PREFIX}_right") == "")
-        )
-    )
     sample, count = pl.collect_all(
         [
             matched.sort([*keys, other]).head(1).select(column, other),
@@ -114,19 +163,16 @@ def spelling_hint(
     if not sample.height:
         return None
     ran_id, held_id = sample.row(0)
-    # where no set of Python's changes makes the two equal (some text the plan folds
-    # otherwise), every change is named
-    changes = _changes(ran_id, held_id) or _CHANGES
-    names = [name for name, _, _ in changes]
-    what = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-    plural = len(changes) != 1 or changes[0][2]
-    fix = _fix(ran_id, held_id, changes)
+    what, fix = spelling_change(ran_id, held_id)
     return (
         f"{count.item()} {noun} id(s) of {sides.left} match an id of {sides.right} only "
-        f"when {what} {'are' if plural else 'is'} ignored ({ran_id!r} against {held_id!r}): "
-        f"ids are compared exactly; give {sides.both} the same spelling, e.g. "
-        f"pl.col({column!r}){fix} on each."
+        f"when {what} ({ran_id!r} against {held_id!r}): ids are compared exactly; give "
+        f"{sides.both} the same spelling, e.g. pl.col({column!r}){fix} on each."
     )
+
+
+#: The changes applied before an id's prefix is read.
+_BEFORE_PREFIX = ("the spaces around the ids", "case", "separators")
 
 
 def _apply(text: str, changes: Sequence[Change]) -> str:
@@ -146,7 +192,7 @@ def _changes(ran_id: str, held_id: str) -> tuple[Change, ...]:
             # as the plan matches: a prefix on one side only (two prefixes that differ
             # are two names, not one name spelt twice)
             names = [name for name, _, _ in chosen]
-            before = [c for c in chosen if c[0] in ("the spaces around the ids", "case")]
+            before = [c for c in chosen if c[0] in _BEFORE_PREFIX]
             prefixes = [_prefix(_apply(s, before)) for s in (ran_id, held_id)]
             if "a prefix" in names and all(prefixes):
                 continue
@@ -168,7 +214,9 @@ def _fix(ran_id: str, held_id: str, changes: Sequence[Change]) -> str:
         steps.append(".str.strip_chars()")
     if "case" in names:
         steps.append(".str.to_lowercase()")
-    before = [c for c in changes if c[0] in ("the spaces around the ids", "case")]
+    if "separators" in names:
+        steps.append(f".str.replace_all({_SEPARATORS!r}, '')")
+    before = [c for c in changes if c[0] in _BEFORE_PREFIX]
     prefixes = [_prefix(_apply(s, before)) for s in (ran_id, held_id)]
     stripped = False
     if "a prefix" in names:

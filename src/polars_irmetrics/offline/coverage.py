@@ -6,7 +6,8 @@ the judgments again on the warning's path only). An engine (Spark, Dask) evaluat
 whole queries per part: each part gives a :class:`Coverage`, its tally per system and,
 where its tally may take part in a warning
 (:func:`~polars_irmetrics.ground.validate.suspect`), the data of the hints computed on
-its own rows (the pairs that match only when case is ignored, counted, with the first;
+its own rows (the pairs that match only once their spelling is ignored,
+:func:`~polars_irmetrics.ground.spelling.spelling_matches`, counted, with the first;
 the query ids of the run the judgments lack, and the judged ones). The engine adds the
 parts up on the driver (:meth:`Coverage.merged`) and warns with the same text
 (:meth:`Coverage.warn`): the tallies are exact; a hint counts what the suspect parts hold
@@ -21,8 +22,8 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from polars_irmetrics.ground.options import EvalOptions
+from polars_irmetrics.ground.spelling import spelling_change, spelling_matches
 from polars_irmetrics.ground.validate import (
-    INTERNAL,
     LISTED,
     Hint,
     Policy,
@@ -44,14 +45,12 @@ __all__ = [
     "part_coverage",
 ]
 
-FOLDED = f"{INTERNAL}folded"
-
 
 @dataclass(frozen=True)
 class Coverage:
     """One part's coverage (module doc): ``counts`` the tally
     (:func:`~polars_irmetrics.ground.validate.coverage_counts`); ``case`` the first pair
-    of the run that matches a judgment only when case is ignored (query, run document,
+    of the run that matches a judgment only once its spelling is ignored (query, run document,
     judged document) and ``case_count`` how many do; ``ran`` the run's query ids (text)
     the judgments lack and ``judged`` the judged query ids (text). A hint's data is
     ``None`` where it was not computed (it does not apply, or the part is not suspect).
@@ -135,9 +134,11 @@ def part_coverage(
 
 
 def id_hints(run: pl.LazyFrame, qrels: pl.LazyFrame, setup: Setup) -> tuple[Hint, ...]:
-    """The coverage warning's hints: ids that match the judgments' only when case is
-    ignored (documents), or after a prefix or leading zeros are stripped (queries).
-    Each reads the run and the judgments again, on the warning's path only."""
+    """The coverage warning's hints: documents and queries of the run that match the
+    judgments' only once their spelling is ignored (case, the spaces around them,
+    separators, a prefix, leading zeros:
+    :func:`~polars_irmetrics.ground.spelling.spelling_matches`), with the fix. Each
+    reads the run and the judgments again, on the warning's path only."""
     texts = (setup.doc_is_string, _query_hint_applies(run, setup))
     return _hints(run, qrels, setup.check.query_id, setup.doc_id, texts)
 
@@ -240,19 +241,18 @@ def _common_ids(
 def _case_pairs(
     run: pl.LazyFrame, qrels: pl.LazyFrame, query_id: str, doc_id: str
 ) -> tuple[pl.DataFrame, int]:
-    """The first (query, run document, judged document) that matches only when case (or
-    the spaces around an id) is ignored, and how many pairs of the run do."""
+    """The first (query, run document, judged document) that matches only when its
+    spelling is ignored (case, the spaces around an id, separators, a prefix, leading
+    zeros: :func:`~polars_irmetrics.ground.spelling.spelling_matches`, as fusion's
+    hints match them), and how many pairs of the run do."""
     pairs = [query_id, doc_id]
-    ran = run.select(pl.col(query_id), pl.col(doc_id).cast(pl.String)).unique()
-    judged = qrels.select(pl.col(query_id), pl.col(doc_id).cast(pl.String)).unique()
-    lower = pl.col(doc_id).str.strip_chars().str.to_lowercase()
-    folded = (
-        ran.join(judged, on=pairs, how="anti")
-        .with_columns(lower.alias(FOLDED))
-        .join(judged.with_columns(lower.alias(FOLDED)), on=[query_id, FOLDED])
-        .select(*pairs, f"{doc_id}_right")
+    matched = spelling_matches(run, qrels, doc_id, within=query_id)
+    sample, count = pl.collect_all(
+        [
+            matched.sort([*pairs, f"{doc_id}_right"]).head(1),
+            matched.select(pairs).unique().select(pl.len()),
+        ]
     )
-    sample, count = pl.collect_all([folded.sort(pairs).head(1), folded.select(pl.len())])
     return sample, int(count.item())
 
 
@@ -260,18 +260,7 @@ def _case_text(sample: pl.DataFrame, count: int, doc_id: str) -> str | None:
     if not sample.height:
         return None
     ran_id, judged_id = sample.get_column(doc_id)[0], sample.get_column(f"{doc_id}_right")[0]
-    spaces = ran_id.strip() != ran_id or judged_id.strip() != judged_id
-    cased = ran_id.strip() != judged_id.strip()
-    what = {
-        (False, True): "case is ignored",
-        (True, False): "the spaces around the ids are ignored",
-        (True, True): "case and the spaces around the ids are ignored",
-    }[spaces, cased]
-    fix = {
-        (False, True): ".str.to_lowercase()",
-        (True, False): ".str.strip_chars()",
-        (True, True): ".str.strip_chars().str.to_lowercase()",
-    }[spaces, cased]
+    what, fix = spelling_change(ran_id, judged_id)
     return (
         f"{count} (query, document) pair(s) of the run match a judgment only when "
         f"{what} (run {ran_id!r}, judgments {judged_id!r}): ids are compared "
@@ -298,46 +287,21 @@ def _query_ids(
 
 
 def _query_text(ran: pl.LazyFrame, judged: pl.LazyFrame, query_id: str) -> str | None:
-    bare = (
-        pl.col(query_id)
-        .cast(pl.String)
-        .str.replace(r"^[^0-9]*", "")
-        .str.replace(r"^0+([0-9])", "${1}")
+    """The query hint: the run's query ids that match a judged one only when their
+    spelling is ignored (:func:`~polars_irmetrics.ground.spelling.spelling_matches`),
+    how many, the first pair and the fix that gives both one spelling."""
+    matched = spelling_matches(ran, judged, query_id, within=None)
+    right = f"{query_id}_right"
+    sample, count = pl.collect_all(
+        [matched.sort(query_id, right).head(1), matched.select(query_id).unique().select(pl.len())]
     )
-    matched = (
-        ran.join(judged, on=query_id, how="anti")
-        .with_columns(bare.alias(FOLDED))
-        .filter(pl.col(FOLDED) != "")
-        .join(judged.with_columns(bare.alias(FOLDED)), on=FOLDED)
-    )
-    sample, count = pl.collect_all([matched.sort(query_id).head(1), matched.select(pl.len())])
     if not sample.height:
         return None
-    ran_id = sample.get_column(query_id)[0]
-    judged_id = sample.get_column(f"{query_id}_right")[0]
-    if ran_id.strip().lower() == judged_id.strip().lower():  # 'Q1' and 'q1': case, spaces
-        return _case_query_text(count.item(), ran_id, judged_id, query_id)
+    ran_id, judged_id = sample.row(0)
+    what, fix = spelling_change(ran_id, judged_id)
     return (
-        f"{count.item()} query id(s) of the run match a judged query only once a prefix "
-        f"or leading zeros are stripped (run {ran_id!r}, judgments {judged_id!r}): "
-        "give both the same ids, e.g. pl.concat_str(pl.lit('q'), pl.col("
-        f"{query_id!r})) or pl.col({query_id!r}).str.strip_prefix('q')."
-    )
-
-
-def _case_query_text(count: int, ran_id: str, judged_id: str, query_id: str) -> str:
-    """The query hint where the first pair differs only in case or surrounding spaces."""
-    cased = ran_id.strip() != judged_id.strip()
-    spaces = ran_id.strip() != ran_id or judged_id.strip() != judged_id
-    what = {
-        (True, False): "case is ignored",
-        (False, True): "the spaces around them are ignored",
-        (True, True): "case and the spaces around them are ignored",
-    }[cased, spaces]
-    fix = ".str.strip_chars()" * spaces + ".str.to_lowercase()" * cased
-    return (
-        f"{count} query id(s) of the run match a judged query only once {what} "
-        f"(run {ran_id!r}, judgments "
-        f"{judged_id!r}): ids are compared exactly, as trec_eval compares them; give both "
-        f"the same spelling, e.g. pl.col({query_id!r}){fix} on the run and the judgments."
+        f"{count.item()} query id(s) of the run match a judged query only once {what} "
+        f"(run {ran_id!r}, judgments {judged_id!r}): ids are compared exactly, as "
+        "trec_eval compares them; give both the same spelling, e.g. "
+        f"pl.col({query_id!r}){fix} on the run and the judgments."
     )

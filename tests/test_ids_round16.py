@@ -1,0 +1,212 @@
+"""Ids that do not line up, round 16.
+
+1. The ranking metrics' coverage hint (ids of the run that match the judgments' only
+   once their spelling is ignored) is ground.spelling's, as fusion's is: one rule of which
+   ids are spelt apart (case, the spaces around them, separators, a prefix, leading
+   zeros) and a fix that gives both tables one spelling. Before, the query hint gave one
+   fix whatever the ids (``pl.concat_str(pl.lit('q'), ...)`` or ``.str.strip_prefix('q')``,
+   which leaves ``'1'`` and ``'001'`` apart), and the document hint knew only case and
+   spaces (``'1'`` beside ``'001'``, ``'7'`` beside ``'d7'``: the plain advice).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_irmetrics as irm
+
+
+def _said(call: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """``call``'s result (collected) and the library's warnings it gives."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = call()
+        if isinstance(got, pl.LazyFrame):
+            got = got.collect()
+    return got, [str(w.message) for w in caught if issubclass(w.category, irm.IrmWarning)]
+
+
+# --- 1. the coverage hint: the shared rule and a fix that works ------------------------
+
+
+def _run(queries: list[str], docs: list[str]) -> pl.DataFrame:
+    """Two queries, each retrieving its own relevant document first, then ``'x'``."""
+    return pl.DataFrame(
+        {
+            "query_id": [queries[0], queries[0], queries[1], queries[1]],
+            "doc_id": [docs[0], "x", docs[1], "x"],
+            "score": [2.0, 1.0, 2.0, 1.0],
+        }
+    )
+
+
+def _qrels(queries: list[str], docs: list[str]) -> pl.DataFrame:
+    return pl.DataFrame({"query_id": queries, "doc_id": docs, "relevance": [1, 1]})
+
+
+_NO_HIT = (
+    "the run retrieves no judged document (0 of 2 judged documents, in 0 of 2 judged "
+    "queries; it lists {listed} of the 2 judged queries): every metric scores 0 on every "
+    "judged query, as trec_eval scores such a run. "
+)
+_EXACT = "ids are compared exactly, as trec_eval compares them; give both the same spelling"
+
+# (case, the run's query ids, its documents, the judgments' query ids, their documents,
+#  the hint, the fix it names, applied to both tables)
+HINTS: list[tuple[str, list[str], list[str], list[str], list[str], str, pl.Expr]] = [
+    (
+        "zero-padded query ids",
+        ["1", "2"],
+        ["a", "b"],
+        ["001", "002"],
+        ["a", "b"],
+        "2 query id(s) of the run match a judged query only once leading zeros are ignored "
+        f"(run '1', judgments '001'): {_EXACT}, e.g. "
+        "pl.col('query_id').str.strip_chars_start('0') on the run and the judgments.",
+        pl.col("query_id").str.strip_chars_start("0"),
+    ),
+    (
+        "a prefix and zeros on the judged query ids",
+        ["1", "2"],
+        ["a", "b"],
+        ["q01", "q02"],
+        ["a", "b"],
+        "2 query id(s) of the run match a judged query only once a prefix and leading "
+        f"zeros are ignored (run '1', judgments 'q01'): {_EXACT}, e.g. "
+        "pl.col('query_id').str.strip_prefix('q').str.strip_chars_start('0') on the run and "
+        "the judgments.",
+        pl.col("query_id").str.strip_prefix("q").str.strip_chars_start("0"),
+    ),
+    (
+        "a prefix on the run's query ids",
+        ["Q-1", "Q-2"],
+        ["a", "b"],
+        ["1", "2"],
+        ["a", "b"],
+        "2 query id(s) of the run match a judged query only once a prefix is ignored (run "
+        f"'Q-1', judgments '1'): {_EXACT}, e.g. pl.col('query_id').str.strip_prefix('Q-') "
+        "on the run and the judgments.",
+        pl.col("query_id").str.strip_prefix("Q-"),
+    ),
+    (
+        "query ids with another separator",
+        ["q-1", "q-2"],
+        ["a", "b"],
+        ["q_1", "q_2"],
+        ["a", "b"],
+        "2 query id(s) of the run match a judged query only once separators are ignored "
+        f"(run 'q-1', judgments 'q_1'): {_EXACT}, e.g. "
+        "pl.col('query_id').str.replace_all('[-_.: ]', '') on the run and the judgments.",
+        pl.col("query_id").str.replace_all("[-_.: ]", ""),
+    ),
+    (
+        "zero-padded document ids",
+        ["q1", "q2"],
+        ["7", "8"],
+        ["q1", "q2"],
+        ["007", "008"],
+        "2 (query, document) pair(s) of the run match a judgment only when leading zeros "
+        f"are ignored (run '7', judgments '007'): {_EXACT}, e.g. "
+        "pl.col('doc_id').str.strip_chars_start('0') on the run and the judgments.",
+        pl.col("doc_id").str.strip_chars_start("0"),
+    ),
+    (
+        "a prefix on the judged document ids",
+        ["q1", "q2"],
+        ["7", "8"],
+        ["q1", "q2"],
+        ["doc7", "doc8"],
+        "2 (query, document) pair(s) of the run match a judgment only when a prefix is "
+        f"ignored (run '7', judgments 'doc7'): {_EXACT}, e.g. "
+        "pl.col('doc_id').str.strip_prefix('doc') on the run and the judgments.",
+        pl.col("doc_id").str.strip_prefix("doc"),
+    ),
+    (
+        "document ids with another separator and case",
+        ["q1", "q2"],
+        ["doc-1", "doc-2"],
+        ["q1", "q2"],
+        ["DOC_1", "DOC_2"],
+        "2 (query, document) pair(s) of the run match a judgment only when case and "
+        f"separators are ignored (run 'doc-1', judgments 'DOC_1'): {_EXACT}, e.g. "
+        "pl.col('doc_id').str.to_lowercase().str.replace_all('[-_.: ]', '') on the run and "
+        "the judgments.",
+        pl.col("doc_id").str.to_lowercase().str.replace_all("[-_.: ]", ""),
+    ),
+    (
+        "document ids that differ in case alone (unchanged)",
+        ["q1", "q2"],
+        ["d1", "d2"],
+        ["q1", "q2"],
+        ["D1", "D2"],
+        "2 (query, document) pair(s) of the run match a judgment only when case is ignored "
+        f"(run 'd1', judgments 'D1'): {_EXACT}, e.g. pl.col('doc_id').str.to_lowercase() on "
+        "the run and the judgments.",
+        pl.col("doc_id").str.to_lowercase(),
+    ),
+]
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("case", "run_q", "run_d", "judged_q", "judged_d", "hint", "fix"),
+    HINTS,
+    ids=[h[0] for h in HINTS],
+)
+def test_the_coverage_hint_names_the_fix_that_gives_one_spelling(
+    case: str,
+    run_q: list[str],
+    run_d: list[str],
+    judged_q: list[str],
+    judged_d: list[str],
+    hint: str,
+    fix: pl.Expr,
+    lazy: bool,
+) -> None:
+    run, qrels = _run(run_q, run_d), _qrels(judged_q, judged_d)
+    tables = (run.lazy(), qrels.lazy()) if lazy else (run, qrels)
+    got, said = _said(lambda: irm.evaluate(tables[0], ["ndcg@2"], qrels=tables[1]))
+    listed = 0 if run_q != judged_q else 2
+    # each judged query scored as an empty ranking: 0
+    assert got.row(0) == (2, 0.0)
+    assert said == [_NO_HIT.format(listed=listed) + hint]
+    # the fix named, applied to both tables, lines the ids up: no warning, each relevant
+    # document first (ndcg@2 = 1 per query)
+    fixed, quiet = _said(
+        lambda: irm.evaluate(run.with_columns(fix), ["ndcg@2"], qrels=qrels.with_columns(fix))
+    )
+    assert quiet == []
+    assert fixed.row(0) == (2, 1.0)
+
+
+def test_fusion_names_ids_with_another_separator() -> None:
+    """fusion's hint reads the same rule: 'doc-1' beside 'doc_1' (before: the plain
+    advice, as two prefixes that differ, 'doc-' and 'doc_')."""
+    a = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["doc-1", "doc-2"], "score": [2.0, 1.0]})
+    b = a.with_columns(pl.col("doc_id").str.replace("-", "_"))
+    _, said = _said(lambda: irm.fuse({"a": a, "b": b}))
+    assert len(said) == 1
+    assert (
+        "2 document id(s) of run 'b' match an id of run 'a' only when separators are "
+        "ignored ('doc_1' against 'doc-1'): ids are compared exactly; give both runs the "
+        "same spelling, e.g. pl.col('doc_id').str.replace_all('[-_.: ]', '') on each."
+    ) in said[0]
+
+
+def test_two_prefixes_that_differ_are_two_names() -> None:
+    """As fusion reads them: 'x1' beside 'q1' is no hint (no fix gives one spelling
+    short of dropping both prefixes): the plain advice."""
+    _, said = _said(
+        lambda: irm.evaluate(
+            _run(["x1", "x2"], ["a", "b"]), ["ndcg@2"], qrels=_qrels(["q1", "q2"], ["a", "b"])
+        )
+    )
+    assert said == [
+        _NO_HIT.format(listed=0) + "Check that the run and the judgments name the same "
+        "queries and documents (same collection, same id spelling)."
+    ]
