@@ -7,10 +7,15 @@
    fix whatever the ids (``pl.concat_str(pl.lit('q'), ...)`` or ``.str.strip_prefix('q')``,
    which leaves ``'1'`` and ``'001'`` apart), and the document hint knew only case and
    spaces (``'1'`` beside ``'001'``, ``'7'`` beside ``'d7'``: the plain advice).
+2. ``labels=`` whose key is a float beside the predictions' integers (or the other way
+   round) is refused as every table's float ids are, with the cast that lines them up
+   (``pl.Int64``); before, its own message said ``cast(pl.String)``, after which the
+   labels' ``'1.0'`` still matches no prediction's ``1``.
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -210,3 +215,68 @@ def test_two_prefixes_that_differ_are_two_names() -> None:
         _NO_HIT.format(listed=0) + "Check that the run and the judgments name the same "
         "queries and documents (same collection, same id spelling)."
     ]
+
+
+# --- 2. a float key of labels= ---------------------------------------------------------
+
+PREDICTIONS = pl.DataFrame({"user": [1, 1, 2], "item": [10, 11, 10], "p": [4.0, 3.5, 4.5]})
+LABELS = pl.DataFrame({"user": [1, 1, 2], "item": [10, 11, 10], "rating": [5.0, 3.0, 4.0]})
+PAIRS: dict[str, Any] = {
+    "label": "rating",
+    "prediction": "p",
+    "query_id": "user",
+    "doc_id": "item",
+}
+
+# (case, predictions, labels, the message)
+FLOAT_KEYS: list[tuple[str, pl.DataFrame, pl.DataFrame, str]] = [
+    (
+        "float users in the labels",
+        PREDICTIONS,
+        LABELS.with_columns(pl.col("user").cast(pl.Float64)),
+        "column 'user' in the labels has dtype Float64; ids must be strings or integers: "
+        "cast it, e.g. pl.col('user').cast(pl.Int64)",
+    ),
+    (
+        "float items in the predictions",
+        PREDICTIONS.with_columns(pl.col("item").cast(pl.Float32)),
+        LABELS,
+        "column 'item' in the predictions has dtype Float32; ids must be strings or "
+        "integers: cast it, e.g. pl.col('item').cast(pl.Int64)",
+    ),
+    (
+        "float users beside string ones",
+        PREDICTIONS.with_columns(pl.col("user").cast(pl.String)),
+        LABELS.with_columns(pl.col("user").cast(pl.Float64)),
+        "column 'user' in the labels has dtype Float64; ids must be strings or integers: "
+        "cast it, e.g. pl.col('user').cast(pl.Int64)",
+    ),
+    (
+        "string users beside integers (unchanged)",
+        PREDICTIONS,
+        LABELS.with_columns(pl.col("user").cast(pl.String)),
+        "column 'user' is Int64 in the predictions but String in the labels; cast one side "
+        "so that the pairs match, e.g. pl.col('user').cast(pl.String)",
+    ),
+]
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("case", "predictions", "labels", "message"), FLOAT_KEYS, ids=[c[0] for c in FLOAT_KEYS]
+)
+def test_a_float_key_of_labels_is_refused_with_the_cast_that_fits(
+    case: str, predictions: pl.DataFrame, labels: pl.DataFrame, message: str, lazy: bool
+) -> None:
+    tables = (predictions.lazy(), labels.lazy()) if lazy else (predictions, labels)
+    with pytest.raises(irm.ColumnTypeError, match=f"^{re.escape(message)}$"):
+        _said(lambda: irm.evaluate(tables[0], ["rmse"], labels=tables[1], **PAIRS))
+
+
+def test_the_cast_named_lines_the_pairs_up() -> None:
+    labels = LABELS.with_columns(pl.col("user").cast(pl.Float64))
+    fixed = labels.with_columns(pl.col("user").cast(pl.Int64))
+    got, said = _said(lambda: irm.evaluate(PREDICTIONS, ["rmse"], labels=fixed, **PAIRS))
+    # errors 1, 0.5, 0.5: sqrt((1 + 0.25 + 0.25) / 3) = sqrt(0.5)
+    assert said == []
+    assert got.row(0) == (3, pytest.approx(0.5**0.5, abs=1e-15))

@@ -91,6 +91,7 @@ from polars_irmetrics.ground.options import (
 from polars_irmetrics.ground.validate import (
     INTERNAL,
     common_id_dtype,
+    id_kind,
     kind_of,
     require_columns,
     warn_on_pairs,
@@ -624,8 +625,12 @@ def _joined(table: pl.LazyFrame, labels: pl.LazyFrame, options: EvalOptions) -> 
         if mine == theirs:
             continue
         # ids of one kind in two dtypes (Int32 and Int64, Categorical and String) line
-        # up in the dtype that holds both; strings beside integers match nothing
-        if kind_of(mine) is None or kind_of(mine) != kind_of(theirs):
+        # up in the dtype that holds both; strings beside integers match nothing; a
+        # dtype that holds no ids (a float's '1.0' is no integer's '1') is refused in
+        # the words of every table's ids, with the cast that fits it (pl.Int64)
+        id_kind(pred_schema, key, "predictions")
+        id_kind(label_schema, key, "labels")
+        if kind_of(mine) != kind_of(theirs):
             raise ColumnTypeError(
                 f"column {key!r} is {mine} in the predictions but {theirs} in the labels; "
                 "cast one side so that the pairs match, e.g. "
