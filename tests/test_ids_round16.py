@@ -11,6 +11,11 @@
    round) is refused as every table's float ids are, with the cast that lines them up
    (``pl.Int64``); before, its own message said ``cast(pl.String)``, after which the
    labels' ``'1.0'`` still matches no prediction's ``1``.
+3. With ``systems=``, ``reference=`` that holds none of one system's queries or
+   documents, beside systems that line up, is warned about by the system's name
+   (ground.validate.held_tally's ``systems``, warn_on_joint's ``by_system``): the
+   tally counted every system's ids together, so system B's ids of another spelling
+   scored rbo 0 in silence.
 """
 
 from __future__ import annotations
@@ -280,3 +285,128 @@ def test_the_cast_named_lines_the_pairs_up() -> None:
     # errors 1, 0.5, 0.5: sqrt((1 + 0.25 + 0.25) / 3) = sqrt(0.5)
     assert said == []
     assert got.row(0) == (3, pytest.approx(0.5**0.5, abs=1e-15))
+
+
+# --- 3. reference= that lines up with one system and not another ------------------------
+
+SYS_RUN = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q1", "q2", "q2"],
+        "doc_id": ["a", "b", "c", "a", "d"],
+        "score": [3.0, 2.0, 1.0, 2.0, 1.0],
+    }
+)
+REFERENCE = SYS_RUN.with_columns(pl.Series("score", [1.0, 2.0, 3.0, 2.0, 1.0]))
+
+
+def _systems(b: pl.DataFrame) -> pl.DataFrame:
+    return pl.concat(
+        [
+            SYS_RUN.with_columns(pl.lit("A").alias("system")),
+            b.with_columns(pl.lit("B").alias("system")),
+        ]
+    )
+
+
+def _warned_of(things: str, count: int, column: str, effect: str, name: str = "system 'B'") -> str:
+    return (
+        f"reference= holds none of the {count} {things} of the run of {name} (column "
+        f"{column!r}): {effect}. Ids that do not line up are the likely cause: give "
+        f"reference= and the run of {name} the same {column!r} values (same spelling, "
+        "same collection)."
+    )
+
+
+_NO_SHARED = (
+    "no list shares a document with the reference's: every overlap is 0 (rbo, jaccard, "
+    "intersection...; unexpectedness 1), the orders of the shared documents are null "
+    "(kendall_tau, tau_ap) and repro_eval's ktu is 1, its value with no pair to compare"
+)
+_LACKED = (
+    "the 2 the reference lacks are left out (unjudged='drop'), and each query of the "
+    "reference the run lacks scores 0 (unretrieved='zero')"
+)
+
+# (case, system B's run, options, the warnings, B's jaccard@2)
+SYSTEMS: list[tuple[str, pl.DataFrame, dict[str, Any], list[str], float]] = [
+    (
+        "B's documents of another spelling",
+        SYS_RUN.with_columns(pl.col("doc_id").str.to_uppercase()),
+        {},
+        [_warned_of("documents", 4, "doc_id", _NO_SHARED)],
+        # no document shared: every overlap 0
+        0.0,
+    ),
+    (
+        "B's queries of another spelling",
+        SYS_RUN.with_columns(pl.col("query_id").str.to_uppercase()),
+        {},
+        [_warned_of("queries", 2, "query_id", _LACKED)],
+        # Q1, Q2 left out (unjudged='drop'); the reference's q1, q2 score 0
+        0.0,
+    ),
+    (
+        "B's documents, out of core",
+        SYS_RUN.with_columns(pl.col("doc_id").str.to_uppercase()),
+        {"buckets": 2},
+        [_warned_of("documents", 4, "doc_id", _NO_SHARED)],
+        0.0,
+    ),
+    (
+        "B lines up: no warning",
+        REFERENCE,
+        {},
+        [],
+        # B's rankings are the reference's: every top 2 shared, 1 per query
+        1.0,
+    ),
+]
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("case", "b", "options", "expected", "b_value"), SYSTEMS, ids=[c[0] for c in SYSTEMS]
+)
+def test_reference_names_the_system_whose_ids_it_lacks(
+    case: str,
+    b: pl.DataFrame,
+    options: dict[str, Any],
+    expected: list[str],
+    b_value: float,
+    lazy: bool,
+) -> None:
+    runs, reference = _systems(b), REFERENCE
+    tables = (runs.lazy(), reference.lazy()) if lazy else (runs, reference)
+    got, said = _said(
+        lambda: irm.evaluate(
+            tables[0], ["jaccard@2"], reference=tables[1], systems="system", **options
+        )
+    )
+    assert said == expected
+    # A's own run against the reference: q1 {a, b} against {c, b}: 1/3; q2 {a, d}: 1
+    assert got.rows() == [("A", 2, pytest.approx((1 / 3 + 1) / 2)), ("B", 2, b_value)]
+
+
+def test_a_system_named_by_two_keys_and_an_integer_key() -> None:
+    b = SYS_RUN.with_columns(pl.col("doc_id").str.to_uppercase())
+    runs = _systems(b).with_columns(pl.lit(7).alias("day"))
+    _, said = _said(
+        lambda: irm.evaluate(runs, ["rbo"], reference=REFERENCE, systems=["system", "day"])
+    )
+    assert said == [_warned_of("documents", 4, "doc_id", _NO_SHARED, "system (system='B', day=7)")]
+    numbered = _systems(b).with_columns(pl.col("system").replace_strict({"A": 1, "B": 2}))
+    _, said = _said(lambda: irm.evaluate(numbered, ["rbo"], reference=REFERENCE, systems="system"))
+    assert said == [_warned_of("documents", 4, "doc_id", _NO_SHARED, "system 2")]
+
+
+def test_every_system_of_another_spelling_is_the_whole_run_s_warning() -> None:
+    """Where the whole run's ids match none, the run is warned about once, as before
+    (not once more per system)."""
+    upper = SYS_RUN.with_columns(pl.col("doc_id").str.to_uppercase())
+    runs = pl.concat([upper.with_columns(pl.lit(s).alias("system")) for s in ("A", "B")])
+    _, said = _said(lambda: irm.evaluate(runs, ["rbo"], reference=REFERENCE, systems="system"))
+    assert said == [
+        "reference= holds none of the 4 documents of the run (column 'doc_id'): "
+        f"{_NO_SHARED}. Ids that do not line up are the likely cause: give reference= and "
+        "the run the same 'doc_id' values (same spelling, same collection)."
+    ]

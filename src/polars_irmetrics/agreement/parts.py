@@ -95,9 +95,11 @@ def agreement_in_buckets(
         schema=schema.collect_schema(),
         progress=options.progress,
     ).sort(keys)
-    queries = queries_tally(run.select(keys), reference_queries(reference, keys, every), keys)
+    systems = list(options.system_keys)
+    held = reference_queries(reference, keys, every)
+    queries = queries_tally(run.select(keys), held, keys, systems)
     doc_id = options.doc_id
-    docs = documents_tally(run.select(doc_id), reference.select(doc_id), doc_id)
+    docs = documents_tally(run.select(*systems, doc_id), reference, doc_id, systems)
     tally = pl.concat([queries, docs], how="horizontal")
     values = with_tally(values, tally, lambda row: warn_on_queries(row, query_id, options))
     if options.per_query:

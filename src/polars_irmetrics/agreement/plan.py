@@ -217,8 +217,9 @@ def build_agreement_plan(
         .select(*keys, *labels)
     )
     if warn:
-        queries = queries_tally(run.select(keys), raw_ref, keys)
-        docs = documents_tally(run.select(doc_id), reference.select(doc_id), doc_id)
+        systems = list(options.system_keys)
+        queries = queries_tally(run.select(keys), raw_ref, keys, systems)
+        docs = documents_tally(run.select(*systems, doc_id), reference, doc_id, systems)
         tally = pl.concat([queries, docs], how="horizontal")
         checked = with_tally(checked, tally, lambda row: warn_on_queries(row, query_id, options))
     # one row order (the joins' is the engine's), so the means' running sums have one order

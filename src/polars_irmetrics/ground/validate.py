@@ -54,6 +54,8 @@ __all__ = [
     "require_columns",
     "sampled_error",
     "suspect",
+    "systems_column",
+    "systems_named",
     "tally_counts",
     "unplaced_query_error",
     "unplaced_rows",
@@ -1132,26 +1134,84 @@ def held_tally(
     matched: str,
     *,
     distinct: bool = False,
+    systems: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """One row: the distinct ``keys`` of ``ids`` (column ``total``), and how many of
     them ``held`` lists (column ``matched``; ``distinct``: ``held`` lists each once
     already); for :func:`with_tally` and :func:`warn_on_joint` (null keys match null
-    keys).
+    keys). ``systems``: keys of ``ids`` that name its systems (``systems=``): the row
+    then holds too, in column :func:`systems_column` of ``matched``, each system whose
+    ids ``held`` mostly lacks (fewer than half held), with its own counts, so that one
+    system of many whose ids do not line up is warned about by name
+    (:func:`warn_on_joint`'s ``by_system``), not hidden by the others' counts.
 
     >>> run = pl.LazyFrame({"query_id": ["a", "b", "b"]})
     >>> ref = pl.LazyFrame({"query_id": ["b", "c"]})
     >>> held_tally(run, ref, ["query_id"], "n", "held").collect().row(0)
     (2, 1)
+    >>> runs = pl.LazyFrame({"s": ["x", "x", "y", "y"], "query_id": ["b", "c", "u", "v"]})
+    >>> held_tally(runs, ref, ["query_id"], "n", "held", systems=["s"]).collect().row(0)
+    (4, 2, [{'system0': "'y'", 'total': 2, 'matched': 0}])
     """
     marked = (held if distinct else held.unique()).with_columns(pl.lit(True).alias(matched))
-    return (
-        ids.unique()
-        .join(marked, on=keys, how="left", nulls_equal=True)
+    own = [k for k in systems if k not in keys]
+    rows = ids.select(*own, *keys).unique().join(marked, on=keys, how="left", nulls_equal=True)
+    counts = [
+        pl.len().cast(pl.Int64).alias(total),
+        pl.col(matched).count().cast(pl.Int64).alias(matched),
+    ]
+    tally = rows.select(*keys, matched).unique(keys).select(counts) if own else rows.select(counts)
+    if not systems:
+        return tally
+    # each system's own counts: those under half, each key's value written as a warning
+    # names a system (text quoted, as Python writes it)
+    schema = ids.collect_schema()
+    names = [
+        (
+            pl.concat_str(pl.lit("'"), pl.col(k).cast(pl.String), pl.lit("'"))
+            if is_text(schema[k])
+            else pl.col(k).cast(pl.String)
+        ).alias(f"system{i}")
+        for i, k in enumerate(systems)
+    ]
+    per_system = (
+        rows.group_by(list(systems))
+        .agg(counts)
+        .filter(2 * pl.col(matched) < pl.col(total))
+        .sort(list(systems))
         .select(
-            pl.len().cast(pl.Int64).alias(total),
-            pl.col(matched).count().cast(pl.Int64).alias(matched),
+            pl.struct(*names, pl.col(total).alias("total"), pl.col(matched).alias("matched"))
+            .implode()
+            .alias(systems_column(matched))
         )
     )
+    return pl.concat([tally, per_system], how="horizontal")
+
+
+def systems_column(matched: str) -> str:
+    """The column of :func:`held_tally`'s row that lists, for its ``matched`` count, the
+    systems whose ids the other table mostly lacks."""
+    return f"{matched}|systems"
+
+
+def systems_named(row: Mapping[str, Any], matched: str, systems: Sequence[str]) -> list[Any]:
+    """:func:`held_tally`'s systems under half for its ``matched`` count (empty where
+    the row has none), each with ``name`` (``"system 'B'"``; with several keys
+    ``"system (a='x', b='y')"``, as the ranking metrics' warnings name them), ``total``
+    and ``matched``: the ``by_system`` of :func:`warn_on_joint`."""
+    named = []
+    for entry in row.get(systems_column(matched)) or []:
+        values = [entry[f"system{i}"] for i in range(len(systems))]
+        if len(systems) == 1:
+            name = f"system {values[0]}"
+        else:
+            name = (
+                "system ("
+                + ", ".join(f"{k}={v}" for k, v in zip(systems, values, strict=True))
+                + ")"
+            )
+        named.append({"name": name, "total": entry["total"], "matched": entry["matched"]})
+    return named
 
 
 def with_tally(
@@ -1203,12 +1263,24 @@ def with_tally_and_values(
 
 
 def warn_on_joint(
-    *, table: str, column: str, matched: int, total: int, things: str, owner: str, effect: str
+    *,
+    table: str,
+    column: str,
+    matched: int,
+    total: int,
+    things: str,
+    owner: str,
+    effect: str | Callable[[int, int], str],
+    by_system: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     """The :class:`~polars_irmetrics.errors.CoverageWarning` of a joint where two tables'
     ids must line up: given when ``table=`` holds none or fewer than half of the
     ``total`` ``things`` of the ``owner`` (column ``column``), with the counts,
-    ``effect`` (what the values then hold) and the likely fix.
+    ``effect`` (what the values then hold; a callable of the matched and total counts
+    where it quotes them) and the likely fix. ``by_system``: where the whole owner's
+    counts are not warned of, each system of ``systems=`` whose own ids ``table=``
+    mostly lacks (:func:`systems_named`) is, by name: a system whose ids match none is
+    otherwise hidden by the others' counts.
 
     Examples
     --------
@@ -1217,19 +1289,53 @@ def warn_on_joint(
     ...     warnings.simplefilter("always")
     ...     warn_on_joint(table="groups", column="doc_id", matched=0, total=3,
     ...                   things="documents", owner="run", effect="no group has exposure")
+    ...     warn_on_joint(table="groups", column="doc_id", matched=2, total=3,
+    ...                   things="documents", owner="run", effect="no group has exposure",
+    ...                   by_system=[{"name": "system 'B'", "matched": 0, "total": 1}])
     >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
     groups= holds none of the 3 documents of the run (column 'doc_id'): no group has
     exposure. Ids that do not line up are the likely cause: give groups= and the run the
     same 'doc_id' values (same spelling, same collection).
+    >>> print(caught[1].message)  # doctest: +NORMALIZE_WHITESPACE
+    groups= holds none of the 1 documents of the run of system 'B' (column 'doc_id'): no
+    group has exposure. Ids that do not line up are the likely cause: give groups= and
+    the run of system 'B' the same 'doc_id' values (same spelling, same collection).
     """
-    if not total or 2 * matched >= total:
+    said = _say_joint(table, column, matched, total, things, owner, effect)
+    if said:
         return
+    for system in by_system:
+        _say_joint(
+            table,
+            column,
+            system["matched"],
+            system["total"],
+            things,
+            f"{owner} of {system['name']}",
+            effect,
+        )
+
+
+def _say_joint(
+    table: str,
+    column: str,
+    matched: int,
+    total: int,
+    things: str,
+    owner: str,
+    effect: str | Callable[[int, int], str],
+) -> bool:
+    """:func:`warn_on_joint`'s one warning; whether it was given."""
+    if not total or 2 * matched >= total:
+        return False
     held = "none" if matched == 0 else f"only {matched}"
+    fate = effect(matched, total) if callable(effect) else effect
     warn_from_plan(
         f"{table}= holds {held} of the {total} {things} of the {owner} (column {column!r}): "
-        f"{effect}. Ids that do not line up are the likely cause: give {table}= and the "
+        f"{fate}. Ids that do not line up are the likely cause: give {table}= and the "
         f"{owner} the same {column!r} values (same spelling, same collection)."
     )
+    return True
 
 
 def warn_on_pairs(
