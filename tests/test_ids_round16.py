@@ -16,6 +16,10 @@
    (ground.validate.held_tally's ``systems``, warn_on_joint's ``by_system``): the
    tally counted every system's ids together, so system B's ids of another spelling
    scored rbo 0 in silence.
+4. Likewise ``interactions=``: a system whose items (users) the interactions lack,
+   beside one that lines up, is warned about by name; before, under
+   ``unseen_items='drop'`` the system left the result without a word, and its users'
+   replay novelty read 1 (every item new) in silence.
 """
 
 from __future__ import annotations
@@ -410,3 +414,107 @@ def test_every_system_of_another_spelling_is_the_whole_run_s_warning() -> None:
         f"{_NO_SHARED}. Ids that do not line up are the likely cause: give reference= and "
         "the run the same 'doc_id' values (same spelling, same collection)."
     ]
+
+
+# --- 4. interactions= that lines up with one system and not another ---------------------
+
+HISTORY = pl.DataFrame({"query_id": ["q1", "q2", "q2", "q1"], "doc_id": ["b", "a", "c", "d"]})
+
+
+def _interactions_warning(things: str, count: int, column: str, owner: str, effect: str) -> str:
+    return (
+        f"interactions= holds none of the {count} {things} of the {owner} of system 'B' "
+        f"(column {column!r}): {effect}. Ids that do not line up are the likely cause: give "
+        f"interactions= and the {owner} of system 'B' the same {column!r} values (same "
+        "spelling, same collection)."
+    )
+
+
+_DROPPED = (
+    "the recommendations of an item the interactions lack are left out "
+    "(unseen_items='drop'), so the metrics read few of the lists' items"
+)
+_NEVER_SEEN = (
+    "an item the interactions lack has no popularity and no user has seen it, so the "
+    "metrics that read the history (novelty, surprisal, serendipity, the popularity-bias "
+    "family) read it as never seen, and the catalogue does not hold it"
+)
+_NEW = (
+    "a user without a history finds every item new (novelty(kind='replay'), serendipity "
+    "read no history for them)"
+)
+_UPPER_DOCS = SYS_RUN.with_columns(pl.col("doc_id").str.to_uppercase())
+_UPPER_USERS = SYS_RUN.with_columns(pl.col("query_id").str.to_uppercase())
+
+# (case, system B's run, metrics, the other tables and options, the warnings, the
+#  systems of the result)
+INTERACTIONS: list[tuple[str, pl.DataFrame, list[str], dict[str, Any], list[str], list[str]]] = [
+    (
+        "B's items, unseen_items='drop'",
+        _UPPER_DOCS,
+        ["novelty@2"],
+        {"unseen_items": "drop"},
+        [_interactions_warning("items", 4, "doc_id", "recommendations", _DROPPED)],
+        # every recommendation of B left out: B has no row
+        ["A"],
+    ),
+    (
+        "B's users, replay novelty",
+        _UPPER_USERS,
+        ["novelty(kind='replay')@2"],
+        {},
+        [_interactions_warning("users", 2, "query_id", "recommendations", _NEW)],
+        ["A", "B"],
+    ),
+    (
+        "B's items, Elliot's metrics beside the ranking metrics",
+        _UPPER_DOCS,
+        ["epc@2"],
+        {
+            "qrels": pl.concat([SYS_RUN, _UPPER_DOCS])
+            .select("query_id", "doc_id")
+            .with_columns(pl.lit(1).alias("relevance"))
+        },
+        [_interactions_warning("items", 4, "doc_id", "run", _NEVER_SEEN)],
+        ["A", "B"],
+    ),
+    (
+        "B lines up: no warning",
+        SYS_RUN,
+        ["novelty@2"],
+        {},
+        [],
+        ["A", "B"],
+    ),
+]
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["frame", "lazy"])
+@pytest.mark.parametrize(
+    ("case", "b", "metrics", "tables", "expected", "systems"),
+    INTERACTIONS,
+    ids=[c[0] for c in INTERACTIONS],
+)
+def test_interactions_name_the_system_whose_ids_they_lack(
+    case: str,
+    b: pl.DataFrame,
+    metrics: list[str],
+    tables: dict[str, Any],
+    expected: list[str],
+    systems: list[str],
+    lazy: bool,
+) -> None:
+    runs = _systems(b)
+    given = {k: v.lazy() if lazy and isinstance(v, pl.DataFrame) else v for k, v in tables.items()}
+    history = HISTORY.lazy() if lazy else HISTORY
+    got, said = _said(
+        lambda: irm.evaluate(
+            runs.lazy() if lazy else runs,
+            metrics,
+            interactions=history,
+            systems="system",
+            **given,
+        )
+    )
+    assert said == expected
+    assert got["system"].to_list() == systems

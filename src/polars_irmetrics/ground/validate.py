@@ -1393,11 +1393,16 @@ def interactions_tally(
     held_users: pl.LazyFrame | None = None,
     null_rows: int | None = None,
     shared: SharedIds | None = None,
+    systems: Sequence[str] = (),
+    system_rows: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row: the run's items (``item``) and how many the interactions hold; where the
     interactions have the ``user`` column, the run's users and how many have a history;
     and the interactions' rows with a null id. The ids must be of one kind on both sides
-    (:func:`check_id_kinds`); they are compared in :func:`common_id_dtype`.
+    (:func:`check_id_kinds`); they are compared in :func:`common_id_dtype`. ``systems``:
+    the run's system keys, and ``system_rows`` its rows with them: the row lists too
+    each system whose items (users) the interactions mostly lack
+    (:func:`held_tally`'s ``systems``), warned about by name.
 
     An engine, which holds its tables elsewhere, passes what it gathered: ``users``, the
     run's users where they are another frame than ``run`` (its distinct ids of each
@@ -1434,6 +1439,17 @@ def interactions_tally(
             .join(known_ids, on=column, how="left")
             .select(pl.len().cast(pl.Int64).alias(total), pl.col(known).count().cast(pl.Int64))
         )
+        if systems and system_rows is not None:
+            per_system = held_tally(
+                system_rows.select(*systems, ids),
+                known_ids.select(column),
+                [column],
+                f"{total}|all",
+                known,
+                distinct=True,
+                systems=systems,
+            )
+            parts.append(per_system.select(systems_column(known)))
     return pl.concat(parts, how="horizontal")
 
 
@@ -1449,17 +1465,29 @@ def with_interactions_tally(
     users: pl.LazyFrame | None = None,
     catalogue: Sequence[str] = (),
     shared: SharedIds | None = None,
+    systems: Sequence[str] = (),
+    system_rows: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """``values``, and :func:`warn_on_interactions` when the plan runs, from
     :func:`interactions_tally` (``name``: the run's name in the text; ``dropped``: the
     run's items the interactions lack are left out, ``unseen_items='drop'``; ``run``
     may be its distinct items alone, and ``users`` its distinct users, where the caller
     has them); ``catalogue``: the labels of the metrics that read the catalogue's size
-    (:func:`warn_on_catalogue`); ``shared``: as :func:`interactions_tally` reads it."""
-    tally = interactions_tally(run, interactions, user=user, item=item, users=users, shared=shared)
+    (:func:`warn_on_catalogue`); ``shared``, ``systems`` and ``system_rows``: as
+    :func:`interactions_tally` reads them."""
+    tally = interactions_tally(
+        run,
+        interactions,
+        user=user,
+        item=item,
+        users=users,
+        shared=shared,
+        systems=systems,
+        system_rows=system_rows,
+    )
 
     def say(row: Mapping[str, Any]) -> None:
-        warn_on_interactions(row, user=user, item=item, run=name, dropped=dropped)
+        warn_on_interactions(row, user=user, item=item, run=name, dropped=dropped, systems=systems)
         warn_on_catalogue(row, item=item, labels=catalogue)
 
     return with_tally(values, tally, say)
@@ -1609,7 +1637,13 @@ def warn_on_features(row: Mapping[str, Any], *, item: str, run: str, unseen_item
 
 
 def warn_on_interactions(
-    row: Mapping[str, Any], *, user: str, item: str, run: str, dropped: bool = False
+    row: Mapping[str, Any],
+    *,
+    user: str,
+    item: str,
+    run: str,
+    dropped: bool = False,
+    systems: Sequence[str] = (),
 ) -> None:
     """The warnings of :func:`interactions_tally`'s row: a run whose items the
     interactions mostly lack, or none of whose users they hold (cold users are common;
@@ -1617,7 +1651,10 @@ def warn_on_interactions(
     with a null id are refused (a null user's rows would count toward popularity and
     the catalogue while belonging to no one, a null item's toward no item).
     ``dropped``: the recommendations of the items the interactions lack are left out
-    (``unseen_items='drop'``; the row counts the run as given, before the drop)."""
+    (``unseen_items='drop'``; the row counts the run as given, before the drop).
+    ``systems``: the run's system keys, where the row counts each system's too: a
+    system whose items the interactions mostly lack (whose users none has a history),
+    beside systems that line up, is warned about by name."""
     if row[_NULL_IDS]:
         columns = [repr(c) for c in (user, item) if c == item or _USERS in row]
         raise InvalidValueError(
@@ -1638,18 +1675,26 @@ def warn_on_interactions(
         else "an item the interactions lack has no popularity and no user has seen it, "
         "so the metrics that read the history (novelty, surprisal, serendipity, the "
         "popularity-bias family) read it as never seen, and the catalogue does not hold it",
+        by_system=systems_named(row, _KNOWN_ITEMS, systems),
     )
-    if _USERS in row and not row[_KNOWN_USERS]:  # none: a few cold users are common
-        warn_on_joint(
-            table="interactions",
-            column=user,
-            matched=row[_KNOWN_USERS],
-            total=row[_USERS],
-            things="users",
-            owner=run,
-            effect="a user without a history finds every item new (novelty(kind="
-            "'replay'), serendipity read no history for them)",
-        )
+    if _USERS not in row:
+        return
+    # none: a few cold users are common; each system none of whose users has a history
+    # too, where some of the run's users have one
+    cold = [s for s in systems_named(row, _KNOWN_USERS, systems) if s["matched"] == 0]
+    known = row[_KNOWN_USERS]
+    warn_on_joint(
+        table="interactions",
+        column=user,
+        # the whole run is warned of where none of its users has a history alone
+        matched=0 if not known else row[_USERS],
+        total=row[_USERS],
+        things="users",
+        owner=run,
+        effect="a user without a history finds every item new (novelty(kind="
+        "'replay'), serendipity read no history for them)",
+        by_system=cold,
+    )
 
 
 def warn_from_plan(text: str, category: type[Warning] = CoverageWarning) -> None:

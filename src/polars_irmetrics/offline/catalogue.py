@@ -151,6 +151,8 @@ def build_offline_plan(
         users=None if ids is None else ids.queries,
         catalogue=[label for label, r in requests if r.metric.name in CATALOGUE_FORMULAS],
         shared=ids,
+        systems=options.system_keys,
+        system_rows=table,
     )
 
 

@@ -65,6 +65,11 @@ class RecsysOptions:
     #: user; :func:`~polars_irmetrics.beyond_accuracy`, which has no ``sample_id=``,
     #: reads the default ``'sample'``); ``None``: not read.
     sample_id: str | None = None
+    #: The keys of ``by`` that name systems (``systems=`` of
+    #: :func:`~polars_irmetrics.evaluate`): a system whose items the interactions
+    #: mostly lack is warned about by name
+    #: (:func:`~polars_irmetrics.ground.validate.warn_on_interactions`).
+    systems: tuple[str, ...] = ()
 
     @property
     def by_keys(self) -> tuple[str, ...]:
@@ -123,6 +128,7 @@ def recsys_options(options: EvalOptions, caller: str = "irm.evaluate") -> Recsys
         # irm.beyond_accuracy has no sample_id=: its recommendations' column named as the
         # library's sample column ('sample') with several values per user is refused too
         sample_id=options.sample_id,
+        systems=options.system_keys,
     )
 
 

@@ -528,6 +528,8 @@ def tallied(values: pl.LazyFrame, tables: Tables, options: RecsysOptions) -> pl.
         item=item,
         name="recommendations",
         dropped=options.unseen_items == "drop",
+        systems=options.systems,
+        system_rows=run,
         users=None if tables.ids is None else tables.ids.queries,
         catalogue=options.catalogue,
         shared=tables.ids,
